@@ -1,0 +1,182 @@
+// Package demo generates a deterministic set of analytics events and loads it
+// into a database/sql database. The example server serves it, and the tests
+// and benchmarks of the other packages measure against it.
+package demo
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// End is the instant the demo data ends at: every event lies in the Days
+// days before it.
+var End = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+
+// Days is how many days the demo data spans.
+const Days = 90
+
+// TimeLayout is how timestamps are stored: UTC text that sorts as time does.
+const TimeLayout = "2006-01-02 15:04:05"
+
+// Schema creates the events table and its index when they do not exist.
+const Schema = `CREATE TABLE IF NOT EXISTS events (
+	uuid TEXT NOT NULL PRIMARY KEY,
+	event TEXT NOT NULL,
+	distinct_id TEXT NOT NULL,
+	timestamp TEXT NOT NULL,
+	properties TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_event_timestamp ON events (event, timestamp)`
+
+// Value sets the generator draws from.
+var (
+	Browsers  = []string{"Chrome", "Safari", "Firefox", "Edge", "Opera"}
+	OSes      = []string{"Windows", "Mac OS X", "Linux", "iOS", "Android"}
+	Countries = []string{"US", "GB", "DE", "FR", "IN", "BR", "JP", "CA", "AU", "NL"}
+	Plans     = []string{"free", "starter", "pro", "enterprise"}
+	URLs      = []string{
+		"https://example.com/", "https://example.com/pricing", "https://example.com/docs",
+		"https://example.com/blog", "https://example.com/signup", "https://example.com/checkout",
+	}
+	EventNames = []string{"$pageview", "$autocapture", "signed_up", "purchase"}
+)
+
+// Event is one generated event.
+type Event struct {
+	UUID       string
+	Event      string
+	DistinctID string
+	Timestamp  time.Time
+	Properties Properties
+}
+
+// Properties are an event's properties. Amount is set on purchases only and is
+// a whole number, so sums are exact whatever order they are added in.
+type Properties struct {
+	Browser    string `json:"$browser"`
+	OS         string `json:"$os"`
+	Country    string `json:"country"`
+	Plan       string `json:"plan"`
+	CurrentURL string `json:"$current_url"`
+	Amount     *int64 `json:"amount,omitempty"`
+}
+
+// Users is how many distinct users n events are spread over: about 10,000,
+// and fewer for small sets.
+func Users(n int) int {
+	return max(1, min(10000, n/10))
+}
+
+// Generate calls fn with n events, the same ones for the same n and seed, in
+// no particular time order. It stops at the first error fn returns.
+func Generate(n int, seed uint64, fn func(Event) error) error {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	users := Users(n)
+	type user struct{ browser, os, country, plan string }
+	people := make([]user, users)
+	for i := range people {
+		people[i] = user{
+			browser: pick(rng, Browsers, 0.45),
+			os:      pick(rng, OSes, 0.35),
+			country: pick(rng, Countries, 0.3),
+			plan:    pick(rng, Plans, 0.5),
+		}
+	}
+	start := End.Add(-Days * 24 * time.Hour).Unix()
+	span := int64(Days * 24 * 60 * 60)
+	for i := range n {
+		u := rng.IntN(users)
+		p := people[u]
+		e := Event{
+			UUID:       fmt.Sprintf("00000000-0000-4000-8000-%012x", i),
+			DistinctID: fmt.Sprintf("user-%05d", u),
+			Timestamp:  time.Unix(start+rng.Int64N(span), 0).UTC(),
+			Properties: Properties{
+				Browser: p.browser, OS: p.os, Country: p.country, Plan: p.plan,
+				CurrentURL: URLs[rng.IntN(len(URLs))],
+			},
+		}
+		switch r := rng.Float64(); {
+		case r < 0.60:
+			e.Event = "$pageview"
+		case r < 0.85:
+			e.Event = "$autocapture"
+		case r < 0.90:
+			e.Event = "signed_up"
+		default:
+			e.Event = "purchase"
+			amount := 1 + rng.Int64N(500)
+			e.Properties.Amount = &amount
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pick draws from values, the first one with probability head and the rest
+// evenly, so that breakdowns have a clear leader.
+func pick(rng *rand.Rand, values []string, head float64) string {
+	if rng.Float64() < head {
+		return values[0]
+	}
+	return values[1+rng.IntN(len(values)-1)]
+}
+
+// batch is how many rows one INSERT carries: large enough to load a million
+// rows in seconds, small enough for every engine's limit on bound arguments.
+const batch = 150
+
+// Load creates the events table (see Schema) in db and inserts n generated
+// events in one transaction. It binds every value; the SQL uses ? markers,
+// which SQLite and MySQL accept.
+func Load(ctx context.Context, db *sql.DB, n int, seed uint64) error {
+	for _, stmt := range strings.Split(Schema, ";") {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("demo: create schema: %w", err)
+		}
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("demo: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	args := make([]any, 0, batch*5)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		rows := len(args) / 5
+		q := "INSERT INTO events (uuid, event, distinct_id, timestamp, properties) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", rows), ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("demo: insert: %w", err)
+		}
+		args = args[:0]
+		return nil
+	}
+	err = Generate(n, seed, func(e Event) error {
+		props, err := json.Marshal(e.Properties)
+		if err != nil {
+			return err
+		}
+		args = append(args, e.UUID, e.Event, e.DistinctID, e.Timestamp.Format(TimeLayout), string(props))
+		if len(args) == batch*5 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}

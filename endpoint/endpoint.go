@@ -1,0 +1,64 @@
+// Package endpoint stores named analytics endpoints and runs them with
+// run-time variables. A Service checks definitions on create and update and
+// runs queries with every value bound; it reaches storage and query
+// execution only through the Store, variable.Store and Executor interfaces.
+package endpoint
+
+import (
+	"time"
+)
+
+// Query kinds.
+const (
+	// KindSQL is a SQL query with {variables.x} placeholders (PostHog's HogQLQuery).
+	KindSQL = "HogQLQuery"
+	// KindTrends is an insight trends query.
+	KindTrends = "TrendsQuery"
+	// KindRetention is an insight retention query.
+	KindRetention = "RetentionQuery"
+)
+
+// Endpoint is a named, saved query of a project.
+type Endpoint struct {
+	ID             string     `json:"id"`
+	ProjectID      string     `json:"-"`
+	Name           string     `json:"name"`
+	Description    string     `json:"description"`
+	Query          Query      `json:"query"`
+	IsActive       bool       `json:"is_active"`
+	IsMaterialized bool       `json:"is_materialized"`
+	CurrentVersion int        `json:"current_version"`
+	VersionsCount  int        `json:"versions_count"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	LastExecutedAt *time.Time `json:"last_executed_at"`
+}
+
+// Query is an endpoint's query as it travels on the wire: PostHog-compatible
+// JSON whose "kind" says which fields apply.
+type Query struct {
+	Kind string `json:"kind"`
+	// SQL is the query text of a KindSQL query, in the executor's dialect.
+	SQL string `json:"query,omitempty"`
+	// Variables of a KindSQL query, keyed by variable id.
+	Variables map[string]VariableRef `json:"variables,omitempty"`
+	// Insight is the raw JSON of an insight query (KindTrends, KindRetention).
+	Insight []byte `json:"-"`
+}
+
+// VariableRef ties a SQL query to a data-management variable.
+type VariableRef struct {
+	VariableID string `json:"variableId"`
+	CodeName   string `json:"code_name"`
+	// Value is the editor's test value; saved endpoints never run with it.
+	Value any `json:"value,omitempty"`
+}
+
+// Version is an immutable snapshot of an endpoint's query. Every change of
+// the query creates the next version; version numbers start at 1.
+type Version struct {
+	EndpointID string    `json:"-"`
+	Number     int       `json:"version"`
+	Query      Query     `json:"query"`
+	CreatedAt  time.Time `json:"created_at"`
+}

@@ -1,6 +1,9 @@
 package endpoint
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Store persists endpoints and their versions, scoped by project.
 //
@@ -9,8 +12,9 @@ import "context"
 // concurrent use. Values returned never alias stored ones. Projects are
 // isolated: nothing of one project is visible through another's id. A write
 // either happens whole or not at all. Errors: ErrNotFound for an unknown
-// endpoint or version, ErrConflict for a duplicate name in a project or a
-// version number that already exists; wrap them (fmt.Errorf("...: %w")) if
+// endpoint or version, ErrConflict for a duplicate name in a project, a
+// version number that already exists, or an Update whose version does not
+// follow the stored one (see Update); wrap them (fmt.Errorf("...: %w")) if
 // you add context. The conformance suite in endpoint/storetest states the
 // contract as tests; run it against every implementation.
 type Store interface {
@@ -19,7 +23,18 @@ type Store interface {
 	// Update replaces the endpoint with e.ID in e.ProjectID (a rename
 	// included). When next is not nil it is appended as a new version in the
 	// same write.
+	//
+	// Update is a compare-and-swap on the version, so that two writers that
+	// read the same endpoint cannot move it back to an older query: with next
+	// nil, the stored CurrentVersion must equal e.CurrentVersion; with next
+	// set, next.Number must be the stored CurrentVersion plus one. Otherwise
+	// Update changes nothing and returns ErrConflict.
 	Update(ctx context.Context, e Endpoint, next *Version) error
+	// MarkExecuted sets the LastExecutedAt of the endpoint with id in
+	// project to at, unless the stored value is already later; nothing else
+	// changes (not UpdatedAt, not the version). It is separate from Update so
+	// that a run never overwrites a concurrent edit.
+	MarkExecuted(ctx context.Context, project, id string, at time.Time) error
 	// Get returns the endpoint named name in project.
 	Get(ctx context.Context, project, name string) (Endpoint, error)
 	// List returns the endpoints of project ordered by name.

@@ -1,0 +1,53 @@
+// Package placeholder finds the {variables.<code_name>} placeholders of a
+// saved SQL query and renders the query for one SQL engine with bind
+// markers in their place, so that run-time values travel as bound arguments
+// and never become part of the SQL text.
+//
+// A template is compiled once, when an endpoint is saved, and rendered many
+// times, once per run:
+//
+//	t, err := placeholder.Compile("SELECT count() FROM events WHERE event = {variables.event}")
+//	query, args, err := t.Render(placeholder.PostgreSQL, map[string]any{"event": "signed_up"})
+//	// query: SELECT count() FROM events WHERE event = $1, args: ["signed_up"]
+//
+// # What counts as a placeholder
+//
+// The scanner reads SQL outside string literals ('...', with doubled quotes
+// and backslash escapes), quoted identifiers ("..." and `...`, with doubled
+// quotes) and comments (-- to the end of the line, and /* */, not nested).
+// There, a '{' starts a placeholder when, after optional whitespace, it is
+// followed by the word "variables" (exactly, lower case) and, after optional
+// whitespace, a '.'. Any other '{' is left alone as ordinary text, so JSON
+// text and ClickHouse's own {name:Type} parameters pass through untouched;
+// "{variables}" and "{variables:String}" are not placeholders either.
+//
+// Once a placeholder has started, the rest must be optional whitespace, a
+// code name matching [A-Za-z_][A-Za-z0-9_]*, optional whitespace and '}'.
+// Anything else is a *SyntaxError that gives line and column:
+//
+//	{variables.}       missing code name
+//	{ variables.1a }   code name starting with a digit
+//	{variables.a b}    text after the code name
+//	{variables.a-b}    a character that cannot be part of a code name
+//	{variables.a       end of input before '}'
+//
+// A string literal, quoted identifier or block comment left open is a
+// *SyntaxError too, reported at its opening character.
+//
+// The scanner does not know the engine, so it does not understand
+// PostgreSQL dollar-quoted strings, nested block comments or MySQL's '#'
+// comments: a placeholder-like text inside those is taken as a placeholder.
+// Backslash escapes are honoured in '...' literals on every engine, so a
+// SQLite or PostgreSQL literal ending in a backslash ('C:\') reads as left
+// open and is reported rather than silently misread.
+//
+// # Lists
+//
+// A placeholder is in list position (Placeholder.InList) when it directly
+// follows the keyword IN, comments and whitespace aside ("x IN
+// {variables.l}"), or when it is the only element between the parentheses
+// of an IN ("x IN ({variables.l})"). A multi-valued List ([]string) renders
+// only there: as "(?, ?, ?)" after IN and as "?, ?, ?" inside the
+// parentheses, one argument per element. Template.CheckLists rejects a
+// multi-valued variable anywhere else when the endpoint is defined.
+package placeholder

@@ -1,0 +1,444 @@
+package variable
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ValueError reports a run-time value that Coerce rejected. Value is the raw
+// value as received; Reason, when set, says what was wrong with it.
+type ValueError struct {
+	CodeName string
+	Type     Type
+	Value    any
+	Reason   string
+}
+
+// Error returns a message that names the variable, the expected type and the
+// value received, such as `variable "country": expected Number, got "12abc"`,
+// followed by the reason when there is one.
+func (e *ValueError) Error() string {
+	msg := "variable " + strconv.Quote(e.CodeName) + ": expected " + string(e.Type) + ", got " + describe(e.Value)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// Unwrap returns ErrInvalidValue, so that errors.Is(err, ErrInvalidValue) holds.
+func (e *ValueError) Unwrap() error { return ErrInvalidValue }
+
+// Coerce turns a run-time value into the typed Go value of the variable:
+//
+//   - String: a string. A JSON number or boolean is taken as its text.
+//   - Number: an int64 when the value is whole and fits (12, "12", 12.0 and
+//     "1e3" all give int64), otherwise a float64. A string must hold a decimal
+//     number and nothing else ([+-]digits[.digits][e[+-]digits]); "", "12abc",
+//     "0x10", NaN, infinities, and integers or floats beyond 64 bits are rejected.
+//   - Boolean: a bool. The strings "true" and "false" are accepted in any case.
+//   - Date: a Timestamp in UTC. "YYYY-MM-DD" must be a real calendar day and
+//     gives a DateOnly Timestamp; an RFC 3339 date-time is converted to UTC. A
+//     relative date "-N" followed by d, w, m or y (days, weeks, months, years)
+//     is counted back from now's UTC calendar day and gives a DateOnly
+//     Timestamp at the start of that day; a month or year step that lands past
+//     the end of a month goes to its last day (-1m on March 31 gives the last
+//     day of February). "-Nh" gives the Timestamp N hours before now truncated
+//     to the hour. now is only read for relative dates.
+//   - List: one of the variable's Values as a string (a number or boolean is
+//     matched by its text); when IsMulti, a []string from an array of at least
+//     one of them, each at most once.
+//
+// raw may be anything encoding/json produces (with or without UseNumber), a
+// json.RawMessage, a value Coerce returned, or a plain Go value: any integer
+// or float kind, string, bool, time.Time, []string, []any. JSON null, objects
+// and arrays (except for a multi List) are never values. A rejected value
+// gives a *ValueError.
+func (v Variable) Coerce(raw any, now time.Time) (any, error) {
+	val, reason := unwrap(raw)
+	if reason == "" {
+		switch val.(type) {
+		case nil:
+			reason = "null is not a value"
+		case map[string]any:
+			reason = "an object is not a value"
+		}
+	}
+	if reason != "" {
+		return nil, v.valueError(raw, reason)
+	}
+	var out any
+	switch v.Type {
+	case String:
+		out, reason = toString(val)
+	case Number:
+		out, reason = toNumber(val)
+	case Boolean:
+		out, reason = toBool(val)
+	case Date:
+		out, reason = toDate(val, now)
+	case List:
+		if v.IsMulti {
+			out, reason = v.toMulti(val)
+		} else {
+			out, reason = v.toOption(val)
+		}
+	default:
+		reason = "the variable's type is unknown"
+	}
+	if reason != "" {
+		return nil, v.valueError(raw, reason)
+	}
+	return out, nil
+}
+
+func (v Variable) valueError(raw any, reason string) *ValueError {
+	return &ValueError{CodeName: v.CodeName, Type: v.Type, Value: raw, Reason: reason}
+}
+
+// unwrap decodes a json.RawMessage and folds the Go number kinds into int64,
+// uint64 (only above MaxInt64) and float64, so that the type rules deal with
+// few shapes. A non-empty reason means raw is unusable whatever the type.
+func unwrap(raw any) (any, string) {
+	switch r := raw.(type) {
+	case json.RawMessage:
+		dec := json.NewDecoder(bytes.NewReader(r))
+		dec.UseNumber()
+		var val any
+		if err := dec.Decode(&val); err != nil {
+			return nil, "not valid JSON"
+		}
+		if dec.More() {
+			return nil, "not valid JSON: more than one value"
+		}
+		if _, err := dec.Token(); err == nil {
+			return nil, "not valid JSON: trailing data"
+		}
+		return val, ""
+	case int:
+		return int64(r), ""
+	case int8:
+		return int64(r), ""
+	case int16:
+		return int64(r), ""
+	case int32:
+		return int64(r), ""
+	case uint:
+		return fromUint(uint64(r)), ""
+	case uint8:
+		return int64(r), ""
+	case uint16:
+		return int64(r), ""
+	case uint32:
+		return int64(r), ""
+	case uint64:
+		return fromUint(r), ""
+	case uintptr:
+		return fromUint(uint64(r)), ""
+	case float32:
+		// Go through the shortest text of the float32, so that float32(0.1)
+		// means 0.1 rather than 0.10000000149011612.
+		if math.IsNaN(float64(r)) || math.IsInf(float64(r), 0) {
+			return float64(r), ""
+		}
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(r), 'g', -1, 32), 64)
+		return f, ""
+	case []byte:
+		return nil, "unsupported Go type []byte (use json.RawMessage for JSON text)"
+	case nil, string, bool, json.Number, int64, float64, time.Time, Timestamp, []string, []any, map[string]any:
+		return raw, ""
+	}
+	return nil, "unsupported Go type " + typeName(raw)
+}
+
+func fromUint(u uint64) any {
+	if u <= math.MaxInt64 {
+		return int64(u)
+	}
+	return u
+}
+
+func toString(val any) (any, string) {
+	switch x := val.(type) {
+	case string:
+		return x, ""
+	case json.Number:
+		return string(x), ""
+	case int64:
+		return strconv.FormatInt(x, 10), ""
+	case uint64:
+		return strconv.FormatUint(x, 10), ""
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, "not a finite number"
+		}
+		return floatText(x), ""
+	case bool:
+		return strconv.FormatBool(x), ""
+	case []string, []any:
+		return nil, "an array is not a single value"
+	}
+	return nil, "not a string, number or boolean"
+}
+
+// floatText is the text encoding/json writes for f, so that a number decoded
+// without UseNumber reads as it was sent (1e21 stays 1e+21, 12 stays 12).
+func floatText(f float64) string {
+	abs := math.Abs(f)
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		// encoding/json writes e-07 as e-7.
+		if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
+			s = s[:n-2] + s[n-1:]
+		}
+		return s
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func toNumber(val any) (any, string) {
+	switch x := val.(type) {
+	case string:
+		return parseNumber(x)
+	case json.Number:
+		return parseNumber(string(x))
+	case int64:
+		return x, ""
+	case uint64:
+		return nil, "out of range for a 64-bit integer"
+	case float64:
+		return fromFloat(x)
+	case bool:
+		return nil, "a boolean is not a number"
+	case []string, []any:
+		return nil, "an array is not a single value"
+	}
+	return nil, "not a number"
+}
+
+// fromFloat keeps whole numbers integers whichever way the JSON was decoded:
+// every whole float64 in int64 range converts exactly.
+func fromFloat(f float64) (any, string) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, "not a finite number"
+	}
+	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return int64(f), ""
+	}
+	return f, ""
+}
+
+// parseNumber accepts [+-]digits[.digits][(e|E)[+-]digits] and nothing else:
+// strconv alone would also take "0x1p4", "1_0", "Inf" and "NaN".
+func parseNumber(s string) (any, string) {
+	if s == "" {
+		return nil, "an empty string is not a number"
+	}
+	i := 0
+	if s[0] == '+' || s[0] == '-' {
+		i++
+	}
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	if i == start {
+		return nil, "not a number"
+	}
+	integer := true
+	if i < len(s) && s[i] == '.' {
+		integer = false
+		i++
+		fs := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == fs {
+			return nil, "not a number"
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		integer = false
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		es := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == es {
+			return nil, "not a number"
+		}
+	}
+	if i != len(s) {
+		return nil, "not a number"
+	}
+	if integer {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, "out of range for a 64-bit integer"
+		}
+		return n, ""
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, "out of range for a 64-bit float"
+	}
+	return fromFloat(f)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func toBool(val any) (any, string) {
+	switch x := val.(type) {
+	case bool:
+		return x, ""
+	case string:
+		if strings.EqualFold(x, "true") {
+			return true, ""
+		}
+		if strings.EqualFold(x, "false") {
+			return false, ""
+		}
+	case []string, []any:
+		return nil, "an array is not a single value"
+	}
+	return nil, "want true or false"
+}
+
+// optionText is the text a single List value is matched by.
+func optionText(val any) (string, string) {
+	switch val.(type) {
+	case nil:
+		return "", "null is not a value"
+	case map[string]any:
+		return "", "an object is not a value"
+	case []string, []any:
+		return "", "an array is not a single value"
+	case time.Time, Timestamp:
+		return "", "not a string"
+	}
+	s, reason := toString(val)
+	if reason != "" {
+		return "", reason
+	}
+	return s.(string), ""
+}
+
+func (v Variable) toOption(val any) (any, string) {
+	s, reason := optionText(val)
+	if reason != "" {
+		if reason == "an array is not a single value" {
+			reason = "this List takes one value, not an array"
+		}
+		return nil, reason
+	}
+	for _, o := range v.Values {
+		if o == s {
+			return s, ""
+		}
+	}
+	return nil, "not one of " + v.valuesText()
+}
+
+func (v Variable) toMulti(val any) (any, string) {
+	var n int
+	switch x := val.(type) {
+	case []string:
+		n = len(x)
+	case []any:
+		n = len(x)
+	default:
+		return nil, "this List takes an array of its values"
+	}
+	if n == 0 {
+		return nil, "the array is empty; give at least one value"
+	}
+	allowed := v.optionSet()
+	out := make([]string, 0, n)
+	var set map[string]struct{}
+	// seen reports whether s is already in out; a linear scan is cheapest for
+	// the few values a request usually picks.
+	seen := func(s string) bool {
+		if set == nil && len(out) < 16 {
+			for _, prev := range out {
+				if prev == s {
+					return true
+				}
+			}
+			return false
+		}
+		if set == nil {
+			set = make(map[string]struct{}, n)
+			for _, prev := range out {
+				set[prev] = struct{}{}
+			}
+		}
+		_, dup := set[s]
+		set[s] = struct{}{}
+		return dup
+	}
+	for i := 0; i < n; i++ {
+		var s, reason string
+		if x, ok := val.([]string); ok {
+			s = x[i]
+		} else {
+			s, reason = optionText(val.([]any)[i])
+			if reason != "" {
+				return nil, "element " + strconv.Itoa(i) + ": " + reason
+			}
+		}
+		if !allowed(s) {
+			return nil, "element " + strconv.Itoa(i) + ": " + strconv.Quote(s) + " is not one of " + v.valuesText()
+		}
+		if seen(s) {
+			return nil, "element " + strconv.Itoa(i) + ": " + strconv.Quote(s) + " is given twice"
+		}
+		out = append(out, s)
+	}
+	return out, ""
+}
+
+// optionSet tests membership in Values; a map pays off only for long lists.
+func (v Variable) optionSet() func(string) bool {
+	if len(v.Values) <= 16 {
+		return func(s string) bool {
+			for _, o := range v.Values {
+				if o == s {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	m := make(map[string]struct{}, len(v.Values))
+	for _, o := range v.Values {
+		m[o] = struct{}{}
+	}
+	return func(s string) bool { _, ok := m[s]; return ok }
+}
+
+// valuesText lists the allowed values for an error message, cut short when
+// the list is long.
+func (v Variable) valuesText() string {
+	const most = 10
+	var b strings.Builder
+	for i, o := range v.Values {
+		if i == most {
+			b.WriteString(", … (" + strconv.Itoa(len(v.Values)) + " in all)")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(o))
+	}
+	if b.Len() == 0 {
+		return "no values (the List has none)"
+	}
+	return b.String()
+}

@@ -64,13 +64,22 @@ func (p *positioner) at(off int) (line, col int) {
 	if off < p.off || p.line == 0 {
 		p.off, p.line, p.col = 0, 1, 1
 	}
-	for i := p.off; i < off; i++ {
+	for i := p.off; i < off; {
 		c := p.src[i]
-		if c == '\n' {
+		switch {
+		case c == '\n':
 			p.line++
 			p.col = 1
-		} else if c&0xC0 != 0x80 {
+			i++
+		case c < utf8.RuneSelf:
 			p.col++
+			i++
+		default:
+			// Counted as utf8.RuneCountInString counts: an invalid byte
+			// is one rune.
+			_, size := utf8.DecodeRuneInString(p.src[i:])
+			p.col++
+			i += size
 		}
 	}
 	p.off = off

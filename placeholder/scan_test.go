@@ -1,0 +1,185 @@
+package placeholder
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ph abbreviates a placeholder in the tables below.
+func ph(name string, start, end, line, col int, inList bool) Placeholder {
+	return Placeholder{Name: name, Start: start, End: end, Line: line, Column: col, InList: inList}
+}
+
+func TestScanFinds(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		want []Placeholder
+	}{
+		{"none", "SELECT 1", nil},
+		{"empty", "", nil},
+		{"one", "a = {variables.x}", []Placeholder{ph("x", 4, 17, 1, 5, false)}},
+		{"spaces inside", "a = { variables.x }", []Placeholder{ph("x", 4, 19, 1, 5, false)}},
+		{"spaces around dot", "{variables . x}", []Placeholder{ph("x", 0, 15, 1, 1, false)}},
+		{"tabs and newlines inside", "{\tvariables.x\n}", []Placeholder{ph("x", 0, 15, 1, 1, false)}},
+		{"underscore and digits", "{variables._a1_B2}", []Placeholder{ph("_a1_B2", 0, 18, 1, 1, false)}},
+		{"two on two lines", "a = {variables.a}\n  AND b = {variables.b}", []Placeholder{
+			ph("a", 4, 17, 1, 5, false), ph("b", 28, 41, 2, 11, false)}},
+		{"same twice", "{variables.a}+{variables.a}", []Placeholder{
+			ph("a", 0, 13, 1, 1, false), ph("a", 14, 27, 1, 15, false)}},
+		{"adjacent", "{variables.a}{variables.b}", []Placeholder{
+			ph("a", 0, 13, 1, 1, false), ph("b", 13, 26, 1, 14, false)}},
+		{"column counts runes", "'é' = {variables.x}", []Placeholder{ph("x", 7, 20, 1, 7, false)}},
+		{"column after CRLF", "a\r\n{variables.x}", []Placeholder{ph("x", 3, 16, 2, 1, false)}},
+		{"followed by identifier", "{variables.a}0", []Placeholder{ph("a", 0, 13, 1, 1, false)}},
+		{"inside a brace", "{{variables.a}}", []Placeholder{ph("a", 1, 14, 1, 2, false)}},
+
+		// Skipped text.
+		{"single-quoted literal", "'{variables.a}' = {variables.b}", []Placeholder{ph("b", 18, 31, 1, 19, false)}},
+		{"doubled quote", "'it''s {variables.a}' = {variables.b}", []Placeholder{ph("b", 24, 37, 1, 25, false)}},
+		{"backslash quote", `'it\'s {variables.a}' = {variables.b}`, []Placeholder{ph("b", 24, 37, 1, 25, false)}},
+		{"escaped backslash ends literal", `'a\\' = {variables.b}`, []Placeholder{ph("b", 8, 21, 1, 9, false)}},
+		{"double-quoted identifier", `"{variables.a}" = {variables.b}`, []Placeholder{ph("b", 18, 31, 1, 19, false)}},
+		{"doubled double quote", `"a""{variables.a}" = {variables.b}`, []Placeholder{ph("b", 21, 34, 1, 22, false)}},
+		{"backslash in identifier does not escape", `"a\" = {variables.b}`, []Placeholder{ph("b", 7, 20, 1, 8, false)}},
+		{"backtick identifier", "`{variables.a}` = {variables.b}", []Placeholder{ph("b", 18, 31, 1, 19, false)}},
+		{"doubled backtick", "`a``{variables.a}` = {variables.b}", []Placeholder{ph("b", 21, 34, 1, 22, false)}},
+		{"line comment", "-- {variables.a}\n{variables.b}", []Placeholder{ph("b", 17, 30, 2, 1, false)}},
+		{"line comment at end", "{variables.b} -- {variables.a}", []Placeholder{ph("b", 0, 13, 1, 1, false)}},
+		{"block comment", "/* {variables.a}\n */ {variables.b}", []Placeholder{ph("b", 21, 34, 2, 5, false)}},
+		{"quote inside comment", "/* it's */ {variables.b}", []Placeholder{ph("b", 11, 24, 1, 12, false)}},
+		{"comment marks inside literal", "'--' = {variables.b}", []Placeholder{ph("b", 7, 20, 1, 8, false)}},
+		{"single minus is not a comment", "1 - {variables.b}", []Placeholder{ph("b", 4, 17, 1, 5, false)}},
+		{"slash is not a comment", "1 / {variables.b}", []Placeholder{ph("b", 4, 17, 1, 5, false)}},
+
+		// Braces that are not placeholders.
+		{"json", `SELECT '{"a": 1}', {"a": 1}`, nil},
+		{"clickhouse parameter", "WHERE a = {p:String}", nil},
+		{"variables alone", "{variables}", nil},
+		{"variables with colon", "{variables:String}", nil},
+		{"longer word", "{variablesx.a}", nil},
+		{"upper case", "{Variables.a}", nil},
+		{"other prefix", "{vars.a}", nil},
+		{"lone brace", "{", nil},
+		{"brace and spaces at end", "{  ", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Scan(tt.sql)
+			require.NoError(t, err)
+			if tt.want == nil {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Equal(t, tt.want, got)
+			for _, p := range got {
+				text := tt.sql[p.Start:p.End]
+				assert.True(t, strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}"), text)
+			}
+		})
+	}
+}
+
+func TestScanInList(t *testing.T) {
+	tests := []struct {
+		sql    string
+		inList bool
+		parens bool
+	}{
+		{"a IN {variables.x}", true, true},
+		{"a in {variables.x}", true, true},
+		{"a NOT IN {variables.x}", true, true},
+		{"a IN{variables.x}", true, true},
+		{"a IN /* c */ -- c\n {variables.x}", true, true},
+		{"a IN ({variables.x})", true, false},
+		{"a IN( {variables.x} )", true, false},
+		{"a IN ( /* c */ {variables.x} -- c\n)", true, false},
+		{"a IN (\n{variables.x}\n)", true, false},
+
+		{"a = {variables.x}", false, false},
+		{"a IN ('b', {variables.x})", false, false},
+		{"a IN ({variables.x}, 'b')", false, false},
+		{"a IN ({variables.x} || 'b')", false, false},
+		{"a IN (({variables.x}))", false, false},
+		{"a IN ({variables.x}", false, false},
+		{"a INX {variables.x}", false, false},
+		{"a XIN {variables.x}", false, false},
+		{"a 'IN' {variables.x}", false, false},
+		{`a "IN" {variables.x}`, false, false},
+		{"a IN /* ( */ {variables.x}", true, true},
+		{"-- IN\n{variables.x}", false, false},
+		{"concat(IN, ({variables.x}))", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			found, err := scan(tt.sql)
+			require.NoError(t, err)
+			require.Len(t, found, 1)
+			assert.Equal(t, tt.inList, found[0].InList, "InList")
+			assert.Equal(t, tt.parens, found[0].parens, "parens")
+		})
+	}
+}
+
+func TestScanErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		sql       string
+		line, col int
+		offset    int
+		msg       string
+	}{
+		{"empty code name", "a = {variables.}", 1, 16, 15, `missing code name after "variables."`},
+		{"empty code name with spaces", "{ variables. }", 1, 14, 13, "missing code name"},
+		{"digit first", "{ variables.1a }", 1, 13, 12, "must start with a letter or underscore, found '1'"},
+		{"space in code name", "{variables.a b}", 1, 14, 13, `unexpected 'b' after code name "a": expected '}'`},
+		{"dash in code name", "{variables.a-b}", 1, 13, 12, `unexpected '-' after code name "a"`},
+		{"dot in code name", "{variables.a.b}", 1, 13, 12, `unexpected '.' after code name "a"`},
+		{"unicode in code name", "{variables.café}", 1, 15, 14, `unexpected 'é' after code name "caf"`},
+		{"unicode first", "{variables.é}", 1, 12, 11, `expected a code name after "variables.", found 'é'`},
+		{"brace inside", "{variables.{a}}", 1, 12, 11, `found '{'`},
+		{"unterminated at end", "SELECT {variables.a", 1, 8, 7, "{variables.a is never closed"},
+		{"unterminated with space", "SELECT {variables.a  ", 1, 8, 7, "never closed"},
+		{"unterminated after dot", "x\n  {variables.", 2, 3, 4, "placeholder is never closed"},
+		{"unterminated before next line", "a = {variables.a\nAND b = 1", 2, 1, 17, `unexpected 'A' after code name "a"`},
+		{"unterminated literal", "a = 'abc", 1, 5, 4, "string literal starting with ' is never closed"},
+		{"literal ending in backslash", `a = 'C:\' AND {variables.a}`, 1, 5, 4, "string literal"},
+		{"unterminated identifier", "a = \"abc", 1, 5, 4, `quoted identifier starting with " is never closed`},
+		{"unterminated backtick", "a = `abc", 1, 5, 4, "quoted identifier starting with ` is never closed"},
+		{"unterminated block comment", "a\n  /* abc", 2, 3, 4, "block comment /* is never closed"},
+		{"column in runes", "'ééé' {variables.}", 1, 18, 20, "missing code name"},
+		{"third line", "SELECT 1\nFROM t\nWHERE {variables.1}", 3, 18, 33, "must start with a letter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Scan(tt.sql)
+			assert.Nil(t, got)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrSyntax)
+			var se *SyntaxError
+			require.True(t, errors.As(err, &se), "%T", err)
+			assert.Equal(t, tt.line, se.Line, "line")
+			assert.Equal(t, tt.col, se.Column, "column")
+			assert.Equal(t, tt.offset, se.Offset, "offset")
+			assert.Contains(t, se.Msg, tt.msg)
+		})
+	}
+}
+
+// TestScanPositionsMatchOffsets checks Line and Column against a plain
+// recount from the offset, over text with multi-byte and invalid UTF-8.
+func TestScanPositionsMatchOffsets(t *testing.T) {
+	sql := "SELECT 'ü\xff' AS x,\n\t\"日本\" = {variables.a} /* ✓\n */ AND\xc3 b = { variables.b }\n{variables.c}"
+	got, err := Scan(sql)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for _, p := range got {
+		line, col := recount(sql, p.Start)
+		assert.Equal(t, line, p.Line, p.Name)
+		assert.Equal(t, col, p.Column, p.Name)
+	}
+}

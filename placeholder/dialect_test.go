@@ -75,7 +75,7 @@ func TestQuoteIdent(t *testing.T) {
 
 func TestAppendString(t *testing.T) {
 	tests := []struct {
-		in                         string
+		in                          string
 		standard, mysql, clickhouse string
 	}{
 		{"abc", `'abc'`, `'abc'`, `'abc'`},

@@ -1,0 +1,119 @@
+package placeholder
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// build writes the same generated query with every dialect.
+func build(d Dialect) *Builder {
+	b := NewBuilder(d)
+	b.WriteString("SELECT ")
+	b.WriteIdent("event")
+	b.WriteString(", count(*) FROM events WHERE event IN (")
+	b.Bind([]string{"a", "b"})
+	b.WriteString(") AND timestamp >= ")
+	b.Bind(variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true})
+	b.WriteString(" AND n = ")
+	b.Bind(int64(7))
+	b.WriteString(" AND m = ")
+	b.Bind(int64(7))
+	b.WriteString(" GROUP BY 1")
+	return b
+}
+
+func TestBuilder(t *testing.T) {
+	may1 := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		d    Dialect
+		sql  string
+		args []any
+	}{
+		{SQLite, `SELECT "event", count(*) FROM events WHERE event IN (?, ?) AND timestamp >= ? AND n = ? AND m = ? GROUP BY 1`,
+			[]any{"a", "b", "2025-05-01", int64(7), int64(7)}},
+		{MySQL, "SELECT `event`, count(*) FROM events WHERE event IN (?, ?) AND timestamp >= ? AND n = ? AND m = ? GROUP BY 1",
+			[]any{"a", "b", "2025-05-01", int64(7), int64(7)}},
+		{PostgreSQL, `SELECT "event", count(*) FROM events WHERE event IN ($1, $2) AND timestamp >= $3 AND n = $4 AND m = $5 GROUP BY 1`,
+			[]any{"a", "b", may1, int64(7), int64(7)}},
+		{ClickHouse, "SELECT `event`, count(*) FROM events WHERE event IN ({p1:String}, {p2:String}) AND timestamp >= {p3:Date} AND n = {p4:Int64} AND m = {p5:Int64} GROUP BY 1",
+			named("p1", "a", "p2", "b", "p3", "2025-05-01", "p4", "7", "p5", "7")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.d.Name(), func(t *testing.T) {
+			b := build(tt.d)
+			require.NoError(t, b.Err())
+			assert.Equal(t, tt.sql, b.SQL())
+			assert.Equal(t, tt.args, b.Args())
+			assert.Equal(t, tt.d, b.Dialect())
+			again, err := Scan(b.SQL())
+			require.NoError(t, err)
+			assert.Empty(t, again)
+		})
+	}
+}
+
+func TestBuilderPadsMarkers(t *testing.T) {
+	b := NewBuilder(PostgreSQL)
+	b.WriteString("SELECT x")
+	b.Bind(int64(1))
+	b.WriteString("0, ")
+	b.Bind(int64(2))
+	b.Bind(int64(3))
+	b.WriteString("")
+	b.WriteString(", ")
+	b.Bind("s")
+	b.WriteString("::text")
+	require.NoError(t, b.Err())
+	assert.Equal(t, "SELECT x $1 0, $2 $3, $4::text", b.SQL())
+}
+
+func TestBuilderErrors(t *testing.T) {
+	b := NewBuilder(SQLite)
+	b.WriteString("a = ")
+	b.Bind(struct{}{})
+	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue)
+	b.Bind([]string{})
+	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue, "the first error is kept")
+	assert.Empty(t, b.Args())
+
+	b = NewBuilder(SQLite)
+	b.Bind([]string{})
+	assert.ErrorIs(t, b.Err(), ErrEmptyList)
+	b.Bind("after an error, nothing is bound")
+	assert.Empty(t, b.Args())
+
+	assert.ErrorIs(t, NewBuilder(Dialect{}).Err(), ErrUnknownDialect)
+}
+
+func TestBuilderOnSQLite(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	setup := NewBuilder(SQLite)
+	setup.WriteString("CREATE TABLE ")
+	setup.WriteIdent(`odd "name"`)
+	setup.WriteString(" (")
+	setup.WriteIdent("v")
+	setup.WriteString(" TEXT)")
+	_, err := db.ExecContext(ctx, setup.SQL())
+	require.NoError(t, err)
+	for _, v := range []string{"a", "b", "it's"} {
+		ins := NewBuilder(SQLite)
+		ins.WriteString(`INSERT INTO "odd ""name""" VALUES (`)
+		ins.Bind(v)
+		ins.WriteString(")")
+		_, err := db.ExecContext(ctx, ins.SQL(), ins.Args()...)
+		require.NoError(t, err)
+	}
+	q := NewBuilder(SQLite)
+	q.WriteString(`SELECT count(*) FROM "odd ""name""" WHERE v IN (`)
+	q.Bind([]string{"it's", "b", "zzz"})
+	q.WriteString(")")
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, q.SQL(), q.Args()...).Scan(&n))
+	assert.Equal(t, 2, n)
+}

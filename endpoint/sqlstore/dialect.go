@@ -1,0 +1,45 @@
+package sqlstore
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// rebind rewrites the '?' markers of q into the dialect's marker style. The
+// store's statements are fixed text written here, with no '?' inside
+// literals, so a plain scan is exact; user values never pass through it.
+func rebind(d placeholder.Dialect, q string) string {
+	if d != placeholder.PostgreSQL {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] != '?' {
+			b.WriteByte(q[i])
+			continue
+		}
+		n++
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// textType is the column type of unbounded text. MySQL's TEXT stops at
+// 64 KiB, too small for a long query, so it gets MEDIUMTEXT (16 MiB); the
+// other engines' TEXT has no practical limit.
+func textType(d placeholder.Dialect) string {
+	if d == placeholder.MySQL {
+		return "MEDIUMTEXT"
+	}
+	return "TEXT"
+}
+
+// supported reports whether the store has statements for d.
+func supported(d placeholder.Dialect) bool {
+	return d == placeholder.SQLite || d == placeholder.PostgreSQL || d == placeholder.MySQL
+}

@@ -1,0 +1,53 @@
+package sqlstore
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+func TestRebind(t *testing.T) {
+	const q = `SELECT a FROM t WHERE b = ? AND c IN (?, ?)`
+	tests := []struct {
+		dialect placeholder.Dialect
+		want    string
+	}{
+		{placeholder.SQLite, q},
+		{placeholder.MySQL, q},
+		{placeholder.PostgreSQL, `SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, rebind(tt.dialect, q), "%v", tt.dialect)
+	}
+}
+
+func TestDialectSpecificSchema(t *testing.T) {
+	tests := []struct {
+		dialect         placeholder.Dialect
+		key, text, list string
+	}{
+		{placeholder.SQLite, "VARCHAR(255)", "TEXT", "ORDER BY name"},
+		{placeholder.PostgreSQL, "VARCHAR(255)", "TEXT", `ORDER BY name COLLATE "C"`},
+		{placeholder.MySQL, "VARBINARY(255)", "MEDIUMTEXT", "ORDER BY name"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.key, keyType(tt.dialect))
+		assert.Equal(t, tt.text, textType(tt.dialect))
+		assert.Contains(t, newStatements(tt.dialect).epList, tt.list)
+		for _, stmt := range migrations(tt.dialect)[0] {
+			assert.NotContains(t, stmt, "_T ", "an unreplaced type name")
+		}
+	}
+}
+
+func TestNewRejectsUnsupportedDialect(t *testing.T) {
+	db := openMemory(t).db
+	_, err := New(db, placeholder.ClickHouse)
+	assert.ErrorIs(t, err, ErrDialect)
+	_, err = New(db, placeholder.Dialect{})
+	assert.ErrorIs(t, err, ErrDialect)
+	_, err = New(nil, placeholder.SQLite)
+	assert.Error(t, err)
+}

@@ -1,0 +1,263 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// endpoints is the endpoint.Store view of a Store.
+type endpoints Store
+
+var _ endpoint.Store = (*endpoints)(nil)
+
+// Create implements endpoint.Store. The endpoint and its first version are
+// written in one transaction. first is stored as a version of e, whatever
+// its EndpointID says.
+func (s *endpoints) Create(ctx context.Context, e endpoint.Endpoint, first endpoint.Version) error {
+	row, err := endpointRow(e)
+	if err != nil {
+		return err
+	}
+	ver, err := versionRow(e.ProjectID, e.ID, first)
+	if err != nil {
+		return err
+	}
+	err = (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
+		if found, err := exists(ctx, tx, s.q.epExists, e.ProjectID, e.ID); err != nil || found {
+			return orConflict(err, "endpoint id %q already exists in project %q", e.ID, e.ProjectID)
+		}
+		if err := s.checkName(ctx, tx, e); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.epInsert, append([]any{e.ProjectID, e.ID}, row...)...); err != nil {
+			return fmt.Errorf("sqlstore: creating endpoint %q: %w", e.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.verInsert, ver...); err != nil {
+			return fmt.Errorf("sqlstore: creating version %d of endpoint %q: %w", first.Number, e.Name, err)
+		}
+		return nil
+	})
+	return endpointConflict(err, e)
+}
+
+// Update implements endpoint.Store. The endpoint and next, if any, are
+// written in one transaction: when next cannot be written, e is not either.
+// LastExecutedAt is written too, as given.
+func (s *endpoints) Update(ctx context.Context, e endpoint.Endpoint, next *endpoint.Version) error {
+	row, err := endpointRow(e)
+	if err != nil {
+		return err
+	}
+	var ver []any
+	if next != nil {
+		if ver, err = versionRow(e.ProjectID, e.ID, *next); err != nil {
+			return err
+		}
+	}
+	err = (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
+		// The row is locked (FOR UPDATE on PostgreSQL and MySQL; SQLite's
+		// write lock is already held) so that the version compared is still
+		// the stored one at the commit.
+		var stored int64
+		err := tx.QueryRowContext(ctx, s.q.epCurrentVersion, e.ProjectID, e.ID).Scan(&stored)
+		if errors.Is(err, sql.ErrNoRows) {
+			return endpointNotFound(e.ProjectID, e.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlstore: reading endpoint %q: %w", e.ID, err)
+		}
+		if err := compareVersion(e, next, int(stored)); err != nil {
+			return err
+		}
+		if err := s.checkName(ctx, tx, e); err != nil {
+			return err
+		}
+		if next != nil {
+			if found, err := exists(ctx, tx, s.q.verExists, e.ProjectID, e.ID, next.Number); err != nil || found {
+				return orConflict(err, "version %d of endpoint %q already exists", next.Number, e.Name)
+			}
+		}
+		args := append(row[1:], e.ProjectID, e.ID) // row[0] is the id
+		if _, err := tx.ExecContext(ctx, s.q.epUpdate, args...); err != nil {
+			return fmt.Errorf("sqlstore: updating endpoint %q: %w", e.Name, err)
+		}
+		if next != nil {
+			if _, err := tx.ExecContext(ctx, s.q.verInsert, ver...); err != nil {
+				return fmt.Errorf("sqlstore: creating version %d of endpoint %q: %w", next.Number, e.Name, err)
+			}
+		}
+		return nil
+	})
+	return endpointConflict(err, e)
+}
+
+// compareVersion is Update's compare-and-swap: without next, e must carry
+// the stored version; with next, next must be the one after it.
+func compareVersion(e endpoint.Endpoint, next *endpoint.Version, stored int) error {
+	if next == nil && e.CurrentVersion != stored {
+		return fmt.Errorf("%w: endpoint %q is at version %d, the update was made from version %d",
+			endpoint.ErrConflict, e.Name, stored, e.CurrentVersion)
+	}
+	if next != nil && next.Number != stored+1 {
+		return fmt.Errorf("%w: endpoint %q is at version %d, the next version must be %d, not %d",
+			endpoint.ErrConflict, e.Name, stored, stored+1, next.Number)
+	}
+	return nil
+}
+
+// MarkExecuted implements endpoint.Store. It is one statement, so a run
+// takes no lock beyond the row it writes and never touches the other
+// columns; the time only moves forward, so runs that finish out of order
+// leave the latest.
+func (s *endpoints) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, s.q.epMarkExecuted, formatTime(at), project, id, formatTime(at))
+	if err != nil {
+		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	// Nothing written: the endpoint is unknown or already has a later run.
+	var one int
+	err = s.db.QueryRowContext(ctx, s.q.epExists, project, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return endpointNotFound(project, id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
+	}
+	return nil
+}
+
+// checkName returns ErrConflict when another endpoint of e's project is
+// named e.Name.
+func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e endpoint.Endpoint) error {
+	found, err := exists(ctx, tx, s.q.epNameUse, e.ProjectID, e.Name, e.ID)
+	if err != nil || found {
+		return orConflict(err, "an endpoint named %q already exists in project %q", e.Name, e.ProjectID)
+	}
+	return nil
+}
+
+// Get implements endpoint.Store.
+func (s *endpoints) Get(ctx context.Context, project, name string) (endpoint.Endpoint, error) {
+	e, err := scanEndpoint(s.db.QueryRowContext(ctx, s.q.epGet, project, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return endpoint.Endpoint{}, fmt.Errorf("%w: no endpoint named %q in project %q", endpoint.ErrNotFound, name, project)
+	}
+	if err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("sqlstore: reading endpoint %q: %w", name, err)
+	}
+	e.ProjectID = project
+	return e, nil
+}
+
+// List implements endpoint.Store.
+func (s *endpoints) List(ctx context.Context, project string) ([]endpoint.Endpoint, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.epList, project)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: listing endpoints: %w", err)
+	}
+	defer rows.Close()
+	out := []endpoint.Endpoint{}
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: listing endpoints: %w", err)
+		}
+		e.ProjectID = project
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: listing endpoints: %w", err)
+	}
+	return out, nil
+}
+
+// Delete implements endpoint.Store.
+func (s *endpoints) Delete(ctx context.Context, project, id string) error {
+	return (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.q.epDeleteVersions, project, id); err != nil {
+			return fmt.Errorf("sqlstore: deleting versions of endpoint %q: %w", id, err)
+		}
+		res, err := tx.ExecContext(ctx, s.q.epDelete, project, id)
+		if err != nil {
+			return fmt.Errorf("sqlstore: deleting endpoint %q: %w", id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlstore: deleting endpoint %q: %w", id, err)
+		}
+		if n == 0 {
+			return endpointNotFound(project, id)
+		}
+		return nil
+	})
+}
+
+// Version implements endpoint.Store.
+func (s *endpoints) Version(ctx context.Context, project, id string, n int) (endpoint.Version, error) {
+	v, err := scanVersion(s.db.QueryRowContext(ctx, s.q.verGet, project, id, n))
+	if errors.Is(err, sql.ErrNoRows) {
+		return endpoint.Version{}, fmt.Errorf("%w: no version %d of endpoint %q in project %q", endpoint.ErrNotFound, n, id, project)
+	}
+	if err != nil {
+		return endpoint.Version{}, fmt.Errorf("sqlstore: reading version %d of endpoint %q: %w", n, id, err)
+	}
+	return v, nil
+}
+
+// Versions implements endpoint.Store. An unknown endpoint is ErrNotFound;
+// a known one always has at least its first version.
+func (s *endpoints) Versions(ctx context.Context, project, id string) ([]endpoint.Version, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.verList, project, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: listing versions of endpoint %q: %w", id, err)
+	}
+	defer rows.Close()
+	var out []endpoint.Version
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: listing versions of endpoint %q: %w", id, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: listing versions of endpoint %q: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, endpointNotFound(project, id)
+	}
+	return out, nil
+}
+
+func endpointNotFound(project, id string) error {
+	return fmt.Errorf("%w: no endpoint with id %q in project %q", endpoint.ErrNotFound, id, project)
+}
+
+// orConflict returns err when it is not nil, and an ErrConflict with the
+// message otherwise; it serves checks whose "found" means a conflict.
+func orConflict(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: "+format, append([]any{endpoint.ErrConflict}, args...)...)
+}
+
+// endpointConflict turns a driver's unique-key error into ErrConflict.
+func endpointConflict(err error, e endpoint.Endpoint) error {
+	if err == nil || errors.Is(err, endpoint.ErrConflict) || !isUniqueViolation(err) {
+		return err
+	}
+	return fmt.Errorf("%w: endpoint %q in project %q: %w", endpoint.ErrConflict, e.Name, e.ProjectID, err)
+}

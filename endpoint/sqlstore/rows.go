@@ -1,0 +1,89 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"fmt"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// scanner is what *sql.Row and *sql.Rows have in common.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// endpointRow returns the values of epColumns for e.
+func endpointRow(e endpoint.Endpoint) ([]any, error) {
+	q, err := marshalQuery(e.Query)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: %w", e.Name, err)
+	}
+	return []any{
+		e.ID, e.Name, e.Description, q,
+		boolInt(e.IsActive), boolInt(e.IsMaterialized),
+		int64(e.CurrentVersion), int64(e.VersionsCount),
+		formatTime(e.CreatedAt), formatTime(e.UpdatedAt), formatNullTime(e.LastExecutedAt),
+	}, nil
+}
+
+// scanEndpoint reads a row of epColumns. The caller sets ProjectID.
+func scanEndpoint(r scanner) (endpoint.Endpoint, error) {
+	var (
+		e                       endpoint.Endpoint
+		query, created, updated string
+		active, materialized    int64
+		current, count          int64
+		executed                sql.NullString
+	)
+	err := r.Scan(&e.ID, &e.Name, &e.Description, &query, &active, &materialized,
+		&current, &count, &created, &updated, &executed)
+	if err != nil {
+		return endpoint.Endpoint{}, err
+	}
+	if e.Query, err = unmarshalQuery(query); err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: %w", e.Name, err)
+	}
+	e.IsActive, e.IsMaterialized = active != 0, materialized != 0
+	e.CurrentVersion, e.VersionsCount = int(current), int(count)
+	if e.CreatedAt, err = parseTime(created); err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: created_at: %w", e.Name, err)
+	}
+	if e.UpdatedAt, err = parseTime(updated); err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: updated_at: %w", e.Name, err)
+	}
+	if e.LastExecutedAt, err = parseNullTime(executed); err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: last_executed_at: %w", e.Name, err)
+	}
+	return e, nil
+}
+
+// versionRow returns the values of (project, verColumns) for v, a version
+// of the endpoint with id.
+func versionRow(project, id string, v endpoint.Version) ([]any, error) {
+	q, err := marshalQuery(v.Query)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: version %d of endpoint %q: %w", v.Number, id, err)
+	}
+	return []any{project, id, int64(v.Number), q, formatTime(v.CreatedAt)}, nil
+}
+
+// scanVersion reads a row of verColumns.
+func scanVersion(r scanner) (endpoint.Version, error) {
+	var (
+		v              endpoint.Version
+		n              int64
+		query, created string
+	)
+	if err := r.Scan(&v.EndpointID, &n, &query, &created); err != nil {
+		return endpoint.Version{}, err
+	}
+	v.Number = int(n)
+	var err error
+	if v.Query, err = unmarshalQuery(query); err != nil {
+		return endpoint.Version{}, fmt.Errorf("version %d: %w", n, err)
+	}
+	if v.CreatedAt, err = parseTime(created); err != nil {
+		return endpoint.Version{}, fmt.Errorf("version %d: created_at: %w", n, err)
+	}
+	return v, nil
+}

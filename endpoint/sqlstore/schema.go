@@ -1,0 +1,143 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// SchemaVersion is the version of the tables this package reads and writes.
+// Migrate brings a database to it.
+const SchemaVersion = 1
+
+// ErrSchemaTooNew is returned by Migrate for a database written by a newer
+// version of this package, whose tables this one may misread.
+var ErrSchemaTooNew = errors.New("sqlstore: database schema is newer than this package")
+
+// Table names. The prefix keeps them apart from a host's own tables in a
+// shared database.
+const (
+	schemaTable    = "endpointkit_schema"
+	variablesTable = "endpointkit_variables"
+	endpointsTable = "endpointkit_endpoints"
+	versionsTable  = "endpointkit_endpoint_versions"
+)
+
+// keyType is the column type of text that takes part in a key. Keys compare
+// exactly as given, byte for byte, as the Store contracts require. MySQL's
+// default collations fold case and accents and ignore trailing spaces, so
+// there the column is VARBINARY; 255 bytes keeps every composite key within
+// InnoDB's 3072-byte limit. Values longer than 255 bytes are refused by
+// MySQL (strict mode) and PostgreSQL; SQLite does not enforce the length.
+func keyType(d placeholder.Dialect) string {
+	if d == placeholder.MySQL {
+		return "VARBINARY(255)"
+	}
+	return "VARCHAR(255)"
+}
+
+// migrations[i] brings the schema from version i to i+1. Every statement is
+// idempotent, because MySQL commits DDL at once and a migration cut short
+// there must be able to run again.
+func migrations(d placeholder.Dialect) [][]string {
+	key, text := keyType(d), textType(d)
+	r := strings.NewReplacer("KEY_T", key, "TEXT_T", text, "TIME_T", "VARCHAR(40)")
+	ddl := func(s string) string { return r.Replace(s) }
+	return [][]string{{
+		ddl(`CREATE TABLE IF NOT EXISTS ` + variablesTable + ` (
+	project KEY_T NOT NULL,
+	id KEY_T NOT NULL,
+	name TEXT_T NOT NULL,
+	code_name KEY_T NOT NULL,
+	var_type VARCHAR(32) NOT NULL,
+	default_value TEXT_T NOT NULL,
+	list_values TEXT_T NOT NULL,
+	is_multi SMALLINT NOT NULL,
+	PRIMARY KEY (project, id),
+	CONSTRAINT endpointkit_variables_code_name UNIQUE (project, code_name)
+)`),
+		ddl(`CREATE TABLE IF NOT EXISTS ` + endpointsTable + ` (
+	project KEY_T NOT NULL,
+	id KEY_T NOT NULL,
+	name KEY_T NOT NULL,
+	description TEXT_T NOT NULL,
+	query_json TEXT_T NOT NULL,
+	is_active SMALLINT NOT NULL,
+	is_materialized SMALLINT NOT NULL,
+	current_version BIGINT NOT NULL,
+	versions_count BIGINT NOT NULL,
+	created_at TIME_T NOT NULL,
+	updated_at TIME_T NOT NULL,
+	last_executed_at TIME_T NULL,
+	PRIMARY KEY (project, id),
+	CONSTRAINT endpointkit_endpoints_name UNIQUE (project, name)
+)`),
+		ddl(`CREATE TABLE IF NOT EXISTS ` + versionsTable + ` (
+	project KEY_T NOT NULL,
+	endpoint_id KEY_T NOT NULL,
+	version BIGINT NOT NULL,
+	query_json TEXT_T NOT NULL,
+	created_at TIME_T NOT NULL,
+	PRIMARY KEY (project, endpoint_id, version)
+)`),
+	}}
+}
+
+// Migrate creates the store's tables, or brings older ones up to
+// SchemaVersion. It is idempotent, and safe to run from several processes
+// at once.
+func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+schemaTable+` (version BIGINT NOT NULL PRIMARY KEY)`)
+	if err != nil {
+		return fmt.Errorf("sqlstore: migrate: creating %s: %w", schemaTable, err)
+	}
+	steps := migrations(s.dialect)
+	for {
+		done, err := s.migrateOne(ctx, steps)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// migrateOne applies the next migration, if any, in one transaction
+// (where the engine's DDL is transactional). done is true when the schema
+// is already at SchemaVersion.
+func (s *Store) migrateOne(ctx context.Context, steps [][]string) (done bool, err error) {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var cur sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM `+schemaTable).Scan(&cur); err != nil {
+			return fmt.Errorf("sqlstore: migrate: reading the schema version: %w", err)
+		}
+		v := int(cur.Int64)
+		if v > len(steps) {
+			return fmt.Errorf("%w: version %d, this package knows %d", ErrSchemaTooNew, v, len(steps))
+		}
+		if v == len(steps) {
+			done = true
+			return nil
+		}
+		for _, stmt := range steps[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("sqlstore: migrate to version %d: %w", v+1, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, rebind(s.dialect, `INSERT INTO `+schemaTable+` (version) VALUES (?)`), v+1)
+		if err != nil {
+			return fmt.Errorf("sqlstore: migrate: recording version %d: %w", v+1, err)
+		}
+		return nil
+	})
+	if err != nil && isUniqueViolation(err) {
+		// Another process applied the same migration first; look again.
+		return false, nil
+	}
+	return done, err
+}

@@ -1,0 +1,81 @@
+package sqlstore
+
+import "github.com/endpointkit/endpointkit/placeholder"
+
+// statements holds every statement of the store, with the dialect's bind
+// markers, built once by New.
+type statements struct {
+	lock string
+
+	varInsert, varUpdate, varDelete            string
+	varGet, varList, varExists, varCodeNameUse string
+	// varGetMany is the prefix of a SELECT ... WHERE id IN (...); the
+	// markers of the list are appended per call.
+	varGetMany string
+
+	epInsert, epUpdate, epDeleteVersions, epDelete string
+	epGet, epList, epExists, epNameUse             string
+	epCurrentVersion, epMarkExecuted               string
+	verInsert, verExists, verGet, verList          string
+}
+
+const (
+	varColumns = `id, name, code_name, var_type, default_value, list_values, is_multi`
+	epColumns  = `id, name, description, query_json, is_active, is_materialized, current_version, versions_count, created_at, updated_at, last_executed_at`
+	verColumns = `endpoint_id, version, query_json, created_at`
+)
+
+func newStatements(d placeholder.Dialect) statements {
+	b := func(q string) string { return rebind(d, q) }
+	return statements{
+		// A write that changes nothing; see Store.inTx.
+		lock: `UPDATE ` + schemaTable + ` SET version = version WHERE version < 0`,
+
+		varInsert: b(`INSERT INTO ` + variablesTable + ` (project, ` + varColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+		varUpdate: b(`UPDATE ` + variablesTable + ` SET name = ?, code_name = ?, var_type = ?, default_value = ?, list_values = ?, is_multi = ? WHERE project = ? AND id = ?`),
+		varDelete: b(`DELETE FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
+		varGet:    b(`SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
+		// Ordered by code_name, then id, as variable.Store's List requires;
+		varList:        b(`SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? ORDER BY ` + bytewise(d, "code_name") + `, ` + bytewise(d, "id")),
+		varExists:      b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
+		varCodeNameUse: b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND code_name = ? AND id <> ?`),
+		varGetMany:     `SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id IN (`,
+
+		epInsert:         b(`INSERT INTO ` + endpointsTable + ` (project, ` + epColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		epUpdate:         b(`UPDATE ` + endpointsTable + ` SET name = ?, description = ?, query_json = ?, is_active = ?, is_materialized = ?, current_version = ?, versions_count = ?, created_at = ?, updated_at = ?, last_executed_at = ? WHERE project = ? AND id = ?`),
+		epDeleteVersions: b(`DELETE FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ?`),
+		epDelete:         b(`DELETE FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
+		epGet:            b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? AND name = ?`),
+		epList:           b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? ORDER BY ` + bytewise(d, "name")),
+		epExists:         b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
+		epCurrentVersion: b(`SELECT current_version FROM ` + endpointsTable + ` WHERE project = ? AND id = ?` + forUpdate(d)),
+		// The fixed-width time text compares in time order.
+		epMarkExecuted: b(`UPDATE ` + endpointsTable + ` SET last_executed_at = ? WHERE project = ? AND id = ? AND (last_executed_at IS NULL OR ` + bytewise(d, "last_executed_at") + ` < ?)`),
+		epNameUse:      b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND name = ? AND id <> ?`),
+
+		verInsert: b(`INSERT INTO ` + versionsTable + ` (project, ` + verColumns + `) VALUES (?, ?, ?, ?, ?)`),
+		verExists: b(`SELECT 1 FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),
+		verGet:    b(`SELECT ` + verColumns + ` FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),
+		verList:   b(`SELECT ` + verColumns + ` FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? ORDER BY version`),
+	}
+}
+
+// bytewise orders by col byte for byte, as Go compares strings, whatever
+// the database's default collation: PostgreSQL's is usually a locale's.
+// SQLite's BINARY and MySQL's VARBINARY (see keyType) already compare bytes.
+func bytewise(d placeholder.Dialect, col string) string {
+	if d == placeholder.PostgreSQL {
+		return col + ` COLLATE "C"`
+	}
+	return col
+}
+
+// forUpdate is the clause that locks the rows a SELECT reads until the
+// transaction ends. SQLite has none and needs none: the store's write
+// transactions hold its single write lock from their first statement.
+func forUpdate(d placeholder.Dialect) string {
+	if d == placeholder.SQLite {
+		return ""
+	}
+	return " FOR UPDATE"
+}

@@ -1,0 +1,115 @@
+// Package sqlstore keeps endpoints, their versions and variables in a SQL
+// database through database/sql: one database serves both endpoint.Store
+// (Store.Endpoints) and variable.Store (Store.Variables).
+//
+// The statements and the schema are written to run unchanged on SQLite,
+// PostgreSQL and MySQL; the dialect only picks the bind-marker style and,
+// for MySQL, the type of long text columns. SQLite (modernc.org/sqlite) is
+// what the tests run. What each engine needs:
+//
+//   - SQLite: for a file database, set a busy timeout and WAL in the DSN
+//     (file:x.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)) so
+//     that concurrent writers wait instead of failing; for ":memory:", call
+//     db.SetMaxOpenConns(1), because every connection opens its own database.
+//   - PostgreSQL: nothing beyond a driver (pgx's stdlib or lib/pq).
+//   - MySQL: InnoDB with utf8mb4 (the default since 8.0). Keyed text columns
+//     are VARCHARs sized so that every unique key fits InnoDB's 3072-byte
+//     limit: projects and ids up to 64 characters, endpoint names and code
+//     names up to 128. Longer values are refused by MySQL in strict mode.
+//
+// Times are stored as UTC RFC 3339 text with nanoseconds and come back in
+// UTC; values held in `any` fields and queries are stored as JSON text in a
+// form that gives back exactly the Go values written.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// Store is the SQL storage of endpoints and variables. It is safe for
+// concurrent use. Call Migrate once before the first use of a database.
+type Store struct {
+	db      *sql.DB
+	dialect placeholder.Dialect
+	q       statements
+}
+
+// ErrDialect is returned by New for a dialect the store has no statements for.
+var ErrDialect = errors.New("sqlstore: unsupported dialect")
+
+// New returns a Store over db, whose engine is d (placeholder.SQLite,
+// placeholder.PostgreSQL or placeholder.MySQL). The Store does not own db:
+// closing db is the caller's business.
+func New(db *sql.DB, d placeholder.Dialect) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("sqlstore: nil *sql.DB")
+	}
+	if !supported(d) {
+		return nil, fmt.Errorf("%w: %q (want sqlite, postgresql or mysql)", ErrDialect, d.Name())
+	}
+	return &Store{db: db, dialect: d, q: newStatements(d)}, nil
+}
+
+// Endpoints returns the endpoint.Store view of s.
+func (s *Store) Endpoints() endpoint.Store { return (*endpoints)(s) }
+
+// Variables returns the variable.Store view of s.
+func (s *Store) Variables() variable.Store { return (*variables)(s) }
+
+// inTx runs fn in a transaction, committed when fn returns nil and rolled
+// back otherwise, so that a failed write leaves nothing behind.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: begin: %w", err)
+	}
+	if s.dialect == placeholder.SQLite {
+		// SQLite starts a transaction as a reader. A transaction that reads
+		// and then writes fails with SQLITE_BUSY, without waiting for the
+		// busy timeout, when another writer committed in between. A write
+		// as the first statement takes the write lock at once (waiting for
+		// it if need be), so the checks that follow see the latest data and
+		// no one can change it before the commit.
+		if _, err := tx.ExecContext(ctx, s.q.lock); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlstore: taking the write lock: %w", err)
+		}
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: commit: %w", err)
+	}
+	return nil
+}
+
+// exists reports whether query, run in tx, returns a row.
+func exists(ctx context.Context, tx *sql.Tx, query string, args ...any) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %w", err)
+	}
+	return true, nil
+}
+
+// boolInt is the stored form of a bool: 0 or 1 in a SMALLINT, which every
+// engine and driver accepts alike.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,57 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTimeRoundTrip(t *testing.T) {
+	paris := time.FixedZone("CEST", 2*60*60)
+	tests := []struct {
+		name string
+		in   time.Time
+		text string
+	}{
+		{"zero", time.Time{}, "0001-01-01T00:00:00.000000000Z"},
+		{"nanoseconds", time.Date(2025, 6, 1, 12, 30, 45, 123456789, time.UTC), "2025-06-01T12:30:45.123456789Z"},
+		{"whole second", time.Date(2025, 6, 1, 12, 30, 45, 0, time.UTC), "2025-06-01T12:30:45.000000000Z"},
+		{"other zone becomes UTC", time.Date(2025, 6, 1, 14, 0, 0, 5, paris), "2025-06-01T12:00:00.000000005Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := formatTime(tt.in)
+			assert.Equal(t, tt.text, text)
+			got, err := parseTime(text)
+			require.NoError(t, err)
+			assert.True(t, tt.in.Equal(got))
+			assert.Equal(t, tt.in.UTC(), got, "comes back in UTC, equal as a value")
+		})
+	}
+}
+
+func TestTimeTextSortsInTimeOrder(t *testing.T) {
+	a := time.Date(2025, 6, 1, 0, 0, 0, 999999999, time.UTC)
+	b := time.Date(2025, 6, 1, 0, 0, 1, 0, time.UTC)
+	assert.Less(t, formatTime(a), formatTime(b))
+}
+
+func TestNullTime(t *testing.T) {
+	ns := formatNullTime(nil)
+	assert.False(t, ns.Valid)
+	got, err := parseNullTime(ns)
+	require.NoError(t, err)
+	assert.Nil(t, got)
+
+	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
+	got, err = parseNullTime(formatNullTime(&at))
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	assert.Equal(t, at, *got)
+
+	_, err = parseNullTime(sql.NullString{String: "yesterday", Valid: true})
+	assert.Error(t, err)
+}

@@ -1,0 +1,195 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// tagged is the stored form of a Go value held in an `any` field (a
+// variable's default value, a query variable's test value). Plain JSON would
+// lose the Go type: int64(7) would come back as float64(7) and []string as
+// []any, and a value read back would no longer equal the one written. The
+// tag keeps the type, so that the round trip is exact for every type that
+// encoding/json and variable.Normalize produce.
+type tagged struct {
+	T string            `json:"t"`
+	V json.RawMessage   `json:"v,omitempty"`
+	A []tagged          `json:"a,omitempty"`
+	M map[string]tagged `json:"m,omitempty"`
+}
+
+// Type tags. tagJSON is the fallback for any other type: its JSON is kept
+// and decoded into the generic encoding/json form.
+const (
+	tagNil     = "nil"
+	tagBool    = "bool"
+	tagString  = "string"
+	tagFloat64 = "float64"
+	tagInt64   = "int64"
+	tagInt     = "int"
+	tagNumber  = "number" // json.Number
+	tagStrings = "strings"
+	tagSlice   = "slice"
+	tagMap     = "map"
+	tagJSON    = "json"
+)
+
+// encodeValue returns the tagged form of v.
+func encodeValue(v any) (tagged, error) {
+	raw := func(tag string, x any) (tagged, error) {
+		b, err := json.Marshal(x)
+		if err != nil {
+			return tagged{}, fmt.Errorf("encoding %T value: %w", v, err)
+		}
+		return tagged{T: tag, V: b}, nil
+	}
+	switch x := v.(type) {
+	case nil:
+		return tagged{T: tagNil}, nil
+	case bool:
+		return raw(tagBool, x)
+	case string:
+		return raw(tagString, x)
+	case float64:
+		return raw(tagFloat64, x)
+	case int64:
+		return raw(tagInt64, x)
+	case int:
+		return raw(tagInt, x)
+	case json.Number:
+		return raw(tagNumber, x.String())
+	case []string:
+		if x == nil {
+			return tagged{T: tagStrings}, nil
+		}
+		return raw(tagStrings, x)
+	case []any:
+		t := tagged{T: tagSlice, A: make([]tagged, len(x))}
+		if x == nil {
+			t.A = nil
+			t.V = json.RawMessage("null")
+		}
+		for i, e := range x {
+			et, err := encodeValue(e)
+			if err != nil {
+				return tagged{}, err
+			}
+			t.A[i] = et
+		}
+		return t, nil
+	case map[string]any:
+		t := tagged{T: tagMap, M: make(map[string]tagged, len(x))}
+		if x == nil {
+			t.M = nil
+			t.V = json.RawMessage("null")
+		}
+		for k, e := range x {
+			et, err := encodeValue(e)
+			if err != nil {
+				return tagged{}, err
+			}
+			t.M[k] = et
+		}
+		return t, nil
+	default:
+		return raw(tagJSON, x)
+	}
+}
+
+// decodeValue is the inverse of encodeValue.
+func decodeValue(t tagged) (any, error) {
+	switch t.T {
+	case tagNil:
+		return nil, nil
+	case tagBool:
+		var b bool
+		return b, unmarshalTagged(t, &b)
+	case tagString:
+		var s string
+		return s, unmarshalTagged(t, &s)
+	case tagFloat64:
+		var f float64
+		return f, unmarshalTagged(t, &f)
+	case tagInt64:
+		var n int64
+		return n, unmarshalTagged(t, &n)
+	case tagInt:
+		var n int
+		return n, unmarshalTagged(t, &n)
+	case tagNumber:
+		var s string
+		return json.Number(s), unmarshalTagged(t, &s)
+	case tagStrings:
+		if t.V == nil {
+			return []string(nil), nil
+		}
+		var s []string
+		if err := unmarshalTagged(t, &s); err != nil {
+			return nil, err
+		}
+		if s == nil {
+			s = []string{}
+		}
+		return s, nil
+	case tagSlice:
+		if string(t.V) == "null" {
+			return []any(nil), nil
+		}
+		out := make([]any, len(t.A))
+		for i, e := range t.A {
+			v, err := decodeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case tagMap:
+		if string(t.V) == "null" {
+			return map[string]any(nil), nil
+		}
+		out := make(map[string]any, len(t.M))
+		for k, e := range t.M {
+			v, err := decodeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		return out, nil
+	case tagJSON:
+		var v any
+		return v, unmarshalTagged(t, &v)
+	default:
+		return nil, fmt.Errorf("unknown stored value type %q", t.T)
+	}
+}
+
+func unmarshalTagged(t tagged, dst any) error {
+	if err := json.Unmarshal(t.V, dst); err != nil {
+		return fmt.Errorf("decoding stored %s value: %w", t.T, err)
+	}
+	return nil
+}
+
+// marshalValue returns the stored text of v.
+func marshalValue(v any) (string, error) {
+	t, err := encodeValue(v)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("encoding %T value: %w", v, err)
+	}
+	return string(b), nil
+}
+
+// unmarshalValue decodes text written by marshalValue.
+func unmarshalValue(s string) (any, error) {
+	var t tagged
+	if err := json.Unmarshal([]byte(s), &t); err != nil {
+		return nil, fmt.Errorf("decoding stored value: %w", err)
+	}
+	return decodeValue(t)
+}

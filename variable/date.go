@@ -8,6 +8,19 @@ import (
 const dateFormats = "want YYYY-MM-DD, an RFC 3339 date-time, or a relative date such as -7d, -2w, -3m, -1y or -12h"
 
 func toDate(val any, now time.Time) (any, string) {
+	out, reason := dateValue(val, now)
+	if reason != "" {
+		return nil, reason
+	}
+	// Every engine reads years 0001 to 9999, and the text form of a
+	// Timestamp has room for four digits.
+	if y := out.(Timestamp).Time.Year(); y < 1 || y > 9999 {
+		return nil, "year outside 0001 to 9999 (in UTC)"
+	}
+	return out, ""
+}
+
+func dateValue(val any, now time.Time) (any, string) {
 	switch x := val.(type) {
 	case string:
 		return parseDate(x, now)
@@ -71,9 +84,6 @@ func relativeDate(digits string, unit byte, now time.Time) (any, string) {
 		case 'y':
 			t = addMonthsClamped(day, -12*n)
 		}
-	}
-	if t.Year() < 1 {
-		return nil, "relative date falls before year 1"
 	}
 	return Timestamp{Time: t, DateOnly: unit != 'h'}, ""
 }

@@ -1,0 +1,88 @@
+package variable
+
+import (
+	"regexp"
+	"testing"
+)
+
+func TestCodeNameFrom(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"Country", "country"},
+		{"country", "country"},
+		{"Start date", "start_date"},
+		{"  Start   date  ", "start_date"},
+		{"Min. amount ($)", "min_amount"},
+		{"a--b__c", "a_b_c"},
+		{"already_snake", "already_snake"},
+		{"_private", "private"},
+		{"trailing_", "trailing"},
+		{"CamelCase", "camelcase"},
+		{"7 days", "_7_days"},
+		{"2025", "_2025"},
+		{"Café crème", "caf_cr_me"},
+		{"Größe", "gr_e"},
+		{"日付 date", "date"},
+		{"ÀB", "b"},
+		{"", ""},
+		{"   ", ""},
+		{"---", ""},
+		{"日付", ""},
+		{"$browser", "browser"},
+		{"a\tb\nc", "a_b_c"},
+		{"KELVIN \u212a", "kelvin_k"}, // the Kelvin sign lower-cases to ASCII k
+	} {
+		got := CodeNameFrom(tc.name)
+		if got != tc.want {
+			t.Errorf("CodeNameFrom(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestValidCodeName(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"a", true},
+		{"_", true},
+		{"_1", true},
+		{"A_b9", true},
+		{"country", true},
+		{"", false},
+		{"1a", false},
+		{"a b", false},
+		{"a-b", false},
+		{"a.b", false},
+		{"é", false},
+		{"a\x00", false},
+		{"a}", false},
+	} {
+		if got := ValidCodeName(tc.s); got != tc.want {
+			t.Errorf("ValidCodeName(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+		if re := codeNamePattern.MatchString(tc.s); re != tc.want {
+			t.Errorf("codeNamePattern.MatchString(%q) = %v, want %v", tc.s, re, tc.want)
+		}
+	}
+}
+
+// FuzzCodeNameFrom checks that a derived code name is either empty (which
+// Normalize reports) or valid, and that deriving is idempotent.
+func FuzzCodeNameFrom(f *testing.F) {
+	for _, s := range []string{"Country", "7 days", "a--b", "日付", "", "_x_", "Größe \u212a", "\xff\xfe"} {
+		f.Add(s)
+	}
+	spec := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	f.Fuzz(func(t *testing.T, name string) {
+		got := CodeNameFrom(name)
+		if got == "" {
+			return
+		}
+		if !spec.MatchString(got) || !ValidCodeName(got) {
+			t.Fatalf("CodeNameFrom(%q) = %q, not a valid code name", name, got)
+		}
+		if again := CodeNameFrom(got); again != got {
+			t.Fatalf("CodeNameFrom(%q) = %q, but CodeNameFrom(%q) = %q", name, got, got, again)
+		}
+	})
+}

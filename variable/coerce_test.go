@@ -1,0 +1,370 @@
+package variable
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+type coerceCase struct {
+	raw    any
+	want   any    // the coerced value, compared with reflect.DeepEqual (so its Go type counts)
+	reason string // when set, Coerce must fail with this Reason
+}
+
+func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
+	t.Helper()
+	now := mustTime(t, "2025-03-31T15:47:12.5Z")
+	for _, tc := range cases {
+		got, err := v.Coerce(tc.raw, now)
+		if tc.reason != "" {
+			if err == nil {
+				t.Errorf("%s: Coerce(%#v) = %#v, want error %q", v.Type, tc.raw, got, tc.reason)
+				continue
+			}
+			var ve *ValueError
+			if !errors.As(err, &ve) {
+				t.Errorf("%s: Coerce(%#v) error %T is not a *ValueError", v.Type, tc.raw, err)
+				continue
+			}
+			if !errors.Is(err, ErrInvalidValue) {
+				t.Errorf("%s: Coerce(%#v) error does not wrap ErrInvalidValue", v.Type, tc.raw)
+			}
+			if ve.Reason != tc.reason || ve.CodeName != v.CodeName || ve.Type != v.Type || !sameValue(ve.Value, tc.raw) {
+				t.Errorf("%s: Coerce(%#v) error = %#v, want Reason %q and the variable's code_name, type and raw value", v.Type, tc.raw, ve, tc.reason)
+			}
+			if got != nil {
+				t.Errorf("%s: Coerce(%#v) returned %#v beside its error", v.Type, tc.raw, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: Coerce(%#v): %v", v.Type, tc.raw, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Coerce(%#v) = %#v (%T), want %#v (%T)", v.Type, tc.raw, got, got, tc.want, tc.want)
+		}
+	}
+}
+
+// sameValue is reflect.DeepEqual, except that NaN equals NaN.
+func sameValue(a, b any) bool {
+	if fa, ok := a.(float64); ok && math.IsNaN(fa) {
+		fb, ok := b.(float64)
+		return ok && math.IsNaN(fb)
+	}
+	if fa, ok := a.(float32); ok && fa != fa {
+		fb, ok := b.(float32)
+		return ok && fb != fb
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// rejectedByAll are rejections every type shares.
+var rejectedByAll = []coerceCase{
+	{raw: nil, reason: "null is not a value"},
+	{raw: json.RawMessage(`null`), reason: "null is not a value"},
+	{raw: map[string]any{"a": "b"}, reason: "an object is not a value"},
+	{raw: json.RawMessage(`{"a":"b"}`), reason: "an object is not a value"},
+	{raw: json.RawMessage(`{`), reason: "not valid JSON"},
+	{raw: json.RawMessage(``), reason: "not valid JSON"},
+	{raw: json.RawMessage(`"a" "b"`), reason: "not valid JSON: more than one value"},
+	{raw: json.RawMessage(`1 x`), reason: "not valid JSON: more than one value"},
+	{raw: []byte(`"a"`), reason: "unsupported Go type []byte (use json.RawMessage for JSON text)"},
+	{raw: struct{}{}, reason: "unsupported Go type struct {}"},
+	{raw: complex(1, 2), reason: "unsupported Go type complex128"},
+	{raw: map[string]string{}, reason: "unsupported Go type map[string]string"},
+	{raw: new(string), reason: "unsupported Go type *string"},
+}
+
+func TestCoerceString(t *testing.T) {
+	v := Variable{CodeName: "country", Type: String}
+	runCoerce(t, v, append([]coerceCase{
+		{raw: "US", want: "US"},
+		{raw: "", want: ""},
+		{raw: "' OR 1=1 --", want: "' OR 1=1 --"},
+		{raw: "a\x00b", want: "a\x00b"},
+		{raw: json.RawMessage(`"US"`), want: "US"},
+		{raw: json.RawMessage(` "\u00e9" `), want: "é"},
+		{raw: json.RawMessage(`12`), want: "12"},
+		{raw: json.RawMessage(`1.50`), want: "1.50"}, // the text as sent
+		{raw: json.RawMessage(`true`), want: "true"},
+		{raw: json.Number("007"), want: "007"},
+		{raw: float64(12), want: "12"},
+		{raw: 1.5, want: "1.5"},
+		{raw: 1e21, want: "1e+21"},
+		{raw: 1e-7, want: "1e-7"},
+		{raw: float32(0.1), want: "0.1"},
+		{raw: 42, want: "42"},
+		{raw: int8(-8), want: "-8"},
+		{raw: uint64(math.MaxUint64), want: "18446744073709551615"},
+		{raw: false, want: "false"},
+		{raw: math.NaN(), reason: "not a finite number"},
+		{raw: math.Inf(1), reason: "not a finite number"},
+		{raw: []any{"a"}, reason: "an array is not a single value"},
+		{raw: []string{"a"}, reason: "an array is not a single value"},
+		{raw: json.RawMessage(`["a"]`), reason: "an array is not a single value"},
+		{raw: time.Now(), reason: "not a string, number or boolean"},
+	}, rejectedByAll...))
+}
+
+func TestCoerceNumber(t *testing.T) {
+	v := Variable{CodeName: "amount", Type: Number}
+	runCoerce(t, v, append([]coerceCase{
+		{raw: "12", want: int64(12)},
+		{raw: "-12", want: int64(-12)},
+		{raw: "+12", want: int64(12)},
+		{raw: "007", want: int64(7)},
+		{raw: "12.0", want: int64(12)},
+		{raw: "1e3", want: int64(1000)},
+		{raw: "1E3", want: int64(1000)},
+		{raw: "12.5", want: 12.5},
+		{raw: "-0.25", want: -0.25},
+		{raw: "1e-3", want: 0.001},
+		{raw: "1e-400", want: int64(0)}, // underflows to zero, which is whole
+		{raw: "9223372036854775807", want: int64(math.MaxInt64)},
+		{raw: "-9223372036854775808", want: int64(math.MinInt64)},
+		{raw: "1e300", want: 1e300},
+		{raw: json.Number("42"), want: int64(42)},
+		{raw: json.Number("4.2"), want: 4.2},
+		{raw: json.RawMessage(`42`), want: int64(42)},
+		{raw: json.RawMessage(`"42"`), want: int64(42)},
+		{raw: json.RawMessage(`9007199254740993`), want: int64(9007199254740993)}, // exact beyond 2^53
+		{raw: float64(42), want: int64(42)},
+		{raw: float64(-0.0), want: int64(0)},
+		{raw: 42.5, want: 42.5},
+		{raw: 1e18, want: int64(1e18)},
+		{raw: 1e19, want: 1e19}, // beyond int64: stays a float
+		{raw: float32(0.1), want: 0.1},
+		{raw: float32(3), want: int64(3)},
+		{raw: 7, want: int64(7)},
+		{raw: int16(-7), want: int64(-7)},
+		{raw: int32(7), want: int64(7)},
+		{raw: int64(math.MinInt64), want: int64(math.MinInt64)},
+		{raw: uint(7), want: int64(7)},
+		{raw: uint8(7), want: int64(7)},
+		{raw: uint16(7), want: int64(7)},
+		{raw: uint32(7), want: int64(7)},
+		{raw: uint64(math.MaxInt64), want: int64(math.MaxInt64)},
+		{raw: uintptr(7), want: int64(7)},
+		{raw: uint64(math.MaxInt64) + 1, reason: "out of range for a 64-bit integer"},
+		{raw: "9223372036854775808", reason: "out of range for a 64-bit integer"},
+		{raw: "-9223372036854775809", reason: "out of range for a 64-bit integer"},
+		{raw: "1e400", reason: "out of range for a 64-bit float"},
+		{raw: json.RawMessage(`1e400`), reason: "out of range for a 64-bit float"},
+		{raw: "", reason: "an empty string is not a number"},
+		{raw: json.RawMessage(`""`), reason: "an empty string is not a number"},
+		{raw: "12abc", reason: "not a number"},
+		{raw: "abc", reason: "not a number"},
+		{raw: " 12", reason: "not a number"},
+		{raw: "12 ", reason: "not a number"},
+		{raw: "1,5", reason: "not a number"},
+		{raw: "1_000", reason: "not a number"},
+		{raw: "0x10", reason: "not a number"},
+		{raw: "0x1p4", reason: "not a number"},
+		{raw: ".5", reason: "not a number"},
+		{raw: "5.", reason: "not a number"},
+		{raw: "1e", reason: "not a number"},
+		{raw: "1e+", reason: "not a number"},
+		{raw: "-", reason: "not a number"},
+		{raw: "--1", reason: "not a number"},
+		{raw: "NaN", reason: "not a number"},
+		{raw: "Inf", reason: "not a number"},
+		{raw: "-Infinity", reason: "not a number"},
+		{raw: math.NaN(), reason: "not a finite number"},
+		{raw: math.Inf(-1), reason: "not a finite number"},
+		{raw: float32(math.Inf(1)), reason: "not a finite number"},
+		{raw: true, reason: "a boolean is not a number"},
+		{raw: json.RawMessage(`false`), reason: "a boolean is not a number"},
+		{raw: []any{1.0}, reason: "an array is not a single value"},
+		{raw: time.Now(), reason: "not a number"},
+	}, rejectedByAll...))
+}
+
+func TestCoerceBoolean(t *testing.T) {
+	v := Variable{CodeName: "active", Type: Boolean}
+	runCoerce(t, v, append([]coerceCase{
+		{raw: true, want: true},
+		{raw: false, want: false},
+		{raw: "true", want: true},
+		{raw: "TRUE", want: true},
+		{raw: "False", want: false},
+		{raw: json.RawMessage(`true`), want: true},
+		{raw: json.RawMessage(`"fAlSe"`), want: false},
+		{raw: "yes", reason: "want true or false"},
+		{raw: "1", reason: "want true or false"},
+		{raw: "", reason: "want true or false"},
+		{raw: " true", reason: "want true or false"},
+		{raw: 1, reason: "want true or false"},
+		{raw: json.RawMessage(`0`), reason: "want true or false"},
+		{raw: []any{true}, reason: "an array is not a single value"},
+	}, rejectedByAll...))
+}
+
+func TestCoerceList(t *testing.T) {
+	single := Variable{CodeName: "plan", Type: List, Values: []string{"free", "pro", "1"}}
+	runCoerce(t, single, append([]coerceCase{
+		{raw: "free", want: "free"},
+		{raw: json.RawMessage(`"pro"`), want: "pro"},
+		{raw: 1, want: "1"}, // a number matches by its text
+		{raw: json.RawMessage(`1`), want: "1"},
+		{raw: "Free", reason: `not one of "free", "pro", "1"`},
+		{raw: "", reason: `not one of "free", "pro", "1"`},
+		{raw: 1.5, reason: `not one of "free", "pro", "1"`},
+		{raw: []string{"free"}, reason: "this List takes one value, not an array"},
+		{raw: json.RawMessage(`["free"]`), reason: "this List takes one value, not an array"},
+		{raw: time.Now(), reason: "not a string"},
+	}, rejectedByAll...))
+
+	multi := Variable{CodeName: "plans", Type: List, IsMulti: true, Values: []string{"free", "pro", "team"}}
+	runCoerce(t, multi, append([]coerceCase{
+		{raw: []string{"pro"}, want: []string{"pro"}},
+		{raw: []string{"team", "free"}, want: []string{"team", "free"}},
+		{raw: []any{"free", "pro", "team"}, want: []string{"free", "pro", "team"}},
+		{raw: json.RawMessage(`["pro","free"]`), want: []string{"pro", "free"}},
+		{raw: "pro", reason: "this List takes an array of its values"},
+		{raw: json.RawMessage(`"pro"`), reason: "this List takes an array of its values"},
+		{raw: []string{}, reason: "the array is empty; give at least one value"},
+		{raw: json.RawMessage(`[]`), reason: "the array is empty; give at least one value"},
+		{raw: []string{"pro", "gold"}, reason: `element 1: "gold" is not one of "free", "pro", "team"`},
+		{raw: []string{"pro", "pro"}, reason: `element 1: "pro" is given twice`},
+		{raw: []any{"pro", nil}, reason: "element 1: null is not a value"},
+		{raw: []any{map[string]any{}}, reason: "element 0: an object is not a value"},
+		{raw: []any{[]any{"pro"}}, reason: "element 0: an array is not a single value"},
+		{raw: []any{math.NaN()}, reason: "element 0: not a finite number"},
+	}, rejectedByAll...))
+
+	// A long list of allowed values and a long pick take the map paths.
+	long := Variable{CodeName: "many", Type: List, IsMulti: true}
+	var pick []any
+	for i := 0; i < 40; i++ {
+		s := strings.Repeat("v", i+1)
+		long.Values = append(long.Values, s)
+		pick = append(pick, s)
+	}
+	want := make([]string, len(pick))
+	for i, p := range pick {
+		want[i] = p.(string)
+	}
+	runCoerce(t, long, []coerceCase{
+		{raw: pick, want: want},
+		{raw: append(append([]any{}, pick...), "v"), reason: `element 40: "v" is given twice`},
+		{raw: []any{"x"}, reason: `element 0: "x" is not one of "v", "vv", "vvv", "vvvv", "vvvvv", "vvvvvv", "vvvvvvv", "vvvvvvvv", "vvvvvvvvv", "vvvvvvvvvv", … (40 in all)`},
+	})
+
+	empty := Variable{CodeName: "none", Type: List}
+	runCoerce(t, empty, []coerceCase{{raw: "a", reason: "not one of no values (the List has none)"}})
+}
+
+func TestCoerceUnknownType(t *testing.T) {
+	runCoerce(t, Variable{CodeName: "x", Type: "Text"}, []coerceCase{{raw: "a", reason: "the variable's type is unknown"}})
+}
+
+// Coerce accepts its own results, so a value can be coerced again (a stored
+// default, a value passed through two layers) without changing.
+func TestCoerceIdempotent(t *testing.T) {
+	now := mustTime(t, "2025-03-31T15:47:12.5Z")
+	for _, tc := range []struct {
+		v   Variable
+		raw any
+	}{
+		{Variable{CodeName: "s", Type: String}, json.RawMessage(`12.50`)},
+		{Variable{CodeName: "n", Type: Number}, "1e3"},
+		{Variable{CodeName: "n", Type: Number}, "2.5"},
+		{Variable{CodeName: "b", Type: Boolean}, "TRUE"},
+		{Variable{CodeName: "d", Type: Date}, "-1m"},
+		{Variable{CodeName: "d", Type: Date}, "2025-01-02T03:04:05.5+01:00"},
+		{Variable{CodeName: "l", Type: List, Values: []string{"a"}}, "a"},
+		{Variable{CodeName: "l", Type: List, Values: []string{"a", "b"}, IsMulti: true}, []any{"b", "a"}},
+	} {
+		first, err := tc.v.Coerce(tc.raw, now)
+		if err != nil {
+			t.Fatalf("%s: Coerce(%#v): %v", tc.v.Type, tc.raw, err)
+		}
+		second, err := tc.v.Coerce(first, now.Add(1000*time.Hour))
+		if err != nil {
+			t.Fatalf("%s: Coerce of its own result %#v: %v", tc.v.Type, first, err)
+		}
+		if !reflect.DeepEqual(first, second) {
+			t.Errorf("%s: Coerce(%#v) = %#v, but coercing that again gives %#v", tc.v.Type, tc.raw, first, second)
+		}
+	}
+}
+
+// The same JSON gives the same value whether it was decoded with UseNumber,
+// without it, or not decoded at all.
+func TestCoerceDecodingIndependent(t *testing.T) {
+	now := mustTime(t, "2025-03-31T15:47:12.5Z")
+	vars := []Variable{
+		{CodeName: "s", Type: String},
+		{CodeName: "n", Type: Number},
+		{CodeName: "b", Type: Boolean},
+		{CodeName: "d", Type: Date},
+		{CodeName: "l", Type: List, Values: []string{"a", "3"}},
+		{CodeName: "m", Type: List, Values: []string{"a", "3"}, IsMulti: true},
+	}
+	docs := []string{`12`, `-3`, `2.5`, `1e3`, `"12"`, `true`, `"TRUE"`, `"a"`, `["a","3"]`, `["a",3]`, `"2025-01-02"`, `"-2w"`, `null`, `{}`, `""`, `1e400`}
+	for _, v := range vars {
+		for _, doc := range docs {
+			var plain, numbered any
+			plainErr := json.Unmarshal([]byte(doc), &plain)
+			dec := json.NewDecoder(strings.NewReader(doc))
+			dec.UseNumber()
+			numErr := dec.Decode(&numbered)
+			a, errA := v.Coerce(json.RawMessage(doc), now)
+			b, errB := v.Coerce(numbered, now)
+			if numErr != nil {
+				t.Fatalf("decode %s: %v", doc, numErr)
+			}
+			if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
+				t.Errorf("%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB)
+			}
+			if plainErr != nil {
+				continue // 1e400 does not decode into a float64 at all
+			}
+			if v.Type == String && doc == `1e3` {
+				// Decoded as a float64 the number has lost its spelling; it
+				// reads as encoding/json would write it, "1000".
+				continue
+			}
+			c, errC := v.Coerce(plain, now)
+			if (errA == nil) != (errC == nil) || !reflect.DeepEqual(a, c) {
+				t.Errorf("%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC)
+			}
+		}
+	}
+}
+
+func TestValueErrorMessage(t *testing.T) {
+	now := mustTime(t, "2025-03-31T15:47:12.5Z")
+	for _, tc := range []struct {
+		v    Variable
+		raw  any
+		want string
+	}{
+		{Variable{CodeName: "country", Type: Number}, "12abc", `variable "country": expected Number, got "12abc": not a number`},
+		{Variable{CodeName: "n", Type: Number}, json.RawMessage(` {"a": 1} `), `variable "n": expected Number, got {"a": 1}: an object is not a value`},
+		{Variable{CodeName: "n", Type: Number}, nil, `variable "n": expected Number, got null: null is not a value`},
+		{Variable{CodeName: "n", Type: Number}, math.Inf(1), `variable "n": expected Number, got +Inf: not a finite number`},
+		{Variable{CodeName: "d", Type: Date}, "2025-02-30", `variable "d": expected Date, got "2025-02-30": not a real calendar date`},
+		{Variable{CodeName: "b", Type: Boolean}, 1, `variable "b": expected Boolean, got 1: want true or false`},
+		{Variable{CodeName: "p", Type: List, Values: []string{"US"}}, "FR", `variable "p": expected List, got "FR": not one of "US"`},
+		// A long value is cut short in the message.
+		{Variable{CodeName: "n", Type: Number}, strings.Repeat("x", 200), `variable "n": expected Number, got "` + strings.Repeat("x", 79) + `…: not a number`},
+		{Variable{CodeName: "n", Type: Number}, strings.Repeat("é", 100), `variable "n": expected Number, got "` + strings.Repeat("é", 39) + `…: not a number`},
+		{Variable{CodeName: "n", Type: Number}, []string{"a"}, `variable "n": expected Number, got ["a"]: an array is not a single value`},
+	} {
+		_, err := tc.v.Coerce(tc.raw, now)
+		if err == nil {
+			t.Fatalf("Coerce(%#v) accepted", tc.raw)
+		}
+		if err.Error() != tc.want {
+			t.Errorf("message\n got  %s\n want %s", err.Error(), tc.want)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package endpoint
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -16,6 +18,27 @@ var (
 	ErrExecution = errors.New("endpoint: query execution failed")
 	// ErrTimeout is an executor that ran out of time.
 	ErrTimeout = errors.New("endpoint: query timed out")
+)
+
+// Stable error codes, the Code of an *Error. Clients may switch on them; the
+// Detail text is for humans and may be reworded.
+const (
+	CodeInvalidInput            = "invalid_input"
+	CodeNotFound                = "not_found"
+	CodeConflict                = "conflict"
+	CodeUnauthorized            = "unauthorized"
+	CodeForbidden               = "forbidden"
+	CodeRequiredVariableMissing = "required_variable_missing"
+	CodeUnknownVariable         = "unknown_variable"
+	CodeInvalidVariableValue    = "invalid_variable_value"
+	CodeUndefinedVariable       = "undefined_variable"
+	CodeInvalidVariableID       = "invalid_variable_id"
+	CodeVariableNotFound        = "variable_not_found"
+	CodeVariableInUse           = "variable_in_use"
+	CodeUnsupportedQuery        = "unsupported_query"
+	CodeCannotMaterialize       = "cannot_materialize"
+	CodeExecutionFailed         = "execution_failed"
+	CodeTimeout                 = "timeout"
 )
 
 // Error is the one error type callers of the Service see. Status is the HTTP
@@ -45,4 +68,64 @@ var statusOf = map[error]int{
 	ErrForbidden:    http.StatusForbidden,
 	ErrExecution:    http.StatusBadGateway,
 	ErrTimeout:      http.StatusGatewayTimeout,
+}
+
+// NewError returns an *Error wrapping sentinel, one of the package's Err
+// values, with the HTTP status that sentinel maps to. A sentinel the package
+// does not know gets status 500, which the Service itself never returns.
+func NewError(sentinel error, code, attr, detail string) *Error {
+	status, ok := statusOf[sentinel]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return &Error{Status: status, Code: code, Detail: detail, Attr: attr, Err: sentinel}
+}
+
+// invalidf is the common 400.
+func invalidf(code, attr, format string, args ...any) *Error {
+	return NewError(ErrInvalid, code, attr, fmt.Sprintf(format, args...))
+}
+
+// notFoundf is the common 404.
+func notFoundf(format string, args ...any) *Error {
+	return NewError(ErrNotFound, CodeNotFound, "", fmt.Sprintf(format, args...))
+}
+
+// conflictf is the common 409.
+func conflictf(code, attr, format string, args ...any) *Error {
+	return NewError(ErrConflict, code, attr, fmt.Sprintf(format, args...))
+}
+
+// required is the answer to a missing mandatory field, worded as the
+// reference system words it.
+func required(attr string) *Error {
+	return NewError(ErrInvalid, CodeInvalidInput, attr, "This field is required.")
+}
+
+// withCause keeps cause reachable through errors.Is and errors.As (a host may
+// log it) while callers see only e's detail.
+func withCause(e *Error, cause error) *Error {
+	if cause != nil {
+		e.Err = fmt.Errorf("%w: %w", e.Err, cause)
+	}
+	return e
+}
+
+// storeError turns an error of a Store into an *Error. Stores return
+// sentinels (possibly wrapped); anything else is a failing backend, which
+// callers see as a generic 502 so that no internals leak.
+func storeError(err error, notFound func() *Error) error {
+	var e *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, ErrNotFound) && notFound != nil:
+		return notFound()
+	case errors.Is(err, context.DeadlineExceeded):
+		return withCause(NewError(ErrTimeout, CodeTimeout, "", "storage timed out"), err)
+	default:
+		return withCause(NewError(ErrExecution, CodeExecutionFailed, "", "storage failed"), err)
+	}
 }

@@ -2,29 +2,114 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/google/uuid"
 )
 
-// Config wires a Service to its dependencies.
+// Defaults of Config.
+const (
+	// DefaultLimit is how many rows a run returns when it names no limit.
+	DefaultLimit = 1000
+	// DefaultMaxLimit is the largest limit a run may ask for.
+	DefaultMaxLimit = 50000
+	// DefaultCacheSize is how many compiled versions a Service keeps.
+	DefaultCacheSize = 1024
+	// DefaultExecutedResolution is how often, at most, a run of one
+	// endpoint writes its last_executed_at.
+	DefaultExecutedResolution = time.Second
+)
+
+// Config wires a Service to its dependencies. Endpoints, Variables and
+// Executor are required; the other fields have defaults.
 type Config struct {
 	Endpoints Store
 	Variables variable.Store
 	Executor  Executor
 	// Now is the clock; nil means time.Now in UTC.
 	Now func() time.Time
+	// DefaultLimit is the row limit of a run that names none; 0 means
+	// DefaultLimit. Every run is paged, so that a query without a LIMIT of
+	// its own cannot return a whole table by accident.
+	DefaultLimit int
+	// MaxLimit is the largest limit a run may ask for (a larger one is a
+	// 400); 0 means DefaultMaxLimit.
+	MaxLimit int
+	// RunTimeout bounds the execution of each run; 0 means no bound beyond
+	// the caller's context. A run that runs out of time is a 504.
+	RunTimeout time.Duration
+	// CacheSize bounds the compiled versions kept in memory; 0 means
+	// DefaultCacheSize, a negative value disables the cache.
+	CacheSize int
+	// ExecutedResolution is the least time between two writes of an
+	// endpoint's last_executed_at by this Service; 0 means
+	// DefaultExecutedResolution, a negative value writes on every run.
+	ExecutedResolution time.Duration
 }
 
-// Service creates, updates, lists, deletes and runs endpoints. It is safe
-// for concurrent use.
+// Service creates, updates, lists, deletes and runs endpoints, and keeps
+// the variables they use. It is safe for concurrent use.
+//
+// Writes (of endpoints and variables) are serialized within a Service so
+// that a check and the write it guards see the same state; between Services
+// sharing a store, Store.Update's version compare-and-swap keeps an endpoint
+// from moving back to an older query. Compiled queries are cached per
+// endpoint version with the variable definitions they were validated with;
+// a Service drops them when it changes a variable itself, but a change made
+// through another Service is seen only once the entry leaves the cache.
 type Service struct {
-	cfg Config
+	cfg      Config
+	now      func() time.Time
+	writeMu  sync.Mutex
+	cache    *templateCache
+	executed *executedMarks
 }
 
-// New returns a Service over cfg.
-func New(cfg Config) (*Service, error) { return &Service{cfg: cfg}, nil }
+// New returns a Service over cfg, or an error naming a missing dependency
+// or a setting out of range.
+func New(cfg Config) (*Service, error) {
+	switch {
+	case cfg.Endpoints == nil:
+		return nil, errors.New("endpoint: Config.Endpoints is nil")
+	case cfg.Variables == nil:
+		return nil, errors.New("endpoint: Config.Variables is nil")
+	case cfg.Executor == nil:
+		return nil, errors.New("endpoint: Config.Executor is nil")
+	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.RunTimeout < 0:
+		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and RunTimeout must not be negative")
+	}
+	if cfg.DefaultLimit == 0 {
+		cfg.DefaultLimit = DefaultLimit
+	}
+	if cfg.MaxLimit == 0 {
+		cfg.MaxLimit = DefaultMaxLimit
+	}
+	if cfg.DefaultLimit > cfg.MaxLimit {
+		return nil, fmt.Errorf("endpoint: Config.DefaultLimit %d exceeds MaxLimit %d", cfg.DefaultLimit, cfg.MaxLimit)
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.ExecutedResolution == 0 {
+		cfg.ExecutedResolution = DefaultExecutedResolution
+	}
+	now := cfg.Now
+	if now == nil {
+		now = func() time.Time { return time.Now().UTC() }
+	}
+	return &Service{
+		cfg:      cfg,
+		now:      now,
+		cache:    newTemplateCache(cfg.CacheSize),
+		executed: newExecutedMarks(cfg.ExecutedResolution),
+	}, nil
+}
 
 // CreateRequest is the input of Create (the JSON body of POST endpoints/).
 type CreateRequest struct {
@@ -45,98 +130,219 @@ type UpdateRequest struct {
 	IsMaterialized *bool   `json:"is_materialized"`
 }
 
-// RunRequest is the input of Run (the JSON body of POST .../run).
-type RunRequest struct {
-	Variables map[string]any `json:"variables"`
-	Version   *int           `json:"version"`
-	Limit     *int           `json:"limit"`
-	Offset    *int           `json:"offset"`
-	Refresh   string         `json:"refresh"`
-	Debug     bool           `json:"debug"`
-}
-
-// RunResult is the answer of Run.
-type RunResult struct {
-	Name            string   `json:"name"`
-	EndpointVersion int      `json:"endpoint_version"`
-	Columns         []string `json:"columns"`
-	Types           []string `json:"types"`
-	// Results are rows as arrays for SQL endpoints, PostHog-shaped series
-	// for insight endpoints.
-	Results any        `json:"results"`
-	HasMore bool       `json:"hasMore"`
-	Debug   *DebugInfo `json:"debug,omitempty"`
-}
-
-// DebugInfo is added to a RunResult when the request asks for debug.
-type DebugInfo struct {
-	SQL       string  `json:"sql"`
-	ArgCount  int     `json:"arg_count"`
-	RenderMS  float64 `json:"render_ms"`
-	ExecuteMS float64 `json:"execute_ms"`
-}
-
-var errTODO = errors.New("endpoint: not implemented yet")
-
-// Create validates req and stores a new endpoint with version 1.
+// Create validates req and stores a new endpoint with version 1. IsActive
+// defaults to true.
 func (s *Service) Create(ctx context.Context, project string, req CreateRequest) (Endpoint, error) {
-	return Endpoint{}, errTODO
+	if err := checkName(req.Name); err != nil {
+		return Endpoint{}, err
+	}
+	if req.Query == nil {
+		return Endpoint{}, required("query")
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	c, err := s.compileQuery(ctx, project, *req.Query)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	now := s.now()
+	e := Endpoint{
+		ID:             uuid.NewString(),
+		ProjectID:      project,
+		Name:           req.Name,
+		Description:    req.Description,
+		Query:          c.query,
+		IsActive:       req.IsActive == nil || *req.IsActive,
+		IsMaterialized: req.IsMaterialized,
+		CurrentVersion: 1,
+		VersionsCount:  1,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	if err := s.checkMaterialization(ctx, &e, c); err != nil {
+		return Endpoint{}, err
+	}
+	first := Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
+	if err := s.cfg.Endpoints.Create(ctx, e, first); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return Endpoint{}, nameTaken()
+		}
+		return Endpoint{}, storeError(err, nil)
+	}
+	s.cache.put(cacheKey{project, e.ID, 1}, c, s.cache.generation())
+	return e, nil
 }
 
 // Update applies req to the endpoint named name; a changed query creates a
-// new version. An update that fails a check changes nothing.
+// new version, and other changes do not. A query equal to the current one
+// is no change. An update that fails a check changes nothing.
 func (s *Service) Update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {
-	return Endpoint{}, errTODO
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur, err := s.get(ctx, project, name)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	next := cur
+	renamed := false
+	if req.Name != nil && *req.Name != cur.Name {
+		if err := s.checkRename(ctx, project, *req.Name); err != nil {
+			return Endpoint{}, err
+		}
+		next.Name, renamed = *req.Name, true
+	}
+	if req.Description != nil {
+		next.Description = *req.Description
+	}
+	if req.IsActive != nil {
+		next.IsActive = *req.IsActive
+	}
+	if req.IsMaterialized != nil {
+		next.IsMaterialized = *req.IsMaterialized
+	}
+	now := s.now()
+	var (
+		version *Version
+		c       *compiled
+	)
+	if req.Query != nil {
+		if c, err = s.compileQuery(ctx, project, *req.Query); err != nil {
+			return Endpoint{}, err
+		}
+		if !sameQuery(c.query, cur.Query) {
+			next.Query = c.query
+			next.CurrentVersion = cur.CurrentVersion + 1
+			next.VersionsCount = cur.VersionsCount + 1
+			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
+		}
+	}
+	if c == nil && next.IsMaterialized && !cur.IsMaterialized {
+		if c, err = s.compiledVersion(ctx, &cur, cur.CurrentVersion); err != nil {
+			return Endpoint{}, err
+		}
+	}
+	if err := s.checkMaterialization(ctx, &next, c); err != nil {
+		return Endpoint{}, err
+	}
+	if version == nil && sameEndpoint(next, cur) {
+		return cur, nil
+	}
+	next.UpdatedAt = now
+	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return Endpoint{}, endpointNotFound(name)
+		case errors.Is(err, ErrConflict) && renamed:
+			return Endpoint{}, nameTaken()
+		case errors.Is(err, ErrConflict):
+			return Endpoint{}, conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
+		}
+		return Endpoint{}, storeError(err, nil)
+	}
+	if version != nil {
+		s.cache.put(cacheKey{project, next.ID, version.Number}, c, s.cache.generation())
+	}
+	return next, nil
+}
+
+// checkRename checks a new name, and that the project has no endpoint of
+// that name. The store checks again atomically; this check words the usual
+// case precisely.
+func (s *Service) checkRename(ctx context.Context, project, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	_, err := s.cfg.Endpoints.Get(ctx, project, name)
+	switch {
+	case err == nil:
+		return nameTaken()
+	case errors.Is(err, ErrNotFound):
+		return nil
+	}
+	return storeError(err, nil)
+}
+
+func nameTaken() *Error {
+	return conflictf(CodeConflict, "name", "An endpoint with this name already exists for this project.")
+}
+
+func endpointNotFound(name string) *Error {
+	return notFoundf("Endpoint '%s' not found.", name)
+}
+
+// sameQuery reports whether two normalized queries are the same, so that
+// saving an unchanged query makes no version.
+func sameQuery(a, b Query) bool {
+	ja, erra := a.MarshalJSON()
+	jb, errb := b.MarshalJSON()
+	if erra != nil || errb != nil {
+		return false
+	}
+	var va, vb any
+	if json.Unmarshal(ja, &va) != nil || json.Unmarshal(jb, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// sameEndpoint reports whether an update changed none of the fields an
+// update without a new version can change.
+func sameEndpoint(a, b Endpoint) bool {
+	return a.Name == b.Name && a.Description == b.Description &&
+		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized
 }
 
 // Get returns the endpoint named name.
 func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, error) {
-	return Endpoint{}, errTODO
+	return s.get(ctx, project, name)
 }
 
-// List returns the endpoints of project ordered by name.
+func (s *Service) get(ctx context.Context, project, name string) (Endpoint, error) {
+	e, err := s.cfg.Endpoints.Get(ctx, project, name)
+	if err != nil {
+		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
+	}
+	e.ProjectID = project
+	return e, nil
+}
+
+// List returns the endpoints of project ordered by name; never nil.
 func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) {
-	return nil, errTODO
+	list, err := s.cfg.Endpoints.List(ctx, project)
+	if err != nil {
+		return nil, storeError(err, nil)
+	}
+	if list == nil {
+		list = []Endpoint{}
+	}
+	return list, nil
+}
+
+// Versions returns the versions of the endpoint named name, oldest first.
+func (s *Service) Versions(ctx context.Context, project, name string) ([]Version, error) {
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := s.cfg.Endpoints.Versions(ctx, project, e.ID)
+	if err != nil {
+		return nil, storeError(err, func() *Error { return endpointNotFound(name) })
+	}
+	return vs, nil
 }
 
 // Delete removes the endpoint named name and its versions.
-func (s *Service) Delete(ctx context.Context, project, name string) error { return errTODO }
-
-// Run executes the endpoint named name with the request's variables.
-func (s *Service) Run(ctx context.Context, project, name string, req RunRequest) (*RunResult, error) {
-	return nil, errTODO
+func (s *Service) Delete(ctx context.Context, project, name string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
+		return storeError(err, func() *Error { return endpointNotFound(name) })
+	}
+	s.cache.purge(project, func(k cacheKey) bool { return k.id == e.ID })
+	s.executed.forget(e.ID)
+	return nil
 }
-
-// CreateVariable validates v, gives it an id when it has none, and stores it.
-func (s *Service) CreateVariable(ctx context.Context, project string, v variable.Variable) (variable.Variable, error) {
-	return variable.Variable{}, errTODO
-}
-
-// VariablePatch is the input of UpdateVariable; nil fields are left as they are.
-type VariablePatch struct {
-	Name         *string   `json:"name"`
-	CodeName     *string   `json:"code_name"`
-	Type         *string   `json:"type"`
-	DefaultValue *any      `json:"default_value"`
-	Values       *[]string `json:"values"`
-	IsMulti      *bool     `json:"is_multi"`
-}
-
-// GetVariable returns the variable with id.
-func (s *Service) GetVariable(ctx context.Context, project, id string) (variable.Variable, error) {
-	return variable.Variable{}, errTODO
-}
-
-// ListVariables returns the variables of project.
-func (s *Service) ListVariables(ctx context.Context, project string) ([]variable.Variable, error) {
-	return nil, errTODO
-}
-
-// UpdateVariable applies patch to the variable with id.
-func (s *Service) UpdateVariable(ctx context.Context, project, id string, patch VariablePatch) (variable.Variable, error) {
-	return variable.Variable{}, errTODO
-}
-
-// DeleteVariable removes the variable with id; a variable that an endpoint
-// still uses is refused with ErrConflict.
-func (s *Service) DeleteVariable(ctx context.Context, project, id string) error { return errTODO }

@@ -1,0 +1,234 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/google/uuid"
+)
+
+// compiled is one version of an endpoint's query, checked and ready to run:
+// everything that parsing and validation produce, so that a run only binds
+// values and renders. It is immutable once built and shared by concurrent
+// runs through the Service's cache.
+type compiled struct {
+	// query is the normalized query as stored.
+	query Query
+	// vars are the query's variables as they were validated, sorted by
+	// code name; index maps a code name to its position.
+	vars  []variable.Variable
+	index map[string]int
+	// tmpl is the query text itself; paged is the same text wrapped in
+	// SELECT * FROM (...) LIMIT/OFFSET, with placeholders limitName and
+	// offsetName for the page bounds (see pagedSQL).
+	tmpl                  *placeholder.Template
+	paged                 *placeholder.Template
+	limitName, offsetName string
+	// insight is set for insight kinds (see insight.go).
+	insight any
+}
+
+// compileQuery checks a query for project and returns it normalized with its
+// compiled form. It is the whole of create and update validation of a query,
+// in the order the checks report: kind, text, placeholder syntax, variable
+// ids, their existence, code names, undefined placeholders, list positions.
+func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*compiled, error) {
+	switch q.Kind {
+	case KindSQL:
+		return s.compileSQL(ctx, project, q)
+	case KindTrends, KindRetention:
+		return s.compileInsight(ctx, project, q)
+	case "":
+		return nil, required("query.kind")
+	default:
+		return nil, unsupportedKind(q.Kind)
+	}
+}
+
+func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*compiled, error) {
+	if strings.TrimSpace(q.SQL) == "" {
+		return nil, required("query.query")
+	}
+	tmpl, err := placeholder.Compile(q.SQL)
+	if err != nil {
+		return nil, placeholderError(err)
+	}
+	refs, ids, err := normalizeRefs(q.Variables)
+	if err != nil {
+		return nil, err
+	}
+	vars, err := s.lookupVariables(ctx, project, ids)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiled{tmpl: tmpl, vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
+	for _, id := range ids {
+		v := vars[id]
+		ref := refs[id]
+		if ref.CodeName == "" {
+			ref.CodeName = v.CodeName
+			refs[id] = ref
+		}
+		if ref.CodeName != v.CodeName {
+			return nil, invalidf(CodeInvalidInput, "query.variables", "Variable %s has code_name '%s', not '%s'.", id, v.CodeName, ref.CodeName)
+		}
+		c.vars = append(c.vars, v)
+	}
+	slices.SortFunc(c.vars, func(a, b variable.Variable) int { return strings.Compare(a.CodeName, b.CodeName) })
+	for i, v := range c.vars {
+		c.index[v.CodeName] = i
+	}
+	if err := c.checkDefined(); err != nil {
+		return nil, err
+	}
+	if err := tmpl.CheckLists(c.isMulti); err != nil {
+		return nil, placeholderError(err)
+	}
+	if err := c.compilePaged(); err != nil {
+		return nil, err
+	}
+	c.query = Query{Kind: KindSQL, SQL: q.SQL}
+	if len(refs) > 0 {
+		c.query.Variables = refs
+	}
+	return c, nil
+}
+
+// normalizeRefs keys every variable reference by its canonical id. A key and
+// its variableId must name the same variable (either may be left out of the
+// reference). Ids that are not UUIDs are reported together, sorted.
+func normalizeRefs(in map[string]VariableRef) (map[string]VariableRef, []string, error) {
+	out := make(map[string]VariableRef, len(in))
+	var invalid []string
+	for key, ref := range in {
+		id, err := uuid.Parse(key)
+		if err != nil {
+			invalid = append(invalid, key)
+			continue
+		}
+		canon := id.String()
+		if ref.VariableID != "" {
+			rid, err := uuid.Parse(ref.VariableID)
+			if err != nil {
+				invalid = append(invalid, ref.VariableID)
+				continue
+			}
+			if rid.String() != canon {
+				return nil, nil, invalidf(CodeInvalidVariableID, "query.variables", "Variable key %s does not match its variableId %s.", key, ref.VariableID)
+			}
+		}
+		if _, dup := out[canon]; dup {
+			return nil, nil, invalidf(CodeInvalidVariableID, "query.variables", "Variable %s is listed twice.", canon)
+		}
+		ref.VariableID = canon
+		out[canon] = ref
+	}
+	if len(invalid) > 0 {
+		return nil, nil, invalidf(CodeInvalidVariableID, "query.variables", "Variable ID(s) not valid UUIDs: %s", joinSorted(invalid))
+	}
+	ids := make([]string, 0, len(out))
+	for id := range out {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return out, ids, nil
+}
+
+// lookupVariables fetches the variables with ids from the project; unknown
+// ones are reported together.
+func (s *Service) lookupVariables(ctx context.Context, project string, ids []string) (map[string]variable.Variable, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found, err := s.cfg.Variables.GetMany(ctx, project, ids)
+	if err != nil {
+		return nil, storeError(err, nil)
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, invalidf(CodeVariableNotFound, "query.variables", "Variable ID(s) not found: %s. A variable must first be created in data management.", strings.Join(missing, ", "))
+	}
+	return found, nil
+}
+
+// checkDefined refuses placeholders without a variable of that code name.
+func (c *compiled) checkDefined() error {
+	var undefined []string
+	for _, name := range c.tmpl.Names() {
+		if _, ok := c.index[name]; !ok {
+			undefined = append(undefined, name)
+		}
+	}
+	if len(undefined) > 0 {
+		return invalidf(CodeUndefinedVariable, "query", "Query references undefined variable(s): %s", joinSorted(undefined))
+	}
+	return nil
+}
+
+func (c *compiled) isMulti(codeName string) bool {
+	i, ok := c.index[codeName]
+	return ok && c.vars[i].IsMulti
+}
+
+// compilePaged prepares the query for paging without touching its text:
+// the page bounds become two more placeholders, so that they are bound as
+// arguments in every dialect's marker style. Their names are chosen not to
+// collide with the query's own. The newline before ')' ends a trailing
+// "-- comment", and trailing semicolons are dropped because a subquery
+// cannot hold them.
+func (c *compiled) compilePaged() error {
+	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
+	inner := strings.TrimRight(c.tmpl.Source(), " \t\r\n;")
+	paged, err := placeholder.Compile("SELECT * FROM (\n" + inner + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
+	if err != nil {
+		// The text compiled alone, so only a trailing construct that
+		// swallows the wrapper can fail here.
+		return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+	}
+	c.paged = paged
+	return nil
+}
+
+// freeName returns base, or base followed by enough '_' to be unused.
+func freeName(used map[string]int, base string) string {
+	for {
+		if _, ok := used[base]; !ok {
+			return base
+		}
+		base += "_"
+	}
+}
+
+// placeholderError turns an error of package placeholder into a 400 that
+// says where in the query the problem is.
+func placeholderError(err error) *Error {
+	var se *placeholder.SyntaxError
+	if errors.As(err, &se) {
+		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: %s", se.Line, se.Column, se.Msg)
+	}
+	var ve *placeholder.VariableError
+	if errors.As(err, &ve) {
+		msg := strings.TrimPrefix(ve.Err.Error(), "placeholder: ")
+		if ve.Detail != "" {
+			msg += ": " + ve.Detail
+		}
+		return invalidf(CodeInvalidInput, "query", "Variable '%s' at line %d, column %d: %s", ve.Name, ve.Line, ve.Column, msg)
+	}
+	return invalidf(CodeInvalidInput, "query", "Invalid query: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+}
+
+// joinSorted sorts names, drops repeats and joins them with ", ".
+func joinSorted(names []string) string {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), ", ")
+}

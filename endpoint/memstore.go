@@ -1,0 +1,270 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a Store that keeps endpoints in memory, for tests,
+// examples and single-process servers that need no persistence. It is safe
+// for concurrent use. The zero value is not usable; call NewMemoryStore.
+type MemoryStore struct {
+	mu       sync.RWMutex
+	projects map[string]*memProject
+}
+
+type memProject struct {
+	byID   map[string]*memEndpoint
+	byName map[string]string // name -> id
+}
+
+type memEndpoint struct {
+	e        Endpoint
+	versions []Version
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{projects: make(map[string]*memProject)}
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// Create implements Store.
+func (s *MemoryStore) Create(ctx context.Context, e Endpoint, first Version) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[e.ProjectID]
+	if p == nil {
+		p = &memProject{byID: make(map[string]*memEndpoint), byName: make(map[string]string)}
+		s.projects[e.ProjectID] = p
+	}
+	if _, ok := p.byID[e.ID]; ok {
+		return fmt.Errorf("%w: endpoint id %q already exists in project %q", ErrConflict, e.ID, e.ProjectID)
+	}
+	if _, ok := p.byName[e.Name]; ok {
+		return fmt.Errorf("%w: endpoint name %q already exists in project %q", ErrConflict, e.Name, e.ProjectID)
+	}
+	first.EndpointID = e.ID
+	p.byID[e.ID] = &memEndpoint{e: cloneEndpoint(e), versions: []Version{cloneVersion(first)}}
+	p.byName[e.Name] = e.ID
+	return nil
+}
+
+// Update implements Store.
+func (s *MemoryStore) Update(ctx context.Context, e Endpoint, next *Version) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, m, err := s.find(e.ProjectID, e.ID)
+	if err != nil {
+		return err
+	}
+	stored := m.e.CurrentVersion
+	switch {
+	case next == nil && e.CurrentVersion != stored:
+		return fmt.Errorf("%w: endpoint %q is at version %d, not %d", ErrConflict, e.ID, stored, e.CurrentVersion)
+	case next != nil && next.Number != stored+1:
+		return fmt.Errorf("%w: endpoint %q is at version %d; version %d cannot follow it", ErrConflict, e.ID, stored, next.Number)
+	}
+	for _, v := range m.versions {
+		if next != nil && v.Number == next.Number {
+			return fmt.Errorf("%w: endpoint %q already has version %d", ErrConflict, e.ID, next.Number)
+		}
+	}
+	if e.Name != m.e.Name {
+		if _, ok := p.byName[e.Name]; ok {
+			return fmt.Errorf("%w: endpoint name %q already exists in project %q", ErrConflict, e.Name, e.ProjectID)
+		}
+		delete(p.byName, m.e.Name)
+		p.byName[e.Name] = e.ID
+	}
+	m.e = cloneEndpoint(e)
+	if next != nil {
+		v := cloneVersion(*next)
+		v.EndpointID = e.ID
+		m.versions = append(m.versions, v)
+	}
+	return nil
+}
+
+// MarkExecuted implements Store.
+func (s *MemoryStore) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, m, err := s.find(project, id)
+	if err != nil {
+		return err
+	}
+	if m.e.LastExecutedAt == nil || at.After(*m.e.LastExecutedAt) {
+		m.e.LastExecutedAt = &at
+	}
+	return nil
+}
+
+// Get implements Store.
+func (s *MemoryStore) Get(ctx context.Context, project, name string) (Endpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return Endpoint{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p := s.projects[project]
+	if p == nil {
+		return Endpoint{}, notFoundName(project, name)
+	}
+	id, ok := p.byName[name]
+	if !ok {
+		return Endpoint{}, notFoundName(project, name)
+	}
+	return cloneEndpoint(p.byID[id].e), nil
+}
+
+// List implements Store.
+func (s *MemoryStore) List(ctx context.Context, project string) ([]Endpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p := s.projects[project]
+	if p == nil {
+		return []Endpoint{}, nil
+	}
+	out := make([]Endpoint, 0, len(p.byID))
+	for _, m := range p.byID {
+		out = append(out, cloneEndpoint(m.e))
+	}
+	slices.SortFunc(out, func(a, b Endpoint) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Delete implements Store.
+func (s *MemoryStore) Delete(ctx context.Context, project, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, m, err := s.find(project, id)
+	if err != nil {
+		return err
+	}
+	delete(p.byName, m.e.Name)
+	delete(p.byID, id)
+	return nil
+}
+
+// Version implements Store.
+func (s *MemoryStore) Version(ctx context.Context, project, id string, n int) (Version, error) {
+	if err := ctx.Err(); err != nil {
+		return Version{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, m, err := s.find(project, id)
+	if err != nil {
+		return Version{}, err
+	}
+	for _, v := range m.versions {
+		if v.Number == n {
+			return cloneVersion(v), nil
+		}
+	}
+	return Version{}, fmt.Errorf("%w: version %d of endpoint %q", ErrNotFound, n, id)
+}
+
+// Versions implements Store.
+func (s *MemoryStore) Versions(ctx context.Context, project, id string) ([]Version, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, m, err := s.find(project, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Version, len(m.versions))
+	for i, v := range m.versions {
+		out[i] = cloneVersion(v)
+	}
+	return out, nil
+}
+
+// find returns the project and endpoint with id; the caller holds s.mu.
+func (s *MemoryStore) find(project, id string) (*memProject, *memEndpoint, error) {
+	if p := s.projects[project]; p != nil {
+		if m, ok := p.byID[id]; ok {
+			return p, m, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: endpoint id %q in project %q", ErrNotFound, id, project)
+}
+
+func notFoundName(project, name string) error {
+	return fmt.Errorf("%w: endpoint %q in project %q", ErrNotFound, name, project)
+}
+
+// cloneEndpoint copies what a caller could modify in place.
+func cloneEndpoint(e Endpoint) Endpoint {
+	e.Query = cloneQuery(e.Query)
+	if e.LastExecutedAt != nil {
+		t := *e.LastExecutedAt
+		e.LastExecutedAt = &t
+	}
+	return e
+}
+
+func cloneVersion(v Version) Version {
+	v.Query = cloneQuery(v.Query)
+	return v
+}
+
+func cloneQuery(q Query) Query {
+	if q.Variables != nil {
+		vars := maps.Clone(q.Variables)
+		for k, ref := range vars {
+			ref.Value = cloneJSONValue(ref.Value)
+			vars[k] = ref
+		}
+		q.Variables = vars
+	}
+	q.Insight = slices.Clone(q.Insight)
+	return q
+}
+
+// cloneJSONValue deep-copies the mutable shapes of decoded JSON; other
+// values (strings, numbers, bools) are immutable.
+func cloneJSONValue(x any) any {
+	switch y := x.(type) {
+	case []any:
+		out := make([]any, len(y))
+		for i, e := range y {
+			out[i] = cloneJSONValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(y))
+		for k, e := range y {
+			out[k] = cloneJSONValue(e)
+		}
+		return out
+	case []string:
+		return slices.Clone(y)
+	}
+	return x
+}

@@ -1,0 +1,152 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MarshalJSON writes a KindSQL query as
+// {"kind": "HogQLQuery", "query": ..., "variables": {...}} and an insight
+// query as the raw object it was read from.
+func (q Query) MarshalJSON() ([]byte, error) {
+	if q.Kind == KindSQL {
+		return json.Marshal(sqlWire{Kind: q.Kind, Query: q.SQL, Variables: q.Variables})
+	}
+	if len(q.Insight) > 0 {
+		if !json.Valid(q.Insight) {
+			return nil, fmt.Errorf("endpoint: query of kind %q holds invalid JSON", q.Kind)
+		}
+		return append([]byte(nil), q.Insight...), nil
+	}
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+	}{q.Kind})
+}
+
+// sqlWire is the JSON shape of a KindSQL query.
+type sqlWire struct {
+	Kind      string                 `json:"kind"`
+	Query     string                 `json:"query"`
+	Variables map[string]VariableRef `json:"variables,omitempty"`
+}
+
+// UnmarshalJSON reads a query by its "kind". A HogQLQuery must hold a
+// "query" string and may hold "variables"; other keys are refused rather
+// than ignored, because a filter that is silently dropped returns more data
+// than its author meant. TrendsQuery and RetentionQuery are kept whole in
+// Insight for the insight package to decode. Every error is an *Error with
+// status 400 and attr "query", so that an API can answer it as it is.
+func (q *Query) UnmarshalJSON(data []byte) error {
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(data, &head); err != nil || head == nil {
+		return invalidf(CodeInvalidInput, "query", "Query must be a JSON object with a \"kind\".")
+	}
+	rawKind, ok := head["kind"]
+	if !ok {
+		return invalidf(CodeInvalidInput, "query", "Query \"kind\" is required (one of %s, %s, %s).", KindSQL, KindTrends, KindRetention)
+	}
+	var kind string
+	if err := json.Unmarshal(rawKind, &kind); err != nil {
+		return invalidf(CodeInvalidInput, "query", "Query \"kind\" must be a string.")
+	}
+	switch kind {
+	case KindSQL:
+		return q.unmarshalSQL(data)
+	case KindTrends, KindRetention:
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			return invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+		}
+		*q = Query{Kind: kind, Insight: buf.Bytes()}
+		return nil
+	default:
+		return unsupportedKind(kind)
+	}
+}
+
+func (q *Query) unmarshalSQL(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w struct {
+		Kind      string                     `json:"kind"`
+		Query     *string                    `json:"query"`
+		Variables map[string]json.RawMessage `json:"variables"`
+	}
+	if err := dec.Decode(&w); err != nil {
+		return sqlDecodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalidf(CodeInvalidInput, "query", "Query must be a single JSON object.")
+	}
+	if w.Query == nil {
+		return required("query.query")
+	}
+	out := Query{Kind: KindSQL, SQL: *w.Query}
+	if len(w.Variables) > 0 {
+		out.Variables = make(map[string]VariableRef, len(w.Variables))
+	}
+	for key, raw := range w.Variables {
+		ref, err := unmarshalRef(raw)
+		if err != nil {
+			return invalidf(CodeInvalidInput, "query.variables", "Query variable %q: %s", key, err)
+		}
+		out.Variables[key] = ref
+	}
+	*q = out
+	return nil
+}
+
+// unmarshalRef reads {"variableId", "code_name", "value"}; the editor may
+// add other keys of its own, which do not change what runs and are dropped.
+func unmarshalRef(raw json.RawMessage) (VariableRef, error) {
+	var w struct {
+		VariableID *string         `json:"variableId"`
+		CodeName   *string         `json:"code_name"`
+		Value      json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return VariableRef{}, fmt.Errorf("%q must be a string", te.Field)
+		}
+		return VariableRef{}, errors.New("must be an object with \"variableId\" and \"code_name\"")
+	}
+	var ref VariableRef
+	if w.VariableID != nil {
+		ref.VariableID = *w.VariableID
+	}
+	if w.CodeName != nil {
+		ref.CodeName = *w.CodeName
+	}
+	if len(w.Value) > 0 && string(w.Value) != "null" {
+		if err := json.Unmarshal(w.Value, &ref.Value); err != nil {
+			return VariableRef{}, errors.New("\"value\" is not valid JSON")
+		}
+	}
+	return ref, nil
+}
+
+// sqlDecodeError words a decoding failure of a HogQLQuery for its author.
+func sqlDecodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := "query"
+		if te.Field != "" {
+			field = "query." + te.Field
+		}
+		return invalidf(CodeInvalidInput, field, "Query field %q has the wrong type: expected %s.", te.Field, te.Type)
+	}
+	// DisallowUnknownFields reports `json: unknown field "x"`.
+	const prefix = "json: unknown field "
+	if msg := err.Error(); len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+		return invalidf(CodeInvalidInput, "query", "Query has an unknown field %s; a %s holds only \"kind\", \"query\" and \"variables\".", msg[len(prefix):], KindSQL)
+	}
+	return invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+}
+
+func unsupportedKind(kind string) *Error {
+	return invalidf(CodeUnsupportedQuery, "query", "Unsupported query kind '%s'. Supported kinds: %s, %s, %s.", kind, KindSQL, KindTrends, KindRetention)
+}

@@ -1,0 +1,300 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// RunRequest is the input of Run (the JSON body of POST .../run).
+type RunRequest struct {
+	// Variables holds a value for every variable of the endpoint, by
+	// code_name. A variable's default value never stands in for a missing
+	// one: defaults serve the editor, and a saved endpoint must not return
+	// data its caller did not ask for.
+	Variables map[string]any `json:"variables"`
+	// Version runs an older version; nil runs the current one.
+	Version *int `json:"version"`
+	// Limit and Offset page the rows; Limit defaults to Config.DefaultLimit
+	// and may not exceed Config.MaxLimit.
+	Limit  *int `json:"limit"`
+	Offset *int `json:"offset"`
+	// Refresh is "", "cache", "force" or "direct". The Service keeps no
+	// result cache yet, so every accepted value runs the query; other
+	// values are refused so that a client's typo is not silently ignored.
+	Refresh string `json:"refresh"`
+	// Debug adds the executed SQL, its argument count and timings.
+	Debug bool `json:"debug"`
+}
+
+// RunResult is the answer of Run.
+type RunResult struct {
+	Name            string   `json:"name"`
+	EndpointVersion int      `json:"endpoint_version"`
+	Columns         []string `json:"columns"`
+	Types           []string `json:"types"`
+	// Results are rows as arrays ([][]any) for SQL endpoints,
+	// PostHog-shaped series for insight endpoints.
+	Results any `json:"results"`
+	// HasMore tells that rows beyond Offset+Limit exist.
+	HasMore bool       `json:"hasMore"`
+	Debug   *DebugInfo `json:"debug,omitempty"`
+}
+
+// DebugInfo is added to a RunResult when the request asks for debug.
+type DebugInfo struct {
+	// SQL is the statement as executed, with bind markers in place of
+	// values; the values themselves are not echoed.
+	SQL       string  `json:"sql"`
+	ArgCount  int     `json:"arg_count"`
+	RenderMS  float64 `json:"render_ms"`
+	ExecuteMS float64 `json:"execute_ms"`
+}
+
+// runOptions are a RunRequest's settings other than variables, checked.
+type runOptions struct {
+	version       int // 0: the current one
+	limit, offset int
+	refresh       string
+	debug         bool
+}
+
+// Run executes the endpoint named name with the request's variables. It
+// takes these steps, each of which may refuse the run: check the options,
+// find the endpoint (it must be active), find the compiled version, bind
+// the variables, execute, and record the run.
+func (s *Service) Run(ctx context.Context, project, name string, req RunRequest) (*RunResult, error) {
+	opts, err := s.runOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.runnable(ctx, project, name)
+	if err != nil {
+		return nil, err
+	}
+	if opts.version == 0 {
+		opts.version = ep.CurrentVersion
+	}
+	c, err := s.compiledVersion(ctx, &ep, opts.version)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var res *RunResult
+	if c.insight != nil {
+		res, err = s.runInsight(ctx, &ep, c, req, opts)
+	} else {
+		res, err = s.runSQL(ctx, &ep, c, req.Variables, opts, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.markExecuted(ctx, &ep, now)
+	return res, nil
+}
+
+// runOptions checks everything of req but the variables.
+func (s *Service) runOptions(req RunRequest) (runOptions, error) {
+	o := runOptions{limit: s.cfg.DefaultLimit, refresh: req.Refresh, debug: req.Debug}
+	if req.Version != nil {
+		if *req.Version < 1 {
+			return o, invalidf(CodeInvalidInput, "version", "Version must be a positive integer, got %d.", *req.Version)
+		}
+		o.version = *req.Version
+	}
+	if req.Limit != nil {
+		if *req.Limit < 0 || *req.Limit > s.cfg.MaxLimit {
+			return o, invalidf(CodeInvalidInput, "limit", "Limit must be between 0 and %d, got %d.", s.cfg.MaxLimit, *req.Limit)
+		}
+		o.limit = *req.Limit
+	}
+	if req.Offset != nil {
+		if *req.Offset < 0 {
+			return o, invalidf(CodeInvalidInput, "offset", "Offset must not be negative, got %d.", *req.Offset)
+		}
+		o.offset = *req.Offset
+	}
+	switch req.Refresh {
+	case "", "cache", "force", "direct":
+	default:
+		return o, invalidf(CodeInvalidInput, "refresh", "Invalid refresh '%s'. Expected one of: cache, force, direct.", req.Refresh)
+	}
+	return o, nil
+}
+
+// runnable returns the endpoint named name if it may run.
+func (s *Service) runnable(ctx context.Context, project, name string) (Endpoint, error) {
+	ep, err := s.get(ctx, project, name)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if !ep.IsActive {
+		return Endpoint{}, notFoundf("Endpoint '%s' is not active.", name)
+	}
+	return ep, nil
+}
+
+// compiledVersion returns version n of ep compiled, from the cache when it
+// can. A version is compiled again, with the variables as they are now,
+// only after it left the cache; if it no longer passes the checks it passed
+// when saved (a variable was changed behind the Service's back), the run is
+// refused with a 409 that says why.
+func (s *Service) compiledVersion(ctx context.Context, ep *Endpoint, n int) (*compiled, error) {
+	key := cacheKey{ep.ProjectID, ep.ID, n}
+	c, gen := s.cache.get(key)
+	if c != nil {
+		return c, nil
+	}
+	q := ep.Query
+	if n != ep.CurrentVersion {
+		v, err := s.cfg.Endpoints.Version(ctx, ep.ProjectID, ep.ID, n)
+		if err != nil {
+			return nil, storeError(err, func() *Error {
+				return notFoundf("Version %d not found for endpoint '%s'", n, ep.Name)
+			})
+		}
+		q = v.Query
+	}
+	c, err := s.compileQuery(ctx, ep.ProjectID, q)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && errors.Is(e, ErrInvalid) {
+			return nil, conflictf(CodeConflict, "", "Endpoint '%s' version %d no longer passes validation: %s", ep.Name, n, e.Detail)
+		}
+		return nil, err
+	}
+	s.cache.put(key, c, gen)
+	return c, nil
+}
+
+// runSQL binds, pages, renders and executes a SQL version.
+func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
+	values, err := c.bind(given, now, 2)
+	if err != nil {
+		return nil, err
+	}
+	// One row more than asked tells whether there are more.
+	values[c.limitName] = int64(opts.limit) + 1
+	values[c.offsetName] = int64(opts.offset)
+	var start time.Time
+	if opts.debug {
+		start = time.Now()
+	}
+	query, args, err := c.paged.Render(s.cfg.Executor.Dialect(), values)
+	if err != nil {
+		// Values come from Coerce and list positions were checked at save,
+		// so this is a value the dialect cannot bind.
+		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
+	}
+	var rendered time.Time
+	if opts.debug {
+		rendered = time.Now()
+	}
+	res, err := s.execute(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	out := &RunResult{
+		Name:            ep.Name,
+		EndpointVersion: opts.version,
+		Columns:         nonNil(res.Columns),
+		Types:           nonNil(res.Types),
+	}
+	rows := res.Rows
+	if len(rows) > opts.limit {
+		rows, out.HasMore = rows[:opts.limit], true
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	out.Results = rows
+	if opts.debug {
+		done := time.Now()
+		out.Debug = &DebugInfo{
+			SQL:       query,
+			ArgCount:  len(args),
+			RenderMS:  ms(rendered.Sub(start)),
+			ExecuteMS: ms(done.Sub(rendered)),
+		}
+	}
+	return out, nil
+}
+
+// bind checks the given values against the version's variables and coerces
+// them: unknown keys first (a misspelt key is the likelier mistake), then
+// missing variables, then each value. The map has room for extra more.
+func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[string]any, error) {
+	var unknown []string
+	for k := range given {
+		if _, ok := c.index[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, invalidf(CodeUnknownVariable, "variables", "Unknown variable(s): %s", joinSorted(unknown))
+	}
+	if len(given) < len(c.vars) {
+		var missing []string
+		for _, v := range c.vars {
+			if _, ok := given[v.CodeName]; !ok {
+				missing = append(missing, "'"+v.CodeName+"'")
+			}
+		}
+		return nil, invalidf(CodeRequiredVariableMissing, "variables", "Required variable(s) %s not provided", strings.Join(missing, ", "))
+	}
+	values := make(map[string]any, len(c.vars)+extra)
+	for i := range c.vars {
+		v := &c.vars[i]
+		val, err := v.Coerce(given[v.CodeName], now)
+		if err != nil {
+			return nil, valueError(v, err)
+		}
+		values[v.CodeName] = val
+	}
+	return values, nil
+}
+
+// valueError words a rejected value: its message names the variable, the
+// type expected and the value received.
+func valueError(v *variable.Variable, err error) *Error {
+	detail := err.Error()
+	var ve *variable.ValueError
+	if errors.As(err, &ve) {
+		detail = "Invalid value for variable '" + v.CodeName + "': " + strings.TrimPrefix(detail, "variable "+strconv.Quote(v.CodeName)+": ")
+	}
+	return withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", detail), err)
+}
+
+// execute runs query under Config.RunTimeout. Executor errors are reported
+// without their text, which may hold engine internals; the cause stays
+// reachable through errors.Is and errors.As for a host that logs it.
+func (s *Service) execute(ctx context.Context, query string, args []any) (*Result, error) {
+	if s.cfg.RunTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RunTimeout)
+		defer cancel()
+	}
+	res, err := s.cfg.Executor.Query(ctx, query, args)
+	switch {
+	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
+		return nil, withCause(NewError(ErrTimeout, CodeTimeout, "", "query timed out"), err)
+	case err != nil:
+		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
+	case res == nil:
+		return nil, NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed")
+	}
+	return res, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,642 @@
+package insight
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits that keep one query's SQL and results of a sane size.
+const (
+	maxSeries         = 20
+	maxBreakdowns     = 3
+	maxProperties     = 50
+	maxValues         = 100
+	maxTotalIntervals = 100
+)
+
+// Decode reads the JSON of a TrendsQuery or RetentionQuery. It refuses
+// anything outside the supported subset with an *Error naming the field, so
+// that a saved endpoint never silently computes something other than what
+// its query says. Fields that only change how a client draws the result
+// (trendsFilter.display of a time series, showLegend, ...) are accepted and
+// have no effect.
+func Decode(data []byte) (*Query, error) {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		return nil, errorf("", "malformed JSON: %v", err)
+	}
+	o, err := parseObject(data, "")
+	if err != nil {
+		return nil, err
+	}
+	kind, _, err := o.str("kind")
+	if err != nil {
+		return nil, err
+	}
+	q := &Query{Kind: Kind(kind)}
+	switch q.Kind {
+	case Trends:
+		err = decodeTrends(o, q)
+	case Retention:
+		err = decodeRetention(o, q)
+	case "":
+		err = errorf("kind", "required (TrendsQuery or RetentionQuery)")
+	default:
+		err = errorf("kind", "unsupported kind %q (supported: TrendsQuery, RetentionQuery)", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeCommon(o, q); err != nil {
+		return nil, err
+	}
+	if err := o.done(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// decodeCommon reads what both kinds share.
+func decodeCommon(o *object, q *Query) error {
+	o.ignore("version", "response", "tags")
+	if err := o.refuse("filterTestAccounts", "filtering test accounts is not supported", "false"); err != nil {
+		return err
+	}
+	if err := o.refuse("aggregation_group_type_index", "group aggregation is not supported"); err != nil {
+		return err
+	}
+	if err := o.refuse("samplingFactor", "sampling is not supported", "1", "1.0"); err != nil {
+		return err
+	}
+	if raw, ok := o.take("dateRange"); ok {
+		dr, err := decodeDateRange(raw, "dateRange")
+		if err != nil {
+			return err
+		}
+		q.DateRange = dr
+	}
+	if raw, ok := o.take("properties"); ok {
+		props, err := decodeProperties(raw, "properties")
+		if err != nil {
+			return err
+		}
+		q.Properties = props
+	}
+	if raw, ok := o.take("breakdownFilter"); ok {
+		bds, err := decodeBreakdownFilter(raw, "breakdownFilter")
+		if err != nil {
+			return err
+		}
+		q.Breakdowns = bds
+	}
+	return nil
+}
+
+func decodeTrends(o *object, q *Query) error {
+	elems, ok, err := o.array("series")
+	if err != nil {
+		return err
+	}
+	if !ok || len(elems) == 0 {
+		return errorf("series", "required: at least one EventsNode")
+	}
+	if len(elems) > maxSeries {
+		return errorf("series", "at most %d series, got %d", maxSeries, len(elems))
+	}
+	for i, raw := range elems {
+		s, err := decodeSeries(raw, fmt.Sprintf("series[%d]", i))
+		if err != nil {
+			return err
+		}
+		q.Series = append(q.Series, s)
+	}
+	q.Interval = Day
+	if s, ok, err := o.str("interval"); err != nil {
+		return err
+	} else if ok {
+		if !slices.Contains(intervals, Interval(s)) {
+			return errorf("interval", "unsupported interval %q (supported: %s)", s, oneOf(intervals))
+		}
+		q.Interval = Interval(s)
+	}
+	if raw, ok := o.take("trendsFilter"); ok {
+		if err := decodeTrendsFilter(raw, "trendsFilter"); err != nil {
+			return err
+		}
+	}
+	if err := o.refuse("compareFilter", "comparing to a previous period is not supported", "{}", `{"compare":false}`); err != nil {
+		return err
+	}
+	return nil
+}
+
+// timeSeriesDisplays are the displays whose data is the plain per-interval
+// series; others (cumulative, pie, number, table) reshape the result.
+var timeSeriesDisplays = []string{"ActionsLineGraph", "ActionsBar", "ActionsAreaGraph"}
+
+func decodeTrendsFilter(raw json.RawMessage, path string) error {
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return err
+	}
+	o.ignore("showLegend", "showValuesOnSeries", "showLabelsOnSeries", "showPercentStackView",
+		"showMultipleYAxes", "aggregationAxisFormat", "aggregationAxisPrefix", "aggregationAxisPostfix",
+		"decimalPlaces", "yAxisScaleType", "hiddenLegendIndexes", "showAlertThresholdLines",
+		"resultCustomizations", "resultCustomizationBy", "goalLines", "minDecimalPlaces")
+	if d, ok, err := o.str("display"); err != nil {
+		return err
+	} else if ok && !slices.Contains(timeSeriesDisplays, d) {
+		return errorf(o.field("display"), "unsupported display %q (supported: %s)", d, strings.Join(timeSeriesDisplays, ", "))
+	}
+	if err := o.refuse("formula", "formulas are not supported", `""`); err != nil {
+		return err
+	}
+	if err := o.refuse("formulas", "formulas are not supported", "[]"); err != nil {
+		return err
+	}
+	if err := o.refuse("formulaNodes", "formulas are not supported", "[]"); err != nil {
+		return err
+	}
+	if err := o.refuse("smoothingIntervals", "smoothing is not supported", "1"); err != nil {
+		return err
+	}
+	return o.done()
+}
+
+func decodeSeries(raw json.RawMessage, path string) (Series, error) {
+	var s Series
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return s, err
+	}
+	switch kind, _, err := o.str("kind"); {
+	case err != nil:
+		return s, err
+	case kind != "EventsNode":
+		return s, errorf(o.field("kind"), "unsupported series kind %q (supported: EventsNode)", kind)
+	}
+	o.ignore("name", "custom_name", "version", "order")
+	if s.Event, _, err = o.str("event"); err != nil {
+		return s, err
+	}
+	s.Math = Total
+	if m, ok, err := o.str("math"); err != nil {
+		return s, err
+	} else if ok {
+		if !slices.Contains(maths, Math(m)) {
+			return s, errorf(o.field("math"), "unsupported math %q (supported: %s)", m, oneOf(maths))
+		}
+		s.Math = Math(m)
+	}
+	prop, hasProp, err := o.str("math_property")
+	if err != nil {
+		return s, err
+	}
+	switch {
+	case s.Math.needsProperty() && (!hasProp || prop == ""):
+		return s, errorf(o.field("math_property"), "required for math %q", s.Math)
+	case !s.Math.needsProperty() && hasProp:
+		return s, errorf(o.field("math_property"), "math %q takes no property", s.Math)
+	case hasProp:
+		if err := checkKey(prop, o.field("math_property")); err != nil {
+			return s, err
+		}
+	}
+	s.MathProperty = prop
+	if err := o.refuse("math_property_type", "only event properties can be aggregated", `"event_properties"`); err != nil {
+		return s, err
+	}
+	for _, key := range []string{"math_hogql", "math_group_type_index", "math_multiplier"} {
+		if err := o.refuse(key, "not supported"); err != nil {
+			return s, err
+		}
+	}
+	if err := o.refuse("properties", "series-level property filters are not supported; use the query's properties", "[]"); err != nil {
+		return s, err
+	}
+	if err := o.refuse("fixedProperties", "not supported", "[]"); err != nil {
+		return s, err
+	}
+	return s, o.done()
+}
+
+func decodeDateRange(raw json.RawMessage, path string) (DateRange, error) {
+	var dr DateRange
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return dr, err
+	}
+	o.ignore("explicitDate")
+	for _, b := range []struct {
+		key string
+		dst *string
+	}{{"date_from", &dr.From}, {"date_to", &dr.To}} {
+		s, _, err := o.str(b.key)
+		if err != nil {
+			return dr, err
+		}
+		if s != "" {
+			if _, err := parseBound(s); err != nil {
+				return dr, errorf(o.field(b.key), "%v", err)
+			}
+		}
+		*b.dst = s
+	}
+	return dr, o.done()
+}
+
+// decodeProperties reads a list of filters or a PostHog property group whose
+// groups are all AND (an OR of more than one filter is refused).
+func decodeProperties(raw json.RawMessage, path string) ([]Property, error) {
+	var props []Property
+	if err := appendProperties(&props, raw, path, 0); err != nil {
+		return nil, err
+	}
+	if len(props) > maxProperties {
+		return nil, errorf(path, "at most %d property filters, got %d", maxProperties, len(props))
+	}
+	return props, nil
+}
+
+func appendProperties(props *[]Property, raw json.RawMessage, path string, depth int) error {
+	if depth > 4 {
+		return errorf(path, "property groups nested too deeply")
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err == nil {
+		for i, e := range elems {
+			if err := appendProperty(props, e, fmt.Sprintf("%s[%d]", path, i), depth); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return appendProperty(props, raw, path, depth)
+}
+
+func appendProperty(props *[]Property, raw json.RawMessage, path string, depth int) error {
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return err
+	}
+	if values, isGroup := o.fields["values"]; isGroup {
+		if _, hasKey := o.fields["key"]; !hasKey {
+			typ, _, err := o.str("type")
+			if err != nil {
+				return err
+			}
+			o.take("values")
+			if err := o.done(); err != nil {
+				return err
+			}
+			if typ == "OR" {
+				var elems []json.RawMessage
+				if json.Unmarshal(values, &elems) != nil || len(elems) > 1 {
+					return errorf(path+".type", "OR property groups are not supported")
+				}
+			} else if typ != "AND" {
+				return errorf(path+".type", "unsupported property group type %q (supported: AND)", typ)
+			}
+			return appendProperties(props, values, path+".values", depth+1)
+		}
+	}
+	p, err := decodeProperty(o)
+	if err != nil {
+		return err
+	}
+	*props = append(*props, p)
+	return nil
+}
+
+func decodeProperty(o *object) (Property, error) {
+	var p Property
+	switch typ, ok, err := o.str("type"); {
+	case err != nil:
+		return p, err
+	case ok && typ != "event":
+		return p, errorf(o.field("type"), "unsupported property type %q (supported: event)", typ)
+	}
+	key, _, err := o.str("key")
+	if err != nil {
+		return p, err
+	}
+	if key == "" {
+		return p, errorf(o.field("key"), "required")
+	}
+	if err := checkKey(key, o.field("key")); err != nil {
+		return p, err
+	}
+	p.Key = key
+	p.Operator = Exact
+	if op, ok, err := o.str("operator"); err != nil {
+		return p, err
+	} else if ok {
+		if !slices.Contains(operators, Operator(op)) {
+			return p, errorf(o.field("operator"), "unsupported operator %q (supported: %s)", op, oneOf(operators))
+		}
+		p.Operator = Operator(op)
+	}
+	o.ignore("label")
+	raw, hasValue := o.take("value")
+	field := o.field("value")
+	switch p.Operator {
+	case IsSet, IsNotSet:
+		// PostHog's editor sends the operator's name as the value; nothing to compare.
+	case GT, LT:
+		if !hasValue {
+			return p, errorf(field, "required for operator %q", p.Operator)
+		}
+		if p.Number, err = numberValue(raw, field); err != nil {
+			return p, err
+		}
+	case IContains, NotIContains:
+		if !hasValue {
+			return p, errorf(field, "required for operator %q", p.Operator)
+		}
+		s, err := scalarText(raw, field)
+		if err != nil {
+			return p, err
+		}
+		if s == "" {
+			return p, errorf(field, "must not be empty for operator %q", p.Operator)
+		}
+		p.Values = []string{s}
+	default:
+		if !hasValue {
+			return p, errorf(field, "required for operator %q", p.Operator)
+		}
+		if p.Values, err = textValues(raw, field); err != nil {
+			return p, err
+		}
+	}
+	return p, o.done()
+}
+
+// textValues reads a value or a list of values compared as text.
+func textValues(raw json.RawMessage, field string) ([]string, error) {
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil {
+		elems = []json.RawMessage{raw}
+	}
+	if len(elems) == 0 {
+		return nil, errorf(field, "must not be an empty list")
+	}
+	if len(elems) > maxValues {
+		return nil, errorf(field, "at most %d values, got %d", maxValues, len(elems))
+	}
+	values := make([]string, len(elems))
+	for i, e := range elems {
+		s, err := scalarText(e, field)
+		if err != nil {
+			return nil, err
+		}
+		values[i] = s
+	}
+	return values, nil
+}
+
+// scalarText is the text form a string or number property is compared in.
+func scalarText(raw json.RawMessage, field string) (string, error) {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return "", errorf(field, "malformed value")
+	}
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		return v.String(), nil
+	default:
+		return "", errorf(field, "must be a string or a number, got %s", kindOf(raw))
+	}
+}
+
+func numberValue(raw json.RawMessage, field string) (float64, error) {
+	s, err := scalarText(raw, field)
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, errorf(field, "must be a number, got %s", kindOf(raw))
+	}
+	return f, nil
+}
+
+func decodeBreakdownFilter(raw json.RawMessage, path string) ([]Breakdown, error) {
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	o.ignore("breakdown_hide_other_aggregation")
+	var bds []Breakdown
+	single, hasSingle, err := o.str("breakdown")
+	if err != nil {
+		return nil, errorf(o.field("breakdown"), "must be the name of an event property")
+	}
+	typ, hasType, err := o.str("breakdown_type")
+	if err != nil {
+		return nil, err
+	}
+	if hasType && typ != "event" {
+		return nil, errorf(o.field("breakdown_type"), "unsupported breakdown type %q (supported: event)", typ)
+	}
+	if hasSingle {
+		if err := checkKey(single, o.field("breakdown")); err != nil {
+			return nil, err
+		}
+		bds = append(bds, Breakdown{Property: single})
+	}
+	elems, hasList, err := o.array("breakdowns")
+	if err != nil {
+		return nil, err
+	}
+	if hasSingle && len(elems) > 0 {
+		return nil, errorf(o.field("breakdowns"), "give either breakdown or breakdowns, not both")
+	}
+	if len(elems) > maxBreakdowns {
+		return nil, errorf(o.field("breakdowns"), "at most %d breakdowns, got %d", maxBreakdowns, len(elems))
+	}
+	_ = hasList
+	for i, e := range elems {
+		b, err := decodeBreakdown(e, fmt.Sprintf("%s[%d]", o.field("breakdowns"), i))
+		if err != nil {
+			return nil, err
+		}
+		bds = append(bds, b)
+	}
+	for i, b := range bds {
+		if b.Property == "date_from" || b.Property == "date_to" {
+			return nil, errorf(path, "breakdown property %q collides with the date variable of the same name", b.Property)
+		}
+		for _, c := range bds[:i] {
+			if c.Property == b.Property {
+				return nil, errorf(path, "breakdown property %q appears twice", b.Property)
+			}
+		}
+	}
+	for _, key := range []string{"breakdown_limit", "breakdown_histogram_bin_count", "breakdown_group_type_index"} {
+		if err := o.refuse(key, "not supported (every breakdown value is returned)"); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.refuse("breakdown_normalize_url", "not supported", "false"); err != nil {
+		return nil, err
+	}
+	return bds, o.done()
+}
+
+func decodeBreakdown(raw json.RawMessage, path string) (Breakdown, error) {
+	var b Breakdown
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return b, err
+	}
+	typ, hasType, err := o.str("type")
+	if err != nil {
+		return b, err
+	}
+	if hasType && typ != "event" {
+		return b, errorf(o.field("type"), "unsupported breakdown type %q (supported: event)", typ)
+	}
+	prop, _, err := o.str("property")
+	if err != nil {
+		return b, errorf(o.field("property"), "must be the name of an event property")
+	}
+	if err := checkKey(prop, o.field("property")); err != nil {
+		return b, err
+	}
+	b.Property = prop
+	if err := o.refuse("normalize_url", "not supported", "false"); err != nil {
+		return b, err
+	}
+	for _, key := range []string{"histogram_bin_count", "group_type_index"} {
+		if err := o.refuse(key, "not supported"); err != nil {
+			return b, err
+		}
+	}
+	return b, o.done()
+}
+
+// checkKey refuses property names that no engine's JSON path syntax can
+// carry: the key travels as a bound argument, but inside a path string
+// (`$."<key>"`) where a quote or backslash would end or escape the label.
+func checkKey(key, field string) error {
+	switch {
+	case key == "":
+		return errorf(field, "required")
+	case len(key) > 200:
+		return errorf(field, "property name longer than 200 bytes")
+	case !utf8.ValidString(key):
+		return errorf(field, "property name is not valid UTF-8")
+	case strings.ContainsAny(key, "\"\\"):
+		return errorf(field, "property name %q contains a quote or backslash, which is not supported", key)
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f {
+			return errorf(field, "property name %q contains a control character", key)
+		}
+	}
+	return nil
+}
+
+func decodeRetention(o *object, q *Query) error {
+	raw, ok := o.take("retentionFilter")
+	if !ok {
+		return errorf("retentionFilter", "required")
+	}
+	f, err := parseObject(raw, "retentionFilter")
+	if err != nil {
+		return err
+	}
+	f.ignore("display", "showMean", "meanRetentionCalculation", "dashboardDisplay", "selectedInterval")
+	r := &q.Retention
+	for _, e := range []struct {
+		key string
+		dst *string
+	}{{"targetEntity", &r.TargetEvent}, {"returningEntity", &r.ReturningEvent}} {
+		raw, ok := f.take(e.key)
+		if !ok {
+			return errorf(f.field(e.key), "required: {\"id\": \"<event>\", \"type\": \"events\"}")
+		}
+		if *e.dst, err = decodeEntity(raw, f.field(e.key)); err != nil {
+			return err
+		}
+	}
+	q.Interval = Day
+	if p, ok, err := f.str("period"); err != nil {
+		return err
+	} else if ok {
+		periods := map[string]Interval{"Day": Day, "Week": Week, "Month": Month}
+		iv, known := periods[p]
+		if !known {
+			return errorf(f.field("period"), "unsupported period %q (supported: Day, Week, Month)", p)
+		}
+		q.Interval = iv
+	}
+	r.TotalIntervals = 7
+	if n, ok, err := f.integer("totalIntervals"); err != nil {
+		return err
+	} else if ok {
+		if n < 1 || n > maxTotalIntervals {
+			return errorf(f.field("totalIntervals"), "must be between 1 and %d, got %d", maxTotalIntervals, n)
+		}
+		r.TotalIntervals = n
+	}
+	r.Type = Recurring
+	if t, ok, err := f.str("retentionType"); err != nil {
+		return err
+	} else if ok {
+		if t != string(FirstTime) && t != string(Recurring) {
+			return errorf(f.field("retentionType"), "unsupported retention type %q (supported: %s, %s)", t, FirstTime, Recurring)
+		}
+		r.Type = RetentionType(t)
+	}
+	if err := f.refuse("cumulative", "cumulative retention is not supported", "false"); err != nil {
+		return err
+	}
+	if err := f.refuse("minimumOccurrences", "a minimum number of occurrences is not supported", "1"); err != nil {
+		return err
+	}
+	if err := f.refuse("retentionReference", "not supported", `"total"`); err != nil {
+		return err
+	}
+	return f.done()
+}
+
+func decodeEntity(raw json.RawMessage, path string) (string, error) {
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return "", err
+	}
+	o.ignore("name", "custom_name", "order", "uuid")
+	switch typ, _, err := o.str("type"); {
+	case err != nil:
+		return "", err
+	case typ != "events":
+		return "", errorf(o.field("type"), "unsupported entity type %q (supported: events)", typ)
+	}
+	if kind, ok, err := o.str("kind"); err != nil {
+		return "", err
+	} else if ok && kind != "EventsNode" {
+		return "", errorf(o.field("kind"), "unsupported entity kind %q (supported: EventsNode)", kind)
+	}
+	id, _, err := o.str("id")
+	if err != nil {
+		return "", errorf(o.field("id"), "must be an event name")
+	}
+	if id == "" {
+		return "", errorf(o.field("id"), "required: the event name")
+	}
+	if err := o.refuse("properties", "entity-level property filters are not supported; use the query's properties", "[]"); err != nil {
+		return "", err
+	}
+	return id, o.done()
+}

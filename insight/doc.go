@@ -1,0 +1,24 @@
+// Package insight runs the subset of PostHog's insight queries that endpoints
+// serve: TrendsQuery and RetentionQuery over the events table.
+//
+// A query goes through four steps, each a pure function:
+//
+//   - Decode reads the JSON of a query strictly: anything outside the
+//     supported subset (another kind, math, operator, a cohort or person
+//     breakdown, a formula, ...) is an *Error naming the field, never
+//     silently ignored.
+//   - (*Query).Variables lists the run-time variables the query offers: one
+//     per breakdown property, named by the property, plus date_from and
+//     date_to unless the endpoint is materialized. (*Query).Apply turns
+//     values into a new query: a breakdown value becomes an exact-match
+//     property filter, a date replaces a bound of the date range.
+//   - Compile turns a query into one SQL statement for a dialect of package
+//     placeholder, with every value and every property key bound as an
+//     argument.
+//   - (*Compiled).Shape turns the rows of that statement into the result
+//     shapes PostHog's clients read.
+//
+// Materialize and ReadMaterialized do the same for a materialized endpoint:
+// every series of the saved query is computed once into a table, and a run
+// reads only the stored series that match its breakdown values.
+package insight

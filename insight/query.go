@@ -1,0 +1,163 @@
+package insight
+
+import "slices"
+
+// Kind is the kind of an insight query, spelled as in PostHog's schema.
+type Kind string
+
+// The supported kinds.
+const (
+	Trends    Kind = "TrendsQuery"
+	Retention Kind = "RetentionQuery"
+)
+
+// Math is how a trends series aggregates the events of one interval.
+type Math string
+
+// The supported maths. Sum, Avg, Min and Max aggregate the numeric values of
+// the series' MathProperty; events whose property is missing or not a JSON
+// number do not contribute.
+const (
+	Total Math = "total" // number of events
+	DAU   Math = "dau"   // number of distinct distinct_ids
+	Sum   Math = "sum"
+	Avg   Math = "avg"
+	Min   Math = "min"
+	Max   Math = "max"
+)
+
+var maths = []Math{Total, DAU, Sum, Avg, Min, Max}
+
+// needsProperty reports whether m aggregates a property's values.
+func (m Math) needsProperty() bool { return m == Sum || m == Avg || m == Min || m == Max }
+
+// Interval is the width of one point of a trends series, or the period of a
+// retention query (Day, Week and Month there, as PostHog spells them).
+type Interval string
+
+// The supported intervals. Weeks start on Monday.
+const (
+	Hour  Interval = "hour"
+	Day   Interval = "day"
+	Week  Interval = "week"
+	Month Interval = "month"
+)
+
+var intervals = []Interval{Hour, Day, Week, Month}
+
+// Operator is the comparison of a property filter.
+type Operator string
+
+// The supported operators. A property whose value is the empty string counts
+// as not set, so that a breakdown value "" and is_not_set select the same
+// events. IsNot and NotIContains also match events without the property.
+const (
+	Exact        Operator = "exact"  // equals the value, or one of a list of values
+	IsNot        Operator = "is_not" // equals none of the values
+	IContains    Operator = "icontains"
+	NotIContains Operator = "not_icontains"
+	GT           Operator = "gt" // numeric comparison; the property must be a JSON number
+	LT           Operator = "lt"
+	IsSet        Operator = "is_set"
+	IsNotSet     Operator = "is_not_set"
+)
+
+var operators = []Operator{Exact, IsNot, IContains, NotIContains, GT, LT, IsSet, IsNotSet}
+
+// RetentionType decides who forms a retention cohort.
+type RetentionType string
+
+// The supported retention types.
+const (
+	// FirstTime puts a user in the cohort of the period of their first
+	// target event ever (among the events the query's filters keep).
+	FirstTime RetentionType = "retention_first_time"
+	// Recurring puts a user in the cohort of every period in which they did
+	// the target event.
+	Recurring RetentionType = "retention_recurring"
+)
+
+// Query is a decoded insight query. Decode is the only way to get a valid
+// one; Apply returns modified copies and never changes its receiver.
+type Query struct {
+	Kind Kind
+	// Series are the trends series, in order; empty for a retention query.
+	Series []Series
+	// Interval is the trends interval, or the retention period.
+	Interval Interval
+	// DateRange bounds the events considered.
+	DateRange DateRange
+	// Properties are filters AND-ed together.
+	Properties []Property
+	// Breakdowns split every series (or cohort) by the values of event
+	// properties, in order.
+	Breakdowns []Breakdown
+	// Retention holds what only a retention query has.
+	Retention RetentionFilter
+}
+
+// Series is one EventsNode of a trends query.
+type Series struct {
+	// Event is the event name; empty means all events.
+	Event        string
+	Math         Math
+	MathProperty string
+}
+
+// label is how PostHog names a series: by its event.
+func (s Series) label() string {
+	if s.Event == "" {
+		return "All events"
+	}
+	return s.Event
+}
+
+// DateRange holds the bounds as written: an ISO 8601 date ("2025-05-01"), a
+// date and time ("2025-05-01T10:00:00Z" or "2025-05-01 10:00:00"), or a date
+// relative to the run's now ("-7d", "-24h", "-4w", "-3m", "-1y"). Empty From
+// means the kind's default (7 days back for trends, TotalIntervals periods
+// for retention); empty To means now. A To that is a date includes its whole
+// day.
+type DateRange struct {
+	From string
+	To   string
+}
+
+// Property is one event property filter.
+type Property struct {
+	Key      string
+	Operator Operator
+	// Values are the values compared as text (Exact, IsNot: any of them;
+	// IContains, NotIContains: the first).
+	Values []string
+	// Number is the bound of GT and LT.
+	Number float64
+}
+
+// Breakdown is one breakdown property. Only event properties are supported.
+type Breakdown struct {
+	Property string
+}
+
+// RetentionFilter is the retention part of a RetentionQuery.
+type RetentionFilter struct {
+	TargetEvent    string
+	ReturningEvent string
+	Type           RetentionType
+	// TotalIntervals is how many periods each cohort is followed for,
+	// including its own.
+	TotalIntervals int
+}
+
+// clone returns a deep copy of q, so that Apply leaves the saved query alone.
+func (q *Query) clone() *Query {
+	c := *q
+	c.Series = slices.Clone(q.Series)
+	c.Breakdowns = slices.Clone(q.Breakdowns)
+	c.Properties = make([]Property, len(q.Properties))
+	for i, p := range q.Properties {
+		p.Values = slices.Clone(p.Values)
+		c.Properties[i] = p
+	}
+	return &c
+}

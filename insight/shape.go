@@ -1,0 +1,376 @@
+package insight
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Result is the result of an insight, as PostHog's clients read it: a JSON
+// array of Series for a trends query, of Cohort for a retention query.
+type Result struct {
+	Kind    Kind
+	Series  []TrendsSeries
+	Cohorts []Cohort
+}
+
+// MarshalJSON writes the array of the result's kind, never null.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	if r.Kind == Retention {
+		if r.Cohorts == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(r.Cohorts)
+	}
+	if r.Series == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(r.Series)
+}
+
+// TrendsSeries is one trends series: one query series for one combination of
+// breakdown values.
+type TrendsSeries struct {
+	// Label is the event, or the breakdown value(s) ("none" for a property
+	// that is not set), prefixed by the event when the query has several
+	// series.
+	Label string `json:"label"`
+	// BreakdownValue is nil without breakdowns, the value (a string) with
+	// one, and the values in breakdown order ([]string) with several. A
+	// property that is not set has the value "", which is also what a
+	// breakdown variable takes to select it.
+	BreakdownValue any `json:"breakdown_value,omitempty"`
+	// Count is the sum of Data.
+	Count float64 `json:"count"`
+	// Data holds one value per interval, 0 for an interval without events.
+	Data []float64 `json:"data"`
+	// Days are the interval starts, "YYYY-MM-DD" ("YYYY-MM-DD HH:MM:SS"
+	// for hours).
+	Days []string `json:"days"`
+	// Labels are the interval starts as PostHog's charts label them.
+	Labels []string `json:"labels"`
+}
+
+// Cohort is one row of a retention table: the users who started in one
+// period and how many of them returned in each period after.
+type Cohort struct {
+	// Date is the start of the cohort's period (RFC 3339, UTC).
+	Date string `json:"date"`
+	// Label is "Day 0", "Week 3", ... by the cohort's index.
+	Label string `json:"label"`
+	// Values hold TotalIntervals counts: the cohort's size, then the users
+	// who returned 1, 2, ... periods later (0 past the date range).
+	Values []RetentionValue `json:"values"`
+	// BreakdownValue is as in TrendsSeries.
+	BreakdownValue any `json:"breakdown_value,omitempty"`
+}
+
+// RetentionValue is one cell of a retention table.
+type RetentionValue struct {
+	Count float64 `json:"count"`
+	Label string  `json:"label"`
+}
+
+// Shape turns the rows of c.SQL (or of the read of a materialized table
+// compiled by ReadMaterialized) into the result. Values may be of any type
+// database/sql drivers return for these columns: integers, floats, text or
+// bytes. Intervals without a row are 0.
+//
+// Trends series come in query series order, then by Count descending, then
+// by breakdown values; retention breakdowns by cohort sizes descending, then
+// by values, each with one Cohort per period of the date range.
+func (c *Compiled) Shape(rows [][]any) (*Result, error) {
+	if c.q.Kind == Retention {
+		cohorts, err := c.shapeRetention(rows)
+		return &Result{Kind: Retention, Cohorts: cohorts}, err
+	}
+	series, err := c.shapeTrends(rows)
+	return &Result{Kind: Trends, Series: series}, err
+}
+
+func (c *Compiled) bucketIndex() map[string]int {
+	idx := make(map[string]int, len(c.sp.buckets))
+	for i, b := range c.sp.buckets {
+		idx[b.Format(timeLayout)] = i
+	}
+	return idx
+}
+
+type seriesKey struct {
+	series int
+	values string // breakdown values joined by \x00
+}
+
+func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
+	nb := len(c.q.Breakdowns)
+	width := 3 + nb
+	idx := c.bucketIndex()
+	byKey := map[seriesKey][]float64{}
+	var keys []seriesKey
+	if nb == 0 {
+		// Without breakdowns every series is shown, even without events.
+		for i := range c.q.Series {
+			k := seriesKey{series: i}
+			byKey[k] = make([]float64, len(c.sp.buckets))
+			keys = append(keys, k)
+		}
+	}
+	for r, row := range rows {
+		if len(row) != width {
+			return nil, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), width)
+		}
+		s, err := toInt(row[0])
+		if err != nil || s < 0 || s >= len(c.q.Series) {
+			return nil, fmt.Errorf("insight: shape: row %d: bad series %v", r, row[0])
+		}
+		b, err := toText(row[1])
+		if err != nil {
+			return nil, fmt.Errorf("insight: shape: row %d: bucket: %w", r, err)
+		}
+		at, ok := idx[b]
+		if !ok {
+			return nil, fmt.Errorf("insight: shape: row %d: bucket %q is not an interval of the date range", r, b)
+		}
+		values := make([]string, nb)
+		for j := range nb {
+			if values[j], err = toText(row[2+j]); err != nil {
+				return nil, fmt.Errorf("insight: shape: row %d: breakdown %d: %w", r, j, err)
+			}
+		}
+		v, err := toFloat(row[2+nb])
+		if err != nil {
+			return nil, fmt.Errorf("insight: shape: row %d: value: %w", r, err)
+		}
+		k := seriesKey{series: s, values: strings.Join(values, "\x00")}
+		data, seen := byKey[k]
+		if !seen {
+			data = make([]float64, len(c.sp.buckets))
+			byKey[k] = data
+			keys = append(keys, k)
+		}
+		data[at] = v
+	}
+	days, labels := c.dayLabels()
+	out := make([]TrendsSeries, 0, len(keys))
+	for _, k := range keys {
+		data := byKey[k]
+		s := TrendsSeries{Data: data, Days: days, Labels: labels, Label: c.q.Series[k.series].label()}
+		for _, v := range data {
+			s.Count += v
+		}
+		if nb > 0 {
+			values := strings.Split(k.values, "\x00")
+			s.BreakdownValue = breakdownValueOf(values)
+			label := breakdownLabel(values)
+			if len(c.q.Series) > 1 {
+				label = s.Label + " - " + label
+			}
+			s.Label = label
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ki, kj := keys[i], keys[j]
+		if ki.series != kj.series {
+			return ki.series < kj.series
+		}
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return ki.values < kj.values
+	})
+	return out, nil
+}
+
+func breakdownValueOf(values []string) any {
+	if len(values) == 1 {
+		return values[0]
+	}
+	return values
+}
+
+func breakdownLabel(values []string) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		if v == "" {
+			v = "none"
+		}
+		parts[i] = v
+	}
+	return strings.Join(parts, "::")
+}
+
+// dayLabels formats the buckets as PostHog does.
+func (c *Compiled) dayLabels() (days, labels []string) {
+	days = make([]string, len(c.sp.buckets))
+	labels = make([]string, len(c.sp.buckets))
+	for i, b := range c.sp.buckets {
+		switch c.q.Interval {
+		case Hour:
+			days[i] = b.Format(timeLayout)
+			labels[i] = b.Format("2-Jan 15:04")
+		case Month:
+			days[i] = b.Format("2006-01-02")
+			labels[i] = b.Format("Jan 2006")
+		default:
+			days[i] = b.Format("2006-01-02")
+			labels[i] = b.Format("2-Jan-2006")
+		}
+	}
+	return days, labels
+}
+
+func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
+	nb := len(c.q.Breakdowns)
+	width := 3 + nb
+	idx := c.bucketIndex()
+	total := c.q.Retention.TotalIntervals
+	type table struct {
+		counts [][]float64 // [cohort][offset]
+		size   float64
+	}
+	tables := map[string]*table{}
+	var keys []string
+	newTable := func(k string) *table {
+		t := &table{counts: make([][]float64, len(c.sp.buckets))}
+		for i := range t.counts {
+			t.counts[i] = make([]float64, total)
+		}
+		tables[k] = t
+		keys = append(keys, k)
+		return t
+	}
+	if nb == 0 {
+		newTable("")
+	}
+	for r, row := range rows {
+		if len(row) != width {
+			return nil, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), width)
+		}
+		values := make([]string, nb)
+		var err error
+		for j := range nb {
+			if values[j], err = toText(row[j]); err != nil {
+				return nil, fmt.Errorf("insight: shape: row %d: breakdown %d: %w", r, j, err)
+			}
+		}
+		var at [2]int
+		for j := range 2 {
+			b, err := toText(row[nb+j])
+			if err != nil {
+				return nil, fmt.Errorf("insight: shape: row %d: period: %w", r, err)
+			}
+			i, ok := idx[b]
+			if !ok {
+				return nil, fmt.Errorf("insight: shape: row %d: period %q is not in the date range", r, b)
+			}
+			at[j] = i
+		}
+		n, err := toFloat(row[nb+2])
+		if err != nil {
+			return nil, fmt.Errorf("insight: shape: row %d: count: %w", r, err)
+		}
+		offset := at[1] - at[0]
+		if offset < 0 || offset >= total {
+			continue
+		}
+		k := strings.Join(values, "\x00")
+		t, ok := tables[k]
+		if !ok {
+			t = newTable(k)
+		}
+		t.counts[at[0]][offset] = n
+		if offset == 0 {
+			t.size += n
+		}
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if tables[keys[i]].size != tables[keys[j]].size {
+			return tables[keys[i]].size > tables[keys[j]].size
+		}
+		return keys[i] < keys[j]
+	})
+	unit := map[Interval]string{Day: "Day", Week: "Week", Month: "Month", Hour: "Hour"}[c.q.Interval]
+	labels := make([]string, max(total, len(c.sp.buckets)))
+	for i := range labels {
+		labels[i] = unit + " " + strconv.Itoa(i)
+	}
+	out := make([]Cohort, 0, len(keys)*len(c.sp.buckets))
+	for _, k := range keys {
+		var bv any
+		if nb > 0 {
+			bv = breakdownValueOf(strings.Split(k, "\x00"))
+		}
+		for i, b := range c.sp.buckets {
+			values := make([]RetentionValue, total)
+			for o := range values {
+				values[o] = RetentionValue{Count: tables[k].counts[i][o], Label: labels[o]}
+			}
+			out = append(out, Cohort{
+				Date:           b.Format(time.RFC3339),
+				Label:          labels[i],
+				Values:         values,
+				BreakdownValue: bv,
+			})
+		}
+	}
+	return out, nil
+}
+
+// toText reads a text column as drivers return it.
+func toText(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case nil:
+		return "", nil
+	case time.Time:
+		return v.UTC().Format(timeLayout), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	}
+	return "", fmt.Errorf("unexpected %T", v)
+}
+
+// toFloat reads a numeric column; NULL (an aggregate over no value) is 0.
+func toFloat(v any) (float64, error) {
+	switch v := v.(type) {
+	case int64:
+		return float64(v), nil
+	case float64:
+		return v, nil
+	case nil:
+		return 0, nil
+	case int:
+		return float64(v), nil
+	case int32:
+		return float64(v), nil
+	case uint64:
+		return float64(v), nil
+	case float32:
+		return float64(v), nil
+	case string, []byte:
+		s, _ := toText(v)
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	}
+	return 0, fmt.Errorf("unexpected %T", v)
+}
+
+func toInt(v any) (int, error) {
+	f, err := toFloat(v)
+	if err != nil || f != float64(int(f)) {
+		return 0, fmt.Errorf("not a whole number: %v", v)
+	}
+	return int(f), nil
+}

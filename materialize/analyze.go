@@ -1,0 +1,353 @@
+package materialize
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/xwb1989/sqlparser"
+)
+
+// Options say how to analyse and rewrite a query.
+type Options struct {
+	// Dialect is the engine that runs the query and holds the stored table.
+	Dialect placeholder.Dialect
+	// Types are the variables' types by code name. Date variables compared
+	// with >=, >, <, <= in an aggregating query are stored by bucket; every
+	// other variable is stored as the column's own value.
+	Types map[string]variable.Type
+	// Buckets override the bucket (default Day) of Date range variables, by
+	// code name.
+	Buckets map[string]Bucket
+}
+
+// Variable is the verdict on one variable of a query.
+type Variable struct {
+	// Name is the code name.
+	Name string
+	// Column is the compared column as the query spells it (canonical,
+	// lower-case); empty when the variable is not materializable.
+	Column string
+	// Operators are the operators of its uses, written column OP value (a
+	// use written value OP column is mirrored).
+	Operators []string
+	// Bucket is the time bucket the stored table keeps for this variable;
+	// empty when it keeps the column's own values.
+	Bucket Bucket
+	// Reason is nil when every use of the variable is materializable.
+	Reason *Reason
+}
+
+// Analysis is the verdict on a query: per variable, and for the query.
+type Analysis struct {
+	// Variables in order of first use.
+	Variables []Variable
+	// Reasons lists every reason the query cannot be materialized, the
+	// variables' first; empty when it can.
+	Reasons []Reason
+	// Plan is the rewrite; nil unless the query can be materialized.
+	Plan *Plan
+}
+
+// Materializable reports whether the query can be materialized.
+func (a *Analysis) Materializable() bool { return a.Plan != nil }
+
+// Reason returns the first reason as text, for
+// "Cannot materialize endpoint. Reason: <reason>"; empty when materializable.
+func (a *Analysis) Reason() string {
+	if len(a.Reasons) == 0 {
+		return ""
+	}
+	return a.Reasons[0].String()
+}
+
+// use is one occurrence of a variable that is a materializable comparison.
+type use struct {
+	op     string // column op value
+	col    *sqlparser.ColName
+	canon  string
+	reason *Reason
+}
+
+// Analyze decides whether query, an endpoint's SQL template with
+// {variables.x} placeholders, can be materialized, and if so rewrites it
+// (Analysis.Plan). A query that cannot be materialized is not an error: the
+// Analysis says why. The error is for unusable opts only.
+func Analyze(query string, opts Options) (*Analysis, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	a := &Analysis{}
+	queryReason := func(code Code, format string, args ...any) (*Analysis, error) {
+		a.Reasons = append(a.Reasons, Reason{Code: code, Message: fmt.Sprintf(format, args...)})
+		return a, nil
+	}
+	phs, err := placeholder.Scan(query)
+	if err != nil {
+		return queryReason(CodeUnparsable, "the query cannot be read: %v", err)
+	}
+	order := map[string]int{}
+	for _, ph := range phs {
+		if _, ok := order[ph.Name]; !ok {
+			order[ph.Name] = len(a.Variables)
+			a.Variables = append(a.Variables, Variable{Name: ph.Name})
+		}
+	}
+	lx := lex(query, opts.Dialect)
+	if lx.trap != "" {
+		return queryReason(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
+	}
+	p, err := parse(query, phs)
+	if err != nil {
+		return queryReason(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
+	}
+	sel, ok := p.stmt.(*sqlparser.Select)
+	if !ok {
+		return queryReason(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
+	}
+	uses := make([][]use, len(a.Variables))
+	for _, b := range classify(sel) {
+		if b.index < 1 || b.index > len(p.names) {
+			return queryReason(CodeUnparsable, "the query holds a bind marker of its own")
+		}
+		v := order[p.names[b.index-1]]
+		uses[v] = append(uses[v], b.use)
+	}
+	for i := range a.Variables {
+		a.Variables[i].judge(uses[i])
+		if r := a.Variables[i].Reason; r != nil {
+			a.Reasons = append(a.Reasons, *r)
+		}
+	}
+	if len(a.Reasons) > 0 {
+		return a, nil
+	}
+	plan, reason := build(sel, lx, a.Variables, uses, opts)
+	if reason != nil {
+		a.Reasons = append(a.Reasons, *reason)
+		for i := range a.Variables {
+			a.Variables[i].Bucket = ""
+		}
+		return a, nil
+	}
+	a.Plan = plan
+	return a, nil
+}
+
+func (o Options) check() error {
+	if o.Dialect.Name() == "" {
+		return fmt.Errorf("%w: no dialect", ErrInvalidOptions)
+	}
+	for name, b := range o.Buckets {
+		if !b.valid() {
+			return fmt.Errorf("%w: bucket %q of variable '%s' (want minute, hour, day, week or month)", ErrInvalidOptions, b, name)
+		}
+	}
+	return nil
+}
+
+// judge sets the verdict of v from its uses.
+func (v *Variable) judge(uses []use) {
+	for _, u := range uses {
+		if u.reason != nil {
+			r := *u.reason
+			r.Variable = v.Name
+			v.Reason = &r
+			return
+		}
+	}
+	for _, u := range uses {
+		if u.canon != uses[0].canon {
+			v.Reason = &Reason{Code: CodeDifferentColumns, Variable: v.Name,
+				Message: fmt.Sprintf("is compared to two different columns (%s and %s)", uses[0].canon, u.canon)}
+			return
+		}
+	}
+	if len(uses) > 0 {
+		v.Column = uses[0].canon
+	}
+	for _, u := range uses {
+		v.Operators = append(v.Operators, u.op)
+	}
+}
+
+// ranged reports whether v is compared with a range operator.
+func (v *Variable) ranged() bool {
+	for _, op := range v.Operators {
+		if op != "=" {
+			return true
+		}
+	}
+	return false
+}
+
+// bind is one bind variable found by classify, with its verdict.
+type bind struct {
+	index int
+	use
+}
+
+// classify finds every bind variable of sel and judges its place.
+func classify(sel *sqlparser.Select) []bind {
+	var out []bind
+	outside := func(node sqlparser.SQLNode, where string) {
+		for _, f := range findBinds(node) {
+			place := where
+			if where == "FROM" {
+				place = "a subquery in FROM"
+				if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(sqlparser.JoinCondition); return ok }) {
+					place = "a JOIN condition"
+				}
+			}
+			out = append(out, bind{f.index, use{reason: &Reason{Code: CodeNotInWhere,
+				Message: fmt.Sprintf("is used in %s; only the outer WHERE can be materialized", place)}}})
+		}
+	}
+	outside(sel.SelectExprs, "the SELECT list")
+	outside(sel.From, "FROM")
+	outside(sel.GroupBy, "GROUP BY")
+	if sel.Having != nil {
+		outside(sel.Having, "HAVING")
+	}
+	outside(sel.OrderBy, "ORDER BY")
+	if sel.Limit != nil {
+		outside(sel.Limit, "LIMIT")
+	}
+	if sel.Where != nil {
+		for _, term := range andTerms(sel.Where.Expr) {
+			for _, f := range findBinds(term) {
+				out = append(out, bind{f.index, judgeUse(term, f)})
+			}
+		}
+	}
+	return out
+}
+
+var rangeOps = map[string]string{"=": "=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+// judgeUse judges one bind variable found inside a top-level WHERE term.
+func judgeUse(term sqlparser.Expr, f found) use {
+	bad := func(code Code, format string, args ...any) use {
+		return use{reason: &Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
+	}
+	if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.OrExpr); return ok }) {
+		return bad(CodeUnderOr, "is used under OR; only conditions AND-ed at the top of WHERE can be materialized")
+	}
+	if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.Subquery); return ok }) {
+		return bad(CodeNotInWhere, "is used in a subquery; only the outer WHERE can be materialized")
+	}
+	switch t := unparen(term).(type) {
+	case *sqlparser.ComparisonExpr:
+		mirrored, ok := rangeOps[t.Operator]
+		if !ok {
+			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
+		}
+		left, right := unparen(t.Left), unparen(t.Right)
+		var other sqlparser.Expr
+		op := t.Operator
+		switch {
+		case bindIndex(right) == f.index:
+			other = left
+		case bindIndex(left) == f.index:
+			other, op = right, mirrored
+		default:
+			return bad(CodeInExpression, "is used inside an expression; it must be compared as itself")
+		}
+		col, ok := other.(*sqlparser.ColName)
+		if !ok {
+			return bad(CodeNotColumn, "is compared to an expression, not a column")
+		}
+		return use{op: op, col: col, canon: canonical(col)}
+	case *sqlparser.RangeCond:
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
+	case *sqlparser.IsExpr:
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
+	case *sqlparser.NotExpr:
+		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= can be materialized")
+	}
+	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
+}
+
+// andTerms splits e into its top-level AND terms, through parentheses.
+func andTerms(e sqlparser.Expr) []sqlparser.Expr {
+	switch x := e.(type) {
+	case *sqlparser.AndExpr:
+		return append(andTerms(x.Left), andTerms(x.Right)...)
+	case *sqlparser.ParenExpr:
+		if _, ok := unparen(x).(*sqlparser.AndExpr); ok {
+			return andTerms(unparen(x))
+		}
+	}
+	return []sqlparser.Expr{e}
+}
+
+func unparen(e sqlparser.Expr) sqlparser.Expr {
+	for {
+		p, ok := e.(*sqlparser.ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.Expr
+	}
+}
+
+// found is a bind variable with the nodes above it, outermost first.
+type found struct {
+	index int
+	path  []sqlparser.SQLNode
+}
+
+func (f found) has(pred func(sqlparser.SQLNode) bool) bool {
+	for _, n := range f.path {
+		if pred(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// findBinds returns the bind variables under root with their paths.
+func findBinds(root sqlparser.SQLNode) []found {
+	var out []found
+	var walk func(n sqlparser.SQLNode, path []sqlparser.SQLNode)
+	walk = func(n sqlparser.SQLNode, path []sqlparser.SQLNode) {
+		if e, ok := n.(sqlparser.Expr); ok {
+			if i := bindIndex(e); i > 0 {
+				out = append(out, found{i, append([]sqlparser.SQLNode(nil), path...)})
+				return
+			}
+		}
+		path = append(path, n)
+		for _, c := range children(n) {
+			walk(c, path)
+		}
+	}
+	walk(root, nil)
+	return out
+}
+
+// children returns the direct children of n, through the parser's walker.
+func children(n sqlparser.SQLNode) []sqlparser.SQLNode {
+	var out []sqlparser.SQLNode
+	root := true
+	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+		if root {
+			root = false
+			return true, nil
+		}
+		out = append(out, c)
+		return false, nil
+	}, n)
+	return out
+}
+
+func statementKind(s sqlparser.Statement) string {
+	switch s.(type) {
+	case *sqlparser.Union:
+		return "a UNION"
+	case *sqlparser.ParenSelect:
+		return "a parenthesized SELECT"
+	}
+	return "a " + strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(nodeName(s), "*"), "Expr")) + " statement"
+}

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// endpointView is an endpoint as the API shows it: the record plus the path
+// that runs it, so a client never has to assemble URLs.
+type endpointView struct {
+	endpoint.Endpoint
+	EndpointPath string `json:"endpoint_path"`
+}
+
+func (h *handler) view(project string, e endpoint.Endpoint) endpointView {
+	return endpointView{
+		Endpoint:     e,
+		EndpointPath: h.cfg.prefix + "/api/projects/" + url.PathEscape(project) + "/endpoints/" + url.PathEscape(e.Name) + "/run",
+	}
+}
+
+// listBody is the envelope of every list, as in the reference API.
+type listBody[T any] struct {
+	Results []T `json:"results"`
+}
+
+func (h *handler) createEndpoint(w http.ResponseWriter, r *http.Request, project string) error {
+	var req endpoint.CreateRequest
+	if err := h.decode(w, r, &req, false); err != nil {
+		return err
+	}
+	e, err := h.svc.Create(r.Context(), project, req)
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, http.StatusCreated, h.view(project, e))
+}
+
+func (h *handler) listEndpoints(w http.ResponseWriter, r *http.Request, project string) error {
+	list, err := h.svc.List(r.Context(), project)
+	if err != nil {
+		return err
+	}
+	views := make([]endpointView, len(list))
+	for i, e := range list {
+		views[i] = h.view(project, e)
+	}
+	return h.reply(w, r, http.StatusOK, listBody[endpointView]{Results: views})
+}
+
+func (h *handler) getEndpoint(w http.ResponseWriter, r *http.Request, project string) error {
+	e, err := h.svc.Get(r.Context(), project, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, http.StatusOK, h.view(project, e))
+}
+
+func (h *handler) updateEndpoint(w http.ResponseWriter, r *http.Request, project string) error {
+	var req endpoint.UpdateRequest
+	if err := h.decode(w, r, &req, false); err != nil {
+		return err
+	}
+	e, err := h.svc.Update(r.Context(), project, r.PathValue("name"), req)
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, http.StatusOK, h.view(project, e))
+}
+
+func (h *handler) deleteEndpoint(w http.ResponseWriter, r *http.Request, project string) error {
+	if err := h.svc.Delete(r.Context(), project, r.PathValue("name")); err != nil {
+		return err
+	}
+	noContent(w)
+	return nil
+}
+
+func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project string) error {
+	var req endpoint.RunRequest
+	if err := h.decode(w, r, &req, true); err != nil {
+		return err
+	}
+	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, http.StatusOK, res)
+}

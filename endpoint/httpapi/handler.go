@@ -1,0 +1,170 @@
+// Package httpapi serves an endpoint.Service over HTTP: the JSON API of a
+// project's variables, endpoints and endpoint runs under
+// /api/projects/{project_id}/, behind API-key authentication.
+//
+// New returns an http.Handler that a host mounts in its own server. Every
+// answer is JSON; every failure is {"detail", "code", "attr"} with the status
+// of the *endpoint.Error behind it, so a client sees the same messages the Go
+// API returns.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// DefaultMaxBodyBytes is the largest request body New accepts unless
+// WithMaxBodyBytes says otherwise: 1 MiB, far above any real query
+// definition or run request, small enough that a client cannot make the
+// server buffer much.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Option changes how New builds its handler.
+type Option func(*config)
+
+type config struct {
+	prefix  string
+	maxBody int64
+	logger  *slog.Logger
+}
+
+// WithPrefix serves the API under prefix (for example "/analytics", giving
+// /analytics/api/projects/...). Mount the handler at prefix+"/" in the host's
+// mux without http.StripPrefix; endpoint_path then shows the full path.
+func WithPrefix(prefix string) Option {
+	return func(c *config) { c.prefix = strings.TrimSuffix(prefix, "/") }
+}
+
+// WithMaxBodyBytes sets the largest request body accepted; a larger one is
+// answered 413. n <= 0 keeps DefaultMaxBodyBytes.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
+}
+
+// WithLogger sets where failures that are not the client's (a broken store,
+// a panic) are logged; clients only ever see a generic 500. The default is
+// slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+type handler struct {
+	svc  *endpoint.Service
+	auth Authenticator
+	cfg  config
+	mux  *http.ServeMux
+	// fallback is the pattern that catches every request no route takes.
+	fallback string
+}
+
+// New returns the HTTP API of svc. Every request must carry an API key that
+// auth accepts for the project in its path. It panics if svc or auth is nil,
+// as http.Handle does for a nil handler: that is a wiring mistake, not a
+// request-time condition.
+func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler {
+	if svc == nil {
+		panic("httpapi: New called with a nil *endpoint.Service")
+	}
+	if auth == nil {
+		panic("httpapi: New called with a nil Authenticator")
+	}
+	h := &handler{svc: svc, auth: auth, cfg: config{maxBody: DefaultMaxBodyBytes, logger: slog.Default()}}
+	for _, o := range opts {
+		o(&h.cfg)
+	}
+	h.mux = http.NewServeMux()
+	h.routes()
+	// A catch-all of every method, so that unknown routes and wrong methods
+	// reach notRouted and are answered in JSON rather than by the mux's text.
+	h.fallback = h.cfg.prefix + "/"
+	h.mux.HandleFunc(h.fallback, h.notRouted)
+	return h
+}
+
+// apiFunc serves one route for an authorized project; a returned error is
+// written as the JSON error body.
+type apiFunc func(w http.ResponseWriter, r *http.Request, project string) error
+
+// handle registers fn for method and path (relative to the project root,
+// without a trailing slash), with and without the trailing slash.
+func (h *handler) handle(method, path string, fn apiFunc) {
+	full := h.cfg.prefix + "/api/projects/{project_id}/" + path
+	hf := h.authorized(fn)
+	h.mux.Handle(method+" "+full, hf)
+	h.mux.Handle(method+" "+full+"/{$}", hf)
+}
+
+func (h *handler) routes() {
+	h.handle(http.MethodPost, "insight_variables", h.createVariable)
+	h.handle(http.MethodGet, "insight_variables", h.listVariables)
+	h.handle(http.MethodGet, "insight_variables/{id}", h.getVariable)
+	h.handle(http.MethodPatch, "insight_variables/{id}", h.updateVariable)
+	h.handle(http.MethodDelete, "insight_variables/{id}", h.deleteVariable)
+
+	h.handle(http.MethodPost, "endpoints", h.createEndpoint)
+	h.handle(http.MethodGet, "endpoints", h.listEndpoints)
+	h.handle(http.MethodGet, "endpoints/{name}", h.getEndpoint)
+	h.handle(http.MethodPatch, "endpoints/{name}", h.updateEndpoint)
+	h.handle(http.MethodDelete, "endpoints/{name}", h.deleteEndpoint)
+	h.handle(http.MethodPost, "endpoints/{name}/run", h.runEndpoint)
+}
+
+// ServeHTTP answers a panic anywhere below with a 500 JSON body instead of
+// a dropped connection.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rw := &responseWriter{ResponseWriter: w}
+	defer h.recoverPanic(rw, r)
+	h.mux.ServeHTTP(rw, r)
+}
+
+// authorized checks the API key for the path's project before fn runs, so
+// that nothing of a project, not even whether a name exists in it, reaches a
+// key that may not use it.
+func (h *handler) authorized(fn apiFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		project := r.PathValue("project_id")
+		if err := h.authorize(w, r, project); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if err := fn(w, r, project); err != nil {
+			h.fail(w, r, err)
+		}
+	})
+}
+
+// probeMethods are the methods tried to tell a wrong method (405) from an
+// unknown path (404).
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodPut}
+
+// notRouted answers requests that no route takes: 405 with Allow when the
+// path exists under another method, 404 otherwise.
+func (h *handler) notRouted(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range probeMethods {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := h.mux.Handler(probe); pattern != h.fallback {
+			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead)
+			}
+		}
+	}
+	if len(allowed) == 0 {
+		h.fail(w, r, errRouteNotFound())
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	h.fail(w, r, errMethodNotAllowed(r.Method))
+}

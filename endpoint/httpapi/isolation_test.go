@@ -1,0 +1,83 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestProjectIsolation: a key for project 1 never reads, changes or runs
+// anything of project 2, whatever the route.
+func TestProjectIsolation(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	h.setupRange("2", keyP2)
+	secret := "SELECT 'project-two-secret' AS s"
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/2/endpoints/", keyP2, map[string]any{"name": "secret", "query": sqlQuery(secret, nil)}))
+
+	forbidden := []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/api/projects/2/endpoints/", nil},
+		{"GET", "/api/projects/2/endpoints/secret", nil},
+		{"GET", "/api/projects/2/endpoints/no_such_one", nil},
+		{"POST", "/api/projects/2/endpoints/secret/run", map[string]any{"variables": map[string]any{}}},
+		{"POST", "/api/projects/2/endpoints/in_range/run", map[string]any{"variables": okVars}},
+		{"PATCH", "/api/projects/2/endpoints/secret", map[string]any{"description": "mine now"}},
+		{"DELETE", "/api/projects/2/endpoints/secret", nil},
+		{"POST", "/api/projects/2/endpoints/", map[string]any{"name": "planted", "query": sqlQuery("SELECT 1", nil)}},
+		{"GET", "/api/projects/2/insight_variables/", nil},
+		{"GET", "/api/projects/2/insight_variables/" + idFrom, nil},
+		{"PATCH", "/api/projects/2/insight_variables/" + idFrom, map[string]any{"name": "mine"}},
+		{"DELETE", "/api/projects/2/insight_variables/" + idTo, nil},
+		{"POST", "/api/projects/2/insight_variables/", dateVar(idCountry, "Planted")},
+		// A malformed body must not reveal more than the 403 either.
+		{"POST", "/api/projects/2/endpoints/secret/run", `{"variables": `},
+	}
+	for _, c := range forbidden {
+		r := h.do(c.method, c.path, keyP1, c.body)
+		mustStatus(t, http.StatusForbidden, r)
+		assert.Equal(t, "forbidden", r.Body["code"], "%s %s", c.method, c.path)
+		assert.NotContains(t, string(r.Raw), "project-two-secret")
+		assert.NotContains(t, string(r.Raw), idFrom)
+	}
+
+	// Project 2 is as it was.
+	r := h.do("GET", "/api/projects/2/endpoints/", keyP2, nil)
+	mustStatus(t, http.StatusOK, r)
+	assert.Len(t, r.Body["results"], 2)
+	r = h.do("GET", "/api/projects/2/endpoints/secret", keyP2, nil)
+	assert.Equal(t, "", r.Body["description"])
+	r = h.do("GET", "/api/projects/2/insight_variables/", keyP2, nil)
+	assert.Len(t, r.Body["results"], 2)
+	r = h.do("POST", "/api/projects/2/endpoints/secret/run", keyP2, map[string]any{"variables": map[string]any{}})
+	mustStatus(t, http.StatusOK, r)
+	assert.Equal(t, []any{[]any{"project-two-secret"}}, r.Body["results"])
+
+	// Through its own project, key 1 sees only project 1's records.
+	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
+	mustStatus(t, http.StatusOK, r)
+	assert.Len(t, r.Body["results"], 1)
+	mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/secret", keyP1, nil))
+	mustStatus(t, http.StatusNotFound, h.do("POST", "/api/projects/1/endpoints/secret/run", keyP1, map[string]any{"variables": map[string]any{}}))
+
+	// The admin key reaches both.
+	mustStatus(t, http.StatusOK, h.do("GET", "/api/projects/1/endpoints/in_range", keyAdmin, nil))
+	mustStatus(t, http.StatusOK, h.do("GET", "/api/projects/2/endpoints/secret", keyAdmin, nil))
+}
+
+// TestVariableOfAnotherProject: a variable id of project 2 is unknown in
+// project 1, both to read and to use in an endpoint.
+func TestVariableOfAnotherProject(t *testing.T) {
+	h := newHarness(t, nil)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/2/insight_variables/", keyP2, map[string]any{"id": idCountry, "name": "country", "type": "String"}))
+	mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/insight_variables/"+idCountry, keyAdmin, nil))
+	r := h.do("POST", "/api/projects/1/endpoints/", keyAdmin, map[string]any{
+		"name":  "borrowed",
+		"query": sqlQuery("SELECT count(*) FROM events WHERE json_extract(properties, '$.country') = {variables.country}", map[string]string{idCountry: "country"}),
+	})
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Contains(t, r.detail(), "Variable ID(s) not found: "+idCountry)
+}

@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"runtime/debug"
+)
+
+// responseWriter remembers whether the status line went out, so that a panic
+// after it is not answered with a second one.
+type responseWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *responseWriter) WriteHeader(status int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// recoverPanic turns a panic in a route into a logged 500, so that one bad
+// request never takes the connection (or, without net/http's own recovery,
+// the process) down with it. http.ErrAbortHandler is net/http's deliberate
+// abort and goes on up.
+func (h *handler) recoverPanic(w *responseWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler { //nolint:errorlint // the sentinel is panicked as is
+		panic(v)
+	}
+	h.cfg.logger.ErrorContext(r.Context(), "httpapi: panic",
+		"method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	if w.wrote {
+		// Too late for a status: cut the response so the client sees it
+		// is incomplete rather than a truncated success.
+		panic(http.ErrAbortHandler)
+	}
+	h.fail(w, r, fmt.Errorf("httpapi: panic: %v", v))
+}

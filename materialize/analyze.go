@@ -35,7 +35,9 @@ type Variable struct {
 	// Bucket is the time bucket the stored table keeps for this variable;
 	// empty when it keeps the column's own values.
 	Bucket Bucket
-	// Reason is nil when every use of the variable is materializable.
+	// Reason is nil when every use of the variable is materializable. It is
+	// also nil, with Column empty, when the query could not be analysed as
+	// far as its variables (Analysis.Reasons says why).
 	Reason *Reason
 }
 

@@ -501,6 +501,9 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if name == "count" && len(f.Exprs) == 0 && !f.Distinct {
+		return "coalesce(sum(" + b.part(text) + "), 0)", nil // ClickHouse's count()
+	}
 	if len(f.Exprs) == 1 && (!f.Distinct || name == "min" || name == "max") {
 		switch name {
 		case "count":

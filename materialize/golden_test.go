@@ -1,0 +1,150 @@
+package materialize
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata")
+
+// goldenOptions reads a case's optional options.txt: lines "dialect: X",
+// "date: a b" (Date variables) and "bucket: a=week".
+func goldenOptions(t *testing.T, dir string) Options {
+	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{}, Buckets: map[string]Bucket{}}
+	data, err := os.ReadFile(filepath.Join(dir, "options.txt"))
+	if os.IsNotExist(err) {
+		return opts
+	}
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		require.True(t, ok, "options line %q", line)
+		value = strings.TrimSpace(value)
+		switch key {
+		case "dialect":
+			opts.Dialect, err = placeholder.DialectByName(value)
+			require.NoError(t, err)
+		case "date":
+			for _, name := range strings.Fields(value) {
+				opts.Types[name] = variable.Date
+			}
+		case "bucket":
+			name, b, _ := strings.Cut(value, "=")
+			opts.Buckets[name] = Bucket(b)
+		default:
+			t.Fatalf("unknown option %q", key)
+		}
+	}
+	return opts
+}
+
+// goldenValue is the value each variable gets for the golden read: a date
+// that starts a minute, hour, day, week (Monday) and month at once.
+func goldenValue(opts Options, name string) any {
+	if opts.Types[name] == variable.Date {
+		return variable.Timestamp{Time: time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC), DateOnly: true}
+	}
+	return "v"
+}
+
+func verdictText(a *Analysis) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "materializable: %v\n", a.Materializable())
+	for _, r := range a.Reasons {
+		fmt.Fprintf(&b, "reason: %s: %s\n", r.Code, r)
+	}
+	for _, v := range a.Variables {
+		fmt.Fprintf(&b, "variable %s:", v.Name)
+		if v.Reason != nil {
+			fmt.Fprintf(&b, " %s\n", v.Reason.Code)
+			continue
+		}
+		if v.Column == "" {
+			b.WriteString(" not analysed\n")
+			continue
+		}
+		fmt.Fprintf(&b, " column %s operators %s", v.Column, strings.Join(v.Operators, " "))
+		if v.Bucket != "" {
+			fmt.Fprintf(&b, " bucket %s", v.Bucket)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// TestGolden replays every case of testdata: its verdict, pre-compute
+// query and read query. go test -run TestGolden -update rewrites them.
+func TestGolden(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*/query.sql")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(dirs), 25)
+	codes := map[Code]bool{}
+	for _, q := range dirs {
+		dir := filepath.Dir(q)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			query, err := os.ReadFile(q)
+			require.NoError(t, err)
+			opts := goldenOptions(t, dir)
+			a, err := Analyze(strings.TrimSuffix(string(query), "\n"), opts)
+			require.NoError(t, err)
+			for _, r := range a.Reasons {
+				codes[r.Code] = true
+			}
+			got := map[string]string{"verdict": verdictText(a)}
+			if a.Plan != nil {
+				got["precompute.sql"] = a.Plan.Precompute() + "\n"
+				values := map[string]any{}
+				for _, v := range a.Variables {
+					values[v.Name] = goldenValue(opts, v.Name)
+				}
+				read, args, err := a.Plan.Read("stored", values)
+				if errors.Is(err, ErrRunInline) {
+					got["read.sql"] = "-- " + err.Error() + "\n"
+				} else {
+					require.NoError(t, err)
+					uses := 0
+					for _, v := range a.Variables {
+						uses += len(v.Operators)
+					}
+					require.Len(t, args, uses)
+					got["read.sql"] = read + "\n"
+				}
+			}
+			for _, name := range []string{"verdict", "precompute.sql", "read.sql"} {
+				path := filepath.Join(dir, name)
+				want, ok := got[name]
+				if *update {
+					if ok {
+						require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+					} else {
+						_ = os.Remove(path)
+					}
+					continue
+				}
+				data, err := os.ReadFile(path)
+				if !ok {
+					require.True(t, os.IsNotExist(err), "%s should not exist for a query that is not materializable", path)
+					continue
+				}
+				require.NoError(t, err, "run go test -run TestGolden -update")
+				require.Equal(t, string(data), want, path)
+			}
+		})
+	}
+	if !*update {
+		for _, c := range []Code{CodeUnparsable, CodeUnsupportedQuery, CodeNotInWhere, CodeUnsupportedOperator,
+			CodeInExpression, CodeUnderOr, CodeNotColumn, CodeDifferentColumns, CodeAggregate} {
+			require.True(t, codes[c], "no golden case has the reason code %s", c)
+		}
+	}
+}

@@ -1,0 +1,1 @@
+SELECT "event" AS "_k0", sum(length("distinct_id")) AS "_a0", count(length("distinct_id")) AS "_a1", sum(length("uuid")) AS "_a2", count(length("uuid")) AS "_a3", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "until" FROM "events" GROUP BY "event", strftime('%Y-%m-%d 00:00:00', "timestamp")

@@ -1,0 +1,1 @@
+SELECT date(timestamp) AS day, count(*) AS purchases, sum(amount) AS revenue FROM (SELECT timestamp, json_extract(properties, '$.country') AS country, json_extract(properties, '$.amount') AS amount FROM events WHERE event = 'purchase') AS p WHERE country = {variables.country} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY day

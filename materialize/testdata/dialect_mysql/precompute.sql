@@ -1,0 +1,1 @@
+SELECT `event` AS `_k0`, count(*) AS `_a0`, DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `date_to` FROM `events` WHERE `event` <> 'a\'b' GROUP BY `event`, DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00')

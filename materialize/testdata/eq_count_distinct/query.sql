@@ -1,0 +1,1 @@
+SELECT event, count(DISTINCT distinct_id) AS users FROM events WHERE event = {variables.event} GROUP BY event

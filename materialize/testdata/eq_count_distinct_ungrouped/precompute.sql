@@ -1,0 +1,1 @@
+SELECT count(DISTINCT "distinct_id") AS "_a0", "event" AS "event" FROM "events" GROUP BY "event"

@@ -1,0 +1,1 @@
+SELECT "event" AS "_k0", count(*) AS "_a0", max("timestamp") AS "_a1", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "date_from" FROM "events" GROUP BY "event", strftime('%Y-%m-%d 00:00:00', "timestamp")

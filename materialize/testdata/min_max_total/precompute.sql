@@ -1,0 +1,1 @@
+SELECT min("timestamp") AS "_a0", max("timestamp") AS "_a1", total(length("uuid")) AS "_a2", "event" AS "event", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "date_from" FROM "events" GROUP BY "event", strftime('%Y-%m-%d 00:00:00', "timestamp")

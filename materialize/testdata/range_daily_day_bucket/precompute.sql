@@ -1,0 +1,1 @@
+SELECT date("timestamp") AS "_k0", count(*) AS "_a0", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "date_from", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "date_to" FROM "events" GROUP BY date("timestamp"), strftime('%Y-%m-%d 00:00:00', "timestamp")

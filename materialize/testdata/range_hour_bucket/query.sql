@@ -1,0 +1,1 @@
+SELECT max(timestamp) AS last FROM events WHERE {variables.since} <= timestamp

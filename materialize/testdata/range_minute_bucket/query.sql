@@ -1,0 +1,1 @@
+SELECT min(timestamp) AS first FROM events WHERE timestamp > {variables.after}

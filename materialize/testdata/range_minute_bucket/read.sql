@@ -1,0 +1,1 @@
+-- materialize: variable 'after': > against a minute bucket cannot be exact; run inline instead

@@ -1,0 +1,1 @@
+SELECT "uuid" AS "_c0", "timestamp" AS "date_from" FROM "events"

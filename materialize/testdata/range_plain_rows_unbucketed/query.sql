@@ -1,0 +1,1 @@
+SELECT uuid FROM events WHERE timestamp >= {variables.date_from} ORDER BY uuid LIMIT 3

@@ -1,0 +1,1 @@
+SELECT count(*) AS "_a0", strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') AS "date_from", strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') AS "date_to" FROM "events" GROUP BY strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days')

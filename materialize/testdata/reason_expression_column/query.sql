@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE json_extract(properties, '$.country') = {variables.country}

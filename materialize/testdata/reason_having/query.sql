@@ -1,0 +1,1 @@
+SELECT event, count(*) FROM events GROUP BY event HAVING count(*) > {variables.min}

@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE event IN ({variables.events})

@@ -1,0 +1,1 @@
+SELECT uuid FROM events LIMIT {variables.n}

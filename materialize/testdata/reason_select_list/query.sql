@@ -1,0 +1,1 @@
+SELECT {variables.x} AS v, count(*) FROM events

@@ -1,0 +1,1 @@
+SELECT * FROM events WHERE event = {variables.e}

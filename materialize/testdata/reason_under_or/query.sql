@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE event = 'purchase' OR event = {variables.e}

@@ -1,0 +1,1 @@
+SELECT uuid FROM events WHERE event = {variables.e} UNION SELECT uuid FROM archive

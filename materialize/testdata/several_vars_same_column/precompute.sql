@@ -1,0 +1,1 @@
+SELECT count(*) AS "_a0", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "a", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "b", "distinct_id" AS "user" FROM "events" WHERE "event" = 'purchase' GROUP BY strftime('%Y-%m-%d 00:00:00', "timestamp"), "distinct_id"

@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE event = ? AND distinct_id = {variables.u}

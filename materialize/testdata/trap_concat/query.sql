@@ -1,0 +1,1 @@
+SELECT event || '!' AS e FROM events WHERE event = {variables.e}

@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE rowid = {variables.a}0

@@ -73,8 +73,10 @@ var rejectedByAll = []coerceCase{
 	{raw: json.RawMessage(`{"a":"b"}`), reason: "an object is not a value"},
 	{raw: json.RawMessage(`{`), reason: "not valid JSON"},
 	{raw: json.RawMessage(``), reason: "not valid JSON"},
-	{raw: json.RawMessage(`"a" "b"`), reason: "not valid JSON: more than one value"},
-	{raw: json.RawMessage(`1 x`), reason: "not valid JSON: more than one value"},
+	{raw: json.RawMessage(`"a" "b"`), reason: "not valid JSON"},
+	{raw: json.RawMessage(`1 ]`), reason: "not valid JSON"},
+	{raw: json.RawMessage(`"a`), reason: "not valid JSON"},
+	{raw: json.RawMessage(`1 x`), reason: "not valid JSON"},
 	{raw: []byte(`"a"`), reason: "unsupported Go type []byte (use json.RawMessage for JSON text)"},
 	{raw: struct{}{}, reason: "unsupported Go type struct {}"},
 	{raw: complex(1, 2), reason: "unsupported Go type complex128"},
@@ -367,4 +369,30 @@ func TestValueErrorMessage(t *testing.T) {
 			t.Errorf("message\n got  %s\n want %s", err.Error(), tc.want)
 		}
 	}
+}
+
+// decodeJSON's shortcuts for scalars must give what json.Decoder with
+// UseNumber gives.
+func TestDecodeJSONMatchesDecoder(t *testing.T) {
+	for _, doc := range []string{
+		`"a"`, ` "a" `, "\t\n\"a\"\r", `""`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"\xff\"", `"a\nb"`,
+		`0`, `-0`, `12`, `-1.5e+10`, `1E3`, `true`, `false`, `null`, `[]`, `["a",1]`, `{"k":[null]}`,
+	} {
+		want := decodeWithDecoder(t, doc)
+		got, reason := decodeJSON([]byte(doc))
+		if reason != "" || !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want)
+		}
+	}
+}
+
+func decodeWithDecoder(t *testing.T, doc string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %q: %v", doc, err)
+	}
+	return v
 }

@@ -182,16 +182,23 @@ func (c *compiled) isMulti(codeName string) bool {
 // compilePaged prepares the query for paging without touching its text:
 // the page bounds become two more placeholders, so that they are bound as
 // arguments in every dialect's marker style. Their names are chosen not to
-// collide with the query's own. The newline before ')' ends a trailing
-// "-- comment", and trailing semicolons are dropped because a subquery
-// cannot hold them.
+// collide with the query's own. Trailing semicolons and comments are
+// dropped (a subquery cannot hold them), and the newline before ')' ends a
+// "-- comment" that the body may still hold. A second statement is refused:
+// an endpoint runs one query.
 func (c *compiled) compilePaged() error {
+	src := c.tmpl.Source()
+	body, semi := statementBody(src)
+	if semi >= 0 {
+		line, col := position(src, semi)
+		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", line, col)
+	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	inner := strings.TrimRight(c.tmpl.Source(), " \t\r\n;")
-	paged, err := placeholder.Compile("SELECT * FROM (\n" + inner + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
+	paged, err := placeholder.Compile("SELECT * FROM (\n" + body + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
 	if err != nil {
-		// The text compiled alone, so only a trailing construct that
-		// swallows the wrapper can fail here.
+		// The body compiled alone, and cutting it after a token cannot
+		// open a quote or comment; this is a defect, but the user gets a
+		// 400 naming it rather than a panic.
 		return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
 	}
 	c.paged = paged

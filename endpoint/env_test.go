@@ -1,0 +1,167 @@
+package endpoint_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	_ "modernc.org/sqlite"
+)
+
+// env is a Service over in-memory stores and SQLite, with a project "1"
+// that has the variables of testVariables and an orders table.
+type env struct {
+	svc    *endpoint.Service
+	db     *sql.DB
+	clock  *clock
+	eps    *countingStore
+	vstore *countingVars
+	vars   map[string]variable.Variable // by code name
+}
+
+const ordersSQL = `CREATE TABLE orders (id INTEGER PRIMARY KEY, country TEXT NOT NULL, plan TEXT NOT NULL, amount REAL NOT NULL, paid INTEGER NOT NULL, created TEXT NOT NULL);
+INSERT INTO orders VALUES
+ (1, 'US', 'free', 10, 1, '2025-01-01 10:00:00'),
+ (2, 'DE', 'pro', 25.5, 0, '2025-01-02 11:00:00'),
+ (3, 'US', 'pro', 7, 1, '2025-01-03 12:00:00'),
+ (4, 'FR', 'enterprise', 12, 1, '2025-01-04 13:00:00'),
+ (5, 'US', 'enterprise', 99, 0, '2025-01-05 14:00:00'),
+ (6, 'GB', 'free', 1, 1, '2025-01-06 15:00:00')`
+
+var testVariables = []variable.Variable{
+	{Name: "Country", Type: variable.String, DefaultValue: "US"},
+	{Name: "Min amount", Type: variable.Number},
+	{Name: "From", Type: variable.Date},
+	{Name: "To", Type: variable.Date},
+	{Name: "Paid", Type: variable.Boolean},
+	{Name: "Plans", Type: variable.List, Values: []string{"free", "pro", "enterprise"}, IsMulti: true},
+	{Name: "Plan", Type: variable.List, Values: []string{"free", "pro", "enterprise"}},
+}
+
+func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
+	t.Helper()
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(ordersSQL); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{
+		db:     db,
+		clock:  &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)},
+		eps:    &countingStore{Store: endpoint.NewMemoryStore()},
+		vstore: &countingVars{Store: variable.NewMemoryStore()},
+		vars:   map[string]variable.Variable{},
+	}
+	cfg := endpoint.Config{
+		Endpoints: e.eps,
+		Variables: e.vstore,
+		Executor:  sqlexec.New(db, placeholder.SQLite),
+		Now:       e.clock.Now,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e.svc, err = endpoint.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range testVariables {
+		got, err := e.svc.CreateVariable(context.Background(), "1", v)
+		if err != nil {
+			t.Fatalf("CreateVariable(%s): %v", v.Name, err)
+		}
+		e.vars[got.CodeName] = got
+	}
+	return e
+}
+
+// query returns a SQL query that refers to the named variables.
+func (e *env) query(sql string, codeNames ...string) *endpoint.Query {
+	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}
+	for _, c := range codeNames {
+		v, ok := e.vars[c]
+		if !ok {
+			panic("no test variable " + c)
+		}
+		if q.Variables == nil {
+			q.Variables = map[string]endpoint.VariableRef{}
+		}
+		q.Variables[v.ID] = endpoint.VariableRef{VariableID: v.ID, CodeName: c}
+	}
+	return q
+}
+
+func (e *env) create(t testing.TB, name string, q *endpoint.Query) endpoint.Endpoint {
+	t.Helper()
+	ep, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name, Query: q})
+	if err != nil {
+		t.Fatalf("Create(%s): %v", name, err)
+	}
+	return ep
+}
+
+// wantError fails t unless err is an *Error with the status, code and
+// detail (and attr, when not "-") given.
+func wantError(t *testing.T, err error, status int, code, detail, attr string) {
+	t.Helper()
+	var e *endpoint.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got error %v (%T), want *endpoint.Error", err, err)
+	}
+	if e.Status != status || e.Code != code || e.Detail != detail || (attr != "-" && e.Attr != attr) {
+		t.Fatalf("got error {%d %s %q attr %q}, want {%d %s %q attr %q}", e.Status, e.Code, e.Detail, e.Attr, status, code, detail, attr)
+	}
+}
+
+// clock is a settable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// countingStore counts the writes of last_executed_at.
+type countingStore struct {
+	endpoint.Store
+	marks atomic.Int64
+}
+
+func (s *countingStore) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
+	s.marks.Add(1)
+	return s.Store.MarkExecuted(ctx, project, id, at)
+}
+
+// countingVars counts the look-ups of variables, to show that runs do not
+// repeat the validation of saving.
+type countingVars struct {
+	variable.Store
+	getMany atomic.Int64
+}
+
+func (s *countingVars) GetMany(ctx context.Context, project string, ids []string) (map[string]variable.Variable, error) {
+	s.getMany.Add(1)
+	return s.Store.GetMany(ctx, project, ids)
+}

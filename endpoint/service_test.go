@@ -1,0 +1,349 @@
+package endpoint_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+const badName = "Must start with a letter, contain only alphanumeric characters, hyphens, or underscores, and be between 1 and 128 characters long."
+
+func TestNewConfig(t *testing.T) {
+	e := newEnv(t)
+	full := endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}}
+	for _, tc := range []struct {
+		name string
+		edit func(*endpoint.Config)
+		want string
+	}{
+		{"no endpoints", func(c *endpoint.Config) { c.Endpoints = nil }, "Config.Endpoints is nil"},
+		{"no variables", func(c *endpoint.Config) { c.Variables = nil }, "Config.Variables is nil"},
+		{"no executor", func(c *endpoint.Config) { c.Executor = nil }, "Config.Executor is nil"},
+		{"negative limit", func(c *endpoint.Config) { c.DefaultLimit = -1 }, "must not be negative"},
+		{"default above max", func(c *endpoint.Config) { c.DefaultLimit, c.MaxLimit = 10, 5 }, "exceeds MaxLimit"},
+		{"complete", func(*endpoint.Config) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := full
+			tc.edit(&cfg)
+			_, err := endpoint.New(cfg)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("New: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	_ = e
+}
+
+func TestCreateChecks(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "taken", e.query("SELECT 1"))
+	country := e.vars["country"].ID
+	other, err := e.svc.CreateVariable(context.Background(), "2", variable.Variable{Name: "elsewhere", Type: variable.String})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const missing1, missing2 = "00000000-0000-4000-8000-000000000002", "00000000-0000-4000-8000-000000000001"
+	ref := func(pairs ...string) map[string]endpoint.VariableRef {
+		m := map[string]endpoint.VariableRef{}
+		for i := 0; i < len(pairs); i += 2 {
+			m[pairs[i]] = endpoint.VariableRef{VariableID: pairs[i], CodeName: pairs[i+1]}
+		}
+		return m
+	}
+	sqlq := func(text string, vars map[string]endpoint.VariableRef) *endpoint.Query {
+		return &endpoint.Query{Kind: endpoint.KindSQL, SQL: text, Variables: vars}
+	}
+	for _, tc := range []struct {
+		name           string
+		req            endpoint.CreateRequest
+		status         int
+		code, detail   string
+		attr           string
+		detailIsPrefix bool
+	}{
+		{"missing name", endpoint.CreateRequest{Query: e.query("SELECT 1")},
+			400, "invalid_input", "This field is required.", "name", false},
+		{"name starts with digit", endpoint.CreateRequest{Name: "1abc", Query: e.query("SELECT 1")},
+			400, "invalid_input", "Invalid name '1abc'. " + badName, "name", false},
+		{"name with space", endpoint.CreateRequest{Name: "a b", Query: e.query("SELECT 1")},
+			400, "invalid_input", "Invalid name 'a b'. " + badName, "name", false},
+		{"name with dot", endpoint.CreateRequest{Name: "a.b", Query: e.query("SELECT 1")},
+			400, "invalid_input", "Invalid name 'a.b'. " + badName, "name", false},
+		{"name of 129", endpoint.CreateRequest{Name: "a" + strings.Repeat("b", 128), Query: e.query("SELECT 1")},
+			400, "invalid_input", "Invalid name 'a" + strings.Repeat("b", 128) + "'. " + badName, "name", false},
+		{"name taken", endpoint.CreateRequest{Name: "taken", Query: e.query("SELECT 2")},
+			409, "conflict", "An endpoint with this name already exists for this project.", "name", false},
+		{"missing query", endpoint.CreateRequest{Name: "q"},
+			400, "invalid_input", "This field is required.", "query", false},
+		{"empty query text", endpoint.CreateRequest{Name: "q", Query: sqlq("  \n ", nil)},
+			400, "invalid_input", "This field is required.", "query.query", false},
+		{"missing kind", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{SQL: "SELECT 1"}},
+			400, "invalid_input", "This field is required.", "query.kind", false},
+		{"unknown kind", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{Kind: "FunnelsQuery"}},
+			400, "unsupported_query", "Unsupported query kind 'FunnelsQuery'. Supported kinds: HogQLQuery, TrendsQuery, RetentionQuery.", "query", false},
+		{"insight kind not wired", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}},
+			400, "unsupported_query", "Query kind 'TrendsQuery' is not supported yet: insight endpoints are not available in this build.", "query", false},
+		{"ids not UUIDs, sorted", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", ref("zzz", "a", "abc", "b", country, "country"))},
+			400, "invalid_variable_id", "Variable ID(s) not valid UUIDs: abc, zzz", "query.variables", false},
+		{"variableId not a UUID", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", map[string]endpoint.VariableRef{country: {VariableID: "nope"}})},
+			400, "invalid_variable_id", "Variable ID(s) not valid UUIDs: nope", "query.variables", false},
+		{"key and variableId differ", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", map[string]endpoint.VariableRef{country: {VariableID: missing1}})},
+			400, "invalid_variable_id", "Variable key " + country + " does not match its variableId " + missing1 + ".", "query.variables", false},
+		{"ids not found, sorted", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", ref(missing1, "a", missing2, "b", country, "country"))},
+			400, "variable_not_found", "Variable ID(s) not found: " + missing2 + ", " + missing1 + ". A variable must first be created in data management.", "query.variables", false},
+		{"variable of another project", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT {variables.elsewhere}", ref(other.ID, "elsewhere"))},
+			400, "variable_not_found", "Variable ID(s) not found: " + other.ID + ". A variable must first be created in data management.", "query.variables", false},
+		{"code_name differs from the variable's", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT {variables.land}", ref(country, "land"))},
+			400, "invalid_input", "Variable " + country + " has code_name 'country', not 'land'.", "query.variables", false},
+		{"undefined, sorted, once each", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT {variables.b}, {variables.a}, {variables.b}, {variables.country}", ref(country, "country"))},
+			400, "undefined_variable", "Query references undefined variable(s): a, b", "query", false},
+		{"undefined without any variables", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT * FROM orders WHERE country = {variables.country}", nil)},
+			400, "undefined_variable", "Query references undefined variable(s): country", "query", false},
+		{"placeholder syntax", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1\nWHERE x = {variables.}", nil)},
+			400, "invalid_input", `Invalid query at line 2, column 22: missing code name after "variables."`, "query", false},
+		{"two statements", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1 -- a; b\n; DROP TABLE orders", nil)},
+			400, "invalid_input", "Invalid query at line 2, column 1: an endpoint runs a single statement; remove the ';' and what follows it.", "query", false},
+		{"unterminated quote", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 'abc", nil)},
+			400, "invalid_input", "Invalid query at line 1, column 8: ", "query", true},
+		{"multi list outside IN", endpoint.CreateRequest{Name: "q", Query: e.query("SELECT * FROM orders WHERE plan = {variables.plans}", "plans")},
+			400, "invalid_input", "Variable 'plans' at line 1, column 35: list value outside IN", "query", true},
+		{"materialized", endpoint.CreateRequest{Name: "q", Query: e.query("SELECT 1"), IsMaterialized: true},
+			400, "cannot_materialize", "Cannot materialize endpoint. Reason: materialization is not available", "is_materialized", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.eps.Store.(*endpoint.MemoryStore)
+			listBefore, _ := before.List(context.Background(), "1")
+			_, err := e.svc.Create(context.Background(), "1", tc.req)
+			var got *endpoint.Error
+			if !errors.As(err, &got) {
+				t.Fatalf("Create: %v (%T), want *endpoint.Error", err, err)
+			}
+			detailOK := got.Detail == tc.detail || tc.detailIsPrefix && strings.HasPrefix(got.Detail, tc.detail)
+			if got.Status != tc.status || got.Code != tc.code || !detailOK || got.Attr != tc.attr {
+				t.Fatalf("Create: {%d %s %q attr %q}, want {%d %s %q attr %q}", got.Status, got.Code, got.Detail, got.Attr, tc.status, tc.code, tc.detail, tc.attr)
+			}
+			sentinel := map[int]error{400: endpoint.ErrInvalid, 409: endpoint.ErrConflict}[tc.status]
+			if !errors.Is(err, sentinel) {
+				t.Fatalf("errors.Is(%v, %v) = false", err, sentinel)
+			}
+			listAfter, _ := before.List(context.Background(), "1")
+			if len(listAfter) != len(listBefore) {
+				t.Fatalf("a refused Create stored an endpoint: %d -> %d", len(listBefore), len(listAfter))
+			}
+		})
+	}
+}
+
+func TestCreate(t *testing.T) {
+	e := newEnv(t)
+	country := e.vars["country"]
+	upper := strings.ToUpper(country.ID)
+	// An upper-case id, and a reference without variableId or code_name,
+	// are stored in canonical, complete form.
+	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT * FROM orders WHERE country = {variables.country}",
+		Variables: map[string]endpoint.VariableRef{upper: {}}}
+	inactive := false
+	ep, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{
+		Name: "Orders-by_country", Description: "orders", Query: q, IsActive: &inactive,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]endpoint.VariableRef{country.ID: {VariableID: country.ID, CodeName: "country"}}
+	if !reflect.DeepEqual(ep.Query.Variables, want) {
+		t.Fatalf("stored variables = %v, want %v", ep.Query.Variables, want)
+	}
+	if ep.ID == "" || ep.ProjectID != "1" || ep.CurrentVersion != 1 || ep.VersionsCount != 1 || ep.IsActive ||
+		!ep.CreatedAt.Equal(e.clock.Now()) || !ep.UpdatedAt.Equal(e.clock.Now()) || ep.LastExecutedAt != nil {
+		t.Fatalf("created endpoint = %+v", ep)
+	}
+	got, err := e.svc.Get(context.Background(), "1", "Orders-by_country")
+	if err != nil || got.ID != ep.ID || !reflect.DeepEqual(got.Query, ep.Query) {
+		t.Fatalf("Get = %+v, %v; want %+v", got, err, ep)
+	}
+	versions, err := e.svc.Versions(context.Background(), "1", ep.Name)
+	if err != nil || len(versions) != 1 || versions[0].Number != 1 || !reflect.DeepEqual(versions[0].Query, ep.Query) {
+		t.Fatalf("Versions = %+v, %v", versions, err)
+	}
+	// A name of 128 characters is allowed; the same name in another
+	// project is another endpoint.
+	e.create(t, "a"+strings.Repeat("b", 127), e.query("SELECT 1"))
+	if _, err := e.svc.Create(context.Background(), "2", endpoint.CreateRequest{Name: "Orders-by_country", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}); err != nil {
+		t.Fatalf("same name in another project: %v", err)
+	}
+}
+
+func TestGetListDelete(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, n := range []string{"b", "a", "c"} {
+		e.create(t, n, e.query("SELECT 1"))
+	}
+	list, err := e.svc.List(ctx, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ep := range list {
+		names = append(names, ep.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"a", "b", "c"}) {
+		t.Fatalf("List names = %v", names)
+	}
+	if empty, err := e.svc.List(ctx, "9"); err != nil || empty == nil || len(empty) != 0 {
+		t.Fatalf("List of an empty project = %#v, %v; want an empty, non-nil slice", empty, err)
+	}
+	_, err = e.svc.Get(ctx, "2", "a")
+	wantError(t, err, http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
+	wantError(t, e.svc.Delete(ctx, "2", "a"), http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
+	if err := e.svc.Delete(ctx, "1", "a"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Get(ctx, "1", "a")
+	wantError(t, err, http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
+	_, err = e.svc.Run(ctx, "1", "a", endpoint.RunRequest{})
+	wantError(t, err, http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
+	wantError(t, e.svc.Delete(ctx, "1", "a"), http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
+	_, err = e.svc.Versions(ctx, "1", "a")
+	wantError(t, err, http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
+}
+
+func TestUpdate(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	v1 := e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country")
+	ep := e.create(t, "orders", v1)
+	str := func(s string) *string { return &s }
+	no := false
+
+	// Fields other than the query make no version.
+	e.clock.Advance(1000)
+	got, err := e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Description: str("changed"), IsActive: &no})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CurrentVersion != 1 || got.VersionsCount != 1 || got.Description != "changed" || got.IsActive ||
+		!got.UpdatedAt.Equal(e.clock.Now()) || !got.CreatedAt.Equal(ep.CreatedAt) {
+		t.Fatalf("after description change: %+v", got)
+	}
+
+	// The same query again, even spelt with an upper-case id, is no change.
+	same := e.query(v1.SQL, "country")
+	for id, ref := range same.Variables {
+		delete(same.Variables, id)
+		same.Variables[strings.ToUpper(id)] = ref
+	}
+	got, err = e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Query: same})
+	if err != nil || got.CurrentVersion != 1 {
+		t.Fatalf("same query: version %d, %v; want 1", got.CurrentVersion, err)
+	}
+
+	// A changed query makes version 2, then 3.
+	for want := 2; want <= 3; want++ {
+		q := e.query(v1.SQL+strings.Repeat(" ", want), "country")
+		got, err = e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Query: q})
+		if err != nil || got.CurrentVersion != want || got.VersionsCount != want || got.Query.SQL != q.SQL {
+			t.Fatalf("query change: %+v, %v; want version %d", got, err, want)
+		}
+	}
+	versions, err := e.svc.Versions(ctx, "1", "orders")
+	if err != nil || len(versions) != 3 || versions[0].Query.SQL != v1.SQL {
+		t.Fatalf("Versions = %+v, %v", versions, err)
+	}
+
+	// A rename.
+	got, err = e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Name: str("orders_v2")})
+	if err != nil || got.Name != "orders_v2" || got.CurrentVersion != 3 {
+		t.Fatalf("rename: %+v, %v", got, err)
+	}
+	_, err = e.svc.Get(ctx, "1", "orders")
+	wantError(t, err, 404, "not_found", "Endpoint 'orders' not found.", "")
+	_, err = e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Description: str("x")})
+	wantError(t, err, 404, "not_found", "Endpoint 'orders' not found.", "")
+}
+
+// TestUpdateFailsWhole: an update that fails any check changes nothing,
+// not even the fields that were valid.
+func TestUpdateFailsWhole(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.create(t, "other", e.query("SELECT 1"))
+	str := func(s string) *string { return &s }
+	yes := true
+	good := e.query("SELECT 2")
+	for _, tc := range []struct {
+		name   string
+		req    endpoint.UpdateRequest
+		status int
+		code   string
+		detail string
+	}{
+		{"bad name", endpoint.UpdateRequest{Name: str("9lives"), Description: str("new"), Query: good},
+			400, "invalid_input", "Invalid name '9lives'. " + badName},
+		{"empty name", endpoint.UpdateRequest{Name: str(""), Description: str("new")},
+			400, "invalid_input", "This field is required."},
+		{"name taken", endpoint.UpdateRequest{Name: str("other"), Description: str("new"), Query: good},
+			409, "conflict", "An endpoint with this name already exists for this project."},
+		{"undefined variable", endpoint.UpdateRequest{Description: str("new"), Query: e.query("SELECT {variables.nope}")},
+			400, "undefined_variable", "Query references undefined variable(s): nope"},
+		{"materialize", endpoint.UpdateRequest{Description: str("new"), Query: good, IsMaterialized: &yes},
+			400, "cannot_materialize", "Cannot materialize endpoint. Reason: materialization is not available"},
+		{"insight kind", endpoint.UpdateRequest{Description: str("new"), Query: &endpoint.Query{Kind: endpoint.KindRetention}},
+			400, "unsupported_query", "Query kind 'RetentionQuery' is not supported yet: insight endpoints are not available in this build."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.create(t, "target", e.query("SELECT 1"))
+			defer e.svc.Delete(ctx, "1", "target")
+			_, err := e.svc.Update(ctx, "1", "target", tc.req)
+			wantError(t, err, tc.status, tc.code, tc.detail, "-")
+			after, err := e.svc.Get(ctx, "1", "target")
+			if err != nil || !reflect.DeepEqual(after, before) {
+				t.Fatalf("after a refused update: %+v, %v; want %+v", after, err, before)
+			}
+			if vs, _ := e.svc.Versions(ctx, "1", "target"); len(vs) != 1 {
+				t.Fatalf("a refused update left %d versions", len(vs))
+			}
+		})
+	}
+}
+
+// TestConcurrentUpdates: concurrent query changes through one Service each
+// make a version; none is lost and numbers stay dense.
+func TestConcurrentUpdates(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.create(t, "busy", e.query("SELECT 0"))
+	const n = 8
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := e.query("SELECT " + strings.Repeat("1+", i) + "0")
+			if _, err := e.svc.Update(ctx, "1", "busy", endpoint.UpdateRequest{Query: q}); err != nil {
+				t.Error(err)
+			}
+			if _, err := e.svc.Run(ctx, "1", "busy", endpoint.RunRequest{}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	vs, err := e.svc.Versions(ctx, "1", "busy")
+	if err != nil || len(vs) != n+1 {
+		t.Fatalf("Versions = %d, %v; want %d", len(vs), err, n+1)
+	}
+	for i, v := range vs {
+		if v.Number != i+1 {
+			t.Fatalf("version %d has number %d", i+1, v.Number)
+		}
+	}
+}

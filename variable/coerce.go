@@ -321,16 +321,36 @@ func toBool(val any) (any, string) {
 	case bool:
 		return x, ""
 	case string:
-		if strings.EqualFold(x, "true") {
+		// ASCII case only: strings.EqualFold would also take "falſe", whose
+		// long s folds to s.
+		if asciiEqualFold(x, "true") {
 			return true, ""
 		}
-		if strings.EqualFold(x, "false") {
+		if asciiEqualFold(x, "false") {
 			return false, ""
 		}
 	case []string, []any:
 		return nil, "an array is not a single value"
 	}
 	return nil, "want true or false"
+}
+
+// asciiEqualFold compares s with the lower-case ASCII word, ignoring the
+// case of ASCII letters only.
+func asciiEqualFold(s, word string) bool {
+	if len(s) != len(word) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // optionText is the text a single List value is matched by.

@@ -34,7 +34,9 @@ type Store interface {
 	// GetMany returns the variables with the given ids, keyed by id. Ids that
 	// are unknown in the project are simply absent from the map.
 	GetMany(ctx context.Context, project string, ids []string) (map[string]Variable, error)
-	// List returns every variable of the project, ordered by code_name.
+	// List returns every variable of the project, ordered by code_name
+	// compared byte by byte (as Go compares strings, and SQL's BINARY or "C"
+	// collation), so "Beta" < "_x" < "alpha".
 	List(ctx context.Context, project string) ([]Variable, error)
 	// Update replaces the variable with v.ID. It returns ErrNotFound when there
 	// is none, and ErrConflict when v.CodeName is used by another variable of

@@ -201,6 +201,16 @@ func testGetMany(t *testing.T, s variable.Store) {
 		}
 	}
 
+	dup, err := s.GetMany(ctx, projectA, []string{b.ID, b.ID})
+	if err != nil {
+		t.Fatalf("GetMany with a repeated id: %v", err)
+	}
+	if len(dup) != 1 {
+		t.Errorf("GetMany with a repeated id returned %d records, want 1", len(dup))
+	} else {
+		assertSame(t, "GetMany with a repeated id", dup[b.ID], b)
+	}
+
 	for name, ids := range map[string][]string{"nil": nil, "empty": {}, "unknown only": {unknown}} {
 		got, err := s.GetMany(ctx, projectA, ids)
 		if err != nil {

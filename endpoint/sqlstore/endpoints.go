@@ -34,7 +34,7 @@ func (s *endpoints) Create(ctx context.Context, e endpoint.Endpoint, first endpo
 		if err := s.checkName(ctx, tx, e); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.q.epInsert, append([]any{e.ProjectID, e.ID}, row...)...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.epInsert, append([]any{e.ProjectID}, row...)...); err != nil {
 			return fmt.Errorf("sqlstore: creating endpoint %q: %w", e.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, s.q.verInsert, ver...); err != nil {

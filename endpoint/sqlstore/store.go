@@ -79,7 +79,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		// no one can change it before the commit.
 		if _, err := tx.ExecContext(ctx, s.q.lock); err != nil {
 			_ = tx.Rollback()
-			return fmt.Errorf("sqlstore: taking the write lock: %w", err)
+			return fmt.Errorf("sqlstore: taking the write lock (has Migrate run?): %w", err)
 		}
 	}
 	if err := fn(tx); err != nil {

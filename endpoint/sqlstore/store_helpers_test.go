@@ -61,3 +61,11 @@ var backends = []struct {
 	{"memory", openMemory},
 	{"file", func(t testing.TB) *Store { s, _ := openFile(t, tempFile(t)); return s }},
 }
+
+// forEachBackend runs fn as a subtest against each backend.
+func forEachBackend(t *testing.T, fn func(t *testing.T, s *Store)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { fn(t, b.open(t)) })
+	}
+}

@@ -1,0 +1,329 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+func TestEndpointCreateGetVersions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		e, first := endpointFixture("p", "daily_count")
+		require.NoError(t, st.Create(ctx, e, first))
+
+		got, err := st.Get(ctx, "p", "daily_count")
+		require.NoError(t, err)
+		assert.Equal(t, e, got)
+
+		v, err := st.Version(ctx, "p", e.ID, 1)
+		require.NoError(t, err)
+		assert.Equal(t, first, v)
+
+		vs, err := st.Versions(ctx, "p", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []endpoint.Version{first}, vs)
+	})
+}
+
+func TestEndpointNotFound(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		e, first := endpointFixture("p", "a")
+		require.NoError(t, st.Create(ctx, e, first))
+
+		_, err := st.Get(ctx, "p", "b")
+		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		_, err = st.Version(ctx, "p", e.ID, 2)
+		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		_, err = st.Versions(ctx, "p", "no-such-id")
+		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		assert.ErrorIs(t, st.Delete(ctx, "p", "no-such-id"), endpoint.ErrNotFound)
+		assert.ErrorIs(t, st.MarkExecuted(ctx, "p", "no-such-id", t0), endpoint.ErrNotFound)
+		other := e
+		other.ID = "no-such-id"
+		assert.ErrorIs(t, st.Update(ctx, other, nil), endpoint.ErrNotFound)
+	})
+}
+
+func TestEndpointCreateConflict(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		e, first := endpointFixture("p", "a")
+		require.NoError(t, st.Create(ctx, e, first))
+
+		sameName, v := endpointFixture("p", "b")
+		sameName.Name = "a"
+		assert.ErrorIs(t, st.Create(ctx, sameName, v), endpoint.ErrConflict)
+		sameID := sameName
+		sameID.ID, sameID.Name = e.ID, "c"
+		assert.ErrorIs(t, st.Create(ctx, sameID, v), endpoint.ErrConflict)
+
+		list, err := st.List(ctx, "p")
+		require.NoError(t, err)
+		assert.Equal(t, []endpoint.Endpoint{e}, list, "refused creates leave nothing")
+		_, err = st.Versions(ctx, "p", sameName.ID)
+		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+	})
+}
+
+func TestEndpointUpdate(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		e, first := endpointFixture("p", "a")
+		require.NoError(t, st.Create(ctx, e, first))
+
+		// A rename and a description change, no new version.
+		renamed := e
+		renamed.Name, renamed.Description, renamed.IsActive = "b", "new", false
+		require.NoError(t, st.Update(ctx, renamed, nil))
+		_, err := st.Get(ctx, "p", "a")
+		assert.ErrorIs(t, err, endpoint.ErrNotFound, "the old name is gone")
+		got, err := st.Get(ctx, "p", "b")
+		require.NoError(t, err)
+		assert.Equal(t, renamed, got)
+
+		// A new query: version 2.
+		e2, v2 := nextVersion(renamed, "SELECT 2 WHERE e = {variables.event}")
+		e2.IsMaterialized = true
+		e2.LastExecutedAt = nil
+		require.NoError(t, st.Update(ctx, e2, v2))
+		got, err = st.Get(ctx, "p", "b")
+		require.NoError(t, err)
+		assert.Equal(t, e2, got)
+		vs, err := st.Versions(ctx, "p", e.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []endpoint.Version{first, *v2}, vs)
+		old, err := st.Version(ctx, "p", e.ID, 1)
+		require.NoError(t, err)
+		assert.Equal(t, first, old, "versions are immutable")
+	})
+}
+
+func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		a, firstA := endpointFixture("p", "a")
+		require.NoError(t, st.Create(ctx, a, firstA))
+		b, firstB := endpointFixture("p", "b")
+		require.NoError(t, st.Create(ctx, b, firstB))
+
+		tests := []struct {
+			name   string
+			update func() (endpoint.Endpoint, *endpoint.Version)
+		}{
+			{"rename onto another endpoint, with a new version", func() (endpoint.Endpoint, *endpoint.Version) {
+				e, v := nextVersion(a, "SELECT 3")
+				e.Name = "b"
+				return e, v
+			}},
+			{"stale version, no new query", func() (endpoint.Endpoint, *endpoint.Version) {
+				e := a
+				e.CurrentVersion, e.Description = 0, "stale"
+				return e, nil
+			}},
+			{"next version skips one", func() (endpoint.Endpoint, *endpoint.Version) {
+				e, v := nextVersion(a, "SELECT 3")
+				e.CurrentVersion, v.Number = 3, 3
+				return e, v
+			}},
+			{"next version repeats the current one", func() (endpoint.Endpoint, *endpoint.Version) {
+				e, v := nextVersion(a, "SELECT 3")
+				e.CurrentVersion, v.Number = 1, 1
+				return e, v
+			}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				e, v := tt.update()
+				assert.ErrorIs(t, st.Update(ctx, e, v), endpoint.ErrConflict)
+				assertUnchanged(t, st, []endpoint.Endpoint{a, b}, map[string][]endpoint.Version{a.ID: {firstA}, b.ID: {firstB}})
+			})
+		}
+	})
+}
+
+// assertUnchanged checks that project "p" holds exactly want and versions.
+func assertUnchanged(t *testing.T, st endpoint.Store, want []endpoint.Endpoint, versions map[string][]endpoint.Version) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := st.List(ctx, "p")
+	require.NoError(t, err)
+	assert.Equal(t, want, list)
+	for id, vs := range versions {
+		got, err := st.Versions(ctx, "p", id)
+		require.NoError(t, err)
+		assert.Equal(t, vs, got)
+	}
+}
+
+// TestWriteFailingMidwayChangesNothing makes the version INSERT fail after
+// the endpoint row has been written in the same transaction, with a
+// trigger that raises the driver's unique-key error: the endpoint write
+// must be rolled back, and the error must be ErrConflict through the
+// fallback that recognises the driver's text.
+func TestWriteFailingMidwayChangesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		a, first := endpointFixture("p", "a")
+		require.NoError(t, st.Create(ctx, a, first))
+		_, err := s.db.ExecContext(ctx, `CREATE TRIGGER refuse_versions BEFORE INSERT ON `+versionsTable+`
+			BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`)
+		require.NoError(t, err)
+
+		e, v := nextVersion(a, "SELECT 4")
+		e.Name = "renamed"
+		err = st.Update(ctx, e, v)
+		assert.ErrorIs(t, err, endpoint.ErrConflict)
+		assertUnchanged(t, st, []endpoint.Endpoint{a}, map[string][]endpoint.Version{a.ID: {first}})
+
+		b, firstB := endpointFixture("p", "b")
+		assert.ErrorIs(t, st.Create(ctx, b, firstB), endpoint.ErrConflict)
+		assertUnchanged(t, st, []endpoint.Endpoint{a}, nil)
+	})
+}
+
+func TestEndpointMarkExecuted(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		e, first := endpointFixture("p", "a")
+		e.LastExecutedAt = nil
+		require.NoError(t, st.Create(ctx, e, first))
+
+		steps := []struct {
+			at   time.Time
+			want time.Time
+		}{
+			{t0.Add(time.Hour), t0.Add(time.Hour)},                                           // first run
+			{t0.Add(2 * time.Hour), t0.Add(2 * time.Hour)},                                   // later run
+			{t0.Add(90 * time.Minute), t0.Add(2 * time.Hour)},                                // an earlier run finishing late
+			{t0.Add(2*time.Hour + 1), t0.Add(2*time.Hour + 1)},                               // a nanosecond later
+			{t0.Add(2*time.Hour + 1).In(time.FixedZone("X", 3600)), t0.Add(2*time.Hour + 1)}, // same instant, other zone
+		}
+		for _, step := range steps {
+			require.NoError(t, st.MarkExecuted(ctx, "p", e.ID, step.at))
+			got, err := st.Get(ctx, "p", "a")
+			require.NoError(t, err)
+			require.NotNil(t, got.LastExecutedAt)
+			assert.Equal(t, step.want, *got.LastExecutedAt)
+			want := e
+			want.LastExecutedAt = got.LastExecutedAt
+			assert.Equal(t, want, got, "nothing else changes")
+		}
+		// Another project's endpoint of the same id is not touched.
+		assert.ErrorIs(t, st.MarkExecuted(ctx, "q", e.ID, t0), endpoint.ErrNotFound)
+	})
+}
+
+func TestEndpointDelete(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		a, firstA := endpointFixture("p", "a")
+		require.NoError(t, st.Create(ctx, a, firstA))
+		a2, v2 := nextVersion(a, "SELECT 2")
+		require.NoError(t, st.Update(ctx, a2, v2))
+		b, firstB := endpointFixture("p", "b")
+		require.NoError(t, st.Create(ctx, b, firstB))
+
+		require.NoError(t, st.Delete(ctx, "p", a.ID))
+		_, err := st.Get(ctx, "p", "a")
+		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		_, err = st.Version(ctx, "p", a.ID, 2)
+		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		assert.ErrorIs(t, st.Delete(ctx, "p", a.ID), endpoint.ErrNotFound)
+		assertUnchanged(t, st, []endpoint.Endpoint{b}, map[string][]endpoint.Version{b.ID: {firstB}})
+
+		// The name and id can be used again, starting from version 1.
+		require.NoError(t, st.Create(ctx, a, firstA))
+		vs, err := st.Versions(ctx, "p", a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []endpoint.Version{firstA}, vs)
+	})
+}
+
+func TestEndpointListOrderAndIsolation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		var want []endpoint.Endpoint
+		// Go's byte order: upper case before lower case, '-' before '_'.
+		for _, name := range []string{"b", "a_x", "B", "a-x", "a"} {
+			e, v := endpointFixture("p", name)
+			require.NoError(t, st.Create(ctx, e, v))
+			want = append(want, e)
+		}
+		sortByName(want)
+		// The same names and ids in another project.
+		for _, name := range []string{"a", "b"} {
+			e, v := endpointFixture("p", name)
+			e.ProjectID, e.Description = "q", "other project"
+			require.NoError(t, st.Create(ctx, e, v))
+		}
+
+		list, err := st.List(ctx, "p")
+		require.NoError(t, err)
+		assert.Equal(t, want, list)
+		names := make([]string, len(list))
+		for i, e := range list {
+			names[i] = e.Name
+		}
+		assert.Equal(t, []string{"B", "a", "a-x", "a_x", "b"}, names)
+
+		got, err := st.Get(ctx, "q", "a")
+		require.NoError(t, err)
+		assert.Equal(t, "other project", got.Description)
+		assert.Equal(t, "q", got.ProjectID)
+		require.NoError(t, st.Delete(ctx, "q", got.ID))
+		_, err = st.Get(ctx, "p", "a")
+		assert.NoError(t, err, "deleting in q leaves p alone")
+
+		empty, err := st.List(ctx, "nobody")
+		require.NoError(t, err)
+		assert.NotNil(t, empty)
+		assert.Empty(t, empty)
+	})
+}
+
+func TestEndpointNoAliasing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st := s.Endpoints()
+		e, first := endpointFixture("p", "a")
+		e.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
+		first.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
+		require.NoError(t, st.Create(ctx, e, first))
+
+		// Changing what was passed changes nothing stored.
+		e.Query.Insight[2] = 'X'
+		*e.LastExecutedAt = t0.Add(time.Hour)
+		got, err := st.Get(ctx, "p", "a")
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(got.Query.Insight))
+		assert.Equal(t, t0.Add(time.Minute), *got.LastExecutedAt)
+
+		// Changing what was returned changes nothing stored.
+		got.Query.Insight[2] = 'Y'
+		v, err := st.Version(ctx, "p", e.ID, 1)
+		require.NoError(t, err)
+		v.Query.Insight[2] = 'Z'
+		again, err := st.Get(ctx, "p", "a")
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(again.Query.Insight))
+		v, err = st.Version(ctx, "p", e.ID, 1)
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(v.Query.Insight))
+	})
+}

@@ -1,0 +1,95 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// snapshot is everything a store holds for some projects.
+type snapshot struct {
+	variables map[string][]variable.Variable
+	endpoints map[string][]endpoint.Endpoint
+	versions  map[string][]endpoint.Version // by endpoint id
+}
+
+func takeSnapshot(t *testing.T, s *Store, projects ...string) snapshot {
+	t.Helper()
+	ctx := context.Background()
+	snap := snapshot{map[string][]variable.Variable{}, map[string][]endpoint.Endpoint{}, map[string][]endpoint.Version{}}
+	for _, p := range projects {
+		vars, err := s.Variables().List(ctx, p)
+		require.NoError(t, err)
+		snap.variables[p] = vars
+		eps, err := s.Endpoints().List(ctx, p)
+		require.NoError(t, err)
+		snap.endpoints[p] = eps
+		for _, e := range eps {
+			vs, err := s.Endpoints().Versions(ctx, p, e.ID)
+			require.NoError(t, err)
+			snap.versions[p+"/"+e.ID] = vs
+		}
+	}
+	return snap
+}
+
+func TestRestartLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	path := tempFile(t)
+	s, db := openFile(t, path)
+
+	// Variables of every shape of default value.
+	defaults := map[string]any{
+		"s": "text", "n": int64(7), "f": 2.5, "b": true, "d": "-7d", "l": []string{"a", "b"}, "none": nil,
+	}
+	for code, def := range defaults {
+		v := variableFixture(code)
+		v.DefaultValue = def
+		require.NoError(t, s.Variables().Create(ctx, "1", v))
+	}
+	other := variableFixture("s")
+	require.NoError(t, s.Variables().Create(ctx, "2", other))
+
+	// Endpoints with several versions, a SQL one and an insight one.
+	sqlE, first := endpointFixture("1", "sql_endpoint")
+	require.NoError(t, s.Endpoints().Create(ctx, sqlE, first))
+	for i, q := range []string{"SELECT 2", "SELECT 3 WHERE a = {variables.event}"} {
+		next, v := nextVersion(sqlE, q)
+		require.NoError(t, s.Endpoints().Update(ctx, next, v), "version %d", i+2)
+		sqlE = next
+	}
+	require.NoError(t, s.Endpoints().MarkExecuted(ctx, "1", sqlE.ID, t0.Add(48*time.Hour)))
+	ins, insFirst := endpointFixture("2", "trend")
+	ins.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery","series":[]}`)}
+	insFirst.Query = ins.Query
+	ins.LastExecutedAt = nil
+	require.NoError(t, s.Endpoints().Create(ctx, ins, insFirst))
+
+	before := takeSnapshot(t, s, "1", "2")
+	require.Len(t, before.variables["1"], len(defaults))
+	require.Len(t, before.versions["1/"+sqlE.ID], 3)
+	require.NoError(t, db.Close())
+
+	reopened, _ := openFile(t, path)
+	after := takeSnapshot(t, reopened, "1", "2")
+	assert.Equal(t, before, after)
+	for _, v := range after.variables["1"] {
+		assert.Equal(t, defaults[v.CodeName], v.DefaultValue, "default of %s keeps its Go type", v.CodeName)
+	}
+	got, err := reopened.Endpoints().Get(ctx, "1", "sql_endpoint")
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(48*time.Hour), *got.LastExecutedAt)
+	assert.Equal(t, 3, got.CurrentVersion)
+
+	// The reopened store goes on from where the first one stopped.
+	next, v := nextVersion(got, "SELECT 4")
+	require.NoError(t, reopened.Endpoints().Update(ctx, next, v))
+	stale, staleV := nextVersion(sqlE, "SELECT stale")
+	assert.ErrorIs(t, reopened.Endpoints().Update(ctx, stale, staleV), endpoint.ErrConflict)
+}

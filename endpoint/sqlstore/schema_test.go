@@ -1,0 +1,90 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+func schemaVersions(t *testing.T, db *sql.DB) []int {
+	t.Helper()
+	rows, err := db.Query(`SELECT version FROM ` + schemaTable + ` ORDER BY version`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		require.NoError(t, rows.Scan(&v))
+		out = append(out, v)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	s := openMemory(t)
+	ctx := context.Background()
+	require.NoError(t, s.Variables().Create(ctx, "p", variableFixture("a")))
+	require.NoError(t, s.Migrate(ctx))
+	require.NoError(t, s.Migrate(ctx))
+	assert.Equal(t, []int{SchemaVersion}, schemaVersions(t, s.db))
+	_, err := s.Variables().Get(ctx, "p", variableFixture("a").ID)
+	assert.NoError(t, err, "a second Migrate keeps the data")
+	assert.Len(t, migrations(placeholder.SQLite), SchemaVersion)
+}
+
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	s := openMemory(t)
+	_, err := s.db.Exec(`INSERT INTO `+schemaTable+` (version) VALUES (?)`, SchemaVersion+1)
+	require.NoError(t, err)
+	err = s.Migrate(context.Background())
+	assert.ErrorIs(t, err, ErrSchemaTooNew)
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	path := tempFile(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := sql.Open("sqlite", fileDSN(path))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer db.Close()
+			s, err := New(db, placeholder.SQLite)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = s.Migrate(context.Background())
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		assert.NoError(t, err)
+	}
+	_, db := openFile(t, path)
+	assert.Equal(t, []int{SchemaVersion}, schemaVersions(t, db))
+}
+
+func TestUseBeforeMigrateSaysSo(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	s, err := New(db, placeholder.SQLite)
+	require.NoError(t, err)
+	err = s.Variables().Create(context.Background(), "p", variableFixture("a"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Migrate")
+}

@@ -1,0 +1,301 @@
+package materialize
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+)
+
+// purchases is a derived table of the demo purchases with their country
+// and amount as columns, since only columns can be materialized.
+const purchases = `(SELECT timestamp, distinct_id, json_extract(properties, '$.country') AS country,
+	json_extract(properties, '$.plan') AS plan, json_extract(properties, '$.amount') AS amount
+	FROM events WHERE event = 'purchase') AS p`
+
+// withProps is every demo event with its country and plan as columns.
+const withProps = `(SELECT uuid, event, distinct_id, timestamp, json_extract(properties, '$.country') AS country,
+	json_extract(properties, '$.plan') AS plan, json_extract(properties, '$.amount') AS amount
+	FROM events) AS e`
+
+// shape is one materializable query of the equivalence test.
+type shape struct {
+	name  string
+	query string
+	dates []string          // Date variables
+	bkts  map[string]Bucket // bucket overrides
+	// ordered: the query's ORDER BY is total, so row order must match too.
+	ordered bool
+	values  func(p *pools) map[string]any
+}
+
+var shapes = []shape{
+	{name: "eq_count_ungrouped", query: `SELECT count(*) AS n FROM ` + withProps + ` WHERE country = {variables.country}`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
+	{name: "eq_reversed_grouped_count_distinct", query: `SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users
+		FROM ` + withProps + ` WHERE {variables.plan} = plan GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"plan": p.plan()} }},
+	{name: "eq_user_events", query: `SELECT event, count(*), min(timestamp) AS first FROM events
+		WHERE distinct_id = {variables.user} GROUP BY event`,
+		values: func(p *pools) map[string]any { return map[string]any{"user": p.user()} }},
+	{name: "range_daily", query: `SELECT date(timestamp) AS day, count(*) AS n FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "daily_purchases_revenue_country", query: dailyRevenue,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["country"] = p.country()
+			return v
+		}},
+	{name: "range_min_max_by_event", query: `SELECT event, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
+		FROM events WHERE timestamp >= {variables.date_from} GROUP BY event ORDER BY event`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_from": p.date(Day)}
+		}},
+	{name: "range_avg_sum_by_country", query: `SELECT country, avg(amount) AS mean, sum(amount) AS total, count(amount) AS k
+		FROM ` + purchases + ` WHERE timestamp < {variables.date_to} GROUP BY country ORDER BY country`,
+		dates: []string{"date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_to": p.date(Day)}
+		}},
+	{name: "range_weekly", query: `SELECT strftime('%Y-%W', timestamp) AS week, count(*) AS n FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY 1 ORDER BY 1`,
+		dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_from": Week, "date_to": Week},
+		ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_from": p.date(Week), "date_to": p.date(Week)}
+		}},
+	{name: "range_hourly_top_events", query: `SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.since}
+		GROUP BY event ORDER BY 2 DESC, 1`,
+		dates: []string{"since"}, bkts: map[string]Bucket{"since": Hour}, ordered: true,
+		values: func(p *pools) map[string]any { return map[string]any{"since": p.date(Hour)} }},
+	{name: "range_monthly_ungrouped", query: `SELECT count(*) AS n, sum(length(uuid)) AS s, max(timestamp) AS last FROM events
+		WHERE timestamp < {variables.until}`,
+		dates: []string{"until"}, bkts: map[string]Bucket{"until": Month}, ordered: true,
+		values: func(p *pools) map[string]any { return map[string]any{"until": p.date(Month)} }},
+	{name: "number_greater_than", query: `SELECT event, count(*) AS n, sum(amount) AS s FROM ` + withProps + `
+		WHERE amount > {variables.min_amount} GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"min_amount": p.amount()} }},
+	{name: "number_at_most_and_country", query: `SELECT plan, avg(amount) AS mean, min(amount) AS lo, max(amount) AS hi
+		FROM ` + purchases + ` WHERE amount <= {variables.max_amount} AND country = {variables.country}
+		GROUP BY plan ORDER BY plan`,
+		ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"max_amount": p.amount(), "country": p.country()}
+		}},
+	{name: "rows_of_user", query: `SELECT uuid, event, timestamp FROM events WHERE distinct_id = {variables.user}
+		ORDER BY timestamp DESC, uuid LIMIT 5`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"user": p.user()} }},
+	{name: "rows_in_range", query: `SELECT uuid, distinct_id FROM events WHERE event = 'signed_up'
+		AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to} ORDER BY uuid LIMIT 20 OFFSET 3`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "distinct_events_of_user", query: `SELECT DISTINCT event FROM events WHERE distinct_id = {variables.user} ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"user": p.user()} }},
+	{name: "having_top_users", query: `SELECT distinct_id, count(*) AS n FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		GROUP BY distinct_id HAVING count(*) >= 3 ORDER BY n DESC, distinct_id LIMIT 10`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "four_variables", query: `SELECT plan, count(*) AS n, max(timestamp) AS last FROM ` + withProps + `
+		WHERE event = {variables.event} AND country = {variables.country} AND timestamp >= {variables.date_from}
+		AND timestamp < {variables.date_to} GROUP BY plan ORDER BY plan`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["event"], v["country"] = p.event(), p.country()
+			return v
+		}},
+	{name: "ungrouped_aggregates_of_range", query: `SELECT min(amount) AS lo, max(amount) AS hi, avg(amount) AS mean, count(amount) AS k
+		FROM ` + purchases + ` WHERE country = {variables.country} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["country"] = p.country()
+			return v
+		}},
+	{name: "date_equality_unbucketed", query: `SELECT event, count(*) AS n FROM (SELECT event, date(timestamp) AS day FROM events) AS d
+		WHERE day = {variables.day} GROUP BY event ORDER BY event`,
+		dates: []string{"day"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"day": p.date(Day)} }},
+}
+
+// dailyRevenue is the query of the benchmarks too.
+const dailyRevenue = `SELECT date(timestamp) AS day, count(*) AS purchases, sum(amount) AS revenue FROM ` + purchases + `
+	WHERE country = {variables.country} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+	GROUP BY day ORDER BY day`
+
+func rangeValues(p *pools) map[string]any {
+	from := p.date(Day)
+	to := p.date(Day)
+	if p.rng.IntN(4) > 0 { // mostly a forward range, sometimes an empty one
+		span := time.Duration(1+p.rng.IntN(40)) * 24 * time.Hour
+		to = variable.Timestamp{Time: from.(variable.Timestamp).Time.Add(span), DateOnly: from.(variable.Timestamp).DateOnly}
+	}
+	return map[string]any{"date_from": from, "date_to": to}
+}
+
+// pools draws variable values from the demo data, including values that
+// match no row and dates off bucket boundaries.
+type pools struct {
+	rng   *rand.Rand
+	users []string
+}
+
+func (p *pools) pick(values []string, missing string) string {
+	if p.rng.IntN(8) == 0 {
+		return missing
+	}
+	return values[p.rng.IntN(len(values))]
+}
+
+func (p *pools) country() string { return p.pick(demo.Countries, "ZZ") }
+func (p *pools) plan() string    { return p.pick(demo.Plans, "platinum") }
+func (p *pools) event() string   { return p.pick(demo.EventNames, "no_such_event") }
+func (p *pools) user() string    { return p.pick(p.users, "user-none") }
+func (p *pools) amount() int64   { return int64(p.rng.IntN(520)) - 10 }
+
+// date returns a date around the demo's 90 days (and a little outside):
+// a whole day, the start of a bucket b, or an instant off any boundary.
+func (p *pools) date(b Bucket) any {
+	day := demo.End.AddDate(0, 0, -demo.Days-5+p.rng.IntN(demo.Days+10))
+	switch p.rng.IntN(6) {
+	case 0:
+		return variable.Timestamp{Time: day, DateOnly: true}
+	case 1:
+		return variable.Timestamp{Time: day.Add(time.Duration(p.rng.IntN(86400)) * time.Second)}
+	}
+	switch b {
+	case Minute, Hour:
+		return variable.Timestamp{Time: day.Add(time.Duration(p.rng.IntN(24)) * time.Hour)}
+	case Week:
+		for day.Weekday() != time.Monday {
+			day = day.AddDate(0, 0, -1)
+		}
+	case Month:
+		day = time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return variable.Timestamp{Time: day, DateOnly: p.rng.IntN(2) == 0}
+}
+
+func openDemo(t testing.TB, n int) *sql.DB {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	require.NoError(t, demo.Load(context.Background(), db, n, 42))
+	return db
+}
+
+type result struct {
+	columns []string
+	rows    [][]any
+}
+
+func query(t testing.TB, db *sql.DB, q string, args []any) result {
+	rows, err := db.Query(q, args...)
+	require.NoError(t, err, q)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	res := result{columns: cols, rows: [][]any{}}
+	for rows.Next() {
+		row := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range row {
+			ptrs[i] = &row[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		res.rows = append(res.rows, row)
+	}
+	require.NoError(t, rows.Err())
+	return res
+}
+
+// matchedNothing reports whether r is the answer to a run that matched no
+// row: no rows, or the one row of aggregates over nothing (0 or NULL).
+func matchedNothing(r result) bool {
+	if len(r.rows) != 1 {
+		return len(r.rows) == 0
+	}
+	for _, v := range r.rows[0] {
+		if v != nil && v != int64(0) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortRows(rows [][]any) {
+	sort.Slice(rows, func(i, j int) bool { return fmt.Sprint(rows[i]) < fmt.Sprint(rows[j]) })
+}
+
+// TestEquivalence runs every shape materialized and inline on the demo
+// data, for 60 values each, and requires identical results: the same
+// columns, the same values of the same Go types (avg included: the read
+// divides the same integer sum by the same count in float64, as SQLite's
+// avg does), in the same order where the query's ORDER BY is total.
+func TestEquivalence(t *testing.T) {
+	n := 20000
+	if testing.Short() {
+		n = 5000
+	}
+	db := openDemo(t, n)
+	require.GreaterOrEqual(t, len(shapes), 15)
+	p := &pools{rng: rand.New(rand.NewPCG(7, 7))}
+	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
+	for _, r := range users.rows {
+		p.users = append(p.users, r[0].(string))
+	}
+	for i, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
+			for _, d := range s.dates {
+				opts.Types[d] = variable.Date
+			}
+			a, err := Analyze(s.query, opts)
+			require.NoError(t, err)
+			require.True(t, a.Materializable(), "%v", a.Reasons)
+			table := fmt.Sprintf("mat_%d", i)
+			stmts, err := a.Plan.Refresh(table)
+			require.NoError(t, err)
+			for _, st := range stmts {
+				_, err := db.Exec(st)
+				require.NoError(t, err, st)
+			}
+			tpl, err := placeholder.Compile(s.query)
+			require.NoError(t, err)
+			materialized, inline, empty := 0, 0, 0
+			for range 60 {
+				values := s.values(p)
+				q, args, err := tpl.Render(placeholder.SQLite, values)
+				require.NoError(t, err)
+				want := query(t, db, q, args)
+				rq, rargs, err := a.Plan.Read(table, values)
+				if errors.Is(err, ErrRunInline) {
+					inline++
+					continue
+				}
+				require.NoError(t, err)
+				materialized++
+				got := query(t, db, rq, rargs)
+				if matchedNothing(want) {
+					empty++
+				}
+				require.Equal(t, want.columns, got.columns)
+				if !s.ordered {
+					sortRows(want.rows)
+					sortRows(got.rows)
+				}
+				require.Equal(t, want.rows, got.rows, "values %v\ninline: %s\nread: %s", values, q, rq)
+			}
+			require.GreaterOrEqual(t, materialized, 20, "too few runs answered from the stored table")
+			require.Greater(t, empty, 0, "no run matched nothing")
+			if len(s.dates) > 0 && s.name != "date_equality_unbucketed" && s.name != "rows_in_range" {
+				require.Greater(t, inline, 0, "no date off a bucket boundary")
+			}
+		})
+	}
+}

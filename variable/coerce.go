@@ -35,13 +35,17 @@ func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 
 // Coerce turns a run-time value into the typed Go value of the variable:
 //
-//   - String: a string. A JSON number or boolean is taken as its text.
+//   - String: a string. A JSON number or boolean is taken as its text (the
+//     text as sent when the number is a json.Number or a json.RawMessage, as
+//     encoding/json would write it when it was decoded into a float64).
 //   - Number: an int64 when the value is whole and fits (12, "12", 12.0 and
 //     "1e3" all give int64), otherwise a float64. A string must hold a decimal
 //     number and nothing else ([+-]digits[.digits][e[+-]digits]); "", "12abc",
 //     "0x10", NaN, infinities, and integers or floats beyond 64 bits are rejected.
-//   - Boolean: a bool. The strings "true" and "false" are accepted in any case.
-//   - Date: a Timestamp in UTC. "YYYY-MM-DD" must be a real calendar day and
+//   - Boolean: a bool. The strings "true" and "false" are accepted in any
+//     mix of upper and lower case.
+//   - Date: a Timestamp in UTC, within the years 0001 to 9999 that every
+//     engine reads. "YYYY-MM-DD" must be a real calendar day and
 //     gives a DateOnly Timestamp; an RFC 3339 date-time is converted to UTC. A
 //     relative date "-N" followed by d, w, m or y (days, weeks, months, years)
 //     is counted back from now's UTC calendar day and gives a DateOnly

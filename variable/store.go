@@ -11,8 +11,9 @@ import "context"
 //
 //   - Persist, don't judge. A Store does not validate or correct what it is
 //     given (no Normalize, no trimming, no case folding): ids and code names
-//     are compared exactly as given. The only refusals are ErrNotFound and
-//     ErrConflict below, plus errors of the storage itself.
+//     are compared exactly as given. The only refusals are the ErrNotFound and
+//     ErrConflict documented on each method, plus errors of the storage
+//     itself (a canceled context among them).
 //   - Errors that mean ErrNotFound or ErrConflict must wrap those sentinels so
 //     that errors.Is finds them; add the id or code name to the message.
 //   - Projects are isolated: the same id or code_name may exist in two

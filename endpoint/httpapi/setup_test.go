@@ -56,7 +56,7 @@ func openEvents(tb testing.TB, n int) *sql.DB {
 // harness is the real handler over a real Service, SQL stores and the SQL
 // executor, all on SQLite, behind a Keyring with one key per project.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	handler http.Handler
 	server  *httptest.Server
 	events  *sql.DB
@@ -65,7 +65,7 @@ type harness struct {
 
 // newHarness serves the API with exec as the executor, or the SQL executor
 // over the events database when exec is nil.
-func newHarness(t *testing.T, exec func(events *sql.DB) endpoint.Executor) *harness {
+func newHarness(t testing.TB, exec func(events *sql.DB) endpoint.Executor) *harness {
 	t.Helper()
 	events := openEvents(t, demoEvents)
 	var ex endpoint.Executor = newExecutor(events)
@@ -159,7 +159,7 @@ func decodeResponse(t testing.TB, status int, header http.Header, raw []byte) re
 }
 
 // mustStatus fails the test unless r has status want.
-func mustStatus(t *testing.T, want int, r response) {
+func mustStatus(t testing.TB, want int, r response) {
 	t.Helper()
 	require.Equal(t, want, r.Status, "body: %s", r.Raw)
 }

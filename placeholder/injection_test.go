@@ -1,0 +1,173 @@
+package placeholder
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostile are values an attacker would send to break out of a naive
+// string substitution.
+var hostile = []string{
+	"'",
+	"''",
+	"' OR 1=1 --",
+	"' OR '1'='1",
+	"admin'--",
+	"'; DROP TABLE people; --",
+	"x'); DROP TABLE people; --",
+	"1; DROP TABLE people",
+	"'; DELETE FROM people; SELECT '",
+	"\" OR \"\"=\"",
+	"\"; DROP TABLE people; --",
+	`\' OR 1=1 --`,
+	`\`,
+	`\\`,
+	`\'`,
+	`%' OR name LIKE '%`,
+	"' UNION SELECT id, sql FROM sqlite_master --",
+	"' AND 1=0 UNION SELECT 1, 'x' --",
+	"' || (SELECT group_concat(sql) FROM sqlite_master) || '",
+	"*/ OR 1=1 /*",
+	"/* */",
+	"-- comment",
+	"\x00",
+	"a\x00' OR 1=1 --",
+	"’ OR 1=1 --", // right single quotation mark
+	"ʼ OR ʼ1ʼ=ʼ1", // modifier letter apostrophe
+	"＇ OR 1=1 --", // fullwidth apostrophe
+	"\u2028' OR 1=1 --\u2029",
+	"\n' OR 1=1 --\r\n",
+	"\xff\xfe' OR 1=1 --",
+	"'; ATTACH DATABASE 'file:pwn?mode=memory' AS pwn; --",
+	"'; PRAGMA writable_schema = 1; --",
+	"{variables.x}",
+	"?",
+	"$1",
+	"?1 OR 1=1",
+	"CHAR(39)",
+	"0x27",
+	"NULL",
+	"`",
+	"",
+	strings.Repeat("'", 100_000),
+	strings.Repeat("A", 1<<20) + "' OR 1=1 --",
+}
+
+// TestInjectionSQLite binds every hostile value through Render into a
+// real SQLite query: each returns exactly the rows whose name is that
+// value, and the schema is untouched. The PostgreSQL rendering ($1) runs
+// too, since SQLite accepts $N markers.
+func TestInjectionSQLite(t *testing.T) {
+	require.GreaterOrEqual(t, len(hostile), 30)
+	ctx := context.Background()
+	db := openSQLite(t)
+	_, err := db.ExecContext(ctx, "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, "CREATE TABLE secrets (token TEXT)")
+	require.NoError(t, err)
+
+	// Every hostile value is a row, some twice, beside ordinary names, so
+	// that the right answer is never the empty set.
+	names := []string{"alice", "bob", "carol"}
+	names = append(names, hostile...)
+	names = append(names, hostile[2], hostile[5], hostile[22])
+	for _, name := range names {
+		_, err := db.ExecContext(ctx, "INSERT INTO people (name) VALUES (?)", name)
+		require.NoError(t, err)
+	}
+	idsOf := func(match func(string) bool) []int64 {
+		var ids []int64
+		for i, name := range names {
+			if match(name) {
+				ids = append(ids, int64(i+1))
+			}
+		}
+		return ids
+	}
+	schema := snapshot(t, db)
+
+	one, err := Compile("SELECT id, name FROM people WHERE name = {variables.x} ORDER BY id")
+	require.NoError(t, err)
+	twice, err := Compile("SELECT id, name FROM people WHERE name = {variables.x} AND length(name) = length({variables.x}) ORDER BY id")
+	require.NoError(t, err)
+	list, err := Compile("SELECT id, name FROM people WHERE name IN {variables.xs} ORDER BY id")
+	require.NoError(t, err)
+
+	for i, v := range hostile {
+		label := fmt.Sprintf("value %d %.40q", i, v)
+		want := idsOf(func(name string) bool { return name == v })
+		require.NotEmpty(t, want, label)
+		for _, d := range []Dialect{SQLite, PostgreSQL} {
+			for _, tpl := range []*Template{one, twice} {
+				query, args, err := tpl.Render(d, map[string]any{"x": v})
+				require.NoError(t, err, label)
+				benign, _, err := tpl.Render(d, map[string]any{"x": "alice"})
+				require.NoError(t, err)
+				assert.Equal(t, benign, query, "%s: the SQL text does not depend on the value", label)
+				ids, got := queryPeople(t, db, query, args)
+				assert.Equal(t, want, ids, "%s %s: %s", label, d.Name(), query)
+				for _, name := range got {
+					assert.Equal(t, v, name, label)
+				}
+			}
+		}
+
+		// A list of this value and the next one.
+		w := hostile[(i+1)%len(hostile)]
+		want = idsOf(func(name string) bool { return name == v || name == w })
+		for _, d := range []Dialect{SQLite, PostgreSQL} {
+			query, args, err := list.Render(d, map[string]any{"xs": []string{v, w}})
+			require.NoError(t, err, label)
+			ids, _ := queryPeople(t, db, query, args)
+			assert.Equal(t, want, ids, "%s %s: %s", label, d.Name(), query)
+		}
+	}
+
+	assert.Equal(t, schema, snapshot(t, db), "schema unchanged")
+	var count int
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT count(*) FROM people").Scan(&count))
+	assert.Equal(t, len(names), count, "no row added or removed")
+}
+
+func queryPeople(t *testing.T, db *sql.DB, query string, args []any) (ids []int64, names []string) {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), query, args...)
+	require.NoError(t, err, query)
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var name string
+		require.NoError(t, rows.Scan(&id, &name))
+		ids = append(ids, id)
+		names = append(names, name)
+	}
+	require.NoError(t, rows.Err())
+	return ids, names
+}
+
+// snapshot lists every schema object and attached database.
+func snapshot(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	var out []string
+	for _, q := range []string{
+		"SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM sqlite_master ORDER BY 1",
+		"SELECT name FROM pragma_database_list ORDER BY 1",
+	} {
+		rows, err := db.QueryContext(context.Background(), q)
+		require.NoError(t, err)
+		for rows.Next() {
+			var s string
+			require.NoError(t, rows.Scan(&s))
+			out = append(out, s)
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+	}
+	return out
+}

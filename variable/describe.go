@@ -65,24 +65,3 @@ func truncate(s string) string {
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
-
-// isJSONNull reports a json.RawMessage holding null.
-func isJSONNull(v any) bool {
-	r, ok := v.(json.RawMessage)
-	return ok && string(bytes.TrimSpace(r)) == "null"
-}
-
-// dateText returns the text of a Date default given as a string or a JSON
-// string, and "" for anything else.
-func dateText(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case json.RawMessage:
-		var s string
-		if json.Unmarshal(x, &s) == nil {
-			return s, true
-		}
-	}
-	return "", false
-}

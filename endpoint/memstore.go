@@ -238,13 +238,24 @@ func cloneQuery(q Query) Query {
 	if q.Variables != nil {
 		vars := maps.Clone(q.Variables)
 		for k, ref := range vars {
-			ref.Value = cloneJSONValue(ref.Value)
-			vars[k] = ref
+			if mutable(ref.Value) {
+				ref.Value = cloneJSONValue(ref.Value)
+				vars[k] = ref
+			}
 		}
 		q.Variables = vars
 	}
 	q.Insight = slices.Clone(q.Insight)
 	return q
+}
+
+// mutable reports whether x is a shape cloneJSONValue copies.
+func mutable(x any) bool {
+	switch x.(type) {
+	case []any, map[string]any, []string:
+		return true
+	}
+	return false
 }
 
 // cloneJSONValue deep-copies the mutable shapes of decoded JSON; other

@@ -137,7 +137,11 @@ func sqlDecodeError(err error) error {
 		if te.Field != "" {
 			field = "query." + te.Field
 		}
-		return invalidf(CodeInvalidInput, field, "Query field %q has the wrong type: expected %s.", te.Field, te.Type)
+		want := map[string]string{"kind": "a string", "query": "a string", "variables": "an object keyed by variable id"}[te.Field]
+		if want == "" {
+			want = te.Type.String()
+		}
+		return invalidf(CodeInvalidInput, field, "Query field %q has the wrong type: expected %s.", te.Field, want)
 	}
 	// DisallowUnknownFields reports `json: unknown field "x"`.
 	const prefix = "json: unknown field "

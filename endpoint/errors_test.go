@@ -1,0 +1,66 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+func TestNewError(t *testing.T) {
+	for _, tc := range []struct {
+		sentinel error
+		status   int
+	}{
+		{ErrInvalid, http.StatusBadRequest},
+		{ErrNotFound, http.StatusNotFound},
+		{ErrConflict, http.StatusConflict},
+		{ErrUnauthorized, http.StatusUnauthorized},
+		{ErrForbidden, http.StatusForbidden},
+		{ErrExecution, http.StatusBadGateway},
+		{ErrTimeout, http.StatusGatewayTimeout},
+		{errors.New("other"), http.StatusInternalServerError},
+	} {
+		e := NewError(tc.sentinel, "c", "a", "d")
+		if e.Status != tc.status || e.Code != "c" || e.Attr != "a" || e.Error() != "d" || !errors.Is(e, tc.sentinel) {
+			t.Errorf("NewError(%v) = %#v", tc.sentinel, e)
+		}
+	}
+}
+
+func TestWithCause(t *testing.T) {
+	cause := fmt.Errorf("driver: %w", context.DeadlineExceeded)
+	e := withCause(NewError(ErrTimeout, CodeTimeout, "", "query timed out"), cause)
+	if e.Error() != "query timed out" || !errors.Is(e, ErrTimeout) || !errors.Is(e, context.DeadlineExceeded) {
+		t.Fatalf("withCause: %#v", e)
+	}
+}
+
+func TestStoreError(t *testing.T) {
+	nf := func() *Error { return notFoundf("gone") }
+	own := NewError(ErrConflict, CodeConflict, "", "mine")
+	for _, tc := range []struct {
+		name   string
+		err    error
+		nf     func() *Error
+		status int
+		detail string
+	}{
+		{"not found", fmt.Errorf("x: %w", ErrNotFound), nf, 404, "gone"},
+		{"not found without wording", ErrNotFound, nil, 502, "storage failed"},
+		{"an *Error passes", fmt.Errorf("wrapped: %w", own), nil, 409, "mine"},
+		{"deadline", fmt.Errorf("db: %w", context.DeadlineExceeded), nil, 504, "storage timed out"},
+		{"backend failure", errors.New("disk on fire at /var/lib/db"), nil, 502, "storage failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e *Error
+			if !errors.As(storeError(tc.err, tc.nf), &e) || e.Status != tc.status || e.Detail != tc.detail {
+				t.Fatalf("storeError = %#v, want %d %q", e, tc.status, tc.detail)
+			}
+		})
+	}
+	if storeError(nil, nil) != nil {
+		t.Fatal("storeError(nil) != nil")
+	}
+}

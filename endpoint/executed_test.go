@@ -1,0 +1,50 @@
+package endpoint
+
+import (
+	"testing"
+	"time"
+)
+
+func TestExecutedMarks(t *testing.T) {
+	m := newExecutedMarks(time.Second)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := []struct {
+		at   time.Duration
+		want bool
+	}{
+		{0, true},
+		{500 * time.Millisecond, false},
+		{999 * time.Millisecond, false},
+		{time.Second, true},
+		{1500 * time.Millisecond, false},
+		{-time.Hour, true}, // a clock that went back writes (the store keeps the later time)
+	}
+	for _, s := range steps {
+		if _, ok := m.due("a", t0.Add(s.at)); ok != s.want {
+			t.Fatalf("due at %v = %v, want %v", s.at, ok, s.want)
+		}
+	}
+	if _, ok := m.due("b", t0); !ok {
+		t.Fatal("another endpoint is throttled by the first")
+	}
+
+	// A failed write is given back, so the next run retries.
+	prev, ok := m.due("c", t0)
+	if !ok {
+		t.Fatal("first run of c not due")
+	}
+	m.release("c", t0, prev)
+	if _, ok := m.due("c", t0.Add(time.Millisecond)); !ok {
+		t.Fatal("run after a failed write not due")
+	}
+	prev, _ = m.due("c", t0.Add(2*time.Second))
+	m.release("c", t0.Add(2*time.Second), prev)
+	if _, ok := m.due("c", t0.Add(1500*time.Millisecond)); ok {
+		t.Fatal("release did not restore the previous write time")
+	}
+
+	m.forget("a")
+	if _, ok := m.due("a", t0.Add(-time.Hour+time.Millisecond)); !ok {
+		t.Fatal("a forgotten endpoint is still throttled")
+	}
+}

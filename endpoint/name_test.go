@@ -1,0 +1,51 @@
+package endpoint
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var namePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,127}$`)
+
+func TestValidName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"a", true}, {"Z", true}, {"daily_revenue-v2", true}, {"a" + strings.Repeat("9", 127), true},
+		{"", false}, {"1a", false}, {"_a", false}, {"-a", false}, {"a b", false}, {"a.b", false},
+		{"a/b", false}, {"é", false}, {"aé", false}, {"a" + strings.Repeat("9", 128), false}, {"a\n", false},
+	} {
+		if got := validName(tc.name); got != tc.ok {
+			t.Errorf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	if err := checkName(""); err == nil || err.Detail != "This field is required." || err.Attr != "name" {
+		t.Fatalf("checkName(\"\") = %v", err)
+	}
+	if err := checkName("ok_name"); err != nil {
+		t.Fatal(err)
+	}
+	err := checkName("9")
+	if err == nil || err.Status != 400 || err.Code != CodeInvalidInput ||
+		err.Detail != "Invalid name '9'. Must start with a letter, contain only alphanumeric characters, hyphens, or underscores, and be between 1 and 128 characters long." {
+		t.Fatalf("checkName(9) = %#v", err)
+	}
+}
+
+// FuzzValidName: the hand-written check agrees with the documented regular
+// expression on every input.
+func FuzzValidName(f *testing.F) {
+	for _, s := range []string{"a", "1", "a-b_c", "", "é", strings.Repeat("a", 129), "a\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validName(s), namePattern.MatchString(s); got != want {
+			t.Fatalf("validName(%q) = %v, regexp says %v", s, got, want)
+		}
+	})
+}

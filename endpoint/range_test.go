@@ -1,0 +1,113 @@
+package endpoint_test
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// TestRangeCondition: two variables bounding one column
+// (timestamp >= {variables.from} AND timestamp < {variables.to}) return
+// exactly the events of that range, checked against the generator's events
+// filtered in Go, for day bounds, date-time bounds, an empty range and a
+// range beyond the data.
+func TestRangeCondition(t *testing.T) {
+	ctx := context.Background()
+	n := 20000
+	if testing.Short() {
+		n = 3000
+	}
+	const seed = 7
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	if err := demo.Load(ctx, db, n, seed); err != nil {
+		t.Fatal(err)
+	}
+	var events []demo.Event
+	if err := demo.Generate(n, seed, func(e demo.Event) error { events = append(events, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	svc, err := endpoint.New(endpoint.Config{
+		Endpoints: endpoint.NewMemoryStore(),
+		Variables: variable.NewMemoryStore(),
+		Executor:  sqlexec.New(db, placeholder.SQLite),
+		MaxLimit:  n,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "from", Type: variable.Date})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "to", Type: variable.Date})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]endpoint.VariableRef{from.ID: {CodeName: "from"}, to.ID: {CodeName: "to"}}
+	for name, text := range map[string]string{
+		"range_count": "SELECT count(*) AS n FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to}",
+		"range_rows":  "SELECT uuid FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} ORDER BY uuid",
+	} {
+		if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: text, Variables: refs}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	day := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+	for _, tc := range []struct {
+		from, to         string
+		fromTime, toTime time.Time
+	}{
+		{"2025-05-01", "2025-05-08", day("2025-05-01"), day("2025-05-08")},
+		{"2025-03-03", "2025-03-04", day("2025-03-03"), day("2025-03-04")},
+		{"2025-05-10T06:30:00Z", "2025-05-10T18:15:00Z",
+			time.Date(2025, 5, 10, 6, 30, 0, 0, time.UTC), time.Date(2025, 5, 10, 18, 15, 0, 0, time.UTC)},
+		{"2025-04-01", "2025-04-01", day("2025-04-01"), day("2025-04-01")},
+		{"2025-05-20", "2030-01-01", day("2025-05-20"), day("2030-01-01")},
+		{"2020-01-01", "2025-03-05", day("2020-01-01"), day("2025-03-05")},
+	} {
+		var want []string
+		for _, e := range events {
+			if !e.Timestamp.Before(tc.fromTime) && e.Timestamp.Before(tc.toTime) {
+				want = append(want, e.UUID)
+			}
+		}
+		slices.Sort(want)
+		vars := map[string]any{"from": tc.from, "to": tc.to}
+
+		res, err := svc.Run(ctx, "1", "range_count", endpoint.RunRequest{Variables: vars})
+		if err != nil {
+			t.Fatalf("%s..%s: %v", tc.from, tc.to, err)
+		}
+		if got := res.Results.([][]any)[0][0]; got != int64(len(want)) {
+			t.Errorf("%s..%s: count %v, want %d", tc.from, tc.to, got, len(want))
+		}
+
+		limit := n
+		res, err = svc.Run(ctx, "1", "range_rows", endpoint.RunRequest{Variables: vars, Limit: &limit})
+		if err != nil {
+			t.Fatalf("%s..%s: %v", tc.from, tc.to, err)
+		}
+		got := []string{}
+		for _, row := range res.Results.([][]any) {
+			got = append(got, row[0].(string))
+		}
+		if !slices.Equal(got, append([]string{}, want...)) || res.HasMore {
+			t.Errorf("%s..%s: %d rows (hasMore %v), want exactly the %d events of the range", tc.from, tc.to, len(got), res.HasMore, len(want))
+		}
+	}
+}

@@ -115,7 +115,7 @@ func compareVersion(e endpoint.Endpoint, next *endpoint.Version, stored int) err
 // columns; the time only moves forward, so runs that finish out of order
 // leave the latest.
 func (s *endpoints) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, s.q.epMarkExecuted, formatTime(at), project, id, formatTime(at))
+	res, err := (*Store)(s).exec(ctx, s.q.epMarkExecuted, formatTime(at), project, id, formatTime(at))
 	if err != nil {
 		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
 	}
@@ -128,7 +128,7 @@ func (s *endpoints) MarkExecuted(ctx context.Context, project, id string, at tim
 	}
 	// Nothing written: the endpoint is unknown or already has a later run.
 	var one int
-	err = s.db.QueryRowContext(ctx, s.q.epExists, project, id).Scan(&one)
+	err = (*Store)(s).queryRow(ctx, s.q.epExists, project, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return endpointNotFound(project, id)
 	}
@@ -150,7 +150,7 @@ func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e endpoint.Endpoi
 
 // Get implements endpoint.Store.
 func (s *endpoints) Get(ctx context.Context, project, name string) (endpoint.Endpoint, error) {
-	e, err := scanEndpoint(s.db.QueryRowContext(ctx, s.q.epGet, project, name))
+	e, err := scanEndpoint((*Store)(s).queryRow(ctx, s.q.epGet, project, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return endpoint.Endpoint{}, fmt.Errorf("%w: no endpoint named %q in project %q", endpoint.ErrNotFound, name, project)
 	}
@@ -163,7 +163,7 @@ func (s *endpoints) Get(ctx context.Context, project, name string) (endpoint.End
 
 // List implements endpoint.Store.
 func (s *endpoints) List(ctx context.Context, project string) ([]endpoint.Endpoint, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.epList, project)
+	rows, err := (*Store)(s).query(ctx, s.q.epList, project)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing endpoints: %w", err)
 	}
@@ -206,7 +206,7 @@ func (s *endpoints) Delete(ctx context.Context, project, id string) error {
 
 // Version implements endpoint.Store.
 func (s *endpoints) Version(ctx context.Context, project, id string, n int) (endpoint.Version, error) {
-	v, err := scanVersion(s.db.QueryRowContext(ctx, s.q.verGet, project, id, n))
+	v, err := scanVersion((*Store)(s).queryRow(ctx, s.q.verGet, project, id, n))
 	if errors.Is(err, sql.ErrNoRows) {
 		return endpoint.Version{}, fmt.Errorf("%w: no version %d of endpoint %q in project %q", endpoint.ErrNotFound, n, id, project)
 	}
@@ -219,7 +219,7 @@ func (s *endpoints) Version(ctx context.Context, project, id string, n int) (end
 // Versions implements endpoint.Store. An unknown endpoint is ErrNotFound;
 // a known one always has at least its first version.
 func (s *endpoints) Versions(ctx context.Context, project, id string) ([]endpoint.Version, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.verList, project, id)
+	rows, err := (*Store)(s).query(ctx, s.q.verList, project, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing versions of endpoint %q: %w", id, err)
 	}

@@ -34,11 +34,13 @@ import (
 )
 
 // Store is the SQL storage of endpoints and variables. It is safe for
-// concurrent use. Call Migrate once before the first use of a database.
+// concurrent use. Call Migrate once before the first use of a database,
+// and Close when done with it.
 type Store struct {
 	db      *sql.DB
 	dialect placeholder.Dialect
 	q       statements
+	prep    prepared
 }
 
 // ErrDialect is returned by New for a dialect the store has no statements for.
@@ -66,6 +68,9 @@ func (s *Store) Variables() variable.Store { return (*variables)(s) }
 // inTx runs fn in a transaction, committed when fn returns nil and rolled
 // back otherwise, so that a failed write leaves nothing behind.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.prep.isClosed() {
+		return ErrClosed
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)

@@ -84,7 +84,7 @@ func (s *variables) checkCodeName(ctx context.Context, tx *sql.Tx, project strin
 
 // Get implements variable.Store.
 func (s *variables) Get(ctx context.Context, project, id string) (variable.Variable, error) {
-	v, err := scanVariable(s.db.QueryRowContext(ctx, s.q.varGet, project, id))
+	v, err := scanVariable((*Store)(s).queryRow(ctx, s.q.varGet, project, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return variable.Variable{}, variableNotFound(project, id)
 	}
@@ -97,6 +97,11 @@ func (s *variables) Get(ctx context.Context, project, id string) (variable.Varia
 // maxInList bounds the markers of one IN list, below the smallest limit of
 // the engines (SQLite's default of 32766 bound arguments) with room to spare.
 const maxInList = 500
+
+// maxPreparedInList is the longest IN list whose statement is kept
+// prepared: a run reads its endpoint's few variables, and one statement per
+// list length up to this bound keeps the cache small.
+const maxPreparedInList = 16
 
 // GetMany implements variable.Store.
 func (s *variables) GetMany(ctx context.Context, project string, ids []string) (map[string]variable.Variable, error) {
@@ -124,7 +129,13 @@ func (s *variables) getChunk(ctx context.Context, project string, ids []string, 
 		args = append(args, id)
 	}
 	q.WriteString(")")
-	rows, err := s.db.QueryContext(ctx, rebind(s.dialect, q.String()), args...)
+	var rows *sql.Rows
+	var err error
+	if len(ids) <= maxPreparedInList {
+		rows, err = (*Store)(s).query(ctx, rebind(s.dialect, q.String()), args...)
+	} else {
+		rows, err = s.db.QueryContext(ctx, rebind(s.dialect, q.String()), args...)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: reading variables: %w", err)
 	}
@@ -144,7 +155,7 @@ func (s *variables) getChunk(ctx context.Context, project string, ids []string, 
 
 // List implements variable.Store.
 func (s *variables) List(ctx context.Context, project string) ([]variable.Variable, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.varList, project)
+	rows, err := (*Store)(s).query(ctx, s.q.varList, project)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing variables: %w", err)
 	}

@@ -1,0 +1,31 @@
+package sqlexec_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log"
+
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/placeholder"
+	_ "modernc.org/sqlite"
+)
+
+func ExampleExecutor_Query() {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE plans (name TEXT, price REAL); INSERT INTO plans VALUES ('free', 0), ('pro', 49)`); err != nil {
+		log.Fatal(err)
+	}
+	x := sqlexec.New(db, placeholder.SQLite)
+	res, err := x.Query(context.Background(), "SELECT name, price, count(*) OVER () AS n FROM plans WHERE price >= ?", []any{int64(10)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Columns, res.Types, res.Rows)
+	// Output: [name price n] [TEXT REAL INTEGER] [[pro 49 1]]
+}

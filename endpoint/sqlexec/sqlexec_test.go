@@ -1,0 +1,103 @@
+package sqlexec_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/placeholder"
+	_ "modernc.org/sqlite"
+)
+
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.Exec(`CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
+		INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestQuery(t *testing.T) {
+	x := sqlexec.New(openDB(t), placeholder.SQLite)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		query   string
+		args    []any
+		columns []string
+		types   []string
+		rows    [][]any
+	}{
+		{"declared types, []byte as string, NULL",
+			"SELECT id, name, score, data, note FROM t ORDER BY id", nil,
+			[]string{"id", "name", "score", "data", "note"},
+			[]string{"INTEGER", "TEXT", "REAL", "BLOB", "TEXT"},
+			[][]any{{int64(1), "ann", 1.5, "hi", nil}, {int64(2), "bob", 2.0, nil, nil}, {int64(3), "cy", nil, "", nil}}},
+		{"expressions typed by their values",
+			"SELECT count(*) AS n, sum(score) AS s, max(name) AS m, NULL AS z FROM t WHERE id >= ?", []any{int64(2)},
+			[]string{"n", "s", "m", "z"},
+			[]string{"INTEGER", "REAL", "TEXT", ""},
+			[][]any{{int64(2), 2.0, "cy", nil}}},
+		{"bound text argument",
+			"SELECT id FROM t WHERE name = ?", []any{"bob' OR 1=1 --"},
+			[]string{"id"}, []string{"INTEGER"}, [][]any{}},
+		{"no rows is an empty slice",
+			"SELECT id FROM t WHERE id > ?", []any{int64(99)},
+			[]string{"id"}, []string{"INTEGER"}, [][]any{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := x.Query(ctx, tc.query, tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Columns, tc.columns) || !reflect.DeepEqual(res.Types, tc.types) || !reflect.DeepEqual(res.Rows, tc.rows) {
+				t.Fatalf("got %q %q %#v, want %q %q %#v", res.Columns, res.Types, res.Rows, tc.columns, tc.types, tc.rows)
+			}
+		})
+	}
+}
+
+func TestQueryErrors(t *testing.T) {
+	x := sqlexec.New(openDB(t), placeholder.SQLite)
+	if _, err := x.Query(context.Background(), "SELECT * FROM missing", nil); err == nil {
+		t.Fatal("no error for a missing table")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := x.Query(ctx, "SELECT 1", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v, want context.Canceled", err)
+	}
+	if err := x.Exec(ctx, "DELETE FROM t", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Exec: %v, want context.Canceled", err)
+	}
+}
+
+func TestExec(t *testing.T) {
+	db := openDB(t)
+	x := sqlexec.New(db, placeholder.SQLite)
+	if x.Dialect() != placeholder.SQLite {
+		t.Fatalf("Dialect = %v", x.Dialect())
+	}
+	ctx := context.Background()
+	if err := x.Exec(ctx, "INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := x.Query(ctx, "SELECT name FROM t WHERE id = ?", []any{int64(4)})
+	if err != nil || !reflect.DeepEqual(res.Rows, [][]any{{"dee"}}) {
+		t.Fatalf("after Exec: %v, %v", res, err)
+	}
+	if err := x.Exec(ctx, "INSERT INTO nowhere VALUES (1)", nil); err == nil {
+		t.Fatal("no error for a bad statement")
+	}
+}

@@ -104,7 +104,9 @@ func writeTrends(g *gen, q *Query, sp span) {
 func writeRetention(g *gen, q *Query, sp span) {
 	r := q.Retention
 	n := len(q.Breakdowns)
-	g.w("WITH # AS (\n  SELECT # AS #", "e", colActor, "actor")
+	g.w("WITH #", "e")
+	g.materialized()
+	g.w("(\n  SELECT # AS #", colActor, "actor")
 	for j, b := range q.Breakdowns {
 		g.WriteString(", ")
 		g.text(b.Property)
@@ -125,7 +127,9 @@ func writeRetention(g *gen, q *Query, sp span) {
 		// ones only the range.
 		g.timeRange(colTime, sp)
 	}
-	g.w("\n),\n# AS (\n", "starts")
+	g.w("\n),\n#", "starts")
+	g.materialized()
+	g.WriteString("(\n")
 	if r.Type == Recurring {
 		g.w("  SELECT DISTINCT #", "actor")
 		g.breakdownColumns(n, "")
@@ -142,7 +146,9 @@ func writeRetention(g *gen, q *Query, sp span) {
 		g.w(") AS #\n  WHERE 1 = 1", "f")
 		g.timeRange("first_ts", sp)
 	}
-	g.w("\n),\n# AS (\n  SELECT DISTINCT #", "returns", "actor")
+	g.w("\n),\n#", "returns")
+	g.materialized()
+	g.w("(\n  SELECT DISTINCT #", "actor")
 	g.breakdownColumns(n, "")
 	g.w(", # FROM # WHERE # = 1", "period", "e", "is_return")
 	if r.Type == FirstTime {

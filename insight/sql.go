@@ -234,3 +234,15 @@ func (g *gen) breakdownColumns(n int, qualifier string) {
 		g.WriteIdent(breakdownName(i))
 	}
 }
+
+// materialized writes " AS " for a common table expression, asking SQLite
+// and PostgreSQL to compute it once: both may otherwise inline it into
+// every reference, which repeats the grouping of first-time cohorts per
+// joined row.
+func (g *gen) materialized() {
+	if g.d == placeholder.SQLite || g.d == placeholder.PostgreSQL {
+		g.WriteString(" AS MATERIALIZED ")
+	} else {
+		g.WriteString(" AS ")
+	}
+}

@@ -109,12 +109,22 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return queryReason(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
 	}
 	uses := make([][]use, len(a.Variables))
+	seen := make([]bool, len(phs))
 	for _, b := range classify(sel) {
-		if b.index < 1 || b.index > len(p.names) {
+		if b.index < 1 || b.index > len(p.names) || seen[b.index-1] {
 			return queryReason(CodeUnparsable, "the query holds a bind marker of its own")
 		}
+		seen[b.index-1] = true
 		v := order[p.names[b.index-1]]
 		uses[v] = append(uses[v], b.use)
+	}
+	for i, ok := range seen {
+		if !ok {
+			// The placeholder is in what the parser takes for a comment
+			// or a string, and the engine may not.
+			return queryReason(CodeUnparsable, "the SQL parser does not see the placeholder at line %d, column %d as part of the query",
+				phs[i].Line, phs[i].Column)
+		}
 	}
 	for i := range a.Variables {
 		a.Variables[i].judge(uses[i])

@@ -359,6 +359,10 @@ func (b *builder) aggregated(plan *Plan) error {
 		pre = append(pre, s+" AS "+b.q(b.gen('k', j)))
 	}
 	rw := &printer{d: b.d}
+	// Output aliases name columns in HAVING and ORDER BY only; inside the
+	// SELECT list, and inside the expression an alias stands for, a name is
+	// a column of FROM.
+	aliases := false
 	rw.hook = func(e sqlparser.Expr) (string, bool, error) {
 		if j, ok := keyIndex[canonical(e)]; ok {
 			return b.q(b.gen('k', j)), true, nil
@@ -372,8 +376,10 @@ func (b *builder) aggregated(plan *Plan) error {
 		case *sqlparser.GroupConcatExpr:
 			return "", false, fail(CodeAggregate, "group_concat cannot be materialized: the order of its values is not kept")
 		case *sqlparser.ColName:
-			if i, ok := b.aliases[x.Name.Lowered()]; ok && x.Qualifier.IsEmpty() {
+			if i, ok := b.aliases[x.Name.Lowered()]; ok && aliases && x.Qualifier.IsEmpty() {
+				aliases = false
 				s, err := rw.exprString(b.items[i].Expr)
+				aliases = true
 				return "(" + s + ")", err == nil, err
 			}
 			return "", false, fail(CodeAggregate, "the column %s is neither grouped nor aggregated", canonical(x))
@@ -390,6 +396,7 @@ func (b *builder) aggregated(plan *Plan) error {
 		}
 		read = append(read, s+" AS "+b.q(b.names[i]))
 	}
+	aliases = true
 	having := ""
 	if b.sel.Having != nil {
 		s, err := rw.exprString(b.sel.Having.Expr)

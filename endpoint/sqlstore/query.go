@@ -9,9 +9,11 @@ import (
 )
 
 // queryRecord is the stored JSON of an endpoint.Query. It is the store's own
-// format rather than the wire JSON, because the round trip must be exact:
-// a variable's test value keeps its Go type (see tagged), and the insight
-// query keeps its bytes exactly, even when they are not valid JSON.
+// format, close to the wire JSON but not Query.MarshalJSON: that one checks
+// and normalizes (it refuses an unknown kind, compacts an insight query,
+// and a variable's test value read back from it loses its Go type), while a
+// store must give back exactly what it was given. Here a test value keeps
+// its Go type (see tagged), and the insight query keeps its bytes.
 type queryRecord struct {
 	Kind      string                    `json:"kind"`
 	SQL       string                    `json:"query,omitempty"`

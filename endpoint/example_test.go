@@ -102,3 +102,56 @@ func ExampleService_Run() {
 	// [id amount] [[1 10] [3 7]] false
 	// Required variable(s) 'country' not provided
 }
+
+func ExampleService_Update() {
+	ctx := context.Background()
+	svc := newExampleService()
+	minAmount, _ := svc.CreateVariable(ctx, "1", variable.Variable{Name: "min amount", Type: variable.Number})
+	q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count(*) AS n FROM orders"}
+	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "order_count", Query: &q}); err != nil {
+		log.Fatal(err)
+	}
+	// A new query makes version 2; version 1 can still be run.
+	q2 := endpoint.Query{
+		Kind:      endpoint.KindSQL,
+		SQL:       "SELECT count(*) AS n FROM orders WHERE amount >= {variables.min_amount}",
+		Variables: map[string]endpoint.VariableRef{minAmount.ID: {CodeName: "min_amount"}},
+	}
+	e, err := svc.Update(ctx, "1", "order_count", endpoint.UpdateRequest{Query: &q2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("current version", e.CurrentVersion)
+
+	latest, _ := svc.Run(ctx, "1", "order_count", endpoint.RunRequest{Variables: map[string]any{"min_amount": "11"}})
+	one := 1
+	first, _ := svc.Run(ctx, "1", "order_count", endpoint.RunRequest{Version: &one})
+	fmt.Println("v2:", latest.Results, "v1:", first.Results)
+
+	// A value is checked against the variable's type before anything runs.
+	_, err = svc.Run(ctx, "1", "order_count", endpoint.RunRequest{Variables: map[string]any{"min_amount": "lots"}})
+	fmt.Println(err)
+	// Output:
+	// current version 2
+	// v2: [[2]] v1: [[4]]
+	// Invalid value for variable 'min_amount': expected Number, got "lots": not a number
+}
+
+func ExampleNewMemoryStore() {
+	ctx := context.Background()
+	store := endpoint.NewMemoryStore()
+	e := endpoint.Endpoint{ID: "e1", ProjectID: "1", Name: "daily", CurrentVersion: 1, VersionsCount: 1,
+		Query: endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}
+	if err := store.Create(ctx, e, endpoint.Version{Number: 1, Query: e.Query}); err != nil {
+		log.Fatal(err)
+	}
+	// A second endpoint of the same name in the project is a conflict.
+	err := store.Create(ctx, endpoint.Endpoint{ID: "e2", ProjectID: "1", Name: "daily"}, endpoint.Version{Number: 1})
+	fmt.Println(errors.Is(err, endpoint.ErrConflict))
+	// Projects are isolated.
+	_, err = store.Get(ctx, "2", "daily")
+	fmt.Println(errors.Is(err, endpoint.ErrNotFound))
+	// Output:
+	// true
+	// true
+}

@@ -75,14 +75,11 @@ func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 
 // describe prints a value the way a JSON client wrote it.
 func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return fmt.Sprintf("%q", v)
-	case json.RawMessage:
-		return string(v)
-	default:
-		return fmt.Sprintf("%v (%T)", v, v)
+	if raw, ok := v.(json.RawMessage); ok {
+		return string(raw)
 	}
+	if b, err := json.Marshal(v); err == nil && len(b) <= 80 {
+		return string(b)
+	}
+	return fmt.Sprintf("a value of Go type %T", v)
 }

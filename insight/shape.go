@@ -154,7 +154,11 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 		data[at] = v
 	}
 	days, labels := c.dayLabels()
-	out := make([]TrendsSeries, 0, len(keys))
+	type keyed struct {
+		key seriesKey
+		s   TrendsSeries
+	}
+	all := make([]keyed, 0, len(keys))
 	for _, k := range keys {
 		data := byKey[k]
 		s := TrendsSeries{Data: data, Days: days, Labels: labels, Label: c.q.Series[k.series].label()}
@@ -170,18 +174,22 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 			}
 			s.Label = label
 		}
-		out = append(out, s)
+		all = append(all, keyed{k, s})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		ki, kj := keys[i], keys[j]
-		if ki.series != kj.series {
-			return ki.series < kj.series
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.key.series != b.key.series {
+			return a.key.series < b.key.series
 		}
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
+		if a.s.Count != b.s.Count {
+			return a.s.Count > b.s.Count
 		}
-		return ki.values < kj.values
+		return a.key.values < b.key.values
 	})
+	out := make([]TrendsSeries, len(all))
+	for i, k := range all {
+		out[i] = k.s
+	}
 	return out, nil
 }
 
@@ -287,7 +295,7 @@ func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
 			t.size += n
 		}
 	}
-	sort.SliceStable(keys, func(i, j int) bool {
+	sort.Slice(keys, func(i, j int) bool {
 		if tables[keys[i]].size != tables[keys[j]].size {
 			return tables[keys[i]].size > tables[keys[j]].size
 		}

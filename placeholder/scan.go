@@ -24,22 +24,7 @@ type Placeholder struct {
 // *SyntaxError for a malformed placeholder or a quote or comment left open.
 // The package documentation says exactly what counts as a placeholder.
 func Scan(sql string) ([]Placeholder, error) {
-	found, err := scan(sql)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Placeholder, len(found))
-	for i := range found {
-		out[i] = found[i].Placeholder
-	}
-	return out, nil
-}
-
-// found is a placeholder plus what rendering needs to know of its place.
-type found struct {
-	Placeholder
-	// parens: the list form must bring its own parentheses (after IN).
-	parens bool
+	return scan(sql, nil)
 }
 
 // token kinds the list-position rule looks back at.
@@ -91,32 +76,58 @@ func (p *positioner) errorf(off int, format string, args ...any) *SyntaxError {
 	return &SyntaxError{Line: line, Column: col, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-func scan(src string) ([]found, error) {
-	var out []found
+// scan does Scan's work. When parens is not nil it also records, for
+// each placeholder, whether its list form must bring its own parentheses
+// (it follows IN directly) or not (it sits inside IN ( )).
+func scan(src string, parens *[]bool) ([]Placeholder, error) {
+	var out []Placeholder
+	if n := strings.Count(src, "{"); n > 0 {
+		// Every placeholder starts with a brace; a few spare slots cost
+		// less than growing the slice several times.
+		out = make([]Placeholder, 0, min(n, 32))
+	}
 	pos := positioner{src: src}
 	prev1, prev2 := tokOther, tokOther
-	push := func(k tokKind) { prev2, prev1 = prev1, k }
 	n := len(src)
 	i := 0
 	for i < n {
 		c := src[i]
-		switch {
-		case isSpace(c):
+		switch classes[c] {
+		case clSpace:
 			i++
-		case c == '-' && i+1 < n && src[i+1] == '-':
-			j := strings.IndexByte(src[i:], '\n')
-			if j < 0 {
-				i = n
+			continue // whitespace is not a token
+		case clIdent:
+			j := i + 1
+			for j < n && classes[src[j]] == clIdent {
+				j++
+			}
+			prev2 = prev1
+			if j-i == 2 && c|0x20 == 'i' && src[i+1]|0x20 == 'n' {
+				prev1 = tokIn
 			} else {
+				prev1 = tokOther
+			}
+			i = j
+			continue
+		case clDash:
+			if i+1 < n && src[i+1] == '-' {
+				j := strings.IndexByte(src[i:], '\n')
+				if j < 0 {
+					return out, nil
+				}
 				i += j + 1
+				continue // comments are not tokens
 			}
-		case c == '/' && i+1 < n && src[i+1] == '*':
-			j := strings.Index(src[i+2:], "*/")
-			if j < 0 {
-				return nil, pos.errorf(i, "block comment /* is never closed")
+		case clSlash:
+			if i+1 < n && src[i+1] == '*' {
+				j := strings.Index(src[i+2:], "*/")
+				if j < 0 {
+					return nil, pos.errorf(i, "block comment /* is never closed")
+				}
+				i += 2 + j + 2
+				continue
 			}
-			i += 2 + j + 2
-		case c == '\'' || c == '"' || c == '`':
+		case clQuote:
 			end := skipQuoted(src, i)
 			if end < 0 {
 				what := "string literal"
@@ -126,53 +137,83 @@ func scan(src string) ([]found, error) {
 				return nil, pos.errorf(i, "%s starting with %c is never closed", what, c)
 			}
 			i = end
-			push(tokOther)
-		case c == '{':
+			prev2, prev1 = prev1, tokOther
+			continue
+		case clLParen:
+			i++
+			prev2, prev1 = prev1, tokLParen
+			continue
+		case clBrace:
 			f, end, err := placeholderAt(src, i, &pos)
 			if err != nil {
 				return nil, err
 			}
-			if end < 0 {
-				i++
-				push(tokOther)
+			if end >= 0 {
+				switch {
+				case prev1 == tokIn:
+					f.InList = true
+				case prev1 == tokLParen && prev2 == tokIn:
+					if k := skipSpaceAndComments(src, end); k < n && src[k] == ')' {
+						f.InList = true
+					}
+				}
+				out = append(out, f)
+				if parens != nil {
+					*parens = append(*parens, prev1 == tokIn)
+				}
+				i = end
+				prev2, prev1 = prev1, tokOther
 				continue
 			}
-			switch {
-			case prev1 == tokIn:
-				f.InList, f.parens = true, true
-			case prev1 == tokLParen && prev2 == tokIn:
-				if k := skipSpaceAndComments(src, end); k < n && src[k] == ')' {
-					f.InList = true
-				}
-			}
-			out = append(out, f)
-			i = end
-			push(tokOther)
-		case c == '(':
-			i++
-			push(tokLParen)
-		case isIdentByte(c):
-			j := i + 1
-			for j < n && isIdentByte(src[j]) {
-				j++
-			}
-			if j-i == 2 && c|0x20 == 'i' && src[i+1]|0x20 == 'n' {
-				push(tokIn)
-			} else {
-				push(tokOther)
-			}
-			i = j
-		default:
-			i++
-			push(tokOther)
 		}
+		// Any other byte is a token of its own: an operator, a comma, a
+		// brace that starts no placeholder.
+		i++
+		prev2, prev1 = prev1, tokOther
 	}
 	return out, nil
 }
 
+// Byte classes of the scanner's main loop.
+type byteClass uint8
+
+const (
+	clOther byteClass = iota
+	clSpace
+	clIdent
+	clQuote
+	clBrace
+	clLParen
+	clDash
+	clSlash
+)
+
+var classes = func() (t [256]byteClass) {
+	for c := range 256 {
+		b := byte(c)
+		switch {
+		case b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v':
+			t[c] = clSpace
+		case isNameByte(b) || b == '$' || b >= 0x80:
+			t[c] = clIdent
+		case b == '\'' || b == '"' || b == '`':
+			t[c] = clQuote
+		case b == '{':
+			t[c] = clBrace
+		case b == '(':
+			t[c] = clLParen
+		case b == '-':
+			t[c] = clDash
+		case b == '/':
+			t[c] = clSlash
+		}
+	}
+	return t
+}()
+
 // placeholderAt reads a placeholder whose '{' is at src[i]. It returns
 // end < 0 when the brace does not start a placeholder at all.
-func placeholderAt(src string, i int, pos *positioner) (f found, end int, err error) {
+func placeholderAt(src string, i int, pos *positioner) (f Placeholder, end int, err error) {
 	n := len(src)
 	j := skipSpace(src, i+1)
 	const word = "variables"
@@ -216,7 +257,7 @@ func placeholderAt(src string, i int, pos *positioner) (f found, end int, err er
 		return f, 0, pos.errorf(j, "unexpected %q after code name %q: expected '}'", r, name)
 	}
 	line, col := pos.at(i)
-	f.Placeholder = Placeholder{Name: name, Start: i, End: j + 1, Line: line, Column: col}
+	f = Placeholder{Name: name, Start: i, End: j + 1, Line: line, Column: col}
 	return f, j + 1, nil
 }
 
@@ -278,9 +319,7 @@ func skipSpace(src string, i int) int {
 	return i
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
+func isSpace(c byte) bool { return classes[c] == clSpace }
 
 func isNameStart(c byte) bool {
 	return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
@@ -293,6 +332,4 @@ func isNameByte(c byte) bool {
 // isIdentByte reports whether c can continue an SQL word on some engine:
 // letters, digits, '_', '$' (PostgreSQL, MySQL) and any byte of a
 // multi-byte UTF-8 character. A bind marker next to one would merge with it.
-func isIdentByte(c byte) bool {
-	return isNameByte(c) || c == '$' || c >= 0x80
-}
+func isIdentByte(c byte) bool { return classes[c] == clIdent }

@@ -116,11 +116,13 @@ func TestScanInList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
-			found, err := scan(tt.sql)
+			var parens []bool
+			found, err := scan(tt.sql, &parens)
 			require.NoError(t, err)
 			require.Len(t, found, 1)
+			require.Len(t, parens, 1)
 			assert.Equal(t, tt.inList, found[0].InList, "InList")
-			assert.Equal(t, tt.parens, found[0].parens, "parens")
+			assert.Equal(t, tt.parens, parens[0], "parens")
 		})
 	}
 }

@@ -33,15 +33,15 @@ type part struct {
 
 // Compile scans sql (see Scan) and prepares it for rendering.
 func Compile(sql string) (*Template, error) {
-	found, err := scan(sql)
+	var parens []bool
+	found, err := scan(sql, &parens)
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{src: sql, phs: make([]Placeholder, len(found)), parts: make([]part, len(found))}
+	t := &Template{src: sql, phs: found, parts: make([]part, len(found))}
 	index := make(map[string]int, len(found))
 	prev := 0
 	for i, f := range found {
-		t.phs[i] = f.Placeholder
 		n, ok := index[f.Name]
 		if !ok {
 			n = len(t.names)
@@ -57,7 +57,7 @@ func Compile(sql string) (*Template, error) {
 			text:   sql[prev:f.Start],
 			name:   n,
 			inList: f.InList,
-			parens: f.parens,
+			parens: parens[i],
 			// A marker next to a word character would merge with it:
 			// "?0" is parameter 0 in SQLite, "$10" another parameter in
 			// PostgreSQL, "a$1" an identifier there.

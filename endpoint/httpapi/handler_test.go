@@ -219,3 +219,11 @@ func TestRunEmptyBody(t *testing.T) {
 	mustStatus(t, http.StatusOK, r)
 	assert.Equal(t, []any{[]any{json.Number(strconv.Itoa(demoEvents))}}, r.Body["results"])
 }
+
+func TestJSONIsNotHTMLEscaped(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	r := h.do("POST", runPath, keyP1, `{"variables": {}, "a<b>&c": 1}`)
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Contains(t, string(r.Raw), `Unknown field(s): a<b>&c`)
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,7 +76,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Attr != "" {
 		body.Attr = &e.Attr
 	}
-	b, mErr := json.Marshal(body)
+	b, mErr := encodeJSON(body)
 	if mErr != nil {
 		// Strings always marshal; this cannot happen, but a reply is owed.
 		b = []byte(`{"detail":"Internal server error.","code":"server_error","attr":null}`)
@@ -88,7 +89,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // query that produced +Inf or NaN) is the query's doing, not the server's,
 // so it is answered 502 like any other bad answer from the query engine.
 func (h *handler) reply(w http.ResponseWriter, r *http.Request, status int, v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeJSON(v)
 	if err != nil {
 		var unsupported *json.UnsupportedValueError
 		if errors.As(err, &unsupported) {
@@ -105,13 +106,25 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, status int, v an
 	return nil
 }
 
+// encodeJSON is json.Marshal plus a final newline, without HTML escaping:
+// SQL is full of < and >, and the API is JSON, never HTML, so they stay
+// readable instead of becoming \u003c and \u003e.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 func writeBytes(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-	_, _ = w.Write([]byte{'\n'})
 }
 
 // noContent answers a successful DELETE.

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// envAPIKey is the environment variable that supplies the API key when the
+// -api-key flag does not.
+const envAPIKey = "ENDPOINTKIT_API_KEY"
+
+// keySource says where the API key came from, which decides how the curl
+// session refers to it.
+type keySource int
+
+const (
+	keyFromFlag keySource = iota
+	keyFromEnv
+	keyGenerated
+)
+
+// config is the parsed command line.
+type config struct {
+	addr       string
+	dbPath     string // "" is an in-memory database
+	apiKey     string
+	keySource  keySource
+	project    string
+	demoEvents int
+}
+
+// parseFlags reads args; getenv supplies the environment.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: in memory, lost at exit)")
+	fs.StringVar(&c.apiKey, "api-key", "", "API key for -project (default $"+envAPIKey+"; with neither, one is generated and printed)")
+	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
+	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.project == "" {
+		return config{}, errors.New("-project must not be empty")
+	}
+	if c.demoEvents < 0 {
+		return config{}, fmt.Errorf("-demo-events must be 0 or more, got %d", c.demoEvents)
+	}
+	switch {
+	case c.apiKey != "":
+		c.keySource = keyFromFlag
+	case getenv(envAPIKey) != "":
+		c.apiKey, c.keySource = getenv(envAPIKey), keyFromEnv
+	default:
+		c.apiKey, c.keySource = newAPIKey(), keyGenerated
+	}
+	return c, nil
+}
+
+// newAPIKey returns a random key: 128 bits from crypto/rand, as text that
+// needs no quoting in a shell or a header.
+func newAPIKey() string {
+	return "ek_" + rand.Text()
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver
+
+	"github.com/endpointkit/endpointkit/examples/demo"
+)
+
+// demoSeed fixes the demo events, so that the printed session's answers are
+// the same on every machine.
+const demoSeed = 1
+
+// openDB opens the SQLite database at path, or an in-memory one when path is
+// "". One database holds the events and the stores: the example serves one
+// project to one key, so there is nothing to keep apart.
+func openDB(path string) (*sql.DB, error) {
+	if path == "" {
+		db, err := sql.Open("sqlite", ":memory:")
+		if err != nil {
+			return nil, err
+		}
+		// Every connection to :memory: is a database of its own.
+		db.SetMaxOpenConns(1)
+		return db, nil
+	}
+	// WAL lets runs read while a write commits; the busy timeout makes a
+	// writer wait for another instead of failing; immediate transactions
+	// take the write lock up front, so two read-then-write transactions
+	// cannot deadlock.
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// loadDemo loads n demo events when the events table is missing or empty,
+// and returns how many events the table holds.
+func loadDemo(ctx context.Context, db *sql.DB, n int) (count int, loaded bool, err error) {
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&count); err == nil && count > 0 {
+		return count, false, nil
+	}
+	// demo.Load creates the table, so that the session works (with empty
+	// answers) even with -demo-events 0.
+	if err := demo.Load(ctx, db, n, demoSeed); err != nil {
+		return 0, false, err
+	}
+	return n, true, nil
+}

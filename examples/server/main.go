@@ -1,0 +1,33 @@
+// Command server is the endpointkit example server: the HTTP API of
+// package httpapi over an embedded SQLite database (modernc.org/sqlite, pure
+// Go) holding deterministic demo events, the stores of endpoints and
+// variables, and their versions.
+//
+//	go run ./examples/server [-addr 127.0.0.1:8080] [-db file] [-api-key key] [-project 1] [-demo-events 100000]
+//
+// On start it prints an API key and a curl session to paste into a shell.
+// SIGINT or SIGTERM shuts it down gracefully.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}

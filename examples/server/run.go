@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// shutdownTimeout bounds how long in-flight requests may take to finish once
+// a shutdown is asked for.
+const shutdownTimeout = 10 * time.Second
+
+// runTimeout bounds each endpoint run, so that a runaway query answers 504
+// instead of holding a connection for ever.
+const runTimeout = 30 * time.Second
+
+// run is the whole server: it parses args, opens the database, loads demo
+// data, serves the API and prints how to use it to stdout, until ctx is
+// done; then it shuts down gracefully and returns nil.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	keys := httpapi.NewKeyring()
+	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
+		return fmt.Errorf("-api-key: %w", err)
+	}
+	db, err := openDB(cfg.dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	if cfg.demoEvents > 0 {
+		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
+	}
+	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents)
+	if err != nil {
+		return err
+	}
+
+	store, err := sqlstore.New(db, placeholder.SQLite)
+	if err != nil {
+		return err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		return err
+	}
+	svc, err := endpoint.New(endpoint.Config{
+		Endpoints:  store.Endpoints(),
+		Variables:  store.Variables(),
+		Executor:   sqlexec.New(db, placeholder.SQLite),
+		RunTimeout: runTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           httpapi.New(svc, keys),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      runTimeout + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	base := "http://" + ln.Addr().String()
+	printBanner(stdout, cfg, base, count, loaded)
+	printSession(stdout, cfg, base)
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "Shutting down...")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+)
+
+// Ids of the session's variables. Fixed, so that the endpoint's query can
+// name them in a session printed before anything exists.
+const (
+	sessionEventID = "6f1c8a52-7d0e-4b9a-9c31-2e5f7a8b9c01"
+	sessionFromID  = "6f1c8a52-7d0e-4b9a-9c31-2e5f7a8b9c02"
+	sessionToID    = "6f1c8a52-7d0e-4b9a-9c31-2e5f7a8b9c03"
+)
+
+// sessionSQL is the session endpoint's query: daily events and users of one
+// kind in a time range. It holds no quote, so that its JSON fits in a
+// single-quoted shell word.
+const sessionSQL = "SELECT substr(timestamp, 1, 10) AS day, count(*) AS events, count(DISTINCT distinct_id) AS users" +
+	" FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}" +
+	" GROUP BY day ORDER BY day"
+
+// step is one request of the printed session.
+type step struct {
+	comment string
+	method  string
+	path    string // under $URL
+	body    string // JSON; "" for none
+}
+
+var sessionSteps = []step{
+	{"Create the variables the query uses (types coerce and check values):", "POST", "/insight_variables/",
+		`{"id": "` + sessionEventID + `", "name": "Event", "type": "String"}`},
+	{"", "POST", "/insight_variables/", `{"id": "` + sessionFromID + `", "name": "From", "type": "Date"}`},
+	{"", "POST", "/insight_variables/", `{"id": "` + sessionToID + `", "name": "To", "type": "Date"}`},
+	{"Save an endpoint whose SQL uses them:", "POST", "/endpoints/", `{
+    "name": "daily_events",
+    "description": "Events and users per day",
+    "query": {
+      "kind": "HogQLQuery",
+      "query": "` + sessionSQL + `",
+      "variables": {
+        "` + sessionEventID + `": {"variableId": "` + sessionEventID + `", "code_name": "event"},
+        "` + sessionFromID + `": {"variableId": "` + sessionFromID + `", "code_name": "from"},
+        "` + sessionToID + `": {"variableId": "` + sessionToID + `", "code_name": "to"}
+      }
+    }
+  }`},
+	{"Run it; every variable is required, values travel as bound arguments:", "POST", "/endpoints/daily_events/run",
+		`{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}}`},
+	{"A missing variable is refused (400), never run unfiltered:", "POST", "/endpoints/daily_events/run",
+		`{"variables": {"event": "purchase", "from": "2025-05-01"}}`},
+	{"List the project's endpoints:", "GET", "/endpoints/", ""},
+}
+
+func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) {
+	where := "in memory (lost at exit; -db FILE keeps it)"
+	if cfg.dbPath != "" {
+		where = cfg.dbPath
+	}
+	fmt.Fprintf(w, "endpointkit example server on %s\n", base)
+	fmt.Fprintf(w, "  database:    %s\n", where)
+	if loaded {
+		fmt.Fprintf(w, "  demo events: %d loaded (90 days before %s)\n", events, "2025-06-01")
+	} else {
+		fmt.Fprintf(w, "  demo events: %d already in the database\n", events)
+	}
+	switch cfg.keySource {
+	case keyGenerated:
+		fmt.Fprintf(w, "  API key:     %s (generated; set -api-key or $%s to choose one)\n", cfg.apiKey, envAPIKey)
+	case keyFromEnv:
+		fmt.Fprintf(w, "  API key:     from $%s\n", envAPIKey)
+	default:
+		fmt.Fprintf(w, "  API key:     from -api-key\n")
+	}
+	fmt.Fprintf(w, "  project:     %s\n", cfg.project)
+	fmt.Fprintln(w)
+}
+
+// printSession prints the curl session, ready to paste into a POSIX shell.
+func printSession(w io.Writer, cfg config, base string) {
+	fmt.Fprintln(w, "Try it: paste this into a shell (with -db, a second paste answers 409 to the creates).")
+	fmt.Fprintln(w)
+	key := shellQuote(cfg.apiKey)
+	if cfg.keySource == keyFromEnv {
+		key = `"$` + envAPIKey + `"`
+	}
+	fmt.Fprintf(w, "KEY=%s\n", key)
+	fmt.Fprintf(w, "URL=%s\n", shellQuote(base+"/api/projects/"+url.PathEscape(cfg.project)))
+	for _, s := range sessionSteps {
+		if s.comment != "" {
+			fmt.Fprintf(w, "\n# %s\n", s.comment)
+		}
+		fmt.Fprintf(w, "curl -sS -X %s \"$URL%s\" -H \"Authorization: Bearer $KEY\"", s.method, s.path)
+		if s.body != "" {
+			fmt.Fprintf(w, " \\\n  -H 'Content-Type: application/json' -d %s", shellQuote(s.body))
+		}
+		fmt.Fprintln(w, "; echo")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
+}
+
+// shellQuote makes s one single-quoted POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

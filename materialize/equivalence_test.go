@@ -185,8 +185,12 @@ func openDemo(t testing.TB, n int) *sql.DB {
 	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	require.NoError(t, demo.Load(context.Background(), db, n, 42))
+	require.NoError(t, loadDemo(db, n))
 	return db
+}
+
+func loadDemo(db *sql.DB, n int) error {
+	return demo.Load(context.Background(), db, n, 42)
 }
 
 type result struct {

@@ -1,0 +1,145 @@
+package materialize
+
+import (
+	"database/sql"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// benchEvents is the size of the benchmarks' demo data set.
+const benchEvents = 1_000_000
+
+var bench struct {
+	once  sync.Once
+	db    *sql.DB
+	err   error
+	tpl   *placeholder.Template
+	plan  *Plan
+	built bool
+}
+
+// benchSetup loads the demo events once per process, on the first
+// benchmark that needs them, so that plain go test never pays for it.
+func benchSetup(b *testing.B) {
+	bench.once.Do(func() {
+		db, err := sql.Open("sqlite", ":memory:")
+		if err != nil {
+			bench.err = err
+			return
+		}
+		db.SetMaxOpenConns(1)
+		bench.db = db
+		if bench.err = loadDemo(db, benchEvents); bench.err != nil {
+			return
+		}
+		if bench.tpl, bench.err = placeholder.Compile(dailyRevenue); bench.err != nil {
+			return
+		}
+		a, err := Analyze(dailyRevenue, Options{Dialect: placeholder.SQLite,
+			Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}})
+		if err != nil {
+			bench.err = err
+			return
+		}
+		bench.plan = a.Plan
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	if bench.plan == nil {
+		b.Fatal("the benchmark query is not materializable")
+	}
+}
+
+// benchValues: a month of one country's purchases.
+var benchValues = map[string]any{
+	"country":   "US",
+	"date_from": variable.Timestamp{Time: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC), DateOnly: true},
+	"date_to":   variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true},
+}
+
+func buildTable(b *testing.B) {
+	stmts, err := bench.plan.Refresh("bench_daily_revenue")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, st := range stmts {
+		if _, err := bench.db.Exec(st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bench.built = true
+}
+
+func drain(b *testing.B, q string, args []any) int {
+	rows, err := bench.db.Query(q, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	var day string
+	var purchases, revenue int64
+	for rows.Next() {
+		if err := rows.Scan(&day, &purchases, &revenue); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkBuildTable measures a refresh: the pre-compute query over all
+// the events into the stored table.
+func BenchmarkBuildTable(b *testing.B) {
+	benchSetup(b)
+	for b.Loop() {
+		buildTable(b)
+	}
+	var rows int64
+	if err := bench.db.QueryRow(`SELECT count(*) FROM "bench_daily_revenue"`).Scan(&rows); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(rows), "stored-rows")
+}
+
+// BenchmarkRunInline runs "daily purchases and revenue for a country
+// between two dates" on the events.
+func BenchmarkRunInline(b *testing.B) {
+	benchSetup(b)
+	for b.Loop() {
+		q, args, err := bench.tpl.Render(placeholder.SQLite, benchValues)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if drain(b, q, args) != 30 {
+			b.Fatal("want 30 days")
+		}
+	}
+}
+
+// BenchmarkRunMaterialized answers the same run from the stored table.
+func BenchmarkRunMaterialized(b *testing.B) {
+	benchSetup(b)
+	if !bench.built {
+		start := time.Now()
+		buildTable(b)
+		b.Logf("stored table built in %v", time.Since(start))
+	}
+	for b.Loop() {
+		q, args, err := bench.plan.Read("bench_daily_revenue", benchValues)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if drain(b, q, args) != 30 {
+			b.Fatal("want 30 days")
+		}
+	}
+}

@@ -32,12 +32,16 @@ const (
 //
 // ClickHouse binds with the server's typed query parameters,
 // {p1:String}, {p2:Int64}, ..., and the arguments are sql.NamedArg values
-// named p1, p2, ... holding the value as text. clickhouse-go sends such
-// arguments to the server as protocol parameters when the query holds
-// {name:Type} markers, while its '?' binding formats the values into the
-// SQL text on the client: that would break this package's promise that no
-// value ever becomes part of the SQL text. A variable used twice reuses its
-// parameter; list elements get one each.
+// named p1, p2, ... holding the value as text. clickhouse-go (v2, with a
+// server recent enough for protocol parameters) sends such arguments to the
+// server as query parameters when the query holds {name:Type} markers, and
+// the server parses each value as its declared type. Its '?' binding
+// instead formats the values into the SQL text on the client, which would
+// break this package's promise that no value ever becomes part of the SQL
+// text. Text values also suit the older clickhouse-go releases that accept
+// only strings as parameters. A variable used twice reuses its parameter;
+// list elements get one each. Date-times are typed DateTime('UTC') so that
+// the server does not read them in its own time zone.
 var (
 	SQLite     = Dialect{name: "sqlite", kind: kindSQLite}
 	PostgreSQL = Dialect{name: "postgresql", kind: kindPostgreSQL}

@@ -49,5 +49,17 @@
 // of an IN ("x IN ({variables.l})"). A multi-valued List ([]string) renders
 // only there: as "(?, ?, ?)" after IN and as "?, ?, ?" inside the
 // parentheses, one argument per element. Template.CheckLists rejects a
-// multi-valued variable anywhere else when the endpoint is defined.
+// multi-valued variable anywhere else when the endpoint is defined. A
+// single value in list position renders as "(?)" after IN, so that the
+// SQL stays valid whichever kind of variable is used.
+//
+// # Rendering
+//
+// Each dialect decides its bind markers and how values become driver
+// arguments (see the Dialect values). A marker that would touch a word
+// character of the surrounding text is set apart by a space, so that
+// "{variables.a}0" never becomes "?0" (SQLite's parameter 0) or "$10"
+// (another PostgreSQL parameter), nor "x{variables.a}" the identifier
+// "x$1". Generated SQL (insights, materialization) is written with a
+// Builder, which follows the same rules.
 package placeholder

@@ -68,12 +68,13 @@ var base = time.Date(2025, 3, 4, 5, 6, 7, 891011000, time.UTC)
 // fixture returns an endpoint of project named name, with a SQL query
 // using one variable, and its first version.
 func fixture(project, name string) (endpoint.Endpoint, endpoint.Version) {
-	varID := uuid.NewString()
+	varID, listID := uuid.NewString(), uuid.NewString()
 	q := endpoint.Query{
 		Kind: endpoint.KindSQL,
-		SQL:  "SELECT count(*) FROM events WHERE country = {variables.country}",
+		SQL:  "SELECT count(*) FROM events WHERE country = {variables.country} AND plan IN {variables.plans}",
 		Variables: map[string]endpoint.VariableRef{
-			varID: {VariableID: varID, CodeName: "country", Value: "US"},
+			varID:  {VariableID: varID, CodeName: "country", Value: "US"},
+			listID: {VariableID: listID, CodeName: "plans", Value: []any{"free", "pro"}},
 		},
 	}
 	e := endpoint.Endpoint{
@@ -551,6 +552,9 @@ func testNoAliasing(t *testing.T, s endpoint.Store) {
 
 	// Changing what was passed in does not change what is stored.
 	for id, ref := range e.Query.Variables {
+		if list, ok := ref.Value.([]any); ok {
+			list[0] = "mutated"
+		}
 		ref.CodeName = "mutated"
 		e.Query.Variables[id] = ref
 	}
@@ -563,7 +567,10 @@ func testNoAliasing(t *testing.T, s endpoint.Store) {
 
 	// Changing what came out does not change what is stored.
 	got := mustGet(t, s, "1", "pageviews")
-	for id := range got.Query.Variables {
+	for id, ref := range got.Query.Variables {
+		if list, ok := ref.Value.([]any); ok {
+			list[0] = "mutated"
+		}
 		delete(got.Query.Variables, id)
 	}
 	at := base
@@ -608,6 +615,9 @@ func cloneQuery(q endpoint.Query) endpoint.Query {
 	if q.Variables != nil {
 		vars := make(map[string]endpoint.VariableRef, len(q.Variables))
 		for k, v := range q.Variables {
+			if list, ok := v.Value.([]any); ok {
+				v.Value = append([]any(nil), list...)
+			}
 			vars[k] = v
 		}
 		q.Variables = vars

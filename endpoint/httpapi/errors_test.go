@@ -88,6 +88,11 @@ func TestErrorStatuses(t *testing.T) {
 
 		{"duplicate endpoint name", "POST", "/api/projects/1/endpoints/", keyP1, `{"name": "in_range", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`, "", 409, "", "", "already exists"},
 
+		{"duplicate variable id", "POST", "/api/projects/1/insight_variables/", keyP1, `{"id": "` + idFrom + `", "name": "Again", "type": "Date"}`, "", 409, "conflict", "id", "already exists"},
+		{"duplicate code_name", "POST", "/api/projects/1/insight_variables/", keyP1, `{"name": "from", "type": "Date"}`, "", 409, "conflict", "code_name", "already exists"},
+		{"delete a variable in use", "DELETE", "/api/projects/1/insight_variables/" + idFrom, keyP1, nil, "", 409, "variable_in_use", "", "used by endpoint 'in_range'"},
+		{"rename a variable in use", "PATCH", "/api/projects/1/insight_variables/" + idFrom, keyP1, `{"code_name": "start"}`, "", 409, "variable_in_use", "code_name", "cannot change"},
+
 		{"body over 1 MiB", "POST", runPath, keyP1, big, "", 413, "request_too_large", "", "1048576"},
 
 		{"text/plain", "POST", runPath, keyP1, `{"variables": {}}`, "text/plain", 415, "unsupported_media_type", "", "text/plain"},
@@ -252,4 +257,17 @@ func TestUnencodableResult(t *testing.T) {
 	checkErrorBody(t, r)
 	assert.Equal(t, "result_not_encodable", r.Body["code"])
 	assert.Contains(t, r.detail(), "+Inf")
+}
+
+func TestInactiveEndpointDoesNotRun(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	r := h.do("PATCH", "/api/projects/1/endpoints/in_range/", keyP1, map[string]any{"is_active": false})
+	mustStatus(t, http.StatusOK, r)
+	assert.Equal(t, false, r.Body["is_active"])
+	r = h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
+	mustStatus(t, http.StatusNotFound, r)
+	assert.Contains(t, r.detail(), "not active")
+	mustStatus(t, http.StatusOK, h.do("PATCH", "/api/projects/1/endpoints/in_range/", keyP1, map[string]any{"is_active": true}))
+	mustStatus(t, http.StatusOK, h.do("POST", runPath, keyP1, map[string]any{"variables": okVars}))
 }

@@ -15,8 +15,11 @@ type Template struct {
 	names []string
 	parts []part
 	tail  string
-	// textLen counts the literal text and padding every render writes.
+	// textLen counts the literal text, padding and list parentheses
+	// every render writes.
 	textLen int
+	// uses[n] counts the placeholders of name n.
+	uses []int
 	// firstUse[n] is the index in phs of name n's first placeholder;
 	// outsideList[n] that of its first placeholder not in list position,
 	// or -1.
@@ -49,7 +52,9 @@ func Compile(sql string) (*Template, error) {
 			t.names = append(t.names, f.Name)
 			t.firstUse = append(t.firstUse, i)
 			t.outsideList = append(t.outsideList, -1)
+			t.uses = append(t.uses, 0)
 		}
+		t.uses[n]++
 		if !f.InList && t.outsideList[n] < 0 {
 			t.outsideList[n] = i
 		}
@@ -71,6 +76,9 @@ func Compile(sql string) (*Template, error) {
 		}
 		if p.padAfter {
 			t.textLen++
+		}
+		if p.parens {
+			t.textLen += len("()")
 		}
 		t.parts[i] = p
 		prev = f.End
@@ -223,48 +231,37 @@ func (t *Template) Render(d Dialect, values map[string]any) (string, []any, erro
 }
 
 // measure returns the number of arguments a render makes and an upper
-// bound of its text length, so that both are allocated once.
+// bound of its text length, so that both are allocated once. It works per
+// variable, from counts made at compile time, not per placeholder.
 func (t *Template) measure(d Dialect, slots []slot) (nargs, size int) {
 	numbered := d.numbered()
-	if numbered {
-		for _, s := range slots {
-			if s.list != nil {
-				nargs += len(s.list)
-			} else {
-				nargs++
-			}
+	for n := range slots {
+		elems := 1
+		if slots[n].list != nil {
+			elems = len(slots[n].list)
 		}
-	} else {
-		for i := range t.parts {
-			if s := &slots[t.parts[i].name]; s.list != nil {
-				nargs += len(s.list)
-			} else {
-				nargs++
-			}
+		if numbered {
+			nargs += elems
+		} else {
+			nargs += elems * t.uses[n]
 		}
 	}
 	digits := len(strconv.Itoa(nargs))
 	size = t.textLen
-	for i := range t.parts {
-		p := &t.parts[i]
-		s := &slots[p.name]
+	for n := range slots {
+		s := &slots[n]
 		elems, chType := 1, s.chType
 		if s.list != nil {
 			elems, chType = len(s.list), "String"
 		}
-		var marker int
+		marker := 1
 		switch d.kind {
 		case kindPostgreSQL:
 			marker = 1 + digits
 		case kindClickHouse:
 			marker = len("{p:}") + digits + len(chType)
-		default:
-			marker = 1
 		}
-		size += elems*marker + (elems-1)*len(", ")
-		if p.parens {
-			size += 2
-		}
+		size += t.uses[n] * (elems*marker + (elems-1)*len(", "))
 	}
 	return nargs, size
 }

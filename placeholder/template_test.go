@@ -243,3 +243,35 @@ func TestRenderErrorsAreTyped(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrMissingValue))
 	assert.False(t, errors.Is(err, ErrSyntax))
 }
+
+// TestRenderAllocations pins the allocation budget of Render: the text
+// and the argument slice, sized once, plus one per value that must be
+// converted or boxed (a Date formatted as text, each list element).
+func TestRenderAllocations(t *testing.T) {
+	tpl, err := Compile(benchRenderSQL)
+	require.NoError(t, err)
+	lists, err := Compile("SELECT * FROM t WHERE a IN {variables.l} AND b IN ({variables.l}) AND c = {variables.s}")
+	require.NoError(t, err)
+	listValues := map[string]any{"l": []string{"x", "y", "z"}, "s": "s"}
+	tests := []struct {
+		name   string
+		tpl    *Template
+		d      Dialect
+		values map[string]any
+		max    float64
+	}{
+		{"sqlite", tpl, SQLite, benchValues, 2},
+		{"mysql", tpl, MySQL, benchValues, 2},
+		{"postgresql", tpl, PostgreSQL, benchValues, 2},
+		{"sqlite list", lists, SQLite, listValues, 2 + 6},
+		{"postgresql list", lists, PostgreSQL, listValues, 2 + 3},
+	}
+	for _, tt := range tests {
+		got := testing.AllocsPerRun(100, func() {
+			if _, _, err := tt.tpl.Render(tt.d, tt.values); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.LessOrEqual(t, got, tt.max, tt.name)
+	}
+}

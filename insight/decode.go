@@ -129,8 +129,20 @@ func decodeTrends(o *object, q *Query) error {
 			return err
 		}
 	}
-	if err := o.refuse("compareFilter", "comparing to a previous period is not supported", "{}", `{"compare":false}`); err != nil {
-		return err
+	if raw, ok := o.take("compareFilter"); ok {
+		c, err := parseObject(raw, "compareFilter")
+		if err != nil {
+			return err
+		}
+		if compare, err := c.boolean("compare"); err != nil {
+			return err
+		} else if compare {
+			return errorf("compareFilter", "comparing to a previous period is not supported")
+		}
+		if err := c.refuse("compare_to", "comparing to a previous period is not supported"); err != nil {
+			return err
+		}
+		return c.done()
 	}
 	return nil
 }

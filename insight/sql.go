@@ -57,7 +57,7 @@ func (g *gen) text(key string) {
 	case placeholder.PostgreSQL:
 		g.w("COALESCE((#::jsonb) ->> ", colProps)
 		g.Bind(key)
-		g.WriteString(", '')")
+		g.WriteString("::text, '')")
 	case placeholder.MySQL:
 		g.w("COALESCE(JSON_UNQUOTE(JSON_EXTRACT(#, ", colProps)
 		g.Bind(jsonPath(key))
@@ -80,9 +80,9 @@ func (g *gen) number(key string) {
 	case placeholder.PostgreSQL:
 		g.w("(CASE WHEN jsonb_typeof((#::jsonb) -> ", colProps)
 		g.Bind(key)
-		g.w(") = 'number' THEN ((#::jsonb) ->> ", colProps)
+		g.w("::text) = 'number' THEN ((#::jsonb) ->> ", colProps)
 		g.Bind(key)
-		g.WriteString(")::double precision END)")
+		g.WriteString("::text)::double precision END)")
 	case placeholder.MySQL:
 		g.w("(CASE WHEN JSON_TYPE(JSON_EXTRACT(#, ", colProps)
 		g.Bind(jsonPath(key))
@@ -148,7 +148,7 @@ func (g *gen) contains(key, value string) {
 		g.text(key)
 		g.WriteString("), lower(")
 		g.Bind(value)
-		g.WriteString(")) > 0")
+		g.WriteString("::text)) > 0")
 	case placeholder.MySQL:
 		g.WriteString("LOCATE(LOWER(")
 		g.Bind(value)

@@ -1,0 +1,120 @@
+package insight
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+func TestMaterializedEqualsInline(t *testing.T) {
+	events := genEvents(2500, 5)
+	db := openDB(t, events)
+	at := time.Date(2025, 5, 20, 9, 30, 0, 0, time.UTC)
+	queries := map[string]string{
+		"no breakdown": `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"},{"kind":"EventsNode","event":"signed_up","math":"dau"}],"interval":"day"}`,
+		"relative range": `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"purchase","math":"max","math_property":"amount"}],
+			"interval":"week","dateRange":{"date_from":"-6w"},"breakdownFilter":{"breakdown":"$browser"}}`,
+		"two breakdowns": twoBreakdowns,
+		"hourly": `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview","math":"avg","math_property":"amount"}],
+			"interval":"hour","dateRange":{"date_from":"-3d","date_to":"-1d"},"breakdownFilter":{"breakdowns":[{"property":"$os"}]}}`,
+		"retention": `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"$pageview","type":"events"},"returningEntity":{"id":"purchase","type":"events"},
+			"period":"Day","totalIntervals":10,"retentionType":"retention_recurring"},"dateRange":{"date_from":"-20d"},"breakdownFilter":{"breakdown":"$browser"}}`,
+		"retention first time": `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"signed_up","type":"events"},"returningEntity":{"id":"$pageview","type":"events"},
+			"period":"Month","totalIntervals":3,"retentionType":"retention_first_time"},"breakdownFilter":{"breakdowns":[{"property":"$os"},{"property":"$browser"}]}}`,
+	}
+	i := 0
+	for name, text := range queries {
+		i++
+		table := fmt.Sprintf("insight_mat_%d", i)
+		t.Run(name, func(t *testing.T) {
+			saved := mustDecode(t, text)
+			stmts, err := Materialize(saved, placeholder.SQLite, table, at)
+			require.NoError(t, err)
+			for range 2 { // building twice replaces the table
+				for _, s := range stmts {
+					_, err := db.Exec(s.SQL, s.Args...)
+					require.NoError(t, err, s.SQL)
+				}
+			}
+			var valueSets []map[string]any
+			valueSets = append(valueSets, map[string]any{})
+			if len(saved.Breakdowns) > 0 {
+				full := run(t, db, saved, at)
+				for key := range groupByBreakdown(t, full) {
+					var parts []string
+					require.NoError(t, json.Unmarshal([]byte(key), &parts))
+					values := map[string]any{}
+					for j, b := range saved.Breakdowns {
+						values[b.Property] = parts[j]
+					}
+					valueSets = append(valueSets, values)
+					// Only the first breakdown given.
+					valueSets = append(valueSets, map[string]any{saved.Breakdowns[0].Property: parts[0]})
+				}
+				valueSets = append(valueSets, map[string]any{saved.Breakdowns[0].Property: "no such value"})
+				require.Greater(t, len(valueSets), 4)
+			}
+			for _, values := range valueSets {
+				applied, err := saved.Apply(values)
+				require.NoError(t, err)
+				inline := run(t, db, applied, at)
+
+				read, err := ReadMaterialized(saved, placeholder.SQLite, table, values, at)
+				require.NoError(t, err)
+				got, err := read.Shape(queryRows(t, db, read.SQL, read.Args))
+				require.NoError(t, err)
+				requireSameJSON(t, inline, got)
+			}
+		})
+	}
+}
+
+func TestReadMaterializedRefusesDates(t *testing.T) {
+	saved := mustDecode(t, twoBreakdowns)
+	at := time.Date(2025, 5, 20, 0, 0, 0, 0, time.UTC)
+	for _, values := range []map[string]any{
+		{"date_from": "2025-04-01"},
+		{"date_to": "2025-04-01", "$browser": "Chrome"},
+		{"country": "US"},
+	} {
+		_, err := ReadMaterialized(saved, placeholder.SQLite, "t", values, at)
+		var unknown *UnknownVariablesError
+		require.True(t, errors.As(err, &unknown), "%v", err)
+		require.True(t, errors.Is(err, ErrUnknownVariable))
+	}
+	_, err := ReadMaterialized(saved, placeholder.SQLite, "t", map[string]any{"date_to": "x", "date_from": "y"}, at)
+	require.EqualError(t, err, "Unknown variable(s): date_from, date_to")
+	_, err = ReadMaterialized(saved, placeholder.SQLite, "t", map[string]any{"$os": true}, at)
+	require.ErrorIs(t, err, ErrInvalidValue)
+	_, err = Materialize(saved, placeholder.SQLite, "", at)
+	require.Error(t, err)
+}
+
+func TestMaterializeStatements(t *testing.T) {
+	saved := mustDecode(t, twoBreakdowns)
+	at := time.Date(2025, 5, 20, 0, 0, 0, 0, time.UTC)
+	for _, d := range []placeholder.Dialect{placeholder.SQLite, placeholder.PostgreSQL, placeholder.MySQL, placeholder.ClickHouse} {
+		stmts, err := Materialize(saved, d, "mat", at)
+		require.NoError(t, err)
+		inline, err := Compile(saved, d, at)
+		require.NoError(t, err)
+		require.Contains(t, stmts[0].SQL, "DROP TABLE IF EXISTS")
+		require.Contains(t, stmts[1].SQL, "CREATE TABLE")
+		require.Equal(t, inline.Args, stmts[2].Args, "the fill binds what the inline query binds")
+		require.Contains(t, stmts[2].SQL, inline.SQL)
+		for _, s := range stmts {
+			require.NotContains(t, s.SQL, "Chrome")
+			require.NotContains(t, s.SQL, "$browser")
+		}
+		read, err := ReadMaterialized(saved, d, "mat", map[string]any{"$browser": "Chrome", "$os": "Linux"}, at)
+		require.NoError(t, err)
+		require.Len(t, read.Args, 2)
+		require.NotContains(t, read.SQL, "Chrome")
+	}
+}

@@ -1,0 +1,16 @@
+DROP TABLE IF EXISTS `insight_endpoint_7_v2`
+-- args:;
+
+CREATE TABLE `insight_endpoint_7_v2` (`series` Int64, `bucket` String, `b0` String, `b1` String, `value` Float64) ENGINE = MergeTree ORDER BY (`series`, `bucket`, `b0`, `b1`)
+-- args:;
+
+INSERT INTO `insight_endpoint_7_v2` (`series`, `bucket`, `b0`, `b1`, `value`)
+SELECT 0 AS `series`, `bucket`, `b0`, `b1`, sum(`v`) AS `value`
+FROM (SELECT formatDateTime(toDateTime(toStartOfMonth(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, JSONExtractString(`properties`, {p1:String}) AS `b0`, JSONExtractString(`properties`, {p2:String}) AS `b1`, JSONExtract(`properties`, {p3:String}, 'Nullable(Float64)') AS `v`
+  FROM `events`
+  WHERE 1 = 1 AND `event` = {p4:String} AND `timestamp` >= {p5:String} AND `timestamp` < {p6:String}) AS `e`
+GROUP BY `bucket`, `b0`, `b1`
+-- args: p1="$browser" p2="country" p3="amount" p4="purchase" p5="2025-03-01 00:00:00" p6="2025-06-01 00:00:00";
+
+SELECT `series`, `bucket`, `b0`, `b1`, `value` FROM `insight_endpoint_7_v2` WHERE 1 = 1 AND `b0` = {p1:String} AND `b1` = {p2:String}
+-- args: p1="Chrome" p2=""

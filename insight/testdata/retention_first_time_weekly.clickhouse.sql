@@ -1,0 +1,21 @@
+WITH `e` AS (
+  SELECT `distinct_id` AS `actor`, JSONExtractString(`properties`, {p1:String}) AS `b0`, `timestamp` AS `ts`, formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `period`,
+    CASE WHEN `event` = {p2:String} THEN 1 ELSE 0 END AS `is_target`, CASE WHEN `event` = {p3:String} THEN 1 ELSE 0 END AS `is_return`
+  FROM `events`
+  WHERE `event` IN ({p4:String}, {p5:String}) AND JSONExtractString(`properties`, {p6:String}) IN ({p7:String})
+),
+`starts` AS (
+  SELECT `actor`, `b0`, formatDateTime(toDateTime(toMonday(toDateTime(`first_ts`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `cohort`
+  FROM (SELECT `actor`, `b0`, min(`ts`) AS `first_ts` FROM `e` WHERE `is_target` = 1 GROUP BY `actor`, `b0`) AS `f`
+  WHERE 1 = 1 AND `first_ts` >= {p8:String} AND `first_ts` < {p9:String}
+),
+`returns` AS (
+  SELECT DISTINCT `actor`, `b0`, `period` FROM `e` WHERE `is_return` = 1 AND `ts` >= {p10:String} AND `ts` < {p11:String}
+)
+SELECT `b0`, `cohort`, `cohort` AS `period`, count(*) AS `actors` FROM `starts` GROUP BY `cohort`, `b0`
+UNION ALL
+SELECT `s`.`b0`, `s`.`cohort`, `r`.`period`, count(*)
+FROM `starts` AS `s` JOIN `returns` AS `r` ON `r`.`actor` = `s`.`actor` AND `r`.`b0` = `s`.`b0`
+WHERE `r`.`period` > `s`.`cohort`
+GROUP BY `s`.`cohort`, `r`.`period`, `s`.`b0`
+-- args: p1="$browser" p2="signed_up" p3="$pageview" p4="signed_up" p5="$pageview" p6="plan" p7="enterprise" p8="2025-03-31 00:00:00" p9="2025-06-01 00:00:00" p10="2025-03-31 00:00:00" p11="2025-06-01 00:00:00"

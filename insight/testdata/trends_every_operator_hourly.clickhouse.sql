@@ -1,0 +1,6 @@
+SELECT 0 AS `series`, `bucket`, count(*) AS `value`
+FROM (SELECT formatDateTime(toStartOfHour(toDateTime(`timestamp`, 'UTC')), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`
+  FROM `events`
+  WHERE 1 = 1 AND `event` = {p1:String} AND `timestamp` >= {p2:String} AND `timestamp` < {p3:String} AND JSONExtractString(`properties`, {p4:String}) IN ({p5:String}) AND JSONExtractString(`properties`, {p6:String}) IN ({p7:String}, {p8:String}) AND JSONExtractString(`properties`, {p9:String}) NOT IN ({p10:String}) AND positionCaseInsensitiveUTF8(JSONExtractString(`properties`, {p11:String}), {p12:String}) > 0 AND NOT (positionCaseInsensitiveUTF8(JSONExtractString(`properties`, {p13:String}), {p14:String}) > 0) AND JSONExtract(`properties`, {p15:String}, 'Nullable(Float64)') > {p16:Float64} AND JSONExtract(`properties`, {p17:String}, 'Nullable(Float64)') < {p18:Float64} AND JSONExtractString(`properties`, {p19:String}) <> '' AND JSONExtractString(`properties`, {p20:String}) = '') AS `e`
+GROUP BY `bucket`
+-- args: p1="$pageview" p2="2025-05-30 00:00:00" p3="2025-06-01 00:00:00" p4="$browser" p5="Chrome" p6="country" p7="US" p8="GB" p9="plan" p10="free" p11="$current_url" p12="pricing" p13="$current_url" p14="blog" p15="amount" p16="10" p17="amount" p18="500" p19="$os" p20="utm_source"

@@ -1,0 +1,6 @@
+SELECT 0 AS `series`, `bucket`, count(*) AS `value`
+FROM (SELECT formatDateTime(toStartOfDay(toDateTime(`timestamp`, 'UTC')), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`
+  FROM `events`
+  WHERE 1 = 1 AND `event` = {p1:String} AND `timestamp` >= {p2:String} AND `timestamp` < {p3:String}) AS `e`
+GROUP BY `bucket`
+-- args: p1="$pageview" p2="2025-05-01 00:00:00" p3="2025-06-01 00:00:00"

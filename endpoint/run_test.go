@@ -202,6 +202,41 @@ func TestRunPaging(t *testing.T) {
 	}
 }
 
+// TestRunShapes: queries of several shapes survive the paging wrapper.
+func TestRunShapes(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, sql string
+		want      []int64
+	}{
+		{"cte", "WITH us AS (SELECT * FROM orders WHERE country = {variables.country}) SELECT id FROM us ORDER BY id", []int64{1, 3, 5}},
+		{"own_limit", "SELECT id FROM orders WHERE country = {variables.country} ORDER BY id DESC LIMIT 2", []int64{5, 3}},
+		{"trailing_comment", "SELECT id FROM orders WHERE country = {variables.country} ORDER BY id -- newest last", []int64{1, 3, 5}},
+		{"block_comment", "/* head */ SELECT id FROM orders WHERE country = {variables.country} /* mid */ ORDER BY id /* tail", []int64{1, 3, 5}},
+		{"union", "SELECT id FROM orders WHERE country = {variables.country} UNION ALL SELECT 100 ORDER BY 1", []int64{1, 3, 5, 100}},
+		{"group", "SELECT count(*) FROM orders WHERE country = {variables.country} GROUP BY country", []int64{3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: tc.name, Query: e.query(tc.sql, "country")})
+			if tc.name == "block_comment" {
+				// An unclosed block comment is refused when saved.
+				wantError(t, err, 400, "invalid_input", "Invalid query at line 1, column 92: block comment /* is never closed", "query")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := run(e, tc.name, map[string]any{"country": "US"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(t, res); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("ids = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func deref(p *int) any {
 	if p == nil {
 		return nil

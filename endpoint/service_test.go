@@ -89,8 +89,6 @@ func TestCreateChecks(t *testing.T) {
 			400, "invalid_input", "This field is required.", "query.kind", false},
 		{"unknown kind", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{Kind: "FunnelsQuery"}},
 			400, "unsupported_query", "Unsupported query kind 'FunnelsQuery'. Supported kinds: HogQLQuery, TrendsQuery, RetentionQuery.", "query", false},
-		{"insight kind not wired", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}},
-			400, "unsupported_query", "Query kind 'TrendsQuery' is not supported yet: insight endpoints are not available in this build.", "query", false},
 		{"ids not UUIDs, sorted", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", ref("zzz", "a", "abc", "b", country, "country"))},
 			400, "invalid_variable_id", "Variable ID(s) not valid UUIDs: abc, zzz", "query.variables", false},
 		{"variableId not a UUID", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", map[string]endpoint.VariableRef{country: {VariableID: "nope"}})},
@@ -115,8 +113,6 @@ func TestCreateChecks(t *testing.T) {
 			400, "invalid_input", "Invalid query at line 1, column 8: ", "query", true},
 		{"multi list outside IN", endpoint.CreateRequest{Name: "q", Query: e.query("SELECT * FROM orders WHERE plan = {variables.plans}", "plans")},
 			400, "invalid_input", "Variable 'plans' at line 1, column 35: list value outside IN", "query", true},
-		{"materialized", endpoint.CreateRequest{Name: "q", Query: e.query("SELECT 1"), IsMaterialized: true},
-			400, "cannot_materialize", "Cannot materialize endpoint. Reason: materialization is not available", "is_materialized", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.eps.Store.(*endpoint.MemoryStore)
@@ -277,7 +273,6 @@ func TestUpdateFailsWhole(t *testing.T) {
 	ctx := context.Background()
 	e.create(t, "other", e.query("SELECT 1"))
 	str := func(s string) *string { return &s }
-	yes := true
 	good := e.query("SELECT 2")
 	for _, tc := range []struct {
 		name   string
@@ -294,10 +289,6 @@ func TestUpdateFailsWhole(t *testing.T) {
 			409, "conflict", "An endpoint with this name already exists for this project."},
 		{"undefined variable", endpoint.UpdateRequest{Description: str("new"), Query: e.query("SELECT {variables.nope}")},
 			400, "undefined_variable", "Query references undefined variable(s): nope"},
-		{"materialize", endpoint.UpdateRequest{Description: str("new"), Query: good, IsMaterialized: &yes},
-			400, "cannot_materialize", "Cannot materialize endpoint. Reason: materialization is not available"},
-		{"insight kind", endpoint.UpdateRequest{Description: str("new"), Query: &endpoint.Query{Kind: endpoint.KindRetention}},
-			400, "unsupported_query", "Query kind 'RetentionQuery' is not supported yet: insight endpoints are not available in this build."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.create(t, "target", e.query("SELECT 1"))

@@ -59,20 +59,31 @@ func canonical(e sqlparser.Expr) string {
 	return q.b.String()
 }
 
-// isOperator reports whether e prints as an operator that needs parentheses
-// when it is the operand of another operator.
-func isOperator(e sqlparser.Expr) bool {
+// Operator levels, loosest first. An operand is parenthesized when its own
+// level is not tighter than its parent's: safe in every dialect, and free of
+// parentheses where precedence is the same everywhere (a comparison under
+// AND, arithmetic under a comparison).
+const (
+	levelNone = iota
+	levelLogical
+	levelCompare
+	levelArith
+)
+
+func level(e sqlparser.Expr) int {
 	switch e.(type) {
-	case *sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.NotExpr, *sqlparser.ComparisonExpr,
-		*sqlparser.RangeCond, *sqlparser.IsExpr, *sqlparser.BinaryExpr, *sqlparser.CollateExpr,
-		*sqlparser.UnaryExpr:
-		return true
+	case *sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.NotExpr:
+		return levelLogical
+	case *sqlparser.ComparisonExpr, *sqlparser.RangeCond, *sqlparser.IsExpr:
+		return levelCompare
+	case *sqlparser.BinaryExpr, *sqlparser.CollateExpr, *sqlparser.UnaryExpr:
+		return levelArith
 	}
-	return false
+	return levelNone
 }
 
-func (p *printer) operand(e sqlparser.Expr) {
-	if isOperator(e) {
+func (p *printer) operand(parent int, e sqlparser.Expr) {
+	if l := level(e); l != levelNone && l <= parent {
 		p.w("(")
 		p.expr(e)
 		p.w(")")
@@ -118,12 +129,12 @@ func (p *printer) expr(e sqlparser.Expr) {
 		p.w(" AND ")
 		p.andOperand(e.Right)
 	case *sqlparser.OrExpr:
-		p.operand(e.Left)
+		p.operand(levelLogical, e.Left)
 		p.w(" OR ")
-		p.operand(e.Right)
+		p.operand(levelLogical, e.Right)
 	case *sqlparser.NotExpr:
 		p.w("NOT ")
-		p.operand(e.Expr)
+		p.operand(levelLogical, e.Expr)
 	case *sqlparser.ParenExpr:
 		if p.canon {
 			p.expr(e.Expr)
@@ -135,36 +146,36 @@ func (p *printer) expr(e sqlparser.Expr) {
 	case *sqlparser.ComparisonExpr:
 		p.comparison(e)
 	case *sqlparser.RangeCond:
-		p.operand(e.Left)
+		p.operand(levelCompare, e.Left)
 		p.w(" " + strings.ToUpper(e.Operator) + " ")
-		p.operand(e.From)
+		p.operand(levelCompare, e.From)
 		p.w(" AND ")
-		p.operand(e.To)
+		p.operand(levelCompare, e.To)
 	case *sqlparser.IsExpr:
-		p.operand(e.Expr)
+		p.operand(levelCompare, e.Expr)
 		p.w(" " + strings.ToUpper(e.Operator))
 	case *sqlparser.BinaryExpr:
 		if e.Operator == sqlparser.IntDivStr && p.d != placeholder.MySQL {
 			p.fail("the operator DIV")
 			return
 		}
-		p.operand(e.Left)
+		p.operand(levelArith, e.Left)
 		p.w(" " + strings.ToUpper(e.Operator) + " ")
-		p.operand(e.Right)
+		p.operand(levelArith, e.Right)
 	case *sqlparser.UnaryExpr:
 		switch e.Operator {
 		case sqlparser.UPlusStr, sqlparser.UMinusStr, sqlparser.TildaStr:
 			p.w(e.Operator)
-			p.operand(e.Expr)
+			p.operand(levelArith, e.Expr)
 		default:
 			p.fail("the unary operator %q", e.Operator)
 		}
 	case *sqlparser.IntervalExpr:
 		p.w("INTERVAL ")
-		p.operand(e.Expr)
+		p.operand(levelArith, e.Expr)
 		p.w(" " + strings.ToUpper(e.Unit))
 	case *sqlparser.CollateExpr:
-		p.operand(e.Expr)
+		p.operand(levelArith, e.Expr)
 		p.w(" COLLATE " + e.Charset)
 	case *sqlparser.FuncExpr:
 		p.funcExpr(e)
@@ -228,7 +239,7 @@ func (p *printer) andOperand(e sqlparser.Expr) {
 		p.expr(e)
 		return
 	}
-	p.operand(e)
+	p.operand(levelLogical, e)
 }
 
 func (p *printer) value(v *sqlparser.SQLVal) {
@@ -257,12 +268,12 @@ func (p *printer) comparison(e *sqlparser.ComparisonExpr) {
 			return
 		}
 	}
-	p.operand(e.Left)
+	p.operand(levelCompare, e.Left)
 	p.w(" " + op + " ")
-	p.operand(e.Right)
+	p.operand(levelCompare, e.Right)
 	if e.Escape != nil {
 		p.w(" ESCAPE ")
-		p.operand(e.Escape)
+		p.operand(levelCompare, e.Escape)
 	}
 }
 

@@ -1,0 +1,35 @@
+package materialize
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/xwb1989/sqlparser"
+)
+
+func TestIsAggregate(t *testing.T) {
+	cases := map[string]bool{
+		"count(*)": true, "COUNT(DISTINCT a)": true, "sum(a)": true, "min(a)": true, "max(a, b)": false,
+		"min(a, b)": false, "avg(a)": true, "uniqExact(a)": true, "group_concat(a)": true,
+		"length(a)": false, "json_extract(p, '$.x')": false, "a + 1": false, "db.count(a)": false,
+	}
+	for src, want := range cases {
+		stmt, err := sqlparser.Parse("select " + src + " from t")
+		require.NoError(t, err, src)
+		e := stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
+		require.Equal(t, want, isAggregate(e), src)
+	}
+}
+
+func TestHasAggregate(t *testing.T) {
+	for src, want := range map[string]bool{
+		"select a + count(*) from t":            true,
+		"select (select count(*) from u) from t": false,
+		"select round(avg(a), 2) from t":         true,
+		"select a from t":                        false,
+	} {
+		stmt, err := sqlparser.Parse(src)
+		require.NoError(t, err)
+		require.Equal(t, want, hasAggregate(stmt.(*sqlparser.Select).SelectExprs), src)
+	}
+}

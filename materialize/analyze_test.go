@@ -1,0 +1,134 @@
+package materialize
+
+import (
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAnalyzeVerdicts(t *testing.T) {
+	cases := []struct {
+		name  string
+		query string
+		code  Code   // "" when materializable
+		ops   string // operators of variable x when materializable
+	}{
+		{"equal", "SELECT count(*) FROM t WHERE a = {variables.x}", "", "="},
+		{"mirrored", "SELECT count(*) FROM t WHERE {variables.x} < a AND {variables.x} >= a", "", "> <="},
+		{"in parentheses", "SELECT count(*) FROM t WHERE (b = 1 AND (a <= ({variables.x})))", "", "<="},
+		{"not", "SELECT count(*) FROM t WHERE NOT a = {variables.x}", CodeUnsupportedOperator, ""},
+		{"is", "SELECT count(*) FROM t WHERE a IS {variables.x}", CodeUnparsable, ""},
+		{"not like", "SELECT count(*) FROM t WHERE a NOT LIKE {variables.x}", CodeUnsupportedOperator, ""},
+		{"regexp", "SELECT count(*) FROM t WHERE a REGEXP {variables.x}", CodeUnsupportedOperator, ""},
+		{"nested or", "SELECT count(*) FROM t WHERE b = 1 AND (c = 2 OR (d = 3 AND a = {variables.x}))", CodeUnderOr, ""},
+		{"variable against variable", "SELECT count(*) FROM t WHERE {variables.x} = {variables.y}", CodeNotColumn, ""},
+		{"against a literal", "SELECT count(*) FROM t WHERE 1 = {variables.x}", CodeNotColumn, ""},
+		{"arithmetic", "SELECT count(*) FROM t WHERE a = {variables.x} + 1", CodeInExpression, ""},
+		{"alone", "SELECT count(*) FROM t WHERE {variables.x}", CodeInExpression, ""},
+		{"group by", "SELECT count(*) FROM t GROUP BY {variables.x}", CodeNotInWhere, ""},
+		{"order by", "SELECT a FROM t ORDER BY {variables.x}", CodeNotInWhere, ""},
+		{"derived table", "SELECT count(*) FROM (SELECT a FROM t WHERE a = {variables.x}) AS s", CodeNotInWhere, ""},
+		{"exists", "SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = {variables.x})", CodeNotInWhere, ""},
+		{"two columns, qualified", "SELECT count(*) FROM t WHERE t.a >= {variables.x} AND u.a < {variables.x}", CodeDifferentColumns, ""},
+		{"same column, other case", "SELECT count(*) FROM t WHERE A >= {variables.x} AND a < {variables.x}", "", ">= <"},
+		{"insert", "INSERT INTO t (a) VALUES ({variables.x})", CodeUnsupportedQuery, ""},
+		{"placeholder syntax", "SELECT a FROM t WHERE a = {variables.}", CodeUnparsable, ""},
+		{"subquery in select list", "SELECT (SELECT max(b) FROM u) FROM t WHERE a = {variables.x}", CodeUnsupportedQuery, ""},
+		{"group_concat", "SELECT group_concat(b) FROM t WHERE a = {variables.x}", CodeAggregate, ""},
+		{"total distinct ungrouped", "SELECT total(DISTINCT b) FROM t WHERE a = {variables.x}", CodeAggregate, ""},
+		{"sum distinct grouped", "SELECT c, sum(DISTINCT b) FROM t WHERE a = {variables.x} GROUP BY c", "", "="},
+		{"aggregate in group by", "SELECT count(*) FROM t WHERE a = {variables.x} GROUP BY count(*)", CodeAggregate, ""},
+		{"group by position out of range", "SELECT count(*) FROM t WHERE a = {variables.x} GROUP BY 3", CodeUnsupportedQuery, ""},
+		{"distinct ordered by hidden", "SELECT DISTINCT b FROM t WHERE a = {variables.x} ORDER BY c", CodeUnsupportedQuery, ""},
+		{"scalar max", "SELECT max(b, c) FROM t WHERE a >= {variables.x}", "", ">="},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := Analyze(c.query, Options{Dialect: placeholder.SQLite})
+			require.NoError(t, err)
+			if c.code != "" {
+				require.False(t, a.Materializable())
+				require.Equal(t, c.code, a.Reasons[0].Code, a.Reason())
+				require.NotEmpty(t, a.Reason())
+				return
+			}
+			require.True(t, a.Materializable(), a.Reason())
+			require.Empty(t, a.Reason())
+			var got []string
+			for _, op := range a.Variables[0].Operators {
+				got = append(got, op)
+			}
+			require.Equal(t, c.ops, joinSpace(got))
+		})
+	}
+}
+
+func joinSpace(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x
+	}
+	return out
+}
+
+func TestAnalyzeReasonPerVariable(t *testing.T) {
+	a, err := Analyze("SELECT count(*) FROM t WHERE a = {variables.ok} AND b LIKE {variables.bad} AND a = {variables.ok} AND c = {variables.two} AND d > {variables.two}",
+		Options{Dialect: placeholder.SQLite})
+	require.NoError(t, err)
+	require.Len(t, a.Variables, 3)
+	require.Nil(t, a.Variables[0].Reason)
+	require.Equal(t, `"a"`, a.Variables[0].Column)
+	require.Equal(t, []string{"=", "="}, a.Variables[0].Operators)
+	require.Equal(t, CodeUnsupportedOperator, a.Variables[1].Reason.Code)
+	require.Equal(t, CodeDifferentColumns, a.Variables[2].Reason.Code)
+	require.Equal(t, []Code{CodeUnsupportedOperator, CodeDifferentColumns}, []Code{a.Reasons[0].Code, a.Reasons[1].Code})
+	require.Equal(t, "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= can be materialized", a.Reason())
+}
+
+func TestAnalyzeBuckets(t *testing.T) {
+	q := "SELECT count(*) FROM t WHERE ts >= {variables.from} AND n < {variables.n}"
+	types := map[string]variable.Type{"from": variable.Date, "n": variable.Number}
+	a, err := Analyze(q, Options{Dialect: placeholder.SQLite, Types: types, Buckets: map[string]Bucket{"from": Week}})
+	require.NoError(t, err)
+	require.Equal(t, Week, a.Variables[0].Bucket)
+	require.Equal(t, Bucket(""), a.Variables[1].Bucket, "only dates are bucketed")
+
+	// Rows are not aggregated: a bucket would not shrink anything.
+	a, err = Analyze("SELECT a FROM t WHERE ts >= {variables.from}", Options{Dialect: placeholder.SQLite, Types: types})
+	require.NoError(t, err)
+	require.Equal(t, Bucket(""), a.Variables[0].Bucket)
+
+	// A date compared with = keeps its values.
+	a, err = Analyze("SELECT count(*) FROM t WHERE ts = {variables.from}", Options{Dialect: placeholder.SQLite, Types: types})
+	require.NoError(t, err)
+	require.Equal(t, Bucket(""), a.Variables[0].Bucket)
+}
+
+func TestAnalyzeOptions(t *testing.T) {
+	_, err := Analyze("SELECT 1", Options{})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = Analyze("SELECT 1", Options{Dialect: placeholder.SQLite, Buckets: map[string]Bucket{"x": "year"}})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorContains(t, err, `"year"`)
+}
+
+func TestAnalyzeColumnNames(t *testing.T) {
+	a, err := Analyze("SELECT t.a, count( * ), max(b) AS top, 1+2 FROM t WHERE c = {variables.x} GROUP BY t.a",
+		Options{Dialect: placeholder.SQLite})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "count( * )", "top", "1+2"}, a.Plan.Columns())
+}
+
+// A code name that looks like a generated column name moves the generated
+// names out of its way.
+func TestAnalyzeNameCollision(t *testing.T) {
+	a, err := Analyze("SELECT b, count(*) FROM t WHERE a = {variables._a0} GROUP BY b", Options{Dialect: placeholder.SQLite})
+	require.NoError(t, err)
+	require.Contains(t, a.Plan.Precompute(), `count(*) AS "__a0"`)
+	require.Contains(t, a.Plan.Precompute(), `"a" AS "_a0"`)
+}

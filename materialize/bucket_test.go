@@ -1,0 +1,79 @@
+package materialize
+
+import (
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBucketBoundary(t *testing.T) {
+	monday := time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC) // also the 1st of a month
+	cases := []struct {
+		t    time.Time
+		want map[Bucket]bool
+	}{
+		{monday, map[Bucket]bool{Minute: true, Hour: true, Day: true, Week: true, Month: true}},
+		{monday.AddDate(0, 0, 1), map[Bucket]bool{Minute: true, Hour: true, Day: true}},
+		{monday.AddDate(0, 0, 7), map[Bucket]bool{Minute: true, Hour: true, Day: true, Week: true}},
+		{monday.Add(3 * time.Hour), map[Bucket]bool{Minute: true, Hour: true}},
+		{monday.Add(3*time.Hour + 5*time.Minute), map[Bucket]bool{Minute: true}},
+		{monday.Add(time.Second), map[Bucket]bool{}},
+		{monday.Add(time.Millisecond), map[Bucket]bool{}},
+		{time.Date(2025, 9, 1, 2, 0, 0, 0, time.FixedZone("CEST", 2*3600)), map[Bucket]bool{Minute: true, Hour: true, Day: true, Week: true, Month: true}},
+	}
+	for _, c := range cases {
+		for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
+			require.Equal(t, c.want[b], b.boundary(c.t), "%s %v", b, c.t)
+		}
+	}
+}
+
+// truncate is the bucket start in Go, to check the SQL against.
+func truncate(b Bucket, t time.Time) time.Time {
+	switch b {
+	case Minute:
+		return t.Truncate(time.Minute)
+	case Hour:
+		return t.Truncate(time.Hour)
+	}
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	switch b {
+	case Week:
+		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+	case Month:
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return day
+}
+
+// The SQLite bucket expressions agree with Go on every weekday, month end
+// and leap day of two years, at several times of day.
+func TestBucketExprSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	defer db.Close()
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
+		stmt, err := db.Prepare("SELECT " + b.expr(placeholder.SQLite, "?"))
+		require.NoError(t, err)
+		for d := 0; d < 731; d += 3 {
+			for _, tod := range []time.Duration{0, 59 * time.Second, 90 * time.Minute, 23*time.Hour + 59*time.Minute + 59*time.Second} {
+				ts := start.AddDate(0, 0, d).Add(tod)
+				var got string
+				require.NoError(t, stmt.QueryRow(ts.Format("2006-01-02 15:04:05")).Scan(&got))
+				require.Equal(t, truncate(b, ts).Format("2006-01-02 15:04:05"), got, "%s of %v", b, ts)
+			}
+		}
+		stmt.Close()
+	}
+}
+
+func TestBucketExprDialects(t *testing.T) {
+	require.Equal(t, `date_trunc('week', "ts")`, Week.expr(placeholder.PostgreSQL, `"ts"`))
+	require.Equal(t, "toStartOfHour(`ts`)", Hour.expr(placeholder.ClickHouse, "`ts`"))
+	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", Month.expr(placeholder.MySQL, "`ts`"))
+	require.Equal(t, `strftime('%Y-%m-%d 00:00:00', "ts")`, Day.expr(placeholder.SQLite, `"ts"`))
+}

@@ -1,0 +1,74 @@
+package materialize_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+func ExampleAnalyze() {
+	query := `SELECT date(timestamp) AS day, count(*) AS events FROM events
+		WHERE event = {variables.event} AND timestamp >= {variables.date_from}
+		GROUP BY day ORDER BY day`
+	a, err := materialize.Analyze(query, materialize.Options{
+		Dialect: placeholder.SQLite,
+		Types:   map[string]variable.Type{"event": variable.String, "date_from": variable.Date},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(a.Materializable())
+	fmt.Println(a.Plan.Precompute())
+	for _, v := range a.Variables {
+		fmt.Printf("%s %s %v %q\n", v.Name, v.Column, v.Operators, v.Bucket)
+	}
+
+	a, _ = materialize.Analyze("SELECT count(*) FROM events WHERE event LIKE {variables.pattern}",
+		materialize.Options{Dialect: placeholder.SQLite})
+	fmt.Println(a.Reasons[0].Code)
+	fmt.Println("Cannot materialize endpoint. Reason: " + a.Reason())
+	// Output:
+	// true
+	// SELECT date("timestamp") AS "_k0", count(*) AS "_a0", "event" AS "event", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "date_from" FROM "events" GROUP BY date("timestamp"), "event", strftime('%Y-%m-%d 00:00:00', "timestamp")
+	// event "event" [=] ""
+	// date_from "timestamp" [>=] "day"
+	// unsupported_operator
+	// Cannot materialize endpoint. Reason: variable 'pattern' is used with the operator LIKE; only =, >=, >, <, <= can be materialized
+}
+
+func ExamplePlan_Read() {
+	a, _ := materialize.Analyze(
+		"SELECT count(*) AS n FROM events WHERE timestamp >= {variables.date_from}",
+		materialize.Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"date_from": variable.Date}})
+
+	midnight := variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true}
+	query, args, err := a.Plan.Read("endpoint_42_v3", map[string]any{"date_from": midnight})
+	fmt.Println(query, args, err)
+
+	// A date inside a day cannot be answered from day buckets: run inline.
+	noon := variable.Timestamp{Time: midnight.Time.Add(12 * time.Hour)}
+	_, _, err = a.Plan.Read("endpoint_42_v3", map[string]any{"date_from": noon})
+	fmt.Println(errors.Is(err, materialize.ErrRunInline))
+	// Output:
+	// SELECT coalesce(sum("_a0"), 0) AS "n" FROM "endpoint_42_v3" WHERE "date_from" >= ? [2025-05-01 00:00:00] <nil>
+	// true
+}
+
+func ExamplePlan_Refresh() {
+	a, _ := materialize.Analyze("SELECT count(*) AS n FROM events WHERE event = {variables.event}",
+		materialize.Options{Dialect: placeholder.SQLite})
+	stmts, _ := a.Plan.Refresh("endpoint_42_v3")
+	for _, s := range stmts {
+		fmt.Println(s)
+	}
+	// Output:
+	// DROP TABLE IF EXISTS "endpoint_42_v3_next"
+	// CREATE TABLE "endpoint_42_v3_next" AS SELECT count(*) AS "_a0", "event" AS "event" FROM "events" GROUP BY "event"
+	// DROP TABLE IF EXISTS "endpoint_42_v3"
+	// ALTER TABLE "endpoint_42_v3_next" RENAME TO "endpoint_42_v3"
+}

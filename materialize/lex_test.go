@@ -1,0 +1,74 @@
+package materialize
+
+import (
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLexTraps(t *testing.T) {
+	cases := []struct {
+		name  string
+		query string
+		d     placeholder.Dialect
+		trap  string // "" when none
+	}{
+		{"plain", "SELECT a FROM t WHERE b = 'x'", placeholder.SQLite, ""},
+		{"double quotes sqlite", `SELECT "a" FROM t`, placeholder.SQLite, "double-quoted identifiers are strings to this parser (line 1, column 8)"},
+		{"double quotes postgres", `SELECT "a" FROM t`, placeholder.PostgreSQL, "double-quoted"},
+		{"double quotes mysql are strings there too", `SELECT "a" FROM t`, placeholder.MySQL, ""},
+		{"double quote inside a string", `SELECT 'say "hi"' FROM t`, placeholder.SQLite, ""},
+		{"concat", "SELECT a || b FROM t", placeholder.SQLite, "|| as OR"},
+		{"concat clickhouse", "SELECT a || b FROM t", placeholder.ClickHouse, "|| as OR"},
+		{"or mysql", "SELECT a || b FROM t", placeholder.MySQL, ""},
+		{"backslash sqlite", `SELECT 'a\n' FROM t`, placeholder.SQLite, "backslashes"},
+		{"backslash mysql", `SELECT 'a\'b' FROM t`, placeholder.MySQL, ""},
+		{"mysql comment", "SELECT /*! 1 */ a FROM t", placeholder.PostgreSQL, "/*!"},
+		{"plain comment", "SELECT /* x \" || */ a FROM t -- \"\nWHERE 1", placeholder.SQLite, ""},
+		{"hash", "SELECT a FROM t # c", placeholder.SQLite, "'#'"},
+		{"question mark", "SELECT a FROM t WHERE a = ?", placeholder.SQLite, "bind markers"},
+		{"named marker", "SELECT a FROM t WHERE a = :x", placeholder.SQLite, "bind markers"},
+		{"cast is left to the parser", "SELECT a::int FROM t", placeholder.PostgreSQL, ""},
+		{"line and column", "SELECT a\nFROM t WHERE x = \"y\"", placeholder.SQLite, "(line 2, column 18)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := lex(c.query, c.d)
+			if c.trap == "" {
+				require.Empty(t, l.trap)
+				return
+			}
+			require.Contains(t, l.trap, c.trap)
+		})
+	}
+}
+
+func TestLexSelectItems(t *testing.T) {
+	cases := []struct {
+		query string
+		want  []string
+	}{
+		{"SELECT count( * ), max(a) AS m, b FROM t", []string{"count( * )", "max(a) AS m", "b"}},
+		{"select distinct f(a, b),  c\nfrom t", []string{"f(a, b)", "c"}},
+		{"SELECT 1 + 2", []string{"1 + 2"}},
+		{"SELECT /* x */ a /* y */ , 'a,b' WHERE 1", []string{"a", "'a,b'"}},
+		{"UPDATE t SET a = 1", nil},
+	}
+	for _, c := range cases {
+		l := lex(c.query, placeholder.SQLite)
+		var got []string
+		for _, s := range l.selectItems() {
+			got = append(got, l.span(s[0], s[1]))
+		}
+		require.Equal(t, c.want, got, c.query)
+	}
+}
+
+func TestLineCol(t *testing.T) {
+	src := "ab\ncdé\nf"
+	for _, c := range []struct{ off, line, col int }{{0, 1, 1}, {2, 1, 3}, {3, 2, 1}, {7, 2, 4}, {8, 3, 1}, {99, 3, 2}} {
+		line, col := lineCol(src, c.off)
+		require.Equal(t, [2]int{c.line, c.col}, [2]int{line, col}, "offset %d", c.off)
+	}
+}

@@ -1,0 +1,66 @@
+package materialize
+
+import (
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/stretchr/testify/require"
+)
+
+// The parser panics on "/*!*/"; parse must turn that into an error.
+func TestParseRecoversFromParserPanic(t *testing.T) {
+	_, err := parse("/*!*/", nil)
+	require.ErrorContains(t, err, "the SQL parser failed")
+	a, err := Analyze("/*!*/", Options{Dialect: placeholder.MySQL})
+	require.NoError(t, err)
+	require.False(t, a.Materializable())
+	require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
+}
+
+// Queries the parser cannot read are not materializable, and the reason
+// quotes the parser's position, mapped back to the original text.
+func TestParseErrorsQuotePosition(t *testing.T) {
+	cases := []struct{ name, query, want string }{
+		{"cte", "WITH p AS (SELECT 1) SELECT count(*) FROM p WHERE a = {variables.a}", "at position 5 (line 1, column 1) near 'with'"},
+		{"window", "SELECT count(*) OVER (PARTITION BY a) FROM t WHERE a = {variables.a}", "at position 23 (line 1, column 23)"},
+		{"cast", "SELECT a FROM t WHERE a = {variables.a}::int", "near '::int'"},
+		{"cast position", "SELECT a FROM t WHERE a = {variables.a}::int", "(line 1, column 40)"},
+		{"ilike", "SELECT a FROM t\nWHERE a ILIKE {variables.a}", "(line 2, column 9) near 'ILIKE'"},
+		{"padded placeholder", "SELECT a FROM t WHERE a = {variables.a}0", "near '0'"},
+		{"placeholder in message", "SELECT a FROM t WHERE a = {variables.a} {variables.b}", "{variables.b}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := Analyze(c.query, Options{Dialect: placeholder.SQLite})
+			require.NoError(t, err)
+			require.False(t, a.Materializable())
+			require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
+			require.Contains(t, a.Reason(), c.want)
+		})
+	}
+}
+
+func TestParseOriginalOffsets(t *testing.T) {
+	src := "SELECT a FROM t WHERE a = {variables.long_name} AND b = 1"
+	phs, err := placeholder.Scan(src)
+	require.NoError(t, err)
+	p, err := parse(src, phs)
+	require.NoError(t, err)
+	require.Equal(t, []string{"long_name"}, p.names)
+	// " AND" follows the placeholder in both texts.
+	after := phs[0].End
+	parsedAfter := len("SELECT a FROM t WHERE a = ") + len(" :v1 ")
+	require.Equal(t, after, p.original(parsedAfter))
+	require.Equal(t, 3, p.original(3))
+}
+
+func TestBindIndex(t *testing.T) {
+	p, err := parse("SELECT a FROM t WHERE a = {variables.x} AND b = {variables.y}", []placeholder.Placeholder{
+		{Name: "x", Start: 26, End: 39}, {Name: "y", Start: 48, End: 61}})
+	require.NoError(t, err)
+	var got []int
+	for _, f := range findBinds(p.stmt) {
+		got = append(got, f.index)
+	}
+	require.Equal(t, []int{1, 2}, got)
+}

@@ -23,7 +23,7 @@ func TestIsAggregate(t *testing.T) {
 
 func TestHasAggregate(t *testing.T) {
 	for src, want := range map[string]bool{
-		"select a + count(*) from t":            true,
+		"select a + count(*) from t":             true,
 		"select (select count(*) from u) from t": false,
 		"select round(avg(a), 2) from t":         true,
 		"select a from t":                        false,

@@ -30,7 +30,7 @@ type Template struct {
 type part struct {
 	text                string
 	name                int
-	inList, parens      bool
+	parens              bool // a list after IN brings its own parentheses
 	padBefore, padAfter bool
 }
 
@@ -61,7 +61,6 @@ func Compile(sql string) (*Template, error) {
 		p := part{
 			text:   sql[prev:f.Start],
 			name:   n,
-			inList: f.InList,
 			parens: parens[i],
 			// A marker next to a word character would merge with it:
 			// "?0" is parameter 0 in SQLite, "$10" another parameter in

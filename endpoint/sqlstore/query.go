@@ -37,11 +37,22 @@ type variableRecord struct {
 
 // marshalQuery returns the stored text of q.
 func marshalQuery(q endpoint.Query) (string, error) {
+	if err := checkUTF8("query kind", q.Kind); err != nil {
+		return "", err
+	}
+	if err := checkUTF8("query text", q.SQL); err != nil {
+		return "", err
+	}
 	r := queryRecord{Kind: q.Kind, SQL: q.SQL}
 	if q.Variables != nil {
 		r.EmptyVariables = len(q.Variables) == 0
 		r.Variables = make(map[string]variableRecord, len(q.Variables))
 		for id, ref := range q.Variables {
+			for what, s := range map[string]string{"query variable key": id, "variableId": ref.VariableID, "code_name": ref.CodeName} {
+				if err := checkUTF8(what, s); err != nil {
+					return "", err
+				}
+			}
 			vr := variableRecord{VariableID: ref.VariableID, CodeName: ref.CodeName}
 			if ref.Value != nil {
 				t, err := encodeValue(ref.Value)

@@ -88,20 +88,3 @@ func TestUseBeforeMigrateSaysSo(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Migrate")
 }
-
-func TestClose(t *testing.T) {
-	s := openMemory(t)
-	ctx := context.Background()
-	require.NoError(t, s.Variables().Create(ctx, "p", variableFixture("a")))
-	_, err := s.Variables().Get(ctx, "p", variableFixture("a").ID)
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
-	require.NoError(t, s.Close(), "a second Close is harmless")
-	_, err = s.Variables().Get(ctx, "p", variableFixture("a").ID)
-	assert.ErrorIs(t, err, ErrClosed)
-	_, err = s.Endpoints().List(ctx, "p")
-	assert.ErrorIs(t, err, ErrClosed)
-	assert.ErrorIs(t, s.Variables().Create(ctx, "p", variableFixture("b")), ErrClosed)
-	// The database itself stays open: it belongs to the caller.
-	assert.NoError(t, s.db.Ping())
-}

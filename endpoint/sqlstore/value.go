@@ -49,6 +49,9 @@ func encodeValue(v any) (tagged, error) {
 	case bool:
 		return raw(tagBool, x)
 	case string:
+		if err := checkUTF8("string value", x); err != nil {
+			return tagged{}, err
+		}
 		return raw(tagString, x)
 	case float64:
 		return raw(tagFloat64, x)
@@ -61,6 +64,11 @@ func encodeValue(v any) (tagged, error) {
 	case []string:
 		if x == nil {
 			return tagged{T: tagStrings}, nil
+		}
+		for _, e := range x {
+			if err := checkUTF8("list element", e); err != nil {
+				return tagged{}, err
+			}
 		}
 		return raw(tagStrings, x)
 	case []any:
@@ -84,6 +92,9 @@ func encodeValue(v any) (tagged, error) {
 			t.V = json.RawMessage("null")
 		}
 		for k, e := range x {
+			if err := checkUTF8("map key", k); err != nil {
+				return tagged{}, err
+			}
 			et, err := encodeValue(e)
 			if err != nil {
 				return tagged{}, err

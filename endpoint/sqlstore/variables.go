@@ -117,24 +117,18 @@ func (s *variables) GetMany(ctx context.Context, project string, ids []string) (
 }
 
 func (s *variables) getChunk(ctx context.Context, project string, ids []string, out map[string]variable.Variable) error {
-	var q strings.Builder
-	q.WriteString(s.q.varGetMany)
 	args := make([]any, 0, len(ids)+1)
 	args = append(args, project)
-	for i, id := range ids {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("?")
+	for _, id := range ids {
 		args = append(args, id)
 	}
-	q.WriteString(")")
+	q := s.getManySQL(len(ids))
 	var rows *sql.Rows
 	var err error
 	if len(ids) <= maxPreparedInList {
-		rows, err = (*Store)(s).query(ctx, rebind(s.dialect, q.String()), args...)
+		rows, err = (*Store)(s).query(ctx, q, args...)
 	} else {
-		rows, err = s.db.QueryContext(ctx, rebind(s.dialect, q.String()), args...)
+		rows, err = s.db.QueryContext(ctx, q, args...)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: reading variables: %w", err)
@@ -210,6 +204,11 @@ func variableRow(v variable.Variable) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: variable %q: default_value: %w", v.ID, err)
 	}
+	for _, e := range v.Values {
+		if err := checkUTF8("sqlstore: variable "+v.ID+": values", e); err != nil {
+			return nil, err
+		}
+	}
 	values, err := json.Marshal(v.Values)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: variable %q: values: %w", v.ID, err)
@@ -236,4 +235,18 @@ func scanVariable(r scanner) (variable.Variable, error) {
 		return variable.Variable{}, fmt.Errorf("variable %q: values: %w", v.ID, err)
 	}
 	return v, nil
+}
+
+// getManySQL is the statement of GetMany for n ids.
+func (s *variables) getManySQL(n int) string {
+	var q strings.Builder
+	q.WriteString(s.q.varGetMany)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("?")
+	}
+	q.WriteString(")")
+	return rebind(s.dialect, q.String())
 }

@@ -1,0 +1,76 @@
+package sqlstore
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// FuzzQueryRoundTrip checks that any query text and insight bytes come
+// back exactly as written.
+func FuzzQueryRoundTrip(f *testing.F) {
+	f.Add("HogQLQuery", "SELECT 1 WHERE a = {variables.a}", "a", "x", []byte(nil))
+	f.Add("TrendsQuery", "", "", "", []byte(`{"kind":"TrendsQuery"}`))
+	f.Add("RetentionQuery", "", "", "", []byte("{ \"a\" : \"<&>\" }"))
+	f.Add("", "\x00'\"", "\u2028", "\xff", []byte{0xff, 0xfe})
+	f.Fuzz(func(t *testing.T, kind, sql, code, value string, insight []byte) {
+		in := endpoint.Query{Kind: kind, SQL: sql, Insight: insight}
+		if code != "" {
+			in.Variables = map[string]endpoint.VariableRef{code: {VariableID: code, CodeName: code, Value: value}}
+		}
+		text, err := marshalQuery(in)
+		valid := validUTF8(kind) && validUTF8(sql) && (code == "" || validUTF8(code) && validUTF8(value))
+		if !valid {
+			if err == nil {
+				t.Fatalf("marshalQuery took text that is not UTF-8")
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("marshalQuery: %v", err)
+		}
+		out, err := unmarshalQuery(text)
+		if err != nil {
+			t.Fatalf("unmarshalQuery(%q): %v", text, err)
+		}
+		if string(out.Insight) != string(insight) || (out.Insight == nil) != (insight == nil) {
+			t.Fatalf("insight %q came back as %q", insight, out.Insight)
+		}
+		if out.Kind != kind || out.SQL != sql {
+			t.Fatalf("kind/sql %q %q came back as %q %q", kind, sql, out.Kind, out.SQL)
+		}
+		if code != "" {
+			ref := out.Variables[code]
+			if ref.CodeName != code || ref.VariableID != code || ref.Value != any(value) {
+				t.Fatalf("variable %q=%q came back as %+v", code, value, ref)
+			}
+		}
+	})
+}
+
+// FuzzUnmarshalValue checks that damaged stored text gives an error, never
+// a panic.
+func FuzzUnmarshalValue(f *testing.F) {
+	for _, v := range []any{nil, "x", int64(1), 2.5, []string{"a"}, []any{map[string]any{"a": true}}} {
+		text, err := marshalValue(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(text)
+	}
+	f.Add(`{"t":"slice","v":null}`)
+	f.Add(`{"t":"map","m":{"a":{"t":"int","v":1e400}}}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := unmarshalValue(text)
+		if err != nil {
+			return
+		}
+		// What decodes must encode again.
+		if _, err := marshalValue(v); err != nil {
+			t.Fatalf("decoded %#v from %q does not encode: %v", v, text, err)
+		}
+	})
+}
+
+func validUTF8(s string) bool { return utf8.ValidString(s) }

@@ -1,0 +1,89 @@
+package sqlstore
+
+import (
+	"context"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// statementTexts returns every statement of q by field name.
+func statementTexts(q statements) map[string]string {
+	out := map[string]string{}
+	v := reflect.ValueOf(q)
+	for i := 0; i < v.NumField(); i++ {
+		out[v.Type().Field(i).Name] = v.Field(i).String()
+	}
+	return out
+}
+
+// TestStatementsPrepareOnSQLite compiles every statement against the
+// migrated schema, so that a typo in a rarely used one fails here.
+func TestStatementsPrepareOnSQLite(t *testing.T) {
+	s := openMemory(t)
+	for name, q := range statementTexts(s.q) {
+		if name == "varGetMany" {
+			q += "?)"
+		}
+		st, err := s.db.PrepareContext(context.Background(), q)
+		if assert.NoError(t, err, "%s: %s", name, q) {
+			st.Close()
+		}
+	}
+}
+
+// TestStatementsMarkersPerDialect checks that PostgreSQL's statements
+// number their markers 1..n where SQLite's have n '?', and that MySQL's
+// equal SQLite's apart from the row lock.
+func TestStatementsMarkersPerDialect(t *testing.T) {
+	lite := statementTexts(newStatements(placeholder.SQLite))
+	pg := statementTexts(newStatements(placeholder.PostgreSQL))
+	my := statementTexts(newStatements(placeholder.MySQL))
+	numbered := regexp.MustCompile(`\$(\d+)`)
+	for name, q := range lite {
+		if name == "varGetMany" {
+			continue // a prefix, rebound with its list; see TestGetManySQL
+		}
+		n := strings.Count(q, "?")
+		var got []string
+		for _, m := range numbered.FindAllStringSubmatch(pg[name], -1) {
+			got = append(got, m[1])
+		}
+		var want []string
+		for i := 1; i <= n; i++ {
+			want = append(want, strconv.Itoa(i))
+		}
+		assert.Equal(t, want, got, "%s: %s", name, pg[name])
+		assert.NotContains(t, pg[name], "?", name)
+		assert.Equal(t, strings.Count(q, "?"), strings.Count(my[name], "?"), name)
+	}
+	assert.True(t, strings.HasSuffix(my["epCurrentVersion"], " FOR UPDATE"))
+	assert.True(t, strings.HasSuffix(pg["epCurrentVersion"], " FOR UPDATE"))
+	assert.NotContains(t, lite["epCurrentVersion"], "FOR UPDATE")
+	require.Contains(t, pg["epMarkExecuted"], `last_executed_at COLLATE "C" <`)
+}
+
+func TestGetManySQL(t *testing.T) {
+	tests := []struct {
+		dialect placeholder.Dialect
+		n       int
+		suffix  string
+	}{
+		{placeholder.SQLite, 1, "project = ? AND id IN (?)"},
+		{placeholder.SQLite, 3, "project = ? AND id IN (?, ?, ?)"},
+		{placeholder.MySQL, 2, "project = ? AND id IN (?, ?)"},
+		{placeholder.PostgreSQL, 3, "project = $1 AND id IN ($2, $3, $4)"},
+	}
+	for _, tt := range tests {
+		s := &Store{dialect: tt.dialect, q: newStatements(tt.dialect)}
+		got := (*variables)(s).getManySQL(tt.n)
+		assert.True(t, strings.HasSuffix(got, tt.suffix), "%s: %s", tt.dialect.Name(), got)
+	}
+}

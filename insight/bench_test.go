@@ -1,0 +1,110 @@
+package insight
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// benchQuery is a daily trend of $pageview broken down by $browser over the
+// last 30 days of the demo data.
+const benchQuery = `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"day",
+	"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-31"},"breakdownFilter":{"breakdown":"$browser","breakdown_type":"event"}}`
+
+var (
+	benchOnce sync.Once
+	benchDB   *sql.DB
+	benchErr  error
+)
+
+// demoDB loads 1,000,000 demo events once for all benchmarks.
+func demoDB(b *testing.B) *sql.DB {
+	benchOnce.Do(func() {
+		benchDB, benchErr = sql.Open("sqlite", ":memory:")
+		if benchErr != nil {
+			return
+		}
+		benchDB.SetMaxOpenConns(1)
+		benchErr = demo.Load(context.Background(), benchDB, 1_000_000, 1)
+	})
+	require.NoError(b, benchErr)
+	return benchDB
+}
+
+// runRows runs a compiled statement and shapes its rows, as the endpoint
+// service does through its executor.
+func runRows(b *testing.B, db *sql.DB, c *Compiled) *Result {
+	rows, err := db.Query(c.SQL, c.Args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out [][]any
+	for rows.Next() {
+		row := make([]any, 4)
+		if err := rows.Scan(&row[0], &row[1], &row[2], &row[3]); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Close(); err != nil {
+		b.Fatal(err)
+	}
+	res, err := c.Shape(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+var benchValues = map[string]any{"$browser": "Safari"}
+
+func BenchmarkTrendsInline(b *testing.B) {
+	db := demoDB(b)
+	saved := mustDecode(b, benchQuery)
+	now := demo.End
+	for b.Loop() {
+		q, err := saved.Apply(benchValues)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := Compile(q, placeholder.SQLite, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res := runRows(b, db, c); len(res.Series) != 1 || res.Series[0].Count == 0 {
+			b.Fatalf("unexpected result %+v", res.Series)
+		}
+	}
+}
+
+func BenchmarkTrendsMaterialized(b *testing.B) {
+	db := demoDB(b)
+	saved := mustDecode(b, benchQuery)
+	at := demo.End
+	start := time.Now()
+	stmts, err := Materialize(saved, placeholder.SQLite, "bench_insight", at)
+	require.NoError(b, err)
+	for _, s := range stmts {
+		_, err := db.Exec(s.SQL, s.Args...)
+		require.NoError(b, err)
+	}
+	build := time.Since(start)
+	b.ResetTimer()
+	for b.Loop() {
+		c, err := ReadMaterialized(saved, placeholder.SQLite, "bench_insight", benchValues, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res := runRows(b, db, c); len(res.Series) != 1 || res.Series[0].Count == 0 {
+			b.Fatalf("unexpected result %+v", res.Series)
+		}
+	}
+	b.ReportMetric(float64(build.Milliseconds()), "build-ms")
+}

@@ -32,7 +32,7 @@ type Config struct {
 	Endpoints Store
 	Variables variable.Store
 	Executor  Executor
-	// Now is the clock; nil means time.Now in UTC.
+	// Now is the clock; nil means time.Now in UTC, to the microsecond.
 	Now func() time.Time
 	// DefaultLimit is the row limit of a run that names none; 0 means
 	// DefaultLimit. Every run is paged, so that a query without a LIMIT of
@@ -101,7 +101,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	now := cfg.Now
 	if now == nil {
-		now = func() time.Time { return time.Now().UTC() }
+		// Microseconds: what SQL stores keep, so that an endpoint reads
+		// back with the times Create and Update returned.
+		now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
 	return &Service{
 		cfg:      cfg,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/variable"
@@ -336,5 +337,22 @@ func TestConcurrentUpdates(t *testing.T) {
 		if v.Number != i+1 {
 			t.Fatalf("version %d has number %d", i+1, v.Number)
 		}
+	}
+}
+
+// TestDefaultClock: without Config.Now, times are UTC to the microsecond,
+// as SQL stores keep them.
+func TestDefaultClock(t *testing.T) {
+	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-time.Second)
+	ep, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "ep", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.CreatedAt.Location() != time.UTC || ep.CreatedAt.Nanosecond()%1000 != 0 || ep.CreatedAt.Before(before) {
+		t.Fatalf("CreatedAt = %v", ep.CreatedAt)
 	}
 }

@@ -35,7 +35,8 @@ type compiled struct {
 // compileQuery checks a query for project and returns it normalized with its
 // compiled form. It is the whole of create and update validation of a query,
 // in the order the checks report: kind, text, placeholder syntax, variable
-// ids, their existence, code names, undefined placeholders, list positions.
+// ids, their existence, code names, undefined placeholders, list positions,
+// a single statement.
 func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*compiled, error) {
 	switch q.Kind {
 	case KindSQL:

@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,4 +72,9 @@ func nextVersion(e endpoint.Endpoint, sql string) (endpoint.Endpoint, *endpoint.
 	e.VersionsCount++
 	e.UpdatedAt = e.UpdatedAt.Add(time.Hour)
 	return e, &endpoint.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: sqlQuery(sql), CreatedAt: e.UpdatedAt}
+}
+
+// sortByName sorts es as List must return them: by name, byte order.
+func sortByName(es []endpoint.Endpoint) {
+	slices.SortFunc(es, func(a, b endpoint.Endpoint) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -115,7 +115,11 @@ func compareVersion(e endpoint.Endpoint, next *endpoint.Version, stored int) err
 // columns; the time only moves forward, so runs that finish out of order
 // leave the latest.
 func (s *endpoints) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
-	res, err := (*Store)(s).exec(ctx, s.q.epMarkExecuted, formatTime(at), project, id, formatTime(at))
+	when, err := formatTime(at)
+	if err != nil {
+		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
+	}
+	res, err := (*Store)(s).exec(ctx, s.q.epMarkExecuted, when, project, id, when)
 	if err != nil {
 		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
 	}

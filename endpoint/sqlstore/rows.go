@@ -18,11 +18,23 @@ func endpointRow(e endpoint.Endpoint) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: endpoint %q: %w", e.Name, err)
 	}
+	created, err := formatTime(e.CreatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: created_at: %w", e.Name, err)
+	}
+	updated, err := formatTime(e.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: updated_at: %w", e.Name, err)
+	}
+	executed, err := formatNullTime(e.LastExecutedAt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: last_executed_at: %w", e.Name, err)
+	}
 	return []any{
 		e.ID, e.Name, e.Description, q,
 		boolInt(e.IsActive), boolInt(e.IsMaterialized),
 		int64(e.CurrentVersion), int64(e.VersionsCount),
-		formatTime(e.CreatedAt), formatTime(e.UpdatedAt), formatNullTime(e.LastExecutedAt),
+		created, updated, executed,
 	}, nil
 }
 
@@ -64,7 +76,11 @@ func versionRow(project, id string, v endpoint.Version) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: version %d of endpoint %q: %w", v.Number, id, err)
 	}
-	return []any{project, id, int64(v.Number), q, formatTime(v.CreatedAt)}, nil
+	created, err := formatTime(v.CreatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: version %d of endpoint %q: created_at: %w", v.Number, id, err)
+	}
+	return []any{project, id, int64(v.Number), q, created}, nil
 }
 
 // scanVersion reads a row of verColumns.

@@ -1,25 +1,37 @@
 // Package sqlstore keeps endpoints, their versions and variables in a SQL
 // database through database/sql: one database serves both endpoint.Store
-// (Store.Endpoints) and variable.Store (Store.Variables).
+// (Store.Endpoints) and variable.Store (Store.Variables). Call Migrate
+// before first use; it creates the tables (prefixed endpointkit_) or brings
+// them up to date.
 //
-// The statements and the schema are written to run unchanged on SQLite,
-// PostgreSQL and MySQL; the dialect only picks the bind-marker style and,
-// for MySQL, the type of long text columns. SQLite (modernc.org/sqlite) is
-// what the tests run. What each engine needs:
+// The schema and statements are written to run on SQLite, PostgreSQL and
+// MySQL alike; the dialect picks the bind markers and a few column types.
+// SQLite (modernc.org/sqlite) is what the tests run. What each engine needs:
 //
-//   - SQLite: for a file database, set a busy timeout and WAL in the DSN
-//     (file:x.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)) so
-//     that concurrent writers wait instead of failing; for ":memory:", call
-//     db.SetMaxOpenConns(1), because every connection opens its own database.
-//   - PostgreSQL: nothing beyond a driver (pgx's stdlib or lib/pq).
-//   - MySQL: InnoDB with utf8mb4 (the default since 8.0). Keyed text columns
-//     are VARCHARs sized so that every unique key fits InnoDB's 3072-byte
-//     limit: projects and ids up to 64 characters, endpoint names and code
-//     names up to 128. Longer values are refused by MySQL in strict mode.
+//   - SQLite: for a file database, a busy timeout and WAL in the DSN
+//     (file:x.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)), so
+//     that writers wait for each other instead of failing; _txlock=immediate
+//     is not needed (each write transaction takes the write lock with its
+//     first statement) but does no harm. For ":memory:", db.SetMaxOpenConns(1),
+//     because every connection opens a database of its own.
+//   - PostgreSQL: a driver (pgx's stdlib or lib/pq) and nothing else. Lists
+//     are ordered with COLLATE "C", byte order as in Go, whatever the
+//     database's locale.
+//   - MySQL: InnoDB, the default. Key columns (project, ids, endpoint names,
+//     code names) are VARBINARY(255) there, because the default collations
+//     fold case and accents and would make "Daily" and "daily" one name;
+//     long text is MEDIUMTEXT. Conflicts between concurrent writers surface
+//     as duplicate-key errors, reported as ErrConflict; InnoDB deadlock
+//     errors are returned as they are, for the caller to retry.
 //
-// Times are stored as UTC RFC 3339 text with nanoseconds and come back in
-// UTC; values held in `any` fields and queries are stored as JSON text in a
-// form that gives back exactly the Go values written.
+// Key values longer than 255 bytes are refused by PostgreSQL and MySQL (in
+// strict mode); SQLite keeps them. Text must be valid UTF-8. Times are
+// stored as UTC RFC 3339 text with nanoseconds and come back in UTC. Values
+// held in `any` fields (default values, test values) and queries are stored
+// as JSON text in a form that gives back exactly the Go values written.
+//
+// Keep these tables out of reach of endpoint queries: an executor on the
+// same database and user could read every project's records.
 package sqlstore
 
 import (

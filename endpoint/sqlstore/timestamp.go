@@ -14,8 +14,15 @@ import (
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // formatTime returns the stored text of t. The location is not kept: times
-// come back in UTC.
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// come back in UTC. Years outside 0 to 9999 have no RFC 3339 text and are
+// refused rather than written in a form that could not be read back.
+func formatTime(t time.Time) (string, error) {
+	t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		return "", fmt.Errorf("time %s is outside the years 0 to 9999", t)
+	}
+	return t.Format(timeLayout), nil
+}
 
 // parseTime decodes text written by formatTime.
 func parseTime(s string) (time.Time, error) {
@@ -27,11 +34,12 @@ func parseTime(s string) (time.Time, error) {
 }
 
 // formatNullTime returns the stored form of an optional time.
-func formatNullTime(t *time.Time) sql.NullString {
+func formatNullTime(t *time.Time) (sql.NullString, error) {
 	if t == nil {
-		return sql.NullString{}
+		return sql.NullString{}, nil
 	}
-	return sql.NullString{String: formatTime(*t), Valid: true}
+	s, err := formatTime(*t)
+	return sql.NullString{String: s, Valid: err == nil}, err
 }
 
 // parseNullTime decodes an optional time.

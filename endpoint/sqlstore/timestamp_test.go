@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 	"time"
@@ -23,7 +24,8 @@ func TestTimeRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text := formatTime(tt.in)
+			text, err := formatTime(tt.in)
+			require.NoError(t, err)
 			assert.Equal(t, tt.text, text)
 			got, err := parseTime(text)
 			require.NoError(t, err)
@@ -36,18 +38,47 @@ func TestTimeRoundTrip(t *testing.T) {
 func TestTimeTextSortsInTimeOrder(t *testing.T) {
 	a := time.Date(2025, 6, 1, 0, 0, 0, 999999999, time.UTC)
 	b := time.Date(2025, 6, 1, 0, 0, 1, 0, time.UTC)
-	assert.Less(t, formatTime(a), formatTime(b))
+	ta, err := formatTime(a)
+	require.NoError(t, err)
+	tb, err := formatTime(b)
+	require.NoError(t, err)
+	assert.Less(t, ta, tb)
+}
+
+func TestTimeOutsideRFC3339Years(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("behind", -2*3600)), // UTC is in the next year
+	} {
+		_, err := formatTime(at)
+		assert.ErrorContains(t, err, "outside the years", "%v", at)
+	}
+	_, err := formatTime(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC))
+	assert.NoError(t, err)
+
+	s := openMemory(t)
+	e, v := endpointFixture("p", "a")
+	e.CreatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	assert.ErrorContains(t, s.Endpoints().Create(context.Background(), e, v), "created_at")
+	e, v = endpointFixture("p", "a")
+	require.NoError(t, s.Endpoints().Create(context.Background(), e, v))
+	err = s.Endpoints().MarkExecuted(context.Background(), "p", e.ID, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
+	assert.ErrorContains(t, err, "outside the years")
 }
 
 func TestNullTime(t *testing.T) {
-	ns := formatNullTime(nil)
+	ns, err := formatNullTime(nil)
+	require.NoError(t, err)
 	assert.False(t, ns.Valid)
 	got, err := parseNullTime(ns)
 	require.NoError(t, err)
 	assert.Nil(t, got)
 
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
-	got, err = parseNullTime(formatNullTime(&at))
+	ns, err = formatNullTime(&at)
+	require.NoError(t, err)
+	got, err = parseNullTime(ns)
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, at, *got)

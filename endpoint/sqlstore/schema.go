@@ -91,12 +91,22 @@ func migrations(d placeholder.Dialect) [][]string {
 // SchemaVersion. It is idempotent, and safe to run from several processes
 // at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+schemaTable+` (version BIGINT NOT NULL PRIMARY KEY)`)
+	create := `CREATE TABLE IF NOT EXISTS ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`
+	_, err := s.db.ExecContext(ctx, create)
+	if err != nil && isUniqueViolation(err) {
+		// PostgreSQL: two sessions creating the same table at once can both
+		// pass IF NOT EXISTS, and the later one trips on the catalog's
+		// unique key. The table exists now; the second try says so.
+		_, err = s.db.ExecContext(ctx, create)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: migrate: creating %s: %w", schemaTable, err)
 	}
 	steps := migrations(s.dialect)
-	for {
+	// Each round applies one migration, or loses a race to another process
+	// that applied it; a round more than there are migrations means a
+	// conflict that is not such a race.
+	for range len(steps) + 3 {
 		done, err := s.migrateOne(ctx, steps)
 		if err != nil {
 			return err
@@ -105,6 +115,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return nil
 		}
 	}
+	return errors.New("sqlstore: migrate: the schema version did not settle; is another program writing " + schemaTable + "?")
 }
 
 // migrateOne applies the next migration, if any, in one transaction

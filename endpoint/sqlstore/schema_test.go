@@ -88,3 +88,24 @@ func TestUseBeforeMigrateSaysSo(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Migrate")
 }
+
+// TestMigrateGivesUpOnAnEndlessConflict stands a trigger in for a version
+// row that can never be written: Migrate takes the duplicate-key error for
+// a lost race a bounded number of times, then says what is wrong.
+func TestMigrateGivesUpOnAnEndlessConflict(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	for _, stmt := range []string{
+		`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`,
+		`CREATE TRIGGER refuse BEFORE INSERT ON ` + schemaTable + ` BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`,
+	} {
+		_, err := db.Exec(stmt)
+		require.NoError(t, err)
+	}
+	s, err := New(db, placeholder.SQLite)
+	require.NoError(t, err)
+	err = s.Migrate(context.Background())
+	assert.ErrorContains(t, err, "did not settle")
+}

@@ -1,0 +1,107 @@
+package insight
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+func compiled(t *testing.T, text string) *Compiled {
+	t.Helper()
+	c, err := Compile(mustDecode(t, text), placeholder.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	return c
+}
+
+func shapeJSON(t *testing.T, c *Compiled, rows [][]any) string {
+	t.Helper()
+	res, err := c.Shape(rows)
+	require.NoError(t, err)
+	out, err := json.Marshal(res)
+	require.NoError(t, err)
+	return string(out)
+}
+
+func TestShapeTrends(t *testing.T) {
+	twoSeries := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"},{"kind":"EventsNode"}],
+		"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`)
+	// Without breakdowns every series shows, even with no rows; values of
+	// any driver type are read.
+	require.JSONEq(t, `[
+		{"label":"a","count":3,"data":[1,2],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]},
+		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`,
+		shapeJSON(t, twoSeries, [][]any{
+			{int64(0), "2025-05-02 00:00:00", []byte("2")},
+			{float64(0), []byte("2025-05-01 00:00:00"), int64(1)},
+		}))
+
+	broken := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"},{"kind":"EventsNode","event":"b"}],
+		"interval":"month","dateRange":{"date_from":"2025-04-01","date_to":"2025-05-31"},
+		"breakdownFilter":{"breakdowns":[{"property":"x"},{"property":"y"}]}}`)
+	// Series in query order, then by count descending, then by values;
+	// labels carry the event when there are several series.
+	require.JSONEq(t, `[
+		{"label":"a - p::none","breakdown_value":["p",""],"count":5,"data":[0,5],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"a - none::q","breakdown_value":["","q"],"count":1,"data":[1,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`,
+		shapeJSON(t, broken, [][]any{
+			{int64(1), "2025-04-01 00:00:00", "p", "q", 2.5},
+			{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1)},
+			{int64(0), "2025-04-01 00:00:00", "", "q", int64(1)},
+			{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5)},
+		}))
+
+	hourly := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
+		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x"}}`)
+	require.JSONEq(t, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`,
+		shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil}}))
+
+	// No rows with breakdowns: an empty array, not null.
+	require.Equal(t, `[]`, shapeJSON(t, broken, nil))
+}
+
+func TestShapeRetention(t *testing.T) {
+	c := compiled(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"a","type":"events"},
+		"period":"Week","totalIntervals":2},"dateRange":{"date_from":"2025-05-05","date_to":"2025-05-18"},"breakdownFilter":{"breakdown":"x"}}`)
+	require.JSONEq(t, `[
+		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":3,"label":"Week 0"},{"count":1,"label":"Week 1"}],"breakdown_value":"q"},
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":0,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"q"},
+		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"},
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`,
+		shapeJSON(t, c, [][]any{
+			{"p", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(1)},
+			{"p", "2025-05-12 00:00:00", "2025-05-12 00:00:00", int64(1)},
+			{"q", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(3)},
+			{"q", "2025-05-05 00:00:00", "2025-05-12 00:00:00", int64(1)},
+		}))
+	require.Equal(t, `[]`, shapeJSON(t, c, nil))
+}
+
+func TestShapeRefusesForeignRows(t *testing.T) {
+	trends := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`)
+	retention := compiled(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"a","type":"events"}},
+		"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`)
+	cases := []struct {
+		c    *Compiled
+		row  []any
+		want string
+	}{
+		{trends, []any{int64(0), "2025-05-01 00:00:00"}, "row 0 has 2 columns, want 3"},
+		{trends, []any{int64(1), "2025-05-01 00:00:00", int64(1)}, "bad series 1"},
+		{trends, []any{0.5, "2025-05-01 00:00:00", int64(1)}, "bad series 0.5"},
+		{trends, []any{int64(0), "2025-04-30 00:00:00", int64(1)}, `bucket "2025-04-30 00:00:00" is not an interval of the date range`},
+		{trends, []any{int64(0), true, int64(1)}, "unexpected bool"},
+		{trends, []any{int64(0), "2025-05-01 00:00:00", "many"}, `"many" is not a number`},
+		{retention, []any{"2025-05-01 00:00:00", "2026-01-01 00:00:00", int64(1)}, `period "2026-01-01 00:00:00" is not in the date range`},
+		{retention, []any{"2025-05-01 00:00:00", "2025-05-01 00:00:00", struct{}{}}, "unexpected struct {}"},
+	}
+	for _, c := range cases {
+		_, err := c.c.Shape([][]any{c.row})
+		require.ErrorContains(t, err, c.want)
+	}
+}

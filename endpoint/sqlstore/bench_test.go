@@ -54,3 +54,29 @@ func BenchmarkEndpointMarkExecuted(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVariableGetMany measures the read of an endpoint's variables
+// (three) when its query is compiled.
+func BenchmarkVariableGetMany(b *testing.B) {
+	s := openMemory(b)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 50; i++ {
+		v := variableFixture(fmt.Sprintf("v%d", i))
+		if err := s.Variables().Create(ctx, "p", v); err != nil {
+			b.Fatal(err)
+		}
+		if i%10 == 0 && len(ids) < 3 {
+			ids = append(ids, v.ID)
+		}
+	}
+	st := s.Variables()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := st.GetMany(ctx, "p", ids)
+		if err != nil || len(got) != 3 {
+			b.Fatal(got, err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ type statements struct {
 
 	varInsert, varUpdate, varDelete            string
 	varGet, varList, varExists, varCodeNameUse string
+	varLock                                    string
 	// varGetMany is the prefix of a SELECT ... WHERE id IN (...); the
 	// markers of the list are appended per call.
 	varGetMany string
@@ -38,6 +39,7 @@ func newStatements(d placeholder.Dialect) statements {
 		// Ordered by code_name, then id, as variable.Store's List requires;
 		varList:        b(`SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? ORDER BY ` + bytewise(d, "code_name") + `, ` + bytewise(d, "id")),
 		varExists:      b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
+		varLock:        b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND id = ?` + forUpdate(d)),
 		varCodeNameUse: b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND code_name = ? AND id <> ?`),
 		varGetMany:     `SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id IN (`,
 

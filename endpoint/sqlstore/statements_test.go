@@ -67,6 +67,8 @@ func TestStatementsMarkersPerDialect(t *testing.T) {
 	assert.True(t, strings.HasSuffix(my["epCurrentVersion"], " FOR UPDATE"))
 	assert.True(t, strings.HasSuffix(pg["epCurrentVersion"], " FOR UPDATE"))
 	assert.NotContains(t, lite["epCurrentVersion"], "FOR UPDATE")
+	assert.True(t, strings.HasSuffix(pg["varLock"], " FOR UPDATE"))
+	assert.NotContains(t, lite["varLock"], "FOR UPDATE")
 	require.Contains(t, pg["epMarkExecuted"], `last_executed_at COLLATE "C" <`)
 }
 

@@ -49,8 +49,9 @@ func (s *variables) Update(ctx context.Context, project string, v variable.Varia
 	}
 	err = (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
 		// Checked rather than read from the UPDATE's count, which on
-		// MySQL leaves out rows that did not change.
-		found, err := exists(ctx, tx, s.q.varExists, project, v.ID)
+		// MySQL leaves out rows that did not change; the row stays locked
+		// so that a concurrent Delete cannot slip in before the UPDATE.
+		found, err := exists(ctx, tx, s.q.varLock, project, v.ID)
 		if err != nil {
 			return err
 		}

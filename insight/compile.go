@@ -16,8 +16,8 @@ type Compiled struct {
 	// Args are the bound arguments, in marker order.
 	Args []any
 
-	q  *Query
-	sp span
+	q  *Query // the query compiled, for labels and breakdowns
+	sp span   // its resolved date range, for filling empty intervals
 }
 
 // Compile returns the SQL computing q over the events table in dialect d,

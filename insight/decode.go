@@ -466,7 +466,7 @@ func decodeBreakdownFilter(raw json.RawMessage, path string) ([]Breakdown, error
 		}
 		bds = append(bds, Breakdown{Property: single})
 	}
-	elems, hasList, err := o.array("breakdowns")
+	elems, _, err := o.array("breakdowns")
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +476,6 @@ func decodeBreakdownFilter(raw json.RawMessage, path string) ([]Breakdown, error
 	if len(elems) > maxBreakdowns {
 		return nil, errorf(o.field("breakdowns"), "at most %d breakdowns, got %d", maxBreakdowns, len(elems))
 	}
-	_ = hasList
 	for i, e := range elems {
 		b, err := decodeBreakdown(e, fmt.Sprintf("%s[%d]", o.field("breakdowns"), i))
 		if err != nil {

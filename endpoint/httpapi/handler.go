@@ -85,9 +85,10 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 	}
 	h.mux = http.NewServeMux()
 	h.routes()
-	// A catch-all of every method, so that unknown routes and wrong methods
-	// reach notRouted and are answered in JSON rather than by the mux's text.
-	h.fallback = h.cfg.prefix + "/"
+	// A catch-all of every method and path, so that unknown routes and
+	// wrong methods reach notRouted and are answered in JSON rather than by
+	// the mux's text.
+	h.fallback = "/"
 	h.mux.HandleFunc(h.fallback, h.notRouted)
 	return h
 }

@@ -1,229 +1,93 @@
 package httpapi_test
 
 import (
-	"encoding/json"
+	"io"
 	"net/http"
-	"slices"
-	"strconv"
+	"net/http/httptest"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 )
 
-func TestVariableRoutes(t *testing.T) {
-	for _, slash := range []string{"/", ""} {
-		t.Run("slash="+slash, func(t *testing.T) {
-			h := newHarness(t, nil)
-			base := "/api/projects/1/insight_variables"
-
-			r := h.do("POST", base+slash, keyP1, map[string]any{"id": idCountry, "name": "Country Code", "type": "String", "default_value": "US"})
-			mustStatus(t, http.StatusCreated, r)
-			assert.Equal(t, idCountry, r.Body["id"])
-			assert.Equal(t, "country_code", r.Body["code_name"], "code_name derived from name")
-			assert.Equal(t, "US", r.Body["default_value"])
-
-			r = h.do("GET", base+slash, keyP1, nil)
-			mustStatus(t, http.StatusOK, r)
-			results := r.Body["results"].([]any)
-			require.Len(t, results, 1)
-			assert.Equal(t, idCountry, results[0].(map[string]any)["id"])
-
-			one := base + "/" + idCountry + slash
-			r = h.do("GET", one, keyP1, nil)
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "Country Code", r.Body["name"])
-
-			r = h.do("PATCH", one, keyP1, map[string]any{"name": "Country", "default_value": "GB"})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "Country", r.Body["name"])
-			assert.Equal(t, "GB", r.Body["default_value"])
-			r = h.do("GET", one, keyP1, nil)
-			assert.Equal(t, "GB", r.Body["default_value"], "the patch is stored")
-
-			r = h.do("DELETE", one, keyP1, nil)
-			mustStatus(t, http.StatusNoContent, r)
-			assert.Empty(t, r.Raw)
-			mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
-			r = h.do("GET", base+slash, keyP1, nil)
-			assert.Empty(t, r.Body["results"])
-			assert.Contains(t, string(r.Raw), `"results":[]`, "an empty list is [], not null")
-		})
-	}
-}
-
-func TestEndpointRoutes(t *testing.T) {
-	for _, slash := range []string{"/", ""} {
-		t.Run("slash="+slash, func(t *testing.T) {
-			h := newHarness(t, nil)
-			mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/insight_variables/", keyP1, map[string]any{"id": idEvent, "name": "event", "type": "String"}))
-			base := "/api/projects/1/endpoints"
-			q := sqlQuery("SELECT count(*) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
-
-			r := h.do("POST", base+slash, keyP1, map[string]any{"name": "event_count", "description": "Events of a kind", "query": q})
-			mustStatus(t, http.StatusCreated, r)
-			assert.Equal(t, "event_count", r.Body["name"])
-			assert.Equal(t, "/api/projects/1/endpoints/event_count/run", r.Body["endpoint_path"])
-			assert.Equal(t, json.Number("1"), r.Body["current_version"])
-			assert.Equal(t, true, r.Body["is_active"])
-			query := r.Body["query"].(map[string]any)
-			assert.Equal(t, "HogQLQuery", query["kind"])
-
-			r = h.do("GET", base+slash, keyP1, nil)
-			mustStatus(t, http.StatusOK, r)
-			results := r.Body["results"].([]any)
-			require.Len(t, results, 1)
-			assert.Equal(t, "/api/projects/1/endpoints/event_count/run", results[0].(map[string]any)["endpoint_path"])
-
-			one := base + "/event_count" + slash
-			r = h.do("GET", one, keyP1, nil)
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "Events of a kind", r.Body["description"])
-
-			r = h.do("PATCH", one, keyP1, map[string]any{"description": "Count of one event"})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "Count of one event", r.Body["description"])
-			assert.Equal(t, json.Number("1"), r.Body["current_version"], "a description is no new version")
-
-			q2 := sqlQuery("SELECT count(DISTINCT distinct_id) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
-			r = h.do("PATCH", one, keyP1, map[string]any{"query": q2})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, json.Number("2"), r.Body["current_version"], "a new query is a new version")
-
-			run := base + "/event_count/run" + slash
-			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "event_count", r.Body["name"])
-			assert.Equal(t, json.Number("2"), r.Body["endpoint_version"])
-			assert.Equal(t, []any{"n"}, r.Body["columns"])
-			assert.Len(t, r.Body["types"], 1)
-			assert.Equal(t, false, r.Body["hasMore"])
-			wantV2 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, true)
-			assert.Equal(t, []any{[]any{json.Number(wantV2)}}, r.Body["results"])
-
-			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "version": 1})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, json.Number("1"), r.Body["endpoint_version"])
-			wantV1 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, false)
-			assert.Equal(t, []any{[]any{json.Number(wantV1)}}, r.Body["results"])
-
-			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "debug": true})
-			mustStatus(t, http.StatusOK, r)
-			debug, ok := r.Body["debug"].(map[string]any)
-			require.True(t, ok, "debug: true adds debug: %s", r.Raw)
-			assert.NotContains(t, debug["sql"], "purchase", "the value is bound, not in the SQL")
-
-			r = h.do("DELETE", one, keyP1, nil)
-			mustStatus(t, http.StatusNoContent, r)
-			assert.Empty(t, r.Raw)
-			mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
-			mustStatus(t, http.StatusNotFound, h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}}))
-		})
-	}
-}
-
-// countDemo counts the harness's demo events that keep holds for, or their
-// distinct users when distinct.
-func countDemo(keep func(demo.Event) bool, distinct bool) string {
-	n := 0
-	users := map[string]bool{}
-	_ = demo.Generate(demoEvents, demoSeed, func(e demo.Event) error {
-		if keep(e) {
-			n++
-			users[e.DistinctID] = true
-		}
-		return nil
-	})
-	if distinct {
-		n = len(users)
-	}
-	return strconv.Itoa(n)
-}
-
-func TestRunRangeCondition(t *testing.T) {
+func TestAllowHeader(t *testing.T) {
 	h := newHarness(t, nil)
-	h.setupRange("1", keyP1)
-	cases := []struct{ from, to string }{
-		{"2025-05-01", "2025-05-08"},
-		{"2025-05-01T12:00:00Z", "2025-05-01T18:30:00Z"},
-		{"2025-03-03", "2025-03-04"},
-		{"2025-07-01", "2025-08-01"}, // after the data: no rows
-		{"2025-05-08", "2025-05-01"}, // empty range
+	cases := []struct{ method, path, allow string }{
+		{"PUT", "/api/projects/1/endpoints/", "GET, HEAD, POST"},
+		{"PUT", "/api/projects/1/endpoints/x", "GET, HEAD, PATCH, DELETE"},
+		{"GET", "/api/projects/1/endpoints/x/run", "POST"},
+		{"POST", "/api/projects/1/insight_variables/" + idFrom + "/", "GET, HEAD, PATCH, DELETE"},
 	}
 	for _, c := range cases {
-		t.Run(c.from+"/"+c.to, func(t *testing.T) {
-			from, to := parseDemoTime(t, c.from), parseDemoTime(t, c.to)
-			want := []any{}
-			var ids []string
-			_ = demo.Generate(demoEvents, demoSeed, func(e demo.Event) error {
-				if !e.Timestamp.Before(from) && e.Timestamp.Before(to) {
-					ids = append(ids, e.UUID)
-				}
-				return nil
-			})
-			slices.Sort(ids)
-			for _, id := range ids {
-				want = append(want, []any{id})
-			}
-			r := h.do("POST", "/api/projects/1/endpoints/in_range/run", keyP1, map[string]any{
-				"variables": map[string]any{"from": c.from, "to": c.to},
-				"limit":     demoEvents,
-			})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, want, r.Body["results"])
-			assert.Equal(t, false, r.Body["hasMore"])
-		})
+		r := h.do(c.method, c.path, keyP1, nil)
+		mustStatus(t, http.StatusMethodNotAllowed, r)
+		assert.Equal(t, c.allow, r.Header.Get("Allow"), "%s %s", c.method, c.path)
 	}
 }
 
-func parseDemoTime(t *testing.T, s string) time.Time {
+func TestNewPanicsOnNil(t *testing.T) {
+	svc := newService(t, newExecutor(openEvents(t, 1)))
+	assert.Panics(t, func() { httpapi.New(nil, httpapi.NewKeyring()) })
+	assert.Panics(t, func() { httpapi.New(svc, nil) })
+}
+
+// serve answers one request through h.
+func serve(t *testing.T, h http.Handler, method, path, body string) response {
 	t.Helper()
-	layout := time.RFC3339
-	if len(s) == len(time.DateOnly) {
-		layout = time.DateOnly
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
 	}
-	tm, err := time.Parse(layout, s)
-	require.NoError(t, err)
-	return tm
-}
-
-func TestRunPaging(t *testing.T) {
-	h := newHarness(t, nil)
-	h.setupRange("1", keyP1)
-	vars := map[string]any{"from": "2025-05-01", "to": "2025-05-08"}
-	all := h.do("POST", "/api/projects/1/endpoints/in_range/run", keyP1, map[string]any{"variables": vars, "limit": demoEvents})
-	mustStatus(t, http.StatusOK, all)
-	rows := all.Body["results"].([]any)
-	require.Greater(t, len(rows), 10)
-
-	r := h.do("POST", "/api/projects/1/endpoints/in_range/run", keyP1, map[string]any{"variables": vars, "limit": 5, "offset": 3})
-	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, rows[3:8], r.Body["results"])
-	assert.Equal(t, true, r.Body["hasMore"])
-}
-
-func TestRunEmptyBody(t *testing.T) {
-	h := newHarness(t, nil)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-		"name": "total", "query": sqlQuery("SELECT count(*) AS n FROM events", nil),
-	}))
-	// An endpoint without variables runs with no body at all, as a bare
-	// curl -X POST sends.
-	req, err := http.NewRequest("POST", h.server.URL+"/api/projects/1/endpoints/total/run", nil)
-	require.NoError(t, err)
+	req := httptest.NewRequest(method, path, rd)
 	req.Header.Set("Authorization", "Bearer "+keyP1)
-	r := h.send(req)
-	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, []any{[]any{json.Number(strconv.Itoa(demoEvents))}}, r.Body["results"])
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return decodeResponse(t, rec.Code, rec.Header(), rec.Body.Bytes())
 }
 
-func TestJSONIsNotHTMLEscaped(t *testing.T) {
-	h := newHarness(t, nil)
-	h.setupRange("1", keyP1)
-	r := h.do("POST", runPath, keyP1, `{"variables": {}, "a<b>&c": 1}`)
-	mustStatus(t, http.StatusBadRequest, r)
-	assert.Contains(t, string(r.Raw), `Unknown field(s): a<b>&c`)
+func newKeys(t *testing.T) *httpapi.Keyring {
+	t.Helper()
+	keys := httpapi.NewKeyring()
+	require.NoError(t, keys.Add(keyP1, "1"))
+	return keys
+}
+
+func TestWithPrefix(t *testing.T) {
+	svc := newService(t, newExecutor(openEvents(t, 10)))
+	h := httpapi.New(svc, newKeys(t), httpapi.WithPrefix("/analytics/"))
+	r := serve(t, h, "POST", "/analytics/api/projects/1/endpoints", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
+	mustStatus(t, http.StatusCreated, r)
+	assert.Equal(t, "/analytics/api/projects/1/endpoints/one/run", r.Body["endpoint_path"])
+	mustStatus(t, http.StatusOK, serve(t, h, "POST", "/analytics/api/projects/1/endpoints/one/run/", ""))
+	r = serve(t, h, "GET", "/api/projects/1/endpoints/", "")
+	mustStatus(t, http.StatusNotFound, r)
+	checkErrorBody(t, r)
+	mustStatus(t, http.StatusMethodNotAllowed, serve(t, h, "PUT", "/analytics/api/projects/1/endpoints/one", "{}"))
+}
+
+func TestWithMaxBodyBytes(t *testing.T) {
+	svc := newService(t, newExecutor(openEvents(t, 10)))
+	h := httpapi.New(svc, newKeys(t), httpapi.WithMaxBodyBytes(64))
+	body := `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`
+	require.Greater(t, len(body), 64)
+	r := serve(t, h, "POST", "/api/projects/1/endpoints/", body)
+	mustStatus(t, http.StatusRequestEntityTooLarge, r)
+	assert.Contains(t, r.detail(), "the limit is 64 bytes")
+	mustStatus(t, http.StatusCreated, serve(t, httpapi.New(svc, newKeys(t), httpapi.WithMaxBodyBytes(0)), "POST", "/api/projects/1/endpoints/", body))
+}
+
+func TestHead(t *testing.T) {
+	svc := newService(t, newExecutor(openEvents(t, 10)))
+	h := httpapi.New(svc, newKeys(t))
+	req := httptest.NewRequest("HEAD", "/api/projects/1/endpoints/", nil)
+	req.Header.Set("Authorization", "Bearer "+keyP1)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code)
 }

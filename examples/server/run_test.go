@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +16,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
 // syncBuffer is an io.Writer that the test may read while run writes.
@@ -96,212 +92,6 @@ func (s *server) session(t *testing.T) string {
 	return out[i+1 : j]
 }
 
-// answer is the outcome of one curl command.
-type answer struct {
-	status int
-	body   map[string]any
-	raw    string
-}
-
-// runSession executes every curl command of the session, as curl would,
-// and returns the answers in order.
-func runSession(t *testing.T, script string, env map[string]string) []answer {
-	t.Helper()
-	cmds, err := shellCommands(script, func(k string) string { return env[k] })
-	require.NoError(t, err)
-	var answers []answer
-	for _, cmd := range cmds {
-		if cmd[0] == "echo" {
-			continue
-		}
-		require.Equal(t, "curl", cmd[0], "the session runs only curl and echo: %q", cmd)
-		answers = append(answers, curl(t, cmd[1:]))
-	}
-	return answers
-}
-
-// curl performs the request of curl arguments args: -sS, -X, -H, -d and
-// one URL, the options the session uses.
-func curl(t *testing.T, args []string) answer {
-	t.Helper()
-	method, url := "", ""
-	var body *string
-	header := http.Header{}
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; a {
-		case "-sS":
-		case "-X", "-H", "-d":
-			require.Less(t, i+1, len(args), "%s needs a value", a)
-			v := args[i+1]
-			i++
-			switch a {
-			case "-X":
-				method = v
-			case "-H":
-				k, val, ok := strings.Cut(v, ":")
-				require.True(t, ok, "header %q", v)
-				header.Add(k, strings.TrimSpace(val))
-			case "-d":
-				body = &v
-			}
-		default:
-			require.False(t, strings.HasPrefix(a, "-"), "unexpected curl option %q", a)
-			require.Empty(t, url, "two URLs")
-			url = a
-		}
-	}
-	if method == "" {
-		method = "GET"
-		if body != nil {
-			method = "POST"
-		}
-	}
-	var rd io.Reader
-	if body != nil {
-		rd = strings.NewReader(*body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	require.NoError(t, err)
-	req.Header = header
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	a := answer{status: res.StatusCode, raw: string(raw)}
-	if len(raw) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		require.NoError(t, dec.Decode(&a.body), "%s", raw)
-	}
-	return a
-}
-
-func statuses(answers []answer) []int {
-	var s []int
-	for _, a := range answers {
-		s = append(s, a.status)
-	}
-	return s
-}
-
-// wantDaily is what the session's run answers for n demo events: per day of
-// 2025-05-01 to 2025-05-07, purchases and distinct purchasers.
-func wantDaily(n int) []any {
-	type day struct {
-		events int
-		users  map[string]bool
-	}
-	days := map[string]*day{}
-	from := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
-	to := from.AddDate(0, 0, 7)
-	_ = demo.Generate(n, demoSeed, func(e demo.Event) error {
-		if e.Event != "purchase" || e.Timestamp.Before(from) || !e.Timestamp.Before(to) {
-			return nil
-		}
-		k := e.Timestamp.Format(time.DateOnly)
-		if days[k] == nil {
-			days[k] = &day{users: map[string]bool{}}
-		}
-		days[k].events++
-		days[k].users[e.DistinctID] = true
-		return nil
-	})
-	keys := make([]string, 0, len(days))
-	for k := range days {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	rows := []any{}
-	for _, k := range keys {
-		rows = append(rows, []any{k, json.Number(fmt.Sprint(days[k].events)), json.Number(fmt.Sprint(len(days[k].users)))})
-	}
-	return rows
-}
-
-// sessionStatuses are the statuses of the printed session's requests on a
-// fresh database: three variables, the endpoint, the run, the refused run,
-// the list.
-var sessionStatuses = []int{201, 201, 201, 201, 200, 400, 200}
-
-// TestPrintedSessionWorks starts the server and runs the curl session it
-// prints, verbatim, against it.
-func TestPrintedSessionWorks(t *testing.T) {
-	const n = 3000
-	s := start(t, []string{"-api-key", "test-key", "-demo-events", fmt.Sprint(n)}, nil)
-	answers := runSession(t, s.session(t), nil)
-	require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
-
-	run := answers[4].body
-	assert.Equal(t, "daily_events", run["name"])
-	assert.Equal(t, []any{"day", "events", "users"}, run["columns"])
-	want := wantDaily(n)
-	require.NotEmpty(t, want, "the session's range holds purchases")
-	assert.Equal(t, want, run["results"])
-	assert.Equal(t, "Required variable(s) 'to' not provided", answers[5].body["detail"])
-	assert.Len(t, answers[6].body["results"], 1)
-
-	require.NoError(t, s.stop())
-	assert.Contains(t, s.out.String(), "Shutting down")
-}
-
-// TestKeys: the flag wins over the environment, the environment over a
-// generated key, and the session works with each.
-func TestKeys(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		env  map[string]string
-		key  func(out string) string
-	}{
-		{"flag", []string{"-api-key", "flag-key"}, map[string]string{envAPIKey: "env-key"}, func(string) string { return "flag-key" }},
-		{"environment", nil, map[string]string{envAPIKey: "env-key"}, func(string) string { return "env-key" }},
-		{"generated", nil, nil, func(out string) string {
-			m := regexp.MustCompile(`API key:\s+(ek_[A-Z2-7]{26}) \(generated`).FindStringSubmatch(out)
-			if m == nil {
-				return ""
-			}
-			return m[1]
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := start(t, append([]string{"-demo-events", "0", "-project", "42"}, c.args...), c.env)
-			key := c.key(s.out.String())
-			require.NotEmpty(t, key, "key not printed:\n%s", s.out)
-			if c.name == "environment" {
-				assert.NotContains(t, s.out.String(), "env-key", "a key from the environment is not printed")
-			}
-			answers := runSession(t, s.session(t), c.env)
-			require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
-			assert.Equal(t, []any{}, answers[4].body["results"], "no demo events: no rows")
-
-			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
-			for _, k := range []struct {
-				key    string
-				status int
-			}{{key, 200}, {"wrong" + key, 401}} {
-				req, err := http.NewRequest("GET", base+"/api/projects/42/endpoints/", nil)
-				require.NoError(t, err)
-				req.Header.Set("Authorization", "Bearer "+k.key)
-				res, err := http.DefaultClient.Do(req)
-				require.NoError(t, err)
-				res.Body.Close()
-				assert.Equal(t, k.status, res.StatusCode)
-			}
-			// The key is for -project only.
-			req, err := http.NewRequest("GET", base+"/api/projects/1/endpoints/", nil)
-			require.NoError(t, err)
-			req.Header.Set("Authorization", "Bearer "+key)
-			res, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			res.Body.Close()
-			assert.Equal(t, http.StatusForbidden, res.StatusCode)
-		})
-	}
-	assert.NotEqual(t, newAPIKey(), newAPIKey())
-}
-
 // TestRestartKeepsState: with -db, variables, endpoints, versions and
 // events survive a restart, and the events are not loaded twice.
 func TestRestartKeepsState(t *testing.T) {
@@ -346,26 +136,57 @@ func TestRestartKeepsState(t *testing.T) {
 	assert.Equal(t, wantDaily(n), v1.body["results"])
 }
 
-func TestFlagErrors(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
+// TestGracefulShutdown: a run in flight when the server is told to stop
+// completes with its answer before run returns nil. The request is held in
+// flight by a client that sends its body in two parts.
+func TestGracefulShutdown(t *testing.T) {
+	s := start(t, []string{"-api-key", "k", "-demo-events", "0"}, nil)
+	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
+		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
+	require.Equal(t, http.StatusCreated, create.status, create.raw)
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	body, send := io.Pipe()
+	answered := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", base+"/api/projects/1/endpoints/one/run", body)
+		req.Header.Set("Authorization", "Bearer k")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- result{err: err}
+			return
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		answered <- result{status: res.StatusCode, body: string(b), err: err}
+	}()
+	_, err := send.Write([]byte(`{"variables": `))
 	require.NoError(t, err)
-	defer busy.Close()
-	cases := []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-nope"}, "flag provided but not defined"},
-		{[]string{"-demo-events", "-1"}, "-demo-events must be 0 or more"},
-		{[]string{"-demo-events", "many"}, "invalid value"},
-		{[]string{"-project", ""}, "-project must not be empty"},
-		{[]string{"-api-key", "two words"}, "-api-key"},
-		{[]string{"extra"}, "unexpected arguments"},
-		{[]string{"-addr", busy.Addr().String(), "-demo-events", "0"}, "address already in use"},
-		{[]string{"-db", filepath.Join(t.TempDir(), "no", "such", "dir.db")}, "open"},
+	time.Sleep(200 * time.Millisecond) // the handler is reading the body
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-stopped:
+		t.Fatalf("run returned with a request in flight: %v", err)
+	default:
 	}
-	for _, c := range cases {
-		err := run(context.Background(), c.args, func(string) string { return "" }, io.Discard, io.Discard)
-		require.Error(t, err, "%q", c.args)
-		assert.Contains(t, err.Error(), c.want, "%q", c.args)
-	}
+	_, err = send.Write([]byte(`{}}`))
+	require.NoError(t, err)
+	require.NoError(t, send.Close())
+
+	a := <-answered
+	require.NoError(t, a.err)
+	assert.Equal(t, http.StatusOK, a.status, a.body)
+	assert.Contains(t, a.body, `"results":[[1]]`)
+	require.NoError(t, <-stopped)
+	_, err = http.Get(base + "/api/projects/1/endpoints/")
+	assert.Error(t, err, "the listener is closed")
 }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/examples/demo"
+)
+
+// answer is the outcome of one curl command.
+type answer struct {
+	status int
+	body   map[string]any
+	raw    string
+}
+
+// runSession executes every curl command of the session, as curl would,
+// and returns the answers in order.
+func runSession(t *testing.T, script string, env map[string]string) []answer {
+	t.Helper()
+	cmds, err := shellCommands(script, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	var answers []answer
+	for _, cmd := range cmds {
+		if cmd[0] == "echo" {
+			continue
+		}
+		require.Equal(t, "curl", cmd[0], "the session runs only curl and echo: %q", cmd)
+		answers = append(answers, curl(t, cmd[1:]))
+	}
+	return answers
+}
+
+// curl performs the request of curl arguments args: -sS, -X, -H, -d and
+// one URL, the options the session uses.
+func curl(t *testing.T, args []string) answer {
+	t.Helper()
+	method, url := "", ""
+	var body *string
+	header := http.Header{}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "-sS":
+		case "-X", "-H", "-d":
+			require.Less(t, i+1, len(args), "%s needs a value", a)
+			v := args[i+1]
+			i++
+			switch a {
+			case "-X":
+				method = v
+			case "-H":
+				k, val, ok := strings.Cut(v, ":")
+				require.True(t, ok, "header %q", v)
+				header.Add(k, strings.TrimSpace(val))
+			case "-d":
+				body = &v
+			}
+		default:
+			require.False(t, strings.HasPrefix(a, "-"), "unexpected curl option %q", a)
+			require.Empty(t, url, "two URLs")
+			url = a
+		}
+	}
+	if method == "" {
+		method = "GET"
+		if body != nil {
+			method = "POST"
+		}
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(*body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
+	req.Header = header
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	a := answer{status: res.StatusCode, raw: string(raw)}
+	if len(raw) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&a.body), "%s", raw)
+	}
+	return a
+}
+
+func statuses(answers []answer) []int {
+	var s []int
+	for _, a := range answers {
+		s = append(s, a.status)
+	}
+	return s
+}
+
+// wantDaily is what the session's run answers for n demo events: per day of
+// 2025-05-01 to 2025-05-07, purchases and distinct purchasers.
+func wantDaily(n int) []any {
+	type day struct {
+		events int
+		users  map[string]bool
+	}
+	days := map[string]*day{}
+	from := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	to := from.AddDate(0, 0, 7)
+	_ = demo.Generate(n, demoSeed, func(e demo.Event) error {
+		if e.Event != "purchase" || e.Timestamp.Before(from) || !e.Timestamp.Before(to) {
+			return nil
+		}
+		k := e.Timestamp.Format(time.DateOnly)
+		if days[k] == nil {
+			days[k] = &day{users: map[string]bool{}}
+		}
+		days[k].events++
+		days[k].users[e.DistinctID] = true
+		return nil
+	})
+	keys := make([]string, 0, len(days))
+	for k := range days {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	rows := []any{}
+	for _, k := range keys {
+		rows = append(rows, []any{k, json.Number(fmt.Sprint(days[k].events)), json.Number(fmt.Sprint(len(days[k].users)))})
+	}
+	return rows
+}
+
+// sessionStatuses are the statuses of the printed session's requests on a
+// fresh database: three variables, the endpoint, the run, the refused run,
+// the list.
+var sessionStatuses = []int{201, 201, 201, 201, 200, 400, 200}
+
+// TestPrintedSessionWorks starts the server and runs the curl session it
+// prints, verbatim, against it.
+func TestPrintedSessionWorks(t *testing.T) {
+	const n = 3000
+	s := start(t, []string{"-api-key", "test-key", "-demo-events", fmt.Sprint(n)}, nil)
+	answers := runSession(t, s.session(t), nil)
+	require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
+
+	run := answers[4].body
+	assert.Equal(t, "daily_events", run["name"])
+	assert.Equal(t, []any{"day", "events", "users"}, run["columns"])
+	want := wantDaily(n)
+	require.NotEmpty(t, want, "the session's range holds purchases")
+	assert.Equal(t, want, run["results"])
+	assert.Equal(t, "Required variable(s) 'to' not provided", answers[5].body["detail"])
+	assert.Len(t, answers[6].body["results"], 1)
+
+	require.NoError(t, s.stop())
+	assert.Contains(t, s.out.String(), "Shutting down")
+}
+
+func TestShellQuote(t *testing.T) {
+	for _, s := range []string{"", "plain", "it's", "a b", `"$HOME"`, "'", "\\n"} {
+		cmds, err := shellCommands("echo "+shellQuote(s), func(string) string { return "EXPANDED" })
+		require.NoError(t, err)
+		assert.Equal(t, [][]string{{"echo", s}}, cmds, "%q", s)
+	}
+}

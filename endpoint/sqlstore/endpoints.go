@@ -190,9 +190,9 @@ func (s *endpoints) List(ctx context.Context, project string) ([]endpoint.Endpoi
 // Delete implements endpoint.Store.
 func (s *endpoints) Delete(ctx context.Context, project, id string) error {
 	return (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.q.epDeleteVersions, project, id); err != nil {
-			return fmt.Errorf("sqlstore: deleting versions of endpoint %q: %w", id, err)
-		}
+		// The endpoint row goes first: deleting it waits for an Update that
+		// holds it, so the versions deleted next include one that Update
+		// added (a later statement sees it at READ COMMITTED).
 		res, err := tx.ExecContext(ctx, s.q.epDelete, project, id)
 		if err != nil {
 			return fmt.Errorf("sqlstore: deleting endpoint %q: %w", id, err)
@@ -203,6 +203,9 @@ func (s *endpoints) Delete(ctx context.Context, project, id string) error {
 		}
 		if n == 0 {
 			return endpointNotFound(project, id)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.epDeleteVersions, project, id); err != nil {
+			return fmt.Errorf("sqlstore: deleting versions of endpoint %q: %w", id, err)
 		}
 		return nil
 	})

@@ -42,6 +42,14 @@ func TestAnalyzeVerdicts(t *testing.T) {
 		{"aggregate in group by", "SELECT count(*) FROM t WHERE a = {variables.x} GROUP BY count(*)", CodeAggregate, ""},
 		{"group by position out of range", "SELECT count(*) FROM t WHERE a = {variables.x} GROUP BY 3", CodeUnsupportedQuery, ""},
 		{"distinct ordered by hidden", "SELECT DISTINCT b FROM t WHERE a = {variables.x} ORDER BY c", CodeUnsupportedQuery, ""},
+		{"alias shadowing a column in GROUP BY", "SELECT date(ts) AS ts, count(*) FROM t WHERE a = {variables.x} GROUP BY ts", CodeUnsupportedQuery, ""},
+		{"alias shadowing a column in HAVING", "SELECT b AS a, count(*) FROM t WHERE c = {variables.x} GROUP BY b HAVING a = '1' AND max(a) > 0", CodeUnsupportedQuery, ""},
+		{"alias of the same column", "SELECT t.a AS a, count(*) FROM t WHERE b = {variables.x} GROUP BY a", "", "="},
+		{"alias not shadowing", "SELECT date(ts) AS day, count(*) FROM t WHERE b = {variables.x} GROUP BY day HAVING day > '2025'", "", "="},
+		{"compared to an alias", "SELECT json_extract(p, '$.c') AS country, count(*) FROM t WHERE country = {variables.x} GROUP BY 1", CodeNotColumn, ""},
+		{"limit without order", "SELECT a FROM t WHERE b = {variables.x} LIMIT 5", CodeUnsupportedQuery, ""},
+		{"grouped limit without order", "SELECT a, count(*) FROM t WHERE b = {variables.x} GROUP BY a LIMIT 5", CodeUnsupportedQuery, ""},
+		{"ungrouped aggregate with limit", "SELECT count(*) FROM t WHERE b = {variables.x} LIMIT 5", "", "="},
 		{"scalar max", "SELECT max(b, c) FROM t WHERE a >= {variables.x}", "", ">="},
 	}
 	for _, c := range cases {

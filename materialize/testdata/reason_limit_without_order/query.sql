@@ -1,0 +1,1 @@
+SELECT uuid FROM events WHERE event = {variables.e} LIMIT 10

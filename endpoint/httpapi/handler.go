@@ -64,9 +64,12 @@ type handler struct {
 	auth Authenticator
 	cfg  config
 	mux  *http.ServeMux
-	// fallback is the pattern that catches every request no route takes.
-	fallback string
 }
+
+// fallback is the pattern of every method and path, so that unknown routes
+// and wrong methods reach notRouted and are answered in JSON rather than by
+// the mux's text.
+const fallback = "/"
 
 // New returns the HTTP API of svc. Every request must carry an API key that
 // auth accepts for the project in its path. It panics if svc or auth is nil,
@@ -85,11 +88,7 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 	}
 	h.mux = http.NewServeMux()
 	h.routes()
-	// A catch-all of every method and path, so that unknown routes and
-	// wrong methods reach notRouted and are answered in JSON rather than by
-	// the mux's text.
-	h.fallback = "/"
-	h.mux.HandleFunc(h.fallback, h.notRouted)
+	h.mux.HandleFunc(fallback, h.notRouted)
 	return h
 }
 
@@ -155,7 +154,7 @@ func (h *handler) notRouted(w http.ResponseWriter, r *http.Request) {
 	var allowed []string
 	for _, m := range probeMethods {
 		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
-		if _, pattern := h.mux.Handler(probe); pattern != h.fallback {
+		if _, pattern := h.mux.Handler(probe); pattern != fallback {
 			allowed = append(allowed, m)
 			if m == http.MethodGet {
 				allowed = append(allowed, http.MethodHead)

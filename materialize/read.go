@@ -14,8 +14,8 @@ import (
 //
 // It returns an error wrapping ErrRunInline (an *InlineError) when the
 // stored table cannot answer this run exactly: a date compared with >= or <
-// that is not on its bucket's boundary, or any date compared with > or <=
-// against a bucket. The caller then runs the query inline. A missing, null
+// that is not on its bucket's boundary, or any date compared with another
+// operator (>, <=, =) against a bucket. The caller then runs the query inline. A missing, null
 // or list value is a *ValueError: every variable of a materialized endpoint
 // is required.
 func (p *Plan) Read(table string, values map[string]any) (string, []any, error) {
@@ -75,7 +75,7 @@ func (f filter) bucketValue(v any) (any, error) {
 	}
 	t = t.UTC()
 	switch {
-	case f.op == ">" || f.op == "<=":
+	case f.op != ">=" && f.op != "<":
 		return nil, &InlineError{Variable: f.variable, Detail: fmt.Sprintf("%s against a %s bucket cannot be exact", f.op, f.bucket)}
 	case !f.bucket.boundary(t):
 		return nil, &InlineError{Variable: f.variable, Detail: fmt.Sprintf("%s is not the start of a %s", t.Format(time.RFC3339Nano), f.bucket)}

@@ -73,6 +73,12 @@ func TestRead(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-02 00:00:00"}, args)
 	})
+	t.Run("= against a bucket", func(t *testing.T) {
+		p := mustPlan(t, "SELECT count(*) FROM events WHERE timestamp >= {variables.from} AND timestamp = {variables.from}", opts)
+		_, _, err := p.Read("t", map[string]any{"from": day(1, 0)})
+		require.ErrorIs(t, err, ErrRunInline)
+		require.ErrorContains(t, err, "= against a day bucket cannot be exact")
+	})
 	_, _, err = plan.Read("", base())
 	require.ErrorIs(t, err, ErrInvalidTable)
 }

@@ -1,0 +1,142 @@
+package placeholder
+
+import "strings"
+
+// BindMarker is a bind marker written by hand in a query's SQL text: '?',
+// '?1', '$1', ':name', '@name' or '$name'. A saved query must use
+// {variables.<code_name>} instead: a hand-written marker would run with no
+// argument bound to it.
+type BindMarker struct {
+	// Text is the marker as written ("?", "$2", ":country").
+	Text string
+	// Offset is the byte offset of its first character.
+	Offset int
+	// Line and Column locate it; both are 1-based and Column counts runes.
+	Line, Column int
+}
+
+// BindMarkers returns the bind markers that d's drivers would read in sql,
+// outside string literals, quoted identifiers and comments, in order of
+// appearance; a quote or comment left open is a *SyntaxError, as in Scan.
+//
+// Which texts are markers depends on the engine. SQLite (and the zero
+// Dialect) reads all of ?, ?NNN, :name, @name, $name and $NNN. PostgreSQL
+// reads only $NNN: its '?' is a jsonb operator and '@' the absolute value.
+// MySQL reads only '?' ('@name' is a user variable). ClickHouse's driver
+// reads ?, $NNN and @name. Casts ("x::text"), assignments (":="), "@@"
+// (MySQL system variables, PostgreSQL text search) and identifiers that
+// merely contain '$' ("a$1") are never markers.
+func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
+	var out []BindMarker
+	pos := positioner{src: sql}
+	add := func(start, end int) {
+		line, col := pos.at(start)
+		out = append(out, BindMarker{Text: sql[start:end], Offset: start, Line: line, Column: col})
+	}
+	n := len(sql)
+	for i := 0; i < n; {
+		c := sql[i]
+		switch classes[c] {
+		case clIdent:
+			j := i + 1
+			for j < n && classes[sql[j]] == clIdent {
+				j++
+			}
+			if c == '$' && d.readsMarker('$', sql[i+1:j]) {
+				add(i, j)
+			}
+			i = j
+			continue
+		case clDash:
+			if i+1 < n && sql[i+1] == '-' {
+				j := strings.IndexByte(sql[i:], '\n')
+				if j < 0 {
+					return out, nil
+				}
+				i += j + 1
+				continue
+			}
+		case clSlash:
+			if i+1 < n && sql[i+1] == '*' {
+				j := strings.Index(sql[i+2:], "*/")
+				if j < 0 {
+					return nil, pos.errorf(i, "block comment /* is never closed")
+				}
+				i += 2 + j + 2
+				continue
+			}
+		case clQuote:
+			end := skipQuoted(sql, i)
+			if end < 0 {
+				what := "string literal"
+				if c != '\'' {
+					what = "quoted identifier"
+				}
+				return nil, pos.errorf(i, "%s starting with %c is never closed", what, c)
+			}
+			i = end
+			continue
+		}
+		switch c {
+		case ':', '@':
+			if i+1 < n && sql[i+1] == c {
+				i += 2 // "::" cast, "@@" variable or operator
+				continue
+			}
+			j := i + 1
+			if j < n && isNameStart(sql[j]) {
+				for j < n && isNameByte(sql[j]) {
+					j++
+				}
+				if d.readsMarker(c, sql[i+1:j]) {
+					add(i, j)
+				}
+				i = j
+				continue
+			}
+		case '?':
+			j := i + 1
+			for j < n && sql[j] >= '0' && sql[j] <= '9' {
+				j++
+			}
+			if d.readsMarker('?', sql[i+1:j]) {
+				add(i, j)
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return out, nil
+}
+
+// readsMarker reports whether d's drivers read the sigil followed by rest
+// (digits or a name; for '$', the rest of the word) as a bind marker.
+func (d Dialect) readsMarker(sigil byte, rest string) bool {
+	digits := rest != "" && strings.Trim(rest, "0123456789") == ""
+	switch sigil {
+	case '?':
+		// "?1" is SQLite's numbered marker, and a '?' followed by a
+		// number everywhere else: a marker either way.
+		return d.kind != kindPostgreSQL
+	case '$':
+		if digits {
+			return d.kind != kindMySQL
+		}
+		return (d.kind == kindSQLite || d.kind == kindInvalid) && rest != "" && isNameStart(rest[0]) && isName(rest)
+	case ':':
+		return d.kind == kindSQLite || d.kind == kindInvalid
+	case '@':
+		return d.kind == kindSQLite || d.kind == kindInvalid || d.kind == kindClickHouse
+	}
+	return false
+}
+
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}

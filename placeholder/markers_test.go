@@ -1,0 +1,117 @@
+package placeholder
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestBindMarkers(t *testing.T) {
+	all := []Dialect{SQLite, PostgreSQL, MySQL, ClickHouse}
+	tests := []struct {
+		sql string
+		// want is the marker texts found, per dialect; absent means none.
+		want map[Dialect][]string
+	}{
+		{"SELECT * FROM events WHERE id = ?", map[Dialect][]string{SQLite: {"?"}, MySQL: {"?"}, ClickHouse: {"?"}}},
+		{"SELECT ?1, ?22", map[Dialect][]string{SQLite: {"?1", "?22"}, MySQL: {"?1", "?22"}, ClickHouse: {"?1", "?22"}}},
+		{"WHERE a = $1 AND b = $2", map[Dialect][]string{SQLite: {"$1", "$2"}, PostgreSQL: {"$1", "$2"}, ClickHouse: {"$1", "$2"}}},
+		{"WHERE a = :country", map[Dialect][]string{SQLite: {":country"}}},
+		{"WHERE a = @country", map[Dialect][]string{SQLite: {"@country"}, ClickHouse: {"@country"}}},
+		{"WHERE a = $country", map[Dialect][]string{SQLite: {"$country"}}},
+		// Not markers anywhere.
+		{"SELECT x::text, y::int FROM t", nil},
+		{"SELECT @@version, @@session.sql_mode", nil},
+		{"WHERE tsv @@ to_tsquery('a')", nil},
+		{"SET @a := 1", map[Dialect][]string{SQLite: {"@a"}, ClickHouse: {"@a"}}},
+		{"SELECT a := 1", nil},
+		{"SELECT a$1, b$c FROM t", nil},
+		{"SELECT json_extract(properties, '$.a?b') FROM t", nil},
+		{`SELECT "col?", ` + "`x:y`" + ` FROM t`, nil},
+		{"SELECT 1 -- where a = ?\n", nil},
+		{"SELECT 1 /* $1 :a @b */ + 2", nil},
+		{"SELECT 1 -- ? to the end", nil},
+		{"SELECT {variables.a}, '{variables.b}'", nil},
+		{"SELECT $$body$$", nil},
+		{"SELECT :1, : a, @ b", nil},
+	}
+	for _, tt := range tests {
+		for _, d := range all {
+			got, err := d.BindMarkers(tt.sql)
+			if err != nil {
+				t.Fatalf("%s.BindMarkers(%q): %v", d, tt.sql, err)
+			}
+			var texts []string
+			for _, m := range got {
+				texts = append(texts, m.Text)
+				if tt.sql[m.Offset:m.Offset+len(m.Text)] != m.Text {
+					t.Errorf("%s.BindMarkers(%q): marker %q at offset %d holds %q", d, tt.sql, m.Text, m.Offset, tt.sql[m.Offset:])
+				}
+			}
+			if want := tt.want[d]; strings.Join(texts, " ") != strings.Join(want, " ") {
+				t.Errorf("%s.BindMarkers(%q) = %q, want %q", d, tt.sql, texts, want)
+			}
+		}
+	}
+}
+
+func TestBindMarkersPosition(t *testing.T) {
+	got, err := SQLite.BindMarkers("SELECT 'é'\nFROM t WHERE a = ? AND é = :b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BindMarker{{Text: "?", Offset: 29, Line: 2, Column: 18}, {Text: ":b", Offset: 40, Line: 2, Column: 28}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("marker %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestBindMarkersUnclosed(t *testing.T) {
+	for _, sql := range []string{"SELECT '?", `SELECT "a`, "SELECT `a", "SELECT /* ?"} {
+		_, err := SQLite.BindMarkers(sql)
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Line != 1 || se.Column != 8 {
+			t.Errorf("BindMarkers(%q) = %v, want a *SyntaxError at line 1, column 8", sql, err)
+		}
+	}
+}
+
+// FuzzBindMarkers checks against the reference tokenizer of the fuzz
+// tests: markers lie wholly in code, start with a sigil, and an error is
+// returned exactly when a quote or comment is left open.
+func FuzzBindMarkers(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, s := range []string{"a = ? AND b = $1 AND c = :c AND d = @d", "x::int @@ y := z", "'?' \"$1\" -- :a\n/* @b */ ?9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		code, closed := refCode(s)
+		for _, d := range []Dialect{SQLite, PostgreSQL, MySQL, ClickHouse} {
+			got, err := d.BindMarkers(s)
+			if (err != nil) == closed {
+				t.Fatalf("%s.BindMarkers(%q): error %v, but reference says closed=%v", d, s, err, closed)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrSyntax) {
+					t.Fatalf("%s.BindMarkers(%q): error %v is not a syntax error", d, s, err)
+				}
+				continue
+			}
+			for _, m := range got {
+				if m.Text == "" || !strings.ContainsRune("?$:@", rune(m.Text[0])) {
+					t.Fatalf("%s.BindMarkers(%q): marker %q does not start with a sigil", d, s, m.Text)
+				}
+				if !allCode(code, m.Offset, m.Offset+len(m.Text)) {
+					t.Fatalf("%s.BindMarkers(%q): marker %q at %d is not in code", d, s, m.Text, m.Offset)
+				}
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -83,4 +84,38 @@ func TestAuthenticatorErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEveryRouteNeedsAKey: no route, in either slash form, answers anything
+// but 401 without a key, or 403 with a key of another project.
+func TestEveryRouteNeedsAKey(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	routes := []struct{ method, path string }{
+		{"POST", "/api/projects/1/insight_variables"},
+		{"GET", "/api/projects/1/insight_variables"},
+		{"GET", "/api/projects/1/insight_variables/" + idFrom},
+		{"PATCH", "/api/projects/1/insight_variables/" + idFrom},
+		{"DELETE", "/api/projects/1/insight_variables/" + idFrom},
+		{"POST", "/api/projects/1/endpoints"},
+		{"GET", "/api/projects/1/endpoints"},
+		{"GET", "/api/projects/1/endpoints/in_range"},
+		{"PATCH", "/api/projects/1/endpoints/in_range"},
+		{"DELETE", "/api/projects/1/endpoints/in_range"},
+		{"POST", "/api/projects/1/endpoints/in_range/run"},
+	}
+	for _, rt := range routes {
+		for _, path := range []string{rt.path, rt.path + "/"} {
+			r := h.do(rt.method, path, "", `{"variables": {}}`)
+			mustStatus(t, http.StatusUnauthorized, r)
+			assert.Equal(t, "unauthorized", r.Body["code"])
+			r = h.do(rt.method, path, keyP2, `{"variables": {}}`)
+			mustStatus(t, http.StatusForbidden, r)
+		}
+	}
+	// Nothing was changed or deleted on the way.
+	r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
+	mustStatus(t, http.StatusOK, r)
+	assert.Equal(t, json.Number("1"), r.Body["current_version"])
+	mustStatus(t, http.StatusOK, h.do("GET", "/api/projects/1/insight_variables/"+idFrom, keyP1, nil))
 }

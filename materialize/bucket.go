@@ -91,6 +91,22 @@ func (b Bucket) expr(d placeholder.Dialect, col string) string {
 		}
 		return "toStartOfDay(" + col + ")"
 	}
+	return sqliteGuard(col, b.sqlite(col))
+}
+
+// sqliteGuard makes a SQLite bucket fail the refresh on a value that is not
+// UTC text YYYY-MM-DD HH:MM:SS. Inline, SQLite compares such text with the
+// bound date as text, which for other spellings ('2025-05-01T10:00:00Z',
+// a bare date, a number) is not comparing instants, and the buckets would
+// answer differently. The error names the value; json_extract is the one
+// core function whose error message carries text of the query's choice.
+func sqliteGuard(col, bucket string) string {
+	msg := string(placeholder.SQLite.AppendString(nil, "materialize: "+col+" is not UTC text YYYY-MM-DD HH:MM:SS: "))
+	return "CASE WHEN " + col + " IS NULL OR " + col + " = strftime('%Y-%m-%d %H:%M:%S', " + col + ") THEN " +
+		bucket + " ELSE json_extract('{}', " + msg + " || " + col + ") END"
+}
+
+func (b Bucket) sqlite(col string) string {
 	switch b {
 	case Minute:
 		return "strftime('%Y-%m-%d %H:%M:00', " + col + ")"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,7 +58,7 @@ func TestBucketExprSQLite(t *testing.T) {
 	defer db.Close()
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
-		stmt, err := db.Prepare("SELECT " + b.expr(placeholder.SQLite, "?"))
+		stmt, err := db.Prepare("SELECT " + b.expr(placeholder.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
 		require.NoError(t, err)
 		for d := 0; d < 731; d += 3 {
 			for _, tod := range []time.Duration{0, 59 * time.Second, 90 * time.Minute, 23*time.Hour + 59*time.Minute + 59*time.Second} {
@@ -75,5 +76,41 @@ func TestBucketExprDialects(t *testing.T) {
 	require.Equal(t, `date_trunc('week', "ts")`, Week.expr(placeholder.PostgreSQL, `"ts"`))
 	require.Equal(t, "toStartOfHour(`ts`)", Hour.expr(placeholder.ClickHouse, "`ts`"))
 	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", Month.expr(placeholder.MySQL, "`ts`"))
-	require.Equal(t, `strftime('%Y-%m-%d 00:00:00', "ts")`, Day.expr(placeholder.SQLite, `"ts"`))
+	require.Equal(t, `CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN strftime('%Y-%m-%d 00:00:00', "ts") `+
+		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END`, Day.expr(placeholder.SQLite, `"ts"`))
+}
+
+// On SQLite, a refresh fails on a time column that is not UTC text
+// YYYY-MM-DD HH:MM:SS, whose inline comparisons are not comparisons of
+// instants; NULL passes, as inline it matches no range either.
+func TestBucketGuardSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	_, err = db.Exec("CREATE TABLE e (ts TEXT); INSERT INTO e VALUES ('2025-05-01 10:00:00'), (NULL)")
+	require.NoError(t, err)
+	plan := mustPlan(t, "SELECT count(*) AS n FROM e WHERE ts >= {variables.from}",
+		Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"from": variable.Date}})
+	build := func() error {
+		stmts, err := plan.Refresh("m")
+		require.NoError(t, err)
+		for _, s := range stmts {
+			if _, err := db.Exec(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	require.NoError(t, build())
+	for _, bad := range []string{"2025-05-01T10:00:00Z", "2025-05-01", "1746093600"} {
+		_, err = db.Exec("INSERT INTO e VALUES (?)", bad)
+		require.NoError(t, err)
+		err := build()
+		require.ErrorContains(t, err, `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad)
+		var n int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM "m"`).Scan(&n), "the last good table stays")
+		_, err = db.Exec("DELETE FROM e WHERE ts = ?", bad)
+		require.NoError(t, err)
+	}
 }

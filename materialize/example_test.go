@@ -22,8 +22,7 @@ func ExampleAnalyze() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(a.Materializable())
-	fmt.Println(a.Plan.Precompute())
+	fmt.Println(a.Materializable(), a.Plan.Columns())
 	for _, v := range a.Variables {
 		fmt.Printf("%s %s %v %q\n", v.Name, v.Column, v.Operators, v.Bucket)
 	}
@@ -33,8 +32,7 @@ func ExampleAnalyze() {
 	fmt.Println(a.Reasons[0].Code)
 	fmt.Println("Cannot materialize endpoint. Reason: " + a.Reason())
 	// Output:
-	// true
-	// SELECT date("timestamp") AS "_k0", count(*) AS "_a0", "event" AS "event", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "date_from" FROM "events" GROUP BY date("timestamp"), "event", strftime('%Y-%m-%d 00:00:00', "timestamp")
+	// true [day events]
 	// event "event" [=] ""
 	// date_from "timestamp" [>=] "day"
 	// unsupported_operator

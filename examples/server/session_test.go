@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -172,4 +174,35 @@ func TestShellQuote(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, [][]string{{"echo", s}}, cmds, "%q", s)
 	}
+}
+
+// TestPrintedSessionInBash pastes the session into a real shell with the
+// real curl, where the machine has them: the Go reader above is a model of
+// the shell, this is the shell.
+func TestPrintedSessionInBash(t *testing.T) {
+	bash, errBash := exec.LookPath("bash")
+	_, errCurl := exec.LookPath("curl")
+	if errBash != nil || errCurl != nil {
+		t.Skip("bash or curl not installed")
+	}
+	s := start(t, []string{"-api-key", "it's-a-$key", "-demo-events", "3000"}, nil)
+	cmd := exec.Command(bash, "-e")
+	cmd.Stdin = strings.NewReader(s.session(t))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var bodies []string
+	for _, l := range lines {
+		if l != "" {
+			bodies = append(bodies, l)
+		}
+	}
+	require.Len(t, bodies, len(sessionStatuses), "%s", out)
+	var run map[string]any
+	dec := json.NewDecoder(strings.NewReader(bodies[4]))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&run))
+	assert.Equal(t, wantDaily(3000), run["results"])
+	assert.Contains(t, bodies[5], "Required variable(s) 'to' not provided")
 }

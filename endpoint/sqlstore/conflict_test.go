@@ -34,3 +34,17 @@ func TestIsUniqueViolation(t *testing.T) {
 		assert.Equal(t, tt.want, isUniqueViolation(tt.err), "%v", tt.err)
 	}
 }
+
+func TestIsBusy(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{errors.New("database is locked (5) (SQLITE_BUSY)"), true},
+		{errors.New("SQLITE_BUSY_SNAPSHOT"), true},
+		{errors.New("UNIQUE constraint failed: t.a"), false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, isBusy(tt.err), "%v", tt.err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 )
@@ -92,12 +93,12 @@ func migrations(d placeholder.Dialect) [][]string {
 // at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	create := `CREATE TABLE IF NOT EXISTS ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`
-	_, err := s.db.ExecContext(ctx, create)
+	err := s.createSchemaTable(ctx, create)
 	if err != nil && isUniqueViolation(err) {
 		// PostgreSQL: two sessions creating the same table at once can both
 		// pass IF NOT EXISTS, and the later one trips on the catalog's
 		// unique key. The table exists now; the second try says so.
-		_, err = s.db.ExecContext(ctx, create)
+		err = s.createSchemaTable(ctx, create)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: migrate: creating %s: %w", schemaTable, err)
@@ -151,4 +152,31 @@ func (s *Store) migrateOne(ctx context.Context, steps [][]string) (done bool, er
 		return false, nil
 	}
 	return done, err
+}
+
+// createSchemaTable runs create, the one statement of the store that cannot
+// start its transaction with a write (see Store.inTx): on a new SQLite
+// database it reads the schema, then writes, and fails at once with
+// SQLITE_BUSY, without waiting for the busy timeout, when another process
+// created a table in between. It is tried again then, for up to ten
+// seconds.
+func (s *Store) createSchemaTable(ctx context.Context, create string) error {
+	const pause, tries = 20 * time.Millisecond, 500
+	for i := 0; ; i++ {
+		_, err := s.db.ExecContext(ctx, create)
+		if err == nil || s.dialect != placeholder.SQLite || !isBusy(err) || i == tries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "sqlite_busy")
 }

@@ -47,6 +47,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while loading: a stop asked for, not a failure
+		}
 		return err
 	}
 

@@ -190,3 +190,10 @@ func TestGracefulShutdown(t *testing.T) {
 	_, err = http.Get(base + "/api/projects/1/endpoints/")
 	assert.Error(t, err, "the listener is closed")
 }
+
+func TestStopWhileLoading(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k", "-demo-events", "100000"}, func(string) string { return "" }, io.Discard, io.Discard)
+	assert.NoError(t, err, "a stop asked for is not a failure")
+}

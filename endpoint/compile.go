@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -28,15 +29,16 @@ type compiled struct {
 	tmpl                  *placeholder.Template
 	paged                 *placeholder.Template
 	limitName, offsetName string
-	// insight is set for insight kinds (see insight.go).
-	insight any
+	// insight is the decoded query of an insight kind (see insight.go).
+	insight *insight.Query
 }
 
 // compileQuery checks a query for project and returns it normalized with its
 // compiled form. It is the whole of create and update validation of a query,
-// in the order the checks report: kind, text, placeholder syntax, variable
-// ids, their existence, code names, undefined placeholders, list positions,
-// a single statement.
+// in the order the checks report: kind, text, placeholder syntax,
+// hand-written bind markers, variable ids, their existence, code names,
+// undefined placeholders, list positions, a single statement. Insight kinds
+// are checked by compileInsight.
 func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*compiled, error) {
 	switch q.Kind {
 	case KindSQL:
@@ -57,6 +59,9 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	tmpl, err := placeholder.Compile(q.SQL)
 	if err != nil {
 		return nil, placeholderError(err)
+	}
+	if err := s.checkBindMarkers(q.SQL); err != nil {
+		return nil, err
 	}
 	refs, ids, err := normalizeRefs(q.Variables)
 	if err != nil {
@@ -97,6 +102,21 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 		c.query.Variables = refs
 	}
 	return c, nil
+}
+
+// checkBindMarkers refuses a bind marker written by hand ('?', '$1',
+// ':name', ... as the executor's engine reads them): nothing would be bound
+// to it, and the run would fail with a 502 instead of the save with a 400.
+func (s *Service) checkBindMarkers(sql string) error {
+	markers, err := s.cfg.Executor.Dialect().BindMarkers(sql)
+	if err != nil {
+		return placeholderError(err)
+	}
+	if len(markers) > 0 {
+		m := markers[0]
+		return invalidf(CodeInvalidInput, "query", "Query contains a bind marker '%s' at line %d, column %d; use {variables.<code_name>} instead", m.Text, m.Line, m.Column)
+	}
+	return nil
 }
 
 // normalizeRefs keys every variable reference by its canonical id. A key and

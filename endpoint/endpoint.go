@@ -2,6 +2,16 @@
 // run-time variables. A Service checks definitions on create and update and
 // runs queries with every value bound; it reaches storage and query
 // execution only through the Store, variable.Store and Executor interfaces.
+//
+// An endpoint's query is SQL with {variables.<code_name>} placeholders, or an
+// insight query (TrendsQuery, RetentionQuery; see package insight). An
+// inline insight endpoint's variables are its breakdown properties, named by
+// the property ("$browser"), and date_from and date_to. Unlike a SQL
+// endpoint's, each may be omitted: an omitted breakdown variable leaves that
+// breakdown unfiltered, so the run returns all its series, and an omitted
+// date keeps the saved bound. Any other key is refused with
+// "Unknown variable(s): ...". An insight run returns its whole result, in
+// PostHog's shape, so limit and offset are refused for it.
 package endpoint
 
 import (

@@ -1,17 +1,130 @@
 package endpoint
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
 
-// compileInsight checks an insight query (KindTrends, KindRetention). The
-// insight package that decodes, validates and compiles these queries is not
-// wired in yet, so such endpoints are refused with a message naming the
-// kind rather than stored unrunnable. This file is the seam for it: replace
-// compileInsight (setting compiled.insight) and runInsight.
+	"github.com/endpointkit/endpointkit/insight"
+)
+
+// compileInsight checks an insight query (KindTrends, KindRetention): it is
+// decoded once, here, and the decoded form is cached with the version, so
+// that a run never decodes again. The query is also compiled once against
+// the Service's clock, so that a saved date range that can never run (from
+// after to, too many intervals) is refused now rather than on every run.
+// The endpoint keeps the JSON as it was sent (compacted), not a
+// re-encoding, so that a client reads back exactly what it saved.
 func (s *Service) compileInsight(ctx context.Context, project string, q Query) (*compiled, error) {
-	return nil, invalidf(CodeUnsupportedQuery, "query", "Query kind '%s' is not supported yet: insight endpoints are not available in this build.", q.Kind)
+	if len(bytes.TrimSpace(q.Insight)) == 0 {
+		return nil, invalidf(CodeInvalidInput, "query", "Query of kind '%s' holds no insight JSON.", q.Kind)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, q.Insight); err != nil {
+		return nil, invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+	}
+	iq, err := insight.Decode(buf.Bytes())
+	if err != nil {
+		return nil, insightQueryError(err)
+	}
+	if string(iq.Kind) != q.Kind {
+		return nil, invalidf(CodeInvalidInput, "query.kind", "Query kind '%s' does not match its insight JSON, which is a %s.", q.Kind, iq.Kind)
+	}
+	if _, err := insight.Compile(iq, s.cfg.Executor.Dialect(), s.now()); err != nil {
+		return nil, insightQueryError(err)
+	}
+	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq}, nil
 }
 
-// runInsight runs an insight endpoint; compileInsight never returns one yet.
-func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions) (*RunResult, error) {
-	return nil, invalidf(CodeUnsupportedQuery, "query", "Query kind '%s' is not supported yet.", c.query.Kind)
+// runInsight runs an insight endpoint inline: the run's values filter a copy
+// of the saved query (an omitted variable does not filter; see the package
+// documentation), which is compiled for the executor's dialect against now,
+// executed, and shaped as PostHog shapes it. The whole result is returned:
+// limit and offset, which page the rows of a SQL endpoint, are refused.
+func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+	if req.Limit != nil {
+		return nil, invalidf(CodeInvalidInput, "limit", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
+	}
+	if req.Offset != nil {
+		return nil, invalidf(CodeInvalidInput, "offset", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
+	}
+	var start time.Time
+	if opts.debug {
+		start = time.Now()
+	}
+	applied, err := c.insight.Apply(req.Variables)
+	if err != nil {
+		return nil, insightRunError(err)
+	}
+	stmt, err := insight.Compile(applied, s.cfg.Executor.Dialect(), now)
+	if err != nil {
+		return nil, insightRunError(err)
+	}
+	var compiledAt time.Time
+	if opts.debug {
+		compiledAt = time.Now()
+	}
+	res, err := s.execute(ctx, stmt.SQL, stmt.Args)
+	if err != nil {
+		return nil, err
+	}
+	shaped, err := stmt.Shape(res.Rows)
+	if err != nil {
+		// The executor answered rows the statement cannot return.
+		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
+	}
+	out := &RunResult{
+		Name:            ep.Name,
+		EndpointVersion: opts.version,
+		Columns:         []string{},
+		Types:           []string{},
+		Results:         shaped,
+	}
+	if opts.debug {
+		out.Debug = &DebugInfo{
+			SQL:       stmt.SQL,
+			ArgCount:  len(stmt.Args),
+			RenderMS:  ms(compiledAt.Sub(start)),
+			ExecuteMS: ms(time.Since(compiledAt)),
+		}
+	}
+	return out, nil
+}
+
+// insightQueryError turns a refusal of a saved insight query into a 400
+// whose attr points at the offending field ("query.series[0].math").
+func insightQueryError(err error) *Error {
+	var ie *insight.Error
+	if errors.As(err, &ie) {
+		attr := "query"
+		if ie.Field != "" {
+			attr += "." + ie.Field
+		}
+		return withCause(invalidf(CodeInvalidInput, attr, "Invalid insight query: %s", strings.TrimPrefix(ie.Error(), "insight: ")), err)
+	}
+	return withCause(invalidf(CodeInvalidInput, "query", "Invalid insight query: %s", strings.TrimPrefix(err.Error(), "insight: ")), err)
+}
+
+// insightRunError turns a refusal of a run's values into a 400. An
+// *insight.Error at run time comes from the date range the values made
+// (date_from not before date_to, too many intervals), so it concerns the
+// variables too.
+func insightRunError(err error) *Error {
+	var (
+		uv *insight.UnknownVariablesError
+		ve *insight.ValueError
+		ie *insight.Error
+	)
+	switch {
+	case errors.As(err, &uv):
+		return withCause(invalidf(CodeUnknownVariable, "variables", "%s", uv.Error()), err)
+	case errors.As(err, &ve):
+		return withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", ve.Error()), err)
+	case errors.As(err, &ie):
+		return withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid date range for this run: %s", ie.Reason), err)
+	}
+	return insightQueryError(err)
 }

@@ -33,12 +33,15 @@ type RunRequest struct {
 
 // RunResult is the answer of Run.
 type RunResult struct {
-	Name            string   `json:"name"`
-	EndpointVersion int      `json:"endpoint_version"`
-	Columns         []string `json:"columns"`
-	Types           []string `json:"types"`
-	// Results are rows as arrays ([][]any) for SQL endpoints,
-	// PostHog-shaped series for insight endpoints.
+	Name            string `json:"name"`
+	EndpointVersion int    `json:"endpoint_version"`
+	// Columns and Types describe the rows of a SQL endpoint; they are
+	// empty for an insight endpoint, whose results are not rows.
+	Columns []string `json:"columns"`
+	Types   []string `json:"types"`
+	// Results are rows as arrays ([][]any) for SQL endpoints, and an
+	// *insight.Result (PostHog's array of series or cohorts) for insight
+	// endpoints.
 	Results any `json:"results"`
 	// HasMore tells that rows beyond Offset+Limit exist.
 	HasMore bool       `json:"hasMore"`
@@ -86,7 +89,7 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 	now := s.now()
 	var res *RunResult
 	if c.insight != nil {
-		res, err = s.runInsight(ctx, &ep, c, req, opts)
+		res, err = s.runInsight(ctx, &ep, c, req, opts, now)
 	} else {
 		res, err = s.runSQL(ctx, &ep, c, req.Variables, opts, now)
 	}

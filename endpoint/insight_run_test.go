@@ -1,0 +1,267 @@
+package endpoint_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// trendsByBrowserCountry breaks pageviews down by browser and country.
+const trendsByBrowserCountry = `{"kind": "TrendsQuery",
+	"series": [{"kind": "EventsNode", "event": "$pageview"}],
+	"interval": "day",
+	"dateRange": {"date_from": "2025-05-01", "date_to": "2025-05-31"},
+	"breakdownFilter": {"breakdowns": [{"property": "$browser", "type": "event"}, {"property": "country", "type": "event"}]}}`
+
+// retentionByBrowser is a daily first-time retention of sign-ups broken
+// down by browser.
+const retentionByBrowser = `{"kind": "RetentionQuery",
+	"retentionFilter": {"targetEntity": {"id": "signed_up", "type": "events"}, "returningEntity": {"id": "$pageview", "type": "events"},
+		"period": "Day", "totalIntervals": 5, "retentionType": "retention_first_time"},
+	"dateRange": {"date_from": "2025-05-20", "date_to": "2025-05-31"},
+	"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`
+
+func execOf(e *env) endpoint.Executor { return sqlexec.New(e.db, placeholder.SQLite) }
+
+func asError(t *testing.T, err error) *endpoint.Error {
+	t.Helper()
+	var e *endpoint.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got error %v (%T), want *endpoint.Error", err, err)
+	}
+	return e
+}
+
+// TestInsightTrendsBreakdownFilter: for each breakdown value, the run
+// filtered to it returns exactly the matching series of the unfiltered run;
+// the unfiltered run itself agrees with a count of the generated events.
+func TestInsightTrendsBreakdownFilter(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "trends", insightQuery(t, trendsByBrowser))
+	all := e.runInsight(t, "trends", map[string]any{})
+	if len(all.Series) != len(demo.Browsers) {
+		t.Fatalf("%d series, want one per browser (%d)", len(all.Series), len(demo.Browsers))
+	}
+	want := map[string]float64{}
+	from, to := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	err := demo.Generate(insightEvents, 11, func(ev demo.Event) error {
+		if ev.Event == "$pageview" && !ev.Timestamp.Before(from) && ev.Timestamp.Before(to) {
+			want[ev.Properties.Browser]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all.Series {
+		b := s.BreakdownValue.(string)
+		if s.Count != want[b] || s.Count == 0 || len(s.Days) != 31 {
+			t.Errorf("series %s: count %v over %d days, want %v over 31", b, s.Count, len(s.Days), want[b])
+		}
+		one := e.runInsight(t, "trends", map[string]any{"$browser": b})
+		if len(one.Series) != 1 || !reflect.DeepEqual(one.Series[0], s) {
+			t.Errorf("run with $browser=%s: %+v, want only %+v", b, one.Series, s)
+		}
+	}
+	none := e.runInsight(t, "trends", map[string]any{"$browser": "Netscape"})
+	if len(none.Series) != 0 {
+		t.Errorf("a browser without events: %+v, want no series", none.Series)
+	}
+}
+
+// TestInsightTwoBreakdowns: both breakdown variables select one series; one
+// of them selects every series with that value.
+func TestInsightTwoBreakdowns(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "trends2", insightQuery(t, trendsByBrowserCountry))
+	all := e.runInsight(t, "trends2", nil)
+	if len(all.Series) < 20 {
+		t.Fatalf("%d series for browser x country, want many", len(all.Series))
+	}
+	byBrowser := map[string][]insight.TrendsSeries{}
+	for _, s := range all.Series {
+		v := s.BreakdownValue.([]string)
+		byBrowser[v[0]] = append(byBrowser[v[0]], s)
+		if v[0] != "Chrome" && v[0] != "Edge" {
+			continue // both variables: a sample is enough for the time
+		}
+		one := e.runInsight(t, "trends2", map[string]any{"$browser": v[0], "country": v[1]})
+		if len(one.Series) != 1 || !reflect.DeepEqual(one.Series[0], s) {
+			t.Errorf("run with %v: %+v, want only %+v", v, one.Series, s)
+		}
+	}
+	for b, series := range byBrowser {
+		got := e.runInsight(t, "trends2", map[string]any{"$browser": b})
+		if !sameSeries(got.Series, series) {
+			t.Errorf("run with $browser=%s: %d series, want the %d of that browser", b, len(got.Series), len(series))
+		}
+	}
+}
+
+// sameSeries compares series regardless of order (ties in count may sort
+// differently once other series are gone).
+func sameSeries(a, b []insight.TrendsSeries) bool {
+	key := func(s insight.TrendsSeries) string { return fmt.Sprint(s.BreakdownValue) }
+	sort := func(s []insight.TrendsSeries) []insight.TrendsSeries {
+		s = slices.Clone(s)
+		slices.SortFunc(s, func(x, y insight.TrendsSeries) int { return strings.Compare(key(x), key(y)) })
+		return s
+	}
+	return reflect.DeepEqual(sort(a), sort(b))
+}
+
+// TestInsightDateVariables: date_from and date_to narrow the range to the
+// days given, both included; each day's value is unchanged, alone and
+// combined with a breakdown variable.
+func TestInsightDateVariables(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "trends", insightQuery(t, trendsByBrowser))
+	all := e.runInsight(t, "trends", nil)
+	days := []string{"2025-05-10", "2025-05-11", "2025-05-12"}
+	for _, vars := range []map[string]any{
+		{"date_from": "2025-05-10", "date_to": "2025-05-12"},
+		{"date_from": "2025-05-10", "date_to": "2025-05-12", "$browser": "Safari"},
+	} {
+		got := e.runInsight(t, "trends", vars)
+		var want []insight.TrendsSeries
+		for _, s := range all.Series {
+			if b, ok := vars["$browser"]; ok && s.BreakdownValue != b {
+				continue
+			}
+			w := s
+			w.Days, w.Data, w.Labels, w.Count = days, s.Data[9:12], s.Labels[9:12], 0
+			for _, v := range w.Data {
+				w.Count += v
+			}
+			if w.Count > 0 {
+				want = append(want, w)
+			}
+		}
+		if len(want) == 0 || !sameSeries(got.Series, want) {
+			t.Errorf("run with %v: %+v, want %+v", vars, got.Series, want)
+		}
+	}
+	// date_from alone keeps the saved date_to.
+	got := e.runInsight(t, "trends", map[string]any{"date_from": "2025-05-30"})
+	for _, s := range got.Series {
+		if !reflect.DeepEqual(s.Days, []string{"2025-05-30", "2025-05-31"}) {
+			t.Fatalf("date_from alone: days %v", s.Days)
+		}
+	}
+}
+
+// TestInsightRetentionBreakdownFilter: for each browser, the filtered
+// retention equals that browser's cohorts of the unfiltered one.
+func TestInsightRetentionBreakdownFilter(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "retention", insightQuery(t, retentionByBrowser))
+	all := e.runInsight(t, "retention", nil)
+	byBrowser := map[any][]insight.Cohort{}
+	for _, c := range all.Cohorts {
+		byBrowser[c.BreakdownValue] = append(byBrowser[c.BreakdownValue], c)
+	}
+	if len(byBrowser) != len(demo.Browsers) {
+		t.Fatalf("cohorts of %d browsers, want %d", len(byBrowser), len(demo.Browsers))
+	}
+	sized := 0
+	for b, want := range byBrowser {
+		got := e.runInsight(t, "retention", map[string]any{"$browser": b})
+		if !reflect.DeepEqual(got.Cohorts, want) {
+			t.Errorf("run with $browser=%v: %+v, want %+v", b, got.Cohorts, want)
+		}
+		for _, c := range want {
+			if c.Values[0].Count > 0 {
+				sized++
+			}
+		}
+	}
+	if sized == 0 {
+		t.Fatal("every cohort is empty: the test data proves nothing")
+	}
+	got := e.runInsight(t, "retention", map[string]any{"$browser": "Chrome", "date_from": "2025-05-25"})
+	for _, c := range got.Cohorts {
+		if c.BreakdownValue != "Chrome" || c.Date < "2025-05-25" {
+			t.Fatalf("retention with $browser and date_from: cohort %+v", c)
+		}
+	}
+	if len(got.Cohorts) != 7 {
+		t.Fatalf("%d cohorts from 2025-05-25 to 2025-05-31, want 7", len(got.Cohorts))
+	}
+}
+
+// TestInsightRunErrors: what a run of an insight endpoint refuses.
+func TestInsightRunErrors(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "trends", insightQuery(t, trendsByBrowser))
+	ten := 10
+	tests := []struct {
+		name               string
+		req                endpoint.RunRequest
+		code, detail, attr string
+	}{
+		{"unknown", endpoint.RunRequest{Variables: map[string]any{"country": "US", "browser": "x", "$browser": "Chrome"}},
+			"unknown_variable", "Unknown variable(s): browser, country", "variables"},
+		{"bad date", endpoint.RunRequest{Variables: map[string]any{"date_from": "yesterday"}},
+			"invalid_variable_value", `Variable 'date_from' must be an ISO 8601 date (YYYY-MM-DD), got "yesterday"`, "variables"},
+		{"bad date type", endpoint.RunRequest{Variables: map[string]any{"date_to": 20250501}},
+			"invalid_variable_value", `Variable 'date_to' must be an ISO 8601 date (YYYY-MM-DD), got 20250501`, "variables"},
+		{"bad breakdown", endpoint.RunRequest{Variables: map[string]any{"$browser": []any{"Chrome"}}},
+			"invalid_variable_value", `Variable '$browser' must be a string (a value of the breakdown property), got ["Chrome"]`, "variables"},
+		{"inverted range", endpoint.RunRequest{Variables: map[string]any{"date_from": "2025-05-20", "date_to": "2025-05-10"}},
+			"invalid_variable_value", "", "variables"},
+		{"limit", endpoint.RunRequest{Limit: &ten},
+			"invalid_input", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.", "limit"},
+		{"offset", endpoint.RunRequest{Offset: &ten},
+			"invalid_input", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.", "offset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := e.svc.Run(context.Background(), "1", "trends", tt.req)
+			got := asError(t, err)
+			if got.Status != 400 || got.Code != tt.code || got.Attr != tt.attr || (tt.detail != "" && got.Detail != tt.detail) {
+				t.Fatalf("got {%d %s %q attr %q}, want {400 %s %q attr %q}", got.Status, got.Code, got.Detail, got.Attr, tt.code, tt.detail, tt.attr)
+			}
+		})
+	}
+}
+
+// TestInsightDebugAndExecutorErrors: debug shows the SQL with markers and
+// no values; executor failures map as for SQL endpoints.
+func TestInsightDebugAndExecutorErrors(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "trends", insightQuery(t, trendsByBrowser))
+	res, err := e.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Firefox"}, Debug: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Debug == nil || res.Debug.ArgCount == 0 || !strings.Contains(res.Debug.SQL, "?") || strings.Contains(res.Debug.SQL, "Firefox") || strings.Contains(res.Debug.SQL, "$pageview") {
+		t.Fatalf("debug: %+v", res.Debug)
+	}
+	if res.Debug.RenderMS < 0 || res.Debug.ExecuteMS < 0 {
+		t.Fatalf("negative timings: %+v", res.Debug)
+	}
+
+	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+	bad.create(t, "trends", insightQuery(t, trendsByBrowser))
+	_, err = bad.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
+	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
+
+	wrongRows := newEnv(t, func(c *endpoint.Config) {
+		c.Executor = &fixedExecutor{res: &endpoint.Result{Rows: [][]any{{"not", "a", "trends", "row", "at all"}}}}
+	})
+	wrongRows.create(t, "trends", insightQuery(t, trendsByBrowser))
+	_, err = wrongRows.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
+	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
+}

@@ -51,6 +51,9 @@ func lex(src string, d placeholder.Dialect) *lexed {
 				l.setTrap(i, "'#' starts a comment for this parser, not for %s", d.Name())
 			}
 			i = lineEnd(src, i)
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			l.setTrap(i, "the parser reads // as the start of a comment")
+			i = lineEnd(src, i)
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			if i+2 < len(src) && src[i+2] == '!' {
 				l.setTrap(i, "the parser executes MySQL-style /*! comments")

@@ -26,6 +26,8 @@ func TestLexTraps(t *testing.T) {
 		{"backslash mysql", `SELECT 'a\'b' FROM t`, placeholder.MySQL, ""},
 		{"mysql comment", "SELECT /*! 1 */ a FROM t", placeholder.PostgreSQL, "/*!"},
 		{"plain comment", "SELECT /* x \" || */ a FROM t -- \"\nWHERE 1", placeholder.SQLite, ""},
+		{"double slash", "SELECT a FROM t WHERE a = 1 // AND b = 2", placeholder.MySQL, "// as the start of a comment"},
+		{"double slash in a string", "SELECT 'http://x' FROM t", placeholder.SQLite, ""},
 		{"hash", "SELECT a FROM t # c", placeholder.SQLite, "'#'"},
 		{"question mark", "SELECT a FROM t WHERE a = ?", placeholder.SQLite, "bind markers"},
 		{"named marker", "SELECT a FROM t WHERE a = :x", placeholder.SQLite, "bind markers"},

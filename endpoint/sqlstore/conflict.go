@@ -38,3 +38,9 @@ var uniqueViolationTexts = []string{
 	"error 1062",                          // MySQL (go-sql-driver/mysql)
 	"duplicate entry",                     // MySQL, other drivers
 }
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "sqlite_busy")
+}

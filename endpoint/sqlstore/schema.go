@@ -174,9 +174,3 @@ func (s *Store) createSchemaTable(ctx context.Context, create string) error {
 		}
 	}
 }
-
-// isBusy reports whether err is SQLite's "database is locked".
-func isBusy(err error) bool {
-	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "sqlite_busy")
-}

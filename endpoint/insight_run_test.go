@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,4 +265,40 @@ func TestInsightDebugAndExecutorErrors(t *testing.T) {
 	wrongRows.create(t, "trends", insightQuery(t, trendsByBrowser))
 	_, err = wrongRows.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
 	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
+}
+
+// TestInsightConcurrentRuns: runs share the cached decoded query; runs with
+// different values at once each get their own filter (Apply copies).
+func TestInsightConcurrentRuns(t *testing.T) {
+	e := newInsightEnv(t)
+	e.create(t, "trends", insightQuery(t, trendsByBrowser))
+	want := map[string]*insight.Result{}
+	for _, b := range demo.Browsers {
+		want[b] = e.runInsight(t, "trends", map[string]any{"$browser": b})
+	}
+	errs := make(chan error, 4*len(demo.Browsers))
+	var wg sync.WaitGroup
+	for range 4 {
+		for _, b := range demo.Browsers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := e.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": b}})
+				if err == nil && !reflect.DeepEqual(res.Results, want[b]) {
+					err = fmt.Errorf("concurrent run with $browser=%s: %+v, want %+v", b, res.Results, want[b])
+				}
+				errs <- err
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if all := e.runInsight(t, "trends", nil); len(all.Series) != len(demo.Browsers) {
+		t.Fatalf("after filtered runs the unfiltered run has %d series: the saved query was changed", len(all.Series))
+	}
 }

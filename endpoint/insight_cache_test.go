@@ -1,0 +1,53 @@
+package endpoint
+
+import (
+	"context"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// noRows answers every query with no rows.
+type noRows struct{ queries int }
+
+func (x *noRows) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (x *noRows) Query(context.Context, string, []any) (*Result, error) {
+	x.queries++
+	return &Result{}, nil
+}
+func (x *noRows) Exec(context.Context, string, []any) error { return nil }
+
+// TestInsightDecodedOnce: the decoded insight query is cached with the
+// version at save, and runs use that very value instead of decoding again.
+func TestInsightDecodedOnce(t *testing.T) {
+	ctx := context.Background()
+	exec := &noRows{}
+	s, err := New(Config{Endpoints: NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Kind: KindTrends, Insight: []byte(`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}],
+		"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`)}
+	ep, err := s.Create(ctx, "1", CreateRequest{Name: "t", Query: &q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
+	if c == nil || c.insight == nil || len(c.insight.Breakdowns) != 1 || c.insight.Breakdowns[0].Property != "$browser" {
+		t.Fatalf("cached after create: %+v", c)
+	}
+	saved := *c.insight
+	for _, vars := range []map[string]any{nil, {"$browser": "Chrome", "date_from": "2025-05-01"}} {
+		if _, err := s.Run(ctx, "1", "t", RunRequest{Variables: vars}); err != nil {
+			t.Fatal(err)
+		}
+		again, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
+		if again != c {
+			t.Fatal("a run replaced the cached compiled version")
+		}
+	}
+	if exec.queries != 2 || len(c.insight.Properties) != len(saved.Properties) || c.insight.DateRange != saved.DateRange {
+		t.Fatalf("queries %d; the cached query was changed by a run: %+v", exec.queries, c.insight)
+	}
+}

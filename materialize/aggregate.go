@@ -31,12 +31,12 @@ var countLike = map[string]bool{
 	"uniqcombined": true, "uniqcombined64": true, "uniqhll12": true, "uniqtheta": true, "uniqif": true,
 }
 
-// nullOnEmpty are the aggregates whose value over no rows is NULL.
+// nullOnEmpty are the aggregates whose value over no rows is NULL in every
+// dialect. (ClickHouse answers NaN or a default for many others, MySQL all
+// bits set for BIT_AND.)
 var nullOnEmpty = map[string]bool{
 	"sum": true, "min": true, "max": true, "avg": true, "group_concat": true, "string_agg": true,
-	"median": true, "stddev": true, "stddev_pop": true, "stddev_samp": true, "variance": true,
-	"var_pop": true, "var_samp": true, "bit_and": true, "bit_or": true, "bit_xor": true,
-	"bool_and": true, "bool_or": true, "every": true, "array_agg": true, "json_agg": true, "jsonb_agg": true,
+	"array_agg": true, "json_agg": true, "jsonb_agg": true, "bool_and": true, "bool_or": true, "every": true,
 }
 
 // isAggregate reports whether e is an aggregate call (at its top).

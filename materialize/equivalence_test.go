@@ -117,6 +117,10 @@ var shapes = []shape{
 			v["country"] = p.country()
 			return v
 		}},
+	{name: "expressions_over_aggregates", query: `SELECT plan, round(100.0 * sum(amount) / count(*), 2) AS per_purchase,
+		1000 / avg(amount) AS inverse, max(amount) - min(amount) AS spread FROM ` + purchases + `
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY plan ORDER BY plan`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
 	{name: "date_equality_unbucketed", query: `SELECT event, count(*) AS n FROM (SELECT event, date(timestamp) AS day FROM events) AS d
 		WHERE day = {variables.day} GROUP BY event ORDER BY event`,
 		dates: []string{"day"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"day": p.date(Day)} }},

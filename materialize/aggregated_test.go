@@ -1,0 +1,73 @@
+package materialize
+
+import (
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
+)
+
+// Each aggregate is stored as parts and combined again by the read; those
+// that cannot be combined over a range pass through only when every
+// variable is compared with =.
+func TestCombine(t *testing.T) {
+	cases := []struct {
+		agg   string
+		equal string // the read expression with an = variable; "" if refused
+		rng   string // with a range variable; "" if refused
+	}{
+		{"count(*)", `coalesce(sum("_a0"), 0)`, `coalesce(sum("_a0"), 0)`},
+		{"count(b)", `coalesce(sum("_a0"), 0)`, `coalesce(sum("_a0"), 0)`},
+		{"sum(b)", `sum("_a0")`, `sum("_a0")`},
+		{"total(b)", `total("_a0")`, `total("_a0")`},
+		{"min(b)", `min("_a0")`, `min("_a0")`},
+		{"max(DISTINCT b)", `max("_a0")`, `max("_a0")`},
+		{"avg(b)", `(CAST(sum("_a0") AS REAL) / sum("_a1"))`, `(CAST(sum("_a0") AS REAL) / sum("_a1"))`},
+		{"2 / avg(b)", `2 / (CAST(sum("_a0") AS REAL) / sum("_a1"))`, `2 / (CAST(sum("_a0") AS REAL) / sum("_a1"))`},
+		{"count(DISTINCT b)", `coalesce(max("_a0"), 0)`, ""},
+		{"sum(DISTINCT b)", `max("_a0")`, ""},
+		{"median(b)", "", ""}, // no known value over no rows, and no GROUP BY here
+		{"json_group_array(b)", "", ""},
+		{"avg(b) * 2 + count(*)", `((CAST(sum("_a0") AS REAL) / sum("_a1")) * 2) + coalesce(sum("_a2"), 0)`, `((CAST(sum("_a0") AS REAL) / sum("_a1")) * 2) + coalesce(sum("_a2"), 0)`},
+	}
+	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"x": variable.Number}}
+	for _, c := range cases {
+		for _, op := range []string{"=", ">="} {
+			want := c.equal
+			if op != "=" {
+				want = c.rng
+			}
+			a, err := Analyze("SELECT "+c.agg+" AS v FROM t WHERE a "+op+" {variables.x}", opts)
+			require.NoError(t, err)
+			if want == "" {
+				require.False(t, a.Materializable(), "%s with %s", c.agg, op)
+				require.Equal(t, CodeAggregate, a.Reasons[0].Code)
+				continue
+			}
+			require.True(t, a.Materializable(), "%s with %s: %s", c.agg, op, a.Reason())
+			read, _, err := a.Plan.Read("t", map[string]any{"x": int64(1)})
+			require.NoError(t, err)
+			require.Equal(t, "SELECT "+want+` AS "v" FROM "t" WHERE "x" `+op+" ?", read, "%s with %s", c.agg, op)
+		}
+	}
+}
+
+// With GROUP BY, an aggregate without a known value over no rows passes
+// through under = : a group that matches nothing is no row at all.
+func TestCombineGrouped(t *testing.T) {
+	plan := mustPlan(t, "SELECT c, median(b) AS m FROM t WHERE a = {variables.x} GROUP BY c ORDER BY m", Options{Dialect: placeholder.SQLite})
+	read, _, err := plan.Read("t", map[string]any{"x": "y"})
+	require.NoError(t, err)
+	require.Equal(t, `SELECT "_k0" AS "c", max("_a0") AS "m" FROM "t" WHERE "x" = ? GROUP BY "_k0" ORDER BY 2 ASC`, read)
+}
+
+func TestFloatTypePerDialect(t *testing.T) {
+	for d, want := range map[placeholder.Dialect]string{placeholder.SQLite: "REAL", placeholder.PostgreSQL: "DOUBLE PRECISION",
+		placeholder.MySQL: "DOUBLE", placeholder.ClickHouse: "Float64"} {
+		plan := mustPlan(t, "SELECT avg(b) FROM t WHERE a >= {variables.x}", Options{Dialect: d})
+		read, _, err := plan.Read("t", map[string]any{"x": int64(1)})
+		require.NoError(t, err)
+		require.Contains(t, read, " AS "+want+")")
+	}
+}

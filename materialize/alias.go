@@ -1,0 +1,79 @@
+package materialize
+
+import (
+	"fmt"
+
+	"github.com/xwb1989/sqlparser"
+)
+
+// checkAliases refuses output aliases whose meaning depends on the source
+// tables, which the rewrite cannot see: SQLite resolves a name in WHERE,
+// GROUP BY and HAVING to a column of FROM first and to an output alias only
+// when there is no such column, while the rewrite resolves GROUP BY and
+// HAVING names to aliases and stores WHERE columns as they are.
+func (b *builder) checkAliases() error {
+	shadows := map[string]bool{} // aliases that stand for something else than a column of that name
+	for name, i := range b.aliases {
+		if c, ok := b.items[i].Expr.(*sqlparser.ColName); ok && c.Name.Lowered() == name {
+			continue
+		}
+		shadows[name] = true
+	}
+	if len(shadows) == 0 {
+		return nil
+	}
+	for i, v := range b.vars {
+		c := b.uses[i][0].col
+		if c.Qualifier.IsEmpty() && shadows[c.Name.Lowered()] {
+			return &reasonError{Reason{Code: CodeNotColumn, Variable: v.Name,
+				Message: fmt.Sprintf("is compared to %s, an output alias rather than a column", c.Name.String())}}
+		}
+	}
+	referenced := map[string]bool{}
+	collect := func(n sqlparser.SQLNode) {
+		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+			if col, ok := c.(*sqlparser.ColName); ok {
+				referenced[col.Name.Lowered()] = true
+			}
+			return true, nil
+		}, n)
+	}
+	collect(b.sel.SelectExprs)
+	collect(b.sel.From)
+	if b.sel.Where != nil {
+		collect(b.sel.Where)
+	}
+	for _, n := range []sqlparser.SQLNode{b.sel.Having, b.sel.OrderBy} {
+		if h, ok := n.(*sqlparser.Where); ok && h == nil {
+			continue
+		}
+		// Names inside aggregates are columns of FROM, never aliases.
+		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+			if e, ok := c.(sqlparser.Expr); ok && isAggregate(e) {
+				collect(c)
+				return false, nil
+			}
+			return true, nil
+		}, n)
+	}
+	used := map[string]bool{}
+	for _, g := range b.sel.GroupBy {
+		if c, ok := g.(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() {
+			used[c.Name.Lowered()] = true
+		}
+	}
+	if b.sel.Having != nil {
+		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+			if col, ok := c.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
+				used[col.Name.Lowered()] = true
+			}
+			return true, nil
+		}, b.sel.Having)
+	}
+	for name := range shadows {
+		if referenced[name] && used[name] {
+			return fail(CodeUnsupportedQuery, "the output alias %s is also the name of a column, which GROUP BY or HAVING would read as the column; give the alias another name", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package materialize
+
+import (
+	"strconv"
+	"strings"
+)
+
+// plain rewrites a query without aggregates: the stored table holds its
+// rows before the variables' filters, with the compared columns.
+func (b *builder) plain(plan *Plan) error {
+	var pre, read []string
+	for i, it := range b.items {
+		s, err := b.print(it.Expr)
+		if err != nil {
+			return err
+		}
+		pre = append(pre, s+" AS "+b.q(b.gen('c', i)))
+		read = append(read, b.q(b.gen('c', i))+" AS "+b.q(b.names[i]))
+	}
+	var order []string
+	for _, o := range b.sel.OrderBy {
+		dir := " " + strings.ToUpper(o.Direction)
+		if n := b.orderPosition(o.Expr); n > 0 {
+			order = append(order, strconv.Itoa(n)+dir)
+			continue
+		}
+		if b.sel.Distinct != "" {
+			return fail(CodeUnsupportedQuery, "SELECT DISTINCT ordered by an expression it does not select cannot be materialized")
+		}
+		s, err := b.print(o.Expr)
+		if err != nil {
+			return err
+		}
+		hidden := b.gen('o', len(order))
+		pre = append(pre, s+" AS "+b.q(hidden))
+		order = append(order, b.q(hidden)+dir)
+	}
+	vcols, err := b.varColumns(plan)
+	if err != nil {
+		return err
+	}
+	for i, v := range b.vars {
+		pre = append(pre, vcols[i]+" AS "+b.q(v.Name))
+	}
+	from, err := b.from()
+	if err != nil {
+		return err
+	}
+	where, err := b.restWhere()
+	if err != nil {
+		return err
+	}
+	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + where
+	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
+	return b.tail(plan, "", "", order)
+}

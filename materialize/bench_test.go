@@ -143,3 +143,31 @@ func BenchmarkRunMaterialized(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAnalyze measures analysis and rewrite, done once per saved
+// version of an endpoint.
+func BenchmarkAnalyze(b *testing.B) {
+	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}}
+	for b.Loop() {
+		a, err := Analyze(dailyRevenue, opts)
+		if err != nil || a.Plan == nil {
+			b.Fatal(err, a.Reasons)
+		}
+	}
+}
+
+// BenchmarkRead measures building the read query of one run, the
+// library's own cost on the materialized path.
+func BenchmarkRead(b *testing.B) {
+	a, err := Analyze(dailyRevenue, Options{Dialect: placeholder.SQLite,
+		Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := a.Plan.Read("endpointkit_mat_x_v1", benchValues); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

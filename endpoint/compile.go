@@ -31,6 +31,8 @@ type compiled struct {
 	limitName, offsetName string
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
+	// verdicts memoizes materialization analyses (see materialized.go).
+	verdicts verdicts
 }
 
 // compileQuery checks a query for project and returns it normalized with its

@@ -16,6 +16,8 @@ package endpoint
 
 import (
 	"time"
+
+	"github.com/endpointkit/endpointkit/materialize"
 )
 
 // Query kinds.
@@ -42,6 +44,24 @@ type Endpoint struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastExecutedAt *time.Time `json:"last_executed_at"`
+	// MaterializationFreshness is how old the stored table of a
+	// materialized endpoint may get before runs go inline and
+	// RefreshStale rebuilds it; the Service saves DefaultFreshness for 0.
+	MaterializationFreshness Seconds `json:"materialization_freshness"`
+	// MaterializationBuckets overrides, per Date variable of a SQL query
+	// (by code name), the time bucket its column is stored at: minute,
+	// hour, day (the default), week or month.
+	MaterializationBuckets map[string]materialize.Bucket `json:"materialization_buckets,omitempty"`
+	// OptionalBreakdowns lists the breakdown properties of a materialized
+	// insight endpoint that a run may omit (all their series are
+	// returned); any other breakdown variable is required.
+	OptionalBreakdowns []string `json:"optional_breakdowns,omitempty"`
+	// Materialization is computed by the Service (see Materialization);
+	// stores neither keep nor read it.
+	Materialization Materialization `json:"materialization"`
+	// MaterializationState is what stores keep of the materialization;
+	// only Store.Create and Store.SetMaterialization write it.
+	MaterializationState MaterializationState `json:"-"`
 }
 
 // Query is an endpoint's query as it travels on the wire: PostHog-compatible

@@ -37,6 +37,7 @@ const (
 	CodeVariableInUse           = "variable_in_use"
 	CodeUnsupportedQuery        = "unsupported_query"
 	CodeCannotMaterialize       = "cannot_materialize"
+	CodeMaterializationFailed   = "materialization_failed"
 	CodeExecutionFailed         = "execution_failed"
 	CodeTimeout                 = "timeout"
 )

@@ -55,6 +55,14 @@ func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req
 	if opts.debug {
 		start = time.Now()
 	}
+	if ep.IsMaterialized && opts.version == ep.CurrentVersion {
+		if err := checkMaterializedInsightVars(ep, c, req.Variables); err != nil {
+			return nil, err
+		}
+		if res, err := s.readMaterializedInsight(ctx, ep, c, req.Variables, opts, now); res != nil || err != nil {
+			return res, err
+		}
+	}
 	applied, err := c.insight.Apply(req.Variables)
 	if err != nil {
 		return nil, insightRunError(err)

@@ -155,16 +155,6 @@ func TestInsightKindMismatch(t *testing.T) {
 	}
 }
 
-// TestInsightMaterializedRefused: materialized insight endpoints are not
-// available yet, and asking is a 400, not a silently inline endpoint.
-func TestInsightMaterializedRefused(t *testing.T) {
-	e := newEnv(t)
-	_, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "m", Query: insightQuery(t, trendsByBrowser), IsMaterialized: true})
-	if e := asError(t, err); e.Status != 400 || e.Code != endpoint.CodeCannotMaterialize {
-		t.Fatalf("got %+v, want a 400 cannot_materialize", e)
-	}
-}
-
 // TestInsightVersion: an older version of an insight query runs as it was.
 func TestInsightVersion(t *testing.T) {
 	e := newInsightEnv(t)

@@ -1,15 +1,223 @@
 package endpoint
 
-import "context"
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// verdict is whether one version, with one set of buckets, can be
+// materialized: the plan of a SQL query, or the reason it cannot.
+type verdict struct {
+	ok     bool
+	reason string
+	plan   *materialize.Plan // SQL only
+}
+
+// verdicts memoizes the verdicts of one compiled version by bucket key, so
+// that neither a run nor a Get analyses a query again. Buckets are endpoint
+// settings that may change without a new version, hence the map.
+type verdicts struct {
+	mu sync.Mutex
+	m  map[string]*verdict
+}
+
+// verdict returns the verdict on c with buckets, analysing it on first use.
+// An insight query is materializable when its materialization compiles:
+// its variables are its breakdowns, which every stored series carries.
+func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket) *verdict {
+	key := bucketKey(buckets)
+	c.verdicts.mu.Lock()
+	defer c.verdicts.mu.Unlock()
+	if v, ok := c.verdicts.m[key]; ok {
+		return v
+	}
+	v := &verdict{}
+	if c.insight != nil {
+		if _, err := insight.Materialize(c.insight, s.cfg.Executor.Dialect(), "endpointkit_check", s.now()); err != nil {
+			v.reason = strings.TrimPrefix(err.Error(), "insight: ")
+		} else {
+			v.ok = true
+		}
+	} else {
+		types := make(map[string]variable.Type, len(c.vars))
+		for _, vr := range c.vars {
+			types[vr.CodeName] = vr.Type
+		}
+		a, err := materialize.Analyze(c.query.SQL, materialize.Options{Dialect: s.cfg.Executor.Dialect(), Types: types, Buckets: buckets})
+		switch {
+		case err != nil:
+			v.reason = strings.TrimPrefix(err.Error(), "materialize: ")
+		case !a.Materializable():
+			v.reason = a.Reason()
+		default:
+			v.ok, v.plan = true, a.Plan
+		}
+	}
+	if c.verdicts.m == nil {
+		c.verdicts.m = make(map[string]*verdict)
+	}
+	c.verdicts.m[key] = v
+	return v
+}
+
+// bucketKey is buckets in a canonical text form.
+func bucketKey(buckets map[string]materialize.Bucket) string {
+	names := make([]string, 0, len(buckets))
+	for n := range buckets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n + "=" + string(buckets[n]) + ";")
+	}
+	return b.String()
+}
+
+// tableKey identifies what the stored table of e's current version is
+// built from; a table serves only while its key is the current one.
+func tableKey(e *Endpoint) string {
+	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets)
+}
+
+// freshness is e's freshness period, DefaultFreshness when it sets none.
+func freshness(e *Endpoint) time.Duration {
+	if e.MaterializationFreshness <= 0 {
+		return DefaultFreshness
+	}
+	return time.Duration(e.MaterializationFreshness)
+}
+
+// servingTable returns the stored table that may answer a run of e's
+// current version at now, and the instant its data is of: the table of the
+// last completed refresh, if it was built from the current version and
+// buckets and is not older than the freshness period. A failed refresh
+// leaves the last good table serving until it is stale.
+func servingTable(e *Endpoint, now time.Time) (string, time.Time, bool) {
+	st := &e.MaterializationState
+	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e) {
+		return "", time.Time{}, false
+	}
+	if now.Sub(*st.At) > freshness(e) {
+		return "", time.Time{}, false
+	}
+	return st.Table, *st.At, true
+}
 
 // checkMaterialization decides whether next may be saved with its
-// IsMaterialized flag; c is the compiled form of next's query. It runs
-// after every other check of a create or update and before the write, so a
-// refusal changes nothing. Materialization is not wired in yet, so asking
-// for it is refused; this file is the seam for package materialize.
+// materialization settings and IsMaterialized flag; c is the compiled form
+// of next's query. It runs after every other check of a create or update
+// and before the write, so a refusal changes nothing. It also fills in the
+// default freshness.
 func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *compiled) error {
+	if next.MaterializationFreshness <= 0 {
+		next.MaterializationFreshness = Seconds(DefaultFreshness)
+	}
+	if c == nil {
+		return nil
+	}
+	if err := checkSettings(next, c); err != nil {
+		return err
+	}
 	if !next.IsMaterialized {
 		return nil
 	}
-	return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: materialization is not available")
+	if v := s.verdict(c, next.MaterializationBuckets); !v.ok {
+		return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
+	}
+	return nil
+}
+
+// checkSettings checks the bucket overrides (SQL: Date variables of the
+// query only, each a known bucket) and the optional breakdowns (insight:
+// breakdown properties of the query only).
+func checkSettings(e *Endpoint, c *compiled) error {
+	if c.insight != nil && len(e.MaterializationBuckets) > 0 {
+		return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets apply to SQL endpoints only.")
+	}
+	names := make([]string, 0, len(e.MaterializationBuckets))
+	for n := range e.MaterializationBuckets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		i, ok := c.index[n]
+		if !ok || c.vars[i].Type != variable.Date {
+			return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets: '%s' is not a Date variable of this query.", n)
+		}
+		switch b := e.MaterializationBuckets[n]; b {
+		case materialize.Minute, materialize.Hour, materialize.Day, materialize.Week, materialize.Month:
+		default:
+			return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets: invalid bucket '%s' for '%s'. Expected one of: minute, hour, day, week, month.", b, n)
+		}
+	}
+	if len(e.OptionalBreakdowns) == 0 {
+		return nil
+	}
+	if c.insight == nil {
+		return invalidf(CodeInvalidInput, "optional_breakdowns", "optional_breakdowns apply to insight endpoints only.")
+	}
+	props := c.insight.Variables(true)
+	for _, p := range e.OptionalBreakdowns {
+		if !slices.Contains(props, p) {
+			return invalidf(CodeInvalidInput, "optional_breakdowns", "optional_breakdowns: '%s' is not a breakdown property of this query.", p)
+		}
+	}
+	return nil
+}
+
+// present fills in e.Materialization, the view of its materialization, from
+// the stored state and the verdict on its current version (compiled once and
+// cached, so a Get or List analyses nothing again).
+func (s *Service) present(ctx context.Context, e *Endpoint) {
+	if e.MaterializationFreshness <= 0 {
+		e.MaterializationFreshness = Seconds(DefaultFreshness)
+	}
+	m := Materialization{}
+	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
+	if err != nil {
+		m.Reason = "the query cannot be compiled: " + errorDetail(err)
+	} else if v := s.verdict(c, e.MaterializationBuckets); v.ok {
+		m.CanMaterialize = true
+	} else {
+		m.Reason = v.reason
+	}
+	if e.IsMaterialized {
+		st := &e.MaterializationState
+		key := tableKey(e)
+		switch {
+		case st.Status == StatusRunning:
+			m.Status = StatusRunning
+		case st.Status != "" && st.Attempt == key:
+			m.Status = st.Status
+		default:
+			m.Status = StatusPending
+		}
+		if m.Status == StatusFailed {
+			m.Error = st.Error
+		}
+		if st.Table != "" && st.Built == key && st.At != nil {
+			at := *st.At
+			m.LastMaterializedAt = &at
+		}
+	}
+	e.Materialization = m
+}
+
+// errorDetail is the detail of an *Error, or a generic text.
+func errorDetail(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Detail
+	}
+	return "storage failed"
 }

@@ -89,7 +89,9 @@ func (s *MemoryStore) Update(ctx context.Context, e Endpoint, next *Version) err
 		delete(p.byName, m.e.Name)
 		p.byName[e.Name] = e.ID
 	}
+	state := m.e.MaterializationState
 	m.e = cloneEndpoint(e)
+	m.e.MaterializationState = state
 	if next != nil {
 		v := cloneVersion(*next)
 		v.EndpointID = e.ID
@@ -113,6 +115,47 @@ func (s *MemoryStore) MarkExecuted(ctx context.Context, project, id string, at t
 		m.e.LastExecutedAt = &at
 	}
 	return nil
+}
+
+// SetMaterialization implements Store.
+func (s *MemoryStore) SetMaterialization(ctx context.Context, project, id string, st MaterializationState) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, m, err := s.find(project, id)
+	if err != nil {
+		return err
+	}
+	m.e.MaterializationState = cloneState(st)
+	return nil
+}
+
+// ListMaterialized implements Store.
+func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]Endpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []Endpoint{}
+	for project, p := range s.projects {
+		for _, m := range p.byID {
+			if m.e.IsMaterialized {
+				e := cloneEndpoint(m.e)
+				e.ProjectID = project
+				out = append(out, e)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Endpoint) int {
+		if c := strings.Compare(a.ProjectID, b.ProjectID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
 }
 
 // Get implements Store.
@@ -226,7 +269,20 @@ func cloneEndpoint(e Endpoint) Endpoint {
 		t := *e.LastExecutedAt
 		e.LastExecutedAt = &t
 	}
+	e.MaterializationBuckets = maps.Clone(e.MaterializationBuckets)
+	e.OptionalBreakdowns = slices.Clone(e.OptionalBreakdowns)
+	// The view is the Service's, computed per read; a store keeps none.
+	e.Materialization = Materialization{}
+	e.MaterializationState = cloneState(e.MaterializationState)
 	return e
+}
+
+func cloneState(st MaterializationState) MaterializationState {
+	if st.At != nil {
+		t := *st.At
+		st.At = &t
+	}
+	return st
 }
 
 func cloneVersion(v Version) Version {

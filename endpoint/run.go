@@ -44,8 +44,13 @@ type RunResult struct {
 	// endpoints.
 	Results any `json:"results"`
 	// HasMore tells that rows beyond Offset+Limit exist.
-	HasMore bool       `json:"hasMore"`
-	Debug   *DebugInfo `json:"debug,omitempty"`
+	HasMore bool `json:"hasMore"`
+	// EndpointMaterialized tells that the run read the endpoint's stored
+	// table, whose data is of EndpointMaterializedAt; false means the query
+	// ran inline against the source data.
+	EndpointMaterialized   bool       `json:"endpoint_materialized"`
+	EndpointMaterializedAt *time.Time `json:"endpoint_materialized_at,omitempty"`
+	Debug                  *DebugInfo `json:"debug,omitempty"`
 }
 
 // DebugInfo is added to a RunResult when the request asks for debug.
@@ -179,6 +184,9 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 	values, err := c.bind(given, now, 2)
 	if err != nil {
 		return nil, err
+	}
+	if res, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now); res != nil || err != nil {
+		return res, err
 	}
 	// One row more than asked tells whether there are more.
 	values[c.limitName] = int64(opts.limit) + 1

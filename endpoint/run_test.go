@@ -486,7 +486,7 @@ func TestRunResultJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(res)
-	want := `{"name":"ep","endpoint_version":1,"columns":["id","country"],"types":["INTEGER","TEXT"],"results":[],"hasMore":false}`
+	want := `{"name":"ep","endpoint_version":1,"columns":["id","country"],"types":["INTEGER","TEXT"],"results":[],"hasMore":false,"endpoint_materialized":false}`
 	if string(b) != want {
 		t.Fatalf("JSON = %s, want %s", b, want)
 	}

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -69,6 +72,8 @@ type Service struct {
 	writeMu  sync.Mutex
 	cache    *templateCache
 	executed *executedMarks
+	// refreshing serializes the refreshes of each endpoint (refresh.go).
+	refreshing refreshLocks
 }
 
 // New returns a Service over cfg, or an error naming a missing dependency
@@ -120,6 +125,10 @@ type CreateRequest struct {
 	Query          *Query `json:"query"`
 	IsActive       *bool  `json:"is_active"`
 	IsMaterialized bool   `json:"is_materialized"`
+	// Materialization settings; see the Endpoint fields of the same names.
+	MaterializationFreshness Seconds                       `json:"materialization_freshness"`
+	MaterializationBuckets   map[string]materialize.Bucket `json:"materialization_buckets"`
+	OptionalBreakdowns       []string                      `json:"optional_breakdowns"`
 }
 
 // UpdateRequest is the input of Update (the JSON body of PATCH); nil fields
@@ -130,6 +139,10 @@ type UpdateRequest struct {
 	Query          *Query  `json:"query"`
 	IsActive       *bool   `json:"is_active"`
 	IsMaterialized *bool   `json:"is_materialized"`
+	// Materialization settings; an empty map or list clears them.
+	MaterializationFreshness *Seconds                       `json:"materialization_freshness"`
+	MaterializationBuckets   *map[string]materialize.Bucket `json:"materialization_buckets"`
+	OptionalBreakdowns       *[]string                      `json:"optional_breakdowns"`
 }
 
 // Create validates req and stores a new endpoint with version 1. IsActive
@@ -160,6 +173,10 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		VersionsCount:  1,
 		CreatedAt:      now,
 		UpdatedAt:      now,
+
+		MaterializationFreshness: req.MaterializationFreshness,
+		MaterializationBuckets:   nonEmptyMap(req.MaterializationBuckets),
+		OptionalBreakdowns:       nonEmptyList(req.OptionalBreakdowns),
 	}
 	if err := s.checkMaterialization(ctx, &e, c); err != nil {
 		return Endpoint{}, err
@@ -172,6 +189,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, storeError(err, nil)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, s.cache.generation())
+	s.present(ctx, &e)
 	return e, nil
 }
 
@@ -202,6 +220,15 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	if req.IsMaterialized != nil {
 		next.IsMaterialized = *req.IsMaterialized
 	}
+	if req.MaterializationFreshness != nil {
+		next.MaterializationFreshness = *req.MaterializationFreshness
+	}
+	if req.MaterializationBuckets != nil {
+		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
+	}
+	if req.OptionalBreakdowns != nil {
+		next.OptionalBreakdowns = nonEmptyList(*req.OptionalBreakdowns)
+	}
 	now := s.now()
 	var (
 		version *Version
@@ -218,7 +245,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
 		}
 	}
-	if c == nil && next.IsMaterialized && !cur.IsMaterialized {
+	if c == nil && (next.IsMaterialized || req.MaterializationBuckets != nil || req.OptionalBreakdowns != nil) {
 		if c, err = s.compiledVersion(ctx, &cur, cur.CurrentVersion); err != nil {
 			return Endpoint{}, err
 		}
@@ -227,6 +254,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 		return Endpoint{}, err
 	}
 	if version == nil && sameEndpoint(next, cur) {
+		s.present(ctx, &cur)
 		return cur, nil
 	}
 	next.UpdatedAt = now
@@ -244,6 +272,10 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, s.cache.generation())
 	}
+	if cur.IsMaterialized && !next.IsMaterialized {
+		next.MaterializationState = s.dematerialize(ctx, &next)
+	}
+	s.present(ctx, &next)
 	return next, nil
 }
 
@@ -291,12 +323,34 @@ func sameQuery(a, b Query) bool {
 // update without a new version can change.
 func sameEndpoint(a, b Endpoint) bool {
 	return a.Name == b.Name && a.Description == b.Description &&
-		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized
+		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized &&
+		a.MaterializationFreshness == b.MaterializationFreshness &&
+		maps.Equal(a.MaterializationBuckets, b.MaterializationBuckets) &&
+		slices.Equal(a.OptionalBreakdowns, b.OptionalBreakdowns)
+}
+
+func nonEmptyMap(m map[string]materialize.Bucket) map[string]materialize.Bucket {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+func nonEmptyList(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return slices.Clone(l)
 }
 
 // Get returns the endpoint named name.
 func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, error) {
-	return s.get(ctx, project, name)
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	s.present(ctx, &e)
+	return e, nil
 }
 
 func (s *Service) get(ctx context.Context, project, name string) (Endpoint, error) {
@@ -316,6 +370,10 @@ func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) 
 	}
 	if list == nil {
 		list = []Endpoint{}
+	}
+	for i := range list {
+		list[i].ProjectID = project
+		s.present(ctx, &list[i])
 	}
 	return list, nil
 }
@@ -346,5 +404,6 @@ func (s *Service) Delete(ctx context.Context, project, name string) error {
 	}
 	s.cache.purge(project, func(k cacheKey) bool { return k.id == e.ID })
 	s.executed.forget(e.ID)
+	s.dropTables(ctx, &e)
 	return nil
 }

@@ -35,6 +35,15 @@ type Store interface {
 	// changes (not UpdatedAt, not the version). It is separate from Update so
 	// that a run never overwrites a concurrent edit.
 	MarkExecuted(ctx context.Context, project, id string, at time.Time) error
+	// SetMaterialization replaces the MaterializationState of the endpoint
+	// with id in project; nothing else changes. Create stores the state it
+	// is given and Update keeps the stored one, so that a refresh and an
+	// edit never overwrite each other.
+	SetMaterialization(ctx context.Context, project, id string, st MaterializationState) error
+	// ListMaterialized returns the endpoints of every project whose
+	// IsMaterialized is set, each with its ProjectID, ordered by project
+	// and then by name. RefreshStale walks it.
+	ListMaterialized(ctx context.Context) ([]Endpoint, error)
 	// Get returns the endpoint named name in project.
 	Get(ctx context.Context, project, name string) (Endpoint, error)
 	// List returns the endpoints of project ordered by name.

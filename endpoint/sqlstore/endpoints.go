@@ -82,7 +82,8 @@ func (s *endpoints) Update(ctx context.Context, e endpoint.Endpoint, next *endpo
 				return orConflict(err, "version %d of endpoint %q already exists", next.Number, e.Name)
 			}
 		}
-		args := append(row[1:], e.ProjectID, e.ID) // row[0] is the id
+		// row[0] is the id; the state, last, is SetMaterialization's.
+		args := append(row[1:len(row)-1:len(row)-1], e.ProjectID, e.ID)
 		if _, err := tx.ExecContext(ctx, s.q.epUpdate, args...); err != nil {
 			return fmt.Errorf("sqlstore: updating endpoint %q: %w", e.Name, err)
 		}
@@ -140,6 +141,58 @@ func (s *endpoints) MarkExecuted(ctx context.Context, project, id string, at tim
 		return fmt.Errorf("sqlstore: recording a run of endpoint %q: %w", id, err)
 	}
 	return nil
+}
+
+// SetMaterialization implements endpoint.Store: one statement that writes
+// the state column only.
+func (s *endpoints) SetMaterialization(ctx context.Context, project, id string, st endpoint.MaterializationState) error {
+	state, err := marshalState(st)
+	if err != nil {
+		return fmt.Errorf("sqlstore: endpoint %q: %w", id, err)
+	}
+	res, err := (*Store)(s).exec(ctx, s.q.epSetMaterialization, state, project, id)
+	if err != nil {
+		return fmt.Errorf("sqlstore: recording the materialization of endpoint %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: recording the materialization of endpoint %q: %w", id, err)
+	}
+	if n == 0 {
+		// MySQL counts changed rows only; an unchanged state is no error.
+		var one int
+		err = (*Store)(s).queryRow(ctx, s.q.epExists, project, id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return endpointNotFound(project, id)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlstore: recording the materialization of endpoint %q: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// ListMaterialized implements endpoint.Store.
+func (s *endpoints) ListMaterialized(ctx context.Context) ([]endpoint.Endpoint, error) {
+	rows, err := (*Store)(s).query(ctx, s.q.epListMaterialized)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: listing materialized endpoints: %w", err)
+	}
+	defer rows.Close()
+	out := []endpoint.Endpoint{}
+	for rows.Next() {
+		var project string
+		e, err := scanEndpoint(rows, &project)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: listing materialized endpoints: %w", err)
+		}
+		e.ProjectID = project
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: listing materialized endpoints: %w", err)
+	}
+	return out, nil
 }
 
 // checkName returns ErrConflict when another endpoint of e's project is

@@ -30,25 +30,35 @@ func endpointRow(e endpoint.Endpoint) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: endpoint %q: last_executed_at: %w", e.Name, err)
 	}
+	settings, err := marshalSettings(e)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: %w", e.Name, err)
+	}
+	state, err := marshalState(e.MaterializationState)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: %w", e.Name, err)
+	}
 	return []any{
 		e.ID, e.Name, e.Description, q,
 		boolInt(e.IsActive), boolInt(e.IsMaterialized),
 		int64(e.CurrentVersion), int64(e.VersionsCount),
-		created, updated, executed,
+		created, updated, executed, settings, state,
 	}, nil
 }
 
-// scanEndpoint reads a row of epColumns. The caller sets ProjectID.
-func scanEndpoint(r scanner) (endpoint.Endpoint, error) {
+// scanEndpoint reads a row of epColumns, after the columns of lead if any.
+// The caller sets ProjectID.
+func scanEndpoint(r scanner, lead ...any) (endpoint.Endpoint, error) {
 	var (
 		e                       endpoint.Endpoint
 		query, created, updated string
 		active, materialized    int64
 		current, count          int64
 		executed                sql.NullString
+		settings, state         sql.NullString
 	)
-	err := r.Scan(&e.ID, &e.Name, &e.Description, &query, &active, &materialized,
-		&current, &count, &created, &updated, &executed)
+	err := r.Scan(append(lead, &e.ID, &e.Name, &e.Description, &query, &active, &materialized,
+		&current, &count, &created, &updated, &executed, &settings, &state)...)
 	if err != nil {
 		return endpoint.Endpoint{}, err
 	}
@@ -65,6 +75,12 @@ func scanEndpoint(r scanner) (endpoint.Endpoint, error) {
 	}
 	if e.LastExecutedAt, err = parseNullTime(executed); err != nil {
 		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: last_executed_at: %w", e.Name, err)
+	}
+	if err := unmarshalSettings(settings, &e); err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: materialization_settings: %w", e.Name, err)
+	}
+	if e.MaterializationState, err = unmarshalState(state); err != nil {
+		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: materialization_state: %w", e.Name, err)
 	}
 	return e, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -85,7 +85,31 @@ func migrations(d placeholder.Dialect) [][]string {
 	created_at TIME_T NOT NULL,
 	PRIMARY KEY (project, endpoint_id, version)
 )`),
+	}, {
+		// Version 2: materialization settings and state, JSON text; NULL
+		// in rows written before.
+		addColumn(d, endpointsTable, "materialization_settings", text+" NULL"),
+		addColumn(d, endpointsTable, "materialization_state", text+" NULL"),
 	}}
+}
+
+// addColumn is an ALTER TABLE that adds a column. PostgreSQL skips a column
+// that exists (IF NOT EXISTS); SQLite and MySQL have no such clause, so
+// migrateOne takes their duplicate-column error for a step done before
+// (MySQL commits DDL at once, so a migration cut short there leaves the
+// column without the version row).
+func addColumn(d placeholder.Dialect, table, column, typ string) string {
+	if d == placeholder.PostgreSQL {
+		return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + typ
+	}
+	return "ALTER TABLE " + table + " ADD COLUMN " + column + " " + typ
+}
+
+// isDuplicateColumn recognizes the error of adding a column that exists:
+// SQLite's "duplicate column name", MySQL's error 1060 "Duplicate column
+// name". A failed ALTER leaves the transaction usable on both.
+func isDuplicateColumn(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "duplicate column name")
 }
 
 // Migrate creates the store's tables, or brings older ones up to
@@ -137,7 +161,7 @@ func (s *Store) migrateOne(ctx context.Context, steps [][]string) (done bool, er
 			return nil
 		}
 		for _, stmt := range steps[v] {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil && !isDuplicateColumn(err) {
 				return fmt.Errorf("sqlstore: migrate to version %d: %w", v+1, err)
 			}
 		}

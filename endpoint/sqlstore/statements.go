@@ -17,12 +17,13 @@ type statements struct {
 	epInsert, epUpdate, epDeleteVersions, epDelete string
 	epGet, epList, epExists, epNameUse             string
 	epCurrentVersion, epMarkExecuted               string
+	epSetMaterialization, epListMaterialized       string
 	verInsert, verExists, verGet, verList          string
 }
 
 const (
 	varColumns = `id, name, code_name, var_type, default_value, list_values, is_multi`
-	epColumns  = `id, name, description, query_json, is_active, is_materialized, current_version, versions_count, created_at, updated_at, last_executed_at`
+	epColumns  = `id, name, description, query_json, is_active, is_materialized, current_version, versions_count, created_at, updated_at, last_executed_at, materialization_settings, materialization_state`
 	verColumns = `endpoint_id, version, query_json, created_at`
 )
 
@@ -43,8 +44,8 @@ func newStatements(d placeholder.Dialect) statements {
 		varCodeNameUse: b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND code_name = ? AND id <> ?`),
 		varGetMany:     `SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id IN (`,
 
-		epInsert:         b(`INSERT INTO ` + endpointsTable + ` (project, ` + epColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		epUpdate:         b(`UPDATE ` + endpointsTable + ` SET name = ?, description = ?, query_json = ?, is_active = ?, is_materialized = ?, current_version = ?, versions_count = ?, created_at = ?, updated_at = ?, last_executed_at = ? WHERE project = ? AND id = ?`),
+		epInsert:         b(`INSERT INTO ` + endpointsTable + ` (project, ` + epColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		epUpdate:         b(`UPDATE ` + endpointsTable + ` SET name = ?, description = ?, query_json = ?, is_active = ?, is_materialized = ?, current_version = ?, versions_count = ?, created_at = ?, updated_at = ?, last_executed_at = ?, materialization_settings = ? WHERE project = ? AND id = ?`),
 		epDeleteVersions: b(`DELETE FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ?`),
 		epDelete:         b(`DELETE FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
 		epGet:            b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? AND name = ?`),
@@ -53,7 +54,11 @@ func newStatements(d placeholder.Dialect) statements {
 		epCurrentVersion: b(`SELECT current_version FROM ` + endpointsTable + ` WHERE project = ? AND id = ?` + forUpdate(d)),
 		// The fixed-width time text compares in time order.
 		epMarkExecuted: b(`UPDATE ` + endpointsTable + ` SET last_executed_at = ? WHERE project = ? AND id = ? AND (last_executed_at IS NULL OR ` + bytewise(d, "last_executed_at") + ` < ?)`),
-		epNameUse:      b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND name = ? AND id <> ?`),
+		// Only SetMaterialization writes the state, so that a refresh and an
+		// edit never overwrite each other.
+		epSetMaterialization: b(`UPDATE ` + endpointsTable + ` SET materialization_state = ? WHERE project = ? AND id = ?`),
+		epListMaterialized:   b(`SELECT project, ` + epColumns + ` FROM ` + endpointsTable + ` WHERE is_materialized = 1 ORDER BY ` + bytewise(d, "project") + `, ` + bytewise(d, "name")),
+		epNameUse:            b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND name = ? AND id <> ?`),
 
 		verInsert: b(`INSERT INTO ` + versionsTable + ` (project, ` + verColumns + `) VALUES (?, ?, ?, ?, ?)`),
 		verExists: b(`SELECT 1 FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),

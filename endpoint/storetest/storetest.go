@@ -55,6 +55,9 @@ func Run(t *testing.T, newStore func(t *testing.T) endpoint.Store) {
 		{"ConcurrentCreate", testConcurrentCreate},
 		{"ConcurrentUpdate", testConcurrentUpdate},
 		{"ConcurrentMixed", testConcurrentMixed},
+		{"MaterializationSettings", testMaterializationSettings},
+		{"SetMaterialization", testSetMaterialization},
+		{"ListMaterialized", testListMaterialized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))

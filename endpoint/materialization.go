@@ -1,0 +1,107 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// DefaultFreshness is how old a materialized endpoint's stored table may get
+// when the endpoint sets no materialization_freshness: a run after that
+// runs inline, and RefreshStale rebuilds the table.
+const DefaultFreshness = time.Hour
+
+// MaterializationStatus is the state of an endpoint's latest refresh.
+type MaterializationStatus string
+
+// The statuses. Pending: no refresh of the current version and settings
+// has run yet. Running: a refresh is under way. Completed: the latest
+// refresh built the stored table. Failed: the latest refresh failed; a
+// table an earlier refresh built keeps serving while it is fresh.
+const (
+	StatusPending   MaterializationStatus = "pending"
+	StatusRunning   MaterializationStatus = "running"
+	StatusCompleted MaterializationStatus = "completed"
+	StatusFailed    MaterializationStatus = "failed"
+)
+
+// Materialization is an endpoint's materialization as API users see it (the
+// "materialization" object of the endpoint JSON). The Service computes it
+// from the stored MaterializationState and the analysis of the current
+// version; stores do not keep it.
+type Materialization struct {
+	// CanMaterialize and Reason are the verdict on the current version:
+	// Reason says why it cannot be materialized (empty when it can).
+	CanMaterialize bool   `json:"can_materialize"`
+	Reason         string `json:"reason"`
+	// Status is empty for an endpoint that is not materialized.
+	Status MaterializationStatus `json:"status,omitempty"`
+	// LastMaterializedAt is when the stored table that serves the current
+	// version and settings was built; nil when there is none.
+	LastMaterializedAt *time.Time `json:"last_materialized_at"`
+	// Error says why the latest refresh failed, without engine internals.
+	Error string `json:"error"`
+}
+
+// MaterializationState is what a Store keeps of an endpoint's
+// materialization, written by the Service through Store.SetMaterialization
+// only, never by Update, so that a refresh and an edit do not overwrite
+// each other. Keys identify what a table is built from (version and
+// buckets): a table serves only while its key is the current one.
+type MaterializationState struct {
+	// Status, Attempt and Error are about the latest refresh: Attempt is
+	// the key it built.
+	Status  MaterializationStatus `json:"status,omitempty"`
+	Attempt string                `json:"attempt,omitempty"`
+	Error   string                `json:"error,omitempty"`
+	// Table names the stored table of the last completed refresh, Built is
+	// its key and At the instant its data is of.
+	Table string     `json:"table,omitempty"`
+	Built string     `json:"built,omitempty"`
+	At    *time.Time `json:"at,omitempty"`
+}
+
+// Seconds is a period that JSON writes as a whole number of seconds. It
+// reads a number of seconds or a Go duration string ("90m", "1h").
+type Seconds time.Duration
+
+// MarshalJSON writes whole seconds.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	return strconv.AppendInt(nil, int64(time.Duration(s)/time.Second), 10), nil
+}
+
+// UnmarshalJSON reads a positive whole number of seconds, or a Go duration
+// string of at least a second; anything else is a 400 naming the field.
+func (s *Seconds) UnmarshalJSON(data []byte) error {
+	bad := func() error {
+		return invalidf(CodeInvalidInput, "materialization_freshness",
+			"Invalid materialization_freshness %s: expected a whole number of seconds (at least 1) or a duration such as \"1h30m\".", truncate(string(data), 40))
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		var text string
+		if err := json.Unmarshal(data, &text); err != nil {
+			return bad()
+		}
+		d, err := time.ParseDuration(text)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return bad()
+		}
+		*s = Seconds(d)
+		return nil
+	}
+	n, err := strconv.ParseInt(string(data), 10, 64)
+	if err != nil || n < 1 || n > int64(1<<62/time.Second) {
+		return bad()
+	}
+	*s = Seconds(time.Duration(n) * time.Second)
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,129 @@
+package endpoint_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/materialize"
+)
+
+func insightResult(t *testing.T, res *endpoint.RunResult) *insight.Result {
+	t.Helper()
+	r, ok := res.Results.(*insight.Result)
+	if !ok {
+		t.Fatalf("results %T, want *insight.Result", res.Results)
+	}
+	return r
+}
+
+// sameInsight compares results by their JSON, as clients read them.
+func sameInsight(t *testing.T, what string, got, want *insight.Result) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Fatalf("%s:\nmaterialized %s\ninline       %s", what, g, w)
+	}
+}
+
+// TestMaterializedInsight: a materialized trends endpoint broken down by
+// browser and country answers each breakdown-filtered run from its table
+// with exactly the inline run's series; date variables are refused, and so
+// is an omitted breakdown unless it is optional.
+func TestMaterializedInsight(t *testing.T) {
+	e, _ := newMatEnv(t, insightEvents)
+	ctx := context.Background()
+	q := insightQuery(t, trendsByBrowserCountry)
+	ep := e.createMat(t, "trends", q, endpoint.CreateRequest{})
+	e.create(t, "inline", q)
+	if !ep.Materialization.CanMaterialize || ep.Materialization.Status != endpoint.StatusPending {
+		t.Fatalf("after create: %+v", ep.Materialization)
+	}
+	e.materialize(t, "trends")
+	if m := e.get(t, "trends").Materialization; m.Status != endpoint.StatusCompleted || m.LastMaterializedAt == nil {
+		t.Fatalf("after refresh: %+v", m)
+	}
+	runs := 0
+	for _, b := range append([]string{"", "Netscape"}, demo.Browsers...) {
+		for _, c := range []string{"US", "DE", "", "XX"} {
+			vars := map[string]any{"$browser": b, "country": c}
+			got := e.mustRun(t, "trends", vars)
+			if !got.EndpointMaterialized || got.EndpointMaterializedAt == nil {
+				t.Fatalf("%v: not read from the table", vars)
+			}
+			sameInsight(t, b+"/"+c, insightResult(t, got), insightResult(t, e.mustRun(t, "inline", vars)))
+			runs++
+		}
+	}
+	// At least one comparison is of a series with data.
+	us := insightResult(t, e.mustRun(t, "trends", map[string]any{"$browser": "Chrome", "country": "US"}))
+	if len(us.Series) != 1 || us.Series[0].Count == 0 {
+		t.Fatalf("Chrome in the US: %+v", us.Series)
+	}
+
+	_, err := e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome", "country": "US", "date_from": "2025-05-10"}})
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_from", "variables")
+	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"country": "US"}})
+	wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) '$browser' not provided", "variables")
+	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{}})
+	wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) '$browser', 'country' not provided", "variables")
+
+	// Listed as optional, an omitted breakdown returns all its series.
+	opt := []string{"country"}
+	if _, err := e.svc.Update(ctx, "1", "trends", endpoint.UpdateRequest{OptionalBreakdowns: &opt}); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{"$browser": "Safari"}
+	got := e.mustRun(t, "trends", vars)
+	if !got.EndpointMaterialized {
+		t.Fatal("an optional breakdown sent the run inline")
+	}
+	sameInsight(t, "Safari, every country", insightResult(t, got), insightResult(t, e.mustRun(t, "inline", vars)))
+	if n := len(insightResult(t, got).Series); n < len(demo.Countries) {
+		t.Fatalf("%d series, want one per country", n)
+	}
+
+	// Stale: the same checks, answered inline.
+	e.clock.Advance(endpoint.DefaultFreshness + time.Second)
+	got = e.mustRun(t, "trends", vars)
+	if got.EndpointMaterialized {
+		t.Fatal("a stale insight table served")
+	}
+	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome", "date_to": "2025-05-10"}})
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_to", "variables")
+	if runs < 28 {
+		t.Fatalf("%d runs", runs)
+	}
+}
+
+// TestMaterializedInsightSettings: optional breakdowns must be breakdown
+// properties of the query, and buckets do not apply to insights.
+func TestMaterializedInsightSettings(t *testing.T) {
+	e, _ := newMatEnv(t, 100)
+	ctx := context.Background()
+	_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), IsMaterialized: true, OptionalBreakdowns: []string{"country"}})
+	wantError(t, err, 400, endpoint.CodeInvalidInput, "optional_breakdowns: 'country' is not a breakdown property of this query.", "optional_breakdowns")
+	_, err = e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), MaterializationBuckets: map[string]materialize.Bucket{"date_from": "day"}})
+	wantError(t, err, 400, endpoint.CodeInvalidInput, "materialization_buckets apply to SQL endpoints only.", "materialization_buckets")
+	if _, err := e.svc.Get(ctx, "1", "t"); asError(t, err).Status != 404 {
+		t.Fatalf("a refused create stored the endpoint: %v", err)
+	}
+	// A materialized retention endpoint refreshes and serves too.
+	e.createMat(t, "retention", insightQuery(t, retentionByBrowser), endpoint.CreateRequest{})
+	e.create(t, "retention_inline", insightQuery(t, retentionByBrowser))
+	e.materialize(t, "retention")
+	vars := map[string]any{"$browser": "Chrome"}
+	got := e.mustRun(t, "retention", vars)
+	if !got.EndpointMaterialized {
+		t.Fatal("retention not read from the table")
+	}
+	sameInsight(t, "retention", insightResult(t, got), insightResult(t, e.mustRun(t, "retention_inline", vars)))
+	if len(e.tables(t)) != 1 {
+		t.Fatalf("tables %v", e.tables(t))
+	}
+}

@@ -1,0 +1,167 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/materialize"
+)
+
+// readMaterializedSQL answers a run of a materialized SQL endpoint from its
+// stored table, with values bound and checked. It returns nil and no error
+// when the run must go inline instead: an older version, no fresh table for
+// the current version and buckets, a value the table cannot answer exactly
+// (materialize.ErrRunInline), or a read the database refused (the table
+// being swapped by a refresh at that instant). The read's rows are paged
+// here rather than in SQL: reads return at most the stored table's groups.
+func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
+	if !ep.IsMaterialized || opts.version != ep.CurrentVersion {
+		return nil, nil
+	}
+	table, at, ok := servingTable(ep, now)
+	if !ok {
+		return nil, nil
+	}
+	v := s.verdict(c, ep.MaterializationBuckets)
+	if !v.ok {
+		return nil, nil
+	}
+	var start time.Time
+	if opts.debug {
+		start = time.Now()
+	}
+	query, args, err := v.plan.Read(table, values)
+	var ve *materialize.ValueError
+	switch {
+	case errors.As(err, &ve):
+		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid value for variable '%s': %s", ve.Variable, ve.Detail), err)
+	case err != nil:
+		return nil, nil
+	}
+	var rendered time.Time
+	if opts.debug {
+		rendered = time.Now()
+	}
+	res, err := s.execute(ctx, query, args)
+	if err != nil {
+		if errors.Is(err, ErrTimeout) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	out := &RunResult{
+		Name:                   ep.Name,
+		EndpointVersion:        opts.version,
+		Columns:                nonNil(res.Columns),
+		Types:                  nonNil(res.Types),
+		EndpointMaterialized:   true,
+		EndpointMaterializedAt: &at,
+	}
+	rows := res.Rows
+	if opts.offset >= len(rows) {
+		rows = nil
+	} else {
+		rows = rows[opts.offset:]
+	}
+	if len(rows) > opts.limit {
+		rows, out.HasMore = rows[:opts.limit], true
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	out.Results = rows
+	if opts.debug {
+		out.Debug = &DebugInfo{
+			SQL:       query,
+			ArgCount:  len(args),
+			RenderMS:  ms(rendered.Sub(start)),
+			ExecuteMS: ms(time.Since(rendered)),
+		}
+	}
+	return out, nil
+}
+
+// checkMaterializedInsightVars checks the keys of a run of a materialized
+// insight endpoint: only breakdown variables exist (date_from and date_to
+// are refused, the data being computed for the saved range), and each is
+// required unless the endpoint lists it as optional, because a materialized
+// endpoint must not return all series by omission. The check is the same
+// whether the run then reads the table or goes inline.
+func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]any) error {
+	props := c.insight.Variables(true)
+	var unknown []string
+	for k := range given {
+		if !slices.Contains(props, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return invalidf(CodeUnknownVariable, "variables", "Unknown variable(s): %s", joinSorted(unknown))
+	}
+	var missing []string
+	for _, p := range props {
+		if _, ok := given[p]; !ok && !slices.Contains(ep.OptionalBreakdowns, p) {
+			missing = append(missing, "'"+p+"'")
+		}
+	}
+	if len(missing) > 0 {
+		return invalidf(CodeRequiredVariableMissing, "variables", "Required variable(s) %s not provided", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// readMaterializedInsight answers a run of a materialized insight endpoint
+// from its stored table: exactly what the inline run would have answered
+// when the table was built. Like readMaterializedSQL it returns nil and no
+// error when the run must go inline.
+func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
+	table, at, ok := servingTable(ep, now)
+	if !ok {
+		return nil, nil
+	}
+	var start time.Time
+	if opts.debug {
+		start = time.Now()
+	}
+	stmt, err := insight.ReadMaterialized(c.insight, s.cfg.Executor.Dialect(), table, given, at)
+	if err != nil {
+		return nil, insightRunError(err)
+	}
+	var compiledAt time.Time
+	if opts.debug {
+		compiledAt = time.Now()
+	}
+	res, err := s.execute(ctx, stmt.SQL, stmt.Args)
+	if err != nil {
+		if errors.Is(err, ErrTimeout) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	shaped, err := stmt.Shape(res.Rows)
+	if err != nil {
+		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
+	}
+	out := &RunResult{
+		Name:                   ep.Name,
+		EndpointVersion:        opts.version,
+		Columns:                []string{},
+		Types:                  []string{},
+		Results:                shaped,
+		EndpointMaterialized:   true,
+		EndpointMaterializedAt: &at,
+	}
+	if opts.debug {
+		out.Debug = &DebugInfo{
+			SQL:       stmt.SQL,
+			ArgCount:  len(stmt.Args),
+			RenderMS:  ms(compiledAt.Sub(start)),
+			ExecuteMS: ms(time.Since(compiledAt)),
+		}
+	}
+	return out, nil
+}

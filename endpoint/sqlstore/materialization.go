@@ -1,0 +1,88 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/materialize"
+)
+
+// settingsRow is the stored form of an endpoint's materialization settings
+// (column materialization_settings). The freshness is kept in nanoseconds,
+// exactly as a Go caller set it.
+type settingsRow struct {
+	FreshnessNS        int64                         `json:"freshness_ns,omitempty"`
+	Buckets            map[string]materialize.Bucket `json:"buckets,omitempty"`
+	OptionalBreakdowns []string                      `json:"optional_breakdowns,omitempty"`
+}
+
+// marshalSettings returns the materialization_settings text of e; NULL when
+// it has none, as rows written before schema version 2 have.
+func marshalSettings(e endpoint.Endpoint) (any, error) {
+	r := settingsRow{
+		FreshnessNS:        int64(e.MaterializationFreshness),
+		Buckets:            e.MaterializationBuckets,
+		OptionalBreakdowns: e.OptionalBreakdowns,
+	}
+	if r.FreshnessNS == 0 && len(r.Buckets) == 0 && len(r.OptionalBreakdowns) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("materialization settings: %w", err)
+	}
+	return string(b), nil
+}
+
+func unmarshalSettings(text sql.NullString, e *endpoint.Endpoint) error {
+	if !text.Valid || text.String == "" {
+		return nil
+	}
+	var r settingsRow
+	if err := json.Unmarshal([]byte(text.String), &r); err != nil {
+		return err
+	}
+	e.MaterializationFreshness = endpoint.Seconds(time.Duration(r.FreshnessNS))
+	if len(r.Buckets) > 0 {
+		e.MaterializationBuckets = r.Buckets
+	}
+	if len(r.OptionalBreakdowns) > 0 {
+		e.OptionalBreakdowns = r.OptionalBreakdowns
+	}
+	return nil
+}
+
+// marshalState returns the materialization_state text of st; NULL for the
+// zero state.
+func marshalState(st endpoint.MaterializationState) (any, error) {
+	if st == (endpoint.MaterializationState{}) {
+		return nil, nil
+	}
+	if st.At != nil {
+		at := st.At.UTC()
+		st.At = &at
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("materialization state: %w", err)
+	}
+	return string(b), nil
+}
+
+func unmarshalState(text sql.NullString) (endpoint.MaterializationState, error) {
+	var st endpoint.MaterializationState
+	if !text.Valid || text.String == "" {
+		return st, nil
+	}
+	if err := json.Unmarshal([]byte(text.String), &st); err != nil {
+		return endpoint.MaterializationState{}, err
+	}
+	if st.At != nil {
+		at := st.At.UTC()
+		st.At = &at
+	}
+	return st, nil
+}

@@ -1,0 +1,106 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// openV1 returns an in-memory database at schema version 1, as this package
+// wrote it before materialization, holding one endpoint written with the
+// version 1 columns. extra statements run after it, to stand in for a
+// migration to version 2 that MySQL cut short.
+func openV1(t *testing.T, extra ...string) (*sql.DB, endpoint.Endpoint) {
+	t.Helper()
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	stmts := append([]string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`},
+		migrations(placeholder.SQLite)[0]...)
+	stmts = append(stmts, `INSERT INTO `+schemaTable+` (version) VALUES (1)`)
+	for _, stmt := range append(stmts, extra...) {
+		_, err := db.Exec(stmt)
+		require.NoError(t, err, stmt)
+	}
+	e, v := endpointFixture("p", "daily")
+	e.IsMaterialized = true
+	row, err := endpointRow(e)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO `+endpointsTable+` (project, id, name, description, query_json, is_active, is_materialized,
+		current_version, versions_count, created_at, updated_at, last_executed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		append([]any{"p"}, row[:11]...)...)
+	require.NoError(t, err)
+	ver, err := versionRow("p", e.ID, v)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO `+versionsTable+` (project, `+verColumns+`) VALUES (?, ?, ?, ?, ?)`, ver...)
+	require.NoError(t, err)
+	return db, e
+}
+
+// TestMigrateFromVersion1: an endpoint written at version 1 reads back
+// after the migration with no materialization settings or state, and takes
+// both.
+func TestMigrateFromVersion1(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"fresh", nil},
+		{"cut short", []string{`ALTER TABLE ` + endpointsTable + ` ADD COLUMN materialization_settings TEXT NULL`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, e := openV1(t, tc.extra...)
+			ctx := context.Background()
+			s, err := New(db, placeholder.SQLite)
+			require.NoError(t, err)
+			require.NoError(t, s.Migrate(ctx))
+			require.NoError(t, s.Migrate(ctx), "a second Migrate")
+			assert.Equal(t, []int{1, 2}, schemaVersions(t, db))
+
+			got, err := s.Endpoints().Get(ctx, "p", "daily")
+			require.NoError(t, err)
+			assert.Equal(t, e.ID, got.ID)
+			assert.True(t, got.IsMaterialized)
+			assert.Zero(t, got.MaterializationFreshness)
+			assert.Nil(t, got.MaterializationBuckets)
+			assert.Zero(t, got.MaterializationState)
+
+			at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+			st := endpoint.MaterializationState{Status: endpoint.StatusCompleted, Attempt: "v1;", Table: "t", Built: "v1;", At: &at}
+			require.NoError(t, s.Endpoints().SetMaterialization(ctx, "p", e.ID, st))
+			got.MaterializationFreshness = endpoint.Seconds(time.Minute)
+			require.NoError(t, s.Endpoints().Update(ctx, got, nil))
+			got, err = s.Endpoints().Get(ctx, "p", "daily")
+			require.NoError(t, err)
+			assert.Equal(t, st, got.MaterializationState)
+			assert.Equal(t, endpoint.Seconds(time.Minute), got.MaterializationFreshness)
+			list, err := s.Endpoints().ListMaterialized(ctx)
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			assert.Equal(t, "p", list[0].ProjectID)
+		})
+	}
+}
+
+// TestMigrationDDLPerDialect: version 2 adds its columns idempotently in
+// each dialect's way.
+func TestMigrationDDLPerDialect(t *testing.T) {
+	assert.Equal(t, "ALTER TABLE t ADD COLUMN IF NOT EXISTS c TEXT NULL", addColumn(placeholder.PostgreSQL, "t", "c", "TEXT NULL"))
+	assert.Equal(t, "ALTER TABLE t ADD COLUMN c MEDIUMTEXT NULL", addColumn(placeholder.MySQL, "t", "c", "MEDIUMTEXT NULL"))
+	assert.True(t, isDuplicateColumn(errString("Error 1060 (42S21): Duplicate column name 'c'")))
+	assert.True(t, isDuplicateColumn(errString("SQL logic error: duplicate column name: c (1)")))
+	assert.False(t, isDuplicateColumn(errString("no such table: t")))
+	assert.False(t, isDuplicateColumn(nil))
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

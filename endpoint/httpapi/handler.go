@@ -118,6 +118,7 @@ func (h *handler) routes() {
 	h.handle(http.MethodPatch, "endpoints/{name}", h.updateEndpoint)
 	h.handle(http.MethodDelete, "endpoints/{name}", h.deleteEndpoint)
 	h.handle(http.MethodPost, "endpoints/{name}/run", h.runEndpoint)
+	h.handle(http.MethodPost, "endpoints/{name}/materialize", h.materializeEndpoint)
 }
 
 // ServeHTTP answers a panic anywhere below with a 500 JSON body instead of

@@ -69,6 +69,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// Materialized endpoints are refreshed in the background until the
+	// server stops; the loop is waited for, so no refresh outlives db.
+	rctx, stopRefresh := context.WithCancel(ctx)
+	refreshed := make(chan struct{})
+	go func() { defer close(refreshed); refreshLoop(rctx, svc, refreshInterval, stderr) }()
+	defer func() { stopRefresh(); <-refreshed }()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err

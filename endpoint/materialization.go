@@ -79,6 +79,9 @@ func (s *Seconds) UnmarshalJSON(data []byte) error {
 			"Invalid materialization_freshness %s: expected a whole number of seconds (at least 1) or a duration such as \"1h30m\".", truncate(string(data), 40))
 	}
 	data = bytes.TrimSpace(data)
+	if string(data) == "null" {
+		return nil // as encoding/json does for a missing value
+	}
 	if len(data) > 0 && data[0] == '"' {
 		var text string
 		if err := json.Unmarshal(data, &text); err != nil {

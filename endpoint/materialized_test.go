@@ -560,29 +560,3 @@ func TestMaterializationJSON(t *testing.T) {
 		t.Error("the stored state leaks into the JSON")
 	}
 }
-
-// TestSecondsJSON: materialization_freshness reads seconds or a duration.
-func TestSecondsJSON(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{`3600`, time.Hour, true}, {`"90m"`, 90 * time.Minute, true}, {`1`, time.Second, true},
-		{`0`, 0, false}, {`-5`, 0, false}, {`1.5`, 0, false}, {`"1ms"`, 0, false}, {`"soon"`, 0, false},
-		{`true`, 0, false}, {`"1500ms"`, 0, false},
-	} {
-		var s endpoint.Seconds
-		err := json.Unmarshal([]byte(tc.in), &s)
-		if tc.ok != (err == nil) || (tc.ok && time.Duration(s) != tc.want) {
-			t.Errorf("%s: %v, %v", tc.in, time.Duration(s), err)
-		}
-		if !tc.ok && asError(t, err).Attr != "materialization_freshness" {
-			t.Errorf("%s: %v", tc.in, err)
-		}
-	}
-	b, _ := json.Marshal(endpoint.Seconds(2 * time.Hour))
-	if string(b) != "7200" {
-		t.Fatalf("marshal = %s", b)
-	}
-}

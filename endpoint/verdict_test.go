@@ -1,0 +1,49 @@
+package endpoint
+
+import (
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// fixedDialect is an Executor that only knows its dialect: verdicts never
+// execute anything.
+type fixedDialect struct{ Executor }
+
+func (fixedDialect) Dialect() placeholder.Dialect { return placeholder.SQLite }
+
+// TestVerdictMemoized: a version is analysed once per bucket set, however
+// the buckets' map is ordered, so runs and Gets never analyse again.
+func TestVerdictMemoized(t *testing.T) {
+	s := &Service{cfg: Config{Executor: fixedDialect{}}, now: func() time.Time { return time.Unix(0, 0).UTC() }}
+	tmpl, err := placeholder.Compile("SELECT count(*) AS n FROM events WHERE timestamp >= {variables.from} AND country = {variables.country}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &compiled{
+		query: Query{Kind: KindSQL, SQL: tmpl.Source()},
+		tmpl:  tmpl,
+		vars:  []variable.Variable{{CodeName: "country", Type: variable.String}, {CodeName: "from", Type: variable.Date}},
+		index: map[string]int{"country": 0, "from": 1},
+	}
+	v := s.verdict(c, nil)
+	if !v.ok || v.plan == nil {
+		t.Fatalf("verdict %+v", v)
+	}
+	if again := s.verdict(c, map[string]materialize.Bucket{}); again != v {
+		t.Fatal("no buckets and an empty map were analysed twice")
+	}
+	hour := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour})
+	if hour == v || !hour.ok {
+		t.Fatalf("other buckets share a verdict: %+v", hour)
+	}
+	if again := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}); again != hour {
+		t.Fatal("the same buckets were analysed twice")
+	}
+	if got, want := bucketKey(map[string]materialize.Bucket{"b": "day", "a": "hour"}), "a=hour;b=day;"; got != want {
+		t.Fatalf("bucketKey = %q, want %q", got, want)
+	}
+}

@@ -103,6 +103,7 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 		{"PATCH", "/api/projects/1/endpoints/in_range"},
 		{"DELETE", "/api/projects/1/endpoints/in_range"},
 		{"POST", "/api/projects/1/endpoints/in_range/run"},
+		{"POST", "/api/projects/1/endpoints/in_range/materialize"},
 	}
 	for _, rt := range routes {
 		for _, path := range []string{rt.path, rt.path + "/"} {

@@ -1,0 +1,55 @@
+package executortest
+
+import "github.com/endpointkit/endpointkit/placeholder"
+
+// Fixture tells the suite how to write the one table it creates, so that
+// its SQL stays portable: the suite writes
+//
+//	CREATE TABLE <name> (id <Integer>, name <Text>, score <Float>) <TableOptions>
+//
+// and otherwise only INSERT ... VALUES, INSERT ... SELECT, SELECT with
+// WHERE and ORDER BY, and DROP TABLE IF EXISTS, with identifiers quoted and
+// markers written by the executor's dialect. Every column must accept
+// NULL.
+type Fixture struct {
+	// Integer is a signed 64-bit integer column type.
+	Integer string
+	// Float is a double-precision floating-point column type.
+	Float string
+	// Text is a text column type whose equality is exact: byte for byte,
+	// case- and accent-sensitive, without padding.
+	Text string
+	// TableOptions follows the column list (ClickHouse needs an engine).
+	TableOptions string
+	// TextRejectsNUL says that the engine's text cannot hold U+0000
+	// (PostgreSQL): the suite then wants the insert of such a value to
+	// fail with an error, rather than round-trip.
+	TextRejectsNUL bool
+}
+
+// FixtureFor returns the fixture for an engine of dialect d, which Run
+// uses. A zero or unknown dialect gets standard SQL types.
+func FixtureFor(d placeholder.Dialect) Fixture {
+	switch d {
+	case placeholder.SQLite:
+		return Fixture{Integer: "INTEGER", Float: "REAL", Text: "TEXT"}
+	case placeholder.PostgreSQL:
+		return Fixture{Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT", TextRejectsNUL: true}
+	case placeholder.MySQL:
+		// The default collations ignore case (and, in MySQL 8, accents),
+		// which would let a hostile value match another's row.
+		return Fixture{Integer: "BIGINT", Float: "DOUBLE", Text: "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"}
+	case placeholder.ClickHouse:
+		return Fixture{Integer: "Nullable(Int64)", Float: "Nullable(Float64)", Text: "Nullable(String)", TableOptions: "ENGINE = Memory"}
+	}
+	return Fixture{Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT"}
+}
+
+// createTable returns the DDL of the suite's table named name.
+func (f Fixture) createTable(d placeholder.Dialect, name string) string {
+	sql := "CREATE TABLE " + d.QuoteIdent(name) + " (id " + f.Integer + ", name " + f.Text + ", score " + f.Float + ")"
+	if f.TableOptions != "" {
+		sql += " " + f.TableOptions
+	}
+	return sql
+}

@@ -1,0 +1,273 @@
+package executortest_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/placeholder"
+	_ "modernc.org/sqlite"
+)
+
+// broken wraps a working executor and breaks one promise of the contract.
+// A nil field keeps the inner behaviour.
+type broken struct {
+	inner   endpoint.Executor
+	dialect func(placeholder.Dialect) placeholder.Dialect
+	ctx     func(context.Context) context.Context
+	sql     func(q string, args []any) (string, []any)
+	// querySQL is sql for Query only.
+	querySQL func(q string, args []any) (string, []any)
+	result   func(*endpoint.Result, error) (*endpoint.Result, error)
+	err      func(error) error
+}
+
+func (b *broken) Dialect() placeholder.Dialect {
+	if b.dialect != nil {
+		return b.dialect(b.inner.Dialect())
+	}
+	return b.inner.Dialect()
+}
+
+func (b *broken) before(ctx context.Context, q string, args []any) (context.Context, string, []any) {
+	if b.ctx != nil {
+		ctx = b.ctx(ctx)
+	}
+	if b.sql != nil {
+		q, args = b.sql(q, args)
+	}
+	return ctx, q, args
+}
+
+func (b *broken) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+	ctx, q, args = b.before(ctx, q, args)
+	if b.querySQL != nil {
+		q, args = b.querySQL(q, args)
+	}
+	res, err := b.inner.Query(ctx, q, args)
+	if err != nil && b.err != nil {
+		err = b.err(err)
+	}
+	if b.result != nil {
+		res, err = b.result(res, err)
+	}
+	return res, err
+}
+
+func (b *broken) Exec(ctx context.Context, q string, args []any) error {
+	ctx, q, args = b.before(ctx, q, args)
+	err := b.inner.Exec(ctx, q, args)
+	if err != nil && b.err != nil {
+		err = b.err(err)
+	}
+	return err
+}
+
+// eachValue returns a result transform that replaces every value by f's.
+func eachValue(f func(any) any) func(*endpoint.Result, error) (*endpoint.Result, error) {
+	return func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+		if res != nil {
+			for _, row := range res.Rows {
+				for i, v := range row {
+					row[i] = f(v)
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// interpolate writes the arguments into the text in place of the '?'
+// markers, quoting text with quote.
+func interpolate(quote func(string) string) func(string, []any) (string, []any) {
+	return func(q string, args []any) (string, []any) {
+		var b strings.Builder
+		n := 0
+		for i := 0; i < len(q); i++ {
+			if q[i] != '?' || n >= len(args) {
+				b.WriteByte(q[i])
+				continue
+			}
+			switch v := args[n].(type) {
+			case string:
+				b.WriteString(quote(v))
+			case int64:
+				b.WriteString(strconv.FormatInt(v, 10))
+			case float64:
+				b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			default:
+				panic("interpolate: unexpected argument")
+			}
+			n++
+		}
+		return b.String(), args[n:]
+	}
+}
+
+// brokenCase is a broken executor and the checks that must catch it, and
+// no others.
+type brokenCase struct {
+	name  string
+	wrap  broken
+	fails []string
+}
+
+// brokenExecutors each break one promise of the contract.
+var brokenExecutors = []brokenCase{
+	{"intact", broken{}, nil},
+	{"zero dialect", broken{dialect: func(placeholder.Dialect) placeholder.Dialect { return placeholder.Dialect{} }},
+		[]string{"BoundArgumentsNotInterpolated", "Canceled", "ConcurrentQuery", "DeadlineExceeded", "Dialect", "EngineError", "ExecCreatesFillsAndDrops", "QueryValues", "ZeroRows"}},
+	{"text as bytes", broken{result: eachValue(func(v any) any {
+		if s, ok := v.(string); ok {
+			return []byte(s)
+		}
+		return v
+	})}, []string{"BoundArgumentsNotInterpolated", "ConcurrentQuery", "QueryValues"}},
+	{"NULL as empty text", broken{result: eachValue(func(v any) any {
+		if v == nil {
+			return ""
+		}
+		return v
+	})}, []string{"ConcurrentQuery", "QueryValues"}},
+	{"integers as float64", broken{result: eachValue(func(v any) any {
+		if n, ok := v.(int64); ok {
+			return float64(n)
+		}
+		return v
+	})}, []string{"BoundArgumentsNotInterpolated", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryValues"}},
+	{"columns sorted by name", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+		if res != nil {
+			order := make([]int, len(res.Columns))
+			for i := range order {
+				order[i] = i
+			}
+			sort.SliceStable(order, func(a, b int) bool { return res.Columns[order[a]] < res.Columns[order[b]] })
+			permute := func(s []any) []any {
+				out := make([]any, len(s))
+				for i, j := range order {
+					out[i] = s[j]
+				}
+				return out
+			}
+			cols := make([]string, len(order))
+			for i, j := range order {
+				cols[i] = res.Columns[j]
+			}
+			res.Columns = cols
+			for k, row := range res.Rows {
+				res.Rows[k] = permute(row)
+			}
+		}
+		return res, err
+	}}, []string{"QueryValues"}},
+	{"no types", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+		if res != nil {
+			res.Types = nil
+		}
+		return res, err
+	}}, []string{"QueryValues", "ZeroRows"}},
+	{"error for no rows", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+		if err == nil && len(res.Rows) == 0 {
+			return nil, errors.New("no rows")
+		}
+		return res, err
+	}}, []string{"ExecCreatesFillsAndDrops", "ZeroRows"}},
+	{"panics on engine errors", broken{err: func(err error) error { panic(err) }},
+		[]string{"Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops"}},
+	{"ignores the context", broken{ctx: func(context.Context) context.Context { return context.Background() }},
+		[]string{"Canceled", "DeadlineExceeded"}},
+	{"flattens errors", broken{err: func(err error) error { return errors.New(err.Error()) }},
+		[]string{"Canceled", "DeadlineExceeded"}},
+	{"interpolates arguments", broken{sql: interpolate(func(s string) string { return "'" + s + "'" })},
+		[]string{"BoundArgumentsNotInterpolated"}},
+	// Values that reach the text of a query widen its WHERE.
+	{"interpolates query arguments", broken{querySQL: interpolate(func(s string) string { return "'" + s + "'" })},
+		[]string{"BoundArgumentsNotInterpolated"}},
+	// Escaping for another engine lets the values that engine would have
+	// escaped change the statement.
+	{"escapes text for MySQL", broken{sql: interpolate(func(s string) string {
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	})}, []string{"BoundArgumentsNotInterpolated"}},
+	// Escaping right is the limit of the suite (see the package doc):
+	// SQLite's escaping passes, but for NUL, which ends SQLite's text.
+	{"escapes text for SQLite", broken{sql: interpolate(func(s string) string {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	})}, []string{"BoundArgumentsNotInterpolated"}},
+}
+
+// newSQLite is the working executor the broken ones wrap.
+func newSQLite(t *testing.T) endpoint.Executor {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return sqlexec.New(db, placeholder.SQLite)
+}
+
+const brokenEnv = "EXECUTORTEST_BROKEN"
+
+// TestBrokenExecutor runs the suite on the broken executor that
+// TestSuiteCatchesBrokenExecutors names, in a process of its own, so
+// that the failures it must produce fail only that process.
+func TestBrokenExecutor(t *testing.T) {
+	name := os.Getenv(brokenEnv)
+	if name == "" {
+		t.Skip("run by TestSuiteCatchesBrokenExecutors")
+	}
+	i := slices.IndexFunc(brokenExecutors, func(c brokenCase) bool { return c.name == name })
+	if i < 0 {
+		t.Fatalf("no broken executor %q", name)
+	}
+	executortest.Run(t, func(t *testing.T) endpoint.Executor {
+		b := brokenExecutors[i].wrap
+		b.inner = newSQLite(t)
+		return &b
+	})
+}
+
+var failed = regexp.MustCompile(`(?m)^\s*--- FAIL: TestBrokenExecutor/(\S+)`)
+
+// TestSuiteCatchesBrokenExecutors: the suite fails exactly the checks of
+// the promise each broken executor breaks, and reports a panic as a
+// failure rather than crashing.
+func TestSuiteCatchesBrokenExecutors(t *testing.T) {
+	for _, c := range brokenExecutors {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenExecutor$", "-test.v", "-test.count=1", "-test.timeout=120s")
+			cmd.Env = append(os.Environ(), brokenEnv+"="+c.name)
+			out, err := cmd.CombinedOutput()
+			var got []string
+			for _, m := range failed.FindAllStringSubmatch(string(out), -1) {
+				got = append(got, m[1])
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.fails) {
+				t.Fatalf("failed checks = %q, want %q\n%s", got, c.fails, out)
+			}
+			wantCode := 0
+			if len(c.fails) > 0 {
+				wantCode = 1
+			}
+			var exit *exec.ExitError
+			switch {
+			case err != nil && !errors.As(err, &exit):
+				t.Fatalf("running the suite: %v", err)
+			case cmd.ProcessState.ExitCode() != wantCode:
+				t.Fatalf("exit code %d, want %d (2 is a crash)\n%s", cmd.ProcessState.ExitCode(), wantCode, out)
+			}
+		})
+	}
+}

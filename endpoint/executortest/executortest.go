@@ -20,7 +20,8 @@
 // through placeholder.DialectByName; Exec creates, fills and drops a table
 // with bound arguments; Query returns the columns in select order, a Types
 // slice as long, and rows in column order with text as string (never
-// []byte), integers and floats exact, and NULL as nil; no rows is an empty
+// []byte), integers as any Go integer type and floats as float64 or
+// float32, both exact, and NULL as nil; no rows is an empty
 // result, not an error; hostile text (quotes, comment markers, a DROP
 // TABLE, backslashes, NUL, Unicode quotes, other dialects' markers) bound
 // as arguments round-trips exactly, matches only its own row, and leaves
@@ -112,8 +113,9 @@ func newTable(t *testing.T, x endpoint.Executor, f Fixture) *table {
 		t.Fatalf("setup: Exec(%q): %v", f.createTable(tb.d, tb.name), err)
 	}
 	t.Cleanup(func() {
-		if err := tb.x.Exec(context.Background(), "DROP TABLE IF EXISTS "+tb.d.QuoteIdent(tb.name), nil); err != nil {
-			t.Errorf("cleanup: drop %s: %v", tb.name, err)
+		drop := "DROP TABLE IF EXISTS " + tb.d.QuoteIdent(tb.name)
+		if err := execute(t, x, context.Background(), drop, nil); err != nil {
+			t.Errorf("cleanup: Exec(%q): %v", drop, err)
 		}
 	})
 	return tb

@@ -12,7 +12,9 @@ import (
 // style of Dialect() and every value in args; never interpolate args into the
 // text. Honour ctx cancellation and deadlines (return an error wrapping
 // context.DeadlineExceeded on timeout). Errors may carry engine detail; the
-// Service logs nothing and shows callers a generic message.
+// Service logs nothing and shows callers a generic message. Run the
+// conformance suite in package endpoint/executortest against every
+// implementation.
 type Executor interface {
 	// Dialect is the SQL dialect of the engine.
 	Dialect() placeholder.Dialect

@@ -38,44 +38,21 @@ func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
 		c := sql[i]
 		switch classes[c] {
 		case clIdent:
-			j := i + 1
-			for j < n && classes[sql[j]] == clIdent {
-				j++
-			}
+			j := wordEnd(sql, i)
 			if c == '$' && d.readsMarker('$', sql[i+1:j]) {
 				add(i, j)
 			}
 			i = j
 			continue
-		case clDash:
-			if i+1 < n && sql[i+1] == '-' {
-				j := strings.IndexByte(sql[i:], '\n')
-				if j < 0 {
-					return out, nil
-				}
-				i += j + 1
+		case clDash, clSlash, clQuote:
+			end, what, err := skipNonCode(sql, i, &pos)
+			if err != nil {
+				return nil, err
+			}
+			if what != skippedNothing {
+				i = end
 				continue
 			}
-		case clSlash:
-			if i+1 < n && sql[i+1] == '*' {
-				j := strings.Index(sql[i+2:], "*/")
-				if j < 0 {
-					return nil, pos.errorf(i, "block comment /* is never closed")
-				}
-				i += 2 + j + 2
-				continue
-			}
-		case clQuote:
-			end := skipQuoted(sql, i)
-			if end < 0 {
-				what := "string literal"
-				if c != '\'' {
-					what = "quoted identifier"
-				}
-				return nil, pos.errorf(i, "%s starting with %c is never closed", what, c)
-			}
-			i = end
-			continue
 		}
 		switch c {
 		case ':', '@':

@@ -51,10 +51,7 @@ func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req
 	if req.Offset != nil {
 		return nil, invalidf(CodeInvalidInput, "offset", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
 	}
-	var start time.Time
-	if opts.debug {
-		start = time.Now()
-	}
+	trace := newRunTrace(opts.debug)
 	if ep.IsMaterialized && opts.version == ep.CurrentVersion {
 		if err := checkMaterializedInsightVars(ep, c, req.Variables); err != nil {
 			return nil, err
@@ -71,34 +68,26 @@ func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req
 	if err != nil {
 		return nil, insightRunError(err)
 	}
-	var compiledAt time.Time
-	if opts.debug {
-		compiledAt = time.Now()
-	}
+	trace.rendered(stmt.SQL, stmt.Args)
 	res, err := s.execute(ctx, stmt.SQL, stmt.Args)
 	if err != nil {
 		return nil, err
 	}
+	return insightResult(ep, opts, nil, stmt, res, &trace)
+}
+
+// insightResult answers a run of an insight endpoint with the rows stmt
+// returned, shaped as PostHog shapes them. at is as for newRunResult.
+func insightResult(ep *Endpoint, opts runOptions, at *time.Time, stmt *insight.Compiled, res *Result, trace *runTrace) (*RunResult, error) {
 	shaped, err := stmt.Shape(res.Rows)
 	if err != nil {
 		// The executor answered rows the statement cannot return.
 		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
 	}
-	out := &RunResult{
-		Name:            ep.Name,
-		EndpointVersion: opts.version,
-		Columns:         []string{},
-		Types:           []string{},
-		Results:         shaped,
-	}
-	if opts.debug {
-		out.Debug = &DebugInfo{
-			SQL:       stmt.SQL,
-			ArgCount:  len(stmt.Args),
-			RenderMS:  ms(compiledAt.Sub(start)),
-			ExecuteMS: ms(time.Since(compiledAt)),
-		}
-	}
+	out := newRunResult(ep, opts, at)
+	out.Columns, out.Types = []string{}, []string{}
+	out.Results = shaped
+	out.Debug = trace.info()
 	return out, nil
 }
 

@@ -30,10 +30,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	if !v.ok {
 		return nil, nil
 	}
-	var start time.Time
-	if opts.debug {
-		start = time.Now()
-	}
+	trace := newRunTrace(opts.debug)
 	query, args, err := v.plan.Read(table, values)
 	var ve *materialize.ValueError
 	switch {
@@ -42,47 +39,24 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	case err != nil:
 		return nil, nil
 	}
-	var rendered time.Time
-	if opts.debug {
-		rendered = time.Now()
+	trace.rendered(query, args)
+	res, err := s.readStored(ctx, query, args)
+	if res == nil {
+		return nil, err
 	}
+	return sqlResult(ep, opts, &at, res, opts.offset, &trace), nil
+}
+
+// readStored executes a read of a stored table. A read the database
+// refuses returns no result and no error, so that the run goes inline: the
+// table may be being swapped by a refresh at that instant. A timeout, or a
+// run whose context ended, is an error.
+func (s *Service) readStored(ctx context.Context, query string, args []any) (*Result, error) {
 	res, err := s.execute(ctx, query, args)
-	if err != nil {
-		if errors.Is(err, ErrTimeout) || ctx.Err() != nil {
-			return nil, err
-		}
+	if err != nil && !errors.Is(err, ErrTimeout) && ctx.Err() == nil {
 		return nil, nil
 	}
-	out := &RunResult{
-		Name:                   ep.Name,
-		EndpointVersion:        opts.version,
-		Columns:                nonNil(res.Columns),
-		Types:                  nonNil(res.Types),
-		EndpointMaterialized:   true,
-		EndpointMaterializedAt: &at,
-	}
-	rows := res.Rows
-	if opts.offset >= len(rows) {
-		rows = nil
-	} else {
-		rows = rows[opts.offset:]
-	}
-	if len(rows) > opts.limit {
-		rows, out.HasMore = rows[:opts.limit], true
-	}
-	if rows == nil {
-		rows = [][]any{}
-	}
-	out.Results = rows
-	if opts.debug {
-		out.Debug = &DebugInfo{
-			SQL:       query,
-			ArgCount:  len(args),
-			RenderMS:  ms(rendered.Sub(start)),
-			ExecuteMS: ms(time.Since(rendered)),
-		}
-	}
-	return out, nil
+	return res, err
 }
 
 // checkMaterializedInsightVars checks the keys of a run of a materialized
@@ -123,45 +97,15 @@ func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *
 	if !ok {
 		return nil, nil
 	}
-	var start time.Time
-	if opts.debug {
-		start = time.Now()
-	}
+	trace := newRunTrace(opts.debug)
 	stmt, err := insight.ReadMaterialized(c.insight, s.cfg.Executor.Dialect(), table, given, at)
 	if err != nil {
 		return nil, insightRunError(err)
 	}
-	var compiledAt time.Time
-	if opts.debug {
-		compiledAt = time.Now()
+	trace.rendered(stmt.SQL, stmt.Args)
+	res, err := s.readStored(ctx, stmt.SQL, stmt.Args)
+	if res == nil {
+		return nil, err
 	}
-	res, err := s.execute(ctx, stmt.SQL, stmt.Args)
-	if err != nil {
-		if errors.Is(err, ErrTimeout) || ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
-	shaped, err := stmt.Shape(res.Rows)
-	if err != nil {
-		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
-	}
-	out := &RunResult{
-		Name:                   ep.Name,
-		EndpointVersion:        opts.version,
-		Columns:                []string{},
-		Types:                  []string{},
-		Results:                shaped,
-		EndpointMaterialized:   true,
-		EndpointMaterializedAt: &at,
-	}
-	if opts.debug {
-		out.Debug = &DebugInfo{
-			SQL:       stmt.SQL,
-			ArgCount:  len(stmt.Args),
-			RenderMS:  ms(compiledAt.Sub(start)),
-			ExecuteMS: ms(time.Since(compiledAt)),
-		}
-	}
-	return out, nil
+	return insightResult(ep, opts, &at, stmt, res, &trace)
 }

@@ -191,31 +191,32 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 	// One row more than asked tells whether there are more.
 	values[c.limitName] = int64(opts.limit) + 1
 	values[c.offsetName] = int64(opts.offset)
-	var start time.Time
-	if opts.debug {
-		start = time.Now()
-	}
+	trace := newRunTrace(opts.debug)
 	query, args, err := c.paged.Render(s.cfg.Executor.Dialect(), values)
 	if err != nil {
 		// Values come from Coerce and list positions were checked at save,
 		// so this is a value the dialect cannot bind.
 		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
 	}
-	var rendered time.Time
-	if opts.debug {
-		rendered = time.Now()
-	}
+	trace.rendered(query, args)
 	res, err := s.execute(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
-	out := &RunResult{
-		Name:            ep.Name,
-		EndpointVersion: opts.version,
-		Columns:         nonNil(res.Columns),
-		Types:           nonNil(res.Types),
+	return sqlResult(ep, opts, nil, res, 0, &trace), nil
+}
+
+// sqlResult answers a run of a SQL endpoint with the rows of res past the
+// first skip: at most opts.limit of them, HasMore telling that more were
+// read. at is as for newRunResult.
+func sqlResult(ep *Endpoint, opts runOptions, at *time.Time, res *Result, skip int, trace *runTrace) *RunResult {
+	out := newRunResult(ep, opts, at)
+	out.Columns = nonNil(res.Columns)
+	out.Types = nonNil(res.Types)
+	var rows [][]any
+	if skip < len(res.Rows) {
+		rows = res.Rows[skip:]
 	}
-	rows := res.Rows
 	if len(rows) > opts.limit {
 		rows, out.HasMore = rows[:opts.limit], true
 	}
@@ -223,16 +224,61 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 		rows = [][]any{}
 	}
 	out.Results = rows
-	if opts.debug {
-		done := time.Now()
-		out.Debug = &DebugInfo{
-			SQL:       query,
-			ArgCount:  len(args),
-			RenderMS:  ms(rendered.Sub(start)),
-			ExecuteMS: ms(done.Sub(rendered)),
-		}
+	out.Debug = trace.info()
+	return out
+}
+
+// newRunResult starts the answer of a run of ep. at is when the data of
+// the stored table the run read was computed, nil for a run that went
+// inline.
+func newRunResult(ep *Endpoint, opts runOptions, at *time.Time) *RunResult {
+	return &RunResult{
+		Name:                   ep.Name,
+		EndpointVersion:        opts.version,
+		EndpointMaterialized:   at != nil,
+		EndpointMaterializedAt: at,
 	}
-	return out, nil
+}
+
+// runTrace records, for DebugInfo, the statement a run executed and how
+// long it took to render (or compile) and to execute. It reads the clock
+// only when the run asks for debug.
+type runTrace struct {
+	on                bool
+	start, renderedAt time.Time
+	query             string
+	argCount          int
+}
+
+// newRunTrace starts timing the rendering of a run's statement.
+func newRunTrace(debug bool) runTrace {
+	if !debug {
+		return runTrace{}
+	}
+	return runTrace{on: true, start: time.Now()}
+}
+
+// rendered records the statement about to be executed; execution is timed
+// from here.
+func (t *runTrace) rendered(query string, args []any) {
+	if t.on {
+		t.renderedAt = time.Now()
+		t.query, t.argCount = query, len(args)
+	}
+}
+
+// info returns the DebugInfo of the run, which ends now, or nil when the
+// run did not ask for it.
+func (t *runTrace) info() *DebugInfo {
+	if !t.on {
+		return nil
+	}
+	return &DebugInfo{
+		SQL:       t.query,
+		ArgCount:  t.argCount,
+		RenderMS:  ms(t.renderedAt.Sub(t.start)),
+		ExecuteMS: ms(time.Since(t.renderedAt)),
+	}
 }
 
 // bind checks the given values against the version's variables and coerces

@@ -13,7 +13,15 @@ import (
 // query as the raw object it was read from.
 func (q Query) MarshalJSON() ([]byte, error) {
 	if q.Kind == KindSQL {
-		return json.Marshal(sqlWire{Kind: q.Kind, Query: q.SQL, Variables: q.Variables})
+		// SQL is full of < and >; HTML escaping would show them as \u003c
+		// and \u003e to every API client.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(sqlWire{Kind: q.Kind, Query: q.SQL, Variables: q.Variables}); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
 	if len(q.Insight) > 0 {
 		if !json.Valid(q.Insight) {

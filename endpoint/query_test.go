@@ -133,3 +133,19 @@ func FuzzQueryJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestQueryJSONKeepsComparisonOperatorsReadable(t *testing.T) {
+	q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1 WHERE a >= {variables.x} AND b < 2 AND c <> 'x&y'"}
+	b, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"kind":"HogQLQuery","query":"SELECT 1 WHERE a >= {variables.x} AND b < 2 AND c <> 'x&y'"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var back endpoint.Query
+	if err := json.Unmarshal(b, &back); err != nil || back.SQL != q.SQL {
+		t.Fatalf("round trip: %v %q", err, back.SQL)
+	}
+}

@@ -232,3 +232,11 @@ func TestUnencodableResult(t *testing.T) {
 	assert.Equal(t, "result_not_encodable", r.Body["code"])
 	assert.Contains(t, r.detail(), "+Inf")
 }
+
+func TestSQLStaysReadable(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
+	mustStatus(t, http.StatusOK, r)
+	assert.Contains(t, string(r.Raw), "timestamp >= {variables.from} AND timestamp < {variables.to}")
+}

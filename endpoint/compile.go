@@ -210,14 +210,12 @@ func (c *compiled) isMulti(codeName string) bool {
 // "-- comment" that the body may still hold. A second statement is refused:
 // an endpoint runs one query.
 func (c *compiled) compilePaged() error {
-	src := c.tmpl.Source()
-	body, semi := statementBody(src)
-	if semi >= 0 {
-		line, col := position(src, semi)
-		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", line, col)
+	st := c.tmpl.Statement()
+	if st.Second >= 0 {
+		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	paged, err := placeholder.Compile("SELECT * FROM (\n" + body + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
+	paged, err := placeholder.Compile("SELECT * FROM (\n" + st.Body + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
 	if err != nil {
 		// The body compiled alone, and cutting it after a token cannot
 		// open a quote or comment; this is a defect, but the user gets a

@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -8,41 +9,58 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
-func TestStatementBody(t *testing.T) {
-	for _, tc := range []struct {
-		src, body string
-		semi      int
-	}{
-		{"SELECT 1", "SELECT 1", -1},
-		{"SELECT 1;", "SELECT 1", -1},
-		{"SELECT 1 ;; \n", "SELECT 1", -1},
-		{"SELECT 1 -- trailing; comment", "SELECT 1", -1},
-		{"SELECT 1; -- done\n/* really */ ;", "SELECT 1", -1},
-		{"SELECT ';' AS s;", "SELECT ';' AS s", -1},
-		{"SELECT \"a;b\", `c;d` FROM t", "SELECT \"a;b\", `c;d` FROM t", -1},
-		{"SELECT 'it''s;' -- x", "SELECT 'it''s;'", -1},
-		{`SELECT 'a\';' FROM t;`, `SELECT 'a\';' FROM t`, -1},
-		{"SELECT 1 /* ; */ FROM t", "SELECT 1 /* ; */ FROM t", -1},
-		{"SELECT {variables.x};", "SELECT {variables.x}", -1},
-		{"SELECT 1; SELECT 2", "SELECT 1; SELECT 2", 8},
-		{"SELECT 1;\n-- c\nDROP TABLE t", "SELECT 1;\n-- c\nDROP TABLE t", 8},
-		{"", "", -1},
-		{"-- only a comment", "", -1},
-	} {
-		body, semi := statementBody(tc.src)
-		if body != tc.body || semi != tc.semi {
-			t.Errorf("statementBody(%q) = %q, %d; want %q, %d", tc.src, body, semi, tc.body, tc.semi)
-		}
+// pagedOf compiles src as an endpoint query without variables of its own
+// and pages it.
+func pagedOf(t testing.TB, src string) (*compiled, error) {
+	t.Helper()
+	tmpl, err := placeholder.Compile(src)
+	if err != nil {
+		t.Fatalf("Compile(%q): %v", src, err)
 	}
+	c := &compiled{tmpl: tmpl, index: map[string]int{}}
+	for i, n := range tmpl.Names() {
+		c.index[n] = i
+	}
+	return c, c.compilePaged()
 }
 
-func TestPosition(t *testing.T) {
-	src := "ab\ncdé;\nx"
-	for _, tc := range []struct{ off, line, col int }{
-		{0, 1, 1}, {2, 1, 3}, {3, 2, 1}, {7, 2, 4}, {9, 3, 1},
+func TestCompilePaged(t *testing.T) {
+	const tail = "\n) AS endpoint_q LIMIT {variables.endpoint_limit} OFFSET {variables.endpoint_offset}"
+	const single = "an endpoint runs a single statement; remove the ';' and what follows it."
+	for _, tc := range []struct {
+		src, body string
+		err       string // the message of the 400, "" for none
+	}{
+		{"SELECT 1", "SELECT 1", ""},
+		{"SELECT 1;", "SELECT 1", ""},
+		{"SELECT 1 ;; \n", "SELECT 1", ""},
+		{"SELECT 1 -- trailing; comment", "SELECT 1", ""},
+		{"SELECT 1; -- done\n/* really */ ;", "SELECT 1", ""},
+		{"SELECT ';' AS s;", "SELECT ';' AS s", ""},
+		{"SELECT \"a;b\", `c;d` FROM t", "SELECT \"a;b\", `c;d` FROM t", ""},
+		{"SELECT 'it''s;' -- x", "SELECT 'it''s;'", ""},
+		{`SELECT 'a\';' FROM t;`, `SELECT 'a\';' FROM t`, ""},
+		{"SELECT 1 /* ; */ FROM t", "SELECT 1 /* ; */ FROM t", ""},
+		{"SELECT {variables.x};", "SELECT {variables.x}", ""},
+		{"SELECT 1 -- c\nFROM t -- d", "SELECT 1 -- c\nFROM t", ""},
+		{"SELECT 1; SELECT 2", "", "Invalid query at line 1, column 9: " + single},
+		{"SELECT 1;\n-- c\nDROP TABLE t", "", "Invalid query at line 1, column 9: " + single},
+		{"ab\ncdé;\nx", "", "Invalid query at line 2, column 4: " + single},
+		{"-- only a comment", "", ""},
 	} {
-		if l, c := position(src, tc.off); l != tc.line || c != tc.col {
-			t.Errorf("position(%d) = %d:%d, want %d:%d", tc.off, l, c, tc.line, tc.col)
+		c, err := pagedOf(t, tc.src)
+		switch {
+		case tc.err != "":
+			var e *Error
+			if !errors.As(err, &e) || e.Detail != tc.err || e.Code != CodeInvalidInput || e.Status != 400 {
+				t.Errorf("compilePaged(%q) = %v; want a 400 %q", tc.src, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("compilePaged(%q): %v", tc.src, err)
+		default:
+			if want := "SELECT * FROM (\n" + tc.body + tail; c.paged.Source() != want {
+				t.Errorf("compilePaged(%q) pages as %q; want %q", tc.src, c.paged.Source(), want)
+			}
 		}
 	}
 }
@@ -62,16 +80,17 @@ func FuzzCompilePaged(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		body, semi := statementBody(src)
+		tmpl, err := placeholder.Compile(src)
+		if err != nil {
+			return
+		}
+		st := tmpl.Statement()
+		body, semi := st.Body, st.Second
 		if !strings.HasPrefix(src, body) {
 			t.Fatalf("body %q is not a prefix of %q", body, src)
 		}
 		if semi >= 0 && (semi >= len(src) || src[semi] != ';') {
 			t.Fatalf("semicolon offset %d does not point at ';' in %q", semi, src)
-		}
-		tmpl, err := placeholder.Compile(src)
-		if err != nil {
-			return
 		}
 		c := &compiled{tmpl: tmpl, index: map[string]int{}}
 		for i, n := range tmpl.Names() {

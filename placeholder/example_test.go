@@ -149,3 +149,25 @@ func ExampleDialectByName() {
 	// postgresql <nil>
 	// placeholder: unknown dialect "oracle" (want sqlite, postgresql, mysql or clickhouse)
 }
+
+func ExampleTemplate_Statement() {
+	for _, sql := range []string{
+		"SELECT * FROM events WHERE event = {variables.event}; -- latest first?\n",
+		"SELECT 1;\nDROP TABLE events",
+	} {
+		t, err := placeholder.Compile(sql)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		st := t.Statement()
+		if st.Second >= 0 {
+			fmt.Printf("second statement after the ';' at line %d, column %d\n", st.Line, st.Column)
+			continue
+		}
+		fmt.Printf("SELECT count(*) FROM (%s) AS q\n", st.Body)
+	}
+	// Output:
+	// SELECT count(*) FROM (SELECT * FROM events WHERE event = {variables.event}) AS q
+	// second statement after the ';' at line 1, column 9
+}

@@ -169,8 +169,12 @@ func FuzzScan(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
+	for _, s := range []string{"SELECT 1; -- x\n;", "SELECT ';' ; SELECT 2", "SELECT `a;` /* ; */ FROM \"t;\";"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		checkScan(t, s)
+		checkStatement(t, s)
 	})
 }
 

@@ -23,7 +23,7 @@ type Placeholder struct {
 // *SyntaxError for a malformed placeholder or a quote or comment left open.
 // The package documentation says exactly what counts as a placeholder.
 func Scan(sql string) ([]Placeholder, error) {
-	return scan(sql, nil)
+	return scan(sql, nil, nil)
 }
 
 // token kinds the list-position rule looks back at.
@@ -37,8 +37,11 @@ const (
 
 // scan does Scan's work. When parens is not nil it also records, for
 // each placeholder, whether its list form must bring its own parentheses
-// (it follows IN directly) or not (it sits inside IN ( )).
-func scan(src string, parens *[]bool) ([]Placeholder, error) {
+// (it follows IN directly) or not (it sits inside IN ( )). When st is not
+// nil it also fills in *st (see Template.Statement): the walk already
+// tells tokens from comments and quotes, and a second walk over the same
+// text would only repeat it.
+func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
 	var out []Placeholder
 	if n := strings.Count(src, "{"); n > 0 {
 		// Every placeholder starts with a brace; a few spare slots cost
@@ -47,6 +50,13 @@ func scan(src string, parens *[]bool) ([]Placeholder, error) {
 	}
 	pos := positioner{src: src}
 	prev1, prev2 := tokOther, tokOther
+	// last is the end of the last token other than ';' before gap, the
+	// end of the last comment or ';'; semi is the offset of the first ';'
+	// token (or -1). Comments and semicolons are rare, words are not:
+	// updating last at every token made BenchmarkScan 5% slower, so the
+	// tokens of a gap are looked at only when it closes (see
+	// lastTokenEnd).
+	last, gap, semi := 0, 0, -1
 	n := len(src)
 	i := 0
 	for i < n {
@@ -73,7 +83,10 @@ func scan(src string, parens *[]bool) ([]Placeholder, error) {
 			if what != skippedNothing {
 				if what == skippedQuoted {
 					prev2, prev1 = prev1, tokOther
-				} // comments are not tokens
+				} else { // comments are not tokens
+					last = lastTokenEnd(src, gap, i, last)
+					gap = end
+				}
 				i = end
 				continue
 			}
@@ -106,8 +119,26 @@ func scan(src string, parens *[]bool) ([]Placeholder, error) {
 		}
 		// Any other byte is a token of its own: an operator, a comma, a
 		// brace that starts no placeholder.
+		if c == ';' {
+			last = lastTokenEnd(src, gap, i, last)
+			gap = i + 1
+			if semi < 0 {
+				semi = i
+			}
+		}
 		i++
 		prev2, prev1 = prev1, tokOther
+	}
+	if st != nil {
+		last = lastTokenEnd(src, gap, n, last)
+		*st = Statement{Body: src[:last], Second: -1}
+		// The first ';' is followed by more code exactly when a token
+		// other than ';' ends after it: that token opens a second
+		// statement, whatever other semicolons stand between.
+		if semi >= 0 && semi < last {
+			st.Second = semi
+			st.Line, st.Column = pos.at(semi)
+		}
 	}
 	return out, nil
 }
@@ -182,4 +213,19 @@ func skipSpaceAndComments(src string, i int) int {
 		i = end
 	}
 	return n
+}
+
+// lastTokenEnd returns the end of the last token in src[from:to], a
+// stretch of whitespace and tokens only (no comment, no ';'), or last
+// when it holds none. A token never ends with whitespace, not even a
+// string literal (it ends with its quote), so the stretch's tokens end
+// where its trailing whitespace begins.
+func lastTokenEnd(src string, from, to, last int) int {
+	for to > from && isSpace(src[to-1]) {
+		to--
+	}
+	if to > from {
+		return to
+	}
+	return last
 }

@@ -11,6 +11,7 @@ import (
 // safe for concurrent use.
 type Template struct {
 	src   string
+	stmt  Statement
 	phs   []Placeholder
 	names []string
 	parts []part
@@ -37,11 +38,12 @@ type part struct {
 // Compile scans sql (see Scan) and prepares it for rendering.
 func Compile(sql string) (*Template, error) {
 	var parens []bool
-	found, err := scan(sql, &parens)
+	var stmt Statement
+	found, err := scan(sql, &parens, &stmt)
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{src: sql, phs: found, parts: make([]part, len(found))}
+	t := &Template{src: sql, stmt: stmt, phs: found, parts: make([]part, len(found))}
 	index := make(map[string]int, len(found))
 	prev := 0
 	for i, f := range found {

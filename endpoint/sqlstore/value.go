@@ -113,23 +113,21 @@ func decodeValue(t tagged) (any, error) {
 	case tagNil:
 		return nil, nil
 	case tagBool:
-		var b bool
-		return b, unmarshalTagged(t, &b)
+		return decodeAs[bool](t)
 	case tagString:
-		var s string
-		return s, unmarshalTagged(t, &s)
+		return decodeAs[string](t)
 	case tagFloat64:
-		var f float64
-		return f, unmarshalTagged(t, &f)
+		return decodeAs[float64](t)
 	case tagInt64:
-		var n int64
-		return n, unmarshalTagged(t, &n)
+		return decodeAs[int64](t)
 	case tagInt:
-		var n int
-		return n, unmarshalTagged(t, &n)
+		return decodeAs[int](t)
 	case tagNumber:
-		var s string
-		return json.Number(s), unmarshalTagged(t, &s)
+		s, err := decodeAs[string](t)
+		if err != nil {
+			return nil, err
+		}
+		return json.Number(s.(string)), nil
 	case tagStrings:
 		if t.V == nil {
 			return []string(nil), nil
@@ -169,13 +167,24 @@ func decodeValue(t tagged) (any, error) {
 		}
 		return out, nil
 	case tagJSON:
-		var v any
-		return v, unmarshalTagged(t, &v)
+		return decodeAs[any](t)
 	default:
 		return nil, fmt.Errorf("unknown stored value type %q", t.T)
 	}
 }
 
+// decodeAs decodes t's JSON as a T. The value is read only after decoding:
+// in `return v, f(&v)` Go leaves unspecified whether v is read before or
+// after f runs.
+func decodeAs[T any](t tagged) (any, error) {
+	var v T
+	if err := unmarshalTagged(t, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// unmarshalTagged decodes t's JSON into dst, naming the stored type on error.
 func unmarshalTagged(t tagged, dst any) error {
 	if err := json.Unmarshal(t.V, dst); err != nil {
 		return fmt.Errorf("decoding stored %s value: %w", t.T, err)

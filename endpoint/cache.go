@@ -2,8 +2,118 @@ package endpoint
 
 import (
 	"container/list"
+	"context"
 	"sync"
+	"time"
 )
+
+// lru is a bounded least-recently-used map, safe for concurrent use. Each
+// entry remembers when it was last checked against the store, so that a
+// Service can trust it for Config.RecheckInterval and then read the store
+// again to see writes made by other processes.
+//
+// gen is bumped by every purge. A caller that missed (or found a stale
+// entry) reads the store, and stores what it read only if no purge happened
+// meanwhile, so that a record or definition written during the read is not
+// cached in its old form.
+type lru[K comparable, V any] struct {
+	mu      sync.Mutex
+	max     int
+	gen     uint64
+	order   list.List // of *lruEntry[K, V], most recent first
+	entries map[K]*list.Element
+}
+
+type lruEntry[K comparable, V any] struct {
+	key     K
+	val     V
+	checked time.Time
+}
+
+// newLRU returns an lru of at most max entries; max <= 0 keeps none.
+func newLRU[K comparable, V any](max int) *lru[K, V] {
+	return &lru[K, V]{max: max, entries: make(map[K]*list.Element)}
+}
+
+// get returns the entry for k, when it was checked, whether there is one,
+// and the current generation.
+func (c *lru[K, V]) get(k K) (v V, checked time.Time, ok bool, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[k]
+	if !ok {
+		return v, checked, false, c.gen
+	}
+	c.order.MoveToFront(el)
+	e := el.Value.(*lruEntry[K, V])
+	return e.val, e.checked, true, c.gen
+}
+
+// put stores v under k as checked at checked, unless a purge happened since
+// generation gen.
+func (c *lru[K, V]) put(k K, v V, checked time.Time, gen uint64) {
+	if c.max <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if el, ok := c.entries[k]; ok {
+		e := el.Value.(*lruEntry[K, V])
+		e.val, e.checked = v, checked
+		c.order.MoveToFront(el)
+		return
+	}
+	c.entries[k] = c.order.PushFront(&lruEntry[K, V]{key: k, val: v, checked: checked})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.entries, last.Value.(*lruEntry[K, V]).key)
+	}
+}
+
+// remove drops the entry for k, if any. It is not a purge: an entry that
+// was read before it went is still right.
+func (c *lru[K, V]) remove(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[k]; ok {
+		c.order.Remove(el)
+		delete(c.entries, k)
+	}
+}
+
+// purge drops the entries for which match holds, and makes every read
+// begun before it unfit to be stored.
+func (c *lru[K, V]) purge(match func(K, V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for k, el := range c.entries {
+		if match(k, el.Value.(*lruEntry[K, V]).val) {
+			c.order.Remove(el)
+			delete(c.entries, k)
+		}
+	}
+}
+
+// len returns the number of entries.
+func (c *lru[K, V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+// generation returns the current generation, for a put by a caller that
+// read the store under Service.writeMu (which every purge by this Service's
+// own writes follows, under the same lock).
+func (c *lru[K, V]) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
 
 // cacheKey names one version of one endpoint. A version's query never
 // changes, so an entry stays right until the variables it was validated
@@ -14,89 +124,80 @@ type cacheKey struct {
 }
 
 // templateCache keeps the compiled queries of recently run versions, so that
-// a run neither re-reads the variables nor re-parses the query. It is a
-// bounded LRU, safe for concurrent use.
-//
-// gen is bumped by every purge. A run that missed the cache compiles with
-// the variables it read, and stores the result only if no purge happened
-// meanwhile, so that a definition changed during the compile is not cached.
+// a run neither re-reads the variables nor re-parses the query.
 type templateCache struct {
-	mu      sync.Mutex
-	max     int
-	gen     uint64
-	order   *list.List // of *cacheEntry, most recent first
-	entries map[cacheKey]*list.Element
-}
-
-type cacheEntry struct {
-	key cacheKey
-	c   *compiled
+	*lru[cacheKey, *compiled]
 }
 
 func newTemplateCache(max int) *templateCache {
-	return &templateCache{max: max, order: list.New(), entries: make(map[cacheKey]*list.Element)}
-}
-
-// get returns the entry for k and the current generation.
-func (tc *templateCache) get(k cacheKey) (*compiled, uint64) {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	el, ok := tc.entries[k]
-	if !ok {
-		return nil, tc.gen
-	}
-	tc.order.MoveToFront(el)
-	return el.Value.(*cacheEntry).c, tc.gen
-}
-
-// put stores c under k unless a purge happened since generation gen.
-func (tc *templateCache) put(k cacheKey, c *compiled, gen uint64) {
-	if tc.max <= 0 {
-		return
-	}
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	if gen != tc.gen {
-		return
-	}
-	if el, ok := tc.entries[k]; ok {
-		el.Value.(*cacheEntry).c = c
-		tc.order.MoveToFront(el)
-		return
-	}
-	tc.entries[k] = tc.order.PushFront(&cacheEntry{key: k, c: c})
-	for tc.order.Len() > tc.max {
-		last := tc.order.Back()
-		tc.order.Remove(last)
-		delete(tc.entries, last.Value.(*cacheEntry).key)
-	}
+	return &templateCache{newLRU[cacheKey, *compiled](max)}
 }
 
 // purge drops the entries of project for which match holds (every entry of
 // the project when match is nil).
 func (tc *templateCache) purge(project string, match func(cacheKey) bool) {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	tc.gen++
-	for k, el := range tc.entries {
-		if k.project == project && (match == nil || match(k)) {
-			tc.order.Remove(el)
-			delete(tc.entries, k)
-		}
-	}
+	tc.lru.purge(func(k cacheKey, _ *compiled) bool {
+		return k.project == project && (match == nil || match(k))
+	})
 }
 
-// len returns the number of entries.
-func (tc *templateCache) len() int {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	return tc.order.Len()
+// recordKey names an endpoint as a run names it.
+type recordKey struct{ project, name string }
+
+// recordCache keeps the stored records of recently run endpoints, so that a
+// run of an unchanged endpoint does not read (and decode) it from the store.
+// An entry is immutable: a run gets a copy of the Endpoint, and a write
+// replaces the pointer.
+type recordCache struct {
+	*lru[recordKey, *Endpoint]
 }
 
-// generation returns the current generation, for a put by a caller that
-// compiled under Service.writeMu (which every purge also holds).
-func (tc *templateCache) generation() uint64 {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	return tc.gen
+// forget drops the records of the endpoint with id in project and the
+// record cached under name (a stale one that another process deleted or
+// renamed); either may be "".
+func (rc recordCache) forget(project, id, name string) {
+	rc.purge(func(k recordKey, e *Endpoint) bool {
+		return k.project == project && (id != "" && e.ID == id || name != "" && k.name == name)
+	})
+}
+
+// fresh reports whether an entry checked at checked may be used at now
+// without reading the store again. A clock that went back makes it stale.
+func (s *Service) fresh(checked, now time.Time) bool {
+	age := now.Sub(checked)
+	return age >= 0 && age < s.cfg.RecheckInterval
+}
+
+// forgettingStore is the Store a Service uses: the host's Store, which drops
+// this Service's cached record of an endpoint as soon as the Service writes
+// it, through whichever path writes (create, update, delete, a refresh's
+// state). A write that fails drops it too: a conflict means another process
+// changed the endpoint. MarkExecuted changes nothing a run reads, so it
+// drops nothing; that a run's own bookkeeping does not empty the cache is
+// the point.
+type forgettingStore struct {
+	Store
+	records  recordCache
+	versions *templateCache
+}
+
+func (f forgettingStore) Create(ctx context.Context, e Endpoint, first Version) error {
+	defer f.records.forget(e.ProjectID, e.ID, e.Name)
+	return f.Store.Create(ctx, e, first)
+}
+
+func (f forgettingStore) Update(ctx context.Context, e Endpoint, next *Version) error {
+	defer f.records.forget(e.ProjectID, e.ID, e.Name)
+	return f.Store.Update(ctx, e, next)
+}
+
+func (f forgettingStore) SetMaterialization(ctx context.Context, project, id string, st MaterializationState) error {
+	defer f.records.forget(project, id, "")
+	return f.Store.SetMaterialization(ctx, project, id, st)
+}
+
+func (f forgettingStore) Delete(ctx context.Context, project, id string) error {
+	defer f.versions.purge(project, func(k cacheKey) bool { return k.id == id })
+	defer f.records.forget(project, id, "")
+	return f.Store.Delete(ctx, project, id)
 }

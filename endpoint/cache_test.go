@@ -4,16 +4,20 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
+
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 func TestTemplateCache(t *testing.T) {
 	tc := newTemplateCache(3)
 	key := func(i int) cacheKey { return cacheKey{"1", fmt.Sprint("e", i), 1} }
+	get := func(k cacheKey) *compiled { c, _, _, _ := tc.get(k); return c }
 	cs := make([]*compiled, 5)
 	for i := range cs {
 		cs[i] = &compiled{}
-		_, gen := tc.get(key(i))
-		tc.put(key(i), cs[i], gen)
+		_, _, _, gen := tc.get(key(i))
+		tc.put(key(i), cs[i], t0, gen)
 		if i == 2 {
 			tc.get(key(0)) // 0 becomes the most recent
 		}
@@ -22,24 +26,24 @@ func TestTemplateCache(t *testing.T) {
 		t.Fatalf("len = %d, want the bound 3", tc.len())
 	}
 	for i, want := range []bool{true, false, false, true, true} {
-		c, _ := tc.get(key(i))
+		c := get(key(i))
 		if (c != nil) != want || c != nil && c != cs[i] {
 			t.Errorf("entry %d present = %v, want %v", i, c != nil, want)
 		}
 	}
 
 	// A put with a generation older than a purge is dropped.
-	_, gen := tc.get(key(9))
+	_, _, _, gen := tc.get(key(9))
 	tc.purge("other", nil)
-	tc.put(key(9), &compiled{}, gen)
-	if c, _ := tc.get(key(9)); c != nil {
+	tc.put(key(9), &compiled{}, t0, gen)
+	if c := get(key(9)); c != nil {
 		t.Fatal("a stale put was cached")
 	}
 	if tc.len() != 3 {
 		t.Fatalf("purging another project dropped entries: len %d", tc.len())
 	}
 	tc.purge("1", func(k cacheKey) bool { return k.id == "e3" })
-	if c, _ := tc.get(key(3)); c != nil || tc.len() != 2 {
+	if c := get(key(3)); c != nil || tc.len() != 2 {
 		t.Fatalf("purge by id left %v, len %d", c, tc.len())
 	}
 	tc.purge("1", nil)
@@ -48,9 +52,77 @@ func TestTemplateCache(t *testing.T) {
 	}
 
 	off := newTemplateCache(-1)
-	off.put(key(1), &compiled{}, 0)
+	off.put(key(1), &compiled{}, t0, 0)
 	if off.len() != 0 {
 		t.Fatal("a disabled cache stored an entry")
+	}
+}
+
+// TestLRUChecked: an entry keeps the time it was checked, a put of the same
+// key refreshes it, and remove drops an entry without making reads begun
+// before it unfit to store.
+func TestLRUChecked(t *testing.T) {
+	c := newLRU[string, int](2)
+	_, _, _, gen := c.get("a")
+	c.put("a", 1, t0, gen)
+	v, checked, ok, gen := c.get("a")
+	if !ok || v != 1 || !checked.Equal(t0) {
+		t.Fatalf("get = %v %v %v", v, checked, ok)
+	}
+	c.put("a", 2, t0.Add(time.Second), gen)
+	if v, checked, _, _ := c.get("a"); v != 2 || !checked.Equal(t0.Add(time.Second)) {
+		t.Fatalf("after a second put: %v checked %v", v, checked)
+	}
+	_, _, _, gen = c.get("b")
+	c.remove("a")
+	c.put("b", 3, t0, gen)
+	if _, _, ok, _ := c.get("a"); ok {
+		t.Fatal("removed entry still there")
+	}
+	if v, _, ok, _ := c.get("b"); !ok || v != 3 {
+		t.Fatal("a remove made a put of another key fail")
+	}
+}
+
+// TestRecordCacheForget: a write drops the records of the endpoint's id
+// under any name, and a record cached under the written name, in its
+// project only.
+func TestRecordCacheForget(t *testing.T) {
+	rc := recordCache{newLRU[recordKey, *Endpoint](10)}
+	put := func(project, name, id string) {
+		_, _, _, gen := rc.get(recordKey{project, name})
+		rc.put(recordKey{project, name}, &Endpoint{ID: id, Name: name}, t0, gen)
+	}
+	has := func(project, name string) bool { _, _, ok, _ := rc.get(recordKey{project, name}); return ok }
+	put("1", "a", "id-a")
+	put("1", "old-b", "id-b")
+	put("1", "c", "id-c")
+	put("2", "a", "id-a2")
+	rc.forget("1", "id-b", "")
+	if has("1", "old-b") || !has("1", "a") || !has("1", "c") {
+		t.Fatal("forget by id dropped the wrong records")
+	}
+	rc.forget("1", "id-new", "c")
+	if has("1", "c") || !has("1", "a") || !has("2", "a") {
+		t.Fatal("forget by name dropped the wrong records")
+	}
+}
+
+// TestFresh: an entry is trusted for less than RecheckInterval, not at a
+// clock that went back, and never with a negative interval.
+func TestFresh(t *testing.T) {
+	s := &Service{cfg: Config{RecheckInterval: time.Second}}
+	for _, tc := range []struct {
+		age  time.Duration
+		want bool
+	}{{0, true}, {999 * time.Millisecond, true}, {time.Second, false}, {-time.Millisecond, false}} {
+		if got := s.fresh(t0, t0.Add(tc.age)); got != tc.want {
+			t.Errorf("fresh at age %v = %v, want %v", tc.age, got, tc.want)
+		}
+	}
+	s.cfg.RecheckInterval = -1
+	if s.fresh(t0, t0) {
+		t.Error("a negative interval trusted an entry")
 	}
 }
 
@@ -63,8 +135,8 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
 				k := cacheKey{"1", fmt.Sprint(i % 13), w}
-				if _, gen := tc.get(k); i%3 == 0 {
-					tc.put(k, &compiled{}, gen)
+				if _, _, _, gen := tc.get(k); i%3 == 0 {
+					tc.put(k, &compiled{}, t0, gen)
 				}
 				if i%50 == 0 {
 					tc.purge("1", nil)

@@ -25,9 +25,12 @@ type compiled struct {
 	index map[string]int
 	// tmpl is the query text itself; paged is the same text wrapped in
 	// SELECT * FROM (...) LIMIT/OFFSET, with placeholders limitName and
-	// offsetName for the page bounds (see pagedSQL).
+	// offsetName for the page bounds (see compilePaged). direct is the
+	// statement without its trailing semicolons and comments when it is a
+	// plain SELECT that may run unwrapped (see plainSelect), nil otherwise.
 	tmpl                  *placeholder.Template
 	paged                 *placeholder.Template
+	direct                *placeholder.Template
 	limitName, offsetName string
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
@@ -223,7 +226,88 @@ func (c *compiled) compilePaged() error {
 		return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
 	}
 	c.paged = paged
+	if plainSelect(st.Body) {
+		c.direct = c.tmpl
+		if st.Body != c.tmpl.Source() {
+			// The body compiled inside the wrapper, so it compiles alone.
+			if c.direct, err = placeholder.Compile(st.Body); err != nil {
+				return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+			}
+		}
+	}
 	return nil
+}
+
+// plainSelect reports whether body, one statement, may run without the
+// paging wrapper: it begins with SELECT (after comments) and holds no word
+// INTO anywhere, in strings and comments included. The wrapper also keeps
+// anything but a query from running, since only a SELECT can be a
+// subquery: WITH, which may lead a DELETE in SQLite or PostgreSQL, and
+// SELECT ... INTO, which writes a table or a file on some engines, keep it.
+// The test errs on the side of the wrapper, which is only slower.
+func plainSelect(body string) bool {
+	i := 0
+	for i < len(body) {
+		switch {
+		case isSpaceByte(body[i]):
+			i++
+		case strings.HasPrefix(body[i:], "--"):
+			end := strings.IndexByte(body[i:], '\n')
+			if end < 0 {
+				return false
+			}
+			i += end + 1
+		case strings.HasPrefix(body[i:], "/*"):
+			end := strings.Index(body[i+2:], "*/")
+			if end < 0 {
+				return false
+			}
+			i += 2 + end + 2
+		default:
+			if !hasWordAt(body, i, "select") {
+				return false
+			}
+			return !hasWord(body[i:], "into")
+		}
+	}
+	return false
+}
+
+// hasWord reports whether word (lower case ASCII) occurs in s as a whole
+// word, in any case.
+func hasWord(s, word string) bool {
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		if strings.EqualFold(s[i:j], word) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// hasWordAt reports whether word (lower case ASCII) is at s[i:] as a whole
+// word, in any case.
+func hasWordAt(s string, i int, word string) bool {
+	end := i + len(word)
+	return end <= len(s) && strings.EqualFold(s[i:end], word) && (end == len(s) || !isWordByte(s[end]))
+}
+
+// isWordByte is true for the bytes of an unquoted SQL word; bytes of
+// multi-byte characters count, so that a word is never cut inside one.
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // freeName returns base, or base followed by enough '_' to be unused.

@@ -33,7 +33,7 @@ func TestInsightDecodedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
+	c, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
 	if c == nil || c.insight == nil || len(c.insight.Breakdowns) != 1 || c.insight.Breakdowns[0].Property != "$browser" {
 		t.Fatalf("cached after create: %+v", c)
 	}
@@ -42,7 +42,7 @@ func TestInsightDecodedOnce(t *testing.T) {
 		if _, err := s.Run(ctx, "1", "t", RunRequest{Variables: vars}); err != nil {
 			t.Fatal(err)
 		}
-		again, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
+		again, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
 		if again != c {
 			t.Fatal("a run replaced the cached compiled version")
 		}

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,24 +75,26 @@ type runOptions struct {
 // Run executes the endpoint named name with the request's variables. It
 // takes these steps, each of which may refuse the run: check the options,
 // find the endpoint (it must be active), find the compiled version, bind
-// the variables, execute, and record the run.
+// the variables, execute, and record the run. A run of an endpoint that the
+// Service ran lately reads nothing from the stores (see
+// Config.RecheckInterval).
 func (s *Service) Run(ctx context.Context, project, name string, req RunRequest) (*RunResult, error) {
 	opts, err := s.runOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	ep, err := s.runnable(ctx, project, name)
+	now := s.now()
+	ep, err := s.runnable(ctx, project, name, now)
 	if err != nil {
 		return nil, err
 	}
 	if opts.version == 0 {
 		opts.version = ep.CurrentVersion
 	}
-	c, err := s.compiledVersion(ctx, &ep, opts.version)
+	c, err := s.compiledAt(ctx, &ep, opts.version, now)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	var res *RunResult
 	if c.insight != nil {
 		res, err = s.runInsight(ctx, &ep, c, req, opts, now)
@@ -134,28 +137,57 @@ func (s *Service) runOptions(req RunRequest) (runOptions, error) {
 	return o, nil
 }
 
-// runnable returns the endpoint named name if it may run.
-func (s *Service) runnable(ctx context.Context, project, name string) (Endpoint, error) {
-	ep, err := s.get(ctx, project, name)
-	if err != nil {
-		return Endpoint{}, err
+// runnable returns the endpoint named name if it may run: the record this
+// Service cached, or, when there is none or it is older than
+// Config.RecheckInterval at now, the one the store holds.
+func (s *Service) runnable(ctx context.Context, project, name string, now time.Time) (Endpoint, error) {
+	k := recordKey{project, name}
+	cached, checked, ok, gen := s.records.get(k)
+	if !ok || !s.fresh(checked, now) {
+		ep, err := s.get(ctx, project, name)
+		if err != nil {
+			if ok {
+				s.records.remove(k)
+			}
+			return Endpoint{}, err
+		}
+		cached = &ep
+		s.records.put(k, cached, now, gen)
 	}
-	if !ep.IsActive {
+	if !cached.IsActive {
 		return Endpoint{}, notFoundf("Endpoint '%s' is not active.", name)
 	}
-	return ep, nil
+	return *cached, nil
 }
 
-// compiledVersion returns version n of ep compiled, from the cache when it
-// can. A version is compiled again, with the variables as they are now,
-// only after it left the cache; if it no longer passes the checks it passed
-// when saved (a variable was changed behind the Service's back), the run is
-// refused with a 409 that says why.
+// compiledVersion returns version n of ep compiled, as compiledAt does at
+// the Service's clock.
 func (s *Service) compiledVersion(ctx context.Context, ep *Endpoint, n int) (*compiled, error) {
+	return s.compiledAt(ctx, ep, n, s.now())
+}
+
+// compiledAt returns version n of ep compiled, from the cache when it can.
+// An entry older than Config.RecheckInterval at now is kept only if the
+// variables it was validated with are still as the store holds them. A
+// version is compiled again, with the variables as they are now, only after
+// it left the cache or a variable changed; if it no longer passes the
+// checks it passed when saved (a variable was changed behind the Service's
+// back), the run is refused with a 409 that says why.
+func (s *Service) compiledAt(ctx context.Context, ep *Endpoint, n int, now time.Time) (*compiled, error) {
 	key := cacheKey{ep.ProjectID, ep.ID, n}
-	c, gen := s.cache.get(key)
-	if c != nil {
+	c, checked, ok, gen := s.cache.get(key)
+	if ok && s.fresh(checked, now) {
 		return c, nil
+	}
+	if ok {
+		same, err := s.sameVariables(ctx, ep.ProjectID, c)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			s.cache.put(key, c, now, gen)
+			return c, nil
+		}
 	}
 	q := ep.Query
 	if n != ep.CurrentVersion {
@@ -175,11 +207,41 @@ func (s *Service) compiledVersion(ctx context.Context, ep *Endpoint, n int) (*co
 		}
 		return nil, err
 	}
-	s.cache.put(key, c, gen)
+	s.cache.put(key, c, now, gen)
 	return c, nil
 }
 
-// runSQL binds, pages, renders and executes a SQL version.
+// sameVariables reports whether the variables c was compiled with are
+// still stored as they were: then c is still what compiling the version
+// would give. A variable's default value is not compared, since no run of
+// a saved endpoint uses it.
+func (s *Service) sameVariables(ctx context.Context, project string, c *compiled) (bool, error) {
+	if len(c.vars) == 0 {
+		return true, nil
+	}
+	ids := make([]string, len(c.vars))
+	for i := range c.vars {
+		ids[i] = c.vars[i].ID
+	}
+	found, err := s.cfg.Variables.GetMany(ctx, project, ids)
+	if err != nil {
+		return false, storeError(err, nil)
+	}
+	for i := range c.vars {
+		was := &c.vars[i]
+		now, ok := found[was.ID]
+		if !ok || now.Name != was.Name || now.CodeName != was.CodeName || now.Type != was.Type ||
+			now.IsMulti != was.IsMulti || !slices.Equal(now.Values, was.Values) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// runSQL binds, pages, renders and executes a SQL version. A run without
+// an offset reads its rows straight from the query when the executor can
+// stop after the first limit+1 (see RowCapper); otherwise the query is
+// wrapped to page in SQL (see compilePaged).
 func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	values, err := c.bind(given, now, 2)
 	if err != nil {
@@ -188,18 +250,23 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 	if res, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now); res != nil || err != nil {
 		return res, err
 	}
-	// One row more than asked tells whether there are more.
-	values[c.limitName] = int64(opts.limit) + 1
-	values[c.offsetName] = int64(opts.offset)
 	trace := newRunTrace(opts.debug)
-	query, args, err := c.paged.Render(s.cfg.Executor.Dialect(), values)
+	// One row more than asked tells whether there are more.
+	tmpl, capped := c.paged, 0
+	if s.capper != nil && c.direct != nil && opts.offset == 0 {
+		tmpl, capped = c.direct, opts.limit+1
+	} else {
+		values[c.limitName] = int64(opts.limit) + 1
+		values[c.offsetName] = int64(opts.offset)
+	}
+	query, args, err := tmpl.Render(s.cfg.Executor.Dialect(), values)
 	if err != nil {
 		// Values come from Coerce and list positions were checked at save,
 		// so this is a value the dialect cannot bind.
 		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
 	}
 	trace.rendered(query, args)
-	res, err := s.execute(ctx, query, args)
+	res, err := s.executeCapped(ctx, query, args, capped)
 	if err != nil {
 		return nil, err
 	}
@@ -330,12 +397,26 @@ func valueError(v *variable.Variable, err error) *Error {
 // without their text, which may hold engine internals; the cause stays
 // reachable through errors.Is and errors.As for a host that logs it.
 func (s *Service) execute(ctx context.Context, query string, args []any) (*Result, error) {
+	return s.executeCapped(ctx, query, args, 0)
+}
+
+// executeCapped is execute reading at most max rows through s.capper; max
+// 0 reads them all through the Executor.
+func (s *Service) executeCapped(ctx context.Context, query string, args []any, max int) (*Result, error) {
 	if s.cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RunTimeout)
 		defer cancel()
 	}
-	res, err := s.cfg.Executor.Query(ctx, query, args)
+	var (
+		res *Result
+		err error
+	)
+	if max > 0 {
+		res, err = s.capper.QueryCapped(ctx, query, args, max)
+	} else {
+		res, err = s.cfg.Executor.Query(ctx, query, args)
+	}
 	switch {
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
 		return nil, withCause(NewError(ErrTimeout, CodeTimeout, "", "query timed out"), err)
@@ -345,6 +426,26 @@ func (s *Service) execute(ctx context.Context, query string, args []any) (*Resul
 		return nil, NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed")
 	}
 	return res, nil
+}
+
+// RowCapper is implemented by an Executor that can end a query after its
+// first rows at no more cost than a LIMIT clause would have: an engine
+// that computes rows only as they are read, such as SQLite in process.
+// The Service then runs a saved query that is a plain SELECT as it was
+// written, when the run asks for no offset, reading one row more than the
+// limit to tell whether there are more; otherwise it wraps the query in
+// SELECT * FROM (...) LIMIT ... OFFSET .... An executor whose engine
+// computes or sends every row anyway (a client-server database that drains
+// the rest when the rows are closed) should answer false from CapsRows:
+// there the LIMIT of the wrapper is what saves the work.
+type RowCapper interface {
+	Executor
+	// CapsRows reports whether QueryCapped is as cheap as a LIMIT on this
+	// executor's engine. The Service asks once, in New.
+	CapsRows() bool
+	// QueryCapped is Query reading no more than the first max rows (max
+	// is at least 1) and then ending the statement.
+	QueryCapped(ctx context.Context, query string, args []any, max int) (*Result, error)
 }
 
 func nonNil(s []string) []string {

@@ -283,12 +283,25 @@ func TestRunDebug(t *testing.T) {
 	if d == nil {
 		t.Fatal("no debug info")
 	}
-	want := "SELECT * FROM (\nSELECT id FROM orders WHERE country = ? AND amount > ?\n) AS endpoint_q LIMIT ? OFFSET ?"
-	if d.SQL != want || d.ArgCount != 4 || d.RenderMS < 0 || d.ExecuteMS < 0 {
-		t.Fatalf("debug = %+v, want SQL %q and 4 arguments", d, want)
+	// Without an offset, SQLite runs the query as written, stopping after
+	// limit+1 rows; with one, the query is wrapped to page in SQL.
+	want := "SELECT id FROM orders WHERE country = ? AND amount > ?"
+	if d.SQL != want || d.ArgCount != 2 || d.RenderMS < 0 || d.ExecuteMS < 0 {
+		t.Fatalf("debug = %+v, want SQL %q and 2 arguments", d, want)
 	}
 	if strings.Contains(d.SQL, "Zanzibar") {
 		t.Fatal("a value entered the SQL text")
+	}
+	offset := 1
+	res, err = e.svc.Run(context.Background(), "1", "ep", endpoint.RunRequest{
+		Variables: map[string]any{"country": secret, "min_amount": 3}, Debug: true, Offset: &offset,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "SELECT * FROM (\nSELECT id FROM orders WHERE country = ? AND amount > ?\n) AS endpoint_q LIMIT ? OFFSET ?"
+	if d := res.Debug; d == nil || d.SQL != want || d.ArgCount != 4 {
+		t.Fatalf("debug with an offset = %+v, want SQL %q and 4 arguments", d, want)
 	}
 	res, err = run(e, "ep", map[string]any{"country": "US", "min_amount": 3})
 	if err != nil || res.Debug != nil {

@@ -27,6 +27,9 @@ const (
 	// DefaultExecutedResolution is how often, at most, a run of one
 	// endpoint writes its last_executed_at.
 	DefaultExecutedResolution = time.Second
+	// DefaultRecheckInterval is how long, at most, a run trusts what a
+	// Service cached of an endpoint before it reads the store again.
+	DefaultRecheckInterval = time.Second
 )
 
 // Config wires a Service to its dependencies. Endpoints, Variables and
@@ -47,9 +50,21 @@ type Config struct {
 	// RunTimeout bounds the execution of each run; 0 means no bound beyond
 	// the caller's context. A run that runs out of time is a 504.
 	RunTimeout time.Duration
-	// CacheSize bounds the compiled versions kept in memory; 0 means
-	// DefaultCacheSize, a negative value disables the cache.
+	// CacheSize bounds the compiled versions, and separately the endpoint
+	// records, kept in memory; 0 means DefaultCacheSize, a negative value
+	// disables both caches (every run reads the store and compiles).
 	CacheSize int
+	// RecheckInterval bounds how stale a run's view of an endpoint can be
+	// when another process writes the store this Service reads. A run of
+	// an endpoint that this Service ran recently uses the record and the
+	// compiled query it cached, without reading the store; once an entry
+	// is RecheckInterval old, the next run reads the record (and the
+	// variables the version uses) again and keeps the compiled query if
+	// they did not change. Writes made through this Service are seen by
+	// its next run at once, whatever the setting. 0 means
+	// DefaultRecheckInterval; a negative value reads the store on every
+	// run. Entries are timed with Config.Now.
+	RecheckInterval time.Duration
 	// ExecutedResolution is the least time between two writes of an
 	// endpoint's last_executed_at by this Service; 0 means
 	// DefaultExecutedResolution, a negative value writes on every run.
@@ -62,16 +77,24 @@ type Config struct {
 // Writes (of endpoints and variables) are serialized within a Service so
 // that a check and the write it guards see the same state; between Services
 // sharing a store, Store.Update's version compare-and-swap keeps an endpoint
-// from moving back to an older query. Compiled queries are cached per
-// endpoint version with the variable definitions they were validated with;
-// a Service drops them when it changes a variable itself, but a change made
-// through another Service is seen only once the entry leaves the cache.
+// from moving back to an older query.
+//
+// Runs read the store only when what the Service cached is missing or old:
+// it keeps each endpoint's record by project and name, and each version's
+// compiled query with the variable definitions it was validated with. A
+// Service drops what its own writes change at once; a write made through
+// another Service (another process sharing the store) is seen within
+// Config.RecheckInterval.
 type Service struct {
 	cfg      Config
 	now      func() time.Time
 	writeMu  sync.Mutex
 	cache    *templateCache
+	records  recordCache
 	executed *executedMarks
+	// capper runs a query without the paging wrapper when the executor
+	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
+	capper RowCapper
 	// refreshing serializes the refreshes of each endpoint (refresh.go).
 	refreshing refreshLocks
 }
@@ -104,18 +127,29 @@ func New(cfg Config) (*Service, error) {
 	if cfg.ExecutedResolution == 0 {
 		cfg.ExecutedResolution = DefaultExecutedResolution
 	}
+	if cfg.RecheckInterval == 0 {
+		cfg.RecheckInterval = DefaultRecheckInterval
+	}
 	now := cfg.Now
 	if now == nil {
 		// Microseconds: what SQL stores keep, so that an endpoint reads
 		// back with the times Create and Update returned.
 		now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
-	return &Service{
+	s := &Service{
 		cfg:      cfg,
 		now:      now,
 		cache:    newTemplateCache(cfg.CacheSize),
+		records:  recordCache{newLRU[recordKey, *Endpoint](cfg.CacheSize)},
 		executed: newExecutedMarks(cfg.ExecutedResolution),
-	}, nil
+	}
+	// Every write of an endpoint goes through s.cfg.Endpoints, so that
+	// none can leave a stale record in the cache.
+	s.cfg.Endpoints = forgettingStore{Store: cfg.Endpoints, records: s.records, versions: s.cache}
+	if rc, ok := cfg.Executor.(RowCapper); ok && rc.CapsRows() {
+		s.capper = rc
+	}
+	return s, nil
 }
 
 // CreateRequest is the input of Create (the JSON body of POST endpoints/).
@@ -188,7 +222,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		}
 		return Endpoint{}, storeError(err, nil)
 	}
-	s.cache.put(cacheKey{project, e.ID, 1}, c, s.cache.generation())
+	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
 	s.present(ctx, &e)
 	return e, nil
 }
@@ -270,7 +304,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 		return Endpoint{}, storeError(err, nil)
 	}
 	if version != nil {
-		s.cache.put(cacheKey{project, next.ID, version.Number}, c, s.cache.generation())
+		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
 	}
 	if cur.IsMaterialized && !next.IsMaterialized {
 		next.MaterializationState = s.dematerialize(ctx, &next)
@@ -402,7 +436,6 @@ func (s *Service) Delete(ctx context.Context, project, name string) error {
 	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
 		return storeError(err, func() *Error { return endpointNotFound(name) })
 	}
-	s.cache.purge(project, func(k cacheKey) bool { return k.id == e.ID })
 	s.executed.forget(e.ID)
 	s.dropTables(ctx, &e)
 	return nil

@@ -13,23 +13,71 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
+// DefaultStatements is how many prepared statements an Executor keeps
+// unless WithStatements says otherwise.
+const DefaultStatements = 256
+
 // Executor is an endpoint.Executor over a *sql.DB. It is safe for
 // concurrent use, as *sql.DB is.
+//
+// Queries run as prepared statements, kept by their SQL text (a saved
+// endpoint's rendered SQL is the same on every run that binds the same
+// number of values), so that the engine parses each text once rather than
+// on every run. At most WithStatements of them are kept, the least
+// recently used closed first. Close closes them; the *sql.DB stays the
+// caller's to close.
 type Executor struct {
 	db      *sql.DB
 	dialect placeholder.Dialect
+	stmts   *stmtCache // nil: every query is parsed again
+}
+
+// Option changes how New builds an Executor.
+type Option func(*options)
+
+type options struct{ statements int }
+
+// WithStatements sets how many prepared statements the Executor keeps: 0
+// means DefaultStatements, a negative n keeps none (each query is prepared
+// by the driver as database/sql does by default).
+func WithStatements(n int) Option {
+	return func(o *options) { o.statements = n }
 }
 
 // New returns an Executor that runs queries on db, whose engine speaks
 // dialect d (it decides the bind markers the Service writes).
-func New(db *sql.DB, d placeholder.Dialect) *Executor {
-	return &Executor{db: db, dialect: d}
+func New(db *sql.DB, d placeholder.Dialect, opts ...Option) *Executor {
+	o := options{statements: DefaultStatements}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.statements == 0 {
+		o.statements = DefaultStatements
+	}
+	e := &Executor{db: db, dialect: d}
+	if o.statements > 0 {
+		e.stmts = newStmtCache(o.statements)
+	}
+	return e
 }
 
-var _ endpoint.Executor = (*Executor)(nil)
+var (
+	_ endpoint.Executor  = (*Executor)(nil)
+	_ endpoint.RowCapper = (*Executor)(nil)
+)
 
 // Dialect implements endpoint.Executor.
 func (e *Executor) Dialect() placeholder.Dialect { return e.dialect }
+
+// Close closes the prepared statements the Executor keeps; those that
+// queries are running on close when the queries end. Queries after Close
+// still run, unprepared. It does not close the *sql.DB.
+func (e *Executor) Close() error {
+	if e.stmts == nil {
+		return nil
+	}
+	return e.stmts.close()
+}
 
 // Query implements endpoint.Executor. Columns are the result's column
 // names and Types their database type names (sql.ColumnType's
@@ -40,10 +88,61 @@ func (e *Executor) Dialect() placeholder.Dialect { return e.dialect }
 // the driver, with []byte turned into string so that rows encode as JSON
 // text rather than base64.
 func (e *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
-	rows, err := e.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlexec: query: %w", err)
+	return e.query(ctx, query, args, -1)
+}
+
+// QueryCapped implements endpoint.RowCapper: it is Query reading at most
+// max rows (at least 1).
+func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, limit int) (*endpoint.Result, error) {
+	return e.query(ctx, query, args, max(limit, 1))
+}
+
+// CapsRows implements endpoint.RowCapper: it holds for SQLite, which
+// computes rows only as they are read, so that a query ended after its
+// first rows costs what a LIMIT would. A client-server engine sends (or
+// its driver drains) the rest of the rows when they are closed early, so
+// there the Service's paging wrapper is cheaper.
+//
+// It is the one place of this package that asks which engine it runs on.
+func (e *Executor) CapsRows() bool { return e.dialect == placeholder.SQLite }
+
+// query runs query and reads at most max rows (all when max < 0).
+func (e *Executor) query(ctx context.Context, query string, args []any, max int) (*endpoint.Result, error) {
+	var st *stmtEntry
+	if e.stmts != nil {
+		var err error
+		if st, err = e.stmts.acquire(ctx, e.db, query); err != nil {
+			return nil, fmt.Errorf("sqlexec: query: %w", err)
+		}
 	}
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if st != nil {
+		rows, err = st.stmt.QueryContext(ctx, args...)
+	} else {
+		rows, err = e.db.QueryContext(ctx, query, args...)
+	}
+	var res *endpoint.Result
+	if err != nil {
+		err = fmt.Errorf("sqlexec: query: %w", err)
+	} else {
+		res, err = read(ctx, rows, max)
+	}
+	if st != nil {
+		// A statement that failed, other than by its context, may have
+		// been prepared against a schema changed since: prepare it anew.
+		e.stmts.release(st, err != nil && ctx.Err() == nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// read reads at most max rows of rows (all when max < 0) and closes them.
+func read(ctx context.Context, rows *sql.Rows, max int) (*endpoint.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
@@ -59,7 +158,7 @@ func (e *Executor) Query(ctx context.Context, query string, args []any) (*endpoi
 		res.Types[i] = ct.DatabaseTypeName()
 	}
 	dest := make([]any, len(cts))
-	for rows.Next() {
+	for len(res.Rows) != max && rows.Next() {
 		row := make([]any, len(cts))
 		for i := range row {
 			dest[i] = &row[i]

@@ -1,10 +1,14 @@
 package endpoint
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/endpointkit/endpointkit/variable"
 )
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -147,5 +151,55 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 	wg.Wait()
 	if tc.len() > 8 {
 		t.Fatalf("len %d above the bound", tc.len())
+	}
+}
+
+// TestForgettingStore: every write of an endpoint through the Service's
+// store drops the Service's cached record of it, so that the next run reads
+// it again; MarkExecuted, a run's own bookkeeping, drops nothing.
+func TestForgettingStore(t *testing.T) {
+	ctx := context.Background()
+	s, err := New(Config{Endpoints: NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: &noRows{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Kind: KindSQL, SQL: "SELECT 1"}
+	ep, err := s.Create(ctx, "1", CreateRequest{Name: "ep", Query: &q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := func() bool {
+		_, _, ok, _ := s.records.get(recordKey{"1", "ep"})
+		return ok
+	}
+	for _, w := range []struct {
+		name  string
+		write func() error
+		drops bool
+	}{
+		{"MarkExecuted", func() error { return s.cfg.Endpoints.MarkExecuted(ctx, "1", ep.ID, s.now()) }, false},
+		{"SetMaterialization", func() error {
+			return s.cfg.Endpoints.SetMaterialization(ctx, "1", ep.ID, MaterializationState{Status: StatusFailed})
+		}, true},
+		{"Update", func() error { ep.Description = "d"; return s.cfg.Endpoints.Update(ctx, ep, nil) }, true},
+		{"a failed Update", func() error { ep.CurrentVersion = 9; return s.cfg.Endpoints.Update(ctx, ep, nil) }, true},
+		{"Delete", func() error { return s.cfg.Endpoints.Delete(ctx, "1", ep.ID) }, true},
+	} {
+		if _, err := s.Run(ctx, "1", "ep", RunRequest{}); err != nil {
+			t.Fatalf("before %s: %v", w.name, err)
+		}
+		if !cached() {
+			t.Fatalf("before %s: a run cached no record", w.name)
+		}
+		_ = w.write()
+		if cached() == w.drops {
+			t.Errorf("%s: record still cached = %v, want %v", w.name, cached(), !w.drops)
+		}
+	}
+	if _, err := s.Run(ctx, "1", "ep", RunRequest{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("run after Delete: %v", err)
+	}
+	if c, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1}); c != nil {
+		t.Fatal("Delete left the compiled version cached")
 	}
 }

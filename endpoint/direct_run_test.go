@@ -1,0 +1,125 @@
+package endpoint_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// wrappedOnly hides the RowCapper of an executor, so that every run pages
+// through the wrapper, as before runs could go unwrapped.
+type wrappedOnly struct{ endpoint.Executor }
+
+// TestDirectRunsAnswerAsWrapped: a run that reads a plain SELECT as written,
+// stopping after limit+1 rows, answers exactly what the run through the
+// paging wrapper answers (rows, hasMore, columns and types), for every
+// limit and offset; only plain SELECTs without an offset skip the wrapper.
+func TestDirectRunsAnswerAsWrapped(t *testing.T) {
+	e := newEnv(t)
+	wrapped, err := endpoint.New(endpoint.Config{
+		Endpoints: e.eps, Variables: e.vstore, Executor: wrappedOnly{sqlexec.New(e.db, placeholder.SQLite)}, Now: e.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []struct {
+		sql    string
+		vars   []string
+		values map[string]any
+		direct bool
+	}{
+		{"SELECT id, country FROM orders ORDER BY id", nil, nil, true},
+		{"SELECT country, count(*) AS n, sum(amount) AS s, max(created) AS last FROM orders GROUP BY country ORDER BY n DESC, country", nil, nil, true},
+		{"SELECT * FROM orders WHERE amount > {variables.min_amount} ORDER BY amount", []string{"min_amount"}, map[string]any{"min_amount": 5}, true},
+		{"SELECT id FROM orders WHERE plan IN ({variables.plans}) ORDER BY id", []string{"plans"}, map[string]any{"plans": []any{"pro", "free"}}, true},
+		{"SELECT id, NULL AS z, amount * 2 AS a2, paid = 1 AS p FROM orders ORDER BY id LIMIT 4", nil, nil, true},
+		{"SELECT 1", nil, nil, true},
+		{"-- newest first\nSELECT id FROM orders ORDER BY id DESC; -- done", nil, nil, true},
+		{"SELECT id FROM orders WHERE 0", nil, nil, true},
+		{"SELECT NULL AS n FROM orders", nil, nil, true},
+		{"WITH x AS (SELECT id FROM orders) SELECT * FROM x ORDER BY id", nil, nil, false},
+	}
+	ctx := context.Background()
+	for i, q := range queries {
+		name := fmt.Sprintf("q%d", i)
+		e.create(t, name, e.query(q.sql, q.vars...))
+		for _, limit := range []int{0, 1, 2, 5, 6, 7, 100} {
+			for _, offset := range []*int{nil, ptr(0), ptr(2)} {
+				req := endpoint.RunRequest{Variables: q.values, Limit: ptr(limit), Offset: offset, Debug: true}
+				got, err := e.svc.Run(ctx, "1", name, req)
+				if err != nil {
+					t.Fatalf("%s limit %d: %v", q.sql, limit, err)
+				}
+				want, err := wrapped.Run(ctx, "1", name, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				where := fmt.Sprintf("%q limit %d offset %v", q.sql, limit, offset)
+				if !reflect.DeepEqual(got.Results, want.Results) || got.HasMore != want.HasMore ||
+					!slices.Equal(got.Columns, want.Columns) || !slices.Equal(got.Types, want.Types) {
+					t.Fatalf("%s: direct %v %v %q %q, wrapped %v %v %q %q", where,
+						got.Results, got.HasMore, got.Columns, got.Types, want.Results, want.HasMore, want.Columns, want.Types)
+				}
+				isDirect := !strings.HasPrefix(got.Debug.SQL, "SELECT * FROM (\n")
+				if wantDirect := q.direct && (offset == nil || *offset == 0); isDirect != wantDirect {
+					t.Errorf("%s: ran %q, unwrapped = %v, want %v", where, got.Debug.SQL, isDirect, wantDirect)
+				}
+				if !strings.HasPrefix(want.Debug.SQL, "SELECT * FROM (\n") {
+					t.Errorf("%s: the wrapped-only Service ran %q", where, want.Debug.SQL)
+				}
+			}
+		}
+	}
+}
+
+// TestDirectRunColumnNames: the one difference a direct run makes. Through
+// the wrapper SQLite renames a column whose name repeats ("id:1"); run as
+// written, the names are the query's own.
+func TestDirectRunColumnNames(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "dup", e.query("SELECT o.id, p.id FROM orders o JOIN orders p ON p.id = o.id ORDER BY o.id"))
+	got, err := run(e, "dup", nil)
+	if err != nil || !slices.Equal(got.Columns, []string{"id", "id"}) {
+		t.Fatalf("direct: %q, %v", got.Columns, err)
+	}
+	got, err = e.svc.Run(context.Background(), "1", "dup", endpoint.RunRequest{Offset: ptr(1)})
+	if err != nil || !slices.Equal(got.Columns, []string{"id", "id:1"}) {
+		t.Fatalf("wrapped: %q, %v", got.Columns, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestDirectRunsOnlySelect: statements that are not a plain SELECT still go
+// through the wrapper, which SQLite refuses for anything but a query, so a
+// saved DELETE or INSERT fails instead of writing.
+func TestDirectRunsOnlySelect(t *testing.T) {
+	e := newEnv(t)
+	for i, sql := range []string{
+		"DELETE FROM orders WHERE id = 1",
+		"WITH x AS (SELECT 1) DELETE FROM orders WHERE id = 2",
+		"INSERT INTO orders SELECT 7, country, plan, amount, paid, created FROM orders WHERE id = 1 RETURNING id",
+		"UPDATE orders SET amount = 0 RETURNING id",
+		"SELECT * INTO copy FROM orders",
+	} {
+		name := fmt.Sprintf("w%d", i)
+		if _, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name, Query: e.query(sql)}); err != nil {
+			continue // refused at save: fine too
+		}
+		if _, err := run(e, name, nil); err == nil {
+			t.Errorf("%q ran", sql)
+		}
+	}
+	var n int
+	var sum float64
+	if err := e.db.QueryRow("SELECT count(*), sum(amount) FROM orders").Scan(&n, &sum); err != nil || n != 6 || sum != 154.5 {
+		t.Fatalf("orders changed: %d rows, amount %v, %v", n, sum, err)
+	}
+}

@@ -1,0 +1,279 @@
+package sqlexec
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	_ "modernc.org/sqlite"
+)
+
+// counts are the statements a counting driver prepared and closed.
+type counts struct{ prepares, closes atomic.Int64 }
+
+func (c *counts) open() int64 { return c.prepares.Load() - c.closes.Load() }
+
+// countingConnector opens SQLite connections whose statements are counted.
+// Its connections offer no QueryerContext, so that database/sql prepares
+// every query through them, and an unprepared query counts as a prepare
+// and a close.
+type countingConnector struct {
+	drv driver.Driver
+	dsn string
+	c   *counts
+}
+
+func (k countingConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := k.drv.Open(k.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{conn, k.c}, nil
+}
+
+func (k countingConnector) Driver() driver.Driver { return k.drv }
+
+type countingConn struct {
+	driver.Conn
+	c *counts
+}
+
+func (c countingConn) Prepare(q string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), q)
+}
+
+func (c countingConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	s, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.c.prepares.Add(1)
+	return countingStmt{s, c.c}, nil
+}
+
+type countingStmt struct {
+	driver.Stmt
+	c *counts
+}
+
+func (s countingStmt) Close() error {
+	s.c.closes.Add(1)
+	return s.Stmt.Close()
+}
+
+func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
+
+func (s countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+// countingDB opens a SQLite file with a table t of ids 1 to 5 and counts
+// the statements prepared on it; conns bounds its pool.
+func countingDB(t *testing.T, conns int) (*sql.DB, *counts) {
+	t.Helper()
+	dsn := "file:" + filepath.Join(t.TempDir(), "stmts.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	plain, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Exec("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2), (3), (4), (5)"); err != nil {
+		t.Fatal(err)
+	}
+	c := &counts{}
+	db := sql.OpenDB(countingConnector{plain.Driver(), dsn, c})
+	db.SetMaxOpenConns(conns)
+	t.Cleanup(func() { db.Close() })
+	return db, c
+}
+
+func ids(t *testing.T, x *Executor, ctx context.Context, query string, args ...any) []int64 {
+	t.Helper()
+	res, err := x.Query(ctx, query, args)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	var out []int64
+	for _, r := range res.Rows {
+		out = append(out, r[0].(int64))
+	}
+	return out
+}
+
+// TestStatementsPreparedOnce: a query text is prepared once and then run
+// as the same statement, with other values bound.
+func TestStatementsPreparedOnce(t *testing.T) {
+	db, c := countingDB(t, 1)
+	x := New(db, placeholder.SQLite)
+	ctx := context.Background()
+	for i := int64(1); i <= 5; i++ {
+		if got := ids(t, x, ctx, "SELECT id FROM t WHERE id >= ? ORDER BY id", i); len(got) != int(6-i) || got[0] != i {
+			t.Fatalf("run %d: %v", i, got)
+		}
+	}
+	if n := c.prepares.Load(); n != 1 {
+		t.Fatalf("5 runs of one text prepared %d statements, want 1", n)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.open(); n != 0 {
+		t.Fatalf("Close left %d statements open", n)
+	}
+	// After Close queries still run, unprepared.
+	if got := ids(t, x, ctx, "SELECT id FROM t WHERE id = ?", 3); !reflect.DeepEqual(got, []int64{3}) {
+		t.Fatalf("after Close: %v", got)
+	}
+	if n := c.open(); n != 0 || x.stmts.len() != 0 {
+		t.Fatalf("a query after Close kept a statement: %d open, %d cached", n, x.stmts.len())
+	}
+}
+
+// TestStatementsBounded: the cache keeps at most its bound, the least
+// recently used going first, and closes what it evicts.
+func TestStatementsBounded(t *testing.T) {
+	db, c := countingDB(t, 1)
+	x := New(db, placeholder.SQLite, WithStatements(2))
+	ctx := context.Background()
+	q := func(i int) string { return fmt.Sprintf("SELECT id FROM t WHERE id = %d", i) }
+	ids(t, x, ctx, q(1))
+	ids(t, x, ctx, q(2))
+	ids(t, x, ctx, q(1)) // 1 becomes the most recent
+	ids(t, x, ctx, q(3)) // evicts 2
+	if n := x.stmts.len(); n != 2 {
+		t.Fatalf("%d statements cached, want the bound 2", n)
+	}
+	if n := c.open(); n != 2 {
+		t.Fatalf("%d statements open, want 2 (the evicted one closed)", n)
+	}
+	before := c.prepares.Load()
+	ids(t, x, ctx, q(1))
+	ids(t, x, ctx, q(3))
+	if n := c.prepares.Load() - before; n != 0 {
+		t.Fatalf("cached texts prepared again %d times", n)
+	}
+	ids(t, x, ctx, q(2))
+	if n := c.prepares.Load() - before; n != 1 {
+		t.Fatalf("the evicted text was prepared %d times, want 1", n)
+	}
+}
+
+// TestStatementsOff: WithStatements(-1) keeps none.
+func TestStatementsOff(t *testing.T) {
+	db, c := countingDB(t, 1)
+	x := New(db, placeholder.SQLite, WithStatements(-1))
+	for range 3 {
+		ids(t, x, context.Background(), "SELECT id FROM t")
+	}
+	if x.stmts != nil || c.prepares.Load() != 3 || c.open() != 0 {
+		t.Fatalf("cache %v, %d prepared, %d open; want none kept", x.stmts, c.prepares.Load(), c.open())
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStatementsDroppedOnFailure: a statement whose run fails leaves the
+// cache and is closed, so that the next run prepares it anew (it may have
+// been prepared against a schema that changed).
+func TestStatementsDroppedOnFailure(t *testing.T) {
+	db, c := countingDB(t, 1)
+	x := New(db, placeholder.SQLite)
+	ctx := context.Background()
+	const q = "SELECT json_extract(?, '$.a')"
+	if _, err := x.Query(ctx, q, []any{`{"a": 1}`}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Query(ctx, q, []any{`{not json`}); err == nil {
+		t.Fatal("malformed JSON gave no error")
+	}
+	if x.stmts.len() != 0 || c.open() != 0 {
+		t.Fatalf("after a failure: %d cached, %d open", x.stmts.len(), c.open())
+	}
+	// A text that does not prepare is not cached either.
+	if _, err := x.Query(ctx, "SELECT FROM nowhere", nil); err == nil {
+		t.Fatal("a syntax error gave no error")
+	}
+	if x.stmts.len() != 0 || c.open() != 0 {
+		t.Fatalf("after a syntax error: %d cached, %d open", x.stmts.len(), c.open())
+	}
+}
+
+// TestStatementsConcurrent: queries of more texts than the bound, from
+// several goroutines on a pool of connections, all answer right while
+// statements are evicted under them; nothing stays open after Close.
+func TestStatementsConcurrent(t *testing.T) {
+	db, c := countingDB(t, 4)
+	x := New(db, placeholder.SQLite, WithStatements(3))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				n := int64((w+i)%5 + 1)
+				query := fmt.Sprintf("SELECT id, %d AS k FROM t WHERE id <= ? ORDER BY id", (w+i)%7)
+				res, err := x.Query(ctx, query, []any{n})
+				if err == nil && len(res.Rows) != int(n) {
+					err = fmt.Errorf("%s with %d: %d rows", query, n, len(res.Rows))
+				}
+				if err == nil && i%3 == 0 {
+					res, err = x.QueryCapped(ctx, query, []any{int64(5)}, 2)
+					if err == nil && len(res.Rows) != 2 {
+						err = fmt.Errorf("capped at 2: %d rows", len(res.Rows))
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := x.stmts.len(); n > 3 {
+		t.Fatalf("%d statements cached, above the bound", n)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.open(); n != 0 {
+		t.Fatalf("%d statements open after Close", n)
+	}
+}
+
+// TestQueryCapped: QueryCapped stops after max rows (at least one), and
+// only SQLite says it caps as cheaply as a LIMIT.
+func TestQueryCapped(t *testing.T) {
+	db, _ := countingDB(t, 1)
+	x := New(db, placeholder.SQLite)
+	for _, tc := range []struct{ max, want int }{{1, 1}, {3, 3}, {5, 5}, {9, 5}, {0, 1}} {
+		res, err := x.QueryCapped(context.Background(), "SELECT id FROM t ORDER BY id", nil, tc.max)
+		if err != nil || len(res.Rows) != tc.want {
+			t.Fatalf("QueryCapped(max %d): %v rows, %v; want %d", tc.max, res, err, tc.want)
+		}
+	}
+	if !x.CapsRows() {
+		t.Error("SQLite does not cap rows")
+	}
+	for _, d := range []placeholder.Dialect{placeholder.PostgreSQL, placeholder.MySQL, placeholder.ClickHouse} {
+		if New(db, d).CapsRows() {
+			t.Errorf("%s caps rows", d)
+		}
+	}
+}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // trendsByBrowserCountry breaks pageviews down by browser and country.
@@ -34,7 +34,7 @@ const retentionByBrowser = `{"kind": "RetentionQuery",
 	"dateRange": {"date_from": "2025-05-20", "date_to": "2025-05-31"},
 	"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`
 
-func execOf(e *env) endpoint.Executor { return sqlexec.New(e.db, placeholder.SQLite) }
+func execOf(e *env) endpoint.Executor { return sqlexec.New(e.db, engine.SQLite) }
 
 func asError(t *testing.T, err error) *endpoint.Error {
 	t.Helper()

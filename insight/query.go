@@ -1,6 +1,10 @@
 package insight
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+)
 
 // Kind is the kind of an insight query, spelled as in PostHog's schema.
 type Kind string
@@ -44,6 +48,9 @@ const (
 )
 
 var intervals = []Interval{Hour, Day, Week, Month}
+
+// unit is the engine's bucket of the interval.
+func (iv Interval) unit() engine.Unit { return engine.Unit(iv) }
 
 // Operator is the comparison of a property filter.
 type Operator string

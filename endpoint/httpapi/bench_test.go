@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -70,7 +70,7 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 // measures the handler and the Service, not a database.
 type fixedExecutor struct{ res *endpoint.Result }
 
-func (f fixedExecutor) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (f fixedExecutor) Engine() engine.Engine { return engine.SQLite }
 func (f fixedExecutor) Query(context.Context, string, []any) (*endpoint.Result, error) {
 	return &endpoint.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
 }

@@ -10,26 +10,38 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Executor is an endpoint.Executor over a *sql.DB. It is safe for
 // concurrent use, as *sql.DB is.
 type Executor struct {
-	db      *sql.DB
-	dialect placeholder.Dialect
+	db     *sql.DB
+	engine engine.Engine
 }
 
-// New returns an Executor that runs queries on db, whose engine speaks
-// dialect d (it decides the bind markers the Service writes).
-func New(db *sql.DB, d placeholder.Dialect) *Executor {
-	return &Executor{db: db, dialect: d}
+// New returns an Executor that runs queries on db, whose engine is e (it
+// decides the SQL the Service writes).
+func New(db *sql.DB, e engine.Engine) *Executor {
+	return &Executor{db: db, engine: e}
 }
 
-var _ endpoint.Executor = (*Executor)(nil)
+var _ endpoint.TxExecutor = (*Executor)(nil)
 
-// Dialect implements endpoint.Executor.
-func (e *Executor) Dialect() placeholder.Dialect { return e.dialect }
+// Engine implements endpoint.Executor.
+func (e *Executor) Engine() engine.Engine { return e.engine }
+
+// driverArgs names the arguments where the engine's parameters are named.
+func (e *Executor) driverArgs(args []any) []any {
+	if len(args) == 0 || e.engine.ArgName(1) == "" {
+		return args
+	}
+	named := make([]any, len(args))
+	for i, a := range args {
+		named[i] = sql.Named(e.engine.ArgName(i+1), a)
+	}
+	return named
+}
 
 // Query implements endpoint.Executor. Columns are the result's column
 // names and Types their database type names (sql.ColumnType's
@@ -40,7 +52,7 @@ func (e *Executor) Dialect() placeholder.Dialect { return e.dialect }
 // the driver, with []byte turned into string so that rows encode as JSON
 // text rather than base64.
 func (e *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
-	rows, err := e.db.QueryContext(ctx, query, args...)
+	rows, err := e.db.QueryContext(ctx, query, e.driverArgs(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: query: %w", err)
 	}
@@ -119,8 +131,26 @@ func typeOf(v any) string {
 
 // Exec implements endpoint.Executor.
 func (e *Executor) Exec(ctx context.Context, query string, args []any) error {
-	if _, err := e.db.ExecContext(ctx, query, args...); err != nil {
+	if _, err := e.db.ExecContext(ctx, query, e.driverArgs(args)...); err != nil {
 		return fmt.Errorf("sqlexec: exec: %w", err)
+	}
+	return nil
+}
+
+// ExecTx implements endpoint.TxExecutor.
+func (e *Executor) ExecTx(ctx context.Context, stmts []string) error {
+	tx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlexec: begin: %w", err)
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlexec: exec: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlexec: commit: %w", err)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // SchemaVersion is the version of the tables this package reads and writes.
@@ -34,8 +34,8 @@ const (
 // there the column is VARBINARY; 255 bytes keeps every composite key within
 // InnoDB's 3072-byte limit. Values longer than 255 bytes are refused by
 // MySQL (strict mode) and PostgreSQL; SQLite does not enforce the length.
-func keyType(d placeholder.Dialect) string {
-	if d == placeholder.MySQL {
+func keyType(d engine.Engine) string {
+	if d == engine.MySQL {
 		return "VARBINARY(255)"
 	}
 	return "VARCHAR(255)"
@@ -44,7 +44,7 @@ func keyType(d placeholder.Dialect) string {
 // migrations[i] brings the schema from version i to i+1. Every statement is
 // idempotent, because MySQL commits DDL at once and a migration cut short
 // there must be able to run again.
-func migrations(d placeholder.Dialect) [][]string {
+func migrations(d engine.Engine) [][]string {
 	key, text := keyType(d), textType(d)
 	r := strings.NewReplacer("KEY_T", key, "TEXT_T", text, "TIME_T", "VARCHAR(40)")
 	ddl := func(s string) string { return r.Replace(s) }
@@ -98,8 +98,8 @@ func migrations(d placeholder.Dialect) [][]string {
 // migrateOne takes their duplicate-column error for a step done before
 // (MySQL commits DDL at once, so a migration cut short there leaves the
 // column without the version row).
-func addColumn(d placeholder.Dialect, table, column, typ string) string {
-	if d == placeholder.PostgreSQL {
+func addColumn(d engine.Engine, table, column, typ string) string {
+	if d == engine.PostgreSQL {
 		return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + typ
 	}
 	return "ALTER TABLE " + table + " ADD COLUMN " + column + " " + typ
@@ -188,7 +188,7 @@ func (s *Store) createSchemaTable(ctx context.Context, create string) error {
 	const pause, tries = 20 * time.Millisecond, 500
 	for i := 0; ; i++ {
 		_, err := s.db.ExecContext(ctx, create)
-		if err == nil || s.dialect != placeholder.SQLite || !isBusy(err) || i == tries {
+		if err == nil || s.dialect != engine.SQLite || !isBusy(err) || i == tries {
 			return err
 		}
 		select {

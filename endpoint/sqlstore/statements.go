@@ -1,6 +1,6 @@
 package sqlstore
 
-import "github.com/endpointkit/endpointkit/placeholder"
+import "github.com/endpointkit/endpointkit/endpoint/engine"
 
 // statements holds every statement of the store, with the dialect's bind
 // markers, built once by New.
@@ -27,7 +27,7 @@ const (
 	verColumns = `endpoint_id, version, query_json, created_at`
 )
 
-func newStatements(d placeholder.Dialect) statements {
+func newStatements(d engine.Engine) statements {
 	b := func(q string) string { return rebind(d, q) }
 	return statements{
 		// A write that changes nothing; see Store.inTx.
@@ -70,8 +70,8 @@ func newStatements(d placeholder.Dialect) statements {
 // bytewise orders by col byte for byte, as Go compares strings, whatever
 // the database's default collation: PostgreSQL's is usually a locale's.
 // SQLite's BINARY and MySQL's VARBINARY (see keyType) already compare bytes.
-func bytewise(d placeholder.Dialect, col string) string {
-	if d == placeholder.PostgreSQL {
+func bytewise(d engine.Engine, col string) string {
+	if d == engine.PostgreSQL {
 		return col + ` COLLATE "C"`
 	}
 	return col
@@ -80,8 +80,8 @@ func bytewise(d placeholder.Dialect, col string) string {
 // forUpdate is the clause that locks the rows a SELECT reads until the
 // transaction ends. SQLite has none and needs none: the store's write
 // transactions hold its single write lock from their first statement.
-func forUpdate(d placeholder.Dialect) string {
-	if d == placeholder.SQLite {
+func forUpdate(d engine.Engine) string {
+	if d == engine.SQLite {
 		return ""
 	}
 	return " FOR UPDATE"

@@ -189,11 +189,12 @@ func (e *ArgError) Error() string { return "engine: cannot bind: " + e.Detail }
 // ErrUnknown is returned by ByName for a name that is no engine.
 var ErrUnknown = errors.New("engine: unknown engine")
 
-// The engines.
+// The engines. SQLite, PostgreSQL and MySQL can also hold the library's
+// own tables (see Store).
 var (
-	SQLite     Engine = sqlite{}
-	PostgreSQL Engine = postgres{}
-	MySQL      Engine = mysql{}
+	SQLite     Store  = sqlite{}
+	PostgreSQL Store  = postgres{}
+	MySQL      Store  = mysql{}
 	ClickHouse Engine = clickhouse{}
 )
 

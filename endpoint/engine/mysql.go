@@ -117,3 +117,22 @@ func (e mysql) Swap(next, live string) ([]string, bool) {
 }
 
 func (mysql) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+// KeyType: the default collations fold case and accents and ignore
+// trailing spaces, so keys are VARBINARY; 255 bytes keeps every composite
+// key within InnoDB's 3072-byte limit.
+func (mysql) KeyType() string { return "VARBINARY(255)" }
+
+// LongTextType: TEXT stops at 64 KiB, too small for a long query.
+func (mysql) LongTextType() string { return "MEDIUMTEXT" }
+
+// Bytewise: key columns are VARBINARY, which compares bytes.
+func (mysql) Bytewise(col string) string { return col }
+
+func (mysql) ForUpdate() string { return " FOR UPDATE" }
+
+// AddColumn: MySQL has no IF NOT EXISTS here, and commits DDL at once; the
+// store takes the duplicate-column error for a step done before.
+func (mysql) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
+
+func (mysql) SingleWriter() bool { return false }

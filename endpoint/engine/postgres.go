@@ -102,3 +102,18 @@ func (e postgres) Swap(next, live string) ([]string, bool) {
 }
 
 func (postgres) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+func (postgres) KeyType() string { return "VARCHAR(255)" }
+
+func (postgres) LongTextType() string { return "TEXT" }
+
+// Bytewise: PostgreSQL's default collation is usually a locale's.
+func (postgres) Bytewise(col string) string { return col + ` COLLATE "C"` }
+
+func (postgres) ForUpdate() string { return " FOR UPDATE" }
+
+func (postgres) AddColumn(table, column, typ string) string {
+	return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + typ
+}
+
+func (postgres) SingleWriter() bool { return false }

@@ -130,3 +130,20 @@ func (e sqlite) Swap(next, live string) ([]string, bool) {
 }
 
 func (sqlite) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+func (sqlite) KeyType() string { return "VARCHAR(255)" }
+
+func (sqlite) LongTextType() string { return "TEXT" }
+
+// Bytewise: SQLite's default collation, BINARY, compares bytes.
+func (sqlite) Bytewise(col string) string { return col }
+
+// ForUpdate: the store's write transactions hold SQLite's single write lock
+// from their first statement.
+func (sqlite) ForUpdate() string { return "" }
+
+// AddColumn: SQLite has no IF NOT EXISTS here; the store takes the
+// duplicate-column error for a step done before.
+func (sqlite) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
+
+func (sqlite) SingleWriter() bool { return true }

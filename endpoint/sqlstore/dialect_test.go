@@ -24,7 +24,7 @@ func TestRebind(t *testing.T) {
 
 func TestDialectSpecificSchema(t *testing.T) {
 	tests := []struct {
-		dialect         engine.Engine
+		dialect         engine.Store
 		key, text, list string
 	}{
 		{engine.SQLite, "VARCHAR(255)", "TEXT", "ORDER BY name"},
@@ -32,8 +32,8 @@ func TestDialectSpecificSchema(t *testing.T) {
 		{engine.MySQL, "VARBINARY(255)", "MEDIUMTEXT", "ORDER BY name"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.key, keyType(tt.dialect))
-		assert.Equal(t, tt.text, textType(tt.dialect))
+		assert.Equal(t, tt.key, tt.dialect.KeyType())
+		assert.Equal(t, tt.text, tt.dialect.LongTextType())
 		assert.Contains(t, newStatements(tt.dialect).epList, tt.list)
 		for _, stmt := range migrations(tt.dialect)[0] {
 			assert.NotContains(t, stmt, "_T ", "an unreplaced type name")
@@ -44,9 +44,9 @@ func TestDialectSpecificSchema(t *testing.T) {
 func TestNewRejectsUnsupportedDialect(t *testing.T) {
 	db := openMemory(t).db
 	_, err := New(db, engine.ClickHouse)
-	assert.ErrorIs(t, err, ErrDialect)
+	assert.ErrorIs(t, err, ErrEngine)
 	_, err = New(db, nil)
-	assert.ErrorIs(t, err, ErrDialect)
+	assert.ErrorIs(t, err, ErrEngine)
 	_, err = New(nil, engine.SQLite)
 	assert.Error(t, err)
 }

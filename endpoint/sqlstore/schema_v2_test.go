@@ -93,8 +93,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 // TestMigrationDDLPerDialect: version 2 adds its columns idempotently in
 // each dialect's way.
 func TestMigrationDDLPerDialect(t *testing.T) {
-	assert.Equal(t, "ALTER TABLE t ADD COLUMN IF NOT EXISTS c TEXT NULL", addColumn(engine.PostgreSQL, "t", "c", "TEXT NULL"))
-	assert.Equal(t, "ALTER TABLE t ADD COLUMN c MEDIUMTEXT NULL", addColumn(engine.MySQL, "t", "c", "MEDIUMTEXT NULL"))
+	assert.Equal(t, "ALTER TABLE t ADD COLUMN IF NOT EXISTS c TEXT NULL", engine.PostgreSQL.AddColumn("t", "c", "TEXT NULL"))
+	assert.Equal(t, "ALTER TABLE t ADD COLUMN c MEDIUMTEXT NULL", engine.MySQL.AddColumn("t", "c", "MEDIUMTEXT NULL"))
 	assert.True(t, isDuplicateColumn(errString("Error 1060 (42S21): Duplicate column name 'c'")))
 	assert.True(t, isDuplicateColumn(errString("SQL logic error: duplicate column name: c (1)")))
 	assert.False(t, isDuplicateColumn(errString("no such table: t")))

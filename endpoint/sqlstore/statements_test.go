@@ -73,7 +73,7 @@ func TestStatementsMarkersPerDialect(t *testing.T) {
 
 func TestGetManySQL(t *testing.T) {
 	tests := []struct {
-		dialect engine.Engine
+		dialect engine.Store
 		n       int
 		suffix  string
 	}{

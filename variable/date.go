@@ -22,7 +22,10 @@ const (
 // maxRelative bounds N in "-Nd" so that the arithmetic cannot overflow.
 // Even in hours it reaches more than 11,000 years back, so every N it
 // refuses would land before the year 0001 anyway.
-const maxRelative = 99_999_999
+const (
+	maxRelative       = 99_999_999
+	maxRelativeDigits = 8
+)
 
 // maxErrorInput bounds DateError.Input, so that an error never carries a
 // client's megabyte back into logs and responses.
@@ -298,7 +301,7 @@ func parseRelative(s string) (DateExpr, *DateError) {
 		return e, dateError(s, "not a relative date", "Start or End after d, w, m or y only (-Nh already starts at an hour)")
 	}
 	digits = strings.TrimLeft(digits, "0")
-	if len(digits) > len(strconv.Itoa(maxRelative)) {
+	if len(digits) > maxRelativeDigits {
 		return e, dateError(s, "too far in the past", "at most "+strconv.Itoa(maxRelative)+" units back")
 	}
 	e.n, _ = strconv.Atoi(digits) // "" (all zeros) is 0

@@ -40,9 +40,9 @@ type DateError struct {
 	// Truncated is true when Input is only the start of the text.
 	Truncated bool
 	// Problem says what is wrong, as a phrase that follows "is": "empty",
-	// "not a date", "not a relative date", "not a real calendar date", "not a real
-	// time of day", "not a real zone offset", "too far in the past",
-	// "outside the years 0001 to 9999 (in UTC)".
+	// "not a date", "not a relative date", "not a real calendar date",
+	// "not a real time of day", "not a real zone offset", "too far in the
+	// past", "outside the years 0001 to 9999 (in UTC)".
 	Problem string
 	// Expected says what would have been read there, as a noun phrase, such
 	// as "a day from 01 to 28 (2025-02 has 28 days)" or DateForms.
@@ -135,8 +135,8 @@ func parseDate(s string, now time.Time) (Timestamp, *DateError) {
 //     ("-1mStart" is the first of last month). Without "-N" ("mStart") it
 //     is the current one.
 //
-// Nothing else is read: no surrounding spaces, no lower-case "t" or "z",
-// no "+7d", no "today". An absolute date outside the years 0001 to 9999 in
+// Nothing else is read: no surrounding spaces, no lower-case "t" or "z", no
+// comma before a fraction, no "+7d", no "today". An absolute date outside the years 0001 to 9999 in
 // UTC is refused here; a relative one can only be checked by Resolve. Every
 // error is a *DateError.
 func ParseDateExpr(s string) (DateExpr, error) {

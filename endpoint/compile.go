@@ -113,7 +113,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 // ':name', ... as the executor's engine reads them): nothing would be bound
 // to it, and the run would fail with a 502 instead of the save with a 400.
 func (s *Service) checkBindMarkers(sql string) error {
-	markers, err := s.cfg.Executor.Dialect().BindMarkers(sql)
+	markers, err := placeholder.BindMarkers(s.cfg.Executor.Engine(), sql)
 	if err != nil {
 		return placeholderError(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // wrappedOnly hides the RowCapper of an executor, so that every run pages
@@ -24,7 +24,7 @@ type wrappedOnly struct{ endpoint.Executor }
 func TestDirectRunsAnswerAsWrapped(t *testing.T) {
 	e := newEnv(t)
 	wrapped, err := endpoint.New(endpoint.Config{
-		Endpoints: e.eps, Variables: e.vstore, Executor: wrappedOnly{sqlexec.New(e.db, placeholder.SQLite)}, Now: e.clock.Now,
+		Endpoints: e.eps, Variables: e.vstore, Executor: wrappedOnly{sqlexec.New(e.db, engine.SQLite)}, Now: e.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

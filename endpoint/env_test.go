@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	_ "modernc.org/sqlite"
 )
@@ -67,7 +67,7 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	cfg := endpoint.Config{
 		Endpoints: e.eps,
 		Variables: e.vstore,
-		Executor:  sqlexec.New(db, placeholder.SQLite),
+		Executor:  sqlexec.New(db, engine.SQLite),
 		Now:       e.clock.Now,
 	}
 	for _, o := range opts {

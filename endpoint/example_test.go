@@ -9,8 +9,8 @@ import (
 	"log"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	_ "modernc.org/sqlite"
 )
@@ -31,7 +31,7 @@ func newExampleService() *endpoint.Service {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: endpoint.NewMemoryStore(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, placeholder.SQLite),
+		Executor:  sqlexec.New(db, engine.SQLite),
 	})
 	if err != nil {
 		log.Fatal(err)

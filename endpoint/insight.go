@@ -33,7 +33,7 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	if string(iq.Kind) != q.Kind {
 		return nil, invalidf(CodeInvalidInput, "query.kind", "Query kind '%s' does not match its insight JSON, which is a %s.", q.Kind, iq.Kind)
 	}
-	if _, err := insight.Compile(iq, s.cfg.Executor.Dialect(), s.now()); err != nil {
+	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
 		return nil, insightQueryError(err)
 	}
 	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq}, nil
@@ -64,7 +64,7 @@ func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req
 	if err != nil {
 		return nil, insightRunError(err)
 	}
-	stmt, err := insight.Compile(applied, s.cfg.Executor.Dialect(), now)
+	stmt, err := insight.Compile(applied, s.cfg.Executor.Engine(), now)
 	if err != nil {
 		return nil, insightRunError(err)
 	}

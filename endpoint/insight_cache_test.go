@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
 // noRows answers every query with no rows.
 type noRows struct{ queries int }
 
-func (x *noRows) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (x *noRows) Engine() engine.Engine { return engine.SQLite }
 func (x *noRows) Query(context.Context, string, []any) (*Result, error) {
 	x.queries++
 	return &Result{}, nil

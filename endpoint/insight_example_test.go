@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	_ "modernc.org/sqlite"
 )
@@ -36,7 +36,7 @@ func ExampleService_Run_insight() {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: endpoint.NewMemoryStore(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, placeholder.SQLite),
+		Executor:  sqlexec.New(db, engine.SQLite),
 		Now:       func() time.Time { return time.Date(2025, 5, 4, 0, 0, 0, 0, time.UTC) },
 	})
 	if err != nil {

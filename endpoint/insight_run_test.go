@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // trendsByBrowserCountry breaks pageviews down by browser and country.
@@ -34,7 +34,7 @@ const retentionByBrowser = `{"kind": "RetentionQuery",
 	"dateRange": {"date_from": "2025-05-20", "date_to": "2025-05-31"},
 	"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`
 
-func execOf(e *env) endpoint.Executor { return sqlexec.New(e.db, placeholder.SQLite) }
+func execOf(e *env) endpoint.Executor { return sqlexec.New(e.db, engine.SQLite) }
 
 func asError(t *testing.T, err error) *endpoint.Error {
 	t.Helper()
@@ -215,9 +215,9 @@ func TestInsightRunErrors(t *testing.T) {
 		{"unknown", endpoint.RunRequest{Variables: map[string]any{"country": "US", "browser": "x", "$browser": "Chrome"}},
 			"unknown_variable", "Unknown variable(s): browser, country", "variables"},
 		{"bad date", endpoint.RunRequest{Variables: map[string]any{"date_from": "yesterday"}},
-			"invalid_variable_value", `Variable 'date_from' must be an ISO 8601 date (YYYY-MM-DD), got "yesterday"`, "variables"},
+			"invalid_variable_value", `Variable 'date_from' must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got "yesterday"`, "variables"},
 		{"bad date type", endpoint.RunRequest{Variables: map[string]any{"date_to": 20250501}},
-			"invalid_variable_value", `Variable 'date_to' must be an ISO 8601 date (YYYY-MM-DD), got 20250501`, "variables"},
+			"invalid_variable_value", `Variable 'date_to' must be a string: YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got 20250501`, "variables"},
 		{"bad breakdown", endpoint.RunRequest{Variables: map[string]any{"$browser": []any{"Chrome"}}},
 			"invalid_variable_value", `Variable '$browser' must be a string (a value of the breakdown property), got ["Chrome"]`, "variables"},
 		{"inverted range", endpoint.RunRequest{Variables: map[string]any{"date_from": "2025-05-20", "date_to": "2025-05-10"}},

@@ -42,7 +42,7 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket) *v
 	}
 	v := &verdict{}
 	if c.insight != nil {
-		if _, err := insight.Materialize(c.insight, s.cfg.Executor.Dialect(), "endpointkit_check", s.now()); err != nil {
+		if _, err := insight.Materialize(c.insight, s.cfg.Executor.Engine(), "endpointkit_check", s.now()); err != nil {
 			v.reason = strings.TrimPrefix(err.Error(), "insight: ")
 		} else {
 			v.ok = true
@@ -52,7 +52,7 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket) *v
 		for _, vr := range c.vars {
 			types[vr.CodeName] = vr.Type
 		}
-		a, err := materialize.Analyze(c.query.SQL, materialize.Options{Dialect: s.cfg.Executor.Dialect(), Types: types, Buckets: buckets})
+		a, err := materialize.Analyze(c.query.SQL, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types, Buckets: buckets})
 		switch {
 		case err != nil:
 			v.reason = strings.TrimPrefix(err.Error(), "materialize: ")

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -50,7 +50,7 @@ func newMatBenchService() (*endpoint.Service, error) {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: endpoint.NewMemoryStore(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, placeholder.SQLite),
+		Executor:  sqlexec.New(db, engine.SQLite),
 		// The table stays fresh however long the benchmarks run.
 		Now: func() time.Time { return demo.End },
 	})

@@ -98,7 +98,7 @@ func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *
 		return nil, nil
 	}
 	trace := newRunTrace(opts.debug)
-	stmt, err := insight.ReadMaterialized(c.insight, s.cfg.Executor.Dialect(), table, given, at)
+	stmt, err := insight.ReadMaterialized(c.insight, s.cfg.Executor.Engine(), table, given, at)
 	if err != nil {
 		return nil, insightRunError(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -43,7 +43,7 @@ func TestRangeCondition(t *testing.T) {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: endpoint.NewMemoryStore(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, placeholder.SQLite),
+		Executor:  sqlexec.New(db, engine.SQLite),
 		MaxLimit:  n,
 	})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // refreshLocks hold one mutex per endpoint id, so that this process runs at
@@ -112,15 +111,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return err
 	}
 	at := s.now()
-	stmts, err := s.refreshStatements(c, v, table, at)
-	if err == nil {
-		for _, stmt := range stmts {
-			if err = s.cfg.Executor.Exec(ctx, stmt.SQL, stmt.Args); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
+	if err := s.rebuild(ctx, c, v, table, at); err != nil {
 		st.Status, st.Error = StatusFailed, refreshFailure(err)
 		// The context may be what failed; the state is still worth saving.
 		_ = s.setState(context.WithoutCancel(ctx), &e, st)
@@ -150,41 +141,57 @@ func refreshFailure(err error) string {
 	return "the query could not be executed against the database"
 }
 
-// refreshStatements are the statements that rebuild table. Both kinds build
-// a new table beside the old one and swap it in at the end, so that a
-// failure before the swap keeps the last good table.
-func (s *Service) refreshStatements(c *compiled, v *verdict, table string, at time.Time) ([]insight.Statement, error) {
-	d := s.cfg.Executor.Dialect()
-	if c.insight == nil {
-		sqls, err := v.plan.Refresh(table)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]insight.Statement, len(sqls))
-		for i, q := range sqls {
-			out[i] = insight.Statement{SQL: q}
-		}
-		return out, nil
-	}
+// rebuild builds a fresh copy of an endpoint's stored table beside it and
+// swaps it in, so that a failure before the swap keeps the last good table.
+func (s *Service) rebuild(ctx context.Context, c *compiled, v *verdict, table string, at time.Time) error {
+	e := s.cfg.Executor.Engine()
 	next := table + "_next"
-	built, err := insight.Materialize(c.insight, d, next, at)
-	if err != nil {
-		return nil, err
-	}
-	var out []insight.Statement
-	if len(c.insight.Breakdowns) > 0 && (d == placeholder.SQLite || d == placeholder.PostgreSQL) {
-		// A renamed table keeps its index's name, which the next build
-		// of next creates again.
-		out = append(out, insight.Statement{SQL: "DROP INDEX IF EXISTS " + d.QuoteIdent(next+"_breakdowns")})
-	}
-	out = append(out, built...)
-	out = append(out, insight.Statement{SQL: "DROP TABLE IF EXISTS " + d.QuoteIdent(table)})
-	if d == placeholder.ClickHouse {
-		out = append(out, insight.Statement{SQL: "RENAME TABLE " + d.QuoteIdent(next) + " TO " + d.QuoteIdent(table)})
+	var build []insight.Statement
+	if c.insight == nil {
+		r, err := v.plan.Refresh(table)
+		if err != nil {
+			return err
+		}
+		for _, q := range r.Build {
+			build = append(build, insight.Statement{SQL: q})
+		}
+		next = r.Next
 	} else {
-		out = append(out, insight.Statement{SQL: "ALTER TABLE " + d.QuoteIdent(next) + " RENAME TO " + d.QuoteIdent(table)})
+		built, err := insight.Materialize(c.insight, e, next, at)
+		if err != nil {
+			return err
+		}
+		build = built
 	}
-	return out, nil
+	for _, stmt := range build {
+		if err := s.cfg.Executor.Exec(ctx, stmt.SQL, stmt.Args); err != nil {
+			return err
+		}
+	}
+	swap, inTx := e.Swap(next, table)
+	if err := s.execAll(ctx, swap, inTx); err != nil {
+		return err
+	}
+	if c.insight != nil {
+		if ddl := insight.Index(c.insight, e, table); ddl != "" {
+			return s.cfg.Executor.Exec(ctx, ddl, nil)
+		}
+	}
+	return nil
+}
+
+// execAll runs statements in order, in one transaction when inTx and the
+// executor can.
+func (s *Service) execAll(ctx context.Context, stmts []string, inTx bool) error {
+	if tx, ok := s.cfg.Executor.(TxExecutor); ok && inTx {
+		return tx.ExecTx(ctx, stmts)
+	}
+	for _, q := range stmts {
+		if err := s.cfg.Executor.Exec(ctx, q, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Service) setState(ctx context.Context, e *Endpoint, st MaterializationState) error {
@@ -198,7 +205,7 @@ func (s *Service) setState(ctx context.Context, e *Endpoint, st MaterializationS
 // dropTable drops a stored table, best effort: a table left behind wastes
 // space but serves nothing, since runs read only the table the state names.
 func (s *Service) dropTable(ctx context.Context, table string) {
-	_ = s.cfg.Executor.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+s.cfg.Executor.Dialect().QuoteIdent(table), nil)
+	_ = s.cfg.Executor.Exec(context.WithoutCancel(ctx), s.cfg.Executor.Engine().DropTable(table), nil)
 }
 
 // dropTables drops every stored table of a deleted endpoint that this

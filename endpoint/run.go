@@ -259,7 +259,7 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 		values[c.limitName] = int64(opts.limit) + 1
 		values[c.offsetName] = int64(opts.offset)
 	}
-	query, args, err := tmpl.Render(s.cfg.Executor.Dialect(), values)
+	query, args, err := tmpl.Render(s.cfg.Executor.Engine(), values)
 	if err != nil {
 		// Values come from Coerce and list positions were checked at save,
 		// so this is a value the dialect cannot bind.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -25,7 +25,7 @@ type fixedExecutor struct {
 	lastArgs  []any
 }
 
-func (f *fixedExecutor) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (f *fixedExecutor) Engine() engine.Engine { return engine.SQLite }
 
 func (f *fixedExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
 	f.lastQuery, f.lastArgs = q, args

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -93,7 +93,7 @@ func sharedFile(t *testing.T, recheck time.Duration, clocks ...func() time.Time)
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		st, err := sqlstore.New(db, placeholder.SQLite)
+		st, err := sqlstore.New(db, engine.SQLite)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func sharedFile(t *testing.T, recheck time.Duration, clocks ...func() time.Time)
 			}
 		}
 		reads := &readCounter{}
-		x := sqlexec.New(db, placeholder.SQLite)
+		x := sqlexec.New(db, engine.SQLite)
 		t.Cleanup(func() { x.Close() })
 		svc, err := endpoint.New(endpoint.Config{
 			Endpoints:       readCountingStore{st.Endpoints(), reads},

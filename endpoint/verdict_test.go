@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -13,7 +14,7 @@ import (
 // execute anything.
 type fixedDialect struct{ Executor }
 
-func (fixedDialect) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (fixedDialect) Engine() engine.Engine { return engine.SQLite }
 
 // TestVerdictMemoized: a version is analysed once per bucket set, however
 // the buckets' map is ordered, so runs and Gets never analyse again.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // benchQuery is a daily trend of $pageview broken down by $browser over the
@@ -74,7 +74,7 @@ func BenchmarkTrendsInline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := Compile(q, placeholder.SQLite, now)
+		c, err := Compile(q, engine.SQLite, now)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -89,8 +89,11 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	saved := mustDecode(b, benchQuery)
 	at := demo.End
 	start := time.Now()
-	stmts, err := Materialize(saved, placeholder.SQLite, "bench_insight", at)
+	stmts, err := Materialize(saved, engine.SQLite, "bench_insight", at)
 	require.NoError(b, err)
+	if ddl := Index(saved, engine.SQLite, "bench_insight"); ddl != "" {
+		stmts = append(stmts, Statement{SQL: ddl})
+	}
 	for _, s := range stmts {
 		_, err := db.Exec(s.SQL, s.Args...)
 		require.NoError(b, err)
@@ -98,7 +101,7 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	build := time.Since(start)
 	b.ResetTimer()
 	for b.Loop() {
-		c, err := ReadMaterialized(saved, placeholder.SQLite, "bench_insight", benchValues, at)
+		c, err := ReadMaterialized(saved, engine.SQLite, "bench_insight", benchValues, at)
 		if err != nil {
 			b.Fatal(err)
 		}

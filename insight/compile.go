@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Compiled is one SQL statement computing an insight, with its bound
@@ -30,7 +30,7 @@ type Compiled struct {
 // with returning users: (b0, ..., cohort, period, actors), where the row
 // with period = cohort holds the cohort's size. Shape turns either into
 // PostHog's result shape.
-func Compile(q *Query, d placeholder.Dialect, now time.Time) (*Compiled, error) {
+func Compile(q *Query, d engine.Engine, now time.Time) (*Compiled, error) {
 	sp, err := resolveSpan(q, now)
 	if err != nil {
 		return nil, err

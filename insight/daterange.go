@@ -1,10 +1,9 @@
 package insight
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/endpointkit/endpointkit/variable"
 )
 
 // timeLayout is how the events table stores timestamps and how bucket
@@ -15,121 +14,26 @@ const timeLayout = "2006-01-02 15:04:05"
 // maxBuckets bounds the points of a series (about 7 months of hours).
 const maxBuckets = 5000
 
-// grain is how much time a bound names: a date names a whole day, so a
-// date_to includes all of it.
-type grain int
-
-const (
-	grainSecond grain = iota
-	grainHour
-	grainDay
-)
-
-func (g grain) after(t time.Time) time.Time {
-	switch g {
-	case grainHour:
-		return t.Add(time.Hour)
-	case grainDay:
-		return t.AddDate(0, 0, 1)
-	default:
-		return t.Add(time.Second)
-	}
+// parseBound reads a date_from or date_to in the date grammar of package
+// variable (variable.ParseDateExpr), the one Date variables read, so that a
+// date means the same in a SQL endpoint and in an insight. Decode checks a
+// saved bound with it, Apply a run-time one, resolveSpan resolves them.
+func parseBound(s string) (variable.DateExpr, error) {
+	return variable.ParseDateExpr(s)
 }
 
-// bound is a parsed date_from or date_to, resolved against a now.
-type bound struct {
-	abs      time.Time // when not relative
-	relative bool
-	n        int  // how many units back
-	unit     byte // h, d, w, m, y
-	start    bool // "-1mStart": snap to the start of the unit
-	grain    grain
-}
-
-var absoluteLayouts = []struct {
-	layout string
-	grain  grain
-}{
-	{"2006-01-02", grainDay},
-	{time.RFC3339Nano, grainSecond},
-	{"2006-01-02T15:04:05.999999999", grainSecond},
-	{"2006-01-02 15:04:05.999999999", grainSecond},
-	{"2006-01-02T15:04", grainSecond},
-	{"2006-01-02 15:04", grainSecond},
-}
-
-// parseBound reads an absolute or relative date; see DateRange.
-func parseBound(s string) (bound, error) {
-	if strings.HasPrefix(s, "-") {
-		return parseRelative(s)
+// resolveBound reads and resolves the bound s against now. Its error names
+// field.
+func resolveBound(field, s string, now time.Time) (variable.DateExpr, time.Time, error) {
+	b, err := parseBound(s)
+	if err != nil {
+		return b, time.Time{}, errorf(field, "%v", err)
 	}
-	for _, l := range absoluteLayouts {
-		if t, err := time.Parse(l.layout, s); err == nil {
-			if t.Year() < 1 || t.Year() > 9999 {
-				break
-			}
-			return bound{abs: t.UTC(), grain: l.grain}, nil
-		}
+	ts, err := b.Resolve(now)
+	if err != nil {
+		return b, time.Time{}, errorf(field, "%v", err)
 	}
-	return bound{}, fmt.Errorf("%q is not a date (YYYY-MM-DD), a date and time (RFC 3339), or a relative date such as -7d, -24h, -4w, -3m, -1y", s)
-}
-
-func parseRelative(s string) (bound, error) {
-	b := bound{relative: true}
-	body := s[1:]
-	if rest, ok := strings.CutSuffix(body, "Start"); ok {
-		b.start = true
-		body = rest
-	}
-	if len(body) < 2 {
-		return b, fmt.Errorf("%q is not a relative date such as -7d, -24h, -4w, -3m, -1y or -1mStart", s)
-	}
-	b.unit = body[len(body)-1]
-	n, err := strconv.Atoi(body[:len(body)-1])
-	if err != nil || n < 0 || n > 100000 || !strings.ContainsRune("hdwmy", rune(b.unit)) || body[0] == '+' {
-		return b, fmt.Errorf("%q is not a relative date such as -7d, -24h, -4w, -3m, -1y or -1mStart", s)
-	}
-	if b.start && b.unit == 'h' {
-		return b, fmt.Errorf("%q: Start applies to d, w, m and y only", s)
-	}
-	b.n = n
-	b.grain = grainDay
-	if b.unit == 'h' {
-		b.grain = grainHour
-	}
-	return b, nil
-}
-
-// at resolves b against now: the first instant it names.
-func (b bound) at(now time.Time) time.Time {
-	if !b.relative {
-		return b.abs
-	}
-	day := startOf(Day, now)
-	switch b.unit {
-	case 'h':
-		return now.Truncate(time.Hour).Add(-time.Duration(b.n) * time.Hour)
-	case 'd':
-		return day.AddDate(0, 0, -b.n)
-	case 'w':
-		t := day.AddDate(0, 0, -7*b.n)
-		if b.start {
-			t = startOf(Week, t)
-		}
-		return t
-	case 'm':
-		t := day.AddDate(0, -b.n, 0)
-		if b.start {
-			t = startOf(Month, t)
-		}
-		return t
-	default:
-		t := day.AddDate(-b.n, 0, 0)
-		if b.start {
-			t = time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-		}
-		return t
-	}
+	return b, ts.Time, nil
 }
 
 // startOf returns the start of the interval that holds t. Weeks start on
@@ -180,19 +84,21 @@ func resolveSpan(q *Query, now time.Time) (span, error) {
 	if q.DateRange.To == "" {
 		sp.end = next(q.Interval, startOf(q.Interval, now))
 	} else {
-		b, err := parseBound(q.DateRange.To)
+		b, to, err := resolveBound("dateRange.date_to", q.DateRange.To, now)
 		if err != nil {
-			return sp, errorf("dateRange.date_to", "%v", err)
+			return sp, err
 		}
-		sp.end = b.grain.after(b.at(now).Truncate(time.Second))
+		// A date_to includes what it names: a whole day for a date, an hour
+		// for -Nh, and the second it names for a date-time (stored
+		// timestamps have whole seconds).
+		sp.end = to.Truncate(time.Second).Add(max(b.Precision(), time.Second))
 	}
 	switch {
 	case q.DateRange.From != "":
-		b, err := parseBound(q.DateRange.From)
+		_, from, err := resolveBound("dateRange.date_from", q.DateRange.From, now)
 		if err != nil {
-			return sp, errorf("dateRange.date_from", "%v", err)
+			return sp, err
 		}
-		from := b.at(now)
 		if t := from.Truncate(time.Second); !t.Equal(from) {
 			from = t.Add(time.Second) // stored timestamps have whole seconds
 		}

@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestParseBoundErrors: what Decode refuses in a saved date range, before
+// any clock. variable.TestParseDate covers the grammar in full.
 func TestParseBoundErrors(t *testing.T) {
-	for _, s := range []string{"", "yesterday", "-7", "-d", "-7x", "--7d", "-+7d", "-1hStart", "-1000000d", "2025-13-01", "2025-02-30", "10000-01-01", "2025/01/01"} {
+	for _, s := range []string{"", "yesterday", "-7", "-d", "-7x", "--7d", "-+7d", "-1hStart", "-100000000d", "2025-13-01", "2025-02-30", "10000-01-01", "2025/01/01", "0000-01-01", "2025-01-02T24:00:00"} {
 		_, err := parseBound(s)
 		require.Error(t, err, s)
 	}
@@ -47,6 +49,16 @@ func TestResolveSpan(t *testing.T) {
 		{Trends, Day, "-1mStart", "-1d", 0, "2025-04-01 00:00:00", "2025-05-21 00:00:00", 50},
 		{Trends, Day, "-1y", "-1yStart", 0, "2024-05-21 00:00:00", "2024-01-02 00:00:00", 0},
 		{Trends, Week, "-1wStart", "", 0, "2025-05-12 00:00:00", "2025-05-26 00:00:00", 2},
+		// Start and End name whole days; mStart needs no number.
+		{Trends, Day, "mStart", "dEnd", 0, "2025-05-01 00:00:00", "2025-05-22 00:00:00", 21},
+		{Trends, Month, "-1yStart", "-1mEnd", 0, "2024-01-01 00:00:00", "2025-05-01 00:00:00", 16},
+		{Trends, Day, "-1wStart", "-1wEnd", 0, "2025-05-12 00:00:00", "2025-05-19 00:00:00", 7},
+		// -Nh as date_to includes its hour; a date-time without a zone is UTC.
+		{Trends, Hour, "-3h", "-1h", 0, "2025-05-21 12:00:00", "2025-05-21 15:00:00", 3},
+		{Trends, Hour, "2025-05-20T22:00", "2025-05-21T01:30:00+02:00", 0, "2025-05-20 22:00:00", "2025-05-20 23:30:01", 2},
+		// A relative date that resolves before the year 0001 is refused.
+		{Trends, Day, "-1000000d", "", 0, "", "", 0},
+		{Trends, Day, "", "-2026y", 0, "", "", 0},
 		// Defaults: 7 days back for trends, TotalIntervals periods for retention.
 		{Trends, Day, "", "", 0, "2025-05-14 00:00:00", "2025-05-22 00:00:00", 8},
 		{Retention, Week, "", "", 4, "2025-04-28 00:00:00", "2025-05-26 00:00:00", 4},

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // testEvent is an event of the oracle's data set. Properties hold JSON
@@ -119,7 +119,7 @@ func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 // run compiles q at now, runs it on db and shapes the rows.
 func run(t testing.TB, db *sql.DB, q *Query, now time.Time) *Result {
 	t.Helper()
-	c, err := Compile(q, placeholder.SQLite, now)
+	c, err := Compile(q, engine.SQLite, now)
 	require.NoError(t, err)
 	res, err := c.Shape(queryRows(t, db, c.SQL, c.Args))
 	require.NoError(t, err)

@@ -7,9 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 func TestDecodeTrends(t *testing.T) {
@@ -165,7 +164,7 @@ func TestCompileRefusesEmptyRange(t *testing.T) {
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"2025-05-10","date_to":"2025-05-01"}}`,
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"interval":"hour","dateRange":{"date_from":"2020-01-01"}}`,
 	} {
-		_, err := Compile(mustDecode(t, text), placeholder.SQLite, now)
+		_, err := Compile(mustDecode(t, text), engine.SQLite, now)
 		var e *Error
 		require.True(t, errors.As(err, &e), "%v", err)
 		require.Equal(t, "dateRange", e.Field)
@@ -201,7 +200,7 @@ func FuzzDecode(f *testing.F) {
 		// date range that it cannot) in every dialect.
 		require.NotNil(t, q)
 		_ = q.Variables(false)
-		for _, d := range []placeholder.Dialect{placeholder.SQLite, placeholder.PostgreSQL, placeholder.MySQL, placeholder.ClickHouse} {
+		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 			c, err := Compile(q, d, now)
 			if err != nil {
 				require.ErrorIs(t, err, ErrInvalid)

@@ -65,7 +65,7 @@ type ValueError struct {
 }
 
 // Error returns a message such as
-// `Variable 'date_from' must be an ISO 8601 date (YYYY-MM-DD), got "yesterday"`.
+// `Variable 'date_to' must be a day from 01 to 28 (2025-02 has 28 days), got "2025-02-30"`.
 func (e *ValueError) Error() string {
 	return fmt.Sprintf("Variable '%s' %s, got %s", e.Variable, e.Reason, describe(e.Value))
 }

@@ -9,8 +9,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 const pageviewsByBrowser = `{
@@ -117,7 +117,7 @@ func ExampleCompile() {
 	saved, _ := insight.Decode([]byte(pageviewsByBrowser))
 	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 
-	c, err := insight.Compile(saved, placeholder.SQLite, now)
+	c, err := insight.Compile(saved, engine.SQLite, now)
 	if err != nil {
 		panic(err)
 	}
@@ -127,7 +127,7 @@ func ExampleCompile() {
 
 	// A run with a breakdown variable: only that series.
 	q, _ := saved.Apply(map[string]any{"$browser": "Safari"})
-	c, _ = insight.Compile(q, placeholder.SQLite, now)
+	c, _ = insight.Compile(q, engine.SQLite, now)
 	printJSON(query(db, c))
 	// Output:
 	// "Chrome" Chrome [2 0 0] [2025-05-01 2025-05-02 2025-05-03]
@@ -151,7 +151,7 @@ func ExampleCompile_retention() {
 	if err != nil {
 		panic(err)
 	}
-	c, _ := insight.Compile(q, placeholder.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	c, _ := insight.Compile(q, engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 	printJSON(query(db, c))
 	// Output:
 	// [{"date":"2025-05-01T00:00:00Z","label":"Day 0","values":[{"count":1,"label":"Day 0"},{"count":1,"label":"Day 1"},{"count":0,"label":"Day 2"}]},{"date":"2025-05-02T00:00:00Z","label":"Day 1","values":[{"count":1,"label":"Day 0"},{"count":0,"label":"Day 1"},{"count":0,"label":"Day 2"}]}]
@@ -164,7 +164,7 @@ func ExampleMaterialize() {
 	at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 
 	// Once, and again at each refresh: every series into one table.
-	stmts, err := insight.Materialize(saved, placeholder.SQLite, "endpoint_7_v1", at)
+	stmts, err := insight.Materialize(saved, engine.SQLite, "endpoint_7_v1", at)
 	if err != nil {
 		panic(err)
 	}
@@ -175,14 +175,14 @@ func ExampleMaterialize() {
 	}
 
 	// Each run: only the stored series of the given breakdown value.
-	c, err := insight.ReadMaterialized(saved, placeholder.SQLite, "endpoint_7_v1", map[string]any{"$browser": "Chrome"}, at)
+	c, err := insight.ReadMaterialized(saved, engine.SQLite, "endpoint_7_v1", map[string]any{"$browser": "Chrome"}, at)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(c.SQL)
 	printJSON(query(db, c))
 
-	_, err = insight.ReadMaterialized(saved, placeholder.SQLite, "endpoint_7_v1", map[string]any{"date_from": "2025-05-02"}, at)
+	_, err = insight.ReadMaterialized(saved, engine.SQLite, "endpoint_7_v1", map[string]any{"date_from": "2025-05-02"}, at)
 	fmt.Println(err)
 	// Output:
 	// SELECT "series", "bucket", "b0", "value" FROM "endpoint_7_v1" WHERE 1 = 1 AND "b0" = ?

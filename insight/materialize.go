@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Statement is one SQL statement with its bound arguments.
@@ -13,58 +13,34 @@ type Statement struct {
 	Args []any
 }
 
-// column is a column of a materialized table.
-type column struct {
-	name string
-	typ  colType
-}
-
-type colType int
-
-const (
-	typeText colType = iota
-	typeInt
-	typeFloat
-)
-
-func (t colType) sql(d placeholder.Dialect) string {
-	names := map[placeholder.Dialect][3]string{
-		placeholder.SQLite:     {"TEXT", "INTEGER", "REAL"},
-		placeholder.PostgreSQL: {"text", "bigint", "double precision"},
-		placeholder.MySQL:      {"TEXT", "BIGINT", "DOUBLE"},
-		placeholder.ClickHouse: {"String", "Int64", "Float64"},
-	}
-	return names[d][t]
-}
-
 // columns are the output columns of Compile's statement for q, which a
 // materialized table stores as they are.
-func columns(q *Query) []column {
-	var cols []column
+func columns(q *Query) []engine.Column {
+	var cols []engine.Column
 	bds := func() {
 		for i := range q.Breakdowns {
-			cols = append(cols, column{breakdownName(i), typeText})
+			cols = append(cols, engine.Column{Name: breakdownName(i), Kind: engine.Text})
 		}
 	}
 	if q.Kind == Retention {
 		bds()
-		return append(cols, column{"cohort", typeText}, column{"period", typeText}, column{"actors", typeInt})
+		return append(cols, engine.Column{Name: "cohort", Kind: engine.Text}, engine.Column{Name: "period", Kind: engine.Text}, engine.Column{Name: "actors", Kind: engine.Int})
 	}
-	cols = append(cols, column{"series", typeInt}, column{"bucket", typeText})
+	cols = append(cols, engine.Column{Name: "series", Kind: engine.Int}, engine.Column{Name: "bucket", Kind: engine.Text})
 	bds()
-	return append(cols, column{"value", typeFloat})
+	return append(cols, engine.Column{Name: "value", Kind: engine.Float})
 }
 
 // Materialize returns the statements, to run in order, that (re)build
 // table with every series of the saved query q (for every breakdown value)
 // over its date range resolved against now: drop the table if it exists,
-// create it, fill it from the events table, and index the breakdown
-// columns. Pass the saved query, not one from Apply: the table must hold
+// create it and fill it from the events table (Index gives the index to
+// add). Pass the saved query, not one from Apply: the table must hold
 // all series. Record now; ReadMaterialized needs it.
 //
 // The stored rows are those of Compile's statement, so a read returns
 // exactly what an inline run at the same now would.
-func Materialize(q *Query, d placeholder.Dialect, table string, now time.Time) ([]Statement, error) {
+func Materialize(q *Query, d engine.Engine, table string, now time.Time) ([]Statement, error) {
 	if table == "" {
 		return nil, fmt.Errorf("insight: materialize: empty table name")
 	}
@@ -73,63 +49,36 @@ func Materialize(q *Query, d placeholder.Dialect, table string, now time.Time) (
 		return nil, err
 	}
 	cols := columns(q)
-	var stmts []Statement
-	add := func(g *gen) {
-		stmts = append(stmts, Statement{SQL: g.SQL(), Args: g.Args()})
-	}
+
+	stmts := []Statement{{SQL: d.DropTable(table)}, {SQL: d.CreateTable(table, cols)}}
 
 	g := newGen(d)
-	g.w("DROP TABLE IF EXISTS #", table)
-	add(g)
-
-	g = newGen(d)
-	g.w("CREATE TABLE # (", table)
-	for i, c := range cols {
-		if i > 0 {
-			g.WriteString(", ")
-		}
-		g.WriteIdent(c.name)
-		g.WriteString(" " + c.typ.sql(d))
-	}
-	g.WriteString(")")
-	if d == placeholder.ClickHouse {
-		g.WriteString(" ENGINE = MergeTree ORDER BY (")
-		for i, c := range cols[:len(cols)-1] {
-			if i > 0 {
-				g.WriteString(", ")
-			}
-			g.WriteIdent(c.name)
-		}
-		g.WriteString(")")
-	}
-	add(g)
-
-	g = newGen(d)
 	g.w("INSERT INTO # (", table)
 	for i, c := range cols {
 		if i > 0 {
 			g.WriteString(", ")
 		}
-		g.WriteIdent(c.name)
+		g.WriteIdent(c.Name)
 	}
 	g.WriteString(")\n")
 	stmts = append(stmts, Statement{SQL: g.SQL() + inline.SQL, Args: inline.Args})
 
-	// MySQL cannot index TEXT without a prefix length, and ClickHouse
-	// orders its table by these columns already.
-	if len(q.Breakdowns) > 0 && (d == placeholder.SQLite || d == placeholder.PostgreSQL) {
-		g = newGen(d)
-		g.w("CREATE INDEX # ON # (", table+"_breakdowns", table)
-		for i := range q.Breakdowns {
-			if i > 0 {
-				g.WriteString(", ")
-			}
-			g.WriteIdent(breakdownName(i))
-		}
-		g.WriteString(")")
-		add(g)
-	}
 	return stmts, nil
+}
+
+// Index returns the DDL of an index on the breakdown columns of a table
+// built by Materialize, "" when the query has no breakdown or the engine
+// needs no index. Run it once the table has its final name (an index keeps
+// its own name when its table is renamed).
+func Index(q *Query, e engine.Engine, table string) string {
+	if len(q.Breakdowns) == 0 {
+		return ""
+	}
+	names := make([]string, len(q.Breakdowns))
+	for i := range names {
+		names[i] = breakdownName(i)
+	}
+	return e.CreateIndex(table+"_breakdowns", table, names)
 }
 
 // ReadMaterialized returns the read of a table built by Materialize from
@@ -141,7 +90,7 @@ func Materialize(q *Query, d placeholder.Dialect, table string, now time.Time) (
 // key fail with an *UnknownVariablesError. An omitted breakdown variable
 // leaves that breakdown unfiltered, as an inline run does; refusing it
 // (unless the endpoint lists it as optional) is the caller's decision.
-func ReadMaterialized(q *Query, d placeholder.Dialect, table string, values map[string]any, materializedAt time.Time) (*Compiled, error) {
+func ReadMaterialized(q *Query, d engine.Engine, table string, values map[string]any, materializedAt time.Time) (*Compiled, error) {
 	if _, err := q.apply(values, true); err != nil {
 		return nil, err
 	}
@@ -155,7 +104,7 @@ func ReadMaterialized(q *Query, d placeholder.Dialect, table string, values map[
 		if i > 0 {
 			g.WriteString(", ")
 		}
-		g.WriteIdent(c.name)
+		g.WriteIdent(c.Name)
 	}
 	g.w(" FROM # WHERE 1 = 1", table)
 	for i, b := range q.Breakdowns {

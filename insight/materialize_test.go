@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 func TestMaterializedEqualsInline(t *testing.T) {
@@ -34,7 +33,7 @@ func TestMaterializedEqualsInline(t *testing.T) {
 		table := fmt.Sprintf("insight_mat_%d", i)
 		t.Run(name, func(t *testing.T) {
 			saved := mustDecode(t, text)
-			stmts, err := Materialize(saved, placeholder.SQLite, table, at)
+			stmts, err := Materialize(saved, engine.SQLite, table, at)
 			require.NoError(t, err)
 			for range 2 { // building twice replaces the table
 				for _, s := range stmts {
@@ -65,7 +64,7 @@ func TestMaterializedEqualsInline(t *testing.T) {
 				require.NoError(t, err)
 				inline := run(t, db, applied, at)
 
-				read, err := ReadMaterialized(saved, placeholder.SQLite, table, values, at)
+				read, err := ReadMaterialized(saved, engine.SQLite, table, values, at)
 				require.NoError(t, err)
 				got, err := read.Shape(queryRows(t, db, read.SQL, read.Args))
 				require.NoError(t, err)
@@ -83,23 +82,23 @@ func TestReadMaterializedRefusesDates(t *testing.T) {
 		{"date_to": "2025-04-01", "$browser": "Chrome"},
 		{"country": "US"},
 	} {
-		_, err := ReadMaterialized(saved, placeholder.SQLite, "t", values, at)
+		_, err := ReadMaterialized(saved, engine.SQLite, "t", values, at)
 		var unknown *UnknownVariablesError
 		require.True(t, errors.As(err, &unknown), "%v", err)
 		require.True(t, errors.Is(err, ErrUnknownVariable))
 	}
-	_, err := ReadMaterialized(saved, placeholder.SQLite, "t", map[string]any{"date_to": "x", "date_from": "y"}, at)
+	_, err := ReadMaterialized(saved, engine.SQLite, "t", map[string]any{"date_to": "x", "date_from": "y"}, at)
 	require.EqualError(t, err, "Unknown variable(s): date_from, date_to")
-	_, err = ReadMaterialized(saved, placeholder.SQLite, "t", map[string]any{"$os": true}, at)
+	_, err = ReadMaterialized(saved, engine.SQLite, "t", map[string]any{"$os": true}, at)
 	require.ErrorIs(t, err, ErrInvalidValue)
-	_, err = Materialize(saved, placeholder.SQLite, "", at)
+	_, err = Materialize(saved, engine.SQLite, "", at)
 	require.Error(t, err)
 }
 
 func TestMaterializeStatements(t *testing.T) {
 	saved := mustDecode(t, twoBreakdowns)
 	at := time.Date(2025, 5, 20, 0, 0, 0, 0, time.UTC)
-	for _, d := range []placeholder.Dialect{placeholder.SQLite, placeholder.PostgreSQL, placeholder.MySQL, placeholder.ClickHouse} {
+	for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 		stmts, err := Materialize(saved, d, "mat", at)
 		require.NoError(t, err)
 		inline, err := Compile(saved, d, at)

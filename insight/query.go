@@ -1,6 +1,10 @@
 package insight
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+)
 
 // Kind is the kind of an insight query, spelled as in PostHog's schema.
 type Kind string
@@ -44,6 +48,9 @@ const (
 )
 
 var intervals = []Interval{Hour, Day, Week, Month}
+
+// unit is the engine's bucket of the interval.
+func (iv Interval) unit() engine.Unit { return engine.Unit(iv) }
 
 // Operator is the comparison of a property filter.
 type Operator string
@@ -112,12 +119,15 @@ func (s Series) label() string {
 	return s.Event
 }
 
-// DateRange holds the bounds as written: an ISO 8601 date ("2025-05-01"), a
-// date and time ("2025-05-01T10:00:00Z" or "2025-05-01 10:00:00"), or a date
-// relative to the run's now ("-7d", "-24h", "-4w", "-3m", "-1y"). Empty From
+// DateRange holds the bounds as written, in the date grammar a Date variable
+// reads (variable.ParseDateExpr): a date ("2025-05-01"), a date and time in
+// UTC ("2025-05-01 10:00:00", "2025-05-01T10:00:00") or with a zone
+// ("2025-05-01T10:00:00+02:00"), or a date relative to the run's now ("-7d",
+// "-24h", "-4w", "-3m", "-1y", "mStart", "-1mStart", "-1mEnd"). Empty From
 // means the kind's default (7 days back for trends, TotalIntervals periods
-// for retention); empty To means now. A To that is a date includes its whole
-// day.
+// for retention); empty To means now. A To includes what it names: the whole
+// day of a date or of a relative date in days, weeks, months or years, the
+// hour of "-Nh", the second of a date and time.
 type DateRange struct {
 	From string
 	To   string

@@ -5,14 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 func compiled(t *testing.T, text string) *Compiled {
 	t.Helper()
-	c, err := Compile(mustDecode(t, text), placeholder.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	c, err := Compile(mustDecode(t, text), engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	return c
 }

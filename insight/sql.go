@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -23,11 +24,11 @@ const (
 // text, chosen from fixed tables by validated enums.
 type gen struct {
 	*placeholder.Builder
-	d placeholder.Dialect
+	e engine.Engine
 }
 
-func newGen(d placeholder.Dialect) *gen {
-	return &gen{Builder: placeholder.NewBuilder(d), d: d}
+func newGen(e engine.Engine) *gen {
+	return &gen{Builder: placeholder.NewBuilder(e), e: e}
 }
 
 // w writes SQL text in which each # is replaced by the quoted identifier
@@ -45,129 +46,24 @@ func (g *gen) w(text string, idents ...string) {
 	}
 }
 
-// jsonPath is the path of a top-level key for engines that take paths
-// (SQLite, MySQL); checkKey has refused keys a path label cannot hold.
-func jsonPath(key string) string { return `$."` + key + `"` }
-
 // text writes the text of property key, "" when it is not set (missing,
 // JSON null or the empty string), so that a breakdown value "" and a
 // filter on "" select the same events.
-func (g *gen) text(key string) {
-	switch g.d {
-	case placeholder.PostgreSQL:
-		g.w("COALESCE((#::jsonb) ->> ", colProps)
-		g.Bind(key)
-		g.WriteString("::text, '')")
-	case placeholder.MySQL:
-		g.w("COALESCE(JSON_UNQUOTE(JSON_EXTRACT(#, ", colProps)
-		g.Bind(jsonPath(key))
-		g.WriteString(")), '')")
-	case placeholder.ClickHouse:
-		g.w("JSONExtractString(#, ", colProps)
-		g.Bind(key)
-		g.WriteString(")")
-	default:
-		g.w("COALESCE(CAST(json_extract(#, ", colProps)
-		g.Bind(jsonPath(key))
-		g.WriteString(") AS TEXT), '')")
-	}
-}
+func (g *gen) text(key string) { g.e.JSONText(g, g.e.QuoteIdent(colProps), key) }
 
 // number writes the value of property key when it is a JSON number, else
 // NULL, which aggregates and comparisons skip.
-func (g *gen) number(key string) {
-	switch g.d {
-	case placeholder.PostgreSQL:
-		g.w("(CASE WHEN jsonb_typeof((#::jsonb) -> ", colProps)
-		g.Bind(key)
-		g.w("::text) = 'number' THEN ((#::jsonb) ->> ", colProps)
-		g.Bind(key)
-		g.WriteString("::text)::double precision END)")
-	case placeholder.MySQL:
-		g.w("(CASE WHEN JSON_TYPE(JSON_EXTRACT(#, ", colProps)
-		g.Bind(jsonPath(key))
-		g.w(")) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(#, ", colProps)
-		g.Bind(jsonPath(key))
-		g.WriteString(") AS DOUBLE) END)")
-	case placeholder.ClickHouse:
-		g.w("JSONExtract(#, ", colProps)
-		g.Bind(key)
-		g.WriteString(", 'Nullable(Float64)')")
-	default:
-		g.w("(CASE WHEN json_type(#, ", colProps)
-		g.Bind(jsonPath(key))
-		g.w(") IN ('integer', 'real') THEN json_extract(#, ", colProps)
-		g.Bind(jsonPath(key))
-		g.WriteString(") END)")
-	}
-}
+func (g *gen) number(key string) { g.e.JSONNumber(g, g.e.QuoteIdent(colProps), key) }
 
-// bucket writes the start of the interval holding the timestamp text in
-// column col, as timestamp text.
+// bucket writes the start of the interval holding the timestamp in column
+// col, as timestamp text.
 func (g *gen) bucket(iv Interval, col string) {
-	switch g.d {
-	case placeholder.PostgreSQL:
-		unit := map[Interval]string{Hour: "hour", Day: "day", Week: "week", Month: "month"}[iv]
-		g.w("to_char(date_trunc('"+unit+"', #::timestamp), 'YYYY-MM-DD HH24:MI:SS')", col)
-	case placeholder.MySQL:
-		switch iv {
-		case Hour:
-			g.w("DATE_FORMAT(#, '%Y-%m-%d %H:00:00')", col)
-		case Week:
-			g.w("DATE_FORMAT(DATE_SUB(DATE(#), INTERVAL WEEKDAY(#) DAY), '%Y-%m-%d 00:00:00')", col, col)
-		case Month:
-			g.w("DATE_FORMAT(#, '%Y-%m-01 00:00:00')", col)
-		default:
-			g.w("DATE_FORMAT(#, '%Y-%m-%d 00:00:00')", col)
-		}
-	case placeholder.ClickHouse:
-		fn := map[Interval]string{Hour: "toStartOfHour(", Day: "toStartOfDay(", Week: "toDateTime(toMonday(", Month: "toDateTime(toStartOfMonth("}[iv]
-		closing := map[Interval]string{Hour: ")", Day: ")", Week: "), 'UTC')", Month: "), 'UTC')"}[iv]
-		g.w("formatDateTime("+fn+"toDateTime(#, 'UTC')"+closing+", '%Y-%m-%d %H:%i:%S', 'UTC')", col)
-	default:
-		// The text layout lets SQLite cut instead of parse, except for
-		// weeks, which need the weekday.
-		switch iv {
-		case Hour:
-			g.w("substr(#, 1, 13) || ':00:00'", col)
-		case Week:
-			g.w("strftime('%Y-%m-%d 00:00:00', #, '-6 days', 'weekday 1')", col)
-		case Month:
-			g.w("substr(#, 1, 7) || '-01 00:00:00'", col)
-		default:
-			g.w("substr(#, 1, 10) || ' 00:00:00'", col)
-		}
-	}
+	g.WriteString(g.e.TimeText(g.e.Truncate(iv.unit(), g.e.Timestamp(g.e.QuoteIdent(col)))))
 }
 
 // contains writes a case-insensitive substring test of property key.
 func (g *gen) contains(key, value string) {
-	switch g.d {
-	case placeholder.PostgreSQL:
-		g.WriteString("strpos(lower(")
-		g.text(key)
-		g.WriteString("), lower(")
-		g.Bind(value)
-		g.WriteString("::text)) > 0")
-	case placeholder.MySQL:
-		g.WriteString("LOCATE(LOWER(")
-		g.Bind(value)
-		g.WriteString("), LOWER(")
-		g.text(key)
-		g.WriteString(")) > 0")
-	case placeholder.ClickHouse:
-		g.WriteString("positionCaseInsensitiveUTF8(")
-		g.text(key)
-		g.WriteString(", ")
-		g.Bind(value)
-		g.WriteString(") > 0")
-	default:
-		g.WriteString("instr(lower(")
-		g.text(key)
-		g.WriteString("), lower(")
-		g.Bind(value)
-		g.WriteString(")) > 0")
-	}
+	g.e.Contains(g, func() { g.text(key) }, value)
 }
 
 // filter writes one property filter as a boolean expression.
@@ -235,14 +131,10 @@ func (g *gen) breakdownColumns(n int, qualifier string) {
 	}
 }
 
-// materialized writes " AS " for a common table expression, asking SQLite
-// and PostgreSQL to compute it once: both may otherwise inline it into
-// every reference, which repeats the grouping of first-time cohorts per
-// joined row.
+// materialized writes " AS " for a common table expression, asking the
+// engine to compute it once where it would otherwise inline it into every
+// reference, which repeats the grouping of first-time cohorts per joined
+// row.
 func (g *gen) materialized() {
-	if g.d == placeholder.SQLite || g.d == placeholder.PostgreSQL {
-		g.WriteString(" AS MATERIALIZED ")
-	} else {
-		g.WriteString(" AS ")
-	}
+	g.WriteString(g.e.CTE())
 }

@@ -2,9 +2,11 @@ package insight
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
-	"time"
+
+	"github.com/endpointkit/endpointkit/variable"
 )
 
 // The date variables of an inline insight endpoint.
@@ -33,8 +35,9 @@ func (q *Query) Variables(materialized bool) []string {
 // property, AND-ed with the query's own filters (the empty string selects
 // events without the property, the series whose breakdown_value is ""), so
 // the result holds exactly the matching series of the unfiltered query.
-// date_from and date_to (ISO 8601 dates, YYYY-MM-DD) replace the bounds of
-// the date range; date_to includes its whole day.
+// date_from and date_to replace the bounds of the date range; they take what
+// a Date variable takes (see DateRange), and a date_to that is a date
+// includes its whole day.
 //
 // Every variable may be omitted: an omitted breakdown variable leaves that
 // breakdown unfiltered, so an inline run returns all its series; an omitted
@@ -80,7 +83,7 @@ func (q *Query) apply(values map[string]any, materialized bool) (*Query, error) 
 		if !ok {
 			continue
 		}
-		s, err := isoDate(d.name, raw)
+		s, err := dateBound(d.name, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -116,16 +119,21 @@ func breakdownValue(name string, raw any) (string, error) {
 	return "", &ValueError{Variable: name, Value: raw, Reason: "must be a string (a value of the breakdown property)"}
 }
 
-// isoDate checks a date variable: a calendar date in the form YYYY-MM-DD.
-func isoDate(name string, raw any) (string, error) {
+// dateBound checks a date variable against the grammar of a Date variable
+// (variable.ParseDateExpr). It keeps the text: a relative date resolves
+// against the clock Compile is given, as a saved one does.
+func dateBound(name string, raw any) (string, error) {
 	s, ok := raw.(string)
 	if m, isRaw := raw.(json.RawMessage); isRaw {
 		ok = json.Unmarshal(m, &s) == nil
 	}
-	if ok {
-		if _, err := time.Parse("2006-01-02", s); err == nil {
-			return s, nil
-		}
+	if !ok {
+		return "", &ValueError{Variable: name, Value: raw, Reason: "must be a string: " + variable.DateForms}
 	}
-	return "", &ValueError{Variable: name, Value: raw, Reason: "must be an ISO 8601 date (YYYY-MM-DD)"}
+	if _, err := parseBound(s); err != nil {
+		var de *variable.DateError
+		errors.As(err, &de)
+		return "", &ValueError{Variable: name, Value: raw, Reason: "must be " + de.Expected}
+	}
+	return s, nil
 }

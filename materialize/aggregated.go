@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/xwb1989/sqlparser"
 )
 
@@ -215,14 +215,4 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 	return "", fail(CodeAggregate, "%s has no known value over no rows, which a run that matches nothing must return", text)
 }
 
-func (b *builder) floatType() string {
-	switch b.d {
-	case placeholder.PostgreSQL:
-		return "DOUBLE PRECISION"
-	case placeholder.MySQL:
-		return "DOUBLE"
-	case placeholder.ClickHouse:
-		return "Float64"
-	}
-	return "REAL"
-}
+func (b *builder) floatType() string { return b.d.Type(engine.Float) }

@@ -3,7 +3,7 @@ package materialize
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +31,7 @@ func TestCombine(t *testing.T) {
 		{"json_group_array(b)", "", ""},
 		{"avg(b) * 2 + count(*)", `((CAST(sum("_a0") AS REAL) / sum("_a1")) * 2) + coalesce(sum("_a2"), 0)`, `((CAST(sum("_a0") AS REAL) / sum("_a1")) * 2) + coalesce(sum("_a2"), 0)`},
 	}
-	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"x": variable.Number}}
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{"x": variable.Number}}
 	for _, c := range cases {
 		for _, op := range []string{"=", ">="} {
 			want := c.equal
@@ -56,16 +56,16 @@ func TestCombine(t *testing.T) {
 // With GROUP BY, an aggregate without a known value over no rows passes
 // through under = : a group that matches nothing is no row at all.
 func TestCombineGrouped(t *testing.T) {
-	plan := mustPlan(t, "SELECT c, median(b) AS m FROM t WHERE a = {variables.x} GROUP BY c ORDER BY m", Options{Dialect: placeholder.SQLite})
+	plan := mustPlan(t, "SELECT c, median(b) AS m FROM t WHERE a = {variables.x} GROUP BY c ORDER BY m", Options{Engine: engine.SQLite})
 	read, _, err := plan.Read("t", map[string]any{"x": "y"})
 	require.NoError(t, err)
 	require.Equal(t, `SELECT "_k0" AS "c", max("_a0") AS "m" FROM "t" WHERE "x" = ? GROUP BY "_k0" ORDER BY 2 ASC`, read)
 }
 
 func TestFloatTypePerDialect(t *testing.T) {
-	for d, want := range map[placeholder.Dialect]string{placeholder.SQLite: "REAL", placeholder.PostgreSQL: "DOUBLE PRECISION",
-		placeholder.MySQL: "DOUBLE", placeholder.ClickHouse: "Float64"} {
-		plan := mustPlan(t, "SELECT avg(b) FROM t WHERE a >= {variables.x}", Options{Dialect: d})
+	for d, want := range map[engine.Engine]string{engine.SQLite: "REAL", engine.PostgreSQL: "double precision",
+		engine.MySQL: "DOUBLE", engine.ClickHouse: "Float64"} {
+		plan := mustPlan(t, "SELECT avg(b) FROM t WHERE a >= {variables.x}", Options{Engine: d})
 		read, _, err := plan.Read("t", map[string]any{"x": int64(1)})
 		require.NoError(t, err)
 		require.Contains(t, read, " AS "+want+")")

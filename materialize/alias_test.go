@@ -3,7 +3,7 @@ package materialize
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,7 +25,7 @@ func TestCheckAliases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := Analyze(c.query, Options{Dialect: placeholder.SQLite})
+			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
 			require.NoError(t, err)
 			if c.code == "" {
 				require.True(t, a.Materializable(), a.Reason())

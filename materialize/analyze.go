@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/xwb1989/sqlparser"
@@ -11,8 +12,8 @@ import (
 
 // Options say how to analyse and rewrite a query.
 type Options struct {
-	// Dialect is the engine that runs the query and holds the stored table.
-	Dialect placeholder.Dialect
+	// Engine runs the query and holds the stored table.
+	Engine engine.Engine
 	// Types are the variables' types by code name. Date variables compared
 	// with >=, >, <, <= in an aggregating query are stored by bucket; every
 	// other variable is stored as the column's own value.
@@ -96,7 +97,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 			a.Variables = append(a.Variables, Variable{Name: ph.Name})
 		}
 	}
-	lx := lex(query, opts.Dialect)
+	lx := lex(query, opts.Engine)
 	if lx.trap != "" {
 		return queryReason(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
@@ -148,8 +149,8 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 }
 
 func (o Options) check() error {
-	if o.Dialect.Name() == "" {
-		return fmt.Errorf("%w: no dialect", ErrInvalidOptions)
+	if o.Engine == nil {
+		return fmt.Errorf("%w: no engine", ErrInvalidOptions)
 	}
 	for name, b := range o.Buckets {
 		if !b.valid() {

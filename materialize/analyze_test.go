@@ -3,7 +3,7 @@ package materialize
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +49,7 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := Analyze(c.query, Options{Dialect: placeholder.SQLite})
+			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
 			require.NoError(t, err)
 			if c.code != "" {
 				require.False(t, a.Materializable())
@@ -81,7 +81,7 @@ func joinSpace(s []string) string {
 
 func TestAnalyzeReasonPerVariable(t *testing.T) {
 	a, err := Analyze("SELECT count(*) FROM t WHERE a = {variables.ok} AND b LIKE {variables.bad} AND a = {variables.ok} AND c = {variables.two} AND d > {variables.two}",
-		Options{Dialect: placeholder.SQLite})
+		Options{Engine: engine.SQLite})
 	require.NoError(t, err)
 	require.Len(t, a.Variables, 3)
 	require.Nil(t, a.Variables[0].Reason)
@@ -96,18 +96,18 @@ func TestAnalyzeReasonPerVariable(t *testing.T) {
 func TestAnalyzeBuckets(t *testing.T) {
 	q := "SELECT count(*) FROM t WHERE ts >= {variables.from} AND n < {variables.n}"
 	types := map[string]variable.Type{"from": variable.Date, "n": variable.Number}
-	a, err := Analyze(q, Options{Dialect: placeholder.SQLite, Types: types, Buckets: map[string]Bucket{"from": Week}})
+	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: types, Buckets: map[string]Bucket{"from": Week}})
 	require.NoError(t, err)
 	require.Equal(t, Week, a.Variables[0].Bucket)
 	require.Equal(t, Bucket(""), a.Variables[1].Bucket, "only dates are bucketed")
 
 	// Rows are not aggregated: a bucket would not shrink anything.
-	a, err = Analyze("SELECT a FROM t WHERE ts >= {variables.from}", Options{Dialect: placeholder.SQLite, Types: types})
+	a, err = Analyze("SELECT a FROM t WHERE ts >= {variables.from}", Options{Engine: engine.SQLite, Types: types})
 	require.NoError(t, err)
 	require.Equal(t, Bucket(""), a.Variables[0].Bucket)
 
 	// A date compared with = keeps its values.
-	a, err = Analyze("SELECT count(*) FROM t WHERE ts = {variables.from}", Options{Dialect: placeholder.SQLite, Types: types})
+	a, err = Analyze("SELECT count(*) FROM t WHERE ts = {variables.from}", Options{Engine: engine.SQLite, Types: types})
 	require.NoError(t, err)
 	require.Equal(t, Bucket(""), a.Variables[0].Bucket)
 }
@@ -115,14 +115,14 @@ func TestAnalyzeBuckets(t *testing.T) {
 func TestAnalyzeOptions(t *testing.T) {
 	_, err := Analyze("SELECT 1", Options{})
 	require.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = Analyze("SELECT 1", Options{Dialect: placeholder.SQLite, Buckets: map[string]Bucket{"x": "year"}})
+	_, err = Analyze("SELECT 1", Options{Engine: engine.SQLite, Buckets: map[string]Bucket{"x": "year"}})
 	require.ErrorIs(t, err, ErrInvalidOptions)
 	require.ErrorContains(t, err, `"year"`)
 }
 
 func TestAnalyzeColumnNames(t *testing.T) {
 	a, err := Analyze("SELECT t.a, count( * ), max(b) AS top, 1+2 FROM t WHERE c = {variables.x} GROUP BY t.a",
-		Options{Dialect: placeholder.SQLite})
+		Options{Engine: engine.SQLite})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "count( * )", "top", "1+2"}, a.Plan.Columns())
 }
@@ -130,7 +130,7 @@ func TestAnalyzeColumnNames(t *testing.T) {
 // A code name that looks like a generated column name moves the generated
 // names out of its way.
 func TestAnalyzeNameCollision(t *testing.T) {
-	a, err := Analyze("SELECT b, count(*) FROM t WHERE a = {variables._a0} GROUP BY b", Options{Dialect: placeholder.SQLite})
+	a, err := Analyze("SELECT b, count(*) FROM t WHERE a = {variables._a0} GROUP BY b", Options{Engine: engine.SQLite})
 	require.NoError(t, err)
 	require.Contains(t, a.Plan.Precompute(), `count(*) AS "__a0"`)
 	require.Contains(t, a.Plan.Precompute(), `"a" AS "_a0"`)

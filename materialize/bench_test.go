@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -39,7 +40,7 @@ func benchSetup(b *testing.B) {
 		if bench.tpl, bench.err = placeholder.Compile(dailyRevenue); bench.err != nil {
 			return
 		}
-		a, err := Analyze(dailyRevenue, Options{Dialect: placeholder.SQLite,
+		a, err := Analyze(dailyRevenue, Options{Engine: engine.SQLite,
 			Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}})
 		if err != nil {
 			bench.err = err
@@ -63,11 +64,11 @@ var benchValues = map[string]any{
 }
 
 func buildTable(b *testing.B) {
-	stmts, err := bench.plan.Refresh("bench_daily_revenue")
+	r, err := bench.plan.Refresh("bench_daily_revenue")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, st := range stmts {
+	for _, st := range r.Statements() {
 		if _, err := bench.db.Exec(st); err != nil {
 			b.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func BenchmarkBuildTable(b *testing.B) {
 func BenchmarkRunInline(b *testing.B) {
 	benchSetup(b)
 	for b.Loop() {
-		q, args, err := bench.tpl.Render(placeholder.SQLite, benchValues)
+		q, args, err := bench.tpl.Render(engine.SQLite, benchValues)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -147,7 +148,7 @@ func BenchmarkRunMaterialized(b *testing.B) {
 // BenchmarkAnalyze measures analysis and rewrite, done once per saved
 // version of an endpoint.
 func BenchmarkAnalyze(b *testing.B) {
-	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}}
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}}
 	for b.Loop() {
 		a, err := Analyze(dailyRevenue, opts)
 		if err != nil || a.Plan == nil {
@@ -159,7 +160,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // BenchmarkRead measures building the read query of one run, the
 // library's own cost on the materialized path.
 func BenchmarkRead(b *testing.B) {
-	a, err := Analyze(dailyRevenue, Options{Dialect: placeholder.SQLite,
+	a, err := Analyze(dailyRevenue, Options{Engine: engine.SQLite,
 		Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}})
 	if err != nil {
 		b.Fatal(err)

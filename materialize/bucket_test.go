@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
@@ -58,7 +58,7 @@ func TestBucketExprSQLite(t *testing.T) {
 	defer db.Close()
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
-		stmt, err := db.Prepare("SELECT " + b.expr(placeholder.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
+		stmt, err := db.Prepare("SELECT " + b.expr(engine.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
 		require.NoError(t, err)
 		for d := 0; d < 731; d += 3 {
 			for _, tod := range []time.Duration{0, 59 * time.Second, 90 * time.Minute, 23*time.Hour + 59*time.Minute + 59*time.Second} {
@@ -73,11 +73,12 @@ func TestBucketExprSQLite(t *testing.T) {
 }
 
 func TestBucketExprDialects(t *testing.T) {
-	require.Equal(t, `date_trunc('week', "ts")`, Week.expr(placeholder.PostgreSQL, `"ts"`))
-	require.Equal(t, "toStartOfHour(`ts`)", Hour.expr(placeholder.ClickHouse, "`ts`"))
-	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", Month.expr(placeholder.MySQL, "`ts`"))
-	require.Equal(t, `CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN strftime('%Y-%m-%d 00:00:00', "ts") `+
-		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END`, Day.expr(placeholder.SQLite, `"ts"`))
+	// PostgreSQL casts, so that a text column buckets as a timestamp one.
+	require.Equal(t, `date_trunc('week', ("ts")::timestamp)`, Week.expr(engine.PostgreSQL, `"ts"`))
+	require.Equal(t, "toStartOfHour(toDateTime(`ts`, 'UTC'))", Hour.expr(engine.ClickHouse, "`ts`"))
+	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", Month.expr(engine.MySQL, "`ts`"))
+	require.Equal(t, `strftime('%Y-%m-%d 00:00:00', CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN "ts" `+
+		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`, Day.expr(engine.SQLite, `"ts"`))
 }
 
 // On SQLite, a refresh fails on a time column that is not UTC text
@@ -91,11 +92,11 @@ func TestBucketGuardSQLite(t *testing.T) {
 	_, err = db.Exec("CREATE TABLE e (ts TEXT); INSERT INTO e VALUES ('2025-05-01 10:00:00'), (NULL)")
 	require.NoError(t, err)
 	plan := mustPlan(t, "SELECT count(*) AS n FROM e WHERE ts >= {variables.from}",
-		Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"from": variable.Date}})
+		Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date}})
 	build := func() error {
-		stmts, err := plan.Refresh("m")
+		r, err := plan.Refresh("m")
 		require.NoError(t, err)
-		for _, s := range stmts {
+		for _, s := range r.Statements() {
 			if _, err := db.Exec(s); err != nil {
 				return err
 			}

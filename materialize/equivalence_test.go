@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -259,7 +260,7 @@ func TestEquivalence(t *testing.T) {
 	}
 	for i, s := range shapes {
 		t.Run(s.name, func(t *testing.T) {
-			opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
+			opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
 			for _, d := range s.dates {
 				opts.Types[d] = variable.Date
 			}
@@ -267,9 +268,9 @@ func TestEquivalence(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, a.Materializable(), "%v", a.Reasons)
 			table := fmt.Sprintf("mat_%d", i)
-			stmts, err := a.Plan.Refresh(table)
+			r, err := a.Plan.Refresh(table)
 			require.NoError(t, err)
-			for _, st := range stmts {
+			for _, st := range r.Statements() {
 				_, err := db.Exec(st)
 				require.NoError(t, err, st)
 			}
@@ -278,7 +279,7 @@ func TestEquivalence(t *testing.T) {
 			materialized, inline, empty := 0, 0, 0
 			for range 60 {
 				values := s.values(p)
-				q, args, err := tpl.Render(placeholder.SQLite, values)
+				q, args, err := tpl.Render(engine.SQLite, values)
 				require.NoError(t, err)
 				want := query(t, db, q, args)
 				rq, rargs, err := a.Plan.Read(table, values)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/materialize"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -15,8 +15,8 @@ func ExampleAnalyze() {
 		WHERE event = {variables.event} AND timestamp >= {variables.date_from}
 		GROUP BY day ORDER BY day`
 	a, err := materialize.Analyze(query, materialize.Options{
-		Dialect: placeholder.SQLite,
-		Types:   map[string]variable.Type{"event": variable.String, "date_from": variable.Date},
+		Engine: engine.SQLite,
+		Types:  map[string]variable.Type{"event": variable.String, "date_from": variable.Date},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -28,7 +28,7 @@ func ExampleAnalyze() {
 	}
 
 	a, _ = materialize.Analyze("SELECT count(*) FROM events WHERE event LIKE {variables.pattern}",
-		materialize.Options{Dialect: placeholder.SQLite})
+		materialize.Options{Engine: engine.SQLite})
 	fmt.Println(a.Reasons[0].Code)
 	fmt.Println("Cannot materialize endpoint. Reason: " + a.Reason())
 	// Output:
@@ -42,7 +42,7 @@ func ExampleAnalyze() {
 func ExamplePlan_Read() {
 	a, _ := materialize.Analyze(
 		"SELECT count(*) AS n FROM events WHERE timestamp >= {variables.date_from}",
-		materialize.Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"date_from": variable.Date}})
+		materialize.Options{Engine: engine.SQLite, Types: map[string]variable.Type{"date_from": variable.Date}})
 
 	midnight := variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true}
 	query, args, err := a.Plan.Read("endpoint_42_v3", map[string]any{"date_from": midnight})
@@ -59,14 +59,19 @@ func ExamplePlan_Read() {
 
 func ExamplePlan_Refresh() {
 	a, _ := materialize.Analyze("SELECT count(*) AS n FROM events WHERE event = {variables.event}",
-		materialize.Options{Dialect: placeholder.SQLite})
-	stmts, _ := a.Plan.Refresh("endpoint_42_v3")
-	for _, s := range stmts {
+		materialize.Options{Engine: engine.SQLite})
+	r, _ := a.Plan.Refresh("endpoint_42_v3")
+	for _, s := range r.Build {
+		fmt.Println(s)
+	}
+	fmt.Println("-- in one transaction:", r.InTx)
+	for _, s := range r.Swap {
 		fmt.Println(s)
 	}
 	// Output:
 	// DROP TABLE IF EXISTS "endpoint_42_v3_next"
 	// CREATE TABLE "endpoint_42_v3_next" AS SELECT count(*) AS "_a0", "event" AS "event" FROM "events" GROUP BY "event"
+	// -- in one transaction: true
 	// DROP TABLE IF EXISTS "endpoint_42_v3"
 	// ALTER TABLE "endpoint_42_v3_next" RENAME TO "endpoint_42_v3"
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/xwb1989/sqlparser"
 )
 
@@ -12,7 +12,7 @@ import (
 // parser's own String, which prints MySQL (backquotes, "limit 5, 10",
 // backslash escapes), and never uses the parser's literal encoder.
 type printer struct {
-	d placeholder.Dialect
+	d engine.Engine
 	// canon prints the canonical form used to compare expressions:
 	// lower-case identifiers and function names, no redundant parentheses.
 	canon bool
@@ -51,7 +51,7 @@ func (p *printer) exprString(e sqlparser.Expr) (string, error) {
 
 // canonical returns the canonical text of e, for comparing expressions.
 func canonical(e sqlparser.Expr) string {
-	q := &printer{d: placeholder.SQLite, canon: true}
+	q := &printer{d: engine.SQLite, canon: true}
 	q.expr(e)
 	if q.err != nil {
 		return "\x00" + q.err.Error()
@@ -155,7 +155,7 @@ func (p *printer) expr(e sqlparser.Expr) {
 		p.operand(levelCompare, e.Expr)
 		p.w(" " + strings.ToUpper(e.Operator))
 	case *sqlparser.BinaryExpr:
-		if e.Operator == sqlparser.IntDivStr && p.d != placeholder.MySQL {
+		if e.Operator == sqlparser.IntDivStr && !p.d.Lexical().IntDiv {
 			p.fail("the operator DIV")
 			return
 		}
@@ -263,7 +263,7 @@ func (p *printer) comparison(e *sqlparser.ComparisonExpr) {
 	case sqlparser.NotEqualStr:
 		op = "<>"
 	case sqlparser.NullSafeEqualStr:
-		if p.d != placeholder.MySQL {
+		if !p.d.Lexical().NullSafeEqual {
 			p.fail("the operator <=>")
 			return
 		}

@@ -3,13 +3,13 @@ package materialize
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
 // printSelect parses src and prints it back in dialect d.
-func printSelect(t *testing.T, src string, d placeholder.Dialect) (string, error) {
+func printSelect(t *testing.T, src string, d engine.Engine) (string, error) {
 	t.Helper()
 	stmt, err := sqlparser.Parse(src)
 	require.NoError(t, err)
@@ -21,25 +21,25 @@ func printSelect(t *testing.T, src string, d placeholder.Dialect) (string, error
 func TestPrinter(t *testing.T) {
 	cases := []struct {
 		name, src string
-		d         placeholder.Dialect
+		d         engine.Engine
 		want      string
 	}{
-		{"limit offset, not MySQL's limit o, n", "select a from t limit 10, 5", placeholder.SQLite, `SELECT "a" FROM "t" LIMIT 5 OFFSET 10`},
-		{"no from dual", "select 1 + 2", placeholder.SQLite, `SELECT 1 + 2`},
-		{"quotes doubled on SQLite", "select 'it''s' from t", placeholder.SQLite, `SELECT 'it''s' FROM "t"`},
-		{"quotes escaped on MySQL", "select 'it''s' from t", placeholder.MySQL, "SELECT 'it\\'s' FROM `t`"},
-		{"injection text stays a literal", "select a from t where b = ''' OR 1=1 --'", placeholder.SQLite, `SELECT "a" FROM "t" WHERE "b" = ''' OR 1=1 --'`},
-		{"not equal", "select a from t where a != 1 and b <> 2", placeholder.PostgreSQL, `SELECT "a" FROM "t" WHERE "a" <> 1 AND "b" <> 2`},
-		{"precedence kept", "select (a + b) * c, a + b * c from t where not (a = 1 or b = 2)", placeholder.SQLite,
+		{"limit offset, not MySQL's limit o, n", "select a from t limit 10, 5", engine.SQLite, `SELECT "a" FROM "t" LIMIT 5 OFFSET 10`},
+		{"no from dual", "select 1 + 2", engine.SQLite, `SELECT 1 + 2`},
+		{"quotes doubled on SQLite", "select 'it''s' from t", engine.SQLite, `SELECT 'it''s' FROM "t"`},
+		{"quotes escaped on MySQL", "select 'it''s' from t", engine.MySQL, "SELECT 'it\\'s' FROM `t`"},
+		{"injection text stays a literal", "select a from t where b = ''' OR 1=1 --'", engine.SQLite, `SELECT "a" FROM "t" WHERE "b" = ''' OR 1=1 --'`},
+		{"not equal", "select a from t where a != 1 and b <> 2", engine.PostgreSQL, `SELECT "a" FROM "t" WHERE "a" <> 1 AND "b" <> 2`},
+		{"precedence kept", "select (a + b) * c, a + b * c from t where not (a = 1 or b = 2)", engine.SQLite,
 			`SELECT ("a" + "b") * "c", "a" + ("b" * "c") FROM "t" WHERE NOT ("a" = 1 OR "b" = 2)`},
 		{"case, in, between, is, like", "select case when a in (1, 2) then 'x' else 'y' end from t where b between 1 and 2 and c is not null and d like 'a%' escape '!'",
-			placeholder.SQLite, `SELECT CASE WHEN "a" IN (1, 2) THEN 'x' ELSE 'y' END FROM "t" WHERE "b" BETWEEN 1 AND 2 AND "c" IS NOT NULL AND "d" LIKE 'a%' ESCAPE '!'`},
+			engine.SQLite, `SELECT CASE WHEN "a" IN (1, 2) THEN 'x' ELSE 'y' END FROM "t" WHERE "b" BETWEEN 1 AND 2 AND "c" IS NOT NULL AND "d" LIKE 'a%' ESCAPE '!'`},
 		{"joins and subqueries", "select e.a from t as e left join (select id from u) as v using (id) where exists (select 1 from w) group by e.a having count(*) > 1 order by 1 desc",
-			placeholder.SQLite, `SELECT "e"."a" FROM "t" AS "e" LEFT JOIN (SELECT "id" FROM "u") AS "v" USING ("id") WHERE EXISTS (SELECT 1 FROM "w") GROUP BY "e"."a" HAVING count(*) > 1 ORDER BY 1 DESC`},
-		{"functions keep their spelling", "select COUNT(distinct a), json_extract(p, '$.x'), cast(a as signed) from t", placeholder.SQLite,
+			engine.SQLite, `SELECT "e"."a" FROM "t" AS "e" LEFT JOIN (SELECT "id" FROM "u") AS "v" USING ("id") WHERE EXISTS (SELECT 1 FROM "w") GROUP BY "e"."a" HAVING count(*) > 1 ORDER BY 1 DESC`},
+		{"functions keep their spelling", "select COUNT(distinct a), json_extract(p, '$.x'), cast(a as signed) from t", engine.SQLite,
 			`SELECT COUNT(DISTINCT "a"), json_extract("p", '$.x'), CAST("a" AS SIGNED) FROM "t"`},
-		{"union", "select a from t union all select b from u", placeholder.SQLite, `SELECT "a" FROM "t" UNION ALL SELECT "b" FROM "u"`},
-		{"keywords as names are quoted", "select `timestamp`, `order` from `select`", placeholder.PostgreSQL, `SELECT "timestamp", "order" FROM "select"`},
+		{"union", "select a from t union all select b from u", engine.SQLite, `SELECT "a" FROM "t" UNION ALL SELECT "b" FROM "u"`},
+		{"keywords as names are quoted", "select `timestamp`, `order` from `select`", engine.PostgreSQL, `SELECT "timestamp", "order" FROM "select"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestPrinterRefuses(t *testing.T) {
 		"select convert(a using utf8) from t",
 		"select a from t where a = :x",
 	} {
-		_, err := printSelect(t, src, placeholder.SQLite)
+		_, err := printSelect(t, src, engine.SQLite)
 		var ue *unsupportedError
 		require.ErrorAs(t, err, &ue, src)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -25,12 +25,12 @@ func FuzzAnalyze(f *testing.F) {
 		"SELECT a FROM t WHERE ((a = {variables.a}) AND (b < {variables.b}))", "select 1 from dual", "'", "{variables.", ""} {
 		f.Add(s)
 	}
-	dialects := []placeholder.Dialect{placeholder.SQLite, placeholder.PostgreSQL, placeholder.MySQL, placeholder.ClickHouse}
+	dialects := []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse}
 	day := variable.Timestamp{Time: time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC)}
 	f.Fuzz(func(t *testing.T, query string) {
 		for _, d := range dialects {
 			types := map[string]variable.Type{"d": variable.Date, "date_from": variable.Date, "b": variable.Date}
-			a, err := Analyze(query, Options{Dialect: d, Types: types})
+			a, err := Analyze(query, Options{Engine: d, Types: types})
 			if err != nil {
 				t.Fatalf("Analyze(%q): %v", query, err)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata")
 // goldenOptions reads a case's optional options.txt: lines "dialect: X",
 // "date: a b" (Date variables) and "bucket: a=week".
 func goldenOptions(t *testing.T, dir string) Options {
-	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{}, Buckets: map[string]Bucket{}}
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: map[string]Bucket{}}
 	data, err := os.ReadFile(filepath.Join(dir, "options.txt"))
 	if os.IsNotExist(err) {
 		return opts
@@ -32,7 +32,7 @@ func goldenOptions(t *testing.T, dir string) Options {
 		value = strings.TrimSpace(value)
 		switch key {
 		case "dialect":
-			opts.Dialect, err = placeholder.DialectByName(value)
+			opts.Engine, err = engine.ByName(value)
 			require.NoError(t, err)
 		case "date":
 			for _, name := range strings.Fields(value) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // token is one lexical token of the original query text, enough to find
@@ -35,10 +35,10 @@ type lexed struct {
 
 // lex splits src into tokens, skipping comments. It never fails: an
 // unterminated quote or comment runs to the end, and the parser reports it.
-func lex(src string, d placeholder.Dialect) *lexed {
+func lex(src string, d engine.Engine) *lexed {
 	l := &lexed{src: src}
-	mysql := d == placeholder.MySQL
-	backslashEscapes := mysql || d == placeholder.ClickHouse
+	lx := d.Lexical()
+	backslashEscapes := lx.BackslashEscapes
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
@@ -47,7 +47,7 @@ func lex(src string, d placeholder.Dialect) *lexed {
 		case c == '-' && i+1 < len(src) && src[i+1] == '-':
 			i = lineEnd(src, i)
 		case c == '#':
-			if !mysql {
+			if !lx.HashComments {
 				l.setTrap(i, "'#' starts a comment for this parser, not for %s", d.Name())
 			}
 			i = lineEnd(src, i)
@@ -67,7 +67,7 @@ func lex(src string, d placeholder.Dialect) *lexed {
 		case c == '\'' || c == '"' || c == '`':
 			end, backslash := quotedEnd(src, i, backslashEscapes)
 			kind := map[byte]tokenKind{'\'': tokString, '"': tokDQuote, '`': tokBacktick}[c]
-			if kind == tokDQuote && !mysql {
+			if kind == tokDQuote && !lx.DoubleQuoteStrings {
 				l.setTrap(i, "double-quoted identifiers are strings to this parser")
 			}
 			if backslash && !backslashEscapes && kind == tokString {
@@ -86,7 +86,7 @@ func lex(src string, d placeholder.Dialect) *lexed {
 			j := i + 1
 			if i+1 < len(src) && (c == '|' && src[i+1] == '|' || c == ':' && src[i+1] == ':') {
 				j++
-				if c == '|' && !mysql {
+				if c == '|' && !lx.PipesOr {
 					l.setTrap(i, "the parser reads || as OR, not as string concatenation")
 				}
 			} else if c == '?' || c == ':' && i+1 < len(src) && isWordByte(src[i+1]) {

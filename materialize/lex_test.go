@@ -3,7 +3,7 @@ package materialize
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -11,28 +11,28 @@ func TestLexTraps(t *testing.T) {
 	cases := []struct {
 		name  string
 		query string
-		d     placeholder.Dialect
+		d     engine.Engine
 		trap  string // "" when none
 	}{
-		{"plain", "SELECT a FROM t WHERE b = 'x'", placeholder.SQLite, ""},
-		{"double quotes sqlite", `SELECT "a" FROM t`, placeholder.SQLite, "double-quoted identifiers are strings to this parser (line 1, column 8)"},
-		{"double quotes postgres", `SELECT "a" FROM t`, placeholder.PostgreSQL, "double-quoted"},
-		{"double quotes mysql are strings there too", `SELECT "a" FROM t`, placeholder.MySQL, ""},
-		{"double quote inside a string", `SELECT 'say "hi"' FROM t`, placeholder.SQLite, ""},
-		{"concat", "SELECT a || b FROM t", placeholder.SQLite, "|| as OR"},
-		{"concat clickhouse", "SELECT a || b FROM t", placeholder.ClickHouse, "|| as OR"},
-		{"or mysql", "SELECT a || b FROM t", placeholder.MySQL, ""},
-		{"backslash sqlite", `SELECT 'a\n' FROM t`, placeholder.SQLite, "backslashes"},
-		{"backslash mysql", `SELECT 'a\'b' FROM t`, placeholder.MySQL, ""},
-		{"mysql comment", "SELECT /*! 1 */ a FROM t", placeholder.PostgreSQL, "/*!"},
-		{"plain comment", "SELECT /* x \" || */ a FROM t -- \"\nWHERE 1", placeholder.SQLite, ""},
-		{"double slash", "SELECT a FROM t WHERE a = 1 // AND b = 2", placeholder.MySQL, "// as the start of a comment"},
-		{"double slash in a string", "SELECT 'http://x' FROM t", placeholder.SQLite, ""},
-		{"hash", "SELECT a FROM t # c", placeholder.SQLite, "'#'"},
-		{"question mark", "SELECT a FROM t WHERE a = ?", placeholder.SQLite, "bind markers"},
-		{"named marker", "SELECT a FROM t WHERE a = :x", placeholder.SQLite, "bind markers"},
-		{"cast is left to the parser", "SELECT a::int FROM t", placeholder.PostgreSQL, ""},
-		{"line and column", "SELECT a\nFROM t WHERE x = \"y\"", placeholder.SQLite, "(line 2, column 18)"},
+		{"plain", "SELECT a FROM t WHERE b = 'x'", engine.SQLite, ""},
+		{"double quotes sqlite", `SELECT "a" FROM t`, engine.SQLite, "double-quoted identifiers are strings to this parser (line 1, column 8)"},
+		{"double quotes postgres", `SELECT "a" FROM t`, engine.PostgreSQL, "double-quoted"},
+		{"double quotes mysql are strings there too", `SELECT "a" FROM t`, engine.MySQL, ""},
+		{"double quote inside a string", `SELECT 'say "hi"' FROM t`, engine.SQLite, ""},
+		{"concat", "SELECT a || b FROM t", engine.SQLite, "|| as OR"},
+		{"concat clickhouse", "SELECT a || b FROM t", engine.ClickHouse, "|| as OR"},
+		{"or mysql", "SELECT a || b FROM t", engine.MySQL, ""},
+		{"backslash sqlite", `SELECT 'a\n' FROM t`, engine.SQLite, "backslashes"},
+		{"backslash mysql", `SELECT 'a\'b' FROM t`, engine.MySQL, ""},
+		{"mysql comment", "SELECT /*! 1 */ a FROM t", engine.PostgreSQL, "/*!"},
+		{"plain comment", "SELECT /* x \" || */ a FROM t -- \"\nWHERE 1", engine.SQLite, ""},
+		{"double slash", "SELECT a FROM t WHERE a = 1 // AND b = 2", engine.MySQL, "// as the start of a comment"},
+		{"double slash in a string", "SELECT 'http://x' FROM t", engine.SQLite, ""},
+		{"hash", "SELECT a FROM t # c", engine.SQLite, "'#'"},
+		{"question mark", "SELECT a FROM t WHERE a = ?", engine.SQLite, "bind markers"},
+		{"named marker", "SELECT a FROM t WHERE a = :x", engine.SQLite, "bind markers"},
+		{"cast is left to the parser", "SELECT a::int FROM t", engine.PostgreSQL, ""},
+		{"line and column", "SELECT a\nFROM t WHERE x = \"y\"", engine.SQLite, "(line 2, column 18)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestLexSelectItems(t *testing.T) {
 		{"UPDATE t SET a = 1", nil},
 	}
 	for _, c := range cases {
-		l := lex(c.query, placeholder.SQLite)
+		l := lex(c.query, engine.SQLite)
 		var got []string
 		for _, s := range l.selectItems() {
 			got = append(got, l.span(s[0], s[1]))

@@ -3,6 +3,7 @@ package materialize
 import (
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/stretchr/testify/require"
 )
@@ -11,7 +12,7 @@ import (
 func TestParseRecoversFromParserPanic(t *testing.T) {
 	_, err := parse("/*!*/", nil)
 	require.ErrorContains(t, err, "the SQL parser failed")
-	a, err := Analyze("/*!*/", Options{Dialect: placeholder.MySQL})
+	a, err := Analyze("/*!*/", Options{Engine: engine.MySQL})
 	require.NoError(t, err)
 	require.False(t, a.Materializable())
 	require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
@@ -31,7 +32,7 @@ func TestParseErrorsQuotePosition(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := Analyze(c.query, Options{Dialect: placeholder.SQLite})
+			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
 			require.NoError(t, err)
 			require.False(t, a.Materializable())
 			require.Equal(t, CodeUnparsable, a.Reasons[0].Code)

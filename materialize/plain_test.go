@@ -3,7 +3,7 @@ package materialize
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +28,7 @@ func TestPlainRewrite(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan := mustPlan(t, c.query, Options{Dialect: placeholder.SQLite})
+			plan := mustPlan(t, c.query, Options{Engine: engine.SQLite})
 			require.Equal(t, c.pre, plan.Precompute())
 			read, _, err := plan.Read("t", map[string]any{"u": "x"})
 			require.NoError(t, err)

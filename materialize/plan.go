@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/xwb1989/sqlparser"
 )
@@ -14,7 +14,7 @@ import (
 // Plan is the rewrite of a materializable query: the pre-compute query that
 // fills the stored table, and the read query that answers a run from it.
 type Plan struct {
-	dialect    placeholder.Dialect
+	dialect    engine.Engine
 	precompute string
 	// The read query is readHead, the table, the filters, readTail.
 	readHead string
@@ -40,13 +40,13 @@ func (p *Plan) Precompute() string { return p.precompute }
 // as the inline query's.
 func (p *Plan) Columns() []string { return append([]string(nil), p.columns...) }
 
-// Dialect returns the dialect the plan's SQL is written in.
-func (p *Plan) Dialect() placeholder.Dialect { return p.dialect }
+// Engine returns the engine the plan's SQL is written for.
+func (p *Plan) Engine() engine.Engine { return p.dialect }
 
 // builder assembles one plan.
 type builder struct {
 	sel     *sqlparser.Select
-	d       placeholder.Dialect
+	d       engine.Engine
 	prefix  string // of generated column names
 	vars    []Variable
 	uses    [][]use
@@ -71,7 +71,7 @@ func fail(code Code, format string, args ...any) error {
 
 // build rewrites sel; a query it cannot rewrite returns a Reason.
 func build(sel *sqlparser.Select, lx *lexed, vars []Variable, uses [][]use, opts Options) (*Plan, *Reason) {
-	b := &builder{sel: sel, d: opts.Dialect, vars: vars, uses: uses, opts: opts,
+	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts,
 		aliases: map[string]int{}, parts: map[string]string{}}
 	plan, err := b.build(lx)
 	if err != nil {

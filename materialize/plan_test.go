@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +30,7 @@ func TestPlansRunOnSQLite(t *testing.T) {
 	ran := 0
 	for _, pre := range dirs {
 		dir := filepath.Dir(pre)
-		if opts := goldenOptions(t, dir); opts.Dialect != placeholder.SQLite {
+		if opts := goldenOptions(t, dir); opts.Engine != engine.SQLite {
 			continue
 		}
 		name := filepath.Base(dir)
@@ -53,8 +53,8 @@ func TestPlansRunOnSQLite(t *testing.T) {
 }
 
 func TestPlanAccessors(t *testing.T) {
-	plan := mustPlan(t, "SELECT a AS x, count(*) AS n FROM t WHERE b = {variables.b} GROUP BY a", Options{Dialect: placeholder.PostgreSQL})
-	require.Equal(t, placeholder.PostgreSQL, plan.Dialect())
+	plan := mustPlan(t, "SELECT a AS x, count(*) AS n FROM t WHERE b = {variables.b} GROUP BY a", Options{Engine: engine.PostgreSQL})
+	require.Equal(t, engine.PostgreSQL, plan.Engine())
 	cols := plan.Columns()
 	require.Equal(t, []string{"x", "n"}, cols)
 	cols[0] = "changed"

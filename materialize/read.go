@@ -83,23 +83,37 @@ func (f filter) bucketValue(v any) (any, error) {
 	return variable.Timestamp{Time: t}, nil
 }
 
-// Refresh returns the statements that replace the stored table named table
-// with a fresh result of the pre-compute query, to run in order. The new
-// result is built under table+"_next" first, so that a refresh that fails
-// leaves the last good table in place.
-func (p *Plan) Refresh(table string) ([]string, error) {
+// Refresh is how to rebuild a stored table with a fresh result of the
+// pre-compute query: Build creates it beside the live table, under the
+// name Next, and Swap then replaces the live table with it, so that a
+// refresh that fails before the swap leaves the last good table in place.
+type Refresh struct {
+	// Next is the name of the table Build creates.
+	Next string
+	// Build drops a leftover Next and creates it from the query.
+	Build []string
+	// Swap replaces the live table with Next; run its statements in one
+	// transaction when InTx, for the swap to be atomic.
+	Swap []string
+	InTx bool
+}
+
+// Statements returns Build and Swap in order, for callers that run them
+// one at a time.
+func (r *Refresh) Statements() []string { return append(append([]string(nil), r.Build...), r.Swap...) }
+
+// Refresh returns how to replace the stored table named table with a fresh
+// result of the pre-compute query.
+func (p *Plan) Refresh(table string) (*Refresh, error) {
 	if table == "" {
 		return nil, ErrInvalidTable
 	}
-	next := p.dialect.QuoteIdent(table + "_next")
-	cur := p.dialect.QuoteIdent(table)
-	create := "CREATE TABLE " + next + " AS " + p.precompute
-	if p.dialect == placeholder.ClickHouse {
-		create = "CREATE TABLE " + next + " ENGINE = MergeTree ORDER BY tuple() AS " + p.precompute
-	}
-	rename := "ALTER TABLE " + next + " RENAME TO " + cur
-	if p.dialect == placeholder.ClickHouse {
-		rename = "RENAME TABLE " + next + " TO " + cur
-	}
-	return []string{"DROP TABLE IF EXISTS " + next, create, "DROP TABLE IF EXISTS " + cur, rename}, nil
+	next := table + "_next"
+	swap, inTx := p.dialect.Swap(next, table)
+	return &Refresh{
+		Next:  next,
+		Build: []string{p.dialect.DropTable(next), p.dialect.CreateTableAs(next, p.precompute)},
+		Swap:  swap,
+		InTx:  inTx,
+	}, nil
 }

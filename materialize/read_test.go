@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +19,7 @@ func mustPlan(t *testing.T, query string, opts Options) *Plan {
 }
 
 func TestRead(t *testing.T) {
-	opts := Options{Dialect: placeholder.SQLite, Types: map[string]variable.Type{"from": variable.Date, "to": variable.Date, "after": variable.Date}}
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date, "to": variable.Date, "after": variable.Date}}
 	plan := mustPlan(t, `SELECT count(*) AS n FROM events WHERE event = {variables.e} AND timestamp >= {variables.from}
 		AND timestamp < {variables.to} AND {variables.after} < timestamp`, opts)
 	day := func(d int, extra time.Duration) variable.Timestamp {
@@ -85,7 +85,7 @@ func TestRead(t *testing.T) {
 
 // A value is always bound, never written into the read query.
 func TestReadBindsValues(t *testing.T) {
-	plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Dialect: placeholder.SQLite})
+	plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite})
 	evil := "' OR 1=1 --"
 	q, args, err := plan.Read("t", map[string]any{"e": evil})
 	require.NoError(t, err)
@@ -95,16 +95,17 @@ func TestReadBindsValues(t *testing.T) {
 
 func TestRefresh(t *testing.T) {
 	cases := []struct {
-		d    placeholder.Dialect
+		d    engine.Engine
 		want []string
 	}{
-		{placeholder.SQLite, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`, `DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`}},
-		{placeholder.ClickHouse, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT", "DROP TABLE IF EXISTS `m`", "RENAME TABLE `m_next` TO `m`"}},
+		{engine.SQLite, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`, `DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`}},
+		{engine.ClickHouse, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT", "CREATE TABLE IF NOT EXISTS `m` AS `m_next`", "EXCHANGE TABLES `m_next` AND `m`", "DROP TABLE IF EXISTS `m_next`"}},
 	}
 	for _, c := range cases {
-		plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Dialect: c.d})
-		stmts, err := plan.Refresh("m")
+		plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: c.d})
+		r, err := plan.Refresh("m")
 		require.NoError(t, err)
+		stmts := r.Statements()
 		require.Len(t, stmts, len(c.want))
 		for i := range stmts {
 			require.Contains(t, stmts[i], c.want[i])

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -65,15 +66,15 @@ func BenchmarkRender(b *testing.B) {
 		"plan": variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true}}
 	for _, c := range []struct {
 		name   string
-		d      Dialect
+		d      engine.Engine
 		values map[string]any
 	}{
-		{"sqlite", SQLite, benchValues},
-		{"postgresql", PostgreSQL, benchValues},
-		{"clickhouse", ClickHouse, benchValues},
-		// A Date value is formatted as text on SQLite: one more string
+		{"sqlite", engine.SQLite, benchValues},
+		{"postgresql", engine.PostgreSQL, benchValues},
+		{"clickhouse", engine.ClickHouse, benchValues},
+		// A Date value is formatted as text on engine.SQLite: one more string
 		// and one more boxed argument per render.
-		{"sqlite-date", SQLite, dated},
+		{"sqlite-date", engine.SQLite, dated},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

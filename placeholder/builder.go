@@ -2,7 +2,8 @@ package placeholder
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Builder assembles generated SQL (insight queries, materialization
@@ -11,8 +12,8 @@ import (
 // argument, even of an equal value. The zero Builder is not usable; call
 // NewBuilder.
 type Builder struct {
-	d    Dialect
-	b    strings.Builder
+	e    engine.Engine
+	b    []byte
 	args []any
 	err  error
 	// afterMarker: the last thing written was a marker, so text starting
@@ -20,11 +21,11 @@ type Builder struct {
 	afterMarker bool
 }
 
-// NewBuilder returns an empty Builder for dialect d.
-func NewBuilder(d Dialect) *Builder {
-	b := &Builder{d: d}
-	if !d.valid() {
-		b.err = ErrUnknownDialect
+// NewBuilder returns an empty Builder for engine e.
+func NewBuilder(e engine.Engine) *Builder {
+	b := &Builder{e: e}
+	if e == nil {
+		b.err = ErrNoEngine
 	}
 	return b
 }
@@ -33,15 +34,15 @@ func NewBuilder(d Dialect) *Builder {
 // that came from a request; those go through Bind.
 func (b *Builder) WriteString(s string) {
 	if b.afterMarker && s != "" && isIdentByte(s[0]) {
-		b.b.WriteByte(' ')
+		b.b = append(b.b, ' ')
 	}
 	b.afterMarker = false
-	b.b.WriteString(s)
+	b.b = append(b.b, s...)
 }
 
-// WriteIdent appends s as a quoted identifier of the dialect.
+// WriteIdent appends s as a quoted identifier of the engine.
 func (b *Builder) WriteIdent(s string) {
-	b.WriteString(b.d.QuoteIdent(s))
+	b.WriteString(b.e.QuoteIdent(s))
 }
 
 // Bind appends a bind marker and its argument, converted as Render
@@ -53,8 +54,8 @@ func (b *Builder) Bind(v any) {
 	if b.err != nil {
 		return
 	}
-	if s := b.b.String(); s != "" && isIdentByte(s[len(s)-1]) {
-		b.b.WriteByte(' ')
+	if n := len(b.b); n > 0 && isIdentByte(b.b[n-1]) {
+		b.b = append(b.b, ' ')
 	}
 	if list, ok := v.([]string); ok {
 		if len(list) == 0 {
@@ -63,38 +64,34 @@ func (b *Builder) Bind(v any) {
 		}
 		for k, e := range list {
 			if k > 0 {
-				b.b.WriteString(", ")
+				b.b = append(b.b, ", "...)
 			}
-			chType := ""
-			if b.d.kind == kindClickHouse {
-				chType = "String"
-			}
-			b.args = b.d.appendArg(b.args, e)
-			b.d.writeMarker(&b.b, len(b.args), chType)
+			b.args = append(b.args, e)
+			b.b = b.e.Marker(b.b, len(b.args), b.e.ListType())
 		}
 		b.afterMarker = true
 		return
 	}
-	arg, chType, detail := b.d.convert(v)
-	if detail != "" {
-		b.err = fmt.Errorf("%w: Bind: %s", ErrUnsupportedValue, detail)
+	arg, typ, err := b.e.Arg(v)
+	if err != nil {
+		b.err = fmt.Errorf("%w: Bind: %s", ErrUnsupportedValue, argDetail(err))
 		return
 	}
-	b.args = b.d.appendArg(b.args, arg)
-	b.d.writeMarker(&b.b, len(b.args), chType)
+	b.args = append(b.args, arg)
+	b.b = b.e.Marker(b.b, len(b.args), typ)
 	b.afterMarker = true
 }
 
-// Err returns the first error of a Bind, or ErrUnknownDialect for a
-// Builder of the zero Dialect. Check it before running SQL().
+// Err returns the first error of a Bind, or ErrNoEngine for a Builder of
+// no engine. Check it before running SQL().
 func (b *Builder) Err() error { return b.err }
 
 // SQL returns the text written so far.
-func (b *Builder) SQL() string { return b.b.String() }
+func (b *Builder) SQL() string { return string(b.b) }
 
 // Args returns the bound arguments in marker order. The slice is the
 // Builder's own; do not modify it while still building.
 func (b *Builder) Args() []any { return b.args }
 
-// Dialect returns the Builder's dialect.
-func (b *Builder) Dialect() Dialect { return b.d }
+// Engine returns the Builder's engine.
+func (b *Builder) Engine() engine.Engine { return b.e }

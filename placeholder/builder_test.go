@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // build writes the same generated query with every dialect.
-func build(d Dialect) *Builder {
+func build(d engine.Engine) *Builder {
 	b := NewBuilder(d)
 	b.WriteString("SELECT ")
 	b.WriteIdent("event")
@@ -30,17 +31,17 @@ func build(d Dialect) *Builder {
 func TestBuilder(t *testing.T) {
 	may1 := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
-		d    Dialect
+		d    engine.Engine
 		sql  string
 		args []any
 	}{
-		{SQLite, `SELECT "event", count(*) FROM events WHERE event IN (?, ?) AND timestamp >= ? AND n = ? AND m = ? GROUP BY 1`,
+		{engine.SQLite, `SELECT "event", count(*) FROM events WHERE event IN (?, ?) AND timestamp >= ? AND n = ? AND m = ? GROUP BY 1`,
 			[]any{"a", "b", "2025-05-01", int64(7), int64(7)}},
-		{MySQL, "SELECT `event`, count(*) FROM events WHERE event IN (?, ?) AND timestamp >= ? AND n = ? AND m = ? GROUP BY 1",
+		{engine.MySQL, "SELECT `event`, count(*) FROM events WHERE event IN (?, ?) AND timestamp >= ? AND n = ? AND m = ? GROUP BY 1",
 			[]any{"a", "b", "2025-05-01", int64(7), int64(7)}},
-		{PostgreSQL, `SELECT "event", count(*) FROM events WHERE event IN ($1, $2) AND timestamp >= $3 AND n = $4 AND m = $5 GROUP BY 1`,
+		{engine.PostgreSQL, `SELECT "event", count(*) FROM events WHERE event IN ($1, $2) AND timestamp >= $3 AND n = $4 AND m = $5 GROUP BY 1`,
 			[]any{"a", "b", may1, int64(7), int64(7)}},
-		{ClickHouse, "SELECT `event`, count(*) FROM events WHERE event IN ({p1:String}, {p2:String}) AND timestamp >= {p3:Date} AND n = {p4:Int64} AND m = {p5:Int64} GROUP BY 1",
+		{engine.ClickHouse, "SELECT `event`, count(*) FROM events WHERE event IN ({p1:String}, {p2:String}) AND timestamp >= {p3:Date} AND n = {p4:Int64} AND m = {p5:Int64} GROUP BY 1",
 			named("p1", "a", "p2", "b", "p3", "2025-05-01", "p4", "7", "p5", "7")},
 	}
 	for _, tt := range tests {
@@ -49,7 +50,7 @@ func TestBuilder(t *testing.T) {
 			require.NoError(t, b.Err())
 			assert.Equal(t, tt.sql, b.SQL())
 			assert.Equal(t, tt.args, b.Args())
-			assert.Equal(t, tt.d, b.Dialect())
+			assert.Equal(t, tt.d, b.Engine())
 			again, err := Scan(b.SQL())
 			require.NoError(t, err)
 			assert.Empty(t, again)
@@ -58,7 +59,7 @@ func TestBuilder(t *testing.T) {
 }
 
 func TestBuilderPadsMarkers(t *testing.T) {
-	b := NewBuilder(PostgreSQL)
+	b := NewBuilder(engine.PostgreSQL)
 	b.WriteString("SELECT x")
 	b.Bind(int64(1))
 	b.WriteString("0, ")
@@ -73,7 +74,7 @@ func TestBuilderPadsMarkers(t *testing.T) {
 }
 
 func TestBuilderErrors(t *testing.T) {
-	b := NewBuilder(SQLite)
+	b := NewBuilder(engine.SQLite)
 	b.WriteString("a = ")
 	b.Bind(struct{}{})
 	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue)
@@ -81,19 +82,19 @@ func TestBuilderErrors(t *testing.T) {
 	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue, "the first error is kept")
 	assert.Empty(t, b.Args())
 
-	b = NewBuilder(SQLite)
+	b = NewBuilder(engine.SQLite)
 	b.Bind([]string{})
 	assert.ErrorIs(t, b.Err(), ErrEmptyList)
 	b.Bind("after an error, nothing is bound")
 	assert.Empty(t, b.Args())
 
-	assert.ErrorIs(t, NewBuilder(Dialect{}).Err(), ErrUnknownDialect)
+	assert.ErrorIs(t, NewBuilder(nil).Err(), ErrNoEngine)
 }
 
 func TestBuilderOnSQLite(t *testing.T) {
 	db := openSQLite(t)
 	ctx := context.Background()
-	setup := NewBuilder(SQLite)
+	setup := NewBuilder(engine.SQLite)
 	setup.WriteString("CREATE TABLE ")
 	setup.WriteIdent(`odd "name"`)
 	setup.WriteString(" (")
@@ -102,14 +103,14 @@ func TestBuilderOnSQLite(t *testing.T) {
 	_, err := db.ExecContext(ctx, setup.SQL())
 	require.NoError(t, err)
 	for _, v := range []string{"a", "b", "it's"} {
-		ins := NewBuilder(SQLite)
+		ins := NewBuilder(engine.SQLite)
 		ins.WriteString(`INSERT INTO "odd ""name""" VALUES (`)
 		ins.Bind(v)
 		ins.WriteString(")")
 		_, err := db.ExecContext(ctx, ins.SQL(), ins.Args()...)
 		require.NoError(t, err)
 	}
-	q := NewBuilder(SQLite)
+	q := NewBuilder(engine.SQLite)
 	q.WriteString(`SELECT count(*) FROM "odd ""name""" WHERE v IN (`)
 	q.Bind([]string{"it's", "b", "zzz"})
 	q.WriteString(")")

@@ -7,7 +7,7 @@
 // times, once per run:
 //
 //	t, err := placeholder.Compile("SELECT count() FROM events WHERE event = {variables.event}")
-//	query, args, err := t.Render(placeholder.PostgreSQL, map[string]any{"event": "signed_up"})
+//	query, args, err := t.Render(engine.PostgreSQL, map[string]any{"event": "signed_up"})
 //	// query: SELECT count() FROM events WHERE event = $1, args: ["signed_up"]
 //
 // # What counts as a placeholder
@@ -55,8 +55,8 @@
 //
 // # Rendering
 //
-// Each dialect decides its bind markers and how values become driver
-// arguments (see the Dialect values). A marker that would touch a word
+// Each engine decides its bind markers and how values become driver
+// arguments (see package endpoint/engine). A marker that would touch a word
 // character of the surrounding text is set apart by a space, so that
 // "{variables.a}0" never becomes "?0" (SQLite's parameter 0) or "$10"
 // (another PostgreSQL parameter), nor "x{variables.a}" the identifier

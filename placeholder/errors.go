@@ -19,8 +19,8 @@ var (
 	ErrEmptyList = errors.New("placeholder: empty list")
 	// ErrListPosition: a multi-valued list sits where only one value fits.
 	ErrListPosition = errors.New("placeholder: list value outside IN")
-	// ErrUnknownDialect: a dialect name not known, or the zero Dialect.
-	ErrUnknownDialect = errors.New("placeholder: unknown dialect")
+	// ErrNoEngine: a render or a Builder was given a nil engine.
+	ErrNoEngine = errors.New("placeholder: no engine")
 )
 
 // SyntaxError reports a malformed placeholder, or a quote or comment left

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -53,7 +54,7 @@ WHERE timestamp >= {variables.since} AND event = {variables.event}
 		"event":     "signed_up",
 		"countries": []string{"FR", "DE"},
 	}
-	for _, d := range []placeholder.Dialect{placeholder.SQLite, placeholder.MySQL, placeholder.PostgreSQL, placeholder.ClickHouse} {
+	for _, d := range []engine.Engine{engine.SQLite, engine.MySQL, engine.PostgreSQL, engine.ClickHouse} {
 		query, args, err := t.Render(d, values)
 		if err != nil {
 			fmt.Println(err)
@@ -81,7 +82,7 @@ WHERE timestamp >= {variables.since} AND event = {variables.event}
 	// SELECT count(*) FROM events
 	// WHERE timestamp >= {p1:Date} AND event = {p2:String}
 	//   AND country IN ({p3:String}, {p4:String}) AND {p2:String} <> ''
-	// [{{} p1 2025-05-01} {{} p2 signed_up} {{} p3 FR} {{} p4 DE}]
+	// [2025-05-01 signed_up FR DE]
 }
 
 func ExampleTemplate_Render_errors() {
@@ -90,9 +91,9 @@ func ExampleTemplate_Render_errors() {
 		fmt.Println(err)
 		return
 	}
-	_, _, err = t.Render(placeholder.SQLite, map[string]any{})
+	_, _, err = t.Render(engine.SQLite, map[string]any{})
 	fmt.Println(err)
-	_, _, err = t.Render(placeholder.SQLite, map[string]any{"event": []string{"a", "b"}})
+	_, _, err = t.Render(engine.SQLite, map[string]any{"event": []string{"a", "b"}})
 	fmt.Println(errors.Is(err, placeholder.ErrListPosition))
 	// Output:
 	// placeholder: variable "event" at line 1, column 36: missing value
@@ -112,7 +113,7 @@ func ExampleTemplate_CheckLists() {
 }
 
 func ExampleBuilder() {
-	b := placeholder.NewBuilder(placeholder.PostgreSQL)
+	b := placeholder.NewBuilder(engine.PostgreSQL)
 	b.WriteString("SELECT ")
 	b.WriteIdent("country")
 	b.WriteString(", count(*) FROM events WHERE event = ")
@@ -129,25 +130,6 @@ func ExampleBuilder() {
 	// Output:
 	// SELECT "country", count(*) FROM events WHERE event = $1 AND country IN ($2, $3) GROUP BY 1
 	// [purchase FR DE]
-}
-
-func ExampleDialect_AppendString() {
-	for _, d := range []placeholder.Dialect{placeholder.SQLite, placeholder.MySQL} {
-		fmt.Println(string(d.AppendString(nil, `it's C:\`)), d.QuoteIdent("my col"))
-	}
-	// Output:
-	// 'it''s C:\' "my col"
-	// 'it\'s C:\\' `my col`
-}
-
-func ExampleDialectByName() {
-	d, err := placeholder.DialectByName("postgres")
-	fmt.Println(d.Name(), err)
-	_, err = placeholder.DialectByName("oracle")
-	fmt.Println(err)
-	// Output:
-	// postgresql <nil>
-	// placeholder: unknown dialect "oracle" (want sqlite, postgresql, mysql or clickhouse)
 }
 
 func ExampleTemplate_Statement() {

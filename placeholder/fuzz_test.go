@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 var fuzzSeeds = []string{
@@ -205,7 +207,7 @@ func FuzzRender(f *testing.F) {
 			}
 			return values
 		}
-		for _, d := range allDialects {
+		for _, d := range engine.All() {
 			query, args, err := tpl.Render(d, valuesOf(value))
 			if err != nil {
 				t.Fatalf("Render(%s, %q): %v", d.Name(), s, err)
@@ -229,7 +231,7 @@ func FuzzRender(f *testing.F) {
 	})
 }
 
-// FuzzAppendString checks on SQLite that a literal written by
+// FuzzAppendString checks on engine.SQLite that a literal written by
 // AppendString reads back as the string itself.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a", "it's", `\'`, "''", "é’", "a\nb"} {
@@ -241,7 +243,7 @@ func FuzzAppendString(f *testing.F) {
 			return // SQL text cannot carry these; values are bound instead.
 		}
 		var got string
-		query := "SELECT " + string(SQLite.AppendString(nil, s))
+		query := "SELECT " + string(engine.SQLite.AppendString(nil, s))
 		if err := db.QueryRowContext(context.Background(), query).Scan(&got); err != nil {
 			t.Fatalf("%q: %v", query, err)
 		}

@@ -1,12 +1,12 @@
 package placeholder
 
 import (
-	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,18 +18,24 @@ type rendered struct {
 	args []any
 }
 
-// named builds ClickHouse arguments from name, value pairs.
+// named builds ClickHouse arguments from parameter name, value pairs. The
+// arguments are positional (an executor names the n-th one pn), so the
+// names must be p1, p2, ... in order; a pair out of order is a bug in the
+// test table.
 func named(pairs ...string) []any {
 	var out []any
 	for i := 0; i < len(pairs); i += 2 {
-		out = append(out, sql.NamedArg{Name: pairs[i], Value: pairs[i+1]})
+		if want := fmt.Sprintf("p%d", i/2+1); pairs[i] != want {
+			panic("named: " + pairs[i] + " where " + want + " belongs")
+		}
+		out = append(out, pairs[i+1])
 	}
 	return out
 }
 
 // TestRenderGolden is the replay table of rendering: each case's SQL and
 // values, and the exact text and arguments expected for every dialect.
-// SQLite and MySQL share "lite" because both bind with '?'.
+// engine.SQLite and engine.MySQL share "lite" because both bind with '?'.
 func TestRenderGolden(t *testing.T) {
 	day := variable.Timestamp{Time: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC), DateOnly: true}
 	at := variable.Timestamp{Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
@@ -45,7 +51,7 @@ func TestRenderGolden(t *testing.T) {
 		manyCH = append(manyCH, fmt.Sprintf("{p%d:Int64}", i))
 		manyValues[name] = int64(i)
 		manyArgs = append(manyArgs, int64(i))
-		manyNamed = append(manyNamed, named(fmt.Sprintf("p%d", i), fmt.Sprint(i))...)
+		manyNamed = append(manyNamed, fmt.Sprint(i))
 	}
 
 	tests := []struct {
@@ -135,9 +141,9 @@ func TestRenderGolden(t *testing.T) {
 			tpl, err := Compile(tt.sql)
 			require.NoError(t, err)
 			for _, c := range []struct {
-				d    Dialect
+				d    engine.Engine
 				want rendered
-			}{{SQLite, tt.lite}, {MySQL, tt.lite}, {PostgreSQL, tt.pg}, {ClickHouse, tt.ch}} {
+			}{{engine.SQLite, tt.lite}, {engine.MySQL, tt.lite}, {engine.PostgreSQL, tt.pg}, {engine.ClickHouse, tt.ch}} {
 				got, args, err := tpl.Render(c.d, tt.values)
 				require.NoError(t, err, c.d.Name())
 				assert.Equal(t, c.want.sql, got, c.d.Name())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,9 +61,9 @@ var hostile = []string{
 }
 
 // TestInjectionSQLite binds every hostile value through Render into a
-// real SQLite query: each returns exactly the rows whose name is that
-// value, and the schema is untouched. The PostgreSQL rendering ($1) runs
-// too, since SQLite accepts $N markers.
+// real engine.SQLite query: each returns exactly the rows whose name is that
+// value, and the schema is untouched. The engine.PostgreSQL rendering ($1) runs
+// too, since engine.SQLite accepts $N markers.
 func TestInjectionSQLite(t *testing.T) {
 	require.GreaterOrEqual(t, len(hostile), 30)
 	ctx := context.Background()
@@ -103,7 +104,7 @@ func TestInjectionSQLite(t *testing.T) {
 		label := fmt.Sprintf("value %d %.40q", i, v)
 		want := idsOf(func(name string) bool { return name == v })
 		require.NotEmpty(t, want, label)
-		for _, d := range []Dialect{SQLite, PostgreSQL} {
+		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL} {
 			for _, tpl := range []*Template{one, twice} {
 				query, args, err := tpl.Render(d, map[string]any{"x": v})
 				require.NoError(t, err, label)
@@ -121,7 +122,7 @@ func TestInjectionSQLite(t *testing.T) {
 		// A list of this value and the next one.
 		w := hostile[(i+1)%len(hostile)]
 		want = idsOf(func(name string) bool { return name == v || name == w })
-		for _, d := range []Dialect{SQLite, PostgreSQL} {
+		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL} {
 			query, args, err := list.Render(d, map[string]any{"xs": []string{v, w}})
 			require.NoError(t, err, label)
 			ids, _ := queryPeople(t, db, query, args)

@@ -1,6 +1,6 @@
 package placeholder
 
-import "strings"
+import "github.com/endpointkit/endpointkit/endpoint/engine"
 
 // BindMarker is a bind marker written by hand in a query's SQL text: '?',
 // '?1', '$1', ':name', '@name' or '$name'. A saved query must use
@@ -15,18 +15,20 @@ type BindMarker struct {
 	Line, Column int
 }
 
-// BindMarkers returns the bind markers that d's drivers would read in sql,
+// BindMarkers returns the bind markers that e's drivers would read in sql,
 // outside string literals, quoted identifiers and comments, in order of
 // appearance; a quote or comment left open is a *SyntaxError, as in Scan.
 //
-// Which texts are markers depends on the engine. SQLite (and the zero
-// Dialect) reads all of ?, ?NNN, :name, @name, $name and $NNN. PostgreSQL
+// Which texts are markers depends on the engine (see its ReadsMarker); a
+// nil engine finds what any engine would read. SQLite reads all of ?,
+// ?NNN, :name, @name, $name and $NNN. PostgreSQL
 // reads only $NNN: its '?' is a jsonb operator and '@' the absolute value.
 // MySQL reads only '?' ('@name' is a user variable). ClickHouse's driver
 // reads ?, $NNN and @name. Casts ("x::text"), assignments (":="), "@@"
 // (MySQL system variables, PostgreSQL text search) and identifiers that
 // merely contain '$' ("a$1") are never markers.
-func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
+func BindMarkers(e engine.Engine, sql string) ([]BindMarker, error) {
+	reads := readsMarker(e)
 	var out []BindMarker
 	pos := positioner{src: sql}
 	add := func(start, end int) {
@@ -39,7 +41,7 @@ func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
 		switch classes[c] {
 		case clIdent:
 			j := wordEnd(sql, i)
-			if c == '$' && d.readsMarker('$', sql[i+1:j]) {
+			if c == '$' && reads('$', sql[i+1:j]) {
 				add(i, j)
 			}
 			i = j
@@ -65,7 +67,7 @@ func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
 				for j < n && isNameByte(sql[j]) {
 					j++
 				}
-				if d.readsMarker(c, sql[i+1:j]) {
+				if reads(c, sql[i+1:j]) {
 					add(i, j)
 				}
 				i = j
@@ -76,7 +78,7 @@ func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
 			for j < n && sql[j] >= '0' && sql[j] <= '9' {
 				j++
 			}
-			if d.readsMarker('?', sql[i+1:j]) {
+			if reads('?', sql[i+1:j]) {
 				add(i, j)
 			}
 			i = j
@@ -87,26 +89,20 @@ func (d Dialect) BindMarkers(sql string) ([]BindMarker, error) {
 	return out, nil
 }
 
-// readsMarker reports whether d's drivers read the sigil followed by rest
-// (digits or a name; for '$', the rest of the word) as a bind marker.
-func (d Dialect) readsMarker(sigil byte, rest string) bool {
-	digits := rest != "" && strings.Trim(rest, "0123456789") == ""
-	switch sigil {
-	case '?':
-		// "?1" is SQLite's numbered marker, and a '?' followed by a
-		// number everywhere else: a marker either way.
-		return d.kind != kindPostgreSQL
-	case '$':
-		if digits {
-			return d.kind != kindMySQL
-		}
-		return (d.kind == kindSQLite || d.kind == kindInvalid) && rest != "" && isNameStart(rest[0]) && isName(rest)
-	case ':':
-		return d.kind == kindSQLite || d.kind == kindInvalid
-	case '@':
-		return d.kind == kindSQLite || d.kind == kindInvalid || d.kind == kindClickHouse
+// readsMarker returns e's ReadsMarker, or for a nil engine one that
+// reads what any engine reads.
+func readsMarker(e engine.Engine) func(sigil byte, rest string) bool {
+	if e != nil {
+		return e.ReadsMarker
 	}
-	return false
+	return func(sigil byte, rest string) bool {
+		for _, e := range engine.All() {
+			if e.ReadsMarker(sigil, rest) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 func isName(s string) bool {

@@ -4,26 +4,28 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 func TestBindMarkers(t *testing.T) {
-	all := []Dialect{SQLite, PostgreSQL, MySQL, ClickHouse}
+	all := []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse}
 	tests := []struct {
 		sql string
 		// want is the marker texts found, per dialect; absent means none.
-		want map[Dialect][]string
+		want map[engine.Engine][]string
 	}{
-		{"SELECT * FROM events WHERE id = ?", map[Dialect][]string{SQLite: {"?"}, MySQL: {"?"}, ClickHouse: {"?"}}},
-		{"SELECT ?1, ?22", map[Dialect][]string{SQLite: {"?1", "?22"}, MySQL: {"?1", "?22"}, ClickHouse: {"?1", "?22"}}},
-		{"WHERE a = $1 AND b = $2", map[Dialect][]string{SQLite: {"$1", "$2"}, PostgreSQL: {"$1", "$2"}, ClickHouse: {"$1", "$2"}}},
-		{"WHERE a = :country", map[Dialect][]string{SQLite: {":country"}}},
-		{"WHERE a = @country", map[Dialect][]string{SQLite: {"@country"}, ClickHouse: {"@country"}}},
-		{"WHERE a = $country", map[Dialect][]string{SQLite: {"$country"}}},
+		{"SELECT * FROM events WHERE id = ?", map[engine.Engine][]string{engine.SQLite: {"?"}, engine.MySQL: {"?"}, engine.ClickHouse: {"?"}}},
+		{"SELECT ?1, ?22", map[engine.Engine][]string{engine.SQLite: {"?1", "?22"}, engine.MySQL: {"?1", "?22"}, engine.ClickHouse: {"?1", "?22"}}},
+		{"WHERE a = $1 AND b = $2", map[engine.Engine][]string{engine.SQLite: {"$1", "$2"}, engine.PostgreSQL: {"$1", "$2"}, engine.ClickHouse: {"$1", "$2"}}},
+		{"WHERE a = :country", map[engine.Engine][]string{engine.SQLite: {":country"}}},
+		{"WHERE a = @country", map[engine.Engine][]string{engine.SQLite: {"@country"}, engine.ClickHouse: {"@country"}}},
+		{"WHERE a = $country", map[engine.Engine][]string{engine.SQLite: {"$country"}}},
 		// Not markers anywhere.
 		{"SELECT x::text, y::int FROM t", nil},
 		{"SELECT @@version, @@session.sql_mode", nil},
 		{"WHERE tsv @@ to_tsquery('a')", nil},
-		{"SET @a := 1", map[Dialect][]string{SQLite: {"@a"}, ClickHouse: {"@a"}}},
+		{"SET @a := 1", map[engine.Engine][]string{engine.SQLite: {"@a"}, engine.ClickHouse: {"@a"}}},
 		{"SELECT a := 1", nil},
 		{"SELECT a$1, b$c FROM t", nil},
 		{"SELECT json_extract(properties, '$.a?b') FROM t", nil},
@@ -37,7 +39,7 @@ func TestBindMarkers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, d := range all {
-			got, err := d.BindMarkers(tt.sql)
+			got, err := BindMarkers(d, tt.sql)
 			if err != nil {
 				t.Fatalf("%s.BindMarkers(%q): %v", d, tt.sql, err)
 			}
@@ -56,7 +58,7 @@ func TestBindMarkers(t *testing.T) {
 }
 
 func TestBindMarkersPosition(t *testing.T) {
-	got, err := SQLite.BindMarkers("SELECT 'é'\nFROM t WHERE a = ? AND é = :b")
+	got, err := BindMarkers(engine.SQLite, "SELECT 'é'\nFROM t WHERE a = ? AND é = :b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestBindMarkersPosition(t *testing.T) {
 
 func TestBindMarkersUnclosed(t *testing.T) {
 	for _, sql := range []string{"SELECT '?", `SELECT "a`, "SELECT `a", "SELECT /* ?"} {
-		_, err := SQLite.BindMarkers(sql)
+		_, err := BindMarkers(engine.SQLite, sql)
 		var se *SyntaxError
 		if !errors.As(err, &se) || se.Line != 1 || se.Column != 8 {
 			t.Errorf("BindMarkers(%q) = %v, want a *SyntaxError at line 1, column 8", sql, err)
@@ -93,8 +95,8 @@ func FuzzBindMarkers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		code, closed := refCode(s)
-		for _, d := range []Dialect{SQLite, PostgreSQL, MySQL, ClickHouse} {
-			got, err := d.BindMarkers(s)
+		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
+			got, err := BindMarkers(d, s)
 			if (err != nil) == closed {
 				t.Fatalf("%s.BindMarkers(%q): error %v, but reference says closed=%v", d, s, err, closed)
 			}

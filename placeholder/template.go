@@ -1,9 +1,9 @@
 package placeholder
 
 import (
-	"database/sql"
-	"strconv"
-	"strings"
+	"unsafe"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Template is a compiled SQL query with placeholders: compiled once when
@@ -125,15 +125,15 @@ func listPositionError(p Placeholder) *VariableError {
 
 // slot is one variable's value during a render.
 type slot struct {
-	arg    any // converted scalar argument
-	chType string
-	list   []string
+	arg  any    // converted scalar argument
+	typ  string // its parameter type, on engines with typed markers
+	list []string
 	// first is the 1-based number of the variable's first argument once
-	// written; numbered dialects reuse it.
+	// written; engines with numbered markers reuse it.
 	first int
 }
 
-// Render returns the SQL text for dialect d, with a bind marker in place
+// Render returns the SQL text for engine e, with a bind marker in place
 // of each placeholder, and the arguments in marker order. values holds the
 // coerced values by code name: string, int64, float64, bool,
 // variable.Timestamp or []string (a multi-valued List), and also other Go
@@ -141,9 +141,9 @@ type slot struct {
 // not use are ignored. A missing value, a value of another type, an empty
 // list, or a list outside list position is a *VariableError naming the
 // variable. A value only ever becomes an argument, never SQL text.
-func (t *Template) Render(d Dialect, values map[string]any) (string, []any, error) {
-	if !d.valid() {
-		return "", nil, ErrUnknownDialect
+func (t *Template) Render(e engine.Engine, values map[string]any) (string, []any, error) {
+	if e == nil {
+		return "", nil, ErrNoEngine
 	}
 	var stack [8]slot
 	var slots []slot
@@ -168,74 +168,72 @@ func (t *Template) Render(d Dialect, values map[string]any) (string, []any, erro
 			s.list = list
 			continue
 		}
-		arg, chType, detail := d.convert(v)
-		if detail != "" {
-			return "", nil, t.varError(t.firstUse[n], ErrUnsupportedValue, detail)
+		arg, typ, err := e.Arg(v)
+		if err != nil {
+			return "", nil, t.varError(t.firstUse[n], ErrUnsupportedValue, argDetail(err))
 		}
-		s.arg, s.chType = arg, chType
+		s.arg, s.typ = arg, typ
 	}
 
-	nargs, size := t.measure(d, slots)
-	var b strings.Builder
-	b.Grow(size)
+	nargs, size := t.measure(e, slots)
+	b := make([]byte, 0, size)
 	args := make([]any, 0, nargs)
-	numbered := d.numbered()
+	numbered := e.Numbered()
+	listType := e.ListType()
 	for i := range t.parts {
 		p := &t.parts[i]
-		b.WriteString(p.text)
+		b = append(b, p.text...)
 		if p.padBefore {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
 		s := &slots[p.name]
 		if p.parens {
-			b.WriteByte('(')
+			b = append(b, '(')
 		}
 		switch {
 		case numbered && s.first > 0:
-			count := 1
+			count, typ := 1, s.typ
 			if s.list != nil {
-				count = len(s.list)
+				count, typ = len(s.list), listType
 			}
 			for k := 0; k < count; k++ {
 				if k > 0 {
-					b.WriteString(", ")
+					b = append(b, ", "...)
 				}
-				chType := s.chType
-				if s.list != nil {
-					chType = "String"
-				}
-				d.writeMarker(&b, s.first+k, chType)
+				b = e.Marker(b, s.first+k, typ)
 			}
 		case s.list != nil:
 			s.first = len(args) + 1
-			for k, e := range s.list {
+			for k, v := range s.list {
 				if k > 0 {
-					b.WriteString(", ")
+					b = append(b, ", "...)
 				}
-				args = d.appendArg(args, e)
-				d.writeMarker(&b, len(args), "String")
+				args = append(args, v)
+				b = e.Marker(b, len(args), listType)
 			}
 		default:
 			s.first = len(args) + 1
-			args = d.appendArg(args, s.arg)
-			d.writeMarker(&b, len(args), s.chType)
+			args = append(args, s.arg)
+			b = e.Marker(b, len(args), s.typ)
 		}
 		if p.parens {
-			b.WriteByte(')')
+			b = append(b, ')')
 		}
 		if p.padAfter {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
 	}
-	b.WriteString(t.tail)
-	return b.String(), args, nil
+	b = append(b, t.tail...)
+	// b is never written again: the string shares its bytes, as
+	// strings.Builder does.
+	return unsafe.String(unsafe.SliceData(b), len(b)), args, nil
 }
 
 // measure returns the number of arguments a render makes and an upper
 // bound of its text length, so that both are allocated once. It works per
 // variable, from counts made at compile time, not per placeholder.
-func (t *Template) measure(d Dialect, slots []slot) (nargs, size int) {
-	numbered := d.numbered()
+func (t *Template) measure(e engine.Engine, slots []slot) (nargs, size int) {
+	numbered := e.Numbered()
 	for n := range slots {
 		elems := 1
 		if slots[n].list != nil {
@@ -247,21 +245,14 @@ func (t *Template) measure(d Dialect, slots []slot) (nargs, size int) {
 			nargs += elems * t.uses[n]
 		}
 	}
-	digits := len(strconv.Itoa(nargs))
 	size = t.textLen
 	for n := range slots {
 		s := &slots[n]
-		elems, chType := 1, s.chType
+		elems, typ := 1, s.typ
 		if s.list != nil {
-			elems, chType = len(s.list), "String"
+			elems, typ = len(s.list), e.ListType()
 		}
-		marker := 1
-		switch d.kind {
-		case kindPostgreSQL:
-			marker = 1 + digits
-		case kindClickHouse:
-			marker = len("{p:}") + digits + len(chType)
-		}
+		marker := e.MarkerLen(nargs, typ)
 		size += t.uses[n] * (elems*marker + (elems-1)*len(", "))
 	}
 	return nargs, size
@@ -272,28 +263,10 @@ func (t *Template) varError(ph int, err error, detail string) *VariableError {
 	return &VariableError{Name: p.Name, Line: p.Line, Column: p.Column, Err: err, Detail: detail}
 }
 
-// writeMarker writes the bind marker of argument n (1-based).
-func (d Dialect) writeMarker(b *strings.Builder, n int, chType string) {
-	var buf [20]byte
-	switch d.kind {
-	case kindPostgreSQL:
-		b.WriteByte('$')
-		b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
-	case kindClickHouse:
-		b.WriteString("{p")
-		b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
-		b.WriteByte(':')
-		b.WriteString(chType)
-		b.WriteByte('}')
-	default:
-		b.WriteByte('?')
+// argDetail is the detail of an engine's refusal of a value.
+func argDetail(err error) string {
+	if ae, ok := err.(*engine.ArgError); ok {
+		return ae.Detail
 	}
-}
-
-// appendArg appends a converted argument, named on ClickHouse.
-func (d Dialect) appendArg(args []any, v any) []any {
-	if d.kind == kindClickHouse {
-		return append(args, sql.NamedArg{Name: "p" + strconv.Itoa(len(args)+1), Value: v})
-	}
-	return append(args, v)
+	return err.Error()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
@@ -44,7 +45,7 @@ func TestTemplateAccessors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none.Names())
 	assert.Empty(t, none.Placeholders())
-	got, args, err := none.Render(PostgreSQL, nil)
+	got, args, err := none.Render(engine.PostgreSQL, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "SELECT 1", got)
 	assert.Empty(t, args)
@@ -78,7 +79,7 @@ func TestRenderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
 			require.NoError(t, err)
-			for _, d := range allDialects {
+			for _, d := range engine.All() {
 				got, args, err := tpl.Render(d, tt.values)
 				assert.Empty(t, got)
 				assert.Nil(t, args)
@@ -100,14 +101,14 @@ func nan() float64 { var zero float64; return zero / zero }
 func TestRenderZeroDialect(t *testing.T) {
 	tpl, err := Compile("a = {variables.a}")
 	require.NoError(t, err)
-	_, _, err = tpl.Render(Dialect{}, map[string]any{"a": "x"})
-	assert.ErrorIs(t, err, ErrUnknownDialect)
+	_, _, err = tpl.Render(nil, map[string]any{"a": "x"})
+	assert.ErrorIs(t, err, ErrNoEngine)
 }
 
 func TestRenderIgnoresUnusedValues(t *testing.T) {
 	tpl, err := Compile("a = {variables.a}")
 	require.NoError(t, err)
-	got, args, err := tpl.Render(SQLite, map[string]any{"a": "x", "other": []int{1}})
+	got, args, err := tpl.Render(engine.SQLite, map[string]any{"a": "x", "other": []int{1}})
 	require.NoError(t, err)
 	assert.Equal(t, "a = ?", got)
 	assert.Equal(t, []any{"x"}, args)
@@ -161,7 +162,7 @@ func TestRenderConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 100 {
 				v := fmt.Sprint(g, i)
-				got, args, err := tpl.Render(PostgreSQL, map[string]any{"a": v, "l": []string{v, "x"}})
+				got, args, err := tpl.Render(engine.PostgreSQL, map[string]any{"a": v, "l": []string{v, "x"}})
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -227,7 +228,7 @@ func TestRenderOnSQLite(t *testing.T) {
 		t.Run(tt.sql, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
 			require.NoError(t, err)
-			query, args, err := tpl.Render(SQLite, tt.values)
+			query, args, err := tpl.Render(engine.SQLite, tt.values)
 			require.NoError(t, err)
 			var got int
 			require.NoError(t, db.QueryRowContext(ctx, query, args...).Scan(&got), query)
@@ -239,7 +240,7 @@ func TestRenderOnSQLite(t *testing.T) {
 func TestRenderErrorsAreTyped(t *testing.T) {
 	tpl, err := Compile("{variables.a}")
 	require.NoError(t, err)
-	_, _, err = tpl.Render(SQLite, nil)
+	_, _, err = tpl.Render(engine.SQLite, nil)
 	assert.True(t, errors.Is(err, ErrMissingValue))
 	assert.False(t, errors.Is(err, ErrSyntax))
 }
@@ -256,15 +257,15 @@ func TestRenderAllocations(t *testing.T) {
 	tests := []struct {
 		name   string
 		tpl    *Template
-		d      Dialect
+		d      engine.Engine
 		values map[string]any
 		max    float64
 	}{
-		{"sqlite", tpl, SQLite, benchValues, 2},
-		{"mysql", tpl, MySQL, benchValues, 2},
-		{"postgresql", tpl, PostgreSQL, benchValues, 2},
-		{"sqlite list", lists, SQLite, listValues, 2 + 6},
-		{"postgresql list", lists, PostgreSQL, listValues, 2 + 3},
+		{"sqlite", tpl, engine.SQLite, benchValues, 2},
+		{"mysql", tpl, engine.MySQL, benchValues, 2},
+		{"postgresql", tpl, engine.PostgreSQL, benchValues, 2},
+		{"sqlite list", lists, engine.SQLite, listValues, 2 + 6},
+		{"postgresql list", lists, engine.PostgreSQL, listValues, 2 + 3},
 	}
 	for _, tt := range tests {
 		got := testing.AllocsPerRun(100, func() {

@@ -45,14 +45,13 @@ func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 //   - Boolean: a bool. The strings "true" and "false" are accepted in any
 //     mix of upper and lower case.
 //   - Date: a Timestamp in UTC, within the years 0001 to 9999 that every
-//     engine reads. "YYYY-MM-DD" must be a real calendar day and
-//     gives a DateOnly Timestamp; an RFC 3339 date-time is converted to UTC. A
-//     relative date "-N" followed by d, w, m or y (days, weeks, months, years)
-//     is counted back from now's UTC calendar day and gives a DateOnly
-//     Timestamp at the start of that day; a month or year step that lands past
-//     the end of a month goes to its last day (-1m on March 31 gives the last
-//     day of February). "-Nh" gives the Timestamp N hours before now truncated
-//     to the hour. now is only read for relative dates.
+//     engine reads. Text is read by ParseDate, the grammar insight date
+//     ranges share: "YYYY-MM-DD" (a real calendar day, giving a DateOnly
+//     Timestamp), "YYYY-MM-DD HH:MM:SS" and "YYYY-MM-DDTHH:MM:SS" in UTC, an
+//     RFC 3339 date-time converted to UTC, and relative dates such as "-7d",
+//     "-1m", "-24h" and "-1mStart" counted back from now in UTC (-1m on
+//     March 31 gives the last day of February). now is only read for
+//     relative dates. A time.Time or a Timestamp is taken as it is, in UTC.
 //   - List: one of the variable's Values as a string (a number or boolean is
 //     matched by its text); when IsMulti, a []string from an array of at least
 //     one of them, each at most once.

@@ -356,7 +356,7 @@ func TestValueErrorMessage(t *testing.T) {
 		{Variable{CodeName: "n", Type: Number}, json.RawMessage(` {"a": 1} `), `variable "n": expected Number, got {"a": 1}: an object is not a value`},
 		{Variable{CodeName: "n", Type: Number}, nil, `variable "n": expected Number, got null: null is not a value`},
 		{Variable{CodeName: "n", Type: Number}, math.Inf(1), `variable "n": expected Number, got +Inf: not a finite number`},
-		{Variable{CodeName: "d", Type: Date}, "2025-02-30", `variable "d": expected Date, got "2025-02-30": not a real calendar date`},
+		{Variable{CodeName: "d", Type: Date}, "2025-02-30", `variable "d": expected Date, got "2025-02-30": not a real calendar date; want a day from 01 to 28 (2025-02 has 28 days)`},
 		{Variable{CodeName: "b", Type: Boolean}, 1, `variable "b": expected Boolean, got 1: want true or false`},
 		{Variable{CodeName: "p", Type: List, Values: []string{"US"}}, "FR", `variable "p": expected List, got "FR": not one of "US"`},
 		// A long value is cut short in the message.

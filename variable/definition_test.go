@@ -169,7 +169,7 @@ func TestNormalizeRejects(t *testing.T) {
 		}), "default_value", `expected an array of the List's values, got ["US","FR"]: element 1: "FR" is not one of "US"`},
 		{"Number default not a number", with(func(v *Variable) { v.Type = Number; v.DefaultValue = "12abc" }), "default_value", `expected Number, got "12abc": not a number`},
 		{"Boolean default not a boolean", with(func(v *Variable) { v.Type = Boolean; v.DefaultValue = "yes" }), "default_value", `expected Boolean, got "yes": want true or false`},
-		{"Date default not a date", with(func(v *Variable) { v.Type = Date; v.DefaultValue = "2025-02-30" }), "default_value", `expected Date, got "2025-02-30": not a real calendar date`},
+		{"Date default not a date", with(func(v *Variable) { v.Type = Date; v.DefaultValue = "2025-02-30" }), "default_value", `expected Date, got "2025-02-30": not a real calendar date; want a day from 01 to 28 (2025-02 has 28 days)`},
 		{"String default an object", with(func(v *Variable) { v.DefaultValue = map[string]any{"a": 1.0} }), "default_value", `expected String, got {"a":1}: an object is not a value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

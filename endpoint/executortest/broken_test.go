@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	_ "modernc.org/sqlite"
 )
 
@@ -24,7 +24,7 @@ import (
 // A nil field keeps the inner behaviour.
 type broken struct {
 	inner   endpoint.Executor
-	dialect func(placeholder.Dialect) placeholder.Dialect
+	dialect func(engine.Engine) engine.Engine
 	ctx     func(context.Context) context.Context
 	sql     func(q string, args []any) (string, []any)
 	// querySQL is sql for Query only.
@@ -33,11 +33,11 @@ type broken struct {
 	err      func(error) error
 }
 
-func (b *broken) Dialect() placeholder.Dialect {
+func (b *broken) Engine() engine.Engine {
 	if b.dialect != nil {
-		return b.dialect(b.inner.Dialect())
+		return b.dialect(b.inner.Engine())
 	}
-	return b.inner.Dialect()
+	return b.inner.Engine()
 }
 
 func (b *broken) before(ctx context.Context, q string, args []any) (context.Context, string, []any) {
@@ -126,8 +126,7 @@ type brokenCase struct {
 // brokenExecutors each break one promise of the contract.
 var brokenExecutors = []brokenCase{
 	{"intact", broken{}, nil},
-	{"zero dialect", broken{dialect: func(placeholder.Dialect) placeholder.Dialect { return placeholder.Dialect{} }},
-		[]string{"BoundArgumentsNotInterpolated", "Canceled", "ConcurrentQuery", "DeadlineExceeded", "Dialect", "EngineError", "ExecCreatesFillsAndDrops", "QueryValues", "ZeroRows"}},
+	{"nil engine", broken{dialect: func(engine.Engine) engine.Engine { return nil }}, []string{"Engine"}},
 	{"text as bytes", broken{result: eachValue(func(v any) any {
 		if s, ok := v.(string); ok {
 			return []byte(s)
@@ -214,7 +213,7 @@ func newSQLite(t *testing.T) endpoint.Executor {
 	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	return sqlexec.New(db, placeholder.SQLite)
+	return sqlexec.New(db, engine.SQLite)
 }
 
 const brokenEnv = "EXECUTORTEST_BROKEN"

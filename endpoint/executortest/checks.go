@@ -8,23 +8,24 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
-// testDialect: the dialect decides every marker the Service writes, and
-// configuration names it, so it must be one the placeholder package knows
-// under its own name.
-func testDialect(t *testing.T, x endpoint.Executor, _ Fixture) {
-	d := x.Dialect()
-	if d.Name() == "" {
-		t.Fatal("Dialect() is the zero placeholder.Dialect; return one of the placeholder package's dialects")
+// testEngine: the engine decides every marker the Service writes, and
+// configuration names it, so it must be one package engine knows under its
+// own name.
+func testEngine(t *testing.T, x endpoint.Executor, _ Fixture) {
+	d := x.Engine()
+	if d == nil {
+		t.Fatal("Engine() is nil; return one of package engine's values")
 	}
-	back, err := placeholder.DialectByName(d.Name())
+	back, err := engine.ByName(d.Name())
 	if err != nil || back != d {
-		t.Fatalf("placeholder.DialectByName(%q) = %v, %v; want %v", d.Name(), back, err, d)
+		t.Fatalf("engine.ByName(%q) = %v, %v; want %v", d.Name(), back, err, d)
 	}
-	if again := x.Dialect(); again != d {
-		t.Fatalf("Dialect() changed from %v to %v", d, again)
+	if again := x.Engine(); again != d {
+		t.Fatalf("Engine() changed from %v to %v", d, again)
 	}
 	if err := placeholder.NewBuilder(d).Err(); err != nil {
 		t.Fatalf("placeholder.NewBuilder(%v): %v", d, err)

@@ -33,7 +33,7 @@ func testConcurrentQuery(t *testing.T, x endpoint.Executor, f Fixture) {
 		})
 		stmts[i] = statement{q, args, [][]any{{r.name, r.score}}}
 	}
-	d := x.Dialect()
+	d := x.Engine()
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -47,8 +47,8 @@ func testConcurrentQuery(t *testing.T, x endpoint.Executor, f Fixture) {
 			}()
 			for i := range iterations {
 				s := stmts[(w+i)%len(stmts)]
-				if got := x.Dialect(); got != d {
-					errs <- fmt.Errorf("worker %d: Dialect() = %v, want %v", w, got, d)
+				if got := x.Engine(); got != d {
+					errs <- fmt.Errorf("worker %d: Engine() = %v, want %v", w, got, d)
 					return
 				}
 				res, err := x.Query(context.Background(), s.sql, append([]any(nil), s.args...))

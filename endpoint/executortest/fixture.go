@@ -1,6 +1,6 @@
 package executortest
 
-import "github.com/endpointkit/endpointkit/placeholder"
+import "github.com/endpointkit/endpointkit/endpoint/engine"
 
 // Fixture tells the suite how to write the one table it creates, so that
 // its SQL stays portable: the suite writes
@@ -27,26 +27,30 @@ type Fixture struct {
 	TextRejectsNUL bool
 }
 
-// FixtureFor returns the fixture for an engine of dialect d, which Run
-// uses. A zero or unknown dialect gets standard SQL types.
-func FixtureFor(d placeholder.Dialect) Fixture {
-	switch d {
-	case placeholder.SQLite:
-		return Fixture{Integer: "INTEGER", Float: "REAL", Text: "TEXT"}
-	case placeholder.PostgreSQL:
-		return Fixture{Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT", TextRejectsNUL: true}
-	case placeholder.MySQL:
-		// The default collations ignore case (and, in MySQL 8, accents),
-		// which would let a hostile value match another's row.
-		return Fixture{Integer: "BIGINT", Float: "DOUBLE", Text: "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"}
-	case placeholder.ClickHouse:
-		return Fixture{Integer: "Nullable(Int64)", Float: "Nullable(Float64)", Text: "Nullable(String)", TableOptions: "ENGINE = Memory"}
+// fixtures are the suite's column types per engine name: types that hold
+// NULL and compare text byte for byte.
+var fixtures = map[string]Fixture{
+	"sqlite":     {Integer: "INTEGER", Float: "REAL", Text: "TEXT"},
+	"postgresql": {Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT", TextRejectsNUL: true},
+	// The default collations ignore case (and, in MySQL 8, accents),
+	// which would let a hostile value match another's row.
+	"mysql":      {Integer: "BIGINT", Float: "DOUBLE", Text: "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"},
+	"clickhouse": {Integer: "Nullable(Int64)", Float: "Nullable(Float64)", Text: "Nullable(String)", TableOptions: "ENGINE = Memory"},
+}
+
+// FixtureFor returns the fixture for engine e, which Run uses. An engine
+// this package does not know (or nil) gets standard SQL types.
+func FixtureFor(e engine.Engine) Fixture {
+	if e != nil {
+		if f, ok := fixtures[e.Name()]; ok {
+			return f
+		}
 	}
 	return Fixture{Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT"}
 }
 
 // createTable returns the DDL of the suite's table named name.
-func (f Fixture) createTable(d placeholder.Dialect, name string) string {
+func (f Fixture) createTable(d engine.Engine, name string) string {
 	sql := "CREATE TABLE " + d.QuoteIdent(name) + " (id " + f.Integer + ", name " + f.Text + ", score " + f.Float + ")"
 	if f.TableOptions != "" {
 		sql += " " + f.TableOptions

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -114,7 +114,7 @@ func benchFile(b *testing.B) *sql.DB {
 // fileStores returns the SQL stores in db itself.
 func fileStores(b *testing.B, db *sql.DB) (endpoint.Store, variable.Store) {
 	b.Helper()
-	st, err := sqlstore.New(db, placeholder.SQLite)
+	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(b, err)
 	require.NoError(b, st.Migrate(context.Background()))
 	return st.Endpoints(), st.Variables()
@@ -227,7 +227,7 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 // measures the handler and the Service, not a database.
 type fixedExecutor struct{ res *endpoint.Result }
 
-func (f fixedExecutor) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (f fixedExecutor) Engine() engine.Engine { return engine.SQLite }
 func (f fixedExecutor) Query(context.Context, string, []any) (*endpoint.Result, error) {
 	return &endpoint.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
 }

@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -35,7 +35,7 @@ func ExampleNew() {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: endpoint.NewMemoryStore(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(events, placeholder.SQLite),
+		Executor:  sqlexec.New(events, engine.SQLite),
 	})
 	if err != nil {
 		panic(err)

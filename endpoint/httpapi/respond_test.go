@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 func TestJSONIsNotHTMLEscaped(t *testing.T) {
@@ -179,7 +179,7 @@ func TestBodyTooLargeChunked(t *testing.T) {
 // failingExecutor fails every query with err.
 type failingExecutor struct{ err error }
 
-func (f failingExecutor) Dialect() placeholder.Dialect { return placeholder.SQLite }
+func (f failingExecutor) Engine() engine.Engine { return engine.SQLite }
 
 func (f failingExecutor) Query(context.Context, string, []any) (*endpoint.Result, error) {
 	return nil, f.err

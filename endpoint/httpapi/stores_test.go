@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -22,11 +22,11 @@ func newStores(tb testing.TB) (endpoint.Store, variable.Store) {
 	require.NoError(tb, err)
 	db.SetMaxOpenConns(1)
 	tb.Cleanup(func() { db.Close() })
-	st, err := sqlstore.New(db, placeholder.SQLite)
+	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(tb, err)
 	require.NoError(tb, st.Migrate(context.Background()))
 	return st.Endpoints(), st.Variables()
 }
 
 // newExecutor returns the SQL executor over the events database.
-func newExecutor(db *sql.DB) endpoint.Executor { return sqlexec.New(db, placeholder.SQLite) }
+func newExecutor(db *sql.DB) endpoint.Executor { return sqlexec.New(db, engine.SQLite) }

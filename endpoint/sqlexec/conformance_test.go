@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	_ "modernc.org/sqlite"
 )
 
@@ -35,7 +35,7 @@ func TestConformance(t *testing.T) {
 				}
 				db.SetMaxOpenConns(c.max)
 				t.Cleanup(func() { db.Close() })
-				return sqlexec.New(db, placeholder.SQLite)
+				return sqlexec.New(db, engine.SQLite)
 			})
 		})
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	_ "modernc.org/sqlite"
 )
 
@@ -21,7 +21,7 @@ func ExampleExecutor_Query() {
 	if _, err := db.Exec(`CREATE TABLE plans (name TEXT, price REAL); INSERT INTO plans VALUES ('free', 0), ('pro', 49)`); err != nil {
 		log.Fatal(err)
 	}
-	x := sqlexec.New(db, placeholder.SQLite)
+	x := sqlexec.New(db, engine.SQLite)
 	res, err := x.Query(context.Background(), "SELECT name, price, count(*) OVER () AS n FROM plans WHERE price >= ?", []any{int64(10)})
 	if err != nil {
 		log.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // DefaultStatements is how many prepared statements an Executor keeps
@@ -27,9 +27,9 @@ const DefaultStatements = 256
 // recently used closed first. Close closes them; the *sql.DB stays the
 // caller's to close.
 type Executor struct {
-	db      *sql.DB
-	dialect placeholder.Dialect
-	stmts   *stmtCache // nil: every query is parsed again
+	db     *sql.DB
+	engine engine.Engine
+	stmts  *stmtCache // nil: every query is parsed again
 }
 
 // Option changes how New builds an Executor.
@@ -44,9 +44,9 @@ func WithStatements(n int) Option {
 	return func(o *options) { o.statements = n }
 }
 
-// New returns an Executor that runs queries on db, whose engine speaks
-// dialect d (it decides the bind markers the Service writes).
-func New(db *sql.DB, d placeholder.Dialect, opts ...Option) *Executor {
+// New returns an Executor that runs queries on db, whose engine is eng (it
+// decides the SQL the Service writes).
+func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	o := options{statements: DefaultStatements}
 	for _, opt := range opts {
 		opt(&o)
@@ -54,7 +54,7 @@ func New(db *sql.DB, d placeholder.Dialect, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, dialect: d}
+	e := &Executor{db: db, engine: eng}
 	if o.statements > 0 {
 		e.stmts = newStmtCache(o.statements)
 	}
@@ -62,12 +62,24 @@ func New(db *sql.DB, d placeholder.Dialect, opts ...Option) *Executor {
 }
 
 var (
-	_ endpoint.Executor  = (*Executor)(nil)
-	_ endpoint.RowCapper = (*Executor)(nil)
+	_ endpoint.TxExecutor = (*Executor)(nil)
+	_ endpoint.RowCapper  = (*Executor)(nil)
 )
 
-// Dialect implements endpoint.Executor.
-func (e *Executor) Dialect() placeholder.Dialect { return e.dialect }
+// Engine implements endpoint.Executor.
+func (e *Executor) Engine() engine.Engine { return e.engine }
+
+// driverArgs names the arguments where the engine's parameters are named.
+func (e *Executor) driverArgs(args []any) []any {
+	if len(args) == 0 || e.engine.ArgName(1) == "" {
+		return args
+	}
+	named := make([]any, len(args))
+	for i, a := range args {
+		named[i] = sql.Named(e.engine.ArgName(i+1), a)
+	}
+	return named
+}
 
 // Close closes the prepared statements the Executor keeps; those that
 // queries are running on close when the queries end. Queries after Close
@@ -104,7 +116,7 @@ func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, li
 // there the Service's paging wrapper is cheaper.
 //
 // It is the one place of this package that asks which engine it runs on.
-func (e *Executor) CapsRows() bool { return e.dialect == placeholder.SQLite }
+func (e *Executor) CapsRows() bool { return e.engine == engine.SQLite }
 
 // query runs query and reads at most max rows (all when max < 0).
 func (e *Executor) query(ctx context.Context, query string, args []any, max int) (*endpoint.Result, error) {
@@ -120,9 +132,9 @@ func (e *Executor) query(ctx context.Context, query string, args []any, max int)
 		err  error
 	)
 	if st != nil {
-		rows, err = st.stmt.QueryContext(ctx, args...)
+		rows, err = st.stmt.QueryContext(ctx, e.driverArgs(args)...)
 	} else {
-		rows, err = e.db.QueryContext(ctx, query, args...)
+		rows, err = e.db.QueryContext(ctx, query, e.driverArgs(args)...)
 	}
 	var res *endpoint.Result
 	if err != nil {
@@ -218,8 +230,26 @@ func typeOf(v any) string {
 
 // Exec implements endpoint.Executor.
 func (e *Executor) Exec(ctx context.Context, query string, args []any) error {
-	if _, err := e.db.ExecContext(ctx, query, args...); err != nil {
+	if _, err := e.db.ExecContext(ctx, query, e.driverArgs(args)...); err != nil {
 		return fmt.Errorf("sqlexec: exec: %w", err)
+	}
+	return nil
+}
+
+// ExecTx implements endpoint.TxExecutor.
+func (e *Executor) ExecTx(ctx context.Context, stmts []string) error {
+	tx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlexec: begin: %w", err)
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlexec: exec: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlexec: commit: %w", err)
 	}
 	return nil
 }

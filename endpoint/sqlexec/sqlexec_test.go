@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/placeholder"
 	_ "modernc.org/sqlite"
 )
 
@@ -29,7 +29,7 @@ func openDB(t *testing.T) *sql.DB {
 }
 
 func TestQuery(t *testing.T) {
-	x := sqlexec.New(openDB(t), placeholder.SQLite)
+	x := sqlexec.New(openDB(t), engine.SQLite)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -69,7 +69,7 @@ func TestQuery(t *testing.T) {
 }
 
 func TestQueryErrors(t *testing.T) {
-	x := sqlexec.New(openDB(t), placeholder.SQLite)
+	x := sqlexec.New(openDB(t), engine.SQLite)
 	if _, err := x.Query(context.Background(), "SELECT * FROM missing", nil); err == nil {
 		t.Fatal("no error for a missing table")
 	}
@@ -85,9 +85,9 @@ func TestQueryErrors(t *testing.T) {
 
 func TestExec(t *testing.T) {
 	db := openDB(t)
-	x := sqlexec.New(db, placeholder.SQLite)
-	if x.Dialect() != placeholder.SQLite {
-		t.Fatalf("Dialect = %v", x.Dialect())
+	x := sqlexec.New(db, engine.SQLite)
+	if x.Engine() != engine.SQLite {
+		t.Fatalf("Dialect = %v", x.Engine())
 	}
 	ctx := context.Background()
 	if err := x.Exec(ctx, "INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"}); err != nil {

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	_ "modernc.org/sqlite"
 )
 
@@ -113,7 +113,7 @@ func ids(t *testing.T, x *Executor, ctx context.Context, query string, args ...a
 // as the same statement, with other values bound.
 func TestStatementsPreparedOnce(t *testing.T) {
 	db, c := countingDB(t, 1)
-	x := New(db, placeholder.SQLite)
+	x := New(db, engine.SQLite)
 	ctx := context.Background()
 	for i := int64(1); i <= 5; i++ {
 		if got := ids(t, x, ctx, "SELECT id FROM t WHERE id >= ? ORDER BY id", i); len(got) != int(6-i) || got[0] != i {
@@ -142,7 +142,7 @@ func TestStatementsPreparedOnce(t *testing.T) {
 // recently used going first, and closes what it evicts.
 func TestStatementsBounded(t *testing.T) {
 	db, c := countingDB(t, 1)
-	x := New(db, placeholder.SQLite, WithStatements(2))
+	x := New(db, engine.SQLite, WithStatements(2))
 	ctx := context.Background()
 	q := func(i int) string { return fmt.Sprintf("SELECT id FROM t WHERE id = %d", i) }
 	ids(t, x, ctx, q(1))
@@ -170,7 +170,7 @@ func TestStatementsBounded(t *testing.T) {
 // TestStatementsOff: WithStatements(-1) keeps none.
 func TestStatementsOff(t *testing.T) {
 	db, c := countingDB(t, 1)
-	x := New(db, placeholder.SQLite, WithStatements(-1))
+	x := New(db, engine.SQLite, WithStatements(-1))
 	for range 3 {
 		ids(t, x, context.Background(), "SELECT id FROM t")
 	}
@@ -187,7 +187,7 @@ func TestStatementsOff(t *testing.T) {
 // been prepared against a schema that changed).
 func TestStatementsDroppedOnFailure(t *testing.T) {
 	db, c := countingDB(t, 1)
-	x := New(db, placeholder.SQLite)
+	x := New(db, engine.SQLite)
 	ctx := context.Background()
 	const q = "SELECT json_extract(?, '$.a')"
 	if _, err := x.Query(ctx, q, []any{`{"a": 1}`}); err != nil {
@@ -213,7 +213,7 @@ func TestStatementsDroppedOnFailure(t *testing.T) {
 // statements are evicted under them; nothing stays open after Close.
 func TestStatementsConcurrent(t *testing.T) {
 	db, c := countingDB(t, 4)
-	x := New(db, placeholder.SQLite, WithStatements(3))
+	x := New(db, engine.SQLite, WithStatements(3))
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -261,7 +261,7 @@ func TestStatementsConcurrent(t *testing.T) {
 // only SQLite says it caps as cheaply as a LIMIT.
 func TestQueryCapped(t *testing.T) {
 	db, _ := countingDB(t, 1)
-	x := New(db, placeholder.SQLite)
+	x := New(db, engine.SQLite)
 	for _, tc := range []struct{ max, want int }{{1, 1}, {3, 3}, {5, 5}, {9, 5}, {0, 1}} {
 		res, err := x.QueryCapped(context.Background(), "SELECT id FROM t ORDER BY id", nil, tc.max)
 		if err != nil || len(res.Rows) != tc.want {
@@ -271,7 +271,7 @@ func TestQueryCapped(t *testing.T) {
 	if !x.CapsRows() {
 		t.Error("SQLite does not cap rows")
 	}
-	for _, d := range []placeholder.Dialect{placeholder.PostgreSQL, placeholder.MySQL, placeholder.ClickHouse} {
+	for _, d := range []engine.Engine{engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 		if New(db, d).CapsRows() {
 			t.Errorf("%s caps rows", d)
 		}

@@ -1,45 +1,47 @@
 package sqlstore
 
 import (
-	"strconv"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
-// rebind rewrites the '?' markers of q into the dialect's marker style. The
+// rebind rewrites the '?' markers of q into the engine's marker style. The
 // store's statements are fixed text written here, with no '?' inside
 // literals, so a plain scan is exact; user values never pass through it.
-func rebind(d placeholder.Dialect, q string) string {
-	if d != placeholder.PostgreSQL {
+func rebind(e engine.Engine, q string) string {
+	if !e.Numbered() {
 		return q
 	}
-	var b strings.Builder
-	b.Grow(len(q) + 8)
+	b := make([]byte, 0, len(q)+8)
 	n := 0
 	for i := 0; i < len(q); i++ {
 		if q[i] != '?' {
-			b.WriteByte(q[i])
+			b = append(b, q[i])
 			continue
 		}
 		n++
-		b.WriteByte('$')
-		b.WriteString(strconv.Itoa(n))
+		b = e.Marker(b, n, "")
 	}
-	return b.String()
+	return string(b)
 }
 
-// textType is the column type of unbounded text. MySQL's TEXT stops at
-// 64 KiB, too small for a long query, so it gets MEDIUMTEXT (16 MiB); the
-// other engines' TEXT has no practical limit.
-func textType(d placeholder.Dialect) string {
-	if d == placeholder.MySQL {
-		return "MEDIUMTEXT"
+// storeEngine returns e's store side, or ErrEngine.
+func storeEngine(e engine.Engine) (engine.Store, error) {
+	if se, ok := e.(engine.Store); ok {
+		return se, nil
 	}
-	return "TEXT"
+	name := "<nil>"
+	if e != nil {
+		name = e.Name()
+	}
+	return nil, &unsupported{name}
 }
 
-// supported reports whether the store has statements for d.
-func supported(d placeholder.Dialect) bool {
-	return d == placeholder.SQLite || d == placeholder.PostgreSQL || d == placeholder.MySQL
+type unsupported struct{ name string }
+
+func (u *unsupported) Error() string {
+	return ErrEngine.Error() + ": " + strings.TrimSpace(u.name) + " (want sqlite, postgresql or mysql)"
 }
+
+func (u *unsupported) Unwrap() error { return ErrEngine }

@@ -11,8 +11,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -28,7 +28,7 @@ func ExampleNew() {
 	defer db.Close()
 	db.SetMaxOpenConns(1) // every connection to ":memory:" is a database of its own
 
-	store, err := sqlstore.New(db, placeholder.SQLite)
+	store, err := sqlstore.New(db, engine.SQLite)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // SchemaVersion is the version of the tables this package reads and writes.
@@ -28,24 +28,11 @@ const (
 	versionsTable  = "endpointkit_endpoint_versions"
 )
 
-// keyType is the column type of text that takes part in a key. Keys compare
-// exactly as given, byte for byte, as the Store contracts require. MySQL's
-// default collations fold case and accents and ignore trailing spaces, so
-// there the column is VARBINARY; 255 bytes keeps every composite key within
-// InnoDB's 3072-byte limit. Values longer than 255 bytes are refused by
-// MySQL (strict mode) and PostgreSQL; SQLite does not enforce the length.
-func keyType(d placeholder.Dialect) string {
-	if d == placeholder.MySQL {
-		return "VARBINARY(255)"
-	}
-	return "VARCHAR(255)"
-}
-
 // migrations[i] brings the schema from version i to i+1. Every statement is
 // idempotent, because MySQL commits DDL at once and a migration cut short
 // there must be able to run again.
-func migrations(d placeholder.Dialect) [][]string {
-	key, text := keyType(d), textType(d)
+func migrations(d engine.Store) [][]string {
+	key, text := d.KeyType(), d.LongTextType()
 	r := strings.NewReplacer("KEY_T", key, "TEXT_T", text, "TIME_T", "VARCHAR(40)")
 	ddl := func(s string) string { return r.Replace(s) }
 	return [][]string{{
@@ -88,21 +75,9 @@ func migrations(d placeholder.Dialect) [][]string {
 	}, {
 		// Version 2: materialization settings and state, JSON text; NULL
 		// in rows written before.
-		addColumn(d, endpointsTable, "materialization_settings", text+" NULL"),
-		addColumn(d, endpointsTable, "materialization_state", text+" NULL"),
+		d.AddColumn(endpointsTable, "materialization_settings", text+" NULL"),
+		d.AddColumn(endpointsTable, "materialization_state", text+" NULL"),
 	}}
-}
-
-// addColumn is an ALTER TABLE that adds a column. PostgreSQL skips a column
-// that exists (IF NOT EXISTS); SQLite and MySQL have no such clause, so
-// migrateOne takes their duplicate-column error for a step done before
-// (MySQL commits DDL at once, so a migration cut short there leaves the
-// column without the version row).
-func addColumn(d placeholder.Dialect, table, column, typ string) string {
-	if d == placeholder.PostgreSQL {
-		return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + typ
-	}
-	return "ALTER TABLE " + table + " ADD COLUMN " + column + " " + typ
 }
 
 // isDuplicateColumn recognizes the error of adding a column that exists:
@@ -188,7 +163,7 @@ func (s *Store) createSchemaTable(ctx context.Context, create string) error {
 	const pause, tries = 20 * time.Millisecond, 500
 	for i := 0; ; i++ {
 		_, err := s.db.ExecContext(ctx, create)
-		if err == nil || s.dialect != placeholder.SQLite || !isBusy(err) || i == tries {
+		if err == nil || !s.dialect.SingleWriter() || !isBusy(err) || i == tries {
 			return err
 		}
 		select {

@@ -6,10 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 func schemaVersions(t *testing.T, db *sql.DB) []int {
@@ -46,7 +45,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	assert.Equal(t, allVersions(), schemaVersions(t, s.db))
 	_, err := s.Variables().Get(ctx, "p", variableFixture("a").ID)
 	assert.NoError(t, err, "a second Migrate keeps the data")
-	assert.Len(t, migrations(placeholder.SQLite), SchemaVersion)
+	assert.Len(t, migrations(engine.SQLite), SchemaVersion)
 }
 
 func TestMigrateRefusesNewerSchema(t *testing.T) {
@@ -71,7 +70,7 @@ func TestMigrateConcurrently(t *testing.T) {
 				return
 			}
 			defer db.Close()
-			s, err := New(db, placeholder.SQLite)
+			s, err := New(db, engine.SQLite)
 			if err != nil {
 				errs[i] = err
 				return
@@ -92,7 +91,7 @@ func TestUseBeforeMigrateSaysSo(t *testing.T) {
 	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	defer db.Close()
-	s, err := New(db, placeholder.SQLite)
+	s, err := New(db, engine.SQLite)
 	require.NoError(t, err)
 	err = s.Variables().Create(context.Background(), "p", variableFixture("a"))
 	require.Error(t, err)
@@ -114,7 +113,7 @@ func TestMigrateGivesUpOnAnEndlessConflict(t *testing.T) {
 		_, err := db.Exec(stmt)
 		require.NoError(t, err)
 	}
-	s, err := New(db, placeholder.SQLite)
+	s, err := New(db, engine.SQLite)
 	require.NoError(t, err)
 	err = s.Migrate(context.Background())
 	assert.ErrorContains(t, err, "did not settle")

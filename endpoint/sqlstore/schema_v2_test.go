@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // openV1 returns an in-memory database at schema version 1, as this package
@@ -24,7 +24,7 @@ func openV1(t *testing.T, extra ...string) (*sql.DB, endpoint.Endpoint) {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	stmts := append([]string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`},
-		migrations(placeholder.SQLite)[0]...)
+		migrations(engine.SQLite)[0]...)
 	stmts = append(stmts, `INSERT INTO `+schemaTable+` (version) VALUES (1)`)
 	for _, stmt := range append(stmts, extra...) {
 		_, err := db.Exec(stmt)
@@ -59,7 +59,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db, e := openV1(t, tc.extra...)
 			ctx := context.Background()
-			s, err := New(db, placeholder.SQLite)
+			s, err := New(db, engine.SQLite)
 			require.NoError(t, err)
 			require.NoError(t, s.Migrate(ctx))
 			require.NoError(t, s.Migrate(ctx), "a second Migrate")
@@ -93,8 +93,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 // TestMigrationDDLPerDialect: version 2 adds its columns idempotently in
 // each dialect's way.
 func TestMigrationDDLPerDialect(t *testing.T) {
-	assert.Equal(t, "ALTER TABLE t ADD COLUMN IF NOT EXISTS c TEXT NULL", addColumn(placeholder.PostgreSQL, "t", "c", "TEXT NULL"))
-	assert.Equal(t, "ALTER TABLE t ADD COLUMN c MEDIUMTEXT NULL", addColumn(placeholder.MySQL, "t", "c", "MEDIUMTEXT NULL"))
+	assert.Equal(t, "ALTER TABLE t ADD COLUMN IF NOT EXISTS c TEXT NULL", engine.PostgreSQL.AddColumn("t", "c", "TEXT NULL"))
+	assert.Equal(t, "ALTER TABLE t ADD COLUMN c MEDIUMTEXT NULL", engine.MySQL.AddColumn("t", "c", "MEDIUMTEXT NULL"))
 	assert.True(t, isDuplicateColumn(errString("Error 1060 (42S21): Duplicate column name 'c'")))
 	assert.True(t, isDuplicateColumn(errString("SQL logic error: duplicate column name: c (1)")))
 	assert.False(t, isDuplicateColumn(errString("no such table: t")))

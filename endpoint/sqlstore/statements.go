@@ -1,6 +1,6 @@
 package sqlstore
 
-import "github.com/endpointkit/endpointkit/placeholder"
+import "github.com/endpointkit/endpointkit/endpoint/engine"
 
 // statements holds every statement of the store, with the dialect's bind
 // markers, built once by New.
@@ -27,7 +27,7 @@ const (
 	verColumns = `endpoint_id, version, query_json, created_at`
 )
 
-func newStatements(d placeholder.Dialect) statements {
+func newStatements(d engine.Store) statements {
 	b := func(q string) string { return rebind(d, q) }
 	return statements{
 		// A write that changes nothing; see Store.inTx.
@@ -38,9 +38,9 @@ func newStatements(d placeholder.Dialect) statements {
 		varDelete: b(`DELETE FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
 		varGet:    b(`SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
 		// Ordered by code_name, then id, as variable.Store's List requires;
-		varList:        b(`SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? ORDER BY ` + bytewise(d, "code_name") + `, ` + bytewise(d, "id")),
+		varList:        b(`SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? ORDER BY ` + d.Bytewise("code_name") + `, ` + d.Bytewise("id")),
 		varExists:      b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND id = ?`),
-		varLock:        b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND id = ?` + forUpdate(d)),
+		varLock:        b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND id = ?` + d.ForUpdate()),
 		varCodeNameUse: b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND code_name = ? AND id <> ?`),
 		varGetMany:     `SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id IN (`,
 
@@ -49,15 +49,15 @@ func newStatements(d placeholder.Dialect) statements {
 		epDeleteVersions: b(`DELETE FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ?`),
 		epDelete:         b(`DELETE FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
 		epGet:            b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? AND name = ?`),
-		epList:           b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? ORDER BY ` + bytewise(d, "name")),
+		epList:           b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? ORDER BY ` + d.Bytewise("name")),
 		epExists:         b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
-		epCurrentVersion: b(`SELECT current_version FROM ` + endpointsTable + ` WHERE project = ? AND id = ?` + forUpdate(d)),
+		epCurrentVersion: b(`SELECT current_version FROM ` + endpointsTable + ` WHERE project = ? AND id = ?` + d.ForUpdate()),
 		// The fixed-width time text compares in time order.
-		epMarkExecuted: b(`UPDATE ` + endpointsTable + ` SET last_executed_at = ? WHERE project = ? AND id = ? AND (last_executed_at IS NULL OR ` + bytewise(d, "last_executed_at") + ` < ?)`),
+		epMarkExecuted: b(`UPDATE ` + endpointsTable + ` SET last_executed_at = ? WHERE project = ? AND id = ? AND (last_executed_at IS NULL OR ` + d.Bytewise("last_executed_at") + ` < ?)`),
 		// Only SetMaterialization writes the state, so that a refresh and an
 		// edit never overwrite each other.
 		epSetMaterialization: b(`UPDATE ` + endpointsTable + ` SET materialization_state = ? WHERE project = ? AND id = ?`),
-		epListMaterialized:   b(`SELECT project, ` + epColumns + ` FROM ` + endpointsTable + ` WHERE is_materialized = 1 ORDER BY ` + bytewise(d, "project") + `, ` + bytewise(d, "name")),
+		epListMaterialized:   b(`SELECT project, ` + epColumns + ` FROM ` + endpointsTable + ` WHERE is_materialized = 1 ORDER BY ` + d.Bytewise("project") + `, ` + d.Bytewise("name")),
 		epNameUse:            b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND name = ? AND id <> ?`),
 
 		verInsert: b(`INSERT INTO ` + versionsTable + ` (project, ` + verColumns + `) VALUES (?, ?, ?, ?, ?)`),
@@ -65,24 +65,4 @@ func newStatements(d placeholder.Dialect) statements {
 		verGet:    b(`SELECT ` + verColumns + ` FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),
 		verList:   b(`SELECT ` + verColumns + ` FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? ORDER BY version`),
 	}
-}
-
-// bytewise orders by col byte for byte, as Go compares strings, whatever
-// the database's default collation: PostgreSQL's is usually a locale's.
-// SQLite's BINARY and MySQL's VARBINARY (see keyType) already compare bytes.
-func bytewise(d placeholder.Dialect, col string) string {
-	if d == placeholder.PostgreSQL {
-		return col + ` COLLATE "C"`
-	}
-	return col
-}
-
-// forUpdate is the clause that locks the rows a SELECT reads until the
-// transaction ends. SQLite has none and needs none: the store's write
-// transactions hold its single write lock from their first statement.
-func forUpdate(d placeholder.Dialect) string {
-	if d == placeholder.SQLite {
-		return ""
-	}
-	return " FOR UPDATE"
 }

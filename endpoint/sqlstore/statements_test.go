@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // statementTexts returns every statement of q by field name.
@@ -43,9 +42,9 @@ func TestStatementsPrepareOnSQLite(t *testing.T) {
 // number their markers 1..n where SQLite's have n '?', and that MySQL's
 // equal SQLite's apart from the row lock.
 func TestStatementsMarkersPerDialect(t *testing.T) {
-	lite := statementTexts(newStatements(placeholder.SQLite))
-	pg := statementTexts(newStatements(placeholder.PostgreSQL))
-	my := statementTexts(newStatements(placeholder.MySQL))
+	lite := statementTexts(newStatements(engine.SQLite))
+	pg := statementTexts(newStatements(engine.PostgreSQL))
+	my := statementTexts(newStatements(engine.MySQL))
 	numbered := regexp.MustCompile(`\$(\d+)`)
 	for name, q := range lite {
 		if name == "varGetMany" {
@@ -74,14 +73,14 @@ func TestStatementsMarkersPerDialect(t *testing.T) {
 
 func TestGetManySQL(t *testing.T) {
 	tests := []struct {
-		dialect placeholder.Dialect
+		dialect engine.Store
 		n       int
 		suffix  string
 	}{
-		{placeholder.SQLite, 1, "project = ? AND id IN (?)"},
-		{placeholder.SQLite, 3, "project = ? AND id IN (?, ?, ?)"},
-		{placeholder.MySQL, 2, "project = ? AND id IN (?, ?)"},
-		{placeholder.PostgreSQL, 3, "project = $1 AND id IN ($2, $3, $4)"},
+		{engine.SQLite, 1, "project = ? AND id IN (?)"},
+		{engine.SQLite, 3, "project = ? AND id IN (?, ?, ?)"},
+		{engine.MySQL, 2, "project = ? AND id IN (?, ?)"},
+		{engine.PostgreSQL, 3, "project = $1 AND id IN ($2, $3, $4)"},
 	}
 	for _, tt := range tests {
 		s := &Store{dialect: tt.dialect, q: newStatements(tt.dialect)}

@@ -41,7 +41,7 @@ import (
 	"fmt"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -50,25 +50,27 @@ import (
 // and Close when done with it.
 type Store struct {
 	db      *sql.DB
-	dialect placeholder.Dialect
+	dialect engine.Store
 	q       statements
 	prep    prepared
 }
 
-// ErrDialect is returned by New for a dialect the store has no statements for.
-var ErrDialect = errors.New("sqlstore: unsupported dialect")
+// ErrEngine is returned by New for an engine that cannot hold the store
+// (one that is not an engine.Store).
+var ErrEngine = errors.New("sqlstore: unsupported engine")
 
-// New returns a Store over db, whose engine is d (placeholder.SQLite,
-// placeholder.PostgreSQL or placeholder.MySQL). The Store does not own db:
+// New returns a Store over db, whose engine is d (engine.SQLite,
+// engine.PostgreSQL or engine.MySQL). The Store does not own db:
 // closing db is the caller's business.
-func New(db *sql.DB, d placeholder.Dialect) (*Store, error) {
+func New(db *sql.DB, d engine.Engine) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("sqlstore: nil *sql.DB")
 	}
-	if !supported(d) {
-		return nil, fmt.Errorf("%w: %q (want sqlite, postgresql or mysql)", ErrDialect, d.Name())
+	se, err := storeEngine(d)
+	if err != nil {
+		return nil, err
 	}
-	return &Store{db: db, dialect: d, q: newStatements(d)}, nil
+	return &Store{db: db, dialect: se, q: newStatements(se)}, nil
 }
 
 // Endpoints returns the endpoint.Store view of s.
@@ -87,7 +89,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	if s.dialect == placeholder.SQLite {
+	if s.dialect.SingleWriter() {
 		// SQLite starts a transaction as a reader. A transaction that reads
 		// and then writes fails with SQLITE_BUSY, without waiting for the
 		// busy timeout, when another writer committed in between. A write

@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
-
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // fileDSN is the DSN of a SQLite file database set up as the package doc
@@ -47,7 +46,7 @@ func tempFile(t testing.TB) string {
 
 func migrated(t testing.TB, db *sql.DB) *Store {
 	t.Helper()
-	s, err := New(db, placeholder.SQLite)
+	s, err := New(db, engine.SQLite)
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(context.Background()))
 	return s

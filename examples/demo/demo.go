@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // End is the instant the demo data ends at: every event lies in the Days
@@ -23,15 +25,42 @@ const Days = 90
 // TimeLayout is how timestamps are stored: UTC text that sorts as time does.
 const TimeLayout = "2006-01-02 15:04:05"
 
-// Schema creates the events table and its index when they do not exist.
+// Schema creates the events table and its index on SQLite when they do not
+// exist (SchemaFor gives it for any engine). project_id is the tenant: each
+// event belongs to one project, and a host scopes every read of a project
+// to its own rows.
 const Schema = `CREATE TABLE IF NOT EXISTS events (
-	uuid TEXT NOT NULL PRIMARY KEY,
+	project_id TEXT NOT NULL DEFAULT '1',
+	uuid TEXT NOT NULL,
 	event TEXT NOT NULL,
 	distinct_id TEXT NOT NULL,
 	timestamp TEXT NOT NULL,
-	properties TEXT NOT NULL
+	properties TEXT NOT NULL,
+	PRIMARY KEY (project_id, uuid)
 );
 CREATE INDEX IF NOT EXISTS events_event_timestamp ON events (event, timestamp)`
+
+// Columns are the events table's columns, in order.
+var Columns = []engine.Column{
+	{Name: "project_id", Kind: engine.Text},
+	{Name: "uuid", Kind: engine.Text},
+	{Name: "event", Kind: engine.Text},
+	{Name: "distinct_id", Kind: engine.Text},
+	{Name: "timestamp", Kind: engine.Text},
+	{Name: "properties", Kind: engine.Text},
+}
+
+// SchemaFor returns the statements that create the events table and its
+// index on engine e, to run once on an empty database (SQLite's Schema
+// also skips what exists). Timestamps are UTC text, as TimeLayout writes
+// them, on every engine.
+func SchemaFor(e engine.Engine) []string {
+	stmts := []string{e.CreateTable("events", Columns)}
+	if ddl := e.CreateIndex("events_event_timestamp", "events", []string{"event", "timestamp"}); ddl != "" {
+		stmts = append(stmts, ddl)
+	}
+	return stmts
+}
 
 // Value sets the generator draws from.
 var (
@@ -133,41 +162,47 @@ func pick(rng *rand.Rand, values []string, head float64) string {
 // rows in seconds, small enough for every engine's limit on bound arguments.
 const batch = 150
 
-// Load creates the events table (see Schema) in db and inserts n generated
-// events in one transaction. It binds every value; the SQL uses ? markers,
-// which SQLite and MySQL accept.
+// Load creates the events table on SQLite (see Schema) and inserts n
+// generated events of project "1" in one transaction.
 func Load(ctx context.Context, db *sql.DB, n int, seed uint64) error {
 	for _, stmt := range strings.Split(Schema, ";") {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("demo: create schema: %w", err)
 		}
 	}
+	return Insert(ctx, db, engine.SQLite, "1", n, seed)
+}
+
+// Insert inserts n generated events of project into the events table of
+// db, whose engine is e, in one transaction. Every value is bound.
+func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n int, seed uint64) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("demo: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	args := make([]any, 0, batch*5)
+	rows := make([][]any, 0, batch)
 	flush := func() error {
-		if len(args) == 0 {
+		if len(rows) == 0 {
 			return nil
 		}
-		rows := len(args) / 5
-		q := "INSERT INTO events (uuid, event, distinct_id, timestamp, properties) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", rows), ", ")
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("demo: insert: %w", err)
-		}
-		args = args[:0]
-		return nil
-	}
-	err = Generate(n, seed, func(e Event) error {
-		props, err := json.Marshal(e.Properties)
+		q, args, err := insertSQL(e, rows)
 		if err != nil {
 			return err
 		}
-		args = append(args, e.UUID, e.Event, e.DistinctID, e.Timestamp.Format(TimeLayout), string(props))
-		if len(args) == batch*5 {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("demo: insert: %w", err)
+		}
+		rows = rows[:0]
+		return nil
+	}
+	err = Generate(n, seed, func(ev Event) error {
+		props, err := json.Marshal(ev.Properties)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, []any{project, ev.UUID, ev.Event, ev.DistinctID, ev.Timestamp.Format(TimeLayout), string(props)})
+		if len(rows) == batch {
 			return flush()
 		}
 		return nil
@@ -179,4 +214,34 @@ func Load(ctx context.Context, db *sql.DB, n int, seed uint64) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// insertSQL is one INSERT of rows in e's markers, with the arguments as
+// the engine binds them (named where its parameters are named).
+func insertSQL(e engine.Engine, rows [][]any) (string, []any, error) {
+	q := []byte("INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES ")
+	args := make([]any, 0, len(rows)*len(Columns))
+	for i, row := range rows {
+		if i > 0 {
+			q = append(q, ", "...)
+		}
+		q = append(q, '(')
+		for j, v := range row {
+			if j > 0 {
+				q = append(q, ", "...)
+			}
+			arg, typ, err := e.Arg(v)
+			if err != nil {
+				return "", nil, fmt.Errorf("demo: insert: %w", err)
+			}
+			n := len(args) + 1
+			if name := e.ArgName(n); name != "" {
+				arg = sql.Named(name, arg)
+			}
+			args = append(args, arg)
+			q = e.Marker(q, n, typ)
+		}
+		q = append(q, ')')
+	}
+	return string(q), args, nil
 }

@@ -3,11 +3,13 @@ package demo_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
@@ -59,4 +61,33 @@ func BenchmarkLoad100k(b *testing.B) {
 		require.NoError(b, demo.Load(context.Background(), db, 100000, 1))
 		db.Close()
 	}
+}
+
+// TestInsertProjects loads two projects through the engine-neutral schema
+// and insert: each project has its own rows, the same events under the
+// same seed, and the same uuids without colliding.
+func TestInsertProjects(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	ctx := context.Background()
+	for _, stmt := range demo.SchemaFor(engine.SQLite) {
+		_, err := db.ExecContext(ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	require.NoError(t, demo.Insert(ctx, db, engine.SQLite, "1", 400, 1))
+	require.NoError(t, demo.Insert(ctx, db, engine.SQLite, "2", 250, 2))
+	rows, err := db.QueryContext(ctx, `SELECT project_id, count(*), count(DISTINCT uuid) FROM events GROUP BY project_id ORDER BY project_id`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var p string
+		var n, distinct int
+		require.NoError(t, rows.Scan(&p, &n, &distinct))
+		require.Equal(t, n, distinct)
+		got = append(got, fmt.Sprintf("%s:%d", p, n))
+	}
+	require.Equal(t, []string{"1:400", "2:250"}, got)
 }

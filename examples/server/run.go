@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // shutdownTimeout bounds how long in-flight requests may take to finish once
@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	store, err := sqlstore.New(db, placeholder.SQLite)
+	store, err := sqlstore.New(db, engine.SQLite)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints:  store.Endpoints(),
 		Variables:  store.Variables(),
-		Executor:   sqlexec.New(db, placeholder.SQLite),
+		Executor:   sqlexec.New(db, engine.SQLite),
 		RunTimeout: runTimeout,
 	})
 	if err != nil {

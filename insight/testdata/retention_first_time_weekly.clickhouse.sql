@@ -18,4 +18,4 @@ SELECT `s`.`b0`, `s`.`cohort`, `r`.`period`, count(*)
 FROM `starts` AS `s` JOIN `returns` AS `r` ON `r`.`actor` = `s`.`actor` AND `r`.`b0` = `s`.`b0`
 WHERE `r`.`period` > `s`.`cohort`
 GROUP BY `s`.`cohort`, `r`.`period`, `s`.`b0`
--- args: p1="$browser" p2="signed_up" p3="$pageview" p4="signed_up" p5="$pageview" p6="plan" p7="enterprise" p8="2025-03-31 00:00:00" p9="2025-06-01 00:00:00" p10="2025-03-31 00:00:00" p11="2025-06-01 00:00:00"
+-- args: "$browser" "signed_up" "$pageview" "signed_up" "$pageview" "plan" "enterprise" "2025-03-31 00:00:00" "2025-06-01 00:00:00" "2025-03-31 00:00:00" "2025-06-01 00:00:00"

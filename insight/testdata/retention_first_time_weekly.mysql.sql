@@ -1,11 +1,11 @@
 WITH `e` AS (
-  SELECT `distinct_id` AS `actor`, COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') AS `b0`, `timestamp` AS `ts`, DATE_FORMAT(DATE_SUB(DATE(`timestamp`), INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `period`,
+  SELECT `distinct_id` AS `actor`, COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') AS `b0`, `timestamp` AS `ts`, DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `period`,
     CASE WHEN `event` = ? THEN 1 ELSE 0 END AS `is_target`, CASE WHEN `event` = ? THEN 1 ELSE 0 END AS `is_return`
   FROM `events`
   WHERE `event` IN (?, ?) AND COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') IN (?)
 ),
 `starts` AS (
-  SELECT `actor`, `b0`, DATE_FORMAT(DATE_SUB(DATE(`first_ts`), INTERVAL WEEKDAY(`first_ts`) DAY), '%Y-%m-%d 00:00:00') AS `cohort`
+  SELECT `actor`, `b0`, DATE_FORMAT(DATE_SUB(`first_ts`, INTERVAL WEEKDAY(`first_ts`) DAY), '%Y-%m-%d 00:00:00') AS `cohort`
   FROM (SELECT `actor`, `b0`, min(`ts`) AS `first_ts` FROM `e` WHERE `is_target` = 1 GROUP BY `actor`, `b0`) AS `f`
   WHERE 1 = 1 AND `first_ts` >= ? AND `first_ts` < ?
 ),

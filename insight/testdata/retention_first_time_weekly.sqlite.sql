@@ -1,11 +1,11 @@
 WITH "e" AS MATERIALIZED (
-  SELECT "distinct_id" AS "actor", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b0", "timestamp" AS "ts", strftime('%Y-%m-%d 00:00:00', "timestamp", '-6 days', 'weekday 1') AS "period",
+  SELECT "distinct_id" AS "actor", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b0", "timestamp" AS "ts", strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') AS "period",
     CASE WHEN "event" = ? THEN 1 ELSE 0 END AS "is_target", CASE WHEN "event" = ? THEN 1 ELSE 0 END AS "is_return"
   FROM "events"
   WHERE "event" IN (?, ?) AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') IN (?)
 ),
 "starts" AS MATERIALIZED (
-  SELECT "actor", "b0", strftime('%Y-%m-%d 00:00:00', "first_ts", '-6 days', 'weekday 1') AS "cohort"
+  SELECT "actor", "b0", strftime('%Y-%m-%d 00:00:00', "first_ts", 'weekday 0', '-6 days') AS "cohort"
   FROM (SELECT "actor", "b0", min("ts") AS "first_ts" FROM "e" WHERE "is_target" = 1 GROUP BY "actor", "b0") AS "f"
   WHERE 1 = 1 AND "first_ts" >= ? AND "first_ts" < ?
 ),

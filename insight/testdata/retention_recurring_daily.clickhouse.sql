@@ -16,4 +16,4 @@ SELECT `s`.`cohort`, `r`.`period`, count(*)
 FROM `starts` AS `s` JOIN `returns` AS `r` ON `r`.`actor` = `s`.`actor`
 WHERE `r`.`period` > `s`.`cohort`
 GROUP BY `s`.`cohort`, `r`.`period`
--- args: p1="$pageview" p2="purchase" p3="$pageview" p4="purchase" p5="2025-05-01 00:00:00" p6="2025-05-15 00:00:00"
+-- args: "$pageview" "purchase" "$pageview" "purchase" "2025-05-01 00:00:00" "2025-05-15 00:00:00"

@@ -1,5 +1,5 @@
 WITH "e" AS MATERIALIZED (
-  SELECT "distinct_id" AS "actor", "timestamp" AS "ts", to_char(date_trunc('day', "timestamp"::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "period",
+  SELECT "distinct_id" AS "actor", "timestamp" AS "ts", to_char(date_trunc('day', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "period",
     CASE WHEN "event" = $1 THEN 1 ELSE 0 END AS "is_target", CASE WHEN "event" = $2 THEN 1 ELSE 0 END AS "is_return"
   FROM "events"
   WHERE "event" IN ($3, $4) AND "timestamp" >= $5 AND "timestamp" < $6

@@ -1,5 +1,5 @@
 WITH "e" AS MATERIALIZED (
-  SELECT "distinct_id" AS "actor", "timestamp" AS "ts", substr("timestamp", 1, 10) || ' 00:00:00' AS "period",
+  SELECT "distinct_id" AS "actor", "timestamp" AS "ts", strftime('%Y-%m-%d 00:00:00', "timestamp") AS "period",
     CASE WHEN "event" = ? THEN 1 ELSE 0 END AS "is_target", CASE WHEN "event" = ? THEN 1 ELSE 0 END AS "is_return"
   FROM "events"
   WHERE "event" IN (?, ?) AND "timestamp" >= ? AND "timestamp" < ?

@@ -33,4 +33,4 @@ FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')),
   FROM `events`
   WHERE 1 = 1 AND `timestamp` >= {p20:String} AND `timestamp` < {p21:String}) AS `e`
 GROUP BY `bucket`
--- args: p1="$pageview" p2="2025-04-28 00:00:00" p3="2025-06-02 00:00:00" p4="$pageview" p5="2025-04-28 00:00:00" p6="2025-06-02 00:00:00" p7="amount" p8="purchase" p9="2025-04-28 00:00:00" p10="2025-06-02 00:00:00" p11="amount" p12="purchase" p13="2025-04-28 00:00:00" p14="2025-06-02 00:00:00" p15="amount" p16="purchase" p17="2025-04-28 00:00:00" p18="2025-06-02 00:00:00" p19="amount" p20="2025-04-28 00:00:00" p21="2025-06-02 00:00:00"
+-- args: "$pageview" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "$pageview" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "2025-04-28 00:00:00" "2025-06-02 00:00:00"

@@ -1,5 +1,5 @@
 SELECT 0 AS "series", "bucket", count(*) AS "value"
-FROM (SELECT substr("timestamp", 1, 13) || ':00:00' AS "bucket"
+FROM (SELECT strftime('%Y-%m-%d %H:00:00', "timestamp") AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = ? AND "timestamp" >= ? AND "timestamp" < ? AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') IN (?) AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') IN (?, ?) AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') NOT IN (?) AND instr(lower(COALESCE(CAST(json_extract("properties", ?) AS TEXT), '')), lower(?)) > 0 AND NOT (instr(lower(COALESCE(CAST(json_extract("properties", ?) AS TEXT), '')), lower(?)) > 0) AND (CASE WHEN json_type("properties", ?) IN ('integer', 'real') THEN json_extract("properties", ?) END) > ? AND (CASE WHEN json_type("properties", ?) IN ('integer', 'real') THEN json_extract("properties", ?) END) < ? AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') <> '' AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') = '') AS "e"
 GROUP BY "bucket"

@@ -3,4 +3,4 @@ FROM (SELECT formatDateTime(toStartOfDay(toDateTime(`timestamp`, 'UTC')), '%Y-%m
   FROM `events`
   WHERE 1 = 1 AND `event` = {p1:String} AND `timestamp` >= {p2:String} AND `timestamp` < {p3:String}) AS `e`
 GROUP BY `bucket`
--- args: p1="$pageview" p2="2025-05-01 00:00:00" p3="2025-06-01 00:00:00"
+-- args: "$pageview" "2025-05-01 00:00:00" "2025-06-01 00:00:00"

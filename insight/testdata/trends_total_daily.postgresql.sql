@@ -1,5 +1,5 @@
 SELECT 0 AS "series", "bucket", count(*) AS "value"
-FROM (SELECT to_char(date_trunc('day', "timestamp"::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "bucket"
+FROM (SELECT to_char(date_trunc('day', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = $1 AND "timestamp" >= $2 AND "timestamp" < $3) AS "e"
 GROUP BY "bucket"

@@ -1,5 +1,5 @@
 SELECT 0 AS "series", "bucket", count(*) AS "value"
-FROM (SELECT substr("timestamp", 1, 10) || ' 00:00:00' AS "bucket"
+FROM (SELECT strftime('%Y-%m-%d 00:00:00', "timestamp") AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = ? AND "timestamp" >= ? AND "timestamp" < ?) AS "e"
 GROUP BY "bucket"

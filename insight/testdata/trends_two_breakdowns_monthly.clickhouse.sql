@@ -3,4 +3,4 @@ FROM (SELECT formatDateTime(toDateTime(toStartOfMonth(toDateTime(`timestamp`, 'U
   FROM `events`
   WHERE 1 = 1 AND `event` = {p4:String} AND `timestamp` >= {p5:String} AND `timestamp` < {p6:String}) AS `e`
 GROUP BY `bucket`, `b0`, `b1`
--- args: p1="$browser" p2="country" p3="amount" p4="purchase" p5="2025-03-01 00:00:00" p6="2025-06-01 00:00:00"
+-- args: "$browser" "country" "amount" "purchase" "2025-03-01 00:00:00" "2025-06-01 00:00:00"

@@ -1,5 +1,5 @@
 SELECT 0 AS "series", "bucket", "b0", "b1", sum("v") AS "value"
-FROM (SELECT substr("timestamp", 1, 7) || '-01 00:00:00' AS "bucket", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b0", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b1", (CASE WHEN json_type("properties", ?) IN ('integer', 'real') THEN json_extract("properties", ?) END) AS "v"
+FROM (SELECT strftime('%Y-%m-01 00:00:00', "timestamp") AS "bucket", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b0", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b1", (CASE WHEN json_type("properties", ?) IN ('integer', 'real') THEN json_extract("properties", ?) END) AS "v"
   FROM "events"
   WHERE 1 = 1 AND "event" = ? AND "timestamp" >= ? AND "timestamp" < ?) AS "e"
 GROUP BY "bucket", "b0", "b1"

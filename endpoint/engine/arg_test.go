@@ -1,4 +1,4 @@
-package placeholder
+package engine
 
 import (
 	"math"
@@ -41,14 +41,14 @@ func TestConvert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, d := range []Dialect{SQLite, MySQL} {
-				arg, chType, detail := d.convert(tt.in)
-				assert.Empty(t, detail)
+			for _, d := range []Engine{SQLite, MySQL} {
+				arg, chType, err := d.Arg(tt.in)
+				assert.NoError(t, err)
 				assert.Empty(t, chType)
 				assert.Equal(t, tt.lite, arg, d.Name())
 			}
-			arg, _, detail := PostgreSQL.convert(tt.in)
-			assert.Empty(t, detail)
+			arg, _, err := PostgreSQL.Arg(tt.in)
+			assert.NoError(t, err)
 			if want, ok := tt.pg.(time.Time); ok {
 				got, isTime := arg.(time.Time)
 				assert.True(t, isTime, "%T", arg)
@@ -57,8 +57,8 @@ func TestConvert(t *testing.T) {
 			} else {
 				assert.Equal(t, tt.pg, arg)
 			}
-			arg, chType, detail := ClickHouse.convert(tt.in)
-			assert.Empty(t, detail)
+			arg, chType, err := ClickHouse.Arg(tt.in)
+			assert.NoError(t, err)
 			assert.Equal(t, tt.ch, arg)
 			assert.Equal(t, tt.chType, chType)
 		})
@@ -81,10 +81,13 @@ func TestConvertRejects(t *testing.T) {
 		{float32(math.Inf(-1)), "-Inf is not a number"},
 	}
 	for _, tt := range tests {
-		for _, d := range allDialects {
-			arg, _, detail := d.convert(tt.in)
+		for _, d := range All() {
+			arg, _, err := d.Arg(tt.in)
 			assert.Nil(t, arg)
-			assert.Contains(t, detail, tt.detail, "%s %#v", d.Name(), tt.in)
+			var ae *ArgError
+			if assert.ErrorAs(t, err, &ae) {
+				assert.Contains(t, ae.Detail, tt.detail, "%s %#v", d.Name(), tt.in)
+			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package placeholder
+package engine
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
-
-var allDialects = []Dialect{SQLite, PostgreSQL, MySQL, ClickHouse}
 
 // openSQLite returns a fresh in-memory database; one connection, since
 // each connection of ":memory:" is a database of its own.
@@ -23,10 +21,10 @@ func openSQLite(t testing.TB) *sql.DB {
 	return db
 }
 
-func TestDialectByName(t *testing.T) {
+func TestByName(t *testing.T) {
 	tests := []struct {
 		in   string
-		want Dialect
+		want Engine
 	}{
 		{"sqlite", SQLite}, {"SQLite3", SQLite},
 		{"postgresql", PostgreSQL}, {"Postgres", PostgreSQL}, {"pgx", PostgreSQL},
@@ -34,22 +32,21 @@ func TestDialectByName(t *testing.T) {
 		{"clickhouse", ClickHouse}, {"ClickHouse", ClickHouse},
 	}
 	for _, tt := range tests {
-		got, err := DialectByName(tt.in)
+		got, err := ByName(tt.in)
 		require.NoError(t, err, tt.in)
 		assert.Equal(t, tt.want, got, tt.in)
 	}
 	for _, bad := range []string{"", "oracle", "sqlite4", "postgresq"} {
-		_, err := DialectByName(bad)
-		assert.ErrorIs(t, err, ErrUnknownDialect, bad)
+		_, err := ByName(bad)
+		assert.ErrorIs(t, err, ErrUnknown, bad)
 		assert.Contains(t, err.Error(), `"`+bad+`"`)
 	}
-	for _, d := range allDialects {
-		got, err := DialectByName(d.Name())
+	for _, d := range All() {
+		got, err := ByName(d.Name())
 		require.NoError(t, err)
-		assert.Equal(t, d, got, "Name round-trips through DialectByName")
+		assert.Equal(t, d, got, "Name round-trips through ByName")
 		assert.Equal(t, d.Name(), d.String())
 	}
-	assert.Equal(t, "", Dialect{}.Name())
 }
 
 func TestQuoteIdent(t *testing.T) {
@@ -67,7 +64,6 @@ func TestQuoteIdent(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.standard, SQLite.QuoteIdent(tt.in))
 		assert.Equal(t, tt.standard, PostgreSQL.QuoteIdent(tt.in))
-		assert.Equal(t, tt.standard, Dialect{}.QuoteIdent(tt.in))
 		assert.Equal(t, tt.backticks, MySQL.QuoteIdent(tt.in))
 		assert.Equal(t, tt.backticks, ClickHouse.QuoteIdent(tt.in))
 	}

@@ -1,0 +1,220 @@
+// Package engine holds everything that differs between the SQL engines
+// endpointkit runs on: bind markers and argument encoding, identifier and
+// string quoting, timestamps and their buckets, JSON property extraction,
+// type names, the DDL of materialized tables and their swap, and the paging
+// wrapper. Each engine is one file (sqlite.go, postgres.go, mysql.go,
+// clickhouse.go) holding one value; nothing else in the library asks which
+// engine it runs on.
+//
+// A host only names an engine: pass SQLite, PostgreSQL, MySQL or ClickHouse
+// to the executor and store constructors, or look one up with ByName. The
+// methods serve the library's own SQL generators (packages placeholder,
+// insight and materialize) and implementers of an Executor; they return SQL
+// text and never touch a database.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Engine is one SQL engine's way of writing the SQL endpointkit generates.
+// Every method is pure and safe for concurrent use. Expressions passed in
+// (col, ts) are SQL text the caller already wrote safely (a quoted
+// identifier or generated SQL); values always travel through a Writer's
+// Bind, never in the text.
+//
+// Adding an engine means adding one file with a value that implements
+// Engine and passing the shared suite in engine_test.go (and the
+// executor and equivalence suites on a real server).
+type Engine interface {
+	// Name is the canonical name, as ByName accepts it.
+	Name() string
+	// String returns Name, for fmt.
+	String() string
+
+	// Marker appends the bind marker of argument n (1-based) whose
+	// parameter type is typ (see Arg).
+	Marker(dst []byte, n int, typ string) []byte
+	// MarkerLen is the length of that marker, so that a render sizes its
+	// text once.
+	MarkerLen(n int, typ string) int
+	// Numbered reports whether markers carry the argument's number, so that
+	// a value used twice is bound once.
+	Numbered() bool
+	// Arg converts a value (string, bool, int64, float64, time.Time, a
+	// variable.Timestamp, or another Go integer or float) to the argument the engine's drivers take, with the
+	// parameter type a typed marker needs ("" where markers are untyped).
+	// A value the engine cannot compare faithfully is an *ArgError.
+	Arg(v any) (arg any, typ string, err error)
+	// ArgName is the name under which a driver must receive argument n
+	// (1-based), "" where arguments are positional.
+	ArgName(n int) string
+	// ListType is the parameter type of one element of a bound list.
+	ListType() string
+	// ReadsMarker reports whether the engine's drivers read sigil followed
+	// by rest (digits, or a word) as a bind marker.
+	ReadsMarker(sigil byte, rest string) bool
+
+	// QuoteIdent returns s as a quoted identifier.
+	QuoteIdent(s string) string
+	// AppendString appends s as a string literal. It serves SQL text that
+	// must repeat the user's own query text, never run-time values.
+	AppendString(dst []byte, s string) []byte
+	// Lexical describes how the engine reads string literals and comments,
+	// for the library's tokenizers.
+	Lexical() Lexical
+
+	// Type is the column type of a stored value of kind k.
+	Type(k Kind) string
+
+	// Timestamp reads col, a timestamp stored as UTC text
+	// "YYYY-MM-DD HH:MM:SS" or as the engine's own time type, as a value
+	// that Truncate takes and that compares with a bound date-time.
+	Timestamp(col string) string
+	// StrictTimestamp is Timestamp for building stored tables: on an engine
+	// that compares timestamps as text it fails the statement on a value
+	// that is not in the canonical layout, instead of bucketing it wrongly.
+	StrictTimestamp(col string) string
+	// Truncate truncates the timestamp ts (from Timestamp) to the start of
+	// its bucket, UTC, weeks starting on Monday; the result compares with a
+	// bound date-time as ts does.
+	Truncate(u Unit, ts string) string
+	// TimeText formats a timestamp (from Timestamp or Truncate) as UTC text
+	// "YYYY-MM-DD HH:MM:SS".
+	TimeText(ts string) string
+
+	// JSONText writes the text of the top-level key of the JSON object in
+	// col: "" when the key is missing, JSON null or "" (the library's one
+	// JSON rule: an absent value and an empty one select the same rows).
+	// Numbers are written as their JSON text.
+	JSONText(w Writer, col, key string)
+	// JSONNumber writes the value of the key when it is a JSON number, else
+	// NULL; a number stored as JSON text ("12") is text, not a number.
+	JSONNumber(w Writer, col, key string)
+	// Contains writes a case-insensitive substring test: whether the text
+	// that haystack writes contains needle (bound).
+	Contains(w Writer, haystack func(), needle string)
+	// CTE writes the keyword that follows a common table expression's name,
+	// asking the engine to compute it once where it would inline it.
+	CTE() string
+
+	// CreateTableAs is the DDL that builds table from query.
+	CreateTableAs(table, query string) string
+	// CreateTable is the DDL of an empty table of the given columns; the
+	// columns but the last are its sort key where the engine wants one.
+	CreateTable(table string, cols []Column) string
+	// CreateIndex is the DDL of an index on the text columns cols of table,
+	// "" when the engine needs none or cannot index them.
+	CreateIndex(index, table string, cols []string) string
+	// DropTable is the DDL that drops table if it exists.
+	DropTable(table string) string
+	// Swap returns the statements that replace table live by table next
+	// (which then no longer exists), and whether they must run in one
+	// transaction to be atomic. A reader sees the old or the new table,
+	// never none.
+	Swap(next, live string) (stmts []string, inTx bool)
+
+	// Page wraps a query so that it returns at most the rows from offset on,
+	// up to limit; limit and offset are markers or placeholders.
+	Page(query, limit, offset string) string
+}
+
+// Writer is where an Engine writes generated SQL with bound values
+// (placeholder.Builder is one).
+type Writer interface {
+	// WriteString appends SQL text as it is.
+	WriteString(s string)
+	// Bind appends a bind marker and its argument.
+	Bind(v any)
+}
+
+// Lexical is how an engine reads string literals and comments.
+type Lexical struct {
+	// BackslashEscapes: a backslash escapes the next character in a string
+	// literal (MySQL, ClickHouse).
+	BackslashEscapes bool
+	// HashComments: '#' starts a comment that runs to the end of the line
+	// (MySQL).
+	HashComments bool
+	// DoubleQuoteStrings: "..." is a string literal, not an identifier
+	// (MySQL without ANSI_QUOTES).
+	DoubleQuoteStrings bool
+	// PipesOr: || is a logical OR, not string concatenation (MySQL).
+	PipesOr bool
+	// IntDiv: the operator DIV divides integers (MySQL).
+	IntDiv bool
+	// NullSafeEqual: the operator <=> compares with NULL as a value (MySQL).
+	NullSafeEqual bool
+}
+
+// Kind is the kind of a stored column.
+type Kind int
+
+// The kinds of stored columns.
+const (
+	Text Kind = iota
+	Int
+	Float
+)
+
+// Column is a column of a table the library creates.
+type Column struct {
+	Name string
+	Kind Kind
+}
+
+// Unit is a time bucket.
+type Unit string
+
+// The time buckets. Weeks start on Monday; all boundaries are in UTC.
+const (
+	Minute Unit = "minute"
+	Hour   Unit = "hour"
+	Day    Unit = "day"
+	Week   Unit = "week"
+	Month  Unit = "month"
+)
+
+// ArgError is a value an engine cannot bind.
+type ArgError struct {
+	// Detail says what was refused: the Go type, or the value that cannot
+	// be compared faithfully.
+	Detail string
+}
+
+func (e *ArgError) Error() string { return "engine: cannot bind: " + e.Detail }
+
+// ErrUnknown is returned by ByName for a name that is no engine.
+var ErrUnknown = errors.New("engine: unknown engine")
+
+// The engines. SQLite, PostgreSQL and MySQL can also hold the library's
+// own tables (see Store).
+var (
+	SQLite     Store  = sqlite{}
+	PostgreSQL Store  = postgres{}
+	MySQL      Store  = mysql{}
+	ClickHouse Engine = clickhouse{}
+)
+
+// All lists every engine, for tests that sweep them.
+func All() []Engine { return []Engine{SQLite, PostgreSQL, MySQL, ClickHouse} }
+
+// ByName returns the engine of a configuration name, matched without
+// regard to case: "sqlite" (or "sqlite3"), "postgresql" (or "postgres",
+// "pgx"), "mysql" (or "mariadb"), "clickhouse". Other names wrap
+// ErrUnknown.
+func ByName(name string) (Engine, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "sqlite", "sqlite3":
+		return SQLite, nil
+	case "postgresql", "postgres", "pgx":
+		return PostgreSQL, nil
+	case "mysql", "mariadb":
+		return MySQL, nil
+	case "clickhouse":
+		return ClickHouse, nil
+	}
+	return nil, fmt.Errorf("%w %q (want sqlite, postgresql, mysql or clickhouse)", ErrUnknown, name)
+}

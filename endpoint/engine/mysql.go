@@ -1,0 +1,138 @@
+package engine
+
+// mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
+// go-sql-driver/mysql drives them, with the default sql_mode (backslash
+// escapes on). Timestamps are DATETIME or UTC text.
+type mysql struct{}
+
+func (mysql) Name() string { return "mysql" }
+
+func (mysql) String() string { return "mysql" }
+
+func (mysql) Marker(dst []byte, _ int, _ string) []byte { return appendQuestion(dst) }
+
+func (mysql) MarkerLen(int, string) int { return 1 }
+
+func (mysql) Numbered() bool { return false }
+
+// Arg binds times as text, which compares with DATETIME and text columns.
+func (mysql) Arg(v any) (any, string, error) {
+	s, err := reduce(v)
+	if err != nil {
+		return nil, "", err
+	}
+	if s.kind == kTime {
+		return s.timeText(), "", nil
+	}
+	return s.native(), "", nil
+}
+
+func (mysql) ListType() string { return "" }
+
+func (mysql) ArgName(int) string { return "" }
+
+// ReadsMarker: go-sql-driver reads '?' only.
+func (mysql) ReadsMarker(sigil byte, _ string) bool { return sigil == '?' }
+
+func (mysql) QuoteIdent(s string) string { return quote(s, '`') }
+
+func (mysql) AppendString(dst []byte, s string) []byte { return appendBackslashed(dst, s, true) }
+
+func (mysql) Lexical() Lexical {
+	return Lexical{BackslashEscapes: true, HashComments: true, DoubleQuoteStrings: true, PipesOr: true, IntDiv: true, NullSafeEqual: true}
+}
+
+func (mysql) Type(k Kind) string { return [...]string{"TEXT", "BIGINT", "DOUBLE"}[k] }
+
+func (mysql) Timestamp(col string) string { return col }
+
+func (mysql) StrictTimestamp(col string) string { return col }
+
+// Truncate answers text, which compares with DATETIME and text columns.
+func (mysql) Truncate(u Unit, ts string) string {
+	switch u {
+	case Minute:
+		return "DATE_FORMAT(" + ts + ", '%Y-%m-%d %H:%i:00')"
+	case Hour:
+		return "DATE_FORMAT(" + ts + ", '%Y-%m-%d %H:00:00')"
+	case Week:
+		return "DATE_FORMAT(DATE_SUB(" + ts + ", INTERVAL WEEKDAY(" + ts + ") DAY), '%Y-%m-%d 00:00:00')"
+	case Month:
+		return "DATE_FORMAT(" + ts + ", '%Y-%m-01 00:00:00')"
+	}
+	return "DATE_FORMAT(" + ts + ", '%Y-%m-%d 00:00:00')"
+}
+
+func (mysql) TimeText(ts string) string { return ts }
+
+func (mysql) JSONText(w Writer, col, key string) {
+	w.WriteString("COALESCE(JSON_UNQUOTE(JSON_EXTRACT(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(")), '')")
+}
+
+func (mysql) JSONNumber(w Writer, col, key string) {
+	w.WriteString("(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(")) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(") AS DOUBLE) END)")
+}
+
+func (mysql) Contains(w Writer, haystack func(), needle string) {
+	w.WriteString("LOCATE(LOWER(")
+	w.Bind(needle)
+	w.WriteString("), LOWER(")
+	haystack()
+	w.WriteString(")) > 0")
+}
+
+// CTE: MySQL has no MATERIALIZED keyword.
+func (mysql) CTE() string { return " AS " }
+
+func (e mysql) CreateTableAs(table, query string) string {
+	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query
+}
+
+func (e mysql) CreateTable(table string, cols []Column) string {
+	return "CREATE TABLE " + tableDef(e, table, cols)
+}
+
+// CreateIndex: MySQL cannot index TEXT without a prefix length.
+func (mysql) CreateIndex(_, _ string, _ []string) string { return "" }
+
+func (e mysql) DropTable(table string) string { return "DROP TABLE IF EXISTS " + e.QuoteIdent(table) }
+
+// Swap: MySQL commits DDL at once, but one RENAME TABLE of several pairs is
+// atomic. The live table is created empty first when there is none, so the
+// rename always has one to move aside.
+func (e mysql) Swap(next, live string) ([]string, bool) {
+	old := live + "_old"
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + e.QuoteIdent(live) + " LIKE " + e.QuoteIdent(next),
+		e.DropTable(old),
+		"RENAME TABLE " + e.QuoteIdent(live) + " TO " + e.QuoteIdent(old) + ", " + e.QuoteIdent(next) + " TO " + e.QuoteIdent(live),
+		e.DropTable(old),
+	}, false
+}
+
+func (mysql) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+// KeyType: the default collations fold case and accents and ignore
+// trailing spaces, so keys are VARBINARY; 255 bytes keeps every composite
+// key within InnoDB's 3072-byte limit.
+func (mysql) KeyType() string { return "VARBINARY(255)" }
+
+// LongTextType: TEXT stops at 64 KiB, too small for a long query.
+func (mysql) LongTextType() string { return "MEDIUMTEXT" }
+
+// Bytewise: key columns are VARBINARY, which compares bytes.
+func (mysql) Bytewise(col string) string { return col }
+
+func (mysql) ForUpdate() string { return " FOR UPDATE" }
+
+// AddColumn: MySQL has no IF NOT EXISTS here, and commits DDL at once; the
+// store takes the duplicate-column error for a step done before.
+func (mysql) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
+
+func (mysql) SingleWriter() bool { return false }

@@ -1,0 +1,119 @@
+package engine
+
+// postgres is PostgreSQL (12 or later), as pgx and lib/pq drive it.
+// Timestamps may be text, timestamp or timestamptz columns; they are read
+// as timestamp (UTC when the session time zone is UTC, which executors
+// set).
+type postgres struct{}
+
+func (postgres) Name() string { return "postgresql" }
+
+func (postgres) String() string { return "postgresql" }
+
+func (postgres) Marker(dst []byte, n int, _ string) []byte { return appendNumbered(dst, '$', n) }
+
+func (postgres) MarkerLen(n int, _ string) int { return 1 + decimalLen(n) }
+
+func (postgres) Numbered() bool { return true }
+
+// Arg binds times as time.Time in UTC (timestamp columns).
+func (postgres) Arg(v any) (any, string, error) {
+	s, err := reduce(v)
+	if err != nil {
+		return nil, "", err
+	}
+	if s.kind == kTime {
+		return s.t, "", nil
+	}
+	return s.native(), "", nil
+}
+
+func (postgres) ListType() string { return "" }
+
+func (postgres) ArgName(int) string { return "" }
+
+// ReadsMarker: PostgreSQL's drivers read $NNN only.
+func (postgres) ReadsMarker(sigil byte, rest string) bool { return sigil == '$' && digits(rest) }
+
+func (postgres) QuoteIdent(s string) string { return quote(s, '"') }
+
+// AppendString relies on standard_conforming_strings (on by default).
+func (postgres) AppendString(dst []byte, s string) []byte { return appendDoubled(dst, s) }
+
+func (postgres) Lexical() Lexical { return Lexical{} }
+
+func (postgres) Type(k Kind) string { return [...]string{"text", "bigint", "double precision"}[k] }
+
+// Timestamp casts, so that text columns and timestamp columns read alike.
+func (postgres) Timestamp(col string) string { return "(" + col + ")::timestamp" }
+
+func (e postgres) StrictTimestamp(col string) string { return e.Timestamp(col) }
+
+func (postgres) Truncate(u Unit, ts string) string {
+	return "date_trunc('" + string(u) + "', " + ts + ")"
+}
+
+func (postgres) TimeText(ts string) string { return "to_char(" + ts + ", 'YYYY-MM-DD HH24:MI:SS')" }
+
+func (postgres) JSONText(w Writer, col, key string) {
+	w.WriteString("COALESCE((" + col + "::jsonb) ->> ")
+	w.Bind(key)
+	w.WriteString("::text, '')")
+}
+
+func (postgres) JSONNumber(w Writer, col, key string) {
+	w.WriteString("(CASE WHEN jsonb_typeof((" + col + "::jsonb) -> ")
+	w.Bind(key)
+	w.WriteString("::text) = 'number' THEN ((" + col + "::jsonb) ->> ")
+	w.Bind(key)
+	w.WriteString("::text)::double precision END)")
+}
+
+func (postgres) Contains(w Writer, haystack func(), needle string) {
+	w.WriteString("strpos(lower(")
+	haystack()
+	w.WriteString("), lower(")
+	w.Bind(needle)
+	w.WriteString("::text)) > 0")
+}
+
+// CTE: PostgreSQL 12+ may inline a CTE into every reference otherwise.
+func (postgres) CTE() string { return " AS MATERIALIZED " }
+
+func (e postgres) CreateTableAs(table, query string) string {
+	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query
+}
+
+func (e postgres) CreateTable(table string, cols []Column) string {
+	return "CREATE TABLE " + tableDef(e, table, cols)
+}
+
+func (e postgres) CreateIndex(index, table string, cols []string) string {
+	return "CREATE INDEX " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
+}
+
+func (e postgres) DropTable(table string) string {
+	return "DROP TABLE IF EXISTS " + e.QuoteIdent(table)
+}
+
+// Swap: PostgreSQL's DDL is transactional.
+func (e postgres) Swap(next, live string) ([]string, bool) {
+	return []string{e.DropTable(live), "ALTER TABLE " + e.QuoteIdent(next) + " RENAME TO " + e.QuoteIdent(live)}, true
+}
+
+func (postgres) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+func (postgres) KeyType() string { return "VARCHAR(255)" }
+
+func (postgres) LongTextType() string { return "TEXT" }
+
+// Bytewise: PostgreSQL's default collation is usually a locale's.
+func (postgres) Bytewise(col string) string { return col + ` COLLATE "C"` }
+
+func (postgres) ForUpdate() string { return " FOR UPDATE" }
+
+func (postgres) AddColumn(table, column, typ string) string {
+	return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + typ
+}
+
+func (postgres) SingleWriter() bool { return false }

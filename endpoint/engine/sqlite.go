@@ -1,0 +1,149 @@
+package engine
+
+// sqlite is SQLite (3.38 or later, for the JSON functions), as
+// modernc.org/sqlite and mattn/go-sqlite3 drive it. Timestamps are UTC
+// text "YYYY-MM-DD HH:MM:SS", which sorts and compares as time.
+type sqlite struct{}
+
+func (sqlite) Name() string { return "sqlite" }
+
+func (sqlite) String() string { return "sqlite" }
+
+func (sqlite) Marker(dst []byte, _ int, _ string) []byte { return appendQuestion(dst) }
+
+func (sqlite) MarkerLen(int, string) int { return 1 }
+
+func (sqlite) Numbered() bool { return false }
+
+// Arg binds times as text, which compares with text columns.
+func (sqlite) Arg(v any) (any, string, error) {
+	s, err := reduce(v)
+	if err != nil {
+		return nil, "", err
+	}
+	if s.kind == kTime {
+		return s.timeText(), "", nil
+	}
+	return s.native(), "", nil
+}
+
+func (sqlite) ListType() string { return "" }
+
+func (sqlite) ArgName(int) string { return "" }
+
+// ReadsMarker: SQLite reads ?, ?NNN, :name, @name, $name and $NNN.
+func (sqlite) ReadsMarker(sigil byte, rest string) bool {
+	switch sigil {
+	case '?':
+		return true
+	case '$':
+		return digits(rest) || word(rest)
+	case ':', '@':
+		return true
+	}
+	return false
+}
+
+func (sqlite) QuoteIdent(s string) string { return quote(s, '"') }
+
+func (sqlite) AppendString(dst []byte, s string) []byte { return appendDoubled(dst, s) }
+
+func (sqlite) Lexical() Lexical { return Lexical{} }
+
+func (sqlite) Type(k Kind) string { return [...]string{"TEXT", "INTEGER", "REAL"}[k] }
+
+func (sqlite) Timestamp(col string) string { return col }
+
+// StrictTimestamp fails the statement on a value that is not UTC text
+// YYYY-MM-DD HH:MM:SS. SQLite compares such text with a bound date as
+// text, which for other spellings ('2025-05-01T10:00:00Z', a bare date, a
+// number) is not comparing instants, so buckets would answer otherwise
+// than the inline query. json_extract is the one core function whose error
+// message carries text of the query's choice: it names the value.
+func (e sqlite) StrictTimestamp(col string) string {
+	msg := string(e.AppendString(nil, "materialize: "+col+" is not UTC text YYYY-MM-DD HH:MM:SS: "))
+	return "CASE WHEN " + col + " IS NULL OR " + col + " = strftime('%Y-%m-%d %H:%M:%S', " + col + ") THEN " +
+		col + " ELSE json_extract('{}', " + msg + " || " + col + ") END"
+}
+
+func (sqlite) Truncate(u Unit, ts string) string {
+	switch u {
+	case Minute:
+		return "strftime('%Y-%m-%d %H:%M:00', " + ts + ")"
+	case Hour:
+		return "strftime('%Y-%m-%d %H:00:00', " + ts + ")"
+	case Week:
+		// weekday 0 moves to the coming Sunday (or stays on one); six days
+		// back is that week's Monday.
+		return "strftime('%Y-%m-%d 00:00:00', " + ts + ", 'weekday 0', '-6 days')"
+	case Month:
+		return "strftime('%Y-%m-01 00:00:00', " + ts + ")"
+	}
+	return "strftime('%Y-%m-%d 00:00:00', " + ts + ")"
+}
+
+func (sqlite) TimeText(ts string) string { return ts }
+
+func (sqlite) JSONText(w Writer, col, key string) {
+	w.WriteString("COALESCE(CAST(json_extract(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(") AS TEXT), '')")
+}
+
+func (sqlite) JSONNumber(w Writer, col, key string) {
+	w.WriteString("(CASE WHEN json_type(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(") IN ('integer', 'real') THEN json_extract(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(") END)")
+}
+
+func (sqlite) Contains(w Writer, haystack func(), needle string) {
+	w.WriteString("instr(lower(")
+	haystack()
+	w.WriteString("), lower(")
+	w.Bind(needle)
+	w.WriteString(")) > 0")
+}
+
+// CTE: SQLite may inline a CTE into every reference otherwise.
+func (sqlite) CTE() string { return " AS MATERIALIZED " }
+
+func (e sqlite) CreateTableAs(table, query string) string {
+	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query
+}
+
+func (e sqlite) CreateTable(table string, cols []Column) string {
+	return "CREATE TABLE " + tableDef(e, table, cols)
+}
+
+func (e sqlite) CreateIndex(index, table string, cols []string) string {
+	return "CREATE INDEX " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
+}
+
+func (e sqlite) DropTable(table string) string { return "DROP TABLE IF EXISTS " + e.QuoteIdent(table) }
+
+// Swap: SQLite's DDL is transactional, so a drop and a rename in one
+// transaction replace the table atomically.
+func (e sqlite) Swap(next, live string) ([]string, bool) {
+	return []string{e.DropTable(live), "ALTER TABLE " + e.QuoteIdent(next) + " RENAME TO " + e.QuoteIdent(live)}, true
+}
+
+func (sqlite) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+func (sqlite) KeyType() string { return "VARCHAR(255)" }
+
+func (sqlite) LongTextType() string { return "TEXT" }
+
+// Bytewise: SQLite's default collation, BINARY, compares bytes.
+func (sqlite) Bytewise(col string) string { return col }
+
+// ForUpdate: the store's write transactions hold SQLite's single write lock
+// from their first statement.
+func (sqlite) ForUpdate() string { return "" }
+
+// AddColumn: SQLite has no IF NOT EXISTS here; the store takes the
+// duplicate-column error for a step done before.
+func (sqlite) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
+
+func (sqlite) SingleWriter() bool { return true }

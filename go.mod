@@ -3,6 +3,7 @@ module github.com/endpointkit/endpointkit
 go 1.26.0
 
 require (
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
 	github.com/xwb1989/sqlparser v0.0.0-20180606152119-120387863bf2

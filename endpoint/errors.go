@@ -82,6 +82,23 @@ func NewError(sentinel error, code, attr, detail string) *Error {
 	return &Error{Status: status, Code: code, Detail: detail, Attr: attr, Err: sentinel}
 }
 
+// MaxEcho is the most characters of a client's input an error detail
+// repeats; longer input is cut with "...".
+const MaxEcho = 200
+
+// cut shortens a client's input for an error detail (see MaxEcho), on a
+// character boundary.
+func cut(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxEcho {
+			return s[:i] + "..."
+		}
+		n++
+	}
+	return s
+}
+
 // invalidf is the common 400.
 func invalidf(code, attr, format string, args ...any) *Error {
 	return NewError(ErrInvalid, code, attr, fmt.Sprintf(format, args...))

@@ -242,6 +242,8 @@ func (p *parser) core() {
 	case t.isWord("values"):
 		p.mark(p.pos)
 		p.next()
+	case t.isWord("table"):
+		p.failTok(t, ReasonStatement, "TABLE <name> is not allowed; write SELECT ... FROM <name>")
 	default:
 		p.failTok(t, ReasonUnsupported, "expected SELECT, found %s", p.desc(t))
 	}
@@ -576,11 +578,10 @@ func (p *parser) fromItem() {
 		t = p.cur()
 	}
 	if !t.isName() || t.kind == tWord && reservedAfterTable[t.lower] {
-		what := "a table name"
 		if t.kind == tString {
-			what = "a table name (SQLite reads a string there as a table name; write the name unquoted or in double quotes)"
+			p.failTable(t, ReasonUnsupported, p.nameAt(p.pos), "expected a table name, found the string %s: SQLite reads it as table %q; write the name unquoted or in double quotes", p.desc(t), echo(p.nameAt(p.pos)))
 		}
-		p.failTok(t, ReasonUnsupported, "expected %s, found %s", what, p.desc(t))
+		p.failTok(t, ReasonUnsupported, "expected a table name, found %s", p.desc(t))
 	}
 	var parts []string
 	for {
@@ -639,6 +640,28 @@ func (p *parser) failTable(t *token, reason Reason, table string, format string,
 	e := errorAt(p.src, t.start, reason, format, args...)
 	e.Table = echo(table)
 	p.failErr(e)
+}
+
+// nameAt returns the dotted name that starts at token i, as a message
+// shows it: parts unquoted (a string's content too, as SQLite would read
+// it as a name).
+func (p *parser) nameAt(i int) string {
+	var parts []string
+	for {
+		t := &p.toks[i]
+		switch t.kind {
+		case tString:
+			parts = append(parts, strings.ReplaceAll(p.src[t.start+1:t.end-1], "''", "'"))
+		case tWord, tQuoted:
+			parts = append(parts, t.text)
+		default:
+			return strings.Join(parts, ".")
+		}
+		if p.toks[i+1].kind != tDot {
+			return strings.Join(parts, ".")
+		}
+		i += 2
+	}
 }
 
 // tableFunction reads name(args) [WITH ORDINALITY] [alias] in a FROM list.
@@ -990,8 +1013,13 @@ func (p *parser) word(fn string) {
 			if fn == "position" {
 				return
 			}
-			if k := p.cur().kind; k != tLParen && k != tPlaceholder {
-				p.failTok(p.cur(), ReasonUnsupported, "IN must be followed by a parenthesised list or subquery, found %s (IN <table> reads a table on SQLite and ClickHouse)", p.desc(p.cur()))
+			switch n := p.cur(); n.kind {
+			case tLParen, tPlaceholder:
+			case tWord, tQuoted, tString:
+				name := p.nameAt(p.pos)
+				p.failTable(n, ReasonUnsupported, name, "IN must be followed by a parenthesised list or subquery: IN %q reads a table on SQLite and ClickHouse", echo(name))
+			default:
+				p.failTok(n, ReasonUnsupported, "IN must be followed by a parenthesised list or subquery, found %s", p.desc(n))
 			}
 			return
 		case w == "as" && castFunctions[fn]:
@@ -1027,7 +1055,7 @@ func (p *parser) word(fn string) {
 		case w == "settings" || w == "format":
 			p.failTok(t, ReasonStatement, "%s is not allowed: a query may not change the engine's settings or output", strings.ToUpper(w))
 		case sessionWords[w]:
-			p.failFunc(t, t.text, "the query reads %s, which is not allowed", strings.ToUpper(w))
+			p.failFunc(t, t.text, "the query reads %q (the session's identity), which is not allowed", t.text)
 		case statementWords[w]:
 			p.failTok(t, ReasonStatement, "%s is not allowed: a query may only read (quote a column with this name)", strings.ToUpper(w))
 		}

@@ -467,3 +467,19 @@ func TestDeepNestingIsRefused(t *testing.T) {
 		t.Fatalf("50 levels: %v", err)
 	}
 }
+
+// TestNestedJoinsTakeLinearTime: "((SELECT ...) AS a JOIN b ON ...)"
+// starts like a derived table; deciding by backtracking took time
+// exponential in the nesting (this test would not end).
+func TestNestedJoinsTakeLinearTime(t *testing.T) {
+	q := "events"
+	for range 40 {
+		q = "((SELECT * FROM " + q + ") AS a JOIN events b ON 1)"
+	}
+	if err := Check("SELECT * FROM "+q, testRules()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("SELECT * FROM "+strings.Replace(q, "events b", "endpointkit_endpoints b", 1), testRules()); err == nil {
+		t.Fatal("the library table in the outermost join passed")
+	}
+}

@@ -62,8 +62,11 @@ type parser struct {
 	rules  *ruleset
 	frames [][]cte // WITH scopes, innermost last
 	refs   []tableRef
-	marks  []int // tokens marked seen, in order, for backtracking
 	depth  int
+	// match[i] is the index of the ')' that closes the '(' at token i, or
+	// -1; queryParens memoizes queryParen.
+	match       []int
+	queryParens map[int]bool
 }
 
 // analyze parses query and returns its table references, or the *Error
@@ -73,7 +76,7 @@ func analyze(query string, rs *ruleset) (p *parser, err *Error) {
 	if lerr != nil {
 		return nil, lerr
 	}
-	p = &parser{src: query, toks: toks, rules: rs}
+	p = &parser{src: query, toks: toks, rules: rs, match: matchParens(toks)}
 	if err := p.try(p.statement); err != nil {
 		return nil, err
 	}
@@ -81,6 +84,25 @@ func analyze(query string, rs *ruleset) (p *parser, err *Error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// matchParens pairs each '(' with its ')'.
+func matchParens(toks []token) []int {
+	match := make([]int, len(toks))
+	var open []int
+	for i := range toks {
+		match[i] = -1
+		switch toks[i].kind {
+		case tLParen:
+			open = append(open, i)
+		case tRParen:
+			if n := len(open); n > 0 {
+				match[open[n-1]] = i
+				open = open[:n-1]
+			}
+		}
+	}
+	return match
 }
 
 // try runs f and returns the *Error it stopped with, if any.
@@ -115,10 +137,7 @@ func (p *parser) next() *token {
 
 // mark records that the parser decided the role of token i.
 func (p *parser) mark(i int) {
-	if !p.toks[i].seen {
-		p.toks[i].seen = true
-		p.marks = append(p.marks, i)
-	}
+	p.toks[i].seen = true
 }
 
 func (p *parser) enter() {
@@ -689,30 +708,63 @@ func (p *parser) tableFunction(ref tableRef, dotted string) {
 
 // parenItem reads a parenthesised FROM item: a derived table, or a join in
 // parentheses. "((SELECT ...) AS a JOIN b ON ...)" starts like a derived
-// table, so a failed attempt at one is tried again as a join.
+// table; queryParen tells them apart without backtracking (which would take
+// time exponential in the nesting).
 func (p *parser) parenItem() {
-	if p.queryAhead() {
-		pos, refs, marks, frames, depth := p.pos, len(p.refs), len(p.marks), len(p.frames), p.depth
-		err := p.try(func() {
-			p.next()
-			p.query()
-			p.expect(tRParen, "')'")
-		})
-		if err == nil {
-			return
-		}
-		if err.Reason != ReasonUnsupported {
-			p.failErr(err)
-		}
-		p.pos, p.refs, p.frames, p.depth = pos, p.refs[:refs], p.frames[:frames], depth
-		for _, i := range p.marks[marks:] {
-			p.toks[i].seen = false
-		}
-		p.marks = p.marks[:marks]
+	if p.queryParen(p.pos) {
+		p.next()
+		p.query()
+		p.expect(tRParen, "')'")
+		return
 	}
 	p.next()
 	p.fromList()
 	p.expect(tRParen, "')'")
+}
+
+// queryParen reports whether the '(' at token i holds a query: it starts
+// with SELECT, WITH or VALUES, or with a parenthesised query followed by
+// what may follow one inside a query (a set operation, ORDER BY, LIMIT,
+// OFFSET, FETCH, or the closing parenthesis). Otherwise it holds a join:
+// "((SELECT 1) AS a JOIN b ON ...)", "((a JOIN b))".
+func (p *parser) queryParen(i int) bool {
+	if p.queryParens == nil {
+		p.queryParens = make(map[int]bool)
+	}
+	if v, ok := p.queryParens[i]; ok {
+		return v
+	}
+	// Walk down the run of '(' first, so that a long run costs no deep
+	// recursion, then decide from the innermost out.
+	run := []int{i}
+	for p.toks[run[len(run)-1]+1].kind == tLParen {
+		j := run[len(run)-1] + 1
+		if _, ok := p.queryParens[j]; ok {
+			break
+		}
+		run = append(run, j)
+	}
+	for k := len(run) - 1; k >= 0; k-- {
+		at := run[k]
+		inner := &p.toks[at+1]
+		var v bool
+		switch {
+		case inner.isWord("select") || inner.isWord("with") || inner.isWord("values"):
+			v = true
+		case inner.kind == tLParen:
+			if p.queryParens[at+1] {
+				m := p.match[at+1]
+				if m < 0 {
+					v = true // unbalanced: the parse fails either way
+				} else {
+					f := &p.toks[m+1]
+					v = f.kind == tRParen || isSetOp(f) || f.isWord("order") || f.isWord("limit") || f.isWord("offset") || f.isWord("fetch")
+				}
+			}
+		}
+		p.queryParens[at] = v
+	}
+	return p.queryParens[i]
 }
 
 // aliasAhead reports whether the cursor starts an alias.

@@ -1061,9 +1061,18 @@ func (p *parser) word(fn string) {
 			p.failTok(t, ReasonUnsupported, "unexpected %s: put the queries in parentheses", strings.ToUpper(w))
 		case w == "in":
 			p.mark(at)
-			p.next()
 			if fn == "position" {
+				p.next()
 				return
+			}
+			if !p.operandBefore(at) {
+				e := errorAt(p.src, t.start, ReasonUnsupported, "the function form %q(x, t) is not allowed: ClickHouse reads a table named as its second argument; write x IN (...)", t.text)
+				e.Function = t.text
+				p.failErr(e)
+			}
+			p.next()
+			if name, ok := p.parenthesisedName(); ok {
+				p.failTable(p.cur(), ReasonUnsupported, name, "IN (%s) reads table %q on ClickHouse; write IN (SELECT ...) or a list of values", echo(name), echo(name))
 			}
 			switch n := p.cur(); n.kind {
 			case tLParen, tPlaceholder:
@@ -1113,6 +1122,64 @@ func (p *parser) word(fn string) {
 		}
 	}
 	p.next()
+}
+
+// exprStartWords are keywords after which an expression starts, so that
+// an IN right after one of them is the function form in(x, t).
+var exprStartWords = setOf("select", "where", "and", "or", "not", "on", "having", "when",
+	"then", "else", "by", "case", "distinct", "all", "any", "some", "exists", "in",
+	"between", "like", "ilike", "is", "prewhere", "qualify", "limit", "offset", "return",
+	"as", "with", "from", "using", "over", "partition", "global", "xor", "div", "mod",
+	"escape", "interval", "array", "values", "if", "elseif", "set")
+
+// operandBefore reports whether an expression ends just before the IN at
+// token at (skipping NOT and GLOBAL): "x IN", "f(x) NOT IN", "'a' GLOBAL
+// IN", and not "SELECT in(", "AND in(", ", in(".
+func (p *parser) operandBefore(at int) bool {
+	i := at - 1
+	for i >= 0 && (p.toks[i].isWord("not") || p.toks[i].isWord("global")) {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	switch t := &p.toks[i]; t.kind {
+	case tNumber, tString, tPlaceholder, tRParen, tRBracket, tQuoted:
+		return true
+	case tWord:
+		return !exprStartWords[t.lower]
+	}
+	return false
+}
+
+// parenthesisedName reports whether the cursor is a name, possibly
+// qualified, inside one or more parentheses and nothing else: "(t)",
+// "((db.t))". ClickHouse drops such parentheses, so after IN it reads t as
+// a table.
+func (p *parser) parenthesisedName() (string, bool) {
+	i, depth := p.pos, 0
+	for p.toks[i].kind == tLParen {
+		i++
+		depth++
+	}
+	if depth == 0 || !p.toks[i].isName() {
+		return "", false
+	}
+	start := i
+	for {
+		i++
+		if p.toks[i].kind != tDot || !p.toks[i+1].isName() {
+			break
+		}
+		i++
+	}
+	for range depth {
+		if p.toks[i].kind != tRParen {
+			return "", false
+		}
+		i++
+	}
+	return p.nameAt(start), true
 }
 
 // call reads name(...) in an expression: a keyword's parenthesis, one of

@@ -65,6 +65,12 @@ func Scope(query string, rules *Rules, tenant string) (string, error) {
 		b.WriteString(query[done:p.toks[r.first].start])
 		p.writeDerived(&b, r, name, tenant)
 		done = p.toks[r.last].end
+		if done < len(query) && isWordByte(query[done]) {
+			// The reference ended with a parenthesis ("USE INDEX ()")
+			// that the next word touched; the alias that now ends it
+			// would merge with that word.
+			b.WriteByte(' ')
+		}
 	}
 	b.WriteString(query[done:])
 	out := b.String()

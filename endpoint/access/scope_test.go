@@ -257,6 +257,8 @@ func TestScopeRewrite(t *testing.T) {
 			`SELECT s.id FROM (SELECT id FROM analytics.sessions WHERE analytics.sessions.team_id = ` + ph + `) AS s`},
 		{"SELECT  1 ,\n  (SELECT count(*) FROM events)  /* x */",
 			"SELECT  1 ,\n  (SELECT count(*) FROM (SELECT * FROM events WHERE events.project_id = " + ph + ") AS events)  /* x */"},
+		{`SELECT()FROM events USE INDEX()GROUP BY 1`,
+			`SELECT()FROM (SELECT * FROM events USE INDEX() WHERE events.project_id = ` + ph + `) AS events GROUP BY 1`},
 		{`WITH x AS (SELECT * FROM events) SELECT * FROM x`,
 			`WITH x AS (SELECT * FROM (SELECT * FROM events WHERE events.project_id = ` + ph + `) AS events) SELECT * FROM x`},
 	} {

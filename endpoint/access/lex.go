@@ -101,7 +101,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // lex returns the tokens of src, ending with a tEOF token.
 func lex(src string) ([]token, *Error) {
-	l := &lexer{src: src, toks: make([]token, 0, len(src)/4+2)}
+	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8)}
 	if !utf8.ValidString(src) {
 		off := 0
 		for off < len(src) {

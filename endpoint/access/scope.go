@@ -18,7 +18,9 @@ import (
 // name. The tenant value is the placeholder {variables.<tenant>}: the
 // caller binds it like any other variable, never as SQL text. tenant must
 // be a code name ([A-Za-z_][A-Za-z0-9_]*) when any table has a tenant
-// column.
+// column. The caller must bind it itself, over any value a client sends,
+// and keep clients from defining a variable of that code name: whoever
+// chooses its value chooses the tenant.
 //
 // A reference already in that exact shape (the output of an earlier Scope)
 // is left as it is, so Scope(Scope(q)) == Scope(q). Before returning, Scope

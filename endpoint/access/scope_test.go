@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	_ "modernc.org/sqlite"
 )
@@ -80,7 +81,7 @@ func run(t testing.TB, db *sql.DB, query string, values map[string]any) ([]strin
 		}
 		vals[n] = v
 	}
-	q, args, err := tmpl.Render(placeholder.SQLite, vals)
+	q, args, err := tmpl.Render(engine.SQLite, vals)
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

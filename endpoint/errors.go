@@ -71,15 +71,43 @@ var statusOf = map[error]int{
 	ErrTimeout:      http.StatusGatewayTimeout,
 }
 
-// NewError returns an *Error wrapping sentinel, one of the package's Err
-// values, with the HTTP status that sentinel maps to. A sentinel the package
-// does not know gets status 500, which the Service itself never returns.
-func NewError(sentinel error, code, attr, detail string) *Error {
-	status, ok := statusOf[sentinel]
-	if !ok {
-		status = http.StatusInternalServerError
+// StatusOf is the one place an error's HTTP status is decided: the Status
+// an *Error carries, else that of the sentinel it wraps; 500 for anything
+// else, which the Service itself never returns.
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) && e.Status != 0 {
+		return e.Status
 	}
-	return &Error{Status: status, Code: code, Detail: detail, Attr: attr, Err: sentinel}
+	for sentinel, status := range statusOf {
+		if errors.Is(err, sentinel) {
+			return status
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// NewError returns an *Error wrapping sentinel, one of the package's Err
+// values, with the HTTP status that sentinel maps to (see StatusOf).
+func NewError(sentinel error, code, attr, detail string) *Error {
+	return &Error{Status: StatusOf(sentinel), Code: code, Detail: detail, Attr: attr, Err: sentinel}
+}
+
+// MaxEcho is the most characters of a client's input an error detail
+// repeats; longer input is cut with "...".
+const MaxEcho = 200
+
+// cut shortens a client's input for an error detail (see MaxEcho), on a
+// character boundary.
+func cut(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxEcho {
+			return s[:i] + "..."
+		}
+		n++
+	}
+	return s
 }
 
 // invalidf is the common 400.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNewError(t *testing.T) {
@@ -62,5 +64,38 @@ func TestStoreError(t *testing.T) {
 	}
 	if storeError(nil, nil) != nil {
 		t.Fatal("storeError(nil) != nil")
+	}
+}
+
+func TestStatusOfDecidesOnce(t *testing.T) {
+	cases := []struct {
+		err  error
+		want int
+	}{
+		{NewError(ErrInvalid, CodeInvalidInput, "", "x"), 400},
+		{&Error{Err: ErrTimeout}, 504},
+		{&Error{Status: 429, Err: ErrInvalid}, 429},
+		{fmt.Errorf("wrapped: %w", ErrNotFound), 404},
+		{ErrExecution, 502},
+		{errors.New("anything else"), 500},
+	}
+	for _, c := range cases {
+		if got := StatusOf(c.err); got != c.want {
+			t.Errorf("StatusOf(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestCutBoundsEcho(t *testing.T) {
+	long := strings.Repeat("é", 500)
+	got := cut(long)
+	if n := utf8.RuneCountInString(got); n != MaxEcho+3 {
+		t.Fatalf("cut kept %d characters, want %d and an ellipsis", n, MaxEcho)
+	}
+	if !utf8.ValidString(got) {
+		t.Fatal("cut split a character")
+	}
+	if cut("short") != "short" {
+		t.Fatal("cut changed short input")
 	}
 }

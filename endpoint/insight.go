@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/endpointkit/endpointkit/insight"
@@ -100,9 +99,13 @@ func insightQueryError(err error) *Error {
 		if ie.Field != "" {
 			attr += "." + ie.Field
 		}
-		return withCause(invalidf(CodeInvalidInput, attr, "Invalid insight query: %s", strings.TrimPrefix(ie.Error(), "insight: ")), err)
+		reason := ie.Reason
+		if ie.Field != "" {
+			reason = ie.Field + ": " + reason
+		}
+		return withCause(invalidf(CodeInvalidInput, attr, "Invalid insight query: %s", reason), err)
 	}
-	return withCause(invalidf(CodeInvalidInput, "query", "Invalid insight query: %s", strings.TrimPrefix(err.Error(), "insight: ")), err)
+	return withCause(invalidf(CodeInvalidInput, "query", "Invalid insight query: %s", err), err)
 }
 
 // insightRunError turns a refusal of a run's values into a 400. An

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 )
 
 // MarshalJSON writes a KindSQL query as
@@ -62,7 +64,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	}
 	switch kind {
 	case KindSQL:
-		return q.unmarshalSQL(data)
+		return q.unmarshalSQL(data, head)
 	case KindTrends, KindRetention:
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
@@ -75,9 +77,11 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	}
 }
 
-func (q *Query) unmarshalSQL(data []byte) error {
+func (q *Query) unmarshalSQL(data []byte, head map[string]json.RawMessage) error {
+	if err := onlyKeys(head, "kind", "query", "variables"); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var w struct {
 		Kind      string                     `json:"kind"`
 		Query     *string                    `json:"query"`
@@ -151,12 +155,23 @@ func sqlDecodeError(err error) error {
 		}
 		return invalidf(CodeInvalidInput, field, "Query field %q has the wrong type: expected %s.", te.Field, want)
 	}
-	// DisallowUnknownFields reports `json: unknown field "x"`.
-	const prefix = "json: unknown field "
-	if msg := err.Error(); len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
-		return invalidf(CodeInvalidInput, "query", "Query has an unknown field %s; a %s holds only \"kind\", \"query\" and \"variables\".", msg[len(prefix):], KindSQL)
-	}
 	return invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+}
+
+// onlyKeys refuses a key of a HogQLQuery other than allowed, naming the
+// first in sorted order.
+func onlyKeys(head map[string]json.RawMessage, allowed ...string) error {
+	var unknown []string
+	for k := range head {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return invalidf(CodeInvalidInput, "query", "Query has an unknown field %s; a %s holds only \"kind\", \"query\" and \"variables\".", strconv.Quote(cut(unknown[0])), KindSQL)
 }
 
 func unsupportedKind(kind string) *Error {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // days decodes a daily trends query over the given date range, applies the
@@ -23,7 +23,7 @@ func days(t *testing.T, dateRange string, values map[string]any, now time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	c, err := insight.Compile(q, placeholder.SQLite, now)
+	c, err := insight.Compile(q, engine.SQLite, now)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,10 @@
 //
 // The schema and statements are written to run on SQLite, PostgreSQL and
 // MySQL alike; the dialect picks the bind markers and a few column types.
-// SQLite (modernc.org/sqlite) is what the tests run. What each engine needs:
+// The tests run on SQLite (modernc.org/sqlite), and the store conformance
+// suites also on PostgreSQL (pgx) and MariaDB (go-sql-driver/mysql) when
+// ENDPOINTKIT_TEST_POSTGRES and ENDPOINTKIT_TEST_MYSQL name servers
+// (scripts/engines starts them). What each engine needs:
 //
 //   - SQLite: for a file database, a busy timeout and WAL in the DSN
 //     (file:x.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)), so

@@ -1,0 +1,48 @@
+package access
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// BenchmarkCheck measures the check of the README's query, as done at
+// every save; BenchmarkScope the check and rewrite of it, as done before a
+// run; BenchmarkScopeInsight a large generated query (insight's weekly
+// trends with every math, about 3 KB).
+func BenchmarkCheck(b *testing.B) {
+	rules := testRules()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Check(readmeQuery, rules); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScope(b *testing.B) {
+	rules := testRules()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Scope(readmeQuery, rules, tenantVar); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScopeInsight(b *testing.B) {
+	raw, err := os.ReadFile("../../insight/testdata/trends_every_math_weekly.sqlite.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sql, _, _ := strings.Cut(string(raw), "\n-- args:")
+	sql = strings.ReplaceAll(sql, "?", "{variables.p}")
+	rules := testRules()
+	b.SetBytes(int64(len(sql)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Scope(sql, rules, tenantVar); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package access
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+func addSeeds(f *testing.F) {
+	for _, a := range attacks {
+		f.Add(a.query)
+	}
+	for _, q := range accepted {
+		f.Add(q)
+	}
+	for _, q := range scopedQueries {
+		f.Add(q)
+	}
+	f.Add("SELECT [a] FROM events WHERE x[1] = ARRAY[1,2][1]")
+	f.Add("SELECT * FROM events e1, (events e2 JOIN events e3 ON 1) LEFT ARRAY JOIN a AS b")
+}
+
+// checkRefusal checks what every refusal must be: a typed error, located in
+// the query.
+func checkRefusal(t *testing.T, q string, err error) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%q: error %v is not an *Error", q, err)
+	}
+	if e.Offset < 0 || e.Offset > len(q) || e.Line < 1 || e.Column < 1 || e.Detail == "" || e.Reason == "" {
+		t.Fatalf("%q: malformed error %+v", q, e)
+	}
+	if len(e.Table) > maxEcho+3 || len(e.Function) > maxEcho+3 {
+		t.Fatalf("%q: error echoes too much: %+v", q, e)
+	}
+}
+
+// lexedPlaceholders returns the code names of the placeholders the
+// tokenizer found.
+func lexedPlaceholders(t *testing.T, q string) []string {
+	toks, err := lex(q)
+	if err != nil {
+		t.Fatalf("%q was accepted but does not lex: %v", q, err)
+	}
+	var names []string
+	for _, tk := range toks {
+		if tk.kind == tPlaceholder {
+			names = append(names, tk.text)
+		}
+	}
+	return names
+}
+
+// scannedPlaceholders returns the code names package placeholder finds.
+func scannedPlaceholders(t *testing.T, q string) []string {
+	phs, err := placeholder.Scan(q)
+	if err != nil {
+		t.Fatalf("%q was accepted but placeholder.Scan refuses it: %v", q, err)
+	}
+	var names []string
+	for _, p := range phs {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// FuzzCheck: Check never panics, refuses with a typed error, and reads
+// the placeholders of what it accepts exactly as package placeholder does
+// (a disagreement would mean the two read different code).
+func FuzzCheck(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, q string) {
+		err := Check(q, testRules())
+		if err != nil {
+			checkRefusal(t, q, err)
+			return
+		}
+		if got, want := lexedPlaceholders(t, q), scannedPlaceholders(t, q); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: placeholders %v, package placeholder finds %v", q, got, want)
+		}
+	})
+}
+
+// FuzzScope: Scope accepts exactly what Check accepts; its output passes
+// Check, has every reference to a scoped table inside a scoping derived
+// table, compiles as a template with one more tenant placeholder per
+// rewritten reference, and is a fixed point of Scope.
+func FuzzScope(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, q string) {
+		rules := testRules()
+		cerr := Check(q, rules)
+		out, serr := Scope(q, rules, tenantVar)
+		if (cerr == nil) != (serr == nil) {
+			t.Fatalf("%q: Check says %v, Scope says %v", q, cerr, serr)
+		}
+		if serr != nil {
+			checkRefusal(t, q, serr)
+			if serr.Error() != cerr.Error() {
+				t.Fatalf("%q: Check refuses with %v, Scope with %v", q, cerr, serr)
+			}
+			return
+		}
+		if err := Check(out, rules); err != nil {
+			t.Fatalf("Scope(%q) = %q, which Check refuses: %v", q, out, err)
+		}
+		rs, err := compileRules(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, perr := analyze(out, rs)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		for i := range p.refs {
+			r := &p.refs[i]
+			if r.rule != nil && (r.rule.tenant != "" || r.rule.columns != nil) && !p.scopedAt(r, tenantVar) {
+				t.Fatalf("Scope(%q) = %q: a reference to %v is not scoped", q, out, r.rule.parts)
+			}
+			if r.rule != nil {
+				for k, ti := range r.parts {
+					if p.toks[ti].text != r.rule.parts[k] {
+						t.Fatalf("Scope(%q) = %q: %q is not spelled as the rules spell it", q, out, p.toks[ti].text)
+					}
+				}
+			}
+		}
+		before, after := scannedPlaceholders(t, q), scannedPlaceholders(t, out)
+		var added []string
+		for _, n := range after {
+			if n == tenantVar {
+				added = append(added, n)
+			}
+		}
+		if got, want := len(after)-len(added), len(before)-strings.Count(strings.Join(before, " ")+" ", tenantVar+" "); got != want {
+			t.Fatalf("Scope(%q) = %q: placeholders %v became %v", q, out, before, after)
+		}
+		if _, err := placeholder.Compile(out); err != nil {
+			t.Fatalf("Scope(%q) = %q does not compile: %v", q, out, err)
+		}
+		again, err := Scope(out, rules, tenantVar)
+		if err != nil || again != out {
+			t.Fatalf("Scope is not a fixed point on %q: %q, %v", out, again, err)
+		}
+	})
+}

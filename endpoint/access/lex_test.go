@@ -1,0 +1,97 @@
+package access
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestLexReadings lists texts the engines read alike (accepted) and texts
+// they may read differently (refused as ambiguous), one concern each.
+func TestLexReadings(t *testing.T) {
+	for _, c := range []struct {
+		src string
+		ok  bool
+	}{
+		{`'it''s'`, true},
+		{`'a\nb'`, true},  // a backslash not before a quote ends the string at the same place either way
+		{`'C:\\'`, true},  // \\ is one escaped backslash or two backslashes: same end
+		{`'a\''`, false},  // ends after \' with escapes, at \' without
+		{`'a\'`, false},   // closed without escapes, open with them
+		{`"a\"b"`, false}, // the same for quoted identifiers (ClickHouse escapes there)
+		{"`a\\`", false},  // and backquotes
+		{"`a``b`", true},
+		{"-- c\nx", true},
+		{"--\tc\nx", true},
+		{"--", true},
+		{"--c\nx", false},   // MySQL: minus minus c
+		{"-- c\r\nx", true}, // CR LF ends the comment the same everywhere
+		{"-- c\rx", false},  // PostgreSQL ends the comment at CR
+		{"/* a */x", true},
+		{"/* a /* b */x", false},
+		{"/*! a */x", false},
+		{"/*M! a */x", false},
+		{"/*+ a */x", false},
+		{"/* a", false},
+		{"# a\nx", false},
+		{"$1", false},
+		{"$$a$$", false},
+		{"@a", false},
+		{"@@a", false},
+		{"a @> b", true},
+		{"a <@ b", true},
+		{`\N`, false},
+		{"{variables.a}", true},
+		{"{ variables . a }", true},
+		{"{variables.}", false},
+		{"{x:String}", false},
+		{"}", false},
+		{"x[1]", true},
+		{"x[' ]", false},
+		{"x[-- ]", false},
+		{"x[1", false},
+		{"1e5", true},
+		{"1.5e-3", true},
+		{".5", true},
+		{"t.5", true},
+		{"1e", false},
+		{"0x1F", false},
+		{"1from", false},
+		{"\u00e9", false},
+		{"\"\u00e9\"", true},
+		{"a\u00a0b", false},
+		{"a\x01b", false},
+		{"a\x00b", false},
+		{"\xff", false},
+	} {
+		_, err := lex(c.src)
+		if (err == nil) != c.ok {
+			t.Errorf("lex(%q) = %v, want ok=%v", c.src, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, ErrRefused) {
+			t.Errorf("lex(%q) error %v does not wrap ErrRefused", c.src, err)
+		}
+	}
+}
+
+func TestLexTokens(t *testing.T) {
+	toks, err := lex("SELECT \"a\"\"b\", `c`, 'd', x.y, {variables.v}, 1.5 FROM t -- end")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		kind tokKind
+		text string
+	}{
+		{tWord, "SELECT"}, {tQuoted, `a"b`}, {tComma, ","}, {tQuoted, "c"}, {tComma, ","},
+		{tString, ""}, {tComma, ","}, {tWord, "x"}, {tDot, "."}, {tWord, "y"}, {tComma, ","},
+		{tPlaceholder, "v"}, {tComma, ","}, {tNumber, "1.5"}, {tWord, "FROM"}, {tWord, "t"}, {tEOF, ""},
+	}
+	if len(toks) != len(want) {
+		t.Fatalf("%d tokens, want %d: %+v", len(toks), len(want), toks)
+	}
+	for i, w := range want {
+		if toks[i].kind != w.kind || toks[i].text != w.text {
+			t.Errorf("token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text)
+		}
+	}
+}

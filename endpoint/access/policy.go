@@ -1,0 +1,245 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Policy tells, per project, what the SQL of that project's endpoints may
+// read. The endpoint service asks it when a query is saved (and when an
+// editor runs one) and before every run.
+//
+// Implementations must be safe for concurrent use. Rules is called with the
+// request's context and may look the rules up anywhere (configuration, a
+// database); an error it returns is a fault of the host (a 5xx), not of the
+// query. The *Rules returned must not be changed afterwards: callers may
+// keep and share it.
+//
+// Whatever a Policy returns, the library's own tables (prefix endpointkit_)
+// and the engines' catalogs stay unreadable: Check refuses them before it
+// looks at the rules.
+type Policy interface {
+	Rules(ctx context.Context, project string) (*Rules, error)
+}
+
+// Rules is what the endpoints of one project may read. The zero value
+// allows no table at all, and only the built-in functions.
+type Rules struct {
+	// Tables are the tables a query may name.
+	Tables []Table
+	// Functions are functions allowed beyond the built-in list (see the
+	// package documentation), by name, compared without regard to ASCII
+	// case. The file, network and administration functions of the engines
+	// cannot be allowed this way.
+	Functions []string
+	// TableFunctions are table functions allowed in FROM beyond the
+	// built-in ones (json_each, generate_series, unnest, numbers, ...).
+	TableFunctions []string
+}
+
+// Table is one table a query may read.
+//
+// Name is a table name, or a schema-qualified one ("analytics.events"),
+// each part a plain identifier ([A-Za-z_][A-Za-z0-9_]*). A query names it
+// with the same parts, in any ASCII case, quoted or not: "events" matches
+// events, EVENTS and "Events", but not main.events or public.events, which
+// are other names as far as the rules go (list them to allow them). Scope
+// writes every table it lets through with the spelling given here.
+//
+// Columns, when not nil, are the only columns a query can see: Scope
+// replaces every reference to the table by a derived table that selects
+// just these, so the engine itself refuses any other column. Check alone
+// does not enforce them.
+//
+// TenantColumn, when set, is the column that holds the project (tenant) a
+// row belongs to: Scope replaces every reference to the table by a derived
+// table filtered on TenantColumn = the tenant placeholder, so the query sees
+// only the rows of the project it runs for. It need not be among Columns.
+type Table struct {
+	Name         string
+	Columns      []string
+	TenantColumn string
+}
+
+// Static is a Policy that gives every project the same rules, except the
+// projects given rules of their own.
+type Static struct {
+	all      *Rules
+	projects map[string]*Rules
+}
+
+// NewStatic returns a Static policy: projects[p] for project p when present,
+// all otherwise. It checks every Rules as Check would, so that a mistake in
+// the host's configuration (a malformed name, a protected table, a table
+// listed twice) is reported at start-up instead of at the first query.
+func NewStatic(all Rules, projects map[string]Rules) (*Static, error) {
+	s := &Static{projects: make(map[string]*Rules, len(projects))}
+	a := cloneRules(all)
+	if _, err := compileRules(a); err != nil {
+		return nil, err
+	}
+	s.all = a
+	for _, p := range sortedKeys(projects) {
+		r := cloneRules(projects[p])
+		if _, err := compileRules(r); err != nil {
+			return nil, fmt.Errorf("%w (rules of project %q)", err, p)
+		}
+		s.projects[p] = r
+	}
+	return s, nil
+}
+
+// Rules returns the rules of project. It never fails.
+func (s *Static) Rules(_ context.Context, project string) (*Rules, error) {
+	if r, ok := s.projects[project]; ok {
+		return r, nil
+	}
+	return s.all, nil
+}
+
+// sortedKeys returns the keys of m in order, so that of several bad
+// projects the same one is reported every time.
+func sortedKeys(m map[string]Rules) []string { return slices.Sorted(maps.Keys(m)) }
+
+// cloneRules copies r deeply, so that a Static does not change when the
+// caller's slices do.
+func cloneRules(r Rules) *Rules {
+	c := &Rules{
+		Functions:      append([]string(nil), r.Functions...),
+		TableFunctions: append([]string(nil), r.TableFunctions...),
+		Tables:         make([]Table, len(r.Tables)),
+	}
+	for i, t := range r.Tables {
+		c.Tables[i] = Table{Name: t.Name, TenantColumn: t.TenantColumn}
+		if t.Columns != nil {
+			c.Tables[i].Columns = append([]string{}, t.Columns...)
+		}
+	}
+	return c
+}
+
+// errPolicy marks a fault of the rules themselves.
+var errPolicy = errors.New("access: invalid rules")
+
+func policyErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errPolicy}, args...)...)
+}
+
+// tableRule is one Table, checked, with its name split.
+type tableRule struct {
+	parts   []string // as the rules spell them
+	columns []string
+	tenant  string
+}
+
+// ruleset is a Rules checked and indexed for lookups.
+type ruleset struct {
+	// tables maps the lower-cased dotted name to its rule.
+	tables map[string]*tableRule
+	// shadowable holds the lower-cased names a CTE or a WITH alias may not
+	// take: unqualified table names and tenant columns.
+	shadowable map[string]bool
+	functions  map[string]bool
+	tableFuncs map[string]bool
+	scoped     bool // some table has a tenant column or a column list
+	tenantUsed bool // some table has a tenant column
+}
+
+// compileRules checks r and indexes it.
+func compileRules(r *Rules) (*ruleset, error) {
+	if r == nil {
+		r = &Rules{}
+	}
+	rs := &ruleset{
+		tables:     make(map[string]*tableRule, len(r.Tables)),
+		shadowable: make(map[string]bool),
+		functions:  make(map[string]bool, len(r.Functions)),
+		tableFuncs: make(map[string]bool, len(r.TableFunctions)),
+	}
+	for _, t := range r.Tables {
+		parts := strings.Split(t.Name, ".")
+		if len(parts) > 3 {
+			return nil, policyErrorf("table %q has more than three parts", t.Name)
+		}
+		for _, p := range parts {
+			if !isPlainName(p) {
+				return nil, policyErrorf("table %q: each part of a name must match [A-Za-z_][A-Za-z0-9_]*", t.Name)
+			}
+		}
+		if reason, _ := protectedTable(parts); reason != "" {
+			return nil, policyErrorf("table %q can never be read (%s)", t.Name, reason)
+		}
+		key := strings.ToLower(t.Name)
+		if _, dup := rs.tables[key]; dup {
+			return nil, policyErrorf("table %q is listed twice (names are compared without regard to case)", t.Name)
+		}
+		tr := &tableRule{parts: parts, tenant: t.TenantColumn}
+		if t.Columns != nil {
+			if len(t.Columns) == 0 {
+				return nil, policyErrorf("table %q: Columns is empty; leave it nil to allow every column", t.Name)
+			}
+			seen := make(map[string]bool, len(t.Columns))
+			for _, c := range t.Columns {
+				if !isPlainName(c) {
+					return nil, policyErrorf("table %q: column %q must match [A-Za-z_][A-Za-z0-9_]*", t.Name, c)
+				}
+				if seen[strings.ToLower(c)] {
+					return nil, policyErrorf("table %q: column %q is listed twice", t.Name, c)
+				}
+				seen[strings.ToLower(c)] = true
+			}
+			tr.columns = t.Columns
+			rs.scoped = true
+		}
+		if t.TenantColumn != "" {
+			if !isPlainName(t.TenantColumn) {
+				return nil, policyErrorf("table %q: tenant column %q must match [A-Za-z_][A-Za-z0-9_]*", t.Name, t.TenantColumn)
+			}
+			rs.shadowable[strings.ToLower(t.TenantColumn)] = true
+			rs.scoped, rs.tenantUsed = true, true
+		}
+		rs.tables[key] = tr
+		if len(parts) == 1 {
+			rs.shadowable[key] = true
+		}
+	}
+	for _, f := range r.Functions {
+		if !isPlainName(f) {
+			return nil, policyErrorf("function %q must match [A-Za-z_][A-Za-z0-9_]*", f)
+		}
+		if neverFunction(strings.ToLower(f)) {
+			return nil, policyErrorf("function %q reads files, the network or the server's state and cannot be allowed", f)
+		}
+		rs.functions[strings.ToLower(f)] = true
+	}
+	for _, f := range r.TableFunctions {
+		if !isPlainName(f) {
+			return nil, policyErrorf("table function %q must match [A-Za-z_][A-Za-z0-9_]*", f)
+		}
+		lf := strings.ToLower(f)
+		if neverFunction(lf) || neverTableFunction(lf) {
+			return nil, policyErrorf("table function %q reads files, the network, catalogs or other tables and cannot be allowed", f)
+		}
+		rs.tableFuncs[lf] = true
+	}
+	return rs, nil
+}
+
+// isPlainName reports whether s is an identifier every engine reads the
+// same way unquoted: [A-Za-z_][A-Za-z0-9_]*.
+func isPlainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c|0x20 >= 'a' && c|0x20 <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,57 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+	varstoretest "github.com/endpointkit/endpointkit/variable/storetest"
+)
+
+// engines are the real servers the store's conformance suites run on, each
+// named by an environment variable that scripts/engines env prints; an
+// engine whose variable is unset is skipped, naming it.
+var engines = []struct {
+	name    string
+	env     string
+	dialect placeholder.Dialect
+	open    func(testing.TB) *sql.DB
+}{
+	{"postgres", testdb.PostgresEnv, placeholder.PostgreSQL, testdb.Postgres},
+	{"mysql", testdb.MySQLEnv, placeholder.MySQL, testdb.MySQL},
+}
+
+// openEngine returns a migrated Store on a fresh database of the engine.
+func openEngine(t testing.TB, d placeholder.Dialect, open func(testing.TB) *sql.DB) *Store {
+	t.Helper()
+	s, err := New(open(t), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate on %s: %v", d.Name(), err)
+	}
+	return s
+}
+
+// TestEngineConformance runs the variable and endpoint store suites on
+// PostgreSQL and MySQL (MariaDB in CI), each check on a database of its
+// own.
+func TestEngineConformance(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			testdb.Require(t, e.env)
+			t.Run("variables", func(t *testing.T) {
+				varstoretest.Run(t, func(t *testing.T) variable.Store { return openEngine(t, e.dialect, e.open).Variables() })
+			})
+			t.Run("endpoints", func(t *testing.T) {
+				epstoretest.Run(t, func(t *testing.T) endpoint.Store { return openEngine(t, e.dialect, e.open).Endpoints() })
+			})
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package testdb
+
+import (
+	"context"
+	"database/sql"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestWithSearchPath(t *testing.T) {
+	for _, c := range []struct{ dsn, want string }{
+		{"postgres://postgres@127.0.0.1:55432/endpointkit?sslmode=disable",
+			"postgres://postgres@127.0.0.1:55432/endpointkit?search_path=ektest_1&sslmode=disable"},
+		{"postgresql://u:p%40ss@h/db", "postgresql://u:p%40ss@h/db?search_path=ektest_1"},
+		{"postgres://h/db?search_path=public", "postgres://h/db?search_path=ektest_1"},
+		{"host=127.0.0.1 port=55432 user=postgres", "host=127.0.0.1 port=55432 user=postgres search_path=ektest_1"},
+	} {
+		got, err := withSearchPath(c.dsn, "ektest_1")
+		if err != nil || got != c.want {
+			t.Errorf("withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want)
+		}
+	}
+	if _, err := withSearchPath("postgres://h:bad port/db", "s"); err == nil {
+		t.Error("withSearchPath accepted a URL with a bad port")
+	}
+}
+
+func TestHasParam(t *testing.T) {
+	for _, c := range []struct {
+		dsn  string
+		want bool
+	}{
+		{"root@tcp(127.0.0.1:33306)/endpointkit", false},
+		{"root@tcp(127.0.0.1:33306)/endpointkit?parseTime=false", true},
+		{"root@tcp(127.0.0.1:33306)/endpointkit?loc=UTC&parseTime=true", true},
+		{"root@tcp(127.0.0.1:33306)/endpointkit?parseTimeX=1", false},
+		{"u:pa?parseTime=x@tcp(h)/db", false},
+	} {
+		if got := hasParam(c.dsn, "parseTime"); got != c.want {
+			t.Errorf("hasParam(%q) = %v, want %v", c.dsn, got, c.want)
+		}
+	}
+}
+
+func TestUniqueName(t *testing.T) {
+	valid := regexp.MustCompile(`^[a-z][a-z0-9_]{1,62}$`)
+	seen := map[string]bool{}
+	for range 100 {
+		n := uniqueName(t)
+		if !valid.MatchString(n) || seen[n] {
+			t.Fatalf("uniqueName() = %q: not a fresh lower-case identifier", n)
+		}
+		seen[n] = true
+	}
+}
+
+// TestRequireSkipsNamingTheVariable runs Require with the variable unset,
+// in a subtest, and wants the subtest skipped, not failed.
+func TestRequireSkipsNamingTheVariable(t *testing.T) {
+	for _, env := range []string{PostgresEnv, MySQLEnv} {
+		t.Setenv(env, "")
+		var ran bool
+		ok := t.Run(env, func(t *testing.T) {
+			Require(t, env)
+			ran = true
+		})
+		if !ok || ran {
+			t.Errorf("Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran)
+		}
+	}
+}
+
+// TestPrivateDatabases checks, on each server that is set, that two
+// databases of one test do not see each other's tables, that the DSN
+// options hold, and that both are gone when the test ends.
+func TestPrivateDatabases(t *testing.T) {
+	for _, e := range []struct {
+		env, driver string
+		open        func(testing.TB) *sql.DB
+		// exists counts the schemas (databases) named $1.
+		exists string
+		// now is a query whose one value is a timestamp.
+		now string
+	}{
+		{PostgresEnv, "pgx", Postgres, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", "SELECT now()"},
+		{MySQLEnv, "mysql", MySQL, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?", "SELECT NOW()"},
+	} {
+		t.Run(e.env, func(t *testing.T) {
+			base := Require(t, e.env)
+			ctx := context.Background()
+			var names []string
+			t.Run("two", func(t *testing.T) {
+				a, b := e.open(t), e.open(t)
+				if _, err := a.ExecContext(ctx, "CREATE TABLE only_in_a (x INT)"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.ExecContext(ctx, "SELECT x FROM only_in_a"); err != nil {
+					t.Fatalf("a cannot read its own table: %v", err)
+				}
+				if _, err := b.ExecContext(ctx, "SELECT x FROM only_in_a"); err == nil {
+					t.Fatal("b reads a's table")
+				}
+				for _, db := range []*sql.DB{a, b} {
+					var name string
+					q := "SELECT current_schema()"
+					if e.driver == "mysql" {
+						q = "SELECT DATABASE()"
+					}
+					if err := db.QueryRowContext(ctx, q).Scan(&name); err != nil {
+						t.Fatal(err)
+					}
+					if !strings.HasPrefix(name, "ektest_") {
+						t.Fatalf("connected to %q, not a test database", name)
+					}
+					names = append(names, name)
+				}
+				var now any
+				if err := a.QueryRowContext(ctx, e.now).Scan(&now); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := now.(interface{ UnixNano() int64 }); !ok {
+					t.Errorf("%s gave %T, want time.Time", e.now, now)
+				}
+			})
+			if len(names) != 2 || names[0] == names[1] {
+				t.Fatalf("database names %q: want two different ones", names)
+			}
+			admin, err := sql.Open(e.driver, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			for _, n := range names {
+				var count int
+				if err := admin.QueryRowContext(ctx, e.exists, n).Scan(&count); err != nil {
+					t.Fatal(err)
+				}
+				if count != 0 {
+					t.Errorf("%s still exists after its test ended", n)
+				}
+			}
+		})
+	}
+}

@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
-	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // TestEngineConformance runs the Executor suite on PostgreSQL (pgx) and
@@ -17,18 +17,18 @@ import (
 // is skipped, naming it.
 func TestEngineConformance(t *testing.T) {
 	for _, e := range []struct {
-		name    string
-		env     string
-		dialect placeholder.Dialect
-		open    func(testing.TB) *sql.DB
+		name string
+		env  string
+		eng  engine.Engine
+		open func(testing.TB) *sql.DB
 	}{
-		{"postgres", testdb.PostgresEnv, placeholder.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, placeholder.MySQL, testdb.MySQL},
+		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
+		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			testdb.Require(t, e.env)
 			executortest.Run(t, func(t *testing.T) endpoint.Executor {
-				return sqlexec.New(e.open(t), e.dialect)
+				return sqlexec.New(e.open(t), e.eng)
 			})
 		})
 	}

@@ -120,28 +120,11 @@ func (e *Executor) CapsRows() bool { return e.engine == engine.SQLite }
 
 // query runs query and reads at most max rows (all when max < 0).
 func (e *Executor) query(ctx context.Context, query string, args []any, max int) (*endpoint.Result, error) {
-	var st *stmtEntry
-	if e.stmts != nil {
-		var err error
-		if st, err = e.stmts.acquire(ctx, e.db, query); err != nil {
-			return nil, fmt.Errorf("sqlexec: query: %w", err)
-		}
-	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if st != nil {
-		rows, err = st.stmt.QueryContext(ctx, e.driverArgs(args)...)
-	} else {
-		rows, err = e.db.QueryContext(ctx, query, e.driverArgs(args)...)
-	}
-	var res *endpoint.Result
+	rows, st, err := e.start(ctx, query, e.driverArgs(args))
 	if err != nil {
-		err = fmt.Errorf("sqlexec: query: %w", err)
-	} else {
-		res, err = read(ctx, rows, max)
+		return nil, fmt.Errorf("sqlexec: query: %w", err)
 	}
+	res, err := read(ctx, rows, max)
 	if st != nil {
 		// A statement that failed, other than by its context, may have
 		// been prepared against a schema changed since: prepare it anew.
@@ -151,6 +134,42 @@ func (e *Executor) query(ctx context.Context, query string, args []any, max int)
 		return nil, err
 	}
 	return res, nil
+}
+
+// start runs query and returns its rows and the cached statement they come
+// from, which the caller releases once it has read them (nil when the query
+// ran unprepared).
+//
+// A statement reused from the cache that fails to start is dropped and the
+// query is prepared and started once more: the statement may have been
+// prepared against a schema that has changed since, which PostgreSQL
+// refuses once ("cached plan must not change result type") where SQLite
+// prepares again by itself. A statement prepared by this call is not
+// retried, so a query that is simply wrong runs once.
+func (e *Executor) start(ctx context.Context, query string, args []any) (*sql.Rows, *stmtEntry, error) {
+	if e.stmts == nil {
+		rows, err := e.db.QueryContext(ctx, query, args...)
+		return rows, nil, err
+	}
+	for {
+		st, fresh, err := e.stmts.acquire(ctx, e.db, query)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st == nil {
+			// The cache is closed.
+			rows, err := e.db.QueryContext(ctx, query, args...)
+			return rows, nil, err
+		}
+		rows, err := st.stmt.QueryContext(ctx, args...)
+		if err == nil {
+			return rows, st, nil
+		}
+		e.stmts.release(st, ctx.Err() == nil)
+		if fresh || ctx.Err() != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // read reads at most max rows of rows (all when max < 0) and closes them.

@@ -34,36 +34,26 @@ func newStmtCache(max int) *stmtCache {
 	return &stmtCache{max: max, byQuery: make(map[string]*list.Element)}
 }
 
-// acquire returns the statement of query, prepared now if the cache has
-// none, held until release. It returns nil and no error once the cache is
-// closed: the caller then runs the query unprepared.
-func (c *stmtCache) acquire(ctx context.Context, db *sql.DB, query string) (*stmtEntry, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, nil
+// acquire returns the statement of query, held until release, and whether
+// this call prepared it (false: it was in the cache). It returns nil and no
+// error once the cache is closed: the caller then runs the query
+// unprepared.
+func (c *stmtCache) acquire(ctx context.Context, db *sql.DB, query string) (e *stmtEntry, fresh bool, err error) {
+	if e := c.hold(query); e != nil || c.isClosed() {
+		return e, false, nil
 	}
-	if el, ok := c.byQuery[query]; ok {
-		c.order.MoveToFront(el)
-		e := el.Value.(*stmtEntry)
-		e.refs++
-		c.mu.Unlock()
-		return e, nil
-	}
-	c.mu.Unlock()
-
 	// Prepared without the lock: parsing may take a while, and other
 	// queries should not wait for it.
 	stmt, err := db.PrepareContext(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		stmt.Close()
-		return nil, nil
+		return nil, false, nil
 	}
 	if el, ok := c.byQuery[query]; ok {
 		// Another query prepared the same text meanwhile; keep one.
@@ -72,9 +62,9 @@ func (c *stmtCache) acquire(ctx context.Context, db *sql.DB, query string) (*stm
 		c.order.MoveToFront(el)
 		c.mu.Unlock()
 		stmt.Close()
-		return e, nil
+		return e, true, nil
 	}
-	e := &stmtEntry{query: query, stmt: stmt, refs: 1}
+	e = &stmtEntry{query: query, stmt: stmt, refs: 1}
 	c.byQuery[query] = c.order.PushFront(e)
 	var idle []*sql.Stmt
 	for c.order.Len() > c.max {
@@ -86,7 +76,27 @@ func (c *stmtCache) acquire(ctx context.Context, db *sql.DB, query string) (*stm
 	for _, s := range idle {
 		s.Close()
 	}
-	return e, nil
+	return e, true, nil
+}
+
+// hold returns the cached statement of query, held until release, or nil.
+func (c *stmtCache) hold(query string) *stmtEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byQuery[query]
+	if !ok {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	e := el.Value.(*stmtEntry)
+	e.refs++
+	return e
+}
+
+func (c *stmtCache) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // release ends a query's hold on e. drop takes e out of the cache, as after

@@ -438,6 +438,10 @@ func (s *Service) executeCapped(ctx context.Context, query string, args []any, m
 // computes or sends every row anyway (a client-server database that drains
 // the rest when the rows are closed) should answer false from CapsRows:
 // there the LIMIT of the wrapper is what saves the work.
+//
+// Rows, their order and HasMore are the same either way. Column names are
+// the query's own when it runs as written; through the wrapper SQLite
+// renames a name that repeats in the select list ("id", "id:1").
 type RowCapper interface {
 	Executor
 	// CapsRows reports whether QueryCapped is as cheap as a LIMIT on this

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/internal/testdb"
-	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	varstoretest "github.com/endpointkit/endpointkit/variable/storetest"
 )
@@ -19,15 +19,15 @@ import (
 var engines = []struct {
 	name    string
 	env     string
-	dialect placeholder.Dialect
+	dialect engine.Engine
 	open    func(testing.TB) *sql.DB
 }{
-	{"postgres", testdb.PostgresEnv, placeholder.PostgreSQL, testdb.Postgres},
-	{"mysql", testdb.MySQLEnv, placeholder.MySQL, testdb.MySQL},
+	{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
+	{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
 }
 
 // openEngine returns a migrated Store on a fresh database of the engine.
-func openEngine(t testing.TB, d placeholder.Dialect, open func(testing.TB) *sql.DB) *Store {
+func openEngine(t testing.TB, d engine.Engine, open func(testing.TB) *sql.DB) *Store {
 	t.Helper()
 	s, err := New(open(t), d)
 	if err != nil {

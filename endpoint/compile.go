@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -99,7 +100,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := tmpl.CheckLists(c.isMulti); err != nil {
 		return nil, placeholderError(err)
 	}
-	if err := c.compilePaged(); err != nil {
+	if err := c.compilePaged(s.cfg.Executor.Engine()); err != nil {
 		return nil, err
 	}
 	c.query = Query{Kind: KindSQL, SQL: q.SQL}
@@ -212,18 +213,18 @@ func (c *compiled) isMulti(codeName string) bool {
 // dropped (a subquery cannot hold them), and the newline before ')' ends a
 // "-- comment" that the body may still hold. A second statement is refused:
 // an endpoint runs one query.
-func (c *compiled) compilePaged() error {
+func (c *compiled) compilePaged(e engine.Engine) error {
 	st := c.tmpl.Statement()
 	if st.Second >= 0 {
 		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	paged, err := placeholder.Compile("SELECT * FROM (\n" + st.Body + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
+	paged, err := placeholder.Compile(e.Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))
 	if err != nil {
 		// The body compiled alone, and cutting it after a token cannot
 		// open a quote or comment; this is a defect, but the user gets a
 		// 400 naming it rather than a panic.
-		return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+		return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
 	}
 	c.paged = paged
 	if plainSelect(st.Body) {
@@ -231,7 +232,7 @@ func (c *compiled) compilePaged() error {
 		if st.Body != c.tmpl.Source() {
 			// The body compiled inside the wrapper, so it compiles alone.
 			if c.direct, err = placeholder.Compile(st.Body); err != nil {
-				return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+				return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
 			}
 		}
 	}
@@ -329,13 +330,9 @@ func placeholderError(err error) *Error {
 	}
 	var ve *placeholder.VariableError
 	if errors.As(err, &ve) {
-		msg := strings.TrimPrefix(ve.Err.Error(), "placeholder: ")
-		if ve.Detail != "" {
-			msg += ": " + ve.Detail
-		}
-		return invalidf(CodeInvalidInput, "query", "Variable '%s' at line %d, column %d: %s", ve.Name, ve.Line, ve.Column, msg)
+		return invalidf(CodeInvalidInput, "query", "Variable '%s' at line %d, column %d: %s", ve.Name, ve.Line, ve.Column, ve.Reason())
 	}
-	return invalidf(CodeInvalidInput, "query", "Invalid query: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+	return invalidf(CodeInvalidInput, "query", "Invalid query: %s", err)
 }
 
 // joinSorted sorts names, drops repeats and joins them with ", ".

@@ -119,6 +119,11 @@ type Engine interface {
 	// Page wraps a query so that it returns at most the rows from offset on,
 	// up to limit; limit and offset are markers or placeholders.
 	Page(query, limit, offset string) string
+	// StopsEarly reports whether closing a result after its first rows
+	// ends the engine's work, as a LIMIT would (an in-process engine that
+	// computes rows as they are read); a client-server engine sends, or its
+	// driver drains, the rest.
+	StopsEarly() bool
 }
 
 // Writer is where an Engine writes generated SQL with bound values

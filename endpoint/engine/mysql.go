@@ -118,6 +118,8 @@ func (e mysql) Swap(next, live string) ([]string, bool) {
 
 func (mysql) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
+func (mysql) StopsEarly() bool { return false }
+
 // KeyType: the default collations fold case and accents and ignore
 // trailing spaces, so keys are VARBINARY; 255 bytes keeps every composite
 // key within InnoDB's 3072-byte limit.

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 	"time"
 )
@@ -347,35 +348,49 @@ func (w *window) advance(now time.Time, size time.Duration) {
 
 // admits reports whether one more run fits at now: the sliding estimate
 // prev*(1-f) + curr, f being the elapsed share of the current window, is
-// at most max-1. When it does not, wait is the shortest time after which it
-// will, with no other run started meanwhile.
-func (w *window) admits(now time.Time, size time.Duration, max int) (wait time.Duration, ok bool) {
-	elapsed := now.Sub(w.start)
-	if elapsed < 0 { // the clock went back: count the whole previous window
-		elapsed = 0
-	}
-	f := float64(elapsed) / float64(size)
-	room := float64(max - 1)
-	if float64(w.prev)*(1-f)+float64(w.curr) <= room {
+// at most limit-1. When it does not, wait is the shortest time after which it
+// will, with no other run started meanwhile: retrying after exactly wait
+// passes, retrying a nanosecond earlier does not.
+func (w *window) admits(now time.Time, size time.Duration, limit int) (wait time.Duration, ok bool) {
+	elapsed := min(max(now.Sub(w.start), 0), size) // a clock gone back counts the whole previous window
+	room := limit - 1
+	if fits(w.prev, w.curr, room, elapsed, size) {
 		return 0, true
 	}
-	// Within the current window, the previous one's weight shrinks:
-	// prev*(1-g) <= room-curr once g >= 1-(room-curr)/prev.
-	if left := room - float64(w.curr); left >= 0 && w.prev > 0 {
-		g := 1 - left/float64(w.prev)
-		return ceilDuration(g*float64(size)) - elapsed, false
+	// Within the current window, the previous one's weight shrinks.
+	if w.curr <= room && w.prev > 0 {
+		if e := earliest(w.prev, w.curr, room, size); e < size {
+			return e - elapsed, false
+		}
 	}
-	// In the next window the current one becomes the previous:
-	// curr*(1-g) <= room once g >= 1-room/curr.
-	g := 0.0
-	if float64(w.curr) > room {
-		g = 1 - room/float64(w.curr)
-	}
-	return size + ceilDuration(g*float64(size)) - elapsed, false
+	// In the next window the current one becomes the previous.
+	return size - elapsed + earliest(w.curr, 0, room, size), false
 }
 
-// ceilDuration rounds a number of nanoseconds up, so that a retry after the
-// returned wait is admitted despite float rounding.
-func ceilDuration(ns float64) time.Duration {
-	return time.Duration(math.Ceil(ns)) + 1
+// fits reports whether prev*(1-e/size) + curr <= room, computed exactly as
+// prev*(size-e) + curr*size <= room*size in 128 bits: float rounding would
+// make a retry at the promised time fail now and then.
+func fits(prev, curr, room int, e, size time.Duration) bool {
+	h1, l1 := bits.Mul64(uint64(prev), uint64(size-e))
+	h2, l2 := bits.Mul64(uint64(curr), uint64(size))
+	lo, carry := bits.Add64(l1, l2, 0)
+	hi := h1 + h2 + carry
+	hr, lr := bits.Mul64(uint64(room), uint64(size))
+	return hi < hr || (hi == hr && lo <= lr)
+}
+
+// earliest returns the least elapsed time e in [0, size] of a window at
+// which fits holds, for prev > 0 and curr <= room (so that it holds at
+// size). fits only gets truer as e grows: a float estimate is corrected a
+// nanosecond at a time, which takes a step or two.
+func earliest(prev, curr, room int, size time.Duration) time.Duration {
+	g := 1 - float64(room-curr)/float64(prev)
+	e := min(max(time.Duration(math.Ceil(g*float64(size))), 0), size)
+	for e < size && !fits(prev, curr, room, e, size) {
+		e++
+	}
+	for e > 0 && fits(prev, curr, room, e-1, size) {
+		e--
+	}
+	return e
 }

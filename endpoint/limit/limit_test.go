@@ -3,6 +3,7 @@ package limit
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestConfigErrors(t *testing.T) {
 
 // TestPerMinute: exactly the limit passes within one aligned minute, the
 // next is refused naming the limit, and a retry after RetryAfter passes
-// while one a millisecond earlier does not.
+// while one a nanosecond earlier does not.
 func TestPerMinute(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectPerMinute: 10, ProjectPerHour: Unlimited, ProjectConcurrency: Unlimited}, c)
@@ -105,12 +106,12 @@ func TestPerMinute(t *testing.T) {
 	assert.Contains(t, e.Error(), "project_runs_per_minute")
 	// 10 runs in the window starting at 12:00. In the next window the
 	// estimate is 10*(1-g) <= 9 once g >= 0.1: 12:01:06.
-	assert.InDelta(t, float64(36*time.Second), float64(e.RetryAfter), float64(time.Millisecond))
+	assert.Equal(t, 36*time.Second, e.RetryAfter)
 
-	c.Add(e.RetryAfter - time.Millisecond)
+	c.Add(e.RetryAfter - time.Nanosecond)
 	_, err = l.Acquire("p")
-	assert.Equal(t, ProjectPerMinute, limitErr(t, err).Limit, "a millisecond early")
-	c.Add(time.Millisecond)
+	assert.Equal(t, ProjectPerMinute, limitErr(t, err).Limit, "a nanosecond early")
+	c.Add(time.Nanosecond)
 	release, err := l.Acquire("p")
 	require.NoError(t, err, "at RetryAfter")
 	release()
@@ -141,7 +142,7 @@ func TestSlidingEstimate(t *testing.T) {
 			// The next passes once 100*(1-g) + 50 <= 99, at g = 0.51:
 			// 1% of a minute from now, 600 ms.
 			assert.Equal(t, ProjectPerMinute, e.Limit)
-			assert.InDelta(t, float64(600*time.Millisecond), float64(e.RetryAfter), float64(time.Millisecond))
+			assert.Equal(t, 600*time.Millisecond, e.RetryAfter)
 			break
 		}
 		r()
@@ -165,7 +166,7 @@ func TestPerHour(t *testing.T) {
 	assert.Contains(t, e.Error(), "project_runs_per_hour")
 	// Window 12:00-13:00 holds 5; in the next, 5*(1-g) <= 4 at g = 0.2:
 	// 13:12, and it is 12:05 now.
-	assert.InDelta(t, float64(67*time.Minute), float64(e.RetryAfter), float64(time.Millisecond))
+	assert.Equal(t, 67*time.Minute, e.RetryAfter)
 }
 
 // TestHourBeforeMinute: when both rates are used up the hour is named, as it
@@ -398,6 +399,33 @@ func TestConcurrentAcquire(t *testing.T) {
 	l.mu.Unlock()
 	for i := range 4 {
 		assert.Positive(t, admitted[i])
+	}
+}
+
+// TestRetryAfterIsExact: over random window states, limits and times, a
+// refused run's wait is exact: admitted at now+wait, refused a nanosecond
+// before.
+func TestRetryAfterIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []time.Duration{time.Minute, time.Hour} {
+		for range 20000 {
+			limit := 1 + r.IntN(3000)
+			w := window{start: epoch, prev: r.IntN(limit + 1), curr: r.IntN(limit + 1)}
+			now := epoch.Add(time.Duration(r.Int64N(int64(size))))
+			wait, ok := w.admits(now, size, limit)
+			if ok {
+				continue
+			}
+			require.Positive(t, wait)
+			at := func(d time.Duration) bool {
+				v := w
+				v.advance(now.Add(d), size)
+				_, ok := v.admits(now.Add(d), size, limit)
+				return ok
+			}
+			require.True(t, at(wait), "limit %d, window %+v, at %s: admitted after %s", limit, w, now.Sub(epoch), wait)
+			require.False(t, at(wait-time.Nanosecond), "limit %d, window %+v, at %s: refused before %s", limit, w, now.Sub(epoch), wait)
+		}
 	}
 }
 

@@ -6,6 +6,13 @@
 // answer is JSON; every failure is {"detail", "code", "attr"} with the status
 // of the *endpoint.Error behind it, so a client sees the same messages the Go
 // API returns.
+//
+// Every response carries an X-Request-Id (the client's, when short and
+// printable), and every 5xx is logged (WithLogger) with its cause and that
+// id. Request bodies with invalid UTF-8 or a key given twice are refused,
+// and no error detail repeats more than 200 characters of the request. Runs
+// are bounded per project and overall by a limit.Limiter (WithLimiter),
+// answered 429 or 503 with Retry-After past a limit.
 package httpapi
 
 import (

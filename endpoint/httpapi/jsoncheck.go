@@ -33,14 +33,22 @@ func checkJSON(body []byte) error {
 	c.data = body
 	c.run()
 	err := c.err
-	// Keep the grown stacks for the next body, but no reference to this
-	// one.
-	clear(c.keys[:cap(c.keys)])
-	clear(c.frames[:cap(c.frames)])
-	*c = checker{keys: c.keys[:0], frames: c.frames[:0]}
-	checkers.Put(c)
+	// Keep the stacks for the next body, but no reference to this one
+	// (pop clears what it drops), and not stacks grown by a freak body.
+	clear(c.keys)
+	clear(c.frames)
+	if cap(c.keys) <= maxPooledKeys && cap(c.frames) <= maxPooledFrames {
+		*c = checker{keys: c.keys[:0], frames: c.frames[:0]}
+		checkers.Put(c)
+	}
 	return err
 }
+
+// Stacks larger than these are not kept for the next body.
+const (
+	maxPooledKeys   = 1024
+	maxPooledFrames = 256
+)
 
 // checkers recycles the stacks of checkJSON, so that a body costs no
 // allocation once the stacks have grown to its size.
@@ -246,6 +254,7 @@ func (c *checker) pop() {
 		clear(c.keys[top.first:])
 		c.keys = c.keys[:top.first]
 	}
+	c.frames[len(c.frames)-1] = frame{}
 	c.frames = c.frames[:len(c.frames)-1]
 }
 

@@ -94,6 +94,24 @@ func TestCheckJSONLeavesSyntaxToEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestCheckJSONReuse: a checker taken back from the pool after a failure
+// or a large body holds nothing of it.
+func TestCheckJSONReuse(t *testing.T) {
+	var big strings.Builder
+	big.WriteString("{")
+	for i := range 3000 {
+		fmt.Fprintf(&big, `"k%d": [{"a": 1}], `, i)
+	}
+	big.WriteString(`"k7": 0}`)
+	for range 3 {
+		require.Error(t, checkJSON([]byte(`{"a": {"b": 1, "b": 2}}`)))
+		require.Error(t, checkJSON([]byte(`{"a": {"b": [{"c": 1, "c": `)))
+		require.NoError(t, checkJSON([]byte(`{"a": {"b": [{"c": 1, "d"`)), "malformed: left to encoding/json")
+		require.ErrorContains(t, checkJSON([]byte(big.String())), `Duplicate key "k7"`)
+		require.NoError(t, checkJSON([]byte(`{"a": 1, "b": {"a": 1, "b": 1}, "c": [{"a": 1}]}`)))
+	}
+}
+
 func TestDuplicatePathIsCut(t *testing.T) {
 	long := strings.Repeat("k", 500)
 	body := `{"` + long + `": {"` + long + `": 1, "` + long + `": 2}}`

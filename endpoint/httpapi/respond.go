@@ -64,9 +64,12 @@ func (h *handler) failLogging(w http.ResponseWriter, r *http.Request, err error,
 	var e *endpoint.Error
 	cause := err
 	if errors.As(err, &e) {
-		if e.Err != nil && error(e) == err {
+		if e.Err != nil {
 			// e.Error() is the detail only; the cause is what it wraps.
 			cause = e.Err
+			if error(e) != err {
+				extra = append(extra, "error", err)
+			}
 		}
 	} else {
 		e = &endpoint.Error{

@@ -26,14 +26,22 @@ import (
 	"time"
 )
 
-// Defaults of a zero Config. The rates are those PostHog applies to its
-// query API (240 per minute and 2,400 per hour per project); 3 runs in
-// flight per project is also PostHog's; the global cap fits a modest host.
+// Defaults of a zero Config.
 const (
+	// DefaultProjectConcurrency is the runs of one project in flight at
+	// once: 3, so that one project holds no more than a few of the
+	// database's connections.
 	DefaultProjectConcurrency = 3
-	DefaultProjectPerMinute   = 240
-	DefaultProjectPerHour     = 2400
-	DefaultGlobalConcurrency  = 64
+	// DefaultProjectPerMinute is the runs one project may start per
+	// sliding minute: 240, PostHog's query API rate.
+	DefaultProjectPerMinute = 240
+	// DefaultProjectPerHour is the runs one project may start per sliding
+	// hour: 2,400, PostHog's query API rate.
+	DefaultProjectPerHour = 2400
+	// DefaultGlobalConcurrency is the runs of all projects in flight at
+	// once: enough for a modest host, few enough that a database pool is
+	// not swamped.
+	DefaultGlobalConcurrency = 64
 	// DefaultBusyRetryAfter is the Retry-After of a concurrency limit: how
 	// long a run takes is unknown, so this is a hint, not a promise.
 	DefaultBusyRetryAfter = time.Second
@@ -79,9 +87,13 @@ type Limit int
 
 // The limits, in the order Acquire checks them.
 const (
+	// ProjectPerHour is Config.ProjectPerHour.
 	ProjectPerHour Limit = iota + 1
+	// ProjectPerMinute is Config.ProjectPerMinute.
 	ProjectPerMinute
+	// ProjectConcurrency is Config.ProjectConcurrency.
 	ProjectConcurrency
+	// GlobalConcurrency is Config.GlobalConcurrency.
 	GlobalConcurrency
 )
 

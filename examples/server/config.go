@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
 // envAPIKey is the environment variable that supplies the API key when the
@@ -25,11 +27,12 @@ const (
 // config is the parsed command line.
 type config struct {
 	addr       string
-	dbPath     string // "" is an in-memory database
+	dbPath     string // "" is a temporary database
 	apiKey     string
 	keySource  keySource
 	project    string
 	demoEvents int
+	limits     limit.Config
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -38,12 +41,34 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: in memory, lost at exit)")
+	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: a temporary one, deleted at exit)")
 	fs.StringVar(&c.apiKey, "api-key", "", "API key for -project (default $"+envAPIKey+"; with neither, one is generated and printed)")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
+	limits := []struct {
+		flag  string
+		usage string
+		def   int
+		dst   *int
+	}{
+		{"project-concurrency", "runs of one project in flight at once", limit.DefaultProjectConcurrency, &c.limits.ProjectConcurrency},
+		{"project-runs-per-minute", "runs one project may start per sliding minute", limit.DefaultProjectPerMinute, &c.limits.ProjectPerMinute},
+		{"project-runs-per-hour", "runs one project may start per sliding hour", limit.DefaultProjectPerHour, &c.limits.ProjectPerHour},
+		{"global-concurrency", "runs of all projects in flight at once", limit.DefaultGlobalConcurrency, &c.limits.GlobalConcurrency},
+	}
+	for _, l := range limits {
+		fs.IntVar(l.dst, l.flag, l.def, l.usage+" (0 for no limit)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
+	}
+	for _, l := range limits {
+		switch {
+		case *l.dst < 0:
+			return config{}, fmt.Errorf("-%s must be 0 or more, got %d", l.flag, *l.dst)
+		case *l.dst == 0:
+			*l.dst = limit.Unlimited
+		}
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())

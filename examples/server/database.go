@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
@@ -15,19 +18,39 @@ import (
 // the same on every machine.
 const demoSeed = 1
 
-// openDB opens the SQLite database at path, or an in-memory one when path is
-// "". One database holds the events and the stores: the example serves one
-// project to one key, so there is nothing to keep apart.
-func openDB(path string) (*sql.DB, error) {
-	if path == "" {
-		db, err := sql.Open("sqlite", ":memory:")
+// openDB opens the SQLite database at path, or, when path is "", a fresh
+// one in a temporary directory that closeDB deletes. One database holds the
+// events and the stores: the example serves one project to one key, so
+// there is nothing to keep apart.
+//
+// The temporary database is a file rather than ":memory:" because every
+// connection to ":memory:" is a database of its own, so an in-memory pool
+// has one connection, and one long run stalls every other run and write.
+// A file in WAL mode takes a pool: runs read side by side, and a write
+// commits while they read. Its pages stay in the OS cache, so it is about
+// as fast as memory for the demo's data.
+func openDB(path string) (db *sql.DB, closeDB func() error, err error) {
+	if path != "" {
+		db, err := openFile(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		// Every connection to :memory: is a database of its own.
-		db.SetMaxOpenConns(1)
-		return db, nil
+		return db, db.Close, nil
 	}
+	dir, err := os.MkdirTemp("", "endpointkit-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("temporary database: %w", err)
+	}
+	db, err = openFile(filepath.Join(dir, "endpointkit.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return db, func() error { return errors.Join(db.Close(), os.RemoveAll(dir)) }, nil
+}
+
+// openFile opens the SQLite file at path for concurrent use.
+func openFile(path string) (*sql.DB, error) {
 	// WAL lets runs read while a write commits; the busy timeout makes a
 	// writer wait for another instead of failing; immediate transactions
 	// take the write lock up front, so two read-then-write transactions

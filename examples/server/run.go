@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
@@ -36,11 +38,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
 		return fmt.Errorf("-api-key: %w", err)
 	}
-	db, err := openDB(cfg.dbPath)
+	db, closeDB, err := openDB(cfg.dbPath)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
@@ -79,8 +81,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	limiter, err := limit.New(cfg.limits)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           httpapi.New(svc, keys),
+		Handler: httpapi.New(svc, keys,
+			httpapi.WithLimiter(limiter),
+			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      runTimeout + 30*time.Second,

@@ -35,21 +35,6 @@ type errorBody struct {
 	Attr   *string `json:"attr"`
 }
 
-// sentinelStatus gives the status of an *endpoint.Error that left Status
-// unset, from the sentinel it wraps.
-var sentinelStatus = []struct {
-	err    error
-	status int
-}{
-	{endpoint.ErrInvalid, http.StatusBadRequest},
-	{endpoint.ErrNotFound, http.StatusNotFound},
-	{endpoint.ErrConflict, http.StatusConflict},
-	{endpoint.ErrUnauthorized, http.StatusUnauthorized},
-	{endpoint.ErrForbidden, http.StatusForbidden},
-	{endpoint.ErrExecution, http.StatusBadGateway},
-	{endpoint.ErrTimeout, http.StatusGatewayTimeout},
-}
-
 // fail writes err as the JSON error body. An *endpoint.Error is shown as it
 // is; anything else is a fault of the server or its dependencies, answered
 // with a generic 500 so that no internal detail leaks. Every detail passes
@@ -78,16 +63,7 @@ func (h *handler) failLogging(w http.ResponseWriter, r *http.Request, err error,
 			Detail: "Internal server error.",
 		}
 	}
-	status := e.Status
-	if status == 0 {
-		status = http.StatusInternalServerError
-		for _, s := range sentinelStatus {
-			if errors.Is(e, s.err) {
-				status = s.status
-				break
-			}
-		}
-	}
+	status := endpoint.StatusOf(e)
 	var body []byte
 	if rw, ok := w.(*responseWriter); ok {
 		body = rw.body

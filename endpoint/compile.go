@@ -33,6 +33,9 @@ type compiled struct {
 	paged                 *placeholder.Template
 	direct                *placeholder.Template
 	limitName, offsetName string
+	// scoped tells that tmpl is the access rules' rewrite of the query,
+	// and tenant that it binds TenantVariable to the project.
+	scoped, tenant bool
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
 	// verdicts memoizes materialization analyses (see materialized.go).
@@ -69,6 +72,16 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := s.checkBindMarkers(q.SQL); err != nil {
 		return nil, err
 	}
+	if err := checkReserved(tmpl.Names()); err != nil {
+		return nil, err
+	}
+	if err := singleStatement(tmpl.Statement()); err != nil {
+		return nil, err
+	}
+	scoped, err := s.scope(ctx, project, q.SQL)
+	if err != nil {
+		return nil, err
+	}
 	refs, ids, err := normalizeRefs(q.Variables)
 	if err != nil {
 		return nil, err
@@ -99,6 +112,14 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	}
 	if err := tmpl.CheckLists(c.isMulti); err != nil {
 		return nil, placeholderError(err)
+	}
+	if scoped != q.SQL {
+		// The user's text passed every check; what runs is its scoped
+		// rewrite, which reads only what the project may read.
+		if c.tmpl, err = placeholder.Compile(scoped); err != nil {
+			return nil, withCause(invalidf(CodeQueryNotAllowed, "query", "Query cannot be scoped: %s", placeholderError(err).Detail), err)
+		}
+		c.scoped, c.tenant = true, slices.Contains(c.tmpl.Names(), TenantVariable)
 	}
 	if err := c.compilePaged(s.cfg.Executor.Engine()); err != nil {
 		return nil, err
@@ -201,6 +222,14 @@ func (c *compiled) checkDefined() error {
 	return nil
 }
 
+// singleStatement refuses a second statement: an endpoint runs one query.
+func singleStatement(st placeholder.Statement) error {
+	if st.Second >= 0 {
+		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
+	}
+	return nil
+}
+
 func (c *compiled) isMulti(codeName string) bool {
 	i, ok := c.index[codeName]
 	return ok && c.vars[i].IsMulti
@@ -215,8 +244,8 @@ func (c *compiled) isMulti(codeName string) bool {
 // an endpoint runs one query.
 func (c *compiled) compilePaged(e engine.Engine) error {
 	st := c.tmpl.Statement()
-	if st.Second >= 0 {
-		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
+	if err := singleStatement(st); err != nil {
+		return err
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
 	paged, err := placeholder.Compile(e.Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))

@@ -242,9 +242,12 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 // stop after the first limit+1 (see RowCapper); otherwise the query is
 // wrapped to page in SQL (see compilePaged).
 func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	values, err := c.bind(given, now, 2)
+	values, err := c.bind(given, now, 3)
 	if err != nil {
 		return nil, err
+	}
+	if c.tenant {
+		values[TenantVariable] = ep.ProjectID
 	}
 	if res, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now); res != nil || err != nil {
 		return res, err

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
@@ -26,11 +28,13 @@ const (
 
 // config is the parsed command line.
 type config struct {
-	addr       string
-	dbPath     string // "" is a temporary database
-	apiKey     string
-	keySource  keySource
-	project    string
+	addr      string
+	dbPath    string // "" is a temporary database
+	apiKey    string
+	keySource keySource
+	project   string
+	// grants are the keys given as KEY=PROJECT, each for its project.
+	grants     []grant
 	demoEvents int
 	limits     limit.Config
 }
@@ -42,7 +46,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: a temporary one, deleted at exit)")
-	fs.StringVar(&c.apiKey, "api-key", "", "API key for -project (default $"+envAPIKey+"; with neither, one is generated and printed)")
+	keys := &keyFlag{c: &c}
+	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	limits := []struct {
@@ -88,6 +93,43 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.apiKey, c.keySource = newAPIKey(), keyGenerated
 	}
 	return c, nil
+}
+
+// grant is an API key for one project.
+type grant struct{ key, project string }
+
+// keyFlag reads repeated -api-key values: a bare KEY is the key of
+// -project (at most one), KEY=PROJECT the key of PROJECT.
+type keyFlag struct{ c *config }
+
+func (f *keyFlag) String() string { return "" }
+
+func (f *keyFlag) Set(v string) error {
+	key, project, ok := strings.Cut(v, "=")
+	if !ok {
+		if f.c.apiKey != "" {
+			return errors.New("only one -api-key may be given without =PROJECT")
+		}
+		f.c.apiKey = v
+		return nil
+	}
+	if key == "" || project == "" {
+		return fmt.Errorf("want KEY=PROJECT, got %q", v)
+	}
+	f.c.grants = append(f.c.grants, grant{key, project})
+	return nil
+}
+
+// projects lists the projects the server serves: -project first, then those
+// of the KEY=PROJECT grants, each once.
+func (c config) projects() []string {
+	out := []string{c.project}
+	for _, g := range c.grants {
+		if !slices.Contains(out, g.project) {
+			out = append(out, g.project)
+		}
+	}
+	return out
 }
 
 // newAPIKey returns a random key: 128 bits from crypto/rand, as text that

@@ -8,9 +8,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
@@ -68,16 +71,36 @@ func openFile(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// loadDemo loads n demo events when the events table is missing or empty,
-// and returns how many events the table holds.
-func loadDemo(ctx context.Context, db *sql.DB, n int) (count int, loaded bool, err error) {
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&count); err == nil && count > 0 {
+// policy lets endpoints read the events table only, each project its own
+// rows (the tenant column project_id).
+var policy = func() access.Policy {
+	p, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
+	if err != nil {
+		panic(err) // a fixed, valid rule set
+	}
+	return p
+}()
+
+// loadDemo loads n demo events for each project when the events table is
+// missing or empty, and returns how many events the first project has. The
+// first project's events are the same on every machine (demoSeed), so that
+// the printed session's answers are; each other project gets events of its
+// own.
+func loadDemo(ctx context.Context, db *sql.DB, n int, projects []string) (count int, loaded bool, err error) {
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE project_id = ?", projects[0]).Scan(&count); err == nil && count > 0 {
 		return count, false, nil
 	}
-	// demo.Load creates the table, so that the session works (with empty
-	// answers) even with -demo-events 0.
-	if err := demo.Load(ctx, db, n, demoSeed); err != nil {
-		return 0, false, err
+	// The table is created even for -demo-events 0, so that the session
+	// works (with empty answers).
+	for _, stmt := range strings.Split(demo.Schema, ";") {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return 0, false, fmt.Errorf("demo: create schema: %w", err)
+		}
+	}
+	for i, p := range projects {
+		if err := demo.Insert(ctx, db, engine.SQLite, p, n, demoSeed+uint64(i)); err != nil {
+			return 0, false, err
+		}
 	}
 	return n, true, nil
 }

@@ -16,17 +16,17 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 		db, closeDB, err := openDB(path)
 		require.NoError(t, err)
 
-		n, loaded, err := loadDemo(ctx, db, 0)
+		n, loaded, err := loadDemo(ctx, db, 0, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 		assert.True(t, loaded, "an empty table is created")
 
-		n, loaded, err = loadDemo(ctx, db, 500)
+		n, loaded, err = loadDemo(ctx, db, 500, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n)
 		assert.True(t, loaded, "an empty table is filled")
 
-		n, loaded, err = loadDemo(ctx, db, 800)
+		n, loaded, err = loadDemo(ctx, db, 800, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n, "a filled table is left as it is")
 		assert.False(t, loaded)
@@ -47,7 +47,7 @@ func TestShortRunPassesLongOne(t *testing.T) {
 		db, closeDB, err := openDB(path)
 		require.NoError(t, err)
 		ctx := context.Background()
-		_, _, err = loadDemo(ctx, db, 100)
+		_, _, err = loadDemo(ctx, db, 100, []string{"1"})
 		require.NoError(t, err)
 
 		// An endless query, held open after its first row.

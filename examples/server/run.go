@@ -38,6 +38,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
 		return fmt.Errorf("-api-key: %w", err)
 	}
+	for _, g := range cfg.grants {
+		if err := keys.Add(g.key, g.project); err != nil {
+			return fmt.Errorf("-api-key for project %s: %w", g.project, err)
+		}
+	}
 	db, closeDB, err := openDB(cfg.dbPath)
 	if err != nil {
 		return err
@@ -47,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
-	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents)
+	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents, cfg.projects())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: a stop asked for, not a failure
@@ -66,6 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Endpoints:  store.Endpoints(),
 		Variables:  store.Variables(),
 		Executor:   sqlexec.New(db, engine.SQLite),
+		Access:     policy,
 		RunTimeout: runTimeout,
 	})
 	if err != nil {

@@ -66,7 +66,24 @@ func ExamplePlan_Refresh() {
 	}
 	// Output:
 	// DROP TABLE IF EXISTS "endpoint_42_v3_next"
+	// DROP INDEX IF EXISTS "endpoint_42_v3_next_ix"
 	// CREATE TABLE "endpoint_42_v3_next" AS SELECT count(*) AS "_a0", "event" AS "event" FROM "events" GROUP BY "event"
+	// CREATE INDEX "endpoint_42_v3_next_ix" ON "endpoint_42_v3_next" ("event")
 	// DROP TABLE IF EXISTS "endpoint_42_v3"
 	// ALTER TABLE "endpoint_42_v3_next" RENAME TO "endpoint_42_v3"
+}
+
+func ExamplePlan_ReadPage() {
+	a, _ := materialize.Analyze(
+		"SELECT date(timestamp) AS day, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY day ORDER BY day",
+		materialize.Options{Dialect: placeholder.PostgreSQL})
+
+	// The second page of 20 days, and one row more to tell whether a
+	// third follows.
+	query, args, err := a.Plan.ReadPage("endpoint_42_v3", map[string]any{"event": "purchase"}, 21, 20)
+	fmt.Println(query)
+	fmt.Println(args, err)
+	// Output:
+	// SELECT "_k0" AS "day", coalesce(sum("_a0"), 0) AS "n" FROM "endpoint_42_v3" WHERE "event" = $1 GROUP BY "_k0" ORDER BY 1 ASC LIMIT $2 OFFSET $3
+	// [purchase 21 20] <nil>
 }

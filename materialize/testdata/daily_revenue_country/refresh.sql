@@ -1,0 +1,6 @@
+DROP TABLE IF EXISTS "stored_next";
+DROP INDEX IF EXISTS "stored_next_ix";
+CREATE TABLE "stored_next" AS SELECT date("timestamp") AS "_k0", count(*) AS "_a0", sum("amount") AS "_a1", "country" AS "country", CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN strftime('%Y-%m-%d 00:00:00', "timestamp") ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END AS "date_from", CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN strftime('%Y-%m-%d 00:00:00', "timestamp") ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END AS "date_to" FROM (SELECT "timestamp", json_extract("properties", '$.country') AS "country", json_extract("properties", '$.amount') AS "amount" FROM "events" WHERE "event" = 'purchase') AS "p" GROUP BY date("timestamp"), "country", CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN strftime('%Y-%m-%d 00:00:00', "timestamp") ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END;
+CREATE INDEX "stored_next_ix" ON "stored_next" ("country", "date_from", "date_to");
+DROP TABLE IF EXISTS "stored";
+ALTER TABLE "stored_next" RENAME TO "stored";

@@ -1,0 +1,6 @@
+DROP TABLE IF EXISTS "stored_next";
+DROP INDEX IF EXISTS "stored_next_ix";
+CREATE TABLE "stored_next" AS SELECT count(*) AS "_a0", CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END AS "date_from", CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END AS "date_to" FROM "events" GROUP BY CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END;
+CREATE INDEX "stored_next_ix" ON "stored_next" ("date_from", "date_to");
+DROP TABLE IF EXISTS "stored";
+ALTER TABLE "stored_next" RENAME TO "stored";

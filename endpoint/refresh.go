@@ -147,6 +147,7 @@ func (s *Service) rebuild(ctx context.Context, project string, c *compiled, v *v
 	e := s.cfg.Executor.Engine()
 	next := table + "_next"
 	var build []insight.Statement
+	var index []string
 	if c.insight == nil {
 		r, err := v.plan.Refresh(table)
 		if err != nil {
@@ -155,7 +156,7 @@ func (s *Service) rebuild(ctx context.Context, project string, c *compiled, v *v
 		for _, q := range r.Build {
 			build = append(build, insight.Statement{SQL: q})
 		}
-		next = r.Next
+		next, index = r.Next, r.Index
 		if c.scoped {
 			// The stored rows are the project's only: the pre-compute
 			// query reads through the same rules as a run.
@@ -180,6 +181,12 @@ func (s *Service) rebuild(ctx context.Context, project string, c *compiled, v *v
 	swap, inTx := e.Swap(next, table)
 	if err := s.execAll(ctx, swap, inTx); err != nil {
 		return err
+	}
+	if index != nil {
+		// After the swap: a renamed table keeps its index's name.
+		if err := s.execAll(ctx, index, false); err != nil {
+			return err
+		}
 	}
 	if c.insight != nil {
 		if ddl := insight.Index(c.insight, e, table); ddl != "" {

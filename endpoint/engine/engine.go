@@ -105,7 +105,7 @@ type Engine interface {
 	// CreateTable is the DDL of an empty table of the given columns; the
 	// columns but the last are its sort key where the engine wants one.
 	CreateTable(table string, cols []Column) string
-	// CreateIndex is the DDL of an index on the text columns cols of table,
+	// CreateIndex is the DDL of an index on the columns cols of table,
 	// "" when the engine needs none or cannot index them.
 	CreateIndex(index, table string, cols []string) string
 	// DropTable is the DDL that drops table if it exists.

@@ -44,9 +44,15 @@ type Endpoint struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastExecutedAt *time.Time `json:"last_executed_at"`
+	// DataFreshnessSeconds is how old the data of an answer may be: a
+	// cached answer serves while its data is younger, and the stored table
+	// of a materialized endpoint is rebuilt at this period. It is one of
+	// DataFreshnessValues; 0 stands for DefaultDataFreshness.
+	DataFreshnessSeconds int `json:"data_freshness_seconds"`
 	// MaterializationFreshness is how old the stored table of a
-	// materialized endpoint may get before runs go inline and
-	// RefreshStale rebuilds it; the Service saves DefaultFreshness for 0.
+	// materialized endpoint may get before runs go inline and it is
+	// rebuilt; 0 means the data freshness (DataFreshnessSeconds), which is
+	// what the Service shows then.
 	MaterializationFreshness Seconds `json:"materialization_freshness"`
 	// MaterializationBuckets overrides, per Date variable of a SQL query
 	// (by code name), the time bucket its column is stored at: minute,

@@ -44,4 +44,9 @@ type Result struct {
 	Columns []string
 	Types   []string
 	Rows    [][]any
+	// RowsRead and BytesRead are what the engine read to answer, set by an
+	// executor whose engine reports them (ClickHouse's read_rows and
+	// read_bytes) and nil otherwise: the Service shows them in a run's
+	// statistics and never estimates them.
+	RowsRead, BytesRead *int64
 }

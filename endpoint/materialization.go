@@ -7,11 +7,6 @@ import (
 	"time"
 )
 
-// DefaultFreshness is how old a materialized endpoint's stored table may get
-// when the endpoint sets no materialization_freshness: a run after that
-// runs inline, and RefreshStale rebuilds the table.
-const DefaultFreshness = time.Hour
-
 // MaterializationStatus is the state of an endpoint's latest refresh.
 type MaterializationStatus string
 
@@ -60,6 +55,13 @@ type MaterializationState struct {
 	Table string     `json:"table,omitempty"`
 	Built string     `json:"built,omitempty"`
 	At    *time.Time `json:"at,omitempty"`
+	// Rows is the number of rows of Table, nil when it was not counted;
+	// Took is how long the refresh that built it ran.
+	Rows *int64        `json:"rows,omitempty"`
+	Took time.Duration `json:"took,omitempty"`
+	// FailedAt is when the latest refresh failed; nil unless Status is
+	// failed. The scheduler waits a while after it before trying again.
+	FailedAt *time.Time `json:"failed_at,omitempty"`
 }
 
 // Seconds is a period that JSON writes as a whole number of seconds. It

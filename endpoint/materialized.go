@@ -89,10 +89,11 @@ func tableKey(e *Endpoint) string {
 	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets)
 }
 
-// freshness is e's freshness period, DefaultFreshness when it sets none.
+// freshness is how long e's stored table serves: its own
+// materialization_freshness when set, otherwise its data freshness.
 func freshness(e *Endpoint) time.Duration {
 	if e.MaterializationFreshness <= 0 {
-		return DefaultFreshness
+		return dataFreshness(e)
 	}
 	return time.Duration(e.MaterializationFreshness)
 }
@@ -116,12 +117,9 @@ func servingTable(e *Endpoint, now time.Time) (string, time.Time, bool) {
 // checkMaterialization decides whether next may be saved with its
 // materialization settings and IsMaterialized flag; c is the compiled form
 // of next's query. It runs after every other check of a create or update
-// and before the write, so a refusal changes nothing. It also fills in the
-// default freshness.
+// and before the write, so a refusal changes nothing. A freshness left
+// unset stays unset, so that it follows data_freshness_seconds.
 func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *compiled) error {
-	if next.MaterializationFreshness <= 0 {
-		next.MaterializationFreshness = Seconds(DefaultFreshness)
-	}
 	if c == nil {
 		return nil
 	}
@@ -179,9 +177,8 @@ func checkSettings(e *Endpoint, c *compiled) error {
 // the stored state and the verdict on its current version (compiled once and
 // cached, so a Get or List analyses nothing again).
 func (s *Service) present(ctx context.Context, e *Endpoint) {
-	if e.MaterializationFreshness <= 0 {
-		e.MaterializationFreshness = Seconds(DefaultFreshness)
-	}
+	e.DataFreshnessSeconds = int(dataFreshness(e) / time.Second)
+	e.MaterializationFreshness = Seconds(freshness(e))
 	m := Materialization{}
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {

@@ -89,7 +89,7 @@ func TestMaterializedInsight(t *testing.T) {
 	}
 
 	// Stale: the same checks, answered inline.
-	e.clock.Advance(endpoint.DefaultFreshness + time.Second)
+	e.clock.Advance(endpoint.DefaultDataFreshness*time.Second + time.Second)
 	got = e.mustRun(t, "trends", vars)
 	if got.EndpointMaterialized {
 		t.Fatal("a stale insight table served")

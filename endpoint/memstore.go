@@ -16,6 +16,9 @@ import (
 type MemoryStore struct {
 	mu       sync.RWMutex
 	projects map[string]*memProject
+	// leases are the Leaser's (lease.go).
+	leaseMu sync.Mutex
+	leases  map[string]memLease
 }
 
 type memProject struct {
@@ -281,6 +284,14 @@ func cloneState(st MaterializationState) MaterializationState {
 	if st.At != nil {
 		t := *st.At
 		st.At = &t
+	}
+	if st.FailedAt != nil {
+		t := *st.FailedAt
+		st.FailedAt = &t
+	}
+	if st.Rows != nil {
+		n := *st.Rows
+		st.Rows = &n
 	}
 	return st
 }

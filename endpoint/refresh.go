@@ -39,10 +39,8 @@ func (s *Service) Materialize(ctx context.Context, project, name string) error {
 	if !e.IsMaterialized {
 		return invalidf(CodeInvalidInput, "is_materialized", "Endpoint '%s' is not materialized; set is_materialized to true first.", name)
 	}
-	mu := s.refreshing.get(e.ID)
-	mu.Lock()
-	defer mu.Unlock()
-	return s.refresh(ctx, project, e.ID, name)
+	_, err = s.refreshGuarded(ctx, project, e.ID, name, true, "manual")
+	return err
 }
 
 // RefreshStale refreshes every materialized endpoint, of every project,
@@ -65,12 +63,10 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 		if _, _, fresh := servingTable(e, now); fresh {
 			continue
 		}
-		mu := s.refreshing.get(e.ID)
-		if !mu.TryLock() {
+		ran, err := s.refreshGuarded(ctx, e.ProjectID, e.ID, e.Name, false, "stale")
+		if !ran && err == nil {
 			continue
 		}
-		err := s.refresh(ctx, e.ProjectID, e.ID, e.Name)
-		mu.Unlock()
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -112,13 +108,15 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	}
 	at := s.now()
 	if err := s.rebuild(ctx, project, c, v, table, at); err != nil {
-		st.Status, st.Error = StatusFailed, refreshFailure(err)
+		failed := s.now()
+		st.Status, st.Error, st.FailedAt = StatusFailed, refreshFailure(err), &failed
 		// The context may be what failed; the state is still worth saving.
 		_ = s.setState(context.WithoutCancel(ctx), &e, st)
 		return withCause(NewError(ErrExecution, CodeMaterializationFailed, "", "Materialization of endpoint '"+name+"' failed: "+st.Error), err)
 	}
 	old := st.Table
-	st = MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at}
+	st = MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
+		Rows: s.countRows(ctx, table), Took: s.now().Sub(at)}
 	if err := s.setState(context.WithoutCancel(ctx), &e, st); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -23,9 +24,11 @@ type RunRequest struct {
 	// and may not exceed Config.MaxLimit.
 	Limit  *int `json:"limit"`
 	Offset *int `json:"offset"`
-	// Refresh is "", "cache", "force" or "direct". The Service keeps no
-	// result cache yet, so every accepted value runs the query; other
-	// values are refused so that a client's typo is not silently ignored.
+	// Refresh is "cache" (or ""): a fresh answer from Config.ResultCache
+	// when there is one; "force": computed now (and cached); "direct": a
+	// materialized endpoint read from its stored table, the cache neither
+	// read nor written (see answer.go). Other values are refused, so that
+	// a client's typo is not silently ignored.
 	Refresh string `json:"refresh"`
 	// Debug adds the executed SQL, its argument count and timings.
 	Debug bool `json:"debug"`
@@ -34,6 +37,10 @@ type RunRequest struct {
 	// entry may repeat them but not change them (a 403 otherwise). It is
 	// never read from a request body.
 	Fixed map[string]any `json:"-"`
+	// Token is the verified embed token the run came with, nil for
+	// another credential; the run log records its key id, never the
+	// token. It is never read from a request body.
+	Token *embed.Claims `json:"-"`
 }
 
 // RunResult is the answer of Run.
@@ -55,7 +62,21 @@ type RunResult struct {
 	// ran inline against the source data.
 	EndpointMaterialized   bool       `json:"endpoint_materialized"`
 	EndpointMaterializedAt *time.Time `json:"endpoint_materialized_at,omitempty"`
-	Debug                  *DebugInfo `json:"debug,omitempty"`
+	// ExecutionID names this run in the run log (Service.Logs).
+	ExecutionID string `json:"execution_id"`
+	// EndpointVersionCreatedAt is when the version that answered was
+	// saved; nil only when the store could not say.
+	EndpointVersionCreatedAt *time.Time `json:"endpoint_version_created_at"`
+	// IsCached tells that no query ran for this answer: it came from the
+	// result cache, or from an identical run under way at the same time.
+	// Its Results are then the rows as JSON (a json.RawMessage).
+	IsCached bool `json:"is_cached"`
+	// LastRefresh is the instant the answer's data is of: when its query
+	// ran, or when the stored table it read was built.
+	LastRefresh *time.Time `json:"last_refresh"`
+	// Statistics describe the execution that computed the answer.
+	Statistics *Statistics `json:"statistics"`
+	Debug      *DebugInfo  `json:"debug,omitempty"`
 }
 
 // DebugInfo is added to a RunResult when the request asks for debug.
@@ -82,7 +103,16 @@ type runOptions struct {
 // the variables, execute, and record the run. A run of an endpoint that the
 // Service ran lately reads nothing from the stores (see
 // Config.RecheckInterval).
+//
+// Every run, refused or not, is recorded in the run log and reported to
+// the Observer (see runlog.go and observer.go).
 func (s *Service) Run(ctx context.Context, project, name string, req RunRequest) (*RunResult, error) {
+	rec := s.beginRun(project, name, req)
+	res, err := s.run(ctx, project, name, req, rec)
+	return s.endRun(ctx, rec, res, err)
+}
+
+func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
 	opts, err := s.runOptions(req)
 	if err != nil {
 		return nil, err
@@ -92,6 +122,7 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 	if err != nil {
 		return nil, err
 	}
+	rec.ep = &ep
 	if opts.version == 0 {
 		opts.version = ep.CurrentVersion
 	}
@@ -102,17 +133,16 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
 		return nil, err
 	}
-	var res *RunResult
+	return s.answer(ctx, &ep, c, req, opts, now, rec)
+}
+
+// compute runs version c of ep with the request's values: the query
+// itself, or a read of the endpoint's stored table.
+func (s *Service) compute(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	if c.insight != nil {
-		res, err = s.runInsight(ctx, &ep, c, req, opts, now)
-	} else {
-		res, err = s.runSQL(ctx, &ep, c, req.Variables, opts, now)
+		return s.runInsight(ctx, ep, c, req, opts, now)
 	}
-	if err != nil {
-		return nil, err
-	}
-	s.markExecuted(ctx, &ep, now)
-	return res, nil
+	return s.runSQL(ctx, ep, c, req.Variables, opts, now)
 }
 
 // runOptions checks everything of req but the variables.
@@ -437,6 +467,7 @@ func (s *Service) executeCapped(ctx context.Context, query string, args []any, m
 	case res == nil:
 		return nil, NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed")
 	}
+	noteRead(ctx, res)
 	return res, nil
 }
 

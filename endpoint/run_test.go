@@ -498,8 +498,14 @@ func TestRunResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.ExecutionID == "" || res.Statistics == nil {
+		t.Fatalf("no execution id or statistics: %+v", res)
+	}
+	res.ExecutionID, res.Statistics.ElapsedMS = "x", 1.5
 	b, _ := json.Marshal(res)
-	want := `{"name":"ep","endpoint_version":1,"columns":["id","country"],"types":["INTEGER","TEXT"],"results":[],"hasMore":false,"endpoint_materialized":false}`
+	want := `{"name":"ep","endpoint_version":1,"columns":["id","country"],"types":["INTEGER","TEXT"],"results":[],"hasMore":false,"endpoint_materialized":false,` +
+		`"execution_id":"x","endpoint_version_created_at":"2025-06-01T12:00:00Z","is_cached":false,"last_refresh":"2025-06-01T12:00:00Z",` +
+		`"statistics":{"elapsed_ms":1.5,"rows_read":null,"bytes_read":null}}`
 	if string(b) != want {
 		t.Fatalf("JSON = %s, want %s", b, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -75,6 +76,32 @@ type Config struct {
 	// endpoint's last_executed_at by this Service; 0 means
 	// DefaultExecutedResolution, a negative value writes on every run.
 	ExecutedResolution time.Duration
+
+	// Operations (see answer.go, runlog.go, observer.go, scheduler.go).
+
+	// ResultCache keeps the answers of runs for their endpoint's
+	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
+	ResultCache ResultCache
+	// RunLog records every run of a known endpoint; nil means a
+	// MemoryRunLog with its defaults, on the Service's clock.
+	RunLog RunLog
+	// Observer is told of every run and refresh; nil means a SlogObserver
+	// on slog.Default().
+	Observer Observer
+	// ScheduleInterval is how often Schedule looks for due endpoints; 0
+	// means DefaultScheduleInterval.
+	ScheduleInterval time.Duration
+	// RefreshJitter is the share of a freshness period by which a
+	// scheduled refresh may come early, in [0, 1); 0 means
+	// DefaultRefreshJitter, a negative value none.
+	RefreshJitter float64
+	// ScheduleConcurrency is how many refreshes Schedule runs at once; 0
+	// means DefaultScheduleConcurrency.
+	ScheduleConcurrency int
+	// LeaseDuration is how long a refresh lease lasts without renewal (the
+	// time another process waits to take over from a holder that died);
+	// 0 means DefaultLeaseDuration.
+	LeaseDuration time.Duration
 }
 
 // Service creates, updates, lists, deletes and runs endpoints, and keeps
@@ -103,6 +130,20 @@ type Service struct {
 	capper RowCapper
 	// refreshing serializes the refreshes of each endpoint (refresh.go).
 	refreshing refreshLocks
+
+	// Operations: the result cache, identical runs under way, when each
+	// version was saved, the run log, the observer, the refresh leases of
+	// the store (nil when it has none) with this Service's holder id, and
+	// the scheduler's state.
+	results      ResultCache
+	flights      flightGroup
+	versionTimes *lru[versionKey, time.Time]
+	runLog       RunLog
+	observer     Observer
+	leases       Leaser
+	holder       string
+	kicks        chan kick
+	scheduling   atomic.Bool
 }
 
 // New returns a Service over cfg, or an error naming a missing dependency
@@ -117,6 +158,25 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("endpoint: Config.Executor is nil")
 	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.RunTimeout < 0:
 		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and RunTimeout must not be negative")
+	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0:
+		return nil, errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency and LeaseDuration must not be negative")
+	case cfg.RefreshJitter >= 1:
+		return nil, fmt.Errorf("endpoint: Config.RefreshJitter %v must be less than 1", cfg.RefreshJitter)
+	}
+	if cfg.ScheduleInterval == 0 {
+		cfg.ScheduleInterval = DefaultScheduleInterval
+	}
+	if cfg.ScheduleConcurrency == 0 {
+		cfg.ScheduleConcurrency = DefaultScheduleConcurrency
+	}
+	if cfg.LeaseDuration == 0 {
+		cfg.LeaseDuration = DefaultLeaseDuration
+	}
+	switch {
+	case cfg.RefreshJitter == 0:
+		cfg.RefreshJitter = DefaultRefreshJitter
+	case cfg.RefreshJitter < 0:
+		cfg.RefreshJitter = 0
 	}
 	if cfg.DefaultLimit == 0 {
 		cfg.DefaultLimit = DefaultLimit
@@ -148,6 +208,24 @@ func New(cfg Config) (*Service, error) {
 		cache:    newTemplateCache(cfg.CacheSize),
 		records:  recordCache{newLRU[recordKey, *Endpoint](cfg.CacheSize)},
 		executed: newExecutedMarks(cfg.ExecutedResolution),
+
+		results:      cfg.ResultCache,
+		versionTimes: newLRU[versionKey, time.Time](cfg.CacheSize),
+		runLog:       cfg.RunLog,
+		observer:     cfg.Observer,
+		holder:       uuid.NewString(),
+		kicks:        make(chan kick, kickQueue),
+	}
+	if s.runLog == nil {
+		l := NewMemoryRunLog(0, 0)
+		l.Now = now
+		s.runLog = l
+	}
+	if s.observer == nil {
+		s.observer = SlogObserver{}
+	}
+	if l, ok := cfg.Endpoints.(Leaser); ok {
+		s.leases = l
 	}
 	// Every write of an endpoint goes through s.cfg.Endpoints, so that
 	// none can leave a stale record in the cache.
@@ -165,6 +243,9 @@ type CreateRequest struct {
 	Query          *Query `json:"query"`
 	IsActive       *bool  `json:"is_active"`
 	IsMaterialized bool   `json:"is_materialized"`
+	// DataFreshnessSeconds is one of DataFreshnessValues; nil means
+	// DefaultDataFreshness.
+	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; see the Endpoint fields of the same names.
 	MaterializationFreshness Seconds                       `json:"materialization_freshness"`
 	MaterializationBuckets   map[string]materialize.Bucket `json:"materialization_buckets"`
@@ -179,6 +260,8 @@ type UpdateRequest struct {
 	Query          *Query  `json:"query"`
 	IsActive       *bool   `json:"is_active"`
 	IsMaterialized *bool   `json:"is_materialized"`
+	// DataFreshnessSeconds is one of DataFreshnessValues.
+	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; an empty map or list clears them.
 	MaterializationFreshness *Seconds                       `json:"materialization_freshness"`
 	MaterializationBuckets   *map[string]materialize.Bucket `json:"materialization_buckets"`
@@ -194,6 +277,13 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	if req.Query == nil {
 		return Endpoint{}, required("query")
 	}
+	freshness := DefaultDataFreshness
+	if req.DataFreshnessSeconds != nil {
+		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
+			return Endpoint{}, err
+		}
+		freshness = *req.DataFreshnessSeconds
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	c, err := s.compileQuery(ctx, project, *req.Query)
@@ -202,17 +292,18 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	}
 	now := s.now()
 	e := Endpoint{
-		ID:             uuid.NewString(),
-		ProjectID:      project,
-		Name:           req.Name,
-		Description:    req.Description,
-		Query:          c.query,
-		IsActive:       req.IsActive == nil || *req.IsActive,
-		IsMaterialized: req.IsMaterialized,
-		CurrentVersion: 1,
-		VersionsCount:  1,
-		CreatedAt:      now,
-		UpdatedAt:      now,
+		ID:                   uuid.NewString(),
+		ProjectID:            project,
+		Name:                 req.Name,
+		Description:          req.Description,
+		Query:                c.query,
+		IsActive:             req.IsActive == nil || *req.IsActive,
+		IsMaterialized:       req.IsMaterialized,
+		CurrentVersion:       1,
+		DataFreshnessSeconds: freshness,
+		VersionsCount:        1,
+		CreatedAt:            now,
+		UpdatedAt:            now,
 
 		MaterializationFreshness: req.MaterializationFreshness,
 		MaterializationBuckets:   nonEmptyMap(req.MaterializationBuckets),
@@ -229,6 +320,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, storeError(err, nil)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
+	s.kickIfPending(&e)
 	s.present(ctx, &e)
 	return e, nil
 }
@@ -259,6 +351,12 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	}
 	if req.IsMaterialized != nil {
 		next.IsMaterialized = *req.IsMaterialized
+	}
+	if req.DataFreshnessSeconds != nil {
+		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
+			return Endpoint{}, err
+		}
+		next.DataFreshnessSeconds = *req.DataFreshnessSeconds
 	}
 	if req.MaterializationFreshness != nil {
 		next.MaterializationFreshness = *req.MaterializationFreshness
@@ -315,6 +413,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	if cur.IsMaterialized && !next.IsMaterialized {
 		next.MaterializationState = s.dematerialize(ctx, &next)
 	}
+	s.kickIfPending(&next)
 	s.present(ctx, &next)
 	return next, nil
 }
@@ -364,6 +463,7 @@ func sameQuery(a, b Query) bool {
 func sameEndpoint(a, b Endpoint) bool {
 	return a.Name == b.Name && a.Description == b.Description &&
 		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized &&
+		a.DataFreshnessSeconds == b.DataFreshnessSeconds &&
 		a.MaterializationFreshness == b.MaterializationFreshness &&
 		maps.Equal(a.MaterializationBuckets, b.MaterializationBuckets) &&
 		slices.Equal(a.OptionalBreakdowns, b.OptionalBreakdowns)
@@ -444,5 +544,8 @@ func (s *Service) Delete(ctx context.Context, project, name string) error {
 	}
 	s.executed.forget(e.ID)
 	s.dropTables(ctx, &e)
+	// Best effort: a log left behind is unreachable (ids are not reused)
+	// and ages out.
+	_ = s.runLog.DeleteEndpoint(context.WithoutCancel(ctx), project, e.ID)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +49,8 @@ type limitHarness struct {
 	t    *testing.T
 	h    http.Handler
 	logs *bytes.Buffer
+	// async numbers the runs of runAsync.
+	async atomic.Int64
 }
 
 func newLimitHarness(t *testing.T, ex endpoint.Executor, opts ...httpapi.Option) *limitHarness {
@@ -73,11 +76,15 @@ func (lh *limitHarness) run(project string) response {
 	return decodeResponse(lh.t, rec.Code, rec.Header(), rec.Body.Bytes())
 }
 
-// runAsync starts a run of project and returns its answer's channel.
+// runAsync starts a run of project and returns its answer's channel. Each
+// run asks for another limit, so that no two are identical runs, which the
+// Service would compute once (single flight).
 func (lh *limitHarness) runAsync(project string) <-chan response {
 	ch := make(chan response, 1)
+	body := fmt.Sprintf(`{"limit": %d}`, lh.async.Add(1))
 	go func() {
-		req := httptest.NewRequest("POST", "/api/projects/"+project+"/endpoints/one/run", nil)
+		req := httptest.NewRequest("POST", "/api/projects/"+project+"/endpoints/one/run", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+keyAdmin)
 		rec := httptest.NewRecorder()
 		lh.h.ServeHTTP(rec, req)

@@ -150,7 +150,7 @@ func TestHTTPMaterializeErrors(t *testing.T) {
 	}
 	// The refused PATCHes changed nothing.
 	r := h.do("GET", "/api/projects/1/endpoints/daily", keyP1, nil)
-	assert.Equal(t, "3600", r.Body["materialization_freshness"].(interface{ String() string }).String())
+	assert.Equal(t, "86400", r.Body["materialization_freshness"].(interface{ String() string }).String(), "the default: the data freshness")
 	assert.NotContains(t, r.Body, "materialization_buckets")
 }
 

@@ -14,6 +14,7 @@ import (
 // (column materialization_settings). The freshness is kept in nanoseconds,
 // exactly as a Go caller set it.
 type settingsRow struct {
+	DataFreshnessS     int64                         `json:"data_freshness_s,omitempty"`
 	FreshnessNS        int64                         `json:"freshness_ns,omitempty"`
 	Buckets            map[string]materialize.Bucket `json:"buckets,omitempty"`
 	OptionalBreakdowns []string                      `json:"optional_breakdowns,omitempty"`
@@ -23,11 +24,12 @@ type settingsRow struct {
 // it has none, as rows written before schema version 2 have.
 func marshalSettings(e endpoint.Endpoint) (any, error) {
 	r := settingsRow{
+		DataFreshnessS:     int64(e.DataFreshnessSeconds),
 		FreshnessNS:        int64(e.MaterializationFreshness),
 		Buckets:            e.MaterializationBuckets,
 		OptionalBreakdowns: e.OptionalBreakdowns,
 	}
-	if r.FreshnessNS == 0 && len(r.Buckets) == 0 && len(r.OptionalBreakdowns) == 0 {
+	if r.DataFreshnessS == 0 && r.FreshnessNS == 0 && len(r.Buckets) == 0 && len(r.OptionalBreakdowns) == 0 {
 		return nil, nil
 	}
 	b, err := json.Marshal(r)
@@ -45,6 +47,7 @@ func unmarshalSettings(text sql.NullString, e *endpoint.Endpoint) error {
 	if err := json.Unmarshal([]byte(text.String), &r); err != nil {
 		return err
 	}
+	e.DataFreshnessSeconds = int(r.DataFreshnessS)
 	e.MaterializationFreshness = endpoint.Seconds(time.Duration(r.FreshnessNS))
 	if len(r.Buckets) > 0 {
 		e.MaterializationBuckets = r.Buckets
@@ -61,10 +64,7 @@ func marshalState(st endpoint.MaterializationState) (any, error) {
 	if st == (endpoint.MaterializationState{}) {
 		return nil, nil
 	}
-	if st.At != nil {
-		at := st.At.UTC()
-		st.At = &at
-	}
+	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
 	b, err := json.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("materialization state: %w", err)
@@ -80,9 +80,15 @@ func unmarshalState(text sql.NullString) (endpoint.MaterializationState, error) 
 	if err := json.Unmarshal([]byte(text.String), &st); err != nil {
 		return endpoint.MaterializationState{}, err
 	}
-	if st.At != nil {
-		at := st.At.UTC()
-		st.At = &at
-	}
+	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
 	return st, nil
+}
+
+// utcPtr returns a copy of *t in UTC, nil for nil.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

@@ -15,6 +15,9 @@ import (
 // want's.
 func sameSettings(t *testing.T, what string, got, want endpoint.Endpoint) {
 	t.Helper()
+	if got.DataFreshnessSeconds != want.DataFreshnessSeconds {
+		t.Fatalf("%s: data freshness = %d, want %d", what, got.DataFreshnessSeconds, want.DataFreshnessSeconds)
+	}
 	if got.MaterializationFreshness != want.MaterializationFreshness ||
 		!maps.Equal(got.MaterializationBuckets, want.MaterializationBuckets) ||
 		!slices.Equal(got.OptionalBreakdowns, want.OptionalBreakdowns) {
@@ -28,11 +31,16 @@ func sameSettings(t *testing.T, what string, got, want endpoint.Endpoint) {
 func sameState(t *testing.T, what string, got, want endpoint.MaterializationState) {
 	t.Helper()
 	if got.Status != want.Status || got.Attempt != want.Attempt || got.Error != want.Error ||
-		got.Table != want.Table || got.Built != want.Built || (got.At == nil) != (want.At == nil) {
+		got.Table != want.Table || got.Built != want.Built || (got.At == nil) != (want.At == nil) ||
+		(got.Rows == nil) != (want.Rows == nil) || got.Rows != nil && *got.Rows != *want.Rows ||
+		got.Took != want.Took || (got.FailedAt == nil) != (want.FailedAt == nil) {
 		t.Fatalf("%s: state = %+v, want %+v", what, got, want)
 	}
 	if got.At != nil {
 		sameTime(t, what+": At", *got.At, *want.At)
+	}
+	if got.FailedAt != nil {
+		sameTime(t, what+": FailedAt", *got.FailedAt, *want.FailedAt)
 	}
 }
 
@@ -42,6 +50,7 @@ func testMaterializationSettings(t *testing.T, s endpoint.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "daily")
 	e.IsMaterialized = true
+	e.DataFreshnessSeconds = 3600
 	e.MaterializationFreshness = endpoint.Seconds(90 * time.Minute)
 	e.MaterializationBuckets = map[string]materialize.Bucket{"from": materialize.Hour, "to": materialize.Week}
 	mustCreate(t, s, e, v)
@@ -50,6 +59,7 @@ func testMaterializationSettings(t *testing.T, s endpoint.Store) {
 	sameSettings(t, "Get after Create", got, e)
 
 	e.MaterializationFreshness = endpoint.Seconds(time.Minute + 500*time.Millisecond)
+	e.DataFreshnessSeconds = 604800
 	e.MaterializationBuckets = nil
 	e.OptionalBreakdowns = []string{"$browser", "country"}
 	if err := s.Update(ctx, e, nil); err != nil {
@@ -70,9 +80,12 @@ func testSetMaterialization(t *testing.T, s endpoint.Store) {
 	sameState(t, "Get after Create", mustGet(t, s, "1", "daily").MaterializationState, e.MaterializationState)
 
 	at := base.Add(time.Hour)
+	failed := base.Add(2 * time.Hour)
+	rows := int64(1234)
 	st := endpoint.MaterializationState{
 		Status: endpoint.StatusFailed, Attempt: "v1;a", Error: "the query could not be executed",
 		Table: "endpointkit_mat_x_v1", Built: "v1;", At: &at,
+		Rows: &rows, Took: 1500 * time.Millisecond, FailedAt: &failed,
 	}
 	if err := s.SetMaterialization(ctx, "1", e.ID, st); err != nil {
 		t.Fatalf("SetMaterialization: %v", err)
@@ -83,10 +96,14 @@ func testSetMaterialization(t *testing.T, s endpoint.Store) {
 
 	// The caller's state is not aliased.
 	want := st
-	wantAt := at
-	want.At = &wantAt
+	wantAt, wantFailed, wantRows := at, failed, rows
+	want.At, want.FailedAt, want.Rows = &wantAt, &wantFailed, &wantRows
 	*st.At = at.Add(time.Hour)
+	*st.FailedAt = at.Add(time.Hour)
+	*st.Rows = 1
 	*got.MaterializationState.At = at.Add(2 * time.Hour)
+	*got.MaterializationState.FailedAt = at.Add(2 * time.Hour)
+	*got.MaterializationState.Rows = 2
 	sameState(t, "after modifying values given and returned", mustGet(t, s, "1", "daily").MaterializationState, want)
 
 	e.Description = "edited"

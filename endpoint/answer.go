@@ -1,0 +1,448 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/google/uuid"
+)
+
+// Refresh modes of a run (RunRequest.Refresh).
+const (
+	// RefreshCache serves a fresh cached answer when there is one, and
+	// computes (and caches) one otherwise. It is the default.
+	RefreshCache = "cache"
+	// RefreshForce computes the answer now and caches it.
+	RefreshForce = "force"
+	// RefreshDirect, for materialized endpoints only, answers from the
+	// stored table (inline when no fresh table can answer), neither
+	// reading nor writing the cache.
+	RefreshDirect = "direct"
+)
+
+// Statistics describe the execution that computed an answer. ElapsedMS is
+// measured by the Service; RowsRead and BytesRead are what the engine
+// reported (Result.RowsRead, Result.BytesRead), null when it reports
+// nothing: they are never estimated.
+type Statistics struct {
+	ElapsedMS float64 `json:"elapsed_ms"`
+	RowsRead  *int64  `json:"rows_read"`
+	BytesRead *int64  `json:"bytes_read"`
+}
+
+// answer answers a run whose endpoint, version and values are known: from
+// the result cache when the refresh mode allows and a fresh answer is
+// there, otherwise by computing it, once for all identical runs under way
+// at the same time (single flight), and caching what was computed.
+//
+// A cached answer is keyed by the endpoint's id, the version and every
+// value and option that can change it (resultKey), so that a new version
+// or another value never meets an old answer; it serves while its data is
+// younger than the endpoint's data freshness as set now. Runs that ask for
+// debug bypass the cache and the flight, since they ask how the query ran.
+func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
+	rec.version = opts.version
+	mode := opts.refresh
+	if mode == "" {
+		mode = RefreshCache
+	}
+	if mode == RefreshDirect && !ep.IsMaterialized {
+		return nil, invalidf(CodeInvalidInput, "refresh", "refresh 'direct' reads the stored table of a materialized endpoint; endpoint '%s' is not materialized.", ep.Name)
+	}
+	var key string
+	if !opts.debug {
+		k, err := s.resultKey(ep, c, req.Variables, opts, now)
+		if err != nil {
+			return nil, err
+		}
+		key = k
+	}
+	useCache := key != "" && s.results != nil && mode != RefreshDirect
+	if useCache && mode == RefreshCache {
+		if res, rows := s.cachedAnswer(ctx, key, ep, opts, now); res != nil {
+			return s.finish(ctx, ep, res, true, rows, now, rec), nil
+		}
+	}
+	compute := func() (*RunResult, error) {
+		start := time.Now()
+		var read readStats
+		res, err := s.compute(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
+		if err != nil {
+			return nil, err
+		}
+		res.Statistics = &Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: read.rows, BytesRead: read.bytes}
+		refreshed := now
+		if res.EndpointMaterializedAt != nil {
+			refreshed = *res.EndpointMaterializedAt
+		}
+		res.LastRefresh = &refreshed
+		if useCache {
+			s.storeAnswer(ctx, key, ep, res)
+		}
+		return res, nil
+	}
+	if key == "" {
+		res, err := compute()
+		if err != nil {
+			return nil, err
+		}
+		return s.finish(ctx, ep, res, false, resultRows(res.Results), now, rec), nil
+	}
+	if mode == RefreshDirect {
+		key = "direct:" + key
+	}
+	res, shared, err := s.flights.do(ctx, key, compute)
+	if err != nil {
+		return nil, err
+	}
+	return s.finish(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
+}
+
+// finish makes the answer of this run from res, which other runs may share
+// (a flight's answer): a copy with this run's own execution id.
+// rows is the number of rows or series it holds.
+func (s *Service) finish(ctx context.Context, ep *Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
+	out := *res
+	out.ExecutionID = rec.id
+	out.IsCached = cached
+	out.EndpointVersionCreatedAt = s.versionCreated(ctx, ep, out.EndpointVersion)
+	rec.cached, rec.materialized = cached, out.EndpointMaterialized
+	rec.rows = rows
+	rec.stats = out.Statistics
+	s.markExecuted(ctx, ep, now)
+	return &out
+}
+
+// resultRows counts the rows (SQL) or series and cohorts (insight) of a
+// computed answer, -1 when it cannot tell.
+func resultRows(results any) int {
+	switch r := results.(type) {
+	case [][]any:
+		return len(r)
+	case *insight.Result:
+		if r.Kind == insight.Retention {
+			return len(r.Cohorts)
+		}
+		return len(r.Series)
+	}
+	return -1
+}
+
+// resultKey returns the cache key of a run: a hash of the project, the
+// endpoint's id, the version and everything the answer depends on besides
+// the data. For a SQL endpoint that is the coerced values (so "-7d" keys
+// the day it means, not its text), the limit and the offset; for an
+// insight endpoint the statement compiled for the values at now, which
+// holds the dates they resolve to. A value a SQL endpoint refuses is
+// returned as the run's error; an insight run that cannot be keyed
+// returns "" and goes uncached, its compute reporting the error.
+func (s *Service) resultKey(ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (string, error) {
+	h := sha256.New()
+	k := keyWriter{h: h}
+	k.str("endpointkit result v1")
+	k.str(ep.ProjectID)
+	k.str(ep.ID)
+	k.int(int64(opts.version))
+	if c.insight != nil {
+		applied, err := c.insight.Apply(given)
+		if err != nil {
+			return "", nil
+		}
+		stmt, err := insight.Compile(applied, s.cfg.Executor.Engine(), now)
+		if err != nil {
+			return "", nil
+		}
+		k.str("insight")
+		k.str(stmt.SQL)
+		k.int(int64(len(stmt.Args)))
+		for _, a := range stmt.Args {
+			if !k.value(a) {
+				return "", nil
+			}
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	values, err := c.bind(given, now, 0)
+	if err != nil {
+		return "", err
+	}
+	k.str("sql")
+	k.int(int64(opts.limit))
+	k.int(int64(opts.offset))
+	k.int(int64(len(c.vars)))
+	for i := range c.vars {
+		name := c.vars[i].CodeName
+		k.str(name)
+		if !k.value(values[name]) {
+			return "", nil
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// keyWriter writes typed, length-prefixed values into a hash, so that no
+// two different inputs write the same bytes.
+type keyWriter struct {
+	h   hash.Hash
+	buf [binary.MaxVarintLen64 + 1]byte
+}
+
+func (k *keyWriter) tag(t byte, n uint64) {
+	k.buf[0] = t
+	m := binary.PutUvarint(k.buf[1:], n)
+	k.h.Write(k.buf[:1+m])
+}
+
+func (k *keyWriter) str(s string) {
+	k.tag('s', uint64(len(s)))
+	k.h.Write([]byte(s))
+}
+
+func (k *keyWriter) int(n int64) { k.tag('i', uint64(n)) }
+
+// value writes a coerced value or a driver argument; it reports false for
+// a type it does not know, which the caller then does not cache.
+func (k *keyWriter) value(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		k.tag('n', 0)
+	case string:
+		k.str(x)
+	case []byte:
+		k.tag('y', uint64(len(x)))
+		k.h.Write(x)
+	case int64:
+		k.tag('i', uint64(x))
+	case int:
+		k.tag('i', uint64(x))
+	case float64:
+		k.tag('f', math.Float64bits(x))
+	case bool:
+		if x {
+			k.tag('b', 1)
+		} else {
+			k.tag('b', 0)
+		}
+	case time.Time:
+		k.tag('t', uint64(x.UnixNano()))
+		k.str(x.Location().String())
+	case variable.Timestamp:
+		k.tag('T', uint64(x.Time.UnixNano()))
+		k.value(x.DateOnly)
+	case []string:
+		k.tag('l', uint64(len(x)))
+		for _, s := range x {
+			k.str(s)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// cachedHeader is what a cached answer holds besides its results, encoded
+// as one line of JSON before the results' JSON.
+type cachedHeader struct {
+	Columns        []string    `json:"columns"`
+	Types          []string    `json:"types"`
+	Rows           int         `json:"rows"`
+	HasMore        bool        `json:"has_more,omitempty"`
+	Materialized   bool        `json:"materialized,omitempty"`
+	MaterializedAt *time.Time  `json:"materialized_at,omitempty"`
+	LastRefresh    time.Time   `json:"last_refresh"`
+	Statistics     *Statistics `json:"statistics,omitempty"`
+}
+
+// storeAnswer caches res under key until its data is as old as ep's data
+// freshness. An answer JSON cannot carry (NaN, ±Inf) is not cached: the
+// HTTP API refuses it anyway. A failure of the cache is ignored; the run
+// has its answer.
+func (s *Service) storeAnswer(ctx context.Context, key string, ep *Endpoint, res *RunResult) {
+	expires := res.LastRefresh.Add(dataFreshness(ep))
+	if !s.now().Before(expires) {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// As the HTTP API writes answers, so that a cached answer reads byte
+	// for byte as a computed one.
+	enc.SetEscapeHTML(false)
+	hdr := cachedHeader{
+		Columns: res.Columns, Types: res.Types, Rows: resultRows(res.Results), HasMore: res.HasMore,
+		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
+		LastRefresh: *res.LastRefresh, Statistics: res.Statistics,
+	}
+	if enc.Encode(hdr) != nil || enc.Encode(res.Results) != nil {
+		return
+	}
+	_ = s.results.Set(context.WithoutCancel(ctx), key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), expires)
+}
+
+// cachedAnswer returns the answer cached under key if its data is still
+// younger than ep's data freshness at now, and how many rows it holds; nil
+// when there is none. An entry that does not decode is a miss.
+func (s *Service) cachedAnswer(ctx context.Context, key string, ep *Endpoint, opts runOptions, now time.Time) (*RunResult, int) {
+	b, ok, err := s.results.Get(ctx, key, now)
+	if err != nil || !ok {
+		return nil, 0
+	}
+	line, results, ok := bytes.Cut(b, []byte("\n"))
+	if !ok || !json.Valid(results) {
+		return nil, 0
+	}
+	var hdr cachedHeader
+	if json.Unmarshal(line, &hdr) != nil || !now.Before(hdr.LastRefresh.Add(dataFreshness(ep))) {
+		return nil, 0
+	}
+	refreshed := hdr.LastRefresh
+	return &RunResult{
+		Name:                   ep.Name,
+		EndpointVersion:        opts.version,
+		Columns:                nonNil(hdr.Columns),
+		Types:                  nonNil(hdr.Types),
+		Results:                json.RawMessage(results),
+		HasMore:                hdr.HasMore,
+		EndpointMaterialized:   hdr.Materialized,
+		EndpointMaterializedAt: hdr.MaterializedAt,
+		LastRefresh:            &refreshed,
+		Statistics:             hdr.Statistics,
+	}, hdr.Rows
+}
+
+// flightGroup runs each computation once for all the runs that ask for it
+// at the same time.
+type flightGroup struct {
+	mu sync.Mutex
+	m  map[string]*flight
+}
+
+type flight struct {
+	done chan struct{}
+	res  *RunResult
+	err  error
+}
+
+// do returns fn's answer for key: computed by this caller, or shared with
+// the caller already computing it (shared true). A caller waits for the
+// computation at most as long as its own context lasts; when the
+// computing caller's context was cancelled, a waiting caller whose context
+// is alive computes again rather than inherit the cancellation.
+func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, shared bool, err error) {
+	for {
+		g.mu.Lock()
+		if f, ok := g.m[key]; ok {
+			g.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return nil, false, contextError(ctx.Err())
+			}
+			if f.err != nil && errors.Is(f.err, context.Canceled) && ctx.Err() == nil {
+				continue
+			}
+			return f.res, f.err == nil, f.err
+		}
+		if g.m == nil {
+			g.m = make(map[string]*flight)
+		}
+		f := &flight{done: make(chan struct{})}
+		g.m[key] = f
+		g.mu.Unlock()
+		func() {
+			defer func() {
+				g.mu.Lock()
+				delete(g.m, key)
+				g.mu.Unlock()
+				if p := recover(); p != nil {
+					f.err = fmt.Errorf("endpoint: run panicked: %v", p)
+					close(f.done)
+					panic(p)
+				}
+				close(f.done)
+			}()
+			f.res, f.err = fn()
+		}()
+		return f.res, false, f.err
+	}
+}
+
+// contextError words the end of a run's context as an execution would.
+func contextError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return withCause(NewError(ErrTimeout, CodeTimeout, "", "query timed out"), err)
+	}
+	return withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
+}
+
+// readStats collects what the engine reported reading during one run.
+type readStats struct {
+	rows, bytes *int64
+}
+
+type readStatsKey struct{}
+
+// noteRead adds what res says the engine read to the run's statistics,
+// when the run collects them.
+func noteRead(ctx context.Context, res *Result) {
+	st, _ := ctx.Value(readStatsKey{}).(*readStats)
+	if st == nil {
+		return
+	}
+	st.rows = addCount(st.rows, res.RowsRead)
+	st.bytes = addCount(st.bytes, res.BytesRead)
+}
+
+func addCount(sum, n *int64) *int64 {
+	switch {
+	case n == nil:
+		return sum
+	case sum == nil:
+		v := *n
+		return &v
+	}
+	v := *sum + *n
+	return &v
+}
+
+// versionKey names one version of one endpoint.
+type versionKey struct {
+	id      string
+	version int
+}
+
+// versionCreated returns when version n of ep was saved, from a memo of
+// this Service (versions never change) or the store; nil when the store
+// cannot say.
+func (s *Service) versionCreated(ctx context.Context, ep *Endpoint, n int) *time.Time {
+	if n == 1 && ep.VersionsCount <= 1 {
+		t := ep.CreatedAt
+		return &t
+	}
+	k := versionKey{ep.ID, n}
+	if t, _, ok, _ := s.versionTimes.get(k); ok {
+		return &t
+	}
+	gen := s.versionTimes.generation()
+	v, err := s.cfg.Endpoints.Version(ctx, ep.ProjectID, ep.ID, n)
+	if err != nil {
+		return nil
+	}
+	s.versionTimes.put(k, v.CreatedAt, time.Time{}, gen)
+	t := v.CreatedAt
+	return &t
+}
+
+// newExecutionID returns a fresh execution id.
+func newExecutionID() string { return uuid.NewString() }

@@ -1,0 +1,198 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Leaser is implemented by a Store that can lease names to one holder at a
+// time, so that Services in several processes sharing the store never
+// refresh one endpoint at once. A lease is held until its expiry; its
+// holder renews it while it works, so a holder that dies loses it when it
+// expires, and another takes over. MemoryStore and the stores of package
+// sqlstore implement it; with a Store that does not, refreshes are
+// exclusive within one Service only.
+//
+// Guidelines for implementers: times come from the caller's clock (the
+// Service's), so compare them, never the store's own clock. AcquireLease
+// is atomic: of concurrent callers for one free name, one gets it. The
+// conformance suite in endpoint/storetest (RunLeaser) states the contract.
+type Leaser interface {
+	// AcquireLease gives holder the lease on name until expires, when no
+	// one holds it, its lease expired at or before now, or holder holds it
+	// already (a renewal); it reports whether holder holds it now.
+	AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error)
+	// ReleaseLease ends holder's lease on name; a lease another holder
+	// took meanwhile is left alone.
+	ReleaseLease(ctx context.Context, name, holder string) error
+}
+
+// DefaultLeaseDuration is Config.LeaseDuration's default.
+const DefaultLeaseDuration = time.Minute
+
+// leasePoll is how often a refresh that must wait for another process's
+// lease tries again.
+const leasePoll = 50 * time.Millisecond
+
+// refreshLease names the lease of the refreshes of an endpoint.
+func refreshLease(project, id string) string {
+	return "refresh:" + project + ":" + id
+}
+
+// takeLease takes the refresh lease of the endpoint with id for this
+// Service, when the store has leases: waiting for it when wait is set,
+// giving up at once otherwise (ok false). While it is held, it is renewed
+// every third of its duration; the context returned is cancelled when a
+// renewal finds the lease lost, so that a refresh stops rather than
+// overlap another holder's. release ends the renewals and the lease.
+func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) (held context.Context, release func(), ok bool, err error) {
+	if s.leases == nil {
+		return ctx, func() {}, true, nil
+	}
+	name := refreshLease(project, id)
+	dur := s.cfg.LeaseDuration
+	for {
+		now := s.now()
+		got, err := s.leases.AcquireLease(ctx, name, s.holder, now, now.Add(dur))
+		if err != nil {
+			return nil, nil, false, storeError(fmt.Errorf("taking the refresh lease: %w", err), nil)
+		}
+		if got {
+			break
+		}
+		if !wait {
+			return nil, nil, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, false, contextError(ctx.Err())
+		case <-time.After(leasePoll):
+		}
+	}
+	held, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(dur / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				now := s.now()
+				got, err := s.leases.AcquireLease(held, name, s.holder, now, now.Add(dur))
+				if err == nil && !got {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	release = func() {
+		close(stop)
+		<-done
+		cancel()
+		_ = s.leases.ReleaseLease(context.WithoutCancel(ctx), name, s.holder)
+	}
+	return held, release, true, nil
+}
+
+// refreshGuarded refreshes the endpoint with id (named name) so that no
+// other refresh of it runs at the same time: in this Service (a mutex) and
+// in any Service sharing the store (a lease). With wait it waits for a
+// refresh under way to end and then refreshes; without, it returns ran
+// false at once when one is under way. The Observer is told of every
+// refresh that ran.
+func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string) (ran bool, err error) {
+	mu := s.refreshing.get(id)
+	if wait {
+		mu.Lock()
+	} else if !mu.TryLock() {
+		return false, nil
+	}
+	defer mu.Unlock()
+	held, release, ok, err := s.takeLease(ctx, project, id, wait)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer release()
+	start := time.Now()
+	err = s.refresh(held, project, id, name)
+	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: time.Since(start), Rows: -1, Err: err}
+	if err == nil {
+		if e, gerr := s.cfg.Endpoints.Get(context.WithoutCancel(ctx), project, name); gerr == nil && e.MaterializationState.Rows != nil {
+			ev.Rows = *e.MaterializationState.Rows
+		}
+	}
+	s.observer.ObserveRefresh(ctx, ev)
+	return true, err
+}
+
+// countRows counts the rows of a stored table just built; nil when the
+// count fails, which does not fail the refresh.
+func (s *Service) countRows(ctx context.Context, table string) *int64 {
+	res, err := s.cfg.Executor.Query(ctx, "SELECT count(*) FROM "+s.cfg.Executor.Engine().QuoteIdent(table), nil)
+	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return nil
+	}
+	var n int64
+	switch v := res.Rows[0][0].(type) {
+	case int64:
+		n = v
+	case int:
+		n = int64(v)
+	case uint64:
+		n = int64(v)
+	case float64:
+		n = int64(v)
+	case string:
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			return nil
+		}
+	case []byte:
+		if _, err := fmt.Sscan(string(v), &n); err != nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &n
+}
+
+// memLease is a lease a MemoryStore keeps.
+type memLease struct {
+	holder  string
+	expires time.Time
+}
+
+var _ Leaser = (*MemoryStore)(nil)
+
+// AcquireLease implements Leaser.
+func (s *MemoryStore) AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	if s.leases == nil {
+		s.leases = make(map[string]memLease)
+	}
+	if l, ok := s.leases[name]; ok && l.holder != holder && now.Before(l.expires) {
+		return false, nil
+	}
+	s.leases[name] = memLease{holder: holder, expires: expires}
+	return true, nil
+}
+
+// ReleaseLease implements Leaser.
+func (s *MemoryStore) ReleaseLease(_ context.Context, name, holder string) error {
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	if l, ok := s.leases[name]; ok && l.holder == holder {
+		delete(s.leases, name)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package endpoint
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Observer is told of every run and every refresh of a Service
+// (Config.Observer), to count and time them: metrics, traces, logs. The
+// Service calls it synchronously at the end of each, so an implementation
+// must be quick and safe for concurrent use, and must not call the Service
+// back. Events never carry variable values. Package endpoint/metrics
+// adapts it to Prometheus; SlogObserver, the default, logs.
+type Observer interface {
+	ObserveRun(ctx context.Context, ev RunEvent)
+	ObserveRefresh(ctx context.Context, ev RefreshEvent)
+}
+
+// RunEvent is one run, refused or not.
+type RunEvent struct {
+	Project, Endpoint string
+	// Version is the version that ran, 0 when the run was refused before
+	// one was chosen.
+	Version     int
+	ExecutionID string
+	Duration    time.Duration
+	// Status is the HTTP status of the answer (200 for success) and Code
+	// the code of its error ("" for success); Err is the error itself.
+	Status int
+	Code   string
+	Err    error
+	// Refresh is the refresh mode; Cached that no query ran; Materialized
+	// that the stored table answered; Token that an embed token ran it.
+	Refresh      string
+	Cached       bool
+	Materialized bool
+	Token        bool
+	// Rows is the number of rows or series answered, -1 for a failed run.
+	Rows int
+	// LogErr is the run log's failure to record the run, if any.
+	LogErr error
+}
+
+// RefreshEvent is one refresh of a materialized endpoint's stored table.
+type RefreshEvent struct {
+	Project, Endpoint string
+	// Trigger says what started it: "manual" (Materialize), "stale"
+	// (RefreshStale), "scheduled" (the scheduler) or "saved" (the first
+	// refresh after a create or update, run by the scheduler).
+	Trigger  string
+	Duration time.Duration
+	// Rows is the row count of the new table, -1 when unknown or failed.
+	Rows int64
+	Err  error
+}
+
+// SlogObserver is an Observer that logs to a *slog.Logger (slog.Default()
+// when nil): runs at Debug, failed runs with a 5xx at Warn, refreshes at
+// Info and failed refreshes at Warn. It is the Service's Observer when
+// Config.Observer is nil.
+type SlogObserver struct {
+	Logger *slog.Logger
+}
+
+func (o SlogObserver) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.Default()
+	}
+	return o.Logger
+}
+
+// ObserveRun implements Observer.
+func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
+	l := o.logger()
+	level := slog.LevelDebug
+	if ev.Status >= 500 || ev.LogErr != nil {
+		level = slog.LevelWarn
+	}
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("project", ev.Project), slog.String("endpoint", ev.Endpoint),
+		slog.Int("version", ev.Version), slog.String("execution_id", ev.ExecutionID),
+		slog.Duration("duration", ev.Duration), slog.Int("status", ev.Status),
+		slog.String("refresh", ev.Refresh), slog.Bool("cached", ev.Cached),
+		slog.Bool("materialized", ev.Materialized), slog.Int("rows", ev.Rows),
+	}
+	if ev.Code != "" {
+		attrs = append(attrs, slog.String("code", ev.Code))
+	}
+	if ev.Err != nil && ev.Status >= 500 {
+		attrs = append(attrs, slog.Any("error", ev.Err))
+	}
+	if ev.LogErr != nil {
+		attrs = append(attrs, slog.Any("run_log_error", ev.LogErr))
+	}
+	l.LogAttrs(ctx, level, "endpoint run", attrs...)
+}
+
+// ObserveRefresh implements Observer.
+func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
+	level := slog.LevelInfo
+	if ev.Err != nil {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("project", ev.Project), slog.String("endpoint", ev.Endpoint),
+		slog.String("trigger", ev.Trigger), slog.Duration("duration", ev.Duration),
+		slog.Int64("rows", ev.Rows),
+	}
+	if ev.Err != nil {
+		attrs = append(attrs, slog.Any("error", ev.Err))
+	}
+	o.logger().LogAttrs(ctx, level, "endpoint refresh", attrs...)
+}

@@ -1,0 +1,164 @@
+package endpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Defaults of the scheduler's settings in Config.
+const (
+	// DefaultScheduleInterval is how often the scheduler looks for
+	// materialized endpoints that are due.
+	DefaultScheduleInterval = 30 * time.Second
+	// DefaultRefreshJitter is the share of an endpoint's freshness period
+	// by which its refresh may come early.
+	DefaultRefreshJitter = 0.1
+	// DefaultScheduleConcurrency is how many refreshes the scheduler runs
+	// at once.
+	DefaultScheduleConcurrency = 2
+	// failureRetry bounds how long the scheduler waits after a failed
+	// refresh before trying again (less for a shorter freshness period).
+	failureRetry = 5 * time.Minute
+)
+
+// ErrScheduling is returned by Schedule when the Service's scheduler is
+// running already.
+var ErrScheduling = errors.New("endpoint: the scheduler is running already")
+
+// kick asks the scheduler to refresh one endpoint at once.
+type kick struct{ project, id, name string }
+
+// kickQueue is how many kicks wait for a busy scheduler; past it a kick is
+// dropped, and the scheduler's next look finds the endpoint pending.
+const kickQueue = 256
+
+// kickIfPending asks a running scheduler to refresh e at once when it is
+// materialized and has no table for its current version and settings: the
+// first refresh after a create or update, so that the table is ready
+// seconds later rather than at the next look. Without a running scheduler
+// the kick waits in a short queue (or is dropped); the scheduler refreshes
+// pending endpoints when it starts anyway.
+func (s *Service) kickIfPending(e *Endpoint) {
+	st := &e.MaterializationState
+	if !e.IsMaterialized || st.Table != "" && st.Built == tableKey(e) {
+		return
+	}
+	select {
+	case s.kicks <- kick{e.ProjectID, e.ID, e.Name}:
+	default:
+	}
+}
+
+// Schedule keeps the stored tables of materialized endpoints fresh until
+// ctx is done: every Config.ScheduleInterval it lists them (of every
+// project) and refreshes each that is due — pending (no table for its
+// current version and settings), or whose table is older than its
+// freshness period less a jitter (up to Config.RefreshJitter of the
+// period, fixed per endpoint and table, so that endpoints created together
+// do not all refresh together) — and at once each that a create or update
+// made pending. After a failed refresh it waits the freshness period or
+// five minutes, whichever is less, before trying that version again.
+// Refreshes run at most Config.ScheduleConcurrency at a time, each under
+// the endpoint's lease (see Leaser), so that Services sharing a store never
+// refresh an endpoint twice at once.
+//
+// Schedule returns nil once ctx is done and the refreshes under way have
+// ended (they are cancelled with ctx), or ErrScheduling when this Service
+// is scheduling already. A host starts it in a goroutine next to its
+// server and stops it with the context.
+func (s *Service) Schedule(ctx context.Context) error {
+	if !s.scheduling.CompareAndSwap(false, true) {
+		return ErrScheduling
+	}
+	defer s.scheduling.Store(false)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		inflight = map[string]bool{}
+		slots    = make(chan struct{}, s.cfg.ScheduleConcurrency)
+	)
+	start := func(project, id, name, trigger string) {
+		mu.Lock()
+		if inflight[id] {
+			mu.Unlock()
+			return
+		}
+		inflight[id] = true
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				mu.Lock()
+				delete(inflight, id)
+				mu.Unlock()
+			}()
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-slots }()
+			_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger)
+		}()
+	}
+	look := func() {
+		list, err := s.cfg.Endpoints.ListMaterialized(ctx)
+		if err != nil {
+			return
+		}
+		now := s.now()
+		for i := range list {
+			if e := &list[i]; s.due(e, now) {
+				start(e.ProjectID, e.ID, e.Name, "scheduled")
+			}
+		}
+	}
+	t := time.NewTicker(s.cfg.ScheduleInterval)
+	defer t.Stop()
+	look()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case k := <-s.kicks:
+			start(k.project, k.id, k.name, "saved")
+		case <-t.C:
+			look()
+		}
+	}
+}
+
+// due reports whether the scheduler should refresh e at now.
+func (s *Service) due(e *Endpoint, now time.Time) bool {
+	st := &e.MaterializationState
+	key := tableKey(e)
+	period := freshness(e)
+	if st.Status == StatusFailed && st.Attempt == key && st.FailedAt != nil &&
+		now.Before(st.FailedAt.Add(min(period, failureRetry))) {
+		return false
+	}
+	if st.Table == "" || st.At == nil || st.Built != key {
+		return true
+	}
+	early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
+	return !now.Before(st.At.Add(period - early))
+}
+
+// jitterOf is a number in [0, 1) fixed by an endpoint and the instant of
+// its table: every process computes the same one, and it changes with
+// every refresh.
+func jitterOf(id string, at time.Time) float64 {
+	h := sha256.New()
+	h.Write([]byte(id))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(at.UnixNano()))
+	h.Write(b[:])
+	sum := h.Sum(nil)
+	return float64(binary.BigEndian.Uint64(sum[:8])>>11) / (1 << 53)
+}

@@ -1,0 +1,108 @@
+package endpoint
+
+import (
+	"context"
+	"time"
+)
+
+// StatusReady is what MaterializationReport says of a materialized
+// endpoint whose latest refresh built the table of its current version and
+// settings (the endpoint's materialization object says completed).
+const StatusReady MaterializationStatus = "ready"
+
+// MaterializationReport is the state of an endpoint's materialization, as
+// GET endpoints/{name}/materialization_status/ answers it.
+type MaterializationReport struct {
+	Name           string `json:"name"`
+	IsMaterialized bool   `json:"is_materialized"`
+	// Status is pending (no refresh of the current version and settings
+	// has completed), running, ready or failed; empty (null) for an
+	// endpoint that is not materialized.
+	Status *MaterializationStatus `json:"status"`
+	// Serving tells that runs read the stored table now: it is ready and
+	// younger than the freshness period.
+	Serving bool `json:"serving"`
+	// Version is the version the stored table was built from, 0 when there
+	// is no table.
+	Version int `json:"version"`
+	// LastSuccessAt is when the data of the latest completed refresh was
+	// taken; Rows its row count and DurationMS how long it ran.
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	Rows          *int64     `json:"rows"`
+	DurationMS    *float64   `json:"duration_ms"`
+	// LastError says why the latest refresh failed, without engine
+	// internals; LastErrorAt is when. Both are null unless Status is
+	// failed.
+	LastError   *string    `json:"last_error"`
+	LastErrorAt *time.Time `json:"last_error_at"`
+	// DataFreshnessSeconds is the endpoint's data freshness, and
+	// NextRefreshAt when the scheduler (Service.Schedule) refreshes it next
+	// at the latest: at once when pending, otherwise when the table reaches
+	// its freshness period less the jitter.
+	DataFreshnessSeconds int        `json:"data_freshness_seconds"`
+	NextRefreshAt        *time.Time `json:"next_refresh_at"`
+}
+
+// MaterializationStatus reports the materialization of the endpoint named
+// name.
+func (s *Service) MaterializationStatus(ctx context.Context, project, name string) (MaterializationReport, error) {
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return MaterializationReport{}, err
+	}
+	now := s.now()
+	r := MaterializationReport{
+		Name: e.Name, IsMaterialized: e.IsMaterialized,
+		DataFreshnessSeconds: int(dataFreshness(&e) / time.Second),
+	}
+	st := e.MaterializationState
+	if st.Table != "" && st.At != nil {
+		at := *st.At
+		r.LastSuccessAt, r.Rows = &at, st.Rows
+		r.Version = builtVersion(st.Built)
+		if st.Took > 0 || st.Rows != nil {
+			d := ms(st.Took)
+			r.DurationMS = &d
+		}
+	}
+	if !e.IsMaterialized {
+		return r, nil
+	}
+	s.present(ctx, &e)
+	status := e.Materialization.Status
+	if status == StatusCompleted {
+		status = StatusReady
+	}
+	r.Status = &status
+	if status == StatusFailed {
+		msg := st.Error
+		r.LastError, r.LastErrorAt = &msg, st.FailedAt
+	}
+	_, _, r.Serving = servingTable(&e, now)
+	next := now
+	if st.Table != "" && st.At != nil && st.Built == tableKey(&e) {
+		period := freshness(&e)
+		early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
+		next = st.At.Add(period - early)
+	}
+	if status == StatusFailed && st.FailedAt != nil {
+		if retry := st.FailedAt.Add(min(freshness(&e), failureRetry)); retry.After(next) {
+			next = retry
+		}
+	}
+	r.NextRefreshAt = &next
+	return r, nil
+}
+
+// builtVersion reads the version number out of a table key ("v3;...").
+func builtVersion(key string) int {
+	n := 0
+	for i := 1; i < len(key) && key[0] == 'v'; i++ {
+		c := key[i]
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

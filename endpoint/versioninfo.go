@@ -244,4 +244,3 @@ func sampleValue(v variable.Variable) any {
 	}
 	return ""
 }
-

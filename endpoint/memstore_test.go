@@ -2,6 +2,7 @@ package endpoint_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/storetest"
@@ -9,4 +10,16 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) endpoint.Store { return endpoint.NewMemoryStore() })
+}
+
+func TestMemoryResultCacheConformance(t *testing.T) {
+	storetest.RunResultCache(t, func(t *testing.T) endpoint.ResultCache { return endpoint.NewMemoryResultCache(1 << 20) })
+}
+
+func TestMemoryRunLogConformance(t *testing.T) {
+	storetest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) endpoint.RunLog {
+		l := endpoint.NewMemoryRunLog(maxAge, max)
+		l.Now = now
+		return l
+	})
 }

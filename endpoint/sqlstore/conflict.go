@@ -44,3 +44,15 @@ func isBusy(err error) bool {
 	msg := strings.ToLower(err.Error())
 	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "sqlite_busy")
 }
+
+// isDeadlock reports whether err is a driver's report of a deadlock or a
+// serialization failure (SQLSTATE 40001 or 40P01, MySQL's error 1213),
+// which the engine resolved by failing this statement.
+func isDeadlock(err error) bool {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) && (st.SQLState() == "40001" || st.SQLState() == "40P01") {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "error 1213") || strings.Contains(msg, "deadlock")
+}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
@@ -21,6 +22,26 @@ func TestEndpointStoreConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			epstoretest.Run(t, func(t *testing.T) endpoint.Store { return b.open(t).Endpoints() })
+		})
+	}
+}
+
+func TestResultCacheConformance(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			epstoretest.RunResultCache(t, func(t *testing.T) endpoint.ResultCache {
+				return b.open(t).ResultCache(CacheOptions{})
+			})
+		})
+	}
+}
+
+func TestRunLogConformance(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) endpoint.RunLog {
+				return b.open(t).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
+			})
 		})
 	}
 }

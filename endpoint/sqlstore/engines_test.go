@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -51,6 +52,16 @@ func TestEngineConformance(t *testing.T) {
 			})
 			t.Run("endpoints", func(t *testing.T) {
 				epstoretest.Run(t, func(t *testing.T) endpoint.Store { return openEngine(t, e.dialect, e.open).Endpoints() })
+			})
+			t.Run("result cache", func(t *testing.T) {
+				epstoretest.RunResultCache(t, func(t *testing.T) endpoint.ResultCache {
+					return openEngine(t, e.dialect, e.open).ResultCache(CacheOptions{})
+				})
+			})
+			t.Run("run log", func(t *testing.T) {
+				epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) endpoint.RunLog {
+					return openEngine(t, e.dialect, e.open).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
+				})
 			})
 		})
 	}

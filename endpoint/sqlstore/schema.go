@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -26,6 +26,9 @@ const (
 	variablesTable = "endpointkit_variables"
 	endpointsTable = "endpointkit_endpoints"
 	versionsTable  = "endpointkit_endpoint_versions"
+	cacheTable     = "endpointkit_result_cache"
+	runLogTable    = "endpointkit_run_log"
+	leasesTable    = "endpointkit_leases"
 )
 
 // migrations[i] brings the schema from version i to i+1. Every statement is
@@ -77,6 +80,30 @@ func migrations(d engine.Store) [][]string {
 		// in rows written before.
 		d.AddColumn(endpointsTable, "materialization_settings", text+" NULL"),
 		d.AddColumn(endpointsTable, "materialization_state", text+" NULL"),
+	}, {
+		// Version 3: operations. Instants are Unix nanoseconds, which
+		// compare as numbers on every engine; only primary keys, which
+		// every engine creates idempotently with its table.
+		ddl(`CREATE TABLE IF NOT EXISTS ` + cacheTable + ` (
+	cache_key KEY_T NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	body TEXT_T NOT NULL,
+	PRIMARY KEY (cache_key)
+)`),
+		ddl(`CREATE TABLE IF NOT EXISTS ` + runLogTable + ` (
+	project KEY_T NOT NULL,
+	endpoint_id KEY_T NOT NULL,
+	at_ns BIGINT NOT NULL,
+	seq BIGINT NOT NULL,
+	entry TEXT_T NOT NULL,
+	PRIMARY KEY (project, endpoint_id, at_ns, seq)
+)`),
+		ddl(`CREATE TABLE IF NOT EXISTS ` + leasesTable + ` (
+	name KEY_T NOT NULL,
+	holder KEY_T NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	PRIMARY KEY (name)
+)`),
 	}}
 }
 

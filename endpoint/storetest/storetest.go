@@ -9,7 +9,9 @@
 // renames, the ErrNotFound and ErrConflict sentinels (duplicate names,
 // duplicate or out-of-order version numbers, stale writers), project
 // isolation, that values never alias the caller's, that a failed write
-// changes nothing, and safety under concurrent use. Times it stores are UTC
+// changes nothing, and safety under concurrent use. A store that also
+// implements endpoint.Leaser runs RunLeaser. RunResultCache and RunRunLog
+// are the suites of endpoint.ResultCache and endpoint.RunLog. Times it stores are UTC
 // with microsecond precision and are compared with time.Equal; queries are
 // compared by their JSON encoding, so a store that keeps JSON text passes.
 package storetest
@@ -61,6 +63,12 @@ func Run(t *testing.T, newStore func(t *testing.T) endpoint.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))
+		})
+	}
+	// A store that leases (endpoint.Leaser) runs the lease suite too.
+	if _, ok := newStore(t).(endpoint.Leaser); ok {
+		t.Run("Leaser", func(t *testing.T) {
+			RunLeaser(t, func(t *testing.T) endpoint.Leaser { return newStore(t).(endpoint.Leaser) })
 		})
 	}
 }

@@ -1,0 +1,195 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// logPruneEvery is how many appends to one endpoint's log (by this
+// process) pass between two prunings of it.
+const logPruneEvery = 32
+
+// RunLogOptions configure Store.RunLog.
+type RunLogOptions struct {
+	// MaxAge and MaxPerEndpoint bound what is kept; 0 means
+	// endpoint.DefaultLogMaxAge and endpoint.DefaultLogMaxPerEndpoint.
+	MaxAge         time.Duration
+	MaxPerEndpoint int
+	// Now is the clock that ages entries; nil means time.Now. Give the
+	// Service's clock.
+	Now func() time.Time
+}
+
+// RunLog returns an endpoint.RunLog in the store's database, shared by
+// the processes that share it. An entry is one row, its fields JSON text.
+// List never returns more than the newest MaxPerEndpoint entries of an
+// endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
+// every 32nd append to an endpoint's log by a process (per endpoint) and
+// every 32nd append overall (by age).
+func (s *Store) RunLog(opts RunLogOptions) endpoint.RunLog {
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = endpoint.DefaultLogMaxAge
+	}
+	if opts.MaxPerEndpoint <= 0 {
+		opts.MaxPerEndpoint = endpoint.DefaultLogMaxPerEndpoint
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	var r [2]byte
+	_, _ = rand.Read(r[:])
+	d := s.dialect
+	const where = ` WHERE project = ? AND endpoint_id = ?`
+	return &runLog{
+		s: s, opts: opts,
+		// Entries of one instant from one process keep their order; two
+		// processes differ in the high bits, so their rows never collide.
+		seqHigh: uint64(binary.BigEndian.Uint16(r[:])&0x7fff) << 48,
+		pending: map[[2]string]int{},
+		insert:  rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry) VALUES (?, ?, ?, ?, ?)`),
+		// The oldest entry that the count bound keeps.
+		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
+		list: rebind(d, `SELECT at_ns, seq, entry FROM `+runLogTable+where+
+			` AND at_ns >= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
+		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND (at_ns < ? OR at_ns = ? AND seq < ?)`),
+		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
+		deleteAll:  rebind(d, `DELETE FROM `+runLogTable+where),
+	}
+}
+
+type runLog struct {
+	s       *Store
+	opts    RunLogOptions
+	seqHigh uint64
+	seq     atomic.Uint64
+	appends atomic.Int64
+	mu      sync.Mutex
+	pending map[[2]string]int // appends per endpoint since its last pruning
+
+	insert, boundary, list, pruneCount, pruneAge, deleteAll string
+}
+
+// Append implements endpoint.RunLog.
+func (l *runLog) Append(ctx context.Context, e endpoint.RunLogEntry) error {
+	e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	if _, err := l.s.exec(ctx, l.insert, e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b)); err != nil {
+		return fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	k := [2]string{e.ProjectID, e.EndpointID}
+	l.mu.Lock()
+	l.pending[k]++
+	due := l.pending[k] >= logPruneEvery
+	if due {
+		delete(l.pending, k)
+	}
+	l.mu.Unlock()
+	if due {
+		at, seq, ok, err := l.oldestKept(ctx, e.ProjectID, e.EndpointID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if _, err := l.s.exec(ctx, l.pruneCount, e.ProjectID, e.EndpointID, at, at, seq); err != nil {
+				return fmt.Errorf("sqlstore: run log: pruning: %w", err)
+			}
+		}
+	}
+	if l.appends.Add(1)%logPruneEvery == 0 {
+		if _, err := l.s.exec(ctx, l.pruneAge, l.opts.Now().Add(-l.opts.MaxAge).UnixNano()); err != nil {
+			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
+		}
+	}
+	return nil
+}
+
+// oldestKept returns the oldest entry of an endpoint that the count bound
+// keeps, ok false when the log holds fewer entries than the bound.
+func (l *runLog) oldestKept(ctx context.Context, project, id string) (at, seq int64, ok bool, err error) {
+	err = l.s.queryRow(ctx, l.boundary, project, id, l.opts.MaxPerEndpoint-1).Scan(&at, &seq)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, 0, false, nil
+	case err != nil:
+		return 0, 0, false, fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	return at, seq, true, nil
+}
+
+// List implements endpoint.RunLog.
+func (l *runLog) List(ctx context.Context, project, id string, page endpoint.LogPage) ([]endpoint.RunLogEntry, string, error) {
+	beforeAt, beforeSeq := int64(1<<63-1), int64(1<<63-1)
+	if page.Before != "" {
+		at, seq, err := endpoint.ParseCursor(page.Before)
+		if err != nil {
+			return nil, "", err
+		}
+		beforeAt, beforeSeq = at, int64(seq)
+	}
+	keptAt, keptSeq, ok, err := l.oldestKept(ctx, project, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		keptAt, keptSeq = -1<<63, -1<<63
+	}
+	limit := page.Limit
+	if limit <= 0 {
+		limit = l.opts.MaxPerEndpoint
+	}
+	rows, err := l.s.query(ctx, l.list, project, id, l.opts.Now().Add(-l.opts.MaxAge).UnixNano(),
+		keptAt, keptAt, keptSeq, beforeAt, beforeAt, beforeSeq, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	defer rows.Close()
+	var out []endpoint.RunLogEntry
+	for rows.Next() {
+		var (
+			at, seq int64
+			text    string
+		)
+		if err := rows.Scan(&at, &seq, &text); err != nil {
+			return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+		}
+		var e endpoint.RunLogEntry
+		if err := json.Unmarshal([]byte(text), &e); err != nil {
+			return nil, "", fmt.Errorf("sqlstore: run log entry: %w", err)
+		}
+		e.ProjectID, e.EndpointID, e.Seq = project, id, uint64(seq)
+		e.At = time.Unix(0, at).UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	if len(out) > limit {
+		out = out[:limit]
+		return out, endpoint.Cursor(out[limit-1]), nil
+	}
+	return out, "", nil
+}
+
+// DeleteEndpoint implements endpoint.RunLog.
+func (l *runLog) DeleteEndpoint(ctx context.Context, project, id string) error {
+	if _, err := l.s.exec(ctx, l.deleteAll, project, id); err != nil {
+		return fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	l.mu.Lock()
+	delete(l.pending, [2]string{project, id})
+	l.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,367 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// RunLeaser runs the conformance suite of endpoint.Leaser as subtests of
+// t; newLeaser returns a leaser with no leases.
+func RunLeaser(t *testing.T, newLeaser func(t *testing.T) endpoint.Leaser) {
+	t.Helper()
+	ctx := context.Background()
+	now := base
+	acquire := func(t *testing.T, l endpoint.Leaser, name, holder string, at, until time.Time, want bool) {
+		t.Helper()
+		got, err := l.AcquireLease(ctx, name, holder, at, until)
+		if err != nil {
+			t.Fatalf("AcquireLease(%s, %s): %v", name, holder, err)
+		}
+		if got != want {
+			t.Fatalf("AcquireLease(%s, %s) at %v = %v, want %v", name, holder, at.Sub(now), got, want)
+		}
+	}
+	t.Run("ExclusiveUntilExpiry", func(t *testing.T) {
+		l := newLeaser(t)
+		acquire(t, l, "a", "h1", now, now.Add(time.Minute), true)
+		acquire(t, l, "a", "h2", now.Add(59*time.Second), now.Add(2*time.Minute), false)
+		acquire(t, l, "b", "h2", now, now.Add(time.Minute), true)
+		// The holder renews; the lease then lasts to the new expiry.
+		acquire(t, l, "a", "h1", now.Add(30*time.Second), now.Add(90*time.Second), true)
+		acquire(t, l, "a", "h2", now.Add(80*time.Second), now.Add(3*time.Minute), false)
+		// A holder that stopped renewing loses the lease at its expiry.
+		acquire(t, l, "a", "h2", now.Add(90*time.Second), now.Add(3*time.Minute), true)
+		acquire(t, l, "a", "h1", now.Add(100*time.Second), now.Add(3*time.Minute), false)
+	})
+	t.Run("Release", func(t *testing.T) {
+		l := newLeaser(t)
+		acquire(t, l, "a", "h1", now, now.Add(time.Hour), true)
+		if err := l.ReleaseLease(ctx, "a", "h2"); err != nil {
+			t.Fatal(err)
+		}
+		acquire(t, l, "a", "h2", now, now.Add(time.Hour), false)
+		if err := l.ReleaseLease(ctx, "a", "h1"); err != nil {
+			t.Fatal(err)
+		}
+		acquire(t, l, "a", "h2", now, now.Add(time.Hour), true)
+		if err := l.ReleaseLease(ctx, "never", "h1"); err != nil {
+			t.Fatalf("releasing a lease no one holds: %v", err)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		l := newLeaser(t)
+		for round := range 5 {
+			name := fmt.Sprintf("r%d", round)
+			var won atomic.Int32
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got, err := l.AcquireLease(ctx, name, fmt.Sprintf("h%d", i), now, now.Add(time.Minute))
+					if err != nil {
+						t.Error(err)
+					}
+					if got {
+						won.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if n := won.Load(); n != 1 {
+				t.Fatalf("round %d: %d holders got one lease", round, n)
+			}
+		}
+	})
+}
+
+// RunResultCache runs the conformance suite of endpoint.ResultCache as
+// subtests of t; newCache returns an empty cache that keeps values of at
+// least 64 KiB.
+func RunResultCache(t *testing.T, newCache func(t *testing.T) endpoint.ResultCache) {
+	t.Helper()
+	ctx := context.Background()
+	now := base
+	key := func(i int) string { return fmt.Sprintf("%064x", i) }
+	get := func(t *testing.T, c endpoint.ResultCache, k string, at time.Time) ([]byte, bool) {
+		t.Helper()
+		v, ok, err := c.Get(ctx, k, at)
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		return v, ok
+	}
+	set := func(t *testing.T, c endpoint.ResultCache, k string, v []byte, until time.Time) {
+		t.Helper()
+		if err := c.Set(ctx, k, v, until); err != nil {
+			t.Fatalf("Set: %v", err)
+		}
+	}
+	t.Run("MissThenHit", func(t *testing.T) {
+		c := newCache(t)
+		if _, ok := get(t, c, key(1), now); ok {
+			t.Fatal("hit in an empty cache")
+		}
+		v := []byte("{\"columns\":[]}\n[[1,\"é\"]]")
+		set(t, c, key(1), v, now.Add(time.Hour))
+		got, ok := get(t, c, key(1), now.Add(time.Minute))
+		if !ok || !bytes.Equal(got, v) {
+			t.Fatalf("Get = %q, %v; want %q", got, ok, v)
+		}
+		if _, ok := get(t, c, key(2), now); ok {
+			t.Fatal("hit under another key")
+		}
+	})
+	t.Run("Expiry", func(t *testing.T) {
+		c := newCache(t)
+		set(t, c, key(1), []byte("a"), now.Add(time.Minute))
+		if _, ok := get(t, c, key(1), now.Add(time.Minute-time.Microsecond)); !ok {
+			t.Fatal("miss before the expiry")
+		}
+		if _, ok := get(t, c, key(1), now.Add(time.Minute)); ok {
+			t.Fatal("hit at the expiry")
+		}
+		if _, ok := get(t, c, key(1), now.Add(time.Hour)); ok {
+			t.Fatal("hit past the expiry")
+		}
+	})
+	t.Run("Replace", func(t *testing.T) {
+		c := newCache(t)
+		set(t, c, key(1), []byte("old"), now.Add(time.Minute))
+		set(t, c, key(1), []byte("new"), now.Add(time.Hour))
+		got, ok := get(t, c, key(1), now.Add(30*time.Minute))
+		if !ok || string(got) != "new" {
+			t.Fatalf("Get after replacing = %q, %v", got, ok)
+		}
+	})
+	t.Run("NoAliasing", func(t *testing.T) {
+		c := newCache(t)
+		v := []byte("value")
+		set(t, c, key(1), v, now.Add(time.Hour))
+		v[0] = 'X'
+		got, _ := get(t, c, key(1), now)
+		if string(got) != "value" {
+			t.Fatalf("the cache kept the caller's slice: %q", got)
+		}
+		got[0] = 'Y'
+		again, _ := get(t, c, key(1), now)
+		if string(again) != "value" {
+			t.Fatalf("the cache returned its own slice: %q", again)
+		}
+	})
+	t.Run("LargeValue", func(t *testing.T) {
+		c := newCache(t)
+		v := bytes.Repeat([]byte("[1,2,3],"), 8<<10)
+		set(t, c, key(1), v, now.Add(time.Hour))
+		got, ok := get(t, c, key(1), now)
+		if !ok || !bytes.Equal(got, v) {
+			t.Fatalf("a 64 KiB value did not round-trip: %d bytes, %v", len(got), ok)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		c := newCache(t)
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 20 {
+					k := key(i % 5)
+					v := fmt.Appendf(nil, "w%d-%d", w, i)
+					if err := c.Set(ctx, k, v, now.Add(time.Hour)); err != nil {
+						t.Error(err)
+						return
+					}
+					if got, ok, err := c.Get(ctx, k, now); err != nil || ok && !bytes.HasPrefix(got, []byte("w")) {
+						t.Errorf("Get = %q, %v, %v", got, ok, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	})
+}
+
+// RunRunLog runs the conformance suite of endpoint.RunLog as subtests of t.
+// newLog returns an empty log that keeps at most maxPerEndpoint entries per
+// endpoint and none older than maxAge by the clock now.
+func RunRunLog(t *testing.T, newLog func(t *testing.T, maxAge time.Duration, maxPerEndpoint int, now func() time.Time) endpoint.RunLog) {
+	t.Helper()
+	ctx := context.Background()
+	clock := func() time.Time { return base.Add(time.Hour) }
+	entry := func(project, id string, i int) endpoint.RunLogEntry {
+		rows, read := i*10, int64(i*100)
+		e := endpoint.RunLogEntry{
+			ExecutionID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
+			ProjectID:   project, EndpointID: id,
+			At:      base.Add(time.Duration(i) * time.Second),
+			Version: 1 + i%3, DurationMS: float64(i) + 0.25,
+			Status: 200, Refresh: endpoint.RefreshCache,
+			Rows: &rows, RowsRead: &read,
+		}
+		switch i % 4 {
+		case 1:
+			e.Status, e.ErrorCode, e.Rows, e.RowsRead = 400, "unknown_variable", nil, nil
+		case 2:
+			e.Cached, e.Token, e.TokenKeyID = true, true, "2026-11"
+		case 3:
+			e.Materialized, e.Refresh = true, endpoint.RefreshDirect
+		}
+		return e
+	}
+	appendAll := func(t *testing.T, l endpoint.RunLog, es ...endpoint.RunLogEntry) {
+		t.Helper()
+		for _, e := range es {
+			if err := l.Append(ctx, e); err != nil {
+				t.Fatalf("Append: %v", err)
+			}
+		}
+	}
+	list := func(t *testing.T, l endpoint.RunLog, project, id string, page endpoint.LogPage) ([]endpoint.RunLogEntry, string) {
+		t.Helper()
+		got, next, err := l.List(ctx, project, id, page)
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		return got, next
+	}
+	same := func(t *testing.T, got, want endpoint.RunLogEntry) {
+		t.Helper()
+		eqInt := func(a, b *int) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+		eq64 := func(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+		if got.ExecutionID != want.ExecutionID || !got.At.Equal(want.At) || got.Version != want.Version ||
+			got.DurationMS != want.DurationMS || !eqInt(got.Rows, want.Rows) || !eq64(got.RowsRead, want.RowsRead) ||
+			!eq64(got.BytesRead, want.BytesRead) || got.Status != want.Status || got.ErrorCode != want.ErrorCode ||
+			got.Refresh != want.Refresh || got.Cached != want.Cached || got.Materialized != want.Materialized ||
+			got.Token != want.Token || got.TokenKeyID != want.TokenKeyID {
+			t.Fatalf("entry = %+v, want %+v", got, want)
+		}
+	}
+	t.Run("NewestFirstAndFields", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 100, clock)
+		var want []endpoint.RunLogEntry
+		for i := range 8 {
+			want = append(want, entry("1", "e1", i))
+		}
+		appendAll(t, l, want[3], want[0], want[7], want[1], want[5], want[2], want[6], want[4])
+		got, next := list(t, l, "1", "e1", endpoint.LogPage{Limit: 100})
+		if len(got) != 8 || next != "" {
+			t.Fatalf("List = %d entries, next %q; want 8 and no next page", len(got), next)
+		}
+		for i := range got {
+			same(t, got[i], want[7-i])
+		}
+	})
+	t.Run("Pages", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 100, clock)
+		for i := range 7 {
+			appendAll(t, l, entry("1", "e1", i))
+		}
+		var seen []string
+		page := endpoint.LogPage{Limit: 3}
+		for n := 0; ; n++ {
+			got, next := list(t, l, "1", "e1", page)
+			for _, e := range got {
+				seen = append(seen, e.ExecutionID)
+			}
+			if next == "" {
+				break
+			}
+			if n > 5 || len(got) != 3 {
+				t.Fatalf("page %d: %d entries, next %q", n, len(got), next)
+			}
+			page.Before = next
+		}
+		if len(seen) != 7 || seen[0] != entry("1", "e1", 6).ExecutionID || seen[6] != entry("1", "e1", 0).ExecutionID {
+			t.Fatalf("pages gave %v", seen)
+		}
+	})
+	t.Run("SameInstant", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 100, clock)
+		var ids []string
+		for i := range 5 {
+			e := entry("1", "e1", 1)
+			e.ExecutionID = fmt.Sprintf("same-%d", i)
+			ids = append(ids, e.ExecutionID)
+			appendAll(t, l, e)
+		}
+		var got []string
+		page := endpoint.LogPage{Limit: 2}
+		for {
+			es, next := list(t, l, "1", "e1", page)
+			for _, e := range es {
+				got = append(got, e.ExecutionID)
+			}
+			if next == "" {
+				break
+			}
+			page.Before = next
+		}
+		want := []string{ids[4], ids[3], ids[2], ids[1], ids[0]}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("entries of one instant = %v, want the latest appended first %v", got, want)
+		}
+	})
+	t.Run("Isolation", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 100, clock)
+		appendAll(t, l, entry("1", "e1", 1), entry("2", "e1", 2), entry("1", "e2", 3))
+		for _, c := range []struct{ project, id, want string }{{"1", "e1", entry("1", "e1", 1).ExecutionID}, {"2", "e1", entry("2", "e1", 2).ExecutionID}, {"1", "e2", entry("1", "e2", 3).ExecutionID}} {
+			got, _ := list(t, l, c.project, c.id, endpoint.LogPage{Limit: 10})
+			if len(got) != 1 || got[0].ExecutionID != c.want {
+				t.Fatalf("List(%s, %s) = %+v", c.project, c.id, got)
+			}
+		}
+		if got, _ := list(t, l, "3", "e1", endpoint.LogPage{Limit: 10}); len(got) != 0 {
+			t.Fatalf("another project's log = %+v", got)
+		}
+	})
+	t.Run("DeleteEndpoint", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 100, clock)
+		appendAll(t, l, entry("1", "e1", 1), entry("1", "e2", 2))
+		if err := l.DeleteEndpoint(ctx, "1", "e1"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := list(t, l, "1", "e1", endpoint.LogPage{Limit: 10}); len(got) != 0 {
+			t.Fatalf("a deleted endpoint's log = %+v", got)
+		}
+		if got, _ := list(t, l, "1", "e2", endpoint.LogPage{Limit: 10}); len(got) != 1 {
+			t.Fatalf("another endpoint's log went too: %+v", got)
+		}
+	})
+	t.Run("RetentionCount", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 5, clock)
+		for i := range 40 {
+			appendAll(t, l, entry("1", "e1", i))
+		}
+		got, next := list(t, l, "1", "e1", endpoint.LogPage{Limit: 100})
+		if len(got) != 5 || next != "" || got[0].ExecutionID != entry("1", "e1", 39).ExecutionID || got[4].ExecutionID != entry("1", "e1", 35).ExecutionID {
+			t.Fatalf("with at most 5 entries: %d entries, next %q, first %+v", len(got), next, got)
+		}
+	})
+	t.Run("RetentionAge", func(t *testing.T) {
+		// The clock is base+1h: entries at base+0..39s are 59m21s to 1h old.
+		l := newLog(t, time.Hour-30*time.Second, 100, clock)
+		for i := range 40 {
+			appendAll(t, l, entry("1", "e1", i))
+		}
+		got, _ := list(t, l, "1", "e1", endpoint.LogPage{Limit: 100})
+		if len(got) != 10 || got[9].ExecutionID != entry("1", "e1", 30).ExecutionID {
+			t.Fatalf("with entries kept 59m30s: %d entries", len(got))
+		}
+	})
+	t.Run("BadCursor", func(t *testing.T) {
+		l := newLog(t, time.Hour*24, 100, clock)
+		if _, _, err := l.List(ctx, "1", "e1", endpoint.LogPage{Limit: 1, Before: "nope!"}); !errors.Is(err, endpoint.ErrBadCursor) {
+			t.Fatalf("List with a bad cursor: %v, want ErrBadCursor", err)
+		}
+	})
+}

@@ -104,9 +104,11 @@ func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) 
 // other refresh of it runs at the same time: in this Service (a mutex) and
 // in any Service sharing the store (a lease). With wait it waits for a
 // refresh under way to end and then refreshes; without, it returns ran
-// false at once when one is under way. The Observer is told of every
-// refresh that ran.
-func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string) (ran bool, err error) {
+// false at once when one is under way. still, when not nil, is asked again
+// about the endpoint as the store holds it once the lease is held: a
+// refresh that another process completed meanwhile is not run twice. The
+// Observer is told of every refresh that ran.
+func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(*Endpoint, time.Time) bool) (ran bool, err error) {
 	mu := s.refreshing.get(id)
 	if wait {
 		mu.Lock()
@@ -119,6 +121,12 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 		return false, err
 	}
 	defer release()
+	if still != nil {
+		e, err := s.cfg.Endpoints.Get(held, project, name)
+		if err != nil || e.ID != id || !still(&e, s.now()) {
+			return false, nil
+		}
+	}
 	start := time.Now()
 	err = s.refresh(held, project, id, name)
 	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: time.Since(start), Rows: -1, Err: err}

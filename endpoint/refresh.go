@@ -39,7 +39,7 @@ func (s *Service) Materialize(ctx context.Context, project, name string) error {
 	if !e.IsMaterialized {
 		return invalidf(CodeInvalidInput, "is_materialized", "Endpoint '%s' is not materialized; set is_materialized to true first.", name)
 	}
-	_, err = s.refreshGuarded(ctx, project, e.ID, name, true, "manual")
+	_, err = s.refreshGuarded(ctx, project, e.ID, name, true, "manual", nil)
 	return err
 }
 
@@ -63,7 +63,7 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 		if _, _, fresh := servingTable(e, now); fresh {
 			continue
 		}
-		ran, err := s.refreshGuarded(ctx, e.ProjectID, e.ID, e.Name, false, "stale")
+		ran, err := s.refreshGuarded(ctx, e.ProjectID, e.ID, e.Name, false, "stale", stale)
 		if !ran && err == nil {
 			continue
 		}
@@ -77,6 +77,12 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// stale reports whether e has no table that serves at now.
+func stale(e *Endpoint, now time.Time) bool {
+	_, _, fresh := servingTable(e, now)
+	return !fresh
 }
 
 // refresh rebuilds the table of the endpoint with id; the caller holds its

@@ -103,7 +103,7 @@ func (s *Service) Schedule(ctx context.Context) error {
 				return
 			}
 			defer func() { <-slots }()
-			_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger)
+			_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger, s.due)
 		}()
 	}
 	look := func() {

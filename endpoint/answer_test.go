@@ -1,0 +1,445 @@
+package endpoint_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// queryCounter wraps an executor: it counts the queries that reach it,
+// can hold each until the test opens its gate, and can report what the
+// engine read.
+type queryCounter struct {
+	endpoint.Executor
+	queries atomic.Int64
+	gate    chan struct{} // nil: no gate
+	started chan struct{}
+	read    *int64 // reported as RowsRead and BytesRead/10 when set
+}
+
+func (x *queryCounter) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+	x.queries.Add(1)
+	if x.gate != nil {
+		x.started <- struct{}{}
+		select {
+		case <-x.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	res, err := x.Executor.Query(ctx, q, args)
+	if err == nil && x.read != nil {
+		rows, bytes := *x.read, *x.read*10
+		res.RowsRead, res.BytesRead = &rows, &bytes
+	}
+	return res, err
+}
+
+// newCacheEnv is newEnv with a result cache of max bytes and a counting
+// executor.
+func newCacheEnv(t *testing.T, max int64) (*env, *queryCounter, *endpoint.MemoryResultCache) {
+	t.Helper()
+	x := &queryCounter{}
+	cache := endpoint.NewMemoryResultCache(max)
+	e := newEnv(t, func(c *endpoint.Config) {
+		x.Executor = c.Executor
+		c.Executor = x
+		c.ResultCache = cache
+	})
+	return e, x, cache
+}
+
+func runReq(t *testing.T, e *env, name string, req endpoint.RunRequest) *endpoint.RunResult {
+	t.Helper()
+	res, err := e.svc.Run(context.Background(), "1", name, req)
+	if err != nil {
+		t.Fatalf("Run(%s): %v", name, err)
+	}
+	return res
+}
+
+// resultsJSON is the JSON of an answer's results, computed or cached.
+func resultsJSON(t *testing.T, res *endpoint.RunResult) string {
+	t.Helper()
+	b, err := json.Marshal(res.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestResultCacheServes: a second identical run is answered from the cache
+// without a query, with the same results, last_refresh and statistics, a
+// new execution id and is_cached; a changed value, limit, offset or version
+// misses; the answer expires with the endpoint's data freshness, as set at
+// the time of the run.
+func TestResultCacheServes(t *testing.T) {
+	e, x, _ := newCacheEnv(t, 1<<20)
+	e.create(t, "by_country", e.query("SELECT id, amount FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
+	us := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
+
+	first := runReq(t, e, "by_country", us)
+	if first.IsCached || x.queries.Load() != 1 || first.LastRefresh == nil || !first.LastRefresh.Equal(e.clock.Now()) {
+		t.Fatalf("first run: cached %v, %d queries, last_refresh %v", first.IsCached, x.queries.Load(), first.LastRefresh)
+	}
+	e.clock.Advance(time.Minute)
+	second := runReq(t, e, "by_country", us)
+	if !second.IsCached || x.queries.Load() != 1 {
+		t.Fatalf("second run: cached %v, %d queries", second.IsCached, x.queries.Load())
+	}
+	if resultsJSON(t, second) != resultsJSON(t, first) || !second.LastRefresh.Equal(*first.LastRefresh) ||
+		second.Statistics == nil || second.Statistics.ElapsedMS != first.Statistics.ElapsedMS ||
+		strings.Join(second.Columns, ",") != "id,amount" || second.ExecutionID == first.ExecutionID {
+		t.Fatalf("cached answer %+v differs from %+v", second, first)
+	}
+	if _, ok := second.Results.(json.RawMessage); !ok {
+		t.Fatalf("a cached answer's results are %T, want json.RawMessage", second.Results)
+	}
+
+	limit, offset := 1, 1
+	for name, req := range map[string]endpoint.RunRequest{
+		"another value": {Variables: map[string]any{"country": "DE"}},
+		"a limit":       {Variables: us.Variables, Limit: &limit},
+		"an offset":     {Variables: us.Variables, Offset: &offset},
+	} {
+		before := x.queries.Load()
+		if res := runReq(t, e, "by_country", req); res.IsCached || x.queries.Load() != before+1 {
+			t.Fatalf("%s: served from the cache", name)
+		}
+	}
+
+	// A new version never serves the old version's answer, even for the
+	// same values; the old version still has its own.
+	q := e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id DESC", "country")
+	if _, err := e.svc.Update(context.Background(), "1", "by_country", endpoint.UpdateRequest{Query: q}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := runReq(t, e, "by_country", us)
+	if v2.IsCached || v2.EndpointVersion != 2 || resultsJSON(t, v2) == resultsJSON(t, first) {
+		t.Fatalf("version 2 answered %s (cached %v)", resultsJSON(t, v2), v2.IsCached)
+	}
+	one := 1
+	if v1 := runReq(t, e, "by_country", endpoint.RunRequest{Variables: us.Variables, Version: &one}); !v1.IsCached || resultsJSON(t, v1) != resultsJSON(t, first) {
+		t.Fatalf("version 1's cached answer: cached %v %s", v1.IsCached, resultsJSON(t, v1))
+	}
+
+	// Freshness: a day by default; a shorter setting applies to answers
+	// cached before it.
+	e.clock.Advance(20 * time.Minute)
+	if res := runReq(t, e, "by_country", us); !res.IsCached {
+		t.Fatal("an answer of 20 minutes missed with a freshness of a day")
+	}
+	fifteen := 900
+	if _, err := e.svc.Update(context.Background(), "1", "by_country", endpoint.UpdateRequest{DataFreshnessSeconds: &fifteen}); err != nil {
+		t.Fatal(err)
+	}
+	if res := runReq(t, e, "by_country", us); res.IsCached {
+		t.Fatal("an answer older than the new freshness of 15 minutes was served")
+	}
+	e.clock.Advance(14 * time.Minute)
+	if res := runReq(t, e, "by_country", us); !res.IsCached {
+		t.Fatal("an answer of 14 minutes missed with a freshness of 15")
+	}
+	e.clock.Advance(time.Minute)
+	if res := runReq(t, e, "by_country", us); res.IsCached {
+		t.Fatal("an answer of 15 minutes was served with a freshness of 15")
+	}
+}
+
+// TestRefreshModes: force computes and caches; direct is for materialized
+// endpoints, answers from the stored table and neither reads nor writes
+// the cache; debug runs bypass the cache.
+func TestRefreshModes(t *testing.T) {
+	e, x, _ := newCacheEnv(t, 1<<20)
+	e.create(t, "plain", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
+	vars := map[string]any{"country": "US"}
+	first := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars})
+	e.clock.Advance(time.Minute)
+	forced := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Refresh: "force"})
+	if forced.IsCached || x.queries.Load() != 2 || !forced.LastRefresh.After(*first.LastRefresh) {
+		t.Fatalf("force: cached %v, %d queries", forced.IsCached, x.queries.Load())
+	}
+	again := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Refresh: "cache"})
+	if !again.IsCached || !again.LastRefresh.Equal(*forced.LastRefresh) {
+		t.Fatalf("cache after force: cached %v, last_refresh %v, want the forced answer's %v", again.IsCached, again.LastRefresh, forced.LastRefresh)
+	}
+	if res := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Debug: true}); res.IsCached || res.Debug == nil {
+		t.Fatal("a debug run was served from the cache")
+	}
+	_, err := e.svc.Run(context.Background(), "1", "plain", endpoint.RunRequest{Variables: vars, Refresh: "direct"})
+	wantError(t, err, 400, endpoint.CodeInvalidInput,
+		"refresh 'direct' reads the stored table of a materialized endpoint; endpoint 'plain' is not materialized.", "refresh")
+	_, err = e.svc.Run(context.Background(), "1", "plain", endpoint.RunRequest{Variables: vars, Refresh: "Force"})
+	wantError(t, err, 400, endpoint.CodeInvalidInput, "Invalid refresh 'Force'. Expected one of: cache, force, direct.", "refresh")
+}
+
+// TestRefreshDirect: a direct run of a materialized endpoint reads the
+// stored table every time and leaves the cache alone.
+func TestRefreshDirect(t *testing.T) {
+	e, _ := newMatEnv(t, 1000)
+	x := &queryCounter{Executor: execOf(e)}
+	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now,
+		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.materialize(t, "daily")
+	vars := runVars("US", "2025-05-01", "2025-05-08")
+	before := x.queries.Load()
+	for range 2 {
+		res := runReq(t, e, "daily", endpoint.RunRequest{Variables: vars, Refresh: "direct"})
+		if res.IsCached || !res.EndpointMaterialized || !res.LastRefresh.Equal(*res.EndpointMaterializedAt) {
+			t.Fatalf("direct: cached %v, materialized %v", res.IsCached, res.EndpointMaterialized)
+		}
+	}
+	if n := x.queries.Load() - before; n != 2 {
+		t.Fatalf("two direct runs made %d queries", n)
+	}
+	if res := runReq(t, e, "daily", endpoint.RunRequest{Variables: vars}); res.IsCached {
+		t.Fatal("a direct run wrote the cache")
+	}
+}
+
+// TestSingleFlight: identical runs under way at once compute once, with a
+// cache and without one; each answer has its own execution id, and the
+// runs that waited say is_cached. A waiting run whose context ends gives
+// up alone.
+func TestSingleFlight(t *testing.T) {
+	for _, withCache := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cache=%v", withCache), func(t *testing.T) {
+			x := &queryCounter{gate: make(chan struct{}), started: make(chan struct{}, 16)}
+			e := newEnv(t, func(c *endpoint.Config) {
+				x.Executor = c.Executor
+				c.Executor = x
+				if withCache {
+					c.ResultCache = endpoint.NewMemoryResultCache(1 << 20)
+				}
+			})
+			e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
+			req := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
+			const n = 6
+			var wg sync.WaitGroup
+			results := make(chan *endpoint.RunResult, n)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := e.svc.Run(context.Background(), "1", "by_country", req)
+				if err != nil {
+					t.Error(err)
+				}
+				results <- res
+			}()
+			<-x.started // the first run is executing
+			for range n - 1 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := e.svc.Run(context.Background(), "1", "by_country", req)
+					if err != nil {
+						t.Error(err)
+					}
+					results <- res
+				}()
+			}
+			// A waiter whose context ends gives up with its context's error.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			_, err := e.svc.Run(ctx, "1", "by_country", req)
+			cancel()
+			wantError(t, err, 504, endpoint.CodeTimeout, "query timed out", "")
+			time.Sleep(200 * time.Millisecond) // let the others join the flight
+			close(x.gate)
+			wg.Wait()
+			close(results)
+			ids := map[string]bool{}
+			computed := 0
+			for res := range results {
+				ids[res.ExecutionID] = true
+				if !res.IsCached {
+					computed++
+				}
+				if got := resultsJSON(t, res); got != "[[1],[3],[5]]" {
+					t.Fatalf("results %s", got)
+				}
+			}
+			if q := x.queries.Load(); q != 1 || computed != 1 || len(ids) != n {
+				t.Fatalf("%d queries, %d answers computed, %d execution ids; want 1, 1, %d", q, computed, len(ids), n)
+			}
+		})
+	}
+}
+
+// TestStatistics: elapsed_ms is measured; rows_read and bytes_read are
+// what the executor reports, null when it reports nothing.
+func TestStatistics(t *testing.T) {
+	x := &queryCounter{}
+	e := newEnv(t, func(c *endpoint.Config) { x.Executor = c.Executor; c.Executor = x })
+	e.create(t, "all", e.query("SELECT id FROM orders"))
+	res := runReq(t, e, "all", endpoint.RunRequest{})
+	if res.Statistics == nil || res.Statistics.RowsRead != nil || res.Statistics.BytesRead != nil || res.Statistics.ElapsedMS < 0 {
+		t.Fatalf("statistics without a report = %+v", res.Statistics)
+	}
+	b, _ := json.Marshal(res.Statistics)
+	if !strings.Contains(string(b), `"rows_read":null,"bytes_read":null`) {
+		t.Fatalf("statistics JSON = %s", b)
+	}
+	read := int64(6)
+	x.read = &read
+	res = runReq(t, e, "all", endpoint.RunRequest{Refresh: "force"})
+	if res.Statistics.RowsRead == nil || *res.Statistics.RowsRead != 6 || *res.Statistics.BytesRead != 60 {
+		t.Fatalf("statistics with a report = %+v", res.Statistics)
+	}
+}
+
+// TestVersionCreatedAt: every answer names when its version was saved.
+func TestVersionCreatedAt(t *testing.T) {
+	e := newEnv(t)
+	created := e.clock.Now()
+	e.create(t, "ep", e.query("SELECT 1 AS one"))
+	if res := runReq(t, e, "ep", endpoint.RunRequest{}); res.EndpointVersionCreatedAt == nil || !res.EndpointVersionCreatedAt.Equal(created) {
+		t.Fatalf("version 1 created at %v, want %v", res.EndpointVersionCreatedAt, created)
+	}
+	e.clock.Advance(time.Hour)
+	if _, err := e.svc.Update(context.Background(), "1", "ep", endpoint.UpdateRequest{Query: e.query("SELECT 2 AS two")}); err != nil {
+		t.Fatal(err)
+	}
+	if res := runReq(t, e, "ep", endpoint.RunRequest{}); !res.EndpointVersionCreatedAt.Equal(created.Add(time.Hour)) {
+		t.Fatalf("version 2 created at %v", res.EndpointVersionCreatedAt)
+	}
+	one := 1
+	if res := runReq(t, e, "ep", endpoint.RunRequest{Version: &one}); !res.EndpointVersionCreatedAt.Equal(created) {
+		t.Fatalf("version 1, run after version 2, created at %v", res.EndpointVersionCreatedAt)
+	}
+}
+
+// TestDataFreshnessSeconds: the allowed values only, a day by default,
+// refused with a detail naming them; a refused update changes nothing.
+func TestDataFreshnessSeconds(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ep := e.create(t, "ep", e.query("SELECT 1 AS one"))
+	if ep.DataFreshnessSeconds != endpoint.DefaultDataFreshness {
+		t.Fatalf("default data freshness %d", ep.DataFreshnessSeconds)
+	}
+	for _, bad := range []int{0, -900, 60, 901, 86401, 1 << 40} {
+		_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "x", Query: e.query("SELECT 1"), DataFreshnessSeconds: &bad})
+		wantError(t, err, 400, endpoint.CodeInvalidInput, fmt.Sprintf(
+			"Invalid data_freshness_seconds %d. Expected one of: 900, 1800, 3600, 21600, 43200, 86400, 604800.", bad), "data_freshness_seconds")
+		_, err = e.svc.Update(ctx, "1", "ep", endpoint.UpdateRequest{DataFreshnessSeconds: &bad, Description: new(string)})
+		wantError(t, err, 400, endpoint.CodeInvalidInput, fmt.Sprintf(
+			"Invalid data_freshness_seconds %d. Expected one of: 900, 1800, 3600, 21600, 43200, 86400, 604800.", bad), "data_freshness_seconds")
+	}
+	for _, good := range endpoint.DataFreshnessValues {
+		got, err := e.svc.Update(ctx, "1", "ep", endpoint.UpdateRequest{DataFreshnessSeconds: &good})
+		if err != nil || got.DataFreshnessSeconds != good || e.get(t, "ep").DataFreshnessSeconds != good {
+			t.Fatalf("Update to %d: %v, %d", good, err, got.DataFreshnessSeconds)
+		}
+	}
+	week := 604800
+	got, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "weekly", Query: e.query("SELECT 1"), DataFreshnessSeconds: &week})
+	if err != nil || got.DataFreshnessSeconds != week || got.MaterializationFreshness != endpoint.Seconds(7*24*time.Hour) {
+		t.Fatalf("Create with a week: %v, %+v", err, got)
+	}
+}
+
+// TestMemoryResultCacheBound: under a load of concurrent writers of mixed
+// sizes the cache never holds more than its bound, evicts the least
+// recently used first, and refuses a value over an eighth of the bound.
+func TestMemoryResultCacheBound(t *testing.T) {
+	const max = 64 << 10
+	c := endpoint.NewMemoryResultCache(max)
+	ctx := context.Background()
+	now := time.Now()
+	var wg sync.WaitGroup
+	var over atomic.Int64
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for i := range 2000 {
+				v := make([]byte, rng.IntN(max/6))
+				if err := c.Set(ctx, fmt.Sprintf("%d-%d", w, i), v, now.Add(time.Hour)); err != nil {
+					t.Error(err)
+					return
+				}
+				if b := c.Bytes(); b > max {
+					over.Store(b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if b := over.Load(); b != 0 || c.Bytes() > max || c.Len() == 0 {
+		t.Fatalf("the cache held %d bytes (now %d, %d entries); the bound is %d", b, c.Bytes(), c.Len(), max)
+	}
+
+	// Entries of 80 bytes take 241 with their key and bookkeeping: eight
+	// fit in 2000 bytes.
+	c = endpoint.NewMemoryResultCache(2000)
+	for i := range 8 {
+		if err := c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, _ := c.Get(ctx, "0", now); !ok { // 0 is now the most recent
+		t.Fatal("entry 0 missing")
+	}
+	for i := 8; i < 10; i++ {
+		if err := c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		want := i != 1 && i != 2
+		if _, ok, _ := c.Get(ctx, fmt.Sprint(i), now); ok != want {
+			t.Fatalf("entry %d kept %v, want %v (least recently used first)", i, ok, want)
+		}
+	}
+	if err := c.Set(ctx, "big", make([]byte, 100), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := c.Get(ctx, "big", now); ok {
+		t.Fatal("a value over an eighth of the bound was kept")
+	}
+}
+
+// TestResultCacheBoundThroughRuns: a Service's cache stays within its
+// bound over many distinct runs, and a failing cache never fails a run.
+func TestResultCacheBoundThroughRuns(t *testing.T) {
+	e, _, cache := newCacheEnv(t, 8<<10)
+	e.create(t, "by_amount", e.query("SELECT id, country, plan, amount FROM orders WHERE amount >= {variables.min_amount} ORDER BY id", "min_amount"))
+	for i := range 300 {
+		runReq(t, e, "by_amount", endpoint.RunRequest{Variables: map[string]any{"min_amount": i % 120}})
+		if cache.Bytes() > 8<<10 {
+			t.Fatalf("after %d runs the cache holds %d bytes", i+1, cache.Bytes())
+		}
+	}
+	f := newEnv(t, func(c *endpoint.Config) { c.ResultCache = failingCache{} })
+	f.create(t, "ep", f.query("SELECT 1 AS one"))
+	for range 2 {
+		if res := runReq(t, f, "ep", endpoint.RunRequest{}); res.IsCached {
+			t.Fatal("a failing cache served")
+		}
+	}
+}
+
+type failingCache struct{}
+
+func (failingCache) Get(context.Context, string, time.Time) ([]byte, bool, error) {
+	return nil, false, errors.New("cache down")
+}
+
+func (failingCache) Set(context.Context, string, []byte, time.Time) error {
+	return errors.New("cache down")
+}

@@ -1,0 +1,164 @@
+package endpoint_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+)
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	mu        sync.Mutex
+	runs      []endpoint.RunEvent
+	refreshes []endpoint.RefreshEvent
+}
+
+func (r *recorder) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs = append(r.runs, ev)
+}
+
+func (r *recorder) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refreshes = append(r.refreshes, ev)
+}
+
+func (r *recorder) runEvents() []endpoint.RunEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]endpoint.RunEvent(nil), r.runs...)
+}
+
+func (r *recorder) refreshEvents() []endpoint.RefreshEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]endpoint.RefreshEvent(nil), r.refreshes...)
+}
+
+// TestRunLog: every run of a known endpoint is logged, newest first, with
+// its version, rows, status and error code, cached or not, and the kid of
+// the embed token it came with; never a value of its variables. Logs page
+// with a cursor, and go with their endpoint.
+func TestRunLog(t *testing.T) {
+	obs := &recorder{}
+	e := newEnv(t, func(c *endpoint.Config) {
+		c.ResultCache = endpoint.NewMemoryResultCache(1 << 20)
+		c.Observer = obs
+	})
+	ctx := context.Background()
+	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
+	secret := map[string]any{"country": "US"}
+	runReq(t, e, "by_country", endpoint.RunRequest{Variables: secret})
+	e.clock.Advance(time.Second)
+	runReq(t, e, "by_country", endpoint.RunRequest{Variables: secret, Token: &embed.Claims{KeyID: "2026-11", Fixed: secret}, Fixed: secret})
+	e.clock.Advance(time.Second)
+	_, err := e.svc.Run(ctx, "1", "by_country", endpoint.RunRequest{Variables: map[string]any{"country": "US", "nope": "SECRET-VALUE"}})
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): nope", "variables")
+	e.clock.Advance(time.Second)
+	_, err = e.svc.Run(ctx, "1", "missing", endpoint.RunRequest{})
+	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'missing' not found.", "")
+
+	list, next, err := e.svc.Logs(ctx, "1", "by_country", 0, "")
+	if err != nil || next != "" || len(list) != 3 {
+		t.Fatalf("Logs = %d entries, next %q, %v", len(list), next, err)
+	}
+	failed, token, first := list[0], list[1], list[2]
+	if failed.Status != 400 || failed.ErrorCode != endpoint.CodeUnknownVariable || failed.Rows != nil || failed.Version != 1 || failed.Token {
+		t.Fatalf("failed run logged as %+v", failed)
+	}
+	if token.Status != 200 || !token.Token || token.TokenKeyID != "2026-11" || !token.Cached || *token.Rows != 3 {
+		t.Fatalf("token run logged as %+v", token)
+	}
+	if first.Status != 200 || first.Token || first.Cached || first.Rows == nil || *first.Rows != 3 || first.Refresh != "cache" ||
+		!first.At.Equal(e.clock.Now().Add(-3*time.Second)) || first.DurationMS <= 0 {
+		t.Fatalf("first run logged as %+v", first)
+	}
+	b, _ := json.Marshal(list)
+	for _, leak := range []string{"SECRET-VALUE", `"US"`, "country"} {
+		if bytes.Contains(b, []byte(leak)) {
+			t.Fatalf("the log holds %s: %s", leak, b)
+		}
+	}
+
+	// The observer saw all four runs, the unknown endpoint's too.
+	evs := obs.runEvents()
+	if len(evs) != 4 || evs[3].Status != 404 || evs[3].Code != endpoint.CodeNotFound || evs[1].Cached != true || !evs[1].Token || evs[0].Rows != 3 {
+		t.Fatalf("observed %+v", evs)
+	}
+	for _, ev := range evs {
+		if ev.ExecutionID == "" || ev.Duration <= 0 {
+			t.Fatalf("event without id or duration: %+v", ev)
+		}
+	}
+
+	// Pages.
+	page1, next, err := e.svc.Logs(ctx, "1", "by_country", 2, "")
+	if err != nil || len(page1) != 2 || next == "" {
+		t.Fatalf("page 1: %d, %q, %v", len(page1), next, err)
+	}
+	page2, next2, err := e.svc.Logs(ctx, "1", "by_country", 2, next)
+	if err != nil || len(page2) != 1 || next2 != "" || page2[0].ExecutionID != first.ExecutionID {
+		t.Fatalf("page 2: %+v, %q, %v", page2, next2, err)
+	}
+	_, _, err = e.svc.Logs(ctx, "1", "by_country", 2, "garbage!")
+	wantError(t, err, 400, endpoint.CodeInvalidInput, "Invalid cursor 'garbage!': pass the 'next' of a previous page.", "before")
+	_, _, err = e.svc.Logs(ctx, "1", "by_country", 1001, "")
+	wantError(t, err, 400, endpoint.CodeInvalidInput, "limit must be between 1 and 1000, got 1001.", "limit")
+	_, _, err = e.svc.Logs(ctx, "1", "missing", 0, "")
+	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'missing' not found.", "")
+
+	// The log goes with its endpoint; a new endpoint of the name starts
+	// empty.
+	if err := e.svc.Delete(ctx, "1", "by_country"); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, "by_country", e.query("SELECT 1 AS one"))
+	if list, _, err := e.svc.Logs(ctx, "1", "by_country", 0, ""); err != nil || len(list) != 0 {
+		t.Fatalf("a new endpoint's log = %+v, %v", list, err)
+	}
+}
+
+// TestRunExecutionIDInLog: the execution id of an answer names its entry.
+func TestRunExecutionIDInLog(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "ep", e.query("SELECT 1 AS one"))
+	res := runReq(t, e, "ep", endpoint.RunRequest{})
+	list, _, err := e.svc.Logs(context.Background(), "1", "ep", 1, "")
+	if err != nil || len(list) != 1 || list[0].ExecutionID != res.ExecutionID {
+		t.Fatalf("log %+v, answer %s", list, res.ExecutionID)
+	}
+}
+
+// TestSlogObserver: runs log at Debug, failures of the server at Warn,
+// refreshes at Info; no value of a variable is written.
+func TestSlogObserver(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := newEnv(t, func(c *endpoint.Config) { c.Observer = endpoint.SlogObserver{Logger: logger} })
+	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country}", "country"))
+	runReq(t, e, "by_country", endpoint.RunRequest{Variables: map[string]any{"country": "SECRET"}})
+	out := buf.String()
+	if !strings.Contains(out, "level=DEBUG msg=\"endpoint run\" project=1 endpoint=by_country version=1") || strings.Contains(out, "SECRET") {
+		t.Fatalf("log = %s", out)
+	}
+	buf.Reset()
+	endpoint.SlogObserver{Logger: logger}.ObserveRefresh(context.Background(), endpoint.RefreshEvent{Project: "1", Endpoint: "m", Trigger: "scheduled", Rows: 5})
+	if !strings.Contains(buf.String(), "level=INFO msg=\"endpoint refresh\" project=1 endpoint=m trigger=scheduled") {
+		t.Fatalf("refresh log = %s", buf.String())
+	}
+	buf.Reset()
+	endpoint.SlogObserver{Logger: logger}.ObserveRun(context.Background(), endpoint.RunEvent{Project: "1", Endpoint: "m", Status: 502, Code: "execution_failed"})
+	if !strings.Contains(buf.String(), "level=WARN") {
+		t.Fatalf("a 502 logged as %s", buf.String())
+	}
+}

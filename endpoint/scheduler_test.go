@@ -1,0 +1,284 @@
+package endpoint_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// overlapExec wraps an executor and counts the refreshes of one stored
+// table that overlap: a refresh starts by dropping the table's "_next"
+// twin and ends by renaming it (or failing).
+type overlapExec struct {
+	endpoint.Executor
+	mu       sync.Mutex
+	running  map[string]bool
+	overlaps atomic.Int32
+}
+
+func (x *overlapExec) Exec(ctx context.Context, q string, args []any) error {
+	if t, ok := strings.CutPrefix(q, `DROP TABLE IF EXISTS "`); ok && strings.HasSuffix(t, `_next"`) {
+		name := strings.TrimSuffix(t, `_next"`)
+		x.mu.Lock()
+		if x.running[name] {
+			x.overlaps.Add(1)
+		}
+		x.running[name] = true
+		x.mu.Unlock()
+		time.Sleep(time.Millisecond) // widen the window a second refresh would need
+	}
+	err := x.Executor.Exec(ctx, q, args)
+	if t, ok := strings.CutPrefix(q, `ALTER TABLE "`); ok && (err != nil || strings.Contains(t, "RENAME")) {
+		name, _, _ := strings.Cut(t, `_next"`)
+		x.mu.Lock()
+		x.running[name] = false
+		x.mu.Unlock()
+	}
+	return err
+}
+
+// newSchedEnv is newMatEnv with a Service that schedules every 5 ms and
+// reports to obs; the memory store leases.
+func newSchedEnv(t *testing.T, obs endpoint.Observer) (*env, *matExec) {
+	t.Helper()
+	e, x := newMatEnv(t, 1000)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
+		Observer: obs, ScheduleInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	return e, x
+}
+
+// startSchedule runs svc.Schedule until the test ends.
+func startSchedule(t *testing.T, svc *endpoint.Service) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Schedule(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Schedule returned %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Schedule did not return after its context ended")
+		}
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (e *env) status(t *testing.T, name string) endpoint.MaterializationReport {
+	t.Helper()
+	r, err := e.svc.MaterializationStatus(context.Background(), "1", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func isStatus(r endpoint.MaterializationReport, s endpoint.MaterializationStatus) bool {
+	return r.Status != nil && *r.Status == s
+}
+
+// TestScheduleRefreshesOnSave: with the scheduler running, a create that
+// makes an endpoint materialized, and an update that changes its query,
+// start a refresh at once, long before the next look would; the scheduler
+// stops with its context and refuses to run twice.
+func TestScheduleRefreshesOnSave(t *testing.T) {
+	obs := &recorder{}
+	e, _ := newSchedEnv(t, obs)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now,
+		Observer: obs, ScheduleInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	startSchedule(t, svc)
+	// A second Schedule is refused once the first runs; with its context
+	// done already it returns at once while the first has not started.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	eventually(t, "ErrScheduling", func() bool { return errors.Is(svc.Schedule(done), endpoint.ErrScheduling) })
+	q := e.query(dailyPurchases, "country", "from", "to")
+	e.createMat(t, "daily", q, endpoint.CreateRequest{})
+	eventually(t, "the refresh after create", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
+	r := e.status(t, "daily")
+	if !r.Serving || r.Version != 1 || r.Rows == nil || *r.Rows == 0 || r.LastSuccessAt == nil || r.LastError != nil {
+		t.Fatalf("status after the first refresh: %+v", r)
+	}
+	ev := obs.refreshEvents()
+	if len(ev) != 1 || ev[0].Trigger != "saved" || ev[0].Err != nil || ev[0].Rows != *r.Rows {
+		t.Fatalf("refresh events %+v", ev)
+	}
+
+	q2 := e.query(dailyPurchases+" LIMIT 1000", "country", "from", "to")
+	if _, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the refresh after update", func() bool {
+		r := e.status(t, "daily")
+		return isStatus(r, endpoint.StatusReady) && r.Version == 2
+	})
+	if res := e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")); !res.EndpointMaterialized {
+		t.Fatal("version 2 did not read its table")
+	}
+}
+
+// TestScheduleEveryFreshnessPeriod: after its first refresh an endpoint is
+// refreshed again when its table reaches its freshness period, early by
+// at most the jitter (a tenth of the period by default), never before.
+func TestScheduleEveryFreshnessPeriod(t *testing.T) {
+	obs := &recorder{}
+	e, _ := newSchedEnv(t, obs)
+	hour := 3600
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{DataFreshnessSeconds: &hour})
+	startSchedule(t, e.svc)
+	eventually(t, "the first refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
+	built := *e.status(t, "daily").LastSuccessAt
+
+	e.clock.Advance(54*time.Minute - time.Second) // before the earliest jittered instant
+	time.Sleep(50 * time.Millisecond)             // ten looks
+	if got := *e.status(t, "daily").LastSuccessAt; !got.Equal(built) {
+		t.Fatalf("refreshed at %v, before 90%% of its period", got.Sub(built))
+	}
+	next := e.status(t, "daily").NextRefreshAt
+	if next.Before(built.Add(54*time.Minute)) || next.After(built.Add(time.Hour)) {
+		t.Fatalf("next refresh at %v after the last, want within the jitter", next.Sub(built))
+	}
+	e.clock.Advance(6*time.Minute + time.Second) // a full period
+	eventually(t, "the periodic refresh", func() bool {
+		return e.status(t, "daily").LastSuccessAt.After(built)
+	})
+	ev := obs.refreshEvents()
+	if len(ev) != 2 || ev[1].Trigger != "scheduled" {
+		t.Fatalf("refresh events %+v", ev)
+	}
+}
+
+// TestScheduleBacksOffAfterFailure: a failed refresh is not tried again at
+// every look, but after five minutes (less for a shorter freshness).
+func TestScheduleBacksOffAfterFailure(t *testing.T) {
+	obs := &recorder{}
+	e, x := newSchedEnv(t, obs)
+	x.fail.Store(true)
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	startSchedule(t, e.svc)
+	eventually(t, "the failed refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusFailed) })
+	r := e.status(t, "daily")
+	if r.LastError == nil || *r.LastError != "the query could not be executed against the database" || r.LastErrorAt == nil ||
+		!r.NextRefreshAt.Equal(r.LastErrorAt.Add(5*time.Minute)) {
+		t.Fatalf("status after a failure: %+v", r)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(obs.refreshEvents()); n != 1 {
+		t.Fatalf("%d refreshes within the back-off", n)
+	}
+	x.fail.Store(false)
+	e.clock.Advance(5 * time.Minute)
+	eventually(t, "the retry", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
+}
+
+// TestRefreshLeaseTwoServices: two Services on one store (two processes)
+// never refresh one endpoint at once, however they are asked; each
+// refresh completes.
+func TestRefreshLeaseTwoServices(t *testing.T) {
+	e, _ := newSchedEnv(t, nil)
+	x := &overlapExec{Executor: execOf(e), running: map[string]bool{}}
+	var err error
+	if e.svc, err = endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
+		ScheduleInterval: 5 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
+		ScheduleInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := e.query(dailyPurchases, "country", "from", "to")
+	for _, name := range []string{"a", "b", "c"} {
+		e.createMat(t, name, q, endpoint.CreateRequest{})
+	}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		svc := e.svc
+		if i%2 == 1 {
+			svc = other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := svc.Materialize(context.Background(), "1", []string{"a", "b", "c"}[i%3]); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	// And both schedulers at once, on endpoints made stale.
+	e.clock.Advance(25 * time.Hour)
+	startSchedule(t, e.svc)
+	startSchedule(t, other)
+	eventually(t, "the scheduled refreshes", func() bool {
+		for _, name := range []string{"a", "b", "c"} {
+			if !e.status(t, name).Serving {
+				return false
+			}
+		}
+		return true
+	})
+	if n := x.overlaps.Load(); n != 0 {
+		t.Fatalf("%d refreshes overlapped another of the same endpoint", n)
+	}
+}
+
+// TestRefreshLeaseTakeover: a lease whose holder died blocks refreshes
+// until it expires; then another Service takes over.
+func TestRefreshLeaseTakeover(t *testing.T) {
+	e, _ := newSchedEnv(t, nil)
+	ep := e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	store := e.eps.Store.(*endpoint.MemoryStore)
+	ctx := context.Background()
+	// A process took the lease and died: nobody renews it.
+	if ok, err := store.AcquireLease(ctx, "refresh:1:"+ep.ID, "dead", e.clock.Now(), e.clock.Now().Add(endpoint.DefaultLeaseDuration)); err != nil || !ok {
+		t.Fatalf("AcquireLease: %v, %v", ok, err)
+	}
+	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 0 {
+		t.Fatalf("RefreshStale under another's lease = %d, %v", n, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	err := e.svc.Materialize(short, "1", "daily")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Materialize under another's lease: %v, want it to wait and time out", err)
+	}
+	if isStatus(e.status(t, "daily"), endpoint.StatusReady) {
+		t.Fatal("refreshed under another's lease")
+	}
+	e.clock.Advance(endpoint.DefaultLeaseDuration)
+	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 1 {
+		t.Fatalf("RefreshStale after the lease expired = %d, %v", n, err)
+	}
+	// The lease was released after the refresh.
+	if ok, err := store.AcquireLease(ctx, "refresh:1:"+ep.ID, "next", e.clock.Now(), e.clock.Now().Add(time.Minute)); err != nil || !ok {
+		t.Fatalf("the lease was kept after the refresh: %v, %v", ok, err)
+	}
+}

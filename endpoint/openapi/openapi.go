@@ -1,0 +1,294 @@
+// Package openapi describes how to run an endpoint as an OpenAPI 3.0.3
+// document, for client generators and API explorers: the run path, the
+// Bearer scheme, the request body (each variable with its JSON type and
+// format, the run options) and the answer, naming its columns.
+//
+// It does no I/O: Document takes the endpoint.RunSchema a Service gives
+// (Service.RunSchema) and returns the document as a JSON-encodable value.
+// The request schema is as strict as the server where JSON Schema can say
+// it: unknown keys are refused (additionalProperties: false), as the
+// server refuses them, and so are refresh modes, limits and versions the
+// server would refuse.
+package openapi
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// Version is the OpenAPI version of the documents.
+const Version = "3.0.3"
+
+// Options say where the endpoint is run and for whom.
+type Options struct {
+	// Path is the run path, as a client requests it
+	// ("/api/projects/1/endpoints/daily/run").
+	Path string
+	// Fixed names variables that the caller's credentials set (an embed
+	// token's fixed variables): they are left out of the request schema,
+	// since the token gives them.
+	Fixed []string
+}
+
+// Document returns the OpenAPI document of running one version of an
+// endpoint. A document of a version other than the current one requires
+// that version in the request, so that a client generated from it keeps
+// running what it was generated for.
+func Document(rs endpoint.RunSchema, opts Options) map[string]any {
+	op := obj{
+		"operationId": "run_" + operationName(rs.Name),
+		"summary":     "Run endpoint " + rs.Name,
+		"requestBody": requestBody(rs, opts),
+		"responses":   responses(rs),
+	}
+	if rs.Description != "" {
+		op["description"] = rs.Description
+	}
+	info := obj{
+		"title":   "Endpoint " + rs.Name,
+		"version": strconv.Itoa(rs.Version),
+	}
+	if rs.Description != "" {
+		info["description"] = rs.Description
+	}
+	return obj{
+		"openapi": Version,
+		"info":    info,
+		"paths":   obj{opts.Path: obj{"post": op}},
+		"components": obj{
+			"securitySchemes": obj{"bearerAuth": obj{
+				"type": "http", "scheme": "bearer",
+				"description": "An API key of the project, or an embed token that names this endpoint.",
+			}},
+			"schemas": obj{"Error": errorSchema()},
+		},
+		"security": []any{obj{"bearerAuth": []any{}}},
+	}
+}
+
+type obj = map[string]any
+
+// requestBody is the run request: variables and the run options the
+// endpoint takes.
+func requestBody(rs endpoint.RunSchema, opts Options) obj {
+	fixed := map[string]bool{}
+	for _, f := range opts.Fixed {
+		fixed[f] = true
+	}
+	props := obj{}
+	var required []any
+	for _, v := range rs.Variables {
+		if fixed[v.CodeName] {
+			continue
+		}
+		props[v.CodeName] = variableSchema(v)
+		if v.Required {
+			required = append(required, v.CodeName)
+		}
+	}
+	vars := obj{"type": "object", "properties": props, "additionalProperties": false,
+		"description": "A value for each variable of the endpoint, by code name."}
+	if len(required) > 0 {
+		vars["required"] = required
+	}
+	refresh := []any{endpoint.RefreshCache, endpoint.RefreshForce}
+	if rs.Materialized {
+		refresh = append(refresh, endpoint.RefreshDirect)
+	}
+	body := obj{
+		"variables": vars,
+		"version": obj{"type": "integer", "enum": []any{rs.Version},
+			"description": "The version to run; this document describes version " + strconv.Itoa(rs.Version) + "."},
+		"refresh": obj{"type": "string", "enum": refresh, "default": endpoint.RefreshCache,
+			"description": "cache: a fresh cached answer when there is one; force: computed now; direct (materialized endpoints): read from the stored table."},
+		"debug": obj{"type": "boolean", "description": "Add the executed SQL and timings to the answer."},
+	}
+	if rs.Kind == endpoint.KindSQL {
+		body["limit"] = obj{"type": "integer", "minimum": 0, "maximum": rs.MaxLimit, "default": rs.DefaultLimit}
+		body["offset"] = obj{"type": "integer", "minimum": 0, "default": 0}
+	}
+	schema := obj{"type": "object", "properties": body, "additionalProperties": false}
+	var top []any
+	if len(required) > 0 {
+		top = append(top, "variables")
+	}
+	if !rs.IsCurrent {
+		top = append(top, "version")
+	}
+	if len(top) > 0 {
+		schema["required"] = top
+	}
+	return obj{
+		"required": len(top) > 0,
+		"content":  obj{"application/json": obj{"schema": schema}},
+	}
+}
+
+// Patterns of the date grammar beyond JSON Schema's date and date-time
+// formats: a date and time with a space or a T, seconds and zone optional;
+// and relative dates (see variable.ParseDate).
+const (
+	dateTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?$`
+	relativePattern = `^(-[0-9]+(h|[dwmy](Start|End)?)|[dwmy](Start|End))$`
+)
+
+// variableSchema is the JSON type and format of a variable's value.
+func variableSchema(v endpoint.RunVariable) obj {
+	var s obj
+	switch v.Type {
+	case variable.Number:
+		s = obj{"type": "number"}
+	case variable.Boolean:
+		s = obj{"type": "boolean"}
+	case variable.Date:
+		s = obj{"type": "string", "anyOf": []any{
+			obj{"format": "date"},
+			obj{"format": "date-time"},
+			obj{"pattern": dateTimePattern},
+			obj{"pattern": relativePattern},
+		}, "example": "2025-05-01"}
+	case variable.List:
+		one := obj{"type": "string"}
+		if len(v.Values) > 0 {
+			enum := make([]any, len(v.Values))
+			for i, x := range v.Values {
+				enum[i] = x
+			}
+			one["enum"] = enum
+		}
+		if v.IsMulti {
+			s = obj{"type": "array", "items": one, "minItems": 1}
+		} else {
+			s = one
+		}
+	default:
+		s = obj{"type": "string"}
+	}
+	desc := v.Name
+	switch {
+	case v.Type == variable.Date:
+		desc += ": " + variable.DateForms + "."
+	case v.Name == v.CodeName:
+		desc = ""
+	}
+	if desc != "" {
+		s["description"] = desc
+	}
+	return s
+}
+
+// responses are the answer of a run and its errors.
+func responses(rs endpoint.RunSchema) obj {
+	errRef := obj{"content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/Error"}}}}
+	withDesc := func(d string) obj {
+		r := obj{"description": d}
+		for k, v := range errRef {
+			r[k] = v
+		}
+		return r
+	}
+	return obj{
+		"200": obj{"description": "The answer of the run.", "content": obj{"application/json": obj{"schema": answerSchema(rs)}}},
+		"400": withDesc("A variable is missing, unknown or of the wrong type, or an option is invalid."),
+		"401": withDesc("No credential, or one that is not valid."),
+		"403": withDesc("The credential may not run this endpoint, or changes a variable its token fixes."),
+		"404": withDesc("No such endpoint, version, or the endpoint is not active."),
+		"429": withDesc("Too many runs; retry after the Retry-After header's seconds."),
+		"502": withDesc("The database failed the query."),
+		"504": withDesc("The query ran out of time."),
+	}
+}
+
+// answerSchema is the run answer; for a SQL endpoint it names the columns.
+func answerSchema(rs endpoint.RunSchema) obj {
+	nullableTime := obj{"type": "string", "format": "date-time", "nullable": true}
+	props := obj{
+		"name":                        obj{"type": "string"},
+		"endpoint_version":            obj{"type": "integer"},
+		"hasMore":                     obj{"type": "boolean"},
+		"endpoint_materialized":       obj{"type": "boolean"},
+		"endpoint_materialized_at":    obj{"type": "string", "format": "date-time"},
+		"execution_id":                obj{"type": "string"},
+		"endpoint_version_created_at": nullableTime,
+		"is_cached":                   obj{"type": "boolean"},
+		"last_refresh":                nullableTime,
+		"statistics": obj{"type": "object", "nullable": true, "properties": obj{
+			"elapsed_ms": obj{"type": "number"},
+			"rows_read":  obj{"type": "integer", "nullable": true},
+			"bytes_read": obj{"type": "integer", "nullable": true},
+		}},
+		"debug": obj{"type": "object", "properties": obj{
+			"sql": obj{"type": "string"}, "arg_count": obj{"type": "integer"},
+			"render_ms": obj{"type": "number"}, "execute_ms": obj{"type": "number"},
+		}},
+		"types": obj{"type": "array", "items": obj{"type": "string"}},
+	}
+	if rs.Kind == endpoint.KindSQL {
+		cols := make([]any, len(rs.Columns))
+		for i, c := range rs.Columns {
+			cols[i] = c
+		}
+		order := strings.Join(rs.Columns, ", ")
+		colSchema := obj{"type": "array", "items": obj{"type": "string"}, "example": cols,
+			"description": "The columns, in order: " + order + "."}
+		if len(cols) > 0 {
+			colSchema["items"] = obj{"type": "string", "enum": uniq(cols)}
+		}
+		props["columns"] = colSchema
+		props["results"] = obj{"type": "array", "description": "The rows, each an array of values in column order: " + order + ".",
+			"items": obj{"type": "array", "minItems": len(cols), "maxItems": len(cols), "items": obj{}}}
+	} else {
+		props["columns"] = obj{"type": "array", "maxItems": 0, "items": obj{"type": "string"}}
+		props["results"] = insightResults(rs.Kind)
+	}
+	return obj{
+		"type":       "object",
+		"properties": props,
+		"required":   []any{"name", "endpoint_version", "columns", "types", "results", "hasMore", "endpoint_materialized", "execution_id", "is_cached"},
+	}
+}
+
+// insightResults is PostHog's shape of an insight result.
+func insightResults(kind string) obj {
+	if kind == endpoint.KindRetention {
+		return obj{"type": "array", "description": "Retention cohorts.", "items": obj{"type": "object", "properties": obj{
+			"date": obj{"type": "string"}, "label": obj{"type": "string"},
+			"breakdown_value": obj{},
+			"values": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+				"count": obj{"type": "integer"}, "label": obj{"type": "string"},
+			}}},
+		}}}
+	}
+	return obj{"type": "array", "description": "Trends series.", "items": obj{"type": "object", "properties": obj{
+		"label": obj{"type": "string"}, "breakdown_value": obj{}, "count": obj{"type": "number"},
+		"data": obj{"type": "array", "items": obj{"type": "number"}},
+		"days": obj{"type": "array", "items": obj{"type": "string"}}, "labels": obj{"type": "array", "items": obj{"type": "string"}},
+	}}}
+}
+
+func errorSchema() obj {
+	return obj{"type": "object", "required": []any{"detail", "code", "attr"}, "properties": obj{
+		"detail": obj{"type": "string"},
+		"code":   obj{"type": "string"},
+		"attr":   obj{"type": "string", "nullable": true},
+	}}
+}
+
+// operationName makes an operationId of an endpoint name, which may hold
+// '-'.
+func operationName(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+func uniq(in []any) []any {
+	seen := map[any]bool{}
+	out := make([]any, 0, len(in))
+	for _, v := range in {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

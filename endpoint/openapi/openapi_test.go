@@ -1,0 +1,170 @@
+package openapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/openapi"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+const path = "/api/projects/1/endpoints/daily/run"
+
+// sqlSchema has a variable of every type.
+var sqlSchema = endpoint.RunSchema{
+	Name: "daily", Description: "Daily purchases", Kind: endpoint.KindSQL, Version: 2, IsCurrent: true,
+	Variables: []endpoint.RunVariable{
+		{CodeName: "country", Name: "Country", Type: variable.String, Required: true},
+		{CodeName: "from", Name: "From", Type: variable.Date, Required: true},
+		{CodeName: "min", Name: "Min", Type: variable.Number, Required: true},
+		{CodeName: "paid", Name: "Paid", Type: variable.Boolean, Required: true},
+		{CodeName: "plan", Name: "Plan", Type: variable.List, Values: []string{"free", "pro"}, Required: true},
+		{CodeName: "plans", Name: "Plans", Type: variable.List, Values: []string{"free", "pro"}, IsMulti: true, Required: true},
+	},
+	Columns: []string{"day", "purchases"}, Types: []string{"TEXT", "INTEGER"},
+	DefaultLimit: 1000, MaxLimit: 50000,
+}
+
+// load validates doc as an OpenAPI 3.0.3 document and returns its router.
+func load(t *testing.T, doc map[string]any) (*openapi3.T, func(body string) error) {
+	t.Helper()
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := openapi3.NewLoader()
+	d, err := loader.LoadFromData(b)
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, b)
+	}
+	if err := d.Validate(context.Background()); err != nil {
+		t.Fatalf("the document is not valid OpenAPI: %v\n%s", err, b)
+	}
+	if d.OpenAPI != "3.0.3" {
+		t.Fatalf("openapi %q", d.OpenAPI)
+	}
+	router, err := legacy.NewRouter(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, func(body string) error {
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader([]byte(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer k")
+		route, params, err := router.FindRoute(req)
+		if err != nil {
+			t.Fatalf("no route for %s: %v", path, err)
+		}
+		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		})
+	}
+}
+
+// TestDocumentSQL: a valid document whose request schema accepts what the
+// server accepts and refuses, case by case, what it refuses.
+func TestDocumentSQL(t *testing.T) {
+	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path}))
+	op := d.Paths.Find(path).Post
+	if op == nil || op.OperationID != "run_daily" || d.Info.Version != "2" {
+		t.Fatalf("operation %+v, info %+v", op, d.Info)
+	}
+	if d.Components.SecuritySchemes["bearerAuth"].Value.Scheme != "bearer" || len(d.Security) != 1 {
+		t.Fatal("no Bearer scheme")
+	}
+	answer := op.Responses.Value("200").Value.Content.Get("application/json").Schema.Value
+	cols := answer.Properties["columns"].Value
+	if got := cols.Items.Value.Enum; len(got) != 2 || got[0] != "day" || got[1] != "purchases" {
+		t.Fatalf("columns enum %v", got)
+	}
+	if rows := answer.Properties["results"].Value.Items.Value; rows.MinItems != 2 || *rows.MaxItems != 2 {
+		t.Fatalf("row schema %+v", rows)
+	}
+	good := `"country": "US", "from": "2025-05-01", "min": 1.5, "paid": true, "plan": "pro", "plans": ["free", "pro"]`
+	for _, tc := range []struct {
+		name, body string
+		ok         bool
+	}{
+		{"every variable", `{"variables": {` + good + `}}`, true},
+		{"options", `{"variables": {` + good + `}, "limit": 10, "offset": 5, "refresh": "force", "debug": true, "version": 2}`, true},
+		{"date-time", `{"variables": {"country": "US", "from": "2025-05-01T10:00:00Z", "min": 1, "paid": false, "plan": "free", "plans": ["pro"]}}`, true},
+		{"date and time with a space", `{"variables": {"country": "US", "from": "2025-05-01 10:00", "min": 1, "paid": false, "plan": "free", "plans": ["pro"]}}`, true},
+		{"relative date", `{"variables": {"country": "US", "from": "-7d", "min": 1, "paid": false, "plan": "free", "plans": ["pro"]}}`, true},
+		{"month start", `{"variables": {"country": "US", "from": "-1mStart", "min": 1, "paid": false, "plan": "free", "plans": ["pro"]}}`, true},
+		{"missing variable", `{"variables": {"country": "US"}}`, false},
+		{"no variables", `{}`, false},
+		{"unknown variable", `{"variables": {` + good + `, "x": 1}}`, false},
+		{"unknown option", `{"variables": {` + good + `}, "limti": 10}`, false},
+		{"number as bool", `{"variables": {"country": "US", "from": "2025-05-01", "min": 1, "paid": 1, "plan": "free", "plans": ["pro"]}}`, false},
+		{"not a date", `{"variables": {"country": "US", "from": "yesterday", "min": 1, "paid": true, "plan": "free", "plans": ["pro"]}}`, false},
+		{"option not listed", `{"variables": {"country": "US", "from": "2025-05-01", "min": 1, "paid": true, "plan": "gold", "plans": ["pro"]}}`, false},
+		{"empty multi list", `{"variables": {"country": "US", "from": "2025-05-01", "min": 1, "paid": true, "plan": "free", "plans": []}}`, false},
+		{"limit too large", `{"variables": {` + good + `}, "limit": 50001}`, false},
+		{"negative offset", `{"variables": {` + good + `}, "offset": -1}`, false},
+		{"direct on an endpoint not materialized", `{"variables": {` + good + `}, "refresh": "direct"}`, false},
+		{"another version", `{"variables": {` + good + `}, "version": 1}`, false},
+	} {
+		err := validate(tc.body)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %s: valid %v (%v), want %v", tc.name, tc.body, err == nil, err, tc.ok)
+		}
+	}
+}
+
+// TestDocumentFixedAndVersion: an embed token's view leaves its fixed
+// variables out; a document of an older version requires that version.
+func TestDocumentFixedAndVersion(t *testing.T) {
+	old := sqlSchema
+	old.IsCurrent, old.Version = false, 1
+	_, validate := load(t, openapi.Document(old, openapi.Options{Path: path, Fixed: []string{"country", "plan", "plans"}}))
+	vars := `"from": "2025-05-01", "min": 1, "paid": true`
+	if err := validate(`{"variables": {` + vars + `}, "version": 1}`); err != nil {
+		t.Fatalf("the token's request: %v", err)
+	}
+	if err := validate(`{"variables": {` + vars + `, "country": "US"}, "version": 1}`); err == nil {
+		t.Fatal("a fixed variable is in the token's view")
+	}
+	if err := validate(`{"variables": {` + vars + `}}`); err == nil {
+		t.Fatal("a document of version 1 accepted a run of the current version")
+	}
+}
+
+// TestDocumentInsight: an insight endpoint takes no limit or offset; its
+// variables may be omitted; a materialized one takes direct.
+func TestDocumentInsight(t *testing.T) {
+	rs := endpoint.RunSchema{Name: "trends-by-browser", Kind: endpoint.KindTrends, Version: 1, IsCurrent: true, Materialized: true,
+		Variables:    []endpoint.RunVariable{{CodeName: "$browser", Name: "$browser", Type: variable.String, Required: true}},
+		DefaultLimit: 1000, MaxLimit: 50000, Columns: []string{}, Types: []string{}}
+	d, validate := load(t, openapi.Document(rs, openapi.Options{Path: path}))
+	if id := d.Paths.Find(path).Post.OperationID; id != "run_trends_by_browser" {
+		t.Fatalf("operationId %q", id)
+	}
+	for body, ok := range map[string]bool{
+		`{"variables": {"$browser": "Chrome"}, "refresh": "direct"}`: true,
+		`{"variables": {"$browser": "Chrome"}, "limit": 1}`:          false,
+		`{"variables": {}}`: false,
+		`{"variables": {"$browser": "Chrome", "date_from": "-7d"}}`: false,
+	} {
+		if err := validate(body); (err == nil) != ok {
+			t.Errorf("%s: valid %v (%v), want %v", body, err == nil, err, ok)
+		}
+	}
+	retention := rs
+	retention.Kind, retention.Materialized, retention.Variables = endpoint.KindRetention, false, []endpoint.RunVariable{
+		{CodeName: "date_from", Name: "date_from", Type: variable.Date},
+	}
+	_, validate = load(t, openapi.Document(retention, openapi.Options{Path: path}))
+	if err := validate(``); err != nil {
+		t.Fatalf("an empty body, with no variable required: %v", err)
+	}
+}

@@ -17,7 +17,8 @@ import (
 // WithEmbedTokens accepts, besides API keys, embed tokens that signer
 // verifies (package embed): a Bearer credential shaped like a JWT is one. A
 // token may only run the endpoints it names, of its own project, with its
-// fixed variables; every other route answers it 403. Minting tokens over
+// fixed variables, and read their OpenAPI documents (its own view, without
+// the variables it fixes); every other route answers it 403. Minting tokens over
 // HTTP (POST .../embed_tokens/) needs an API key and this option.
 func WithEmbedTokens(signer *embed.Signer) Option {
 	return func(c *config) { c.signer = signer }
@@ -68,20 +69,21 @@ func (h *handler) authorizeToken(w http.ResponseWriter, token, project string) (
 	return nil, e
 }
 
-// tokenForbidden answers a token on a route that is not a run.
+// tokenForbidden answers a token on a route that is not a run (or the
+// OpenAPI document of a run).
 func tokenForbidden() *endpoint.Error {
 	return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
 		"An embed token may only run the endpoints it names; this needs an API key.")
 }
 
-// checkTokenRun refuses a run of an endpoint the token does not name, and
-// one past the token's own rate (rpm).
-func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, token, name string) error {
+// checkTokenRun refuses a run of an endpoint the token does not name, and,
+// when the route counts (a run), one past the token's own rate (rpm).
+func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, token, name string, counts bool) error {
 	if !c.Allows(name) {
 		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
 			fmt.Sprintf("This embed token may not run endpoint '%s'.", clip(name, maxEchoRunes)))
 	}
-	if c.RPM <= 0 {
+	if c.RPM <= 0 || !counts {
 		return nil
 	}
 	if wait := h.tokenRates.take(token, c.RPM, c.ExpiresAt, time.Now()); wait > 0 {

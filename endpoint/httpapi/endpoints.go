@@ -92,7 +92,7 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	}
 	defer release()
 	if c := claimsOf(r.Context()); c != nil {
-		req.Fixed = c.Fixed
+		req.Fixed, req.Token = c.Fixed, c
 	}
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
 	if err != nil {

@@ -128,15 +128,29 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 // written as the JSON error body.
 type apiFunc func(w http.ResponseWriter, r *http.Request, project string) error
 
+// tokenUse says what an embed token may do on a route.
+type tokenUse int
+
+const (
+	// tokenRefused: API keys only (403 for a token).
+	tokenRefused tokenUse = iota
+	// tokenRuns: a token may call the route for the endpoints it names,
+	// within its rpm.
+	tokenRuns
+	// tokenReads: a token may read the route for the endpoints it names;
+	// it does not count towards its rpm.
+	tokenReads
+)
+
 // handle registers fn for method and path (relative to the project root,
 // without a trailing slash), with and without the trailing slash.
 func (h *handler) handle(method, path string, fn apiFunc) {
-	h.register(method, path, h.authorized(fn, false))
+	h.register(method, path, h.authorized(fn, tokenRefused))
 }
 
 // handleRun is handle for the run route, which embed tokens may call too.
 func (h *handler) handleRun(method, path string, fn apiFunc) {
-	h.register(method, path, h.authorized(fn, true))
+	h.register(method, path, h.authorized(fn, tokenRuns))
 }
 
 func (h *handler) register(method, path string, hf http.Handler) {
@@ -160,6 +174,7 @@ func (h *handler) routes() {
 	h.handleRun(http.MethodPost, "endpoints/{name}/run", h.runEndpoint)
 	h.handle(http.MethodPost, "embed_tokens", h.createEmbedToken)
 	h.handle(http.MethodPost, "endpoints/{name}/materialize", h.materializeEndpoint)
+	h.opsRoutes()
 }
 
 // ServeHTTP gives every request an id (sent back in X-Request-Id, logged
@@ -177,11 +192,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authorized checks the API key for the path's project before fn runs, so
 // that nothing of a project, not even whether a name exists in it, reaches a
 // key that may not use it.
-func (h *handler) authorized(fn apiFunc, tokens bool) http.Handler {
+func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("project_id")
 		if token, ok := h.isToken(r); ok {
-			if !tokens {
+			if tokens == tokenRefused {
 				h.fail(w, r, tokenForbidden())
 				return
 			}
@@ -190,7 +205,7 @@ func (h *handler) authorized(fn apiFunc, tokens bool) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
-			if err := h.checkTokenRun(w, c, token, r.PathValue("name")); err != nil {
+			if err := h.checkTokenRun(w, c, token, r.PathValue("name"), tokens == tokenRuns); err != nil {
 				h.fail(w, r, err)
 				return
 			}

@@ -115,3 +115,29 @@ func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	}
 	o.logger().LogAttrs(ctx, level, "endpoint refresh", attrs...)
 }
+
+// MultiObserver returns an Observer that tells each of obs in turn (nil
+// ones are skipped): a log and metrics, say.
+func MultiObserver(obs ...Observer) Observer {
+	var list multiObserver
+	for _, o := range obs {
+		if o != nil {
+			list = append(list, o)
+		}
+	}
+	return list
+}
+
+type multiObserver []Observer
+
+func (m multiObserver) ObserveRun(ctx context.Context, ev RunEvent) {
+	for _, o := range m {
+		o.ObserveRun(ctx, ev)
+	}
+}
+
+func (m multiObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
+	for _, o := range m {
+		o.ObserveRefresh(ctx, ev)
+	}
+}

@@ -42,6 +42,8 @@ type config struct {
 	// embedGenerated tells that it was generated.
 	embedSecret    string
 	embedGenerated bool
+	// cacheBytes bounds the result cache; 0 turns it off.
+	cacheBytes int64
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -56,6 +58,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
+	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
 	limits := []struct {
 		flag  string
 		usage string
@@ -72,6 +75,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
+	}
+	if c.cacheBytes < 0 {
+		return config{}, fmt.Errorf("-cache-bytes must be 0 or more, got %d", c.cacheBytes)
 	}
 	for _, l := range limits {
 		switch {

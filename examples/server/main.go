@@ -5,8 +5,12 @@
 //
 //	go run ./examples/server [-addr 127.0.0.1:8080] [-db file] [-api-key key] [-project 1] [-demo-events 100000]
 //	    [-project-concurrency 3] [-project-runs-per-minute 240] [-project-runs-per-hour 2400] [-global-concurrency 64]
+//	    [-cache-bytes 67108864]
 //
 // On start it prints an API key and a curl session to paste into a shell.
+// It keeps answers in a result cache in memory, logs runs in the database,
+// refreshes materialized endpoints with the Service's scheduler, and serves
+// Prometheus metrics at /metrics.
 // SIGINT or SIGTERM shuts it down gracefully.
 package main
 

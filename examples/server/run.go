@@ -10,11 +10,16 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/metrics"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
@@ -22,6 +27,10 @@ import (
 // shutdownTimeout bounds how long in-flight requests may take to finish once
 // a shutdown is asked for.
 const shutdownTimeout = 10 * time.Second
+
+// scheduleInterval is how often the scheduler looks for materialized
+// endpoints that are due; a saved endpoint is refreshed at once anyway.
+const scheduleInterval = 30 * time.Second
 
 // runTimeout bounds each endpoint run, so that a runaway query answers 504
 // instead of holding a connection for ever.
@@ -68,22 +77,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := store.Migrate(ctx); err != nil {
 		return err
 	}
-	svc, err := endpoint.New(endpoint.Config{
+	// Metrics of runs and refreshes for /metrics, beside a log of them.
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	counters, err := metrics.New(registry)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	svcCfg := endpoint.Config{
 		Endpoints:  store.Endpoints(),
 		Variables:  store.Variables(),
 		Executor:   sqlexec.New(db, engine.SQLite),
 		Access:     policy,
 		RunTimeout: runTimeout,
-	})
+		// The run log is kept in the database, so it survives restarts.
+		RunLog:           store.RunLog(sqlstore.RunLogOptions{}),
+		Observer:         endpoint.MultiObserver(endpoint.SlogObserver{Logger: logger}, counters),
+		ScheduleInterval: scheduleInterval,
+	}
+	if cfg.cacheBytes > 0 {
+		svcCfg.ResultCache = endpoint.NewMemoryResultCache(cfg.cacheBytes)
+	}
+	svc, err := endpoint.New(svcCfg)
 	if err != nil {
 		return err
 	}
 	// Materialized endpoints are refreshed in the background until the
-	// server stops; the loop is waited for, so no refresh outlives db.
-	rctx, stopRefresh := context.WithCancel(ctx)
-	refreshed := make(chan struct{})
-	go func() { defer close(refreshed); refreshLoop(rctx, svc, refreshInterval, stderr) }()
-	defer func() { stopRefresh(); <-refreshed }()
+	// server stops; the scheduler is waited for, so no refresh outlives db.
+	sctx, stopSchedule := context.WithCancel(ctx)
+	scheduled := make(chan struct{})
+	go func() { defer close(scheduled); _ = svc.Schedule(sctx) }()
+	defer func() { stopSchedule(); <-scheduled }()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -96,10 +121,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := tokenKeys.Add("", "default", []byte(cfg.embedSecret)); err != nil {
 		return fmt.Errorf("-embed-secret: %w", err)
 	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	mux.Handle("/", httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
+		httpapi.WithLimiter(limiter),
+		httpapi.WithLogger(logger)))
 	srv := &http.Server{
-		Handler: httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
-			httpapi.WithLimiter(limiter),
-			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      runTimeout + 30*time.Second,

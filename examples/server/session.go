@@ -76,6 +76,12 @@ func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) 
 		fmt.Fprintf(w, "  API key:     from -api-key\n")
 	}
 	fmt.Fprintf(w, "  project:     %s\n", cfg.project)
+	fmt.Fprintf(w, "  metrics:     %s/metrics (Prometheus)\n", base)
+	if cfg.cacheBytes > 0 {
+		fmt.Fprintf(w, "  cache:       %d MiB of answers in memory (-cache-bytes)\n", cfg.cacheBytes>>20)
+	} else {
+		fmt.Fprintf(w, "  cache:       off (-cache-bytes 0)\n")
+	}
 	fmt.Fprintln(w)
 }
 

@@ -12,13 +12,7 @@ import (
 // when there is no such column, while the rewrite resolves GROUP BY and
 // HAVING names to aliases and stores WHERE columns as they are.
 func (b *builder) checkAliases() error {
-	shadows := map[string]bool{} // aliases that stand for something else than a column of that name
-	for name, i := range b.aliases {
-		if c, ok := b.items[i].Expr.(*sqlparser.ColName); ok && c.Name.Lowered() == name {
-			continue
-		}
-		shadows[name] = true
-	}
+	shadows := b.shadowingAliases()
 	if len(shadows) == 0 {
 		return nil
 	}
@@ -29,14 +23,35 @@ func (b *builder) checkAliases() error {
 				Message: fmt.Sprintf("is compared to %s, an output alias rather than a column", c.Name.String())}}
 		}
 	}
-	referenced := map[string]bool{}
+	referenced, used := b.columnNames(), b.groupingNames()
+	for name := range shadows {
+		if referenced[name] && used[name] {
+			return fail(CodeUnsupportedQuery, "the output alias %s is also the name of a column, which GROUP BY or HAVING would read as the column; give the alias another name", name)
+		}
+	}
+	return nil
+}
+
+// shadowingAliases returns the output aliases (lower-case) that stand for
+// something else than a column of that name.
+func (b *builder) shadowingAliases() map[string]bool {
+	shadows := map[string]bool{}
+	for name, i := range b.aliases {
+		if c, ok := b.items[i].Expr.(*sqlparser.ColName); ok && c.Name.Lowered() == name {
+			continue
+		}
+		shadows[name] = true
+	}
+	return shadows
+}
+
+// columnNames returns the names (lower-case) that certainly name columns
+// of FROM: those in the SELECT list, FROM and WHERE, and inside the
+// aggregates of HAVING and ORDER BY.
+func (b *builder) columnNames() map[string]bool {
+	names := map[string]bool{}
 	collect := func(n sqlparser.SQLNode) {
-		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
-			if col, ok := c.(*sqlparser.ColName); ok {
-				referenced[col.Name.Lowered()] = true
-			}
-			return true, nil
-		}, n)
+		walkColumns(n, func(c *sqlparser.ColName) { names[c.Name.Lowered()] = true })
 	}
 	collect(b.sel.SelectExprs)
 	collect(b.sel.From)
@@ -56,24 +71,34 @@ func (b *builder) checkAliases() error {
 			return true, nil
 		}, n)
 	}
-	used := map[string]bool{}
+	return names
+}
+
+// groupingNames returns the unqualified names (lower-case) of GROUP BY
+// terms and of HAVING, which the rewrite reads as output aliases.
+func (b *builder) groupingNames() map[string]bool {
+	names := map[string]bool{}
 	for _, g := range b.sel.GroupBy {
 		if c, ok := g.(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() {
-			used[c.Name.Lowered()] = true
+			names[c.Name.Lowered()] = true
 		}
 	}
 	if b.sel.Having != nil {
-		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
-			if col, ok := c.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
-				used[col.Name.Lowered()] = true
+		walkColumns(b.sel.Having, func(c *sqlparser.ColName) {
+			if c.Qualifier.IsEmpty() {
+				names[c.Name.Lowered()] = true
 			}
-			return true, nil
-		}, b.sel.Having)
+		})
 	}
-	for name := range shadows {
-		if referenced[name] && used[name] {
-			return fail(CodeUnsupportedQuery, "the output alias %s is also the name of a column, which GROUP BY or HAVING would read as the column; give the alias another name", name)
+	return names
+}
+
+// walkColumns calls f on every column name under n.
+func walkColumns(n sqlparser.SQLNode, f func(*sqlparser.ColName)) {
+	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+		if col, ok := c.(*sqlparser.ColName); ok {
+			f(col)
 		}
-	}
-	return nil
+		return true, nil
+	}, n)
 }

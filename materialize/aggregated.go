@@ -57,7 +57,15 @@ func (b *builder) aggregated(plan *Plan) error {
 		plan.precompute += " GROUP BY " + strings.Join(groups, ", ")
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
-	return b.tail(plan, b.readGroup(len(keys)), having, order)
+	group := ""
+	if len(keys) > 0 {
+		var ks []string
+		for j := range keys {
+			ks = append(ks, b.q(b.gen('k', j)))
+		}
+		group = " GROUP BY " + strings.Join(ks, ", ")
+	}
+	return b.tail(plan, group, having, order)
 }
 
 // keyColumns returns the stored table's group key columns, the keys
@@ -93,19 +101,6 @@ func (b *builder) precomputeGroups(keys []sqlparser.Expr, vcols []string) []stri
 		add(c)
 	}
 	return groups
-}
-
-// readGroup returns the read query's GROUP BY over the stored key columns,
-// or "" when the query has no group keys.
-func (b *builder) readGroup(keys int) string {
-	if keys == 0 {
-		return ""
-	}
-	ks := make([]string, keys)
-	for j := range ks {
-		ks[j] = b.q(b.gen('k', j))
-	}
-	return " GROUP BY " + strings.Join(ks, ", ")
 }
 
 // readItems returns the read query's SELECT list, each item under the name
@@ -158,7 +153,7 @@ func (b *builder) readOrder(r *readPrinter) ([]string, error) {
 // its stored parts, and any other column is refused.
 type readPrinter struct {
 	b        *builder
-	p        *printer
+	p        printer
 	keyIndex map[string]int // canonical text of a group key -> its index
 	grouped  bool
 	// aliases reports whether output aliases name columns: they do in
@@ -172,7 +167,7 @@ func (b *builder) readPrinter(keys []sqlparser.Expr) *readPrinter {
 	for j, k := range keys {
 		r.keyIndex[canonical(k)] = j
 	}
-	r.p = &printer{d: b.d, hook: r.hook}
+	r.p = printer{d: b.d, hook: r.hook}
 	return r
 }
 

@@ -12,7 +12,12 @@ import (
 // when there is no such column, while the rewrite resolves GROUP BY and
 // HAVING names to aliases and stores WHERE columns as they are.
 func (b *builder) checkAliases() error {
-	shadows := b.shadowingAliases()
+	shadows := map[string]bool{} // aliases that stand for something else than a column of that name
+	for name, i := range b.aliases {
+		if c, ok := b.items[i].Expr.(*sqlparser.ColName); !ok || c.Name.Lowered() != name {
+			shadows[name] = true
+		}
+	}
 	if len(shadows) == 0 {
 		return nil
 	}
@@ -32,31 +37,15 @@ func (b *builder) checkAliases() error {
 	return nil
 }
 
-// shadowingAliases returns the output aliases (lower-case) that stand for
-// something else than a column of that name.
-func (b *builder) shadowingAliases() map[string]bool {
-	shadows := map[string]bool{}
-	for name, i := range b.aliases {
-		if c, ok := b.items[i].Expr.(*sqlparser.ColName); ok && c.Name.Lowered() == name {
-			continue
-		}
-		shadows[name] = true
-	}
-	return shadows
-}
-
 // columnNames returns the names (lower-case) that certainly name columns
 // of FROM: those in the SELECT list, FROM and WHERE, and inside the
 // aggregates of HAVING and ORDER BY.
 func (b *builder) columnNames() map[string]bool {
 	names := map[string]bool{}
-	collect := func(n sqlparser.SQLNode) {
-		walkColumns(n, func(c *sqlparser.ColName) { names[c.Name.Lowered()] = true })
-	}
-	collect(b.sel.SelectExprs)
-	collect(b.sel.From)
+	addColumnNames(names, b.sel.SelectExprs)
+	addColumnNames(names, b.sel.From)
 	if b.sel.Where != nil {
-		collect(b.sel.Where)
+		addColumnNames(names, b.sel.Where)
 	}
 	for _, n := range []sqlparser.SQLNode{b.sel.Having, b.sel.OrderBy} {
 		if h, ok := n.(*sqlparser.Where); ok && h == nil {
@@ -65,7 +54,7 @@ func (b *builder) columnNames() map[string]bool {
 		// Names inside aggregates are columns of FROM, never aliases.
 		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
 			if e, ok := c.(sqlparser.Expr); ok && isAggregate(e) {
-				collect(c)
+				addColumnNames(names, c)
 				return false, nil
 			}
 			return true, nil
@@ -84,20 +73,21 @@ func (b *builder) groupingNames() map[string]bool {
 		}
 	}
 	if b.sel.Having != nil {
-		walkColumns(b.sel.Having, func(c *sqlparser.ColName) {
-			if c.Qualifier.IsEmpty() {
-				names[c.Name.Lowered()] = true
+		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+			if col, ok := c.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
+				names[col.Name.Lowered()] = true
 			}
-		})
+			return true, nil
+		}, b.sel.Having)
 	}
 	return names
 }
 
-// walkColumns calls f on every column name under n.
-func walkColumns(n sqlparser.SQLNode, f func(*sqlparser.ColName)) {
+// addColumnNames adds the names (lower-case) of the columns under n.
+func addColumnNames(names map[string]bool, n sqlparser.SQLNode) {
 	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
 		if col, ok := c.(*sqlparser.ColName); ok {
-			f(col)
+			names[col.Name.Lowered()] = true
 		}
 		return true, nil
 	}, n)

@@ -70,9 +70,9 @@ func TestServiceOnClickHouse(t *testing.T) {
 	ctx := context.Background()
 
 	cases := []struct {
-		name, sql  string
+		name, sql   string
 		materialize bool
-		runs       []map[string]any
+		runs        []map[string]any
 	}{
 		{"by_event", "SELECT event, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY event", true,
 			[]map[string]any{{"event": "purchase"}, {"event": "$pageview"}, {"event": "nothing"}}},

@@ -37,6 +37,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/chparam"
 )
 
 // Executor runs queries on an in-process chDB. It is safe for concurrent
@@ -123,7 +124,7 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any) ([
 			return nil, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
 		}
 		name := engine.ClickHouse.ArgName(i + 1)
-		value := EscapeParam(s)
+		value := chparam.Escape(s)
 		names[i], nameLens[i] = C.CString(name), C.size_t(len(name))
 		values[i], valueLens[i] = C.CString(value), C.size_t(len(value))
 		defer C.free(unsafe.Pointer(names[i]))

@@ -1,8 +1,8 @@
-package chdb
+package chparam
 
 import "testing"
 
-func TestEscapeParam(t *testing.T) {
+func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":     "plain",
 		`a\b`:       `a\\b`,
@@ -11,8 +11,8 @@ func TestEscapeParam(t *testing.T) {
 		"nul\x00":   `nul\0`,
 		"é ’":       "é ’",
 	} {
-		if got := EscapeParam(in); got != want {
-			t.Errorf("EscapeParam(%q) = %q, want %q", in, got, want)
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

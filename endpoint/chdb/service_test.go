@@ -29,33 +29,7 @@ func loadDemo(t *testing.T, x *Executor) {
 	for _, stmt := range append([]string{"DROP TABLE IF EXISTS events"}, demo.SchemaFor(engine.ClickHouse)...) {
 		require.NoError(t, x.Exec(ctx, stmt, nil), stmt)
 	}
-	var rows []string
-	var args []any
-	flush := func() {
-		if len(rows) == 0 {
-			return
-		}
-		q := "INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES " + strings.Join(rows, ", ")
-		require.NoError(t, x.Exec(ctx, q, args))
-		rows, args = rows[:0], args[:0]
-	}
-	require.NoError(t, demo.Generate(events, endpointtest.DemoSeed, func(e demo.Event) error {
-		props, err := json.Marshal(e.Properties)
-		if err != nil {
-			return err
-		}
-		var marks []string
-		for _, v := range []string{"1", e.UUID, e.Event, e.DistinctID, e.Timestamp.Format(demo.TimeLayout), string(props)} {
-			args = append(args, v)
-			marks = append(marks, string(engine.ClickHouse.Marker(nil, len(args), "String")))
-		}
-		rows = append(rows, "("+strings.Join(marks, ", ")+")")
-		if len(rows) == 200 {
-			flush()
-		}
-		return nil
-	}))
-	flush()
+	require.NoError(t, demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed))
 }
 
 // TestServiceOnClickHouse runs the same endpoints on chDB and on SQLite,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -32,6 +33,9 @@ type compiled struct {
 	paged                 *placeholder.Template
 	direct                *placeholder.Template
 	limitName, offsetName string
+	// eng writes the paging wrapper (engine.Engine.Page); nil writes the
+	// standard one.
+	eng engine.Engine
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
 	// verdicts memoizes materialization analyses (see materialized.go).
@@ -76,7 +80,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{tmpl: tmpl, vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
+	c := &compiled{tmpl: tmpl, eng: s.cfg.Executor.Engine(), vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
 	for _, id := range ids {
 		v := vars[id]
 		ref := refs[id]
@@ -218,7 +222,14 @@ func (c *compiled) compilePaged() error {
 		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	paged, err := placeholder.Compile("SELECT * FROM (\n" + st.Body + "\n) AS endpoint_q LIMIT {variables." + c.limitName + "} OFFSET {variables." + c.offsetName + "}")
+	limit, offset := "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"
+	text := "SELECT * FROM (\n" + st.Body + "\n) AS endpoint_q LIMIT " + limit + " OFFSET " + offset
+	if c.eng != nil {
+		// The engine's wrapper: MySQL's keeps a derived table's order on
+		// MariaDB.
+		text = c.eng.Page(st.Body, limit, offset)
+	}
+	paged, err := placeholder.Compile(text)
 	if err != nil {
 		// The body compiled alone, and cutting it after a token cannot
 		// open a quote or comment; this is a defect, but the user gets a

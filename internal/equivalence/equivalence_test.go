@@ -22,6 +22,9 @@ type answer struct {
 	rows    [][]any // SQL
 	insight any     // insight results as JSON
 	hasMore bool
+	// kinds are the JSON types a client reads in each column (see
+	// jsonKinds), which normalization does not show.
+	kinds string
 	// materialized is EndpointMaterialized.
 	materialized bool
 }
@@ -172,6 +175,7 @@ func runOnce(ctx context.Context, svc *endpoint.Service, s *spec, r run) answer 
 	a := answer{columns: res.Columns, hasMore: res.HasMore, materialized: res.EndpointMaterialized}
 	if s.kind == endpoint.KindSQL {
 		rows, _ := res.Results.([][]any)
+		a.kinds = jsonKinds(rows)
 		if a.rows, err = normalizeRows(res.Types, rows); err != nil {
 			return answer{err: "normalize: " + err.Error()}
 		}
@@ -259,6 +263,8 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 					continue
 				}
 				switch d := diff(o.inline, *o.mat); {
+				case d == "" && o.inline.kinds != o.mat.kinds && o.mat.err == "":
+					t.Errorf("%s on %s: the materialized run's JSON types %q differ from the inline run's %q\nsql: %s", id, r.name, o.mat.kinds, o.inline.kinds, sqlOf(s, r.name))
 				case d != "":
 					t.Errorf("%s on %s: the materialized run differs from the inline run:\n%s\nsql: %s", id, r.name, d, sqlOf(s, r.name))
 				case o.mat.materialized != o.wantRead:

@@ -234,3 +234,46 @@ func TestNormalize(t *testing.T) {
 		t.Error("the float tolerance is not 1e-9 relative")
 	}
 }
+
+// jsonKinds describes, per column, the JSON types of its values as a
+// client reads them: n (number), s (string), b (boolean); NULL is left
+// out. Two runs whose rows normalize alike may still differ here, as a
+// count that is a number inline and text (a DECIMAL) when read from a
+// stored table.
+func jsonKinds(rows [][]any) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	cols := make([]map[byte]bool, len(rows[0]))
+	for _, row := range rows {
+		for i, v := range row {
+			if i >= len(cols) {
+				continue
+			}
+			if cols[i] == nil {
+				cols[i] = map[byte]bool{}
+			}
+			switch v.(type) {
+			case nil:
+			case bool:
+				cols[i]['b'] = true
+			case string, []byte, time.Time:
+				cols[i]['s'] = true
+			default:
+				cols[i]['n'] = true
+			}
+		}
+	}
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		for _, k := range []byte("bns") {
+			if c[k] {
+				b.WriteByte(k)
+			}
+		}
+	}
+	return b.String()
+}

@@ -119,14 +119,22 @@ func (tg target) services(t *testing.T, storages []storage, demoEvents int) map[
 			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
 		}
 		loader.Close()
-		db, err := sqlexec.Open(driver, dsn, tg.d.e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		out[s] = newService(t, db, tg.d)
+		out[s] = newService(t, openSession(t, driver, dsn, tg.d), tg.d)
 	}
 	return out
+}
+
+// openSession opens the Service's pool as a host should: with
+// sqlexec.Open, which puts each connection in the session the engine's SQL
+// assumes (UTC), whatever zone the DSN starts it in.
+func openSession(t *testing.T, driver, dsn string, d *dialect) *sql.DB {
+	t.Helper()
+	db, err := sqlexec.Open(driver, dsn, d.e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // newService is a Service over db with memory stores and the corpus's

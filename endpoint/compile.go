@@ -33,9 +33,9 @@ type compiled struct {
 	paged                 *placeholder.Template
 	direct                *placeholder.Template
 	limitName, offsetName string
-	// eng writes the paging wrapper (engine.Engine.Page); nil writes the
-	// standard one.
-	eng engine.Engine
+	// scoped tells that tmpl is the access rules' rewrite of the query,
+	// and tenant that it binds TenantVariable to the project.
+	scoped, tenant bool
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
 	// verdicts memoizes materialization analyses (see materialized.go).
@@ -72,6 +72,16 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := s.checkBindMarkers(q.SQL); err != nil {
 		return nil, err
 	}
+	if err := checkReserved(tmpl.Names()); err != nil {
+		return nil, err
+	}
+	if err := singleStatement(tmpl.Statement()); err != nil {
+		return nil, err
+	}
+	scoped, err := s.scope(ctx, project, q.SQL)
+	if err != nil {
+		return nil, err
+	}
 	refs, ids, err := normalizeRefs(q.Variables)
 	if err != nil {
 		return nil, err
@@ -80,7 +90,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{tmpl: tmpl, eng: s.cfg.Executor.Engine(), vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
+	c := &compiled{tmpl: tmpl, vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
 	for _, id := range ids {
 		v := vars[id]
 		ref := refs[id]
@@ -103,7 +113,15 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := tmpl.CheckLists(c.isMulti); err != nil {
 		return nil, placeholderError(err)
 	}
-	if err := c.compilePaged(); err != nil {
+	if scoped != q.SQL {
+		// The user's text passed every check; what runs is its scoped
+		// rewrite, which reads only what the project may read.
+		if c.tmpl, err = placeholder.Compile(scoped); err != nil {
+			return nil, withCause(invalidf(CodeQueryNotAllowed, "query", "Query cannot be scoped: %s", placeholderError(err).Detail), err)
+		}
+		c.scoped, c.tenant = true, slices.Contains(c.tmpl.Names(), TenantVariable)
+	}
+	if err := c.compilePaged(s.cfg.Executor.Engine()); err != nil {
 		return nil, err
 	}
 	c.query = Query{Kind: KindSQL, SQL: q.SQL}
@@ -204,6 +222,14 @@ func (c *compiled) checkDefined() error {
 	return nil
 }
 
+// singleStatement refuses a second statement: an endpoint runs one query.
+func singleStatement(st placeholder.Statement) error {
+	if st.Second >= 0 {
+		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
+	}
+	return nil
+}
+
 func (c *compiled) isMulti(codeName string) bool {
 	i, ok := c.index[codeName]
 	return ok && c.vars[i].IsMulti
@@ -216,25 +242,18 @@ func (c *compiled) isMulti(codeName string) bool {
 // dropped (a subquery cannot hold them), and the newline before ')' ends a
 // "-- comment" that the body may still hold. A second statement is refused:
 // an endpoint runs one query.
-func (c *compiled) compilePaged() error {
+func (c *compiled) compilePaged(e engine.Engine) error {
 	st := c.tmpl.Statement()
-	if st.Second >= 0 {
-		return invalidf(CodeInvalidInput, "query", "Invalid query at line %d, column %d: an endpoint runs a single statement; remove the ';' and what follows it.", st.Line, st.Column)
+	if err := singleStatement(st); err != nil {
+		return err
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	limit, offset := "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"
-	text := "SELECT * FROM (\n" + st.Body + "\n) AS endpoint_q LIMIT " + limit + " OFFSET " + offset
-	if c.eng != nil {
-		// The engine's wrapper: MySQL's keeps a derived table's order on
-		// MariaDB.
-		text = c.eng.Page(st.Body, limit, offset)
-	}
-	paged, err := placeholder.Compile(text)
+	paged, err := placeholder.Compile(e.Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))
 	if err != nil {
 		// The body compiled alone, and cutting it after a token cannot
 		// open a quote or comment; this is a defect, but the user gets a
 		// 400 naming it rather than a panic.
-		return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+		return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
 	}
 	c.paged = paged
 	if plainSelect(st.Body) {
@@ -242,7 +261,7 @@ func (c *compiled) compilePaged() error {
 		if st.Body != c.tmpl.Source() {
 			// The body compiled inside the wrapper, so it compiles alone.
 			if c.direct, err = placeholder.Compile(st.Body); err != nil {
-				return invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+				return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
 			}
 		}
 	}
@@ -340,13 +359,9 @@ func placeholderError(err error) *Error {
 	}
 	var ve *placeholder.VariableError
 	if errors.As(err, &ve) {
-		msg := strings.TrimPrefix(ve.Err.Error(), "placeholder: ")
-		if ve.Detail != "" {
-			msg += ": " + ve.Detail
-		}
-		return invalidf(CodeInvalidInput, "query", "Variable '%s' at line %d, column %d: %s", ve.Name, ve.Line, ve.Column, msg)
+		return invalidf(CodeInvalidInput, "query", "Variable '%s' at line %d, column %d: %s", ve.Name, ve.Line, ve.Column, ve.Reason())
 	}
-	return invalidf(CodeInvalidInput, "query", "Invalid query: %s", strings.TrimPrefix(err.Error(), "placeholder: "))
+	return invalidf(CodeInvalidInput, "query", "Invalid query: %s", err)
 }
 
 // joinSorted sorts names, drops repeats and joins them with ", ".

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -116,7 +117,7 @@ func TestCompileDirect(t *testing.T) {
 	}
 	if tmpl, _ := placeholder.Compile("SELECT 1"); tmpl != nil {
 		c := &compiled{tmpl: tmpl, index: map[string]int{}}
-		if err := c.compilePaged(); err != nil || c.direct != c.tmpl {
+		if err := c.compilePaged(engine.SQLite); err != nil || c.direct != c.tmpl {
 			t.Errorf("a body equal to the source was compiled twice: %v", err)
 		}
 	}

@@ -50,6 +50,17 @@ type Error struct {
 	Code   string
 	Detail string
 	Attr   string
+	// The fields below are set where the error arises, when they apply, so
+	// that a caller reads them instead of parsing Detail.
+	//
+	// Variable is the code_name of the variable concerned, Type its type
+	// and Value the value received, cut to MaxEcho characters.
+	Variable, Type, Value string
+	// Table is the table a query may not read.
+	Table string
+	// Limit names the limit that was hit, and LimitValue its setting.
+	Limit      string
+	LimitValue int64
 	// Err is the sentinel (or the cause, wrapping a sentinel).
 	Err error
 }

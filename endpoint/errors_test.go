@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/variable"
 )
 
 func TestNewError(t *testing.T) {
@@ -97,5 +100,27 @@ func TestCutBoundsEcho(t *testing.T) {
 	}
 	if cut("short") != "short" {
 		t.Fatal("cut changed short input")
+	}
+}
+
+// A refused value arrives with typed fields, so no caller parses Detail.
+func TestValueErrorFields(t *testing.T) {
+	v := &variable.Variable{CodeName: "amount", Type: variable.Number}
+	_, err := v.Coerce(strings.Repeat("9x", 400), time.Now())
+	if err == nil {
+		t.Fatal("Coerce accepted text as a Number")
+	}
+	e := valueError(v, err)
+	if e.Variable != "amount" || e.Type != "Number" || e.Code != CodeInvalidVariableValue {
+		t.Fatalf("fields = %q %q %q", e.Variable, e.Type, e.Code)
+	}
+	if e.Value == "" || utf8.RuneCountInString(e.Value) > MaxEcho+10 {
+		t.Fatalf("Value = %d characters; want the value, cut", utf8.RuneCountInString(e.Value))
+	}
+	if !strings.HasPrefix(e.Detail, "Invalid value for variable 'amount': expected Number, got ") {
+		t.Fatalf("Detail = %q", e.Detail)
+	}
+	if StatusOf(e) != 400 {
+		t.Fatalf("status %d", StatusOf(e))
 	}
 }

@@ -32,6 +32,9 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	if string(iq.Kind) != q.Kind {
 		return nil, invalidf(CodeInvalidInput, "query.kind", "Query kind '%s' does not match its insight JSON, which is a %s.", q.Kind, iq.Kind)
 	}
+	if iq.Tenant, err = s.insightTenant(ctx, project); err != nil {
+		return nil, err
+	}
 	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
 		return nil, insightQueryError(err)
 	}

@@ -16,8 +16,9 @@ import (
 // when the run must go inline instead: an older version, no fresh table for
 // the current version and buckets, a value the table cannot answer exactly
 // (materialize.ErrRunInline), or a read the database refused (the table
-// being swapped by a refresh at that instant). The read's rows are paged
-// here rather than in SQL: reads return at most the stored table's groups.
+// being swapped by a refresh at that instant). The read filters, orders
+// and pages in SQL, as the inline run does: it fetches at most limit+1
+// rows, the one more telling whether there are more.
 func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	if !ep.IsMaterialized || opts.version != ep.CurrentVersion {
 		return nil, nil
@@ -31,7 +32,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 		return nil, nil
 	}
 	trace := newRunTrace(opts.debug)
-	query, args, err := v.plan.Read(table, values)
+	query, args, err := v.plan.ReadPage(table, values, int64(opts.limit)+1, int64(opts.offset))
 	var ve *materialize.ValueError
 	switch {
 	case errors.As(err, &ve):
@@ -44,7 +45,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	if res == nil {
 		return nil, err
 	}
-	return sqlResult(ep, opts, &at, res, opts.offset, &trace), nil
+	return sqlResult(ep, opts, &at, res, 0, &trace), nil
 }
 
 // readStored executes a read of a stored table. A read the database

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -21,7 +22,7 @@ func pagedOf(t testing.TB, src string) (*compiled, error) {
 	for i, n := range tmpl.Names() {
 		c.index[n] = i
 	}
-	return c, c.compilePaged()
+	return c, c.compilePaged(engine.SQLite)
 }
 
 func TestCompilePaged(t *testing.T) {
@@ -96,7 +97,7 @@ func FuzzCompilePaged(f *testing.F) {
 		for i, n := range tmpl.Names() {
 			c.index[n] = i
 		}
-		if err := c.compilePaged(); err != nil {
+		if err := c.compilePaged(engine.SQLite); err != nil {
 			if semi < 0 {
 				t.Fatalf("compilePaged(%q): %v", src, err)
 			}

@@ -111,7 +111,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return err
 	}
 	at := s.now()
-	if err := s.rebuild(ctx, c, v, table, at); err != nil {
+	if err := s.rebuild(ctx, project, c, v, table, at); err != nil {
 		st.Status, st.Error = StatusFailed, refreshFailure(err)
 		// The context may be what failed; the state is still worth saving.
 		_ = s.setState(context.WithoutCancel(ctx), &e, st)
@@ -143,10 +143,11 @@ func refreshFailure(err error) string {
 
 // rebuild builds a fresh copy of an endpoint's stored table beside it and
 // swaps it in, so that a failure before the swap keeps the last good table.
-func (s *Service) rebuild(ctx context.Context, c *compiled, v *verdict, table string, at time.Time) error {
+func (s *Service) rebuild(ctx context.Context, project string, c *compiled, v *verdict, table string, at time.Time) error {
 	e := s.cfg.Executor.Engine()
 	next := table + "_next"
 	var build []insight.Statement
+	var index []string
 	if c.insight == nil {
 		r, err := v.plan.Refresh(table)
 		if err != nil {
@@ -155,7 +156,16 @@ func (s *Service) rebuild(ctx context.Context, c *compiled, v *verdict, table st
 		for _, q := range r.Build {
 			build = append(build, insight.Statement{SQL: q})
 		}
-		next = r.Next
+		next, index = r.Next, r.Index
+		if c.scoped {
+			// The stored rows are the project's only: the pre-compute
+			// query reads through the same rules as a run.
+			src, args, err := s.scopedSource(ctx, project, v.plan.Precompute())
+			if err != nil {
+				return err
+			}
+			build = []insight.Statement{{SQL: e.DropTable(next)}, {SQL: e.CreateTableAs(next, src), Args: args}}
+		}
 	} else {
 		built, err := insight.Materialize(c.insight, e, next, at)
 		if err != nil {
@@ -171,6 +181,12 @@ func (s *Service) rebuild(ctx context.Context, c *compiled, v *verdict, table st
 	swap, inTx := e.Swap(next, table)
 	if err := s.execAll(ctx, swap, inTx); err != nil {
 		return err
+	}
+	if index != nil {
+		// After the swap: a renamed table keeps its index's name.
+		if err := s.execAll(ctx, index, false); err != nil {
+			return err
+		}
 	}
 	if c.insight != nil {
 		if ddl := insight.Index(c.insight, e, table); ddl != "" {

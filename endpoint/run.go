@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -243,9 +242,12 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 // stop after the first limit+1 (see RowCapper); otherwise the query is
 // wrapped to page in SQL (see compilePaged).
 func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	values, err := c.bind(given, now, 2)
+	values, err := c.bind(given, now, 3)
 	if err != nil {
 		return nil, err
+	}
+	if c.tenant {
+		values[TenantVariable] = ep.ProjectID
 	}
 	if res, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now); res != nil || err != nil {
 		return res, err
@@ -385,12 +387,14 @@ func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[str
 // valueError words a rejected value: its message names the variable, the
 // type expected and the value received.
 func valueError(v *variable.Variable, err error) *Error {
-	detail := err.Error()
+	e := invalidf(CodeInvalidVariableValue, "variables", "%s", cut(err.Error()))
+	e.Variable, e.Type = v.CodeName, string(v.Type)
 	var ve *variable.ValueError
 	if errors.As(err, &ve) {
-		detail = "Invalid value for variable '" + v.CodeName + "': " + strings.TrimPrefix(detail, "variable "+strconv.Quote(v.CodeName)+": ")
+		e.Detail = "Invalid value for variable '" + v.CodeName + "': " + ve.Problem()
+		e.Value = ve.Received()
 	}
-	return withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", detail), err)
+	return withCause(e, err)
 }
 
 // execute runs query under Config.RunTimeout. Executor errors are reported

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -38,6 +39,11 @@ type Config struct {
 	Endpoints Store
 	Variables variable.Store
 	Executor  Executor
+	// Access decides what the queries of each project may read and scopes
+	// them to the project's rows (package access). nil allows every table
+	// but the library's own and the engines' catalogs, unscoped: give the
+	// executor a database user that reads only the analytics tables then.
+	Access access.Policy
 	// Now is the clock; nil means time.Now in UTC, to the microsecond.
 	Now func() time.Time
 	// DefaultLimit is the row limit of a run that names none; 0 means

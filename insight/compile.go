@@ -85,6 +85,7 @@ func writeTrends(g *gen, q *Query, sp span) {
 			g.w(" AS #", "v")
 		}
 		g.w("\n  FROM #\n  WHERE 1 = 1", eventsTable)
+		g.tenant(q.Tenant)
 		if s.Event != "" {
 			g.w(" AND # = ", colEvent)
 			g.Bind(s.Event)
@@ -121,6 +122,7 @@ func writeRetention(g *gen, q *Query, sp span) {
 	g.w(" THEN 1 ELSE 0 END AS #\n  FROM #\n  WHERE # IN (", "is_return", eventsTable, colEvent)
 	g.Bind([]string{r.TargetEvent, r.ReturningEvent})
 	g.WriteString(")")
+	g.tenant(q.Tenant)
 	g.filters(q.Properties)
 	if r.Type == Recurring {
 		// First-time cohorts need every earlier target event, recurring

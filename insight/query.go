@@ -101,6 +101,17 @@ type Query struct {
 	Breakdowns []Breakdown
 	// Retention holds what only a retention query has.
 	Retention RetentionFilter
+	// Tenant, when set, restricts every read of the events table to the
+	// rows of one tenant. Decode never sets it: the host's service does,
+	// from its access rules, so a query's author cannot.
+	Tenant *Tenant
+}
+
+// Tenant is a filter on the tenant column of the events table.
+type Tenant struct {
+	// Column holds the tenant of each event; Value is the tenant read
+	// (bound, never written into the SQL text).
+	Column, Value string
 }
 
 // Series is one EventsNode of a trends query.

@@ -8,11 +8,14 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
+// EventsTable is the table insight queries read.
+const EventsTable = "events"
+
 // The events table, as the example server and examples/demo create it:
 // events(uuid, event, distinct_id, timestamp, properties), timestamp UTC
 // text "YYYY-MM-DD HH:MM:SS", properties a JSON object as text.
 const (
-	eventsTable = "events"
+	eventsTable = EventsTable
 	colEvent    = "event"
 	colActor    = "distinct_id"
 	colTime     = "timestamp"
@@ -98,6 +101,16 @@ func (g *gen) filter(p Property) {
 		g.text(p.Key)
 		g.WriteString(" = ''")
 	}
+}
+
+// tenant writes " AND <tenant column> = <tenant>" when the query is
+// scoped to a tenant.
+func (g *gen) tenant(t *Tenant) {
+	if t == nil {
+		return
+	}
+	g.w(" AND # = ", t.Column)
+	g.Bind(t.Value)
 }
 
 // filters writes " AND <filter>" for each property filter.

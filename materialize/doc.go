@@ -16,6 +16,11 @@
 // inline query would (a date off its bucket's boundary, or > and <= against a
 // bucketed date), and the caller runs the template inline instead.
 //
+// Reads do their work in SQL: Plan.Refresh indexes the stored columns the
+// read compares with values (where the engine's index suits them), and
+// Plan.ReadPage filters, orders and pages there, so that a run reads one
+// page of one group however many groups the table holds.
+//
 // The package does no I/O. Queries are parsed with github.com/xwb1989/sqlparser
 // (a MySQL grammar) and always printed back by this package's own printer for
 // the target dialect; constructs the grammar would read differently from the

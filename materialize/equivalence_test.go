@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -242,12 +243,12 @@ func sortRows(rows [][]any) {
 }
 
 // TestReadEqualsInline runs every shape materialized and inline on the
-// demo data on SQLite, for 60 values each, and requires identical results:
-// the same columns, the same values of the same Go types (avg included:
-// the read divides the same integer sum by the same count in float64, as
-// SQLite's avg does), in the same order where the query's ORDER BY is
-// total. The cross-engine TestEquivalence, through the Service on SQLite,
-// PostgreSQL and MySQL, is in internal/equivalence.
+// demo data on SQLite, for 60 values each, and requires identical results,
+// whole and in pages: the same columns, the same values of the same Go
+// types (avg included: the read divides the same integer sum by the same
+// count in float64, as SQLite's avg does), in the same order where the
+// query's ORDER BY is total. The cross-engine TestEquivalence, through the
+// Service on SQLite, PostgreSQL and MySQL, is in internal/equivalence.
 func TestReadEqualsInline(t *testing.T) {
 	n := 20000
 	if testing.Short() {
@@ -256,6 +257,7 @@ func TestReadEqualsInline(t *testing.T) {
 	db := openDemo(t, n)
 	require.GreaterOrEqual(t, len(shapes), 15)
 	p := &pools{rng: rand.New(rand.NewPCG(7, 7))}
+	pageRng := rand.New(rand.NewPCG(8, 8)) // apart from p's, which draws the values
 	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
 	for _, r := range users.rows {
 		p.users = append(p.users, r[0].(string))
@@ -301,6 +303,7 @@ func TestReadEqualsInline(t *testing.T) {
 					sortRows(got.rows)
 				}
 				require.Equal(t, want.rows, got.rows, "values %v\ninline: %s\nread: %s", values, q, rq)
+				checkPages(t, db, a.Plan, table, values, want.rows, s.ordered, pageRng)
 			}
 			require.GreaterOrEqual(t, materialized, 20, "too few runs answered from the stored table")
 			require.Greater(t, empty, 0, "no run matched nothing")
@@ -308,5 +311,36 @@ func TestReadEqualsInline(t *testing.T) {
 				require.Greater(t, inline, 0, "no date off a bucket boundary")
 			}
 		})
+	}
+}
+
+// checkPages compares a page of a materialized read (ReadPage) with the
+// same page of the inline answer want: the rows the inline query paged
+// with LIMIT and OFFSET returns when its order is total. Where it is not,
+// the page holds every row and is compared as a set. One page per run
+// keeps the test quick; over 60 runs the pages cover empty ones, first
+// ones, middle ones and ones past the end.
+func checkPages(t *testing.T, db *sql.DB, plan *Plan, table string, values map[string]any, want [][]any, ordered bool, rng *rand.Rand) {
+	t.Helper()
+	n := len(want)
+	limit, offset := n+1, 0
+	if ordered {
+		limit, offset = rng.IntN(7), rng.IntN(n+2)
+		if rng.IntN(4) == 0 {
+			offset = 0
+		}
+	}
+	rq, rargs, err := plan.ReadPage(table, values, int64(limit), int64(offset))
+	require.NoError(t, err)
+	got := query(t, db, rq, rargs).rows
+	page := want[min(offset, n):min(offset+limit, n)]
+	if !ordered {
+		page = slices.Clone(want)
+		sortRows(page)
+		sortRows(got)
+	}
+	require.Equal(t, len(page), len(got), "values %v, limit %d offset %d\nread: %s", values, limit, offset, rq)
+	for i := range page {
+		require.Equal(t, page[i], got[i], "values %v, limit %d offset %d, row %d\nread: %s", values, limit, offset, i, rq)
 	}
 }

@@ -68,10 +68,29 @@ func ExamplePlan_Refresh() {
 	for _, s := range r.Swap {
 		fmt.Println(s)
 	}
+	for _, s := range r.Index {
+		fmt.Println(s)
+	}
 	// Output:
 	// DROP TABLE IF EXISTS "endpoint_42_v3_next"
 	// CREATE TABLE "endpoint_42_v3_next" AS SELECT count(*) AS "_a0", "event" AS "event" FROM "events" GROUP BY "event"
 	// -- in one transaction: true
 	// DROP TABLE IF EXISTS "endpoint_42_v3"
 	// ALTER TABLE "endpoint_42_v3_next" RENAME TO "endpoint_42_v3"
+	// CREATE INDEX "endpoint_42_v3_ix" ON "endpoint_42_v3" ("event")
+}
+
+func ExamplePlan_ReadPage() {
+	a, _ := materialize.Analyze(
+		"SELECT date(timestamp) AS day, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY day ORDER BY day",
+		materialize.Options{Engine: engine.PostgreSQL})
+
+	// The second page of 20 days, and one row more to tell whether a
+	// third follows.
+	query, args, err := a.Plan.ReadPage("endpoint_42_v3", map[string]any{"event": "purchase"}, 21, 20)
+	fmt.Println(query)
+	fmt.Println(args, err)
+	// Output:
+	// SELECT "_k0" AS "day", coalesce(sum("_a0"), 0) AS "n" FROM "endpoint_42_v3" WHERE "event" = $1 GROUP BY "_k0" ORDER BY 1 ASC LIMIT $2 OFFSET $3
+	// [purchase 21 20] <nil>
 }

@@ -3,6 +3,7 @@ package materialize
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // FuzzAnalyze feeds arbitrary query text to Analyze in every dialect: it
-// must never panic, its verdict must be consistent, and a plan must read.
+// must never panic, its verdict must be consistent, and a plan must read,
+// read a page and refresh.
 func FuzzAnalyze(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*/query.sql")
 	for _, s := range seeds {
@@ -50,8 +52,16 @@ func FuzzAnalyze(f *testing.F) {
 					values[v.Name] = day
 				}
 			}
-			if _, _, err := a.Plan.Read("t", values); err != nil && !isInline(err) {
+			read, _, err := a.Plan.Read("t", values)
+			if err != nil && !isInline(err) {
 				t.Fatalf("Read of %q: %v", query, err)
+			}
+			page, _, perr := a.Plan.ReadPage("t", values, 11, 3)
+			if (err == nil) != (perr == nil) || !strings.Contains(page, read) {
+				t.Fatalf("ReadPage of %q: %q, %v; Read: %q, %v", query, page, perr, read, err)
+			}
+			if _, err := a.Plan.Refresh("t"); err != nil {
+				t.Fatalf("Refresh of %q: %v", query, err)
 			}
 		}
 	})

@@ -83,7 +83,8 @@ func verdictText(a *Analysis) string {
 }
 
 // TestGolden replays every case of testdata: its verdict, pre-compute
-// query and read query. go test -run TestGolden -update rewrites them.
+// query, read query, a page of the read (limit 11, offset 20) and the
+// refresh statements. go test -run TestGolden -update rewrites them.
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/*/query.sql")
 	require.NoError(t, err)
@@ -118,9 +119,17 @@ func TestGolden(t *testing.T) {
 					}
 					require.Len(t, args, uses)
 					got["read.sql"] = read + "\n"
+					page, pargs, err := a.Plan.ReadPage("stored", values, 11, 20)
+					require.NoError(t, err)
+					require.Len(t, pargs, len(args)+2)
+					require.Equal(t, fmt.Sprint(args), fmt.Sprint(pargs[:len(args)]))
+					got["page.sql"] = page + "\n"
 				}
+				r, err := a.Plan.Refresh("stored")
+				require.NoError(t, err)
+				got["refresh.sql"] = strings.Join(r.Statements(), ";\n") + ";\n"
 			}
-			for _, name := range []string{"verdict", "precompute.sql", "read.sql"} {
+			for _, name := range []string{"verdict", "precompute.sql", "read.sql", "page.sql", "refresh.sql"} {
 				path := filepath.Join(dir, name)
 				want, ok := got[name]
 				if *update {

@@ -19,8 +19,11 @@ type Plan struct {
 	// The read query is readHead, the table, the filters, readTail.
 	readHead string
 	readTail string
-	filters  []filter
-	columns  []string
+	// limited: the read has a LIMIT of the query's own, which must pick
+	// its rows before a page is taken from them.
+	limited bool
+	filters []filter
+	columns []string
 }
 
 // filter is one comparison of the read query: stored column op value.
@@ -295,5 +298,6 @@ func (b *builder) tail(plan *Plan, group, having string, order []string) error {
 	}
 	t.WriteString(limit)
 	plan.readTail = t.String()
+	plan.limited = b.sel.Limit != nil
 	return nil
 }

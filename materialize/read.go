@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 
 // Read returns the query that answers a run from the stored table named
 // table, with the run's coerced values (by code name, as
-// variable.Variable.Coerce returns them) bound as arguments.
+// variable.Variable.Coerce returns them) bound as arguments. It returns
+// every row of the answer; ReadPage returns one page of them.
 //
 // It returns an error wrapping ErrRunInline (an *InlineError) when the
 // stored table cannot answer this run exactly: a date compared with >= or <
@@ -19,27 +21,74 @@ import (
 // or list value is a *ValueError: every variable of a materialized endpoint
 // is required.
 func (p *Plan) Read(table string, values map[string]any) (string, []any, error) {
+	return p.read(table, values, nil)
+}
+
+// ReadPage is Read with the answer paged in SQL: at most limit rows of it,
+// after the first offset, in the order of the query's ORDER BY. A caller
+// that wants to know whether more rows follow asks for one more than it
+// shows. The rows are those of the inline query paged the same way; when
+// the query has a LIMIT of its own, the page is taken from what that LIMIT
+// leaves. A negative limit or offset is a *PageError.
+func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64) (string, []any, error) {
+	if limit < 0 || offset < 0 {
+		return "", nil, &PageError{Limit: limit, Offset: offset}
+	}
+	return p.read(table, values, &page{limit: limit, offset: offset})
+}
+
+// page is the slice of a read's answer that ReadPage returns.
+type page struct{ limit, offset int64 }
+
+func (p *Plan) read(table string, values map[string]any, pg *page) (string, []any, error) {
 	if table == "" {
 		return "", nil, ErrInvalidTable
 	}
 	b := placeholder.NewBuilder(p.dialect)
+	// The query's own LIMIT picks its rows first; the page is taken from
+	// those. Without one, the page's LIMIT goes on the read itself, where
+	// the engine can stop reading early.
+	wrap := pg != nil && p.limited
+	if wrap {
+		b.WriteString("SELECT * FROM (")
+	}
 	b.WriteString(p.readHead)
 	b.WriteIdent(table)
+	if err := p.writeFilters(b, values); err != nil {
+		return "", nil, err
+	}
+	b.WriteString(p.readTail)
+	if wrap {
+		b.WriteString(") AS ")
+		b.WriteIdent("stored_page")
+	}
+	if pg != nil {
+		writePage(b, pg.limit, pg.offset)
+	}
+	if err := b.Err(); err != nil {
+		return "", nil, fmt.Errorf("materialize: read: %w", err)
+	}
+	return b.SQL(), b.Args(), nil
+}
+
+// writeFilters writes the read's WHERE clause: each stored variable column
+// compared with its bound value.
+func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error {
 	for i, f := range p.filters {
 		v, ok := values[f.variable]
 		switch {
 		case !ok:
-			return "", nil, &ValueError{Variable: f.variable, Detail: "no value; every variable of a materialized endpoint is required"}
+			return &ValueError{Variable: f.variable, Detail: "no value; every variable of a materialized endpoint is required"}
 		case v == nil:
-			return "", nil, &ValueError{Variable: f.variable, Detail: "null cannot be compared"}
+			return &ValueError{Variable: f.variable, Detail: "null cannot be compared"}
 		}
 		if _, list := v.([]string); list {
-			return "", nil, &ValueError{Variable: f.variable, Detail: "a list cannot be compared with " + f.op}
+			return &ValueError{Variable: f.variable, Detail: "a list cannot be compared with " + f.op}
 		}
 		if f.bucket != "" {
 			bv, err := f.bucketValue(v)
 			if err != nil {
-				return "", nil, err
+				return err
 			}
 			v = bv
 		}
@@ -52,11 +101,17 @@ func (p *Plan) Read(table string, values map[string]any) (string, []any, error) 
 		b.WriteString(" " + f.op + " ")
 		b.Bind(v)
 	}
-	b.WriteString(p.readTail)
-	if err := b.Err(); err != nil {
-		return "", nil, fmt.Errorf("materialize: read: %w", err)
-	}
-	return b.SQL(), b.Args(), nil
+	return nil
+}
+
+// writePage appends the clause that keeps limit rows after the first
+// offset, both bound. Every engine supported so far spells it the same;
+// this is the one place to change for one that does not.
+func writePage(b *placeholder.Builder, limit, offset int64) {
+	b.WriteString(" LIMIT ")
+	b.Bind(limit)
+	b.WriteString(" OFFSET ")
+	b.Bind(offset)
 }
 
 // bucketValue returns the value to compare a bucketed column with: the
@@ -83,37 +138,19 @@ func (f filter) bucketValue(v any) (any, error) {
 	return variable.Timestamp{Time: t}, nil
 }
 
-// Refresh is how to rebuild a stored table with a fresh result of the
-// pre-compute query: Build creates it beside the live table, under the
-// name Next, and Swap then replaces the live table with it, so that a
-// refresh that fails before the swap leaves the last good table in place.
-type Refresh struct {
-	// Next is the name of the table Build creates.
-	Next string
-	// Build drops a leftover Next and creates it from the query.
-	Build []string
-	// Swap replaces the live table with Next; run its statements in one
-	// transaction when InTx, for the swap to be atomic.
-	Swap []string
-	InTx bool
+// ErrInvalidPage is wrapped by every *PageError.
+var ErrInvalidPage = errors.New("materialize: invalid page")
+
+// PageError reports a page ReadPage cannot read: a negative limit or
+// offset. The service checks both before a run, so this is a caller's bug.
+type PageError struct {
+	Limit, Offset int64
 }
 
-// Statements returns Build and Swap in order, for callers that run them
-// one at a time.
-func (r *Refresh) Statements() []string { return append(append([]string(nil), r.Build...), r.Swap...) }
-
-// Refresh returns how to replace the stored table named table with a fresh
-// result of the pre-compute query.
-func (p *Plan) Refresh(table string) (*Refresh, error) {
-	if table == "" {
-		return nil, ErrInvalidTable
-	}
-	next := table + "_next"
-	swap, inTx := p.dialect.Swap(next, table)
-	return &Refresh{
-		Next:  next,
-		Build: []string{p.dialect.DropTable(next), p.dialect.CreateTableAs(next, p.precompute)},
-		Swap:  swap,
-		InTx:  inTx,
-	}, nil
+// Error implements error.
+func (e *PageError) Error() string {
+	return fmt.Sprintf("materialize: page of limit %d and offset %d: neither may be negative", e.Limit, e.Offset)
 }
+
+// Unwrap returns ErrInvalidPage.
+func (e *PageError) Unwrap() error { return ErrInvalidPage }

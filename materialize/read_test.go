@@ -93,24 +93,46 @@ func TestReadBindsValues(t *testing.T) {
 	require.Equal(t, []any{evil}, args)
 }
 
-func TestRefresh(t *testing.T) {
+// TestReadPage: a page goes on the read itself, after its ORDER BY, as
+// two more bound arguments; a query with a LIMIT of its own is read whole
+// (its LIMIT first) and paged around; a negative bound is a *PageError.
+func TestReadPage(t *testing.T) {
 	cases := []struct {
-		d    engine.Engine
-		want []string
+		d     engine.Engine
+		query string
+		want  string
 	}{
-		{engine.SQLite, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`, `DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`}},
-		{engine.ClickHouse, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT", "CREATE TABLE IF NOT EXISTS `m` AS `m_next`", "EXCHANGE TABLES `m_next` AND `m`", "DROP TABLE IF EXISTS `m_next`"}},
+		{engine.SQLite, `SELECT day, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY day ORDER BY day`,
+			`SELECT "_k0" AS "day", coalesce(sum("_a0"), 0) AS "n" FROM "t" WHERE "e" = ? GROUP BY "_k0" ORDER BY 1 ASC LIMIT ? OFFSET ?`},
+		{engine.PostgreSQL, `SELECT uuid FROM events WHERE event = {variables.e} ORDER BY timestamp DESC`,
+			`SELECT "_c0" AS "uuid" FROM "t" WHERE "e" = $1 ORDER BY "_o0" DESC LIMIT $2 OFFSET $3`},
+		{engine.SQLite, `SELECT uuid FROM events WHERE event = {variables.e} ORDER BY uuid LIMIT 10 OFFSET 5`,
+			`SELECT * FROM (SELECT "_c0" AS "uuid" FROM "t" WHERE "e" = ? ORDER BY 1 ASC LIMIT 10 OFFSET 5) AS "stored_page" LIMIT ? OFFSET ?`},
+		{engine.MySQL, `SELECT count(*) AS n FROM events WHERE event = {variables.e} LIMIT 1`,
+			"SELECT * FROM (SELECT coalesce(sum(`_a0`), 0) AS `n` FROM `t` WHERE `e` = ? LIMIT 1) AS `stored_page` LIMIT ? OFFSET ?"},
 	}
 	for _, c := range cases {
-		plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: c.d})
-		r, err := plan.Refresh("m")
+		plan := mustPlan(t, c.query, Options{Engine: c.d})
+		q, args, err := plan.ReadPage("t", map[string]any{"e": "purchase"}, 101, 200)
 		require.NoError(t, err)
-		stmts := r.Statements()
-		require.Len(t, stmts, len(c.want))
-		for i := range stmts {
-			require.Contains(t, stmts[i], c.want[i])
-		}
-		_, err = plan.Refresh("")
-		require.ErrorIs(t, err, ErrInvalidTable)
+		require.Equal(t, c.want, q)
+		require.Equal(t, []any{"purchase", int64(101), int64(200)}, args)
+		// Read is the same query without the page.
+		whole, _, err := plan.Read("t", map[string]any{"e": "purchase"})
+		require.NoError(t, err)
+		require.Contains(t, q, whole)
 	}
+	plan := mustPlan(t, `SELECT uuid FROM events WHERE event = {variables.e} ORDER BY uuid`, Options{Engine: engine.SQLite})
+	for _, bounds := range [][2]int64{{-1, 0}, {1, -1}} {
+		_, _, err := plan.ReadPage("t", map[string]any{"e": "x"}, bounds[0], bounds[1])
+		var pe *PageError
+		require.ErrorAs(t, err, &pe)
+		require.ErrorIs(t, err, ErrInvalidPage)
+		require.Equal(t, bounds, [2]int64{pe.Limit, pe.Offset})
+	}
+	// Read's own checks apply to a page too.
+	_, _, err := plan.ReadPage("t", map[string]any{}, 1, 0)
+	require.ErrorIs(t, err, ErrInvalidValue)
+	_, _, err = plan.ReadPage("", map[string]any{"e": "x"}, 1, 0)
+	require.ErrorIs(t, err, ErrInvalidTable)
 }

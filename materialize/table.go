@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,4 +33,76 @@ func TableName(endpointID string, version int) string {
 	b.WriteString("_v")
 	b.WriteString(strconv.Itoa(version))
 	return b.String()
+}
+
+// Refresh is how to rebuild a stored table with a fresh result of the
+// pre-compute query: Build creates it beside the live table, under the
+// name Next, Swap then replaces the live table with it, so that a refresh
+// that fails before the swap leaves the last good table in place, and Index
+// indexes the new live table on the columns reads compare with values.
+type Refresh struct {
+	// Next is the name of the table Build creates.
+	Next string
+	// Build drops a leftover Next and creates it from the query.
+	Build []string
+	// Swap replaces the live table with Next; run its statements in one
+	// transaction when InTx, for the swap to be atomic.
+	Swap []string
+	InTx bool
+	// Index is run after the swap: a renamed table keeps its index's name,
+	// so the index is named after the live table, whose old index went
+	// with the old table. Reads between the swap and the index scan, as
+	// exact as ever. Empty where the engine needs or can build no index.
+	Index []string
+}
+
+// Statements returns Build, Swap and Index in order, for callers that run
+// them one at a time.
+func (r *Refresh) Statements() []string {
+	return slices.Concat(r.Build, r.Swap, r.Index)
+}
+
+// Refresh returns how to replace the stored table named table with a fresh
+// result of the pre-compute query.
+func (p *Plan) Refresh(table string) (*Refresh, error) {
+	if table == "" {
+		return nil, ErrInvalidTable
+	}
+	next := table + "_next"
+	swap, inTx := p.dialect.Swap(next, table)
+	r := &Refresh{
+		Next:  next,
+		Build: []string{p.dialect.DropTable(next), p.dialect.CreateTableAs(next, p.precompute)},
+		Swap:  swap,
+		InTx:  inTx,
+	}
+	if cols := p.keyColumns(); len(cols) > 0 {
+		if ddl := p.dialect.CreateIndex(table+"_ix", table, cols); ddl != "" {
+			r.Index = []string{ddl}
+		}
+	}
+	return r, nil
+}
+
+// keyColumns returns the stored columns a read compares with values, those
+// compared only with = first: an index on them in this order serves every
+// read's equalities and its first range.
+func (p *Plan) keyColumns() []string {
+	ranged := map[string]bool{}
+	for _, f := range p.filters {
+		if f.op != "=" {
+			ranged[f.column] = true
+		}
+	}
+	var eq, rng []string
+	for _, f := range p.filters {
+		switch {
+		case slices.Contains(eq, f.column) || slices.Contains(rng, f.column):
+		case ranged[f.column]:
+			rng = append(rng, f.column)
+		default:
+			eq = append(eq, f.column)
+		}
+	}
+	return append(eq, rng...)
 }

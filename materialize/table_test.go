@@ -1,8 +1,12 @@
 package materialize
 
 import (
+	"database/sql"
+	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,6 +24,118 @@ func TestTableName(t *testing.T) {
 	for _, c := range cases {
 		got := TableName(c.id, c.version)
 		require.Equal(t, c.want, got)
-		require.LessOrEqual(t, len(got)+len("_next"), 63)
+		// The refresh's table and its index, within PostgreSQL's 63 bytes.
+		require.LessOrEqual(t, len(got)+len("_next_ix"), 63)
 	}
+}
+
+func TestRefresh(t *testing.T) {
+	cases := []struct {
+		d    engine.Engine
+		want []string
+	}{
+		{engine.SQLite, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`,
+			`DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`, `CREATE INDEX "m_ix" ON "m" ("e")`}},
+		{engine.PostgreSQL, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`,
+			`DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`, `CREATE INDEX "m_ix" ON "m" ("e")`}},
+		{engine.MySQL, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` AS SELECT", "CREATE TABLE IF NOT EXISTS `m` LIKE `m_next`",
+			"DROP TABLE IF EXISTS `m_old`", "RENAME TABLE `m` TO `m_old`, `m_next` TO `m`", "DROP TABLE IF EXISTS `m_old`"}},
+		{engine.ClickHouse, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT",
+			"CREATE TABLE IF NOT EXISTS `m` AS `m_next`", "EXCHANGE TABLES `m_next` AND `m`", "DROP TABLE IF EXISTS `m_next`"}},
+	}
+	for _, c := range cases {
+		plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: c.d})
+		r, err := plan.Refresh("m")
+		require.NoError(t, err)
+		stmts := r.Statements()
+		require.Len(t, stmts, len(c.want), "%s: %q", c.d.Name(), stmts)
+		for i := range stmts {
+			require.Contains(t, stmts[i], c.want[i])
+		}
+		_, err = plan.Refresh("")
+		require.ErrorIs(t, err, ErrInvalidTable)
+	}
+}
+
+// TestRefreshIndexColumns: the index holds each compared column once,
+// those compared only with = first (an index serves equalities and then
+// one range); a query without variables gets no index.
+func TestRefreshIndexColumns(t *testing.T) {
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date, "to": variable.Date}}
+	cases := []struct {
+		query string
+		index string // "" for none
+	}{
+		{`SELECT count(*) AS n FROM events WHERE timestamp >= {variables.from} AND event = {variables.e}
+			AND timestamp < {variables.to} AND distinct_id = {variables.u}`, `("e", "u", "from", "to")`},
+		{`SELECT uuid FROM events WHERE amount >= {variables.lo} AND amount < {variables.lo_end} AND plan = {variables.p} ORDER BY uuid`,
+			`("p", "lo", "lo_end")`},
+		{`SELECT uuid FROM events WHERE event = {variables.e} AND {variables.e} = event ORDER BY uuid`, `("e")`},
+		{`SELECT event, count(*) AS n FROM events GROUP BY event`, ""},
+	}
+	for _, c := range cases {
+		r, err := mustPlan(t, c.query, opts).Refresh("m")
+		require.NoError(t, err)
+		var index []string
+		for _, s := range r.Statements() {
+			if strings.Contains(s, " INDEX ") {
+				index = append(index, s)
+			}
+		}
+		if c.index == "" {
+			require.Empty(t, index, c.query)
+			continue
+		}
+		require.Equal(t, []string{`CREATE INDEX "m_ix" ON "m" ` + c.index}, index, c.query)
+	}
+}
+
+// TestRefreshAgainSQLite: refreshing the same table again and again
+// works (the index name the last refresh left on the table is freed), the
+// table stays indexed, and a paged read of one value searches that index
+// instead of scanning the table.
+func TestRefreshAgainSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	_, err = db.Exec(`CREATE TABLE sales (customer TEXT, day TEXT, amount INTEGER);
+		INSERT INTO sales VALUES ('a', '2025-01-01', 1), ('a', '2025-01-02', 2), ('b', '2025-01-01', 3)`)
+	require.NoError(t, err)
+	plan := mustPlan(t, `SELECT day, sum(amount) AS s FROM sales WHERE customer = {variables.c} GROUP BY day ORDER BY day`,
+		Options{Engine: engine.SQLite})
+	for i := range 3 {
+		r, err := plan.Refresh("m")
+		require.NoError(t, err)
+		for _, s := range r.Statements() {
+			_, err := db.Exec(s)
+			require.NoError(t, err, "refresh %d: %s", i, s)
+		}
+		var indexes []string
+		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'm'`)
+		require.NoError(t, err)
+		for rows.Next() {
+			var n string
+			require.NoError(t, rows.Scan(&n))
+			indexes = append(indexes, n)
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, []string{"m_ix"}, indexes, "refresh %d", i)
+	}
+	q, args, err := plan.ReadPage("m", map[string]any{"c": "a"}, 2, 0)
+	require.NoError(t, err)
+	var detail []string
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+q, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var d string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &d))
+		detail = append(detail, d)
+	}
+	require.NoError(t, rows.Err())
+	require.Contains(t, strings.Join(detail, "\n"), `USING INDEX m_ix (c=?)`)
+	got := query(t, db, q, args)
+	require.Equal(t, [][]any{{"2025-01-01", int64(1)}, {"2025-01-02", int64(2)}}, got.rows)
 }

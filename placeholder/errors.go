@@ -57,21 +57,29 @@ type VariableError struct {
 
 // Error names the variable, where it is used and what is wrong.
 func (e *VariableError) Error() string {
-	msg := fmt.Sprintf("placeholder: variable %q at line %d, column %d: %s",
-		e.Name, e.Line, e.Column, trimPrefix(e.Err.Error()))
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	return msg
+	return fmt.Sprintf("placeholder: variable %q at line %d, column %d: %s", e.Name, e.Line, e.Column, e.Reason())
 }
 
 // Unwrap returns the sentinel.
 func (e *VariableError) Unwrap() error { return e.Err }
 
-func trimPrefix(s string) string {
-	const p = "placeholder: "
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):]
+// reasons word the sentinels for a user, without the package prefix.
+var reasons = map[error]string{
+	ErrMissingValue:     "missing value",
+	ErrUnsupportedValue: "unsupported value type",
+	ErrEmptyList:        "empty list",
+	ErrListPosition:     "list value outside IN",
+}
+
+// Reason says what is wrong, without the package prefix or the position:
+// the sentinel's wording and the Detail.
+func (e *VariableError) Reason() string {
+	msg, ok := reasons[e.Err]
+	if !ok && e.Err != nil {
+		msg = e.Err.Error()
 	}
-	return s
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
 }

@@ -23,12 +23,22 @@ type ValueError struct {
 // value received, such as `variable "country": expected Number, got "12abc"`,
 // followed by the reason when there is one.
 func (e *ValueError) Error() string {
-	msg := "variable " + strconv.Quote(e.CodeName) + ": expected " + string(e.Type) + ", got " + describe(e.Value)
+	return "variable " + strconv.Quote(e.CodeName) + ": " + e.Problem()
+}
+
+// Problem is the message without the variable's name, such as
+// `expected Number, got "12abc"`; the value is cut to a safe length.
+func (e *ValueError) Problem() string {
+	msg := "expected " + string(e.Type) + ", got " + e.Received()
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}
 	return msg
 }
+
+// Received is the value as the client wrote it, cut to a safe length for
+// an error message.
+func (e *ValueError) Received() string { return describe(e.Value) }
 
 // Unwrap returns ErrInvalidValue, so that errors.Is(err, ErrInvalidValue) holds.
 func (e *ValueError) Unwrap() error { return ErrInvalidValue }

@@ -39,6 +39,12 @@ type Rules struct {
 	// TableFunctions are table functions allowed in FROM beyond the
 	// built-in ones (json_each, generate_series, unnest, numbers, ...).
 	TableFunctions []string
+	// AnyTable lets a query name any table that Tables does not list, as it
+	// is and unscoped, except the library's own tables and the engines'
+	// catalogs, which stay unreadable. It suits a host whose executor's
+	// database user can read only the analytics tables; the endpoint
+	// Service uses it when it is given no Policy.
+	AnyTable bool
 }
 
 // Table is one table a query may read.
@@ -145,6 +151,7 @@ type ruleset struct {
 	shadowable map[string]bool
 	functions  map[string]bool
 	tableFuncs map[string]bool
+	anyTable   bool
 	scoped     bool // some table has a tenant column or a column list
 	tenantUsed bool // some table has a tenant column
 }
@@ -159,6 +166,7 @@ func compileRules(r *Rules) (*ruleset, error) {
 		shadowable: make(map[string]bool),
 		functions:  make(map[string]bool, len(r.Functions)),
 		tableFuncs: make(map[string]bool, len(r.TableFunctions)),
+		anyTable:   r.AnyTable,
 	}
 	for _, t := range r.Tables {
 		parts := strings.Split(t.Name, ".")

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -41,5 +42,29 @@ func TestFunctionAllowlist(t *testing.T) {
 		if got := rs.functionAllowed(name); got != want {
 			t.Errorf("functionAllowed(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// AnyTable opens every table but the library's own and the catalogs.
+func TestAnyTable(t *testing.T) {
+	rules := &Rules{AnyTable: true, Tables: []Table{{Name: "events", TenantColumn: "project_id"}}}
+	if err := Check("SELECT * FROM orders JOIN events ON orders.id = events.uuid", rules); err != nil {
+		t.Fatalf("AnyTable refused an unlisted table: %v", err)
+	}
+	for _, q := range []string{"SELECT * FROM endpointkit_endpoints", "SELECT * FROM sqlite_master", "SELECT * FROM information_schema.tables"} {
+		var e *Error
+		if err := Check(q, rules); !errors.As(err, &e) || (e.Reason != ReasonProtected && e.Reason != ReasonCatalog) {
+			t.Errorf("Check(%q) = %v; want a protected or catalog refusal", q, err)
+		}
+	}
+	scoped, err := Scope("SELECT count(*) FROM orders, events", rules, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "SELECT count(*) FROM orders, (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events"; scoped != want {
+		t.Fatalf("Scope = %q; want %q", scoped, want)
+	}
+	if err := Check("SELECT * FROM orders", &Rules{}); err == nil {
+		t.Fatal("the zero Rules allowed a table")
 	}
 }

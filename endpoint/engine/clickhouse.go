@@ -145,3 +145,5 @@ func (e clickhouse) Swap(next, live string) ([]string, bool) {
 }
 
 func (clickhouse) Page(query, limit, offset string) string { return page(query, limit, offset) }
+
+func (clickhouse) StopsEarly() bool { return false }

@@ -105,7 +105,7 @@ type Engine interface {
 	// CreateTable is the DDL of an empty table of the given columns; the
 	// columns but the last are its sort key where the engine wants one.
 	CreateTable(table string, cols []Column) string
-	// CreateIndex is the DDL of an index on the text columns cols of table,
+	// CreateIndex is the DDL of an index on the columns cols of table,
 	// "" when the engine needs none or cannot index them.
 	CreateIndex(index, table string, cols []string) string
 	// DropTable is the DDL that drops table if it exists.
@@ -119,6 +119,11 @@ type Engine interface {
 	// Page wraps a query so that it returns at most the rows from offset on,
 	// up to limit; limit and offset are markers or placeholders.
 	Page(query, limit, offset string) string
+	// StopsEarly reports whether closing a result after its first rows
+	// ends the engine's work, as a LIMIT would (an in-process engine that
+	// computes rows as they are read); a client-server engine sends, or its
+	// driver drains, the rest.
+	StopsEarly() bool
 }
 
 // Writer is where an Engine writes generated SQL with bound values

@@ -158,6 +158,8 @@ func (mysql) Page(query, limit, offset string) string {
 	return "/*M!100102 SET STATEMENT optimizer_switch='derived_merge=off' FOR */ " + page(query, limit, offset)
 }
 
+func (mysql) StopsEarly() bool { return false }
+
 // KeyType: the default collations fold case and accents and ignore
 // trailing spaces, so keys are VARBINARY; 255 bytes keeps every composite
 // key within InnoDB's 3072-byte limit.

@@ -114,6 +114,8 @@ func (e postgres) Swap(next, live string) ([]string, bool) {
 
 func (postgres) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
+func (postgres) StopsEarly() bool { return false }
+
 func (postgres) KeyType() string { return "VARCHAR(255)" }
 
 func (postgres) LongTextType() string { return "TEXT" }

@@ -135,6 +135,8 @@ func (e sqlite) Swap(next, live string) ([]string, bool) {
 
 func (sqlite) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
+func (sqlite) StopsEarly() bool { return true }
+
 func (sqlite) KeyType() string { return "VARCHAR(255)" }
 
 func (sqlite) LongTextType() string { return "TEXT" }

@@ -60,14 +60,14 @@ func (h *handler) authorize(w http.ResponseWriter, r *http.Request, project stri
 		return &endpoint.Error{
 			Status: http.StatusForbidden,
 			Code:   endpoint.CodeForbidden,
-			Detail: fmt.Sprintf("This API key does not give access to project '%s'.", project),
+			Detail: fmt.Sprintf("This API key does not give access to project '%s'.", clip(project, maxEchoRunes)),
 			Err:    err,
 		}
 	case errors.Is(err, endpoint.ErrNotFound):
 		return &endpoint.Error{
 			Status: http.StatusNotFound,
 			Code:   endpoint.CodeNotFound,
-			Detail: fmt.Sprintf("Project '%s' not found.", project),
+			Detail: fmt.Sprintf("Project '%s' not found.", clip(project, maxEchoRunes)),
 			Err:    err,
 		}
 	}

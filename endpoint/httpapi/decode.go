@@ -18,7 +18,8 @@ import (
 
 // decode reads r's body, a JSON object, into dst (a pointer to a struct).
 // Top-level keys must be json names of dst's fields, so that a misspelt
-// option fails loudly instead of being ignored. Numbers decode as
+// option fails loudly instead of being ignored; invalid UTF-8 and repeated
+// keys are refused (checkJSON) rather than repaired or merged. Numbers decode as
 // json.Number, keeping every digit for the variable coercion to judge. An
 // empty body leaves dst as it is when emptyOK, for run requests of
 // endpoints without variables.
@@ -54,23 +55,29 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, dst any, emptyO
 	if ct == "" {
 		return errMediaType("Missing Content-Type: send 'Content-Type: application/json'.")
 	}
+	if rw, ok := w.(*responseWriter); ok {
+		rw.body = body // for guardDetail
+	}
 	return decodeJSON(body, dst)
 }
 
 // decodeJSON is decode after the transport checks: body is a whole,
 // non-empty request body.
 func decodeJSON(body []byte, dst any) error {
+	if err := checkJSON(body); err != nil {
+		return err
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &syntax):
-			return parseError(fmt.Sprintf("Malformed JSON at byte %d: %s.", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: ")))
+			return parseError(fmt.Sprintf("Malformed JSON at byte %d: %s.", syntax.Offset, clip(strings.TrimPrefix(syntax.Error(), "json: "), maxEchoed)))
 		case errors.As(err, &typ):
 			return parseError(fmt.Sprintf("Request body must be a JSON object, got %s.", jsonKind(typ.Value)))
 		}
-		return parseError("Malformed JSON: " + err.Error() + ".")
+		return parseError("Malformed JSON: " + clip(err.Error(), maxEchoed) + ".")
 	}
 	if top == nil {
 		return parseError("Request body must be a JSON object, got null.")
@@ -79,8 +86,8 @@ func decodeJSON(body []byte, dst any) error {
 		return &endpoint.Error{
 			Status: http.StatusBadRequest,
 			Code:   endpoint.CodeInvalidInput,
-			Detail: "Unknown field(s): " + strings.Join(unknown, ", "),
-			Attr:   unknown[0],
+			Detail: "Unknown field(s): " + clipList(unknown),
+			Attr:   clip(unknown[0], maxEchoRunes),
 			Err:    endpoint.ErrInvalid,
 		}
 	}
@@ -102,7 +109,7 @@ func fieldError(err error) error {
 	}
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
-		field := typ.Field
+		field := clipPath(typ.Field)
 		if field == "" {
 			field = "(body)"
 		}
@@ -110,20 +117,21 @@ func fieldError(err error) error {
 			Status: http.StatusBadRequest,
 			Code:   endpoint.CodeInvalidInput,
 			Detail: fmt.Sprintf("Invalid type for '%s': expected %s, got %s.", field, goKind(typ.Type), jsonKind(typ.Value)),
-			Attr:   typ.Field,
+			Attr:   clipPath(typ.Field),
 			Err:    endpoint.ErrInvalid,
 		}
 	}
 	return &endpoint.Error{
 		Status: http.StatusBadRequest,
 		Code:   endpoint.CodeInvalidInput,
-		Detail: "Invalid request body: " + strings.TrimPrefix(err.Error(), "json: ") + ".",
+		Detail: "Invalid request body: " + clip(strings.TrimPrefix(err.Error(), "json: "), maxEchoed) + ".",
 		Err:    endpoint.ErrInvalid,
 	}
 }
 
 // jsonKind names the JSON value encoding/json describes as v ("bool",
-// "number 1.5", ...) in the words of JSON.
+// "number 1.5", ...) in the words of JSON. The number is the client's
+// literal, so it is cut.
 func jsonKind(v string) string {
 	switch {
 	case v == "bool":
@@ -131,7 +139,7 @@ func jsonKind(v string) string {
 	case v == "":
 		return "a value"
 	}
-	return v
+	return clip(v, maxEchoRunes)
 }
 
 // goKind names the JSON type that decodes into t.
@@ -221,13 +229,13 @@ func jsonNames(t reflect.Type) map[string]bool {
 func checkContentType(ct string) error {
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return errMediaType(fmt.Sprintf("Unsupported media type %q: send 'Content-Type: application/json'.", ct))
+		return errMediaType(fmt.Sprintf("Unsupported media type %q: send 'Content-Type: application/json'.", clip(ct, maxEchoRunes)))
 	}
 	if mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
-		return errMediaType(fmt.Sprintf("Unsupported media type %q: send 'Content-Type: application/json'.", mt))
+		return errMediaType(fmt.Sprintf("Unsupported media type %q: send 'Content-Type: application/json'.", clip(mt, maxEchoRunes)))
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return errMediaType(fmt.Sprintf("Unsupported charset %q: JSON must be UTF-8.", cs))
+		return errMediaType(fmt.Sprintf("Unsupported charset %q: JSON must be UTF-8.", clip(cs, maxEchoRunes)))
 	}
 	return nil
 }

@@ -83,6 +83,14 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	if err := h.decode(w, r, &req, true); err != nil {
 		return err
 	}
+	// The slot is taken once the request is known to be well formed, so
+	// that a malformed one costs the project nothing, and held until the
+	// answer is written, encoding included.
+	release, err := h.admit(w, project)
+	if err != nil {
+		return err
+	}
+	defer release()
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
 	if err != nil {
 		return err

@@ -6,14 +6,23 @@
 // answer is JSON; every failure is {"detail", "code", "attr"} with the status
 // of the *endpoint.Error behind it, so a client sees the same messages the Go
 // API returns.
+//
+// Every response carries an X-Request-Id (the client's, when short and
+// printable), and every 5xx is logged (WithLogger) with its cause and that
+// id. Request bodies with invalid UTF-8 or a key given twice are refused,
+// and no error detail repeats more than 200 characters of the request. Runs
+// are bounded per project and overall by a limit.Limiter (WithLimiter),
+// answered 429 or 503 with Retry-After past a limit.
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
 // DefaultMaxBodyBytes is the largest request body New accepts unless
@@ -29,6 +38,10 @@ type config struct {
 	prefix  string
 	maxBody int64
 	logger  *slog.Logger
+	// limiter admits runs; nil admits all. limiterSet tells a WithLimiter(nil)
+	// from no WithLimiter at all, which gets the default limits.
+	limiter    *limit.Limiter
+	limiterSet bool
 }
 
 // WithPrefix serves the API under prefix (for example "/analytics", giving
@@ -48,15 +61,26 @@ func WithMaxBodyBytes(n int64) Option {
 	}
 }
 
-// WithLogger sets where failures that are not the client's (a broken store,
-// a panic) are logged; clients only ever see a generic 500. The default is
-// slog.Default().
+// WithLogger sets where every 5xx answer is logged, with its cause (the
+// wrapped error, engine detail included, that the client never sees), its
+// request id, method and path. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
 			c.logger = l
 		}
 	}
+}
+
+// WithLimiter sets the limits on runs: every POST .../endpoints/{name}/run
+// first takes a slot of l for its project, and is answered 429 (a limit of
+// the project) or 503 (the global cap) with Retry-After when l refuses. One
+// Limiter may serve several handlers, which then share its counts. Without
+// this option the handler has its own limiter with limit.Config's defaults
+// (3 runs in flight, 240 per minute and 2,400 per hour per project; 64 in
+// flight in all); WithLimiter(nil) turns the limits off.
+func WithLimiter(l *limit.Limiter) Option {
+	return func(c *config) { c.limiter, c.limiterSet = l, true }
 }
 
 type handler struct {
@@ -85,6 +109,9 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 	h := &handler{svc: svc, auth: auth, cfg: config{maxBody: DefaultMaxBodyBytes, logger: slog.Default()}}
 	for _, o := range opts {
 		o(&h.cfg)
+	}
+	if !h.cfg.limiterSet {
+		h.cfg.limiter = defaultLimiter()
 	}
 	h.mux = http.NewServeMux()
 	h.routes()
@@ -121,9 +148,13 @@ func (h *handler) routes() {
 	h.handle(http.MethodPost, "endpoints/{name}/materialize", h.materializeEndpoint)
 }
 
-// ServeHTTP answers a panic anywhere below with a 500 JSON body instead of
-// a dropped connection.
+// ServeHTTP gives every request an id (sent back in X-Request-Id, logged
+// with every 5xx) and answers a panic anywhere below with a 500 JSON body
+// instead of a dropped connection.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := requestID(r)
+	w.Header().Set(RequestIDHeader, id)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	rw := &responseWriter{ResponseWriter: w}
 	defer h.recoverPanic(rw, r)
 	h.mux.ServeHTTP(rw, r)

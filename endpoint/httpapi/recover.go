@@ -7,10 +7,12 @@ import (
 )
 
 // responseWriter remembers whether the status line went out, so that a panic
-// after it is not answered with a second one.
+// after it is not answered with a second one, and the request body as
+// decode read it, so that an error detail can be checked for echoes of it.
 type responseWriter struct {
 	http.ResponseWriter
 	wrote bool
+	body  []byte
 }
 
 func (w *responseWriter) WriteHeader(status int) {
@@ -38,12 +40,14 @@ func (h *handler) recoverPanic(w *responseWriter, r *http.Request) {
 	if v == http.ErrAbortHandler { //nolint:errorlint // the sentinel is panicked as is
 		panic(v)
 	}
-	h.cfg.logger.ErrorContext(r.Context(), "httpapi: panic",
-		"method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	err := fmt.Errorf("httpapi: panic: %v", v)
+	stack := string(debug.Stack())
 	if w.wrote {
 		// Too late for a status: cut the response so the client sees it
 		// is incomplete rather than a truncated success.
+		h.cfg.logger.ErrorContext(r.Context(), "httpapi: panic after the response began",
+			"cause", err, "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "stack", stack)
 		panic(http.ErrAbortHandler)
 	}
-	h.fail(w, r, fmt.Errorf("httpapi: panic: %v", v))
+	h.failLogging(w, r, err, "stack", stack)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -20,6 +21,10 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeResultNotEncodable   = "result_not_encodable"
 	CodeServerError          = "server_error"
+	// CodeThrottled is a run refused by a limit of its project (429).
+	CodeThrottled = "throttled"
+	// CodeOverloaded is a run refused by the global cap on runs (503).
+	CodeOverloaded = "overloaded"
 )
 
 // errorBody is the JSON of every failure. Attr is null when the error
@@ -30,59 +35,77 @@ type errorBody struct {
 	Attr   *string `json:"attr"`
 }
 
-// sentinelStatus gives the status of an *endpoint.Error that left Status
-// unset, from the sentinel it wraps.
-var sentinelStatus = []struct {
-	err    error
-	status int
-}{
-	{endpoint.ErrInvalid, http.StatusBadRequest},
-	{endpoint.ErrNotFound, http.StatusNotFound},
-	{endpoint.ErrConflict, http.StatusConflict},
-	{endpoint.ErrUnauthorized, http.StatusUnauthorized},
-	{endpoint.ErrForbidden, http.StatusForbidden},
-	{endpoint.ErrExecution, http.StatusBadGateway},
-	{endpoint.ErrTimeout, http.StatusGatewayTimeout},
+// fail writes err as the JSON error body. An *endpoint.Error is shown as it
+// is; anything else is a fault of the server or its dependencies, answered
+// with a generic 500 so that no internal detail leaks. Every detail passes
+// guardDetail, which cuts long echoes of the request. Every 5xx is logged
+// with its cause and the request id.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.failLogging(w, r, err)
 }
 
-// fail writes err as the JSON error body. An *endpoint.Error is shown as it
-// is; anything else is a fault of the server or its dependencies, logged and
-// answered with a generic 500 so that no internal detail leaks.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+// failLogging is fail with extra attributes for the log of a 5xx.
+func (h *handler) failLogging(w http.ResponseWriter, r *http.Request, err error, extra ...any) {
 	var e *endpoint.Error
-	if !errors.As(err, &e) {
-		h.cfg.logger.ErrorContext(r.Context(), "httpapi: internal error",
-			"method", r.Method, "path", r.URL.Path, "error", err)
+	cause := err
+	if errors.As(err, &e) {
+		if e.Err != nil {
+			// e.Error() is the detail only; the cause is what it wraps.
+			cause = e.Err
+			if error(e) != err {
+				extra = append(extra, "error", err)
+			}
+		}
+	} else {
 		e = &endpoint.Error{
 			Status: http.StatusInternalServerError,
 			Code:   CodeServerError,
 			Detail: "Internal server error.",
 		}
 	}
-	status := e.Status
-	if status == 0 {
-		status = http.StatusInternalServerError
-		for _, s := range sentinelStatus {
-			if errors.Is(e, s.err) {
-				status = s.status
-				break
-			}
-		}
+	status := endpoint.StatusOf(e)
+	var body []byte
+	if rw, ok := w.(*responseWriter); ok {
+		body = rw.body
+	}
+	detail := guardDetail(e.Detail, r, body)
+	if status >= 500 {
+		h.logServerError(r, status, e.Code, detail, cause, extra)
 	}
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
-	body := errorBody{Detail: e.Detail, Code: e.Code}
+	eb := errorBody{Detail: detail, Code: e.Code}
 	if e.Attr != "" {
-		body.Attr = &e.Attr
+		attr := clipPath(e.Attr)
+		eb.Attr = &attr
 	}
-	b, mErr := encodeJSON(body)
+	b, mErr := encodeJSON(eb)
 	if mErr != nil {
 		// Strings always marshal; this cannot happen, but a reply is owed.
 		b = []byte(`{"detail":"Internal server error.","code":"server_error","attr":null}`)
 		status = http.StatusInternalServerError
 	}
 	writeBytes(w, status, b)
+}
+
+// logServerError logs a 5xx answer. A 503 is an overload the server
+// refused on purpose, not a fault: it is a warning, the rest are errors.
+func (h *handler) logServerError(r *http.Request, status int, code, detail string, cause error, extra []any) {
+	level := slog.LevelError
+	if status == http.StatusServiceUnavailable {
+		level = slog.LevelWarn
+	}
+	attrs := append([]any{
+		"status", status,
+		"code", code,
+		"detail", detail,
+		"cause", cause,
+		"request_id", RequestID(r.Context()),
+		"method", r.Method,
+		"path", r.URL.Path,
+	}, extra...)
+	h.cfg.logger.Log(r.Context(), level, "httpapi: server error", attrs...)
 }
 
 // reply writes v as JSON with status. A value that cannot be encoded (a
@@ -143,6 +166,6 @@ func errMethodNotAllowed(method string) error {
 	return &endpoint.Error{
 		Status: http.StatusMethodNotAllowed,
 		Code:   CodeMethodNotAllowed,
-		Detail: fmt.Sprintf("Method %q not allowed.", method),
+		Detail: fmt.Sprintf("Method %q not allowed.", clip(method, maxEchoRunes)),
 	}
 }

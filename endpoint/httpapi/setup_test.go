@@ -79,7 +79,9 @@ func newHarness(t testing.TB, exec func(events *sql.DB) endpoint.Executor) *harn
 	require.NoError(t, keys.AddAllProjects(keyAdmin))
 	require.NoError(t, keys.Add(keyNone))
 	logs := &bytes.Buffer{}
-	h := httpapi.New(svc, keys, httpapi.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	// Run limits are tested in limits_test.go; here they are off, so that
+	// the fuzzer's thousands of runs reach the run code, not a 429.
+	h := httpapi.New(svc, keys, httpapi.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), httpapi.WithLimiter(nil))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &harness{t: t, handler: h, server: srv, events: events, logs: logs}

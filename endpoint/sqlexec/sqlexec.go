@@ -114,9 +114,7 @@ func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, li
 // first rows costs what a LIMIT would. A client-server engine sends (or
 // its driver drains) the rest of the rows when they are closed early, so
 // there the Service's paging wrapper is cheaper.
-//
-// It is the one place of this package that asks which engine it runs on.
-func (e *Executor) CapsRows() bool { return e.engine == engine.SQLite }
+func (e *Executor) CapsRows() bool { return e.engine.StopsEarly() }
 
 // query runs query and reads at most max rows (all when max < 0).
 func (e *Executor) query(ctx context.Context, query string, args []any, max int) (*endpoint.Result, error) {

@@ -6,6 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
 // envAPIKey is the environment variable that supplies the API key when the
@@ -24,12 +28,15 @@ const (
 
 // config is the parsed command line.
 type config struct {
-	addr       string
-	dbPath     string // "" is an in-memory database
-	apiKey     string
-	keySource  keySource
-	project    string
+	addr      string
+	dbPath    string // "" is a temporary database
+	apiKey    string
+	keySource keySource
+	project   string
+	// grants are the keys given as KEY=PROJECT, each for its project.
+	grants     []grant
 	demoEvents int
+	limits     limit.Config
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -38,12 +45,35 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: in memory, lost at exit)")
-	fs.StringVar(&c.apiKey, "api-key", "", "API key for -project (default $"+envAPIKey+"; with neither, one is generated and printed)")
+	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: a temporary one, deleted at exit)")
+	keys := &keyFlag{c: &c}
+	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
+	limits := []struct {
+		flag  string
+		usage string
+		def   int
+		dst   *int
+	}{
+		{"project-concurrency", "runs of one project in flight at once", limit.DefaultProjectConcurrency, &c.limits.ProjectConcurrency},
+		{"project-runs-per-minute", "runs one project may start per sliding minute", limit.DefaultProjectPerMinute, &c.limits.ProjectPerMinute},
+		{"project-runs-per-hour", "runs one project may start per sliding hour", limit.DefaultProjectPerHour, &c.limits.ProjectPerHour},
+		{"global-concurrency", "runs of all projects in flight at once", limit.DefaultGlobalConcurrency, &c.limits.GlobalConcurrency},
+	}
+	for _, l := range limits {
+		fs.IntVar(l.dst, l.flag, l.def, l.usage+" (0 for no limit)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
+	}
+	for _, l := range limits {
+		switch {
+		case *l.dst < 0:
+			return config{}, fmt.Errorf("-%s must be 0 or more, got %d", l.flag, *l.dst)
+		case *l.dst == 0:
+			*l.dst = limit.Unlimited
+		}
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -63,6 +93,43 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.apiKey, c.keySource = newAPIKey(), keyGenerated
 	}
 	return c, nil
+}
+
+// grant is an API key for one project.
+type grant struct{ key, project string }
+
+// keyFlag reads repeated -api-key values: a bare KEY is the key of
+// -project (at most one), KEY=PROJECT the key of PROJECT.
+type keyFlag struct{ c *config }
+
+func (f *keyFlag) String() string { return "" }
+
+func (f *keyFlag) Set(v string) error {
+	key, project, ok := strings.Cut(v, "=")
+	if !ok {
+		if f.c.apiKey != "" {
+			return errors.New("only one -api-key may be given without =PROJECT")
+		}
+		f.c.apiKey = v
+		return nil
+	}
+	if key == "" || project == "" {
+		return fmt.Errorf("want KEY=PROJECT, got %q", v)
+	}
+	f.c.grants = append(f.c.grants, grant{key, project})
+	return nil
+}
+
+// projects lists the projects the server serves: -project first, then those
+// of the KEY=PROJECT grants, each once.
+func (c config) projects() []string {
+	out := []string{c.project}
+	for _, g := range c.grants {
+		if !slices.Contains(out, g.project) {
+			out = append(out, g.project)
+		}
+	}
+	return out
 }
 
 // newAPIKey returns a random key: 128 bits from crypto/rand, as text that

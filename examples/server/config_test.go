@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
 // TestKeys: the flag wins over the environment, the environment over a
@@ -92,4 +94,58 @@ func TestFlagErrors(t *testing.T) {
 		require.Error(t, err, "%q", c.args)
 		assert.Contains(t, err.Error(), c.want, "%q", c.args)
 	}
+}
+
+// TestLimitFlags: the run limits have the library's defaults, take other
+// values, and 0 turns a limit off.
+func TestLimitFlags(t *testing.T) {
+	getenv := func(string) string { return "" }
+	c, err := parseFlags(nil, getenv, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, limit.Config{
+		ProjectConcurrency: limit.DefaultProjectConcurrency,
+		ProjectPerMinute:   limit.DefaultProjectPerMinute,
+		ProjectPerHour:     limit.DefaultProjectPerHour,
+		GlobalConcurrency:  limit.DefaultGlobalConcurrency,
+	}, c.limits)
+
+	c, err = parseFlags([]string{"-project-concurrency", "5", "-project-runs-per-minute", "0", "-project-runs-per-hour", "100", "-global-concurrency", "9"}, getenv, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, limit.Config{ProjectConcurrency: 5, ProjectPerMinute: limit.Unlimited, ProjectPerHour: 100, GlobalConcurrency: 9}, c.limits)
+
+	for _, f := range []string{"-project-concurrency", "-project-runs-per-minute", "-project-runs-per-hour", "-global-concurrency"} {
+		_, err := parseFlags([]string{f, "-1"}, getenv, io.Discard)
+		require.Error(t, err, f)
+		assert.Contains(t, err.Error(), f+" must be 0 or more")
+	}
+}
+
+// TestLimitsOverHTTP: the server answers a run past -project-runs-per-minute
+// with 429 and Retry-After, naming the limit, and every answer carries
+// X-Request-Id.
+func TestLimitsOverHTTP(t *testing.T) {
+	s := start(t, []string{"-api-key", "k", "-demo-events", "0", "-project-runs-per-minute", "2"}, nil)
+	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
+		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
+	require.Equal(t, http.StatusCreated, create.status, create.raw)
+	var last *http.Response
+	var body []byte
+	for range 3 {
+		req, err := http.NewRequest("POST", base+"/api/projects/1/endpoints/one/run", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer k")
+		last, err = http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err = io.ReadAll(last.Body)
+		require.NoError(t, err)
+		last.Body.Close()
+		assert.NotEmpty(t, last.Header.Get("X-Request-Id"))
+	}
+	// Two runs pass; with both in the same aligned minute the third is
+	// refused, and if the minute turned between them the sliding estimate
+	// still counts the first.
+	require.Equal(t, http.StatusTooManyRequests, last.StatusCode, "%s", body)
+	assert.NotEmpty(t, last.Header.Get("Retry-After"))
+	assert.Contains(t, string(body), "project_runs_per_minute")
 }

@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
@@ -15,19 +21,39 @@ import (
 // the same on every machine.
 const demoSeed = 1
 
-// openDB opens the SQLite database at path, or an in-memory one when path is
-// "". One database holds the events and the stores: the example serves one
-// project to one key, so there is nothing to keep apart.
-func openDB(path string) (*sql.DB, error) {
-	if path == "" {
-		db, err := sql.Open("sqlite", ":memory:")
+// openDB opens the SQLite database at path, or, when path is "", a fresh
+// one in a temporary directory that closeDB deletes. One database holds the
+// events and the stores: the example serves one project to one key, so
+// there is nothing to keep apart.
+//
+// The temporary database is a file rather than ":memory:" because every
+// connection to ":memory:" is a database of its own, so an in-memory pool
+// has one connection, and one long run stalls every other run and write.
+// A file in WAL mode takes a pool: runs read side by side, and a write
+// commits while they read. Its pages stay in the OS cache, so it is about
+// as fast as memory for the demo's data.
+func openDB(path string) (db *sql.DB, closeDB func() error, err error) {
+	if path != "" {
+		db, err := openFile(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		// Every connection to :memory: is a database of its own.
-		db.SetMaxOpenConns(1)
-		return db, nil
+		return db, db.Close, nil
 	}
+	dir, err := os.MkdirTemp("", "endpointkit-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("temporary database: %w", err)
+	}
+	db, err = openFile(filepath.Join(dir, "endpointkit.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return db, func() error { return errors.Join(db.Close(), os.RemoveAll(dir)) }, nil
+}
+
+// openFile opens the SQLite file at path for concurrent use.
+func openFile(path string) (*sql.DB, error) {
 	// WAL lets runs read while a write commits; the busy timeout makes a
 	// writer wait for another instead of failing; immediate transactions
 	// take the write lock up front, so two read-then-write transactions
@@ -45,16 +71,36 @@ func openDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// loadDemo loads n demo events when the events table is missing or empty,
-// and returns how many events the table holds.
-func loadDemo(ctx context.Context, db *sql.DB, n int) (count int, loaded bool, err error) {
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&count); err == nil && count > 0 {
+// policy lets endpoints read the events table only, each project its own
+// rows (the tenant column project_id).
+var policy = func() access.Policy {
+	p, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
+	if err != nil {
+		panic(err) // a fixed, valid rule set
+	}
+	return p
+}()
+
+// loadDemo loads n demo events for each project when the events table is
+// missing or empty, and returns how many events the first project has. The
+// first project's events are the same on every machine (demoSeed), so that
+// the printed session's answers are; each other project gets events of its
+// own.
+func loadDemo(ctx context.Context, db *sql.DB, n int, projects []string) (count int, loaded bool, err error) {
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE project_id = ?", projects[0]).Scan(&count); err == nil && count > 0 {
 		return count, false, nil
 	}
-	// demo.Load creates the table, so that the session works (with empty
-	// answers) even with -demo-events 0.
-	if err := demo.Load(ctx, db, n, demoSeed); err != nil {
-		return 0, false, err
+	// The table is created even for -demo-events 0, so that the session
+	// works (with empty answers).
+	for _, stmt := range strings.Split(demo.Schema, ";") {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return 0, false, fmt.Errorf("demo: create schema: %w", err)
+		}
+	}
+	for i, p := range projects {
+		if err := demo.Insert(ctx, db, engine.SQLite, p, n, demoSeed+uint64(i)); err != nil {
+			return 0, false, err
+		}
 	}
 	return n, true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,20 +13,20 @@ import (
 func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		ctx := context.Background()
-		db, err := openDB(path)
+		db, closeDB, err := openDB(path)
 		require.NoError(t, err)
 
-		n, loaded, err := loadDemo(ctx, db, 0)
+		n, loaded, err := loadDemo(ctx, db, 0, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 		assert.True(t, loaded, "an empty table is created")
 
-		n, loaded, err = loadDemo(ctx, db, 500)
+		n, loaded, err = loadDemo(ctx, db, 500, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n)
 		assert.True(t, loaded, "an empty table is filled")
 
-		n, loaded, err = loadDemo(ctx, db, 800)
+		n, loaded, err = loadDemo(ctx, db, 800, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n, "a filled table is left as it is")
 		assert.False(t, loaded)
@@ -33,6 +34,52 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 		var count int
 		require.NoError(t, db.QueryRow("SELECT count(*) FROM events").Scan(&count))
 		assert.Equal(t, 500, count)
-		require.NoError(t, db.Close())
+		require.NoError(t, closeDB())
 	}
+}
+
+// TestShortRunPassesLongOne: while one query is in the middle of its rows
+// (a long run), a short query and a write both complete, in the temporary
+// database as in a file. With a single connection they would wait for the
+// long one to end.
+func TestShortRunPassesLongOne(t *testing.T) {
+	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
+		db, closeDB, err := openDB(path)
+		require.NoError(t, err)
+		ctx := context.Background()
+		_, _, err = loadDemo(ctx, db, 100, []string{"1"})
+		require.NoError(t, err)
+
+		// An endless query, held open after its first row.
+		long, err := db.QueryContext(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c")
+		require.NoError(t, err)
+		require.True(t, long.Next())
+
+		short, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var n int
+		require.NoError(t, db.QueryRowContext(short, "SELECT count(*) FROM events").Scan(&n), "path %q", path)
+		assert.Equal(t, 100, n)
+		_, err = db.ExecContext(short, "CREATE TABLE written (x INTEGER)")
+		require.NoError(t, err, "a write commits during the long read")
+		cancel()
+
+		require.True(t, long.Next(), "the long query was still running")
+		require.NoError(t, long.Close())
+		require.NoError(t, closeDB())
+	}
+}
+
+// TestTemporaryDatabaseIsDeleted: closing the temporary database removes
+// its directory.
+func TestTemporaryDatabaseIsDeleted(t *testing.T) {
+	db, closeDB, err := openDB("")
+	require.NoError(t, err)
+	var file string
+	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
+	require.FileExists(t, file)
+	var mode string
+	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+	assert.Equal(t, "wal", mode)
+	require.NoError(t, closeDB())
+	assert.NoDirExists(t, filepath.Dir(file))
 }

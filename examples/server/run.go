@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
@@ -36,16 +38,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
 		return fmt.Errorf("-api-key: %w", err)
 	}
-	db, err := openDB(cfg.dbPath)
+	for _, g := range cfg.grants {
+		if err := keys.Add(g.key, g.project); err != nil {
+			return fmt.Errorf("-api-key for project %s: %w", g.project, err)
+		}
+	}
+	db, closeDB, err := openDB(cfg.dbPath)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
-	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents)
+	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents, cfg.projects())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: a stop asked for, not a failure
@@ -64,6 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Endpoints:  store.Endpoints(),
 		Variables:  store.Variables(),
 		Executor:   sqlexec.New(db, engine.SQLite),
+		Access:     policy,
 		RunTimeout: runTimeout,
 	})
 	if err != nil {
@@ -79,8 +87,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	limiter, err := limit.New(cfg.limits)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           httpapi.New(svc, keys),
+		Handler: httpapi.New(svc, keys,
+			httpapi.WithLimiter(limiter),
+			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      runTimeout + 30*time.Second,

@@ -56,7 +56,7 @@ var sessionSteps = []step{
 }
 
 func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) {
-	where := "in memory (lost at exit; -db FILE keeps it)"
+	where := "temporary (deleted at exit; -db FILE keeps it)"
 	if cfg.dbPath != "" {
 		where = cfg.dbPath
 	}

@@ -1,0 +1,423 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+)
+
+const createPath = "/api/projects/1/endpoints/"
+
+// TestBodyEncodingIsChecked: a body that encoding/json would repair
+// silently (invalid UTF-8, a lone surrogate) is refused with a 400 that
+// says what is wrong and where.
+func TestBodyEncodingIsChecked(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	cases := []struct {
+		name, method, path, body, detail string
+	}{
+		{"invalid UTF-8 in a description", "POST", createPath, "{\"name\": \"a\", \"description\": \"caf\xe9\", \"query\": {\"kind\": \"HogQLQuery\", \"query\": \"SELECT 1\"}}", "not valid UTF-8: byte 0xe9 at byte 33"},
+		{"invalid UTF-8 in a variable value", "POST", runPath, "{\"variables\": {\"from\": \"2025-05-01\", \"to\": \"2025-05-02\xff\"}}", "not valid UTF-8: byte 0xff"},
+		{"invalid UTF-8 in a key", "PATCH", "/api/projects/1/endpoints/in_range", "{\"description\": \"d\", \"\xc3\": 1}", "not valid UTF-8: byte 0xc3 at byte 22"},
+		{"invalid UTF-8 in SQL", "PATCH", "/api/projects/1/endpoints/in_range", "{\"query\": {\"kind\": \"HogQLQuery\", \"query\": \"SELECT '\xfe' AS x\"}}", "not valid UTF-8: byte 0xfe"},
+		{"lone surrogate", "POST", createPath, `{"name": "b", "description": "\ud800", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`, `\ud800 is half of a UTF-16 surrogate pair`},
+		{"lone low surrogate in a variable", "POST", "/api/projects/1/insight_variables/", `{"name": "c", "type": "String", "default_value": "x\udc01"}`, `\udc01 is half`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := h.do(c.method, c.path, keyP1, c.body)
+			mustStatus(t, http.StatusBadRequest, r)
+			checkErrorBody(t, r)
+			assert.Equal(t, "parse_error", r.Body["code"])
+			assert.Contains(t, r.detail(), c.detail)
+		})
+	}
+	// Nothing was created or changed.
+	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"a", keyP1, nil))
+	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"b", keyP1, nil))
+	r := h.do("GET", createPath+"in_range", keyP1, nil)
+	assert.Equal(t, "", r.Body["description"])
+	// A valid pair and a literal U+FFFD are fine.
+	mustStatus(t, http.StatusCreated, h.do("POST", createPath, keyP1, `{"name": "ok", "description": "\ud83d\ude00 `+"\uFFFD"+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`))
+}
+
+// TestDuplicateKeysAreRefused: a key given twice, at any depth, is a 400
+// naming the key and where it is, instead of the last one silently winning.
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	cases := []struct {
+		name, method, path, body, detail, attr string
+	}{
+		{"top level", "POST", createPath, `{"name": "a", "name": "b", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`, `Duplicate key "name" in the request body at byte 14`, "name"},
+		{"run variables", "POST", runPath, `{"variables": {"from": "2020-01-01", "to": "2025-05-02", "from": "2025-05-01"}}`, `Duplicate key "from" in 'variables'`, "variables.from"},
+		{"run option", "POST", runPath, `{"variables": {"from": "2025-05-01", "to": "2025-05-02"}, "limit": 1, "limit": 1000}`, `Duplicate key "limit"`, "limit"},
+		{"inside the query", "PATCH", "/api/projects/1/endpoints/in_range", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1", "query": "SELECT 2"}}`, `Duplicate key "query" in 'query'`, "query.query"},
+		{"in an insight series", "POST", createPath, `{"name": "t", "query": {"kind": "TrendsQuery", "series": [{"event": "a"}, {"event": "b", "event": "c"}]}}`, `Duplicate key "event" in 'query.series.1'`, "query.series.1.event"},
+		{"escaped spelling", "POST", "/api/projects/1/insight_variables/", `{"name": "n", "type": "String", "\u006eame": "m"}`, `Duplicate key "name"`, "name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := h.do(c.method, c.path, keyP1, c.body)
+			mustStatus(t, http.StatusBadRequest, r)
+			checkErrorBody(t, r)
+			assert.Equal(t, "parse_error", r.Body["code"])
+			assert.Contains(t, r.detail(), c.detail)
+			assert.Equal(t, c.attr, r.Body["attr"])
+		})
+	}
+	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"b", keyP1, nil))
+	r := h.do("GET", createPath+"in_range", keyP1, nil)
+	assert.Contains(t, string(r.Raw), "{variables.from}", "the endpoint was not changed")
+}
+
+// echoRand makes the client input of TestDetailsDoNotEchoInput: random
+// letters, so that a long repeat in a detail can only be an echo.
+var echoRand = rand.New(rand.NewPCG(11, 12))
+
+func letters(n int) string {
+	const abc = "abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = abc[echoRand.IntN(len(abc))]
+	}
+	return string(b)
+}
+
+// TestDetailsDoNotEchoInput sends a long input to every place a detail
+// repeats client input, and checks that no detail repeats more than 200
+// characters of the request, in one stretch or in all (counting stretches
+// of 16 bytes or more, so that words the body happens to share with the
+// message do not count), while still showing its start so that the client
+// recognises it. The origin column says where the echo is made:
+// cut at the source in httpapi, or by the final guard for the endpoint and
+// variable packages.
+func TestDetailsDoNotEchoInput(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	long := letters(20000)
+	name := "a" + letters(5000)
+	uuids := make([]string, 300)
+	for i := range uuids {
+		uuids[i] = fmt.Sprintf("%08x-1111-4111-8111-%012x", i, i)
+	}
+	var escaped strings.Builder // the same name, every letter \u-escaped
+	for _, c := range name {
+		fmt.Fprintf(&escaped, `\u%04x`, c)
+	}
+	manyKeys := map[string]any{"variables": map[string]any{}}
+	for i := range 500 {
+		manyKeys[fmt.Sprintf("k%03d%s", i, letters(30))] = 1
+	}
+	refs := map[string]any{}
+	for _, id := range uuids {
+		refs[id] = map[string]any{"variableId": id, "code_name": "v" + id[:8]}
+	}
+
+	cases := []struct {
+		name, origin string
+		method, path string
+		contentType  string
+		body         any
+		status       int
+		shows        string // a part of the input the detail still shows
+	}{
+		{"unknown key", "httpapi", "POST", runPath, "", `{"variables": {}, "` + long + `": 1}`, 400, long[:40]},
+		{"many unknown keys", "httpapi", "POST", runPath, "", manyKeys, 400, "k000"},
+		{"number literal", "httpapi", "POST", runPath, "", `{"variables": {}, "limit": 1` + strings.Repeat("9", 20000) + `}`, 400, "number 1999"},
+		{"field path of a type error", "httpapi", "POST", "/api/projects/1/insight_variables/", "", `{"name": "x", "type": "List", "values": ["a", ` + strings.Repeat("1", 5000) + `]}`, 400, ""},
+		{"content type", "httpapi", "POST", runPath, "application/" + long, `{}`, 415, long[:40]},
+		{"charset", "httpapi", "POST", runPath, "application/json; charset=" + long, `{}`, 415, long[:40]},
+		{"duplicate key", "httpapi", "POST", runPath, "", `{"variables": {"` + long + `": 1, "` + long + `": 2}}`, 400, long[:40]},
+		{"method", "httpapi", strings.ToUpper(long[:3000]), runPath, "", nil, 405, strings.ToUpper(long[:40])},
+		{"project", "httpapi", "GET", "/api/projects/" + long + "/endpoints/", "", nil, 403, long[:40]},
+
+		{"endpoint not found", "endpoint", "GET", createPath + name, "", nil, 404, name[:40]},
+		{"run of an unknown endpoint", "endpoint", "POST", createPath + name + "/run", "", `{}`, 404, name[:40]},
+		{"invalid endpoint name", "endpoint", "POST", createPath, "", map[string]any{"name": "1" + name, "query": sqlQuery("SELECT 1", nil)}, 400, name[:40]},
+		{"invalid name, escaped", "endpoint", "POST", createPath, "", `{"name": "1` + escaped.String() + `", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`, 400, name[:40]},
+		{"unknown variable", "endpoint", "POST", runPath, "", map[string]any{"variables": map[string]any{"from": "2025-05-01", "to": "2025-05-02", name: 1}}, 400, name[:40]},
+		{"many unknown variables", "endpoint", "POST", runPath, "", map[string]any{"variables": func() map[string]any {
+			m := map[string]any{"from": "2025-05-01", "to": "2025-05-02"}
+			for i := range 400 {
+				m[fmt.Sprintf("u%03d%s", i, letters(20))] = 1
+			}
+			return m
+		}()}, 400, "u000"},
+		{"undefined placeholders", "endpoint", "POST", createPath, "", map[string]any{"name": "x", "query": sqlQuery("SELECT {variables."+name+"}", nil)}, 400, name[:40]},
+		{"variable ids not UUIDs", "endpoint", "POST", createPath, "", map[string]any{"name": "x", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT {variables.a}", "variables": map[string]any{name: map[string]any{"variableId": name, "code_name": "a"}}}}, 400, name[:40]},
+		{"variable ids not found", "endpoint", "POST", createPath, "", map[string]any{"name": "x", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1", "variables": refs}}, 400, uuids[0]},
+		{"refresh mode", "endpoint", "POST", runPath, "", map[string]any{"variables": okVars, "refresh": long}, 400, long[:40]},
+		{"query kind", "endpoint", "POST", createPath, "", map[string]any{"name": "x", "query": map[string]any{"kind": long}}, 400, long[:40]},
+		{"query variable key", "endpoint", "POST", createPath, "", map[string]any{"name": "x", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1", "variables": map[string]any{long: 1}}}, 400, ""},
+		{"variable not found", "endpoint", "GET", "/api/projects/1/insight_variables/" + name, "", nil, 404, ""},
+		{"variable id", "variable", "POST", "/api/projects/1/insight_variables/", "", map[string]any{"id": long, "name": "x", "type": "String"}, 400, long[:40]},
+		{"variable type", "variable", "POST", "/api/projects/1/insight_variables/", "", map[string]any{"name": "x", "type": long}, 400, long[:40]},
+		{"variable code_name", "variable", "POST", "/api/projects/1/insight_variables/", "", map[string]any{"name": "x", "code_name": "1" + long}, 400, long[:40]},
+		{"repeated list value", "variable", "POST", "/api/projects/1/insight_variables/", "", map[string]any{"name": "x", "type": "List", "values": []string{long, long}}, 400, long[:40]},
+		{"variable value", "variable", "POST", runPath, "", map[string]any{"variables": map[string]any{"from": long, "to": "2025-05-02"}}, 400, long[:40]},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var raw []byte
+			switch b := c.body.(type) {
+			case nil:
+			case string:
+				raw = []byte(b)
+			default:
+				var err error
+				raw, err = jsonMarshal(b)
+				require.NoError(t, err)
+			}
+			req := httptest.NewRequest(c.method, c.path, bytes.NewReader(raw))
+			if c.path != "" && strings.Contains(c.path, "%") {
+				t.Fatal("paths are sent unescaped")
+			}
+			req.Header.Set("Authorization", "Bearer "+keyAdmin)
+			if c.contentType != "" {
+				req.Header.Set("Content-Type", c.contentType)
+			} else if raw != nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			rec := httptest.NewRecorder()
+			h.handler.ServeHTTP(rec, req)
+			r := decodeResponse(t, rec.Code, rec.Header(), rec.Body.Bytes())
+			if c.name == "project" {
+				// The admin key may use every project: ask with one that may not.
+				req.Header.Set("Authorization", "Bearer "+keyP1)
+				rec = httptest.NewRecorder()
+				h.handler.ServeHTTP(rec, req)
+				r = decodeResponse(t, rec.Code, rec.Header(), rec.Body.Bytes())
+			}
+			mustStatus(t, c.status, r)
+			checkErrorBody(t, r)
+			input := c.method + " " + c.path + " " + c.contentType + " " + string(raw) + " " + name + " " + long
+			detail := r.detail()
+			assert.LessOrEqual(t, longestRepeat(detail, input), 200, "%s echo: %s", c.origin, detail)
+			assert.LessOrEqual(t, repeatedRunes(detail, input), 200, "%s echo: %s", c.origin, detail)
+			if attr, ok := r.Body["attr"].(string); ok {
+				assert.LessOrEqual(t, utf8.RuneCountInString(attr), 201, "attr: %s", attr)
+			}
+			if c.shows != "" {
+				assert.Contains(t, detail, c.shows, "the echo is cut, not removed")
+			}
+		})
+	}
+}
+
+// longestRepeat returns the length in runes of the longest stretch of
+// detail that occurs in input.
+func longestRepeat(detail, input string) int {
+	best := 0
+	runes := []rune(detail)
+	for i := range runes {
+		lo, hi := 0, len(runes)-i
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if strings.Contains(input, string(runes[i:i+mid])) {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		best = max(best, lo)
+	}
+	return best
+}
+
+// repeatedRunes counts the runes of detail that lie in a stretch of 16
+// bytes or more occurring in input.
+func repeatedRunes(detail, input string) int {
+	const w = 16
+	covered := make([]bool, len(detail))
+	for i := 0; i+w <= len(detail); i++ {
+		if strings.Contains(input, detail[i:i+w]) {
+			for j := i; j < i+w; j++ {
+				covered[j] = true
+			}
+		}
+	}
+	n := 0
+	for i := range detail { // the first byte of each rune
+		if covered[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRequestID: every answer carries X-Request-Id, the client's when it is
+// short and printable, a fresh one otherwise.
+func TestRequestID(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setupRange("1", keyP1)
+	requests := []struct{ method, path, key string }{
+		{"GET", createPath, keyP1},             // 200
+		{"POST", runPath, keyP1},               // 400
+		{"GET", createPath, ""},                // 401
+		{"GET", createPath, keyP2},             // 403
+		{"GET", "/nowhere", ""},                // 404
+		{"PUT", createPath, keyP1},             // 405
+		{"DELETE", createPath + "nope", keyP1}, // 404
+		{"DELETE", "/api/projects/1/insight_variables/" + idCountry, keyP1}, // 404
+	}
+	seen := map[string]bool{}
+	for _, rq := range requests {
+		r := h.do(rq.method, rq.path, rq.key, nil)
+		id := r.Header.Get("X-Request-Id")
+		assert.Regexp(t, regexp.MustCompile(`^[A-Z2-7]{26}$`), id, "%s %s", rq.method, rq.path)
+		assert.False(t, seen[id], "ids are unique")
+		seen[id] = true
+	}
+	mustStatus(t, http.StatusCreated, h.do("POST", createPath, keyP1, map[string]any{"name": "gone", "query": sqlQuery("SELECT 1", nil)}))
+	r := h.do("DELETE", createPath+"gone", keyP1, nil)
+	mustStatus(t, http.StatusNoContent, r)
+	assert.NotEmpty(t, r.Header.Get("X-Request-Id"), "204 too")
+
+	cases := []struct {
+		sent []string
+		kept bool
+	}{
+		{[]string{"abc-123"}, true},
+		{[]string{"req:7f3a/9?x=1"}, true},
+		{[]string{strings.Repeat("a", 128)}, true},
+		{[]string{strings.Repeat("a", 129)}, false},
+		{[]string{"has space"}, false},
+		{[]string{"tab\there"}, false},
+		{[]string{"caf\u00e9"}, false},
+		{[]string{""}, false},
+		{[]string{"one", "two"}, false},
+	}
+	for _, c := range cases {
+		req, err := http.NewRequest("GET", h.server.URL+createPath, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+keyP1)
+		for _, v := range c.sent {
+			req.Header.Add("X-Request-Id", v)
+		}
+		r := h.send(req)
+		got := r.Header.Get("X-Request-Id")
+		if c.kept {
+			assert.Equal(t, c.sent[0], got)
+		} else {
+			assert.Regexp(t, `^[A-Z2-7]{26}$`, got, "%q replaced", c.sent)
+		}
+	}
+}
+
+// TestServerErrorsAreLogged: every 5xx is logged with its cause, engine
+// detail included, and the request id the client got; the client sees
+// neither the cause nor anything of it.
+func TestServerErrorsAreLogged(t *testing.T) {
+	secret := "dial tcp 10.9.8.7:9000: password=swordfish"
+	cases := []struct {
+		name   string
+		err    error
+		status int
+	}{
+		{"failure", errors.New(secret), http.StatusBadGateway},
+		{"timeout", fmt.Errorf("%s: %w", secret, context.DeadlineExceeded), http.StatusGatewayTimeout},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, func(*sql.DB) endpoint.Executor { return failingExecutor{c.err} })
+			h.setupRange("1", keyP1)
+			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
+			mustStatus(t, c.status, r)
+			assert.NotContains(t, string(r.Raw), "swordfish")
+			id := r.Header.Get("X-Request-Id")
+			require.NotEmpty(t, id)
+			logs := h.logs.String()
+			assert.Contains(t, logs, "level=ERROR")
+			assert.Contains(t, logs, "swordfish", "the cause is logged")
+			assert.Contains(t, logs, "request_id="+id)
+			assert.Contains(t, logs, fmt.Sprintf("status=%d", c.status))
+		})
+	}
+	t.Run("panic", func(t *testing.T) {
+		r, logs := serveWith(t, authFunc(func(context.Context, string, string) error { panic("boom-7") }))
+		require.Equal(t, http.StatusInternalServerError, r.Status)
+		assert.Contains(t, logs, "boom-7")
+		assert.Contains(t, logs, "request_id="+r.Header.Get("X-Request-Id"))
+		assert.Contains(t, logs, "stack=")
+		assert.Equal(t, 1, strings.Count(logs, "level=ERROR"), "one entry per failure: %s", logs)
+	})
+	t.Run("client errors are not logged", func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.setupRange("1", keyP1)
+		mustStatus(t, http.StatusBadRequest, h.do("POST", runPath, keyP1, `{"variables": {}}`))
+		mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"nope", keyP1, nil))
+		assert.Empty(t, h.logs.String())
+	})
+}
+
+// TestDefaultLogger: without WithLogger, 5xx go to slog.Default().
+func TestDefaultLogger(t *testing.T) {
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	var buf bytes.Buffer
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+
+	svc := newService(t, failingExecutor{errors.New("engine said no-42")})
+	h := httpapi.New(svc, newKeys(t), httpapi.WithLogger(nil))
+	mustStatus(t, http.StatusCreated, serve(t, h, "POST", createPath, `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`))
+	r := serve(t, h, "POST", "/api/projects/1/endpoints/one/run", "")
+	mustStatus(t, http.StatusBadGateway, r)
+	assert.Contains(t, buf.String(), "engine said no-42")
+	assert.Contains(t, buf.String(), r.Header.Get("X-Request-Id"))
+}
+
+// TestRequestIDInContext: the executor sees the request's id.
+func TestRequestIDInContext(t *testing.T) {
+	var got string
+	h := newHarness(t, func(events *sql.DB) endpoint.Executor {
+		return ctxExecutor{Executor: newExecutor(events), seen: func(ctx context.Context) { got = httpapi.RequestID(ctx) }}
+	})
+	h.setupRange("1", keyP1)
+	req, err := http.NewRequest("POST", h.server.URL+runPath, strings.NewReader(`{"variables": {"from": "2025-05-01", "to": "2025-05-02"}}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+keyP1)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "trace-77")
+	mustStatus(t, http.StatusOK, h.send(req))
+	assert.Equal(t, "trace-77", got)
+	assert.Empty(t, httpapi.RequestID(context.Background()))
+}
+
+// ctxExecutor calls seen with the context of every query.
+type ctxExecutor struct {
+	endpoint.Executor
+	seen func(context.Context)
+}
+
+func (c ctxExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+	c.seen(ctx)
+	return c.Executor.Query(ctx, q, args)
+}
+
+// jsonMarshal is json.Marshal without HTML escaping, as a client sends.
+func jsonMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return buf.Bytes(), err
+}

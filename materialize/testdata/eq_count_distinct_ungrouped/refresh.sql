@@ -1,0 +1,5 @@
+DROP TABLE IF EXISTS "stored_next";
+CREATE TABLE "stored_next" AS SELECT count(DISTINCT "distinct_id") AS "_a0", "event" AS "event" FROM "events" GROUP BY "event";
+DROP TABLE IF EXISTS "stored";
+ALTER TABLE "stored_next" RENAME TO "stored";
+CREATE INDEX "stored_ix" ON "stored" ("event");

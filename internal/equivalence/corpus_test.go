@@ -173,6 +173,15 @@ func sqlSpecs() []*spec {
 	add(&spec{name: "price_ge", vars: []string{"num"}, ordered: true, mat: true,
 		sql:  shared(`SELECT id, price FROM items WHERE price >= {variables.num} ORDER BY id`),
 		runs: values("num", 0, 1.5, 2.26, -1, 100, "0.25")})
+	add(&spec{name: "avg_of_integers", vars: []string{"num"}, mat: true,
+		sql:  shared(`SELECT grp, avg(qty) AS mean FROM items WHERE qty >= {variables.num} GROUP BY grp`),
+		runs: values("num", -100, 3)})
+	add(&spec{name: "integer_division", vars: []string{"num"}, ordered: true,
+		sql:  shared(`SELECT id, qty / 2 AS half FROM items WHERE qty > {variables.num} ORDER BY id`),
+		runs: values("num", 6)})
+	add(&spec{name: "text_against_number", vars: []string{"num"}, ordered: true,
+		sql:  shared(`SELECT id FROM items WHERE name = {variables.num} ORDER BY id`),
+		runs: values("num", 100, 0)})
 	add(&spec{name: "flag_eq", vars: []string{"flag"}, ordered: true, mat: true,
 		sql:  shared(`SELECT id, flag FROM items WHERE flag = {variables.flag} ORDER BY id`),
 		runs: values("flag", true, false, "TRUE")})

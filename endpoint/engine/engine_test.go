@@ -214,7 +214,7 @@ func number(t *testing.T, v any) any {
 
 // TestJSONRule checks the library's one JSON rule on every engine, on a
 // column of the engine's Text type (MySQL: binary, read as UTF-8): the
-// text of a property is ” when it is missing, JSON null or "", the value
+// text of a property is empty when it is missing, JSON null or "", the value
 // of a string (letter case, trailing spaces and unicode kept, escapes
 // decoded; the string "null" is 'null'), and the JSON text of a number
 // (canonical spellings) or of true and false; its number is the value of

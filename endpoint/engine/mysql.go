@@ -2,7 +2,8 @@ package engine
 
 // mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
 // go-sql-driver/mysql drives them, with the default sql_mode (backslash
-// escapes on). Timestamps are DATETIME or UTC text.
+// escapes on). Timestamps are DATETIME, TIMESTAMP (read in a UTC session:
+// see Session) or UTC text.
 type mysql struct{}
 
 // Session sets the time zone: a TIMESTAMP column reads, and text compares
@@ -79,7 +80,8 @@ func (mysql) Truncate(u Unit, ts string) string {
 func (mysql) TimeText(ts string) string { return ts }
 
 // JSONText tells a JSON null from the string "null" by JSON_TYPE, since
-// JSON_UNQUOTE writes both as 'null'; the rule wants ” for the first.
+// JSON_UNQUOTE writes both as 'null'; the rule wants the empty text for
+// the first.
 // The text is cast to binary so that it compares and groups byte for byte
 // (JSON text has the collation utf8mb4_bin, PAD SPACE), as on the other
 // engines and as the LONGBLOB columns of stored tables (see Type) do.

@@ -8,5 +8,5 @@ package equivalence
 const (
 	long       = false
 	demoEvents = 400
-	minCases   = 150
+	minCases   = 400
 )

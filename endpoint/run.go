@@ -29,6 +29,11 @@ type RunRequest struct {
 	Refresh string `json:"refresh"`
 	// Debug adds the executed SQL, its argument count and timings.
 	Debug bool `json:"debug"`
+	// Fixed holds values that the caller's credentials set (an embed
+	// token's fixed variables): they take precedence, and a Variables
+	// entry may repeat them but not change them (a 403 otherwise). It is
+	// never read from a request body.
+	Fixed map[string]any `json:"-"`
 }
 
 // RunResult is the answer of Run.
@@ -92,6 +97,9 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 	}
 	c, err := s.compiledAt(ctx, &ep, opts.version, now)
 	if err != nil {
+		return nil, err
+	}
+	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
 		return nil, err
 	}
 	var res *RunResult

@@ -91,6 +91,9 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 		return err
 	}
 	defer release()
+	if c := claimsOf(r.Context()); c != nil {
+		req.Fixed = c.Fixed
+	}
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -42,6 +43,8 @@ type config struct {
 	// from no WithLimiter at all, which gets the default limits.
 	limiter    *limit.Limiter
 	limiterSet bool
+	// signer verifies embed tokens; nil accepts API keys only.
+	signer *embed.Signer
 }
 
 // WithPrefix serves the API under prefix (for example "/analytics", giving
@@ -88,6 +91,8 @@ type handler struct {
 	auth Authenticator
 	cfg  config
 	mux  *http.ServeMux
+	// tokenRates counts runs per embed token (see WithEmbedTokens).
+	tokenRates tokenRates
 }
 
 // fallback is the pattern of every method and path, so that unknown routes
@@ -126,8 +131,16 @@ type apiFunc func(w http.ResponseWriter, r *http.Request, project string) error
 // handle registers fn for method and path (relative to the project root,
 // without a trailing slash), with and without the trailing slash.
 func (h *handler) handle(method, path string, fn apiFunc) {
+	h.register(method, path, h.authorized(fn, false))
+}
+
+// handleRun is handle for the run route, which embed tokens may call too.
+func (h *handler) handleRun(method, path string, fn apiFunc) {
+	h.register(method, path, h.authorized(fn, true))
+}
+
+func (h *handler) register(method, path string, hf http.Handler) {
 	full := h.cfg.prefix + "/api/projects/{project_id}/" + path
-	hf := h.authorized(fn)
 	h.mux.Handle(method+" "+full, hf)
 	h.mux.Handle(method+" "+full+"/{$}", hf)
 }
@@ -144,7 +157,8 @@ func (h *handler) routes() {
 	h.handle(http.MethodGet, "endpoints/{name}", h.getEndpoint)
 	h.handle(http.MethodPatch, "endpoints/{name}", h.updateEndpoint)
 	h.handle(http.MethodDelete, "endpoints/{name}", h.deleteEndpoint)
-	h.handle(http.MethodPost, "endpoints/{name}/run", h.runEndpoint)
+	h.handleRun(http.MethodPost, "endpoints/{name}/run", h.runEndpoint)
+	h.handle(http.MethodPost, "embed_tokens", h.createEmbedToken)
 	h.handle(http.MethodPost, "endpoints/{name}/materialize", h.materializeEndpoint)
 }
 
@@ -163,10 +177,25 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authorized checks the API key for the path's project before fn runs, so
 // that nothing of a project, not even whether a name exists in it, reaches a
 // key that may not use it.
-func (h *handler) authorized(fn apiFunc) http.Handler {
+func (h *handler) authorized(fn apiFunc, tokens bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("project_id")
-		if err := h.authorize(w, r, project); err != nil {
+		if token, ok := h.isToken(r); ok {
+			if !tokens {
+				h.fail(w, r, tokenForbidden())
+				return
+			}
+			c, err := h.authorizeToken(w, token, project)
+			if err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			if err := h.checkTokenRun(w, c, token, r.PathValue("name")); err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), tokenClaims{}, c))
+		} else if err := h.authorize(w, r, project); err != nil {
 			h.fail(w, r, err)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -37,6 +38,10 @@ type config struct {
 	grants     []grant
 	demoEvents int
 	limits     limit.Config
+	// embedSecret signs the embed tokens of every project (kid "default");
+	// embedGenerated tells that it was generated.
+	embedSecret    string
+	embedGenerated bool
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -49,6 +54,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
+	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	limits := []struct {
 		flag  string
@@ -83,6 +89,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.demoEvents < 0 {
 		return config{}, fmt.Errorf("-demo-events must be 0 or more, got %d", c.demoEvents)
+	}
+	if c.embedSecret == "" {
+		c.embedSecret, c.embedGenerated = rand.Text(), true
+	} else if len(c.embedSecret) < embed.MinSecretBytes {
+		return config{}, fmt.Errorf("-embed-secret must be at least %d bytes", embed.MinSecretBytes)
 	}
 	switch {
 	case c.apiKey != "":

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -91,8 +92,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	tokenKeys := &embed.StaticKeys{}
+	if err := tokenKeys.Add("", "default", []byte(cfg.embedSecret)); err != nil {
+		return fmt.Errorf("-embed-secret: %w", err)
+	}
 	srv := &http.Server{
-		Handler: httpapi.New(svc, keys,
+		Handler: httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
 			httpapi.WithLimiter(limiter),
 			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -105,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	base := "http://" + ln.Addr().String()
 	printBanner(stdout, cfg, base, count, loaded)
+	printEmbed(stdout, cfg, base)
 	printSession(stdout, cfg, base)
 
 	select {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,4 +72,38 @@ func TestAPIKeyFlags(t *testing.T) {
 		_, err := parseFlags(bad, func(string) string { return "" }, io.Discard)
 		assert.Error(t, err, bad)
 	}
+}
+
+// TestPrintedEmbedWorks pastes the session, then the printed embed lines,
+// into bash: the token's run answers what the session's run answered, its
+// event fixed by the token.
+func TestPrintedEmbedWorks(t *testing.T) {
+	bash, errBash := exec.LookPath("bash")
+	_, errCurl := exec.LookPath("curl")
+	if errBash != nil || errCurl != nil {
+		t.Skip("bash or curl not installed")
+	}
+	s := start(t, []string{"-api-key", "embed-test-key", "-demo-events", "2000"}, nil)
+	out := s.out.String()
+	i := strings.Index(out, "TOKEN=$(")
+	j := strings.Index(out, "\nTry it:")
+	require.True(t, i >= 0 && j > i, "no embed lines in:\n%s", out)
+	script := s.session(t) + "\n" + out[i:j]
+	cmd := exec.Command(bash, "-e")
+	cmd.Stdin = strings.NewReader(script)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	got, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	var bodies []string
+	for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+		if l != "" {
+			bodies = append(bodies, l)
+		}
+	}
+	require.Len(t, bodies, len(sessionStatuses)+1, "%s", got)
+	var sessionRun, tokenRun struct{ Results any }
+	require.NoError(t, json.Unmarshal([]byte(bodies[4]), &sessionRun))
+	require.NoError(t, json.Unmarshal([]byte(bodies[len(bodies)-1]), &tokenRun), bodies[len(bodies)-1])
+	require.NotEmpty(t, sessionRun.Results)
+	assert.Equal(t, sessionRun.Results, tokenRun.Results)
 }

@@ -79,6 +79,35 @@ func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) 
 	fmt.Fprintln(w)
 }
 
+// embedRun is what the embedded customer sends: the dates only, the event
+// being fixed by the token.
+const embedRun = `{"variables": {"from": "2025-05-01", "to": "2025-05-08"}}`
+
+// printEmbed prints how a host's backend mints an embed token that fixes
+// the session endpoint's event, and how the customer's browser runs the
+// endpoint with it.
+func printEmbed(w io.Writer, cfg config, base string) {
+	secret := "from -embed-secret"
+	if cfg.embedGenerated {
+		secret = cfg.embedSecret + " (generated; set -embed-secret to choose one)"
+	}
+	project := base + "/api/projects/" + url.PathEscape(cfg.project)
+	fmt.Fprintf(w, "Embed tokens: HS256, kid default, secret %s.\n", secret)
+	fmt.Fprintln(w, "After the session below, a backend mints a token that fixes event=purchase, and a customer runs with it:")
+	fmt.Fprintln(w)
+	auth := shellQuote("Authorization: Bearer " + cfg.apiKey)
+	if cfg.keySource == keyFromEnv {
+		auth = `"Authorization: Bearer $` + envAPIKey + `"`
+	}
+	fmt.Fprintf(w, "TOKEN=$(curl -sS -X POST %s -H %s -H 'Content-Type: application/json' \\\n  -d %s | sed -E %s)\n",
+		shellQuote(project+"/embed_tokens/"), auth,
+		shellQuote(`{"endpoints": ["daily_events"], "fixed": {"event": "purchase"}, "expires_in": 3600}`),
+		shellQuote(`s/.*"token":"([^"]+)".*/\1/`))
+	fmt.Fprintf(w, "curl -sS -X POST %s -H \"Authorization: Bearer $TOKEN\" \\\n  -H 'Content-Type: application/json' -d %s; echo\n",
+		shellQuote(project+"/endpoints/daily_events/run"), shellQuote(embedRun))
+	fmt.Fprintln(w)
+}
+
 // printSession prints the curl session, ready to paste into a POSIX shell.
 func printSession(w io.Writer, cfg config, base string) {
 	fmt.Fprintln(w, "Try it: paste this into a shell (with -db, a second paste answers 409 to the creates).")

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+)
+
+// WithEmbedTokens accepts, besides API keys, embed tokens that signer
+// verifies (package embed): a Bearer credential shaped like a JWT is one. A
+// token may only run the endpoints it names, of its own project, with its
+// fixed variables; every other route answers it 403. Minting tokens over
+// HTTP (POST .../embed_tokens/) needs an API key and this option.
+func WithEmbedTokens(signer *embed.Signer) Option {
+	return func(c *config) { c.signer = signer }
+}
+
+// CodeTokenRefused is the Code of a request whose embed token is refused.
+const CodeTokenRefused = "token_refused"
+
+// tokenClaims carries a verified token's claims through a run's context.
+type tokenClaims struct{}
+
+// claimsOf returns the verified claims of a request authorized by a token.
+func claimsOf(ctx context.Context) *embed.Claims {
+	c, _ := ctx.Value(tokenClaims{}).(*embed.Claims)
+	return c
+}
+
+// isToken reports whether the request's credential is an embed token this
+// handler checks.
+func (h *handler) isToken(r *http.Request) (string, bool) {
+	if h.cfg.signer == nil {
+		return "", false
+	}
+	key, err := bearerKey(r.Header)
+	if err != nil || !embed.LooksLikeToken(key) {
+		return "", false
+	}
+	return key, true
+}
+
+// authorizeToken verifies token for project: 401 when it cannot be
+// trusted, 403 when it is genuine but for another project.
+func (h *handler) authorizeToken(w http.ResponseWriter, token, project string) (*embed.Claims, error) {
+	c, err := h.cfg.signer.Verify(token, project)
+	if err == nil {
+		return c, nil
+	}
+	var te *embed.Error
+	if !errors.As(err, &te) {
+		return nil, err
+	}
+	if te.Forbidden() {
+		return nil, endpoint.NewError(endpoint.ErrForbidden, CodeTokenRefused, "", "Embed token refused: "+te.Detail+".")
+	}
+	w.Header().Set("WWW-Authenticate", invalidToken)
+	e := endpoint.NewError(endpoint.ErrUnauthorized, CodeTokenRefused, "", "Embed token refused: "+te.Detail+".")
+	e.Err = fmt.Errorf("%w: %w", endpoint.ErrUnauthorized, err)
+	return nil, e
+}
+
+// tokenForbidden answers a token on a route that is not a run.
+func tokenForbidden() *endpoint.Error {
+	return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
+		"An embed token may only run the endpoints it names; this needs an API key.")
+}
+
+// checkTokenRun refuses a run of an endpoint the token does not name, and
+// one past the token's own rate (rpm).
+func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, token, name string) error {
+	if !c.Allows(name) {
+		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
+			fmt.Sprintf("This embed token may not run endpoint '%s'.", clip(name, maxEchoRunes)))
+	}
+	if c.RPM <= 0 {
+		return nil
+	}
+	if wait := h.tokenRates.take(token, c.RPM, c.ExpiresAt, time.Now()); wait > 0 {
+		secs := retrySeconds(wait)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		e := endpoint.NewError(endpoint.ErrForbidden, "throttled", "",
+			fmt.Sprintf("Too many runs: this embed token may start %d runs per minute (rpm). Retry after %d s.", c.RPM, secs))
+		e.Status, e.Limit, e.LimitValue = http.StatusTooManyRequests, "rpm", int64(c.RPM)
+		return e
+	}
+	return nil
+}
+
+// tokenRates counts each token's runs over the last minute. Entries go
+// when their token expires, so memory is bounded by the live tokens.
+type tokenRates struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]*tokenWindow
+}
+
+type tokenWindow struct {
+	starts  []time.Time // the runs of the last minute, oldest first
+	expires time.Time
+}
+
+// take counts a run of token at now, or returns how long to wait when the
+// token has used its rpm runs within the last minute.
+func (t *tokenRates) take(token string, rpm int, expires, now time.Time) time.Duration {
+	key := sha256.Sum256([]byte(token))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[[sha256.Size]byte]*tokenWindow{}
+	}
+	for k, w := range t.m {
+		if now.After(w.expires) {
+			delete(t.m, k)
+		}
+	}
+	w := t.m[key]
+	if w == nil {
+		w = &tokenWindow{expires: expires}
+		t.m[key] = w
+	}
+	i := 0
+	for i < len(w.starts) && now.Sub(w.starts[i]) >= time.Minute {
+		i++
+	}
+	w.starts = w.starts[i:]
+	if len(w.starts) >= rpm {
+		return w.starts[0].Add(time.Minute).Sub(now)
+	}
+	w.starts = append(w.starts, now)
+	return 0
+}
+
+// embedTokenBody is the body of POST .../embed_tokens/: the claims' names,
+// and expires_in in seconds.
+type embedTokenBody struct {
+	Endpoints []string       `json:"endpoints"`
+	Fixed     map[string]any `json:"fixed"`
+	RPM       int            `json:"rpm"`
+	ExpiresIn *int64         `json:"expires_in"`
+}
+
+// createEmbedToken mints a token for the project (API key only).
+func (h *handler) createEmbedToken(w http.ResponseWriter, r *http.Request, project string) error {
+	if h.cfg.signer == nil {
+		return endpoint.NewError(endpoint.ErrNotFound, endpoint.CodeNotFound, "", "Embed tokens are not enabled on this server.")
+	}
+	var body embedTokenBody
+	if err := h.decode(w, r, &body, false); err != nil {
+		return err
+	}
+	lifetime := embed.DefaultLifetime
+	if body.ExpiresIn != nil {
+		if *body.ExpiresIn <= 0 {
+			return endpoint.NewError(endpoint.ErrInvalid, endpoint.CodeInvalidInput, "expires_in", "expires_in must be a positive number of seconds.")
+		}
+		lifetime = time.Duration(min(*body.ExpiresIn, int64(1<<62)/int64(time.Second))) * time.Second
+	}
+	token, err := h.svc.MintEmbedToken(r.Context(), h.cfg.signer, project,
+		embed.Claims{Endpoints: body.Endpoints, Fixed: body.Fixed, RPM: body.RPM}, lifetime)
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, http.StatusCreated, map[string]any{"token": token, "expires_in": int64(lifetime / time.Second)})
+}

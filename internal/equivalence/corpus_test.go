@@ -470,7 +470,7 @@ func sampled(s *spec) bool {
 	case has("trends_filter"):
 		return !typed
 	case typed:
-		return has("_total_browser_") || has("trends_day_sum_none")
+		return strings.HasSuffix(n, "_total_browser_"+string(s.storage)) || has("trends_day_sum_none")
 	}
 	return has("_total_none_") || has("_total_browser_") || has("_sum_none_") || has("_sum_browser_") ||
 		has("trends_day_", "_browser_country_") && !has("_total_") && !has("_sum_")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -97,9 +98,10 @@ func countCases(specs []*spec) int {
 }
 
 // runEngine saves every spec on the engine and runs its cases, inline and,
-// where it can be materialized, again after Materialize.
+// where it can be materialized, again after Materialize. The specs of each
+// database run at the same time as the other databases', which on a server
+// mostly wait for it.
 func runEngine(t *testing.T, tg target, specs []*spec) *engineRun {
-	ctx := context.Background()
 	var used []storage
 	for _, s := range specs {
 		if !slices.Contains(used, s.storage) {
@@ -107,57 +109,82 @@ func runEngine(t *testing.T, tg target, specs []*spec) *engineRun {
 		}
 	}
 	svcs := tg.services(t, used, demoEvents)
-	out := &engineRun{name: tg.d.name, outcomes: map[string]*outcome{}}
+	bySvc := map[*endpoint.Service][]*spec{}
 	for _, s := range specs {
-		svc := svcs[s.storage]
-		q := &endpoint.Query{Kind: s.kind}
-		if s.kind == endpoint.KindSQL {
-			q.SQL, q.Variables = s.sql(tg.d), refs(s.vars)
-		} else {
-			q.Insight = []byte(s.insight)
-		}
-		ep, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: s.name, Query: q})
-		for i, r := range s.runs {
-			o := &outcome{}
-			out.outcomes[caseID(s, i)] = o
-			if err != nil {
-				o.inline.err = "create: " + describe(err)
-				continue
+		bySvc[svcs[s.storage]] = append(bySvc[svcs[s.storage]], s)
+	}
+	out := &engineRun{name: tg.d.name, outcomes: map[string]*outcome{}}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for svc, group := range bySvc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, s := range group {
+				got := runSpec(tg, svc, s)
+				mu.Lock()
+				maps.Copy(out.outcomes, got)
+				mu.Unlock()
 			}
-			o.inline = runOnce(ctx, svc, s, r)
-		}
-		if err != nil || !s.mat {
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// runSpec saves s on svc and runs its cases, by case id.
+func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
+	ctx := context.Background()
+	out := map[string]*outcome{}
+	q := &endpoint.Query{Kind: s.kind}
+	if s.kind == endpoint.KindSQL {
+		q.SQL, q.Variables = s.sql(tg.d), refs(s.vars)
+	} else {
+		q.Insight = []byte(s.insight)
+	}
+	ep, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: s.name, Query: q})
+	for i, r := range s.runs {
+		o := &outcome{}
+		out[caseID(s, i)] = o
+		if err != nil {
+			o.inline.err = "create: " + describe(err)
 			continue
 		}
-		if !ep.Materialization.CanMaterialize {
-			for i := range s.runs {
-				out.outcomes[caseID(s, i)].mat = &answer{err: "cannot materialize: " + ep.Materialization.Reason}
-			}
+		o.inline = runOnce(ctx, svc, s, r)
+	}
+	if err != nil || !s.mat {
+		return out
+	}
+	if !ep.Materialization.CanMaterialize {
+		for i := range s.runs {
+			out[caseID(s, i)].mat = &answer{err: "cannot materialize: " + ep.Materialization.Reason}
+		}
+		return out
+	}
+	yes := true
+	upd := endpoint.UpdateRequest{IsMaterialized: &yes}
+	if s.buckets != nil {
+		upd.MaterializationBuckets = &s.buckets
+	}
+	if s.optional != nil {
+		upd.OptionalBreakdowns = &s.optional
+	}
+	if _, err = svc.Update(ctx, "1", s.name, upd); err == nil {
+		err = svc.Materialize(ctx, "1", s.name)
+	}
+	for i, r := range s.runs {
+		if r.inlineOnly {
 			continue
 		}
-		yes := true
-		upd := endpoint.UpdateRequest{IsMaterialized: &yes}
-		if s.buckets != nil {
-			upd.MaterializationBuckets = &s.buckets
+		o := out[caseID(s, i)]
+		if err != nil {
+			o.mat = &answer{err: "materialize: " + describe(err)}
+			continue
 		}
-		if s.optional != nil {
-			upd.OptionalBreakdowns = &s.optional
-		}
-		if _, err = svc.Update(ctx, "1", s.name, upd); err == nil {
-			err = svc.Materialize(ctx, "1", s.name)
-		}
-		for i, r := range s.runs {
-			if r.inlineOnly {
-				continue
-			}
-			o := out.outcomes[caseID(s, i)]
-			if err != nil {
-				o.mat = &answer{err: "materialize: " + describe(err)}
-				continue
-			}
-			a := runOnce(ctx, svc, s, r)
-			o.mat, o.wantRead = &a, readsTable(tg, s, r)
-		}
+		a := runOnce(ctx, svc, s, r)
+		o.mat, o.wantRead = &a, readsTable(tg, s, r)
 	}
 	return out
 }

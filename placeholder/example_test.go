@@ -80,7 +80,7 @@ WHERE timestamp >= {variables.since} AND event = {variables.event}
 	// [2025-05-01 signed_up FR DE]
 	// clickhouse:
 	// SELECT count(*) FROM events
-	// WHERE timestamp >= {p1:Date} AND event = {p2:String}
+	// WHERE timestamp >= {p1:String} AND event = {p2:String}
 	//   AND country IN ({p3:String}, {p4:String}) AND {p2:String} <> ''
 	// [2025-05-01 signed_up FR DE]
 }

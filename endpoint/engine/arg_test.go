@@ -34,10 +34,10 @@ func TestConvert(t *testing.T) {
 		{"uint32", uint32(32), int64(32), "32", "Int64"},
 		{"uint64", uint64(math.MaxInt64), int64(math.MaxInt64), "9223372036854775807", "Int64"},
 		{"float32", float32(0.5), 0.5, "0.5", "Float64"},
-		{"date", variable.Timestamp{Time: day, DateOnly: true}, "2025-03-04", "2025-03-04", "Date"},
-		{"date-time", variable.Timestamp{Time: at}, "2025-03-04 05:06:07", "2025-03-04 05:06:07", "DateTime('UTC')"},
-		{"date-time not in UTC", variable.Timestamp{Time: at.In(paris)}, "2025-03-04 05:06:07", "2025-03-04 05:06:07", "DateTime('UTC')"},
-		{"time.Time", at.In(paris), "2025-03-04 05:06:07", "2025-03-04 05:06:07", "DateTime('UTC')"},
+		{"date", variable.Timestamp{Time: day, DateOnly: true}, "2025-03-04", "2025-03-04", "String"},
+		{"date-time", variable.Timestamp{Time: at}, "2025-03-04 05:06:07", "2025-03-04 05:06:07", "String"},
+		{"date-time not in UTC", variable.Timestamp{Time: at.In(paris)}, "2025-03-04 05:06:07", "2025-03-04 05:06:07", "String"},
+		{"time.Time", at.In(paris), "2025-03-04 05:06:07", "2025-03-04 05:06:07", "String"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

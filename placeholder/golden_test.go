@@ -74,7 +74,7 @@ func TestRenderGolden(t *testing.T) {
 			sql:    "WHERE a >= {variables.d} AND b < {variables.d} AND c = {variables.s}",
 			values: map[string]any{"d": day, "s": "y"},
 			lite:   rendered{"WHERE a >= ? AND b < ? AND c = ?", []any{"2025-01-02", "2025-01-02", "y"}},
-			pg:     rendered{"WHERE a >= $1 AND b < $1 AND c = $2", []any{day.Time, "y"}},
+			pg:     rendered{"WHERE a >= $1 AND b < $1 AND c = $2", []any{"2025-01-02", "y"}},
 			ch:     rendered{"WHERE a >= {p1:String} AND b < {p1:String} AND c = {p2:String}", named("p1", "2025-01-02", "p2", "y")},
 		},
 		{
@@ -82,7 +82,7 @@ func TestRenderGolden(t *testing.T) {
 			sql:    "WHERE ts < {variables.at}",
 			values: map[string]any{"at": at},
 			lite:   rendered{"WHERE ts < ?", []any{"2025-01-02 03:04:05"}},
-			pg:     rendered{"WHERE ts < $1", []any{at.Time}},
+			pg:     rendered{"WHERE ts < $1", []any{"2025-01-02 03:04:05"}},
 			ch:     rendered{"WHERE ts < {p1:String}", named("p1", "2025-01-02 03:04:05")},
 		},
 		{

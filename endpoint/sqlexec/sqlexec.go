@@ -45,7 +45,11 @@ func WithStatements(n int) Option {
 }
 
 // New returns an Executor that runs queries on db, whose engine is eng (it
-// decides the SQL the Service writes).
+// decides the SQL the Service writes). Runs assume the session time zone is
+// UTC: on PostgreSQL and MySQL open db with Open (or Connector), which sets
+// it on every connection, or with a DSN that does (pgx timezone=UTC,
+// go-sql-driver time_zone='+00:00'); otherwise a timestamptz or DATETIME
+// column reads in the server's zone.
 func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	o := options{statements: DefaultStatements}
 	for _, opt := range opts {

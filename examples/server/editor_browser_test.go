@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -545,6 +546,17 @@ func (p *page) testScanner(t *testing.T) {
 		"SELECT {variables.__endpointkit_tenant}",
 		"",
 	}
+	// And strings made of the pieces the reading turns on, at random (the
+	// seed is fixed, so a failure repeats).
+	pieces := []string{"{", "}", "variables", ".", "a", "b_1", " ", "\n", "'", "\"", "`", "''", "\\", "--", "/*", "*/", "-", "/", "$", "é", "IN", "(", ")", ";", "1", "{variables.", "{variables.x}", "{ variables . y }", "{variables.x"}
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(14) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		corpus = append(corpus, b.String())
+	}
 	type scanned struct {
 		Names []string `json:"names"`
 		Error *struct {
@@ -556,11 +568,13 @@ func (p *page) testScanner(t *testing.T) {
 	require.NoError(t, err)
 	got := value(t, p, ctx, chromedp.Evaluate[[]scanned](`(`+string(js)+`).map(s => window.endpointkitEditor.scanPlaceholders(s))`))
 	require.Len(t, got, len(corpus))
+	refused, found := 0, 0
 	for i, sql := range corpus {
 		phs, err := placeholder.Scan(sql)
 		if err != nil {
 			var se *placeholder.SyntaxError
 			require.ErrorAs(t, err, &se)
+			refused++
 			if assert.NotNil(t, got[i].Error, "%q: Go refuses it (%v), the page does not", sql, err) {
 				assert.Equal(t, [2]int{se.Line, se.Column}, [2]int{got[i].Error.Line, got[i].Error.Column}, "%q: where", sql)
 			}
@@ -574,7 +588,13 @@ func (p *page) testScanner(t *testing.T) {
 			}
 		}
 		assert.Equal(t, names, nilIfEmpty(got[i].Names), "%q", sql)
+		if len(names) > 0 {
+			found++
+		}
 	}
+	// The random strings reach both answers often, or they test little.
+	assert.Greater(t, refused, 300, "strings refused")
+	assert.Greater(t, found, 100, "strings with placeholders")
 }
 
 func nilIfEmpty(s []string) []string {

@@ -469,7 +469,7 @@ func createVariable(t *testing.T, base, key, body string) {
 
 // testTrends: a TrendsQuery's series are drawn as lines in an inline SVG,
 // one per series, one point per interval, with the totals the generator
-// gives.
+// gives; a RetentionQuery's cohorts are drawn as a table.
 func (p *page) testTrends(t *testing.T) {
 	ctx := p.tab(t)
 	// Pageviews per browser over May 2025, counted from the generator.
@@ -510,6 +510,23 @@ func (p *page) testTrends(t *testing.T) {
 	assert.Equal(t, slices.Sorted(mapKeys(want)), slices.Sorted(slices.Values(labels)))
 	assert.Contains(t, aria, fmt.Sprintf("Line chart of %d series over 31 intervals", len(want)))
 	p.screenshot(t, ctx, "trends-chart")
+
+	// A RetentionQuery is drawn as its table of cohorts: the sample's seven
+	// periods, a size and six returns each.
+	p.do(t, ctx,
+		chromedp.Focus(chromedp.ID("kind")),
+		chromedp.KeyEvent("R"),
+		waitText("#sql-label", "RetentionQuery JSON"),
+		chromedp.Focus(chromedp.ID("sql")),
+		ctrlEnter(),
+		waitText("#status", "cohorts"),
+	)
+	head := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#results th")).map(th => th.textContent)`))
+	assert.Equal(t, []string{"Cohort", "Date", "Size", "Period 1", "Period 2", "Period 3", "Period 4", "Period 5", "Period 6"}, head)
+	cohorts := value(t, p, ctx, tableRows("#results"))
+	require.NotEmpty(t, cohorts)
+	assert.Equal(t, "Day 0", cohorts[0][0])
+	assert.Equal(t, 0, value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg").length`)), "no chart for retention")
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {

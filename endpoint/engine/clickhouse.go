@@ -7,8 +7,8 @@ import "strconv"
 // order, for parameters named p1, p2, ... (an executor names them). A
 // client-side '?' binding would format values into the SQL text, breaking
 // the promise that no value ever becomes part of it. A variable used twice
-// reuses its parameter; list elements get one each. Date-times are typed
-// DateTime('UTC') so that the server does not read them in its own zone.
+// reuses its parameter; list elements get one each. Dates and date-times
+// are bound as UTC text.
 type clickhouse struct{}
 
 func (clickhouse) Name() string { return "clickhouse" }
@@ -39,10 +39,11 @@ func (clickhouse) Arg(v any) (any, string, error) {
 	case kBool:
 		return strconv.FormatBool(s.b), "Bool", nil
 	case kTime:
-		if s.dateOnly {
-			return s.timeText(), "Date", nil
-		}
-		return s.timeText(), "DateTime('UTC')", nil
+		// As UTC text: a String parameter compares with a String column
+		// of UTC text as text, and with a DateTime column as a date-time,
+		// where a Date or DateTime parameter fails against a String
+		// column unless the query casts one side.
+		return s.timeText(), "String", nil
 	}
 	return s.s, "String", nil
 }

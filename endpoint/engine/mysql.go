@@ -2,8 +2,13 @@ package engine
 
 // mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
 // go-sql-driver/mysql drives them, with the default sql_mode (backslash
-// escapes on). Timestamps are DATETIME or UTC text.
+// escapes on). Timestamps are DATETIME, TIMESTAMP (read in a UTC session:
+// see Session) or UTC text.
 type mysql struct{}
+
+// Session sets the time zone: a TIMESTAMP column reads, and text compares
+// with it, in the session's zone (DATETIME has none).
+func (mysql) Session() []string { return []string{"SET time_zone = '+00:00'"} }
 
 func (mysql) Name() string { return "mysql" }
 
@@ -42,7 +47,16 @@ func (mysql) Lexical() Lexical {
 	return Lexical{BackslashEscapes: true, HashComments: true, DoubleQuoteStrings: true, PipesOr: true, IntDiv: true, NullSafeEqual: true}
 }
 
-func (mysql) Type(k Kind) string { return [...]string{"TEXT", "BIGINT", "DOUBLE"}[k] }
+// Type: text is LONGBLOB, which compares, groups and sorts byte for byte.
+// MySQL's and MariaDB's text types compare by a collation, and the
+// defaults fold case (and accents) and ignore trailing spaces (PAD SPACE;
+// utf8mb4_bin too), so a stored 'Chrome ' would answer a read of 'chrome'
+// that the inline query, comparing JSONText, does not. The binary no-pad
+// collations are named differently on the two servers
+// (utf8mb4_nopad_bin, utf8mb4_0900_bin); the binary type is the same on
+// both. Drivers return its values as bytes, which executors turn into
+// text.
+func (mysql) Type(k Kind) string { return [...]string{"LONGBLOB", "BIGINT", "DOUBLE"}[k] }
 
 func (mysql) Timestamp(col string) string { return col }
 
@@ -65,26 +79,45 @@ func (mysql) Truncate(u Unit, ts string) string {
 
 func (mysql) TimeText(ts string) string { return ts }
 
+// JSONText tells a JSON null from the string "null" by JSON_TYPE, since
+// JSON_UNQUOTE writes both as 'null'; the rule wants the empty text for
+// the first.
+// The text is cast to binary so that it compares and groups byte for byte
+// (JSON text has the collation utf8mb4_bin, PAD SPACE), as on the other
+// engines and as the LONGBLOB columns of stored tables (see Type) do.
 func (mysql) JSONText(w Writer, col, key string) {
-	w.WriteString("COALESCE(JSON_UNQUOTE(JSON_EXTRACT(" + col + ", ")
+	src := jsonSource(col)
+	w.WriteString("CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + src + ", ")
 	w.Bind(jsonPath(key))
-	w.WriteString(")), '')")
+	w.WriteString(")) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(" + src + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(")) ELSE '' END AS BINARY)")
 }
 
 func (mysql) JSONNumber(w Writer, col, key string) {
-	w.WriteString("(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + col + ", ")
+	src := jsonSource(col)
+	w.WriteString("(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + src + ", ")
 	w.Bind(jsonPath(key))
-	w.WriteString(")) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(" + col + ", ")
+	w.WriteString(")) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(" + src + ", ")
 	w.Bind(jsonPath(key))
 	w.WriteString(") AS DOUBLE) END)")
 }
 
+// jsonSource reads col as utf8mb4 text: a binary column (a LONGBLOB the
+// library created, see Type) holds UTF-8 that MariaDB's JSON functions
+// would read as Latin-1 and MySQL's refuse. For a text column it changes
+// nothing.
+func jsonSource(col string) string { return "CONVERT(" + col + " USING utf8mb4)" }
+
+// Contains lowers both sides as text (a binary string has no case) and
+// compares them as bytes: under the default collations LOCATE would also
+// fold accents ('e' in 'é').
 func (mysql) Contains(w Writer, haystack func(), needle string) {
-	w.WriteString("LOCATE(LOWER(")
+	w.WriteString("LOCATE(CAST(LOWER(")
 	w.Bind(needle)
-	w.WriteString("), LOWER(")
+	w.WriteString(") AS BINARY), CAST(LOWER(CONVERT(")
 	haystack()
-	w.WriteString(")) > 0")
+	w.WriteString(" USING utf8mb4)) AS BINARY)) > 0")
 }
 
 // CTE: MySQL has no MATERIALIZED keyword.
@@ -116,7 +149,16 @@ func (e mysql) Swap(next, live string) ([]string, bool) {
 	}, false
 }
 
-func (mysql) Page(query, limit, offset string) string { return page(query, limit, offset) }
+// Page runs the standard wrapper without merging the derived table on
+// MariaDB: MariaDB drops the ORDER BY of a derived table it merges into
+// the outer query (a derived table is unordered in standard SQL), so a
+// page would be cut from rows in any order. The MariaDB-only executable
+// comment switches the merge off for this statement alone. MySQL 8 reads
+// it as a comment, and keeps the order itself: it propagates a derived
+// table's ORDER BY to an outer query that only limits it.
+func (mysql) Page(query, limit, offset string) string {
+	return "/*M!100102 SET STATEMENT optimizer_switch='derived_merge=off' FOR */ " + page(query, limit, offset)
+}
 
 func (mysql) StopsEarly() bool { return false }
 

@@ -84,10 +84,14 @@ func (sqlite) Truncate(u Unit, ts string) string {
 
 func (sqlite) TimeText(ts string) string { return ts }
 
+// JSONText writes true and false as their JSON text: json_extract gives
+// them as the integers 1 and 0.
 func (sqlite) JSONText(w Writer, col, key string) {
-	w.WriteString("COALESCE(CAST(json_extract(" + col + ", ")
+	w.WriteString("(CASE json_type(" + col + ", ")
 	w.Bind(jsonPath(key))
-	w.WriteString(") AS TEXT), '')")
+	w.WriteString(") WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE COALESCE(CAST(json_extract(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(") AS TEXT), '') END)")
 }
 
 func (sqlite) JSONNumber(w Writer, col, key string) {

@@ -82,7 +82,19 @@ func TestEveryEngine(t *testing.T) {
 			joined := strings.Join(swap, ";")
 			assert.Contains(t, joined, e.QuoteIdent("n"))
 			assert.Contains(t, joined, e.QuoteIdent("l"))
-			assert.Contains(t, e.Page("SELECT 1", "L", "O"), "SELECT 1")
+			page := e.Page("SELECT 1 ORDER BY 1", "L", "O")
+			assert.Contains(t, page, "SELECT 1 ORDER BY 1")
+			assert.Contains(t, page, "L")
+			assert.Contains(t, page, "O")
+
+			// An engine whose SQL assumes session settings names them, as
+			// statements an executor runs on each new connection.
+			if s, ok := e.(Session); ok {
+				require.NotEmpty(t, s.Session())
+				for _, q := range s.Session() {
+					assert.NotEmpty(t, strings.TrimSpace(q))
+				}
+			}
 		})
 	}
 }

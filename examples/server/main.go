@@ -6,7 +6,9 @@
 //	go run ./examples/server [-addr 127.0.0.1:8080] [-db file] [-api-key key] [-project 1] [-demo-events 100000]
 //	    [-project-concurrency 3] [-project-runs-per-minute 240] [-project-runs-per-hour 2400] [-global-concurrency 64]
 //
-// On start it prints an API key and a curl session to paste into a shell.
+// It serves the editor page (package editor) at / and the API under /api/.
+// On start it prints the editor's address, an API key and a curl session
+// to paste into a shell.
 // SIGINT or SIGTERM shuts it down gracefully.
 package main
 

@@ -97,9 +97,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("-embed-secret: %w", err)
 	}
 	srv := &http.Server{
-		Handler: httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
+		Handler: withEditor(httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
 			httpapi.WithLimiter(limiter),
-			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))),
+			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))), cfg),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      runTimeout + 30*time.Second,
@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	base := "http://" + ln.Addr().String()
 	printBanner(stdout, cfg, base, count, loaded)
+	printEditor(stdout, base)
 	printEmbed(stdout, cfg, base)
 	printSession(stdout, cfg, base)
 

@@ -1,5 +1,7 @@
 package engine
 
+import "time"
+
 // mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
 // go-sql-driver/mysql drives them, with the default sql_mode (backslash
 // escapes on). Timestamps are DATETIME or UTC text.
@@ -138,3 +140,29 @@ func (mysql) ForUpdate() string { return " FOR UPDATE" }
 func (mysql) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
 
 func (mysql) SingleWriter() bool { return false }
+
+// Guard: a READ ONLY transaction refuses writes to tables. MySQL and
+// MariaDB commit DDL at once, which ends the transaction before the DDL
+// runs, so it does not stop a DROP or ALTER; the Service's one-SELECT
+// check does, and the executor's database user should have no DDL rights.
+//
+// The time limit is MariaDB's SET STATEMENT max_statement_time = N FOR
+// (seconds), inside a /*M! */ comment that MariaDB executes and MySQL
+// ignores. MySQL has no per-statement form that fits every query (its
+// MAX_EXECUTION_TIME hint must follow the first SELECT keyword): set the
+// session variable max_execution_time (milliseconds, SELECT only) for the
+// executor's connections, for example with the go-sql-driver/mysql DSN
+// parameter max_execution_time=30000. Without it MySQL stops a run only
+// when the context ends and the driver closes the connection.
+func (mysql) Guard(timeout time.Duration, readOnly bool) Guard {
+	g := Guard{Tx: !readOnly}
+	if timeout > 0 {
+		g.Prefix = "/*M!100102 SET STATEMENT max_statement_time = " + secondsText(timeout) + " FOR */ "
+	}
+	return g
+}
+
+// Tables lists the tables of the connection's default database.
+func (mysql) Tables() string {
+	return "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
+}

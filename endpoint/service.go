@@ -20,9 +20,28 @@ import (
 // Defaults of Config.
 const (
 	// DefaultLimit is how many rows a run returns when it names no limit.
-	DefaultLimit = 1000
+	DefaultLimit = 100
 	// DefaultMaxLimit is the largest limit a run may ask for.
 	DefaultMaxLimit = 50000
+	// DefaultRunTimeout is how long a run may take.
+	DefaultRunTimeout = 30 * time.Second
+	// DefaultMaxResultBytes is how much the rows a run reads may weigh (as
+	// RowBytes weighs them): 10 MiB.
+	DefaultMaxResultBytes = 10 << 20
+	// DefaultMaxQueryLength is the longest query a create or update may
+	// save, in bytes: 100 KiB.
+	DefaultMaxQueryLength = 100 << 10
+	// DefaultMaxPlaceholders is how many {variables.x} placeholders a
+	// saved query may hold.
+	DefaultMaxPlaceholders = 1000
+	// DefaultRefreshTimeout is how long a refresh of a materialized
+	// endpoint may take.
+	DefaultRefreshTimeout = 10 * time.Minute
+	// DefaultMaxMaterializedRows is how many rows a materialized
+	// endpoint's stored table may hold.
+	DefaultMaxMaterializedRows = 1_000_000
+	// DefaultMaxRefreshes is how many refreshes a Service runs at once.
+	DefaultMaxRefreshes = 2
 	// DefaultCacheSize is how many compiled versions a Service keeps.
 	DefaultCacheSize = 1024
 	// DefaultExecutedResolution is how often, at most, a run of one
@@ -53,9 +72,40 @@ type Config struct {
 	// MaxLimit is the largest limit a run may ask for (a larger one is a
 	// 400); 0 means DefaultMaxLimit.
 	MaxLimit int
-	// RunTimeout bounds the execution of each run; 0 means no bound beyond
-	// the caller's context. A run that runs out of time is a 504.
+	// RunTimeout bounds the execution of each run, through the context
+	// and, where the executor passes it on (BoundedExecutor), on the
+	// engine's side; 0 means DefaultRunTimeout, a negative value no bound
+	// beyond the caller's context. A run that runs out of time is a 504
+	// of code CodeTimeout naming the limit (LimitRunTimeout).
 	RunTimeout time.Duration
+	// MaxResultBytes bounds what the rows a run reads may weigh, as
+	// RowBytes weighs them: a BoundedExecutor stops reading past it, and
+	// the Service checks the rows of other executors. 0 means
+	// DefaultMaxResultBytes, a negative value no bound. Past it a run is
+	// a 400 of code CodeResultTooLarge naming the limit.
+	MaxResultBytes int64
+	// MaxQueryLength is the longest query, in bytes, that a create or
+	// update may save (the SQL text, or an insight query's JSON); 0 means
+	// DefaultMaxQueryLength, a negative value no bound.
+	MaxQueryLength int
+	// MaxPlaceholders is how many {variables.x} placeholders a saved SQL
+	// query may hold (each use counts): every one becomes at least one
+	// bound argument, and engines refuse statements with too many. 0
+	// means DefaultMaxPlaceholders, a negative value no bound.
+	MaxPlaceholders int
+	// RefreshTimeout bounds each refresh of a materialized endpoint; 0
+	// means DefaultRefreshTimeout, a negative value no bound beyond the
+	// caller's context.
+	RefreshTimeout time.Duration
+	// MaxMaterializedRows is how many rows a stored table may hold: a
+	// refresh that builds more fails, and the previous table keeps
+	// serving. 0 means DefaultMaxMaterializedRows, a negative value no
+	// bound.
+	MaxMaterializedRows int64
+	// MaxRefreshes is how many refreshes the Service runs at once (by
+	// Materialize and RefreshStale together); the others wait for a turn.
+	// 0 means DefaultMaxRefreshes; a negative value is refused.
+	MaxRefreshes int
 	// CacheSize bounds the compiled versions, and separately the endpoint
 	// records, kept in memory; 0 means DefaultCacheSize, a negative value
 	// disables both caches (every run reads the store and compiles).
@@ -101,8 +151,24 @@ type Service struct {
 	// capper runs a query without the paging wrapper when the executor
 	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
 	capper RowCapper
-	// refreshing serializes the refreshes of each endpoint (refresh.go).
-	refreshing refreshLocks
+	// bounded runs queries within their bounds when the executor can.
+	bounded BoundedExecutor
+	// refreshing serializes the refreshes of each endpoint, and
+	// refreshSlots bounds how many run at once (refresh.go).
+	refreshing   refreshLocks
+	refreshSlots chan struct{}
+}
+
+// orDefault is v, or def when v is 0; a negative v (no bound) becomes 0,
+// which the Service reads as no bound.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // New returns a Service over cfg, or an error naming a missing dependency
@@ -115,9 +181,16 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("endpoint: Config.Variables is nil")
 	case cfg.Executor == nil:
 		return nil, errors.New("endpoint: Config.Executor is nil")
-	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.RunTimeout < 0:
-		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and RunTimeout must not be negative")
+	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.MaxRefreshes < 0:
+		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and MaxRefreshes must not be negative")
 	}
+	cfg.RunTimeout = orDefault(cfg.RunTimeout, DefaultRunTimeout)
+	cfg.MaxResultBytes = orDefault(cfg.MaxResultBytes, DefaultMaxResultBytes)
+	cfg.MaxQueryLength = orDefault(cfg.MaxQueryLength, DefaultMaxQueryLength)
+	cfg.MaxPlaceholders = orDefault(cfg.MaxPlaceholders, DefaultMaxPlaceholders)
+	cfg.RefreshTimeout = orDefault(cfg.RefreshTimeout, DefaultRefreshTimeout)
+	cfg.MaxMaterializedRows = orDefault(cfg.MaxMaterializedRows, DefaultMaxMaterializedRows)
+	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
 	if cfg.DefaultLimit == 0 {
 		cfg.DefaultLimit = DefaultLimit
 	}
@@ -155,6 +228,8 @@ func New(cfg Config) (*Service, error) {
 	if rc, ok := cfg.Executor.(RowCapper); ok && rc.CapsRows() {
 		s.capper = rc
 	}
+	s.bounded, _ = cfg.Executor.(BoundedExecutor)
+	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
 	return s, nil
 }
 

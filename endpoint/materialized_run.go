@@ -22,7 +22,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	if !ep.IsMaterialized || opts.version != ep.CurrentVersion {
 		return nil, nil
 	}
-	table, at, ok := servingTable(ep, now)
+	table, at, ok := servingTable(ep, c, now)
 	if !ok {
 		return nil, nil
 	}
@@ -93,7 +93,7 @@ func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]an
 // when the table was built. Like readMaterializedSQL it returns nil and no
 // error when the run must go inline.
 func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	table, at, ok := servingTable(ep, now)
+	table, at, ok := servingTable(ep, c, now)
 	if !ok {
 		return nil, nil
 	}

@@ -312,17 +312,27 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 // new version, and other changes do not. A query equal to the current one
 // is no change. An update that fails a check changes nothing.
 func (s *Service) Update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {
+	next, drop, err := s.update(ctx, project, name, req)
+	// The table of an endpoint no longer materialized is dropped once the
+	// write lock is released, so that no other write waits on the drop.
+	s.dropLater(ctx, drop)
+	return next, err
+}
+
+// update is Update under the write lock; it returns the stored table to
+// drop, if any.
+func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, string, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, "", err
 	}
 	next := cur
 	renamed := false
 	if req.Name != nil && *req.Name != cur.Name {
 		if err := s.checkRename(ctx, project, *req.Name); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 		next.Name, renamed = *req.Name, true
 	}
@@ -351,7 +361,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	)
 	if req.Query != nil {
 		if c, err = s.compileQuery(ctx, project, *req.Query); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 		if !sameQuery(c.query, cur.Query) {
 			next.Query = c.query
@@ -362,36 +372,37 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	}
 	if c == nil && (next.IsMaterialized || req.MaterializationBuckets != nil || req.OptionalBreakdowns != nil) {
 		if c, err = s.compiledVersion(ctx, &cur, cur.CurrentVersion); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, "", err
 	}
 	if version == nil && sameEndpoint(next, cur) {
 		s.present(ctx, &cur)
-		return cur, nil
+		return cur, "", nil
 	}
 	next.UpdatedAt = now
 	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
 		switch {
 		case errors.Is(err, ErrNotFound):
-			return Endpoint{}, endpointNotFound(name)
+			return Endpoint{}, "", endpointNotFound(name)
 		case errors.Is(err, ErrConflict) && renamed:
-			return Endpoint{}, nameTaken()
+			return Endpoint{}, "", nameTaken()
 		case errors.Is(err, ErrConflict):
-			return Endpoint{}, conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
+			return Endpoint{}, "", conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
 		}
-		return Endpoint{}, storeError(err, nil)
+		return Endpoint{}, "", storeError(err, nil)
 	}
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
 	}
+	var drop string
 	if cur.IsMaterialized && !next.IsMaterialized {
-		next.MaterializationState = s.dematerialize(ctx, &next)
+		next.MaterializationState, drop = s.dematerialize(ctx, &next)
 	}
 	s.present(ctx, &next)
-	return next, nil
+	return next, drop, nil
 }
 
 // checkRename checks a new name, and that the project has no endpoint of
@@ -506,18 +517,31 @@ func (s *Service) Versions(ctx context.Context, project, name string) ([]Version
 	return vs, nil
 }
 
-// Delete removes the endpoint named name and its versions.
+// Delete removes the endpoint named name and its versions, then drops its
+// stored tables, best effort: once the write lock is released, and for at
+// most a second, so that neither this delete nor any other write waits on
+// a refresh that holds the database (SQLite has one writer). A table left
+// behind serves nothing and goes with the next RemoveOrphans; a refresh
+// of the endpoint under way drops what it built when it notices.
 func (s *Service) Delete(ctx context.Context, project, name string) error {
+	e, err := s.delete(ctx, project, name)
+	if err != nil {
+		return err
+	}
+	s.dropTables(ctx, &e)
+	return nil
+}
+
+func (s *Service) delete(ctx context.Context, project, name string) (Endpoint, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	e, err := s.get(ctx, project, name)
 	if err != nil {
-		return err
+		return Endpoint{}, err
 	}
 	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
-		return storeError(err, func() *Error { return endpointNotFound(name) })
+		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	s.executed.forget(e.ID)
-	s.dropTables(ctx, &e)
-	return nil
+	return e, nil
 }

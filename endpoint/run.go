@@ -443,7 +443,7 @@ func (s *Service) executeCapped(ctx context.Context, query string, args []any, m
 		var size int64
 		for _, row := range res.Rows {
 			if size += RowBytes(row); size > s.cfg.MaxResultBytes {
-				return nil, s.tooLarge()
+				return nil, withCause(s.tooLarge(), ErrResultTooLarge)
 			}
 		}
 	}
@@ -461,7 +461,8 @@ func (s *Service) timedOut(own bool) *Error {
 		fmt.Sprintf("query timed out: it ran longer than run_timeout (%s)", s.cfg.RunTimeout)), LimitRunTimeout, s.cfg.RunTimeout.Milliseconds())
 }
 
-// tooLarge is the 400 of a run whose rows weigh more than MaxResultBytes.
+// tooLarge is the 400 of a run whose rows weigh more than MaxResultBytes;
+// the caller adds ErrResultTooLarge as its cause.
 func (s *Service) tooLarge() *Error {
 	return limited(invalidf(CodeResultTooLarge, "",
 		"The result is larger than max_result_bytes (%d bytes); ask for fewer rows (limit) or narrow the query.", s.cfg.MaxResultBytes),

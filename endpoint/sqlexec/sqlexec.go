@@ -210,21 +210,28 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b endpoi
 		if err != nil {
 			return nil, fmt.Errorf("sqlexec: query: %w", err)
 		}
-		var res *endpoint.Result
-		started := false
-		run := func(q querier) error {
-			rows, err := startOn(ctx, q, st, query, args)
-			if err != nil {
-				return err
-			}
-			started = true
-			res, err = read(ctx, rows, b)
-			return err
-		}
+		var (
+			res     *endpoint.Result
+			started bool
+		)
 		if ge.plain {
-			err = run(e.runs)
+			// No closure here: the plain path is every run's on a
+			// read-only pool, and allocates nothing it does not need.
+			var rows *sql.Rows
+			if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
+				started = true
+				res, err = read(ctx, rows, b)
+			}
 		} else {
-			err = e.guarded(ctx, ge.g, run)
+			err = e.guarded(ctx, ge.g, func(q querier) error {
+				rows, err := startOn(ctx, q, st, query, args)
+				if err != nil {
+					return err
+				}
+				started = true
+				res, err = read(ctx, rows, b)
+				return err
+			})
 		}
 		if st != nil {
 			// A statement that failed, other than by its context, may have

@@ -65,9 +65,17 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if strings.TrimSpace(q.SQL) == "" {
 		return nil, required("query.query")
 	}
+	if err := s.checkLength(len(q.SQL)); err != nil {
+		return nil, err
+	}
 	tmpl, err := placeholder.Compile(q.SQL)
 	if err != nil {
 		return nil, placeholderError(err)
+	}
+	if n := len(tmpl.Placeholders()); s.cfg.MaxPlaceholders > 0 && n > s.cfg.MaxPlaceholders {
+		return nil, limited(invalidf(CodeQueryTooLarge, "query",
+			"Query has %d placeholders, more than max_placeholders (%d).", n, s.cfg.MaxPlaceholders),
+			LimitMaxPlaceholders, int64(s.cfg.MaxPlaceholders))
 	}
 	if err := s.checkBindMarkers(q.SQL); err != nil {
 		return nil, err
@@ -129,6 +137,17 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 		c.query.Variables = refs
 	}
 	return c, nil
+}
+
+// checkLength refuses a query of n bytes, more than MaxQueryLength, before
+// anything parses it.
+func (s *Service) checkLength(n int) error {
+	if s.cfg.MaxQueryLength > 0 && n > s.cfg.MaxQueryLength {
+		return limited(invalidf(CodeQueryTooLarge, "query",
+			"Query is %d bytes long, more than max_query_length (%d bytes).", n, s.cfg.MaxQueryLength),
+			LimitMaxQueryLength, int64(s.cfg.MaxQueryLength))
+	}
+	return nil
 }
 
 // checkBindMarkers refuses a bind marker written by hand ('?', '$1',

@@ -247,7 +247,7 @@ func TestQueryLimits(t *testing.T) {
 
 	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = blockingExecutor{}, 20*time.Millisecond })
 	_, err = slow.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
-	wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out", "")
+	wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 }
 
 // TestQueryInsight: a TrendsQuery runs unsaved with its variables by name,

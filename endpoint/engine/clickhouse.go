@@ -1,6 +1,9 @@
 package engine
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // clickhouse is ClickHouse, bound with the server's typed query parameters
 // {p1:String}, {p2:Int64}, ...: the arguments are the values as text, in
@@ -148,3 +151,21 @@ func (e clickhouse) Swap(next, live string) ([]string, bool) {
 func (clickhouse) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
 func (clickhouse) StopsEarly() bool { return false }
+
+// Guard: per-query settings. max_execution_time (whole seconds, rounded
+// up) comes first, because readonly=1 forbids changing settings after it.
+func (clickhouse) Guard(timeout time.Duration, readOnly bool) Guard {
+	var g Guard
+	if timeout > 0 {
+		g.Settings = append(g.Settings, Setting{"max_execution_time", strconv.FormatInt(ceilSeconds(timeout), 10)})
+	}
+	if !readOnly {
+		g.Settings = append(g.Settings, Setting{"readonly", "1"})
+	}
+	return g
+}
+
+// Tables lists the tables of the current database.
+func (clickhouse) Tables() string {
+	return "SELECT name FROM system.tables WHERE database = currentDatabase()"
+}

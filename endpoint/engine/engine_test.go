@@ -460,7 +460,8 @@ func TestPageKeepsOrder(t *testing.T) {
 		limit.Bind(int64(3))
 		offset := &rendered{t: t, e: e, args: limit.args}
 		offset.Bind(int64(2))
-		q := e.Page(query, string(limit.sql), string(offset.sql))
+		// As an executor runs it: under the run's guard prefix.
+		q := e.Guard(0, true).Prefix + e.Page(query, string(limit.sql), string(offset.sql))
 		rows, err := db.Query(q, offset.args...)
 		require.NoError(t, err, q)
 		defer rows.Close()

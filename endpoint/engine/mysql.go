@@ -1,5 +1,7 @@
 package engine
 
+import "time"
+
 // mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
 // go-sql-driver/mysql drives them, with the default sql_mode (backslash
 // escapes on). Timestamps are DATETIME, TIMESTAMP (read in a UTC session:
@@ -149,16 +151,10 @@ func (e mysql) Swap(next, live string) ([]string, bool) {
 	}, false
 }
 
-// Page runs the standard wrapper without merging the derived table on
-// MariaDB: MariaDB drops the ORDER BY of a derived table it merges into
-// the outer query (a derived table is unordered in standard SQL), so a
-// page would be cut from rows in any order. The MariaDB-only executable
-// comment switches the merge off for this statement alone. MySQL 8 reads
-// it as a comment, and keeps the order itself: it propagates a derived
-// table's ORDER BY to an outer query that only limits it.
-func (mysql) Page(query, limit, offset string) string {
-	return "/*M!100102 SET STATEMENT optimizer_switch='derived_merge=off' FOR */ " + page(query, limit, offset)
-}
+// Page is the standard wrapper. MariaDB merges a derived table into the
+// outer query and drops its ORDER BY, so the run's Guard turns that merge
+// off for every run (see Guard): a page keeps the query's order.
+func (mysql) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
 func (mysql) StopsEarly() bool { return false }
 
@@ -180,3 +176,33 @@ func (mysql) ForUpdate() string { return " FOR UPDATE" }
 func (mysql) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
 
 func (mysql) SingleWriter() bool { return false }
+
+// Guard: a READ ONLY transaction refuses writes to tables. MySQL and
+// MariaDB commit DDL at once, which ends the transaction before the DDL
+// runs, so it does not stop a DROP or ALTER; the Service's one-SELECT
+// check does, and the executor's database user should have no DDL rights.
+//
+// The time limit is MariaDB's SET STATEMENT max_statement_time = N FOR
+// (seconds), inside a /*M! */ comment that MariaDB executes and MySQL
+// ignores. MySQL has no per-statement form that fits every query (its
+// MAX_EXECUTION_TIME hint must follow the first SELECT keyword): set the
+// session variable max_execution_time (milliseconds, SELECT only) for the
+// executor's connections, for example with the go-sql-driver/mysql DSN
+// parameter max_execution_time=30000. Without it MySQL stops a run only
+// when the context ends and the driver closes the connection.
+func (mysql) Guard(timeout time.Duration, readOnly bool) Guard {
+	g := Guard{Tx: !readOnly}
+	set := "optimizer_switch = 'derived_merge=off'"
+	if timeout > 0 {
+		set += ", max_statement_time = " + secondsText(timeout)
+	}
+	// MariaDB only (MySQL skips the /*M! comment): keep a derived table's
+	// ORDER BY (the paging wrapper), and the time limit.
+	g.Prefix = "/*M!100102 SET STATEMENT " + set + " FOR */ "
+	return g
+}
+
+// Tables lists the tables of the connection's default database.
+func (mysql) Tables() string {
+	return "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
+}

@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"strconv"
+	"time"
+)
+
 // postgres is PostgreSQL (12 or later), as pgx and lib/pq drive it.
 // Timestamps may be text, timestamp or timestamptz columns; they are read
 // as timestamp, which for timestamptz is UTC in a session whose time zone
@@ -130,3 +135,21 @@ func (postgres) AddColumn(table, column, typ string) string {
 }
 
 func (postgres) SingleWriter() bool { return false }
+
+// Guard: a READ ONLY transaction, in which SET LOCAL statement_timeout
+// bounds the query on the server (whole milliseconds, rounded up) and ends
+// with the transaction. A read-only pool still needs the transaction for
+// the timeout.
+func (postgres) Guard(timeout time.Duration, readOnly bool) Guard {
+	g := Guard{Tx: !readOnly || timeout > 0}
+	if timeout > 0 {
+		g.Begin = []string{"SET LOCAL statement_timeout = " + strconv.FormatInt(ceilMillis(timeout), 10)}
+	}
+	return g
+}
+
+// Tables lists the tables of the current schema, the first of the
+// search_path, where unqualified CREATE TABLE puts them.
+func (postgres) Tables() string {
+	return "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+}

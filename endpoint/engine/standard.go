@@ -259,3 +259,19 @@ func page(query, limit, offset string) string {
 // paths; keys must not hold a double quote or backslash (insight refuses
 // such keys).
 func jsonPath(key string) string { return `$."` + key + `"` }
+
+// ceilMillis is d in whole milliseconds, rounded up, at least 1.
+func ceilMillis(d time.Duration) int64 {
+	return max((int64(d)+int64(time.Millisecond)-1)/int64(time.Millisecond), 1)
+}
+
+// ceilSeconds is d in whole seconds, rounded up, at least 1.
+func ceilSeconds(d time.Duration) int64 {
+	return max((int64(d)+int64(time.Second)-1)/int64(time.Second), 1)
+}
+
+// secondsText is d in seconds as decimal text, to the millisecond (rounded
+// up, at least 0.001): "30", "0.5".
+func secondsText(d time.Duration) string {
+	return strconv.FormatFloat(float64(ceilMillis(d))/1000, 'f', -1, 64)
+}

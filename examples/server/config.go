@@ -8,8 +8,10 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -31,6 +33,7 @@ const (
 type config struct {
 	addr      string
 	dbPath    string // "" is a temporary database
+	storePath string // "": beside dbPath (see openDatabases)
 	apiKey    string
 	keySource keySource
 	project   string
@@ -42,6 +45,11 @@ type config struct {
 	// embedGenerated tells that it was generated.
 	embedSecret    string
 	embedGenerated bool
+	// runTimeout, refreshTimeout and maxRefreshes are the Service's
+	// RunTimeout, RefreshTimeout and MaxRefreshes; a negative time is no
+	// limit.
+	runTimeout, refreshTimeout time.Duration
+	maxRefreshes               int
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -50,7 +58,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: a temporary one, deleted at exit)")
+	fs.StringVar(&c.dbPath, "db", "", "SQLite database file of the events and materialized tables (default: a temporary one, deleted at exit)")
+	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
+	fs.DurationVar(&c.runTimeout, "run-timeout", endpoint.DefaultRunTimeout, "time limit of each run (0 for none)")
+	fs.DurationVar(&c.refreshTimeout, "refresh-timeout", endpoint.DefaultRefreshTimeout, "time limit of each refresh of a materialized endpoint (0 for none)")
+	fs.IntVar(&c.maxRefreshes, "max-refreshes", endpoint.DefaultMaxRefreshes, "refreshes of materialized endpoints that run at once")
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
@@ -94,6 +106,23 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.embedSecret, c.embedGenerated = rand.Text(), true
 	} else if len(c.embedSecret) < embed.MinSecretBytes {
 		return config{}, fmt.Errorf("-embed-secret must be at least %d bytes", embed.MinSecretBytes)
+	}
+	for _, d := range []struct {
+		flag string
+		v    *time.Duration
+	}{{"run-timeout", &c.runTimeout}, {"refresh-timeout", &c.refreshTimeout}} {
+		switch {
+		case *d.v < 0:
+			return config{}, fmt.Errorf("-%s must be 0 or more, got %s", d.flag, *d.v)
+		case *d.v == 0:
+			*d.v = -1 // the Service's "no limit"
+		}
+	}
+	if c.maxRefreshes < 1 {
+		return config{}, fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)
+	}
+	if c.storePath != "" && c.dbPath == "" {
+		return config{}, errors.New("-store needs -db: a temporary database keeps its store beside it")
 	}
 	switch {
 	case c.apiKey != "":

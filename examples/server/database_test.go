@@ -13,8 +13,9 @@ import (
 func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		ctx := context.Background()
-		db, closeDB, err := openDB(path)
+		dbs, err := openDatabases(path, "")
 		require.NoError(t, err)
+		db, closeDB := dbs.data, dbs.close
 
 		n, loaded, err := loadDemo(ctx, db, 0, []string{"1"})
 		require.NoError(t, err)
@@ -44,8 +45,9 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 // long one to end.
 func TestShortRunPassesLongOne(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
-		db, closeDB, err := openDB(path)
+		dbs, err := openDatabases(path, "")
 		require.NoError(t, err)
+		db, closeDB := dbs.data, dbs.close
 		ctx := context.Background()
 		_, _, err = loadDemo(ctx, db, 100, []string{"1"})
 		require.NoError(t, err)
@@ -72,8 +74,9 @@ func TestShortRunPassesLongOne(t *testing.T) {
 // TestTemporaryDatabaseIsDeleted: closing the temporary database removes
 // its directory.
 func TestTemporaryDatabaseIsDeleted(t *testing.T) {
-	db, closeDB, err := openDB("")
+	dbs, err := openDatabases("", "")
 	require.NoError(t, err)
+	db, closeDB := dbs.data, dbs.close
 	var file string
 	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
 	require.FileExists(t, file)
@@ -82,4 +85,51 @@ func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 	assert.Equal(t, "wal", mode)
 	require.NoError(t, closeDB())
 	assert.NoDirExists(t, filepath.Dir(file))
+}
+
+// TestDatabasesApart: the store is a file of its own, beside the data
+// file, and the run pool on the data file refuses writes while the data
+// pool takes them.
+func TestDatabasesApart(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "events.db")
+	dbs, err := openDatabases(data, "")
+	require.NoError(t, err)
+	defer dbs.close()
+	var file string
+	require.NoError(t, dbs.store.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
+	assert.Equal(t, filepath.Join(filepath.Dir(data), "events-store.db"), file)
+	_, err = dbs.data.Exec("CREATE TABLE t (x INTEGER)")
+	require.NoError(t, err)
+	_, err = dbs.runs.Exec("INSERT INTO t VALUES (1)")
+	require.ErrorContains(t, err, "readonly", "the run pool writes")
+	var n int
+	require.NoError(t, dbs.runs.QueryRow("SELECT count(*) FROM t").Scan(&n))
+	_, err = dbs.data.Exec("INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+}
+
+// TestStoreWritesDuringRefresh: while a refresh holds the data file's one
+// write lock (its CREATE TABLE ... AS runs for as long as the pre-compute
+// query), store writes and runs complete at once. In one file they waited
+// for the busy timeout and failed.
+func TestStoreWritesDuringRefresh(t *testing.T) {
+	dbs, err := openDatabases("", "")
+	require.NoError(t, err)
+	defer dbs.close()
+	ctx := context.Background()
+	_, _, err = loadDemo(ctx, dbs.data, 100, []string{"1"})
+	require.NoError(t, err)
+	refresh, err := dbs.data.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock
+	require.NoError(t, err)
+	_, err = refresh.Exec("CREATE TABLE endpointkit_mat_x_v1_next AS SELECT * FROM events")
+	require.NoError(t, err)
+	defer refresh.Rollback()
+
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = dbs.store.ExecContext(wctx, "CREATE TABLE written (x INTEGER)")
+	require.NoError(t, err, "a store write waited for the refresh")
+	var n int
+	require.NoError(t, dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n))
+	assert.Equal(t, 100, n)
 }

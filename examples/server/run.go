@@ -23,10 +23,6 @@ import (
 // a shutdown is asked for.
 const shutdownTimeout = 10 * time.Second
 
-// runTimeout bounds each endpoint run, so that a runaway query answers 504
-// instead of holding a connection for ever.
-const runTimeout = 30 * time.Second
-
 // run is the whole server: it parses args, opens the database, loads demo
 // data, serves the API and prints how to use it to stdout, until ctx is
 // done; then it shuts down gracefully and returns nil.
@@ -44,16 +40,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("-api-key for project %s: %w", g.project, err)
 		}
 	}
-	db, closeDB, err := openDB(cfg.dbPath)
+	dbs, err := openDatabases(cfg.dbPath, cfg.storePath)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
+	defer dbs.close()
 
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
-	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents, cfg.projects())
+	count, loaded, err := loadDemo(ctx, dbs.data, cfg.demoEvents, cfg.projects())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: a stop asked for, not a failure
@@ -61,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	store, err := sqlstore.New(db, engine.SQLite)
+	store, err := sqlstore.New(dbs.store, engine.SQLite)
 	if err != nil {
 		return err
 	}
@@ -69,14 +65,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints:  store.Endpoints(),
-		Variables:  store.Variables(),
-		Executor:   sqlexec.New(db, engine.SQLite),
-		Access:     policy,
-		RunTimeout: runTimeout,
+		Endpoints:      store.Endpoints(),
+		Variables:      store.Variables(),
+		Executor:       sqlexec.New(dbs.data, engine.SQLite, sqlexec.WithReadOnly(dbs.runs)),
+		Access:         policy,
+		RunTimeout:     cfg.runTimeout,
+		RefreshTimeout: cfg.refreshTimeout,
+		MaxRefreshes:   cfg.maxRefreshes,
 	})
 	if err != nil {
 		return err
+	}
+	// Tables a stopped process left mid-refresh, or of endpoints deleted
+	// while their drop could not run, serve nothing: drop them.
+	if n, err := svc.RemoveOrphans(ctx); err != nil {
+		fmt.Fprintf(stderr, "materialization: removing orphaned tables: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "materialization: dropped %d orphaned table(s)\n", n)
 	}
 	// Materialized endpoints are refreshed in the background until the
 	// server stops; the loop is waited for, so no refresh outlives db.
@@ -102,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			httpapi.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))), cfg),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      runTimeout + 30*time.Second,
+		WriteTimeout:      max(cfg.runTimeout, 0) + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
 	served := make(chan error, 1)

@@ -114,7 +114,7 @@ func TestMaterializeTextTimestamps(t *testing.T) {
 			}
 			inline, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
 			if err != nil {
-				t.Fatal(err)
+				t.Fatal(describe(err))
 			}
 			yes := true
 			if _, err := svc.Update(ctx, "1", name, endpoint.UpdateRequest{IsMaterialized: &yes}); err != nil {

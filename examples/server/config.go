@@ -31,12 +31,15 @@ const (
 
 // config is the parsed command line.
 type config struct {
-	addr      string
-	dbPath    string // "" is a temporary database
-	storePath string // "": beside dbPath (see openDatabases)
-	apiKey    string
-	keySource keySource
-	project   string
+	addr string
+	// driver is the engine of the data; dsn its database (-db on SQLite),
+	// storeDSN the store's when it is not the data's.
+	driver, dsn, storeDSN string
+	dbPath                string // "" is a temporary database
+	storePath             string // "": beside dbPath (see openDatabases)
+	apiKey                string
+	keySource             keySource
+	project               string
 	// grants are the keys given as KEY=PROJECT, each for its project.
 	grants     []grant
 	demoEvents int
@@ -58,6 +61,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&c.driver, "driver", "sqlite", "engine of the analytics data: sqlite, postgres, mysql, clickhouse (chdb with -tags chdb)")
+	fs.StringVar(&c.dsn, "dsn", "", "database of the data: a pgx URL, a go-sql-driver DSN, clickhouse://host:port/db, or chDB's data directory (sqlite: use -db)")
+	fs.StringVar(&c.storeDSN, "store-dsn", "", "database of the store, of the same engine (default: the -dsn database; with clickhouse or chdb, a SQLite file: -store or a temporary one)")
 	fs.StringVar(&c.dbPath, "db", "", "SQLite database file of the events and materialized tables (default: a temporary one, deleted at exit)")
 	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
 	fs.DurationVar(&c.runTimeout, "run-timeout", endpoint.DefaultRunTimeout, "time limit of each run (0 for none)")
@@ -121,7 +127,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if c.maxRefreshes < 1 {
 		return config{}, fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)
 	}
-	if c.storePath != "" && c.dbPath == "" {
+	if c.driver != "sqlite" && c.dsn == "" && c.driver != "chdb" {
+		return config{}, fmt.Errorf("-driver %s needs -dsn", c.driver)
+	}
+	if c.storePath != "" && c.dbPath == "" && c.driver == "sqlite" {
 		return config{}, errors.New("-store needs -db: a temporary database keeps its store beside it")
 	}
 	switch {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -13,8 +12,6 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
 // demoSeed fixes the demo events, so that the printed session's answers are
@@ -134,27 +131,3 @@ var policy = func() access.Policy {
 	}
 	return p
 }()
-
-// loadDemo loads n demo events for each project when the events table is
-// missing or empty, and returns how many events the first project has. The
-// first project's events are the same on every machine (demoSeed), so that
-// the printed session's answers are; each other project gets events of its
-// own.
-func loadDemo(ctx context.Context, db *sql.DB, n int, projects []string) (count int, loaded bool, err error) {
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE project_id = ?", projects[0]).Scan(&count); err == nil && count > 0 {
-		return count, false, nil
-	}
-	// The table is created even for -demo-events 0, so that the session
-	// works (with empty answers).
-	for _, stmt := range strings.Split(demo.Schema, ";") {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return 0, false, fmt.Errorf("demo: create schema: %w", err)
-		}
-	}
-	for i, p := range projects {
-		if err := demo.Insert(ctx, db, engine.SQLite, p, n, demoSeed+uint64(i)); err != nil {
-			return 0, false, err
-		}
-	}
-	return n, true, nil
-}

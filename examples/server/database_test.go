@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,17 +20,17 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 		require.NoError(t, err)
 		db, closeDB := dbs.data, dbs.close
 
-		n, loaded, err := loadDemo(ctx, db, 0, []string{"1"})
+		n, loaded, err := loadEvents(ctx, sqliteBackend(db), 0, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 		assert.True(t, loaded, "an empty table is created")
 
-		n, loaded, err = loadDemo(ctx, db, 500, []string{"1"})
+		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 500, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n)
 		assert.True(t, loaded, "an empty table is filled")
 
-		n, loaded, err = loadDemo(ctx, db, 800, []string{"1"})
+		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 800, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n, "a filled table is left as it is")
 		assert.False(t, loaded)
@@ -49,7 +52,7 @@ func TestShortRunPassesLongOne(t *testing.T) {
 		require.NoError(t, err)
 		db, closeDB := dbs.data, dbs.close
 		ctx := context.Background()
-		_, _, err = loadDemo(ctx, db, 100, []string{"1"})
+		_, _, err = loadEvents(ctx, sqliteBackend(db), 100, []string{"1"})
 		require.NoError(t, err)
 
 		// An endless query, held open after its first row.
@@ -117,7 +120,7 @@ func TestStoreWritesDuringRefresh(t *testing.T) {
 	require.NoError(t, err)
 	defer dbs.close()
 	ctx := context.Background()
-	_, _, err = loadDemo(ctx, dbs.data, 100, []string{"1"})
+	_, _, err = loadEvents(ctx, sqliteBackend(dbs.data), 100, []string{"1"})
 	require.NoError(t, err)
 	refresh, err := dbs.data.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock
 	require.NoError(t, err)
@@ -132,4 +135,9 @@ func TestStoreWritesDuringRefresh(t *testing.T) {
 	var n int
 	require.NoError(t, dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n))
 	assert.Equal(t, 100, n)
+}
+
+// sqliteBackend is a backend on db, for loadEvents.
+func sqliteBackend(db *sql.DB) *backend {
+	return &backend{engine: engine.SQLite, exec: sqlexec.New(db, engine.SQLite)}
 }

@@ -12,11 +12,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
-	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
 
 // shutdownTimeout bounds how long in-flight requests may take to finish once
@@ -40,16 +37,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("-api-key for project %s: %w", g.project, err)
 		}
 	}
-	dbs, err := openDatabases(cfg.dbPath, cfg.storePath)
+	b, err := openBackend(cfg)
 	if err != nil {
 		return err
 	}
-	defer dbs.close()
+	defer b.close()
 
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
-	count, loaded, err := loadDemo(ctx, dbs.data, cfg.demoEvents, cfg.projects())
+	count, loaded, err := loadEvents(ctx, b, cfg.demoEvents, cfg.projects())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: a stop asked for, not a failure
@@ -57,17 +54,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	store, err := sqlstore.New(dbs.store, engine.SQLite)
-	if err != nil {
-		return err
-	}
+	store := b.store
 	if err := store.Migrate(ctx); err != nil {
 		return err
 	}
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints:      store.Endpoints(),
 		Variables:      store.Variables(),
-		Executor:       sqlexec.New(dbs.data, engine.SQLite, sqlexec.WithReadOnly(dbs.runs)),
+		Executor:       b.exec,
 		Access:         policy,
 		RunTimeout:     cfg.runTimeout,
 		RefreshTimeout: cfg.refreshTimeout,

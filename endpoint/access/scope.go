@@ -149,6 +149,8 @@ func (p *parser) writeDerived(b *strings.Builder, r *tableRef, name, tenant stri
 // with the WHERE exactly when the table has a tenant column, and the
 // name in WHERE spelled as the reference is.
 func (p *parser) scopedAt(r *tableRef, tenant string) bool {
+	// Scope puts the alias on the derived table: a reference with an alias
+	// of its own is not in the shape.
 	if r.alias >= 0 {
 		return false
 	}

@@ -120,40 +120,56 @@ func unwrap(raw any) (any, string) {
 	switch r := raw.(type) {
 	case json.RawMessage:
 		return decodeJSON(r)
-	case int:
-		return int64(r), ""
-	case int8:
-		return int64(r), ""
-	case int16:
-		return int64(r), ""
-	case int32:
-		return int64(r), ""
-	case uint:
-		return fromUint(uint64(r)), ""
-	case uint8:
-		return int64(r), ""
-	case uint16:
-		return int64(r), ""
-	case uint32:
-		return int64(r), ""
-	case uint64:
-		return fromUint(r), ""
-	case uintptr:
-		return fromUint(uint64(r)), ""
 	case float32:
-		// Go through the shortest text of the float32, so that float32(0.1)
-		// means 0.1 rather than 0.10000000149011612.
-		if math.IsNaN(float64(r)) || math.IsInf(float64(r), 0) {
-			return float64(r), ""
-		}
-		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(r), 'g', -1, 32), 64)
-		return f, ""
+		return fromFloat32(r), ""
 	case []byte:
 		return nil, "unsupported Go type []byte (use json.RawMessage for JSON text)"
 	case nil, string, bool, json.Number, int64, float64, time.Time, Timestamp, []string, []any, map[string]any:
 		return raw, ""
 	}
+	if n, ok := widenInteger(raw); ok {
+		return n, ""
+	}
 	return nil, "unsupported Go type " + typeName(raw)
+}
+
+// widenInteger returns a value of one of Go's integer kinds other than
+// int64 as an int64, or as a uint64 above MaxInt64; false for any other
+// type.
+func widenInteger(raw any) (any, bool) {
+	switch r := raw.(type) {
+	case int:
+		return int64(r), true
+	case int8:
+		return int64(r), true
+	case int16:
+		return int64(r), true
+	case int32:
+		return int64(r), true
+	case uint:
+		return fromUint(uint64(r)), true
+	case uint8:
+		return int64(r), true
+	case uint16:
+		return int64(r), true
+	case uint32:
+		return int64(r), true
+	case uint64:
+		return fromUint(r), true
+	case uintptr:
+		return fromUint(uint64(r)), true
+	}
+	return nil, false
+}
+
+// fromFloat32 goes through the shortest text of f, so that float32(0.1)
+// means 0.1 rather than 0.10000000149011612.
+func fromFloat32(f float32) float64 {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return float64(f)
+	}
+	g, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	return g
 }
 
 // decodeJSON decodes one JSON value as a json.Decoder with UseNumber would.
@@ -273,44 +289,8 @@ func parseNumber(s string) (any, string) {
 	if s == "" {
 		return nil, "an empty string is not a number"
 	}
-	i := 0
-	if s[0] == '+' || s[0] == '-' {
-		i++
-	}
-	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	if i == start {
-		return nil, "not a number"
-	}
-	integer := true
-	if i < len(s) && s[i] == '.' {
-		integer = false
-		i++
-		fs := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == fs {
-			return nil, "not a number"
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		integer = false
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		es := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == es {
-			return nil, "not a number"
-		}
-	}
-	if i != len(s) {
+	integer, ok := numberShape(s)
+	if !ok {
 		return nil, "not a number"
 	}
 	if integer {
@@ -325,6 +305,47 @@ func parseNumber(s string) (any, string) {
 		return nil, "out of range for a 64-bit float"
 	}
 	return fromFloat(f)
+}
+
+// numberShape reports whether s, not empty, is
+// [+-]digits[.digits][(e|E)[+-]digits], and whether it is an integer: one
+// with neither fraction nor exponent.
+func numberShape(s string) (integer, ok bool) {
+	i := 0
+	if s[0] == '+' || s[0] == '-' {
+		i++
+	}
+	if i, ok = digitsFrom(s, i); !ok {
+		return false, false
+	}
+	integer = true
+	if i < len(s) && s[i] == '.' {
+		integer = false
+		if i, ok = digitsFrom(s, i+1); !ok {
+			return false, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		integer = false
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i, ok = digitsFrom(s, i); !ok {
+			return false, false
+		}
+	}
+	return integer, i == len(s)
+}
+
+// digitsFrom returns the offset after the digits at s[i] and whether there
+// was at least one.
+func digitsFrom(s string, i int) (int, bool) {
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i, i > start
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

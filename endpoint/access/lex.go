@@ -106,13 +106,24 @@ func lex(src string) ([]token, *Error) {
 	}
 	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8)}
 	for i := 0; i < len(src); {
-		if isSpaceByte(src[i]) {
+		// Spaces and words, the most frequent, are read here; the rest
+		// in token.
+		switch c := src[i]; {
+		case isSpaceByte(c):
 			i++
-			continue
-		}
-		var err *Error
-		if i, err = l.token(i); err != nil {
-			return nil, err
+		case isWordStart(c):
+			j := i + 1
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			w := src[i:j]
+			l.toks = append(l.toks, token{kind: tWord, start: i, end: j, text: w, lower: asciiLower(w)})
+			i = j
+		default:
+			var err *Error
+			if i, err = l.token(i); err != nil {
+				return nil, err
+			}
 		}
 	}
 	l.toks = append(l.toks, token{kind: tEOF, start: len(src), end: len(src)})
@@ -139,38 +150,34 @@ func checkText(src string) *Error {
 	return nil
 }
 
-// token reads the comment or token that starts at src[i], which is not a
-// space, and returns the offset after it.
+// token reads the comment or token that starts at src[i], which is
+// neither a space nor a word (lex reads those), and returns the offset
+// after it.
 func (l *lexer) token(i int) (int, *Error) {
 	src := l.src
-	switch c := src[i]; {
-	case strings.HasPrefix(src[i:], "--"):
-		return l.lineComment(i)
-	case strings.HasPrefix(src[i:], "/*"):
-		return l.blockComment(i)
-	case c == '\'' || c == '"' || c == '`':
+	switch src[i] {
+	case '-':
+		if strings.HasPrefix(src[i:], "--") {
+			return l.lineComment(i)
+		}
+	case '/':
+		if strings.HasPrefix(src[i:], "/*") {
+			return l.blockComment(i)
+		}
+	case '\'', '"', '`':
 		return l.quoted(i)
-	case c == '[':
+	case '[':
 		return l.bracket(i)
-	case isWordStart(c):
-		return l.word(i), nil
-	case isDigit(c) || c == '.' && i+1 < len(src) && isDigit(src[i+1]) && !l.afterName():
-		return l.number(i)
-	case c == '{':
+	case '{':
 		return l.placeholder(i)
+	case '.':
+		if i+1 < len(src) && isDigit(src[i+1]) && !l.afterName() {
+			return l.number(i)
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return l.number(i)
 	}
 	return l.punct(i)
-}
-
-// word reads the word that starts at src[i].
-func (l *lexer) word(i int) int {
-	j := i + 1
-	for j < len(l.src) && isWordByte(l.src[j]) {
-		j++
-	}
-	w := l.src[i:j]
-	l.toks = append(l.toks, token{kind: tWord, start: i, end: j, text: w, lower: asciiLower(w)})
-	return j
 }
 
 // afterName reports whether the last token can be followed by ".name"
@@ -293,7 +300,9 @@ func (l *lexer) number(i int) (int, *Error) {
 	if j < len(src) && src[j] == '.' {
 		j = digitsEnd(src, j+1)
 	}
-	j = exponentEnd(src, j)
+	if j < len(src) && src[j]|0x20 == 'e' {
+		j = exponentEnd(src, j)
+	}
 	if j < len(src) && (isWordByte(src[j]) || src[j] == '.' || src[j] == '$') {
 		return 0, l.fail(i, ReasonAmbiguous, "number %q runs into the next character: engines read it differently (a number and a word, or one identifier); add a space", echo(src[i:min(len(src), j+1)]))
 	}
@@ -310,12 +319,10 @@ func digitsEnd(src string, j int) int {
 }
 
 // exponentEnd returns the offset after the exponent ("e5", "E-3") that
-// starts at src[j], or j when there is none: an 'e' without digits is not
-// part of the number, and number then refuses it as running into a word.
+// starts at src[j], an 'e' or 'E', or j when there is none: an 'e' without
+// digits is not part of the number, and number then refuses it as running
+// into a word.
 func exponentEnd(src string, j int) int {
-	if j >= len(src) || src[j]|0x20 != 'e' {
-		return j
-	}
 	k := j + 1
 	if k < len(src) && (src[k] == '+' || src[k] == '-') {
 		k++
@@ -336,45 +343,44 @@ func skipSpaces(src string, i int) int {
 // placeholder reads {variables.<code_name>} as package placeholder does.
 func (l *lexer) placeholder(i int) (int, *Error) {
 	src := l.src
-	j, ok := variablesDot(src, i)
-	if !ok {
+	n := len(src)
+	j := skipSpaces(src, i+1)
+	const word = "variables"
+	isPlaceholder := strings.HasPrefix(src[j:], word)
+	if isPlaceholder {
+		j += len(word)
+		// Package placeholder counts '$' and bytes of multi-byte
+		// characters as continuing the word.
+		if j < n && (isWordByte(src[j]) || src[j] == '$' || src[j] >= 0x80) {
+			isPlaceholder = false
+		}
+	}
+	if isPlaceholder {
+		j = skipSpaces(src, j)
+		isPlaceholder = j < n && src[j] == '.'
+	}
+	if !isPlaceholder {
 		return 0, l.fail(i, ReasonAmbiguous, "'{' outside a {variables.name} placeholder is not allowed (ClickHouse reads {name:Type} as a query parameter)")
 	}
-	j = skipSpaces(src, j)
-	start := j
+	start := skipSpaces(src, j+1)
+	end := codeNameEnd(src, start)
+	j = skipSpaces(src, end)
+	if end == start || j >= n || src[j] != '}' {
+		return 0, l.fail(i, ReasonUnsupported, "malformed placeholder: expected {variables.<code_name>}")
+	}
+	l.toks = append(l.toks, token{kind: tPlaceholder, start: i, end: j + 1, text: src[start:end]})
+	return j + 1, nil
+}
+
+// codeNameEnd returns the offset after the code name ([A-Za-z_][A-Za-z0-9_]*)
+// that starts at src[j], or j when there is none.
+func codeNameEnd(src string, j int) int {
 	if j < len(src) && isWordStart(src[j]) {
 		for j < len(src) && isWordByte(src[j]) {
 			j++
 		}
 	}
-	name := src[start:j]
-	j = skipSpaces(src, j)
-	if name == "" || j >= len(src) || src[j] != '}' {
-		return 0, l.fail(i, ReasonUnsupported, "malformed placeholder: expected {variables.<code_name>}")
-	}
-	l.toks = append(l.toks, token{kind: tPlaceholder, start: i, end: j + 1, text: name})
-	return j + 1, nil
-}
-
-// variablesDot reads "{ variables ." from the '{' at src[i] and returns the
-// offset after the dot; false when the brace does not start a placeholder.
-func variablesDot(src string, i int) (int, bool) {
-	j := skipSpaces(src, i+1)
-	const word = "variables"
-	if !strings.HasPrefix(src[j:], word) {
-		return 0, false
-	}
-	j += len(word)
-	// Package placeholder counts '$' and bytes of multi-byte characters as
-	// continuing the word.
-	if j < len(src) && (isWordByte(src[j]) || src[j] == '$' || src[j] >= 0x80) {
-		return 0, false
-	}
-	j = skipSpaces(src, j)
-	if j >= len(src) || src[j] != '.' {
-		return 0, false
-	}
-	return j + 1, true
+	return j
 }
 
 // punctKinds gives the kind of each ASCII character that stands as a token

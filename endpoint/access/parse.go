@@ -604,7 +604,23 @@ func (p *parser) fromItem() {
 		ref.only = p.pos
 		p.next()
 	}
-	parts := p.tableName(&ref)
+	p.expectTableName()
+	// The parts are read here rather than in a function that returns
+	// them, so that their slice can stay on the stack.
+	var parts []string
+	for {
+		t := p.cur()
+		if !t.isName() {
+			p.failTok(t, ReasonUnsupported, "expected a name after '.', found %s", p.desc(t))
+		}
+		ref.parts = append(ref.parts, p.pos)
+		parts = append(parts, t.text)
+		p.next()
+		if p.cur().kind != tDot {
+			break
+		}
+		p.next()
+	}
 	dotted := strings.Join(parts, ".")
 	if p.cur().kind == tLParen {
 		p.tableFunction(ref, dotted)
@@ -643,29 +659,16 @@ func (p *parser) lateral() {
 	}
 }
 
-// tableName reads a table's name, of parts separated by dots, records the
-// parts' tokens in ref and returns their text.
-func (p *parser) tableName(ref *tableRef) []string {
-	if t := p.cur(); !t.isName() || isReserved(t) {
-		if t.kind == tString {
-			p.failTable(t, ReasonUnsupported, p.nameAt(p.pos), "expected a table name, found the string %s: SQLite reads it as table %q; write the name unquoted or in double quotes", p.desc(t), echo(p.nameAt(p.pos)))
-		}
-		p.failTok(t, ReasonUnsupported, "expected a table name, found %s", p.desc(t))
+// expectTableName refuses what cannot start a table's name.
+func (p *parser) expectTableName() {
+	t := p.cur()
+	if t.isName() && !isReserved(t) {
+		return
 	}
-	var parts []string
-	for {
-		t := p.cur()
-		if !t.isName() {
-			p.failTok(t, ReasonUnsupported, "expected a name after '.', found %s", p.desc(t))
-		}
-		ref.parts = append(ref.parts, p.pos)
-		parts = append(parts, t.text)
-		p.next()
-		if p.cur().kind != tDot {
-			return parts
-		}
-		p.next()
+	if t.kind == tString {
+		p.failTable(t, ReasonUnsupported, p.nameAt(p.pos), "expected a table name, found the string %s: SQLite reads it as table %q; write the name unquoted or in double quotes", p.desc(t), echo(p.nameAt(p.pos)))
 	}
+	p.failTok(t, ReasonUnsupported, "expected a table name, found %s", p.desc(t))
 }
 
 // resolve finds the rule of the table a reference names, or the WITH query
@@ -1025,7 +1028,10 @@ func (p *parser) scan(stop func() bool, fn string) {
 		case tWord, tQuoted:
 			p.word(fn)
 		case tPlaceholder:
-			p.placeholderValue()
+			p.next()
+			if k := p.cur().kind; k == tLParen || k == tDot {
+				p.failTok(p.cur(), ReasonUnsupported, "a placeholder stands for a value: it cannot be followed by %s", p.desc(p.cur()))
+			}
 		case tDot:
 			p.fieldOfValue()
 		case tComma:
@@ -1034,7 +1040,10 @@ func (p *parser) scan(stop func() bool, fn string) {
 				p.convertType()
 			}
 		case tPunct:
-			p.operator(t)
+			p.next()
+			if t.text == ":" {
+				p.castAfterColon()
+			}
 		default: // strings, numbers
 			p.next()
 		}
@@ -1049,15 +1058,6 @@ func (p *parser) exprEnd(stop func() bool) bool {
 		return true
 	}
 	return stop != nil && stop()
-}
-
-// placeholderValue reads a placeholder in an expression, which stands
-// for a value.
-func (p *parser) placeholderValue() {
-	p.next()
-	if k := p.cur().kind; k == tLParen || k == tDot {
-		p.failTok(p.cur(), ReasonUnsupported, "a placeholder stands for a value: it cannot be followed by %s", p.desc(p.cur()))
-	}
 }
 
 // fieldOfValue reads ".x" after a parenthesised value: (t).x, (arr)[1].x.
@@ -1076,11 +1076,10 @@ func (p *parser) convertType() {
 	}
 }
 
-// operator reads the operator character t, and the type after
-// PostgreSQL's '::' cast.
-func (p *parser) operator(t *token) {
-	p.next()
-	if t.text == ":" && p.cur().isPunct(':') && p.toks[p.pos-1].end == p.cur().start {
+// castAfterColon reads the type after PostgreSQL's '::' cast when the ':'
+// just read is the first of two.
+func (p *parser) castAfterColon() {
+	if p.cur().isPunct(':') && p.toks[p.pos-1].end == p.cur().start {
 		p.next()
 		p.typeName()
 	}
@@ -1113,14 +1112,23 @@ func (p *parser) word(fn string) {
 	switch p.peek(1).kind {
 	case tDot:
 		p.qualifiedName()
+		return
 	case tLParen:
 		p.call()
-	default:
-		if t.kind == tWord {
-			p.refuseBareWord(t)
-		}
-		p.next()
+		return
 	}
+	if t.kind == tWord {
+		// A bare word: a column's name, unless it is one of these.
+		switch w := t.lower; {
+		case w == "settings" || w == "format":
+			p.failTok(t, ReasonStatement, "%s is not allowed: a query may not change the engine's settings or output", strings.ToUpper(w))
+		case sessionWords[w]:
+			p.failFunc(t, t.text, "the query reads %q (the session's identity), which is not allowed", t.text)
+		case statementWords[w]:
+			p.failTok(t, ReasonStatement, "%s is not allowed: a query may only read (quote a column with this name)", strings.ToUpper(w))
+		}
+	}
+	p.next()
 }
 
 // keyword reads t, the word at the cursor, when it is a keyword that shapes
@@ -1233,20 +1241,6 @@ func (p *parser) field() *token {
 	}
 	p.next()
 	return n
-}
-
-// refuseBareWord refuses t, a word not followed by '(' or '.', when it
-// changes settings or output, reads the session's identity or starts
-// another statement.
-func (p *parser) refuseBareWord(t *token) {
-	switch w := t.lower; {
-	case w == "settings" || w == "format":
-		p.failTok(t, ReasonStatement, "%s is not allowed: a query may not change the engine's settings or output", strings.ToUpper(w))
-	case sessionWords[w]:
-		p.failFunc(t, t.text, "the query reads %q (the session's identity), which is not allowed", t.text)
-	case statementWords[w]:
-		p.failTok(t, ReasonStatement, "%s is not allowed: a query may only read (quote a column with this name)", strings.ToUpper(w))
-	}
 }
 
 // exprStartWords are keywords after which an expression starts, so that

@@ -168,8 +168,8 @@ func compileRules(r *Rules) (*ruleset, error) {
 		tableFuncs: make(map[string]bool, len(r.TableFunctions)),
 		anyTable:   r.AnyTable,
 	}
-	for _, t := range r.Tables {
-		if err := rs.addTable(t); err != nil {
+	for i := range r.Tables {
+		if err := rs.addTable(&r.Tables[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -196,7 +196,7 @@ func compileRules(r *Rules) (*ruleset, error) {
 }
 
 // addTable checks t and adds it to rs.
-func (rs *ruleset) addTable(t Table) error {
+func (rs *ruleset) addTable(t *Table) error {
 	parts, err := tableParts(t.Name)
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ func tableParts(name string) ([]string, error) {
 }
 
 // checkColumns checks the column list of t, which is not nil.
-func checkColumns(t Table) error {
+func checkColumns(t *Table) error {
 	if len(t.Columns) == 0 {
 		return policyErrorf("table %q: Columns is empty; leave it nil to allow every column", t.Name)
 	}

@@ -402,48 +402,39 @@ func (c *checker) hex4(at int) (rune, bool) {
 	return r, true
 }
 
-// number reads a number as RFC 8259 spells it.
+// number reads a number as RFC 8259 spells it: an optional '-', 0 or
+// digits that do not start with 0, an optional fraction, an optional
+// exponent.
 func (c *checker) number() bool {
-	if c.data[c.i] == '-' {
-		c.i++
-	}
-	if !c.integer() || !c.fraction() || !c.exponent() {
-		c.malformed = true
-		return false
-	}
-	return true
-}
-
-// integer reads a number's integer part: 0, or digits that do not start
-// with 0.
-func (c *checker) integer() bool {
 	d := c.data
-	switch {
-	case c.i < len(d) && d[c.i] == '0':
+	if d[c.i] == '-' {
 		c.i++
-		return true
-	case c.i < len(d) && d[c.i] >= '1' && d[c.i] <= '9':
-		return c.digits()
 	}
-	return false
+	// The integer part is read here, not in a function of its own: that
+	// cost a call per number on the request's path.
+	ok := c.i < len(d) && d[c.i] >= '0' && d[c.i] <= '9'
+	if ok && d[c.i] == '0' {
+		c.i++
+	} else if ok {
+		c.digits()
+	}
+	if ok && c.i < len(d) && d[c.i] == '.' {
+		c.i++
+		ok = c.digits()
+	}
+	if ok && c.i < len(d) && (d[c.i] == 'e' || d[c.i] == 'E') {
+		ok = c.exponent()
+	}
+	if !ok {
+		c.malformed = true
+	}
+	return ok
 }
 
-// fraction reads a number's optional fraction: '.' and digits.
-func (c *checker) fraction() bool {
-	if c.i >= len(c.data) || c.data[c.i] != '.' {
-		return true
-	}
-	c.i++
-	return c.digits()
-}
-
-// exponent reads a number's optional exponent: 'e' or 'E', an optional
-// sign, and digits.
+// exponent reads a number's exponent: 'e' or 'E', an optional sign, and
+// digits.
 func (c *checker) exponent() bool {
 	d := c.data
-	if c.i >= len(d) || d[c.i] != 'e' && d[c.i] != 'E' {
-		return true
-	}
 	c.i++
 	if c.i < len(d) && (d[c.i] == '+' || d[c.i] == '-') {
 		c.i++

@@ -289,53 +289,52 @@ func parseNumber(s string) (any, string) {
 	if s == "" {
 		return nil, "an empty string is not a number"
 	}
-	integer, ok := numberShape(s)
-	if !ok {
+	i := 0
+	if s[0] == '+' || s[0] == '-' {
+		i++
+	}
+	i, ok := digitsFrom(s, i)
+	integer := true
+	if ok && i < len(s) && s[i] == '.' {
+		integer = false
+		i, ok = digitsFrom(s, i+1)
+	}
+	if ok && i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		integer = false
+		i, ok = exponentFrom(s, i)
+	}
+	if !ok || i != len(s) {
 		return nil, "not a number"
 	}
-	if integer {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, "out of range for a 64-bit integer"
-		}
-		return n, ""
+	if !integer {
+		return parseFloat(s)
 	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil, "out of range for a 64-bit integer"
+	}
+	return n, ""
+}
+
+// exponentFrom reads the exponent at s[i], an 'e' or 'E', an optional
+// sign and digits, and returns the offset after it and whether it had
+// digits.
+func exponentFrom(s string, i int) (int, bool) {
+	i++
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	return digitsFrom(s, i)
+}
+
+// parseFloat converts s, a number parseNumber checked that is not an
+// integer, to the number fromFloat keeps.
+func parseFloat(s string) (any, string) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return nil, "out of range for a 64-bit float"
 	}
 	return fromFloat(f)
-}
-
-// numberShape reports whether s, not empty, is
-// [+-]digits[.digits][(e|E)[+-]digits], and whether it is an integer: one
-// with neither fraction nor exponent.
-func numberShape(s string) (integer, ok bool) {
-	i := 0
-	if s[0] == '+' || s[0] == '-' {
-		i++
-	}
-	if i, ok = digitsFrom(s, i); !ok {
-		return false, false
-	}
-	integer = true
-	if i < len(s) && s[i] == '.' {
-		integer = false
-		if i, ok = digitsFrom(s, i+1); !ok {
-			return false, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		integer = false
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i, ok = digitsFrom(s, i); !ok {
-			return false, false
-		}
-	}
-	return integer, i == len(s)
 }
 
 // digitsFrom returns the offset after the digits at s[i] and whether there

@@ -453,6 +453,29 @@ var errNotQuery = errors.New("sqlexec: Query runs only a statement that begins w
 // DROP or CREATE that reached Query would run. Comments that an engine
 // executes (MySQL's /*! */, MariaDB's /*M! */) count as text, not comments.
 func checkQuery(lex engine.Lexical, q string) error {
+	i := leadingText(lex, q)
+	switch {
+	case i < 0 || i == len(q):
+		return errNotQuery
+	case q[i] == '(':
+		return nil
+	}
+	j := i
+	for j < len(q) && (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') {
+		j++
+	}
+	switch strings.ToLower(q[i:j]) {
+	case "select", "with", "values":
+		if j == len(q) || !isWordByte(q[j]) {
+			return nil
+		}
+	}
+	return errNotQuery
+}
+
+// leadingText returns the offset of q's first text past spaces and
+// comments, or -1 for a comment left open or one the engine executes.
+func leadingText(lex engine.Lexical, q string) int {
 	i := 0
 	for i < len(q) {
 		switch c := q[i]; {
@@ -461,35 +484,20 @@ func checkQuery(lex engine.Lexical, q string) error {
 		case c == '-' && strings.HasPrefix(q[i:], "--"), c == '#' && lex.HashComments:
 			end := strings.IndexByte(q[i:], '\n')
 			if end < 0 {
-				return errNotQuery
+				return -1
 			}
 			i += end + 1
 		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			if strings.HasPrefix(q[i:], "/*!") || strings.HasPrefix(q[i:], "/*M!") {
-				return errNotQuery
-			}
 			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				return errNotQuery
+			if end < 0 || strings.HasPrefix(q[i:], "/*!") || strings.HasPrefix(q[i:], "/*M!") {
+				return -1
 			}
 			i += 2 + end + 2
-		case c == '(':
-			return nil
 		default:
-			j := i
-			for j < len(q) && (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') {
-				j++
-			}
-			switch strings.ToLower(q[i:j]) {
-			case "select", "with", "values":
-				if j == len(q) || !isWordByte(q[j]) {
-					return nil
-				}
-			}
-			return errNotQuery
+			return i
 		}
 	}
-	return errNotQuery
+	return i
 }
 
 func isWordByte(c byte) bool {

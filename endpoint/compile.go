@@ -62,20 +62,8 @@ func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*c
 }
 
 func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*compiled, error) {
-	if strings.TrimSpace(q.SQL) == "" {
-		return nil, required("query.query")
-	}
-	tmpl, err := placeholder.Compile(q.SQL)
+	tmpl, err := s.parseSQL(q.SQL)
 	if err != nil {
-		return nil, placeholderError(err)
-	}
-	if err := s.checkBindMarkers(q.SQL); err != nil {
-		return nil, err
-	}
-	if err := checkReserved(tmpl.Names()); err != nil {
-		return nil, err
-	}
-	if err := singleStatement(tmpl.Statement()); err != nil {
 		return nil, err
 	}
 	scoped, err := s.scope(ctx, project, q.SQL)
@@ -86,26 +74,9 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err != nil {
 		return nil, err
 	}
-	vars, err := s.lookupVariables(ctx, project, ids)
+	c, err := s.bindVariables(ctx, project, tmpl, refs, ids)
 	if err != nil {
 		return nil, err
-	}
-	c := &compiled{tmpl: tmpl, vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
-	for _, id := range ids {
-		v := vars[id]
-		ref := refs[id]
-		if ref.CodeName == "" {
-			ref.CodeName = v.CodeName
-			refs[id] = ref
-		}
-		if ref.CodeName != v.CodeName {
-			return nil, invalidf(CodeInvalidInput, "query.variables", "Variable %s has code_name '%s', not '%s'.", id, v.CodeName, ref.CodeName)
-		}
-		c.vars = append(c.vars, v)
-	}
-	slices.SortFunc(c.vars, func(a, b variable.Variable) int { return strings.Compare(a.CodeName, b.CodeName) })
-	for i, v := range c.vars {
-		c.index[v.CodeName] = i
 	}
 	if err := c.checkDefined(); err != nil {
 		return nil, err
@@ -129,6 +100,75 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 		c.query.Variables = refs
 	}
 	return c, nil
+}
+
+// parseSQL checks the text of a SQL query on its own: present, within the
+// length and placeholder limits, placeholders well formed, no bind marker
+// written by hand, no reserved name, one statement.
+func (s *Service) parseSQL(sql string) (*placeholder.Template, error) {
+	if strings.TrimSpace(sql) == "" {
+		return nil, required("query.query")
+	}
+	if err := s.checkLength(len(sql)); err != nil {
+		return nil, err
+	}
+	tmpl, err := placeholder.Compile(sql)
+	if err != nil {
+		return nil, placeholderError(err)
+	}
+	if n := len(tmpl.Placeholders()); s.cfg.MaxPlaceholders > 0 && n > s.cfg.MaxPlaceholders {
+		return nil, limited(invalidf(CodeQueryTooLarge, "query",
+			"Query has %d placeholders, more than max_placeholders (%d).", n, s.cfg.MaxPlaceholders),
+			LimitMaxPlaceholders, int64(s.cfg.MaxPlaceholders))
+	}
+	if err := s.checkBindMarkers(sql); err != nil {
+		return nil, err
+	}
+	if err := checkReserved(tmpl.Names()); err != nil {
+		return nil, err
+	}
+	if err := singleStatement(tmpl.Statement()); err != nil {
+		return nil, err
+	}
+	return tmpl, nil
+}
+
+// bindVariables looks up the variables a query refers to and ties each to
+// its code name, sorted by code name.
+func (s *Service) bindVariables(ctx context.Context, project string, tmpl *placeholder.Template, refs map[string]VariableRef, ids []string) (*compiled, error) {
+	vars, err := s.lookupVariables(ctx, project, ids)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiled{tmpl: tmpl, vars: make([]variable.Variable, 0, len(ids)), index: make(map[string]int, len(ids))}
+	for _, id := range ids {
+		v := vars[id]
+		ref := refs[id]
+		if ref.CodeName == "" {
+			ref.CodeName = v.CodeName
+			refs[id] = ref
+		}
+		if ref.CodeName != v.CodeName {
+			return nil, invalidf(CodeInvalidInput, "query.variables", "Variable %s has code_name '%s', not '%s'.", id, v.CodeName, ref.CodeName)
+		}
+		c.vars = append(c.vars, v)
+	}
+	slices.SortFunc(c.vars, func(a, b variable.Variable) int { return strings.Compare(a.CodeName, b.CodeName) })
+	for i, v := range c.vars {
+		c.index[v.CodeName] = i
+	}
+	return c, nil
+}
+
+// checkLength refuses a query of n bytes, more than MaxQueryLength, before
+// anything parses it.
+func (s *Service) checkLength(n int) error {
+	if s.cfg.MaxQueryLength > 0 && n > s.cfg.MaxQueryLength {
+		return limited(invalidf(CodeQueryTooLarge, "query",
+			"Query is %d bytes long, more than max_query_length (%d bytes).", n, s.cfg.MaxQueryLength),
+			LimitMaxQueryLength, int64(s.cfg.MaxQueryLength))
+	}
+	return nil
 }
 
 // checkBindMarkers refuses a bind marker written by hand ('?', '$1',

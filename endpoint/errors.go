@@ -40,6 +40,25 @@ const (
 	CodeMaterializationFailed   = "materialization_failed"
 	CodeExecutionFailed         = "execution_failed"
 	CodeTimeout                 = "timeout"
+	// CodeResultTooLarge is a run whose rows weigh more than
+	// Config.MaxResultBytes.
+	CodeResultTooLarge = "result_too_large"
+	// CodeQueryTooLarge is a query refused at save for its length
+	// (Config.MaxQueryLength) or its placeholders (Config.MaxPlaceholders).
+	CodeQueryTooLarge = "query_too_large"
+)
+
+// The limits an *Error names in its Limit field, each a Config setting.
+// LimitValue is the setting in the limit's unit: milliseconds for times,
+// rows, bytes or placeholders otherwise.
+const (
+	LimitRunTimeout          = "run_timeout"
+	LimitMaxLimit            = "max_limit"
+	LimitMaxResultBytes      = "max_result_bytes"
+	LimitMaxQueryLength      = "max_query_length"
+	LimitMaxPlaceholders     = "max_placeholders"
+	LimitRefreshTimeout      = "refresh_timeout"
+	LimitMaxMaterializedRows = "max_materialized_rows"
 )
 
 // Error is the one error type callers of the Service see. Status is the HTTP
@@ -119,6 +138,12 @@ func cut(s string) string {
 		n++
 	}
 	return s
+}
+
+// limited marks e as the refusal of limit, whose setting is value.
+func limited(e *Error, limit string, value int64) *Error {
+	e.Limit, e.LimitValue = limit, value
+	return e
 }
 
 // invalidf is the common 400.

@@ -2,6 +2,8 @@ package endpoint
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
@@ -49,4 +51,95 @@ type Result struct {
 	// read_bytes) and nil otherwise: the Service shows them in a run's
 	// statistics and never estimates them.
 	RowsRead, BytesRead *int64
+}
+
+// Bounds are the limits of one run, as the Service hands them to a
+// BoundedExecutor.
+type Bounds struct {
+	// MaxRows ends the statement after that many rows, as QueryCapped
+	// does (see RowCapper); 0 reads every row. The Service sets it only
+	// for an executor whose CapsRows holds.
+	MaxRows int
+	// MaxBytes bounds the rows read, as RowBytes weighs them: once they
+	// weigh more, the query is ended and the error wraps
+	// ErrResultTooLarge. 0 means no bound.
+	MaxBytes int64
+	// Timeout is the run's time limit, which ctx's deadline carries too,
+	// for the executor to pass on to the engine (engine.Guard), so that a
+	// server stops the query itself rather than only when its client
+	// gives up; 0 means none.
+	Timeout time.Duration
+}
+
+// BoundedExecutor is an Executor that enforces a run's Bounds while it
+// reads rows, so that a result too large is refused before it is all in
+// memory. The Service runs every query of a run through QueryBounded when
+// its executor has it; it checks the results of other executors once they
+// are read.
+//
+// Guidelines for implementers: run the query read-only, and with the
+// engine's own time limit where it has one (engine.Guard says how); count
+// every row read, not only those the Service will return.
+type BoundedExecutor interface {
+	Executor
+	// QueryBounded is Query within b.
+	QueryBounded(ctx context.Context, query string, args []any, b Bounds) (*Result, error)
+}
+
+// ErrResultTooLarge is wrapped by the error of a BoundedExecutor whose rows
+// exceeded Bounds.MaxBytes. The Service answers it with an *Error of code
+// CodeResultTooLarge.
+var ErrResultTooLarge = errors.New("endpoint: result exceeds its byte limit")
+
+// RowBytes is about what row weighs in a JSON answer: its values' text
+// (strings with their quotes, numbers at their length, floats and times at
+// their longest), the commas and the brackets. It is the measure of
+// Bounds.MaxBytes and Config.MaxResultBytes; escapes inside strings are
+// not counted.
+func RowBytes(row []any) int64 {
+	n := int64(2 + len(row))
+	for _, v := range row {
+		n += valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v any) int64 {
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return int64(len(x)) + 2
+	case []byte:
+		return int64(len(x)+2)/3*4 + 2 // base64
+	case bool:
+		return 5
+	case int64:
+		return intBytes(x)
+	case int:
+		return intBytes(int64(x))
+	case int32:
+		return intBytes(int64(x))
+	case float64, float32:
+		return 24 // -1.2345678901234567e-308
+	case time.Time:
+		return 37 // "2006-01-02T15:04:05.999999999Z07:00"
+	}
+	return 24
+}
+
+// intBytes is the length of n in decimal.
+func intBytes(n int64) int64 {
+	l := int64(1)
+	if n < 0 {
+		l++
+		if n == -n { // math.MinInt64
+			return 20
+		}
+		n = -n
+	}
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
 }

@@ -21,6 +21,9 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	if len(bytes.TrimSpace(q.Insight)) == 0 {
 		return nil, invalidf(CodeInvalidInput, "query", "Query of kind '%s' holds no insight JSON.", q.Kind)
 	}
+	if err := s.checkLength(len(q.Insight)); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, q.Insight); err != nil {
 		return nil, invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")

@@ -101,32 +101,46 @@ func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) 
 }
 
 // refreshGuarded refreshes the endpoint with id (named name) so that no
-// other refresh of it runs at the same time: in this Service (a mutex) and
-// in any Service sharing the store (a lease). With wait it waits for a
-// refresh under way to end and then refreshes; without, it returns ran
-// false at once when one is under way. still, when not nil, is asked again
-// about the endpoint as the store holds it once the lease is held: a
-// refresh that another process completed meanwhile is not run twice. The
-// Observer is told of every refresh that ran.
-func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(*Endpoint, time.Time) bool) (ran bool, err error) {
-	mu := s.refreshing.get(id)
+// other refresh of it runs at the same time: in this Service (its refresh
+// lock) and in any Service sharing the store (a lease); it then waits for a
+// turn among Config.MaxRefreshes. With wait it waits for a refresh under
+// way to end and then refreshes; without, it returns ran false at once
+// when one is under way. still, when not nil, is asked again about the
+// endpoint as the store holds it once the lease is held: a refresh that
+// another process completed meanwhile is not run twice. The Observer is
+// told of every refresh that ran.
+func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *Endpoint, time.Time) bool) (ran bool, err error) {
+	lock := s.refreshing.get(id)
 	if wait {
-		mu.Lock()
-	} else if !mu.TryLock() {
-		return false, nil
+		if err := acquire(ctx, lock); err != nil {
+			return false, s.refreshWaitError(name, err)
+		}
+	} else {
+		select {
+		case lock <- struct{}{}:
+		default:
+			return false, nil
+		}
 	}
-	defer mu.Unlock()
+	defer func() { <-lock }()
 	held, release, ok, err := s.takeLease(ctx, project, id, wait)
-	if err != nil || !ok {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, s.refreshWaitError(name, ctx.Err())
+	case err != nil || !ok:
 		return false, err
 	}
 	defer release()
 	if still != nil {
 		e, err := s.cfg.Endpoints.Get(held, project, name)
-		if err != nil || e.ID != id || !still(&e, s.now()) {
+		if err != nil || e.ID != id || !still(held, &e, s.now()) {
 			return false, nil
 		}
 	}
+	if err := acquire(held, s.refreshSlots); err != nil {
+		return false, s.refreshWaitError(name, err)
+	}
+	defer func() { <-s.refreshSlots }()
 	start := time.Now()
 	err = s.refresh(held, project, id, name)
 	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: time.Since(start), Rows: -1, Err: err}
@@ -146,25 +160,8 @@ func (s *Service) countRows(ctx context.Context, table string) *int64 {
 	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
 		return nil
 	}
-	var n int64
-	switch v := res.Rows[0][0].(type) {
-	case int64:
-		n = v
-	case int:
-		n = int64(v)
-	case uint64:
-		n = int64(v)
-	case float64:
-		n = int64(v)
-	case string:
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			return nil
-		}
-	case []byte:
-		if _, err := fmt.Sscan(string(v), &n); err != nil {
-			return nil
-		}
-	default:
+	n, ok := asInt64(res.Rows[0][0])
+	if !ok {
 		return nil
 	}
 	return &n

@@ -83,10 +83,30 @@ func bucketKey(buckets map[string]materialize.Bucket) string {
 	return b.String()
 }
 
-// tableKey identifies what the stored table of e's current version is
-// built from; a table serves only while its key is the current one.
-func tableKey(e *Endpoint) string {
-	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets)
+// tableKey identifies what the stored table of e's current version,
+// compiled as c, is built from: the version, the buckets, and the
+// definitions of the variables the query was compiled with, since a
+// variable's type decides how its column is stored (a Date range is
+// bucketed, a String is not). A table serves only while its key is the
+// current one, so that after a change to any of them runs go inline until
+// a refresh builds the table anew.
+func tableKey(e *Endpoint, c *compiled) string {
+	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + c.varsKey()
+}
+
+// varsKey is the part of a table key that the variables' definitions
+// decide: code name, type and whether it takes a list, in code name order
+// (empty for a query without variables).
+func (c *compiled) varsKey() string {
+	var b strings.Builder
+	for i := range c.vars {
+		v := &c.vars[i]
+		b.WriteString("|" + v.CodeName + ":" + string(v.Type))
+		if v.IsMulti {
+			b.WriteString("[]")
+		}
+	}
+	return b.String()
 }
 
 // freshness is how long e's stored table serves: its own
@@ -99,13 +119,14 @@ func freshness(e *Endpoint) time.Duration {
 }
 
 // servingTable returns the stored table that may answer a run of e's
-// current version at now, and the instant its data is of: the table of the
-// last completed refresh, if it was built from the current version and
-// buckets and is not older than the freshness period. A failed refresh
-// leaves the last good table serving until it is stale.
-func servingTable(e *Endpoint, now time.Time) (string, time.Time, bool) {
+// current version, compiled as c, at now, and the instant its data is of:
+// the table of the last completed refresh, if it was built from the
+// current version, buckets and variable definitions (tableKey) and is not
+// older than the freshness period. A failed refresh leaves the last good
+// table serving until it is stale.
+func servingTable(e *Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
 	st := &e.MaterializationState
-	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e) {
+	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {
 		return "", time.Time{}, false
 	}
 	if now.Sub(*st.At) > freshness(e) {
@@ -190,7 +211,11 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 	}
 	if e.IsMaterialized {
 		st := &e.MaterializationState
-		key := tableKey(e)
+		// Without the compiled query no table can be vouched for.
+		key := "\x00"
+		if c != nil {
+			key = tableKey(e, c)
+		}
 		switch {
 		case st.Status == StatusRunning:
 			m.Status = StatusRunning

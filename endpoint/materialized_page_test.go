@@ -125,7 +125,7 @@ func TestMaterializedPagesOwnLimit(t *testing.T) {
 		e.createMat(t, "mat", q, endpoint.CreateRequest{})
 		e.create(t, "inline", q)
 		e.materialize(t, "mat")
-		x.storedReads() // forget the refresh's count of its table's rows
+		x.storedReads() // the refresh counts the rows it built
 		for _, country := range []string{"US", "DE", "XX"} {
 			vars := map[string]any{"country": country}
 			for _, p := range [][2]int{{3, 0}, {3, 3}, {3, 6}, {10, 0}, {0, 0}, {2, 6}, {2, 10}} {

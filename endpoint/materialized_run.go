@@ -23,7 +23,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	if !ep.IsMaterialized || opts.version != ep.CurrentVersion {
 		return nil, nil
 	}
-	table, at, ok := servingTable(ep, now)
+	table, at, ok := servingTable(ep, c, now)
 	if !ok {
 		return nil, nil
 	}
@@ -50,11 +50,12 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 
 // readStored executes a read of a stored table. A read the database
 // refuses returns no result and no error, so that the run goes inline: the
-// table may be being swapped by a refresh at that instant. A timeout, or a
-// run whose context ended, is an error.
+// table may be being swapped by a refresh at that instant. A timeout, a
+// result over MaxResultBytes (inline would be as large), or a run whose
+// context ended, is an error.
 func (s *Service) readStored(ctx context.Context, query string, args []any) (*Result, error) {
 	res, err := s.execute(ctx, query, args)
-	if err != nil && !errors.Is(err, ErrTimeout) && ctx.Err() == nil {
+	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrResultTooLarge) && ctx.Err() == nil {
 		return nil, nil
 	}
 	return res, err
@@ -94,7 +95,7 @@ func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]an
 // when the table was built. Like readMaterializedSQL it returns nil and no
 // error when the run must go inline.
 func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	table, at, ok := servingTable(ep, now)
+	table, at, ok := servingTable(ep, c, now)
 	if !ok {
 		return nil, nil
 	}

@@ -134,7 +134,11 @@ func unmarshalRef(raw json.RawMessage) (VariableRef, error) {
 		ref.CodeName = *w.CodeName
 	}
 	if len(w.Value) > 0 && string(w.Value) != "null" {
-		if err := json.Unmarshal(w.Value, &ref.Value); err != nil {
+		// Numbers stay json.Number, as in a run's variables, so that a
+		// test value is coerced exactly as a run's value would be.
+		dec := json.NewDecoder(bytes.NewReader(w.Value))
+		dec.UseNumber()
+		if err := dec.Decode(&ref.Value); err != nil {
 			return VariableRef{}, errors.New("\"value\" is not valid JSON")
 		}
 	}

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,18 +12,44 @@ import (
 	"github.com/endpointkit/endpointkit/materialize"
 )
 
-// refreshLocks hold one mutex per endpoint id, so that this process runs at
-// most one refresh of an endpoint at a time.
+// dropWait bounds the drops of a Delete or an update that turns
+// materialization off: on an engine with one writer (SQLite) a drop waits
+// for a refresh that builds another table, and the write that asked for it
+// must not. A table left behind is an orphan, which RemoveOrphans drops.
+const dropWait = time.Second
+
+// tablePrefix starts the name of every stored table (materialize.TableName).
+const tablePrefix = "endpointkit_mat_"
+
+// refreshLocks hold one lock per endpoint id, so that this process runs at
+// most one refresh of an endpoint at a time. Only refreshes of the same
+// endpoint wait on it: runs, writes and deletes never do.
 type refreshLocks struct {
-	m sync.Map // endpoint id -> *sync.Mutex
+	m sync.Map // endpoint id -> chan struct{} (capacity 1: held when full)
 }
 
-func (l *refreshLocks) get(id string) *sync.Mutex {
-	mu, _ := l.m.LoadOrStore(id, new(sync.Mutex))
-	return mu.(*sync.Mutex)
+func (l *refreshLocks) get(id string) chan struct{} {
+	ch, _ := l.m.LoadOrStore(id, make(chan struct{}, 1))
+	return ch.(chan struct{})
+}
+
+// busy reports whether a refresh of id is under way.
+func (l *refreshLocks) busy(id string) bool {
+	ch, ok := l.m.Load(id)
+	return ok && len(ch.(chan struct{})) > 0
 }
 
 func (l *refreshLocks) forget(id string) { l.m.Delete(id) }
+
+// acquire takes ch, waiting while ctx lasts.
+func acquire(ctx context.Context, ch chan struct{}) error {
+	select {
+	case ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Materialize refreshes the stored table of the materialized endpoint named
 // name, synchronously: the status goes to running, the table of the current
@@ -29,8 +57,14 @@ func (l *refreshLocks) forget(id string) { l.m.Delete(id) }
 // completed (with last_materialized_at) or failed. A failed refresh leaves
 // the last good table in place, serving while it is fresh; its error says
 // what failed without engine internals (the cause stays reachable through
-// errors.As for a host that logs it). A refresh of the same endpoint already
-// under way in this Service is waited for first.
+// errors.As for a host that logs it).
+//
+// A refresh of the same endpoint under way in this Service is waited for
+// first, and so is a turn when Config.MaxRefreshes refreshes run already;
+// the wait ends with ctx. A refresh takes at most Config.RefreshTimeout and
+// builds at most Config.MaxMaterializedRows rows. An endpoint deleted or
+// changed while its table is built is noticed before the table is swapped
+// in: the table is dropped and the refresh fails.
 func (s *Service) Materialize(ctx context.Context, project, name string) error {
 	e, err := s.get(ctx, project, name)
 	if err != nil {
@@ -43,11 +77,22 @@ func (s *Service) Materialize(ctx context.Context, project, name string) error {
 	return err
 }
 
+// refreshWaitError is the error of a Materialize whose context ended while
+// it waited for its turn.
+func (s *Service) refreshWaitError(name string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return withCause(NewError(ErrTimeout, CodeTimeout, "", "Materialization of endpoint '"+name+"' timed out waiting for a turn: other refreshes are running."), err)
+	}
+	return withCause(NewError(ErrExecution, CodeMaterializationFailed, "", "Materialization of endpoint '"+name+"' was cancelled before it started."), err)
+}
+
 // RefreshStale refreshes every materialized endpoint, of every project,
-// that has no table for its current version and buckets, or whose table is
-// older than its freshness period. Endpoints being refreshed already are
-// skipped. It returns how many refreshes completed, and the failures
-// joined.
+// that has no table for its current version, buckets and variable
+// definitions, or whose table is older than its freshness period, one
+// after another; each waits for a turn among Config.MaxRefreshes.
+// Endpoints being refreshed already are skipped. It then drops orphaned
+// tables (RemoveOrphans). It returns how many refreshes completed, and the
+// failures joined.
 func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 	list, err := s.cfg.Endpoints.ListMaterialized(ctx)
 	if err != nil {
@@ -60,35 +105,54 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 	now := s.now()
 	for i := range list {
 		e := &list[i]
-		if _, _, fresh := servingTable(e, now); fresh {
-			continue
+		if c, err := s.compiledVersion(ctx, e, e.CurrentVersion); err == nil {
+			if _, _, fresh := servingTable(e, c, now); fresh {
+				continue
+			}
 		}
-		ran, err := s.refreshGuarded(ctx, e.ProjectID, e.ID, e.Name, false, "stale", stale)
+		ran, err := s.refreshGuarded(ctx, e.ProjectID, e.ID, e.Name, false, "stale", s.stale)
 		if !ran && err == nil {
-			continue
+			continue // being refreshed, here or by another process
 		}
 		if err != nil {
 			errs = append(errs, err)
-			continue
+		} else {
+			n++
 		}
-		n++
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	if ctx.Err() == nil {
+		if _, err := s.RemoveOrphans(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return n, errors.Join(errs...)
 }
 
-// stale reports whether e has no table that serves at now.
-func stale(e *Endpoint, now time.Time) bool {
-	_, _, fresh := servingTable(e, now)
+// stale reports whether e has no table that serves at now (or cannot be
+// compiled, which a refresh then reports).
+func (s *Service) stale(ctx context.Context, e *Endpoint, now time.Time) bool {
+	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
+	if err != nil {
+		return true
+	}
+	_, _, fresh := servingTable(e, c, now)
 	return !fresh
 }
 
 // refresh rebuilds the table of the endpoint with id; the caller holds its
-// refresh lock. The endpoint is read again under the lock, so a refresh
-// always builds the version and buckets that are current when it starts.
+// refresh lock and a turn. The endpoint is read again under the lock, so a
+// refresh always builds the version, buckets and variables that are
+// current when it starts, and once more before the swap, so that a table
+// built for an endpoint deleted or changed meanwhile is dropped instead.
 func (s *Service) refresh(ctx context.Context, project, id, name string) error {
+	if s.cfg.RefreshTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RefreshTimeout)
+		defer cancel()
+	}
 	e, err := s.get(ctx, project, name)
 	if err != nil {
 		return err
@@ -105,7 +169,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	if !v.ok {
 		return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
-	key := tableKey(&e)
+	key := tableKey(&e, c)
 	table := materialize.TableName(e.ID, e.CurrentVersion)
 	st := e.MaterializationState
 	st.Status, st.Attempt, st.Error = StatusRunning, key, ""
@@ -113,17 +177,41 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return err
 	}
 	at := s.now()
-	if err := s.rebuild(ctx, project, c, v, table, at); err != nil {
+	next, err := s.build(ctx, project, c, v, table, at)
+	var rows *int64
+	if err == nil {
+		rows, err = s.checkRows(ctx, next)
+	}
+	if err == nil {
+		err = s.unchanged(ctx, project, name, id, key)
+	}
+	if err == nil {
+		err = s.swap(ctx, c, v, next, table)
+	}
+	if err != nil {
+		// Whatever was built goes: the last good table stays.
+		s.dropTable(ctx, next)
+		var ue *unchangedError
+		if errors.As(err, &ue) {
+			return ue.err
+		}
 		failed := s.now()
-		st.Status, st.Error, st.FailedAt = StatusFailed, refreshFailure(err), &failed
+		st.Status, st.Error, st.FailedAt = StatusFailed, s.refreshFailure(err), &failed
 		// The context may be what failed; the state is still worth saving.
 		_ = s.setState(context.WithoutCancel(ctx), &e, st)
-		return withCause(NewError(ErrExecution, CodeMaterializationFailed, "", "Materialization of endpoint '"+name+"' failed: "+st.Error), err)
+		return s.refreshError(name, st.Error, err)
 	}
 	old := st.Table
 	st = MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
-		Rows: s.countRows(ctx, table), Took: s.now().Sub(at)}
+		Rows: rows, Took: s.now().Sub(at)}
+	if rows == nil {
+		st.Rows = s.countRows(ctx, table)
+	}
 	if err := s.setState(context.WithoutCancel(ctx), &e, st); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			// Deleted between the check and now: nothing will read it.
+			s.dropTable(ctx, table)
+		}
 		return err
 	}
 	if old != "" && old != table {
@@ -134,9 +222,27 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	return nil
 }
 
+// refreshError is the error of a failed refresh, whose state says why.
+func (s *Service) refreshError(name, why string, cause error) error {
+	e := withCause(NewError(ErrExecution, CodeMaterializationFailed, "", "Materialization of endpoint '"+name+"' failed: "+why), cause)
+	var le *Error
+	if errors.As(cause, &le) && le.Limit != "" {
+		e.Limit, e.LimitValue = le.Limit, le.LimitValue
+	}
+	if errors.Is(cause, context.DeadlineExceeded) && s.cfg.RefreshTimeout > 0 {
+		e.Limit, e.LimitValue = LimitRefreshTimeout, s.cfg.RefreshTimeout.Milliseconds()
+	}
+	return e
+}
+
 // refreshFailure words a failed refresh for the endpoint's error field.
-func refreshFailure(err error) string {
+func (s *Service) refreshFailure(err error) string {
+	var le *Error
 	switch {
+	case errors.As(err, &le) && le.Limit != "":
+		return le.Detail
+	case errors.Is(err, context.DeadlineExceeded) && s.cfg.RefreshTimeout > 0:
+		return "the refresh ran longer than refresh_timeout (" + s.cfg.RefreshTimeout.String() + ")"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the refresh timed out"
 	case errors.Is(err, context.Canceled):
@@ -145,50 +251,132 @@ func refreshFailure(err error) string {
 	return "the query could not be executed against the database"
 }
 
-// rebuild builds a fresh copy of an endpoint's stored table beside it and
-// swaps it in, so that a failure before the swap keeps the last good table.
-func (s *Service) rebuild(ctx context.Context, project string, c *compiled, v *verdict, table string, at time.Time) error {
+// unchangedError is a refresh that found its endpoint deleted or changed
+// before the swap; err is what Materialize returns.
+type unchangedError struct{ err error }
+
+func (e *unchangedError) Error() string { return e.err.Error() }
+
+// unchanged checks, before a built table is swapped in, that the endpoint
+// is still there, still materialized and still of the key the table was
+// built for: a delete or a change while the table was built must not
+// leave it behind, nor let it serve.
+func (s *Service) unchanged(ctx context.Context, project, name, id, key string) error {
+	cur, err := s.cfg.Endpoints.Get(ctx, project, name)
+	switch {
+	case errors.Is(err, ErrNotFound) || err == nil && cur.ID != id:
+		return &unchangedError{notFoundf("Endpoint '%s' was deleted or renamed while its table was built; the table was dropped.", name)}
+	case err != nil:
+		return storeError(err, nil)
+	}
+	cur.ProjectID = project
+	c, err := s.compiledVersion(ctx, &cur, cur.CurrentVersion)
+	if err != nil || !cur.IsMaterialized || tableKey(&cur, c) != key {
+		return &unchangedError{conflictf(CodeConflict, "", "Endpoint '%s' changed while its table was built; the table was dropped. Refresh it again.", name)}
+	}
+	return nil
+}
+
+// build builds a fresh copy of an endpoint's stored table beside it, and
+// returns its name; a failure leaves the last good table as it was.
+func (s *Service) build(ctx context.Context, project string, c *compiled, v *verdict, table string, at time.Time) (string, error) {
 	e := s.cfg.Executor.Engine()
 	next := table + "_next"
 	var build []insight.Statement
-	var index []string
 	if c.insight == nil {
 		r, err := v.plan.Refresh(table)
 		if err != nil {
-			return err
+			return next, err
 		}
 		for _, q := range r.Build {
 			build = append(build, insight.Statement{SQL: q})
 		}
-		next, index = r.Next, r.Index
+		next = r.Next
 		if c.scoped {
 			// The stored rows are the project's only: the pre-compute
 			// query reads through the same rules as a run.
 			src, args, err := s.scopedSource(ctx, project, v.plan.Precompute())
 			if err != nil {
-				return err
+				return next, err
 			}
 			build = []insight.Statement{{SQL: e.DropTable(next)}, {SQL: e.CreateTableAs(next, src), Args: args}}
 		}
 	} else {
 		built, err := insight.Materialize(c.insight, e, next, at)
 		if err != nil {
-			return err
+			return next, err
 		}
 		build = built
 	}
 	for _, stmt := range build {
 		if err := s.cfg.Executor.Exec(ctx, stmt.SQL, stmt.Args); err != nil {
-			return err
+			return next, err
 		}
 	}
-	swap, inTx := e.Swap(next, table)
-	if err := s.execAll(ctx, swap, inTx); err != nil {
+	return next, nil
+}
+
+// checkRows refuses a built table of more than MaxMaterializedRows rows,
+// counting at most one row more than the bound; within the bound the
+// count is the table's, which it returns (nil when there is no bound, and
+// nothing was counted).
+func (s *Service) checkRows(ctx context.Context, next string) (*int64, error) {
+	max := s.cfg.MaxMaterializedRows
+	if max <= 0 {
+		return nil, nil
+	}
+	q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 AS one FROM %s LIMIT %d) AS endpointkit_rows", s.cfg.Executor.Engine().QuoteIdent(next), max+1)
+	res, err := s.cfg.Executor.Query(ctx, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return nil, fmt.Errorf("endpoint: counting the rows of %s: %d rows", next, len(res.Rows))
+	}
+	n, ok := asInt64(res.Rows[0][0])
+	if !ok || n > max {
+		return nil, limited(NewError(ErrExecution, CodeMaterializationFailed, "",
+			fmt.Sprintf("the stored table would hold more than max_materialized_rows (%d) rows", max)), LimitMaxMaterializedRows, max)
+	}
+	return &n, nil
+}
+
+// asInt64 reads a count as drivers return it.
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint64:
+		return int64(n), n <= 1<<63-1
+	case float64:
+		return int64(n), true
+	case string:
+		var i int64
+		_, err := fmt.Sscan(n, &i)
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// swap replaces table by next, in one transaction where the engine's DDL
+// allows, and indexes it.
+func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table string) error {
+	e := s.cfg.Executor.Engine()
+	stmts, inTx := e.Swap(next, table)
+	if err := s.execAll(ctx, stmts, inTx); err != nil {
 		return err
 	}
-	if index != nil {
+	if c.insight == nil {
 		// After the swap: a renamed table keeps its index's name.
-		if err := s.execAll(ctx, index, false); err != nil {
+		r, err := v.plan.Refresh(table)
+		if err != nil {
+			return err
+		}
+		if err := s.execAll(ctx, r.Index, false); err != nil {
 			return err
 		}
 	}
@@ -223,38 +411,114 @@ func (s *Service) setState(ctx context.Context, e *Endpoint, st MaterializationS
 }
 
 // dropTable drops a stored table, best effort: a table left behind wastes
-// space but serves nothing, since runs read only the table the state names.
+// space but serves nothing, since runs read only the table the state names,
+// and RemoveOrphans drops it later.
 func (s *Service) dropTable(ctx context.Context, table string) {
-	_ = s.cfg.Executor.Exec(context.WithoutCancel(ctx), s.cfg.Executor.Engine().DropTable(table), nil)
+	_ = s.dropTableErr(context.WithoutCancel(ctx), table)
+}
+
+func (s *Service) dropTableErr(ctx context.Context, table string) error {
+	return s.cfg.Executor.Exec(ctx, s.cfg.Executor.Engine().DropTable(table), nil)
 }
 
 // dropTables drops every stored table of a deleted endpoint that this
-// package knows of (best effort).
+// package knows of, best effort and within dropWait: the delete is done
+// already, and leftovers are orphans. The table a refresh of this Service
+// is building is left to the refresh, which notices the delete.
 func (s *Service) dropTables(ctx context.Context, e *Endpoint) {
-	s.refreshing.forget(e.ID)
-	cur := materialize.TableName(e.ID, e.CurrentVersion)
-	tables := []string{cur, cur + "_next"}
-	if t := e.MaterializationState.Table; t != "" && t != cur {
-		tables = append(tables, t)
-	}
 	if !e.IsMaterialized && e.MaterializationState.Table == "" {
 		return
 	}
+	cur := materialize.TableName(e.ID, e.CurrentVersion)
+	tables := []string{cur}
+	if !s.refreshing.busy(e.ID) {
+		tables = append(tables, cur+"_next")
+	}
+	if t := e.MaterializationState.Table; t != "" && t != cur {
+		tables = append(tables, t)
+	}
+	s.refreshing.forget(e.ID)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropWait)
+	defer cancel()
 	for _, t := range tables {
-		s.dropTable(ctx, t)
+		_ = s.dropTableErr(dctx, t)
 	}
 }
 
-// dematerialize drops the stored table of an endpoint that is no longer
-// materialized and clears its state; it returns the new state.
-func (s *Service) dematerialize(ctx context.Context, e *Endpoint) MaterializationState {
-	if t := e.MaterializationState.Table; t != "" {
-		s.dropTable(ctx, t)
-	}
+// dematerialize clears the state of an endpoint that is no longer
+// materialized and returns the new state, and the table to drop (once the
+// caller lets go of the write lock), if any.
+func (s *Service) dematerialize(ctx context.Context, e *Endpoint) (MaterializationState, string) {
 	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, MaterializationState{}); err != nil {
-		// The state names a table that is gone; a run then fails over to
-		// inline, and turning materialization on again rebuilds it.
-		return e.MaterializationState
+		// The state names a table that is about to go; a run then fails
+		// over to inline, and turning materialization on again rebuilds it.
+		return e.MaterializationState, e.MaterializationState.Table
 	}
-	return MaterializationState{}
+	return MaterializationState{}, e.MaterializationState.Table
+}
+
+// dropLater drops table, if any, best effort within dropWait.
+func (s *Service) dropLater(ctx context.Context, table string) {
+	if table == "" {
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropWait)
+	defer cancel()
+	_ = s.dropTableErr(dctx, table)
+}
+
+// RemoveOrphans drops the stored tables (named endpointkit_mat_...) in the
+// executor's database that no materialized endpoint of any project needs:
+// those of deleted endpoints, of endpoints no longer materialized, of
+// versions replaced, and whatever a process that stopped mid-refresh left.
+// It keeps, for each materialized endpoint, the table its state names and
+// the tables of its current version (a refresh, perhaps of another
+// process, may be building them). It returns how many tables it dropped.
+// Call it at start-up; RefreshStale calls it after every pass. The engine
+// value lists the tables (engine.Engine's Tables).
+func (s *Service) RemoveOrphans(ctx context.Context) (int, error) {
+	res, err := s.cfg.Executor.Query(ctx, s.cfg.Executor.Engine().Tables(), nil)
+	if err != nil {
+		return 0, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "listing the stored tables failed"), err)
+	}
+	var found []string
+	for _, row := range res.Rows {
+		if len(row) > 0 {
+			if name, ok := row[0].(string); ok && strings.HasPrefix(name, tablePrefix) {
+				found = append(found, name)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return 0, nil
+	}
+	list, err := s.cfg.Endpoints.ListMaterialized(ctx)
+	if err != nil {
+		return 0, storeError(err, nil)
+	}
+	keep := make(map[string]bool, 3*len(list))
+	for i := range list {
+		e := &list[i]
+		cur := materialize.TableName(e.ID, e.CurrentVersion)
+		keep[cur], keep[cur+"_next"] = true, true
+		if t := e.MaterializationState.Table; t != "" {
+			keep[t] = true
+		}
+	}
+	n := 0
+	var errs []error
+	for _, t := range found {
+		if keep[t] {
+			continue
+		}
+		if err := s.dropTableErr(ctx, t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	if len(errs) > 0 {
+		return n, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "dropping orphaned stored tables failed"), errors.Join(errs...))
+	}
+	return n, nil
 }

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -156,7 +157,7 @@ func (s *Service) runOptions(req RunRequest) (runOptions, error) {
 	}
 	if req.Limit != nil {
 		if *req.Limit < 0 || *req.Limit > s.cfg.MaxLimit {
-			return o, invalidf(CodeInvalidInput, "limit", "Limit must be between 0 and %d, got %d.", s.cfg.MaxLimit, *req.Limit)
+			return o, limited(invalidf(CodeInvalidInput, "limit", "Limit must be between 0 and %d, got %d.", s.cfg.MaxLimit, *req.Limit), LimitMaxLimit, int64(s.cfg.MaxLimit))
 		}
 		o.limit = *req.Limit
 	}
@@ -435,16 +436,20 @@ func valueError(v *variable.Variable, err error) *Error {
 	return withCause(e, err)
 }
 
-// execute runs query under Config.RunTimeout. Executor errors are reported
-// without their text, which may hold engine internals; the cause stays
-// reachable through errors.Is and errors.As for a host that logs it.
+// execute runs query under Config.RunTimeout and Config.MaxResultBytes.
+// Executor errors are reported without their text, which may hold engine
+// internals; the cause stays reachable through errors.Is and errors.As for
+// a host that logs it.
 func (s *Service) execute(ctx context.Context, query string, args []any) (*Result, error) {
 	return s.executeCapped(ctx, query, args, 0)
 }
 
 // executeCapped is execute reading at most max rows through s.capper; max
-// 0 reads them all through the Executor.
+// 0 reads them all through the Executor. A BoundedExecutor enforces the
+// time and byte limits itself; the rows of another are weighed here once
+// read.
 func (s *Service) executeCapped(ctx context.Context, query string, args []any, max int) (*Result, error) {
+	caller := ctx
 	if s.cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RunTimeout)
@@ -454,21 +459,53 @@ func (s *Service) executeCapped(ctx context.Context, query string, args []any, m
 		res *Result
 		err error
 	)
-	if max > 0 {
+	switch {
+	case s.bounded != nil:
+		res, err = s.bounded.QueryBounded(ctx, query, args, Bounds{MaxRows: max, MaxBytes: s.cfg.MaxResultBytes, Timeout: s.cfg.RunTimeout})
+	case max > 0:
 		res, err = s.capper.QueryCapped(ctx, query, args, max)
-	} else {
+	default:
 		res, err = s.cfg.Executor.Query(ctx, query, args)
 	}
 	switch {
+	case err != nil && errors.Is(err, ErrResultTooLarge):
+		return nil, withCause(s.tooLarge(), err)
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
-		return nil, withCause(NewError(ErrTimeout, CodeTimeout, "", "query timed out"), err)
+		return nil, withCause(s.timedOut(caller.Err() == nil), err)
 	case err != nil:
 		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
 	case res == nil:
 		return nil, NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed")
 	}
+	if s.bounded == nil && s.cfg.MaxResultBytes > 0 {
+		var size int64
+		for _, row := range res.Rows {
+			if size += RowBytes(row); size > s.cfg.MaxResultBytes {
+				return nil, withCause(s.tooLarge(), ErrResultTooLarge)
+			}
+		}
+	}
 	noteRead(ctx, res)
 	return res, nil
+}
+
+// timedOut is the 504 of a run that ran out of time. The limit is named
+// when it was the Service's own (own), not a shorter deadline of the
+// caller's context.
+func (s *Service) timedOut(own bool) *Error {
+	if !own || s.cfg.RunTimeout <= 0 {
+		return NewError(ErrTimeout, CodeTimeout, "", "query timed out")
+	}
+	return limited(NewError(ErrTimeout, CodeTimeout, "",
+		fmt.Sprintf("query timed out: it ran longer than run_timeout (%s)", s.cfg.RunTimeout)), LimitRunTimeout, s.cfg.RunTimeout.Milliseconds())
+}
+
+// tooLarge is the 400 of a run whose rows weigh more than MaxResultBytes;
+// the caller adds ErrResultTooLarge as its cause.
+func (s *Service) tooLarge() *Error {
+	return limited(invalidf(CodeResultTooLarge, "",
+		"The result is larger than max_result_bytes (%d bytes); ask for fewer rows (limit) or narrow the query.", s.cfg.MaxResultBytes),
+		LimitMaxResultBytes, s.cfg.MaxResultBytes)
 }
 
 // RowCapper is implemented by an Executor that can end a query after its

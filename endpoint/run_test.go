@@ -367,9 +367,12 @@ func TestRunExecutionErrors(t *testing.T) {
 		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = &errExecutor{wait: true}, 20*time.Millisecond })
 		e.create(t, "ep", e.query("SELECT 1"))
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
-		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out", "")
+		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 		if !errors.Is(err, endpoint.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("%v should wrap ErrTimeout and the cause", err)
+		}
+		if e := asError(t, err); e.Limit != endpoint.LimitRunTimeout || e.LimitValue != 20 {
+			t.Fatalf("limit %q %d, want run_timeout 20 (ms)", e.Limit, e.LimitValue)
 		}
 	})
 	t.Run("caller deadline", func(t *testing.T) {

@@ -41,10 +41,11 @@ const kickQueue = 256
 // first refresh after a create or update, so that the table is ready
 // seconds later rather than at the next look. Without a running scheduler
 // the kick waits in a short queue (or is dropped); the scheduler refreshes
-// pending endpoints when it starts anyway.
-func (s *Service) kickIfPending(e *Endpoint) {
+// pending endpoints when it starts anyway. c is e's current version
+// compiled.
+func (s *Service) kickIfPending(e *Endpoint, c *compiled) {
 	st := &e.MaterializationState
-	if !e.IsMaterialized || st.Table != "" && st.Built == tableKey(e) {
+	if !e.IsMaterialized || c == nil || st.Table != "" && st.Built == tableKey(e, c) {
 		return
 	}
 	select {
@@ -113,7 +114,7 @@ func (s *Service) Schedule(ctx context.Context) error {
 		}
 		now := s.now()
 		for i := range list {
-			if e := &list[i]; s.due(e, now) {
+			if e := &list[i]; s.due(ctx, e, now) {
 				start(e.ProjectID, e.ID, e.Name, "scheduled")
 			}
 		}
@@ -134,10 +135,16 @@ func (s *Service) Schedule(ctx context.Context) error {
 	}
 }
 
-// due reports whether the scheduler should refresh e at now.
-func (s *Service) due(e *Endpoint, now time.Time) bool {
+// due reports whether the scheduler should refresh e at now. An endpoint
+// whose current version does not compile is due: its refresh fails and
+// says why, and the back-off then applies.
+func (s *Service) due(ctx context.Context, e *Endpoint, now time.Time) bool {
 	st := &e.MaterializationState
-	key := tableKey(e)
+	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
+	if err != nil {
+		return st.Status != StatusFailed || st.FailedAt == nil || !now.Before(st.FailedAt.Add(min(freshness(e), failureRetry)))
+	}
+	key := tableKey(e, c)
 	period := freshness(e)
 	if st.Status == StatusFailed && st.Attempt == key && st.FailedAt != nil &&
 		now.Before(st.FailedAt.Add(min(period, failureRetry))) {

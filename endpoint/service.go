@@ -21,9 +21,28 @@ import (
 // Defaults of Config.
 const (
 	// DefaultLimit is how many rows a run returns when it names no limit.
-	DefaultLimit = 1000
+	DefaultLimit = 100
 	// DefaultMaxLimit is the largest limit a run may ask for.
 	DefaultMaxLimit = 50000
+	// DefaultRunTimeout is how long a run may take.
+	DefaultRunTimeout = 30 * time.Second
+	// DefaultMaxResultBytes is how much the rows a run reads may weigh (as
+	// RowBytes weighs them): 10 MiB.
+	DefaultMaxResultBytes = 10 << 20
+	// DefaultMaxQueryLength is the longest query a create or update may
+	// save, in bytes: 100 KiB.
+	DefaultMaxQueryLength = 100 << 10
+	// DefaultMaxPlaceholders is how many {variables.x} placeholders a
+	// saved query may hold.
+	DefaultMaxPlaceholders = 1000
+	// DefaultRefreshTimeout is how long a refresh of a materialized
+	// endpoint may take.
+	DefaultRefreshTimeout = 10 * time.Minute
+	// DefaultMaxMaterializedRows is how many rows a materialized
+	// endpoint's stored table may hold.
+	DefaultMaxMaterializedRows = 1_000_000
+	// DefaultMaxRefreshes is how many refreshes a Service runs at once.
+	DefaultMaxRefreshes = 2
 	// DefaultCacheSize is how many compiled versions a Service keeps.
 	DefaultCacheSize = 1024
 	// DefaultExecutedResolution is how often, at most, a run of one
@@ -54,9 +73,40 @@ type Config struct {
 	// MaxLimit is the largest limit a run may ask for (a larger one is a
 	// 400); 0 means DefaultMaxLimit.
 	MaxLimit int
-	// RunTimeout bounds the execution of each run; 0 means no bound beyond
-	// the caller's context. A run that runs out of time is a 504.
+	// RunTimeout bounds the execution of each run, through the context
+	// and, where the executor passes it on (BoundedExecutor), on the
+	// engine's side; 0 means DefaultRunTimeout, a negative value no bound
+	// beyond the caller's context. A run that runs out of time is a 504
+	// of code CodeTimeout naming the limit (LimitRunTimeout).
 	RunTimeout time.Duration
+	// MaxResultBytes bounds what the rows a run reads may weigh, as
+	// RowBytes weighs them: a BoundedExecutor stops reading past it, and
+	// the Service checks the rows of other executors. 0 means
+	// DefaultMaxResultBytes, a negative value no bound. Past it a run is
+	// a 400 of code CodeResultTooLarge naming the limit.
+	MaxResultBytes int64
+	// MaxQueryLength is the longest query, in bytes, that a create or
+	// update may save (the SQL text, or an insight query's JSON); 0 means
+	// DefaultMaxQueryLength, a negative value no bound.
+	MaxQueryLength int
+	// MaxPlaceholders is how many {variables.x} placeholders a saved SQL
+	// query may hold (each use counts): every one becomes at least one
+	// bound argument, and engines refuse statements with too many. 0
+	// means DefaultMaxPlaceholders, a negative value no bound.
+	MaxPlaceholders int
+	// RefreshTimeout bounds each refresh of a materialized endpoint; 0
+	// means DefaultRefreshTimeout, a negative value no bound beyond the
+	// caller's context.
+	RefreshTimeout time.Duration
+	// MaxMaterializedRows is how many rows a stored table may hold: a
+	// refresh that builds more fails, and the previous table keeps
+	// serving. 0 means DefaultMaxMaterializedRows, a negative value no
+	// bound.
+	MaxMaterializedRows int64
+	// MaxRefreshes is how many refreshes the Service runs at once (by
+	// Materialize and RefreshStale together); the others wait for a turn.
+	// 0 means DefaultMaxRefreshes; a negative value is refused.
+	MaxRefreshes int
 	// CacheSize bounds the compiled versions, and separately the endpoint
 	// records, kept in memory; 0 means DefaultCacheSize, a negative value
 	// disables both caches (every run reads the store and compiles).
@@ -128,8 +178,12 @@ type Service struct {
 	// capper runs a query without the paging wrapper when the executor
 	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
 	capper RowCapper
-	// refreshing serializes the refreshes of each endpoint (refresh.go).
-	refreshing refreshLocks
+	// bounded runs queries within their bounds when the executor can.
+	bounded BoundedExecutor
+	// refreshing serializes the refreshes of each endpoint, and
+	// refreshSlots bounds how many run at once (refresh.go).
+	refreshing   refreshLocks
+	refreshSlots chan struct{}
 
 	// Operations: the result cache, identical runs under way, when each
 	// version was saved, the run log, the observer, the refresh leases of
@@ -146,6 +200,18 @@ type Service struct {
 	scheduling   atomic.Bool
 }
 
+// orDefault is v, or def when v is 0; a negative v (no bound) becomes 0,
+// which the Service reads as no bound.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
 // New returns a Service over cfg, or an error naming a missing dependency
 // or a setting out of range.
 func New(cfg Config) (*Service, error) {
@@ -156,8 +222,8 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("endpoint: Config.Variables is nil")
 	case cfg.Executor == nil:
 		return nil, errors.New("endpoint: Config.Executor is nil")
-	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.RunTimeout < 0:
-		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and RunTimeout must not be negative")
+	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.MaxRefreshes < 0:
+		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and MaxRefreshes must not be negative")
 	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0:
 		return nil, errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency and LeaseDuration must not be negative")
 	case cfg.RefreshJitter >= 1:
@@ -178,6 +244,13 @@ func New(cfg Config) (*Service, error) {
 	case cfg.RefreshJitter < 0:
 		cfg.RefreshJitter = 0
 	}
+	cfg.RunTimeout = orDefault(cfg.RunTimeout, DefaultRunTimeout)
+	cfg.MaxResultBytes = orDefault(cfg.MaxResultBytes, DefaultMaxResultBytes)
+	cfg.MaxQueryLength = orDefault(cfg.MaxQueryLength, DefaultMaxQueryLength)
+	cfg.MaxPlaceholders = orDefault(cfg.MaxPlaceholders, DefaultMaxPlaceholders)
+	cfg.RefreshTimeout = orDefault(cfg.RefreshTimeout, DefaultRefreshTimeout)
+	cfg.MaxMaterializedRows = orDefault(cfg.MaxMaterializedRows, DefaultMaxMaterializedRows)
+	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
 	if cfg.DefaultLimit == 0 {
 		cfg.DefaultLimit = DefaultLimit
 	}
@@ -233,6 +306,8 @@ func New(cfg Config) (*Service, error) {
 	if rc, ok := cfg.Executor.(RowCapper); ok && rc.CapsRows() {
 		s.capper = rc
 	}
+	s.bounded, _ = cfg.Executor.(BoundedExecutor)
+	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
 	return s, nil
 }
 
@@ -320,7 +395,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, storeError(err, nil)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
-	s.kickIfPending(&e)
+	s.kickIfPending(&e, c)
 	s.present(ctx, &e)
 	return e, nil
 }
@@ -329,17 +404,27 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 // new version, and other changes do not. A query equal to the current one
 // is no change. An update that fails a check changes nothing.
 func (s *Service) Update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {
+	next, drop, err := s.update(ctx, project, name, req)
+	// The table of an endpoint no longer materialized is dropped once the
+	// write lock is released, so that no other write waits on the drop.
+	s.dropLater(ctx, drop)
+	return next, err
+}
+
+// update is Update under the write lock; it returns the stored table to
+// drop, if any.
+func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, string, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, "", err
 	}
 	next := cur
 	renamed := false
 	if req.Name != nil && *req.Name != cur.Name {
 		if err := s.checkRename(ctx, project, *req.Name); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 		next.Name, renamed = *req.Name, true
 	}
@@ -354,7 +439,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	}
 	if req.DataFreshnessSeconds != nil {
 		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 		next.DataFreshnessSeconds = *req.DataFreshnessSeconds
 	}
@@ -374,7 +459,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	)
 	if req.Query != nil {
 		if c, err = s.compileQuery(ctx, project, *req.Query); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 		if !sameQuery(c.query, cur.Query) {
 			next.Query = c.query
@@ -385,37 +470,38 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	}
 	if c == nil && (next.IsMaterialized || req.MaterializationBuckets != nil || req.OptionalBreakdowns != nil) {
 		if c, err = s.compiledVersion(ctx, &cur, cur.CurrentVersion); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, "", err
 		}
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, "", err
 	}
 	if version == nil && sameEndpoint(next, cur) {
 		s.present(ctx, &cur)
-		return cur, nil
+		return cur, "", nil
 	}
 	next.UpdatedAt = now
 	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
 		switch {
 		case errors.Is(err, ErrNotFound):
-			return Endpoint{}, endpointNotFound(name)
+			return Endpoint{}, "", endpointNotFound(name)
 		case errors.Is(err, ErrConflict) && renamed:
-			return Endpoint{}, nameTaken()
+			return Endpoint{}, "", nameTaken()
 		case errors.Is(err, ErrConflict):
-			return Endpoint{}, conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
+			return Endpoint{}, "", conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
 		}
-		return Endpoint{}, storeError(err, nil)
+		return Endpoint{}, "", storeError(err, nil)
 	}
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
 	}
+	var drop string
 	if cur.IsMaterialized && !next.IsMaterialized {
-		next.MaterializationState = s.dematerialize(ctx, &next)
+		next.MaterializationState, drop = s.dematerialize(ctx, &next)
 	}
-	s.kickIfPending(&next)
+	s.kickIfPending(&next, c)
 	s.present(ctx, &next)
-	return next, nil
+	return next, drop, nil
 }
 
 // checkRename checks a new name, and that the project has no endpoint of
@@ -531,21 +617,34 @@ func (s *Service) Versions(ctx context.Context, project, name string) ([]Version
 	return vs, nil
 }
 
-// Delete removes the endpoint named name and its versions.
+// Delete removes the endpoint named name and its versions, then drops its
+// stored tables, best effort: once the write lock is released, and for at
+// most a second, so that neither this delete nor any other write waits on
+// a refresh that holds the database (SQLite has one writer). A table left
+// behind serves nothing and goes with the next RemoveOrphans; a refresh
+// of the endpoint under way drops what it built when it notices.
 func (s *Service) Delete(ctx context.Context, project, name string) error {
+	e, err := s.delete(ctx, project, name)
+	if err != nil {
+		return err
+	}
+	s.dropTables(ctx, &e)
+	return nil
+}
+
+func (s *Service) delete(ctx context.Context, project, name string) (Endpoint, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	e, err := s.get(ctx, project, name)
 	if err != nil {
-		return err
+		return Endpoint{}, err
 	}
 	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
-		return storeError(err, func() *Error { return endpointNotFound(name) })
+		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	s.executed.forget(e.ID)
-	s.dropTables(ctx, &e)
 	// Best effort: a log left behind is unreachable (ids are not reused)
 	// and ages out.
 	_ = s.runLog.DeleteEndpoint(context.WithoutCancel(ctx), project, e.ID)
-	return nil
+	return e, nil
 }

@@ -78,9 +78,13 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 		msg := st.Error
 		r.LastError, r.LastErrorAt = &msg, st.FailedAt
 	}
-	_, _, r.Serving = servingTable(&e, now)
+	built := false
+	if c, err := s.compiledVersion(ctx, &e, e.CurrentVersion); err == nil {
+		_, _, r.Serving = servingTable(&e, c, now)
+		built = st.Built == tableKey(&e, c)
+	}
 	next := now
-	if st.Table != "" && st.At != nil && st.Built == tableKey(&e) {
+	if st.Table != "" && st.At != nil && built {
 		period := freshness(&e)
 		early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
 		next = st.At.Add(period - early)

@@ -98,31 +98,13 @@ func decodeCommon(o *object, q *Query) error {
 }
 
 func decodeTrends(o *object, q *Query) error {
-	elems, ok, err := o.array("series")
+	series, err := decodeSeriesList(o)
 	if err != nil {
 		return err
 	}
-	if !ok || len(elems) == 0 {
-		return errorf("series", "required: at least one EventsNode")
-	}
-	if len(elems) > maxSeries {
-		return errorf("series", "at most %d series, got %d", maxSeries, len(elems))
-	}
-	for i, raw := range elems {
-		s, err := decodeSeries(raw, fmt.Sprintf("series[%d]", i))
-		if err != nil {
-			return err
-		}
-		q.Series = append(q.Series, s)
-	}
-	q.Interval = Day
-	if s, ok, err := o.str("interval"); err != nil {
+	q.Series = series
+	if q.Interval, err = decodeInterval(o); err != nil {
 		return err
-	} else if ok {
-		if !slices.Contains(intervals, Interval(s)) {
-			return errorf("interval", "unsupported interval %q (supported: %s)", s, oneOf(intervals))
-		}
-		q.Interval = Interval(s)
 	}
 	if raw, ok := o.take("trendsFilter"); ok {
 		if err := decodeTrendsFilter(raw, "trendsFilter"); err != nil {
@@ -130,21 +112,63 @@ func decodeTrends(o *object, q *Query) error {
 		}
 	}
 	if raw, ok := o.take("compareFilter"); ok {
-		c, err := parseObject(raw, "compareFilter")
-		if err != nil {
-			return err
-		}
-		if compare, err := c.boolean("compare"); err != nil {
-			return err
-		} else if compare {
-			return errorf("compareFilter", "comparing to a previous period is not supported")
-		}
-		if err := c.refuse("compare_to", "comparing to a previous period is not supported"); err != nil {
-			return err
-		}
-		return c.done()
+		return decodeCompareFilter(raw, "compareFilter")
 	}
 	return nil
+}
+
+// decodeSeriesList reads series: one to maxSeries EventsNodes.
+func decodeSeriesList(o *object) ([]Series, error) {
+	elems, ok, err := o.array("series")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(elems) == 0 {
+		return nil, errorf("series", "required: at least one EventsNode")
+	}
+	if len(elems) > maxSeries {
+		return nil, errorf("series", "at most %d series, got %d", maxSeries, len(elems))
+	}
+	series := make([]Series, 0, len(elems))
+	for i, raw := range elems {
+		s, err := decodeSeries(raw, fmt.Sprintf("series[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		series = append(series, s)
+	}
+	return series, nil
+}
+
+// decodeInterval reads interval, Day when absent.
+func decodeInterval(o *object) (Interval, error) {
+	s, ok, err := o.str("interval")
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return Day, nil
+	case !slices.Contains(intervals, Interval(s)):
+		return "", errorf("interval", "unsupported interval %q (supported: %s)", s, oneOf(intervals))
+	}
+	return Interval(s), nil
+}
+
+// decodeCompareFilter accepts a compareFilter that compares nothing.
+func decodeCompareFilter(raw json.RawMessage, path string) error {
+	c, err := parseObject(raw, path)
+	if err != nil {
+		return err
+	}
+	if compare, err := c.boolean("compare"); err != nil {
+		return err
+	} else if compare {
+		return errorf(path, "comparing to a previous period is not supported")
+	}
+	if err := c.refuse("compare_to", "comparing to a previous period is not supported"); err != nil {
+		return err
+	}
+	return c.done()
 }
 
 // timeSeriesDisplays are the displays whose data is the plain per-interval
@@ -196,45 +220,78 @@ func decodeSeries(raw json.RawMessage, path string) (Series, error) {
 	if s.Event, _, err = o.str("event"); err != nil {
 		return s, err
 	}
-	s.Math = Total
-	if m, ok, err := o.str("math"); err != nil {
-		return s, err
-	} else if ok {
-		if !slices.Contains(maths, Math(m)) {
-			return s, errorf(o.field("math"), "unsupported math %q (supported: %s)", m, oneOf(maths))
-		}
-		s.Math = Math(m)
-	}
-	prop, hasProp, err := o.str("math_property")
-	if err != nil {
+	if s.Math, err = decodeMath(o); err != nil {
 		return s, err
 	}
-	switch {
-	case s.Math.needsProperty() && (!hasProp || prop == ""):
-		return s, errorf(o.field("math_property"), "required for math %q", s.Math)
-	case !s.Math.needsProperty() && hasProp:
-		return s, errorf(o.field("math_property"), "math %q takes no property", s.Math)
-	case hasProp:
-		if err := checkKey(prop, o.field("math_property")); err != nil {
-			return s, err
-		}
-	}
-	s.MathProperty = prop
-	if err := o.refuse("math_property_type", "only event properties can be aggregated", `"event_properties"`); err != nil {
+	if s.MathProperty, err = decodeMathProperty(o, s.Math); err != nil {
 		return s, err
 	}
-	for _, key := range []string{"math_hogql", "math_group_type_index", "math_multiplier"} {
-		if err := o.refuse(key, "not supported"); err != nil {
-			return s, err
-		}
-	}
-	if err := o.refuse("properties", "series-level property filters are not supported; use the query's properties", "[]"); err != nil {
-		return s, err
-	}
-	if err := o.refuse("fixedProperties", "not supported", "[]"); err != nil {
+	if err := o.refuseAll(seriesRefusals); err != nil {
 		return s, err
 	}
 	return s, o.done()
+}
+
+// seriesRefusals are the fields of a series that the compiler has no SQL
+// for.
+var seriesRefusals = []refusal{
+	{"math_property_type", "only event properties can be aggregated", []string{`"event_properties"`}},
+	{"math_hogql", "not supported", nil},
+	{"math_group_type_index", "not supported", nil},
+	{"math_multiplier", "not supported", nil},
+	{"properties", "series-level property filters are not supported; use the query's properties", []string{"[]"}},
+	{"fixedProperties", "not supported", []string{"[]"}},
+}
+
+// decodeMath reads a series' math, Total when absent.
+func decodeMath(o *object) (Math, error) {
+	m, ok, err := o.str("math")
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return Total, nil
+	case !slices.Contains(maths, Math(m)):
+		return "", errorf(o.field("math"), "unsupported math %q (supported: %s)", m, oneOf(maths))
+	}
+	return Math(m), nil
+}
+
+// decodeMathProperty reads the property that math aggregates: required
+// by the maths that need one, refused by the others.
+func decodeMathProperty(o *object, math Math) (string, error) {
+	prop, hasProp, err := o.str("math_property")
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case math.needsProperty() && (!hasProp || prop == ""):
+		return "", errorf(o.field("math_property"), "required for math %q", math)
+	case !math.needsProperty() && hasProp:
+		return "", errorf(o.field("math_property"), "math %q takes no property", math)
+	case hasProp:
+		if err := checkKey(prop, o.field("math_property")); err != nil {
+			return "", err
+		}
+	}
+	return prop, nil
+}
+
+// refusal is a field that a decoder refuses when it is present with
+// anything but null or one of the harmless values (see object.refuse).
+type refusal struct {
+	key, why string
+	harmless []string
+}
+
+// refuseAll applies refusals in order, failing on the first.
+func (o *object) refuseAll(refusals []refusal) error {
+	for _, r := range refusals {
+		if err := o.refuse(r.key, r.why, r.harmless...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func decodeDateRange(raw json.RawMessage, path string) (DateRange, error) {
@@ -344,49 +401,56 @@ func decodeProperty(o *object) (Property, error) {
 		return p, err
 	}
 	p.Key = key
-	p.Operator = Exact
-	if op, ok, err := o.str("operator"); err != nil {
+	if p.Operator, err = decodeOperator(o); err != nil {
 		return p, err
-	} else if ok {
-		if !slices.Contains(operators, Operator(op)) {
-			return p, errorf(o.field("operator"), "unsupported operator %q (supported: %s)", op, oneOf(operators))
-		}
-		p.Operator = Operator(op)
 	}
 	o.ignore("label")
 	raw, hasValue := o.take("value")
-	field := o.field("value")
-	switch p.Operator {
-	case IsSet, IsNotSet:
+	if err := p.decodeValue(raw, hasValue, o.field("value")); err != nil {
+		return p, err
+	}
+	return p, o.done()
+}
+
+// decodeOperator reads a property filter's operator, Exact when absent.
+func decodeOperator(o *object) (Operator, error) {
+	op, ok, err := o.str("operator")
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return Exact, nil
+	case !slices.Contains(operators, Operator(op)):
+		return "", errorf(o.field("operator"), "unsupported operator %q (supported: %s)", op, oneOf(operators))
+	}
+	return Operator(op), nil
+}
+
+// decodeValue reads the value that p's operator compares with: none for
+// is_set and is_not_set, a number for gt and lt, one non-empty text for
+// icontains and not_icontains, one text or a list of texts for the others.
+func (p *Property) decodeValue(raw json.RawMessage, hasValue bool, field string) error {
+	if p.Operator == IsSet || p.Operator == IsNotSet {
 		// PostHog's editor sends the operator's name as the value; nothing to compare.
+		return nil
+	}
+	if !hasValue {
+		return errorf(field, "required for operator %q", p.Operator)
+	}
+	var err error
+	switch p.Operator {
 	case GT, LT:
-		if !hasValue {
-			return p, errorf(field, "required for operator %q", p.Operator)
-		}
-		if p.Number, err = numberValue(raw, field); err != nil {
-			return p, err
-		}
+		p.Number, err = numberValue(raw, field)
 	case IContains, NotIContains:
-		if !hasValue {
-			return p, errorf(field, "required for operator %q", p.Operator)
-		}
-		s, err := scalarText(raw, field)
-		if err != nil {
-			return p, err
-		}
-		if s == "" {
-			return p, errorf(field, "must not be empty for operator %q", p.Operator)
+		var s string
+		if s, err = scalarText(raw, field); err == nil && s == "" {
+			err = errorf(field, "must not be empty for operator %q", p.Operator)
 		}
 		p.Values = []string{s}
 	default:
-		if !hasValue {
-			return p, errorf(field, "required for operator %q", p.Operator)
-		}
-		if p.Values, err = textValues(raw, field); err != nil {
-			return p, err
-		}
+		p.Values, err = textValues(raw, field)
 	}
-	return p, o.done()
+	return err
 }
 
 // textValues reads a value or a list of values compared as text.
@@ -448,29 +512,15 @@ func decodeBreakdownFilter(raw json.RawMessage, path string) ([]Breakdown, error
 		return nil, err
 	}
 	o.ignore("breakdown_hide_other_aggregation")
-	var bds []Breakdown
-	single, hasSingle, err := o.str("breakdown")
-	if err != nil {
-		return nil, errorf(o.field("breakdown"), "must be the name of an event property")
-	}
-	typ, hasType, err := o.str("breakdown_type")
+	bds, err := decodeSingleBreakdown(o)
 	if err != nil {
 		return nil, err
-	}
-	if hasType && typ != "event" {
-		return nil, errorf(o.field("breakdown_type"), "unsupported breakdown type %q (supported: event)", typ)
-	}
-	if hasSingle {
-		if err := checkKey(single, o.field("breakdown")); err != nil {
-			return nil, err
-		}
-		bds = append(bds, Breakdown{Property: single})
 	}
 	elems, _, err := o.array("breakdowns")
 	if err != nil {
 		return nil, err
 	}
-	if hasSingle && len(elems) > 0 {
+	if len(bds) > 0 && len(elems) > 0 {
 		return nil, errorf(o.field("breakdowns"), "give either breakdown or breakdowns, not both")
 	}
 	if len(elems) > maxBreakdowns {
@@ -483,25 +533,61 @@ func decodeBreakdownFilter(raw json.RawMessage, path string) ([]Breakdown, error
 		}
 		bds = append(bds, b)
 	}
-	for i, b := range bds {
-		if b.Property == "date_from" || b.Property == "date_to" {
-			return nil, errorf(path, "breakdown property %q collides with the date variable of the same name", b.Property)
-		}
-		for _, c := range bds[:i] {
-			if c.Property == b.Property {
-				return nil, errorf(path, "breakdown property %q appears twice", b.Property)
-			}
-		}
+	if err := checkBreakdowns(bds, path); err != nil {
+		return nil, err
 	}
-	for _, key := range []string{"breakdown_limit", "breakdown_histogram_bin_count", "breakdown_group_type_index"} {
-		if err := o.refuse(key, "not supported (every breakdown value is returned)"); err != nil {
-			return nil, err
-		}
-	}
-	if err := o.refuse("breakdown_normalize_url", "not supported", "false"); err != nil {
+	if err := o.refuseAll(breakdownFilterRefusals); err != nil {
 		return nil, err
 	}
 	return bds, o.done()
+}
+
+// breakdownFilterRefusals are the fields of a breakdownFilter that would
+// drop or reshape breakdown values.
+var breakdownFilterRefusals = []refusal{
+	{"breakdown_limit", "not supported (every breakdown value is returned)", nil},
+	{"breakdown_histogram_bin_count", "not supported (every breakdown value is returned)", nil},
+	{"breakdown_group_type_index", "not supported (every breakdown value is returned)", nil},
+	{"breakdown_normalize_url", "not supported", []string{"false"}},
+}
+
+// decodeSingleBreakdown reads the older one-property form, breakdown and
+// breakdown_type: no breakdown, or one.
+func decodeSingleBreakdown(o *object) ([]Breakdown, error) {
+	single, hasSingle, err := o.str("breakdown")
+	if err != nil {
+		return nil, errorf(o.field("breakdown"), "must be the name of an event property")
+	}
+	typ, hasType, err := o.str("breakdown_type")
+	if err != nil {
+		return nil, err
+	}
+	if hasType && typ != "event" {
+		return nil, errorf(o.field("breakdown_type"), "unsupported breakdown type %q (supported: event)", typ)
+	}
+	if !hasSingle {
+		return nil, nil
+	}
+	if err := checkKey(single, o.field("breakdown")); err != nil {
+		return nil, err
+	}
+	return []Breakdown{{Property: single}}, nil
+}
+
+// checkBreakdowns refuses a breakdown property given twice, or named like
+// a date variable: each becomes a result column and a variable.
+func checkBreakdowns(bds []Breakdown, path string) error {
+	for i, b := range bds {
+		if b.Property == "date_from" || b.Property == "date_to" {
+			return errorf(path, "breakdown property %q collides with the date variable of the same name", b.Property)
+		}
+		for _, c := range bds[:i] {
+			if c.Property == b.Property {
+				return errorf(path, "breakdown property %q appears twice", b.Property)
+			}
+		}
+	}
+	return nil
 }
 
 func decodeBreakdown(raw json.RawMessage, path string) (Breakdown, error) {
@@ -569,57 +655,86 @@ func decodeRetention(o *object, q *Query) error {
 	}
 	f.ignore("display", "showMean", "meanRetentionCalculation", "dashboardDisplay", "selectedInterval")
 	r := &q.Retention
-	for _, e := range []struct {
-		key string
-		dst *string
-	}{{"targetEntity", &r.TargetEvent}, {"returningEntity", &r.ReturningEvent}} {
-		raw, ok := f.take(e.key)
-		if !ok {
-			return errorf(f.field(e.key), "required: {\"id\": \"<event>\", \"type\": \"events\"}")
-		}
-		if *e.dst, err = decodeEntity(raw, f.field(e.key)); err != nil {
-			return err
-		}
-	}
-	q.Interval = Day
-	if p, ok, err := f.str("period"); err != nil {
-		return err
-	} else if ok {
-		periods := map[string]Interval{"Day": Day, "Week": Week, "Month": Month}
-		iv, known := periods[p]
-		if !known {
-			return errorf(f.field("period"), "unsupported period %q (supported: Day, Week, Month)", p)
-		}
-		q.Interval = iv
-	}
-	r.TotalIntervals = 7
-	if n, ok, err := f.integer("totalIntervals"); err != nil {
-		return err
-	} else if ok {
-		if n < 1 || n > maxTotalIntervals {
-			return errorf(f.field("totalIntervals"), "must be between 1 and %d, got %d", maxTotalIntervals, n)
-		}
-		r.TotalIntervals = n
-	}
-	r.Type = Recurring
-	if t, ok, err := f.str("retentionType"); err != nil {
-		return err
-	} else if ok {
-		if t != string(FirstTime) && t != string(Recurring) {
-			return errorf(f.field("retentionType"), "unsupported retention type %q (supported: %s, %s)", t, FirstTime, Recurring)
-		}
-		r.Type = RetentionType(t)
-	}
-	if err := f.refuse("cumulative", "cumulative retention is not supported", "false"); err != nil {
+	if r.TargetEvent, err = decodeEntityField(f, "targetEntity"); err != nil {
 		return err
 	}
-	if err := f.refuse("minimumOccurrences", "a minimum number of occurrences is not supported", "1"); err != nil {
+	if r.ReturningEvent, err = decodeEntityField(f, "returningEntity"); err != nil {
 		return err
 	}
-	if err := f.refuse("retentionReference", "not supported", `"total"`); err != nil {
+	if q.Interval, err = decodePeriod(f); err != nil {
+		return err
+	}
+	if r.TotalIntervals, err = decodeTotalIntervals(f); err != nil {
+		return err
+	}
+	if r.Type, err = decodeRetentionType(f); err != nil {
+		return err
+	}
+	if err := f.refuseAll(retentionRefusals); err != nil {
 		return err
 	}
 	return f.done()
+}
+
+// retentionRefusals are the fields of a retentionFilter that change what
+// is counted.
+var retentionRefusals = []refusal{
+	{"cumulative", "cumulative retention is not supported", []string{"false"}},
+	{"minimumOccurrences", "a minimum number of occurrences is not supported", []string{"1"}},
+	{"retentionReference", "not supported", []string{`"total"`}},
+}
+
+// decodeEntityField reads the required entity under key: its event name.
+func decodeEntityField(f *object, key string) (string, error) {
+	raw, ok := f.take(key)
+	if !ok {
+		return "", errorf(f.field(key), "required: {\"id\": \"<event>\", \"type\": \"events\"}")
+	}
+	return decodeEntity(raw, f.field(key))
+}
+
+// retentionPeriods are the retention periods by their PostHog names.
+var retentionPeriods = map[string]Interval{"Day": Day, "Week": Week, "Month": Month}
+
+// decodePeriod reads period, Day when absent.
+func decodePeriod(f *object) (Interval, error) {
+	p, ok, err := f.str("period")
+	if err != nil || !ok {
+		return Day, err
+	}
+	iv, known := retentionPeriods[p]
+	if !known {
+		return "", errorf(f.field("period"), "unsupported period %q (supported: Day, Week, Month)", p)
+	}
+	return iv, nil
+}
+
+// decodeTotalIntervals reads totalIntervals, 7 when absent.
+func decodeTotalIntervals(f *object) (int, error) {
+	n, ok, err := f.integer("totalIntervals")
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return 7, nil
+	case n < 1 || n > maxTotalIntervals:
+		return 0, errorf(f.field("totalIntervals"), "must be between 1 and %d, got %d", maxTotalIntervals, n)
+	}
+	return n, nil
+}
+
+// decodeRetentionType reads retentionType, Recurring when absent.
+func decodeRetentionType(f *object) (RetentionType, error) {
+	t, ok, err := f.str("retentionType")
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return Recurring, nil
+	case t != string(FirstTime) && t != string(Recurring):
+		return "", errorf(f.field("retentionType"), "unsupported retention type %q (supported: %s, %s)", t, FirstTime, Recurring)
+	}
+	return RetentionType(t), nil
 }
 
 func decodeEntity(raw json.RawMessage, path string) (string, error) {

@@ -105,54 +105,88 @@ type seriesKey struct {
 }
 
 func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
-	nb := len(c.q.Breakdowns)
-	width := 3 + nb
 	idx := c.bucketIndex()
 	byKey := map[seriesKey][]float64{}
 	var keys []seriesKey
-	if nb == 0 {
+	add := func(k seriesKey) []float64 {
+		data := make([]float64, len(c.sp.buckets))
+		byKey[k] = data
+		keys = append(keys, k)
+		return data
+	}
+	if len(c.q.Breakdowns) == 0 {
 		// Without breakdowns every series is shown, even without events.
 		for i := range c.q.Series {
-			k := seriesKey{series: i}
-			byKey[k] = make([]float64, len(c.sp.buckets))
-			keys = append(keys, k)
+			add(seriesKey{series: i})
 		}
 	}
 	for r, row := range rows {
-		if len(row) != width {
-			return nil, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), width)
-		}
-		s, err := toInt(row[0])
-		if err != nil || s < 0 || s >= len(c.q.Series) {
-			return nil, fmt.Errorf("insight: shape: row %d: bad series %v", r, row[0])
-		}
-		b, err := toText(row[1])
+		cell, err := c.trendsCell(r, row, idx)
 		if err != nil {
-			return nil, fmt.Errorf("insight: shape: row %d: bucket: %w", r, err)
+			return nil, err
 		}
-		at, ok := idx[b]
-		if !ok {
-			return nil, fmt.Errorf("insight: shape: row %d: bucket %q is not an interval of the date range", r, b)
-		}
-		values := make([]string, nb)
-		for j := range nb {
-			if values[j], err = toText(row[2+j]); err != nil {
-				return nil, fmt.Errorf("insight: shape: row %d: breakdown %d: %w", r, j, err)
-			}
-		}
-		v, err := toFloat(row[2+nb])
-		if err != nil {
-			return nil, fmt.Errorf("insight: shape: row %d: value: %w", r, err)
-		}
-		k := seriesKey{series: s, values: strings.Join(values, "\x00")}
-		data, seen := byKey[k]
+		data, seen := byKey[cell.key]
 		if !seen {
-			data = make([]float64, len(c.sp.buckets))
-			byKey[k] = data
-			keys = append(keys, k)
+			data = add(cell.key)
 		}
-		data[at] = v
+		data[cell.at] = cell.value
 	}
+	return c.trendsSeries(keys, byKey), nil
+}
+
+// trendsCell is one row of a trends result: the value of one series and
+// combination of breakdown values in one interval.
+type trendsCell struct {
+	key   seriesKey
+	at    int // index of the interval
+	value float64
+}
+
+// trendsCell reads row r: series index, interval start, breakdown values,
+// value.
+func (c *Compiled) trendsCell(r int, row []any, idx map[string]int) (trendsCell, error) {
+	nb := len(c.q.Breakdowns)
+	if len(row) != 3+nb {
+		return trendsCell{}, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), 3+nb)
+	}
+	s, err := toInt(row[0])
+	if err != nil || s < 0 || s >= len(c.q.Series) {
+		return trendsCell{}, fmt.Errorf("insight: shape: row %d: bad series %v", r, row[0])
+	}
+	b, err := toText(row[1])
+	if err != nil {
+		return trendsCell{}, fmt.Errorf("insight: shape: row %d: bucket: %w", r, err)
+	}
+	at, ok := idx[b]
+	if !ok {
+		return trendsCell{}, fmt.Errorf("insight: shape: row %d: bucket %q is not an interval of the date range", r, b)
+	}
+	values, err := breakdownValues(r, row[2:2+nb])
+	if err != nil {
+		return trendsCell{}, err
+	}
+	v, err := toFloat(row[2+nb])
+	if err != nil {
+		return trendsCell{}, fmt.Errorf("insight: shape: row %d: value: %w", r, err)
+	}
+	return trendsCell{key: seriesKey{series: s, values: values}, at: at, value: v}, nil
+}
+
+// breakdownValues reads the breakdown columns of row r, joined by \x00.
+func breakdownValues(r int, cols []any) (string, error) {
+	values := make([]string, len(cols))
+	for j, col := range cols {
+		var err error
+		if values[j], err = toText(col); err != nil {
+			return "", fmt.Errorf("insight: shape: row %d: breakdown %d: %w", r, j, err)
+		}
+	}
+	return strings.Join(values, "\x00"), nil
+}
+
+// trendsSeries returns the series of keys in result order: by query
+// series, then by Count descending, then by breakdown values.
+func (c *Compiled) trendsSeries(keys []seriesKey, byKey map[seriesKey][]float64) []TrendsSeries {
 	days, labels := c.dayLabels()
 	type keyed struct {
 		key seriesKey
@@ -165,7 +199,7 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 		for _, v := range data {
 			s.Count += v
 		}
-		if nb > 0 {
+		if len(c.q.Breakdowns) > 0 {
 			values := strings.Split(k.values, "\x00")
 			s.BreakdownValue = breakdownValueOf(values)
 			label := breakdownLabel(values)
@@ -190,7 +224,7 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 	for i, k := range all {
 		out[i] = k.s
 	}
-	return out, nil
+	return out
 }
 
 func breakdownValueOf(values []string) any {
@@ -232,18 +266,12 @@ func (c *Compiled) dayLabels() (days, labels []string) {
 }
 
 func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
-	nb := len(c.q.Breakdowns)
-	width := 3 + nb
 	idx := c.bucketIndex()
 	total := c.q.Retention.TotalIntervals
-	type table struct {
-		counts [][]float64 // [cohort][offset]
-		size   float64
-	}
-	tables := map[string]*table{}
+	tables := map[string]*retentionTable{}
 	var keys []string
-	newTable := func(k string) *table {
-		t := &table{counts: make([][]float64, len(c.sp.buckets))}
+	newTable := func(k string) *retentionTable {
+		t := &retentionTable{counts: make([][]float64, len(c.sp.buckets))}
 		for i := range t.counts {
 			t.counts[i] = make([]float64, total)
 		}
@@ -251,48 +279,24 @@ func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
 		keys = append(keys, k)
 		return t
 	}
-	if nb == 0 {
+	if len(c.q.Breakdowns) == 0 {
 		newTable("")
 	}
 	for r, row := range rows {
-		if len(row) != width {
-			return nil, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), width)
-		}
-		values := make([]string, nb)
-		var err error
-		for j := range nb {
-			if values[j], err = toText(row[j]); err != nil {
-				return nil, fmt.Errorf("insight: shape: row %d: breakdown %d: %w", r, j, err)
-			}
-		}
-		var at [2]int
-		for j := range 2 {
-			b, err := toText(row[nb+j])
-			if err != nil {
-				return nil, fmt.Errorf("insight: shape: row %d: period: %w", r, err)
-			}
-			i, ok := idx[b]
-			if !ok {
-				return nil, fmt.Errorf("insight: shape: row %d: period %q is not in the date range", r, b)
-			}
-			at[j] = i
-		}
-		n, err := toFloat(row[nb+2])
+		cell, err := c.retentionCell(r, row, idx)
 		if err != nil {
-			return nil, fmt.Errorf("insight: shape: row %d: count: %w", r, err)
+			return nil, err
 		}
-		offset := at[1] - at[0]
-		if offset < 0 || offset >= total {
+		if cell.offset < 0 || cell.offset >= total {
 			continue
 		}
-		k := strings.Join(values, "\x00")
-		t, ok := tables[k]
+		t, ok := tables[cell.key]
 		if !ok {
-			t = newTable(k)
+			t = newTable(cell.key)
 		}
-		t.counts[at[0]][offset] = n
-		if offset == 0 {
-			t.size += n
+		t.counts[cell.cohort][cell.offset] = cell.count
+		if cell.offset == 0 {
+			t.size += cell.count
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
@@ -301,6 +305,57 @@ func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
 		}
 		return keys[i] < keys[j]
 	})
+	return c.cohorts(keys, tables), nil
+}
+
+// retentionTable holds the counts of one combination of breakdown values.
+type retentionTable struct {
+	counts [][]float64 // [cohort][offset]
+	size   float64
+}
+
+// retentionCell is one row of a retention result: how many users of one
+// cohort returned offset periods later.
+type retentionCell struct {
+	key            string // breakdown values joined by \x00
+	cohort, offset int
+	count          float64
+}
+
+// retentionCell reads row r: breakdown values, cohort period, return
+// period, count.
+func (c *Compiled) retentionCell(r int, row []any, idx map[string]int) (retentionCell, error) {
+	nb := len(c.q.Breakdowns)
+	if len(row) != 3+nb {
+		return retentionCell{}, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), 3+nb)
+	}
+	key, err := breakdownValues(r, row[:nb])
+	if err != nil {
+		return retentionCell{}, err
+	}
+	var at [2]int
+	for j := range 2 {
+		b, err := toText(row[nb+j])
+		if err != nil {
+			return retentionCell{}, fmt.Errorf("insight: shape: row %d: period: %w", r, err)
+		}
+		i, ok := idx[b]
+		if !ok {
+			return retentionCell{}, fmt.Errorf("insight: shape: row %d: period %q is not in the date range", r, b)
+		}
+		at[j] = i
+	}
+	n, err := toFloat(row[nb+2])
+	if err != nil {
+		return retentionCell{}, fmt.Errorf("insight: shape: row %d: count: %w", r, err)
+	}
+	return retentionCell{key: key, cohort: at[0], offset: at[1] - at[0], count: n}, nil
+}
+
+// cohorts returns the retention table of each key, one Cohort per period
+// of the date range.
+func (c *Compiled) cohorts(keys []string, tables map[string]*retentionTable) []Cohort {
+	total := c.q.Retention.TotalIntervals
 	unit := map[Interval]string{Day: "Day", Week: "Week", Month: "Month", Hour: "Hour"}[c.q.Interval]
 	labels := make([]string, max(total, len(c.sp.buckets)))
 	for i := range labels {
@@ -309,7 +364,7 @@ func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
 	out := make([]Cohort, 0, len(keys)*len(c.sp.buckets))
 	for _, k := range keys {
 		var bv any
-		if nb > 0 {
+		if len(c.q.Breakdowns) > 0 {
 			bv = breakdownValueOf(strings.Split(k, "\x00"))
 		}
 		for i, b := range c.sp.buckets {
@@ -325,7 +380,7 @@ func (c *Compiled) shapeRetention(rows [][]any) ([]Cohort, error) {
 			})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // toText reads a text column as drivers return it.

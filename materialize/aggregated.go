@@ -16,96 +16,33 @@ func (b *builder) aggregated(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	keyIndex := map[string]int{}
-	var pre []string
-	for j, k := range keys {
-		keyIndex[canonical(k)] = j
-		s, err := b.print(k)
-		if err != nil {
-			return err
-		}
-		pre = append(pre, s+" AS "+b.q(b.gen('k', j)))
+	pre, err := b.keyColumns(keys)
+	if err != nil {
+		return err
 	}
-	rw := &printer{d: b.d}
-	// Output aliases name columns in HAVING and ORDER BY only; inside the
-	// SELECT list, and inside the expression an alias stands for, a name is
-	// a column of FROM.
-	aliases := false
-	rw.hook = func(e sqlparser.Expr) (string, bool, error) {
-		if j, ok := keyIndex[canonical(e)]; ok {
-			return b.q(b.gen('k', j)), true, nil
-		}
-		switch x := e.(type) {
-		case *sqlparser.FuncExpr:
-			if isAggregate(x) {
-				s, err := b.combine(x, len(keys) > 0)
-				return s, err == nil, err
-			}
-		case *sqlparser.GroupConcatExpr:
-			return "", false, fail(CodeAggregate, "group_concat cannot be materialized: the order of its values is not kept")
-		case *sqlparser.ColName:
-			if i, ok := b.aliases[x.Name.Lowered()]; ok && aliases && x.Qualifier.IsEmpty() {
-				aliases = false
-				s, err := rw.exprString(b.items[i].Expr)
-				aliases = true
-				return "(" + s + ")", err == nil, err
-			}
-			return "", false, fail(CodeAggregate, "the column %s is neither grouped nor aggregated", canonical(x))
-		case *sqlparser.Subquery:
-			return "", false, fail(CodeUnsupportedQuery, "a subquery outside FROM and WHERE cannot be materialized")
-		}
-		return "", false, nil
+	// Reading adds the aggregates' parts to b.stored, so the read query is
+	// printed before the stored table's select list is complete.
+	r := b.readPrinter(keys)
+	read, err := b.readItems(r)
+	if err != nil {
+		return err
 	}
-	var read []string
-	for i, it := range b.items {
-		s, err := rw.exprString(it.Expr)
-		if err != nil {
-			return err
-		}
-		read = append(read, s+" AS "+b.q(b.names[i]))
+	r.aliases = true
+	having, err := b.readHaving(r)
+	if err != nil {
+		return err
 	}
-	aliases = true
-	having := ""
-	if b.sel.Having != nil {
-		s, err := rw.exprString(b.sel.Having.Expr)
-		if err != nil {
-			return err
-		}
-		having = " HAVING " + s
-	}
-	var order []string
-	for _, o := range b.sel.OrderBy {
-		dir := " " + strings.ToUpper(o.Direction)
-		if n := b.orderPosition(o.Expr); n > 0 {
-			order = append(order, strconv.Itoa(n)+dir)
-			continue
-		}
-		s, err := rw.exprString(o.Expr)
-		if err != nil {
-			return err
-		}
-		order = append(order, s+dir)
+	order, err := b.readOrder(r)
+	if err != nil {
+		return err
 	}
 	pre = append(pre, b.stored...)
 	vcols, err := b.varColumns(plan)
 	if err != nil {
 		return err
 	}
-	groups := make([]string, 0, len(keys)+len(vcols))
-	seen := map[string]bool{}
-	for _, k := range keys {
-		s, _ := b.print(k)
-		if !seen[s] {
-			seen[s] = true
-			groups = append(groups, s)
-		}
-	}
 	for i, v := range b.vars {
 		pre = append(pre, vcols[i]+" AS "+b.q(v.Name))
-		if !seen[vcols[i]] {
-			seen[vcols[i]] = true
-			groups = append(groups, vcols[i])
-		}
 	}
 	from, err := b.from()
 	if err != nil {
@@ -116,7 +53,7 @@ func (b *builder) aggregated(plan *Plan) error {
 		return err
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + where
-	if len(groups) > 0 {
+	if groups := b.precomputeGroups(keys, vcols); len(groups) > 0 {
 		plan.precompute += " GROUP BY " + strings.Join(groups, ", ")
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
@@ -129,6 +66,146 @@ func (b *builder) aggregated(plan *Plan) error {
 		group = " GROUP BY " + strings.Join(ks, ", ")
 	}
 	return b.tail(plan, group, having, order)
+}
+
+// keyColumns returns the stored table's group key columns, the keys
+// printed under their generated names.
+func (b *builder) keyColumns(keys []sqlparser.Expr) ([]string, error) {
+	var cols []string
+	for j, k := range keys {
+		s, err := b.print(k)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, s+" AS "+b.q(b.gen('k', j)))
+	}
+	return cols, nil
+}
+
+// precomputeGroups returns the GROUP BY terms of the pre-compute query:
+// the group keys, then the variables' columns, each once.
+func (b *builder) precomputeGroups(keys []sqlparser.Expr, vcols []string) []string {
+	groups := make([]string, 0, len(keys)+len(vcols))
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			groups = append(groups, s)
+		}
+	}
+	for _, k := range keys {
+		s, _ := b.print(k) // printed without error by keyColumns
+		add(s)
+	}
+	for _, c := range vcols {
+		add(c)
+	}
+	return groups
+}
+
+// readItems returns the read query's SELECT list, each item under the name
+// of its result column.
+func (b *builder) readItems(r *readPrinter) ([]string, error) {
+	var read []string
+	for i, it := range b.items {
+		s, err := r.print(it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		read = append(read, s+" AS "+b.q(b.names[i]))
+	}
+	return read, nil
+}
+
+// readHaving returns the read query's HAVING clause, or "".
+func (b *builder) readHaving(r *readPrinter) (string, error) {
+	if b.sel.Having == nil {
+		return "", nil
+	}
+	s, err := r.print(b.sel.Having.Expr)
+	if err != nil {
+		return "", err
+	}
+	return " HAVING " + s, nil
+}
+
+// readOrder returns the read query's ORDER BY terms: a term that names an
+// output column becomes its position.
+func (b *builder) readOrder(r *readPrinter) ([]string, error) {
+	var order []string
+	for _, o := range b.sel.OrderBy {
+		dir := " " + strings.ToUpper(o.Direction)
+		if n := b.orderPosition(o.Expr); n > 0 {
+			order = append(order, strconv.Itoa(n)+dir)
+			continue
+		}
+		s, err := r.print(o.Expr)
+		if err != nil {
+			return nil, err
+		}
+		order = append(order, s+dir)
+	}
+	return order, nil
+}
+
+// readPrinter prints expressions of the read query over the stored table:
+// a group key becomes its stored column, an aggregate the combination of
+// its stored parts, and any other column is refused.
+type readPrinter struct {
+	b        *builder
+	p        printer
+	keyIndex map[string]int // canonical text of a group key -> its index
+	grouped  bool
+	// aliases reports whether output aliases name columns: they do in
+	// HAVING and ORDER BY only; inside the SELECT list, and inside the
+	// expression an alias stands for, a name is a column of FROM.
+	aliases bool
+}
+
+func (b *builder) readPrinter(keys []sqlparser.Expr) *readPrinter {
+	r := &readPrinter{b: b, keyIndex: map[string]int{}, grouped: len(keys) > 0}
+	for j, k := range keys {
+		r.keyIndex[canonical(k)] = j
+	}
+	r.p = printer{d: b.d, hook: r.hook}
+	return r
+}
+
+func (r *readPrinter) print(e sqlparser.Expr) (string, error) { return r.p.exprString(e) }
+
+// hook is the printer hook of the read query.
+func (r *readPrinter) hook(e sqlparser.Expr) (string, bool, error) {
+	if j, ok := r.keyIndex[canonical(e)]; ok {
+		return r.b.q(r.b.gen('k', j)), true, nil
+	}
+	switch x := e.(type) {
+	case *sqlparser.FuncExpr:
+		if isAggregate(x) {
+			s, err := r.b.combine(x, r.grouped)
+			return s, err == nil, err
+		}
+	case *sqlparser.GroupConcatExpr:
+		return "", false, fail(CodeAggregate, "group_concat cannot be materialized: the order of its values is not kept")
+	case *sqlparser.ColName:
+		return r.column(x)
+	case *sqlparser.Subquery:
+		return "", false, fail(CodeUnsupportedQuery, "a subquery outside FROM and WHERE cannot be materialized")
+	}
+	return "", false, nil
+}
+
+// column prints a column that is neither a group key nor inside an
+// aggregate. Only an output alias, where aliases name columns, can be read:
+// as the expression it stands for.
+func (r *readPrinter) column(c *sqlparser.ColName) (string, bool, error) {
+	i, ok := r.b.aliases[c.Name.Lowered()]
+	if !ok || !r.aliases || !c.Qualifier.IsEmpty() {
+		return "", false, fail(CodeAggregate, "the column %s is neither grouped nor aggregated", canonical(c))
+	}
+	r.aliases = false
+	s, err := r.print(r.b.items[i].Expr)
+	r.aliases = true
+	return "(" + s + ")", err == nil, err
 }
 
 // groupKeys resolves the GROUP BY terms: positions and output aliases
@@ -176,28 +253,8 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if name == "count" && len(f.Exprs) == 0 && !f.Distinct {
-		return "coalesce(sum(" + b.part(text) + "), 0)", nil // ClickHouse's count()
-	}
-	if len(f.Exprs) == 1 && (!f.Distinct || name == "min" || name == "max") {
-		switch name {
-		case "count":
-			return "coalesce(sum(" + b.part(text) + "), 0)", nil
-		case "sum", "total", "min", "max":
-			return name + "(" + b.part(text) + ")", nil
-		case "avg":
-			ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
-			if !ok {
-				return "", fail(CodeAggregate, "%s cannot be materialized", text)
-			}
-			arg, err := b.print(ae.Expr)
-			if err != nil {
-				return "", err
-			}
-			s, n := b.part("sum("+arg+")"), b.part("count("+arg+")")
-			// Parenthesized: the caller prints it as an operand, like a call.
-			return "(CAST(sum(" + s + ") AS " + b.floatType() + ") / sum(" + n + "))", nil
-		}
+	if s, ok, err := b.recombine(f, name, text); ok || err != nil {
+		return s, err
 	}
 	// One stored row per group remains when every variable is compared
 	// with =, so any aggregate passes through; over a range it cannot.
@@ -213,6 +270,44 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 		return "max(" + b.part(text) + ")", nil
 	}
 	return "", fail(CodeAggregate, "%s has no known value over no rows, which a run that matches nothing must return", text)
+}
+
+// recombine returns the read expression of an aggregate whose value over
+// many rows follows from its values over parts of them (count, sum, total,
+// min, max, avg of one argument; DISTINCT only in min and max), and false
+// for any other.
+func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, bool, error) {
+	switch {
+	case name == "count" && len(f.Exprs) == 0 && !f.Distinct:
+		return "coalesce(sum(" + b.part(text) + "), 0)", true, nil // ClickHouse's count()
+	case len(f.Exprs) != 1 || f.Distinct && name != "min" && name != "max":
+		return "", false, nil
+	}
+	switch name {
+	case "count":
+		return "coalesce(sum(" + b.part(text) + "), 0)", true, nil
+	case "sum", "total", "min", "max":
+		return name + "(" + b.part(text) + ")", true, nil
+	case "avg":
+		s, err := b.average(f, text)
+		return s, err == nil, err
+	}
+	return "", false, nil
+}
+
+// average combines avg(x) from the stored sum and count of x.
+func (b *builder) average(f *sqlparser.FuncExpr, text string) (string, error) {
+	ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
+	if !ok {
+		return "", fail(CodeAggregate, "%s cannot be materialized", text)
+	}
+	arg, err := b.print(ae.Expr)
+	if err != nil {
+		return "", err
+	}
+	s, n := b.part("sum("+arg+")"), b.part("count("+arg+")")
+	// Parenthesized: the caller prints it as an operand, like a call.
+	return "(CAST(sum(" + s + ") AS " + b.floatType() + ") / sum(" + n + "))", nil
 }
 
 func (b *builder) floatType() string { return b.d.Type(engine.Float) }

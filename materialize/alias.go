@@ -14,10 +14,9 @@ import (
 func (b *builder) checkAliases() error {
 	shadows := map[string]bool{} // aliases that stand for something else than a column of that name
 	for name, i := range b.aliases {
-		if c, ok := b.items[i].Expr.(*sqlparser.ColName); ok && c.Name.Lowered() == name {
-			continue
+		if c, ok := b.items[i].Expr.(*sqlparser.ColName); !ok || c.Name.Lowered() != name {
+			shadows[name] = true
 		}
-		shadows[name] = true
 	}
 	if len(shadows) == 0 {
 		return nil
@@ -29,19 +28,24 @@ func (b *builder) checkAliases() error {
 				Message: fmt.Sprintf("is compared to %s, an output alias rather than a column", c.Name.String())}}
 		}
 	}
-	referenced := map[string]bool{}
-	collect := func(n sqlparser.SQLNode) {
-		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
-			if col, ok := c.(*sqlparser.ColName); ok {
-				referenced[col.Name.Lowered()] = true
-			}
-			return true, nil
-		}, n)
+	referenced, used := b.columnNames(), b.groupingNames()
+	for name := range shadows {
+		if referenced[name] && used[name] {
+			return fail(CodeUnsupportedQuery, "the output alias %s is also the name of a column, which GROUP BY or HAVING would read as the column; give the alias another name", name)
+		}
 	}
-	collect(b.sel.SelectExprs)
-	collect(b.sel.From)
+	return nil
+}
+
+// columnNames returns the names (lower-case) that certainly name columns
+// of FROM: those in the SELECT list, FROM and WHERE, and inside the
+// aggregates of HAVING and ORDER BY.
+func (b *builder) columnNames() map[string]bool {
+	names := map[string]bool{}
+	addColumnNames(names, b.sel.SelectExprs)
+	addColumnNames(names, b.sel.From)
 	if b.sel.Where != nil {
-		collect(b.sel.Where)
+		addColumnNames(names, b.sel.Where)
 	}
 	for _, n := range []sqlparser.SQLNode{b.sel.Having, b.sel.OrderBy} {
 		if h, ok := n.(*sqlparser.Where); ok && h == nil {
@@ -50,30 +54,41 @@ func (b *builder) checkAliases() error {
 		// Names inside aggregates are columns of FROM, never aliases.
 		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
 			if e, ok := c.(sqlparser.Expr); ok && isAggregate(e) {
-				collect(c)
+				addColumnNames(names, c)
 				return false, nil
 			}
 			return true, nil
 		}, n)
 	}
-	used := map[string]bool{}
+	return names
+}
+
+// groupingNames returns the unqualified names (lower-case) of GROUP BY
+// terms and of HAVING, which the rewrite reads as output aliases.
+func (b *builder) groupingNames() map[string]bool {
+	names := map[string]bool{}
 	for _, g := range b.sel.GroupBy {
 		if c, ok := g.(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() {
-			used[c.Name.Lowered()] = true
+			names[c.Name.Lowered()] = true
 		}
 	}
 	if b.sel.Having != nil {
 		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
 			if col, ok := c.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
-				used[col.Name.Lowered()] = true
+				names[col.Name.Lowered()] = true
 			}
 			return true, nil
 		}, b.sel.Having)
 	}
-	for name := range shadows {
-		if referenced[name] && used[name] {
-			return fail(CodeUnsupportedQuery, "the output alias %s is also the name of a column, which GROUP BY or HAVING would read as the column; give the alias another name", name)
+	return names
+}
+
+// addColumnNames adds the names (lower-case) of the columns under n.
+func addColumnNames(names map[string]bool, n sqlparser.SQLNode) {
+	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+		if col, ok := c.(*sqlparser.ColName); ok {
+			names[col.Name.Lowered()] = true
 		}
-	}
-	return nil
+		return true, nil
+	}, n)
 }

@@ -82,58 +82,29 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{}
-	queryReason := func(code Code, format string, args ...any) (*Analysis, error) {
-		a.Reasons = append(a.Reasons, Reason{Code: code, Message: fmt.Sprintf(format, args...)})
-		return a, nil
-	}
 	phs, err := placeholder.Scan(query)
 	if err != nil {
-		return queryReason(CodeUnparsable, "the query cannot be read: %v", err)
+		return a.refuse(CodeUnparsable, "the query cannot be read: %v", err)
 	}
-	order := map[string]int{}
-	for _, ph := range phs {
-		if _, ok := order[ph.Name]; !ok {
-			order[ph.Name] = len(a.Variables)
-			a.Variables = append(a.Variables, Variable{Name: ph.Name})
-		}
-	}
+	order := a.addVariables(phs)
 	lx := lex(query, opts.Engine)
 	if lx.trap != "" {
-		return queryReason(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
+		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
 	p, err := parse(query, phs)
 	if err != nil {
-		return queryReason(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
+		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
 	}
 	sel, ok := p.stmt.(*sqlparser.Select)
 	if !ok {
-		return queryReason(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
+		return a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
 	}
-	uses := make([][]use, len(a.Variables))
-	seen := make([]bool, len(phs))
-	for _, b := range classify(sel) {
-		if b.index < 1 || b.index > len(p.names) || seen[b.index-1] {
-			return queryReason(CodeUnparsable, "the query holds a bind marker of its own")
-		}
-		seen[b.index-1] = true
-		v := order[p.names[b.index-1]]
-		uses[v] = append(uses[v], b.use)
+	uses, reason := a.usesOf(sel, p, phs, order)
+	if reason != nil {
+		a.Reasons = append(a.Reasons, *reason)
+		return a, nil
 	}
-	for i, ok := range seen {
-		if !ok {
-			// The placeholder is in what the parser takes for a comment
-			// or a string, and the engine may not.
-			return queryReason(CodeUnparsable, "the SQL parser does not see the placeholder at line %d, column %d as part of the query",
-				phs[i].Line, phs[i].Column)
-		}
-	}
-	for i := range a.Variables {
-		a.Variables[i].judge(uses[i])
-		if r := a.Variables[i].Reason; r != nil {
-			a.Reasons = append(a.Reasons, *r)
-		}
-	}
-	if len(a.Reasons) > 0 {
+	if !a.judge(uses) {
 		return a, nil
 	}
 	plan, reason := build(sel, lx, a.Variables, uses, opts)
@@ -146,6 +117,63 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	a.Plan = plan
 	return a, nil
+}
+
+// refuse adds a reason for the whole query and returns a for Analyze.
+func (a *Analysis) refuse(code Code, format string, args ...any) (*Analysis, error) {
+	a.Reasons = append(a.Reasons, Reason{Code: code, Message: fmt.Sprintf(format, args...)})
+	return a, nil
+}
+
+// addVariables adds the variables of phs in order of first use, and
+// returns each one's index by code name.
+func (a *Analysis) addVariables(phs []placeholder.Placeholder) map[string]int {
+	order := map[string]int{}
+	for _, ph := range phs {
+		if _, ok := order[ph.Name]; !ok {
+			order[ph.Name] = len(a.Variables)
+			a.Variables = append(a.Variables, Variable{Name: ph.Name})
+		}
+	}
+	return order
+}
+
+// usesOf returns the uses of each variable in sel, in the order of
+// a.Variables. Every placeholder must be seen by the parser exactly once,
+// as its own bind marker: anything else is a reason the query cannot be
+// read faithfully.
+func (a *Analysis) usesOf(sel *sqlparser.Select, p *parsed, phs []placeholder.Placeholder, order map[string]int) ([][]use, *Reason) {
+	uses := make([][]use, len(a.Variables))
+	seen := make([]bool, len(phs))
+	for _, b := range classify(sel) {
+		if b.index < 1 || b.index > len(p.names) || seen[b.index-1] {
+			return nil, &Reason{Code: CodeUnparsable, Message: "the query holds a bind marker of its own"}
+		}
+		seen[b.index-1] = true
+		v := order[p.names[b.index-1]]
+		uses[v] = append(uses[v], b.use)
+	}
+	for i, ok := range seen {
+		if !ok {
+			// The placeholder is in what the parser takes for a comment
+			// or a string, and the engine may not.
+			return nil, &Reason{Code: CodeUnparsable, Message: fmt.Sprintf(
+				"the SQL parser does not see the placeholder at line %d, column %d as part of the query", phs[i].Line, phs[i].Column)}
+		}
+	}
+	return uses, nil
+}
+
+// judge sets each variable's verdict from its uses, adds the reasons of
+// those that cannot be materialized, and reports whether all can.
+func (a *Analysis) judge(uses [][]use) bool {
+	for i := range a.Variables {
+		a.Variables[i].judge(uses[i])
+		if r := a.Variables[i].Reason; r != nil {
+			a.Reasons = append(a.Reasons, *r)
+		}
+	}
+	return len(a.Reasons) == 0
 }
 
 func (o Options) check() error {

@@ -92,21 +92,45 @@ func (p *printer) operand(parent int, e sqlparser.Expr) {
 	p.expr(e)
 }
 
+// expr prints e. Expressions come in three families, each printed by its
+// own method: primaries (names, literals, parentheses), operators (whose
+// operands may need parentheses) and constructs (calls, CAST, CASE,
+// subqueries, tuples).
 func (p *printer) expr(e sqlparser.Expr) {
-	if p.err != nil {
+	if p.err != nil || p.hooked(e) {
 		return
 	}
-	if p.hook != nil {
-		text, ok, err := p.hook(e)
-		if err != nil {
-			p.err = err
-			return
-		}
-		if ok {
-			p.w(text)
-			return
-		}
+	switch e.(type) {
+	case *sqlparser.ColName, *sqlparser.SQLVal, *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.ParenExpr:
+		p.primary(e)
+	case *sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.NotExpr,
+		*sqlparser.ComparisonExpr, *sqlparser.RangeCond, *sqlparser.IsExpr,
+		*sqlparser.BinaryExpr, *sqlparser.UnaryExpr, *sqlparser.IntervalExpr, *sqlparser.CollateExpr:
+		p.operator(e)
+	default:
+		p.construct(e)
 	}
+}
+
+// hooked prints e through the hook and reports whether the hook took it,
+// or failed.
+func (p *printer) hooked(e sqlparser.Expr) bool {
+	if p.hook == nil {
+		return false
+	}
+	text, ok, err := p.hook(e)
+	if err != nil {
+		p.err = err
+		return true
+	}
+	if ok {
+		p.w(text)
+	}
+	return ok
+}
+
+// primary prints a column name, a literal or a parenthesized expression.
+func (p *printer) primary(e sqlparser.Expr) {
 	switch e := e.(type) {
 	case *sqlparser.ColName:
 		if !e.Qualifier.IsEmpty() {
@@ -124,6 +148,20 @@ func (p *printer) expr(e sqlparser.Expr) {
 		} else {
 			p.w("FALSE")
 		}
+	case *sqlparser.ParenExpr:
+		if p.canon {
+			p.expr(e.Expr)
+			return
+		}
+		p.w("(")
+		p.expr(e.Expr)
+		p.w(")")
+	}
+}
+
+// operator prints an operator expression, parenthesizing operands by level.
+func (p *printer) operator(e sqlparser.Expr) {
+	switch e := e.(type) {
 	case *sqlparser.AndExpr:
 		p.andOperand(e.Left)
 		p.w(" AND ")
@@ -135,14 +173,6 @@ func (p *printer) expr(e sqlparser.Expr) {
 	case *sqlparser.NotExpr:
 		p.w("NOT ")
 		p.operand(levelLogical, e.Expr)
-	case *sqlparser.ParenExpr:
-		if p.canon {
-			p.expr(e.Expr)
-			return
-		}
-		p.w("(")
-		p.expr(e.Expr)
-		p.w(")")
 	case *sqlparser.ComparisonExpr:
 		p.comparison(e)
 	case *sqlparser.RangeCond:
@@ -155,21 +185,9 @@ func (p *printer) expr(e sqlparser.Expr) {
 		p.operand(levelCompare, e.Expr)
 		p.w(" " + strings.ToUpper(e.Operator))
 	case *sqlparser.BinaryExpr:
-		if e.Operator == sqlparser.IntDivStr && !p.d.Lexical().IntDiv {
-			p.fail("the operator DIV")
-			return
-		}
-		p.operand(levelArith, e.Left)
-		p.w(" " + strings.ToUpper(e.Operator) + " ")
-		p.operand(levelArith, e.Right)
+		p.binary(e)
 	case *sqlparser.UnaryExpr:
-		switch e.Operator {
-		case sqlparser.UPlusStr, sqlparser.UMinusStr, sqlparser.TildaStr:
-			p.w(e.Operator)
-			p.operand(levelArith, e.Expr)
-		default:
-			p.fail("the unary operator %q", e.Operator)
-		}
+		p.unary(e)
 	case *sqlparser.IntervalExpr:
 		p.w("INTERVAL ")
 		p.operand(levelArith, e.Expr)
@@ -177,18 +195,37 @@ func (p *printer) expr(e sqlparser.Expr) {
 	case *sqlparser.CollateExpr:
 		p.operand(levelArith, e.Expr)
 		p.w(" COLLATE " + e.Charset)
+	}
+}
+
+func (p *printer) binary(e *sqlparser.BinaryExpr) {
+	if e.Operator == sqlparser.IntDivStr && !p.d.Lexical().IntDiv {
+		p.fail("the operator DIV")
+		return
+	}
+	p.operand(levelArith, e.Left)
+	p.w(" " + strings.ToUpper(e.Operator) + " ")
+	p.operand(levelArith, e.Right)
+}
+
+func (p *printer) unary(e *sqlparser.UnaryExpr) {
+	switch e.Operator {
+	case sqlparser.UPlusStr, sqlparser.UMinusStr, sqlparser.TildaStr:
+		p.w(e.Operator)
+		p.operand(levelArith, e.Expr)
+	default:
+		p.fail("the unary operator %q", e.Operator)
+	}
+}
+
+// construct prints a function call, SUBSTR, CAST, CASE, a subquery or a
+// tuple; any other expression is unsupported.
+func (p *printer) construct(e sqlparser.Expr) {
+	switch e := e.(type) {
 	case *sqlparser.FuncExpr:
 		p.funcExpr(e)
 	case *sqlparser.SubstrExpr:
-		p.w("substr(")
-		p.expr(e.Name)
-		p.w(", ")
-		p.expr(e.From)
-		if e.To != nil {
-			p.w(", ")
-			p.expr(e.To)
-		}
-		p.w(")")
+		p.substr(e)
 	case *sqlparser.ConvertExpr:
 		p.w("CAST(")
 		p.expr(e.Expr)
@@ -196,24 +233,7 @@ func (p *printer) expr(e sqlparser.Expr) {
 		p.convertType(e.Type)
 		p.w(")")
 	case *sqlparser.CaseExpr:
-		p.w("CASE ")
-		if e.Expr != nil {
-			p.expr(e.Expr)
-			p.w(" ")
-		}
-		for _, when := range e.Whens {
-			p.w("WHEN ")
-			p.expr(when.Cond)
-			p.w(" THEN ")
-			p.expr(when.Val)
-			p.w(" ")
-		}
-		if e.Else != nil {
-			p.w("ELSE ")
-			p.expr(e.Else)
-			p.w(" ")
-		}
-		p.w("END")
+		p.caseExpr(e)
 	case *sqlparser.ExistsExpr:
 		p.w("EXISTS ")
 		p.subquery(e.Subquery)
@@ -231,6 +251,39 @@ func (p *printer) expr(e sqlparser.Expr) {
 	default:
 		p.fail("the expression %s", nodeName(e))
 	}
+}
+
+func (p *printer) substr(e *sqlparser.SubstrExpr) {
+	p.w("substr(")
+	p.expr(e.Name)
+	p.w(", ")
+	p.expr(e.From)
+	if e.To != nil {
+		p.w(", ")
+		p.expr(e.To)
+	}
+	p.w(")")
+}
+
+func (p *printer) caseExpr(e *sqlparser.CaseExpr) {
+	p.w("CASE ")
+	if e.Expr != nil {
+		p.expr(e.Expr)
+		p.w(" ")
+	}
+	for _, when := range e.Whens {
+		p.w("WHEN ")
+		p.expr(when.Cond)
+		p.w(" THEN ")
+		p.expr(when.Val)
+		p.w(" ")
+	}
+	if e.Else != nil {
+		p.w("ELSE ")
+		p.expr(e.Else)
+		p.w(" ")
+	}
+	p.w("END")
 }
 
 // andOperand prints an AND operand: chains of AND need no parentheses.

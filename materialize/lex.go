@@ -36,67 +36,98 @@ type lexed struct {
 // lex splits src into tokens, skipping comments. It never fails: an
 // unterminated quote or comment runs to the end, and the parser reports it.
 func lex(src string, d engine.Engine) *lexed {
-	l := &lexed{src: src}
-	lx := d.Lexical()
-	backslashEscapes := lx.BackslashEscapes
+	x := lexer{lexed: &lexed{src: src}, d: d, lx: d.Lexical()}
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case isSpace(c):
 			i++
-		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			i = lineEnd(src, i)
-		case c == '#':
-			if !lx.HashComments {
-				l.setTrap(i, "'#' starts a comment for this parser, not for %s", d.Name())
-			}
-			i = lineEnd(src, i)
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			l.setTrap(i, "the parser reads // as the start of a comment")
-			i = lineEnd(src, i)
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			if i+2 < len(src) && src[i+2] == '!' {
-				l.setTrap(i, "the parser executes MySQL-style /*! comments")
-			}
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
-				i = len(src)
-			} else {
-				i += 2 + end + 2
-			}
+		case isCommentStart(src[i:]):
+			i = x.skipComment(i)
 		case c == '\'' || c == '"' || c == '`':
-			end, backslash := quotedEnd(src, i, backslashEscapes)
-			kind := map[byte]tokenKind{'\'': tokString, '"': tokDQuote, '`': tokBacktick}[c]
-			if kind == tokDQuote && !lx.DoubleQuoteStrings {
-				l.setTrap(i, "double-quoted identifiers are strings to this parser")
-			}
-			if backslash && !backslashEscapes && kind == tokString {
-				l.setTrap(i, "the parser reads backslashes in strings as MySQL escapes, %s does not", d.Name())
-			}
-			l.tokens = append(l.tokens, token{kind, i, end})
-			i = end
+			i = x.addQuoted(i)
 		case isWordByte(c):
-			j := i
-			for j < len(src) && isWordByte(src[j]) {
-				j++
-			}
-			l.tokens = append(l.tokens, token{tokWord, i, j})
-			i = j
+			i = x.addWord(i)
 		default:
-			j := i + 1
-			if i+1 < len(src) && (c == '|' && src[i+1] == '|' || c == ':' && src[i+1] == ':') {
-				j++
-				if c == '|' && !lx.PipesOr {
-					l.setTrap(i, "the parser reads || as OR, not as string concatenation")
-				}
-			} else if c == '?' || c == ':' && i+1 < len(src) && isWordByte(src[i+1]) {
-				l.setTrap(i, "bind markers belong to the engine, not to a saved query; use {variables.name}")
-			}
-			l.tokens = append(l.tokens, token{tokPunct, i, j})
-			i = j
+			i = x.addPunct(i)
 		}
 	}
-	return l
+	return x.lexed
+}
+
+// lexer is the state of one lex: the tokens so far and the engine whose
+// reading of the text the parser's must match.
+type lexer struct {
+	*lexed
+	d  engine.Engine
+	lx engine.Lexical
+}
+
+// skipComment returns the offset just past the comment at i, recording a trap
+// for the comment syntaxes that the parser reads differently from the
+// engine.
+func (x *lexer) skipComment(i int) int {
+	s := x.src[i:]
+	switch {
+	case s[0] == '#' && !x.lx.HashComments:
+		x.setTrap(i, "'#' starts a comment for this parser, not for %s", x.d.Name())
+	case strings.HasPrefix(s, "//"):
+		x.setTrap(i, "the parser reads // as the start of a comment")
+	case strings.HasPrefix(s, "/*!"):
+		x.setTrap(i, "the parser executes MySQL-style /*! comments")
+	}
+	if !strings.HasPrefix(s, "/*") {
+		return lineEnd(x.src, i)
+	}
+	if end := strings.Index(s[2:], "*/"); end >= 0 {
+		return i + 2 + end + 2
+	}
+	return len(x.src)
+}
+
+// addQuoted adds the quoted token at i and returns the offset past it. Double
+// quotes and backslashes are traps where the parser's MySQL reading differs
+// from the engine's.
+func (x *lexer) addQuoted(i int) int {
+	end, backslash := quotedEnd(x.src, i, x.lx.BackslashEscapes)
+	kind := quoteKind(x.src[i])
+	if kind == tokDQuote && !x.lx.DoubleQuoteStrings {
+		x.setTrap(i, "double-quoted identifiers are strings to this parser")
+	}
+	if backslash && !x.lx.BackslashEscapes && kind == tokString {
+		x.setTrap(i, "the parser reads backslashes in strings as MySQL escapes, %s does not", x.d.Name())
+	}
+	x.tokens = append(x.tokens, token{kind, i, end})
+	return end
+}
+
+// addWord adds the word token at i and returns the offset past it.
+func (x *lexer) addWord(i int) int {
+	j := i
+	for j < len(x.src) && isWordByte(x.src[j]) {
+		j++
+	}
+	x.tokens = append(x.tokens, token{tokWord, i, j})
+	return j
+}
+
+// addPunct adds the punctuation token at i (one byte, or || or ::) and returns
+// the offset past it. || means OR to the parser, and a bind marker in the
+// saved text would bypass the variables: both are traps.
+func (x *lexer) addPunct(i int) int {
+	src := x.src
+	j := i + 1
+	switch pair := src[i:min(i+2, len(src))]; {
+	case pair == "||" || pair == "::":
+		j++
+		if pair == "||" && !x.lx.PipesOr {
+			x.setTrap(i, "the parser reads || as OR, not as string concatenation")
+		}
+	case src[i] == '?' || src[i] == ':' && j < len(src) && isWordByte(src[j]):
+		x.setTrap(i, "bind markers belong to the engine, not to a saved query; use {variables.name}")
+	}
+	x.tokens = append(x.tokens, token{tokPunct, i, j})
+	return j
 }
 
 // setTrap records the first trap, with its position.
@@ -115,57 +146,74 @@ func (l *lexed) word(t token, kw string) bool {
 	return t.kind == tokWord && strings.EqualFold(l.text(t), kw)
 }
 
+// punct reports whether t is the punctuation p.
+func (l *lexed) punct(t token, p string) bool {
+	return t.kind == tokPunct && l.text(t) == p
+}
+
 // selectItems returns the text spans of the items of the first SELECT
 // list, as [start, end) token index ranges, or nil when it cannot find it.
 // SQLite names an unaliased result column by the text of its expression, so
 // the read query repeats that text as the column's alias.
 func (l *lexed) selectItems() [][2]int {
-	i := 0
-	for i < len(l.tokens) && !l.word(l.tokens[i], "select") {
-		if l.tokens[i].kind == tokPunct && l.text(l.tokens[i]) == "(" {
-			i++
-			continue
-		}
+	i, ok := l.selectListStart()
+	if !ok {
 		return nil
-	}
-	i++
-	for i < len(l.tokens) && (l.word(l.tokens[i], "distinct") || l.word(l.tokens[i], "all")) {
-		i++
 	}
 	var items [][2]int
 	depth, start := 0, i
 	for ; i < len(l.tokens); i++ {
 		t := l.tokens[i]
-		if t.kind == tokPunct {
-			switch l.text(t) {
-			case "(":
-				depth++
-			case ")":
-				depth--
-				if depth < 0 {
-					return append(items, [2]int{start, i})
-				}
-			case ",":
-				if depth == 0 {
-					items = append(items, [2]int{start, i})
-					start = i + 1
-				}
-			case ";":
-				if depth == 0 {
-					return append(items, [2]int{start, i})
-				}
+		switch {
+		case l.punct(t, "("):
+			depth++
+		case l.punct(t, ")"):
+			depth--
+			if depth < 0 {
+				return append(items, [2]int{start, i})
 			}
-			continue
-		}
-		if depth == 0 && t.kind == tokWord {
-			for _, kw := range []string{"from", "where", "group", "having", "order", "limit", "union"} {
-				if l.word(t, kw) {
-					return append(items, [2]int{start, i})
-				}
-			}
+		case depth > 0:
+			// inside parentheses: a comma or keyword there is not the list's
+		case l.punct(t, ","):
+			items = append(items, [2]int{start, i})
+			start = i + 1
+		case l.punct(t, ";") || l.endsSelectList(t):
+			return append(items, [2]int{start, i})
 		}
 	}
 	return append(items, [2]int{start, i})
+}
+
+// selectListStart returns the index of the first token of the first SELECT
+// list: past opening parentheses, SELECT, and DISTINCT or ALL. It reports
+// false when something else comes first.
+func (l *lexed) selectListStart() (int, bool) {
+	i := 0
+	for i < len(l.tokens) && l.punct(l.tokens[i], "(") {
+		i++
+	}
+	if i < len(l.tokens) && !l.word(l.tokens[i], "select") {
+		return 0, false
+	}
+	i++
+	for i < len(l.tokens) && (l.word(l.tokens[i], "distinct") || l.word(l.tokens[i], "all")) {
+		i++
+	}
+	return i, true
+}
+
+// selectListEnds are the keywords that end a SELECT list outside
+// parentheses.
+var selectListEnds = []string{"from", "where", "group", "having", "order", "limit", "union"}
+
+// endsSelectList reports whether t is a keyword of selectListEnds.
+func (l *lexed) endsSelectList(t token) bool {
+	for _, kw := range selectListEnds {
+		if l.word(t, kw) {
+			return true
+		}
+	}
+	return false
 }
 
 // span returns the source text of tokens [from, to).
@@ -174,6 +222,27 @@ func (l *lexed) span(from, to int) string {
 		return ""
 	}
 	return l.src[l.tokens[from].start:l.tokens[to-1].end]
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// isCommentStart reports whether s starts with a comment in either reading:
+// --, #, // or /*.
+func isCommentStart(s string) bool {
+	return s[0] == '#' || strings.HasPrefix(s, "--") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "/*")
+}
+
+// quoteKind is the token kind of a quote byte.
+func quoteKind(q byte) tokenKind {
+	switch q {
+	case '\'':
+		return tokString
+	case '"':
+		return tokDQuote
+	}
+	return tokBacktick
 }
 
 func isWordByte(c byte) bool {

@@ -92,9 +92,8 @@ func build(sel *sqlparser.Select, lx *lexed, vars []Variable, uses [][]use, opts
 }
 
 func (b *builder) build(lx *lexed) (*Plan, error) {
-	sel := b.sel
 	pr := &printer{d: b.d}
-	pr.checkSelectOptions(sel)
+	pr.checkSelectOptions(b.sel)
 	if pr.err != nil {
 		return nil, pr.err
 	}
@@ -108,24 +107,13 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	for b.collides() {
 		b.prefix += "_"
 	}
-	aggregating := len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel.SelectExprs) || hasAggregate(sel.OrderBy)
-	if sel.Limit != nil && len(sel.OrderBy) == 0 && (!aggregating || len(sel.GroupBy) > 0) {
+	aggregating := b.aggregating()
+	if b.sel.Limit != nil && len(b.sel.OrderBy) == 0 && (!aggregating || len(b.sel.GroupBy) > 0) {
 		// Which rows come first is up to the engine, and the stored table
 		// would pick differently from the source.
 		return nil, fail(CodeUnsupportedQuery, "LIMIT without ORDER BY picks arbitrary rows; add an ORDER BY")
 	}
-	for i := range b.vars {
-		v := &b.vars[i]
-		if v.ranged() {
-			b.ranged = true
-			if aggregating && b.opts.Types[v.Name] == variable.Date {
-				v.Bucket = DefaultBucket
-				if o, ok := b.opts.Buckets[v.Name]; ok {
-					v.Bucket = o
-				}
-			}
-		}
-	}
+	b.setRanges(aggregating)
 	plan := &Plan{dialect: b.d, columns: b.names}
 	var err error
 	if aggregating {
@@ -137,6 +125,30 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// aggregating reports whether the query aggregates rows.
+func (b *builder) aggregating() bool {
+	sel := b.sel
+	return len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel.SelectExprs) || hasAggregate(sel.OrderBy)
+}
+
+// setRanges notes whether a variable is compared with a range operator,
+// and has an aggregating query store its Date range variables by bucket.
+func (b *builder) setRanges(aggregating bool) {
+	for i := range b.vars {
+		v := &b.vars[i]
+		if !v.ranged() {
+			continue
+		}
+		b.ranged = true
+		if aggregating && b.opts.Types[v.Name] == variable.Date {
+			v.Bucket = DefaultBucket
+			if o, ok := b.opts.Buckets[v.Name]; ok {
+				v.Bucket = o
+			}
+		}
+	}
 }
 
 // outputs collects the SELECT items and the names of the result columns.

@@ -77,10 +77,10 @@ WHERE timestamp >= {variables.since} AND event = {variables.event}
 	// SELECT count(*) FROM events
 	// WHERE timestamp >= $1 AND event = $2
 	//   AND country IN ($3, $4) AND $2 <> ''
-	// [2025-05-01 00:00:00 +0000 UTC signed_up FR DE]
+	// [2025-05-01 signed_up FR DE]
 	// clickhouse:
 	// SELECT count(*) FROM events
-	// WHERE timestamp >= {p1:Date} AND event = {p2:String}
+	// WHERE timestamp >= {p1:String} AND event = {p2:String}
 	//   AND country IN ({p3:String}, {p4:String}) AND {p2:String} <> ''
 	// [2025-05-01 signed_up FR DE]
 }

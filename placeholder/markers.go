@@ -35,58 +35,62 @@ func BindMarkers(e engine.Engine, sql string) ([]BindMarker, error) {
 		line, col := pos.at(start)
 		out = append(out, BindMarker{Text: sql[start:end], Offset: start, Line: line, Column: col})
 	}
-	n := len(sql)
-	for i := 0; i < n; {
+	for i := 0; i < len(sql); {
 		c := sql[i]
 		switch classes[c] {
+		case clSpace:
+			i++
 		case clIdent:
 			j := wordEnd(sql, i)
 			if c == '$' && reads('$', sql[i+1:j]) {
 				add(i, j)
 			}
 			i = j
-			continue
 		case clDash, clSlash, clQuote:
 			end, what, err := skipNonCode(sql, i, &pos)
 			if err != nil {
 				return nil, err
 			}
-			if what != skippedNothing {
-				i = end
-				continue
+			if what == skippedNothing { // a lone '-' or '/'
+				end = i + 1
 			}
+			i = end
+		default:
+			end, ok := markerAt(sql, i)
+			if ok && reads(c, sql[i+1:end]) {
+				add(i, end)
+			}
+			i = end
 		}
-		switch c {
-		case ':', '@':
-			if i+1 < n && sql[i+1] == c {
-				i += 2 // "::" cast, "@@" variable or operator
-				continue
-			}
-			j := i + 1
-			if j < n && isNameStart(sql[j]) {
-				for j < n && isNameByte(sql[j]) {
-					j++
-				}
-				if reads(c, sql[i+1:j]) {
-					add(i, j)
-				}
-				i = j
-				continue
-			}
-		case '?':
-			j := i + 1
-			for j < n && sql[j] >= '0' && sql[j] <= '9' {
-				j++
-			}
-			if reads('?', sql[i+1:j]) {
-				add(i, j)
-			}
-			i = j
-			continue
-		}
-		i++
 	}
 	return out, nil
+}
+
+// markerAt returns the end of the marker that the byte at sql[i] may
+// open: ':' or '@' and a name, or '?' and digits, if any. ok is false
+// where no marker opens; the end then skips a doubled ':' or '@' as one
+// token ("::" cast, "@@" variable or operator), else the byte alone.
+func markerAt(sql string, i int) (end int, ok bool) {
+	c, j, n := sql[i], i+1, len(sql)
+	switch c {
+	case ':', '@':
+		if j < n && sql[j] == c {
+			return j + 1, false
+		}
+		if j >= n || !isNameStart(sql[j]) {
+			return j, false
+		}
+		for j < n && isNameByte(sql[j]) {
+			j++
+		}
+		return j, true
+	case '?':
+		for j < n && sql[j] >= '0' && sql[j] <= '9' {
+			j++
+		}
+		return j, true
+	}
+	return j, false
 }
 
 // readsMarker returns e's ReadsMarker, or for a nil engine one that

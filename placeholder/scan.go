@@ -42,21 +42,10 @@ const (
 // tells tokens from comments and quotes, and a second walk over the same
 // text would only repeat it.
 func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
-	var out []Placeholder
-	if n := strings.Count(src, "{"); n > 0 {
-		// Every placeholder starts with a brace; a few spare slots cost
-		// less than growing the slice several times.
-		out = make([]Placeholder, 0, min(n, 32))
-	}
+	out := placeholderSlice(src)
 	pos := positioner{src: src}
 	prev1, prev2 := tokOther, tokOther
-	// last is the end of the last token other than ';' before gap, the
-	// end of the last comment or ';'; semi is the offset of the first ';'
-	// token (or -1). Comments and semicolons are rare, words are not:
-	// updating last at every token made BenchmarkScan 5% slower, so the
-	// tokens of a gap are looked at only when it closes (see
-	// lastTokenEnd).
-	last, gap, semi := 0, 0, -1
+	ends := statementEnds{semi: -1}
 	n := len(src)
 	i := 0
 	for i < n {
@@ -67,12 +56,7 @@ func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
 			continue // whitespace is not a token
 		case clIdent:
 			j := wordEnd(src, i)
-			prev2 = prev1
-			if j-i == 2 && c|0x20 == 'i' && src[i+1]|0x20 == 'n' {
-				prev1 = tokIn
-			} else {
-				prev1 = tokOther
-			}
+			prev2, prev1 = prev1, wordKind(src[i:j])
 			i = j
 			continue
 		case clDash, clSlash, clQuote:
@@ -80,13 +64,13 @@ func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
 			if err != nil {
 				return nil, err
 			}
-			if what != skippedNothing {
-				if what == skippedQuoted {
-					prev2, prev1 = prev1, tokOther
-				} else { // comments are not tokens
-					last = lastTokenEnd(src, gap, i, last)
-					gap = end
-				}
+			switch what {
+			case skippedQuoted:
+				prev2, prev1 = prev1, tokOther
+				i = end
+				continue
+			case skippedComment: // comments are not tokens
+				ends.comment(src, i, end)
 				i = end
 				continue
 			}
@@ -100,14 +84,7 @@ func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
 				return nil, err
 			}
 			if end >= 0 {
-				switch {
-				case prev1 == tokIn:
-					f.InList = true
-				case prev1 == tokLParen && prev2 == tokIn:
-					if k := skipSpaceAndComments(src, end); k < n && src[k] == ')' {
-						f.InList = true
-					}
-				}
+				f.InList = inList(src, end, prev1, prev2)
 				out = append(out, f)
 				if parens != nil {
 					*parens = append(*parens, prev1 == tokIn)
@@ -120,27 +97,90 @@ func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
 		// Any other byte is a token of its own: an operator, a comma, a
 		// brace that starts no placeholder.
 		if c == ';' {
-			last = lastTokenEnd(src, gap, i, last)
-			gap = i + 1
-			if semi < 0 {
-				semi = i
-			}
+			ends.semicolon(src, i)
 		}
 		i++
 		prev2, prev1 = prev1, tokOther
 	}
 	if st != nil {
-		last = lastTokenEnd(src, gap, n, last)
-		*st = Statement{Body: src[:last], Second: -1}
-		// The first ';' is followed by more code exactly when a token
-		// other than ';' ends after it: that token opens a second
-		// statement, whatever other semicolons stand between.
-		if semi >= 0 && semi < last {
-			st.Second = semi
-			st.Line, st.Column = pos.at(semi)
-		}
+		*st = ends.statement(src, &pos)
 	}
 	return out, nil
+}
+
+// placeholderSlice returns the slice that scan fills: nil when src holds
+// no brace, else with room for every brace up to a few. Every placeholder
+// starts with a brace; a few spare slots cost less than growing the slice
+// several times.
+func placeholderSlice(src string) []Placeholder {
+	if n := strings.Count(src, "{"); n > 0 {
+		return make([]Placeholder, 0, min(n, 32))
+	}
+	return nil
+}
+
+// wordKind is tokIn for the keyword IN, in any case, and tokOther for any
+// other word.
+func wordKind(w string) tokKind {
+	if len(w) == 2 && w[0]|0x20 == 'i' && w[1]|0x20 == 'n' {
+		return tokIn
+	}
+	return tokOther
+}
+
+// inList reports whether the placeholder that ends at end, after tokens
+// prev2 and prev1, may render a list: it follows the keyword IN, or it is
+// the only element of IN ( ).
+func inList(src string, end int, prev1, prev2 tokKind) bool {
+	switch {
+	case prev1 == tokIn:
+		return true
+	case prev1 == tokLParen && prev2 == tokIn:
+		k := skipSpaceAndComments(src, end)
+		return k < len(src) && src[k] == ')'
+	}
+	return false
+}
+
+// statementEnds follows where a text's statements end, for Statement.
+// Comments and semicolons are rare, words are not: updating last at every
+// token made BenchmarkScan 5% slower, so the tokens of a gap are looked at
+// only when it closes (see lastTokenEnd).
+type statementEnds struct {
+	// last is the end of the last token other than ';' before gap, the
+	// end of the last comment or ';'.
+	last, gap int
+	// semi is the offset of the first ';' token, or -1.
+	semi int
+}
+
+// comment notes a comment over src[start:end].
+func (e *statementEnds) comment(src string, start, end int) {
+	e.last = lastTokenEnd(src, e.gap, start, e.last)
+	e.gap = end
+}
+
+// semicolon notes a ';' token at src[i].
+func (e *statementEnds) semicolon(src string, i int) {
+	e.last = lastTokenEnd(src, e.gap, i, e.last)
+	e.gap = i + 1
+	if e.semi < 0 {
+		e.semi = i
+	}
+}
+
+// statement returns the Statement of src, once the scan has seen all of it.
+func (e *statementEnds) statement(src string, pos *positioner) Statement {
+	last := lastTokenEnd(src, e.gap, len(src), e.last)
+	st := Statement{Body: src[:last], Second: -1}
+	// The first ';' is followed by more code exactly when a token other
+	// than ';' ends after it: that token opens a second statement,
+	// whatever other semicolons stand between.
+	if e.semi >= 0 && e.semi < last {
+		st.Second = e.semi
+		st.Line, st.Column = pos.at(e.semi)
+	}
+	return st
 }
 
 // placeholderAt reads a placeholder whose '{' is at src[i]. It returns

@@ -15,9 +15,10 @@ type Template struct {
 	phs   []Placeholder
 	names []string
 	parts []part
-	tail  string
-	// textLen counts the literal text, padding and list parentheses
-	// every render writes.
+	// tail is the text after the last placeholder's markers.
+	tail string
+	// textLen counts the text of parts and tail: what every render
+	// writes besides the markers.
 	textLen int
 	// uses[n] counts the placeholders of name n.
 	uses []int
@@ -27,12 +28,13 @@ type Template struct {
 	firstUse, outsideList []int
 }
 
-// part is the literal text before one placeholder, and that placeholder.
+// part is the text a render writes before one placeholder's markers, and
+// that placeholder. The text is the source's, plus the spaces and
+// parentheses around the markers (see surround): the close of the previous
+// placeholder first, the open of this one last.
 type part struct {
-	text                string
-	name                int
-	parens              bool // a list after IN brings its own parentheses
-	padBefore, padAfter bool
+	text string
+	name int
 }
 
 // Compile scans sql (see Scan) and prepares it for rendering.
@@ -45,7 +47,7 @@ func Compile(sql string) (*Template, error) {
 	}
 	t := &Template{src: sql, stmt: stmt, phs: found, parts: make([]part, len(found))}
 	index := make(map[string]int, len(found))
-	prev := 0
+	prev, closing := 0, ""
 	for i, f := range found {
 		n, ok := index[f.Name]
 		if !ok {
@@ -60,33 +62,36 @@ func Compile(sql string) (*Template, error) {
 		if !f.InList && t.outsideList[n] < 0 {
 			t.outsideList[n] = i
 		}
-		p := part{
-			text:   sql[prev:f.Start],
-			name:   n,
-			parens: parens[i],
-			// A marker next to a word character would merge with it:
-			// "?0" is parameter 0 in SQLite, "$10" another parameter in
-			// PostgreSQL, "a$1" an identifier there.
-			padBefore: f.Start > 0 && isIdentByte(sql[f.Start-1]),
-			padAfter: f.End < len(sql) && (isIdentByte(sql[f.End]) ||
-				(i+1 < len(found) && found[i+1].Start == f.End)),
-		}
-		t.textLen += len(p.text)
-		if p.padBefore {
-			t.textLen++
-		}
-		if p.padAfter {
-			t.textLen++
-		}
-		if p.parens {
-			t.textLen += len("()")
-		}
-		t.parts[i] = p
-		prev = f.End
+		open, close := surround(
+			f.Start > 0 && isIdentByte(sql[f.Start-1]),
+			parens[i],
+			f.End < len(sql) && (isIdentByte(sql[f.End]) || (i+1 < len(found) && found[i+1].Start == f.End)))
+		t.parts[i] = part{text: closing + sql[prev:f.Start] + open, name: n}
+		t.textLen += len(t.parts[i].text)
+		prev, closing = f.End, close
 	}
-	t.tail = sql[prev:]
+	t.tail = closing + sql[prev:]
 	t.textLen += len(t.tail)
 	return t, nil
+}
+
+// surround returns the text a render writes before and after a
+// placeholder's markers: a space on a side where a marker would merge with
+// a word character ("?0" is parameter 0 in SQLite, "$10" another parameter
+// in PostgreSQL, "a$1" an identifier there) or with the next placeholder's
+// marker, and the parentheses that a list right after IN brings.
+func surround(padBefore, parens, padAfter bool) (open, close string) {
+	if padBefore {
+		open = " "
+	}
+	if parens {
+		open += "("
+		close = ")"
+	}
+	if padAfter {
+		close += " "
+	}
+	return open, close
 }
 
 // Source returns the SQL text the template was compiled from.
@@ -152,29 +157,9 @@ func (t *Template) Render(e engine.Engine, values map[string]any) (string, []any
 	} else {
 		slots = make([]slot, len(t.names))
 	}
-	for n, name := range t.names {
-		v, ok := values[name]
-		if !ok {
-			return "", nil, t.varError(t.firstUse[n], ErrMissingValue, "")
-		}
-		s := &slots[n]
-		if list, ok := v.([]string); ok {
-			if len(list) == 0 {
-				return "", nil, t.varError(t.firstUse[n], ErrEmptyList, "")
-			}
-			if i := t.outsideList[n]; i >= 0 {
-				return "", nil, listPositionError(t.phs[i])
-			}
-			s.list = list
-			continue
-		}
-		arg, typ, err := e.Arg(v)
-		if err != nil {
-			return "", nil, t.varError(t.firstUse[n], ErrUnsupportedValue, argDetail(err))
-		}
-		s.arg, s.typ = arg, typ
+	if err := t.bind(e, values, slots); err != nil {
+		return "", nil, err
 	}
-
 	nargs, size := t.measure(e, slots)
 	b := make([]byte, 0, size)
 	args := make([]any, 0, nargs)
@@ -183,13 +168,7 @@ func (t *Template) Render(e engine.Engine, values map[string]any) (string, []any
 	for i := range t.parts {
 		p := &t.parts[i]
 		b = append(b, p.text...)
-		if p.padBefore {
-			b = append(b, ' ')
-		}
 		s := &slots[p.name]
-		if p.parens {
-			b = append(b, '(')
-		}
 		switch {
 		case numbered && s.first > 0:
 			count, typ := 1, s.typ
@@ -216,17 +195,41 @@ func (t *Template) Render(e engine.Engine, values map[string]any) (string, []any
 			args = append(args, s.arg)
 			b = e.Marker(b, len(args), s.typ)
 		}
-		if p.parens {
-			b = append(b, ')')
-		}
-		if p.padAfter {
-			b = append(b, ' ')
-		}
 	}
 	b = append(b, t.tail...)
 	// b is never written again: the string shares its bytes, as
 	// strings.Builder does.
 	return unsafe.String(unsafe.SliceData(b), len(b)), args, nil
+}
+
+// bind fills slots with the values of the template's variables: a list
+// as it is, a scalar as the engine's argument. A missing value, an empty
+// list, a list outside list position or a value the engine refuses is a
+// *VariableError.
+func (t *Template) bind(e engine.Engine, values map[string]any, slots []slot) error {
+	for n, name := range t.names {
+		v, ok := values[name]
+		if !ok {
+			return t.varError(t.firstUse[n], ErrMissingValue, "")
+		}
+		s := &slots[n]
+		if list, ok := v.([]string); ok {
+			if len(list) == 0 {
+				return t.varError(t.firstUse[n], ErrEmptyList, "")
+			}
+			if i := t.outsideList[n]; i >= 0 {
+				return listPositionError(t.phs[i])
+			}
+			s.list = list
+			continue
+		}
+		arg, typ, err := e.Arg(v)
+		if err != nil {
+			return t.varError(t.firstUse[n], ErrUnsupportedValue, argDetail(err))
+		}
+		s.arg, s.typ = arg, typ
+	}
+	return nil
 }
 
 // measure returns the number of arguments a render makes and an upper

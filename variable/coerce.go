@@ -120,40 +120,56 @@ func unwrap(raw any) (any, string) {
 	switch r := raw.(type) {
 	case json.RawMessage:
 		return decodeJSON(r)
-	case int:
-		return int64(r), ""
-	case int8:
-		return int64(r), ""
-	case int16:
-		return int64(r), ""
-	case int32:
-		return int64(r), ""
-	case uint:
-		return fromUint(uint64(r)), ""
-	case uint8:
-		return int64(r), ""
-	case uint16:
-		return int64(r), ""
-	case uint32:
-		return int64(r), ""
-	case uint64:
-		return fromUint(r), ""
-	case uintptr:
-		return fromUint(uint64(r)), ""
 	case float32:
-		// Go through the shortest text of the float32, so that float32(0.1)
-		// means 0.1 rather than 0.10000000149011612.
-		if math.IsNaN(float64(r)) || math.IsInf(float64(r), 0) {
-			return float64(r), ""
-		}
-		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(r), 'g', -1, 32), 64)
-		return f, ""
+		return fromFloat32(r), ""
 	case []byte:
 		return nil, "unsupported Go type []byte (use json.RawMessage for JSON text)"
 	case nil, string, bool, json.Number, int64, float64, time.Time, Timestamp, []string, []any, map[string]any:
 		return raw, ""
 	}
+	if n, ok := widenInteger(raw); ok {
+		return n, ""
+	}
 	return nil, "unsupported Go type " + typeName(raw)
+}
+
+// widenInteger returns a value of one of Go's integer kinds other than
+// int64 as an int64, or as a uint64 above MaxInt64; false for any other
+// type.
+func widenInteger(raw any) (any, bool) {
+	switch r := raw.(type) {
+	case int:
+		return int64(r), true
+	case int8:
+		return int64(r), true
+	case int16:
+		return int64(r), true
+	case int32:
+		return int64(r), true
+	case uint:
+		return fromUint(uint64(r)), true
+	case uint8:
+		return int64(r), true
+	case uint16:
+		return int64(r), true
+	case uint32:
+		return int64(r), true
+	case uint64:
+		return fromUint(r), true
+	case uintptr:
+		return fromUint(uint64(r)), true
+	}
+	return nil, false
+}
+
+// fromFloat32 goes through the shortest text of f, so that float32(0.1)
+// means 0.1 rather than 0.10000000149011612.
+func fromFloat32(f float32) float64 {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return float64(f)
+	}
+	g, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	return g
 }
 
 // decodeJSON decodes one JSON value as a json.Decoder with UseNumber would.
@@ -277,54 +293,58 @@ func parseNumber(s string) (any, string) {
 	if s[0] == '+' || s[0] == '-' {
 		i++
 	}
-	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	if i == start {
-		return nil, "not a number"
-	}
+	i, ok := digitsFrom(s, i)
 	integer := true
-	if i < len(s) && s[i] == '.' {
+	if ok && i < len(s) && s[i] == '.' {
 		integer = false
-		i++
-		fs := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == fs {
-			return nil, "not a number"
-		}
+		i, ok = digitsFrom(s, i+1)
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	if ok && i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		integer = false
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		es := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == es {
-			return nil, "not a number"
-		}
+		i, ok = exponentFrom(s, i)
 	}
-	if i != len(s) {
+	if !ok || i != len(s) {
 		return nil, "not a number"
 	}
-	if integer {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, "out of range for a 64-bit integer"
-		}
-		return n, ""
+	if !integer {
+		return parseFloat(s)
 	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil, "out of range for a 64-bit integer"
+	}
+	return n, ""
+}
+
+// exponentFrom reads the exponent at s[i], an 'e' or 'E', an optional
+// sign and digits, and returns the offset after it and whether it had
+// digits.
+func exponentFrom(s string, i int) (int, bool) {
+	i++
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	return digitsFrom(s, i)
+}
+
+// parseFloat converts s, a number parseNumber checked that is not an
+// integer, to the number fromFloat keeps.
+func parseFloat(s string) (any, string) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return nil, "out of range for a 64-bit float"
 	}
 	return fromFloat(f)
+}
+
+// digitsFrom returns the offset after the digits at s[i] and whether there
+// was at least one.
+func digitsFrom(s string, i int) (int, bool) {
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i, i > start
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

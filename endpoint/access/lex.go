@@ -101,7 +101,37 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // lex returns the tokens of src, ending with a tEOF token.
 func lex(src string) ([]token, *Error) {
+	if err := checkText(src); err != nil {
+		return nil, err
+	}
 	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8)}
+	for i := 0; i < len(src); {
+		// Spaces and words, the most frequent, are read here; the rest
+		// in token.
+		switch c := src[i]; {
+		case isSpaceByte(c):
+			i++
+		case isWordStart(c):
+			j := i + 1
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			w := src[i:j]
+			l.toks = append(l.toks, token{kind: tWord, start: i, end: j, text: w, lower: asciiLower(w)})
+			i = j
+		default:
+			var err *Error
+			if i, err = l.token(i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l.toks = append(l.toks, token{kind: tEOF, start: len(src), end: len(src)})
+	return l.toks, nil
+}
+
+// checkText refuses a query that is not valid UTF-8 or holds a NUL.
+func checkText(src string) *Error {
 	if !utf8.ValidString(src) {
 		off := 0
 		for off < len(src) {
@@ -111,50 +141,43 @@ func lex(src string) ([]token, *Error) {
 			}
 			off += size
 		}
-		return nil, l.fail(off, ReasonAmbiguous, "the query is not valid UTF-8")
+		return errorAt(src, off, ReasonAmbiguous, "the query is not valid UTF-8")
 	}
 	if i := strings.IndexByte(src, 0); i >= 0 {
 		// SQLite stops reading at a NUL; other engines refuse it.
-		return nil, l.fail(i, ReasonAmbiguous, "the query holds a NUL character")
+		return errorAt(src, i, ReasonAmbiguous, "the query holds a NUL character")
 	}
-	n := len(src)
-	i := 0
-	for i < n {
-		c := src[i]
-		var err *Error
-		switch {
-		case isSpaceByte(c):
-			i++
-			continue
-		case c == '-' && i+1 < n && src[i+1] == '-':
-			i, err = l.lineComment(i)
-		case c == '/' && i+1 < n && src[i+1] == '*':
-			i, err = l.blockComment(i)
-		case c == '\'' || c == '"' || c == '`':
-			i, err = l.quoted(i)
-		case c == '[':
-			i, err = l.bracket(i)
-		case isWordStart(c):
-			j := i + 1
-			for j < n && isWordByte(src[j]) {
-				j++
-			}
-			w := src[i:j]
-			l.toks = append(l.toks, token{kind: tWord, start: i, end: j, text: w, lower: asciiLower(w)})
-			i = j
-		case isDigit(c) || c == '.' && i+1 < n && isDigit(src[i+1]) && !l.afterName():
-			i, err = l.number(i)
-		case c == '{':
-			i, err = l.placeholder(i)
-		default:
-			i, err = l.punct(i)
+	return nil
+}
+
+// token reads the comment or token that starts at src[i], which is
+// neither a space nor a word (lex reads those), and returns the offset
+// after it.
+func (l *lexer) token(i int) (int, *Error) {
+	src := l.src
+	switch src[i] {
+	case '-':
+		if strings.HasPrefix(src[i:], "--") {
+			return l.lineComment(i)
 		}
-		if err != nil {
-			return nil, err
+	case '/':
+		if strings.HasPrefix(src[i:], "/*") {
+			return l.blockComment(i)
 		}
+	case '\'', '"', '`':
+		return l.quoted(i)
+	case '[':
+		return l.bracket(i)
+	case '{':
+		return l.placeholder(i)
+	case '.':
+		if i+1 < len(src) && isDigit(src[i+1]) && !l.afterName() {
+			return l.number(i)
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return l.number(i)
 	}
-	l.toks = append(l.toks, token{kind: tEOF, start: n, end: n})
-	return l.toks, nil
+	return l.punct(i)
 }
 
 // afterName reports whether the last token can be followed by ".name"
@@ -273,34 +296,41 @@ func (l *lexer) bracket(i int) (int, *Error) {
 
 func (l *lexer) number(i int) (int, *Error) {
 	src := l.src
-	n := len(src)
-	j := i
-	for j < n && isDigit(src[j]) {
-		j++
+	j := digitsEnd(src, i)
+	if j < len(src) && src[j] == '.' {
+		j = digitsEnd(src, j+1)
 	}
-	if j < n && src[j] == '.' {
-		j++
-		for j < n && isDigit(src[j]) {
-			j++
-		}
+	if j < len(src) && src[j]|0x20 == 'e' {
+		j = exponentEnd(src, j)
 	}
-	if j < n && src[j]|0x20 == 'e' {
-		k := j + 1
-		if k < n && (src[k] == '+' || src[k] == '-') {
-			k++
-		}
-		if k < n && isDigit(src[k]) {
-			for k < n && isDigit(src[k]) {
-				k++
-			}
-			j = k
-		}
-	}
-	if j < n && (isWordByte(src[j]) || src[j] == '.' || src[j] == '$') {
-		return 0, l.fail(i, ReasonAmbiguous, "number %q runs into the next character: engines read it differently (a number and a word, or one identifier); add a space", echo(src[i:min(n, j+1)]))
+	if j < len(src) && (isWordByte(src[j]) || src[j] == '.' || src[j] == '$') {
+		return 0, l.fail(i, ReasonAmbiguous, "number %q runs into the next character: engines read it differently (a number and a word, or one identifier); add a space", echo(src[i:min(len(src), j+1)]))
 	}
 	l.toks = append(l.toks, token{kind: tNumber, start: i, end: j, text: src[i:j]})
 	return j, nil
+}
+
+// digitsEnd returns the offset after the digits that start at src[j].
+func digitsEnd(src string, j int) int {
+	for j < len(src) && isDigit(src[j]) {
+		j++
+	}
+	return j
+}
+
+// exponentEnd returns the offset after the exponent ("e5", "E-3") that
+// starts at src[j], an 'e' or 'E', or j when there is none: an 'e' without
+// digits is not part of the number, and number then refuses it as running
+// into a word.
+func exponentEnd(src string, j int) int {
+	k := j + 1
+	if k < len(src) && (src[k] == '+' || src[k] == '-') {
+		k++
+	}
+	if k >= len(src) || !isDigit(src[k]) {
+		return j
+	}
+	return digitsEnd(src, k)
 }
 
 func skipSpaces(src string, i int) int {
@@ -332,61 +362,68 @@ func (l *lexer) placeholder(i int) (int, *Error) {
 	if !isPlaceholder {
 		return 0, l.fail(i, ReasonAmbiguous, "'{' outside a {variables.name} placeholder is not allowed (ClickHouse reads {name:Type} as a query parameter)")
 	}
-	j = skipSpaces(src, j+1)
-	start := j
-	if j < n && isWordStart(src[j]) {
-		for j < n && isWordByte(src[j]) {
+	start := skipSpaces(src, j+1)
+	end := codeNameEnd(src, start)
+	j = skipSpaces(src, end)
+	if end == start || j >= n || src[j] != '}' {
+		return 0, l.fail(i, ReasonUnsupported, "malformed placeholder: expected {variables.<code_name>}")
+	}
+	l.toks = append(l.toks, token{kind: tPlaceholder, start: i, end: j + 1, text: src[start:end]})
+	return j + 1, nil
+}
+
+// codeNameEnd returns the offset after the code name ([A-Za-z_][A-Za-z0-9_]*)
+// that starts at src[j], or j when there is none.
+func codeNameEnd(src string, j int) int {
+	if j < len(src) && isWordStart(src[j]) {
+		for j < len(src) && isWordByte(src[j]) {
 			j++
 		}
 	}
-	name := src[start:j]
-	j = skipSpaces(src, j)
-	if name == "" || j >= n || src[j] != '}' {
-		return 0, l.fail(i, ReasonUnsupported, "malformed placeholder: expected {variables.<code_name>}")
-	}
-	l.toks = append(l.toks, token{kind: tPlaceholder, start: i, end: j + 1, text: name})
-	return j + 1, nil
+	return j
 }
+
+// punctKinds gives the kind of each ASCII character that stands as a token
+// of its own; tEOF marks the characters refused outside quotes.
+var punctKinds = func() (k [128]tokKind) {
+	k['('], k[')'], k[']'], k[','], k['.'], k[';'] = tLParen, tRParen, tRBracket, tComma, tDot, tSemi
+	for _, c := range []byte("+-*/%<>=!|&^~?:@") {
+		k[c] = tPunct
+	}
+	return k
+}()
 
 func (l *lexer) punct(i int) (int, *Error) {
 	src := l.src
 	c := src[i]
-	kind := tPunct
-	switch c {
-	case '(':
-		kind = tLParen
-	case ')':
-		kind = tRParen
-	case ']':
-		kind = tRBracket
-	case ',':
-		kind = tComma
-	case '.':
-		kind = tDot
-	case ';':
-		kind = tSemi
-	case '+', '-', '*', '/', '%', '<', '>', '=', '!', '|', '&', '^', '~', '?', ':':
-	case '@':
-		if i+1 < len(src) {
-			if d := src[i+1]; isWordByte(d) || strings.IndexByte("@'\"`$", d) >= 0 {
-				return 0, l.fail(i, ReasonAmbiguous, "'@' before a name is a variable on MySQL and SQLite; it is not allowed")
-			}
+	if c >= 0x80 || punctKinds[c] == tEOF {
+		return 0, l.refuseChar(i)
+	}
+	if c == '@' && i+1 < len(src) {
+		if d := src[i+1]; isWordByte(d) || strings.IndexByte("@'\"`$", d) >= 0 {
+			return 0, l.fail(i, ReasonAmbiguous, "'@' before a name is a variable on MySQL and SQLite; it is not allowed")
 		}
+	}
+	l.toks = append(l.toks, token{kind: punctKinds[c], start: i, end: i + 1, text: src[i : i+1]})
+	return i + 1, nil
+}
+
+// refuseChar says why the character at src[i] may not stand outside quotes.
+func (l *lexer) refuseChar(i int) *Error {
+	switch c := l.src[i]; c {
 	case '#':
-		return 0, l.fail(i, ReasonAmbiguous, "'#' starts a comment on MySQL and is an operator elsewhere; it is not allowed (use -- comments)")
+		return l.fail(i, ReasonAmbiguous, "'#' starts a comment on MySQL and is an operator elsewhere; it is not allowed (use -- comments)")
 	case '$':
-		return 0, l.fail(i, ReasonAmbiguous, "'$' outside quotes (dollar-quoted strings, parameters, heredocs) is not allowed")
+		return l.fail(i, ReasonAmbiguous, "'$' outside quotes (dollar-quoted strings, parameters, heredocs) is not allowed")
 	case '\\':
-		return 0, l.fail(i, ReasonAmbiguous, "a backslash outside quotes is not allowed")
+		return l.fail(i, ReasonAmbiguous, "a backslash outside quotes is not allowed")
 	case '}':
-		return 0, l.fail(i, ReasonAmbiguous, "'}' outside a placeholder is not allowed")
+		return l.fail(i, ReasonAmbiguous, "'}' outside a placeholder is not allowed")
 	default:
 		if c >= 0x80 {
-			r, _ := utf8.DecodeRuneInString(src[i:])
-			return 0, l.fail(i, ReasonAmbiguous, "character %U outside quotes is not allowed: engines differ on which characters are spaces, quotes or letters; quote identifiers that need it", r)
+			r, _ := utf8.DecodeRuneInString(l.src[i:])
+			return l.fail(i, ReasonAmbiguous, "character %U outside quotes is not allowed: engines differ on which characters are spaces, quotes or letters; quote identifiers that need it", r)
 		}
-		return 0, l.fail(i, ReasonAmbiguous, "control character %#02x outside quotes is not allowed", c)
+		return l.fail(i, ReasonAmbiguous, "control character %#02x outside quotes is not allowed", c)
 	}
-	l.toks = append(l.toks, token{kind: kind, start: i, end: i + 1, text: src[i : i+1]})
-	return i + 1, nil
 }

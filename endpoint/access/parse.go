@@ -2,6 +2,7 @@ package access
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -207,8 +208,7 @@ func (p *parser) queryAhead() bool {
 	for p.toks[i].kind == tLParen {
 		i++
 	}
-	t := &p.toks[i]
-	return t.isWord("select") || t.isWord("with") || t.isWord("values")
+	return startsQuery(&p.toks[i])
 }
 
 func isSetOp(t *token) bool {
@@ -301,60 +301,75 @@ func (p *parser) with() {
 	p.frames = append(p.frames, nil)
 	fi := len(p.frames) - 1
 	for {
-		t := p.cur()
-		if t.isName() && p.cteAhead() {
-			nameAt := p.pos
-			p.defineName(t, fi)
-			p.next()
-			if p.cur().kind == tLParen {
-				p.mark(nameAt)
-				p.nameList()
-			}
-			p.expect(tWord, "AS") // cteAhead saw it
-			if p.cur().isWord("not") {
-				p.next()
-			}
-			if p.cur().isWord("materialized") {
-				p.next()
-			}
-			p.mark(p.pos - 1) // AS or MATERIALIZED, before '('
-			p.next()          // '(' (cteAhead saw it)
-			body := p.cur()
-			if body.kind != tLParen && !body.isWord("select") && !body.isWord("with") && !body.isWord("values") {
-				p.failTok(body, ReasonStatement, "the body of WITH query %q must be a SELECT, found %s: statements that write are not allowed", echo(t.text), p.desc(body))
-			}
-			c := cte{name: t.text, quoted: t.kind == tQuoted}
-			if recursive {
-				p.frames[fi] = append(p.frames[fi], c)
-			}
-			p.query()
-			p.expect(tRParen, "')'")
-			if !recursive {
-				p.frames[fi] = append(p.frames[fi], c)
-			}
+		if t := p.cur(); t.isName() && p.cteAhead() {
+			p.cteDef(fi, recursive)
 		} else {
-			// ClickHouse: WITH <expression> AS <name>. The name stands for
-			// a value, not a table.
-			p.scan(p.stopAs, "")
-			if !p.cur().isWord("as") {
-				p.failTok(p.cur(), ReasonUnsupported, "expected WITH name AS (SELECT ...) or WITH expression AS name, found %s", p.desc(p.cur()))
-			}
-			p.next()
-			name := p.cur()
-			if !name.isName() {
-				p.failTok(name, ReasonUnsupported, "expected a name after AS, found %s", p.desc(name))
-			}
-			p.defineName(name, -1)
-			p.next()
+			p.withAlias()
 		}
 		if p.cur().kind != tComma {
 			break
 		}
 		p.next()
 	}
-	if t := p.cur(); !t.isWord("select") && !t.isWord("with") && !t.isWord("values") && t.kind != tLParen {
+	if t := p.cur(); !startsQuery(t) && t.kind != tLParen {
 		p.failTok(t, ReasonStatement, "expected SELECT after the WITH clause, found %s", p.desc(t))
 	}
+}
+
+// startsQuery reports whether t is SELECT, WITH or VALUES.
+func startsQuery(t *token) bool {
+	return t.isWord("select") || t.isWord("with") || t.isWord("values")
+}
+
+// cteDef reads name [(columns)] AS [NOT] [MATERIALIZED] (query), which
+// cteAhead saw, and defines the name in frame fi: before the query when
+// the WITH is recursive, after it otherwise.
+func (p *parser) cteDef(fi int, recursive bool) {
+	t := p.cur()
+	nameAt := p.pos
+	p.defineName(t, fi)
+	p.next()
+	if p.cur().kind == tLParen {
+		p.mark(nameAt)
+		p.nameList()
+	}
+	p.expect(tWord, "AS") // cteAhead saw it
+	if p.cur().isWord("not") {
+		p.next()
+	}
+	if p.cur().isWord("materialized") {
+		p.next()
+	}
+	p.mark(p.pos - 1) // AS or MATERIALIZED, before '('
+	p.next()          // '(' (cteAhead saw it)
+	if body := p.cur(); body.kind != tLParen && !startsQuery(body) {
+		p.failTok(body, ReasonStatement, "the body of WITH query %q must be a SELECT, found %s: statements that write are not allowed", echo(t.text), p.desc(body))
+	}
+	c := cte{name: t.text, quoted: t.kind == tQuoted}
+	if recursive {
+		p.frames[fi] = append(p.frames[fi], c)
+	}
+	p.query()
+	p.expect(tRParen, "')'")
+	if !recursive {
+		p.frames[fi] = append(p.frames[fi], c)
+	}
+}
+
+// withAlias reads ClickHouse's WITH <expression> AS <name>. The name
+// stands for a value, not a table.
+func (p *parser) withAlias() {
+	p.scan(p.stopAs, "")
+	if !p.cur().isWord("as") {
+		p.failTok(p.cur(), ReasonUnsupported, "expected WITH name AS (SELECT ...) or WITH expression AS name, found %s", p.desc(p.cur()))
+	}
+	p.next()
+	name := p.cur()
+	if !name.isName() {
+		p.failTok(name, ReasonUnsupported, "expected a name after AS, found %s", p.desc(name))
+	}
+	p.defineName(name, -1)
+	p.next()
 }
 
 func (p *parser) stopAs() bool { return p.cur().isWord("as") }
@@ -576,32 +591,22 @@ func (p *parser) afterFrom() {
 // fromItem reads one item of a FROM list: a table, a table function, a
 // derived table or a parenthesised join, with its alias.
 func (p *parser) fromItem() {
-	t := p.cur()
-	if t.isWord("lateral") {
-		p.mark(p.pos)
-		p.next()
-		t = p.cur()
-		if t.kind != tLParen && !(t.isName() && p.peek(1).kind == tLParen) {
-			p.failTok(t, ReasonUnsupported, "expected a subquery or a function after LATERAL, found %s", p.desc(t))
-		}
+	if p.cur().isWord("lateral") {
+		p.lateral()
 	}
-	if t.kind == tLParen {
+	if p.cur().kind == tLParen {
 		p.parenItem()
 		p.alias(nil)
 		return
 	}
 	ref := tableRef{only: -1, alias: -1, aliasCols: [2]int{-1, -1}, first: p.pos}
-	if t.isWord("only") && p.peek(1).isName() && !(p.peek(1).kind == tWord && reservedAfterTable[p.peek(1).lower]) {
+	if t := p.cur(); t.isWord("only") && p.peek(1).isName() && !isReserved(p.peek(1)) {
 		ref.only = p.pos
 		p.next()
-		t = p.cur()
 	}
-	if !t.isName() || t.kind == tWord && reservedAfterTable[t.lower] {
-		if t.kind == tString {
-			p.failTable(t, ReasonUnsupported, p.nameAt(p.pos), "expected a table name, found the string %s: SQLite reads it as table %q; write the name unquoted or in double quotes", p.desc(t), echo(p.nameAt(p.pos)))
-		}
-		p.failTok(t, ReasonUnsupported, "expected a table name, found %s", p.desc(t))
-	}
+	p.expectTableName()
+	// The parts are read here rather than in a function that returns
+	// them, so that their slice can stay on the stack.
 	var parts []string
 	for {
 		t := p.cur()
@@ -621,38 +626,71 @@ func (p *parser) fromItem() {
 		p.tableFunction(ref, dotted)
 		return
 	}
-	if len(parts) > 3 {
-		p.failTable(&p.toks[ref.parts[0]], ReasonUnsupported, dotted, "table name %q has more than three parts", echo(dotted))
-	}
-	nameTok := &p.toks[ref.parts[0]]
-	switch {
-	case len(parts) == 1 && p.cteLookup(nameTok):
-	default:
-		for _, part := range parts {
-			if part == "" {
-				p.failTable(nameTok, ReasonUnsupported, dotted, "empty name")
-			}
-		}
-		if reason, why := protectedTable(parts); reason != "" {
-			p.failTable(nameTok, reason, dotted, "the query reads table %q: %s", echo(dotted), why)
-		}
-		ref.rule = p.rules.tables[asciiLower(dotted)]
-		if ref.rule == nil && !p.rules.anyTable {
-			p.failTable(nameTok, ReasonTable, dotted, "the query reads table %q, which endpoints of this project may not read", echo(dotted))
-		}
-	}
-	for {
-		if p.suffix(&ref) {
-			continue
-		}
-		if ref.alias < 0 && p.aliasAhead() {
-			p.alias(&ref)
-			continue
-		}
-		break
-	}
+	p.resolve(&ref, parts, dotted)
+	p.tableTail(&ref)
 	ref.last = p.pos - 1
 	p.refs = append(p.refs, ref)
+}
+
+// tableTail reads the suffixes and the alias that may follow a table's
+// name, in any order.
+func (p *parser) tableTail(ref *tableRef) {
+	for {
+		if p.suffix(ref) {
+			continue
+		}
+		if ref.alias >= 0 || !p.aliasAhead() {
+			return
+		}
+		p.alias(ref)
+	}
+}
+
+// isReserved reports whether t is a word that cannot be an implicit alias.
+func isReserved(t *token) bool { return t.kind == tWord && reservedAfterTable[t.lower] }
+
+// lateral reads LATERAL, which must be followed by a subquery or a
+// function.
+func (p *parser) lateral() {
+	p.mark(p.pos)
+	p.next()
+	if t := p.cur(); t.kind != tLParen && !(t.isName() && p.peek(1).kind == tLParen) {
+		p.failTok(t, ReasonUnsupported, "expected a subquery or a function after LATERAL, found %s", p.desc(t))
+	}
+}
+
+// expectTableName refuses what cannot start a table's name.
+func (p *parser) expectTableName() {
+	t := p.cur()
+	if t.isName() && !isReserved(t) {
+		return
+	}
+	if t.kind == tString {
+		p.failTable(t, ReasonUnsupported, p.nameAt(p.pos), "expected a table name, found the string %s: SQLite reads it as table %q; write the name unquoted or in double quotes", p.desc(t), echo(p.nameAt(p.pos)))
+	}
+	p.failTok(t, ReasonUnsupported, "expected a table name, found %s", p.desc(t))
+}
+
+// resolve finds the rule of the table a reference names, or the WITH query
+// it names, and refuses a name that may not be read.
+func (p *parser) resolve(ref *tableRef, parts []string, dotted string) {
+	nameTok := &p.toks[ref.parts[0]]
+	if len(parts) > 3 {
+		p.failTable(nameTok, ReasonUnsupported, dotted, "table name %q has more than three parts", echo(dotted))
+	}
+	if len(parts) == 1 && p.cteLookup(nameTok) {
+		return
+	}
+	if slices.Contains(parts, "") {
+		p.failTable(nameTok, ReasonUnsupported, dotted, "empty name")
+	}
+	if reason, why := protectedTable(parts); reason != "" {
+		p.failTable(nameTok, reason, dotted, "the query reads table %q: %s", echo(dotted), why)
+	}
+	ref.rule = p.rules.tables[asciiLower(dotted)]
+	if ref.rule == nil && !p.rules.anyTable {
+		p.failTable(nameTok, ReasonTable, dotted, "the query reads table %q, which endpoints of this project may not read", echo(dotted))
+	}
 }
 
 func (p *parser) failTable(t *token, reason Reason, table string, format string, args ...any) {
@@ -745,26 +783,27 @@ func (p *parser) queryParen(i int) bool {
 		run = append(run, j)
 	}
 	for k := len(run) - 1; k >= 0; k-- {
-		at := run[k]
-		inner := &p.toks[at+1]
-		var v bool
-		switch {
-		case inner.isWord("select") || inner.isWord("with") || inner.isWord("values"):
-			v = true
-		case inner.kind == tLParen:
-			if p.queryParens[at+1] {
-				m := p.match[at+1]
-				if m < 0 {
-					v = true // unbalanced: the parse fails either way
-				} else {
-					f := &p.toks[m+1]
-					v = f.kind == tRParen || isSetOp(f) || f.isWord("order") || f.isWord("limit") || f.isWord("offset") || f.isWord("fetch")
-				}
-			}
-		}
-		p.queryParens[at] = v
+		p.queryParens[run[k]] = p.holdsQuery(run[k])
 	}
 	return p.queryParens[i]
+}
+
+// holdsQuery decides queryParen for the '(' at token at, once queryParen
+// knows the answer for the '(' right inside it, if any.
+func (p *parser) holdsQuery(at int) bool {
+	inner := &p.toks[at+1]
+	if startsQuery(inner) {
+		return true
+	}
+	if inner.kind != tLParen || !p.queryParens[at+1] {
+		return false
+	}
+	m := p.match[at+1]
+	if m < 0 {
+		return true // unbalanced: the parse fails either way
+	}
+	f := &p.toks[m+1]
+	return f.kind == tRParen || isSetOp(f) || f.isWord("order") || f.isWord("limit") || f.isWord("offset") || f.isWord("fetch")
 }
 
 // aliasAhead reports whether the cursor starts an alias.
@@ -818,19 +857,9 @@ func (p *parser) suffix(ref *tableRef) bool {
 	case "final": // ClickHouse
 		p.next()
 	case "sample": // ClickHouse: SAMPLE k [OFFSET m], k and m numbers or ratios
-		p.next()
-		p.ratio()
-		if p.cur().isWord("offset") {
-			p.next()
-			p.ratio()
-		}
+		p.sample()
 	case "indexed": // SQLite: INDEXED BY index
-		p.next()
-		if !p.cur().isWord("by") || !p.peek(1).isName() {
-			p.failTok(t, ReasonUnsupported, "expected INDEXED BY <index>")
-		}
-		p.next()
-		p.next()
+		p.indexedBy()
 	case "not": // SQLite: NOT INDEXED
 		if !p.peek(1).isWord("indexed") {
 			return false
@@ -841,33 +870,7 @@ func (p *parser) suffix(ref *tableRef) bool {
 		if !p.peek(1).isWord("index") && !p.peek(1).isWord("key") {
 			return false
 		}
-		p.next()
-		p.next()
-		if p.cur().isWord("for") {
-			p.next()
-			switch {
-			case p.cur().isWord("join"):
-				p.mark(p.pos)
-				p.next()
-			case p.cur().isWord("order") || p.cur().isWord("group"):
-				p.next()
-				if !p.cur().isWord("by") {
-					p.failTok(p.cur(), ReasonUnsupported, "expected BY, found %s", p.desc(p.cur()))
-				}
-				p.next()
-			default:
-				p.failTok(p.cur(), ReasonUnsupported, "expected JOIN, ORDER BY or GROUP BY after FOR, found %s", p.desc(p.cur()))
-			}
-		}
-		p.mark(p.pos - 1)
-		if p.cur().kind != tLParen {
-			p.failTok(p.cur(), ReasonUnsupported, "expected '(' after the index hint, found %s", p.desc(p.cur()))
-		}
-		p.next()
-		for p.cur().isName() || p.cur().kind == tComma {
-			p.next()
-		}
-		p.expect(tRParen, "')'")
+		p.indexHint()
 	case "partition": // MySQL: PARTITION (p0, p1)
 		if p.peek(1).kind != tLParen || ref.alias >= 0 {
 			return false
@@ -882,6 +885,63 @@ func (p *parser) suffix(ref *tableRef) bool {
 	}
 	ref.suffixes = append(ref.suffixes, [2]int{from, p.pos - 1})
 	return true
+}
+
+// indexedBy reads SQLite's INDEXED BY index.
+func (p *parser) indexedBy() {
+	if !p.peek(1).isWord("by") || !p.peek(2).isName() {
+		p.failTok(p.cur(), ReasonUnsupported, "expected INDEXED BY <index>")
+	}
+	p.next()
+	p.next()
+	p.next()
+}
+
+// sample reads ClickHouse's SAMPLE k [OFFSET m].
+func (p *parser) sample() {
+	p.next()
+	p.ratio()
+	if p.cur().isWord("offset") {
+		p.next()
+		p.ratio()
+	}
+}
+
+// indexHint reads MySQL's {USE|FORCE|IGNORE} {INDEX|KEY} [FOR {JOIN|ORDER
+// BY|GROUP BY}] (names).
+func (p *parser) indexHint() {
+	p.next()
+	p.next()
+	if p.cur().isWord("for") {
+		p.next()
+		p.indexHintFor()
+	}
+	p.mark(p.pos - 1)
+	if p.cur().kind != tLParen {
+		p.failTok(p.cur(), ReasonUnsupported, "expected '(' after the index hint, found %s", p.desc(p.cur()))
+	}
+	p.next()
+	for p.cur().isName() || p.cur().kind == tComma {
+		p.next()
+	}
+	p.expect(tRParen, "')'")
+}
+
+// indexHintFor reads what an index hint's FOR applies to.
+func (p *parser) indexHintFor() {
+	switch t := p.cur(); {
+	case t.isWord("join"):
+		p.mark(p.pos)
+		p.next()
+	case t.isWord("order") || t.isWord("group"):
+		p.next()
+		if !p.cur().isWord("by") {
+			p.failTok(p.cur(), ReasonUnsupported, "expected BY, found %s", p.desc(p.cur()))
+		}
+		p.next()
+	default:
+		p.failTok(t, ReasonUnsupported, "expected JOIN, ORDER BY or GROUP BY after FOR, found %s", p.desc(t))
+	}
 }
 
 // ratio reads a number or a ratio of numbers (1/10).
@@ -959,27 +1019,12 @@ var keywordArgFunctions = setOf("extract", "substring", "trim", "overlay", "posi
 // true. fn is the function whose arguments these are, when its arguments
 // have keywords of their own.
 func (p *parser) scan(stop func() bool, fn string) {
-	for {
-		t := p.cur()
-		switch t.kind {
-		case tEOF, tRParen, tSemi, tRBracket:
-			return
-		}
-		if stop != nil && stop() {
-			return
-		}
-		switch t.kind {
+	for !p.exprEnd(stop) {
+		switch t := p.cur(); t.kind {
 		case tLParen:
 			p.paren()
 		case tLBracket:
-			p.enter()
-			p.next()
-			p.scan(nil, "")
-			p.expect(tRBracket, "']'")
-			p.leave()
-			if p.cur().kind == tLParen {
-				p.failTok(p.cur(), ReasonAmbiguous, "'[...](' is a function call on SQLite ([name] is a quoted identifier there); it is not allowed")
-			}
+			p.subscript()
 		case tWord, tQuoted:
 			p.word(fn)
 		case tPlaceholder:
@@ -988,31 +1033,67 @@ func (p *parser) scan(stop func() bool, fn string) {
 				p.failTok(p.cur(), ReasonUnsupported, "a placeholder stands for a value: it cannot be followed by %s", p.desc(p.cur()))
 			}
 		case tDot:
-			// A field of a parenthesised value: (t).x, (arr)[1].x.
-			p.next()
-			n := p.cur()
-			if !n.isName() && !n.isPunct('*') && n.kind != tNumber {
-				p.failTok(n, ReasonUnsupported, "expected a name after '.', found %s", p.desc(n))
-			}
-			p.next()
-			if n.isName() && p.cur().kind == tLParen {
-				p.failFunc(n, n.text, "calls on a value (.%s()) are not allowed", echo(n.text))
-			}
+			p.fieldOfValue()
 		case tComma:
 			p.next()
-			if fn == "convert" && p.cur().kind == tWord && p.peek(1).kind == tLParen && paramTypes[p.cur().lower] {
-				// MySQL: CONVERT(expr, DECIMAL(10, 2)).
-				p.typeName()
+			if fn == "convert" {
+				p.convertType()
 			}
 		case tPunct:
 			p.next()
-			if t.text == ":" && p.cur().isPunct(':') && p.toks[p.pos-1].end == p.cur().start {
-				p.next()
-				p.typeName()
+			if t.text == ":" {
+				p.castAfterColon()
 			}
 		default: // strings, numbers
 			p.next()
 		}
+	}
+}
+
+// exprEnd reports whether the cursor closes the enclosing parenthesis or
+// bracket, ends the statement, or is where stop says the expression ends.
+func (p *parser) exprEnd(stop func() bool) bool {
+	switch p.cur().kind {
+	case tEOF, tRParen, tSemi, tRBracket:
+		return true
+	}
+	return stop != nil && stop()
+}
+
+// fieldOfValue reads ".x" after a parenthesised value: (t).x, (arr)[1].x.
+func (p *parser) fieldOfValue() {
+	p.next()
+	if n := p.field(); n.isName() && p.cur().kind == tLParen {
+		p.failFunc(n, n.text, "calls on a value (.%s()) are not allowed", echo(n.text))
+	}
+}
+
+// convertType reads MySQL's CONVERT(expr, DECIMAL(10, 2)) type, after the
+// comma, when the cursor starts a type with parameters.
+func (p *parser) convertType() {
+	if t := p.cur(); t.kind == tWord && p.peek(1).kind == tLParen && paramTypes[t.lower] {
+		p.typeName()
+	}
+}
+
+// castAfterColon reads the type after PostgreSQL's '::' cast when the ':'
+// just read is the first of two.
+func (p *parser) castAfterColon() {
+	if p.cur().isPunct(':') && p.toks[p.pos-1].end == p.cur().start {
+		p.next()
+		p.typeName()
+	}
+}
+
+// subscript reads "[...]" in an expression: an array or a subscript.
+func (p *parser) subscript() {
+	p.enter()
+	p.next()
+	p.scan(nil, "")
+	p.expect(tRBracket, "']'")
+	p.leave()
+	if p.cur().kind == tLParen {
+		p.failTok(p.cur(), ReasonAmbiguous, "'[...](' is a function call on SQLite ([name] is a quoted identifier there); it is not allowed")
 	}
 }
 
@@ -1025,93 +1106,19 @@ func (p *parser) failFunc(t *token, name, format string, args ...any) {
 // word reads a name or keyword in an expression.
 func (p *parser) word(fn string) {
 	t := p.cur()
-	at := p.pos
-	nxt := p.peek(1)
-	if t.kind == tWord {
-		// Keywords that shape the statement, whatever follows them.
-		switch w := t.lower; {
-		case w == "select":
-			p.failTok(t, ReasonUnsupported, "unexpected SELECT: a subquery must be in parentheses")
-		case w == "with":
-			if n := nxt.lower; nxt.kind == tWord && (n == "rollup" || n == "totals" || n == "cube" || n == "fill" || n == "ties" || n == "time" || n == "ordinality") {
-				p.next()
-				return
-			}
-			p.failTok(t, ReasonUnsupported, "unexpected WITH")
-		case w == "from":
-			if keywordArgFunctions[fn] || p.distinctFrom() {
-				p.mark(at)
-				p.next()
-				return
-			}
-			p.failTok(t, ReasonUnsupported, "unexpected FROM: the analyzer does not know this syntax")
-		case w == "join" || w == "straight_join" || w == "lateral" || w == "apply":
-			p.failTok(t, ReasonUnsupported, "unexpected %s: the analyzer does not know this syntax", strings.ToUpper(w))
-		case w == "into":
-			p.failTok(t, ReasonStatement, "SELECT ... INTO is not allowed: a query may only read")
-		case w == "for":
-			if fn == "substring" || fn == "overlay" {
-				p.next()
-				return
-			}
-			p.failTok(t, ReasonStatement, "FOR (FOR UPDATE, FOR SHARE, ...) is not allowed: a query may only read")
-		case w == "table":
-			p.failTok(t, ReasonStatement, "TABLE <name> is not allowed; write SELECT ... FROM <name>")
-		case isSetOp(t):
-			p.failTok(t, ReasonUnsupported, "unexpected %s: put the queries in parentheses", strings.ToUpper(w))
-		case w == "in":
-			p.mark(at)
-			if fn == "position" {
-				p.next()
-				return
-			}
-			if !p.operandBefore(at) {
-				e := errorAt(p.src, t.start, ReasonUnsupported, "the function form %q(x, t) is not allowed: ClickHouse reads a table named as its second argument; write x IN (...)", t.text)
-				e.Function = t.text
-				p.failErr(e)
-			}
-			p.next()
-			if name, ok := p.parenthesisedName(); ok {
-				p.failTable(p.cur(), ReasonUnsupported, name, "IN (%s) reads table %q on ClickHouse; write IN (SELECT ...) or a list of values", echo(name), echo(name))
-			}
-			switch n := p.cur(); n.kind {
-			case tLParen, tPlaceholder:
-			case tWord, tQuoted, tString:
-				name := p.nameAt(p.pos)
-				p.failTable(n, ReasonUnsupported, name, "IN must be followed by a parenthesised list or subquery: IN %q reads a table on SQLite and ClickHouse", echo(name))
-			default:
-				p.failTok(n, ReasonUnsupported, "IN must be followed by a parenthesised list or subquery, found %s", p.desc(n))
-			}
-			return
-		case w == "as" && castFunctions[fn]:
-			p.next()
-			p.typeName()
-			return
-		}
-	}
-	if nxt.kind == tDot {
-		// A qualified name: t.col, schema.t.col, t.*.
-		dotted := t.text
-		p.next()
-		for p.cur().kind == tDot {
-			p.next()
-			n := p.cur()
-			if !n.isName() && !n.isPunct('*') && n.kind != tNumber {
-				p.failTok(n, ReasonUnsupported, "expected a name after '.', found %s", p.desc(n))
-			}
-			dotted += "." + n.text
-			p.next()
-		}
-		if p.cur().kind == tLParen {
-			p.failFunc(t, dotted, "the query calls %q: schema-qualified functions are not allowed", echo(dotted))
-		}
+	if t.kind == tWord && p.keyword(t, fn) {
 		return
 	}
-	if nxt.kind == tLParen {
+	switch p.peek(1).kind {
+	case tDot:
+		p.qualifiedName()
+		return
+	case tLParen:
 		p.call()
 		return
 	}
 	if t.kind == tWord {
+		// A bare word: a column's name, unless it is one of these.
 		switch w := t.lower; {
 		case w == "settings" || w == "format":
 			p.failTok(t, ReasonStatement, "%s is not allowed: a query may not change the engine's settings or output", strings.ToUpper(w))
@@ -1122,6 +1129,118 @@ func (p *parser) word(fn string) {
 		}
 	}
 	p.next()
+}
+
+// keyword reads t, the word at the cursor, when it is a keyword that shapes
+// the statement whatever follows it, and reports whether it was one. The
+// keywords that have no place in an expression are refused.
+func (p *parser) keyword(t *token, fn string) bool {
+	switch t.lower {
+	case "select", "join", "straight_join", "lateral", "apply", "into", "table",
+		"union", "intersect", "except", "minus":
+		p.refuseMisplaced(t)
+	case "with":
+		if n := p.peek(1); n.kind != tWord || !withModifiers[n.lower] {
+			p.failTok(t, ReasonUnsupported, "unexpected WITH")
+		}
+		p.next()
+	case "from":
+		if !keywordArgFunctions[fn] && !p.distinctFrom() {
+			p.failTok(t, ReasonUnsupported, "unexpected FROM: the analyzer does not know this syntax")
+		}
+		p.mark(p.pos)
+		p.next()
+	case "for":
+		if fn != "substring" && fn != "overlay" {
+			p.failTok(t, ReasonStatement, "FOR (FOR UPDATE, FOR SHARE, ...) is not allowed: a query may only read")
+		}
+		p.next()
+	case "in":
+		p.in(t, fn)
+	case "as":
+		if !castFunctions[fn] {
+			return false
+		}
+		p.next()
+		p.typeName()
+	default:
+		return false
+	}
+	return true
+}
+
+// withModifiers may follow WITH inside an expression's clauses: GROUP BY
+// ... WITH ROLLUP, ORDER BY ... WITH FILL, FETCH ... WITH TIES.
+var withModifiers = setOf("rollup", "totals", "cube", "fill", "ties", "time", "ordinality")
+
+// refuseMisplaced refuses t, a keyword that cannot stand in an expression.
+func (p *parser) refuseMisplaced(t *token) {
+	switch w := t.lower; w {
+	case "select":
+		p.failTok(t, ReasonUnsupported, "unexpected SELECT: a subquery must be in parentheses")
+	case "into":
+		p.failTok(t, ReasonStatement, "SELECT ... INTO is not allowed: a query may only read")
+	case "table":
+		p.failTok(t, ReasonStatement, "TABLE <name> is not allowed; write SELECT ... FROM <name>")
+	case "union", "intersect", "except", "minus":
+		p.failTok(t, ReasonUnsupported, "unexpected %s: put the queries in parentheses", strings.ToUpper(w))
+	default:
+		p.failTok(t, ReasonUnsupported, "unexpected %s: the analyzer does not know this syntax", strings.ToUpper(w))
+	}
+}
+
+// in reads the IN at the cursor, t: an operator that must be followed by a
+// parenthesised list or subquery (or a placeholder), or POSITION's IN.
+func (p *parser) in(t *token, fn string) {
+	at := p.pos
+	p.mark(at)
+	if fn == "position" {
+		p.next()
+		return
+	}
+	if !p.operandBefore(at) {
+		e := errorAt(p.src, t.start, ReasonUnsupported, "the function form %q(x, t) is not allowed: ClickHouse reads a table named as its second argument; write x IN (...)", t.text)
+		e.Function = t.text
+		p.failErr(e)
+	}
+	p.next()
+	if name, ok := p.parenthesisedName(); ok {
+		p.failTable(p.cur(), ReasonUnsupported, name, "IN (%s) reads table %q on ClickHouse; write IN (SELECT ...) or a list of values", echo(name), echo(name))
+	}
+	switch n := p.cur(); n.kind {
+	case tLParen, tPlaceholder:
+	case tWord, tQuoted, tString:
+		name := p.nameAt(p.pos)
+		p.failTable(n, ReasonUnsupported, name, "IN must be followed by a parenthesised list or subquery: IN %q reads a table on SQLite and ClickHouse", echo(name))
+	default:
+		p.failTok(n, ReasonUnsupported, "IN must be followed by a parenthesised list or subquery, found %s", p.desc(n))
+	}
+}
+
+// qualifiedName reads a qualified name in an expression: t.col,
+// schema.t.col, t.*. It may not be called.
+func (p *parser) qualifiedName() {
+	t := p.cur()
+	dotted := t.text
+	p.next()
+	for p.cur().kind == tDot {
+		p.next()
+		dotted += "." + p.field().text
+	}
+	if p.cur().kind == tLParen {
+		p.failFunc(t, dotted, "the query calls %q: schema-qualified functions are not allowed", echo(dotted))
+	}
+}
+
+// field reads what follows a '.' in an expression: a name, '*' or a
+// number (a tuple's element), and returns it.
+func (p *parser) field() *token {
+	n := p.cur()
+	if !n.isName() && !n.isPunct('*') && n.kind != tNumber {
+		p.failTok(n, ReasonUnsupported, "expected a name after '.', found %s", p.desc(n))
+	}
+	p.next()
+	return n
 }
 
 // exprStartWords are keywords after which an expression starts, so that
@@ -1230,29 +1349,49 @@ func (p *parser) typeName() {
 		p.next()
 		p.typeWord()
 	}
-	for {
-		c := p.cur()
-		switch {
-		case c.isWord("precision") || c.isWord("unsigned") || c.isWord("signed") || c.isWord("integer") || c.isWord("int") || c.isWord("varying"):
-			p.typeWord()
-		case (c.isWord("with") || c.isWord("without")) && p.peek(1).isWord("time") && p.peek(2).isWord("zone"):
-			p.next()
-			p.next()
-			p.next()
-		case (c.isWord("character") || c.isWord("char")) && p.peek(1).isWord("set") && p.peek(2).isName():
-			p.next()
-			p.next()
-			p.next()
-		case c.kind == tLBracket:
-			p.next()
-			if p.cur().kind == tNumber {
-				p.next()
-			}
-			p.expect(tRBracket, "']'")
-		default:
-			return
-		}
+	for p.typeSuffix() {
 	}
+}
+
+// typeMoreWords may follow a type's first word: DOUBLE PRECISION, INT
+// UNSIGNED, UNSIGNED INTEGER, CHARACTER VARYING.
+var typeMoreWords = setOf("precision", "unsigned", "signed", "integer", "int", "varying")
+
+// typeSuffix reads one of the words or brackets that may follow a type's
+// name and reports whether there was one.
+func (p *parser) typeSuffix() bool {
+	c := p.cur()
+	switch {
+	case c.kind == tWord && typeMoreWords[c.lower]:
+		p.typeWord()
+	case p.timeZoneAhead() || p.charsetAhead():
+		p.next()
+		p.next()
+		p.next()
+	case c.kind == tLBracket: // PostgreSQL arrays: int[], int[3]
+		p.next()
+		if p.cur().kind == tNumber {
+			p.next()
+		}
+		p.expect(tRBracket, "']'")
+	default:
+		return false
+	}
+	return true
+}
+
+// timeZoneAhead reports whether the cursor starts WITH TIME ZONE or
+// WITHOUT TIME ZONE.
+func (p *parser) timeZoneAhead() bool {
+	c := p.cur()
+	return (c.isWord("with") || c.isWord("without")) && p.peek(1).isWord("time") && p.peek(2).isWord("zone")
+}
+
+// charsetAhead reports whether the cursor starts CHARACTER SET name or
+// CHAR SET name.
+func (p *parser) charsetAhead() bool {
+	c := p.cur()
+	return (c.isWord("character") || c.isWord("char")) && p.peek(1).isWord("set") && p.peek(2).isName()
 }
 
 // typeWord reads one word of a type and its parameters.

@@ -168,51 +168,9 @@ func compileRules(r *Rules) (*ruleset, error) {
 		tableFuncs: make(map[string]bool, len(r.TableFunctions)),
 		anyTable:   r.AnyTable,
 	}
-	for _, t := range r.Tables {
-		parts := strings.Split(t.Name, ".")
-		if len(parts) > 3 {
-			return nil, policyErrorf("table %q has more than three parts", t.Name)
-		}
-		for _, p := range parts {
-			if !isPlainName(p) {
-				return nil, policyErrorf("table %q: each part of a name must match [A-Za-z_][A-Za-z0-9_]*", t.Name)
-			}
-		}
-		if reason, _ := protectedTable(parts); reason != "" {
-			return nil, policyErrorf("table %q can never be read (%s)", t.Name, reason)
-		}
-		key := strings.ToLower(t.Name)
-		if _, dup := rs.tables[key]; dup {
-			return nil, policyErrorf("table %q is listed twice (names are compared without regard to case)", t.Name)
-		}
-		tr := &tableRule{parts: parts, tenant: t.TenantColumn}
-		if t.Columns != nil {
-			if len(t.Columns) == 0 {
-				return nil, policyErrorf("table %q: Columns is empty; leave it nil to allow every column", t.Name)
-			}
-			seen := make(map[string]bool, len(t.Columns))
-			for _, c := range t.Columns {
-				if !isPlainName(c) {
-					return nil, policyErrorf("table %q: column %q must match [A-Za-z_][A-Za-z0-9_]*", t.Name, c)
-				}
-				if seen[strings.ToLower(c)] {
-					return nil, policyErrorf("table %q: column %q is listed twice", t.Name, c)
-				}
-				seen[strings.ToLower(c)] = true
-			}
-			tr.columns = t.Columns
-			rs.scoped = true
-		}
-		if t.TenantColumn != "" {
-			if !isPlainName(t.TenantColumn) {
-				return nil, policyErrorf("table %q: tenant column %q must match [A-Za-z_][A-Za-z0-9_]*", t.Name, t.TenantColumn)
-			}
-			rs.shadowable[strings.ToLower(t.TenantColumn)] = true
-			rs.scoped, rs.tenantUsed = true, true
-		}
-		rs.tables[key] = tr
-		if len(parts) == 1 {
-			rs.shadowable[key] = true
+	for i := range r.Tables {
+		if err := rs.addTable(&r.Tables[i]); err != nil {
+			return nil, err
 		}
 	}
 	for _, f := range r.Functions {
@@ -235,6 +193,73 @@ func compileRules(r *Rules) (*ruleset, error) {
 		rs.tableFuncs[lf] = true
 	}
 	return rs, nil
+}
+
+// addTable checks t and adds it to rs.
+func (rs *ruleset) addTable(t *Table) error {
+	parts, err := tableParts(t.Name)
+	if err != nil {
+		return err
+	}
+	key := strings.ToLower(t.Name)
+	if _, dup := rs.tables[key]; dup {
+		return policyErrorf("table %q is listed twice (names are compared without regard to case)", t.Name)
+	}
+	tr := &tableRule{parts: parts, tenant: t.TenantColumn}
+	if t.Columns != nil {
+		if err := checkColumns(t); err != nil {
+			return err
+		}
+		tr.columns = t.Columns
+		rs.scoped = true
+	}
+	if t.TenantColumn != "" {
+		if !isPlainName(t.TenantColumn) {
+			return policyErrorf("table %q: tenant column %q must match [A-Za-z_][A-Za-z0-9_]*", t.Name, t.TenantColumn)
+		}
+		rs.shadowable[strings.ToLower(t.TenantColumn)] = true
+		rs.scoped, rs.tenantUsed = true, true
+	}
+	rs.tables[key] = tr
+	if len(parts) == 1 {
+		rs.shadowable[key] = true
+	}
+	return nil
+}
+
+// tableParts splits a table's name into its parts and checks them.
+func tableParts(name string) ([]string, error) {
+	parts := strings.Split(name, ".")
+	if len(parts) > 3 {
+		return nil, policyErrorf("table %q has more than three parts", name)
+	}
+	for _, p := range parts {
+		if !isPlainName(p) {
+			return nil, policyErrorf("table %q: each part of a name must match [A-Za-z_][A-Za-z0-9_]*", name)
+		}
+	}
+	if reason, _ := protectedTable(parts); reason != "" {
+		return nil, policyErrorf("table %q can never be read (%s)", name, reason)
+	}
+	return parts, nil
+}
+
+// checkColumns checks the column list of t, which is not nil.
+func checkColumns(t *Table) error {
+	if len(t.Columns) == 0 {
+		return policyErrorf("table %q: Columns is empty; leave it nil to allow every column", t.Name)
+	}
+	seen := make(map[string]bool, len(t.Columns))
+	for _, c := range t.Columns {
+		if !isPlainName(c) {
+			return policyErrorf("table %q: column %q must match [A-Za-z_][A-Za-z0-9_]*", t.Name, c)
+		}
+		if seen[strings.ToLower(c)] {
+			return policyErrorf("table %q: column %q is listed twice", t.Name, c)
+		}
+		seen[strings.ToLower(c)] = true
+	}
+	return nil
 }
 
 // isPlainName reports whether s is an identifier every engine reads the

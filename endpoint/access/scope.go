@@ -149,61 +149,70 @@ func (p *parser) writeDerived(b *strings.Builder, r *tableRef, name, tenant stri
 // with the WHERE exactly when the table has a tenant column, and the
 // name in WHERE spelled as the reference is.
 func (p *parser) scopedAt(r *tableRef, tenant string) bool {
-	toks := p.toks
-	// Backwards from the name: FROM, the column list, SELECT, '('.
+	// Scope puts the alias on the derived table: a reference with an alias
+	// of its own is not in the shape.
+	if r.alias >= 0 {
+		return false
+	}
 	i := r.first
 	if r.only >= 0 {
 		i = r.only
 	}
+	return p.scopeHeadBefore(i, r.rule.columns) && p.scopeTailAfter(r, tenant)
+}
+
+// scopeHeadBefore reports whether "( SELECT <* or exactly cols> FROM" ends
+// just before token i.
+func (p *parser) scopeHeadBefore(i int, cols []string) bool {
+	toks := p.toks
 	i--
 	if i < 0 || !toks[i].isWord("from") {
 		return false
 	}
 	i--
-	if cols := r.rule.columns; cols == nil {
+	if cols == nil {
 		if i < 0 || !toks[i].isPunct('*') {
 			return false
 		}
 		i--
-	} else {
-		for k := len(cols) - 1; k >= 0; k-- {
-			if i < 0 || toks[i].kind != tWord || toks[i].text != cols[k] {
-				return false
+	} else if i = p.columnsBefore(i, cols); i < 0 {
+		return false
+	}
+	return i >= 1 && toks[i].isWord("select") && toks[i-1].kind == tLParen
+}
+
+// columnsBefore reads the column list cols backwards from token i, its
+// last column, and returns the token before the list; -1 when the tokens
+// are not exactly the list.
+func (p *parser) columnsBefore(i int, cols []string) int {
+	toks := p.toks
+	for k := len(cols) - 1; k >= 0; k-- {
+		if i < 0 || toks[i].kind != tWord || toks[i].text != cols[k] {
+			return -1
+		}
+		i--
+		if k > 0 {
+			if i < 0 || toks[i].kind != tComma {
+				return -1
 			}
 			i--
-			if k > 0 {
-				if i < 0 || toks[i].kind != tComma {
-					return false
-				}
-				i--
-			}
 		}
 	}
-	if i < 1 || !toks[i].isWord("select") || toks[i-1].kind != tLParen {
-		return false
-	}
-	// Forwards from the end of the reference: no alias, then the filter
-	// and ')'.
-	if r.alias >= 0 {
-		return false
-	}
+	return i
+}
+
+// scopeTailAfter reports whether reference r is followed by "[WHERE
+// <name>.<tenant column> = {variables.<tenant>}] )", with the WHERE exactly
+// when the table has a tenant column.
+func (p *parser) scopeTailAfter(r *tableRef, tenant string) bool {
+	toks := p.toks
 	j := r.last + 1
 	if r.rule.tenant != "" {
 		if !toks[j].isWord("where") {
 			return false
 		}
-		j++
-		for k, ti := range r.parts {
-			if k > 0 {
-				if toks[j].kind != tDot {
-					return false
-				}
-				j++
-			}
-			if toks[j].kind != toks[ti].kind || toks[j].text != toks[ti].text || toks[j].quote != toks[ti].quote {
-				return false
-			}
-			j++
+		if j = p.sameNameAt(j+1, r); j < 0 {
+			return false
 		}
 		if toks[j].kind != tDot || toks[j+1].kind != tWord || toks[j+1].text != r.rule.tenant ||
 			!toks[j+2].isPunct('=') || toks[j+3].kind != tPlaceholder || toks[j+3].text != tenant {
@@ -213,6 +222,26 @@ func (p *parser) scopedAt(r *tableRef, tenant string) bool {
 		j += 4
 	}
 	return toks[j].kind == tRParen
+}
+
+// sameNameAt reads the name of reference r again at token j, spelled and
+// quoted as the reference is, and returns the token after it; -1 when the
+// tokens there are not that name.
+func (p *parser) sameNameAt(j int, r *tableRef) int {
+	toks := p.toks
+	for k, ti := range r.parts {
+		if k > 0 {
+			if toks[j].kind != tDot {
+				return -1
+			}
+			j++
+		}
+		if toks[j].kind != toks[ti].kind || toks[j].text != toks[ti].text || toks[j].quote != toks[ti].quote {
+			return -1
+		}
+		j++
+	}
+	return j
 }
 
 // verifyScoped reads Scope's output again and refuses it unless every

@@ -1,14 +1,17 @@
 package engine
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // clickhouse is ClickHouse, bound with the server's typed query parameters
 // {p1:String}, {p2:Int64}, ...: the arguments are the values as text, in
 // order, for parameters named p1, p2, ... (an executor names them). A
 // client-side '?' binding would format values into the SQL text, breaking
 // the promise that no value ever becomes part of it. A variable used twice
-// reuses its parameter; list elements get one each. Date-times are typed
-// DateTime('UTC') so that the server does not read them in its own zone.
+// reuses its parameter; list elements get one each. Dates and date-times
+// are bound as UTC text.
 type clickhouse struct{}
 
 func (clickhouse) Name() string { return "clickhouse" }
@@ -39,10 +42,11 @@ func (clickhouse) Arg(v any) (any, string, error) {
 	case kBool:
 		return strconv.FormatBool(s.b), "Bool", nil
 	case kTime:
-		if s.dateOnly {
-			return s.timeText(), "Date", nil
-		}
-		return s.timeText(), "DateTime('UTC')", nil
+		// As UTC text: a String parameter compares with a String column
+		// of UTC text as text, and with a DateTime column as a date-time,
+		// where a Date or DateTime parameter fails against a String
+		// column unless the query casts one side.
+		return s.timeText(), "String", nil
 	}
 	return s.s, "String", nil
 }
@@ -147,3 +151,21 @@ func (e clickhouse) Swap(next, live string) ([]string, bool) {
 func (clickhouse) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
 func (clickhouse) StopsEarly() bool { return false }
+
+// Guard: per-query settings. max_execution_time (whole seconds, rounded
+// up) comes first, because readonly=1 forbids changing settings after it.
+func (clickhouse) Guard(timeout time.Duration, readOnly bool) Guard {
+	var g Guard
+	if timeout > 0 {
+		g.Settings = append(g.Settings, Setting{"max_execution_time", strconv.FormatInt(ceilSeconds(timeout), 10)})
+	}
+	if !readOnly {
+		g.Settings = append(g.Settings, Setting{"readonly", "1"})
+	}
+	return g
+}
+
+// Tables lists the tables of the current database.
+func (clickhouse) Tables() string {
+	return "SELECT name FROM system.tables WHERE database = currentDatabase()"
+}

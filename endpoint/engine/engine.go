@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Engine is one SQL engine's way of writing the SQL endpointkit generates.
@@ -124,6 +125,54 @@ type Engine interface {
 	// computes rows as they are read); a client-server engine sends, or its
 	// driver drains, the rest.
 	StopsEarly() bool
+
+	// Guard is how an executor runs a saved query read-only and within
+	// timeout (0: no limit but the context's) on this engine. readOnly
+	// tells that the connection is read-only already (a pool the host
+	// opened so), so that only the time limit is left to apply.
+	Guard(timeout time.Duration, readOnly bool) Guard
+	// Tables is a query whose one column is the name of every table of the
+	// current database or schema, where the library creates its stored
+	// tables; a caller filters the names by prefix.
+	Tables() string
+}
+
+// Guard is what an executor does around one run of a saved query so that
+// it cannot write and stops at its time limit on the engine's side, not
+// only when the context ends (a client-server engine may go on computing
+// after its client gave up). Each field that is set applies; the zero
+// Guard runs the query as it is.
+type Guard struct {
+	// Tx: the query runs in a transaction begun read-only (database/sql's
+	// TxOptions{ReadOnly: true}, which drivers send as PostgreSQL's BEGIN
+	// READ ONLY and MySQL's START TRANSACTION READ ONLY), rolled back once
+	// its rows are read.
+	Tx bool
+	// Begin are statements run first, in that transaction (PostgreSQL's
+	// SET LOCAL statement_timeout, SQLite's PRAGMA query_only = 1).
+	Begin []string
+	// End are statements run on the connection once the transaction is
+	// over, however it ended, to undo what Begin changed beyond it
+	// (SQLite's PRAGMA query_only = 0). A connection on which they fail
+	// must not be used again.
+	End []string
+	// Prefix is written before the query's text (MariaDB's SET STATEMENT
+	// max_statement_time = N FOR).
+	Prefix string
+	// Settings are sent with the query, in order, by executors whose
+	// drivers take settings per query (ClickHouse's max_execution_time and
+	// readonly).
+	Settings []Setting
+}
+
+// Setting is a setting sent with a query.
+type Setting struct {
+	Name, Value string
+}
+
+// IsZero reports whether g asks for nothing: the query runs as it is.
+func (g Guard) IsZero() bool {
+	return !g.Tx && len(g.Begin) == 0 && len(g.End) == 0 && g.Prefix == "" && len(g.Settings) == 0
 }
 
 // Writer is where an Engine writes generated SQL with bound values

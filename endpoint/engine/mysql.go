@@ -1,9 +1,16 @@
 package engine
 
+import "time"
+
 // mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
 // go-sql-driver/mysql drives them, with the default sql_mode (backslash
-// escapes on). Timestamps are DATETIME or UTC text.
+// escapes on). Timestamps are DATETIME, TIMESTAMP (read in a UTC session:
+// see Session) or UTC text.
 type mysql struct{}
+
+// Session sets the time zone: a TIMESTAMP column reads, and text compares
+// with it, in the session's zone (DATETIME has none).
+func (mysql) Session() []string { return []string{"SET time_zone = '+00:00'"} }
 
 func (mysql) Name() string { return "mysql" }
 
@@ -42,7 +49,16 @@ func (mysql) Lexical() Lexical {
 	return Lexical{BackslashEscapes: true, HashComments: true, DoubleQuoteStrings: true, PipesOr: true, IntDiv: true, NullSafeEqual: true}
 }
 
-func (mysql) Type(k Kind) string { return [...]string{"TEXT", "BIGINT", "DOUBLE"}[k] }
+// Type: text is LONGBLOB, which compares, groups and sorts byte for byte.
+// MySQL's and MariaDB's text types compare by a collation, and the
+// defaults fold case (and accents) and ignore trailing spaces (PAD SPACE;
+// utf8mb4_bin too), so a stored 'Chrome ' would answer a read of 'chrome'
+// that the inline query, comparing JSONText, does not. The binary no-pad
+// collations are named differently on the two servers
+// (utf8mb4_nopad_bin, utf8mb4_0900_bin); the binary type is the same on
+// both. Drivers return its values as bytes, which executors turn into
+// text.
+func (mysql) Type(k Kind) string { return [...]string{"LONGBLOB", "BIGINT", "DOUBLE"}[k] }
 
 func (mysql) Timestamp(col string) string { return col }
 
@@ -65,26 +81,45 @@ func (mysql) Truncate(u Unit, ts string) string {
 
 func (mysql) TimeText(ts string) string { return ts }
 
+// JSONText tells a JSON null from the string "null" by JSON_TYPE, since
+// JSON_UNQUOTE writes both as 'null'; the rule wants the empty text for
+// the first.
+// The text is cast to binary so that it compares and groups byte for byte
+// (JSON text has the collation utf8mb4_bin, PAD SPACE), as on the other
+// engines and as the LONGBLOB columns of stored tables (see Type) do.
 func (mysql) JSONText(w Writer, col, key string) {
-	w.WriteString("COALESCE(JSON_UNQUOTE(JSON_EXTRACT(" + col + ", ")
+	src := jsonSource(col)
+	w.WriteString("CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + src + ", ")
 	w.Bind(jsonPath(key))
-	w.WriteString(")), '')")
+	w.WriteString(")) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(" + src + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(")) ELSE '' END AS BINARY)")
 }
 
 func (mysql) JSONNumber(w Writer, col, key string) {
-	w.WriteString("(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + col + ", ")
+	src := jsonSource(col)
+	w.WriteString("(CASE WHEN JSON_TYPE(JSON_EXTRACT(" + src + ", ")
 	w.Bind(jsonPath(key))
-	w.WriteString(")) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(" + col + ", ")
+	w.WriteString(")) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(" + src + ", ")
 	w.Bind(jsonPath(key))
 	w.WriteString(") AS DOUBLE) END)")
 }
 
+// jsonSource reads col as utf8mb4 text: a binary column (a LONGBLOB the
+// library created, see Type) holds UTF-8 that MariaDB's JSON functions
+// would read as Latin-1 and MySQL's refuse. For a text column it changes
+// nothing.
+func jsonSource(col string) string { return "CONVERT(" + col + " USING utf8mb4)" }
+
+// Contains lowers both sides as text (a binary string has no case) and
+// compares them as bytes: under the default collations LOCATE would also
+// fold accents ('e' in 'é').
 func (mysql) Contains(w Writer, haystack func(), needle string) {
-	w.WriteString("LOCATE(LOWER(")
+	w.WriteString("LOCATE(CAST(LOWER(")
 	w.Bind(needle)
-	w.WriteString("), LOWER(")
+	w.WriteString(") AS BINARY), CAST(LOWER(CONVERT(")
 	haystack()
-	w.WriteString(")) > 0")
+	w.WriteString(" USING utf8mb4)) AS BINARY)) > 0")
 }
 
 // CTE: MySQL has no MATERIALIZED keyword.
@@ -116,6 +151,9 @@ func (e mysql) Swap(next, live string) ([]string, bool) {
 	}, false
 }
 
+// Page is the standard wrapper. MariaDB merges a derived table into the
+// outer query and drops its ORDER BY, so the run's Guard turns that merge
+// off for every run (see Guard): a page keeps the query's order.
 func (mysql) Page(query, limit, offset string) string { return page(query, limit, offset) }
 
 func (mysql) StopsEarly() bool { return false }
@@ -138,3 +176,33 @@ func (mysql) ForUpdate() string { return " FOR UPDATE" }
 func (mysql) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
 
 func (mysql) SingleWriter() bool { return false }
+
+// Guard: a READ ONLY transaction refuses writes to tables. MySQL and
+// MariaDB commit DDL at once, which ends the transaction before the DDL
+// runs, so it does not stop a DROP or ALTER; the Service's one-SELECT
+// check does, and the executor's database user should have no DDL rights.
+//
+// The time limit is MariaDB's SET STATEMENT max_statement_time = N FOR
+// (seconds), inside a /*M! */ comment that MariaDB executes and MySQL
+// ignores. MySQL has no per-statement form that fits every query (its
+// MAX_EXECUTION_TIME hint must follow the first SELECT keyword): set the
+// session variable max_execution_time (milliseconds, SELECT only) for the
+// executor's connections, for example with the go-sql-driver/mysql DSN
+// parameter max_execution_time=30000. Without it MySQL stops a run only
+// when the context ends and the driver closes the connection.
+func (mysql) Guard(timeout time.Duration, readOnly bool) Guard {
+	g := Guard{Tx: !readOnly}
+	set := "optimizer_switch = 'derived_merge=off'"
+	if timeout > 0 {
+		set += ", max_statement_time = " + secondsText(timeout)
+	}
+	// MariaDB only (MySQL skips the /*M! comment): keep a derived table's
+	// ORDER BY (the paging wrapper), and the time limit.
+	g.Prefix = "/*M!100102 SET STATEMENT " + set + " FOR */ "
+	return g
+}
+
+// Tables lists the tables of the connection's default database.
+func (mysql) Tables() string {
+	return "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
+}

@@ -1,10 +1,19 @@
 package engine
 
+import (
+	"strconv"
+	"time"
+)
+
 // postgres is PostgreSQL (12 or later), as pgx and lib/pq drive it.
 // Timestamps may be text, timestamp or timestamptz columns; they are read
-// as timestamp (UTC when the session time zone is UTC, which executors
-// set).
+// as timestamp, which for timestamptz is UTC in a session whose time zone
+// is UTC (see Session).
 type postgres struct{}
+
+// Session sets the time zone: a timestamptz column reads as timestamp, and
+// text compares with it, in the session's zone.
+func (postgres) Session() []string { return []string{"SET TIME ZONE 'UTC'"} }
 
 func (postgres) Name() string { return "postgresql" }
 
@@ -16,14 +25,21 @@ func (postgres) MarkerLen(n int, _ string) int { return 1 + decimalLen(n) }
 
 func (postgres) Numbered() bool { return true }
 
-// Arg binds times as time.Time in UTC (timestamp columns).
+// Arg binds times as UTC text "YYYY-MM-DD HH:MM:SS" ("YYYY-MM-DD" for a
+// whole day), as SQLite and MySQL do. The untyped marker takes the type of
+// what it is compared with: a text column compares it as text, which for
+// timestamps stored as UTC text is comparing instants; a timestamp or
+// timestamptz column reads it as a time (timestamptz in the session's
+// zone, UTC: see Session). A time.Time would be sent as a timestamp to
+// timestamp columns but as its Go text ("2025-05-01 00:00:00 +0000 UTC")
+// to text ones, which then compare wrongly.
 func (postgres) Arg(v any) (any, string, error) {
 	s, err := reduce(v)
 	if err != nil {
 		return nil, "", err
 	}
 	if s.kind == kTime {
-		return s.t, "", nil
+		return s.timeText(), "", nil
 	}
 	return s.native(), "", nil
 }
@@ -119,3 +135,21 @@ func (postgres) AddColumn(table, column, typ string) string {
 }
 
 func (postgres) SingleWriter() bool { return false }
+
+// Guard: a READ ONLY transaction, in which SET LOCAL statement_timeout
+// bounds the query on the server (whole milliseconds, rounded up) and ends
+// with the transaction. A read-only pool still needs the transaction for
+// the timeout.
+func (postgres) Guard(timeout time.Duration, readOnly bool) Guard {
+	g := Guard{Tx: !readOnly || timeout > 0}
+	if timeout > 0 {
+		g.Begin = []string{"SET LOCAL statement_timeout = " + strconv.FormatInt(ceilMillis(timeout), 10)}
+	}
+	return g
+}
+
+// Tables lists the tables of the current schema, the first of the
+// search_path, where unqualified CREATE TABLE puts them.
+func (postgres) Tables() string {
+	return "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+}

@@ -1,5 +1,7 @@
 package engine
 
+import "time"
+
 // sqlite is SQLite (3.38 or later, for the JSON functions), as
 // modernc.org/sqlite and mattn/go-sqlite3 drive it. Timestamps are UTC
 // text "YYYY-MM-DD HH:MM:SS", which sorts and compares as time.
@@ -84,10 +86,14 @@ func (sqlite) Truncate(u Unit, ts string) string {
 
 func (sqlite) TimeText(ts string) string { return ts }
 
+// JSONText writes true and false as their JSON text: json_extract gives
+// them as the integers 1 and 0.
 func (sqlite) JSONText(w Writer, col, key string) {
-	w.WriteString("COALESCE(CAST(json_extract(" + col + ", ")
+	w.WriteString("(CASE json_type(" + col + ", ")
 	w.Bind(jsonPath(key))
-	w.WriteString(") AS TEXT), '')")
+	w.WriteString(") WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE COALESCE(CAST(json_extract(" + col + ", ")
+	w.Bind(jsonPath(key))
+	w.WriteString(") AS TEXT), '') END)")
 }
 
 func (sqlite) JSONNumber(w Writer, col, key string) {
@@ -149,3 +155,29 @@ func (sqlite) ForUpdate() string { return "" }
 func (sqlite) AddColumn(table, column, typ string) string { return addColumn(table, column, typ) }
 
 func (sqlite) SingleWriter() bool { return true }
+
+// Guard: SQLite has no read-only transaction, so PRAGMA query_only makes
+// the connection refuse every change to the database files, and End turns
+// it off again before the connection goes back to a pool that writers
+// share. The transaction (a deferred BEGIN) holds the one connection that
+// Begin, the query and End must run on. A read-only pool (opened with
+// _pragma=query_only(1)) needs none of it.
+//
+// The time limit is the context's: the drivers call sqlite3_interrupt when
+// it ends, which SQLite checks at every step of a scan or loop, so WITH
+// RECURSIVE and functions called once per row stop at the limit. It is not
+// checked inside one call of a function: one call that builds a huge value
+// (printf('%.*c', 999999999, 'x'), replace over such a value, randomblob)
+// runs to its end, bounded only by SQLITE_LIMIT_LENGTH (a billion bytes by
+// default: from about a second to 20 s). The access check refuses
+// randomblob and zeroblob; a host that needs a tighter bound lowers
+// SQLITE_LIMIT_LENGTH on the run connections (modernc.org/sqlite's Limit).
+func (sqlite) Guard(_ time.Duration, readOnly bool) Guard {
+	if readOnly {
+		return Guard{}
+	}
+	return Guard{Tx: true, Begin: []string{"PRAGMA query_only = 1"}, End: []string{"PRAGMA query_only = 0"}}
+}
+
+// Tables lists the main database's tables.
+func (sqlite) Tables() string { return "SELECT name FROM sqlite_master WHERE type = 'table'" }

@@ -57,6 +57,19 @@ func reduce(v any) (scalar, error) {
 		return scalar{kind: kTime, t: x.Time.UTC(), dateOnly: x.DateOnly}, nil
 	case time.Time:
 		return scalar{kind: kTime, t: x.UTC()}, nil
+	case float32:
+		return float(float64(x), nil)
+	case nil:
+		return scalar{}, &ArgError{Detail: "got null"}
+	}
+	return reduceInteger(v)
+}
+
+// reduceInteger sorts a value of one of Go's integer kinds other than
+// int64 into an integer scalar (a uint or uint64 only when it fits an
+// int64), and refuses a value of any other type.
+func reduceInteger(v any) (scalar, error) {
+	switch x := v.(type) {
 	case int:
 		return scalar{kind: kInt, i: int64(x)}, nil
 	case int8:
@@ -75,10 +88,6 @@ func reduce(v any) (scalar, error) {
 		return unsigned(uint64(x))
 	case uint64:
 		return unsigned(x)
-	case float32:
-		return float(float64(x), nil)
-	case nil:
-		return scalar{}, &ArgError{Detail: "got null"}
 	}
 	return scalar{}, &ArgError{Detail: fmt.Sprintf("got Go type %T", v)}
 }
@@ -259,3 +268,19 @@ func page(query, limit, offset string) string {
 // paths; keys must not hold a double quote or backslash (insight refuses
 // such keys).
 func jsonPath(key string) string { return `$."` + key + `"` }
+
+// ceilMillis is d in whole milliseconds, rounded up, at least 1.
+func ceilMillis(d time.Duration) int64 {
+	return max((int64(d)+int64(time.Millisecond)-1)/int64(time.Millisecond), 1)
+}
+
+// ceilSeconds is d in whole seconds, rounded up, at least 1.
+func ceilSeconds(d time.Duration) int64 {
+	return max((int64(d)+int64(time.Second)-1)/int64(time.Second), 1)
+}
+
+// secondsText is d in seconds as decimal text, to the millisecond (rounded
+// up, at least 0.001): "30", "0.5".
+func secondsText(d time.Duration) string {
+	return strconv.FormatFloat(float64(ceilMillis(d))/1000, 'f', -1, 64)
+}

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,7 +84,36 @@ func TestEveryEngine(t *testing.T) {
 			joined := strings.Join(swap, ";")
 			assert.Contains(t, joined, e.QuoteIdent("n"))
 			assert.Contains(t, joined, e.QuoteIdent("l"))
-			assert.Contains(t, e.Page("SELECT 1", "L", "O"), "SELECT 1")
+			page := e.Page("SELECT 1 ORDER BY 1", "L", "O")
+			assert.Contains(t, page, "SELECT 1 ORDER BY 1")
+			assert.Contains(t, page, "L")
+			assert.Contains(t, page, "O")
+
+			// An engine whose SQL assumes session settings names them, as
+			// statements an executor runs on each new connection.
+			if s, ok := e.(Session); ok {
+				require.NotEmpty(t, s.Session())
+				for _, q := range s.Session() {
+					assert.NotEmpty(t, strings.TrimSpace(q))
+				}
+			}
+
+			// A run on a connection that is not read-only is made so, by
+			// a read-only transaction, a statement or a setting; on a
+			// read-only connection without a time limit nothing is left
+			// to do.
+			g := e.Guard(30*time.Second, false)
+			assert.True(t, g.Tx || len(g.Begin) > 0 || slices.Contains(g.Settings, Setting{"readonly", "1"}), "%+v", g)
+			ro := e.Guard(0, true)
+			assert.True(t, !ro.Tx && len(ro.Begin) == 0 && len(ro.End) == 0, "a read-only connection needs no transaction: %+v", ro)
+			for _, ro := range []bool{false, true} {
+				g := e.Guard(1500*time.Millisecond, ro)
+				if len(g.Begin) > 0 || len(g.End) > 0 {
+					assert.True(t, g.Tx, "Begin and End need the connection a transaction holds: %+v", g)
+				}
+				assert.Equal(t, g, e.Guard(1500*time.Millisecond, ro), "Guard is deterministic, so that prepared texts repeat")
+			}
+			assert.True(t, strings.HasPrefix(e.Tables(), "SELECT "), e.Tables())
 		})
 	}
 }
@@ -98,4 +129,30 @@ func (r *recorder) WriteString(s string) { r.sql += s }
 func (r *recorder) Bind(v any) {
 	r.args = append(r.args, v)
 	r.sql += "?"
+}
+
+// TestGuard pins each engine's guard: what makes a run read-only, and how
+// its time limit reaches the server (rounded up to the engine's unit).
+func TestGuard(t *testing.T) {
+	const limit = 1500 * time.Millisecond
+	tests := []struct {
+		e        Engine
+		readOnly bool
+		want     Guard
+	}{
+		{SQLite, false, Guard{Tx: true, Begin: []string{"PRAGMA query_only = 1"}, End: []string{"PRAGMA query_only = 0"}}},
+		{SQLite, true, Guard{}},
+		{PostgreSQL, false, Guard{Tx: true, Begin: []string{"SET LOCAL statement_timeout = 1500"}}},
+		{PostgreSQL, true, Guard{Tx: true, Begin: []string{"SET LOCAL statement_timeout = 1500"}}},
+		{MySQL, false, Guard{Tx: true, Prefix: "/*M!100102 SET STATEMENT optimizer_switch = 'derived_merge=off', max_statement_time = 1.5 FOR */ "}},
+		{MySQL, true, Guard{Prefix: "/*M!100102 SET STATEMENT optimizer_switch = 'derived_merge=off', max_statement_time = 1.5 FOR */ "}},
+		{ClickHouse, false, Guard{Settings: []Setting{{"max_execution_time", "2"}, {"readonly", "1"}}}},
+		{ClickHouse, true, Guard{Settings: []Setting{{"max_execution_time", "2"}}}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.e.Guard(limit, tt.readOnly), "%s read-only %v", tt.e, tt.readOnly)
+	}
+	assert.Equal(t, Guard{Tx: true}, PostgreSQL.Guard(0, false), "no timeout: the transaction alone")
+	assert.Equal(t, "SET LOCAL statement_timeout = 1", PostgreSQL.Guard(time.Microsecond, true).Begin[0], "never 0, which is no limit")
+	assert.Contains(t, MySQL.Guard(time.Nanosecond, true).Prefix, "max_statement_time = 0.001 ", "never 0, which is no limit")
 }

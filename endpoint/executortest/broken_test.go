@@ -31,6 +31,9 @@ type broken struct {
 	querySQL func(q string, args []any) (string, []any)
 	result   func(*endpoint.Result, error) (*endpoint.Result, error)
 	err      func(error) error
+	// writes runs a Query that is not a SELECT as Exec would, on a
+	// connection that may write.
+	writes bool
 }
 
 func (b *broken) Engine() engine.Engine {
@@ -54,6 +57,9 @@ func (b *broken) Query(ctx context.Context, q string, args []any) (*endpoint.Res
 	ctx, q, args = b.before(ctx, q, args)
 	if b.querySQL != nil {
 		q, args = b.querySQL(q, args)
+	}
+	if b.writes && !strings.HasPrefix(q, "SELECT") {
+		return &endpoint.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, q, args)
 	}
 	res, err := b.inner.Query(ctx, q, args)
 	if err != nil && b.err != nil {
@@ -144,7 +150,7 @@ var brokenExecutors = []brokenCase{
 			return float64(n)
 		}
 		return v
-	})}, []string{"BoundArgumentsNotInterpolated", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryValues"}},
+	})}, []string{"BoundArgumentsNotInterpolated", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryIsReadOnly", "QueryValues"}},
 	{"columns sorted by name", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
 		if res != nil {
 			order := make([]int, len(res.Columns))
@@ -183,7 +189,8 @@ var brokenExecutors = []brokenCase{
 		return res, err
 	}}, []string{"ExecCreatesFillsAndDrops", "ZeroRows"}},
 	{"panics on engine errors", broken{err: func(err error) error { panic(err) }},
-		[]string{"Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops"}},
+		[]string{"Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryIsReadOnly"}},
+	{"writes through Query", broken{writes: true}, []string{"QueryIsReadOnly"}},
 	{"ignores the context", broken{ctx: func(context.Context) context.Context { return context.Background() }},
 		[]string{"Canceled", "DeadlineExceeded"}},
 	{"flattens errors", broken{err: func(err error) error { return errors.New(err.Error()) }},

@@ -3,6 +3,7 @@ package executortest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -210,4 +211,51 @@ func wantContextError(t *testing.T, x endpoint.Executor, f Fixture, ctx context.
 // context that has not ended) cannot pass by accident.
 func isErr(err, want error) bool {
 	return err != nil && want != nil && errors.Is(err, want)
+}
+
+// testReadOnly: Query runs a saved query, which must only read: the
+// Service checks that it is one SELECT, and the executor's read-only run is
+// the second line of defence should a write slip past. Each write fails
+// through Query, whether it is a statement of its own or hides behind WITH
+// (SQLite, PostgreSQL and MySQL 8 let WITH lead a DELETE or UPDATE;
+// PostgreSQL has data-modifying CTEs), the table is unchanged, and Exec
+// (materialization) still writes afterwards, so that the read-only state
+// did not leak into the connections it uses.
+func testReadOnly(t *testing.T, x endpoint.Executor, f Fixture) {
+	tb := filledTable(t, x, f)
+	other := "executortest_ro_" + tb.name[len("executortest_"):]
+	writes := []string{
+		"INSERT INTO %[1]s (id, name, score) VALUES (77, 'w', 0)",
+		"UPDATE %[1]s SET id = id + 1000",
+		"DELETE FROM %[1]s",
+		"CREATE TABLE %[2]s (id " + tb.d.Type(engine.Int) + ")",
+		"WITH w AS (SELECT 1 AS one) DELETE FROM %[1]s",
+		"WITH w AS (SELECT 1 AS one) UPDATE %[1]s SET id = id + 1000",
+		"WITH w AS (SELECT 1 AS one) INSERT INTO %[1]s (id, name, score) SELECT 77, 'w', 0 FROM w",
+		"WITH d AS (DELETE FROM %[1]s RETURNING id) SELECT id FROM d",
+		"SELECT 1 AS id INTO %[2]s",
+	}
+	for _, w := range writes {
+		q := fmt.Sprintf(w, tb.d.QuoteIdent(tb.name), tb.d.QuoteIdent(other))
+		if _, err := query(t, x, context.Background(), q, nil); err == nil {
+			t.Errorf("Query(%q) succeeded; a run must not write", q)
+		}
+		tb.wantIDs(t, "after Query("+q+")", fixtureIDs()...)
+	}
+	sel := "SELECT id FROM " + tb.d.QuoteIdent(other)
+	if res, err := query(t, x, context.Background(), sel, nil); err == nil {
+		_ = execute(t, x, context.Background(), tb.d.DropTable(other), nil)
+		t.Fatalf("a Query created table %s: %v", other, res)
+	}
+	for range 3 {
+		// As many times as a small pool has connections: every one must
+		// still take a write.
+		q, args := tb.sql(t, func(b *placeholder.Builder, table string) {
+			b.WriteString("UPDATE " + table + " SET score = score WHERE id = ")
+			b.Bind(int64(1))
+		})
+		if err := execute(t, x, context.Background(), q, args); err != nil {
+			t.Fatalf("Exec(%q) after the read-only runs: %v", q, err)
+		}
+	}
 }

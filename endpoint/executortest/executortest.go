@@ -28,8 +28,12 @@
 // the table in place; engine errors come back as errors, never panics, and
 // leave the executor usable; a cancelled context fails Query and Exec with
 // an error wrapping context.Canceled, and an expired deadline with
-// context.DeadlineExceeded, without running the statement; and concurrent
-// Query calls return their own answers (run the suite with -race).
+// context.DeadlineExceeded, without running the statement; concurrent
+// Query calls return their own answers (run the suite with -race); and
+// Query runs read-only: a statement that writes (INSERT, UPDATE, DELETE,
+// CREATE TABLE), as might slip past the Service's checks, fails and
+// changes nothing, and the executor still reads and writes (Exec)
+// afterwards.
 //
 // The suite cannot tell correct escaping into the SQL text from binding:
 // it shows that no hostile value changes what a statement does, which
@@ -78,6 +82,7 @@ var checks = []check{
 	{"Canceled", testCanceled},
 	{"DeadlineExceeded", testDeadlineExceeded},
 	{"ConcurrentQuery", testConcurrentQuery},
+	{"QueryIsReadOnly", testReadOnly},
 }
 
 func run(t *testing.T, fixture func(endpoint.Executor) Fixture, newExecutor func(t *testing.T) endpoint.Executor) {

@@ -182,67 +182,91 @@ func filterBit(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> 48 }
 // windows looked up, through a bit filter first: the work is linear in the
 // input, and guardDetail asks for it only on an error.
 func markEchoes(detail string, inputs [][]byte, w int) []bool {
-	pow := uint64(1)
+	f := echoFinder{detail: detail, w: w, pow: 1}
 	for range w {
-		pow *= hashBase
+		f.pow *= hashBase
 	}
-	var filter [1024]uint64 // 65,536 bits, see filterBit
-	windows := make(map[uint64][]int32, len(detail)-w+1)
-	var h uint64
-	for i := range len(detail) {
-		h = h*hashBase + uint64(detail[i])
-		if i >= w {
-			h -= uint64(detail[i-w]) * pow
-		}
-		if i >= w-1 {
-			windows[h] = append(windows[h], int32(i-w+1))
-			f := filterBit(h)
-			filter[f>>6] |= 1 << (f & 63)
-		}
-	}
-	var covered []bool
+	f.index()
 	for _, in := range inputs {
-		if len(in) < w {
+		if len(in) >= w {
+			f.scan(in)
+		}
+	}
+	return f.covered
+}
+
+// echoFinder is markEchoes at work.
+type echoFinder struct {
+	detail string
+	w      int
+	pow    uint64       // hashBase to the power w: the weight of the byte leaving a window
+	filter [1024]uint64 // 65,536 bits, see filterBit
+	// windows are the starts of the detail's windows not found yet, by
+	// hash.
+	windows map[uint64][]int32
+	covered []bool // nil until a window is found
+}
+
+// index hashes every window of the detail.
+func (f *echoFinder) index() {
+	f.windows = make(map[uint64][]int32, len(f.detail)-f.w+1)
+	var h uint64
+	for i := range len(f.detail) {
+		h = h*hashBase + uint64(f.detail[i])
+		if i >= f.w {
+			h -= uint64(f.detail[i-f.w]) * f.pow
+		}
+		if i >= f.w-1 {
+			f.windows[h] = append(f.windows[h], int32(i-f.w+1))
+			b := filterBit(h)
+			f.filter[b>>6] |= 1 << (b & 63)
+		}
+	}
+}
+
+// scan rolls over the windows of in and marks those the detail holds.
+func (f *echoFinder) scan(in []byte) {
+	w := f.w
+	var h uint64
+	for i := range len(in) {
+		h = h*hashBase + uint64(in[i])
+		if i >= w {
+			h -= uint64(in[i-w]) * f.pow
+		}
+		if i < w-1 {
 			continue
 		}
-		h = 0
-		for i := range len(in) {
-			h = h*hashBase + uint64(in[i])
-			if i >= w {
-				h -= uint64(in[i-w]) * pow
-			}
-			if i < w-1 {
-				continue
-			}
-			if f := filterBit(h); filter[f>>6]&(1<<(f&63)) == 0 {
-				continue
-			}
-			starts, ok := windows[h]
-			if !ok {
-				continue
-			}
-			win := in[i-w+1 : i+1]
-			left := starts[:0]
-			for _, p := range starts {
-				if string(win) != detail[p:int(p)+w] {
-					left = append(left, p)
-					continue
-				}
-				if covered == nil {
-					covered = make([]bool, len(detail))
-				}
-				for j := int(p); j < int(p)+w; j++ {
-					covered[j] = true
-				}
-			}
-			if len(left) == 0 {
-				delete(windows, h) // found: no need to look for it again
-			} else {
-				windows[h] = left
-			}
+		if b := filterBit(h); f.filter[b>>6]&(1<<(b&63)) != 0 {
+			f.match(h, in[i-w+1:i+1])
 		}
 	}
-	return covered
+}
+
+// match marks the windows of the detail of hash h that are win, and stops
+// looking for them.
+func (f *echoFinder) match(h uint64, win []byte) {
+	starts, ok := f.windows[h]
+	if !ok {
+		return
+	}
+	left := starts[:0]
+	for _, p := range starts {
+		if string(win) != f.detail[p:int(p)+f.w] {
+			left = append(left, p)
+			continue
+		}
+		if f.covered == nil {
+			f.covered = make([]bool, len(f.detail))
+		}
+		for j := int(p); j < int(p)+f.w; j++ {
+			f.covered[j] = true
+		}
+	}
+	if len(left) == 0 {
+		delete(f.windows, h) // found: no need to look for it again
+	} else {
+		f.windows[h] = left
+	}
 }
 
 // elideEchoes cuts the stretches of detail that markEchoes finds in inputs
@@ -257,48 +281,63 @@ func elideEchoes(detail string, inputs [][]byte) string {
 	if covered == nil {
 		return detail
 	}
-	var b strings.Builder
-	budget := maxEchoed
+	el := elider{budget: maxEchoed}
 	last := 0
-	dropped := false // the last stretch was replaced by "…" alone
 	for i := 0; i < len(detail); {
 		if !covered[i] {
 			i++
 			continue
 		}
-		s, e := i, i
-		for e < len(detail) && covered[e] {
-			e++
-		}
-		// Cut on rune boundaries: a window may start or end inside a
-		// multi-byte rune that the input holds too.
-		for s > last && !utf8.RuneStart(detail[s]) {
-			s--
-		}
-		for e < len(detail) && !utf8.RuneStart(detail[e]) {
-			e++
-		}
-		between, stretch := detail[last:s], detail[s:e]
-		switch {
-		case between == ellipsis && strings.HasSuffix(b.String(), ellipsis):
-			// Two parts of one echo that guardDetail cut in the middle:
-			// the first one's "…" stands for both.
-		case budget > 0:
-			keep := min(maxEchoRunes, budget)
-			cut := clip(stretch, keep)
-			b.WriteString(between)
-			b.WriteString(cut)
-			budget -= utf8.RuneCountInString(strings.TrimSuffix(cut, ellipsis))
-			dropped = false
-		case dropped && strings.Trim(between, " ,;'\"") == "" && len(between) <= 4:
-			// "…, …" reads as one "…".
-		default:
-			b.WriteString(between)
-			b.WriteString(ellipsis)
-			dropped = true
-		}
+		s, e := stretchAt(detail, covered, i, last)
+		el.add(detail[last:s], detail[s:e])
 		last, i = e, e
 	}
-	b.WriteString(detail[last:])
-	return b.String()
+	el.b.WriteString(detail[last:])
+	return el.b.String()
+}
+
+// stretchAt returns the stretch of covered bytes of detail that starts at
+// i, widened to rune boundaries (a window may start or end inside a
+// multi-byte rune that the input holds too), but not back before last.
+func stretchAt(detail string, covered []bool, i, last int) (s, e int) {
+	s, e = i, i
+	for e < len(detail) && covered[e] {
+		e++
+	}
+	for s > last && !utf8.RuneStart(detail[s]) {
+		s--
+	}
+	for e < len(detail) && !utf8.RuneStart(detail[e]) {
+		e++
+	}
+	return s, e
+}
+
+// elider writes a detail with its echoes cut.
+type elider struct {
+	b       strings.Builder
+	budget  int  // runes of echoes that may still be shown
+	dropped bool // the last stretch was replaced by "…" alone
+}
+
+// add writes the text between the previous stretch and this one, and the
+// stretch cut.
+func (el *elider) add(between, stretch string) {
+	switch {
+	case between == ellipsis && strings.HasSuffix(el.b.String(), ellipsis):
+		// Two parts of one echo that guardDetail cut in the middle: the
+		// first one's "…" stands for both.
+	case el.budget > 0:
+		cut := clip(stretch, min(maxEchoRunes, el.budget))
+		el.b.WriteString(between)
+		el.b.WriteString(cut)
+		el.budget -= utf8.RuneCountInString(strings.TrimSuffix(cut, ellipsis))
+		el.dropped = false
+	case el.dropped && strings.Trim(between, " ,;'\"") == "" && len(between) <= 4:
+		// "…, …" reads as one "…".
+	default:
+		el.b.WriteString(between)
+		el.b.WriteString(ellipsis)
+		el.dropped = true
+	}
 }

@@ -1,6 +1,7 @@
 // Package httpapi serves an endpoint.Service over HTTP: the JSON API of a
-// project's variables, endpoints and endpoint runs under
-// /api/projects/{project_id}/, behind API-key authentication.
+// project's variables, endpoints and endpoint runs, and of queries run
+// before they are saved (POST query/), under /api/projects/{project_id}/,
+// behind API-key authentication.
 //
 // New returns an http.Handler that a host mounts in its own server. Every
 // answer is JSON; every failure is {"detail", "code", "attr"} with the status
@@ -75,8 +76,9 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithLimiter sets the limits on runs: every POST .../endpoints/{name}/run
-// first takes a slot of l for its project, and is answered 429 (a limit of
+// WithLimiter sets the limits on runs: every POST .../endpoints/{name}/run,
+// and every POST .../query/ (a query run before it is saved), first takes
+// a slot of l for its project, and is answered 429 (a limit of
 // the project) or 503 (the global cap) with Retry-After when l refuses. One
 // Limiter may serve several handlers, which then share its counts. Without
 // this option the handler has its own limiter with limit.Config's defaults
@@ -174,6 +176,7 @@ func (h *handler) routes() {
 	h.handleRun(http.MethodPost, "endpoints/{name}/run", h.runEndpoint)
 	h.handle(http.MethodPost, "embed_tokens", h.createEmbedToken)
 	h.handle(http.MethodPost, "endpoints/{name}/materialize", h.materializeEndpoint)
+	h.handle(http.MethodPost, "query", h.runQuery)
 	h.opsRoutes()
 }
 

@@ -303,8 +303,7 @@ func (c *checker) str() ([]byte, bool) {
 	start := c.i
 	var buf []byte // the unescaped contents once an escape is seen
 	for c.i < len(c.data) {
-		b := c.data[c.i]
-		switch {
+		switch b := c.data[c.i]; {
 		case b == '"':
 			s := c.data[start:c.i]
 			c.i++
@@ -317,51 +316,66 @@ func (c *checker) str() ([]byte, bool) {
 			return nil, false
 		case b != '\\':
 			c.i++
-			continue
-		}
-		// An escape: keep what came before it, then decode it.
-		buf = append(buf, c.data[start:c.i]...)
-		at := c.i
-		if c.i+1 >= len(c.data) {
-			c.malformed = true
-			return nil, false
-		}
-		switch e := c.data[c.i+1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-			c.i += 2
-		case 'b', 'f', 'n', 'r', 't':
-			buf = append(buf, unescapes[e])
-			c.i += 2
-		case 'u':
-			r, ok := c.hex4(c.i + 2)
-			if !ok {
-				c.malformed = true
+		default:
+			// An escape: keep what came before it, then decode it.
+			var ok bool
+			if buf, ok = c.escape(append(buf, c.data[start:c.i]...)); !ok {
 				return nil, false
 			}
-			c.i += 6
-			if utf16.IsSurrogate(r) {
-				r2, ok2 := rune(-1), false
-				if r < 0xdc00 && c.i+1 < len(c.data) && c.data[c.i] == '\\' && c.data[c.i+1] == 'u' {
-					r2, ok2 = c.hex4(c.i + 2)
-				}
-				pair := utf16.DecodeRune(r, r2)
-				if !ok2 || pair == utf8.RuneError {
-					c.err = parseError(fmt.Sprintf(`Invalid JSON string at byte %d: \u%04x is half of a UTF-16 surrogate pair without its other half, so it encodes no character.`, at, r))
-					return nil, false
-				}
-				r = pair
-				c.i += 6
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			c.malformed = true
-			return nil, false
+			start = c.i
 		}
-		start = c.i
 	}
 	c.malformed = true
 	return nil, false
+}
+
+// escape decodes the escape at data[i], appends what it stands for to buf
+// and moves past it.
+func (c *checker) escape(buf []byte) ([]byte, bool) {
+	if c.i+1 >= len(c.data) {
+		c.malformed = true
+		return nil, false
+	}
+	switch e := c.data[c.i+1]; e {
+	case '"', '\\', '/':
+		buf = append(buf, e)
+	case 'b', 'f', 'n', 'r', 't':
+		buf = append(buf, unescapes[e])
+	case 'u':
+		return c.unicodeEscape(buf)
+	default:
+		c.malformed = true
+		return nil, false
+	}
+	c.i += 2
+	return buf, true
+}
+
+// unicodeEscape decodes the \u escape at data[i], with the one after it
+// when the two are a UTF-16 surrogate pair, and appends the character to
+// buf.
+func (c *checker) unicodeEscape(buf []byte) ([]byte, bool) {
+	at := c.i
+	r, ok := c.hex4(c.i + 2)
+	if !ok {
+		c.malformed = true
+		return nil, false
+	}
+	c.i += 6
+	if utf16.IsSurrogate(r) {
+		r2, ok2 := rune(-1), false
+		if r < 0xdc00 && c.i+1 < len(c.data) && c.data[c.i] == '\\' && c.data[c.i+1] == 'u' {
+			r2, ok2 = c.hex4(c.i + 2)
+		}
+		pair := utf16.DecodeRune(r, r2)
+		if !ok2 || pair == utf8.RuneError {
+			c.err = parseError(fmt.Sprintf(`Invalid JSON string at byte %d: \u%04x is half of a UTF-16 surrogate pair without its other half, so it encodes no character.`, at, r))
+			return nil, false
+		}
+		r = pair
+		c.i += 6
+	}
+	return utf8.AppendRune(buf, r), true
 }
 
 // unescapes maps the letter of a one-letter escape to its byte.
@@ -388,39 +402,44 @@ func (c *checker) hex4(at int) (rune, bool) {
 	return r, true
 }
 
-// number reads a number as RFC 8259 spells it.
+// number reads a number as RFC 8259 spells it: an optional '-', 0 or
+// digits that do not start with 0, an optional fraction, an optional
+// exponent.
 func (c *checker) number() bool {
 	d := c.data
 	if d[c.i] == '-' {
 		c.i++
 	}
-	switch {
-	case c.i < len(d) && d[c.i] == '0':
+	// The integer part is read here, not in a function of its own: that
+	// cost a call per number on the request's path.
+	ok := c.i < len(d) && d[c.i] >= '0' && d[c.i] <= '9'
+	if ok && d[c.i] == '0' {
 		c.i++
-	case c.i < len(d) && d[c.i] >= '1' && d[c.i] <= '9':
+	} else if ok {
 		c.digits()
-	default:
+	}
+	if ok && c.i < len(d) && d[c.i] == '.' {
+		c.i++
+		ok = c.digits()
+	}
+	if ok && c.i < len(d) && (d[c.i] == 'e' || d[c.i] == 'E') {
+		ok = c.exponent()
+	}
+	if !ok {
 		c.malformed = true
-		return false
 	}
-	if c.i < len(d) && d[c.i] == '.' {
+	return ok
+}
+
+// exponent reads a number's exponent: 'e' or 'E', an optional sign, and
+// digits.
+func (c *checker) exponent() bool {
+	d := c.data
+	c.i++
+	if c.i < len(d) && (d[c.i] == '+' || d[c.i] == '-') {
 		c.i++
-		if !c.digits() {
-			c.malformed = true
-			return false
-		}
 	}
-	if c.i < len(d) && (d[c.i] == 'e' || d[c.i] == 'E') {
-		c.i++
-		if c.i < len(d) && (d[c.i] == '+' || d[c.i] == '-') {
-			c.i++
-		}
-		if !c.digits() {
-			c.malformed = true
-			return false
-		}
-	}
-	return true
+	return c.digits()
 }
 
 // digits reads one or more digits and reports whether there was one.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
@@ -54,4 +56,41 @@ func ExampleWithStatements() {
 	// [[10]]
 	// [[20]]
 	// [[30]]
+}
+
+// Runs are read-only. On SQLite the cheapest way is a second pool on the
+// same file whose connections are opened with query_only: runs go there,
+// and Exec (which builds materialized tables) writes through the first.
+func ExampleWithReadOnly() {
+	dir, err := os.MkdirTemp("", "sqlexec-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	dsn := "file:" + filepath.Join(dir, "events.db") + "?_pragma=journal_mode(WAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ro.Close()
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	ctx := context.Background()
+	if err := x.Exec(ctx, "CREATE TABLE plans (name TEXT); INSERT INTO plans VALUES ('free'), ('pro')", nil); err != nil {
+		log.Fatal(err)
+	}
+	_, err = x.Query(ctx, "WITH p AS (SELECT 1) DELETE FROM plans", nil)
+	fmt.Println("a run that writes:", err != nil)
+	res, err := x.Query(ctx, "SELECT count(*) AS n FROM plans", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Rows)
+	// Output:
+	// a run that writes: true
+	// [[2]]
 }

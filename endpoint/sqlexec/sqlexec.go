@@ -6,7 +6,11 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -17,8 +21,24 @@ import (
 // unless WithStatements says otherwise.
 const DefaultStatements = 256
 
+// endTimeout bounds the statements that undo a guard (engine.Guard's End)
+// once a run is over, even when its context ended.
+const endTimeout = 10 * time.Second
+
 // Executor is an endpoint.Executor over a *sql.DB. It is safe for
 // concurrent use, as *sql.DB is.
+//
+// Queries run read-only, in the way the engine's Guard says: on SQLite
+// with PRAGMA query_only on a connection held for the run (and turned off
+// again before the connection goes back to the pool), on PostgreSQL and
+// MySQL in a READ ONLY transaction. A run with a time limit (Bounds.Timeout)
+// also carries it to the server: PostgreSQL's statement_timeout, MariaDB's
+// max_statement_time; SQLite stops when the context ends. Exec, which
+// builds materialized tables, writes.
+//
+// On SQLite the guard costs two statements and a transaction per run;
+// WithReadOnly gives runs a pool whose connections are read-only already,
+// which costs nothing per run.
 //
 // Queries run as prepared statements, kept by their SQL text (a saved
 // endpoint's rendered SQL is the same on every run that binds the same
@@ -27,15 +47,32 @@ const DefaultStatements = 256
 // recently used closed first. Close closes them; the *sql.DB stays the
 // caller's to close.
 type Executor struct {
-	db     *sql.DB
-	engine engine.Engine
-	stmts  *stmtCache // nil: every query is parsed again
+	db *sql.DB
+	// runs is the pool queries run on: db, or WithReadOnly's pool, whose
+	// connections are read-only already (readOnly).
+	runs     *sql.DB
+	readOnly bool
+	engine   engine.Engine
+	lex      engine.Lexical
+	stmts    *stmtCache // nil: every query is parsed again
+	// guard is the last guard computed, by timeout: a Service passes the
+	// same timeout to every run.
+	guard atomic.Pointer[guardEntry]
+}
+
+type guardEntry struct {
+	timeout time.Duration
+	g       engine.Guard
+	plain   bool // g asks for no held connection and no transaction
 }
 
 // Option changes how New builds an Executor.
 type Option func(*options)
 
-type options struct{ statements int }
+type options struct {
+	statements int
+	readOnly   *sql.DB
+}
 
 // WithStatements sets how many prepared statements the Executor keeps: 0
 // means DefaultStatements, a negative n keeps none (each query is prepared
@@ -44,8 +81,26 @@ func WithStatements(n int) Option {
 	return func(o *options) { o.statements = n }
 }
 
+// WithReadOnly makes queries run on ro, a pool on the same database whose
+// every connection is read-only, while Exec keeps writing through the
+// *sql.DB given to New. The Executor trusts ro to be read-only and skips
+// the part of the engine's guard that makes a run so (the time limit
+// stays): open it so, for SQLite with modernc.org/sqlite's
+// _pragma=query_only(1) in the DSN, for PostgreSQL as a user whose
+// default_transaction_read_only is on, for MySQL with
+// transaction_read_only=1. On SQLite this makes the guard free; on the
+// client-server engines a read-only database user is the stronger
+// guarantee anyway.
+func WithReadOnly(ro *sql.DB) Option {
+	return func(o *options) { o.readOnly = ro }
+}
+
 // New returns an Executor that runs queries on db, whose engine is eng (it
-// decides the SQL the Service writes).
+// decides the SQL the Service writes). Runs assume the session time zone is
+// UTC: on PostgreSQL and MySQL open db with Open (or Connector), which sets
+// it on every connection, or with a DSN that does (pgx timezone=UTC,
+// go-sql-driver time_zone='+00:00'); otherwise a timestamptz or DATETIME
+// column reads in the server's zone.
 func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	o := options{statements: DefaultStatements}
 	for _, opt := range opts {
@@ -54,7 +109,10 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, engine: eng}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical()}
+	if o.readOnly != nil {
+		e.runs, e.readOnly = o.readOnly, true
+	}
 	if o.statements > 0 {
 		e.stmts = newStmtCache(o.statements)
 	}
@@ -62,8 +120,9 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 }
 
 var (
-	_ endpoint.TxExecutor = (*Executor)(nil)
-	_ endpoint.RowCapper  = (*Executor)(nil)
+	_ endpoint.TxExecutor      = (*Executor)(nil)
+	_ endpoint.RowCapper       = (*Executor)(nil)
+	_ endpoint.BoundedExecutor = (*Executor)(nil)
 )
 
 // Engine implements endpoint.Executor.
@@ -91,8 +150,9 @@ func (e *Executor) Close() error {
 	return e.stmts.close()
 }
 
-// Query implements endpoint.Executor. Columns are the result's column
-// names and Types their database type names (sql.ColumnType's
+// Query implements endpoint.Executor: it runs query read-only, without a
+// time limit of its own (the context's holds). Columns are the result's
+// column names and Types their database type names (sql.ColumnType's
 // DatabaseTypeName). Engines that type expressions only per value, as
 // SQLite does for count(*), report no name; such a column is named after
 // the Go type of its first non-NULL value (INTEGER, REAL, TEXT,
@@ -100,13 +160,21 @@ func (e *Executor) Close() error {
 // the driver, with []byte turned into string so that rows encode as JSON
 // text rather than base64.
 func (e *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
-	return e.query(ctx, query, args, -1)
+	return e.query(ctx, query, args, endpoint.Bounds{})
 }
 
 // QueryCapped implements endpoint.RowCapper: it is Query reading at most
 // max rows (at least 1).
 func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, limit int) (*endpoint.Result, error) {
-	return e.query(ctx, query, args, max(limit, 1))
+	return e.query(ctx, query, args, endpoint.Bounds{MaxRows: max(limit, 1)})
+}
+
+// QueryBounded implements endpoint.BoundedExecutor: it is Query that ends
+// the statement after b.MaxRows rows (when set), fails with an error
+// wrapping endpoint.ErrResultTooLarge as soon as the rows read weigh more
+// than b.MaxBytes (when set), and passes b.Timeout to the engine.
+func (e *Executor) QueryBounded(ctx context.Context, query string, args []any, b endpoint.Bounds) (*endpoint.Result, error) {
+	return e.query(ctx, query, args, b)
 }
 
 // CapsRows implements endpoint.RowCapper: it holds for SQLite, which
@@ -116,62 +184,159 @@ func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, li
 // there the Service's paging wrapper is cheaper.
 func (e *Executor) CapsRows() bool { return e.engine.StopsEarly() }
 
-// query runs query and reads at most max rows (all when max < 0).
-func (e *Executor) query(ctx context.Context, query string, args []any, max int) (*endpoint.Result, error) {
-	rows, st, err := e.start(ctx, query, e.driverArgs(args))
-	if err != nil {
-		return nil, fmt.Errorf("sqlexec: query: %w", err)
+// guardFor returns the engine's guard of a run with timeout, and whether
+// it is plain: no held connection, no transaction.
+func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
+	if g := e.guard.Load(); g != nil && g.timeout == timeout {
+		return g
 	}
-	res, err := read(ctx, rows, max)
-	if st != nil {
-		// A statement that failed, other than by its context, may have
-		// been prepared against a schema changed since: prepare it anew.
-		e.stmts.release(st, err != nil && ctx.Err() == nil)
+	g := e.engine.Guard(timeout, e.readOnly)
+	ge := &guardEntry{timeout: timeout, g: g, plain: !g.Tx && len(g.Begin) == 0 && len(g.End) == 0}
+	e.guard.Store(ge)
+	return ge
+}
+
+// query runs query within b and reads its rows.
+func (e *Executor) query(ctx context.Context, query string, args []any, b endpoint.Bounds) (*endpoint.Result, error) {
+	ge := e.guardFor(b.Timeout)
+	if len(ge.g.Settings) > 0 {
+		// database/sql has no way to send settings with one query: fail
+		// rather than run without them.
+		return nil, fmt.Errorf("sqlexec: engine %s takes its run settings (%v) per query, which database/sql cannot send", e.engine, ge.g.Settings)
 	}
-	if err != nil {
+	if err := checkQuery(e.lex, query); err != nil {
 		return nil, err
 	}
-	return res, nil
-}
-
-// start runs query and returns its rows and the cached statement they come
-// from, which the caller releases once it has read them (nil when the query
-// ran unprepared).
-//
-// A statement reused from the cache that fails to start is dropped and the
-// query is prepared and started once more: the statement may have been
-// prepared against a schema that has changed since, which PostgreSQL
-// refuses once ("cached plan must not change result type") where SQLite
-// prepares again by itself. A statement prepared by this call is not
-// retried, so a query that is simply wrong runs once.
-func (e *Executor) start(ctx context.Context, query string, args []any) (*sql.Rows, *stmtEntry, error) {
-	if e.stmts == nil {
-		rows, err := e.db.QueryContext(ctx, query, args...)
-		return rows, nil, err
-	}
+	query = ge.g.Prefix + query
+	args = e.driverArgs(args)
 	for {
-		st, fresh, err := e.stmts.acquire(ctx, e.db, query)
+		st, fresh, err := e.statement(ctx, query)
 		if err != nil {
-			return nil, nil, err
+			return nil, fmt.Errorf("sqlexec: query: %w", err)
 		}
-		if st == nil {
-			// The cache is closed.
-			rows, err := e.db.QueryContext(ctx, query, args...)
-			return rows, nil, err
+		var (
+			res     *endpoint.Result
+			started bool
+		)
+		if ge.plain {
+			// No closure here: the plain path is every run's on a
+			// read-only pool, and allocates nothing it does not need.
+			var rows *sql.Rows
+			if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
+				started = true
+				res, err = read(ctx, rows, b)
+			}
+		} else {
+			err = e.guarded(ctx, ge.g, func(q querier) error {
+				rows, err := startOn(ctx, q, st, query, args)
+				if err != nil {
+					return err
+				}
+				started = true
+				res, err = read(ctx, rows, b)
+				return err
+			})
 		}
-		rows, err := st.stmt.QueryContext(ctx, args...)
-		if err == nil {
-			return rows, st, nil
+		if st != nil {
+			// A statement that failed, other than by its context, may have
+			// been prepared against a schema changed since: prepare it anew.
+			e.stmts.release(st, err != nil && ctx.Err() == nil)
 		}
-		e.stmts.release(st, ctx.Err() == nil)
-		if fresh || ctx.Err() != nil {
-			return nil, nil, err
+		switch {
+		case err == nil:
+			return res, nil
+		case !started && st != nil && !fresh && ctx.Err() == nil:
+			// A statement reused from the cache that fails to start is
+			// prepared and started once more: it may have been prepared
+			// against a schema that has changed since, which PostgreSQL
+			// refuses once ("cached plan must not change result type")
+			// where SQLite prepares again by itself. A statement prepared
+			// by this call is not retried, so a query that is simply
+			// wrong runs once.
+			continue
+		case !started:
+			return nil, fmt.Errorf("sqlexec: query: %w", err)
 		}
+		return nil, err
 	}
 }
 
-// read reads at most max rows of rows (all when max < 0) and closes them.
-func read(ctx context.Context, rows *sql.Rows, max int) (*endpoint.Result, error) {
+// statement returns the cached statement of query, held until released,
+// and whether this call prepared it; nil (and no error) when no statements
+// are kept or the cache is closed. It is prepared on the run pool before
+// any connection is held for the run, so that a pool of one connection
+// does not wait on itself.
+func (e *Executor) statement(ctx context.Context, query string) (*stmtEntry, bool, error) {
+	if e.stmts == nil {
+		return nil, false, nil
+	}
+	return e.stmts.acquire(ctx, e.runs, query)
+}
+
+// querier is where a run's query starts: the pool, or the transaction of
+// a guarded run.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// startOn starts query on q, through the cached statement st when there
+// is one.
+func startOn(ctx context.Context, q querier, st *stmtEntry, query string, args []any) (*sql.Rows, error) {
+	if st == nil {
+		return q.QueryContext(ctx, query, args...)
+	}
+	if tx, ok := q.(*sql.Tx); ok {
+		// The statement is prepared on the held connection once and kept
+		// there by database/sql for the next run that holds it.
+		return tx.StmtContext(ctx, st.stmt).QueryContext(ctx, args...)
+	}
+	return st.stmt.QueryContext(ctx, args...)
+}
+
+// guarded runs fn under g: on a connection held for the run, in a
+// transaction begun read-only in which g.Begin runs first; the transaction
+// is then rolled back (a read commits nothing) and g.End runs on the
+// connection, however fn ended. A connection on which End fails is
+// discarded, so that no writer of the pool gets it read-only.
+func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier) error) error {
+	conn, err := e.runs.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	err = func() error {
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		// Rolled back once fn is done (database/sql also rolls it back
+		// when ctx ends).
+		defer tx.Rollback() //nolint:errcheck // a read-only run commits nothing
+		for _, stmt := range g.Begin {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return fn(tx)
+	}()
+	if len(g.End) > 0 {
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
+		defer cancel()
+		for _, stmt := range g.End {
+			if _, endErr := conn.ExecContext(ectx, stmt); endErr != nil {
+				// Raw's ErrBadConn makes database/sql close the connection
+				// instead of pooling it.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+				return errors.Join(err, fmt.Errorf("sqlexec: end of run: %w", endErr))
+			}
+		}
+	}
+	return err
+}
+
+// read reads the rows within b and closes them: at most b.MaxRows of them
+// (all when 0), failing once they weigh more than b.MaxBytes (when set).
+func read(ctx context.Context, rows *sql.Rows, b endpoint.Bounds) (*endpoint.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
@@ -187,7 +352,8 @@ func read(ctx context.Context, rows *sql.Rows, max int) (*endpoint.Result, error
 		res.Types[i] = ct.DatabaseTypeName()
 	}
 	dest := make([]any, len(cts))
-	for len(res.Rows) != max && rows.Next() {
+	var size int64
+	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
 		row := make([]any, len(cts))
 		for i := range row {
 			dest[i] = &row[i]
@@ -196,8 +362,13 @@ func read(ctx context.Context, rows *sql.Rows, max int) (*endpoint.Result, error
 			return nil, fmt.Errorf("sqlexec: scan: %w", err)
 		}
 		for i, v := range row {
-			if b, ok := v.([]byte); ok {
-				row[i] = string(b)
+			if raw, ok := v.([]byte); ok {
+				row[i] = string(raw)
+			}
+		}
+		if b.MaxBytes > 0 {
+			if size += endpoint.RowBytes(row); size > b.MaxBytes {
+				return nil, fmt.Errorf("sqlexec: %w (%d bytes)", endpoint.ErrResultTooLarge, b.MaxBytes)
 			}
 		}
 		res.Rows = append(res.Rows, row)
@@ -269,4 +440,66 @@ func (e *Executor) ExecTx(ctx context.Context, stmts []string) error {
 		return fmt.Errorf("sqlexec: commit: %w", err)
 	}
 	return nil
+}
+
+// errNotQuery is the error of a Query whose text does not begin as a
+// query does.
+var errNotQuery = errors.New("sqlexec: Query runs only a statement that begins with SELECT, WITH, VALUES or '('")
+
+// checkQuery refuses a text whose first word, past spaces and comments, is
+// not SELECT, WITH or VALUES (or a parenthesis): the engine's read-only
+// transaction is the guard against writes inside a query, but MySQL and
+// MariaDB commit DDL at once, which ends that transaction first, so a
+// DROP or CREATE that reached Query would run. Comments that an engine
+// executes (MySQL's /*! */, MariaDB's /*M! */) count as text, not comments.
+func checkQuery(lex engine.Lexical, q string) error {
+	i := leadingText(lex, q)
+	switch {
+	case i < 0 || i == len(q):
+		return errNotQuery
+	case q[i] == '(':
+		return nil
+	}
+	j := i
+	for j < len(q) && (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') {
+		j++
+	}
+	switch strings.ToLower(q[i:j]) {
+	case "select", "with", "values":
+		if j == len(q) || !isWordByte(q[j]) {
+			return nil
+		}
+	}
+	return errNotQuery
+}
+
+// leadingText returns the offset of q's first text past spaces and
+// comments, or -1 for a comment left open or one the engine executes.
+func leadingText(lex engine.Lexical, q string) int {
+	i := 0
+	for i < len(q) {
+		switch c := q[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && strings.HasPrefix(q[i:], "--"), c == '#' && lex.HashComments:
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				return -1
+			}
+			i += end + 1
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 || strings.HasPrefix(q[i:], "/*!") || strings.HasPrefix(q[i:], "/*M!") {
+				return -1
+			}
+			i += 2 + end + 2
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' || c >= 0x80
 }

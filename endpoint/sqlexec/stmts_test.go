@@ -23,7 +23,8 @@ func (c *counts) open() int64 { return c.prepares.Load() - c.closes.Load() }
 // countingConnector opens SQLite connections whose statements are counted.
 // Its connections offer no QueryerContext, so that database/sql prepares
 // every query through them, and an unprepared query counts as a prepare
-// and a close.
+// and a close. Statements without rows (the run guard's PRAGMAs) run
+// unprepared and uncounted.
 type countingConnector struct {
 	drv driver.Driver
 	dsn string
@@ -56,6 +57,18 @@ func (c countingConn) PrepareContext(ctx context.Context, q string) (driver.Stmt
 	}
 	c.c.prepares.Add(1)
 	return countingStmt{s, c.c}, nil
+}
+
+func (c countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+func (c countingConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
+}
+
+func (c countingConn) ResetSession(ctx context.Context) error {
+	return c.Conn.(driver.SessionResetter).ResetSession(ctx)
 }
 
 type countingStmt struct {

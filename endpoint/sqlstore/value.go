@@ -36,75 +36,95 @@ const (
 
 // encodeValue returns the tagged form of v.
 func encodeValue(v any) (tagged, error) {
-	raw := func(tag string, x any) (tagged, error) {
-		b, err := json.Marshal(x)
-		if err != nil {
-			return tagged{}, fmt.Errorf("encoding %T value: %w", v, err)
-		}
-		return tagged{T: tag, V: b}, nil
-	}
 	switch x := v.(type) {
 	case nil:
 		return tagged{T: tagNil}, nil
 	case bool:
-		return raw(tagBool, x)
+		return encodeJSON(tagBool, x)
 	case string:
 		if err := checkUTF8("string value", x); err != nil {
 			return tagged{}, err
 		}
-		return raw(tagString, x)
+		return encodeJSON(tagString, x)
 	case float64:
-		return raw(tagFloat64, x)
+		return encodeJSON(tagFloat64, x)
 	case int64:
-		return raw(tagInt64, x)
+		return encodeJSON(tagInt64, x)
 	case int:
-		return raw(tagInt, x)
+		return encodeJSON(tagInt, x)
 	case json.Number:
-		return raw(tagNumber, x.String())
+		return encodeJSON(tagNumber, x.String())
 	case []string:
-		if x == nil {
-			return tagged{T: tagStrings}, nil
-		}
-		for _, e := range x {
-			if err := checkUTF8("list element", e); err != nil {
-				return tagged{}, err
-			}
-		}
-		return raw(tagStrings, x)
+		return encodeStrings(x)
 	case []any:
-		t := tagged{T: tagSlice, A: make([]tagged, len(x))}
-		if x == nil {
-			t.A = nil
-			t.V = json.RawMessage("null")
-		}
-		for i, e := range x {
-			et, err := encodeValue(e)
-			if err != nil {
-				return tagged{}, err
-			}
-			t.A[i] = et
-		}
-		return t, nil
+		return encodeSlice(x)
 	case map[string]any:
-		t := tagged{T: tagMap, M: make(map[string]tagged, len(x))}
-		if x == nil {
-			t.M = nil
-			t.V = json.RawMessage("null")
-		}
-		for k, e := range x {
-			if err := checkUTF8("map key", k); err != nil {
-				return tagged{}, err
-			}
-			et, err := encodeValue(e)
-			if err != nil {
-				return tagged{}, err
-			}
-			t.M[k] = et
-		}
-		return t, nil
+		return encodeMap(x)
 	default:
-		return raw(tagJSON, x)
+		return encodeJSON(tagJSON, x)
 	}
+}
+
+// encodeJSON returns x as its JSON, tagged.
+func encodeJSON(tag string, x any) (tagged, error) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return tagged{}, fmt.Errorf("encoding %T value: %w", x, err)
+	}
+	return tagged{T: tag, V: b}, nil
+}
+
+// encodeStrings returns the tagged form of a []string: its JSON, or no
+// JSON at all for a nil slice, which decodes as nil again.
+func encodeStrings(x []string) (tagged, error) {
+	if x == nil {
+		return tagged{T: tagStrings}, nil
+	}
+	for _, e := range x {
+		if err := checkUTF8("list element", e); err != nil {
+			return tagged{}, err
+		}
+	}
+	return encodeJSON(tagStrings, x)
+}
+
+// encodeSlice returns the tagged form of a []any: its elements tagged, and
+// V "null" for a nil slice.
+func encodeSlice(x []any) (tagged, error) {
+	t := tagged{T: tagSlice, A: make([]tagged, len(x))}
+	if x == nil {
+		t.A = nil
+		t.V = json.RawMessage("null")
+	}
+	for i, e := range x {
+		et, err := encodeValue(e)
+		if err != nil {
+			return tagged{}, err
+		}
+		t.A[i] = et
+	}
+	return t, nil
+}
+
+// encodeMap returns the tagged form of a map[string]any: its values
+// tagged, and V "null" for a nil map.
+func encodeMap(x map[string]any) (tagged, error) {
+	t := tagged{T: tagMap, M: make(map[string]tagged, len(x))}
+	if x == nil {
+		t.M = nil
+		t.V = json.RawMessage("null")
+	}
+	for k, e := range x {
+		if err := checkUTF8("map key", k); err != nil {
+			return tagged{}, err
+		}
+		et, err := encodeValue(e)
+		if err != nil {
+			return tagged{}, err
+		}
+		t.M[k] = et
+	}
+	return t, nil
 }
 
 // decodeValue is the inverse of encodeValue.
@@ -123,54 +143,75 @@ func decodeValue(t tagged) (any, error) {
 	case tagInt:
 		return decodeAs[int](t)
 	case tagNumber:
-		s, err := decodeAs[string](t)
-		if err != nil {
-			return nil, err
-		}
-		return json.Number(s.(string)), nil
+		return decodeNumber(t)
 	case tagStrings:
-		if t.V == nil {
-			return []string(nil), nil
-		}
-		var s []string
-		if err := unmarshalTagged(t, &s); err != nil {
-			return nil, err
-		}
-		if s == nil {
-			s = []string{}
-		}
-		return s, nil
+		return decodeStrings(t)
 	case tagSlice:
-		if string(t.V) == "null" {
-			return []any(nil), nil
-		}
-		out := make([]any, len(t.A))
-		for i, e := range t.A {
-			v, err := decodeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
+		return decodeSlice(t)
 	case tagMap:
-		if string(t.V) == "null" {
-			return map[string]any(nil), nil
-		}
-		out := make(map[string]any, len(t.M))
-		for k, e := range t.M {
-			v, err := decodeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = v
-		}
-		return out, nil
+		return decodeMap(t)
 	case tagJSON:
 		return decodeAs[any](t)
 	default:
 		return nil, fmt.Errorf("unknown stored value type %q", t.T)
 	}
+}
+
+// decodeNumber decodes a json.Number, stored as its text.
+func decodeNumber(t tagged) (any, error) {
+	s, err := decodeAs[string](t)
+	if err != nil {
+		return nil, err
+	}
+	return json.Number(s.(string)), nil
+}
+
+// decodeStrings decodes a []string: nil when no JSON was stored, never nil
+// otherwise.
+func decodeStrings(t tagged) (any, error) {
+	if t.V == nil {
+		return []string(nil), nil
+	}
+	var s []string
+	if err := unmarshalTagged(t, &s); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		s = []string{}
+	}
+	return s, nil
+}
+
+// decodeSlice decodes a []any, nil when V is "null".
+func decodeSlice(t tagged) (any, error) {
+	if string(t.V) == "null" {
+		return []any(nil), nil
+	}
+	out := make([]any, len(t.A))
+	for i, e := range t.A {
+		v, err := decodeValue(e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// decodeMap decodes a map[string]any, nil when V is "null".
+func decodeMap(t tagged) (any, error) {
+	if string(t.V) == "null" {
+		return map[string]any(nil), nil
+	}
+	out := make(map[string]any, len(t.M))
+	for k, e := range t.M {
+		v, err := decodeValue(e)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // decodeAs decodes t's JSON as a T. The value is read only after decoding:

@@ -746,33 +746,8 @@ func testConcurrentMixed(t *testing.T, s endpoint.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			project := fmt.Sprint(i % 2)
-			e, v := fixture(project, fmt.Sprintf("ep_%d", i))
-			if err := s.Create(ctx, e, v); err != nil {
+			if err := useConcurrently(ctx, s, i); err != nil {
 				errs <- err
-				return
-			}
-			next, nv := nextVersion(e, "SELECT 2")
-			if err := s.Update(ctx, next, nv); err != nil {
-				errs <- fmt.Errorf("update: %w", err)
-				return
-			}
-			if err := s.MarkExecuted(ctx, project, e.ID, base.Add(time.Duration(i)*time.Second)); err != nil {
-				errs <- fmt.Errorf("mark: %w", err)
-				return
-			}
-			if _, err := s.List(ctx, project); err != nil {
-				errs <- fmt.Errorf("list: %w", err)
-				return
-			}
-			if _, err := s.Versions(ctx, project, e.ID); err != nil {
-				errs <- fmt.Errorf("versions: %w", err)
-				return
-			}
-			if i%4 == 0 {
-				if err := s.Delete(ctx, project, e.ID); err != nil {
-					errs <- fmt.Errorf("delete: %w", err)
-				}
 			}
 		}()
 	}
@@ -797,4 +772,35 @@ func testConcurrentMixed(t *testing.T, s endpoint.Store) {
 	if want := workers - (workers+3)/4; total != want {
 		t.Fatalf("%d endpoints left, want %d", total, want)
 	}
+}
+
+// useConcurrently is worker i's part of testConcurrentMixed: it creates an
+// endpoint in project i%2, updates it to version 2, marks it executed,
+// lists the project, reads the versions, and deletes every fourth
+// endpoint. It returns the first failure.
+func useConcurrently(ctx context.Context, s endpoint.Store, i int) error {
+	project := fmt.Sprint(i % 2)
+	e, v := fixture(project, fmt.Sprintf("ep_%d", i))
+	if err := s.Create(ctx, e, v); err != nil {
+		return err
+	}
+	next, nv := nextVersion(e, "SELECT 2")
+	if err := s.Update(ctx, next, nv); err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	if err := s.MarkExecuted(ctx, project, e.ID, base.Add(time.Duration(i)*time.Second)); err != nil {
+		return fmt.Errorf("mark: %w", err)
+	}
+	if _, err := s.List(ctx, project); err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	if _, err := s.Versions(ctx, project, e.ID); err != nil {
+		return fmt.Errorf("versions: %w", err)
+	}
+	if i%4 == 0 {
+		if err := s.Delete(ctx, project, e.ID); err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+	}
+	return nil
 }

@@ -181,22 +181,50 @@ func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n 
 		return fmt.Errorf("demo: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	err = InsertWith(ctx, txExec{tx}, e, project, n, seed)
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Execer runs one statement with bound arguments in an engine's markers
+// (an endpoint.Executor is one).
+type Execer interface {
+	Exec(ctx context.Context, query string, args []any) error
+}
+
+// txExec is a database/sql transaction as an Execer: it names the
+// arguments where the engine's parameters are named, as database/sql
+// drivers take them.
+type txExec struct{ tx *sql.Tx }
+
+func (x txExec) Exec(ctx context.Context, query string, args []any) error {
+	_, err := x.tx.ExecContext(ctx, query, args...)
+	return err
+}
+
+// InsertWith inserts n generated events of project through x, whose
+// engine is e, in batches; every value is bound. It suits executors that
+// are not database/sql (chDB, clickhouse-go).
+func InsertWith(ctx context.Context, x Execer, e engine.Engine, project string, n int, seed uint64) error {
+	_, named := x.(txExec)
 	rows := make([][]any, 0, batch)
 	flush := func() error {
 		if len(rows) == 0 {
 			return nil
 		}
-		q, args, err := insertSQL(e, rows)
+		q, args, err := insertSQL(e, rows, named)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if err := x.Exec(ctx, q, args); err != nil {
 			return fmt.Errorf("demo: insert: %w", err)
 		}
 		rows = rows[:0]
 		return nil
 	}
-	err = Generate(n, seed, func(ev Event) error {
+	err := Generate(n, seed, func(ev Event) error {
 		props, err := json.Marshal(ev.Properties)
 		if err != nil {
 			return err
@@ -210,15 +238,13 @@ func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n 
 	if err == nil {
 		err = flush()
 	}
-	if err != nil {
-		return err
-	}
-	return tx.Commit()
+	return err
 }
 
 // insertSQL is one INSERT of rows in e's markers, with the arguments as
-// the engine binds them (named where its parameters are named).
-func insertSQL(e engine.Engine, rows [][]any) (string, []any, error) {
+// the engine binds them, as sql.NamedArg where its parameters are named and
+// named is set (database/sql drivers).
+func insertSQL(e engine.Engine, rows [][]any, named bool) (string, []any, error) {
 	q := []byte("INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES ")
 	args := make([]any, 0, len(rows)*len(Columns))
 	for i, row := range rows {
@@ -235,7 +261,7 @@ func insertSQL(e engine.Engine, rows [][]any) (string, []any, error) {
 				return "", nil, fmt.Errorf("demo: insert: %w", err)
 			}
 			n := len(args) + 1
-			if name := e.ArgName(n); name != "" {
+			if name := e.ArgName(n); name != "" && named {
 				arg = sql.Named(name, arg)
 			}
 			args = append(args, arg)

@@ -8,7 +8,9 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
@@ -29,11 +31,15 @@ const (
 
 // config is the parsed command line.
 type config struct {
-	addr      string
-	dbPath    string // "" is a temporary database
-	apiKey    string
-	keySource keySource
-	project   string
+	addr string
+	// driver is the engine of the data; dsn its database (-db on SQLite),
+	// storeDSN the store's when it is not the data's.
+	driver, dsn, storeDSN string
+	dbPath                string // "" is a temporary database
+	storePath             string // "": beside dbPath (see openDatabases)
+	apiKey                string
+	keySource             keySource
+	project               string
 	// grants are the keys given as KEY=PROJECT, each for its project.
 	grants     []grant
 	demoEvents int
@@ -42,6 +48,11 @@ type config struct {
 	// embedGenerated tells that it was generated.
 	embedSecret    string
 	embedGenerated bool
+	// runTimeout, refreshTimeout and maxRefreshes are the Service's
+	// RunTimeout, RefreshTimeout and MaxRefreshes; a negative time is no
+	// limit.
+	runTimeout, refreshTimeout time.Duration
+	maxRefreshes               int
 	// cacheBytes bounds the result cache; 0 turns it off.
 	cacheBytes int64
 }
@@ -52,7 +63,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.StringVar(&c.dbPath, "db", "", "SQLite database file (default: a temporary one, deleted at exit)")
+	fs.StringVar(&c.driver, "driver", "sqlite", "engine of the analytics data: sqlite, postgres, mysql, clickhouse (chdb with -tags chdb)")
+	fs.StringVar(&c.dsn, "dsn", "", "database of the data: a pgx URL, a go-sql-driver DSN, clickhouse://host:port/db, or chDB's data directory (sqlite: use -db)")
+	fs.StringVar(&c.storeDSN, "store-dsn", "", "database of the store, of the same engine (default: the -dsn database; with clickhouse or chdb, a SQLite file: -store or a temporary one)")
+	fs.StringVar(&c.dbPath, "db", "", "SQLite database file of the events and materialized tables (default: a temporary one, deleted at exit)")
+	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
+	fs.DurationVar(&c.runTimeout, "run-timeout", endpoint.DefaultRunTimeout, "time limit of each run (0 for none)")
+	fs.DurationVar(&c.refreshTimeout, "refresh-timeout", endpoint.DefaultRefreshTimeout, "time limit of each refresh of a materialized endpoint (0 for none)")
+	fs.IntVar(&c.maxRefreshes, "max-refreshes", endpoint.DefaultMaxRefreshes, "refreshes of materialized endpoints that run at once")
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
@@ -100,6 +118,26 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.embedSecret, c.embedGenerated = rand.Text(), true
 	} else if len(c.embedSecret) < embed.MinSecretBytes {
 		return config{}, fmt.Errorf("-embed-secret must be at least %d bytes", embed.MinSecretBytes)
+	}
+	for _, d := range []struct {
+		flag string
+		v    *time.Duration
+	}{{"run-timeout", &c.runTimeout}, {"refresh-timeout", &c.refreshTimeout}} {
+		switch {
+		case *d.v < 0:
+			return config{}, fmt.Errorf("-%s must be 0 or more, got %s", d.flag, *d.v)
+		case *d.v == 0:
+			*d.v = -1 // the Service's "no limit"
+		}
+	}
+	if c.maxRefreshes < 1 {
+		return config{}, fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)
+	}
+	if c.driver != "sqlite" && c.dsn == "" && c.driver != "chdb" {
+		return config{}, fmt.Errorf("-driver %s needs -dsn", c.driver)
+	}
+	if c.storePath != "" && c.dbPath == "" && c.driver == "sqlite" {
+		return config{}, errors.New("-store needs -db: a temporary database keeps its store beside it")
 	}
 	switch {
 	case c.apiKey != "":

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -88,6 +90,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-addr", busy.Addr().String(), "-demo-events", "0"}, "address already in use"},
 		{[]string{"-db", filepath.Join(t.TempDir(), "no", "such", "dir.db")}, "open"},
+		{[]string{"-run-timeout", "-1s"}, "-run-timeout must be 0 or more"},
+		{[]string{"-refresh-timeout", "-1s"}, "-refresh-timeout must be 0 or more"},
+		{[]string{"-max-refreshes", "0"}, "-max-refreshes must be 1 or more"},
+		{[]string{"-store", "x.db"}, "-store needs -db"},
 	}
 	for _, c := range cases {
 		err := run(context.Background(), c.args, func(string) string { return "" }, io.Discard, io.Discard)
@@ -102,6 +108,14 @@ func TestLimitFlags(t *testing.T) {
 	getenv := func(string) string { return "" }
 	c, err := parseFlags(nil, getenv, io.Discard)
 	require.NoError(t, err)
+	assert.Equal(t, endpoint.DefaultRunTimeout, c.runTimeout)
+	assert.Equal(t, endpoint.DefaultRefreshTimeout, c.refreshTimeout)
+	assert.Equal(t, endpoint.DefaultMaxRefreshes, c.maxRefreshes)
+	c2, err := parseFlags([]string{"-run-timeout", "0", "-refresh-timeout", "90s", "-max-refreshes", "4"}, getenv, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), c2.runTimeout, "0 is no limit, which the Service reads as negative")
+	assert.Equal(t, 90*time.Second, c2.refreshTimeout)
+	assert.Equal(t, 4, c2.maxRefreshes)
 	assert.Equal(t, limit.Config{
 		ProjectConcurrency: limit.DefaultProjectConcurrency,
 		ProjectPerMinute:   limit.DefaultProjectPerMinute,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -13,53 +12,105 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
 // demoSeed fixes the demo events, so that the printed session's answers are
 // the same on every machine.
 const demoSeed = 1
 
-// openDB opens the SQLite database at path, or, when path is "", a fresh
-// one in a temporary directory that closeDB deletes. One database holds the
-// events and the stores: the example serves one project to one key, so
-// there is nothing to keep apart.
+// databases are the example's two SQLite files. The data file holds the
+// events and the stored tables of materialized endpoints; the store file
+// holds the library's endpoints and variables. They are apart because
+// SQLite has one writer per file: a refresh writes its table for as long as
+// the pre-compute query runs, and a store write (creating an endpoint,
+// saving a refresh's status) must not wait for it.
 //
-// The temporary database is a file rather than ":memory:" because every
+// The data file is opened twice: data, read-write, loads the demo and
+// builds materialized tables; runs, opened with query_only, is where
+// endpoint queries run (sqlexec.WithReadOnly), so that no run can write,
+// at no cost per run.
+type databases struct {
+	data, runs, store *sql.DB
+	// dataPath and storePath are the files, for the banner.
+	dataPath, storePath string
+	close               func() error
+}
+
+// openDatabases opens the data file at dataPath and the store file at
+// storePath. With dataPath "", both are fresh files in a temporary
+// directory that close deletes; with storePath "", the store is beside the
+// data file, named after it (events.db: events-store.db).
+//
+// Temporary databases are files rather than ":memory:" because every
 // connection to ":memory:" is a database of its own, so an in-memory pool
 // has one connection, and one long run stalls every other run and write.
 // A file in WAL mode takes a pool: runs read side by side, and a write
 // commits while they read. Its pages stay in the OS cache, so it is about
 // as fast as memory for the demo's data.
-func openDB(path string) (db *sql.DB, closeDB func() error, err error) {
-	if path != "" {
-		db, err := openFile(path)
-		if err != nil {
-			return nil, nil, err
+func openDatabases(dataPath, storePath string) (*databases, error) {
+	var cleanup []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			errs = append(errs, cleanup[i]())
 		}
-		return db, db.Close, nil
+		return errors.Join(errs...)
 	}
-	dir, err := os.MkdirTemp("", "endpointkit-")
-	if err != nil {
-		return nil, nil, fmt.Errorf("temporary database: %w", err)
+	if dataPath == "" {
+		dir, err := os.MkdirTemp("", "endpointkit-")
+		if err != nil {
+			return nil, fmt.Errorf("temporary database: %w", err)
+		}
+		cleanup = append(cleanup, func() error { return os.RemoveAll(dir) })
+		dataPath = filepath.Join(dir, "events.db")
+		if storePath == "" {
+			storePath = filepath.Join(dir, "store.db")
+		}
 	}
-	db, err = openFile(filepath.Join(dir, "endpointkit.db"))
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
+	if storePath == "" {
+		storePath = storeBeside(dataPath)
 	}
-	return db, func() error { return errors.Join(db.Close(), os.RemoveAll(dir)) }, nil
+	d := &databases{dataPath: dataPath, storePath: storePath, close: closeAll}
+	for _, o := range []struct {
+		dst      **sql.DB
+		path     string
+		readOnly bool
+	}{
+		{&d.data, dataPath, false},
+		{&d.runs, dataPath, true},
+		{&d.store, storePath, false},
+	} {
+		db, err := openFile(o.path, o.readOnly)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		*o.dst = db
+		cleanup = append(cleanup, db.Close)
+	}
+	return d, nil
 }
 
-// openFile opens the SQLite file at path for concurrent use.
-func openFile(path string) (*sql.DB, error) {
+// storeBeside is the default store file of the data file at dataPath:
+// events.db has events-store.db.
+func storeBeside(dataPath string) string {
+	ext := filepath.Ext(dataPath)
+	return strings.TrimSuffix(dataPath, ext) + "-store" + ext
+}
+
+// openFile opens the SQLite file at path for concurrent use; readOnly
+// makes every connection refuse writes (query_only), which needs the file
+// to exist: it is opened read-write first.
+func openFile(path string, readOnly bool) (*sql.DB, error) {
 	// WAL lets runs read while a write commits; the busy timeout makes a
 	// writer wait for another instead of failing; immediate transactions
 	// take the write lock up front, so two read-then-write transactions
 	// cannot deadlock.
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	if readOnly {
+		dsn += "&_pragma=query_only(1)"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -80,27 +131,3 @@ var policy = func() access.Policy {
 	}
 	return p
 }()
-
-// loadDemo loads n demo events for each project when the events table is
-// missing or empty, and returns how many events the first project has. The
-// first project's events are the same on every machine (demoSeed), so that
-// the printed session's answers are; each other project gets events of its
-// own.
-func loadDemo(ctx context.Context, db *sql.DB, n int, projects []string) (count int, loaded bool, err error) {
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE project_id = ?", projects[0]).Scan(&count); err == nil && count > 0 {
-		return count, false, nil
-	}
-	// The table is created even for -demo-events 0, so that the session
-	// works (with empty answers).
-	for _, stmt := range strings.Split(demo.Schema, ";") {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return 0, false, fmt.Errorf("demo: create schema: %w", err)
-		}
-	}
-	for i, p := range projects {
-		if err := demo.Insert(ctx, db, engine.SQLite, p, n, demoSeed+uint64(i)); err != nil {
-			return 0, false, err
-		}
-	}
-	return n, true, nil
-}

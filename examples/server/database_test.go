@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,20 +16,21 @@ import (
 func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		ctx := context.Background()
-		db, closeDB, err := openDB(path)
+		dbs, err := openDatabases(path, "")
 		require.NoError(t, err)
+		db, closeDB := dbs.data, dbs.close
 
-		n, loaded, err := loadDemo(ctx, db, 0, []string{"1"})
+		n, loaded, err := loadEvents(ctx, sqliteBackend(db), 0, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 		assert.True(t, loaded, "an empty table is created")
 
-		n, loaded, err = loadDemo(ctx, db, 500, []string{"1"})
+		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 500, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n)
 		assert.True(t, loaded, "an empty table is filled")
 
-		n, loaded, err = loadDemo(ctx, db, 800, []string{"1"})
+		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 800, []string{"1"})
 		require.NoError(t, err)
 		assert.Equal(t, 500, n, "a filled table is left as it is")
 		assert.False(t, loaded)
@@ -44,10 +48,11 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 // long one to end.
 func TestShortRunPassesLongOne(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
-		db, closeDB, err := openDB(path)
+		dbs, err := openDatabases(path, "")
 		require.NoError(t, err)
+		db, closeDB := dbs.data, dbs.close
 		ctx := context.Background()
-		_, _, err = loadDemo(ctx, db, 100, []string{"1"})
+		_, _, err = loadEvents(ctx, sqliteBackend(db), 100, []string{"1"})
 		require.NoError(t, err)
 
 		// An endless query, held open after its first row.
@@ -72,8 +77,9 @@ func TestShortRunPassesLongOne(t *testing.T) {
 // TestTemporaryDatabaseIsDeleted: closing the temporary database removes
 // its directory.
 func TestTemporaryDatabaseIsDeleted(t *testing.T) {
-	db, closeDB, err := openDB("")
+	dbs, err := openDatabases("", "")
 	require.NoError(t, err)
+	db, closeDB := dbs.data, dbs.close
 	var file string
 	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
 	require.FileExists(t, file)
@@ -82,4 +88,56 @@ func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 	assert.Equal(t, "wal", mode)
 	require.NoError(t, closeDB())
 	assert.NoDirExists(t, filepath.Dir(file))
+}
+
+// TestDatabasesApart: the store is a file of its own, beside the data
+// file, and the run pool on the data file refuses writes while the data
+// pool takes them.
+func TestDatabasesApart(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "events.db")
+	dbs, err := openDatabases(data, "")
+	require.NoError(t, err)
+	defer dbs.close()
+	var file string
+	require.NoError(t, dbs.store.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
+	assert.Equal(t, filepath.Join(filepath.Dir(data), "events-store.db"), file)
+	_, err = dbs.data.Exec("CREATE TABLE t (x INTEGER)")
+	require.NoError(t, err)
+	_, err = dbs.runs.Exec("INSERT INTO t VALUES (1)")
+	require.ErrorContains(t, err, "readonly", "the run pool writes")
+	var n int
+	require.NoError(t, dbs.runs.QueryRow("SELECT count(*) FROM t").Scan(&n))
+	_, err = dbs.data.Exec("INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+}
+
+// TestStoreWritesDuringRefresh: while a refresh holds the data file's one
+// write lock (its CREATE TABLE ... AS runs for as long as the pre-compute
+// query), store writes and runs complete at once. In one file they waited
+// for the busy timeout and failed.
+func TestStoreWritesDuringRefresh(t *testing.T) {
+	dbs, err := openDatabases("", "")
+	require.NoError(t, err)
+	defer dbs.close()
+	ctx := context.Background()
+	_, _, err = loadEvents(ctx, sqliteBackend(dbs.data), 100, []string{"1"})
+	require.NoError(t, err)
+	refresh, err := dbs.data.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock
+	require.NoError(t, err)
+	_, err = refresh.Exec("CREATE TABLE endpointkit_mat_x_v1_next AS SELECT * FROM events")
+	require.NoError(t, err)
+	defer refresh.Rollback()
+
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = dbs.store.ExecContext(wctx, "CREATE TABLE written (x INTEGER)")
+	require.NoError(t, err, "a store write waited for the refresh")
+	var n int
+	require.NoError(t, dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n))
+	assert.Equal(t, 100, n)
+}
+
+// sqliteBackend is a backend on db, for loadEvents.
+func sqliteBackend(db *sql.DB) *backend {
+	return &backend{engine: engine.SQLite, exec: sqlexec.New(db, engine.SQLite)}
 }

@@ -7,10 +7,11 @@
 //	    [-project-concurrency 3] [-project-runs-per-minute 240] [-project-runs-per-hour 2400] [-global-concurrency 64]
 //	    [-cache-bytes 67108864]
 //
-// On start it prints an API key and a curl session to paste into a shell.
-// It keeps answers in a result cache in memory, logs runs in the database,
-// refreshes materialized endpoints with the Service's scheduler, and serves
-// Prometheus metrics at /metrics.
+// It serves the editor page (package editor) at /, the API under /api/ and
+// Prometheus metrics at /metrics. On start it prints the editor's address,
+// an API key and a curl session to paste into a shell. It keeps answers in
+// a result cache in memory, logs runs in the store, and refreshes
+// materialized endpoints with the Service's scheduler.
 // SIGINT or SIGTERM shuts it down gracefully.
 package main
 

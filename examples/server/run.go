@@ -16,11 +16,9 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
-	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
 
@@ -32,9 +30,14 @@ const shutdownTimeout = 10 * time.Second
 // endpoints that are due; a saved endpoint is refreshed at once anyway.
 const scheduleInterval = 30 * time.Second
 
-// runTimeout bounds each endpoint run, so that a runaway query answers 504
-// instead of holding a connection for ever.
-const runTimeout = 30 * time.Second
+// withMetrics serves Prometheus metrics of registry at /metrics, and the
+// rest with next.
+func withMetrics(next http.Handler, registry *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	mux.Handle("/", next)
+	return mux
+}
 
 // run is the whole server: it parses args, opens the database, loads demo
 // data, serves the API and prints how to use it to stdout, until ctx is
@@ -53,16 +56,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("-api-key for project %s: %w", g.project, err)
 		}
 	}
-	db, closeDB, err := openDB(cfg.dbPath)
+	b, err := openBackend(cfg)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
+	defer b.close()
 
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
-	count, loaded, err := loadDemo(ctx, db, cfg.demoEvents, cfg.projects())
+	count, loaded, err := loadEvents(ctx, b, cfg.demoEvents, cfg.projects())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: a stop asked for, not a failure
@@ -70,10 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	store, err := sqlstore.New(db, engine.SQLite)
-	if err != nil {
-		return err
-	}
+	store := b.store
 	if err := store.Migrate(ctx); err != nil {
 		return err
 	}
@@ -86,12 +86,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	svcCfg := endpoint.Config{
-		Endpoints:  store.Endpoints(),
-		Variables:  store.Variables(),
-		Executor:   sqlexec.New(db, engine.SQLite),
-		Access:     policy,
-		RunTimeout: runTimeout,
-		// The run log is kept in the database, so it survives restarts.
+		Endpoints:      store.Endpoints(),
+		Variables:      store.Variables(),
+		Executor:       b.exec,
+		Access:         policy,
+		RunTimeout:     cfg.runTimeout,
+		RefreshTimeout: cfg.refreshTimeout,
+		MaxRefreshes:   cfg.maxRefreshes,
+		// The run log is kept in the store, so it survives restarts.
 		RunLog:           store.RunLog(sqlstore.RunLogOptions{}),
 		Observer:         endpoint.MultiObserver(endpoint.SlogObserver{Logger: logger}, counters),
 		ScheduleInterval: scheduleInterval,
@@ -103,8 +105,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// Tables a stopped process left mid-refresh, or of endpoints deleted
+	// while their drop could not run, serve nothing: drop them.
+	if n, err := svc.RemoveOrphans(ctx); err != nil {
+		fmt.Fprintf(stderr, "materialization: removing orphaned tables: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "materialization: dropped %d orphaned table(s)\n", n)
+	}
 	// Materialized endpoints are refreshed in the background until the
-	// server stops; the scheduler is waited for, so no refresh outlives db.
+	// server stops; the scheduler is waited for, so no refresh outlives the
+	// databases.
 	sctx, stopSchedule := context.WithCancel(ctx)
 	scheduled := make(chan struct{})
 	go func() { defer close(scheduled); _ = svc.Schedule(sctx) }()
@@ -121,16 +131,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := tokenKeys.Add("", "default", []byte(cfg.embedSecret)); err != nil {
 		return fmt.Errorf("-embed-secret: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	mux.Handle("/", httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
-		httpapi.WithLimiter(limiter),
-		httpapi.WithLogger(logger)))
 	srv := &http.Server{
-		Handler:           mux,
+		Handler: withMetrics(withEditor(httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
+			httpapi.WithLimiter(limiter),
+			httpapi.WithLogger(logger)), cfg), registry),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      runTimeout + 30*time.Second,
+		WriteTimeout:      max(cfg.runTimeout, 0) + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
 	served := make(chan error, 1)
@@ -138,6 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	base := "http://" + ln.Addr().String()
 	printBanner(stdout, cfg, base, count, loaded)
+	printEditor(stdout, base)
 	printEmbed(stdout, cfg, base)
 	printSession(stdout, cfg, base)
 

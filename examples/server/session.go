@@ -58,7 +58,7 @@ var sessionSteps = []step{
 func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) {
 	where := "temporary (deleted at exit; -db FILE keeps it)"
 	if cfg.dbPath != "" {
-		where = cfg.dbPath
+		where = cfg.dbPath + " (store: " + storeFile(cfg) + ")"
 	}
 	fmt.Fprintf(w, "endpointkit example server on %s\n", base)
 	fmt.Fprintf(w, "  database:    %s\n", where)
@@ -141,4 +141,12 @@ func printSession(w io.Writer, cfg config, base string) {
 // shellQuote makes s one single-quoted POSIX shell word.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// storeFile is the store's file of a configuration with -db.
+func storeFile(cfg config) string {
+	if cfg.storePath != "" {
+		return cfg.storePath
+	}
+	return storeBeside(cfg.dbPath)
 }

@@ -1,8 +1,8 @@
 WITH `e` AS (
-  SELECT `distinct_id` AS `actor`, COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') AS `b0`, `timestamp` AS `ts`, DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `period`,
+  SELECT `distinct_id` AS `actor`, CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) ELSE '' END AS BINARY) AS `b0`, `timestamp` AS `ts`, DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `period`,
     CASE WHEN `event` = ? THEN 1 ELSE 0 END AS `is_target`, CASE WHEN `event` = ? THEN 1 ELSE 0 END AS `is_return`
   FROM `events`
-  WHERE `event` IN (?, ?) AND COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') IN (?)
+  WHERE `event` IN (?, ?) AND CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) ELSE '' END AS BINARY) IN (?)
 ),
 `starts` AS (
   SELECT `actor`, `b0`, DATE_FORMAT(DATE_SUB(`first_ts`, INTERVAL WEEKDAY(`first_ts`) DAY), '%Y-%m-%d 00:00:00') AS `cohort`
@@ -18,4 +18,4 @@ SELECT `s`.`b0`, `s`.`cohort`, `r`.`period`, count(*)
 FROM `starts` AS `s` JOIN `returns` AS `r` ON `r`.`actor` = `s`.`actor` AND `r`.`b0` = `s`.`b0`
 WHERE `r`.`period` > `s`.`cohort`
 GROUP BY `s`.`cohort`, `r`.`period`, `s`.`b0`
--- args: "$.\"$browser\"" "signed_up" "$pageview" "signed_up" "$pageview" "$.\"plan\"" "enterprise" "2025-03-31 00:00:00" "2025-06-01 00:00:00" "2025-03-31 00:00:00" "2025-06-01 00:00:00"
+-- args: "$.\"$browser\"" "$.\"$browser\"" "signed_up" "$pageview" "signed_up" "$pageview" "$.\"plan\"" "$.\"plan\"" "enterprise" "2025-03-31 00:00:00" "2025-06-01 00:00:00" "2025-03-31 00:00:00" "2025-06-01 00:00:00"

@@ -1,8 +1,8 @@
 WITH "e" AS MATERIALIZED (
-  SELECT "distinct_id" AS "actor", COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') AS "b0", "timestamp" AS "ts", strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') AS "period",
+  SELECT "distinct_id" AS "actor", (CASE json_type("properties", ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') END) AS "b0", "timestamp" AS "ts", strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') AS "period",
     CASE WHEN "event" = ? THEN 1 ELSE 0 END AS "is_target", CASE WHEN "event" = ? THEN 1 ELSE 0 END AS "is_return"
   FROM "events"
-  WHERE "event" IN (?, ?) AND COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') IN (?)
+  WHERE "event" IN (?, ?) AND (CASE json_type("properties", ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') END) IN (?)
 ),
 "starts" AS MATERIALIZED (
   SELECT "actor", "b0", strftime('%Y-%m-%d 00:00:00', "first_ts", 'weekday 0', '-6 days') AS "cohort"
@@ -18,4 +18,4 @@ SELECT "s"."b0", "s"."cohort", "r"."period", count(*)
 FROM "starts" AS "s" JOIN "returns" AS "r" ON "r"."actor" = "s"."actor" AND "r"."b0" = "s"."b0"
 WHERE "r"."period" > "s"."cohort"
 GROUP BY "s"."cohort", "r"."period", "s"."b0"
--- args: "$.\"$browser\"" "signed_up" "$pageview" "signed_up" "$pageview" "$.\"plan\"" "enterprise" "2025-03-31 00:00:00" "2025-06-01 00:00:00" "2025-03-31 00:00:00" "2025-06-01 00:00:00"
+-- args: "$.\"$browser\"" "$.\"$browser\"" "signed_up" "$pageview" "signed_up" "$pageview" "$.\"plan\"" "$.\"plan\"" "enterprise" "2025-03-31 00:00:00" "2025-06-01 00:00:00" "2025-03-31 00:00:00" "2025-06-01 00:00:00"

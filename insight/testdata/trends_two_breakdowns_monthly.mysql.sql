@@ -1,6 +1,6 @@
 SELECT 0 AS `series`, `bucket`, `b0`, `b1`, sum(`v`) AS `value`
-FROM (SELECT DATE_FORMAT(`timestamp`, '%Y-%m-01 00:00:00') AS `bucket`, COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') AS `b0`, COALESCE(JSON_UNQUOTE(JSON_EXTRACT(`properties`, ?)), '') AS `b1`, (CASE WHEN JSON_TYPE(JSON_EXTRACT(`properties`, ?)) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(`properties`, ?) AS DOUBLE) END) AS `v`
+FROM (SELECT DATE_FORMAT(`timestamp`, '%Y-%m-01 00:00:00') AS `bucket`, CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) ELSE '' END AS BINARY) AS `b0`, CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) ELSE '' END AS BINARY) AS `b1`, (CASE WHEN JSON_TYPE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') THEN CAST(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?) AS DOUBLE) END) AS `v`
   FROM `events`
   WHERE 1 = 1 AND `event` = ? AND `timestamp` >= ? AND `timestamp` < ?) AS `e`
 GROUP BY `bucket`, `b0`, `b1`
--- args: "$.\"$browser\"" "$.\"country\"" "$.\"amount\"" "$.\"amount\"" "purchase" "2025-03-01 00:00:00" "2025-06-01 00:00:00"
+-- args: "$.\"$browser\"" "$.\"$browser\"" "$.\"country\"" "$.\"country\"" "$.\"amount\"" "$.\"amount\"" "purchase" "2025-03-01 00:00:00" "2025-06-01 00:00:00"

@@ -480,12 +480,20 @@ func testNoAliasing(t *testing.T, s variable.Store) {
 	check("the caller modified what it passed to Update")
 }
 
-func testConcurrent(t *testing.T, s variable.Store) {
-	ctx := context.Background()
-	const workers = 8
-	const perWorker = 10
+// concurrentWorkers is how many goroutines the concurrency tests run.
+const concurrentWorkers = 8
 
-	// Distinct records created and read back from many goroutines.
+func testConcurrent(t *testing.T, s variable.Store) {
+	testConcurrentRecords(t, s)
+	testRacingCreates(t, s)
+}
+
+// testConcurrentRecords creates, reads and updates distinct records from
+// many goroutines: every record must be there, updated.
+func testConcurrentRecords(t *testing.T, s variable.Store) {
+	ctx := context.Background()
+	const workers = concurrentWorkers
+	const perWorker = 10
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*perWorker*4)
 	for w := 0; w < workers; w++ {
@@ -493,24 +501,7 @@ func testConcurrent(t *testing.T, s variable.Store) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < perWorker; i++ {
-				v := variable.Variable{
-					ID: uuid.NewString(), Name: "v", CodeName: fmt.Sprintf("w%d_%d", w, i),
-					Type: variable.List, Values: []string{"x", "y"}, DefaultValue: "x",
-				}
-				if err := s.Create(ctx, projectA, v); err != nil {
-					errs <- fmt.Errorf("Create %s: %w", v.CodeName, err)
-					continue
-				}
-				if _, err := s.Get(ctx, projectA, v.ID); err != nil {
-					errs <- fmt.Errorf("Get %s: %w", v.CodeName, err)
-				}
-				if _, err := s.List(ctx, projectA); err != nil {
-					errs <- fmt.Errorf("List: %w", err)
-				}
-				v.Name = "updated"
-				if err := s.Update(ctx, projectA, v); err != nil {
-					errs <- fmt.Errorf("Update %s: %w", v.CodeName, err)
-				}
+				createReadUpdate(ctx, s, fmt.Sprintf("w%d_%d", w, i), errs)
 			}
 		}(w)
 	}
@@ -531,19 +522,48 @@ func testConcurrent(t *testing.T, s variable.Store) {
 			t.Errorf("%s: Name = %q, want the concurrent update", v.CodeName, v.Name)
 		}
 	}
+}
 
-	// Racing creates of one code name: exactly one wins.
+// createReadUpdate creates a record of codeName in projectA, gets it, lists
+// the project and renames the record to "updated", sending each failure to
+// errs.
+func createReadUpdate(ctx context.Context, s variable.Store, codeName string, errs chan<- error) {
+	v := variable.Variable{
+		ID: uuid.NewString(), Name: "v", CodeName: codeName,
+		Type: variable.List, Values: []string{"x", "y"}, DefaultValue: "x",
+	}
+	if err := s.Create(ctx, projectA, v); err != nil {
+		errs <- fmt.Errorf("Create %s: %w", v.CodeName, err)
+		return
+	}
+	if _, err := s.Get(ctx, projectA, v.ID); err != nil {
+		errs <- fmt.Errorf("Get %s: %w", v.CodeName, err)
+	}
+	if _, err := s.List(ctx, projectA); err != nil {
+		errs <- fmt.Errorf("List: %w", err)
+	}
+	v.Name = "updated"
+	if err := s.Update(ctx, projectA, v); err != nil {
+		errs <- fmt.Errorf("Update %s: %w", v.CodeName, err)
+	}
+}
+
+// testRacingCreates races creates of one code name: exactly one wins, the
+// others conflict.
+func testRacingCreates(t *testing.T, s variable.Store) {
+	ctx := context.Background()
+	const workers = concurrentWorkers
 	var wins, conflicts, others int
 	var mu sync.Mutex
-	var wg2 sync.WaitGroup
+	var wg sync.WaitGroup
 	contenders := make([]variable.Variable, workers)
 	for w := range contenders {
 		contenders[w] = record(t, "contested")
 	}
 	for _, c := range contenders {
-		wg2.Add(1)
+		wg.Add(1)
 		go func() {
-			defer wg2.Done()
+			defer wg.Done()
 			err := s.Create(ctx, projectB, c)
 			mu.Lock()
 			defer mu.Unlock()
@@ -558,7 +578,7 @@ func testConcurrent(t *testing.T, s variable.Store) {
 			}
 		}()
 	}
-	wg2.Wait()
+	wg.Wait()
 	if wins != 1 || conflicts != workers-1 {
 		t.Errorf("racing creates of one code_name: %d succeeded, %d conflicted, %d failed otherwise; want 1 and %d", wins, conflicts, others, workers-1)
 	}

@@ -1,1 +1,1 @@
-SELECT `_k0` AS `event`, coalesce(sum(`_a0`), 0) AS `n` FROM `stored` WHERE `date_from` >= {p1:DateTime('UTC')} GROUP BY `_k0`
+SELECT `_k0` AS `event`, coalesce(sum(`_a0`), 0) AS `n` FROM `stored` WHERE `date_from` >= {p1:String} GROUP BY `_k0`

@@ -1,0 +1,85 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+var (
+	shared     *Executor
+	sharedErr  error
+	sharedOnce sync.Once
+)
+
+// executor returns the process's one chDB (in memory), kept open: chDB runs
+// one engine per process and should not be restarted.
+func executor(t testing.TB) *Executor {
+	t.Helper()
+	sharedOnce.Do(func() { shared, sharedErr = Open("") })
+	require.NoError(t, sharedErr)
+	return shared
+}
+
+func TestConformance(t *testing.T) {
+	executortest.Run(t, func(t *testing.T) endpoint.Executor { return executor(t) })
+}
+
+// FuzzParamRoundTrip: every string bound as a parameter reads back as
+// itself, whatever bytes it holds.
+func FuzzParamRoundTrip(f *testing.F) {
+	for _, s := range []string{"", "plain", `a\b`, "it's", "tab\tnl\nr\r", "nul\x00byte", `\'`, "{p1:String}", "é ’ 🙂", "\\N", "\b\f\v\a"} {
+		f.Add(s)
+	}
+	x := executor(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			t.Skip("the executor binds text")
+		}
+		res, err := x.Query(context.Background(), "SELECT {p1:String} AS v, length({p1:String}) AS n", []any{s})
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, s, res.Rows[0][0], "%q", s)
+		require.EqualValues(t, len(s), res.Rows[0][1])
+	})
+}
+
+// TestReadStatistics: a query reports what the engine read, as a run's
+// statistics show it.
+func TestReadStatistics(t *testing.T) {
+	res, err := executor(t).Query(context.Background(), "SELECT count() AS n FROM numbers(12345)", nil)
+	require.NoError(t, err)
+	require.NotNil(t, res.RowsRead)
+	require.NotNil(t, res.BytesRead)
+	require.EqualValues(t, 12345, *res.RowsRead)
+	require.EqualValues(t, 12345*8, *res.BytesRead)
+}
+
+// TestRunStatistics: a run on ClickHouse answers rows_read and bytes_read
+// as the engine counted them, where SQLite answers null; a cached answer
+// keeps them.
+func TestRunStatistics(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x,
+		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
+	require.NoError(t, err)
+	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
+	require.NoError(t, err)
+	for _, cached := range []bool{false, true} {
+		res, err := svc.Run(ctx, "1", "numbers", endpoint.RunRequest{})
+		require.NoError(t, err)
+		require.Equal(t, cached, res.IsCached)
+		require.NotNil(t, res.Statistics.RowsRead)
+		require.EqualValues(t, 5000, *res.Statistics.RowsRead)
+		require.EqualValues(t, 5000*8, *res.Statistics.BytesRead)
+	}
+}

@@ -1,0 +1,174 @@
+// Package chexec is an endpoint.Executor on a ClickHouse server or cluster
+// through github.com/ClickHouse/clickhouse-go/v2 (the native protocol), in
+// a package of its own so that hosts not on ClickHouse never link it.
+//
+// Values never enter the SQL text: the engine writes ClickHouse's typed
+// query parameters ({p1:String}, {p2:Int64}, ...) and the executor sends
+// the arguments as the query's parameters p1, p2, ... (clickhouse-go's
+// WithParameters), each in ClickHouse's parameter text format. Every
+// statement carries its settings: those of the Executor, max_execution_time
+// from the context's deadline, and readonly = 2 for queries (no writes,
+// settings still allowed).
+package chexec
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/chparam"
+)
+
+// Executor runs endpoint queries on ClickHouse. It is safe for concurrent
+// use, as a clickhouse-go connection pool is.
+type Executor struct {
+	conn     driver.Conn
+	settings map[string]any
+}
+
+var _ endpoint.Executor = (*Executor)(nil)
+
+// Open connects to the servers of opts (a cluster is an address list:
+// clickhouse-go spreads connections over it) and returns an Executor that
+// sends settings with every statement.
+func Open(opts *clickhouse.Options, settings map[string]any) (*Executor, error) {
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("chexec: %w", err)
+	}
+	return New(conn, settings), nil
+}
+
+// New returns an Executor over an open connection.
+func New(conn driver.Conn, settings map[string]any) *Executor {
+	return &Executor{conn: conn, settings: settings}
+}
+
+// Close closes the connection.
+func (x *Executor) Close() error { return x.conn.Close() }
+
+// Engine implements endpoint.Executor.
+func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
+
+// Request is what the executor sends for one statement: the SQL as the
+// Service rendered it, the parameters by name in ClickHouse's text format,
+// and the settings.
+type Request struct {
+	Query      string
+	Parameters map[string]string
+	Settings   map[string]any
+}
+
+// Request returns what the executor sends for query and args under ctx:
+// the arguments as parameters p1, p2, ..., the Executor's settings, the
+// context's remaining time as max_execution_time (whole seconds, at least
+// 1), and readonly = 2 when the statement is a query (read).
+func (x *Executor) Request(ctx context.Context, query string, args []any, read bool) (Request, error) {
+	r := Request{Query: query, Parameters: make(map[string]string, len(args)), Settings: make(map[string]any, len(x.settings)+2)}
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			return Request{}, fmt.Errorf("chexec: argument %d is %T; the ClickHouse engine binds text", i+1, a)
+		}
+		r.Parameters[engine.ClickHouse.ArgName(i+1)] = chparam.Escape(s)
+	}
+	for k, v := range x.settings {
+		r.Settings[k] = v
+	}
+	if d, ok := ctx.Deadline(); ok {
+		r.Settings["max_execution_time"] = int(math.Max(1, math.Ceil(time.Until(d).Seconds())))
+	}
+	if read {
+		r.Settings["readonly"] = 2
+	}
+	return r, nil
+}
+
+func (r Request) context(ctx context.Context) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithParameters(r.Parameters), clickhouse.WithSettings(r.Settings))
+}
+
+// Query implements endpoint.Executor. Integers come back as int64, floats
+// as float64, text as string, date-times as time.Time and NULL as nil;
+// Types are ClickHouse's type names.
+func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
+	r, err := x.Request(ctx, query, args, true)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.conn.Query(r.context(ctx), query)
+	if err != nil {
+		return nil, fmt.Errorf("chexec: query: %w", err)
+	}
+	defer rows.Close()
+	cts := rows.ColumnTypes()
+	res := &endpoint.Result{Columns: rows.Columns(), Types: make([]string, len(cts)), Rows: [][]any{}}
+	for i, ct := range cts {
+		res.Types[i] = ct.DatabaseTypeName()
+	}
+	for rows.Next() {
+		dest := make([]any, len(cts))
+		for i, ct := range cts {
+			dest[i] = reflect.New(ct.ScanType()).Interface()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("chexec: scan: %w", err)
+		}
+		row := make([]any, len(dest))
+		for i, d := range dest {
+			row[i] = plain(reflect.ValueOf(d).Elem())
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chexec: rows: %w", err)
+	}
+	return res, ctx.Err()
+}
+
+// plain turns a scanned value into int64, float64, string, bool, time.Time
+// or nil, as the other executors answer.
+func plain(v reflect.Value) any {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if u := v.Uint(); u <= math.MaxInt64 {
+			return int64(u)
+		}
+		return strconv.FormatUint(v.Uint(), 10)
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return v.Bool()
+	}
+	return v.Interface()
+}
+
+// Exec implements endpoint.Executor.
+func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
+	r, err := x.Request(ctx, query, args, false)
+	if err != nil {
+		return err
+	}
+	if err := x.conn.Exec(r.context(ctx), query); err != nil {
+		return fmt.Errorf("chexec: exec: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package chexec
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// TestRequestGolden: what the executor sends for a rendered endpoint query:
+// the SQL with typed markers only, each value as a parameter in the text
+// format (hostile ones included), the settings, the time limit and
+// readonly for queries.
+func TestRequestGolden(t *testing.T) {
+	tpl, err := placeholder.Compile("SELECT count() FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND n < {variables.n} AND country IN {variables.c}")
+	require.NoError(t, err)
+	query, args, err := tpl.Render(engine.ClickHouse, map[string]any{
+		"event": "it's\t\\ \n", "from": variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true},
+		"n": int64(7), "c": []string{"FR", "DE"},
+	})
+	require.NoError(t, err)
+	x := New(nil, map[string]any{"max_threads": 4})
+	ctx, cancel := context.WithTimeout(context.Background(), 29500*time.Millisecond)
+	defer cancel()
+	r, err := x.Request(ctx, query, args, true)
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
+	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
+	assert.Equal(t, map[string]any{"max_threads": 4, "max_execution_time": 30, "readonly": 2}, r.Settings)
+
+	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"max_threads": 4}, w.Settings, "writes are not read-only and have no deadline here")
+	_, err = x.Request(context.Background(), "SELECT 1", []any{1}, true)
+	assert.Error(t, err, "only text arguments: the engine binds text")
+}
+
+// TestConformance runs the executor suite on the server that
+// ENDPOINTKIT_TEST_CLICKHOUSE names (host:port of the native protocol).
+func TestConformance(t *testing.T) {
+	addr := os.Getenv("ENDPOINTKIT_TEST_CLICKHOUSE")
+	if addr == "" {
+		t.Skip("ENDPOINTKIT_TEST_CLICKHOUSE is not set (host:port of a ClickHouse server's native protocol); the ClickHouse engine is tested in CI through chDB (go test -tags chdb ./endpoint/chdb)")
+	}
+	x, err := Open(&clickhouse.Options{Addr: []string{addr}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { x.Close() })
+	executortest.Run(t, func(*testing.T) endpoint.Executor { return x })
+}

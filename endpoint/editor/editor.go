@@ -1,0 +1,149 @@
+// Package editor serves the endpoint editor: one page of static HTML, CSS
+// and plain JavaScript, embedded in the binary (no CDN, no build step; it
+// works offline), where a person writes a query with {variables.x}
+// placeholders, adds the variables, runs the query with test values, sees
+// the rows (or a Trends chart), whether it could be materialized, and saves
+// it as an endpoint; then lists the saved endpoints and runs them.
+//
+// The page talks to the HTTP API of package httpapi with the user's API
+// key, which it asks for once and keeps in the tab's sessionStorage only.
+// Serve it beside the API, on the same origin:
+//
+//	mux.Handle("/analytics/", httpapi.New(svc, keys, httpapi.WithPrefix("/analytics")))
+//	mux.Handle("/editor/", http.StripPrefix("/editor", editor.New(editor.WithAPI("/analytics"))))
+//
+// The handler serves the page at "/" and its two assets beside it, so that
+// a host mounts it at any path with http.StripPrefix (or at the root as it
+// is). Its answers carry a Content-Security-Policy that lets the page run
+// only its own script and reach only the API, so that a script injected
+// into the page's data could neither run nor send the key elsewhere.
+package editor
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+//go:embed static
+var static embed.FS
+
+// Option changes how New builds the page.
+type Option func(*config)
+
+type config struct {
+	api     string
+	project string
+}
+
+// WithAPI tells the page where the HTTP API is: the prefix given to
+// httpapi.WithPrefix ("/analytics"), or an absolute URL of another origin
+// ("https://api.example.com/analytics"; that origin must then allow the
+// page's origin by CORS). The default, "", is the API at the root of the
+// page's own origin.
+func WithAPI(prefix string) Option {
+	return func(c *config) { c.api = strings.TrimSuffix(prefix, "/") }
+}
+
+// WithProject sets the project id the page proposes when it asks for the
+// API key (the user may change it); the default is "1".
+func WithProject(id string) Option {
+	return func(c *config) { c.project = id }
+}
+
+// asset is one file the handler serves, ready to write.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+type handler struct {
+	assets map[string]asset
+	csp    string
+}
+
+// New returns the handler of the editor page. It serves GET and HEAD of
+// "/" (the page) and of "/app.js" and "/style.css"; anything else is a
+// 404 or a 405.
+func New(opts ...Option) http.Handler {
+	cfg := config{project: "1"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	page, err := renderPage(cfg)
+	if err != nil {
+		// The template is embedded and its data are strings: a failure
+		// is a defect of this package, found by its tests.
+		panic("editor: " + err.Error())
+	}
+	h := &handler{assets: map[string]asset{"/": newAsset(page, "text/html; charset=utf-8")}, csp: policy(cfg.api)}
+	for name, ct := range map[string]string{"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"} {
+		b, err := static.ReadFile("static/" + name)
+		if err != nil {
+			panic("editor: " + err.Error())
+		}
+		h.assets["/"+name] = newAsset(b, ct)
+	}
+	return h
+}
+
+func newAsset(b []byte, contentType string) asset {
+	sum := sha256.Sum256(b)
+	return asset{body: b, contentType: contentType, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+}
+
+// renderPage fills the page's settings into index.html.
+func renderPage(cfg config) ([]byte, error) {
+	t, err := template.ParseFS(static, "static/index.html")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, struct{ API, Project string }{cfg.api, cfg.project}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// policy is the Content-Security-Policy of every answer: the page's own
+// script and style only, no inline code, and requests to its own origin
+// and the API's.
+func policy(api string) string {
+	connect := "'self'"
+	if u, err := url.Parse(api); err == nil && u.Scheme != "" && u.Host != "" {
+		connect += " " + u.Scheme + "://" + u.Host
+	}
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src " + connect +
+		"; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a, ok := h.assets[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, fmt.Sprintf("method %s not allowed", r.Method), http.StatusMethodNotAllowed)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", a.contentType)
+	hd.Set("Content-Security-Policy", h.csp)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	// Revalidated on every load, so that a new version of the library
+	// is never mixed with a cached script of the old one.
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("ETag", a.etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+}

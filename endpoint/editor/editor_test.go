@@ -1,0 +1,147 @@
+package editor_test
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint/editor"
+)
+
+func get(t *testing.T, h http.Handler, method, path string, header http.Header) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+func body(t *testing.T, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestServesThePageAndItsAssets: the page at "/", its script and style
+// beside it, each with its type and the security headers; nothing else.
+func TestServesThePageAndItsAssets(t *testing.T) {
+	h := editor.New(editor.WithAPI("/analytics/"), editor.WithProject("42"))
+	for _, tc := range []struct{ path, ctype, contains string }{
+		{"/", "text/html; charset=utf-8", `<meta name="endpointkit-api" content="/analytics">`},
+		{"/app.js", "text/javascript; charset=utf-8", "scanPlaceholders"},
+		{"/style.css", "text/css; charset=utf-8", "svg.chart"},
+	} {
+		res := get(t, h, "GET", tc.path, nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, tc.path)
+		assert.Equal(t, tc.ctype, res.Header.Get("Content-Type"), tc.path)
+		assert.Contains(t, body(t, res), tc.contains, tc.path)
+		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), tc.path)
+		assert.Equal(t, "no-referrer", res.Header.Get("Referrer-Policy"), tc.path)
+		assert.Equal(t, "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
+			res.Header.Get("Content-Security-Policy"), tc.path)
+		etag := res.Header.Get("ETag")
+		require.NotEmpty(t, etag, tc.path)
+		again := get(t, h, "GET", tc.path, http.Header{"If-None-Match": {etag}})
+		assert.Equal(t, http.StatusNotModified, again.StatusCode, "%s is revalidated by its ETag", tc.path)
+	}
+	assert.Contains(t, body(t, get(t, h, "GET", "/", nil)), `<meta name="endpointkit-project" content="42">`)
+	for _, path := range []string{"/index.html", "/static/app.js", "/app.js/", "/nope", "/x/"} {
+		assert.Equal(t, http.StatusNotFound, get(t, h, "GET", path, nil).StatusCode, path)
+	}
+	res := get(t, h, "POST", "/", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+	assert.Equal(t, "GET, HEAD", res.Header.Get("Allow"))
+	head := get(t, h, "HEAD", "/app.js", nil)
+	assert.Equal(t, http.StatusOK, head.StatusCode)
+	assert.Empty(t, body(t, head))
+}
+
+// TestSettingsAreEscaped: the settings enter the page as attribute text,
+// never as markup.
+func TestSettingsAreEscaped(t *testing.T) {
+	h := editor.New(editor.WithAPI(`/a"><script>alert(1)</script>`), editor.WithProject(`"><b>`))
+	page := body(t, get(t, h, "GET", "/", nil))
+	assert.NotContains(t, page, "<script>alert(1)</script>")
+	assert.NotContains(t, page, `"><b>`)
+	assert.Contains(t, page, `content="/a&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`)
+}
+
+// TestAbsoluteAPI: an API on another origin is the one other origin the
+// page may reach.
+func TestAbsoluteAPI(t *testing.T) {
+	h := editor.New(editor.WithAPI("https://api.example.com/analytics"))
+	csp := get(t, h, "GET", "/", nil).Header.Get("Content-Security-Policy")
+	assert.Contains(t, csp, "connect-src 'self' https://api.example.com;")
+}
+
+// TestMountedUnderAPath: with http.StripPrefix the page serves at any path
+// of a host's mux, its relative links resolving beside it.
+func TestMountedUnderAPath(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/tools/editor/", http.StripPrefix("/tools/editor", editor.New()))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/tools/editor")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, "the mux redirects to the trailing slash")
+	page := body(t, res)
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"#]+)"`).FindAllStringSubmatch(page, -1) {
+		r, err := http.Get(srv.URL + "/tools/editor/" + m[1])
+		require.NoError(t, err)
+		r.Body.Close()
+		assert.Equal(t, http.StatusOK, r.StatusCode, "link %s", m[1])
+	}
+}
+
+// TestNoRemoteResources: the page works offline: no file of it names
+// another origin (the SVG namespace is a name, not a request).
+func TestNoRemoteResources(t *testing.T) {
+	err := filepath.WalkDir("static", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		text := strings.ReplaceAll(string(b), "http://www.w3.org/2000/svg", "")
+		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
+			assert.NotContains(t, text, bad, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// TestEveryInputHasALabel: each input, select and textarea of the page's
+// markup has a <label for> (the inputs the script adds are checked in the
+// browser tests of examples/server).
+func TestEveryInputHasALabel(t *testing.T) {
+	b, err := os.ReadFile("static/index.html")
+	require.NoError(t, err)
+	page := string(b)
+	labelled := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<label[^>]*\bfor="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		labelled[m[1]] = true
+	}
+	controls := regexp.MustCompile(`<(?:input|select|textarea)\b[^>]*\bid="([^"]+)"`).FindAllStringSubmatch(page, -1)
+	require.NotEmpty(t, controls)
+	for _, m := range controls {
+		assert.True(t, labelled[m[1]], "#%s has no <label for>", m[1])
+	}
+	assert.Equal(t, len(controls), len(regexp.MustCompile(`<(?:input|select|textarea)\b`).FindAllString(page, -1)), "every control has an id")
+}

@@ -1,0 +1,220 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
+)
+
+// queryBody is the JSON of POST query/ for a HogQLQuery whose variables,
+// by id, carry the test values of values (an id absent from values is
+// referenced without a value).
+func queryBody(sqlText string, codes map[string]string, values map[string]any) map[string]any {
+	vars := map[string]any{}
+	for id, code := range codes {
+		ref := map[string]any{"variableId": id, "code_name": code}
+		if v, ok := values[id]; ok {
+			ref["value"] = v
+		}
+		vars[id] = ref
+	}
+	return map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": sqlText, "variables": vars}}
+}
+
+const countByEvent = "SELECT count(*) AS n FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}"
+
+// TestQueryRoute: POST query/ runs an unsaved query with test values and
+// defaults, and answers rows, columns, types, placeholders, the values
+// that ran and the materialization verdict; the rows are those of the same
+// query saved and run.
+func TestQueryRoute(t *testing.T) {
+	h := newHarness(t, nil)
+	base := "/api/projects/1"
+	mustStatus(t, http.StatusCreated, h.do("POST", base+"/insight_variables/", keyP1,
+		map[string]any{"id": idEvent, "name": "Event", "type": "String", "default_value": "purchase"}))
+	mustStatus(t, http.StatusCreated, h.do("POST", base+"/insight_variables/", keyP1, dateVar(idFrom, "From")))
+	mustStatus(t, http.StatusCreated, h.do("POST", base+"/insight_variables/", keyP1, dateVar(idTo, "To")))
+	codes := map[string]string{idEvent: "event", idFrom: "from", idTo: "to"}
+	r := h.do("POST", base+"/query/", keyP1, queryBody(countByEvent, codes, map[string]any{idFrom: "2025-04-01", idTo: "2025-05-01"}))
+	mustStatus(t, http.StatusOK, r)
+	assert.Equal(t, []any{"event", "from", "to"}, r.Body["placeholders"])
+	assert.Equal(t, []any{"n"}, r.Body["columns"])
+	assert.Len(t, r.Body["types"], 1)
+	assert.Equal(t, false, r.Body["hasMore"])
+	verdict := r.Body["materialization"].(map[string]any)
+	assert.Equal(t, true, verdict["can_materialize"])
+	assert.Equal(t, []any{}, verdict["reasons"])
+	vars := r.Body["variables"].([]any)
+	require.Len(t, vars, 3)
+	assert.Equal(t, map[string]any{"id": idEvent, "name": "Event", "code_name": "event", "type": "String", "value": "purchase", "source": "default"}, vars[0])
+	assert.Equal(t, "test", vars[1].(map[string]any)["source"])
+
+	// The same query saved and run with the same values gives the same rows.
+	mustStatus(t, http.StatusCreated, h.do("POST", base+"/endpoints/", keyP1, map[string]any{"name": "count_by_event", "query": sqlQuery(countByEvent, codes)}))
+	run := h.do("POST", base+"/endpoints/count_by_event/run/", keyP1, map[string]any{"variables": map[string]any{"event": "purchase", "from": "2025-04-01", "to": "2025-05-01"}})
+	mustStatus(t, http.StatusOK, run)
+	assert.Equal(t, run.Body["results"], r.Body["results"])
+	n, err := r.Body["results"].([]any)[0].([]any)[0].(json.Number).Int64()
+	require.NoError(t, err)
+	assert.Positive(t, n, "the comparison is of a real count")
+
+	// Refusals, in the words of a save and a run.
+	for _, tc := range []struct {
+		name         string
+		body         any
+		status       int
+		detail, attr string
+	}{
+		{"undefined variable", queryBody(countByEvent+" AND distinct_id = {variables.user}", codes, nil), 400, "Query references undefined variable(s): user", "query"},
+		{"bad value", queryBody(countByEvent, codes, map[string]any{idFrom: "last tuesday", idTo: "2025-05-01"}), 400,
+			"Invalid value for variable 'from': expected Date, got \"last tuesday\": not a date; want YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart",
+			"query.variables." + idFrom + ".value"},
+		{"no value and no default", queryBody(countByEvent, codes, map[string]any{idFrom: "2025-04-01"}), 400,
+			"Required variable(s) 'to' not provided: give each a test value, or the variable a default value.", "query.variables." + idTo + ".value"},
+		{"unknown key", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}, "refresh": "force"}`, 400, "Unknown field(s): refresh", "refresh"},
+		{"duplicate key", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1", "query": "SELECT 2"}}`, 400, "", ""},
+		{"no query", `{}`, 400, "This field is required.", "query"},
+		{"a second statement", queryBody("SELECT 1; DROP TABLE events", nil, nil), 400,
+			"Invalid query at line 1, column 9: an endpoint runs a single statement; remove the ';' and what follows it.", "query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do("POST", base+"/query/", keyP1, tc.body)
+			mustStatus(t, tc.status, r)
+			checkErrorBody(t, r)
+			if tc.detail != "" {
+				assert.Equal(t, tc.detail, r.detail())
+				assert.Equal(t, tc.attr, r.Body["attr"])
+			}
+		})
+	}
+
+	// Keys of the project only; a query saves nothing.
+	mustStatus(t, http.StatusForbidden, h.do("POST", "/api/projects/2/query/", keyP1, queryBody("SELECT 1", nil, nil)))
+	mustStatus(t, http.StatusUnauthorized, h.do("POST", base+"/query/", "", queryBody("SELECT 1", nil, nil)))
+	list := h.do("GET", base+"/endpoints/", keyP1, nil)
+	assert.Len(t, list.Body["results"], 1)
+}
+
+// TestQueryRouteInsight: a TrendsQuery runs unsaved with its variables by
+// name, and answers its series.
+func TestQueryRouteInsight(t *testing.T) {
+	h := newHarness(t, nil)
+	body := `{"query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}], "interval": "week",
+		"dateRange": {"date_from": "2025-03-01", "date_to": "2025-05-31"}, "breakdownFilter": {"breakdown": "$browser"}},
+		"variables": {"$browser": "Chrome"}}`
+	r := h.do("POST", "/api/projects/1/query/", keyP1, body)
+	mustStatus(t, http.StatusOK, r)
+	assert.Equal(t, "TrendsQuery", r.Body["kind"])
+	series := r.Body["results"].([]any)
+	require.Len(t, series, 1)
+	s := series[0].(map[string]any)
+	assert.Equal(t, "Chrome", s["label"])
+	assert.NotEmpty(t, s["data"])
+	assert.Len(t, s["labels"], len(s["data"].([]any)))
+	assert.Equal(t, []any{}, r.Body["placeholders"])
+}
+
+// TestQueryRouteSandbox: an unsaved query may read only what its project
+// may read, scoped to its rows.
+func TestQueryRouteSandbox(t *testing.T) {
+	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
+	require.NoError(t, err)
+	env := endpointtest.New(t, endpointtest.WithDemoEvents(200), endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
+		endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil)))
+	status, body := env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"results":[[200]]`)
+	status, body = env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT name FROM endpointkit_endpoints"}}`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	assert.Contains(t, body, `"code":"query_not_allowed"`)
+	assert.Contains(t, body, "endpointkit_endpoints")
+}
+
+// TestQueryRouteRefusesEmbedTokens: a token may run its endpoints, never an
+// unsaved query, which could read anything of the project.
+func TestQueryRouteRefusesEmbedTokens(t *testing.T) {
+	env, signer, _, exec := embedEnv(t)
+	tok, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project,
+		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "purchase"}}, time.Hour)
+	require.NoError(t, err)
+	before := exec.n.Load()
+	status, body, _ := send(t, env, "POST", "/api/projects/1/query/", tok, `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) FROM events"}}`)
+	assert.Equal(t, http.StatusForbidden, status, body)
+	assert.Equal(t, before, exec.n.Load(), "nothing ran")
+	status, body, _ = send(t, env, "POST", "/api/projects/1/endpoints/by_event/run/", tok, `{}`)
+	assert.Equal(t, http.StatusOK, status, body)
+}
+
+// TestQueryRouteRate: a query takes a run slot: it counts toward the
+// project's runs per minute, shared with endpoint runs, and past the limit
+// is answered 429 with Retry-After.
+func TestQueryRouteRate(t *testing.T) {
+	clock := &manualClock{t: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)}
+	l := newLimiter(t, limit.Config{ProjectPerMinute: 2, Now: clock.Now})
+	lh := newLimitHarness(t, newExecutor(openEvents(t, 1)), httpapi.WithLimiter(l))
+	query := func() response {
+		req := httptest.NewRequest("POST", "/api/projects/1/query/", strings.NewReader(`{"query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`))
+		req.Header.Set("Authorization", "Bearer "+keyAdmin)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		lh.h.ServeHTTP(rec, req)
+		return decodeResponse(t, rec.Code, rec.Header(), rec.Body.Bytes())
+	}
+	mustStatus(t, http.StatusOK, query())
+	mustStatus(t, http.StatusOK, lh.run("1"))
+	r := query()
+	mustStatus(t, http.StatusTooManyRequests, r)
+	assert.Equal(t, "throttled", r.Body["code"])
+	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	clock.Add(time.Duration(retry) * time.Second)
+	mustStatus(t, http.StatusOK, query())
+}
+
+// TestQueryRouteTimeout: an unsaved query is bounded by the run timeout.
+func TestQueryRouteTimeout(t *testing.T) {
+	env := endpointtest.New(t, endpointtest.WithConfig(func(c *endpoint.Config) {
+		c.Executor = newGate(c.Executor)
+		c.RunTimeout = 30 * time.Millisecond
+	}), endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil), httpapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
+	status, body := env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)
+	assert.Equal(t, http.StatusGatewayTimeout, status, body)
+	assert.Contains(t, body, `"code":"timeout"`)
+}
+
+// TestVersionsRoute: GET endpoints/{name}/versions lists every version with
+// its query, oldest first.
+func TestVersionsRoute(t *testing.T) {
+	h := newHarness(t, nil)
+	base := "/api/projects/1/endpoints/"
+	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "v", "query": sqlQuery("SELECT 1 AS one", nil)}))
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"v/", keyP1, map[string]any{"query": sqlQuery("SELECT 2 AS two", nil)}))
+	r := h.do("GET", base+"v/versions/", keyP1, nil)
+	mustStatus(t, http.StatusOK, r)
+	vs := r.Body["results"].([]any)
+	require.Len(t, vs, 2)
+	for i, want := range []string{"SELECT 1 AS one", "SELECT 2 AS two"} {
+		v := vs[i].(map[string]any)
+		assert.Equal(t, json.Number(string(rune('1'+i))), v["version"])
+		assert.Equal(t, want, v["query"].(map[string]any)["query"])
+	}
+	mustStatus(t, http.StatusNotFound, h.do("GET", base+"nope/versions/", keyP1, nil))
+	mustStatus(t, http.StatusForbidden, h.do("GET", "/api/projects/2/endpoints/v/versions/", keyP1, nil))
+}

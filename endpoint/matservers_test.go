@@ -1,0 +1,146 @@
+package endpoint_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// TestMaterializationBoundsOnEngines: on SQLite, PostgreSQL and MariaDB
+// (when their variables are set: scripts/engines env), a refresh builds
+// and swaps its table, the row limit's count runs and refuses a table too
+// large while the last good one serves, and RemoveOrphans lists the
+// engine's tables (engine.Tables) and drops only the orphans.
+func TestMaterializationBoundsOnEngines(t *testing.T) {
+	for _, e := range []struct {
+		name string
+		env  string
+		eng  engine.Engine
+		open func(testing.TB) *sql.DB
+	}{
+		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
+			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}},
+		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
+		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
+	} {
+		t.Run(e.name, func(t *testing.T) {
+			if e.env != "" {
+				testdb.Require(t, e.env)
+			}
+			db := e.open(t)
+			ctx := context.Background()
+			for _, q := range []string{
+				"CREATE TABLE hits (page VARCHAR(20), n INTEGER)",
+				"INSERT INTO hits VALUES ('a', 1), ('a', 2), ('b', 3), ('c', 4), ('c', 5), ('d', 6)",
+			} {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			x := sqlexec.New(db, e.eng)
+			t.Cleanup(func() { x.Close() })
+			eps, vars := endpoint.NewMemoryStore(), variable.NewMemoryStore()
+			svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "Page", Type: variable.String})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "pages", IsMaterialized: true, Query: &endpoint.Query{
+				Kind: endpoint.KindSQL, SQL: "SELECT page, sum(n) AS total FROM hits WHERE page = {variables.page} GROUP BY page",
+				Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "page"}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.Materialize(ctx, "1", "pages"); err != nil {
+				t.Fatal(err)
+			}
+			run := func(s *endpoint.Service) *endpoint.RunResult {
+				t.Helper()
+				res, err := s.Run(ctx, "1", "pages", endpoint.RunRequest{Variables: map[string]any{"page": "c"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if res := run(svc); !res.EndpointMaterialized || len(res.Results.([][]any)) != 1 {
+				t.Fatalf("after the refresh: %+v", res)
+			}
+
+			// Four pages are stored: a limit of three refuses the table.
+			small, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedRows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = small.Materialize(ctx, "1", "pages")
+			wantLimit(t, err, endpoint.LimitMaxMaterializedRows, 3)
+			if res := run(svc); !res.EndpointMaterialized {
+				t.Fatal("the last good table stopped serving")
+			}
+			enough, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedRows: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := enough.Materialize(ctx, "1", "pages"); err != nil {
+				t.Fatalf("four rows within a limit of four: %v", err)
+			}
+
+			live := materialize.TableName(ep.ID, 1)
+			orphan := materialize.TableName("0f0e0d0c-0000-4000-8000-000000000000", 2)
+			if err := x.Exec(ctx, e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil); err != nil {
+				t.Fatal(err)
+			}
+			stored := func() []string {
+				res, err := x.Query(ctx, e.eng.Tables(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, r := range res.Rows {
+					if s, _ := r[0].(string); strings.HasPrefix(s, "endpointkit_") {
+						out = append(out, s)
+					}
+				}
+				slices.Sort(out)
+				return out
+			}
+			want := []string{live, orphan}
+			slices.Sort(want)
+			if got := stored(); !slices.Equal(got, want) {
+				t.Fatalf("tables before: %v", got)
+			}
+			n, err := svc.RemoveOrphans(ctx)
+			if err != nil || n != 1 {
+				t.Fatalf("RemoveOrphans = %d, %v", n, err)
+			}
+			if got := stored(); !slices.Equal(got, []string{live}) {
+				t.Fatalf("tables after: %v", got)
+			}
+			if err := svc.Delete(ctx, "1", "pages"); err != nil {
+				t.Fatal(err)
+			}
+			if got := stored(); len(got) != 0 {
+				t.Fatalf("tables after delete: %v", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,258 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// QueryRequest is the input of Query (the JSON body of POST query/, in
+// PostHog's shape): a query that is not saved, run with test values, as
+// an editor runs it before the user saves it as an endpoint.
+type QueryRequest struct {
+	// Query is a HogQLQuery, whose variables (keyed by variable id) carry
+	// their test values in "value", or a TrendsQuery or RetentionQuery.
+	Query *Query `json:"query"`
+	// Variables are the values of an insight query's variables by name
+	// (its breakdown properties, date_from and date_to), as a run of an
+	// insight endpoint takes them. A HogQLQuery carries its test values in
+	// its own variables, so it may not use this field: two places for one
+	// value would leave the user guessing which one ran.
+	Variables map[string]any `json:"variables"`
+	// Limit and Offset page the rows of a SQL query as in a run.
+	Limit  *int `json:"limit"`
+	Offset *int `json:"offset"`
+	// Debug adds the executed SQL, its argument count and timings.
+	Debug bool `json:"debug"`
+}
+
+// QueryResult is the answer of Query: the rows, and what the editor shows
+// the user before saving (the placeholders, the values that ran, and
+// whether the query could be materialized).
+type QueryResult struct {
+	// Kind is the query's kind.
+	Kind string `json:"kind"`
+	// Columns, Types, Results and HasMore are as in RunResult.
+	Columns []string `json:"columns"`
+	Types   []string `json:"types"`
+	Results any      `json:"results"`
+	HasMore bool     `json:"hasMore"`
+	// Limit and Offset are the page that was read (0 for an insight
+	// query, which returns its whole result).
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+	// Placeholders are the code names of the SQL's {variables.x}, in order
+	// of first appearance; empty for an insight query.
+	Placeholders []string `json:"placeholders"`
+	// Variables are the query's variables and the values they ran with.
+	Variables []QueryVariable `json:"variables"`
+	// Materialization is the verdict on materializing the query once saved.
+	Materialization QueryVerdict `json:"materialization"`
+	Debug           *DebugInfo   `json:"debug,omitempty"`
+}
+
+// Sources of a QueryVariable's value.
+const (
+	// SourceTest: the request gave the value.
+	SourceTest = "test"
+	// SourceDefault: the request gave none, so the variable's default ran.
+	SourceDefault = "default"
+	// SourceNone: an insight variable given no value, which does not
+	// filter (an omitted breakdown returns every series, an omitted date
+	// keeps the saved bound).
+	SourceNone = "none"
+)
+
+// QueryVariable is one variable of a query run by Query.
+type QueryVariable struct {
+	// ID, Name and Type are the data-management variable's; empty for an
+	// insight variable, which is named by its property or date bound.
+	ID       string        `json:"id,omitempty"`
+	Name     string        `json:"name,omitempty"`
+	CodeName string        `json:"code_name"`
+	Type     variable.Type `json:"type,omitempty"`
+	// Value is the value as given (or the default), before coercion.
+	Value any `json:"value"`
+	// Source is SourceTest, SourceDefault or SourceNone.
+	Source string `json:"source"`
+}
+
+// QueryVerdict says whether the query, saved as an endpoint, could be
+// materialized, and if not, every reason why.
+type QueryVerdict struct {
+	CanMaterialize bool `json:"can_materialize"`
+	// Reason is the first reason, as an endpoint's materialization.reason
+	// and the refusal of is_materialized would word it.
+	Reason  string          `json:"reason"`
+	Reasons []VerdictReason `json:"reasons"`
+}
+
+// VerdictReason is one reason a query cannot be materialized.
+type VerdictReason struct {
+	// Code is stable (materialize.Code's values); match on it.
+	Code string `json:"code"`
+	// Variable is the code name concerned; empty for the whole query.
+	Variable string `json:"variable,omitempty"`
+	Message  string `json:"message"`
+}
+
+// Query runs a query that is not saved, for project, as Run runs a saved
+// one: it passes every check a save does (kind, placeholders, variable ids
+// and their existence, undefined placeholders, what the project may read)
+// and is scoped, bound, paged and timed as a run. Each variable takes its
+// test value, or its default when the request gives none; a variable with
+// neither is refused as a run refuses a missing value, and values are
+// coerced as in a run. Nothing is stored, and no run limit is taken here:
+// the HTTP API admits a query as it admits a run.
+func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (*QueryResult, error) {
+	if req.Query == nil {
+		return nil, required("query")
+	}
+	opts, err := s.runOptions(RunRequest{Limit: req.Limit, Offset: req.Offset, Debug: req.Debug})
+	if err != nil {
+		return nil, err
+	}
+	if req.Query.Kind == KindSQL && len(req.Variables) > 0 {
+		return nil, invalidf(CodeInvalidInput, "variables",
+			"A %s carries its test values in query.variables.<id>.value; variables by name apply to insight queries only.", KindSQL)
+	}
+	c, err := s.compileQuery(ctx, project, *req.Query)
+	if err != nil {
+		return nil, err
+	}
+	// The query is not an endpoint: a stand-in that is not materialized
+	// makes the run go inline, with the tenant bound to the project.
+	ep := &Endpoint{ProjectID: project, IsActive: true}
+	now := s.now()
+	out := &QueryResult{Kind: c.query.Kind, Placeholders: []string{}, Materialization: s.queryVerdict(c)}
+	var res *RunResult
+	if c.insight != nil {
+		out.Variables = insightQueryVariables(c.insight, req.Variables)
+		res, err = s.runInsight(ctx, ep, c, RunRequest{Variables: req.Variables, Limit: req.Limit, Offset: req.Offset}, opts, now)
+	} else {
+		out.Placeholders = c.placeholders()
+		var given map[string]any
+		given, out.Variables, err = c.testValues()
+		if err != nil {
+			return nil, err
+		}
+		res, err = s.runSQL(ctx, ep, c, given, opts, now)
+		err = c.pointAtValue(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Columns, out.Types, out.Results, out.HasMore, out.Debug = res.Columns, res.Types, res.Results, res.HasMore, res.Debug
+	if c.insight == nil {
+		out.Limit, out.Offset = opts.limit, opts.offset
+	}
+	return out, nil
+}
+
+// placeholders are the code names the user's SQL uses, in order of first
+// appearance, without the ones the Service binds itself.
+func (c *compiled) placeholders() []string {
+	names := c.tmpl.Names()
+	return slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, reservedPrefix) })
+}
+
+// testValues picks each variable's value: the test value of its reference,
+// else its default. The variables with neither are refused together, in
+// the words of a run that lacks them; attr points at the first one's value.
+func (c *compiled) testValues() (map[string]any, []QueryVariable, error) {
+	given := make(map[string]any, len(c.vars))
+	used := make([]QueryVariable, 0, len(c.vars))
+	var missing []string
+	attr := ""
+	for i := range c.vars {
+		v := &c.vars[i]
+		qv := QueryVariable{ID: v.ID, Name: v.Name, CodeName: v.CodeName, Type: v.Type}
+		switch ref := c.query.Variables[v.ID]; {
+		case ref.Value != nil:
+			qv.Value, qv.Source = ref.Value, SourceTest
+		case v.DefaultValue != nil:
+			qv.Value, qv.Source = v.DefaultValue, SourceDefault
+		default:
+			missing = append(missing, "'"+v.CodeName+"'")
+			if attr == "" {
+				attr = valueAttr(v.ID)
+			}
+			continue
+		}
+		given[v.CodeName] = qv.Value
+		used = append(used, qv)
+	}
+	if len(missing) > 0 {
+		return nil, nil, invalidf(CodeRequiredVariableMissing, attr,
+			"Required variable(s) %s not provided: give each a test value, or the variable a default value.", strings.Join(missing, ", "))
+	}
+	return given, used, nil
+}
+
+// pointAtValue makes the attr of a refused value name where the request
+// holds it (query.variables.<id>.value), so that an editor can show the
+// error beside the input it came from.
+func (c *compiled) pointAtValue(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Variable == "" {
+		return err
+	}
+	if i, ok := c.index[e.Variable]; ok {
+		e.Attr = valueAttr(c.vars[i].ID)
+	}
+	return err
+}
+
+func valueAttr(id string) string { return "query.variables." + id + ".value" }
+
+// insightQueryVariables lists an insight query's variables with the values
+// given, in the order insight.Query.Variables gives them.
+func insightQueryVariables(q *insight.Query, given map[string]any) []QueryVariable {
+	names := q.Variables(false)
+	out := make([]QueryVariable, 0, len(names))
+	for _, n := range names {
+		qv := QueryVariable{CodeName: n, Source: SourceNone}
+		if v, ok := given[n]; ok {
+			qv.Value, qv.Source = v, SourceTest
+		}
+		out = append(out, qv)
+	}
+	return out
+}
+
+// queryVerdict is the verdict on materializing c with the default buckets:
+// every reason from materialize.Analyze for SQL, the reason insight
+// materialization fails for an insight query.
+func (s *Service) queryVerdict(c *compiled) QueryVerdict {
+	out := QueryVerdict{Reasons: []VerdictReason{}}
+	if c.insight != nil {
+		v := s.verdict(c, nil)
+		out.CanMaterialize, out.Reason = v.ok, v.reason
+		if !v.ok {
+			out.Reasons = append(out.Reasons, VerdictReason{Code: string(materialize.CodeUnsupportedQuery), Message: v.reason})
+		}
+		return out
+	}
+	types := make(map[string]variable.Type, len(c.vars))
+	for _, vr := range c.vars {
+		types[vr.CodeName] = vr.Type
+	}
+	a, err := materialize.Analyze(c.query.SQL, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types})
+	if err != nil {
+		// Options come from a compiled query; this is a defect, said as
+		// the endpoint's verdict says it rather than hidden.
+		out.Reason = strings.TrimPrefix(err.Error(), "materialize: ")
+		out.Reasons = append(out.Reasons, VerdictReason{Code: string(materialize.CodeUnsupportedQuery), Message: out.Reason})
+		return out
+	}
+	out.CanMaterialize, out.Reason = a.Materializable(), a.Reason()
+	for _, r := range a.Reasons {
+		out.Reasons = append(out.Reasons, VerdictReason{Code: string(r.Code), Variable: r.Variable, Message: r.String()})
+	}
+	return out
+}

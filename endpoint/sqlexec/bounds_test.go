@@ -1,0 +1,278 @@
+package sqlexec_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"modernc.org/sqlite"
+)
+
+// fileDSN is a SQLite file in t's directory, opened as the example server
+// opens its database.
+func fileDSN(t *testing.T) string {
+	return "file:" + filepath.Join(t.TempDir(), "bounds.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func count(t *testing.T, db *sql.DB, table string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestReadOnlyPool: with WithReadOnly, runs go to a pool opened with
+// query_only, which refuses writes without any statement per run, while
+// Exec still writes through the other pool.
+func TestReadOnlyPool(t *testing.T) {
+	dsn := fileDSN(t)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	mustExec(t, db, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
+	ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	ctx := context.Background()
+	if _, err := x.Query(ctx, "WITH w AS (SELECT 1) DELETE FROM t", nil); err == nil || !strings.Contains(err.Error(), "readonly") {
+		t.Fatalf("a DELETE through the read-only pool: %v", err)
+	}
+	if n := count(t, db, "t"); n != 2 {
+		t.Fatalf("%d rows left, want 2", n)
+	}
+	if err := x.Exec(ctx, "INSERT INTO t VALUES (3)", nil); err != nil {
+		t.Fatalf("Exec beside a read-only pool: %v", err)
+	}
+	res, err := x.Query(ctx, "SELECT count(*) FROM t", nil)
+	if err != nil || res.Rows[0][0] != int64(3) {
+		t.Fatalf("a run reads what Exec wrote: %v, %v", res, err)
+	}
+}
+
+// TestGuardEndsOnEveryPath: the connection a guarded SQLite run held goes
+// back to the pool writable, whether the run succeeded, failed, or ran
+// out of time; with one connection, every Exec after it would fail
+// otherwise.
+func TestGuardEndsOnEveryPath(t *testing.T) {
+	db, err := sql.Open("sqlite", fileDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
+	x := sqlexec.New(db, engine.SQLite)
+	for i, run := range []func() error{
+		func() error { _, err := x.Query(context.Background(), "SELECT 1", nil); return err },
+		func() error { _, err := x.Query(context.Background(), "SELECT nope FROM t", nil); return err },
+		func() error {
+			_, err := x.Query(context.Background(), "WITH w AS (SELECT 1) INSERT INTO t VALUES (9)", nil)
+			return err
+		},
+		func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			_, err := x.Query(ctx, "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", nil)
+			return err
+		},
+	} {
+		_ = run()
+		if err := x.Exec(context.Background(), "INSERT INTO t VALUES (1)", nil); err != nil {
+			t.Fatalf("Exec after run %d: %v", i, err)
+		}
+		if _, err := db.Exec("INSERT INTO t VALUES (1)"); err != nil {
+			t.Fatalf("another user of the pool after run %d: %v", i, err)
+		}
+	}
+	if n := count(t, db, "t"); n != 8 {
+		t.Fatalf("%d rows, want 8 (none from the runs)", n)
+	}
+}
+
+// TestTimeLimitOnSQLite: SQLite checks for interruption at each step of a
+// loop, so a WITH RECURSIVE without end and randomblob called once per row
+// stop at the limit. One call of a function that builds a large value
+// runs to its end whatever the limit (here printf of 100 MB); what bounds
+// it is SQLITE_LIMIT_LENGTH, which, lowered on a connection, fails such a
+// call at once.
+func TestTimeLimitOnSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite", fileDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	x := sqlexec.New(db, engine.SQLite)
+	const limit = 100 * time.Millisecond
+	for _, q := range []string{
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT sum(length(randomblob(100000))) FROM r",
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r ORDER BY n DESC",
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		start := time.Now()
+		_, err := x.QueryBounded(ctx, q, nil, endpoint.Bounds{Timeout: limit})
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: %v, want a deadline error", q, err)
+		}
+		if took > limit+time.Second {
+			t.Fatalf("%s stopped after %v, limit %v", q, took, limit)
+		}
+	}
+
+	// One call that never checks: it ends well after the limit.
+	const huge = "SELECT length(printf('%.*c', 100000000, 'x'))"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	start := time.Now()
+	_, err = x.Query(ctx, huge, nil)
+	cancel()
+	if err == nil {
+		t.Fatal("the run passed its deadline and still answered")
+	}
+	t.Logf("one printf of 100 MB with a 1ms limit took %v", time.Since(start))
+
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sqliteLimitLength = 0 // SQLITE_LIMIT_LENGTH
+	if _, err := sqlite.Limit(conn, sqliteLimitLength, 10<<20); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close() // back to the pool of one, limit kept
+	start = time.Now()
+	_, err = x.Query(context.Background(), huge, nil)
+	if err == nil || !strings.Contains(err.Error(), "too big") || time.Since(start) > time.Second {
+		t.Fatalf("with SQLITE_LIMIT_LENGTH at 10 MiB: %v after %v, want a fast 'too big'", err, time.Since(start))
+	}
+}
+
+// TestBoundsWhileReading: MaxRows ends the read, and MaxBytes fails it as
+// soon as the rows read weigh more, with ErrResultTooLarge.
+func TestBoundsWhileReading(t *testing.T) {
+	x := sqlexec.New(openDB(t), engine.SQLite)
+	ctx := context.Background()
+	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
+	res, err := x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxRows: 3, MaxBytes: 1000})
+	if err != nil || len(res.Rows) != 3 {
+		t.Fatalf("MaxRows 3: %v, %v", res, err)
+	}
+	// Each row weighs 2 + 2 + 1 (n < 10) + 10 = 15 bytes: 6 rows are 90.
+	res, err = x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxRows: 6, MaxBytes: 90})
+	if err != nil || len(res.Rows) != 6 {
+		t.Fatalf("6 rows in 90 bytes: %v, %v", res, err)
+	}
+	_, err = x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxRows: 7, MaxBytes: 90})
+	if !errors.Is(err, endpoint.ErrResultTooLarge) {
+		t.Fatalf("7 rows in 90 bytes: %v, want ErrResultTooLarge", err)
+	}
+	// Without MaxRows the query has no end; the byte bound ends it.
+	_, err = x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxBytes: 1 << 20})
+	if !errors.Is(err, endpoint.ErrResultTooLarge) {
+		t.Fatalf("an endless query under 1 MiB: %v, want ErrResultTooLarge", err)
+	}
+}
+
+// TestNotAQuery: Query refuses a text that does not begin as a query,
+// past comments; comments that MySQL and MariaDB execute are text.
+func TestNotAQuery(t *testing.T) {
+	lite := sqlexec.New(openDB(t), engine.SQLite)
+	my := sqlexec.New(openDB(t), engine.MySQL) // only the check is reached
+	ctx := context.Background()
+	for _, q := range []string{"DROP TABLE t", "  -- c\n DELETE FROM t", "/* x */ UPDATE t SET id = 1", "PRAGMA query_only = 0",
+		"/*!50000 DROP TABLE t */ SELECT 1", "/*M!100000 DROP TABLE t */ SELECT 1", "", "-- only a comment", "selectx 1"} {
+		if _, err := lite.Query(ctx, q, nil); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
+			t.Errorf("Query(%q) = %v, want it refused", q, err)
+		}
+	}
+	if _, err := my.Query(ctx, "# comment\nDROP TABLE t", nil); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
+		t.Errorf("MySQL '#' comment then DROP: %v", err)
+	}
+	for _, q := range []string{"SELECT 1", " -- c\n/* d */ select 1", "WITH a AS (SELECT 1) SELECT * FROM a", "VALUES (1)"} {
+		if _, err := lite.Query(ctx, q, nil); err != nil {
+			t.Errorf("Query(%q): %v", q, err)
+		}
+	}
+}
+
+// TestReadOnlyOnServers: what the engines refuse inside a run's read-only
+// transaction and stop at its time limit, even with a context that has no
+// deadline: PostgreSQL a data-modifying CTE and a side-effecting function
+// (nextval), MariaDB a stored function that inserts; pg_sleep and SLEEP
+// end at the limit on the server. Each write is shown to work outside a
+// run first, so that the refusal is the guard's.
+func TestReadOnlyOnServers(t *testing.T) {
+	ctx := context.Background()
+	t.Run("postgres", func(t *testing.T) {
+		db := testdb.Postgres(t)
+		mustExec(t, db, "CREATE TABLE t (id integer)")
+		mustExec(t, db, "CREATE SEQUENCE s")
+		mustExec(t, db, "INSERT INTO t SELECT nextval('s')")
+		x := sqlexec.New(db, engine.PostgreSQL)
+		t.Cleanup(func() { x.Close() })
+		for _, q := range []string{
+			"WITH d AS (DELETE FROM t RETURNING id) SELECT id FROM d",
+			"SELECT nextval('s')",
+			"SELECT id FROM t FOR UPDATE",
+		} {
+			if _, err := x.Query(ctx, q, nil); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+				t.Errorf("%s: %v, want a read-only refusal", q, err)
+			}
+		}
+		var id, next int
+		if err := db.QueryRow("SELECT id, nextval('s') FROM t").Scan(&id, &next); err != nil || id != 1 || next != 2 {
+			t.Fatalf("after the runs: id %d, nextval %d, %v", id, next, err)
+		}
+		start := time.Now()
+		_, err := x.QueryBounded(ctx, "SELECT pg_sleep(5)", nil, endpoint.Bounds{Timeout: 200 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), "statement timeout") || time.Since(start) > 3*time.Second {
+			t.Fatalf("pg_sleep(5) with a 200ms limit: %v after %v", err, time.Since(start))
+		}
+	})
+	t.Run("mysql", func(t *testing.T) {
+		db := testdb.MySQL(t)
+		mustExec(t, db, "CREATE TABLE t (id integer)")
+		mustExec(t, db, "CREATE FUNCTION f() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO t VALUES (7); RETURN 1; END")
+		var one int
+		if err := db.QueryRow("SELECT f()").Scan(&one); err != nil || count(t, db, "t") != 1 {
+			t.Fatalf("f() outside a run: %v, %d rows", err, count(t, db, "t"))
+		}
+		x := sqlexec.New(db, engine.MySQL)
+		t.Cleanup(func() { x.Close() })
+		if _, err := x.Query(ctx, "SELECT f()", nil); err == nil || !strings.Contains(err.Error(), "READ ONLY") {
+			t.Errorf("SELECT f() in a run: %v, want a read-only refusal", err)
+		}
+		if n := count(t, db, "t"); n != 1 {
+			t.Fatalf("%d rows after the run, want 1", n)
+		}
+		start := time.Now()
+		_, err := x.QueryBounded(ctx, "SELECT SLEEP(5)", nil, endpoint.Bounds{Timeout: 200 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), "max_statement_time") || time.Since(start) > 3*time.Second {
+			t.Fatalf("SLEEP(5) with a 200ms limit: %v after %v", err, time.Since(start))
+		}
+	})
+}

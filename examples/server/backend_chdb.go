@@ -1,0 +1,21 @@
+//go:build chdb
+
+package main
+
+import (
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/chdb"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+)
+
+const chdbHint = ", chdb"
+
+func init() {
+	openers["chdb"] = func(dir string) (engine.Engine, endpoint.Executor, func(), error) {
+		x, err := chdb.Open(dir)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return engine.ClickHouse, x, func() { x.Close() }, nil
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !chdb
+
+package main
+
+const chdbHint = " (chdb: build with -tags chdb)"

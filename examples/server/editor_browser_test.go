@@ -1,0 +1,622 @@
+package main
+
+// Browser tests of the editor page: a real headless Chromium, driven by
+// chromedp, against the example server started in the test. They skip
+// when no Chromium is installed (scripts/engines up chromium installs
+// Debian's). Screenshots go to test-artifacts/editor at the repository's
+// root (ENDPOINTKIT_TEST_ARTIFACTS overrides it); -update-screenshot also
+// writes docs/editor.png, the README's picture of the page.
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/editor.png from TestEditorInBrowser")
+
+// browserEvents is the size of the demo data the browser tests serve.
+const browserEvents = 3000
+
+// envChromium names a Chrome or Chromium binary to use instead of the one
+// found on PATH.
+const envChromium = "ENDPOINTKIT_CHROMIUM"
+
+// findChromium returns the browser to drive, or skips the test saying how
+// to install one.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(envChromium); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skipf("no Chromium to run the editor's browser tests: install Debian's with `scripts/engines up chromium` (or set %s to a Chrome binary)", envChromium)
+	return ""
+}
+
+// artifactsDir is where the tests write screenshots.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ENDPOINTKIT_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "test-artifacts")
+	}
+	dir = filepath.Join(dir, "editor")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// page is the example server and a browser pointed at it.
+type page struct {
+	t       *testing.T
+	base    string
+	key     string
+	browser context.Context
+	shots   string
+	// pageErrors collects script exceptions and console errors of every
+	// tab (a CSP refusal among them); failed HTTP answers, which the
+	// tests cause on purpose, are not counted.
+	mu         sync.Mutex
+	pageErrors []string
+	signInShot sync.Once
+}
+
+func newPage(t *testing.T) *page {
+	t.Helper()
+	chromium := findChromium(t)
+	const key = "browser-test-key"
+	s := start(t, []string{"-api-key", key, "-demo-events", strconv.Itoa(browserEvents)}, nil)
+	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	require.Contains(t, s.out.String(), "Editor: open "+base+"/ in a browser")
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	began := time.Now()
+	require.NoError(t, chromedp.Do(bctx), "starting %s", chromium)
+	t.Logf("%s started in %v", chromium, time.Since(began).Round(time.Millisecond))
+	return &page{t: t, base: base, key: key, browser: bctx, shots: artifactsDir(t)}
+}
+
+// tab opens a new tab (with its own sessionStorage) on the editor and
+// signs in with the keyboard; it is closed when the test ends.
+func (p *page) tab(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(p.browser)
+	t.Cleanup(cancel)
+	err := chromedp.Listen(ctx, func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			msg = "exception: " + e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				msg = "console.error"
+				for _, a := range e.Args {
+					msg += " " + a.Description + string(a.Value)
+				}
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError && e.Entry.Source != cdplog.EntrySourceNetwork {
+				msg = string(e.Entry.Source) + ": " + e.Entry.Text
+			}
+		}
+		if msg != "" {
+			p.mu.Lock()
+			p.pageErrors = append(p.pageErrors, msg)
+			p.mu.Unlock()
+		}
+	})
+	require.NoError(t, err)
+	tctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancelTimeout)
+	p.do(t, tctx,
+		chromedp.Navigate(p.base+"/"),
+		chromedp.WaitVisible(chromedp.ID("api-key")),
+	)
+	// Before the key is given, the page shows nothing but the sign-in.
+	assert.Equal(t, []string{"none", "none"}, value(t, p, tctx, chromedp.Evaluate[[]string](
+		`["app", "session"].map(id => getComputedStyle(document.getElementById(id)).display)`)))
+	p.signInShot.Do(func() { p.screenshot(t, tctx, "sign-in") })
+	p.do(t, tctx,
+		chromedp.SendKeys(chromedp.ID("api-key"), p.key+kb.Enter),
+		chromedp.WaitVisible(chromedp.ID("sql")),
+		until(`document.activeElement.id === "sql"`),
+	)
+	return tctx
+}
+
+// do runs actions, failing t with a screenshot of the tab when they fail.
+func (p *page) do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.screenshot(t, ctx, "failed-"+safeName(t.Name()))
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// value runs a and returns its value, failing t as do does.
+func value[T any](t *testing.T, p *page, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		p.screenshot(t, ctx, "failed-"+safeName(t.Name()))
+		t.Fatalf("browser: %v", err)
+	}
+	return v
+}
+
+// screenshot writes the whole page of ctx's tab to the artifacts folder.
+func (p *page) screenshot(t *testing.T, ctx context.Context, name string) []byte {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return nil
+	}
+	path := filepath.Join(p.shots, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+	}
+	t.Logf("screenshot: %s", path)
+	return png
+}
+
+func (p *page) checkNoPageErrors(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	assert.Empty(t, p.pageErrors, "the page logged errors")
+}
+
+func safeName(s string) string { return regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(s, "_") }
+
+// until waits until the JavaScript expression is true.
+func until(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second))
+}
+
+// ctrlEnter presses Ctrl+Enter in the focused element.
+func ctrlEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(kb.ModifierCtrl))
+}
+
+// press focuses the element of the CSS selector sel and presses Enter
+// there, as a keyboard user activates a button.
+func press(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if _, err := chromedp.Focus(chromedp.CSS(sel))(ctx, t); err != nil {
+			return err
+		}
+		_, err := chromedp.KeyEvent(kb.Enter)(ctx, t)
+		return err
+	})
+}
+
+// tableRows reads the body rows of the table in sel as text.
+func tableRows(sel string) chromedp.Action[[][]string] {
+	return chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll(` + strconv.Quote(sel+" table tbody tr") + `)).map(r => Array.from(r.cells).map(c => c.textContent))`)
+}
+
+// waitText waits until the text of the element of sel contains want.
+func waitText(sel, want string) chromedp.Action[chromedp.Void] {
+	return until(`(document.querySelector(` + strconv.Quote(sel) + `) || {}).textContent?.includes(` + strconv.Quote(want) + `)`)
+}
+
+// activeID is the id of the focused element.
+func activeID() chromedp.Action[string] {
+	return chromedp.Evaluate[string](`document.activeElement.id`)
+}
+
+// dailyPurchases is the flow's query: purchases per day of the last week
+// of the demo data, the event being a variable.
+const dailyPurchases = "SELECT substr(timestamp, 1, 10) AS day, count(*) AS events FROM events WHERE event = {variables.event_name} AND timestamp >= '2025-05-25' GROUP BY day ORDER BY day"
+
+// wantDailyPurchases computes dailyPurchases's rows from the generator,
+// independently of the server.
+func wantDailyPurchases(t *testing.T) [][]string {
+	t.Helper()
+	counts := map[string]int{}
+	from := time.Date(2025, 5, 25, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
+		if e.Event == "purchase" && !e.Timestamp.Before(from) {
+			counts[e.Timestamp.Format(time.DateOnly)]++
+		}
+		return nil
+	}))
+	var rows [][]string
+	for day, n := range counts {
+		rows = append(rows, []string{day, strconv.Itoa(n)})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i][0] < rows[j][0] })
+	require.NotEmpty(t, rows)
+	return rows
+}
+
+// TestEditorInBrowser drives the editor page in headless Chromium: the flow
+// of the spec's section 4.4 with the keyboard only, the refusals shown
+// where they arose, a Trends chart, labels, and the page's placeholder
+// scanner against package placeholder.
+func TestEditorInBrowser(t *testing.T) {
+	p := newPage(t)
+	t.Run("flow", p.testFlow)
+	t.Run("undefined variable", p.testUndefined)
+	t.Run("bad value", p.testBadValue)
+	t.Run("trends chart", p.testTrends)
+	t.Run("placeholder scanner", p.testScanner)
+	p.checkNoPageErrors(t)
+}
+
+// testFlow is section 4.4: write the query, add the variable, enter a test
+// value, run and see the rows, save, run the saved endpoint and see the
+// same rows; from the keyboard.
+func (p *page) testFlow(t *testing.T) {
+	ctx := p.tab(t)
+	want := wantDailyPurchases(t)
+	placeholderRow := `#placeholders tr[data-placeholder="event_name"]`
+	p.do(t, ctx,
+		// 1. Write the query.
+		chromedp.SendKeys(chromedp.ID("sql"), dailyPurchases),
+		// 2. Open the Variables tab: the placeholder has no variable yet.
+		chromedp.Focus(chromedp.ID("tab-results")),
+		chromedp.KeyEvent(kb.ArrowRight),
+		chromedp.WaitVisible(chromedp.ID("panel-variables")),
+		chromedp.WaitVisible(chromedp.CSS(placeholderRow)),
+		waitText(placeholderRow, "No variable"),
+		waitText("#missing-count", "1"),
+	)
+	assert.Equal(t, "missing", value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS(placeholderRow), "class")).Value)
+	// The List settings show for a List only.
+	assert.Equal(t, []string{"none", "none"}, value(t, p, ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#variable-form .list-only")).map(e => getComputedStyle(e).display)`)))
+	// Add the variable: the code name comes from the placeholder; a name,
+	// the type (String, as proposed) and a default.
+	p.do(t, ctx, press(placeholderRow+" button.add-for"), until(`document.activeElement.id === "var-name"`))
+	assert.Equal(t, "event_name", value(t, p, ctx, chromedp.Value(chromedp.ID("var-code"))))
+	assert.Equal(t, "Event name", value(t, p, ctx, chromedp.Value(chromedp.ID("var-name"))))
+	p.do(t, ctx,
+		chromedp.SendKeys(chromedp.ID("var-default"), "$pageview"+kb.Enter),
+		// 3. The variable is created and its test value input has the
+		// focus: enter a test value and run with Ctrl+Enter.
+		chromedp.WaitVisible(chromedp.ID("test-event_name")),
+		until(`document.activeElement.id === "test-event_name"`),
+		chromedp.KeyEvent("purchase"),
+		ctrlEnter(),
+		chromedp.WaitVisible(chromedp.CSS("#results table")),
+		waitText("#status", " ms"),
+	)
+	rows := value(t, p, ctx, tableRows("#results"))
+	assert.Equal(t, want, rows, "the editor's rows are the purchases per day")
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("status"))), fmt.Sprintf("%d rows", len(want)))
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("verdict"))), "Materializable: yes")
+
+	// 4. Save as an endpoint: name, description, confirm.
+	p.do(t, ctx,
+		press("#open-save"),
+		until(`document.activeElement.id === "save-name"`),
+		chromedp.KeyEvent("daily_purchases"),
+		chromedp.SendKeys(chromedp.ID("save-description"), "Purchases per day, last week of May"),
+		press("#save-confirm"),
+		chromedp.WaitVisible(chromedp.ID("saved")),
+	)
+	assert.Equal(t, "Saved endpoint 'daily_purchases', version 1.", value(t, p, ctx, chromedp.Text(chromedp.ID("saved-message"))))
+	curlText := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
+	assert.Contains(t, curlText, p.base+"/api/projects/1/endpoints/daily_purchases/run")
+	assert.Contains(t, curlText, `{"variables":{"event_name":"purchase"}}`)
+	assert.NotContains(t, curlText, p.key, "the key is never shown")
+	// The curl command, pasted into a shell with the key in the
+	// environment, runs the endpoint and answers the same rows.
+	cmds, err := shellCommands(curlText, func(k string) string { return map[string]string{"ENDPOINTKIT_API_KEY": p.key}[k] })
+	require.NoError(t, err)
+	require.Len(t, cmds, 1)
+	require.Equal(t, "curl", cmds[0][0])
+	ans := curl(t, cmds[0][1:])
+	require.Equal(t, http.StatusOK, ans.status, ans.raw)
+	assert.Equal(t, want, stringRows(ans.body["results"]))
+
+	// The saved endpoint is listed with its version; run it from its form.
+	endpointRow := `#endpoints tr[data-endpoint="daily_purchases"]`
+	runInput := `#run-fields input[data-variable="event_name"]`
+	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(endpointRow)))
+	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(endpointRow)))
+	assert.Contains(t, listed, "daily_purchases")
+	assert.Contains(t, listed, "v1 (1 version)")
+	p.do(t, ctx,
+		press(endpointRow+" button[data-run]"),
+		chromedp.WaitVisible(chromedp.CSS(runInput)),
+		until(`document.activeElement.id === "run-version"`),
+		chromedp.SendKeys(chromedp.CSS(runInput), "purchase"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#run-endpoint-results table")),
+	)
+	assert.Equal(t, rows, value(t, p, ctx, tableRows("#run-endpoint-results")), "the saved endpoint answers the rows the editor showed")
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-status"))), "from version 1")
+
+	// Every control the page holds now, its script's included, has a label.
+	unlabelled := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("input, select, textarea"))
+		.filter(e => e.labels.length === 0 && !e.getAttribute("aria-label")).map(e => e.id || e.outerHTML)`))
+	assert.Empty(t, unlabelled)
+	// The key is in the tab's sessionStorage only.
+	assert.Equal(t, p.key, value(t, p, ctx, chromedp.Evaluate[string](`sessionStorage.getItem("endpointkit.apiKey")`)))
+	assert.Equal(t, "{}", value(t, p, ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`)))
+
+	p.screenshot(t, ctx, "flow")
+	if *updateScreenshot {
+		p.do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+		shot := value(t, p, ctx, chromedp.CaptureScreenshot())
+		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "editor.png"), shot, 0o644))
+	}
+}
+
+// stringRows turns a decoded "results" array into rows of text, as the
+// page shows them.
+func stringRows(v any) [][]string {
+	var out [][]string
+	for _, r := range v.([]any) {
+		var row []string
+		for _, c := range r.([]any) {
+			row = append(row, fmt.Sprint(c))
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// testUndefined: a placeholder without a variable is marked in the
+// Variables tab, and a run answers the spec's error where it is run.
+func (p *page) testUndefined(t *testing.T) {
+	ctx := p.tab(t)
+	// Tab leads from the SQL box to its buttons, then to the output tabs
+	// (the save form and the saved panel are closed).
+	var order []string
+	for range 3 {
+		p.do(t, ctx, chromedp.KeyEvent(kb.Tab))
+		order = append(order, value(t, p, ctx, activeID()))
+	}
+	assert.Equal(t, []string{"run", "open-save", "tab-results"}, order)
+	p.do(t, ctx,
+		chromedp.SendKeys(chromedp.ID("sql"), "SELECT count(*) AS n FROM events WHERE event = {variables.no_such_thing}"),
+		ctrlEnter(),
+		chromedp.WaitVisible(chromedp.ID("run-error")),
+		waitText("#missing-count", "1"),
+	)
+	assert.Equal(t, "Query references undefined variable(s): no_such_thing", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
+	p.screenshot(t, ctx, "undefined-variable")
+}
+
+// testBadValue: a value the variable's type refuses is shown in the
+// results and beside its input, naming the variable.
+func (p *page) testBadValue(t *testing.T) {
+	createVariable(t, p.base, p.key, `{"name": "Min count", "type": "Number"}`)
+	ctx := p.tab(t)
+	p.do(t, ctx,
+		chromedp.SendKeys(chromedp.ID("sql"), "SELECT event, count(*) AS n FROM events GROUP BY event HAVING count(*) >= {variables.min_count}"),
+		chromedp.Focus(chromedp.ID("tab-results")),
+		chromedp.KeyEvent(kb.ArrowRight),
+		chromedp.WaitVisible(chromedp.ID("test-min_count")),
+		chromedp.SendKeys(chromedp.ID("test-min_count"), "lots"),
+		ctrlEnter(),
+		chromedp.WaitVisible(chromedp.ID("run-error")),
+	)
+	wantDetail := `Invalid value for variable 'min_count': expected Number, got "lots": not a number`
+	assert.Equal(t, wantDetail+" Go to min_count", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
+	p.do(t, ctx, press("#go-to-variable"), chromedp.WaitVisible(chromedp.ID("test-min_count-error")))
+	assert.Equal(t, wantDetail, value(t, p, ctx, chromedp.Text(chromedp.ID("test-min_count-error"))))
+	assert.Equal(t, "true", value(t, p, ctx, chromedp.AttributeValue(chromedp.ID("test-min_count"), "aria-invalid")).Value)
+	assert.Equal(t, "test-min_count", value(t, p, ctx, activeID()), "the button leads to the input at fault")
+	p.screenshot(t, ctx, "bad-value")
+}
+
+// createVariable creates a variable through the API.
+func createVariable(t *testing.T, base, key, body string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", base+"/api/projects/1/insight_variables/", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	require.Equal(t, http.StatusCreated, res.StatusCode, string(b))
+}
+
+// testTrends: a TrendsQuery's series are drawn as lines in an inline SVG,
+// one per series, one point per interval, with the totals the generator
+// gives; a RetentionQuery's cohorts are drawn as a table.
+func (p *page) testTrends(t *testing.T) {
+	ctx := p.tab(t)
+	// Pageviews per browser over May 2025, counted from the generator.
+	want := map[string]int{}
+	from, to := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
+		if e.Event == "$pageview" && !e.Timestamp.Before(from) && e.Timestamp.Before(to) {
+			want[e.Properties.Browser]++
+		}
+		return nil
+	}))
+	p.do(t, ctx,
+		chromedp.Focus(chromedp.ID("kind")),
+		chromedp.KeyEvent("T"), // a select takes the option its typed letter starts
+	)
+	require.Equal(t, "TrendsQuery", value(t, p, ctx, chromedp.Value(chromedp.ID("kind"))))
+	p.do(t, ctx,
+		waitText("#sql-label", "TrendsQuery JSON"),
+		chromedp.Focus(chromedp.ID("sql")),
+		ctrlEnter(),
+		chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")),
+	)
+	points := value(t, p, ctx, chromedp.Evaluate[[]int](`Array.from(document.querySelectorAll("#chart svg polyline")).map(l => l.getAttribute("points").trim().split(/\s+/).length)`))
+	labels := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#chart svg polyline")).map(l => l.dataset.label)`))
+	aria := value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS("#chart svg"), "aria-label")).Value
+	series := value(t, p, ctx, tableRows("#results"))
+	require.Len(t, labels, len(want), "one line per browser")
+	for i := range points {
+		assert.Equal(t, 31, points[i], "one point per day of May for %s", labels[i])
+	}
+	got := map[string]int{}
+	for _, r := range series {
+		n, err := strconv.Atoi(strings.ReplaceAll(r[1], ",", ""))
+		require.NoError(t, err, r)
+		got[r[0]] = n
+	}
+	assert.Equal(t, want, got, "the series totals are the generator's pageviews per browser")
+	assert.Equal(t, slices.Sorted(mapKeys(want)), slices.Sorted(slices.Values(labels)))
+	assert.Contains(t, aria, fmt.Sprintf("Line chart of %d series over 31 intervals", len(want)))
+	p.screenshot(t, ctx, "trends-chart")
+
+	// A RetentionQuery is drawn as its table of cohorts: the sample's seven
+	// periods, a size and six returns each.
+	p.do(t, ctx,
+		chromedp.Focus(chromedp.ID("kind")),
+		chromedp.KeyEvent("R"),
+		waitText("#sql-label", "RetentionQuery JSON"),
+		chromedp.Focus(chromedp.ID("sql")),
+		ctrlEnter(),
+		waitText("#status", "cohorts"),
+	)
+	head := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#results th")).map(th => th.textContent)`))
+	assert.Equal(t, []string{"Cohort", "Date", "Size", "Period 1", "Period 2", "Period 3", "Period 4", "Period 5", "Period 6"}, head)
+	cohorts := value(t, p, ctx, tableRows("#results"))
+	require.NotEmpty(t, cohorts)
+	assert.Equal(t, "Day 0", cohorts[0][0])
+	assert.Equal(t, 0, value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg").length`)), "no chart for retention")
+}
+
+func mapKeys(m map[string]int) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// testScanner: the page's placeholder scanner, which marks placeholders
+// as the user types, reads SQL as package placeholder does.
+func (p *page) testScanner(t *testing.T) {
+	ctx := p.tab(t)
+	corpus := []string{
+		"SELECT 1",
+		"SELECT * FROM t WHERE a = {variables.a} AND b IN {variables.b} AND c = {variables.a}",
+		"SELECT '{variables.in_string}', \"{variables.in_ident}\", `{variables.in_backticks}` FROM t WHERE x = { variables . spaced }",
+		"SELECT 'it''s {variables.no}' -- {variables.comment}\n, {variables.after_comment} /* {variables.block} */",
+		"SELECT 'back\\'slash {variables.no}' , {variables.yes}",
+		"SELECT {variables} , {variablesx.y}, {\"json\": 1}, {name:String}, x{variables.glued}y",
+		"SELECT $price{variables.dollar}, é{variables.unicode}",
+		"SELECT {variables.}",
+		"SELECT {variables.1a}",
+		"SELECT {variables.a b}",
+		"SELECT {variables.a",
+		"SELECT 'open",
+		"SELECT \"open",
+		"SELECT /* open",
+		"SELECT a - b -{variables.minus}- c / {variables.slash}",
+		"SELECT {\n\tvariables\n.\nmulti_line\n}",
+		"SELECT {variables.__endpointkit_tenant}",
+		"",
+	}
+	// And strings made of the pieces the reading turns on, at random (the
+	// seed is fixed, so a failure repeats).
+	pieces := []string{"{", "}", "variables", ".", "a", "b_1", " ", "\n", "'", "\"", "`", "''", "\\", "--", "/*", "*/", "-", "/", "$", "é", "IN", "(", ")", ";", "1", "{variables.", "{variables.x}", "{ variables . y }", "{variables.x"}
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(14) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		corpus = append(corpus, b.String())
+	}
+	type scanned struct {
+		Names []string `json:"names"`
+		Error *struct {
+			Line   int `json:"line"`
+			Column int `json:"column"`
+		} `json:"error"`
+	}
+	js, err := json.Marshal(corpus)
+	require.NoError(t, err)
+	got := value(t, p, ctx, chromedp.Evaluate[[]scanned](`(`+string(js)+`).map(s => window.endpointkitEditor.scanPlaceholders(s))`))
+	require.Len(t, got, len(corpus))
+	refused, found := 0, 0
+	for i, sql := range corpus {
+		phs, err := placeholder.Scan(sql)
+		if err != nil {
+			var se *placeholder.SyntaxError
+			require.ErrorAs(t, err, &se)
+			refused++
+			if assert.NotNil(t, got[i].Error, "%q: Go refuses it (%v), the page does not", sql, err) {
+				assert.Equal(t, [2]int{se.Line, se.Column}, [2]int{got[i].Error.Line, got[i].Error.Column}, "%q: where", sql)
+			}
+			continue
+		}
+		assert.Nil(t, got[i].Error, "%q", sql)
+		var names []string
+		for _, ph := range phs {
+			if !slices.Contains(names, ph.Name) {
+				names = append(names, ph.Name)
+			}
+		}
+		assert.Equal(t, names, nilIfEmpty(got[i].Names), "%q", sql)
+		if len(names) > 0 {
+			found++
+		}
+	}
+	// The random strings reach both answers often, or they test little.
+	assert.Greater(t, refused, 300, "strings refused")
+	assert.Greater(t, found, 100, "strings with placeholders")
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,160 @@
+package equivalence
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// now is the Services' clock: after the demo data, fixed, so that relative
+// dates resolve alike everywhere and stored tables stay fresh.
+var now = time.Date(2025, 6, 2, 0, 0, 0, 0, time.UTC)
+
+// Session time zones of the servers' connections, other than UTC (and
+// with a fraction of an hour on MySQL) as a host's server may default to;
+// the library must answer in UTC all the same.
+const (
+	postgresZone = "America/Los_Angeles"
+	mysqlZone    = "+05:30"
+)
+
+// target is one engine the test runs on.
+type target struct {
+	d *dialect
+	// env is the variable naming its server, "" for SQLite (in memory).
+	env string
+	// open returns a pool on a fresh database of the server whose
+	// connections are in UTC (for loading the fixture), and the DSN of
+	// the same database for the Service, in a session zone of its own.
+	open func(t *testing.T) (loader *sql.DB, driver, dsn string)
+}
+
+var targets = []target{
+	{d: sqliteDialect},
+	{d: postgresDialect, env: testdb.PostgresEnv, open: func(t *testing.T) (*sql.DB, string, string) {
+		dsn := testdb.PostgresDSN(t)
+		return openPool(t, "pgx", pgParam(t, dsn, "timezone", "UTC")), "pgx", pgParam(t, dsn, "timezone", postgresZone)
+	}},
+	{d: mysqlDialect, env: testdb.MySQLEnv, open: func(t *testing.T) (*sql.DB, string, string) {
+		dsn := testdb.MySQLDSN(t)
+		return openPool(t, "mysql", myParam(t, dsn, "time_zone", "'+00:00'")), "mysql", myParam(t, dsn, "time_zone", "'"+mysqlZone+"'")
+	}},
+}
+
+// pgParam sets a run-time parameter of every connection of a pgx DSN.
+func pgParam(t *testing.T, dsn, key, value string) string {
+	t.Helper()
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return dsn + " " + key + "=" + value
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("%s: %v", testdb.PostgresEnv, err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// myParam sets a system variable of every connection of a go-sql-driver
+// DSN.
+func myParam(t *testing.T, dsn, key, value string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("%s: %v", testdb.MySQLEnv, err)
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params[key] = value
+	return cfg.FormatDSN()
+}
+
+// openPool opens a pool closed when t ends (before testdb drops its
+// database).
+func openPool(t *testing.T, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// services opens the target's databases, loads the fixture, and returns a
+// Service per storage (SQLite: one for all).
+func (tg target) services(t *testing.T, storages []storage, demoEvents int) map[storage]*endpoint.Service {
+	t.Helper()
+	ctx := context.Background()
+	out := map[storage]*endpoint.Service{}
+	if tg.env == "" {
+		db := openPool(t, "sqlite", ":memory:")
+		db.SetMaxOpenConns(1) // each connection of :memory: is a database of its own
+		if err := load(ctx, db, tg.d, asText, demoEvents); err != nil {
+			t.Fatal(err)
+		}
+		svc := newService(t, db, tg.d)
+		for _, s := range storages {
+			out[s] = svc
+		}
+		return out
+	}
+	for _, s := range storages {
+		loader, driver, dsn := tg.open(t)
+		if err := load(ctx, loader, tg.d, s, demoEvents); err != nil {
+			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
+		}
+		loader.Close()
+		out[s] = newService(t, openSession(t, driver, dsn, tg.d), tg.d)
+	}
+	return out
+}
+
+// openSession opens the Service's pool as a host should: with
+// sqlexec.Open, which puts each connection in the session the engine's SQL
+// assumes (UTC), whatever zone the DSN starts it in.
+func openSession(t *testing.T, driver, dsn string, d *dialect) *sql.DB {
+	t.Helper()
+	db, err := sqlexec.Open(driver, dsn, d.e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// newService is a Service over db with memory stores and the corpus's
+// variables.
+func newService(t *testing.T, db *sql.DB, d *dialect) *endpoint.Service {
+	t.Helper()
+	svc, err := endpoint.New(endpoint.Config{
+		Endpoints:  endpoint.NewMemoryStore(),
+		Variables:  variable.NewMemoryStore(),
+		Executor:   sqlexec.New(db, d.e),
+		Now:        func() time.Time { return now },
+		RunTimeout: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variables {
+		if _, err := svc.CreateVariable(context.Background(), "1", v); err != nil {
+			t.Fatalf("CreateVariable(%s): %v", v.CodeName, err)
+		}
+	}
+	return svc
+}

@@ -115,9 +115,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Materialized endpoints are refreshed in the background until the
 	// server stops; the scheduler is waited for, so no refresh outlives the
 	// databases.
-	sctx, stopSchedule := context.WithCancel(ctx)
+	schedCtx, stopSchedule := context.WithCancel(ctx)
 	scheduled := make(chan struct{})
-	go func() { defer close(scheduled); _ = svc.Schedule(sctx) }()
+	go func() { defer close(scheduled); _ = svc.Schedule(schedCtx) }()
 	defer func() { stopSchedule(); <-scheduled }()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -34,13 +34,29 @@ func (x *overlapExec) Exec(ctx context.Context, q string, args []any) error {
 		time.Sleep(time.Millisecond) // widen the window a second refresh would need
 	}
 	err := x.Executor.Exec(ctx, q, args)
+	x.ended(q, err)
+	return err
+}
+
+// ExecTx keeps the swap of a stored table in one transaction, as the
+// executor it wraps does.
+func (x *overlapExec) ExecTx(ctx context.Context, stmts []string) error {
+	err := x.Executor.(endpoint.TxExecutor).ExecTx(ctx, stmts)
+	for _, q := range stmts {
+		x.ended(q, err)
+	}
+	return err
+}
+
+// ended notes the end of a refresh: the rename of its "_next" table, or a
+// failure.
+func (x *overlapExec) ended(q string, err error) {
 	if t, ok := strings.CutPrefix(q, `ALTER TABLE "`); ok && (err != nil || strings.Contains(t, "RENAME")) {
 		name, _, _ := strings.Cut(t, `_next"`)
 		x.mu.Lock()
 		x.running[name] = false
 		x.mu.Unlock()
 	}
-	return err
 }
 
 // newSchedEnv is newMatEnv with a Service that schedules every 5 ms and

@@ -1,0 +1,37 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/metrics"
+)
+
+func ExampleNew() {
+	reg := prometheus.NewRegistry()
+	obs, err := metrics.New(reg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// In a host: endpoint.Config{Observer: endpoint.MultiObserver(endpoint.SlogObserver{}, obs)},
+	// and promhttp.HandlerFor(reg, promhttp.HandlerOpts{}) at /metrics.
+	obs.ObserveRun(context.Background(), endpoint.RunEvent{Project: "1", Endpoint: "daily", Version: 1, Status: 200, Cached: true, Duration: time.Millisecond})
+	n, _ := testutil.GatherAndCount(reg, "endpointkit_cache_hits_total")
+	fmt.Println("cache hit series:", n)
+	err = testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP endpointkit_cache_hits_total Endpoint runs answered without a query (result cache or a shared identical run).
+# TYPE endpointkit_cache_hits_total counter
+endpointkit_cache_hits_total{endpoint="daily",project="1"} 1
+`), "endpointkit_cache_hits_total")
+	fmt.Println("compare:", err)
+	// Output:
+	// cache hit series: 1
+	// compare: <nil>
+}

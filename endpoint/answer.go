@@ -53,7 +53,6 @@ type Statistics struct {
 // younger than the endpoint's data freshness as set now. Runs that ask for
 // debug bypass the cache and the flight, since they ask how the query ran.
 func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
-	rec.version = opts.version
 	mode := opts.refresh
 	if mode == "" {
 		mode = RefreshCache

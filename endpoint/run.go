@@ -127,6 +127,7 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 	if opts.version == 0 {
 		opts.version = ep.CurrentVersion
 	}
+	rec.version = opts.version
 	c, err := s.compiledAt(ctx, &ep, opts.version, now)
 	if err != nil {
 		return nil, err

@@ -77,7 +77,7 @@ func ExamplePlan_Refresh() {
 	// -- in one transaction: true
 	// DROP TABLE IF EXISTS "endpoint_42_v3"
 	// ALTER TABLE "endpoint_42_v3_next" RENAME TO "endpoint_42_v3"
-	// CREATE INDEX "endpoint_42_v3_ix" ON "endpoint_42_v3" ("event")
+	// CREATE INDEX IF NOT EXISTS "endpoint_42_v3_ix" ON "endpoint_42_v3" ("event")
 }
 
 func ExamplePlan_ReadPage() {

@@ -35,9 +35,9 @@ func TestRefresh(t *testing.T) {
 		want []string
 	}{
 		{engine.SQLite, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`,
-			`DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`, `CREATE INDEX "m_ix" ON "m" ("e")`}},
+			`DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`, `CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ("e")`}},
 		{engine.PostgreSQL, []string{`DROP TABLE IF EXISTS "m_next"`, `CREATE TABLE "m_next" AS SELECT`,
-			`DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`, `CREATE INDEX "m_ix" ON "m" ("e")`}},
+			`DROP TABLE IF EXISTS "m"`, `ALTER TABLE "m_next" RENAME TO "m"`, `CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ("e")`}},
 		{engine.MySQL, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` AS SELECT", "CREATE TABLE IF NOT EXISTS `m` LIKE `m_next`",
 			"DROP TABLE IF EXISTS `m_old`", "RENAME TABLE `m` TO `m_old`, `m_next` TO `m`", "DROP TABLE IF EXISTS `m_old`"}},
 		{engine.ClickHouse, []string{"DROP TABLE IF EXISTS `m_next`", "CREATE TABLE `m_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT",
@@ -86,7 +86,7 @@ func TestRefreshIndexColumns(t *testing.T) {
 			require.Empty(t, index, c.query)
 			continue
 		}
-		require.Equal(t, []string{`CREATE INDEX "m_ix" ON "m" ` + c.index}, index, c.query)
+		require.Equal(t, []string{`CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ` + c.index}, index, c.query)
 	}
 }
 

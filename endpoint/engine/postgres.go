@@ -105,7 +105,7 @@ func (e postgres) CreateTable(table string, cols []Column) string {
 }
 
 func (e postgres) CreateIndex(index, table string, cols []string) string {
-	return "CREATE INDEX " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
+	return "CREATE INDEX IF NOT EXISTS " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
 }
 
 func (e postgres) DropTable(table string) string {

@@ -124,7 +124,7 @@ func (e sqlite) CreateTable(table string, cols []Column) string {
 }
 
 func (e sqlite) CreateIndex(index, table string, cols []string) string {
-	return "CREATE INDEX " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
+	return "CREATE INDEX IF NOT EXISTS " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
 }
 
 func (e sqlite) DropTable(table string) string { return "DROP TABLE IF EXISTS " + e.QuoteIdent(table) }

@@ -12,7 +12,7 @@ FROM (SELECT to_char(date_trunc('month', ("timestamp")::timestamp), 'YYYY-MM-DD 
 GROUP BY "bucket", "b0", "b1"
 -- args: "$browser" "country" "amount" "amount" "purchase" "2025-03-01 00:00:00" "2025-06-01 00:00:00";
 
-CREATE INDEX "insight_endpoint_7_v2_breakdowns" ON "insight_endpoint_7_v2" ("b0", "b1")
+CREATE INDEX IF NOT EXISTS "insight_endpoint_7_v2_breakdowns" ON "insight_endpoint_7_v2" ("b0", "b1")
 -- args:;
 
 SELECT "series", "bucket", "b0", "b1", "value" FROM "insight_endpoint_7_v2" WHERE 1 = 1 AND "b0" = $1 AND "b1" = $2

@@ -12,7 +12,7 @@ FROM (SELECT strftime('%Y-%m-01 00:00:00', "timestamp") AS "bucket", (CASE json_
 GROUP BY "bucket", "b0", "b1"
 -- args: "$.\"$browser\"" "$.\"$browser\"" "$.\"country\"" "$.\"country\"" "$.\"amount\"" "$.\"amount\"" "purchase" "2025-03-01 00:00:00" "2025-06-01 00:00:00";
 
-CREATE INDEX "insight_endpoint_7_v2_breakdowns" ON "insight_endpoint_7_v2" ("b0", "b1")
+CREATE INDEX IF NOT EXISTS "insight_endpoint_7_v2_breakdowns" ON "insight_endpoint_7_v2" ("b0", "b1")
 -- args:;
 
 SELECT "series", "bucket", "b0", "b1", "value" FROM "insight_endpoint_7_v2" WHERE 1 = 1 AND "b0" = ? AND "b1" = ?

@@ -2,4 +2,4 @@ DROP TABLE IF EXISTS "stored_next";
 CREATE TABLE "stored_next" AS SELECT "event" AS "_k0", count(*) AS "_a0", "event" AS "event" FROM "events" GROUP BY "event";
 DROP TABLE IF EXISTS "stored";
 ALTER TABLE "stored_next" RENAME TO "stored";
-CREATE INDEX "stored_ix" ON "stored" ("event");
+CREATE INDEX IF NOT EXISTS "stored_ix" ON "stored" ("event");

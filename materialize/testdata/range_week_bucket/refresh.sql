@@ -2,4 +2,4 @@ DROP TABLE IF EXISTS "stored_next";
 CREATE TABLE "stored_next" AS SELECT count(*) AS "_a0", strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END, 'weekday 0', '-6 days') AS "date_from", strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END, 'weekday 0', '-6 days') AS "date_to" FROM "events" GROUP BY strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END, 'weekday 0', '-6 days');
 DROP TABLE IF EXISTS "stored";
 ALTER TABLE "stored_next" RENAME TO "stored";
-CREATE INDEX "stored_ix" ON "stored" ("date_from", "date_to");
+CREATE INDEX IF NOT EXISTS "stored_ix" ON "stored" ("date_from", "date_to");

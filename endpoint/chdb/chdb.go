@@ -28,8 +28,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -91,7 +89,7 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 // integers come back as int64, floats as float64, text as string and NULL
 // as nil. RowsRead and BytesRead are the engine's statistics of the query.
 func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
-	out, err := x.run(ctx, query, "JSONCompact", args)
+	out, err := x.run(ctx, query, "JSONCompact", args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -100,19 +98,27 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoi
 
 // Exec implements endpoint.Executor.
 func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
-	_, err := x.run(ctx, query, "Null", args)
+	_, err := x.run(ctx, query, "Null", args, false)
 	return err
 }
 
-// run executes query with its arguments as the parameters p1, p2, ..., under
-// ctx's deadline as the engine's max_execution_time.
-func (x *Executor) run(ctx context.Context, query, format string, args []any) ([]byte, error) {
+// run executes query with its arguments as the parameters p1, p2, ..., with
+// the settings of the engine's guard: ctx's deadline as max_execution_time,
+// and readonly for a query (read), so that a query cannot write.
+func (x *Executor) run(ctx context.Context, query, format string, args []any, read bool) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("chdb: %w", err)
 	}
+	var timeout time.Duration
 	if d, ok := ctx.Deadline(); ok {
-		secs := math.Max(0.001, time.Until(d).Seconds())
-		query += " SETTINGS max_execution_time = " + strconv.FormatFloat(secs, 'f', 3, 64)
+		timeout = max(time.Millisecond, time.Until(d))
+	}
+	var settings []string
+	for _, s := range engine.ClickHouse.Guard(timeout, !read).Settings {
+		settings = append(settings, s.Name+" = "+s.Value)
+	}
+	if len(settings) > 0 {
+		query += " SETTINGS " + strings.Join(settings, ", ")
 	}
 	names := make([]*C.char, len(args))
 	values := make([]*C.char, len(args))

@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,8 +42,8 @@ func (b *builder) aggregated(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	for i, v := range b.vars {
-		pre = append(pre, vcols[i]+" AS "+b.q(v.Name))
+	for i := range b.vars {
+		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
 	}
 	from, err := b.from()
 	if err != nil {
@@ -99,6 +100,9 @@ func (b *builder) precomputeGroups(keys []sqlparser.Expr, vcols []string) []stri
 	}
 	for _, c := range vcols {
 		add(c)
+	}
+	for _, g := range b.grain {
+		add(g)
 	}
 	return groups
 }
@@ -257,10 +261,14 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 		return s, err
 	}
 	// One stored row per group remains when every variable is compared
-	// with =, so any aggregate passes through; over a range it cannot.
+	// with =, so any aggregate passes through; over a range or a list it
+	// cannot.
 	for _, v := range b.vars {
 		if v.ranged() {
 			return "", fail(CodeAggregate, "%s cannot be combined again over a range of variable '%s'", text, v.Name)
+		}
+		if slices.Contains(v.Operators, "in") {
+			return "", fail(CodeAggregate, "%s cannot be combined again over the values of list variable '%s'", text, v.Name)
 		}
 	}
 	switch {
@@ -280,8 +288,10 @@ func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, b
 	switch {
 	case name == "count" && len(f.Exprs) == 0 && !f.Distinct:
 		return "coalesce(sum(" + b.part(text) + "), 0)", true, nil // ClickHouse's count()
-	case len(f.Exprs) != 1 || f.Distinct && name != "min" && name != "max":
+	case len(f.Exprs) != 1:
 		return "", false, nil
+	case f.Distinct && name != "min" && name != "max":
+		return b.distinctOverGrain(f, name, text)
 	}
 	switch name {
 	case "count":
@@ -293,6 +303,56 @@ func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, b
 		return s, err == nil, err
 	}
 	return "", false, nil
+}
+
+// distinctOverGrain combines count, sum or avg of DISTINCT x exactly by
+// keeping x in the stored table's grain: the stored rows then hold every
+// distinct x of every group, and the read aggregates their distinct values
+// again. The table grows with the number of distinct x per group, so this
+// is done only when a group can span several stored rows (a range or a
+// list variable); with equalities only, the value passes through.
+func (b *builder) distinctOverGrain(f *sqlparser.FuncExpr, name, text string) (string, bool, error) {
+	if name != "count" && name != "sum" && name != "avg" || !b.multiRow() {
+		return "", false, nil
+	}
+	ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
+	if !ok {
+		return "", false, nil
+	}
+	arg, err := b.print(ae.Expr)
+	if err != nil {
+		return "", false, err
+	}
+	col := b.grainColumn(arg)
+	if name == "count" {
+		return "count(DISTINCT " + col + ")", true, nil
+	}
+	return name + "(DISTINCT " + col + ")", true, nil
+}
+
+// grainColumn adds the expression expr to the stored table's grain once
+// and returns its quoted column name.
+func (b *builder) grainColumn(expr string) string {
+	if name, ok := b.grainNames[expr]; ok {
+		return name
+	}
+	name := b.q(b.gen('d', len(b.grain)))
+	b.grainNames[expr] = name
+	b.grain = append(b.grain, expr)
+	b.stored = append(b.stored, expr+" AS "+name)
+	return name
+}
+
+// multiRow reports whether the rows of one group of the query can be
+// spread over several stored rows that a run selects together: some
+// variable is compared with a range or a list.
+func (b *builder) multiRow() bool {
+	for _, v := range b.vars {
+		if v.ranged() || slices.Contains(v.Operators, "in") {
+			return true
+		}
+	}
+	return false
 }
 
 // average combines avg(x) from the stored sum and count of x.

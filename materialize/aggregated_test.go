@@ -10,7 +10,8 @@ import (
 
 // Each aggregate is stored as parts and combined again by the read; those
 // that cannot be combined over a range pass through only when every
-// variable is compared with =.
+// variable is compared with =, and DISTINCT ones keep their argument in the
+// stored grain.
 func TestCombine(t *testing.T) {
 	cases := []struct {
 		agg   string
@@ -25,8 +26,10 @@ func TestCombine(t *testing.T) {
 		{"max(DISTINCT b)", `max("_a0")`, `max("_a0")`},
 		{"avg(b)", `(CAST(sum("_a0") AS REAL) / sum("_a1"))`, `(CAST(sum("_a0") AS REAL) / sum("_a1"))`},
 		{"2 / avg(b)", `2 / (CAST(sum("_a0") AS REAL) / sum("_a1"))`, `2 / (CAST(sum("_a0") AS REAL) / sum("_a1"))`},
-		{"count(DISTINCT b)", `coalesce(max("_a0"), 0)`, ""},
-		{"sum(DISTINCT b)", `max("_a0")`, ""},
+		{"count(DISTINCT b)", `coalesce(max("_a0"), 0)`, `count(DISTINCT "_d0")`},
+		{"sum(DISTINCT b)", `max("_a0")`, `sum(DISTINCT "_d0")`},
+		{"avg(DISTINCT b)", `max("_a0")`, `avg(DISTINCT "_d0")`},
+		{"count(DISTINCT b) + count(*)", `coalesce(max("_a0"), 0) + coalesce(sum("_a1"), 0)`, `count(DISTINCT "_d0") + coalesce(sum("_a0"), 0)`},
 		{"median(b)", "", ""}, // no known value over no rows, and no GROUP BY here
 		{"json_group_array(b)", "", ""},
 		{"avg(b) * 2 + count(*)", `((CAST(sum("_a0") AS REAL) / sum("_a1")) * 2) + coalesce(sum("_a2"), 0)`, `((CAST(sum("_a0") AS REAL) / sum("_a1")) * 2) + coalesce(sum("_a2"), 0)`},

@@ -22,10 +22,17 @@ func (b *builder) checkAliases() error {
 		return nil
 	}
 	for i, v := range b.vars {
-		c := b.uses[i][0].col
-		if c.Qualifier.IsEmpty() && shadows[c.Name.Lowered()] {
-			return &reasonError{Reason{Code: CodeNotColumn, Variable: v.Name,
-				Message: fmt.Sprintf("is compared to %s, an output alias rather than a column", c.Name.String())}}
+		var err error
+		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+			c, ok := n.(*sqlparser.ColName)
+			if ok && err == nil && c.Qualifier.IsEmpty() && shadows[c.Name.Lowered()] {
+				err = &reasonError{Reason{Code: CodeNotColumn, Variable: v.Name,
+					Message: fmt.Sprintf("is compared to %s, an output alias rather than a column", c.Name.String())}}
+			}
+			return err == nil, nil
+		}, b.uses[i][0].expr)
+		if err != nil {
+			return err
 		}
 	}
 	referenced, used := b.columnNames(), b.groupingNames()

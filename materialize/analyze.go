@@ -67,8 +67,8 @@ func (a *Analysis) Reason() string {
 
 // use is one occurrence of a variable that is a materializable comparison.
 type use struct {
-	op     string // column op value
-	col    *sqlparser.ColName
+	op     string // expr op value; "in" for expr IN list
+	expr   sqlparser.Expr
 	canon  string
 	reason *Reason
 }
@@ -201,7 +201,7 @@ func (v *Variable) judge(uses []use) {
 	for _, u := range uses {
 		if u.canon != uses[0].canon {
 			v.Reason = &Reason{Code: CodeDifferentColumns, Variable: v.Name,
-				Message: fmt.Sprintf("is compared to two different columns (%s and %s)", uses[0].canon, u.canon)}
+				Message: fmt.Sprintf("is compared to two different columns or expressions (%s and %s)", uses[0].canon, u.canon)}
 			return
 		}
 	}
@@ -216,7 +216,7 @@ func (v *Variable) judge(uses []use) {
 // ranged reports whether v is compared with a range operator.
 func (v *Variable) ranged() bool {
 	for _, op := range v.Operators {
-		if op != "=" {
+		if op != "=" && op != "in" {
 			return true
 		}
 	}
@@ -280,9 +280,12 @@ func judgeUse(term sqlparser.Expr, f found) use {
 	}
 	switch t := unparen(term).(type) {
 	case *sqlparser.ComparisonExpr:
+		if t.Operator == sqlparser.InStr {
+			return judgeIn(t, f)
+		}
 		mirrored, ok := rangeOps[t.Operator]
 		if !ok {
-			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
+			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
 		}
 		left, right := unparen(t.Left), unparen(t.Right)
 		var other sqlparser.Expr
@@ -295,11 +298,7 @@ func judgeUse(term sqlparser.Expr, f found) use {
 		default:
 			return bad(CodeInExpression, "is used inside an expression; it must be compared as itself")
 		}
-		col, ok := other.(*sqlparser.ColName)
-		if !ok {
-			return bad(CodeNotColumn, "is compared to an expression, not a column")
-		}
-		return use{op: op, col: col, canon: canonical(col)}
+		return keyUse(op, other)
 	case *sqlparser.RangeCond:
 		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
 	case *sqlparser.IsExpr:
@@ -308,6 +307,30 @@ func judgeUse(term sqlparser.Expr, f found) use {
 		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= can be materialized")
 	}
 	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
+}
+
+// judgeIn judges a variable used in expr IN list: materializable when the
+// variable is the whole list, stored as the key expr like an equality.
+func judgeIn(t *sqlparser.ComparisonExpr, f found) use {
+	list := t.Right
+	if tuple, ok := list.(sqlparser.ValTuple); ok && len(tuple) == 1 {
+		list = unparen(tuple[0])
+	}
+	if bindIndex(list) != f.index {
+		return use{reason: &Reason{Code: CodeInExpression,
+			Message: "is one element of an IN list; it must be the whole list (expr IN {variables.x})"}}
+	}
+	return keyUse("in", unparen(t.Left))
+}
+
+// keyUse is the use of a variable compared by op with other, which must be
+// a deterministic expression over one row: it becomes a key of the stored
+// table.
+func keyUse(op string, other sqlparser.Expr) use {
+	if r := rowExprReason(other); r != nil {
+		return use{reason: r}
+	}
+	return use{op: op, expr: other, canon: canonical(other)}
 }
 
 // andTerms splits e into its top-level AND terms, through parentheses.

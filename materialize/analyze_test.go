@@ -90,7 +90,7 @@ func TestAnalyzeReasonPerVariable(t *testing.T) {
 	require.Equal(t, CodeUnsupportedOperator, a.Variables[1].Reason.Code)
 	require.Equal(t, CodeDifferentColumns, a.Variables[2].Reason.Code)
 	require.Equal(t, []Code{CodeUnsupportedOperator, CodeDifferentColumns}, []Code{a.Reasons[0].Code, a.Reasons[1].Code})
-	require.Equal(t, "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= can be materialized", a.Reason())
+	require.Equal(t, "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized", a.Reason())
 }
 
 func TestAnalyzeBuckets(t *testing.T) {

@@ -126,6 +126,28 @@ var shapes = []shape{
 	{name: "date_equality_unbucketed", query: `SELECT event, count(*) AS n FROM (SELECT event, date(timestamp) AS day FROM events) AS d
 		WHERE day = {variables.day} GROUP BY event ORDER BY event`,
 		dates: []string{"day"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"day": p.date(Day)} }},
+	{name: "property_equality", query: `SELECT event, count(*) AS n FROM events
+		WHERE json_extract(properties, '$.country') = {variables.country} GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
+	{name: "lower_coalesce_property_range_distinct", query: `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users,
+		count(*) AS n FROM events WHERE lower(coalesce(json_extract(properties, '$.plan'), 'none')) = {variables.plan}
+		AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["plan"] = p.plan()
+			return v
+		}},
+	{name: "list_of_countries", query: `SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users, avg(json_extract(properties, '$.amount')) AS mean
+		FROM events WHERE json_extract(properties, '$.country') IN {variables.countries} GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"countries": p.countries()} }},
+	{name: "list_in_parentheses_ungrouped", query: `SELECT count(DISTINCT distinct_id) AS users, sum(DISTINCT json_extract(properties, '$.amount')) AS amounts
+		FROM events WHERE event IN ({variables.events})`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	{name: "distinct_users_over_range", query: `SELECT count(DISTINCT distinct_id) AS users, count(DISTINCT json_extract(properties, '$.country')) AS countries
+		FROM events WHERE timestamp >= {variables.date_from}`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_from": p.date(Day)}
+		}},
 }
 
 // dailyRevenue is the query of the benchmarks too.
@@ -162,6 +184,22 @@ func (p *pools) plan() string    { return p.pick(demo.Plans, "platinum") }
 func (p *pools) event() string   { return p.pick(demo.EventNames, "no_such_event") }
 func (p *pools) user() string    { return p.pick(p.users, "user-none") }
 func (p *pools) amount() int64   { return int64(p.rng.IntN(520)) - 10 }
+
+// countries and events are lists of 1 to 4 values, at times with one
+// that matches nothing, at times of nothing that matches.
+func (p *pools) countries() []string { return p.list(p.country) }
+func (p *pools) events() []string    { return p.list(p.event) }
+
+func (p *pools) list(one func() string) []string {
+	if p.rng.IntN(6) == 0 {
+		return []string{"none-" + one()} // matches nothing
+	}
+	out := make([]string, 1+p.rng.IntN(4))
+	for i := range out {
+		out[i] = one()
+	}
+	return out
+}
 
 // date returns a date around the demo's 90 days (and a little outside):
 // a whole day, the start of a bucket b, or an instant off any boundary.

@@ -36,7 +36,7 @@ func ExampleAnalyze() {
 	// event "event" [=] ""
 	// date_from "timestamp" [>=] "day"
 	// unsupported_operator
-	// Cannot materialize endpoint. Reason: variable 'pattern' is used with the operator LIKE; only =, >=, >, <, <= can be materialized
+	// Cannot materialize endpoint. Reason: variable 'pattern' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized
 }
 
 func ExamplePlan_Read() {

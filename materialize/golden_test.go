@@ -152,7 +152,8 @@ func TestGolden(t *testing.T) {
 	}
 	if !*update {
 		for _, c := range []Code{CodeUnparsable, CodeUnsupportedQuery, CodeNotInWhere, CodeUnsupportedOperator,
-			CodeInExpression, CodeUnderOr, CodeNotColumn, CodeDifferentColumns, CodeAggregate} {
+			CodeInExpression, CodeUnderOr, CodeNotColumn, CodeNotRowExpression, CodeNotDeterministic,
+			CodeDifferentColumns, CodeAggregate} {
 			require.True(t, codes[c], "no golden case has the reason code %s", c)
 		}
 	}

@@ -35,6 +35,11 @@ func parse(src string, phs []placeholder.Placeholder) (p *parsed, err error) {
 	for i, ph := range phs {
 		b.WriteString(src[last:ph.Start])
 		bind := fmt.Sprintf(" :v%d ", i+1)
+		if ph.InList && !strings.HasSuffix(strings.TrimRight(src[:ph.Start], " \t\r\n"), "(") {
+			// expr IN {variables.x}: the grammar takes a list argument
+			// there, not a value.
+			bind = fmt.Sprintf(" ::v%d ", i+1)
+		}
 		b.WriteString(bind)
 		p.names = append(p.names, ph.Name)
 		p.shifts = append(p.shifts, shift{at: b.Len(), delta: b.Len() - ph.End})
@@ -59,7 +64,7 @@ var positionRE = regexp.MustCompile(`at position (\d+)`)
 
 var nearRE = regexp.MustCompile(`near '(.*)'$`)
 
-var bindRE = regexp.MustCompile(`:v(\d+)`)
+var bindRE = regexp.MustCompile(`:?:v(\d+)`)
 
 // explain rewrites a parser error in terms of the original query: its
 // position, and placeholders instead of bind variables.
@@ -76,7 +81,7 @@ func (p *parsed) explain(src string, err error) error {
 		msg = fmt.Sprintf("%sat position %d (line %d, column %d)%s", msg[:m[0]], orig, line, col, msg[m[1]:])
 	}
 	msg = bindRE.ReplaceAllStringFunc(msg, func(s string) string {
-		n, _ := strconv.Atoi(s[2:])
+		n, _ := strconv.Atoi(strings.TrimLeft(s, ":v"))
 		if n >= 1 && n <= len(p.names) {
 			return "{variables." + p.names[n-1] + "}"
 		}
@@ -97,13 +102,22 @@ func (p *parsed) original(off int) int {
 	return max(0, off-delta)
 }
 
-// bindIndex returns N for the bind variable :vN, or 0.
+// bindIndex returns N for the bind variable :vN or the list argument
+// ::vN, or 0.
 func bindIndex(e sqlparser.Expr) int {
-	v, ok := e.(*sqlparser.SQLVal)
-	if !ok || v.Type != sqlparser.ValArg {
+	var text string
+	switch v := e.(type) {
+	case *sqlparser.SQLVal:
+		if v.Type != sqlparser.ValArg {
+			return 0
+		}
+		text = strings.TrimPrefix(string(v.Val), ":v")
+	case sqlparser.ListArg:
+		text = strings.TrimPrefix(string(v), "::v")
+	default:
 		return 0
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(string(v.Val), ":v"))
+	n, err := strconv.Atoi(text)
 	if err != nil {
 		return 0
 	}

@@ -39,8 +39,8 @@ func (b *builder) plain(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	for i, v := range b.vars {
-		pre = append(pre, vcols[i]+" AS "+b.q(v.Name))
+	for i := range b.vars {
+		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
 	}
 	from, err := b.from()
 	if err != nil {

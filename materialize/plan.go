@@ -61,6 +61,10 @@ type builder struct {
 	// precompute select list, and the parts already in it by canonical text
 	stored []string
 	parts  map[string]string
+	// grain: expressions kept in the stored table's GROUP BY for exact
+	// DISTINCT aggregates, and their column names by printed text
+	grain      []string
+	grainNames map[string]string
 }
 
 // reasonError carries a Reason out of the rewrite.
@@ -75,7 +79,7 @@ func fail(code Code, format string, args ...any) error {
 // build rewrites sel; a query it cannot rewrite returns a Reason.
 func build(sel *sqlparser.Select, lx *lexed, vars []Variable, uses [][]use, opts Options) (*Plan, *Reason) {
 	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts,
-		aliases: map[string]int{}, parts: map[string]string{}}
+		aliases: map[string]int{}, parts: map[string]string{}, grainNames: map[string]string{}}
 	plan, err := b.build(lx)
 	if err != nil {
 		var re *reasonError
@@ -190,7 +194,7 @@ func (b *builder) outputs(lx *lexed) error {
 func (b *builder) collides() bool {
 	for _, v := range b.vars {
 		rest, ok := strings.CutPrefix(v.Name, b.prefix)
-		if ok && len(rest) > 1 && strings.ContainsRune("ckao", rune(rest[0])) {
+		if ok && len(rest) > 1 && strings.ContainsRune("ckaovd", rune(rest[0])) {
 			if _, err := strconv.Atoi(rest[1:]); err == nil {
 				return true
 			}
@@ -239,7 +243,7 @@ func (b *builder) restWhere() (string, error) {
 func (b *builder) varColumns(plan *Plan) ([]string, error) {
 	var exprs []string
 	for i, v := range b.vars {
-		col, err := b.print(b.uses[i][0].col)
+		col, err := b.print(b.uses[i][0].expr)
 		if err != nil {
 			return nil, err
 		}
@@ -248,10 +252,21 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {
-			plan.filters = append(plan.filters, filter{variable: v.Name, column: v.Name, op: u.op, bucket: v.Bucket})
+			plan.filters = append(plan.filters, filter{variable: v.Name, column: b.varColumn(i), op: u.op, bucket: v.Bucket})
 		}
 	}
 	return exprs, nil
+}
+
+// varColumn returns the name of the stored column of variable i: its code
+// name when it is compared with a column, a generated name when with an
+// expression, which could read the code name as a column on engines
+// where aliases are visible in the select list (ClickHouse).
+func (b *builder) varColumn(i int) string {
+	if _, ok := b.uses[i][0].expr.(*sqlparser.ColName); ok {
+		return b.vars[i].Name
+	}
+	return b.gen('v', i)
 }
 
 func (b *builder) from() (string, error) {

@@ -82,8 +82,10 @@ func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error
 		case v == nil:
 			return &ValueError{Variable: f.variable, Detail: "null cannot be compared"}
 		}
-		if _, list := v.([]string); list {
+		if list, ok := v.([]string); ok && f.op != "in" {
 			return &ValueError{Variable: f.variable, Detail: "a list cannot be compared with " + f.op}
+		} else if ok && len(list) == 0 {
+			return &ValueError{Variable: f.variable, Detail: "an empty list matches nothing; give at least one value"}
 		}
 		if f.bucket != "" {
 			bv, err := f.bucketValue(v)
@@ -98,6 +100,12 @@ func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error
 			b.WriteString(" AND ")
 		}
 		b.WriteIdent(f.column)
+		if f.op == "in" {
+			b.WriteString(" IN (")
+			b.Bind(v)
+			b.WriteString(")")
+			continue
+		}
 		b.WriteString(" " + f.op + " ")
 		b.Bind(v)
 	}

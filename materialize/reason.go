@@ -23,16 +23,23 @@ const (
 	// list, JOIN ON, GROUP BY, HAVING, ORDER BY, LIMIT, a subquery).
 	CodeNotInWhere Code = "not_in_where"
 	// CodeUnsupportedOperator: a variable is compared with an operator other
-	// than =, >=, >, <, <= (LIKE, !=, BETWEEN, IN, IS, NOT, ...).
+	// than =, >=, >, <, <= and IN (LIKE, !=, BETWEEN, NOT IN, IS, NOT, ...).
 	CodeUnsupportedOperator Code = "unsupported_operator"
 	// CodeInExpression: a variable is part of an expression (an argument of
 	// a function, an operand of arithmetic) rather than compared as itself.
 	CodeInExpression Code = "in_expression"
 	// CodeUnderOr: a variable is used inside an OR.
 	CodeUnderOr Code = "under_or"
-	// CodeNotColumn: a variable is compared to an expression, a literal or
-	// another variable rather than to a column.
+	// CodeNotColumn: a variable is compared to a constant or to another
+	// variable rather than to a column or an expression over the row.
 	CodeNotColumn Code = "not_a_column"
+	// CodeNotRowExpression: a variable is compared to something other than
+	// an expression over one row's columns: a subquery, an aggregate.
+	CodeNotRowExpression Code = "not_row_expression"
+	// CodeNotDeterministic: a variable is compared to an expression whose
+	// value may change between the refresh and a run (random(), now(), a
+	// function not known to be deterministic).
+	CodeNotDeterministic Code = "not_deterministic"
 	// CodeDifferentColumns: one variable is compared to two different
 	// columns.
 	CodeDifferentColumns Code = "different_columns"

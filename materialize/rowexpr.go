@@ -1,0 +1,155 @@
+package materialize
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xwb1989/sqlparser"
+)
+
+// rowExprReason returns nil when e, the expression a variable is compared
+// with, can be a key of the stored table: an expression over the columns
+// of one row whose value is the same on every evaluation (a column, JSON
+// property extraction, lower(), date truncation, coalesce, a cast, ...).
+// Otherwise it says why not: the stored key would not be the value the
+// inline query compares with.
+//
+// Functions are judged by name against a list of those known to be
+// deterministic on every engine; a function not on it is refused rather
+// than trusted, since a user-defined function may be anything.
+func rowExprReason(e sqlparser.Expr) *Reason {
+	if bindIndex(e) > 0 {
+		return &Reason{Code: CodeNotColumn, Message: "is compared to another variable, not to a column"}
+	}
+	var reason *Reason
+	columns := 0
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if reason != nil {
+			return false, nil
+		}
+		if _, ok := n.(*sqlparser.ColName); ok {
+			columns++
+		}
+		reason = nodeReason(n)
+		return reason == nil, nil
+	}, e)
+	if reason == nil && columns == 0 {
+		reason = &Reason{Code: CodeNotColumn, Message: "is compared to a constant, not to a column or an expression over the row's columns"}
+	}
+	return reason
+}
+
+// nodeReason judges one node of a key expression.
+func nodeReason(n sqlparser.SQLNode) *Reason {
+	switch x := n.(type) {
+	case *sqlparser.Subquery, *sqlparser.ExistsExpr:
+		return &Reason{Code: CodeNotRowExpression, Message: "is compared to a subquery; only an expression over one row's columns can be stored"}
+	case sqlparser.ListArg:
+		return &Reason{Code: CodeNotColumn, Message: "is compared to another variable, not to a column"}
+	case *sqlparser.SQLVal:
+		if x.Type == sqlparser.ValArg {
+			return &Reason{Code: CodeNotColumn, Message: "is compared to an expression holding another variable"}
+		}
+	case *sqlparser.GroupConcatExpr:
+		return &Reason{Code: CodeNotRowExpression, Message: "is compared to an aggregate; only an expression over one row's columns can be stored"}
+	case *sqlparser.MatchExpr, *sqlparser.ValuesFuncExpr, *sqlparser.Default:
+		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to %s, which cannot be stored", strings.TrimSpace(sqlparser.String(n)))}
+	case *sqlparser.FuncExpr:
+		return funcReason(x)
+	}
+	return nil
+}
+
+// funcReason judges a function call of a key expression.
+func funcReason(f *sqlparser.FuncExpr) *Reason {
+	name := strings.ToLower(f.Name.String())
+	text := name + "()"
+	switch {
+	case isAggregate(f):
+		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to the aggregate %s; only an expression over one row's columns can be stored", text)}
+	case !f.Qualifier.IsEmpty():
+		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s.%s(), which is not known to be deterministic", f.Qualifier.String(), f.Name.String())}
+	case volatile[name]:
+		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s, whose value changes from one evaluation to the next", text)}
+	case !deterministic[name]:
+		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s, which is not known to be deterministic", text)}
+	case timeFunctions[name] && readsClock(f):
+		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s of the current time, whose value changes from one evaluation to the next", text)}
+	case name == "unix_timestamp" && len(f.Exprs) == 0:
+		return &Reason{Code: CodeNotDeterministic, Message: "is compared to an expression using unix_timestamp() of the current time, whose value changes from one evaluation to the next"}
+	}
+	return nil
+}
+
+// readsClock reports whether a call of an SQLite date function reads the
+// current time: its time value is 'now' (or a modifier is, which SQLite
+// allows), as in date('now').
+func readsClock(f *sqlparser.FuncExpr) bool {
+	for _, se := range f.Exprs {
+		ae, ok := se.(*sqlparser.AliasedExpr)
+		if !ok {
+			return true
+		}
+		if v, ok := ae.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.StrVal && strings.EqualFold(strings.TrimSpace(string(v.Val)), "now") {
+			return true
+		}
+	}
+	return len(f.Exprs) == 0
+}
+
+// volatile are functions known to give a different value on each call, for
+// a precise refusal; any function not in deterministic is refused anyway.
+var volatile = setOf("random", "rand", "randomblob", "now", "now64", "nowinblock", "current_timestamp",
+	"current_date", "current_time", "localtime", "localtimestamp", "sysdate", "utc_timestamp", "utc_date",
+	"utc_time", "curdate", "curtime", "uuid", "uuid_short", "gen_random_uuid", "uuid_generate_v4",
+	"generateuuidv4", "generateuuidv7", "rand64", "randconstant", "randuniform", "today", "yesterday",
+	"clock_timestamp", "statement_timestamp", "transaction_timestamp", "timeofday", "nextval", "currval",
+	"lastval", "setval", "setseed", "changes", "total_changes", "last_insert_rowid", "last_insert_id",
+	"row_number", "rank", "dense_rank", "rownumberinallblocks", "rownumberinblock", "sleep", "benchmark",
+	"connection_id", "pg_backend_pid")
+
+// timeFunctions are SQLite's date functions, deterministic unless asked
+// for the current time.
+var timeFunctions = setOf("date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff")
+
+// deterministic are the scalar functions a key expression may call: their
+// value depends on their arguments only, on every engine that has them.
+var deterministic = setOf(
+	// strings
+	"lower", "upper", "lcase", "ucase", "trim", "ltrim", "rtrim", "btrim", "substr", "substring",
+	"left", "right", "length", "char_length", "character_length", "octet_length", "replace",
+	"concat", "concat_ws", "lpad", "rpad", "reverse", "instr", "position", "locate", "split_part",
+	"lowerutf8", "upperutf8", "trimboth", "trimleft", "trimright", "substring_index",
+	// conditionals and null handling
+	"coalesce", "ifnull", "nullif", "isnull", "if", "iif", "greatest", "least", "assumenotnull", "tonullable",
+	// numbers
+	"abs", "round", "floor", "ceil", "ceiling", "sign", "mod", "trunc", "truncate", "div", "intdiv",
+	// dates and times (SQLite's only with a time value: see timeFunctions)
+	"date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff",
+	"date_trunc", "date_part", "to_char", "to_date", "to_timestamp", "date_format", "timestamp",
+	"unix_timestamp", "from_unixtime", "year", "month", "day", "dayofmonth", "dayofweek", "dayofyear",
+	"hour", "minute", "second", "week", "weekday", "quarter", "yearweek", "extract", "str_to_date",
+	"todate", "todatetime", "todatetime64", "tostartofminute", "tostartoffiveminutes",
+	"tostartoffifteenminutes", "tostartofhour", "tostartofday", "tostartofweek", "tostartofmonth",
+	"tostartofquarter", "tostartofyear", "tostartofinterval", "tomonday", "toyear", "tomonth",
+	"todayofmonth", "todayofweek", "tohour", "tominute", "toyyyymm", "toyyyymmdd",
+	"parsedatetimebesteffort", "parsedatetime64besteffort", "formatdatetime",
+	// JSON
+	"json_extract", "json_unquote", "json_value", "json_type", "json_valid", "json_array_length",
+	"json_extract_path", "json_extract_path_text", "jsonb_extract_path", "jsonb_extract_path_text",
+	"jsonb_typeof", "json_typeof", "json_contains", "json_length", "json_quote",
+	"jsonextract", "jsonextractstring", "jsonextractint", "jsonextractuint", "jsonextractfloat",
+	"jsonextractbool", "jsonextractraw", "jsonhas", "jsontype", "jsonlength",
+	"visitparamextractstring", "simplejsonextractstring",
+	// conversions
+	"cast", "convert", "tostring", "toint64", "toint32", "touint64", "tofloat64", "todecimal64",
+	"toint64ornull", "tofloat64ornull", "tostringornull", "hex", "typeof",
+)
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

@@ -1,0 +1,1 @@
+SELECT "event" AS "_k0", count(*) AS "_a0", lower(coalesce(json_extract("properties", '$.country'), 'none')) AS "_v0" FROM "events" GROUP BY "event", lower(coalesce(json_extract("properties", '$.country'), 'none'))

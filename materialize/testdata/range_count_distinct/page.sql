@@ -1,0 +1,1 @@
+SELECT count(DISTINCT "_d0") AS "users" FROM "stored" WHERE "date_from" >= ? LIMIT ? OFFSET ?

@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE abs(random()) % 10 = {variables.r}

@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE (SELECT max(id) FROM users) = {variables.m}

@@ -1,0 +1,1 @@
+SELECT count(*) FROM events WHERE my_udf(properties) = {variables.u}

@@ -57,5 +57,5 @@ func ExampleService_Materialize() {
 	// inline: [[2 17]] false
 	// after refresh: completed
 	// stored: [[2 17]] true
-	// Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= can be materialized
+	// Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized
 }

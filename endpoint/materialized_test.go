@@ -135,7 +135,7 @@ func TestMaterializationRefusedChangesNothing(t *testing.T) {
 	like := e.query(`SELECT count(*) FROM orders WHERE country LIKE {variables.country}`, "country")
 	_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "m", Query: like, IsMaterialized: true})
 	wantError(t, err, 400, endpoint.CodeCannotMaterialize,
-		"Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= can be materialized", "is_materialized")
+		"Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized", "is_materialized")
 	if _, err := e.svc.Get(ctx, "1", "m"); asError(t, err).Status != 404 {
 		t.Fatalf("a refused create stored the endpoint: %v", err)
 	}

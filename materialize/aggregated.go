@@ -54,8 +54,14 @@ func (b *builder) aggregated(plan *Plan) error {
 		return err
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + where
+	groupBy := ""
 	if groups := b.precomputeGroups(keys, vcols); len(groups) > 0 {
-		plan.precompute += " GROUP BY " + strings.Join(groups, ", ")
+		groupBy = " GROUP BY " + strings.Join(groups, ", ")
+	}
+	plan.precompute += groupBy
+	if b.bucketed() {
+		plan.source = &source{selectList: strings.Join(pre, ", "), columns: b.storedColumns(len(keys)),
+			from: from, rest: strings.TrimPrefix(where, " WHERE "), groupBy: groupBy}
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	group := ""
@@ -67,6 +73,30 @@ func (b *builder) aggregated(plan *Plan) error {
 		group = " GROUP BY " + strings.Join(ks, ", ")
 	}
 	return b.tail(plan, group, having, order)
+}
+
+// bucketed reports whether some variable is stored by bucket.
+func (b *builder) bucketed() bool {
+	for _, v := range b.vars {
+		if v.Bucket != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// storedColumns returns the names of the stored table's columns in order:
+// the group keys, the aggregates' parts and grain, the variables.
+func (b *builder) storedColumns(keys int) []string {
+	var cols []string
+	for j := range keys {
+		cols = append(cols, b.gen('k', j))
+	}
+	cols = append(cols, b.storedNames...)
+	for i := range b.vars {
+		cols = append(cols, b.varColumn(i))
+	}
+	return cols
 }
 
 // keyColumns returns the stored table's group key columns, the keys
@@ -246,6 +276,7 @@ func (b *builder) part(text string) string {
 	name := b.q(b.gen('a', len(b.parts)))
 	b.parts[text] = name
 	b.stored = append(b.stored, text+" AS "+name)
+	b.storedNames = append(b.storedNames, b.gen('a', len(b.parts)-1))
 	return name
 }
 
@@ -340,6 +371,7 @@ func (b *builder) grainColumn(expr string) string {
 	b.grainNames[expr] = name
 	b.grain = append(b.grain, expr)
 	b.stored = append(b.stored, expr+" AS "+name)
+	b.storedNames = append(b.storedNames, b.gen('d', len(b.grain)-1))
 	return name
 }
 

@@ -300,11 +300,11 @@ func judgeUse(term sqlparser.Expr, f found) use {
 		}
 		return keyUse(op, other)
 	case *sqlparser.RangeCond:
-		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
 	case *sqlparser.IsExpr:
-		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= can be materialized", strings.ToUpper(t.Operator))
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
 	case *sqlparser.NotExpr:
-		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= can be materialized")
+		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= and IN can be materialized")
 	}
 	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
 }

@@ -66,3 +66,38 @@ func (b Bucket) boundary(t time.Time) bool {
 func (b Bucket) expr(e engine.Engine, col string) string {
 	return e.Truncate(engine.Unit(b), e.StrictTimestamp(col))
 }
+
+// floor returns the first instant of the bucket t (UTC) is in.
+func (b Bucket) floor(t time.Time) time.Time {
+	t = t.UTC()
+	switch b {
+	case Minute:
+		return t.Truncate(time.Minute)
+	case Hour:
+		return t.Truncate(time.Hour)
+	}
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	switch b {
+	case Week:
+		return day.AddDate(0, 0, -(int(day.Weekday())+6)%7)
+	case Month:
+		return day.AddDate(0, 0, 1-day.Day())
+	}
+	return day
+}
+
+// next returns the first instant of the bucket after the one starting at
+// start.
+func (b Bucket) next(start time.Time) time.Time {
+	switch b {
+	case Minute:
+		return start.Add(time.Minute)
+	case Hour:
+		return start.Add(time.Hour)
+	case Week:
+		return start.AddDate(0, 0, 7)
+	case Month:
+		return start.AddDate(0, 1, 0)
+	}
+	return start.AddDate(0, 0, 1)
+}

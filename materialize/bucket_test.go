@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"database/sql"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -113,5 +114,28 @@ func TestBucketGuardSQLite(t *testing.T) {
 		require.NoError(t, db.QueryRow(`SELECT count(*) FROM "m"`).Scan(&n), "the last good table stays")
 		_, err = db.Exec("DELETE FROM e WHERE ts = ?", bad)
 		require.NoError(t, err)
+	}
+}
+
+// floor and next bound every instant by the bucket it is in: the floor is a
+// boundary at or before it, the next boundary after it.
+func TestBucketFloorNext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
+		for range 2000 {
+			at := start.Add(time.Duration(rng.Int64N(int64(800 * 24 * time.Hour))))
+			if rng.IntN(4) == 0 {
+				at = at.Truncate(time.Hour)
+			}
+			f := b.floor(at)
+			n := b.next(f)
+			require.True(t, b.boundary(f), "%s floor of %s: %s", b, at, f)
+			require.True(t, b.boundary(n), "%s next of %s: %s", b, f, n)
+			require.False(t, at.Before(f), "%s floor of %s: %s", b, at, f)
+			require.True(t, at.Before(n), "%s next of %s: %s", b, at, n)
+			require.Equal(t, n, b.floor(n), "%s: a boundary is its own floor", b)
+			require.Equal(t, f, b.floor(n.Add(-time.Nanosecond)), "%s: the last instant of the bucket", b)
+		}
 	}
 }

@@ -5,16 +5,19 @@
 // values bound.
 //
 // A query is materializable when every use of every variable is a top-level
-// AND term of the outer WHERE of the form column OP variable (or variable OP
-// column), OP one of =, >=, >, <, <=, each variable always against the same
-// column, and the query's aggregates can be combined again after filtering
-// (count, sum, total, min, max, avg). Analyze reports, per variable and for
-// the query, a stable Code and a human reason when it is not.
+// AND term of the outer WHERE of the form expr OP variable (or variable OP
+// expr), OP one of =, >=, >, <, <=, or expr IN variable (a multi-valued
+// list); expr is a column or a deterministic expression over one row's
+// columns (a JSON property, lower(), coalesce, a cast, ...), stored as a key
+// of the table; each variable is always compared with the same expr; and the
+// query's aggregates can be combined again after filtering (count, sum,
+// total, min, max, avg, and count, sum, avg of DISTINCT x, for which x is
+// kept in the stored grain). Analyze reports, per variable and for the
+// query, a stable Code and a human reason when it is not.
 //
-// Reads are exact or refused: Plan.Read returns an error wrapping
-// ErrRunInline whenever the stored table cannot give exactly what the
-// inline query would (a date off its bucket's boundary, or > and <= against a
-// bucketed date), and the caller runs the template inline instead.
+// Reads are exact: a date range whose ends are not on bucket boundaries
+// reads the whole buckets from the stored table and computes the partial
+// ones at its edges from the source data, merged in SQL (Plan.Read).
 //
 // Reads do their work in SQL: Plan.Refresh indexes the stored columns the
 // read compares with values (where the engine's index suits them), and

@@ -1,7 +1,6 @@
 package materialize_test
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -48,13 +47,14 @@ func ExamplePlan_Read() {
 	query, args, err := a.Plan.Read("endpoint_42_v3", map[string]any{"date_from": midnight})
 	fmt.Println(query, args, err)
 
-	// A date inside a day cannot be answered from day buckets: run inline.
+	// A date inside a day: the whole days come from the stored table, the
+	// partial day from the source, merged and aggregated again.
 	noon := variable.Timestamp{Time: midnight.Time.Add(12 * time.Hour)}
-	_, _, err = a.Plan.Read("endpoint_42_v3", map[string]any{"date_from": noon})
-	fmt.Println(errors.Is(err, materialize.ErrRunInline))
+	query, args, err = a.Plan.Read("endpoint_42_v3", map[string]any{"date_from": noon})
+	fmt.Println(query, args, err)
 	// Output:
 	// SELECT coalesce(sum("_a0"), 0) AS "n" FROM "endpoint_42_v3" WHERE "date_from" >= ? [2025-05-01 00:00:00] <nil>
-	// true
+	// SELECT coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_a0", "date_from" FROM "endpoint_42_v3" WHERE "date_from" >= ? UNION ALL SELECT count(*) AS "_a0", strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END) AS "date_from" FROM "events" WHERE "timestamp" >= ? AND ("timestamp" < ?) GROUP BY strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END)) AS "stored_parts" [2025-05-02 00:00:00 2025-05-01 12:00:00 2025-05-02 00:00:00] <nil>
 }
 
 func ExamplePlan_Refresh() {

@@ -53,7 +53,7 @@ func FuzzAnalyze(f *testing.F) {
 				}
 			}
 			read, _, err := a.Plan.Read("t", values)
-			if err != nil && !isInline(err) {
+			if err != nil {
 				t.Fatalf("Read of %q: %v", query, err)
 			}
 			page, _, perr := a.Plan.ReadPage("t", values, 11, 3)
@@ -65,9 +65,4 @@ func FuzzAnalyze(f *testing.F) {
 			}
 		}
 	})
-}
-
-func isInline(err error) bool {
-	_, ok := err.(*InlineError)
-	return ok
 }

@@ -24,6 +24,9 @@ type Plan struct {
 	limited bool
 	filters []filter
 	columns []string
+	// source computes stored rows from the source data, for the partial
+	// buckets of an unaligned range; nil when no variable is bucketed.
+	source *source
 }
 
 // filter is one comparison of the read query: stored column op value.
@@ -32,6 +35,7 @@ type filter struct {
 	column   string // stored column name
 	op       string
 	bucket   Bucket
+	raw      string // the variable's expression over a source row, printed
 }
 
 // Precompute returns the query whose result is the stored table. It holds no
@@ -65,6 +69,8 @@ type builder struct {
 	// DISTINCT aggregates, and their column names by printed text
 	grain      []string
 	grainNames map[string]string
+	// storedNames are the column names of stored, in order
+	storedNames []string
 }
 
 // reasonError carries a Reason out of the rewrite.
@@ -247,12 +253,16 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		raw := col
+		if !isPlain(b.uses[i][0].expr) {
+			raw = "(" + raw + ")"
+		}
 		if v.Bucket != "" {
 			col = v.Bucket.expr(b.d, col)
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {
-			plan.filters = append(plan.filters, filter{variable: v.Name, column: b.varColumn(i), op: u.op, bucket: v.Bucket})
+			plan.filters = append(plan.filters, filter{variable: v.Name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw})
 		}
 	}
 	return exprs, nil
@@ -327,4 +337,14 @@ func (b *builder) tail(plan *Plan, group, having string, order []string) error {
 	plan.readTail = t.String()
 	plan.limited = b.sel.Limit != nil
 	return nil
+}
+
+// isPlain reports whether e prints as one operand that needs no
+// parentheses before a comparison operator.
+func isPlain(e sqlparser.Expr) bool {
+	switch e.(type) {
+	case *sqlparser.ColName, *sqlparser.FuncExpr, *sqlparser.ConvertExpr:
+		return true
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package materialize
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -14,12 +13,12 @@ import (
 // variable.Variable.Coerce returns them) bound as arguments. It returns
 // every row of the answer; ReadPage returns one page of them.
 //
-// It returns an error wrapping ErrRunInline (an *InlineError) when the
-// stored table cannot answer this run exactly: a date compared with >= or <
-// that is not on its bucket's boundary, or any date compared with another
-// operator (>, <=, =) against a bucket. The caller then runs the query inline. A missing, null
-// or list value is a *ValueError: every variable of a materialized endpoint
-// is required.
+// A date compared with a range operator off its bucket's boundary is still
+// answered exactly: the whole buckets come from the stored table and the
+// partial ones at the range's edges from the source data, merged in the
+// query (see Plan.Refresh for the index that keeps that quick). A missing,
+// null or empty value, or a list where the query compares no list, is a
+// *ValueError: every variable of a materialized endpoint is required.
 func (p *Plan) Read(table string, values map[string]any) (string, []any, error) {
 	return p.read(table, values, nil)
 }
@@ -52,9 +51,21 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if wrap {
 		b.WriteString("SELECT * FROM (")
 	}
+	if err := p.checkValues(values); err != nil {
+		return "", nil, err
+	}
+	ivs, aligned, err := p.intervals(values)
+	if err != nil {
+		return "", nil, err
+	}
 	b.WriteString(p.readHead)
-	b.WriteIdent(table)
-	if err := p.writeFilters(b, values); err != nil {
+	if aligned {
+		b.WriteIdent(table)
+		err = p.writeFilters(b, values)
+	} else {
+		err = p.writeMerged(b, table, values, ivs)
+	}
+	if err != nil {
 		return "", nil, err
 	}
 	b.WriteString(p.readTail)
@@ -71,10 +82,10 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	return b.SQL(), b.Args(), nil
 }
 
-// writeFilters writes the read's WHERE clause: each stored variable column
-// compared with its bound value.
-func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error {
-	for i, f := range p.filters {
+// checkValues checks that every filter has a value it can bind: present,
+// not null, a list only where compared with IN, a date where bucketed.
+func (p *Plan) checkValues(values map[string]any) error {
+	for _, f := range p.filters {
 		v, ok := values[f.variable]
 		switch {
 		case !ok:
@@ -88,27 +99,52 @@ func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error
 			return &ValueError{Variable: f.variable, Detail: "an empty list matches nothing; give at least one value"}
 		}
 		if f.bucket != "" {
-			bv, err := f.bucketValue(v)
-			if err != nil {
+			if _, err := f.instant(values); err != nil {
 				return err
 			}
-			v = bv
+		}
+	}
+	return nil
+}
+
+// writeFilters writes the WHERE clause of a read whose bucketed dates are
+// all on their buckets' boundaries: each stored variable column compared
+// with its bound value.
+func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error {
+	for i, f := range p.filters {
+		v := values[f.variable]
+		if f.bucket != "" {
+			t, _ := f.instant(values) // checked by checkValues
+			v = variable.Timestamp{Time: t}
 		}
 		if i == 0 {
 			b.WriteString(" WHERE ")
 		} else {
 			b.WriteString(" AND ")
 		}
-		b.WriteIdent(f.column)
-		if f.op == "in" {
-			b.WriteString(" IN (")
-			b.Bind(v)
-			b.WriteString(")")
-			continue
+		if err := f.write(b, f.column, true, v); err != nil {
+			return err
 		}
-		b.WriteString(" " + f.op + " ")
-		b.Bind(v)
 	}
+	return nil
+}
+
+// write writes the comparison of f with the bound value v: of the stored
+// column when quoted, else of the variable's expression over a source row.
+func (f filter) write(b *placeholder.Builder, column string, quoted bool, v any) error {
+	if quoted {
+		b.WriteIdent(column)
+	} else {
+		b.WriteString(f.raw)
+	}
+	if f.op == "in" {
+		b.WriteString(" IN (")
+		b.Bind(v)
+		b.WriteString(")")
+		return nil
+	}
+	b.WriteString(" " + f.op + " ")
+	b.Bind(v)
 	return nil
 }
 
@@ -120,30 +156,6 @@ func writePage(b *placeholder.Builder, limit, offset int64) {
 	b.Bind(limit)
 	b.WriteString(" OFFSET ")
 	b.Bind(offset)
-}
-
-// bucketValue returns the value to compare a bucketed column with: the
-// same instant as a date-time, in the form the bucket expression yields.
-// Only >= and < against the first instant of a bucket are exact: a row is
-// at or after that instant exactly when its bucket is.
-func (f filter) bucketValue(v any) (any, error) {
-	var t time.Time
-	switch x := v.(type) {
-	case variable.Timestamp:
-		t = x.Time
-	case time.Time:
-		t = x
-	default:
-		return nil, &ValueError{Variable: f.variable, Detail: fmt.Sprintf("want a date, got Go type %T", v)}
-	}
-	t = t.UTC()
-	switch {
-	case f.op != ">=" && f.op != "<":
-		return nil, &InlineError{Variable: f.variable, Detail: fmt.Sprintf("%s against a %s bucket cannot be exact", f.op, f.bucket)}
-	case !f.bucket.boundary(t):
-		return nil, &InlineError{Variable: f.variable, Detail: fmt.Sprintf("%s is not the start of a %s", t.Format(time.RFC3339Nano), f.bucket)}
-	}
-	return variable.Timestamp{Time: t}, nil
 }
 
 // ErrInvalidPage is wrapped by every *PageError.

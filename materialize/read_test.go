@@ -1,7 +1,6 @@
 package materialize
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -28,16 +27,19 @@ func TestRead(t *testing.T) {
 	base := func() map[string]any {
 		return map[string]any{"e": "purchase", "from": day(1, 0), "to": day(8, 0), "after": day(1, 0)}
 	}
-	// after is compared with > against a day bucket: never exact.
-	_, _, err := plan.Read("t", base())
-	var inline *InlineError
-	require.ErrorAs(t, err, &inline)
-	require.Equal(t, "after", inline.Variable)
-	require.ErrorIs(t, err, ErrRunInline)
+	// after is compared with > against a day bucket: the day of after is
+	// partial, computed from the source.
+	q, args, err := plan.Read("t", base())
+	require.NoError(t, err)
+	require.Contains(t, q, ` FROM "t" WHERE "e" = ? AND "from" >= ? AND "to" < ? AND "after" >= ? UNION ALL SELECT `)
+	require.Contains(t, q, ` WHERE "event" = ? AND "timestamp" >= ? AND "timestamp" < ? AND "timestamp" > ? AND ("timestamp" < ? OR "timestamp" >= ? OR "timestamp" < ?) GROUP BY `)
+	require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-02 00:00:00",
+		"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-01 00:00:00",
+		"2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-02 00:00:00"}, args)
 
 	plan = mustPlan(t, `SELECT count(*) AS n FROM events WHERE event = {variables.e} AND timestamp >= {variables.from}
 		AND timestamp < {variables.to}`, opts)
-	q, args, err := plan.Read("stored", base())
+	q, args, err = plan.Read("stored", base())
 	require.NoError(t, err)
 	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "stored" WHERE "e" = ? AND "from" >= ? AND "to" < ?`, q)
 	require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00"}, args)
@@ -45,15 +47,12 @@ func TestRead(t *testing.T) {
 	cases := []struct {
 		name   string
 		change func(map[string]any)
-		inline bool
 		want   string
 	}{
-		{"off the day boundary", func(v map[string]any) { v["to"] = day(8, time.Hour) }, true, "is not the start of a day"},
-		{"a second off", func(v map[string]any) { v["from"] = day(1, time.Second) }, true, "is not the start of a day"},
-		{"missing", func(v map[string]any) { delete(v, "e") }, false, "no value"},
-		{"null", func(v map[string]any) { v["e"] = nil }, false, "null"},
-		{"list", func(v map[string]any) { v["e"] = []string{"a"} }, false, "a list"},
-		{"not a date", func(v map[string]any) { v["from"] = "2025-05-01" }, false, "want a date"},
+		{"missing", func(v map[string]any) { delete(v, "e") }, "no value"},
+		{"null", func(v map[string]any) { v["e"] = nil }, "null"},
+		{"list", func(v map[string]any) { v["e"] = []string{"a"} }, "a list"},
+		{"not a date", func(v map[string]any) { v["from"] = "2025-05-01" }, "want a date"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,8 +60,7 @@ func TestRead(t *testing.T) {
 			c.change(v)
 			_, _, err := plan.Read("stored", v)
 			require.ErrorContains(t, err, c.want)
-			require.Equal(t, c.inline, errors.Is(err, ErrRunInline))
-			require.Equal(t, !c.inline, errors.Is(err, ErrInvalidValue))
+			require.ErrorIs(t, err, ErrInvalidValue)
 		})
 	}
 	t.Run("time.Time and a date-only value", func(t *testing.T) {
@@ -73,11 +71,33 @@ func TestRead(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-02 00:00:00"}, args)
 	})
-	t.Run("= against a bucket", func(t *testing.T) {
+	t.Run("off a boundary and = against a bucket", func(t *testing.T) {
+		// Every instant off a boundary, and = on a bucketed date, reads
+		// the partial buckets from the source: intervals says which.
+		for _, c := range []struct {
+			from, to variable.Timestamp
+			lo, hi   string // the whole days read from the stored table
+		}{
+			{day(1, time.Hour), day(8, 0), "2025-05-02", "2025-05-08"},
+			{day(1, 0), day(8, time.Second), "2025-05-01", "2025-05-08"},
+			{day(1, 23*time.Hour), day(2, time.Hour), "2025-05-02", "2025-05-02"},
+		} {
+			v := base()
+			v["from"], v["to"] = c.from, c.to
+			ivs, aligned, err := plan.intervals(v)
+			require.NoError(t, err)
+			require.False(t, aligned)
+			require.Equal(t, c.lo, ivs["from"].lo.Format(time.DateOnly))
+			require.Equal(t, c.hi, ivs["to"].hi.Format(time.DateOnly))
+		}
 		p := mustPlan(t, "SELECT count(*) FROM events WHERE timestamp >= {variables.from} AND timestamp = {variables.from}", opts)
-		_, _, err := p.Read("t", map[string]any{"from": day(1, 0)})
-		require.ErrorIs(t, err, ErrRunInline)
-		require.ErrorContains(t, err, "= against a day bucket cannot be exact")
+		ivs, aligned, err := p.intervals(map[string]any{"from": day(1, 0)})
+		require.NoError(t, err)
+		require.False(t, aligned)
+		require.True(t, ivs["from"].empty())
+		q, _, err := p.Read("t", map[string]any{"from": day(1, 0)})
+		require.NoError(t, err)
+		require.NotContains(t, q, `FROM "t"`, "no whole bucket: the source answers alone")
 	})
 	_, _, err = plan.Read("", base())
 	require.ErrorIs(t, err, ErrInvalidTable)

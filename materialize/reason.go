@@ -70,9 +70,6 @@ func (r Reason) String() string {
 
 // Sentinel errors, compared with errors.Is.
 var (
-	// ErrRunInline is wrapped by every *InlineError: the stored table cannot
-	// answer this run exactly, and the caller must run the query inline.
-	ErrRunInline = errors.New("materialize: run inline instead")
 	// ErrInvalidValue is wrapped by every *ValueError.
 	ErrInvalidValue = errors.New("materialize: invalid value")
 	// ErrInvalidOptions is returned by Analyze for unusable Options.
@@ -80,24 +77,6 @@ var (
 	// ErrInvalidTable is returned for a stored table name that is empty.
 	ErrInvalidTable = errors.New("materialize: invalid table name")
 )
-
-// InlineError reports that one value of a run cannot be answered from the
-// stored table exactly. It is not a failure of the run: the same run inline
-// gives the right answer.
-type InlineError struct {
-	// Variable is the code name whose value is the cause.
-	Variable string
-	// Detail says why, for the debug output of a run.
-	Detail string
-}
-
-// Error implements error.
-func (e *InlineError) Error() string {
-	return fmt.Sprintf("materialize: variable '%s': %s; run inline instead", e.Variable, e.Detail)
-}
-
-// Unwrap returns ErrRunInline.
-func (e *InlineError) Unwrap() error { return ErrRunInline }
 
 // ValueError reports a value Plan.Read cannot bind: missing, null, a list,
 // or not a date where a bucketed date is compared.

@@ -13,11 +13,7 @@ func TestReasonString(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	var err error = &InlineError{Variable: "from", Detail: "2025-05-01T10:00:00Z is not the start of a day"}
-	require.True(t, errors.Is(err, ErrRunInline))
-	require.False(t, errors.Is(err, ErrInvalidValue))
-	require.Equal(t, "materialize: variable 'from': 2025-05-01T10:00:00Z is not the start of a day; run inline instead", err.Error())
-	err = &ValueError{Variable: "x", Detail: "no value"}
+	var err error = &ValueError{Variable: "x", Detail: "no value"}
 	require.True(t, errors.Is(err, ErrInvalidValue))
 	require.Equal(t, "materialize: variable 'x': no value", err.Error())
 }

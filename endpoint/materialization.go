@@ -37,6 +37,9 @@ type Materialization struct {
 	LastMaterializedAt *time.Time `json:"last_materialized_at"`
 	// Error says why the latest refresh failed, without engine internals.
 	Error string `json:"error"`
+	// Variables say, per variable of a SQL endpoint, how the stored table
+	// answers it or why it cannot.
+	Variables []VariableVerdict `json:"variables,omitempty"`
 }
 
 // MaterializationState is what a Store keeps of an endpoint's

@@ -17,9 +17,10 @@ import (
 // verdict is whether one version, with one set of buckets, can be
 // materialized: the plan of a SQL query, or the reason it cannot.
 type verdict struct {
-	ok     bool
-	reason string
-	plan   *materialize.Plan // SQL only
+	ok        bool
+	reason    string
+	plan      *materialize.Plan // SQL only
+	variables []VariableVerdict
 }
 
 // verdicts memoizes the verdicts of one compiled version by bucket key, so
@@ -60,6 +61,9 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket) *v
 			v.reason = a.Reason()
 		default:
 			v.ok, v.plan = true, a.Plan
+		}
+		if a != nil {
+			v.variables = variableVerdicts(a)
 		}
 	}
 	if c.verdicts.m == nil {
@@ -205,9 +209,9 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 	if err != nil {
 		m.Reason = "the query cannot be compiled: " + errorDetail(err)
 	} else if v := s.verdict(c, e.MaterializationBuckets); v.ok {
-		m.CanMaterialize = true
+		m.CanMaterialize, m.Variables = true, v.variables
 	} else {
-		m.Reason = v.reason
+		m.Reason, m.Variables = v.reason, v.variables
 	}
 	if e.IsMaterialized {
 		st := &e.MaterializationState
@@ -242,4 +246,42 @@ func errorDetail(err error) string {
 		return e.Detail
 	}
 	return "storage failed"
+}
+
+// VariableVerdict says how the stored table of a SQL endpoint answers one
+// of its variables, or why it cannot.
+type VariableVerdict struct {
+	// CodeName is the variable's code name.
+	CodeName string `json:"code_name"`
+	// As is materialize.Kind's value: "key" (compared with = to a column or
+	// a row expression, stored as a key), "list" (expr IN a multi-valued
+	// list), "range" (>=, >, <, <=); empty when it cannot be materialized.
+	As string `json:"as,omitempty"`
+	// Expression is the column or row expression the variable is
+	// compared with, as the analysis prints it.
+	Expression string `json:"expression,omitempty"`
+	// Bucket is the time bucket a Date range is stored by (minute, hour,
+	// day, week, month); empty when the values are stored as they are.
+	Bucket string `json:"bucket,omitempty"`
+	// Code and Reason say why the variable cannot be materialized: Code is
+	// materialize.Code's stable value, Reason for people.
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// variableVerdicts returns the verdict on each variable of a, in order of
+// first use, without the tenant variable, which is the library's own.
+func variableVerdicts(a *materialize.Analysis) []VariableVerdict {
+	out := make([]VariableVerdict, 0, len(a.Variables))
+	for _, v := range a.Variables {
+		if v.Name == TenantVariable {
+			continue
+		}
+		vv := VariableVerdict{CodeName: v.Name, As: string(v.Kind), Expression: v.Column, Bucket: string(v.Bucket)}
+		if v.Reason != nil {
+			vv = VariableVerdict{CodeName: v.Name, Code: string(v.Reason.Code), Reason: v.Reason.String()}
+		}
+		out = append(out, vv)
+	}
+	return out
 }

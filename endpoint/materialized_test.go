@@ -240,6 +240,12 @@ func TestMaterializationJSON(t *testing.T) {
 		"materialization": map[string]any{
 			"can_materialize": true, "reason": "", "status": "completed",
 			"last_materialized_at": "2025-06-01T12:00:00Z", "error": "",
+			// The bucket override of to shows in its verdict.
+			"variables": []any{
+				map[string]any{"code_name": "country", "as": "key", "expression": `"country"`},
+				map[string]any{"code_name": "from", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
+				map[string]any{"code_name": "to", "as": "range", "expression": `"timestamp"`, "bucket": "week"},
+			},
 		},
 	}
 	for k, w := range want {

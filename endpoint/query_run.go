@@ -90,6 +90,9 @@ type QueryVerdict struct {
 	// and the refusal of is_materialized would word it.
 	Reason  string          `json:"reason"`
 	Reasons []VerdictReason `json:"reasons"`
+	// Variables say, per variable of a SQL query, how a stored table would
+	// answer it or why it cannot.
+	Variables []VariableVerdict `json:"variables,omitempty"`
 }
 
 // VerdictReason is one reason a query cannot be materialized.
@@ -251,6 +254,7 @@ func (s *Service) queryVerdict(c *compiled) QueryVerdict {
 		return out
 	}
 	out.CanMaterialize, out.Reason = a.Materializable(), a.Reason()
+	out.Variables = variableVerdicts(a)
 	for _, r := range a.Reasons {
 		out.Reasons = append(out.Reasons, VerdictReason{Code: string(r.Code), Variable: r.Variable, Message: r.String()})
 	}

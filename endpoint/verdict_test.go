@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -46,5 +47,39 @@ func TestVerdictMemoized(t *testing.T) {
 	}
 	if got, want := bucketKey(map[string]materialize.Bucket{"b": "day", "a": "hour"}), "a=hour;b=day;"; got != want {
 		t.Fatalf("bucketKey = %q, want %q", got, want)
+	}
+}
+
+// TestVariableVerdicts: each variable says how it is materialized (key,
+// list, range with its bucket) or why not, and the tenant variable, the
+// library's own, is not listed.
+func TestVariableVerdicts(t *testing.T) {
+	s := &Service{cfg: Config{Executor: fixedDialect{}}, now: func() time.Time { return time.Unix(0, 0).UTC() }}
+	verdictOf := func(sql string) *verdict {
+		tmpl, err := placeholder.Compile(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &compiled{query: Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
+			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}}
+		return s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour})
+	}
+	v := verdictOf(`SELECT count(*) AS n FROM events WHERE json_extract(properties, '$.country') = {variables.country}
+		AND event IN {variables.events} AND timestamp >= {variables.from} AND project_id = {variables.` + TenantVariable + `}`)
+	want := []VariableVerdict{
+		{CodeName: "country", As: "key", Expression: `json_extract("properties", '$.country')`},
+		{CodeName: "events", As: "list", Expression: `"event"`},
+		{CodeName: "from", As: "range", Expression: `"timestamp"`, Bucket: "hour"},
+	}
+	if !v.ok || !reflect.DeepEqual(v.variables, want) {
+		t.Fatalf("verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
+	}
+	v = verdictOf(`SELECT count(*) AS n FROM events WHERE event = {variables.event} AND distinct_id LIKE {variables.who}`)
+	want = []VariableVerdict{
+		{CodeName: "event", As: "key", Expression: `"event"`},
+		{CodeName: "who", Code: "unsupported_operator", Reason: "variable 'who' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized"},
+	}
+	if v.ok || !reflect.DeepEqual(v.variables, want) {
+		t.Fatalf("verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
 	}
 }

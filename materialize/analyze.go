@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -33,6 +34,9 @@ type Variable struct {
 	// Operators are the operators of its uses, written column OP value (a
 	// use written value OP column is mirrored).
 	Operators []string
+	// Kind says how the stored table answers the variable: KindKey,
+	// KindList or KindRange; empty when the variable is not materializable.
+	Kind Kind
 	// Bucket is the time bucket the stored table keeps for this variable;
 	// empty when it keeps the column's own values.
 	Bucket Bucket
@@ -41,6 +45,23 @@ type Variable struct {
 	// far as its variables (Analysis.Reasons says why).
 	Reason *Reason
 }
+
+// Kind is how a stored table answers a variable.
+type Kind string
+
+// The kinds of materialized variables.
+const (
+	// KindKey: compared with = to a column or row expression, stored as a
+	// key column of the table.
+	KindKey Kind = "key"
+	// KindList: a multi-valued list, expr IN {variables.x}; the key column
+	// is compared with the list bound.
+	KindList Kind = "list"
+	// KindRange: compared with >=, >, <, <=; a Date in an aggregating query
+	// is stored by Bucket, and a range off its boundaries reads the partial
+	// buckets from the source.
+	KindRange Kind = "range"
+)
 
 // Analysis is the verdict on a query: per variable, and for the query.
 type Analysis struct {
@@ -210,6 +231,15 @@ func (v *Variable) judge(uses []use) {
 	}
 	for _, u := range uses {
 		v.Operators = append(v.Operators, u.op)
+	}
+	switch {
+	case len(uses) == 0:
+	case v.ranged():
+		v.Kind = KindRange
+	case slices.Contains(v.Operators, "in"):
+		v.Kind = KindList
+	default:
+		v.Kind = KindKey
 	}
 }
 

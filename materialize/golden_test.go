@@ -72,7 +72,7 @@ func verdictText(a *Analysis) string {
 			b.WriteString(" not analysed\n")
 			continue
 		}
-		fmt.Fprintf(&b, " column %s operators %s", v.Column, strings.Join(v.Operators, " "))
+		fmt.Fprintf(&b, " %s column %s operators %s", v.Kind, v.Column, strings.Join(v.Operators, " "))
 		if v.Bucket != "" {
 			fmt.Fprintf(&b, " bucket %s", v.Bucket)
 		}

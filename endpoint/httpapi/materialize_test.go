@@ -66,7 +66,12 @@ func TestHTTPMaterialize(t *testing.T) {
 	h := newHarness(t, nil)
 	created := h.setupDaily(map[string]any{"materialization_freshness": "2h", "materialization_buckets": map[string]any{"from": "day"}})
 	mustStatus(t, http.StatusCreated, created)
-	assert.Equal(t, map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": ""}, materialization(t, created))
+	assert.Equal(t, map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "",
+		"variables": []any{
+			map[string]any{"code_name": "country", "as": "key", "expression": `"country"`},
+			map[string]any{"code_name": "from", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
+			map[string]any{"code_name": "to", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
+		}}, materialization(t, created))
 	assert.Equal(t, "7200", string(created.Body["materialization_freshness"].(interface{ String() string }).String()))
 	assert.Equal(t, map[string]any{"from": "day"}, created.Body["materialization_buckets"])
 

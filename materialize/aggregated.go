@@ -53,15 +53,19 @@ func (b *builder) aggregated(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + where
+	bounded, tail, err := b.withTail(where)
+	if err != nil {
+		return err
+	}
+	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
 	groupBy := ""
 	if groups := b.precomputeGroups(keys, vcols); len(groups) > 0 {
 		groupBy = " GROUP BY " + strings.Join(groups, ", ")
 	}
 	plan.precompute += groupBy
-	if b.bucketed() {
+	if b.bucketed() || tail != "" {
 		plan.source = &source{selectList: strings.Join(pre, ", "), columns: b.storedColumns(len(keys)),
-			from: from, rest: strings.TrimPrefix(where, " WHERE "), groupBy: groupBy}
+			from: from, rest: strings.TrimPrefix(where, " WHERE "), groupBy: groupBy, tail: tail}
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	group := ""

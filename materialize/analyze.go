@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -22,7 +23,14 @@ type Options struct {
 	// Buckets override the bucket (default Day) of Date range variables, by
 	// code name.
 	Buckets map[string]Bucket
+	// TailColumn, when set, turns the live tail on: it names the column
+	// (name or qualifier.name) holding each source row's time. The stored
+	// table then keeps the rows up to its build instant only, and every
+	// read adds the newer rows from the source (see Plan.Tail).
+	TailColumn string
 }
+
+var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 
 // Variable is the verdict on one variable of a query.
 type Variable struct {
@@ -200,6 +208,9 @@ func (a *Analysis) judge(uses [][]use) bool {
 func (o Options) check() error {
 	if o.Engine == nil {
 		return fmt.Errorf("%w: no engine", ErrInvalidOptions)
+	}
+	if o.TailColumn != "" && !tailColumnRE.MatchString(o.TailColumn) {
+		return fmt.Errorf("%w: tail column %q is not a column name (name or qualifier.name)", ErrInvalidOptions, o.TailColumn)
 	}
 	for name, b := range o.Buckets {
 		if !b.valid() {

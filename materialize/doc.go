@@ -19,6 +19,10 @@
 // reads the whole buckets from the stored table and computes the partial
 // ones at its edges from the source data, merged in SQL (Plan.Read).
 //
+// A live tail (Options.TailColumn) makes a stored table as fresh as the
+// source: the table keeps the rows up to its build instant, and each read
+// adds the newer rows from the source, merged the same way.
+//
 // Reads do their work in SQL: Plan.Refresh indexes the stored columns the
 // read compares with values (where the engine's index suits them), and
 // Plan.ReadPage filters, orders and pages there, so that a run reads one

@@ -2,10 +2,12 @@ package materialize
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/xwb1989/sqlparser"
 )
 
 // source is what a read needs to compute stored rows from the source data
@@ -20,7 +22,21 @@ type source struct {
 	from       string
 	rest       string // the WHERE terms without variables, AND-ed; "" if none
 	groupBy    string // " GROUP BY ..." or ""
+	tail       string // the tail column, printed; "" without a live tail
 }
+
+// BuiltAtVariable is the placeholder of the pre-compute query of a plan
+// with a live tail, and the key of the value its reads take: the instant
+// the stored table is built at. The stored table keeps the source rows
+// whose time is at or before it; a read adds the rows after it from the
+// source. Bind the same instant to both.
+const BuiltAtVariable = "__endpointkit_built_at"
+
+// Tail reports whether the plan has a live tail: its pre-compute query
+// holds the placeholder {variables.__endpointkit_built_at} (render it, with
+// placeholder, bound to the build instant), and every read needs that
+// instant under BuiltAtVariable.
+func (p *Plan) Tail() bool { return p.source != nil && p.source.tail != "" }
 
 // Exact range edges
 //
@@ -139,7 +155,17 @@ func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[stri
 		}
 		b.WriteString(" AND ")
 	}
+	// The source gives the partial buckets and, with a live tail, every
+	// row newer than the stored ones.
+	if p.Tail() {
+		b.WriteString("(" + p.source.tail + " > ")
+		b.Bind(asTimestamp(values[BuiltAtVariable]))
+		b.WriteString(" OR ")
+	}
 	p.writeOutside(b, ivs)
+	if p.Tail() {
+		b.WriteString(")")
+	}
 	b.WriteString(p.source.groupBy + ") AS ")
 	b.WriteIdent("stored_parts")
 	return nil
@@ -207,11 +233,38 @@ func (p *Plan) bucketColumns() []filter {
 // writeRawPredicate writes f as the inline query has it: the variable's
 // expression over the source row compared with the value.
 func (p *Plan) writeRawPredicate(b *placeholder.Builder, f filter, values map[string]any) error {
-	v := values[f.variable]
+	return f.write(b, "", false, asTimestamp(values[f.variable]))
+}
+
+// asTimestamp returns a time.Time as the variable.Timestamp it binds as,
+// and any other value as it is.
+func asTimestamp(v any) any {
 	if t, ok := v.(time.Time); ok {
-		v = variable.Timestamp{Time: t}
+		return variable.Timestamp{Time: t}
 	}
-	return f.write(b, "", false, v)
+	return v
+}
+
+// withTail adds the live tail's bound to the pre-compute query's WHERE
+// (where, as restWhere returns it), and returns the printed tail column.
+func (b *builder) withTail(where string) (string, string, error) {
+	name := b.opts.TailColumn
+	if name == "" {
+		return where, "", nil
+	}
+	col := &sqlparser.ColName{Name: sqlparser.NewColIdent(name)}
+	if q, n, ok := strings.Cut(name, "."); ok {
+		col = &sqlparser.ColName{Qualifier: sqlparser.TableName{Name: sqlparser.NewTableIdent(q)}, Name: sqlparser.NewColIdent(n)}
+	}
+	tail, err := b.print(col)
+	if err != nil {
+		return "", "", err
+	}
+	bound := tail + " <= {variables." + BuiltAtVariable + "}"
+	if where == "" {
+		return " WHERE " + bound, tail, nil
+	}
+	return where + " AND " + bound, tail, nil
 }
 
 // writeOutside writes the condition that a source row is outside the whole

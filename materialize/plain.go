@@ -8,13 +8,14 @@ import (
 // plain rewrites a query without aggregates: the stored table holds its
 // rows before the variables' filters, with the compared columns.
 func (b *builder) plain(plan *Plan) error {
-	var pre, read []string
+	var pre, read, cols []string
 	for i, it := range b.items {
 		s, err := b.print(it.Expr)
 		if err != nil {
 			return err
 		}
 		pre = append(pre, s+" AS "+b.q(b.gen('c', i)))
+		cols = append(cols, b.gen('c', i))
 		read = append(read, b.q(b.gen('c', i))+" AS "+b.q(b.names[i]))
 	}
 	var order []string
@@ -33,6 +34,7 @@ func (b *builder) plain(plan *Plan) error {
 		}
 		hidden := b.gen('o', len(order))
 		pre = append(pre, s+" AS "+b.q(hidden))
+		cols = append(cols, hidden)
 		order = append(order, b.q(hidden)+dir)
 	}
 	vcols, err := b.varColumns(plan)
@@ -41,6 +43,7 @@ func (b *builder) plain(plan *Plan) error {
 	}
 	for i := range b.vars {
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
+		cols = append(cols, b.varColumn(i))
 	}
 	from, err := b.from()
 	if err != nil {
@@ -50,7 +53,15 @@ func (b *builder) plain(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + where
+	bounded, tail, err := b.withTail(where)
+	if err != nil {
+		return err
+	}
+	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
+	if tail != "" {
+		plan.source = &source{selectList: strings.Join(pre, ", "), columns: cols,
+			from: from, rest: strings.TrimPrefix(where, " WHERE "), tail: tail}
+	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	return b.tail(plan, "", "", order)
 }

@@ -3,6 +3,7 @@ package materialize
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -59,7 +60,7 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 		return "", nil, err
 	}
 	b.WriteString(p.readHead)
-	if aligned {
+	if aligned && !p.Tail() {
 		b.WriteIdent(table)
 		err = p.writeFilters(b, values)
 	} else {
@@ -102,6 +103,13 @@ func (p *Plan) checkValues(values map[string]any) error {
 			if _, err := f.instant(values); err != nil {
 				return err
 			}
+		}
+	}
+	if p.Tail() {
+		switch values[BuiltAtVariable].(type) {
+		case time.Time, variable.Timestamp:
+		default:
+			return &ValueError{Variable: BuiltAtVariable, Detail: "want the instant the stored table was built at (a time.Time); a plan with a live tail needs it"}
 		}
 	}
 	return nil

@@ -63,7 +63,10 @@ func (r *Refresh) Statements() []string {
 }
 
 // Refresh returns how to replace the stored table named table with a fresh
-// result of the pre-compute query.
+// result of the pre-compute query. With a live tail (Plan.Tail), Build's
+// statements hold the placeholder {variables.__endpointkit_built_at}:
+// render them with package placeholder, BuiltAtVariable bound to the build
+// instant that reads will be given.
 func (p *Plan) Refresh(table string) (*Refresh, error) {
 	if table == "" {
 		return nil, ErrInvalidTable

@@ -58,6 +58,15 @@ type Endpoint struct {
 	// (by code name), the time bucket its column is stored at: minute,
 	// hour, day (the default), week or month.
 	MaterializationBuckets map[string]materialize.Bucket `json:"materialization_buckets,omitempty"`
+	// MaterializationTailColumn turns the live tail of a materialized SQL
+	// endpoint on: it names the column of each source row's time. The
+	// stored table keeps the rows up to its build instant, and every run
+	// adds the newer rows from the source, so the answer is as fresh as
+	// the inline one (endpoint_materialized_at still says how old the
+	// stored part is). Rows that arrive later with a time at or before
+	// the build instant show from the next refresh on. Index the column
+	// in the source: the tail is read by it.
+	MaterializationTailColumn string `json:"materialization_tail_column,omitempty"`
 	// OptionalBreakdowns lists the breakdown properties of a materialized
 	// insight endpoint that a run may omit (all their series are
 	// returned); any other breakdown variable is required.

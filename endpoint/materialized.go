@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,8 +35,8 @@ type verdicts struct {
 // verdict returns the verdict on c with buckets, analysing it on first use.
 // An insight query is materializable when its materialization compiles:
 // its variables are its breakdowns, which every stored series carries.
-func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket) *verdict {
-	key := bucketKey(buckets)
+func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, tail string) *verdict {
+	key := bucketKey(buckets) + "tail=" + tail
 	c.verdicts.mu.Lock()
 	defer c.verdicts.mu.Unlock()
 	if v, ok := c.verdicts.m[key]; ok {
@@ -53,7 +54,7 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket) *v
 		for _, vr := range c.vars {
 			types[vr.CodeName] = vr.Type
 		}
-		a, err := materialize.Analyze(c.query.SQL, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types, Buckets: buckets})
+		a, err := materialize.Analyze(c.query.SQL, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types, Buckets: buckets, TailColumn: tail})
 		switch {
 		case err != nil:
 			v.reason = strings.TrimPrefix(err.Error(), "materialize: ")
@@ -95,7 +96,7 @@ func bucketKey(buckets map[string]materialize.Bucket) string {
 // current one, so that after a change to any of them runs go inline until
 // a refresh builds the table anew.
 func tableKey(e *Endpoint, c *compiled) string {
-	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + c.varsKey()
+	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
 }
 
 // varsKey is the part of a table key that the variables' definitions
@@ -154,11 +155,28 @@ func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *c
 	if !next.IsMaterialized {
 		return nil
 	}
-	if v := s.verdict(c, next.MaterializationBuckets); !v.ok {
+	if v := s.verdict(c, next.MaterializationBuckets, next.MaterializationTailColumn); !v.ok {
 		return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
 	return nil
 }
+
+// checkTailColumn checks the live tail's column: SQL endpoints only, and a
+// column name (name or qualifier.name).
+func checkTailColumn(e *Endpoint, c *compiled) error {
+	col := e.MaterializationTailColumn
+	switch {
+	case col == "":
+		return nil
+	case c.insight != nil:
+		return invalidf(CodeInvalidInput, "materialization_tail_column", "materialization_tail_column applies to SQL endpoints only.")
+	case !tailColumnRE.MatchString(col):
+		return invalidf(CodeInvalidInput, "materialization_tail_column", "materialization_tail_column: '%s' is not a column name (name or table.name).", cut(col))
+	}
+	return nil
+}
+
+var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 
 // checkSettings checks the bucket overrides (SQL: Date variables of the
 // query only, each a known bucket) and the optional breakdowns (insight:
@@ -166,6 +184,9 @@ func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *c
 func checkSettings(e *Endpoint, c *compiled) error {
 	if c.insight != nil && len(e.MaterializationBuckets) > 0 {
 		return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets apply to SQL endpoints only.")
+	}
+	if err := checkTailColumn(e, c); err != nil {
+		return err
 	}
 	names := make([]string, 0, len(e.MaterializationBuckets))
 	for n := range e.MaterializationBuckets {
@@ -208,7 +229,7 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {
 		m.Reason = "the query cannot be compiled: " + errorDetail(err)
-	} else if v := s.verdict(c, e.MaterializationBuckets); v.ok {
+	} else if v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn); v.ok {
 		m.CanMaterialize, m.Variables = true, v.variables
 	} else {
 		m.Reason, m.Variables = v.reason, v.variables

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -27,11 +28,17 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	if !ok {
 		return nil, nil
 	}
-	v := s.verdict(c, ep.MaterializationBuckets)
+	v := s.verdict(c, ep.MaterializationBuckets, ep.MaterializationTailColumn)
 	if !v.ok {
 		return nil, nil
 	}
 	trace := newRunTrace(opts.debug)
+	if v.plan.Tail() {
+		// The newer rows come from the source: those after the instant
+		// the table was built at.
+		values = maps.Clone(values)
+		values[materialize.BuiltAtVariable] = at
+	}
 	query, args, err := v.plan.ReadPage(table, values, int64(opts.limit)+1, int64(opts.offset))
 	var ve *materialize.ValueError
 	switch {

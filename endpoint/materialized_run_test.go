@@ -13,8 +13,8 @@ import (
 // TestMaterializedSQLEqualsInline: after a refresh, runs read the stored
 // table and answer exactly what the same query inline answers, for many
 // values drawn from the data (countries with and without purchases, empty
-// and reversed ranges); dates off the day boundary are answered inline,
-// and say so.
+// and reversed ranges), dates off the day boundary included: their partial
+// days come from the source.
 func TestMaterializedSQLEqualsInline(t *testing.T) {
 	e, _ := newMatEnv(t, 20_000)
 	q := e.query(dailyPurchases, "country", "from", "to")

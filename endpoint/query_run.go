@@ -234,7 +234,7 @@ func insightQueryVariables(q *insight.Query, given map[string]any) []QueryVariab
 func (s *Service) queryVerdict(c *compiled) QueryVerdict {
 	out := QueryVerdict{Reasons: []VerdictReason{}}
 	if c.insight != nil {
-		v := s.verdict(c, nil)
+		v := s.verdict(c, nil, "")
 		out.CanMaterialize, out.Reason = v.ok, v.reason
 		if !v.ok {
 			out.Reasons = append(out.Reasons, VerdictReason{Code: string(materialize.CodeUnsupportedQuery), Message: v.reason})

@@ -165,7 +165,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	if err != nil {
 		return err
 	}
-	v := s.verdict(c, e.MaterializationBuckets)
+	v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn)
 	if !v.ok {
 		return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
@@ -177,6 +177,12 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return err
 	}
 	at := s.now()
+	if v.plan != nil && v.plan.Tail() {
+		// The instant splits the rows between the table and the tail: in
+		// whole seconds, it reads back from every store and engine as it
+		// was bound.
+		at = at.Truncate(time.Second)
+	}
 	next, err := s.build(ctx, project, c, v, table, at)
 	var rows *int64
 	if err == nil {
@@ -292,10 +298,11 @@ func (s *Service) build(ctx context.Context, project string, c *compiled, v *ver
 			build = append(build, insight.Statement{SQL: q})
 		}
 		next = r.Next
-		if c.scoped {
+		if c.scoped || v.plan.Tail() {
 			// The stored rows are the project's only: the pre-compute
-			// query reads through the same rules as a run.
-			src, args, err := s.scopedSource(ctx, project, v.plan.Precompute())
+			// query reads through the same rules as a run. With a live
+			// tail, they are those up to at, which reads are given.
+			src, args, err := s.precomputeSource(ctx, project, c.scoped, v.plan.Precompute(), at)
 			if err != nil {
 				return next, err
 			}

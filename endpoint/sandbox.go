@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
 )
 
 // TenantVariable is the placeholder that tenant scoping binds to the
@@ -86,18 +89,22 @@ func (s *Service) insightTenant(ctx context.Context, project string) (*insight.T
 	return nil, nil
 }
 
-// scopedSource returns generated SQL (a pre-compute query) scoped to
-// project, rendered with the tenant bound.
-func (s *Service) scopedSource(ctx context.Context, project, sql string) (string, []any, error) {
-	scoped, err := s.scope(ctx, project, sql)
+// precomputeSource returns a pre-compute query rendered for a refresh at
+// at: scoped to project when scoped, with the tenant bound, and with a live
+// tail's build instant bound to at.
+func (s *Service) precomputeSource(ctx context.Context, project string, scoped bool, sql string, at time.Time) (string, []any, error) {
+	if scoped {
+		var err error
+		if sql, err = s.scope(ctx, project, sql); err != nil {
+			return "", nil, err
+		}
+	}
+	tmpl, err := placeholder.Compile(sql)
 	if err != nil {
 		return "", nil, err
 	}
-	tmpl, err := placeholder.Compile(scoped)
-	if err != nil {
-		return "", nil, err
-	}
-	return tmpl.Render(s.cfg.Executor.Engine(), map[string]any{TenantVariable: project})
+	return tmpl.Render(s.cfg.Executor.Engine(), map[string]any{TenantVariable: project,
+		materialize.BuiltAtVariable: variable.Timestamp{Time: at}})
 }
 
 // checkReserved refuses a placeholder the Service binds itself.

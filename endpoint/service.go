@@ -324,6 +324,7 @@ type CreateRequest struct {
 	// Materialization settings; see the Endpoint fields of the same names.
 	MaterializationFreshness Seconds                       `json:"materialization_freshness"`
 	MaterializationBuckets   map[string]materialize.Bucket `json:"materialization_buckets"`
+	MaterializationTail      string                        `json:"materialization_tail_column"`
 	OptionalBreakdowns       []string                      `json:"optional_breakdowns"`
 }
 
@@ -340,6 +341,7 @@ type UpdateRequest struct {
 	// Materialization settings; an empty map or list clears them.
 	MaterializationFreshness *Seconds                       `json:"materialization_freshness"`
 	MaterializationBuckets   *map[string]materialize.Bucket `json:"materialization_buckets"`
+	MaterializationTail      *string                        `json:"materialization_tail_column"`
 	OptionalBreakdowns       *[]string                      `json:"optional_breakdowns"`
 }
 
@@ -380,9 +382,10 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		CreatedAt:            now,
 		UpdatedAt:            now,
 
-		MaterializationFreshness: req.MaterializationFreshness,
-		MaterializationBuckets:   nonEmptyMap(req.MaterializationBuckets),
-		OptionalBreakdowns:       nonEmptyList(req.OptionalBreakdowns),
+		MaterializationFreshness:  req.MaterializationFreshness,
+		MaterializationBuckets:    nonEmptyMap(req.MaterializationBuckets),
+		MaterializationTailColumn: req.MaterializationTail,
+		OptionalBreakdowns:        nonEmptyList(req.OptionalBreakdowns),
 	}
 	if err := s.checkMaterialization(ctx, &e, c); err != nil {
 		return Endpoint{}, err
@@ -449,6 +452,9 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 	if req.MaterializationBuckets != nil {
 		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
 	}
+	if req.MaterializationTail != nil {
+		next.MaterializationTailColumn = *req.MaterializationTail
+	}
 	if req.OptionalBreakdowns != nil {
 		next.OptionalBreakdowns = nonEmptyList(*req.OptionalBreakdowns)
 	}
@@ -468,7 +474,7 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
 		}
 	}
-	if c == nil && (next.IsMaterialized || req.MaterializationBuckets != nil || req.OptionalBreakdowns != nil) {
+	if c == nil && (next.IsMaterialized || req.MaterializationBuckets != nil || req.MaterializationTail != nil || req.OptionalBreakdowns != nil) {
 		if c, err = s.compiledVersion(ctx, &cur, cur.CurrentVersion); err != nil {
 			return Endpoint{}, "", err
 		}
@@ -552,6 +558,7 @@ func sameEndpoint(a, b Endpoint) bool {
 		a.DataFreshnessSeconds == b.DataFreshnessSeconds &&
 		a.MaterializationFreshness == b.MaterializationFreshness &&
 		maps.Equal(a.MaterializationBuckets, b.MaterializationBuckets) &&
+		a.MaterializationTailColumn == b.MaterializationTailColumn &&
 		slices.Equal(a.OptionalBreakdowns, b.OptionalBreakdowns)
 }
 

@@ -31,18 +31,18 @@ func TestVerdictMemoized(t *testing.T) {
 		vars:  []variable.Variable{{CodeName: "country", Type: variable.String}, {CodeName: "from", Type: variable.Date}},
 		index: map[string]int{"country": 0, "from": 1},
 	}
-	v := s.verdict(c, nil)
+	v := s.verdict(c, nil, "")
 	if !v.ok || v.plan == nil {
 		t.Fatalf("verdict %+v", v)
 	}
-	if again := s.verdict(c, map[string]materialize.Bucket{}); again != v {
+	if again := s.verdict(c, map[string]materialize.Bucket{}, ""); again != v {
 		t.Fatal("no buckets and an empty map were analysed twice")
 	}
-	hour := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour})
+	hour := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, "")
 	if hour == v || !hour.ok {
 		t.Fatalf("other buckets share a verdict: %+v", hour)
 	}
-	if again := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}); again != hour {
+	if again := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, ""); again != hour {
 		t.Fatal("the same buckets were analysed twice")
 	}
 	if got, want := bucketKey(map[string]materialize.Bucket{"b": "day", "a": "hour"}), "a=hour;b=day;"; got != want {
@@ -62,7 +62,7 @@ func TestVariableVerdicts(t *testing.T) {
 		}
 		c := &compiled{query: Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
 			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}}
-		return s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour})
+		return s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, "")
 	}
 	v := verdictOf(`SELECT count(*) AS n FROM events WHERE json_extract(properties, '$.country') = {variables.country}
 		AND event IN {variables.events} AND timestamp >= {variables.from} AND project_id = {variables.` + TenantVariable + `}`)

@@ -110,7 +110,7 @@ func (s *Service) versionInfo(ctx context.Context, e *Endpoint, v Version) Versi
 		return info
 	}
 	info.Variables = runVariables(e, c, v.Number)
-	if vd := s.verdict(c, e.MaterializationBuckets); vd.ok {
+	if vd := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn); vd.ok {
 		info.Materialization.CanMaterialize = true
 	} else {
 		info.Materialization.Reason = vd.reason

@@ -17,6 +17,7 @@ type settingsRow struct {
 	DataFreshnessS     int64                         `json:"data_freshness_s,omitempty"`
 	FreshnessNS        int64                         `json:"freshness_ns,omitempty"`
 	Buckets            map[string]materialize.Bucket `json:"buckets,omitempty"`
+	TailColumn         string                        `json:"tail_column,omitempty"`
 	OptionalBreakdowns []string                      `json:"optional_breakdowns,omitempty"`
 }
 
@@ -27,9 +28,10 @@ func marshalSettings(e endpoint.Endpoint) (any, error) {
 		DataFreshnessS:     int64(e.DataFreshnessSeconds),
 		FreshnessNS:        int64(e.MaterializationFreshness),
 		Buckets:            e.MaterializationBuckets,
+		TailColumn:         e.MaterializationTailColumn,
 		OptionalBreakdowns: e.OptionalBreakdowns,
 	}
-	if r.DataFreshnessS == 0 && r.FreshnessNS == 0 && len(r.Buckets) == 0 && len(r.OptionalBreakdowns) == 0 {
+	if r.DataFreshnessS == 0 && r.FreshnessNS == 0 && len(r.Buckets) == 0 && r.TailColumn == "" && len(r.OptionalBreakdowns) == 0 {
 		return nil, nil
 	}
 	b, err := json.Marshal(r)
@@ -52,6 +54,7 @@ func unmarshalSettings(text sql.NullString, e *endpoint.Endpoint) error {
 	if len(r.Buckets) > 0 {
 		e.MaterializationBuckets = r.Buckets
 	}
+	e.MaterializationTailColumn = r.TailColumn
 	if len(r.OptionalBreakdowns) > 0 {
 		e.OptionalBreakdowns = r.OptionalBreakdowns
 	}

@@ -20,10 +20,11 @@ func sameSettings(t *testing.T, what string, got, want endpoint.Endpoint) {
 	}
 	if got.MaterializationFreshness != want.MaterializationFreshness ||
 		!maps.Equal(got.MaterializationBuckets, want.MaterializationBuckets) ||
+		got.MaterializationTailColumn != want.MaterializationTailColumn ||
 		!slices.Equal(got.OptionalBreakdowns, want.OptionalBreakdowns) {
-		t.Fatalf("%s: settings = (%v, %v, %v), want (%v, %v, %v)", what,
-			time.Duration(got.MaterializationFreshness), got.MaterializationBuckets, got.OptionalBreakdowns,
-			time.Duration(want.MaterializationFreshness), want.MaterializationBuckets, want.OptionalBreakdowns)
+		t.Fatalf("%s: settings = (%v, %v, %q, %v), want (%v, %v, %q, %v)", what,
+			time.Duration(got.MaterializationFreshness), got.MaterializationBuckets, got.MaterializationTailColumn, got.OptionalBreakdowns,
+			time.Duration(want.MaterializationFreshness), want.MaterializationBuckets, want.MaterializationTailColumn, want.OptionalBreakdowns)
 	}
 }
 
@@ -53,6 +54,7 @@ func testMaterializationSettings(t *testing.T, s endpoint.Store) {
 	e.DataFreshnessSeconds = 3600
 	e.MaterializationFreshness = endpoint.Seconds(90 * time.Minute)
 	e.MaterializationBuckets = map[string]materialize.Bucket{"from": materialize.Hour, "to": materialize.Week}
+	e.MaterializationTailColumn = "timestamp"
 	mustCreate(t, s, e, v)
 	got := mustGet(t, s, "1", "daily")
 	sameEndpoint(t, "Get after Create", got, e)
@@ -61,6 +63,7 @@ func testMaterializationSettings(t *testing.T, s endpoint.Store) {
 	e.MaterializationFreshness = endpoint.Seconds(time.Minute + 500*time.Millisecond)
 	e.DataFreshnessSeconds = 604800
 	e.MaterializationBuckets = nil
+	e.MaterializationTailColumn = ""
 	e.OptionalBreakdowns = []string{"$browser", "country"}
 	if err := s.Update(ctx, e, nil); err != nil {
 		t.Fatalf("Update: %v", err)

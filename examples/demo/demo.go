@@ -25,7 +25,7 @@ const Days = 90
 // TimeLayout is how timestamps are stored: UTC text that sorts as time does.
 const TimeLayout = "2006-01-02 15:04:05"
 
-// Schema creates the events table and its index on SQLite when they do not
+// Schema creates the events table and its indexes on SQLite when they do not
 // exist (SchemaFor gives it for any engine). project_id is the tenant: each
 // event belongs to one project, and a host scopes every read of a project
 // to its own rows.
@@ -38,7 +38,8 @@ const Schema = `CREATE TABLE IF NOT EXISTS events (
 	properties TEXT NOT NULL,
 	PRIMARY KEY (project_id, uuid)
 );
-CREATE INDEX IF NOT EXISTS events_event_timestamp ON events (event, timestamp)`
+CREATE INDEX IF NOT EXISTS events_event_timestamp ON events (event, timestamp);
+CREATE INDEX IF NOT EXISTS events_timestamp ON events (timestamp)`
 
 // Columns are the events table's columns, in order.
 var Columns = []engine.Column{
@@ -51,13 +52,20 @@ var Columns = []engine.Column{
 }
 
 // SchemaFor returns the statements that create the events table and its
-// index on engine e, to run once on an empty database (SQLite's Schema
+// indexes on engine e, to run once on an empty database (SQLite's Schema
 // also skips what exists). Timestamps are UTC text, as TimeLayout writes
 // them, on every engine.
 func SchemaFor(e engine.Engine) []string {
 	stmts := []string{e.CreateTable("events", Columns)}
-	if ddl := e.CreateIndex("events_event_timestamp", "events", []string{"event", "timestamp"}); ddl != "" {
-		stmts = append(stmts, ddl)
+	// By event and time for insights; by time alone for the partial
+	// buckets and the live tail of materialized reads.
+	for _, ix := range []struct {
+		name string
+		cols []string
+	}{{"events_event_timestamp", []string{"event", "timestamp"}}, {"events_timestamp", []string{"timestamp"}}} {
+		if ddl := e.CreateIndex(ix.name, "events", ix.cols); ddl != "" {
+			stmts = append(stmts, ddl)
+		}
 	}
 	return stmts
 }

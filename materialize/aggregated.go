@@ -38,6 +38,9 @@ func (b *builder) aggregated(plan *Plan) error {
 		return err
 	}
 	pre = append(pre, b.stored...)
+	// What a read merges: the stored columns but the variables', which
+	// the parts' own filters have used.
+	merged := slices.Clone(pre)
 	vcols, err := b.varColumns(plan)
 	if err != nil {
 		return err
@@ -64,8 +67,11 @@ func (b *builder) aggregated(plan *Plan) error {
 	}
 	plan.precompute += groupBy
 	if b.bucketed() || tail != "" {
-		plan.source = &source{selectList: strings.Join(pre, ", "), columns: b.storedColumns(len(keys)),
-			from: from, rest: strings.TrimPrefix(where, " WHERE "), groupBy: groupBy, tail: tail}
+		plan.source = &source{selectList: strings.Join(merged, ", "), columns: b.storedColumns(len(keys)),
+			from: from, rest: strings.TrimPrefix(where, " WHERE "), tail: tail}
+		if groups := b.precomputeGroups(keys, nil); len(groups) > 0 {
+			plan.source.groupBy = " GROUP BY " + strings.Join(groups, ", ")
+		}
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	group := ""
@@ -89,18 +95,15 @@ func (b *builder) bucketed() bool {
 	return false
 }
 
-// storedColumns returns the names of the stored table's columns in order:
-// the group keys, the aggregates' parts and grain, the variables.
+// storedColumns returns the names of the stored table's columns that a
+// merged read takes, in order: the group keys, the aggregates' parts and
+// grain.
 func (b *builder) storedColumns(keys int) []string {
 	var cols []string
 	for j := range keys {
 		cols = append(cols, b.gen('k', j))
 	}
-	cols = append(cols, b.storedNames...)
-	for i := range b.vars {
-		cols = append(cols, b.varColumn(i))
-	}
-	return cols
+	return append(cols, b.storedNames...)
 }
 
 // keyColumns returns the stored table's group key columns, the keys

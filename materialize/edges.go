@@ -127,48 +127,219 @@ func (f filter) instant(values map[string]any) (time.Time, error) {
 }
 
 // writeMerged writes the FROM operand of a read whose range has partial
-// buckets: the stored rows of the whole buckets, and the rows of the
-// partial ones computed from the source, merged.
+// buckets, or that has a live tail: the stored rows of the whole buckets,
+// and the other rows computed from the source, merged.
 func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval) error {
 	b.WriteString("(")
-	stored := true
-	for _, iv := range ivs {
-		if iv.empty() {
-			stored = false // no whole bucket: the source answers alone
-		}
+	groups := p.groups(values, ivs)
+	whole := true
+	for _, g := range groups {
+		whole = whole && !g.inner.empty()
 	}
-	if stored {
+	sep := ""
+	if whole {
 		b.WriteString("SELECT " + p.source.columnList(b) + " FROM ")
 		b.WriteIdent(table)
 		if err := p.writeStoredFilters(b, values, ivs); err != nil {
 			return err
 		}
-		b.WriteString(" UNION ALL ")
+		sep = " UNION ALL "
 	}
-	b.WriteString("SELECT " + p.source.selectList + p.source.from + " WHERE ")
+	// One branch per partial bucket, each bounded tightly on its
+	// expression so that an index on it serves, and disjoint from the
+	// others: a branch of group i takes the rows inside the whole buckets
+	// of the groups before it.
+	for i, g := range groups {
+		for _, seg := range g.partial() {
+			b.WriteString(sep)
+			sep = " UNION ALL "
+			if err := p.writeSourceBranch(b, values, groups, i, &seg, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if p.Tail() && whole {
+		// Rows newer than the stored ones, inside every whole bucket
+		// (those outside are in the branches above).
+		b.WriteString(sep)
+		sep = " UNION ALL "
+		at := asTimestamp(values[BuiltAtVariable])
+		if err := p.writeSourceBranch(b, values, groups, len(groups), nil, at); err != nil {
+			return err
+		}
+	}
+	if sep == "" {
+		// Every bucket whole and no tail: intervals calls that aligned,
+		// so this is never reached; an empty operand would be an error.
+		return fmt.Errorf("materialize: a merged read with nothing to merge")
+	}
+	b.WriteString(") AS ")
+	b.WriteIdent("stored_parts")
+	return nil
+}
+
+// bound is one end of a range on an expression: op and the instant.
+type bound struct {
+	op string
+	t  time.Time
+}
+
+// segment is a range of an expression; a nil end is unbounded.
+type segment struct{ lo, hi *bound }
+
+// group is the bucketed variables compared with one expression (as
+// date_from and date_to with timestamp): the tightest range their
+// predicates leave, and the whole buckets inside it.
+type group struct {
+	raw     string
+	outer   segment  // the predicates' range
+	inner   interval // the whole buckets: [inner.lo, inner.hi)
+	filters []filter
+}
+
+// groups returns the bucketed filters grouped by expression, in order.
+func (p *Plan) groups(values map[string]any, ivs map[string]interval) []group {
+	var out []group
+	index := map[string]int{}
+	for _, f := range p.filters {
+		if f.bucket == "" {
+			continue
+		}
+		i, ok := index[f.raw]
+		if !ok {
+			i = len(out)
+			index[f.raw] = i
+			out = append(out, group{raw: f.raw})
+		}
+		g := &out[i]
+		g.filters = append(g.filters, f)
+		t, _ := f.instant(values) // checked by checkValues
+		switch f.op {
+		case ">=", ">":
+			g.outer.lo = tighterLow(g.outer.lo, bound{f.op, t})
+		case "<", "<=":
+			g.outer.hi = tighterHigh(g.outer.hi, bound{f.op, t})
+		default: // "="
+			g.outer.lo = tighterLow(g.outer.lo, bound{">=", t})
+			g.outer.hi = tighterHigh(g.outer.hi, bound{"<=", t})
+		}
+		iv := ivs[f.variable]
+		if iv.lo != nil {
+			g.inner.lo = later(g.inner.lo, *iv.lo)
+		}
+		if iv.hi != nil {
+			g.inner.hi = earlier(g.inner.hi, *iv.hi)
+		}
+	}
+	return out
+}
+
+func tighterLow(a *bound, b bound) *bound {
+	if a != nil && (a.t.After(b.t) || a.t.Equal(b.t) && a.op == ">") {
+		return a
+	}
+	return &b
+}
+
+func tighterHigh(a *bound, b bound) *bound {
+	if a != nil && (a.t.Before(b.t) || a.t.Equal(b.t) && a.op == "<") {
+		return a
+	}
+	return &b
+}
+
+// partial returns the segments of g's range outside its whole buckets:
+// the range itself when no bucket is whole, else what lies before and
+// after them.
+func (g *group) partial() []segment {
+	if g.inner.empty() {
+		return []segment{g.outer}
+	}
+	var out []segment
+	if g.inner.lo != nil && g.outer.lo != nil && g.outer.lo.t.Before(*g.inner.lo) {
+		out = append(out, segment{lo: g.outer.lo, hi: &bound{"<", *g.inner.lo}})
+	}
+	if g.inner.hi != nil && g.outer.hi != nil && (g.inner.hi.Before(g.outer.hi.t) || g.inner.hi.Equal(g.outer.hi.t) && g.outer.hi.op == "<=") {
+		out = append(out, segment{lo: &bound{">=", *g.inner.hi}, hi: g.outer.hi})
+	}
+	return out
+}
+
+// writeSourceBranch writes one SELECT of the source at the stored table's
+// grain, with every predicate of the query: groups before only inside
+// their whole buckets, group only within seg (when seg is not nil), the
+// groups after as the query has them, and, when newer is not nil, only
+// rows whose tail column is after it.
+func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, groups []group, only int, seg *segment, newer any) error {
+	b.WriteString("SELECT " + p.source.selectList + p.source.from)
+	sep := " WHERE "
+	next := func() {
+		b.WriteString(sep)
+		sep = " AND "
+	}
+	// First: the planner takes the first range it meets on a column, and
+	// these are the narrow ones.
+	if seg != nil {
+		next()
+		writeSegment(b, groups[only].raw, *seg)
+	}
+	if newer != nil {
+		next()
+		b.WriteString(p.source.tail + " > ")
+		b.Bind(newer)
+	}
 	if p.source.rest != "" {
-		b.WriteString(p.source.rest + " AND ")
+		next()
+		b.WriteString(p.source.rest)
 	}
 	for _, f := range p.filters {
-		if err := p.writeRawPredicate(b, f, values); err != nil {
+		if f.bucket != "" {
+			continue
+		}
+		next()
+		if err := f.write(b, "", false, values[f.variable]); err != nil {
 			return err
+		}
+	}
+	for i, g := range groups {
+		if i == only {
+			continue
+		}
+		for _, f := range g.filters {
+			next()
+			if err := f.write(b, "", false, asTimestamp(values[f.variable])); err != nil {
+				return err
+			}
+		}
+		if inner := (segment{lo: boundAt(">=", g.inner.lo), hi: boundAt("<", g.inner.hi)}); i < only && (inner.lo != nil || inner.hi != nil) {
+			next()
+			writeSegment(b, g.raw, inner)
+		}
+	}
+	b.WriteString(p.source.groupBy)
+	return nil
+}
+
+func boundAt(op string, t *time.Time) *bound {
+	if t == nil {
+		return nil
+	}
+	return &bound{op, *t}
+}
+
+// writeSegment writes raw within seg, which has at least one end.
+func writeSegment(b *placeholder.Builder, raw string, seg segment) {
+	switch {
+	case seg.lo != nil:
+		b.WriteString(raw + " " + seg.lo.op + " ")
+		b.Bind(variable.Timestamp{Time: seg.lo.t})
+		if seg.hi == nil {
+			return
 		}
 		b.WriteString(" AND ")
 	}
-	// The source gives the partial buckets and, with a live tail, every
-	// row newer than the stored ones.
-	if p.Tail() {
-		b.WriteString("(" + p.source.tail + " > ")
-		b.Bind(asTimestamp(values[BuiltAtVariable]))
-		b.WriteString(" OR ")
-	}
-	p.writeOutside(b, ivs)
-	if p.Tail() {
-		b.WriteString(")")
-	}
-	b.WriteString(p.source.groupBy + ") AS ")
-	b.WriteIdent("stored_parts")
-	return nil
+	b.WriteString(raw + " " + seg.hi.op + " ")
+	b.Bind(variable.Timestamp{Time: seg.hi.t})
 }
 
 // columnList returns the stored table's columns, quoted, in order.
@@ -230,12 +401,6 @@ func (p *Plan) bucketColumns() []filter {
 	return out
 }
 
-// writeRawPredicate writes f as the inline query has it: the variable's
-// expression over the source row compared with the value.
-func (p *Plan) writeRawPredicate(b *placeholder.Builder, f filter, values map[string]any) error {
-	return f.write(b, "", false, asTimestamp(values[f.variable]))
-}
-
 // asTimestamp returns a time.Time as the variable.Timestamp it binds as,
 // and any other value as it is.
 func asTimestamp(v any) any {
@@ -265,36 +430,4 @@ func (b *builder) withTail(where string) (string, string, error) {
 		return " WHERE " + bound, tail, nil
 	}
 	return where + " AND " + bound, tail, nil
-}
-
-// writeOutside writes the condition that a source row is outside the whole
-// buckets of some bucketed variable: in a partial bucket at an edge.
-func (p *Plan) writeOutside(b *placeholder.Builder, ivs map[string]interval) {
-	b.WriteString("(")
-	first := true
-	for _, f := range p.bucketColumns() {
-		iv := ivs[f.variable]
-		if iv.empty() {
-			b.WriteString("1 = 1)")
-			return
-		}
-		for _, end := range []struct {
-			t  *time.Time
-			op string
-		}{{iv.lo, "<"}, {iv.hi, ">="}} {
-			if end.t == nil {
-				continue
-			}
-			if !first {
-				b.WriteString(" OR ")
-			}
-			first = false
-			b.WriteString(f.raw + " " + end.op + " ")
-			b.Bind(variable.Timestamp{Time: *end.t})
-		}
-	}
-	if first {
-		b.WriteString("1 = 0")
-	}
-	b.WriteString(")")
 }

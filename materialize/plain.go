@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,9 +42,9 @@ func (b *builder) plain(plan *Plan) error {
 	if err != nil {
 		return err
 	}
+	merged := slices.Clone(pre)
 	for i := range b.vars {
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
-		cols = append(cols, b.varColumn(i))
 	}
 	from, err := b.from()
 	if err != nil {
@@ -59,7 +60,7 @@ func (b *builder) plain(plan *Plan) error {
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
 	if tail != "" {
-		plan.source = &source{selectList: strings.Join(pre, ", "), columns: cols,
+		plan.source = &source{selectList: strings.Join(merged, ", "), columns: cols,
 			from: from, rest: strings.TrimPrefix(where, " WHERE "), tail: tail}
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "

@@ -111,16 +111,8 @@ func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) 
 // told of every refresh that ran.
 func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *Endpoint, time.Time) bool) (ran bool, err error) {
 	lock := s.refreshing.get(id)
-	if wait {
-		if err := acquire(ctx, lock); err != nil {
-			return false, s.refreshWaitError(name, err)
-		}
-	} else {
-		select {
-		case lock <- struct{}{}:
-		default:
-			return false, nil
-		}
+	if ok, err := s.lockRefresh(ctx, lock, name, wait); !ok {
+		return false, err
 	}
 	defer func() { <-lock }()
 	held, release, ok, err := s.takeLease(ctx, project, id, wait)
@@ -143,14 +135,38 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 	defer func() { <-s.refreshSlots }()
 	start := time.Now()
 	err = s.refresh(held, project, id, name)
-	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: time.Since(start), Rows: -1, Err: err}
+	s.observeRefresh(ctx, project, name, trigger, time.Since(start), err)
+	return true, err
+}
+
+// lockRefresh takes lock, the refresh lock of the endpoint named name:
+// with wait it waits for it, without it reports false at once when another
+// refresh holds it.
+func (s *Service) lockRefresh(ctx context.Context, lock chan struct{}, name string, wait bool) (bool, error) {
+	if wait {
+		if err := acquire(ctx, lock); err != nil {
+			return false, s.refreshWaitError(name, err)
+		}
+		return true, nil
+	}
+	select {
+	case lock <- struct{}{}:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// observeRefresh tells the Observer of a refresh that ran, with the rows of
+// the table it built when it succeeded.
+func (s *Service) observeRefresh(ctx context.Context, project, name, trigger string, took time.Duration, err error) {
+	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: took, Rows: -1, Err: err}
 	if err == nil {
 		if e, gerr := s.cfg.Endpoints.Get(context.WithoutCancel(ctx), project, name); gerr == nil && e.MaterializationState.Rows != nil {
 			ev.Rows = *e.MaterializationState.Rows
 		}
 	}
 	s.observer.ObserveRefresh(ctx, ev)
-	return true, err
 }
 
 // countRows counts the rows of a stored table just built; nil when the

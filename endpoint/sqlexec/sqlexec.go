@@ -214,29 +214,7 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b endpoi
 		if err != nil {
 			return nil, fmt.Errorf("sqlexec: query: %w", err)
 		}
-		var (
-			res     *endpoint.Result
-			started bool
-		)
-		if ge.plain {
-			// No closure here: the plain path is every run's on a
-			// read-only pool, and allocates nothing it does not need.
-			var rows *sql.Rows
-			if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
-				started = true
-				res, err = read(ctx, rows, b)
-			}
-		} else {
-			err = e.guarded(ctx, ge.g, func(q querier) error {
-				rows, err := startOn(ctx, q, st, query, args)
-				if err != nil {
-					return err
-				}
-				started = true
-				res, err = read(ctx, rows, b)
-				return err
-			})
-		}
+		res, started, err := e.attempt(ctx, ge, st, query, args, b)
 		if st != nil {
 			// A statement that failed, other than by its context, may have
 			// been prepared against a schema changed since: prepare it anew.
@@ -259,6 +237,32 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b endpoi
 		}
 		return nil, err
 	}
+}
+
+// attempt starts query once, on statement st when not nil, and reads its
+// rows; started tells whether the query started, for a failure after that
+// is the query's own and is not retried.
+func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, query string, args []any, b endpoint.Bounds) (res *endpoint.Result, started bool, err error) {
+	if ge.plain {
+		// No closure here: the plain path is every run's on a
+		// read-only pool, and allocates nothing it does not need.
+		var rows *sql.Rows
+		if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
+			started = true
+			res, err = read(ctx, rows, b)
+		}
+		return res, started, err
+	}
+	err = e.guarded(ctx, ge.g, func(q querier) error {
+		rows, err := startOn(ctx, q, st, query, args)
+		if err != nil {
+			return err
+		}
+		started = true
+		res, err = read(ctx, rows, b)
+		return err
+	})
+	return res, started, err
 }
 
 // statement returns the cached statement of query, held until released,
@@ -478,26 +482,46 @@ func checkQuery(lex engine.Lexical, q string) error {
 func leadingText(lex engine.Lexical, q string) int {
 	i := 0
 	for i < len(q) {
-		switch c := q[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		if isSpaceByte(q[i]) {
 			i++
-		case c == '-' && strings.HasPrefix(q[i:], "--"), c == '#' && lex.HashComments:
-			end := strings.IndexByte(q[i:], '\n')
-			if end < 0 {
-				return -1
-			}
-			i += end + 1
-		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 || strings.HasPrefix(q[i:], "/*!") || strings.HasPrefix(q[i:], "/*M!") {
-				return -1
-			}
-			i += 2 + end + 2
-		default:
+			continue
+		}
+		n := commentLen(lex, q[i:])
+		switch {
+		case n < 0:
+			return -1
+		case n == 0:
 			return i
 		}
+		i += n
 	}
 	return i
+}
+
+// isSpaceByte reports the ASCII white space that SQL engines skip.
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// commentLen returns the length of the comment that s starts with (a line
+// comment with its newline), 0 when s starts with no comment, or -1 for a
+// comment left open or one the engine executes (MySQL's /*! and /*M!).
+func commentLen(lex engine.Lexical, s string) int {
+	switch {
+	case strings.HasPrefix(s, "--"), lex.HashComments && strings.HasPrefix(s, "#"):
+		end := strings.IndexByte(s, '\n')
+		if end < 0 {
+			return -1
+		}
+		return end + 1
+	case strings.HasPrefix(s, "/*"):
+		end := strings.Index(s[2:], "*/")
+		if end < 0 || strings.HasPrefix(s, "/*!") || strings.HasPrefix(s, "/*M!") {
+			return -1
+		}
+		return 2 + end + 2
+	}
+	return 0
 }
 
 func isWordByte(c byte) bool {

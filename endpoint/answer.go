@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -413,7 +414,7 @@ type readStatsKey struct{}
 
 // noteRead adds what res says the engine read to the run's statistics,
 // when the run collects them.
-func noteRead(ctx context.Context, res *Result) {
+func noteRead(ctx context.Context, res *driver.Result) {
 	st, _ := ctx.Value(readStatsKey{}).(*readStats)
 	if st == nil {
 		return

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 )
@@ -180,7 +181,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return s.refreshError(name, st.Error, err)
 	}
 	old := st.Table
-	st = MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
+	st = driver.MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
 		Rows: rows, Took: s.now().Sub(at)}
 	return s.completeRefresh(ctx, &e, st, old)
 }
@@ -228,7 +229,7 @@ func (s *Service) buildChecked(ctx context.Context, project, name, id, key strin
 
 // completeRefresh saves the state st of a refresh that swapped its table
 // in, and drops old, the table it replaced.
-func (s *Service) completeRefresh(ctx context.Context, e *Endpoint, st MaterializationState, old string) error {
+func (s *Service) completeRefresh(ctx context.Context, e *Endpoint, st driver.MaterializationState, old string) error {
 	if st.Rows == nil {
 		st.Rows = s.countRows(ctx, st.Table)
 	}
@@ -416,7 +417,7 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 // execAll runs statements in order, in one transaction when inTx and the
 // executor can.
 func (s *Service) execAll(ctx context.Context, stmts []string, inTx bool) error {
-	if tx, ok := s.cfg.Executor.(TxExecutor); ok && inTx {
+	if tx, ok := s.cfg.Executor.(driver.TxExecutor); ok && inTx {
 		return tx.ExecTx(ctx, stmts)
 	}
 	for _, q := range stmts {
@@ -427,7 +428,7 @@ func (s *Service) execAll(ctx context.Context, stmts []string, inTx bool) error 
 	return nil
 }
 
-func (s *Service) setState(ctx context.Context, e *Endpoint, st MaterializationState) error {
+func (s *Service) setState(ctx context.Context, e *Endpoint, st driver.MaterializationState) error {
 	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, st); err != nil {
 		return storeError(err, func() *Error { return endpointNotFound(e.Name) })
 	}
@@ -473,13 +474,13 @@ func (s *Service) dropTables(ctx context.Context, e *Endpoint) {
 // dematerialize clears the state of an endpoint that is no longer
 // materialized and returns the new state, and the table to drop (once the
 // caller lets go of the write lock), if any.
-func (s *Service) dematerialize(ctx context.Context, e *Endpoint) (MaterializationState, string) {
-	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, MaterializationState{}); err != nil {
+func (s *Service) dematerialize(ctx context.Context, e *Endpoint) (driver.MaterializationState, string) {
+	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, driver.MaterializationState{}); err != nil {
 		// The state names a table that is about to go; a run then fails
 		// over to inline, and turning materialization on again rebuilds it.
 		return e.MaterializationState, e.MaterializationState.Table
 	}
-	return MaterializationState{}, e.MaterializationState.Table
+	return driver.MaterializationState{}, e.MaterializationState.Table
 }
 
 // dropLater drops table, if any, best effort within dropWait.

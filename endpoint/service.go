@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -56,9 +57,9 @@ const (
 // Config wires a Service to its dependencies. Endpoints, Variables and
 // Executor are required; the other fields have defaults.
 type Config struct {
-	Endpoints Store
+	Endpoints driver.Store
 	Variables variable.Store
-	Executor  Executor
+	Executor  driver.Executor
 	// Access decides what the queries of each project may read and scopes
 	// them to the project's rows (package access). nil allows every table
 	// but the library's own and the engines' catalogs, unscoped: give the
@@ -131,10 +132,10 @@ type Config struct {
 
 	// ResultCache keeps the answers of runs for their endpoint's
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
-	ResultCache ResultCache
+	ResultCache driver.ResultCache
 	// RunLog records every run of a known endpoint; nil means a
 	// MemoryRunLog with its defaults, on the Service's clock.
-	RunLog RunLog
+	RunLog driver.RunLog
 	// Observer is told of every run and refresh; nil means a SlogObserver
 	// on slog.Default().
 	Observer Observer
@@ -177,9 +178,9 @@ type Service struct {
 	executed *executedMarks
 	// capper runs a query without the paging wrapper when the executor
 	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
-	capper RowCapper
+	capper driver.RowCapper
 	// bounded runs queries within their bounds when the executor can.
-	bounded BoundedExecutor
+	bounded driver.BoundedExecutor
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
 	refreshing   refreshLocks
@@ -189,12 +190,12 @@ type Service struct {
 	// version was saved, the run log, the observer, the refresh leases of
 	// the store (nil when it has none) with this Service's holder id, and
 	// the scheduler's state.
-	results      ResultCache
+	results      driver.ResultCache
 	flights      flightGroup
 	versionTimes *lru[versionKey, time.Time]
-	runLog       RunLog
+	runLog       driver.RunLog
 	observer     Observer
-	leases       Leaser
+	leases       driver.Leaser
 	holder       string
 	kicks        chan kick
 	scheduling   atomic.Bool
@@ -311,16 +312,16 @@ func (s *Service) attachOptional(cfg Config) {
 	if s.observer == nil {
 		s.observer = SlogObserver{}
 	}
-	if l, ok := cfg.Endpoints.(Leaser); ok {
+	if l, ok := cfg.Endpoints.(driver.Leaser); ok {
 		s.leases = l
 	}
 	// Every write of an endpoint goes through s.cfg.Endpoints, so that
 	// none can leave a stale record in the cache.
 	s.cfg.Endpoints = forgettingStore{Store: cfg.Endpoints, records: s.records, versions: s.cache}
-	if rc, ok := cfg.Executor.(RowCapper); ok && rc.CapsRows() {
+	if rc, ok := cfg.Executor.(driver.RowCapper); ok && rc.CapsRows() {
 		s.capper = rc
 	}
-	s.bounded, _ = cfg.Executor.(BoundedExecutor)
+	s.bounded, _ = cfg.Executor.(driver.BoundedExecutor)
 	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
 }
 

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"context"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // StatusReady is what MaterializationReport says of a materialized
@@ -95,7 +97,7 @@ func builtVersion(key string) int {
 
 // lastBuild sets the fields of r that describe the table st last built, if
 // any.
-func (r *MaterializationReport) lastBuild(st MaterializationState) {
+func (r *MaterializationReport) lastBuild(st driver.MaterializationState) {
 	if st.Table == "" || st.At == nil {
 		return
 	}

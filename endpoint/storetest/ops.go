@@ -10,16 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// RunLeaser runs the conformance suite of endpoint.Leaser as subtests of
+// RunLeaser runs the conformance suite of driver.Leaser as subtests of
 // t; newLeaser returns a leaser with no leases.
-func RunLeaser(t *testing.T, newLeaser func(t *testing.T) endpoint.Leaser) {
+func RunLeaser(t *testing.T, newLeaser func(t *testing.T) driver.Leaser) {
 	t.Helper()
 	ctx := context.Background()
 	now := base
-	acquire := func(t *testing.T, l endpoint.Leaser, name, holder string, at, until time.Time, want bool) {
+	acquire := func(t *testing.T, l driver.Leaser, name, holder string, at, until time.Time, want bool) {
 		t.Helper()
 		got, err := l.AcquireLease(ctx, name, holder, at, until)
 		if err != nil {
@@ -83,10 +83,10 @@ func RunLeaser(t *testing.T, newLeaser func(t *testing.T) endpoint.Leaser) {
 	})
 }
 
-// RunResultCache runs the conformance suite of endpoint.ResultCache as
+// RunResultCache runs the conformance suite of driver.ResultCache as
 // subtests of t; newCache returns an empty cache that keeps values of at
 // least 64 KiB.
-func RunResultCache(t *testing.T, newCache func(t *testing.T) endpoint.ResultCache) {
+func RunResultCache(t *testing.T, newCache func(t *testing.T) driver.ResultCache) {
 	t.Helper()
 	s := cacheSuite{ctx: context.Background(), newCache: newCache}
 	t.Run("MissThenHit", s.missThenHit)
@@ -100,14 +100,14 @@ func RunResultCache(t *testing.T, newCache func(t *testing.T) endpoint.ResultCac
 // cacheSuite holds what every subtest of RunResultCache shares.
 type cacheSuite struct {
 	ctx      context.Context
-	newCache func(t *testing.T) endpoint.ResultCache
+	newCache func(t *testing.T) driver.ResultCache
 }
 
 // cacheKey is the i-th key: 64 hexadecimal digits, the shape of the keys the
 // service uses.
 func cacheKey(i int) string { return fmt.Sprintf("%064x", i) }
 
-func (s cacheSuite) get(t *testing.T, c endpoint.ResultCache, k string, at time.Time) ([]byte, bool) {
+func (s cacheSuite) get(t *testing.T, c driver.ResultCache, k string, at time.Time) ([]byte, bool) {
 	t.Helper()
 	v, ok, err := c.Get(s.ctx, k, at)
 	if err != nil {
@@ -116,7 +116,7 @@ func (s cacheSuite) get(t *testing.T, c endpoint.ResultCache, k string, at time.
 	return v, ok
 }
 
-func (s cacheSuite) set(t *testing.T, c endpoint.ResultCache, k string, v []byte, until time.Time) {
+func (s cacheSuite) set(t *testing.T, c driver.ResultCache, k string, v []byte, until time.Time) {
 	t.Helper()
 	if err := c.Set(s.ctx, k, v, until); err != nil {
 		t.Fatalf("Set: %v", err)
@@ -219,10 +219,10 @@ func (s cacheSuite) concurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// RunRunLog runs the conformance suite of endpoint.RunLog as subtests of t.
+// RunRunLog runs the conformance suite of driver.RunLog as subtests of t.
 // newLog returns an empty log that keeps at most maxPerEndpoint entries per
 // endpoint and none older than maxAge by the clock now.
-func RunRunLog(t *testing.T, newLog func(t *testing.T, maxAge time.Duration, maxPerEndpoint int, now func() time.Time) endpoint.RunLog) {
+func RunRunLog(t *testing.T, newLog func(t *testing.T, maxAge time.Duration, maxPerEndpoint int, now func() time.Time) driver.RunLog) {
 	t.Helper()
 	s := runLogSuite{ctx: context.Background(), newLog: newLog}
 	t.Run("NewestFirstAndFields", s.newestFirstAndFields)
@@ -238,28 +238,28 @@ func RunRunLog(t *testing.T, newLog func(t *testing.T, maxAge time.Duration, max
 // runLogSuite holds what every subtest of RunRunLog shares.
 type runLogSuite struct {
 	ctx    context.Context
-	newLog func(t *testing.T, maxAge time.Duration, maxPerEndpoint int, now func() time.Time) endpoint.RunLog
+	newLog func(t *testing.T, maxAge time.Duration, maxPerEndpoint int, now func() time.Time) driver.RunLog
 }
 
 // runLogClock is the clock of every log under test: an hour after base.
 func runLogClock() time.Time { return base.Add(time.Hour) }
 
 // open returns an empty log keeping max entries per endpoint for maxAge.
-func (s runLogSuite) open(t *testing.T, maxAge time.Duration, max int) endpoint.RunLog {
+func (s runLogSuite) open(t *testing.T, maxAge time.Duration, max int) driver.RunLog {
 	return s.newLog(t, maxAge, max, runLogClock)
 }
 
 // runLogEntry is the i-th entry of an endpoint: i seconds after base, with
 // the optional fields set or left out by i modulo 4 so that every field
 // round-trips in some entry.
-func runLogEntry(project, id string, i int) endpoint.RunLogEntry {
+func runLogEntry(project, id string, i int) driver.RunLogEntry {
 	rows, read := i*10, int64(i*100)
-	e := endpoint.RunLogEntry{
+	e := driver.RunLogEntry{
 		ExecutionID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
 		ProjectID:   project, EndpointID: id,
 		At:      base.Add(time.Duration(i) * time.Second),
 		Version: 1 + i%3, DurationMS: float64(i) + 0.25,
-		Status: 200, Refresh: endpoint.RefreshCache,
+		Status: 200, Refresh: "cache",
 		Rows: &rows, RowsRead: &read,
 	}
 	switch i % 4 {
@@ -268,12 +268,12 @@ func runLogEntry(project, id string, i int) endpoint.RunLogEntry {
 	case 2:
 		e.Cached, e.Token, e.TokenKeyID = true, true, "2026-11"
 	case 3:
-		e.Materialized, e.Refresh = true, endpoint.RefreshDirect
+		e.Materialized, e.Refresh = true, "direct"
 	}
 	return e
 }
 
-func (s runLogSuite) append(t *testing.T, l endpoint.RunLog, es ...endpoint.RunLogEntry) {
+func (s runLogSuite) append(t *testing.T, l driver.RunLog, es ...driver.RunLogEntry) {
 	t.Helper()
 	for _, e := range es {
 		if err := l.Append(s.ctx, e); err != nil {
@@ -282,7 +282,7 @@ func (s runLogSuite) append(t *testing.T, l endpoint.RunLog, es ...endpoint.RunL
 	}
 }
 
-func (s runLogSuite) list(t *testing.T, l endpoint.RunLog, project, id string, page endpoint.LogPage) ([]endpoint.RunLogEntry, string) {
+func (s runLogSuite) list(t *testing.T, l driver.RunLog, project, id string, page driver.LogPage) ([]driver.RunLogEntry, string) {
 	t.Helper()
 	got, next, err := l.List(s.ctx, project, id, page)
 	if err != nil {
@@ -293,10 +293,10 @@ func (s runLogSuite) list(t *testing.T, l endpoint.RunLog, project, id string, p
 
 // listAll follows the pages of an endpoint's log to the end and returns the
 // execution IDs in the order the pages gave them.
-func (s runLogSuite) listAll(t *testing.T, l endpoint.RunLog, project, id string, limit int) []string {
+func (s runLogSuite) listAll(t *testing.T, l driver.RunLog, project, id string, limit int) []string {
 	t.Helper()
 	var seen []string
-	page := endpoint.LogPage{Limit: limit}
+	page := driver.LogPage{Limit: limit}
 	for n := 0; ; n++ {
 		got, next := s.list(t, l, project, id, page)
 		for _, e := range got {
@@ -317,7 +317,7 @@ func eqPtr[T comparable](a, b *T) bool {
 }
 
 // sameEntry fails t unless got has every field of want.
-func sameEntry(t *testing.T, got, want endpoint.RunLogEntry) {
+func sameEntry(t *testing.T, got, want driver.RunLogEntry) {
 	t.Helper()
 	if got.ExecutionID != want.ExecutionID || !got.At.Equal(want.At) || got.Version != want.Version ||
 		got.DurationMS != want.DurationMS || !eqPtr(got.Rows, want.Rows) || !eqPtr(got.RowsRead, want.RowsRead) ||
@@ -330,12 +330,12 @@ func sameEntry(t *testing.T, got, want endpoint.RunLogEntry) {
 
 func (s runLogSuite) newestFirstAndFields(t *testing.T) {
 	l := s.open(t, time.Hour*24, 100)
-	var want []endpoint.RunLogEntry
+	var want []driver.RunLogEntry
 	for i := range 8 {
 		want = append(want, runLogEntry("1", "e1", i))
 	}
 	s.append(t, l, want[3], want[0], want[7], want[1], want[5], want[2], want[6], want[4])
-	got, next := s.list(t, l, "1", "e1", endpoint.LogPage{Limit: 100})
+	got, next := s.list(t, l, "1", "e1", driver.LogPage{Limit: 100})
 	if len(got) != 8 || next != "" {
 		t.Fatalf("List = %d entries, next %q; want 8 and no next page", len(got), next)
 	}
@@ -379,12 +379,12 @@ func (s runLogSuite) isolation(t *testing.T) {
 		{"2", "e1", runLogEntry("2", "e1", 2).ExecutionID},
 		{"1", "e2", runLogEntry("1", "e2", 3).ExecutionID},
 	} {
-		got, _ := s.list(t, l, c.project, c.id, endpoint.LogPage{Limit: 10})
+		got, _ := s.list(t, l, c.project, c.id, driver.LogPage{Limit: 10})
 		if len(got) != 1 || got[0].ExecutionID != c.want {
 			t.Fatalf("List(%s, %s) = %+v", c.project, c.id, got)
 		}
 	}
-	if got, _ := s.list(t, l, "3", "e1", endpoint.LogPage{Limit: 10}); len(got) != 0 {
+	if got, _ := s.list(t, l, "3", "e1", driver.LogPage{Limit: 10}); len(got) != 0 {
 		t.Fatalf("another project's log = %+v", got)
 	}
 }
@@ -395,10 +395,10 @@ func (s runLogSuite) deleteEndpoint(t *testing.T) {
 	if err := l.DeleteEndpoint(s.ctx, "1", "e1"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.list(t, l, "1", "e1", endpoint.LogPage{Limit: 10}); len(got) != 0 {
+	if got, _ := s.list(t, l, "1", "e1", driver.LogPage{Limit: 10}); len(got) != 0 {
 		t.Fatalf("a deleted endpoint's log = %+v", got)
 	}
-	if got, _ := s.list(t, l, "1", "e2", endpoint.LogPage{Limit: 10}); len(got) != 1 {
+	if got, _ := s.list(t, l, "1", "e2", driver.LogPage{Limit: 10}); len(got) != 1 {
 		t.Fatalf("another endpoint's log went too: %+v", got)
 	}
 }
@@ -408,7 +408,7 @@ func (s runLogSuite) retentionCount(t *testing.T) {
 	for i := range 40 {
 		s.append(t, l, runLogEntry("1", "e1", i))
 	}
-	got, next := s.list(t, l, "1", "e1", endpoint.LogPage{Limit: 100})
+	got, next := s.list(t, l, "1", "e1", driver.LogPage{Limit: 100})
 	if len(got) != 5 || next != "" || got[0].ExecutionID != runLogEntry("1", "e1", 39).ExecutionID || got[4].ExecutionID != runLogEntry("1", "e1", 35).ExecutionID {
 		t.Fatalf("with at most 5 entries: %d entries, next %q, first %+v", len(got), next, got)
 	}
@@ -420,7 +420,7 @@ func (s runLogSuite) retentionAge(t *testing.T) {
 	for i := range 40 {
 		s.append(t, l, runLogEntry("1", "e1", i))
 	}
-	got, _ := s.list(t, l, "1", "e1", endpoint.LogPage{Limit: 100})
+	got, _ := s.list(t, l, "1", "e1", driver.LogPage{Limit: 100})
 	if len(got) != 10 || got[9].ExecutionID != runLogEntry("1", "e1", 30).ExecutionID {
 		t.Fatalf("with entries kept 59m30s: %d entries", len(got))
 	}
@@ -428,7 +428,7 @@ func (s runLogSuite) retentionAge(t *testing.T) {
 
 func (s runLogSuite) badCursor(t *testing.T) {
 	l := s.open(t, time.Hour*24, 100)
-	if _, _, err := l.List(s.ctx, "1", "e1", endpoint.LogPage{Limit: 1, Before: "nope!"}); !errors.Is(err, endpoint.ErrBadCursor) {
+	if _, _, err := l.List(s.ctx, "1", "e1", driver.LogPage{Limit: 1, Before: "nope!"}); !errors.Is(err, driver.ErrBadCursor) {
 		t.Fatalf("List with a bad cursor: %v, want ErrBadCursor", err)
 	}
 }

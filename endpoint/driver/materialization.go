@@ -1,8 +1,9 @@
-package endpoint
+package driver
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 	"strconv"
 	"time"
 )
@@ -77,7 +78,7 @@ func (s Seconds) MarshalJSON() ([]byte, error) {
 // string of at least a second; anything else is a 400 naming the field.
 func (s *Seconds) UnmarshalJSON(data []byte) error {
 	bad := func() error {
-		return invalidf(CodeInvalidInput, "materialization_freshness",
+		return apierror.Invalidf(apierror.CodeInvalidInput, "materialization_freshness",
 			"Invalid materialization_freshness %s: expected a whole number of seconds (at least 1) or a duration such as \"1h30m\".", truncate(string(data), 40))
 	}
 	data = bytes.TrimSpace(data)

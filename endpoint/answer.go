@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -53,12 +54,9 @@ type Statistics struct {
 // younger than the endpoint's data freshness as set now. Runs that ask for
 // debug bypass the cache and the flight, since they ask how the query ran.
 func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
-	mode := opts.refresh
-	if mode == "" {
-		mode = RefreshCache
-	}
-	if mode == RefreshDirect && !ep.IsMaterialized {
-		return nil, invalidf(CodeInvalidInput, "refresh", "refresh 'direct' reads the stored table of a materialized endpoint; endpoint '%s' is not materialized.", ep.Name)
+	mode, err := refreshMode(ep, opts)
+	if err != nil {
+		return nil, err
 	}
 	var key string
 	if !opts.debug {
@@ -75,38 +73,57 @@ func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req Run
 		}
 	}
 	compute := func() (*RunResult, error) {
-		start := time.Now()
-		var read readStats
-		res, err := s.compute(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
-		if err != nil {
-			return nil, err
-		}
-		res.Statistics = &Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: read.rows, BytesRead: read.bytes}
-		refreshed := now
-		if res.EndpointMaterializedAt != nil {
-			refreshed = *res.EndpointMaterializedAt
-		}
-		res.LastRefresh = &refreshed
-		if useCache {
+		res, err := s.computeAnswer(ctx, ep, c, req, opts, now)
+		if err == nil && useCache {
 			s.storeAnswer(ctx, key, ep, res)
 		}
-		return res, nil
+		return res, err
 	}
+	shared := false
+	var res *RunResult
 	if key == "" {
-		res, err := compute()
-		if err != nil {
-			return nil, err
+		res, err = compute()
+	} else {
+		if mode == RefreshDirect {
+			key = "direct:" + key
 		}
-		return s.finish(ctx, ep, res, false, resultRows(res.Results), now, rec), nil
+		res, shared, err = s.flights.do(ctx, key, compute)
 	}
-	if mode == RefreshDirect {
-		key = "direct:" + key
-	}
-	res, shared, err := s.flights.do(ctx, key, compute)
 	if err != nil {
 		return nil, err
 	}
 	return s.finish(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
+}
+
+// refreshMode is the refresh mode of a run, RefreshCache when it names
+// none; RefreshDirect is refused for an endpoint that is not materialized.
+func refreshMode(ep *Endpoint, opts runOptions) (string, error) {
+	mode := opts.refresh
+	if mode == "" {
+		mode = RefreshCache
+	}
+	if mode == RefreshDirect && !ep.IsMaterialized {
+		return "", invalidf(CodeInvalidInput, "refresh", "refresh 'direct' reads the stored table of a materialized endpoint; endpoint '%s' is not materialized.", ep.Name)
+	}
+	return mode, nil
+}
+
+// computeAnswer computes the answer of a run, with its statistics and the
+// time of the data it read.
+func (s *Service) computeAnswer(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+	start := time.Now()
+	var read readStats
+	res, err := s.compute(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
+	if err != nil {
+		return nil, err
+	}
+	res.Statistics = &Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: read.rows, BytesRead: read.bytes}
+	refreshed := now
+	if res.EndpointMaterializedAt != nil {
+		refreshed = *res.EndpointMaterializedAt
+	}
+	res.LastRefresh = &refreshed
+	return res, nil
 }
 
 // finish makes the answer of this run from res, which other runs may share
@@ -397,7 +414,7 @@ type readStatsKey struct{}
 
 // noteRead adds what res says the engine read to the run's statistics,
 // when the run collects them.
-func noteRead(ctx context.Context, res *Result) {
+func noteRead(ctx context.Context, res *driver.Result) {
 	st, _ := ctx.Value(readStatsKey{}).(*readStats)
 	if st == nil {
 		return

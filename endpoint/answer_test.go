@@ -13,20 +13,21 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // queryCounter wraps an executor: it counts the queries that reach it,
 // can hold each until the test opens its gate, and can report what the
 // engine read.
 type queryCounter struct {
-	endpoint.Executor
+	driver.Executor
 	queries atomic.Int64
 	gate    chan struct{} // nil: no gate
 	started chan struct{}
 	read    *int64 // reported as RowsRead and BytesRead/10 when set
 }
 
-func (x *queryCounter) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (x *queryCounter) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	x.queries.Add(1)
 	if x.gate != nil {
 		x.started <- struct{}{}

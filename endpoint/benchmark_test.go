@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // BenchmarkRunOverhead measures the library's own cost per run: a full
@@ -13,7 +14,7 @@ import (
 // shaping, last_executed_at throttle) over an executor that returns fixed
 // rows without doing any work.
 func BenchmarkRunOverhead(b *testing.B) {
-	fx := &fixedExecutor{res: &endpoint.Result{
+	fx := &fixedExecutor{res: &driver.Result{
 		Columns: []string{"day", "orders", "revenue"},
 		Types:   []string{"TEXT", "INTEGER", "REAL"},
 		Rows:    [][]any{{"2025-05-01", int64(12), 340.5}, {"2025-05-02", int64(9), 120.0}, {"2025-05-03", int64(15), 512.25}},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // endless is a query without end on SQLite.
@@ -51,7 +52,7 @@ func wantLimit(t *testing.T, err error, limit string, value int64) {
 
 // unbounded hides the executor's QueryBounded (and QueryCapped), so that
 // the Service must check its results itself.
-type unbounded struct{ endpoint.Executor }
+type unbounded struct{ driver.Executor }
 
 // TestResultBytes: the rows a run reads may weigh MaxResultBytes; past it
 // the run is a 400 naming the limit, whether the executor stops reading
@@ -60,10 +61,10 @@ type unbounded struct{ endpoint.Executor }
 func TestResultBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wrap func(endpoint.Executor) endpoint.Executor
+		wrap func(driver.Executor) driver.Executor
 	}{
-		{"bounded executor", func(x endpoint.Executor) endpoint.Executor { return x }},
-		{"other executor", func(x endpoint.Executor) endpoint.Executor { return unbounded{x} }},
+		{"bounded executor", func(x driver.Executor) driver.Executor { return x }},
+		{"other executor", func(x driver.Executor) driver.Executor { return unbounded{x} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -108,15 +109,15 @@ func TestResultBytesDefault(t *testing.T) {
 
 // timeoutExec records the deadline and the bounds of its last query.
 type timeoutExec struct {
-	endpoint.Executor
+	driver.Executor
 	deadline time.Time
-	bounds   endpoint.Bounds
+	bounds   driver.Bounds
 }
 
-func (x *timeoutExec) QueryBounded(ctx context.Context, q string, args []any, b endpoint.Bounds) (*endpoint.Result, error) {
+func (x *timeoutExec) QueryBounded(ctx context.Context, q string, args []any, b driver.Bounds) (*driver.Result, error) {
 	x.deadline, _ = ctx.Deadline()
 	x.bounds = b
-	return x.Executor.(endpoint.BoundedExecutor).QueryBounded(ctx, q, args, b)
+	return x.Executor.(driver.BoundedExecutor).QueryBounded(ctx, q, args, b)
 }
 
 // TestRunTimeout: runs are bounded to 30 s unless configured otherwise,

@@ -5,6 +5,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // lru is a bounded least-recently-used map, safe for concurrent use. Each
@@ -176,7 +178,7 @@ func (s *Service) fresh(checked, now time.Time) bool {
 // drops nothing; that a run's own bookkeeping does not empty the cache is
 // the point.
 type forgettingStore struct {
-	Store
+	driver.Store
 	records  recordCache
 	versions *templateCache
 }
@@ -191,7 +193,7 @@ func (f forgettingStore) Update(ctx context.Context, e Endpoint, next *Version) 
 	return f.Store.Update(ctx, e, next)
 }
 
-func (f forgettingStore) SetMaterialization(ctx context.Context, project, id string, st MaterializationState) error {
+func (f forgettingStore) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
 	defer f.records.forget(project, id, "")
 	return f.Store.SetMaterialization(ctx, project, id, st)
 }

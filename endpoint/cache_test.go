@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -179,7 +180,7 @@ func TestForgettingStore(t *testing.T) {
 	}{
 		{"MarkExecuted", func() error { return s.cfg.Endpoints.MarkExecuted(ctx, "1", ep.ID, s.now()) }, false},
 		{"SetMaterialization", func() error {
-			return s.cfg.Endpoints.SetMaterialization(ctx, "1", ep.ID, MaterializationState{Status: StatusFailed})
+			return s.cfg.Endpoints.SetMaterialization(ctx, "1", ep.ID, driver.MaterializationState{Status: StatusFailed})
 		}, true},
 		{"Update", func() error { ep.Description = "d"; return s.cfg.Endpoints.Update(ctx, ep, nil) }, true},
 		{"a failed Update", func() error { ep.CurrentVersion = 9; return s.cfg.Endpoints.Update(ctx, ep, nil) }, true},

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/internal/apierror"
+
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -57,7 +59,7 @@ func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*c
 	case "":
 		return nil, required("query.kind")
 	default:
-		return nil, unsupportedKind(q.Kind)
+		return nil, apierror.UnsupportedKind(q.Kind, KindSQL, KindTrends, KindRetention)
 	}
 }
 

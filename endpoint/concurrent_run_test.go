@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // slowGets is a store whose reads return a while after they read, so that
 // a run's read of an endpoint overlaps the writes of another goroutine.
-type slowGets struct{ endpoint.Store }
+type slowGets struct{ driver.Store }
 
 func (s slowGets) Get(ctx context.Context, project, name string) (endpoint.Endpoint, error) {
 	e, err := s.Store.Get(ctx, project, name)

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 )
 
 // wrappedOnly hides the RowCapper of an executor, so that every run pages
 // through the wrapper, as before runs could go unwrapped.
-type wrappedOnly struct{ endpoint.Executor }
+type wrappedOnly struct{ driver.Executor }
 
 // TestDirectRunsAnswerAsWrapped: a run that reads a plain SELECT as written,
 // stopping after limit+1 rows, answers exactly what the run through the

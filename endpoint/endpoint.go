@@ -1,7 +1,51 @@
-// Package endpoint stores named analytics endpoints and runs them with
-// run-time variables. A Service checks definitions on create and update and
-// runs queries with every value bound; it reaches storage and query
-// execution only through the Store, variable.Store and Executor interfaces.
+// Package endpoint is what a host embeds: a Service that stores named
+// analytics endpoints and runs them with run-time variables, as
+// database/sql is what a program uses to reach a database. A Service checks
+// definitions on create and update and runs queries with every value
+// bound; it reaches storage and query execution only through the interfaces
+// of package endpoint/driver, which this package's reader does not need:
+// pick implementations and give them to Config.
+//
+// # Building a Service
+//
+// New takes a Config: Endpoints (a driver.Store: MemoryStore, or
+// sqlstore.Store.Endpoints), Variables (a variable.Store) and Executor (a
+// driver.Executor: sqlexec.New on database/sql, chexec.New on ClickHouse)
+// are required; Access says what queries may read and scopes them to a
+// project's rows (package endpoint/access). Every limit and period has a
+// default (the Default constants); RunLog, ResultCache and Observer are
+// optional (MemoryRunLog is the default log; NewMemoryResultCache a cache
+// in memory; SlogObserver, MultiObserver). Package endpoint/httpapi serves
+// the Service over HTTP; package endpoint/endpointtest gives a host's tests
+// a ready one.
+//
+// # Using it
+//
+// Endpoints are created, changed and read with Create (a CreateRequest),
+// Update (an UpdateRequest), Get, List, Delete, Versions, VersionInfos and
+// VersionInfo; variables with CreateVariable, UpdateVariable (a
+// VariablePatch), GetVariable, ListVariables and DeleteVariable. Run runs
+// a saved endpoint (a RunRequest, answered with a RunResult); Query runs
+// an unsaved one (a QueryRequest) as an editor does; RunSchema describes
+// an endpoint's variables. Materialize, RefreshStale, Schedule,
+// RemoveOrphans and MaterializationStatus keep the stored tables of
+// materialized endpoints; Logs pages through the run log; MintEmbedToken
+// signs a token a customer's browser may run an endpoint with.
+//
+// The records a host reads (Endpoint, Query, Version, Materialization,
+// RunLogEntry, ...) are declared in package endpoint/driver, where stores
+// keep them, and named here by aliases, so that a host imports this package
+// only.
+//
+// # Errors
+//
+// Every error of the Service is an *Error: its Status is the HTTP status
+// (StatusOf decides it, in one place), Code a stable code (the Code
+// constants), Detail the text for people, and the typed fields say which
+// variable, value, table or limit it concerns. Compare with errors.Is
+// against the sentinels (ErrInvalid, ErrNotFound, ErrConflict, ...).
+//
+// # Queries
 //
 // An endpoint's query is SQL with {variables.<code_name>} placeholders, or an
 // insight query (TrendsQuery, RetentionQuery; see package insight). An
@@ -13,97 +57,3 @@
 // "Unknown variable(s): ...". An insight run returns its whole result, in
 // PostHog's shape, so limit and offset are refused for it.
 package endpoint
-
-import (
-	"time"
-
-	"github.com/endpointkit/endpointkit/materialize"
-)
-
-// Query kinds.
-const (
-	// KindSQL is a SQL query with {variables.x} placeholders (PostHog's HogQLQuery).
-	KindSQL = "HogQLQuery"
-	// KindTrends is an insight trends query.
-	KindTrends = "TrendsQuery"
-	// KindRetention is an insight retention query.
-	KindRetention = "RetentionQuery"
-)
-
-// Endpoint is a named, saved query of a project.
-type Endpoint struct {
-	ID             string     `json:"id"`
-	ProjectID      string     `json:"-"`
-	Name           string     `json:"name"`
-	Description    string     `json:"description"`
-	Query          Query      `json:"query"`
-	IsActive       bool       `json:"is_active"`
-	IsMaterialized bool       `json:"is_materialized"`
-	CurrentVersion int        `json:"current_version"`
-	VersionsCount  int        `json:"versions_count"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	LastExecutedAt *time.Time `json:"last_executed_at"`
-	// DataFreshnessSeconds is how old the data of an answer may be: a
-	// cached answer serves while its data is younger, and the stored table
-	// of a materialized endpoint is rebuilt at this period. It is one of
-	// DataFreshnessValues; 0 stands for DefaultDataFreshness.
-	DataFreshnessSeconds int `json:"data_freshness_seconds"`
-	// MaterializationFreshness is how old the stored table of a
-	// materialized endpoint may get before runs go inline and it is
-	// rebuilt; 0 means the data freshness (DataFreshnessSeconds), which is
-	// what the Service shows then.
-	MaterializationFreshness Seconds `json:"materialization_freshness"`
-	// MaterializationBuckets overrides, per Date variable of a SQL query
-	// (by code name), the time bucket its column is stored at: minute,
-	// hour, day (the default), week or month.
-	MaterializationBuckets map[string]materialize.Bucket `json:"materialization_buckets,omitempty"`
-	// MaterializationTailColumn turns the live tail of a materialized SQL
-	// endpoint on: it names the column of each source row's time. The
-	// stored table keeps the rows up to its build instant, and every run
-	// adds the newer rows from the source, so the answer is as fresh as
-	// the inline one (endpoint_materialized_at still says how old the
-	// stored part is). Rows that arrive later with a time at or before
-	// the build instant show from the next refresh on. Index the column
-	// in the source: the tail is read by it.
-	MaterializationTailColumn string `json:"materialization_tail_column,omitempty"`
-	// OptionalBreakdowns lists the breakdown properties of a materialized
-	// insight endpoint that a run may omit (all their series are
-	// returned); any other breakdown variable is required.
-	OptionalBreakdowns []string `json:"optional_breakdowns,omitempty"`
-	// Materialization is computed by the Service (see Materialization);
-	// stores neither keep nor read it.
-	Materialization Materialization `json:"materialization"`
-	// MaterializationState is what stores keep of the materialization;
-	// only Store.Create and Store.SetMaterialization write it.
-	MaterializationState MaterializationState `json:"-"`
-}
-
-// Query is an endpoint's query as it travels on the wire: PostHog-compatible
-// JSON whose "kind" says which fields apply.
-type Query struct {
-	Kind string `json:"kind"`
-	// SQL is the query text of a KindSQL query, in the executor's dialect.
-	SQL string `json:"query,omitempty"`
-	// Variables of a KindSQL query, keyed by variable id.
-	Variables map[string]VariableRef `json:"variables,omitempty"`
-	// Insight is the raw JSON of an insight query (KindTrends, KindRetention).
-	Insight []byte `json:"-"`
-}
-
-// VariableRef ties a SQL query to a data-management variable.
-type VariableRef struct {
-	VariableID string `json:"variableId"`
-	CodeName   string `json:"code_name"`
-	// Value is the editor's test value; saved endpoints never run with it.
-	Value any `json:"value,omitempty"`
-}
-
-// Version is an immutable snapshot of an endpoint's query. Every change of
-// the query creates the next version; version numbers start at 1.
-type Version struct {
-	EndpointID string    `json:"-"`
-	Number     int       `json:"version"`
-	Query      Query     `json:"query"`
-	CreatedAt  time.Time `json:"created_at"`
-}

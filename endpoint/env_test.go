@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
@@ -145,7 +146,7 @@ func (c *clock) Advance(d time.Duration) {
 
 // countingStore counts the writes of last_executed_at.
 type countingStore struct {
-	endpoint.Store
+	driver.Store
 	marks atomic.Int64
 }
 

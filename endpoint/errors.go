@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 )
 
 // Sentinel errors, compared with errors.Is. Every *Error wraps one of them.
 var (
-	ErrInvalid      = errors.New("endpoint: invalid request")
-	ErrNotFound     = errors.New("endpoint: not found")
-	ErrConflict     = errors.New("endpoint: conflict")
+	ErrInvalid      = apierror.ErrInvalid
+	ErrNotFound     = driver.ErrNotFound
+	ErrConflict     = driver.ErrConflict
 	ErrUnauthorized = errors.New("endpoint: unauthorized")
 	ErrForbidden    = errors.New("endpoint: forbidden")
 	// ErrExecution is an executor failure; its detail leaks no internals.
@@ -61,34 +64,19 @@ const (
 	LimitMaxMaterializedRows = "max_materialized_rows"
 )
 
-// Error is the one error type callers of the Service see. Status is the HTTP
-// status it maps to, Code a stable machine-readable code, Detail the message
-// for humans, and Attr the request field it concerns, if any.
-type Error struct {
-	Status int
-	Code   string
-	Detail string
-	Attr   string
-	// The fields below are set where the error arises, when they apply, so
-	// that a caller reads them instead of parsing Detail.
-	//
-	// Variable is the code_name of the variable concerned, Type its type
-	// and Value the value received, cut to MaxEcho characters.
-	Variable, Type, Value string
-	// Table is the table a query may not read.
-	Table string
-	// Limit names the limit that was hit, and LimitValue its setting.
-	Limit      string
-	LimitValue int64
-	// Err is the sentinel (or the cause, wrapping a sentinel).
-	Err error
-}
-
-// Error returns the detail text.
-func (e *Error) Error() string { return e.Detail }
-
-// Unwrap returns the sentinel, for errors.Is.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is the one error type callers of the Service see, *Error in an
+// errors.As. Status is the HTTP status it maps to (see StatusOf), Code a
+// stable machine-readable code (the Code constants), Detail the message for
+// humans, and Attr the request field it concerns, if any. Where they apply,
+// Variable, Type and Value name the variable concerned, its type and the
+// value received (cut to MaxEcho characters), Table a table a query may not
+// read, and Limit and LimitValue the limit that was hit (the Limit
+// constants) and its setting. Err is the sentinel (ErrInvalid, ErrNotFound,
+// ...) or a cause wrapping it, for errors.Is.
+//
+// The decoding of a Query or a Seconds from JSON returns it too, which is
+// why it is declared below both packages.
+type Error = apierror.Error
 
 // statusOf maps sentinels to HTTP statuses.
 var statusOf = map[error]int{
@@ -125,20 +113,11 @@ func NewError(sentinel error, code, attr, detail string) *Error {
 
 // MaxEcho is the most characters of a client's input an error detail
 // repeats; longer input is cut with "...".
-const MaxEcho = 200
+const MaxEcho = apierror.MaxEcho
 
 // cut shortens a client's input for an error detail (see MaxEcho), on a
 // character boundary.
-func cut(s string) string {
-	n := 0
-	for i := range s {
-		if n == MaxEcho {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
-}
+func cut(s string) string { return apierror.Cut(s) }
 
 // limited marks e as the refusal of limit, whose setting is value.
 func limited(e *Error, limit string, value int64) *Error {

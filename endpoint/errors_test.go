@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/endpointkit/endpointkit/internal/apierror"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -122,5 +123,16 @@ func TestValueErrorFields(t *testing.T) {
 	}
 	if StatusOf(e) != 400 {
 		t.Fatalf("status %d", StatusOf(e))
+	}
+}
+
+// TestDriverCodes checks that the codes the JSON decoding of driver
+// records gives are the Code constants of this package.
+func TestDriverCodes(t *testing.T) {
+	if apierror.CodeInvalidInput != CodeInvalidInput || apierror.CodeUnsupportedQuery != CodeUnsupportedQuery {
+		t.Fatalf("apierror codes %q, %q differ from endpoint's %q, %q", apierror.CodeInvalidInput, apierror.CodeUnsupportedQuery, CodeInvalidInput, CodeUnsupportedQuery)
+	}
+	if apierror.MaxEcho != MaxEcho || apierror.ErrInvalid != ErrInvalid {
+		t.Fatal("apierror's MaxEcho or ErrInvalid is not endpoint's")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 )
 
@@ -83,7 +84,7 @@ func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req
 
 // insightResult answers a run of an insight endpoint with the rows stmt
 // returned, shaped as PostHog shapes them. at is as for newRunResult.
-func insightResult(ep *Endpoint, opts runOptions, at *time.Time, stmt *insight.Compiled, res *Result, trace *runTrace) (*RunResult, error) {
+func insightResult(ep *Endpoint, opts runOptions, at *time.Time, stmt *insight.Compiled, res *driver.Result, trace *runTrace) (*RunResult, error) {
 	shaped, err := stmt.Shape(res.Rows)
 	if err != nil {
 		// The executor answered rows the statement cannot return.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -12,9 +13,9 @@ import (
 type noRows struct{ queries int }
 
 func (x *noRows) Engine() engine.Engine { return engine.SQLite }
-func (x *noRows) Query(context.Context, string, []any) (*Result, error) {
+func (x *noRows) Query(context.Context, string, []any) (*driver.Result, error) {
 	x.queries++
-	return &Result{}, nil
+	return &driver.Result{}, nil
 }
 func (x *noRows) Exec(context.Context, string, []any) error { return nil }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -34,7 +35,7 @@ const retentionByBrowser = `{"kind": "RetentionQuery",
 	"dateRange": {"date_from": "2025-05-20", "date_to": "2025-05-31"},
 	"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`
 
-func execOf(e *env) endpoint.Executor { return sqlexec.New(e.db, engine.SQLite) }
+func execOf(e *env) driver.Executor { return sqlexec.New(e.db, engine.SQLite) }
 
 func asError(t *testing.T, err error) *endpoint.Error {
 	t.Helper()
@@ -260,7 +261,7 @@ func TestInsightDebugAndExecutorErrors(t *testing.T) {
 	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
 
 	wrongRows := newEnv(t, func(c *endpoint.Config) {
-		c.Executor = &fixedExecutor{res: &endpoint.Result{Rows: [][]any{{"not", "a", "trends", "row", "at all"}}}}
+		c.Executor = &fixedExecutor{res: &driver.Result{Rows: [][]any{{"not", "a", "trends", "row", "at all"}}}}
 	})
 	wrongRows.create(t, "trends", insightQuery(t, trendsByBrowser))
 	_, err = wrongRows.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})

@@ -4,29 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
-)
 
-// Leaser is implemented by a Store that can lease names to one holder at a
-// time, so that Services in several processes sharing the store never
-// refresh one endpoint at once. A lease is held until its expiry; its
-// holder renews it while it works, so a holder that dies loses it when it
-// expires, and another takes over. MemoryStore and the stores of package
-// sqlstore implement it; with a Store that does not, refreshes are
-// exclusive within one Service only.
-//
-// Guidelines for implementers: times come from the caller's clock (the
-// Service's), so compare them, never the store's own clock. AcquireLease
-// is atomic: of concurrent callers for one free name, one gets it. The
-// conformance suite in endpoint/storetest (RunLeaser) states the contract.
-type Leaser interface {
-	// AcquireLease gives holder the lease on name until expires, when no
-	// one holds it, its lease expired at or before now, or holder holds it
-	// already (a renewal); it reports whether holder holds it now.
-	AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error)
-	// ReleaseLease ends holder's lease on name; a lease another holder
-	// took meanwhile is left alone.
-	ReleaseLease(ctx context.Context, name, holder string) error
-}
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
 
 // DefaultLeaseDuration is Config.LeaseDuration's default.
 const DefaultLeaseDuration = time.Minute
@@ -111,16 +91,8 @@ func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) 
 // told of every refresh that ran.
 func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *Endpoint, time.Time) bool) (ran bool, err error) {
 	lock := s.refreshing.get(id)
-	if wait {
-		if err := acquire(ctx, lock); err != nil {
-			return false, s.refreshWaitError(name, err)
-		}
-	} else {
-		select {
-		case lock <- struct{}{}:
-		default:
-			return false, nil
-		}
+	if ok, err := s.lockRefresh(ctx, lock, name, wait); !ok {
+		return false, err
 	}
 	defer func() { <-lock }()
 	held, release, ok, err := s.takeLease(ctx, project, id, wait)
@@ -143,14 +115,38 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 	defer func() { <-s.refreshSlots }()
 	start := time.Now()
 	err = s.refresh(held, project, id, name)
-	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: time.Since(start), Rows: -1, Err: err}
+	s.observeRefresh(ctx, project, name, trigger, time.Since(start), err)
+	return true, err
+}
+
+// lockRefresh takes lock, the refresh lock of the endpoint named name:
+// with wait it waits for it, without it reports false at once when another
+// refresh holds it.
+func (s *Service) lockRefresh(ctx context.Context, lock chan struct{}, name string, wait bool) (bool, error) {
+	if wait {
+		if err := acquire(ctx, lock); err != nil {
+			return false, s.refreshWaitError(name, err)
+		}
+		return true, nil
+	}
+	select {
+	case lock <- struct{}{}:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// observeRefresh tells the Observer of a refresh that ran, with the rows of
+// the table it built when it succeeded.
+func (s *Service) observeRefresh(ctx context.Context, project, name, trigger string, took time.Duration, err error) {
+	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: took, Rows: -1, Err: err}
 	if err == nil {
 		if e, gerr := s.cfg.Endpoints.Get(context.WithoutCancel(ctx), project, name); gerr == nil && e.MaterializationState.Rows != nil {
 			ev.Rows = *e.MaterializationState.Rows
 		}
 	}
 	s.observer.ObserveRefresh(ctx, ev)
-	return true, err
 }
 
 // countRows counts the rows of a stored table just built; nil when the
@@ -173,7 +169,7 @@ type memLease struct {
 	expires time.Time
 }
 
-var _ Leaser = (*MemoryStore)(nil)
+var _ driver.Leaser = (*MemoryStore)(nil)
 
 // AcquireLease implements Leaser.
 func (s *MemoryStore) AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/materialize"
 )
 
@@ -53,14 +54,14 @@ func TestVariableChangeUnservesTable(t *testing.T) {
 // TABLE ... _next) waits at the gate until it is opened or the context
 // ends, and the builds in flight are counted.
 type gateExec struct {
-	endpoint.Executor
+	driver.Executor
 	gate           chan struct{} // closed: builds pass
 	entered        chan string   // a build reached the gate (its table)
 	inflight, most atomic.Int32
 	mu             sync.Mutex
 }
 
-func newGate(x endpoint.Executor) *gateExec {
+func newGate(x driver.Executor) *gateExec {
 	return &gateExec{Executor: x, gate: make(chan struct{}), entered: make(chan string, 64)}
 }
 

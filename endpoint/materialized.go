@@ -269,27 +269,6 @@ func errorDetail(err error) string {
 	return "storage failed"
 }
 
-// VariableVerdict says how the stored table of a SQL endpoint answers one
-// of its variables, or why it cannot.
-type VariableVerdict struct {
-	// CodeName is the variable's code name.
-	CodeName string `json:"code_name"`
-	// As is materialize.Kind's value: "key" (compared with = to a column or
-	// a row expression, stored as a key), "list" (expr IN a multi-valued
-	// list), "range" (>=, >, <, <=); empty when it cannot be materialized.
-	As string `json:"as,omitempty"`
-	// Expression is the column or row expression the variable is
-	// compared with, as the analysis prints it.
-	Expression string `json:"expression,omitempty"`
-	// Bucket is the time bucket a Date range is stored by (minute, hour,
-	// day, week, month); empty when the values are stored as they are.
-	Bucket string `json:"bucket,omitempty"`
-	// Code and Reason say why the variable cannot be materialized: Code is
-	// materialize.Code's stable value, Reason for people.
-	Code   string `json:"code,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
 // variableVerdicts returns the verdict on each variable of a, in order of
 // first use, without the tenant variable, which is the library's own.
 func variableVerdicts(a *materialize.Analysis) []VariableVerdict {

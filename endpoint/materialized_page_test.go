@@ -8,18 +8,19 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
 // rowCounter wraps an executor and records, per query, how many rows it
 // returned.
 type rowCounter struct {
-	endpoint.Executor
+	driver.Executor
 	mu   sync.Mutex
 	rows map[string]int // by query text; the last run of each
 }
 
-func (x *rowCounter) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (x *rowCounter) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	res, err := x.Executor.Query(ctx, q, args)
 	if res != nil {
 		x.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 )
@@ -60,9 +61,9 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 // table may be being swapped by a refresh at that instant. A timeout, a
 // result over MaxResultBytes (inline would be as large), or a run whose
 // context ended, is an error.
-func (s *Service) readStored(ctx context.Context, query string, args []any) (*Result, error) {
+func (s *Service) readStored(ctx context.Context, query string, args []any) (*driver.Result, error) {
 	res, err := s.execute(ctx, query, args)
-	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrResultTooLarge) && ctx.Err() == nil {
+	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, driver.ErrResultTooLarge) && ctx.Err() == nil {
 		return nil, nil
 	}
 	return res, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/materialize"
 )
@@ -27,7 +28,7 @@ GROUP BY day ORDER BY day`
 // matExec wraps the env's executor: it can fail the refreshes' writes, and
 // it records how many refreshes of SQL endpoints overlap.
 type matExec struct {
-	endpoint.Executor
+	driver.Executor
 	fail               atomic.Bool
 	inflight, overlaps atomic.Int32
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // MemoryStore is a Store that keeps endpoints in memory, for tests,
@@ -36,7 +38,7 @@ func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{projects: make(map[string]*memProject)}
 }
 
-var _ Store = (*MemoryStore)(nil)
+var _ driver.Store = (*MemoryStore)(nil)
 
 // Create implements Store.
 func (s *MemoryStore) Create(ctx context.Context, e Endpoint, first Version) error {
@@ -121,7 +123,7 @@ func (s *MemoryStore) MarkExecuted(ctx context.Context, project, id string, at t
 }
 
 // SetMaterialization implements Store.
-func (s *MemoryStore) SetMaterialization(ctx context.Context, project, id string, st MaterializationState) error {
+func (s *MemoryStore) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -280,7 +282,7 @@ func cloneEndpoint(e Endpoint) Endpoint {
 	return e
 }
 
-func cloneState(st MaterializationState) MaterializationState {
+func cloneState(st driver.MaterializationState) driver.MaterializationState {
 	if st.At != nil {
 		t := *st.At
 		st.At = &t

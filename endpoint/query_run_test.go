@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -229,7 +230,7 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 type blockingExecutor struct{}
 
 func (blockingExecutor) Engine() engine.Engine { return engine.SQLite }
-func (blockingExecutor) Query(ctx context.Context, _ string, _ []any) (*endpoint.Result, error) {
+func (blockingExecutor) Query(ctx context.Context, _ string, _ []any) (*driver.Result, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }

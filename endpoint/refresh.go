@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 )
@@ -153,21 +154,9 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RefreshTimeout)
 		defer cancel()
 	}
-	e, err := s.get(ctx, project, name)
+	e, c, v, err := s.refreshTarget(ctx, project, id, name)
 	if err != nil {
 		return err
-	}
-	if e.ID != id || !e.IsMaterialized {
-		// Renamed, replaced or no longer materialized meanwhile.
-		return notFoundf("Endpoint '%s' is no longer materialized.", name)
-	}
-	c, err := s.compiledVersion(ctx, &e, e.CurrentVersion)
-	if err != nil {
-		return err
-	}
-	v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn)
-	if !v.ok {
-		return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
 	key := tableKey(&e, c)
 	table := materialize.TableName(e.ID, e.CurrentVersion)
@@ -183,17 +172,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		// was bound.
 		at = at.Truncate(time.Second)
 	}
-	next, err := s.build(ctx, project, c, v, table, at)
-	var rows *int64
-	if err == nil {
-		rows, err = s.checkRows(ctx, next)
-	}
-	if err == nil {
-		err = s.unchanged(ctx, project, name, id, key)
-	}
-	if err == nil {
-		err = s.swap(ctx, c, v, next, table)
-	}
+	next, rows, err := s.buildChecked(ctx, project, name, id, key, c, v, table, at)
 	if err != nil {
 		// Whatever was built goes: the last good table stays.
 		s.dropTable(ctx, next)
@@ -208,19 +187,66 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return s.refreshError(name, st.Error, err)
 	}
 	old := st.Table
-	st = MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
+	st = driver.MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
 		Rows: rows, Took: s.now().Sub(at)}
-	if rows == nil {
-		st.Rows = s.countRows(ctx, table)
+	return s.completeRefresh(ctx, &e, st, old)
+}
+
+// refreshTarget reads the endpoint with id again, under its refresh lock,
+// and returns it with its compiled current version and the verdict that
+// lets it be materialized.
+func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (Endpoint, *compiled, *verdict, error) {
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return Endpoint{}, nil, nil, err
 	}
-	if err := s.setState(context.WithoutCancel(ctx), &e, st); err != nil {
+	if e.ID != id || !e.IsMaterialized {
+		// Renamed, replaced or no longer materialized meanwhile.
+		return Endpoint{}, nil, nil, notFoundf("Endpoint '%s' is no longer materialized.", name)
+	}
+	c, err := s.compiledVersion(ctx, &e, e.CurrentVersion)
+	if err != nil {
+		return Endpoint{}, nil, nil, err
+	}
+	v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn)
+	if !v.ok {
+		return Endpoint{}, nil, nil, invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
+	}
+	return e, c, v, nil
+}
+
+// buildChecked builds the table beside the live one, checks its row count
+// and that the endpoint is still of key, and swaps it in. It returns the
+// name of what it built (to drop on an error) and the rows when known.
+func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, error) {
+	next, err := s.build(ctx, project, c, v, table, at)
+	if err != nil {
+		return next, nil, err
+	}
+	rows, err := s.checkRows(ctx, next)
+	if err != nil {
+		return next, rows, err
+	}
+	if err := s.unchanged(ctx, project, name, id, key); err != nil {
+		return next, rows, err
+	}
+	return next, rows, s.swap(ctx, c, v, next, table)
+}
+
+// completeRefresh saves the state st of a refresh that swapped its table
+// in, and drops old, the table it replaced.
+func (s *Service) completeRefresh(ctx context.Context, e *Endpoint, st driver.MaterializationState, old string) error {
+	if st.Rows == nil {
+		st.Rows = s.countRows(ctx, st.Table)
+	}
+	if err := s.setState(context.WithoutCancel(ctx), e, st); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			// Deleted between the check and now: nothing will read it.
-			s.dropTable(ctx, table)
+			s.dropTable(ctx, st.Table)
 		}
 		return err
 	}
-	if old != "" && old != table {
+	if old != "" && old != st.Table {
 		// The previous version's table served until now; nothing reads it
 		// any more.
 		s.dropTable(ctx, old)
@@ -398,7 +424,7 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 // execAll runs statements in order, in one transaction when inTx and the
 // executor can.
 func (s *Service) execAll(ctx context.Context, stmts []string, inTx bool) error {
-	if tx, ok := s.cfg.Executor.(TxExecutor); ok && inTx {
+	if tx, ok := s.cfg.Executor.(driver.TxExecutor); ok && inTx {
 		return tx.ExecTx(ctx, stmts)
 	}
 	for _, q := range stmts {
@@ -409,7 +435,7 @@ func (s *Service) execAll(ctx context.Context, stmts []string, inTx bool) error 
 	return nil
 }
 
-func (s *Service) setState(ctx context.Context, e *Endpoint, st MaterializationState) error {
+func (s *Service) setState(ctx context.Context, e *Endpoint, st driver.MaterializationState) error {
 	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, st); err != nil {
 		return storeError(err, func() *Error { return endpointNotFound(e.Name) })
 	}
@@ -455,13 +481,13 @@ func (s *Service) dropTables(ctx context.Context, e *Endpoint) {
 // dematerialize clears the state of an endpoint that is no longer
 // materialized and returns the new state, and the table to drop (once the
 // caller lets go of the write lock), if any.
-func (s *Service) dematerialize(ctx context.Context, e *Endpoint) (MaterializationState, string) {
-	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, MaterializationState{}); err != nil {
+func (s *Service) dematerialize(ctx context.Context, e *Endpoint) (driver.MaterializationState, string) {
+	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, driver.MaterializationState{}); err != nil {
 		// The state names a table that is about to go; a run then fails
 		// over to inline, and turning materialization on again rebuilds it.
 		return e.MaterializationState, e.MaterializationState.Table
 	}
-	return MaterializationState{}, e.MaterializationState.Table
+	return driver.MaterializationState{}, e.MaterializationState.Table
 }
 
 // dropLater drops table, if any, best effort within dropWait.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -318,7 +319,7 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 // sqlResult answers a run of a SQL endpoint with the rows of res past the
 // first skip: at most opts.limit of them, HasMore telling that more were
 // read. at is as for newRunResult.
-func sqlResult(ep *Endpoint, opts runOptions, at *time.Time, res *Result, skip int, trace *runTrace) *RunResult {
+func sqlResult(ep *Endpoint, opts runOptions, at *time.Time, res *driver.Result, skip int, trace *runTrace) *RunResult {
 	out := newRunResult(ep, opts, at)
 	out.Columns = nonNil(res.Columns)
 	out.Types = nonNil(res.Types)
@@ -441,7 +442,7 @@ func valueError(v *variable.Variable, err error) *Error {
 // Executor errors are reported without their text, which may hold engine
 // internals; the cause stays reachable through errors.Is and errors.As for
 // a host that logs it.
-func (s *Service) execute(ctx context.Context, query string, args []any) (*Result, error) {
+func (s *Service) execute(ctx context.Context, query string, args []any) (*driver.Result, error) {
 	return s.executeCapped(ctx, query, args, 0)
 }
 
@@ -449,7 +450,7 @@ func (s *Service) execute(ctx context.Context, query string, args []any) (*Resul
 // 0 reads them all through the Executor. A BoundedExecutor enforces the
 // time and byte limits itself; the rows of another are weighed here once
 // read.
-func (s *Service) executeCapped(ctx context.Context, query string, args []any, max int) (*Result, error) {
+func (s *Service) executeCapped(ctx context.Context, query string, args []any, max int) (*driver.Result, error) {
 	caller := ctx
 	if s.cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
@@ -457,19 +458,19 @@ func (s *Service) executeCapped(ctx context.Context, query string, args []any, m
 		defer cancel()
 	}
 	var (
-		res *Result
+		res *driver.Result
 		err error
 	)
 	switch {
 	case s.bounded != nil:
-		res, err = s.bounded.QueryBounded(ctx, query, args, Bounds{MaxRows: max, MaxBytes: s.cfg.MaxResultBytes, Timeout: s.cfg.RunTimeout})
+		res, err = s.bounded.QueryBounded(ctx, query, args, driver.Bounds{MaxRows: max, MaxBytes: s.cfg.MaxResultBytes, Timeout: s.cfg.RunTimeout})
 	case max > 0:
 		res, err = s.capper.QueryCapped(ctx, query, args, max)
 	default:
 		res, err = s.cfg.Executor.Query(ctx, query, args)
 	}
 	switch {
-	case err != nil && errors.Is(err, ErrResultTooLarge):
+	case err != nil && errors.Is(err, driver.ErrResultTooLarge):
 		return nil, withCause(s.tooLarge(), err)
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
 		return nil, withCause(s.timedOut(caller.Err() == nil), err)
@@ -481,8 +482,8 @@ func (s *Service) executeCapped(ctx context.Context, query string, args []any, m
 	if s.bounded == nil && s.cfg.MaxResultBytes > 0 {
 		var size int64
 		for _, row := range res.Rows {
-			if size += RowBytes(row); size > s.cfg.MaxResultBytes {
-				return nil, withCause(s.tooLarge(), ErrResultTooLarge)
+			if size += driver.RowBytes(row); size > s.cfg.MaxResultBytes {
+				return nil, withCause(s.tooLarge(), driver.ErrResultTooLarge)
 			}
 		}
 	}
@@ -507,30 +508,6 @@ func (s *Service) tooLarge() *Error {
 	return limited(invalidf(CodeResultTooLarge, "",
 		"The result is larger than max_result_bytes (%d bytes); ask for fewer rows (limit) or narrow the query.", s.cfg.MaxResultBytes),
 		LimitMaxResultBytes, s.cfg.MaxResultBytes)
-}
-
-// RowCapper is implemented by an Executor that can end a query after its
-// first rows at no more cost than a LIMIT clause would have: an engine
-// that computes rows only as they are read, such as SQLite in process.
-// The Service then runs a saved query that is a plain SELECT as it was
-// written, when the run asks for no offset, reading one row more than the
-// limit to tell whether there are more; otherwise it wraps the query in
-// SELECT * FROM (...) LIMIT ... OFFSET .... An executor whose engine
-// computes or sends every row anyway (a client-server database that drains
-// the rest when the rows are closed) should answer false from CapsRows:
-// there the LIMIT of the wrapper is what saves the work.
-//
-// Rows, their order and HasMore are the same either way. Column names are
-// the query's own when it runs as written; through the wrapper SQLite
-// renames a name that repeats in the select list ("id", "id:1").
-type RowCapper interface {
-	Executor
-	// CapsRows reports whether QueryCapped is as cheap as a LIMIT on this
-	// executor's engine. The Service asks once, in New.
-	CapsRows() bool
-	// QueryCapped is Query reading no more than the first max rows (max
-	// is at least 1) and then ending the statement.
-	QueryCapped(ctx context.Context, query string, args []any, max int) (*Result, error)
 }
 
 func nonNil(s []string) []string {

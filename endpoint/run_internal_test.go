@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // TestSQLResult: the rows past skip are cut to the limit, HasMore tells
@@ -38,7 +40,7 @@ func TestSQLResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			trace := newRunTrace(false)
-			res := &Result{Columns: []string{"id"}, Rows: tt.read}
+			res := &driver.Result{Columns: []string{"id"}, Rows: tt.read}
 			got := sqlResult(ep, runOptions{version: 3, limit: tt.limit}, tt.at, res, tt.skip, &trace)
 			rows, ok := got.Results.([][]any)
 			if !ok || rows == nil || !reflect.DeepEqual(rows, tt.want) || got.HasMore != tt.more {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -19,7 +20,7 @@ import (
 // fixedExecutor answers every query with the same result, or err, and
 // remembers the last query.
 type fixedExecutor struct {
-	res       *endpoint.Result
+	res       *driver.Result
 	err       error
 	lastQuery string
 	lastArgs  []any
@@ -27,7 +28,7 @@ type fixedExecutor struct {
 
 func (f *fixedExecutor) Engine() engine.Engine { return engine.SQLite }
 
-func (f *fixedExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (f *fixedExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	f.lastQuery, f.lastArgs = q, args
 	if f.err != nil {
 		return nil, f.err
@@ -312,7 +313,7 @@ func TestRunDebug(t *testing.T) {
 // TestRunArgs: values reach the executor as typed, bound arguments, in
 // marker order, with the page bounds last.
 func TestRunArgs(t *testing.T) {
-	fx := &fixedExecutor{res: &endpoint.Result{Columns: []string{"n"}, Types: []string{"INTEGER"}, Rows: [][]any{{int64(1)}}}}
+	fx := &fixedExecutor{res: &driver.Result{Columns: []string{"n"}, Types: []string{"INTEGER"}, Rows: [][]any{{int64(1)}}}}
 	e := newEnv(t, func(c *endpoint.Config) { c.Executor = fx })
 	e.create(t, "ep", e.query("SELECT n FROM t WHERE a = {variables.min_amount} AND b = {variables.paid} AND c >= {variables.from} AND d IN {variables.plans} AND e = {variables.min_amount}",
 		"min_amount", "paid", "from", "plans"))
@@ -338,7 +339,7 @@ type errExecutor struct {
 	wait bool
 }
 
-func (x *errExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (x *errExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	if x.wait {
 		<-ctx.Done()
 		return nil, fmt.Errorf("driver: interrupted: %w", ctx.Err())

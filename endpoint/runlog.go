@@ -2,107 +2,12 @@ package endpoint
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"slices"
 	"sync"
 	"time"
-)
 
-// RunLogEntry is one run as the run log keeps it: what ran, how long it
-// took and what it cost, how it ended, and by which credential. It never
-// holds the run's variable values, nor a token: an embed token's run
-// records the token's key id only.
-type RunLogEntry struct {
-	// ExecutionID is the run's execution_id.
-	ExecutionID string `json:"execution_id"`
-	ProjectID   string `json:"-"`
-	EndpointID  string `json:"-"`
-	// Seq orders entries of the same instant; the log assigns it.
-	Seq uint64 `json:"-"`
-	// At is when the run started.
-	At      time.Time `json:"at"`
-	Version int       `json:"version"`
-	// DurationMS is the whole run, as the Service saw it.
-	DurationMS float64 `json:"duration_ms"`
-	// Rows is how many rows (SQL) or series (insight) the answer held; nil
-	// for a failed run.
-	Rows *int `json:"rows"`
-	// RowsRead and BytesRead are what the engine reported reading, nil
-	// when it reports nothing (see Statistics).
-	RowsRead  *int64 `json:"rows_read"`
-	BytesRead *int64 `json:"bytes_read"`
-	// Status is the HTTP status of the run's answer, 200 for success, and
-	// ErrorCode the code of its error.
-	Status    int    `json:"status"`
-	ErrorCode string `json:"error_code,omitempty"`
-	// Refresh is the refresh mode asked for; Cached tells that no query
-	// ran (a cached or shared answer); Materialized that the answer came
-	// from the stored table.
-	Refresh      string `json:"refresh"`
-	Cached       bool   `json:"is_cached"`
-	Materialized bool   `json:"endpoint_materialized"`
-	// Token tells that the run came with an embed token, and TokenKeyID
-	// is that token's kid.
-	Token      bool   `json:"token"`
-	TokenKeyID string `json:"token_kid,omitempty"`
-}
-
-// LogPage asks a RunLog for part of an endpoint's log: at most Limit
-// entries older than the entry named by Before (the Next of the previous
-// page; "" for the newest).
-type LogPage struct {
-	Limit  int
-	Before string
-}
-
-// RunLog keeps a bounded record of each endpoint's runs
-// (Config.RunLog).
-//
-// Guidelines for implementers: Append keeps e (assigning e.Seq so that
-// entries of one endpoint with the same At have an order); List returns an
-// endpoint's entries newest first (by At, then Seq), at most page.Limit of
-// them, after the cursor page.Before, and the cursor of the next page ("" at
-// the end; Cursor makes one from an entry). Retention is the log's
-// business: it drops entries older than its age bound and beyond its count
-// per endpoint, and says so in its documentation. DeleteEndpoint forgets
-// an endpoint's entries. Projects are isolated. Every method is safe for
-// concurrent use. The conformance suite in endpoint/storetest (RunRunLog)
-// states the contract as tests.
-type RunLog interface {
-	Append(ctx context.Context, e RunLogEntry) error
-	List(ctx context.Context, project, endpointID string, page LogPage) (entries []RunLogEntry, next string, err error)
-	DeleteEndpoint(ctx context.Context, project, endpointID string) error
-}
-
-// Cursor is the LogPage.Before that continues a listing after e.
-func Cursor(e RunLogEntry) string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(e.At.UnixNano()))
-	binary.BigEndian.PutUint64(b[8:], e.Seq)
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// ErrBadCursor is returned for a LogPage.Before that no List gave.
-var ErrBadCursor = errors.New("endpoint: invalid log cursor")
-
-// ParseCursor reads a cursor made by Cursor: the instant (Unix
-// nanoseconds) and sequence number of the last entry of the previous page.
-func ParseCursor(c string) (atNanos int64, seq uint64, err error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) != 16 {
-		return 0, 0, ErrBadCursor
-	}
-	return int64(binary.BigEndian.Uint64(b[:8])), binary.BigEndian.Uint64(b[8:]), nil
-}
-
-// Defaults of MemoryRunLog and of the run logs of package sqlstore.
-const (
-	// DefaultLogMaxAge is how long an entry is kept.
-	DefaultLogMaxAge = 30 * 24 * time.Hour
-	// DefaultLogMaxPerEndpoint is how many entries are kept per endpoint.
-	DefaultLogMaxPerEndpoint = 1000
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // MemoryRunLog is a RunLog in memory, the Service's default: per endpoint
@@ -131,15 +36,15 @@ type ring struct {
 // maxPerEndpoint means DefaultLogMaxAge or DefaultLogMaxPerEndpoint.
 func NewMemoryRunLog(maxAge time.Duration, maxPerEndpoint int) *MemoryRunLog {
 	if maxAge <= 0 {
-		maxAge = DefaultLogMaxAge
+		maxAge = driver.DefaultLogMaxAge
 	}
 	if maxPerEndpoint <= 0 {
-		maxPerEndpoint = DefaultLogMaxPerEndpoint
+		maxPerEndpoint = driver.DefaultLogMaxPerEndpoint
 	}
 	return &MemoryRunLog{maxAge: maxAge, max: maxPerEndpoint, logs: make(map[logKey]*ring)}
 }
 
-var _ RunLog = (*MemoryRunLog)(nil)
+var _ driver.RunLog = (*MemoryRunLog)(nil)
 
 // Append implements RunLog.
 func (l *MemoryRunLog) Append(_ context.Context, e RunLogEntry) error {
@@ -163,14 +68,14 @@ func (l *MemoryRunLog) Append(_ context.Context, e RunLogEntry) error {
 }
 
 // List implements RunLog. Entries older than the age bound are left out.
-func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page LogPage) ([]RunLogEntry, string, error) {
+func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page driver.LogPage) ([]RunLogEntry, string, error) {
 	var (
 		beforeAt  int64
 		beforeSeq uint64
 	)
 	if page.Before != "" {
 		var err error
-		if beforeAt, beforeSeq, err = ParseCursor(page.Before); err != nil {
+		if beforeAt, beforeSeq, err = driver.ParseCursor(page.Before); err != nil {
 			return nil, "", err
 		}
 	}
@@ -198,7 +103,7 @@ func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page 
 			continue
 		}
 		if page.Limit > 0 && len(out) == page.Limit {
-			return out, Cursor(out[len(out)-1]), nil
+			return out, driver.Cursor(out[len(out)-1]), nil
 		}
 		out = append(out, e)
 	}
@@ -323,7 +228,7 @@ func (s *Service) Logs(ctx context.Context, project, name string, limit int, bef
 		limit = 100
 	}
 	if before != "" {
-		if _, _, err := ParseCursor(before); err != nil {
+		if _, _, err := driver.ParseCursor(before); err != nil {
 			return nil, "", invalidf(CodeInvalidInput, "before", "Invalid cursor '%s': pass the 'next' of a previous page.", cut(before))
 		}
 	}
@@ -331,7 +236,7 @@ func (s *Service) Logs(ctx context.Context, project, name string, limit int, bef
 	if err != nil {
 		return nil, "", err
 	}
-	list, next, err := s.runLog.List(ctx, project, e.ID, LogPage{Limit: limit, Before: before})
+	list, next, err := s.runLog.List(ctx, project, e.ID, driver.LogPage{Limit: limit, Before: before})
 	if err != nil {
 		return nil, "", storeError(err, nil)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 )
 
@@ -168,21 +169,21 @@ func TestSlogObserver(t *testing.T) {
 // accepts names an instant and a sequence number that Cursor writes back
 // to a cursor it reads alike.
 func FuzzParseCursor(f *testing.F) {
-	f.Add(endpoint.Cursor(endpoint.RunLogEntry{At: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), Seq: 7}))
+	f.Add(driver.Cursor(endpoint.RunLogEntry{At: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), Seq: 7}))
 	f.Add("")
 	f.Add("GOqiORIBaZBcEgAAAAAAAw")
 	f.Add("garbage!")
 	f.Add("AAAAAAAAAAAAAAAAAAAAAA==")
 	f.Fuzz(func(t *testing.T, s string) {
-		at, seq, err := endpoint.ParseCursor(s)
+		at, seq, err := driver.ParseCursor(s)
 		if err != nil {
-			if !errors.Is(err, endpoint.ErrBadCursor) {
+			if !errors.Is(err, driver.ErrBadCursor) {
 				t.Fatalf("ParseCursor(%q): %v, want ErrBadCursor", s, err)
 			}
 			return
 		}
-		again := endpoint.Cursor(endpoint.RunLogEntry{At: time.Unix(0, at), Seq: seq})
-		at2, seq2, err := endpoint.ParseCursor(again)
+		again := driver.Cursor(endpoint.RunLogEntry{At: time.Unix(0, at), Seq: seq})
+		at2, seq2, err := driver.ParseCursor(again)
 		if err != nil || at2 != at || seq2 != seq {
 			t.Fatalf("ParseCursor(Cursor(%d, %d)) = %d, %d, %v", at, seq, at2, seq2, err)
 		}

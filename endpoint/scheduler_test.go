@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // overlapExec wraps an executor and counts the refreshes of one stored
 // table that overlap: a refresh starts by dropping the table's "_next"
 // twin and ends by renaming it (or failing).
 type overlapExec struct {
-	endpoint.Executor
+	driver.Executor
 	mu       sync.Mutex
 	running  map[string]bool
 	overlaps atomic.Int32
@@ -41,7 +42,7 @@ func (x *overlapExec) Exec(ctx context.Context, q string, args []any) error {
 // ExecTx keeps the swap of a stored table in one transaction, as the
 // executor it wraps does.
 func (x *overlapExec) ExecTx(ctx context.Context, stmts []string) error {
-	err := x.Executor.(endpoint.TxExecutor).ExecTx(ctx, stmts)
+	err := x.Executor.(driver.TxExecutor).ExecTx(ctx, stmts)
 	for _, q := range stmts {
 		x.ended(q, err)
 	}

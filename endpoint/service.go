@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -56,9 +57,9 @@ const (
 // Config wires a Service to its dependencies. Endpoints, Variables and
 // Executor are required; the other fields have defaults.
 type Config struct {
-	Endpoints Store
+	Endpoints driver.Store
 	Variables variable.Store
-	Executor  Executor
+	Executor  driver.Executor
 	// Access decides what the queries of each project may read and scopes
 	// them to the project's rows (package access). nil allows every table
 	// but the library's own and the engines' catalogs, unscoped: give the
@@ -131,10 +132,10 @@ type Config struct {
 
 	// ResultCache keeps the answers of runs for their endpoint's
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
-	ResultCache ResultCache
+	ResultCache driver.ResultCache
 	// RunLog records every run of a known endpoint; nil means a
 	// MemoryRunLog with its defaults, on the Service's clock.
-	RunLog RunLog
+	RunLog driver.RunLog
 	// Observer is told of every run and refresh; nil means a SlogObserver
 	// on slog.Default().
 	Observer Observer
@@ -177,9 +178,9 @@ type Service struct {
 	executed *executedMarks
 	// capper runs a query without the paging wrapper when the executor
 	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
-	capper RowCapper
+	capper driver.RowCapper
 	// bounded runs queries within their bounds when the executor can.
-	bounded BoundedExecutor
+	bounded driver.BoundedExecutor
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
 	refreshing   refreshLocks
@@ -189,12 +190,12 @@ type Service struct {
 	// version was saved, the run log, the observer, the refresh leases of
 	// the store (nil when it has none) with this Service's holder id, and
 	// the scheduler's state.
-	results      ResultCache
+	results      driver.ResultCache
 	flights      flightGroup
 	versionTimes *lru[versionKey, time.Time]
-	runLog       RunLog
+	runLog       driver.RunLog
 	observer     Observer
-	leases       Leaser
+	leases       driver.Leaser
 	holder       string
 	kicks        chan kick
 	scheduling   atomic.Bool
@@ -215,59 +216,12 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // New returns a Service over cfg, or an error naming a missing dependency
 // or a setting out of range.
 func New(cfg Config) (*Service, error) {
-	switch {
-	case cfg.Endpoints == nil:
-		return nil, errors.New("endpoint: Config.Endpoints is nil")
-	case cfg.Variables == nil:
-		return nil, errors.New("endpoint: Config.Variables is nil")
-	case cfg.Executor == nil:
-		return nil, errors.New("endpoint: Config.Executor is nil")
-	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.MaxRefreshes < 0:
-		return nil, errors.New("endpoint: Config.DefaultLimit, MaxLimit and MaxRefreshes must not be negative")
-	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0:
-		return nil, errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency and LeaseDuration must not be negative")
-	case cfg.RefreshJitter >= 1:
-		return nil, fmt.Errorf("endpoint: Config.RefreshJitter %v must be less than 1", cfg.RefreshJitter)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
-	if cfg.ScheduleInterval == 0 {
-		cfg.ScheduleInterval = DefaultScheduleInterval
-	}
-	if cfg.ScheduleConcurrency == 0 {
-		cfg.ScheduleConcurrency = DefaultScheduleConcurrency
-	}
-	if cfg.LeaseDuration == 0 {
-		cfg.LeaseDuration = DefaultLeaseDuration
-	}
-	switch {
-	case cfg.RefreshJitter == 0:
-		cfg.RefreshJitter = DefaultRefreshJitter
-	case cfg.RefreshJitter < 0:
-		cfg.RefreshJitter = 0
-	}
-	cfg.RunTimeout = orDefault(cfg.RunTimeout, DefaultRunTimeout)
-	cfg.MaxResultBytes = orDefault(cfg.MaxResultBytes, DefaultMaxResultBytes)
-	cfg.MaxQueryLength = orDefault(cfg.MaxQueryLength, DefaultMaxQueryLength)
-	cfg.MaxPlaceholders = orDefault(cfg.MaxPlaceholders, DefaultMaxPlaceholders)
-	cfg.RefreshTimeout = orDefault(cfg.RefreshTimeout, DefaultRefreshTimeout)
-	cfg.MaxMaterializedRows = orDefault(cfg.MaxMaterializedRows, DefaultMaxMaterializedRows)
-	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
-	if cfg.DefaultLimit == 0 {
-		cfg.DefaultLimit = DefaultLimit
-	}
-	if cfg.MaxLimit == 0 {
-		cfg.MaxLimit = DefaultMaxLimit
-	}
+	cfg.fillDefaults()
 	if cfg.DefaultLimit > cfg.MaxLimit {
 		return nil, fmt.Errorf("endpoint: Config.DefaultLimit %d exceeds MaxLimit %d", cfg.DefaultLimit, cfg.MaxLimit)
-	}
-	if cfg.CacheSize == 0 {
-		cfg.CacheSize = DefaultCacheSize
-	}
-	if cfg.ExecutedResolution == 0 {
-		cfg.ExecutedResolution = DefaultExecutedResolution
-	}
-	if cfg.RecheckInterval == 0 {
-		cfg.RecheckInterval = DefaultRecheckInterval
 	}
 	now := cfg.Now
 	if now == nil {
@@ -289,26 +243,86 @@ func New(cfg Config) (*Service, error) {
 		holder:       uuid.NewString(),
 		kicks:        make(chan kick, kickQueue),
 	}
+	s.attachOptional(cfg)
+	return s, nil
+}
+
+// check returns an error naming a missing dependency or a setting out of
+// range, before defaults are filled in.
+func (cfg *Config) check() error {
+	switch {
+	case cfg.Endpoints == nil:
+		return errors.New("endpoint: Config.Endpoints is nil")
+	case cfg.Variables == nil:
+		return errors.New("endpoint: Config.Variables is nil")
+	case cfg.Executor == nil:
+		return errors.New("endpoint: Config.Executor is nil")
+	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.MaxRefreshes < 0:
+		return errors.New("endpoint: Config.DefaultLimit, MaxLimit and MaxRefreshes must not be negative")
+	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0:
+		return errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency and LeaseDuration must not be negative")
+	case cfg.RefreshJitter >= 1:
+		return fmt.Errorf("endpoint: Config.RefreshJitter %v must be less than 1", cfg.RefreshJitter)
+	}
+	return nil
+}
+
+// fillDefaults replaces every zero setting by its default; a negative
+// bound becomes 0, no bound.
+func (cfg *Config) fillDefaults() {
+	// These refuse a negative value (check), so 0 alone means the default.
+	cfg.ScheduleInterval = orDefault(cfg.ScheduleInterval, DefaultScheduleInterval)
+	cfg.ScheduleConcurrency = orDefault(cfg.ScheduleConcurrency, DefaultScheduleConcurrency)
+	cfg.LeaseDuration = orDefault(cfg.LeaseDuration, DefaultLeaseDuration)
+	switch {
+	case cfg.RefreshJitter == 0:
+		cfg.RefreshJitter = DefaultRefreshJitter
+	case cfg.RefreshJitter < 0:
+		cfg.RefreshJitter = 0
+	}
+	cfg.RunTimeout = orDefault(cfg.RunTimeout, DefaultRunTimeout)
+	cfg.MaxResultBytes = orDefault(cfg.MaxResultBytes, DefaultMaxResultBytes)
+	cfg.MaxQueryLength = orDefault(cfg.MaxQueryLength, DefaultMaxQueryLength)
+	cfg.MaxPlaceholders = orDefault(cfg.MaxPlaceholders, DefaultMaxPlaceholders)
+	cfg.RefreshTimeout = orDefault(cfg.RefreshTimeout, DefaultRefreshTimeout)
+	cfg.MaxMaterializedRows = orDefault(cfg.MaxMaterializedRows, DefaultMaxMaterializedRows)
+	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
+	cfg.DefaultLimit = orDefault(cfg.DefaultLimit, DefaultLimit)
+	cfg.MaxLimit = orDefault(cfg.MaxLimit, DefaultMaxLimit)
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.ExecutedResolution == 0 {
+		cfg.ExecutedResolution = DefaultExecutedResolution
+	}
+	if cfg.RecheckInterval == 0 {
+		cfg.RecheckInterval = DefaultRecheckInterval
+	}
+}
+
+// attachOptional sets the parts of s that cfg may leave out (run log,
+// observer) and those an implementation offers beyond its interface
+// (leases, row caps, time bounds).
+func (s *Service) attachOptional(cfg Config) {
 	if s.runLog == nil {
 		l := NewMemoryRunLog(0, 0)
-		l.Now = now
+		l.Now = s.now
 		s.runLog = l
 	}
 	if s.observer == nil {
 		s.observer = SlogObserver{}
 	}
-	if l, ok := cfg.Endpoints.(Leaser); ok {
+	if l, ok := cfg.Endpoints.(driver.Leaser); ok {
 		s.leases = l
 	}
 	// Every write of an endpoint goes through s.cfg.Endpoints, so that
 	// none can leave a stale record in the cache.
 	s.cfg.Endpoints = forgettingStore{Store: cfg.Endpoints, records: s.records, versions: s.cache}
-	if rc, ok := cfg.Executor.(RowCapper); ok && rc.CapsRows() {
+	if rc, ok := cfg.Executor.(driver.RowCapper); ok && rc.CapsRows() {
 		s.capper = rc
 	}
-	s.bounded, _ = cfg.Executor.(BoundedExecutor)
+	s.bounded, _ = cfg.Executor.(driver.BoundedExecutor)
 	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
-	return s, nil
 }
 
 // CreateRequest is the input of Create (the JSON body of POST endpoints/).
@@ -424,60 +438,14 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 		return Endpoint{}, "", err
 	}
 	next := cur
-	renamed := false
-	if req.Name != nil && *req.Name != cur.Name {
-		if err := s.checkRename(ctx, project, *req.Name); err != nil {
-			return Endpoint{}, "", err
-		}
-		next.Name, renamed = *req.Name, true
-	}
-	if req.Description != nil {
-		next.Description = *req.Description
-	}
-	if req.IsActive != nil {
-		next.IsActive = *req.IsActive
-	}
-	if req.IsMaterialized != nil {
-		next.IsMaterialized = *req.IsMaterialized
-	}
-	if req.DataFreshnessSeconds != nil {
-		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
-			return Endpoint{}, "", err
-		}
-		next.DataFreshnessSeconds = *req.DataFreshnessSeconds
-	}
-	if req.MaterializationFreshness != nil {
-		next.MaterializationFreshness = *req.MaterializationFreshness
-	}
-	if req.MaterializationBuckets != nil {
-		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
-	}
-	if req.MaterializationTail != nil {
-		next.MaterializationTailColumn = *req.MaterializationTail
-	}
-	if req.OptionalBreakdowns != nil {
-		next.OptionalBreakdowns = nonEmptyList(*req.OptionalBreakdowns)
+	renamed, err := s.applyFields(ctx, project, &next, req)
+	if err != nil {
+		return Endpoint{}, "", err
 	}
 	now := s.now()
-	var (
-		version *Version
-		c       *compiled
-	)
-	if req.Query != nil {
-		if c, err = s.compileQuery(ctx, project, *req.Query); err != nil {
-			return Endpoint{}, "", err
-		}
-		if !sameQuery(c.query, cur.Query) {
-			next.Query = c.query
-			next.CurrentVersion = cur.CurrentVersion + 1
-			next.VersionsCount = cur.VersionsCount + 1
-			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
-		}
-	}
-	if c == nil && (next.IsMaterialized || req.MaterializationBuckets != nil || req.MaterializationTail != nil || req.OptionalBreakdowns != nil) {
-		if c, err = s.compiledVersion(ctx, &cur, cur.CurrentVersion); err != nil {
-			return Endpoint{}, "", err
-		}
+	version, c, err := s.applyQuery(ctx, project, &cur, &next, req, now)
+	if err != nil {
+		return Endpoint{}, "", err
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
 		return Endpoint{}, "", err
@@ -488,15 +456,7 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 	}
 	next.UpdatedAt = now
 	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
-		switch {
-		case errors.Is(err, ErrNotFound):
-			return Endpoint{}, "", endpointNotFound(name)
-		case errors.Is(err, ErrConflict) && renamed:
-			return Endpoint{}, "", nameTaken()
-		case errors.Is(err, ErrConflict):
-			return Endpoint{}, "", conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
-		}
-		return Endpoint{}, "", storeError(err, nil)
+		return Endpoint{}, "", updateError(err, name, renamed)
 	}
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
@@ -508,6 +468,82 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 	s.kickIfPending(&next, c)
 	s.present(ctx, &next)
 	return next, drop, nil
+}
+
+// applyFields sets the fields of next that req names, other than the query;
+// renamed reports a new name, which was checked to be free.
+func (s *Service) applyFields(ctx context.Context, project string, next *Endpoint, req UpdateRequest) (renamed bool, err error) {
+	if req.Name != nil && *req.Name != next.Name {
+		if err := s.checkRename(ctx, project, *req.Name); err != nil {
+			return false, err
+		}
+		next.Name, renamed = *req.Name, true
+	}
+	if req.DataFreshnessSeconds != nil {
+		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
+			return false, err
+		}
+		next.DataFreshnessSeconds = *req.DataFreshnessSeconds
+	}
+	setIf(&next.Description, req.Description)
+	setIf(&next.IsActive, req.IsActive)
+	setIf(&next.IsMaterialized, req.IsMaterialized)
+	setIf(&next.MaterializationFreshness, req.MaterializationFreshness)
+	if req.MaterializationBuckets != nil {
+		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
+	}
+	setIf(&next.MaterializationTailColumn, req.MaterializationTail)
+	if req.OptionalBreakdowns != nil {
+		next.OptionalBreakdowns = nonEmptyList(*req.OptionalBreakdowns)
+	}
+	return renamed, nil
+}
+
+// setIf sets *dst to *v when v is not nil: a field of an UpdateRequest.
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// applyQuery compiles the query of req, if any, and makes it next's new
+// version when it differs from cur's. It returns the new version (nil
+// when none) and the compiled query the materialization checks need: the
+// new one, or cur's when the update touches materialization without a
+// query, or nil when nothing needs one.
+func (s *Service) applyQuery(ctx context.Context, project string, cur, next *Endpoint, req UpdateRequest, now time.Time) (*Version, *compiled, error) {
+	var version *Version
+	if req.Query != nil {
+		c, err := s.compileQuery(ctx, project, *req.Query)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !sameQuery(c.query, cur.Query) {
+			next.Query = c.query
+			next.CurrentVersion = cur.CurrentVersion + 1
+			next.VersionsCount = cur.VersionsCount + 1
+			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
+		}
+		return version, c, nil
+	}
+	if next.IsMaterialized || req.MaterializationBuckets != nil || req.MaterializationTail != nil || req.OptionalBreakdowns != nil {
+		c, err := s.compiledVersion(ctx, cur, cur.CurrentVersion)
+		return nil, c, err
+	}
+	return nil, nil, nil
+}
+
+// updateError is the error of Update when the store refused the write.
+func updateError(err error, name string, renamed bool) error {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return endpointNotFound(name)
+	case errors.Is(err, ErrConflict) && renamed:
+		return nameTaken()
+	case errors.Is(err, ErrConflict):
+		return conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
+	}
+	return storeError(err, nil)
 }
 
 // checkRename checks a new name, and that the project has no endpoint of

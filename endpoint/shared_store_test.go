@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -23,7 +24,7 @@ func (c *readCounter) load() int64 { return c.n.Load() }
 
 // readCountingStore counts every read of an endpoint store.
 type readCountingStore struct {
-	endpoint.Store
+	driver.Store
 	reads *readCounter
 }
 

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"context"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // StatusReady is what MaterializationReport says of a materialized
@@ -56,15 +58,7 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 		DataFreshnessSeconds: int(dataFreshness(&e) / time.Second),
 	}
 	st := e.MaterializationState
-	if st.Table != "" && st.At != nil {
-		at := *st.At
-		r.LastSuccessAt, r.Rows = &at, st.Rows
-		r.Version = builtVersion(st.Built)
-		if st.Took > 0 || st.Rows != nil {
-			d := ms(st.Took)
-			r.DurationMS = &d
-		}
-	}
+	r.lastBuild(st)
 	if !e.IsMaterialized {
 		return r, nil
 	}
@@ -83,17 +77,7 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 		_, _, r.Serving = servingTable(&e, c, now)
 		built = st.Built == tableKey(&e, c)
 	}
-	next := now
-	if st.Table != "" && st.At != nil && built {
-		period := freshness(&e)
-		early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
-		next = st.At.Add(period - early)
-	}
-	if status == StatusFailed && st.FailedAt != nil {
-		if retry := st.FailedAt.Add(min(freshness(&e), failureRetry)); retry.After(next) {
-			next = retry
-		}
-	}
+	next := s.nextRefresh(&e, status, built, now)
 	r.NextRefreshAt = &next
 	return r, nil
 }
@@ -109,4 +93,39 @@ func builtVersion(key string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// lastBuild sets the fields of r that describe the table st last built, if
+// any.
+func (r *MaterializationReport) lastBuild(st driver.MaterializationState) {
+	if st.Table == "" || st.At == nil {
+		return
+	}
+	at := *st.At
+	r.LastSuccessAt, r.Rows = &at, st.Rows
+	r.Version = builtVersion(st.Built)
+	if st.Took > 0 || st.Rows != nil {
+		d := ms(st.Took)
+		r.DurationMS = &d
+	}
+}
+
+// nextRefresh is when the scheduler will next refresh e, whose status is
+// status and whose table is of its current key when built: at once when
+// no table of the current key was built; then once its freshness has
+// passed (less the jitter); after a failure, not before the retry delay.
+func (s *Service) nextRefresh(e *Endpoint, status MaterializationStatus, built bool, now time.Time) time.Time {
+	st := e.MaterializationState
+	next := now
+	if st.Table != "" && st.At != nil && built {
+		period := freshness(e)
+		early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
+		next = st.At.Add(period - early)
+	}
+	if status == StatusFailed && st.FailedAt != nil {
+		if retry := st.FailedAt.Add(min(freshness(e), failureRetry)); retry.After(next) {
+			next = retry
+		}
+	}
+	return next
 }

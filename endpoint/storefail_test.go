@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
 // brokenStore fails every call after it is broken, with a message that
 // must not reach callers.
 type brokenStore struct {
-	endpoint.Store
+	driver.Store
 	broken bool
 }
 

@@ -82,44 +82,12 @@ func (s *Service) UpdateVariable(ctx context.Context, project, id string, patch 
 	if err != nil {
 		return variable.Variable{}, err
 	}
-	next := cur
-	next.Values = slices.Clone(cur.Values)
-	if patch.Name != nil {
-		next.Name = *patch.Name
-	}
-	if patch.CodeName != nil {
-		next.CodeName = *patch.CodeName
-		if next.CodeName == "" {
-			next.CodeName = variable.CodeNameFrom(next.Name)
-		}
-	}
-	if patch.Type != nil {
-		next.Type = variable.Type(*patch.Type)
-	}
-	if patch.DefaultValue != nil {
-		next.DefaultValue = *patch.DefaultValue
-	}
-	if patch.Values != nil {
-		next.Values = slices.Clone(*patch.Values)
-	}
-	if patch.IsMulti != nil {
-		next.IsMulti = *patch.IsMulti
-	}
+	next := patch.apply(cur)
 	if err := next.Normalize(); err != nil {
 		return variable.Variable{}, definitionError(err)
 	}
-	if next.CodeName != cur.CodeName || next.IsMulti != cur.IsMulti {
-		users, err := s.endpointsUsing(ctx, project, cur.ID)
-		if err != nil {
-			return variable.Variable{}, err
-		}
-		if len(users) > 0 {
-			field := "code_name"
-			if next.CodeName == cur.CodeName {
-				field = "is_multi"
-			}
-			return variable.Variable{}, conflictf(CodeVariableInUse, field, "Variable '%s' is used by endpoint '%s'; its %s cannot change.", cur.CodeName, users[0], field)
-		}
+	if err := s.checkVariableChange(ctx, project, cur, next); err != nil {
+		return variable.Variable{}, err
 	}
 	if err := s.cfg.Variables.Update(ctx, project, next); err != nil {
 		if errors.Is(err, variable.ErrConflict) {
@@ -129,6 +97,49 @@ func (s *Service) UpdateVariable(ctx context.Context, project, id string, patch 
 	}
 	s.cache.purge(project, nil)
 	return next, nil
+}
+
+// apply returns cur with the fields of p set; an empty code name is made
+// from the name.
+func (p VariablePatch) apply(cur variable.Variable) variable.Variable {
+	next := cur
+	next.Values = slices.Clone(cur.Values)
+	setIf(&next.Name, p.Name)
+	if p.CodeName != nil {
+		next.CodeName = *p.CodeName
+		if next.CodeName == "" {
+			next.CodeName = variable.CodeNameFrom(next.Name)
+		}
+	}
+	if p.Type != nil {
+		next.Type = variable.Type(*p.Type)
+	}
+	setIf(&next.DefaultValue, p.DefaultValue)
+	if p.Values != nil {
+		next.Values = slices.Clone(*p.Values)
+	}
+	setIf(&next.IsMulti, p.IsMulti)
+	return next
+}
+
+// checkVariableChange refuses a new code name or multiplicity for a
+// variable that an endpoint uses: its queries name it that way.
+func (s *Service) checkVariableChange(ctx context.Context, project string, cur, next variable.Variable) error {
+	if next.CodeName == cur.CodeName && next.IsMulti == cur.IsMulti {
+		return nil
+	}
+	users, err := s.endpointsUsing(ctx, project, cur.ID)
+	if err != nil {
+		return err
+	}
+	if len(users) > 0 {
+		field := "code_name"
+		if next.CodeName == cur.CodeName {
+			field = "is_multi"
+		}
+		return conflictf(CodeVariableInUse, field, "Variable '%s' is used by endpoint '%s'; its %s cannot change.", cur.CodeName, users[0], field)
+	}
+	return nil
 }
 
 // DeleteVariable removes the variable with id; a variable that the current

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -13,7 +14,7 @@ import (
 
 // fixedDialect is an Executor that only knows its dialect: verdicts never
 // execute anything.
-type fixedDialect struct{ Executor }
+type fixedDialect struct{ driver.Executor }
 
 func (fixedDialect) Engine() engine.Engine { return engine.SQLite }
 

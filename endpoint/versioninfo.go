@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -206,7 +207,7 @@ func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (R
 // describe runs a SQL version with LIMIT 0, each variable bound to a
 // value of its type (no row is read, so which value does not matter), to
 // learn its columns as a run through the paging wrapper names them.
-func (s *Service) describe(ctx context.Context, e *Endpoint, c *compiled) (*Result, error) {
+func (s *Service) describe(ctx context.Context, e *Endpoint, c *compiled) (*driver.Result, error) {
 	values := make(map[string]any, len(c.vars)+3)
 	for _, v := range c.vars {
 		values[v.CodeName] = sampleValue(v)

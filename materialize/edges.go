@@ -178,10 +178,14 @@ func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[stri
 	return nil
 }
 
-// bound is one end of a range on an expression: op and the instant.
+// bound is one end of a range on an expression: op and the instant, and
+// the value to bind, which is the run's own where the bound is a
+// predicate's (a date-only value may compare otherwise than its instant:
+// as text on SQLite), else the instant.
 type bound struct {
 	op string
 	t  time.Time
+	v  any
 }
 
 // segment is a range of an expression; a nil end is unbounded.
@@ -214,14 +218,15 @@ func (p *Plan) groups(values map[string]any, ivs map[string]interval) []group {
 		g := &out[i]
 		g.filters = append(g.filters, f)
 		t, _ := f.instant(values) // checked by checkValues
+		v := asTimestamp(values[f.variable])
 		switch f.op {
 		case ">=", ">":
-			g.outer.lo = tighterLow(g.outer.lo, bound{f.op, t})
+			g.outer.lo = tighterLow(g.outer.lo, bound{f.op, t, v})
 		case "<", "<=":
-			g.outer.hi = tighterHigh(g.outer.hi, bound{f.op, t})
+			g.outer.hi = tighterHigh(g.outer.hi, bound{f.op, t, v})
 		default: // "="
-			g.outer.lo = tighterLow(g.outer.lo, bound{">=", t})
-			g.outer.hi = tighterHigh(g.outer.hi, bound{"<=", t})
+			g.outer.lo = tighterLow(g.outer.lo, bound{">=", t, v})
+			g.outer.hi = tighterHigh(g.outer.hi, bound{"<=", t, v})
 		}
 		iv := ivs[f.variable]
 		if iv.lo != nil {
@@ -257,10 +262,10 @@ func (g *group) partial() []segment {
 	}
 	var out []segment
 	if g.inner.lo != nil && g.outer.lo != nil && g.outer.lo.t.Before(*g.inner.lo) {
-		out = append(out, segment{lo: g.outer.lo, hi: &bound{"<", *g.inner.lo}})
+		out = append(out, segment{lo: g.outer.lo, hi: &bound{"<", *g.inner.lo, nil}})
 	}
 	if g.inner.hi != nil && g.outer.hi != nil && (g.inner.hi.Before(g.outer.hi.t) || g.inner.hi.Equal(g.outer.hi.t) && g.outer.hi.op == "<=") {
-		out = append(out, segment{lo: &bound{">=", *g.inner.hi}, hi: g.outer.hi})
+		out = append(out, segment{lo: &bound{">=", *g.inner.hi, nil}, hi: g.outer.hi})
 	}
 	return out
 }
@@ -302,9 +307,9 @@ func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, 
 		}
 	}
 	for i, g := range groups {
-		if i == only {
-			continue
-		}
+		// Every predicate as the inline query has it, the segment's group
+		// too: which of two bounds at one instant is tighter (a date-only
+		// value against a date-time one) depends on the engine.
 		for _, f := range g.filters {
 			next()
 			if err := f.write(b, "", false, asTimestamp(values[f.variable])); err != nil {
@@ -324,7 +329,7 @@ func boundAt(op string, t *time.Time) *bound {
 	if t == nil {
 		return nil
 	}
-	return &bound{op, *t}
+	return &bound{op, *t, nil}
 }
 
 // writeSegment writes raw within seg, which has at least one end.
@@ -332,14 +337,14 @@ func writeSegment(b *placeholder.Builder, raw string, seg segment) {
 	switch {
 	case seg.lo != nil:
 		b.WriteString(raw + " " + seg.lo.op + " ")
-		b.Bind(variable.Timestamp{Time: seg.lo.t})
+		b.Bind(seg.lo.value())
 		if seg.hi == nil {
 			return
 		}
 		b.WriteString(" AND ")
 	}
 	b.WriteString(raw + " " + seg.hi.op + " ")
-	b.Bind(variable.Timestamp{Time: seg.hi.t})
+	b.Bind(seg.hi.value())
 }
 
 // columnList returns the stored table's columns, quoted, in order.
@@ -430,4 +435,12 @@ func (b *builder) withTail(where string) (string, string, error) {
 		return " WHERE " + bound, tail, nil
 	}
 	return where + " AND " + bound, tail, nil
+}
+
+// value returns what bd binds.
+func (bd *bound) value() any {
+	if bd.v != nil {
+		return bd.v
+	}
+	return variable.Timestamp{Time: bd.t}
 }

@@ -34,9 +34,10 @@ func TestRead(t *testing.T) {
 	// One branch of the source for the partial day after after, bounded
 	// on timestamp first, so that an index on it serves.
 	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_a0" FROM "t" WHERE "e" = ? AND "from" >= ? AND "to" < ? AND "after" >= ?`+
-		` UNION ALL SELECT count(*) AS "_a0" FROM "events" WHERE "timestamp" > ? AND "timestamp" < ? AND "event" = ?) AS "stored_parts"`, q)
+		` UNION ALL SELECT count(*) AS "_a0" FROM "events" WHERE "timestamp" > ? AND "timestamp" < ? AND "event" = ?`+
+		` AND "timestamp" >= ? AND "timestamp" < ? AND "timestamp" > ?) AS "stored_parts"`, q)
 	require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-02 00:00:00",
-		"2025-05-01 00:00:00", "2025-05-02 00:00:00", "purchase"}, args)
+		"2025-05-01 00:00:00", "2025-05-02 00:00:00", "purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-01 00:00:00"}, args)
 
 	plan = mustPlan(t, `SELECT count(*) AS n FROM events WHERE event = {variables.e} AND timestamp >= {variables.from}
 		AND timestamp < {variables.to}`, opts)

@@ -33,7 +33,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/chparam"
 )
@@ -46,7 +46,7 @@ type Executor struct {
 	conn *C.chdb_connection
 }
 
-var _ endpoint.Executor = (*Executor)(nil)
+var _ driver.Executor = (*Executor)(nil)
 
 // ErrClosed is returned by an Executor after Close.
 var ErrClosed = errors.New("chdb: executor closed")
@@ -82,13 +82,13 @@ func (x *Executor) Close() error {
 	return nil
 }
 
-// Engine implements endpoint.Executor.
+// Engine implements driver.Executor.
 func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 
-// Query implements endpoint.Executor. Columns carry ClickHouse's type names;
+// Query implements driver.Executor. Columns carry ClickHouse's type names;
 // integers come back as int64, floats as float64, text as string and NULL
 // as nil. RowsRead and BytesRead are the engine's statistics of the query.
-func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
+func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
 	out, err := x.run(ctx, query, "JSONCompact", args, true)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoi
 	return decode(out)
 }
 
-// Exec implements endpoint.Executor.
+// Exec implements driver.Executor.
 func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
 	_, err := x.run(ctx, query, "Null", args, false)
 	return err
@@ -184,8 +184,8 @@ type compact struct {
 }
 
 // decode reads JSONCompact output into a Result.
-func decode(out []byte) (*endpoint.Result, error) {
-	res := &endpoint.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
+func decode(out []byte) (*driver.Result, error) {
+	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
 	if len(out) == 0 {
 		return res, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -31,7 +32,7 @@ func executor(t testing.TB) *Executor {
 }
 
 func TestConformance(t *testing.T) {
-	executortest.Run(t, func(t *testing.T) endpoint.Executor { return executor(t) })
+	executortest.Run(t, func(t *testing.T) driver.Executor { return executor(t) })
 }
 
 // FuzzParamRoundTrip: every string bound as a parameter reads back as
@@ -72,7 +73,7 @@ func TestRunStatistics(t *testing.T) {
 	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x,
 		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
 	require.NoError(t, err)
-	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
+	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &driver.Query{Kind: driver.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
 	require.NoError(t, err)
 	for _, cached := range []bool{false, true} {
 		res, err := svc.Run(ctx, "1", "numbers", endpoint.RunRequest{})

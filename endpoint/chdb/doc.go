@@ -1,4 +1,4 @@
-// Package chdb is an endpoint.Executor on chDB, ClickHouse running in the
+// Package chdb is an driver.Executor on chDB, ClickHouse running in the
 // process (libchdb.so), so that endpoints run on ClickHouse without a
 // server: the example server's -driver chdb, and the ClickHouse tests of
 // the library in CI.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -64,13 +65,13 @@ func TestServiceOnClickHouse(t *testing.T) {
 			ids[name] = v.ID
 		}
 		for _, c := range cases {
-			refs := map[string]endpoint.VariableRef{}
+			refs := map[string]driver.VariableRef{}
 			for name, id := range ids {
 				if strings.Contains(c.sql, "{variables."+name+"}") {
-					refs[id] = endpoint.VariableRef{VariableID: id, CodeName: name}
+					refs[id] = driver.VariableRef{VariableID: id, CodeName: name}
 				}
 			}
-			q := endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql, Variables: refs}
+			q := driver.Query{Kind: driver.KindSQL, SQL: c.sql, Variables: refs}
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: c.name, Query: &q, IsMaterialized: c.materialize})
 			require.NoError(t, err, c.name)
 		}
@@ -121,11 +122,11 @@ func TestInsightsOnClickHouse(t *testing.T) {
 			"dateRange": {"date_from": "2025-04-01", "date_to": "2025-05-31"}}`,
 	}
 	for name, q := range queries {
-		kind := endpoint.KindTrends
+		kind := driver.KindTrends
 		if strings.Contains(q, "RetentionQuery") {
-			kind = endpoint.KindRetention
+			kind = driver.KindRetention
 		}
-		query := endpoint.Query{Kind: kind, Insight: []byte(q)}
+		query := driver.Query{Kind: kind, Insight: []byte(q)}
 		for _, svc := range []*endpoint.Service{ch, lite.Service} {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &query})
 			require.NoError(t, err, name)

@@ -1,4 +1,4 @@
-// Package chexec is an endpoint.Executor on a ClickHouse server or cluster
+// Package chexec is an driver.Executor on a ClickHouse server or cluster
 // through github.com/ClickHouse/clickhouse-go/v2 (the native protocol), in
 // a package of its own so that hosts not on ClickHouse never link it.
 //
@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	chdriver "github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/chparam"
 )
@@ -30,11 +30,11 @@ import (
 // Executor runs endpoint queries on ClickHouse. It is safe for concurrent
 // use, as a clickhouse-go connection pool is.
 type Executor struct {
-	conn     driver.Conn
+	conn     chdriver.Conn
 	settings map[string]any
 }
 
-var _ endpoint.Executor = (*Executor)(nil)
+var _ driver.Executor = (*Executor)(nil)
 
 // Open connects to the servers of opts (a cluster is an address list:
 // clickhouse-go spreads connections over it) and returns an Executor that
@@ -48,14 +48,14 @@ func Open(opts *clickhouse.Options, settings map[string]any) (*Executor, error) 
 }
 
 // New returns an Executor over an open connection.
-func New(conn driver.Conn, settings map[string]any) *Executor {
+func New(conn chdriver.Conn, settings map[string]any) *Executor {
 	return &Executor{conn: conn, settings: settings}
 }
 
 // Close closes the connection.
 func (x *Executor) Close() error { return x.conn.Close() }
 
-// Engine implements endpoint.Executor.
+// Engine implements driver.Executor.
 func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 
 // Request is what the executor sends for one statement: the SQL as the
@@ -96,10 +96,10 @@ func (r Request) context(ctx context.Context) context.Context {
 	return clickhouse.Context(ctx, clickhouse.WithParameters(r.Parameters), clickhouse.WithSettings(r.Settings))
 }
 
-// Query implements endpoint.Executor. Integers come back as int64, floats
+// Query implements driver.Executor. Integers come back as int64, floats
 // as float64, text as string, date-times as time.Time and NULL as nil;
 // Types are ClickHouse's type names.
-func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
+func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
 	r, err := x.Request(ctx, query, args, true)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoi
 	}
 	defer rows.Close()
 	cts := rows.ColumnTypes()
-	res := &endpoint.Result{Columns: rows.Columns(), Types: make([]string, len(cts)), Rows: [][]any{}}
+	res := &driver.Result{Columns: rows.Columns(), Types: make([]string, len(cts)), Rows: [][]any{}}
 	for i, ct := range cts {
 		res.Types[i] = ct.DatabaseTypeName()
 	}
@@ -161,7 +161,7 @@ func plain(v reflect.Value) any {
 	return v.Interface()
 }
 
-// Exec implements endpoint.Executor.
+// Exec implements driver.Executor.
 func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
 	r, err := x.Request(ctx, query, args, false)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -55,5 +55,5 @@ func TestConformance(t *testing.T) {
 	x, err := Open(&clickhouse.Options{Addr: []string{addr}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
-	executortest.Run(t, func(*testing.T) endpoint.Executor { return x })
+	executortest.Run(t, func(*testing.T) driver.Executor { return x })
 }

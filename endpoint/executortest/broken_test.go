@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
@@ -23,13 +23,13 @@ import (
 // broken wraps a working executor and breaks one promise of the contract.
 // A nil field keeps the inner behaviour.
 type broken struct {
-	inner   endpoint.Executor
+	inner   driver.Executor
 	dialect func(engine.Engine) engine.Engine
 	ctx     func(context.Context) context.Context
 	sql     func(q string, args []any) (string, []any)
 	// querySQL is sql for Query only.
 	querySQL func(q string, args []any) (string, []any)
-	result   func(*endpoint.Result, error) (*endpoint.Result, error)
+	result   func(*driver.Result, error) (*driver.Result, error)
 	err      func(error) error
 	// writes runs a Query that is not a SELECT as Exec would, on a
 	// connection that may write.
@@ -53,13 +53,13 @@ func (b *broken) before(ctx context.Context, q string, args []any) (context.Cont
 	return ctx, q, args
 }
 
-func (b *broken) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (b *broken) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	ctx, q, args = b.before(ctx, q, args)
 	if b.querySQL != nil {
 		q, args = b.querySQL(q, args)
 	}
 	if b.writes && !strings.HasPrefix(q, "SELECT") {
-		return &endpoint.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, q, args)
+		return &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, q, args)
 	}
 	res, err := b.inner.Query(ctx, q, args)
 	if err != nil && b.err != nil {
@@ -81,8 +81,8 @@ func (b *broken) Exec(ctx context.Context, q string, args []any) error {
 }
 
 // eachValue returns a result transform that replaces every value by f's.
-func eachValue(f func(any) any) func(*endpoint.Result, error) (*endpoint.Result, error) {
-	return func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+func eachValue(f func(any) any) func(*driver.Result, error) (*driver.Result, error) {
+	return func(res *driver.Result, err error) (*driver.Result, error) {
 		if res != nil {
 			for _, row := range res.Rows {
 				for i, v := range row {
@@ -151,7 +151,7 @@ var brokenExecutors = []brokenCase{
 		}
 		return v
 	})}, []string{"BoundArgumentsNotInterpolated", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryIsReadOnly", "QueryValues"}},
-	{"columns sorted by name", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+	{"columns sorted by name", broken{result: func(res *driver.Result, err error) (*driver.Result, error) {
 		if res != nil {
 			order := make([]int, len(res.Columns))
 			for i := range order {
@@ -176,13 +176,13 @@ var brokenExecutors = []brokenCase{
 		}
 		return res, err
 	}}, []string{"QueryValues"}},
-	{"no types", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+	{"no types", broken{result: func(res *driver.Result, err error) (*driver.Result, error) {
 		if res != nil {
 			res.Types = nil
 		}
 		return res, err
 	}}, []string{"QueryValues", "ZeroRows"}},
-	{"error for no rows", broken{result: func(res *endpoint.Result, err error) (*endpoint.Result, error) {
+	{"error for no rows", broken{result: func(res *driver.Result, err error) (*driver.Result, error) {
 		if err == nil && len(res.Rows) == 0 {
 			return nil, errors.New("no rows")
 		}
@@ -213,7 +213,7 @@ var brokenExecutors = []brokenCase{
 }
 
 // newSQLite is the working executor the broken ones wrap.
-func newSQLite(t *testing.T) endpoint.Executor {
+func newSQLite(t *testing.T) driver.Executor {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestBrokenExecutor(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no broken executor %q", name)
 	}
-	executortest.Run(t, func(t *testing.T) endpoint.Executor {
+	executortest.Run(t, func(t *testing.T) driver.Executor {
 		b := brokenExecutors[i].wrap
 		b.inner = newSQLite(t)
 		return &b

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
@@ -16,7 +16,7 @@ import (
 // testEngine: the engine decides every marker the Service writes, and
 // configuration names it, so it must be one package engine knows under its
 // own name.
-func testEngine(t *testing.T, x endpoint.Executor, _ Fixture) {
+func testEngine(t *testing.T, x driver.Executor, _ Fixture) {
 	d := x.Engine()
 	if d == nil {
 		t.Fatal("Engine() is nil; return one of package engine's values")
@@ -35,7 +35,7 @@ func testEngine(t *testing.T, x endpoint.Executor, _ Fixture) {
 
 // testExec: materialization writes tables through Exec, with arguments
 // bound in INSERT ... SELECT.
-func testExec(t *testing.T, x endpoint.Executor, f Fixture) {
+func testExec(t *testing.T, x driver.Executor, f Fixture) {
 	tb := newTable(t, x, f)
 	tb.wantIDs(t, "after CREATE TABLE")
 
@@ -73,7 +73,7 @@ func testExec(t *testing.T, x endpoint.Executor, f Fixture) {
 // testQueryValues: the Service returns columns, types and rows as they
 // come, and encodes the rows as JSON, where a []byte would be base64 and a
 // float64 would round a large integer.
-func testQueryValues(t *testing.T, x endpoint.Executor, f Fixture) {
+func testQueryValues(t *testing.T, x driver.Executor, f Fixture) {
 	tb := filledTable(t, x, f)
 	q, args := tb.sql(t, func(b *placeholder.Builder, table string) {
 		b.WriteString("SELECT score AS ")
@@ -105,7 +105,7 @@ func testQueryValues(t *testing.T, x endpoint.Executor, f Fixture) {
 
 // wantResult fails t unless res has exactly columns, as many types, and
 // rows.
-func wantResult(t *testing.T, res *endpoint.Result, q string, columns []string, rows [][]any) {
+func wantResult(t *testing.T, res *driver.Result, q string, columns []string, rows [][]any) {
 	t.Helper()
 	if !slices.Equal(res.Columns, columns) {
 		t.Fatalf("Query(%q): Columns = %q, want %q", q, res.Columns, columns)
@@ -120,7 +120,7 @@ func wantResult(t *testing.T, res *endpoint.Result, q string, columns []string, 
 
 // testZeroRows: an endpoint whose filter matches nothing answers with its
 // columns and no rows; that is not a failure.
-func testZeroRows(t *testing.T, x endpoint.Executor, f Fixture) {
+func testZeroRows(t *testing.T, x driver.Executor, f Fixture) {
 	tb := filledTable(t, x, f)
 	q, args := tb.sql(t, func(b *placeholder.Builder, table string) {
 		b.WriteString("SELECT id AS ")
@@ -138,7 +138,7 @@ func testZeroRows(t *testing.T, x endpoint.Executor, f Fixture) {
 // testEngineError: whatever the engine refuses comes back as an error the
 // Service turns into a 502, and the executor keeps working (a leaked
 // connection would hang the next query on a one-connection pool).
-func testEngineError(t *testing.T, x endpoint.Executor, f Fixture) {
+func testEngineError(t *testing.T, x driver.Executor, f Fixture) {
 	tb := filledTable(t, x, f)
 	unbound, _ := tb.sql(t, func(b *placeholder.Builder, table string) {
 		b.WriteString("SELECT id FROM " + table + " WHERE id = ")
@@ -166,7 +166,7 @@ func testEngineError(t *testing.T, x endpoint.Executor, f Fixture) {
 }
 
 // testCanceled: a client that goes away cancels its run.
-func testCanceled(t *testing.T, x endpoint.Executor, f Fixture) {
+func testCanceled(t *testing.T, x driver.Executor, f Fixture) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	wantContextError(t, x, f, ctx, context.Canceled)
@@ -174,7 +174,7 @@ func testCanceled(t *testing.T, x endpoint.Executor, f Fixture) {
 
 // testDeadlineExceeded: the Service's RunTimeout is a deadline, and its
 // error must be recognisable to answer 504 rather than 502.
-func testDeadlineExceeded(t *testing.T, x endpoint.Executor, f Fixture) {
+func testDeadlineExceeded(t *testing.T, x driver.Executor, f Fixture) {
 	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer cancel()
 	wantContextError(t, x, f, ctx, ctx.Err())
@@ -182,7 +182,7 @@ func testDeadlineExceeded(t *testing.T, x endpoint.Executor, f Fixture) {
 
 // wantContextError fails t unless Query and Exec on the ended ctx return
 // an error wrapping want, and the Exec changes nothing.
-func wantContextError(t *testing.T, x endpoint.Executor, f Fixture, ctx context.Context, want error) {
+func wantContextError(t *testing.T, x driver.Executor, f Fixture, ctx context.Context, want error) {
 	t.Helper()
 	tb := filledTable(t, x, f)
 	q, args := tb.sql(t, func(b *placeholder.Builder, table string) {
@@ -221,7 +221,7 @@ func isErr(err, want error) bool {
 // PostgreSQL has data-modifying CTEs), the table is unchanged, and Exec
 // (materialization) still writes afterwards, so that the read-only state
 // did not leak into the connections it uses.
-func testReadOnly(t *testing.T, x endpoint.Executor, f Fixture) {
+func testReadOnly(t *testing.T, x driver.Executor, f Fixture) {
 	tb := filledTable(t, x, f)
 	other := "executortest_ro_" + tb.name[len("executortest_"):]
 	writes := []string{

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -18,7 +18,7 @@ const (
 // testConcurrentQuery: the Service runs every request's query on one
 // executor at once; each must get its own answer, and -race must stay
 // quiet.
-func testConcurrentQuery(t *testing.T, x endpoint.Executor, f Fixture) {
+func testConcurrentQuery(t *testing.T, x driver.Executor, f Fixture) {
 	tb := filledTable(t, x, f)
 	type statement struct {
 		sql  string

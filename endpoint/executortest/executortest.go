@@ -1,9 +1,9 @@
-// Package executortest is the conformance suite for endpoint.Executor
+// Package executortest is the conformance suite for driver.Executor
 // implementations. Every implementation runs it from its own tests, once
 // per engine or configuration it supports:
 //
 //	func TestConformance(t *testing.T) {
-//		executortest.Run(t, func(t *testing.T) endpoint.Executor {
+//		executortest.Run(t, func(t *testing.T) driver.Executor {
 //			return myexec.New(openTestDatabase(t))
 //		})
 //	}
@@ -46,29 +46,29 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
 // Run runs the conformance suite as subtests of t, with the table types of
 // FixtureFor(x.Engine()).
-func Run(t *testing.T, newExecutor func(t *testing.T) endpoint.Executor) {
+func Run(t *testing.T, newExecutor func(t *testing.T) driver.Executor) {
 	t.Helper()
-	run(t, func(x endpoint.Executor) Fixture { return FixtureFor(x.Engine()) }, newExecutor)
+	run(t, func(x driver.Executor) Fixture { return FixtureFor(x.Engine()) }, newExecutor)
 }
 
 // RunWith runs the conformance suite as subtests of t, with the table
 // types of f, for an engine that FixtureFor does not suit.
-func RunWith(t *testing.T, f Fixture, newExecutor func(t *testing.T) endpoint.Executor) {
+func RunWith(t *testing.T, f Fixture, newExecutor func(t *testing.T) driver.Executor) {
 	t.Helper()
-	run(t, func(endpoint.Executor) Fixture { return f }, newExecutor)
+	run(t, func(driver.Executor) Fixture { return f }, newExecutor)
 }
 
 // check is one subtest of the suite.
 type check struct {
 	name string
-	fn   func(t *testing.T, x endpoint.Executor, f Fixture)
+	fn   func(t *testing.T, x driver.Executor, f Fixture)
 }
 
 // checks is the suite, in the order it runs.
@@ -85,7 +85,7 @@ var checks = []check{
 	{"QueryIsReadOnly", testReadOnly},
 }
 
-func run(t *testing.T, fixture func(endpoint.Executor) Fixture, newExecutor func(t *testing.T) endpoint.Executor) {
+func run(t *testing.T, fixture func(driver.Executor) Fixture, newExecutor func(t *testing.T) driver.Executor) {
 	t.Helper()
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,7 +100,7 @@ func run(t *testing.T, fixture func(endpoint.Executor) Fixture, newExecutor func
 
 // table is the suite's table on one executor.
 type table struct {
-	x    endpoint.Executor
+	x    driver.Executor
 	d    engine.Engine
 	f    Fixture
 	name string
@@ -108,7 +108,7 @@ type table struct {
 
 // newTable creates an empty table with a name of its own, dropped when t
 // ends, and fails t if Exec cannot create it.
-func newTable(t *testing.T, x endpoint.Executor, f Fixture) *table {
+func newTable(t *testing.T, x driver.Executor, f Fixture) *table {
 	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -131,7 +131,7 @@ func newTable(t *testing.T, x endpoint.Executor, f Fixture) *table {
 }
 
 // filledTable is newTable with the fixture rows inserted.
-func filledTable(t *testing.T, x endpoint.Executor, f Fixture) *table {
+func filledTable(t *testing.T, x driver.Executor, f Fixture) *table {
 	t.Helper()
 	tb := newTable(t, x, f)
 	q, args := tb.insertFixture(t)
@@ -196,7 +196,7 @@ func (tb *table) insertFixture(t *testing.T) (string, []any) {
 }
 
 // query calls x.Query, failing t if it panics.
-func query(t *testing.T, x endpoint.Executor, ctx context.Context, q string, args []any) (res *endpoint.Result, err error) {
+func query(t *testing.T, x driver.Executor, ctx context.Context, q string, args []any) (res *driver.Result, err error) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {
@@ -207,7 +207,7 @@ func query(t *testing.T, x endpoint.Executor, ctx context.Context, q string, arg
 }
 
 // mustQuery calls x.Query, failing t on an error or a nil result.
-func mustQuery(t *testing.T, x endpoint.Executor, q string, args []any) *endpoint.Result {
+func mustQuery(t *testing.T, x driver.Executor, q string, args []any) *driver.Result {
 	t.Helper()
 	res, err := query(t, x, context.Background(), q, args)
 	if err != nil {
@@ -220,7 +220,7 @@ func mustQuery(t *testing.T, x endpoint.Executor, q string, args []any) *endpoin
 }
 
 // execute calls x.Exec, failing t if it panics.
-func execute(t *testing.T, x endpoint.Executor, ctx context.Context, q string, args []any) (err error) {
+func execute(t *testing.T, x driver.Executor, ctx context.Context, q string, args []any) (err error) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -45,7 +45,7 @@ func hostileValues(table string) []string {
 
 // testHostile: values travel as bound arguments, so no value changes what
 // a statement does, in Query or in Exec.
-func testHostile(t *testing.T, x endpoint.Executor, f Fixture) {
+func testHostile(t *testing.T, x driver.Executor, f Fixture) {
 	tb := filledTable(t, x, f)
 	ids := fixtureIDs()
 	type stored struct {

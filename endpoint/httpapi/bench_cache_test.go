@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -88,7 +89,7 @@ func buildCacheBench() error {
 	if err := keys.Add(keyP1, "1"); err != nil {
 		return err
 	}
-	build := func(name string, cache endpoint.ResultCache) (http.Handler, error) {
+	build := func(name string, cache driver.ResultCache) (http.Handler, error) {
 		db, err := open(name)
 		if err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -137,7 +138,7 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 }
 
 // fileStores returns the SQL stores in db itself.
-func fileStores(b *testing.B, db *sql.DB) (endpoint.Store, variable.Store) {
+func fileStores(b *testing.B, db *sql.DB) (driver.Store, variable.Store) {
 	b.Helper()
 	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(b, err)
@@ -254,11 +255,11 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 
 // fixedExecutor answers every query with the same rows, so that a benchmark
 // measures the handler and the Service, not a database.
-type fixedExecutor struct{ res *endpoint.Result }
+type fixedExecutor struct{ res *driver.Result }
 
 func (f fixedExecutor) Engine() engine.Engine { return engine.SQLite }
-func (f fixedExecutor) Query(context.Context, string, []any) (*endpoint.Result, error) {
-	return &endpoint.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
+func (f fixedExecutor) Query(context.Context, string, []any) (*driver.Result, error) {
+	return &driver.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
 }
 func (f fixedExecutor) Exec(context.Context, string, []any) error { return nil }
 
@@ -273,7 +274,7 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: endpoint.NewMemoryStore(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  fixedExecutor{&endpoint.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
+		Executor:  fixedExecutor{&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
 	})
 	require.NoError(b, err)
 	h := benchHandler(b, svc)

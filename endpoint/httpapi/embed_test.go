@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -23,11 +24,11 @@ import (
 
 // counting counts the queries that reach the database.
 type counting struct {
-	endpoint.Executor
+	driver.Executor
 	n atomic.Int64
 }
 
-func (c *counting) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (c *counting) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	c.n.Add(1)
 	return c.Executor.Query(ctx, q, args)
 }

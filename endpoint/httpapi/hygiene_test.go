@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 )
 
@@ -338,7 +338,7 @@ func TestServerErrorsAreLogged(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, func(*sql.DB) endpoint.Executor { return failingExecutor{c.err} })
+			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor{c.err} })
 			h.setupRange("1", keyP1)
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)
@@ -388,7 +388,7 @@ func TestDefaultLogger(t *testing.T) {
 // TestRequestIDInContext: the executor sees the request's id.
 func TestRequestIDInContext(t *testing.T) {
 	var got string
-	h := newHarness(t, func(events *sql.DB) endpoint.Executor {
+	h := newHarness(t, func(events *sql.DB) driver.Executor {
 		return ctxExecutor{Executor: newExecutor(events), seen: func(ctx context.Context) { got = httpapi.RequestID(ctx) }}
 	})
 	h.setupRange("1", keyP1)
@@ -404,11 +404,11 @@ func TestRequestIDInContext(t *testing.T) {
 
 // ctxExecutor calls seen with the context of every query.
 type ctxExecutor struct {
-	endpoint.Executor
+	driver.Executor
 	seen func(context.Context)
 }
 
-func (c ctxExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (c ctxExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	c.seen(ctx)
 	return c.Executor.Query(ctx, q, args)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
@@ -24,16 +25,16 @@ import (
 // gateExecutor holds every query until the test opens the gate, so that
 // runs are in flight for as long as a test needs.
 type gateExecutor struct {
-	endpoint.Executor
+	driver.Executor
 	started chan struct{}
 	gate    chan struct{}
 }
 
-func newGate(ex endpoint.Executor) *gateExecutor {
+func newGate(ex driver.Executor) *gateExecutor {
 	return &gateExecutor{Executor: ex, started: make(chan struct{}, 100), gate: make(chan struct{})}
 }
 
-func (g *gateExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (g *gateExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	g.started <- struct{}{}
 	select {
 	case <-g.gate:
@@ -53,7 +54,7 @@ type limitHarness struct {
 	async atomic.Int64
 }
 
-func newLimitHarness(t *testing.T, ex endpoint.Executor, opts ...httpapi.Option) *limitHarness {
+func newLimitHarness(t *testing.T, ex driver.Executor, opts ...httpapi.Option) *limitHarness {
 	t.Helper()
 	svc := newService(t, ex)
 	for _, p := range []string{"1", "2"} {
@@ -318,11 +319,11 @@ func projectOf(ctx context.Context) string { p, _ := ctx.Value(projectKey{}).(st
 
 // countingExecutor calls enter and leave around every query.
 type countingExecutor struct {
-	endpoint.Executor
+	driver.Executor
 	enter, leave func(context.Context)
 }
 
-func (c countingExecutor) Query(ctx context.Context, q string, args []any) (*endpoint.Result, error) {
+func (c countingExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
 	c.enter(ctx)
 	defer c.leave(ctx)
 	return c.Executor.Query(ctx, q, args)

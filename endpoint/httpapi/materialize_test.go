@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // dailySQL is daily purchases and revenue of a country between two dates.
@@ -25,7 +25,7 @@ GROUP BY day ORDER BY day`
 // failingExec fails every write while fail is set, with an error that
 // holds internals a client must not see.
 type failingExec struct {
-	endpoint.Executor
+	driver.Executor
 	fail atomic.Bool
 }
 
@@ -164,7 +164,7 @@ func TestHTTPMaterializeErrors(t *testing.T) {
 // table keeps serving.
 func TestHTTPMaterializeFailure(t *testing.T) {
 	var x *failingExec
-	h := newHarness(t, func(events *sql.DB) endpoint.Executor {
+	h := newHarness(t, func(events *sql.DB) driver.Executor {
 		x = &failingExec{Executor: newExecutor(events)}
 		return x
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
@@ -181,7 +181,7 @@ type failingExecutor struct{ err error }
 
 func (f failingExecutor) Engine() engine.Engine { return engine.SQLite }
 
-func (f failingExecutor) Query(context.Context, string, []any) (*endpoint.Result, error) {
+func (f failingExecutor) Query(context.Context, string, []any) (*driver.Result, error) {
 	return nil, f.err
 }
 
@@ -199,7 +199,7 @@ func TestExecutorFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, func(*sql.DB) endpoint.Executor { return failingExecutor{c.err} })
+			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor{c.err} })
 			h.setupRange("1", keyP1)
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)

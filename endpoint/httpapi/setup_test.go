@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
@@ -65,10 +66,10 @@ type harness struct {
 
 // newHarness serves the API with exec as the executor, or the SQL executor
 // over the events database when exec is nil.
-func newHarness(t testing.TB, exec func(events *sql.DB) endpoint.Executor) *harness {
+func newHarness(t testing.TB, exec func(events *sql.DB) driver.Executor) *harness {
 	t.Helper()
 	events := openEvents(t, demoEvents)
-	var ex endpoint.Executor = newExecutor(events)
+	var ex driver.Executor = newExecutor(events)
 	if exec != nil {
 		ex = exec(events)
 	}
@@ -89,7 +90,7 @@ func newHarness(t testing.TB, exec func(events *sql.DB) endpoint.Executor) *harn
 
 // newService returns a Service over SQL stores in their own in-memory
 // SQLite database and ex.
-func newService(tb testing.TB, ex endpoint.Executor) *endpoint.Service {
+func newService(tb testing.TB, ex driver.Executor) *endpoint.Service {
 	tb.Helper()
 	eps, vars := newStores(tb)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: ex})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -16,7 +16,7 @@ import (
 
 // newStores returns the SQL stores over a fresh in-memory SQLite database,
 // separate from the events so that an endpoint's query cannot reach them.
-func newStores(tb testing.TB) (endpoint.Store, variable.Store) {
+func newStores(tb testing.TB) (driver.Store, variable.Store) {
 	tb.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
 	require.NoError(tb, err)
@@ -29,4 +29,4 @@ func newStores(tb testing.TB) (endpoint.Store, variable.Store) {
 }
 
 // newExecutor returns the SQL executor over the events database.
-func newExecutor(db *sql.DB) endpoint.Executor { return sqlexec.New(db, engine.SQLite) }
+func newExecutor(db *sql.DB) driver.Executor { return sqlexec.New(db, engine.SQLite) }

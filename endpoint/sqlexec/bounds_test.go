@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -133,7 +133,7 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		start := time.Now()
-		_, err := x.QueryBounded(ctx, q, nil, endpoint.Bounds{Timeout: limit})
+		_, err := x.QueryBounded(ctx, q, nil, driver.Bounds{Timeout: limit})
 		took := time.Since(start)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -177,22 +177,22 @@ func TestBoundsWhileReading(t *testing.T) {
 	x := sqlexec.New(openDB(t), engine.SQLite)
 	ctx := context.Background()
 	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
-	res, err := x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxRows: 3, MaxBytes: 1000})
+	res, err := x.QueryBounded(ctx, q, nil, driver.Bounds{MaxRows: 3, MaxBytes: 1000})
 	if err != nil || len(res.Rows) != 3 {
 		t.Fatalf("MaxRows 3: %v, %v", res, err)
 	}
 	// Each row weighs 2 + 2 + 1 (n < 10) + 10 = 15 bytes: 6 rows are 90.
-	res, err = x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxRows: 6, MaxBytes: 90})
+	res, err = x.QueryBounded(ctx, q, nil, driver.Bounds{MaxRows: 6, MaxBytes: 90})
 	if err != nil || len(res.Rows) != 6 {
 		t.Fatalf("6 rows in 90 bytes: %v, %v", res, err)
 	}
-	_, err = x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxRows: 7, MaxBytes: 90})
-	if !errors.Is(err, endpoint.ErrResultTooLarge) {
+	_, err = x.QueryBounded(ctx, q, nil, driver.Bounds{MaxRows: 7, MaxBytes: 90})
+	if !errors.Is(err, driver.ErrResultTooLarge) {
 		t.Fatalf("7 rows in 90 bytes: %v, want ErrResultTooLarge", err)
 	}
 	// Without MaxRows the query has no end; the byte bound ends it.
-	_, err = x.QueryBounded(ctx, q, nil, endpoint.Bounds{MaxBytes: 1 << 20})
-	if !errors.Is(err, endpoint.ErrResultTooLarge) {
+	_, err = x.QueryBounded(ctx, q, nil, driver.Bounds{MaxBytes: 1 << 20})
+	if !errors.Is(err, driver.ErrResultTooLarge) {
 		t.Fatalf("an endless query under 1 MiB: %v, want ErrResultTooLarge", err)
 	}
 }
@@ -248,7 +248,7 @@ func TestReadOnlyOnServers(t *testing.T) {
 			t.Fatalf("after the runs: id %d, nextval %d, %v", id, next, err)
 		}
 		start := time.Now()
-		_, err := x.QueryBounded(ctx, "SELECT pg_sleep(5)", nil, endpoint.Bounds{Timeout: 200 * time.Millisecond})
+		_, err := x.QueryBounded(ctx, "SELECT pg_sleep(5)", nil, driver.Bounds{Timeout: 200 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "statement timeout") || time.Since(start) > 3*time.Second {
 			t.Fatalf("pg_sleep(5) with a 200ms limit: %v after %v", err, time.Since(start))
 		}
@@ -270,7 +270,7 @@ func TestReadOnlyOnServers(t *testing.T) {
 			t.Fatalf("%d rows after the run, want 1", n)
 		}
 		start := time.Now()
-		_, err := x.QueryBounded(ctx, "SELECT SLEEP(5)", nil, endpoint.Bounds{Timeout: 200 * time.Millisecond})
+		_, err := x.QueryBounded(ctx, "SELECT SLEEP(5)", nil, driver.Bounds{Timeout: 200 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "max_statement_time") || time.Since(start) > 3*time.Second {
 			t.Fatalf("SLEEP(5) with a 200ms limit: %v after %v", err, time.Since(start))
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 		}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			executortest.Run(t, func(t *testing.T) endpoint.Executor {
+			executortest.Run(t, func(t *testing.T) driver.Executor {
 				db, err := sql.Open("sqlite", c.dsn(t))
 				if err != nil {
 					t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
@@ -27,7 +27,7 @@ func TestEngineConformance(t *testing.T) {
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			testdb.Require(t, e.env)
-			executortest.Run(t, func(t *testing.T) endpoint.Executor {
+			executortest.Run(t, func(t *testing.T) driver.Executor {
 				return sqlexec.New(e.open(t), e.eng)
 			})
 		})

@@ -1,19 +1,19 @@
 // Package sqlexec runs endpoint queries on a database/sql database: it is
-// the endpoint.Executor for SQLite, PostgreSQL, MySQL and any other engine
+// the driver.Executor for SQLite, PostgreSQL, MySQL and any other engine
 // with a database/sql driver.
 package sqlexec
 
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
@@ -25,7 +25,7 @@ const DefaultStatements = 256
 // once a run is over, even when its context ended.
 const endTimeout = 10 * time.Second
 
-// Executor is an endpoint.Executor over a *sql.DB. It is safe for
+// Executor is an driver.Executor over a *sql.DB. It is safe for
 // concurrent use, as *sql.DB is.
 //
 // Queries run read-only, in the way the engine's Guard says: on SQLite
@@ -120,12 +120,12 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 }
 
 var (
-	_ endpoint.TxExecutor      = (*Executor)(nil)
-	_ endpoint.RowCapper       = (*Executor)(nil)
-	_ endpoint.BoundedExecutor = (*Executor)(nil)
+	_ driver.TxExecutor      = (*Executor)(nil)
+	_ driver.RowCapper       = (*Executor)(nil)
+	_ driver.BoundedExecutor = (*Executor)(nil)
 )
 
-// Engine implements endpoint.Executor.
+// Engine implements driver.Executor.
 func (e *Executor) Engine() engine.Engine { return e.engine }
 
 // driverArgs names the arguments where the engine's parameters are named.
@@ -150,7 +150,7 @@ func (e *Executor) Close() error {
 	return e.stmts.close()
 }
 
-// Query implements endpoint.Executor: it runs query read-only, without a
+// Query implements driver.Executor: it runs query read-only, without a
 // time limit of its own (the context's holds). Columns are the result's
 // column names and Types their database type names (sql.ColumnType's
 // DatabaseTypeName). Engines that type expressions only per value, as
@@ -159,25 +159,25 @@ func (e *Executor) Close() error {
 // BOOLEAN, TIMESTAMP), or "" when every value is NULL. Values are those of
 // the driver, with []byte turned into string so that rows encode as JSON
 // text rather than base64.
-func (e *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
-	return e.query(ctx, query, args, endpoint.Bounds{})
+func (e *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
+	return e.query(ctx, query, args, driver.Bounds{})
 }
 
-// QueryCapped implements endpoint.RowCapper: it is Query reading at most
+// QueryCapped implements driver.RowCapper: it is Query reading at most
 // max rows (at least 1).
-func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, limit int) (*endpoint.Result, error) {
-	return e.query(ctx, query, args, endpoint.Bounds{MaxRows: max(limit, 1)})
+func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, limit int) (*driver.Result, error) {
+	return e.query(ctx, query, args, driver.Bounds{MaxRows: max(limit, 1)})
 }
 
-// QueryBounded implements endpoint.BoundedExecutor: it is Query that ends
+// QueryBounded implements driver.BoundedExecutor: it is Query that ends
 // the statement after b.MaxRows rows (when set), fails with an error
-// wrapping endpoint.ErrResultTooLarge as soon as the rows read weigh more
+// wrapping driver.ErrResultTooLarge as soon as the rows read weigh more
 // than b.MaxBytes (when set), and passes b.Timeout to the engine.
-func (e *Executor) QueryBounded(ctx context.Context, query string, args []any, b endpoint.Bounds) (*endpoint.Result, error) {
+func (e *Executor) QueryBounded(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
 	return e.query(ctx, query, args, b)
 }
 
-// CapsRows implements endpoint.RowCapper: it holds for SQLite, which
+// CapsRows implements driver.RowCapper: it holds for SQLite, which
 // computes rows only as they are read, so that a query ended after its
 // first rows costs what a LIMIT would. A client-server engine sends (or
 // its driver drains) the rest of the rows when they are closed early, so
@@ -197,7 +197,7 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 }
 
 // query runs query within b and reads its rows.
-func (e *Executor) query(ctx context.Context, query string, args []any, b endpoint.Bounds) (*endpoint.Result, error) {
+func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail
@@ -214,29 +214,7 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b endpoi
 		if err != nil {
 			return nil, fmt.Errorf("sqlexec: query: %w", err)
 		}
-		var (
-			res     *endpoint.Result
-			started bool
-		)
-		if ge.plain {
-			// No closure here: the plain path is every run's on a
-			// read-only pool, and allocates nothing it does not need.
-			var rows *sql.Rows
-			if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
-				started = true
-				res, err = read(ctx, rows, b)
-			}
-		} else {
-			err = e.guarded(ctx, ge.g, func(q querier) error {
-				rows, err := startOn(ctx, q, st, query, args)
-				if err != nil {
-					return err
-				}
-				started = true
-				res, err = read(ctx, rows, b)
-				return err
-			})
-		}
+		res, started, err := e.attempt(ctx, ge, st, query, args, b)
 		if st != nil {
 			// A statement that failed, other than by its context, may have
 			// been prepared against a schema changed since: prepare it anew.
@@ -259,6 +237,32 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b endpoi
 		}
 		return nil, err
 	}
+}
+
+// attempt starts query once, on statement st when not nil, and reads its
+// rows; started tells whether the query started, for a failure after that
+// is the query's own and is not retried.
+func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, query string, args []any, b driver.Bounds) (res *driver.Result, started bool, err error) {
+	if ge.plain {
+		// No closure here: the plain path is every run's on a
+		// read-only pool, and allocates nothing it does not need.
+		var rows *sql.Rows
+		if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
+			started = true
+			res, err = read(ctx, rows, b)
+		}
+		return res, started, err
+	}
+	err = e.guarded(ctx, ge.g, func(q querier) error {
+		rows, err := startOn(ctx, q, st, query, args)
+		if err != nil {
+			return err
+		}
+		started = true
+		res, err = read(ctx, rows, b)
+		return err
+	})
+	return res, started, err
 }
 
 // statement returns the cached statement of query, held until released,
@@ -326,7 +330,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 			if _, endErr := conn.ExecContext(ectx, stmt); endErr != nil {
 				// Raw's ErrBadConn makes database/sql close the connection
 				// instead of pooling it.
-				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+				_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
 				return errors.Join(err, fmt.Errorf("sqlexec: end of run: %w", endErr))
 			}
 		}
@@ -336,13 +340,13 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 
 // read reads the rows within b and closes them: at most b.MaxRows of them
 // (all when 0), failing once they weigh more than b.MaxBytes (when set).
-func read(ctx context.Context, rows *sql.Rows, b endpoint.Bounds) (*endpoint.Result, error) {
+func read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: column types: %w", err)
 	}
-	res := &endpoint.Result{
+	res := &driver.Result{
 		Columns: make([]string, len(cts)),
 		Types:   make([]string, len(cts)),
 		Rows:    [][]any{},
@@ -367,8 +371,8 @@ func read(ctx context.Context, rows *sql.Rows, b endpoint.Bounds) (*endpoint.Res
 			}
 		}
 		if b.MaxBytes > 0 {
-			if size += endpoint.RowBytes(row); size > b.MaxBytes {
-				return nil, fmt.Errorf("sqlexec: %w (%d bytes)", endpoint.ErrResultTooLarge, b.MaxBytes)
+			if size += driver.RowBytes(row); size > b.MaxBytes {
+				return nil, fmt.Errorf("sqlexec: %w (%d bytes)", driver.ErrResultTooLarge, b.MaxBytes)
 			}
 		}
 		res.Rows = append(res.Rows, row)
@@ -386,7 +390,7 @@ func read(ctx context.Context, rows *sql.Rows, b endpoint.Bounds) (*endpoint.Res
 }
 
 // fillTypes names the types the driver left unnamed, from the values.
-func fillTypes(res *endpoint.Result) {
+func fillTypes(res *driver.Result) {
 	for i, t := range res.Types {
 		if t != "" {
 			continue
@@ -416,7 +420,7 @@ func typeOf(v any) string {
 	return ""
 }
 
-// Exec implements endpoint.Executor.
+// Exec implements driver.Executor.
 func (e *Executor) Exec(ctx context.Context, query string, args []any) error {
 	if _, err := e.db.ExecContext(ctx, query, e.driverArgs(args)...); err != nil {
 		return fmt.Errorf("sqlexec: exec: %w", err)
@@ -424,7 +428,7 @@ func (e *Executor) Exec(ctx context.Context, query string, args []any) error {
 	return nil
 }
 
-// ExecTx implements endpoint.TxExecutor.
+// ExecTx implements driver.TxExecutor.
 func (e *Executor) ExecTx(ctx context.Context, stmts []string) error {
 	tx, err := e.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -478,26 +482,46 @@ func checkQuery(lex engine.Lexical, q string) error {
 func leadingText(lex engine.Lexical, q string) int {
 	i := 0
 	for i < len(q) {
-		switch c := q[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		if isSpaceByte(q[i]) {
 			i++
-		case c == '-' && strings.HasPrefix(q[i:], "--"), c == '#' && lex.HashComments:
-			end := strings.IndexByte(q[i:], '\n')
-			if end < 0 {
-				return -1
-			}
-			i += end + 1
-		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 || strings.HasPrefix(q[i:], "/*!") || strings.HasPrefix(q[i:], "/*M!") {
-				return -1
-			}
-			i += 2 + end + 2
-		default:
+			continue
+		}
+		n := commentLen(lex, q[i:])
+		switch {
+		case n < 0:
+			return -1
+		case n == 0:
 			return i
 		}
+		i += n
 	}
 	return i
+}
+
+// isSpaceByte reports the ASCII white space that SQL engines skip.
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// commentLen returns the length of the comment that s starts with (a line
+// comment with its newline), 0 when s starts with no comment, or -1 for a
+// comment left open or one the engine executes (MySQL's /*! and /*M!).
+func commentLen(lex engine.Lexical, s string) int {
+	switch {
+	case strings.HasPrefix(s, "--"), lex.HashComments && strings.HasPrefix(s, "#"):
+		end := strings.IndexByte(s, '\n')
+		if end < 0 {
+			return -1
+		}
+		return end + 1
+	case strings.HasPrefix(s, "/*"):
+		end := strings.Index(s[2:], "*/")
+		if end < 0 || strings.HasPrefix(s, "/*!") || strings.HasPrefix(s, "/*M!") {
+			return -1
+		}
+		return 2 + end + 2
+	}
+	return 0
 }
 
 func isWordByte(c byte) bool {

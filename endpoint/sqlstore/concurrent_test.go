@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // outcomes counts what concurrent calls returned.
@@ -27,7 +27,7 @@ func (o *outcomes) add(err error) {
 	switch {
 	case err == nil:
 		o.ok++
-	case errors.Is(err, endpoint.ErrConflict):
+	case errors.Is(err, driver.ErrConflict):
 		o.conflicts++
 	default:
 		o.failures++

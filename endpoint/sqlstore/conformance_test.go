@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/variable"
 	varstoretest "github.com/endpointkit/endpointkit/variable/storetest"
@@ -21,7 +21,7 @@ func TestVariableStoreConformance(t *testing.T) {
 func TestEndpointStoreConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			epstoretest.Run(t, func(t *testing.T) endpoint.Store { return b.open(t).Endpoints() })
+			epstoretest.Run(t, func(t *testing.T) driver.Store { return b.open(t).Endpoints() })
 		})
 	}
 }
@@ -29,7 +29,7 @@ func TestEndpointStoreConformance(t *testing.T) {
 func TestResultCacheConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			epstoretest.RunResultCache(t, func(t *testing.T) endpoint.ResultCache {
+			epstoretest.RunResultCache(t, func(t *testing.T) driver.ResultCache {
 				return b.open(t).ResultCache(CacheOptions{})
 			})
 		})
@@ -39,7 +39,7 @@ func TestResultCacheConformance(t *testing.T) {
 func TestRunLogConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) endpoint.RunLog {
+			epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) driver.RunLog {
 				return b.open(t).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
 			})
 		})

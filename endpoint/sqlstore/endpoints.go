@@ -7,18 +7,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// endpoints is the endpoint.Store view of a Store.
+// endpoints is the driver.Store view of a Store.
 type endpoints Store
 
-var _ endpoint.Store = (*endpoints)(nil)
+var _ driver.Store = (*endpoints)(nil)
 
-// Create implements endpoint.Store. The endpoint and its first version are
+// Create implements driver.Store. The endpoint and its first version are
 // written in one transaction. first is stored as a version of e, whatever
 // its EndpointID says.
-func (s *endpoints) Create(ctx context.Context, e endpoint.Endpoint, first endpoint.Version) error {
+func (s *endpoints) Create(ctx context.Context, e driver.Endpoint, first driver.Version) error {
 	row, err := endpointRow(e)
 	if err != nil {
 		return err
@@ -45,10 +45,10 @@ func (s *endpoints) Create(ctx context.Context, e endpoint.Endpoint, first endpo
 	return endpointConflict(err, e)
 }
 
-// Update implements endpoint.Store. The endpoint and next, if any, are
+// Update implements driver.Store. The endpoint and next, if any, are
 // written in one transaction: when next cannot be written, e is not either.
 // LastExecutedAt is written too, as given.
-func (s *endpoints) Update(ctx context.Context, e endpoint.Endpoint, next *endpoint.Version) error {
+func (s *endpoints) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
 	row, err := endpointRow(e)
 	if err != nil {
 		return err
@@ -99,19 +99,19 @@ func (s *endpoints) Update(ctx context.Context, e endpoint.Endpoint, next *endpo
 
 // compareVersion is Update's compare-and-swap: without next, e must carry
 // the stored version; with next, next must be the one after it.
-func compareVersion(e endpoint.Endpoint, next *endpoint.Version, stored int) error {
+func compareVersion(e driver.Endpoint, next *driver.Version, stored int) error {
 	if next == nil && e.CurrentVersion != stored {
 		return fmt.Errorf("%w: endpoint %q is at version %d, the update was made from version %d",
-			endpoint.ErrConflict, e.Name, stored, e.CurrentVersion)
+			driver.ErrConflict, e.Name, stored, e.CurrentVersion)
 	}
 	if next != nil && next.Number != stored+1 {
 		return fmt.Errorf("%w: endpoint %q is at version %d, the next version must be %d, not %d",
-			endpoint.ErrConflict, e.Name, stored, stored+1, next.Number)
+			driver.ErrConflict, e.Name, stored, stored+1, next.Number)
 	}
 	return nil
 }
 
-// MarkExecuted implements endpoint.Store. It is one statement, so a run
+// MarkExecuted implements driver.Store. It is one statement, so a run
 // takes no lock beyond the row it writes and never touches the other
 // columns; the time only moves forward, so runs that finish out of order
 // leave the latest.
@@ -143,9 +143,9 @@ func (s *endpoints) MarkExecuted(ctx context.Context, project, id string, at tim
 	return nil
 }
 
-// SetMaterialization implements endpoint.Store: one statement that writes
+// SetMaterialization implements driver.Store: one statement that writes
 // the state column only.
-func (s *endpoints) SetMaterialization(ctx context.Context, project, id string, st endpoint.MaterializationState) error {
+func (s *endpoints) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
 	state, err := marshalState(st)
 	if err != nil {
 		return fmt.Errorf("sqlstore: endpoint %q: %w", id, err)
@@ -172,14 +172,14 @@ func (s *endpoints) SetMaterialization(ctx context.Context, project, id string, 
 	return nil
 }
 
-// ListMaterialized implements endpoint.Store.
-func (s *endpoints) ListMaterialized(ctx context.Context) ([]endpoint.Endpoint, error) {
+// ListMaterialized implements driver.Store.
+func (s *endpoints) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
 	rows, err := (*Store)(s).query(ctx, s.q.epListMaterialized)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing materialized endpoints: %w", err)
 	}
 	defer rows.Close()
-	out := []endpoint.Endpoint{}
+	out := []driver.Endpoint{}
 	for rows.Next() {
 		var project string
 		e, err := scanEndpoint(rows, &project)
@@ -197,7 +197,7 @@ func (s *endpoints) ListMaterialized(ctx context.Context) ([]endpoint.Endpoint, 
 
 // checkName returns ErrConflict when another endpoint of e's project is
 // named e.Name.
-func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e endpoint.Endpoint) error {
+func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e driver.Endpoint) error {
 	found, err := exists(ctx, tx, s.q.epNameUse, e.ProjectID, e.Name, e.ID)
 	if err != nil || found {
 		return orConflict(err, "an endpoint named %q already exists in project %q", e.Name, e.ProjectID)
@@ -205,27 +205,27 @@ func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e endpoint.Endpoi
 	return nil
 }
 
-// Get implements endpoint.Store.
-func (s *endpoints) Get(ctx context.Context, project, name string) (endpoint.Endpoint, error) {
+// Get implements driver.Store.
+func (s *endpoints) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	e, err := scanEndpoint((*Store)(s).queryRow(ctx, s.q.epGet, project, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return endpoint.Endpoint{}, fmt.Errorf("%w: no endpoint named %q in project %q", endpoint.ErrNotFound, name, project)
+		return driver.Endpoint{}, fmt.Errorf("%w: no endpoint named %q in project %q", driver.ErrNotFound, name, project)
 	}
 	if err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("sqlstore: reading endpoint %q: %w", name, err)
+		return driver.Endpoint{}, fmt.Errorf("sqlstore: reading endpoint %q: %w", name, err)
 	}
 	e.ProjectID = project
 	return e, nil
 }
 
-// List implements endpoint.Store.
-func (s *endpoints) List(ctx context.Context, project string) ([]endpoint.Endpoint, error) {
+// List implements driver.Store.
+func (s *endpoints) List(ctx context.Context, project string) ([]driver.Endpoint, error) {
 	rows, err := (*Store)(s).query(ctx, s.q.epList, project)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing endpoints: %w", err)
 	}
 	defer rows.Close()
-	out := []endpoint.Endpoint{}
+	out := []driver.Endpoint{}
 	for rows.Next() {
 		e, err := scanEndpoint(rows)
 		if err != nil {
@@ -240,7 +240,7 @@ func (s *endpoints) List(ctx context.Context, project string) ([]endpoint.Endpoi
 	return out, nil
 }
 
-// Delete implements endpoint.Store.
+// Delete implements driver.Store.
 func (s *endpoints) Delete(ctx context.Context, project, id string) error {
 	return (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
 		// The endpoint row goes first: deleting it waits for an Update that
@@ -264,27 +264,27 @@ func (s *endpoints) Delete(ctx context.Context, project, id string) error {
 	})
 }
 
-// Version implements endpoint.Store.
-func (s *endpoints) Version(ctx context.Context, project, id string, n int) (endpoint.Version, error) {
+// Version implements driver.Store.
+func (s *endpoints) Version(ctx context.Context, project, id string, n int) (driver.Version, error) {
 	v, err := scanVersion((*Store)(s).queryRow(ctx, s.q.verGet, project, id, n))
 	if errors.Is(err, sql.ErrNoRows) {
-		return endpoint.Version{}, fmt.Errorf("%w: no version %d of endpoint %q in project %q", endpoint.ErrNotFound, n, id, project)
+		return driver.Version{}, fmt.Errorf("%w: no version %d of endpoint %q in project %q", driver.ErrNotFound, n, id, project)
 	}
 	if err != nil {
-		return endpoint.Version{}, fmt.Errorf("sqlstore: reading version %d of endpoint %q: %w", n, id, err)
+		return driver.Version{}, fmt.Errorf("sqlstore: reading version %d of endpoint %q: %w", n, id, err)
 	}
 	return v, nil
 }
 
-// Versions implements endpoint.Store. An unknown endpoint is ErrNotFound;
+// Versions implements driver.Store. An unknown endpoint is ErrNotFound;
 // a known one always has at least its first version.
-func (s *endpoints) Versions(ctx context.Context, project, id string) ([]endpoint.Version, error) {
+func (s *endpoints) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {
 	rows, err := (*Store)(s).query(ctx, s.q.verList, project, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listing versions of endpoint %q: %w", id, err)
 	}
 	defer rows.Close()
-	var out []endpoint.Version
+	var out []driver.Version
 	for rows.Next() {
 		v, err := scanVersion(rows)
 		if err != nil {
@@ -302,7 +302,7 @@ func (s *endpoints) Versions(ctx context.Context, project, id string) ([]endpoin
 }
 
 func endpointNotFound(project, id string) error {
-	return fmt.Errorf("%w: no endpoint with id %q in project %q", endpoint.ErrNotFound, id, project)
+	return fmt.Errorf("%w: no endpoint with id %q in project %q", driver.ErrNotFound, id, project)
 }
 
 // orConflict returns err when it is not nil, and an ErrConflict with the
@@ -311,13 +311,13 @@ func orConflict(err error, format string, args ...any) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: "+format, append([]any{endpoint.ErrConflict}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{driver.ErrConflict}, args...)...)
 }
 
 // endpointConflict turns a driver's unique-key error into ErrConflict.
-func endpointConflict(err error, e endpoint.Endpoint) error {
-	if err == nil || errors.Is(err, endpoint.ErrConflict) || !isUniqueViolation(err) {
+func endpointConflict(err error, e driver.Endpoint) error {
+	if err == nil || errors.Is(err, driver.ErrConflict) || !isUniqueViolation(err) {
 		return err
 	}
-	return fmt.Errorf("%w: endpoint %q in project %q: %w", endpoint.ErrConflict, e.Name, e.ProjectID, err)
+	return fmt.Errorf("%w: endpoint %q in project %q: %w", driver.ErrConflict, e.Name, e.ProjectID, err)
 }

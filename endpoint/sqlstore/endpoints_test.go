@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 func TestEndpointCreateGetVersions(t *testing.T) {
@@ -28,7 +28,7 @@ func TestEndpointCreateGetVersions(t *testing.T) {
 
 		vs, err := st.Versions(ctx, "p", e.ID)
 		require.NoError(t, err)
-		assert.Equal(t, []endpoint.Version{first}, vs)
+		assert.Equal(t, []driver.Version{first}, vs)
 	})
 }
 
@@ -40,16 +40,16 @@ func TestEndpointNotFound(t *testing.T) {
 		require.NoError(t, st.Create(ctx, e, first))
 
 		_, err := st.Get(ctx, "p", "b")
-		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		_, err = st.Version(ctx, "p", e.ID, 2)
-		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		_, err = st.Versions(ctx, "p", "no-such-id")
-		assert.ErrorIs(t, err, endpoint.ErrNotFound)
-		assert.ErrorIs(t, st.Delete(ctx, "p", "no-such-id"), endpoint.ErrNotFound)
-		assert.ErrorIs(t, st.MarkExecuted(ctx, "p", "no-such-id", t0), endpoint.ErrNotFound)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
+		assert.ErrorIs(t, st.Delete(ctx, "p", "no-such-id"), driver.ErrNotFound)
+		assert.ErrorIs(t, st.MarkExecuted(ctx, "p", "no-such-id", t0), driver.ErrNotFound)
 		other := e
 		other.ID = "no-such-id"
-		assert.ErrorIs(t, st.Update(ctx, other, nil), endpoint.ErrNotFound)
+		assert.ErrorIs(t, st.Update(ctx, other, nil), driver.ErrNotFound)
 	})
 }
 
@@ -62,16 +62,16 @@ func TestEndpointCreateConflict(t *testing.T) {
 
 		sameName, v := endpointFixture("p", "b")
 		sameName.Name = "a"
-		assert.ErrorIs(t, st.Create(ctx, sameName, v), endpoint.ErrConflict)
+		assert.ErrorIs(t, st.Create(ctx, sameName, v), driver.ErrConflict)
 		sameID := sameName
 		sameID.ID, sameID.Name = e.ID, "c"
-		assert.ErrorIs(t, st.Create(ctx, sameID, v), endpoint.ErrConflict)
+		assert.ErrorIs(t, st.Create(ctx, sameID, v), driver.ErrConflict)
 
 		list, err := st.List(ctx, "p")
 		require.NoError(t, err)
-		assert.Equal(t, []endpoint.Endpoint{e}, list, "refused creates leave nothing")
+		assert.Equal(t, []driver.Endpoint{e}, list, "refused creates leave nothing")
 		_, err = st.Versions(ctx, "p", sameName.ID)
-		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 	})
 }
 
@@ -87,7 +87,7 @@ func TestEndpointUpdate(t *testing.T) {
 		renamed.Name, renamed.Description, renamed.IsActive = "b", "new", false
 		require.NoError(t, st.Update(ctx, renamed, nil))
 		_, err := st.Get(ctx, "p", "a")
-		assert.ErrorIs(t, err, endpoint.ErrNotFound, "the old name is gone")
+		assert.ErrorIs(t, err, driver.ErrNotFound, "the old name is gone")
 		got, err := st.Get(ctx, "p", "b")
 		require.NoError(t, err)
 		assert.Equal(t, renamed, got)
@@ -102,7 +102,7 @@ func TestEndpointUpdate(t *testing.T) {
 		assert.Equal(t, e2, got)
 		vs, err := st.Versions(ctx, "p", e.ID)
 		require.NoError(t, err)
-		assert.Equal(t, []endpoint.Version{first, *v2}, vs)
+		assert.Equal(t, []driver.Version{first, *v2}, vs)
 		old, err := st.Version(ctx, "p", e.ID, 1)
 		require.NoError(t, err)
 		assert.Equal(t, first, old, "versions are immutable")
@@ -120,24 +120,24 @@ func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
 
 		tests := []struct {
 			name   string
-			update func() (endpoint.Endpoint, *endpoint.Version)
+			update func() (driver.Endpoint, *driver.Version)
 		}{
-			{"rename onto another endpoint, with a new version", func() (endpoint.Endpoint, *endpoint.Version) {
+			{"rename onto another endpoint, with a new version", func() (driver.Endpoint, *driver.Version) {
 				e, v := nextVersion(a, "SELECT 3")
 				e.Name = "b"
 				return e, v
 			}},
-			{"stale version, no new query", func() (endpoint.Endpoint, *endpoint.Version) {
+			{"stale version, no new query", func() (driver.Endpoint, *driver.Version) {
 				e := a
 				e.CurrentVersion, e.Description = 0, "stale"
 				return e, nil
 			}},
-			{"next version skips one", func() (endpoint.Endpoint, *endpoint.Version) {
+			{"next version skips one", func() (driver.Endpoint, *driver.Version) {
 				e, v := nextVersion(a, "SELECT 3")
 				e.CurrentVersion, v.Number = 3, 3
 				return e, v
 			}},
-			{"next version repeats the current one", func() (endpoint.Endpoint, *endpoint.Version) {
+			{"next version repeats the current one", func() (driver.Endpoint, *driver.Version) {
 				e, v := nextVersion(a, "SELECT 3")
 				e.CurrentVersion, v.Number = 1, 1
 				return e, v
@@ -146,15 +146,15 @@ func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				e, v := tt.update()
-				assert.ErrorIs(t, st.Update(ctx, e, v), endpoint.ErrConflict)
-				assertUnchanged(t, st, []endpoint.Endpoint{a, b}, map[string][]endpoint.Version{a.ID: {firstA}, b.ID: {firstB}})
+				assert.ErrorIs(t, st.Update(ctx, e, v), driver.ErrConflict)
+				assertUnchanged(t, st, []driver.Endpoint{a, b}, map[string][]driver.Version{a.ID: {firstA}, b.ID: {firstB}})
 			})
 		}
 	})
 }
 
 // assertUnchanged checks that project "p" holds exactly want and versions.
-func assertUnchanged(t *testing.T, st endpoint.Store, want []endpoint.Endpoint, versions map[string][]endpoint.Version) {
+func assertUnchanged(t *testing.T, st driver.Store, want []driver.Endpoint, versions map[string][]driver.Version) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx, "p")
@@ -185,12 +185,12 @@ func TestWriteFailingMidwayChangesNothing(t *testing.T) {
 		e, v := nextVersion(a, "SELECT 4")
 		e.Name = "renamed"
 		err = st.Update(ctx, e, v)
-		assert.ErrorIs(t, err, endpoint.ErrConflict)
-		assertUnchanged(t, st, []endpoint.Endpoint{a}, map[string][]endpoint.Version{a.ID: {first}})
+		assert.ErrorIs(t, err, driver.ErrConflict)
+		assertUnchanged(t, st, []driver.Endpoint{a}, map[string][]driver.Version{a.ID: {first}})
 
 		b, firstB := endpointFixture("p", "b")
-		assert.ErrorIs(t, st.Create(ctx, b, firstB), endpoint.ErrConflict)
-		assertUnchanged(t, st, []endpoint.Endpoint{a}, nil)
+		assert.ErrorIs(t, st.Create(ctx, b, firstB), driver.ErrConflict)
+		assertUnchanged(t, st, []driver.Endpoint{a}, nil)
 	})
 }
 
@@ -223,7 +223,7 @@ func TestEndpointMarkExecuted(t *testing.T) {
 			assert.Equal(t, want, got, "nothing else changes")
 		}
 		// Another project's endpoint of the same id is not touched.
-		assert.ErrorIs(t, st.MarkExecuted(ctx, "q", e.ID, t0), endpoint.ErrNotFound)
+		assert.ErrorIs(t, st.MarkExecuted(ctx, "q", e.ID, t0), driver.ErrNotFound)
 	})
 }
 
@@ -240,17 +240,17 @@ func TestEndpointDelete(t *testing.T) {
 
 		require.NoError(t, st.Delete(ctx, "p", a.ID))
 		_, err := st.Get(ctx, "p", "a")
-		assert.ErrorIs(t, err, endpoint.ErrNotFound)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		_, err = st.Version(ctx, "p", a.ID, 2)
-		assert.ErrorIs(t, err, endpoint.ErrNotFound)
-		assert.ErrorIs(t, st.Delete(ctx, "p", a.ID), endpoint.ErrNotFound)
-		assertUnchanged(t, st, []endpoint.Endpoint{b}, map[string][]endpoint.Version{b.ID: {firstB}})
+		assert.ErrorIs(t, err, driver.ErrNotFound)
+		assert.ErrorIs(t, st.Delete(ctx, "p", a.ID), driver.ErrNotFound)
+		assertUnchanged(t, st, []driver.Endpoint{b}, map[string][]driver.Version{b.ID: {firstB}})
 
 		// The name and id can be used again, starting from version 1.
 		require.NoError(t, st.Create(ctx, a, firstA))
 		vs, err := st.Versions(ctx, "p", a.ID)
 		require.NoError(t, err)
-		assert.Equal(t, []endpoint.Version{firstA}, vs)
+		assert.Equal(t, []driver.Version{firstA}, vs)
 	})
 }
 
@@ -258,7 +258,7 @@ func TestEndpointListOrderAndIsolation(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		st := s.Endpoints()
-		var want []endpoint.Endpoint
+		var want []driver.Endpoint
 		// Go's byte order: upper case before lower case, '-' before '_'.
 		for _, name := range []string{"b", "a_x", "B", "a-x", "a"} {
 			e, v := endpointFixture("p", name)
@@ -302,8 +302,8 @@ func TestEndpointNoAliasing(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		e.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
-		first.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
+		e.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
+		first.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
 		require.NoError(t, st.Create(ctx, e, first))
 
 		// Changing what was passed changes nothing stored.

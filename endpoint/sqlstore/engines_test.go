@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -51,15 +51,15 @@ func TestEngineConformance(t *testing.T) {
 				varstoretest.Run(t, func(t *testing.T) variable.Store { return openEngine(t, e.dialect, e.open).Variables() })
 			})
 			t.Run("endpoints", func(t *testing.T) {
-				epstoretest.Run(t, func(t *testing.T) endpoint.Store { return openEngine(t, e.dialect, e.open).Endpoints() })
+				epstoretest.Run(t, func(t *testing.T) driver.Store { return openEngine(t, e.dialect, e.open).Endpoints() })
 			})
 			t.Run("result cache", func(t *testing.T) {
-				epstoretest.RunResultCache(t, func(t *testing.T) endpoint.ResultCache {
+				epstoretest.RunResultCache(t, func(t *testing.T) driver.ResultCache {
 					return openEngine(t, e.dialect, e.open).ResultCache(CacheOptions{})
 				})
 			})
 			t.Run("run log", func(t *testing.T) {
-				epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) endpoint.RunLog {
+				epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) driver.RunLog {
 					return openEngine(t, e.dialect, e.open).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
 				})
 			})

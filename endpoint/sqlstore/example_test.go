@@ -10,7 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/variable"
@@ -45,18 +45,18 @@ func ExampleNew() {
 	}
 
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	query := endpoint.Query{
-		Kind: endpoint.KindSQL,
+	query := driver.Query{
+		Kind: driver.KindSQL,
 		SQL:  "SELECT count(*) FROM events WHERE properties->>'country' = {variables.country}",
-		Variables: map[string]endpoint.VariableRef{
+		Variables: map[string]driver.VariableRef{
 			country.ID: {VariableID: country.ID, CodeName: "country"},
 		},
 	}
-	e := endpoint.Endpoint{
+	e := driver.Endpoint{
 		ID: "0190b2a4-0000-7000-8000-000000000001", ProjectID: "1", Name: "events_by_country",
 		Query: query, IsActive: true, CurrentVersion: 1, VersionsCount: 1, CreatedAt: now, UpdatedAt: now,
 	}
-	first := endpoint.Version{EndpointID: e.ID, Number: 1, Query: query, CreatedAt: now}
+	first := driver.Version{EndpointID: e.ID, Number: 1, Query: query, CreatedAt: now}
 	if err := store.Endpoints().Create(ctx, e, first); err != nil {
 		log.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func ExampleNew() {
 
 	// The same name in project 1 again is a conflict.
 	err = store.Endpoints().Create(ctx, e, first)
-	fmt.Println(errors.Is(err, endpoint.ErrConflict))
+	fmt.Println(errors.Is(err, driver.ErrConflict))
 	// Output:
 	// events_by_country version 1
 	// SELECT count(*) FROM events WHERE properties->>'country' = {variables.country}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -32,11 +32,11 @@ func variableFixture(codeName string) variable.Variable {
 var t0 = time.Date(2025, 6, 1, 9, 30, 0, 123456789, time.UTC)
 
 // sqlQuery is a SQL query with one variable and a test value.
-func sqlQuery(sql string) endpoint.Query {
-	return endpoint.Query{
-		Kind: endpoint.KindSQL,
+func sqlQuery(sql string) driver.Query {
+	return driver.Query{
+		Kind: driver.KindSQL,
 		SQL:  sql,
-		Variables: map[string]endpoint.VariableRef{
+		Variables: map[string]driver.VariableRef{
 			idOf("variable event"): {VariableID: idOf("variable event"), CodeName: "event", Value: "$pageview"},
 		},
 	}
@@ -44,10 +44,10 @@ func sqlQuery(sql string) endpoint.Query {
 
 // endpointFixture returns an endpoint with every field set, and its first
 // version.
-func endpointFixture(project, name string) (endpoint.Endpoint, endpoint.Version) {
+func endpointFixture(project, name string) (driver.Endpoint, driver.Version) {
 	q := sqlQuery("SELECT count() FROM events WHERE event = {variables.event}")
 	executed := t0.Add(time.Minute)
-	e := endpoint.Endpoint{
+	e := driver.Endpoint{
 		ID:             idOf("endpoint " + project + " " + name),
 		ProjectID:      project,
 		Name:           name,
@@ -61,20 +61,20 @@ func endpointFixture(project, name string) (endpoint.Endpoint, endpoint.Version)
 		UpdatedAt:      t0,
 		LastExecutedAt: &executed,
 	}
-	return e, endpoint.Version{EndpointID: e.ID, Number: 1, Query: sqlQuery(q.SQL), CreatedAt: t0}
+	return e, driver.Version{EndpointID: e.ID, Number: 1, Query: sqlQuery(q.SQL), CreatedAt: t0}
 }
 
 // nextVersion returns e moved to a new query, and the version to write
 // with it.
-func nextVersion(e endpoint.Endpoint, sql string) (endpoint.Endpoint, *endpoint.Version) {
+func nextVersion(e driver.Endpoint, sql string) (driver.Endpoint, *driver.Version) {
 	e.Query = sqlQuery(sql)
 	e.CurrentVersion++
 	e.VersionsCount++
 	e.UpdatedAt = e.UpdatedAt.Add(time.Hour)
-	return e, &endpoint.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: sqlQuery(sql), CreatedAt: e.UpdatedAt}
+	return e, &driver.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: sqlQuery(sql), CreatedAt: e.UpdatedAt}
 }
 
 // sortByName sorts es as List must return them: by name, byte order.
-func sortByName(es []endpoint.Endpoint) {
-	slices.SortFunc(es, func(a, b endpoint.Endpoint) int { return strings.Compare(a.Name, b.Name) })
+func sortByName(es []driver.Endpoint) {
+	slices.SortFunc(es, func(a, b driver.Endpoint) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // FuzzQueryRoundTrip checks that any query text and insight bytes come
@@ -15,9 +15,9 @@ func FuzzQueryRoundTrip(f *testing.F) {
 	f.Add("RetentionQuery", "", "", "", []byte("{ \"a\" : \"<&>\" }"))
 	f.Add("", "\x00'\"", "\u2028", "\xff", []byte{0xff, 0xfe})
 	f.Fuzz(func(t *testing.T, kind, sql, code, value string, insight []byte) {
-		in := endpoint.Query{Kind: kind, SQL: sql, Insight: insight}
+		in := driver.Query{Kind: kind, SQL: sql, Insight: insight}
 		if code != "" {
-			in.Variables = map[string]endpoint.VariableRef{code: {VariableID: code, CodeName: code, Value: value}}
+			in.Variables = map[string]driver.VariableRef{code: {VariableID: code, CodeName: code, Value: value}}
 		}
 		text, err := marshalQuery(in)
 		valid := validUTF8(kind) && validUTF8(sql) && (code == "" || validUTF8(code) && validUTF8(value))

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-var _ endpoint.Leaser = (*endpoints)(nil)
+var _ driver.Leaser = (*endpoints)(nil)
 
-// AcquireLease implements endpoint.Leaser with one row per lease: an
+// AcquireLease implements driver.Leaser with one row per lease: an
 // UPDATE takes a row that is free (expired, or already the holder's), and
 // an INSERT creates a missing one, its primary key letting one of several
 // concurrent inserts win. Each statement is atomic on its own, so no
@@ -48,7 +48,7 @@ func (s *endpoints) AcquireLease(ctx context.Context, name, holder string, now, 
 	return cur == holder, nil
 }
 
-// ReleaseLease implements endpoint.Leaser.
+// ReleaseLease implements driver.Leaser.
 func (s *endpoints) ReleaseLease(ctx context.Context, name, holder string) error {
 	st := (*Store)(s)
 	if _, err := st.exec(ctx, rebind(st.dialect, `DELETE FROM `+leasesTable+` WHERE name = ? AND holder = ?`), name, holder); err != nil {

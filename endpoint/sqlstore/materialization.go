@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/materialize"
 )
 
@@ -23,7 +23,7 @@ type settingsRow struct {
 
 // marshalSettings returns the materialization_settings text of e; NULL when
 // it has none, as rows written before schema version 2 have.
-func marshalSettings(e endpoint.Endpoint) (any, error) {
+func marshalSettings(e driver.Endpoint) (any, error) {
 	r := settingsRow{
 		DataFreshnessS:     int64(e.DataFreshnessSeconds),
 		FreshnessNS:        int64(e.MaterializationFreshness),
@@ -41,7 +41,7 @@ func marshalSettings(e endpoint.Endpoint) (any, error) {
 	return string(b), nil
 }
 
-func unmarshalSettings(text sql.NullString, e *endpoint.Endpoint) error {
+func unmarshalSettings(text sql.NullString, e *driver.Endpoint) error {
 	if !text.Valid || text.String == "" {
 		return nil
 	}
@@ -50,7 +50,7 @@ func unmarshalSettings(text sql.NullString, e *endpoint.Endpoint) error {
 		return err
 	}
 	e.DataFreshnessSeconds = int(r.DataFreshnessS)
-	e.MaterializationFreshness = endpoint.Seconds(time.Duration(r.FreshnessNS))
+	e.MaterializationFreshness = driver.Seconds(time.Duration(r.FreshnessNS))
 	if len(r.Buckets) > 0 {
 		e.MaterializationBuckets = r.Buckets
 	}
@@ -63,8 +63,8 @@ func unmarshalSettings(text sql.NullString, e *endpoint.Endpoint) error {
 
 // marshalState returns the materialization_state text of st; NULL for the
 // zero state.
-func marshalState(st endpoint.MaterializationState) (any, error) {
-	if st == (endpoint.MaterializationState{}) {
+func marshalState(st driver.MaterializationState) (any, error) {
+	if st == (driver.MaterializationState{}) {
 		return nil, nil
 	}
 	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
@@ -75,13 +75,13 @@ func marshalState(st endpoint.MaterializationState) (any, error) {
 	return string(b), nil
 }
 
-func unmarshalState(text sql.NullString) (endpoint.MaterializationState, error) {
-	var st endpoint.MaterializationState
+func unmarshalState(text sql.NullString) (driver.MaterializationState, error) {
+	var st driver.MaterializationState
 	if !text.Valid || text.String == "" {
 		return st, nil
 	}
 	if err := json.Unmarshal([]byte(text.String), &st); err != nil {
-		return endpoint.MaterializationState{}, err
+		return driver.MaterializationState{}, err
 	}
 	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
 	return st, nil

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// queryRecord is the stored JSON of an endpoint.Query. It is the store's own
+// queryRecord is the stored JSON of an driver.Query. It is the store's own
 // format, close to the wire JSON but not Query.MarshalJSON: that one checks
 // and normalizes (it refuses an unknown kind, compacts an insight query,
 // and a variable's test value read back from it loses its Go type), while a
@@ -36,7 +36,7 @@ type variableRecord struct {
 }
 
 // marshalQuery returns the stored text of q.
-func marshalQuery(q endpoint.Query) (string, error) {
+func marshalQuery(q driver.Query) (string, error) {
 	if err := checkUTF8("query kind", q.Kind); err != nil {
 		return "", err
 	}
@@ -82,20 +82,20 @@ func marshalQuery(q endpoint.Query) (string, error) {
 
 // unmarshalQuery decodes text written by marshalQuery. The result shares
 // nothing with any other value.
-func unmarshalQuery(s string) (endpoint.Query, error) {
+func unmarshalQuery(s string) (driver.Query, error) {
 	var r queryRecord
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return endpoint.Query{}, fmt.Errorf("decoding stored query: %w", err)
+		return driver.Query{}, fmt.Errorf("decoding stored query: %w", err)
 	}
-	q := endpoint.Query{Kind: r.Kind, SQL: r.SQL}
+	q := driver.Query{Kind: r.Kind, SQL: r.SQL}
 	if len(r.Variables) > 0 || r.EmptyVariables {
-		q.Variables = make(map[string]endpoint.VariableRef, len(r.Variables))
+		q.Variables = make(map[string]driver.VariableRef, len(r.Variables))
 		for id, vr := range r.Variables {
-			ref := endpoint.VariableRef{VariableID: vr.VariableID, CodeName: vr.CodeName}
+			ref := driver.VariableRef{VariableID: vr.VariableID, CodeName: vr.CodeName}
 			if vr.Value != nil {
 				v, err := decodeValue(*vr.Value)
 				if err != nil {
-					return endpoint.Query{}, fmt.Errorf("query variable %s: %w", id, err)
+					return driver.Query{}, fmt.Errorf("query variable %s: %w", id, err)
 				}
 				ref.Value = v
 			}

@@ -8,21 +8,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
 // snapshot is everything a store holds for some projects.
 type snapshot struct {
 	variables map[string][]variable.Variable
-	endpoints map[string][]endpoint.Endpoint
-	versions  map[string][]endpoint.Version // by endpoint id
+	endpoints map[string][]driver.Endpoint
+	versions  map[string][]driver.Version // by endpoint id
 }
 
 func takeSnapshot(t *testing.T, s *Store, projects ...string) snapshot {
 	t.Helper()
 	ctx := context.Background()
-	snap := snapshot{map[string][]variable.Variable{}, map[string][]endpoint.Endpoint{}, map[string][]endpoint.Version{}}
+	snap := snapshot{map[string][]variable.Variable{}, map[string][]driver.Endpoint{}, map[string][]driver.Version{}}
 	for _, p := range projects {
 		vars, err := s.Variables().List(ctx, p)
 		require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestRestartLosesNothing(t *testing.T) {
 	}
 	require.NoError(t, s.Endpoints().MarkExecuted(ctx, "1", sqlE.ID, t0.Add(48*time.Hour)))
 	ins, insFirst := endpointFixture("2", "trend")
-	ins.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":"TrendsQuery","series":[]}`)}
+	ins.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery","series":[]}`)}
 	insFirst.Query = ins.Query
 	ins.LastExecutedAt = nil
 	require.NoError(t, s.Endpoints().Create(ctx, ins, insFirst))
@@ -91,5 +91,5 @@ func TestRestartLosesNothing(t *testing.T) {
 	next, v := nextVersion(got, "SELECT 4")
 	require.NoError(t, reopened.Endpoints().Update(ctx, next, v))
 	stale, staleV := nextVersion(sqlE, "SELECT stale")
-	assert.ErrorIs(t, reopened.Endpoints().Update(ctx, stale, staleV), endpoint.ErrConflict)
+	assert.ErrorIs(t, reopened.Endpoints().Update(ctx, stale, staleV), driver.ErrConflict)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // DefaultCacheMaxEntryBytes is the largest answer a ResultCache keeps
@@ -30,12 +30,12 @@ type CacheOptions struct {
 	Now func() time.Time
 }
 
-// ResultCache returns an endpoint.ResultCache in the store's database, for
+// ResultCache returns an driver.ResultCache in the store's database, for
 // servers that share answers across processes. An entry is one row; Set
 // replaces it. Expired rows are deleted every 64th Set (entries of more
 // than MaxEntryBytes are not kept, so the table is bounded by the answers
 // of one freshness period).
-func (s *Store) ResultCache(opts CacheOptions) endpoint.ResultCache {
+func (s *Store) ResultCache(opts CacheOptions) driver.ResultCache {
 	if opts.MaxEntryBytes <= 0 {
 		opts.MaxEntryBytes = DefaultCacheMaxEntryBytes
 	}
@@ -59,7 +59,7 @@ type resultCache struct {
 	writes               atomic.Int64
 }
 
-// Get implements endpoint.ResultCache.
+// Get implements driver.ResultCache.
 func (c *resultCache) Get(ctx context.Context, key string, now time.Time) ([]byte, bool, error) {
 	var (
 		body    string
@@ -78,7 +78,7 @@ func (c *resultCache) Get(ctx context.Context, key string, now time.Time) ([]byt
 	return []byte(body), true, nil
 }
 
-// Set implements endpoint.ResultCache. A value that is not UTF-8 text
+// Set implements driver.ResultCache. A value that is not UTF-8 text
 // (the Service's never is) is not kept, since text columns refuse it.
 func (c *resultCache) Set(ctx context.Context, key string, value []byte, expires time.Time) error {
 	if len(value) > c.opts.MaxEntryBytes || !utf8.Valid(value) {

@@ -4,7 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // scanner is what *sql.Row and *sql.Rows have in common.
@@ -13,7 +13,7 @@ type scanner interface {
 }
 
 // endpointRow returns the values of epColumns for e.
-func endpointRow(e endpoint.Endpoint) ([]any, error) {
+func endpointRow(e driver.Endpoint) ([]any, error) {
 	q, err := marshalQuery(e.Query)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: endpoint %q: %w", e.Name, err)
@@ -48,9 +48,9 @@ func endpointRow(e endpoint.Endpoint) ([]any, error) {
 
 // scanEndpoint reads a row of epColumns, after the columns of lead if any.
 // The caller sets ProjectID.
-func scanEndpoint(r scanner, lead ...any) (endpoint.Endpoint, error) {
+func scanEndpoint(r scanner, lead ...any) (driver.Endpoint, error) {
 	var (
-		e                       endpoint.Endpoint
+		e                       driver.Endpoint
 		query, created, updated string
 		active, materialized    int64
 		current, count          int64
@@ -60,34 +60,34 @@ func scanEndpoint(r scanner, lead ...any) (endpoint.Endpoint, error) {
 	err := r.Scan(append(lead, &e.ID, &e.Name, &e.Description, &query, &active, &materialized,
 		&current, &count, &created, &updated, &executed, &settings, &state)...)
 	if err != nil {
-		return endpoint.Endpoint{}, err
+		return driver.Endpoint{}, err
 	}
 	if e.Query, err = unmarshalQuery(query); err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: %w", e.Name, err)
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: %w", e.Name, err)
 	}
 	e.IsActive, e.IsMaterialized = active != 0, materialized != 0
 	e.CurrentVersion, e.VersionsCount = int(current), int(count)
 	if e.CreatedAt, err = parseTime(created); err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: created_at: %w", e.Name, err)
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: created_at: %w", e.Name, err)
 	}
 	if e.UpdatedAt, err = parseTime(updated); err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: updated_at: %w", e.Name, err)
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: updated_at: %w", e.Name, err)
 	}
 	if e.LastExecutedAt, err = parseNullTime(executed); err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: last_executed_at: %w", e.Name, err)
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: last_executed_at: %w", e.Name, err)
 	}
 	if err := unmarshalSettings(settings, &e); err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: materialization_settings: %w", e.Name, err)
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: materialization_settings: %w", e.Name, err)
 	}
 	if e.MaterializationState, err = unmarshalState(state); err != nil {
-		return endpoint.Endpoint{}, fmt.Errorf("endpoint %q: materialization_state: %w", e.Name, err)
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: materialization_state: %w", e.Name, err)
 	}
 	return e, nil
 }
 
 // versionRow returns the values of (project, verColumns) for v, a version
 // of the endpoint with id.
-func versionRow(project, id string, v endpoint.Version) ([]any, error) {
+func versionRow(project, id string, v driver.Version) ([]any, error) {
 	q, err := marshalQuery(v.Query)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: version %d of endpoint %q: %w", v.Number, id, err)
@@ -100,22 +100,22 @@ func versionRow(project, id string, v endpoint.Version) ([]any, error) {
 }
 
 // scanVersion reads a row of verColumns.
-func scanVersion(r scanner) (endpoint.Version, error) {
+func scanVersion(r scanner) (driver.Version, error) {
 	var (
-		v              endpoint.Version
+		v              driver.Version
 		n              int64
 		query, created string
 	)
 	if err := r.Scan(&v.EndpointID, &n, &query, &created); err != nil {
-		return endpoint.Version{}, err
+		return driver.Version{}, err
 	}
 	v.Number = int(n)
 	var err error
 	if v.Query, err = unmarshalQuery(query); err != nil {
-		return endpoint.Version{}, fmt.Errorf("version %d: %w", n, err)
+		return driver.Version{}, fmt.Errorf("version %d: %w", n, err)
 	}
 	if v.CreatedAt, err = parseTime(created); err != nil {
-		return endpoint.Version{}, fmt.Errorf("version %d: created_at: %w", n, err)
+		return driver.Version{}, fmt.Errorf("version %d: created_at: %w", n, err)
 	}
 	return v, nil
 }

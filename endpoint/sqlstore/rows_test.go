@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // TestDamagedRowsGiveErrors writes rows the store could not have written
@@ -35,7 +35,7 @@ func TestDamagedRowsGiveErrors(t *testing.T) {
 			_, err = s.Endpoints().Get(ctx, "p", "a")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.NotErrorIs(t, err, endpoint.ErrNotFound)
+			assert.NotErrorIs(t, err, driver.ErrNotFound)
 			_, err = s.Endpoints().List(ctx, "p")
 			assert.Error(t, err)
 		})

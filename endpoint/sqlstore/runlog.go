@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // logPruneEvery is how many appends to one endpoint's log (by this
@@ -22,7 +22,7 @@ const logPruneEvery = 32
 // RunLogOptions configure Store.RunLog.
 type RunLogOptions struct {
 	// MaxAge and MaxPerEndpoint bound what is kept; 0 means
-	// endpoint.DefaultLogMaxAge and endpoint.DefaultLogMaxPerEndpoint.
+	// driver.DefaultLogMaxAge and driver.DefaultLogMaxPerEndpoint.
 	MaxAge         time.Duration
 	MaxPerEndpoint int
 	// Now is the clock that ages entries; nil means time.Now. Give the
@@ -30,18 +30,18 @@ type RunLogOptions struct {
 	Now func() time.Time
 }
 
-// RunLog returns an endpoint.RunLog in the store's database, shared by
+// RunLog returns an driver.RunLog in the store's database, shared by
 // the processes that share it. An entry is one row, its fields JSON text.
 // List never returns more than the newest MaxPerEndpoint entries of an
 // endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
 // every 32nd append to an endpoint's log by a process (per endpoint) and
 // every 32nd append overall (by age).
-func (s *Store) RunLog(opts RunLogOptions) endpoint.RunLog {
+func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	if opts.MaxAge <= 0 {
-		opts.MaxAge = endpoint.DefaultLogMaxAge
+		opts.MaxAge = driver.DefaultLogMaxAge
 	}
 	if opts.MaxPerEndpoint <= 0 {
-		opts.MaxPerEndpoint = endpoint.DefaultLogMaxPerEndpoint
+		opts.MaxPerEndpoint = driver.DefaultLogMaxPerEndpoint
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -79,8 +79,8 @@ type runLog struct {
 	insert, boundary, list, pruneCount, pruneAge, deleteAll string
 }
 
-// Append implements endpoint.RunLog.
-func (l *runLog) Append(ctx context.Context, e endpoint.RunLogEntry) error {
+// Append implements driver.RunLog.
+func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 	e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -129,11 +129,11 @@ func (l *runLog) oldestKept(ctx context.Context, project, id string) (at, seq in
 	return at, seq, true, nil
 }
 
-// List implements endpoint.RunLog.
-func (l *runLog) List(ctx context.Context, project, id string, page endpoint.LogPage) ([]endpoint.RunLogEntry, string, error) {
+// List implements driver.RunLog.
+func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPage) ([]driver.RunLogEntry, string, error) {
 	beforeAt, beforeSeq := int64(1<<63-1), int64(1<<63-1)
 	if page.Before != "" {
-		at, seq, err := endpoint.ParseCursor(page.Before)
+		at, seq, err := driver.ParseCursor(page.Before)
 		if err != nil {
 			return nil, "", err
 		}
@@ -156,7 +156,7 @@ func (l *runLog) List(ctx context.Context, project, id string, page endpoint.Log
 		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
 	}
 	defer rows.Close()
-	var out []endpoint.RunLogEntry
+	var out []driver.RunLogEntry
 	for rows.Next() {
 		var (
 			at, seq int64
@@ -165,7 +165,7 @@ func (l *runLog) List(ctx context.Context, project, id string, page endpoint.Log
 		if err := rows.Scan(&at, &seq, &text); err != nil {
 			return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		var e endpoint.RunLogEntry
+		var e driver.RunLogEntry
 		if err := json.Unmarshal([]byte(text), &e); err != nil {
 			return nil, "", fmt.Errorf("sqlstore: run log entry: %w", err)
 		}
@@ -178,12 +178,12 @@ func (l *runLog) List(ctx context.Context, project, id string, page endpoint.Log
 	}
 	if len(out) > limit {
 		out = out[:limit]
-		return out, endpoint.Cursor(out[limit-1]), nil
+		return out, driver.Cursor(out[limit-1]), nil
 	}
 	return out, "", nil
 }
 
-// DeleteEndpoint implements endpoint.RunLog.
+// DeleteEndpoint implements driver.RunLog.
 func (l *runLog) DeleteEndpoint(ctx context.Context, project, id string) error {
 	if _, err := l.s.exec(ctx, l.deleteAll, project, id); err != nil {
 		return fmt.Errorf("sqlstore: run log: %w", err)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
@@ -17,7 +17,7 @@ import (
 // wrote it before materialization, holding one endpoint written with the
 // version 1 columns. extra statements run after it, to stand in for a
 // migration to version 2 that MySQL cut short.
-func openV1(t *testing.T, extra ...string) (*sql.DB, endpoint.Endpoint) {
+func openV1(t *testing.T, extra ...string) (*sql.DB, driver.Endpoint) {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
 	require.NoError(t, err)
@@ -74,14 +74,14 @@ func TestMigrateFromVersion1(t *testing.T) {
 			assert.Zero(t, got.MaterializationState)
 
 			at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-			st := endpoint.MaterializationState{Status: endpoint.StatusCompleted, Attempt: "v1;", Table: "t", Built: "v1;", At: &at}
+			st := driver.MaterializationState{Status: driver.StatusCompleted, Attempt: "v1;", Table: "t", Built: "v1;", At: &at}
 			require.NoError(t, s.Endpoints().SetMaterialization(ctx, "p", e.ID, st))
-			got.MaterializationFreshness = endpoint.Seconds(time.Minute)
+			got.MaterializationFreshness = driver.Seconds(time.Minute)
 			require.NoError(t, s.Endpoints().Update(ctx, got, nil))
 			got, err = s.Endpoints().Get(ctx, "p", "daily")
 			require.NoError(t, err)
 			assert.Equal(t, st, got.MaterializationState)
-			assert.Equal(t, endpoint.Seconds(time.Minute), got.MaterializationFreshness)
+			assert.Equal(t, driver.Seconds(time.Minute), got.MaterializationFreshness)
 			list, err := s.Endpoints().ListMaterialized(ctx)
 			require.NoError(t, err)
 			require.Len(t, list, 1)

@@ -1,5 +1,5 @@
 // Package sqlstore keeps endpoints, their versions and variables in a SQL
-// database through database/sql: one database serves both endpoint.Store
+// database through database/sql: one database serves both driver.Store
 // (Store.Endpoints) and variable.Store (Store.Variables). Call Migrate
 // before first use; it creates the tables (prefixed endpointkit_) or brings
 // them up to date.
@@ -43,7 +43,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -76,8 +76,8 @@ func New(db *sql.DB, d engine.Engine) (*Store, error) {
 	return &Store{db: db, dialect: se, q: newStatements(se)}, nil
 }
 
-// Endpoints returns the endpoint.Store view of s.
-func (s *Store) Endpoints() endpoint.Store { return (*endpoints)(s) }
+// Endpoints returns the driver.Store view of s.
+func (s *Store) Endpoints() driver.Store { return (*endpoints)(s) }
 
 // Variables returns the variable.Store view of s.
 func (s *Store) Variables() variable.Store { return (*variables)(s) }

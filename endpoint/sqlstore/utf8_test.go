@@ -7,20 +7,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 	const bad = "a\xffb"
-	queries := map[string]endpoint.Query{
+	queries := map[string]driver.Query{
 		"kind":        {Kind: bad},
-		"sql":         {Kind: endpoint.KindSQL, SQL: "SELECT '" + bad + "'"},
-		"key":         {Kind: endpoint.KindSQL, Variables: map[string]endpoint.VariableRef{bad: {}}},
-		"variable id": {Kind: endpoint.KindSQL, Variables: map[string]endpoint.VariableRef{"a": {VariableID: bad}}},
-		"code name":   {Kind: endpoint.KindSQL, Variables: map[string]endpoint.VariableRef{"a": {CodeName: bad}}},
-		"value":       {Kind: endpoint.KindSQL, Variables: map[string]endpoint.VariableRef{"a": {Value: bad}}},
-		"list value":  {Kind: endpoint.KindSQL, Variables: map[string]endpoint.VariableRef{"a": {Value: []string{bad}}}},
-		"map key":     {Kind: endpoint.KindSQL, Variables: map[string]endpoint.VariableRef{"a": {Value: map[string]any{bad: 1}}}},
+		"sql":         {Kind: driver.KindSQL, SQL: "SELECT '" + bad + "'"},
+		"key":         {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{bad: {}}},
+		"variable id": {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {VariableID: bad}}},
+		"code name":   {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {CodeName: bad}}},
+		"value":       {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: bad}}},
+		"list value":  {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: []string{bad}}}},
+		"map key":     {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: map[string]any{bad: 1}}}},
 	}
 	for name, q := range queries {
 		_, err := marshalQuery(q)
@@ -33,7 +33,7 @@ func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 	e.Query.SQL = bad
 	assert.ErrorContains(t, s.Endpoints().Create(ctx, e, v), "not valid UTF-8")
 	_, err := s.Endpoints().Get(ctx, "p", "a")
-	assert.ErrorIs(t, err, endpoint.ErrNotFound)
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 
 	x := variableFixture("x")
 	x.Values = []string{"a", bad}

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/materialize"
 )
 
 // sameSettings fails t when got's materialization settings differ from
 // want's.
-func sameSettings(t *testing.T, what string, got, want endpoint.Endpoint) {
+func sameSettings(t *testing.T, what string, got, want driver.Endpoint) {
 	t.Helper()
 	if got.DataFreshnessSeconds != want.DataFreshnessSeconds {
 		t.Fatalf("%s: data freshness = %d, want %d", what, got.DataFreshnessSeconds, want.DataFreshnessSeconds)
@@ -29,7 +29,7 @@ func sameSettings(t *testing.T, what string, got, want endpoint.Endpoint) {
 }
 
 // sameState fails t when got differs from want.
-func sameState(t *testing.T, what string, got, want endpoint.MaterializationState) {
+func sameState(t *testing.T, what string, got, want driver.MaterializationState) {
 	t.Helper()
 	if got.Status != want.Status || got.Attempt != want.Attempt || got.Error != want.Error ||
 		got.Table != want.Table || got.Built != want.Built || (got.At == nil) != (want.At == nil) ||
@@ -47,12 +47,12 @@ func sameState(t *testing.T, what string, got, want endpoint.MaterializationStat
 
 // testMaterializationSettings: Create and Update store the settings as
 // given, Get returns them.
-func testMaterializationSettings(t *testing.T, s endpoint.Store) {
+func testMaterializationSettings(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "daily")
 	e.IsMaterialized = true
 	e.DataFreshnessSeconds = 3600
-	e.MaterializationFreshness = endpoint.Seconds(90 * time.Minute)
+	e.MaterializationFreshness = driver.Seconds(90 * time.Minute)
 	e.MaterializationBuckets = map[string]materialize.Bucket{"from": materialize.Hour, "to": materialize.Week}
 	e.MaterializationTailColumn = "timestamp"
 	mustCreate(t, s, e, v)
@@ -60,7 +60,7 @@ func testMaterializationSettings(t *testing.T, s endpoint.Store) {
 	sameEndpoint(t, "Get after Create", got, e)
 	sameSettings(t, "Get after Create", got, e)
 
-	e.MaterializationFreshness = endpoint.Seconds(time.Minute + 500*time.Millisecond)
+	e.MaterializationFreshness = driver.Seconds(time.Minute + 500*time.Millisecond)
 	e.DataFreshnessSeconds = 604800
 	e.MaterializationBuckets = nil
 	e.MaterializationTailColumn = ""
@@ -74,19 +74,19 @@ func testMaterializationSettings(t *testing.T, s endpoint.Store) {
 // testSetMaterialization: the state is written by Create (as given) and
 // SetMaterialization only; Update, with or without a new version, keeps
 // the stored state whatever e holds.
-func testSetMaterialization(t *testing.T, s endpoint.Store) {
+func testSetMaterialization(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "daily")
 	e.IsMaterialized = true
-	e.MaterializationState = endpoint.MaterializationState{Status: endpoint.StatusPending, Attempt: "v1"}
+	e.MaterializationState = driver.MaterializationState{Status: driver.StatusPending, Attempt: "v1"}
 	mustCreate(t, s, e, v)
 	sameState(t, "Get after Create", mustGet(t, s, "1", "daily").MaterializationState, e.MaterializationState)
 
 	at := base.Add(time.Hour)
 	failed := base.Add(2 * time.Hour)
 	rows := int64(1234)
-	st := endpoint.MaterializationState{
-		Status: endpoint.StatusFailed, Attempt: "v1;a", Error: "the query could not be executed",
+	st := driver.MaterializationState{
+		Status: driver.StatusFailed, Attempt: "v1;a", Error: "the query could not be executed",
 		Table: "endpointkit_mat_x_v1", Built: "v1;", At: &at,
 		Rows: &rows, Took: 1500 * time.Millisecond, FailedAt: &failed,
 	}
@@ -110,7 +110,7 @@ func testSetMaterialization(t *testing.T, s endpoint.Store) {
 	sameState(t, "after modifying values given and returned", mustGet(t, s, "1", "daily").MaterializationState, want)
 
 	e.Description = "edited"
-	e.MaterializationState = endpoint.MaterializationState{Status: endpoint.StatusRunning}
+	e.MaterializationState = driver.MaterializationState{Status: driver.StatusRunning}
 	if err := s.Update(ctx, e, nil); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -125,18 +125,18 @@ func testSetMaterialization(t *testing.T, s endpoint.Store) {
 		t.Fatalf("Update lost: %+v", got)
 	}
 
-	if err := s.SetMaterialization(ctx, "1", e.ID, endpoint.MaterializationState{}); err != nil {
+	if err := s.SetMaterialization(ctx, "1", e.ID, driver.MaterializationState{}); err != nil {
 		t.Fatalf("SetMaterialization(zero): %v", err)
 	}
-	sameState(t, "Get after clearing", mustGet(t, s, "1", "daily").MaterializationState, endpoint.MaterializationState{})
+	sameState(t, "Get after clearing", mustGet(t, s, "1", "daily").MaterializationState, driver.MaterializationState{})
 
-	wantErr(t, "SetMaterialization of an unknown id", s.SetMaterialization(ctx, "1", "nope", st), endpoint.ErrNotFound)
-	wantErr(t, "SetMaterialization through another project", s.SetMaterialization(ctx, "2", e.ID, st), endpoint.ErrNotFound)
+	wantErr(t, "SetMaterialization of an unknown id", s.SetMaterialization(ctx, "1", "nope", st), driver.ErrNotFound)
+	wantErr(t, "SetMaterialization through another project", s.SetMaterialization(ctx, "2", e.ID, st), driver.ErrNotFound)
 }
 
 // testListMaterialized: every project's materialized endpoints, with their
 // project, ordered by project and name; others are left out.
-func testListMaterialized(t *testing.T, s endpoint.Store) {
+func testListMaterialized(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	got, err := s.ListMaterialized(ctx)
 	if err != nil || len(got) != 0 {

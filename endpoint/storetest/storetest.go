@@ -1,17 +1,17 @@
-// Package storetest is the conformance suite for endpoint.Store
+// Package storetest is the conformance suite for driver.Store
 // implementations. Every implementation runs it from its own tests:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) endpoint.Store { return newMyStore(t) })
+//		storetest.Run(t, func(t *testing.T) driver.Store { return newMyStore(t) })
 //	}
 //
-// The suite checks the contract written on endpoint.Store: CRUD, versions,
+// The suite checks the contract written on driver.Store: CRUD, versions,
 // renames, the ErrNotFound and ErrConflict sentinels (duplicate names,
 // duplicate or out-of-order version numbers, stale writers), project
 // isolation, that values never alias the caller's, that a failed write
 // changes nothing, and safety under concurrent use. A store that also
-// implements endpoint.Leaser runs RunLeaser. RunResultCache and RunRunLog
-// are the suites of endpoint.ResultCache and endpoint.RunLog. Times it stores are UTC
+// implements driver.Leaser runs RunLeaser. RunResultCache and RunRunLog
+// are the suites of driver.ResultCache and driver.RunLog. Times it stores are UTC
 // with microsecond precision and are compared with time.Equal; queries are
 // compared by their JSON encoding, so a store that keeps JSON text passes.
 package storetest
@@ -26,17 +26,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/google/uuid"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // Run runs the conformance suite as subtests of t. newStore is called once
 // per subtest and must return an empty store.
-func Run(t *testing.T, newStore func(t *testing.T) endpoint.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) driver.Store) {
 	t.Helper()
 	for _, tc := range []struct {
 		name string
-		fn   func(t *testing.T, s endpoint.Store)
+		fn   func(t *testing.T, s driver.Store)
 	}{
 		{"CreateGet", testCreateGet},
 		{"GetNotFound", testGetNotFound},
@@ -65,10 +66,10 @@ func Run(t *testing.T, newStore func(t *testing.T) endpoint.Store) {
 			tc.fn(t, newStore(t))
 		})
 	}
-	// A store that leases (endpoint.Leaser) runs the lease suite too.
-	if _, ok := newStore(t).(endpoint.Leaser); ok {
+	// A store that leases (driver.Leaser) runs the lease suite too.
+	if _, ok := newStore(t).(driver.Leaser); ok {
 		t.Run("Leaser", func(t *testing.T) {
-			RunLeaser(t, func(t *testing.T) endpoint.Leaser { return newStore(t).(endpoint.Leaser) })
+			RunLeaser(t, func(t *testing.T) driver.Leaser { return newStore(t).(driver.Leaser) })
 		})
 	}
 }
@@ -78,17 +79,17 @@ var base = time.Date(2025, 3, 4, 5, 6, 7, 891011000, time.UTC)
 
 // fixture returns an endpoint of project named name, with a SQL query
 // using one variable, and its first version.
-func fixture(project, name string) (endpoint.Endpoint, endpoint.Version) {
+func fixture(project, name string) (driver.Endpoint, driver.Version) {
 	varID, listID := uuid.NewString(), uuid.NewString()
-	q := endpoint.Query{
-		Kind: endpoint.KindSQL,
+	q := driver.Query{
+		Kind: driver.KindSQL,
 		SQL:  "SELECT count(*) FROM events WHERE country = {variables.country} AND plan IN {variables.plans}",
-		Variables: map[string]endpoint.VariableRef{
+		Variables: map[string]driver.VariableRef{
 			varID:  {VariableID: varID, CodeName: "country", Value: "US"},
 			listID: {VariableID: listID, CodeName: "plans", Value: []any{"free", "pro"}},
 		},
 	}
-	e := endpoint.Endpoint{
+	e := driver.Endpoint{
 		ID:             uuid.NewString(),
 		ProjectID:      project,
 		Name:           name,
@@ -100,26 +101,26 @@ func fixture(project, name string) (endpoint.Endpoint, endpoint.Version) {
 		CreatedAt:      base,
 		UpdatedAt:      base,
 	}
-	return e, endpoint.Version{EndpointID: e.ID, Number: 1, Query: q, CreatedAt: base}
+	return e, driver.Version{EndpointID: e.ID, Number: 1, Query: q, CreatedAt: base}
 }
 
 // nextVersion returns e with a new query and the version that goes with it.
-func nextVersion(e endpoint.Endpoint, sql string) (endpoint.Endpoint, *endpoint.Version) {
-	e.Query = endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}
+func nextVersion(e driver.Endpoint, sql string) (driver.Endpoint, *driver.Version) {
+	e.Query = driver.Query{Kind: driver.KindSQL, SQL: sql}
 	e.CurrentVersion++
 	e.VersionsCount++
 	e.UpdatedAt = e.UpdatedAt.Add(time.Minute)
-	return e, &endpoint.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: e.Query, CreatedAt: e.UpdatedAt}
+	return e, &driver.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: e.Query, CreatedAt: e.UpdatedAt}
 }
 
-func mustCreate(t *testing.T, s endpoint.Store, e endpoint.Endpoint, v endpoint.Version) {
+func mustCreate(t *testing.T, s driver.Store, e driver.Endpoint, v driver.Version) {
 	t.Helper()
 	if err := s.Create(context.Background(), e, v); err != nil {
 		t.Fatalf("Create(%q): %v", e.Name, err)
 	}
 }
 
-func mustGet(t *testing.T, s endpoint.Store, project, name string) endpoint.Endpoint {
+func mustGet(t *testing.T, s driver.Store, project, name string) driver.Endpoint {
 	t.Helper()
 	got, err := s.Get(context.Background(), project, name)
 	if err != nil {
@@ -136,7 +137,7 @@ func wantErr(t *testing.T, what string, err, sentinel error) {
 }
 
 // sameEndpoint fails t when got differs from want in any stored field.
-func sameEndpoint(t *testing.T, what string, got, want endpoint.Endpoint) {
+func sameEndpoint(t *testing.T, what string, got, want driver.Endpoint) {
 	t.Helper()
 	if got.ID != want.ID || got.ProjectID != want.ProjectID || got.Name != want.Name ||
 		got.Description != want.Description || got.IsActive != want.IsActive ||
@@ -164,7 +165,7 @@ func sameTime(t *testing.T, what string, got, want time.Time) {
 
 // sameQuery compares queries by their JSON encoding, decoded to values, so
 // that key order and number representation do not matter.
-func sameQuery(t *testing.T, what string, got, want endpoint.Query) {
+func sameQuery(t *testing.T, what string, got, want driver.Query) {
 	t.Helper()
 	if got.Kind != want.Kind {
 		t.Fatalf("%s: Kind = %q, want %q", what, got.Kind, want.Kind)
@@ -174,7 +175,7 @@ func sameQuery(t *testing.T, what string, got, want endpoint.Query) {
 	}
 }
 
-func jsonValue(t *testing.T, q endpoint.Query) any {
+func jsonValue(t *testing.T, q driver.Query) any {
 	t.Helper()
 	b, err := json.Marshal(q)
 	if err != nil {
@@ -187,7 +188,7 @@ func jsonValue(t *testing.T, q endpoint.Query) any {
 	return v
 }
 
-func sameVersion(t *testing.T, what string, got, want endpoint.Version) {
+func sameVersion(t *testing.T, what string, got, want driver.Version) {
 	t.Helper()
 	if got.Number != want.Number {
 		t.Fatalf("%s: Number = %d, want %d", what, got.Number, want.Number)
@@ -199,7 +200,7 @@ func sameVersion(t *testing.T, what string, got, want endpoint.Version) {
 	sameQuery(t, what+": Query", got.Query, want.Query)
 }
 
-func testCreateGet(t *testing.T, s endpoint.Store) {
+func testCreateGet(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
@@ -219,41 +220,41 @@ func testCreateGet(t *testing.T, s endpoint.Store) {
 	sameEndpoint(t, "Get of bare endpoint", mustGet(t, s, "1", "bare"), e2)
 }
 
-func testGetNotFound(t *testing.T, s endpoint.Store) {
+func testGetNotFound(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	_, err := s.Get(ctx, "1", "nope")
-	wantErr(t, "Get of unknown name", err, endpoint.ErrNotFound)
+	wantErr(t, "Get of unknown name", err, driver.ErrNotFound)
 	_, err = s.Version(ctx, "1", uuid.NewString(), 1)
-	wantErr(t, "Version of unknown endpoint", err, endpoint.ErrNotFound)
+	wantErr(t, "Version of unknown endpoint", err, driver.ErrNotFound)
 	_, err = s.Versions(ctx, "1", uuid.NewString())
-	wantErr(t, "Versions of unknown endpoint", err, endpoint.ErrNotFound)
+	wantErr(t, "Versions of unknown endpoint", err, driver.ErrNotFound)
 	err = s.Delete(ctx, "1", uuid.NewString())
-	wantErr(t, "Delete of unknown endpoint", err, endpoint.ErrNotFound)
+	wantErr(t, "Delete of unknown endpoint", err, driver.ErrNotFound)
 	err = s.MarkExecuted(ctx, "1", uuid.NewString(), base)
-	wantErr(t, "MarkExecuted of unknown endpoint", err, endpoint.ErrNotFound)
+	wantErr(t, "MarkExecuted of unknown endpoint", err, driver.ErrNotFound)
 
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
 	_, err = s.Version(ctx, "1", e.ID, 2)
-	wantErr(t, "Version(2) of a one-version endpoint", err, endpoint.ErrNotFound)
+	wantErr(t, "Version(2) of a one-version endpoint", err, driver.ErrNotFound)
 	_, err = s.Version(ctx, "1", e.ID, 0)
-	wantErr(t, "Version(0)", err, endpoint.ErrNotFound)
+	wantErr(t, "Version(0)", err, driver.ErrNotFound)
 }
 
-func testCreateConflict(t *testing.T, s endpoint.Store) {
+func testCreateConflict(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
 
 	dup, dv := fixture("1", "pageviews")
 	dup.Description = "the second"
-	wantErr(t, "Create of a taken name", s.Create(ctx, dup, dv), endpoint.ErrConflict)
+	wantErr(t, "Create of a taken name", s.Create(ctx, dup, dv), driver.ErrConflict)
 	sameEndpoint(t, "Get after refused Create", mustGet(t, s, "1", "pageviews"), e)
 
 	same, sv := fixture("1", "other")
 	same.ID, sv.EndpointID = e.ID, e.ID
-	wantErr(t, "Create of a taken id", s.Create(ctx, same, sv), endpoint.ErrConflict)
-	if _, err := s.Get(ctx, "1", "other"); !errors.Is(err, endpoint.ErrNotFound) {
+	wantErr(t, "Create of a taken id", s.Create(ctx, same, sv), driver.ErrConflict)
+	if _, err := s.Get(ctx, "1", "other"); !errors.Is(err, driver.ErrNotFound) {
 		t.Fatalf("Get of the refused endpoint: got %v, want ErrNotFound", err)
 	}
 
@@ -262,7 +263,7 @@ func testCreateConflict(t *testing.T, s endpoint.Store) {
 	mustCreate(t, s, other, ov)
 }
 
-func testList(t *testing.T, s endpoint.Store) {
+func testList(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	list, err := s.List(ctx, "1")
 	if err != nil {
@@ -271,7 +272,7 @@ func testList(t *testing.T, s endpoint.Store) {
 	if len(list) != 0 {
 		t.Fatalf("List of empty project = %v, want none", list)
 	}
-	want := map[string]endpoint.Endpoint{}
+	want := map[string]driver.Endpoint{}
 	for _, name := range []string{"zeta", "alpha", "Mid", "beta-2", "beta_1"} {
 		e, v := fixture("1", name)
 		mustCreate(t, s, e, v)
@@ -295,7 +296,7 @@ func testList(t *testing.T, s endpoint.Store) {
 	}
 }
 
-func testUpdateFields(t *testing.T, s endpoint.Store) {
+func testUpdateFields(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
@@ -316,14 +317,14 @@ func testUpdateFields(t *testing.T, s endpoint.Store) {
 	}
 }
 
-func testUpdateNotFound(t *testing.T, s endpoint.Store) {
+func testUpdateNotFound(t *testing.T, s driver.Store) {
 	e, _ := fixture("1", "ghost")
-	wantErr(t, "Update of unknown endpoint", s.Update(context.Background(), e, nil), endpoint.ErrNotFound)
+	wantErr(t, "Update of unknown endpoint", s.Update(context.Background(), e, nil), driver.ErrNotFound)
 	e2, v2 := nextVersion(e, "SELECT 1")
-	wantErr(t, "Update with version of unknown endpoint", s.Update(context.Background(), e2, v2), endpoint.ErrNotFound)
+	wantErr(t, "Update with version of unknown endpoint", s.Update(context.Background(), e2, v2), driver.ErrNotFound)
 }
 
-func testRename(t *testing.T, s endpoint.Store) {
+func testRename(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "old_name")
 	mustCreate(t, s, e, v)
@@ -333,7 +334,7 @@ func testRename(t *testing.T, s endpoint.Store) {
 	}
 	sameEndpoint(t, "Get by new name", mustGet(t, s, "1", "new_name"), e)
 	_, err := s.Get(ctx, "1", "old_name")
-	wantErr(t, "Get by old name", err, endpoint.ErrNotFound)
+	wantErr(t, "Get by old name", err, driver.ErrNotFound)
 
 	// The old name is free again.
 	again, av := fixture("1", "old_name")
@@ -355,7 +356,7 @@ func testRename(t *testing.T, s endpoint.Store) {
 
 // testRenameConflict is the atomicity check: an Update that fails changes
 // neither the endpoint nor its versions, even when it carries a version.
-func testRenameConflict(t *testing.T, s endpoint.Store) {
+func testRenameConflict(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	a, av := fixture("1", "a")
 	b, bv := fixture("1", "b")
@@ -365,7 +366,7 @@ func testRenameConflict(t *testing.T, s endpoint.Store) {
 	a2, v2 := nextVersion(a, "SELECT 'changed'")
 	a2.Name = "b"
 	a2.Description = "changed"
-	wantErr(t, "rename onto a taken name", s.Update(ctx, a2, v2), endpoint.ErrConflict)
+	wantErr(t, "rename onto a taken name", s.Update(ctx, a2, v2), driver.ErrConflict)
 	sameEndpoint(t, "a after refused rename", mustGet(t, s, "1", "a"), a)
 	sameEndpoint(t, "b after refused rename", mustGet(t, s, "1", "b"), b)
 	vs, err := s.Versions(ctx, "1", a.ID)
@@ -375,19 +376,19 @@ func testRenameConflict(t *testing.T, s endpoint.Store) {
 	if len(vs) != 1 {
 		t.Fatalf("refused Update left %d versions, want 1", len(vs))
 	}
-	if _, err := s.Version(ctx, "1", a.ID, 2); !errors.Is(err, endpoint.ErrNotFound) {
+	if _, err := s.Version(ctx, "1", a.ID, 2); !errors.Is(err, driver.ErrNotFound) {
 		t.Fatalf("Version(2) after refused Update: got %v, want ErrNotFound", err)
 	}
 }
 
-func testVersions(t *testing.T, s endpoint.Store) {
+func testVersions(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v1 := fixture("1", "pageviews")
 	mustCreate(t, s, e, v1)
-	want := []endpoint.Version{v1}
+	want := []driver.Version{v1}
 	cur := e
 	for i := 2; i <= 4; i++ {
-		var next *endpoint.Version
+		var next *driver.Version
 		cur, next = nextVersion(cur, fmt.Sprintf("SELECT %d", i))
 		if err := s.Update(ctx, cur, next); err != nil {
 			t.Fatalf("Update to version %d: %v", i, err)
@@ -412,7 +413,7 @@ func testVersions(t *testing.T, s endpoint.Store) {
 	}
 }
 
-func testVersionConflicts(t *testing.T, s endpoint.Store) {
+func testVersionConflicts(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
@@ -426,7 +427,7 @@ func testVersionConflicts(t *testing.T, s endpoint.Store) {
 	} {
 		e2, next := nextVersion(e, "SELECT 'x'")
 		next.Number, e2.CurrentVersion = tc.number, tc.number
-		wantErr(t, tc.name, s.Update(ctx, e2, next), endpoint.ErrConflict)
+		wantErr(t, tc.name, s.Update(ctx, e2, next), driver.ErrConflict)
 		sameEndpoint(t, "Get after "+tc.name, mustGet(t, s, "1", "pageviews"), e)
 		vs, err := s.Versions(ctx, "1", e.ID)
 		if err != nil {
@@ -441,7 +442,7 @@ func testVersionConflicts(t *testing.T, s endpoint.Store) {
 
 // testStaleWriter: a writer that read version 1 cannot write after another
 // moved the endpoint to version 2, with or without a version of its own.
-func testStaleWriter(t *testing.T, s endpoint.Store) {
+func testStaleWriter(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
@@ -451,13 +452,13 @@ func testStaleWriter(t *testing.T, s endpoint.Store) {
 	}
 	stale := e
 	stale.Description = "stale"
-	wantErr(t, "Update from a stale read", s.Update(ctx, stale, nil), endpoint.ErrConflict)
+	wantErr(t, "Update from a stale read", s.Update(ctx, stale, nil), driver.ErrConflict)
 	staleV, sv := nextVersion(e, "SELECT 'stale'")
-	wantErr(t, "new version from a stale read", s.Update(ctx, staleV, sv), endpoint.ErrConflict)
+	wantErr(t, "new version from a stale read", s.Update(ctx, staleV, sv), driver.ErrConflict)
 	sameEndpoint(t, "Get after stale writes", mustGet(t, s, "1", "pageviews"), e2)
 }
 
-func testMarkExecuted(t *testing.T, s endpoint.Store) {
+func testMarkExecuted(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
@@ -493,7 +494,7 @@ func testMarkExecuted(t *testing.T, s endpoint.Store) {
 	sameEndpoint(t, "Get after Update", mustGet(t, s, "1", "pageviews"), want)
 }
 
-func testDelete(t *testing.T, s endpoint.Store) {
+func testDelete(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
@@ -508,12 +509,12 @@ func testDelete(t *testing.T, s endpoint.Store) {
 		t.Fatalf("Delete: %v", err)
 	}
 	_, err := s.Get(ctx, "1", "pageviews")
-	wantErr(t, "Get after Delete", err, endpoint.ErrNotFound)
+	wantErr(t, "Get after Delete", err, driver.ErrNotFound)
 	_, err = s.Versions(ctx, "1", e.ID)
-	wantErr(t, "Versions after Delete", err, endpoint.ErrNotFound)
+	wantErr(t, "Versions after Delete", err, driver.ErrNotFound)
 	_, err = s.Version(ctx, "1", e.ID, 1)
-	wantErr(t, "Version after Delete", err, endpoint.ErrNotFound)
-	wantErr(t, "second Delete", s.Delete(ctx, "1", e.ID), endpoint.ErrNotFound)
+	wantErr(t, "Version after Delete", err, driver.ErrNotFound)
+	wantErr(t, "second Delete", s.Delete(ctx, "1", e.ID), driver.ErrNotFound)
 	sameEndpoint(t, "the other endpoint after Delete", mustGet(t, s, "1", "keep"), keep)
 
 	// The name is free again, and the new endpoint starts at version 1.
@@ -525,28 +526,28 @@ func testDelete(t *testing.T, s endpoint.Store) {
 	}
 }
 
-func testProjectIsolation(t *testing.T, s endpoint.Store) {
+func testProjectIsolation(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
 
 	_, err := s.Get(ctx, "2", "pageviews")
-	wantErr(t, "Get through another project", err, endpoint.ErrNotFound)
+	wantErr(t, "Get through another project", err, driver.ErrNotFound)
 	list, err := s.List(ctx, "2")
 	if err != nil || len(list) != 0 {
 		t.Fatalf("List of another project = %v, %v; want none", list, err)
 	}
 	_, err = s.Version(ctx, "2", e.ID, 1)
-	wantErr(t, "Version through another project", err, endpoint.ErrNotFound)
+	wantErr(t, "Version through another project", err, driver.ErrNotFound)
 	_, err = s.Versions(ctx, "2", e.ID)
-	wantErr(t, "Versions through another project", err, endpoint.ErrNotFound)
-	wantErr(t, "MarkExecuted through another project", s.MarkExecuted(ctx, "2", e.ID, base), endpoint.ErrNotFound)
+	wantErr(t, "Versions through another project", err, driver.ErrNotFound)
+	wantErr(t, "MarkExecuted through another project", s.MarkExecuted(ctx, "2", e.ID, base), driver.ErrNotFound)
 
 	moved := e
 	moved.ProjectID = "2"
 	moved.Description = "hijacked"
-	wantErr(t, "Update through another project", s.Update(ctx, moved, nil), endpoint.ErrNotFound)
-	wantErr(t, "Delete through another project", s.Delete(ctx, "2", e.ID), endpoint.ErrNotFound)
+	wantErr(t, "Update through another project", s.Update(ctx, moved, nil), driver.ErrNotFound)
+	wantErr(t, "Delete through another project", s.Delete(ctx, "2", e.ID), driver.ErrNotFound)
 
 	sameEndpoint(t, "endpoint after attempts from another project", mustGet(t, s, "1", "pageviews"), e)
 	if list, _ := s.List(ctx, "2"); len(list) != 0 {
@@ -554,7 +555,7 @@ func testProjectIsolation(t *testing.T, s endpoint.Store) {
 	}
 }
 
-func testNoAliasing(t *testing.T, s endpoint.Store) {
+func testNoAliasing(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	want := e
@@ -569,7 +570,7 @@ func testNoAliasing(t *testing.T, s endpoint.Store) {
 		ref.CodeName = "mutated"
 		e.Query.Variables[id] = ref
 	}
-	e.Query.Variables[uuid.NewString()] = endpoint.VariableRef{CodeName: "added"}
+	e.Query.Variables[uuid.NewString()] = driver.VariableRef{CodeName: "added"}
 	for id, ref := range v.Query.Variables {
 		ref.CodeName = "mutated"
 		v.Query.Variables[id] = ref
@@ -622,9 +623,9 @@ func testNoAliasing(t *testing.T, s endpoint.Store) {
 	sameQuery(t, "Version(1) after mutating outputs", one.Query, want.Query)
 }
 
-func cloneQuery(q endpoint.Query) endpoint.Query {
+func cloneQuery(q driver.Query) driver.Query {
 	if q.Variables != nil {
-		vars := make(map[string]endpoint.VariableRef, len(q.Variables))
+		vars := make(map[string]driver.VariableRef, len(q.Variables))
 		for k, v := range q.Variables {
 			if list, ok := v.Value.([]any); ok {
 				v.Value = append([]any(nil), list...)
@@ -637,11 +638,11 @@ func cloneQuery(q endpoint.Query) endpoint.Query {
 	return q
 }
 
-func testInsightQuery(t *testing.T, s endpoint.Store) {
+func testInsightQuery(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "trend")
 	raw := `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview","math":"total"}],"interval":"day","breakdownFilter":{"breakdown":"$browser","breakdown_type":"event"}}`
-	e.Query = endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(raw)}
+	e.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(raw)}
 	v.Query = e.Query
 	mustCreate(t, s, e, v)
 	got := mustGet(t, s, "1", "trend")
@@ -657,7 +658,7 @@ func testInsightQuery(t *testing.T, s endpoint.Store) {
 
 const workers = 8
 
-func testConcurrentCreate(t *testing.T, s endpoint.Store) {
+func testConcurrentCreate(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -681,7 +682,7 @@ func testConcurrentCreate(t *testing.T, s endpoint.Store) {
 		switch {
 		case dupErrs[i] == nil:
 			wins++
-		case !errors.Is(dupErrs[i], endpoint.ErrConflict):
+		case !errors.Is(dupErrs[i], driver.ErrConflict):
 			t.Fatalf("concurrent Create of the same name: %v, want nil or ErrConflict", dupErrs[i])
 		}
 	}
@@ -696,13 +697,13 @@ func testConcurrentCreate(t *testing.T, s endpoint.Store) {
 
 // testConcurrentUpdate: writers that all read version 1 race to write
 // version 2; exactly one wins, and the store holds its write whole.
-func testConcurrentUpdate(t *testing.T, s endpoint.Store) {
+func testConcurrentUpdate(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	e, v := fixture("1", "pageviews")
 	mustCreate(t, s, e, v)
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
-	writes := make([]endpoint.Endpoint, workers)
+	writes := make([]driver.Endpoint, workers)
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -721,7 +722,7 @@ func testConcurrentUpdate(t *testing.T, s endpoint.Store) {
 			t.Fatalf("writers %d and %d both wrote version 2", winner, i)
 		case err == nil:
 			winner = i
-		case !errors.Is(err, endpoint.ErrConflict):
+		case !errors.Is(err, driver.ErrConflict):
 			t.Fatalf("writer %d: %v, want nil or ErrConflict", i, err)
 		}
 	}
@@ -738,7 +739,7 @@ func testConcurrentUpdate(t *testing.T, s endpoint.Store) {
 
 // testConcurrentMixed runs every method at once on distinct endpoints, for
 // the race detector, and checks the end state.
-func testConcurrentMixed(t *testing.T, s endpoint.Store) {
+func testConcurrentMixed(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*8)
@@ -778,7 +779,7 @@ func testConcurrentMixed(t *testing.T, s endpoint.Store) {
 // endpoint in project i%2, updates it to version 2, marks it executed,
 // lists the project, reads the versions, and deletes every fourth
 // endpoint. It returns the first failure.
-func useConcurrently(ctx context.Context, s endpoint.Store, i int) error {
+func useConcurrently(ctx context.Context, s driver.Store, i int) error {
 	project := fmt.Sprint(i % 2)
 	e, v := fixture(project, fmt.Sprintf("ep_%d", i))
 	if err := s.Create(ctx, e, v); err != nil {

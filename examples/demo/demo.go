@@ -197,7 +197,7 @@ func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n 
 }
 
 // Execer runs one statement with bound arguments in an engine's markers
-// (an endpoint.Executor is one).
+// (an driver.Executor is one).
 type Execer interface {
 	Exec(ctx context.Context, query string, args []any) error
 }

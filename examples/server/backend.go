@@ -11,8 +11,8 @@ import (
 	_ "github.com/go-sql-driver/mysql" // the "mysql" driver
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 
-	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -24,22 +24,22 @@ import (
 // data and the store of endpoints and variables.
 type backend struct {
 	engine engine.Engine
-	exec   endpoint.Executor
+	exec   driver.Executor
 	store  *sqlstore.Store
 	close  func()
 }
 
 // openers open the -driver engines other than sqlite; chdb registers itself
 // when the server is built with -tags chdb.
-var openers = map[string]func(dsn string) (engine.Engine, endpoint.Executor, func(), error){
+var openers = map[string]func(dsn string) (engine.Engine, driver.Executor, func(), error){
 	"postgres":   openSQL("pgx", engine.PostgreSQL),
 	"mysql":      openSQL("mysql", engine.MySQL),
 	"clickhouse": openClickHouse,
 }
 
-func openSQL(driver string, e engine.Engine) func(string) (engine.Engine, endpoint.Executor, func(), error) {
-	return func(dsn string) (engine.Engine, endpoint.Executor, func(), error) {
-		db, err := sqlexec.Open(driver, dsn, e)
+func openSQL(driverName string, e engine.Engine) func(string) (engine.Engine, driver.Executor, func(), error) {
+	return func(dsn string) (engine.Engine, driver.Executor, func(), error) {
+		db, err := sqlexec.Open(driverName, dsn, e)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -52,7 +52,7 @@ func openSQL(driver string, e engine.Engine) func(string) (engine.Engine, endpoi
 	}
 }
 
-func openClickHouse(dsn string) (engine.Engine, endpoint.Executor, func(), error) {
+func openClickHouse(dsn string) (engine.Engine, driver.Executor, func(), error) {
 	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-dsn: %w", err)

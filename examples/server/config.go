@@ -77,12 +77,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
-	limits := []struct {
-		flag  string
-		usage string
-		def   int
-		dst   *int
-	}{
+	limits := []limitFlag{
 		{"project-concurrency", "runs of one project in flight at once", limit.DefaultProjectConcurrency, &c.limits.ProjectConcurrency},
 		{"project-runs-per-minute", "runs one project may start per sliding minute", limit.DefaultProjectPerMinute, &c.limits.ProjectPerMinute},
 		{"project-runs-per-hour", "runs one project may start per sliding hour", limit.DefaultProjectPerHour, &c.limits.ProjectPerHour},
@@ -94,51 +89,106 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
-	if c.cacheBytes < 0 {
-		return config{}, fmt.Errorf("-cache-bytes must be 0 or more, got %d", c.cacheBytes)
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	for _, check := range []func() error{
+		c.checkCounts,
+		func() error { return checkLimits(limits) },
+		c.checkEmbedSecret,
+		c.checkTimeouts,
+		c.checkEngine,
+	} {
+		if err := check(); err != nil {
+			return config{}, err
+		}
+	}
+	c.chooseAPIKey(getenv)
+	return c, nil
+}
+
+// limitFlag is a run limit's flag: its name, usage, default and the field
+// of limit.Config it sets.
+type limitFlag struct {
+	flag  string
+	usage string
+	def   int
+	dst   *int
+}
+
+// checkLimits refuses a negative run limit and turns 0 into no limit.
+func checkLimits(limits []limitFlag) error {
 	for _, l := range limits {
 		switch {
 		case *l.dst < 0:
-			return config{}, fmt.Errorf("-%s must be 0 or more, got %d", l.flag, *l.dst)
+			return fmt.Errorf("-%s must be 0 or more, got %d", l.flag, *l.dst)
 		case *l.dst == 0:
 			*l.dst = limit.Unlimited
 		}
 	}
-	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	return nil
+}
+
+// checkCounts refuses a negative cache size, demo event count or refresh
+// count, and an empty project.
+func (c *config) checkCounts() error {
+	switch {
+	case c.cacheBytes < 0:
+		return fmt.Errorf("-cache-bytes must be 0 or more, got %d", c.cacheBytes)
+	case c.project == "":
+		return errors.New("-project must not be empty")
+	case c.demoEvents < 0:
+		return fmt.Errorf("-demo-events must be 0 or more, got %d", c.demoEvents)
 	}
-	if c.project == "" {
-		return config{}, errors.New("-project must not be empty")
-	}
-	if c.demoEvents < 0 {
-		return config{}, fmt.Errorf("-demo-events must be 0 or more, got %d", c.demoEvents)
-	}
+	return nil
+}
+
+// checkEmbedSecret generates the embed secret when none was given, and
+// refuses one too short.
+func (c *config) checkEmbedSecret() error {
 	if c.embedSecret == "" {
 		c.embedSecret, c.embedGenerated = rand.Text(), true
 	} else if len(c.embedSecret) < embed.MinSecretBytes {
-		return config{}, fmt.Errorf("-embed-secret must be at least %d bytes", embed.MinSecretBytes)
+		return fmt.Errorf("-embed-secret must be at least %d bytes", embed.MinSecretBytes)
 	}
+	return nil
+}
+
+// checkTimeouts refuses a negative time limit and turns 0 into the
+// Service's "no limit"; at least one refresh must be allowed to run.
+func (c *config) checkTimeouts() error {
 	for _, d := range []struct {
 		flag string
 		v    *time.Duration
 	}{{"run-timeout", &c.runTimeout}, {"refresh-timeout", &c.refreshTimeout}} {
 		switch {
 		case *d.v < 0:
-			return config{}, fmt.Errorf("-%s must be 0 or more, got %s", d.flag, *d.v)
+			return fmt.Errorf("-%s must be 0 or more, got %s", d.flag, *d.v)
 		case *d.v == 0:
 			*d.v = -1 // the Service's "no limit"
 		}
 	}
 	if c.maxRefreshes < 1 {
-		return config{}, fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)
+		return fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)
 	}
+	return nil
+}
+
+// checkEngine refuses a server engine without its -dsn, and -store beside
+// a temporary SQLite database.
+func (c *config) checkEngine() error {
 	if c.driver != "sqlite" && c.dsn == "" && c.driver != "chdb" {
-		return config{}, fmt.Errorf("-driver %s needs -dsn", c.driver)
+		return fmt.Errorf("-driver %s needs -dsn", c.driver)
 	}
 	if c.storePath != "" && c.dbPath == "" && c.driver == "sqlite" {
-		return config{}, errors.New("-store needs -db: a temporary database keeps its store beside it")
+		return errors.New("-store needs -db: a temporary database keeps its store beside it")
 	}
+	return nil
+}
+
+// chooseAPIKey takes the key of -api-key, else of the environment, else a
+// new one, and records which.
+func (c *config) chooseAPIKey(getenv func(string) string) {
 	switch {
 	case c.apiKey != "":
 		c.keySource = keyFromFlag
@@ -147,7 +197,6 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	default:
 		c.apiKey, c.keySource = newAPIKey(), keyGenerated
 	}
-	return c, nil
 }
 
 // grant is an API key for one project.

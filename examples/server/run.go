@@ -47,14 +47,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	keys := httpapi.NewKeyring()
-	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
-		return fmt.Errorf("-api-key: %w", err)
-	}
-	for _, g := range cfg.grants {
-		if err := keys.Add(g.key, g.project); err != nil {
-			return fmt.Errorf("-api-key for project %s: %w", g.project, err)
-		}
+	keys, err := newKeyring(cfg)
+	if err != nil {
+		return err
 	}
 	b, err := openBackend(cfg)
 	if err != nil {
@@ -72,19 +67,72 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return err
 	}
-
-	store := b.store
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
 	// Metrics of runs and refreshes for /metrics, beside a log of them.
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	counters, err := metrics.New(registry)
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	svc, err := newService(ctx, cfg, b, registry, logger, stderr)
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// Materialized endpoints are refreshed in the background until the
+	// server stops; the scheduler is waited for, so no refresh outlives the
+	// databases.
+	schedCtx, stopSchedule := context.WithCancel(ctx)
+	scheduled := make(chan struct{})
+	go func() { defer close(scheduled); _ = svc.Schedule(schedCtx) }()
+	defer func() { stopSchedule(); <-scheduled }()
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	handler, err := newHandler(cfg, svc, keys, registry, logger)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      max(cfg.runTimeout, 0) + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	base := "http://" + ln.Addr().String()
+	printBanner(stdout, cfg, base, count, loaded)
+	printEditor(stdout, base)
+	printEmbed(stdout, cfg, base)
+	printSession(stdout, cfg, base)
+	return serveUntilDone(ctx, srv, served, stdout)
+}
+
+// newKeyring holds the API keys of cfg, each for its project.
+func newKeyring(cfg config) (*httpapi.Keyring, error) {
+	keys := httpapi.NewKeyring()
+	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
+		return nil, fmt.Errorf("-api-key: %w", err)
+	}
+	for _, g := range cfg.grants {
+		if err := keys.Add(g.key, g.project); err != nil {
+			return nil, fmt.Errorf("-api-key for project %s: %w", g.project, err)
+		}
+	}
+	return keys, nil
+}
+
+// newService migrates the store of b and returns the Service over it, with
+// its metrics in registry, after dropping the tables that serve nothing.
+func newService(ctx context.Context, cfg config, b *backend, registry *prometheus.Registry, logger *slog.Logger, stderr io.Writer) (*endpoint.Service, error) {
+	store := b.store
+	if err := store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	counters, err := metrics.New(registry)
+	if err != nil {
+		return nil, err
+	}
 	svcCfg := endpoint.Config{
 		Endpoints:      store.Endpoints(),
 		Variables:      store.Variables(),
@@ -103,7 +151,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	svc, err := endpoint.New(svcCfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Tables a stopped process left mid-refresh, or of endpoints deleted
 	// while their drop could not run, serve nothing: drop them.
@@ -112,43 +160,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else if n > 0 {
 		fmt.Fprintf(stderr, "materialization: dropped %d orphaned table(s)\n", n)
 	}
-	// Materialized endpoints are refreshed in the background until the
-	// server stops; the scheduler is waited for, so no refresh outlives the
-	// databases.
-	schedCtx, stopSchedule := context.WithCancel(ctx)
-	scheduled := make(chan struct{})
-	go func() { defer close(scheduled); _ = svc.Schedule(schedCtx) }()
-	defer func() { stopSchedule(); <-scheduled }()
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
+	return svc, nil
+}
+
+// newHandler is the server's handler: the API behind keys and the run
+// limits of cfg, the editor page, and the metrics of registry.
+func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, registry *prometheus.Registry, logger *slog.Logger) (http.Handler, error) {
 	limiter, err := limit.New(cfg.limits)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tokenKeys := &embed.StaticKeys{}
 	if err := tokenKeys.Add("", "default", []byte(cfg.embedSecret)); err != nil {
-		return fmt.Errorf("-embed-secret: %w", err)
+		return nil, fmt.Errorf("-embed-secret: %w", err)
 	}
-	srv := &http.Server{
-		Handler: withMetrics(withEditor(httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
-			httpapi.WithLimiter(limiter),
-			httpapi.WithLogger(logger)), cfg), registry),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      max(cfg.runTimeout, 0) + 30*time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
+		httpapi.WithLimiter(limiter),
+		httpapi.WithLogger(logger))
+	return withMetrics(withEditor(api, cfg), registry), nil
+}
 
-	base := "http://" + ln.Addr().String()
-	printBanner(stdout, cfg, base, count, loaded)
-	printEditor(stdout, base)
-	printEmbed(stdout, cfg, base)
-	printSession(stdout, cfg, base)
-
+// serveUntilDone waits for srv to fail or ctx to be done, then shuts srv
+// down gracefully; served carries what srv.Serve returned.
+func serveUntilDone(ctx context.Context, srv *http.Server, served <-chan error, stdout io.Writer) error {
 	select {
 	case err := <-served:
 		return err

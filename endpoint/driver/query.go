@@ -1,10 +1,11 @@
-package endpoint
+package driver
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 	"io"
 	"slices"
 	"strconv"
@@ -47,20 +48,20 @@ type sqlWire struct {
 // "query" string and may hold "variables"; other keys are refused rather
 // than ignored, because a filter that is silently dropped returns more data
 // than its author meant. TrendsQuery and RetentionQuery are kept whole in
-// Insight for the insight package to decode. Every error is an *Error with
+// Insight for the insight package to decode. Every error is an *endpoint.Error with
 // status 400 and attr "query", so that an API can answer it as it is.
 func (q *Query) UnmarshalJSON(data []byte) error {
 	var head map[string]json.RawMessage
 	if err := json.Unmarshal(data, &head); err != nil || head == nil {
-		return invalidf(CodeInvalidInput, "query", "Query must be a JSON object with a \"kind\".")
+		return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query must be a JSON object with a \"kind\".")
 	}
 	rawKind, ok := head["kind"]
 	if !ok {
-		return invalidf(CodeInvalidInput, "query", "Query \"kind\" is required (one of %s, %s, %s).", KindSQL, KindTrends, KindRetention)
+		return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query \"kind\" is required (one of %s, %s, %s).", KindSQL, KindTrends, KindRetention)
 	}
 	var kind string
 	if err := json.Unmarshal(rawKind, &kind); err != nil {
-		return invalidf(CodeInvalidInput, "query", "Query \"kind\" must be a string.")
+		return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query \"kind\" must be a string.")
 	}
 	switch kind {
 	case KindSQL:
@@ -68,12 +69,12 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	case KindTrends, KindRetention:
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
-			return invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+			return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query is not valid JSON.")
 		}
 		*q = Query{Kind: kind, Insight: buf.Bytes()}
 		return nil
 	default:
-		return unsupportedKind(kind)
+		return apierror.UnsupportedKind(kind, KindSQL, KindTrends, KindRetention)
 	}
 }
 
@@ -91,10 +92,10 @@ func (q *Query) unmarshalSQL(data []byte, head map[string]json.RawMessage) error
 		return sqlDecodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return invalidf(CodeInvalidInput, "query", "Query must be a single JSON object.")
+		return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query must be a single JSON object.")
 	}
 	if w.Query == nil {
-		return required("query.query")
+		return apierror.Required("query.query")
 	}
 	out := Query{Kind: KindSQL, SQL: *w.Query}
 	if len(w.Variables) > 0 {
@@ -103,7 +104,7 @@ func (q *Query) unmarshalSQL(data []byte, head map[string]json.RawMessage) error
 	for key, raw := range w.Variables {
 		ref, err := unmarshalRef(raw)
 		if err != nil {
-			return invalidf(CodeInvalidInput, "query.variables", "Query variable %q: %s", key, err)
+			return apierror.Invalidf(apierror.CodeInvalidInput, "query.variables", "Query variable %q: %s", key, err)
 		}
 		out.Variables[key] = ref
 	}
@@ -157,9 +158,9 @@ func sqlDecodeError(err error) error {
 		if want == "" {
 			want = te.Type.String()
 		}
-		return invalidf(CodeInvalidInput, field, "Query field %q has the wrong type: expected %s.", te.Field, want)
+		return apierror.Invalidf(apierror.CodeInvalidInput, field, "Query field %q has the wrong type: expected %s.", te.Field, want)
 	}
-	return invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+	return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query is not valid JSON.")
 }
 
 // onlyKeys refuses a key of a HogQLQuery other than allowed, naming the
@@ -175,9 +176,5 @@ func onlyKeys(head map[string]json.RawMessage, allowed ...string) error {
 		return nil
 	}
 	slices.Sort(unknown)
-	return invalidf(CodeInvalidInput, "query", "Query has an unknown field %s; a %s holds only \"kind\", \"query\" and \"variables\".", strconv.Quote(cut(unknown[0])), KindSQL)
-}
-
-func unsupportedKind(kind string) *Error {
-	return invalidf(CodeUnsupportedQuery, "query", "Unsupported query kind '%s'. Supported kinds: %s, %s, %s.", kind, KindSQL, KindTrends, KindRetention)
+	return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query has an unknown field %s; a %s holds only \"kind\", \"query\" and \"variables\".", strconv.Quote(apierror.Cut(unknown[0])), KindSQL)
 }

@@ -1,7 +1,8 @@
-package endpoint
+package driver
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -42,7 +43,7 @@ type Store interface {
 	SetMaterialization(ctx context.Context, project, id string, st MaterializationState) error
 	// ListMaterialized returns the endpoints of every project whose
 	// IsMaterialized is set, each with its ProjectID, ordered by project
-	// and then by name. RefreshStale walks it.
+	// and then by name. Service.RefreshStale walks it.
 	ListMaterialized(ctx context.Context) ([]Endpoint, error)
 	// Get returns the endpoint named name in project.
 	Get(ctx context.Context, project, name string) (Endpoint, error)
@@ -55,3 +56,16 @@ type Store interface {
 	// Versions returns all versions of the endpoint with id, oldest first.
 	Versions(ctx context.Context, project, id string) ([]Version, error)
 }
+
+// The errors a Store (and a variable store) returns, compared with
+// errors.Is; wrap them to add context. The Service answers ErrNotFound
+// with a 404 and ErrConflict with a 409, and any other error of a Store as
+// a failing backend (502) without showing its text.
+var (
+	// ErrNotFound is an unknown endpoint or version.
+	ErrNotFound = errors.New("endpoint: not found")
+	// ErrConflict is a write that collides with what is stored: a name
+	// taken, a version number that exists, an Update that does not follow
+	// the stored version.
+	ErrConflict = errors.New("endpoint: conflict")
+)

@@ -1,4 +1,4 @@
-package endpoint
+package driver
 
 import (
 	"context"
@@ -87,14 +87,14 @@ type BoundedExecutor interface {
 }
 
 // ErrResultTooLarge is wrapped by the error of a BoundedExecutor whose rows
-// exceeded Bounds.MaxBytes. The Service answers it with an *Error of code
-// CodeResultTooLarge.
+// exceeded Bounds.MaxBytes. The Service answers it with an *endpoint.Error of code
+// endpoint.CodeResultTooLarge.
 var ErrResultTooLarge = errors.New("endpoint: result exceeds its byte limit")
 
 // RowBytes is about what row weighs in a JSON answer: its values' text
 // (strings with their quotes, numbers at their length, floats and times at
 // their longest), the commas and the brackets. It is the measure of
-// Bounds.MaxBytes and Config.MaxResultBytes; escapes inside strings are
+// Bounds.MaxBytes and endpoint.Config.MaxResultBytes; escapes inside strings are
 // not counted.
 func RowBytes(row []any) int64 {
 	n := int64(2 + len(row))
@@ -142,4 +142,28 @@ func intBytes(n int64) int64 {
 		l++
 	}
 	return l
+}
+
+// RowCapper is implemented by an Executor that can end a query after its
+// first rows at no more cost than a LIMIT clause would have: an engine
+// that computes rows only as they are read, such as SQLite in process.
+// The Service then runs a saved query that is a plain SELECT as it was
+// written, when the run asks for no offset, reading one row more than the
+// limit to tell whether there are more; otherwise it wraps the query in
+// SELECT * FROM (...) LIMIT ... OFFSET .... An executor whose engine
+// computes or sends every row anyway (a client-server database that drains
+// the rest when the rows are closed) should answer false from CapsRows:
+// there the LIMIT of the wrapper is what saves the work.
+//
+// Rows, their order and HasMore are the same either way. Column names are
+// the query's own when it runs as written; through the wrapper SQLite
+// renames a name that repeats in the select list ("id", "id:1").
+type RowCapper interface {
+	Executor
+	// CapsRows reports whether QueryCapped is as cheap as a LIMIT on this
+	// executor's engine. The Service asks once, in New.
+	CapsRows() bool
+	// QueryCapped is Query reading no more than the first max rows (max
+	// is at least 1) and then ending the statement.
+	QueryCapped(ctx context.Context, query string, args []any, max int) (*Result, error)
 }

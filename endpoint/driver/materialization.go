@@ -1,8 +1,9 @@
-package endpoint
+package driver
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 	"strconv"
 	"time"
 )
@@ -80,7 +81,7 @@ func (s Seconds) MarshalJSON() ([]byte, error) {
 // string of at least a second; anything else is a 400 naming the field.
 func (s *Seconds) UnmarshalJSON(data []byte) error {
 	bad := func() error {
-		return invalidf(CodeInvalidInput, "materialization_freshness",
+		return apierror.Invalidf(apierror.CodeInvalidInput, "materialization_freshness",
 			"Invalid materialization_freshness %s: expected a whole number of seconds (at least 1) or a duration such as \"1h30m\".", truncate(string(data), 40))
 	}
 	data = bytes.TrimSpace(data)
@@ -112,4 +113,25 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// VariableVerdict says how the stored table of a SQL endpoint answers one
+// of its variables, or why it cannot.
+type VariableVerdict struct {
+	// CodeName is the variable's code name.
+	CodeName string `json:"code_name"`
+	// As is materialize.Kind's value: "key" (compared with = to a column or
+	// a row expression, stored as a key), "list" (expr IN a multi-valued
+	// list), "range" (>=, >, <, <=); empty when it cannot be materialized.
+	As string `json:"as,omitempty"`
+	// Expression is the column or row expression the variable is
+	// compared with, as the analysis prints it.
+	Expression string `json:"expression,omitempty"`
+	// Bucket is the time bucket a Date range is stored by (minute, hour,
+	// day, week, month); empty when the values are stored as they are.
+	Bucket string `json:"bucket,omitempty"`
+	// Code and Reason say why the variable cannot be materialized: Code is
+	// materialize.Code's stable value, Reason for people.
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }

@@ -1,0 +1,57 @@
+// Package driver is what an implementer of storage or query execution for
+// package endpoint writes against, as database/sql/driver is for
+// database/sql: the interfaces a Service reaches the world through, the
+// contract of each, and the records they exchange. A host that embeds the
+// Service does not need this package: it picks implementations (package
+// endpoint/sqlstore, endpoint/sqlexec, endpoint/chexec, endpoint/chdb, or
+// the in-memory ones of package endpoint) and hands them to endpoint.Config.
+//
+// # What to implement
+//
+//   - Store keeps endpoints and their versions (endpoint.Config.Endpoints).
+//     A Store may also implement Leaser, so that Services in several
+//     processes sharing it never refresh one materialized endpoint at once.
+//   - Executor runs SQL against the analytics database
+//     (endpoint.Config.Executor). It may also implement TxExecutor (a
+//     materialized table is swapped in one transaction), BoundedExecutor (a
+//     run's row, byte and time bounds are enforced while rows are read) and
+//     RowCapper (a query reads no more rows than a run returns).
+//   - RunLog keeps a bounded record of runs (endpoint.Config.RunLog), and
+//     ResultCache the encoded answers of runs (endpoint.Config.ResultCache).
+//
+// Variables are kept by a variable.Store, whose contract is in package
+// variable.
+//
+// # The records
+//
+// A Store keeps Endpoint values with their Version history; an Endpoint
+// holds a Query (SQL with {variables.x} placeholders, or an insight query)
+// and a MaterializationState, which only the Service writes (through
+// Store.Create and Store.SetMaterialization). An Executor answers with a
+// Result; a BoundedExecutor is given Bounds. A RunLog keeps RunLogEntry
+// values and pages through them with LogPage, Cursor and ParseCursor.
+// The records' JSON is the HTTP API's wire format; a store that keeps JSON
+// text may keep them in it and read them back with encoding/json.
+//
+// # Guidelines for every implementation
+//
+//   - Persist or run what you are given: do not validate or correct input
+//     (the Service does), and never put a value into SQL text: values come
+//     as bound arguments.
+//   - Every method is safe for concurrent use and honours its context.
+//   - Projects are isolated: nothing of one project is visible through
+//     another's id.
+//   - Values returned never alias values stored or given.
+//   - Errors: ErrNotFound and ErrConflict (wrapped if you add context) where
+//     the contract names them, ErrResultTooLarge and ErrBadCursor likewise;
+//     any other error is a failing backend, which the Service logs nothing
+//     of and shows as a generic 502.
+//
+// # Conformance suites
+//
+// Each interface's contract is also written as tests, which every
+// implementation runs from its own: package endpoint/storetest (Run for a
+// Store, RunLeaser, RunResultCache, RunRunLog), package
+// endpoint/executortest (Run, RunWith for an Executor) and
+// variable/storetest for a variable.Store.
+package driver

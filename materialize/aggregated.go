@@ -38,6 +38,25 @@ func (b *builder) aggregated(plan *Plan) error {
 		return err
 	}
 	pre = append(pre, b.stored...)
+	if err := b.aggregatedPrecompute(plan, keys, pre); err != nil {
+		return err
+	}
+	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
+	group := ""
+	if len(keys) > 0 {
+		var ks []string
+		for j := range keys {
+			ks = append(ks, b.q(b.gen('k', j)))
+		}
+		group = " GROUP BY " + strings.Join(ks, ", ")
+	}
+	return b.tail(plan, group, having, order)
+}
+
+// aggregatedPrecompute sets the pre-compute query of plan, pre being its
+// select list but the variables' columns, and the source a merged read
+// computes stored rows from.
+func (b *builder) aggregatedPrecompute(plan *Plan, keys []sqlparser.Expr, pre []string) error {
 	// What a read merges: the stored columns but the variables', which
 	// the parts' own filters have used.
 	merged := slices.Clone(pre)
@@ -61,11 +80,9 @@ func (b *builder) aggregated(plan *Plan) error {
 		return err
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
-	groupBy := ""
 	if groups := b.precomputeGroups(keys, vcols); len(groups) > 0 {
-		groupBy = " GROUP BY " + strings.Join(groups, ", ")
+		plan.precompute += " GROUP BY " + strings.Join(groups, ", ")
 	}
-	plan.precompute += groupBy
 	if b.bucketed() || tail != "" {
 		plan.source = &source{selectList: strings.Join(merged, ", "), columns: b.storedColumns(len(keys)),
 			from: from, rest: strings.TrimPrefix(where, " WHERE "), tail: tail}
@@ -73,16 +90,7 @@ func (b *builder) aggregated(plan *Plan) error {
 			plan.source.groupBy = " GROUP BY " + strings.Join(groups, ", ")
 		}
 	}
-	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
-	group := ""
-	if len(keys) > 0 {
-		var ks []string
-		for j := range keys {
-			ks = append(ks, b.q(b.gen('k', j)))
-		}
-		group = " GROUP BY " + strings.Join(ks, ", ")
-	}
-	return b.tail(plan, group, having, order)
+	return nil
 }
 
 // bucketed reports whether some variable is stored by bucket.

@@ -64,6 +64,8 @@ var variables = []variable.Variable{
 	{ID: "00000000-0000-4000-8000-000000000009", Name: "names", CodeName: "names", Type: variable.List, IsMulti: true,
 		Values: []string{"apple", "Apple", "apple ", "APPLE", "ñandú", "café", "Café", "pear", "Pear", "pear  ", "Ünïcode", "it's", "zeta", "nothing"}},
 	{ID: "00000000-0000-4000-8000-000000000010", Name: "user", CodeName: "user", Type: variable.String},
+	{ID: "00000000-0000-4000-8000-000000000011", Name: "countries", CodeName: "countries", Type: variable.List, IsMulti: true,
+		Values: []string{"US", "us", "DE", "GB", "FR", "JP", "ZZ"}},
 }
 
 // refs are the query variables of a SQL endpoint using the code names.
@@ -429,7 +431,7 @@ func firstRuns(runs []run, n int) []run {
 // corpus is the corpus of this run: every spec with -tags long, else the
 // sample that sampled keeps.
 func corpus() []*spec {
-	all := append(sqlSpecs(), insightSpecs()...)
+	all := append(append(sqlSpecs(), expressionSpecs()...), insightSpecs()...)
 	if long {
 		return all
 	}

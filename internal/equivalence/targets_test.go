@@ -140,12 +140,17 @@ func openSession(t *testing.T, driver, dsn string, d *dialect) *sql.DB {
 // newService is a Service over db with memory stores and the corpus's
 // variables.
 func newService(t *testing.T, db *sql.DB, d *dialect) *endpoint.Service {
+	return newServiceAt(t, db, d, func() time.Time { return now })
+}
+
+// newServiceAt is newService on the clock clock.
+func newServiceAt(t *testing.T, db *sql.DB, d *dialect, clock func() time.Time) *endpoint.Service {
 	t.Helper()
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints:  endpoint.NewMemoryStore(),
 		Variables:  variable.NewMemoryStore(),
 		Executor:   sqlexec.New(db, d.e),
-		Now:        func() time.Time { return now },
+		Now:        clock,
 		RunTimeout: time.Minute,
 	})
 	if err != nil {

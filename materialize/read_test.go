@@ -158,3 +158,21 @@ func TestReadPage(t *testing.T) {
 	_, _, err = plan.ReadPage("", map[string]any{"e": "x"}, 1, 0)
 	require.ErrorIs(t, err, ErrInvalidTable)
 }
+
+// TestReadList: a list variable binds every value of its list, one marker
+// each; a single value binds as a list of one; an empty list is refused,
+// as a run refuses it, rather than read as "matches nothing" or "all".
+func TestReadList(t *testing.T) {
+	plan := mustPlan(t, "SELECT count(*) AS n FROM events WHERE event IN {variables.events}", Options{Engine: engine.PostgreSQL})
+	q, args, err := plan.Read("t", map[string]any{"events": []string{"a", "b", "c"}})
+	require.NoError(t, err)
+	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "t" WHERE "events" IN ($1, $2, $3)`, q)
+	require.Equal(t, []any{"a", "b", "c"}, args)
+	q, args, err = plan.Read("t", map[string]any{"events": "a"})
+	require.NoError(t, err)
+	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "t" WHERE "events" IN ($1)`, q)
+	require.Equal(t, []any{"a"}, args)
+	_, _, err = plan.Read("t", map[string]any{"events": []string{}})
+	require.ErrorIs(t, err, ErrInvalidValue)
+	require.ErrorContains(t, err, "empty list")
+}

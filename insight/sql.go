@@ -132,6 +132,10 @@ func (g *gen) timeRange(col string, sp span) {
 // breakdownName is the column of the i-th breakdown value.
 func breakdownName(i int) string { return fmt.Sprintf("b%d", i) }
 
+// foldedName is the column of the i-th breakdown value once the values past
+// the breakdown limit are folded ('').
+func foldedName(i int) string { return fmt.Sprintf("k%d", i) }
+
 // breakdownColumns writes ", b0, b1" with the given qualifier.
 func (g *gen) breakdownColumns(n int, qualifier string) {
 	for i := range n {

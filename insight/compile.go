@@ -80,7 +80,7 @@ func compile(q *Query, d engine.Engine, now time.Time, limited bool) (*Compiled,
 // bucket, b0, ..., value): a window sums each combination's values over
 // the range, a second one ranks the combinations of each series, and the
 // outer grouping keeps the first BreakdownLimit as they are and sums the
-// rest per interval into rows whose breakdown columns are ” and whose
+// rest per interval into rows whose breakdown columns are empty and whose
 // other column is 1. Every level names its columns afresh ("y", "k0",
 // "total"), so that no engine reads an alias as the column it renames.
 // NULL values (an aggregate over no number) count as 0, as Shape reads

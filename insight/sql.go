@@ -133,7 +133,7 @@ func (g *gen) timeRange(col string, sp span) {
 func breakdownName(i int) string { return fmt.Sprintf("b%d", i) }
 
 // foldedName is the column of the i-th breakdown value once the values past
-// the breakdown limit are folded (”).
+// the breakdown limit are folded (empty).
 func foldedName(i int) string { return fmt.Sprintf("k%d", i) }
 
 // breakdownColumns writes ", b0, b1" with the given qualifier.

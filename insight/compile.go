@@ -126,7 +126,10 @@ func writeTopBreakdowns(g *gen, q *Query, source func()) {
 // writeTrends writes a UNION ALL of one grouped select per series. The
 // inner select computes each bound expression once, so that the outer
 // GROUP BY names columns: an engine cannot tell that two expressions with
-// different bind markers are the same.
+// different bind markers are the same. Counts are cast to the engine's
+// float, the type of the other maths' values, so that every series' value
+// column has one type: ClickHouse finds no common type for an integer
+// count and a float sum (it makes a Variant, which no aggregate takes).
 func writeTrends(g *gen, q *Query, sp span) {
 	for i, s := range q.Series {
 		if i > 0 {
@@ -138,9 +141,9 @@ func writeTrends(g *gen, q *Query, sp span) {
 		g.WriteString(", ")
 		switch s.Math {
 		case Total:
-			g.WriteString("count(*)")
+			g.float(func() { g.WriteString("count(*)") })
 		case DAU:
-			g.w("count(DISTINCT #)", "actor")
+			g.float(func() { g.w("count(DISTINCT #)", "actor") })
 		default:
 			g.w(string(s.Math)+"(#)", "v")
 		}

@@ -64,6 +64,15 @@ func (g *gen) bucket(iv Interval, col string) {
 	g.WriteString(g.e.TimeText(g.e.Truncate(iv.unit(), g.e.Timestamp(g.e.QuoteIdent(col)))))
 }
 
+// float writes the expression that expr writes cast to the engine's float
+// type. Only for values that are never NULL: ClickHouse refuses to cast
+// NULL to a type that is not Nullable.
+func (g *gen) float(expr func()) {
+	g.WriteString("CAST(")
+	expr()
+	g.WriteString(" AS " + g.e.Type(engine.Float) + ")")
+}
+
 // contains writes a case-insensitive substring test of property key.
 func (g *gen) contains(key, value string) {
 	g.e.Contains(g, func() { g.text(key) }, value)

@@ -96,6 +96,8 @@ func insightResult(ep *Endpoint, opts runOptions, at *time.Time, stmt *insight.C
 	out := newRunResult(ep, opts, at)
 	out.Columns, out.Types = []string{}, []string{}
 	out.Results = shaped
+	// As PostHog's hasMore: a breakdown had values past its limit.
+	out.HasMore = shaped.HasMore
 	out.Debug = trace.info()
 	return out, nil
 }

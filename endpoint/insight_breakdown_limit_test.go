@@ -191,17 +191,20 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 	create("seven", pagesQuery(t, `, "breakdown_limit": 7`), false)
 	create("mat", pagesQuery(t, ``), true)
 
-	all, _ := trendsOf(t, svc, "every", nil)
-	if len(all) < pageValues {
-		t.Fatalf("%d series of every value, want at least %d", len(all), pageValues)
+	all, res := trendsOf(t, svc, "every", nil)
+	if len(all) < pageValues || res.HasMore {
+		t.Fatalf("%d series of every value (hasMore %v), want at least %d", len(all), res.HasMore, pageValues)
 	}
-	limited, _ := trendsOf(t, svc, "pages", nil)
-	if len(limited) != 2*(insight.DefaultBreakdownLimit+1) {
-		t.Fatalf("%d series, want 25 and Other for each of the 2 query series", len(limited))
+	limited, res := trendsOf(t, svc, "pages", nil)
+	if len(limited) != 2*(insight.DefaultBreakdownLimit+1) || !res.HasMore {
+		t.Fatalf("%d series (hasMore %v), want 25 and Other for each of the 2 query series", len(limited), res.HasMore)
 	}
 	requireSameSeries(t, "default limit", foldPages(all, insight.DefaultBreakdownLimit, false), limited)
-	hidden, _ := trendsOf(t, svc, "hidden", nil)
+	hidden, res := trendsOf(t, svc, "hidden", nil)
 	requireSameSeries(t, "hidden other", foldPages(all, insight.DefaultBreakdownLimit, true), hidden)
+	if !res.HasMore {
+		t.Fatal("hidden Other: hasMore false, want true as PostHog answers")
+	}
 	seven, _ := trendsOf(t, svc, "seven", nil)
 	requireSameSeries(t, "limit 7", foldPages(all, 7, false), seven)
 
@@ -232,8 +235,11 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 		if !res.EndpointMaterialized {
 			t.Fatalf("%v: not read from the table", vars)
 		}
-		inline, _ := trendsOf(t, svc, "pages", vars)
+		inline, inlineRes := trendsOf(t, svc, "pages", vars)
 		requireSameSeries(t, fmt.Sprintf("materialized = inline with %v", vars), inline, got)
+		if res.HasMore != inlineRes.HasMore || res.HasMore != (vars == nil) {
+			t.Fatalf("%v: hasMore %v materialized, %v inline", vars, res.HasMore, inlineRes.HasMore)
+		}
 	}
 	return limited
 }

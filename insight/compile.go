@@ -43,7 +43,8 @@ type Compiled struct {
 // collation on PostgreSQL). The other combinations are summed, interval
 // by interval, into one series, as PostHog sums them whatever the math
 // (so that for dau and avg it is a sum of the values, not a recount),
-// unless HideOther drops it. PostHog ranks the unset value ("") after
+// unless HideOther drops it (Shape does, so that Result.HasMore still
+// tells that values were left out, as PostHog's hasMore does). PostHog ranks the unset value ("") after
 // every set one; here it competes by its total like any value, as the
 // series have always been ordered by Count. A breakdown variable (Apply)
 // filters the events before the ranking, so that it selects its value
@@ -110,12 +111,7 @@ func writeTopBreakdowns(g *gen, q *Query, source func()) {
 	g.breakdownColumns(n, "")
 	g.w(") AS #\n      FROM (\n", "total")
 	source()
-	g.w("\n      ) AS #\n    ) AS #\n  ) AS #", "r", "t", "k")
-	if q.HideOther {
-		g.w("\n  WHERE # <= ", "rank")
-		g.Bind(limit)
-	}
-	g.w("\n) AS #\nGROUP BY #, #", "f", "series", "bucket")
+	g.w("\n      ) AS #\n    ) AS #\n  ) AS #\n) AS #\nGROUP BY #, #", "r", "t", "k", "f", "series", "bucket")
 	for j := range n {
 		g.WriteString(", ")
 		g.WriteIdent(foldedName(j))

@@ -82,6 +82,7 @@ func foldTop(t *testing.T, all *Result, events []string, limit int, hide bool, b
 			out.Series = append(out.Series, mine...)
 			continue
 		}
+		out.HasMore = true
 		out.Series = append(out.Series, mine[:limit]...)
 		if hide {
 			continue
@@ -155,6 +156,8 @@ func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 						effective := q.breakdownLimit()
 						want := foldTop(t, all, []string{"$pageview", "purchase"}, effective, hide, nb)
 						requireSameJSON(t, want, got)
+						require.Equal(t, want.HasMore, got.HasMore, "hasMore")
+						require.Equal(t, limit != 1000, got.HasMore, "more values than the limit")
 
 						perSeries := map[any]map[string]bool{}
 						for _, row := range rows {

@@ -15,6 +15,12 @@ type Result struct {
 	Kind    Kind
 	Series  []TrendsSeries
 	Cohorts []Cohort
+	// HasMore tells that a trends breakdown had more combinations of
+	// values in some series than the breakdown limit keeps: they are
+	// summed into its Other series, or left out with it when the query
+	// hides it. It is PostHog's hasMore of a trends response, and not part
+	// of the JSON array.
+	HasMore bool
 }
 
 // MarshalJSON writes the array of the result's kind, never null.
@@ -90,8 +96,8 @@ func (c *Compiled) Shape(rows [][]any) (*Result, error) {
 		cohorts, err := c.shapeRetention(rows)
 		return &Result{Kind: Retention, Cohorts: cohorts}, err
 	}
-	series, err := c.shapeTrends(rows)
-	return &Result{Kind: Trends, Series: series}, err
+	series, more, err := c.shapeTrends(rows)
+	return &Result{Kind: Trends, Series: series, HasMore: more}, err
 }
 
 func (c *Compiled) bucketIndex() map[string]int {
@@ -108,7 +114,10 @@ type seriesKey struct {
 	other  bool   // the series folding the values past the breakdown limit
 }
 
-func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
+// shapeTrends returns the series of the rows, and whether the statement
+// folded values past the breakdown limit.
+func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, bool, error) {
+	more := false
 	idx := c.bucketIndex()
 	byKey := map[seriesKey][]float64{}
 	var keys []seriesKey
@@ -127,7 +136,13 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 	for r, row := range rows {
 		cell, err := c.trendsCell(r, row, idx)
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		if cell.key.other {
+			more = true
+			if c.q.HideOther {
+				continue
+			}
 		}
 		data, seen := byKey[cell.key]
 		if !seen {
@@ -135,7 +150,7 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 		}
 		data[cell.at] = cell.value
 	}
-	return c.trendsSeries(keys, byKey), nil
+	return c.trendsSeries(keys, byKey), more, nil
 }
 
 // trendsCell is one row of a trends result: the value of one series and

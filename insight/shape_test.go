@@ -74,6 +74,19 @@ func TestShapeTrends(t *testing.T) {
 		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`,
 		shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil, int64(0)}, {int64(0), "2025-05-01 22:00:00", "", nil, int64(1)}}))
 
+	// Hidden, the other series is dropped and still tells that values
+	// were left out; without other rows nothing was.
+	hidden := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
+		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x","breakdown_hide_other_aggregation":true}}`)
+	res, err := hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}, {int64(0), "2025-05-01 22:00:00", "", int64(5), int64(1)}})
+	require.NoError(t, err)
+	require.True(t, res.HasMore)
+	require.Len(t, res.Series, 1)
+	require.Equal(t, "v", res.Series[0].BreakdownValue)
+	res, err = hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}})
+	require.NoError(t, err)
+	require.False(t, res.HasMore)
+
 	// No rows with breakdowns: an empty array, not null.
 	require.Equal(t, `[]`, shapeJSON(t, broken, nil))
 }

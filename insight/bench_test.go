@@ -45,10 +45,18 @@ func runRows(b *testing.B, db *sql.DB, c *Compiled) *Result {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cols, err := rows.Columns()
+	if err != nil {
+		b.Fatal(err)
+	}
 	var out [][]any
 	for rows.Next() {
-		row := make([]any, 4)
-		if err := rows.Scan(&row[0], &row[1], &row[2], &row[3]); err != nil {
+		row := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range row {
+			ptrs[i] = &row[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			b.Fatal(err)
 		}
 		out = append(out, row)

@@ -62,6 +62,9 @@ const (
 	LimitMaxPlaceholders     = "max_placeholders"
 	LimitRefreshTimeout      = "refresh_timeout"
 	LimitMaxMaterializedRows = "max_materialized_rows"
+	// LimitMaxBreakdownLimit is Config.MaxBreakdownLimit, in breakdown
+	// values.
+	LimitMaxBreakdownLimit = "max_breakdown_limit"
 )
 
 // Error is the one error type callers of the Service see, *Error in an

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -31,7 +32,10 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	}
 	iq, err := insight.Decode(buf.Bytes())
 	if err != nil {
-		return nil, insightQueryError(err)
+		return nil, s.insightQueryError(err)
+	}
+	if err := s.checkBreakdownLimit(iq); err != nil {
+		return nil, err
 	}
 	if string(iq.Kind) != q.Kind {
 		return nil, invalidf(CodeInvalidInput, "query.kind", "Query kind '%s' does not match its insight JSON, which is a %s.", q.Kind, iq.Kind)
@@ -40,7 +44,7 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 		return nil, err
 	}
 	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
-		return nil, insightQueryError(err)
+		return nil, s.insightQueryError(err)
 	}
 	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq}, nil
 }
@@ -93,8 +97,55 @@ func insightResult(ep *Endpoint, opts runOptions, at *time.Time, stmt *insight.C
 	out := newRunResult(ep, opts, at)
 	out.Columns, out.Types = []string{}, []string{}
 	out.Results = shaped
+	// As PostHog's hasMore: a breakdown had values past its limit.
+	out.HasMore = shaped.HasMore
 	out.Debug = trace.info()
 	return out, nil
+}
+
+// breakdownLimitField is the JSON path of a trends query's breakdown
+// limit, as insight.Error names it.
+const breakdownLimitField = "breakdownFilter.breakdown_limit"
+
+// checkBreakdownLimit gives a decoded trends query that names no
+// breakdown_limit the Service's default, and refuses one above
+// Config.MaxBreakdownLimit with a 400 naming the field and the limit. The
+// decoded form is what runs and what a materialized read limits with, so
+// a changed default applies to both alike.
+func (s *Service) checkBreakdownLimit(iq *insight.Query) error {
+	if iq.Kind != insight.Trends {
+		return nil
+	}
+	if iq.BreakdownLimit == 0 {
+		iq.BreakdownLimit = s.cfg.DefaultBreakdownLimit
+	}
+	if iq.BreakdownLimit > s.cfg.MaxBreakdownLimit {
+		return s.breakdownLimitError(fmt.Sprintf("%d is more than the maximum", iq.BreakdownLimit), nil)
+	}
+	return nil
+}
+
+// breakdownLimitError is the 400 of a breakdown_limit out of range: its
+// detail names the field and the most this Service allows, and it carries
+// LimitMaxBreakdownLimit.
+func (s *Service) breakdownLimitError(reason string, cause error) *Error {
+	e := limited(invalidf(CodeInvalidInput, "query."+breakdownLimitField,
+		"Invalid insight query: %s: %s; breakdown_limit may be 1 to %d (max_breakdown_limit).", breakdownLimitField, reason, s.cfg.MaxBreakdownLimit),
+		LimitMaxBreakdownLimit, int64(s.cfg.MaxBreakdownLimit))
+	if cause != nil {
+		return withCause(e, cause)
+	}
+	return e
+}
+
+// insightQueryError is the package's insightQueryError, except that a
+// refused breakdown_limit also names the maximum, as one above it does.
+func (s *Service) insightQueryError(err error) *Error {
+	var ie *insight.Error
+	if errors.As(err, &ie) && ie.Field == breakdownLimitField {
+		return s.breakdownLimitError(ie.Reason, err)
+	}
+	return insightQueryError(err)
 }
 
 // insightQueryError turns a refusal of a saved insight query into a 400

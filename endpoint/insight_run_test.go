@@ -84,10 +84,12 @@ func TestInsightTrendsBreakdownFilter(t *testing.T) {
 }
 
 // TestInsightTwoBreakdowns: both breakdown variables select one series; one
-// of them selects every series with that value.
+// of them selects every series with that value. The query keeps all 50
+// browser and country pairs (the default limit would fold 25 of them into
+// an Other series that no variable selects).
 func TestInsightTwoBreakdowns(t *testing.T) {
 	e := newInsightEnv(t)
-	e.create(t, "trends2", insightQuery(t, trendsByBrowserCountry))
+	e.create(t, "trends2", insightQuery(t, strings.Replace(trendsByBrowserCountry, `"breakdownFilter": {`, `"breakdownFilter": {"breakdown_limit": 100, `, 1)))
 	all := e.runInsight(t, "trends2", nil)
 	if len(all.Series) < 20 {
 		t.Fatalf("%d series for browser x country, want many", len(all.Series))

@@ -57,7 +57,9 @@ type RunResult struct {
 	// *insight.Result (PostHog's array of series or cohorts) for insight
 	// endpoints.
 	Results any `json:"results"`
-	// HasMore tells that rows beyond Offset+Limit exist.
+	// HasMore tells that rows beyond Offset+Limit exist; for a trends
+	// insight, that a breakdown had values past its limit (see
+	// insight.Result.HasMore).
 	HasMore bool `json:"hasMore"`
 	// EndpointMaterialized tells that the run read the endpoint's stored
 	// table, whose data is of EndpointMaterializedAt; false means the query

@@ -14,6 +14,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -36,6 +37,10 @@ const (
 	// DefaultMaxPlaceholders is how many {variables.x} placeholders a
 	// saved query may hold.
 	DefaultMaxPlaceholders = 1000
+	// DefaultMaxBreakdownLimit is the largest breakdown_limit a saved
+	// insight query may ask for. The default limit is
+	// insight.DefaultBreakdownLimit (25), PostHog's.
+	DefaultMaxBreakdownLimit = 1000
 	// DefaultRefreshTimeout is how long a refresh of a materialized
 	// endpoint may take.
 	DefaultRefreshTimeout = 10 * time.Minute
@@ -95,6 +100,18 @@ type Config struct {
 	// bound argument, and engines refuse statements with too many. 0
 	// means DefaultMaxPlaceholders, a negative value no bound.
 	MaxPlaceholders int
+	// DefaultBreakdownLimit is how many combinations of breakdown values
+	// each series of a trends insight keeps when its query names no
+	// breakdown_limit (the others are summed into one "Other" series, as
+	// PostHog does); 0 means insight.DefaultBreakdownLimit. It applies to
+	// saved endpoints too, from their next run.
+	DefaultBreakdownLimit int
+	// MaxBreakdownLimit is the largest breakdown_limit a saved trends
+	// insight may name: a larger one is a 400 naming the limit
+	// (LimitMaxBreakdownLimit), at create, at update, and at the runs of
+	// an endpoint saved under a larger maximum. 0 means
+	// DefaultMaxBreakdownLimit.
+	MaxBreakdownLimit int
 	// RefreshTimeout bounds each refresh of a materialized endpoint; 0
 	// means DefaultRefreshTimeout, a negative value no bound beyond the
 	// caller's context.
@@ -223,6 +240,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.DefaultLimit > cfg.MaxLimit {
 		return nil, fmt.Errorf("endpoint: Config.DefaultLimit %d exceeds MaxLimit %d", cfg.DefaultLimit, cfg.MaxLimit)
 	}
+	if cfg.DefaultBreakdownLimit > cfg.MaxBreakdownLimit {
+		return nil, fmt.Errorf("endpoint: Config.DefaultBreakdownLimit %d exceeds MaxBreakdownLimit %d", cfg.DefaultBreakdownLimit, cfg.MaxBreakdownLimit)
+	}
 	now := cfg.Now
 	if now == nil {
 		// Microseconds: what SQL stores keep, so that an endpoint reads
@@ -259,6 +279,8 @@ func (cfg *Config) check() error {
 		return errors.New("endpoint: Config.Executor is nil")
 	case cfg.DefaultLimit < 0 || cfg.MaxLimit < 0 || cfg.MaxRefreshes < 0:
 		return errors.New("endpoint: Config.DefaultLimit, MaxLimit and MaxRefreshes must not be negative")
+	case cfg.DefaultBreakdownLimit < 0 || cfg.MaxBreakdownLimit < 0:
+		return errors.New("endpoint: Config.DefaultBreakdownLimit and MaxBreakdownLimit must not be negative")
 	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0:
 		return errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency and LeaseDuration must not be negative")
 	case cfg.RefreshJitter >= 1:
@@ -272,6 +294,8 @@ func (cfg *Config) check() error {
 func (cfg *Config) fillDefaults() {
 	// These refuse a negative value (check), so 0 alone means the default.
 	cfg.ScheduleInterval = orDefault(cfg.ScheduleInterval, DefaultScheduleInterval)
+	cfg.DefaultBreakdownLimit = orDefault(cfg.DefaultBreakdownLimit, insight.DefaultBreakdownLimit)
+	cfg.MaxBreakdownLimit = orDefault(cfg.MaxBreakdownLimit, DefaultMaxBreakdownLimit)
 	cfg.ScheduleConcurrency = orDefault(cfg.ScheduleConcurrency, DefaultScheduleConcurrency)
 	cfg.LeaseDuration = orDefault(cfg.LeaseDuration, DefaultLeaseDuration)
 	switch {

@@ -25,20 +25,49 @@ type Compiled struct {
 // run-time values.
 //
 // A trends statement returns one row per series, breakdown values and
-// non-empty interval: (series, bucket, b0, b1, ..., value). A retention
-// statement returns one row per breakdown values, cohort and later period
-// with returning users: (b0, ..., cohort, period, actors), where the row
-// with period = cohort holds the cohort's size. Shape turns either into
+// non-empty interval: (series, bucket, b0, b1, ..., value), and with
+// breakdowns a last column, other, that is 1 on the rows of the series
+// folding the values past the limit (see below). A retention statement
+// returns one row per breakdown values, cohort and later period with
+// returning users: (b0, ..., cohort, period, actors), where the row with
+// period = cohort holds the cohort's size. Shape turns either into
 // PostHog's result shape.
+//
+// The breakdown limit is applied in the statement, as PostHog applies it,
+// so that the rows returned stay few whatever the number of values: each
+// query series keeps on its own the BreakdownLimit combinations of
+// breakdown values whose aggregated value over the range (the sum of the
+// series' data, its Count) is largest, ties broken by the values in
+// ascending order (the engine's order of text: byte order on SQLite,
+// MySQL, whose property text is binary, and ClickHouse; the database's
+// collation on PostgreSQL). The other combinations are summed, interval
+// by interval, into one series, as PostHog sums them whatever the math
+// (so that for dau and avg it is a sum of the values, not a recount),
+// unless HideOther drops it (Shape does, so that Result.HasMore still
+// tells that values were left out, as PostHog's hasMore does). PostHog ranks the unset value ("") after
+// every set one; here it competes by its total like any value, as the
+// series have always been ordered by Count. A breakdown variable (Apply)
+// filters the events before the ranking, so that it selects its value
+// even when that value would not be among the kept ones.
 func Compile(q *Query, d engine.Engine, now time.Time) (*Compiled, error) {
+	return compile(q, d, now, true)
+}
+
+// compile is Compile; limited false leaves the breakdown limit out, for
+// the rows a materialized table stores (every value, so that a breakdown
+// variable can select any of them).
+func compile(q *Query, d engine.Engine, now time.Time, limited bool) (*Compiled, error) {
 	sp, err := resolveSpan(q, now)
 	if err != nil {
 		return nil, err
 	}
 	g := newGen(d)
-	if q.Kind == Retention {
+	switch {
+	case q.Kind == Retention:
 		writeRetention(g, q, sp)
-	} else {
+	case limited && len(q.Breakdowns) > 0:
+		writeTopBreakdowns(g, q, func() { writeTrends(g, q, sp) })
+	default:
 		writeTrends(g, q, sp)
 	}
 	if err := g.Err(); err != nil {
@@ -47,10 +76,56 @@ func Compile(q *Query, d engine.Engine, now time.Time) (*Compiled, error) {
 	return &Compiled{SQL: g.SQL(), Args: g.Args(), q: q, sp: sp}, nil
 }
 
+// writeTopBreakdowns writes the breakdown limit around the rows that
+// source writes, one per series, breakdown values and interval (series,
+// bucket, b0, ..., value): a window sums each combination's values over
+// the range, a second one ranks the combinations of each series, and the
+// outer grouping keeps the first BreakdownLimit as they are and sums the
+// rest per interval into rows whose breakdown columns are empty and whose
+// other column is 1. Every level names its columns afresh ("y", "k0",
+// "total"), so that no engine reads an alias as the column it renames.
+// NULL values (an aggregate over no number) count as 0, as Shape reads
+// them.
+func writeTopBreakdowns(g *gen, q *Query, source func()) {
+	n := len(q.Breakdowns)
+	limit := q.breakdownLimit()
+	g.w("SELECT #, #", "series", "bucket")
+	for j := range n {
+		g.w(", # AS #", foldedName(j), breakdownName(j))
+	}
+	g.w(", sum(#) AS #, # AS #\nFROM (\n  SELECT #, #", "y", "value", "other", "other", "series", "bucket")
+	for j := range n {
+		g.w(", CASE WHEN # <= ", "rank")
+		g.Bind(limit)
+		g.w(" THEN # ELSE '' END AS #", breakdownName(j), foldedName(j))
+	}
+	g.w(", CASE WHEN # <= ", "rank")
+	g.Bind(limit)
+	g.w(" THEN 0 ELSE 1 END AS #, #\n  FROM (\n    SELECT #, #", "other", "y", "series", "bucket")
+	g.breakdownColumns(n, "")
+	g.w(", #, dense_rank() OVER (PARTITION BY # ORDER BY # DESC", "y", "series", "total")
+	g.breakdownColumns(n, "")
+	g.w(") AS #\n    FROM (\n      SELECT #, #", "rank", "series", "bucket")
+	g.breakdownColumns(n, "")
+	g.w(", # AS #, sum(COALESCE(#, 0)) OVER (PARTITION BY #", "value", "y", "value", "series")
+	g.breakdownColumns(n, "")
+	g.w(") AS #\n      FROM (\n", "total")
+	source()
+	g.w("\n      ) AS #\n    ) AS #\n  ) AS #\n) AS #\nGROUP BY #, #", "r", "t", "k", "f", "series", "bucket")
+	for j := range n {
+		g.WriteString(", ")
+		g.WriteIdent(foldedName(j))
+	}
+	g.w(", #", "other")
+}
+
 // writeTrends writes a UNION ALL of one grouped select per series. The
 // inner select computes each bound expression once, so that the outer
 // GROUP BY names columns: an engine cannot tell that two expressions with
-// different bind markers are the same.
+// different bind markers are the same. Counts are cast to the engine's
+// float, the type of the other maths' values, so that every series' value
+// column has one type: ClickHouse finds no common type for an integer
+// count and a float sum (it makes a Variant, which no aggregate takes).
 func writeTrends(g *gen, q *Query, sp span) {
 	for i, s := range q.Series {
 		if i > 0 {
@@ -62,9 +137,9 @@ func writeTrends(g *gen, q *Query, sp span) {
 		g.WriteString(", ")
 		switch s.Math {
 		case Total:
-			g.WriteString("count(*)")
+			g.float(func() { g.WriteString("count(*)") })
 		case DAU:
-			g.w("count(DISTINCT #)", "actor")
+			g.float(func() { g.w("count(DISTINCT #)", "actor") })
 		default:
 			g.w(string(s.Math)+"(#)", "v")
 		}

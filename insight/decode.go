@@ -88,11 +88,9 @@ func decodeCommon(o *object, q *Query) error {
 		q.Properties = props
 	}
 	if raw, ok := o.take("breakdownFilter"); ok {
-		bds, err := decodeBreakdownFilter(raw, "breakdownFilter")
-		if err != nil {
+		if err := decodeBreakdownFilter(raw, "breakdownFilter", q); err != nil {
 			return err
 		}
-		q.Breakdowns = bds
 	}
 	return nil
 }
@@ -506,48 +504,79 @@ func numberValue(raw json.RawMessage, field string) (float64, error) {
 	return f, nil
 }
 
-func decodeBreakdownFilter(raw json.RawMessage, path string) ([]Breakdown, error) {
+func decodeBreakdownFilter(raw json.RawMessage, path string, q *Query) error {
 	o, err := parseObject(raw, path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	o.ignore("breakdown_hide_other_aggregation")
 	bds, err := decodeSingleBreakdown(o)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	elems, _, err := o.array("breakdowns")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(bds) > 0 && len(elems) > 0 {
-		return nil, errorf(o.field("breakdowns"), "give either breakdown or breakdowns, not both")
+		return errorf(o.field("breakdowns"), "give either breakdown or breakdowns, not both")
 	}
 	if len(elems) > maxBreakdowns {
-		return nil, errorf(o.field("breakdowns"), "at most %d breakdowns, got %d", maxBreakdowns, len(elems))
+		return errorf(o.field("breakdowns"), "at most %d breakdowns, got %d", maxBreakdowns, len(elems))
 	}
 	for i, e := range elems {
 		b, err := decodeBreakdown(e, fmt.Sprintf("%s[%d]", o.field("breakdowns"), i))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		bds = append(bds, b)
 	}
 	if err := checkBreakdowns(bds, path); err != nil {
-		return nil, err
+		return err
+	}
+	q.Breakdowns = bds
+	if q.Kind == Trends {
+		if err := decodeBreakdownLimit(o, q); err != nil {
+			return err
+		}
+	} else {
+		// A retention query returns the cohorts of every breakdown
+		// value, and has no other series to hide.
+		o.ignore("breakdown_hide_other_aggregation")
+		if err := o.refuse("breakdown_limit", "not supported by a RetentionQuery (every breakdown value is returned)"); err != nil {
+			return err
+		}
 	}
 	if err := o.refuseAll(breakdownFilterRefusals); err != nil {
-		return nil, err
+		return err
 	}
-	return bds, o.done()
+	return o.done()
+}
+
+// decodeBreakdownLimit reads breakdown_limit, 0 (DefaultBreakdownLimit)
+// when absent or null as PostHog reads it, and
+// breakdown_hide_other_aggregation, false when absent. A limit below 1 is
+// refused rather than read as the default, as PostHog does with 0, so that
+// a saved query never means something other than what it says; the most a
+// query may ask for is the host's decision (the endpoint package's
+// Config.MaxBreakdownLimit), not this package's.
+func decodeBreakdownLimit(o *object, q *Query) error {
+	n, ok, err := o.integer("breakdown_limit")
+	switch {
+	case err != nil:
+		return err
+	case ok && n < 1:
+		return errorf(o.field("breakdown_limit"), "must be at least 1, got %d", n)
+	}
+	q.BreakdownLimit = n
+	q.HideOther, err = o.boolean("breakdown_hide_other_aggregation")
+	return err
 }
 
 // breakdownFilterRefusals are the fields of a breakdownFilter that would
-// drop or reshape breakdown values.
+// reshape breakdown values.
 var breakdownFilterRefusals = []refusal{
-	{"breakdown_limit", "not supported (every breakdown value is returned)", nil},
-	{"breakdown_histogram_bin_count", "not supported (every breakdown value is returned)", nil},
-	{"breakdown_group_type_index", "not supported (every breakdown value is returned)", nil},
+	{"breakdown_histogram_bin_count", "histogram bins are not supported", nil},
+	{"breakdown_group_type_index", "group breakdowns are not supported", nil},
 	{"breakdown_normalize_url", "not supported", []string{"false"}},
 }
 

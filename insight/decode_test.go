@@ -49,6 +49,34 @@ func TestDecodeTrends(t *testing.T) {
 	}, q)
 }
 
+// TestDecodeBreakdownLimit: breakdown_limit and
+// breakdown_hide_other_aggregation are read as PostHog writes them; absent
+// or null, the limit is 0 (the default) and the other series shows.
+func TestDecodeBreakdownLimit(t *testing.T) {
+	const head = `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":`
+	for _, c := range []struct {
+		filter string
+		limit  int
+		hide   bool
+	}{
+		{`{"breakdown":"a"}`, 0, false},
+		{`{"breakdown":"a","breakdown_limit":null,"breakdown_hide_other_aggregation":null}`, 0, false},
+		{`{"breakdown":"a","breakdown_limit":5}`, 5, false},
+		{`{"breakdowns":[{"property":"a"},{"property":"b"}],"breakdown_limit":1,"breakdown_hide_other_aggregation":true}`, 1, true},
+		{`{"breakdown":"a","breakdown_limit":1000000,"breakdown_hide_other_aggregation":false}`, 1000000, false},
+		// Without a breakdown the fields are read and change nothing.
+		{`{"breakdown_limit":10}`, 10, false},
+	} {
+		q := mustDecode(t, head+c.filter+`}`)
+		require.Equal(t, c.limit, q.BreakdownLimit, c.filter)
+		require.Equal(t, c.hide, q.HideOther, c.filter)
+	}
+	q := mustDecode(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"b","type":"events"}},
+		"breakdownFilter":{"breakdown":"a","breakdown_limit":null,"breakdown_hide_other_aggregation":true}}`)
+	require.Zero(t, q.BreakdownLimit)
+	require.False(t, q.HideOther, "a retention query has no other series")
+}
+
 func TestDecodeRetention(t *testing.T) {
 	q := mustDecode(t, `{
 		"kind": "RetentionQuery",
@@ -127,8 +155,15 @@ func TestDecodeRefuses(t *testing.T) {
 		{"duplicate breakdown", trends(`,"breakdownFilter":{"breakdowns":[{"property":"b"},{"property":"b"}]}`), `breakdown property "b" appears twice`},
 		{"breakdown named date_from", trends(`,"breakdownFilter":{"breakdown":"date_from"}`), `collides with the date variable`},
 		{"four breakdowns", trends(`,"breakdownFilter":{"breakdowns":[{"property":"a"},{"property":"b"},{"property":"c"},{"property":"d"}]}`), `at most 3 breakdowns, got 4`},
-		{"breakdown limit", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_limit":5}`), `insight: breakdownFilter.breakdown_limit: not supported (every breakdown value is returned)`},
+		{"breakdown limit 0", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_limit":0}`), `insight: breakdownFilter.breakdown_limit: must be at least 1, got 0`},
+		{"breakdown limit negative", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_limit":-3}`), `insight: breakdownFilter.breakdown_limit: must be at least 1, got -3`},
+		{"breakdown limit fraction", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_limit":2.5}`), `insight: breakdownFilter.breakdown_limit: must be a whole number, got a number 2.5`},
+		{"breakdown limit text", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_limit":"5"}`), `insight: breakdownFilter.breakdown_limit: must be a whole number, got a string "5"`},
+		{"breakdown limit huge", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_limit":1e400}`), `breakdownFilter.breakdown_limit: must be a whole number`},
+		{"hide other not a boolean", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_hide_other_aggregation":"yes"}`), `insight: breakdownFilter.breakdown_hide_other_aggregation: must be a boolean, got a string "yes"`},
+		{"retention breakdown limit", retention(``, `,"breakdownFilter":{"breakdown":"a","breakdown_limit":5}`), `insight: breakdownFilter.breakdown_limit: not supported by a RetentionQuery (every breakdown value is returned)`},
 		{"histogram", trends(`,"breakdownFilter":{"breakdowns":[{"property":"a","histogram_bin_count":10}]}`), `breakdowns[0].histogram_bin_count: not supported`},
+		{"histogram filter", trends(`,"breakdownFilter":{"breakdown":"a","breakdown_histogram_bin_count":10}`), `breakdownFilter.breakdown_histogram_bin_count: histogram bins are not supported`},
 		{"bad date", trends(`,"dateRange":{"date_from":"yesterday"}`), `insight: dateRange.date_from: "yesterday" is not a date`},
 		{"bad relative date", trends(`,"dateRange":{"date_from":"-7q"}`), `insight: dateRange.date_from: "-7q" is not a relative date`},
 		{"date as number", trends(`,"dateRange":{"date_to":20250101}`), `insight: dateRange.date_to: must be a string, got a number 20250101`},
@@ -179,6 +214,8 @@ func FuzzDecode(f *testing.F) {
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"e"}],"properties":[{"key":"a","value":"1e999","operator":"gt"}]}`,
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"-1mStart","date_to":"9999-12-31T23:59:59Z"}}`,
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"0001-01-01"}}`,
+		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":{"breakdowns":[{"property":"a"},{"property":"b"}],"breakdown_limit":3,"breakdown_hide_other_aggregation":true}}`,
+		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":{"breakdown":"a","breakdown_limit":-9223372036854775808}}`,
 		`{"kind":"TrendsQuery","series":null}`, `[]`, `null`, `"x"`, `{"kind":"TrendsQuery","series":[null]}`,
 		`{"properties":[[[[[{}]]]]]}`, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"properties":{"values":{"values":{"values":{"values":{"values":{"values":[]}}}}}}}`,
 	}
@@ -199,6 +236,7 @@ func FuzzDecode(f *testing.F) {
 		// A decoded query has its variables, and compiles (or names the
 		// date range that it cannot) in every dialect.
 		require.NotNil(t, q)
+		require.GreaterOrEqual(t, q.BreakdownLimit, 0)
 		_ = q.Variables(false)
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 			c, err := Compile(q, d, now)

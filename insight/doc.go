@@ -14,7 +14,9 @@
 //     property filter, a date replaces a bound of the date range.
 //   - Compile turns a query into one SQL statement for a dialect of package
 //     placeholder, with every value and every property key bound as an
-//     argument.
+//     argument. A trends breakdown keeps BreakdownLimit values per series
+//     (DefaultBreakdownLimit, 25, unless the query's breakdown_limit says
+//     otherwise) and sums the rest into one Other series, as PostHog does.
 //   - (*Compiled).Shape turns the rows of that statement into the result
 //     shapes PostHog's clients read.
 //

@@ -136,6 +136,33 @@ func ExampleCompile() {
 	// [{"label":"Safari","breakdown_value":"Safari","count":1,"data":[0,0,1],"days":["2025-05-01","2025-05-02","2025-05-03"],"labels":["1-May-2025","2-May-2025","3-May-2025"]}]
 }
 
+// A breakdown limit keeps the values with the most events in each series
+// and sums the others, interval by interval, into one series, as PostHog
+// does; breakdown_hide_other_aggregation drops that series.
+func ExampleCompile_breakdownLimit() {
+	db := exampleDB()
+	defer db.Close()
+	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, filter := range []string{
+		`{"breakdown": "$browser", "breakdown_limit": 1}`,
+		`{"breakdown": "$browser", "breakdown_limit": 1, "breakdown_hide_other_aggregation": true}`,
+	} {
+		q, err := insight.Decode([]byte(`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}],
+			"dateRange": {"date_from": "2025-05-01", "date_to": "2025-05-03"}, "breakdownFilter": ` + filter + `}`))
+		if err != nil {
+			panic(err)
+		}
+		c, _ := insight.Compile(q, engine.SQLite, now)
+		for _, s := range query(db, c).Series {
+			fmt.Printf("%q %v %v\n", s.BreakdownValue, s.Label, s.Data)
+		}
+	}
+	// Output:
+	// "Chrome" Chrome [2 0 0]
+	// "$$_posthog_breakdown_other_$$" Other (i.e. all remaining values) [0 1 1]
+	// "Chrome" Chrome [2 0 0]
+}
+
 func ExampleCompile_retention() {
 	db := exampleDB()
 	defer db.Close()
@@ -174,18 +201,20 @@ func ExampleMaterialize() {
 		}
 	}
 
-	// Each run: only the stored series of the given breakdown value.
+	// Each run: only the stored series of the given breakdown value, the
+	// breakdown limit applied to them as an inline run applies it. The
+	// value and the limit are bound.
 	c, err := insight.ReadMaterialized(saved, engine.SQLite, "endpoint_7_v1", map[string]any{"$browser": "Chrome"}, at)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(c.SQL)
+	fmt.Println(c.Args)
 	printJSON(query(db, c))
 
 	_, err = insight.ReadMaterialized(saved, engine.SQLite, "endpoint_7_v1", map[string]any{"date_from": "2025-05-02"}, at)
 	fmt.Println(err)
 	// Output:
-	// SELECT "series", "bucket", "b0", "value" FROM "endpoint_7_v1" WHERE 1 = 1 AND "b0" = ?
+	// [25 25 Chrome]
 	// [{"label":"Chrome","breakdown_value":"Chrome","count":2,"data":[2,0,0],"days":["2025-05-01","2025-05-02","2025-05-03"],"labels":["1-May-2025","2-May-2025","3-May-2025"]}]
 	// Unknown variable(s): date_from
 }

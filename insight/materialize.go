@@ -38,13 +38,16 @@ func columns(q *Query) []engine.Column {
 // add). Pass the saved query, not one from Apply: the table must hold
 // all series. Record now; ReadMaterialized needs it.
 //
-// The stored rows are those of Compile's statement, so a read returns
-// exactly what an inline run at the same now would.
+// The stored rows are those of Compile's statement before the breakdown
+// limit: every combination of breakdown values, so that a breakdown
+// variable selects its value whether or not the limit keeps it. A read
+// applies the limit as Compile does, over the stored rows of the values it
+// selects, so it returns exactly what an inline run at the same now would.
 func Materialize(q *Query, d engine.Engine, table string, now time.Time) ([]Statement, error) {
 	if table == "" {
 		return nil, fmt.Errorf("insight: materialize: empty table name")
 	}
-	inline, err := Compile(q, d, now)
+	inline, err := compile(q, d, now, false)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +86,8 @@ func Index(q *Query, e engine.Engine, table string) string {
 
 // ReadMaterialized returns the read of a table built by Materialize from
 // the saved query q at materializedAt: only the stored series whose
-// breakdown values equal the given ones. Its Shape gives what an inline run
+// breakdown values equal the given ones, with q's breakdown limit applied
+// to them as Compile applies it. Its Shape gives what an inline run
 // of q.Apply(values) would have given at materializedAt.
 //
 // Only breakdown variables are accepted: date_from, date_to and any other
@@ -98,26 +102,39 @@ func ReadMaterialized(q *Query, d engine.Engine, table string, values map[string
 	if err != nil {
 		return nil, err
 	}
-	g := newGen(d)
-	g.WriteString("SELECT ")
-	for i, c := range columns(q) {
-		if i > 0 {
-			g.WriteString(", ")
-		}
-		g.WriteIdent(c.Name)
+	type filter struct {
+		col   string
+		value string
 	}
-	g.w(" FROM # WHERE 1 = 1", table)
+	var filters []filter
 	for i, b := range q.Breakdowns {
-		raw, ok := values[b.Property]
-		if !ok {
-			continue
+		if raw, ok := values[b.Property]; ok {
+			v, err := breakdownValue(b.Property, raw)
+			if err != nil {
+				return nil, err
+			}
+			filters = append(filters, filter{breakdownName(i), v})
 		}
-		v, err := breakdownValue(b.Property, raw)
-		if err != nil {
-			return nil, err
+	}
+	g := newGen(d)
+	read := func() {
+		g.WriteString("SELECT ")
+		for i, c := range columns(q) {
+			if i > 0 {
+				g.WriteString(", ")
+			}
+			g.WriteIdent(c.Name)
 		}
-		g.w(" AND # = ", breakdownName(i))
-		g.Bind(v)
+		g.w(" FROM # WHERE 1 = 1", table)
+		for _, f := range filters {
+			g.w(" AND # = ", f.col)
+			g.Bind(f.value)
+		}
+	}
+	if q.Kind == Trends && len(q.Breakdowns) > 0 {
+		writeTopBreakdowns(g, q, read)
+	} else {
+		read()
 	}
 	if err := g.Err(); err != nil {
 		return nil, fmt.Errorf("insight: read for %s: %w", d.Name(), err)

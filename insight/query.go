@@ -6,6 +6,28 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
+// DefaultBreakdownLimit is how many combinations of breakdown values a
+// trends series keeps when its query names no breakdown_limit: PostHog's
+// default (BREAKDOWN_VALUES_LIMIT).
+const DefaultBreakdownLimit = 25
+
+// The series that folds the breakdown values past the limit, as PostHog
+// names it: its breakdown_value is OtherBreakdownValue (one per breakdown,
+// in an array, with several breakdowns, as PostHog repeats it), and its
+// label OtherLabel, which is what PostHog's clients display for it.
+const (
+	OtherBreakdownValue = "$$_posthog_breakdown_other_$$"
+	OtherLabel          = "Other (i.e. all remaining values)"
+)
+
+// breakdownLimit is the limit that applies to q.
+func (q *Query) breakdownLimit() int {
+	if q.BreakdownLimit > 0 {
+		return q.BreakdownLimit
+	}
+	return DefaultBreakdownLimit
+}
+
 // Kind is the kind of an insight query, spelled as in PostHog's schema.
 type Kind string
 
@@ -99,6 +121,15 @@ type Query struct {
 	// Breakdowns split every series (or cohort) by the values of event
 	// properties, in order.
 	Breakdowns []Breakdown
+	// BreakdownLimit is how many combinations of breakdown values each
+	// trends series keeps (breakdownFilter.breakdown_limit); 0 means
+	// DefaultBreakdownLimit. A host may set it on a decoded query that
+	// names none, to apply its own default. See Compile for which values
+	// are kept.
+	BreakdownLimit int
+	// HideOther drops the series that folds the values past the limit
+	// (breakdownFilter.breakdown_hide_other_aggregation).
+	HideOther bool
 	// Retention holds what only a retention query has.
 	Retention RetentionFilter
 	// Tenant, when set, restricts every read of the events table to the

@@ -15,6 +15,12 @@ type Result struct {
 	Kind    Kind
 	Series  []TrendsSeries
 	Cohorts []Cohort
+	// HasMore tells that a trends breakdown had more combinations of
+	// values in some series than the breakdown limit keeps: they are
+	// summed into its Other series, or left out with it when the query
+	// hides it. It is PostHog's hasMore of a trends response, and not part
+	// of the JSON array.
+	HasMore bool
 }
 
 // MarshalJSON writes the array of the result's kind, never null.
@@ -35,13 +41,16 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 // breakdown values.
 type TrendsSeries struct {
 	// Label is the event, or the breakdown value(s) ("none" for a property
-	// that is not set), prefixed by the event when the query has several
+	// that is not set, OtherLabel for the values past the breakdown
+	// limit), prefixed by the event and " - " when the query has several
 	// series.
 	Label string `json:"label"`
 	// BreakdownValue is nil without breakdowns, the value (a string) with
 	// one, and the values in breakdown order ([]string) with several. A
 	// property that is not set has the value "", which is also what a
-	// breakdown variable takes to select it.
+	// breakdown variable takes to select it. The series of the values past
+	// the breakdown limit has OtherBreakdownValue in place of each value;
+	// no variable selects it.
 	BreakdownValue any `json:"breakdown_value,omitempty"`
 	// Count is the sum of Data.
 	Count float64 `json:"count"`
@@ -87,8 +96,8 @@ func (c *Compiled) Shape(rows [][]any) (*Result, error) {
 		cohorts, err := c.shapeRetention(rows)
 		return &Result{Kind: Retention, Cohorts: cohorts}, err
 	}
-	series, err := c.shapeTrends(rows)
-	return &Result{Kind: Trends, Series: series}, err
+	series, more, err := c.shapeTrends(rows)
+	return &Result{Kind: Trends, Series: series, HasMore: more}, err
 }
 
 func (c *Compiled) bucketIndex() map[string]int {
@@ -102,9 +111,13 @@ func (c *Compiled) bucketIndex() map[string]int {
 type seriesKey struct {
 	series int
 	values string // breakdown values joined by \x00
+	other  bool   // the series folding the values past the breakdown limit
 }
 
-func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
+// shapeTrends returns the series of the rows, and whether the statement
+// folded values past the breakdown limit.
+func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, bool, error) {
+	more := false
 	idx := c.bucketIndex()
 	byKey := map[seriesKey][]float64{}
 	var keys []seriesKey
@@ -123,7 +136,13 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 	for r, row := range rows {
 		cell, err := c.trendsCell(r, row, idx)
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		if cell.key.other {
+			more = true
+			if c.q.HideOther {
+				continue
+			}
 		}
 		data, seen := byKey[cell.key]
 		if !seen {
@@ -131,7 +150,7 @@ func (c *Compiled) shapeTrends(rows [][]any) ([]TrendsSeries, error) {
 		}
 		data[cell.at] = cell.value
 	}
-	return c.trendsSeries(keys, byKey), nil
+	return c.trendsSeries(keys, byKey), more, nil
 }
 
 // trendsCell is one row of a trends result: the value of one series and
@@ -143,11 +162,15 @@ type trendsCell struct {
 }
 
 // trendsCell reads row r: series index, interval start, breakdown values,
-// value.
+// value, and with breakdowns whether the row is of the other series.
 func (c *Compiled) trendsCell(r int, row []any, idx map[string]int) (trendsCell, error) {
 	nb := len(c.q.Breakdowns)
-	if len(row) != 3+nb {
-		return trendsCell{}, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), 3+nb)
+	width := 3 + nb
+	if nb > 0 {
+		width++
+	}
+	if len(row) != width {
+		return trendsCell{}, fmt.Errorf("insight: shape: row %d has %d columns, want %d", r, len(row), width)
 	}
 	s, err := toInt(row[0])
 	if err != nil || s < 0 || s >= len(c.q.Series) {
@@ -169,7 +192,16 @@ func (c *Compiled) trendsCell(r int, row []any, idx map[string]int) (trendsCell,
 	if err != nil {
 		return trendsCell{}, fmt.Errorf("insight: shape: row %d: value: %w", r, err)
 	}
-	return trendsCell{key: seriesKey{series: s, values: values}, at: at, value: v}, nil
+	k := seriesKey{series: s, values: values}
+	if nb > 0 {
+		switch other, err := toInt(row[3+nb]); {
+		case err != nil || other < 0 || other > 1:
+			return trendsCell{}, fmt.Errorf("insight: shape: row %d: bad other flag %v", r, row[3+nb])
+		case other == 1:
+			k = seriesKey{series: s, other: true}
+		}
+	}
+	return trendsCell{key: k, at: at, value: v}, nil
 }
 
 // breakdownValues reads the breakdown columns of row r, joined by \x00.
@@ -185,7 +217,8 @@ func breakdownValues(r int, cols []any) (string, error) {
 }
 
 // trendsSeries returns the series of keys in result order: by query
-// series, then by Count descending, then by breakdown values.
+// series, then by Count descending, then by breakdown values, the other
+// series last, as PostHog orders it.
 func (c *Compiled) trendsSeries(keys []seriesKey, byKey map[seriesKey][]float64) []TrendsSeries {
 	days, labels := c.dayLabels()
 	type keyed struct {
@@ -203,6 +236,10 @@ func (c *Compiled) trendsSeries(keys []seriesKey, byKey map[seriesKey][]float64)
 			values := strings.Split(k.values, "\x00")
 			s.BreakdownValue = breakdownValueOf(values)
 			label := breakdownLabel(values)
+			if k.other {
+				s.BreakdownValue = otherValue(len(c.q.Breakdowns))
+				label = OtherLabel
+			}
 			if len(c.q.Series) > 1 {
 				label = s.Label + " - " + label
 			}
@@ -214,6 +251,9 @@ func (c *Compiled) trendsSeries(keys []seriesKey, byKey map[seriesKey][]float64)
 		a, b := all[i], all[j]
 		if a.key.series != b.key.series {
 			return a.key.series < b.key.series
+		}
+		if a.key.other != b.key.other {
+			return b.key.other
 		}
 		if a.s.Count != b.s.Count {
 			return a.s.Count > b.s.Count
@@ -234,6 +274,24 @@ func breakdownValueOf(values []string) any {
 	return values
 }
 
+// otherValue is the breakdown_value of the other series: PostHog's label,
+// once per breakdown when there are several.
+func otherValue(breakdowns int) any {
+	if breakdowns == 1 {
+		return OtherBreakdownValue
+	}
+	values := make([]string, breakdowns)
+	for i := range values {
+		values[i] = OtherBreakdownValue
+	}
+	return values
+}
+
+// breakdownLabel is PostHog's label of breakdown values: joined by "::",
+// "none" for a value that is not set (what PostHog's trends runner names
+// an empty value; its clients show "None (i.e. no value)" for the null
+// value of its own SQL, which here is "", the value a breakdown variable
+// takes to select it).
 func breakdownLabel(values []string) string {
 	parts := make([]string, len(values))
 	for i, v := range values {

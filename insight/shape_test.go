@@ -49,16 +49,43 @@ func TestShapeTrends(t *testing.T) {
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`,
 		shapeJSON(t, broken, [][]any{
-			{int64(1), "2025-04-01 00:00:00", "p", "q", 2.5},
-			{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1)},
-			{int64(0), "2025-04-01 00:00:00", "", "q", int64(1)},
-			{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5)},
+			{int64(1), "2025-04-01 00:00:00", "p", "q", 2.5, int64(0)},
+			{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1), int64(0)},
+			{int64(0), "2025-04-01 00:00:00", "", "q", int64(1), int64(0)},
+			{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5), int64(0)},
+		}))
+
+	// The other series (rows flagged 1, their values '') comes last in its
+	// query series, whatever its count, named as PostHog names it.
+	require.JSONEq(t, `[
+		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"a - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":7,"data":[3,4],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`,
+		shapeJSON(t, broken, [][]any{
+			{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1), int64(0)},
+			{int64(0), "2025-04-01 00:00:00", "", "", int64(3), int64(1)},
+			{int64(0), "2025-05-01 00:00:00", []byte(""), nil, "4", []byte("1")},
+			{int64(1), "2025-05-01 00:00:00", "", "", 2.0, 1.0},
 		}))
 
 	hourly := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x"}}`)
-	require.JSONEq(t, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`,
-		shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil}}))
+	require.JSONEq(t, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
+		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`,
+		shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil, int64(0)}, {int64(0), "2025-05-01 22:00:00", "", nil, int64(1)}}))
+
+	// Hidden, the other series is dropped and still tells that values
+	// were left out; without other rows nothing was.
+	hidden := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
+		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x","breakdown_hide_other_aggregation":true}}`)
+	res, err := hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}, {int64(0), "2025-05-01 22:00:00", "", int64(5), int64(1)}})
+	require.NoError(t, err)
+	require.True(t, res.HasMore)
+	require.Len(t, res.Series, 1)
+	require.Equal(t, "v", res.Series[0].BreakdownValue)
+	res, err = hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}})
+	require.NoError(t, err)
+	require.False(t, res.HasMore)
 
 	// No rows with breakdowns: an empty array, not null.
 	require.Equal(t, `[]`, shapeJSON(t, broken, nil))
@@ -83,6 +110,8 @@ func TestShapeRetention(t *testing.T) {
 
 func TestShapeRefusesForeignRows(t *testing.T) {
 	trends := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`)
+	broken := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"},
+		"breakdownFilter":{"breakdown":"x"}}`)
 	retention := compiled(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"a","type":"events"}},
 		"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`)
 	cases := []struct {
@@ -96,6 +125,9 @@ func TestShapeRefusesForeignRows(t *testing.T) {
 		{trends, []any{int64(0), "2025-04-30 00:00:00", int64(1)}, `bucket "2025-04-30 00:00:00" is not an interval of the date range`},
 		{trends, []any{int64(0), true, int64(1)}, "unexpected bool"},
 		{trends, []any{int64(0), "2025-05-01 00:00:00", "many"}, `"many" is not a number`},
+		{broken, []any{int64(0), "2025-05-01 00:00:00", "v", int64(1)}, "row 0 has 4 columns, want 5"},
+		{broken, []any{int64(0), "2025-05-01 00:00:00", "v", int64(1), int64(2)}, "bad other flag 2"},
+		{broken, []any{int64(0), "2025-05-01 00:00:00", "v", int64(1), "yes"}, "bad other flag yes"},
 		{retention, []any{"2025-05-01 00:00:00", "2026-01-01 00:00:00", int64(1)}, `period "2026-01-01 00:00:00" is not in the date range`},
 		{retention, []any{"2025-05-01 00:00:00", "2025-05-01 00:00:00", struct{}{}}, "unexpected struct {}"},
 	}

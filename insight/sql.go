@@ -64,6 +64,15 @@ func (g *gen) bucket(iv Interval, col string) {
 	g.WriteString(g.e.TimeText(g.e.Truncate(iv.unit(), g.e.Timestamp(g.e.QuoteIdent(col)))))
 }
 
+// float writes the expression that expr writes cast to the engine's float
+// type. Only for values that are never NULL: ClickHouse refuses to cast
+// NULL to a type that is not Nullable.
+func (g *gen) float(expr func()) {
+	g.WriteString("CAST(")
+	expr()
+	g.WriteString(" AS " + g.e.Type(engine.Float) + ")")
+}
+
 // contains writes a case-insensitive substring test of property key.
 func (g *gen) contains(key, value string) {
 	g.e.Contains(g, func() { g.text(key) }, value)
@@ -131,6 +140,10 @@ func (g *gen) timeRange(col string, sp span) {
 
 // breakdownName is the column of the i-th breakdown value.
 func breakdownName(i int) string { return fmt.Sprintf("b%d", i) }
+
+// foldedName is the column of the i-th breakdown value once the values past
+// the breakdown limit are folded (empty).
+func foldedName(i int) string { return fmt.Sprintf("k%d", i) }
 
 // breakdownColumns writes ", b0, b1" with the given qualifier.
 func (g *gen) breakdownColumns(n int, qualifier string) {

@@ -1,10 +1,10 @@
-SELECT 0 AS `series`, `bucket`, count(*) AS `value`
+SELECT 0 AS `series`, `bucket`, CAST(count(*) AS Float64) AS `value`
 FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`
   FROM `events`
   WHERE 1 = 1 AND `event` = {p1:String} AND `timestamp` >= {p2:String} AND `timestamp` < {p3:String}) AS `e`
 GROUP BY `bucket`
 UNION ALL
-SELECT 1 AS `series`, `bucket`, count(DISTINCT `actor`) AS `value`
+SELECT 1 AS `series`, `bucket`, CAST(count(DISTINCT `actor`) AS Float64) AS `value`
 FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, `distinct_id` AS `actor`
   FROM `events`
   WHERE 1 = 1 AND `event` = {p4:String} AND `timestamp` >= {p5:String} AND `timestamp` < {p6:String}) AS `e`

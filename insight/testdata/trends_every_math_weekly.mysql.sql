@@ -1,10 +1,10 @@
-SELECT 0 AS `series`, `bucket`, count(*) AS `value`
+SELECT 0 AS `series`, `bucket`, CAST(count(*) AS DOUBLE) AS `value`
 FROM (SELECT DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `bucket`
   FROM `events`
   WHERE 1 = 1 AND `event` = ? AND `timestamp` >= ? AND `timestamp` < ?) AS `e`
 GROUP BY `bucket`
 UNION ALL
-SELECT 1 AS `series`, `bucket`, count(DISTINCT `actor`) AS `value`
+SELECT 1 AS `series`, `bucket`, CAST(count(DISTINCT `actor`) AS DOUBLE) AS `value`
 FROM (SELECT DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `bucket`, `distinct_id` AS `actor`
   FROM `events`
   WHERE 1 = 1 AND `event` = ? AND `timestamp` >= ? AND `timestamp` < ?) AS `e`

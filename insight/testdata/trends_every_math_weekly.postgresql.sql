@@ -1,10 +1,10 @@
-SELECT 0 AS "series", "bucket", count(*) AS "value"
+SELECT 0 AS "series", "bucket", CAST(count(*) AS double precision) AS "value"
 FROM (SELECT to_char(date_trunc('week', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = $1 AND "timestamp" >= $2 AND "timestamp" < $3) AS "e"
 GROUP BY "bucket"
 UNION ALL
-SELECT 1 AS "series", "bucket", count(DISTINCT "actor") AS "value"
+SELECT 1 AS "series", "bucket", CAST(count(DISTINCT "actor") AS double precision) AS "value"
 FROM (SELECT to_char(date_trunc('week', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "bucket", "distinct_id" AS "actor"
   FROM "events"
   WHERE 1 = 1 AND "event" = $4 AND "timestamp" >= $5 AND "timestamp" < $6) AS "e"

@@ -1,4 +1,4 @@
-SELECT 0 AS `series`, `bucket`, count(*) AS `value`
+SELECT 0 AS `series`, `bucket`, CAST(count(*) AS Float64) AS `value`
 FROM (SELECT formatDateTime(toStartOfHour(toDateTime(`timestamp`, 'UTC')), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`
   FROM `events`
   WHERE 1 = 1 AND `event` = {p1:String} AND `timestamp` >= {p2:String} AND `timestamp` < {p3:String} AND JSONExtractString(`properties`, {p4:String}) IN ({p5:String}) AND JSONExtractString(`properties`, {p6:String}) IN ({p7:String}, {p8:String}) AND JSONExtractString(`properties`, {p9:String}) NOT IN ({p10:String}) AND positionCaseInsensitiveUTF8(JSONExtractString(`properties`, {p11:String}), {p12:String}) > 0 AND NOT (positionCaseInsensitiveUTF8(JSONExtractString(`properties`, {p13:String}), {p14:String}) > 0) AND JSONExtract(`properties`, {p15:String}, 'Nullable(Float64)') > {p16:Float64} AND JSONExtract(`properties`, {p17:String}, 'Nullable(Float64)') < {p18:Float64} AND JSONExtractString(`properties`, {p19:String}) <> '' AND JSONExtractString(`properties`, {p20:String}) = '') AS `e`

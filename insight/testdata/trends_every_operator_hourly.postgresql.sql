@@ -1,4 +1,4 @@
-SELECT 0 AS "series", "bucket", count(*) AS "value"
+SELECT 0 AS "series", "bucket", CAST(count(*) AS double precision) AS "value"
 FROM (SELECT to_char(date_trunc('hour', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = $1 AND "timestamp" >= $2 AND "timestamp" < $3 AND COALESCE(("properties"::jsonb) ->> $4::text, '') IN ($5) AND COALESCE(("properties"::jsonb) ->> $6::text, '') IN ($7, $8) AND COALESCE(("properties"::jsonb) ->> $9::text, '') NOT IN ($10) AND strpos(lower(COALESCE(("properties"::jsonb) ->> $11::text, '')), lower($12::text)) > 0 AND NOT (strpos(lower(COALESCE(("properties"::jsonb) ->> $13::text, '')), lower($14::text)) > 0) AND (CASE WHEN jsonb_typeof(("properties"::jsonb) -> $15::text) = 'number' THEN (("properties"::jsonb) ->> $16::text)::double precision END) > $17 AND (CASE WHEN jsonb_typeof(("properties"::jsonb) -> $18::text) = 'number' THEN (("properties"::jsonb) ->> $19::text)::double precision END) < $20 AND COALESCE(("properties"::jsonb) ->> $21::text, '') <> '' AND COALESCE(("properties"::jsonb) ->> $22::text, '') = '') AS "e"

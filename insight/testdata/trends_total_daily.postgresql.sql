@@ -1,4 +1,4 @@
-SELECT 0 AS "series", "bucket", count(*) AS "value"
+SELECT 0 AS "series", "bucket", CAST(count(*) AS double precision) AS "value"
 FROM (SELECT to_char(date_trunc('day', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = $1 AND "timestamp" >= $2 AND "timestamp" < $3) AS "e"

@@ -1,4 +1,4 @@
-SELECT 0 AS "series", "bucket", count(*) AS "value"
+SELECT 0 AS "series", "bucket", CAST(count(*) AS REAL) AS "value"
 FROM (SELECT strftime('%Y-%m-%d 00:00:00', "timestamp") AS "bucket"
   FROM "events"
   WHERE 1 = 1 AND "event" = ? AND "timestamp" >= ? AND "timestamp" < ?) AS "e"

@@ -6,9 +6,15 @@
 // query parameters ({p1:String}, {p2:Int64}, ...) and the executor sends
 // the arguments as the query's parameters p1, p2, ... (clickhouse-go's
 // WithParameters), each in ClickHouse's parameter text format. Every
-// statement carries its settings: those of the Executor, max_execution_time
-// from the context's deadline, and readonly = 2 for queries (no writes,
-// settings still allowed).
+// statement carries its settings: those of the Executor, then those of the
+// engine's guard (session_timezone = 'UTC', max_execution_time from the
+// context's deadline), and readonly = 2 for queries (no writes, settings
+// still allowed).
+//
+// On a cluster, give the executor the engine of the cluster
+// (WithEngine(engine.ClickHouseCluster(name))): the stored tables of
+// materialized endpoints are then created ON CLUSTER, and the executor
+// runs each statement as the engine expands it (engine.Expander).
 package chexec
 
 import (
@@ -32,31 +38,46 @@ import (
 type Executor struct {
 	conn     driver.Conn
 	settings map[string]any
+	engine   engine.Engine
 }
 
 var _ endpoint.Executor = (*Executor)(nil)
 
+// Option configures an Executor.
+type Option func(*Executor)
+
+// WithEngine makes e the engine the executor reports and expands its
+// statements with: engine.ClickHouse (the default) or the value of
+// engine.ClickHouseCluster, whose stored tables live on a cluster.
+func WithEngine(e engine.Engine) Option {
+	return func(x *Executor) { x.engine = e }
+}
+
 // Open connects to the servers of opts (a cluster is an address list:
 // clickhouse-go spreads connections over it) and returns an Executor that
 // sends settings with every statement.
-func Open(opts *clickhouse.Options, settings map[string]any) (*Executor, error) {
+func Open(opts *clickhouse.Options, settings map[string]any, options ...Option) (*Executor, error) {
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("chexec: %w", err)
 	}
-	return New(conn, settings), nil
+	return New(conn, settings, options...), nil
 }
 
 // New returns an Executor over an open connection.
-func New(conn driver.Conn, settings map[string]any) *Executor {
-	return &Executor{conn: conn, settings: settings}
+func New(conn driver.Conn, settings map[string]any, options ...Option) *Executor {
+	x := &Executor{conn: conn, settings: settings, engine: engine.ClickHouse}
+	for _, o := range options {
+		o(x)
+	}
+	return x
 }
 
 // Close closes the connection.
 func (x *Executor) Close() error { return x.conn.Close() }
 
 // Engine implements endpoint.Executor.
-func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
+func (x *Executor) Engine() engine.Engine { return x.engine }
 
 // Request is what the executor sends for one statement: the SQL as the
 // Service rendered it, the parameters by name in ClickHouse's text format,
@@ -69,8 +90,9 @@ type Request struct {
 
 // Request returns what the executor sends for query and args under ctx:
 // the arguments as parameters p1, p2, ..., the Executor's settings, the
-// context's remaining time as max_execution_time (whole seconds, at least
-// 1), and readonly = 2 when the statement is a query (read).
+// engine guard's (session_timezone, and the context's remaining time as
+// max_execution_time, whole seconds, at least 1), and readonly = 2 when
+// the statement is a query (read).
 func (x *Executor) Request(ctx context.Context, query string, args []any, read bool) (Request, error) {
 	r := Request{Query: query, Parameters: make(map[string]string, len(args)), Settings: make(map[string]any, len(x.settings)+2)}
 	for i, a := range args {
@@ -83,13 +105,28 @@ func (x *Executor) Request(ctx context.Context, query string, args []any, read b
 	for k, v := range x.settings {
 		r.Settings[k] = v
 	}
+	var timeout time.Duration
 	if d, ok := ctx.Deadline(); ok {
-		r.Settings["max_execution_time"] = int(math.Max(1, math.Ceil(time.Until(d).Seconds())))
+		timeout = max(time.Millisecond, time.Until(d))
+	}
+	// The guard of a read-only connection: its readonly = 1 would forbid
+	// the settings clickhouse-go sends after it, in no set order.
+	for _, s := range x.engine.Guard(timeout, true).Settings {
+		r.Settings[s.Name] = settingValue(s.Value)
 	}
 	if read {
 		r.Settings["readonly"] = 2
 	}
 	return r, nil
+}
+
+// settingValue is a guard's setting as clickhouse-go sends it: an integer
+// as a number, other values as text.
+func settingValue(v string) any {
+	if n, err := strconv.Atoi(v); err == nil {
+		return n
+	}
+	return v
 }
 
 func (r Request) context(ctx context.Context) context.Context {
@@ -161,14 +198,22 @@ func plain(v reflect.Value) any {
 	return v.Interface()
 }
 
-// Exec implements endpoint.Executor.
+// Exec implements endpoint.Executor. On a cluster engine, it runs the
+// statements the engine expands query to (engine.Expander), in order,
+// each with the arguments, stopping at the first that fails.
 func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
-	r, err := x.Request(ctx, query, args, false)
-	if err != nil {
-		return err
+	stmts := []string{query}
+	if ex, ok := x.engine.(engine.Expander); ok {
+		stmts = ex.Expand(query)
 	}
-	if err := x.conn.Exec(r.context(ctx), query); err != nil {
-		return fmt.Errorf("chexec: exec: %w", err)
+	for _, stmt := range stmts {
+		r, err := x.Request(ctx, stmt, args, false)
+		if err != nil {
+			return err
+		}
+		if err := x.conn.Exec(r.context(ctx), stmt); err != nil {
+			return fmt.Errorf("chexec: exec: %w", err)
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,11 +37,16 @@ func TestRequestGolden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
 	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
-	assert.Equal(t, map[string]any{"max_threads": 4, "max_execution_time": 30, "readonly": 2}, r.Settings)
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2}, r.Settings)
 
 	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"max_threads": 4}, w.Settings, "writes are not read-only and have no deadline here")
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC"}, w.Settings, "writes are not read-only and have no deadline here")
+
+	own := New(nil, map[string]any{"session_timezone": "Europe/Berlin"})
+	r, err = own.Request(context.Background(), "SELECT 1", nil, true)
+	require.NoError(t, err)
+	assert.Equal(t, "UTC", r.Settings["session_timezone"], "the engine's session zone wins over the host's")
 	_, err = x.Request(context.Background(), "SELECT 1", []any{1}, true)
 	assert.Error(t, err, "only text arguments: the engine binds text")
 }
@@ -56,4 +62,39 @@ func TestConformance(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
 	executortest.Run(t, func(*testing.T) endpoint.Executor { return x })
+}
+
+// recorder is a connection that keeps the statements executed on it.
+type recorder struct {
+	driver.Conn
+	stmts []string
+}
+
+func (r *recorder) Exec(_ context.Context, query string, _ ...any) error {
+	r.stmts = append(r.stmts, query)
+	return nil
+}
+
+// TestExecOnCluster: with the engine of a cluster, the executor reports it
+// (so the Service writes its DDL) and runs each statement as the engine
+// expands it; with the default engine, as it is.
+func TestExecOnCluster(t *testing.T) {
+	e, err := engine.ClickHouseCluster("events")
+	require.NoError(t, err)
+	conn := &recorder{}
+	x := New(conn, nil, WithEngine(e))
+	assert.Equal(t, e, x.Engine())
+	ctx := context.Background()
+	build := e.CreateTableAs("t_next", "SELECT 1 AS n")
+	require.NoError(t, x.Exec(ctx, build, nil))
+	require.NoError(t, x.Exec(ctx, e.DropTable("t"), nil))
+	want := append(e.(engine.Expander).Expand(build), e.(engine.Expander).Expand(e.DropTable("t"))...)
+	assert.Equal(t, want, conn.stmts)
+	assert.Len(t, conn.stmts, 5, "create local, create Distributed, insert; drop both")
+
+	conn.stmts = nil
+	plain := New(conn, nil)
+	assert.Equal(t, engine.ClickHouse, plain.Engine())
+	require.NoError(t, plain.Exec(ctx, engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil))
+	assert.Equal(t, []string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}, conn.stmts)
 }

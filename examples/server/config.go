@@ -12,6 +12,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -35,11 +36,14 @@ type config struct {
 	// driver is the engine of the data; dsn its database (-db on SQLite),
 	// storeDSN the store's when it is not the data's.
 	driver, dsn, storeDSN string
-	dbPath                string // "" is a temporary database
-	storePath             string // "": beside dbPath (see openDatabases)
-	apiKey                string
-	keySource             keySource
-	project               string
+	// cluster is the ClickHouse cluster of the materialized tables, ""
+	// for a single server.
+	cluster   string
+	dbPath    string // "" is a temporary database
+	storePath string // "": beside dbPath (see openDatabases)
+	apiKey    string
+	keySource keySource
+	project   string
 	// grants are the keys given as KEY=PROJECT, each for its project.
 	grants     []grant
 	demoEvents int
@@ -65,6 +69,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.driver, "driver", "sqlite", "engine of the analytics data: sqlite, postgres, mysql, clickhouse (chdb with -tags chdb)")
 	fs.StringVar(&c.dsn, "dsn", "", "database of the data: a pgx URL, a go-sql-driver DSN, clickhouse://host:port/db, or chDB's data directory (sqlite: use -db)")
+	fs.StringVar(&c.cluster, "clickhouse-cluster", "", "with -driver clickhouse: the cluster (remote_servers name or macro) to create the materialized tables on, ON CLUSTER, as Replicated tables behind Distributed ones")
 	fs.StringVar(&c.storeDSN, "store-dsn", "", "database of the store, of the same engine (default: the -dsn database; with clickhouse or chdb, a SQLite file: -store or a temporary one)")
 	fs.StringVar(&c.dbPath, "db", "", "SQLite database file of the events and materialized tables (default: a temporary one, deleted at exit)")
 	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
@@ -132,6 +137,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.maxRefreshes < 1 {
 		return config{}, fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)
+	}
+	if c.cluster != "" {
+		if c.driver != "clickhouse" {
+			return config{}, fmt.Errorf("-clickhouse-cluster needs -driver clickhouse, not %s", c.driver)
+		}
+		if _, err := engine.ClickHouseCluster(c.cluster); err != nil {
+			return config{}, fmt.Errorf("-clickhouse-cluster: %w", err)
+		}
 	}
 	if c.driver != "sqlite" && c.dsn == "" && c.driver != "chdb" {
 		return config{}, fmt.Errorf("-driver %s needs -dsn", c.driver)

@@ -111,7 +111,9 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 // BytesRead are the engine's statistics of the query. The query runs with
 // the settings of the engine's guard (engine.ClickHouse.Guard), written
 // after it: session_timezone, ctx's deadline as max_execution_time, and
-// readonly, so that a query cannot write.
+// readonly, so that a query cannot write. No max_result_bytes: chDB 26.5
+// hangs on the statement after one that a result limit stopped; the
+// Service weighs the rows (at most its page) once they are read.
 func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
 	var settings []string
 	for _, s := range engine.ClickHouse.Guard(timeout(ctx), false).Settings {

@@ -9,7 +9,8 @@
 // statement carries its settings: those of the Executor, then those of the
 // engine's guard (session_timezone = 'UTC', max_execution_time from the
 // context's deadline), and readonly = 2 for queries (no writes, settings
-// still allowed).
+// still allowed); a run's query also carries max_result_bytes (see
+// QueryBounded).
 //
 // On a cluster, give the executor the engine of the cluster
 // (WithEngine(engine.ClickHouseCluster(name))): the stored tables of
@@ -19,6 +20,7 @@ package chexec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -41,7 +43,7 @@ type Executor struct {
 	engine   engine.Engine
 }
 
-var _ endpoint.Executor = (*Executor)(nil)
+var _ endpoint.BoundedExecutor = (*Executor)(nil)
 
 // Option configures an Executor.
 type Option func(*Executor)
@@ -129,6 +131,26 @@ func settingValue(v string) any {
 	return v
 }
 
+// ResultBytesFactor is how many times a run's byte bound (Bounds.MaxBytes)
+// the server's max_result_bytes is. ClickHouse weighs a result in memory
+// (8 bytes an Int64, a string's bytes and 9 more, a byte more when
+// Nullable), up to 4.5 times what endpoint.RowBytes weighs in JSON text,
+// so the server's bound only stops a result far past the run's, which the
+// executor weighs exactly as it reads the rows.
+const ResultBytesFactor = 8
+
+// RequestBounded is Request for a query run within b (see QueryBounded):
+// max_result_bytes is ResultBytesFactor times b.MaxBytes, with
+// result_overflow_mode = 'throw', when b.MaxBytes is set.
+func (x *Executor) RequestBounded(ctx context.Context, query string, args []any, b endpoint.Bounds) (Request, error) {
+	r, err := x.Request(ctx, query, args, true)
+	if err == nil && b.MaxBytes > 0 {
+		r.Settings["max_result_bytes"] = b.MaxBytes * ResultBytesFactor
+		r.Settings["result_overflow_mode"] = "throw"
+	}
+	return r, err
+}
+
 func (r Request) context(ctx context.Context) context.Context {
 	return clickhouse.Context(ctx, clickhouse.WithParameters(r.Parameters), clickhouse.WithSettings(r.Settings))
 }
@@ -137,13 +159,26 @@ func (r Request) context(ctx context.Context) context.Context {
 // as float64, text as string, date-times as time.Time and NULL as nil;
 // Types are ClickHouse's type names.
 func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoint.Result, error) {
-	r, err := x.Request(ctx, query, args, true)
+	return x.QueryBounded(ctx, query, args, endpoint.Bounds{})
+}
+
+// codeResultTooLarge is ClickHouse's TOO_MANY_ROWS_OR_BYTES.
+const codeResultTooLarge = 396
+
+// QueryBounded implements endpoint.BoundedExecutor: it is Query that stops
+// reading after b.MaxRows rows (when set) and fails with an error wrapping
+// endpoint.ErrResultTooLarge as soon as the rows read weigh more than
+// b.MaxBytes (when set), or the server's max_result_bytes stopped the
+// query (see RequestBounded). b.Timeout reaches the server as ctx's
+// deadline does, as max_execution_time.
+func (x *Executor) QueryBounded(ctx context.Context, query string, args []any, b endpoint.Bounds) (*endpoint.Result, error) {
+	r, err := x.RequestBounded(ctx, query, args, b)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := x.conn.Query(r.context(ctx), query)
 	if err != nil {
-		return nil, fmt.Errorf("chexec: query: %w", err)
+		return nil, queryError(err)
 	}
 	defer rows.Close()
 	cts := rows.ColumnTypes()
@@ -151,7 +186,8 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoi
 	for i, ct := range cts {
 		res.Types[i] = ct.DatabaseTypeName()
 	}
-	for rows.Next() {
+	var size int64
+	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
 		dest := make([]any, len(cts))
 		for i, ct := range cts {
 			dest[i] = reflect.New(ct.ScanType()).Interface()
@@ -163,12 +199,25 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*endpoi
 		for i, d := range dest {
 			row[i] = plain(reflect.ValueOf(d).Elem())
 		}
+		if size += endpoint.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
+			return nil, fmt.Errorf("chexec: %w: more than %d bytes", endpoint.ErrResultTooLarge, b.MaxBytes)
+		}
 		res.Rows = append(res.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chexec: rows: %w", err)
+		return nil, queryError(err)
 	}
 	return res, ctx.Err()
+}
+
+// queryError wraps an error of a query, as endpoint.ErrResultTooLarge when
+// the server's max_result_bytes stopped it.
+func queryError(err error) error {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && ex.Code == codeResultTooLarge {
+		return fmt.Errorf("chexec: %w: %w", endpoint.ErrResultTooLarge, err)
+	}
+	return fmt.Errorf("chexec: query: %w", err)
 }
 
 // plain turns a scanned value into int64, float64, string, bool, time.Time

@@ -3,6 +3,7 @@ package chexec
 import (
 	"context"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
@@ -97,4 +98,79 @@ func TestExecOnCluster(t *testing.T) {
 	assert.Equal(t, engine.ClickHouse, plain.Engine())
 	require.NoError(t, plain.Exec(ctx, engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil))
 	assert.Equal(t, []string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}, conn.stmts)
+}
+
+// rows are a query's answer of one String column, as a fake connection
+// gives it.
+type rows struct {
+	driver.Rows
+	values []string
+	i      int
+}
+
+func (r *rows) Next() bool { r.i++; return r.i <= len(r.values) }
+
+func (r *rows) Scan(dest ...any) error {
+	*dest[0].(*string) = r.values[r.i-1]
+	return nil
+}
+
+func (r *rows) ColumnTypes() []driver.ColumnType { return []driver.ColumnType{stringColumn{}} }
+func (r *rows) Columns() []string                { return []string{"s"} }
+func (r *rows) Close() error                     { return nil }
+func (r *rows) Err() error                       { return nil }
+
+type stringColumn struct{ driver.ColumnType }
+
+func (stringColumn) ScanType() reflect.Type   { return reflect.TypeOf("") }
+func (stringColumn) DatabaseTypeName() string { return "String" }
+
+// answering is a connection that answers every query with its rows, or
+// fails with err.
+type answering struct {
+	driver.Conn
+	values []string
+	err    error
+}
+
+func (a *answering) Query(context.Context, string, ...any) (driver.Rows, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	return &rows{values: a.values}, nil
+}
+
+// TestQueryBounded: the executor stops at Bounds.MaxRows, weighs the rows
+// it reads as endpoint.RowBytes does and fails past Bounds.MaxBytes with
+// endpoint.ErrResultTooLarge, as it does when the server's
+// max_result_bytes (ResultBytesFactor times the bound, sent with
+// result_overflow_mode = 'throw') stops the query.
+func TestQueryBounded(t *testing.T) {
+	ctx := context.Background()
+	x := New(&answering{values: []string{"aaaa", "bbbb", "cccc"}}, nil)
+	res, err := x.QueryBounded(ctx, "SELECT s", nil, endpoint.Bounds{MaxRows: 2})
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}}, res.Rows)
+	assert.Equal(t, []string{"String"}, res.Types)
+
+	row := endpoint.RowBytes([]any{"aaaa"})
+	_, err = x.QueryBounded(ctx, "SELECT s", nil, endpoint.Bounds{MaxBytes: 3 * row})
+	require.NoError(t, err, "exactly the bound")
+	_, err = x.QueryBounded(ctx, "SELECT s", nil, endpoint.Bounds{MaxBytes: 3*row - 1})
+	require.ErrorIs(t, err, endpoint.ErrResultTooLarge)
+
+	r, err := x.RequestBounded(ctx, "SELECT s", nil, endpoint.Bounds{MaxBytes: 1000})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw"}, r.Settings)
+	r, err = x.RequestBounded(ctx, "SELECT s", nil, endpoint.Bounds{})
+	require.NoError(t, err)
+	assert.NotContains(t, r.Settings, "max_result_bytes")
+
+	server := New(&answering{err: &clickhouse.Exception{Code: 396, Name: "DB::Exception", Message: "Limit for result exceeded"}}, nil)
+	_, err = server.QueryBounded(ctx, "SELECT s", nil, endpoint.Bounds{MaxBytes: 1000})
+	require.ErrorIs(t, err, endpoint.ErrResultTooLarge)
+	other := New(&answering{err: &clickhouse.Exception{Code: 60, Message: "Unknown table"}}, nil)
+	_, err = other.Query(ctx, "SELECT s", nil)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, endpoint.ErrResultTooLarge)
 }

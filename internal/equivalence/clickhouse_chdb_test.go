@@ -19,6 +19,16 @@ func init() {
 	targets = append(targets, target{d: clickhouseDialect, direct: chdbDatabase})
 }
 
+// TestMain closes the process's chDB once the tests are done: left open,
+// a process built with -race hangs on exit.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chdbEngine.x != nil {
+		chdbEngine.x.Close()
+	}
+	os.Exit(code)
+}
+
 // The process's one chDB: it runs one engine per process.
 var chdbEngine struct {
 	once sync.Once

@@ -28,6 +28,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +70,25 @@ func Open(dir string) (*Executor, error) {
 	if conn == nil {
 		return nil, fmt.Errorf("chdb: cannot start with data in %q", dir)
 	}
-	return &Executor{conn: conn}, nil
+	x := &Executor{conn: conn}
+	for _, stmt := range session {
+		if _, err := x.run(context.Background(), stmt, "Null", nil, nil); err != nil {
+			x.Close()
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// session is what the connection's session is put in once: UTC, as the
+// engine's SQL assumes (engine.ClickHouse's Guard sends it with each query
+// too, but statements run through Exec, such as an INSERT ... VALUES,
+// cannot carry settings at their end), whatever the process's time zone
+// (chDB's default, from TZ); and date-times answered as ISO 8601 UTC text,
+// whatever a column's zone, which decode reads as time.Time.
+var session = []string{
+	"SET session_timezone = 'UTC'",
+	"SET date_time_output_format = 'iso'",
 }
 
 // Close closes the connection; the engine stops with its last connection.
@@ -86,39 +106,61 @@ func (x *Executor) Close() error {
 func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 
 // Query implements driver.Executor. Columns carry ClickHouse's type names;
-// integers come back as int64, floats as float64, text as string and NULL
-// as nil. RowsRead and BytesRead are the engine's statistics of the query.
+// integers come back as int64, floats as float64, text as string, Date and
+// DateTime values as time.Time in UTC, and NULL as nil. RowsRead and
+// BytesRead are the engine's statistics of the query. The query runs with
+// the settings of the engine's guard (engine.ClickHouse.Guard), written
+// after it: session_timezone, ctx's deadline as max_execution_time, and
+// readonly, so that a query cannot write. No max_result_bytes: chDB 26.5
+// hangs on the statement after one that a result limit stopped; the
+// Service weighs the rows (at most its page) once they are read.
 func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
-	out, err := x.run(ctx, query, "JSONCompact", args, true)
+	var settings []string
+	for _, s := range engine.ClickHouse.Guard(timeout(ctx), false).Settings {
+		settings = append(settings, s.Name+" = "+settingValue(s.Value))
+	}
+	out, err := x.run(ctx, query+" SETTINGS "+strings.Join(settings, ", "), "JSONCompact", args, nil)
 	if err != nil {
 		return nil, err
 	}
 	return decode(out)
 }
 
-// Exec implements driver.Executor.
+// Exec implements driver.Executor. ctx's deadline reaches the engine as
+// the session's max_execution_time for the statement: a SETTINGS clause
+// cannot follow every statement (INSERT ... VALUES takes it before VALUES).
 func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
-	_, err := x.run(ctx, query, "Null", args, false)
+	var around [2]string
+	if t := timeout(ctx); t > 0 {
+		around = [2]string{"SET max_execution_time = " + strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10), "SET max_execution_time = 0"}
+	}
+	_, err := x.run(ctx, query, "Null", args, around[:])
 	return err
 }
 
-// run executes query with its arguments as the parameters p1, p2, ..., with
-// the settings of the engine's guard: ctx's deadline as max_execution_time,
-// and readonly for a query (read), so that a query cannot write.
-func (x *Executor) run(ctx context.Context, query, format string, args []any, read bool) ([]byte, error) {
+// timeout is the time left before ctx's deadline, 0 without one.
+func timeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Millisecond, time.Until(d))
+	}
+	return 0
+}
+
+// settingValue writes a setting's value: a number as it is, other text as
+// a string literal.
+func settingValue(v string) string {
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return v
+	}
+	return string(engine.ClickHouse.AppendString(nil, v))
+}
+
+// run executes query with its arguments as the parameters p1, p2, ...;
+// around, when set, are two statements run just before and just after it
+// on the same session (the second whatever the query did).
+func (x *Executor) run(ctx context.Context, query, format string, args []any, around []string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("chdb: %w", err)
-	}
-	var timeout time.Duration
-	if d, ok := ctx.Deadline(); ok {
-		timeout = max(time.Millisecond, time.Until(d))
-	}
-	var settings []string
-	for _, s := range engine.ClickHouse.Guard(timeout, !read).Settings {
-		settings = append(settings, s.Name+" = "+s.Value)
-	}
-	if len(settings) > 0 {
-		query += " SETTINGS " + strings.Join(settings, ", ")
 	}
 	names := make([]*C.char, len(args))
 	values := make([]*C.char, len(args))
@@ -136,9 +178,6 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, re
 		defer C.free(unsafe.Pointer(names[i]))
 		defer C.free(unsafe.Pointer(values[i]))
 	}
-	cq, cf := C.CString(query), C.CString(format)
-	defer C.free(unsafe.Pointer(cq))
-	defer C.free(unsafe.Pointer(cf))
 	var pn, pv **C.char
 	var pnl, pvl *C.size_t
 	if len(args) > 0 {
@@ -149,8 +188,26 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, re
 	if x.conn == nil {
 		return nil, ErrClosed
 	}
+	if len(around) == 2 && around[0] != "" {
+		if _, err := x.query(around[0], "Null", nil, nil, nil, nil, 0); err != nil {
+			return nil, err
+		}
+		defer x.query(around[1], "Null", nil, nil, nil, nil, 0) //nolint:errcheck // a failure shows on the next statement
+	}
+	out, err := x.query(query, format, pn, pnl, pv, pvl, len(args))
+	if err != nil {
+		return nil, err
+	}
+	return out, ctx.Err()
+}
+
+// query runs one statement on the connection; x.mu is held.
+func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int) ([]byte, error) {
+	cq, cf := C.CString(query), C.CString(format)
+	defer C.free(unsafe.Pointer(cq))
+	defer C.free(unsafe.Pointer(cf))
 	res := C.chdb_query_with_params_n(*x.conn, cq, C.size_t(len(query)), cf, C.size_t(len(format)),
-		pn, pnl, pv, pvl, C.size_t(len(args)))
+		pn, pnl, pv, pvl, C.size_t(n))
 	if res == nil {
 		return nil, errors.New("chdb: the query returned no result")
 	}
@@ -162,11 +219,11 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, re
 		}
 		return nil, fmt.Errorf("chdb: %s", text)
 	}
-	n := C.chdb_result_length(res)
-	if n == 0 {
-		return nil, ctx.Err()
+	size := C.chdb_result_length(res)
+	if size == 0 {
+		return nil, nil
 	}
-	return C.GoBytes(unsafe.Pointer(C.chdb_result_buffer(res)), C.int(n)), ctx.Err()
+	return C.GoBytes(unsafe.Pointer(C.chdb_result_buffer(res)), C.int(size)), nil
 }
 
 // compact is ClickHouse's JSONCompact output, whose statistics are what
@@ -238,6 +295,18 @@ func value(typ string, raw json.RawMessage) (any, error) {
 		var b bool
 		err := json.Unmarshal(raw, &b)
 		return b, err
+	case strings.HasPrefix(base, "DateTime"), strings.HasPrefix(base, "Date"):
+		// ISO 8601 UTC (date_time_output_format, see session); a Date is
+		// its day.
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		layout := time.RFC3339Nano
+		if !strings.HasPrefix(base, "DateTime") {
+			layout = time.DateOnly
+		}
+		return time.Parse(layout, s)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

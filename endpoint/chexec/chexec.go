@@ -6,13 +6,21 @@
 // query parameters ({p1:String}, {p2:Int64}, ...) and the executor sends
 // the arguments as the query's parameters p1, p2, ... (clickhouse-go's
 // WithParameters), each in ClickHouse's parameter text format. Every
-// statement carries its settings: those of the Executor, max_execution_time
-// from the context's deadline, and readonly = 2 for queries (no writes,
-// settings still allowed).
+// statement carries its settings: those of the Executor, then those of the
+// engine's guard (session_timezone = 'UTC', max_execution_time from the
+// context's deadline), and readonly = 2 for queries (no writes, settings
+// still allowed); a run's query also carries max_result_bytes (see
+// QueryBounded).
+//
+// On a cluster, give the executor the engine of the cluster
+// (WithEngine(engine.ClickHouseCluster(name))): the stored tables of
+// materialized endpoints are then created ON CLUSTER, and the executor
+// runs each statement as the engine expands it (engine.Expander).
 package chexec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -32,31 +40,46 @@ import (
 type Executor struct {
 	conn     chdriver.Conn
 	settings map[string]any
+	engine   engine.Engine
 }
 
-var _ driver.Executor = (*Executor)(nil)
+var _ driver.BoundedExecutor = (*Executor)(nil)
+
+// Option configures an Executor.
+type Option func(*Executor)
+
+// WithEngine makes e the engine the executor reports and expands its
+// statements with: engine.ClickHouse (the default) or the value of
+// engine.ClickHouseCluster, whose stored tables live on a cluster.
+func WithEngine(e engine.Engine) Option {
+	return func(x *Executor) { x.engine = e }
+}
 
 // Open connects to the servers of opts (a cluster is an address list:
 // clickhouse-go spreads connections over it) and returns an Executor that
 // sends settings with every statement.
-func Open(opts *clickhouse.Options, settings map[string]any) (*Executor, error) {
+func Open(opts *clickhouse.Options, settings map[string]any, options ...Option) (*Executor, error) {
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("chexec: %w", err)
 	}
-	return New(conn, settings), nil
+	return New(conn, settings, options...), nil
 }
 
 // New returns an Executor over an open connection.
-func New(conn chdriver.Conn, settings map[string]any) *Executor {
-	return &Executor{conn: conn, settings: settings}
+func New(conn chdriver.Conn, settings map[string]any, options ...Option) *Executor {
+	x := &Executor{conn: conn, settings: settings, engine: engine.ClickHouse}
+	for _, o := range options {
+		o(x)
+	}
+	return x
 }
 
 // Close closes the connection.
 func (x *Executor) Close() error { return x.conn.Close() }
 
 // Engine implements driver.Executor.
-func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
+func (x *Executor) Engine() engine.Engine { return x.engine }
 
 // Request is what the executor sends for one statement: the SQL as the
 // Service rendered it, the parameters by name in ClickHouse's text format,
@@ -69,8 +92,9 @@ type Request struct {
 
 // Request returns what the executor sends for query and args under ctx:
 // the arguments as parameters p1, p2, ..., the Executor's settings, the
-// context's remaining time as max_execution_time (whole seconds, at least
-// 1), and readonly = 2 when the statement is a query (read).
+// engine guard's (session_timezone, and the context's remaining time as
+// max_execution_time, whole seconds, at least 1), and readonly = 2 when
+// the statement is a query (read).
 func (x *Executor) Request(ctx context.Context, query string, args []any, read bool) (Request, error) {
 	r := Request{Query: query, Parameters: make(map[string]string, len(args)), Settings: make(map[string]any, len(x.settings)+2)}
 	for i, a := range args {
@@ -83,13 +107,48 @@ func (x *Executor) Request(ctx context.Context, query string, args []any, read b
 	for k, v := range x.settings {
 		r.Settings[k] = v
 	}
+	var timeout time.Duration
 	if d, ok := ctx.Deadline(); ok {
-		r.Settings["max_execution_time"] = int(math.Max(1, math.Ceil(time.Until(d).Seconds())))
+		timeout = max(time.Millisecond, time.Until(d))
+	}
+	// The guard of a read-only connection: its readonly = 1 would forbid
+	// the settings clickhouse-go sends after it, in no set order.
+	for _, s := range x.engine.Guard(timeout, true).Settings {
+		r.Settings[s.Name] = settingValue(s.Value)
 	}
 	if read {
 		r.Settings["readonly"] = 2
 	}
 	return r, nil
+}
+
+// settingValue is a guard's setting as clickhouse-go sends it: an integer
+// as a number, other values as text.
+func settingValue(v string) any {
+	if n, err := strconv.Atoi(v); err == nil {
+		return n
+	}
+	return v
+}
+
+// ResultBytesFactor is how many times a run's byte bound (Bounds.MaxBytes)
+// the server's max_result_bytes is. ClickHouse weighs a result in memory
+// (8 bytes an Int64, a string's bytes and 9 more, a byte more when
+// Nullable), up to 4.5 times what driver.RowBytes weighs in JSON text,
+// so the server's bound only stops a result far past the run's, which the
+// executor weighs exactly as it reads the rows.
+const ResultBytesFactor = 8
+
+// RequestBounded is Request for a query run within b (see QueryBounded):
+// max_result_bytes is ResultBytesFactor times b.MaxBytes, with
+// result_overflow_mode = 'throw', when b.MaxBytes is set.
+func (x *Executor) RequestBounded(ctx context.Context, query string, args []any, b driver.Bounds) (Request, error) {
+	r, err := x.Request(ctx, query, args, true)
+	if err == nil && b.MaxBytes > 0 {
+		r.Settings["max_result_bytes"] = b.MaxBytes * ResultBytesFactor
+		r.Settings["result_overflow_mode"] = "throw"
+	}
+	return r, err
 }
 
 func (r Request) context(ctx context.Context) context.Context {
@@ -100,13 +159,26 @@ func (r Request) context(ctx context.Context) context.Context {
 // as float64, text as string, date-times as time.Time and NULL as nil;
 // Types are ClickHouse's type names.
 func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
-	r, err := x.Request(ctx, query, args, true)
+	return x.QueryBounded(ctx, query, args, driver.Bounds{})
+}
+
+// codeResultTooLarge is ClickHouse's TOO_MANY_ROWS_OR_BYTES.
+const codeResultTooLarge = 396
+
+// QueryBounded implements driver.BoundedExecutor: it is Query that stops
+// reading after b.MaxRows rows (when set) and fails with an error wrapping
+// driver.ErrResultTooLarge as soon as the rows read weigh more than
+// b.MaxBytes (when set), or the server's max_result_bytes stopped the
+// query (see RequestBounded). b.Timeout reaches the server as ctx's
+// deadline does, as max_execution_time.
+func (x *Executor) QueryBounded(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
+	r, err := x.RequestBounded(ctx, query, args, b)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := x.conn.Query(r.context(ctx), query)
 	if err != nil {
-		return nil, fmt.Errorf("chexec: query: %w", err)
+		return nil, queryError(err)
 	}
 	defer rows.Close()
 	cts := rows.ColumnTypes()
@@ -114,7 +186,8 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver
 	for i, ct := range cts {
 		res.Types[i] = ct.DatabaseTypeName()
 	}
-	for rows.Next() {
+	var size int64
+	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
 		dest := make([]any, len(cts))
 		for i, ct := range cts {
 			dest[i] = reflect.New(ct.ScanType()).Interface()
@@ -126,12 +199,25 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver
 		for i, d := range dest {
 			row[i] = plain(reflect.ValueOf(d).Elem())
 		}
+		if size += driver.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
+			return nil, fmt.Errorf("chexec: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
+		}
 		res.Rows = append(res.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chexec: rows: %w", err)
+		return nil, queryError(err)
 	}
 	return res, ctx.Err()
+}
+
+// queryError wraps an error of a query, as driver.ErrResultTooLarge when
+// the server's max_result_bytes stopped it.
+func queryError(err error) error {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && ex.Code == codeResultTooLarge {
+		return fmt.Errorf("chexec: %w: %w", driver.ErrResultTooLarge, err)
+	}
+	return fmt.Errorf("chexec: query: %w", err)
 }
 
 // plain turns a scanned value into int64, float64, string, bool, time.Time
@@ -161,14 +247,22 @@ func plain(v reflect.Value) any {
 	return v.Interface()
 }
 
-// Exec implements driver.Executor.
+// Exec implements driver.Executor. On a cluster engine, it runs the
+// statements the engine expands query to (engine.Expander), in order,
+// each with the arguments, stopping at the first that fails.
 func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
-	r, err := x.Request(ctx, query, args, false)
-	if err != nil {
-		return err
+	stmts := []string{query}
+	if ex, ok := x.engine.(engine.Expander); ok {
+		stmts = ex.Expand(query)
 	}
-	if err := x.conn.Exec(r.context(ctx), query); err != nil {
-		return fmt.Errorf("chexec: exec: %w", err)
+	for _, stmt := range stmts {
+		r, err := x.Request(ctx, stmt, args, false)
+		if err != nil {
+			return err
+		}
+		if err := x.conn.Exec(r.context(ctx), stmt); err != nil {
+			return fmt.Errorf("chexec: exec: %w", err)
+		}
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package chexec
 import (
 	"context"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	chdriver "github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,11 +38,16 @@ func TestRequestGolden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
 	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
-	assert.Equal(t, map[string]any{"max_threads": 4, "max_execution_time": 30, "readonly": 2}, r.Settings)
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2}, r.Settings)
 
 	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"max_threads": 4}, w.Settings, "writes are not read-only and have no deadline here")
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC"}, w.Settings, "writes are not read-only and have no deadline here")
+
+	own := New(nil, map[string]any{"session_timezone": "Europe/Berlin"})
+	r, err = own.Request(context.Background(), "SELECT 1", nil, true)
+	require.NoError(t, err)
+	assert.Equal(t, "UTC", r.Settings["session_timezone"], "the engine's session zone wins over the host's")
 	_, err = x.Request(context.Background(), "SELECT 1", []any{1}, true)
 	assert.Error(t, err, "only text arguments: the engine binds text")
 }
@@ -56,4 +63,114 @@ func TestConformance(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
 	executortest.Run(t, func(*testing.T) driver.Executor { return x })
+}
+
+// recorder is a connection that keeps the statements executed on it.
+type recorder struct {
+	chdriver.Conn
+	stmts []string
+}
+
+func (r *recorder) Exec(_ context.Context, query string, _ ...any) error {
+	r.stmts = append(r.stmts, query)
+	return nil
+}
+
+// TestExecOnCluster: with the engine of a cluster, the executor reports it
+// (so the Service writes its DDL) and runs each statement as the engine
+// expands it; with the default engine, as it is.
+func TestExecOnCluster(t *testing.T) {
+	e, err := engine.ClickHouseCluster("events")
+	require.NoError(t, err)
+	conn := &recorder{}
+	x := New(conn, nil, WithEngine(e))
+	assert.Equal(t, e, x.Engine())
+	ctx := context.Background()
+	build := e.CreateTableAs("t_next", "SELECT 1 AS n")
+	require.NoError(t, x.Exec(ctx, build, nil))
+	require.NoError(t, x.Exec(ctx, e.DropTable("t"), nil))
+	want := append(e.(engine.Expander).Expand(build), e.(engine.Expander).Expand(e.DropTable("t"))...)
+	assert.Equal(t, want, conn.stmts)
+	assert.Len(t, conn.stmts, 5, "create local, create Distributed, insert; drop both")
+
+	conn.stmts = nil
+	plain := New(conn, nil)
+	assert.Equal(t, engine.ClickHouse, plain.Engine())
+	require.NoError(t, plain.Exec(ctx, engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil))
+	assert.Equal(t, []string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}, conn.stmts)
+}
+
+// rows are a query's answer of one String column, as a fake connection
+// gives it.
+type rows struct {
+	chdriver.Rows
+	values []string
+	i      int
+}
+
+func (r *rows) Next() bool { r.i++; return r.i <= len(r.values) }
+
+func (r *rows) Scan(dest ...any) error {
+	*dest[0].(*string) = r.values[r.i-1]
+	return nil
+}
+
+func (r *rows) ColumnTypes() []chdriver.ColumnType { return []chdriver.ColumnType{stringColumn{}} }
+func (r *rows) Columns() []string                  { return []string{"s"} }
+func (r *rows) Close() error                       { return nil }
+func (r *rows) Err() error                         { return nil }
+
+type stringColumn struct{ chdriver.ColumnType }
+
+func (stringColumn) ScanType() reflect.Type   { return reflect.TypeOf("") }
+func (stringColumn) DatabaseTypeName() string { return "String" }
+
+// answering is a connection that answers every query with its rows, or
+// fails with err.
+type answering struct {
+	chdriver.Conn
+	values []string
+	err    error
+}
+
+func (a *answering) Query(context.Context, string, ...any) (chdriver.Rows, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	return &rows{values: a.values}, nil
+}
+
+// TestQueryBounded: the executor stops at Bounds.MaxRows, weighs the rows
+// it reads as driver.RowBytes does and fails past Bounds.MaxBytes with
+// driver.ErrResultTooLarge, as it does when the server's
+// max_result_bytes (ResultBytesFactor times the bound, sent with
+// result_overflow_mode = 'throw') stops the query.
+func TestQueryBounded(t *testing.T) {
+	ctx := context.Background()
+	x := New(&answering{values: []string{"aaaa", "bbbb", "cccc"}}, nil)
+	res, err := x.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxRows: 2})
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}}, res.Rows)
+	assert.Equal(t, []string{"String"}, res.Types)
+
+	row := driver.RowBytes([]any{"aaaa"})
+	_, err = x.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 3 * row})
+	require.NoError(t, err, "exactly the bound")
+	_, err = x.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 3*row - 1})
+	require.ErrorIs(t, err, driver.ErrResultTooLarge)
+
+	r, err := x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw"}, r.Settings)
+	r, err = x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{})
+	require.NoError(t, err)
+	assert.NotContains(t, r.Settings, "max_result_bytes")
+
+	server := New(&answering{err: &clickhouse.Exception{Code: 396, Name: "DB::Exception", Message: "Limit for result exceeded"}}, nil)
+	_, err = server.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
+	require.ErrorIs(t, err, driver.ErrResultTooLarge)
+	other := New(&answering{err: &clickhouse.Exception{Code: 60, Message: "Unknown table"}}, nil)
+	_, err = other.Query(ctx, "SELECT s", nil)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, driver.ErrResultTooLarge)
 }

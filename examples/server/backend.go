@@ -53,15 +53,23 @@ func openSQL(driverName string, e engine.Engine) func(string) (engine.Engine, dr
 }
 
 func openClickHouse(dsn string) (engine.Engine, driver.Executor, func(), error) {
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("-dsn: %w", err)
+	return openClickHouseOn(engine.ClickHouse)(dsn)
+}
+
+// openClickHouseOn opens ClickHouse with engine e: engine.ClickHouse, or
+// a cluster's (-clickhouse-cluster).
+func openClickHouseOn(e engine.Engine) func(string) (engine.Engine, driver.Executor, func(), error) {
+	return func(dsn string) (engine.Engine, driver.Executor, func(), error) {
+		opts, err := clickhouse.ParseDSN(dsn)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("-dsn: %w", err)
+		}
+		x, err := chexec.Open(opts, nil, chexec.WithEngine(e))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return e, x, func() { x.Close() }, nil
 	}
-	x, err := chexec.Open(opts, nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return engine.ClickHouse, x, func() { x.Close() }, nil
 }
 
 // openBackend opens the data of cfg.driver and the store: on SQLite the
@@ -86,6 +94,13 @@ func openBackend(cfg config) (*backend, error) {
 	open, ok := openers[cfg.driver]
 	if !ok {
 		return nil, fmt.Errorf("-driver %q: this server knows sqlite, postgres, mysql, clickhouse%s", cfg.driver, chdbHint)
+	}
+	if cfg.cluster != "" {
+		cluster, err := engine.ClickHouseCluster(cfg.cluster)
+		if err != nil {
+			return nil, fmt.Errorf("-clickhouse-cluster: %w", err)
+		}
+		open = openClickHouseOn(cluster)
 	}
 	e, x, closeData, err := open(cfg.dsn)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -35,11 +36,14 @@ type config struct {
 	// driver is the engine of the data; dsn its database (-db on SQLite),
 	// storeDSN the store's when it is not the data's.
 	driver, dsn, storeDSN string
-	dbPath                string // "" is a temporary database
-	storePath             string // "": beside dbPath (see openDatabases)
-	apiKey                string
-	keySource             keySource
-	project               string
+	// cluster is the ClickHouse cluster of the materialized tables, ""
+	// for a single server.
+	cluster   string
+	dbPath    string // "" is a temporary database
+	storePath string // "": beside dbPath (see openDatabases)
+	apiKey    string
+	keySource keySource
+	project   string
 	// grants are the keys given as KEY=PROJECT, each for its project.
 	grants     []grant
 	demoEvents int
@@ -65,6 +69,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.driver, "driver", "sqlite", "engine of the analytics data: sqlite, postgres, mysql, clickhouse (chdb with -tags chdb)")
 	fs.StringVar(&c.dsn, "dsn", "", "database of the data: a pgx URL, a go-sql-driver DSN, clickhouse://host:port/db, or chDB's data directory (sqlite: use -db)")
+	fs.StringVar(&c.cluster, "clickhouse-cluster", "", "with -driver clickhouse: the cluster (remote_servers name or macro) to create the materialized tables on, ON CLUSTER, as Replicated tables behind Distributed ones")
 	fs.StringVar(&c.storeDSN, "store-dsn", "", "database of the store, of the same engine (default: the -dsn database; with clickhouse or chdb, a SQLite file: -store or a temporary one)")
 	fs.StringVar(&c.dbPath, "db", "", "SQLite database file of the events and materialized tables (default: a temporary one, deleted at exit)")
 	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
@@ -174,9 +179,18 @@ func (c *config) checkTimeouts() error {
 	return nil
 }
 
-// checkEngine refuses a server engine without its -dsn, and -store beside
-// a temporary SQLite database.
+// checkEngine refuses a server engine without its -dsn, -store beside a
+// temporary SQLite database, and a cluster name off ClickHouse or that
+// ClickHouse would not take.
 func (c *config) checkEngine() error {
+	if c.cluster != "" {
+		if c.driver != "clickhouse" {
+			return fmt.Errorf("-clickhouse-cluster needs -driver clickhouse, not %s", c.driver)
+		}
+		if _, err := engine.ClickHouseCluster(c.cluster); err != nil {
+			return fmt.Errorf("-clickhouse-cluster: %w", err)
+		}
+	}
 	if c.driver != "sqlite" && c.dsn == "" && c.driver != "chdb" {
 		return fmt.Errorf("-driver %s needs -dsn", c.driver)
 	}

@@ -94,6 +94,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-refresh-timeout", "-1s"}, "-refresh-timeout must be 0 or more"},
 		{[]string{"-max-refreshes", "0"}, "-max-refreshes must be 1 or more"},
 		{[]string{"-store", "x.db"}, "-store needs -db"},
+		{[]string{"-clickhouse-cluster", "events"}, "-clickhouse-cluster needs -driver clickhouse, not sqlite"},
+		{[]string{"-driver", "clickhouse", "-dsn", "clickhouse://127.0.0.1:1/db", "-clickhouse-cluster", "it's"}, "invalid ClickHouse cluster name"},
 	}
 	for _, c := range cases {
 		err := run(context.Background(), c.args, func(string) string { return "" }, io.Discard, io.Discard)

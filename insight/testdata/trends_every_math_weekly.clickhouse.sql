@@ -11,26 +11,26 @@ FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')),
 GROUP BY `bucket`
 UNION ALL
 SELECT 2 AS `series`, `bucket`, sum(`v`) AS `value`
-FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, JSONExtract(`properties`, {p7:String}, 'Nullable(Float64)') AS `v`
+FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, if(JSONType(`properties`, {p7:String}) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(`properties`, {p8:String}), NULL) AS `v`
   FROM `events`
-  WHERE 1 = 1 AND `event` = {p8:String} AND `timestamp` >= {p9:String} AND `timestamp` < {p10:String}) AS `e`
+  WHERE 1 = 1 AND `event` = {p9:String} AND `timestamp` >= {p10:String} AND `timestamp` < {p11:String}) AS `e`
 GROUP BY `bucket`
 UNION ALL
 SELECT 3 AS `series`, `bucket`, avg(`v`) AS `value`
-FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, JSONExtract(`properties`, {p11:String}, 'Nullable(Float64)') AS `v`
+FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, if(JSONType(`properties`, {p12:String}) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(`properties`, {p13:String}), NULL) AS `v`
   FROM `events`
-  WHERE 1 = 1 AND `event` = {p12:String} AND `timestamp` >= {p13:String} AND `timestamp` < {p14:String}) AS `e`
+  WHERE 1 = 1 AND `event` = {p14:String} AND `timestamp` >= {p15:String} AND `timestamp` < {p16:String}) AS `e`
 GROUP BY `bucket`
 UNION ALL
 SELECT 4 AS `series`, `bucket`, min(`v`) AS `value`
-FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, JSONExtract(`properties`, {p15:String}, 'Nullable(Float64)') AS `v`
+FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, if(JSONType(`properties`, {p17:String}) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(`properties`, {p18:String}), NULL) AS `v`
   FROM `events`
-  WHERE 1 = 1 AND `event` = {p16:String} AND `timestamp` >= {p17:String} AND `timestamp` < {p18:String}) AS `e`
+  WHERE 1 = 1 AND `event` = {p19:String} AND `timestamp` >= {p20:String} AND `timestamp` < {p21:String}) AS `e`
 GROUP BY `bucket`
 UNION ALL
 SELECT 5 AS `series`, `bucket`, max(`v`) AS `value`
-FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, JSONExtract(`properties`, {p19:String}, 'Nullable(Float64)') AS `v`
+FROM (SELECT formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `bucket`, if(JSONType(`properties`, {p22:String}) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(`properties`, {p23:String}), NULL) AS `v`
   FROM `events`
-  WHERE 1 = 1 AND `timestamp` >= {p20:String} AND `timestamp` < {p21:String}) AS `e`
+  WHERE 1 = 1 AND `timestamp` >= {p24:String} AND `timestamp` < {p25:String}) AS `e`
 GROUP BY `bucket`
--- args: "$pageview" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "$pageview" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "2025-04-28 00:00:00" "2025-06-02 00:00:00"
+-- args: "$pageview" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "$pageview" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "amount" "purchase" "2025-04-28 00:00:00" "2025-06-02 00:00:00" "amount" "amount" "2025-04-28 00:00:00" "2025-06-02 00:00:00"

@@ -40,6 +40,19 @@ type dialect struct {
 	text, textCI, integer, real, boolean, json string
 	// ts are the types of a timestamp column by storage.
 	ts map[storage]string
+	// key is the type of the items' id, integer NOT NULL when "".
+	key string
+	// tableOptions follow the columns of the fixture's CREATE TABLE
+	// (ClickHouse: the table engine).
+	tableOptions string
+}
+
+// keyType is the type of the items' id.
+func (d *dialect) keyType() string {
+	if d.key != "" {
+		return d.key
+	}
+	return d.integer + " NOT NULL"
 }
 
 var (
@@ -95,7 +108,7 @@ func (d *dialect) jnum(col, key string) string {
 
 // native is the JSON extraction a user of the engine writes without the
 // library's rule: SQLite json_extract, PostgreSQL ->>, MySQL
-// JSON_UNQUOTE(JSON_EXTRACT()). Its answers differ between engines (see
+// JSON_UNQUOTE(JSON_EXTRACT()), ClickHouse JSONExtractString. Its answers differ between engines (see
 // docs/engines.md); the corpus uses it only in listed cases.
 func (d *dialect) native(col, key string) string {
 	switch d.name {
@@ -103,6 +116,8 @@ func (d *dialect) native(col, key string) string {
 		return "(" + col + "::jsonb ->> '" + key + "')"
 	case "mysql":
 		return "JSON_UNQUOTE(JSON_EXTRACT(" + col + ", '$." + key + "'))"
+	case "clickhouse":
+		return "JSONExtractString(" + col + ", '" + key + "')"
 	}
 	return "json_extract(" + col + ", '$." + key + "')"
 }
@@ -150,9 +165,9 @@ var items = []item{
 // materializable).
 func itemsDDL(d *dialect) []string {
 	return []string{
-		`CREATE TABLE items (id ` + d.integer + ` NOT NULL, name ` + d.text + `, name_ci ` + d.textCI +
+		`CREATE TABLE items (id ` + d.keyType() + `, name ` + d.text + `, name_ci ` + d.textCI +
 			`, grp ` + d.text + `, qty ` + d.integer + `, price ` + d.real + `, flag ` + d.boolean +
-			`, ts_text ` + d.ts[asText] + `, ts ` + d.ts[asTimestamp] + `, tstz ` + d.ts[asZoned] + `, props ` + d.json + `)`,
+			`, ts_text ` + d.ts[asText] + `, ts ` + d.ts[asTimestamp] + `, tstz ` + d.ts[asZoned] + `, props ` + d.json + `)` + d.tableOptions,
 		`CREATE VIEW items_j AS SELECT id, grp, qty, ts_text, ` +
 			d.jtext("props", "plan") + ` AS plan, ` +
 			d.jnum("props", "n") + ` AS n, ` +
@@ -184,7 +199,7 @@ func eventsDDL(d *dialect, s storage) []string {
 			}
 			cols[i] = d.e.QuoteIdent(c.Name) + " " + typ
 		}
-		stmts = []string{"CREATE TABLE events (" + strings.Join(cols, ", ") + ")"}
+		stmts = []string{"CREATE TABLE events (" + strings.Join(cols, ", ") + ")" + d.tableOptions}
 	}
 	return append(stmts, `CREATE VIEW events_p AS SELECT uuid, event, distinct_id, `+d.e.QuoteIdent("timestamp")+`, `+
 		d.jtext("properties", "country")+` AS country, `+
@@ -228,23 +243,43 @@ var edgeEvents = []struct {
 // the events table with demoEvents demo events of project "1" and the edge
 // events, and, for text storage, the items table.
 func load(ctx context.Context, db *sql.DB, d *dialect, s storage, demoEvents int) error {
+	return loadVia(ctx, sqlExec{db}, d, s, demoEvents)
+}
+
+// sqlExec is a database/sql pool as a demo.Execer.
+type sqlExec struct{ db *sql.DB }
+
+func (x sqlExec) Exec(ctx context.Context, query string, args []any) error {
+	_, err := x.db.ExecContext(ctx, query, args...)
+	return err
+}
+
+// loadVia is load through x: a pool (sqlExec), or an executor on a
+// database of its own (ClickHouse).
+func loadVia(ctx context.Context, x demo.Execer, d *dialect, s storage, demoEvents int) error {
 	stmts := eventsDDL(d, s)
 	if s == asText {
 		stmts = append(stmts, itemsDDL(d)...)
 	}
 	for _, q := range stmts {
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		if err := x.Exec(ctx, q, nil); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	if err := demo.Insert(ctx, db, d.e, "1", demoEvents, 42); err != nil {
+	var err error
+	if pool, ok := x.(sqlExec); ok {
+		err = demo.Insert(ctx, pool.db, d.e, "1", demoEvents, 42)
+	} else {
+		err = demo.InsertWith(ctx, x, d.e, "1", demoEvents, 42)
+	}
+	if err != nil {
 		return err
 	}
 	var rows [][]any
 	for i, ev := range edgeEvents {
 		rows = append(rows, []any{"1", fmt.Sprintf("edge-%04d", i), ev.event, ev.who, ev.at, ev.props})
 	}
-	if err := insert(ctx, db, d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows); err != nil {
+	if err := insert(ctx, x, d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows); err != nil {
 		return err
 	}
 	if s != asText {
@@ -254,12 +289,13 @@ func load(ctx context.Context, db *sql.DB, d *dialect, s storage, demoEvents int
 	for _, it := range items {
 		rows = append(rows, []any{it.id, it.name, it.name, it.grp, it.qty, it.price, it.flag, it.ts, it.ts, it.ts, it.props})
 	}
-	return insert(ctx, db, d.e, "items", []string{"id", "name", "name_ci", "grp", "qty", "price", "flag", "ts_text", "ts", "tstz", "props"}, rows)
+	return insert(ctx, x, d.e, "items", []string{"id", "name", "name_ci", "grp", "qty", "price", "flag", "ts_text", "ts", "tstz", "props"}, rows)
 }
 
 // insert inserts rows into table, every value bound as the engine binds
-// it; nil is NULL.
-func insert(ctx context.Context, db *sql.DB, e engine.Engine, table string, cols []string, rows [][]any) error {
+// it; nil is written NULL, which every engine reads alike (a ClickHouse
+// parameter has a type, and NULL none).
+func insert(ctx context.Context, x demo.Execer, e engine.Engine, table string, cols []string, rows [][]any) error {
 	q := []byte("INSERT INTO " + e.QuoteIdent(table) + " (")
 	for i, c := range cols {
 		if i > 0 {
@@ -278,19 +314,20 @@ func insert(ctx context.Context, db *sql.DB, e engine.Engine, table string, cols
 			if j > 0 {
 				q = append(q, ", "...)
 			}
-			typ := ""
-			if v != nil {
-				var err error
-				if v, typ, err = e.Arg(v); err != nil {
-					return err
-				}
+			if v == nil {
+				q = append(q, "NULL"...)
+				continue
+			}
+			v, typ, err := e.Arg(v)
+			if err != nil {
+				return err
 			}
 			args = append(args, v)
 			q = e.Marker(q, len(args), typ)
 		}
 		q = append(q, ')')
 	}
-	if _, err := db.ExecContext(ctx, string(q), args...); err != nil {
+	if err := x.Exec(ctx, string(q), args); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
@@ -38,6 +39,11 @@ type target struct {
 	// connections are in UTC (for loading the fixture), and the DSN of
 	// the same database for the Service, in a session zone of its own.
 	open func(t *testing.T) (loader *sql.DB, driver, dsn string)
+	// direct, for an engine not on database/sql (ClickHouse), returns an
+	// executor on a fresh database for storage s, whose sessions a host
+	// would start in a zone other than UTC: the fixture loads through it
+	// and the Service runs on it.
+	direct func(t *testing.T, s storage) driver.Executor
 }
 
 var targets = []target{
@@ -101,6 +107,16 @@ func (tg target) services(t *testing.T, storages []storage, demoEvents int) map[
 	t.Helper()
 	ctx := context.Background()
 	out := map[storage]*endpoint.Service{}
+	if tg.direct != nil {
+		for _, s := range storages {
+			x := tg.direct(t, s)
+			if err := loadVia(ctx, x, tg.d, s, demoEvents); err != nil {
+				t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
+			}
+			out[s] = serviceWith(t, x)
+		}
+		return out
+	}
 	if tg.env == "" {
 		db := openPool(t, "sqlite", ":memory:")
 		db.SetMaxOpenConns(1) // each connection of :memory: is a database of its own
@@ -146,10 +162,22 @@ func newService(t *testing.T, db *sql.DB, d *dialect) *endpoint.Service {
 // newServiceAt is newService on the clock clock.
 func newServiceAt(t *testing.T, db *sql.DB, d *dialect, clock func() time.Time) *endpoint.Service {
 	t.Helper()
+	return serviceAt(t, sqlexec.New(db, d.e), clock)
+}
+
+// serviceWith is newService over an executor.
+func serviceWith(t *testing.T, x driver.Executor) *endpoint.Service {
+	t.Helper()
+	return serviceAt(t, x, func() time.Time { return now })
+}
+
+// serviceAt is serviceWith on the clock clock.
+func serviceAt(t *testing.T, x driver.Executor, clock func() time.Time) *endpoint.Service {
+	t.Helper()
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints:  endpoint.NewMemoryStore(),
 		Variables:  variable.NewMemoryStore(),
-		Executor:   sqlexec.New(db, d.e),
+		Executor:   x,
 		Now:        clock,
 		RunTimeout: time.Minute,
 	})

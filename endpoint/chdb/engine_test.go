@@ -1,0 +1,166 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/placeholder"
+)
+
+// TestJSONRule checks the library's one JSON rule on ClickHouse, with the
+// rows of the engine package's TestJSONRule (which runs on the
+// database/sql engines): the text of a property is empty when it is
+// missing, JSON null or "", the value of a string, and the JSON text of a
+// number or of true and false; its number is the value of a JSON number
+// and NULL for anything else, a number stored as text included.
+func TestJSONRule(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	rows := []struct {
+		json any // nil: a NULL column
+		text string
+		num  any
+	}{
+		{`{"k":"pro"}`, "pro", nil},
+		{`{"k":"pro "}`, "pro ", nil},
+		{`{"k":"Pro"}`, "Pro", nil},
+		{`{"k":"ñandú"}`, "ñandú", nil},
+		{`{"k":"\u00f1and\u00fa"}`, "ñandú", nil},
+		{`{"k":""}`, "", nil},
+		{`{"k":null}`, "", nil},
+		{`{}`, "", nil},
+		{`{"other":1}`, "", nil},
+		{nil, "", nil},
+		{`{"k":"null"}`, "null", nil},
+		{`{"k":12}`, "12", 12.0},
+		{`{"k":-3.5}`, "-3.5", -3.5},
+		{`{"k":0}`, "0", 0.0},
+		{`{"k":"12"}`, "12", nil},
+		{`{"k":true}`, "true", nil},
+		{`{"k":false}`, "false", nil},
+	}
+	e := engine.ClickHouse
+	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
+		require.NoError(t, x.Exec(ctx, q, nil))
+	}
+	for i, r := range rows {
+		b := placeholder.NewBuilder(e)
+		b.WriteString("INSERT INTO json_rule VALUES (")
+		b.Bind(int64(i))
+		b.WriteString(", ")
+		if r.json == nil {
+			b.WriteString("NULL")
+		} else {
+			b.Bind(r.json)
+		}
+		b.WriteString(")")
+		require.NoError(t, x.Exec(ctx, b.SQL(), b.Args()))
+	}
+	b := placeholder.NewBuilder(e)
+	b.WriteString("SELECT ")
+	e.JSONText(b, "p", "k")
+	b.WriteString(" AS text, ")
+	e.JSONNumber(b, "p", "k")
+	b.WriteString(" AS num FROM json_rule ORDER BY id")
+	res, err := x.Query(ctx, b.SQL(), b.Args())
+	require.NoError(t, err, b.SQL())
+	require.Len(t, res.Rows, len(rows))
+	for i, r := range rows {
+		assert.Equal(t, r.text, res.Rows[i][0], "text of %v", r.json)
+		assert.Equal(t, r.num, res.Rows[i][1], "number of %v", r.json)
+	}
+	assert.Equal(t, []string{"String", "Nullable(Float64)"}, res.Types, "the text is never NULL")
+}
+
+// TestTimesInUTC: the session is UTC whatever the process's zone (chDB's
+// default) and whatever a session set before (a query's guard sends
+// session_timezone): a DateTime without a zone of its own compares with
+// text as UTC, and every date-time answers as a time.Time in UTC, a Date
+// as its day.
+func TestTimesInUTC(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS times",
+		"CREATE TABLE times (plain DateTime, utc DateTime('UTC'), la DateTime64(3, 'America/Los_Angeles'), day Date) ENGINE = MergeTree ORDER BY plain",
+		"INSERT INTO times VALUES ('2025-05-01 00:00:00', '2025-05-01 00:00:00', '2025-05-01 00:00:00.250', '2025-05-01')",
+	} {
+		require.NoError(t, x.Exec(ctx, q, nil))
+	}
+	require.NoError(t, x.Exec(ctx, "SET session_timezone = 'America/Los_Angeles'", nil))
+	t.Cleanup(func() { require.NoError(t, x.Exec(context.Background(), "SET session_timezone = 'UTC'", nil)) })
+	b := placeholder.NewBuilder(engine.ClickHouse)
+	b.WriteString("SELECT plain, utc, la, day, toUnixTimestamp(plain) AS unix FROM times WHERE plain = ")
+	b.Bind(time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC))
+	res, err := x.Query(ctx, b.SQL(), b.Args())
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 1, "the bound UTC text matches the stored instant")
+	may := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	assert.Equal(t, []any{may, may, time.Date(2025, 5, 1, 7, 0, 0, 250e6, time.UTC), may, may.Unix()}, res.Rows[0])
+	for _, v := range res.Rows[0][:4] {
+		assert.Equal(t, time.UTC, v.(time.Time).Location())
+	}
+}
+
+// TestExecWithDeadline: a statement run with a deadline gets it as
+// max_execution_time, whatever its kind (an INSERT ... VALUES cannot end
+// with SETTINGS), and the session's limit is reset after it.
+func TestExecWithDeadline(t *testing.T) {
+	x := executor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS deadline",
+		"CREATE TABLE deadline (n Int64) ENGINE = MergeTree ORDER BY n",
+		"INSERT INTO deadline VALUES (1), (2)",
+	} {
+		require.NoError(t, x.Exec(ctx, q, nil), q)
+	}
+	short, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	err := x.Exec(short, "INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the engine stops the statement at its limit")
+	assert.Less(t, time.Since(start), 2*time.Second)
+
+	res, err := x.Query(context.Background(), "SELECT count() AS n, getSetting('max_execution_time') AS limit FROM deadline", nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, res.Rows[0][0])
+	assert.EqualValues(t, 0.0, res.Rows[0][1], "reset after the statement")
+}
+
+// TestClusterDDLParses runs every statement the engine of a cluster
+// writes (expanded as an executor runs them) on chDB, which has no
+// cluster: each must fail for the cluster, a table or distributed DDL
+// being missing, never as a syntax error (Code: 62), so the text is
+// ClickHouse's.
+func TestClusterDDLParses(t *testing.T) {
+	x := executor(t)
+	e, err := engine.ClickHouseCluster("{cluster}")
+	require.NoError(t, err)
+	ex := e.(engine.Expander)
+	var stmts []string
+	stmts = append(stmts, ex.Expand(e.CreateTableAs("c_next", "SELECT 'a' AS k, count() AS n FROM numbers({p1:Int64}) GROUP BY k"))...)
+	stmts = append(stmts, ex.Expand(e.CreateTable("c_next", []engine.Column{{Name: "k", Kind: engine.Text}, {Name: "value", Kind: engine.Float}}))...)
+	swap, _ := e.Swap("c_next", "c")
+	for _, s := range swap {
+		stmts = append(stmts, ex.Expand(s)...)
+	}
+	stmts = append(stmts, ex.Expand(e.DropTable("c"))...)
+	for _, s := range stmts {
+		err := x.Exec(context.Background(), s, []any{"10"})
+		require.Error(t, err, s)
+		assert.NotContains(t, err.Error(), "Code: 62.", s)
+		assert.NotContains(t, err.Error(), "SYNTAX_ERROR", s)
+	}
+	res, err := x.Query(context.Background(), e.Tables(), nil)
+	require.NoError(t, err, "the cluster's list of tables runs on one server")
+	assert.Equal(t, []string{"name"}, res.Columns)
+}

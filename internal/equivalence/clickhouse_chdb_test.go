@@ -1,0 +1,110 @@
+//go:build chdb
+
+package equivalence
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/chdb"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+)
+
+// With -tags chdb the corpus also runs on chDB, ClickHouse in the process.
+func init() {
+	targets = append(targets, target{d: clickhouseDialect, direct: chdbDatabase})
+}
+
+// TestMain closes the process's chDB once the tests are done: left open,
+// a process built with -race hangs on exit.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chdbEngine.x != nil {
+		chdbEngine.x.Close()
+	}
+	os.Exit(code)
+}
+
+// The process's one chDB: it runs one engine per process.
+var chdbEngine struct {
+	once sync.Once
+	x    *chdb.Executor
+	err  error
+	// mu keeps a database's USE and its statement together.
+	mu sync.Mutex
+}
+
+// openChDB starts chDB in the time zone clickhouseZone (chDB's default
+// session zone is the process's, TZ), as a host's server may run, and
+// checks that it took it.
+func openChDB() (*chdb.Executor, error) {
+	old, had := os.LookupEnv("TZ")
+	os.Setenv("TZ", clickhouseZone)
+	defer func() {
+		if had {
+			os.Setenv("TZ", old)
+		} else {
+			os.Unsetenv("TZ")
+		}
+	}()
+	x, err := chdb.Open("")
+	if err != nil {
+		return nil, err
+	}
+	res, err := x.Query(context.Background(), "SELECT serverTimezone() AS zone", nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Rows) != 1 || res.Rows[0][0] != clickhouseZone {
+		return nil, fmt.Errorf("chDB runs in %v, want %s", res.Rows, clickhouseZone)
+	}
+	return x, nil
+}
+
+// chdbDatabase is the process's chDB on a fresh database for storage s.
+func chdbDatabase(t *testing.T, s storage) driver.Executor {
+	t.Helper()
+	chdbEngine.once.Do(func() { chdbEngine.x, chdbEngine.err = openChDB() })
+	if chdbEngine.err != nil {
+		t.Fatal(chdbEngine.err)
+	}
+	name := "equivalence_" + string(s)
+	for _, q := range []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name} {
+		if err := chdbEngine.x.Exec(context.Background(), q, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &chdbIn{db: name}
+}
+
+// chdbIn is the chDB executor in one database: each statement runs after a
+// USE of it, together.
+type chdbIn struct{ db string }
+
+func (c *chdbIn) Engine() engine.Engine { return chdbEngine.x.Engine() }
+
+func (c *chdbIn) use() error {
+	return chdbEngine.x.Exec(context.Background(), "USE "+c.db, nil)
+}
+
+func (c *chdbIn) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
+	chdbEngine.mu.Lock()
+	defer chdbEngine.mu.Unlock()
+	if err := c.use(); err != nil {
+		return nil, err
+	}
+	return chdbEngine.x.Query(ctx, query, args)
+}
+
+func (c *chdbIn) Exec(ctx context.Context, query string, args []any) error {
+	chdbEngine.mu.Lock()
+	defer chdbEngine.mu.Unlock()
+	if err := c.use(); err != nil {
+		return err
+	}
+	return chdbEngine.x.Exec(ctx, query, args)
+}

@@ -413,8 +413,10 @@ func (b *builder) average(f *sqlparser.FuncExpr, text string) (string, error) {
 		return "", err
 	}
 	s, n := b.part("sum("+arg+")"), b.part("count("+arg+")")
+	// The count is cast, not the sum: a sum of nothing but NULLs is NULL,
+	// which ClickHouse cannot cast to a Float64 that is not Nullable.
 	// Parenthesized: the caller prints it as an operand, like a call.
-	return "(CAST(sum(" + s + ") AS " + b.floatType() + ") / sum(" + n + "))", nil
+	return "(sum(" + s + ") / CAST(sum(" + n + ") AS " + b.floatType() + "))", nil
 }
 
 func (b *builder) floatType() string { return b.d.Type(engine.Float) }

@@ -53,6 +53,11 @@ func TestServiceOnClickHouse(t *testing.T) {
 			[]map[string]any{{"event": "purchase"}, {"event": "$pageview"}, {"event": "nothing"}}},
 		{"daily", "SELECT substr(timestamp, 1, 10) AS day, count(*) AS n FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY day ORDER BY day", false,
 			[]map[string]any{{"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}, {"event": "signed_up", "from": "2025-04-01", "to": "2025-04-03"}}},
+		// An average of nothing but NULLs over a range: ClickHouse
+		// cannot cast the NULL sum to a Float64 that is not Nullable, and
+		// the stored read failed into an inline run.
+		{"avg_of_nulls", "SELECT event, avg(CASE WHEN event = 'nothing' THEN 1 END) AS mean, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY event ORDER BY event", true,
+			[]map[string]any{{"from": "2025-05-01"}, {"from": "2025-05-01T12:30:00Z"}}},
 		{"users", "SELECT distinct_id FROM events WHERE distinct_id = {variables.user} ORDER BY uuid", false,
 			[]map[string]any{{"user": "user-00007"}, {"user": "it's \\ nobody"}}},
 	}

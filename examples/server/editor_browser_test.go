@@ -335,7 +335,9 @@ func (p *page) testFlow(t *testing.T) {
 	rows := value(t, p, ctx, tableRows("#results"))
 	assert.Equal(t, want, rows, "the editor's rows are the purchases per day")
 	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("status"))), fmt.Sprintf("%d rows", len(want)))
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("verdict"))), "Materializable: yes")
+	verdict := value(t, p, ctx, chromedp.Text(chromedp.ID("verdict")))
+	assert.Contains(t, verdict, "Materializable: yes")
+	assert.Contains(t, verdict, "event_name: key", "the verdict says how each variable is stored")
 
 	// 4. Save as an endpoint: name, description, confirm.
 	p.do(t, ctx,

@@ -610,6 +610,11 @@
     box.className = m.can_materialize ? 'yes' : 'no';
     if (m.can_materialize) {
       box.appendChild(el('p', { text: 'Materializable: yes. Saved as an endpoint, this query can be pre-computed.' }));
+      if (m.variables && m.variables.length) {
+        var how = el('ul');
+        m.variables.forEach(function (v) { how.appendChild(el('li', { text: variableVerdict(v) })); });
+        box.appendChild(how);
+      }
       return;
     }
     box.appendChild(el('p', { text: 'Materializable: no. Saved as an endpoint, it will always run inline, because:' }));
@@ -618,6 +623,14 @@
       ul.appendChild(el('li', { text: r.message }));
     });
     box.appendChild(ul);
+  }
+
+  // variableVerdict says how the stored table answers one variable.
+  function variableVerdict(v) {
+    var on = v.expression ? ' ' + v.expression : '';
+    if (v.as === 'list') { return v.code_name + ': list, matched against the stored' + on; }
+    if (v.as === 'range') { return v.code_name + ': range over the stored' + on + (v.bucket ? ', by ' + v.bucket : ''); }
+    return v.code_name + ': key, the stored' + on;
   }
 
   // renderResult draws an answer (of a query or of an endpoint run) into

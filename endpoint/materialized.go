@@ -3,7 +3,6 @@ package endpoint
 import (
 	"context"
 	"errors"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,13 +169,11 @@ func checkTailColumn(e *Endpoint, c *compiled) error {
 		return nil
 	case c.insight != nil:
 		return invalidf(CodeInvalidInput, "materialization_tail_column", "materialization_tail_column applies to SQL endpoints only.")
-	case !tailColumnRE.MatchString(col):
+	case !materialize.IsColumnName(col):
 		return invalidf(CodeInvalidInput, "materialization_tail_column", "materialization_tail_column: '%s' is not a column name (name or table.name).", cut(col))
 	}
 	return nil
 }
-
-var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 
 // checkSettings checks the bucket overrides (SQL: Date variables of the
 // query only, each a known bucket) and the optional breakdowns (insight:

@@ -37,14 +37,26 @@ func matBenchService(b *testing.B) *endpoint.Service {
 	return matBench.svc
 }
 
-func newMatBenchService() (*endpoint.Service, error) {
-	ctx := context.Background()
+// demoDB returns an in-memory SQLite database of n demo events (drawn
+// with seed), on one connection: each connection to :memory: is a
+// database of its own.
+func demoDB(n int, seed uint64) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	if err := demo.Load(ctx, db, matBenchEvents, 7); err != nil {
+	if err := demo.Load(context.Background(), db, n, seed); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func newMatBenchService() (*endpoint.Service, error) {
+	ctx := context.Background()
+	db, err := demoDB(matBenchEvents, 7)
+	if err != nil {
 		return nil, err
 	}
 	svc, err := endpoint.New(endpoint.Config{

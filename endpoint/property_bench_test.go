@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"reflect"
 	"sync"
 	"testing"
@@ -43,12 +42,8 @@ func propertyBenchService(b *testing.B) *endpoint.Service {
 
 func newPropertyBenchService() (*endpoint.Service, error) {
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:propertybench?mode=memory&cache=shared")
+	db, err := demoDB(propertyBenchEvents, 7)
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := demo.Load(ctx, db, propertyBenchEvents, 7); err != nil {
 		return nil, err
 	}
 	now := demo.End.Add(time.Hour)

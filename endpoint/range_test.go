@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"testing"
 	"time"
@@ -26,15 +25,11 @@ func TestRangeCondition(t *testing.T) {
 		n = 3000
 	}
 	const seed = 7
-	db, err := sql.Open("sqlite", ":memory:")
+	db, err := demoDB(n, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.SetMaxOpenConns(1)
 	defer db.Close()
-	if err := demo.Load(ctx, db, n, seed); err != nil {
-		t.Fatal(err)
-	}
 	var events []demo.Event
 	if err := demo.Generate(n, seed, func(e demo.Event) error { events = append(events, e); return nil }); err != nil {
 		t.Fatal(err)

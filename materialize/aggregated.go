@@ -60,24 +60,12 @@ func (b *builder) aggregatedPrecompute(plan *Plan, keys []sqlparser.Expr, pre []
 	// What a read merges: the stored columns but the variables', which
 	// the parts' own filters have used.
 	merged := slices.Clone(pre)
-	vcols, err := b.varColumns(plan)
+	vcols, from, where, bounded, tail, err := b.precomputeParts(plan)
 	if err != nil {
 		return err
 	}
 	for i := range b.vars {
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
-	}
-	from, err := b.from()
-	if err != nil {
-		return err
-	}
-	where, err := b.restWhere()
-	if err != nil {
-		return err
-	}
-	bounded, tail, err := b.withTail(where)
-	if err != nil {
-		return err
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
 	if groups := b.precomputeGroups(keys, vcols); len(groups) > 0 {

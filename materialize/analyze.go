@@ -32,6 +32,10 @@ type Options struct {
 
 var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 
+// IsColumnName reports whether name can be Options.TailColumn: a column
+// name, or qualifier.name, of letters, digits and underscores.
+func IsColumnName(name string) bool { return tailColumnRE.MatchString(name) }
+
 // Variable is the verdict on one variable of a query.
 type Variable struct {
 	// Name is the code name.
@@ -209,7 +213,7 @@ func (o Options) check() error {
 	if o.Engine == nil {
 		return fmt.Errorf("%w: no engine", ErrInvalidOptions)
 	}
-	if o.TailColumn != "" && !tailColumnRE.MatchString(o.TailColumn) {
+	if o.TailColumn != "" && !IsColumnName(o.TailColumn) {
 		return fmt.Errorf("%w: tail column %q is not a column name (name or qualifier.name)", ErrInvalidOptions, o.TailColumn)
 	}
 	for name, b := range o.Buckets {

@@ -163,7 +163,7 @@ func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[stri
 		// (those outside are in the branches above).
 		b.WriteString(sep)
 		sep = " UNION ALL "
-		at := asTimestamp(values[BuiltAtVariable])
+		at := values[BuiltAtVariable]
 		if err := p.writeSourceBranch(b, values, groups, len(groups), nil, at); err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func (p *Plan) groups(values map[string]any, ivs map[string]interval) []group {
 		g := &out[i]
 		g.filters = append(g.filters, f)
 		t, _ := f.instant(values) // checked by checkValues
-		v := asTimestamp(values[f.variable])
+		v := values[f.variable]
 		switch f.op {
 		case ">=", ">":
 			g.outer.lo = tighterLow(g.outer.lo, bound{f.op, t, v})
@@ -312,7 +312,7 @@ func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, 
 		// value against a date-time one) depends on the engine.
 		for _, f := range g.filters {
 			next()
-			if err := f.write(b, "", false, asTimestamp(values[f.variable])); err != nil {
+			if err := f.write(b, "", false, values[f.variable]); err != nil {
 				return err
 			}
 		}
@@ -404,15 +404,6 @@ func (p *Plan) bucketColumns() []filter {
 		}
 	}
 	return out
-}
-
-// asTimestamp returns a time.Time as the variable.Timestamp it binds as,
-// and any other value as it is.
-func asTimestamp(v any) any {
-	if t, ok := v.(time.Time); ok {
-		return variable.Timestamp{Time: t}
-	}
-	return v
 }
 
 // withTail adds the live tail's bound to the pre-compute query's WHERE

@@ -38,25 +38,13 @@ func (b *builder) plain(plan *Plan) error {
 		cols = append(cols, hidden)
 		order = append(order, b.q(hidden)+dir)
 	}
-	vcols, err := b.varColumns(plan)
+	merged := slices.Clone(pre)
+	vcols, from, where, bounded, tail, err := b.precomputeParts(plan)
 	if err != nil {
 		return err
 	}
-	merged := slices.Clone(pre)
 	for i := range b.vars {
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
-	}
-	from, err := b.from()
-	if err != nil {
-		return err
-	}
-	where, err := b.restWhere()
-	if err != nil {
-		return err
-	}
-	bounded, tail, err := b.withTail(where)
-	if err != nil {
-		return err
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
 	if tail != "" {

@@ -244,6 +244,25 @@ func (b *builder) restWhere() (string, error) {
 	return " WHERE " + strings.Join(terms, " AND "), nil
 }
 
+// precomputeParts returns what both kinds of pre-compute query are built
+// from: each variable's stored expression (varColumns, which also sets the
+// read filters of plan), the FROM clause, the WHERE terms without
+// variables (where), the same with the live tail's bound (bounded), and the
+// printed tail column ("" without a tail).
+func (b *builder) precomputeParts(plan *Plan) (vcols []string, from, where, bounded, tail string, err error) {
+	if vcols, err = b.varColumns(plan); err != nil {
+		return
+	}
+	if from, err = b.from(); err != nil {
+		return
+	}
+	if where, err = b.restWhere(); err != nil {
+		return
+	}
+	bounded, tail, err = b.withTail(where)
+	return
+}
+
 // varColumns returns each variable's stored expression, and sets the read
 // filters of plan.
 func (b *builder) varColumns(plan *Plan) ([]string, error) {

@@ -11,9 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/variable"
 )
 
 // TestInsightBreakdownLimitOnClickHouse: a trends insight broken down by
@@ -24,11 +22,7 @@ import (
 // inline run, without variables and with the variables of a combination
 // outside the 25.
 func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
-	x := executor(t)
-	loadDemo(t, x)
-	ch, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x})
-	require.NoError(t, err)
-	lite := endpointtest.New(t, endpointtest.WithDemoEvents(events))
+	ch, lite := bothServices(t)
 	ctx := context.Background()
 	query := func(filter string) *endpoint.Query {
 		return &endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind": "TrendsQuery",
@@ -69,7 +63,7 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 	every, _ := series(ch, "every", nil)
 	require.Greater(t, len(every), 4*insight.DefaultBreakdownLimit)
 
-	_, err = ch.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", Query: query(``), IsMaterialized: true,
+	_, err := ch.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", Query: query(``), IsMaterialized: true,
 		OptionalBreakdowns: []string{"$browser", "country", "plan"}})
 	require.NoError(t, err)
 	require.NoError(t, ch.Materialize(ctx, "1", "mat"))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/jsonrule"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -23,29 +24,7 @@ import (
 func TestJSONRule(t *testing.T) {
 	x := executor(t)
 	ctx := context.Background()
-	rows := []struct {
-		json any // nil: a NULL column
-		text string
-		num  any
-	}{
-		{`{"k":"pro"}`, "pro", nil},
-		{`{"k":"pro "}`, "pro ", nil},
-		{`{"k":"Pro"}`, "Pro", nil},
-		{`{"k":"ñandú"}`, "ñandú", nil},
-		{`{"k":"\u00f1and\u00fa"}`, "ñandú", nil},
-		{`{"k":""}`, "", nil},
-		{`{"k":null}`, "", nil},
-		{`{}`, "", nil},
-		{`{"other":1}`, "", nil},
-		{nil, "", nil},
-		{`{"k":"null"}`, "null", nil},
-		{`{"k":12}`, "12", 12.0},
-		{`{"k":-3.5}`, "-3.5", -3.5},
-		{`{"k":0}`, "0", 0.0},
-		{`{"k":"12"}`, "12", nil},
-		{`{"k":true}`, "true", nil},
-		{`{"k":false}`, "false", nil},
-	}
+	rows := jsonrule.Cases
 	e := engine.ClickHouse
 	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
 		require.NoError(t, x.Exec(ctx, q, nil))
@@ -55,10 +34,10 @@ func TestJSONRule(t *testing.T) {
 		b.WriteString("INSERT INTO json_rule VALUES (")
 		b.Bind(int64(i))
 		b.WriteString(", ")
-		if r.json == nil {
+		if r.JSON == nil {
 			b.WriteString("NULL")
 		} else {
-			b.Bind(r.json)
+			b.Bind(r.JSON)
 		}
 		b.WriteString(")")
 		require.NoError(t, x.Exec(ctx, b.SQL(), b.Args()))
@@ -73,8 +52,8 @@ func TestJSONRule(t *testing.T) {
 	require.NoError(t, err, b.SQL())
 	require.Len(t, res.Rows, len(rows))
 	for i, r := range rows {
-		assert.Equal(t, r.text, res.Rows[i][0], "text of %v", r.json)
-		assert.Equal(t, r.num, res.Rows[i][1], "number of %v", r.json)
+		assert.Equal(t, r.Text, res.Rows[i][0], "text of %v", r.JSON)
+		assert.Equal(t, r.Num, res.Rows[i][1], "number of %v", r.JSON)
 	}
 	assert.Equal(t, []string{"String", "Nullable(Float64)"}, res.Types, "the text is never NULL")
 }

@@ -33,15 +33,22 @@ func loadDemo(t *testing.T, x *Executor) {
 	require.NoError(t, demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed))
 }
 
-// TestServiceOnClickHouse runs the same endpoints on chDB and on SQLite,
-// loaded with the same demo events: inline runs answer alike, and a
-// materialized run on ClickHouse answers as its inline run.
-func TestServiceOnClickHouse(t *testing.T) {
+// bothServices returns a Service on chDB and one on SQLite (with its
+// test environment), both loaded with the same demo events.
+func bothServices(t *testing.T) (*endpoint.Service, *endpointtest.Env) {
+	t.Helper()
 	x := executor(t)
 	loadDemo(t, x)
 	ch, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x})
 	require.NoError(t, err)
-	lite := endpointtest.New(t, endpointtest.WithDemoEvents(events))
+	return ch, endpointtest.New(t, endpointtest.WithDemoEvents(events))
+}
+
+// TestServiceOnClickHouse runs the same endpoints on chDB and on SQLite,
+// loaded with the same demo events: inline runs answer alike, and a
+// materialized run on ClickHouse answers as its inline run.
+func TestServiceOnClickHouse(t *testing.T) {
+	ch, lite := bothServices(t)
 	ctx := context.Background()
 
 	cases := []struct {
@@ -110,11 +117,7 @@ func norm(results any) string { return fmt.Sprint(results) }
 // TestInsightsOnClickHouse: Trends and Retention compile to ClickHouse SQL
 // that answers as SQLite does on the same events, inline and materialized.
 func TestInsightsOnClickHouse(t *testing.T) {
-	x := executor(t)
-	loadDemo(t, x)
-	ch, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x})
-	require.NoError(t, err)
-	lite := endpointtest.New(t, endpointtest.WithDemoEvents(events))
+	ch, lite := bothServices(t)
 	ctx := context.Background()
 	queries := map[string]string{
 		"trends_daily_by_browser": `{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview", "math": "total"},

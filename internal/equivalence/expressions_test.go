@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
@@ -132,78 +133,77 @@ func tailService(t *testing.T, tg target, clock func() time.Time) (*endpoint.Ser
 		if err := load(ctx, db, tg.d, asText, 400); err != nil {
 			t.Fatal(err)
 		}
-		return newServiceAt(t, db, tg.d, clock), sqlExec{db}
+		return serviceAt(t, sqlexec.New(db, tg.d.e), clock), sqlExec{db}
 	}
 	testdb.Require(t, tg.env)
 	loader, driver, dsn := tg.open(t)
 	if err := load(ctx, loader, tg.d, asText, 400); err != nil {
 		t.Fatal(err)
 	}
-	return newServiceAt(t, openSession(t, driver, dsn, tg.d), tg.d, clock), sqlExec{loader}
+	return serviceAt(t, sqlexec.New(openSession(t, driver, dsn, tg.d), tg.d.e), clock), sqlExec{loader}
 }
 
+// testLiveTail is TestLiveTailOnEveryEngine on tg.
 func testLiveTail(t *testing.T, tg target) {
-	{
-		ctx := context.Background()
-		clock := time.Date(2025, 5, 20, 12, 0, 0, 0, time.UTC)
-		svc, loader := tailService(t, tg, func() time.Time { return clock })
-		q := &endpoint.Query{Kind: endpoint.KindSQL, Variables: refs([]string{"text", "from", "to"}),
-			SQL: `SELECT country, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events_p
-				WHERE event = {variables.text} AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY country ORDER BY country`}
-		month := endpoint.Seconds(30 * 24 * time.Hour)
-		for _, req := range []endpoint.CreateRequest{
-			{Name: "tail", IsMaterialized: true, MaterializationTail: "timestamp", MaterializationFreshness: month},
-			{Name: "stale", IsMaterialized: true, MaterializationFreshness: month},
-			{Name: "inline"},
-		} {
-			req.Query = q
-			if _, err := svc.Create(ctx, "1", req); err != nil {
-				t.Fatal(describe(err))
-			}
+	ctx := context.Background()
+	clock := time.Date(2025, 5, 20, 12, 0, 0, 0, time.UTC)
+	svc, loader := tailService(t, tg, func() time.Time { return clock })
+	q := &endpoint.Query{Kind: endpoint.KindSQL, Variables: refs([]string{"text", "from", "to"}),
+		SQL: `SELECT country, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events_p
+			WHERE event = {variables.text} AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY country ORDER BY country`}
+	month := endpoint.Seconds(30 * 24 * time.Hour)
+	for _, req := range []endpoint.CreateRequest{
+		{Name: "tail", IsMaterialized: true, MaterializationTail: "timestamp", MaterializationFreshness: month},
+		{Name: "stale", IsMaterialized: true, MaterializationFreshness: month},
+		{Name: "inline"},
+	} {
+		req.Query = q
+		if _, err := svc.Create(ctx, "1", req); err != nil {
+			t.Fatal(describe(err))
 		}
-		for _, name := range []string{"tail", "stale"} {
-			if err := svc.Materialize(ctx, "1", name); err != nil {
-				t.Fatalf("Materialize(%s): %s", name, describe(err))
-			}
+	}
+	for _, name := range []string{"tail", "stale"} {
+		if err := svc.Materialize(ctx, "1", name); err != nil {
+			t.Fatalf("Materialize(%s): %s", name, describe(err))
 		}
-		// Rows arriving after the refresh, newer than it.
-		var rows [][]any
-		for i := range 30 {
-			rows = append(rows, []any{"1", fmt.Sprintf("late-%02d", i), "purchase", fmt.Sprintf("late-user-%d", i%7),
-				clock.Add(time.Duration(i+1) * 97 * time.Minute).Format("2006-01-02 15:04:05"), `{"country":"US","amount":10}`})
-		}
-		if err := insert(ctx, loader, tg.d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows); err != nil {
-			t.Fatal(err)
-		}
-		clock = clock.Add(3 * 24 * time.Hour)
-		missed := 0
-		for _, vars := range []map[string]any{
-			{"text": "purchase", "from": "2025-05-01", "to": "2025-06-01"},
-			{"text": "purchase", "from": "2025-05-19 07:45:00", "to": "2025-05-22 18:00:00"},
-			{"text": "purchase", "from": "2025-05-21", "to": "2025-05-22"},
-			{"text": "$pageview", "from": "2025-05-10", "to": "2025-06-01"},
-		} {
-			run := func(name string) *endpoint.RunResult {
-				res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
-				if err != nil {
-					t.Fatalf("%s %v: %s", name, vars, describe(err))
-				}
-				return res
+	}
+	// Rows arriving after the refresh, newer than it.
+	var rows [][]any
+	for i := range 30 {
+		rows = append(rows, []any{"1", fmt.Sprintf("late-%02d", i), "purchase", fmt.Sprintf("late-user-%d", i%7),
+			clock.Add(time.Duration(i+1) * 97 * time.Minute).Format("2006-01-02 15:04:05"), `{"country":"US","amount":10}`})
+	}
+	if err := insert(ctx, loader, tg.d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(3 * 24 * time.Hour)
+	missed := 0
+	for _, vars := range []map[string]any{
+		{"text": "purchase", "from": "2025-05-01", "to": "2025-06-01"},
+		{"text": "purchase", "from": "2025-05-19 07:45:00", "to": "2025-05-22 18:00:00"},
+		{"text": "purchase", "from": "2025-05-21", "to": "2025-05-22"},
+		{"text": "$pageview", "from": "2025-05-10", "to": "2025-06-01"},
+	} {
+		run := func(name string) *endpoint.RunResult {
+			res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
+			if err != nil {
+				t.Fatalf("%s %v: %s", name, vars, describe(err))
 			}
-			tail, stale, inline := run("tail"), run("stale"), run("inline")
-			if !tail.EndpointMaterialized || !stale.EndpointMaterialized {
-				t.Fatalf("%v: materialized runs went inline", vars)
-			}
-			want := normalized(t, inline)
-			if got := normalized(t, tail); !same(got, want) {
-				t.Fatalf("%v: tail %v\ninline %v", vars, got, want)
-			}
-			if !same(normalized(t, stale), want) {
-				missed++
-			}
+			return res
 		}
-		if missed == 0 {
-			t.Fatal("the endpoint without the tail never missed the new rows: the test shows nothing")
+		tail, stale, inline := run("tail"), run("stale"), run("inline")
+		if !tail.EndpointMaterialized || !stale.EndpointMaterialized {
+			t.Fatalf("%v: materialized runs went inline", vars)
 		}
+		want := normalized(t, inline)
+		if got := normalized(t, tail); !same(got, want) {
+			t.Fatalf("%v: tail %v\ninline %v", vars, got, want)
+		}
+		if !same(normalized(t, stale), want) {
+			missed++
+		}
+	}
+	if missed == 0 {
+		t.Fatal("the endpoint without the tail never missed the new rows: the test shows nothing")
 	}
 }

@@ -156,13 +156,8 @@ func openSession(t *testing.T, driver, dsn string, d *dialect) *sql.DB {
 // newService is a Service over db with memory stores and the corpus's
 // variables.
 func newService(t *testing.T, db *sql.DB, d *dialect) *endpoint.Service {
-	return newServiceAt(t, db, d, func() time.Time { return now })
-}
-
-// newServiceAt is newService on the clock clock.
-func newServiceAt(t *testing.T, db *sql.DB, d *dialect, clock func() time.Time) *endpoint.Service {
 	t.Helper()
-	return serviceAt(t, sqlexec.New(db, d.e), clock)
+	return serviceWith(t, sqlexec.New(db, d.e))
 }
 
 // serviceWith is newService over an executor.

@@ -24,12 +24,7 @@ func (b *builder) aggregated(plan *Plan) error {
 	// Reading adds the aggregates' parts to b.stored, so the read query is
 	// printed before the stored table's select list is complete.
 	r := b.readPrinter(keys)
-	read, err := b.readItems(r)
-	if err != nil {
-		return err
-	}
-	r.aliases = true
-	having, err := b.readHaving(r)
+	read, having, err := b.readSelect(r)
 	if err != nil {
 		return err
 	}
@@ -50,7 +45,24 @@ func (b *builder) aggregated(plan *Plan) error {
 		}
 		group = " GROUP BY " + strings.Join(ks, ", ")
 	}
-	return b.tail(plan, group, having, order)
+	plan.taken = b.storedColumns(len(keys))
+	if err := b.tail(plan, group, having, order); err != nil {
+		return err
+	}
+	return b.setOneBucket(plan, keys, r)
+}
+
+// readSelect prints the read's items and its HAVING clause with r; r
+// prints aliases from then on.
+func (b *builder) readSelect(r *readPrinter) ([]string, string, error) {
+	r.aliases = false
+	read, err := b.readItems(r)
+	if err != nil {
+		return nil, "", err
+	}
+	r.aliases = true
+	having, err := b.readHaving(r)
+	return read, having, err
 }
 
 // aggregatedPrecompute sets the pre-compute query of plan, pre being its
@@ -358,6 +370,9 @@ func (b *builder) distinctOverGrain(f *sqlparser.FuncExpr, name, text string) (s
 		return "", false, err
 	}
 	col := b.grainColumn(arg)
+	if b.uniqueGrain {
+		return name + "(" + col + ")", true, nil
+	}
 	if name == "count" {
 		return "count(DISTINCT " + col + ")", true, nil
 	}

@@ -23,6 +23,14 @@
 // source: the table keeps the rows up to its build instant, and each read
 // adds the newer rows from the source, merged the same way.
 //
+// Where a group key determines the bucket of every range variable (the
+// query groups by the day, and the range is bucketed by day or month) and
+// the others are compared with =, each group of the query lies in one
+// bucket: the stored groups are read as the table's index holds them, a
+// DISTINCT over the one grain column is counted without DISTINCT, and the
+// partial buckets and the tail are groups of their own, merged after
+// them (see onebucket.go).
+//
 // Reads do their work in SQL: Plan.Refresh indexes the stored columns the
 // read compares with values (where the engine's index suits them), and
 // Plan.ReadPage filters, orders and pages there, so that a run reads one

@@ -126,24 +126,44 @@ func (f filter) instant(values map[string]any) (time.Time, error) {
 	}
 }
 
-// writeMerged writes the FROM operand of a read whose range has partial
-// buckets, or that has a live tail: the stored rows of the whole buckets,
-// and the other rows computed from the source, merged.
-func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval) error {
-	b.WriteString("(")
+// writeMergedRead writes the read of a range with partial buckets, or of a
+// plan with a live tail, but its ORDER BY and LIMIT: the stored rows of the
+// whole buckets and the other rows, computed from the source, merged.
+func (p *Plan) writeMergedRead(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval) error {
 	groups := p.groups(values, ivs)
 	whole := true
 	for _, g := range groups {
 		whole = whole && !g.inner.empty()
 	}
-	sep := ""
+	if cut, ok := p.tailCut(values); ok && whole && p.oneBucket != nil {
+		return p.writeOneBucketMerged(b, table, values, ivs, groups, cut)
+	}
+	b.WriteString(p.readHead)
+	b.WriteString("(")
 	if whole {
 		b.WriteString("SELECT " + p.source.columnList(b) + " FROM ")
 		b.WriteIdent(table)
-		if err := p.writeStoredFilters(b, values, ivs); err != nil {
+		if err := p.writeStoredFilters(b, values, ivs, nil, false); err != nil {
 			return err
 		}
-		sep = " UNION ALL "
+	}
+	if err := p.writeSourceParts(b, values, groups, whole, !whole); err != nil {
+		return err
+	}
+	b.WriteString(") AS ")
+	b.WriteIdent("stored_parts")
+	b.WriteString(p.readGroup)
+	return nil
+}
+
+// writeSourceParts writes the branches of a merged read computed from the
+// source, each after UNION ALL but the first when first: the partial
+// buckets, then, with a live tail and whole buckets, the rows newer than
+// the stored ones.
+func (p *Plan) writeSourceParts(b *placeholder.Builder, values map[string]any, groups []group, whole, first bool) error {
+	sep := " UNION ALL "
+	if first {
+		sep = ""
 	}
 	// One branch per partial bucket, each bounded tightly on its
 	// expression so that an index on it serves, and disjoint from the
@@ -163,8 +183,7 @@ func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[stri
 		// (those outside are in the branches above).
 		b.WriteString(sep)
 		sep = " UNION ALL "
-		at := values[BuiltAtVariable]
-		if err := p.writeSourceBranch(b, values, groups, len(groups), nil, at); err != nil {
+		if err := p.writeSourceBranch(b, values, groups, len(groups), nil, values[BuiltAtVariable]); err != nil {
 			return err
 		}
 	}
@@ -173,8 +192,6 @@ func (p *Plan) writeMerged(b *placeholder.Builder, table string, values map[stri
 		// so this is never reached; an empty operand would be an error.
 		return fmt.Errorf("materialize: a merged read with nothing to merge")
 	}
-	b.WriteString(") AS ")
-	b.WriteIdent("stored_parts")
 	return nil
 }
 
@@ -361,36 +378,55 @@ func (s *source) columnList(b *placeholder.Builder) string {
 
 // writeStoredFilters writes the WHERE clause of the stored part: each
 // variable that is not bucketed as in a plain read, each bucketed one
-// within its whole buckets.
-func (p *Plan) writeStoredFilters(b *placeholder.Builder, values map[string]any, ivs map[string]interval) error {
+// within its whole buckets, and, with a cut, only the rows before it or,
+// when after, only those at or after it (see tailCut).
+func (p *Plan) writeStoredFilters(b *placeholder.Builder, values map[string]any, ivs map[string]interval, cut *tailCut, after bool) error {
 	sep := " WHERE "
+	next := func() {
+		b.WriteString(sep)
+		sep = " AND "
+	}
 	for _, f := range p.filters {
 		if f.bucket != "" {
 			continue
 		}
-		b.WriteString(sep)
-		sep = " AND "
+		next()
 		if err := f.write(b, f.column, true, values[f.variable]); err != nil {
 			return err
 		}
 	}
 	for _, f := range p.bucketColumns() {
-		iv := ivs[f.variable]
+		iv := cut.narrow(ivs[f.variable], f.column, after)
 		for _, end := range []struct {
 			t  *time.Time
 			op string
 		}{{iv.lo, ">="}, {iv.hi, "<"}} {
-			if end.t == nil {
-				continue
+			if end.t != nil {
+				next()
+				writeCompare(b, f.column, end.op, *end.t)
 			}
-			b.WriteString(sep)
-			sep = " AND "
-			b.WriteIdent(f.column)
-			b.WriteString(" " + end.op + " ")
-			b.Bind(variable.Timestamp{Time: *end.t})
 		}
 	}
+	if cut == nil || after || len(cut.filters) == 1 {
+		return nil
+	}
+	next()
+	b.WriteString("(")
+	for i, f := range cut.filters {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		writeCompare(b, f.column, "<", cut.at[i])
+	}
+	b.WriteString(")")
 	return nil
+}
+
+// writeCompare writes the stored column compared with the instant t.
+func writeCompare(b *placeholder.Builder, column, op string, t time.Time) {
+	b.WriteIdent(column)
+	b.WriteString(" " + op + " ")
+	b.Bind(variable.Timestamp{Time: t})
 }
 
 // bucketColumns returns one filter per bucketed variable.

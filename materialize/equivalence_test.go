@@ -148,6 +148,46 @@ var shapes = []shape{
 		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
 			return map[string]any{"date_from": p.date(Day)}
 		}},
+	// One-bucket groups (see onebucket.go): the hour determines its day,
+	// two DISTINCT arguments keep their DISTINCT in the read.
+	{name: "hourly_two_distincts_day_bucket", query: `SELECT strftime('%Y-%m-%d %H:00', timestamp) AS hour,
+		count(DISTINCT distinct_id) AS users, count(DISTINCT json_extract(properties, '$."$current_url"')) AS urls, count(*) AS n
+		FROM events WHERE event = {variables.event} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		GROUP BY hour ORDER BY hour`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["event"] = p.event()
+			return v
+		}},
+	// The day determines its month; one DISTINCT argument, which the
+	// read aggregates without DISTINCT; a HAVING over the merged groups.
+	{name: "daily_distinct_amounts_month_bucket_having", query: `SELECT date(timestamp) AS day, sum(DISTINCT amount) AS s,
+		avg(DISTINCT amount) AS mean, count(DISTINCT amount) AS k, count(*) AS n FROM ` + purchases + `
+		WHERE country = {variables.country} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		GROUP BY day HAVING count(*) > 1 ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_from": Month, "date_to": Month},
+		ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"country": p.country(), "date_from": p.date(Month), "date_to": p.date(Month)}
+		}},
+	// Not one-bucket: a list holds many values a group; the week does not
+	// determine its month; the order names no output column.
+	{name: "daily_by_event_list", query: `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM events
+		WHERE event IN {variables.events} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		GROUP BY day ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["events"] = p.events()
+			return v
+		}},
+	{name: "weekly_groups_month_bucket", query: `SELECT strftime('%Y-%W', timestamp) AS week, count(DISTINCT distinct_id) AS users
+		FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY 1 ORDER BY 1`,
+		dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_from": Month, "date_to": Month},
+		ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_from": p.date(Month), "date_to": p.date(Month)}
+		}},
+	{name: "daily_ordered_by_last", query: `SELECT date(timestamp) AS day, count(*) AS n FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY max(timestamp) DESC`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
 }
 
 // dailyRevenue is the query of the benchmarks too.

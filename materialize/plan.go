@@ -16,9 +16,17 @@ import (
 type Plan struct {
 	dialect    engine.Engine
 	precompute string
-	// The read query is readHead, the table, the filters, readTail.
-	readHead string
-	readTail string
+	// The read query is readHead, the table, the filters, readGroup
+	// (GROUP BY and HAVING) and readEnd (ORDER BY and LIMIT).
+	readHead  string
+	readGroup string
+	readEnd   string
+	// oneBucket is the read of a plan whose groups each lie in one bucket
+	// of every bucketed variable; nil for others.
+	oneBucket *oneBucket
+	// taken are the stored columns an aggregating read takes but compares
+	// with no value: the group keys, the aggregates' parts and the grain.
+	taken []string
 	// limited: the read has a LIMIT of the query's own, which must pick
 	// its rows before a page is taken from them.
 	limited bool
@@ -71,6 +79,10 @@ type builder struct {
 	grainNames map[string]string
 	// storedNames are the column names of stored, in order
 	storedNames []string
+	// uniqueGrain: the rows the read aggregates hold each value of the
+	// one grain expression once (see oneBucket), so that DISTINCT
+	// aggregates over it need no DISTINCT.
+	uniqueGrain bool
 }
 
 // reasonError carries a Reason out of the rewrite.
@@ -346,14 +358,11 @@ func (b *builder) tail(plan *Plan, group, having string, order []string) error {
 	if err != nil {
 		return err
 	}
-	var t strings.Builder
-	t.WriteString(group)
-	t.WriteString(having)
+	plan.readGroup = group + having
 	if len(order) > 0 {
-		t.WriteString(" ORDER BY " + strings.Join(order, ", "))
+		plan.readEnd = " ORDER BY " + strings.Join(order, ", ")
 	}
-	t.WriteString(limit)
-	plan.readTail = t.String()
+	plan.readEnd += limit
 	plan.limited = b.sel.Limit != nil
 	return nil
 }

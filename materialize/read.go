@@ -59,17 +59,24 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if err != nil {
 		return "", nil, err
 	}
-	b.WriteString(p.readHead)
-	if aligned && !p.Tail() {
+	switch ob := p.oneBucket; {
+	case aligned && !p.Tail() && ob != nil:
+		b.WriteString(ob.head)
 		b.WriteIdent(table)
 		err = p.writeFilters(b, values)
-	} else {
-		err = p.writeMerged(b, table, values, ivs)
+		b.WriteString(ob.group + ob.having)
+	case aligned && !p.Tail():
+		b.WriteString(p.readHead)
+		b.WriteIdent(table)
+		err = p.writeFilters(b, values)
+		b.WriteString(p.readGroup)
+	default:
+		err = p.writeMergedRead(b, table, values, ivs)
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	b.WriteString(p.readTail)
+	b.WriteString(p.readEnd)
 	if wrap {
 		b.WriteString(") AS ")
 		b.WriteIdent("stored_page")

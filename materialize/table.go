@@ -79,12 +79,30 @@ func (p *Plan) Refresh(table string) (*Refresh, error) {
 		Swap:  swap,
 		InTx:  inTx,
 	}
-	if cols := p.keyColumns(); len(cols) > 0 {
+	if cols := p.indexColumns(); len(cols) > 0 {
 		if ddl := p.dialect.CreateIndex(table+"_ix", table, cols); ddl != "" {
 			r.Index = []string{ddl}
 		}
 	}
 	return r, nil
+}
+
+// indexColumns returns the columns of the stored table's index: those a
+// read compares with values (keyColumns), and, on an engine that groups in
+// index order when a read takes several stored rows per group (over a
+// range), those it takes after them, so that the index covers the read
+// and gives the order of a one-bucket read's groups.
+func (p *Plan) indexColumns() []string {
+	cols := p.keyColumns()
+	if !p.dialect.GroupsInIndexOrder() || !slices.ContainsFunc(p.filters, func(f filter) bool { return f.op != "=" && f.op != "in" }) {
+		return cols
+	}
+	for _, c := range p.taken {
+		if !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	return cols
 }
 
 // keyColumns returns the stored columns a read compares with values, those

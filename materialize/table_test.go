@@ -59,7 +59,9 @@ func TestRefresh(t *testing.T) {
 
 // TestRefreshIndexColumns: the index holds each compared column once,
 // those compared only with = first (an index serves equalities and then
-// one range); a query without variables gets no index.
+// one range), and on SQLite, after them, the columns an aggregating read
+// over a range takes (the group keys, the aggregates' parts, the grain);
+// a query without variables gets no index.
 func TestRefreshIndexColumns(t *testing.T) {
 	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date, "to": variable.Date}}
 	cases := []struct {
@@ -67,7 +69,11 @@ func TestRefreshIndexColumns(t *testing.T) {
 		index string // "" for none
 	}{
 		{`SELECT count(*) AS n FROM events WHERE timestamp >= {variables.from} AND event = {variables.e}
-			AND timestamp < {variables.to} AND distinct_id = {variables.u}`, `("e", "u", "from", "to")`},
+			AND timestamp < {variables.to} AND distinct_id = {variables.u}`, `("e", "u", "from", "to", "_a0")`},
+		{`SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users, sum(amount) AS s FROM events
+			WHERE timestamp >= {variables.from} AND event = {variables.e} GROUP BY day`, `("e", "from", "_k0", "_d0", "_a0")`},
+		{`SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY event`, `("from", "_k0", "_a0")`},
+		{`SELECT event, count(*) AS n FROM events WHERE country IN {variables.c} GROUP BY event`, `("c")`},
 		{`SELECT uuid FROM events WHERE amount >= {variables.lo} AND amount < {variables.lo_end} AND plan = {variables.p} ORDER BY uuid`,
 			`("p", "lo", "lo_end")`},
 		{`SELECT uuid FROM events WHERE event = {variables.e} AND {variables.e} = event ORDER BY uuid`, `("e")`},

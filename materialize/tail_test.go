@@ -31,6 +31,17 @@ func TestTailEqualsInline(t *testing.T) {
 				v["country"] = p.country()
 				return v
 			}},
+		// The ends bucketed by day and by month: the stored rows before
+		// the build instant's day or month are groups of their own.
+		{name: "daily_distinct_day_and_month_ends", query: `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users
+			FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY day`,
+			dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_to": Month}, values: func(p *pools) map[string]any {
+				v := map[string]any{"date_from": p.date(Day), "date_to": p.date(Month)}
+				if p.rng.IntN(2) == 0 { // past the rows that arrive after the build
+					v["date_to"] = variable.Timestamp{Time: demo.End.AddDate(0, 1, 0)}
+				}
+				return v
+			}},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
@@ -49,7 +60,7 @@ func TestTailEqualsInline(t *testing.T) {
 	}
 	var plans []built
 	for i, s := range shapes {
-		opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, TailColumn: "timestamp"}
+		opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts, TailColumn: "timestamp"}
 		for _, d := range s.dates {
 			opts.Types[d] = variable.Date
 		}
@@ -115,7 +126,7 @@ func TestTailEqualsInline(t *testing.T) {
 		})
 	}
 	// A read of a tail plan needs the build instant.
-	_, _, err = plans[1].tail.Read("tail_1", map[string]any{"events": []string{"purchase"}})
+	_, _, err = plans[2].tail.Read("tail_2", map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})

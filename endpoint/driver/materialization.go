@@ -3,9 +3,10 @@ package driver
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/endpointkit/endpointkit/internal/apierror"
 	"strconv"
 	"time"
+
+	"github.com/endpointkit/endpointkit/internal/apierror"
 )
 
 // MaterializationStatus is the state of an endpoint's latest refresh.

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/endpointkit/endpointkit/internal/apierror"
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/endpointkit/endpointkit/internal/apierror"
 )
 
 // MarshalJSON writes a KindSQL query as

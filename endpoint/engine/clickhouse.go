@@ -204,6 +204,11 @@ func (e clickhouse) DropTable(table string) string {
 	return "DROP TABLE IF EXISTS " + e.QuoteIdent(table) + e.onCluster()
 }
 
+func (clickhouse) GroupsInIndexOrder() bool { return false }
+
+// ZonedTruncation: a DateTime without a zone of its own takes the server's.
+func (clickhouse) ZonedTruncation() bool { return true }
+
 // Swap: EXCHANGE TABLES is atomic; the live table is created empty first
 // when there is none. On a cluster the local tables are exchanged, on
 // each host atomically, and the Distributed table keeps pointing at the

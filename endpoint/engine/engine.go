@@ -109,6 +109,17 @@ type Engine interface {
 	// CreateIndex is the DDL of an index on the columns cols of table,
 	// "" when the engine needs none or cannot index them.
 	CreateIndex(index, table string, cols []string) string
+	// GroupsInIndexOrder reports whether the engine aggregates rows fastest
+	// as it reads them in an index's order, and sorts them otherwise (it
+	// has no hash aggregation): a stored table's index then also holds the
+	// columns its reads group and take, so that a read streams.
+	GroupsInIndexOrder() bool
+	// ZonedTruncation reports whether the engine's own date functions
+	// (toDate, toStartOfDay, dateTrunc and their aliases) truncate a time
+	// in the zone of its column's type or of the server, not the
+	// session's, as Truncate's stored buckets (UTC) do; a query's
+	// truncation agrees with them only where it names 'UTC'.
+	ZonedTruncation() bool
 	// DropTable is the DDL that drops table if it exists.
 	DropTable(table string) string
 	// Swap returns the statements that replace table live by table next

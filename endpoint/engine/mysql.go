@@ -151,6 +151,10 @@ func (e mysql) Swap(next, live string) ([]string, bool) {
 	}, false
 }
 
+func (mysql) GroupsInIndexOrder() bool { return false }
+
+func (mysql) ZonedTruncation() bool { return false }
+
 // Page is the standard wrapper. MariaDB merges a derived table into the
 // outer query and drops its ORDER BY, so the run's Guard turns that merge
 // off for every run (see Guard): a page keeps the query's order.

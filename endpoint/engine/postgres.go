@@ -108,6 +108,11 @@ func (e postgres) CreateIndex(index, table string, cols []string) string {
 	return "CREATE INDEX IF NOT EXISTS " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
 }
 
+// GroupsInIndexOrder: PostgreSQL hashes, and reads the table for visibility.
+func (postgres) GroupsInIndexOrder() bool { return false }
+
+func (postgres) ZonedTruncation() bool { return false }
+
 func (e postgres) DropTable(table string) string {
 	return "DROP TABLE IF EXISTS " + e.QuoteIdent(table)
 }

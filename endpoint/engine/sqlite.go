@@ -127,6 +127,12 @@ func (e sqlite) CreateIndex(index, table string, cols []string) string {
 	return "CREATE INDEX IF NOT EXISTS " + e.QuoteIdent(index) + " ON " + e.QuoteIdent(table) + " (" + columnList(e, cols) + ")"
 }
 
+// GroupsInIndexOrder: SQLite groups by sorting, unless an index gives the order.
+func (sqlite) GroupsInIndexOrder() bool { return true }
+
+// ZonedTruncation: SQLite's date functions work in UTC.
+func (sqlite) ZonedTruncation() bool { return false }
+
 func (e sqlite) DropTable(table string) string { return "DROP TABLE IF EXISTS " + e.QuoteIdent(table) }
 
 // Swap: SQLite's DDL is transactional, so a drop and a rename in one

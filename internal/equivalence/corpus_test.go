@@ -464,7 +464,7 @@ func sampled(s *spec) bool {
 	typed := s.storage != asText
 	switch s.kind {
 	case endpoint.KindSQL:
-		return !typed || has("events_by_event") || has("events_week") || has("events_revenue")
+		return !typed || has("events_by_event") || has("events_week") || has("events_revenue") || has("daily_property_distinct")
 	case endpoint.KindRetention:
 		return !typed || has("_day_first_time_browser") || has("_week_recurring_none")
 	}

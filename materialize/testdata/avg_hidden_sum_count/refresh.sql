@@ -2,4 +2,4 @@ DROP TABLE IF EXISTS "stored_next";
 CREATE TABLE "stored_next" AS SELECT "event" AS "_k0", sum(length("distinct_id")) AS "_a0", count(length("distinct_id")) AS "_a1", sum(length("uuid")) AS "_a2", count(length("uuid")) AS "_a3", strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END) AS "until" FROM "events" GROUP BY "event", strftime('%Y-%m-%d 00:00:00', CASE WHEN "timestamp" IS NULL OR "timestamp" = strftime('%Y-%m-%d %H:%M:%S', "timestamp") THEN "timestamp" ELSE json_extract('{}', 'materialize: "timestamp" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "timestamp") END);
 DROP TABLE IF EXISTS "stored";
 ALTER TABLE "stored_next" RENAME TO "stored";
-CREATE INDEX IF NOT EXISTS "stored_ix" ON "stored" ("until");
+CREATE INDEX IF NOT EXISTS "stored_ix" ON "stored" ("until", "_k0", "_a0", "_a1", "_a2", "_a3");

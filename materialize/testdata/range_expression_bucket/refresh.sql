@@ -2,4 +2,4 @@ DROP TABLE IF EXISTS "stored_next";
 CREATE TABLE "stored_next" AS SELECT count(*) AS "_a0", strftime('%Y-%m-%d 00:00:00', CASE WHEN datetime("timestamp", '+1 hour') IS NULL OR datetime("timestamp", '+1 hour') = strftime('%Y-%m-%d %H:%M:%S', datetime("timestamp", '+1 hour')) THEN datetime("timestamp", '+1 hour') ELSE json_extract('{}', 'materialize: datetime("timestamp", ''+1 hour'') is not UTC text YYYY-MM-DD HH:MM:SS: ' || datetime("timestamp", '+1 hour')) END) AS "_v0", date("timestamp") AS "_v1" FROM "events" GROUP BY strftime('%Y-%m-%d 00:00:00', CASE WHEN datetime("timestamp", '+1 hour') IS NULL OR datetime("timestamp", '+1 hour') = strftime('%Y-%m-%d %H:%M:%S', datetime("timestamp", '+1 hour')) THEN datetime("timestamp", '+1 hour') ELSE json_extract('{}', 'materialize: datetime("timestamp", ''+1 hour'') is not UTC text YYYY-MM-DD HH:MM:SS: ' || datetime("timestamp", '+1 hour')) END), date("timestamp");
 DROP TABLE IF EXISTS "stored";
 ALTER TABLE "stored_next" RENAME TO "stored";
-CREATE INDEX IF NOT EXISTS "stored_ix" ON "stored" ("_v1", "_v0");
+CREATE INDEX IF NOT EXISTS "stored_ix" ON "stored" ("_v1", "_v0", "_a0");

@@ -1,0 +1,139 @@
+package materialize
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/xwb1989/sqlparser"
+)
+
+func parseExpr(t *testing.T, src string) sqlparser.Expr {
+	t.Helper()
+	stmt, err := sqlparser.Parse("select " + src + " from t")
+	require.NoError(t, err, src)
+	return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
+}
+
+func TestDetermines(t *testing.T) {
+	for _, c := range []struct {
+		key    string
+		bucket Bucket
+		zoned  bool
+		want   bool
+	}{
+		{"ts", Month, false, true},
+		{"date(ts)", Day, false, true},
+		{"DATE(ts)", Month, false, true},
+		{"date(ts)", Week, false, true},
+		{"date(ts)", Hour, false, false},
+		{"date(other)", Day, false, false},
+		{"date(ts, 'localtime')", Day, false, false},
+		{"strftime('%Y-%m-%d %H:00', ts)", Day, false, true},
+		{"strftime('%Y-%m-%d %H:00', ts)", Hour, false, true},
+		{"strftime('%Y-%m-%d %H:00', ts)", Minute, false, false},
+		{"strftime('%Y-%m', ts)", Month, false, true},
+		{"strftime('%Y-%m', ts)", Day, false, false},
+		{"strftime('%m-%d', ts)", Day, false, false}, // no year: May 2 of every year is one group
+		{"strftime('%Y-%W', ts)", Week, false, false},
+		{"date_trunc('hour', ts)", Week, false, true},
+		{"date_trunc('week', ts)", Week, false, true},
+		{"date_trunc('week', ts)", Month, false, false}, // a week straddles two months
+		{"date_trunc('month', ts)", Day, false, false},
+		{"date_trunc('decade', ts)", Month, false, false},
+		{"date_trunc('day', ts, 'UTC')", Day, false, false}, // a zone the session may not have
+		{"lower(ts)", Day, false, false},
+		{"count(ts)", Day, false, false},
+		// ClickHouse truncates in the column's or server's zone: only an
+		// explicit 'UTC' agrees with the stored buckets.
+		{"toDate(ts)", Day, true, false},
+		{"toDate(ts, 'UTC')", Day, true, true},
+		{"toStartOfHour(ts, 'UTC')", Month, true, true},
+		{"toMonday(ts, 'UTC')", Week, true, true},
+		{"toMonday(ts, 'UTC')", Month, true, false},
+		{"dateTrunc('minute', ts, 'UTC')", Hour, true, true},
+		{"toDate(ts, 'Europe/Amsterdam')", Day, true, false},
+		{"ts", Day, true, true},
+	} {
+		got := determines(parseExpr(t, c.key), parseExpr(t, "ts"), c.bucket, c.zoned)
+		assert.Equal(t, c.want, got, "%s of the %s bucket (zoned %v)", c.key, c.bucket, c.zoned)
+	}
+}
+
+func TestStrftimeUnit(t *testing.T) {
+	for format, want := range map[string]string{
+		"%Y-%m-%d %H:%M:%S": "second", "%Y-%m-%d %H:%M": "minute", "%Y%m%d%H": "hour", "%d.%m.%Y": "day",
+		"%Y-%m": "month", "%Y": "", "%m": "", "%Y-%d": "", "%Y-%m-%H": "month", "%Y-%W": "",
+	} {
+		assert.Equal(t, want, strftimeUnit(format), format)
+	}
+}
+
+// TestOneBucketChosen: the equivalence shapes whose every group lies in one
+// bucket read that way, and the others do not; TestReadEqualsInline and
+// TestTailEqualsInline check that either read equals the inline run.
+func TestOneBucketChosen(t *testing.T) {
+	want := map[string]bool{
+		"range_daily": true, "daily_purchases_revenue_country": true, "lower_coalesce_property_range_distinct": true,
+		"hourly_two_distincts_day_bucket": true, "daily_distinct_amounts_month_bucket_having": true,
+		"daily_by_event_list": false, "weekly_groups_month_bucket": false, "daily_ordered_by_last": false,
+		"range_min_max_by_event": false, "range_weekly": false, "having_top_users": false,
+	}
+	seen := 0
+	for _, s := range shapes {
+		w, ok := want[s.name]
+		if !ok {
+			continue
+		}
+		seen++
+		opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
+		for _, d := range s.dates {
+			opts.Types[d] = variable.Date
+		}
+		plan := mustPlan(t, s.query, opts)
+		assert.Equal(t, w, plan.oneBucket != nil, s.name)
+	}
+	require.Equal(t, len(want), seen, "a shape named here is gone")
+
+	// On ClickHouse the day of a DateTime is in its own zone.
+	types := map[string]variable.Type{"from": variable.Date}
+	for key, w := range map[string]bool{"toDate(timestamp)": false, "toDate(timestamp, 'UTC')": true} {
+		plan := mustPlan(t, `SELECT `+key+` AS day, count() AS n FROM events WHERE timestamp >= {variables.from} GROUP BY day`,
+			Options{Engine: engine.ClickHouse, Types: types})
+		assert.Equal(t, w, plan.oneBucket != nil, key)
+	}
+}
+
+// TestOneBucketReadStreams: on SQLite the stored part of a one-bucket read
+// groups its rows as the table's index holds them (no sorter), and its
+// DISTINCT over the one grain column is gone.
+func TestOneBucketReadStreams(t *testing.T) {
+	db := openDemo(t, 3000)
+	types := map[string]variable.Type{"from": variable.Date, "to": variable.Date}
+	plan := mustPlan(t, `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM events
+		WHERE json_extract(properties, '$.country') = {variables.country} AND timestamp >= {variables.from}
+		AND timestamp < {variables.to} GROUP BY day ORDER BY day`, Options{Engine: engine.SQLite, Types: types})
+	require.NotNil(t, plan.oneBucket)
+	r, err := plan.Refresh("stored")
+	require.NoError(t, err)
+	for _, st := range r.Statements() {
+		_, err := db.Exec(st)
+		require.NoError(t, err, st)
+	}
+	q, args, err := plan.Read("stored", map[string]any{"country": "US",
+		"from": variable.Timestamp{Time: demo.End.AddDate(0, 0, -40)}, "to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)}})
+	require.NoError(t, err)
+	assert.NotContains(t, q, "DISTINCT")
+	steps := query(t, db, "EXPLAIN QUERY PLAN "+q, args)
+	var detail []string
+	for _, row := range steps.rows {
+		detail = append(detail, row[len(row)-1].(string))
+	}
+	plain := strings.Join(detail, "\n")
+	assert.Contains(t, plain, "USING COVERING INDEX")
+	assert.NotContains(t, plain, "TEMP B-TREE FOR GROUP BY")
+}

@@ -182,8 +182,12 @@ func isString(e sqlparser.Expr, s string) bool {
 
 // strftimeUnit returns the finest unit a SQLite strftime format keeps
 // whole: month with %Y and %m, then day with %d, hour with %H, minute
-// with %M, second with %S; "" without the year and month.
+// with %M, second with %S; "" without the year and month, or with a
+// literal %.
 func strftimeUnit(format string) string {
+	if strings.Contains(format, "%%") { // a literal %: %%Y is no year
+		return ""
+	}
 	unit := ""
 	for _, step := range []struct{ directive, unit string }{
 		{"%m", "month"}, {"%d", "day"}, {"%H", "hour"}, {"%M", "minute"}, {"%S", "second"},
@@ -261,6 +265,18 @@ func (c *tailCut) narrow(iv interval, column string, after bool) interval {
 // cut on, merged and aggregated again.
 func (p *Plan) writeOneBucketMerged(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval, groups []group, cut *tailCut) error {
 	ob := p.oneBucket
+	partial := slices.ContainsFunc(groups, func(g group) bool { return len(g.partial()) > 0 })
+	if cut == nil && !partial {
+		// Unaligned values whose tighter bounds are aligned (from >= a
+		// AND from >= b): the stored groups are the answer.
+		b.WriteString(ob.head)
+		b.WriteIdent(table)
+		if err := p.writeStoredFilters(b, values, ivs, nil, false); err != nil {
+			return err
+		}
+		b.WriteString(ob.group + ob.having)
+		return nil
+	}
 	b.WriteString("SELECT * FROM (" + ob.head)
 	b.WriteIdent(table)
 	if err := p.writeStoredFilters(b, values, ivs, cut, false); err != nil {

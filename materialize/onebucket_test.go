@@ -1,11 +1,14 @@
 package materialize
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +20,19 @@ func parseExpr(t *testing.T, src string) sqlparser.Expr {
 	stmt, err := sqlparser.Parse("select " + src + " from t")
 	require.NoError(t, err, src)
 	return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
+}
+
+// storeOneBucket builds the table "stored" of plan, a one-bucket plan, in
+// db.
+func storeOneBucket(t *testing.T, db *sql.DB, plan *Plan) {
+	t.Helper()
+	require.NotNil(t, plan.oneBucket)
+	r, err := plan.Refresh("stored")
+	require.NoError(t, err)
+	for _, st := range r.Statements() {
+		_, err := db.Exec(st)
+		require.NoError(t, err, st)
+	}
 }
 
 func TestDetermines(t *testing.T) {
@@ -67,7 +83,7 @@ func TestDetermines(t *testing.T) {
 func TestStrftimeUnit(t *testing.T) {
 	for format, want := range map[string]string{
 		"%Y-%m-%d %H:%M:%S": "second", "%Y-%m-%d %H:%M": "minute", "%Y%m%d%H": "hour", "%d.%m.%Y": "day",
-		"%Y-%m": "month", "%Y": "", "%m": "", "%Y-%d": "", "%Y-%m-%H": "month", "%Y-%W": "",
+		"%Y-%m": "month", "%Y": "", "%m": "", "%Y-%d": "", "%Y-%m-%H": "month", "%Y-%W": "", "%%Y-%m-%d": "", "%Y-%m-%d %%": "",
 	} {
 		assert.Equal(t, want, strftimeUnit(format), format)
 	}
@@ -117,13 +133,7 @@ func TestOneBucketReadStreams(t *testing.T) {
 	plan := mustPlan(t, `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM events
 		WHERE json_extract(properties, '$.country') = {variables.country} AND timestamp >= {variables.from}
 		AND timestamp < {variables.to} GROUP BY day ORDER BY day`, Options{Engine: engine.SQLite, Types: types})
-	require.NotNil(t, plan.oneBucket)
-	r, err := plan.Refresh("stored")
-	require.NoError(t, err)
-	for _, st := range r.Statements() {
-		_, err := db.Exec(st)
-		require.NoError(t, err, st)
-	}
+	storeOneBucket(t, db, plan)
 	q, args, err := plan.Read("stored", map[string]any{"country": "US",
 		"from": variable.Timestamp{Time: demo.End.AddDate(0, 0, -40)}, "to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)}})
 	require.NoError(t, err)
@@ -136,4 +146,38 @@ func TestOneBucketReadStreams(t *testing.T) {
 	plain := strings.Join(detail, "\n")
 	assert.Contains(t, plain, "USING COVERING INDEX")
 	assert.NotContains(t, plain, "TEMP B-TREE FOR GROUP BY")
+}
+
+// TestOneBucketTighterAlignedBound: two lower bounds on one column, the
+// looser off a day's boundary and the tighter on one, leave the range
+// unaligned (intervals) but with no partial bucket (group.partial): the
+// one-bucket merged read then has nothing to merge after its stored
+// groups, and Read fails with "a merged read with nothing to merge",
+// where the read before one-bucket reads (and the inline query) answer.
+func TestOneBucketTighterAlignedBound(t *testing.T) {
+	db := openDemo(t, 3000)
+	q := `SELECT date(timestamp) AS day, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events
+		WHERE timestamp >= {variables.a} AND timestamp >= {variables.b} AND timestamp < {variables.to}
+		GROUP BY day ORDER BY day`
+	types := map[string]variable.Type{"a": variable.Date, "b": variable.Date, "to": variable.Date}
+	plan := mustPlan(t, q, Options{Engine: engine.SQLite, Types: types})
+	storeOneBucket(t, db, plan)
+	values := map[string]any{
+		"a":  variable.Timestamp{Time: demo.End.AddDate(0, 0, -30).Add(5 * time.Hour)}, // off a boundary, looser
+		"b":  variable.Timestamp{Time: demo.End.AddDate(0, 0, -20)},                    // on one, tighter
+		"to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)},
+	}
+	tpl, err := placeholder.Compile(q)
+	require.NoError(t, err)
+	iq, iargs, err := tpl.Render(engine.SQLite, values)
+	require.NoError(t, err)
+	want := query(t, db, iq, iargs)
+	require.NotEmpty(t, want.rows)
+
+	rq, rargs, err := plan.Read("stored", values)
+	require.NoError(t, err)
+	require.Equal(t, want.rows, query(t, db, rq, rargs).rows, rq)
+	pq, pargs, err := plan.ReadPage("stored", values, 5, 2)
+	require.NoError(t, err)
+	require.Equal(t, want.rows[2:7], query(t, db, pq, pargs).rows, pq)
 }

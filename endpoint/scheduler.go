@@ -77,34 +77,27 @@ func (s *Service) Schedule(ctx context.Context) error {
 	}
 	defer s.scheduling.Store(false)
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		inflight = map[string]bool{}
-		slots    = make(chan struct{}, s.cfg.ScheduleConcurrency)
+		wg    sync.WaitGroup
+		fl    = flights{again: map[string]string{}}
+		slots = make(chan struct{}, s.cfg.ScheduleConcurrency)
 	)
 	start := func(project, id, name, trigger string) {
-		mu.Lock()
-		if inflight[id] {
-			mu.Unlock()
+		if !fl.begin(id, trigger) {
 			return
 		}
-		inflight[id] = true
-		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() {
-				mu.Lock()
-				delete(inflight, id)
-				mu.Unlock()
-			}()
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
+			for ; trigger != ""; trigger = fl.next(id) {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					fl.end(id)
+					return
+				}
+				_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger, s.due)
+				<-slots
 			}
-			defer func() { <-slots }()
-			_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger, s.due)
 		}()
 	}
 	look := func() {
@@ -133,6 +126,50 @@ func (s *Service) Schedule(ctx context.Context) error {
 			look()
 		}
 	}
+}
+
+// flights are the scheduler's refreshes under way, by endpoint id, each
+// with the trigger of a request for it that came meanwhile ("" for none).
+// The scheduler refreshes once more after such a one, when the endpoint is
+// still due: the kick of an update that lands as the refresh of the
+// version before ends is not lost until the next look.
+type flights struct {
+	mu    sync.Mutex
+	again map[string]string
+}
+
+// begin reports whether a refresh of id may start, and when one is under
+// way notes trigger for after it.
+func (f *flights) begin(id, trigger string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.again[id]; ok {
+		f.again[id] = trigger
+		return false
+	}
+	f.again[id] = ""
+	return true
+}
+
+// next returns the trigger noted while id refreshed, and ends its flight
+// when there is none.
+func (f *flights) next(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.again[id]
+	if t == "" {
+		delete(f.again, id)
+	} else {
+		f.again[id] = ""
+	}
+	return t
+}
+
+// end ends the flight of id.
+func (f *flights) end(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.again, id)
 }
 
 // due reports whether the scheduler should refresh e at now. An endpoint

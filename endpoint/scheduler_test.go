@@ -166,6 +166,51 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	}
 }
 
+// heldRecorder records events, and holds the scheduler's first refresh
+// (inside it, after the table is built) until release is closed.
+type heldRecorder struct {
+	recorder
+	built   chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (r *heldRecorder) ObserveRefresh(ctx context.Context, ev endpoint.RefreshEvent) {
+	r.recorder.ObserveRefresh(ctx, ev)
+	r.once.Do(func() {
+		close(r.built)
+		<-r.release
+	})
+}
+
+// TestScheduleKickDuringRefresh: an update whose kick reaches the
+// scheduler while it still refreshes the version before (the table built,
+// the refresh not yet ended) is refreshed right after it, not at the next
+// look an hour later. The kick was dropped before.
+func TestScheduleKickDuringRefresh(t *testing.T) {
+	obs := &heldRecorder{built: make(chan struct{}), release: make(chan struct{})}
+	e, _ := newSchedEnv(t, obs)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now,
+		Observer: obs, ScheduleInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	startSchedule(t, svc)
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	<-obs.built
+	q2 := e.query(dailyPurchases+" LIMIT 1000", "country", "from", "to")
+	if _, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the scheduler takes the kick meanwhile
+	close(obs.release)
+	eventually(t, "the refresh after update", func() bool {
+		r := e.status(t, "daily")
+		return isStatus(r, endpoint.StatusReady) && r.Version == 2
+	})
+}
+
 // TestScheduleEveryFreshnessPeriod: after its first refresh an endpoint is
 // refreshed again when its table reaches its freshness period, early by
 // at most the jitter (a tenth of the period by default), never before.

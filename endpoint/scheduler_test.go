@@ -117,13 +117,10 @@ func isStatus(r endpoint.MaterializationReport, s endpoint.MaterializationStatus
 	return r.Status != nil && *r.Status == s
 }
 
-// TestScheduleRefreshesOnSave: with the scheduler running, a create that
-// makes an endpoint materialized, and an update that changes its query,
-// start a refresh at once, long before the next look would; the scheduler
-// stops with its context and refuses to run twice.
-func TestScheduleRefreshesOnSave(t *testing.T) {
-	obs := &recorder{}
-	e, _ := newSchedEnv(t, obs)
+// scheduleHourly replaces e's Service by one that observes with obs and
+// looks every hour, and starts its scheduler: only kicks refresh soon.
+func scheduleHourly(t *testing.T, e *env, obs endpoint.Observer) *endpoint.Service {
+	t.Helper()
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now,
 		Observer: obs, ScheduleInterval: time.Hour})
 	if err != nil {
@@ -131,6 +128,17 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	}
 	e.svc = svc
 	startSchedule(t, svc)
+	return svc
+}
+
+// TestScheduleRefreshesOnSave: with the scheduler running, a create that
+// makes an endpoint materialized, and an update that changes its query,
+// start a refresh at once, long before the next look would; the scheduler
+// stops with its context and refuses to run twice.
+func TestScheduleRefreshesOnSave(t *testing.T) {
+	obs := &recorder{}
+	e, _ := newSchedEnv(t, obs)
+	svc := scheduleHourly(t, e, obs)
 	q := e.query(dailyPurchases, "country", "from", "to")
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	eventually(t, "the refresh after create", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
@@ -190,13 +198,7 @@ func (r *heldRecorder) ObserveRefresh(ctx context.Context, ev endpoint.RefreshEv
 func TestScheduleKickDuringRefresh(t *testing.T) {
 	obs := &heldRecorder{built: make(chan struct{}), release: make(chan struct{})}
 	e, _ := newSchedEnv(t, obs)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now,
-		Observer: obs, ScheduleInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.svc = svc
-	startSchedule(t, svc)
+	svc := scheduleHourly(t, e, obs)
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	<-obs.built
 	q2 := e.query(dailyPurchases+" LIMIT 1000", "country", "from", "to")

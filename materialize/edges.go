@@ -131,9 +131,15 @@ func (f filter) instant(values map[string]any) (time.Time, error) {
 // whole buckets and the other rows, computed from the source, merged.
 func (p *Plan) writeMergedRead(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval) error {
 	groups := p.groups(values, ivs)
-	whole := true
-	for _, g := range groups {
-		whole = whole && !g.inner.empty()
+	whole, partial := true, false
+	for i := range groups {
+		whole = whole && !groups[i].inner.empty()
+		partial = partial || len(groups[i].partial()) > 0
+	}
+	if whole && !partial && !p.Tail() {
+		// Unaligned only in a looser bound (from >= a AND from >= b, b
+		// on a boundary): the whole buckets are the answer.
+		return p.writeStoredRead(b, table, func() error { return p.writeStoredFilters(b, values, ivs, nil, false) })
 	}
 	if cut, ok := p.tailCut(values); ok && whole && p.oneBucket != nil {
 		return p.writeOneBucketMerged(b, table, values, ivs, groups, cut)
@@ -188,8 +194,9 @@ func (p *Plan) writeSourceParts(b *placeholder.Builder, values map[string]any, g
 		}
 	}
 	if sep == "" {
-		// Every bucket whole and no tail: intervals calls that aligned,
-		// so this is never reached; an empty operand would be an error.
+		// Every bucket whole, none partial and no tail: writeMergedRead
+		// reads the stored rows alone then, so this is never reached; an
+		// empty operand would be an error.
 		return fmt.Errorf("materialize: a merged read with nothing to merge")
 	}
 	return nil

@@ -52,6 +52,7 @@ func (b *builder) setOneBucket(plan *Plan, keys []sqlparser.Expr, r *readPrinter
 			return nil
 		}
 	}
+	zoned := b.d.ZonedTruncation()
 	for i, v := range b.vars {
 		if v.Bucket == "" {
 			if slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" }) {
@@ -59,7 +60,6 @@ func (b *builder) setOneBucket(plan *Plan, keys []sqlparser.Expr, r *readPrinter
 			}
 			continue
 		}
-		zoned := b.d.ZonedTruncation()
 		if !slices.ContainsFunc(keys, func(k sqlparser.Expr) bool { return determines(k, b.uses[i][0].expr, v.Bucket, zoned) }) {
 			return nil
 		}
@@ -259,24 +259,13 @@ func (c *tailCut) narrow(iv interval, column string, after bool) interval {
 }
 
 // writeOneBucketMerged writes the merged read of a one-bucket plan whose
-// every bucketed expression has whole buckets: the groups of the stored
+// every bucketed expression has whole buckets, with a partial one or a
+// live tail (cut): the groups of the stored
 // rows (before the cut, with one), aggregated as they are read, then those
 // of the partial buckets and the live tail, with the stored rows from the
 // cut on, merged and aggregated again.
 func (p *Plan) writeOneBucketMerged(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval, groups []group, cut *tailCut) error {
 	ob := p.oneBucket
-	partial := slices.ContainsFunc(groups, func(g group) bool { return len(g.partial()) > 0 })
-	if cut == nil && !partial {
-		// Unaligned values whose tighter bounds are aligned (from >= a
-		// AND from >= b): the stored groups are the answer.
-		b.WriteString(ob.head)
-		b.WriteIdent(table)
-		if err := p.writeStoredFilters(b, values, ivs, nil, false); err != nil {
-			return err
-		}
-		b.WriteString(ob.group + ob.having)
-		return nil
-	}
 	b.WriteString("SELECT * FROM (" + ob.head)
 	b.WriteIdent(table)
 	if err := p.writeStoredFilters(b, values, ivs, cut, false); err != nil {

@@ -37,6 +37,23 @@ func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64
 	return p.read(table, values, &page{limit: limit, offset: offset})
 }
 
+// writeStoredRead writes a read of the stored rows alone, but its ORDER BY
+// and LIMIT, filters writing its WHERE clause: the one-bucket read where
+// the plan has one.
+func (p *Plan) writeStoredRead(b *placeholder.Builder, table string, filters func() error) error {
+	head, group := p.readHead, p.readGroup
+	if ob := p.oneBucket; ob != nil {
+		head, group = ob.head, ob.group+ob.having
+	}
+	b.WriteString(head)
+	b.WriteIdent(table)
+	if err := filters(); err != nil {
+		return err
+	}
+	b.WriteString(group)
+	return nil
+}
+
 // page is the slice of a read's answer that ReadPage returns.
 type page struct{ limit, offset int64 }
 
@@ -59,18 +76,9 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if err != nil {
 		return "", nil, err
 	}
-	switch ob := p.oneBucket; {
-	case aligned && !p.Tail() && ob != nil:
-		b.WriteString(ob.head)
-		b.WriteIdent(table)
-		err = p.writeFilters(b, values)
-		b.WriteString(ob.group + ob.having)
-	case aligned && !p.Tail():
-		b.WriteString(p.readHead)
-		b.WriteIdent(table)
-		err = p.writeFilters(b, values)
-		b.WriteString(p.readGroup)
-	default:
+	if aligned && !p.Tail() {
+		err = p.writeStoredRead(b, table, func() error { return p.writeFilters(b, values) })
+	} else {
 		err = p.writeMergedRead(b, table, values, ivs)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/internal/apierror"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -36,8 +37,11 @@ type compiled struct {
 	direct                *placeholder.Template
 	limitName, offsetName string
 	// scoped tells that tmpl is the access rules' rewrite of the query,
-	// and tenant that it binds TenantVariable to the project.
+	// and tenant that it binds TenantVariable to the project. rules are
+	// the rules it was scoped with, which scope every statement derived
+	// from it (see verdict).
 	scoped, tenant bool
+	rules          *access.Rules
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
 	// verdicts memoizes materialization analyses (see materialized.go).
@@ -68,7 +72,11 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err != nil {
 		return nil, err
 	}
-	scoped, err := s.scope(ctx, project, q.SQL)
+	rules, err := s.rules(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	scoped, err := scopeSQL(rules, q.SQL)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +94,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := tmpl.CheckLists(c.isMulti); err != nil {
 		return nil, placeholderError(err)
 	}
+	c.rules = rules
 	if scoped != q.SQL {
 		// The user's text passed every check; what runs is its scoped
 		// rewrite, which reads only what the project may read.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
@@ -61,6 +62,9 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, ta
 			v.reason = a.Reason()
 		default:
 			v.ok, v.plan = true, a.Plan
+			if c.scoped {
+				v.scopeSource(c.rules)
+			}
 		}
 		if a != nil {
 			v.variables = variableVerdicts(a)
@@ -71,6 +75,21 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, ta
 	}
 	c.verdicts.m[key] = v
 	return v
+}
+
+// scopeSource scopes the plan's reads of the source data (partial buckets,
+// a live tail) with the rules the version was compiled under, as its
+// pre-compute query is scoped: without it, those branches would read every
+// project's rows. A plan whose source cannot be scoped is not
+// materializable.
+func (v *verdict) scopeSource(rules *access.Rules) {
+	plan, err := v.plan.ScopeSource(func(q string) (string, error) { return scopeSQL(rules, q) })
+	if err != nil {
+		v.ok, v.plan = false, nil
+		v.reason = "its source data cannot be scoped to the project: " + errorDetail(err)
+		return
+	}
+	v.plan = plan
 }
 
 // bucketKey is buckets in a canonical text form.

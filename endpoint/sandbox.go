@@ -52,6 +52,16 @@ func (s *Service) scope(ctx context.Context, project, sql string) (string, error
 	if err != nil {
 		return "", err
 	}
+	return scopeSQL(rules, sql)
+}
+
+// scopeSQL is the one place where SQL the library sends to an executor
+// meets the tables of the access policy: sql checked against rules and
+// rewritten so that every table with a tenant column is read through its
+// project's rows only, TenantVariable standing for the project. The query
+// of a version, a refresh's pre-compute query and the source branches of a
+// materialized read (partial buckets, a live tail) are all scoped here.
+func scopeSQL(rules *access.Rules, sql string) (string, error) {
 	scoped, err := access.Scope(sql, rules, TenantVariable)
 	if err != nil {
 		return "", accessError(err)

@@ -3,6 +3,7 @@ package endpoint_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -172,5 +173,40 @@ func TestSandboxScopesMaterialization(t *testing.T) {
 		require.True(t, stored.EndpointMaterialized, "project %s reads its table", p)
 		assert.EqualValues(t, want, inline.Results.([][]any)[0][1], "project %s inline", p)
 		assert.EqualValues(t, want, stored.Results.([][]any)[0][1], "project %s materialized", p)
+	}
+}
+
+// A materialized read computes the partial buckets of an unaligned range,
+// and a live tail's newer rows, from the source: those branches read the
+// project's rows only, as the stored table does. They read every project's
+// rows: from = 2025-05-31T12:00:00Z answered [["1",114],["2",111]].
+func TestSandboxScopesMaterializedSourceReads(t *testing.T) {
+	env := endpointtest.New(t, endpointtest.WithDemoEvents(800), endpointtest.WithConfig(func(c *endpoint.Config) {
+		c.Access = eventsOnly(t)
+	}))
+	ctx := context.Background()
+	require.NoError(t, demo.Insert(ctx, env.DB, engine.SQLite, "2", 800, 4))
+	v, err := env.Service.CreateVariable(ctx, "1", variable.Variable{Name: "From", Type: variable.Date})
+	require.NoError(t, err)
+	refs := map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "from"}}
+	for _, tc := range []struct {
+		name, tail string
+	}{{"edges", ""}, {"tail", "timestamp"}} {
+		q := endpoint.Query{Kind: endpoint.KindSQL, Variables: refs,
+			SQL: "SELECT project_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY project_id"}
+		_, err = env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: tc.name, Query: &q, IsMaterialized: true, MaterializationTail: tc.tail})
+		require.NoError(t, err)
+		require.NoError(t, env.Service.Materialize(ctx, "1", tc.name))
+		for _, from := range []string{"2025-05-01", "2025-04-30T12:00:00Z", "2025-05-15 06:30:00"} {
+			var want int64
+			require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND timestamp >= ?",
+				strings.Replace(strings.TrimSuffix(from, "Z"), "T", " ", 1)).Scan(&want))
+			for _, refresh := range []string{"force", "direct"} {
+				res, err := env.Service.Run(ctx, "1", tc.name, endpoint.RunRequest{Variables: map[string]any{"from": from}, Refresh: refresh})
+				require.NoError(t, err)
+				assert.True(t, res.EndpointMaterialized, "%s from %s: reads the stored table", tc.name, from)
+				assert.Equal(t, [][]any{{"1", want}}, res.Results, "%s from %s %s: project 1's rows only", tc.name, from, refresh)
+			}
+		}
 	}
 }

@@ -20,6 +20,10 @@ type source struct {
 	selectList string
 	columns    []string
 	from       string
+	// scopedFrom is from as the caller's scope rewrote it (ScopeSource),
+	// with placeholders a read binds from its values; nil when the plan
+	// is not scoped, and from is written as it is.
+	scopedFrom *placeholder.Template
 	rest       string // the WHERE terms without variables, AND-ed; "" if none
 	groupBy    string // " GROUP BY ..." or ""
 	tail       string // the tail column, printed; "" without a live tail
@@ -37,6 +41,41 @@ const BuiltAtVariable = "__endpointkit_built_at"
 // placeholder, bound to the build instant), and every read needs that
 // instant under BuiltAtVariable.
 func (p *Plan) Tail() bool { return p.source != nil && p.source.tail != "" }
+
+// scopeProbe starts the statement ScopeSource gives its scope: the FROM
+// clause of the source after a select list that reads nothing.
+const scopeProbe = "SELECT 1"
+
+// ScopeSource returns a copy of p whose reads compute rows from the source
+// (the partial buckets of an unaligned range, a live tail's newer rows)
+// through scope, as the pre-compute query is: scope receives a statement
+// reading the source's FROM clause, and returns it rewritten, keeping its
+// leading "SELECT 1" and everything outside the table references as they
+// are (access.Scope does), with placeholders for what each read binds
+// (a tenant: put its value in the values of Read and ReadPage). A plan
+// whose reads never touch the source is returned as it is.
+func (p *Plan) ScopeSource(scope func(query string) (string, error)) (*Plan, error) {
+	if p.source == nil {
+		return p, nil
+	}
+	scoped, err := scope(scopeProbe + p.source.from)
+	if err != nil {
+		return nil, err
+	}
+	from, ok := strings.CutPrefix(scoped, scopeProbe)
+	if !ok {
+		return nil, fmt.Errorf("materialize: the scope of the source rewrote its select list: %q", scoped)
+	}
+	tmpl, err := placeholder.Compile(from)
+	if err != nil {
+		return nil, fmt.Errorf("materialize: the scoped source: %w", err)
+	}
+	q := *p
+	src := *p.source
+	src.scopedFrom = tmpl
+	q.source = &src
+	return &q, nil
+}
 
 // Exact range edges
 //
@@ -300,7 +339,12 @@ func (g *group) partial() []segment {
 // groups after as the query has them, and, when newer is not nil, only
 // rows whose tail column is after it.
 func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, groups []group, only int, seg *segment, newer any) error {
-	b.WriteString("SELECT " + p.source.selectList + p.source.from)
+	b.WriteString("SELECT " + p.source.selectList)
+	if p.source.scopedFrom != nil {
+		b.WriteTemplate(p.source.scopedFrom, values)
+	} else {
+		b.WriteString(p.source.from)
+	}
 	sep := " WHERE "
 	next := func() {
 		b.WriteString(sep)

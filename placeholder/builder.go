@@ -82,6 +82,23 @@ func (b *Builder) Bind(v any) {
 	b.afterMarker = true
 }
 
+// WriteTemplate appends t rendered with values: its text as it is and a
+// bound argument (Bind) in place of each placeholder, numbered after the
+// arguments written before it. A value missing from values records an
+// error naming it, as a Bind that fails does.
+func (b *Builder) WriteTemplate(t *Template, values map[string]any) {
+	for _, p := range t.parts {
+		b.WriteString(p.text)
+		name := t.names[p.name]
+		v, ok := values[name]
+		if !ok && b.err == nil {
+			b.err = fmt.Errorf("%w: WriteTemplate: no value of %s", ErrMissingValue, name)
+		}
+		b.Bind(v)
+	}
+	b.WriteString(t.tail)
+}
+
 // Err returns the first error of a Bind, or ErrNoEngine for a Builder of
 // no engine. Check it before running SQL().
 func (b *Builder) Err() error { return b.err }

@@ -117,3 +117,24 @@ func TestBuilderOnSQLite(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, q.SQL(), q.Args()...).Scan(&n))
 	assert.Equal(t, 2, n)
 }
+
+// TestBuilderWriteTemplate: a template written into a Builder numbers its
+// markers after the arguments before it, binds every use of a name, and a
+// missing value is an error, not a marker without an argument.
+func TestBuilderWriteTemplate(t *testing.T) {
+	tmpl, err := Compile("(SELECT * FROM events WHERE project_id = {variables.p}) AS e WHERE e.x IN {variables.l} OR owner = {variables.p}")
+	require.NoError(t, err)
+	b := NewBuilder(engine.PostgreSQL)
+	b.WriteString("SELECT n FROM t WHERE a = ")
+	b.Bind(int64(1))
+	b.WriteString(" UNION ALL SELECT n FROM ")
+	b.WriteTemplate(tmpl, map[string]any{"p": "7", "l": []string{"a", "b"}})
+	require.NoError(t, b.Err())
+	assert.Equal(t, "SELECT n FROM t WHERE a = $1 UNION ALL SELECT n FROM (SELECT * FROM events WHERE project_id = $2) AS e WHERE e.x IN ($3, $4) OR owner = $5", b.SQL())
+	assert.Equal(t, []any{int64(1), "7", "a", "b", "7"}, b.Args())
+
+	missing := NewBuilder(engine.SQLite)
+	missing.WriteTemplate(tmpl, map[string]any{"l": []string{"a"}})
+	require.ErrorIs(t, missing.Err(), ErrMissingValue)
+	assert.Contains(t, missing.Err().Error(), "p")
+}

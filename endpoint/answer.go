@@ -58,6 +58,11 @@ func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req Run
 	if err != nil {
 		return nil, err
 	}
+	// The rules of the endpoint's state first: a cached answer is never
+	// given to a request that computing it would refuse.
+	if err := s.admit(ep, c, req, opts, now); err != nil {
+		return nil, err
+	}
 	var key string
 	if !opts.debug {
 		k, err := s.resultKey(ep, c, req.Variables, opts, now)
@@ -93,6 +98,38 @@ func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req Run
 		return nil, err
 	}
 	return s.finish(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
+}
+
+// admit checks a run's variables and options against the rules of the
+// state its endpoint is in: a SQL run binds every variable; an insight run
+// takes no limit or offset, and its variables are those of a materialized
+// insight (breakdowns only, required unless optional) when it runs the
+// current version of a materialized endpoint, the inline ones otherwise.
+// Every refresh mode, cached or not, runs it before anything else.
+func (s *Service) admit(ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) error {
+	if c.insight == nil {
+		_, err := c.bind(req.Variables, now, 0)
+		return err
+	}
+	if req.Limit != nil {
+		return invalidf(CodeInvalidInput, "limit", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
+	}
+	if req.Offset != nil {
+		return invalidf(CodeInvalidInput, "offset", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
+	}
+	if materializedRun(ep, opts) {
+		return checkMaterializedInsightVars(ep, c, req.Variables)
+	}
+	if _, err := c.insight.Apply(req.Variables); err != nil {
+		return insightRunError(err)
+	}
+	return nil
+}
+
+// materializedRun reports whether a run follows the rules of a
+// materialized endpoint: it runs the current version of one.
+func materializedRun(ep *Endpoint, opts runOptions) bool {
+	return ep.IsMaterialized && opts.version == ep.CurrentVersion
 }
 
 // refreshMode is the refresh mode of a run, RefreshCache when it names
@@ -171,6 +208,19 @@ func (s *Service) resultKey(ep *Endpoint, c *compiled, given map[string]any, opt
 	k.str(ep.ProjectID)
 	k.str(ep.ID)
 	k.int(int64(opts.version))
+	// The state the answer is computed in: inline, or from which stored
+	// table, so that no answer of another state is ever given.
+	if materializedRun(ep, opts) {
+		table, at, ok := servingTable(ep, c, now)
+		k.str("materialized")
+		k.str(tableKey(ep, c))
+		if ok {
+			k.str(table)
+			k.int(at.UnixNano())
+		}
+	} else {
+		k.str("inline")
+	}
 	if c.insight != nil {
 		applied, err := c.insight.Apply(given)
 		if err != nil {

@@ -55,17 +55,9 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 // executed, and shaped as PostHog shapes it. The whole result is returned:
 // limit and offset, which page the rows of a SQL endpoint, are refused.
 func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
-	if req.Limit != nil {
-		return nil, invalidf(CodeInvalidInput, "limit", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
-	}
-	if req.Offset != nil {
-		return nil, invalidf(CodeInvalidInput, "offset", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
-	}
 	trace := newRunTrace(opts.debug)
-	if ep.IsMaterialized && opts.version == ep.CurrentVersion {
-		if err := checkMaterializedInsightVars(ep, c, req.Variables); err != nil {
-			return nil, err
-		}
+	if materializedRun(ep, opts) {
+		// admit checked the variables by the materialized rules.
 		if res, err := s.readMaterializedInsight(ctx, ep, c, req.Variables, opts, now); res != nil || err != nil {
 			return res, err
 		}

@@ -136,7 +136,10 @@ func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (
 	var res *RunResult
 	if c.insight != nil {
 		out.Variables = insightQueryVariables(c.insight, req.Variables)
-		res, err = s.runInsight(ctx, ep, c, RunRequest{Variables: req.Variables, Limit: req.Limit, Offset: req.Offset}, opts, now)
+		run := RunRequest{Variables: req.Variables, Limit: req.Limit, Offset: req.Offset}
+		if err = s.admit(ep, c, run, opts, now); err == nil {
+			res, err = s.runInsight(ctx, ep, c, run, opts, now)
+		}
 	} else {
 		out.Placeholders = c.placeholders()
 		var given map[string]any

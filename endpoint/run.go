@@ -153,6 +153,11 @@ func (s *Service) compute(ctx context.Context, ep *Endpoint, c *compiled, req Ru
 // runOptions checks everything of req but the variables.
 func (s *Service) runOptions(req RunRequest) (runOptions, error) {
 	o := runOptions{limit: s.cfg.DefaultLimit, refresh: req.Refresh, debug: req.Debug}
+	if req.Debug && req.Token != nil {
+		// Debug shows the saved SQL, which an embed token's holder may
+		// not read (the versions route refuses it too).
+		return o, NewError(ErrForbidden, CodeForbidden, "debug", "debug is not available to an embed token: it shows the endpoint's SQL.")
+	}
 	if req.Version != nil {
 		if *req.Version < 1 {
 			return o, invalidf(CodeInvalidInput, "version", "Version must be a positive integer, got %d.", *req.Version)

@@ -130,6 +130,7 @@ func TestEmbedTokenAttacks(t *testing.T) {
 		{"materialize", "POST", "/api/projects/1/endpoints/by_event/materialize/", good, "", 403},
 		{"list variables", "GET", "/api/projects/1/insight_variables/", good, "", 403},
 		{"mint a token with a token", "POST", "/api/projects/1/embed_tokens/", good, `{"endpoints": ["by_event"]}`, 403},
+		{"debug, which shows the saved SQL", "POST", run, good, `{"variables": {}, "debug": true}`, 403},
 	}
 	before := exec.n.Load()
 	for _, tc := range cases {

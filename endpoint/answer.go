@@ -171,7 +171,12 @@ func (s *Service) finish(ctx context.Context, ep *Endpoint, res *RunResult, cach
 	out.ExecutionID = rec.id
 	out.IsCached = cached
 	out.EndpointVersionCreatedAt = s.versionCreated(ctx, ep, out.EndpointVersion)
-	rec.cached, rec.materialized = cached, out.EndpointMaterialized
+	rec.cached, rec.materialized, rec.inlineReason = cached, out.EndpointMaterialized, out.InlineReason
+	if !cached {
+		// The failed read is reported by the run that made it only.
+		rec.fallbackErr = out.fallbackErr
+	}
+	out.fallbackErr = nil
 	rec.rows = rows
 	rec.stats = out.Statistics
 	s.markExecuted(ctx, ep, now)

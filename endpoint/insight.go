@@ -49,19 +49,34 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq}, nil
 }
 
-// runInsight runs an insight endpoint inline: the run's values filter a copy
-// of the saved query (an omitted variable does not filter; see the package
-// documentation), which is compiled for the executor's dialect against now,
-// executed, and shaped as PostHog shapes it. The whole result is returned:
-// limit and offset, which page the rows of a SQL endpoint, are refused.
+// runInsight runs an insight endpoint: from its stored table when it is
+// materialized and the table can answer, inline otherwise, saying why
+// (RunResult.InlineReason).
 func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
-	trace := newRunTrace(opts.debug)
+	if ep.IsMaterialized && !materializedRun(ep, opts) {
+		res, err := s.runInsightInline(ctx, ep, c, req, opts, now)
+		return olderVersion(ep, opts).onto(res), err
+	}
 	if materializedRun(ep, opts) {
 		// admit checked the variables by the materialized rules.
-		if res, err := s.readMaterializedInsight(ctx, ep, c, req.Variables, opts, now); res != nil || err != nil {
+		res, fb, err := s.readMaterializedInsight(ctx, ep, c, req.Variables, opts, now)
+		if res != nil || err != nil {
 			return res, err
 		}
+		res, err = s.runInsightInline(ctx, ep, c, req, opts, now)
+		return fb.onto(res), err
 	}
+	return s.runInsightInline(ctx, ep, c, req, opts, now)
+}
+
+// runInsightInline runs an insight version inline: the run's values filter
+// a copy of the saved query (an omitted variable does not filter; see the
+// package documentation), which is compiled for the executor's dialect
+// against now, executed, and shaped as PostHog shapes it. The whole result
+// is returned: limit and offset, which page the rows of a SQL endpoint,
+// are refused (admit).
+func (s *Service) runInsightInline(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+	trace := newRunTrace(opts.debug)
 	applied, err := c.insight.Apply(req.Variables)
 	if err != nil {
 		return nil, insightRunError(err)

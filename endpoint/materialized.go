@@ -271,6 +271,10 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 		if st.Table != "" && st.Built == key && st.At != nil {
 			at := *st.At
 			m.LastMaterializedAt = &at
+			if f, ok := s.readFailures.Load(e.ID); ok && f.(readFailure).table == tableOf(*st) {
+				failed := f.(readFailure)
+				m.ReadError, m.ReadFailedAt = failed.err, &failed.at
+			}
 		}
 	}
 	e.Materialization = m

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -13,25 +14,59 @@ import (
 	"github.com/endpointkit/endpointkit/materialize"
 )
 
+// fallback is why a run of a materialized endpoint went inline: a reason
+// for the answer, and err when the database refused the stored table's
+// read. A nil *fallback is a run that had no stored table to read.
+type fallback struct {
+	reason string
+	err    error
+}
+
+// onto says in res why it ran inline; res may be nil (a failed run).
+func (f *fallback) onto(res *RunResult) *RunResult {
+	if f != nil && res != nil {
+		res.InlineReason, res.fallbackErr = f.reason, f.err
+	}
+	return res
+}
+
+// inlineBecause is a fallback of reason.
+func inlineBecause(format string, args ...any) *fallback {
+	return &fallback{reason: fmt.Sprintf(format, args...)}
+}
+
+// olderVersion is the fallback of a run of another version than the
+// materialized one.
+func olderVersion(ep *Endpoint, opts runOptions) *fallback {
+	return inlineBecause("version %d is not the materialized version (%d)", opts.version, ep.CurrentVersion)
+}
+
+// noTable is the fallback of a run with no fresh stored table.
+var noTable = &fallback{reason: "no stored table is fresh for the current version and settings"}
+
 // readMaterializedSQL answers a run of a materialized SQL endpoint from its
-// stored table, with values bound and checked. It returns nil and no error
-// when the run must go inline instead: an older version, no fresh table for
-// the current version and buckets, a value the table cannot answer exactly
-// (materialize.ErrRunInline), or a read the database refused (the table
-// being swapped by a refresh at that instant). The read filters, orders
-// and pages in SQL, as the inline run does: it fetches at most limit+1
-// rows, the one more telling whether there are more.
-func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	if !ep.IsMaterialized || opts.version != ep.CurrentVersion {
-		return nil, nil
+// stored table, with values bound and checked. It returns no result and no
+// error when the run must go inline instead, with the reason: an older
+// version, no fresh table for the current version and buckets, a value the
+// table cannot answer exactly (materialize.ErrRunInline), or a read the
+// database refused (the table being swapped by a refresh at that instant,
+// or a defect, which is logged and counted). The read filters, orders and
+// pages in SQL, as the inline run does: it fetches at most limit+1 rows,
+// the one more telling whether there are more.
+func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
+	if !ep.IsMaterialized {
+		return nil, nil, nil
+	}
+	if opts.version != ep.CurrentVersion {
+		return nil, olderVersion(ep, opts), nil
 	}
 	table, at, ok := servingTable(ep, c, now)
 	if !ok {
-		return nil, nil
+		return nil, noTable, nil
 	}
 	v := s.verdict(c, ep.MaterializationBuckets, ep.MaterializationTailColumn)
 	if !v.ok {
-		return nil, nil
+		return nil, inlineBecause("the query cannot be materialized: %s", v.reason), nil
 	}
 	trace := newRunTrace(opts.debug)
 	if v.plan.Tail() {
@@ -44,29 +79,59 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	var ve *materialize.ValueError
 	switch {
 	case errors.As(err, &ve):
-		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid value for variable '%s': %s", ve.Variable, ve.Detail), err)
+		return nil, nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid value for variable '%s': %s", ve.Variable, ve.Detail), err)
 	case err != nil:
-		return nil, nil
+		return nil, s.readFailed(ep, err), nil
 	}
 	trace.rendered(query, args)
-	res, err := s.readStored(ctx, query, args)
+	res, fb, err := s.readStored(ctx, ep, query, args)
 	if res == nil {
-		return nil, err
+		return nil, fb, err
 	}
-	return sqlResult(ep, opts, &at, res, 0, &trace), nil
+	return sqlResult(ep, opts, &at, res, 0, &trace), nil, nil
 }
 
 // readStored executes a read of a stored table. A read the database
-// refuses returns no result and no error, so that the run goes inline: the
-// table may be being swapped by a refresh at that instant. A timeout, a
-// result over MaxResultBytes (inline would be as large), or a run whose
-// context ended, is an error.
-func (s *Service) readStored(ctx context.Context, query string, args []any) (*driver.Result, error) {
+// refuses returns no result and no error but its fallback, so that the run
+// goes inline: the table may be being swapped by a refresh at that
+// instant. A timeout, a result over MaxResultBytes (inline would be as
+// large), or a run whose context ended, is an error.
+func (s *Service) readStored(ctx context.Context, ep *Endpoint, query string, args []any) (*driver.Result, *fallback, error) {
 	res, err := s.execute(ctx, query, args)
 	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, driver.ErrResultTooLarge) && ctx.Err() == nil {
-		return nil, nil
+		return nil, s.readFailed(ep, err), nil
 	}
-	return res, err
+	return res, nil, err
+}
+
+// readFailed records that the read of ep's stored table failed with err,
+// for its materialization status, and returns the fallback that reports it
+// with the run (logged and counted by the Observer).
+func (s *Service) readFailed(ep *Endpoint, err error) *fallback {
+	s.readFailures.Store(ep.ID, readFailure{at: s.now(), table: tableOf(ep.MaterializationState), err: errorDetail(err)})
+	var e *Error
+	if errors.As(err, &e) && e.Err != nil {
+		// The database's own words, for the log; never for the client.
+		err = e.Err
+	}
+	return &fallback{reason: "the read of the stored table failed on the database; the run went inline", err: err}
+}
+
+// readFailure is the latest failed read of an endpoint's stored table:
+// when, of which table (tableOf), and why, without engine internals.
+type readFailure struct {
+	at    time.Time
+	table string
+	err   string
+}
+
+// tableOf names the stored table a state serves: its key and build
+// instant, which a refresh changes.
+func tableOf(st driver.MaterializationState) string {
+	if st.At == nil {
+		return st.Built
+	}
+	return st.Built + "@" + st.At.Format(time.RFC3339Nano)
 }
 
 // checkMaterializedInsightVars checks the keys of a run of a materialized
@@ -100,22 +165,23 @@ func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]an
 
 // readMaterializedInsight answers a run of a materialized insight endpoint
 // from its stored table: exactly what the inline run would have answered
-// when the table was built. Like readMaterializedSQL it returns nil and no
-// error when the run must go inline.
-func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
+// when the table was built. Like readMaterializedSQL it returns no result
+// and no error, but its fallback, when the run must go inline.
+func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
 	table, at, ok := servingTable(ep, c, now)
 	if !ok {
-		return nil, nil
+		return nil, noTable, nil
 	}
 	trace := newRunTrace(opts.debug)
 	stmt, err := insight.ReadMaterialized(c.insight, s.cfg.Executor.Engine(), table, given, at)
 	if err != nil {
-		return nil, insightRunError(err)
+		return nil, nil, insightRunError(err)
 	}
 	trace.rendered(stmt.SQL, stmt.Args)
-	res, err := s.readStored(ctx, stmt.SQL, stmt.Args)
+	res, fb, err := s.readStored(ctx, ep, stmt.SQL, stmt.Args)
 	if res == nil {
-		return nil, err
+		return nil, fb, err
 	}
-	return insightResult(ep, opts, &at, stmt, res, &trace)
+	out, err := insightResult(ep, opts, &at, stmt, res, &trace)
+	return out, nil, err
 }

@@ -38,6 +38,16 @@ type RunEvent struct {
 	Token        bool
 	// Rows is the number of rows or series answered, -1 for a failed run.
 	Rows int
+	// InlineReason is why a run of a materialized endpoint ran inline
+	// (RunResult.InlineReason); ReadErr is the database's refusal of the
+	// stored table's read when that is why, set on the run that made the
+	// read only. A ReadErr is a fault to look into: SlogObserver logs it
+	// as a warning and package metrics counts it.
+	InlineReason string
+	ReadErr      error
+	// RequestID is the id of the request the run came with (see
+	// WithRequestID), "" when none.
+	RequestID string
 	// LogErr is the run log's failure to record the run, if any.
 	LogErr error
 }
@@ -74,7 +84,7 @@ func (o SlogObserver) logger() *slog.Logger {
 func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	l := o.logger()
 	level := slog.LevelDebug
-	if ev.Status >= 500 || ev.LogErr != nil {
+	if ev.Status >= 500 || ev.LogErr != nil || ev.ReadErr != nil {
 		level = slog.LevelWarn
 	}
 	if !l.Enabled(ctx, level) {
@@ -96,6 +106,15 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	if ev.LogErr != nil {
 		attrs = append(attrs, slog.Any("run_log_error", ev.LogErr))
 	}
+	if ev.InlineReason != "" {
+		attrs = append(attrs, slog.String("inline_reason", ev.InlineReason))
+	}
+	if ev.ReadErr != nil {
+		attrs = append(attrs, slog.Any("stored_read_error", ev.ReadErr))
+	}
+	if ev.RequestID != "" {
+		attrs = append(attrs, slog.String("request_id", ev.RequestID))
+	}
 	l.LogAttrs(ctx, level, "endpoint run", attrs...)
 }
 
@@ -114,6 +133,21 @@ func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 		attrs = append(attrs, slog.Any("error", ev.Err))
 	}
 	o.logger().LogAttrs(ctx, level, "endpoint refresh", attrs...)
+}
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the id of the request a call serves,
+// which the Service passes to the Observer with each run (RunEvent) so that
+// a log line can be tied to the request; package httpapi sets it.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID returns the id WithRequestID put in ctx, "" when none.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 // MultiObserver returns an Observer that tells each of obs in turn (nil

@@ -66,6 +66,17 @@ type RunResult struct {
 	// ran inline against the source data.
 	EndpointMaterialized   bool       `json:"endpoint_materialized"`
 	EndpointMaterializedAt *time.Time `json:"endpoint_materialized_at,omitempty"`
+	// InlineReason says why a run of a materialized endpoint did not read
+	// its stored table but ran inline: an older version was asked for, no
+	// table is fresh for the current version and settings, the values are
+	// ones the table cannot answer exactly, or the read of the table failed
+	// on the database (which is also logged, counted and shown in the
+	// endpoint's materialization). Empty when the stored table answered or
+	// the endpoint is not materialized.
+	InlineReason string `json:"inline_reason,omitempty"`
+	// fallbackErr is the database's refusal of the stored table's read,
+	// reported once, by the run that computed the answer.
+	fallbackErr error
 	// ExecutionID names this run in the run log (Service.Logs).
 	ExecutionID string `json:"execution_id"`
 	// EndpointVersionCreatedAt is when the version that answered was
@@ -297,9 +308,16 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 	if c.tenant {
 		values[TenantVariable] = ep.ProjectID
 	}
-	if res, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now); res != nil || err != nil {
+	res, fb, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now)
+	if res != nil || err != nil {
 		return res, err
 	}
+	res, err = s.runSQLInline(ctx, ep, c, values, opts)
+	return fb.onto(res), err
+}
+
+// runSQLInline runs a SQL version inline with its bound values.
+func (s *Service) runSQLInline(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions) (*RunResult, error) {
 	trace := newRunTrace(opts.debug)
 	// One row more than asked tells whether there are more.
 	tmpl, capped := c.paged, 0

@@ -154,6 +154,8 @@ type runRecord struct {
 	version      int
 	cached       bool
 	materialized bool
+	inlineReason string
+	fallbackErr  error
 	rows         int
 	stats        *Statistics
 }
@@ -190,6 +192,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		Project: r.project, Endpoint: r.name, Version: r.version, ExecutionID: r.id,
 		Duration: took, Status: status, Code: code, Err: err,
 		Refresh: r.refresh, Cached: r.cached, Materialized: r.materialized, Token: r.token, Rows: -1,
+		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {
 		e := RunLogEntry{

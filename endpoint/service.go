@@ -214,6 +214,9 @@ type Service struct {
 	observer     Observer
 	leases       driver.Leaser
 	holder       string
+	// readFailures holds, by endpoint id, the latest read of a stored
+	// table the database refused (readFailure), for its status.
+	readFailures sync.Map
 	kicks        chan kick
 	scheduling   atomic.Bool
 }

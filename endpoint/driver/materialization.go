@@ -39,6 +39,11 @@ type Materialization struct {
 	LastMaterializedAt *time.Time `json:"last_materialized_at"`
 	// Error says why the latest refresh failed, without engine internals.
 	Error string `json:"error"`
+	// ReadError says why the latest read of the stored table that serves
+	// now failed on the database (the run then went inline), and
+	// ReadFailedAt when; empty and nil when no read of it failed.
+	ReadError    string     `json:"read_error,omitempty"`
+	ReadFailedAt *time.Time `json:"read_failed_at,omitempty"`
 	// Variables say, per variable of a SQL endpoint, how the stored table
 	// answers it or why it cannot.
 	Variables []VariableVerdict `json:"variables,omitempty"`

@@ -186,7 +186,7 @@ func (h *handler) routes() {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r)
 	w.Header().Set(RequestIDHeader, id)
-	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	r = r.WithContext(endpoint.WithRequestID(r.Context(), id))
 	rw := &responseWriter{ResponseWriter: w}
 	defer h.recoverPanic(rw, r)
 	h.mux.ServeHTTP(rw, r)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+
+	"github.com/endpointkit/endpointkit/endpoint"
 )
 
 // RequestIDHeader is the header that carries a request's id, in the request
@@ -14,15 +16,12 @@ const RequestIDHeader = "X-Request-Id"
 // one is replaced, so that an id cannot carry a payload into logs.
 const maxRequestIDLen = 128
 
-type requestIDKey struct{}
-
 // RequestID returns the id of the request whose context ctx is (or derives
 // from), as sent in the X-Request-Id response header and logged with every
 // 5xx; "" outside the handler. An Executor or Store may log it to tie its
 // own records to the request.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	return endpoint.RequestID(ctx)
 }
 
 // requestID returns the id for r: the client's X-Request-Id when there is

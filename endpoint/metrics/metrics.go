@@ -31,10 +31,11 @@ import (
 //   - endpointkit_refreshes_total{project, endpoint, trigger, result}
 //   - endpointkit_refresh_duration_seconds{project, endpoint} (histogram)
 //   - endpointkit_run_log_errors_total
+//   - endpointkit_stored_read_failures_total
 type Observer struct {
 	runs, errors, hits, refreshes *prometheus.CounterVec
 	latency, refreshTime          *prometheus.HistogramVec
-	logErrors                     prometheus.Counter
+	logErrors, readFailures       prometheus.Counter
 }
 
 var _ endpoint.Observer = (*Observer)(nil)
@@ -65,8 +66,11 @@ func New(reg prometheus.Registerer) (*Observer, error) {
 		logErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record.",
 		}),
+		readFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors} {
+	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors, o.readFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -91,6 +95,9 @@ func (o *Observer) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
 	}
 	if ev.LogErr != nil {
 		o.logErrors.Inc()
+	}
+	if ev.ReadErr != nil {
+		o.readFailures.Inc()
 	}
 }
 

@@ -194,7 +194,7 @@ func responses(rs endpoint.RunSchema) obj {
 		"200": obj{"description": "The answer of the run.", "content": obj{"application/json": obj{"schema": answerSchema(rs)}}},
 		"400": withDesc("A variable is missing, unknown or of the wrong type, or an option is invalid."),
 		"401": withDesc("No credential, or one that is not valid."),
-		"403": withDesc("The credential may not run this endpoint, or changes a variable its token fixes."),
+		"403": withDesc("The credential may not run this endpoint, changes a variable its token fixes, or is an embed token asking for debug."),
 		"404": withDesc("No such endpoint, version, or the endpoint is not active."),
 		"429": withDesc("Too many runs; retry after the Retry-After header's seconds."),
 		"502": withDesc("The database failed the query."),
@@ -206,11 +206,13 @@ func responses(rs endpoint.RunSchema) obj {
 func answerSchema(rs endpoint.RunSchema) obj {
 	nullableTime := obj{"type": "string", "format": "date-time", "nullable": true}
 	props := obj{
-		"name":                        obj{"type": "string"},
-		"endpoint_version":            obj{"type": "integer"},
-		"hasMore":                     obj{"type": "boolean"},
-		"endpoint_materialized":       obj{"type": "boolean"},
-		"endpoint_materialized_at":    obj{"type": "string", "format": "date-time"},
+		"name":                     obj{"type": "string"},
+		"endpoint_version":         obj{"type": "integer"},
+		"hasMore":                  obj{"type": "boolean"},
+		"endpoint_materialized":    obj{"type": "boolean"},
+		"endpoint_materialized_at": obj{"type": "string", "format": "date-time"},
+		"inline_reason": obj{"type": "string",
+			"description": "Why a run of a materialized endpoint ran inline instead of reading its stored table; absent when the table answered."},
 		"execution_id":                obj{"type": "string"},
 		"endpoint_version_created_at": nullableTime,
 		"is_cached":                   obj{"type": "boolean"},

@@ -196,6 +196,11 @@ func runOnce(ctx context.Context, svc *endpoint.Service, s *spec, r run) answer 
 		req.Limit = &r.limit
 	}
 	res, err := svc.Run(ctx, "1", s.name, req)
+	return answerOf(s, res, err)
+}
+
+// answerOf normalizes the answer of a run of s.
+func answerOf(s *spec, res *endpoint.RunResult, err error) answer {
 	if err != nil {
 		return answer{err: describe(err)}
 	}

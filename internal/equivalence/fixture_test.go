@@ -201,7 +201,7 @@ func eventsDDL(d *dialect, s storage) []string {
 		}
 		stmts = []string{"CREATE TABLE events (" + strings.Join(cols, ", ") + ")" + d.tableOptions}
 	}
-	return append(stmts, `CREATE VIEW events_p AS SELECT uuid, event, distinct_id, `+d.e.QuoteIdent("timestamp")+`, `+
+	return append(stmts, `CREATE VIEW events_p AS SELECT project_id, uuid, event, distinct_id, `+d.e.QuoteIdent("timestamp")+`, `+
 		d.jtext("properties", "country")+` AS country, `+
 		d.jtext("properties", "plan")+` AS plan, `+
 		d.jtext("properties", "$browser")+` AS browser, `+
@@ -279,7 +279,7 @@ func loadVia(ctx context.Context, x demo.Execer, d *dialect, s storage, demoEven
 	for i, ev := range edgeEvents {
 		rows = append(rows, []any{"1", fmt.Sprintf("edge-%04d", i), ev.event, ev.who, ev.at, ev.props})
 	}
-	if err := insert(ctx, x, d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows); err != nil {
+	if err := insertEvents(ctx, x, d.e, rows); err != nil {
 		return err
 	}
 	if s != asText {
@@ -290,6 +290,19 @@ func loadVia(ctx context.Context, x demo.Execer, d *dialect, s storage, demoEven
 		rows = append(rows, []any{it.id, it.name, it.name, it.grp, it.qty, it.price, it.flag, it.ts, it.ts, it.ts, it.props})
 	}
 	return insert(ctx, x, d.e, "items", []string{"id", "name", "name_ci", "grp", "qty", "price", "flag", "ts_text", "ts", "tstz", "props"}, rows)
+}
+
+// insertEvents inserts rows of events: project_id, uuid, event,
+// distinct_id, timestamp (UTC text) and properties (JSON text).
+func insertEvents(ctx context.Context, x demo.Execer, e engine.Engine, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), 200)
+		if err := insert(ctx, x, e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 // insert inserts rows into table, every value bound as the engine binds

@@ -12,8 +12,10 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -105,39 +107,59 @@ func openPool(t *testing.T, driver, dsn string) *sql.DB {
 // Service per storage (SQLite: one for all).
 func (tg target) services(t *testing.T, storages []storage, demoEvents int) map[storage]*endpoint.Service {
 	t.Helper()
+	svcs, _ := tg.servicesOf(t, storages, fixture{demoEvents: demoEvents})
+	return svcs
+}
+
+// fixture is what servicesOf loads and how its Services are configured:
+// demoEvents demo events of project "1" (with the edge events and the
+// items), more rows of events (project_id, uuid, event, distinct_id,
+// timestamp, properties), an access policy and a result cache.
+type fixture struct {
+	demoEvents int
+	events     [][]any
+	access     access.Policy
+	cache      bool
+}
+
+// servicesOf is services with fx, also returning, per storage, what loads
+// more rows into its database.
+func (tg target) servicesOf(t *testing.T, storages []storage, fx fixture) (map[storage]*endpoint.Service, map[storage]demo.Execer) {
+	t.Helper()
 	ctx := context.Background()
-	out := map[storage]*endpoint.Service{}
+	out, loaders := map[storage]*endpoint.Service{}, map[storage]demo.Execer{}
+	fill := func(x demo.Execer, s storage) {
+		if err := loadVia(ctx, x, tg.d, s, fx.demoEvents); err != nil {
+			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
+		}
+		if err := insertEvents(ctx, x, tg.d.e, fx.events); err != nil {
+			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
+		}
+	}
 	if tg.direct != nil {
 		for _, s := range storages {
 			x := tg.direct(t, s)
-			if err := loadVia(ctx, x, tg.d, s, demoEvents); err != nil {
-				t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
-			}
-			out[s] = serviceWith(t, x)
+			fill(x, s)
+			out[s], loaders[s] = serviceFor(t, x, func() time.Time { return now }, fx), x
 		}
-		return out
+		return out, loaders
 	}
 	if tg.env == "" {
 		db := openPool(t, "sqlite", ":memory:")
 		db.SetMaxOpenConns(1) // each connection of :memory: is a database of its own
-		if err := load(ctx, db, tg.d, asText, demoEvents); err != nil {
-			t.Fatal(err)
-		}
-		svc := newService(t, db, tg.d)
+		fill(sqlExec{db}, asText)
+		svc := serviceFor(t, sqlexec.New(db, tg.d.e), func() time.Time { return now }, fx)
 		for _, s := range storages {
-			out[s] = svc
+			out[s], loaders[s] = svc, sqlExec{db}
 		}
-		return out
+		return out, loaders
 	}
 	for _, s := range storages {
 		loader, driver, dsn := tg.open(t)
-		if err := load(ctx, loader, tg.d, s, demoEvents); err != nil {
-			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
-		}
-		loader.Close()
-		out[s] = newService(t, openSession(t, driver, dsn, tg.d), tg.d)
+		fill(sqlExec{loader}, s)
+		out[s], loaders[s] = serviceFor(t, sqlexec.New(openSession(t, driver, dsn, tg.d), tg.d.e), func() time.Time { return now }, fx), sqlExec{loader}
 	}
-	return out
+	return out, loaders
 }
 
 // openSession opens the Service's pool as a host should: with
@@ -169,13 +191,24 @@ func serviceWith(t *testing.T, x driver.Executor) *endpoint.Service {
 // serviceAt is serviceWith on the clock clock.
 func serviceAt(t *testing.T, x driver.Executor, clock func() time.Time) *endpoint.Service {
 	t.Helper()
-	svc, err := endpoint.New(endpoint.Config{
+	return serviceFor(t, x, clock, fixture{})
+}
+
+// serviceFor is serviceAt with the access policy and result cache of fx.
+func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixture) *endpoint.Service {
+	t.Helper()
+	cfg := endpoint.Config{
 		Endpoints:  endpoint.NewMemoryStore(),
 		Variables:  variable.NewMemoryStore(),
 		Executor:   x,
 		Now:        clock,
 		RunTimeout: time.Minute,
-	})
+		Access:     fx.access,
+	}
+	if fx.cache {
+		cfg.ResultCache = endpoint.NewMemoryResultCache(64 << 20)
+	}
+	svc, err := endpoint.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

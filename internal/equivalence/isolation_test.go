@@ -1,0 +1,387 @@
+package equivalence
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+// The isolation matrix: project 1's endpoints, on a database that also
+// holds project 2's rows, answer exactly as on a database holding project
+// 1's rows alone, in every way a run can happen, and no answer holds a
+// marker of project 2's rows.
+
+// marker is in every row of project 2 (its distinct_id and uuid, and in
+// half of them its properties and event name too), and in no row of
+// project 1.
+const marker = "p2mark"
+
+// isolationPolicy is the example server's policy: the events (and the
+// corpus's view of them) scoped by project_id; the items have no tenant.
+func isolationPolicy(t *testing.T) access.Policy {
+	t.Helper()
+	p, err := access.NewStatic(access.Rules{Tables: []access.Table{
+		{Name: "events", TenantColumn: "project_id"},
+		{Name: "events_p", TenantColumn: "project_id"},
+		{Name: "items"},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// otherProject is project 2's events: every event name the corpus filters
+// on, at times that fall inside, at the edges of, and between the buckets
+// of every date range of the corpus (a step of 3h37m13s from March to
+// June). Half of them have the same properties as project 1's rows (so
+// that a leak changes a count rather than adding a group), half marked
+// ones.
+func otherProject(n int, from time.Time, step time.Duration, prefix string) [][]any {
+	events := []string{"$pageview", "purchase", "signed_up", "$autocapture", marker + "_event"}
+	rows := make([][]any, 0, n)
+	for i := range n {
+		props := `{"$browser":"Chrome","country":"US","plan":"pro","amount":7}`
+		ev := events[i%len(events)]
+		if i%2 == 1 {
+			props = fmt.Sprintf(`{"$browser":"%s-%d","country":"%s-%d","plan":"%s","amount":%d}`, marker, i%3, marker, i%4, marker, i%50+1)
+		} else if ev == marker+"_event" {
+			ev = "$pageview"
+		}
+		rows = append(rows, []any{"2", fmt.Sprintf("%s-%s%05d", marker, prefix, i), ev,
+			fmt.Sprintf("%s-user-%02d", marker, i%23), from.Add(time.Duration(i) * step).Format("2006-01-02 15:04:05"), props})
+	}
+	return rows
+}
+
+// lateRows are events after the Services' clock, for the live tail: the
+// same rows of project 1 on both databases, and marked rows of project 2
+// on the shared one.
+func lateRows(project string) [][]any {
+	if project == "2" {
+		return otherProject(40, now.Add(37*time.Minute), 2*time.Hour+11*time.Minute, "late")
+	}
+	var rows [][]any
+	for i := range 30 {
+		rows = append(rows, []any{"1", fmt.Sprintf("late-%04d", i), []string{"$pageview", "purchase", "signed_up"}[i%3],
+			fmt.Sprintf("late-user-%d", i%5), now.Add(time.Duration(i)*(3*time.Hour+7*time.Minute) + 41*time.Minute).Format("2006-01-02 15:04:05"),
+			`{"$browser":"Chrome","country":"US","plan":"pro","amount":3}`})
+	}
+	return rows
+}
+
+// readsEvents reports whether the corpus reads the events for s: every
+// insight, and SQL over events or its view.
+func readsEvents(s *spec) bool {
+	return s.kind != endpoint.KindSQL || strings.Contains(s.sql(sqliteDialect), "events")
+}
+
+// isolationSpecs are the specs of the corpus that read events; the
+// default run keeps a sample of the insights.
+func isolationSpecs() []*spec {
+	var out []*spec
+	insights := 0
+	for _, s := range corpus() {
+		if !readsEvents(s) {
+			continue
+		}
+		if s.kind != endpoint.KindSQL {
+			insights++
+			if !long && insights%4 != 1 {
+				continue
+			}
+			s.runs = firstRuns(s.runs, 2)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// way is one way a run can happen, run against one Service.
+type way struct {
+	name string
+	run  func(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, name string, r run) answer
+}
+
+// runReq runs r of the endpoint name with req's other fields.
+func runReq(ctx context.Context, svc *endpoint.Service, s *spec, name string, r run, req endpoint.RunRequest) (*endpoint.RunResult, answer) {
+	if req.Variables == nil && req.Fixed == nil {
+		req.Variables = r.vars
+	}
+	if r.limit > 0 {
+		req.Limit = &r.limit
+	}
+	res, err := svc.Run(ctx, "1", name, req)
+	return res, marked(answerOf(s, res, err), res)
+}
+
+// marked turns an answer that shows a marker of project 2 into a failure.
+func marked(a answer, res any) answer {
+	if b, _ := json.Marshal(res); strings.Contains(string(b), marker) {
+		a.err = "LEAK: the answer shows project 2's rows: " + short(string(b))
+	}
+	return a
+}
+
+var (
+	computed = way{"computed", func(ctx context.Context, svc *endpoint.Service, _ *dialect, s *spec, name string, r run) answer {
+		_, a := runReq(ctx, svc, s, name, r, endpoint.RunRequest{Refresh: endpoint.RefreshForce})
+		return a
+	}}
+	cached = way{"cached", func(ctx context.Context, svc *endpoint.Service, _ *dialect, s *spec, name string, r run) answer {
+		runReq(ctx, svc, s, name, r, endpoint.RunRequest{})
+		res, a := runReq(ctx, svc, s, name, r, endpoint.RunRequest{})
+		if a.err == "" && !res.IsCached {
+			a.err = "not answered from the cache"
+		}
+		return a
+	}}
+	direct = way{"direct", func(ctx context.Context, svc *endpoint.Service, _ *dialect, s *spec, name string, r run) answer {
+		_, a := runReq(ctx, svc, s, name, r, endpoint.RunRequest{Refresh: endpoint.RefreshDirect})
+		return a
+	}}
+	token = way{"embed token", func(ctx context.Context, svc *endpoint.Service, _ *dialect, s *spec, name string, r run) answer {
+		claims := &embed.Claims{Project: "1", Endpoints: []string{name}, Fixed: r.vars}
+		_, a := runReq(ctx, svc, s, name, r, endpoint.RunRequest{Variables: map[string]any{}, Fixed: maps.Clone(r.vars), Token: claims})
+		return a
+	}}
+	editor = way{"editor query", func(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, _ string, r run) answer {
+		req := endpoint.QueryRequest{Query: &endpoint.Query{Kind: s.kind}}
+		if r.limit > 0 {
+			req.Limit = &r.limit
+		}
+		if s.kind == endpoint.KindSQL {
+			req.Query.SQL, req.Query.Variables = s.sql(d), refs(s.vars)
+			for id, ref := range req.Query.Variables {
+				ref.Value = r.vars[ref.CodeName]
+				req.Query.Variables[id] = ref
+			}
+		} else {
+			req.Query.Insight, req.Variables = []byte(s.insight), r.vars
+		}
+		res, err := svc.Query(ctx, "1", req)
+		if err != nil {
+			return answerOf(s, nil, err)
+		}
+		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
+		return marked(answerOf(s, out, nil), res)
+	}}
+	inlineWays       = []way{computed, cached, token, editor}
+	materializedWays = []way{computed, cached, direct, token}
+)
+
+// isolation is one engine's two databases: shared holds project 2's rows
+// beside project 1's, alone project 1's only; the same fixture else.
+type isolation struct {
+	tg                  target
+	shared, alone       map[storage]*endpoint.Service
+	sharedDB, aloneDB   map[storage]demo.Execer
+	cases, comparisons  int
+	materialized, tails int
+}
+
+// TestIsolation is the isolation matrix: for every spec of the corpus that
+// reads the events (a sample by default, all with -tags long) and every run
+// of it, in each way a run can happen (computed, from the result cache,
+// through an embed token, through the editor's query API; materialized:
+// on and off the buckets' boundaries as the corpus's values fall, computed,
+// cached, direct and through a token; with a live tail and rows added
+// after the refresh), project 1's answer holds no marker of project 2 and
+// equals the answer on a database holding project 1's rows alone, on every
+// engine that is up. A materialized read of a range off a bucket boundary
+// read every project's rows from its partial buckets and its tail.
+func TestIsolation(t *testing.T) {
+	specs := isolationSpecs()
+	for _, tg := range targets {
+		t.Run(tg.d.name, func(t *testing.T) {
+			t.Parallel()
+			if tg.env != "" {
+				testdb.Require(t, tg.env)
+			}
+			iso := newIsolation(t, tg, specs)
+			for _, s := range specs {
+				iso.spec(t, s)
+			}
+			iso.tail(t, specs)
+			t.Logf("%s: %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
+		})
+	}
+}
+
+func newIsolation(t *testing.T, tg target, specs []*spec) *isolation {
+	var used []storage
+	for _, s := range specs {
+		if !slices.Contains(used, s.storage) {
+			used = append(used, s.storage)
+		}
+	}
+	policy := isolationPolicy(t)
+	other := otherProject(600, time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), 3*time.Hour+37*time.Minute+13*time.Second, "")
+	iso := &isolation{tg: tg}
+	iso.shared, iso.sharedDB = tg.servicesOf(t, used, fixture{demoEvents: demoEvents, events: other, access: policy, cache: true})
+	iso.alone, iso.aloneDB = tg.servicesOf(t, used, fixture{demoEvents: demoEvents, access: policy, cache: true})
+	return iso
+}
+
+// both creates (or updates) the endpoint on both Services.
+func (iso *isolation) both(t *testing.T, s *spec, f func(svc *endpoint.Service) error) bool {
+	t.Helper()
+	for _, svc := range []*endpoint.Service{iso.shared[s.storage], iso.alone[s.storage]} {
+		if err := f(svc); err != nil {
+			t.Errorf("%s %s: %s", iso.tg.d.name, s.name, describe(err))
+			return false
+		}
+	}
+	return true
+}
+
+// compare runs r in w on both Services and requires the same answer.
+func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, w way, state string, wantRead bool) {
+	t.Helper()
+	ctx := context.Background()
+	got := w.run(ctx, iso.shared[s.storage], iso.tg.d, s, name, r)
+	want := w.run(ctx, iso.alone[s.storage], iso.tg.d, s, name, r)
+	iso.comparisons++
+	id := fmt.Sprintf("%s %s (%s, %s)", iso.tg.d.name, caseID(s, i), state, w.name)
+	switch {
+	case strings.HasPrefix(got.err, "LEAK"):
+		t.Errorf("%s: %s", id, got.err)
+	case got.err != want.err:
+		t.Errorf("%s: error %q, alone %q", id, got.err, want.err)
+	case got.materialized != want.materialized:
+		t.Errorf("%s: endpoint_materialized %v, alone %v", id, got.materialized, want.materialized)
+	case wantRead && w.name != editor.name && got.err == "" && !got.materialized:
+		t.Errorf("%s: went inline where the stored table answers", id)
+	default:
+		if d := diff(got, want); d != "" {
+			t.Errorf("%s: differs from the database of project 1 alone: %s", id, d)
+		}
+	}
+}
+
+// spec runs every case of s in every way, inline and then materialized.
+func (iso *isolation) spec(t *testing.T, s *spec) {
+	ctx := context.Background()
+	if !iso.both(t, s, func(svc *endpoint.Service) error {
+		q := &endpoint.Query{Kind: s.kind}
+		if s.kind == endpoint.KindSQL {
+			q.SQL, q.Variables = s.sql(iso.tg.d), refs(s.vars)
+		} else {
+			q.Insight = []byte(s.insight)
+		}
+		_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: s.name, Query: q})
+		return err
+	}) {
+		return
+	}
+	for i, r := range s.runs {
+		iso.cases++
+		for _, w := range inlineWays {
+			iso.compare(t, s, s.name, i, r, w, "inline", false)
+		}
+	}
+	if !s.mat || !iso.materialize(t, s, s.name, "") {
+		return
+	}
+	for i, r := range s.runs {
+		if r.inlineOnly {
+			continue
+		}
+		iso.materialized++
+		for _, w := range materializedWays {
+			iso.compare(t, s, s.name, i, r, w, "materialized", readsTable(iso.tg, s, r))
+		}
+	}
+}
+
+// materialize makes the endpoint name of s materialized (with a live tail
+// on tail when not "") and refreshes it, on both Services.
+func (iso *isolation) materialize(t *testing.T, s *spec, name, tail string) bool {
+	ctx := context.Background()
+	yes := true
+	upd := endpoint.UpdateRequest{IsMaterialized: &yes}
+	if s.buckets != nil {
+		upd.MaterializationBuckets = &s.buckets
+	}
+	if s.optional != nil {
+		upd.OptionalBreakdowns = &s.optional
+	}
+	if tail != "" {
+		upd.MaterializationTail = &tail
+	}
+	return iso.both(t, s, func(svc *endpoint.Service) error {
+		if _, err := svc.Update(ctx, "1", name, upd); err != nil {
+			return err
+		}
+		return svc.Materialize(ctx, "1", name)
+	})
+}
+
+// tailSpecs are the materializable SQL specs over a date range, which a
+// live tail serves.
+func tailSpecs(specs []*spec) []*spec {
+	var out []*spec
+	for _, s := range specs {
+		if s.kind == endpoint.KindSQL && s.mat && slices.Contains(s.vars, "from") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// tail materializes each range spec again with a live tail on timestamp,
+// adds rows after the refresh (project 1's to both databases, project 2's
+// to the shared one), and compares runs whose range reaches past them.
+func (iso *isolation) tail(t *testing.T, specs []*spec) {
+	ctx := context.Background()
+	var ready []*spec
+	for _, s := range tailSpecs(specs) {
+		name := s.name + "_tail"
+		if !iso.both(t, s, func(svc *endpoint.Service) error {
+			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: s.kind, SQL: s.sql(iso.tg.d), Variables: refs(s.vars)}})
+			return err
+		}) || !iso.materialize(t, s, name, "timestamp") {
+			continue
+		}
+		ready = append(ready, s)
+	}
+	for st, db := range iso.sharedDB {
+		if iso.tg.env == "" && st != asText {
+			continue // SQLite: one database for every storage
+		}
+		if err := insertEvents(ctx, db, iso.tg.d.e, append(lateRows("1"), lateRows("2")...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := insertEvents(ctx, iso.aloneDB[st], iso.tg.d.e, lateRows("1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range ready {
+		for i, from := range []string{"2025-05-31T12:00:00Z", "2025-06-01", "2025-05-20 06:30:00"} {
+			r := run{vars: map[string]any{"from": from}}
+			for _, v := range s.vars {
+				switch v {
+				case "to":
+					r.vars["to"] = "2025-06-20"
+				case "text":
+					r.vars["text"] = "Chrome"
+				}
+			}
+			iso.tails++
+			for _, w := range []way{computed, direct} {
+				iso.compare(t, s, s.name+"_tail", 100+i, r, w, "live tail", false)
+			}
+		}
+	}
+}

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/internal/apierror"
+	"github.com/endpointkit/endpointkit/internal/scope"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -27,21 +26,22 @@ type compiled struct {
 	// code name; index maps a code name to its position.
 	vars  []variable.Variable
 	index map[string]int
-	// tmpl is the query text itself; paged is the same text wrapped in
-	// SELECT * FROM (...) LIMIT/OFFSET, with placeholders limitName and
-	// offsetName for the page bounds (see compilePaged). direct is the
-	// statement without its trailing semicolons and comments when it is a
-	// plain SELECT that may run unwrapped (see plainSelect), nil otherwise.
+	// tmpl is the query text itself, as the user wrote it. paged is its
+	// scoped rewrite wrapped in SELECT * FROM (...) LIMIT/OFFSET, with
+	// placeholders limitName and offsetName for the page bounds (see
+	// compilePaged); direct is the scoped statement without its trailing
+	// semicolons and comments when it is a plain SELECT that may run
+	// unwrapped (see plainSelect), nil otherwise. Only those two run.
 	tmpl                  *placeholder.Template
-	paged                 *placeholder.Template
-	direct                *placeholder.Template
+	paged                 *scope.Template
+	direct                *scope.Template
 	limitName, offsetName string
-	// scoped tells that tmpl is the access rules' rewrite of the query,
-	// and tenant that it binds TenantVariable to the project. rules are
-	// the rules it was scoped with, which scope every statement derived
-	// from it (see verdict).
-	scoped, tenant bool
-	rules          *access.Rules
+	// scope is what the version may read, for the project it was
+	// compiled for: every statement derived from it is made through it
+	// (see verdict and refresh). scoped tells that its rewrite differs
+	// from the user's text.
+	scope  *scope.Scope
+	scoped bool
 	// insight is the decoded query of an insight kind (see insight.go).
 	insight *insight.Query
 	// verdicts memoizes materialization analyses (see materialized.go).
@@ -72,13 +72,13 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err != nil {
 		return nil, err
 	}
-	rules, err := s.rules(ctx, project)
+	sc, err := s.scopeOf(ctx, project)
 	if err != nil {
 		return nil, err
 	}
-	scoped, err := scopeSQL(rules, q.SQL)
+	text, scoped, err := sc.Compile(q.SQL)
 	if err != nil {
-		return nil, err
+		return nil, scopeError(err)
 	}
 	refs, ids, err := normalizeRefs(q.Variables)
 	if err != nil {
@@ -94,16 +94,10 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := tmpl.CheckLists(c.isMulti); err != nil {
 		return nil, placeholderError(err)
 	}
-	c.rules = rules
-	if scoped != q.SQL {
-		// The user's text passed every check; what runs is its scoped
-		// rewrite, which reads only what the project may read.
-		if c.tmpl, err = placeholder.Compile(scoped); err != nil {
-			return nil, withCause(invalidf(CodeQueryNotAllowed, "query", "Query cannot be scoped: %s", placeholderError(err).Detail), err)
-		}
-		c.scoped, c.tenant = true, slices.Contains(c.tmpl.Names(), TenantVariable)
-	}
-	if err := c.compilePaged(s.cfg.Executor.Engine()); err != nil {
+	// The user's text passed every check; what runs is its scoped
+	// rewrite, which reads only what the project may read.
+	c.scope, c.scoped = sc, scoped
+	if err := c.compilePaged(text); err != nil {
 		return nil, err
 	}
 	c.query = Query{Kind: KindSQL, SQL: q.SQL}
@@ -286,33 +280,33 @@ func (c *compiled) isMulti(codeName string) bool {
 	return ok && c.vars[i].IsMulti
 }
 
-// compilePaged prepares the query for paging without touching its text:
-// the page bounds become two more placeholders, so that they are bound as
-// arguments in every dialect's marker style. Their names are chosen not to
-// collide with the query's own. Trailing semicolons and comments are
-// dropped (a subquery cannot hold them), and the newline before ')' ends a
-// "-- comment" that the body may still hold. A second statement is refused:
-// an endpoint runs one query.
-func (c *compiled) compilePaged(e engine.Engine) error {
-	st := c.tmpl.Statement()
+// compilePaged prepares text, the scoped query, for paging without
+// touching it: the page bounds become two more placeholders, so that they
+// are bound as arguments in every dialect's marker style. Their names are
+// chosen not to collide with the query's own. Trailing semicolons and
+// comments are dropped (a subquery cannot hold them), and the newline
+// before ')' ends a "-- comment" that the body may still hold. A second
+// statement is refused: an endpoint runs one query.
+func (c *compiled) compilePaged(text *scope.Template) error {
+	st := text.Text().Statement()
 	if err := singleStatement(st); err != nil {
 		return err
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	paged, err := placeholder.Compile(e.Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))
+	paged, _, err := c.scope.Compile(c.scope.Engine().Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))
 	if err != nil {
 		// The body compiled alone, and cutting it after a token cannot
 		// open a quote or comment; this is a defect, but the user gets a
 		// 400 naming it rather than a panic.
-		return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
+		return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", scopeError(err).Detail), err)
 	}
 	c.paged = paged
 	if plainSelect(st.Body) {
-		c.direct = c.tmpl
-		if st.Body != c.tmpl.Source() {
+		c.direct = text
+		if st.Body != text.Text().Source() {
 			// The body compiled inside the wrapper, so it compiles alone.
-			if c.direct, err = placeholder.Compile(st.Body); err != nil {
-				return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
+			if c.direct, _, err = c.scope.Compile(st.Body); err != nil {
+				return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", scopeError(err).Detail), err)
 			}
 		}
 	}

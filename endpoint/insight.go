@@ -40,13 +40,17 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	if string(iq.Kind) != q.Kind {
 		return nil, invalidf(CodeInvalidInput, "query.kind", "Query kind '%s' does not match its insight JSON, which is a %s.", q.Kind, iq.Kind)
 	}
-	if iq.Tenant, err = s.insightTenant(ctx, project); err != nil {
+	sc, err := s.scopeOf(ctx, project)
+	if err != nil {
 		return nil, err
+	}
+	if iq.Tenant, err = sc.Tenant(); err != nil {
+		return nil, accessError(err)
 	}
 	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
 		return nil, s.insightQueryError(err)
 	}
-	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq}, nil
+	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
 }
 
 // runInsight runs an insight endpoint: from its stored table when it is
@@ -81,12 +85,12 @@ func (s *Service) runInsightInline(ctx context.Context, ep *Endpoint, c *compile
 	if err != nil {
 		return nil, insightRunError(err)
 	}
-	stmt, err := insight.Compile(applied, s.cfg.Executor.Engine(), now)
+	st, stmt, err := c.scope.Insight(applied, now)
 	if err != nil {
 		return nil, insightRunError(err)
 	}
-	trace.rendered(stmt.SQL, stmt.Args)
-	res, err := s.execute(ctx, stmt.SQL, stmt.Args)
+	trace.rendered(st)
+	res, err := s.execute(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"fmt"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -152,7 +153,7 @@ func (s *Service) observeRefresh(ctx context.Context, project, name, trigger str
 // countRows counts the rows of a stored table just built; nil when the
 // count fails, which does not fail the refresh.
 func (s *Service) countRows(ctx context.Context, table string) *int64 {
-	res, err := s.cfg.Executor.Query(ctx, "SELECT count(*) FROM "+s.cfg.Executor.Engine().QuoteIdent(table), nil)
+	res, err := s.queryOwn(ctx, scope.Count(s.cfg.Executor.Engine(), table, 0))
 	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
 		return nil
 	}

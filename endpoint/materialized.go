@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -18,9 +18,12 @@ import (
 // verdict is whether one version, with one set of buckets, can be
 // materialized: the plan of a SQL query, or the reason it cannot.
 type verdict struct {
-	ok        bool
-	reason    string
-	plan      *materialize.Plan // SQL only
+	ok     bool
+	reason string
+	plan   *materialize.Plan // SQL only
+	// scoped is plan with its statements scoped (see scopeSource): the
+	// only form of it that reaches the executor.
+	scoped    *scope.Plan
 	variables []VariableVerdict
 }
 
@@ -62,9 +65,7 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, ta
 			v.reason = a.Reason()
 		default:
 			v.ok, v.plan = true, a.Plan
-			if c.scoped {
-				v.scopeSource(c.rules)
-			}
+			v.scopeSource(c.scope)
 		}
 		if a != nil {
 			v.variables = variableVerdicts(a)
@@ -77,19 +78,19 @@ func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, ta
 	return v
 }
 
-// scopeSource scopes the plan's reads of the source data (partial buckets,
-// a live tail) with the rules the version was compiled under, as its
-// pre-compute query is scoped: without it, those branches would read every
+// scopeSource scopes the plan's statements with the scope the version was
+// compiled under: its pre-compute query and its reads of the source data
+// (partial buckets, a live tail), without which those would read every
 // project's rows. A plan whose source cannot be scoped is not
 // materializable.
-func (v *verdict) scopeSource(rules *access.Rules) {
-	plan, err := v.plan.ScopeSource(func(q string) (string, error) { return scopeSQL(rules, q) })
+func (v *verdict) scopeSource(sc *scope.Scope) {
+	plan, err := sc.Plan(v.plan)
 	if err != nil {
 		v.ok, v.plan = false, nil
-		v.reason = "its source data cannot be scoped to the project: " + errorDetail(err)
+		v.reason = "its source data cannot be scoped to the project: " + errorDetail(scopeError(err))
 		return
 	}
-	v.plan = plan
+	v.scoped = plan
 }
 
 // bucketKey is buckets in a canonical text form.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
 )
 
@@ -75,7 +75,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 		values = maps.Clone(values)
 		values[materialize.BuiltAtVariable] = at
 	}
-	query, args, err := v.plan.ReadPage(table, values, int64(opts.limit)+1, int64(opts.offset))
+	st, err := v.scoped.ReadPage(table, values, int64(opts.limit)+1, int64(opts.offset))
 	var ve *materialize.ValueError
 	switch {
 	case errors.As(err, &ve):
@@ -83,8 +83,8 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	case err != nil:
 		return nil, s.readFailed(ep, err), nil
 	}
-	trace.rendered(query, args)
-	res, fb, err := s.readStored(ctx, ep, query, args)
+	trace.rendered(st)
+	res, fb, err := s.readStored(ctx, ep, st)
 	if res == nil {
 		return nil, fb, err
 	}
@@ -96,8 +96,8 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 // goes inline: the table may be being swapped by a refresh at that
 // instant. A timeout, a result over MaxResultBytes (inline would be as
 // large), or a run whose context ended, is an error.
-func (s *Service) readStored(ctx context.Context, ep *Endpoint, query string, args []any) (*driver.Result, *fallback, error) {
-	res, err := s.execute(ctx, query, args)
+func (s *Service) readStored(ctx context.Context, ep *Endpoint, st scope.Statement) (*driver.Result, *fallback, error) {
+	res, err := s.execute(ctx, st)
 	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, driver.ErrResultTooLarge) && ctx.Err() == nil {
 		return nil, s.readFailed(ep, err), nil
 	}
@@ -173,12 +173,12 @@ func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *
 		return nil, noTable, nil
 	}
 	trace := newRunTrace(opts.debug)
-	stmt, err := insight.ReadMaterialized(c.insight, s.cfg.Executor.Engine(), table, given, at)
+	st, stmt, err := c.scope.InsightRead(c.insight, table, given, at)
 	if err != nil {
 		return nil, nil, insightRunError(err)
 	}
-	trace.rendered(stmt.SQL, stmt.Args)
-	res, fb, err := s.readStored(ctx, ep, stmt.SQL, stmt.Args)
+	trace.rendered(st)
+	res, fb, err := s.readStored(ctx, ep, st)
 	if res == nil {
 		return nil, fb, err
 	}

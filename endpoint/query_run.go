@@ -163,7 +163,7 @@ func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (
 // placeholders are the code names the user's SQL uses, in order of first
 // appearance, without the ones the Service binds itself.
 func (c *compiled) placeholders() []string {
-	names := c.tmpl.Names()
+	names := append([]string{}, c.tmpl.Names()...)
 	return slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, reservedPrefix) })
 }
 

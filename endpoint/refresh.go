@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"strings"
 	"sync"
 	"time"
@@ -219,7 +220,7 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 // and that the endpoint is still of key, and swaps it in. It returns the
 // name of what it built (to drop on an error) and the rows when known.
 func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, error) {
-	next, err := s.build(ctx, project, c, v, table, at)
+	next, err := s.build(ctx, c, v, table, at)
 	if err != nil {
 		return next, nil, err
 	}
@@ -310,43 +311,25 @@ func (s *Service) unchanged(ctx context.Context, project, name, id, key string) 
 }
 
 // build builds a fresh copy of an endpoint's stored table beside it, and
-// returns its name; a failure leaves the last good table as it was.
-func (s *Service) build(ctx context.Context, project string, c *compiled, v *verdict, table string, at time.Time) (string, error) {
-	e := s.cfg.Executor.Engine()
+// returns its name; a failure leaves the last good table as it was. The
+// stored rows are the project's only: the pre-compute query is made
+// through the version's scope, as a run is. With a live tail, they are
+// those up to at, which reads are given.
+func (s *Service) build(ctx context.Context, c *compiled, v *verdict, table string, at time.Time) (string, error) {
 	next := table + "_next"
-	var build []insight.Statement
+	var (
+		build []scope.Statement
+		err   error
+	)
 	if c.insight == nil {
-		r, err := v.plan.Refresh(table)
-		if err != nil {
-			return next, err
-		}
-		for _, q := range r.Build {
-			build = append(build, insight.Statement{SQL: q})
-		}
-		next = r.Next
-		if c.scoped || v.plan.Tail() {
-			// The stored rows are the project's only: the pre-compute
-			// query reads through the same rules as a run. With a live
-			// tail, they are those up to at, which reads are given.
-			src, args, err := s.precomputeSource(ctx, project, c.scoped, v.plan.Precompute(), at)
-			if err != nil {
-				return next, err
-			}
-			build = []insight.Statement{{SQL: e.DropTable(next)}, {SQL: e.CreateTableAs(next, src), Args: args}}
-		}
+		build, err = v.scoped.Build(next, at)
 	} else {
-		built, err := insight.Materialize(c.insight, e, next, at)
-		if err != nil {
-			return next, err
-		}
-		build = built
+		build, err = c.scope.InsightBuild(c.insight, next, at)
 	}
-	for _, stmt := range build {
-		if err := s.cfg.Executor.Exec(ctx, stmt.SQL, stmt.Args); err != nil {
-			return next, err
-		}
+	if err != nil {
+		return next, err
 	}
-	return next, nil
+	return next, s.execAll(ctx, build, false)
 }
 
 // checkRows refuses a built table of more than MaxMaterializedRows rows,
@@ -358,8 +341,7 @@ func (s *Service) checkRows(ctx context.Context, next string) (*int64, error) {
 	if max <= 0 {
 		return nil, nil
 	}
-	q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 AS one FROM %s LIMIT %d) AS endpointkit_rows", s.cfg.Executor.Engine().QuoteIdent(next), max+1)
-	res, err := s.cfg.Executor.Query(ctx, q, nil)
+	res, err := s.queryOwn(ctx, scope.Count(s.cfg.Executor.Engine(), next, max))
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +382,7 @@ func asInt64(v any) (int64, bool) {
 func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table string) error {
 	e := s.cfg.Executor.Engine()
 	stmts, inTx := e.Swap(next, table)
-	if err := s.execAll(ctx, stmts, inTx); err != nil {
+	if err := s.execAll(ctx, scope.Owns(stmts), inTx); err != nil {
 		return err
 	}
 	if c.insight == nil {
@@ -409,30 +391,51 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 		if err != nil {
 			return err
 		}
-		if err := s.execAll(ctx, r.Index, false); err != nil {
+		if err := s.execAll(ctx, scope.Owns(r.Index), false); err != nil {
 			return err
 		}
 	}
 	if c.insight != nil {
 		if ddl := insight.Index(c.insight, e, table); ddl != "" {
-			return s.cfg.Executor.Exec(ctx, ddl, nil)
+			return s.execAll(ctx, []scope.Statement{scope.Own(ddl)}, false)
 		}
 	}
 	return nil
 }
 
 // execAll runs statements in order, in one transaction when inTx and the
-// executor can.
-func (s *Service) execAll(ctx context.Context, stmts []string, inTx bool) error {
-	if tx, ok := s.cfg.Executor.(driver.TxExecutor); ok && inTx {
-		return tx.ExecTx(ctx, stmts)
+// executor can. It, queryOwn and executeCapped are the only callers of the
+// executor: a statement reaches the database only as a scope.Statement.
+func (s *Service) execAll(ctx context.Context, stmts []scope.Statement, inTx bool) error {
+	if tx, ok := s.cfg.Executor.(driver.TxExecutor); ok && inTx && noArgs(stmts) {
+		sqls := make([]string, len(stmts))
+		for i, st := range stmts {
+			sqls[i] = st.SQL()
+		}
+		return tx.ExecTx(ctx, sqls)
 	}
-	for _, q := range stmts {
-		if err := s.cfg.Executor.Exec(ctx, q, nil); err != nil {
+	for _, st := range stmts {
+		if err := s.cfg.Executor.Exec(ctx, st.SQL(), st.Args()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// noArgs reports whether no statement has arguments (ExecTx takes none).
+func noArgs(stmts []scope.Statement) bool {
+	for _, st := range stmts {
+		if len(st.Args()) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// queryOwn runs a statement of the library's own (scope.Own) that returns
+// rows, outside any run's bounds.
+func (s *Service) queryOwn(ctx context.Context, st scope.Statement) (*driver.Result, error) {
+	return s.cfg.Executor.Query(ctx, st.SQL(), st.Args())
 }
 
 func (s *Service) setState(ctx context.Context, e *Endpoint, st driver.MaterializationState) error {
@@ -451,7 +454,7 @@ func (s *Service) dropTable(ctx context.Context, table string) {
 }
 
 func (s *Service) dropTableErr(ctx context.Context, table string) error {
-	return s.cfg.Executor.Exec(ctx, s.cfg.Executor.Engine().DropTable(table), nil)
+	return s.execAll(ctx, []scope.Statement{scope.Own(s.cfg.Executor.Engine().DropTable(table))}, false)
 }
 
 // dropTables drops every stored table of a deleted endpoint that this
@@ -510,7 +513,7 @@ func (s *Service) dropLater(ctx context.Context, table string) {
 // Call it at start-up; RefreshStale calls it after every pass. The engine
 // value lists the tables (engine.Engine's Tables).
 func (s *Service) RemoveOrphans(ctx context.Context) (int, error) {
-	res, err := s.cfg.Executor.Query(ctx, s.cfg.Executor.Engine().Tables(), nil)
+	res, err := s.queryOwn(ctx, scope.Own(s.cfg.Executor.Engine().Tables()))
 	if err != nil {
 		return 0, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "listing the stored tables failed"), err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -305,9 +306,6 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 	if err != nil {
 		return nil, err
 	}
-	if c.tenant {
-		values[TenantVariable] = ep.ProjectID
-	}
 	res, fb, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now)
 	if res != nil || err != nil {
 		return res, err
@@ -327,14 +325,14 @@ func (s *Service) runSQLInline(ctx context.Context, ep *Endpoint, c *compiled, v
 		values[c.limitName] = int64(opts.limit) + 1
 		values[c.offsetName] = int64(opts.offset)
 	}
-	query, args, err := tmpl.Render(s.cfg.Executor.Engine(), values)
+	st, err := tmpl.Render(values)
 	if err != nil {
 		// Values come from Coerce and list positions were checked at save,
 		// so this is a value the dialect cannot bind.
 		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
 	}
-	trace.rendered(query, args)
-	res, err := s.executeCapped(ctx, query, args, capped)
+	trace.rendered(st)
+	res, err := s.executeCapped(ctx, st, capped)
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +393,10 @@ func newRunTrace(debug bool) runTrace {
 
 // rendered records the statement about to be executed; execution is timed
 // from here.
-func (t *runTrace) rendered(query string, args []any) {
+func (t *runTrace) rendered(st scope.Statement) {
 	if t.on {
 		t.renderedAt = time.Now()
-		t.query, t.argCount = query, len(args)
+		t.query, t.argCount = st.SQL(), len(st.Args())
 	}
 }
 
@@ -463,19 +461,21 @@ func valueError(v *variable.Variable, err error) *Error {
 	return withCause(e, err)
 }
 
-// execute runs query under Config.RunTimeout and Config.MaxResultBytes.
-// Executor errors are reported without their text, which may hold engine
-// internals; the cause stays reachable through errors.Is and errors.As for
-// a host that logs it.
-func (s *Service) execute(ctx context.Context, query string, args []any) (*driver.Result, error) {
-	return s.executeCapped(ctx, query, args, 0)
+// execute runs a statement of a run under Config.RunTimeout and
+// Config.MaxResultBytes. Executor errors are reported without their text,
+// which may hold engine internals; the cause stays reachable through
+// errors.Is and errors.As for a host that logs it.
+func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Result, error) {
+	return s.executeCapped(ctx, st, 0)
 }
 
 // executeCapped is execute reading at most max rows through s.capper; max
 // 0 reads them all through the Executor. A BoundedExecutor enforces the
 // time and byte limits itself; the rows of another are weighed here once
-// read.
-func (s *Service) executeCapped(ctx context.Context, query string, args []any, max int) (*driver.Result, error) {
+// read. It and runOwn are the only callers of the executor's queries: a
+// statement reaches the database only as a scope.Statement.
+func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int) (*driver.Result, error) {
+	query, args := st.SQL(), st.Args()
 	caller := ctx
 	if s.cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc

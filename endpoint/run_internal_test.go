@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/scope"
 )
 
 // TestSQLResult: the rows past skip are cut to the limit, HasMore tells
@@ -62,13 +64,24 @@ func TestSQLResult(t *testing.T) {
 // TestRunTrace: debug information names the executed statement and its
 // argument count only when asked for.
 func TestRunTrace(t *testing.T) {
+	render := func(sql string, values map[string]any) scope.Statement {
+		tmpl, _, err := scope.New(nil, "1", engine.SQLite).Compile(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := tmpl.Render(values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
 	off := newRunTrace(false)
-	off.rendered("SELECT ?", []any{1})
+	off.rendered(render("SELECT {variables.a}", map[string]any{"a": int64(1)}))
 	if d := off.info(); d != nil {
 		t.Fatalf("debug info without asking: %+v", d)
 	}
 	on := newRunTrace(true)
-	on.rendered("SELECT ?, ?", []any{1, 2})
+	on.rendered(render("SELECT {variables.a}, {variables.b}", map[string]any{"a": int64(1), "b": int64(2)}))
 	d := on.info()
 	if d == nil || d.SQL != "SELECT ?, ?" || d.ArgCount != 2 || d.RenderMS < 0 || d.ExecuteMS < 0 {
 		t.Fatalf("debug info %+v", d)

@@ -4,20 +4,17 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
-	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/placeholder"
-	"github.com/endpointkit/endpointkit/variable"
 )
 
 // TenantVariable is the placeholder that tenant scoping binds to the
-// project a query runs for (see access.Scope). A query may not use it, nor
-// any name with its prefix: the Service alone binds it, over anything a
-// client sends.
-const TenantVariable = "__endpointkit_tenant"
+// project a query runs for (see access.Scope and internal/scope). A query
+// may not use it, nor any name with its prefix: the Service alone binds
+// it, over anything a client sends.
+const TenantVariable = scope.TenantVariable
 
 // reservedPrefix starts every placeholder name the Service binds itself.
 const reservedPrefix = "__endpointkit"
@@ -28,14 +25,11 @@ const reservedPrefix = "__endpointkit"
 // fault.
 const CodeQueryNotAllowed = "query_not_allowed"
 
-// anyTable is the rules of a Service without a Policy: every table but the
-// library's own and the engines' catalogs.
-var anyTable = &access.Rules{AnyTable: true}
-
-// rules returns what the endpoints of project may read.
+// rules returns what the endpoints of project may read; nil without a
+// Policy (every table but the library's own and the catalogs).
 func (s *Service) rules(ctx context.Context, project string) (*access.Rules, error) {
 	if s.cfg.Access == nil {
-		return anyTable, nil
+		return nil, nil
 	}
 	r, err := s.cfg.Access.Rules(ctx, project)
 	if err != nil {
@@ -44,34 +38,37 @@ func (s *Service) rules(ctx context.Context, project string) (*access.Rules, err
 	return r, nil
 }
 
-// scope checks sql against the rules of project and returns it rewritten
-// so that it reads only what they allow, with TenantVariable standing for
-// the project where a table has a tenant column.
-func (s *Service) scope(ctx context.Context, project, sql string) (string, error) {
+// scopeOf returns the scope of project's statements: its rules, and the
+// project its tenant columns are bound to. Every statement the Service
+// executes is made through one (package internal/scope).
+func (s *Service) scopeOf(ctx context.Context, project string) (*scope.Scope, error) {
 	rules, err := s.rules(ctx, project)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return scopeSQL(rules, sql)
+	return scope.New(rules, project, s.cfg.Executor.Engine()), nil
 }
 
-// scopeSQL is the one place where SQL the library sends to an executor
-// meets the tables of the access policy: sql checked against rules and
-// rewritten so that every table with a tenant column is read through its
-// project's rows only, TenantVariable standing for the project. The query
-// of a version, a refresh's pre-compute query and the source branches of a
-// materialized read (partial buckets, a live tail) are all scoped here.
-func scopeSQL(rules *access.Rules, sql string) (string, error) {
-	scoped, err := access.Scope(sql, rules, TenantVariable)
-	if err != nil {
-		return "", accessError(err)
+// scopeError words a failure of scoping: a refusal of the rules (see
+// accessError), or a query the rewrite left unreadable.
+func scopeError(err error) *Error {
+	var ae *access.Error
+	if errors.As(err, &ae) || !isPlaceholderError(err) {
+		return accessError(err)
 	}
-	return scoped, nil
+	return withCause(invalidf(CodeQueryNotAllowed, "query", "Query cannot be scoped: %s", placeholderError(err).Detail), err)
+}
+
+// isPlaceholderError reports whether err is package placeholder's.
+func isPlaceholderError(err error) bool {
+	var se *placeholder.SyntaxError
+	var ve *placeholder.VariableError
+	return errors.As(err, &se) || errors.As(err, &ve)
 }
 
 // accessError words a refusal of package access as a 400 naming what was
 // refused; a fault of the host's rules is a 502.
-func accessError(err error) error {
+func accessError(err error) *Error {
 	var ae *access.Error
 	if !errors.As(err, &ae) {
 		return withCause(NewError(ErrExecution, CodeExecutionFailed, "", "the access policy is invalid"), err)
@@ -79,42 +76,6 @@ func accessError(err error) error {
 	e := invalidf(CodeQueryNotAllowed, "query", "Query not allowed: %s", ae.Error())
 	e.Table = ae.Table
 	return withCause(e, err)
-}
-
-// insightTenant checks that project may read the events table that insight
-// queries read, and returns the tenant filter its rules put on it.
-func (s *Service) insightTenant(ctx context.Context, project string) (*insight.Tenant, error) {
-	rules, err := s.rules(ctx, project)
-	if err != nil {
-		return nil, err
-	}
-	if err := access.Check("SELECT * FROM "+insight.EventsTable, rules); err != nil {
-		return nil, accessError(err)
-	}
-	for _, t := range rules.Tables {
-		if strings.EqualFold(t.Name, insight.EventsTable) && t.TenantColumn != "" {
-			return &insight.Tenant{Column: t.TenantColumn, Value: project}, nil
-		}
-	}
-	return nil, nil
-}
-
-// precomputeSource returns a pre-compute query rendered for a refresh at
-// at: scoped to project when scoped, with the tenant bound, and with a live
-// tail's build instant bound to at.
-func (s *Service) precomputeSource(ctx context.Context, project string, scoped bool, sql string, at time.Time) (string, []any, error) {
-	if scoped {
-		var err error
-		if sql, err = s.scope(ctx, project, sql); err != nil {
-			return "", nil, err
-		}
-	}
-	tmpl, err := placeholder.Compile(sql)
-	if err != nil {
-		return "", nil, err
-	}
-	return tmpl.Render(s.cfg.Executor.Engine(), map[string]any{TenantVariable: project,
-		materialize.BuiltAtVariable: variable.Timestamp{Time: at}})
 }
 
 // checkReserved refuses a placeholder the Service binds itself.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -31,6 +32,7 @@ func TestVerdictMemoized(t *testing.T) {
 		tmpl:  tmpl,
 		vars:  []variable.Variable{{CodeName: "country", Type: variable.String}, {CodeName: "from", Type: variable.Date}},
 		index: map[string]int{"country": 0, "from": 1},
+		scope: scope.New(nil, "1", engine.SQLite),
 	}
 	v := s.verdict(c, nil, "")
 	if !v.ok || v.plan == nil {
@@ -62,7 +64,7 @@ func TestVariableVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &compiled{query: Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
-			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}}
+			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}, scope: scope.New(nil, "1", engine.SQLite)}
 		return s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, "")
 	}
 	v := verdictOf(`SELECT count(*) AS n FROM events WHERE json_extract(properties, '$.country') = {variables.country}

@@ -212,16 +212,13 @@ func (s *Service) describe(ctx context.Context, e *Endpoint, c *compiled) (*driv
 	for _, v := range c.vars {
 		values[v.CodeName] = sampleValue(v)
 	}
-	if c.tenant {
-		values[TenantVariable] = e.ProjectID
-	}
 	values[c.limitName] = int64(0)
 	values[c.offsetName] = int64(0)
-	query, args, err := c.paged.Render(s.cfg.Executor.Engine(), values)
+	st, err := c.paged.Render(values)
 	if err != nil {
 		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
 	}
-	return s.execute(ctx, query, args)
+	return s.execute(ctx, st)
 }
 
 // sampleValue is a coerced value of v's type.

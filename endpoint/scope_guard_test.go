@@ -1,0 +1,68 @@
+package endpoint
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOneWayToTheExecutor: in this package, only the three gateways call
+// the executor, and each takes a scope.Statement, which only package
+// internal/scope makes: a new way for a run to happen cannot send the
+// executor SQL that was not scoped. It fails when a function outside them
+// calls a method of the Executor (or of its optional interfaces).
+func TestOneWayToTheExecutor(t *testing.T) {
+	gateways := map[string]bool{"executeCapped": true, "execAll": true, "queryOwn": true}
+	methods := map[string]bool{"Query": true, "Exec": true, "QueryBounded": true, "QueryCapped": true, "ExecTx": true}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	calls := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !methods[sel.Sel.Name] {
+					return true
+				}
+				recv := string(src[fset.Position(sel.X.Pos()).Offset:fset.Position(sel.X.End()).Offset])
+				if !strings.Contains(recv, "Executor") && recv != "s.bounded" && recv != "s.capper" && recv != "tx" {
+					return true
+				}
+				calls++
+				if !gateways[fn.Name.Name] {
+					t.Errorf("%s: %s calls %s.%s: run statements through executeCapped, execAll or queryOwn, which take a scope.Statement", fset.Position(call.Pos()), fn.Name.Name, recv, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no call of the executor found: the test no longer sees them")
+	}
+}

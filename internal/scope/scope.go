@@ -1,0 +1,274 @@
+// Package scope is the one place where SQL that endpointkit sends to an
+// executor meets the tables of the access policy. Every statement a run, a
+// query of the editor, or a refresh executes is a Statement, and a
+// Statement can only be made here: by rendering a query text that Compile
+// scoped, by a materialization plan that Plan scoped, by an insight query
+// this package compiles with the scope's tenant, or, for the library's own
+// stored tables only, by Own. Its fields are unexported, so no other
+// package can write one: a new way for a run to happen cannot forget the
+// scope, because it has nothing else to hand the executor.
+//
+// Scoping is access.Scope's rewrite: every reference to a table with a
+// tenant column becomes a derived table filtered on the placeholder
+// TenantVariable, which a Statement always binds to the Scope's project.
+// Derived statements (the pre-compute query of a stored table, the partial
+// buckets and live tail of a materialized read) are scoped by the same
+// rewrite of the same rules: the plan is analysed on the user's query and
+// its source is scoped (see materialize.Plan.ScopeSource), since
+// materialization cannot read the derived tables of the rewrite.
+package scope
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// TenantVariable is the placeholder that scoping binds to the project a
+// statement runs for. A query may not use it, nor any name with its
+// prefix: a Statement binds it, over anything a client sends.
+const TenantVariable = "__endpointkit_tenant"
+
+// Statement is one statement for an executor: its text, with the engine's
+// bind markers, and their arguments. Only this package makes one.
+type Statement struct {
+	sql  string
+	args []any
+}
+
+// SQL returns the statement's text.
+func (s Statement) SQL() string { return s.sql }
+
+// Args returns the arguments of its bind markers, in order. The slice is
+// the Statement's own.
+func (s Statement) Args() []any { return s.args }
+
+// Scope is what the statements of one project may read: the rules of the
+// access policy for it, and the project its tenant columns are bound to.
+// A Scope is immutable and safe for concurrent use.
+type Scope struct {
+	rules   *access.Rules
+	project string
+	e       engine.Engine
+}
+
+// anyTable is the rules of a library without a policy: every table but
+// the library's own and the engines' catalogs.
+var anyTable = &access.Rules{AnyTable: true}
+
+// New returns the scope of project under rules (nil: any table but the
+// library's own and the catalogs), for statements of engine e.
+func New(rules *access.Rules, project string, e engine.Engine) *Scope {
+	if rules == nil {
+		rules = anyTable
+	}
+	return &Scope{rules: rules, project: project, e: e}
+}
+
+// Project returns the project the scope binds tenants to.
+func (sc *Scope) Project() string { return sc.project }
+
+// Engine returns the engine its statements are written for.
+func (sc *Scope) Engine() engine.Engine { return sc.e }
+
+// Text checks sql against the rules and returns it rewritten to read only
+// what they allow, TenantVariable standing for the project (access.Scope).
+// A refusal is an *access.Error naming what was refused.
+func (sc *Scope) Text(sql string) (string, error) {
+	return access.Scope(sql, sc.rules, TenantVariable)
+}
+
+// Template is a query text scoped and compiled: rendered for each run.
+type Template struct {
+	sc *Scope
+	t  *placeholder.Template
+	// tenant: the text reads a table with a tenant column.
+	tenant bool
+}
+
+// Compile scopes sql (Text) and compiles the rewrite. scoped tells whether
+// the rewrite differs from sql.
+func (sc *Scope) Compile(sql string) (t *Template, scoped bool, err error) {
+	text, err := sc.Text(sql)
+	if err != nil {
+		return nil, false, err
+	}
+	pt, err := placeholder.Compile(text)
+	if err != nil {
+		return nil, false, err
+	}
+	t = &Template{sc: sc, t: pt}
+	for _, n := range pt.Names() {
+		if n == TenantVariable {
+			t.tenant = true
+		}
+	}
+	return t, text != sql, nil
+}
+
+// Text returns the compiled template: the scoped text, its placeholders
+// and its statement, for reading.
+func (t *Template) Text() *placeholder.Template { return t.t }
+
+// Tenant reports whether the template binds the tenant.
+func (t *Template) Tenant() bool { return t.tenant }
+
+// Render binds values (coerced, by code name) and the tenant, which it
+// sets in values too, over any value there.
+func (t *Template) Render(values map[string]any) (Statement, error) {
+	if t.tenant {
+		values[TenantVariable] = t.sc.project
+	}
+	sql, args, err := t.t.Render(t.sc.e, values)
+	if err != nil {
+		return Statement{}, err
+	}
+	return Statement{sql: sql, args: args}, nil
+}
+
+// Plan is a materialization plan whose reads of the source are scoped.
+type Plan struct {
+	sc *Scope
+	p  *materialize.Plan
+}
+
+// Plan scopes the source reads of p (the partial buckets of a range off
+// its buckets' boundaries, a live tail's newer rows) with the rules, as
+// its pre-compute query is.
+func (sc *Scope) Plan(p *materialize.Plan) (*Plan, error) {
+	scoped, err := p.ScopeSource(sc.Text)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{sc: sc, p: scoped}, nil
+}
+
+// Materialize returns the plan itself, for what does not reach the
+// executor (its columns, whether it has a tail, its index DDL).
+func (p *Plan) Materialize() *materialize.Plan { return p.p }
+
+// ReadPage is materialize.Plan.ReadPage of the scoped plan, with the
+// tenant bound (set in values too).
+func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64) (Statement, error) {
+	values[TenantVariable] = p.sc.project
+	sql, args, err := p.p.ReadPage(table, values, limit, offset)
+	if err != nil {
+		return Statement{}, err
+	}
+	return Statement{sql: sql, args: args}, nil
+}
+
+// Build returns the statements that build the stored table next of data
+// as of at: drop it, then create it from the pre-compute query, scoped,
+// with the tenant and the build instant bound.
+func (p *Plan) Build(next string, at time.Time) ([]Statement, error) {
+	src, _, err := p.sc.Compile(p.p.Precompute())
+	if err != nil {
+		return nil, err
+	}
+	st, err := src.Render(map[string]any{materialize.BuiltAtVariable: variable.Timestamp{Time: at}})
+	if err != nil {
+		return nil, err
+	}
+	e := p.sc.e
+	return []Statement{Own(e.DropTable(next)), {sql: e.CreateTableAs(next, st.sql), args: st.args}}, nil
+}
+
+// Tenant checks that the scope may read the events table that insight
+// queries read, and returns the tenant filter its rules put on it (nil
+// for none).
+func (sc *Scope) Tenant() (*insight.Tenant, error) {
+	if err := access.Check("SELECT * FROM "+insight.EventsTable, sc.rules); err != nil {
+		return nil, err
+	}
+	for _, t := range sc.rules.Tables {
+		if strings.EqualFold(t.Name, insight.EventsTable) && t.TenantColumn != "" {
+			return &insight.Tenant{Column: t.TenantColumn, Value: sc.project}, nil
+		}
+	}
+	return nil, nil
+}
+
+// withTenant returns a copy of q reading the events through the scope.
+func (sc *Scope) withTenant(q *insight.Query) (*insight.Query, error) {
+	tenant, err := sc.Tenant()
+	if err != nil {
+		return nil, err
+	}
+	out := *q
+	out.Tenant = tenant
+	return &out, nil
+}
+
+// Insight compiles an insight query (its values applied) against now with
+// the scope's tenant, whatever tenant q holds.
+func (sc *Scope) Insight(q *insight.Query, now time.Time) (Statement, *insight.Compiled, error) {
+	q, err := sc.withTenant(q)
+	if err != nil {
+		return Statement{}, nil, err
+	}
+	c, err := insight.Compile(q, sc.e, now)
+	if err != nil {
+		return Statement{}, nil, err
+	}
+	return Statement{sql: c.SQL, args: c.Args}, c, nil
+}
+
+// InsightBuild returns the statements that build the stored table next of
+// an insight query as of now, reading the events with the scope's tenant.
+func (sc *Scope) InsightBuild(q *insight.Query, next string, now time.Time) ([]Statement, error) {
+	q, err := sc.withTenant(q)
+	if err != nil {
+		return nil, err
+	}
+	built, err := insight.Materialize(q, sc.e, next, now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Statement, len(built))
+	for i, b := range built {
+		out[i] = Statement{sql: b.SQL, args: b.Args}
+	}
+	return out, nil
+}
+
+// InsightRead returns the read of an insight query's stored table with a
+// run's values; it reads that table only.
+func (sc *Scope) InsightRead(q *insight.Query, table string, values map[string]any, at time.Time) (Statement, *insight.Compiled, error) {
+	c, err := insight.ReadMaterialized(q, sc.e, table, values, at)
+	if err != nil {
+		return Statement{}, nil, err
+	}
+	return Statement{sql: c.SQL, args: c.Args}, c, nil
+}
+
+// Own is a statement of the library on the tables it made: the DDL of
+// stored tables, their row counts, the list of them. It must read no table
+// of an access policy; the engine's DDL and the library's table names are
+// what it is written from.
+func Own(sql string) Statement { return Statement{sql: sql} }
+
+// Owns returns Own of each statement.
+func Owns(sqls []string) []Statement {
+	out := make([]Statement, len(sqls))
+	for i, s := range sqls {
+		out[i] = Own(s)
+	}
+	return out
+}
+
+// Count is the statement counting the rows of the stored table, at most
+// max+1 of them when max > 0.
+func Count(e engine.Engine, table string, max int64) Statement {
+	if max > 0 {
+		return Own(fmt.Sprintf("SELECT count(*) FROM (SELECT 1 AS one FROM %s LIMIT %d) AS endpointkit_rows", e.QuoteIdent(table), max+1))
+	}
+	return Own("SELECT count(*) FROM " + e.QuoteIdent(table))
+}

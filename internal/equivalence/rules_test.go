@@ -1,0 +1,171 @@
+package equivalence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+// The rules-by-state matrix on every engine: a request is accepted or
+// refused by the rules of the endpoint's state (inline or materialized),
+// the same whether an answer is cached or not and whatever the refresh
+// mode, and with the same words on every engine.
+
+// ruleRequest is one request of the matrix.
+type ruleRequest struct {
+	name  string
+	vars  map[string]any
+	limit int
+}
+
+// ruleSpec is an endpoint of the matrix and the requests made of it.
+type ruleSpec struct {
+	spec
+	requests []ruleRequest
+}
+
+func ruleSpecs() []ruleSpec {
+	byEvent := spec{name: "rules_sql", kind: endpoint.KindSQL, storage: asText, vars: []string{"from", "to"},
+		sql: shared(`SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY event`)}
+	trends := spec{name: "rules_trends", kind: endpoint.KindTrends, storage: asText,
+		insight: `{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}], "interval": "day",
+			"dateRange": {"date_from": "2025-05-01", "date_to": "2025-05-10"}, "breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`}
+	retention := spec{name: "rules_retention", kind: endpoint.KindRetention, storage: asText,
+		insight: `{"kind": "RetentionQuery", "retentionFilter": {"targetEntity": {"id": "signed_up", "type": "events"},
+			"returningEntity": {"id": "$pageview", "type": "events"}, "period": "Day", "totalIntervals": 5},
+			"dateRange": {"date_from": "2025-05-18", "date_to": "2025-05-31"}, "breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`}
+	return []ruleSpec{
+		{byEvent, []ruleRequest{
+			{name: "valid", vars: map[string]any{"from": "2025-05-01", "to": "2025-05-08"}},
+			{name: "missing", vars: map[string]any{"from": "2025-05-01"}},
+			{name: "unknown", vars: map[string]any{"from": "2025-05-01", "to": "2025-05-08", "nope": 1}},
+			{name: "wrong type", vars: map[string]any{"from": "2025-05-01", "to": true}},
+			{name: "limit", vars: map[string]any{"from": "2025-05-01", "to": "2025-05-08"}, limit: 2},
+		}},
+		{trends, []ruleRequest{
+			{name: "none", vars: map[string]any{}},
+			{name: "breakdown", vars: map[string]any{"$browser": "Chrome"}},
+			{name: "dates", vars: map[string]any{"date_from": "2025-05-03"}},
+			{name: "breakdown and dates", vars: map[string]any{"$browser": "Chrome", "date_to": "2025-05-08"}},
+			{name: "unknown", vars: map[string]any{"$browser": "Chrome", "nope": "x"}},
+			{name: "wrong type", vars: map[string]any{"$browser": "Chrome", "date_from": "someday"}},
+			{name: "limit", vars: map[string]any{"$browser": "Chrome"}, limit: 3},
+		}},
+		{retention, []ruleRequest{
+			{name: "none", vars: map[string]any{}},
+			{name: "breakdown", vars: map[string]any{"$browser": "Chrome"}},
+			{name: "dates", vars: map[string]any{"$browser": "Chrome", "date_from": "2025-05-20"}},
+		}},
+	}
+}
+
+// ruleVerdict is what the rules decided of a request: 200, or the status,
+// code and detail of the refusal.
+func ruleVerdict(err error) string {
+	if err == nil {
+		return "200"
+	}
+	var e *endpoint.Error
+	if errors.As(err, &e) {
+		return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Detail)
+	}
+	return "error: " + err.Error()
+}
+
+// TestRulesOnEveryEngine is the rules-by-state matrix on every engine that
+// is up: for SQL, Trends and Retention endpoints, inline, materialized and
+// inline again, each request gets the same verdict from the cache (before
+// and after force filled it), with force and, materialized, with direct;
+// and every engine gives SQLite's verdicts.
+func TestRulesOnEveryEngine(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]map[string]string{} // engine -> case -> verdict
+	)
+	t.Run("engines", func(t *testing.T) {
+		for _, tg := range targets {
+			t.Run(tg.d.name, func(t *testing.T) {
+				t.Parallel()
+				if tg.env != "" {
+					testdb.Require(t, tg.env)
+				}
+				got := rulesOn(t, tg)
+				mu.Lock()
+				seen[tg.d.name] = got
+				mu.Unlock()
+			})
+		}
+	})
+	ref := seen["sqlite"]
+	if len(ref) == 0 {
+		t.Fatal("SQLite did not run")
+	}
+	for name, got := range seen {
+		for id, want := range ref {
+			if got[id] != want {
+				t.Errorf("%s %s: %q, SQLite %q", name, id, got[id], want)
+			}
+		}
+	}
+}
+
+// rulesOn runs the matrix on one engine and returns each case's verdict.
+func rulesOn(t *testing.T, tg target) map[string]string {
+	ctx := context.Background()
+	svcs, _ := tg.servicesOf(t, []storage{asText}, fixture{demoEvents: demoEvents, cache: true})
+	svc := svcs[asText]
+	out := map[string]string{}
+	for _, rs := range ruleSpecs() {
+		q := &endpoint.Query{Kind: rs.kind}
+		if rs.kind == endpoint.KindSQL {
+			q.SQL, q.Variables = rs.sql(tg.d), refs(rs.vars)
+		} else {
+			q.Insight = []byte(rs.insight)
+		}
+		if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: rs.name, Query: q}); err != nil {
+			t.Fatalf("%s: %s", rs.name, describe(err))
+		}
+		for _, state := range []string{"inline", "materialized", "inline again"} {
+			if state != "inline" {
+				on := state == "materialized"
+				if _, err := svc.Update(ctx, "1", rs.name, endpoint.UpdateRequest{IsMaterialized: &on}); err != nil {
+					t.Fatalf("%s %s: %s", rs.name, state, describe(err))
+				}
+				if on {
+					if err := svc.Materialize(ctx, "1", rs.name); err != nil {
+						t.Fatalf("%s: materialize: %s", rs.name, describe(err))
+					}
+				}
+			}
+			for _, r := range rs.requests {
+				run := func(refresh string) string {
+					req := endpoint.RunRequest{Variables: r.vars, Refresh: refresh}
+					if r.limit > 0 {
+						req.Limit = &r.limit
+					}
+					_, err := svc.Run(ctx, "1", rs.name, req)
+					return ruleVerdict(err)
+				}
+				id := fmt.Sprintf("%s %s, %s", rs.name, state, r.name)
+				before := run(endpoint.RefreshCache)
+				forced := run(endpoint.RefreshForce)
+				after := run(endpoint.RefreshCache)
+				ways := []string{before, after}
+				if state == "materialized" {
+					ways = append(ways, run(endpoint.RefreshDirect))
+				}
+				if i := slices.IndexFunc(ways, func(v string) bool { return v != forced }); i >= 0 {
+					t.Errorf("%s %s: %q where force answers %q", tg.d.name, id, ways[i], forced)
+				}
+				out[id] = forced
+			}
+		}
+	}
+	return out
+}

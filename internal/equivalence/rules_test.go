@@ -106,6 +106,23 @@ func TestRulesOnEveryEngine(t *testing.T) {
 	if len(ref) == 0 {
 		t.Fatal("SQLite did not run")
 	}
+	// The rules themselves, where the states part.
+	for id, want := range map[string]string{
+		"rules_trends inline, dates":              "200",
+		"rules_trends materialized, dates":        "400 unknown_variable: Unknown variable(s): date_from",
+		"rules_trends materialized, none":         "400 required_variable_missing: Required variable(s) '$browser' not provided",
+		"rules_trends inline again, none":         "200",
+		"rules_trends inline, limit":              "400 invalid_input: limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.",
+		"rules_retention materialized, dates":     "400 unknown_variable: Unknown variable(s): date_from",
+		"rules_sql materialized, missing":         "400 required_variable_missing: Required variable(s) 'to' not provided",
+		"rules_sql inline, valid":                 "200",
+		"rules_trends materialized, breakdown":    "200",
+		"rules_retention inline again, breakdown": "200",
+	} {
+		if ref[id] != want {
+			t.Errorf("%s: %q, want %q", id, ref[id], want)
+		}
+	}
 	for name, got := range seen {
 		for id, want := range ref {
 			if got[id] != want {

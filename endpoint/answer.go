@@ -179,7 +179,7 @@ func (s *Service) finish(ctx context.Context, ep *Endpoint, res *RunResult, cach
 	out.fallbackErr = nil
 	rec.rows = rows
 	rec.stats = out.Statistics
-	s.markExecuted(ctx, ep, now)
+	s.markExecuted(ep, now)
 	return &out
 }
 

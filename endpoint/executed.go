@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -53,15 +52,15 @@ func (m *executedMarks) forget(id string) {
 	delete(m.last, id)
 }
 
-// markExecuted records a successful run of ep at now. A failure to record
-// does not fail the run, whose answer is already correct; the next run
-// tries again.
-func (s *Service) markExecuted(ctx context.Context, ep *Endpoint, now time.Time) {
+// markExecuted records a successful run of ep at now, written in the
+// background (runlog_writer.go). A failure to record does not fail the
+// run, whose answer is already correct; the next run tries again.
+func (s *Service) markExecuted(ep *Endpoint, now time.Time) {
 	prev, ok := s.executed.due(ep.ID, now)
 	if !ok {
 		return
 	}
-	if err := s.cfg.Endpoints.MarkExecuted(ctx, ep.ProjectID, ep.ID, now); err != nil {
+	if err := s.logs.offer(logWrite{mark: &executedMark{project: ep.ProjectID, id: ep.ID, at: now, prev: prev}}); err != nil {
 		s.executed.release(ep.ID, now, prev)
 	}
 }

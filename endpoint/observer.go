@@ -118,6 +118,16 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	l.LogAttrs(ctx, level, "endpoint run", attrs...)
 }
 
+// ObserveRunLog implements LogObserver: a failed background write of the
+// run log or of last_executed_at is a warning.
+func (o SlogObserver) ObserveRunLog(ctx context.Context, ev RunLogEvent) {
+	if ev.Err == nil {
+		return
+	}
+	o.logger().LogAttrs(ctx, slog.LevelWarn, "endpoint run log write failed",
+		slog.Int("entries", ev.Entries), slog.Int("marks", ev.Marks), slog.Any("error", ev.Err))
+}
+
 // ObserveRefresh implements Observer.
 func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	level := slog.LevelInfo
@@ -167,6 +177,15 @@ type multiObserver []Observer
 func (m multiObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	for _, o := range m {
 		o.ObserveRun(ctx, ev)
+	}
+}
+
+// ObserveRunLog tells the observers that are LogObservers.
+func (m multiObserver) ObserveRunLog(ctx context.Context, ev RunLogEvent) {
+	for _, o := range m {
+		if lo, ok := o.(LogObserver); ok {
+			lo.ObserveRunLog(ctx, ev)
+		}
 	}
 }
 

@@ -405,6 +405,9 @@ func TestLastExecutedAt(t *testing.T) {
 		}
 		e.clock.Advance(100 * time.Millisecond)
 	}
+	if err := e.svc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if n := e.eps.marks.Load(); n != 1 {
 		t.Fatalf("5 runs within a second wrote last_executed_at %d times, want 1", n)
 	}
@@ -424,11 +427,16 @@ func TestLastExecutedAt(t *testing.T) {
 		t.Fatalf("after a second: %d writes, last_executed_at %v; want 2, %v", n, got.LastExecutedAt, e.clock.Now())
 	}
 
-	// Every run writes when the resolution is negative.
+	// Every run writes when the resolution is negative (the background
+	// writer keeps the latest mark of an endpoint among those queued at
+	// once: each run is flushed here).
 	e2 := newEnv(t, func(c *endpoint.Config) { c.ExecutedResolution = -1 })
 	e2.create(t, "ep", e2.query("SELECT 1"))
 	for i := 0; i < 3; i++ {
 		run(e2, "ep", nil)
+		if err := e2.svc.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if n := e2.eps.marks.Load(); n != 3 {
 		t.Fatalf("with resolution -1: %d writes, want 3", n)

@@ -212,7 +212,9 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 				e.RowsRead, e.BytesRead = r.stats.RowsRead, r.stats.BytesRead
 			}
 		}
-		if lerr := s.runLog.Append(context.WithoutCancel(ctx), e); lerr != nil {
+		// Written in the background (runlog_writer.go): a run never
+		// waits for the log's store.
+		if lerr := s.logs.offer(logWrite{entry: &e}); lerr != nil {
 			ev.LogErr = lerr
 		}
 	}
@@ -237,6 +239,10 @@ func (s *Service) Logs(ctx context.Context, project, name string, limit int, bef
 	}
 	e, err := s.get(ctx, project, name)
 	if err != nil {
+		return nil, "", err
+	}
+	// What the runs so far queued is in the log before it is read.
+	if err := s.Flush(ctx); err != nil {
 		return nil, "", err
 	}
 	list, next, err := s.runLog.List(ctx, project, e.ID, driver.LogPage{Limit: limit, Before: before})

@@ -57,6 +57,9 @@ const (
 	// DefaultRecheckInterval is how long, at most, a run trusts what a
 	// Service cached of an endpoint before it reads the store again.
 	DefaultRecheckInterval = time.Second
+	// DefaultRunLogBuffer is how many run log entries and last_executed_at
+	// marks may wait for the background writer.
+	DefaultRunLogBuffer = 4096
 )
 
 // Config wires a Service to its dependencies. Endpoints, Variables and
@@ -142,7 +145,9 @@ type Config struct {
 	RecheckInterval time.Duration
 	// ExecutedResolution is the least time between two writes of an
 	// endpoint's last_executed_at by this Service; 0 means
-	// DefaultExecutedResolution, a negative value writes on every run.
+	// DefaultExecutedResolution, a negative value queues a write on every
+	// run (the background writer writes the latest of an endpoint's
+	// marks queued at once).
 	ExecutedResolution time.Duration
 
 	// Operations (see answer.go, runlog.go, observer.go, scheduler.go).
@@ -153,6 +158,11 @@ type Config struct {
 	// RunLog records every run of a known endpoint; nil means a
 	// MemoryRunLog with its defaults, on the Service's clock.
 	RunLog driver.RunLog
+	// RunLogBuffer is how many run log entries and last_executed_at marks
+	// may wait for the background writer (see Close); a run whose entry
+	// finds it full drops the entry and says so in RunEvent.LogErr
+	// (ErrRunLogFull), never waiting. 0 means DefaultRunLogBuffer.
+	RunLogBuffer int
 	// Observer is told of every run and refresh; nil means a SlogObserver
 	// on slog.Default().
 	Observer Observer
@@ -214,6 +224,8 @@ type Service struct {
 	observer     Observer
 	leases       driver.Leaser
 	holder       string
+	// logs writes the run log and last_executed_at off the run path.
+	logs *logWriter
 	// readFailures holds, by endpoint id, the latest read of a stored
 	// table the database refused (readFailure), for its status.
 	readFailures sync.Map
@@ -267,6 +279,7 @@ func New(cfg Config) (*Service, error) {
 		kicks:        make(chan kick, kickQueue),
 	}
 	s.attachOptional(cfg)
+	s.logs = newLogWriter(s, cfg.RunLogBuffer)
 	return s, nil
 }
 
@@ -316,6 +329,7 @@ func (cfg *Config) fillDefaults() {
 	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
 	cfg.DefaultLimit = orDefault(cfg.DefaultLimit, DefaultLimit)
 	cfg.MaxLimit = orDefault(cfg.MaxLimit, DefaultMaxLimit)
+	cfg.RunLogBuffer = orDefault(cfg.RunLogBuffer, DefaultRunLogBuffer)
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
@@ -641,6 +655,10 @@ func nonEmptyList(l []string) []string {
 
 // Get returns the endpoint named name.
 func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, error) {
+	// last_executed_at of the runs that ended before.
+	if err := s.Flush(ctx); err != nil {
+		return Endpoint{}, err
+	}
 	e, err := s.get(ctx, project, name)
 	if err != nil {
 		return Endpoint{}, err
@@ -660,6 +678,9 @@ func (s *Service) get(ctx context.Context, project, name string) (Endpoint, erro
 
 // List returns the endpoints of project ordered by name; never nil.
 func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, err
+	}
 	list, err := s.cfg.Endpoints.List(ctx, project)
 	if err != nil {
 		return nil, storeError(err, nil)

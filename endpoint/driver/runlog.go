@@ -74,6 +74,15 @@ type RunLog interface {
 	DeleteEndpoint(ctx context.Context, project, endpointID string) error
 }
 
+// BatchRunLog is a RunLog that appends several entries at once, as the
+// Service's background writer hands them over: in one transaction, say,
+// rather than one per entry. AppendBatch is Append of each entry, in
+// order; on an error, some of them may have been kept.
+type BatchRunLog interface {
+	RunLog
+	AppendBatch(ctx context.Context, entries []RunLogEntry) error
+}
+
 // Cursor is the LogPage.Before that continues a listing after e.
 func Cursor(e RunLogEntry) string {
 	var b [16]byte

@@ -151,9 +151,11 @@ func start(dir string, opts ...Option) (_ *Env, err error) {
 	return &Env{Service: svc, DB: db, Server: srv, Project: o.project, Key: o.key}, nil
 }
 
-// Close stops the server and closes the database.
+// Close stops the server, writes the run log entries still queued
+// (Service.Close) and closes the database.
 func (e *Env) Close() {
 	e.Server.Close()
+	_ = e.Service.Close(context.Background())
 	e.DB.Close()
 }
 

@@ -64,7 +64,7 @@ func New(reg prometheus.Registerer) (*Observer, error) {
 			Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
 		}, []string{"project", "endpoint"}),
 		logErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record.",
+			Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.",
 		}),
 		readFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
@@ -98,6 +98,14 @@ func (o *Observer) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
 	}
 	if ev.ReadErr != nil {
 		o.readFailures.Inc()
+	}
+}
+
+// ObserveRunLog implements endpoint.LogObserver: a failed background write
+// of the run log counts as a run log error, as a dropped entry does.
+func (o *Observer) ObserveRunLog(_ context.Context, ev endpoint.RunLogEvent) {
+	if ev.Err != nil {
+		o.logErrors.Inc()
 	}
 }
 

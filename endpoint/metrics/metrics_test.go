@@ -52,7 +52,7 @@ endpointkit_cache_hits_total{endpoint="daily",project="1"} 1
 # TYPE endpointkit_refreshes_total counter
 endpointkit_refreshes_total{endpoint="daily",project="1",result="failed",trigger="manual"} 1
 endpointkit_refreshes_total{endpoint="daily",project="1",result="ok",trigger="scheduled"} 1
-# HELP endpointkit_run_log_errors_total Runs the run log failed to record.
+# HELP endpointkit_run_log_errors_total Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.
 # TYPE endpointkit_run_log_errors_total counter
 endpointkit_run_log_errors_total 1
 `), "endpointkit_runs_total", "endpointkit_run_errors_total", "endpointkit_cache_hits_total", "endpointkit_refreshes_total", "endpointkit_run_log_errors_total"); err != nil {

@@ -67,6 +67,8 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	}
 }
 
+var _ driver.BatchRunLog = (*runLog)(nil)
+
 type runLog struct {
 	s       *Store
 	opts    RunLogOptions
@@ -81,34 +83,73 @@ type runLog struct {
 
 // Append implements driver.RunLog.
 func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
-	e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
-	b, err := json.Marshal(e)
+	return l.AppendBatch(ctx, []driver.RunLogEntry{e})
+}
+
+// AppendBatch implements driver.BatchRunLog: the entries are inserted in
+// one transaction (one write of the store's file on SQLite, however many
+// runs they record), then the endpoints' logs are pruned as Append prunes
+// them.
+func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(entries))
+	for i, e := range entries {
+		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("sqlstore: run log: %w", err)
+		}
+		rows[i] = []any{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b)}
+	}
+	err := l.s.inTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, l.insert)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range rows {
+			if _, err := st.ExecContext(ctx, r...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: run log: %w", err)
 	}
-	if _, err := l.s.exec(ctx, l.insert, e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b)); err != nil {
-		return fmt.Errorf("sqlstore: run log: %w", err)
-	}
-	k := [2]string{e.ProjectID, e.EndpointID}
+	return l.prune(ctx, entries)
+}
+
+// prune deletes, for each endpoint of entries whose log had logPruneEvery
+// appends since its last pruning, the entries beyond the count bound, and
+// every logPruneEvery appends the entries older than the age bound.
+func (l *runLog) prune(ctx context.Context, entries []driver.RunLogEntry) error {
+	var due [][2]string
 	l.mu.Lock()
-	l.pending[k]++
-	due := l.pending[k] >= logPruneEvery
-	if due {
-		delete(l.pending, k)
+	for _, e := range entries {
+		k := [2]string{e.ProjectID, e.EndpointID}
+		l.pending[k]++
+		if l.pending[k] >= logPruneEvery {
+			delete(l.pending, k)
+			due = append(due, k)
+		}
 	}
 	l.mu.Unlock()
-	if due {
-		at, seq, ok, err := l.oldestKept(ctx, e.ProjectID, e.EndpointID)
+	for _, k := range due {
+		at, seq, ok, err := l.oldestKept(ctx, k[0], k[1])
 		if err != nil {
 			return err
 		}
 		if ok {
-			if _, err := l.s.exec(ctx, l.pruneCount, e.ProjectID, e.EndpointID, at, at, seq); err != nil {
+			if _, err := l.s.exec(ctx, l.pruneCount, k[0], k[1], at, at, seq); err != nil {
 				return fmt.Errorf("sqlstore: run log: pruning: %w", err)
 			}
 		}
 	}
-	if l.appends.Add(1)%logPruneEvery == 0 {
+	before := l.appends.Load()
+	if after := l.appends.Add(int64(len(entries))); after/logPruneEvery != before/logPruneEvery {
 		if _, err := l.s.exec(ctx, l.pruneAge, l.opts.Now().Add(-l.opts.MaxAge).UnixNano()); err != nil {
 			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
 		}

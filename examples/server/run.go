@@ -105,7 +105,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	printEditor(stdout, base)
 	printEmbed(stdout, cfg, base)
 	printSession(stdout, cfg, base)
-	return serveUntilDone(ctx, srv, served, stdout)
+	err = serveUntilDone(ctx, srv, served, stdout)
+	// The run log entries still queued are written before the databases
+	// close.
+	cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if cerr := svc.Close(cctx); cerr != nil && err == nil {
+		err = fmt.Errorf("closing the service: %w", cerr)
+	}
+	return err
 }
 
 // newKeyring holds the API keys of cfg, each for its project.

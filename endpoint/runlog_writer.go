@@ -1,0 +1,233 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
+
+// ErrRunLogFull is the RunEvent.LogErr of a run whose log entry was dropped
+// because the run log's buffer (Config.RunLogBuffer) was full: the log's
+// store fell behind the runs. The run itself is answered.
+var ErrRunLogFull = errors.New("endpoint: run log buffer full (run_log_buffer); the entry was dropped")
+
+// ErrClosed is returned by the Service's writes after Close.
+var ErrClosed = errors.New("endpoint: the Service is closed")
+
+// RunLogEvent reports a batch of writes of the background writer: the run
+// log entries and last_executed_at marks written, and the error of those
+// that failed.
+type RunLogEvent struct {
+	Entries, Marks int
+	Err            error
+}
+
+// LogObserver is an Observer that is also told of the background writes
+// of the run log and of last_executed_at (see Config.RunLogBuffer):
+// SlogObserver logs the failed ones, package endpoint/metrics counts them.
+type LogObserver interface {
+	ObserveRunLog(ctx context.Context, ev RunLogEvent)
+}
+
+// logWrite is one item for the background writer: a run log entry, a
+// last_executed_at mark, or a flush (done is closed once everything before
+// it is written).
+type logWrite struct {
+	entry *RunLogEntry
+	mark  *executedMark
+	done  chan struct{}
+}
+
+type executedMark struct {
+	project, id string
+	at, prev    time.Time
+}
+
+// logWriter writes run log entries and last_executed_at marks off the run
+// path: a run queues them without waiting (dropping them, counted, when the
+// buffer is full), and one goroutine writes what has queued, in order and in
+// batches (driver.BatchRunLog when the log has it). Readers of the log
+// (Service.Logs) and Close flush it first.
+type logWriter struct {
+	s       *Service
+	ch      chan logWrite
+	start   sync.Once
+	stopped chan struct{}
+	closing atomic.Bool
+	mu      sync.RWMutex // held for reading by senders, for writing by Close
+}
+
+// maxLogBatch bounds the items the writer takes at once.
+const maxLogBatch = 256
+
+func newLogWriter(s *Service, size int) *logWriter {
+	return &logWriter{s: s, ch: make(chan logWrite, size), stopped: make(chan struct{})}
+}
+
+// offer queues item without waiting: ErrRunLogFull when the buffer is
+// full, ErrClosed after Close.
+func (w *logWriter) offer(item logWrite) error {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closing.Load() {
+		return ErrClosed
+	}
+	w.start.Do(func() { go w.loop() })
+	select {
+	case w.ch <- item:
+		return nil
+	default:
+		return ErrRunLogFull
+	}
+}
+
+// flush waits until everything queued before it is written, or ctx ends.
+func (w *logWriter) flush(ctx context.Context) error {
+	done := make(chan struct{})
+	w.mu.RLock()
+	if w.closing.Load() {
+		w.mu.RUnlock()
+		<-w.wait()
+		return nil
+	}
+	w.start.Do(func() { go w.loop() })
+	select {
+	case w.ch <- logWrite{done: done}:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wait returns a channel closed when the writer has stopped (or never
+// started).
+func (w *logWriter) wait() <-chan struct{} {
+	w.start.Do(func() { close(w.stopped) })
+	return w.stopped
+}
+
+// close stops taking items, writes what is queued and stops the writer.
+func (w *logWriter) close(ctx context.Context) error {
+	w.mu.Lock()
+	already := w.closing.Swap(true)
+	if !already {
+		close(w.ch)
+	}
+	w.mu.Unlock()
+	select {
+	case <-w.wait():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loop writes items as they come, each time all that has queued (up to
+// maxLogBatch), until the channel is closed.
+func (w *logWriter) loop() {
+	defer close(w.stopped)
+	batch := make([]logWrite, 0, maxLogBatch)
+	for item := range w.ch {
+		batch = append(batch[:0], item)
+	more:
+		for len(batch) < maxLogBatch {
+			select {
+			case next, ok := <-w.ch:
+				if !ok {
+					break more
+				}
+				batch = append(batch, next)
+			default:
+				break more
+			}
+		}
+		w.write(batch)
+	}
+}
+
+// write writes one batch: the entries (in one call of a BatchRunLog), the
+// latest mark of each endpoint, then releases the flushes.
+func (w *logWriter) write(batch []logWrite) {
+	ctx := context.Background()
+	var (
+		entries []RunLogEntry
+		marks   = map[string]*executedMark{}
+		order   []string
+		errs    []error
+	)
+	for _, it := range batch {
+		switch {
+		case it.entry != nil:
+			entries = append(entries, *it.entry)
+		case it.mark != nil:
+			if _, ok := marks[it.mark.id]; !ok {
+				order = append(order, it.mark.id)
+			}
+			marks[it.mark.id] = it.mark
+		}
+	}
+	if len(entries) > 0 {
+		if err := w.appendAll(ctx, entries); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, id := range order {
+		m := marks[id]
+		if err := w.s.cfg.Endpoints.MarkExecuted(ctx, m.project, m.id, m.at); err != nil {
+			w.s.executed.release(m.id, m.at, m.prev)
+			errs = append(errs, err)
+		}
+	}
+	if len(entries) > 0 || len(order) > 0 {
+		if o, ok := w.s.observer.(LogObserver); ok {
+			o.ObserveRunLog(ctx, RunLogEvent{Entries: len(entries), Marks: len(order), Err: errors.Join(errs...)})
+		}
+	}
+	for _, it := range batch {
+		if it.done != nil {
+			close(it.done)
+		}
+	}
+}
+
+// appendAll appends entries in order, in one call when the log can.
+func (w *logWriter) appendAll(ctx context.Context, entries []RunLogEntry) error {
+	if b, ok := w.s.runLog.(driver.BatchRunLog); ok {
+		return b.AppendBatch(ctx, entries)
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := w.s.runLog.Append(ctx, e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Flush waits until the run log entries and last_executed_at marks that
+// runs queued so far are written (Get, List and Logs flush first, so that
+// they show every run that ended before them). It returns ctx's error if
+// ctx ends first.
+func (s *Service) Flush(ctx context.Context) error {
+	return s.logs.flush(ctx)
+}
+
+// Close writes the run log entries and last_executed_at marks still queued
+// and stops the background writer; call it when the Service's work ends
+// (after the HTTP server's Shutdown). Runs after Close are still answered;
+// their log entries are dropped, each run's RunEvent.LogErr saying
+// ErrClosed. It returns ctx's error if ctx ends first.
+func (s *Service) Close(ctx context.Context) error {
+	return s.logs.close(ctx)
+}

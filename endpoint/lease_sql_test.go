@@ -115,7 +115,7 @@ func TestRefreshLeaseSQLStores(t *testing.T) {
 			eventually(t, "the refreshes of version 2", func() bool {
 				for _, name := range names {
 					r, err := svcs[0].MaterializationStatus(ctx, "1", name)
-					if err != nil || r.Status == nil || *r.Status != endpoint.StatusReady || r.Version != 2 {
+					if err != nil || r.Status == nil || *r.Status != endpoint.StatusCompleted || r.Version != 2 {
 						return false
 					}
 				}

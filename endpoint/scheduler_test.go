@@ -141,7 +141,7 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	svc := scheduleHourly(t, e, obs)
 	q := e.query(dailyPurchases, "country", "from", "to")
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
-	eventually(t, "the refresh after create", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
+	eventually(t, "the refresh after create", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 	// The scheduler runs (it refreshed): a second one is refused.
 	if err := svc.Schedule(context.Background()); !errors.Is(err, endpoint.ErrScheduling) {
 		t.Fatalf("a second Schedule: %v, want ErrScheduling", err)
@@ -163,7 +163,7 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	}
 	eventually(t, "the refresh after update", func() bool {
 		r := e.status(t, "daily")
-		return isStatus(r, endpoint.StatusReady) && r.Version == 2
+		return isStatus(r, endpoint.StatusCompleted) && r.Version == 2
 	})
 	if res := e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")); !res.EndpointMaterialized {
 		t.Fatal("version 2 did not read its table")
@@ -209,7 +209,7 @@ func TestScheduleKickDuringRefresh(t *testing.T) {
 	close(obs.release)
 	eventually(t, "the refresh after update", func() bool {
 		r := e.status(t, "daily")
-		return isStatus(r, endpoint.StatusReady) && r.Version == 2
+		return isStatus(r, endpoint.StatusCompleted) && r.Version == 2
 	})
 }
 
@@ -222,7 +222,7 @@ func TestScheduleEveryFreshnessPeriod(t *testing.T) {
 	hour := 3600
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{DataFreshnessSeconds: &hour})
 	startSchedule(t, e.svc)
-	eventually(t, "the first refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
+	eventually(t, "the first refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 	built := *e.status(t, "daily").LastSuccessAt
 
 	e.clock.Advance(54*time.Minute - time.Second) // before the earliest jittered instant
@@ -264,7 +264,7 @@ func TestScheduleBacksOffAfterFailure(t *testing.T) {
 	}
 	x.fail.Store(false)
 	e.clock.Advance(5 * time.Minute)
-	eventually(t, "the retry", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusReady) })
+	eventually(t, "the retry", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 }
 
 // TestRefreshLeaseTwoServices: two Services on one store (two processes)
@@ -339,7 +339,7 @@ func TestRefreshLeaseTakeover(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Materialize under another's lease: %v, want it to wait and time out", err)
 	}
-	if isStatus(e.status(t, "daily"), endpoint.StatusReady) {
+	if isStatus(e.status(t, "daily"), endpoint.StatusCompleted) {
 		t.Fatal("refreshed under another's lease")
 	}
 	e.clock.Advance(endpoint.DefaultLeaseDuration)

@@ -7,19 +7,15 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// StatusReady is what MaterializationReport says of a materialized
-// endpoint whose latest refresh built the table of its current version and
-// settings (the endpoint's materialization object says completed).
-const StatusReady MaterializationStatus = "ready"
-
 // MaterializationReport is the state of an endpoint's materialization, as
 // GET endpoints/{name}/materialization_status/ answers it.
 type MaterializationReport struct {
 	Name           string `json:"name"`
 	IsMaterialized bool   `json:"is_materialized"`
-	// Status is pending (no refresh of the current version and settings
-	// has completed), running, ready or failed; empty (null) for an
-	// endpoint that is not materialized.
+	// Status is the endpoint's materialization status, in the same words:
+	// pending (no refresh of the current version and settings has
+	// completed), running, completed or failed; null for an endpoint that
+	// is not materialized.
 	Status *MaterializationStatus `json:"status"`
 	// Serving tells that runs read the stored table now: it is ready and
 	// younger than the freshness period.
@@ -37,12 +33,16 @@ type MaterializationReport struct {
 	// failed.
 	LastError   *string    `json:"last_error"`
 	LastErrorAt *time.Time `json:"last_error_at"`
-	// DataFreshnessSeconds is the endpoint's data freshness, and
-	// NextRefreshAt when the scheduler (Service.Schedule) refreshes it next
-	// at the latest: at once when pending, otherwise when the table reaches
-	// its freshness period less the jitter.
-	DataFreshnessSeconds int        `json:"data_freshness_seconds"`
-	NextRefreshAt        *time.Time `json:"next_refresh_at"`
+	// DataFreshnessSeconds is the endpoint's data freshness (the age of
+	// cached answers), MaterializationFreshnessSeconds the freshness period
+	// of its stored table (materialization_freshness when set, the data
+	// freshness otherwise), and NextRefreshAt when the scheduler
+	// (Service.Schedule) refreshes it next at the latest: at once when
+	// pending, otherwise when the table reaches its freshness period less
+	// the jitter.
+	DataFreshnessSeconds            int        `json:"data_freshness_seconds"`
+	MaterializationFreshnessSeconds int        `json:"materialization_freshness_seconds"`
+	NextRefreshAt                   *time.Time `json:"next_refresh_at"`
 }
 
 // MaterializationStatus reports the materialization of the endpoint named
@@ -55,7 +55,8 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	now := s.now()
 	r := MaterializationReport{
 		Name: e.Name, IsMaterialized: e.IsMaterialized,
-		DataFreshnessSeconds: int(dataFreshness(&e) / time.Second),
+		DataFreshnessSeconds:            int(dataFreshness(&e) / time.Second),
+		MaterializationFreshnessSeconds: int(freshness(&e) / time.Second),
 	}
 	st := e.MaterializationState
 	r.lastBuild(st)
@@ -64,9 +65,6 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	}
 	s.present(ctx, &e)
 	status := e.Materialization.Status
-	if status == StatusCompleted {
-		status = StatusReady
-	}
 	r.Status = &status
 	if status == StatusFailed {
 		msg := st.Error

@@ -127,7 +127,7 @@ func TestMaterializationStatusNotMaterialized(t *testing.T) {
 	e.create(t, "ep", e.query("SELECT 1 AS one"))
 	r := e.status(t, "ep")
 	b, _ := json.Marshal(r)
-	want := `{"name":"ep","is_materialized":false,"status":null,"serving":false,"version":0,"last_success_at":null,"rows":null,"duration_ms":null,"last_error":null,"last_error_at":null,"data_freshness_seconds":86400,"next_refresh_at":null}`
+	want := `{"name":"ep","is_materialized":false,"status":null,"serving":false,"version":0,"last_success_at":null,"rows":null,"duration_ms":null,"last_error":null,"last_error_at":null,"data_freshness_seconds":86400,"materialization_freshness_seconds":86400,"next_refresh_at":null}`
 	if string(b) != want {
 		t.Fatalf("status = %s\nwant %s", b, want)
 	}
@@ -146,7 +146,7 @@ func TestMaterializationStatusLifecycle(t *testing.T) {
 	}
 	e.materialize(t, "daily")
 	r = e.status(t, "daily")
-	if !isStatus(r, endpoint.StatusReady) || !r.Serving || r.Rows == nil || r.DurationMS == nil || r.Version != 1 || r.LastError != nil {
+	if !isStatus(r, endpoint.StatusCompleted) || !r.Serving || r.Rows == nil || r.DurationMS == nil || r.Version != 1 || r.LastError != nil {
 		t.Fatalf("status after a refresh: %+v", r)
 	}
 	var n int64
@@ -162,5 +162,29 @@ func TestMaterializationStatusLifecycle(t *testing.T) {
 	r = e.status(t, "daily")
 	if !isStatus(r, endpoint.StatusPending) || r.Version != 1 || r.Serving {
 		t.Fatalf("status after a new version: %+v", r)
+	}
+}
+
+// TestStatusRouteAgreesWithTheEndpoint: the status route says what the
+// endpoint's materialization says, in the same word (it said ready where
+// the endpoint said completed), and gives the freshness its table follows
+// (it gave only data_freshness_seconds, 86400, for a table refreshed every
+// 1800 s).
+func TestStatusRouteAgreesWithTheEndpoint(t *testing.T) {
+	e, _ := newMatEnv(t, 300)
+	half := endpoint.Seconds(30 * time.Minute)
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{MaterializationFreshness: half})
+	for _, step := range []string{"pending", "completed"} {
+		if step == "completed" {
+			e.materialize(t, "daily")
+		}
+		r := e.status(t, "daily")
+		ep := e.get(t, "daily")
+		if r.Status == nil || *r.Status != ep.Materialization.Status || string(*r.Status) != step {
+			t.Fatalf("%s: the route says %v, the endpoint %q", step, r.Status, ep.Materialization.Status)
+		}
+		if r.MaterializationFreshnessSeconds != 1800 || r.DataFreshnessSeconds != ep.DataFreshnessSeconds {
+			t.Fatalf("%s: freshness %d s (data %d s), want 1800 (data %d)", step, r.MaterializationFreshnessSeconds, r.DataFreshnessSeconds, ep.DataFreshnessSeconds)
+		}
 	}
 }

@@ -414,7 +414,7 @@ func TestHTTPMaterializationStatus(t *testing.T) {
 	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/materialize", o.Key, ""))
 	r = o.call(t, "GET", "endpoints/by_event/materialization_status/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, "ready", r.Body["status"])
+	assert.Equal(t, "completed", r.Body["status"])
 	assert.Equal(t, true, r.Body["serving"])
 	assert.Equal(t, json.Number("1"), r.Body["version"])
 	assert.NotNil(t, r.Body["last_success_at"])

@@ -140,7 +140,9 @@ func variableSchema(v endpoint.RunVariable) obj {
 	var s obj
 	switch v.Type {
 	case variable.Number:
-		s = obj{"type": "number"}
+		// double: a generator reading a bare number may type it float32,
+		// which cannot hold 123456789 (it sends 123456790).
+		s = obj{"type": "number", "format": "double"}
 	case variable.Boolean:
 		s = obj{"type": "boolean"}
 	case variable.Date:

@@ -71,6 +71,21 @@ func load(t *testing.T, doc map[string]any) (*openapi3.T, func(body string) erro
 	}
 }
 
+// TestNumberKeepsItsValue: a Number variable is a double, so that a
+// generated client does not type it float32 (oapi-codegen did, and sent
+// 123456790 for 123456789).
+func TestNumberKeepsItsValue(t *testing.T) {
+	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path}))
+	body := d.Paths.Find(path).Post.RequestBody.Value.Content["application/json"].Schema.Value
+	min := body.Properties["variables"].Value.Properties["min"].Value
+	if min.Type.Slice()[0] != "number" || min.Format != "double" {
+		t.Fatalf("min: type %v format %q, want number double", min.Type, min.Format)
+	}
+	if err := validate(`{"variables": {"country": "US", "from": "2025-05-01", "min": 123456789, "paid": true, "plan": "pro", "plans": ["pro"]}}`); err != nil {
+		t.Fatalf("a large integer is refused: %v", err)
+	}
+}
+
 // TestDocumentSQL: a valid document whose request schema accepts what the
 // server accepts and refuses, case by case, what it refuses.
 func TestDocumentSQL(t *testing.T) {

@@ -51,7 +51,7 @@ func TestServerOperations(t *testing.T) {
 	for {
 		status, body, raw := opsCall(t, "GET", api+"/materialization_status/", "")
 		require.Equal(t, http.StatusOK, status, raw)
-		if body["status"] == "ready" {
+		if body["status"] == "completed" {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "not ready within 30 s: %s", raw)

@@ -1,0 +1,75 @@
+// Package docs holds the tests that keep the repository's documents true
+// to its code.
+package docs
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/endpointkit/endpointkit/"
+
+// TestDesignListsEveryPackage: docs/design.md's Layout table names every
+// package of the module, and nothing that is not one.
+func TestDesignListsEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := string(doc)
+	start := strings.Index(layout, "## Layout")
+	if start < 0 {
+		t.Fatal("docs/design.md has no Layout section")
+	}
+	layout = layout[start:]
+	if end := strings.Index(layout[3:], "\n## "); end >= 0 {
+		layout = layout[:end+3]
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\|").FindAllStringSubmatch(layout, -1) {
+		listed = append(listed, m[1])
+	}
+	out, err := exec.Command("go", "list", "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []string
+	for _, p := range strings.Fields(string(out)) {
+		pkgs = append(pkgs, strings.TrimPrefix(p, module))
+	}
+	slices.Sort(listed)
+	slices.Sort(pkgs)
+	for _, p := range pkgs {
+		if !slices.Contains(listed, p) {
+			t.Errorf("package %s is not in docs/design.md's Layout table", p)
+		}
+	}
+	for _, p := range listed {
+		if !slices.Contains(pkgs, p) {
+			t.Errorf("docs/design.md's Layout table lists %s, which is not a package", p)
+		}
+	}
+}
+
+// TestLicense: the repository has a licence a package index recognises,
+// and the README names it.
+func TestLicense(t *testing.T) {
+	b, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "MIT License\n") || !strings.Contains(string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"") {
+		t.Fatal("LICENSE is not the MIT License text")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "[MIT License](LICENSE)") {
+		t.Fatal("the README does not name the licence")
+	}
+}

@@ -38,8 +38,8 @@ const Schema = `CREATE TABLE IF NOT EXISTS events (
 	properties TEXT NOT NULL,
 	PRIMARY KEY (project_id, uuid)
 );
-CREATE INDEX IF NOT EXISTS events_event_timestamp ON events (event, timestamp);
-CREATE INDEX IF NOT EXISTS events_timestamp ON events (timestamp)`
+CREATE INDEX IF NOT EXISTS events_project_event_timestamp ON events (project_id, event, timestamp);
+CREATE INDEX IF NOT EXISTS events_project_timestamp ON events (project_id, timestamp)`
 
 // Columns are the events table's columns, in order.
 var Columns = []engine.Column{
@@ -57,12 +57,19 @@ var Columns = []engine.Column{
 // them, on every engine.
 func SchemaFor(e engine.Engine) []string {
 	stmts := []string{e.CreateTable("events", Columns)}
-	// By event and time for insights; by time alone for the partial
-	// buckets and the live tail of materialized reads.
+	// Every read of a project's events is scoped to its project_id, so
+	// each index leads with it: by event and time for insights and counts
+	// of an event; by time for ranges, the partial buckets and the live
+	// tail of materialized reads. An index without the tenant first would
+	// make the planner read every row of the project (the primary key's
+	// order) instead.
 	for _, ix := range []struct {
 		name string
 		cols []string
-	}{{"events_event_timestamp", []string{"event", "timestamp"}}, {"events_timestamp", []string{"timestamp"}}} {
+	}{
+		{"events_project_event_timestamp", []string{"project_id", "event", "timestamp"}},
+		{"events_project_timestamp", []string{"project_id", "timestamp"}},
+	} {
 		if ddl := e.CreateIndex(ix.name, "events", ix.cols); ddl != "" {
 			stmts = append(stmts, ddl)
 		}

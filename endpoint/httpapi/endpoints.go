@@ -85,7 +85,9 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	}
 	// The slot is taken once the request is known to be well formed, so
 	// that a malformed one costs the project nothing, and held until the
-	// answer is written, encoding included.
+	// answer is computed: writing it (bounded by max_result_bytes and the
+	// write timeout) holds none, so a client that stops reading cannot
+	// keep the project's other runs out.
 	release, err := h.admit(w, project)
 	if err != nil {
 		return err
@@ -95,8 +97,10 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 		req.Fixed, req.Token = c.Fixed, c
 	}
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
+	release()
 	if err != nil {
 		return err
 	}
+	h.writeDeadline(w)
 	return h.reply(w, r, http.StatusOK, res)
 }

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
@@ -32,6 +33,10 @@ import (
 // definition or run request, small enough that a client cannot make the
 // server buffer much.
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultWriteTimeout is how long writing a run's answer may take once it
+// is computed (WithWriteTimeout).
+const DefaultWriteTimeout = 30 * time.Second
 
 // Option changes how New builds its handler.
 type Option func(*config)
@@ -46,6 +51,20 @@ type config struct {
 	limiterSet bool
 	// signer verifies embed tokens; nil accepts API keys only.
 	signer *embed.Signer
+	// writeTimeout bounds the writing of a computed answer.
+	writeTimeout time.Duration
+}
+
+// WithWriteTimeout sets how long writing an answer may take once it is
+// computed (DefaultWriteTimeout when d <= 0): a client that stops reading
+// is cut off then. The answer no longer holds a run slot while it is
+// written, so a slow reader costs the project nothing but its connection.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.writeTimeout = d
+		}
+	}
 }
 
 // WithPrefix serves the API under prefix (for example "/analytics", giving
@@ -113,7 +132,7 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 	if auth == nil {
 		panic("httpapi: New called with a nil Authenticator")
 	}
-	h := &handler{svc: svc, auth: auth, cfg: config{maxBody: DefaultMaxBodyBytes, logger: slog.Default()}}
+	h := &handler{svc: svc, auth: auth, cfg: config{maxBody: DefaultMaxBodyBytes, logger: slog.Default(), writeTimeout: DefaultWriteTimeout}}
 	for _, o := range opts {
 		o(&h.cfg)
 	}

@@ -41,6 +41,12 @@ func (h *handler) admit(w http.ResponseWriter, project string) (release func(), 
 	return nil, limitError(le, secs)
 }
 
+// writeDeadline gives the writing of a computed answer its own deadline
+// (WithWriteTimeout), where the server lets a handler set one.
+func (h *handler) writeDeadline(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
+}
+
 // retrySeconds is d in whole seconds for Retry-After, rounded up (a client
 // retrying on time must not be refused again) and at least 1.
 func retrySeconds(d time.Duration) int {

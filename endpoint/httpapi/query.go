@@ -21,8 +21,10 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 	}
 	defer release()
 	res, err := h.svc.Query(r.Context(), project, req)
+	release() // as a run's: writing the answer holds no slot
 	if err != nil {
 		return err
 	}
+	h.writeDeadline(w)
 	return h.reply(w, r, http.StatusOK, res)
 }

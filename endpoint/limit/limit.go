@@ -42,8 +42,9 @@ const (
 	// once: enough for a modest host, few enough that a database pool is
 	// not swamped.
 	DefaultGlobalConcurrency = 64
-	// DefaultBusyRetryAfter is the Retry-After of a concurrency limit: how
-	// long a run takes is unknown, so this is a hint, not a promise.
+	// DefaultBusyRetryAfter is the least Retry-After of a concurrency
+	// limit; past it, the limiter says how long the runs that hold the
+	// slots have been taking (see Error.RetryAfter).
 	DefaultBusyRetryAfter = time.Second
 	// DefaultMaxProjects bounds the projects whose counters are kept (about
 	// 200 bytes each).
@@ -71,7 +72,9 @@ type Config struct {
 	// GlobalConcurrency is how many runs of all projects together may be in
 	// flight at once.
 	GlobalConcurrency int
-	// BusyRetryAfter is the RetryAfter of the concurrency limits' errors.
+	// BusyRetryAfter is the least RetryAfter of the concurrency limits'
+	// errors; their RetryAfter is the time the runs of the project (or of
+	// all projects, for the global limit) held a slot lately, when longer.
 	BusyRetryAfter time.Duration
 	// MaxProjects bounds the projects whose counters are kept. Idle
 	// projects are dropped anyway; past MaxProjects, the project that
@@ -160,6 +163,9 @@ type Limiter struct {
 
 	mu       sync.Mutex
 	inFlight int
+	// held is the moving average of how long runs of all projects held a
+	// slot (a project's own is project.held).
+	held     time.Duration
 	projects map[string]*project
 	// head and tail are the ends of the list of projects by their last
 	// admitted run, most recent at head, which eviction takes from the tail.
@@ -170,6 +176,7 @@ type Limiter struct {
 type project struct {
 	name         string
 	inFlight     int
+	held         time.Duration // moving average of its runs' slot time
 	minute, hour window
 	last         time.Time
 	prev, next   *project
@@ -244,10 +251,10 @@ func (l *Limiter) Acquire(project string) (release func(), err error) {
 		}
 	}
 	if l.projectConc != Unlimited && p.inFlight >= l.projectConc {
-		return nil, &Error{Limit: ProjectConcurrency, Project: project, Max: l.projectConc, RetryAfter: l.busyRetry}
+		return nil, &Error{Limit: ProjectConcurrency, Project: project, Max: l.projectConc, RetryAfter: max(l.busyRetry, p.held)}
 	}
 	if l.globalConc != Unlimited && l.inFlight >= l.globalConc {
-		return nil, &Error{Limit: GlobalConcurrency, Max: l.globalConc, RetryAfter: l.busyRetry}
+		return nil, &Error{Limit: GlobalConcurrency, Max: l.globalConc, RetryAfter: max(l.busyRetry, l.held)}
 	}
 
 	p.minute.curr++
@@ -257,14 +264,26 @@ func (l *Limiter) Acquire(project string) (release func(), err error) {
 	p.last = now
 	l.moveToHead(p)
 	var once sync.Once
-	return func() { once.Do(func() { l.release(p) }) }, nil
+	return func() { once.Do(func() { l.release(p, now) }) }, nil
 }
 
-func (l *Limiter) release(p *project) {
+func (l *Limiter) release(p *project, acquired time.Time) {
+	held := max(l.now().Sub(acquired), 0)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p.inFlight--
 	l.inFlight--
+	p.held = average(p.held, held)
+	l.held = average(l.held, held)
+}
+
+// average moves a moving average of slot times by one more: the newest
+// weighs a quarter, so a change of the runs' cost shows within a few runs.
+func average(avg, d time.Duration) time.Duration {
+	if avg == 0 {
+		return d
+	}
+	return avg + (d-avg)/4
 }
 
 // project returns the counters of name, created (and put at the head of the

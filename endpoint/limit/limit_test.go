@@ -210,6 +210,48 @@ func TestProjectConcurrency(t *testing.T) {
 	r3()
 }
 
+// TestBusyRetryAfterFollowsTheRuns: a concurrency refusal says when a slot
+// frees: how long the runs that hold them have been taking, not a fixed
+// second (runs of 20 s were told to retry after 1 s).
+func TestBusyRetryAfterFollowsTheRuns(t *testing.T) {
+	c := newClock()
+	l := newLimiter(t, Config{ProjectConcurrency: 1, GlobalConcurrency: 2}, c)
+	for range 6 {
+		r, err := l.Acquire("slow")
+		require.NoError(t, err)
+		c.Add(20 * time.Second)
+		r()
+	}
+	hold, err := l.Acquire("slow")
+	require.NoError(t, err)
+	_, err = l.Acquire("slow")
+	e := limitErr(t, err)
+	assert.Equal(t, ProjectConcurrency, e.Limit)
+	assert.Equal(t, 20*time.Second, e.RetryAfter, "the project's runs hold a slot 20 s")
+
+	quick, err := l.Acquire("quick")
+	require.NoError(t, err)
+	_, err = l.Acquire("other")
+	e = limitErr(t, err)
+	assert.Equal(t, GlobalConcurrency, e.Limit)
+	assert.Equal(t, 20*time.Second, e.RetryAfter, "all runs hold a slot 20 s lately")
+	quick()
+	hold()
+
+	// Quick runs bring it down, never below BusyRetryAfter.
+	for range 20 {
+		r, err := l.Acquire("slow")
+		require.NoError(t, err)
+		c.Add(10 * time.Millisecond)
+		r()
+	}
+	hold, err = l.Acquire("slow")
+	require.NoError(t, err)
+	_, err = l.Acquire("slow")
+	assert.Equal(t, DefaultBusyRetryAfter, limitErr(t, err).RetryAfter)
+	hold()
+}
+
 func TestGlobalConcurrency(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{GlobalConcurrency: 3, ProjectConcurrency: Unlimited}, c)

@@ -113,4 +113,3 @@ func TestWriteTimeoutCutsOffAStalledClient(t *testing.T) {
 		t.Fatal("the handler still writes to a client that reads nothing")
 	}
 }
-

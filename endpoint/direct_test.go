@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -120,5 +121,23 @@ func TestCompileDirect(t *testing.T) {
 		if err := c.compilePaged(engine.SQLite); err != nil || c.direct != c.tmpl {
 			t.Errorf("a body equal to the source was compiled twice: %v", err)
 		}
+	}
+}
+
+// BenchmarkPlainSelect2K tests the 2 KB query that internal/sqltoken's
+// BenchmarkTokens2K reads, to compare the scanners on the same text.
+func BenchmarkPlainSelect2K(b *testing.B) {
+	data, err := os.ReadFile("../internal/sqltoken/testdata/bench2k.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := string(data)
+	if !plainSelect(src) {
+		b.Fatal("the query is not a plain SELECT")
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		plainSelect(src)
 	}
 }

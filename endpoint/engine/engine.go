@@ -216,6 +216,12 @@ type Lexical struct {
 	// The fields below serve package internal/sqltoken, which reads a
 	// query as its engine does: where a token starts and ends.
 
+	// FixedEscapes: no setting of the server or the session changes
+	// whether a backslash escapes in a string literal (SQLite: never;
+	// ClickHouse: always). PostgreSQL's standard_conforming_strings and
+	// MySQL's NO_BACKSLASH_ESCAPES do change it, so a reader that must
+	// agree with the engine cannot rely on BackslashEscapes there.
+	FixedEscapes bool
 	// BacktickNames: `...` quotes a name (SQLite, MySQL, ClickHouse).
 	// Elsewhere a backtick is a character the engine refuses.
 	BacktickNames bool

@@ -92,6 +92,17 @@ func PlaceholderName(text string) string {
 	return text[p.nameStart:p.nameEnd]
 }
 
+// ParsePlaceholder reads the placeholder whose '{' is at src[i]: its code
+// name and the offset just past its '}', or end -1 when no well-formed
+// placeholder starts there.
+func ParsePlaceholder(src string, i int) (name string, end int) {
+	p := parsePlaceholder(src, i)
+	if !p.started || p.problem != "" {
+		return "", -1
+	}
+	return src[p.nameStart:p.nameEnd], p.end
+}
+
 // Problem says what is wrong with the placeholder that starts at
 // src[start], the Start of a token marked Malformed, and at which offset
 // of src; msg is "" when a well-formed placeholder or none starts there.

@@ -210,7 +210,31 @@ func (s *Scanner) Next() (Token, bool) {
 		s.i = i
 		return Token{}, false
 	}
-	t := s.token(i)
+	var t Token
+	// Words and punctuation, the most frequent tokens, are read here; the
+	// others in token.
+	switch c := src[i]; classes[c] {
+	case cLetter:
+		if (c == 'E' || c == 'e') && s.lx.EscapeStrings {
+			t = s.token(i)
+			break
+		}
+		j := i + 1
+		high := byte(0)
+		words := s.words
+		for j < len(src) && words[src[j]] {
+			high |= src[j]
+			j++
+		}
+		t = Token{Kind: Word, Start: i, End: j}
+		if high >= 0x80 {
+			t.Why = NonASCII
+		}
+	case cPunct:
+		t = Token{Kind: Punct, Start: i, End: i + 1}
+	default:
+		t = s.token(i)
+	}
 	s.i, s.prev, s.prevEnd = t.End, t.Kind, t.End
 	return t, true
 }
@@ -556,10 +580,12 @@ func (s *Scanner) blockComment(i int) Token {
 		t.Why = ExecutableComment
 	}
 	flat := strings.Index(rest, "*/")
-	if k := strings.Index(rest, "/*"); k >= 0 && (flat < 0 || k < flat) {
+	k := strings.Index(rest, "/*")
+	nested := k >= 0 && (flat < 0 || k < flat)
+	if nested && t.Why == None {
 		t.Why = NestedComment
 	}
-	if !s.lx.NestedComments || t.Why != NestedComment {
+	if !s.lx.NestedComments || !nested {
 		if flat < 0 {
 			t.End, t.Flags = len(src), Unclosed
 		} else {

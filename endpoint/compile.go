@@ -89,7 +89,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if scoped != q.SQL {
 		// The user's text passed every check; what runs is its scoped
 		// rewrite, which reads only what the project may read.
-		if c.tmpl, err = placeholder.Compile(scoped); err != nil {
+		if c.tmpl, err = placeholder.CompileFor(s.cfg.Executor.Engine().Lexical(), scoped); err != nil {
 			return nil, withCause(invalidf(CodeQueryNotAllowed, "query", "Query cannot be scoped: %s", placeholderError(err).Detail), err)
 		}
 		c.scoped, c.tenant = true, slices.Contains(c.tmpl.Names(), TenantVariable)
@@ -114,7 +114,7 @@ func (s *Service) parseSQL(sql string) (*placeholder.Template, error) {
 	if err := s.checkLength(len(sql)); err != nil {
 		return nil, err
 	}
-	tmpl, err := placeholder.Compile(sql)
+	tmpl, err := placeholder.CompileFor(s.cfg.Executor.Engine().Lexical(), sql)
 	if err != nil {
 		return nil, placeholderError(err)
 	}
@@ -290,7 +290,7 @@ func (c *compiled) compilePaged(e engine.Engine) error {
 		return err
 	}
 	c.limitName, c.offsetName = freeName(c.index, "endpoint_limit"), freeName(c.index, "endpoint_offset")
-	paged, err := placeholder.Compile(e.Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))
+	paged, err := placeholder.CompileFor(e.Lexical(), e.Page(st.Body, "{variables."+c.limitName+"}", "{variables."+c.offsetName+"}"))
 	if err != nil {
 		// The body compiled alone, and cutting it after a token cannot
 		// open a quote or comment; this is a defect, but the user gets a
@@ -302,7 +302,7 @@ func (c *compiled) compilePaged(e engine.Engine) error {
 		c.direct = c.tmpl
 		if st.Body != c.tmpl.Source() {
 			// The body compiled inside the wrapper, so it compiles alone.
-			if c.direct, err = placeholder.Compile(st.Body); err != nil {
+			if c.direct, err = placeholder.CompileFor(e.Lexical(), st.Body); err != nil {
 				return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", placeholderError(err).Detail), err)
 			}
 		}

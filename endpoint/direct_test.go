@@ -103,7 +103,7 @@ func TestCompileDirect(t *testing.T) {
 		{"WITH x AS (SELECT 1) SELECT * FROM x", ""},
 		{"SELECT 1 INTO t", ""},
 	} {
-		c, err := pagedOf(t, tc.src)
+		c, err := pagedOf(t, engine.SQLite, tc.src)
 		if err != nil {
 			t.Fatalf("compilePaged(%q): %v", tc.src, err)
 		}

@@ -10,11 +10,11 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
-// pagedOf compiles src as an endpoint query without variables of its own
-// and pages it.
-func pagedOf(t testing.TB, src string) (*compiled, error) {
+// pagedOf compiles src as an endpoint query of engine e without variables
+// of its own and pages it.
+func pagedOf(t testing.TB, e engine.Engine, src string) (*compiled, error) {
 	t.Helper()
-	tmpl, err := placeholder.Compile(src)
+	tmpl, err := placeholder.CompileFor(e.Lexical(), src)
 	if err != nil {
 		t.Fatalf("Compile(%q): %v", src, err)
 	}
@@ -22,7 +22,7 @@ func pagedOf(t testing.TB, src string) (*compiled, error) {
 	for i, n := range tmpl.Names() {
 		c.index[n] = i
 	}
-	return c, c.compilePaged(engine.SQLite)
+	return c, c.compilePaged(e)
 }
 
 func TestCompilePaged(t *testing.T) {
@@ -30,26 +30,34 @@ func TestCompilePaged(t *testing.T) {
 	const single = "an endpoint runs a single statement; remove the ';' and what follows it."
 	for _, tc := range []struct {
 		src, body string
-		err       string // the message of the 400, "" for none
+		err       string        // the message of the 400, "" for none
+		e         engine.Engine // nil for SQLite
 	}{
-		{"SELECT 1", "SELECT 1", ""},
-		{"SELECT 1;", "SELECT 1", ""},
-		{"SELECT 1 ;; \n", "SELECT 1", ""},
-		{"SELECT 1 -- trailing; comment", "SELECT 1", ""},
-		{"SELECT 1; -- done\n/* really */ ;", "SELECT 1", ""},
-		{"SELECT ';' AS s;", "SELECT ';' AS s", ""},
-		{"SELECT \"a;b\", `c;d` FROM t", "SELECT \"a;b\", `c;d` FROM t", ""},
-		{"SELECT 'it''s;' -- x", "SELECT 'it''s;'", ""},
-		{`SELECT 'a\';' FROM t;`, `SELECT 'a\';' FROM t`, ""},
-		{"SELECT 1 /* ; */ FROM t", "SELECT 1 /* ; */ FROM t", ""},
-		{"SELECT {variables.x};", "SELECT {variables.x}", ""},
-		{"SELECT 1 -- c\nFROM t -- d", "SELECT 1 -- c\nFROM t", ""},
-		{"SELECT 1; SELECT 2", "", "Invalid query at line 1, column 9: " + single},
-		{"SELECT 1;\n-- c\nDROP TABLE t", "", "Invalid query at line 1, column 9: " + single},
-		{"ab\ncdé;\nx", "", "Invalid query at line 2, column 4: " + single},
-		{"-- only a comment", "", ""},
+		{"SELECT 1", "SELECT 1", "", nil},
+		{"SELECT 1;", "SELECT 1", "", nil},
+		{"SELECT 1 ;; \n", "SELECT 1", "", nil},
+		{"SELECT 1 -- trailing; comment", "SELECT 1", "", nil},
+		{"SELECT 1; -- done\n/* really */ ;", "SELECT 1", "", nil},
+		{"SELECT ';' AS s;", "SELECT ';' AS s", "", nil},
+		{"SELECT \"a;b\", `c;d` FROM t", "SELECT \"a;b\", `c;d` FROM t", "", nil},
+		{"SELECT 'it''s;' -- x", "SELECT 'it''s;'", "", nil},
+		{`SELECT 'a\';' FROM t;`, `SELECT 'a\';' FROM t`, "", engine.MySQL},
+		{`SELECT 'a\'';' FROM t;`, `SELECT 'a\'';' FROM t`, "", nil}, // SQLite: no escapes
+		{"SELECT 1 # c; d\nFROM t;", "SELECT 1 # c; d\nFROM t", "", engine.MySQL},
+		{"SELECT $$;$$ FROM t;", "SELECT $$;$$ FROM t", "", engine.PostgreSQL},
+		{"SELECT 1 /* ; */ FROM t", "SELECT 1 /* ; */ FROM t", "", nil},
+		{"SELECT {variables.x};", "SELECT {variables.x}", "", nil},
+		{"SELECT 1 -- c\nFROM t -- d", "SELECT 1 -- c\nFROM t", "", nil},
+		{"SELECT 1; SELECT 2", "", "Invalid query at line 1, column 9: " + single, nil},
+		{"SELECT 1;\n-- c\nDROP TABLE t", "", "Invalid query at line 1, column 9: " + single, nil},
+		{"ab\ncdé;\nx", "", "Invalid query at line 2, column 4: " + single, nil},
+		{"-- only a comment", "", "", nil},
 	} {
-		c, err := pagedOf(t, tc.src)
+		e := tc.e
+		if e == nil {
+			e = engine.SQLite
+		}
+		c, err := pagedOf(t, e, tc.src)
 		switch {
 		case tc.err != "":
 			var e *Error
@@ -81,7 +89,7 @@ func FuzzCompilePaged(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		tmpl, err := placeholder.Compile(src)
+		tmpl, err := placeholder.CompileFor(engine.SQLite.Lexical(), src)
 		if err != nil {
 			return
 		}

@@ -52,7 +52,7 @@ func (s *Service) scope(ctx context.Context, project, sql string) (string, error
 	if err != nil {
 		return "", err
 	}
-	scoped, err := access.Scope(sql, rules, TenantVariable)
+	scoped, err := access.ScopeFor(s.cfg.Executor.Engine().Lexical(), sql, rules, TenantVariable)
 	if err != nil {
 		return "", accessError(err)
 	}
@@ -99,7 +99,7 @@ func (s *Service) precomputeSource(ctx context.Context, project string, scoped b
 			return "", nil, err
 		}
 	}
-	tmpl, err := placeholder.Compile(sql)
+	tmpl, err := placeholder.CompileFor(s.cfg.Executor.Engine().Lexical(), sql)
 	if err != nil {
 		return "", nil, err
 	}

@@ -362,7 +362,7 @@ func plainSelect(lx engine.Lexical, body string) bool {
 // might read as code.
 func holdsWord(text, word string) bool {
 	for i := 0; i+len(word) <= len(text); i++ {
-		if strings.EqualFold(text[i:i+len(word)], word) &&
+		if text[i]|0x20 == word[0] && strings.EqualFold(text[i:i+len(word)], word) &&
 			(i == 0 || !sqltoken.IsWordByte(text[i-1])) &&
 			(i+len(word) == len(text) || !sqltoken.IsWordByte(text[i+len(word)])) {
 			return true

@@ -210,13 +210,12 @@ func (s *Scanner) Next() (Token, bool) {
 		s.i = i
 		return Token{}, false
 	}
-	var t Token
 	// Words and punctuation, the most frequent tokens, are read here; the
-	// others in token.
+	// others in token. Each case returns its token as a literal: building
+	// it in a variable first cost a store and reload per token.
 	switch c := src[i]; classes[c] {
 	case cLetter:
 		if (c == 'E' || c == 'e') && s.lx.EscapeStrings {
-			t = s.token(i)
 			break
 		}
 		j := i + 1
@@ -226,15 +225,16 @@ func (s *Scanner) Next() (Token, bool) {
 			high |= src[j]
 			j++
 		}
-		t = Token{Kind: Word, Start: i, End: j}
+		s.i, s.prev, s.prevEnd = j, Word, j
 		if high >= 0x80 {
-			t.Why = NonASCII
+			return Token{Kind: Word, Why: NonASCII, Start: i, End: j}, true
 		}
+		return Token{Kind: Word, Start: i, End: j}, true
 	case cPunct:
-		t = Token{Kind: Punct, Start: i, End: i + 1}
-	default:
-		t = s.token(i)
+		s.i, s.prev, s.prevEnd = i+1, Punct, i+1
+		return Token{Kind: Punct, Start: i, End: i + 1}, true
 	}
+	t := s.token(i)
 	s.i, s.prev, s.prevEnd = t.End, t.Kind, t.End
 	return t, true
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/endpointkit/endpointkit/internal/apierror"
 	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/internal/sqltoken"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -117,7 +119,7 @@ func (s *Service) parseSQL(sql string) (*placeholder.Template, error) {
 	if err := s.checkLength(len(sql)); err != nil {
 		return nil, err
 	}
-	tmpl, err := placeholder.Compile(sql)
+	tmpl, err := placeholder.CompileFor(s.cfg.Executor.Engine().Lexical(), sql)
 	if err != nil {
 		return nil, placeholderError(err)
 	}
@@ -301,7 +303,7 @@ func (c *compiled) compilePaged(text *scope.Template) error {
 		return withCause(invalidf(CodeInvalidInput, "query", "Query cannot be paged: %s", scopeError(err).Detail), err)
 	}
 	c.paged = paged
-	if plainSelect(st.Body) {
+	if plainSelect(c.scope.Engine().Lexical(), st.Body) {
 		c.direct = text
 		if st.Body != text.Text().Source() {
 			// The body compiled inside the wrapper, so it compiles alone.
@@ -314,75 +316,63 @@ func (c *compiled) compilePaged(text *scope.Template) error {
 }
 
 // plainSelect reports whether body, one statement, may run without the
-// paging wrapper: it begins with SELECT (after comments) and holds no word
-// INTO anywhere, in strings and comments included. The wrapper also keeps
-// anything but a query from running, since only a SELECT can be a
-// subquery: WITH, which may lead a DELETE in SQLite or PostgreSQL, and
-// SELECT ... INTO, which writes a table or a file on some engines, keep it.
-// The test errs on the side of the wrapper, which is only slower.
-func plainSelect(body string) bool {
-	i := 0
-	for i < len(body) {
-		switch {
-		case isSpaceByte(body[i]):
-			i++
-		case strings.HasPrefix(body[i:], "--"):
-			end := strings.IndexByte(body[i:], '\n')
-			if end < 0 {
-				return false
-			}
-			i += end + 1
-		case strings.HasPrefix(body[i:], "/*"):
-			end := strings.Index(body[i+2:], "*/")
-			if end < 0 {
-				return false
-			}
-			i += 2 + end + 2
-		default:
-			if !hasWordAt(body, i, "select") {
-				return false
-			}
-			return !hasWord(body[i:], "into")
+// paging wrapper: its first token, past comments as the engine reads them
+// (lx), is the word SELECT, and it holds no word INTO anywhere, in strings
+// and comments included. The wrapper also keeps anything but a query from
+// running, since only a SELECT can be a subquery: WITH, which may lead a
+// DELETE in SQLite or PostgreSQL, and SELECT ... INTO, which writes a
+// table or a file on some engines, keep it; so does a comment that MySQL
+// executes. The test errs on the side of the wrapper, which is only
+// slower.
+func plainSelect(lx engine.Lexical, body string) bool {
+	var sc sqltoken.Scanner
+	sc.Reset(lx, body)
+	first := true
+	for {
+		t, ok := sc.Next()
+		if !ok {
+			return !first
 		}
+		if t.Is(sqltoken.Unclosed) || t.Why == sqltoken.ExecutableComment {
+			return false
+		}
+		text := t.Text(body)
+		switch t.Kind {
+		case sqltoken.Word:
+			if first && !strings.EqualFold(text, "select") || strings.EqualFold(text, "into") {
+				return false
+			}
+		case sqltoken.Comment:
+			if !first && holdsWord(text, "into") {
+				return false
+			}
+			continue
+		case sqltoken.String, sqltoken.QuotedName:
+			if first || holdsWord(text, "into") {
+				return false
+			}
+		default:
+			if first {
+				return false
+			}
+		}
+		first = false
 	}
-	return false
 }
 
-// hasWord reports whether word (lower case ASCII) occurs in s as a whole
-// word, in any case.
-func hasWord(s, word string) bool {
-	for i := 0; i < len(s); {
-		if !isWordByte(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isWordByte(s[j]) {
-			j++
-		}
-		if strings.EqualFold(s[i:j], word) {
+// holdsWord reports whether word (lower case ASCII) occurs in text, a
+// string literal, quoted name or comment, as a whole word in any case:
+// what the engine reads as text there, a differently configured engine
+// might read as code.
+func holdsWord(text, word string) bool {
+	for i := 0; i+len(word) <= len(text); i++ {
+		if text[i]|0x20 == word[0] && strings.EqualFold(text[i:i+len(word)], word) &&
+			(i == 0 || !sqltoken.IsWordByte(text[i-1])) &&
+			(i+len(word) == len(text) || !sqltoken.IsWordByte(text[i+len(word)])) {
 			return true
 		}
-		i = j
 	}
 	return false
-}
-
-// hasWordAt reports whether word (lower case ASCII) is at s[i:] as a whole
-// word, in any case.
-func hasWordAt(s string, i int, word string) bool {
-	end := i + len(word)
-	return end <= len(s) && strings.EqualFold(s[i:end], word) && (end == len(s) || !isWordByte(s[end]))
-}
-
-// isWordByte is true for the bytes of an unquoted SQL word; bytes of
-// multi-byte characters count, so that a word is never cut inside one.
-func isWordByte(c byte) bool {
-	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // freeName returns base, or base followed by enough '_' to be unused.

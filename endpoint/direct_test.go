@@ -1,10 +1,12 @@
 package endpoint
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -38,8 +40,33 @@ func TestPlainSelect(t *testing.T) {
 		{"", false},
 		{"SÉLECT 1", false},
 	} {
-		if got := plainSelect(tc.body); got != tc.want {
+		if got := plainSelect(engine.SQLite.Lexical(), tc.body); got != tc.want {
 			t.Errorf("plainSelect(%q) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
+
+// TestPlainSelectPerEngine: comments are skipped as the engine reads
+// them, and a comment the engine executes keeps the wrapper.
+func TestPlainSelectPerEngine(t *testing.T) {
+	for _, tc := range []struct {
+		e    engine.Engine
+		body string
+		want bool
+	}{
+		{engine.PostgreSQL, "/* a /* b */ c */ SELECT 1", true},
+		{engine.ClickHouse, "/* a /* b */ c */ SELECT 1", true},
+		{engine.SQLite, "/* a /* b */ c */ SELECT 1", false},
+		{engine.MySQL, "# note\nSELECT 1", true},
+		{engine.SQLite, "# note\nSELECT 1", false},
+		{engine.MySQL, "/*!50000 SELECT 1 */", false},
+		{engine.MySQL, "SELECT 1 /*!50000 , 2 */", false},
+		{engine.MySQL, "SELECT 'a\\' INTO' AS x", false},
+		{engine.SQLite, `SELECT 'C:\' AS p FROM t`, true},
+		{engine.PostgreSQL, "SELECT $$ into $$", false},
+	} {
+		if got := plainSelect(tc.e.Lexical(), tc.body); got != tc.want {
+			t.Errorf("%s: plainSelect(%q) = %v, want %v", tc.e.Name(), tc.body, got, tc.want)
 		}
 	}
 }
@@ -51,6 +78,7 @@ func FuzzPlainSelect(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		plainSelect := func(s string) bool { return plainSelect(engine.SQLite.Lexical(), s) }
 		got := plainSelect(s)
 		upper := []byte(s)
 		for i, c := range upper {
@@ -100,7 +128,7 @@ func TestCompileDirect(t *testing.T) {
 		{"SELECT a FROM t WHERE b = {variables.b};  -- done", "SELECT a FROM t WHERE b = {variables.b}"},
 		{"WITH x AS (SELECT 1) SELECT * FROM x", ""},
 	} {
-		c, err := pagedOf(t, tc.src)
+		c, err := pagedOf(t, engine.SQLite, tc.src)
 		if err != nil {
 			t.Fatalf("compilePaged(%q): %v", tc.src, err)
 		}
@@ -114,9 +142,28 @@ func TestCompileDirect(t *testing.T) {
 		}
 	}
 	if tmpl, _ := placeholder.Compile("SELECT 1"); tmpl != nil {
-		c, text, err := compiledOf(tmpl)
+		c, text, err := compiledOf(tmpl, engine.SQLite)
 		if err != nil || c.direct != text {
 			t.Errorf("a body equal to the source was compiled twice: %v", err)
 		}
+	}
+}
+
+// BenchmarkPlainSelect2K tests the 2 KB query that internal/sqltoken's
+// BenchmarkTokens2K reads, to compare the scanners on the same text.
+func BenchmarkPlainSelect2K(b *testing.B) {
+	data, err := os.ReadFile("../internal/sqltoken/testdata/bench2k.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := string(data)
+	lx := engine.SQLite.Lexical()
+	if !plainSelect(lx, src) {
+		b.Fatal("the query is not a plain SELECT")
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		plainSelect(lx, src)
 	}
 }

@@ -12,23 +12,23 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
-// pagedOf compiles src as an endpoint query without variables of its own
-// and pages it.
-func pagedOf(t testing.TB, src string) (*compiled, error) {
+// pagedOf compiles src as an endpoint query of engine e without variables
+// of its own and pages it.
+func pagedOf(t testing.TB, e engine.Engine, src string) (*compiled, error) {
 	t.Helper()
-	tmpl, err := placeholder.Compile(src)
+	tmpl, err := placeholder.CompileFor(e.Lexical(), src)
 	if err != nil {
 		t.Fatalf("Compile(%q): %v", src, err)
 	}
-	c, _, err := compiledOf(tmpl)
+	c, _, err := compiledOf(tmpl, e)
 	return c, err
 }
 
-// compiledOf compiles tmpl, a query without variables, as compileSQL does:
-// one statement, scoped (with no policy), paged. It returns the scoped
-// template too.
-func compiledOf(tmpl *placeholder.Template) (*compiled, *scope.Template, error) {
-	c := &compiled{tmpl: tmpl, index: map[string]int{}, scope: scope.New(nil, "1", engine.SQLite)}
+// compiledOf compiles tmpl, a query of engine e without variables, as
+// compileSQL does: one statement, scoped (with no policy), paged. It
+// returns the scoped template too.
+func compiledOf(tmpl *placeholder.Template, e engine.Engine) (*compiled, *scope.Template, error) {
+	c := &compiled{tmpl: tmpl, index: map[string]int{}, scope: scope.New(nil, "1", e)}
 	for i, n := range tmpl.Names() {
 		c.index[n] = i
 	}
@@ -47,25 +47,44 @@ func TestCompilePaged(t *testing.T) {
 	const single = "an endpoint runs a single statement; remove the ';' and what follows it."
 	for _, tc := range []struct {
 		src, body string
-		err       string // the message of the 400, "" for none
+		err       string        // the message of the 400, "" for none, "sandbox" for the sandbox's refusal
+		e         engine.Engine // nil for SQLite
 	}{
-		{"SELECT 1", "SELECT 1", ""},
-		{"SELECT 1;", "SELECT 1", ""},
-		{"SELECT 1 ;; \n", "SELECT 1", ""},
-		{"SELECT 1 -- trailing; comment", "SELECT 1", ""},
-		{"SELECT 1; -- done\n/* really */ ;", "SELECT 1", ""},
-		{"SELECT ';' AS s;", "SELECT ';' AS s", ""},
-		{"SELECT \"a;b\", `c;d` FROM t", "SELECT \"a;b\", `c;d` FROM t", ""},
-		{"SELECT 'it''s;' -- x", "SELECT 'it''s;'", ""},
-		{"SELECT 1 /* ; */ FROM t", "SELECT 1 /* ; */ FROM t", ""},
-		{"SELECT {variables.x};", "SELECT {variables.x}", ""},
-		{"SELECT 1 -- c\nFROM t -- d", "SELECT 1 -- c\nFROM t", ""},
-		{"SELECT 1; SELECT 2", "", "Invalid query at line 1, column 9: " + single},
-		{"SELECT 1;\n-- c\nDROP TABLE t", "", "Invalid query at line 1, column 9: " + single},
-		{"ab\ncdé;\nx", "", "Invalid query at line 2, column 4: " + single},
+		{"SELECT 1", "SELECT 1", "", nil},
+		{"SELECT 1;", "SELECT 1", "", nil},
+		{"SELECT 1 ;; \n", "SELECT 1", "", nil},
+		{"SELECT 1 -- trailing; comment", "SELECT 1", "", nil},
+		{"SELECT 1; -- done\n/* really */ ;", "SELECT 1", "", nil},
+		{"SELECT ';' AS s;", "SELECT ';' AS s", "", nil},
+		{"SELECT \"a;b\", `c;d` FROM t", "SELECT \"a;b\", `c;d` FROM t", "", nil},
+		{"SELECT 'it''s;' -- x", "SELECT 'it''s;'", "", nil},
+		// The sandbox refuses, before paging, a literal that engines read
+		// differently (a backslash before a quote on MySQL).
+		{`SELECT 'a\';' FROM t;`, ``, "sandbox", engine.MySQL},
+		{`SELECT 'a\'';' FROM t;`, `SELECT 'a\'';' FROM t`, "", nil}, // SQLite: no escapes
+		// So are MySQL's '#' comments and PostgreSQL's dollar quotes
+		// (placeholder's own tests read them per engine).
+		{"SELECT 1 # c; d\nFROM t;", "", "sandbox", engine.MySQL},
+		{"SELECT $$;$$ FROM t;", "", "sandbox", engine.PostgreSQL},
+		{"SELECT 1 /* ; */ FROM t", "SELECT 1 /* ; */ FROM t", "", nil},
+		{"SELECT {variables.x};", "SELECT {variables.x}", "", nil},
+		{"SELECT 1 -- c\nFROM t -- d", "SELECT 1 -- c\nFROM t", "", nil},
+		{"SELECT 1; SELECT 2", "", "Invalid query at line 1, column 9: " + single, nil},
+		{"SELECT 1;\n-- c\nDROP TABLE t", "", "Invalid query at line 1, column 9: " + single, nil},
+		{"ab\ncdé;\nx", "", "Invalid query at line 2, column 4: " + single, nil},
+		{"-- only a comment", "", "sandbox", nil},
 	} {
-		c, err := pagedOf(t, tc.src)
+		e := tc.e
+		if e == nil {
+			e = engine.SQLite
+		}
+		c, err := pagedOf(t, e, tc.src)
+		var ae *access.Error
 		switch {
+		case tc.err == "sandbox":
+			if !errors.As(err, &ae) {
+				t.Errorf("compilePaged(%q) = %v; want the sandbox's refusal", tc.src, err)
+			}
 		case tc.err != "":
 			var e *Error
 			if !errors.As(err, &e) || e.Detail != tc.err || e.Code != CodeInvalidInput || e.Status != 400 {
@@ -96,7 +115,7 @@ func FuzzCompilePaged(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		tmpl, err := placeholder.Compile(src)
+		tmpl, err := placeholder.CompileFor(engine.SQLite.Lexical(), src)
 		if err != nil {
 			return
 		}
@@ -108,7 +127,7 @@ func FuzzCompilePaged(f *testing.F) {
 		if semi >= 0 && (semi >= len(src) || src[semi] != ';') {
 			t.Fatalf("semicolon offset %d does not point at ';' in %q", semi, src)
 		}
-		c, _, err := compiledOf(tmpl)
+		c, _, err := compiledOf(tmpl, engine.SQLite)
 		var ae *access.Error
 		switch {
 		case errors.As(err, &ae):

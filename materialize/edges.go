@@ -66,7 +66,7 @@ func (p *Plan) ScopeSource(scope func(query string) (string, error)) (*Plan, err
 	if !ok {
 		return nil, fmt.Errorf("materialize: the scope of the source rewrote its select list: %q", scoped)
 	}
-	tmpl, err := placeholder.Compile(from)
+	tmpl, err := placeholder.CompileFor(p.dialect.Lexical(), from)
 	if err != nil {
 		return nil, fmt.Errorf("materialize: the scoped source: %w", err)
 	}

@@ -1,6 +1,7 @@
 package placeholder
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,22 @@ func BenchmarkRenderBaseline(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkScan2K scans the 2 KB query that internal/sqltoken's
+// BenchmarkTokens2K reads, to compare the scanners on the same text.
+func BenchmarkScan2K(b *testing.B) {
+	data, err := os.ReadFile("../internal/sqltoken/testdata/bench2k.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := string(data)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Scan(src); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

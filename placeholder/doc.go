@@ -34,12 +34,18 @@
 // A string literal, quoted identifier or block comment left open is a
 // *SyntaxError too, reported at its opening character.
 //
-// The scanner does not know the engine, so it does not understand
-// PostgreSQL dollar-quoted strings, nested block comments or MySQL's '#'
-// comments: a placeholder-like text inside those is taken as a placeholder.
-// Backslash escapes are honoured in '...' literals on every engine, so a
-// SQLite or PostgreSQL literal ending in a backslash ('C:\') reads as left
-// open and is reported rather than silently misread.
+// The scanner reads SQL with the library's tokenizer (internal/sqltoken)
+// as one engine does when it is told which (ScanFor, CompileFor, with the
+// engine's Lexical): on SQLite a backslash is an ordinary character, so
+// 'C:\' is a whole literal; on MySQL '#' starts a comment and "..." is a
+// string; on PostgreSQL E'...' honours backslashes, $$...$$ is a literal
+// and block comments nest. A placeholder-like text inside a literal or
+// comment is not a placeholder; Template.Inert lists it. Scan and Compile,
+// which are not told the engine, read as described above: backslash
+// escapes are honoured in '...' literals on every engine, so a SQLite or
+// PostgreSQL literal ending in a backslash ('C:\') reads as left open and
+// is reported rather than silently misread, and dollar quotes, nested
+// block comments and MySQL's '#' comments are not understood.
 //
 // # Lists
 //

@@ -153,3 +153,24 @@ func ExampleTemplate_Statement() {
 	// SELECT count(*) FROM (SELECT * FROM events WHERE event = {variables.event}) AS q
 	// second statement after the ';' at line 1, column 9
 }
+
+func ExampleCompileFor() {
+	const sql = `SELECT 'C:\' || path AS p FROM files WHERE owner = {variables.owner} -- not {variables.here}`
+	_, err := placeholder.Compile(sql) // backslashes escape, as on MySQL
+	fmt.Println(err)
+
+	t, err := placeholder.CompileFor(engine.SQLite.Lexical(), sql) // SQLite has no escapes
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q, args, _ := t.Render(engine.SQLite, map[string]any{"owner": "ana"})
+	fmt.Println(q, args)
+	for _, p := range t.Inert() {
+		fmt.Printf("inert: %s at column %d\n", p.Name, p.Column)
+	}
+	// Output:
+	// placeholder: line 1, column 8: string literal starting with ' is never closed
+	// SELECT 'C:\' || path AS p FROM files WHERE owner = ? -- not {variables.here} [ana]
+	// inert: here at column 77
+}

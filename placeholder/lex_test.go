@@ -3,48 +3,37 @@ package placeholder
 import (
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestSkipNonCode(t *testing.T) {
+func TestScanOpenErrors(t *testing.T) {
 	tests := []struct {
 		name string
+		lx   engine.Lexical
 		src  string
-		i    int
-		end  int
-		what skipped
-		err  string // the SyntaxError's Msg; "" for none
+		off  int
+		err  string // the SyntaxError's Msg
 	}{
-		{"line comment", "a -- b\nc", 2, 7, skippedComment, ""},
-		{"line comment on the last line", "a -- b", 2, 6, skippedComment, ""},
-		{"block comment", "/* a */b", 0, 7, skippedComment, ""},
-		{"empty block comment", "/**/", 0, 4, skippedComment, ""},
-		{"string literal", "'it''s' x", 0, 7, skippedQuoted, ""},
-		{"backslash escape", `'a\'' x`, 0, 5, skippedQuoted, ""},
-		{"quoted identifier", `"a""b" x`, 0, 6, skippedQuoted, ""},
-		{"backtick identifier", "`a\\` x", 0, 4, skippedQuoted, ""},
-		{"minus", "a - b", 2, 2, skippedNothing, ""},
-		{"minus at the end", "a -", 2, 2, skippedNothing, ""},
-		{"division", "a / b", 2, 2, skippedNothing, ""},
-		{"unclosed literal", "x = 'a", 4, 0, skippedNothing, "string literal starting with ' is never closed"},
-		{"unclosed identifier", "x = `a", 4, 0, skippedNothing, "quoted identifier starting with ` is never closed"},
-		{"unclosed block comment", "x /* a *", 2, 0, skippedNothing, "block comment /* is never closed"},
+		{"unclosed literal", anyReading, "x = 'a", 4, "string literal starting with ' is never closed"},
+		{"backslash escape", anyReading, `x = 'C:\' || 'y'`, 15, "string literal starting with ' is never closed"},
+		{"unclosed identifier", anyReading, "x = `a", 4, "quoted identifier starting with ` is never closed"},
+		{"unclosed block comment", anyReading, "x /* a *", 2, "block comment /* is never closed"},
+		{"unclosed E string", engine.PostgreSQL.Lexical(), `x = E'a\'`, 4, "string literal starting with E' is never closed"},
+		{"unclosed dollar quote", engine.PostgreSQL.Lexical(), "x = $q$ a $$", 4, "dollar-quoted string starting with $q$ is never closed"},
+		{"unclosed nested comment", engine.PostgreSQL.Lexical(), "/* a /* b */ c", 0, "block comment /* is never closed"},
+		{"unclosed double-quoted string", engine.MySQL.Lexical(), `x = "a\"`, 4, `string literal starting with " is never closed`},
+		{"unclosed bracket name", engine.SQLite.Lexical(), "x = [a", 4, "quoted identifier starting with [ is never closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pos := positioner{src: tt.src}
-			end, what, err := skipNonCode(tt.src, tt.i, &pos)
-			if tt.err != "" {
-				var se *SyntaxError
-				require.ErrorAs(t, err, &se)
-				assert.Equal(t, tt.err, se.Msg)
-				assert.Equal(t, tt.i, se.Offset)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.end, end)
-			assert.Equal(t, tt.what, what)
+			_, err := ScanFor(tt.lx, tt.src)
+			var se *SyntaxError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tt.err, se.Msg)
+			assert.Equal(t, tt.off, se.Offset)
 		})
 	}
 }

@@ -1,6 +1,9 @@
 package placeholder
 
-import "github.com/endpointkit/endpointkit/endpoint/engine"
+import (
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/sqltoken"
+)
 
 // BindMarker is a bind marker written by hand in a query's SQL text: '?',
 // '?1', '$1', ':name', '@name' or '$name'. A saved query must use
@@ -28,69 +31,27 @@ type BindMarker struct {
 // (MySQL system variables, PostgreSQL text search) and identifiers that
 // merely contain '$' ("a$1") are never markers.
 func BindMarkers(e engine.Engine, sql string) ([]BindMarker, error) {
-	reads := readsMarker(e)
+	reads, lx := readsMarker(e), anyReading
+	if e != nil {
+		lx = e.Lexical()
+	}
 	var out []BindMarker
 	pos := positioner{src: sql}
-	add := func(start, end int) {
-		line, col := pos.at(start)
-		out = append(out, BindMarker{Text: sql[start:end], Offset: start, Line: line, Column: col})
-	}
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch classes[c] {
-		case clSpace:
-			i++
-		case clIdent:
-			j := wordEnd(sql, i)
-			if c == '$' && reads('$', sql[i+1:j]) {
-				add(i, j)
-			}
-			i = j
-		case clDash, clSlash, clQuote:
-			end, what, err := skipNonCode(sql, i, &pos)
-			if err != nil {
-				return nil, err
-			}
-			if what == skippedNothing { // a lone '-' or '/'
-				end = i + 1
-			}
-			i = end
-		default:
-			end, ok := markerAt(sql, i)
-			if ok && reads(c, sql[i+1:end]) {
-				add(i, end)
-			}
-			i = end
+	var sc sqltoken.Scanner
+	sc.Reset(lx, sql)
+	for {
+		t, ok := sc.Next()
+		if !ok {
+			return out, nil
+		}
+		switch {
+		case t.Is(sqltoken.Unclosed):
+			return nil, openError(sql, t, &pos)
+		case t.Kind == sqltoken.BindMarker && reads(sql[t.Start], sql[t.Start+1:t.End]):
+			line, col := pos.at(t.Start)
+			out = append(out, BindMarker{Text: sql[t.Start:t.End], Offset: t.Start, Line: line, Column: col})
 		}
 	}
-	return out, nil
-}
-
-// markerAt returns the end of the marker that the byte at sql[i] may
-// open: ':' or '@' and a name, or '?' and digits, if any. ok is false
-// where no marker opens; the end then skips a doubled ':' or '@' as one
-// token ("::" cast, "@@" variable or operator), else the byte alone.
-func markerAt(sql string, i int) (end int, ok bool) {
-	c, j, n := sql[i], i+1, len(sql)
-	switch c {
-	case ':', '@':
-		if j < n && sql[j] == c {
-			return j + 1, false
-		}
-		if j >= n || !isNameStart(sql[j]) {
-			return j, false
-		}
-		for j < n && isNameByte(sql[j]) {
-			j++
-		}
-		return j, true
-	case '?':
-		for j < n && sql[j] >= '0' && sql[j] <= '9' {
-			j++
-		}
-		return j, true
-	}
-	return j, false
 }
 
 // readsMarker returns e's ReadsMarker, or for a nil engine one that
@@ -107,13 +68,4 @@ func readsMarker(e engine.Engine) func(sigil byte, rest string) bool {
 		}
 		return false
 	}
-}
-
-func isName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i]) {
-			return false
-		}
-	}
-	return true
 }

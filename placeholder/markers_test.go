@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/sqltoken"
 )
 
 func TestBindMarkers(t *testing.T) {
@@ -85,7 +86,9 @@ func TestBindMarkersUnclosed(t *testing.T) {
 
 // FuzzBindMarkers checks against the reference tokenizer of the fuzz
 // tests: markers lie wholly in code, start with a sigil, and an error is
-// returned exactly when a quote or comment is left open.
+// returned exactly when a quote or comment is left open. The reference
+// reads as Scan does; an engine reads as its Lexical says, which agrees
+// with the reference where the tokenizer finds nothing ambiguous.
 func FuzzBindMarkers(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
@@ -95,7 +98,10 @@ func FuzzBindMarkers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		code, closed := refCode(s)
-		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
+		for _, d := range []engine.Engine{nil, engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
+			if d != nil && ambiguous(d.Lexical(), s) {
+				continue
+			}
 			got, err := BindMarkers(d, s)
 			if (err != nil) == closed {
 				t.Fatalf("%s.BindMarkers(%q): error %v, but reference says closed=%v", d, s, err, closed)
@@ -116,4 +122,15 @@ func FuzzBindMarkers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ambiguous reports whether some engine could read a token of s, read as
+// lx says, another way.
+func ambiguous(lx engine.Lexical, s string) bool {
+	for _, t := range sqltoken.Tokens(lx, s) {
+		if t.Ambiguous() {
+			return true
+		}
+	}
+	return false
 }

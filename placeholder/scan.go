@@ -2,7 +2,9 @@ package placeholder
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/sqltoken"
 )
 
 // Placeholder is one {variables.<code_name>} found in SQL text.
@@ -21,9 +23,17 @@ type Placeholder struct {
 
 // Scan returns the placeholders of sql in order of appearance, or a
 // *SyntaxError for a malformed placeholder or a quote or comment left open.
-// The package documentation says exactly what counts as a placeholder.
+// The package documentation says exactly what counts as a placeholder. It
+// reads sql as no engine in particular does (see Compile); ScanFor reads
+// it as one engine does.
 func Scan(sql string) ([]Placeholder, error) {
-	return scan(sql, nil, nil)
+	return scan(anyReading, sql, nil, nil, nil)
+}
+
+// ScanFor is Scan reading sql as an engine with the rules lx does: which
+// quotes, escapes and comments it has decides what is code.
+func ScanFor(lx engine.Lexical, sql string) ([]Placeholder, error) {
+	return scan(lx, sql, nil, nil, nil)
 }
 
 // token kinds the list-position rule looks back at.
@@ -35,77 +45,82 @@ const (
 	tokLParen
 )
 
-// scan does Scan's work. When parens is not nil it also records, for
-// each placeholder, whether its list form must bring its own parentheses
-// (it follows IN directly) or not (it sits inside IN ( )). When st is not
-// nil it also fills in *st (see Template.Statement): the walk already
-// tells tokens from comments and quotes, and a second walk over the same
-// text would only repeat it.
-func scan(src string, parens *[]bool, st *Statement) ([]Placeholder, error) {
+// scan does Scan's work, reading src as lx says. When parens is not nil
+// it also records, for each placeholder, whether its list form must bring
+// its own parentheses (it follows IN directly) or not (it sits inside IN
+// ( )). When st is not nil it also fills in *st (see Template.Statement),
+// and when inert is not nil it appends the placeholders written inside
+// literals and comments (see Template.Inert): the walk already tells
+// tokens from comments and quotes, and a second walk over the same text
+// would only repeat it.
+func scan(lx engine.Lexical, src string, parens *[]bool, st *Statement, inert *[]Placeholder) ([]Placeholder, error) {
 	out := placeholderSlice(src)
 	pos := positioner{src: src}
 	prev1, prev2 := tokOther, tokOther
 	ends := statementEnds{semi: -1}
-	n := len(src)
-	i := 0
-	for i < n {
-		c := src[i]
-		switch classes[c] {
-		case clSpace:
-			i++
-			continue // whitespace is not a token
-		case clIdent:
-			j := wordEnd(src, i)
-			prev2, prev1 = prev1, wordKind(src[i:j])
-			i = j
-			continue
-		case clDash, clSlash, clQuote:
-			end, what, err := skipNonCode(src, i, &pos)
-			if err != nil {
-				return nil, err
+	var sc sqltoken.Scanner
+	sc.Reset(lx, src)
+	for {
+		t, ok := sc.Next()
+		if !ok {
+			break
+		}
+		kind := tokOther
+		switch t.Kind {
+		case sqltoken.Word:
+			kind = wordKind(src[t.Start:t.End])
+		case sqltoken.Comment, sqltoken.String, sqltoken.QuotedName:
+			if t.Is(sqltoken.Unclosed) {
+				return nil, openError(src, t, &pos)
 			}
-			switch what {
-			case skippedQuoted:
-				prev2, prev1 = prev1, tokOther
-				i = end
-				continue
-			case skippedComment: // comments are not tokens
-				ends.comment(src, i, end)
-				i = end
+			if inert != nil && t.Is(sqltoken.HoldsPlaceholder) {
+				*inert = appendInert(*inert, src, t, &pos)
+			}
+			if t.Kind == sqltoken.Comment { // comments are not tokens
+				ends.comment(src, t.Start, t.End)
 				continue
 			}
-		case clLParen:
-			i++
-			prev2, prev1 = prev1, tokLParen
-			continue
-		case clBrace:
-			f, end, err := placeholderAt(src, i, &pos)
-			if err != nil {
-				return nil, err
+		case sqltoken.Placeholder:
+			if t.Is(sqltoken.Malformed) {
+				off, msg := sqltoken.Problem(src, t.Start)
+				return nil, pos.errorf(off, "%s", msg)
 			}
-			if end >= 0 {
-				f.InList = inList(src, end, prev1, prev2)
-				out = append(out, f)
-				if parens != nil {
-					*parens = append(*parens, prev1 == tokIn)
-				}
-				i = end
-				prev2, prev1 = prev1, tokOther
-				continue
+			line, col := pos.at(t.Start)
+			f := Placeholder{Name: sqltoken.PlaceholderName(src[t.Start:t.End]), Start: t.Start, End: t.End, Line: line, Column: col}
+			f.InList = inList(sc, src, prev1, prev2)
+			out = append(out, f)
+			if parens != nil {
+				*parens = append(*parens, prev1 == tokIn)
+			}
+		case sqltoken.Punct:
+			switch src[t.Start] {
+			case '(':
+				kind = tokLParen
+			case ';':
+				ends.semicolon(src, t.Start)
 			}
 		}
-		// Any other byte is a token of its own: an operator, a comma, a
-		// brace that starts no placeholder.
-		if c == ';' {
-			ends.semicolon(src, i)
-		}
-		i++
-		prev2, prev1 = prev1, tokOther
+		prev2, prev1 = prev1, kind
 	}
 	if st != nil {
 		*st = ends.statement(src, &pos)
 	}
 	return out, nil
+}
+
+// appendInert appends to out the placeholders written in t, a literal or
+// comment, where the engine reads them as text: well formed ones with
+// their name and end, malformed ones with an empty name and End at Start.
+func appendInert(out []Placeholder, src string, t sqltoken.Token, pos *positioner) []Placeholder {
+	for _, off := range sqltoken.Placeholders(src, t) {
+		line, col := pos.at(off)
+		f := Placeholder{Start: off, End: off, Line: line, Column: col}
+		if name, end := sqltoken.ParsePlaceholder(src[:t.End], off); end > 0 {
+			f.Name, f.End = name, end
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // placeholderSlice returns the slice that scan fills: nil when src holds
@@ -128,16 +143,23 @@ func wordKind(w string) tokKind {
 	return tokOther
 }
 
-// inList reports whether the placeholder that ends at end, after tokens
+// inList reports whether the placeholder just read by sc, after tokens
 // prev2 and prev1, may render a list: it follows the keyword IN, or it is
 // the only element of IN ( ).
-func inList(src string, end int, prev1, prev2 tokKind) bool {
+func inList(sc sqltoken.Scanner, src string, prev1, prev2 tokKind) bool {
 	switch {
 	case prev1 == tokIn:
 		return true
 	case prev1 == tokLParen && prev2 == tokIn:
-		k := skipSpaceAndComments(src, end)
-		return k < len(src) && src[k] == ')'
+		for {
+			t, ok := sc.Next()
+			if !ok {
+				return false
+			}
+			if t.Kind != sqltoken.Comment {
+				return t.Kind == sqltoken.Punct && src[t.Start] == ')'
+			}
+		}
 	}
 	return false
 }
@@ -183,85 +205,13 @@ func (e *statementEnds) statement(src string, pos *positioner) Statement {
 	return st
 }
 
-// placeholderAt reads a placeholder whose '{' is at src[i]. It returns
-// end < 0 when the brace does not start a placeholder at all.
-func placeholderAt(src string, i int, pos *positioner) (f Placeholder, end int, err error) {
-	n := len(src)
-	j := skipSpace(src, i+1)
-	const word = "variables"
-	if !strings.HasPrefix(src[j:], word) {
-		return f, -1, nil
-	}
-	j += len(word)
-	if j < n && isIdentByte(src[j]) {
-		return f, -1, nil
-	}
-	j = skipSpace(src, j)
-	if j >= n || src[j] != '.' {
-		return f, -1, nil
-	}
-	j = skipSpace(src, j+1)
-	if j >= n {
-		return f, 0, pos.errorf(i, "placeholder is never closed: expected a code name and '}'")
-	}
-	if !isNameStart(src[j]) {
-		switch {
-		case src[j] == '}':
-			return f, 0, pos.errorf(j, "missing code name after \"variables.\"")
-		case src[j] >= '0' && src[j] <= '9':
-			return f, 0, pos.errorf(j, "code name must start with a letter or underscore, found %q", src[j])
-		default:
-			r, _ := utf8.DecodeRuneInString(src[j:])
-			return f, 0, pos.errorf(j, "expected a code name after \"variables.\", found %q", r)
-		}
-	}
-	nameStart := j
-	for j < n && isNameByte(src[j]) {
-		j++
-	}
-	name := src[nameStart:j]
-	j = skipSpace(src, j)
-	if j >= n {
-		return f, 0, pos.errorf(i, "placeholder {variables.%s is never closed: expected '}'", name)
-	}
-	if src[j] != '}' {
-		r, _ := utf8.DecodeRuneInString(src[j:])
-		return f, 0, pos.errorf(j, "unexpected %q after code name %q: expected '}'", r, name)
-	}
-	line, col := pos.at(i)
-	f = Placeholder{Name: name, Start: i, End: j + 1, Line: line, Column: col}
-	return f, j + 1, nil
-}
-
-// skipSpaceAndComments returns the offset of the first byte at or after i
-// that is neither whitespace nor inside a comment. An unclosed block
-// comment yields len(src); the main scan reports it.
-func skipSpaceAndComments(src string, i int) int {
-	n := len(src)
-	for i < n {
-		if isSpace(src[i]) {
-			i++
-			continue
-		}
-		end, ok := commentEnd(src, i)
-		switch {
-		case !ok:
-			return i
-		case end < 0:
-			return n
-		}
-		i = end
-	}
-	return n
-}
-
 // lastTokenEnd returns the end of the last token in src[from:to], a
 // stretch of whitespace and tokens only (no comment, no ';'), or last
 // when it holds none. A token never ends with whitespace, not even a
 // string literal (it ends with its quote), so the stretch's tokens end
 // where its trailing whitespace begins.
 func lastTokenEnd(src string, from, to, last int) int {
-	for to > from && isSpace(src[to-1]) {
+	for to > from && sqltoken.IsSpace(src[to-1]) {
 		to--
 	}
 	if to > from {

@@ -117,7 +117,7 @@ func TestScanInList(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
 			var parens []bool
-			found, err := scan(tt.sql, &parens, nil)
+			found, err := scan(anyReading, tt.sql, &parens, nil, nil)
 			require.NoError(t, err)
 			require.Len(t, found, 1)
 			require.Len(t, parens, 1)

@@ -13,6 +13,7 @@ type Template struct {
 	src   string
 	stmt  Statement
 	phs   []Placeholder
+	inert []Placeholder
 	names []string
 	parts []part
 	// tail is the text after the last placeholder's markers.
@@ -37,15 +38,27 @@ type part struct {
 	name int
 }
 
-// Compile scans sql (see Scan) and prepares it for rendering.
-func Compile(sql string) (*Template, error) {
+// Compile scans sql (see Scan) and prepares it for rendering. It reads
+// sql as no engine in particular does: backslashes escape in '...'
+// literals, "..." and `...` quote names, and there are no '#' comments,
+// dollar quotes or nested comments. CompileFor reads sql as its engine
+// does.
+func Compile(sql string) (*Template, error) { return CompileFor(anyReading, sql) }
+
+// CompileFor is Compile reading sql as an engine with the rules lx does
+// (engine.Engine's Lexical): on SQLite 'C:\' is a whole literal, on
+// MySQL a '#' starts a comment, on PostgreSQL $$...$$ is a literal. A
+// placeholder inside a literal or comment is text to the engine: Render
+// leaves it alone, and Inert lists it.
+func CompileFor(lx engine.Lexical, sql string) (*Template, error) {
 	var parens []bool
 	var stmt Statement
-	found, err := scan(sql, &parens, &stmt)
+	var inert []Placeholder
+	found, err := scan(lx, sql, &parens, &stmt, &inert)
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{src: sql, stmt: stmt, phs: found, parts: make([]part, len(found))}
+	t := &Template{src: sql, stmt: stmt, phs: found, inert: inert, parts: make([]part, len(found))}
 	index := make(map[string]int, len(found))
 	prev, closing := 0, ""
 	for i, f := range found {
@@ -96,6 +109,12 @@ func surround(padBefore, parens, padAfter bool) (open, close string) {
 
 // Source returns the SQL text the template was compiled from.
 func (t *Template) Source() string { return t.src }
+
+// Inert returns the placeholders written inside string literals, quoted
+// names and comments, in order: text that reads as a placeholder but that
+// the engine reads as part of a literal or comment, so that no value is
+// bound there. A malformed one has an empty Name and End equal to Start.
+func (t *Template) Inert() []Placeholder { return t.inert }
 
 // Placeholders returns the template's placeholders in order of appearance.
 // The slice is a copy.

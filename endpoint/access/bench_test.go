@@ -46,3 +46,20 @@ func BenchmarkScopeInsight(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLex2K reads the 2 KB query that internal/sqltoken's
+// BenchmarkTokens2K reads, to compare the tokenizers on the same text.
+func BenchmarkLex2K(b *testing.B) {
+	data, err := os.ReadFile("../../internal/sqltoken/testdata/bench2k.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := string(data)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := lex(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

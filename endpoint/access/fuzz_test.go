@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -71,10 +72,46 @@ func scannedPlaceholders(t *testing.T, q string) []string {
 // FuzzCheck: Check never panics, refuses with a typed error, and reads
 // the placeholders of what it accepts exactly as package placeholder does
 // (a disagreement would mean the two read different code).
+//
+// CheckFor accepts what Check accepts, on every engine (but backticks
+// where they quote nothing), and reads the
+// placeholders of what it accepts exactly as package placeholder reads
+// them for that engine.
 func FuzzCheck(f *testing.F) {
 	addSeeds(f)
+	f.Add(`SELECT 'C:\' || {variables.a} AS p FROM events WHERE x = 'it\'s {variables.b}'`)
 	f.Fuzz(func(t *testing.T, q string) {
 		err := Check(q, testRules())
+		for _, e := range engine.All() {
+			ferr := CheckFor(e.Lexical(), q, testRules())
+			if ferr != nil {
+				checkRefusal(t, q, ferr)
+				if err == nil && (e.Lexical().BacktickNames || !strings.Contains(ferr.Error(), "backtick")) {
+					t.Fatalf("%q: Check accepts, CheckFor(%s) refuses: %v", q, e.Name(), ferr)
+				}
+				continue
+			}
+			toks, lerr := lexFor(new(e.Lexical()), q)
+			if lerr != nil {
+				t.Fatalf("%q was accepted on %s but does not lex: %v", q, e.Name(), lerr)
+			}
+			var got, want []string
+			for _, tk := range toks {
+				if tk.kind == tPlaceholder {
+					got = append(got, tk.text)
+				}
+			}
+			phs, serr := placeholder.ScanFor(e.Lexical(), q)
+			if serr != nil {
+				t.Fatalf("%q was accepted on %s but placeholder.ScanFor refuses it: %v", q, e.Name(), serr)
+			}
+			for _, p := range phs {
+				want = append(want, p.Name)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q on %s: placeholders %v, package placeholder finds %v", q, e.Name(), got, want)
+			}
+		}
 		if err != nil {
 			checkRefusal(t, q, err)
 			return
@@ -112,7 +149,7 @@ func FuzzScope(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, perr := analyze(out, rs)
+		p, perr := analyze(out, rs, nil)
 		if perr != nil {
 			t.Fatal(perr)
 		}

@@ -3,6 +3,8 @@ package access
 import (
 	"errors"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // TestLexReadings lists texts the engines read alike (accepted) and texts
@@ -93,5 +95,51 @@ func TestLexTokens(t *testing.T) {
 		if toks[i].kind != w.kind || toks[i].text != w.text {
 			t.Errorf("token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text)
 		}
+	}
+}
+
+// TestCheckForEngines: where an engine's reading of string literals is
+// fixed (SQLite never escapes, ClickHouse always does), a literal is read
+// as that engine reads it; PostgreSQL and MySQL have settings that change
+// it, so there, as for any engine, a backslash before a quote is refused.
+// Nothing else is read differently.
+func TestCheckForEngines(t *testing.T) {
+	const sqliteQuery = `SELECT 'C:\' || 'x' AS p FROM events`
+	const clickhouseQuery = `SELECT 'it\'s' AS p FROM events`
+	rules := &Rules{Tables: []Table{{Name: "events", TenantColumn: "project_id"}}}
+	for _, c := range []struct {
+		e     engine.Engine
+		query string
+		ok    bool
+	}{
+		{engine.SQLite, sqliteQuery, true},
+		{engine.ClickHouse, sqliteQuery, false},
+		{engine.PostgreSQL, sqliteQuery, false},
+		{engine.MySQL, sqliteQuery, false},
+		{engine.ClickHouse, clickhouseQuery, true},
+		{engine.SQLite, clickhouseQuery, false},
+		{engine.MySQL, clickhouseQuery, false},
+		{engine.SQLite, `SELECT "a\" FROM events`, false}, // quoted names are not excused
+		{engine.SQLite, `SELECT [a'b] FROM events`, false},
+		{engine.SQLite, "SELECT 1 FROM events -- c\rx", false},
+		{engine.SQLite, `SELECT 'C:\' FROM events WHERE x = $1`, false},
+	} {
+		if err := Check(c.query, rules); err == nil {
+			t.Errorf("Check(%q) accepts", c.query)
+		}
+		err := CheckFor(c.e.Lexical(), c.query, rules)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckFor(%s, %q) = %v, want ok=%v", c.e.Name(), c.query, err, c.ok)
+		}
+	}
+	out, err := ScopeFor(engine.SQLite.Lexical(), sqliteQuery, rules, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `SELECT 'C:\' || 'x' AS p FROM (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events`; out != want {
+		t.Errorf("ScopeFor = %q, want %q", out, want)
+	}
+	if _, err := Scope(sqliteQuery, rules, "t"); err == nil {
+		t.Error("Scope accepts the SQLite query for any engine")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // The parser walks the statement just far enough to know every place a
@@ -71,9 +73,10 @@ type parser struct {
 }
 
 // analyze parses query and returns its table references, or the *Error
-// that refuses it.
-func analyze(query string, rs *ruleset) (p *parser, err *Error) {
-	toks, lerr := lex(query)
+// that refuses it. It reads query for the engine whose rules lx points to,
+// or for any engine when lx is nil (see lexFor).
+func analyze(query string, rs *ruleset, lx *engine.Lexical) (p *parser, err *Error) {
+	toks, lerr := lexFor(lx, query)
 	if lerr != nil {
 		return nil, lerr
 	}

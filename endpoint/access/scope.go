@@ -3,6 +3,8 @@ package access
 import (
 	"fmt"
 	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Scope checks query as Check does and returns it rewritten so that it can
@@ -30,6 +32,16 @@ import (
 // The rest of the text (spaces, comments, everything outside the table
 // references) is kept byte for byte.
 func Scope(query string, rules *Rules, tenant string) (string, error) {
+	return scope(query, rules, tenant, nil)
+}
+
+// ScopeFor is Scope for a query that runs on an engine whose rules lx
+// holds: it reads string literals as CheckFor does.
+func ScopeFor(lx engine.Lexical, query string, rules *Rules, tenant string) (string, error) {
+	return scope(query, rules, tenant, &lx)
+}
+
+func scope(query string, rules *Rules, tenant string, lx *engine.Lexical) (string, error) {
 	rs, err := compileRules(rules)
 	if err != nil {
 		return "", err
@@ -37,7 +49,7 @@ func Scope(query string, rules *Rules, tenant string) (string, error) {
 	if rs.tenantUsed && !isPlainName(tenant) {
 		return "", policyErrorf("tenant placeholder name %q must match [A-Za-z_][A-Za-z0-9_]*", tenant)
 	}
-	p, e := analyze(query, rs)
+	p, e := analyze(query, rs, lx)
 	if e != nil {
 		return "", e
 	}
@@ -76,7 +88,7 @@ func Scope(query string, rules *Rules, tenant string) (string, error) {
 	}
 	b.WriteString(query[done:])
 	out := b.String()
-	if err := verifyScoped(out, rs, tenant); err != nil {
+	if err := verifyScoped(out, rs, tenant, lx); err != nil {
 		return "", err
 	}
 	return out, nil
@@ -248,8 +260,8 @@ func (p *parser) sameNameAt(j int, r *tableRef) int {
 // reference to a table with a tenant column or column list is scoped.
 // It guards the rewrite itself: an output that reads differently from
 // what was meant is never returned.
-func verifyScoped(out string, rs *ruleset, tenant string) error {
-	p, e := analyze(out, rs)
+func verifyScoped(out string, rs *ruleset, tenant string, lx *engine.Lexical) error {
+	p, e := analyze(out, rs, lx)
 	if e != nil {
 		return fmt.Errorf("access: the scoped query does not read as a query (%v); this is a defect", e)
 	}

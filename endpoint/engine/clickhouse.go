@@ -108,7 +108,9 @@ func (clickhouse) QuoteIdent(s string) string { return quote(s, '`') }
 
 func (clickhouse) AppendString(dst []byte, s string) []byte { return appendBackslashed(dst, s, false) }
 
-func (clickhouse) Lexical() Lexical { return Lexical{BackslashEscapes: true} }
+func (clickhouse) Lexical() Lexical {
+	return Lexical{BackslashEscapes: true, FixedEscapes: true, BacktickNames: true, NameEscapes: true, DollarQuotes: true, NestedComments: true, ASCIIWords: true}
+}
 
 func (clickhouse) Type(k Kind) string { return [...]string{"String", "Int64", "Float64"}[k] }
 

@@ -212,6 +212,50 @@ type Lexical struct {
 	IntDiv bool
 	// NullSafeEqual: the operator <=> compares with NULL as a value (MySQL).
 	NullSafeEqual bool
+
+	// The fields below serve package internal/sqltoken, which reads a
+	// query as its engine does: where a token starts and ends.
+
+	// FixedEscapes: no setting of the server or the session changes
+	// whether a backslash escapes in a string literal (SQLite: never;
+	// ClickHouse: always). PostgreSQL's standard_conforming_strings and
+	// MySQL's NO_BACKSLASH_ESCAPES do change it, so a reader that must
+	// agree with the engine cannot rely on BackslashEscapes there.
+	FixedEscapes bool
+	// BacktickNames: `...` quotes a name (SQLite, MySQL, ClickHouse).
+	// Elsewhere a backtick is a character the engine refuses.
+	BacktickNames bool
+	// BracketNames: [...] quotes a name, up to the first ']' (SQLite).
+	// Elsewhere '[' opens a subscript or an array.
+	BracketNames bool
+	// NameEscapes: a backslash escapes the next character in a quoted
+	// name too, not only in a string literal (ClickHouse).
+	NameEscapes bool
+	// EscapeStrings: E'...' is a string literal in which a backslash
+	// escapes the next character, whatever BackslashEscapes says
+	// (PostgreSQL).
+	EscapeStrings bool
+	// DollarQuotes: $$...$$ and $tag$...$tag$ are string literals whose
+	// text is taken as it is (PostgreSQL's dollar quotes). A tag is a
+	// letter or '_' followed by letters, digits and '_'.
+	DollarQuotes bool
+	// NestedComments: a "/*" inside a block comment opens a nested one,
+	// which needs its own "*/" (PostgreSQL, ClickHouse).
+	NestedComments bool
+	// DashCommentSpace: "--" opens a comment only when a space, a control
+	// character or the end of the text follows it; "--1" is two minus
+	// signs (MySQL).
+	DashCommentSpace bool
+	// ReturnEndsComment: a carriage return ends a "--" comment as a
+	// newline does (PostgreSQL).
+	ReturnEndsComment bool
+	// DigitWords: a word may start with digits, so "1x" is one name, not a
+	// number and a name (MySQL).
+	DigitWords bool
+	// ASCIIWords: only ASCII letters, digits, '_' and '$' make a word;
+	// a character outside ASCII is not part of one (ClickHouse). The other
+	// engines read every character outside ASCII as a letter.
+	ASCIIWords bool
 }
 
 // Kind is the kind of a stored column.

@@ -46,7 +46,8 @@ func (mysql) QuoteIdent(s string) string { return quote(s, '`') }
 func (mysql) AppendString(dst []byte, s string) []byte { return appendBackslashed(dst, s, true) }
 
 func (mysql) Lexical() Lexical {
-	return Lexical{BackslashEscapes: true, HashComments: true, DoubleQuoteStrings: true, PipesOr: true, IntDiv: true, NullSafeEqual: true}
+	return Lexical{BackslashEscapes: true, HashComments: true, DoubleQuoteStrings: true, PipesOr: true, IntDiv: true, NullSafeEqual: true,
+		BacktickNames: true, DashCommentSpace: true, DigitWords: true}
 }
 
 // Type: text is LONGBLOB, which compares, groups and sorts byte for byte.

@@ -56,7 +56,9 @@ func (postgres) QuoteIdent(s string) string { return quote(s, '"') }
 // AppendString relies on standard_conforming_strings (on by default).
 func (postgres) AppendString(dst []byte, s string) []byte { return appendDoubled(dst, s) }
 
-func (postgres) Lexical() Lexical { return Lexical{} }
+func (postgres) Lexical() Lexical {
+	return Lexical{EscapeStrings: true, DollarQuotes: true, NestedComments: true, ReturnEndsComment: true}
+}
 
 func (postgres) Type(k Kind) string { return [...]string{"text", "bigint", "double precision"}[k] }
 

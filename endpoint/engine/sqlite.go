@@ -50,7 +50,9 @@ func (sqlite) QuoteIdent(s string) string { return quote(s, '"') }
 
 func (sqlite) AppendString(dst []byte, s string) []byte { return appendDoubled(dst, s) }
 
-func (sqlite) Lexical() Lexical { return Lexical{} }
+func (sqlite) Lexical() Lexical {
+	return Lexical{FixedEscapes: true, BacktickNames: true, BracketNames: true}
+}
 
 func (sqlite) Type(k Kind) string { return [...]string{"TEXT", "INTEGER", "REAL"}[k] }
 

@@ -58,3 +58,30 @@ func skipComments(lex engine.Lexical, q string) string {
 		}
 	}
 }
+
+// TestCheckQueryReadsAsTheEngine: the first token is found as the engine
+// reads comments: nested on PostgreSQL and ClickHouse, "--" a comment on
+// MySQL only before a space.
+func TestCheckQueryReadsAsTheEngine(t *testing.T) {
+	for _, c := range []struct {
+		e  engine.Engine
+		q  string
+		ok bool
+	}{
+		{engine.PostgreSQL, "/* a /* b */ DROP TABLE t */ SELECT 1", true},
+		{engine.ClickHouse, "/* a /* b */ DROP TABLE t */ SELECT 1", true},
+		{engine.SQLite, "/* a /* b */ DROP TABLE t */ SELECT 1", false},
+		{engine.PostgreSQL, "/* a /* b */ SELECT 1", false}, // the comment is left open
+		{engine.SQLite, "/* a /* b */ SELECT 1", true},
+		{engine.MySQL, "--x\nSELECT 1", false}, // minus, minus, x
+		{engine.MySQL, "-- x\nSELECT 1", true},
+		{engine.MySQL, "/*+ hint */ SELECT 1", true},
+		{engine.MySQL, "/*!50000 DROP TABLE t */ SELECT 1", false},
+		{engine.SQLite, "select1", false},
+		{engine.SQLite, "(SELECT 1)", true},
+	} {
+		if err := checkQuery(c.e.Lexical(), c.q); (err == nil) != c.ok {
+			t.Errorf("%s: checkQuery(%q) = %v, want ok=%v", c.e.Name(), c.q, err, c.ok)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/sqltoken"
 )
 
 // DefaultStatements is how many prepared statements an Executor keeps
@@ -450,80 +451,36 @@ func (e *Executor) ExecTx(ctx context.Context, stmts []string) error {
 // query does.
 var errNotQuery = errors.New("sqlexec: Query runs only a statement that begins with SELECT, WITH, VALUES or '('")
 
-// checkQuery refuses a text whose first word, past spaces and comments, is
-// not SELECT, WITH or VALUES (or a parenthesis): the engine's read-only
-// transaction is the guard against writes inside a query, but MySQL and
-// MariaDB commit DDL at once, which ends that transaction first, so a
-// DROP or CREATE that reached Query would run. Comments that an engine
-// executes (MySQL's /*! */, MariaDB's /*M! */) count as text, not comments.
+// checkQuery refuses a text whose first token, past spaces and comments
+// as the engine reads them (internal/sqltoken with the engine's Lexical),
+// is not the word SELECT, WITH or VALUES (or a parenthesis): the engine's
+// read-only transaction is the guard against writes inside a query, but
+// MySQL and MariaDB commit DDL at once, which ends that transaction first,
+// so a DROP or CREATE that reached Query would run. Comments that an
+// engine executes (MySQL's /*! */, MariaDB's /*M! */) count as text, not
+// comments, as does a comment left open; an optimizer hint (/*+ */) is a
+// comment where it does not follow a statement's first keyword.
 func checkQuery(lex engine.Lexical, q string) error {
-	i := leadingText(lex, q)
-	switch {
-	case i < 0 || i == len(q):
-		return errNotQuery
-	case q[i] == '(':
-		return nil
-	}
-	j := i
-	for j < len(q) && (q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') {
-		j++
-	}
-	switch strings.ToLower(q[i:j]) {
-	case "select", "with", "values":
-		if j == len(q) || !isWordByte(q[j]) {
-			return nil
-		}
-	}
-	return errNotQuery
-}
-
-// leadingText returns the offset of q's first text past spaces and
-// comments, or -1 for a comment left open or one the engine executes.
-func leadingText(lex engine.Lexical, q string) int {
-	i := 0
-	for i < len(q) {
-		if isSpaceByte(q[i]) {
-			i++
-			continue
-		}
-		n := commentLen(lex, q[i:])
+	var sc sqltoken.Scanner
+	sc.Reset(lex, q)
+	for {
+		t, ok := sc.Next()
 		switch {
-		case n < 0:
-			return -1
-		case n == 0:
-			return i
+		case !ok:
+			return errNotQuery
+		case t.Kind == sqltoken.Comment:
+			if t.Is(sqltoken.Unclosed) || t.Why == sqltoken.ExecutableComment && !strings.HasPrefix(t.Text(q), "/*+") {
+				return errNotQuery
+			}
+			continue
+		case t.Kind == sqltoken.Punct && q[t.Start] == '(':
+			return nil
+		case t.Kind == sqltoken.Word:
+			switch strings.ToLower(t.Text(q)) {
+			case "select", "with", "values":
+				return nil
+			}
 		}
-		i += n
+		return errNotQuery
 	}
-	return i
-}
-
-// isSpaceByte reports the ASCII white space that SQL engines skip.
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-// commentLen returns the length of the comment that s starts with (a line
-// comment with its newline), 0 when s starts with no comment, or -1 for a
-// comment left open or one the engine executes (MySQL's /*! and /*M!).
-func commentLen(lex engine.Lexical, s string) int {
-	switch {
-	case strings.HasPrefix(s, "--"), lex.HashComments && strings.HasPrefix(s, "#"):
-		end := strings.IndexByte(s, '\n')
-		if end < 0 {
-			return -1
-		}
-		return end + 1
-	case strings.HasPrefix(s, "/*"):
-		end := strings.Index(s[2:], "*/")
-		if end < 0 || strings.HasPrefix(s, "/*!") || strings.HasPrefix(s, "/*M!") {
-			return -1
-		}
-		return 2 + end + 2
-	}
-	return 0
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c == '$' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' || c >= 0x80
 }

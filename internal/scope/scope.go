@@ -79,10 +79,11 @@ func (sc *Scope) Project() string { return sc.project }
 func (sc *Scope) Engine() engine.Engine { return sc.e }
 
 // Text checks sql against the rules and returns it rewritten to read only
-// what they allow, TenantVariable standing for the project (access.Scope).
+// what they allow, TenantVariable standing for the project
+// (access.ScopeFor, reading the text as the scope's engine does).
 // A refusal is an *access.Error naming what was refused.
 func (sc *Scope) Text(sql string) (string, error) {
-	return access.Scope(sql, sc.rules, TenantVariable)
+	return access.ScopeFor(sc.e.Lexical(), sql, sc.rules, TenantVariable)
 }
 
 // Template is a query text scoped and compiled: rendered for each run.
@@ -100,7 +101,7 @@ func (sc *Scope) Compile(sql string) (t *Template, scoped bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	pt, err := placeholder.Compile(text)
+	pt, err := placeholder.CompileFor(sc.e.Lexical(), text)
 	if err != nil {
 		return nil, false, err
 	}

@@ -28,6 +28,9 @@ const (
 	keyFromFlag keySource = iota
 	keyFromEnv
 	keyGenerated
+	// keyFromGrant: no bare key; the session uses the KEY=PROJECT key of
+	// -project, already in the grants.
+	keyFromGrant
 )
 
 // config is the parsed command line.
@@ -77,7 +80,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.refreshTimeout, "refresh-timeout", endpoint.DefaultRefreshTimeout, "time limit of each refresh of a materialized endpoint (0 for none)")
 	fs.IntVar(&c.maxRefreshes, "max-refreshes", endpoint.DefaultMaxRefreshes, "refreshes of materialized endpoints that run at once")
 	keys := &keyFlag{c: &c}
-	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
+	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"), or KEY=PROJECT for that project; repeatable. A key is generated and printed only when none is given")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
@@ -108,7 +111,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			return config{}, err
 		}
 	}
-	c.chooseAPIKey(getenv)
+	projectSet := false
+	fs.Visit(func(f *flag.Flag) { projectSet = projectSet || f.Name == "project" })
+	if err := c.chooseAPIKey(getenv, projectSet); err != nil {
+		return config{}, err
+	}
 	return c, nil
 }
 
@@ -200,17 +207,33 @@ func (c *config) checkEngine() error {
 	return nil
 }
 
-// chooseAPIKey takes the key of -api-key, else of the environment, else a
-// new one, and records which.
-func (c *config) chooseAPIKey(getenv func(string) string) {
+// chooseAPIKey takes the key of -api-key, else of the environment, else
+// the KEY=PROJECT key given for -project, and records which. Only when no
+// key at all was given is one generated: a server given its keys as
+// KEY=PROJECT accepts those and no other. Given keys for other projects
+// only, the session is about the first of them, unless -project names a
+// project without a key, which is refused.
+func (c *config) chooseAPIKey(getenv func(string) string, projectSet bool) error {
 	switch {
 	case c.apiKey != "":
 		c.keySource = keyFromFlag
 	case getenv(envAPIKey) != "":
 		c.apiKey, c.keySource = getenv(envAPIKey), keyFromEnv
+	case len(c.grants) > 0:
+		for _, g := range c.grants {
+			if g.project == c.project {
+				c.apiKey, c.keySource = g.key, keyFromGrant
+				return nil
+			}
+		}
+		if projectSet {
+			return fmt.Errorf("-project %s has no API key: give -api-key KEY or -api-key KEY=%s", c.project, c.project)
+		}
+		c.project, c.apiKey, c.keySource = c.grants[0].project, c.grants[0].key, keyFromGrant
 	default:
 		c.apiKey, c.keySource = newAPIKey(), keyGenerated
 	}
+	return nil
 }
 
 // grant is an API key for one project.

@@ -111,8 +111,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // newKeyring holds the API keys of cfg, each for its project.
 func newKeyring(cfg config) (*httpapi.Keyring, error) {
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
-		return nil, fmt.Errorf("-api-key: %w", err)
+	if cfg.keySource != keyFromGrant {
+		if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
+			return nil, fmt.Errorf("-api-key: %w", err)
+		}
 	}
 	for _, g := range cfg.grants {
 		if err := keys.Add(g.key, g.project); err != nil {

@@ -21,7 +21,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	// In a host: endpoint.Config{Observer: endpoint.MultiObserver(endpoint.SlogObserver{}, obs)},
-	// and promhttp.HandlerFor(reg, promhttp.HandlerOpts{}) at /metrics.
+	// and metrics.Handler(reg, metricsKey) at /metrics.
 	obs.ObserveRun(context.Background(), endpoint.RunEvent{Project: "1", Endpoint: "daily", Version: 1, Status: 200, Cached: true, Duration: time.Millisecond})
 	n, _ := testutil.GatherAndCount(reg, "endpointkit_cache_hits_total")
 	fmt.Println("cache hit series:", n)

@@ -14,11 +14,16 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/metrics"
 )
 
 // envAPIKey is the environment variable that supplies the API key when the
 // -api-key flag does not.
 const envAPIKey = "ENDPOINTKIT_API_KEY"
+
+// envMetricsKey is the environment variable that supplies the metrics key
+// when the -metrics-key flag does not.
+const envMetricsKey = "ENDPOINTKIT_METRICS_KEY"
 
 // keySource says where the API key came from, which decides how the curl
 // session refers to it.
@@ -62,6 +67,15 @@ type config struct {
 	maxRefreshes               int
 	// cacheBytes bounds the result cache; 0 turns it off.
 	cacheBytes int64
+	// metricsAddr is the listen address of /metrics, "" for the API's
+	// address; metricsKey the credential /metrics needs ("" for none, on
+	// its own address only), metricsKeyGenerated that it was generated.
+	metricsAddr         string
+	metricsKey          string
+	metricsKeyGenerated bool
+	// metricsMaxEndpoints caps the endpoint names labelled in the metrics
+	// (metrics.WithMaxEndpoints: negative is no cap).
+	metricsMaxEndpoints int
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -85,6 +99,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
+	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")
+	fs.IntVar(&c.metricsMaxEndpoints, "metrics-max-endpoints", metrics.DefaultMaxEndpoints, "endpoint names (per project) labelled in the metrics, the rest counted as "+metrics.OtherEndpoint+" (0 for no limit)")
 	limits := []limitFlag{
 		{"project-concurrency", "runs of one project in flight at once", limit.DefaultProjectConcurrency, &c.limits.ProjectConcurrency},
 		{"project-runs-per-minute", "runs one project may start per sliding minute", limit.DefaultProjectPerMinute, &c.limits.ProjectPerMinute},
@@ -106,6 +123,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.checkEmbedSecret,
 		c.checkTimeouts,
 		c.checkEngine,
+		func() error { return c.checkMetrics(getenv) },
 	} {
 		if err := check(); err != nil {
 			return config{}, err
@@ -162,6 +180,28 @@ func (c *config) checkEmbedSecret() error {
 		c.embedSecret, c.embedGenerated = rand.Text(), true
 	} else if len(c.embedSecret) < embed.MinSecretBytes {
 		return fmt.Errorf("-embed-secret must be at least %d bytes", embed.MinSecretBytes)
+	}
+	return nil
+}
+
+// checkMetrics takes the metrics key of the environment when the flag
+// gives none, generates one when /metrics shares the API's address, and
+// turns a -metrics-max-endpoints of 0 into no cap.
+func (c *config) checkMetrics(getenv func(string) string) error {
+	if c.metricsKey == "" {
+		c.metricsKey = getenv(envMetricsKey)
+	}
+	if c.metricsKey == "" && c.metricsAddr == "" {
+		c.metricsKey, c.metricsKeyGenerated = "em_"+rand.Text(), true
+	}
+	if strings.ContainsAny(c.metricsKey, " \t\r\n") {
+		return errors.New("-metrics-key must hold no spaces or line breaks")
+	}
+	switch {
+	case c.metricsMaxEndpoints < 0:
+		return fmt.Errorf("-metrics-max-endpoints must be 0 or more, got %d", c.metricsMaxEndpoints)
+	case c.metricsMaxEndpoints == 0:
+		c.metricsMaxEndpoints = -1 // metrics.WithMaxEndpoints's "no cap"
 	}
 	return nil
 }

@@ -2,8 +2,14 @@
 
 package main
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 func init() {
-	valueEngines["chdb"] = func(t *testing.T) []string { return []string{"-driver", "chdb", "-dsn", t.TempDir()} }
+	valueEngines["chdb"] = func(t *testing.T) []string {
+		dir := t.TempDir()
+		return []string{"-driver", "chdb", "-dsn", filepath.Join(dir, "chdb"), "-store", filepath.Join(dir, "store.db")}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -38,7 +39,7 @@ func decodeSegments(token string) ([3][]byte, error) {
 	for i, p := range parts {
 		b, err := canonical.DecodeString(p)
 		if err == nil && canonical.EncodeToString(b) != p {
-			err = fmt.Errorf("not the canonical spelling")
+			err = errors.New("not the canonical spelling")
 		}
 		if err != nil {
 			return out, &Error{Reason: ReasonMalformed, err: err,
@@ -123,7 +124,7 @@ func checkClaims(raw []byte) error {
 // too large for a float64.
 func number(v json.RawMessage) (float64, error) {
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
-		return 0, fmt.Errorf("not a number")
+		return 0, errors.New("not a number")
 	}
 	return strconv.ParseFloat(string(v), 64)
 }

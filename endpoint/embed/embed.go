@@ -204,6 +204,8 @@ func (s *Signer) Mint(project string, c Claims, lifetime time.Duration) (string,
 		return "", &Error{Reason: ReasonEndpoint, Detail: "a token must name at least one endpoint"}
 	case c.RPM < 0:
 		return "", &Error{Reason: ReasonMalformed, Detail: "rpm must not be negative"}
+	case c.RPM > MaxRPM:
+		return "", &Error{Reason: ReasonMalformed, Detail: fmt.Sprintf("rpm must be at most %d", MaxRPM)}
 	}
 	kid, secret, ok := s.Keys.Current(project)
 	if !ok {

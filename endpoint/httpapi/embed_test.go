@@ -199,6 +199,7 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 		{`{"endpoints": ["by_event"], "fixed": {"event": {"a": 1}}}`, 400},
 		{`{"endpoints": ["by_event"], "expires_in": 999999}`, 400},
 		{`{"endpoints": ["by_event"], "expires_in": -5}`, 400},
+		{`{"endpoints": ["by_event"], "rpm": 9999999999}`, 400}, // over embed.MaxRPM: a token no server would accept
 	} {
 		status, body, _ := send(t, env, "POST", "/api/projects/1/embed_tokens/", env.Key, tc.body)
 		assert.Equal(t, tc.status, status, "%s: %s", tc.body, body)

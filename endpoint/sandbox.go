@@ -8,6 +8,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/variable"
 )
 
 // TenantVariable is the placeholder that tenant scoping binds to the
@@ -17,7 +18,7 @@ import (
 const TenantVariable = scope.TenantVariable
 
 // reservedPrefix starts every placeholder name the Service binds itself.
-const reservedPrefix = "__endpointkit"
+const reservedPrefix = variable.ReservedPrefix
 
 // CodeQueryNotAllowed is the Code of a query that reads what its project
 // may not read (a table, a catalog, a function), or that the analyzer

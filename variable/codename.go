@@ -11,6 +11,17 @@ import (
 // become a column alias when an endpoint is materialized.
 var codeNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// ReservedPrefix starts the code names of the placeholders the library
+// binds itself (the tenant of a scoped query, __endpointkit_tenant): no
+// variable may take such a code name, in any mix of case.
+const ReservedPrefix = "__endpointkit"
+
+// Reserved reports whether the code name s starts with ReservedPrefix,
+// ignoring the case of ASCII letters.
+func Reserved(s string) bool {
+	return len(s) >= len(ReservedPrefix) && strings.EqualFold(s[:len(ReservedPrefix)], ReservedPrefix)
+}
+
 // ValidCodeName reports whether s matches ^[A-Za-z_][A-Za-z0-9_]*$.
 func ValidCodeName(s string) bool {
 	if s == "" {

@@ -47,7 +47,9 @@ func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 //
 //   - String: a string. A JSON number or boolean is taken as its text (the
 //     text as sent when the number is a json.Number or a json.RawMessage, as
-//     encoding/json would write it when it was decoded into a float64).
+//     encoding/json would write it when it was decoded into a float64). Text
+//     holding a NUL byte or invalid UTF-8 is refused, whatever the engine:
+//     PostgreSQL cannot hold the one, PostgreSQL and MySQL check the other.
 //   - Number: an int64 when the value is whole and fits (12, "12", 12.0 and
 //     "1e3" all give int64), otherwise a float64. A string must hold a decimal
 //     number and nothing else ([+-]digits[.digits][e[+-]digits]); "", "12abc",
@@ -103,10 +105,36 @@ func (v Variable) Coerce(raw any, now time.Time) (any, error) {
 	default:
 		reason = "the variable's type is unknown"
 	}
+	if reason == "" {
+		reason = outputText(out)
+	}
 	if reason != "" {
 		return nil, v.valueError(raw, reason)
 	}
 	return out, nil
+}
+
+// outputText refuses, in a coerced string value, what some engine cannot
+// hold as text, so that every engine answers the same: PostgreSQL's text
+// cannot hold a NUL byte (the run would fail there and match nothing on
+// the others), and PostgreSQL and MySQL check UTF-8 where SQLite and
+// ClickHouse do not.
+func outputText(out any) string {
+	if s, ok := out.(string); ok {
+		return textProblem(s)
+	}
+	return ""
+}
+
+// textProblem says why s cannot be text in every engine, or "".
+func textProblem(s string) string {
+	if strings.IndexByte(s, 0) >= 0 {
+		return "the text holds a NUL character (\\u0000), which databases cannot store in text"
+	}
+	if !utf8.ValidString(s) {
+		return "the text is not valid UTF-8"
+	}
+	return ""
 }
 
 func (v Variable) valueError(raw any, reason string) *ValueError {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var fuzzVars = []Variable{
@@ -95,8 +96,12 @@ func checkCoerced(t *testing.T, v Variable, raw, got any) {
 	}
 	switch v.Type {
 	case String:
-		if _, ok := got.(string); !ok {
+		s, ok := got.(string)
+		if !ok {
 			fail("want a string")
+		}
+		if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+			fail("a NUL or invalid UTF-8 is no value every engine holds")
 		}
 	case Number:
 		switch n := got.(type) {

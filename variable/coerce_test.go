@@ -90,7 +90,7 @@ func TestCoerceString(t *testing.T) {
 		{raw: "US", want: "US"},
 		{raw: "", want: ""},
 		{raw: "' OR 1=1 --", want: "' OR 1=1 --"},
-		{raw: "a\x00b", want: "a\x00b"},
+		{raw: "a\x00b", reason: "the text holds a NUL character (\\u0000), which databases cannot store in text"},
 		{raw: json.RawMessage(`"US"`), want: "US"},
 		{raw: json.RawMessage(` "\u00e9" `), want: "é"},
 		{raw: json.RawMessage(`12`), want: "12"},
@@ -398,4 +398,29 @@ func decodeWithDecoder(t *testing.T, doc string) any {
 		t.Fatalf("decode %q: %v", doc, err)
 	}
 	return v
+}
+
+// TestCoerceTextEveryEngineHolds: a String value, or a List option, with a
+// NUL byte or invalid UTF-8 is refused whatever the engine, naming the
+// variable: PostgreSQL's text cannot hold NUL (the run failed there with a
+// 502 while the other engines matched nothing).
+func TestCoerceTextEveryEngineHolds(t *testing.T) {
+	const nul = "the text holds a NUL character (\\u0000), which databases cannot store in text"
+	const utf = "the text is not valid UTF-8"
+	runCoerce(t, Variable{CodeName: "event_name", Type: String}, []coerceCase{
+		{raw: "$pageview\x00", reason: nul},
+		{raw: "\x00", reason: nul},
+		{raw: json.RawMessage(`"$pageview\u0000"`), reason: nul},
+		{raw: "a\xffb", reason: utf},
+		{raw: "\xed\xa0\x80", reason: utf}, // a UTF-16 surrogate spelt in UTF-8
+		{raw: "$pageview", want: "$pageview"},
+		{raw: "tab\tand\u00e9\U0001F600", want: "tab\tand\u00e9\U0001F600"},
+	})
+	runCoerce(t, Variable{CodeName: "country", Type: List, Values: []string{"US"}}, []coerceCase{
+		{raw: "US\x00", reason: `not one of "US"`},
+	})
+	_, err := Variable{CodeName: "event_name", Type: String}.Coerce("$pageview\x00", time.Time{})
+	if err == nil || !strings.Contains(err.Error(), `variable "event_name"`) || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("error %v does not name the variable and the NUL", err)
+	}
 }

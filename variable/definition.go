@@ -68,6 +68,9 @@ func (v *Variable) Normalize() error {
 	if !ValidCodeName(v.CodeName) {
 		return definitionErrorf("code_name", "must match %s, got %q", codeNamePattern, v.CodeName)
 	}
+	if Reserved(v.CodeName) {
+		return definitionErrorf("code_name", "%q starts with %q, which is reserved for the placeholders the library binds itself (such as %s_tenant)", v.CodeName, ReservedPrefix, ReservedPrefix)
+	}
 
 	if !v.Type.Valid() {
 		return definitionErrorf("type", "must be one of String, Number, Boolean, Date, List, got %q", string(v.Type))
@@ -97,6 +100,9 @@ func checkValues(values []string) error {
 	for i, s := range values {
 		if s == "" {
 			return definitionErrorf("values", "value %d is empty", i)
+		}
+		if reason := textProblem(s); reason != "" {
+			return definitionErrorf("values", "value %d %s", i, reason)
 		}
 		if seen[s] {
 			return definitionErrorf("values", "value %q appears twice", s)

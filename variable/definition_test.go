@@ -171,6 +171,17 @@ func TestNormalizeRejects(t *testing.T) {
 		{"Boolean default not a boolean", with(func(v *Variable) { v.Type = Boolean; v.DefaultValue = "yes" }), "default_value", `expected Boolean, got "yes": want true or false`},
 		{"Date default not a date", with(func(v *Variable) { v.Type = Date; v.DefaultValue = "2025-02-30" }), "default_value", `expected Date, got "2025-02-30": not a real calendar date; want a day from 01 to 28 (2025-02 has 28 days)`},
 		{"String default an object", with(func(v *Variable) { v.DefaultValue = map[string]any{"a": 1.0} }), "default_value", `expected String, got {"a":1}: an object is not a value`},
+		{"reserved code_name", with(func(v *Variable) { v.CodeName = "__endpointkit_tenant" }), "code_name",
+			`"__endpointkit_tenant" starts with "__endpointkit", which is reserved for the placeholders the library binds itself (such as __endpointkit_tenant)`},
+		{"reserved code_name, other case", with(func(v *Variable) { v.CodeName = "__EndpointKit_x" }), "code_name",
+			`"__EndpointKit_x" starts with "__endpointkit", which is reserved for the placeholders the library binds itself (such as __endpointkit_tenant)`},
+		{"reserved code_name, the prefix alone", with(func(v *Variable) { v.CodeName = "__endpointkit" }), "code_name",
+			`"__endpointkit" starts with "__endpointkit", which is reserved for the placeholders the library binds itself (such as __endpointkit_tenant)`},
+		{"List value with a NUL", with(func(v *Variable) { v.Type = List; v.Values = []string{"a", "b\x00"} }), "values",
+			`value 1 the text holds a NUL character (\u0000), which databases cannot store in text`},
+		{"List value not UTF-8", with(func(v *Variable) { v.Type = List; v.Values = []string{"a\xff"} }), "values", `value 0 the text is not valid UTF-8`},
+		{"String default with a NUL", with(func(v *Variable) { v.DefaultValue = "x\x00" }), "default_value",
+			`expected String, got "x\x00": the text holds a NUL character (\u0000), which databases cannot store in text`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := tc.in

@@ -28,15 +28,18 @@
 //     say;
 //   - a function that is not on the allowlist of common SQL and analytics
 //     functions of the four engines (with ClickHouse's combinators: countIf,
-//     uniqExactIf) and of the functions the library generates itself,
-//     extended by Rules.Functions (ReasonFunction); functions that read
+//     uniqExactIf), kept per engine, each name a function its engine has
+//     (the tests call every one there), and including the functions the
+//     library generates itself, extended by Rules.Functions
+//     (ReasonFunction); functions that read
 //     files, reach the network, read tables or settings by name, change the
 //     session or ignore interruption (pg_read_file, lo_import, dblink,
 //     load_extension, readfile, LOAD_FILE, file, url, dictGet, sleep,
 //     pg_sleep, benchmark, randomblob, ...) cannot be allowed at all;
 //   - a table function in FROM not on its own, shorter allowlist (json_each,
-//     json_tree, generate_series, unnest, json(b)_array_elements,
-//     json(b)_each, numbers, ...), extended by Rules.TableFunctions
+//     json_tree, unnest, json(b)_array_elements, json(b)_each, numbers,
+//     ...; not generate_series, which the SQLite build lacks), extended by
+//     Rules.TableFunctions
 //     (ReasonTableFunction); read_csv, file(), url(), s3(), remote(),
 //     mysql(), postgresql(), pragma_table_info() and the like cannot be;
 //   - anything but one SELECT (ReasonStatement): a second statement after

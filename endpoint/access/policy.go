@@ -37,7 +37,9 @@ type Rules struct {
 	// cannot be allowed this way.
 	Functions []string
 	// TableFunctions are table functions allowed in FROM beyond the
-	// built-in ones (json_each, generate_series, unnest, numbers, ...).
+	// built-in ones (json_each, unnest, numbers, ...): a PostgreSQL or
+	// ClickHouse host adds generate_series here, which is not built in
+	// because the SQLite build lacks it.
 	TableFunctions []string
 	// AnyTable lets a query name any table that Tables does not list, as it
 	// is and unscoped, except the library's own tables and the engines'

@@ -19,6 +19,8 @@
 package embed
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -57,6 +59,11 @@ type Claims struct {
 	IssuedAt  time.Time `json:"-"`
 	// KeyID is the kid of the secret that signed the token.
 	KeyID string `json:"-"`
+	// ID identifies the verified token, for what is counted per token (its
+	// rpm): the kid and a hash of the signature's bytes. Tokens verify only
+	// in their one canonical spelling, and even two spellings would share
+	// the ID, since it is taken from the bytes, not from the text.
+	ID string `json:"-"`
 }
 
 // Allows reports whether the token may run the endpoint named name.
@@ -197,6 +204,8 @@ func (s *Signer) Mint(project string, c Claims, lifetime time.Duration) (string,
 		return "", &Error{Reason: ReasonEndpoint, Detail: "a token must name at least one endpoint"}
 	case c.RPM < 0:
 		return "", &Error{Reason: ReasonMalformed, Detail: "rpm must not be negative"}
+	case c.RPM > MaxRPM:
+		return "", &Error{Reason: ReasonMalformed, Detail: fmt.Sprintf("rpm must be at most %d", MaxRPM)}
 	}
 	kid, secret, ok := s.Keys.Current(project)
 	if !ok {
@@ -219,15 +228,26 @@ func (s *Signer) Mint(project string, c Claims, lifetime time.Duration) (string,
 // API keys.
 func LooksLikeToken(s string) bool { return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ") }
 
-// Verify checks token for project: signature with the key its kid names,
-// HS256 only, exp present and not past, iat and nbf not in the future (with
-// Leeway), a lifetime within MaxLifetime, and the project. It returns the
-// claims, or an *Error whose Reason says which check failed.
+// Verify checks token for project: each part in its one canonical
+// base64url spelling (no padding, no line breaks, zero trailing bits), no
+// crit header, exp, iat and nbf numbers from 0 to MaxNumericDate, rpm a
+// whole number from 0 to MaxRPM (an *Error naming the claim otherwise),
+// signature with the key its kid names, HS256 only, exp present and not
+// past, iat and nbf not in the future (with Leeway), a lifetime within
+// MaxLifetime, and the project. It returns the claims, or an *Error whose
+// Reason says which check failed.
 func (s *Signer) Verify(token, project string) (*Claims, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, &Error{Reason: ReasonMalformed, Detail: fmt.Sprintf("token longer than %d bytes", MaxTokenBytes)}
 	}
-	if err := checkAlgorithm(token); err != nil {
+	segments, err := decodeSegments(token)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHeader(segments[0]); err != nil {
+		return nil, err
+	}
+	if err := checkClaims(segments[1]); err != nil {
 		return nil, err
 	}
 	var w wire
@@ -239,8 +259,9 @@ func (s *Signer) Verify(token, project string) (*Claims, error) {
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(s.now),
 		jwt.WithJSONNumber(),
+		jwt.WithStrictDecoding(),
 	)
-	_, err := parser.ParseWithClaims(token, &w, func(t *jwt.Token) (any, error) {
+	_, err = parser.ParseWithClaims(token, &w, func(t *jwt.Token) (any, error) {
 		kid, _ = t.Header["kid"].(string)
 		if kid == "" {
 			return nil, &Error{Reason: ReasonUnknownKey, Detail: "the token names no key (kid)"}
@@ -268,20 +289,13 @@ func (s *Signer) Verify(token, project string) (*Claims, error) {
 		return nil, &Error{Reason: ReasonMalformed, Detail: "rpm must not be negative"}
 	}
 	return &Claims{Project: w.Project, Endpoints: w.Endpoints, Fixed: w.Fixed, RPM: w.RPM,
-		ExpiresAt: w.ExpiresAt.UTC(), IssuedAt: w.IssuedAt.UTC(), KeyID: kid}, nil
+		ExpiresAt: w.ExpiresAt.UTC(), IssuedAt: w.IssuedAt.UTC(), KeyID: kid, ID: tokenID(kid, segments[2])}, nil
 }
 
-// checkAlgorithm refuses a token whose header names another algorithm than
-// HS256 ("none" included) before anything else is trusted.
-func checkAlgorithm(token string) error {
-	t, _, err := jwt.NewParser().ParseUnverified(token, jwt.MapClaims{})
-	if err != nil {
-		return &Error{Reason: ReasonMalformed, Detail: "the token is malformed", err: err}
-	}
-	if alg, _ := t.Header["alg"].(string); alg != jwt.SigningMethodHS256.Alg() {
-		return &Error{Reason: ReasonAlgorithm, Detail: fmt.Sprintf("algorithm %q is not accepted; tokens are signed HS256", cut(alg))}
-	}
-	return nil
+// tokenID is the ID of a token signed by kid with signature sig.
+func tokenID(kid string, sig []byte) string {
+	sum := sha256.Sum256(sig)
+	return kid + ":" + hex.EncodeToString(sum[:16])
 }
 
 // verifyError turns the JWT library's error into an *Error.

@@ -81,6 +81,7 @@ func TestMintRefuses(t *testing.T) {
 		{"negative lifetime", "1", Claims{Endpoints: []string{"d"}}, -time.Second, ReasonLifetime},
 		{"no endpoint", "1", Claims{}, time.Hour, ReasonEndpoint},
 		{"negative rpm", "1", Claims{Endpoints: []string{"d"}, RPM: -1}, time.Hour, ReasonMalformed},
+		{"rpm over MaxRPM, which Verify would refuse", "1", Claims{Endpoints: []string{"d"}, RPM: MaxRPM + 1}, time.Hour, ReasonMalformed},
 		{"project without a secret", "3", Claims{Endpoints: []string{"d"}}, time.Hour, ReasonUnknownKey},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

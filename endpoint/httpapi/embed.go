@@ -77,8 +77,9 @@ func tokenForbidden() *endpoint.Error {
 }
 
 // checkTokenRun refuses a run of an endpoint the token does not name, and,
-// when the route counts (a run), one past the token's own rate (rpm).
-func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, token, name string, counts bool) error {
+// when the route counts (a run), one past the token's own rate (rpm),
+// counted per verified token (its Claims.ID), never per text.
+func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, name string, counts bool) error {
 	if !c.Allows(name) {
 		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
 			fmt.Sprintf("This embed token may not run endpoint '%s'.", clip(name, maxEchoRunes)))
@@ -86,7 +87,7 @@ func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, token, n
 	if c.RPM <= 0 || !counts {
 		return nil
 	}
-	if wait := h.tokenRates.take(token, c.RPM, c.ExpiresAt, time.Now()); wait > 0 {
+	if wait := h.tokenRates.take(c.ID, c.RPM, c.ExpiresAt, time.Now()); wait > 0 {
 		secs := retrySeconds(wait)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		e := endpoint.NewError(endpoint.ErrForbidden, "throttled", "",
@@ -109,10 +110,11 @@ type tokenWindow struct {
 	expires time.Time
 }
 
-// take counts a run of token at now, or returns how long to wait when the
-// token has used its rpm runs within the last minute.
-func (t *tokenRates) take(token string, rpm int, expires, now time.Time) time.Duration {
-	key := sha256.Sum256([]byte(token))
+// take counts a run of the token whose Claims.ID is id at now, or returns
+// how long to wait when the token has used its rpm runs within the last
+// minute.
+func (t *tokenRates) take(id string, rpm int, expires, now time.Time) time.Duration {
+	key := sha256.Sum256([]byte(id))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {

@@ -200,8 +200,61 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 		{`{"endpoints": ["by_event"], "fixed": {"event": {"a": 1}}}`, 400},
 		{`{"endpoints": ["by_event"], "expires_in": 999999}`, 400},
 		{`{"endpoints": ["by_event"], "expires_in": -5}`, 400},
+		{`{"endpoints": ["by_event"], "rpm": 9999999999}`, 400}, // over embed.MaxRPM: a token no server would accept
 	} {
 		status, body, _ := send(t, env, "POST", "/api/projects/1/embed_tokens/", env.Key, tc.body)
 		assert.Equal(t, tc.status, status, "%s: %s", tc.body, body)
+	}
+}
+
+// TestEmbedTokenRPMIsPerToken: a token's rpm is one budget, however the
+// token is spelt. Changing the spare bits of the signature's last base64url
+// character gives a text that decodes to the same bytes; it is refused
+// (401) instead of getting a budget of its own. A header with crit, and a
+// claim out of range, are refused naming what was wrong.
+func TestEmbedTokenRPMIsPerToken(t *testing.T) {
+	env, signer, _, exec := embedEnv(t)
+	ctx := context.Background()
+	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
+	require.NoError(t, err)
+	run := "/api/projects/1/endpoints/by_event/run/"
+	for i := range 2 {
+		status, body, _ := send(t, env, "POST", run, tok, `{}`)
+		require.Equal(t, 200, status, "run %d: %s", i, body)
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, tok[len(tok)-1])
+	before := exec.n.Load()
+	for spare := 1; spare < 4; spare++ { // a 32-byte signature leaves 2 spare bits
+		respelt := tok[:len(tok)-1] + string(alphabet[last^spare])
+		status, body, _ := send(t, env, "POST", run, respelt, `{}`)
+		assert.Equal(t, 401, status, body)
+		assert.Contains(t, body, "base64url")
+	}
+	assert.Equal(t, before, exec.n.Load(), "no respelt token ran")
+	status, body, _ := send(t, env, "POST", run, tok, `{}`)
+	assert.Equal(t, 429, status, "the token's budget is spent: %s", body)
+
+	now := time.Now()
+	claims := func(extra map[string]any) jwt.MapClaims {
+		c := jwt.MapClaims{"project": "1", "endpoints": []string{"by_event"}, "fixed": map[string]any{"event": "x"}, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	crit := jwt.NewWithClaims(jwt.SigningMethodHS256, claims(nil))
+	crit.Header["kid"], crit.Header["crit"] = "new", []string{"exp"}
+	critTok, err := crit.SignedString(secretNew)
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, token, want string }{
+		{"crit", critTok, `(\"crit\")`},
+		{"exp 1e30", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"exp": 1e30})), `claim \"exp\"`},
+		{"negative iat", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"iat": -1})), `claim \"iat\"`},
+		{"rpm 2.5", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"rpm": 2.5})), `claim \"rpm\"`},
+	} {
+		status, body, _ := send(t, env, "POST", run, tc.token, `{}`)
+		assert.Equal(t, 401, status, "%s: %s", tc.name, body)
+		assert.Contains(t, body, tc.want, tc.name)
 	}
 }

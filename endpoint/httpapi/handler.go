@@ -227,7 +227,7 @@ func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
-			if err := h.checkTokenRun(w, c, token, r.PathValue("name"), tokens == tokenRuns); err != nil {
+			if err := h.checkTokenRun(w, c, r.PathValue("name"), tokens == tokenRuns); err != nil {
 				h.fail(w, r, err)
 				return
 			}

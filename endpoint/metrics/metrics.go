@@ -4,23 +4,63 @@
 // library that imports client_golang, so that a host without Prometheus
 // does not link it.
 //
-//	obs, err := metrics.New(prometheus.DefaultRegisterer)
+//	obs, err := metrics.New(registry)
 //	svc, err := endpoint.New(endpoint.Config{..., Observer: endpoint.MultiObserver(endpoint.SlogObserver{}, obs)})
-//	mux.Handle("/metrics", promhttp.Handler())
+//	mux.Handle("GET /metrics", metrics.Handler(registry, metricsKey))
 //
 // Labels are the project and the endpoint's name; a run refused before its
 // endpoint was found (an unknown name, a malformed request) is counted
 // under the endpoint "" so that clients cannot add label values at will.
+// Endpoint names are labels for the first DefaultMaxEndpoints (project,
+// name) pairs seen (WithMaxEndpoints); later ones are counted under the
+// endpoint OtherEndpoint, so that a project creating endpoints by the
+// thousand cannot blow up the scrape.
+//
+// The metrics name every project's endpoints and traffic: serve them on a
+// listener of their own, or behind a credential of their own (Handler).
 package metrics
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
+
+// DefaultMaxEndpoints is how many (project, endpoint name) pairs get
+// series of their own unless WithMaxEndpoints says otherwise. Each pair
+// makes up to about 50 series (statuses, cached or not, histogram
+// buckets), so the default bounds the endpoints' share of a scrape near
+// 25,000 series.
+const DefaultMaxEndpoints = 500
+
+// OtherEndpoint is the endpoint label of the runs and refreshes of the
+// endpoints past the cap (WithMaxEndpoints). No endpoint name can start
+// with "_", so it never stands for a real endpoint.
+const OtherEndpoint = "_other"
+
+// Option changes how New builds its Observer.
+type Option func(*Observer)
+
+// WithMaxEndpoints sets how many (project, endpoint name) pairs are
+// labelled by name: the first n seen since the process started; the runs
+// and refreshes of any later one are counted under OtherEndpoint. 0 keeps
+// DefaultMaxEndpoints; a negative n labels every name (no cap).
+func WithMaxEndpoints(n int) Option {
+	return func(o *Observer) {
+		if n != 0 {
+			o.maxNames = n
+		}
+	}
+}
 
 // Observer is an endpoint.Observer that keeps Prometheus metrics:
 //
@@ -32,44 +72,30 @@ import (
 //   - endpointkit_refresh_duration_seconds{project, endpoint} (histogram)
 //   - endpointkit_run_log_errors_total
 //   - endpointkit_stored_read_failures_total
+//
+// Endpoint names past the cap (WithMaxEndpoints) are counted under the
+// endpoint OtherEndpoint.
 type Observer struct {
 	runs, errors, hits, refreshes *prometheus.CounterVec
 	latency, refreshTime          *prometheus.HistogramVec
 	logErrors, readFailures       prometheus.Counter
+
+	// maxNames caps named; named holds the (project, name) pairs labelled
+	// by name so far.
+	maxNames int
+	mu       sync.Mutex
+	named    map[[2]string]struct{}
 }
 
 var _ endpoint.Observer = (*Observer)(nil)
 
 // New returns an Observer whose metrics are registered with reg.
-func New(reg prometheus.Registerer) (*Observer, error) {
-	o := &Observer{
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "endpointkit_runs_total", Help: "Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.",
-		}, []string{"project", "endpoint", "status", "cached", "materialized"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "endpointkit_run_errors_total", Help: "Endpoint runs that failed, by error code.",
-		}, []string{"project", "endpoint", "code"}),
-		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "endpointkit_cache_hits_total", Help: "Endpoint runs answered without a query (result cache or a shared identical run).",
-		}, []string{"project", "endpoint"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "endpointkit_run_duration_seconds", Help: "Duration of endpoint runs.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"project", "endpoint", "cached"}),
-		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "endpointkit_refreshes_total", Help: "Refreshes of materialized endpoints, by trigger and result (ok, failed).",
-		}, []string{"project", "endpoint", "trigger", "result"}),
-		refreshTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "endpointkit_refresh_duration_seconds", Help: "Duration of refreshes of materialized endpoints.",
-			Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
-		}, []string{"project", "endpoint"}),
-		logErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.",
-		}),
-		readFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
-		}),
+func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
+	o := &Observer{maxNames: DefaultMaxEndpoints, named: map[[2]string]struct{}{}}
+	for _, opt := range opts {
+		opt(o)
 	}
+	o.newMetrics()
 	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors, o.readFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -78,12 +104,62 @@ func New(reg prometheus.Registerer) (*Observer, error) {
 	return o, nil
 }
 
+// label is the endpoint label of name in project: the name itself while
+// the cap allows, OtherEndpoint past it.
+func (o *Observer) label(project, name string) string {
+	if name == "" || o.maxNames < 0 {
+		return name
+	}
+	key := [2]string{project, name}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.named[key]; ok {
+		return name
+	}
+	if len(o.named) >= o.maxNames {
+		return OtherEndpoint
+	}
+	o.named[key] = struct{}{}
+	return name
+}
+
+// newMetrics makes the Observer's metrics.
+func (o *Observer) newMetrics() {
+	o.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "endpointkit_runs_total", Help: "Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.",
+	}, []string{"project", "endpoint", "status", "cached", "materialized"})
+	o.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "endpointkit_run_errors_total", Help: "Endpoint runs that failed, by error code.",
+	}, []string{"project", "endpoint", "code"})
+	o.hits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "endpointkit_cache_hits_total", Help: "Endpoint runs answered without a query (result cache or a shared identical run).",
+	}, []string{"project", "endpoint"})
+	o.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "endpointkit_run_duration_seconds", Help: "Duration of endpoint runs.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"project", "endpoint", "cached"})
+	o.refreshes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "endpointkit_refreshes_total", Help: "Refreshes of materialized endpoints, by trigger and result (ok, failed).",
+	}, []string{"project", "endpoint", "trigger", "result"})
+	o.refreshTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "endpointkit_refresh_duration_seconds", Help: "Duration of refreshes of materialized endpoints.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
+	}, []string{"project", "endpoint"})
+	o.logErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.",
+	})
+	o.readFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
+	})
+}
+
 // ObserveRun implements endpoint.Observer.
 func (o *Observer) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
 	name := ev.Endpoint
 	if ev.Version == 0 {
 		name = ""
 	}
+	name = o.label(ev.Project, name)
 	cached := strconv.FormatBool(ev.Cached)
 	o.runs.WithLabelValues(ev.Project, name, strconv.Itoa(ev.Status), cached, strconv.FormatBool(ev.Materialized)).Inc()
 	o.latency.WithLabelValues(ev.Project, name, cached).Observe(ev.Duration.Seconds())
@@ -115,6 +191,31 @@ func (o *Observer) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
 	if ev.Err != nil {
 		result = "failed"
 	}
-	o.refreshes.WithLabelValues(ev.Project, ev.Endpoint, ev.Trigger, result).Inc()
-	o.refreshTime.WithLabelValues(ev.Project, ev.Endpoint).Observe(ev.Duration.Seconds())
+	name := o.label(ev.Project, ev.Endpoint)
+	o.refreshes.WithLabelValues(ev.Project, name, ev.Trigger, result).Inc()
+	o.refreshTime.WithLabelValues(ev.Project, name).Observe(ev.Duration.Seconds())
+}
+
+// Handler serves the metrics of g (promhttp's text format) to requests
+// that carry "Authorization: Bearer <key>", and answers any other 401: the
+// metrics name every project's endpoints, so they need a credential of
+// their own, which no API key or embed token opens. An empty key opens
+// nothing. A host that serves metrics on a listener only its scraper
+// reaches may use promhttp.HandlerFor directly instead.
+func Handler(g prometheus.Gatherer, key string) http.Handler {
+	want := sha256.Sum256([]byte(key))
+	next := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		given, ok := strings.CutPrefix(auth, "Bearer ")
+		got := sha256.Sum256([]byte(given))
+		if !ok || key == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"detail":"The metrics need their own key: send 'Authorization: Bearer <metrics key>'.","code":"unauthorized","attr":null}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -14,11 +14,16 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/metrics"
 )
 
 // envAPIKey is the environment variable that supplies the API key when the
 // -api-key flag does not.
 const envAPIKey = "ENDPOINTKIT_API_KEY"
+
+// envMetricsKey is the environment variable that supplies the metrics key
+// when the -metrics-key flag does not.
+const envMetricsKey = "ENDPOINTKIT_METRICS_KEY"
 
 // keySource says where the API key came from, which decides how the curl
 // session refers to it.
@@ -28,6 +33,9 @@ const (
 	keyFromFlag keySource = iota
 	keyFromEnv
 	keyGenerated
+	// keyFromGrant: no bare key; the session uses the KEY=PROJECT key of
+	// -project, already in the grants.
+	keyFromGrant
 )
 
 // config is the parsed command line.
@@ -59,6 +67,15 @@ type config struct {
 	maxRefreshes               int
 	// cacheBytes bounds the result cache; 0 turns it off.
 	cacheBytes int64
+	// metricsAddr is the listen address of /metrics, "" for the API's
+	// address; metricsKey the credential /metrics needs ("" for none, on
+	// its own address only), metricsKeyGenerated that it was generated.
+	metricsAddr         string
+	metricsKey          string
+	metricsKeyGenerated bool
+	// metricsMaxEndpoints caps the endpoint names labelled in the metrics
+	// (metrics.WithMaxEndpoints: negative is no cap).
+	metricsMaxEndpoints int
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -77,11 +94,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.refreshTimeout, "refresh-timeout", endpoint.DefaultRefreshTimeout, "time limit of each refresh of a materialized endpoint (0 for none)")
 	fs.IntVar(&c.maxRefreshes, "max-refreshes", endpoint.DefaultMaxRefreshes, "refreshes of materialized endpoints that run at once")
 	keys := &keyFlag{c: &c}
-	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"; with neither, one is generated and printed), or KEY=PROJECT for another project; repeatable")
+	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"), or KEY=PROJECT for that project; repeatable. A key is generated and printed only when none is given")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
+	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")
+	fs.IntVar(&c.metricsMaxEndpoints, "metrics-max-endpoints", metrics.DefaultMaxEndpoints, "endpoint names (per project) labelled in the metrics, the rest counted as "+metrics.OtherEndpoint+" (0 for no limit)")
 	limits := []limitFlag{
 		{"project-concurrency", "runs of one project in flight at once", limit.DefaultProjectConcurrency, &c.limits.ProjectConcurrency},
 		{"project-runs-per-minute", "runs one project may start per sliding minute", limit.DefaultProjectPerMinute, &c.limits.ProjectPerMinute},
@@ -103,12 +123,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.checkEmbedSecret,
 		c.checkTimeouts,
 		c.checkEngine,
+		func() error { return c.checkMetrics(getenv) },
 	} {
 		if err := check(); err != nil {
 			return config{}, err
 		}
 	}
-	c.chooseAPIKey(getenv)
+	projectSet := false
+	fs.Visit(func(f *flag.Flag) { projectSet = projectSet || f.Name == "project" })
+	if err := c.chooseAPIKey(getenv, projectSet); err != nil {
+		return config{}, err
+	}
 	return c, nil
 }
 
@@ -159,6 +184,28 @@ func (c *config) checkEmbedSecret() error {
 	return nil
 }
 
+// checkMetrics takes the metrics key of the environment when the flag
+// gives none, generates one when /metrics shares the API's address, and
+// turns a -metrics-max-endpoints of 0 into no cap.
+func (c *config) checkMetrics(getenv func(string) string) error {
+	if c.metricsKey == "" {
+		c.metricsKey = getenv(envMetricsKey)
+	}
+	if c.metricsKey == "" && c.metricsAddr == "" {
+		c.metricsKey, c.metricsKeyGenerated = "em_"+rand.Text(), true
+	}
+	if strings.ContainsAny(c.metricsKey, " \t\r\n") {
+		return errors.New("-metrics-key must hold no spaces or line breaks")
+	}
+	switch {
+	case c.metricsMaxEndpoints < 0:
+		return fmt.Errorf("-metrics-max-endpoints must be 0 or more, got %d", c.metricsMaxEndpoints)
+	case c.metricsMaxEndpoints == 0:
+		c.metricsMaxEndpoints = -1 // metrics.WithMaxEndpoints's "no cap"
+	}
+	return nil
+}
+
 // checkTimeouts refuses a negative time limit and turns 0 into the
 // Service's "no limit"; at least one refresh must be allowed to run.
 func (c *config) checkTimeouts() error {
@@ -200,17 +247,33 @@ func (c *config) checkEngine() error {
 	return nil
 }
 
-// chooseAPIKey takes the key of -api-key, else of the environment, else a
-// new one, and records which.
-func (c *config) chooseAPIKey(getenv func(string) string) {
+// chooseAPIKey takes the key of -api-key, else of the environment, else
+// the KEY=PROJECT key given for -project, and records which. Only when no
+// key at all was given is one generated: a server given its keys as
+// KEY=PROJECT accepts those and no other. Given keys for other projects
+// only, the session is about the first of them, unless -project names a
+// project without a key, which is refused.
+func (c *config) chooseAPIKey(getenv func(string) string, projectSet bool) error {
 	switch {
 	case c.apiKey != "":
 		c.keySource = keyFromFlag
 	case getenv(envAPIKey) != "":
 		c.apiKey, c.keySource = getenv(envAPIKey), keyFromEnv
+	case len(c.grants) > 0:
+		for _, g := range c.grants {
+			if g.project == c.project {
+				c.apiKey, c.keySource = g.key, keyFromGrant
+				return nil
+			}
+		}
+		if projectSet {
+			return fmt.Errorf("-project %s has no API key: give -api-key KEY or -api-key KEY=%s", c.project, c.project)
+		}
+		c.project, c.apiKey, c.keySource = c.grants[0].project, c.grants[0].key, keyFromGrant
 	default:
 		c.apiKey, c.keySource = newAPIKey(), keyGenerated
 	}
+	return nil
 }
 
 // grant is an API key for one project.

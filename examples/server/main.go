@@ -8,7 +8,8 @@
 //	    [-cache-bytes 67108864]
 //
 // It serves the editor page (package editor) at /, the API under /api/ and
-// Prometheus metrics at /metrics. On start it prints the editor's address,
+// Prometheus metrics at /metrics (behind their own key, or on -metrics-addr).
+// On start it prints the editor's address,
 // an API key and a curl session to paste into a shell. It keeps answers in
 // a result cache in memory, logs runs in the store, and refreshes
 // materialized endpoints with the Service's scheduler.

@@ -40,6 +40,8 @@ func TestServerOperations(t *testing.T) {
 	require.Equal(t, sessionStatuses, statuses(runSession(t, s.session(t), nil)))
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	assert.Contains(t, s.out.String(), "metrics:     "+base+"/metrics")
+	metricsKey := regexp.MustCompile(`metrics:.* key (em_\S+) \(generated`).FindStringSubmatch(s.out.String())
+	require.NotNil(t, metricsKey, "no metrics key printed:\n%s", s.out)
 	api := base + "/api/projects/1/endpoints/daily_events"
 
 	patch := `{"is_materialized": true, "data_freshness_seconds": 3600, "query": {"kind": "HogQLQuery", ` +
@@ -69,7 +71,10 @@ func TestServerOperations(t *testing.T) {
 	require.Len(t, entries, 2)
 	assert.Equal(t, second["execution_id"], entries[0].(map[string]any)["execution_id"])
 
-	res, err := http.Get(base + "/metrics")
+	req, err := http.NewRequest("GET", base+"/metrics", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+metricsKey[1])
+	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	text, err := io.ReadAll(res.Body)
@@ -87,4 +92,66 @@ func TestServerOperations(t *testing.T) {
 	} {
 		assert.Contains(t, string(text), want)
 	}
+}
+
+// TestMetricsNeedTheirOwnKeyOrAddress: /metrics names every project's
+// endpoints, so on the API's address it answers its own key only (not an
+// API key, not nothing); with -metrics-addr it is served there and not on
+// the API's address. The cap on endpoint names is a flag.
+func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
+	get := func(url, key string) (int, string) {
+		req, err := http.NewRequest("GET", url, nil)
+		require.NoError(t, err)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+	s := start(t, []string{"-api-key", "k", "-demo-events", "0", "-metrics-key", "mk"}, nil)
+	require.Equal(t, sessionStatuses, statuses(runSession(t, s.session(t), nil)))
+	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	assert.NotContains(t, s.out.String(), "mk", "a given metrics key is not printed")
+	for _, tc := range []struct {
+		key    string
+		status int
+	}{{"", 401}, {"k", 401}, {"wrong", 401}, {"mk", 200}} {
+		status, body := get(base+"/metrics", tc.key)
+		assert.Equal(t, tc.status, status, "key %q: %s", tc.key, body)
+		assert.Equal(t, tc.status == 200, strings.Contains(body, `endpoint="daily_events"`), "key %q shows endpoint names", tc.key)
+	}
+
+	s = start(t, []string{"-api-key", "k", "-demo-events", "0", "-metrics-addr", "127.0.0.1:0", "-metrics-max-endpoints", "1"}, nil)
+	require.Equal(t, sessionStatuses, statuses(runSession(t, s.session(t), nil)))
+	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	m := regexp.MustCompile(`metrics:\s+(http://\S+/metrics) \(Prometheus, on -metrics-addr`).FindStringSubmatch(s.out.String())
+	require.NotNil(t, m, "%s", s.out)
+	require.NotEqual(t, base+"/metrics", m[1])
+	status, body := get(base+"/metrics", "k")
+	assert.NotEqual(t, 200, status, "no metrics on the API's address: %s", body)
+	assert.NotContains(t, body, "endpointkit_runs_total")
+	status, body = get(m[1], "")
+	require.Equal(t, 200, status, body)
+	assert.Contains(t, body, `endpoint="daily_events"`)
+	// The session ran one endpoint; a second one goes to the other bucket.
+	create := `{"name": "second", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`
+	status, body = call(t, "POST", base+"/api/projects/1/endpoints/", "k", create)
+	require.Equal(t, 201, status, body)
+	status, body = call(t, "POST", base+"/api/projects/1/endpoints/second/run", "k", `{}`)
+	require.Equal(t, 200, status, body)
+	_, body = get(m[1], "")
+	assert.Contains(t, body, `endpointkit_runs_total{cached="false",endpoint="_other",materialized="false",project="1",status="200"} 1`)
+	assert.NotContains(t, body, `endpoint="second"`)
+
+	for _, bad := range [][]string{{"-metrics-max-endpoints", "-1"}, {"-metrics-key", "a b"}} {
+		_, err := parseFlags(bad, func(string) string { return "" }, io.Discard)
+		assert.Error(t, err, bad)
+	}
+	c, err := parseFlags(nil, func(k string) string { return map[string]string{envMetricsKey: "from-env"}[k] }, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", c.metricsKey)
 }

@@ -30,13 +30,47 @@ const shutdownTimeout = 10 * time.Second
 // endpoints that are due; a saved endpoint is refreshed at once anyway.
 const scheduleInterval = 30 * time.Second
 
-// withMetrics serves Prometheus metrics of registry at /metrics, and the
-// rest with next.
-func withMetrics(next http.Handler, registry *prometheus.Registry) http.Handler {
+// metricsHandler serves the Prometheus metrics of registry at /metrics:
+// behind the metrics key when there is one (always on the API's address),
+// else openly, on an address of their own.
+func metricsHandler(cfg config, registry *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	if cfg.metricsKey != "" {
+		mux.Handle("GET /metrics", metrics.Handler(registry, cfg.metricsKey))
+	} else {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	}
+	return mux
+}
+
+// withMetrics serves the metrics of registry at /metrics (behind the
+// metrics key), and the rest with next.
+func withMetrics(next http.Handler, cfg config, registry *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler(cfg, registry))
 	mux.Handle("/", next)
 	return mux
+}
+
+// serveMetrics serves the metrics of registry on cfg.metricsAddr until
+// ctx is done, and returns the address it listens on; the returned wait
+// shuts it down and waits for it.
+func serveMetrics(ctx context.Context, cfg config, registry *prometheus.Registry) (string, func(), error) {
+	ln, err := net.Listen("tcp", cfg.metricsAddr)
+	if err != nil {
+		return "", nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	srv := &http.Server{Handler: metricsHandler(cfg, registry), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-done
+	}
+	return ln.Addr().String(), stop, nil
 }
 
 // run is the whole server: it parses args, opens the database, loads demo
@@ -90,6 +124,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	metricsURL := "http://" + ln.Addr().String() + "/metrics"
+	if cfg.metricsAddr != "" {
+		addr, stopMetrics, err := serveMetrics(ctx, cfg, registry)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMetrics()
+		metricsURL = "http://" + addr + "/metrics"
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -101,7 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { served <- srv.Serve(ln) }()
 
 	base := "http://" + ln.Addr().String()
-	printBanner(stdout, cfg, base, count, loaded)
+	printBanner(stdout, cfg, base, metricsURL, count, loaded)
 	printEditor(stdout, base)
 	printEmbed(stdout, cfg, base)
 	printSession(stdout, cfg, base)
@@ -119,8 +163,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // newKeyring holds the API keys of cfg, each for its project.
 func newKeyring(cfg config) (*httpapi.Keyring, error) {
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
-		return nil, fmt.Errorf("-api-key: %w", err)
+	if cfg.keySource != keyFromGrant {
+		if err := keys.Add(cfg.apiKey, cfg.project); err != nil {
+			return nil, fmt.Errorf("-api-key: %w", err)
+		}
 	}
 	for _, g := range cfg.grants {
 		if err := keys.Add(g.key, g.project); err != nil {
@@ -137,7 +183,7 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 	if err := store.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	counters, err := metrics.New(registry)
+	counters, err := metrics.New(registry, metrics.WithMaxEndpoints(cfg.metricsMaxEndpoints))
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +218,8 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 }
 
 // newHandler is the server's handler: the API behind keys and the run
-// limits of cfg, the editor page, and the metrics of registry.
+// limits of cfg, the editor page, and the metrics of registry behind the
+// metrics key, unless they have an address of their own.
 func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, registry *prometheus.Registry, logger *slog.Logger) (http.Handler, error) {
 	limiter, err := limit.New(cfg.limits)
 	if err != nil {
@@ -185,7 +232,10 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, regist
 	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
 		httpapi.WithLimiter(limiter),
 		httpapi.WithLogger(logger))
-	return withMetrics(withEditor(api, cfg), registry), nil
+	if cfg.metricsAddr != "" {
+		return withEditor(api, cfg), nil
+	}
+	return withMetrics(withEditor(api, cfg), cfg, registry), nil
 }
 
 // serveUntilDone waits for srv to fail or ctx to be done, then shuts srv

@@ -107,3 +107,39 @@ func TestPrintedEmbedWorks(t *testing.T) {
 	require.NotEmpty(t, sessionRun.Results)
 	assert.Equal(t, sessionRun.Results, tokenRun.Results)
 }
+
+// TestNoKeyGeneratedWhenKeysGiven: given every key as KEY=PROJECT, the
+// server generates, prints and accepts no key of its own; the session uses
+// the given key of its project (the first given project when -project is
+// not set), and a -project without a key is refused.
+func TestNoKeyGeneratedWhenKeysGiven(t *testing.T) {
+	s := start(t, []string{"-api-key", "k1=1", "-api-key", "k2=2", "-demo-events", "0"}, nil)
+	out := s.out.String()
+	assert.Contains(t, out, "API key:     from -api-key\n", "no key generated")
+	assert.NotRegexp(t, `ek_[A-Z2-7]{26}`, out, "no generated key printed")
+	assert.Contains(t, s.session(t), "KEY='k1'\n")
+	require.Equal(t, sessionStatuses, statuses(runSession(t, s.session(t), nil)))
+	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(out)[1]
+	for _, tc := range []struct {
+		key, project string
+		status       int
+	}{{"k1", "1", 200}, {"k2", "2", 200}, {"k1", "2", 403}, {"k2", "1", 403}} {
+		status, body := call(t, "GET", base+"/api/projects/"+tc.project+"/endpoints/", tc.key, "")
+		assert.Equal(t, tc.status, status, "%s on %s: %s", tc.key, tc.project, body)
+	}
+
+	none := func(string) string { return "" }
+	c, err := parseFlags([]string{"-api-key", "k7=7", "-api-key", "k8=8"}, none, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "7", c.project, "the session is about the first given project")
+	assert.Equal(t, "k7", c.apiKey)
+	assert.Equal(t, []string{"7", "8"}, c.projects(), "no project without a key gets demo events")
+	c, err = parseFlags([]string{"-api-key", "k7=7", "-api-key", "k8=8", "-project", "8"}, none, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "k8", c.apiKey)
+	_, err = parseFlags([]string{"-api-key", "k7=7", "-project", "3"}, none, io.Discard)
+	assert.ErrorContains(t, err, "-project 3 has no API key")
+	c, err = parseFlags(nil, none, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, keyGenerated, c.keySource, "with no key at all, one is generated")
+}

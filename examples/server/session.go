@@ -55,7 +55,7 @@ var sessionSteps = []step{
 	{"List the project's endpoints:", "GET", "/endpoints/", ""},
 }
 
-func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) {
+func printBanner(w io.Writer, cfg config, base, metricsURL string, events int, loaded bool) {
 	where := "temporary (deleted at exit; -db FILE keeps it)"
 	if cfg.dbPath != "" {
 		where = cfg.dbPath + " (store: " + storeFile(cfg) + ")"
@@ -76,7 +76,14 @@ func printBanner(w io.Writer, cfg config, base string, events int, loaded bool) 
 		fmt.Fprintf(w, "  API key:     from -api-key\n")
 	}
 	fmt.Fprintf(w, "  project:     %s\n", cfg.project)
-	fmt.Fprintf(w, "  metrics:     %s/metrics (Prometheus)\n", base)
+	switch {
+	case cfg.metricsKeyGenerated:
+		fmt.Fprintf(w, "  metrics:     %s (Prometheus), key %s (generated; set -metrics-key or -metrics-addr)\n", metricsURL, cfg.metricsKey)
+	case cfg.metricsKey != "":
+		fmt.Fprintf(w, "  metrics:     %s (Prometheus), key from -metrics-key or $%s\n", metricsURL, envMetricsKey)
+	default:
+		fmt.Fprintf(w, "  metrics:     %s (Prometheus, on -metrics-addr, no key)\n", metricsURL)
+	}
 	if cfg.cacheBytes > 0 {
 		fmt.Fprintf(w, "  cache:       %d MiB of answers in memory (-cache-bytes)\n", cfg.cacheBytes>>20)
 	} else {

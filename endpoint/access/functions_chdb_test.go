@@ -1,0 +1,77 @@
+//go:build chdb
+
+package access
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/chdb"
+)
+
+func init() {
+	probes["clickhouse"] = func(t *testing.T) *engineProbe {
+		x, err := chdb.Open("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Close() })
+		ctx := context.Background()
+		query := func(q string) error {
+			// A bound on each call: a function given the wrong arguments
+			// must not run for long.
+			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err := x.Query(qctx, q, nil)
+			if err != nil && strings.Contains(err.Error(), "reading the answer") {
+				// chDB 26.5 can hand a statement the rest of the answer of
+				// one that failed before it (after "SELECT rpad()", say):
+				// run it again, on a clean answer.
+				_, err = x.Query(qctx, q, nil)
+			}
+			return err
+		}
+		// ClickHouse's names are case-sensitive; the list holds them in
+		// lower case, as the analyzer compares them.
+		res, err := x.Query(ctx, "SELECT name FROM system.functions UNION ALL SELECT name FROM system.table_functions", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spelling := map[string]string{}
+		for _, r := range res.Rows {
+			spelling[strings.ToLower(r[0].(string))] = r[0].(string)
+		}
+		respell := func(names []string) []string {
+			out := make([]string, len(names))
+			for i, n := range names {
+				if s, ok := spelling[n]; ok {
+					n = s
+				}
+				out[i] = n
+			}
+			return out
+		}
+		return &engineProbe{
+			functions: respell(clickhouseFunctions), tableFunctions: respell(clickhouseTableFunctions),
+			query: query,
+			missing: func(err error) bool {
+				return strings.Contains(err.Error(), "UNKNOWN_FUNCTION") || strings.Contains(err.Error(), "UNKNOWN_AGGREGATE_FUNCTION")
+			},
+			args: []string{""},
+			samples: map[string]string{
+				"CAST":      "SELECT CAST(1 AS String)",
+				"ltrim":     "SELECT ltrim(' a')",
+				"rtrim":     "SELECT rtrim('a ')",
+				"trim":      "SELECT trim(' a ')",
+				"substring": "SELECT substring('abc', 1, 1)",
+				"position":  "SELECT position('abc', 'a')",
+				"summap":    "SELECT sumMap([1], [1])",
+				"minmap":    "SELECT minMap([1], [1])",
+				"maxmap":    "SELECT maxMap([1], [1])",
+				"columns":   "SELECT COLUMNS('a') FROM (SELECT 1 AS a)",
+			},
+		}
+	}
+}

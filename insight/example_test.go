@@ -202,8 +202,9 @@ func ExampleMaterialize() {
 	}
 
 	// Each run: only the stored series of the given breakdown value, the
-	// breakdown limit applied to them as an inline run applies it. The
-	// value and the limit are bound.
+	// breakdown limit applied to them as an inline run applies it (with a
+	// value for every breakdown, one combination, which the limit keeps:
+	// no ranking is needed). The value is bound.
 	c, err := insight.ReadMaterialized(saved, engine.SQLite, "endpoint_7_v1", map[string]any{"$browser": "Chrome"}, at)
 	if err != nil {
 		panic(err)
@@ -214,7 +215,7 @@ func ExampleMaterialize() {
 	_, err = insight.ReadMaterialized(saved, engine.SQLite, "endpoint_7_v1", map[string]any{"date_from": "2025-05-02"}, at)
 	fmt.Println(err)
 	// Output:
-	// [25 25 Chrome]
+	// [Chrome]
 	// [{"label":"Chrome","breakdown_value":"Chrome","count":2,"data":[2,0,0],"days":["2025-05-01","2025-05-02","2025-05-03"],"labels":["1-May-2025","2-May-2025","3-May-2025"]}]
 	// Unknown variable(s): date_from
 }

@@ -117,7 +117,9 @@ func ReadMaterialized(q *Query, d engine.Engine, table string, values map[string
 		}
 	}
 	g := newGen(d)
-	read := func() {
+	// read selects the stored rows of the given values; withOther adds
+	// the Other flag the breakdown limit's windows would add, 0.
+	read := func(withOther bool) {
 		g.WriteString("SELECT ")
 		for i, c := range columns(q) {
 			if i > 0 {
@@ -125,16 +127,26 @@ func ReadMaterialized(q *Query, d engine.Engine, table string, values map[string
 			}
 			g.WriteIdent(c.Name)
 		}
+		if withOther {
+			g.w(", 0 AS #", "other")
+		}
 		g.w(" FROM # WHERE 1 = 1", table)
 		for _, f := range filters {
 			g.w(" AND # = ", f.col)
 			g.Bind(f.value)
 		}
 	}
-	if q.Kind == Trends && len(q.Breakdowns) > 0 {
-		writeTopBreakdowns(g, q, read)
-	} else {
-		read()
+	switch {
+	case q.Kind == Trends && len(q.Breakdowns) > 0 && len(filters) == len(q.Breakdowns):
+		// Every breakdown is given a value: the read selects one
+		// combination, which ranks first, so the limit's windows would
+		// keep every row and fold none into Other. The stored rows are
+		// the answer, with the Other flag the windows would add.
+		read(true)
+	case q.Kind == Trends && len(q.Breakdowns) > 0:
+		writeTopBreakdowns(g, q, func() { read(false) })
+	default:
+		read(false)
 	}
 	if err := g.Err(); err != nil {
 		return nil, fmt.Errorf("insight: read for %s: %w", d.Name(), err)

@@ -12,18 +12,5 @@ FROM (SELECT formatDateTime(toDateTime(toStartOfMonth(toDateTime(`timestamp`, 'U
 GROUP BY `bucket`, `b0`, `b1`
 -- args: "$browser" "$browser" "$browser" "$browser" "country" "country" "country" "country" "amount" "amount" "purchase" "2025-03-01 00:00:00" "2025-06-01 00:00:00";
 
-SELECT `series`, `bucket`, `k0` AS `b0`, `k1` AS `b1`, sum(`y`) AS `value`, `other` AS `other`
-FROM (
-  SELECT `series`, `bucket`, CASE WHEN `rank` <= {p1:Int64} THEN `b0` ELSE '' END AS `k0`, CASE WHEN `rank` <= {p2:Int64} THEN `b1` ELSE '' END AS `k1`, CASE WHEN `rank` <= {p3:Int64} THEN 0 ELSE 1 END AS `other`, `y`
-  FROM (
-    SELECT `series`, `bucket`, `b0`, `b1`, `y`, dense_rank() OVER (PARTITION BY `series` ORDER BY `total` DESC, `b0`, `b1`) AS `rank`
-    FROM (
-      SELECT `series`, `bucket`, `b0`, `b1`, `value` AS `y`, sum(COALESCE(`value`, 0)) OVER (PARTITION BY `series`, `b0`, `b1`) AS `total`
-      FROM (
-SELECT `series`, `bucket`, `b0`, `b1`, `value` FROM `insight_endpoint_7_v2` WHERE 1 = 1 AND `b0` = {p4:String} AND `b1` = {p5:String}
-      ) AS `r`
-    ) AS `t`
-  ) AS `k`
-) AS `f`
-GROUP BY `series`, `bucket`, `k0`, `k1`, `other`
--- args: "25" "25" "25" "Chrome" ""
+SELECT `series`, `bucket`, `b0`, `b1`, `value`, 0 AS `other` FROM `insight_endpoint_7_v2` WHERE 1 = 1 AND `b0` = {p1:String} AND `b1` = {p2:String}
+-- args: "Chrome" ""

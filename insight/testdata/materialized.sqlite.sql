@@ -15,18 +15,5 @@ GROUP BY "bucket", "b0", "b1"
 CREATE INDEX IF NOT EXISTS "insight_endpoint_7_v2_breakdowns" ON "insight_endpoint_7_v2" ("b0", "b1")
 -- args:;
 
-SELECT "series", "bucket", "k0" AS "b0", "k1" AS "b1", sum("y") AS "value", "other" AS "other"
-FROM (
-  SELECT "series", "bucket", CASE WHEN "rank" <= ? THEN "b0" ELSE '' END AS "k0", CASE WHEN "rank" <= ? THEN "b1" ELSE '' END AS "k1", CASE WHEN "rank" <= ? THEN 0 ELSE 1 END AS "other", "y"
-  FROM (
-    SELECT "series", "bucket", "b0", "b1", "y", dense_rank() OVER (PARTITION BY "series" ORDER BY "total" DESC, "b0", "b1") AS "rank"
-    FROM (
-      SELECT "series", "bucket", "b0", "b1", "value" AS "y", sum(COALESCE("value", 0)) OVER (PARTITION BY "series", "b0", "b1") AS "total"
-      FROM (
-SELECT "series", "bucket", "b0", "b1", "value" FROM "insight_endpoint_7_v2" WHERE 1 = 1 AND "b0" = ? AND "b1" = ?
-      ) AS "r"
-    ) AS "t"
-  ) AS "k"
-) AS "f"
-GROUP BY "series", "bucket", "k0", "k1", "other"
--- args: 25 25 25 "Chrome" ""
+SELECT "series", "bucket", "b0", "b1", "value", 0 AS "other" FROM "insight_endpoint_7_v2" WHERE 1 = 1 AND "b0" = ? AND "b1" = ?
+-- args: "Chrome" ""

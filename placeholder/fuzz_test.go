@@ -177,7 +177,41 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		checkScan(t, s)
 		checkStatement(t, s)
+		checkScanFor(t, s)
 	})
+}
+
+// checkScanFor: each engine's reading finds, where the tokenizer finds
+// nothing another engine reads differently, what Scan finds; and every
+// placeholder-like text it leaves inside a literal or comment is in Inert.
+func checkScanFor(t *testing.T, s string) {
+	want, werr := Scan(s)
+	for _, e := range engine.All() {
+		tmpl, err := CompileFor(e.Lexical(), s)
+		if err != nil {
+			if !errors.Is(err, ErrSyntax) {
+				t.Fatalf("%s: CompileFor(%q): %v is not a syntax error", e.Name(), s, err)
+			}
+			continue
+		}
+		got := tmpl.Placeholders()
+		if ambiguous(e.Lexical(), s) {
+			continue
+		}
+		if werr != nil || len(got) != len(want) {
+			t.Fatalf("%s: CompileFor(%q) finds %v, Scan %v (%v)", e.Name(), s, got, want, werr)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: CompileFor(%q) finds %v, Scan %v", e.Name(), s, got, want)
+			}
+		}
+		for _, p := range tmpl.Inert() {
+			if p.Name != "" && !strings.HasPrefix(s[p.Start:], "{") {
+				t.Fatalf("%s: inert placeholder %+v of %q does not start with '{'", e.Name(), p, s)
+			}
+		}
+	}
 }
 
 func FuzzRender(f *testing.F) {

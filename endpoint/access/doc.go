@@ -54,7 +54,9 @@
 //     a "--" comment, '#', '$' (dollar quotes, heredocs), '@' before a name,
 //     braces that are not a placeholder, characters outside ASCII outside
 //     quotes (quote such identifiers), '[...]' holding quotes, numbers that
-//     run into letters, invalid UTF-8;
+//     run into letters, invalid UTF-8 (CheckFor and ScopeFor, told the
+//     engine, read a string literal as that engine does where no setting
+//     changes it: on SQLite 'C:\' is a whole literal);
 //   - syntax the analyzer does not know, unbalanced parentheses, a
 //     placeholder where a name belongs, "x IN table" (which reads a table on
 //     SQLite and ClickHouse) (ReasonUnsupported). The analyzer never lets

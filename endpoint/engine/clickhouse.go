@@ -109,7 +109,7 @@ func (clickhouse) QuoteIdent(s string) string { return quote(s, '`') }
 func (clickhouse) AppendString(dst []byte, s string) []byte { return appendBackslashed(dst, s, false) }
 
 func (clickhouse) Lexical() Lexical {
-	return Lexical{BackslashEscapes: true, FixedEscapes: true, BacktickNames: true, NameEscapes: true, DollarQuotes: true, NestedComments: true, ASCIIWords: true}
+	return Lexical{BackslashEscapes: true, HashComments: true, FixedEscapes: true, BacktickNames: true, NameEscapes: true, DollarQuotes: true, NestedComments: true, ASCIIWords: true}
 }
 
 func (clickhouse) Type(k Kind) string { return [...]string{"String", "Int64", "Float64"}[k] }

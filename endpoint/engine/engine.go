@@ -201,7 +201,7 @@ type Lexical struct {
 	// literal (MySQL, ClickHouse).
 	BackslashEscapes bool
 	// HashComments: '#' starts a comment that runs to the end of the line
-	// (MySQL).
+	// (MySQL, ClickHouse).
 	HashComments bool
 	// DoubleQuoteStrings: "..." is a string literal, not an identifier
 	// (MySQL without ANSI_QUOTES).

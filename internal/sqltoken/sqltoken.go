@@ -142,7 +142,9 @@ func (a Ambiguity) String() string {
 
 // Token is one token: its kind and its span in the text.
 type Token struct {
-	Kind  Kind
+	// Kind is what the token is.
+	Kind Kind
+	// Flags qualify it: Unclosed, Malformed, HoldsPlaceholder.
 	Flags Flags
 	// Why is not None when another engine could read the token's text
 	// another way.

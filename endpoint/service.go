@@ -193,11 +193,6 @@ type Service struct {
 	cache    *templateCache
 	records  recordCache
 	executed *executedMarks
-	// capper runs a query without the paging wrapper when the executor
-	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
-	capper driver.RowCapper
-	// bounded runs queries within their bounds when the executor can.
-	bounded driver.BoundedExecutor
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
 	refreshing   refreshLocks
@@ -345,10 +340,6 @@ func (s *Service) attachOptional(cfg Config) {
 	// Every write of an endpoint goes through s.cfg.Endpoints, so that
 	// none can leave a stale record in the cache.
 	s.cfg.Endpoints = forgettingStore{Store: cfg.Endpoints, records: s.records, versions: s.cache}
-	if rc, ok := cfg.Executor.(driver.RowCapper); ok && rc.CapsRows() {
-		s.capper = rc
-	}
-	s.bounded, _ = cfg.Executor.(driver.BoundedExecutor)
 	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
 }
 

@@ -38,9 +38,9 @@ type Statement = stmt.Statement
 //     to tell whether there are more); an error wrapping ErrResultTooLarge
 //     as soon as the rows read weigh more than MaxBytes (RowBytes), not once
 //     they are all in memory; Timeout sent to the engine, so that a server
-//     stops the query itself (engine.Guard says how). Say in your doc
-//     where a bound is enforced by the engine and where by your reading of
-//     the rows.
+//     stops the query itself (engine.Guard says how), and ending the query
+//     even when ctx has no deadline as near. Say in your doc where a bound
+//     is enforced by the engine and where by your reading of the rows.
 //   - Honour ctx: cancellation and deadlines end the statement, and the
 //     error wraps context.Canceled or context.DeadlineExceeded (the Service
 //     answers a timeout with 504, anything else with 502).

@@ -80,15 +80,16 @@ type Config struct {
 	// 400); 0 means DefaultMaxLimit.
 	MaxLimit int
 	// RunTimeout bounds the execution of each run, through the context
-	// and Bounds.Timeout, which the executor passes on to the engine; 0 means DefaultRunTimeout, a negative value no bound
-	// beyond the caller's context. A run that runs out of time is a 504
+	// and Bounds.Timeout, which the executor passes on to the engine; 0
+	// means DefaultRunTimeout, a negative value no bound beyond the
+	// caller's context. A run that runs out of time is a 504
 	// of code CodeTimeout naming the limit (LimitRunTimeout).
 	RunTimeout time.Duration
 	// MaxResultBytes bounds what the rows a run reads may weigh, as
 	// RowBytes weighs them: it is Bounds.MaxBytes, and the executor stops
-	// reading past it. 0 means
-	// DefaultMaxResultBytes, a negative value no bound. Past it a run is
-	// a 400 of code CodeResultTooLarge naming the limit.
+	// reading past it. 0 means DefaultMaxResultBytes, a negative value no
+	// bound. Past it a run is a 400 of code CodeResultTooLarge naming the
+	// limit.
 	MaxResultBytes int64
 	// MaxQueryLength is the longest query, in bytes, that a create or
 	// update may save (the SQL text, or an insight query's JSON); 0 means

@@ -41,6 +41,10 @@
 // fails, and, asked for a transaction on an engine whose DDL is
 // transactional (engine.Engine.Swap), leaves nothing of a failed one.
 //
+// The suite makes its statements itself: it is, with package
+// internal/scope, the only code of this module allowed to seal a
+// driver.Statement, so that it can hand an executor SQL of its own.
+//
 // The suite cannot tell correct escaping into the SQL text from binding:
 // it shows that no hostile value changes what a statement does, which
 // escaping done right also achieves. Binding remains the contract.

@@ -118,11 +118,12 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 // ctx, checked before and after the statement (a call into chDB cannot be
 // interrupted). b.MaxRows and b.MaxBytes only by this executor, on the
 // engine's answer: chDB computes the whole result and hands it over as
-// one buffer, of which Query decodes at most b.MaxRows rows, weighing
-// each as it is decoded and failing at the first past b.MaxBytes. The
-// engine's own result limits (max_result_rows, max_result_bytes) are not
-// used: chDB 26.5 hangs on the statement after one that a result limit
-// stopped. So a bound saves the decoding and the memory of the rows, not
+// one JSON buffer, which Query splits into rows whole and of which it
+// converts at most b.MaxRows rows to values, weighing each as it is
+// converted and failing at the first past b.MaxBytes. The engine's own
+// result limits (max_result_rows, max_result_bytes) are not used: chDB
+// 26.5 hangs on the statement after one that a result limit stopped. So
+// a bound saves the conversion and the memory of the rows' values, not
 // the engine's work nor the buffer.
 func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	if within(ctx, b.Timeout) {

@@ -27,7 +27,7 @@ type queryCounter struct {
 	read    *int64 // reported as RowsRead and BytesRead/10 when set
 }
 
-func (x *queryCounter) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
+func (x *queryCounter) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	x.queries.Add(1)
 	if x.gate != nil {
 		x.started <- struct{}{}
@@ -37,7 +37,7 @@ func (x *queryCounter) Query(ctx context.Context, q string, args []any) (*driver
 			return nil, ctx.Err()
 		}
 	}
-	res, err := x.Executor.Query(ctx, q, args)
+	res, err := x.Executor.Query(ctx, st, b)
 	if err == nil && x.read != nil {
 		rows, bytes := *x.read, *x.read*10
 		res.RowsRead, res.BytesRead = &rows, &bytes

@@ -50,47 +50,28 @@ func wantLimit(t *testing.T, err error, limit string, value int64) {
 	}
 }
 
-// unbounded hides the executor's QueryBounded (and QueryCapped), so that
-// the Service must check its results itself.
-type unbounded struct{ driver.Executor }
-
-// TestResultBytes: the rows a run reads may weigh MaxResultBytes; past it
-// the run is a 400 naming the limit, whether the executor stops reading
-// (sqlexec, here on a query without end) or the Service weighs what an
-// executor returned.
+// TestResultBytes: the rows a run reads may weigh MaxResultBytes, which
+// the Service hands the executor as Bounds.MaxBytes for it to stop reading
+// (sqlexec, here on a query without end); past it the run is a 400 naming
+// the limit.
 func TestResultBytes(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		wrap func(driver.Executor) driver.Executor
-	}{
-		{"bounded executor", func(x driver.Executor) driver.Executor { return x }},
-		{"other executor", func(x driver.Executor) driver.Executor { return unbounded{x} }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: tc.wrap(execOf(e)), MaxResultBytes: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.svc = svc
-			q := endless
-			if tc.name == "other executor" {
-				// Without a bound while reading, the query must end.
-				q = strings.Replace(endless, "FROM r)", "FROM r WHERE n < 5000)", 1)
-			}
-			e.create(t, "wide", e.query(q))
-			// 10 rows of about 25 bytes fit; 1,000 do not.
-			small := 10
-			if _, err := e.svc.Run(context.Background(), "1", "wide", endpoint.RunRequest{Limit: &small}); err != nil {
-				t.Fatalf("10 rows: %v", err)
-			}
-			big := 1000
-			_, err = e.svc.Run(context.Background(), "1", "wide", endpoint.RunRequest{Limit: &big})
-			wantError(t, err, http.StatusBadRequest, endpoint.CodeResultTooLarge,
-				"The result is larger than max_result_bytes (2000 bytes); ask for fewer rows (limit) or narrow the query.", "")
-			wantLimit(t, err, endpoint.LimitMaxResultBytes, 2000)
-		})
+	e := newEnv(t)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), MaxResultBytes: 2000})
+	if err != nil {
+		t.Fatal(err)
 	}
+	e.svc = svc
+	e.create(t, "wide", e.query(endless))
+	// 10 rows of about 25 bytes fit; 1,000 do not.
+	small := 10
+	if _, err := e.svc.Run(context.Background(), "1", "wide", endpoint.RunRequest{Limit: &small}); err != nil {
+		t.Fatalf("10 rows: %v", err)
+	}
+	big := 1000
+	_, err = e.svc.Run(context.Background(), "1", "wide", endpoint.RunRequest{Limit: &big})
+	wantError(t, err, http.StatusBadRequest, endpoint.CodeResultTooLarge,
+		"The result is larger than max_result_bytes (2000 bytes); ask for fewer rows (limit) or narrow the query.", "")
+	wantLimit(t, err, endpoint.LimitMaxResultBytes, 2000)
 }
 
 // TestResultBytesDefault: without a setting a run may read 10 MiB.
@@ -114,10 +95,10 @@ type timeoutExec struct {
 	bounds   driver.Bounds
 }
 
-func (x *timeoutExec) QueryBounded(ctx context.Context, q string, args []any, b driver.Bounds) (*driver.Result, error) {
+func (x *timeoutExec) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	x.deadline, _ = ctx.Deadline()
 	x.bounds = b
-	return x.Executor.(driver.BoundedExecutor).QueryBounded(ctx, q, args, b)
+	return x.Executor.Query(ctx, st, b)
 }
 
 // TestRunTimeout: runs are bounded to 30 s unless configured otherwise,
@@ -156,8 +137,18 @@ func TestRunTimeout(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("the run stopped after %v, limit 150ms", took)
 	}
-	if _, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), RunTimeout: -1}); err != nil {
+	none, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, RunTimeout: -1, MaxResultBytes: -1})
+	if err != nil {
 		t.Fatalf("a negative RunTimeout (none) is refused: %v", err)
+	}
+	x.deadline = time.Time{}
+	if _, err := none.Run(context.Background(), "1", "one", endpoint.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// SQLite stops early: the query runs as written, reading the default
+	// page and one row more.
+	if x.bounds != (driver.Bounds{MaxRows: endpoint.DefaultLimit + 1}) || !x.deadline.IsZero() {
+		t.Fatalf("no RunTimeout nor MaxResultBytes: bounds %+v, deadline %v; want the rows of a page and no other bound", x.bounds, x.deadline)
 	}
 }
 

@@ -14,9 +14,18 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 )
 
-// wrappedOnly hides the RowCapper of an executor, so that every run pages
-// through the wrapper, as before runs could go unwrapped.
+// wrappedOnly is an executor whose engine does not stop early
+// (engine.Engine.StopsEarly), so that every run pages through the wrapper,
+// as before runs could go unwrapped.
 type wrappedOnly struct{ driver.Executor }
+
+func (x wrappedOnly) Engine() engine.Engine { return computesAll{x.Executor.Engine()} }
+
+// computesAll is an engine that computes every row of a result whether
+// or not they are read.
+type computesAll struct{ engine.Engine }
+
+func (computesAll) StopsEarly() bool { return false }
 
 // TestDirectRunsAnswerAsWrapped: a run that reads a plain SELECT as written,
 // stopping after limit+1 rows, answers exactly what the run through the

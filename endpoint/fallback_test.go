@@ -27,11 +27,11 @@ type storedReadFails struct {
 	fail atomic.Bool
 }
 
-func (x *storedReadFails) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
-	if x.fail.Load() && strings.Contains(q, "endpointkit_mat_") {
+func (x *storedReadFails) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if x.fail.Load() && strings.Contains(st.SQL(), "endpointkit_mat_") {
 		return nil, errors.New("code: 53, message: Cannot convert string '2013-07-31 00:00:00' to type Date")
 	}
-	return x.Executor.Query(ctx, q, args)
+	return x.Executor.Query(ctx, st, b)
 }
 
 // TestStoredReadFailureIsVisible: a materialized run whose read of the

@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -57,9 +58,9 @@ func loadPages(t *testing.T, x driver.Executor) {
 	t.Helper()
 	ctx := context.Background()
 	e := x.Engine()
-	for _, stmt := range demo.SchemaFor(e) {
-		if err := x.Exec(ctx, stmt, nil); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
+	for _, ddl := range demo.SchemaFor(e) {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(ddl, nil)}, false); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
 		}
 	}
 	rows := pageEvents()
@@ -85,7 +86,7 @@ func loadPages(t *testing.T, x driver.Executor) {
 			}
 			q = append(q, ')')
 		}
-		if err := x.Exec(ctx, string(q), args); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(string(q), args)}, false); err != nil {
 			t.Fatalf("insert: %v", err)
 		}
 		rows = rows[n:]

@@ -13,11 +13,11 @@ import (
 type noRows struct{ queries int }
 
 func (x *noRows) Engine() engine.Engine { return engine.SQLite }
-func (x *noRows) Query(context.Context, string, []any) (*driver.Result, error) {
+func (x *noRows) Query(context.Context, driver.Statement, driver.Bounds) (*driver.Result, error) {
 	x.queries++
 	return &driver.Result{}, nil
 }
-func (x *noRows) Exec(context.Context, string, []any) error { return nil }
+func (x *noRows) Exec(context.Context, []driver.Statement, bool) error { return nil }
 
 // TestInsightDecodedOnce: the decoded insight query is cached with the
 // version at save, and runs use that very value instead of decoding again.

@@ -65,7 +65,12 @@ func newGate(x driver.Executor) *gateExec {
 	return &gateExec{Executor: x, gate: make(chan struct{}), entered: make(chan string, 64)}
 }
 
-func (g *gateExec) Exec(ctx context.Context, q string, args []any) error {
+func (g *gateExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	return execEach(ctx, g.Executor, stmts, tx, func(q string, run func() error) error { return g.exec(ctx, q, run) })
+}
+
+// exec holds a build's statement q at the gate, then runs it.
+func (g *gateExec) exec(ctx context.Context, q string, run func() error) error {
 	if strings.HasPrefix(q, "CREATE TABLE") && strings.Contains(strings.SplitN(q, " AS ", 2)[0], `_next"`) {
 		n := g.inflight.Add(1)
 		defer g.inflight.Add(-1)
@@ -81,7 +86,7 @@ func (g *gateExec) Exec(ctx context.Context, q string, args []any) error {
 			return ctx.Err()
 		}
 	}
-	return g.Executor.Exec(ctx, q, args)
+	return run()
 }
 
 // gatedEnv is newMatEnv with a gated executor and the Service's settings

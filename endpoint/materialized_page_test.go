@@ -20,11 +20,11 @@ type rowCounter struct {
 	rows map[string]int // by query text; the last run of each
 }
 
-func (x *rowCounter) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
-	res, err := x.Executor.Query(ctx, q, args)
+func (x *rowCounter) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	res, err := x.Executor.Query(ctx, st, b)
 	if res != nil {
 		x.mu.Lock()
-		x.rows[q] = len(res.Rows)
+		x.rows[st.SQL()] = len(res.Rows)
 		x.mu.Unlock()
 	}
 	return res, err

@@ -33,7 +33,12 @@ type matExec struct {
 	inflight, overlaps atomic.Int32
 }
 
-func (x *matExec) Exec(ctx context.Context, q string, args []any) error {
+func (x *matExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	return execEach(ctx, x.Executor, stmts, tx, x.exec)
+}
+
+// exec fails or counts the statement q, which run runs.
+func (x *matExec) exec(q string, run func() error) error {
 	if strings.HasPrefix(q, "DROP TABLE IF EXISTS") && strings.HasSuffix(q, `_next"`) {
 		if x.inflight.Add(1) > 1 {
 			x.overlaps.Add(1)
@@ -49,7 +54,7 @@ func (x *matExec) Exec(ctx context.Context, q string, args []any) error {
 		}
 		return errors.New("sqlite: disk I/O error at /var/secret/path")
 	}
-	return x.Executor.Exec(ctx, q, args)
+	return run()
 }
 
 // newMatEnv is newEnv with demo events and the wrapped executor.

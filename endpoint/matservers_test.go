@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
@@ -106,11 +108,11 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 
 			live := materialize.TableName(ep.ID, 1)
 			orphan := materialize.TableName("0f0e0d0c-0000-4000-8000-000000000000", 2)
-			if err := x.Exec(ctx, e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil); err != nil {
+			if err := x.Exec(ctx, []driver.Statement{stmt.New(e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil)}, false); err != nil {
 				t.Fatal(err)
 			}
 			stored := func() []string {
-				res, err := x.Query(ctx, e.eng.Tables(), nil)
+				res, err := x.Query(ctx, stmt.New(e.eng.Tables(), nil), driver.Bounds{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -230,11 +230,11 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 type blockingExecutor struct{}
 
 func (blockingExecutor) Engine() engine.Engine { return engine.SQLite }
-func (blockingExecutor) Query(ctx context.Context, _ string, _ []any) (*driver.Result, error) {
+func (blockingExecutor) Query(ctx context.Context, _ driver.Statement, _ driver.Bounds) (*driver.Result, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
-func (blockingExecutor) Exec(ctx context.Context, _ string, _ []any) error { return nil }
+func (blockingExecutor) Exec(context.Context, []driver.Statement, bool) error { return nil }
 
 // TestQueryLimits: rows are paged and time is bounded as in a run.
 func TestQueryLimits(t *testing.T) {

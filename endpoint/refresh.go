@@ -403,39 +403,18 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 	return nil
 }
 
-// execAll runs statements in order, in one transaction when inTx and the
-// executor can. It, queryOwn and executeCapped are the only callers of the
-// executor: a statement reaches the database only as a scope.Statement.
+// execAll runs statements in order, in one transaction when inTx (the
+// engine's DDL is transactional). It, queryOwn and executeCapped are the
+// only callers of the executor: a statement reaches the database only as a
+// scope.Statement.
 func (s *Service) execAll(ctx context.Context, stmts []scope.Statement, inTx bool) error {
-	if tx, ok := s.cfg.Executor.(driver.TxExecutor); ok && inTx && noArgs(stmts) {
-		sqls := make([]string, len(stmts))
-		for i, st := range stmts {
-			sqls[i] = st.SQL()
-		}
-		return tx.ExecTx(ctx, sqls)
-	}
-	for _, st := range stmts {
-		if err := s.cfg.Executor.Exec(ctx, st.SQL(), st.Args()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// noArgs reports whether no statement has arguments (ExecTx takes none).
-func noArgs(stmts []scope.Statement) bool {
-	for _, st := range stmts {
-		if len(st.Args()) > 0 {
-			return false
-		}
-	}
-	return true
+	return s.cfg.Executor.Exec(ctx, stmts, inTx)
 }
 
 // queryOwn runs a statement of the library's own (scope.Own) that returns
 // rows, outside any run's bounds.
 func (s *Service) queryOwn(ctx context.Context, st scope.Statement) (*driver.Result, error) {
-	return s.cfg.Executor.Query(ctx, st.SQL(), st.Args())
+	return s.cfg.Executor.Query(ctx, st, driver.Bounds{})
 }
 
 func (s *Service) setState(ctx context.Context, e *Endpoint, st driver.MaterializationState) error {

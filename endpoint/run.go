@@ -298,9 +298,9 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 }
 
 // runSQL binds, pages, renders and executes a SQL version. A run without
-// an offset reads its rows straight from the query when the executor can
-// stop after the first limit+1 (see RowCapper); otherwise the query is
-// wrapped to page in SQL (see compilePaged).
+// an offset reads its rows straight from the query when the engine stops
+// working once its first limit+1 rows are read (engine.Engine.StopsEarly);
+// otherwise the query is wrapped to page in SQL (see compilePaged).
 func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	values, err := c.bind(given, now, 3)
 	if err != nil {
@@ -319,7 +319,7 @@ func (s *Service) runSQLInline(ctx context.Context, ep *Endpoint, c *compiled, v
 	trace := newRunTrace(opts.debug)
 	// One row more than asked tells whether there are more.
 	tmpl, capped := c.paged, 0
-	if s.capper != nil && c.direct != nil && opts.offset == 0 {
+	if c.direct != nil && opts.offset == 0 && s.cfg.Executor.Engine().StopsEarly() {
 		tmpl, capped = c.direct, opts.limit+1
 	} else {
 		values[c.limitName] = int64(opts.limit) + 1
@@ -469,31 +469,18 @@ func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Resu
 	return s.executeCapped(ctx, st, 0)
 }
 
-// executeCapped is execute reading at most max rows through s.capper; max
-// 0 reads them all through the Executor. A BoundedExecutor enforces the
-// time and byte limits itself; the rows of another are weighed here once
-// read. It and runOwn are the only callers of the executor's queries: a
-// statement reaches the database only as a scope.Statement.
+// executeCapped is execute reading at most max rows (0: all of them). The
+// executor enforces every bound of the run (driver.Bounds) while it reads
+// the rows. It, execAll and queryOwn are the only callers of the executor:
+// a statement reaches the database only as a scope.Statement.
 func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int) (*driver.Result, error) {
-	query, args := st.SQL(), st.Args()
 	caller := ctx
 	if s.cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RunTimeout)
 		defer cancel()
 	}
-	var (
-		res *driver.Result
-		err error
-	)
-	switch {
-	case s.bounded != nil:
-		res, err = s.bounded.QueryBounded(ctx, query, args, driver.Bounds{MaxRows: max, MaxBytes: s.cfg.MaxResultBytes, Timeout: s.cfg.RunTimeout})
-	case max > 0:
-		res, err = s.capper.QueryCapped(ctx, query, args, max)
-	default:
-		res, err = s.cfg.Executor.Query(ctx, query, args)
-	}
+	res, err := s.cfg.Executor.Query(ctx, st, s.bounds(max))
 	switch {
 	case err != nil && errors.Is(err, driver.ErrResultTooLarge):
 		return nil, withCause(s.tooLarge(), err)
@@ -504,16 +491,15 @@ func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int
 	case res == nil:
 		return nil, NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed")
 	}
-	if s.bounded == nil && s.cfg.MaxResultBytes > 0 {
-		var size int64
-		for _, row := range res.Rows {
-			if size += driver.RowBytes(row); size > s.cfg.MaxResultBytes {
-				return nil, withCause(s.tooLarge(), driver.ErrResultTooLarge)
-			}
-		}
-	}
 	noteRead(ctx, res)
 	return res, nil
+}
+
+// bounds are the Bounds of a run's query reading at most rows rows (0: all
+// of them): Config.MaxResultBytes and Config.RunTimeout, none where they
+// are negative.
+func (s *Service) bounds(rows int) driver.Bounds {
+	return driver.Bounds{MaxRows: rows, MaxBytes: max(s.cfg.MaxResultBytes, 0), Timeout: max(s.cfg.RunTimeout, 0)}
 }
 
 // timedOut is the 504 of a run that ran out of time. The limit is named

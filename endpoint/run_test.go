@@ -28,15 +28,17 @@ type fixedExecutor struct {
 
 func (f *fixedExecutor) Engine() engine.Engine { return engine.SQLite }
 
-func (f *fixedExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
-	f.lastQuery, f.lastArgs = q, args
+func (f *fixedExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	f.lastQuery, f.lastArgs = st.SQL(), st.Args()
 	if f.err != nil {
 		return nil, f.err
 	}
 	return f.res, nil
 }
 
-func (f *fixedExecutor) Exec(ctx context.Context, q string, args []any) error { return f.err }
+func (f *fixedExecutor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	return f.err
+}
 
 // ids returns the first column of the rows as int64s.
 func ids(t *testing.T, res *endpoint.RunResult) []int64 {
@@ -339,7 +341,7 @@ type errExecutor struct {
 	wait bool
 }
 
-func (x *errExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
+func (x *errExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	if x.wait {
 		<-ctx.Done()
 		return nil, fmt.Errorf("driver: interrupted: %w", ctx.Err())

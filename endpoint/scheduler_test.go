@@ -23,7 +23,18 @@ type overlapExec struct {
 	overlaps atomic.Int32
 }
 
-func (x *overlapExec) Exec(ctx context.Context, q string, args []any) error {
+func (x *overlapExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	err := execEach(ctx, x.Executor, stmts, tx, x.exec)
+	if tx {
+		for _, st := range stmts {
+			x.ended(st.SQL(), err)
+		}
+	}
+	return err
+}
+
+// exec notes the statement q, which run runs.
+func (x *overlapExec) exec(q string, run func() error) error {
 	if t, ok := strings.CutPrefix(q, `DROP TABLE IF EXISTS "`); ok && strings.HasSuffix(t, `_next"`) {
 		name := strings.TrimSuffix(t, `_next"`)
 		x.mu.Lock()
@@ -34,19 +45,29 @@ func (x *overlapExec) Exec(ctx context.Context, q string, args []any) error {
 		x.mu.Unlock()
 		time.Sleep(time.Millisecond) // widen the window a second refresh would need
 	}
-	err := x.Executor.Exec(ctx, q, args)
+	err := run()
 	x.ended(q, err)
 	return err
 }
 
-// ExecTx keeps the swap of a stored table in one transaction, as the
-// executor it wraps does.
-func (x *overlapExec) ExecTx(ctx context.Context, stmts []string) error {
-	err := x.Executor.(driver.TxExecutor).ExecTx(ctx, stmts)
-	for _, q := range stmts {
-		x.ended(q, err)
+// execEach is x.Exec of stmts with hook around each statement: hook gets
+// its text and a function that runs it, alone, or, when tx, that does
+// nothing: the statements then run in one transaction (as the wrapped
+// executor keeps the swap of a stored table) once every hook returned.
+func execEach(ctx context.Context, x driver.Executor, stmts []driver.Statement, tx bool, hook func(q string, run func() error) error) error {
+	for _, st := range stmts {
+		run := func() error { return x.Exec(ctx, []driver.Statement{st}, false) }
+		if tx {
+			run = func() error { return nil }
+		}
+		if err := hook(st.SQL(), run); err != nil {
+			return err
+		}
 	}
-	return err
+	if tx {
+		return x.Exec(ctx, stmts, true)
+	}
+	return nil
 }
 
 // ended notes the end of a refresh: the rename of its "_next" table, or a

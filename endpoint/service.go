@@ -83,16 +83,16 @@ type Config struct {
 	// 400); 0 means DefaultMaxLimit.
 	MaxLimit int
 	// RunTimeout bounds the execution of each run, through the context
-	// and, where the executor passes it on (BoundedExecutor), on the
-	// engine's side; 0 means DefaultRunTimeout, a negative value no bound
-	// beyond the caller's context. A run that runs out of time is a 504
+	// and Bounds.Timeout, which the executor passes on to the engine; 0
+	// means DefaultRunTimeout, a negative value no bound beyond the
+	// caller's context. A run that runs out of time is a 504
 	// of code CodeTimeout naming the limit (LimitRunTimeout).
 	RunTimeout time.Duration
 	// MaxResultBytes bounds what the rows a run reads may weigh, as
-	// RowBytes weighs them: a BoundedExecutor stops reading past it, and
-	// the Service checks the rows of other executors. 0 means
-	// DefaultMaxResultBytes, a negative value no bound. Past it a run is
-	// a 400 of code CodeResultTooLarge naming the limit.
+	// RowBytes weighs them: it is Bounds.MaxBytes, and the executor stops
+	// reading past it. 0 means DefaultMaxResultBytes, a negative value no
+	// bound. Past it a run is a 400 of code CodeResultTooLarge naming the
+	// limit.
 	MaxResultBytes int64
 	// MaxQueryLength is the longest query, in bytes, that a create or
 	// update may save (the SQL text, or an insight query's JSON); 0 means
@@ -203,11 +203,6 @@ type Service struct {
 	cache    *templateCache
 	records  recordCache
 	executed *executedMarks
-	// capper runs a query without the paging wrapper when the executor
-	// can stop reading rows as cheaply as a LIMIT would (see RowCapper).
-	capper driver.RowCapper
-	// bounded runs queries within their bounds when the executor can.
-	bounded driver.BoundedExecutor
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
 	refreshing   refreshLocks
@@ -359,10 +354,6 @@ func (s *Service) attachOptional(cfg Config) {
 	// Every write of an endpoint goes through s.cfg.Endpoints, so that
 	// none can leave a stale record in the cache.
 	s.cfg.Endpoints = forgettingStore{Store: cfg.Endpoints, records: s.records, versions: s.cache}
-	if rc, ok := cfg.Executor.(driver.RowCapper); ok && rc.CapsRows() {
-		s.capper = rc
-	}
-	s.bounded, _ = cfg.Executor.(driver.BoundedExecutor)
 	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -182,7 +183,7 @@ func loadChDB(ctx context.Context, x *Executor, n int) error {
 		"CREATE TABLE events (project_id String, uuid String, event String, distinct_id String, timestamp String, properties String) " +
 			"ENGINE = MergeTree ORDER BY (project_id, event, timestamp)",
 	} {
-		if err := x.Exec(ctx, q, nil); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
@@ -205,7 +206,7 @@ func loadChDB(ctx context.Context, x *Executor, n int) error {
 		}
 		q := "INSERT INTO events SELECT * FROM file(" + string(engine.ClickHouse.AppendString(nil, path)) +
 			", 'TabSeparated', 'project_id String, uuid String, event String, distinct_id String, timestamp String, properties String')"
-		if err := x.Exec(ctx, q, nil); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false); err != nil {
 			return err
 		}
 		rows = 0
@@ -241,7 +242,7 @@ func loadChDB(ctx context.Context, x *Executor, n int) error {
 	if err != nil {
 		return err
 	}
-	res, err := x.Query(ctx, "SELECT count() AS n FROM events", nil)
+	res, err := x.Query(ctx, stmt.New("SELECT count() AS n FROM events", nil), driver.Bounds{})
 	if err != nil {
 		return err
 	}

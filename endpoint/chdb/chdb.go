@@ -110,11 +110,51 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 // DateTime values as time.Time in UTC, and NULL as nil. RowsRead and
 // BytesRead are the engine's statistics of the query. The query runs with
 // the settings of the engine's guard (engine.ClickHouse.Guard), written
-// after it: session_timezone, ctx's deadline as max_execution_time, and
-// readonly, so that a query cannot write. No max_result_bytes: chDB 26.5
-// hangs on the statement after one that a result limit stopped; the
-// Service weighs the rows (at most its page) once they are read.
-func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
+// after it: session_timezone, the time limit as max_execution_time, and
+// readonly, so that a query cannot write.
+//
+// Where each bound is enforced: b.Timeout by the engine, as
+// max_execution_time (the sooner of b.Timeout and ctx's deadline), and by
+// ctx, checked before and after the statement (a call into chDB cannot be
+// interrupted). b.MaxRows and b.MaxBytes only by this executor, on the
+// engine's answer: chDB computes the whole result and hands it over as
+// one JSON buffer, which Query splits into rows whole and of which it
+// converts at most b.MaxRows rows to values, weighing each as it is
+// converted and failing at the first past b.MaxBytes. The engine's own
+// result limits (max_result_rows, max_result_bytes) are not used: chDB
+// 26.5 hangs on the statement after one that a result limit stopped. So
+// a bound saves the conversion and the memory of the rows' values, not
+// the engine's work nor the buffer.
+func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if within(ctx, b.Timeout) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+	}
+	return x.read(ctx, st.SQL(), st.Args(), b)
+}
+
+// within reports whether ctx needs a deadline for timeout: one is set and
+// ctx has none as near (the Service's own has it already).
+func within(ctx context.Context, timeout time.Duration) bool {
+	if timeout <= 0 {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	return !ok || time.Until(d) > timeout
+}
+
+// Read runs query, a text of the host's own with its parameters and args,
+// read-only and with no bounds but ctx's, for the host's own reads (the
+// example server counts the events it loaded with it); the Service never
+// calls it.
+func (x *Executor) Read(ctx context.Context, query string, args []any) (*driver.Result, error) {
+	return x.read(ctx, query, args, driver.Bounds{})
+}
+
+// read runs query under the engine's guard and decodes its answer within
+// b's rows and bytes.
+func (x *Executor) read(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
 	var settings []string
 	for _, s := range engine.ClickHouse.Guard(timeout(ctx), false).Settings {
 		settings = append(settings, s.Name+" = "+settingValue(s.Value))
@@ -123,13 +163,28 @@ func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver
 	if err != nil {
 		return nil, err
 	}
-	return decode(out)
+	return decode(out, b)
 }
 
-// Exec implements driver.Executor. ctx's deadline reaches the engine as
+// Exec implements driver.Executor. chDB has no transactions: the
+// statements run in order whether or not tx is set (the ClickHouse
+// engine's Swap, an EXCHANGE TABLES, is atomic on its own and never asks
+// for one).
+func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	for _, st := range stmts {
+		if err := x.Load(ctx, st.SQL(), st.Args()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Load runs query, a statement of the host's own with its parameters and
+// args, as Exec runs one: for the host's own statements, such as loading
+// data; the Service never calls it. ctx's deadline reaches the engine as
 // the session's max_execution_time for the statement: a SETTINGS clause
 // cannot follow every statement (INSERT ... VALUES takes it before VALUES).
-func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
+func (x *Executor) Load(ctx context.Context, query string, args []any) error {
 	var around [2]string
 	if t := timeout(ctx); t > 0 {
 		around = [2]string{"SET max_execution_time = " + strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10), "SET max_execution_time = 0"}
@@ -240,8 +295,9 @@ type compact struct {
 	} `json:"statistics"`
 }
 
-// decode reads JSONCompact output into a Result.
-func decode(out []byte) (*driver.Result, error) {
+// decode reads JSONCompact output into a Result: at most b.MaxRows rows
+// (all when 0), failing once they weigh more than b.MaxBytes (when set).
+func decode(out []byte, b driver.Bounds) (*driver.Result, error) {
 	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
 	if len(out) == 0 {
 		return res, nil
@@ -257,7 +313,11 @@ func decode(out []byte) (*driver.Result, error) {
 	if c.Statistics != nil {
 		res.RowsRead, res.BytesRead = c.Statistics.RowsRead, c.Statistics.BytesRead
 	}
+	var size int64
 	for _, raw := range c.Data {
+		if b.MaxRows > 0 && len(res.Rows) >= b.MaxRows {
+			break
+		}
 		row := make([]any, len(raw))
 		for i, v := range raw {
 			val, err := value(res.Types[i], v)
@@ -265,6 +325,9 @@ func decode(out []byte) (*driver.Result, error) {
 				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 			}
 			row[i] = val
+		}
+		if size += driver.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
+			return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
 		}
 		res.Rows = append(res.Rows, row)
 	}

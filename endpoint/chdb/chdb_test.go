@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -46,7 +47,7 @@ func FuzzParamRoundTrip(f *testing.F) {
 		if !utf8.ValidString(s) {
 			t.Skip("the executor binds text")
 		}
-		res, err := x.Query(context.Background(), "SELECT {p1:String} AS v, length({p1:String}) AS n", []any{s})
+		res, err := x.Query(context.Background(), stmt.New("SELECT {p1:String} AS v, length({p1:String}) AS n", []any{s}), driver.Bounds{})
 		require.NoError(t, err, "%q", s)
 		require.Equal(t, s, res.Rows[0][0], "%q", s)
 		require.EqualValues(t, len(s), res.Rows[0][1])
@@ -56,7 +57,7 @@ func FuzzParamRoundTrip(f *testing.F) {
 // TestReadStatistics: a query reports what the engine read, as a run's
 // statistics show it.
 func TestReadStatistics(t *testing.T) {
-	res, err := executor(t).Query(context.Background(), "SELECT count() AS n FROM numbers(12345)", nil)
+	res, err := executor(t).Query(context.Background(), stmt.New("SELECT count() AS n FROM numbers(12345)", nil), driver.Bounds{})
 	require.NoError(t, err)
 	require.NotNil(t, res.RowsRead)
 	require.NotNil(t, res.BytesRead)

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/jsonrule"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -27,7 +29,7 @@ func TestJSONRule(t *testing.T) {
 	rows := jsonrule.Cases
 	e := engine.ClickHouse
 	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
-		require.NoError(t, x.Exec(ctx, q, nil))
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false))
 	}
 	for i, r := range rows {
 		b := placeholder.NewBuilder(e)
@@ -40,7 +42,7 @@ func TestJSONRule(t *testing.T) {
 			b.Bind(r.JSON)
 		}
 		b.WriteString(")")
-		require.NoError(t, x.Exec(ctx, b.SQL(), b.Args()))
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, false))
 	}
 	b := placeholder.NewBuilder(e)
 	b.WriteString("SELECT ")
@@ -48,7 +50,7 @@ func TestJSONRule(t *testing.T) {
 	b.WriteString(" AS text, ")
 	e.JSONNumber(b, "p", "k")
 	b.WriteString(" AS num FROM json_rule ORDER BY id")
-	res, err := x.Query(ctx, b.SQL(), b.Args())
+	res, err := x.Query(ctx, stmt.New(b.SQL(), b.Args()), driver.Bounds{})
 	require.NoError(t, err, b.SQL())
 	require.Len(t, res.Rows, len(rows))
 	for i, r := range rows {
@@ -71,14 +73,16 @@ func TestTimesInUTC(t *testing.T) {
 		"CREATE TABLE times (plain DateTime, utc DateTime('UTC'), la DateTime64(3, 'America/Los_Angeles'), day Date) ENGINE = MergeTree ORDER BY plain",
 		"INSERT INTO times VALUES ('2025-05-01 00:00:00', '2025-05-01 00:00:00', '2025-05-01 00:00:00.250', '2025-05-01')",
 	} {
-		require.NoError(t, x.Exec(ctx, q, nil))
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false))
 	}
-	require.NoError(t, x.Exec(ctx, "SET session_timezone = 'America/Los_Angeles'", nil))
-	t.Cleanup(func() { require.NoError(t, x.Exec(context.Background(), "SET session_timezone = 'UTC'", nil)) })
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, false))
+	t.Cleanup(func() {
+		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, false))
+	})
 	b := placeholder.NewBuilder(engine.ClickHouse)
 	b.WriteString("SELECT plain, utc, la, day, toUnixTimestamp(plain) AS unix FROM times WHERE plain = ")
 	b.Bind(time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC))
-	res, err := x.Query(ctx, b.SQL(), b.Args())
+	res, err := x.Query(ctx, stmt.New(b.SQL(), b.Args()), driver.Bounds{})
 	require.NoError(t, err)
 	require.Len(t, res.Rows, 1, "the bound UTC text matches the stored instant")
 	may := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
@@ -100,16 +104,16 @@ func TestExecWithDeadline(t *testing.T) {
 		"CREATE TABLE deadline (n Int64) ENGINE = MergeTree ORDER BY n",
 		"INSERT INTO deadline VALUES (1), (2)",
 	} {
-		require.NoError(t, x.Exec(ctx, q, nil), q)
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false), q)
 	}
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
-	err := x.Exec(short, "INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)
+	err := x.Exec(short, []driver.Statement{stmt.New("INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)}, false)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the engine stops the statement at its limit")
 	assert.Less(t, time.Since(start), 2*time.Second)
 
-	res, err := x.Query(context.Background(), "SELECT count() AS n, getSetting('max_execution_time') AS limit FROM deadline", nil)
+	res, err := x.Query(context.Background(), stmt.New("SELECT count() AS n, getSetting('max_execution_time') AS limit FROM deadline", nil), driver.Bounds{})
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, res.Rows[0][0])
 	assert.EqualValues(t, 0.0, res.Rows[0][1], "reset after the statement")
@@ -134,12 +138,12 @@ func TestClusterDDLParses(t *testing.T) {
 	}
 	stmts = append(stmts, ex.Expand(e.DropTable("c"))...)
 	for _, s := range stmts {
-		err := x.Exec(context.Background(), s, []any{"10"})
+		err := x.Exec(context.Background(), []driver.Statement{stmt.New(s, []any{"10"})}, false)
 		require.Error(t, err, s)
 		assert.NotContains(t, err.Error(), "Code: 62.", s)
 		assert.NotContains(t, err.Error(), "SYNTAX_ERROR", s)
 	}
-	res, err := x.Query(context.Background(), e.Tables(), nil)
+	res, err := x.Query(context.Background(), stmt.New(e.Tables(), nil), driver.Bounds{})
 	require.NoError(t, err, "the cluster's list of tables runs on one server")
 	assert.Equal(t, []string{"name"}, res.Columns)
 }

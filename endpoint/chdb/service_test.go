@@ -28,7 +28,7 @@ func loadDemo(t *testing.T, x *Executor) {
 	t.Helper()
 	ctx := context.Background()
 	for _, stmt := range append([]string{"DROP TABLE IF EXISTS events"}, demo.SchemaFor(engine.ClickHouse)...) {
-		require.NoError(t, x.Exec(ctx, stmt, nil), stmt)
+		require.NoError(t, x.Load(ctx, stmt, nil), stmt)
 	}
 	require.NoError(t, demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed))
 }

@@ -9,8 +9,8 @@
 // statement carries its settings: those of the Executor, then those of the
 // engine's guard (session_timezone = 'UTC', max_execution_time from the
 // context's deadline), and readonly = 2 for queries (no writes, settings
-// still allowed); a run's query also carries max_result_bytes (see
-// QueryBounded).
+// still allowed); a query with a byte bound also carries max_result_bytes
+// (see RequestBounded).
 //
 // On a cluster, give the executor the engine of the cluster
 // (WithEngine(engine.ClickHouseCluster(name))): the stored tables of
@@ -43,7 +43,7 @@ type Executor struct {
 	engine   engine.Engine
 }
 
-var _ driver.BoundedExecutor = (*Executor)(nil)
+var _ driver.Executor = (*Executor)(nil)
 
 // Option configures an Executor.
 type Option func(*Executor)
@@ -139,7 +139,7 @@ func settingValue(v string) any {
 // executor weighs exactly as it reads the rows.
 const ResultBytesFactor = 8
 
-// RequestBounded is Request for a query run within b (see QueryBounded):
+// RequestBounded is Request for a query run within b (see Query):
 // max_result_bytes is ResultBytesFactor times b.MaxBytes, with
 // result_overflow_mode = 'throw', when b.MaxBytes is set.
 func (x *Executor) RequestBounded(ctx context.Context, query string, args []any, b driver.Bounds) (Request, error) {
@@ -158,20 +158,47 @@ func (r Request) context(ctx context.Context) context.Context {
 // Query implements driver.Executor. Integers come back as int64, floats
 // as float64, text as string, date-times as time.Time and NULL as nil;
 // Types are ClickHouse's type names.
-func (x *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
-	return x.QueryBounded(ctx, query, args, driver.Bounds{})
+//
+// Where each bound is enforced: b.MaxRows by the executor, which stops
+// reading after that many rows and closes the rest of the stream (the
+// server may have computed more); b.MaxBytes by the executor, which
+// weighs each row as it reads it and fails at the first past the bound,
+// and by the server's max_result_bytes, ResultBytesFactor times larger
+// (see RequestBounded); b.Timeout by the server, as max_execution_time
+// from ctx's deadline, which the Service sets to the same limit, or from
+// b.Timeout when ctx has none or a later one.
+func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if within(ctx, b.Timeout) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+	}
+	return x.query(ctx, st.SQL(), st.Args(), b)
+}
+
+// within reports whether ctx needs a deadline for timeout: one is set and
+// ctx has none as near (the Service's own has it already).
+func within(ctx context.Context, timeout time.Duration) bool {
+	if timeout <= 0 {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	return !ok || time.Until(d) > timeout
 }
 
 // codeResultTooLarge is ClickHouse's TOO_MANY_ROWS_OR_BYTES.
 const codeResultTooLarge = 396
 
-// QueryBounded implements driver.BoundedExecutor: it is Query that stops
-// reading after b.MaxRows rows (when set) and fails with an error wrapping
-// driver.ErrResultTooLarge as soon as the rows read weigh more than
-// b.MaxBytes (when set), or the server's max_result_bytes stopped the
-// query (see RequestBounded). b.Timeout reaches the server as ctx's
-// deadline does, as max_execution_time.
-func (x *Executor) QueryBounded(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
+// Read runs query, a text of the host's own with its parameters and args,
+// read-only and with no bounds but ctx's, for the host's own reads (the
+// example server counts the events it loaded with it); the Service never
+// calls it.
+func (x *Executor) Read(ctx context.Context, query string, args []any) (*driver.Result, error) {
+	return x.query(ctx, query, args, driver.Bounds{})
+}
+
+// query runs query within b's rows and bytes and reads its rows.
+func (x *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
 	r, err := x.RequestBounded(ctx, query, args, b)
 	if err != nil {
 		return nil, err
@@ -210,12 +237,19 @@ func (x *Executor) QueryBounded(ctx context.Context, query string, args []any, b
 	return res, ctx.Err()
 }
 
+// codeTimeout is ClickHouse's TIMEOUT_EXCEEDED.
+const codeTimeout = 159
+
 // queryError wraps an error of a query, as driver.ErrResultTooLarge when
-// the server's max_result_bytes stopped it.
+// the server's max_result_bytes stopped it, and as
+// context.DeadlineExceeded when its max_execution_time did.
 func queryError(err error) error {
 	var ex *clickhouse.Exception
-	if errors.As(err, &ex) && ex.Code == codeResultTooLarge {
+	switch {
+	case errors.As(err, &ex) && ex.Code == codeResultTooLarge:
 		return fmt.Errorf("chexec: %w: %w", driver.ErrResultTooLarge, err)
+	case errors.As(err, &ex) && ex.Code == codeTimeout:
+		return fmt.Errorf("chexec: %w: %w", context.DeadlineExceeded, err)
 	}
 	return fmt.Errorf("chexec: query: %w", err)
 }
@@ -247,10 +281,25 @@ func plain(v reflect.Value) any {
 	return v.Interface()
 }
 
-// Exec implements driver.Executor. On a cluster engine, it runs the
-// statements the engine expands query to (engine.Expander), in order,
-// each with the arguments, stopping at the first that fails.
-func (x *Executor) Exec(ctx context.Context, query string, args []any) error {
+// Exec implements driver.Executor. ClickHouse has no transactions: the
+// statements run in order whether or not tx is set (its engine's Swap, an
+// EXCHANGE TABLES, is atomic on its own and never asks for one). On a
+// cluster engine, each runs as the statements the engine expands it to
+// (engine.Expander), in order, each with its arguments, stopping at the
+// first that fails.
+func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	for _, st := range stmts {
+		if err := x.Load(ctx, st.SQL(), st.Args()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Load runs query, a statement of the host's own with its parameters and
+// args, as Exec runs one (expanded on a cluster): for the host's own
+// statements, such as loading data; the Service never calls it.
+func (x *Executor) Load(ctx context.Context, query string, args []any) error {
 	stmts := []string{query}
 	if ex, ok := x.engine.(engine.Expander); ok {
 		stmts = ex.Expand(query)

@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -87,8 +88,8 @@ func TestExecOnCluster(t *testing.T) {
 	assert.Equal(t, e, x.Engine())
 	ctx := context.Background()
 	build := e.CreateTableAs("t_next", "SELECT 1 AS n")
-	require.NoError(t, x.Exec(ctx, build, nil))
-	require.NoError(t, x.Exec(ctx, e.DropTable("t"), nil))
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, true),
+		"no transaction on ClickHouse: in order")
 	want := append(e.(engine.Expander).Expand(build), e.(engine.Expander).Expand(e.DropTable("t"))...)
 	assert.Equal(t, want, conn.stmts)
 	assert.Len(t, conn.stmts, 5, "create local, create Distributed, insert; drop both")
@@ -96,8 +97,12 @@ func TestExecOnCluster(t *testing.T) {
 	conn.stmts = nil
 	plain := New(conn, nil)
 	assert.Equal(t, engine.ClickHouse, plain.Engine())
-	require.NoError(t, plain.Exec(ctx, engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil))
+	require.NoError(t, plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, false))
 	assert.Equal(t, []string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}, conn.stmts)
+
+	conn.stmts = nil
+	require.NoError(t, x.Load(ctx, "INSERT INTO events VALUES (1)", nil))
+	assert.Equal(t, []string{"INSERT INTO events VALUES (1)"}, conn.stmts, "the host's Load expands as Exec does")
 }
 
 // rows are a query's answer of one String column, as a fake connection
@@ -126,37 +131,42 @@ func (stringColumn) ScanType() reflect.Type   { return reflect.TypeOf("") }
 func (stringColumn) DatabaseTypeName() string { return "String" }
 
 // answering is a connection that answers every query with its rows, or
-// fails with err.
+// fails with err; it keeps the deadline of the last query's context.
 type answering struct {
 	chdriver.Conn
-	values []string
-	err    error
+	values   []string
+	err      error
+	deadline time.Time
 }
 
-func (a *answering) Query(context.Context, string, ...any) (chdriver.Rows, error) {
+func (a *answering) Query(ctx context.Context, _ string, _ ...any) (chdriver.Rows, error) {
+	a.deadline, _ = ctx.Deadline()
 	if a.err != nil {
 		return nil, a.err
 	}
 	return &rows{values: a.values}, nil
 }
 
-// TestQueryBounded: the executor stops at Bounds.MaxRows, weighs the rows
+// TestQueryBounds: the executor stops at Bounds.MaxRows, weighs the rows
 // it reads as driver.RowBytes does and fails past Bounds.MaxBytes with
 // driver.ErrResultTooLarge, as it does when the server's
 // max_result_bytes (ResultBytesFactor times the bound, sent with
-// result_overflow_mode = 'throw') stops the query.
-func TestQueryBounded(t *testing.T) {
+// result_overflow_mode = 'throw') stops the query. Bounds.Timeout becomes
+// the context's deadline (max_execution_time, see Request) when the
+// context has none as near, and the server's TIMEOUT_EXCEEDED a deadline
+// error.
+func TestQueryBounds(t *testing.T) {
 	ctx := context.Background()
 	x := New(&answering{values: []string{"aaaa", "bbbb", "cccc"}}, nil)
-	res, err := x.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxRows: 2})
+	res, err := x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxRows: 2})
 	require.NoError(t, err)
 	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}}, res.Rows)
 	assert.Equal(t, []string{"String"}, res.Types)
 
 	row := driver.RowBytes([]any{"aaaa"})
-	_, err = x.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 3 * row})
+	_, err = x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 3 * row})
 	require.NoError(t, err, "exactly the bound")
-	_, err = x.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 3*row - 1})
+	_, err = x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 3*row - 1})
 	require.ErrorIs(t, err, driver.ErrResultTooLarge)
 
 	r, err := x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
@@ -167,10 +177,27 @@ func TestQueryBounded(t *testing.T) {
 	assert.NotContains(t, r.Settings, "max_result_bytes")
 
 	server := New(&answering{err: &clickhouse.Exception{Code: 396, Name: "DB::Exception", Message: "Limit for result exceeded"}}, nil)
-	_, err = server.QueryBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
+	_, err = server.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 1000})
 	require.ErrorIs(t, err, driver.ErrResultTooLarge)
 	other := New(&answering{err: &clickhouse.Exception{Code: 60, Message: "Unknown table"}}, nil)
-	_, err = other.Query(ctx, "SELECT s", nil)
+	_, err = other.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{})
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, driver.ErrResultTooLarge)
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	slow := New(&answering{err: &clickhouse.Exception{Code: 159, Message: "Timeout exceeded: elapsed 1.0 seconds"}}, nil)
+	_, err = slow.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{Timeout: time.Second})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	conn := &answering{values: []string{"a"}}
+	timed := New(conn, nil)
+	_, err = timed.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{Timeout: 2 * time.Second})
+	require.NoError(t, err)
+	require.False(t, conn.deadline.IsZero(), "Bounds.Timeout without a deadline in ctx")
+	assert.WithinDuration(t, time.Now().Add(2*time.Second), conn.deadline, time.Second)
+	near, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	want, _ := near.Deadline()
+	_, err = timed.Query(near, stmt.New("SELECT s", nil), driver.Bounds{Timeout: time.Hour})
+	require.NoError(t, err)
+	assert.Equal(t, want, conn.deadline, "the nearer deadline of ctx stays")
 }

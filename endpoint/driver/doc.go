@@ -12,10 +12,9 @@
 //     A Store may also implement Leaser, so that Services in several
 //     processes sharing it never refresh one materialized endpoint at once.
 //   - Executor runs SQL against the analytics database
-//     (endpoint.Config.Executor). It may also implement TxExecutor (a
-//     materialized table is swapped in one transaction), BoundedExecutor (a
-//     run's row, byte and time bounds are enforced while rows are read) and
-//     RowCapper (a query reads no more rows than a run returns).
+//     (endpoint.Config.Executor): Query runs a sealed Statement within its
+//     Bounds (rows, bytes, time), always; Exec runs statements that write,
+//     in one transaction when asked.
 //   - RunLog keeps a bounded record of runs (endpoint.Config.RunLog), and
 //     ResultCache the encoded answers of runs (endpoint.Config.ResultCache).
 //
@@ -28,7 +27,7 @@
 // holds a Query (SQL with {variables.x} placeholders, or an insight query)
 // and a MaterializationState, which only the Service writes (through
 // Store.Create and Store.SetMaterialization). An Executor answers with a
-// Result; a BoundedExecutor is given Bounds. A RunLog keeps RunLogEntry
+// Result; each Query is given Bounds. A RunLog keeps RunLogEntry
 // values and pages through them with LogPage, Cursor and ParseCursor.
 // The records' JSON is the HTTP API's wire format; a store that keeps JSON
 // text may keep them in it and read them back with encoding/json.

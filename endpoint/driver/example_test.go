@@ -22,7 +22,7 @@ func ExampleCursor() {
 	// true
 }
 
-// A BoundedExecutor weighs every row it reads with RowBytes and stops once
+// An Executor weighs every row its Query reads with RowBytes and stops once
 // the rows weigh more than Bounds.MaxBytes.
 func ExampleRowBytes() {
 	row := []any{int64(42), "DE", nil, true}

@@ -6,38 +6,64 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 )
 
-// Executor runs SQL against the analytics database.
-//
-// Guidelines for implementers: the query text comes with bind markers in the
-// style of Engine() and every value in args; never interpolate args into the
-// text. On ClickHouse the markers are typed parameters {p1:T}, {p2:T}, ...
-// and args holds their values as text, in order: bind the n-th as the
-// parameter named pn. Honour ctx cancellation and deadlines (return an error wrapping
-// context.DeadlineExceeded on timeout). Errors may carry engine detail; the
-// Service logs nothing and shows callers a generic message. Run the
-// conformance suite in package endpoint/executortest against every
-// implementation.
-type Executor interface {
-	// Engine is the SQL engine the executor runs on.
-	Engine() engine.Engine
-	// Query runs a statement that returns rows.
-	Query(ctx context.Context, query string, args []any) (*Result, error)
-	// Exec runs a statement that returns no rows (materialization writes).
-	Exec(ctx context.Context, query string, args []any) error
-}
+// Statement is one statement for an executor: SQL text with the bind
+// markers of the executor's engine, and the arguments of those markers in
+// order (Statement.SQL, Statement.Args). Its fields are sealed: the
+// Service's statements are made only where they are scoped to a project's
+// tables (package internal/scope), and the conformance suite
+// (endpoint/executortest) makes its own, so an executor never receives SQL
+// that skipped the access policy.
+type Statement = stmt.Statement
 
-// TxExecutor is an Executor that can also run statements in one
-// transaction. The Service swaps a materialized table through it on
-// engines whose DDL is transactional (engine.Engine.Swap says which), so
-// that a run never finds the table missing; without it the swap runs one
-// statement at a time.
-type TxExecutor interface {
-	Executor
-	// ExecTx runs the statements in order in one transaction, committed
-	// when all succeed and rolled back otherwise.
-	ExecTx(ctx context.Context, stmts []string) error
+// Executor runs SQL against the analytics database. The Service calls
+// Query for everything that returns rows (a run, the editor's queries, the
+// count of a stored table's rows) and Exec for everything that writes (the
+// DDL and the pre-compute of materialized tables); it calls nothing else.
+//
+// Guidelines for implementers:
+//
+//   - Bind, never interpolate: a Statement's text comes with bind markers
+//     in the style of Engine() and every value is in its Args. On
+//     ClickHouse the markers are typed parameters {p1:T}, {p2:T}, ... and
+//     the arguments are their values as text, in order: bind the n-th as
+//     the parameter named pn.
+//   - Query runs read-only: a statement that writes fails and changes
+//     nothing (the Service checks that a saved query is one SELECT; this is
+//     the second line of defence).
+//   - Query always honours its Bounds, whatever the statement: at most
+//     MaxRows rows, ended then (the Service reads one more row than a page
+//     to tell whether there are more); an error wrapping ErrResultTooLarge
+//     as soon as the rows read weigh more than MaxBytes (RowBytes), not once
+//     they are all in memory; Timeout sent to the engine, so that a server
+//     stops the query itself (engine.Guard says how), and ending the query
+//     even when ctx has no deadline as near. Say in your doc where a bound
+//     is enforced by the engine and where by your reading of the rows.
+//   - Honour ctx: cancellation and deadlines end the statement, and the
+//     error wraps context.Canceled or context.DeadlineExceeded (the Service
+//     answers a timeout with 504, anything else with 502).
+//   - Errors may carry engine detail; the Service logs nothing of them and
+//     shows callers a generic message.
+//   - Safe for concurrent use.
+//
+// Run the conformance suite in package endpoint/executortest against every
+// implementation: it checks each of these, every bound included.
+type Executor interface {
+	// Engine is the SQL engine the executor runs on: it decides the SQL
+	// the Service writes, its markers, and whether a query may run without
+	// the Service's paging wrapper (engine.Engine.StopsEarly).
+	Engine() engine.Engine
+	// Query runs a statement that returns rows, read-only and within b.
+	Query(ctx context.Context, st Statement, b Bounds) (*Result, error)
+	// Exec runs statements that return no rows, in order, stopping at the
+	// first that fails. When tx is set they run in one transaction,
+	// committed when all succeed and rolled back otherwise; the Service
+	// sets it only where the engine's DDL is transactional (the swap of a
+	// stored table, engine.Engine.Swap), and an executor whose engine has
+	// no transactions runs them in order. Exec has no bounds but ctx's.
+	Exec(ctx context.Context, stmts []Statement, tx bool) error
 }
 
 // Result is a query's answer: column names, their database types, and the
@@ -53,41 +79,26 @@ type Result struct {
 	RowsRead, BytesRead *int64
 }
 
-// Bounds are the limits of one run, as the Service hands them to a
-// BoundedExecutor.
+// Bounds are the limits of one Query, which an executor always enforces.
+// The zero Bounds reads every row without a limit of time but ctx's.
 type Bounds struct {
-	// MaxRows ends the statement after that many rows, as QueryCapped
-	// does (see RowCapper); 0 reads every row. The Service sets it only
-	// for an executor whose CapsRows holds.
+	// MaxRows ends the statement after that many rows; 0 reads every row.
+	// An engine that computes rows only as they are read (StopsEarly) then
+	// stops working as it would at a LIMIT.
 	MaxRows int
 	// MaxBytes bounds the rows read, as RowBytes weighs them: once they
 	// weigh more, the query is ended and the error wraps
 	// ErrResultTooLarge. 0 means no bound.
 	MaxBytes int64
-	// Timeout is the run's time limit, which ctx's deadline carries too,
+	// Timeout is the query's time limit, which ctx's deadline carries too,
 	// for the executor to pass on to the engine (engine.Guard), so that a
 	// server stops the query itself rather than only when its client
 	// gives up; 0 means none.
 	Timeout time.Duration
 }
 
-// BoundedExecutor is an Executor that enforces a run's Bounds while it
-// reads rows, so that a result too large is refused before it is all in
-// memory. The Service runs every query of a run through QueryBounded when
-// its executor has it; it checks the results of other executors once they
-// are read.
-//
-// Guidelines for implementers: run the query read-only, and with the
-// engine's own time limit where it has one (engine.Guard says how); count
-// every row read, not only those the Service will return.
-type BoundedExecutor interface {
-	Executor
-	// QueryBounded is Query within b.
-	QueryBounded(ctx context.Context, query string, args []any, b Bounds) (*Result, error)
-}
-
-// ErrResultTooLarge is wrapped by the error of a BoundedExecutor whose rows
-// exceeded Bounds.MaxBytes. The Service answers it with an *endpoint.Error of code
+// ErrResultTooLarge is wrapped by the error of a Query whose rows exceeded
+// Bounds.MaxBytes. The Service answers it with an *endpoint.Error of code
 // endpoint.CodeResultTooLarge.
 var ErrResultTooLarge = errors.New("endpoint: result exceeds its byte limit")
 
@@ -142,28 +153,4 @@ func intBytes(n int64) int64 {
 		l++
 	}
 	return l
-}
-
-// RowCapper is implemented by an Executor that can end a query after its
-// first rows at no more cost than a LIMIT clause would have: an engine
-// that computes rows only as they are read, such as SQLite in process.
-// The Service then runs a saved query that is a plain SELECT as it was
-// written, when the run asks for no offset, reading one row more than the
-// limit to tell whether there are more; otherwise it wraps the query in
-// SELECT * FROM (...) LIMIT ... OFFSET .... An executor whose engine
-// computes or sends every row anyway (a client-server database that drains
-// the rest when the rows are closed) should answer false from CapsRows:
-// there the LIMIT of the wrapper is what saves the work.
-//
-// Rows, their order and HasMore are the same either way. Column names are
-// the query's own when it runs as written; through the wrapper SQLite
-// renames a name that repeats in the select list ("id", "id:1").
-type RowCapper interface {
-	Executor
-	// CapsRows reports whether QueryCapped is as cheap as a LIMIT on this
-	// executor's engine. The Service asks once, in New.
-	CapsRows() bool
-	// QueryCapped is Query reading no more than the first max rows (max
-	// is at least 1) and then ending the statement.
-	QueryCapped(ctx context.Context, query string, args []any, max int) (*Result, error)
 }

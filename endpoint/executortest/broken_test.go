@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	_ "modernc.org/sqlite"
 )
 
@@ -34,6 +35,13 @@ type broken struct {
 	// writes runs a Query that is not a SELECT as Exec would, on a
 	// connection that may write.
 	writes bool
+	// bounds changes the Bounds the inner executor is given.
+	bounds func(driver.Bounds) driver.Bounds
+	// cutRows reads (and weighs) every row and cuts them to MaxRows
+	// after, as the Service once did for an executor without bounds.
+	cutRows bool
+	// exec replaces Exec.
+	exec func(ctx context.Context, inner driver.Executor, stmts []driver.Statement, tx bool) error
 }
 
 func (b *broken) Engine() engine.Engine {
@@ -53,27 +61,46 @@ func (b *broken) before(ctx context.Context, q string, args []any) (context.Cont
 	return ctx, q, args
 }
 
-func (b *broken) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
-	ctx, q, args = b.before(ctx, q, args)
+func (b *broken) Query(ctx context.Context, st driver.Statement, bounds driver.Bounds) (*driver.Result, error) {
+	ctx, q, args := b.before(ctx, st.SQL(), st.Args())
 	if b.querySQL != nil {
 		q, args = b.querySQL(q, args)
 	}
 	if b.writes && !strings.HasPrefix(q, "SELECT") {
-		return &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, q, args)
+		return &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, []driver.Statement{stmt.New(q, args)}, false)
 	}
-	res, err := b.inner.Query(ctx, q, args)
+	given := bounds
+	if b.bounds != nil {
+		bounds = b.bounds(bounds)
+	}
+	if b.cutRows {
+		bounds.MaxRows = 0
+	}
+	res, err := b.inner.Query(ctx, stmt.New(q, args), bounds)
 	if err != nil && b.err != nil {
 		err = b.err(err)
 	}
 	if b.result != nil {
 		res, err = b.result(res, err)
 	}
+	if b.cutRows && res != nil && given.MaxRows > 0 {
+		res.Rows = res.Rows[:min(len(res.Rows), given.MaxRows)]
+	}
 	return res, err
 }
 
-func (b *broken) Exec(ctx context.Context, q string, args []any) error {
-	ctx, q, args = b.before(ctx, q, args)
-	err := b.inner.Exec(ctx, q, args)
+func (b *broken) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	if b.exec != nil {
+		return b.exec(ctx, b.inner, stmts, tx)
+	}
+	out := make([]driver.Statement, len(stmts))
+	for i, st := range stmts {
+		var q string
+		var args []any
+		ctx, q, args = b.before(ctx, st.SQL(), st.Args())
+		out[i] = stmt.New(q, args)
+	}
+	err := b.inner.Exec(ctx, out, tx)
 	if err != nil && b.err != nil {
 		err = b.err(err)
 	}
@@ -138,19 +165,19 @@ var brokenExecutors = []brokenCase{
 			return []byte(s)
 		}
 		return v
-	})}, []string{"BoundArgumentsNotInterpolated", "ConcurrentQuery", "QueryValues"}},
+	})}, []string{"BoundArgumentsNotInterpolated", "BoundMaxBytes", "BoundMaxRows", "ConcurrentQuery", "QueryValues"}},
 	{"NULL as empty text", broken{result: eachValue(func(v any) any {
 		if v == nil {
 			return ""
 		}
 		return v
-	})}, []string{"ConcurrentQuery", "QueryValues"}},
+	})}, []string{"BoundMaxBytes", "BoundMaxRows", "ConcurrentQuery", "QueryValues"}},
 	{"integers as float64", broken{result: eachValue(func(v any) any {
 		if n, ok := v.(int64); ok {
 			return float64(n)
 		}
 		return v
-	})}, []string{"BoundArgumentsNotInterpolated", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryIsReadOnly", "QueryValues"}},
+	})}, []string{"BoundArgumentsNotInterpolated", "BoundMaxBytes", "BoundMaxRows", "BoundTimeout", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "ExecInOrderAndInTransaction", "QueryIsReadOnly", "QueryValues"}},
 	{"columns sorted by name", broken{result: func(res *driver.Result, err error) (*driver.Result, error) {
 		if res != nil {
 			order := make([]int, len(res.Columns))
@@ -189,12 +216,36 @@ var brokenExecutors = []brokenCase{
 		return res, err
 	}}, []string{"ExecCreatesFillsAndDrops", "ZeroRows"}},
 	{"panics on engine errors", broken{err: func(err error) error { panic(err) }},
-		[]string{"Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "QueryIsReadOnly"}},
-	{"writes through Query", broken{writes: true}, []string{"QueryIsReadOnly"}},
+		[]string{"BoundMaxBytes", "BoundTimeout", "Canceled", "DeadlineExceeded", "EngineError", "ExecCreatesFillsAndDrops", "ExecInOrderAndInTransaction", "QueryIsReadOnly"}},
+	// Its writes (any query not a SELECT) run without bounds.
+	{"writes through Query", broken{writes: true}, []string{"BoundTimeout", "QueryIsReadOnly"}},
+	{"ignores MaxRows", broken{bounds: func(b driver.Bounds) driver.Bounds { b.MaxRows = 0; return b }},
+		[]string{"BoundMaxBytes", "BoundMaxRows"}},
+	{"ignores MaxBytes", broken{bounds: func(b driver.Bounds) driver.Bounds { b.MaxBytes = 0; return b }},
+		[]string{"BoundMaxBytes"}},
+	// Rows past MaxRows weighed against MaxBytes refuse a page that fits.
+	{"weighs rows past MaxRows", broken{cutRows: true}, []string{"BoundMaxBytes"}},
+	{"ignores Timeout", broken{bounds: func(b driver.Bounds) driver.Bounds { b.Timeout = 0; return b }},
+		[]string{"BoundTimeout"}},
+	{"Exec outside a transaction", broken{exec: func(ctx context.Context, x driver.Executor, stmts []driver.Statement, _ bool) error {
+		for _, st := range stmts {
+			if err := x.Exec(ctx, []driver.Statement{st}, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}, []string{"ExecInOrderAndInTransaction"}},
+	{"Exec past a failure", broken{exec: func(ctx context.Context, x driver.Executor, stmts []driver.Statement, tx bool) error {
+		var errs []error
+		for _, st := range stmts {
+			errs = append(errs, x.Exec(ctx, []driver.Statement{st}, tx))
+		}
+		return errors.Join(errs...)
+	}}, []string{"ExecInOrderAndInTransaction"}},
 	{"ignores the context", broken{ctx: func(context.Context) context.Context { return context.Background() }},
 		[]string{"Canceled", "DeadlineExceeded"}},
 	{"flattens errors", broken{err: func(err error) error { return errors.New(err.Error()) }},
-		[]string{"Canceled", "DeadlineExceeded"}},
+		[]string{"BoundMaxBytes", "Canceled", "DeadlineExceeded"}},
 	{"interpolates arguments", broken{sql: interpolate(func(s string) string { return "'" + s + "'" })},
 		[]string{"BoundArgumentsNotInterpolated"}},
 	// Values that reach the text of a query widen its WHERE.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -51,7 +52,7 @@ func testConcurrentQuery(t *testing.T, x driver.Executor, f Fixture) {
 					errs <- fmt.Errorf("worker %d: Engine() = %v, want %v", w, got, d)
 					return
 				}
-				res, err := x.Query(context.Background(), s.sql, append([]any(nil), s.args...))
+				res, err := x.Query(context.Background(), stmt.New(s.sql, append([]any(nil), s.args...)), driver.Bounds{})
 				switch {
 				case err != nil:
 					errs <- fmt.Errorf("worker %d: Query(%q, %q): %v", w, s.sql, s.args, err)

@@ -33,7 +33,17 @@
 // Query runs read-only: a statement that writes (INSERT, UPDATE, DELETE,
 // CREATE TABLE), as might slip past the Service's checks, fails and
 // changes nothing, and the executor still reads and writes (Exec)
-// afterwards.
+// afterwards. Every bound of driver.Bounds holds: MaxRows returns the
+// first rows only, MaxBytes refuses rows that weigh more with an error
+// wrapping driver.ErrResultTooLarge (and counts only the rows read), and
+// Timeout ends a query whose context has no nearer deadline (the Fixture's
+// Slow query). Exec runs statements in order, stops at the first that
+// fails, and, asked for a transaction on an engine whose DDL is
+// transactional (engine.Engine.Swap), leaves nothing of a failed one.
+//
+// The suite makes its statements itself: it is, with package
+// internal/scope, the only code of this module allowed to seal a
+// driver.Statement, so that it can hand an executor SQL of its own.
 //
 // The suite cannot tell correct escaping into the SQL text from binding:
 // it shows that no hostile value changes what a statement does, which
@@ -48,6 +58,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/placeholder"
 )
 
@@ -83,6 +94,10 @@ var checks = []check{
 	{"DeadlineExceeded", testDeadlineExceeded},
 	{"ConcurrentQuery", testConcurrentQuery},
 	{"QueryIsReadOnly", testReadOnly},
+	{"BoundMaxRows", testMaxRows},
+	{"BoundMaxBytes", testMaxBytes},
+	{"BoundTimeout", testTimeout},
+	{"ExecInOrderAndInTransaction", testExecTx},
 }
 
 func run(t *testing.T, fixture func(driver.Executor) Fixture, newExecutor func(t *testing.T) driver.Executor) {
@@ -195,15 +210,21 @@ func (tb *table) insertFixture(t *testing.T) (string, []any) {
 	})
 }
 
-// query calls x.Query, failing t if it panics.
+// query calls x.Query without bounds, failing t if it panics.
 func query(t *testing.T, x driver.Executor, ctx context.Context, q string, args []any) (res *driver.Result, err error) {
+	t.Helper()
+	return queryWithin(t, x, ctx, q, args, driver.Bounds{})
+}
+
+// queryWithin calls x.Query within b, failing t if it panics.
+func queryWithin(t *testing.T, x driver.Executor, ctx context.Context, q string, args []any, b driver.Bounds) (res *driver.Result, err error) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {
 			t.Fatalf("Query(%q) panicked: %v", q, p)
 		}
 	}()
-	return x.Query(ctx, q, args)
+	return x.Query(ctx, stmt.New(q, args), b)
 }
 
 // mustQuery calls x.Query, failing t on an error or a nil result.
@@ -219,15 +240,21 @@ func mustQuery(t *testing.T, x driver.Executor, q string, args []any) *driver.Re
 	return res
 }
 
-// execute calls x.Exec, failing t if it panics.
+// execute calls x.Exec with one statement, failing t if it panics.
 func execute(t *testing.T, x driver.Executor, ctx context.Context, q string, args []any) (err error) {
+	t.Helper()
+	return executeAll(t, x, ctx, false, stmt.New(q, args))
+}
+
+// executeAll calls x.Exec, failing t if it panics.
+func executeAll(t *testing.T, x driver.Executor, ctx context.Context, tx bool, stmts ...driver.Statement) (err error) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {
-			t.Fatalf("Exec(%q) panicked: %v", q, p)
+			t.Fatalf("Exec(%q) panicked: %v", stmts[0].SQL(), p)
 		}
 	}()
-	return x.Exec(ctx, q, args)
+	return x.Exec(ctx, stmts, tx)
 }
 
 // ids returns the ids of the table's rows, in order.

@@ -25,17 +25,24 @@ type Fixture struct {
 	// (PostgreSQL): the suite then wants the insert of such a value to
 	// fail with an error, rather than round-trip.
 	TextRejectsNUL bool
+	// Slow is a query that runs for a minute or more, or never ends, on
+	// the engine, reading no table: the suite runs it with a
+	// Bounds.Timeout of a fraction of a second and wants it ended within
+	// a few seconds. Without one the time bound is not checked.
+	Slow string
 }
 
 // fixtures are the suite's column types per engine name: types that hold
 // NULL and compare text byte for byte.
 var fixtures = map[string]Fixture{
-	"sqlite":     {Integer: "INTEGER", Float: "REAL", Text: "TEXT"},
-	"postgresql": {Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT", TextRejectsNUL: true},
+	"sqlite": {Integer: "INTEGER", Float: "REAL", Text: "TEXT",
+		Slow: "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"},
+	"postgresql": {Integer: "BIGINT", Float: "DOUBLE PRECISION", Text: "TEXT", TextRejectsNUL: true, Slow: "SELECT pg_sleep(60)"},
 	// The default collations ignore case (and, in MySQL 8, accents),
 	// which would let a hostile value match another's row.
-	"mysql":      {Integer: "BIGINT", Float: "DOUBLE", Text: "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"},
-	"clickhouse": {Integer: "Nullable(Int64)", Float: "Nullable(Float64)", Text: "Nullable(String)", TableOptions: "ENGINE = Memory"},
+	"mysql": {Integer: "BIGINT", Float: "DOUBLE", Text: "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", Slow: "SELECT SLEEP(60)"},
+	"clickhouse": {Integer: "Nullable(Int64)", Float: "Nullable(Float64)", Text: "Nullable(String)", TableOptions: "ENGINE = Memory",
+		Slow: "SELECT count() FROM system.numbers"},
 }
 
 // FixtureFor returns the fixture for engine e, which Run uses. An engine

@@ -28,9 +28,9 @@ type counting struct {
 	n atomic.Int64
 }
 
-func (c *counting) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
+func (c *counting) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	c.n.Add(1)
-	return c.Executor.Query(ctx, q, args)
+	return c.Executor.Query(ctx, st, b)
 }
 
 var (

@@ -408,9 +408,9 @@ type ctxExecutor struct {
 	seen func(context.Context)
 }
 
-func (c ctxExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
+func (c ctxExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	c.seen(ctx)
-	return c.Executor.Query(ctx, q, args)
+	return c.Executor.Query(ctx, st, b)
 }
 
 // jsonMarshal is json.Marshal without HTML escaping, as a client sends.

@@ -34,14 +34,14 @@ func newGate(ex driver.Executor) *gateExecutor {
 	return &gateExecutor{Executor: ex, started: make(chan struct{}, 100), gate: make(chan struct{})}
 }
 
-func (g *gateExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
+func (g *gateExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	g.started <- struct{}{}
 	select {
 	case <-g.gate:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return g.Executor.Query(ctx, q, args)
+	return g.Executor.Query(ctx, st, b)
 }
 
 // limitHarness serves projects 1 and 2 (each with the endpoint "one",
@@ -323,8 +323,8 @@ type countingExecutor struct {
 	enter, leave func(context.Context)
 }
 
-func (c countingExecutor) Query(ctx context.Context, q string, args []any) (*driver.Result, error) {
+func (c countingExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	c.enter(ctx)
 	defer c.leave(ctx)
-	return c.Executor.Query(ctx, q, args)
+	return c.Executor.Query(ctx, st, b)
 }

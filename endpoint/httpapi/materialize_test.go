@@ -29,11 +29,11 @@ type failingExec struct {
 	fail atomic.Bool
 }
 
-func (x *failingExec) Exec(ctx context.Context, q string, args []any) error {
+func (x *failingExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
 	if x.fail.Load() {
 		return errors.New("sqlite: disk I/O error at /srv/secret.db")
 	}
-	return x.Executor.Exec(ctx, q, args)
+	return x.Executor.Exec(ctx, stmts, tx)
 }
 
 // setupDaily creates the variables of dailySQL and the endpoints "daily"

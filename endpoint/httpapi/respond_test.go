@@ -181,11 +181,11 @@ type failingExecutor struct{ err error }
 
 func (f failingExecutor) Engine() engine.Engine { return engine.SQLite }
 
-func (f failingExecutor) Query(context.Context, string, []any) (*driver.Result, error) {
+func (f failingExecutor) Query(context.Context, driver.Statement, driver.Bounds) (*driver.Result, error) {
 	return nil, f.err
 }
 
-func (f failingExecutor) Exec(context.Context, string, []any) error { return f.err }
+func (f failingExecutor) Exec(context.Context, []driver.Statement, bool) error { return f.err }
 
 func TestExecutorFailures(t *testing.T) {
 	secret := "dial tcp 10.1.2.3:9000: password=hunter2"

@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"modernc.org/sqlite"
 )
@@ -56,16 +57,16 @@ func TestReadOnlyPool(t *testing.T) {
 	t.Cleanup(func() { ro.Close() })
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	ctx := context.Background()
-	if _, err := x.Query(ctx, "WITH w AS (SELECT 1) DELETE FROM t", nil); err == nil || !strings.Contains(err.Error(), "readonly") {
+	if _, err := x.Query(ctx, stmt.New("WITH w AS (SELECT 1) DELETE FROM t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "readonly") {
 		t.Fatalf("a DELETE through the read-only pool: %v", err)
 	}
 	if n := count(t, db, "t"); n != 2 {
 		t.Fatalf("%d rows left, want 2", n)
 	}
-	if err := x.Exec(ctx, "INSERT INTO t VALUES (3)", nil); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t VALUES (3)", nil)}, false); err != nil {
 		t.Fatalf("Exec beside a read-only pool: %v", err)
 	}
-	res, err := x.Query(ctx, "SELECT count(*) FROM t", nil)
+	res, err := x.Query(ctx, stmt.New("SELECT count(*) FROM t", nil), driver.Bounds{})
 	if err != nil || res.Rows[0][0] != int64(3) {
 		t.Fatalf("a run reads what Exec wrote: %v, %v", res, err)
 	}
@@ -85,21 +86,27 @@ func TestGuardEndsOnEveryPath(t *testing.T) {
 	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
 	x := sqlexec.New(db, engine.SQLite)
 	for i, run := range []func() error{
-		func() error { _, err := x.Query(context.Background(), "SELECT 1", nil); return err },
-		func() error { _, err := x.Query(context.Background(), "SELECT nope FROM t", nil); return err },
 		func() error {
-			_, err := x.Query(context.Background(), "WITH w AS (SELECT 1) INSERT INTO t VALUES (9)", nil)
+			_, err := x.Query(context.Background(), stmt.New("SELECT 1", nil), driver.Bounds{})
+			return err
+		},
+		func() error {
+			_, err := x.Query(context.Background(), stmt.New("SELECT nope FROM t", nil), driver.Bounds{})
+			return err
+		},
+		func() error {
+			_, err := x.Query(context.Background(), stmt.New("WITH w AS (SELECT 1) INSERT INTO t VALUES (9)", nil), driver.Bounds{})
 			return err
 		},
 		func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
-			_, err := x.Query(ctx, "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", nil)
+			_, err := x.Query(ctx, stmt.New("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", nil), driver.Bounds{})
 			return err
 		},
 	} {
 		_ = run()
-		if err := x.Exec(context.Background(), "INSERT INTO t VALUES (1)", nil); err != nil {
+		if err := x.Exec(context.Background(), []driver.Statement{stmt.New("INSERT INTO t VALUES (1)", nil)}, false); err != nil {
 			t.Fatalf("Exec after run %d: %v", i, err)
 		}
 		if _, err := db.Exec("INSERT INTO t VALUES (1)"); err != nil {
@@ -133,7 +140,7 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		start := time.Now()
-		_, err := x.QueryBounded(ctx, q, nil, driver.Bounds{Timeout: limit})
+		_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
 		took := time.Since(start)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -148,7 +155,7 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	const huge = "SELECT length(printf('%.*c', 100000000, 'x'))"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	start := time.Now()
-	_, err = x.Query(ctx, huge, nil)
+	_, err = x.Query(ctx, stmt.New(huge, nil), driver.Bounds{})
 	cancel()
 	if err == nil {
 		t.Fatal("the run passed its deadline and still answered")
@@ -165,7 +172,7 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	}
 	conn.Close() // back to the pool of one, limit kept
 	start = time.Now()
-	_, err = x.Query(context.Background(), huge, nil)
+	_, err = x.Query(context.Background(), stmt.New(huge, nil), driver.Bounds{})
 	if err == nil || !strings.Contains(err.Error(), "too big") || time.Since(start) > time.Second {
 		t.Fatalf("with SQLITE_LIMIT_LENGTH at 10 MiB: %v after %v, want a fast 'too big'", err, time.Since(start))
 	}
@@ -177,21 +184,21 @@ func TestBoundsWhileReading(t *testing.T) {
 	x := sqlexec.New(openDB(t), engine.SQLite)
 	ctx := context.Background()
 	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
-	res, err := x.QueryBounded(ctx, q, nil, driver.Bounds{MaxRows: 3, MaxBytes: 1000})
+	res, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 3, MaxBytes: 1000})
 	if err != nil || len(res.Rows) != 3 {
 		t.Fatalf("MaxRows 3: %v, %v", res, err)
 	}
 	// Each row weighs 2 + 2 + 1 (n < 10) + 10 = 15 bytes: 6 rows are 90.
-	res, err = x.QueryBounded(ctx, q, nil, driver.Bounds{MaxRows: 6, MaxBytes: 90})
+	res, err = x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 6, MaxBytes: 90})
 	if err != nil || len(res.Rows) != 6 {
 		t.Fatalf("6 rows in 90 bytes: %v, %v", res, err)
 	}
-	_, err = x.QueryBounded(ctx, q, nil, driver.Bounds{MaxRows: 7, MaxBytes: 90})
+	_, err = x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 7, MaxBytes: 90})
 	if !errors.Is(err, driver.ErrResultTooLarge) {
 		t.Fatalf("7 rows in 90 bytes: %v, want ErrResultTooLarge", err)
 	}
 	// Without MaxRows the query has no end; the byte bound ends it.
-	_, err = x.QueryBounded(ctx, q, nil, driver.Bounds{MaxBytes: 1 << 20})
+	_, err = x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxBytes: 1 << 20})
 	if !errors.Is(err, driver.ErrResultTooLarge) {
 		t.Fatalf("an endless query under 1 MiB: %v, want ErrResultTooLarge", err)
 	}
@@ -205,15 +212,15 @@ func TestNotAQuery(t *testing.T) {
 	ctx := context.Background()
 	for _, q := range []string{"DROP TABLE t", "  -- c\n DELETE FROM t", "/* x */ UPDATE t SET id = 1", "PRAGMA query_only = 0",
 		"/*!50000 DROP TABLE t */ SELECT 1", "/*M!100000 DROP TABLE t */ SELECT 1", "", "-- only a comment", "selectx 1"} {
-		if _, err := lite.Query(ctx, q, nil); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
+		if _, err := lite.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
 			t.Errorf("Query(%q) = %v, want it refused", q, err)
 		}
 	}
-	if _, err := my.Query(ctx, "# comment\nDROP TABLE t", nil); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
+	if _, err := my.Query(ctx, stmt.New("# comment\nDROP TABLE t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
 		t.Errorf("MySQL '#' comment then DROP: %v", err)
 	}
 	for _, q := range []string{"SELECT 1", " -- c\n/* d */ select 1", "WITH a AS (SELECT 1) SELECT * FROM a", "VALUES (1)"} {
-		if _, err := lite.Query(ctx, q, nil); err != nil {
+		if _, err := lite.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err != nil {
 			t.Errorf("Query(%q): %v", q, err)
 		}
 	}
@@ -239,7 +246,7 @@ func TestReadOnlyOnServers(t *testing.T) {
 			"SELECT nextval('s')",
 			"SELECT id FROM t FOR UPDATE",
 		} {
-			if _, err := x.Query(ctx, q, nil); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+			if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
 				t.Errorf("%s: %v, want a read-only refusal", q, err)
 			}
 		}
@@ -248,7 +255,7 @@ func TestReadOnlyOnServers(t *testing.T) {
 			t.Fatalf("after the runs: id %d, nextval %d, %v", id, next, err)
 		}
 		start := time.Now()
-		_, err := x.QueryBounded(ctx, "SELECT pg_sleep(5)", nil, driver.Bounds{Timeout: 200 * time.Millisecond})
+		_, err := x.Query(ctx, stmt.New("SELECT pg_sleep(5)", nil), driver.Bounds{Timeout: 200 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "statement timeout") || time.Since(start) > 3*time.Second {
 			t.Fatalf("pg_sleep(5) with a 200ms limit: %v after %v", err, time.Since(start))
 		}
@@ -263,14 +270,14 @@ func TestReadOnlyOnServers(t *testing.T) {
 		}
 		x := sqlexec.New(db, engine.MySQL)
 		t.Cleanup(func() { x.Close() })
-		if _, err := x.Query(ctx, "SELECT f()", nil); err == nil || !strings.Contains(err.Error(), "READ ONLY") {
+		if _, err := x.Query(ctx, stmt.New("SELECT f()", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "READ ONLY") {
 			t.Errorf("SELECT f() in a run: %v, want a read-only refusal", err)
 		}
 		if n := count(t, db, "t"); n != 1 {
 			t.Fatalf("%d rows after the run, want 1", n)
 		}
 		start := time.Now()
-		_, err := x.QueryBounded(ctx, "SELECT SLEEP(5)", nil, driver.Bounds{Timeout: 200 * time.Millisecond})
+		_, err := x.Query(ctx, stmt.New("SELECT SLEEP(5)", nil), driver.Bounds{Timeout: 200 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "max_statement_time") || time.Since(start) > 3*time.Second {
 			t.Fatalf("SLEEP(5) with a 200ms limit: %v after %v", err, time.Since(start))
 		}

@@ -13,7 +13,10 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-func ExampleExecutor_Query() {
+// A host hands the Executor to endpoint.Config, whose Service runs every
+// query through Query, with statements only it makes. The host's own reads
+// go through Read, which runs the same way, read-only.
+func ExampleExecutor_Read() {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		log.Fatal(err)
@@ -24,7 +27,7 @@ func ExampleExecutor_Query() {
 		log.Fatal(err)
 	}
 	x := sqlexec.New(db, engine.SQLite)
-	res, err := x.Query(context.Background(), "SELECT name, price, count(*) OVER () AS n FROM plans WHERE price >= ?", []any{int64(10)})
+	res, err := x.Read(context.Background(), "SELECT name, price, count(*) OVER () AS n FROM plans WHERE price >= ?", []any{int64(10)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,7 +49,7 @@ func ExampleWithStatements() {
 	defer x.Close()
 	for _, n := range []int64{1, 2, 3} {
 		// The same text each time: prepared on the first run only.
-		res, err := x.Query(context.Background(), "SELECT ? * 10 AS v", []any{n})
+		res, err := x.Read(context.Background(), "SELECT ? * 10 AS v", []any{n})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -59,8 +62,9 @@ func ExampleWithStatements() {
 }
 
 // Runs are read-only. On SQLite the cheapest way is a second pool on the
-// same file whose connections are opened with query_only: runs go there,
-// and Exec (which builds materialized tables) writes through the first.
+// same file whose connections are opened with query_only: runs (Query, and
+// the host's Read) go there, and Exec (which builds materialized tables) and
+// the host's Load write through the first.
 func ExampleWithReadOnly() {
 	dir, err := os.MkdirTemp("", "sqlexec-example-")
 	if err != nil {
@@ -80,12 +84,12 @@ func ExampleWithReadOnly() {
 	defer ro.Close()
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	ctx := context.Background()
-	if err := x.Exec(ctx, "CREATE TABLE plans (name TEXT); INSERT INTO plans VALUES ('free'), ('pro')", nil); err != nil {
+	if err := x.Load(ctx, "CREATE TABLE plans (name TEXT); INSERT INTO plans VALUES ('free'), ('pro')", nil); err != nil {
 		log.Fatal(err)
 	}
-	_, err = x.Query(ctx, "WITH p AS (SELECT 1) DELETE FROM plans", nil)
+	_, err = x.Read(ctx, "WITH p AS (SELECT 1) DELETE FROM plans", nil)
 	fmt.Println("a run that writes:", err != nil)
-	res, err := x.Query(ctx, "SELECT count(*) AS n FROM plans", nil)
+	res, err := x.Read(ctx, "SELECT count(*) AS n FROM plans", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

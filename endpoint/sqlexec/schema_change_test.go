@@ -6,8 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
@@ -44,7 +46,7 @@ func TestSchemaChangeUnderPreparedStatement(t *testing.T) {
 			}
 			columns := func() []string {
 				t.Helper()
-				res, err := x.Query(ctx, "SELECT * FROM shape ORDER BY a", nil)
+				res, err := x.Query(ctx, stmt.New("SELECT * FROM shape ORDER BY a", nil), driver.Bounds{})
 				if err != nil {
 					t.Fatalf("query: %v", err)
 				}
@@ -60,7 +62,7 @@ func TestSchemaChangeUnderPreparedStatement(t *testing.T) {
 				t.Fatalf("after ADD COLUMN: columns %v", got)
 			}
 			exec("DROP TABLE shape")
-			if _, err := x.Query(ctx, "SELECT * FROM shape ORDER BY a", nil); err == nil {
+			if _, err := x.Query(ctx, stmt.New("SELECT * FROM shape ORDER BY a", nil), driver.Bounds{}); err == nil {
 				t.Fatal("a query of a dropped table ran")
 			}
 			exec("CREATE TABLE shape (a INTEGER, c VARCHAR(10))")

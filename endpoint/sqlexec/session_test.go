@@ -98,7 +98,7 @@ func TestOpenSessionInUTC(t *testing.T) {
 					args[i] = arg
 					b = c.e.Marker(b, i+1, typ)
 				}
-				res, err := sqlexec.New(db, c.e).Query(context.Background(), string(b), args)
+				res, err := sqlexec.New(db, c.e).Read(context.Background(), string(b), args)
 				if err != nil {
 					t.Fatal(err)
 				}

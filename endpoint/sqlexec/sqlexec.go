@@ -120,11 +120,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	return e
 }
 
-var (
-	_ driver.TxExecutor      = (*Executor)(nil)
-	_ driver.RowCapper       = (*Executor)(nil)
-	_ driver.BoundedExecutor = (*Executor)(nil)
-)
+var _ driver.Executor = (*Executor)(nil)
 
 // Engine implements driver.Executor.
 func (e *Executor) Engine() engine.Engine { return e.engine }
@@ -151,39 +147,48 @@ func (e *Executor) Close() error {
 	return e.stmts.close()
 }
 
-// Query implements driver.Executor: it runs query read-only, without a
-// time limit of its own (the context's holds). Columns are the result's
-// column names and Types their database type names (sql.ColumnType's
-// DatabaseTypeName). Engines that type expressions only per value, as
-// SQLite does for count(*), report no name; such a column is named after
-// the Go type of its first non-NULL value (INTEGER, REAL, TEXT,
-// BOOLEAN, TIMESTAMP), or "" when every value is NULL. Values are those of
-// the driver, with []byte turned into string so that rows encode as JSON
-// text rather than base64.
-func (e *Executor) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
+// Query implements driver.Executor: it runs st read-only within b.
+// Columns are the result's column names and Types their database type
+// names (sql.ColumnType's DatabaseTypeName). Engines that type expressions
+// only per value, as SQLite does for count(*), report no name; such a
+// column is named after the Go type of its first non-NULL value (INTEGER,
+// REAL, TEXT, BOOLEAN, TIMESTAMP), or "" when every value is NULL. Values
+// are those of the driver, with []byte turned into string so that rows
+// encode as JSON text rather than base64.
+//
+// Where each bound is enforced: b.MaxRows by closing the rows after that
+// many (SQLite, which computes rows as they are read, stops there; a
+// client-server engine's driver drains or discards the rest); b.MaxBytes
+// by weighing each row as it is read, the query ended at the first row
+// past it; b.Timeout by the server (PostgreSQL's statement_timeout,
+// MariaDB's max_statement_time, see engine.Guard) and on SQLite by ctx,
+// which the Service gives the same deadline.
+func (e *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if within(ctx, b.Timeout) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+	}
+	return e.query(ctx, st.SQL(), st.Args(), b)
+}
+
+// within reports whether ctx needs a deadline for timeout: one is set and
+// ctx has none as near (the Service's own has it already).
+func within(ctx context.Context, timeout time.Duration) bool {
+	if timeout <= 0 {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	return !ok || time.Until(d) > timeout
+}
+
+// Read runs query, a text of the host's own with its bind markers and
+// args, read-only and with no bounds but ctx's, for the host's own reads
+// (the example server counts the events it loaded with it); the Service
+// never calls it.
+func (e *Executor) Read(ctx context.Context, query string, args []any) (*driver.Result, error) {
 	return e.query(ctx, query, args, driver.Bounds{})
 }
-
-// QueryCapped implements driver.RowCapper: it is Query reading at most
-// max rows (at least 1).
-func (e *Executor) QueryCapped(ctx context.Context, query string, args []any, limit int) (*driver.Result, error) {
-	return e.query(ctx, query, args, driver.Bounds{MaxRows: max(limit, 1)})
-}
-
-// QueryBounded implements driver.BoundedExecutor: it is Query that ends
-// the statement after b.MaxRows rows (when set), fails with an error
-// wrapping driver.ErrResultTooLarge as soon as the rows read weigh more
-// than b.MaxBytes (when set), and passes b.Timeout to the engine.
-func (e *Executor) QueryBounded(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
-	return e.query(ctx, query, args, b)
-}
-
-// CapsRows implements driver.RowCapper: it holds for SQLite, which
-// computes rows only as they are read, so that a query ended after its
-// first rows costs what a LIMIT would. A client-server engine sends (or
-// its driver drains) the rest of the rows when they are closed early, so
-// there the Service's paging wrapper is cheaper.
-func (e *Executor) CapsRows() bool { return e.engine.StopsEarly() }
 
 // guardFor returns the engine's guard of a run with timeout, and whether
 // it is plain: no held connection, no transaction.
@@ -421,28 +426,40 @@ func typeOf(v any) string {
 	return ""
 }
 
-// Exec implements driver.Executor.
-func (e *Executor) Exec(ctx context.Context, query string, args []any) error {
-	if _, err := e.db.ExecContext(ctx, query, e.driverArgs(args)...); err != nil {
-		return fmt.Errorf("sqlexec: exec: %w", err)
+// Exec implements driver.Executor: the statements run on the *sql.DB
+// given to New (never the read-only pool of WithReadOnly), in one
+// transaction when tx is set.
+func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+	if !tx {
+		for _, st := range stmts {
+			if err := e.Load(ctx, st.SQL(), st.Args()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlexec: begin: %w", err)
+	}
+	for _, st := range stmts {
+		if _, err := t.ExecContext(ctx, st.SQL(), e.driverArgs(st.Args())...); err != nil {
+			_ = t.Rollback()
+			return fmt.Errorf("sqlexec: exec: %w", err)
+		}
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("sqlexec: commit: %w", err)
 	}
 	return nil
 }
 
-// ExecTx implements driver.TxExecutor.
-func (e *Executor) ExecTx(ctx context.Context, stmts []string) error {
-	tx, err := e.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlexec: begin: %w", err)
-	}
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			_ = tx.Rollback()
-			return fmt.Errorf("sqlexec: exec: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlexec: commit: %w", err)
+// Load runs query, a statement of the host's own with its bind markers
+// and args, on the *sql.DB given to New: for the host's own statements,
+// such as loading data; the Service never calls it.
+func (e *Executor) Load(ctx context.Context, query string, args []any) error {
+	if _, err := e.db.ExecContext(ctx, query, e.driverArgs(args)...); err != nil {
+		return fmt.Errorf("sqlexec: exec: %w", err)
 	}
 	return nil
 }

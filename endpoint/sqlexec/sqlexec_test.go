@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	_ "modernc.org/sqlite"
 )
 
@@ -57,7 +59,7 @@ func TestQuery(t *testing.T) {
 			[]string{"id"}, []string{"INTEGER"}, [][]any{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := x.Query(ctx, tc.query, tc.args)
+			res, err := x.Query(ctx, stmt.New(tc.query, tc.args), driver.Bounds{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,15 +72,15 @@ func TestQuery(t *testing.T) {
 
 func TestQueryErrors(t *testing.T) {
 	x := sqlexec.New(openDB(t), engine.SQLite)
-	if _, err := x.Query(context.Background(), "SELECT * FROM missing", nil); err == nil {
+	if _, err := x.Query(context.Background(), stmt.New("SELECT * FROM missing", nil), driver.Bounds{}); err == nil {
 		t.Fatal("no error for a missing table")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := x.Query(ctx, "SELECT 1", nil); !errors.Is(err, context.Canceled) {
+	if _, err := x.Query(ctx, stmt.New("SELECT 1", nil), driver.Bounds{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v, want context.Canceled", err)
 	}
-	if err := x.Exec(ctx, "DELETE FROM t", nil); !errors.Is(err, context.Canceled) {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("DELETE FROM t", nil)}, false); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Exec: %v, want context.Canceled", err)
 	}
 }
@@ -90,14 +92,14 @@ func TestExec(t *testing.T) {
 		t.Fatalf("Dialect = %v", x.Engine())
 	}
 	ctx := context.Background()
-	if err := x.Exec(ctx, "INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"}); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"})}, false); err != nil {
 		t.Fatal(err)
 	}
-	res, err := x.Query(ctx, "SELECT name FROM t WHERE id = ?", []any{int64(4)})
+	res, err := x.Query(ctx, stmt.New("SELECT name FROM t WHERE id = ?", []any{int64(4)}), driver.Bounds{})
 	if err != nil || !reflect.DeepEqual(res.Rows, [][]any{{"dee"}}) {
 		t.Fatalf("after Exec: %v, %v", res, err)
 	}
-	if err := x.Exec(ctx, "INSERT INTO nowhere VALUES (1)", nil); err == nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO nowhere VALUES (1)", nil)}, false); err == nil {
 		t.Fatal("no error for a bad statement")
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	edriver "github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	_ "modernc.org/sqlite"
 )
 
@@ -111,7 +113,7 @@ func countingDB(t *testing.T, conns int) (*sql.DB, *counts) {
 
 func ids(t *testing.T, x *Executor, ctx context.Context, query string, args ...any) []int64 {
 	t.Helper()
-	res, err := x.Query(ctx, query, args)
+	res, err := x.Query(ctx, stmt.New(query, args), edriver.Bounds{})
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
@@ -203,17 +205,17 @@ func TestStatementsDroppedOnFailure(t *testing.T) {
 	x := New(db, engine.SQLite)
 	ctx := context.Background()
 	const q = "SELECT json_extract(?, '$.a')"
-	if _, err := x.Query(ctx, q, []any{`{"a": 1}`}); err != nil {
+	if _, err := x.Query(ctx, stmt.New(q, []any{`{"a": 1}`}), edriver.Bounds{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.Query(ctx, q, []any{`{not json`}); err == nil {
+	if _, err := x.Query(ctx, stmt.New(q, []any{`{not json`}), edriver.Bounds{}); err == nil {
 		t.Fatal("malformed JSON gave no error")
 	}
 	if x.stmts.len() != 0 || c.open() != 0 {
 		t.Fatalf("after a failure: %d cached, %d open", x.stmts.len(), c.open())
 	}
 	// A text that does not prepare is not cached either.
-	if _, err := x.Query(ctx, "SELECT FROM nowhere", nil); err == nil {
+	if _, err := x.Query(ctx, stmt.New("SELECT FROM nowhere", nil), edriver.Bounds{}); err == nil {
 		t.Fatal("a syntax error gave no error")
 	}
 	if x.stmts.len() != 0 || c.open() != 0 {
@@ -237,12 +239,12 @@ func TestStatementsConcurrent(t *testing.T) {
 			for i := range 60 {
 				n := int64((w+i)%5 + 1)
 				query := fmt.Sprintf("SELECT id, %d AS k FROM t WHERE id <= ? ORDER BY id", (w+i)%7)
-				res, err := x.Query(ctx, query, []any{n})
+				res, err := x.Query(ctx, stmt.New(query, []any{n}), edriver.Bounds{})
 				if err == nil && len(res.Rows) != int(n) {
 					err = fmt.Errorf("%s with %d: %d rows", query, n, len(res.Rows))
 				}
 				if err == nil && i%3 == 0 {
-					res, err = x.QueryCapped(ctx, query, []any{int64(5)}, 2)
+					res, err = x.Query(ctx, stmt.New(query, []any{int64(5)}), edriver.Bounds{MaxRows: 2})
 					if err == nil && len(res.Rows) != 2 {
 						err = fmt.Errorf("capped at 2: %d rows", len(res.Rows))
 					}
@@ -270,23 +272,15 @@ func TestStatementsConcurrent(t *testing.T) {
 	}
 }
 
-// TestQueryCapped: QueryCapped stops after max rows (at least one), and
-// only SQLite says it caps as cheaply as a LIMIT.
-func TestQueryCapped(t *testing.T) {
+// TestMaxRows: Query stops after Bounds.MaxRows rows, 0 reading them all,
+// on a pool of one connection that each ended query gives back.
+func TestMaxRows(t *testing.T) {
 	db, _ := countingDB(t, 1)
 	x := New(db, engine.SQLite)
-	for _, tc := range []struct{ max, want int }{{1, 1}, {3, 3}, {5, 5}, {9, 5}, {0, 1}} {
-		res, err := x.QueryCapped(context.Background(), "SELECT id FROM t ORDER BY id", nil, tc.max)
+	for _, tc := range []struct{ max, want int }{{1, 1}, {3, 3}, {5, 5}, {9, 5}, {0, 5}} {
+		res, err := x.Query(context.Background(), stmt.New("SELECT id FROM t ORDER BY id", nil), edriver.Bounds{MaxRows: tc.max})
 		if err != nil || len(res.Rows) != tc.want {
-			t.Fatalf("QueryCapped(max %d): %v rows, %v; want %d", tc.max, res, err, tc.want)
-		}
-	}
-	if !x.CapsRows() {
-		t.Error("SQLite does not cap rows")
-	}
-	for _, d := range []engine.Engine{engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
-		if New(db, d).CapsRows() {
-			t.Errorf("%s caps rows", d)
+			t.Fatalf("MaxRows %d: %v rows, %v; want %d", tc.max, res, err, tc.want)
 		}
 	}
 }

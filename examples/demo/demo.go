@@ -203,18 +203,20 @@ func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n 
 	return tx.Commit()
 }
 
-// Execer runs one statement with bound arguments in an engine's markers
-// (an driver.Executor is one).
-type Execer interface {
-	Exec(ctx context.Context, query string, args []any) error
+// Loader runs one statement of the host's own, with bound arguments in an
+// engine's markers: the Load of package endpoint/chexec, endpoint/chdb and
+// endpoint/sqlexec executors (the Service never calls it; a
+// driver.Executor runs only statements the Service made).
+type Loader interface {
+	Load(ctx context.Context, query string, args []any) error
 }
 
-// txExec is a database/sql transaction as an Execer: it names the
+// txExec is a database/sql transaction as a Loader: it names the
 // arguments where the engine's parameters are named, as database/sql
 // drivers take them.
 type txExec struct{ tx *sql.Tx }
 
-func (x txExec) Exec(ctx context.Context, query string, args []any) error {
+func (x txExec) Load(ctx context.Context, query string, args []any) error {
 	_, err := x.tx.ExecContext(ctx, query, args...)
 	return err
 }
@@ -222,7 +224,7 @@ func (x txExec) Exec(ctx context.Context, query string, args []any) error {
 // InsertWith inserts n generated events of project through x, whose
 // engine is e, in batches; every value is bound. It suits executors that
 // are not database/sql (chDB, clickhouse-go).
-func InsertWith(ctx context.Context, x Execer, e engine.Engine, project string, n int, seed uint64) error {
+func InsertWith(ctx context.Context, x Loader, e engine.Engine, project string, n int, seed uint64) error {
 	_, named := x.(txExec)
 	rows := make([][]any, 0, batch)
 	flush := func() error {
@@ -233,7 +235,7 @@ func InsertWith(ctx context.Context, x Execer, e engine.Engine, project string, 
 		if err != nil {
 			return err
 		}
-		if err := x.Exec(ctx, q, args); err != nil {
+		if err := x.Load(ctx, q, args); err != nil {
 			return fmt.Errorf("demo: insert: %w", err)
 		}
 		rows = rows[:0]

@@ -24,21 +24,31 @@ import (
 // data and the store of endpoints and variables.
 type backend struct {
 	engine engine.Engine
-	exec   driver.Executor
+	exec   executor
 	store  *sqlstore.Store
 	close  func()
 }
 
+// executor is the Service's driver.Executor with the two methods the
+// server calls itself, to load the demo events and count them: the
+// executors of packages sqlexec, chexec and chdb have both, for the host's
+// own statements. The Service never calls them.
+type executor interface {
+	driver.Executor
+	demo.Loader
+	Read(ctx context.Context, query string, args []any) (*driver.Result, error)
+}
+
 // openers open the -driver engines other than sqlite; chdb registers itself
 // when the server is built with -tags chdb.
-var openers = map[string]func(dsn string) (engine.Engine, driver.Executor, func(), error){
+var openers = map[string]func(dsn string) (engine.Engine, executor, func(), error){
 	"postgres":   openSQL("pgx", engine.PostgreSQL),
 	"mysql":      openSQL("mysql", engine.MySQL),
 	"clickhouse": openClickHouse,
 }
 
-func openSQL(driverName string, e engine.Engine) func(string) (engine.Engine, driver.Executor, func(), error) {
-	return func(dsn string) (engine.Engine, driver.Executor, func(), error) {
+func openSQL(driverName string, e engine.Engine) func(string) (engine.Engine, executor, func(), error) {
+	return func(dsn string) (engine.Engine, executor, func(), error) {
 		db, err := sqlexec.Open(driverName, dsn, e)
 		if err != nil {
 			return nil, nil, nil, err
@@ -52,14 +62,14 @@ func openSQL(driverName string, e engine.Engine) func(string) (engine.Engine, dr
 	}
 }
 
-func openClickHouse(dsn string) (engine.Engine, driver.Executor, func(), error) {
+func openClickHouse(dsn string) (engine.Engine, executor, func(), error) {
 	return openClickHouseOn(engine.ClickHouse)(dsn)
 }
 
 // openClickHouseOn opens ClickHouse with engine e: engine.ClickHouse, or
 // a cluster's (-clickhouse-cluster).
-func openClickHouseOn(e engine.Engine) func(string) (engine.Engine, driver.Executor, func(), error) {
-	return func(dsn string) (engine.Engine, driver.Executor, func(), error) {
+func openClickHouseOn(e engine.Engine) func(string) (engine.Engine, executor, func(), error) {
+	return func(dsn string) (engine.Engine, executor, func(), error) {
 		opts, err := clickhouse.ParseDSN(dsn)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("-dsn: %w", err)
@@ -160,7 +170,7 @@ func loadEvents(ctx context.Context, b *backend, n int, projects []string) (coun
 	}
 	if _, ok := countEvents(ctx, b, projects[0]); !ok {
 		for _, stmt := range demo.SchemaFor(b.engine) {
-			if err := b.exec.Exec(ctx, stmt, nil); err != nil {
+			if err := b.exec.Load(ctx, stmt, nil); err != nil {
 				return 0, false, fmt.Errorf("demo: create schema: %w", err)
 			}
 		}
@@ -179,7 +189,7 @@ func countEvents(ctx context.Context, b *backend, project string) (int, bool) {
 	q := placeholder.NewBuilder(b.engine)
 	q.WriteString("SELECT count(*) FROM events WHERE project_id = ")
 	q.Bind(project)
-	res, err := b.exec.Query(ctx, q.SQL(), q.Args())
+	res, err := b.exec.Read(ctx, q.SQL(), q.Args())
 	if err != nil || len(res.Rows) != 1 {
 		return 0, false
 	}

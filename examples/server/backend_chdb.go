@@ -4,14 +4,13 @@ package main
 
 import (
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 const chdbHint = ", chdb"
 
 func init() {
-	openers["chdb"] = func(dir string) (engine.Engine, driver.Executor, func(), error) {
+	openers["chdb"] = func(dir string) (engine.Engine, executor, func(), error) {
 		x, err := chdb.Open(dir)
 		if err != nil {
 			return nil, nil, nil, err

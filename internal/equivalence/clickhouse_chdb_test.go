@@ -55,7 +55,7 @@ func openChDB() (*chdb.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := x.Query(context.Background(), "SELECT serverTimezone() AS zone", nil)
+	res, err := x.Read(context.Background(), "SELECT serverTimezone() AS zone", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func openChDB() (*chdb.Executor, error) {
 }
 
 // chdbDatabase is the process's chDB on a fresh database for storage s.
-func chdbDatabase(t *testing.T, s storage) driver.Executor {
+func chdbDatabase(t *testing.T, s storage) loadingExecutor {
 	t.Helper()
 	chdbEngine.once.Do(func() { chdbEngine.x, chdbEngine.err = openChDB() })
 	if chdbEngine.err != nil {
@@ -74,7 +74,7 @@ func chdbDatabase(t *testing.T, s storage) driver.Executor {
 	}
 	name := "equivalence_" + string(s)
 	for _, q := range []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name} {
-		if err := chdbEngine.x.Exec(context.Background(), q, nil); err != nil {
+		if err := chdbEngine.x.Load(context.Background(), q, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,23 +88,32 @@ type chdbIn struct{ db string }
 func (c *chdbIn) Engine() engine.Engine { return chdbEngine.x.Engine() }
 
 func (c *chdbIn) use() error {
-	return chdbEngine.x.Exec(context.Background(), "USE "+c.db, nil)
+	return chdbEngine.x.Load(context.Background(), "USE "+c.db, nil)
 }
 
-func (c *chdbIn) Query(ctx context.Context, query string, args []any) (*driver.Result, error) {
+func (c *chdbIn) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	chdbEngine.mu.Lock()
 	defer chdbEngine.mu.Unlock()
 	if err := c.use(); err != nil {
 		return nil, err
 	}
-	return chdbEngine.x.Query(ctx, query, args)
+	return chdbEngine.x.Query(ctx, st, b)
 }
 
-func (c *chdbIn) Exec(ctx context.Context, query string, args []any) error {
+func (c *chdbIn) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
 	chdbEngine.mu.Lock()
 	defer chdbEngine.mu.Unlock()
 	if err := c.use(); err != nil {
 		return err
 	}
-	return chdbEngine.x.Exec(ctx, query, args)
+	return chdbEngine.x.Exec(ctx, stmts, tx)
+}
+
+func (c *chdbIn) Load(ctx context.Context, query string, args []any) error {
+	chdbEngine.mu.Lock()
+	defer chdbEngine.mu.Unlock()
+	if err := c.use(); err != nil {
+		return err
+	}
+	return chdbEngine.x.Load(ctx, query, args)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
@@ -50,7 +49,7 @@ func init() {
 // serverDatabase is an executor (endpoint/chexec) on a fresh database of
 // the server that clickhouseEnv names, whose sessions start in
 // clickhouseZone; the database is dropped when t ends.
-func serverDatabase(t *testing.T, s storage) driver.Executor {
+func serverDatabase(t *testing.T, s storage) loadingExecutor {
 	t.Helper()
 	opts := &clickhouse.Options{Addr: []string{testdb.Require(t, clickhouseEnv)}}
 	if v := opts.Addr[0]; strings.Contains(v, "://") {

@@ -145,7 +145,7 @@ func TestLiveTailOnEveryEngine(t *testing.T) {
 
 // tailService loads the fixture on tg's database and returns a Service on
 // it with clock, and what inserts rows there.
-func tailService(t *testing.T, tg target, clock func() time.Time) (*endpoint.Service, demo.Execer) {
+func tailService(t *testing.T, tg target, clock func() time.Time) (*endpoint.Service, demo.Loader) {
 	ctx := context.Background()
 	switch {
 	case tg.direct != nil:

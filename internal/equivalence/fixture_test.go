@@ -246,23 +246,23 @@ func load(ctx context.Context, db *sql.DB, d *dialect, s storage, demoEvents int
 	return loadVia(ctx, sqlExec{db}, d, s, demoEvents)
 }
 
-// sqlExec is a database/sql pool as a demo.Execer.
+// sqlExec is a database/sql pool as a demo.Loader.
 type sqlExec struct{ db *sql.DB }
 
-func (x sqlExec) Exec(ctx context.Context, query string, args []any) error {
+func (x sqlExec) Load(ctx context.Context, query string, args []any) error {
 	_, err := x.db.ExecContext(ctx, query, args...)
 	return err
 }
 
 // loadVia is load through x: a pool (sqlExec), or an executor on a
 // database of its own (ClickHouse).
-func loadVia(ctx context.Context, x demo.Execer, d *dialect, s storage, demoEvents int) error {
+func loadVia(ctx context.Context, x demo.Loader, d *dialect, s storage, demoEvents int) error {
 	stmts := eventsDDL(d, s)
 	if s == asText {
 		stmts = append(stmts, itemsDDL(d)...)
 	}
 	for _, q := range stmts {
-		if err := x.Exec(ctx, q, nil); err != nil {
+		if err := x.Load(ctx, q, nil); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
@@ -294,7 +294,7 @@ func loadVia(ctx context.Context, x demo.Execer, d *dialect, s storage, demoEven
 
 // insertEvents inserts rows of events: project_id, uuid, event,
 // distinct_id, timestamp (UTC text) and properties (JSON text).
-func insertEvents(ctx context.Context, x demo.Execer, e engine.Engine, rows [][]any) error {
+func insertEvents(ctx context.Context, x demo.Loader, e engine.Engine, rows [][]any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), 200)
 		if err := insert(ctx, x, e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows[:n]); err != nil {
@@ -308,7 +308,7 @@ func insertEvents(ctx context.Context, x demo.Execer, e engine.Engine, rows [][]
 // insert inserts rows into table, every value bound as the engine binds
 // it; nil is written NULL, which every engine reads alike (a ClickHouse
 // parameter has a type, and NULL none).
-func insert(ctx context.Context, x demo.Execer, e engine.Engine, table string, cols []string, rows [][]any) error {
+func insert(ctx context.Context, x demo.Loader, e engine.Engine, table string, cols []string, rows [][]any) error {
 	q := []byte("INSERT INTO " + e.QuoteIdent(table) + " (")
 	for i, c := range cols {
 		if i > 0 {
@@ -340,7 +340,7 @@ func insert(ctx context.Context, x demo.Execer, e engine.Engine, table string, c
 		}
 		q = append(q, ')')
 	}
-	if err := x.Exec(ctx, string(q), args); err != nil {
+	if err := x.Load(ctx, string(q), args); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	return nil

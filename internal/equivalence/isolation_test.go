@@ -186,7 +186,7 @@ var (
 type isolation struct {
 	tg                  target
 	shared, alone       map[storage]*endpoint.Service
-	sharedDB, aloneDB   map[storage]demo.Execer
+	sharedDB, aloneDB   map[storage]demo.Loader
 	cases, comparisons  int
 	materialized, tails int
 }

@@ -45,7 +45,7 @@ type target struct {
 	// executor on a fresh database for storage s, whose sessions a host
 	// would start in a zone other than UTC: the fixture loads through it
 	// and the Service runs on it.
-	direct func(t *testing.T, s storage) driver.Executor
+	direct func(t *testing.T, s storage) loadingExecutor
 }
 
 var targets = []target{
@@ -122,13 +122,20 @@ type fixture struct {
 	cache      bool
 }
 
+// loadingExecutor is an executor that also loads the fixture (its Load,
+// for the host's own statements).
+type loadingExecutor interface {
+	driver.Executor
+	demo.Loader
+}
+
 // servicesOf is services with fx, also returning, per storage, what loads
 // more rows into its database.
-func (tg target) servicesOf(t *testing.T, storages []storage, fx fixture) (map[storage]*endpoint.Service, map[storage]demo.Execer) {
+func (tg target) servicesOf(t *testing.T, storages []storage, fx fixture) (map[storage]*endpoint.Service, map[storage]demo.Loader) {
 	t.Helper()
 	ctx := context.Background()
-	out, loaders := map[storage]*endpoint.Service{}, map[storage]demo.Execer{}
-	fill := func(x demo.Execer, s storage) {
+	out, loaders := map[storage]*endpoint.Service{}, map[storage]demo.Loader{}
+	fill := func(x demo.Loader, s storage) {
 		if err := loadVia(ctx, x, tg.d, s, fx.demoEvents); err != nil {
 			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
 		}

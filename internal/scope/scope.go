@@ -4,9 +4,12 @@
 // Statement can only be made here: by rendering a query text that Compile
 // scoped, by a materialization plan that Plan scoped, by an insight query
 // this package compiles with the scope's tenant, or, for the library's own
-// stored tables only, by Own. Its fields are unexported, so no other
-// package can write one: a new way for a run to happen cannot forget the
-// scope, because it has nothing else to hand the executor.
+// stored tables only, by Own. It is driver.Statement, sealed in package
+// internal/stmt: its fields are unexported, and its constructor is called
+// only here and by the executor conformance suite (a test of internal/stmt
+// walks the module to hold that), so a new way for a run to happen cannot
+// forget the scope, because it has nothing else to hand the executor,
+// whose one query method takes a Statement.
 //
 // Scoping is access.Scope's rewrite: every reference to a table with a
 // tenant column becomes a derived table filtered on the placeholder
@@ -26,6 +29,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
@@ -37,18 +41,10 @@ import (
 const TenantVariable = "__endpointkit_tenant"
 
 // Statement is one statement for an executor: its text, with the engine's
-// bind markers, and their arguments. Only this package makes one.
-type Statement struct {
-	sql  string
-	args []any
-}
-
-// SQL returns the statement's text.
-func (s Statement) SQL() string { return s.sql }
-
-// Args returns the arguments of its bind markers, in order. The slice is
-// the Statement's own.
-func (s Statement) Args() []any { return s.args }
+// bind markers, and their arguments. It is driver.Statement, sealed in
+// package internal/stmt, and this package is the only one whose code
+// makes one for the Service (the conformance suite makes its own).
+type Statement = stmt.Statement
 
 // Scope is what the statements of one project may read: the rules of the
 // access policy for it, and the project its tenant columns are bound to.
@@ -131,7 +127,7 @@ func (t *Template) Render(values map[string]any) (Statement, error) {
 	if err != nil {
 		return Statement{}, err
 	}
-	return Statement{sql: sql, args: args}, nil
+	return stmt.New(sql, args), nil
 }
 
 // Plan is a materialization plan whose reads of the source are scoped.
@@ -163,7 +159,7 @@ func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64
 	if err != nil {
 		return Statement{}, err
 	}
-	return Statement{sql: sql, args: args}, nil
+	return stmt.New(sql, args), nil
 }
 
 // Build returns the statements that build the stored table next of data
@@ -179,7 +175,7 @@ func (p *Plan) Build(next string, at time.Time) ([]Statement, error) {
 		return nil, err
 	}
 	e := p.sc.e
-	return []Statement{Own(e.DropTable(next)), {sql: e.CreateTableAs(next, st.sql), args: st.args}}, nil
+	return []Statement{Own(e.DropTable(next)), stmt.New(e.CreateTableAs(next, st.SQL()), st.Args())}, nil
 }
 
 // Tenant checks that the scope may read the events table that insight
@@ -219,7 +215,7 @@ func (sc *Scope) Insight(q *insight.Query, now time.Time) (Statement, *insight.C
 	if err != nil {
 		return Statement{}, nil, err
 	}
-	return Statement{sql: c.SQL, args: c.Args}, c, nil
+	return stmt.New(c.SQL, c.Args), c, nil
 }
 
 // InsightBuild returns the statements that build the stored table next of
@@ -235,7 +231,7 @@ func (sc *Scope) InsightBuild(q *insight.Query, next string, now time.Time) ([]S
 	}
 	out := make([]Statement, len(built))
 	for i, b := range built {
-		out[i] = Statement{sql: b.SQL, args: b.Args}
+		out[i] = stmt.New(b.SQL, b.Args)
 	}
 	return out, nil
 }
@@ -247,14 +243,14 @@ func (sc *Scope) InsightRead(q *insight.Query, table string, values map[string]a
 	if err != nil {
 		return Statement{}, nil, err
 	}
-	return Statement{sql: c.SQL, args: c.Args}, c, nil
+	return stmt.New(c.SQL, c.Args), c, nil
 }
 
 // Own is a statement of the library on the tables it made: the DDL of
 // stored tables, their row counts, the list of them. It must read no table
 // of an access policy; the engine's DDL and the library's table names are
 // what it is written from.
-func Own(sql string) Statement { return Statement{sql: sql} }
+func Own(sql string) Statement { return stmt.New(sql, nil) }
 
 // Owns returns Own of each statement.
 func Owns(sqls []string) []Statement {

@@ -1,0 +1,172 @@
+package stmt_test
+
+import (
+	"bufio"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/stmt"
+)
+
+// sealers are the packages (directories from the module root) whose
+// non-test code may call stmt.New.
+var sealers = []string{"internal/scope", "endpoint/executortest", "internal/stmt"}
+
+// TestOnlyScopeAndSuiteSeal: no package but internal/scope and
+// endpoint/executortest makes a Statement, so that every statement the
+// Service hands an executor was scoped. It parses every non-test Go file
+// of the module, whatever its build tags.
+func TestOnlyScopeAndSuiteSeal(t *testing.T) {
+	root, module := moduleRoot(t)
+	seen := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || hasFile(path, "go.mod")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		if slices.Contains(sealers, filepath.ToSlash(rel)) {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		seen++
+		for _, at := range sealCalls(t, path, src, module+"/internal/stmt") {
+			t.Errorf("%s: calls stmt.New; only %q may make a Statement (add a way to make it there instead)", at, sealers[:2])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 100 {
+		t.Fatalf("read %d Go files; the walk missed the module", seen)
+	}
+}
+
+// TestSealCallsFindsEveryForm: the walk's detector sees the constructor
+// called or taken as a value, under any import name, and by a dot import.
+func TestSealCallsFindsEveryForm(t *testing.T) {
+	const path = "github.com/endpointkit/endpointkit/internal/stmt"
+	for _, c := range []struct {
+		src  string
+		want int
+	}{
+		{`package p; import "` + path + `"; var s = stmt.New("SELECT 1", nil)`, 1},
+		{`package p; import sealed "` + path + `"; var f = sealed.New`, 1},
+		{`package p; import . "` + path + `"; var s = New("SELECT 1", nil)`, 1},
+		{`package p; import "` + path + `"; func f(s stmt.Statement) string { return s.SQL() }`, 0},
+		{`package p; import "other/stmt"; var s = stmt.New("x", nil)`, 0},
+	} {
+		if got := len(sealCalls(t, "p.go", []byte(c.src), path)); got != c.want {
+			t.Errorf("%s: %d calls found, want %d", c.src, got, c.want)
+		}
+	}
+}
+
+// sealCalls returns the positions in src where stmt.New (of the package
+// at importPath) is used.
+func sealCalls(t *testing.T, path string, src []byte, importPath string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", path, err)
+	}
+	local, dot := "", false
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if p != importPath {
+			continue
+		}
+		switch {
+		case imp.Name == nil:
+			local = "stmt"
+		case imp.Name.Name == ".":
+			dot = true
+		case imp.Name.Name != "_":
+			local = imp.Name.Name
+		}
+	}
+	if local == "" && !dot {
+		return nil
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok && local != "" && id.Name == local && x.Sel.Name == "New" {
+				out = append(out, fset.Position(x.Pos()).String())
+			}
+			return false
+		case *ast.Ident:
+			if dot && x.Name == "New" {
+				out = append(out, fset.Position(x.Pos()).String())
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// moduleRoot returns the directory of the module's go.mod and the module
+// path it declares.
+func moduleRoot(t *testing.T) (dir, module string) {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !hasFile(dir, "go.mod") {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+			return dir, strings.Trim(strings.TrimSpace(m), `"`)
+		}
+	}
+	t.Fatal("go.mod declares no module")
+	return "", ""
+}
+
+func hasFile(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+// ExampleStatement shows what an executor reads of a Statement.
+func ExampleStatement() {
+	st := stmt.New("SELECT name FROM plans WHERE price >= ?", []any{int64(10)})
+	fmt.Println(st.SQL(), st.Args())
+	// Output: SELECT name FROM plans WHERE price >= ? [10]
+}

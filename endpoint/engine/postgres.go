@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -97,6 +98,8 @@ func (postgres) Contains(w Writer, haystack func(), needle string) {
 
 // CTE: PostgreSQL 12+ may inline a CTE into every reference otherwise.
 func (postgres) CTE() string { return " AS MATERIALIZED " }
+
+func (postgres) Concat(parts ...string) string { return strings.Join(parts, " || ") }
 
 func (e postgres) CreateTableAs(table, query string) string {
 	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query

@@ -499,6 +499,8 @@ func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int
 		return nil, withCause(s.tooLarge(), err)
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
 		return nil, withCause(s.timedOut(caller.Err() == nil), err)
+	case queryFault(err) != nil:
+		return nil, queryFault(err)
 	case err != nil:
 		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
 	case res == nil:

@@ -211,13 +211,14 @@ func (x *Executor) QueryBounded(ctx context.Context, query string, args []any, b
 }
 
 // queryError wraps an error of a query, as driver.ErrResultTooLarge when
-// the server's max_result_bytes stopped it.
+// the server's max_result_bytes stopped it, as a *driver.QueryError when
+// the query is at fault.
 func queryError(err error) error {
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) && ex.Code == codeResultTooLarge {
 		return fmt.Errorf("chexec: %w: %w", driver.ErrResultTooLarge, err)
 	}
-	return fmt.Errorf("chexec: query: %w", err)
+	return queryFault(err, fmt.Errorf("chexec: query: %w", err))
 }
 
 // plain turns a scanned value into int64, float64, string, bool, time.Time

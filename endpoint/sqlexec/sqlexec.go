@@ -198,7 +198,8 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 }
 
 // query runs query within b and reads its rows.
-func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
+func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
+	defer func() { err = queryFault(err) }()
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail

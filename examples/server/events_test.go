@@ -47,6 +47,11 @@ func TestBannerDescribesTheEvents(t *testing.T) {
 	require.NotEmpty(t, rows, raw)
 	assert.Contains(t, demo.Countries, rows[0].([]any)[0], raw)
 
+	// The schema route lists the events table with its types.
+	status, _, raw = opsCall(t, "GET", api+"/schema", "")
+	require.Equal(t, 200, status, raw)
+	assert.Contains(t, raw, `{"name":"events","columns":[{"name":"project_id","type":"TEXT"},{"name":"uuid","type":"TEXT"}`)
+
 	// A trends insight over the README's relative range answers events.
 	trends := `{"name": "week", "query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}], "dateRange": {"date_from": "-7d"}}}`
 	status, _, raw = opsCall(t, "POST", api+"/endpoints/", trends)

@@ -250,6 +250,19 @@ func (sc *Scope) InsightRead(q *insight.Query, table string, values map[string]a
 	return Statement{sql: c.SQL, args: c.Args}, c, nil
 }
 
+// Describe is the statement that reads no row of table, one of the rules'
+// tables, so that its answer's columns and types describe what a query of
+// the project sees there: SELECT * FROM table LIMIT 0, scoped like any
+// query (Text), its tenant bound to the project and its columns those the
+// rules allow.
+func (sc *Scope) Describe(table string) (Statement, error) {
+	t, _, err := sc.Compile("SELECT * FROM " + table + " LIMIT 0")
+	if err != nil {
+		return Statement{}, err
+	}
+	return t.Render(map[string]any{})
+}
+
 // Own is a statement of the library on the tables it made: the DDL of
 // stored tables, their row counts, the list of them. It must read no table
 // of an access policy; the engine's DDL and the library's table names are

@@ -137,7 +137,78 @@ func (s *Service) parseSQL(sql string) (*placeholder.Template, error) {
 	if err := singleStatement(tmpl.Statement()); err != nil {
 		return nil, err
 	}
+	if err := checkInert(s.cfg.Executor.Engine(), sql, tmpl); err != nil {
+		return nil, err
+	}
 	return tmpl, nil
+}
+
+// checkInert refuses a placeholder written inside a string literal, a
+// quoted name or a comment: the engine reads it as text, so no value is
+// bound there and the query silently compares with the placeholder's own
+// text ('%{variables.q}%' matches nothing the user meant). The message
+// shows the form that works on e, the executor's engine. Malformed texts
+// in literals ('{"a": 1}', JSON) are left alone: they name no variable.
+func checkInert(e engine.Engine, sql string, tmpl *placeholder.Template) error {
+	for _, p := range tmpl.Inert() {
+		if p.Name == "" {
+			continue
+		}
+		var tok sqltoken.Token
+		for _, t := range sqltoken.Tokens(e.Lexical(), sql) {
+			if t.Start <= p.Start && p.Start < t.End {
+				tok = t
+				break
+			}
+		}
+		where, fix := "a comment", "write it outside the comment"
+		switch tok.Kind {
+		case sqltoken.String:
+			where = "a string literal"
+			fix = "build the text with the placeholder outside the quotes: " + literalFix(e, sql, tok, tmpl.Inert())
+		case sqltoken.QuotedName:
+			where, fix = "a quoted name", "a variable's value can only stand where a value does, outside the quotes"
+		}
+		return invalidf(CodeInvalidInput, "query",
+			"Placeholder {variables.%s} at line %d, column %d is inside %s, where the database reads it as text and binds no value; %s",
+			p.Name, p.Line, p.Column, where, fix)
+	}
+	return nil
+}
+
+// literalFix rewrites the string literal tok, which holds placeholders, as
+// the engine's concatenation of its text pieces and the placeholders:
+// '%{variables.q}%' becomes '%' || {variables.q} || '%' (concat('%',
+// {variables.q}, '%') on MySQL and ClickHouse), and '{variables.q}' just
+// {variables.q}. A literal of another spelling than '...' (E'...', dollar
+// quotes, "..." on MySQL) gets the same form for its first placeholder
+// alone.
+func literalFix(e engine.Engine, sql string, tok sqltoken.Token, inert []placeholder.Placeholder) string {
+	text := sql[tok.Start:tok.End]
+	var parts []string
+	simple := len(text) >= 2 && text[0] == '\'' && text[len(text)-1] == '\'' && !tok.Is(sqltoken.Unclosed)
+	prev := tok.Start + 1
+	for _, p := range inert {
+		if p.Start < tok.Start || p.Start >= tok.End || p.Name == "" {
+			continue
+		}
+		ph := "{variables." + p.Name + "}"
+		if !simple {
+			return e.Concat("'%'", ph, "'%'")
+		}
+		if p.Start > prev {
+			parts = append(parts, "'"+sql[prev:p.Start]+"'")
+		}
+		parts = append(parts, ph)
+		prev = p.End
+	}
+	if end := tok.End - 1; end > prev {
+		parts = append(parts, "'"+sql[prev:end]+"'")
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return e.Concat(parts...)
 }
 
 // bindVariables looks up the variables a query refers to and ties each to

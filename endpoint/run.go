@@ -462,9 +462,11 @@ func valueError(v *variable.Variable, err error) *Error {
 }
 
 // execute runs a statement of a run under Config.RunTimeout and
-// Config.MaxResultBytes. Executor errors are reported without their text,
-// which may hold engine internals; the cause stays reachable through
-// errors.Is and errors.As for a host that logs it.
+// Config.MaxResultBytes. An error the engine blames on a query its author
+// wrote is a 400 query_error showing the engine's message (queryFault);
+// other executor errors are reported without their text, which may hold
+// engine internals, the cause reachable through errors.Is and errors.As
+// for a host that logs it.
 func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Result, error) {
 	return s.executeCapped(ctx, st, 0)
 }
@@ -486,6 +488,10 @@ func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int
 		return nil, withCause(s.tooLarge(), err)
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
 		return nil, withCause(s.timedOut(caller.Err() == nil), err)
+	case st.User() && queryFault(err) != nil:
+		// The author's SQL; an error in SQL the library generated (an
+		// insight, a stored table's read) stays the 502 below.
+		return nil, queryFault(err)
 	case err != nil:
 		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
 	case res == nil:

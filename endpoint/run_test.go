@@ -361,10 +361,12 @@ func TestRunExecutionErrors(t *testing.T) {
 		}
 	})
 	t.Run("SQLite error", func(t *testing.T) {
+		// The query's own mistake is its author's to read (see
+		// TestQueryErrorsAreTheAuthors).
 		e := newEnv(t)
 		e.create(t, "ep", e.query("SELECT * FROM no_such_table"))
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
-		wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
+		wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryError, "The database refused the query: no such table: no_such_table", "")
 	})
 	t.Run("timeout", func(t *testing.T) {
 		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = &errExecutor{wait: true}, 20*time.Millisecond })

@@ -112,7 +112,10 @@ func resolveSpan(q *Query, now time.Time) (span, error) {
 		sp.start = startOf(q.Interval, startOf(Day, now).AddDate(0, 0, -7))
 	}
 	if !sp.start.Before(sp.end) {
-		return sp, errorf("dateRange", "date_from (%s) is not before date_to (%s)",
+		// The bounds as the client sent them, then what they resolved to:
+		// a date_to of 2025-05-01 ends at 2025-05-02 00:00:00.
+		return sp, errorf("dateRange", "%s is not before %s: the range would start at %s and end at %s (a date_to includes what it names)",
+			asSent("date_from", q.DateRange.From), asSent("date_to", q.DateRange.To),
 			sp.start.Format(timeLayout), sp.end.Format(timeLayout))
 	}
 	for t := sp.start; t.Before(sp.end); t = next(q.Interval, t) {
@@ -122,6 +125,15 @@ func resolveSpan(q *Query, now time.Time) (span, error) {
 		sp.buckets = append(sp.buckets, t)
 	}
 	return sp, nil
+}
+
+// asSent names a bound of the date range with its value as the query or
+// the run gave it.
+func asSent(name, value string) string {
+	if value == "" {
+		return name + " (not set)"
+	}
+	return name + " '" + value + "'"
 }
 
 // prev returns the start of the interval before the one starting at t.

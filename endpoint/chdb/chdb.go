@@ -272,7 +272,7 @@ func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **
 		if strings.Contains(text, "TIMEOUT_EXCEEDED") || strings.Contains(text, "Timeout exceeded") {
 			return nil, fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
 		}
-		return nil, fmt.Errorf("chdb: %s", text)
+		return nil, queryError(text)
 	}
 	size := C.chdb_result_length(res)
 	if size == 0 {

@@ -241,8 +241,9 @@ func (x *Executor) query(ctx context.Context, query string, args []any, b driver
 const codeTimeout = 159
 
 // queryError wraps an error of a query, as driver.ErrResultTooLarge when
-// the server's max_result_bytes stopped it, and as
-// context.DeadlineExceeded when its max_execution_time did.
+// the server's max_result_bytes stopped it, as
+// context.DeadlineExceeded when its max_execution_time did, and as a
+// *driver.QueryError when the query is at fault.
 func queryError(err error) error {
 	var ex *clickhouse.Exception
 	switch {
@@ -251,7 +252,7 @@ func queryError(err error) error {
 	case errors.As(err, &ex) && ex.Code == codeTimeout:
 		return fmt.Errorf("chexec: %w: %w", context.DeadlineExceeded, err)
 	}
-	return fmt.Errorf("chexec: query: %w", err)
+	return queryFault(err, fmt.Errorf("chexec: query: %w", err))
 }
 
 // plain turns a scanned value into int64, float64, string, bool, time.Time

@@ -44,8 +44,11 @@ type Statement = stmt.Statement
 //   - Honour ctx: cancellation and deadlines end the statement, and the
 //     error wraps context.Canceled or context.DeadlineExceeded (the Service
 //     answers a timeout with 504, anything else with 502).
-//   - Errors may carry engine detail; the Service logs nothing of them and
-//     shows callers a generic message.
+//   - Errors may carry engine detail. Return a *QueryError when the
+//     engine's code says the query itself is at fault (syntax, unknown
+//     name, type, division by zero): the Service shows its Message to the
+//     query's author. The Service shows callers a generic message for
+//     every other error.
 //   - Safe for concurrent use.
 //
 // Run the conformance suite in package endpoint/executortest against every

@@ -172,6 +172,8 @@ func (clickhouse) Contains(w Writer, haystack func(), needle string) {
 
 func (clickhouse) CTE() string { return " AS " }
 
+func (clickhouse) Concat(parts ...string) string { return "concat(" + strings.Join(parts, ", ") + ")" }
+
 // CreateTableAs: on a cluster, the local tables are created empty, and
 // Expand adds the Distributed table and the INSERT that fills it once,
 // from the host the statement reaches: CREATE ... ON CLUSTER ... AS SELECT

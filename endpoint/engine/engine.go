@@ -100,6 +100,12 @@ type Engine interface {
 	// CTE writes the keyword that follows a common table expression's name,
 	// asking the engine to compute it once where it would inline it.
 	CTE() string
+	// Concat is the expression that joins the texts of the expressions
+	// parts, as a user writes it in a query on the engine: a || b where
+	// || concatenates, concat(a, b) where it does not (MySQL, where || is
+	// OR) or where a function is the usual spelling (ClickHouse). The
+	// Service shows it in messages about a query.
+	Concat(parts ...string) string
 
 	// CreateTableAs is the DDL that builds table from query.
 	CreateTableAs(table, query string) string

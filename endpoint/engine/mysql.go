@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // mysql is MySQL (8.0.17 or later) and MariaDB (10.6 or later), as
 // go-sql-driver/mysql drives them, with the default sql_mode (backslash
@@ -125,6 +128,8 @@ func (mysql) Contains(w Writer, haystack func(), needle string) {
 
 // CTE: MySQL has no MATERIALIZED keyword.
 func (mysql) CTE() string { return " AS " }
+
+func (mysql) Concat(parts ...string) string { return "concat(" + strings.Join(parts, ", ") + ")" }
 
 func (e mysql) CreateTableAs(table, query string) string {
 	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query

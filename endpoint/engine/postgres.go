@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -87,16 +88,26 @@ func (postgres) JSONNumber(w Writer, col, key string) {
 	w.WriteString("::text)::double precision END)")
 }
 
+// Contains folds case with ICU's root locale (the collation "und-x-icu"),
+// whatever the database's LC_CTYPE: lower() follows the collation of its
+// argument, which is the database's default for JSON text and bound
+// values, and a cluster initialised with --locale=C folds ASCII letters
+// only ('Ü' stays 'Ü') where one with C.UTF-8 folds every letter. ICU
+// folds every letter on every cluster, as MySQL's utf8mb4 and ClickHouse's
+// UTF-8 functions do. It needs a server built with ICU (Debian's, Ubuntu's,
+// the PGDG packages and the official images are).
 func (postgres) Contains(w Writer, haystack func(), needle string) {
-	w.WriteString("strpos(lower(")
+	w.WriteString("strpos(lower((")
 	haystack()
-	w.WriteString("), lower(")
+	w.WriteString(") COLLATE \"und-x-icu\"), lower(")
 	w.Bind(needle)
-	w.WriteString("::text)) > 0")
+	w.WriteString("::text COLLATE \"und-x-icu\")) > 0")
 }
 
 // CTE: PostgreSQL 12+ may inline a CTE into every reference otherwise.
 func (postgres) CTE() string { return " AS MATERIALIZED " }
+
+func (postgres) Concat(parts ...string) string { return strings.Join(parts, " || ") }
 
 func (e postgres) CreateTableAs(table, query string) string {
 	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // sqlite is SQLite (3.38 or later, for the JSON functions), as
 // modernc.org/sqlite and mattn/go-sqlite3 drive it. Timestamps are UTC
@@ -116,6 +119,8 @@ func (sqlite) Contains(w Writer, haystack func(), needle string) {
 
 // CTE: SQLite may inline a CTE into every reference otherwise.
 func (sqlite) CTE() string { return " AS MATERIALIZED " }
+
+func (sqlite) Concat(parts ...string) string { return strings.Join(parts, " || ") }
 
 func (e sqlite) CreateTableAs(table, query string) string {
 	return "CREATE TABLE " + e.QuoteIdent(table) + " AS " + query

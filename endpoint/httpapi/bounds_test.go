@@ -61,7 +61,7 @@ func TestHTTPBounds(t *testing.T) {
 	r = run("endless", `{}`)
 	mustStatus(t, http.StatusGatewayTimeout, r)
 	assert.Equal(t, endpoint.CodeTimeout, r.Body["code"])
-	assert.Equal(t, "query timed out: it ran longer than run_timeout (200ms)", r.detail())
+	assert.Equal(t, "query timed out: it ran longer than run_timeout (200ms) (request id "+r.Header.Get("X-Request-Id")+")", r.detail())
 	assert.Less(t, time.Since(start), 3*time.Second)
 
 	// At save: placeholders and length, on create and update.

@@ -196,6 +196,7 @@ func (h *handler) routes() {
 	h.handle(http.MethodPost, "embed_tokens", h.createEmbedToken)
 	h.handle(http.MethodPost, "endpoints/{name}/materialize", h.materializeEndpoint)
 	h.handle(http.MethodPost, "query", h.runQuery)
+	h.handle(http.MethodGet, "schema", h.getSchema)
 	h.opsRoutes()
 }
 

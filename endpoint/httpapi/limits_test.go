@@ -189,7 +189,7 @@ func TestGlobalCap503(t *testing.T) {
 	mustStatus(t, http.StatusServiceUnavailable, r)
 	checkErrorBody(t, r)
 	assert.Equal(t, "overloaded", r.Body["code"])
-	assert.Equal(t, "The server is busy: it takes at most 1 runs at once (global_concurrency). Retry after 1 s.", r.detail())
+	assert.Equal(t, "The server is busy: it takes at most 1 runs at once (global_concurrency). Retry after 1 s (request id "+r.Header.Get("X-Request-Id")+").", r.detail())
 	assert.Equal(t, "1", r.Header.Get("Retry-After"))
 	logs := lh.logs.String()
 	assert.Contains(t, logs, "level=WARN")

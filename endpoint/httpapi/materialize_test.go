@@ -174,7 +174,7 @@ func TestHTTPMaterializeFailure(t *testing.T) {
 	r := h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, nil)
 	mustStatus(t, http.StatusBadGateway, r)
 	assert.Equal(t, "materialization_failed", r.Body["code"])
-	assert.Equal(t, "Materialization of endpoint 'daily' failed: the query could not be executed against the database", r.detail())
+	assert.Equal(t, "Materialization of endpoint 'daily' failed: the query could not be executed against the database (request id "+r.Header.Get("X-Request-Id")+")", r.detail())
 	assert.False(t, strings.Contains(string(r.Raw), "secret"), "leaked: %s", r.Raw)
 
 	got := h.do("GET", "/api/projects/1/endpoints/daily", keyP1, nil)

@@ -34,7 +34,7 @@ func TestInternalErrorIsGeneric(t *testing.T) {
 	}))
 	require.Equal(t, http.StatusInternalServerError, r.Status)
 	checkErrorBody(t, r)
-	assert.Equal(t, "Internal server error.", r.detail())
+	assert.Equal(t, "Internal server error (request id "+r.Header.Get("X-Request-Id")+").", r.detail())
 	assert.NotContains(t, string(r.Raw), "10.0.0.7")
 	assert.Contains(t, logs, "10.0.0.7")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
@@ -39,7 +40,8 @@ type errorBody struct {
 // is; anything else is a fault of the server or its dependencies, answered
 // with a generic 500 so that no internal detail leaks. Every detail passes
 // guardDetail, which cuts long echoes of the request. Every 5xx is logged
-// with its cause and the request id.
+// with its cause and the request id, which its detail names too, so that
+// whoever reads the answer can find the cause in the server's log.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.failLogging(w, r, err)
 }
@@ -71,6 +73,7 @@ func (h *handler) failLogging(w http.ResponseWriter, r *http.Request, err error,
 	detail := guardDetail(e.Detail, r, body)
 	if status >= 500 {
 		h.logServerError(r, status, e.Code, detail, cause, extra)
+		detail = withRequestID(detail, RequestID(r.Context()))
 	}
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", challenge)
@@ -87,6 +90,17 @@ func (h *handler) failLogging(w http.ResponseWriter, r *http.Request, err error,
 		status = http.StatusInternalServerError
 	}
 	writeBytes(w, status, b)
+}
+
+// withRequestID appends the request id to the detail of a 5xx.
+func withRequestID(detail, id string) string {
+	if id == "" {
+		return detail
+	}
+	if d, ok := strings.CutSuffix(detail, "."); ok {
+		return d + " (request id " + id + ")."
+	}
+	return detail + " (request id " + id + ")"
 }
 
 // logServerError logs a 5xx answer. A 503 is an overload the server

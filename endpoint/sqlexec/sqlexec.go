@@ -165,12 +165,23 @@ func (e *Executor) Close() error {
 // which the Service gives the same deadline.
 func (e *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	if within(ctx, b.Timeout) {
+		limit := b.Timeout
+		if ge := e.guardFor(b.Timeout); !ge.plain || len(ge.g.Settings) > 0 {
+			// The server stops the statement itself at b.Timeout, with
+			// an error naming its limit; the context only backs it up.
+			limit += serverGrace
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
 	return e.query(ctx, st.SQL(), st.Args(), b)
 }
+
+// serverGrace is how long past Bounds.Timeout the context of a query waits
+// on an engine that ends the statement itself (engine.Guard), so that the
+// server's own error, not the client's cancellation, ends it.
+const serverGrace = 500 * time.Millisecond
 
 // within reports whether ctx needs a deadline for timeout: one is set and
 // ctx has none as near (the Service's own has it already).
@@ -203,7 +214,8 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 }
 
 // query runs query within b and reads its rows.
-func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
+func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
+	defer func() { err = queryFault(err) }()
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail

@@ -15,8 +15,10 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
-// End is the instant the demo data ends at: every event lies in the Days
-// days before it.
+// End is the instant the demo data of Generate, Insert and InsertWith ends
+// at: every event lies in the Days days before it. GenerateUntil and
+// InsertUntil take another end (the example server's is the day it
+// starts, so that relative dates such as -7d answer).
 var End = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 
 // Days is how many days the demo data spans.
@@ -117,8 +119,17 @@ func Users(n int) int {
 }
 
 // Generate calls fn with n events, the same ones for the same n and seed, in
-// no particular time order. It stops at the first error fn returns.
+// no particular time order. It stops at the first error fn returns. The
+// events end at End.
 func Generate(n int, seed uint64, fn func(Event) error) error {
+	return GenerateUntil(n, seed, End, fn)
+}
+
+// GenerateUntil is Generate with the events in the Days days before end
+// (truncated to its UTC day): the same n, seed and day give the same
+// events, and those of another day the same events shifted by whole days.
+func GenerateUntil(n int, seed uint64, end time.Time, fn func(Event) error) error {
+	end = Day(end)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	users := Users(n)
 	type user struct{ browser, os, country, plan string }
@@ -131,7 +142,7 @@ func Generate(n int, seed uint64, fn func(Event) error) error {
 			plan:    pick(rng, Plans, 0.5),
 		}
 	}
-	start := End.Add(-Days * 24 * time.Hour).Unix()
+	start := end.Add(-Days * 24 * time.Hour).Unix()
 	span := int64(Days * 24 * 60 * 60)
 	for i := range n {
 		u := rng.IntN(users)
@@ -164,6 +175,12 @@ func Generate(n int, seed uint64, fn func(Event) error) error {
 	return nil
 }
 
+// Day is the start of t's UTC day: the end a generation takes.
+func Day(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
 // pick draws from values, the first one with probability head and the rest
 // evenly, so that breakdowns have a clear leader.
 func pick(rng *rand.Rand, values []string, head float64) string {
@@ -189,7 +206,8 @@ func Load(ctx context.Context, db *sql.DB, n int, seed uint64) error {
 }
 
 // Insert inserts n generated events of project into the events table of
-// db, whose engine is e, in one transaction. Every value is bound.
+// db, whose engine is e, in one transaction. Every value is bound. The
+// events end at End.
 func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n int, seed uint64) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -223,8 +241,14 @@ func (x txExec) Load(ctx context.Context, query string, args []any) error {
 
 // InsertWith inserts n generated events of project through x, whose
 // engine is e, in batches; every value is bound. It suits executors that
-// are not database/sql (chDB, clickhouse-go).
+// are not database/sql (chDB, clickhouse-go). The events end at End.
 func InsertWith(ctx context.Context, x Loader, e engine.Engine, project string, n int, seed uint64) error {
+	return InsertUntil(ctx, x, e, project, n, seed, End)
+}
+
+// InsertUntil is InsertWith with the events of GenerateUntil(n, seed,
+// end).
+func InsertUntil(ctx context.Context, x Loader, e engine.Engine, project string, n int, seed uint64, end time.Time) error {
 	_, named := x.(txExec)
 	rows := make([][]any, 0, batch)
 	flush := func() error {
@@ -241,7 +265,7 @@ func InsertWith(ctx context.Context, x Loader, e engine.Engine, project string, 
 		rows = rows[:0]
 		return nil
 	}
-	err := Generate(n, seed, func(ev Event) error {
+	err := GenerateUntil(n, seed, end, func(ev Event) error {
 		props, err := json.Marshal(ev.Properties)
 		if err != nil {
 			return err

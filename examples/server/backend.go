@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	_ "github.com/go-sql-driver/mysql" // the "mysql" driver
@@ -161,10 +162,11 @@ func openStoreDB(cfg config, data engine.Engine) (*sql.DB, engine.Engine, func()
 	return db, engine.SQLite, func() { db.Close(); cleanup() }, nil
 }
 
-// loadEvents loads n demo events for each project into the backend's
-// events table when the first project has none, creating the table if it
-// is missing, and returns how many events the first project has.
-func loadEvents(ctx context.Context, b *backend, n int, projects []string) (count int, loaded bool, err error) {
+// loadEvents loads n demo events ending at end for each project into the
+// backend's events table when the first project has none, creating the
+// table if it is missing, and returns how many events the first project
+// has.
+func loadEvents(ctx context.Context, b *backend, n int, projects []string, end time.Time) (count int, loaded bool, err error) {
 	if c, ok := countEvents(ctx, b, projects[0]); ok && c > 0 {
 		return c, false, nil
 	}
@@ -176,7 +178,7 @@ func loadEvents(ctx context.Context, b *backend, n int, projects []string) (coun
 		}
 	}
 	for i, p := range projects {
-		if err := demo.InsertWith(ctx, b.exec, b.engine, p, n, demoSeed+uint64(i)); err != nil {
+		if err := demo.InsertUntil(ctx, b.exec, b.engine, p, n, demoSeed+uint64(i), end); err != nil {
 			return 0, false, err
 		}
 	}

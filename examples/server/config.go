@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
+	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
 // envAPIKey is the environment variable that supplies the API key when the
@@ -55,7 +56,11 @@ type config struct {
 	// grants are the keys given as KEY=PROJECT, each for its project.
 	grants     []grant
 	demoEvents int
-	limits     limit.Config
+	// demoEnd is the UTC day the demo events end at (they lie in the
+	// demo.Days days before it): the day the server starts unless
+	// -demo-end names another, so that relative dates (-7d) answer.
+	demoEnd time.Time
+	limits  limit.Config
 	// embedSecret signs the embed tokens of every project (kid "default");
 	// embedGenerated tells that it was generated.
 	embedSecret    string
@@ -98,6 +103,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
+	demoEnd := fs.String("demo-end", "", "the day YYYY-MM-DD the loaded demo events end at, the last of them on the day before (default: today, UTC)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
 	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")
@@ -116,6 +122,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	c.demoEnd = demo.Day(time.Now())
+	if *demoEnd != "" {
+		end, err := time.Parse(time.DateOnly, *demoEnd)
+		if err != nil {
+			return config{}, fmt.Errorf("-demo-end must be a date YYYY-MM-DD, got %q", *demoEnd)
+		}
+		c.demoEnd = end
 	}
 	for _, check := range []func() error{
 		c.checkCounts,

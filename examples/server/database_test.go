@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,17 +21,17 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 		require.NoError(t, err)
 		db, closeDB := dbs.data, dbs.close
 
-		n, loaded, err := loadEvents(ctx, sqliteBackend(db), 0, []string{"1"})
+		n, loaded, err := loadEvents(ctx, sqliteBackend(db), 0, []string{"1"}, demo.End)
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 		assert.True(t, loaded, "an empty table is created")
 
-		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 500, []string{"1"})
+		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 500, []string{"1"}, demo.End)
 		require.NoError(t, err)
 		assert.Equal(t, 500, n)
 		assert.True(t, loaded, "an empty table is filled")
 
-		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 800, []string{"1"})
+		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 800, []string{"1"}, demo.End)
 		require.NoError(t, err)
 		assert.Equal(t, 500, n, "a filled table is left as it is")
 		assert.False(t, loaded)
@@ -52,7 +53,7 @@ func TestShortRunPassesLongOne(t *testing.T) {
 		require.NoError(t, err)
 		db, closeDB := dbs.data, dbs.close
 		ctx := context.Background()
-		_, _, err = loadEvents(ctx, sqliteBackend(db), 100, []string{"1"})
+		_, _, err = loadEvents(ctx, sqliteBackend(db), 100, []string{"1"}, demo.End)
 		require.NoError(t, err)
 
 		// An endless query, held open after its first row.
@@ -120,7 +121,7 @@ func TestStoreWritesDuringRefresh(t *testing.T) {
 	require.NoError(t, err)
 	defer dbs.close()
 	ctx := context.Background()
-	_, _, err = loadEvents(ctx, sqliteBackend(dbs.data), 100, []string{"1"})
+	_, _, err = loadEvents(ctx, sqliteBackend(dbs.data), 100, []string{"1"}, demo.End)
 	require.NoError(t, err)
 	refresh, err := dbs.data.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock
 	require.NoError(t, err)

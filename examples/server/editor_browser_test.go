@@ -94,7 +94,7 @@ func newPage(t *testing.T) *page {
 	t.Helper()
 	chromium := findChromium(t)
 	const key = "browser-test-key"
-	s := start(t, []string{"-api-key", key, "-demo-events", strconv.Itoa(browserEvents)}, nil)
+	s := start(t, []string{"-api-key", key, "-demo-events", strconv.Itoa(browserEvents), "-demo-end", "2025-06-01"}, nil)
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	require.Contains(t, s.out.String(), "Editor: open "+base+"/ in a browser")
 

@@ -59,7 +59,7 @@ func TestServerOperations(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "not ready within 30 s: %s", raw)
 		time.Sleep(20 * time.Millisecond)
 	}
-	run := `{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}}`
+	run := `{"variables": {"event": "purchase", "from": "-7d", "to": "dStart"}}`
 	_, first, raw := opsCall(t, "POST", api+"/run", run)
 	require.Equal(t, true, first["endpoint_materialized"], raw)
 	_, second, _ := opsCall(t, "POST", api+"/run", run)

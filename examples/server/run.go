@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
-	count, loaded, err := loadEvents(ctx, b, cfg.demoEvents, cfg.projects())
+	count, loaded, err := loadEvents(ctx, b, cfg.demoEvents, cfg.projects(), cfg.demoEnd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: a stop asked for, not a failure
@@ -145,7 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { served <- srv.Serve(ln) }()
 
 	base := "http://" + ln.Addr().String()
-	printBanner(stdout, cfg, base, metricsURL, count, loaded)
+	printBanner(stdout, cfg, b.engine, base, metricsURL, count, loaded)
 	printEditor(stdout, base)
 	printEmbed(stdout, cfg, base)
 	printSession(stdout, cfg, base)

@@ -131,7 +131,7 @@ func TestRestartKeepsState(t *testing.T) {
 	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(second.out.String())[1]
 	v1 := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/daily_events/run",
 		"-H", "Authorization: Bearer k", "-H", "Content-Type: application/json",
-		"-d", `{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}, "version": 1}`})
+		"-d", `{"variables": {"event": "purchase", "from": "-7d", "to": "dStart"}, "version": 1}`})
 	require.Equal(t, 200, v1.status, v1.raw)
 	assert.Equal(t, wantDaily(n), v1.body["results"])
 }

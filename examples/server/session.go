@@ -5,6 +5,10 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
 // Ids of the session's variables. Fixed, so that the endpoint's query can
@@ -49,13 +53,13 @@ var sessionSteps = []step{
     }
   }`},
 	{"Run it; every variable is required, values travel as bound arguments:", "POST", "/endpoints/daily_events/run",
-		`{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}}`},
+		`{"variables": {"event": "purchase", "from": "-7d", "to": "dStart"}}`},
 	{"A missing variable is refused (400), never run unfiltered:", "POST", "/endpoints/daily_events/run",
-		`{"variables": {"event": "purchase", "from": "2025-05-01"}}`},
+		`{"variables": {"event": "purchase", "from": "-7d"}}`},
 	{"List the project's endpoints:", "GET", "/endpoints/", ""},
 }
 
-func printBanner(w io.Writer, cfg config, base, metricsURL string, events int, loaded bool) {
+func printBanner(w io.Writer, cfg config, e engine.Engine, base, metricsURL string, events int, loaded bool) {
 	where := "temporary (deleted at exit; -db FILE keeps it)"
 	if cfg.dbPath != "" {
 		where = cfg.dbPath + " (store: " + storeFile(cfg) + ")"
@@ -63,10 +67,11 @@ func printBanner(w io.Writer, cfg config, base, metricsURL string, events int, l
 	fmt.Fprintf(w, "endpointkit example server on %s\n", base)
 	fmt.Fprintf(w, "  database:    %s\n", where)
 	if loaded {
-		fmt.Fprintf(w, "  demo events: %d loaded (90 days before %s)\n", events, "2025-06-01")
+		fmt.Fprintf(w, "  demo events: %d loaded (the %d days before %s)\n", events, demo.Days, cfg.demoEnd.Format(time.DateOnly))
 	} else {
 		fmt.Fprintf(w, "  demo events: %d already in the database\n", events)
 	}
+	describeEvents(w, e, cfg.demoEnd)
 	switch cfg.keySource {
 	case keyGenerated:
 		fmt.Fprintf(w, "  API key:     %s (generated; set -api-key or $%s to choose one)\n", cfg.apiKey, envAPIKey)
@@ -94,7 +99,7 @@ func printBanner(w io.Writer, cfg config, base, metricsURL string, events int, l
 
 // embedRun is what the embedded customer sends: the dates only, the event
 // being fixed by the token.
-const embedRun = `{"variables": {"from": "2025-05-01", "to": "2025-05-08"}}`
+const embedRun = `{"variables": {"from": "-7d", "to": "dStart"}}`
 
 // printEmbed prints how a host's backend mints an embed token that fixes
 // the session endpoint's event, and how the customer's browser runs the

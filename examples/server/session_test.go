@@ -108,17 +108,18 @@ func statuses(answers []answer) []int {
 	return s
 }
 
-// wantDaily is what the session's run answers for n demo events: per day of
-// 2025-05-01 to 2025-05-07, purchases and distinct purchasers.
+// wantDaily is what the session's run answers for n demo events, which end
+// at the day the server started (today): per day of the 7 days before
+// today, purchases and distinct purchasers.
 func wantDaily(n int) []any {
 	type day struct {
 		events int
 		users  map[string]bool
 	}
 	days := map[string]*day{}
-	from := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
-	to := from.AddDate(0, 0, 7)
-	_ = demo.Generate(n, demoSeed, func(e demo.Event) error {
+	to := demo.Day(time.Now())
+	from := to.AddDate(0, 0, -7)
+	_ = demo.GenerateUntil(n, demoSeed, to, func(e demo.Event) error {
 		if e.Event != "purchase" || e.Timestamp.Before(from) || !e.Timestamp.Before(to) {
 			return nil
 		}

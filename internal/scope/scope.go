@@ -127,7 +127,9 @@ func (t *Template) Render(values map[string]any) (Statement, error) {
 	if err != nil {
 		return Statement{}, err
 	}
-	return stmt.New(sql, args), nil
+	// A template is a query its author wrote, scoped: what the engine
+	// says is wrong with it is the author's to read.
+	return stmt.New(sql, args).ByUser(), nil
 }
 
 // Plan is a materialization plan whose reads of the source are scoped.
@@ -244,6 +246,19 @@ func (sc *Scope) InsightRead(q *insight.Query, table string, values map[string]a
 		return Statement{}, nil, err
 	}
 	return stmt.New(c.SQL, c.Args), c, nil
+}
+
+// Describe is the statement that reads no row of table, one of the rules'
+// tables, so that its answer's columns and types describe what a query of
+// the project sees there: SELECT * FROM table LIMIT 0, scoped like any
+// query (Text), its tenant bound to the project and its columns those the
+// rules allow.
+func (sc *Scope) Describe(table string) (Statement, error) {
+	t, _, err := sc.Compile("SELECT * FROM " + table + " LIMIT 0")
+	if err != nil {
+		return Statement{}, err
+	}
+	return t.Render(map[string]any{})
 }
 
 // Own is a statement of the library on the tables it made: the DDL of

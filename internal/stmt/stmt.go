@@ -18,12 +18,27 @@ package stmt
 type Statement struct {
 	sql  string
 	args []any
+	// user: the text is a query its author wrote (scoped), not SQL the
+	// library generated; an engine's complaint about it is the author's.
+	user bool
 }
 
 // New seals sql and args into a Statement. Only packages internal/scope
 // and endpoint/executortest call it (see the package doc). args is kept,
 // not copied.
 func New(sql string, args []any) Statement { return Statement{sql: sql, args: args} }
+
+// ByUser returns s marked as a query its author wrote, as scoped: an
+// error the engine blames on the query is then the author's to read (the
+// Service answers it 400 query_error); one in SQL the library generated
+// stays a 502.
+func (s Statement) ByUser() Statement {
+	s.user = true
+	return s
+}
+
+// User reports whether s is a query its author wrote (ByUser).
+func (s Statement) User() bool { return s.user }
 
 // SQL returns the statement's text.
 func (s Statement) SQL() string { return s.sql }

@@ -170,3 +170,16 @@ func ExampleStatement() {
 	fmt.Println(st.SQL(), st.Args())
 	// Output: SELECT name FROM plans WHERE price >= ? [10]
 }
+
+// TestByUser: a statement is the library's unless marked as its author's
+// query, and marking keeps its text and arguments.
+func TestByUser(t *testing.T) {
+	s := stmt.New("SELECT ?", []any{int64(1)})
+	if s.User() {
+		t.Fatal("a new statement is the library's")
+	}
+	u := s.ByUser()
+	if !u.User() || s.User() || u.SQL() != s.SQL() || len(u.Args()) != 1 {
+		t.Fatalf("ByUser: %v %v %q %v", u.User(), s.User(), u.SQL(), u.Args())
+	}
+}

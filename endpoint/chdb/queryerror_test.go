@@ -1,0 +1,54 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// A mistake in the query answers 400 query_error with ClickHouse's own
+// message, without the statement it ran (which holds the tenant scope)
+// nor the code's name and version; it was a 502.
+func TestQueryErrorsAreTheAuthors(t *testing.T) {
+	x := executor(t)
+	loadDemo(t, x)
+	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
+	require.NoError(t, err)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for i, c := range []struct{ sql, message string }{
+		{"SELECT intDiv(count(), 0) FROM events", "Division by zero"},
+		{"SELECT nope FROM events", "nope"},
+		{"SELECT toInt64(event) FROM events", "Cannot parse"},
+	} {
+		name := "q" + string(rune('a'+i))
+		_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}})
+		require.NoError(t, err, c.sql)
+		_, err = svc.Run(ctx, "1", name, endpoint.RunRequest{})
+		var ee *endpoint.Error
+		require.ErrorAs(t, err, &ee, c.sql)
+		if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, c.message) {
+			t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", c.sql, ee.Status, ee.Code, ee.Detail, c.message)
+		}
+		for _, internal := range []string{"project_id", "Code:", "version", "DB::Exception", "endpoint_q"} {
+			if strings.Contains(ee.Detail, internal) {
+				t.Errorf("Run(%q): detail %q shows %q", c.sql, ee.Detail, internal)
+			}
+		}
+		var qe *driver.QueryError
+		if !errors.As(err, &qe) {
+			t.Errorf("Run(%q): the cause is not a *driver.QueryError: %v", c.sql, err)
+		}
+	}
+}

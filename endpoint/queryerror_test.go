@@ -1,0 +1,128 @@
+package endpoint_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// A mistake in the query's text answers 400 query_error with the engine's
+// own message (it was a 502 "query execution failed", the cause only in
+// the server's log); the demo's events are scoped by project, and neither
+// the scope nor the library's tables show in the message.
+func TestQueryErrorsAreTheAuthors(t *testing.T) {
+	for _, e := range []struct {
+		name  string
+		env   string
+		eng   engine.Engine
+		open  func(testing.TB) *sql.DB
+		read  string // the README's property read on the engine, which answers
+		cases []struct{ sql, message string }
+	}{
+		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
+			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "q.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}, "json_extract(properties, '$.country')", []struct{ sql, message string }{
+			{"SELECT nope FROM events", "no such column: nope"},
+			{"SELECT count(*) FROM events WHERE json_extract(event, '$.a') = 1", "malformed JSON"},
+			{"SELECT json_extract(properties, 'x') FROM events", "bad JSON path: 'x'"},
+		}},
+		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres, "properties::jsonb ->> 'country'", []struct{ sql, message string }{
+			// The README's property read, on the demo's TEXT column.
+			{"SELECT properties->>'country' AS country, count(*) FROM events GROUP BY 1", "operator does not exist: text ->> unknown"},
+			{"SELECT count(*) / 0 FROM events", "division by zero"},
+			{"SELECT nope FROM events", `column "nope" does not exist`},
+		}},
+		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL, "JSON_VALUE(properties, '$.country')", []struct{ sql, message string }{
+			{"SELECT nope FROM events", "Unknown column 'nope'"},
+			{"SELECT (SELECT event FROM events) FROM events", "Subquery returns more than 1 row"},
+		}},
+	} {
+		t.Run(e.name, func(t *testing.T) {
+			if e.env != "" {
+				testdb.Require(t, e.env)
+			}
+			db := e.open(t)
+			ctx := context.Background()
+			for _, s := range demo.SchemaFor(e.eng) {
+				if _, err := db.ExecContext(ctx, s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			if err := demo.Insert(ctx, db, e.eng, "1", 20, 1); err != nil {
+				t.Fatal(err)
+			}
+			policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := sqlexec.New(db, e.eng)
+			t.Cleanup(func() { x.Close() })
+			svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range e.cases {
+				name := "q" + string(rune('a'+i))
+				if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}}); err != nil {
+					t.Fatalf("Create(%q): %v", c.sql, err)
+				}
+				_, err := svc.Run(ctx, "1", name, endpoint.RunRequest{})
+				var ee *endpoint.Error
+				if !errors.As(err, &ee) {
+					t.Fatalf("Run(%q): %v; want an *endpoint.Error", c.sql, err)
+				}
+				if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, c.message) {
+					t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", c.sql, ee.Status, ee.Code, ee.Detail, c.message)
+				}
+				for _, internal := range []string{"endpointkit", "project_id", "SQLSTATE", "(1)"} {
+					if strings.Contains(ee.Detail, internal) {
+						t.Errorf("Run(%q): detail %q shows %q", c.sql, ee.Detail, internal)
+					}
+				}
+				var qe *driver.QueryError
+				if !errors.As(err, &qe) {
+					t.Errorf("Run(%q): the cause is not a *driver.QueryError: %v", c.sql, err)
+				}
+			}
+			// The README's working property read answers.
+			if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "country", Query: &endpoint.Query{Kind: endpoint.KindSQL,
+				SQL: "SELECT " + e.read + " AS country, count(*) AS n FROM events GROUP BY 1 ORDER BY 1"}}); err != nil {
+				t.Fatalf("Create(%s): %v", e.read, err)
+			}
+			res, err := svc.Run(ctx, "1", "country", endpoint.RunRequest{})
+			if err != nil {
+				t.Fatalf("Run(%s): %v", e.read, err)
+			}
+			if rows := res.Results.([][]any); len(rows) == 0 || !slices.Contains(demo.Countries, fmt.Sprint(rows[0][0])) {
+				t.Errorf("%s: %v; want counts per country", e.read, rows)
+			}
+			// A failure of the database itself stays a 502 without its words.
+			x.Close()
+			db.Close()
+			_, err = svc.Run(ctx, "1", "qa", endpoint.RunRequest{})
+			var ee *endpoint.Error
+			if !errors.As(err, &ee) || ee.Status != 502 || ee.Code != endpoint.CodeExecutionFailed || ee.Detail != "query execution failed" {
+				t.Errorf("Run on a closed pool: %v; want 502 execution_failed", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,31 @@
+package chfault
+
+import "testing"
+
+func TestParseAndMessage(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		code  int
+		query bool
+		msg   string
+	}{
+		{"Code: 62. DB::Exception: Syntax error: failed at position 8 (FROMM): FROMM events. Expected one of: token. (SYNTAX_ERROR) (version 26.5.3.1 (official build))",
+			62, true, "Syntax error: failed at position 8 (FROMM): FROMM events. Expected one of: token"},
+		{"Code: 47. DB::Exception: Unknown expression identifier `nope` in scope SELECT nope FROM (SELECT * FROM events WHERE project_id = {p1:String}) AS events. (UNKNOWN_IDENTIFIER) (version 26.5.3.1 (official build))",
+			47, true, "Unknown expression identifier `nope`"},
+		{"Code: 153. DB::Exception: Division by zero: while executing 'FUNCTION intDiv(count(), 0)'. (ILLEGAL_DIVISION)",
+			153, true, "Division by zero"},
+		{"Code: 241. DB::Exception: Memory limit (total) exceeded. (MEMORY_LIMIT_EXCEEDED)", 241, false, "Memory limit (total) exceeded"},
+	} {
+		code, msg, ok := Parse(tc.text)
+		if !ok || code != tc.code || Query(code) != tc.query {
+			t.Errorf("Parse(%q) = %d, %v; Query %v; want %d, query %v", tc.text, code, ok, Query(code), tc.code, tc.query)
+		}
+		if got := Message(msg); got != tc.msg {
+			t.Errorf("Message(%q) = %q; want %q", msg, got, tc.msg)
+		}
+	}
+	if _, _, ok := Parse("chdb: the query returned no result"); ok {
+		t.Error("Parse read a code in text without one")
+	}
+}

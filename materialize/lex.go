@@ -11,7 +11,8 @@ import (
 // traps of the parser and the text spans of the SELECT list.
 type token struct {
 	kind       tokenKind
-	start, end int // byte offsets in the query
+	start, end int  // byte offsets in the query
+	open       bool // a quote never closed: it runs to the end
 }
 
 type tokenKind uint8
@@ -90,8 +91,8 @@ func (x *lexer) skipComment(i int) int {
 // by the engine's rules (backslash escapes or not). The parser never reads
 // what it holds (see neutral.go), so no quote is a trap.
 func (x *lexer) addQuoted(i int) int {
-	end := quotedEnd(x.src, i, x.lx.BackslashEscapes)
-	x.tokens = append(x.tokens, token{quoteKind(x.src[i]), i, end})
+	end, closed := quotedEnd(x.src, i, x.lx.BackslashEscapes)
+	x.tokens = append(x.tokens, token{quoteKind(x.src[i]), i, end, !closed})
 	return end
 }
 
@@ -101,7 +102,7 @@ func (x *lexer) addWord(i int) int {
 	for j < len(x.src) && isWordByte(x.src[j]) {
 		j++
 	}
-	x.tokens = append(x.tokens, token{tokWord, i, j})
+	x.tokens = append(x.tokens, token{kind: tokWord, start: i, end: j})
 	return j
 }
 
@@ -122,7 +123,7 @@ func (x *lexer) addPunct(i int) int {
 	case src[i] == '?' || src[i] == ':' && j < len(src) && isWordByte(src[j]):
 		x.setTrap(i, "bind markers belong to the engine, not to a saved query; use {variables.name}")
 	}
-	x.tokens = append(x.tokens, token{tokPunct, i, j})
+	x.tokens = append(x.tokens, token{kind: tokPunct, start: i, end: j})
 	return j
 }
 
@@ -253,8 +254,8 @@ func lineEnd(src string, i int) int {
 }
 
 // quotedEnd returns the offset just past the quoted token starting at i,
-// read with backslash escapes or not.
-func quotedEnd(src string, i int, backslashEscapes bool) int {
+// read with backslash escapes or not, and whether its quote is closed.
+func quotedEnd(src string, i int, backslashEscapes bool) (int, bool) {
 	q := src[i]
 	for j := i + 1; j < len(src); j++ {
 		switch src[j] {
@@ -267,10 +268,10 @@ func quotedEnd(src string, i int, backslashEscapes bool) int {
 				j++
 				continue
 			}
-			return j + 1
+			return j + 1, true
 		}
 	}
-	return len(src)
+	return len(src), false
 }
 
 // lineCol returns the 1-based line and rune column of byte offset off.

@@ -20,7 +20,8 @@ import (
 // place, and each stand-in remembers the original text of its span:
 //
 //   - every string literal (and MySQL's double-quoted string) becomes
-//     '__ekS<i>', a string of the parser's;
+//     '__ekS<i>', a string of the parser's (a quote never closed is left
+//     for the parser to refuse);
 //   - every cast type, CAST(x AS double precision), CAST(x, 'String') and
 //     PostgreSQL's and ClickHouse's x::T (whose operand x is found on the
 //     tokens: a name, a literal, a call, a parenthesized expression), becomes
@@ -114,8 +115,8 @@ func neutralize(l *lexed, phs []placeholder.Placeholder) (string, []shift, *stan
 		}
 	}
 	for i, t := range l.tokens {
-		if n.consumed[i] {
-			continue
+		if n.consumed[i] || t.open {
+			continue // a quote never closed is the parser's error to report
 		}
 		switch {
 		case t.kind == tokString || t.kind == tokDQuote && n.dquote:
@@ -175,7 +176,9 @@ func (n *neutralizer) literal(i int) {
 	k := len(n.ns.literals)
 	n.ns.literals = append(n.ns.literals, l.src[start:end])
 	n.ns.keyword = append(n.ns.keyword, false)
-	n.add(start, end, "'"+literalPrefix+strconv.Itoa(k)+"'")
+	// Spaces keep the stand-in one token, as the literal was, beside
+	// another ('a''b' is one string, 'a' 'b' two).
+	n.add(start, end, " '"+literalPrefix+strconv.Itoa(k)+"' ")
 }
 
 // isPrefixWord reports whether w can prefix a string literal: E, N, X, B,
@@ -415,14 +418,19 @@ func (ns *standIns) patch(stmt sqlparser.SQLNode) error {
 		return p.err
 	case p.regexps != len(ns.regexps) || p.carets != len(ns.carets):
 		return fmt.Errorf("the operators of the query are not where the parser put them")
+	case p.literals != len(ns.literals):
+		// A literal went into something else than a value or a name
+		// (MySQL's @'name', a character set): what it means there is
+		// the parser's reading, not the engine's.
+		return fmt.Errorf("the parser reads a string literal of this query as something else than a value")
 	}
 	return nil
 }
 
 type patcher struct {
-	ns              *standIns
-	regexps, carets int
-	err             error
+	ns                        *standIns
+	regexps, carets, literals int
+	err                       error
 }
 
 func (p *patcher) fail(format string, args ...any) {
@@ -512,6 +520,7 @@ func (p *patcher) literal(v *sqlparser.SQLVal) {
 		p.fail("a string the query was not read with")
 		return
 	}
+	p.literals++
 	v.Val = []byte(p.ns.literals[i])
 	v.Type = srcString
 	if p.ns.keyword[i] {
@@ -523,6 +532,7 @@ func (p *patcher) literal(v *sqlparser.SQLVal) {
 // decoded, or s itself.
 func (p *patcher) name(s string) string {
 	if i := p.literalIndex(s); i >= 0 {
+		p.literals++
 		if v, ok := stringContent(p.ns.literals[i]); ok {
 			return v
 		}

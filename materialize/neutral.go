@@ -412,7 +412,13 @@ func (n *neutralizer) apply() (string, []shift) {
 // exactly once, in source order.
 func (ns *standIns) patch(stmt sqlparser.SQLNode) error {
 	p := patcher{ns: ns}
-	p.visit(stmt)
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		p.node(n)
+		return p.err == nil, nil
+	}, stmt)
+	if p.err == nil && len(ns.regexps)+len(ns.carets) > 0 {
+		p.operators(stmt)
+	}
 	switch {
 	case p.err != nil:
 		return p.err
@@ -439,17 +445,42 @@ func (p *patcher) fail(format string, args ...any) {
 	}
 }
 
-// visit patches n and its subtree, visiting operators in order: the left
-// operand, the operator, the right one.
-func (p *patcher) visit(n sqlparser.SQLNode) {
+// node puts back the literals, cast types and names of one node.
+func (p *patcher) node(n sqlparser.SQLNode) {
 	switch x := n.(type) {
-	case nil:
+	case *sqlparser.SQLVal:
+		if x != nil && x.Type == sqlparser.StrVal {
+			p.literal(x)
+		}
+	case *sqlparser.ConvertExpr:
+		if x != nil && x.Type != nil {
+			p.cast(x.Type)
+		}
+	case *sqlparser.AliasedExpr:
+		if x != nil && p.literalIndex(x.As.String()) >= 0 {
+			x.As = sqlparser.NewColIdent(p.name(x.As.String()))
+		}
+	case *sqlparser.AliasedTableExpr:
+		if x != nil && p.literalIndex(x.As.String()) >= 0 {
+			x.As = sqlparser.NewTableIdent(p.name(x.As.String()))
+		}
+	}
+}
+
+// operators puts back the operators of n and its subtree, visiting them in
+// source order: the left operand, the operator, the right one.
+func (p *patcher) operators(n sqlparser.SQLNode) {
+	if p.err != nil {
+		return
+	}
+	switch x := n.(type) {
+	case nil, *sqlparser.SQLVal, *sqlparser.ColName:
 		return
 	case *sqlparser.ComparisonExpr:
 		if x == nil {
 			return
 		}
-		p.visit(x.Left)
+		p.operators(x.Left)
 		if op, ok := strings.CutSuffix(x.Operator, sqlparser.RegexpStr); ok {
 			if p.regexps >= len(p.ns.regexps) {
 				p.fail("the query has more REGEXP operators than it was read with")
@@ -458,16 +489,16 @@ func (p *patcher) visit(n sqlparser.SQLNode) {
 			x.Operator = op + p.ns.regexps[p.regexps]
 			p.regexps++
 		}
-		p.visit(x.Right)
+		p.operators(x.Right)
 		if x.Escape != nil {
-			p.visit(x.Escape)
+			p.operators(x.Escape)
 		}
 		return
 	case *sqlparser.BinaryExpr:
 		if x == nil {
 			return
 		}
-		p.visit(x.Left)
+		p.operators(x.Left)
 		if x.Operator == sqlparser.BitXorStr {
 			if p.carets >= len(p.ns.carets) {
 				p.fail("the query has more ^ operators than it was read with")
@@ -476,28 +507,11 @@ func (p *patcher) visit(n sqlparser.SQLNode) {
 			x.Operator = p.ns.carets[p.carets]
 			p.carets++
 		}
-		p.visit(x.Right)
+		p.operators(x.Right)
 		return
-	case *sqlparser.SQLVal:
-		if x != nil && x.Type == sqlparser.StrVal {
-			p.literal(x)
-		}
-		return
-	case *sqlparser.ConvertExpr:
-		if x != nil && x.Type != nil {
-			p.cast(x.Type)
-		}
-	case *sqlparser.AliasedExpr:
-		if name := x.As.String(); x != nil && p.literalIndex(name) >= 0 {
-			x.As = sqlparser.NewColIdent(p.name(name))
-		}
-	case *sqlparser.AliasedTableExpr:
-		if name := x.As.String(); x != nil && p.literalIndex(name) >= 0 {
-			x.As = sqlparser.NewTableIdent(p.name(name))
-		}
 	}
 	for _, c := range children(n) {
-		p.visit(c)
+		p.operators(c)
 	}
 }
 

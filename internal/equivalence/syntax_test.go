@@ -9,7 +9,7 @@ import (
 // regular expressions with back-references and \. in their literals,
 // PostgreSQL's :: casts, double precision and ILIKE, extract(unit FROM x),
 // each engine's JSON property forms, and Date columns (ClickHouse Date,
-// PostgreSQL date, MySQL DATE) against Date variables with every range
+// PostgreSQL date, MySQL DATE) against Date variables with every
 // operator, whose partial buckets bind dates that must take the column's
 // type.
 func syntaxSpecs() []*spec {
@@ -113,5 +113,17 @@ func syntaxSpecs() []*spec {
 			runs: ranges([2]string{"2025-05-08", "2025-05-15"}, [2]string{"2025-04-27", "2025-05-09"}, [2]string{"2025-05-11", "2025-05-20"},
 				[2]string{"2025-04-01", "2025-06-30"})})
 	}
+	// The same date column compared with = (a key of the stored table,
+	// bound with the run's own value): SQLite's text of a midnight
+	// compares as a date through date().
+	add(&spec{name: "syntax_date_column_eq", vars: []string{"at"},
+		sql: func(d *dialect) string {
+			day := "day"
+			if d.name == "sqlite" {
+				day = "date(day)"
+			}
+			return `SELECT grp, count(*) AS n, sum(qty) AS total FROM items WHERE ` + day + ` = {variables.at} GROUP BY grp`
+		},
+		runs: values("at", "2025-05-01", "2025-05-05", "2025-05-09")})
 	return specs
 }

@@ -66,10 +66,13 @@ const castCodeBase = 1 << 30
 
 // standIns are the stand-ins of one query, by index.
 type standIns struct {
-	// literals: source text of each literal stand-in; keyword[i] when it
-	// stands for a call's keyword argument.
-	literals []string
+	src string
+	// literals: the source span of each literal stand-in; keyword[i] when
+	// it stands for a call's keyword argument.
+	literals [][2]int
 	keyword  []bool
+	// buf is src as bytes, made once, that patched literals' Val share.
+	buf []byte
 	// casts: source text from AS, the comma or :: to the type's end.
 	casts []string
 	colon []bool
@@ -79,10 +82,18 @@ type standIns struct {
 	carets  []string
 }
 
+// literal returns the source text of literal stand-in i.
+func (ns *standIns) literal(i int) string {
+	return ns.src[ns.literals[i][0]:ns.literals[i][1]]
+}
+
 // edit replaces src[start:end] with text; start == end inserts.
 type edit struct {
 	start, end int
-	text       string
+	// text, then num in decimal unless negative, then tail: no string is
+	// formatted per edit.
+	text, tail string
+	num        int
 	seq        int // creation order, for insertions at one place
 }
 
@@ -105,7 +116,8 @@ type neutralizer struct {
 func neutralize(l *lexed, phs []placeholder.Placeholder) (string, []shift, *standIns) {
 	lx := l.lx
 	n := &neutralizer{l: l, pipesOr: lx.PipesOr, dquote: lx.DoubleQuoteStrings,
-		consumed: make([]bool, len(l.tokens)), composite: map[int]int{}, ns: &standIns{}}
+		consumed: make([]bool, len(l.tokens)), ns: &standIns{src: l.src},
+		edits: make([]edit, 0, len(phs)+len(l.tokens)/4)}
 	for i := 0; i < len(l.tokens); i++ {
 		switch {
 		case l.word(l.tokens[i], "cast") && n.punctAt(i+1, "("):
@@ -127,9 +139,9 @@ func neutralize(l *lexed, phs []placeholder.Placeholder) (string, []shift, *stan
 		case l.word(t, "extract") && n.punctAt(i+1, "(") && i+3 < len(l.tokens) &&
 			l.tokens[i+2].kind == tokWord && l.word(l.tokens[i+3], "from"):
 			k := len(n.ns.literals)
-			n.ns.literals = append(n.ns.literals, l.src[l.tokens[i+2].start:l.tokens[i+3].end])
+			n.ns.literals = append(n.ns.literals, [2]int{l.tokens[i+2].start, l.tokens[i+3].end})
 			n.ns.keyword = append(n.ns.keyword, true)
-			n.add(l.tokens[i+2].start, l.tokens[i+3].end, "'"+literalPrefix+strconv.Itoa(k)+"',")
+			n.addNum(l.tokens[i+2].start, l.tokens[i+3].end, "'"+literalPrefix, k, "',")
 			n.consumed[i+2], n.consumed[i+3] = true, true
 		case l.word(t, "ilike"):
 			n.ns.regexps = append(n.ns.regexps, "ilike")
@@ -144,13 +156,13 @@ func neutralize(l *lexed, phs []placeholder.Placeholder) (string, []shift, *stan
 		}
 	}
 	for i, ph := range phs {
-		bind := fmt.Sprintf(" :v%d ", i+1)
+		bind := " :v"
 		if ph.InList && !strings.HasSuffix(strings.TrimRight(l.src[:ph.Start], " \t\r\n"), "(") {
 			// expr IN {variables.x}: the grammar takes a list argument
 			// there, not a value.
-			bind = fmt.Sprintf(" ::v%d ", i+1)
+			bind = " ::v"
 		}
-		n.add(ph.Start, ph.End, bind)
+		n.addNum(ph.Start, ph.End, bind, i+1, " ")
 	}
 	text, shifts := n.apply()
 	return text, shifts, n.ns
@@ -158,7 +170,12 @@ func neutralize(l *lexed, phs []placeholder.Placeholder) (string, []shift, *stan
 
 // add records an edit.
 func (n *neutralizer) add(start, end int, text string) {
-	n.edits = append(n.edits, edit{start, end, text, len(n.edits)})
+	n.edits = append(n.edits, edit{start: start, end: end, text: text, num: -1, seq: len(n.edits)})
+}
+
+// addNum records an edit writing text, num and tail.
+func (n *neutralizer) addNum(start, end int, text string, num int, tail string) {
+	n.edits = append(n.edits, edit{start: start, end: end, text: text, num: num, tail: tail, seq: len(n.edits)})
 }
 
 func (n *neutralizer) punctAt(i int, p string) bool {
@@ -174,11 +191,11 @@ func (n *neutralizer) literal(i int) {
 		start = l.tokens[i-1].start
 	}
 	k := len(n.ns.literals)
-	n.ns.literals = append(n.ns.literals, l.src[start:end])
+	n.ns.literals = append(n.ns.literals, [2]int{start, end})
 	n.ns.keyword = append(n.ns.keyword, false)
 	// Spaces keep the stand-in one token, as the literal was, beside
 	// another ('a''b' is one string, 'a' 'b' two).
-	n.add(start, end, " '"+literalPrefix+strconv.Itoa(k)+"' ")
+	n.addNum(start, end, " '"+literalPrefix, k, "' ")
 }
 
 // isPrefixWord reports whether w can prefix a string literal: E, N, X, B,
@@ -216,7 +233,7 @@ func (n *neutralizer) castCall(i int) {
 		return
 	}
 	k := n.addCast(l.src[l.tokens[sep].start:l.tokens[closing-1].end], false)
-	n.add(l.tokens[sep].start, l.tokens[closing].start, " AS CHAR("+strconv.Itoa(castCodeBase+k)+")")
+	n.addNum(l.tokens[sep].start, l.tokens[closing].start, " AS CHAR(", castCodeBase+k, ")")
 	for j := sep; j < closing; j++ {
 		n.consumed[j] = true
 	}
@@ -233,9 +250,12 @@ func (n *neutralizer) colonCast(i int) {
 	}
 	k := n.addCast(l.src[l.tokens[i].start:l.tokens[end].end], true)
 	n.add(l.tokens[start].start, l.tokens[start].start, "CAST(")
-	n.add(l.tokens[i].start, l.tokens[end].end, " AS CHAR("+strconv.Itoa(castCodeBase+k)+"))")
+	n.addNum(l.tokens[i].start, l.tokens[end].end, " AS CHAR(", castCodeBase+k, "))")
 	for j := i; j <= end; j++ {
 		n.consumed[j] = true
+	}
+	if n.composite == nil {
+		n.composite = map[int]int{}
 	}
 	n.composite[end] = start
 }
@@ -400,6 +420,11 @@ func (n *neutralizer) apply() (string, []shift) {
 		}
 		b.WriteString(n.l.src[last:e.start])
 		b.WriteString(e.text)
+		if e.num >= 0 {
+			var digits [20]byte
+			b.Write(strconv.AppendInt(digits[:0], int64(e.num), 10))
+			b.WriteString(e.tail)
+		}
 		last = e.end
 		shifts = append(shifts, shift{at: b.Len(), delta: b.Len() - e.end})
 	}
@@ -535,7 +560,11 @@ func (p *patcher) literal(v *sqlparser.SQLVal) {
 		return
 	}
 	p.literals++
-	v.Val = []byte(p.ns.literals[i])
+	if p.ns.buf == nil {
+		p.ns.buf = []byte(p.ns.src)
+	}
+	span := p.ns.literals[i]
+	v.Val = p.ns.buf[span[0]:span[1]:span[1]]
 	v.Type = srcString
 	if p.ns.keyword[i] {
 		v.Type = srcKeyword
@@ -547,10 +576,10 @@ func (p *patcher) literal(v *sqlparser.SQLVal) {
 func (p *patcher) name(s string) string {
 	if i := p.literalIndex(s); i >= 0 {
 		p.literals++
-		if v, ok := stringContent(p.ns.literals[i]); ok {
+		if v, ok := stringContent(p.ns.literal(i)); ok {
 			return v
 		}
-		p.fail("the name %s", p.ns.literals[i])
+		p.fail("the name %s", p.ns.literal(i))
 	}
 	return s
 }

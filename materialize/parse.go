@@ -86,7 +86,7 @@ func (p *parsed) explain(src string, ns *standIns, err error) error {
 	msg = standInRE.ReplaceAllStringFunc(msg, func(s string) string {
 		m := standInRE.FindStringSubmatch(s)
 		if n, err := strconv.Atoi(m[1]); err == nil && n < len(ns.literals) {
-			return ns.literals[n]
+			return ns.literal(n)
 		}
 		if n, err := strconv.Atoi(m[2]); err == nil && n-castCodeBase >= 0 && n-castCodeBase < len(ns.casts) {
 			return strings.TrimSpace(ns.casts[n-castCodeBase])

@@ -124,7 +124,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if lx.trap != "" {
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
-	p, err := parse(query, phs)
+	p, err := parse(query, lx, phs)
 	if err != nil {
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
 	}

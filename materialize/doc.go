@@ -36,10 +36,15 @@
 // Plan.ReadPage filters, orders and pages there, so that a run reads one
 // page of one group however many groups the table holds.
 //
-// The package does no I/O. Queries are parsed with github.com/xwb1989/sqlparser
-// (a MySQL grammar) and always printed back by this package's own printer for
-// the target dialect; constructs the grammar would read differently from the
-// target engine (double-quoted identifiers, || concatenation, backslash
-// escapes in strings on engines without them, MySQL executable comments) make
-// a query not materializable rather than silently changing its meaning.
+// The package does no I/O. Queries are read by their engine's lexical rules
+// and parsed with github.com/xwb1989/sqlparser (a MySQL grammar) in a neutral
+// text: every string literal, cast type (CAST(x AS double precision), x::T),
+// extract(unit FROM x), ILIKE, ->, ->> and concatenating || is replaced by a
+// stand-in whose source text is put back into the tree (see neutral.go), so
+// the parser never decodes a literal nor decides what engine syntax means.
+// Plans are printed by this package's own printer for the target dialect,
+// every literal and cast type byte for byte as the user wrote it. Constructs
+// the grammar would still read differently from the engine (MySQL executable
+// comments, // and # comments where the engine has none, bind markers) make a
+// query not materializable rather than silently changing its meaning.
 package materialize

@@ -515,10 +515,19 @@ func (b *builder) withTail(where string) (string, string, error) {
 	return where + " AND " + bound, tail, nil
 }
 
-// value returns what bd binds.
+// value returns what bd binds: the run's own value where the bound is a
+// predicate's, else the instant, as a date when it is a UTC midnight. A
+// date takes the type of what it is compared with on every engine: a Date
+// column on ClickHouse reads a String parameter as a date and refuses
+// '2013-07-31 00:00:00', a PostgreSQL date column reads an untyped one as a
+// date, and a date-time column or a timestamp reads the date as its
+// midnight. Text in the layout YYYY-MM-DD HH:MM:SS compares with the date
+// as with the midnight's text under >= and <, the operators of the bounds
+// a read makes.
 func (bd *bound) value() any {
 	if bd.v != nil {
 		return bd.v
 	}
-	return variable.Timestamp{Time: bd.t}
+	t := bd.t.UTC()
+	return variable.Timestamp{Time: t, DateOnly: t.Equal(Day.floor(t))}
 }

@@ -54,7 +54,7 @@ func ExamplePlan_Read() {
 	fmt.Println(query, args, err)
 	// Output:
 	// SELECT coalesce(sum("_a0"), 0) AS "n" FROM "endpoint_42_v3" WHERE "date_from" >= ? [2025-05-01 00:00:00] <nil>
-	// SELECT coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_a0" FROM "endpoint_42_v3" WHERE "date_from" >= ? UNION ALL SELECT count(*) AS "_a0" FROM "events" WHERE "timestamp" >= ? AND "timestamp" < ? AND "timestamp" >= ?) AS "stored_parts" [2025-05-02 00:00:00 2025-05-01 12:00:00 2025-05-02 00:00:00 2025-05-01 12:00:00] <nil>
+	// SELECT coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_a0" FROM "endpoint_42_v3" WHERE "date_from" >= ? UNION ALL SELECT count(*) AS "_a0" FROM "events" WHERE "timestamp" >= ? AND "timestamp" < ? AND "timestamp" >= ?) AS "stored_parts" [2025-05-02 00:00:00 2025-05-01 12:00:00 2025-05-02 2025-05-01 12:00:00] <nil>
 }
 
 func ExamplePlan_Refresh() {

@@ -227,11 +227,7 @@ func (p *printer) construct(e sqlparser.Expr) {
 	case *sqlparser.SubstrExpr:
 		p.substr(e)
 	case *sqlparser.ConvertExpr:
-		p.w("CAST(")
-		p.expr(e.Expr)
-		p.w(" AS ")
-		p.convertType(e.Type)
-		p.w(")")
+		p.cast(e)
 	case *sqlparser.CaseExpr:
 		p.caseExpr(e)
 	case *sqlparser.ExistsExpr:
@@ -251,6 +247,40 @@ func (p *printer) construct(e sqlparser.Expr) {
 	default:
 		p.fail("the expression %s", nodeName(e))
 	}
+}
+
+// cast prints a CAST. A cast read through a stand-in prints its type
+// from the source, as written: x::double precision, CAST(x AS Nullable(String)),
+// CAST(x, 'String').
+func (p *printer) cast(e *sqlparser.ConvertExpr) {
+	switch t := e.Type; {
+	case t != nil && t.Operator == rawColonCast:
+		p.expr(e.Expr)
+		p.w(p.typeText(t.Type))
+	case t != nil && t.Operator == rawCast:
+		p.w("CAST(")
+		p.expr(e.Expr)
+		if !strings.HasPrefix(t.Type, ",") {
+			p.w(" ")
+		}
+		p.w(p.typeText(t.Type))
+		p.w(")")
+	default:
+		p.w("CAST(")
+		p.expr(e.Expr)
+		p.w(" AS ")
+		p.convertType(e.Type)
+		p.w(")")
+	}
+}
+
+// typeText is a cast type's source text; lower-case in the canonical form,
+// where type names compare without case.
+func (p *printer) typeText(s string) string {
+	if p.canon {
+		return strings.ToLower(s)
+	}
+	return s
 }
 
 func (p *printer) substr(e *sqlparser.SubstrExpr) {
@@ -303,6 +333,8 @@ func (p *printer) value(v *sqlparser.SQLVal) {
 		p.w(string(v.Val))
 	case sqlparser.HexVal:
 		p.w("X'" + string(v.Val) + "'")
+	case srcString, srcKeyword:
+		p.w(string(v.Val)) // as written: see neutral.go
 	case sqlparser.ValArg:
 		p.fail("a variable here")
 	default:
@@ -344,7 +376,7 @@ func (p *printer) funcExpr(e *sqlparser.FuncExpr) {
 		p.w("DISTINCT ")
 	}
 	for i, arg := range e.Exprs {
-		if i > 0 {
+		if i > 0 && !keywordArg(e.Exprs[i-1]) {
 			p.w(", ")
 		}
 		switch a := arg.(type) {
@@ -358,11 +390,25 @@ func (p *printer) funcExpr(e *sqlparser.FuncExpr) {
 				p.fail("an alias in a function argument")
 			}
 			p.expr(a.Expr)
+			if keywordArg(a) {
+				p.w(" ")
+			}
 		default:
 			p.fail("the argument %s", nodeName(arg))
 		}
 	}
 	p.w(")")
+}
+
+// keywordArg reports whether a call's argument is a keyword part, as
+// "minute FROM" of extract(minute FROM x), printed with a space after it.
+func keywordArg(se sqlparser.SelectExpr) bool {
+	ae, ok := se.(*sqlparser.AliasedExpr)
+	if !ok {
+		return false
+	}
+	v, ok := ae.Expr.(*sqlparser.SQLVal)
+	return ok && v.Type == srcKeyword
 }
 
 func (p *printer) convertType(t *sqlparser.ConvertType) {

@@ -3,6 +3,7 @@ package materialize
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,10 @@ func FuzzAnalyze(f *testing.F) {
 	for _, s := range []string{"/*!*/", "/*!", "select /*!*/ 1", "SELECT 1 FROM t WHERE a = {variables.x}0",
 		"SELECT a FROM t WHERE a = :v1 AND b = {variables.b}", "SELECT count(*) FROM t WHERE {variables.a} = {variables.b}",
 		"SELECT max(a, b) FROM t WHERE c >= {variables.d} GROUP BY a", "SELECT avg(*) FROM t WHERE c >= {variables.d}",
-		"SELECT a FROM t WHERE ((a = {variables.a}) AND (b < {variables.b}))", "select 1 from dual", "'", "{variables.", ""} {
+		"SELECT a FROM t WHERE ((a = {variables.a}) AND (b < {variables.b}))", "select 1 from dual", "'", "{variables.", "",
+		`SELECT REGEXP_REPLACE(r, '^(?:www\.)?([^/]+)$', '\1') AS d, count() FROM t WHERE a::date >= {variables.d} GROUP BY d`,
+		`SELECT sum(CAST(x AS double precision)), extract(minute FROM ts) AS m FROM t WHERE p::json->>'c' = {variables.c} AND n ILIKE 'a%' GROUP BY m`,
+		`SELECT CAST(a, 'String') AS s, b || 'x' AS c FROM t WHERE "q" = {variables.q} AND x NOT ILIKE '\_' AND y REGEXP 'z'`} {
 		f.Add(s)
 	}
 	dialects := []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse}
@@ -45,6 +49,7 @@ func FuzzAnalyze(f *testing.F) {
 			if a.Plan.Precompute() == "" {
 				t.Fatalf("Analyze(%q): empty pre-compute query", query)
 			}
+			keptAsWritten(t, query, d, a.Plan)
 			values := map[string]any{}
 			for _, v := range a.Variables {
 				values[v.Name] = "x"
@@ -65,4 +70,39 @@ func FuzzAnalyze(f *testing.F) {
 			}
 		}
 	})
+}
+
+// keptAsWritten fails t unless every string literal of query (but a name
+// written as one, AS 'n' or x 'n') is in the plan's SQL byte for byte.
+func keptAsWritten(t *testing.T, query string, d engine.Engine, p *Plan) {
+	l := lex(query, d)
+	read, _, _ := p.Read("t", nil)
+	all := p.Precompute() + "\n" + p.readHead + p.readGroup + p.readEnd + read
+	for i, tok := range l.tokens {
+		if tok.kind != tokString || i > 0 && aliasPlace(l, i) {
+			continue
+		}
+		lit := l.text(tok)
+		if v, ok := stringContent(lit); ok && (v == "" || slices.Contains(p.Columns(), v)) {
+			continue // a name written as a string, where the parser reads a name
+		}
+		if !strings.Contains(all, lit) {
+			t.Fatalf("Analyze(%q) on %s: the literal %s is not in the plan:\n%s", query, d.Name(), lit, all)
+		}
+	}
+}
+
+// aliasPlace reports whether the string token i stands where a name
+// would: after AS, or right after an expression (a name, a string, a
+// closing parenthesis).
+func aliasPlace(l *lexed, i int) bool {
+	prev := l.tokens[i-1]
+	switch {
+	case l.word(prev, "as"):
+		return true
+	case prev.kind == tokWord:
+		// (or a prefix, E'x', not checked here)
+		return !isOperatorWord(l.text(prev))
+	}
+	return prev.kind != tokPunct || l.punct(prev, ")")
 }

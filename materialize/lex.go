@@ -11,7 +11,8 @@ import (
 // traps of the parser and the text spans of the SELECT list.
 type token struct {
 	kind       tokenKind
-	start, end int // byte offsets in the query
+	start, end int  // byte offsets in the query
+	open       bool // a quote never closed: it runs to the end
 }
 
 type tokenKind uint8
@@ -21,7 +22,7 @@ const (
 	tokString                    // '...'
 	tokDQuote                    // "..."
 	tokBacktick                  // `...`
-	tokPunct                     // one byte of punctuation, or || or ::
+	tokPunct                     // one byte of punctuation, or ||, ::, -> or ->>
 )
 
 // lexed is the token list of a query plus the first trap found in it: a
@@ -31,12 +32,13 @@ type lexed struct {
 	src    string
 	tokens []token
 	trap   string
+	lx     engine.Lexical
 }
 
 // lex splits src into tokens, skipping comments. It never fails: an
 // unterminated quote or comment runs to the end, and the parser reports it.
 func lex(src string, d engine.Engine) *lexed {
-	x := lexer{lexed: &lexed{src: src}, d: d, lx: d.Lexical()}
+	x := lexer{lexed: &lexed{src: src, lx: d.Lexical()}, d: d, lx: d.Lexical()}
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
@@ -85,19 +87,12 @@ func (x *lexer) skipComment(i int) int {
 	return len(x.src)
 }
 
-// addQuoted adds the quoted token at i and returns the offset past it. Double
-// quotes and backslashes are traps where the parser's MySQL reading differs
-// from the engine's.
+// addQuoted adds the quoted token at i and returns the offset past it, read
+// by the engine's rules (backslash escapes or not). The parser never reads
+// what it holds (see neutral.go), so no quote is a trap.
 func (x *lexer) addQuoted(i int) int {
-	end, backslash := quotedEnd(x.src, i, x.lx.BackslashEscapes)
-	kind := quoteKind(x.src[i])
-	if kind == tokDQuote && !x.lx.DoubleQuoteStrings {
-		x.setTrap(i, "double-quoted identifiers are strings to this parser")
-	}
-	if backslash && !x.lx.BackslashEscapes && kind == tokString {
-		x.setTrap(i, "the parser reads backslashes in strings as MySQL escapes, %s does not", x.d.Name())
-	}
-	x.tokens = append(x.tokens, token{kind, i, end})
+	end, closed := quotedEnd(x.src, i, x.lx.BackslashEscapes)
+	x.tokens = append(x.tokens, token{quoteKind(x.src[i]), i, end, !closed})
 	return end
 }
 
@@ -107,26 +102,28 @@ func (x *lexer) addWord(i int) int {
 	for j < len(x.src) && isWordByte(x.src[j]) {
 		j++
 	}
-	x.tokens = append(x.tokens, token{tokWord, i, j})
+	x.tokens = append(x.tokens, token{kind: tokWord, start: i, end: j})
 	return j
 }
 
-// addPunct adds the punctuation token at i (one byte, or || or ::) and returns
-// the offset past it. || means OR to the parser, and a bind marker in the
-// saved text would bypass the variables: both are traps.
+// addPunct adds the punctuation token at i (one byte, or ||, ::, -> or ->>)
+// and returns the offset past it. A bind marker in the saved text would
+// bypass the variables: it is a trap.
 func (x *lexer) addPunct(i int) int {
 	src := x.src
 	j := i + 1
 	switch pair := src[i:min(i+2, len(src))]; {
 	case pair == "||" || pair == "::":
 		j++
-		if pair == "||" && !x.lx.PipesOr {
-			x.setTrap(i, "the parser reads || as OR, not as string concatenation")
+	case pair == "->":
+		j++
+		if j < len(src) && src[j] == '>' {
+			j++
 		}
 	case src[i] == '?' || src[i] == ':' && j < len(src) && isWordByte(src[j]):
 		x.setTrap(i, "bind markers belong to the engine, not to a saved query; use {variables.name}")
 	}
-	x.tokens = append(x.tokens, token{tokPunct, i, j})
+	x.tokens = append(x.tokens, token{kind: tokPunct, start: i, end: j})
 	return j
 }
 
@@ -257,14 +254,12 @@ func lineEnd(src string, i int) int {
 }
 
 // quotedEnd returns the offset just past the quoted token starting at i,
-// and whether a backslash occurs inside it.
+// read with backslash escapes or not, and whether its quote is closed.
 func quotedEnd(src string, i int, backslashEscapes bool) (int, bool) {
 	q := src[i]
-	backslash := false
 	for j := i + 1; j < len(src); j++ {
 		switch src[j] {
 		case '\\':
-			backslash = true
 			if backslashEscapes && q != '`' {
 				j++
 			}
@@ -273,10 +268,10 @@ func quotedEnd(src string, i int, backslashEscapes bool) (int, bool) {
 				j++
 				continue
 			}
-			return j + 1, backslash
+			return j + 1, true
 		}
 	}
-	return len(src), backslash
+	return len(src), false
 }
 
 // lineCol returns the 1-based line and rune column of byte offset off.

@@ -136,11 +136,11 @@ func truncation(e sqlparser.Expr, zoned bool) (sqlparser.Expr, string) {
 	if len(args) != 2 {
 		return nil, ""
 	}
-	lit, ok := args[0].(*sqlparser.SQLVal)
-	if !ok || lit.Type != sqlparser.StrVal {
+	lit, ok := stringLit(args[0])
+	if !ok {
 		return nil, ""
 	}
-	if unit := namedUnit(name, string(lit.Val)); unit != "" {
+	if unit := namedUnit(name, lit); unit != "" {
 		return args[1], unit
 	}
 	return nil, ""
@@ -176,8 +176,8 @@ func callArgs(f *sqlparser.FuncExpr) []sqlparser.Expr {
 
 // isString reports whether e is the string literal s.
 func isString(e sqlparser.Expr, s string) bool {
-	lit, ok := e.(*sqlparser.SQLVal)
-	return ok && lit.Type == sqlparser.StrVal && string(lit.Val) == s
+	lit, ok := stringLit(e)
+	return ok && lit == s
 }
 
 // strftimeUnit returns the finest unit a SQLite strftime format keeps

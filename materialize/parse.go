@@ -25,28 +25,19 @@ type parsed struct {
 // ahead of the original text.
 type shift struct{ at, delta int }
 
-// parse replaces each placeholder by a bind variable padded with spaces,
-// so that {variables.a}0 stays two tokens, and parses the result. A panic
-// of the parser (it has some, "/*!*/" for one) becomes an error.
-func parse(src string, phs []placeholder.Placeholder) (p *parsed, err error) {
-	var b strings.Builder
+// parse parses src, lexed as l, in its neutral text (see neutral.go): each
+// placeholder replaced by a bind variable padded with spaces, so that
+// {variables.a}0 stays two tokens, and every literal and construct of the
+// engine's own syntax by a stand-in, whose original text it then puts back
+// into the tree. A panic of the parser (it has some, "/*!*/" for one)
+// becomes an error.
+func parse(src string, l *lexed, phs []placeholder.Placeholder) (p *parsed, err error) {
 	p = &parsed{}
-	last := 0
-	for i, ph := range phs {
-		b.WriteString(src[last:ph.Start])
-		bind := fmt.Sprintf(" :v%d ", i+1)
-		if ph.InList && !strings.HasSuffix(strings.TrimRight(src[:ph.Start], " \t\r\n"), "(") {
-			// expr IN {variables.x}: the grammar takes a list argument
-			// there, not a value.
-			bind = fmt.Sprintf(" ::v%d ", i+1)
-		}
-		b.WriteString(bind)
+	for _, ph := range phs {
 		p.names = append(p.names, ph.Name)
-		p.shifts = append(p.shifts, shift{at: b.Len(), delta: b.Len() - ph.End})
-		last = ph.End
 	}
-	b.WriteString(src[last:])
-	p.text = b.String()
+	var ns *standIns
+	p.text, p.shifts, ns = neutralize(l, phs)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the SQL parser failed on this query (%v)", r)
@@ -54,7 +45,10 @@ func parse(src string, phs []placeholder.Placeholder) (p *parsed, err error) {
 	}()
 	stmt, err := sqlparser.Parse(p.text)
 	if err != nil {
-		return nil, p.explain(src, err)
+		return nil, p.explain(src, ns, err)
+	}
+	if err := ns.patch(stmt); err != nil {
+		return nil, err
 	}
 	p.stmt = stmt
 	return p, nil
@@ -66,9 +60,11 @@ var nearRE = regexp.MustCompile(`near '(.*)'$`)
 
 var bindRE = regexp.MustCompile(`:?:v(\d+)`)
 
+var standInRE = regexp.MustCompile(`'` + literalPrefix + `(\d+)'|CHAR\((\d{10})\)`)
+
 // explain rewrites a parser error in terms of the original query: its
 // position, and placeholders instead of bind variables.
-func (p *parsed) explain(src string, err error) error {
+func (p *parsed) explain(src string, ns *standIns, err error) error {
 	msg := err.Error()
 	if m := positionRE.FindStringSubmatchIndex(msg); m != nil {
 		pos, _ := strconv.Atoi(msg[m[2]:m[3]])
@@ -84,6 +80,16 @@ func (p *parsed) explain(src string, err error) error {
 		n, _ := strconv.Atoi(strings.TrimLeft(s, ":v"))
 		if n >= 1 && n <= len(p.names) {
 			return "{variables." + p.names[n-1] + "}"
+		}
+		return s
+	})
+	msg = standInRE.ReplaceAllStringFunc(msg, func(s string) string {
+		m := standInRE.FindStringSubmatch(s)
+		if n, err := strconv.Atoi(m[1]); err == nil && n < len(ns.literals) {
+			return ns.literal(n)
+		}
+		if n, err := strconv.Atoi(m[2]); err == nil && n-castCodeBase >= 0 && n-castCodeBase < len(ns.casts) {
+			return strings.TrimSpace(ns.casts[n-castCodeBase])
 		}
 		return s
 	})

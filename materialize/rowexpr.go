@@ -53,7 +53,7 @@ func nodeReason(n sqlparser.SQLNode) *Reason {
 	case *sqlparser.GroupConcatExpr:
 		return &Reason{Code: CodeNotRowExpression, Message: "is compared to an aggregate; only an expression over one row's columns can be stored"}
 	case *sqlparser.MatchExpr, *sqlparser.ValuesFuncExpr, *sqlparser.Default:
-		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to %s, which cannot be stored", strings.TrimSpace(sqlparser.String(n)))}
+		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to %s, which cannot be stored", nodeName(n))}
 	case *sqlparser.FuncExpr:
 		return funcReason(x)
 	}
@@ -90,7 +90,7 @@ func readsClock(f *sqlparser.FuncExpr) bool {
 		if !ok {
 			return true
 		}
-		if v, ok := ae.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.StrVal && strings.EqualFold(strings.TrimSpace(string(v.Val)), "now") {
+		if v, ok := stringLit(ae.Expr); ok && strings.EqualFold(strings.TrimSpace(v), "now") {
 			return true
 		}
 	}

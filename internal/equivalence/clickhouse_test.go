@@ -28,6 +28,7 @@ var clickhouseDialect = &dialect{
 		asTimestamp: "Nullable(DateTime64(6, 'UTC'))",
 		asZoned:     "Nullable(DateTime)",
 	},
+	date:         "Nullable(Date)",
 	key:          "Int64",
 	tableOptions: " ENGINE = MergeTree ORDER BY tuple()",
 }

@@ -431,7 +431,7 @@ func firstRuns(runs []run, n int) []run {
 // corpus is the corpus of this run: every spec with -tags long, else the
 // sample that sampled keeps.
 func corpus() []*spec {
-	all := append(append(sqlSpecs(), expressionSpecs()...), insightSpecs()...)
+	all := append(append(append(sqlSpecs(), expressionSpecs()...), syntaxSpecs()...), insightSpecs()...)
 	if long {
 		return all
 	}

@@ -40,6 +40,9 @@ type dialect struct {
 	text, textCI, integer, real, boolean, json string
 	// ts are the types of a timestamp column by storage.
 	ts map[storage]string
+	// date is the type of a date column (SQLite: text of the day's
+	// midnight, YYYY-MM-DD 00:00:00, which its bucketed reads need).
+	date string
 	// key is the type of the items' id, integer NOT NULL when "".
 	key string
 	// tableOptions follow the columns of the fixture's CREATE TABLE
@@ -59,12 +62,12 @@ var (
 	sqliteDialect = &dialect{
 		name: "sqlite", e: engine.SQLite,
 		text: "TEXT", textCI: "TEXT", integer: "INTEGER", real: "REAL", boolean: "INTEGER", json: "TEXT",
-		ts: map[storage]string{asText: "TEXT", asTimestamp: "TEXT", asZoned: "TEXT"},
+		ts: map[storage]string{asText: "TEXT", asTimestamp: "TEXT", asZoned: "TEXT"}, date: "TEXT",
 	}
 	postgresDialect = &dialect{
 		name: "postgres", e: engine.PostgreSQL,
 		text: "text", textCI: "text", integer: "bigint", real: "double precision", boolean: "boolean", json: "text",
-		ts: map[storage]string{asText: "text", asTimestamp: "timestamp", asZoned: "timestamptz"},
+		ts: map[storage]string{asText: "text", asTimestamp: "timestamp", asZoned: "timestamptz"}, date: "date",
 	}
 	mysqlDialect = &dialect{
 		name: "mysql", e: engine.MySQL,
@@ -76,8 +79,22 @@ var (
 			asTimestamp: "DATETIME",
 			asZoned:     "TIMESTAMP NULL",
 		},
+		date: "DATE",
 	}
 )
+
+// dayOf is the value of the day column for the timestamp ts (UTC text or
+// nil): its day, as the text of its midnight on SQLite.
+func (d *dialect) dayOf(ts any) any {
+	t, ok := ts.(string)
+	if !ok {
+		return nil
+	}
+	if d.name == "sqlite" {
+		return t[:10] + " 00:00:00"
+	}
+	return t[:10]
+}
 
 // literal is an engine.Writer that writes bound values as string literals:
 // the engine's own JSON expressions, spelled as a user would write them in
@@ -167,7 +184,8 @@ func itemsDDL(d *dialect) []string {
 	return []string{
 		`CREATE TABLE items (id ` + d.keyType() + `, name ` + d.text + `, name_ci ` + d.textCI +
 			`, grp ` + d.text + `, qty ` + d.integer + `, price ` + d.real + `, flag ` + d.boolean +
-			`, ts_text ` + d.ts[asText] + `, ts ` + d.ts[asTimestamp] + `, tstz ` + d.ts[asZoned] + `, props ` + d.json + `)` + d.tableOptions,
+			`, ts_text ` + d.ts[asText] + `, ts ` + d.ts[asTimestamp] + `, tstz ` + d.ts[asZoned] + `, props ` + d.json +
+			`, day ` + d.date + `)` + d.tableOptions,
 		`CREATE VIEW items_j AS SELECT id, grp, qty, ts_text, ` +
 			d.jtext("props", "plan") + ` AS plan, ` +
 			d.jnum("props", "n") + ` AS n, ` +
@@ -287,9 +305,9 @@ func loadVia(ctx context.Context, x demo.Loader, d *dialect, s storage, demoEven
 	}
 	rows = rows[:0]
 	for _, it := range items {
-		rows = append(rows, []any{it.id, it.name, it.name, it.grp, it.qty, it.price, it.flag, it.ts, it.ts, it.ts, it.props})
+		rows = append(rows, []any{it.id, it.name, it.name, it.grp, it.qty, it.price, it.flag, it.ts, it.ts, it.ts, it.props, d.dayOf(it.ts)})
 	}
-	return insert(ctx, x, d.e, "items", []string{"id", "name", "name_ci", "grp", "qty", "price", "flag", "ts_text", "ts", "tstz", "props"}, rows)
+	return insert(ctx, x, d.e, "items", []string{"id", "name", "name_ci", "grp", "qty", "price", "flag", "ts_text", "ts", "tstz", "props", "day"}, rows)
 }
 
 // insertEvents inserts rows of events: project_id, uuid, event,

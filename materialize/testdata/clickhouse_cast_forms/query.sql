@@ -1,0 +1,1 @@
+SELECT CAST(UserID, 'String') AS u, sum(ResolutionWidth::Float64) AS w, sum(CAST(JSONExtract(properties, 'amount', 'Nullable(Float64)') AS Nullable(Float64))) AS a FROM hits WHERE EventDate >= {variables.from} AND JSONExtract(properties, 'country', 'Nullable(String)') = {variables.country} GROUP BY u

@@ -1,0 +1,1 @@
+SELECT extract(minute FROM `EventTime`) AS `_k0`, count() AS `_a0`, toStartOfDay(toDateTime(`EventTime`, 'UTC')) AS `from`, `CounterID` AS `counter` FROM `hits` GROUP BY extract(minute FROM `EventTime`), toStartOfDay(toDateTime(`EventTime`, 'UTC')), `CounterID`

@@ -1,0 +1,1 @@
+SELECT REGEXP_REPLACE(`Referer`, '^https?://(?:www\.)?([^/]+)/.*$', '\1') AS `_k0`, count() AS `_a0`, toStartOfDay(toDateTime(`EventDate`, 'UTC')) AS `from`, toStartOfDay(toDateTime(`EventDate`, 'UTC')) AS `to` FROM `hits` GROUP BY REGEXP_REPLACE(`Referer`, '^https?://(?:www\.)?([^/]+)/.*$', '\1'), toStartOfDay(toDateTime(`EventDate`, 'UTC'))

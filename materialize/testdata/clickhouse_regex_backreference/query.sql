@@ -1,0 +1,1 @@
+SELECT REGEXP_REPLACE(Referer, '^https?://(?:www\.)?([^/]+)/.*$', '\1') AS domain, count() AS n FROM hits WHERE EventDate >= {variables.from} AND EventDate < {variables.to} GROUP BY domain ORDER BY n DESC, domain LIMIT 10

@@ -1,0 +1,1 @@
+SELECT "event" || '!' AS "_c0", "event" AS "e" FROM "events"

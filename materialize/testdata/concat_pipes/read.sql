@@ -1,0 +1,1 @@
+SELECT "_c0" AS "e" FROM "stored" WHERE "e" = ?

@@ -1,0 +1,1 @@
+SELECT properties->>'$.plan' AS plan, count(*) AS n, sum(CAST(JSON_UNQUOTE(JSON_EXTRACT(properties, '$.amount')) AS DOUBLE)) AS s FROM events WHERE timestamp >= {variables.date_from} AND JSON_UNQUOTE(JSON_EXTRACT(properties, '$.country')) = {variables.country} AND event <> 'it\'s' GROUP BY 1

@@ -1,0 +1,1 @@
+SELECT (properties::jsonb ->> 'plan')::text AS plan, count(*)::bigint AS n, avg((properties::json->>'amount')::numeric(12, 2)) AS a FROM events WHERE timestamp::timestamp with time zone >= {variables.date_from} AND event ILIKE 'p%' AND event NOT ILIKE '%\_x' GROUP BY 1

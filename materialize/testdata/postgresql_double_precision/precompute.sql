@@ -1,0 +1,1 @@
+SELECT "event" AS "_k0", sum(CAST(json_extract_path_text(CAST("properties" AS json), 'amount') AS double precision)) AS "_a0", date_trunc('day', ("timestamp")::timestamp) AS "date_from", "properties"::json ->> 'country' AS "_v1" FROM "events" GROUP BY "event", date_trunc('day', ("timestamp")::timestamp), "properties"::json ->> 'country'

@@ -1,0 +1,1 @@
+SELECT extract(hour FROM "timestamp"::timestamp) AS "_k0", count(*) AS "_a0", date_trunc('day', ("timestamp")::timestamp) AS "date_from", "properties"::jsonb ->> 'country' AS "_v1" FROM "events" GROUP BY extract(hour FROM "timestamp"::timestamp), date_trunc('day', ("timestamp")::timestamp), "properties"::jsonb ->> 'country'

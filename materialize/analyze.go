@@ -115,7 +115,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{}
-	phs, err := placeholder.Scan(query)
+	phs, err := placeholder.ScanFor(opts.Engine.Lexical(), query)
 	if err != nil {
 		return a.refuse(CodeUnparsable, "the query cannot be read: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/sqltoken"
 )
 
 // token is one lexical token of the original query text, enough to find
@@ -35,96 +36,110 @@ type lexed struct {
 	lx     engine.Lexical
 }
 
-// lex splits src into tokens, skipping comments. It never fails: an
-// unterminated quote or comment runs to the end, and the parser reports it.
+// lex splits src into tokens, skipping comments, as internal/sqltoken
+// reads the text for engine d (the one tokenizer of the library), and
+// records the first construct that the MySQL grammar of the parser would
+// read differently from d. It never fails: an unterminated quote or
+// comment runs to the end (open), and the parser reports it.
 func lex(src string, d engine.Engine) *lexed {
-	x := lexer{lexed: &lexed{src: src, lx: d.Lexical()}, d: d, lx: d.Lexical()}
-	for i := 0; i < len(src); {
+	lx := d.Lexical()
+	l := &lexed{src: src, lx: lx}
+	var sc sqltoken.Scanner
+	sc.Reset(lx, src)
+	for {
+		t, ok := sc.Next()
+		if !ok {
+			return l
+		}
+		switch t.Kind {
+		case sqltoken.Comment:
+			l.comment(t, d)
+		case sqltoken.String:
+			// '...', E'...', N'...', dollar quotes, and MySQL's "...",
+			// which the neutral pass reads by DoubleQuoteStrings.
+			kind := tokString
+			if src[t.Start] == '"' {
+				kind = tokDQuote
+			}
+			l.tokens = append(l.tokens, token{kind: kind, start: t.Start, end: t.End, open: t.Is(sqltoken.Unclosed)})
+		case sqltoken.QuotedName:
+			if src[t.Start] == '[' {
+				l.setTrap(t.Start, "the parser cannot read [name] quotes; write \"name\"")
+			}
+			l.tokens = append(l.tokens, token{kind: quoteKind(src[t.Start]), start: t.Start, end: t.End, open: t.Is(sqltoken.Unclosed)})
+		case sqltoken.Word, sqltoken.Number:
+			l.tokens = append(l.tokens, token{kind: tokWord, start: t.Start, end: t.End})
+		case sqltoken.Placeholder:
+			l.placeholder(t)
+		case sqltoken.BindMarker:
+			l.setTrap(t.Start, "bind markers belong to the engine, not to a saved query; use {variables.name}")
+			l.tokens = append(l.tokens, token{kind: tokPunct, start: t.Start, end: t.End})
+		default:
+			l.punctuation(t, d)
+		}
+	}
+}
+
+// comment records a trap for the comments the parser reads differently
+// from the engine: MySQL's executable ones, nested ones, and text that is
+// a comment to one of them only.
+func (l *lexed) comment(t sqltoken.Token, d engine.Engine) {
+	switch t.Why {
+	case sqltoken.ExecutableComment:
+		l.setTrap(t.Start, "the parser executes MySQL-style /*! comments")
+	case sqltoken.NestedComment:
+		l.setTrap(t.Start, "a comment nested in a comment ends elsewhere for this parser than for %s", d.Name())
+	case sqltoken.DashComment, sqltoken.CarriageReturn:
+		l.setTrap(t.Start, "this comment ends elsewhere for this parser than for %s", d.Name())
+	}
+}
+
+// punctuation adds a punctuation token, joined to the one before it into
+// ||, ::, -> or ->>, and records the traps: '#' where it starts no comment
+// for the engine (the parser reads one), and // (the parser reads a
+// comment).
+func (l *lexed) punctuation(t sqltoken.Token, d engine.Engine) {
+	src := l.src
+	switch {
+	case src[t.Start] == '#':
+		l.setTrap(t.Start, "'#' starts a comment for this parser, not for %s", d.Name())
+	case src[t.Start] == '/' && t.End < len(src) && src[t.End] == '/':
+		l.setTrap(t.Start, "the parser reads // as the start of a comment")
+	}
+	if n := len(l.tokens); n > 0 {
+		prev := &l.tokens[n-1]
+		if prev.kind == tokPunct && prev.end == t.Start {
+			switch src[prev.start:t.End] {
+			case "||", "::", "->", "->>":
+				prev.end = t.End
+				return
+			}
+		}
+	}
+	l.tokens = append(l.tokens, token{kind: tokPunct, start: t.Start, end: t.End})
+}
+
+// placeholder adds the tokens of {variables.x} as the rest of the analysis
+// reads them: the braces and dot as punctuation, the words as words.
+func (l *lexed) placeholder(t sqltoken.Token) {
+	src := l.src
+	for i := t.Start; i < t.End; {
 		c := src[i]
 		switch {
-		case isSpace(c):
+		case sqltoken.IsSpace(c):
 			i++
-		case isCommentStart(src[i:]):
-			i = x.skipComment(i)
-		case c == '\'' || c == '"' || c == '`':
-			i = x.addQuoted(i)
 		case isWordByte(c):
-			i = x.addWord(i)
+			j := i
+			for j < t.End && isWordByte(src[j]) {
+				j++
+			}
+			l.tokens = append(l.tokens, token{kind: tokWord, start: i, end: j})
+			i = j
 		default:
-			i = x.addPunct(i)
+			l.tokens = append(l.tokens, token{kind: tokPunct, start: i, end: i + 1})
+			i++
 		}
 	}
-	return x.lexed
-}
-
-// lexer is the state of one lex: the tokens so far and the engine whose
-// reading of the text the parser's must match.
-type lexer struct {
-	*lexed
-	d  engine.Engine
-	lx engine.Lexical
-}
-
-// skipComment returns the offset just past the comment at i, recording a trap
-// for the comment syntaxes that the parser reads differently from the
-// engine.
-func (x *lexer) skipComment(i int) int {
-	s := x.src[i:]
-	switch {
-	case s[0] == '#' && !x.lx.HashComments:
-		x.setTrap(i, "'#' starts a comment for this parser, not for %s", x.d.Name())
-	case strings.HasPrefix(s, "//"):
-		x.setTrap(i, "the parser reads // as the start of a comment")
-	case strings.HasPrefix(s, "/*!"):
-		x.setTrap(i, "the parser executes MySQL-style /*! comments")
-	}
-	if !strings.HasPrefix(s, "/*") {
-		return lineEnd(x.src, i)
-	}
-	if end := strings.Index(s[2:], "*/"); end >= 0 {
-		return i + 2 + end + 2
-	}
-	return len(x.src)
-}
-
-// addQuoted adds the quoted token at i and returns the offset past it, read
-// by the engine's rules (backslash escapes or not). The parser never reads
-// what it holds (see neutral.go), so no quote is a trap.
-func (x *lexer) addQuoted(i int) int {
-	end, closed := quotedEnd(x.src, i, x.lx.BackslashEscapes)
-	x.tokens = append(x.tokens, token{quoteKind(x.src[i]), i, end, !closed})
-	return end
-}
-
-// addWord adds the word token at i and returns the offset past it.
-func (x *lexer) addWord(i int) int {
-	j := i
-	for j < len(x.src) && isWordByte(x.src[j]) {
-		j++
-	}
-	x.tokens = append(x.tokens, token{kind: tokWord, start: i, end: j})
-	return j
-}
-
-// addPunct adds the punctuation token at i (one byte, or ||, ::, -> or ->>)
-// and returns the offset past it. A bind marker in the saved text would
-// bypass the variables: it is a trap.
-func (x *lexer) addPunct(i int) int {
-	src := x.src
-	j := i + 1
-	switch pair := src[i:min(i+2, len(src))]; {
-	case pair == "||" || pair == "::":
-		j++
-	case pair == "->":
-		j++
-		if j < len(src) && src[j] == '>' {
-			j++
-		}
-	case src[i] == '?' || src[i] == ':' && j < len(src) && isWordByte(src[j]):
-		x.setTrap(i, "bind markers belong to the engine, not to a saved query; use {variables.name}")
-	}
-	x.tokens = append(x.tokens, token{kind: tokPunct, start: i, end: j})
-	return j
 }
 
 // setTrap records the first trap, with its position.
@@ -221,16 +236,6 @@ func (l *lexed) span(from, to int) string {
 	return l.src[l.tokens[from].start:l.tokens[to-1].end]
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-// isCommentStart reports whether s starts with a comment in either reading:
-// --, #, // or /*.
-func isCommentStart(s string) bool {
-	return s[0] == '#' || strings.HasPrefix(s, "--") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "/*")
-}
-
 // quoteKind is the token kind of a quote byte.
 func quoteKind(q byte) tokenKind {
 	switch q {
@@ -244,34 +249,6 @@ func quoteKind(q byte) tokenKind {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-func lineEnd(src string, i int) int {
-	if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
-		return i + j + 1
-	}
-	return len(src)
-}
-
-// quotedEnd returns the offset just past the quoted token starting at i,
-// read with backslash escapes or not, and whether its quote is closed.
-func quotedEnd(src string, i int, backslashEscapes bool) (int, bool) {
-	q := src[i]
-	for j := i + 1; j < len(src); j++ {
-		switch src[j] {
-		case '\\':
-			if backslashEscapes && q != '`' {
-				j++
-			}
-		case q:
-			if j+1 < len(src) && src[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1, true
-		}
-	}
-	return len(src), false
 }
 
 // lineCol returns the 1-based line and rune column of byte offset off.

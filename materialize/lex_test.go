@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,4 +77,31 @@ func TestLineCol(t *testing.T) {
 		line, col := lineCol(src, c.off)
 		require.Equal(t, [2]int{c.line, c.col}, [2]int{line, col}, "offset %d", c.off)
 	}
+}
+
+// TestLexReadsAsTheEngine: materialize reads the text with the library's
+// one tokenizer, as each engine reads it: on SQLite a backslash ends no
+// escape, so 'C:\' is a whole literal and the query materializes; on
+// MySQL and ClickHouse the backslash escapes the quote, and the literal
+// runs on to the next one.
+func TestLexReadsAsTheEngine(t *testing.T) {
+	const q = `SELECT 'C:\' || 'x' AS p, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY p`
+	for _, tc := range []struct {
+		d    engine.Engine
+		want string
+	}{{engine.SQLite, `'C:\'`}, {engine.PostgreSQL, `'C:\'`}, {engine.MySQL, `'C:\' || '`}, {engine.ClickHouse, `'C:\' || '`}} {
+		l := lex(q, tc.d)
+		first := -1
+		for i, tk := range l.tokens {
+			if tk.kind == tokString {
+				first = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, first, 0, tc.d.Name())
+		assert.Equal(t, tc.want, l.text(l.tokens[first]), tc.d.Name())
+	}
+	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: map[string]variable.Type{"e": variable.String}})
+	require.NoError(t, err)
+	assert.True(t, a.Materializable(), a.Reason())
 }

@@ -1,0 +1,38 @@
+WITH `cal` AS (
+  SELECT {p1:String} AS `period`, 0 AS `idx`
+  UNION ALL SELECT {p2:String}, 1
+  UNION ALL SELECT {p3:String}, 2
+  UNION ALL SELECT {p4:String}, 3
+  UNION ALL SELECT {p5:String}, 4
+  UNION ALL SELECT {p6:String}, 5
+  UNION ALL SELECT {p7:String}, 6
+  UNION ALL SELECT {p8:String}, 7
+  UNION ALL SELECT {p9:String}, 8
+  UNION ALL SELECT {p10:String}, 9
+),
+`e` AS (
+  SELECT DISTINCT `distinct_id` AS `actor`, formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `period`
+  FROM `events`
+  WHERE 1 = 1 AND `event` = {p11:String} AND `timestamp` >= {p12:String} AND `timestamp` < {p13:String} AND multiIf(JSONType(ifNull(`properties`, ''), {p14:String}) = 'String', JSONExtractString(ifNull(`properties`, ''), {p15:String}), JSONType(ifNull(`properties`, ''), {p16:String}) = 'Null', '', JSONExtractRaw(ifNull(`properties`, ''), {p17:String})) IN ({p18:String})
+),
+`a` AS (
+  SELECT `e`.`actor` AS `actor`, `c`.`idx` AS `idx`, `e`.`period` AS `period` FROM `e` JOIN `cal` AS `c` ON `c`.`period` = `e`.`period`
+),
+`seen` AS (
+  SELECT `actor`, formatDateTime(toDateTime(toMonday(toDateTime(`first_ts`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `first_period`
+  FROM (SELECT `distinct_id` AS `actor`, min(`timestamp`) AS `first_ts` FROM `events` WHERE 1 = 1 AND `distinct_id` IN (SELECT `actor` FROM `e`) GROUP BY `distinct_id`) AS `f`
+),
+`m` AS (
+  SELECT `a`.`actor` AS `actor`, `a`.`idx` AS `idx`, 1 AS `here`, 0 AS `before`, CASE WHEN `s`.`first_period` = `a`.`period` THEN 1 ELSE 0 END AS `fresh`
+  FROM `a` JOIN `seen` AS `s` ON `s`.`actor` = `a`.`actor`
+  UNION ALL
+  SELECT `actor`, `idx` + 1, 0, 1, 0 FROM `a`
+)
+SELECT `status`, `idx` AS `period`, count(*) AS `actors`
+FROM (
+  SELECT `actor`, `idx`, CASE WHEN max(`here`) = 0 THEN 3 WHEN max(`fresh`) = 1 THEN 0 WHEN max(`before`) = 1 THEN 1 ELSE 2 END AS `status`
+  FROM `m` GROUP BY `actor`, `idx`
+) AS `g`
+WHERE `idx` >= 1 AND `idx` <= 9
+GROUP BY `status`, `idx`
+-- args: "2025-03-24 00:00:00" "2025-03-31 00:00:00" "2025-04-07 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-04-28 00:00:00" "2025-05-05 00:00:00" "2025-05-12 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00" "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "plan" "plan" "plan" "plan" "enterprise"

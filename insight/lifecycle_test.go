@@ -268,3 +268,33 @@ func TestLifecycleShapeRefuses(t *testing.T) {
 	require.Nil(t, res.Lifecycle[0].Action.ID, "all events: a null id")
 	require.Equal(t, "All events - new", res.Lifecycle[0].Label)
 }
+
+// TestLifecycleTenant: with a tenant, both reads of the events keep to its
+// rows: another project's earlier event of the same distinct_id does not
+// make a user seen before, nor do its events count as activity.
+func TestLifecycleTenant(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2025, 5, d, 12, 0, 0, 0, time.UTC) }
+	db := openDB(t, []testEvent{
+		{event: "x", actor: "u", ts: day(3), props: map[string]any{}},
+		{event: "x", actor: "v", ts: day(2), props: map[string]any{}},
+	})
+	for i, r := range []struct {
+		actor string
+		ts    time.Time
+	}{{"u", day(1)}, {"v", day(3)}, {"w", day(3)}} {
+		_, err := db.Exec(`INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES ('2', ?, 'x', ?, ?, '{}')`,
+			fmt.Sprintf("p2-%d", i), r.actor, r.ts.Format("2006-01-02 15:04:05"))
+		require.NoError(t, err)
+	}
+	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"x"}],"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-03"}}`)
+	q.Tenant = &Tenant{Column: "project_id", Value: "1"}
+	want := map[Status][]float64{
+		New:          {1, 1}, // v; u, first seen on the 3rd in project 1
+		Returning:    {0, 0},
+		Resurrecting: {0, 0},
+		Dormant:      {0, -1}, // v: project 2's event on the 3rd is not project 1's activity
+	}
+	require.Equal(t, want, lifecycleData(t, run(t, db, q, day(10))))
+	q.Tenant = nil
+	require.NotEqual(t, want, lifecycleData(t, run(t, db, q, day(10))), "the data set tells a leak")
+}

@@ -32,11 +32,16 @@ type LifecycleSeries struct {
 // query's series as an events entity. ID is its event, nil (JSON null)
 // for all events.
 type LifecycleAction struct {
-	ID    *string `json:"id"`
-	Name  string  `json:"name"`
-	Type  string  `json:"type"`
-	Order int     `json:"order"`
-	Math  string  `json:"math"`
+	// ID is the event; nil for every event.
+	ID *string `json:"id"`
+	// Name is the event, or "All events".
+	Name string `json:"name"`
+	// Type is "events".
+	Type string `json:"type"`
+	// Order is the series' index, 0.
+	Order int `json:"order"`
+	// Math is "total", as PostHog writes it.
+	Math string `json:"math"`
 }
 
 // lifecycleWindow returns the events a lifecycle of sp reads: from the

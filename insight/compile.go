@@ -69,6 +69,10 @@ func compile(q *Query, d engine.Engine, now time.Time, limited bool) (*Compiled,
 	case q.Kind == Retention:
 		writeRetention(g, q, sp)
 	case q.Kind == Lifecycle:
+		if len(sp.buckets) > MaxLifecycleIntervals {
+			return nil, errorf("dateRange", "a lifecycle holds at most %d intervals, this range %d %ss; choose a shorter range or a longer interval",
+				MaxLifecycleIntervals, len(sp.buckets), q.Interval)
+		}
 		writeLifecycle(g, q, sp)
 	case limited && len(q.Breakdowns) > 0:
 		writeTopBreakdowns(g, q, func() { writeTrends(g, q, sp) })

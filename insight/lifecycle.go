@@ -44,6 +44,12 @@ type LifecycleAction struct {
 	Math string `json:"math"`
 }
 
+// MaxLifecycleIntervals is the most intervals a lifecycle's date range may
+// hold (125 days of hours, 8 years of days): its statement binds one start
+// per interval, and stays well within the 256 KiB of text a ClickHouse
+// server parses by default (max_query_size).
+const MaxLifecycleIntervals = 3000
+
 // lifecycleWindow returns the events a lifecycle of sp reads: from the
 // start of the interval before the first one, so that the first interval's
 // users can be returning and its dormant ones counted, to the end of the
@@ -58,9 +64,9 @@ func lifecycleWindow(iv Interval, sp span) (start, end time.Time) {
 // is the index of the status in Statuses and period the 1-based index of
 // the interval in sp's buckets (0 is the interval before them).
 //
-// The intervals are numbered by a calendar of their starts, bound as text
-// and joined with each event's interval start, so that "the interval
-// before" is a number minus one on every engine, with no date arithmetic.
+// The intervals are numbered by comparing each interval start with the
+// starts of the range, bound as text, so that "the interval before" is a
+// number minus one on every engine, with no date arithmetic.
 // Each (actor, interval) with an event gives a row "here", and a row
 // "before" for the next interval; grouped per actor and interval they say
 // who was active now, before, or both. First seen is read from every event
@@ -69,17 +75,7 @@ func lifecycleWindow(iv Interval, sp span) (start, end time.Time) {
 func writeLifecycle(g *gen, q *Query, sp span) {
 	s := q.Series[0]
 	start, end := lifecycleWindow(q.Interval, sp)
-	g.w("WITH #", "cal")
-	g.materialized()
-	g.WriteString("(\n  SELECT ")
-	g.Bind(start.Format(timeLayout))
-	g.w(" AS #, 0 AS #", "period", "idx")
-	for i, b := range sp.buckets {
-		g.WriteString("\n  UNION ALL SELECT ")
-		g.Bind(b.Format(timeLayout))
-		g.WriteString(fmt.Sprintf(", %d", i+1))
-	}
-	g.w("\n),\n#", "e")
+	g.w("WITH #", "e")
 	g.materialized()
 	g.w("(\n  SELECT DISTINCT # AS #, ", colActor, "actor")
 	g.bucket(q.Interval, colTime)
@@ -96,8 +92,9 @@ func writeLifecycle(g *gen, q *Query, sp span) {
 	g.filters(q.Properties)
 	g.w("\n),\n#", "a")
 	g.materialized()
-	g.w("(\n  SELECT #.# AS #, #.# AS #, #.# AS # FROM # JOIN # AS # ON #.# = #.#\n),\n#",
-		"e", "actor", "actor", "c", "idx", "idx", "e", "period", "period", "e", "cal", "c", "c", "period", "e", "period", "seen")
+	g.w("(\n  SELECT #, ", "actor")
+	writeIntervalNumber(g, append([]time.Time{start}, sp.buckets...), 0, len(sp.buckets)+1)
+	g.w(" AS #, # FROM #\n),\n#", "idx", "period", "e", "seen")
 	g.materialized()
 	g.w("(\n  SELECT #, ", "actor")
 	g.bucket(q.Interval, "first_ts")
@@ -123,6 +120,29 @@ func writeLifecycle(g *gen, q *Query, sp span) {
 	g.w("WHERE # >= 1 AND # <= ", "idx", "idx")
 	g.WriteString(fmt.Sprintf("%d", len(sp.buckets)))
 	g.w("\nGROUP BY #, #", "status", "idx")
+}
+
+// writeIntervalNumber writes the number of the interval whose start is
+// the column period, among starts[lo:hi] (sorted, as text in timeLayout,
+// which sorts as time does): a search tree of CASE WHEN period < start,
+// so that a row takes a handful of comparisons however many intervals the
+// range holds. A calendar table (a UNION ALL of one SELECT per interval)
+// would need as many terms as intervals, more than SQLite takes in one
+// compound SELECT (500) and than ClickHouse plans (it gives up on query
+// plans of a thousand unions).
+func writeIntervalNumber(g *gen, starts []time.Time, lo, hi int) {
+	if hi-lo == 1 {
+		g.WriteString(fmt.Sprintf("%d", lo))
+		return
+	}
+	mid := (lo + hi) / 2
+	g.w("CASE WHEN # < ", "period")
+	g.Bind(starts[mid].Format(timeLayout))
+	g.WriteString(" THEN ")
+	writeIntervalNumber(g, starts, lo, mid)
+	g.WriteString(" ELSE ")
+	writeIntervalNumber(g, starts, mid, hi)
+	g.WriteString(" END")
 }
 
 // statusIndex is the index of st in Statuses.

@@ -120,6 +120,31 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 			}
 		}
 	}
+	// Hours over three months: interval numbers past 255, more than SQLite
+	// would take as terms of a calendar's compound SELECT (500).
+	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"hour",
+		"dateRange":{"date_from":"2025-03-01","date_to":"2025-05-31"}}`)
+	start, end := oracleRange(Hour, "2025-03-01", "2025-05-31")
+	want, buckets := oracleLifecycle(events, q, start, end)
+	require.Len(t, buckets, 92*24)
+	require.Equal(t, want, lifecycleData(t, run(t, db, q, now)))
+}
+
+// TestLifecycleMaxIntervals: a range of more than MaxLifecycleIntervals
+// intervals is refused, naming dateRange; the most runs.
+func TestLifecycleMaxIntervals(t *testing.T) {
+	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"}],"interval":"hour","dateRange":{"date_from":"2025-01-27","date_to":"2025-05-31"}}`)
+	c, err := Compile(q, engine.ClickHouse, now)
+	require.NoError(t, err)
+	require.Len(t, c.sp.buckets, MaxLifecycleIntervals)
+	require.Less(t, len(c.SQL), 200<<10, "within ClickHouse's max_query_size, with room")
+	q.DateRange.From = "2025-01-26"
+	_, err = Compile(q, engine.SQLite, now)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "dateRange", e.Field)
+	require.Contains(t, e.Reason, "at most 3000 intervals, this range 3024 hours")
 }
 
 // TestLifecycleStatuses follows a few users by hand: their statuses are

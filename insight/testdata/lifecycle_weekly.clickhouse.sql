@@ -1,22 +1,10 @@
-WITH `cal` AS (
-  SELECT {p1:String} AS `period`, 0 AS `idx`
-  UNION ALL SELECT {p2:String}, 1
-  UNION ALL SELECT {p3:String}, 2
-  UNION ALL SELECT {p4:String}, 3
-  UNION ALL SELECT {p5:String}, 4
-  UNION ALL SELECT {p6:String}, 5
-  UNION ALL SELECT {p7:String}, 6
-  UNION ALL SELECT {p8:String}, 7
-  UNION ALL SELECT {p9:String}, 8
-  UNION ALL SELECT {p10:String}, 9
-),
-`e` AS (
+WITH `e` AS (
   SELECT DISTINCT `distinct_id` AS `actor`, formatDateTime(toDateTime(toMonday(toDateTime(`timestamp`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `period`
   FROM `events`
-  WHERE 1 = 1 AND `event` = {p11:String} AND `timestamp` >= {p12:String} AND `timestamp` < {p13:String} AND multiIf(JSONType(ifNull(`properties`, ''), {p14:String}) = 'String', JSONExtractString(ifNull(`properties`, ''), {p15:String}), JSONType(ifNull(`properties`, ''), {p16:String}) = 'Null', '', JSONExtractRaw(ifNull(`properties`, ''), {p17:String})) IN ({p18:String})
+  WHERE 1 = 1 AND `event` = {p1:String} AND `timestamp` >= {p2:String} AND `timestamp` < {p3:String} AND multiIf(JSONType(ifNull(`properties`, ''), {p4:String}) = 'String', JSONExtractString(ifNull(`properties`, ''), {p5:String}), JSONType(ifNull(`properties`, ''), {p6:String}) = 'Null', '', JSONExtractRaw(ifNull(`properties`, ''), {p7:String})) IN ({p8:String})
 ),
 `a` AS (
-  SELECT `e`.`actor` AS `actor`, `c`.`idx` AS `idx`, `e`.`period` AS `period` FROM `e` JOIN `cal` AS `c` ON `c`.`period` = `e`.`period`
+  SELECT `actor`, CASE WHEN `period` < {p9:String} THEN CASE WHEN `period` < {p10:String} THEN CASE WHEN `period` < {p11:String} THEN 0 ELSE 1 END ELSE CASE WHEN `period` < {p12:String} THEN 2 ELSE CASE WHEN `period` < {p13:String} THEN 3 ELSE 4 END END END ELSE CASE WHEN `period` < {p14:String} THEN CASE WHEN `period` < {p15:String} THEN 5 ELSE 6 END ELSE CASE WHEN `period` < {p16:String} THEN 7 ELSE CASE WHEN `period` < {p17:String} THEN 8 ELSE 9 END END END END AS `idx`, `period` FROM `e`
 ),
 `seen` AS (
   SELECT `actor`, formatDateTime(toDateTime(toMonday(toDateTime(`first_ts`, 'UTC')), 'UTC'), '%Y-%m-%d %H:%i:%S', 'UTC') AS `first_period`
@@ -35,4 +23,4 @@ FROM (
 ) AS `g`
 WHERE `idx` >= 1 AND `idx` <= 9
 GROUP BY `status`, `idx`
--- args: "2025-03-24 00:00:00" "2025-03-31 00:00:00" "2025-04-07 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-04-28 00:00:00" "2025-05-05 00:00:00" "2025-05-12 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00" "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "plan" "plan" "plan" "plan" "enterprise"
+-- args: "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "plan" "plan" "plan" "plan" "enterprise" "2025-04-28 00:00:00" "2025-04-07 00:00:00" "2025-03-31 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-05-12 00:00:00" "2025-05-05 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00"

@@ -1,22 +1,10 @@
-WITH `cal` AS (
-  SELECT ? AS `period`, 0 AS `idx`
-  UNION ALL SELECT ?, 1
-  UNION ALL SELECT ?, 2
-  UNION ALL SELECT ?, 3
-  UNION ALL SELECT ?, 4
-  UNION ALL SELECT ?, 5
-  UNION ALL SELECT ?, 6
-  UNION ALL SELECT ?, 7
-  UNION ALL SELECT ?, 8
-  UNION ALL SELECT ?, 9
-),
-`e` AS (
+WITH `e` AS (
   SELECT DISTINCT `distinct_id` AS `actor`, DATE_FORMAT(DATE_SUB(`timestamp`, INTERVAL WEEKDAY(`timestamp`) DAY), '%Y-%m-%d 00:00:00') AS `period`
   FROM `events`
   WHERE 1 = 1 AND `event` = ? AND `timestamp` >= ? AND `timestamp` < ? AND CAST(CASE WHEN JSON_TYPE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) <> 'NULL' THEN JSON_UNQUOTE(JSON_EXTRACT(CONVERT(`properties` USING utf8mb4), ?)) ELSE '' END AS BINARY) IN (?)
 ),
 `a` AS (
-  SELECT `e`.`actor` AS `actor`, `c`.`idx` AS `idx`, `e`.`period` AS `period` FROM `e` JOIN `cal` AS `c` ON `c`.`period` = `e`.`period`
+  SELECT `actor`, CASE WHEN `period` < ? THEN CASE WHEN `period` < ? THEN CASE WHEN `period` < ? THEN 0 ELSE 1 END ELSE CASE WHEN `period` < ? THEN 2 ELSE CASE WHEN `period` < ? THEN 3 ELSE 4 END END END ELSE CASE WHEN `period` < ? THEN CASE WHEN `period` < ? THEN 5 ELSE 6 END ELSE CASE WHEN `period` < ? THEN 7 ELSE CASE WHEN `period` < ? THEN 8 ELSE 9 END END END END AS `idx`, `period` FROM `e`
 ),
 `seen` AS (
   SELECT `actor`, DATE_FORMAT(DATE_SUB(`first_ts`, INTERVAL WEEKDAY(`first_ts`) DAY), '%Y-%m-%d 00:00:00') AS `first_period`
@@ -35,4 +23,4 @@ FROM (
 ) AS `g`
 WHERE `idx` >= 1 AND `idx` <= 9
 GROUP BY `status`, `idx`
--- args: "2025-03-24 00:00:00" "2025-03-31 00:00:00" "2025-04-07 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-04-28 00:00:00" "2025-05-05 00:00:00" "2025-05-12 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00" "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "$.\"plan\"" "$.\"plan\"" "enterprise"
+-- args: "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "$.\"plan\"" "$.\"plan\"" "enterprise" "2025-04-28 00:00:00" "2025-04-07 00:00:00" "2025-03-31 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-05-12 00:00:00" "2025-05-05 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00"

@@ -1,22 +1,10 @@
-WITH "cal" AS MATERIALIZED (
-  SELECT $1 AS "period", 0 AS "idx"
-  UNION ALL SELECT $2, 1
-  UNION ALL SELECT $3, 2
-  UNION ALL SELECT $4, 3
-  UNION ALL SELECT $5, 4
-  UNION ALL SELECT $6, 5
-  UNION ALL SELECT $7, 6
-  UNION ALL SELECT $8, 7
-  UNION ALL SELECT $9, 8
-  UNION ALL SELECT $10, 9
-),
-"e" AS MATERIALIZED (
+WITH "e" AS MATERIALIZED (
   SELECT DISTINCT "distinct_id" AS "actor", to_char(date_trunc('week', ("timestamp")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "period"
   FROM "events"
-  WHERE 1 = 1 AND "event" = $11 AND "timestamp" >= $12 AND "timestamp" < $13 AND COALESCE(("properties"::jsonb) ->> $14::text, '') IN ($15)
+  WHERE 1 = 1 AND "event" = $1 AND "timestamp" >= $2 AND "timestamp" < $3 AND COALESCE(("properties"::jsonb) ->> $4::text, '') IN ($5)
 ),
 "a" AS MATERIALIZED (
-  SELECT "e"."actor" AS "actor", "c"."idx" AS "idx", "e"."period" AS "period" FROM "e" JOIN "cal" AS "c" ON "c"."period" = "e"."period"
+  SELECT "actor", CASE WHEN "period" < $6 THEN CASE WHEN "period" < $7 THEN CASE WHEN "period" < $8 THEN 0 ELSE 1 END ELSE CASE WHEN "period" < $9 THEN 2 ELSE CASE WHEN "period" < $10 THEN 3 ELSE 4 END END END ELSE CASE WHEN "period" < $11 THEN CASE WHEN "period" < $12 THEN 5 ELSE 6 END ELSE CASE WHEN "period" < $13 THEN 7 ELSE CASE WHEN "period" < $14 THEN 8 ELSE 9 END END END END AS "idx", "period" FROM "e"
 ),
 "seen" AS MATERIALIZED (
   SELECT "actor", to_char(date_trunc('week', ("first_ts")::timestamp), 'YYYY-MM-DD HH24:MI:SS') AS "first_period"
@@ -35,4 +23,4 @@ FROM (
 ) AS "g"
 WHERE "idx" >= 1 AND "idx" <= 9
 GROUP BY "status", "idx"
--- args: "2025-03-24 00:00:00" "2025-03-31 00:00:00" "2025-04-07 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-04-28 00:00:00" "2025-05-05 00:00:00" "2025-05-12 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00" "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "plan" "enterprise"
+-- args: "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "plan" "enterprise" "2025-04-28 00:00:00" "2025-04-07 00:00:00" "2025-03-31 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-05-12 00:00:00" "2025-05-05 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00"

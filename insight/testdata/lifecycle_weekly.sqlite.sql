@@ -1,22 +1,10 @@
-WITH "cal" AS MATERIALIZED (
-  SELECT ? AS "period", 0 AS "idx"
-  UNION ALL SELECT ?, 1
-  UNION ALL SELECT ?, 2
-  UNION ALL SELECT ?, 3
-  UNION ALL SELECT ?, 4
-  UNION ALL SELECT ?, 5
-  UNION ALL SELECT ?, 6
-  UNION ALL SELECT ?, 7
-  UNION ALL SELECT ?, 8
-  UNION ALL SELECT ?, 9
-),
-"e" AS MATERIALIZED (
+WITH "e" AS MATERIALIZED (
   SELECT DISTINCT "distinct_id" AS "actor", strftime('%Y-%m-%d 00:00:00', "timestamp", 'weekday 0', '-6 days') AS "period"
   FROM "events"
   WHERE 1 = 1 AND "event" = ? AND "timestamp" >= ? AND "timestamp" < ? AND (CASE json_type("properties", ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE COALESCE(CAST(json_extract("properties", ?) AS TEXT), '') END) IN (?)
 ),
 "a" AS MATERIALIZED (
-  SELECT "e"."actor" AS "actor", "c"."idx" AS "idx", "e"."period" AS "period" FROM "e" JOIN "cal" AS "c" ON "c"."period" = "e"."period"
+  SELECT "actor", CASE WHEN "period" < ? THEN CASE WHEN "period" < ? THEN CASE WHEN "period" < ? THEN 0 ELSE 1 END ELSE CASE WHEN "period" < ? THEN 2 ELSE CASE WHEN "period" < ? THEN 3 ELSE 4 END END END ELSE CASE WHEN "period" < ? THEN CASE WHEN "period" < ? THEN 5 ELSE 6 END ELSE CASE WHEN "period" < ? THEN 7 ELSE CASE WHEN "period" < ? THEN 8 ELSE 9 END END END END AS "idx", "period" FROM "e"
 ),
 "seen" AS MATERIALIZED (
   SELECT "actor", strftime('%Y-%m-%d 00:00:00', "first_ts", 'weekday 0', '-6 days') AS "first_period"
@@ -35,4 +23,4 @@ FROM (
 ) AS "g"
 WHERE "idx" >= 1 AND "idx" <= 9
 GROUP BY "status", "idx"
--- args: "2025-03-24 00:00:00" "2025-03-31 00:00:00" "2025-04-07 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-04-28 00:00:00" "2025-05-05 00:00:00" "2025-05-12 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00" "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "$.\"plan\"" "$.\"plan\"" "enterprise"
+-- args: "$pageview" "2025-03-24 00:00:00" "2025-06-02 00:00:00" "$.\"plan\"" "$.\"plan\"" "enterprise" "2025-04-28 00:00:00" "2025-04-07 00:00:00" "2025-03-31 00:00:00" "2025-04-14 00:00:00" "2025-04-21 00:00:00" "2025-05-12 00:00:00" "2025-05-05 00:00:00" "2025-05-19 00:00:00" "2025-05-26 00:00:00"

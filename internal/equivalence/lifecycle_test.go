@@ -3,6 +3,7 @@ package equivalence
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -146,6 +147,9 @@ func TestLifecycleOracle(t *testing.T) {
 		{insight.Week, "purchase", "Chrome", "2025-03-05", "2025-05-21", "2025-04-01", "2025-05-31"},
 		{insight.Month, "", "", "2025-03-01", "2025-05-31", "2025-04-15", "2025-05-01"},
 		{insight.Hour, "$pageview", "", "2025-05-04", "2025-05-06", "2025-05-05", "2025-05-05"},
+		// The most intervals a lifecycle takes: interval numbers past 255
+		// (ClickHouse's UInt8), the longest statement.
+		{insight.Hour, "signed_up", "", "2025-01-27", "2025-05-31", "2025-05-20", "2025-05-31"}, // MaxLifecycleIntervals
 	}
 	for _, tg := range targets {
 		t.Run(tg.d.name, func(t *testing.T) {
@@ -174,7 +178,7 @@ func TestLifecycleOracle(t *testing.T) {
 						t.Helper()
 						res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
 						if err != nil {
-							t.Fatalf("%s %s: %v", name, way, err)
+							t.Fatalf("%s %s: %v (%v)", name, way, err, errors.Unwrap(err)) // the cause: what the engine said
 						}
 						if res.EndpointMaterialized != materialized {
 							t.Fatalf("%s %s: endpoint_materialized %v (%s)", name, way, res.EndpointMaterialized, res.InlineReason)

@@ -106,16 +106,12 @@ func writeLifecycle(g *gen, q *Query, sp span) {
 		"a", "actor", "actor", "a", "idx", "idx", "here", "before", "s", "first_period", "a", "period", "fresh",
 		"a", "seen", "s", "s", "actor", "a", "actor")
 	g.w("\n  UNION ALL\n  SELECT #, # + 1, 0, 1, 0 FROM #\n)\n", "actor", "idx", "a")
-	g.w("SELECT #, # AS #, count(*) AS #\nFROM (\n  SELECT #, #, CASE", "status", "idx", "period", "actors", "actor", "idx")
-	for _, c := range []struct {
-		when   string
-		status Status
-	}{{"max(#) = 0", Dormant}, {"max(#) = 1", New}, {"max(#) = 1", Returning}} {
-		col := map[Status]string{Dormant: "here", New: "fresh", Returning: "before"}[c.status]
-		g.w(" WHEN "+c.when, col)
-		g.WriteString(fmt.Sprintf(" THEN %d", statusIndex(c.status)))
-	}
-	g.WriteString(fmt.Sprintf(" ELSE %d END AS ", statusIndex(Resurrecting)))
+	// Per actor and interval: not here, so active before only (dormant);
+	// here and first seen now (new); here and before (returning); here
+	// only (resurrecting).
+	g.w("SELECT #, # AS #, count(*) AS #\nFROM (\n  SELECT #, #, ", "status", "idx", "period", "actors", "actor", "idx")
+	g.w(fmt.Sprintf("CASE WHEN max(#) = 0 THEN %d WHEN max(#) = 1 THEN %d WHEN max(#) = 1 THEN %d ELSE %d END AS ",
+		statusIndex(Dormant), statusIndex(New), statusIndex(Returning), statusIndex(Resurrecting)), "here", "fresh", "before")
 	g.w("#\n  FROM # GROUP BY #, #\n) AS #\n", "status", "m", "actor", "idx", "g")
 	g.w("WHERE # >= 1 AND # <= ", "idx", "idx")
 	g.WriteString(fmt.Sprintf("%d", len(sp.buckets)))

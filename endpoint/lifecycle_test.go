@@ -37,7 +37,7 @@ func TestLifecycleEndpoint(t *testing.T) {
 	}
 	users := 0.0
 	for i, s := range inline.Lifecycle {
-		if s.Status != insight.Statuses[i] || len(s.Data) != 9 {
+		if s.Status != insight.Statuses()[i] || len(s.Data) != 9 {
 			t.Fatalf("series %d: %s with %d points", i, s.Status, len(s.Data))
 		}
 		for _, v := range s.Data {

@@ -32,7 +32,7 @@ type Compiled struct {
 // returning users: (b0, ..., cohort, period, actors), where the row with
 // period = cohort holds the cohort's size. A lifecycle statement returns
 // one row per status and interval with users: (status, period, actors),
-// status the index of the status in Statuses, period the 1-based index of
+// status the index of the status in statuses, period the 1-based index of
 // the interval in the date range. Shape turns each into PostHog's result
 // shape.
 //

@@ -847,8 +847,8 @@ func decodeLifecycleFilter(raw json.RawMessage, path string) error {
 	}
 	for i, e := range elems {
 		var st string
-		if json.Unmarshal(e, &st) != nil || !slices.Contains(Statuses, Status(st)) {
-			return errorf(fmt.Sprintf("%s[%d]", o.field("toggledLifecycles"), i), "unknown lifecycle status %s (supported: %s)", kindOf(e), oneOf(Statuses))
+		if json.Unmarshal(e, &st) != nil || !slices.Contains(statuses, Status(st)) {
+			return errorf(fmt.Sprintf("%s[%d]", o.field("toggledLifecycles"), i), "unknown lifecycle status %s (supported: %s)", kindOf(e), oneOf(statuses))
 		}
 	}
 	return o.done()

@@ -61,7 +61,7 @@ func lifecycleWindow(iv Interval, sp span) (start, end time.Time) {
 
 // writeLifecycle writes the lifecycle of q's series over sp: one row per
 // status and interval with users, (status, period, actors), where status
-// is the index of the status in Statuses and period the 1-based index of
+// is the index of the status in statuses and period the 1-based index of
 // the interval in sp's buckets (0 is the interval before them).
 //
 // The intervals are numbered by comparing each interval start with the
@@ -141,9 +141,9 @@ func writeIntervalNumber(g *gen, starts []time.Time, lo, hi int) {
 	g.WriteString(" END")
 }
 
-// statusIndex is the index of st in Statuses.
+// statusIndex is the index of st in statuses.
 func statusIndex(st Status) int {
-	for i, s := range Statuses {
+	for i, s := range statuses {
 		if s == st {
 			return i
 		}
@@ -156,7 +156,7 @@ func statusIndex(st Status) int {
 // dormant, each with one point per interval (0 without a row).
 func (c *Compiled) shapeLifecycle(rows [][]any) ([]LifecycleSeries, error) {
 	n := len(c.sp.buckets)
-	data := make([][]float64, len(Statuses))
+	data := make([][]float64, len(statuses))
 	for i := range data {
 		data[i] = make([]float64, n)
 	}
@@ -165,7 +165,7 @@ func (c *Compiled) shapeLifecycle(rows [][]any) ([]LifecycleSeries, error) {
 			return nil, fmt.Errorf("insight: shape: row %d has %d columns, want 3", r, len(row))
 		}
 		st, err := toInt(row[0])
-		if err != nil || st < 0 || st >= len(Statuses) {
+		if err != nil || st < 0 || st >= len(statuses) {
 			return nil, fmt.Errorf("insight: shape: row %d: bad status %v", r, row[0])
 		}
 		p, err := toInt(row[1])
@@ -176,7 +176,7 @@ func (c *Compiled) shapeLifecycle(rows [][]any) ([]LifecycleSeries, error) {
 		if err != nil {
 			return nil, fmt.Errorf("insight: shape: row %d: actors: %w", r, err)
 		}
-		if Statuses[st] == Dormant {
+		if statuses[st] == Dormant {
 			v = -v
 		}
 		data[st][p-1] = v
@@ -188,8 +188,8 @@ func (c *Compiled) shapeLifecycle(rows [][]any) ([]LifecycleSeries, error) {
 		event := ev.Event
 		action.ID = &event
 	}
-	out := make([]LifecycleSeries, len(Statuses))
-	for i, st := range Statuses {
+	out := make([]LifecycleSeries, len(statuses))
+	for i, st := range statuses {
 		s := LifecycleSeries{Action: action, Data: data[i], Labels: labels, Days: days, Label: ev.label() + " - " + string(st), Status: st}
 		for _, v := range data[i] {
 			s.Count += v

@@ -44,7 +44,7 @@ func oracleLifecycle(events []testEvent, q *Query, start, end time.Time) (map[St
 		active[e.actor][oracleBucket(q.Interval, e.ts)] = true
 	}
 	out := map[Status][]float64{}
-	for _, st := range Statuses {
+	for _, st := range statuses {
 		out[st] = make([]float64, len(buckets))
 	}
 	for actor, periods := range active {
@@ -72,7 +72,7 @@ func lifecycleData(t *testing.T, res *Result) map[Status][]float64 {
 	require.Len(t, res.Lifecycle, 4)
 	out := map[Status][]float64{}
 	for i, s := range res.Lifecycle {
-		require.Equal(t, Statuses[i], s.Status, "PostHog's order")
+		require.Equal(t, statuses[i], s.Status, "PostHog's order")
 		var sum float64
 		for _, v := range s.Data {
 			sum += v
@@ -109,7 +109,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 					want, buckets := oracleLifecycle(events, q, start, end)
 					require.Equal(t, want, lifecycleData(t, res))
 					seen := 0.0
-					for _, st := range Statuses {
+					for _, st := range statuses {
 						for _, v := range want[st] {
 							seen += v * v
 						}

@@ -58,8 +58,13 @@ const (
 	Dormant Status = "dormant"
 )
 
-// Statuses are the lifecycle statuses in result order.
-var Statuses = []Status{New, Returning, Resurrecting, Dormant}
+// statuses are the lifecycle statuses in result order; a status's index
+// is its number in a lifecycle statement's rows.
+var statuses = []Status{New, Returning, Resurrecting, Dormant}
+
+// Statuses returns the lifecycle statuses in the order of a lifecycle
+// result: New, Returning, Resurrecting, Dormant.
+func Statuses() []Status { return slices.Clone(statuses) }
 
 // Math is how a trends series aggregates the events of one interval.
 type Math string

@@ -96,7 +96,7 @@ func lifecycleOracle(events []lifecycleEvent, iv insight.Interval, event, browse
 		active[e.actor][bucket(e.ts)] = true
 	}
 	out := map[insight.Status][]float64{}
-	for _, st := range insight.Statuses {
+	for _, st := range insight.Statuses() {
 		out[st] = make([]float64, len(buckets))
 	}
 	for actor, periods := range active {
@@ -186,7 +186,7 @@ func TestLifecycleOracle(t *testing.T) {
 						want := lifecycleOracle(events, c.iv, c.event, c.browser, at(from+" 00:00:00"), at(to+" 00:00:00"))
 						got := lifecycleOf(t, res)
 						users := 0.0
-						for _, st := range insight.Statuses {
+						for _, st := range insight.Statuses() {
 							if fmt.Sprint(want[st]) != fmt.Sprint(got[st]) {
 								t.Errorf("%s %s: %s\n got %v\nwant %v", name, way, st, got[st], want[st])
 							}

@@ -193,6 +193,9 @@ func resultRows(results any) int {
 		if r.Kind == insight.Retention {
 			return len(r.Cohorts)
 		}
+		if r.Kind == insight.Lifecycle {
+			return len(r.Lifecycle)
+		}
 		return len(r.Series)
 	}
 	return -1

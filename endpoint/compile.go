@@ -60,12 +60,12 @@ func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*c
 	switch q.Kind {
 	case KindSQL:
 		return s.compileSQL(ctx, project, q)
-	case KindTrends, KindRetention:
+	case KindTrends, KindRetention, KindLifecycle:
 		return s.compileInsight(ctx, project, q)
 	case "":
 		return nil, required("query.kind")
 	default:
-		return nil, apierror.UnsupportedKind(q.Kind, KindSQL, KindTrends, KindRetention)
+		return nil, apierror.UnsupportedKind(q.Kind, KindSQL, KindTrends, KindRetention, KindLifecycle)
 	}
 }
 

@@ -48,7 +48,8 @@
 // # Queries
 //
 // An endpoint's query is SQL with {variables.<code_name>} placeholders, or an
-// insight query (TrendsQuery, RetentionQuery; see package insight). An
+// insight query (TrendsQuery, RetentionQuery, LifecycleQuery; see package
+// insight). An
 // inline insight endpoint's variables are its breakdown properties, named by
 // the property ("$browser"), and date_from and date_to. Unlike a SQL
 // endpoint's, each may be omitted: an omitted breakdown variable leaves that

@@ -12,7 +12,8 @@ import (
 	"github.com/endpointkit/endpointkit/insight"
 )
 
-// compileInsight checks an insight query (KindTrends, KindRetention): it is
+// compileInsight checks an insight query (KindTrends, KindRetention,
+// KindLifecycle): it is
 // decoded once, here, and the decoded form is cached with the version, so
 // that a run never decodes again. The query is also compiled once against
 // the Service's clock, so that a saved date range that can never run (from

@@ -107,6 +107,12 @@ func TestInsightDecodeErrors(t *testing.T) {
 			"query.retentionFilter.period", ""},
 		{"range", `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"dateRange":{"date_from":"2025-05-10","date_to":"2025-05-01"}}`,
 			"query.dateRange", ""},
+		{"lifecycle math", `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview","math":"dau"}]}`,
+			"query.series[0].math", `Invalid insight query: series[0].math: unsupported math "dau": a lifecycle counts users (supported: total)`},
+		{"lifecycle breakdown", `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"breakdownFilter":{"breakdown":"$browser"}}`,
+			"query.breakdownFilter", `Invalid insight query: breakdownFilter: breakdowns are not part of a LifecycleQuery`},
+		{"lifecycle two series", `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"},{"kind":"EventsNode"}]}`,
+			"query.series", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,8 @@ import (
 // an editor runs it before the user saves it as an endpoint.
 type QueryRequest struct {
 	// Query is a HogQLQuery, whose variables (keyed by variable id) carry
-	// their test values in "value", or a TrendsQuery or RetentionQuery.
+	// their test values in "value", or a TrendsQuery, RetentionQuery or
+	// LifecycleQuery.
 	Query *Query `json:"query"`
 	// Variables are the values of an insight query's variables by name
 	// (its breakdown properties, date_from and date_to), as a run of an

@@ -11,7 +11,7 @@ type (
 	Endpoint = driver.Endpoint
 	// Query is an endpoint's query as it travels on the wire:
 	// PostHog-compatible JSON whose "kind" (KindSQL, KindTrends,
-	// KindRetention) says which fields apply (driver.Query). Its JSON
+	// KindRetention, KindLifecycle) says which fields apply (driver.Query). Its JSON
 	// decoding refuses bad input with an *Error of status 400.
 	Query = driver.Query
 	// VariableRef ties a SQL query to a data-management variable
@@ -47,6 +47,8 @@ const (
 	KindTrends = driver.KindTrends
 	// KindRetention is an insight retention query.
 	KindRetention = driver.KindRetention
+	// KindLifecycle is an insight lifecycle query.
+	KindLifecycle = driver.KindLifecycle
 )
 
 // The statuses of a materialization. Pending: no refresh of the current

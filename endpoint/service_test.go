@@ -89,7 +89,7 @@ func TestCreateChecks(t *testing.T) {
 		{"missing kind", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{SQL: "SELECT 1"}},
 			400, "invalid_input", "This field is required.", "query.kind", false},
 		{"unknown kind", endpoint.CreateRequest{Name: "q", Query: &endpoint.Query{Kind: "FunnelsQuery"}},
-			400, "unsupported_query", "Unsupported query kind 'FunnelsQuery'. Supported kinds: HogQLQuery, TrendsQuery, RetentionQuery.", "query", false},
+			400, "unsupported_query", "Unsupported query kind 'FunnelsQuery'. Supported kinds: HogQLQuery, TrendsQuery, RetentionQuery, LifecycleQuery.", "query", false},
 		{"ids not UUIDs, sorted", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", ref("zzz", "a", "abc", "b", country, "country"))},
 			400, "invalid_variable_id", "Variable ID(s) not valid UUIDs: abc, zzz", "query.variables", false},
 		{"variableId not a UUID", endpoint.CreateRequest{Name: "q", Query: sqlq("SELECT 1", map[string]endpoint.VariableRef{country: {VariableID: "nope"}})},

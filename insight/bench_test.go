@@ -179,3 +179,43 @@ func BenchmarkBreakdownLimit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLifecycle measures a weekly lifecycle of $pageview over the
+// last eight weeks of the demo data: inline (both reads of the events:
+// the series' events of the range, and every event of their users for
+// first seen), and from its stored table.
+func BenchmarkLifecycle(b *testing.B) {
+	db := demoDB(b)
+	saved := mustDecode(b, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"week",
+		"dateRange":{"date_from":"2025-04-07","date_to":"2025-05-31"}}`)
+	at := demo.End
+	check := func(res *Result) {
+		if len(res.Lifecycle) != 4 || res.Lifecycle[1].Count == 0 {
+			b.Fatalf("unexpected result %+v", res.Lifecycle)
+		}
+	}
+	b.Run("inline", func(b *testing.B) {
+		for b.Loop() {
+			c, err := Compile(saved, engine.SQLite, at)
+			if err != nil {
+				b.Fatal(err)
+			}
+			check(runRows(b, db, c))
+		}
+	})
+	stmts, err := Materialize(saved, engine.SQLite, "bench_lifecycle", at)
+	require.NoError(b, err)
+	for _, s := range stmts {
+		_, err := db.Exec(s.SQL, s.Args...)
+		require.NoError(b, err)
+	}
+	b.Run("materialized", func(b *testing.B) {
+		for b.Loop() {
+			c, err := ReadMaterialized(saved, engine.SQLite, "bench_lifecycle", nil, at)
+			if err != nil {
+				b.Fatal(err)
+			}
+			check(runRows(b, db, c))
+		}
+	})
+}

@@ -30,8 +30,11 @@ type Compiled struct {
 // folding the values past the limit (see below). A retention statement
 // returns one row per breakdown values, cohort and later period with
 // returning users: (b0, ..., cohort, period, actors), where the row with
-// period = cohort holds the cohort's size. Shape turns either into
-// PostHog's result shape.
+// period = cohort holds the cohort's size. A lifecycle statement returns
+// one row per status and interval with users: (status, period, actors),
+// status the index of the status in statuses, period the 1-based index of
+// the interval in the date range. Shape turns each into PostHog's result
+// shape.
 //
 // The breakdown limit is applied in the statement, as PostHog applies it,
 // so that the rows returned stay few whatever the number of values: each
@@ -65,6 +68,12 @@ func compile(q *Query, d engine.Engine, now time.Time, limited bool) (*Compiled,
 	switch {
 	case q.Kind == Retention:
 		writeRetention(g, q, sp)
+	case q.Kind == Lifecycle:
+		if len(sp.buckets) > MaxLifecycleIntervals {
+			return nil, errorf("dateRange", "a lifecycle holds at most %d intervals, this range %d %ss; choose a shorter range or a longer interval",
+				MaxLifecycleIntervals, len(sp.buckets), q.Interval)
+		}
+		writeLifecycle(g, q, sp)
 	case limited && len(q.Breakdowns) > 0:
 		writeTopBreakdowns(g, q, func() { writeTrends(g, q, sp) })
 	default:

@@ -45,6 +45,8 @@ var goldenCases = map[string]string{
 	"retention_first_time_weekly": `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"signed_up","type":"events"},"returningEntity":{"id":"$pageview","type":"events"},
 		"period":"Week","totalIntervals":6,"retentionType":"retention_first_time"},"dateRange":{"date_from":"2025-04-01","date_to":"2025-05-31"},
 		"properties":[{"key":"plan","value":"enterprise","type":"event"}],"breakdownFilter":{"breakdown":"$browser"}}`,
+	"lifecycle_weekly": `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"week",
+		"dateRange":{"date_from":"2025-04-01","date_to":"2025-05-31"},"properties":[{"key":"plan","value":"enterprise","type":"event"}]}`,
 	"retention_recurring_daily": `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"$pageview","type":"events"},"returningEntity":{"id":"purchase","type":"events"},
 		"period":"Day","totalIntervals":7,"retentionType":"retention_recurring"},"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-14"}}`,
 }

@@ -18,7 +18,7 @@ const (
 	maxTotalIntervals = 100
 )
 
-// Decode reads the JSON of a TrendsQuery or RetentionQuery. It refuses
+// Decode reads the JSON of a TrendsQuery, RetentionQuery or LifecycleQuery. It refuses
 // anything outside the supported subset with an *Error naming the field, so
 // that a saved endpoint never silently computes something other than what
 // its query says. Fields that only change how a client draws the result
@@ -44,10 +44,12 @@ func Decode(data []byte) (*Query, error) {
 		err = decodeTrends(o, q)
 	case Retention:
 		err = decodeRetention(o, q)
+	case Lifecycle:
+		err = decodeLifecycle(o, q)
 	case "":
-		err = errorf("kind", "required (TrendsQuery or RetentionQuery)")
+		err = errorf("kind", "required (TrendsQuery, RetentionQuery or LifecycleQuery)")
 	default:
-		err = errorf("kind", "unsupported kind %q (supported: TrendsQuery, RetentionQuery)", kind)
+		err = errorf("kind", "unsupported kind %q (supported: TrendsQuery, RetentionQuery, LifecycleQuery)", kind)
 	}
 	if err != nil {
 		return nil, err
@@ -794,4 +796,60 @@ func decodeEntity(raw json.RawMessage, path string) (string, error) {
 		return "", err
 	}
 	return id, o.done()
+}
+
+// decodeLifecycle reads a LifecycleQuery: one EventsNode series (its math,
+// if given, must be total: a lifecycle counts users), the interval, and a
+// lifecycleFilter, which only changes how a client draws the result.
+// Breakdowns are not part of PostHog's LifecycleQuery and are refused.
+func decodeLifecycle(o *object, q *Query) error {
+	elems, ok, err := o.array("series")
+	if err != nil {
+		return err
+	}
+	if !ok || len(elems) != 1 {
+		return errorf("series", "required: exactly one EventsNode, got %d", len(elems))
+	}
+	s, err := decodeSeries(elems[0], "series[0]")
+	if err != nil {
+		return err
+	}
+	if s.Math != Total {
+		return errorf("series[0].math", "unsupported math %q: a lifecycle counts users (supported: total)", s.Math)
+	}
+	q.Series = []Series{s}
+	if q.Interval, err = decodeInterval(o); err != nil {
+		return err
+	}
+	if err := o.refuse("breakdownFilter", "breakdowns are not part of a LifecycleQuery", "{}"); err != nil {
+		return err
+	}
+	o.ignore("dataColorTheme")
+	if raw, ok := o.take("lifecycleFilter"); ok {
+		return decodeLifecycleFilter(raw, "lifecycleFilter")
+	}
+	return nil
+}
+
+// decodeLifecycleFilter accepts a lifecycleFilter: what it holds chooses
+// what a client draws (toggledLifecycles hides statuses in the chart;
+// PostHog's runner returns all four whatever it says, and so does this
+// package), but a status it names must be one.
+func decodeLifecycleFilter(raw json.RawMessage, path string) error {
+	o, err := parseObject(raw, path)
+	if err != nil {
+		return err
+	}
+	o.ignore("showLegend", "showValuesOnSeries", "stacked")
+	elems, _, err := o.array("toggledLifecycles")
+	if err != nil {
+		return err
+	}
+	for i, e := range elems {
+		var st string
+		if json.Unmarshal(e, &st) != nil || !slices.Contains(statuses, Status(st)) {
+			return errorf(fmt.Sprintf("%s[%d]", o.field("toggledLifecycles"), i), "unknown lifecycle status %s (supported: %s)", kindOf(e), oneOf(statuses))
+		}
+	}
+	return o.done()
 }

@@ -115,8 +115,8 @@ func TestDecodeRefuses(t *testing.T) {
 	}{
 		{"not JSON", `{"kind":`, `insight: malformed JSON`},
 		{"not an object", `[1]`, `insight: must be a JSON object, got an array`},
-		{"no kind", `{}`, `insight: kind: required (TrendsQuery or RetentionQuery)`},
-		{"other kind", `{"kind":"FunnelsQuery"}`, `insight: kind: unsupported kind "FunnelsQuery" (supported: TrendsQuery, RetentionQuery)`},
+		{"no kind", `{}`, `insight: kind: required (TrendsQuery, RetentionQuery or LifecycleQuery)`},
+		{"other kind", `{"kind":"FunnelsQuery"}`, `insight: kind: unsupported kind "FunnelsQuery" (supported: TrendsQuery, RetentionQuery, LifecycleQuery)`},
 		{"kind not a string", `{"kind":1}`, `insight: kind: must be a string, got a number 1`},
 		{"no series", `{"kind":"TrendsQuery"}`, `insight: series: required: at least one EventsNode`},
 		{"empty series", `{"kind":"TrendsQuery","series":[]}`, `insight: series: required`},
@@ -216,6 +216,7 @@ func FuzzDecode(f *testing.F) {
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"0001-01-01"}}`,
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":{"breakdowns":[{"property":"a"},{"property":"b"}],"breakdown_limit":3,"breakdown_hide_other_aggregation":true}}`,
 		`{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":{"breakdown":"a","breakdown_limit":-9223372036854775808}}`,
+		`{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"e"}],"interval":"hour","dateRange":{"date_from":"-2d"},"lifecycleFilter":{"toggledLifecycles":["new"]}}`,
 		`{"kind":"TrendsQuery","series":null}`, `[]`, `null`, `"x"`, `{"kind":"TrendsQuery","series":[null]}`,
 		`{"properties":[[[[[{}]]]]]}`, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"properties":{"values":{"values":{"values":{"values":{"values":{"values":[]}}}}}}}`,
 	}

@@ -20,6 +20,15 @@
 //   - (*Compiled).Shape turns the rows of that statement into the result
 //     shapes PostHog's clients read.
 //
+// A LifecycleQuery follows the users of one event series, interval by
+// interval: new (first seen in the interval: their first event of any
+// kind, PostHog's person created_at), returning (active in this interval
+// and the one before), resurrecting (active now, not in the one before,
+// seen earlier) and dormant (active in the one before, not now; counted
+// negative). It has no breakdowns, so its variables are date_from and
+// date_to, and a materialized lifecycle takes none. The last interval
+// counts whole, whatever instant date_to names, as PostHog's does.
+//
 // Materialize and ReadMaterialized do the same for a materialized endpoint:
 // every series of the saved query is computed once into a table, and a run
 // reads only the stored series that match its breakdown values.

@@ -184,6 +184,29 @@ func ExampleCompile_retention() {
 	// [{"date":"2025-05-01T00:00:00Z","label":"Day 0","values":[{"count":1,"label":"Day 0"},{"count":1,"label":"Day 1"},{"count":0,"label":"Day 2"}]},{"date":"2025-05-02T00:00:00Z","label":"Day 1","values":[{"count":1,"label":"Day 0"},{"count":0,"label":"Day 1"},{"count":0,"label":"Day 2"}]}]
 }
 
+func ExampleCompile_lifecycle() {
+	db := exampleDB()
+	defer db.Close()
+	q, err := insight.Decode([]byte(`{
+		"kind": "LifecycleQuery",
+		"series": [{"kind": "EventsNode", "event": "$pageview"}],
+		"interval": "day",
+		"dateRange": {"date_from": "2025-05-01", "date_to": "2025-05-03"}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	c, _ := insight.Compile(q, engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	for _, s := range query(db, c).Lifecycle {
+		fmt.Println(s.Label, s.Data, s.Days)
+	}
+	// Output:
+	// $pageview - new [1 1 1] [2025-05-01 2025-05-02 2025-05-03]
+	// $pageview - returning [0 0 0] [2025-05-01 2025-05-02 2025-05-03]
+	// $pageview - resurrecting [0 0 0] [2025-05-01 2025-05-02 2025-05-03]
+	// $pageview - dormant [0 -1 -1] [2025-05-01 2025-05-02 2025-05-03]
+}
+
 func ExampleMaterialize() {
 	db := exampleDB()
 	defer db.Close()

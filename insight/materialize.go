@@ -22,6 +22,9 @@ func columns(q *Query) []engine.Column {
 			cols = append(cols, engine.Column{Name: breakdownName(i), Kind: engine.Text})
 		}
 	}
+	if q.Kind == Lifecycle {
+		return []engine.Column{{Name: "status", Kind: engine.Int}, {Name: "period", Kind: engine.Int}, {Name: "actors", Kind: engine.Int}}
+	}
 	if q.Kind == Retention {
 		bds()
 		return append(cols, engine.Column{Name: "cohort", Kind: engine.Text}, engine.Column{Name: "period", Kind: engine.Text}, engine.Column{Name: "actors", Kind: engine.Int})

@@ -24,6 +24,9 @@ func TestMaterializedEqualsInline(t *testing.T) {
 			"interval":"hour","dateRange":{"date_from":"-3d","date_to":"-1d"},"breakdownFilter":{"breakdowns":[{"property":"$os"}]}}`,
 		"retention": `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"$pageview","type":"events"},"returningEntity":{"id":"purchase","type":"events"},
 			"period":"Day","totalIntervals":10,"retentionType":"retention_recurring"},"dateRange":{"date_from":"-20d"},"breakdownFilter":{"breakdown":"$browser"}}`,
+		"lifecycle": `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"day",
+			"dateRange":{"date_from":"-30d"},"properties":[{"key":"$os","value":"Linux","operator":"is_not","type":"event"}]}`,
+		"lifecycle all events monthly": `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"}],"interval":"month","dateRange":{"date_from":"2025-03-01"}}`,
 		"retention first time": `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"signed_up","type":"events"},"returningEntity":{"id":"$pageview","type":"events"},
 			"period":"Month","totalIntervals":3,"retentionType":"retention_first_time"},"breakdownFilter":{"breakdowns":[{"property":"$os"},{"property":"$browser"}]}}`,
 	}

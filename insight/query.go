@@ -35,7 +35,36 @@ type Kind string
 const (
 	Trends    Kind = "TrendsQuery"
 	Retention Kind = "RetentionQuery"
+	Lifecycle Kind = "LifecycleQuery"
 )
+
+// Status is the lifecycle status of a user in one interval, as PostHog's
+// LifecycleQuery names it.
+type Status string
+
+// The lifecycle statuses, in the order of a lifecycle result. A user's
+// first seen is the start of the interval of their first event of any kind
+// (PostHog's person created_at; here actors are distinct_ids).
+const (
+	// New: active in the interval in which they were first seen.
+	New Status = "new"
+	// Returning: active in the interval and in the one before.
+	Returning Status = "returning"
+	// Resurrecting: active in the interval, not in the one before, and
+	// first seen before the interval.
+	Resurrecting Status = "resurrecting"
+	// Dormant: active in the interval before, not in this one. Dormant
+	// users are counted negative, as PostHog counts them.
+	Dormant Status = "dormant"
+)
+
+// statuses are the lifecycle statuses in result order; a status's index
+// is its number in a lifecycle statement's rows.
+var statuses = []Status{New, Returning, Resurrecting, Dormant}
+
+// Statuses returns the lifecycle statuses in the order of a lifecycle
+// result: New, Returning, Resurrecting, Dormant.
+func Statuses() []Status { return slices.Clone(statuses) }
 
 // Math is how a trends series aggregates the events of one interval.
 type Math string
@@ -110,9 +139,11 @@ const (
 // one; Apply returns modified copies and never changes its receiver.
 type Query struct {
 	Kind Kind
-	// Series are the trends series, in order; empty for a retention query.
+	// Series are the trends series, in order; empty for a retention query;
+	// the one series whose users a lifecycle query follows.
 	Series []Series
-	// Interval is the trends interval, or the retention period.
+	// Interval is the trends or lifecycle interval, or the retention
+	// period.
 	Interval Interval
 	// DateRange bounds the events considered.
 	DateRange DateRange

@@ -10,11 +10,13 @@ import (
 )
 
 // Result is the result of an insight, as PostHog's clients read it: a JSON
-// array of Series for a trends query, of Cohort for a retention query.
+// array of Series for a trends query, of Cohort for a retention query, of
+// Lifecycle for a lifecycle query.
 type Result struct {
-	Kind    Kind
-	Series  []TrendsSeries
-	Cohorts []Cohort
+	Kind      Kind
+	Series    []TrendsSeries
+	Cohorts   []Cohort
+	Lifecycle []LifecycleSeries
 	// HasMore tells that a trends breakdown had more combinations of
 	// values in some series than the breakdown limit keeps: they are
 	// summed into its Other series, or left out with it when the query
@@ -25,6 +27,12 @@ type Result struct {
 
 // MarshalJSON writes the array of the result's kind, never null.
 func (r *Result) MarshalJSON() ([]byte, error) {
+	if r.Kind == Lifecycle {
+		if r.Lifecycle == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(r.Lifecycle)
+	}
 	if r.Kind == Retention {
 		if r.Cohorts == nil {
 			return []byte("[]"), nil
@@ -90,8 +98,14 @@ type RetentionValue struct {
 //
 // Trends series come in query series order, then by Count descending, then
 // by breakdown values; retention breakdowns by cohort sizes descending, then
-// by values, each with one Cohort per period of the date range.
+// by values, each with one Cohort per period of the date range; lifecycle
+// statuses in PostHog's order (new, returning, resurrecting, dormant),
+// always all four.
 func (c *Compiled) Shape(rows [][]any) (*Result, error) {
+	if c.q.Kind == Lifecycle {
+		series, err := c.shapeLifecycle(rows)
+		return &Result{Kind: Lifecycle, Lifecycle: series}, err
+	}
 	if c.q.Kind == Retention {
 		cohorts, err := c.shapeRetention(rows)
 		return &Result{Kind: Retention, Cohorts: cohorts}, err

@@ -14,6 +14,8 @@ const (
 	KindTrends = "TrendsQuery"
 	// KindRetention is an insight retention query.
 	KindRetention = "RetentionQuery"
+	// KindLifecycle is an insight lifecycle query.
+	KindLifecycle = "LifecycleQuery"
 )
 
 // Endpoint is a named, saved query of a project.
@@ -74,7 +76,8 @@ type Query struct {
 	SQL string `json:"query,omitempty"`
 	// Variables of a KindSQL query, keyed by variable id.
 	Variables map[string]VariableRef `json:"variables,omitempty"`
-	// Insight is the raw JSON of an insight query (KindTrends, KindRetention).
+	// Insight is the raw JSON of an insight query (KindTrends, KindRetention,
+	// KindLifecycle).
 	Insight []byte `json:"-"`
 }
 

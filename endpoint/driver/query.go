@@ -48,7 +48,7 @@ type sqlWire struct {
 // UnmarshalJSON reads a query by its "kind". A HogQLQuery must hold a
 // "query" string and may hold "variables"; other keys are refused rather
 // than ignored, because a filter that is silently dropped returns more data
-// than its author meant. TrendsQuery and RetentionQuery are kept whole in
+// than its author meant. TrendsQuery, RetentionQuery and LifecycleQuery are kept whole in
 // Insight for the insight package to decode. Every error is an *endpoint.Error with
 // status 400 and attr "query", so that an API can answer it as it is.
 func (q *Query) UnmarshalJSON(data []byte) error {
@@ -58,7 +58,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	}
 	rawKind, ok := head["kind"]
 	if !ok {
-		return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query \"kind\" is required (one of %s, %s, %s).", KindSQL, KindTrends, KindRetention)
+		return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query \"kind\" is required (one of %s, %s, %s, %s).", KindSQL, KindTrends, KindRetention, KindLifecycle)
 	}
 	var kind string
 	if err := json.Unmarshal(rawKind, &kind); err != nil {
@@ -67,7 +67,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	switch kind {
 	case KindSQL:
 		return q.unmarshalSQL(data, head)
-	case KindTrends, KindRetention:
+	case KindTrends, KindRetention, KindLifecycle:
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
 			return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query is not valid JSON.")
@@ -75,7 +75,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 		*q = Query{Kind: kind, Insight: buf.Bytes()}
 		return nil
 	default:
-		return apierror.UnsupportedKind(kind, KindSQL, KindTrends, KindRetention)
+		return apierror.UnsupportedKind(kind, KindSQL, KindTrends, KindRetention, KindLifecycle)
 	}
 }
 

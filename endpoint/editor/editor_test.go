@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/editor"
 )
 
@@ -144,4 +145,18 @@ func TestEveryInputHasALabel(t *testing.T) {
 		assert.True(t, labelled[m[1]], "#%s has no <label for>", m[1])
 	}
 	assert.Equal(t, len(controls), len(regexp.MustCompile(`<(?:input|select|textarea)\b`).FindAllString(page, -1)), "every control has an id")
+}
+
+// TestEveryKindIsOffered: the page offers every query kind the Service
+// accepts, with a sample query of that kind in the script.
+func TestEveryKindIsOffered(t *testing.T) {
+	h := editor.New()
+	page := body(t, get(t, h, "GET", "/", nil))
+	script := body(t, get(t, h, "GET", "/app.js", nil))
+	for _, kind := range []string{endpoint.KindSQL, endpoint.KindTrends, endpoint.KindRetention, endpoint.KindLifecycle} {
+		assert.Contains(t, page, `<option value="`+kind+`">`, kind)
+		if kind != endpoint.KindSQL {
+			assert.Contains(t, script, "kind: '"+kind+"'", kind)
+		}
+	}
 }

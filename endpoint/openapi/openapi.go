@@ -257,6 +257,19 @@ func answerSchema(rs endpoint.RunSchema) obj {
 
 // insightResults is PostHog's shape of an insight result.
 func insightResults(kind string) obj {
+	if kind == endpoint.KindLifecycle {
+		return obj{"type": "array", "description": "Lifecycle statuses: new, returning, resurrecting, dormant (negative).", "minItems": 4, "maxItems": 4,
+			"items": obj{"type": "object", "properties": obj{
+				"status": obj{"type": "string", "enum": []any{"new", "returning", "resurrecting", "dormant"}},
+				"label":  obj{"type": "string"}, "count": obj{"type": "number"},
+				"data": obj{"type": "array", "items": obj{"type": "number"}},
+				"days": obj{"type": "array", "items": obj{"type": "string"}}, "labels": obj{"type": "array", "items": obj{"type": "string"}},
+				"action": obj{"type": "object", "properties": obj{
+					"id": obj{"type": "string", "nullable": true}, "name": obj{"type": "string"}, "type": obj{"type": "string"},
+					"order": obj{"type": "integer"}, "math": obj{"type": "string"},
+				}},
+			}}}
+	}
 	if kind == endpoint.KindRetention {
 		return obj{"type": "array", "description": "Retention cohorts.", "items": obj{"type": "object", "properties": obj{
 			"date": obj{"type": "string"}, "label": obj{"type": "string"},

@@ -7,13 +7,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
+	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -181,5 +184,42 @@ func TestDocumentInsight(t *testing.T) {
 	_, validate = load(t, openapi.Document(retention, openapi.Options{Path: path}))
 	if err := validate(``); err != nil {
 		t.Fatalf("an empty body, with no variable required: %v", err)
+	}
+}
+
+// TestDocumentLifecycle: a lifecycle endpoint's document describes
+// PostHog's four status series, and a lifecycle result fits it.
+func TestDocumentLifecycle(t *testing.T) {
+	rs := endpoint.RunSchema{Name: "lifecycle", Kind: endpoint.KindLifecycle, Version: 1, IsCurrent: true,
+		Variables:    []endpoint.RunVariable{{CodeName: "date_from", Name: "date_from", Type: variable.Date}, {CodeName: "date_to", Name: "date_to", Type: variable.Date}},
+		DefaultLimit: 1000, MaxLimit: 50000, Columns: []string{}, Types: []string{}}
+	d, validate := load(t, openapi.Document(rs, openapi.Options{Path: path}))
+	if err := validate(`{"variables": {"date_from": "-30d"}}`); err != nil {
+		t.Fatal(err)
+	}
+	results := d.Paths.Find(path).Post.Responses.Status(200).Value.Content["application/json"].Schema.Value.Properties["results"].Value
+	q, err := insight.Decode([]byte(`{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := insight.Compile(q, engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Shape([][]any{{int64(0), int64(1), int64(3)}, {int64(3), int64(2), int64(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	b, _ := json.Marshal(res)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.VisitJSON(v); err != nil {
+		t.Fatalf("a lifecycle result does not fit its schema: %v\n%s", err, b)
+	}
+	trends := []any{map[string]any{"label": "x", "count": 1.0, "data": []any{1.0}, "days": []any{"2025-05-01"}, "labels": []any{"1-May-2025"}}}
+	if err := results.VisitJSON(trends); err == nil {
+		t.Fatal("a trends result fits the lifecycle schema")
 	}
 }

@@ -14,7 +14,7 @@ import (
 type spec struct {
 	// name is the endpoint's name; a case is name#i.
 	name string
-	kind string // endpoint.KindSQL, KindTrends or KindRetention
+	kind string // endpoint.KindSQL, KindTrends, KindRetention or KindLifecycle
 	// sql writes the query in an engine's dialect: shared text, with
 	// engine syntax (JSON access) from the dialect.
 	sql func(d *dialect) string
@@ -353,8 +353,9 @@ func insightRuns(props []string, from, to string) []run {
 	return append(runs, run{vars: map[string]any{"date_from": from, "date_to": to}, inlineOnly: true})
 }
 
-// insightSpecs are the Trends (every interval, math and breakdown) and
-// Retention endpoints, on events with timestamps stored each way.
+// insightSpecs are the Trends (every interval, math and breakdown),
+// Retention and Lifecycle endpoints, on events with timestamps stored each
+// way.
 func insightSpecs() []*spec {
 	var specs []*spec
 	for _, s := range storages {
@@ -417,6 +418,26 @@ func insightSpecs() []*spec {
 			}
 		}
 	}
+	// Lifecycles: every interval on each storage, and one of every event
+	// with a filter. A block of its own, after the others, so that the
+	// samples of the other insights stay as they were.
+	for _, s := range storages {
+		for _, r := range trendRanges {
+			specs = append(specs, &spec{
+				name: fmt.Sprintf("lifecycle_%s_%s", r.interval, s), kind: endpoint.KindLifecycle, storage: s, mat: true,
+				insight: `{"kind": "LifecycleQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}], "interval": "` + r.interval + `",
+					"dateRange": {"date_from": "` + r.from + `", "date_to": "` + r.to + `"}}`,
+				runs: insightRuns(nil, "2025-05-05", "2025-05-12"),
+			})
+		}
+	}
+	specs = append(specs, &spec{
+		name: "lifecycle_filtered_" + string(asText), kind: endpoint.KindLifecycle, storage: asText, mat: true,
+		insight: `{"kind": "LifecycleQuery", "series": [{"kind": "EventsNode", "event": null}], "interval": "week",
+			"dateRange": {"date_from": "2025-03-10", "date_to": "2025-05-28"},
+			"properties": [{"key": "$browser", "value": "chr", "operator": "icontains", "type": "event"}]}`,
+		runs: insightRuns(nil, "2025-04-01", "2025-05-31"),
+	})
 	return specs
 }
 
@@ -467,6 +488,8 @@ func sampled(s *spec) bool {
 		return !typed || has("events_by_event") || has("events_week") || has("events_revenue") || has("daily_property_distinct")
 	case endpoint.KindRetention:
 		return !typed || has("_day_first_time_browser") || has("_week_recurring_none")
+	case endpoint.KindLifecycle:
+		return true
 	}
 	switch {
 	case has("trends_filter"):

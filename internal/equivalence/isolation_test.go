@@ -88,12 +88,19 @@ func readsEvents(s *spec) bool {
 }
 
 // isolationSpecs are the specs of the corpus that read events; the
-// default run keeps a sample of the insights.
+// default run keeps a sample of the insights, and every lifecycle.
 func isolationSpecs() []*spec {
 	var out []*spec
 	insights := 0
 	for _, s := range corpus() {
 		if !readsEvents(s) {
+			continue
+		}
+		if s.kind == endpoint.KindLifecycle {
+			// Every lifecycle: its statement reads the events twice (the
+			// series' events, and every event of their users).
+			s.runs = firstRuns(s.runs, 2)
+			out = append(out, s)
 			continue
 		}
 		if s.kind != endpoint.KindSQL {

@@ -149,7 +149,8 @@
   }
 
   // insightVariables names the run-time variables of an insight query: each
-  // breakdown property, then date_from and date_to (package insight).
+  // breakdown property, then date_from and date_to (package insight). A
+  // LifecycleQuery has no breakdowns: its dates only.
   function insightVariables(q) {
     var names = [];
     var bf = q && q.breakdownFilter;
@@ -181,6 +182,12 @@
         period: 'Day', totalIntervals: 7
       },
       dateRange: { date_from: '2025-05-01', date_to: '2025-05-31' }
+    }, null, 2),
+    LifecycleQuery: JSON.stringify({
+      kind: 'LifecycleQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview' }],
+      interval: 'week',
+      dateRange: { date_from: '2025-03-03', date_to: '2025-05-31' }
     }, null, 2)
   };
 
@@ -188,7 +195,7 @@
     key: '',
     project: '',
     kind: SQL,
-    texts: { HogQLQuery: '', TrendsQuery: samples.TrendsQuery, RetentionQuery: samples.RetentionQuery },
+    texts: { HogQLQuery: '', TrendsQuery: samples.TrendsQuery, RetentionQuery: samples.RetentionQuery, LifecycleQuery: samples.LifecycleQuery },
     variables: [],          // the project's variables
     testValues: {},         // by variable id (SQL) or 'insight:' + name
     placeholders: [],
@@ -641,6 +648,11 @@
     var results = res.results || [];
     var isSeries = results.length > 0 && results[0] && Array.isArray(results[0].data);
     var isCohorts = results.length > 0 && results[0] && Array.isArray(results[0].values);
+    if (res.kind === 'LifecycleQuery' || (isSeries && results[0].status)) {
+      drawChart(chart, results);
+      table.appendChild(makeTable(['Status', 'Total'], results.map(function (s) { return [s.status, s.count]; }), ['', 'Number']));
+      return results.length + ' statuses';
+    }
     if (res.kind === 'TrendsQuery' || isSeries) {
       drawChart(chart, results);
       table.appendChild(makeTable(['Series', 'Total'], results.map(function (s) { return [s.label, s.count]; }), ['', 'Number']));

@@ -126,6 +126,11 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	p, err := parse(query, lx, phs)
 	if err != nil {
+		if why := lx.unsupported(); why != "" {
+			// SQL the engine runs, in a shape materialization does not
+			// take: say which, not that the parser failed.
+			return a.refuse(CodeUnsupportedQuery, "%s", why)
+		}
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
 	}
 	sel, ok := p.stmt.(*sqlparser.Select)

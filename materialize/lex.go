@@ -142,6 +142,37 @@ func (l *lexed) placeholder(t sqltoken.Token) {
 	}
 }
 
+// unsupported names the first construct of the query that materialization
+// does not take, in words a user can act on, "" when none is known: it is
+// the reason given for SQL its engine runs that the parser cannot read.
+func (l *lexed) unsupported() string {
+	ts := l.tokens
+	for i, t := range ts {
+		next := func(k int, w string) bool { return i+k < len(ts) && (l.word(ts[i+k], w) || l.punct(ts[i+k], w)) }
+		switch {
+		case i == 0 && l.word(t, "with"):
+			return "a query that starts with WITH (common table expressions) cannot be materialized; write them as subqueries in FROM"
+		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord):
+			return "window functions (OVER) cannot be materialized"
+		case l.word(t, "is") && next(1, "distinct") || l.word(t, "is") && next(1, "not") && next(2, "distinct"):
+			return "IS [NOT] DISTINCT FROM cannot be materialized; compare with = and IS NULL"
+		case l.word(t, "at") && next(1, "time") && next(2, "zone"):
+			return "AT TIME ZONE cannot be materialized"
+		case l.word(t, "interval") && i+1 < len(ts) && ts[i+1].kind == tokString:
+			return "interval literals cannot be materialized"
+		case l.punct(t, "~") || l.punct(t, "#") || l.punct(t, "@"):
+			return fmt.Sprintf("the operator %s cannot be materialized", l.text(t))
+		case l.word(t, "lateral"):
+			return "LATERAL joins cannot be materialized"
+		case l.word(t, "filter") && next(1, "(") && next(2, "where"):
+			return "aggregate FILTER (WHERE ...) clauses cannot be materialized"
+		case l.word(t, "qualify"):
+			return "QUALIFY cannot be materialized"
+		}
+	}
+	return ""
+}
+
 // setTrap records the first trap, with its position.
 func (l *lexed) setTrap(off int, format string, args ...any) {
 	if l.trap != "" {

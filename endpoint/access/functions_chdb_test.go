@@ -24,18 +24,18 @@ func init() {
 			// must not run for long.
 			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			_, err := x.Query(qctx, q, nil)
+			_, err := x.Read(qctx, q, nil)
 			if err != nil && strings.Contains(err.Error(), "reading the answer") {
 				// chDB 26.5 can hand a statement the rest of the answer of
 				// one that failed before it (after "SELECT rpad()", say):
 				// run it again, on a clean answer.
-				_, err = x.Query(qctx, q, nil)
+				_, err = x.Read(qctx, q, nil)
 			}
 			return err
 		}
 		// ClickHouse's names are case-sensitive; the list holds them in
 		// lower case, as the analyzer compares them.
-		res, err := x.Query(ctx, "SELECT name FROM system.functions UNION ALL SELECT name FROM system.table_functions", nil)
+		res, err := x.Read(ctx, "SELECT name FROM system.functions UNION ALL SELECT name FROM system.table_functions", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,22 +126,9 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 // a bound saves the conversion and the memory of the rows' values, not
 // the engine's work nor the buffer.
 func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if within(ctx, b.Timeout) {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := driver.BoundContext(ctx, b.Timeout)
+	defer cancel()
 	return x.read(ctx, st.SQL(), st.Args(), b)
-}
-
-// within reports whether ctx needs a deadline for timeout: one is set and
-// ctx has none as near (the Service's own has it already).
-func within(ctx context.Context, timeout time.Duration) bool {
-	if timeout <= 0 {
-		return false
-	}
-	d, ok := ctx.Deadline()
-	return !ok || time.Until(d) > timeout
 }
 
 // Read runs query, a text of the host's own with its parameters and args,

@@ -168,22 +168,9 @@ func (r Request) context(ctx context.Context) context.Context {
 // from ctx's deadline, which the Service sets to the same limit, or from
 // b.Timeout when ctx has none or a later one.
 func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if within(ctx, b.Timeout) {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := driver.BoundContext(ctx, b.Timeout)
+	defer cancel()
 	return x.query(ctx, st.SQL(), st.Args(), b)
-}
-
-// within reports whether ctx needs a deadline for timeout: one is set and
-// ctx has none as near (the Service's own has it already).
-func within(ctx context.Context, timeout time.Duration) bool {
-	if timeout <= 0 {
-		return false
-	}
-	d, ok := ctx.Deadline()
-	return !ok || time.Until(d) > timeout
 }
 
 // codeResultTooLarge is ClickHouse's TOO_MANY_ROWS_OR_BYTES.

@@ -157,3 +157,17 @@ func intBytes(n int64) int64 {
 	}
 	return l
 }
+
+// BoundContext returns ctx with a deadline timeout from now when timeout
+// is set and ctx has none as near, so that an executor ends a statement at
+// Bounds.Timeout even when its caller set no deadline (the Service sets
+// one already). Call cancel when the statement is done.
+func BoundContext(ctx context.Context, timeout time.Duration) (bounded context.Context, cancel context.CancelFunc) {
+	if timeout <= 0 {
+		return ctx, func() {}
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
+}

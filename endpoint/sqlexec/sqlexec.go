@@ -164,17 +164,14 @@ func (e *Executor) Close() error {
 // MariaDB's max_statement_time, see engine.Guard) and on SQLite by ctx,
 // which the Service gives the same deadline.
 func (e *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if within(ctx, b.Timeout) {
-		limit := b.Timeout
-		if ge := e.guardFor(b.Timeout); !ge.plain || len(ge.g.Settings) > 0 {
-			// The server stops the statement itself at b.Timeout, with
-			// an error naming its limit; the context only backs it up.
-			limit += serverGrace
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
+	limit := b.Timeout
+	if ge := e.guardFor(b.Timeout); b.Timeout > 0 && (!ge.plain || len(ge.g.Settings) > 0) {
+		// The server stops the statement itself at b.Timeout, with an
+		// error naming its limit; the context only backs it up.
+		limit += serverGrace
 	}
+	ctx, cancel := driver.BoundContext(ctx, limit)
+	defer cancel()
 	return e.query(ctx, st.SQL(), st.Args(), b)
 }
 
@@ -182,16 +179,6 @@ func (e *Executor) Query(ctx context.Context, st driver.Statement, b driver.Boun
 // on an engine that ends the statement itself (engine.Guard), so that the
 // server's own error, not the client's cancellation, ends it.
 const serverGrace = 500 * time.Millisecond
-
-// within reports whether ctx needs a deadline for timeout: one is set and
-// ctx has none as near (the Service's own has it already).
-func within(ctx context.Context, timeout time.Duration) bool {
-	if timeout <= 0 {
-		return false
-	}
-	d, ok := ctx.Deadline()
-	return !ok || time.Until(d) > timeout
-}
 
 // Read runs query, a text of the host's own with its bind markers and
 // args, read-only and with no bounds but ctx's, for the host's own reads

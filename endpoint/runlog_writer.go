@@ -53,19 +53,24 @@ type executedMark struct {
 // batches (driver.BatchRunLog when the log has it). Readers of the log
 // (Service.Logs) and Close flush it first.
 type logWriter struct {
-	s       *Service
-	ch      chan logWrite
-	start   sync.Once
-	stopped chan struct{}
-	closing atomic.Bool
-	mu      sync.RWMutex // held for reading by senders, for writing by Close
+	s        *Service
+	ch       chan logWrite
+	wake     chan struct{}
+	interval time.Duration
+	start    sync.Once
+	stopped  chan struct{}
+	closing  atomic.Bool
+	mu       sync.RWMutex // held for reading by senders, for writing by Close
 }
 
 // maxLogBatch bounds the items the writer takes at once.
 const maxLogBatch = 256
 
-func newLogWriter(s *Service, size int) *logWriter {
-	return &logWriter{s: s, ch: make(chan logWrite, size), stopped: make(chan struct{})}
+func newLogWriter(s *Service, size int, interval time.Duration) *logWriter {
+	if interval <= 0 {
+		interval = DefaultRunLogInterval
+	}
+	return &logWriter{s: s, ch: make(chan logWrite, size), wake: make(chan struct{}, 1), interval: interval, stopped: make(chan struct{})}
 }
 
 // offer queues item without waiting: ErrRunLogFull when the buffer is
@@ -79,6 +84,9 @@ func (w *logWriter) offer(item logWrite) error {
 	w.start.Do(func() { go w.loop() })
 	select {
 	case w.ch <- item:
+		if len(w.ch) > cap(w.ch)/2 {
+			w.nudge() // written before the buffer fills
+		}
 		return nil
 	default:
 		return ErrRunLogFull
@@ -102,6 +110,7 @@ func (w *logWriter) flush(ctx context.Context) error {
 		return ctx.Err()
 	}
 	w.mu.RUnlock()
+	w.nudge()
 	select {
 	case <-done:
 		return nil
@@ -125,6 +134,7 @@ func (w *logWriter) close(ctx context.Context) error {
 		close(w.ch)
 	}
 	w.mu.Unlock()
+	w.nudge()
 	select {
 	case <-w.wait():
 		return nil
@@ -133,26 +143,62 @@ func (w *logWriter) close(ctx context.Context) error {
 	}
 }
 
-// loop writes items as they come, each time all that has queued (up to
-// maxLogBatch), until the channel is closed.
+// loop writes what has queued every interval (Config.RunLogInterval), or
+// at once when nudged (a flush, Close, a buffer half full), until the
+// queue is closed. A run never wakes it: queuing an entry costs the run a
+// channel send, nothing more.
 func (w *logWriter) loop() {
 	defer close(w.stopped)
+	tick := time.NewTicker(w.interval)
+	defer tick.Stop()
 	batch := make([]logWrite, 0, maxLogBatch)
-	for item := range w.ch {
-		batch = append(batch[:0], item)
-	more:
-		for len(batch) < maxLogBatch {
+	for {
+		select {
+		case <-tick.C:
+		case <-w.wake:
+		}
+		if w.drain(&batch) {
+			return
+		}
+	}
+}
+
+// drain writes everything queued, in batches of at most maxLogBatch; it
+// reports whether the queue is closed (Close).
+func (w *logWriter) drain(batch *[]logWrite) (closed bool) {
+	for {
+		b := (*batch)[:0]
+		for len(b) < maxLogBatch && !closed {
 			select {
-			case next, ok := <-w.ch:
+			case it, ok := <-w.ch:
 				if !ok {
-					break more
+					closed = true
+					break
 				}
-				batch = append(batch, next)
+				b = append(b, it)
 			default:
-				break more
+				if len(b) > 0 {
+					w.write(b)
+				}
+				*batch = b
+				return false
 			}
 		}
-		w.write(batch)
+		if len(b) > 0 {
+			w.write(b)
+		}
+		*batch = b
+		if closed {
+			return true
+		}
+	}
+}
+
+// nudge wakes the writer now rather than at its next interval.
+func (w *logWriter) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -60,6 +60,9 @@ const (
 	// DefaultRunLogBuffer is how many run log entries and last_executed_at
 	// marks may wait for the background writer.
 	DefaultRunLogBuffer = 4096
+	// DefaultRunLogInterval is how often the background writer writes the
+	// run log entries and last_executed_at marks runs queued.
+	DefaultRunLogInterval = 100 * time.Millisecond
 )
 
 // Config wires a Service to its dependencies. Endpoints, Variables and
@@ -163,6 +166,10 @@ type Config struct {
 	// finds it full drops the entry and says so in RunEvent.LogErr
 	// (ErrRunLogFull), never waiting. 0 means DefaultRunLogBuffer.
 	RunLogBuffer int
+	// RunLogInterval is how often the background writer writes what runs
+	// queued (at once when the buffer is half full, and on Flush and
+	// Close); 0 means DefaultRunLogInterval.
+	RunLogInterval time.Duration
 	// Observer is told of every run and refresh; nil means a SlogObserver
 	// on slog.Default().
 	Observer Observer
@@ -274,7 +281,7 @@ func New(cfg Config) (*Service, error) {
 		kicks:        make(chan kick, kickQueue),
 	}
 	s.attachOptional(cfg)
-	s.logs = newLogWriter(s, cfg.RunLogBuffer)
+	s.logs = newLogWriter(s, cfg.RunLogBuffer, cfg.RunLogInterval)
 	return s, nil
 }
 
@@ -325,6 +332,7 @@ func (cfg *Config) fillDefaults() {
 	cfg.DefaultLimit = orDefault(cfg.DefaultLimit, DefaultLimit)
 	cfg.MaxLimit = orDefault(cfg.MaxLimit, DefaultMaxLimit)
 	cfg.RunLogBuffer = orDefault(cfg.RunLogBuffer, DefaultRunLogBuffer)
+	cfg.RunLogInterval = orDefault(cfg.RunLogInterval, DefaultRunLogInterval)
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}

@@ -60,16 +60,13 @@ func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req Run
 	}
 	// The rules of the endpoint's state first: a cached answer is never
 	// given to a request that computing it would refuse.
-	if err := s.admit(ep, c, req, opts, now); err != nil {
+	values, err := s.admit(ep, c, req, opts, now)
+	if err != nil {
 		return nil, err
 	}
 	var key string
 	if !opts.debug {
-		k, err := s.resultKey(ep, c, req.Variables, opts, now)
-		if err != nil {
-			return nil, err
-		}
-		key = k
+		key = s.resultKey(ep, c, req.Variables, values, opts, now)
 	}
 	useCache := key != "" && s.results != nil && mode != RefreshDirect
 	if useCache && mode == RefreshCache {
@@ -105,25 +102,25 @@ func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req Run
 // takes no limit or offset, and its variables are those of a materialized
 // insight (breakdowns only, required unless optional) when it runs the
 // current version of a materialized endpoint, the inline ones otherwise.
-// Every refresh mode, cached or not, runs it before anything else.
-func (s *Service) admit(ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) error {
+// Every refresh mode, cached or not, runs it before anything else. A SQL
+// run's coerced values are returned, for its cache key.
+func (s *Service) admit(ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (map[string]any, error) {
 	if c.insight == nil {
-		_, err := c.bind(req.Variables, now, 0)
-		return err
+		return c.bind(req.Variables, now, 0)
 	}
 	if req.Limit != nil {
-		return invalidf(CodeInvalidInput, "limit", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
+		return nil, invalidf(CodeInvalidInput, "limit", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
 	}
 	if req.Offset != nil {
-		return invalidf(CodeInvalidInput, "offset", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
+		return nil, invalidf(CodeInvalidInput, "offset", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
 	}
 	if materializedRun(ep, opts) {
-		return checkMaterializedInsightVars(ep, c, req.Variables)
+		return nil, checkMaterializedInsightVars(ep, c, req.Variables)
 	}
 	if _, err := c.insight.Apply(req.Variables); err != nil {
-		return insightRunError(err)
+		return nil, insightRunError(err)
 	}
-	return nil
+	return nil, nil
 }
 
 // materializedRun reports whether a run follows the rules of a
@@ -206,10 +203,10 @@ func resultRows(results any) int {
 // the data. For a SQL endpoint that is the coerced values (so "-7d" keys
 // the day it means, not its text), the limit and the offset; for an
 // insight endpoint the statement compiled for the values at now, which
-// holds the dates they resolve to. A value a SQL endpoint refuses is
-// returned as the run's error; an insight run that cannot be keyed
-// returns "" and goes uncached, its compute reporting the error.
-func (s *Service) resultKey(ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (string, error) {
+// holds the dates they resolve to. values are a SQL run's values as admit
+// coerced them; an insight run that cannot be keyed returns "" and goes
+// uncached, its compute reporting the error.
+func (s *Service) resultKey(ep *Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
 	h := sha256.New()
 	k := keyWriter{h: h}
 	k.str("endpointkit result v1")
@@ -232,25 +229,21 @@ func (s *Service) resultKey(ep *Endpoint, c *compiled, given map[string]any, opt
 	if c.insight != nil {
 		applied, err := c.insight.Apply(given)
 		if err != nil {
-			return "", nil
+			return ""
 		}
 		stmt, err := insight.Compile(applied, s.cfg.Executor.Engine(), now)
 		if err != nil {
-			return "", nil
+			return ""
 		}
 		k.str("insight")
 		k.str(stmt.SQL)
 		k.int(int64(len(stmt.Args)))
 		for _, a := range stmt.Args {
 			if !k.value(a) {
-				return "", nil
+				return ""
 			}
 		}
-		return hex.EncodeToString(h.Sum(nil)), nil
-	}
-	values, err := c.bind(given, now, 0)
-	if err != nil {
-		return "", err
+		return hex.EncodeToString(h.Sum(nil))
 	}
 	k.str("sql")
 	k.int(int64(opts.limit))
@@ -260,10 +253,10 @@ func (s *Service) resultKey(ep *Endpoint, c *compiled, given map[string]any, opt
 		name := c.vars[i].CodeName
 		k.str(name)
 		if !k.value(values[name]) {
-			return "", nil
+			return ""
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // keyWriter writes typed, length-prefixed values into a hash, so that no

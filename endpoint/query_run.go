@@ -138,7 +138,7 @@ func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (
 	if c.insight != nil {
 		out.Variables = insightQueryVariables(c.insight, req.Variables)
 		run := RunRequest{Variables: req.Variables, Limit: req.Limit, Offset: req.Offset}
-		if err = s.admit(ep, c, run, opts, now); err == nil {
+		if _, err = s.admit(ep, c, run, opts, now); err == nil {
 			res, err = s.runInsight(ctx, ep, c, run, opts, now)
 		}
 	} else {

@@ -1,12 +1,12 @@
 package endpoint
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	lrucache "github.com/endpointkit/endpointkit/internal/lru"
 )
 
 // lru is a bounded least-recently-used map, safe for concurrent use. Each
@@ -20,21 +20,18 @@ import (
 // cached in its old form.
 type lru[K comparable, V any] struct {
 	mu      sync.Mutex
-	max     int
 	gen     uint64
-	order   list.List // of *lruEntry[K, V], most recent first
-	entries map[K]*list.Element
+	entries *lrucache.Cache[K, lruEntry[V]]
 }
 
-type lruEntry[K comparable, V any] struct {
-	key     K
+type lruEntry[V any] struct {
 	val     V
 	checked time.Time
 }
 
 // newLRU returns an lru of at most max entries; max <= 0 keeps none.
 func newLRU[K comparable, V any](max int) *lru[K, V] {
-	return &lru[K, V]{max: max, entries: make(map[K]*list.Element)}
+	return &lru[K, V]{entries: lrucache.New[K, lruEntry[V]](int64(max), nil)}
 }
 
 // get returns the entry for k, when it was checked, whether there is one,
@@ -42,37 +39,17 @@ func newLRU[K comparable, V any](max int) *lru[K, V] {
 func (c *lru[K, V]) get(k K) (v V, checked time.Time, ok bool, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.entries[k]
-	if !ok {
-		return v, checked, false, c.gen
-	}
-	c.order.MoveToFront(el)
-	e := el.Value.(*lruEntry[K, V])
-	return e.val, e.checked, true, c.gen
+	e, ok := c.entries.Get(k)
+	return e.val, e.checked, ok, c.gen
 }
 
 // put stores v under k as checked at checked, unless a purge happened since
 // generation gen.
 func (c *lru[K, V]) put(k K, v V, checked time.Time, gen uint64) {
-	if c.max <= 0 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
-	if el, ok := c.entries[k]; ok {
-		e := el.Value.(*lruEntry[K, V])
-		e.val, e.checked = v, checked
-		c.order.MoveToFront(el)
-		return
-	}
-	c.entries[k] = c.order.PushFront(&lruEntry[K, V]{key: k, val: v, checked: checked})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.entries, last.Value.(*lruEntry[K, V]).key)
+	if gen == c.gen {
+		c.entries.Add(k, lruEntry[V]{val: v, checked: checked}, 1)
 	}
 }
 
@@ -81,10 +58,7 @@ func (c *lru[K, V]) put(k K, v V, checked time.Time, gen uint64) {
 func (c *lru[K, V]) remove(k K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.entries[k]; ok {
-		c.order.Remove(el)
-		delete(c.entries, k)
-	}
+	c.entries.Remove(k)
 }
 
 // purge drops the entries for which match holds, and makes every read
@@ -93,19 +67,14 @@ func (c *lru[K, V]) purge(match func(K, V) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	for k, el := range c.entries {
-		if match(k, el.Value.(*lruEntry[K, V]).val) {
-			c.order.Remove(el)
-			delete(c.entries, k)
-		}
-	}
+	c.entries.RemoveFunc(func(k K, e lruEntry[V]) bool { return match(k, e.val) })
 }
 
 // len returns the number of entries.
 func (c *lru[K, V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.entries.Len()
 }
 
 // generation returns the current generation, for a put by a caller that

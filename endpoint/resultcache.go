@@ -1,12 +1,12 @@
 package endpoint
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	lrucache "github.com/endpointkit/endpointkit/internal/lru"
 )
 
 // DefaultResultCacheBytes is the bound of a MemoryResultCache made with a
@@ -26,20 +26,17 @@ const entryOverhead = 160
 // concurrent use; make one with NewMemoryResultCache.
 type MemoryResultCache struct {
 	mu      sync.Mutex
-	max     int64
-	used    int64
-	order   list.List // of *memCacheEntry, most recent first
-	entries map[string]*list.Element
+	entries *lrucache.Cache[string, memCacheEntry]
 }
 
 type memCacheEntry struct {
-	key     string
 	value   []byte
 	expires time.Time
 }
 
-func (e *memCacheEntry) size() int64 {
-	return int64(len(e.key)+len(e.value)) + entryOverhead
+// entrySize is what an entry of key and value counts for.
+func entrySize(key string, value []byte) int64 {
+	return int64(len(key)+len(value)) + entryOverhead
 }
 
 // NewMemoryResultCache returns an empty MemoryResultCache holding at most
@@ -48,7 +45,7 @@ func NewMemoryResultCache(maxBytes int64) *MemoryResultCache {
 	if maxBytes <= 0 {
 		maxBytes = DefaultResultCacheBytes
 	}
-	return &MemoryResultCache{max: maxBytes, entries: make(map[string]*list.Element)}
+	return &MemoryResultCache{entries: lrucache.New[string, memCacheEntry](maxBytes, nil)}
 }
 
 var _ driver.ResultCache = (*MemoryResultCache)(nil)
@@ -57,16 +54,14 @@ var _ driver.ResultCache = (*MemoryResultCache)(nil)
 func (c *MemoryResultCache) Get(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.entries[key]
+	e, ok := c.entries.Get(key)
 	if !ok {
 		return nil, false, nil
 	}
-	e := el.Value.(*memCacheEntry)
 	if !now.Before(e.expires) {
-		c.remove(el)
+		c.entries.Remove(key)
 		return nil, false, nil
 	}
-	c.order.MoveToFront(el)
 	// Stored values are never written to again (Set replaces the entry),
 	// so the caller may keep this one as long as it does not write to it;
 	// a copy keeps a careless caller from corrupting the cache.
@@ -76,29 +71,16 @@ func (c *MemoryResultCache) Get(_ context.Context, key string, now time.Time) ([
 // Set implements ResultCache. It evicts the least recently used entries
 // until the new one fits.
 func (c *MemoryResultCache) Set(_ context.Context, key string, value []byte, expires time.Time) error {
-	e := &memCacheEntry{key: key, value: append([]byte(nil), value...), expires: expires}
-	size := e.size()
+	e := memCacheEntry{value: append([]byte(nil), value...), expires: expires}
+	size := entrySize(key, value)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.entries[key]; ok {
-		c.remove(el)
-	}
-	if size > c.max/8 {
+	if size > c.entries.Max()/8 {
+		c.entries.Remove(key)
 		return nil
 	}
-	for c.used+size > c.max {
-		c.remove(c.order.Back())
-	}
-	c.entries[key] = c.order.PushFront(e)
-	c.used += size
+	c.entries.Add(key, e, size)
 	return nil
-}
-
-func (c *MemoryResultCache) remove(el *list.Element) {
-	e := el.Value.(*memCacheEntry)
-	c.order.Remove(el)
-	delete(c.entries, e.key)
-	c.used -= e.size()
 }
 
 // Bytes returns what the entries take by the cache's count: keys, values
@@ -106,7 +88,7 @@ func (c *MemoryResultCache) remove(el *list.Element) {
 func (c *MemoryResultCache) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.used
+	return c.entries.Size()
 }
 
 // Len returns the number of entries, expired ones not yet dropped
@@ -114,5 +96,5 @@ func (c *MemoryResultCache) Bytes() int64 {
 func (c *MemoryResultCache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.entries.Len()
 }

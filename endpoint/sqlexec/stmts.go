@@ -1,11 +1,13 @@
 package sqlexec
 
 import (
-	"container/list"
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"sync"
+
+	"github.com/endpointkit/endpointkit/internal/lru"
 )
 
 // stmtCache keeps prepared statements by their SQL text, at most max, the
@@ -17,10 +19,9 @@ import (
 // rows outlive a closed statement, but not a query that has yet to start.
 type stmtCache struct {
 	mu      sync.Mutex
-	max     int
 	closed  bool
-	order   list.List // of *stmtEntry, most recent first
-	byQuery map[string]*list.Element
+	byQuery *lru.Cache[string, *stmtEntry]
+	idle    []*sql.Stmt // evicted and held by no query: to close outside mu
 }
 
 type stmtEntry struct {
@@ -31,7 +32,26 @@ type stmtEntry struct {
 }
 
 func newStmtCache(max int) *stmtCache {
-	return &stmtCache{max: max, byQuery: make(map[string]*list.Element)}
+	c := &stmtCache{}
+	c.byQuery = lru.New(int64(max), c.evicted)
+	return c
+}
+
+// evicted marks e out of the cache, and queues its statement for closing
+// if no query holds it. It runs under c.mu (every change to byQuery does).
+func (c *stmtCache) evicted(_ string, e *stmtEntry) {
+	e.gone = true
+	if e.refs == 0 {
+		c.idle = append(c.idle, e.stmt)
+	}
+}
+
+// takeIdle returns the statements to close, for the caller to close once
+// it has let go of c.mu.
+func (c *stmtCache) takeIdle() []*sql.Stmt {
+	idle := c.idle
+	c.idle = nil
+	return idle
 }
 
 // acquire returns the statement of query, held until release, and whether
@@ -55,23 +75,18 @@ func (c *stmtCache) acquire(ctx context.Context, db *sql.DB, query string) (e *s
 		stmt.Close()
 		return nil, false, nil
 	}
-	if el, ok := c.byQuery[query]; ok {
+	if e, ok := c.byQuery.Get(query); ok {
 		// Another query prepared the same text meanwhile; keep one.
-		e := el.Value.(*stmtEntry)
 		e.refs++
-		c.order.MoveToFront(el)
 		c.mu.Unlock()
 		stmt.Close()
 		return e, true, nil
 	}
 	e = &stmtEntry{query: query, stmt: stmt, refs: 1}
-	c.byQuery[query] = c.order.PushFront(e)
-	var idle []*sql.Stmt
-	for c.order.Len() > c.max {
-		if s := c.evictLocked(c.order.Back()); s != nil {
-			idle = append(idle, s)
-		}
+	if !c.byQuery.Add(query, e, 1) {
+		e.gone = true // a cache of size 0: closed on release
 	}
+	idle := c.takeIdle()
 	c.mu.Unlock()
 	for _, s := range idle {
 		s.Close()
@@ -83,12 +98,10 @@ func (c *stmtCache) acquire(ctx context.Context, db *sql.DB, query string) (e *s
 func (c *stmtCache) hold(query string) *stmtEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byQuery[query]
+	e, ok := c.byQuery.Get(query)
 	if !ok {
 		return nil
 	}
-	c.order.MoveToFront(el)
-	e := el.Value.(*stmtEntry)
 	e.refs++
 	return e
 }
@@ -106,28 +119,16 @@ func (c *stmtCache) release(e *stmtEntry, drop bool) {
 	c.mu.Lock()
 	e.refs--
 	if drop && !e.gone {
-		if el, ok := c.byQuery[e.query]; ok && el.Value == e {
-			c.evictLocked(el)
-		}
+		c.byQuery.Remove(e.query) // e is the entry of its query while not gone
 	}
-	closeNow := e.gone && e.refs == 0
+	idle := c.takeIdle()
+	if e.gone && e.refs == 0 && !slices.Contains(idle, e.stmt) {
+		idle = append(idle, e.stmt)
+	}
 	c.mu.Unlock()
-	if closeNow {
-		e.stmt.Close()
+	for _, s := range idle {
+		s.Close()
 	}
-}
-
-// evictLocked takes el out of the cache and returns its statement if no
-// query holds it, for the caller to close once it has let go of c.mu.
-func (c *stmtCache) evictLocked(el *list.Element) *sql.Stmt {
-	e := el.Value.(*stmtEntry)
-	c.order.Remove(el)
-	delete(c.byQuery, e.query)
-	e.gone = true
-	if e.refs == 0 {
-		return e.stmt
-	}
-	return nil
 }
 
 // close closes every statement no query holds, and makes the others close
@@ -135,12 +136,8 @@ func (c *stmtCache) evictLocked(el *list.Element) *sql.Stmt {
 func (c *stmtCache) close() error {
 	c.mu.Lock()
 	c.closed = true
-	var idle []*sql.Stmt
-	for c.order.Len() > 0 {
-		if s := c.evictLocked(c.order.Back()); s != nil {
-			idle = append(idle, s)
-		}
-	}
+	c.byQuery.RemoveFunc(func(string, *stmtEntry) bool { return true })
+	idle := c.takeIdle()
 	c.mu.Unlock()
 	var errs []error
 	for _, s := range idle {
@@ -153,5 +150,5 @@ func (c *stmtCache) close() error {
 func (c *stmtCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.byQuery.Len()
 }

@@ -1,0 +1,153 @@
+package lru
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// model is the obvious LRU: a slice, most recent first.
+type model struct {
+	max     int64
+	entries []modelEntry
+	evicted []int
+}
+
+type modelEntry struct {
+	k, v int
+	size int64
+}
+
+func (m *model) find(k int) int {
+	return slices.IndexFunc(m.entries, func(e modelEntry) bool { return e.k == k })
+}
+
+func (m *model) used() int64 {
+	var n int64
+	for _, e := range m.entries {
+		n += e.size
+	}
+	return n
+}
+
+func (m *model) get(k int) (int, bool) {
+	i := m.find(k)
+	if i < 0 {
+		return 0, false
+	}
+	e := m.entries[i]
+	m.entries = slices.Insert(slices.Delete(m.entries, i, i+1), 0, e)
+	return e.v, true
+}
+
+func (m *model) add(k, v int, size int64) bool {
+	size = max(size, 1)
+	i := m.find(k)
+	if i >= 0 {
+		m.entries = slices.Delete(m.entries, i, i+1)
+	}
+	if size > m.max {
+		if i >= 0 {
+			m.evicted = append(m.evicted, k)
+		}
+		return false
+	}
+	m.entries = slices.Insert(m.entries, 0, modelEntry{k, v, size})
+	for m.used() > m.max {
+		last := m.entries[len(m.entries)-1]
+		m.entries = m.entries[:len(m.entries)-1]
+		m.evicted = append(m.evicted, last.k)
+	}
+	return true
+}
+
+func (m *model) remove(k int) bool {
+	i := m.find(k)
+	if i < 0 {
+		return false
+	}
+	m.entries = slices.Delete(m.entries, i, i+1)
+	m.evicted = append(m.evicted, k)
+	return true
+}
+
+func (m *model) removeOdd() int {
+	n := 0
+	for _, e := range slices.Clone(m.entries) {
+		if e.v%2 == 1 {
+			m.remove(e.k)
+			n++
+		}
+	}
+	return n
+}
+
+// TestAgainstModel runs random operations on a Cache and on the model and
+// compares every answer, the order of eviction and the sizes.
+func TestAgainstModel(t *testing.T) {
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		limit := int64(1 + r.IntN(40))
+		var evicted []int
+		c := New[int, int](limit, func(k, _ int) { evicted = append(evicted, k) })
+		m := &model{max: limit}
+		for step := range 400 {
+			k, v, size := r.IntN(12), r.IntN(100), int64(r.IntN(12))
+			var got, want string
+			switch r.IntN(5) {
+			case 0, 1:
+				gv, gok := c.Get(k)
+				wv, wok := m.get(k)
+				got, want = fmt.Sprint(gv, gok), fmt.Sprint(wv, wok)
+			case 2, 3:
+				got, want = fmt.Sprint(c.Add(k, v, size)), fmt.Sprint(m.add(k, v, size))
+			case 4:
+				if r.IntN(4) == 0 {
+					got = fmt.Sprint(c.RemoveFunc(func(_, v int) bool { return v%2 == 1 }))
+					want = fmt.Sprint(m.removeOdd())
+				} else {
+					got, want = fmt.Sprint(c.Remove(k)), fmt.Sprint(m.remove(k))
+				}
+			}
+			if got != want {
+				t.Fatalf("seed %d step %d: got %s, want %s", seed, step, got, want)
+			}
+			if c.Len() != len(m.entries) || c.Size() != m.used() || c.Size() > limit {
+				t.Fatalf("seed %d step %d: len %d size %d, want %d %d (max %d)", seed, step, c.Len(), c.Size(), len(m.entries), m.used(), limit)
+			}
+			if !slices.Equal(evicted, m.evicted) && !(len(evicted) == 0 && len(m.evicted) == 0) {
+				t.Fatalf("seed %d step %d: evicted %v, want %v", seed, step, evicted, m.evicted)
+			}
+		}
+	}
+}
+
+func TestReplaceKeepsOneEntry(t *testing.T) {
+	evicted := 0
+	c := New[string, string](10, func(string, string) { evicted++ })
+	c.Add("a", "1", 4)
+	c.Add("a", "2", 6)
+	if v, _ := c.Get("a"); v != "2" || c.Len() != 1 || c.Size() != 6 || evicted != 0 {
+		t.Fatalf("got %q len %d size %d evicted %d; want \"2\" 1 6 0", v, c.Len(), c.Size(), evicted)
+	}
+	if c.Add("a", "3", 11) || c.Len() != 0 || evicted != 1 {
+		t.Fatalf("an entry larger than the cache must drop the old value: len %d evicted %d", c.Len(), evicted)
+	}
+}
+
+func TestZeroMaxHoldsNothing(t *testing.T) {
+	c := New[int, int](0, nil)
+	if c.Add(1, 1, 1) || c.Len() != 0 {
+		t.Fatal("a cache of max 0 kept an entry")
+	}
+}
+
+func BenchmarkGetAdd(b *testing.B) {
+	c := New[int, int](1024, nil)
+	for i := 0; b.Loop(); i++ {
+		if _, ok := c.Get(i % 2048); !ok {
+			c.Add(i%2048, i, 1)
+		}
+	}
+}

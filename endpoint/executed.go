@@ -45,6 +45,14 @@ func (m *executedMarks) release(id string, claimed, prev time.Time) {
 	}
 }
 
+// latest returns when this Service last claimed a mark of id (zero when
+// never).
+func (m *executedMarks) latest(id string) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last[id]
+}
+
 // forget drops a deleted endpoint.
 func (m *executedMarks) forget(id string) {
 	m.mu.Lock()

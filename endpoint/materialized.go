@@ -269,6 +269,7 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 		if m.Status == StatusFailed {
 			m.Error = st.Error
 		}
+		_, m.Hibernating = s.hibernatingSince(e, s.now())
 		if st.Table != "" && st.Built == key && st.At != nil {
 			at := *st.At
 			m.LastMaterializedAt = &at

@@ -62,7 +62,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 	}
 	table, at, ok := servingTable(ep, c, now)
 	if !ok {
-		return nil, noTable, nil
+		return nil, s.noTable(ep, now), nil
 	}
 	v := s.verdict(c, ep.MaterializationBuckets, ep.MaterializationTailColumn)
 	if !v.ok {
@@ -170,7 +170,7 @@ func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]an
 func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
 	table, at, ok := servingTable(ep, c, now)
 	if !ok {
-		return nil, noTable, nil
+		return nil, s.noTable(ep, now), nil
 	}
 	trace := newRunTrace(opts.debug)
 	st, stmt, err := c.scope.InsightRead(c.insight, table, given, at)

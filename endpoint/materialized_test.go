@@ -245,7 +245,7 @@ func TestMaterializationJSON(t *testing.T) {
 		"materialization_buckets":   map[string]any{"to": "week"},
 		"materialization": map[string]any{
 			"can_materialize": true, "reason": "", "status": "completed",
-			"last_materialized_at": "2025-06-01T12:00:00Z", "error": "",
+			"last_materialized_at": "2025-06-01T12:00:00Z", "error": "", "hibernating": false,
 			// The bucket override of to shows in its verdict.
 			"variables": []any{
 				map[string]any{"code_name": "country", "as": "key", "expression": `"country"`},

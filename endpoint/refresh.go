@@ -92,7 +92,8 @@ func (s *Service) refreshWaitError(name string, err error) error {
 // that has no table for its current version, buckets and variable
 // definitions, or whose table is older than its freshness period, one
 // after another; each waits for a turn among Config.MaxRefreshes.
-// Endpoints being refreshed already are skipped. It then drops orphaned
+// Endpoints being refreshed already are skipped, and so are hibernating
+// ones (see Config.HibernateAfter). It then drops orphaned
 // tables (RemoveOrphans). It returns how many refreshes completed, and the
 // failures joined.
 func (s *Service) RefreshStale(ctx context.Context) (int, error) {
@@ -107,6 +108,9 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 	now := s.now()
 	for i := range list {
 		e := &list[i]
+		if _, asleep := s.hibernatingSince(e, now); asleep {
+			continue
+		}
 		if c, err := s.compiledVersion(ctx, e, e.CurrentVersion); err == nil {
 			if _, _, fresh := servingTable(e, c, now); fresh {
 				continue

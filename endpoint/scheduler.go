@@ -29,8 +29,10 @@ const (
 // running already.
 var ErrScheduling = errors.New("endpoint: the scheduler is running already")
 
-// kick asks the scheduler to refresh one endpoint at once.
-type kick struct{ project, id, name string }
+// kick asks the scheduler to refresh one endpoint at once, for trigger:
+// "saved" (kickIfPending) or "woken" (a run of a hibernating
+// materialization).
+type kick struct{ project, id, name, trigger string }
 
 // kickQueue is how many kicks wait for a busy scheduler; past it a kick is
 // dropped, and the scheduler's next look finds the endpoint pending.
@@ -49,7 +51,7 @@ func (s *Service) kickIfPending(e *Endpoint, c *compiled) {
 		return
 	}
 	select {
-	case s.kicks <- kick{e.ProjectID, e.ID, e.Name}:
+	case s.kicks <- kick{e.ProjectID, e.ID, e.Name, "saved"}:
 	default:
 	}
 }
@@ -95,7 +97,11 @@ func (s *Service) Schedule(ctx context.Context) error {
 					fl.end(id)
 					return
 				}
-				_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger, s.due)
+				still := s.due
+				if trigger == triggerWoken {
+					still = s.dueAwake
+				}
+				_, _ = s.refreshGuarded(ctx, project, id, name, false, trigger, still)
 				<-slots
 			}
 		}()
@@ -121,7 +127,7 @@ func (s *Service) Schedule(ctx context.Context) error {
 			wg.Wait()
 			return nil
 		case k := <-s.kicks:
-			start(k.project, k.id, k.name, "saved")
+			start(k.project, k.id, k.name, k.trigger)
 		case <-t.C:
 			look()
 		}
@@ -172,10 +178,11 @@ func (f *flights) end(id string) {
 	delete(f.again, id)
 }
 
-// due reports whether the scheduler should refresh e at now. An endpoint
-// whose current version does not compile is due: its refresh fails and
-// says why, and the back-off then applies.
-func (s *Service) due(ctx context.Context, e *Endpoint, now time.Time) bool {
+// dueAwake reports whether the scheduler should refresh e at now, were it
+// not hibernating (see due). An endpoint whose current version does not
+// compile is due: its refresh fails and says why, and the back-off then
+// applies.
+func (s *Service) dueAwake(ctx context.Context, e *Endpoint, now time.Time) bool {
 	st := &e.MaterializationState
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {

@@ -183,6 +183,12 @@ type Config struct {
 	// ScheduleConcurrency is how many refreshes Schedule runs at once; 0
 	// means DefaultScheduleConcurrency.
 	ScheduleConcurrency int
+	// HibernateAfter is how long a materialization may go without a run
+	// reading it (nor a save of its endpoint) before it hibernates: the
+	// scheduler and RefreshStale stop refreshing it, its status says
+	// hibernating, and the next run answers inline and wakes it (queues a
+	// refresh). 0 means DefaultHibernateAfter, a negative value never.
+	HibernateAfter time.Duration
 	// LeaseDuration is how long a refresh lease lasts without renewal (the
 	// time another process waits to take over from a holder that died);
 	// 0 means DefaultLeaseDuration.
@@ -316,6 +322,12 @@ func (cfg *Config) fillDefaults() {
 	cfg.MaxBreakdownLimit = orDefault(cfg.MaxBreakdownLimit, DefaultMaxBreakdownLimit)
 	cfg.ScheduleConcurrency = orDefault(cfg.ScheduleConcurrency, DefaultScheduleConcurrency)
 	cfg.LeaseDuration = orDefault(cfg.LeaseDuration, DefaultLeaseDuration)
+	switch {
+	case cfg.HibernateAfter == 0:
+		cfg.HibernateAfter = DefaultHibernateAfter
+	case cfg.HibernateAfter < 0:
+		cfg.HibernateAfter = 0
+	}
 	switch {
 	case cfg.RefreshJitter == 0:
 		cfg.RefreshJitter = DefaultRefreshJitter

@@ -39,10 +39,16 @@ type MaterializationReport struct {
 	// freshness otherwise), and NextRefreshAt when the scheduler
 	// (Service.Schedule) refreshes it next at the latest: at once when
 	// pending, otherwise when the table reaches its freshness period less
-	// the jitter.
+	// the jitter; null while the materialization hibernates.
 	DataFreshnessSeconds            int        `json:"data_freshness_seconds"`
 	MaterializationFreshnessSeconds int        `json:"materialization_freshness_seconds"`
 	NextRefreshAt                   *time.Time `json:"next_refresh_at"`
+	// Hibernating tells that no run read the materialization for the
+	// Service's HibernateAfter (Config.HibernateAfter): it is not
+	// refreshed, and the next run answers inline and wakes it.
+	// HibernatingSince is when it fell asleep.
+	Hibernating      bool       `json:"hibernating"`
+	HibernatingSince *time.Time `json:"hibernating_since"`
 }
 
 // MaterializationStatus reports the materialization of the endpoint named
@@ -74,6 +80,10 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	if c, err := s.compiledVersion(ctx, &e, e.CurrentVersion); err == nil {
 		_, _, r.Serving = servingTable(&e, c, now)
 		built = st.Built == tableKey(&e, c)
+	}
+	if since, ok := s.hibernatingSince(&e, now); ok {
+		r.Hibernating, r.HibernatingSince = true, &since
+		return r, nil
 	}
 	next := s.nextRefresh(&e, status, built, now)
 	r.NextRefreshAt = &next

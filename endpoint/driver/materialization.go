@@ -44,6 +44,9 @@ type Materialization struct {
 	// ReadFailedAt when; empty and nil when no read of it failed.
 	ReadError    string     `json:"read_error,omitempty"`
 	ReadFailedAt *time.Time `json:"read_failed_at,omitempty"`
+	// Hibernating tells that no run read the materialization for the
+	// Service's HibernateAfter: it is not refreshed until a run wakes it.
+	Hibernating bool `json:"hibernating"`
 	// Variables say, per variable of a SQL endpoint, how the stored table
 	// answers it or why it cannot.
 	Variables []VariableVerdict `json:"variables,omitempty"`

@@ -66,7 +66,7 @@ func TestHTTPMaterialize(t *testing.T) {
 	h := newHarness(t, nil)
 	created := h.setupDaily(map[string]any{"materialization_freshness": "2h", "materialization_buckets": map[string]any{"from": "day"}})
 	mustStatus(t, http.StatusCreated, created)
-	assert.Equal(t, map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "",
+	assert.Equal(t, map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "", "hibernating": false,
 		"variables": []any{
 			map[string]any{"code_name": "country", "as": "key", "expression": `"country"`},
 			map[string]any{"code_name": "from", "as": "range", "expression": `"timestamp"`, "bucket": "day"},

@@ -1,0 +1,81 @@
+package endpoint_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// TestHibernation: a materialization no run read for Config.HibernateAfter
+// is refreshed neither by RefreshStale nor by the scheduler, its status
+// says so, and the next run answers inline and wakes it: the scheduler
+// then refreshes it at once, and runs read the table again.
+func TestHibernation(t *testing.T) {
+	e, _ := newMatEnv(t, 2000)
+	q := e.query(dailyPurchases, "country", "from", "to")
+	e.createMat(t, "daily", q, endpoint.CreateRequest{})
+	ctx := context.Background()
+	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 1 {
+		t.Fatalf("RefreshStale = %d, %v", n, err)
+	}
+	vars := runVars("US", "2025-05-01", "2025-05-08")
+
+	e.clock.Advance(endpoint.DefaultHibernateAfter + time.Hour)
+	st, err := e.svc.MaterializationStatus(ctx, "1", "daily")
+	if err != nil || !st.Hibernating || st.HibernatingSince == nil || st.NextRefreshAt != nil {
+		t.Fatalf("status after %s unread: %+v, %v; want hibernating with no next refresh", endpoint.DefaultHibernateAfter, st, err)
+	}
+	if !e.get(t, "daily").Materialization.Hibernating {
+		t.Fatal("the endpoint's materialization does not say hibernating")
+	}
+	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 0 {
+		t.Fatalf("RefreshStale refreshed %d hibernating endpoints (err %v)", n, err)
+	}
+
+	// A scheduler that looks now skips it; the run's wake-up kick makes
+	// it refresh at once.
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.svc.Schedule(sctx) }()
+	defer func() { stop(); <-done }()
+
+	res := e.mustRun(t, "daily", vars)
+	if res.EndpointMaterialized || !strings.Contains(res.InlineReason, "hibernating") {
+		t.Fatalf("the waking run: materialized %v, reason %q; want inline, saying hibernating", res.EndpointMaterialized, res.InlineReason)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ep := e.get(t, "daily")
+		if at := ep.Materialization.LastMaterializedAt; at != nil && at.Equal(e.clock.Now()) {
+			if ep.Materialization.Hibernating {
+				t.Fatal("a woken materialization still says hibernating")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the woken materialization was not refreshed: %+v", ep.Materialization)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !e.mustRun(t, "daily", vars).EndpointMaterialized {
+		t.Fatal("after waking, runs do not read the table")
+	}
+}
+
+// TestHibernationOff: a negative HibernateAfter keeps refreshing.
+func TestHibernationOff(t *testing.T) {
+	e, x := newMatEnv(t, 500)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now, HibernateAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.clock.Advance(365 * 24 * time.Hour)
+	if n, err := e.svc.RefreshStale(context.Background()); err != nil || n != 1 {
+		t.Fatalf("RefreshStale with hibernation off = %d, %v", n, err)
+	}
+}

@@ -274,6 +274,10 @@ func cloneEndpoint(e Endpoint) Endpoint {
 		t := *e.LastExecutedAt
 		e.LastExecutedAt = &t
 	}
+	if e.DeletedAt != nil {
+		t := *e.DeletedAt
+		e.DeletedAt = &t
+	}
 	e.MaterializationBuckets = maps.Clone(e.MaterializationBuckets)
 	e.OptionalBreakdowns = slices.Clone(e.OptionalBreakdowns)
 	// The view is the Service's, computed per read; a store keeps none.

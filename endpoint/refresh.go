@@ -101,6 +101,7 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, storeError(err, nil)
 	}
+	list = s.live(ctx, list)
 	var (
 		n    int
 		errs []error

@@ -111,6 +111,7 @@ func (s *Service) Schedule(ctx context.Context) error {
 		if err != nil {
 			return
 		}
+		list = s.live(ctx, list)
 		now := s.now()
 		for i := range list {
 			if e := &list[i]; s.due(ctx, e, now) {

@@ -189,6 +189,12 @@ type Config struct {
 	// hibernating, and the next run answers inline and wakes it (queues a
 	// refresh). 0 means DefaultHibernateAfter, a negative value never.
 	HibernateAfter time.Duration
+	// DeletedRetention is how long a soft-deleted endpoint (SoftDelete,
+	// or PATCH {"deleted": true}) keeps its record, versions, run log and
+	// stored tables, and can be restored (Restore); past it the next
+	// listing of its project, or the scheduler, deletes it for good. 0
+	// means DefaultDeletedRetention.
+	DeletedRetention time.Duration
 	// LeaseDuration is how long a refresh lease lasts without renewal (the
 	// time another process waits to take over from a holder that died);
 	// 0 means DefaultLeaseDuration.
@@ -305,8 +311,8 @@ func (cfg *Config) check() error {
 		return errors.New("endpoint: Config.DefaultLimit, MaxLimit and MaxRefreshes must not be negative")
 	case cfg.DefaultBreakdownLimit < 0 || cfg.MaxBreakdownLimit < 0:
 		return errors.New("endpoint: Config.DefaultBreakdownLimit and MaxBreakdownLimit must not be negative")
-	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0:
-		return errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency and LeaseDuration must not be negative")
+	case cfg.ScheduleInterval < 0 || cfg.ScheduleConcurrency < 0 || cfg.LeaseDuration < 0 || cfg.DeletedRetention < 0:
+		return errors.New("endpoint: Config.ScheduleInterval, ScheduleConcurrency, LeaseDuration and DeletedRetention must not be negative")
 	case cfg.RefreshJitter >= 1:
 		return fmt.Errorf("endpoint: Config.RefreshJitter %v must be less than 1", cfg.RefreshJitter)
 	}
@@ -322,6 +328,7 @@ func (cfg *Config) fillDefaults() {
 	cfg.MaxBreakdownLimit = orDefault(cfg.MaxBreakdownLimit, DefaultMaxBreakdownLimit)
 	cfg.ScheduleConcurrency = orDefault(cfg.ScheduleConcurrency, DefaultScheduleConcurrency)
 	cfg.LeaseDuration = orDefault(cfg.LeaseDuration, DefaultLeaseDuration)
+	cfg.DeletedRetention = orDefault(cfg.DeletedRetention, DefaultDeletedRetention)
 	switch {
 	case cfg.HibernateAfter == 0:
 		cfg.HibernateAfter = DefaultHibernateAfter
@@ -409,6 +416,10 @@ type UpdateRequest struct {
 	MaterializationBuckets   *map[string]materialize.Bucket `json:"materialization_buckets"`
 	MaterializationTail      *string                        `json:"materialization_tail_column"`
 	OptionalBreakdowns       *[]string                      `json:"optional_breakdowns"`
+	// Deleted, alone in a request, soft-deletes the endpoint (true; see
+	// SoftDelete) or restores the one last deleted under the name (false;
+	// see Restore; for a live endpoint it changes nothing).
+	Deleted *bool `json:"deleted"`
 }
 
 // Create validates req and stores a new endpoint with version 1. IsActive
@@ -473,6 +484,9 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 // new version, and other changes do not. A query equal to the current one
 // is no change. An update that fails a check changes nothing.
 func (s *Service) Update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {
+	if req.Deleted != nil {
+		return s.setDeleted(ctx, project, name, req)
+	}
 	next, drop, err := s.update(ctx, project, name, req)
 	// The table of an endpoint no longer materialized is dropped once the
 	// write lock is released, so that no other write waits on the drop.
@@ -696,11 +710,14 @@ func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) 
 	if err != nil {
 		return nil, storeError(err, nil)
 	}
+	for i := range list {
+		list[i].ProjectID = project
+	}
+	list = s.live(ctx, list)
 	if list == nil {
 		list = []Endpoint{}
 	}
 	for i := range list {
-		list[i].ProjectID = project
 		s.present(ctx, &list[i])
 	}
 	return list, nil

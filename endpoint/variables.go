@@ -168,7 +168,8 @@ func (s *Service) DeleteVariable(ctx context.Context, project, id string) error 
 
 // endpointsUsing returns the names, sorted, of the endpoints of project
 // whose current or any stored version refers to the variable with id. It
-// reads every version: variable writes are rare and must be right.
+// reads every version: variable writes are rare and must be right. A
+// soft-deleted endpoint counts, as it can be restored.
 func (s *Service) endpointsUsing(ctx context.Context, project, id string) ([]string, error) {
 	list, err := s.cfg.Endpoints.List(ctx, project)
 	if err != nil {
@@ -177,7 +178,7 @@ func (s *Service) endpointsUsing(ctx context.Context, project, id string) ([]str
 	var names []string
 	for _, e := range list {
 		if usesVariable(e.Query, id) {
-			names = append(names, e.Name)
+			names = append(names, usingName(&e))
 			continue
 		}
 		versions, err := s.cfg.Endpoints.Versions(ctx, project, e.ID)
@@ -189,7 +190,7 @@ func (s *Service) endpointsUsing(ctx context.Context, project, id string) ([]str
 		}
 		for _, v := range versions {
 			if usesVariable(v.Query, id) {
-				names = append(names, e.Name)
+				names = append(names, usingName(&e))
 				break
 			}
 		}

@@ -32,6 +32,11 @@ type Endpoint struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastExecutedAt *time.Time `json:"last_executed_at"`
+	// DeletedAt is when the endpoint was soft-deleted (nil while it lives).
+	// A soft-deleted endpoint keeps its record, versions and run log for
+	// the Service's retention period, under a name no live endpoint can
+	// have (its name, a slash and its id), so that its name is free.
+	DeletedAt *time.Time `json:"deleted_at,omitempty"`
 	// DataFreshnessSeconds is how old the data of an answer may be: a
 	// cached answer serves while its data is younger, and the stored table
 	// of a materialized endpoint is rebuilt at this period. It is one of

@@ -82,9 +82,12 @@ func TestEndpointUpdate(t *testing.T) {
 		e, first := endpointFixture("p", "a")
 		require.NoError(t, st.Create(ctx, e, first))
 
-		// A rename and a description change, no new version.
+		// A rename and a description change, no new version; a
+		// soft-delete's instant round-trips.
 		renamed := e
 		renamed.Name, renamed.Description, renamed.IsActive = "b", "new", false
+		deleted := e.CreatedAt.Add(time.Minute)
+		renamed.DeletedAt = &deleted
 		require.NoError(t, st.Update(ctx, renamed, nil))
 		_, err := st.Get(ctx, "p", "a")
 		assert.ErrorIs(t, err, driver.ErrNotFound, "the old name is gone")
@@ -95,7 +98,7 @@ func TestEndpointUpdate(t *testing.T) {
 		// A new query: version 2.
 		e2, v2 := nextVersion(renamed, "SELECT 2 WHERE e = {variables.event}")
 		e2.IsMaterialized = true
-		e2.LastExecutedAt = nil
+		e2.LastExecutedAt, e2.DeletedAt = nil, nil
 		require.NoError(t, st.Update(ctx, e2, v2))
 		got, err = st.Get(ctx, "p", "b")
 		require.NoError(t, err)

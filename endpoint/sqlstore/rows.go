@@ -30,6 +30,10 @@ func endpointRow(e driver.Endpoint) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: endpoint %q: last_executed_at: %w", e.Name, err)
 	}
+	deleted, err := formatNullTime(e.DeletedAt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: endpoint %q: deleted_at: %w", e.Name, err)
+	}
 	settings, err := marshalSettings(e)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: endpoint %q: %w", e.Name, err)
@@ -42,7 +46,7 @@ func endpointRow(e driver.Endpoint) ([]any, error) {
 		e.ID, e.Name, e.Description, q,
 		boolInt(e.IsActive), boolInt(e.IsMaterialized),
 		int64(e.CurrentVersion), int64(e.VersionsCount),
-		created, updated, executed, settings, state,
+		created, updated, executed, settings, deleted, state,
 	}, nil
 }
 
@@ -54,11 +58,11 @@ func scanEndpoint(r scanner, lead ...any) (driver.Endpoint, error) {
 		query, created, updated string
 		active, materialized    int64
 		current, count          int64
-		executed                sql.NullString
+		executed, deleted       sql.NullString
 		settings, state         sql.NullString
 	)
 	err := r.Scan(append(lead, &e.ID, &e.Name, &e.Description, &query, &active, &materialized,
-		&current, &count, &created, &updated, &executed, &settings, &state)...)
+		&current, &count, &created, &updated, &executed, &settings, &deleted, &state)...)
 	if err != nil {
 		return driver.Endpoint{}, err
 	}
@@ -75,6 +79,9 @@ func scanEndpoint(r scanner, lead ...any) (driver.Endpoint, error) {
 	}
 	if e.LastExecutedAt, err = parseNullTime(executed); err != nil {
 		return driver.Endpoint{}, fmt.Errorf("endpoint %q: last_executed_at: %w", e.Name, err)
+	}
+	if e.DeletedAt, err = parseNullTime(deleted); err != nil {
+		return driver.Endpoint{}, fmt.Errorf("endpoint %q: deleted_at: %w", e.Name, err)
 	}
 	if err := unmarshalSettings(settings, &e); err != nil {
 		return driver.Endpoint{}, fmt.Errorf("endpoint %q: materialization_settings: %w", e.Name, err)

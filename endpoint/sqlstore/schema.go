@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -104,6 +104,10 @@ func migrations(d engine.Store) [][]string {
 	expires_ns BIGINT NOT NULL,
 	PRIMARY KEY (name)
 )`),
+	}, {
+		// Version 4: the instant an endpoint was soft-deleted; NULL for a
+		// live one.
+		d.AddColumn(endpointsTable, "deleted_at", "VARCHAR(40) NULL"),
 	}}
 }
 

@@ -23,7 +23,7 @@ type statements struct {
 
 const (
 	varColumns = `id, name, code_name, var_type, default_value, list_values, is_multi`
-	epColumns  = `id, name, description, query_json, is_active, is_materialized, current_version, versions_count, created_at, updated_at, last_executed_at, materialization_settings, materialization_state`
+	epColumns  = `id, name, description, query_json, is_active, is_materialized, current_version, versions_count, created_at, updated_at, last_executed_at, materialization_settings, deleted_at, materialization_state`
 	verColumns = `endpoint_id, version, query_json, created_at`
 )
 
@@ -44,8 +44,8 @@ func newStatements(d engine.Store) statements {
 		varCodeNameUse: b(`SELECT 1 FROM ` + variablesTable + ` WHERE project = ? AND code_name = ? AND id <> ?`),
 		varGetMany:     `SELECT ` + varColumns + ` FROM ` + variablesTable + ` WHERE project = ? AND id IN (`,
 
-		epInsert:         b(`INSERT INTO ` + endpointsTable + ` (project, ` + epColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		epUpdate:         b(`UPDATE ` + endpointsTable + ` SET name = ?, description = ?, query_json = ?, is_active = ?, is_materialized = ?, current_version = ?, versions_count = ?, created_at = ?, updated_at = ?, last_executed_at = ?, materialization_settings = ? WHERE project = ? AND id = ?`),
+		epInsert:         b(`INSERT INTO ` + endpointsTable + ` (project, ` + epColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		epUpdate:         b(`UPDATE ` + endpointsTable + ` SET name = ?, description = ?, query_json = ?, is_active = ?, is_materialized = ?, current_version = ?, versions_count = ?, created_at = ?, updated_at = ?, last_executed_at = ?, materialization_settings = ?, deleted_at = ? WHERE project = ? AND id = ?`),
 		epDeleteVersions: b(`DELETE FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ?`),
 		epDelete:         b(`DELETE FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
 		epGet:            b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? AND name = ?`),

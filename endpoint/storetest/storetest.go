@@ -153,6 +153,12 @@ func sameEndpoint(t *testing.T, what string, got, want driver.Endpoint) {
 	case got.LastExecutedAt != nil:
 		sameTime(t, what+": LastExecutedAt", *got.LastExecutedAt, *want.LastExecutedAt)
 	}
+	switch {
+	case (got.DeletedAt == nil) != (want.DeletedAt == nil):
+		t.Fatalf("%s: DeletedAt = %v, want %v", what, got.DeletedAt, want.DeletedAt)
+	case got.DeletedAt != nil:
+		sameTime(t, what+": DeletedAt", *got.DeletedAt, *want.DeletedAt)
+	}
 	sameQuery(t, what+": Query", got.Query, want.Query)
 }
 
@@ -308,6 +314,18 @@ func testUpdateFields(t *testing.T, s driver.Store) {
 		t.Fatalf("Update: %v", err)
 	}
 	sameEndpoint(t, "Get after Update", mustGet(t, s, "1", "pageviews"), e)
+	// A soft delete's instant is stored, and so is its removal.
+	deleted := base.Add(2 * time.Hour)
+	e.DeletedAt = &deleted
+	if err := s.Update(ctx, e, nil); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	sameEndpoint(t, "Get after a soft delete", mustGet(t, s, "1", "pageviews"), e)
+	e.DeletedAt = nil
+	if err := s.Update(ctx, e, nil); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	sameEndpoint(t, "Get after a restore", mustGet(t, s, "1", "pageviews"), e)
 	vs, err := s.Versions(ctx, "1", e.ID)
 	if err != nil {
 		t.Fatalf("Versions: %v", err)

@@ -1,0 +1,76 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHTTPSoftDelete: PATCH {"deleted": true} hides an endpoint on every
+// route (404) and frees its name; PATCH {"deleted": false} brings it back
+// with its versions and run log while the name is free, and is a 409 once
+// another endpoint took it.
+func TestHTTPSoftDelete(t *testing.T) {
+	h := newHarness(t, nil)
+	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
+	base := "/api/projects/1/endpoints/"
+	vars := map[string]any{"variables": map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}}
+	ran := h.do("POST", base+"daily/run", keyP1, vars)
+	mustStatus(t, http.StatusOK, ran)
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"description": "v2"}))
+
+	gone := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true})
+	mustStatus(t, http.StatusOK, gone)
+	assert.Equal(t, "daily", gone.Body["name"])
+	assert.NotEmpty(t, gone.Body["deleted_at"])
+
+	for _, r := range []struct{ method, path string }{
+		{"GET", base + "daily/"}, {"POST", base + "daily/run"}, {"GET", base + "daily/versions/"},
+		{"GET", base + "daily/logs/"}, {"GET", base + "daily/materialization_status/"},
+		{"POST", base + "daily/materialize"}, {"PATCH", base + "daily/"}, {"DELETE", base + "daily/"},
+	} {
+		var body any
+		if r.method == "POST" && r.path == base+"daily/run" {
+			body = vars
+		} else if r.method == "PATCH" {
+			body = map[string]any{"description": "x"}
+		}
+		assert.Equal(t, http.StatusNotFound, h.do(r.method, r.path, keyP1, body).Status, "%s %s of a deleted endpoint", r.method, r.path)
+	}
+	list := h.do("GET", base, keyP1, nil)
+	mustStatus(t, http.StatusOK, list)
+	assert.NotContains(t, string(list.Raw), `"daily"`, "the list shows a deleted endpoint")
+	assert.NotContains(t, string(list.Raw), `daily/`, "the list shows a deleted endpoint's stored name")
+
+	// Restored: the same id, versions and log.
+	back := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
+	mustStatus(t, http.StatusOK, back)
+	assert.Equal(t, gone.Body["id"], back.Body["id"])
+	assert.Nil(t, back.Body["deleted_at"])
+	versions := h.do("GET", base+"daily/versions/", keyP1, nil)
+	mustStatus(t, http.StatusOK, versions)
+	logs := h.do("GET", base+"daily/logs/", keyP1, nil)
+	mustStatus(t, http.StatusOK, logs)
+	assert.Contains(t, string(logs.Raw), ran.Body["execution_id"].(string), "the run log did not survive the delete")
+	mustStatus(t, http.StatusOK, h.do("POST", base+"daily/run", keyP1, vars))
+
+	// Deleted again, its name taken by a new endpoint: no restore.
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true}))
+	q := h.do("GET", base+"inline/", keyP1, nil).Body["query"]
+	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "daily", "query": q}))
+	taken := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
+	require.Equal(t, http.StatusOK, taken.Status, "deleted:false on a live endpoint changes nothing")
+	assert.NotEqual(t, gone.Body["id"], taken.Body["id"])
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"name": "daily2"}))
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false}))
+
+	// deleted comes alone; an unknown endpoint has nothing to restore.
+	mixed := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true, "description": "x"})
+	mustStatus(t, http.StatusBadRequest, mixed)
+	assert.Contains(t, mixed.detail(), "deleted must be the only field")
+	mustStatus(t, http.StatusNotFound, h.do("PATCH", base+"nothing/", keyP1, map[string]any{"deleted": false}))
+	// Another project sees none of it.
+	mustStatus(t, http.StatusNotFound, h.do("PATCH", "/api/projects/2/endpoints/daily/", keyP2, map[string]any{"deleted": true}))
+}

@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -29,6 +29,7 @@ const (
 	cacheTable     = "endpointkit_result_cache"
 	runLogTable    = "endpointkit_run_log"
 	leasesTable    = "endpointkit_leases"
+	keysTable      = "endpointkit_keys"
 )
 
 // migrations[i] brings the schema from version i to i+1. Every statement is
@@ -104,7 +105,7 @@ func migrations(d engine.Store) [][]string {
 	expires_ns BIGINT NOT NULL,
 	PRIMARY KEY (name)
 )`),
-	}}
+	}, keysMigration(d)}
 }
 
 // isDuplicateColumn recognizes the error of adding a column that exists:

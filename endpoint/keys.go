@@ -345,7 +345,8 @@ func (k *Keys) validate(project string, req CreateKeyRequest) (driver.KeyRecord,
 // key that creates keys uses it, so that key:admin cannot widen itself.
 func (k *Key) Grants(req CreateKeyRequest) error {
 	for _, s := range req.Scopes {
-		if !k.Allows(s) {
+		// An unknown scope is Create's 400, not a refusal.
+		if slices.Contains(Scopes, s) && !k.Allows(s) {
 			return NewError(ErrForbidden, CodeForbidden, "scopes", fmt.Sprintf("This API key may not give the scope '%s', which it does not have.", cut(s)))
 		}
 	}
@@ -356,7 +357,7 @@ func (k *Key) Grants(req CreateKeyRequest) error {
 		return NewError(ErrForbidden, CodeForbidden, "endpoints", "This API key is limited to named endpoints: the key it creates must name its endpoints among them.")
 	}
 	for _, n := range req.Endpoints {
-		if !k.AllowsEndpoint(n) {
+		if validName(n) && !k.AllowsEndpoint(n) {
 			return NewError(ErrForbidden, CodeForbidden, "endpoints", fmt.Sprintf("This API key may not give endpoint '%s', which it may not use.", cut(n)))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/openapi"
 )
 
 // WithKeys accepts, besides the Authenticator's keys, the stored API keys
@@ -74,6 +75,7 @@ var keyRules = map[string]keyRule{
 	"POST keys":                                   {scope: endpoint.ScopeKeyAdmin},
 	"GET keys":                                    {scope: endpoint.ScopeKeyAdmin},
 	"DELETE keys/{key_id}":                        {scope: endpoint.ScopeKeyAdmin},
+	"GET keys/openapi.json":                       {scope: endpoint.ScopeKeyAdmin},
 }
 
 // keyRoutes registers the routes of keys.
@@ -81,6 +83,15 @@ func (h *handler) keyRoutes() {
 	h.handle(http.MethodPost, "keys", h.createKey)
 	h.handle(http.MethodGet, "keys", h.listKeys)
 	h.handle(http.MethodDelete, "keys/{key_id}", h.revokeKey)
+	h.handle(http.MethodGet, "keys/openapi.json", h.keysOpenAPI)
+}
+
+// keysOpenAPI answers the OpenAPI document of the key routes.
+func (h *handler) keysOpenAPI(w http.ResponseWriter, r *http.Request, _ string) error {
+	if h.cfg.keys == nil {
+		return keysDisabled()
+	}
+	return h.reply(w, r, http.StatusOK, openapi.KeysDocument(h.cfg.prefix))
 }
 
 // isStoredKey reports whether the request's credential is to be looked up

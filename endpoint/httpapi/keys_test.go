@@ -131,6 +131,7 @@ var keyRouteTable = []keyRouteCase{
 	{"GET", "/keys/", nil, 200, "admin all"},
 	{"POST", "/keys/", map[string]any{"name": "made", "scopes": []string{"key:admin"}}, 201, "admin all"},
 	{"DELETE", "/keys/99999999-9999-4999-8999-999999999999", nil, 404, "admin all"},
+	{"GET", "/keys/openapi.json", nil, 200, "admin all"},
 	{"DELETE", "/endpoints/other", nil, 204, "write all"},
 	{"DELETE", "/endpoints/in_range", nil, 204, "write writeNamed all"},
 }
@@ -212,7 +213,7 @@ func TestKeyRouteTableCoversEveryRoute(t *testing.T) {
 		"POST /endpoints/", "GET /endpoints/", "GET /endpoints/x", "PATCH /endpoints/x", "DELETE /endpoints/x",
 		"POST /endpoints/x/run", "POST /embed_tokens/", "POST /endpoints/x/materialize", "POST /query/", "GET /schema",
 		"GET /endpoints/x/versions", "GET /endpoints/x/versions/1", "GET /endpoints/x/openapi.json", "GET /endpoints/x/logs",
-		"GET /endpoints/x/materialization_status", "GET /keys/", "POST /keys/", "DELETE /keys/x",
+		"GET /endpoints/x/materialization_status", "GET /keys/", "POST /keys/", "DELETE /keys/x", "GET /keys/openapi.json",
 	} {
 		method, path, _ := strings.Cut(route, " ")
 		assert.True(t, seen[method+" "+routeShape(path)], "route %s is not in keyRouteTable", route)
@@ -226,8 +227,8 @@ func TestKeyRouteTableCoversEveryRoute(t *testing.T) {
 // routeShape replaces the names and ids of a path by x.
 func routeShape(path string) string {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
-	for i := range parts {
-		if i == 1 && (parts[0] == "endpoints" || parts[0] == "insight_variables" || parts[0] == "keys") {
+	for i, p := range parts {
+		if i == 1 && (parts[0] == "endpoints" || parts[0] == "insight_variables" || parts[0] == "keys" && p != "openapi.json") {
 			parts[i] = "x"
 		}
 		if i == 3 && parts[2] == "versions" {

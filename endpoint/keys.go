@@ -195,7 +195,11 @@ type Keys struct {
 
 	mu    sync.Mutex
 	cache map[[driver.KeyHashSize]byte]keyLookup
-	used  map[string]time.Time // the last write of each key's last_used_at
+	// revocations counts the revocations made through this Keys: a read
+	// of the store that a revocation overtook is not cached, so that a
+	// request in flight during Revoke cannot put the key back.
+	revocations uint64
+	used        map[string]time.Time // the last write of each key's last_used_at
 
 	limMu    sync.Mutex
 	limiters map[[2]int]*limit.Limiter
@@ -386,6 +390,7 @@ func (k *Keys) Revoke(ctx context.Context, project, id string) error {
 		return storeError(err, func() *Error { return notFoundf("API key '%s' not found.", cut(id)) })
 	}
 	k.mu.Lock()
+	k.revocations++
 	for h, l := range k.cache {
 		if l.rec != nil && l.rec.ID == id {
 			delete(k.cache, h)
@@ -418,13 +423,12 @@ func (k *Keys) Authenticate(ctx context.Context, secret string) (Key, error) {
 // when it is fresh.
 func (k *Keys) lookup(ctx context.Context, hash [driver.KeyHashSize]byte) (*driver.KeyRecord, error) {
 	now := k.now()
-	if k.cfg.CacheTTL > 0 {
-		k.mu.Lock()
-		l, ok := k.cache[hash]
-		k.mu.Unlock()
-		if ok && now.Sub(l.at) < k.cfg.CacheTTL && !now.Before(l.at) {
-			return l.rec, nil
-		}
+	k.mu.Lock()
+	l, ok := k.cache[hash]
+	gen := k.revocations
+	k.mu.Unlock()
+	if ok && now.Sub(l.at) < k.cfg.CacheTTL && !now.Before(l.at) {
+		return l.rec, nil
 	}
 	r, err := k.store.KeyByHash(ctx, hash)
 	var rec *driver.KeyRecord
@@ -437,6 +441,10 @@ func (k *Keys) lookup(ctx context.Context, hash [driver.KeyHashSize]byte) (*driv
 	}
 	if k.cfg.CacheTTL > 0 {
 		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.revocations != gen {
+			return rec, nil // a revocation came in between: do not cache
+		}
 		if len(k.cache) >= k.cfg.CacheSize {
 			for h, l := range k.cache {
 				if now.Sub(l.at) >= k.cfg.CacheTTL || now.Before(l.at) {
@@ -448,7 +456,6 @@ func (k *Keys) lookup(ctx context.Context, hash [driver.KeyHashSize]byte) (*driv
 			}
 		}
 		k.cache[hash] = keyLookup{rec: rec, at: now}
-		k.mu.Unlock()
 	}
 	return rec, nil
 }

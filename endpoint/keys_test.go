@@ -182,3 +182,42 @@ func TestKeyLastUsed(t *testing.T) {
 	assert.Equal(t, c.now(), *lastUsed())
 	assert.Equal(t, key.ID, key.ID)
 }
+
+// slowKeyStore holds KeyByHash, after its read, until release is closed.
+type slowKeyStore struct {
+	*endpoint.MemoryKeyStore
+	read, release chan struct{}
+	once          sync.Once
+}
+
+func (s *slowKeyStore) KeyByHash(ctx context.Context, h [driver.KeyHashSize]byte) (driver.KeyRecord, error) {
+	r, err := s.MemoryKeyStore.KeyByHash(ctx, h)
+	s.once.Do(func() {
+		close(s.read)
+		<-s.release
+	})
+	return r, err
+}
+
+// TestKeyRevokeOvertakesRead: a request that read the key before a
+// revocation, and finishes after it, does not put the key back in the
+// cache: the next request is refused.
+func TestKeyRevokeOvertakesRead(t *testing.T) {
+	ctx := context.Background()
+	store := &slowKeyStore{MemoryKeyStore: endpoint.NewMemoryKeyStore(), read: make(chan struct{}), release: make(chan struct{})}
+	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	k := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: time.Hour})
+	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
+	require.NoError(t, err)
+	done := make(chan error)
+	go func() {
+		_, err := k.Authenticate(ctx, secret)
+		done <- err
+	}()
+	<-store.read
+	require.NoError(t, k.Revoke(ctx, "1", key.ID))
+	close(store.release)
+	require.NoError(t, <-done, "the request in flight read the key before the revocation")
+	_, err = k.Authenticate(ctx, secret)
+	assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
+}

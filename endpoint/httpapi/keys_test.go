@@ -401,3 +401,16 @@ func TestKeyListFiltered(t *testing.T) {
 	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
 	assert.Len(t, r.Body["results"], 2)
 }
+
+// TestKeyBudgetQueryRoute: the editor's unsaved queries count against a
+// key's inline budget.
+func TestKeyBudgetQueryRoute(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	secret, _ := h.mint("1", map[string]any{"name": "q", "scopes": []string{"query:run"}, "runs_per_minute": 1})
+	body := map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", secret, body))
+	r := h.do("POST", "/api/projects/1/query/", secret, body)
+	mustStatus(t, http.StatusTooManyRequests, r)
+	assert.Contains(t, r.detail(), "key_runs_per_minute")
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", keyP1, body))
+}

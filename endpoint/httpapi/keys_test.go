@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -413,4 +416,36 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 	mustStatus(t, http.StatusTooManyRequests, r)
 	assert.Contains(t, r.detail(), "key_runs_per_minute")
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", keyP1, body))
+}
+
+// TestKeyMintsNoWiderToken: a key:admin key limited to named endpoints
+// mints embed tokens for those only, and its tokens run them.
+func TestKeyMintsNoWiderToken(t *testing.T) {
+	tokenKeys := &embed.StaticKeys{}
+	require.NoError(t, tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))))
+	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore()})
+	require.NoError(t, err)
+	env := endpointtest.New(t, endpointtest.WithDemoEvents(100),
+		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}), httpapi.WithKeys(keys), httpapi.WithLimiter(nil)))
+	for _, name := range []string{"mine", "theirs"} {
+		st, body := env.Do(t, "POST", "/endpoints/", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
+		require.Equal(t, 201, st, body)
+	}
+	_, secret, err := keys.Create(context.Background(), env.Project, endpoint.CreateKeyRequest{
+		Name: "minter", Scopes: []string{endpoint.ScopeKeyAdmin}, Endpoints: []string{"mine"}})
+	require.NoError(t, err)
+	as := *env
+	as.Key = secret
+	st, body := as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine", "theirs"]}`)
+	assert.Equal(t, 403, st, body)
+	assert.Contains(t, body, "theirs")
+	st, body = as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`)
+	require.Equal(t, 201, st, body)
+	var tok struct{ Token string }
+	require.NoError(t, json.Unmarshal([]byte(body), &tok))
+	as.Key = tok.Token
+	st, body = as.Do(t, "POST", "/endpoints/mine/run", `{}`)
+	assert.Equal(t, 200, st, body)
+	st, _ = as.Do(t, "POST", "/endpoints/theirs/run", `{}`)
+	assert.Equal(t, 403, st)
 }

@@ -44,6 +44,10 @@ type RunRequest struct {
 	// another credential; the run log records its key id, never the
 	// token. It is never read from a request body.
 	Token *embed.Claims `json:"-"`
+	// KeyID is the id of the stored API key (Keys) the run was
+	// authenticated with, "" for another credential; the run log records
+	// it, never the key. It is never read from a request body.
+	KeyID string `json:"-"`
 }
 
 // RunResult is the answer of Run.

@@ -150,6 +150,7 @@ type runRecord struct {
 	refresh      string
 	token        bool
 	tokenKeyID   string
+	keyID        string
 	ep           *Endpoint
 	version      int
 	cached       bool
@@ -171,6 +172,7 @@ func (s *Service) beginRun(project, name string, req RunRequest) *runRecord {
 	if req.Token != nil {
 		r.token, r.tokenKeyID = true, req.Token.KeyID
 	}
+	r.keyID = req.KeyID
 	return r
 }
 
@@ -200,7 +202,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 			At: r.at, Version: r.version, DurationMS: ms(took),
 			Status: status, ErrorCode: code, Refresh: r.refresh,
 			Cached: r.cached, Materialized: r.materialized,
-			Token: r.token, TokenKeyID: r.tokenKeyID,
+			Token: r.token, TokenKeyID: r.tokenKeyID, KeyID: r.keyID,
 		}
 		if err == nil {
 			if r.rows >= 0 {

@@ -17,6 +17,8 @@
 //     in one transaction when asked.
 //   - RunLog keeps a bounded record of runs (endpoint.Config.RunLog), and
 //     ResultCache the encoded answers of runs (endpoint.Config.ResultCache).
+//   - KeyStore keeps the API keys of machines, hashed
+//     (endpoint.KeysConfig.Store).
 //
 // Variables are kept by a variable.Store, whose contract is in package
 // variable.

@@ -45,6 +45,9 @@ type RunLogEntry struct {
 	// is that token's kid.
 	Token      bool   `json:"token"`
 	TokenKeyID string `json:"token_kid,omitempty"`
+	// KeyID is the id of the stored API key (endpoint.Keys) the run was
+	// authenticated with, "" for another credential; never the key.
+	KeyID string `json:"key_id,omitempty"`
 }
 
 // LogPage asks a RunLog for part of an endpoint's log: at most Limit

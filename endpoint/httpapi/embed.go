@@ -160,6 +160,11 @@ func (h *handler) createEmbedToken(w http.ResponseWriter, r *http.Request, proje
 	if err := h.decode(w, r, &body, false); err != nil {
 		return err
 	}
+	for _, n := range body.Endpoints {
+		if err := keyAllowsName(keyOf(r.Context()), n); err != nil {
+			return err
+		}
+	}
 	lifetime := embed.DefaultLifetime
 	if body.ExpiresIn != nil {
 		if *body.ExpiresIn <= 0 {

@@ -31,6 +31,9 @@ func (h *handler) createEndpoint(w http.ResponseWriter, r *http.Request, project
 	if err := h.decode(w, r, &req, false); err != nil {
 		return err
 	}
+	if err := keyAllowsName(keyOf(r.Context()), req.Name); err != nil {
+		return err
+	}
 	e, err := h.svc.Create(r.Context(), project, req)
 	if err != nil {
 		return err
@@ -43,6 +46,7 @@ func (h *handler) listEndpoints(w http.ResponseWriter, r *http.Request, project 
 	if err != nil {
 		return err
 	}
+	list = visibleTo(keyOf(r.Context()), list)
 	views := make([]endpointView, len(list))
 	for i, e := range list {
 		views[i] = h.view(project, e)
@@ -62,6 +66,11 @@ func (h *handler) updateEndpoint(w http.ResponseWriter, r *http.Request, project
 	var req endpoint.UpdateRequest
 	if err := h.decode(w, r, &req, false); err != nil {
 		return err
+	}
+	if req.Name != nil {
+		if err := keyAllowsName(keyOf(r.Context()), *req.Name); err != nil {
+			return err
+		}
 	}
 	e, err := h.svc.Update(r.Context(), project, r.PathValue("name"), req)
 	if err != nil {
@@ -88,6 +97,9 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	// answer is computed: writing it (bounded by max_result_bytes and the
 	// write timeout) holds none, so a client that stops reading cannot
 	// keep the project's other runs out.
+	if err := h.admitKey(w, r, project, r.PathValue("name")); err != nil {
+		return err
+	}
 	release, err := h.admit(w, project)
 	if err != nil {
 		return err
@@ -95,6 +107,9 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	defer release()
 	if c := claimsOf(r.Context()); c != nil {
 		req.Fixed, req.Token = c.Fixed, c
+	}
+	if k := keyOf(r.Context()); k != nil {
+		req.KeyID = k.ID
 	}
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
 	release()

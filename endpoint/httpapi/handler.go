@@ -53,6 +53,8 @@ type config struct {
 	signer *embed.Signer
 	// writeTimeout bounds the writing of a computed answer.
 	writeTimeout time.Duration
+	// keys holds the stored API keys (WithKeys); nil accepts none.
+	keys *endpoint.Keys
 }
 
 // WithWriteTimeout sets how long writing an answer may take once it is
@@ -198,6 +200,7 @@ func (h *handler) routes() {
 	h.handle(http.MethodPost, "query", h.runQuery)
 	h.handle(http.MethodGet, "schema", h.getSchema)
 	h.opsRoutes()
+	h.keyRoutes()
 }
 
 // ServeHTTP gives every request an id (sent back in X-Request-Id, logged
@@ -233,6 +236,13 @@ func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tokenClaims{}, c))
+		} else if secret, ok := h.isStoredKey(r); ok {
+			kr, err := h.authorizeStoredKey(w, r, secret, project)
+			if err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			r = kr
 		} else if err := h.authorize(w, r, project); err != nil {
 			h.fail(w, r, err)
 			return

@@ -5,12 +5,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/endpointkit/endpointkit/endpoint"
 )
 
 // TestProjectIsolation: a key for project 1 never reads, changes or runs
-// anything of project 2, whatever the route.
+// anything of project 2, whatever the route: the server's key of project
+// 1, and a stored key of project 1 with every scope (keys_test.go).
 func TestProjectIsolation(t *testing.T) {
-	h := newHarness(t, nil)
+	kh := newKeysHarness(t, endpoint.KeysConfig{})
+	h := kh.harness
+	stored, _ := kh.mint("1", map[string]any{"name": "all", "scopes": endpoint.Scopes})
 	h.setupRange("1", keyP1)
 	h.setupRange("2", keyP2)
 	secret := "SELECT 'project-two-secret' AS s"
@@ -35,13 +40,21 @@ func TestProjectIsolation(t *testing.T) {
 		{"POST", "/api/projects/2/insight_variables/", dateVar(idCountry, "Planted")},
 		// A malformed body must not reveal more than the 403 either.
 		{"POST", "/api/projects/2/endpoints/secret/run", `{"variables": `},
+		{"POST", "/api/projects/2/query/", map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}}},
+		{"GET", "/api/projects/2/schema", nil},
+		{"GET", "/api/projects/2/endpoints/secret/logs", nil},
+		{"GET", "/api/projects/2/endpoints/secret/openapi.json", nil},
+		{"GET", "/api/projects/2/keys/", nil},
+		{"POST", "/api/projects/2/keys/", map[string]any{"name": "planted", "scopes": []string{"endpoint:read"}}},
 	}
-	for _, c := range forbidden {
-		r := h.do(c.method, c.path, keyP1, c.body)
-		mustStatus(t, http.StatusForbidden, r)
-		assert.Equal(t, "forbidden", r.Body["code"], "%s %s", c.method, c.path)
-		assert.NotContains(t, string(r.Raw), "project-two-secret")
-		assert.NotContains(t, string(r.Raw), idFrom)
+	for _, key := range []string{keyP1, stored} {
+		for _, c := range forbidden {
+			r := h.do(c.method, c.path, key, c.body)
+			mustStatus(t, http.StatusForbidden, r)
+			assert.Equal(t, "forbidden", r.Body["code"], "%s %s", c.method, c.path)
+			assert.NotContains(t, string(r.Raw), "project-two-secret")
+			assert.NotContains(t, string(r.Raw), idFrom)
+		}
 	}
 
 	// Project 2 is as it was.
@@ -57,11 +70,16 @@ func TestProjectIsolation(t *testing.T) {
 	assert.Equal(t, []any{[]any{"project-two-secret"}}, r.Body["results"])
 
 	// Through its own project, key 1 sees only project 1's records.
-	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
-	mustStatus(t, http.StatusOK, r)
-	assert.Len(t, r.Body["results"], 1)
-	mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/secret", keyP1, nil))
-	mustStatus(t, http.StatusNotFound, h.do("POST", "/api/projects/1/endpoints/secret/run", keyP1, map[string]any{"variables": map[string]any{}}))
+	for _, key := range []string{keyP1, stored} {
+		r = h.do("GET", "/api/projects/1/endpoints/", key, nil)
+		mustStatus(t, http.StatusOK, r)
+		assert.Len(t, r.Body["results"], 1)
+		mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/secret", key, nil))
+		mustStatus(t, http.StatusNotFound, h.do("POST", "/api/projects/1/endpoints/secret/run", key, map[string]any{"variables": map[string]any{}}))
+		r = h.do("GET", "/api/projects/1/keys/", key, nil)
+		mustStatus(t, http.StatusOK, r)
+		assert.Len(t, r.Body["results"], 1, "project 1's keys only")
+	}
 
 	// The admin key reaches both.
 	mustStatus(t, http.StatusOK, h.do("GET", "/api/projects/1/endpoints/in_range", keyAdmin, nil))

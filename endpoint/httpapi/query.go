@@ -15,6 +15,9 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 	if err := h.decode(w, r, &req, false); err != nil {
 		return err
 	}
+	if err := h.admitKey(w, r, project, ""); err != nil {
+		return err
+	}
 	release, err := h.admit(w, project)
 	if err != nil {
 		return err

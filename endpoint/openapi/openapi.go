@@ -61,7 +61,7 @@ func Document(rs endpoint.RunSchema, opts Options) map[string]any {
 		"components": obj{
 			"securitySchemes": obj{"bearerAuth": obj{
 				"type": "http", "scheme": "bearer",
-				"description": "An API key of the project, or an embed token that names this endpoint.",
+				"description": "An API key of the project (a stored key needs the scope endpoint:read and, if it names endpoints, this one), or an embed token that names this endpoint.",
 			}},
 			"schemas": obj{"Error": errorSchema()},
 		},
@@ -198,7 +198,7 @@ func responses(rs endpoint.RunSchema) obj {
 		"401": withDesc("No credential, or one that is not valid."),
 		"403": withDesc("The credential may not run this endpoint, changes a variable its token fixes, or is an embed token asking for debug."),
 		"404": withDesc("No such endpoint, version, or the endpoint is not active."),
-		"429": withDesc("Too many runs; retry after the Retry-After header's seconds."),
+		"429": withDesc("Too many runs (the project's limits, or the key's or the token's own budget, which the detail names); retry after the Retry-After header's seconds."),
 		"502": withDesc("The database failed the query."),
 		"504": withDesc("The query ran out of time."),
 	}

@@ -56,10 +56,10 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		// processes differ in the high bits, so their rows never collide.
 		seqHigh: uint64(binary.BigEndian.Uint16(r[:])&0x7fff) << 48,
 		pending: map[[2]string]int{},
-		insert:  rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry) VALUES (?, ?, ?, ?, ?)`),
+		insert:  rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
 		// The oldest entry that the count bound keeps.
 		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
-		list: rebind(d, `SELECT at_ns, seq, entry FROM `+runLogTable+where+
+		list: rebind(d, `SELECT at_ns, seq, entry, key_id FROM `+runLogTable+where+
 			` AND at_ns >= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
 		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND (at_ns < ? OR at_ns = ? AND seq < ?)`),
 		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
@@ -101,7 +101,8 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 		if err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		rows[i] = []any{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b)}
+		keyID := sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}
+		rows[i] = []any{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b), keyID}
 	}
 	err := l.s.inTx(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, l.insert)
@@ -202,8 +203,9 @@ func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPa
 		var (
 			at, seq int64
 			text    string
+			keyID   sql.NullString
 		)
-		if err := rows.Scan(&at, &seq, &text); err != nil {
+		if err := rows.Scan(&at, &seq, &text, &keyID); err != nil {
 			return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
 		}
 		var e driver.RunLogEntry
@@ -212,6 +214,9 @@ func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPa
 		}
 		e.ProjectID, e.EndpointID, e.Seq = project, id, uint64(seq)
 		e.At = time.Unix(0, at).UTC()
+		// The key that ran has a column of its own (schema version 4), so
+		// that a host can find a key's runs; it is the one read back.
+		e.KeyID = keyID.String
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -29,6 +29,7 @@ const (
 	cacheTable     = "endpointkit_result_cache"
 	runLogTable    = "endpointkit_run_log"
 	leasesTable    = "endpointkit_leases"
+	keysTable      = "endpointkit_keys"
 )
 
 // migrations[i] brings the schema from version i to i+1. Every statement is
@@ -108,7 +109,7 @@ func migrations(d engine.Store) [][]string {
 		// Version 4: the instant an endpoint was soft-deleted; NULL for a
 		// live one.
 		d.AddColumn(endpointsTable, "deleted_at", "VARCHAR(40) NULL"),
-	}}
+	}, keysMigration(d)}
 }
 
 // isDuplicateColumn recognizes the error of adding a column that exists:

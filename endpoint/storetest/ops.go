@@ -269,6 +269,7 @@ func runLogEntry(project, id string, i int) driver.RunLogEntry {
 		e.Cached, e.Token, e.TokenKeyID = true, true, "2026-11"
 	case 3:
 		e.Materialized, e.Refresh = true, "direct"
+		e.KeyID = fmt.Sprintf("00000000-0000-4000-9000-%012d", i)
 	}
 	return e
 }
@@ -323,7 +324,7 @@ func sameEntry(t *testing.T, got, want driver.RunLogEntry) {
 		got.DurationMS != want.DurationMS || !eqPtr(got.Rows, want.Rows) || !eqPtr(got.RowsRead, want.RowsRead) ||
 		!eqPtr(got.BytesRead, want.BytesRead) || got.Status != want.Status || got.ErrorCode != want.ErrorCode ||
 		got.Refresh != want.Refresh || got.Cached != want.Cached || got.Materialized != want.Materialized ||
-		got.Token != want.Token || got.TokenKeyID != want.TokenKeyID {
+		got.Token != want.Token || got.TokenKeyID != want.TokenKeyID || got.KeyID != want.KeyID {
 		t.Fatalf("entry = %+v, want %+v", got, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -120,7 +121,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	handler, err := newHandler(cfg, svc, keys, registry, logger)
+	handler, err := newHandler(cfg, svc, keys, b.store.Keys(), registry, logger)
 	if err != nil {
 		return err
 	}
@@ -219,9 +220,14 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 
 // newHandler is the server's handler: the API behind keys and the run
 // limits of cfg, the editor page, and the metrics of registry behind the
-// metrics key, unless they have an address of their own.
-func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, registry *prometheus.Registry, logger *slog.Logger) (http.Handler, error) {
+// metrics key, unless they have an address of their own. The stored API
+// keys (POST .../keys/ with an -api-key key) are kept in keyStore.
+func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keyStore driver.KeyStore, registry *prometheus.Registry, logger *slog.Logger) (http.Handler, error) {
 	limiter, err := limit.New(cfg.limits)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := endpoint.NewKeys(endpoint.KeysConfig{Store: keyStore, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +237,7 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, regist
 	}
 	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
 		httpapi.WithLimiter(limiter),
+		httpapi.WithKeys(stored),
 		httpapi.WithLogger(logger))
 	if cfg.metricsAddr != "" {
 		return withEditor(api, cfg), nil

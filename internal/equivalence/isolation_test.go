@@ -184,8 +184,8 @@ var (
 		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
 		return marked(answerOf(s, out, nil), res)
 	}}
-	inlineWays       = []way{computed, cached, token, editor}
-	materializedWays = []way{computed, cached, direct, token}
+	inlineWays       = []way{computed, cached, token, editor, storedKey}
+	materializedWays = []way{computed, cached, direct, token, storedKey}
 )
 
 // isolation is one engine's two databases: shared holds project 2's rows
@@ -201,7 +201,8 @@ type isolation struct {
 // TestIsolation is the isolation matrix: for every spec of the corpus that
 // reads the events (a sample by default, all with -tags long) and every run
 // of it, in each way a run can happen (computed, from the result cache,
-// through an embed token, through the editor's query API; materialized:
+// through an embed token, through the editor's query API, authenticated
+// by a stored API key (keys_test.go); materialized:
 // on and off the buckets' boundaries as the corpus's values fall, computed,
 // cached, direct and through a token; with a live tail and rows added
 // after the refresh), project 1's answer holds no marker of project 2 and

@@ -81,7 +81,8 @@ func ruleVerdict(err error) string {
 // TestRulesOnEveryEngine is the rules-by-state matrix on every engine that
 // is up: for SQL, Trends and Retention endpoints, inline, materialized and
 // inline again, each request gets the same verdict from the cache (before
-// and after force filled it), with force and, materialized, with direct;
+// and after force filled it), with force, authenticated by a stored API
+// key and, materialized, with direct;
 // and every engine gives SQLite's verdicts.
 func TestRulesOnEveryEngine(t *testing.T) {
 	var (
@@ -173,7 +174,16 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 				before := run(endpoint.RefreshCache)
 				forced := run(endpoint.RefreshForce)
 				after := run(endpoint.RefreshCache)
-				ways := []string{before, after}
+				// A run authenticated by a stored key obeys the same rules.
+				keyed, err := keyedRequest(ctx, rs.name, endpoint.RunRequest{Variables: r.vars})
+				if err != nil {
+					t.Fatalf("%s: stored key: %v", id, err)
+				}
+				if r.limit > 0 {
+					keyed.Limit = &r.limit
+				}
+				_, kerr := svc.Run(ctx, "1", rs.name, keyed)
+				ways := []string{before, after, ruleVerdict(kerr)}
 				if state == "materialized" {
 					ways = append(ways, run(endpoint.RefreshDirect))
 				}

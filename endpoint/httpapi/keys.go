@@ -1,0 +1,253 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/openapi"
+)
+
+// WithKeys accepts, besides the Authenticator's keys, the stored API keys
+// of keys (endpoint.Keys): a Bearer credential shaped like one
+// (endpoint.LooksLikeKey) is looked up there. A stored key may use its own
+// project only, and on every route only what its scopes and endpoint list
+// allow (see keyRules); its runs count against its own budget as well as
+// the project's limits. The routes .../keys/ create (POST, the secret shown
+// once), list (GET) and revoke (DELETE .../keys/{key_id}) keys; they need
+// the scope key:admin or one of the Authenticator's keys, which keep full
+// access.
+func WithKeys(keys *endpoint.Keys) Option {
+	return func(c *config) { c.keys = keys }
+}
+
+// keyCtx carries the stored key that authenticated a request.
+type keyCtx struct{}
+
+// keyOf returns the stored key a request was authenticated with, nil for
+// another credential.
+func keyOf(ctx context.Context) *endpoint.Key {
+	k, _ := ctx.Value(keyCtx{}).(*endpoint.Key)
+	return k
+}
+
+// keyRule is what a route asks of a stored key: a scope; named, that the
+// key may use the endpoint of the path's {name}; whole, that the key is
+// not limited to named endpoints (a write of the project's variables
+// concerns every endpoint).
+type keyRule struct {
+	scope string
+	named bool
+	whole bool
+}
+
+// keyRules maps each route ("METHOD path", the path relative to the
+// project root) to what it asks of a stored key. A route missing here is
+// refused to every stored key (403): a new route is closed until it is
+// given a rule.
+var keyRules = map[string]keyRule{
+	"POST insight_variables":                      {scope: endpoint.ScopeEndpointWrite, whole: true},
+	"GET insight_variables":                       {scope: endpoint.ScopeEndpointRead},
+	"GET insight_variables/{id}":                  {scope: endpoint.ScopeEndpointRead},
+	"PATCH insight_variables/{id}":                {scope: endpoint.ScopeEndpointWrite, whole: true},
+	"DELETE insight_variables/{id}":               {scope: endpoint.ScopeEndpointWrite, whole: true},
+	"POST endpoints":                              {scope: endpoint.ScopeEndpointWrite}, // the body's name: createEndpoint
+	"GET endpoints":                               {scope: endpoint.ScopeEndpointRead},  // filtered: listEndpoints
+	"GET endpoints/{name}":                        {scope: endpoint.ScopeEndpointRead, named: true},
+	"PATCH endpoints/{name}":                      {scope: endpoint.ScopeEndpointWrite, named: true}, // and a new name
+	"DELETE endpoints/{name}":                     {scope: endpoint.ScopeEndpointWrite, named: true},
+	"POST endpoints/{name}/run":                   {scope: endpoint.ScopeEndpointRead, named: true},
+	"POST endpoints/{name}/materialize":           {scope: endpoint.ScopeEndpointWrite, named: true},
+	"POST embed_tokens":                           {scope: endpoint.ScopeKeyAdmin}, // the token's endpoints: createEmbedToken
+	"POST query":                                  {scope: endpoint.ScopeQueryRun},
+	"GET schema":                                  {scope: endpoint.ScopeQueryRun},
+	"GET endpoints/{name}/versions":               {scope: endpoint.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/versions/{version}":     {scope: endpoint.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/openapi.json":           {scope: endpoint.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/logs":                   {scope: endpoint.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/materialization_status": {scope: endpoint.ScopeEndpointRead, named: true},
+	"POST keys":                                   {scope: endpoint.ScopeKeyAdmin},
+	"GET keys":                                    {scope: endpoint.ScopeKeyAdmin},
+	"DELETE keys/{key_id}":                        {scope: endpoint.ScopeKeyAdmin},
+	"GET keys/openapi.json":                       {scope: endpoint.ScopeKeyAdmin},
+}
+
+// keyRoutes registers the routes of keys.
+func (h *handler) keyRoutes() {
+	h.handle(http.MethodPost, "keys", h.createKey)
+	h.handle(http.MethodGet, "keys", h.listKeys)
+	h.handle(http.MethodDelete, "keys/{key_id}", h.revokeKey)
+	h.handle(http.MethodGet, "keys/openapi.json", h.keysOpenAPI)
+}
+
+// keysOpenAPI answers the OpenAPI document of the key routes.
+func (h *handler) keysOpenAPI(w http.ResponseWriter, r *http.Request, _ string) error {
+	if h.cfg.keys == nil {
+		return keysDisabled()
+	}
+	return h.reply(w, r, http.StatusOK, openapi.KeysDocument(h.cfg.prefix))
+}
+
+// isStoredKey reports whether the request's credential is to be looked up
+// among the stored keys.
+func (h *handler) isStoredKey(r *http.Request) (string, bool) {
+	if h.cfg.keys == nil {
+		return "", false
+	}
+	key, err := bearerKey(r.Header)
+	if err != nil || !endpoint.LooksLikeKey(key) {
+		return "", false
+	}
+	return key, true
+}
+
+// routeOf is the route of r as keyRoutes names it: its method and its
+// pattern without the prefix, the project root and a trailing slash.
+func (h *handler) routeOf(r *http.Request) string {
+	method, path, _ := strings.Cut(r.Pattern, " ")
+	path = strings.TrimPrefix(path, h.cfg.prefix+"/api/projects/{project_id}/")
+	path = strings.TrimSuffix(path, "/{$}")
+	return method + " " + path
+}
+
+// authorizeStoredKey authenticates secret, checks that it is a key of
+// project and that the route allows it, and returns the request with the
+// key in its context.
+func (h *handler) authorizeStoredKey(w http.ResponseWriter, r *http.Request, secret, project string) (*http.Request, error) {
+	key, err := h.cfg.keys.Authenticate(r.Context(), secret)
+	if err != nil {
+		if errors.Is(err, endpoint.ErrUnauthorized) {
+			w.Header().Set("WWW-Authenticate", invalidToken)
+		}
+		return nil, err
+	}
+	if key.ProjectID != project {
+		return nil, &endpoint.Error{
+			Status: http.StatusForbidden,
+			Code:   endpoint.CodeForbidden,
+			Detail: fmt.Sprintf("This API key does not give access to project '%s'.", clip(project, maxEchoRunes)),
+			Err:    endpoint.ErrForbidden,
+		}
+	}
+	rule, ok := keyRules[h.routeOf(r)]
+	switch {
+	case !ok:
+		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
+			"This route is not open to stored API keys; it needs one of the server's own keys.")
+	case !key.Allows(rule.scope):
+		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
+			fmt.Sprintf("This API key lacks the scope '%s' that this route needs.", rule.scope))
+	case rule.named:
+		if err := keyAllowsName(&key, r.PathValue("name")); err != nil {
+			return nil, err
+		}
+	case rule.whole && key.Restricted():
+		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
+			"This API key is limited to named endpoints; writing the project's variables, which every endpoint uses, needs a key that is not.")
+	}
+	return r.WithContext(context.WithValue(r.Context(), keyCtx{}, &key)), nil
+}
+
+// keyAllowsName refuses a key limited to named endpoints the endpoint
+// name; nil key (another credential) is allowed everything.
+func keyAllowsName(key *endpoint.Key, name string) error {
+	if key == nil || key.AllowsEndpoint(name) {
+		return nil
+	}
+	return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
+		fmt.Sprintf("This API key may not use endpoint '%s'.", clip(name, maxEchoRunes)))
+}
+
+// visibleTo keeps of list the endpoints key may use.
+func visibleTo(key *endpoint.Key, list []endpoint.Endpoint) []endpoint.Endpoint {
+	if key == nil || !key.Restricted() {
+		return list
+	}
+	return slices.DeleteFunc(list, func(e endpoint.Endpoint) bool { return !key.AllowsEndpoint(e.Name) })
+}
+
+// admitKey counts a run (of the endpoint name, "" for an unsaved query)
+// against the budget of the stored key that asks for it, if any: the
+// materialized budget for a materialized endpoint, the inline one
+// otherwise. A refusal is a 429 naming the budget, with Retry-After.
+func (h *handler) admitKey(w http.ResponseWriter, r *http.Request, project, name string) error {
+	key := keyOf(r.Context())
+	if key == nil {
+		return nil
+	}
+	materialized := false
+	if name != "" {
+		m, err := h.svc.IsMaterialized(r.Context(), project, name)
+		if err != nil {
+			return err
+		}
+		materialized = m
+	}
+	err := h.cfg.keys.Admit(*key, materialized)
+	var le *limit.Error
+	if errors.As(err, &le) {
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(le.RetryAfter)))
+	}
+	return err
+}
+
+// keysDisabled answers the key routes of a server without WithKeys.
+func keysDisabled() error {
+	return endpoint.NewError(endpoint.ErrNotFound, endpoint.CodeNotFound, "", "Stored API keys are not enabled on this server.")
+}
+
+// createdKey is the answer of POST .../keys/: the key and, this once, its
+// secret.
+type createdKey struct {
+	endpoint.Key
+	Secret string `json:"key"`
+}
+
+func (h *handler) createKey(w http.ResponseWriter, r *http.Request, project string) error {
+	if h.cfg.keys == nil {
+		return keysDisabled()
+	}
+	var req endpoint.CreateKeyRequest
+	if err := h.decode(w, r, &req, false); err != nil {
+		return err
+	}
+	if by := keyOf(r.Context()); by != nil {
+		if err := by.Grants(req); err != nil {
+			return err
+		}
+	}
+	k, secret, err := h.cfg.keys.Create(r.Context(), project, req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return h.reply(w, r, http.StatusCreated, createdKey{Key: k, Secret: secret})
+}
+
+func (h *handler) listKeys(w http.ResponseWriter, r *http.Request, project string) error {
+	if h.cfg.keys == nil {
+		return keysDisabled()
+	}
+	list, err := h.cfg.keys.List(r.Context(), project)
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, http.StatusOK, listBody[endpoint.Key]{Results: list})
+}
+
+func (h *handler) revokeKey(w http.ResponseWriter, r *http.Request, project string) error {
+	if h.cfg.keys == nil {
+		return keysDisabled()
+	}
+	if err := h.cfg.keys.Revoke(r.Context(), project, r.PathValue("key_id")); err != nil {
+		return err
+	}
+	noContent(w)
+	return nil
+}

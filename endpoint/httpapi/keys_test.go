@@ -1,0 +1,451 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+)
+
+// clock is a settable clock for the budgets of keys.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// keysHarness is the harness with stored keys (WithKeys) kept by a
+// sqlstore on SQLite, on a clock of their own.
+type keysHarness struct {
+	*harness
+	svc   *endpoint.Service
+	keys  *endpoint.Keys
+	db    *sql.DB
+	clock *clock
+}
+
+// newKeysHarness serves the API with stored keys; cfg's Store and Now are
+// set here.
+func newKeysHarness(t testing.TB, cfg endpoint.KeysConfig) *keysHarness {
+	t.Helper()
+	events := openEvents(t, demoEvents)
+	svc := newService(t, newExecutor(events))
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	ring := httpapi.NewKeyring()
+	require.NoError(t, ring.Add(keyP1, "1"))
+	require.NoError(t, ring.Add(keyP2, "2"))
+	require.NoError(t, ring.AddAllProjects(keyAdmin))
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	st, err := sqlstore.New(db, engine.SQLite)
+	require.NoError(t, err)
+	require.NoError(t, st.Migrate(context.Background()))
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	cfg.Store, cfg.Now = st.Keys(), c.now
+	keys, err := endpoint.NewKeys(cfg)
+	require.NoError(t, err)
+	logs := &bytes.Buffer{}
+	hd := httpapi.New(svc, ring, httpapi.WithKeys(keys), httpapi.WithLimiter(nil),
+		httpapi.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	srv := httptest.NewServer(hd)
+	t.Cleanup(srv.Close)
+	return &keysHarness{harness: &harness{t: t, handler: hd, server: srv, events: events, logs: logs}, svc: svc, keys: keys, db: db, clock: c}
+}
+
+// mint creates a key of project through the API with the server's admin
+// key and returns its secret and id.
+func (h *keysHarness) mint(project string, body map[string]any) (secret, id string) {
+	h.t.Helper()
+	r := h.do("POST", "/api/projects/"+project+"/keys/", keyAdmin, body)
+	mustStatus(h.t, http.StatusCreated, r)
+	secret, _ = r.Body["key"].(string)
+	id, _ = r.Body["id"].(string)
+	require.True(h.t, endpoint.LooksLikeKey(secret), "secret %q", secret)
+	return secret, id
+}
+
+// keyRouteCase is one route of the table: its request, the status of a key
+// that may use it, and the keys that may.
+type keyRouteCase struct {
+	method, path string
+	body         any
+	ok           int
+	allowed      string
+}
+
+// keyRouteTable is every route of the API, in an order in which each one
+// that an allowed key may call leaves what the later ones need (deletions
+// last). Paths are under /api/projects/1.
+var keyRouteTable = []keyRouteCase{
+	{"GET", "/insight_variables/", nil, 200, "read readNamed all"},
+	{"GET", "/insight_variables/" + idFrom, nil, 200, "read readNamed all"},
+	{"POST", "/insight_variables/", map[string]any{"id": idCountry, "name": "Country", "type": "String"}, 201, "write all"},
+	{"PATCH", "/insight_variables/" + idCountry, map[string]any{"name": "Land"}, 200, "write all"},
+	{"DELETE", "/insight_variables/" + idCountry, nil, 204, "write all"},
+	{"GET", "/endpoints/", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/in_range", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/other", nil, 200, "read all"},
+	{"POST", "/endpoints/in_range/run", map[string]any{"variables": okVars}, 200, "read readNamed all"},
+	{"POST", "/endpoints/other/run", map[string]any{"variables": map[string]any{}}, 200, "read all"},
+	{"GET", "/endpoints/in_range/versions", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/in_range/versions/1", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/in_range/openapi.json", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/in_range/logs", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/in_range/materialization_status", nil, 200, "read readNamed all"},
+	{"GET", "/endpoints/other/logs", nil, 200, "read all"},
+	{"POST", "/endpoints/", map[string]any{"name": "made", "query": sqlQuery("SELECT 2", nil)}, 201, "write all"},
+	{"PATCH", "/endpoints/in_range", map[string]any{"description": "d"}, 200, "write writeNamed all"},
+	{"PATCH", "/endpoints/other", map[string]any{"description": "d"}, 200, "write all"},
+	{"PATCH", "/endpoints/in_range", map[string]any{"name": "renamed_away"}, 200, "write all"},
+	{"PATCH", "/endpoints/renamed_away", map[string]any{"name": "in_range"}, 200, "write all"},
+	// Reached, and refused by the handler itself: not materialized.
+	{"POST", "/endpoints/in_range/materialize", nil, 400, "write writeNamed all"},
+	{"POST", "/query/", map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}, 200, "query all"},
+	{"GET", "/schema", nil, 200, "query all"},
+	// Reached, and answered 404: this server mints no embed tokens.
+	{"POST", "/embed_tokens/", map[string]any{"endpoints": []string{"in_range"}}, 404, "admin all"},
+	{"GET", "/keys/", nil, 200, "admin all"},
+	{"POST", "/keys/", map[string]any{"name": "made", "scopes": []string{"key:admin"}}, 201, "admin all"},
+	{"DELETE", "/keys/99999999-9999-4999-8999-999999999999", nil, 404, "admin all"},
+	{"GET", "/keys/openapi.json", nil, 200, "admin all"},
+	{"DELETE", "/endpoints/other", nil, 204, "write all"},
+	{"DELETE", "/endpoints/in_range", nil, 204, "write writeNamed all"},
+}
+
+// TestKeyRouteTable: every kind of key on every route, each on a server
+// of its own: a key that may use a route reaches its handler (the route's
+// own status), any other is refused 403 (401 for a revoked or unknown key),
+// and a refused call changes nothing.
+func TestKeyRouteTable(t *testing.T) {
+	all := []string{"endpoint:read", "endpoint:write", "query:run", "key:admin"}
+	kinds := []struct {
+		name string
+		body map[string]any // nil: the server's own key, or no stored key
+		// project mints the key in another project; revoke revokes it.
+		project string
+		revoke  bool
+		want    int // the status of a route it may not use
+	}{
+		{"read", map[string]any{"scopes": []string{"endpoint:read"}}, "1", false, 403},
+		{"write", map[string]any{"scopes": []string{"endpoint:write"}}, "1", false, 403},
+		{"query", map[string]any{"scopes": []string{"query:run"}}, "1", false, 403},
+		{"admin", map[string]any{"scopes": []string{"key:admin"}}, "1", false, 403},
+		{"readNamed", map[string]any{"scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range"}}, "1", false, 403},
+		{"writeNamed", map[string]any{"scopes": []string{"endpoint:write"}, "endpoints": []string{"in_range"}}, "1", false, 403},
+		{"all", map[string]any{"scopes": all}, "1", false, 403},
+		{"otherProject", map[string]any{"scopes": all}, "2", false, 403},
+		{"revoked", map[string]any{"scopes": all}, "1", true, 401},
+		{"unknown", nil, "", false, 401},
+	}
+	for _, kind := range kinds {
+		t.Run(kind.name, func(t *testing.T) {
+			h := newKeysHarness(t, endpoint.KeysConfig{})
+			h.setupRange("1", keyP1)
+			mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": "other", "query": sqlQuery("SELECT 1", nil)}))
+			secret := endpoint.KeyPrefix + strings.Repeat("A", 43)
+			if kind.body != nil {
+				kind.body["name"] = kind.name
+				var id string
+				secret, id = h.mint(kind.project, kind.body)
+				if kind.revoke {
+					mustStatus(t, http.StatusNoContent, h.do("DELETE", "/api/projects/1/keys/"+id, keyAdmin, nil))
+				}
+			}
+			for _, c := range keyRouteTable {
+				want := kind.want
+				if strings.Contains(" "+c.allowed+" ", " "+kind.name+" ") {
+					want = c.ok
+				}
+				r := h.do(c.method, "/api/projects/1"+c.path, secret, c.body)
+				if !assert.Equal(t, want, r.Status, "%s %s: %s", c.method, c.path, r.Raw) {
+					continue
+				}
+				if want == 403 || want == 401 {
+					assert.Contains(t, []any{"forbidden", "unauthorized"}, r.Body["code"], "%s %s", c.method, c.path)
+				}
+			}
+			// What a refused key could not do is undone by nothing: the
+			// endpoints are there exactly when no allowed key deleted them.
+			deleted := strings.Contains(" write writeNamed all ", " "+kind.name+" ")
+			r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
+			assert.Equal(t, map[bool]int{true: 404, false: 200}[deleted], r.Status)
+		})
+	}
+}
+
+// TestKeyRouteTableCoversEveryRoute: the table names every route the
+// handler serves, so that a new route cannot escape it (a route with no
+// rule is refused to stored keys anyway).
+func TestKeyRouteTableCoversEveryRoute(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	secret, _ := h.mint("1", map[string]any{"name": "all", "scopes": []string{"endpoint:read", "endpoint:write", "query:run", "key:admin"}})
+	seen := map[string]bool{}
+	for _, c := range keyRouteTable {
+		seen[c.method+" "+routeShape(c.path)] = true
+	}
+	// Every route of the other tests' tables.
+	for _, route := range []string{
+		"GET /insight_variables/", "POST /insight_variables/", "GET /insight_variables/x", "PATCH /insight_variables/x", "DELETE /insight_variables/x",
+		"POST /endpoints/", "GET /endpoints/", "GET /endpoints/x", "PATCH /endpoints/x", "DELETE /endpoints/x",
+		"POST /endpoints/x/run", "POST /embed_tokens/", "POST /endpoints/x/materialize", "POST /query/", "GET /schema",
+		"GET /endpoints/x/versions", "GET /endpoints/x/versions/1", "GET /endpoints/x/openapi.json", "GET /endpoints/x/logs",
+		"GET /endpoints/x/materialization_status", "GET /keys/", "POST /keys/", "DELETE /keys/x", "GET /keys/openapi.json",
+	} {
+		method, path, _ := strings.Cut(route, " ")
+		assert.True(t, seen[method+" "+routeShape(path)], "route %s is not in keyRouteTable", route)
+		// A key with every scope reaches the route: its answer is never
+		// the stored keys' "not open" refusal.
+		r := h.do(method, "/api/projects/1"+path, secret, nil)
+		assert.NotContains(t, r.detail(), "not open to stored API keys", route)
+	}
+}
+
+// routeShape replaces the names and ids of a path by x.
+func routeShape(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i, p := range parts {
+		if i == 1 && (parts[0] == "endpoints" || parts[0] == "insight_variables" || parts[0] == "keys" && p != "openapi.json") {
+			parts[i] = "x"
+		}
+		if i == 3 && parts[2] == "versions" {
+			parts[i] = "1"
+		}
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+// TestKeyRevokedAtOnce: a revoked key is refused by the next request of
+// this process, whatever it cached.
+func TestKeyRevokedAtOnce(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{CacheTTL: time.Hour})
+	h.setupRange("1", keyP1)
+	secret, id := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"}})
+	run := func() response {
+		return h.do("POST", "/api/projects/1/endpoints/in_range/run", secret, map[string]any{"variables": okVars})
+	}
+	mustStatus(t, http.StatusOK, run())
+	mustStatus(t, http.StatusNoContent, h.do("DELETE", "/api/projects/1/keys/"+id, keyAdmin, nil))
+	r := run()
+	mustStatus(t, http.StatusUnauthorized, r)
+	assert.Equal(t, "This API key was revoked.", r.detail())
+	assert.Contains(t, r.Header.Get("WWW-Authenticate"), "invalid_token")
+	// Revoking through another project's path finds nothing.
+	mustStatus(t, http.StatusNotFound, h.do("DELETE", "/api/projects/2/keys/"+id, keyAdmin, nil))
+	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
+	mustStatus(t, http.StatusOK, list)
+	got := list.Body["results"].([]any)[0].(map[string]any)
+	assert.NotNil(t, got["revoked_at"])
+	assert.NotNil(t, got["last_used_at"])
+}
+
+// TestKeyNeverShown: the secret is in the answer of its creation only;
+// the list shows its prefix, never the secret nor its hash, and the table
+// keeps the hash, never the secret.
+func TestKeyNeverShown(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	secret, id := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range"}})
+	sum := sha256.Sum256([]byte(secret))
+	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
+	mustStatus(t, http.StatusOK, list)
+	assert.NotContains(t, string(list.Raw), secret[12:])
+	assert.NotContains(t, string(list.Raw), hex.EncodeToString(sum[:]))
+	got := list.Body["results"].([]any)[0].(map[string]any)
+	assert.Equal(t, id, got["id"])
+	assert.Equal(t, secret[:12], got["prefix"])
+	assert.Equal(t, []any{"in_range"}, got["endpoints"])
+	assert.EqualValues(t, "240", got["runs_per_minute"].(interface{ String() string }).String())
+	assert.EqualValues(t, "12000", got["materialized_runs_per_hour"].(interface{ String() string }).String())
+	// The raw table.
+	var hash, prefix string
+	require.NoError(t, h.db.QueryRow(`SELECT key_hash, prefix FROM endpointkit_keys WHERE id = ?`, id).Scan(&hash, &prefix))
+	assert.Equal(t, hex.EncodeToString(sum[:]), hash)
+	assert.Equal(t, secret[:12], prefix)
+	var n int
+	require.NoError(t, h.db.QueryRow(`SELECT count(*) FROM endpointkit_keys WHERE name LIKE ? OR scopes LIKE ? OR endpoints LIKE ? OR key_hash LIKE ?`,
+		"%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%").Scan(&n))
+	assert.Zero(t, n, "the secret is in the table")
+}
+
+// TestKeyInRunLog: a run by a stored key records the key's id in the run
+// log, shown by the logs route; never the secret. A run by the server's
+// own key records none.
+func TestKeyInRunLog(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h.setupRange("1", keyP1)
+	secret, id := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"}})
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/in_range/run", secret, map[string]any{"variables": okVars}))
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/in_range/run", keyP1, map[string]any{"variables": okVars}))
+	r := h.do("GET", "/api/projects/1/endpoints/in_range/logs", secret, nil)
+	mustStatus(t, http.StatusOK, r)
+	entries := r.Body["results"].([]any)
+	require.Len(t, entries, 2)
+	assert.NotContains(t, entries[0].(map[string]any), "key_id", "the server key's run, newest")
+	assert.Equal(t, id, entries[1].(map[string]any)["key_id"])
+	assert.NotContains(t, string(r.Raw), secret[len(endpoint.KeyPrefix):])
+}
+
+// TestKeyBudgets: a key's runs count against its own budget, a run of a
+// materialized endpoint against the materialized one; past it, 429 with
+// Retry-After names the budget. Another key, and the server's own key,
+// are not held by it.
+func TestKeyBudgets(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h.setupDaily(nil)
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
+	secret, _ := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"},
+		"runs_per_minute": 2, "materialized_runs_per_minute": 4})
+	other, _ := h.mint("1", map[string]any{"name": "other", "scopes": []string{"endpoint:read"}, "runs_per_minute": 2})
+	vars := map[string]any{"variables": map[string]any{"from": "2025-01-01", "to": "2026-01-01", "country": "US"}}
+	run := func(key, name string) response {
+		return h.do("POST", "/api/projects/1/endpoints/"+name+"/run", key, vars)
+	}
+	for range 2 {
+		mustStatus(t, http.StatusOK, run(secret, "inline"))
+	}
+	r := run(secret, "inline")
+	mustStatus(t, http.StatusTooManyRequests, r)
+	assert.Equal(t, "throttled", r.Body["code"])
+	assert.Contains(t, r.detail(), "key_runs_per_minute")
+	assert.Contains(t, r.detail(), "2 runs answered inline per minute")
+	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+	// The materialized budget is apart, and higher.
+	for range 4 {
+		r := run(secret, "daily")
+		mustStatus(t, http.StatusOK, r)
+		assert.Equal(t, true, r.Body["endpoint_materialized"])
+	}
+	r = run(secret, "daily")
+	mustStatus(t, http.StatusTooManyRequests, r)
+	assert.Contains(t, r.detail(), "key_materialized_runs_per_minute")
+	// Other credentials are not held by this key's budget.
+	mustStatus(t, http.StatusOK, run(other, "inline"))
+	mustStatus(t, http.StatusOK, run(keyP1, "inline"))
+	// A minute later, the key runs again.
+	h.clock.add(2 * time.Minute)
+	mustStatus(t, http.StatusOK, run(secret, "inline"))
+}
+
+// TestKeyCannotWiden: a key that may create keys gives no scope it lacks
+// and no endpoint beyond its own list.
+func TestKeyCannotWiden(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	admin, _ := h.mint("1", map[string]any{"name": "a", "scopes": []string{"key:admin", "endpoint:read"}, "endpoints": []string{"in_range"}})
+	for _, body := range []map[string]any{
+		{"name": "x", "scopes": []string{"endpoint:write"}, "endpoints": []string{"in_range"}},
+		{"name": "x", "scopes": []string{"endpoint:read"}},
+		{"name": "x", "scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range", "other"}},
+	} {
+		r := h.do("POST", "/api/projects/1/keys/", admin, body)
+		mustStatus(t, http.StatusForbidden, r)
+	}
+	r := h.do("POST", "/api/projects/1/keys/", admin, map[string]any{"name": "x", "scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range"}})
+	mustStatus(t, http.StatusCreated, r)
+	// Bad requests name what is wrong.
+	for attr, body := range map[string]map[string]any{
+		"scopes":          {"name": "x", "scopes": []string{"endpoint:delete"}},
+		"name":            {"scopes": []string{"endpoint:read"}},
+		"endpoints":       {"name": "x", "scopes": []string{"endpoint:read"}, "endpoints": []string{}},
+		"runs_per_minute": {"name": "x", "scopes": []string{"endpoint:read"}, "runs_per_minute": -2},
+	} {
+		r := h.do("POST", "/api/projects/1/keys/", keyAdmin, body)
+		mustStatus(t, http.StatusBadRequest, r)
+		assert.Equal(t, attr, r.Body["attr"])
+	}
+}
+
+// TestKeysDisabled: without WithKeys, the key routes answer 404 and a
+// secret shaped like a stored key is an unknown key.
+func TestKeysDisabled(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("GET", "/api/projects/1/keys/", keyP1, nil)
+	mustStatus(t, http.StatusNotFound, r)
+	assert.Contains(t, r.detail(), "not enabled")
+	mustStatus(t, http.StatusUnauthorized, h.do("GET", "/api/projects/1/endpoints/", endpoint.KeyPrefix+strings.Repeat("A", 43), nil))
+}
+
+// TestKeyListFiltered: a key limited to named endpoints lists those only.
+func TestKeyListFiltered(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h.setupRange("1", keyP1)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": "other", "query": sqlQuery("SELECT 1", nil)}))
+	named, _ := h.mint("1", map[string]any{"name": "n", "scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range", "gone"}})
+	r := h.do("GET", "/api/projects/1/endpoints/", named, nil)
+	mustStatus(t, http.StatusOK, r)
+	list := r.Body["results"].([]any)
+	require.Len(t, list, 1)
+	assert.Equal(t, "in_range", list[0].(map[string]any)["name"])
+	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
+	assert.Len(t, r.Body["results"], 2)
+}
+
+// TestKeyBudgetQueryRoute: the editor's unsaved queries count against a
+// key's inline budget.
+func TestKeyBudgetQueryRoute(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	secret, _ := h.mint("1", map[string]any{"name": "q", "scopes": []string{"query:run"}, "runs_per_minute": 1})
+	body := map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", secret, body))
+	r := h.do("POST", "/api/projects/1/query/", secret, body)
+	mustStatus(t, http.StatusTooManyRequests, r)
+	assert.Contains(t, r.detail(), "key_runs_per_minute")
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", keyP1, body))
+}
+
+// TestKeyMintsNoWiderToken: a key:admin key limited to named endpoints
+// mints embed tokens for those only, and its tokens run them.
+func TestKeyMintsNoWiderToken(t *testing.T) {
+	tokenKeys := &embed.StaticKeys{}
+	require.NoError(t, tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))))
+	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore()})
+	require.NoError(t, err)
+	env := endpointtest.New(t, endpointtest.WithDemoEvents(100),
+		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}), httpapi.WithKeys(keys), httpapi.WithLimiter(nil)))
+	for _, name := range []string{"mine", "theirs"} {
+		st, body := env.Do(t, "POST", "/endpoints/", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
+		require.Equal(t, 201, st, body)
+	}
+	_, secret, err := keys.Create(context.Background(), env.Project, endpoint.CreateKeyRequest{
+		Name: "minter", Scopes: []string{endpoint.ScopeKeyAdmin}, Endpoints: []string{"mine"}})
+	require.NoError(t, err)
+	as := *env
+	as.Key = secret
+	st, body := as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine", "theirs"]}`)
+	assert.Equal(t, 403, st, body)
+	assert.Contains(t, body, "theirs")
+	st, body = as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`)
+	require.Equal(t, 201, st, body)
+	var tok struct{ Token string }
+	require.NoError(t, json.Unmarshal([]byte(body), &tok))
+	as.Key = tok.Token
+	st, body = as.Do(t, "POST", "/endpoints/mine/run", `{}`)
+	assert.Equal(t, 200, st, body)
+	st, _ = as.Do(t, "POST", "/endpoints/theirs/run", `{}`)
+	assert.Equal(t, 403, st)
+}

@@ -1,0 +1,132 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+func TestKeyStoreConformance(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			epstoretest.RunKeyStore(t, func(t *testing.T) driver.KeyStore { return b.open(t).Keys() })
+		})
+	}
+}
+
+// TestKeyStoreEngines runs the key store suite on PostgreSQL and MariaDB.
+func TestKeyStoreEngines(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			testdb.Require(t, e.env)
+			epstoretest.RunKeyStore(t, func(t *testing.T) driver.KeyStore { return openEngine(t, e.dialect, e.open).Keys() })
+		})
+	}
+}
+
+// TestKeysStoredHashed reads the raw table: what a stolen copy of it
+// holds is the hash of the secret, never the secret nor any long part of it.
+func TestKeysStoredHashed(t *testing.T) {
+	s := backends[0].open(t)
+	secret := "ekk_" + strings.Repeat("Zq9", 14)
+	k := driver.KeyRecord{
+		ID: "11111111-1111-4111-8111-111111111111", ProjectID: "1", Name: "ci",
+		Prefix: secret[:12], Hash: sha256.Sum256([]byte(secret)),
+		Scopes: []string{"endpoint:read"}, CreatedAt: time.Unix(1700000000, 0).UTC(),
+	}
+	if err := s.Keys().CreateKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.db.Query(`SELECT ` + keyColumns + ` FROM ` + keysTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+		vals := make([]any, 14)
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		var all strings.Builder
+		for _, v := range vals {
+			switch v := v.(type) {
+			case string:
+				all.WriteString(v + "\x00")
+			case []byte:
+				all.WriteString(string(v) + "\x00")
+			}
+		}
+		if strings.Contains(all.String(), secret[12:20]) {
+			t.Errorf("the raw row holds part of the secret beyond its prefix: %q", all.String())
+		}
+		if !strings.Contains(all.String(), hex.EncodeToString(k.Hash[:])) {
+			t.Errorf("the raw row does not hold the secret's SHA-256: %q", all.String())
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d rows in %s, want 1", n, keysTable)
+	}
+}
+
+// TestMigrateFromVersion3: a run log entry written at version 3 reads back
+// after the migration with no key id, and a run of a key keeps its id; the
+// migration runs again after being cut short (the column added already).
+func TestMigrateFromVersion3(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fresh", true: "cut short"}[cut], func(t *testing.T) {
+			db, err := sql.Open("sqlite", ":memory:")
+			require.NoError(t, err)
+			db.SetMaxOpenConns(1)
+			t.Cleanup(func() { db.Close() })
+			stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
+			for v, m := range migrations(engine.SQLite)[:3] {
+				stmts = append(stmts, m...)
+				stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
+			}
+			stmts = append(stmts, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry) VALUES ('1', 'e1', 1700000000000000000, 1, '{"execution_id": "old", "status": 200}')`)
+			if cut {
+				stmts = append(stmts, `ALTER TABLE `+runLogTable+` ADD COLUMN key_id TEXT NULL`)
+			}
+			for _, s := range stmts {
+				_, err := db.Exec(s)
+				require.NoError(t, err, s)
+			}
+			s, err := New(db, engine.SQLite)
+			require.NoError(t, err)
+			require.NoError(t, s.Migrate(context.Background()))
+			assert.Equal(t, allVersions(), schemaVersions(t, db))
+			log := s.RunLog(RunLogOptions{MaxAge: 100 * 365 * 24 * time.Hour})
+			require.NoError(t, log.Append(context.Background(), driver.RunLogEntry{ExecutionID: "new", ProjectID: "1", EndpointID: "e1",
+				At: time.Unix(1700000001, 0), Status: 200, KeyID: "11111111-1111-4111-8111-111111111111"}))
+			list, _, err := log.List(context.Background(), "1", "e1", driver.LogPage{Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, list, 2)
+			assert.Equal(t, "new", list[0].ExecutionID)
+			assert.Equal(t, "11111111-1111-4111-8111-111111111111", list[0].KeyID)
+			assert.Equal(t, "old", list[1].ExecutionID)
+			assert.Empty(t, list[1].KeyID)
+			var col sql.NullString
+			require.NoError(t, db.QueryRow(`SELECT key_id FROM `+runLogTable+` WHERE seq <> 1`).Scan(&col))
+			assert.Equal(t, "11111111-1111-4111-8111-111111111111", col.String, "the key id has a column of its own")
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
@@ -81,6 +82,8 @@ type config struct {
 	// metricsMaxEndpoints caps the endpoint names labelled in the metrics
 	// (metrics.WithMaxEndpoints: negative is no cap).
 	metricsMaxEndpoints int
+	// sqliteLength is sqlexec.SQLiteLimits.Length of the SQLite data.
+	sqliteLength int
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -104,6 +107,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	demoEnd := fs.String("demo-end", "", "the day YYYY-MM-DD the loaded demo events end at, the last of them on the day before (default: today, UTC)")
+	fs.IntVar(&c.sqliteLength, "sqlite-max-length", sqlexec.DefaultSQLiteLength, "with -driver sqlite: SQLITE_LIMIT_LENGTH of every run and refresh, the longest string, blob or row one query may build (negative: SQLite's own, a billion bytes)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
 	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")

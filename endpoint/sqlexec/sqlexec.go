@@ -208,7 +208,8 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 
 // query runs query within b and reads its rows.
 func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
-	defer func() { err = e.limitFault(queryFault(err)) }()
+	nargs := len(args)
+	defer func() { err = argFault(e.limitFault(queryFault(err)), nargs) }()
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail

@@ -64,7 +64,8 @@ func acquire(ctx context.Context, ch chan struct{}) error {
 // A refresh of the same endpoint under way in this Service is waited for
 // first, and so is a turn when Config.MaxRefreshes refreshes run already;
 // the wait ends with ctx. A refresh takes at most Config.RefreshTimeout and
-// builds at most Config.MaxMaterializedRows rows. An endpoint deleted or
+// builds at most Config.MaxMaterializedRows rows taking at most
+// Config.MaxMaterializedBytes bytes. An endpoint deleted or
 // changed while its table is built is noticed before the table is swapped
 // in: the table is dropped and the refresh fails.
 func (s *Service) Materialize(ctx context.Context, project, name string) error {
@@ -173,7 +174,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		// was bound.
 		at = at.Truncate(time.Second)
 	}
-	next, rows, err := s.buildChecked(ctx, project, name, id, key, c, v, table, at)
+	next, rows, bytes, err := s.buildChecked(ctx, project, name, id, key, c, v, table, at)
 	if err != nil {
 		// Whatever was built goes: the last good table stays.
 		s.dropTable(ctx, next)
@@ -189,7 +190,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	}
 	old := st.Table
 	st = driver.MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
-		Rows: rows, Took: s.now().Sub(at)}
+		Rows: rows, Bytes: bytes, Took: s.now().Sub(at)}
 	return s.completeRefresh(ctx, &e, st, old)
 }
 
@@ -216,22 +217,27 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 	return e, c, v, nil
 }
 
-// buildChecked builds the table beside the live one, checks its row count
-// and that the endpoint is still of key, and swaps it in. It returns the
-// name of what it built (to drop on an error) and the rows when known.
-func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, error) {
+// buildChecked builds the table beside the live one, checks its row count,
+// its bytes and that the endpoint is still of key, and swaps it in. It
+// returns the name of what it built (to drop on an error), and the rows
+// and bytes when known.
+func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, *int64, error) {
 	next, err := s.build(ctx, c, v, table, at)
 	if err != nil {
-		return next, nil, err
+		return next, nil, nil, err
 	}
 	rows, err := s.checkRows(ctx, next)
 	if err != nil {
-		return next, rows, err
+		return next, rows, nil, err
+	}
+	bytes, err := s.checkBytes(ctx, next)
+	if err != nil {
+		return next, rows, bytes, err
 	}
 	if err := s.unchanged(ctx, project, name, id, key); err != nil {
-		return next, rows, err
+		return next, rows, bytes, err
 	}
-	return next, rows, s.swap(ctx, c, v, next, table)
+	return next, rows, bytes, s.swap(ctx, c, v, next, table)
 }
 
 // completeRefresh saves the state st of a refresh that swapped its table

@@ -84,6 +84,8 @@ type config struct {
 	metricsMaxEndpoints int
 	// sqliteLength is sqlexec.SQLiteLimits.Length of the SQLite data.
 	sqliteLength int
+	// maxMaterializedBytes is the Service's MaxMaterializedBytes.
+	maxMaterializedBytes int64
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -100,6 +102,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
 	fs.DurationVar(&c.runTimeout, "run-timeout", endpoint.DefaultRunTimeout, "time limit of each run (0 for none)")
 	fs.DurationVar(&c.refreshTimeout, "refresh-timeout", endpoint.DefaultRefreshTimeout, "time limit of each refresh of a materialized endpoint (0 for none)")
+	fs.Int64Var(&c.maxMaterializedBytes, "max-materialized-bytes", endpoint.DefaultMaxMaterializedBytes, "bytes a materialized endpoint's stored table may take in the database (negative: no bound)")
 	fs.IntVar(&c.maxRefreshes, "max-refreshes", endpoint.DefaultMaxRefreshes, "refreshes of materialized endpoints that run at once")
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"), or KEY=PROJECT for that project; repeatable. A key is generated and printed only when none is given")

@@ -34,3 +34,33 @@ func TestMemoryAttackRefused(t *testing.T) {
 	status, answer = call(t, "POST", base+"/query/", "k", body("SELECT length(printf('%.*c', 2000001, 'x')) AS n"))
 	assert.Equal(t, 400, status, answer)
 }
+
+// TestMaterializedBytesRefused: issue 25's materialization, a wide value
+// per group (scaled down), fails its refresh naming
+// -max-materialized-bytes, and the status says why; within the bound the
+// status reports the table's bytes.
+func TestMaterializedBytesRefused(t *testing.T) {
+	s := start(t, []string{"-api-key", "k", "-demo-events", "500", "-max-materialized-bytes", "300000"}, nil)
+	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	create := func(name, q string) {
+		b, err := json.Marshal(map[string]any{"name": name, "is_materialized": true, "query": map[string]any{"kind": "HogQLQuery", "query": q}})
+		require.NoError(t, err)
+		status, answer := call(t, "POST", base+"/endpoints/", "k", string(b))
+		require.Equal(t, 201, status, answer)
+	}
+	create("padded", "SELECT event, printf('%.*c', 100000, event) AS pad, count(*) AS n FROM events GROUP BY event, pad")
+	status, answer := call(t, "POST", base+"/endpoints/padded/materialize", "k", "")
+	assert.Equal(t, 502, status, answer)
+	assert.Contains(t, answer, "max_materialized_bytes (300000)")
+	status, answer = call(t, "GET", base+"/endpoints/padded/materialization_status/", "k", "")
+	require.Equal(t, 200, status, answer)
+	assert.Contains(t, answer, `"status":"failed"`)
+	assert.Contains(t, answer, "max_materialized_bytes")
+
+	create("narrow", "SELECT event, count(*) AS n FROM events GROUP BY event")
+	status, answer = call(t, "POST", base+"/endpoints/narrow/materialize", "k", "")
+	require.Equal(t, 200, status, answer)
+	status, answer = call(t, "GET", base+"/endpoints/narrow/materialization_status/", "k", "")
+	require.Equal(t, 200, status, answer)
+	assert.Regexp(t, `"bytes":[1-9]\d*`, answer)
+}

@@ -335,7 +335,7 @@ func (s *Service) build(ctx context.Context, c *compiled, v *verdict, table stri
 	if err != nil {
 		return next, err
 	}
-	return next, s.execAll(ctx, build, false)
+	return next, s.execWithin(ctx, build, s.cfg.MaxMaterializedBytes)
 }
 
 // checkRows refuses a built table of more than MaxMaterializedRows rows,
@@ -415,6 +415,24 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 // scope.Statement.
 func (s *Service) execAll(ctx context.Context, stmts []scope.Statement, inTx bool) error {
 	return s.cfg.Executor.Exec(ctx, stmts, inTx)
+}
+
+// execWithin runs statements in order as execAll does, on an Executor that
+// bounds what they write (driver.ExecBounder) failing once they grew the
+// database by more than maxBytes, with the max_materialized_bytes error
+// (that is the bound it is given). It is the fourth gateway to the
+// executor.
+func (s *Service) execWithin(ctx context.Context, stmts []scope.Statement, maxBytes int64) error {
+	b, ok := s.cfg.Executor.(driver.ExecBounder)
+	if !ok || maxBytes <= 0 {
+		return s.execAll(ctx, stmts, false)
+	}
+	err := b.ExecWithin(ctx, stmts, false, maxBytes)
+	if errors.Is(err, driver.ErrWriteLimit) {
+		return withCause(limited(NewError(ErrExecution, CodeMaterializationFailed, "",
+			fmt.Sprintf("the stored table grew past max_materialized_bytes (%d) while it was built", maxBytes)), LimitMaxMaterializedBytes, maxBytes), err)
+	}
+	return err
 }
 
 // queryOwn runs a statement of the library's own (scope.Own) that returns

@@ -3,6 +3,7 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -102,6 +103,11 @@ func (e *Executor) execHeld(ctx context.Context, stmts []driver.Statement, tx bo
 		return fmt.Errorf("sqlexec: exec: %w", err)
 	}
 	defer c.Close()
+	return e.execOn(ctx, c, stmts, tx)
+}
+
+// execOn runs stmts on c, in one transaction when tx is set.
+func (e *Executor) execOn(ctx context.Context, c *sql.Conn, stmts []driver.Statement, tx bool) error {
 	if !tx {
 		for _, st := range stmts {
 			if _, err := c.ExecContext(ctx, st.SQL(), e.driverArgs(st.Args())...); err != nil {
@@ -141,4 +147,59 @@ func (e *Executor) limitFault(err error) error {
 		Message: fmt.Sprintf("the query built a string, blob or row longer than %d bytes, the SQLite length limit (sqlexec.SQLiteLimits.Length)", e.limits.Length),
 		Err:     errors.Join(ErrSQLiteLength, err),
 	}
+}
+
+// sqliteFull is SQLITE_FULL, the error of a write past max_page_count.
+const sqliteFull = 13
+
+var _ driver.ExecBounder = (*Executor)(nil)
+
+// ExecWithin implements driver.ExecBounder. On SQLite it runs stmts on one
+// connection of the writing pool whose PRAGMA max_page_count lets the
+// database file grow by at most maxBytes (in whole pages) while they
+// run, and restores it after: SQLite checks the bound as it allocates
+// each page, so a statement that would write more fails with SQLITE_FULL
+// at the bound, which is returned wrapping driver.ErrWriteLimit; the
+// pages it wrote go back to the file's free list with its rollback.
+// Pages on the free list are reused first and do not count. On the other
+// engines it is Exec: they are measured once the statements are done.
+func (e *Executor) ExecWithin(ctx context.Context, stmts []driver.Statement, tx bool, maxBytes int64) (err error) {
+	if maxBytes <= 0 || e.engine.Name() != "sqlite" {
+		return e.Exec(ctx, stmts, tx)
+	}
+	defer func() { err = e.limitFault(err) }()
+	c, err := e.conn(ctx, e.db)
+	if err != nil {
+		return fmt.Errorf("sqlexec: exec: %w", err)
+	}
+	defer c.Close()
+	var prev, pages, size int64
+	for q, dst := range map[string]*int64{"PRAGMA max_page_count": &prev, "PRAGMA page_count": &pages, "PRAGMA page_size": &size} {
+		if err := c.QueryRowContext(ctx, q).Scan(dst); err != nil {
+			return fmt.Errorf("sqlexec: %s: %w", q, err)
+		}
+	}
+	bound := pages + (maxBytes+size-1)/size
+	if bound >= prev {
+		// Within the connection's own bound already.
+		return e.execOn(ctx, c, stmts, tx)
+	}
+	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", bound)); err != nil {
+		return fmt.Errorf("sqlexec: PRAGMA max_page_count: %w", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
+		defer cancel()
+		if _, rerr := c.ExecContext(rctx, fmt.Sprintf("PRAGMA max_page_count = %d", prev)); rerr != nil {
+			// A connection left bounded must not serve another writer.
+			_ = c.Raw(func(any) error { return sqldriver.ErrBadConn })
+			err = errors.Join(err, fmt.Errorf("sqlexec: restoring max_page_count: %w", rerr))
+		}
+	}()
+	err = e.execOn(ctx, c, stmts, tx)
+	var code interface{ Code() int }
+	if err != nil && errors.As(err, &code) && code.Code()&0xff == sqliteFull {
+		return fmt.Errorf("sqlexec: the statements grew the database past %d bytes: %w (%w)", maxBytes, driver.ErrWriteLimit, err)
+	}
+	return err
 }

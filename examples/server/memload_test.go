@@ -32,8 +32,9 @@ const memLoadBound = 512 << 20
 
 // TestMemoryLoad is the bounded loopback load test of issue 25: 64
 // clients for 30 s against the example server (in this process) mix
-// memory-heavy queries of project 1 (the 2 GB printf, which the length
-// limit refuses, and values just under the limit), clients that send a
+// memory-heavy queries of projects 3 to 6 (the 2 GB printf, which the
+// length limit refuses, values just under the limit, and a 1 MB value per
+// row of a GROUP BY, which the run timeout stops), clients that send a
 // run of a large answer and stop reading, cheap runs of project 2,
 // refreshes of a materialization over -max-materialized-bytes and of one
 // within it, and writes. It fails on any 500, on an acknowledged write
@@ -45,8 +46,11 @@ const memLoadBound = 512 << 20
 func TestMemoryLoad(t *testing.T) {
 	const clients, duration = 64, 30 * time.Second
 	dir := t.TempDir()
+	// The heavy queries come from projects 3 to 6, each with its
+	// default 3 runs at once; project 2 runs the cheap endpoint.
 	s := start(t, []string{"-db", filepath.Join(dir, "events.db"), "-api-key", "k1", "-api-key", "k2=2",
-		"-demo-events", "20000", "-run-timeout", "5s", "-project-concurrency", "32",
+		"-api-key", "k3=3", "-api-key", "k4=4", "-api-key", "k5=5", "-api-key", "k6=6",
+		"-demo-events", "20000", "-run-timeout", "5s",
 		"-project-runs-per-minute", "0", "-project-runs-per-hour", "0",
 		"-max-materialized-bytes", "8000000"}, nil)
 	root := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
@@ -81,8 +85,8 @@ func TestMemoryLoad(t *testing.T) {
 	}
 	mustCreate(p2, "k2", "cheap", "SELECT count(*) AS n FROM events WHERE event = '$pageview'", false)
 	mustCreate(p1, "k1", "big", "SELECT * FROM events", false)
-	mustCreate(p1, "k1", "wide", "SELECT uuid, printf('%.*c', 200000, uuid) AS pad, count(*) AS n FROM events WHERE uuid < '02' GROUP BY uuid, pad", true)
-	mustCreate(p1, "k1", "narrow", "SELECT uuid, printf('%.*c', 100000, uuid) AS pad, count(*) AS n FROM events WHERE uuid < '002' GROUP BY uuid, pad", true)
+	mustCreate(p1, "k1", "wide", "SELECT uuid, printf('%.*c', 200000, uuid) AS pad, count(*) AS n FROM events WHERE uuid < '00000000-0000-4000-8000-000000000064' GROUP BY uuid, pad", true)
+	mustCreate(p1, "k1", "narrow", "SELECT uuid, printf('%.*c', 100000, uuid) AS pad, count(*) AS n FROM events WHERE uuid < '00000000-0000-4000-8000-00000000000a' GROUP BY uuid, pad", true)
 	heavy := []string{
 		"SELECT length(printf('%.*c', 999999999, 'x')) + length(printf('%.*c', 999999999, 'y')) AS n",
 		"SELECT length(printf('%.*c', 16000000, 'x')) + length(printf('%.*c', 16000000, 'y')) AS n",
@@ -162,8 +166,9 @@ func TestMemoryLoad(t *testing.T) {
 					}
 					count("cheap (project 2)", status, err)
 				case r < 65:
-					status, _, err := do("POST", p1+"/query/", "k1", jsonOf(map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": heavy[rng.IntN(len(heavy))]}}))
-					count("heavy query (project 1)", status, err)
+					p := 3 + rng.IntN(4)
+					status, _, err := do("POST", fmt.Sprintf("%s/api/projects/%d/query/", root, p), fmt.Sprintf("k%d", p), jsonOf(map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": heavy[rng.IntN(len(heavy))]}}))
+					count("heavy query (projects 3-6)", status, err)
 				case r < 72:
 					count("stalled reader (project 1)", stall(ctx, addr, "/api/projects/1/endpoints/big/run", "k1", `{"limit": 20000}`), nil)
 				case r < 77:

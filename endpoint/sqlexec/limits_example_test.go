@@ -10,7 +10,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/internal/stmt"
 	"modernc.org/sqlite"
 )
 
@@ -26,7 +25,7 @@ func ExampleWithSQLiteLimits() {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{Length: 1 << 20}))
-	_, err = x.Query(context.Background(), stmt.New("SELECT length(printf('%.*c', 999999999, 'x'))", nil), driver.Bounds{})
+	_, err = x.Read(context.Background(), "SELECT length(printf('%.*c', 999999999, 'x'))", nil)
 	var qe *driver.QueryError
 	fmt.Println(errors.As(err, &qe), errors.Is(err, sqlexec.ErrSQLiteLength))
 	fmt.Println(qe.Message)

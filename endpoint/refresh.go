@@ -64,7 +64,8 @@ func acquire(ctx context.Context, ch chan struct{}) error {
 // A refresh of the same endpoint under way in this Service is waited for
 // first, and so is a turn when Config.MaxRefreshes refreshes run already;
 // the wait ends with ctx. A refresh takes at most Config.RefreshTimeout and
-// builds at most Config.MaxMaterializedRows rows. An endpoint deleted or
+// builds at most Config.MaxMaterializedRows rows taking at most
+// Config.MaxMaterializedBytes bytes. An endpoint deleted or
 // changed while its table is built is noticed before the table is swapped
 // in: the table is dropped and the refresh fails.
 func (s *Service) Materialize(ctx context.Context, project, name string) error {
@@ -178,7 +179,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		// was bound.
 		at = at.Truncate(time.Second)
 	}
-	next, rows, err := s.buildChecked(ctx, project, name, id, key, c, v, table, at)
+	next, rows, bytes, err := s.buildChecked(ctx, project, name, id, key, c, v, table, at)
 	if err != nil {
 		// Whatever was built goes: the last good table stays.
 		s.dropTable(ctx, next)
@@ -194,7 +195,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	}
 	old := st.Table
 	st = driver.MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
-		Rows: rows, Took: s.now().Sub(at)}
+		Rows: rows, Bytes: bytes, Took: s.now().Sub(at)}
 	return s.completeRefresh(ctx, &e, st, old)
 }
 
@@ -221,22 +222,27 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 	return e, c, v, nil
 }
 
-// buildChecked builds the table beside the live one, checks its row count
-// and that the endpoint is still of key, and swaps it in. It returns the
-// name of what it built (to drop on an error) and the rows when known.
-func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, error) {
+// buildChecked builds the table beside the live one, checks its row count,
+// its bytes and that the endpoint is still of key, and swaps it in. It
+// returns the name of what it built (to drop on an error), and the rows
+// and bytes when known.
+func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, *int64, error) {
 	next, err := s.build(ctx, c, v, table, at)
 	if err != nil {
-		return next, nil, err
+		return next, nil, nil, err
 	}
 	rows, err := s.checkRows(ctx, next)
 	if err != nil {
-		return next, rows, err
+		return next, rows, nil, err
+	}
+	bytes, err := s.checkBytes(ctx, next)
+	if err != nil {
+		return next, rows, bytes, err
 	}
 	if err := s.unchanged(ctx, project, name, id, key); err != nil {
-		return next, rows, err
+		return next, rows, bytes, err
 	}
-	return next, rows, s.swap(ctx, c, v, next, table)
+	return next, rows, bytes, s.swap(ctx, c, v, next, table)
 }
 
 // completeRefresh saves the state st of a refresh that swapped its table
@@ -334,7 +340,7 @@ func (s *Service) build(ctx context.Context, c *compiled, v *verdict, table stri
 	if err != nil {
 		return next, err
 	}
-	return next, s.execAll(ctx, build, false)
+	return next, s.execWithin(ctx, build, s.cfg.MaxMaterializedBytes)
 }
 
 // checkRows refuses a built table of more than MaxMaterializedRows rows,
@@ -414,6 +420,24 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 // scope.Statement.
 func (s *Service) execAll(ctx context.Context, stmts []scope.Statement, inTx bool) error {
 	return s.cfg.Executor.Exec(ctx, stmts, inTx)
+}
+
+// execWithin runs statements in order as execAll does, on an Executor that
+// bounds what they write (driver.ExecBounder) failing once they grew the
+// database by more than maxBytes, with the max_materialized_bytes error
+// (that is the bound it is given). It is the fourth gateway to the
+// executor.
+func (s *Service) execWithin(ctx context.Context, stmts []scope.Statement, maxBytes int64) error {
+	b, ok := s.cfg.Executor.(driver.ExecBounder)
+	if !ok || maxBytes <= 0 {
+		return s.execAll(ctx, stmts, false)
+	}
+	err := b.ExecWithin(ctx, stmts, false, maxBytes)
+	if errors.Is(err, driver.ErrWriteLimit) {
+		return withCause(limited(NewError(ErrExecution, CodeMaterializationFailed, "",
+			fmt.Sprintf("the stored table grew past max_materialized_bytes (%d) while it was built", maxBytes)), LimitMaxMaterializedBytes, maxBytes), err)
+	}
+	return err
 }
 
 // queryOwn runs a statement of the library's own (scope.Own) that returns

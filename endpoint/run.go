@@ -338,6 +338,9 @@ func (s *Service) runSQLInline(ctx context.Context, ep *Endpoint, c *compiled, v
 	trace.rendered(st)
 	res, err := s.executeCapped(ctx, st, capped)
 	if err != nil {
+		if e := argFault(err, st, c, values); e != nil {
+			return nil, e
+		}
 		return nil, err
 	}
 	return sqlResult(ep, opts, nil, res, 0, &trace), nil

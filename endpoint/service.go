@@ -47,6 +47,9 @@ const (
 	// DefaultMaxMaterializedRows is how many rows a materialized
 	// endpoint's stored table may hold.
 	DefaultMaxMaterializedRows = 1_000_000
+	// DefaultMaxMaterializedBytes is how many bytes a materialized
+	// endpoint's stored table may take in the database: 1 GiB.
+	DefaultMaxMaterializedBytes = 1 << 30
 	// DefaultMaxRefreshes is how many refreshes a Service runs at once.
 	DefaultMaxRefreshes = 2
 	// DefaultCacheSize is how many compiled versions a Service keeps.
@@ -127,6 +130,13 @@ type Config struct {
 	// serving. 0 means DefaultMaxMaterializedRows, a negative value no
 	// bound.
 	MaxMaterializedRows int64
+	// MaxMaterializedBytes is how many bytes a stored table may take in
+	// the database, measured once it is built and before it is swapped
+	// in: a refresh that builds more fails naming it, the table it built
+	// is dropped, and the previous table keeps serving. 0 means
+	// DefaultMaxMaterializedBytes, a negative value no bound. See
+	// tableBytes for how each engine measures.
+	MaxMaterializedBytes int64
 	// MaxRefreshes is how many refreshes the Service runs at once (by
 	// Materialize and RefreshStale together); the others wait for a turn.
 	// 0 means DefaultMaxRefreshes; a negative value is refused.
@@ -347,6 +357,7 @@ func (cfg *Config) fillDefaults() {
 	cfg.MaxPlaceholders = orDefault(cfg.MaxPlaceholders, DefaultMaxPlaceholders)
 	cfg.RefreshTimeout = orDefault(cfg.RefreshTimeout, DefaultRefreshTimeout)
 	cfg.MaxMaterializedRows = orDefault(cfg.MaxMaterializedRows, DefaultMaxMaterializedRows)
+	cfg.MaxMaterializedBytes = orDefault(cfg.MaxMaterializedBytes, DefaultMaxMaterializedBytes)
 	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
 	cfg.DefaultLimit = orDefault(cfg.DefaultLimit, DefaultLimit)
 	cfg.MaxLimit = orDefault(cfg.MaxLimit, DefaultMaxLimit)

@@ -24,9 +24,11 @@ type MaterializationReport struct {
 	// is no table.
 	Version int `json:"version"`
 	// LastSuccessAt is when the data of the latest completed refresh was
-	// taken; Rows its row count and DurationMS how long it ran.
+	// taken; Rows its row count, Bytes what its table takes in the
+	// database (null when not measured) and DurationMS how long it ran.
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	Rows          *int64     `json:"rows"`
+	Bytes         *int64     `json:"bytes"`
 	DurationMS    *float64   `json:"duration_ms"`
 	// LastError says why the latest refresh failed, without engine
 	// internals; LastErrorAt is when. Both are null unless Status is
@@ -110,7 +112,7 @@ func (r *MaterializationReport) lastBuild(st driver.MaterializationState) {
 		return
 	}
 	at := *st.At
-	r.LastSuccessAt, r.Rows = &at, st.Rows
+	r.LastSuccessAt, r.Rows, r.Bytes = &at, st.Rows, st.Bytes
 	r.Version = builtVersion(st.Built)
 	if st.Took > 0 || st.Rows != nil {
 		d := ms(st.Took)

@@ -69,9 +69,11 @@ type MaterializationState struct {
 	Built string     `json:"built,omitempty"`
 	At    *time.Time `json:"at,omitempty"`
 	// Rows is the number of rows of Table, nil when it was not counted;
+	// Bytes what it takes in the database, nil when it was not measured;
 	// Took is how long the refresh that built it ran.
-	Rows *int64        `json:"rows,omitempty"`
-	Took time.Duration `json:"took,omitempty"`
+	Rows  *int64        `json:"rows,omitempty"`
+	Bytes *int64        `json:"bytes,omitempty"`
+	Took  time.Duration `json:"took,omitempty"`
 	// FailedAt is when the latest refresh failed; nil unless Status is
 	// failed. The scheduler waits a while after it before trying again.
 	FailedAt *time.Time `json:"failed_at,omitempty"`

@@ -123,3 +123,27 @@ func mysqlFault(err error) string {
 func faultState(state string) bool {
 	return len(state) == 5 && (strings.HasPrefix(state, "42") || strings.HasPrefix(state, "22") || strings.HasPrefix(state, "21"))
 }
+
+// pgxEncode is pgx's error about an argument it cannot encode as the type
+// PostgreSQL gave its bind marker: "failed to encode args[0]: unable to
+// encode 3000000000 into binary format for int4 (OID 23): ...".
+var pgxEncode = regexp.MustCompile(`failed to encode args\[(\d+)\]: (?:unable to encode .* for (\w+) \(OID \d+\))?`)
+
+// argFault returns err as a *driver.ArgError when the driver could not
+// encode one of args (pgx's "failed to encode args[i]"), and err unchanged
+// otherwise. The error is matched by its text, so that this package links
+// no driver.
+func argFault(err error, nargs int) error {
+	if err == nil {
+		return nil
+	}
+	m := pgxEncode.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	i, convErr := strconv.Atoi(m[1])
+	if convErr != nil || i >= nargs {
+		return err
+	}
+	return &driver.ArgError{Index: i, Type: m[2], Err: err}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
@@ -16,12 +17,20 @@ import (
 // e's SQL assumes before it serves a query (see Connector): on PostgreSQL
 // and MySQL, the UTC time zone. Use it for the analytics database of New
 // unless the DSN or the server already sets the session so.
-func Open(driverName, dsn string, e engine.Engine) (*sql.DB, error) {
+//
+// Options add statements of the host's own to every connection's session
+// (WithSession), such as the memory bounds of the engine's sessions.
+func Open(driverName, dsn string, e engine.Engine, opts ...OpenOption) (*sql.DB, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	probe, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: open: %w", err)
 	}
-	if sessionOf(e) == nil {
+	stmts := slices.Concat(sessionOf(e), o.session)
+	if len(stmts) == 0 {
 		return probe, nil
 	}
 	drv := probe.Driver()
@@ -34,7 +43,28 @@ func Open(driverName, dsn string, e engine.Engine) (*sql.DB, error) {
 			return nil, fmt.Errorf("sqlexec: open: %w", err)
 		}
 	}
-	return sql.OpenDB(Connector(c, e)), nil
+	return sql.OpenDB(&sessionConnector{Connector: c, stmts: stmts}), nil
+}
+
+// OpenOption changes how Open opens a pool.
+type OpenOption func(*openOptions)
+
+type openOptions struct {
+	session []string
+}
+
+// WithSession runs stmts, statements of the host's own that take no
+// arguments, on every new connection after the engine's session
+// statements: a connection whose statement fails is closed and its error
+// returned. Use it for the bounds an engine sets per session, for example
+// on PostgreSQL "SET work_mem = '32MB'" (memory of each sort or hash
+// before it spills to disk), and on MySQL "SET SESSION max_execution_time
+// = 30000", "SET SESSION tmp_table_size = 33554432" and "SET SESSION
+// max_heap_table_size = 33554432" (in-memory temporary tables, which then
+// go to disk). Settings only a superuser may change (PostgreSQL's
+// temp_file_limit) belong on the database user instead (ALTER ROLE ... SET).
+func WithSession(stmts ...string) OpenOption {
+	return func(o *openOptions) { o.session = append(o.session, stmts...) }
 }
 
 // Connector returns a connector that opens connections with c and runs

@@ -59,6 +59,10 @@ type Executor struct {
 	// guard is the last guard computed, by timeout: a Service passes the
 	// same timeout to every run.
 	guard atomic.Pointer[guardEntry]
+	// limit sets limits on the connections of runs and Exec
+	// (WithSQLiteLimits); nil when none are set.
+	limit  LimitFunc
+	limits SQLiteLimits
 }
 
 type guardEntry struct {
@@ -73,6 +77,8 @@ type Option func(*options)
 type options struct {
 	statements int
 	readOnly   *sql.DB
+	limit      LimitFunc
+	limits     SQLiteLimits
 }
 
 // WithStatements sets how many prepared statements the Executor keeps: 0
@@ -110,7 +116,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical()}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits}
 	if o.readOnly != nil {
 		e.runs, e.readOnly = o.readOnly, true
 	}
@@ -202,7 +208,8 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 
 // query runs query within b and reads its rows.
 func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
-	defer func() { err = queryFault(err) }()
+	nargs := len(args)
+	defer func() { err = argFault(e.limitFault(queryFault(err)), nargs) }()
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail
@@ -215,7 +222,7 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 	query = ge.g.Prefix + query
 	args = e.driverArgs(args)
 	for {
-		st, fresh, err := e.statement(ctx, query)
+		st, fresh, err := e.statement(ctx, ge, query)
 		if err != nil {
 			return nil, fmt.Errorf("sqlexec: query: %w", err)
 		}
@@ -248,6 +255,19 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 // rows; started tells whether the query started, for a failure after that
 // is the query's own and is not retried.
 func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, query string, args []any, b driver.Bounds) (res *driver.Result, started bool, err error) {
+	if ge.plain && e.hasLimits() {
+		c, err := e.conn(ctx, e.runs)
+		if err != nil {
+			return nil, false, err
+		}
+		defer c.Close()
+		var rows *sql.Rows
+		if rows, err = c.QueryContext(ctx, query, args...); err == nil {
+			started = true
+			res, err = read(ctx, rows, b)
+		}
+		return res, started, err
+	}
 	if ge.plain {
 		// No closure here: the plain path is every run's on a
 		// read-only pool, and allocates nothing it does not need.
@@ -275,8 +295,10 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 // are kept or the cache is closed. It is prepared on the run pool before
 // any connection is held for the run, so that a pool of one connection
 // does not wait on itself.
-func (e *Executor) statement(ctx context.Context, query string) (*stmtEntry, bool, error) {
-	if e.stmts == nil {
+func (e *Executor) statement(ctx context.Context, ge *guardEntry, query string) (*stmtEntry, bool, error) {
+	if e.stmts == nil || ge.plain && e.hasLimits() {
+		// A plain run with limits runs on a connection of its own,
+		// which a statement of the pool's cannot.
 		return nil, false, nil
 	}
 	return e.stmts.acquire(ctx, e.runs, query)
@@ -308,7 +330,7 @@ func startOn(ctx context.Context, q querier, st *stmtEntry, query string, args [
 // connection, however fn ended. A connection on which End fails is
 // discarded, so that no writer of the pool gets it read-only.
 func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier) error) error {
-	conn, err := e.runs.Conn(ctx)
+	conn, err := e.conn(ctx, e.runs)
 	if err != nil {
 		return err
 	}
@@ -428,7 +450,11 @@ func typeOf(v any) string {
 // Exec implements driver.Executor: the statements run on the *sql.DB
 // given to New (never the read-only pool of WithReadOnly), in one
 // transaction when tx is set.
-func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) (err error) {
+	defer func() { err = e.limitFault(err) }()
+	if e.hasLimits() {
+		return e.execHeld(ctx, stmts, tx)
+	}
 	if !tx {
 		for _, st := range stmts {
 			if err := e.Load(ctx, st.SQL(), st.Args()); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	_ "github.com/go-sql-driver/mysql" // the "mysql" driver
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -99,7 +100,8 @@ func openBackend(cfg config) (*backend, error) {
 			dbs.close()
 			return nil, err
 		}
-		x := sqlexec.New(dbs.data, engine.SQLite, sqlexec.WithReadOnly(dbs.runs))
+		x := sqlexec.New(dbs.data, engine.SQLite, sqlexec.WithReadOnly(dbs.runs),
+			sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{Length: cfg.sqliteLength}))
 		return &backend{engine: engine.SQLite, exec: x, store: store, close: func() { x.Close(); dbs.close() }}, nil
 	}
 	open, ok := openers[cfg.driver]

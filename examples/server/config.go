@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
@@ -81,6 +82,10 @@ type config struct {
 	// metricsMaxEndpoints caps the endpoint names labelled in the metrics
 	// (metrics.WithMaxEndpoints: negative is no cap).
 	metricsMaxEndpoints int
+	// sqliteLength is sqlexec.SQLiteLimits.Length of the SQLite data.
+	sqliteLength int
+	// maxMaterializedBytes is the Service's MaxMaterializedBytes.
+	maxMaterializedBytes int64
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -97,6 +102,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.storePath, "store", "", "SQLite database file of the endpoints and variables (default: beside -db, FILE-store.db)")
 	fs.DurationVar(&c.runTimeout, "run-timeout", endpoint.DefaultRunTimeout, "time limit of each run (0 for none)")
 	fs.DurationVar(&c.refreshTimeout, "refresh-timeout", endpoint.DefaultRefreshTimeout, "time limit of each refresh of a materialized endpoint (0 for none)")
+	fs.Int64Var(&c.maxMaterializedBytes, "max-materialized-bytes", endpoint.DefaultMaxMaterializedBytes, "bytes a materialized endpoint's stored table may take in the database (negative: no bound)")
 	fs.IntVar(&c.maxRefreshes, "max-refreshes", endpoint.DefaultMaxRefreshes, "refreshes of materialized endpoints that run at once")
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"), or KEY=PROJECT for that project; repeatable. A key is generated and printed only when none is given")
@@ -104,6 +110,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	demoEnd := fs.String("demo-end", "", "the day YYYY-MM-DD the loaded demo events end at, the last of them on the day before (default: today, UTC)")
+	fs.IntVar(&c.sqliteLength, "sqlite-max-length", sqlexec.DefaultSQLiteLength, "with -driver sqlite: SQLITE_LIMIT_LENGTH of every run and refresh, the longest string, blob or row one query may build (negative: SQLite's own, a billion bytes)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
 	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")

@@ -189,13 +189,14 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 		return nil, err
 	}
 	svcCfg := endpoint.Config{
-		Endpoints:      store.Endpoints(),
-		Variables:      store.Variables(),
-		Executor:       b.exec,
-		Access:         policy,
-		RunTimeout:     cfg.runTimeout,
-		RefreshTimeout: cfg.refreshTimeout,
-		MaxRefreshes:   cfg.maxRefreshes,
+		Endpoints:            store.Endpoints(),
+		Variables:            store.Variables(),
+		Executor:             b.exec,
+		Access:               policy,
+		RunTimeout:           cfg.runTimeout,
+		RefreshTimeout:       cfg.refreshTimeout,
+		MaxRefreshes:         cfg.maxRefreshes,
+		MaxMaterializedBytes: cfg.maxMaterializedBytes,
 		// The run log is kept in the store, so it survives restarts.
 		RunLog:           store.RunLog(sqlstore.RunLogOptions{}),
 		Observer:         endpoint.MultiObserver(endpoint.SlogObserver{Logger: logger}, counters),

@@ -1,0 +1,34 @@
+package sqlexec_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+// TestArgOutOfRangeOnPostgres: a value pgx cannot encode as the type
+// PostgreSQL gave its marker (an int64 past int4, compared with an integer
+// expression) is a *driver.ArgError naming the argument and the type, which
+// the Service answers 400 naming the variable; it was a plain error (502).
+func TestArgOutOfRangeOnPostgres(t *testing.T) {
+	x := sqlexec.New(testdb.Postgres(t), engine.PostgreSQL)
+	t.Cleanup(func() { x.Close() })
+	ctx := context.Background()
+	for _, v := range []any{int64(3000000000), float64(1e300)} {
+		_, err := x.Query(ctx, stmt.New("SELECT length('abc') < $2 AND $1 = 'x' AS b", []any{"x", v}), driver.Bounds{})
+		var ae *driver.ArgError
+		if !errors.As(err, &ae) || ae.Index != 1 || ae.Type != "int4" {
+			t.Fatalf("%v: %v (%#v), want an ArgError of argument 2, int4", v, err, ae)
+		}
+	}
+	res, err := x.Query(ctx, stmt.New("SELECT length('abc') < $1 AS b", []any{int64(5)}), driver.Bounds{})
+	if err != nil || res.Rows[0][0] != true {
+		t.Fatalf("in range: %v, %v", res, err)
+	}
+}

@@ -1,0 +1,52 @@
+package sqlexec_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+// TestWithSession: the host's session statements run on every connection
+// after the engine's, on PostgreSQL (work_mem) and MySQL/MariaDB
+// (tmp_table_size, max_heap_table_size), and on SQLite, which has no
+// session statements of its own; a failing one fails the connection
+// naming it.
+func TestWithSession(t *testing.T) {
+	check := func(t *testing.T, driverName, dsn string, e engine.Engine, set []string, q, want string) {
+		t.Helper()
+		db, err := sqlexec.Open(driverName, dsn, e, sqlexec.WithSession(set...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(2)
+		for i := 0; i < 3; i++ {
+			var got string
+			if err := db.QueryRow(q).Scan(&got); err != nil || got != want {
+				t.Fatalf("%s = %q, %v; want %q", q, got, err, want)
+			}
+		}
+		bad, err := sqlexec.Open(driverName, dsn, e, sqlexec.WithSession("SET no_such_setting_xyz = 1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bad.Close()
+		if err := bad.Ping(); err == nil || !strings.Contains(err.Error(), "no_such_setting_xyz") {
+			t.Fatalf("a failing session statement: %v", err)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		check(t, "sqlite", fileDSN(t), engine.SQLite, []string{"PRAGMA cache_size = -1000"}, "PRAGMA cache_size", "-1000")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		check(t, "pgx", testdb.PostgresDSN(t), engine.PostgreSQL, []string{"SET work_mem = '8MB'"}, "SHOW work_mem", "8MB")
+	})
+	t.Run("mysql", func(t *testing.T) {
+		check(t, "mysql", testdb.MySQLDSN(t), engine.MySQL,
+			[]string{"SET SESSION tmp_table_size = 8388608", "SET SESSION max_heap_table_size = 8388608"},
+			"SELECT CONCAT(@@tmp_table_size, '/', @@max_heap_table_size)", "8388608/8388608")
+	})
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// TestNumbersEveryEngineHolds: a Number compared with an integer
+// expression, which PostgreSQL binds as int4, answers a 400 naming the
+// variable when the value is out of int4's range (it answered 502
+// execution_failed); the engines that hold it as given answer 200.
+func TestNumbersEveryEngineHolds(t *testing.T) {
+	const (
+		varID  = "0b6f2c1e-4d3a-4f5b-8c7d-9e0f1a2b3c4d"
+		create = `{"name": "short_events", "query": {"kind": "HogQLQuery",
+			"query": "SELECT count(*) AS n FROM events WHERE length(event) < {variables.max_len}",
+			"variables": {"` + varID + `": {"variableId": "` + varID + `", "code_name": "max_len"}}}}`
+	)
+	for name, args := range valueEngines {
+		t.Run(name, func(t *testing.T) {
+			s := start(t, append(args(t), "-api-key", "k", "-demo-events", "200"), nil)
+			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+			status, body := call(t, "POST", base+"/insight_variables/", "k", `{"id": "`+varID+`", "name": "Max len", "type": "Number"}`)
+			require.Equal(t, 201, status, body)
+			status, body = call(t, "POST", base+"/endpoints/", "k", create)
+			require.Equal(t, 201, status, body)
+			status, body = call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": 100}}`)
+			require.Equal(t, 200, status, body)
+			for _, v := range []string{"3000000000", "-3000000000", "1e300"} {
+				status, body = call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": `+v+`}}`)
+				if name != "postgres" {
+					assert.Equal(t, 200, status, "%s: %s", v, body)
+					continue
+				}
+				assert.Equal(t, 400, status, "%s: %s", v, body)
+				var e struct{ Detail, Code string }
+				require.NoError(t, json.Unmarshal([]byte(body), &e), body)
+				assert.Equal(t, endpoint.CodeInvalidVariableValue, e.Code, v)
+				assert.Contains(t, e.Detail, "'max_len'", v)
+				assert.Contains(t, e.Detail, "int4", v)
+			}
+		})
+	}
+}

@@ -143,7 +143,7 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 			return nil // not reached: ServeHTTP authenticates first
 		}
 		return newServer(svc, &cfg, c, false)
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.logger})
+	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.sdkLogger()})
 	return h
 }
 
@@ -155,3 +155,23 @@ type caller struct {
 }
 
 type callerKey struct{}
+
+// quiet passes on the records of h from level up: the SDK logs every
+// stateless request's session at Info, which would be a log line per call.
+type quiet struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= q.level && q.Handler.Enabled(ctx, l)
+}
+
+func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as), q.level} }
+func (q quiet) WithGroup(g string) slog.Handler       { return quiet{q.Handler.WithGroup(g), q.level} }
+
+// sdkLogger is the logger the SDK's server and transport get: warnings
+// and errors of cfg's logger.
+func (c *config) sdkLogger() *slog.Logger {
+	return slog.New(quiet{c.logger.Handler(), slog.LevelWarn})
+}

@@ -41,7 +41,7 @@ type tools struct {
 // session); a stateless HTTP server lives for one request.
 func newServer(svc *endpoint.Service, cfg *config, c caller, listChanged bool) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "endpointkit", Title: "endpointkit endpoints", Version: "1"}, &sdk.ServerOptions{
-		Logger:       cfg.logger,
+		Logger:       cfg.sdkLogger(),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: listChanged}},
 		Instructions: "Each tool not starting with '_' runs the saved analytics endpoint of its name; its input is the run request " +
 			"({\"variables\": {...}} and options). " + ListTool + " lists them.",

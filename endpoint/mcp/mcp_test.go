@@ -213,7 +213,7 @@ func keys[M ~map[string]V, V any](m M) []string {
 // with its API key.
 func (f *fixture) transports(t *testing.T) map[string]*sdk.ClientSession {
 	return map[string]*sdk.ClientSession{
-		"streamable HTTP": f.connectHTTP(t, f.env.Key, ""),
+		"streamable HTTP":            f.connectHTTP(t, f.env.Key, ""),
 		"in-memory (stdio's server)": f.connectMemory(t, "1"),
 	}
 }

@@ -81,7 +81,8 @@ func ruleVerdict(err error) string {
 // TestRulesOnEveryEngine is the rules-by-state matrix on every engine that
 // is up: for SQL, Trends and Retention endpoints, inline, materialized and
 // inline again, each request gets the same verdict from the cache (before
-// and after force filled it), with force and, materialized, with direct;
+// and after force filled it), with force, through the endpoint's MCP
+// tool and, materialized, with direct;
 // and every engine gives SQLite's verdicts.
 func TestRulesOnEveryEngine(t *testing.T) {
 	var (
@@ -173,7 +174,10 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 				before := run(endpoint.RefreshCache)
 				forced := run(endpoint.RefreshForce)
 				after := run(endpoint.RefreshCache)
-				ways := []string{before, after}
+				// The endpoint's MCP tool (package endpoint/mcp) gives the
+				// same verdict, in the same words.
+				_, mcpErr := mcpRun(ctx, svc, rs.name, r.vars, r.limit, endpoint.RefreshCache)
+				ways := []string{before, after, ruleVerdict(mcpErr)}
 				if state == "materialized" {
 					ways = append(ways, run(endpoint.RefreshDirect))
 				}

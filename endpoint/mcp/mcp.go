@@ -59,6 +59,8 @@ type config struct {
 	limiterSet bool
 	project    string
 	logger     *slog.Logger
+	// rates counts embed tokens' runs for their rpm.
+	rates *tokenRates
 }
 
 // WithEmbedTokens accepts embed tokens that signer verifies, as
@@ -95,7 +97,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{logger: slog.Default()}
+	c := config{logger: slog.Default(), rates: &tokenRates{}}
 	for _, o := range opts {
 		o(&c)
 	}

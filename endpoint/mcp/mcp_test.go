@@ -382,6 +382,24 @@ func TestEmbedTokenOverMCP(t *testing.T) {
 	assert.Equal(t, "by_event", list[0].(map[string]any)["name"])
 }
 
+// TestEmbedTokenRPMOverMCP: a token's rpm bounds its runs through tools,
+// refused in the HTTP API's words.
+func TestEmbedTokenRPMOverMCP(t *testing.T) {
+	f := newFixture(t)
+	tok, err := f.env.Service.MintEmbedToken(context.Background(), f.signer, "1",
+		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
+	require.NoError(t, err)
+	s := f.connectHTTP(t, tok, "")
+	for range 2 {
+		res := call(t, s, "by_event", `{}`)
+		require.False(t, res.IsError, text(res))
+	}
+	got := toolRefusal(t, call(t, s, "by_event", `{}`))
+	assert.Equal(t, http.StatusTooManyRequests, got.Status)
+	assert.Equal(t, "throttled", got.Code)
+	assert.Regexp(t, `^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`, got.Detail)
+}
+
 func firstColumn(m map[string]any) []any {
 	var out []any
 	for _, row := range m["results"].([]any) {

@@ -245,6 +245,9 @@ func (t *tools) run(ctx context.Context, name string, args json.RawMessage) (any
 	if err := decode(args, &req); err != nil {
 		return nil, err
 	}
+	if err := t.cfg.rates.checkRPM(t.caller.token); err != nil {
+		return nil, err
+	}
 	release, err := t.admit()
 	if err != nil {
 		return nil, err

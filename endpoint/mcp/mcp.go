@@ -39,6 +39,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,6 +62,20 @@ type config struct {
 	logger     *slog.Logger
 	// rates counts embed tokens' runs for their rpm.
 	rates *tokenRates
+	// maxBody bounds a request body of Handler.
+	maxBody int64
+}
+
+// WithMaxBodyBytes sets the largest request body Handler reads, as
+// httpapi.WithMaxBodyBytes does for the API (the same default,
+// httpapi.DefaultMaxBodyBytes); a larger one is answered 413 by the SDK's
+// transport. n <= 0 keeps the default.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
 }
 
 // WithEmbedTokens accepts embed tokens that signer verifies, as
@@ -97,7 +112,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{logger: slog.Default(), rates: &tokenRates{}}
+	c := config{logger: slog.Default(), rates: &tokenRates{}, maxBody: httpapi.DefaultMaxBodyBytes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -145,7 +160,12 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 			return nil // not reached: ServeHTTP authenticates first
 		}
 		return newServer(svc, &cfg, c, false)
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.sdkLogger()})
+	}, &sdk.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, Logger: cfg.sdkLogger(),
+		MaxRequestBodyBytes: cfg.maxBody,
+		// A client that goes away cancels its run, as over the API.
+		PropagateRequestCancellation: true,
+	})
 	return h
 }
 

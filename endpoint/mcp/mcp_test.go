@@ -450,4 +450,16 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 	}
 	status, _ := post("?project=2", "Bearer "+keyP2)
 	assert.Equal(t, http.StatusOK, status)
+
+	// A body past the API's 1 MiB is refused before it is read whole.
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"totals","arguments":{"pad":"` + strings.Repeat("x", httpapi.DefaultMaxBodyBytes) + `"}}}`
+	req, err := http.NewRequest("POST", f.mcp.URL+"/mcp", strings.NewReader(big))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+f.env.Key)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 }

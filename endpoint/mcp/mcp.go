@@ -137,7 +137,12 @@ func Server(svc *endpoint.Service, project string, opts ...Option) *sdk.Server {
 		panic("mcp: Server called with a nil *endpoint.Service")
 	}
 	cfg := newConfig(opts)
-	return newServer(svc, &cfg, caller{project: project}, true)
+	srv, t := newServer(svc, &cfg, caller{project: project}, true)
+	// The tools of the endpoints there are now, so that a session's first
+	// tools/list finds them without a list_changed notice; a failure is
+	// logged, and the next tools/list tries again.
+	_ = t.sync(context.Background())
+	return srv
 }
 
 // Handler serves the tools over the streamable HTTP transport, behind the
@@ -159,7 +164,8 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 		if !ok {
 			return nil // not reached: ServeHTTP authenticates first
 		}
-		return newServer(svc, &cfg, c, false)
+		srv, _ := newServer(svc, &cfg, c, false)
+		return srv
 	}, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, Logger: cfg.sdkLogger(),
 		MaxRequestBodyBytes: cfg.maxBody,

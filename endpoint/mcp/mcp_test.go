@@ -42,7 +42,7 @@ type fixture struct {
 	signer *embed.Signer
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	tokenKeys := &embed.StaticKeys{}
 	require.NoError(t, tokenKeys.Add("", "k1", []byte("0123456789abcdef-mcp")))
@@ -462,4 +462,38 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+}
+
+// TestStdioToolsFollowTheEndpoints: a long-lived session's tools/list
+// reads the endpoints again, and the client is told the list changed.
+func TestStdioToolsFollowTheEndpoints(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := mcp.Server(f.env.Service, "1", mcp.WithLimiter(nil)).Connect(ctx, st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	changed := make(chan struct{}, 10)
+	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	s, err := c.Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.ElementsMatch(t, []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)))
+
+	_, err = f.env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "later",
+		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1 AS one"}})
+	require.NoError(t, err)
+	require.NoError(t, f.env.Service.Delete(ctx, "1", "totals"))
+	assert.ElementsMatch(t, []string{"by_event", "later", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)))
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Error("no notifications/tools/list_changed")
+	}
+	res := call(t, s, "later", `{}`)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, []any{[]any{float64(1)}}, structured(t, res)["results"])
 }

@@ -39,7 +39,7 @@ type tools struct {
 // newServer returns the server of c's tools. listChanged says whether
 // the server tells its sessions that the list changed (a long-lived stdio
 // session); a stateless HTTP server lives for one request.
-func newServer(svc *endpoint.Service, cfg *config, c caller, listChanged bool) *sdk.Server {
+func newServer(svc *endpoint.Service, cfg *config, c caller, listChanged bool) (*sdk.Server, *tools) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "endpointkit", Title: "endpointkit endpoints", Version: "1"}, &sdk.ServerOptions{
 		Logger:       cfg.sdkLogger(),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: listChanged}},
@@ -49,7 +49,7 @@ func newServer(svc *endpoint.Service, cfg *config, c caller, listChanged bool) *
 	t := &tools{svc: svc, cfg: cfg, caller: c, srv: srv, endpoints: map[string]string{}}
 	t.addFixed()
 	srv.AddReceivingMiddleware(t.middleware)
-	return srv
+	return srv, t
 }
 
 // middleware reads the endpoints again before each tools/list, and calls

@@ -17,7 +17,6 @@ import (
 // handler checks every request's credential, then hands it to the SDK's
 // stateless streamable transport with the caller in its context.
 type handler struct {
-	svc       *endpoint.Service
 	auth      Authenticator
 	cfg       *config
 	transport *sdk.StreamableHTTPHandler

@@ -158,7 +158,7 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 		panic("mcp: Handler called with a nil Authenticator")
 	}
 	cfg := newConfig(opts)
-	h := &handler{svc: svc, auth: auth, cfg: &cfg}
+	h := &handler{auth: auth, cfg: &cfg}
 	h.transport = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		c, ok := r.Context().Value(callerKey{}).(caller)
 		if !ok {

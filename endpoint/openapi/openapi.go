@@ -71,6 +71,14 @@ func Document(rs endpoint.RunSchema, opts Options) map[string]any {
 
 type obj = map[string]any
 
+// RequestSchema returns the JSON Schema of the request body that runs the
+// endpoint: the schema Document puts under the run's requestBody, with
+// the variables opts.Fixed names left out. Package endpoint/mcp gives it
+// as the input schema of the endpoint's tool.
+func RequestSchema(rs endpoint.RunSchema, opts Options) map[string]any {
+	return requestBody(rs, opts)["content"].(obj)["application/json"].(obj)["schema"].(obj)
+}
+
 // requestBody is the run request: variables and the run options the
 // endpoint takes.
 func requestBody(rs endpoint.RunSchema, opts Options) obj {

@@ -86,6 +86,9 @@ type config struct {
 	sqliteLength int
 	// maxMaterializedBytes is the Service's MaxMaterializedBytes.
 	maxMaterializedBytes int64
+	// mcpStdio serves the MCP tools of project on stdin and stdout instead
+	// of HTTP.
+	mcpStdio bool
 }
 
 // parseFlags reads args; getenv supplies the environment.
@@ -107,6 +110,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"), or KEY=PROJECT for that project; repeatable. A key is generated and printed only when none is given")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
+	fs.BoolVar(&c.mcpStdio, "mcp-stdio", false, "serve the endpoints of -project as MCP tools on stdin/stdout instead of HTTP, acting as -project's API key (stdio has no credential)")
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
 	demoEnd := fs.String("demo-end", "", "the day YYYY-MM-DD the loaded demo events end at, the last of them on the day before (default: today, UTC)")

@@ -82,6 +82,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	proto := stdout // the MCP stream with -mcp-stdio: nothing else is printed there
+	if cfg.mcpStdio {
+		stdout = stderr
+	}
 	keys, err := newKeyring(cfg)
 	if err != nil {
 		return err
@@ -117,6 +121,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	scheduled := make(chan struct{})
 	go func() { defer close(scheduled); _ = svc.Schedule(schedCtx) }()
 	defer func() { stopSchedule(); <-scheduled }()
+	if cfg.mcpStdio {
+		return serveMCPStdio(ctx, cfg, svc, logger, proto)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -236,14 +243,16 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 	if err := tokenKeys.Add("", "default", []byte(cfg.embedSecret)); err != nil {
 		return nil, fmt.Errorf("-embed-secret: %w", err)
 	}
-	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
+	signer := &embed.Signer{Keys: tokenKeys}
+	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(signer),
 		httpapi.WithLimiter(limiter),
 		httpapi.WithKeys(stored),
 		httpapi.WithLogger(logger))
+	site := withMCP(withEditor(api, cfg), svc, keys, signer, limiter, cfg, logger)
 	if cfg.metricsAddr != "" {
-		return withEditor(api, cfg), nil
+		return site, nil
 	}
-	return withMetrics(withEditor(api, cfg), cfg, registry), nil
+	return withMetrics(site, cfg, registry), nil
 }
 
 // serveUntilDone waits for srv to fail or ctx to be done, then shuts srv

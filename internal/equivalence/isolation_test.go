@@ -184,8 +184,8 @@ var (
 		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
 		return marked(answerOf(s, out, nil), res)
 	}}
-	inlineWays       = []way{computed, cached, token, editor, storedKey}
-	materializedWays = []way{computed, cached, direct, token, storedKey}
+	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP}
+	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP}
 )
 
 // isolation is one engine's two databases: shared holds project 2's rows
@@ -204,7 +204,7 @@ type isolation struct {
 // through an embed token, through the editor's query API, authenticated
 // by a stored API key (keys_test.go); materialized:
 // on and off the buckets' boundaries as the corpus's values fall, computed,
-// cached, direct and through a token; with a live tail and rows added
+// cached, direct, through a token and through its MCP tool; with a live tail and rows added
 // after the refresh), project 1's answer holds no marker of project 2 and
 // equals the answer on a database holding project 1's rows alone, on every
 // engine that is up. A materialized read of a range off a bucket boundary
@@ -265,6 +265,8 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 	switch {
 	case strings.HasPrefix(got.err, "LEAK"):
 		t.Errorf("%s: %s", id, got.err)
+	case strings.HasPrefix(got.err, mismatch) || strings.HasPrefix(want.err, mismatch):
+		t.Errorf("%s: %s / alone: %s", id, got.err, want.err)
 	case got.err != want.err:
 		t.Errorf("%s: error %q, alone %q", id, got.err, want.err)
 	case got.materialized != want.materialized:

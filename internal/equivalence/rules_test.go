@@ -82,7 +82,7 @@ func ruleVerdict(err error) string {
 // is up: for SQL, Trends and Retention endpoints, inline, materialized and
 // inline again, each request gets the same verdict from the cache (before
 // and after force filled it), with force, authenticated by a stored API
-// key and, materialized, with direct;
+// key, through the endpoint's MCP tool and, materialized, with direct;
 // and every engine gives SQLite's verdicts.
 func TestRulesOnEveryEngine(t *testing.T) {
 	var (
@@ -183,7 +183,10 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 					keyed.Limit = &r.limit
 				}
 				_, kerr := svc.Run(ctx, "1", rs.name, keyed)
-				ways := []string{before, after, ruleVerdict(kerr)}
+				// The endpoint's MCP tool (package endpoint/mcp) gives the
+				// same verdict, in the same words.
+				_, mcpErr := mcpRun(ctx, svc, rs.name, r.vars, r.limit, endpoint.RefreshCache)
+				ways := []string{before, after, ruleVerdict(kerr), ruleVerdict(mcpErr)}
 				if state == "materialized" {
 					ways = append(ways, run(endpoint.RefreshDirect))
 				}

@@ -1,0 +1,138 @@
+package equivalence
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/mcp"
+)
+
+// MCP as a way a run happens: the endpoint's tool called by the SDK's
+// client over the SDK's in-memory transport, served by package
+// endpoint/mcp for project 1 as stdio serves it.
+
+// mcpSessions holds a client session per Service, opened on first use and
+// kept for the test binary's life (in-memory pipes: nothing to clean up
+// on disk).
+var mcpSessions struct {
+	sync.Mutex
+	m map[*endpoint.Service]*sdk.ClientSession
+}
+
+func mcpSession(ctx context.Context, svc *endpoint.Service) (*sdk.ClientSession, error) {
+	mcpSessions.Lock()
+	defer mcpSessions.Unlock()
+	if s := mcpSessions.m[svc]; s != nil {
+		return s, nil
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := mcp.Server(svc, "1", mcp.WithLimiter(nil)).Connect(context.WithoutCancel(ctx), st, nil); err != nil {
+		return nil, err
+	}
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "equivalence", Version: "1"}, nil).Connect(context.WithoutCancel(ctx), ct, nil)
+	if err != nil {
+		return nil, err
+	}
+	if mcpSessions.m == nil {
+		mcpSessions.m = map[*endpoint.Service]*sdk.ClientSession{}
+	}
+	mcpSessions.m[svc] = s
+	return s, nil
+}
+
+// mcpRun runs the endpoint name of project 1 through its tool: the answer
+// decoded from the structured content, or the tool error as the
+// *endpoint.Error it reports (status, code, detail).
+func mcpRun(ctx context.Context, svc *endpoint.Service, name string, vars map[string]any, limit int, refresh string) (*endpoint.RunResult, error) {
+	s, err := mcpSession(ctx, svc)
+	if err != nil {
+		return nil, err
+	}
+	args := map[string]any{"variables": vars}
+	if limit > 0 {
+		args["limit"] = limit
+	}
+	if refresh != "" {
+		args["refresh"] = refresh
+	}
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("MCP protocol error (want a tool error or an answer): %w", err)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		var e struct {
+			Detail, Code string
+			Status       int
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return nil, err
+		}
+		return nil, &endpoint.Error{Status: e.Status, Code: e.Code, Detail: e.Detail}
+	}
+	return decodeRun(b)
+}
+
+// decodeRun decodes the JSON of a RunResult, SQL rows as answerOf reads
+// them.
+func decodeRun(b []byte) (*endpoint.RunResult, error) {
+	var out endpoint.RunResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	var rows struct {
+		Results [][]any `json:"results"`
+	}
+	if json.Unmarshal(b, &rows) == nil && rows.Results != nil {
+		out.Results = rows.Results
+	}
+	return &out, nil
+}
+
+// mismatch starts the error of an answer that a way gave differently from
+// the Go API; compare fails on it whichever database answered.
+const mismatch = "MISMATCH: "
+
+// viaMCP runs r through the endpoint's MCP tool and requires the answer
+// the Go API gives the same request, as JSON (what the HTTP API sends: a
+// timestamp in RFC 3339). Both may come from the result cache the ways
+// before filled (an MCP request that asked for other values would miss
+// it), so that the matrix costs the engines little more.
+var viaMCP = way{"mcp tool", func(ctx context.Context, svc *endpoint.Service, _ *dialect, s *spec, name string, r run) answer {
+	goRes, goAnswer := runReq(ctx, svc, s, name, r, endpoint.RunRequest{})
+	if goRes != nil {
+		b, err := json.Marshal(goRes)
+		if err == nil {
+			goRes, err = decodeRun(b)
+		}
+		if err != nil {
+			return answer{err: "the Go answer as JSON: " + err.Error()}
+		}
+		goAnswer = answerOf(s, goRes, nil)
+	}
+	res, err := mcpRun(ctx, svc, name, r.vars, r.limit, "")
+	a := marked(answerOf(s, res, err), res)
+	var goErr error
+	if goRes == nil {
+		goErr = fmt.Errorf("%s", goAnswer.err)
+	}
+	switch {
+	case a.err != "" && goAnswer.err == "":
+		a.err = mismatch + "MCP refused what the Go API answers: " + a.err
+	case a.err == "" && goAnswer.err != "":
+		a.err = mismatch + "MCP answered what the Go API refuses: " + ruleVerdict(goErr)
+	case a.err == "":
+		if d := diff(a, goAnswer); d != "" {
+			a.err = mismatch + "MCP differs from the Go API: " + d
+		}
+	}
+	return a
+}}

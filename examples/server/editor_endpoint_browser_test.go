@@ -287,6 +287,11 @@ func (p *page) testInsightForm(t *testing.T) {
 	assert.Equal(t, "Revenue", q["series"].([]any)[0].(map[string]any)["custom_name"], "a key the form does not show is kept")
 	assert.Equal(t, map[string]any{"breakdown": "$os", "breakdown_limit": 5.0}, q["breakdownFilter"])
 	assert.Equal(t, "2025-05-15", q["dateRange"].(map[string]any)["date_to"])
+	// Removing a series removes it, its keys the form does not show with it.
+	p.do(t, ctx, press(`#if-series [data-series="0"] button.remove`), until(`!document.getElementById("if-event-1")`))
+	q = queryJSON(t, p, ctx)
+	assert.Equal(t, []any{map[string]any{"kind": "EventsNode", "event": "$pageview", "math": "dau"}}, q["series"])
+	assert.Equal(t, "$pageview", value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))))
 	// Property groups the form cannot show are said so, and left as written.
 	q["properties"] = map[string]any{"type": "AND", "values": []any{map[string]any{"type": "AND", "values": []any{}}, map[string]any{"type": "AND", "values": []any{}}}}
 	edited, _ = json.Marshal(q)

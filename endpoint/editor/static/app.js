@@ -1214,6 +1214,7 @@
     $('sql-hint').hidden = !sql;
     $('variable-form').hidden = !sql;
     $('insight-form').hidden = sql;
+    $('variables-h').textContent = sql ? 'Placeholders in the query' : 'Run-time variables of the insight';
     clearSaved();
     if (!sql) { formFromJSON(); }
     renderVariables();
@@ -1284,11 +1285,26 @@
     return row;
   }
 
+  // removeRow removes series or filter i from the JSON (with the keys of
+  // it the form does not show), then shows the JSON again.
   function removeRow(box, i) {
-    var row = $(box.slice(1)).children[i];
-    if (row) { row.parentNode.removeChild(row); }
     jsonFromForm();
+    var q = safeJSON($('sql').value);
+    if (!q) { return; }
+    if (box === '#if-series' && Array.isArray(q.series)) { q.series.splice(i, 1); }
+    if (box === '#if-filters') {
+      var list = flatFilters(q.properties);
+      if (list) {
+        list.splice(i, 1);
+        if (list.length) { q.properties = list; } else { delete q.properties; }
+      }
+    }
+    $('sql').value = JSON.stringify(q, null, 2);
+    state.texts[state.kind] = $('sql').value;
     formFromJSON();
+    renderVariables();
+    var add = $(box === '#if-series' ? 'if-add-series' : 'if-add-filter');
+    if (add) { add.focus(); }
   }
 
   // flatFilters are the query's property filters when the form can show
@@ -1409,10 +1425,12 @@
       if (Object.keys(bf).length) { q.breakdownFilter = bf; } else { delete q.breakdownFilter; }
     }
     if (!$('if-add-filter').disabled) {
-      var props = Array.prototype.map.call($('if-filters').children, function (row) {
+      var oldProps = flatFilters(q.properties) || [];
+      var props = Array.prototype.map.call($('if-filters').children, function (row, i) {
         var get = function (f) { return row.querySelector('[data-f="' + f + '"]').value.trim(); };
         var op = get('operator');
-        var f = { key: get('key'), operator: op, type: 'event' };
+        var f = Object.assign({}, oldProps[i] || {}, { key: get('key'), operator: op, type: 'event' });
+        delete f.value;
         row.querySelector('[data-f="value"]').parentNode.hidden = !takesValue(op);
         if (takesValue(op)) {
           var v = get('value');

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -393,20 +394,20 @@ func curlFits() chromedp.Action[[]int] {
 // and is cleared when the editor switches to another query.
 func (p *page) testCurlBox(t *testing.T) {
 	ctx := p.tab(t)
-	p.do(t, ctx, setField("#kind", "TrendsQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
-		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "curl_box_with_a_rather_long_endpoint_name"),
+	p.do(t, ctx, chromedp.SendKeys(chromedp.ID("sql"), "SELECT event, count(*) AS n FROM events GROUP BY event"),
+		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "curl_box_with_a_rather_long_endpoint_name_that_wraps"),
 		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
 	text := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
 	require.Contains(t, text, "-d '")
 	for _, width := range []int64{1280, 420} {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), until(`document.getElementById("saved-curl").clientWidth > 0`),
-			chromedp.Sleep(200_000_000))
+			chromedp.Sleep(200*time.Millisecond))
 		m := value(t, p, ctx, curlFits())
 		assert.LessOrEqual(t, m[0], m[1]+1, "at %d px the curl box cuts lines (scroll height %d, client %d)", width, m[0], m[1])
 		assert.LessOrEqual(t, m[2], m[3]+1, "at %d px the curl box is wider than it shows", width)
 	}
 	p.do(t, ctx, chromedp.EmulateViewport(1280, 900))
-	p.do(t, ctx, setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"))
+	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"))
 	assert.False(t, value(t, p, ctx, visible("#saved")), "the curl box of another query is gone")
 	assert.Empty(t, value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl"))))
 }
@@ -447,6 +448,7 @@ const overflow = `(() => {
 				const r = k.getBoundingClientRect();
 				if (r.width > 0 && (r.left < c.left - 1 || r.right > c.right + 1)) {
 					out.push(card.className + " > " + k.tagName.toLowerCase() + (k.id ? "#" + k.id : "") + (k.className && typeof k.className === "string" ? "." + k.className : "") + " " + Math.round(r.left) + ".." + Math.round(r.right) + " in " + Math.round(c.left) + ".." + Math.round(c.right));
+					continue; // the outermost offender names the fault
 				}
 				const st = getComputedStyle(k);
 				if (st.overflowX === "auto" || st.overflowX === "scroll" || st.overflowX === "hidden") continue;
@@ -464,20 +466,32 @@ const overflow = `(() => {
 // screenshots of both.
 func (p *page) testLayout(t *testing.T) {
 	ctx := p.tab(t)
-	p.openRunForm(t, ctx, "browsers_state")
-	p.do(t, ctx, setField("#kind", "TrendsQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
+	check := func(width int64, what string) {
+		p.do(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200*time.Millisecond))
+		assert.Empty(t, value(t, p, ctx, chromedp.Evaluate[[]string](overflow)), "at %d px, %s: elements wider than their card", width, what)
+	}
+	// The saved endpoints, one materialized, and a run form.
+	for _, name := range []string{"layout_trends", "layout_trends_materialized"} {
+		status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": name, "description": "Pageviews per browser in May", "query": browserTrends})
+		require.Equal(t, http.StatusCreated, status, body)
+	}
+	status, body := p.call(t, "PATCH", "/endpoints/layout_trends_materialized", map[string]any{"is_materialized": true})
+	require.Equal(t, http.StatusOK, status, body)
+	p.openRunForm(t, ctx, "layout_trends")
+	check(420, "the saved endpoints")
+	// And the insight form, a filter and the curl box.
+	p.do(t, ctx, chromedp.EmulateViewport(1280, 900), setField("#kind", "TrendsQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
 		press("#if-add-filter"), chromedp.WaitVisible(chromedp.ID("if-key-0")),
 		chromedp.SendKeys(chromedp.ID("if-key-0"), "country"), chromedp.SendKeys(chromedp.ID("if-value-0"), "US"),
 		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "layout_check"),
 		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
 	for _, width := range []int64{1280, 420} {
-		p.do(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200_000_000))
+		check(width, "the editor, Results tab")
 		p.screenshot(t, ctx, "editor-"+strconv.FormatInt(width, 10))
-		assert.Empty(t, value(t, p, ctx, chromedp.Evaluate[[]string](overflow)), "at %d px, elements wider than their card", width)
-		p.do(t, ctx, press("#tab-variables"), chromedp.Sleep(100_000_000))
-		assert.Empty(t, value(t, p, ctx, chromedp.Evaluate[[]string](overflow)), "at %d px, Variables tab", width)
-		p.do(t, ctx, press("#tab-schema"), chromedp.Sleep(100_000_000))
-		assert.Empty(t, value(t, p, ctx, chromedp.Evaluate[[]string](overflow)), "at %d px, Tables tab", width)
+		p.do(t, ctx, press("#tab-variables"))
+		check(width, "Variables tab")
+		p.do(t, ctx, press("#tab-schema"))
+		check(width, "Tables tab")
 		p.do(t, ctx, press("#tab-results"))
 	}
 	p.do(t, ctx, chromedp.EmulateViewport(1280, 900))

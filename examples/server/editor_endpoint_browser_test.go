@@ -465,6 +465,7 @@ const overflow = `(() => {
 // insight form and the curl box open, no element is wider than its card;
 // screenshots of both.
 func (p *page) testLayout(t *testing.T) {
+	createVariable(t, p.base, p.key, `{"name": "Layout event", "type": "String"}`)
 	ctx := p.tab(t)
 	check := func(width int64, what string) {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200*time.Millisecond))
@@ -494,5 +495,13 @@ func (p *page) testLayout(t *testing.T) {
 		check(width, "Tables tab")
 		p.do(t, ctx, press("#tab-results"))
 	}
+	// A SQL query with a placeholder with a variable and one without, its
+	// Variables tab and its rows.
+	p.do(t, ctx, setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"),
+		setField("#sql", "SELECT event, distinct_id, timestamp, properties FROM events WHERE event = {variables.layout_event} AND distinct_id <> {variables.no_variable_for_this_rather_long_name} LIMIT 5"),
+		press("#tab-variables"), chromedp.WaitVisible(chromedp.ID("test-layout_event")),
+		chromedp.SendKeys(chromedp.ID("test-layout_event"), "purchase"))
+	check(420, "SQL Variables tab")
+	p.screenshot(t, ctx, "variables-420")
 	p.do(t, ctx, chromedp.EmulateViewport(1280, 900))
 }

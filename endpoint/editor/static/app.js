@@ -419,11 +419,11 @@
           add.addEventListener('click', function () { prefillVariable(name); });
           tr.appendChild(el('td', { colspan: '4' }, [el('span', { className: 'missing-mark', text: 'No variable' }), ' ', add]));
         } else {
-          tr.appendChild(el('td', { text: v.name }));
-          tr.appendChild(el('td', { text: v.type + (v.is_multi ? ' (several)' : '') }));
-          tr.appendChild(el('td', { text: v.default_value === null || v.default_value === undefined ? '—' : display(v.default_value) }));
+          tr.appendChild(el('td', { 'data-label': 'Variable', text: v.name }));
+          tr.appendChild(el('td', { 'data-label': 'Type', text: v.type + (v.is_multi ? ' (several)' : '') }));
+          tr.appendChild(el('td', { 'data-label': 'Default', text: v.default_value === null || v.default_value === undefined ? '—' : display(v.default_value) }));
           var f = valueInput('test-' + name, 'Test value for ' + name, v, state.testValues, testKey(v));
-          var td = el('td', null, [f.label, f.input]);
+          var td = el('td', { 'data-label': 'Test value' }, [f.label, f.input]);
           var verr = state.valueErrors[testKey(v)];
           if (verr) {
             f.input.setAttribute('aria-invalid', 'true');

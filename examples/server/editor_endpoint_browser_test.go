@@ -134,10 +134,14 @@ var browserTrends = map[string]any{
 // openRunForm opens the run form of the endpoint named name from the list.
 func (p *page) openRunForm(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
+	row := `#endpoints tr[data-endpoint="` + name + `"]`
 	p.do(t, ctx,
+		// The row shown now goes, so that the one waited for is the
+		// refreshed list's (pressing a row the refresh replaces fails).
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+strconv.Quote(row)+`)?.remove()`),
 		chromedp.Click(chromedp.ID("refresh-endpoints")),
-		chromedp.WaitVisible(chromedp.CSS(`#endpoints tr[data-endpoint="`+name+`"]`)),
-		press(`#endpoints tr[data-endpoint="`+name+`"] button[data-run]`),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+		press(row+" button[data-run]"),
 		waitText("#run-name", name),
 		until(`document.querySelectorAll("#run-fields [data-variable], #run-fields p.hint").length > 0`),
 	)

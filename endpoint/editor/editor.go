@@ -3,7 +3,18 @@
 // works offline), where a person writes a query with {variables.x}
 // placeholders, adds the variables, runs the query with test values, sees
 // the rows (or a Trends chart), whether it could be materialized, and saves
-// it as an endpoint; then lists the saved endpoints and runs them.
+// it as an endpoint; then lists the saved endpoints (kind, version,
+// materialization, freshness), runs them, edits them into new versions,
+// materializes and deletes them. Insight queries (TrendsQuery,
+// RetentionQuery, LifecycleQuery) are built in a form that writes the JSON
+// the API takes, the JSON staying editable; a tab lists the tables and
+// columns the project may read (GET schema).
+//
+// The page guesses nothing the server knows: the run form of a saved
+// endpoint offers the variables of the request schema of the endpoint's
+// OpenAPI document (GET endpoints/{name}/openapi.json?version=N), which
+// follows its state (a materialized insight endpoint takes its breakdowns,
+// required, and no dates).
 //
 // The page talks to the HTTP API of package httpapi with the user's API
 // key, which it asks for once and keeps in the tab's sessionStorage only.

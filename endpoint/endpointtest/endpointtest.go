@@ -7,7 +7,7 @@
 //
 //	env := endpointtest.New(t, endpointtest.WithDemoEvents(1000))
 //	res, err := env.Service.Run(ctx, env.Project, "daily", endpoint.RunRequest{...})
-//	resp := env.Do(t, "POST", "/endpoints/daily/run/", `{"variables": {...}}`)
+//	status, body := env.Do(t, "POST", "/endpoints/daily/run/", `{"variables": {...}}`) // (int, string)
 //
 // Everything is closed when the test ends.
 package endpointtest

@@ -60,12 +60,8 @@ var sessionSteps = []step{
 }
 
 func printBanner(w io.Writer, cfg config, e engine.Engine, base, metricsURL string, events int, loaded bool) {
-	where := "temporary (deleted at exit; -db FILE keeps it)"
-	if cfg.dbPath != "" {
-		where = cfg.dbPath + " (store: " + storeFile(cfg) + ")"
-	}
 	fmt.Fprintf(w, "endpointkit example server on %s\n", base)
-	fmt.Fprintf(w, "  database:    %s\n", where)
+	fmt.Fprintf(w, "  database:    %s\n", databaseLine(cfg))
 	if loaded {
 		fmt.Fprintf(w, "  demo events: %d loaded (the %d days before %s)\n", events, demo.Days, cfg.demoEnd.Format(time.DateOnly))
 	} else {
@@ -153,6 +149,38 @@ func printSession(w io.Writer, cfg config, base string) {
 // shellQuote makes s one single-quoted POSIX shell word.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// databaseLine says where the server keeps its data and store, and whether
+// they outlive it: only a SQLite database without -db (and a ClickHouse
+// store without -store) is temporary; a -dsn database persists.
+func databaseLine(cfg config) string {
+	switch cfg.driver {
+	case "sqlite":
+		if cfg.dbPath == "" {
+			return "temporary (deleted at exit; -db FILE keeps it)"
+		}
+		return cfg.dbPath + " (store: " + storeFile(cfg) + ")"
+	case "postgres", "mysql":
+		name := map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL"}[cfg.driver]
+		store := "the same database"
+		if cfg.storeDSN != "" {
+			store = "the -store-dsn database"
+		}
+		return name + " database of -dsn, kept after exit (store: " + store + "; a restart finds its endpoints and events)"
+	default: // clickhouse, chdb
+		data := "ClickHouse database of -dsn, kept after exit"
+		if cfg.driver == "chdb" {
+			data = "chDB data directory " + cfg.dsn + ", kept after exit"
+			if cfg.dsn == "" {
+				data = "chDB in a temporary directory (deleted at exit; -dsn DIR keeps it)"
+			}
+		}
+		if cfg.storePath != "" {
+			return data + " (store: " + cfg.storePath + ")"
+		}
+		return data + " (store: a temporary SQLite file, deleted at exit; -store FILE keeps it)"
+	}
 }
 
 // storeFile is the store's file of a configuration with -db.

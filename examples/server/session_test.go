@@ -207,3 +207,24 @@ func TestPrintedSessionInBash(t *testing.T) {
 	assert.Equal(t, wantDaily(3000), run["results"])
 	assert.Contains(t, bodies[5], "Required variable(s) 'to' not provided")
 }
+
+// TestDatabaseLine: the banner says a database is temporary only when it
+// is: a -dsn database persists (issue 24: on PostgreSQL it said temporary).
+func TestDatabaseLine(t *testing.T) {
+	for _, tc := range []struct {
+		cfg       config
+		temporary bool
+		says      string
+	}{
+		{config{driver: "sqlite"}, true, "temporary (deleted at exit"},
+		{config{driver: "sqlite", dbPath: "/tmp/x.db"}, false, "/tmp/x.db (store: /tmp/x-store.db)"},
+		{config{driver: "postgres", dsn: "postgres://h/db"}, false, "PostgreSQL database of -dsn, kept after exit (store: the same database"},
+		{config{driver: "mysql", dsn: "u@/db", storeDSN: "u@/store"}, false, "MySQL database of -dsn, kept after exit (store: the -store-dsn database"},
+		{config{driver: "clickhouse", dsn: "clickhouse://h:9000/db"}, true, "ClickHouse database of -dsn, kept after exit (store: a temporary SQLite file"},
+		{config{driver: "clickhouse", dsn: "clickhouse://h:9000/db", storePath: "/tmp/s.db"}, false, "(store: /tmp/s.db)"},
+	} {
+		line := databaseLine(tc.cfg)
+		assert.Contains(t, line, tc.says, tc.cfg.driver)
+		assert.Equal(t, tc.temporary, strings.Contains(line, "temporary"), "%s: %s", tc.cfg.driver, line)
+	}
+}

@@ -203,7 +203,10 @@
     endpoints: [],
     runTarget: null,        // the endpoint the run form runs
     runValues: {},          // the run form's values, by variable name
-    versions: []
+    versions: [],
+    runSchema: null,        // the run form's fields, from the server's OpenAPI document
+    editing: null,          // the saved endpoint the editor edits (saving makes a new version)
+    confirmAction: null     // what the confirmation's button does
   };
 
   // ------------------------------------------------------------------
@@ -295,7 +298,7 @@
     $('app').hidden = false;
     $('session').hidden = false;
     $('session-project').textContent = state.project;
-    return Promise.all([loadVariables(), loadEndpoints()]).then(function () {
+    return Promise.all([loadVariables(), loadEndpoints(), loadSchema()]).then(function () {
       if (!$('app').hidden) { $('sql').focus(); }
     });
   }
@@ -416,11 +419,11 @@
           add.addEventListener('click', function () { prefillVariable(name); });
           tr.appendChild(el('td', { colspan: '4' }, [el('span', { className: 'missing-mark', text: 'No variable' }), ' ', add]));
         } else {
-          tr.appendChild(el('td', { text: v.name }));
-          tr.appendChild(el('td', { text: v.type + (v.is_multi ? ' (several)' : '') }));
-          tr.appendChild(el('td', { text: v.default_value === null || v.default_value === undefined ? '—' : display(v.default_value) }));
+          tr.appendChild(el('td', { 'data-label': 'Variable', text: v.name }));
+          tr.appendChild(el('td', { 'data-label': 'Type', text: v.type + (v.is_multi ? ' (several)' : '') }));
+          tr.appendChild(el('td', { 'data-label': 'Default', text: v.default_value === null || v.default_value === undefined ? '—' : display(v.default_value) }));
           var f = valueInput('test-' + name, 'Test value for ' + name, v, state.testValues, testKey(v));
-          var td = el('td', null, [f.label, f.input]);
+          var td = el('td', { 'data-label': 'Test value' }, [f.label, f.input]);
           var verr = state.valueErrors[testKey(v)];
           if (verr) {
             f.input.setAttribute('aria-invalid', 'true');
@@ -771,9 +774,36 @@
   // Save as endpoint.
 
   function openSave() {
+    clearSaved();
     $('save-form').hidden = false;
     setError('save-error', null);
-    $('save-name').focus();
+    var ed = state.editing;
+    $('save-name').readOnly = !!ed;
+    if (ed) {
+      $('save-name').value = ed.name;
+      $('save-description').value = ed.description || '';
+      $('save-h').textContent = 'Save as version ' + (ed.current_version + 1) + ' of ' + ed.name;
+      $('save-confirm').textContent = 'Save version ' + (ed.current_version + 1);
+      $('save-description').focus();
+    } else {
+      $('save-h').textContent = 'Save as endpoint';
+      $('save-confirm').textContent = 'Save endpoint';
+      $('save-name').focus();
+    }
+  }
+  // clearSaved hides the curl box of the last save: it runs another query
+  // than the one the editor now holds.
+  function clearSaved() {
+    $('saved').hidden = true;
+    $('saved-message').textContent = '';
+    $('saved-curl').value = '';
+  }
+  // fitCurl sizes the curl box to its text, so that no line is cut.
+  function fitCurl() {
+    var ta = $('saved-curl');
+    if ($('saved').hidden) { return; }
+    ta.style.height = 'auto';
+    ta.style.height = (ta.scrollHeight + 2) + 'px';
   }
   function closeSave() {
     $('save-form').hidden = true;
@@ -792,13 +822,26 @@
     try { body.query = currentQuery(); } catch (e) { setError('save-error', e); return; }
     var button = $('save-confirm');
     busy(button, true);
-    api('POST', '/endpoints/', body).then(function (ep) {
+    var ed = state.editing;
+    var call;
+    if (ed) {
+      // A new version of the endpoint being edited: PATCH its query (and
+      // description), as the API makes versions.
+      var patch = { query: body.query };
+      if ((ed.description || '') !== description) { patch.description = description; }
+      call = api('PATCH', '/endpoints/' + encodeURIComponent(ed.name), patch);
+    } else {
+      call = api('POST', '/endpoints/', body);
+    }
+    call.then(function (ep) {
+      if (ed) { state.editing = ep; showEditing(); }
       $('save-form').hidden = true;
       $('save-name').value = '';
       $('save-description').value = '';
       $('saved').hidden = false;
       $('saved-message').textContent = 'Saved endpoint \'' + ep.name + '\', version ' + ep.current_version + '.';
       $('saved-curl').value = curlFor(ep);
+      fitCurl();
       $('saved').focus();
       return loadEndpoints();
     }, function (err) {
@@ -839,36 +882,170 @@
     }, function (err) { setError('endpoints-error', err); });
   }
 
+  // duration says a number of seconds in words.
+  function duration(sec) {
+    if (typeof sec !== 'number') { return '—'; }
+    var units = [[86400, 'day'], [3600, 'hour'], [60, 'minute'], [1, 'second']];
+    for (var i = 0; i < units.length; i++) {
+      if (sec >= units[i][0] && sec % units[i][0] === 0) {
+        var n = sec / units[i][0];
+        return n + ' ' + units[i][1] + (n === 1 ? '' : 's');
+      }
+    }
+    return sec + ' s';
+  }
+  function kindName(q) {
+    var k = q && q.kind;
+    return { HogQLQuery: 'SQL', TrendsQuery: 'Trends', RetentionQuery: 'Retention', LifecycleQuery: 'Lifecycle' }[k] || String(k || '?');
+  }
+  function when(t) { return t ? String(t).slice(0, 19).replace('T', ' ') + ' UTC' : ''; }
+
+  // materializedText says whether ep is materialized, in what state, and
+  // since when; or why it cannot be.
+  function materializedText(ep) {
+    var m = ep.materialization || {};
+    if (ep.is_materialized) {
+      var t = 'yes';
+      if (m.status) { t += ' · ' + m.status; }
+      if (m.last_materialized_at) { t += ' · ' + when(m.last_materialized_at); }
+      if (m.error) { t += ' · ' + m.error; }
+      return t;
+    }
+    if (!m.can_materialize) { return 'no (cannot: ' + (m.reason || 'not materializable') + ')'; }
+    return 'no';
+  }
+
   function renderEndpoints() {
     var tbody = $('endpoints').querySelector('tbody');
     clear(tbody);
     state.endpoints.forEach(function (ep) {
       var tr = el('tr', { 'data-endpoint': ep.name });
-      tr.appendChild(el('td', null, [el('code', { text: ep.name })]));
-      tr.appendChild(el('td', { text: ep.description || '' }));
-      tr.appendChild(el('td', { text: 'v' + ep.current_version + ' (' + ep.versions_count + (ep.versions_count === 1 ? ' version)' : ' versions)') }));
+      var nameCell = el('td', { 'data-label': 'Name' }, [el('code', { text: ep.name })]);
+      if (ep.description) { nameCell.appendChild(el('div', { className: 'hint', text: ep.description })); }
+      tr.appendChild(nameCell);
+      tr.appendChild(el('td', { 'data-label': 'Kind', 'data-col': 'kind', text: kindName(ep.query) }));
+      tr.appendChild(el('td', { 'data-label': 'Version', text: 'v' + ep.current_version + ' (' + ep.versions_count + (ep.versions_count === 1 ? ' version)' : ' versions)') }));
+      tr.appendChild(el('td', { 'data-label': 'Materialized', 'data-col': 'materialized', text: materializedText(ep) }));
+      var fresh = 'answers cached ' + duration(ep.data_freshness_seconds);
+      if (ep.is_materialized) { fresh += '; stored table refreshed every ' + duration(ep.materialization_freshness); }
+      tr.appendChild(el('td', { 'data-label': 'Freshness', 'data-col': 'freshness', text: fresh }));
+      var actions = el('td', { className: 'row-actions' });
+      var button = function (text, label, attr, fn) {
+        var b = el('button', { type: 'button', text: text, 'aria-label': label + ' ' + ep.name });
+        b.setAttribute(attr, ep.name);
+        b.addEventListener('click', fn);
+        actions.appendChild(b);
+        return b;
+      };
+      button('Run…', 'Run endpoint', 'data-run', function () { openRun(ep); });
+      button('Edit', 'Edit endpoint', 'data-edit', function () { editEndpoint(ep); });
       var m = ep.materialization || {};
-      var mat = el('td', { text: m.can_materialize ? 'yes' : 'no' });
-      if (!m.can_materialize && m.reason) { mat.setAttribute('title', m.reason); mat.textContent = 'no: ' + m.reason; }
-      tr.appendChild(mat);
-      var run = el('button', { type: 'button', text: 'Run…', 'aria-label': 'Run endpoint ' + ep.name, 'data-run': ep.name });
-      run.addEventListener('click', function () { openRun(ep); });
-      tr.appendChild(el('td', null, [run]));
+      if (ep.is_materialized) {
+        button('Stop materializing…', 'Stop materializing endpoint', 'data-materialize', function () {
+          askConfirm('Stop materializing \'' + ep.name + '\'? Its runs will compute their answer from the events again, and its stored table is dropped.',
+            'Stop materializing', function () { return setMaterialized(ep, false); });
+        });
+      } else {
+        var mb = button('Materialize…', 'Materialize endpoint', 'data-materialize', function () {
+          askConfirm('Materialize \'' + ep.name + '\'? Its answer is computed now and stored, then refreshed every ' + duration(ep.materialization_freshness) + '; runs read the stored table.',
+            'Materialize', function () { return setMaterialized(ep, true); });
+        });
+        if (!m.can_materialize) { mb.disabled = true; mb.title = m.reason || ''; }
+      }
+      button('Delete…', 'Delete endpoint', 'data-delete', function () {
+        askConfirm('Delete \'' + ep.name + '\' and its ' + ep.versions_count + (ep.versions_count === 1 ? ' version' : ' versions') + '? Its URL stops answering; this cannot be undone.',
+          'Delete endpoint', function () { return deleteEndpoint(ep); });
+      });
+      tr.appendChild(actions);
       tbody.appendChild(tr);
     });
     $('endpoints').hidden = state.endpoints.length === 0;
     $('no-endpoints').hidden = state.endpoints.length > 0;
   }
 
+  // askConfirm asks before an action that changes or removes an endpoint.
+  function askConfirm(text, yes, action) {
+    state.confirmAction = action;
+    $('confirm-text').textContent = text;
+    $('confirm-yes').textContent = yes;
+    $('confirm').hidden = false;
+    $('confirm-no').focus();
+  }
+  function closeConfirm() {
+    state.confirmAction = null;
+    $('confirm').hidden = true;
+  }
+  function onConfirm() {
+    var action = state.confirmAction;
+    if (!action) { return; }
+    var button = $('confirm-yes');
+    busy(button, true);
+    setError('endpoints-error', null);
+    action().then(function (message) {
+      closeConfirm();
+      $('endpoint-status').textContent = message;
+      return loadEndpoints();
+    }, function (err) {
+      closeConfirm();
+      setError('endpoints-error', err);
+    }).then(function () { busy(button, false); $('refresh-endpoints').focus(); });
+  }
+
+  function setMaterialized(ep, on) {
+    return api('PATCH', '/endpoints/' + encodeURIComponent(ep.name), { is_materialized: on }).then(function () {
+      if (state.runTarget && state.runTarget.name === ep.name) { $('run-form').hidden = true; state.runTarget = null; }
+      return on ? 'Endpoint \'' + ep.name + '\' is materialized.' : 'Endpoint \'' + ep.name + '\' is no longer materialized.';
+    });
+  }
+
+  function deleteEndpoint(ep) {
+    return api('DELETE', '/endpoints/' + encodeURIComponent(ep.name)).then(function () {
+      if (state.runTarget && state.runTarget.name === ep.name) { $('run-form').hidden = true; state.runTarget = null; }
+      if (state.editing && state.editing.name === ep.name) { stopEditing(); }
+      return 'Endpoint \'' + ep.name + '\' deleted.';
+    });
+  }
+
+  // editEndpoint loads the current query of ep into the editor; saving it
+  // then makes a new version of ep.
+  function editEndpoint(ep) {
+    var q = ep.query || {};
+    state.editing = ep;
+    var kind = q.kind === SQL || samples[q.kind] !== undefined ? q.kind : SQL;
+    state.texts[state.kind] = $('sql').value;
+    $('kind').value = kind;
+    state.texts[kind] = kind === SQL ? (q.query || '') : JSON.stringify(q, null, 2);
+    state.kind = '';
+    onKind();
+    showEditing();
+    $('sql').focus();
+  }
+  function showEditing() {
+    var ed = state.editing;
+    $('editing').hidden = !ed;
+    $('editing-text').textContent = ed ? 'Editing \'' + ed.name + '\' (version ' + ed.current_version + '): saving makes version ' + (ed.current_version + 1) + '.' : '';
+    $('open-save').textContent = ed ? 'Save as version ' + (ed.current_version + 1) + '…' : 'Save as endpoint…';
+  }
+  function stopEditing() {
+    state.editing = null;
+    $('save-form').hidden = true;
+    $('save-name').readOnly = false;
+    $('save-name').value = '';
+    $('save-description').value = '';
+    showEditing();
+  }
+
   function openRun(ep) {
     state.runTarget = ep;
     state.runValues = {};
+    state.runSchema = null;
     $('run-form').hidden = false;
     $('run-name').textContent = ep.name;
     setError('run-endpoint-error', null);
     $('run-endpoint-status').textContent = '';
     clear($('run-endpoint-results'));
     clear($('run-endpoint-chart'));
+    clear($('run-fields'));
     var select = $('run-version');
     clear(select);
     return api('GET', '/endpoints/' + encodeURIComponent(ep.name) + '/versions/').then(function (body) {
@@ -876,8 +1053,7 @@
       state.versions.slice().reverse().forEach(function (v) {
         select.appendChild(el('option', { value: String(v.version), text: 'Version ' + v.version + (v.version === ep.current_version ? ' (current)' : '') + ' · ' + (v.created_at || '').slice(0, 19).replace('T', ' ') }));
       });
-      renderRunFields();
-      select.focus();
+      return loadRunSchema().then(function () { select.focus(); });
     }, function (err) { setError('run-endpoint-error', err); });
   }
 
@@ -887,30 +1063,57 @@
     return null;
   }
 
-  // renderRunFields builds the run form's inputs from the variables of the
-  // chosen version's query.
+  // runFields reads the variables a run of the endpoint takes from the
+  // request schema of its OpenAPI document: the server's own account of
+  // what it accepts for the endpoint's current state (a materialized
+  // insight endpoint takes no dates; its breakdowns are required).
+  function runFields(doc) {
+    var op = null;
+    Object.keys((doc && doc.paths) || {}).forEach(function (p) { op = op || doc.paths[p].post; });
+    var schema = op && op.requestBody && op.requestBody.content && op.requestBody.content['application/json'] &&
+      op.requestBody.content['application/json'].schema;
+    var vars = schema && schema.properties && schema.properties.variables;
+    if (!vars) { return []; }
+    var required = vars.required || [];
+    return Object.keys(vars.properties || {}).map(function (name) {
+      var s = vars.properties[name] || {};
+      var v = { type: 'String' };
+      if (s.type === 'number' || s.type === 'integer') { v.type = 'Number'; }
+      else if (s.type === 'boolean') { v.type = 'Boolean'; }
+      else if (s.type === 'array') { v = { type: 'List', is_multi: true, values: (s.items && s.items.enum) || [] }; }
+      else if (Array.isArray(s.enum)) { v = { type: 'List', values: s.enum }; }
+      else if (Array.isArray(s.anyOf) && s.anyOf.some(function (a) { return a.format === 'date'; })) { v.type = 'Date'; }
+      return { name: name, v: v, required: required.indexOf(name) >= 0 };
+    }).sort(function (a, b) { return a.required === b.required ? (a.name < b.name ? -1 : 1) : (a.required ? -1 : 1); });
+  }
+
+  function loadRunSchema() {
+    var ep = state.runTarget;
+    var version = selectedVersion();
+    var path = '/endpoints/' + encodeURIComponent(ep.name) + '/openapi.json' + (version ? '?version=' + version.version : '');
+    clear($('run-fields'));
+    var q = version ? version.query : ep.query;
+    $('run-query').querySelector('pre').textContent = q ? (q.kind === SQL ? q.query : JSON.stringify(q, null, 2)) : '';
+    return api('GET', path).then(function (doc) {
+      if (state.runTarget !== ep) { return; }
+      state.runSchema = runFields(doc);
+      renderRunFields();
+    }, function (err) { setError('run-endpoint-error', err); });
+  }
+
+  // renderRunFields builds the run form's inputs, one per variable the
+  // server takes for the chosen version.
   function renderRunFields() {
     var box = $('run-fields');
     clear(box);
-    var version = selectedVersion();
-    var q = version ? version.query : (state.runTarget && state.runTarget.query);
-    $('run-query').querySelector('pre').textContent = q ? (q.kind === SQL ? q.query : JSON.stringify(q, null, 2)) : '';
-    var fields = [];
-    if (q && q.kind === SQL) {
-      Object.keys(q.variables || {}).forEach(function (id) {
-        var ref = q.variables[id];
-        fields.push({ name: ref.code_name, v: variableByID(id) || { type: 'String' } });
-      });
-      fields.sort(function (a, b) { return a.name < b.name ? -1 : 1; });
-    } else if (q) {
-      insightVariables(q).forEach(function (n) { fields.push({ name: n, v: { type: n === 'date_from' || n === 'date_to' ? 'Date' : 'String' }, optional: true }); });
-    }
+    var fields = state.runSchema || [];
     fields.forEach(function (f, i) {
       var id = 'run-var-' + i;
       var made = valueInput(id, f.name, f.v, state.runValues, f.name);
       made.label.className = '';
-      made.label.textContent = f.name + ' (' + f.v.type + (f.optional ? ', optional' : '') + ')';
+      made.label.textContent = f.name + ' (' + f.v.type + (f.v.is_multi ? ', several' : '') + (f.required ? ', required' : ', optional') + ')';
       made.input.setAttribute('data-variable', f.name);
+      if (f.required) { made.input.setAttribute('aria-required', 'true'); }
       box.appendChild(el('div', { className: 'field' }, [made.label, made.input]));
     });
     if (fields.length === 0) { box.appendChild(el('p', { className: 'hint', text: 'This version takes no variables.' })); }
@@ -923,14 +1126,11 @@
     setError('run-endpoint-error', null);
     var vars = {};
     var version = selectedVersion();
-    var q = version ? version.query : ep.query;
+    var byName = {};
+    (state.runSchema || []).forEach(function (f) { byName[f.name] = f.v; });
     Array.prototype.forEach.call($('run-fields').querySelectorAll('[data-variable]'), function (input) {
       var name = input.getAttribute('data-variable');
-      var v = null;
-      if (q && q.kind === SQL) {
-        Object.keys(q.variables || {}).forEach(function (id) { if (q.variables[id].code_name === name) { v = variableByID(id); } });
-      }
-      var value = wireValue(input.value, v);
+      var value = wireValue(input.value, byName[name]);
       if (value !== undefined) { vars[name] = value; }
     });
     var body = { variables: vars };
@@ -948,6 +1148,31 @@
       clear($('run-endpoint-chart'));
       setError('run-endpoint-error', err);
     }).then(function () { busy(button, false); });
+  }
+
+  // ------------------------------------------------------------------
+  // The schema: the tables and columns the project may read.
+
+  function loadSchema() {
+    setError('schema-error', null);
+    return api('GET', '/schema/').then(function (body) {
+      var box = $('schema');
+      clear(box);
+      var tables = (body && body.results) || [];
+      if (tables.length === 0) { box.appendChild(el('p', { className: 'hint', text: 'No table is readable by this project.' })); }
+      tables.forEach(function (t) {
+        var rows = el('tbody');
+        (t.columns || []).forEach(function (c) {
+          rows.appendChild(el('tr', { 'data-column': c.name }, [el('td', null, [el('code', { text: c.name })]), el('td', { className: 'mono', text: c.type || '' })]));
+        });
+        var table = el('table', { className: 'schema-table', 'data-table': t.name }, [
+          el('caption', null, [el('code', { text: t.name })]),
+          el('thead', null, [el('tr', null, [el('th', { scope: 'col', text: 'Column' }), el('th', { scope: 'col', text: 'Type' })])]),
+          rows
+        ]);
+        box.appendChild(table);
+      });
+    }, function (err) { setError('schema-error', err); });
   }
 
   // ------------------------------------------------------------------
@@ -979,17 +1204,268 @@
   // Wiring.
 
   function onKind() {
-    state.texts[state.kind] = $('sql').value;
+    if (state.kind) { state.texts[state.kind] = $('sql').value; }
     state.kind = $('kind').value;
     $('sql').value = state.texts[state.kind] || '';
-    $('sql-label').textContent = state.kind === SQL ? 'SQL' : state.kind + ' JSON';
+    var sql = state.kind === SQL;
+    $('sql-label').textContent = sql ? 'SQL' : state.kind + ' JSON';
+    // SQL-only help: placeholders and project variables are not part of an
+    // insight query.
+    $('sql-hint').hidden = !sql;
+    $('variable-form').hidden = !sql;
+    $('insight-form').hidden = sql;
+    $('variables-h').textContent = sql ? 'Placeholders in the query' : 'Run-time variables of the insight';
+    clearSaved();
+    if (!sql) { formFromJSON(); }
     renderVariables();
   }
 
   var renderTimer = 0;
   function onSQLInput() {
     clearTimeout(renderTimer);
-    renderTimer = setTimeout(renderVariables, 120);
+    renderTimer = setTimeout(function () {
+      renderVariables();
+      if (state.kind !== SQL) { formFromJSON(); }
+    }, 120);
+  }
+
+  // ------------------------------------------------------------------
+  // The insight form: it writes the query's JSON (the same the API takes),
+  // which stays editable; edits of the JSON are shown in the form where it
+  // can show them, and what it cannot show is left as written.
+
+  var MATHS = [['total', 'Total count'], ['dau', 'Unique users'], ['sum', 'Sum of property'], ['avg', 'Average of property'], ['min', 'Minimum of property'], ['max', 'Maximum of property']];
+  var OPERATORS = [['exact', '='], ['is_not', '≠'], ['icontains', 'contains'], ['not_icontains', 'does not contain'], ['gt', '>'], ['lt', '<'], ['is_set', 'is set'], ['is_not_set', 'is not set']];
+  var needsProperty = function (m) { return m === 'sum' || m === 'avg' || m === 'min' || m === 'max'; };
+  var takesValue = function (op) { return op !== 'is_set' && op !== 'is_not_set'; };
+
+  function options(pairs, selected) {
+    return pairs.map(function (p) {
+      var o = el('option', { value: p[0], text: p[1] });
+      if (p[0] === selected) { o.selected = true; }
+      return o;
+    });
+  }
+
+  function seriesRow(i, s, lifecycle) {
+    var row = el('div', { className: 'if-row', 'data-series': String(i) });
+    var ev = el('input', { id: 'if-event-' + i, type: 'text', spellcheck: 'false', list: 'if-events', 'data-f': 'event', placeholder: 'all events' });
+    ev.value = s.event || '';
+    row.appendChild(el('div', { className: 'field' }, [el('label', { 'for': ev.id, text: 'Series ' + (i + 1) + ' event' }), ev]));
+    if (!lifecycle) {
+      var math = el('select', { id: 'if-math-' + i, 'data-f': 'math' }, options(MATHS, s.math || 'total'));
+      row.appendChild(el('div', { className: 'field' }, [el('label', { 'for': math.id, text: 'Math' }), math]));
+      var mp = el('input', { id: 'if-math-property-' + i, type: 'text', spellcheck: 'false', 'data-f': 'math_property', placeholder: 'amount' });
+      mp.value = s.math_property || '';
+      var mpf = el('div', { className: 'field' }, [el('label', { 'for': mp.id, text: 'Of property' }), mp]);
+      mpf.hidden = !needsProperty(s.math || 'total');
+      row.appendChild(mpf);
+      var rm = el('button', { type: 'button', className: 'remove', text: 'Remove', 'aria-label': 'Remove series ' + (i + 1) });
+      rm.addEventListener('click', function () { removeRow('#if-series', i); });
+      row.appendChild(rm);
+    }
+    return row;
+  }
+
+  function filterRow(i, f) {
+    var row = el('div', { className: 'if-row', 'data-filter': String(i) });
+    var key = el('input', { id: 'if-key-' + i, type: 'text', spellcheck: 'false', 'data-f': 'key', placeholder: 'country' });
+    key.value = f.key || '';
+    var op = el('select', { id: 'if-op-' + i, 'data-f': 'operator' }, options(OPERATORS, f.operator || 'exact'));
+    var val = el('input', { id: 'if-value-' + i, type: 'text', spellcheck: 'false', 'data-f': 'value', placeholder: 'US, DE' });
+    val.value = f.value === undefined || f.value === null ? '' : (Array.isArray(f.value) ? f.value.join(', ') : String(f.value));
+    var valField = el('div', { className: 'field' }, [el('label', { 'for': val.id, text: 'Value(s)' }), val]);
+    valField.hidden = !takesValue(f.operator || 'exact');
+    var rm = el('button', { type: 'button', className: 'remove', text: 'Remove', 'aria-label': 'Remove filter ' + (i + 1) });
+    rm.addEventListener('click', function () { removeRow('#if-filters', i); });
+    row.appendChild(el('div', { className: 'field' }, [el('label', { 'for': key.id, text: 'Filter ' + (i + 1) + ' property' }), key]));
+    row.appendChild(el('div', { className: 'field' }, [el('label', { 'for': op.id, text: 'Operator' }), op]));
+    row.appendChild(valField);
+    row.appendChild(rm);
+    return row;
+  }
+
+  // removeRow removes series or filter i from the JSON (with the keys of
+  // it the form does not show), then shows the JSON again.
+  function removeRow(box, i) {
+    jsonFromForm();
+    var q = safeJSON($('sql').value);
+    if (!q) { return; }
+    if (box === '#if-series' && Array.isArray(q.series)) { q.series.splice(i, 1); }
+    if (box === '#if-filters') {
+      var list = flatFilters(q.properties);
+      if (list) {
+        list.splice(i, 1);
+        if (list.length) { q.properties = list; } else { delete q.properties; }
+      }
+    }
+    $('sql').value = JSON.stringify(q, null, 2);
+    state.texts[state.kind] = $('sql').value;
+    formFromJSON();
+    renderVariables();
+    var add = $(box === '#if-series' ? 'if-add-series' : 'if-add-filter');
+    if (add) { add.focus(); }
+  }
+
+  // flatFilters are the query's property filters when the form can show
+  // them (a list of event property filters), null otherwise.
+  function flatFilters(props) {
+    if (props === undefined || props === null) { return []; }
+    var list = Array.isArray(props) ? props : (props.type === 'AND' && Array.isArray(props.values) && props.values.length === 1 && Array.isArray(props.values[0].values) && props.values[0].type === 'AND' ? props.values[0].values : null);
+    if (!list) { return null; }
+    for (var i = 0; i < list.length; i++) {
+      var f = list[i];
+      if (!f || typeof f !== 'object' || typeof f.key !== 'string' || (f.type !== undefined && f.type !== 'event')) { return null; }
+    }
+    return list;
+  }
+
+  function breakdownsOf(q) {
+    var bf = q.breakdownFilter;
+    if (!bf) { return []; }
+    if (Array.isArray(bf.breakdowns)) { return bf.breakdowns.map(function (b) { return b && b.property; }).filter(Boolean); }
+    if (typeof bf.breakdown === 'string' && bf.breakdown) { return [bf.breakdown]; }
+    return [];
+  }
+
+  // formFromJSON shows the JSON in the form.
+  function formFromJSON() {
+    var note = [];
+    var q = safeJSON($('sql').value);
+    var form = $('insight-form');
+    if (!q || typeof q !== 'object' || Array.isArray(q)) {
+      form.setAttribute('data-json', 'invalid');
+      $('if-note').textContent = 'The JSON below does not parse: the form shows it again once it does.';
+      return;
+    }
+    form.setAttribute('data-json', 'ok');
+    var kind = state.kind;
+    var retention = kind === 'RetentionQuery', lifecycle = kind === 'LifecycleQuery';
+    $('if-series-box').hidden = retention;
+    $('if-retention').hidden = !retention;
+    $('if-interval-field').hidden = retention;
+    $('if-breakdowns-field').hidden = lifecycle;
+    $('if-add-series').hidden = lifecycle;
+    if (!retention) {
+      var series = Array.isArray(q.series) ? q.series : [];
+      var box = $('if-series');
+      clear(box);
+      series.forEach(function (s, i) { box.appendChild(seriesRow(i, s || {}, lifecycle)); });
+      $('if-interval').value = q.interval || 'day';
+    } else {
+      var rf = q.retentionFilter || {};
+      $('if-target').value = (rf.targetEntity && rf.targetEntity.id) || '';
+      $('if-returning').value = (rf.returningEntity && rf.returningEntity.id) || '';
+      $('if-period').value = rf.period || 'Day';
+      $('if-total').value = rf.totalIntervals === undefined ? '' : String(rf.totalIntervals);
+    }
+    var dr = q.dateRange || {};
+    $('if-date-from').value = dr.date_from || '';
+    $('if-date-to').value = dr.date_to || '';
+    $('if-breakdowns').value = breakdownsOf(q).join(', ');
+    var filters = flatFilters(q.properties);
+    var fbox = $('if-filters');
+    clear(fbox);
+    $('if-add-filter').disabled = filters === null;
+    if (filters === null) {
+      note.push('its property filters are groups the form does not show: edit them in the JSON');
+    } else {
+      filters.forEach(function (f, i) { fbox.appendChild(filterRow(i, f)); });
+    }
+    $('if-note').textContent = note.length ? 'The form shows the JSON below, except that ' + note.join('; ') + '.' : '';
+  }
+
+  // jsonFromForm writes the form's fields into the JSON, keeping every key
+  // the form does not show.
+  function jsonFromForm() {
+    var q = safeJSON($('sql').value);
+    if (!q || typeof q !== 'object' || Array.isArray(q)) { return; }
+    var kind = state.kind;
+    q.kind = kind;
+    var val = function (id) { return $(id).value.trim(); };
+    if (kind !== 'RetentionQuery') {
+      var old = Array.isArray(q.series) ? q.series : [];
+      q.series = Array.prototype.map.call($('if-series').children, function (row, i) {
+        var s = Object.assign({}, old[i] || {}, { kind: 'EventsNode' });
+        var get = function (f) { var e = row.querySelector('[data-f="' + f + '"]'); return e ? e.value.trim() : undefined; };
+        var ev = get('event');
+        s.event = ev ? ev : null;
+        var math = get('math');
+        if (math !== undefined) {
+          if (math === 'total' && s.math === undefined) { delete s.math; } else { s.math = math; }
+          var mp = get('math_property');
+          if (needsProperty(math) && mp) { s.math_property = mp; } else { delete s.math_property; }
+          row.querySelector('[data-f="math_property"]').parentNode.hidden = !needsProperty(math);
+        }
+        return s;
+      });
+      q.interval = $('if-interval').value;
+    } else {
+      var rf = q.retentionFilter || {};
+      rf.targetEntity = Object.assign({}, rf.targetEntity || {}, { id: val('if-target'), type: 'events' });
+      rf.returningEntity = Object.assign({}, rf.returningEntity || {}, { id: val('if-returning'), type: 'events' });
+      rf.period = $('if-period').value;
+      var total = val('if-total');
+      if (total === '') { delete rf.totalIntervals; } else { rf.totalIntervals = /^\d+$/.test(total) ? parseInt(total, 10) : total; }
+      q.retentionFilter = rf;
+    }
+    var dr = Object.assign({}, q.dateRange || {});
+    if (val('if-date-from')) { dr.date_from = val('if-date-from'); } else { delete dr.date_from; }
+    if (val('if-date-to')) { dr.date_to = val('if-date-to'); } else { delete dr.date_to; }
+    if (Object.keys(dr).length) { q.dateRange = dr; } else { delete q.dateRange; }
+    if (kind !== 'LifecycleQuery') {
+      var bds = val('if-breakdowns').split(',').map(function (x) { return x.trim(); }).filter(Boolean);
+      var bf = Object.assign({}, q.breakdownFilter || {});
+      delete bf.breakdown;
+      delete bf.breakdowns;
+      delete bf.breakdown_type;
+      if (bds.length === 1) { bf.breakdown = bds[0]; } else if (bds.length > 1) {
+        bf.breakdowns = bds.map(function (p) { return { property: p, type: 'event' }; });
+      }
+      if (Object.keys(bf).length) { q.breakdownFilter = bf; } else { delete q.breakdownFilter; }
+    }
+    if (!$('if-add-filter').disabled) {
+      var oldProps = flatFilters(q.properties) || [];
+      var props = Array.prototype.map.call($('if-filters').children, function (row, i) {
+        var get = function (f) { return row.querySelector('[data-f="' + f + '"]').value.trim(); };
+        var op = get('operator');
+        var f = Object.assign({}, oldProps[i] || {}, { key: get('key'), operator: op, type: 'event' });
+        delete f.value;
+        row.querySelector('[data-f="value"]').parentNode.hidden = !takesValue(op);
+        if (takesValue(op)) {
+          var v = get('value');
+          if (op === 'gt' || op === 'lt') { f.value = v !== '' && isFinite(Number(v)) ? Number(v) : v; }
+          else if (op === 'exact' || op === 'is_not') { f.value = v.split(',').map(function (x) { return x.trim(); }).filter(function (x) { return x !== ''; }); }
+          else { f.value = v; }
+        }
+        return f;
+      });
+      if (props.length) { q.properties = props; } else { delete q.properties; }
+    }
+    $('sql').value = JSON.stringify(q, null, 2);
+    state.texts[kind] = $('sql').value;
+    renderVariables();
+  }
+
+  function addSeries() {
+    var q = safeJSON($('sql').value);
+    if (!q) { return; }
+    q.series = (Array.isArray(q.series) ? q.series : []).concat([{ kind: 'EventsNode', event: '$pageview' }]);
+    $('sql').value = JSON.stringify(q, null, 2);
+    formFromJSON();
+    renderVariables();
+    var inputs = $('if-series').querySelectorAll('[data-f="event"]');
+    if (inputs.length) { inputs[inputs.length - 1].focus(); }
+  }
+  function addFilter() {
+    var q = safeJSON($('sql').value);
+    if (!q) { return; }
+    var list = flatFilters(q.properties) || [];
+    q.properties = list.concat([{ key: '', operator: 'exact', value: [], type: 'event' }]);
+    $('sql').value = JSON.stringify(q, null, 2);
+    formFromJSON();
+    var keys = $('if-filters').querySelectorAll('[data-f="key"]');
+    if (keys.length) { keys[keys.length - 1].focus(); }
   }
 
   function init() {
@@ -1008,8 +1484,17 @@
     $('variable-form').addEventListener('submit', onCreateVariable);
     $('var-type').addEventListener('change', onTypeChange);
     $('refresh-endpoints').addEventListener('click', loadEndpoints);
+    $('insight-form').addEventListener('input', jsonFromForm);
+    $('insight-form').addEventListener('change', jsonFromForm);
+    $('if-add-series').addEventListener('click', addSeries);
+    $('if-add-filter').addEventListener('click', addFilter);
+    $('confirm-yes').addEventListener('click', onConfirm);
+    $('confirm-no').addEventListener('click', function () { closeConfirm(); $('refresh-endpoints').focus(); });
+    $('confirm').addEventListener('keydown', function (ev) { if (ev.key === 'Escape') { closeConfirm(); $('refresh-endpoints').focus(); } });
+    $('stop-editing').addEventListener('click', function () { stopEditing(); $('sql').focus(); });
+    window.addEventListener('resize', fitCurl);
     $('run-form').addEventListener('submit', onRunEndpoint);
-    $('run-version').addEventListener('change', renderRunFields);
+    $('run-version').addEventListener('change', loadRunSchema);
     $('tabs').addEventListener('keydown', onTabKey);
     $('panel-variables').addEventListener('keydown', function (ev) {
       if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey) && /^i?test-/.test(ev.target.id || '')) { ev.preventDefault(); runQuery(); }
@@ -1019,7 +1504,8 @@
     });
     state.key = sessionStorage.getItem(STORE_KEY) || '';
     state.project = sessionStorage.getItem(STORE_PROJECT) || DEFAULT_PROJECT;
-    renderVariables();
+    state.kind = '';
+    onKind();
     if (state.key) { startApp(); } else { showLogin(''); }
   }
 

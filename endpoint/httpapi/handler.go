@@ -53,6 +53,8 @@ type config struct {
 	signer *embed.Signer
 	// writeTimeout bounds the writing of a computed answer.
 	writeTimeout time.Duration
+	// formats are the answer formats beside JSON (format.go).
+	formats formatConfig
 }
 
 // WithWriteTimeout sets how long writing an answer may take once it is

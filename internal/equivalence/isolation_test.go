@@ -184,8 +184,8 @@ var (
 		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
 		return marked(answerOf(s, out, nil), res)
 	}}
-	inlineWays       = []way{computed, cached, token, editor}
-	materializedWays = []way{computed, cached, direct, token}
+	inlineWays       = []way{computed, cached, token, editor, asCSV, asNDJSON}
+	materializedWays = []way{computed, cached, direct, token, asCSV, asNDJSON}
 )
 
 // isolation is one engine's two databases: shared holds project 2's rows
@@ -201,7 +201,8 @@ type isolation struct {
 // TestIsolation is the isolation matrix: for every spec of the corpus that
 // reads the events (a sample by default, all with -tags long) and every run
 // of it, in each way a run can happen (computed, from the result cache,
-// through an embed token, through the editor's query API; materialized:
+// through an embed token, through the editor's query API, answered in CSV
+// and in NDJSON over HTTP (formats_test.go); materialized:
 // on and off the buckets' boundaries as the corpus's values fall, computed,
 // cached, direct and through a token; with a live tail and rows added
 // after the refresh), project 1's answer holds no marker of project 2 and
@@ -294,7 +295,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 	}
 	for i, r := range s.runs {
 		iso.cases++
-		for _, w := range inlineWays {
+		for _, w := range waysFor(inlineWays, i) {
 			iso.compare(t, s, s.name, i, r, w, "inline", false)
 		}
 	}
@@ -306,7 +307,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 			continue
 		}
 		iso.materialized++
-		for _, w := range materializedWays {
+		for _, w := range waysFor(materializedWays, i) {
 			iso.compare(t, s, s.name, i, r, w, "materialized", readsTable(iso.tg, s, r))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/openapi"
 )
 
 // Names of the answer formats a run may ask for (the body's "format").
@@ -138,6 +139,15 @@ func WithFormat(f Format) Option {
 // weighs in the format, which differs from their JSON weight.
 func WithMaxAnswerBytes(n int64) Option {
 	return func(c *config) { c.formats.maxAnswer = n }
+}
+
+// openapiFormats are the formats beside JSON, for the OpenAPI document.
+func (h *handler) openapiFormats() []openapi.Format {
+	out := []openapi.Format{{Name: FormatCSV, MediaType: MediaTypeCSV}, {Name: FormatNDJSON, MediaType: MediaTypeNDJSON}}
+	for _, f := range h.cfg.formats.extra {
+		out = append(out, openapi.Format{Name: f.Name(), MediaType: f.MediaType(), Binary: !strings.HasPrefix(f.MediaType(), "text/")})
+	}
+	return out
 }
 
 func isBuiltin(name string) bool {

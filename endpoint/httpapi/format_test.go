@@ -498,6 +498,24 @@ func TestFormatChoice(t *testing.T) {
 	assert.Equal(t, "application/json", pr.header.Get("Content-Type"))
 }
 
+// TestFormatsInOpenAPI: the served OpenAPI document of a SQL endpoint
+// lists json, csv, ndjson and the registered parquet as formats, and their
+// media types as answers.
+func TestFormatsInOpenAPI(t *testing.T) {
+	h := formatServer(t, openEvents(t, 0), engine.SQLite)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "n", "query": sqlQuery("SELECT 1 AS n", nil)}))
+	r := h.do("GET", "/api/projects/1/endpoints/n/openapi.json", keyP1, nil)
+	mustStatus(t, http.StatusOK, r)
+	post := r.Body["paths"].(map[string]any)["/api/projects/1/endpoints/n/run"].(map[string]any)["post"].(map[string]any)
+	props := post["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["properties"].(map[string]any)
+	assert.Equal(t, []any{"json", "csv", "ndjson", "parquet"}, props["format"].(map[string]any)["enum"])
+	content := post["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)
+	for _, mt := range []string{"application/json", "text/csv", "application/x-ndjson", parquet.MediaType} {
+		assert.Contains(t, content, mt)
+	}
+}
+
 func keyring(t *testing.T) *httpapi.Keyring {
 	keys := httpapi.NewKeyring()
 	require.NoError(t, keys.Add(keyP1, "1"))

@@ -445,6 +445,10 @@ func appendJSONString(buf []byte, s string) []byte {
 				buf = append(buf, '\\', 'r')
 			case '\t':
 				buf = append(buf, '\\', 't')
+			case '\b':
+				buf = append(buf, '\\', 'b')
+			case '\f':
+				buf = append(buf, '\\', 'f')
 			default:
 				buf = append(buf, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
 			}

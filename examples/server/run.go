@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -231,7 +232,8 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, regist
 	}
 	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
 		httpapi.WithLimiter(limiter),
-		httpapi.WithLogger(logger))
+		httpapi.WithLogger(logger),
+		httpapi.WithFormat(parquet.Format{})) // answers in Parquet too: {"format": "parquet"}
 	if cfg.metricsAddr != "" {
 		return withEditor(api, cfg), nil
 	}

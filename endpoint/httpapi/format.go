@@ -83,6 +83,13 @@ type Table struct {
 	rows    func(yield func([]any, error) bool)
 }
 
+// NewTable returns the Table of rows, for a Format's own tests and for a
+// host that writes answers outside the handler.
+func NewTable(columns, types []string, rows [][]any, hasMore bool) *Table {
+	t, _ := tableOf(columns, types, rows, hasMore)
+	return t
+}
+
 // Rows yields the rows in order, each as the JSON answer holds it: for a
 // computed run, the executor's Go values (nil, string, int64, float64,
 // bool, time.Time, []byte and other types encoding/json encodes); for an

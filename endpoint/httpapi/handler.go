@@ -4,7 +4,9 @@
 // behind API-key authentication.
 //
 // New returns an http.Handler that a host mounts in its own server. Every
-// answer is JSON; every failure is {"detail", "code", "attr"} with the status
+// answer is JSON, but the rows of a run or a query, which a client may ask
+// for in CSV, NDJSON or a format the host registers (Format, WithFormat);
+// every failure is {"detail", "code", "attr"} with the status
 // of the *endpoint.Error behind it, so a client sees the same messages the Go
 // API returns.
 //

@@ -88,8 +88,13 @@ func (h *handler) deleteEndpoint(w http.ResponseWriter, r *http.Request, project
 }
 
 func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project string) error {
-	var req endpoint.RunRequest
-	if err := h.decode(w, r, &req, true); err != nil {
+	var body runBody // format.go
+	if err := h.decode(w, r, &body, true); err != nil {
+		return err
+	}
+	req := body.RunRequest
+	format, err := h.chooseFormat(r, body.Format, req.Debug)
+	if err != nil {
 		return err
 	}
 	// The slot is taken once the request is known to be well formed, so
@@ -117,5 +122,5 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 		return err
 	}
 	h.writeDeadline(w)
-	return h.reply(w, r, http.StatusOK, res)
+	return h.answer(w, r, format, res, res.Columns, res.Types, res.Results, res.HasMore, res.ExecutionID)
 }

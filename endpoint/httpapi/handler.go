@@ -4,7 +4,9 @@
 // behind API-key authentication.
 //
 // New returns an http.Handler that a host mounts in its own server. Every
-// answer is JSON; every failure is {"detail", "code", "attr"} with the status
+// answer is JSON, but the rows of a run or a query, which a client may ask
+// for in CSV, NDJSON or a format the host registers (Format, WithFormat);
+// every failure is {"detail", "code", "attr"} with the status
 // of the *endpoint.Error behind it, so a client sees the same messages the Go
 // API returns.
 //
@@ -55,6 +57,8 @@ type config struct {
 	writeTimeout time.Duration
 	// keys holds the stored API keys (WithKeys); nil accepts none.
 	keys *endpoint.Keys
+	// formats are the answer formats beside JSON (format.go).
+	formats formatConfig
 }
 
 // WithWriteTimeout sets how long writing an answer may take once it is

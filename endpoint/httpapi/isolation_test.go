@@ -38,6 +38,10 @@ func TestProjectIsolation(t *testing.T) {
 		{"PATCH", "/api/projects/2/insight_variables/" + idFrom, map[string]any{"name": "mine"}},
 		{"DELETE", "/api/projects/2/insight_variables/" + idTo, nil},
 		{"POST", "/api/projects/2/insight_variables/", dateVar(idCountry, "Planted")},
+		// In any format: the 403 comes first, in JSON.
+		{"POST", "/api/projects/2/endpoints/secret/run", map[string]any{"variables": map[string]any{}, "format": "csv"}},
+		{"POST", "/api/projects/2/endpoints/secret/run", map[string]any{"variables": map[string]any{}, "format": "ndjson"}},
+		{"POST", "/api/projects/2/query/", map[string]any{"query": sqlQuery(secret, nil), "format": "csv"}},
 		// A malformed body must not reveal more than the 403 either.
 		{"POST", "/api/projects/2/endpoints/secret/run", `{"variables": `},
 		{"POST", "/api/projects/2/query/", map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}}},

@@ -67,7 +67,7 @@ func (h *handler) openAPI(w http.ResponseWriter, r *http.Request, project string
 	if err != nil {
 		return err
 	}
-	opts := openapi.Options{Path: h.cfg.prefix + "/api/projects/" + url.PathEscape(project) + "/endpoints/" + url.PathEscape(name) + "/run"}
+	opts := openapi.Options{Path: h.cfg.prefix + "/api/projects/" + url.PathEscape(project) + "/endpoints/" + url.PathEscape(name) + "/run", Formats: h.openapiFormats()}
 	if c := claimsOf(r.Context()); c != nil {
 		for f := range c.Fixed {
 			opts.Fixed = append(opts.Fixed, f)

@@ -11,12 +11,20 @@ import (
 // run slot of the project; embed tokens may not call it (403), since an
 // unsaved query could read anything the project may read.
 func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project string) error {
-	var req endpoint.QueryRequest
-	if err := h.decode(w, r, &req, false); err != nil {
+	var body queryBody // format.go
+	if err := h.decode(w, r, &body, false); err != nil {
 		return err
 	}
 	if err := h.admitKey(w, r, project, ""); err != nil {
 		return err
+	}
+	req := body.QueryRequest
+	format, err := h.chooseFormat(r, body.Format, req.Debug)
+	if err != nil {
+		return err
+	}
+	if format != nil && req.Query != nil && req.Query.Kind != endpoint.KindSQL {
+		return errNotRows(nameOf(format))
 	}
 	release, err := h.admit(w, project)
 	if err != nil {
@@ -29,5 +37,5 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 		return err
 	}
 	h.writeDeadline(w)
-	return h.reply(w, r, http.StatusOK, res)
+	return h.answer(w, r, format, res, res.Columns, res.Types, res.Results, res.HasMore, "")
 }

@@ -31,6 +31,19 @@ type Options struct {
 	// token's fixed variables): they are left out of the request schema,
 	// since the token gives them.
 	Fixed []string
+	// Formats are the answer formats the server serves beside JSON (the
+	// HTTP API's CSV and NDJSON, and those its host registered): each is a
+	// value of the request's "format" and a media type of the answer of a
+	// SQL endpoint. An insight answers JSON only.
+	Formats []Format
+}
+
+// Format is an answer format beside JSON: the request's "format" value
+// that asks for it, and its media type (Content-Type, and Accept).
+type Format struct {
+	Name, MediaType string
+	// Binary tells that the answer is not text (Parquet).
+	Binary bool
 }
 
 // Document returns the OpenAPI document of running one version of an
@@ -42,7 +55,7 @@ func Document(rs endpoint.RunSchema, opts Options) map[string]any {
 		"operationId": "run_" + operationName(rs.Name),
 		"summary":     "Run endpoint " + rs.Name,
 		"requestBody": requestBody(rs, opts),
-		"responses":   responses(rs),
+		"responses":   responses(rs, opts),
 	}
 	if rs.Description != "" {
 		op["description"] = rs.Description
@@ -114,6 +127,17 @@ func requestBody(rs endpoint.RunSchema, opts Options) obj {
 			"description": "cache: a fresh cached answer when there is one; force: computed now; direct (materialized endpoints): read from the stored table."},
 		"debug": obj{"type": "boolean", "description": "Add the executed SQL and timings to the answer."},
 	}
+	formats := []any{"json"}
+	if rs.Kind == endpoint.KindSQL {
+		for _, f := range opts.Formats {
+			formats = append(formats, f.Name)
+		}
+	}
+	body["format"] = obj{"type": "string", "enum": formats, "default": "json",
+		"description": "The format of the answer: json, or a format of rows (SQL endpoints) streamed with the columns and types in the headers " +
+			"X-Endpointkit-Columns and X-Endpointkit-Types; Accept may ask for it too, and this field wins. A streamed answer cut after its first byte " +
+			"ends with the trailer X-Endpointkit-Error and, in CSV, a last record of one field more than the header starting #endpointkit-error, " +
+			"in NDJSON, a last line {\"error\": {\"code\", \"detail\"}}."}
 	if rs.Kind == endpoint.KindSQL {
 		body["limit"] = obj{"type": "integer", "minimum": 0, "maximum": rs.MaxLimit, "default": rs.DefaultLimit}
 		body["offset"] = obj{"type": "integer", "minimum": 0, "default": 0}
@@ -191,7 +215,7 @@ func variableSchema(v endpoint.RunVariable) obj {
 }
 
 // responses are the answer of a run and its errors.
-func responses(rs endpoint.RunSchema) obj {
+func responses(rs endpoint.RunSchema, opts Options) obj {
 	errRef := obj{"content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/Error"}}}}
 	withDesc := func(d string) obj {
 		r := obj{"description": d}
@@ -200,8 +224,28 @@ func responses(rs endpoint.RunSchema) obj {
 		}
 		return r
 	}
+	ok := obj{"description": "The answer of the run.", "content": obj{"application/json": obj{"schema": answerSchema(rs)}}}
+	if rs.Kind == endpoint.KindSQL && len(opts.Formats) > 0 {
+		content := ok["content"].(obj)
+		for _, f := range opts.Formats {
+			s := obj{"type": "string", "description": "The rows in " + f.Name + "; columns in order: " + strings.Join(rs.Columns, ", ") + "."}
+			if f.Binary {
+				s["format"] = "binary"
+			}
+			content[f.MediaType] = obj{"schema": s}
+		}
+		list := func(d string) obj {
+			return obj{"description": d, "schema": obj{"type": "string"}}
+		}
+		ok["headers"] = obj{
+			"X-Endpointkit-Columns":      list("Answers other than JSON: the column names (keys of NDJSON, Parquet), a JSON array of strings in ASCII."),
+			"X-Endpointkit-Types":        list("Answers other than JSON: the database types of the columns, a JSON array of strings in ASCII."),
+			"X-Endpointkit-Has-More":     list("Answers other than JSON: true when rows past the page exist (the JSON's hasMore)."),
+			"X-Endpointkit-Execution-Id": list("Answers other than JSON: the run's execution_id."),
+		}
+	}
 	return obj{
-		"200": obj{"description": "The answer of the run.", "content": obj{"application/json": obj{"schema": answerSchema(rs)}}},
+		"200": ok,
 		"400": withDesc("A variable is missing, unknown or of the wrong type, or an option is invalid."),
 		"401": withDesc("No credential, or one that is not valid."),
 		"403": withDesc("The credential may not run this endpoint, changes a variable its token fixes, or is an embed token asking for debug."),

@@ -223,3 +223,50 @@ func TestDocumentLifecycle(t *testing.T) {
 		t.Fatal("a trends result fits the lifecycle schema")
 	}
 }
+
+// TestDocumentFormats: the request takes "format" (json and each format
+// given, for a SQL endpoint; json alone for an insight), refuses another,
+// and the answer names each format's media type and the headers of the
+// columns and types.
+func TestDocumentFormats(t *testing.T) {
+	formats := []openapi.Format{{Name: "csv", MediaType: "text/csv"}, {Name: "ndjson", MediaType: "application/x-ndjson"},
+		{Name: "parquet", MediaType: "application/vnd.apache.parquet", Binary: true}}
+	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path, Formats: formats}))
+	good := `{"variables": {"country": "US", "from": "2025-05-01", "min": 1, "paid": true, "plan": "pro", "plans": ["pro"]}`
+	for _, tc := range []struct {
+		format string
+		ok     bool
+	}{{"json", true}, {"csv", true}, {"ndjson", true}, {"parquet", true}, {"xml", false}, {"CSV", false}} {
+		if err := validate(good + `, "format": "` + tc.format + `"}`); (err == nil) != tc.ok {
+			t.Errorf("format %s: valid %v (%v), want %v", tc.format, err == nil, err, tc.ok)
+		}
+	}
+	ok := d.Paths.Find(path).Post.Responses.Value("200").Value
+	for _, f := range formats {
+		mt := ok.Content.Get(f.MediaType)
+		if mt == nil {
+			t.Fatalf("no %s answer", f.MediaType)
+		}
+		if got := mt.Schema.Value.Format; (got == "binary") != f.Binary {
+			t.Errorf("%s: format %q", f.Name, got)
+		}
+	}
+	for _, h := range []string{"X-Endpointkit-Columns", "X-Endpointkit-Types", "X-Endpointkit-Has-More"} {
+		if ok.Headers[h] == nil {
+			t.Errorf("no header %s", h)
+		}
+	}
+
+	// An insight answers JSON only.
+	ins := endpoint.RunSchema{Name: "daily", Kind: endpoint.KindTrends, Version: 1, IsCurrent: true, Columns: []string{}, Types: []string{}}
+	d, validate = load(t, openapi.Document(ins, openapi.Options{Path: path, Formats: formats}))
+	if err := validate(`{"format": "csv"}`); err == nil {
+		t.Error("an insight's document accepts format csv")
+	}
+	if err := validate(`{"format": "json"}`); err != nil {
+		t.Errorf("an insight's document refuses format json: %v", err)
+	}
+	if len(d.Paths.Find(path).Post.Responses.Value("200").Value.Content) != 1 {
+		t.Error("an insight answers JSON only")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -247,7 +248,8 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 	api := httpapi.New(svc, keys, httpapi.WithEmbedTokens(signer),
 		httpapi.WithLimiter(limiter),
 		httpapi.WithKeys(stored),
-		httpapi.WithLogger(logger))
+		httpapi.WithLogger(logger),
+		httpapi.WithFormat(parquet.Format{})) // answers in Parquet too: {"format": "parquet"}
 	site := withMCP(withEditor(api, cfg), svc, keys, signer, limiter, cfg, logger)
 	if cfg.metricsAddr != "" {
 		return site, nil

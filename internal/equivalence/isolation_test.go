@@ -184,8 +184,8 @@ var (
 		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
 		return marked(answerOf(s, out, nil), res)
 	}}
-	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP}
-	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP}
+	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP, asCSV, asNDJSON}
+	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP, asCSV, asNDJSON}
 )
 
 // isolation is one engine's two databases: shared holds project 2's rows
@@ -202,7 +202,8 @@ type isolation struct {
 // reads the events (a sample by default, all with -tags long) and every run
 // of it, in each way a run can happen (computed, from the result cache,
 // through an embed token, through the editor's query API, authenticated
-// by a stored API key (keys_test.go); materialized:
+// by a stored API key (keys_test.go), through the endpoint's MCP tool,
+// answered in CSV and in NDJSON over HTTP (formats_test.go); materialized:
 // on and off the buckets' boundaries as the corpus's values fall, computed,
 // cached, direct, through a token and through its MCP tool; with a live tail and rows added
 // after the refresh), project 1's answer holds no marker of project 2 and
@@ -297,7 +298,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 	}
 	for i, r := range s.runs {
 		iso.cases++
-		for _, w := range inlineWays {
+		for _, w := range waysFor(inlineWays, i) {
 			iso.compare(t, s, s.name, i, r, w, "inline", false)
 		}
 	}
@@ -309,7 +310,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 			continue
 		}
 		iso.materialized++
-		for _, w := range materializedWays {
+		for _, w := range waysFor(materializedWays, i) {
 			iso.compare(t, s, s.name, i, r, w, "materialized", readsTable(iso.tg, s, r))
 		}
 	}

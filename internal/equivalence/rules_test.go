@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
@@ -83,7 +84,8 @@ func ruleVerdict(err error) string {
 // inline again, each request gets the same verdict from the cache (before
 // and after force filled it), with force, authenticated by a stored API
 // key, through the endpoint's MCP tool and, materialized, with direct;
-// and every engine gives SQLite's verdicts.
+// and every engine gives SQLite's verdicts. A SQL endpoint's request
+// answered in CSV or NDJSON over HTTP gets the verdict of the Go API.
 func TestRulesOnEveryEngine(t *testing.T) {
 	var (
 		mu   sync.Mutex
@@ -192,6 +194,18 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 				}
 				if i := slices.IndexFunc(ways, func(v string) bool { return v != forced }); i >= 0 {
 					t.Errorf("%s %s: %q where force answers %q", tg.d.name, id, ways[i], forced)
+				}
+				if rs.kind == endpoint.KindSQL {
+					// Formats: the same verdict over HTTP, in CSV and NDJSON.
+					for _, f := range []string{httpapi.FormatCSV, httpapi.FormatNDJSON} {
+						body := map[string]any{"variables": r.vars, "refresh": endpoint.RefreshForce, "format": f}
+						if r.limit > 0 {
+							body["limit"] = r.limit
+						}
+						if v := httpVerdict(post(svc, "endpoints/"+rs.name+"/run", body)); v != forced {
+							t.Errorf("%s %s: %s answers %q where the Go API answers %q", tg.d.name, id, f, v, forced)
+						}
+					}
 				}
 				out[id] = forced
 			}

@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzFormatText: what a client sends (Accept) and what a query returns
+// (names, strings) never break the answer: Accept always picks a served
+// format, a header holds a JSON array of the names in printable ASCII, a
+// string in NDJSON decodes to itself as encoding/json writes it, and a
+// CSV field reads back as itself.
+func FuzzFormatText(f *testing.F) {
+	for _, s := range []string{"text/csv", "text/csv;q=0.5, application/x-ndjson", "*/*;q=0", "a, b", `say "hi"`, "two\nlines", " lead", `\.`, "\xff\xfe", "\u2028", "🙂", ""} {
+		f.Add(s)
+	}
+	h := &handler{cfg: config{}}
+	f.Fuzz(func(t *testing.T, s string) {
+		switch h.formatAccepted([]string{s}).(type) {
+		case nil, csvFormat, ndjsonFormat:
+		default:
+			t.Fatalf("Accept %q: a format not served", s)
+		}
+		hdr := headerJSON([]string{s, "x"})
+		for i := 0; i < len(hdr); i++ {
+			if hdr[i] < 0x20 || hdr[i] >= 0x7f {
+				t.Fatalf("header %q: byte %#x", hdr, hdr[i])
+			}
+		}
+		want := string([]rune(s)) // each invalid byte a U+FFFD, as encoding/json writes it
+		var got []string
+		if err := json.Unmarshal([]byte(hdr), &got); err != nil || len(got) != 2 || got[0] != want {
+			t.Fatalf("header %q decodes to %q (%v), want %q", hdr, got, err, want)
+		}
+		var back string
+		if err := json.Unmarshal(appendJSONString(nil, s), &back); err != nil || back != want {
+			t.Fatalf("JSON string of %q decodes to %q (%v)", s, back, err)
+		}
+		ref, _ := encodeJSON(s)
+		if string(appendJSONString(nil, s))+"\n" != string(ref) {
+			t.Fatalf("JSON string of %q is %s, encoding/json writes %s", s, appendJSONString(nil, s), ref)
+		}
+		if !utf8.ValidString(s) || strings.ContainsRune(s, '\r') {
+			return // encoding/csv reads \r\n as \n, and invalid UTF-8 as is
+		}
+		line := appendCSVField(nil, s, true)
+		line = append(line, ",x\n"...)
+		rec, err := csv.NewReader(strings.NewReader(string(line))).Read()
+		if err != nil || len(rec) != 2 || rec[0] != s {
+			t.Fatalf("CSV field of %q reads %q (%v)", s, rec, err)
+		}
+	})
+}

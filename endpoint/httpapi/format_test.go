@@ -1,0 +1,598 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+// kindsRows are the rows of the kinds table: every shape a CSV field can
+// take (commas, quotes, line breaks, leading space, an empty string, a
+// null, non-ASCII), integers, floats and times.
+var kindsRows = [][]any{
+	{1, "plain", 1.5, "x", time.Date(2025, 5, 1, 12, 30, 0, 0, time.UTC)},
+	{2, "a, b", -0.25, "", nil},
+	{3, "say \"hi\"", 1e-7, nil, time.Date(2025, 5, 2, 0, 0, 0, 0, time.UTC)},
+	{4, "two\nlines", 3.0, " lead", nil},
+	{5, "héllo ✓ 🙂", 123456789.125, `\.`, nil},
+	{6, nil, nil, "tab\tin", nil},
+}
+
+// formatTarget is one engine's database with the kinds table.
+type formatTarget struct {
+	name string
+	db   func(t testing.TB) *sql.DB
+	eng  engine.Engine
+}
+
+var formatTargets = []formatTarget{
+	{"sqlite", func(t testing.TB) *sql.DB { return openEvents(t, 0) }, engine.SQLite},
+	{"postgresql", testdb.Postgres, engine.PostgreSQL},
+	{"mysql", testdb.MySQL, engine.MySQL},
+}
+
+// formatServer serves one project over db with the Parquet format
+// registered and a result cache, so that a run can be answered computed
+// or cached.
+func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.Option) *harness {
+	t.Helper()
+	eps, vars := newStores(t)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
+		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	opts = append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})}, opts...)
+	srv := httptest.NewServer(httpapi.New(svc, keyring(t), opts...))
+	t.Cleanup(srv.Close)
+	return &harness{t: t, server: srv}
+}
+
+// raw is an answer as it came: status, headers, body, trailers.
+type raw struct {
+	status  int
+	header  http.Header
+	trailer http.Header
+	body    []byte
+}
+
+// post sends body to path with key and extra headers, and reads the whole
+// answer (and its trailers).
+func (h *harness) post(path, key, body string, header ...string) raw {
+	h.t.Helper()
+	req, err := http.NewRequest("POST", h.server.URL+path, strings.NewReader(body))
+	require.NoError(h.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := h.server.Client().Do(req)
+	require.NoError(h.t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(h.t, err)
+	return raw{status: res.StatusCode, header: res.Header, trailer: res.Trailer, body: b}
+}
+
+// jsonAnswer is the JSON answer decoded with UseNumber.
+type jsonAnswer struct {
+	Columns  []string `json:"columns"`
+	Types    []string `json:"types"`
+	Results  [][]any  `json:"results"`
+	HasMore  bool     `json:"hasMore"`
+	IsCached bool     `json:"is_cached"`
+}
+
+func decodeAnswer(t *testing.T, r raw) jsonAnswer {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	var a jsonAnswer
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&a))
+	return a
+}
+
+// cellText is how CSV writes a JSON value: its JSON text, a string
+// without its quotes, null as nothing.
+func cellText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return string(x)
+	case bool:
+		return fmt.Sprint(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// headerList decodes a header holding a JSON array of strings.
+func headerList(t *testing.T, h http.Header, name string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, json.Unmarshal([]byte(h.Get(name)), &out), "%s: %q", name, h.Get(name))
+	return out
+}
+
+// checkCSV parses a CSV answer with encoding/csv and requires the JSON
+// answer's columns, types and rows.
+func checkCSV(t *testing.T, r raw, want jsonAnswer) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, "text/csv; charset=utf-8; header=present", r.header.Get("Content-Type"))
+	assert.Equal(t, want.Types, headerList(t, r.header, httpapi.HeaderTypes))
+	assert.Equal(t, want.Columns, headerList(t, r.header, httpapi.HeaderColumns))
+	assert.Equal(t, fmt.Sprint(want.HasMore), r.header.Get(httpapi.HeaderHasMore))
+	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	require.NoError(t, err, "%s", r.body)
+	require.Equal(t, want.Columns, records[0])
+	require.Len(t, records, len(want.Results)+1)
+	for i, row := range want.Results {
+		cells := make([]string, len(row))
+		for j, v := range row {
+			cells[j] = cellText(v)
+		}
+		assert.Equal(t, cells, records[i+1], "row %d", i)
+	}
+	// null and "" differ in the text: an empty field against "".
+	for i, row := range want.Results {
+		for j, v := range row {
+			if s, ok := v.(string); ok && s == "" {
+				line := strings.Split(string(r.body), "\n")[i+1]
+				assert.Contains(t, line, `""`, "row %d column %d", i, j)
+			}
+		}
+	}
+}
+
+// checkNDJSON decodes each line of an NDJSON answer and requires the JSON
+// answer's rows, values and JSON types alike.
+func checkNDJSON(t *testing.T, r raw, want jsonAnswer) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, httpapi.MediaTypeNDJSON, r.header.Get("Content-Type"))
+	assert.Equal(t, want.Types, headerList(t, r.header, httpapi.HeaderTypes))
+	cols := headerList(t, r.header, httpapi.HeaderColumns)
+	assert.Equal(t, want.Columns, cols)
+	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.UseNumber()
+	var got [][]any
+	for dec.More() {
+		var obj map[string]any
+		require.NoError(t, dec.Decode(&obj))
+		require.Len(t, obj, len(cols))
+		row := make([]any, len(cols))
+		for i, c := range cols {
+			row[i] = obj[c]
+		}
+		got = append(got, row)
+	}
+	if len(want.Results) == 0 {
+		assert.Empty(t, got)
+		return
+	}
+	assert.Equal(t, want.Results, got)
+	// Keys are in column order in the text.
+	first := strings.SplitN(string(r.body), "\n", 2)[0]
+	last := -1
+	for _, c := range cols {
+		k, _ := json.Marshal(c)
+		at := strings.Index(first, string(k)+":")
+		assert.Greater(t, at, last, "key %s out of order in %s", k, first)
+		last = at
+	}
+}
+
+// checkParquet reads a Parquet answer with parquet-go and requires the
+// JSON answer's columns and values: INT64 for integers, DOUBLE for
+// numbers, UTF-8 strings for text and times, nulls where JSON has null.
+func checkParquet(t *testing.T, r raw, want jsonAnswer) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, parquet.MediaType, r.header.Get("Content-Type"))
+	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	f, err := pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
+	require.NoError(t, err)
+	var names []string
+	for _, c := range f.Schema().Fields() {
+		names = append(names, c.Name())
+	}
+	require.Equal(t, want.Columns, names)
+	rd := pq.NewReader(bytes.NewReader(r.body))
+	var got [][]any
+	rows := make([]pq.Row, 16)
+	for {
+		n, err := rd.ReadRows(rows)
+		for _, row := range rows[:n] {
+			vals := make([]any, len(names))
+			for _, v := range row {
+				vals[v.Column()] = parquetValue(v)
+			}
+			got = append(got, vals)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.Len(t, got, len(want.Results))
+	for i, row := range want.Results {
+		for j, v := range row {
+			switch x := v.(type) {
+			case json.Number:
+				if n, err := x.Int64(); err == nil && f.Schema().Fields()[j].Type().Kind() == pq.Int64 {
+					assert.Equal(t, n, got[i][j], "row %d column %s", i, names[j])
+				} else {
+					fl, err := x.Float64()
+					require.NoError(t, err)
+					assert.Equal(t, fl, got[i][j], "row %d column %s", i, names[j])
+				}
+			default:
+				assert.Equal(t, v, got[i][j], "row %d column %s", i, names[j])
+			}
+		}
+	}
+}
+
+func parquetValue(v pq.Value) any {
+	if v.IsNull() {
+		return nil
+	}
+	switch v.Kind() {
+	case pq.Int64:
+		return v.Int64()
+	case pq.Double:
+		return v.Double()
+	case pq.Boolean:
+		return v.Boolean()
+	}
+	return string(v.ByteArray())
+}
+
+// createKinds creates and fills the kinds table and the endpoint reading
+// it.
+func createKinds(t *testing.T, db *sql.DB, eng engine.Engine, h *harness) {
+	t.Helper()
+	ts := "TIMESTAMP NULL"
+	if eng == engine.SQLite {
+		ts = "TEXT"
+	}
+	_, err := db.Exec("CREATE TABLE kinds (id INTEGER, name VARCHAR(100), amount DOUBLE PRECISION, note VARCHAR(100), at " + ts + ")")
+	require.NoError(t, err)
+	for _, r := range kindsRows {
+		args := append([]any(nil), r...)
+		if tm, ok := args[4].(time.Time); ok && eng == engine.SQLite {
+			args[4] = tm.Format("2006-01-02 15:04:05")
+		}
+		m := make([]string, 5)
+		for i := range m {
+			m[i] = string(eng.Marker(nil, i+1, ""))
+		}
+		_, err := db.Exec("INSERT INTO kinds VALUES ("+strings.Join(m, ", ")+")", args...)
+		require.NoError(t, err)
+	}
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "kinds", "query": sqlQuery("SELECT id, name, amount, note, at, id * 2 AS twice FROM kinds ORDER BY id", nil)}))
+}
+
+// TestFormatsEqualJSON: on every engine that is up, a run answered in
+// CSV, NDJSON and Parquet, computed or from the result cache, and the
+// editor's query route in CSV and NDJSON, parse back (encoding/csv, a JSON
+// decoder, parquet-go's reader) to the JSON answer's columns, types and
+// values.
+func TestFormatsEqualJSON(t *testing.T) {
+	for _, tg := range formatTargets {
+		t.Run(tg.name, func(t *testing.T) {
+			db := tg.db(t)
+			h := formatServer(t, db, tg.eng)
+			createKinds(t, db, tg.eng, h)
+			run := "/api/projects/1/endpoints/kinds/run"
+			want := decodeAnswer(t, h.post(run, keyP1, `{"refresh": "force"}`))
+			require.Len(t, want.Results, len(kindsRows))
+			for _, refresh := range []string{"force", "cache"} {
+				body := func(f string) string { return `{"refresh": "` + refresh + `", "format": "` + f + `"}` }
+				checkCSV(t, h.post(run, keyP1, body("csv")), want)
+				checkNDJSON(t, h.post(run, keyP1, body("ndjson")), want)
+				checkParquet(t, h.post(run, keyP1, body("parquet")), want)
+				checkCSV(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", "text/csv"), want)
+				checkNDJSON(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", "application/x-ndjson"), want)
+				checkParquet(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", parquet.MediaType), want)
+			}
+			assert.True(t, decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached, "the cache path was not taken")
+
+			// A page: hasMore in its header.
+			page := decodeAnswer(t, h.post(run, keyP1, `{"limit": 2}`))
+			require.True(t, page.HasMore)
+			checkCSV(t, h.post(run, keyP1, `{"limit": 2, "format": "csv"}`), page)
+			checkNDJSON(t, h.post(run, keyP1, `{"limit": 2, "format": "ndjson"}`), page)
+
+			// The editor's query route.
+			q := `{"query": {"kind": "HogQLQuery", "query": "SELECT id, name, amount, note, at FROM kinds ORDER BY id"}`
+			qwant := decodeAnswer(t, h.post("/api/projects/1/query/", keyP1, q+`}`))
+			checkCSV(t, h.post("/api/projects/1/query/", keyP1, q+`, "format": "csv"}`), qwant)
+			checkNDJSON(t, h.post("/api/projects/1/query/", keyP1, q+`}`, "Accept", "application/x-ndjson"), qwant)
+			checkParquet(t, h.post("/api/projects/1/query/", keyP1, q+`, "format": "parquet"}`), qwant)
+
+			// No rows: the header alone, an empty body, a file of no rows.
+			empty := `{"query": {"kind": "HogQLQuery", "query": "SELECT id, name FROM kinds WHERE id < 0"}`
+			ewant := decodeAnswer(t, h.post("/api/projects/1/query/", keyP1, empty+`}`))
+			checkCSV(t, h.post("/api/projects/1/query/", keyP1, empty+`, "format": "csv"}`), ewant)
+			checkNDJSON(t, h.post("/api/projects/1/query/", keyP1, empty+`, "format": "ndjson"}`), ewant)
+			checkParquet(t, h.post("/api/projects/1/query/", keyP1, empty+`, "format": "parquet"}`), ewant)
+		})
+	}
+}
+
+// TestFormatCutAtCap: an answer that passes max_answer_bytes stops at a
+// whole row and ends with an error a client sees: the trailer, and the
+// format's last line (CSV: a record of one field more, which encoding/csv
+// refuses; NDJSON: {"error": ...}); a Parquet file without its footer. It
+// never ends as a well-formed short file.
+func TestFormatCutAtCap(t *testing.T) {
+	db := openEvents(t, 300)
+	h := formatServer(t, db, engine.SQLite, httpapi.WithMaxAnswerBytes(2000))
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "ids", "query": sqlQuery("SELECT uuid, event FROM events ORDER BY uuid", nil)}))
+	run := "/api/projects/1/endpoints/ids/run"
+
+	r := h.post(run, keyP1, `{"limit": 300, "format": "csv"}`)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.LessOrEqual(t, len(r.body), 2000+400)
+	trailer := r.trailer.Get(httpapi.HeaderError)
+	assert.Contains(t, trailer, "result_too_large: The answer is larger than max_answer_bytes (2000 bytes)")
+	_, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	require.ErrorIs(t, err, csv.ErrFieldCount, "a cut CSV must not parse as a whole file")
+	lines := strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
+	last := lines[len(lines)-1]
+	assert.True(t, strings.HasPrefix(last, httpapi.CSVErrorMarker+",\"result_too_large: "), last)
+	// Every line before it is a whole row.
+	rec := csv.NewReader(strings.NewReader(strings.Join(lines[:len(lines)-1], "\n")))
+	rows, err := rec.ReadAll()
+	require.NoError(t, err)
+	assert.Greater(t, len(rows), 10)
+	assert.Contains(t, last, fmt.Sprintf("after %d rows", len(rows)-1))
+
+	r = h.post(run, keyP1, `{"limit": 300, "format": "ndjson"}`)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_too_large")
+	lines = strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
+	var end struct {
+		Error struct{ Code, Detail string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
+	assert.Equal(t, "result_too_large", end.Error.Code)
+	for _, l := range lines[:len(lines)-1] {
+		var obj map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &obj), l)
+		assert.Len(t, obj, 2)
+	}
+
+	r = h.post(run, keyP1, `{"limit": 300, "format": "parquet"}`)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_too_large")
+	_, err = pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
+	require.Error(t, err, "a cut Parquet file must not open")
+
+	// Under the bound, no error.
+	r = h.post(run, keyP1, `{"limit": 5, "format": "csv"}`)
+	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	_, err = csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	require.NoError(t, err)
+}
+
+// TestFormatCutByValue: a value no format can hold (an infinity, which JSON
+// refuses with a 502) found after the first byte ends the answer with
+// result_not_encodable, in the trailer and the last line.
+func TestFormatCutByValue(t *testing.T) {
+	db := openEvents(t, 0)
+	h := formatServer(t, db, engine.SQLite)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "nan", "query": sqlQuery("SELECT 1.5 AS x UNION ALL SELECT 9e999", nil)}))
+	run := "/api/projects/1/endpoints/nan/run"
+	j := h.post(run, keyP1, `{}`)
+	require.Equal(t, http.StatusBadGateway, j.status, "%s", j.body)
+	r := h.post(run, keyP1, `{"format": "ndjson"}`)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_not_encodable")
+	assert.Contains(t, string(r.body), `{"error":{"code":"result_not_encodable"`)
+	r = h.post(run, keyP1, `{"format": "csv"}`)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_not_encodable")
+	_, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	require.ErrorIs(t, err, csv.ErrFieldCount)
+	assert.True(t, strings.HasPrefix(string(r.body), "x\n1.5\n"+httpapi.CSVErrorMarker), "%s", r.body)
+}
+
+// TestFormatChoice: the body's format field and Accept choose the format;
+// the field wins; an unknown or unregistered format, debug in another
+// format and an insight in a format of rows are 400s naming what was
+// wrong, before anything runs; an Accept naming nothing served answers
+// JSON.
+func TestFormatChoice(t *testing.T) {
+	db := openEvents(t, 50)
+	h := formatServer(t, db, engine.SQLite)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "n", "query": sqlQuery("SELECT count(*) AS n FROM events", nil)}))
+	run := "/api/projects/1/endpoints/n/run"
+	cases := []struct {
+		body, accept, want string
+	}{
+		{`{}`, "", "application/json"},
+		{`{}`, "text/csv", "text/csv"},
+		{`{}`, "application/x-ndjson", httpapi.MediaTypeNDJSON},
+		{`{}`, "text/html, text/csv;q=0.5", "text/csv"},
+		{`{}`, "text/csv;q=0.4, application/x-ndjson;q=0.9", httpapi.MediaTypeNDJSON},
+		{`{}`, "application/json, text/csv", "application/json"},
+		{`{}`, "text/csv;q=0, */*;q=0.1", "application/json"},
+		{`{}`, "text/html", "application/json"},
+		{`{}`, "*/*", "application/json"},
+		{`{"format": "csv"}`, "application/json", "text/csv"},
+		{`{"format": "json"}`, "text/csv", "application/json"},
+		{`{"format": "ndjson"}`, "", httpapi.MediaTypeNDJSON},
+		{`{"format": "parquet"}`, "", parquet.MediaType},
+		{``, "text/csv", "text/csv"},
+	}
+	for _, c := range cases {
+		r := h.post(run, keyP1, c.body, "Accept", c.accept)
+		require.Equal(t, http.StatusOK, r.status, "%s %s: %s", c.body, c.accept, r.body)
+		mt, _, _ := strings.Cut(r.header.Get("Content-Type"), ";")
+		assert.Equal(t, c.want, mt, "%s Accept %q", c.body, c.accept)
+	}
+
+	bad := []struct{ body, detail string }{
+		{`{"format": "xml"}`, "Unknown format 'xml': expected one of json, csv, ndjson, parquet."},
+		{`{"format": "CSV"}`, "Unknown format 'CSV': expected one of json, csv, ndjson, parquet."},
+		{`{"format": 3}`, "Invalid type for 'format': expected string, got number."},
+		{`{"format": "csv", "debug": true}`, "debug answers in JSON only: ask for format 'json' to see the executed SQL."},
+	}
+	for _, c := range bad {
+		r := h.do("POST", run, keyP1, c.body)
+		mustStatus(t, http.StatusBadRequest, r)
+		assert.Equal(t, c.detail, r.detail())
+	}
+	r := h.do("POST", "/api/projects/1/query/", keyP1, `{"format": "csv", "query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}]}}`)
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Equal(t, "Format 'csv' answers rows, and an insight's results are series, not rows: ask for format 'json'.", r.detail())
+	assert.Equal(t, "format", r.Body["attr"])
+
+	// Without the Parquet format registered.
+	plain := httptest.NewServer(httpapi.New(newService(t, newExecutor(db)), keyring(t), httpapi.WithLimiter(nil)))
+	t.Cleanup(plain.Close)
+	hp := &harness{t: t, server: plain}
+	mustStatus(t, http.StatusCreated, hp.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "n", "query": sqlQuery("SELECT 1 AS n", nil)}))
+	r = hp.do("POST", run, keyP1, `{"format": "parquet"}`)
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Equal(t, "Format 'parquet' is not served here: the server's host did not register it (httpapi.WithFormat).", r.detail())
+	pr := hp.post(run, keyP1, `{}`, "Accept", parquet.MediaType)
+	assert.Equal(t, "application/json", pr.header.Get("Content-Type"))
+}
+
+// TestFormatsInOpenAPI: the served OpenAPI document of a SQL endpoint
+// lists json, csv, ndjson and the registered parquet as formats, and their
+// media types as answers.
+func TestFormatsInOpenAPI(t *testing.T) {
+	h := formatServer(t, openEvents(t, 0), engine.SQLite)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "n", "query": sqlQuery("SELECT 1 AS n", nil)}))
+	r := h.do("GET", "/api/projects/1/endpoints/n/openapi.json", keyP1, nil)
+	mustStatus(t, http.StatusOK, r)
+	post := r.Body["paths"].(map[string]any)["/api/projects/1/endpoints/n/run"].(map[string]any)["post"].(map[string]any)
+	props := post["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["properties"].(map[string]any)
+	assert.Equal(t, []any{"json", "csv", "ndjson", "parquet"}, props["format"].(map[string]any)["enum"])
+	content := post["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)
+	for _, mt := range []string{"application/json", "text/csv", "application/x-ndjson", parquet.MediaType} {
+		assert.Contains(t, content, mt)
+	}
+}
+
+func keyring(t *testing.T) *httpapi.Keyring {
+	keys := httpapi.NewKeyring()
+	require.NoError(t, keys.Add(keyP1, "1"))
+	require.NoError(t, keys.Add(keyP2, "2"))
+	return keys
+}
+
+// TestFormatInsightRun: an insight endpoint asked for rows is a 400
+// naming the format, in JSON.
+func TestFormatInsightRun(t *testing.T) {
+	db := openEvents(t, 50)
+	h := formatServer(t, db, engine.SQLite)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "trend", "query": map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}}}}))
+	for _, f := range []string{"csv", "ndjson", "parquet"} {
+		r := h.do("POST", "/api/projects/1/endpoints/trend/run", keyP1, `{"format": "`+f+`"}`)
+		mustStatus(t, http.StatusBadRequest, r)
+		assert.Contains(t, r.detail(), "Format '"+f+"' answers rows")
+	}
+}
+
+// TestFormatsAuth: every credential path answers the same with a format
+// as in JSON: no key 401, another project's key 403, an embed token runs
+// its endpoint with its fixed values (the same rows as JSON), may not
+// change them (403), nor run another endpoint (403), nor the query route;
+// failures are JSON whatever was asked.
+func TestFormatsAuth(t *testing.T) {
+	env, signer, _, _ := embedEnv(t)
+	ctx := context.Background()
+	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embedClaims("by_event", "purchase"), time.Hour)
+	require.NoError(t, err)
+	run := "/api/projects/1/endpoints/by_event/run"
+	type c struct {
+		bearer, path, body string
+		status             int
+	}
+	cases := []c{
+		{"", run, `{"variables": {"event": "purchase"}}`, 401},
+		{"wrong", run, `{"variables": {"event": "purchase"}}`, 401},
+		{tok, run, `{"variables": {"event": "signed_up"}}`, 403},
+		{tok, "/api/projects/1/endpoints/other/run", `{"variables": {"event": "purchase"}}`, 403},
+		{tok, "/api/projects/1/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`, 403},
+		{tok, "/api/projects/2/endpoints/by_event/run", `{}`, 403},
+		{tok, run, `{}`, 200},
+		{tok, run, `{"variables": {"event": "purchase"}}`, 200},
+		{env.Key, run, `{"variables": {"event": "purchase"}}`, 200},
+	}
+	for _, cs := range cases {
+		jsonStatus, jsonBody, _ := send(t, env, "POST", cs.path, cs.bearer, cs.body)
+		require.Equal(t, cs.status, jsonStatus, "%s %s", cs.path, cs.body)
+		for _, f := range []string{"csv", "ndjson"} {
+			body := strings.TrimSuffix(cs.body, "}")
+			if body != "{" {
+				body += ", "
+			}
+			body += `"format": "` + f + `"}`
+			status, got, hdr := send(t, env, "POST", cs.path, cs.bearer, body)
+			require.Equal(t, cs.status, status, "%s %s: %s", cs.path, body, got)
+			if status != 200 {
+				assert.Equal(t, "application/json", hdr.Get("Content-Type"))
+				assert.JSONEq(t, jsonBody, got)
+				continue
+			}
+			var a jsonAnswer
+			dec := json.NewDecoder(strings.NewReader(jsonBody))
+			dec.UseNumber()
+			require.NoError(t, dec.Decode(&a))
+			if f == "csv" {
+				assert.Equal(t, "n\n"+cellText(a.Results[0][0])+"\n", got)
+			} else {
+				assert.Equal(t, `{"n":`+cellText(a.Results[0][0])+"}\n", got)
+			}
+		}
+	}
+}
+
+// embedClaims is a token for endpoint with its event variable fixed.
+func embedClaims(endpoint, event string) embed.Claims {
+	return embed.Claims{Endpoints: []string{endpoint}, Fixed: map[string]any{"event": event}}
+}

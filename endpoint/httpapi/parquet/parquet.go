@@ -1,0 +1,299 @@
+// Package parquet answers endpoint runs in Apache Parquet, with
+// github.com/parquet-go/parquet-go. It lives apart from package
+// endpoint/httpapi so that a host that does not serve Parquet does not link
+// the library: a host that does registers it on its handler,
+//
+//	httpapi.New(svc, auth, httpapi.WithFormat(parquet.Format{}))
+//
+// and a run asks for it with {"format": "parquet"} or
+// Accept: application/vnd.apache.parquet.
+//
+// The file has one optional (nullable) column per column of the answer, in
+// order, named as httpapi.Table.Names names them (a repeated name gets
+// "_2", ...). A column's type is read from its values: INT64 when every
+// value is an integer, DOUBLE when they are numbers and one is not an
+// integer (or the database type is a floating or decimal one), BOOLEAN,
+// else a UTF-8 STRING holding each value's JSON text without quotes (times
+// in RFC 3339, bytes in base64), as the JSON answer writes it.
+//
+// Parquet is not written row by row: its footer comes last and the rows
+// are gathered into row groups, so the answer is built in memory (within
+// the run's own bounds) while it is written. An answer cut by
+// httpapi.WithMaxAnswerBytes is a file without its footer, which every
+// reader refuses, with the trailer X-Endpointkit-Error saying why.
+package parquet
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
+
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+)
+
+// MediaType is the Content-Type of a Parquet answer, and the media type
+// of Accept that asks for it.
+const MediaType = "application/vnd.apache.parquet"
+
+// Format is the Parquet answer format, for httpapi.WithFormat.
+type Format struct {
+	// RowGroupRows is how many rows a row group holds; 0 means 10,000.
+	RowGroupRows int
+}
+
+var _ httpapi.Format = Format{}
+
+// Name is "parquet", the body's format value.
+func (Format) Name() string { return httpapi.FormatParquet }
+
+// MediaType is MediaType.
+func (Format) MediaType() string { return MediaType }
+
+// kind is a column's Parquet type.
+type kind int
+
+const (
+	kindNull kind = iota // no value but null yet
+	kindInt
+	kindFloat
+	kindBool
+	kindString
+)
+
+// Write writes the rows of t as one Parquet file.
+func (f Format) Write(w io.Writer, t *httpapi.Table) error {
+	names := t.Names()
+	kinds := make([]kind, len(names))
+	for row, err := range t.Rows() {
+		if err != nil {
+			return err
+		}
+		for i, v := range row {
+			if i < len(kinds) {
+				kinds[i] = widen(kinds[i], kindOf(v))
+			}
+		}
+	}
+	for i := range kinds {
+		if kinds[i] == kindInt && i < len(t.Types) && floating(t.Types[i]) {
+			kinds[i] = kindFloat
+		}
+	}
+	fields := make([]pq.Field, len(names))
+	for i, n := range names {
+		fields[i] = field{Node: pq.Optional(leaf(kinds[i])), name: n}
+	}
+	schema := pq.NewSchema("answer", group{fields: fields})
+	pw := pq.NewWriter(w, schema, pq.Compression(&pq.Snappy))
+	per := f.RowGroupRows
+	if per <= 0 {
+		per = 10000
+	}
+	batch := make([]pq.Row, 0, 256)
+	inGroup := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := pw.WriteRows(batch); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		return nil
+	}
+	for row, err := range t.Rows() {
+		if err != nil {
+			return err
+		}
+		if len(row) != len(names) {
+			return fmt.Errorf("parquet: a row of %d values for %d columns", len(row), len(names))
+		}
+		out := make(pq.Row, len(row))
+		for i, v := range row {
+			pv, err := value(kinds[i], v)
+			if err != nil {
+				return fmt.Errorf("parquet: column %q: %w", names[i], err)
+			}
+			if pv.IsNull() {
+				out[i] = pv.Level(0, 0, i)
+			} else {
+				out[i] = pv.Level(0, 1, i)
+			}
+		}
+		batch = append(batch, out)
+		inGroup++
+		if len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if inGroup == per {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := pw.Flush(); err != nil {
+				return err
+			}
+			inGroup = 0
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// kindOf is the kind of one value as the JSON answer holds it.
+func kindOf(v any) kind {
+	switch x := v.(type) {
+	case nil:
+		return kindNull
+	case int64, int, int32, int16, int8, uint32, uint16, uint8:
+		return kindInt
+	case float64, float32:
+		return kindFloat
+	case bool:
+		return kindBool
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return kindInt
+		}
+		return kindFloat
+	}
+	return kindString
+}
+
+// widen is the kind of a column holding a value of kind b after values
+// of kind a.
+func widen(a, b kind) kind {
+	switch {
+	case a == b, b == kindNull:
+		return a
+	case a == kindNull:
+		return b
+	case (a == kindInt && b == kindFloat) || (a == kindFloat && b == kindInt):
+		return kindFloat
+	}
+	return kindString
+}
+
+// floating reports whether a database type name is a floating or decimal
+// one, whose integral values a cached answer gives as integers.
+func floating(t string) bool {
+	t = strings.ToUpper(t)
+	for _, s := range []string{"REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL"} {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func leaf(k kind) pq.Node {
+	switch k {
+	case kindInt:
+		return pq.Int(64)
+	case kindFloat:
+		return pq.Leaf(pq.DoubleType)
+	case kindBool:
+		return pq.Leaf(pq.BooleanType)
+	}
+	return pq.String()
+}
+
+// value is v as a Parquet value of kind k.
+func value(k kind, v any) (pq.Value, error) {
+	if v == nil {
+		return pq.NullValue(), nil
+	}
+	switch k {
+	case kindInt:
+		switch x := v.(type) {
+		case json.Number:
+			n, err := strconv.ParseInt(string(x), 10, 64)
+			return pq.Int64Value(n), err
+		default:
+			return pq.Int64Value(reflect.ValueOf(v).Convert(reflect.TypeFor[int64]()).Int()), nil
+		}
+	case kindFloat:
+		var f float64
+		switch x := v.(type) {
+		case json.Number:
+			var err error
+			if f, err = strconv.ParseFloat(string(x), 64); err != nil {
+				return pq.Value{}, err
+			}
+		default:
+			f = reflect.ValueOf(v).Convert(reflect.TypeFor[float64]()).Float()
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return pq.Value{}, fmt.Errorf("unsupported value %v", f)
+		}
+		return pq.DoubleValue(f), nil
+	case kindBool:
+		return pq.BooleanValue(v.(bool)), nil
+	}
+	s, err := text(v)
+	return pq.ByteArrayValue([]byte(s)), err
+}
+
+// text is v's JSON text without the quotes of a JSON string.
+func text(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case time.Time:
+		return x.Format(time.RFC3339Nano), nil
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", fmt.Errorf("unsupported value %v", x)
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		err := json.Unmarshal(b, &s)
+		return s, err
+	}
+	return string(b), nil
+}
+
+// group is the file's root: its columns in the answer's order
+// (parquet.Group orders them by name).
+type group struct {
+	pq.Group
+	fields []pq.Field
+}
+
+func (g group) Fields() []pq.Field          { return g.fields }
+func (g group) String() string              { return "answer" }
+func (g group) Encoding() encoding.Encoding { return nil }
+func (g group) Compression() compress.Codec { return nil }
+func (g group) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }
+
+// field is a named column of the root.
+type field struct {
+	pq.Node
+	name string
+}
+
+func (f field) Name() string { return f.name }
+
+func (f field) Value(base reflect.Value) reflect.Value {
+	return base.MapIndex(reflect.ValueOf(f.name))
+}

@@ -1,0 +1,478 @@
+package httpapi
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// lineFormat is a format written a row per line (CSV, NDJSON): the stream
+// checks the bound on the body at each row, and ends a cut answer with the
+// format's own error line.
+type lineFormat interface {
+	answerFormat
+	lines(names []string) lineWriter
+}
+
+// lineWriter writes the lines of one table.
+type lineWriter interface {
+	// head is what comes before the rows (CSV's header record).
+	head(buf []byte, t *Table) []byte
+	// row appends one row; an error is a value the format cannot write.
+	row(buf []byte, row []any) ([]byte, error)
+	// fail appends the line that ends a cut answer.
+	fail(buf []byte, t *Table, code, detail string) []byte
+}
+
+// csvFormat writes RFC 4180 CSV: a header record of the column names,
+// then a record per row. null is an empty field and the empty string a
+// quoted empty field (""), values are as their JSON text (numbers, true,
+// false, times in RFC 3339, bytes in base64) without JSON's quotes.
+type csvFormat struct{}
+
+func (csvFormat) mediaType() string { return MediaTypeCSV + "; charset=utf-8; header=present" }
+
+func (csvFormat) lines([]string) lineWriter { return csvLines{} }
+
+type csvLines struct{}
+
+func (csvLines) head(buf []byte, t *Table) []byte {
+	for i, c := range t.Columns {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendCSVField(buf, c, false)
+	}
+	return append(buf, '\n')
+}
+
+func (csvLines) row(buf []byte, row []any) ([]byte, error) {
+	var err error
+	for i, v := range row {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if buf, err = appendValue(buf, v, false); err != nil {
+			return buf, err
+		}
+	}
+	return append(buf, '\n'), nil
+}
+
+func (csvLines) fail(buf []byte, t *Table, code, detail string) []byte {
+	buf = append(buf, CSVErrorMarker...)
+	buf = append(buf, ',')
+	buf = appendQuoted(buf, code+": "+detail)
+	for range max(len(t.Columns)-1, 0) {
+		buf = append(buf, ',')
+	}
+	return append(buf, '\n')
+}
+
+// ndjsonFormat writes a JSON object per row, keyed by column (Table.Names)
+// in column order, each value as in the JSON answer. A cut answer ends
+// with {"error": {"code", "detail"}}.
+type ndjsonFormat struct{}
+
+func (ndjsonFormat) mediaType() string { return MediaTypeNDJSON }
+
+func (ndjsonFormat) lines(names []string) lineWriter {
+	keys := make([][]byte, len(names))
+	for i, n := range names {
+		k := []byte{','}
+		if i == 0 {
+			k[0] = '{'
+		}
+		k = appendJSONString(k, n)
+		keys[i] = append(k, ':')
+	}
+	return ndjsonLines{keys: keys}
+}
+
+// ndjsonLines holds the keys of one table: `{"a":`, `,"b":`, ...
+type ndjsonLines struct{ keys [][]byte }
+
+func (ndjsonLines) head(buf []byte, _ *Table) []byte { return buf }
+
+func (n ndjsonLines) row(buf []byte, row []any) ([]byte, error) {
+	if len(row) != len(n.keys) {
+		return buf, fmt.Errorf("httpapi: a row of %d values for %d columns", len(row), len(n.keys))
+	}
+	var err error
+	for i, v := range row {
+		buf = append(buf, n.keys[i]...)
+		if buf, err = appendValue(buf, v, true); err != nil {
+			return buf, err
+		}
+	}
+	if len(row) == 0 {
+		buf = append(buf, '{')
+	}
+	return append(buf, "}\n"...), nil
+}
+
+func (ndjsonLines) fail(buf []byte, _ *Table, code, detail string) []byte {
+	buf = append(buf, `{"error":{"code":`...)
+	buf = appendJSONString(buf, code)
+	buf = append(buf, `,"detail":`...)
+	buf = appendJSONString(buf, detail)
+	return append(buf, "}}\n"...)
+}
+
+// hostFormat is a Format the host registered.
+type hostFormat struct{ Format }
+
+func (f hostFormat) mediaType() string { return f.MediaType() }
+
+// flushAt is how many bytes of rows the stream gathers before it writes.
+const flushAt = 16 << 10
+
+// stream writes t in f: the status and headers, then the rows. Once the
+// first byte is out no status can say that something failed, so a failure
+// (a value the format cannot write, the bound on the body, a cached answer
+// that does not decode) ends the answer with the format's error line and
+// the X-Endpointkit-Error trailer, and is logged.
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, f answerFormat, t *Table, runID string) {
+	names := t.Names()
+	hdr := w.Header()
+	hdr.Set("Content-Type", f.mediaType())
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set(HeaderColumns, headerJSON(names))
+	hdr.Set(HeaderTypes, headerJSON(t.Types))
+	hdr.Set(HeaderHasMore, strconv.FormatBool(t.HasMore))
+	if runID != "" {
+		hdr.Set(HeaderRunID, runID)
+	}
+	hdr.Set("Trailer", HeaderError)
+	h.writeDeadline(w)
+	w.WriteHeader(http.StatusOK)
+	limit := h.maxAnswer()
+	bw := bufio.NewWriterSize(w, 32<<10)
+	cw := &capWriter{w: bw, left: limit}
+	var cause error
+	rows := -1
+	switch lf := f.(type) {
+	case lineFormat:
+		rows, cause = writeLines(cw, lf.lines(names), t)
+		if cause != nil && !errors.Is(cause, errWrite) {
+			code, detail := h.streamError(r, cause, limit, rows)
+			_, _ = bw.Write(lf.lines(names).fail(nil, t, code, detail))
+		}
+	case hostFormat:
+		if err := lf.Write(cw, t); err != nil {
+			cause = err
+			if cw.err != nil {
+				cause = cw.err
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil && cause == nil {
+		cause = fmt.Errorf("%w: %w", errWrite, err)
+	}
+	if cause != nil {
+		code, detail := h.streamError(r, cause, limit, rows)
+		hdr.Set(HeaderError, trailerText(code, detail))
+		h.cfg.logger.WarnContext(r.Context(), "httpapi: answer cut after its first byte",
+			"code", code, "detail", detail, "cause", cause, "format", nameOf(f), "rows", rows,
+			"request_id", RequestID(r.Context()), "path", r.URL.Path)
+	}
+}
+
+// writeLines writes the head and rows of t through lw to cw, whole rows
+// only: the rows that fit under cw's bound, then the error that stopped
+// them (nil when every row was written). n is how many rows were written.
+func writeLines(cw *capWriter, lw lineWriter, t *Table) (n int, err error) {
+	buf := lw.head(make([]byte, 0, flushAt+4096), t)
+	if cw.left >= 0 && int64(len(buf)) > cw.left {
+		return 0, errAnswerTooLarge
+	}
+	for row, rerr := range t.Rows() {
+		mark := len(buf)
+		if rerr == nil {
+			buf, rerr = lw.row(buf, row)
+		}
+		if rerr == nil && cw.left >= 0 && int64(len(buf)) > cw.left {
+			rerr = errAnswerTooLarge
+		}
+		if rerr != nil {
+			err = rerr
+			buf = buf[:mark]
+			break
+		}
+		n++
+		if len(buf) >= flushAt {
+			if werr := cw.write(buf); werr != nil {
+				return n, werr
+			}
+			buf = buf[:0]
+		}
+	}
+	if werr := cw.write(buf); werr != nil {
+		return n, werr
+	}
+	return n, err
+}
+
+// streamError is the code and detail of a failure after the first byte.
+// rows is how many rows were written, -1 when not known.
+func (h *handler) streamError(r *http.Request, err error, limit int64, rows int) (string, string) {
+	var unsupported *json.UnsupportedValueError
+	var nonFinite nonFiniteError
+	switch {
+	case errors.Is(err, errAnswerTooLarge):
+		after := ""
+		if rows >= 0 {
+			after = fmt.Sprintf(" after %d rows", rows)
+		}
+		return endpoint.CodeResultTooLarge, fmt.Sprintf("The answer is larger than %s (%d bytes): it ends here%s; ask for fewer rows (limit) or narrow the query.", LimitMaxAnswerBytes, limit, after)
+	case errors.As(err, &nonFinite), errors.As(err, &unsupported):
+		return CodeResultNotEncodable, "The query result cannot be encoded: " + err.Error() + "."
+	case errors.Is(err, errWrite):
+		return "write_failed", "The answer could not be written."
+	}
+	return CodeServerError, withRequestID("Internal server error.", RequestID(r.Context()))
+}
+
+// errWrite marks a failure to write to the client, after which no error
+// line can reach it.
+var errWrite = errors.New("httpapi: write failed")
+
+// capWriter counts the bytes of a body against a bound (left < 0: none).
+// A write that would pass it writes nothing and fails with
+// errAnswerTooLarge; err keeps the first failure, whatever a Format makes
+// of it.
+type capWriter struct {
+	w    io.Writer
+	left int64
+	err  error
+}
+
+func (c *capWriter) write(b []byte) error {
+	_, err := c.Write(b)
+	return err
+}
+
+// Write writes b whole or not at all.
+func (c *capWriter) Write(b []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.left >= 0 {
+		if int64(len(b)) > c.left {
+			c.err = errAnswerTooLarge
+			return 0, c.err
+		}
+		c.left -= int64(len(b))
+	}
+	n, err := c.w.Write(b)
+	if err != nil {
+		c.err = fmt.Errorf("%w: %w", errWrite, err)
+		return n, c.err
+	}
+	return n, nil
+}
+
+// nonFiniteError is a NaN or an infinity, which JSON cannot hold; the
+// other formats refuse it too, so that every format answers the same rows.
+type nonFiniteError float64
+
+func (e nonFiniteError) Error() string {
+	return "unsupported value " + strconv.FormatFloat(float64(e), 'g', -1, 64)
+}
+
+// appendValue appends v as its JSON text (inJSON) or as a CSV field with
+// the same text, unquoted where JSON quotes it (strings, times, bytes).
+func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		if inJSON {
+			return append(buf, "null"...), nil
+		}
+		return buf, nil
+	case string:
+		if inJSON {
+			return appendJSONString(buf, x), nil
+		}
+		return appendCSVField(buf, x, true), nil
+	case int64:
+		return strconv.AppendInt(buf, x, 10), nil
+	case int:
+		return strconv.AppendInt(buf, int64(x), 10), nil
+	case int32:
+		return strconv.AppendInt(buf, int64(x), 10), nil
+	case float64:
+		return appendFloat(buf, x, 64)
+	case float32:
+		return appendFloat(buf, float64(x), 32)
+	case bool:
+		return strconv.AppendBool(buf, x), nil
+	case json.Number:
+		return append(buf, x...), nil
+	case time.Time:
+		if y := x.Year(); y < 0 || y >= 10000 {
+			return buf, fmt.Errorf("unsupported time %s: the year is outside [0,9999]", x)
+		}
+		if inJSON {
+			buf = append(buf, '"')
+			buf = x.AppendFormat(buf, time.RFC3339Nano)
+			return append(buf, '"'), nil
+		}
+		return x.AppendFormat(buf, time.RFC3339Nano), nil
+	case []byte:
+		if inJSON {
+			buf = append(buf, '"')
+		}
+		buf = base64.StdEncoding.AppendEncode(buf, x)
+		if inJSON {
+			buf = append(buf, '"')
+		}
+		return buf, nil
+	}
+	b, err := encodeJSON(v)
+	if err != nil {
+		return buf, err
+	}
+	b = b[:len(b)-1] // the encoder's newline
+	if !inJSON && len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return buf, err
+		}
+		return appendCSVField(buf, s, true), nil
+	}
+	if !inJSON && len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		return appendCSVField(buf, string(b), true), nil
+	}
+	return append(buf, b...), nil
+}
+
+// appendFloat appends f as encoding/json writes it.
+func appendFloat(buf []byte, f float64, bits int) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return buf, nonFiniteError(f)
+	}
+	abs := math.Abs(f)
+	fmtc := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			fmtc = 'e'
+		}
+	}
+	buf = strconv.AppendFloat(buf, f, fmtc, -1, bits)
+	if fmtc == 'e' {
+		n := len(buf)
+		if n >= 4 && buf[n-4] == 'e' && buf[n-3] == '-' && buf[n-2] == '0' {
+			buf[n-2] = buf[n-1]
+			buf = buf[:n-1]
+		}
+	}
+	return buf, nil
+}
+
+// appendCSVField appends s as a CSV field, quoted when it must be (as
+// encoding/csv quotes), and when it is empty and emptyQuoted, so that an
+// empty string differs from null.
+func appendCSVField(buf []byte, s string, emptyQuoted bool) []byte {
+	if s == "" {
+		if emptyQuoted {
+			return append(buf, `""`...)
+		}
+		return buf
+	}
+	if !csvNeedsQuotes(s) {
+		return append(buf, s...)
+	}
+	return appendQuoted(buf, s)
+}
+
+// appendQuoted appends s as a quoted CSV field.
+func appendQuoted(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			buf = append(buf, '"')
+		}
+		buf = append(buf, s[i])
+	}
+	return append(buf, '"')
+}
+
+func csvNeedsQuotes(s string) bool {
+	if s == `\.` {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ',', '"', '\r', '\n':
+			return true
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
+}
+
+// appendJSONString appends s as a JSON string as encoding/json writes it
+// without HTML escaping: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
+// are escaped.
+func appendJSONString(buf []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				buf = append(buf, '\\', b)
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			case '\b':
+				buf = append(buf, '\\', 'b')
+			case '\f':
+				buf = append(buf, '\\', 'f')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hex[c&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}

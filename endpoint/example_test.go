@@ -9,6 +9,7 @@ import (
 	"log"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
@@ -141,7 +142,7 @@ func ExampleNewMemoryStore() {
 	ctx := context.Background()
 	store := endpoint.NewMemoryStore()
 	e := endpoint.Endpoint{ID: "e1", ProjectID: "1", Name: "daily", CurrentVersion: 1, VersionsCount: 1,
-		Query: endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}
+		Query: driver.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}
 	if err := store.Create(ctx, e, endpoint.Version{Number: 1, Query: e.Query}); err != nil {
 		log.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // after to, too many intervals) is refused now rather than on every run.
 // The endpoint keeps the JSON as it was sent (compacted), not a
 // re-encoding, so that a client reads back exactly what it saved.
-func (s *Service) compileInsight(ctx context.Context, project string, q Query) (*compiled, error) {
+func (s *Service) compileInsight(ctx context.Context, project string, q driver.Query) (*compiled, error) {
 	if len(bytes.TrimSpace(q.Insight)) == 0 {
 		return nil, invalidf(CodeInvalidInput, "query", "Query of kind '%s' holds no insight JSON.", q.Kind)
 	}
@@ -51,7 +51,7 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
 		return nil, s.insightQueryError(err)
 	}
-	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
+	return &compiled{query: driver.Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
 }
 
 // runInsight runs an insight endpoint: from its stored table when it is

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
@@ -241,7 +242,7 @@ func checkSettings(e *Endpoint, c *compiled) error {
 // cached, so a Get or List analyses nothing again).
 func (s *Service) present(ctx context.Context, e *Endpoint) {
 	e.DataFreshnessSeconds = int(dataFreshness(e) / time.Second)
-	e.MaterializationFreshness = Seconds(freshness(e))
+	e.MaterializationFreshness = driver.Seconds(freshness(e))
 	m := Materialization{}
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {

@@ -303,7 +303,7 @@ func cloneVersion(v Version) Version {
 	return v
 }
 
-func cloneQuery(q Query) Query {
+func cloneQuery(q driver.Query) driver.Query {
 	if q.Variables != nil {
 		vars := maps.Clone(q.Variables)
 		for k, ref := range vars {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
@@ -125,7 +126,7 @@ func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (
 		return nil, invalidf(CodeInvalidInput, "variables",
 			"A %s carries its test values in query.variables.<id>.value; variables by name apply to insight queries only.", KindSQL)
 	}
-	c, err := s.compileQuery(ctx, project, *req.Query)
+	c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 	if err != nil {
 		return nil, err
 	}

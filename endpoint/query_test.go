@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 func TestQueryJSONRoundTrip(t *testing.T) {
@@ -51,7 +52,7 @@ func TestQueryJSONRoundTrip(t *testing.T) {
 				t.Fatalf("encoded %s, %v; want %s", out, err, tc.out)
 			}
 			// Inside an endpoint, too.
-			b, err := json.Marshal(endpoint.Endpoint{Query: q})
+			b, err := json.Marshal(endpoint.Endpoint{Query: driver.Query(q)})
 			if err != nil {
 				t.Fatal(err)
 			}

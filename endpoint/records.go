@@ -9,20 +9,12 @@ import "github.com/endpointkit/endpointkit/endpoint/driver"
 type (
 	// Endpoint is a named, saved query of a project (driver.Endpoint).
 	Endpoint = driver.Endpoint
-	// Query is an endpoint's query as it travels on the wire:
-	// PostHog-compatible JSON whose "kind" (KindSQL, KindTrends,
-	// KindRetention, KindLifecycle) says which fields apply (driver.Query). Its JSON
-	// decoding refuses bad input with an *Error of status 400.
-	Query = driver.Query
 	// VariableRef ties a SQL query to a data-management variable
 	// (driver.VariableRef).
 	VariableRef = driver.VariableRef
 	// Version is an immutable snapshot of an endpoint's query
 	// (driver.Version).
 	Version = driver.Version
-	// Seconds is a period that JSON writes as a whole number of seconds
-	// (driver.Seconds).
-	Seconds = driver.Seconds
 	// Materialization is an endpoint's materialization as API users see it,
 	// the "materialization" object of the endpoint JSON
 	// (driver.Materialization).

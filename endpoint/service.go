@@ -417,7 +417,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	c, err := s.compileQuery(ctx, project, *req.Query)
+	c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -436,7 +436,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		CreatedAt:            now,
 		UpdatedAt:            now,
 
-		MaterializationFreshness:  req.MaterializationFreshness,
+		MaterializationFreshness:  driver.Seconds(req.MaterializationFreshness),
 		MaterializationBuckets:    nonEmptyMap(req.MaterializationBuckets),
 		MaterializationTailColumn: req.MaterializationTail,
 		OptionalBreakdowns:        nonEmptyList(req.OptionalBreakdowns),
@@ -528,7 +528,9 @@ func (s *Service) applyFields(ctx context.Context, project string, next *Endpoin
 	setIf(&next.Description, req.Description)
 	setIf(&next.IsActive, req.IsActive)
 	setIf(&next.IsMaterialized, req.IsMaterialized)
-	setIf(&next.MaterializationFreshness, req.MaterializationFreshness)
+	if req.MaterializationFreshness != nil {
+		next.MaterializationFreshness = driver.Seconds(*req.MaterializationFreshness)
+	}
 	if req.MaterializationBuckets != nil {
 		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
 	}
@@ -554,7 +556,7 @@ func setIf[T any](dst *T, v *T) {
 func (s *Service) applyQuery(ctx context.Context, project string, cur, next *Endpoint, req UpdateRequest, now time.Time) (*Version, *compiled, error) {
 	var version *Version
 	if req.Query != nil {
-		c, err := s.compileQuery(ctx, project, *req.Query)
+		c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -613,7 +615,7 @@ func endpointNotFound(name string) *Error {
 
 // sameQuery reports whether two normalized queries are the same, so that
 // saving an unchanged query makes no version.
-func sameQuery(a, b Query) bool {
+func sameQuery(a, b driver.Query) bool {
 	ja, erra := a.MarshalJSON()
 	jb, errb := b.MarshalJSON()
 	if erra != nil || errb != nil {

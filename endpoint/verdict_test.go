@@ -28,7 +28,7 @@ func TestVerdictMemoized(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &compiled{
-		query: Query{Kind: KindSQL, SQL: tmpl.Source()},
+		query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()},
 		tmpl:  tmpl,
 		vars:  []variable.Variable{{CodeName: "country", Type: variable.String}, {CodeName: "from", Type: variable.Date}},
 		index: map[string]int{"country": 0, "from": 1},
@@ -63,7 +63,7 @@ func TestVariableVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &compiled{query: Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
+		c := &compiled{query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
 			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}, scope: scope.New(nil, "1", engine.SQLite)}
 		return s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, "")
 	}

@@ -97,7 +97,7 @@ func (s *Service) version(ctx context.Context, e *Endpoint, n int) (Version, err
 
 func (s *Service) versionInfo(ctx context.Context, e *Endpoint, v Version) VersionInfo {
 	info := VersionInfo{
-		Version: v.Number, Query: v.Query, CreatedAt: v.CreatedAt,
+		Version: v.Number, Query: Query(v.Query), CreatedAt: v.CreatedAt,
 		IsCurrent: v.Number == e.CurrentVersion, Variables: []RunVariable{},
 	}
 	st := &e.MaterializationState

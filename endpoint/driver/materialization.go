@@ -1,12 +1,8 @@
 package driver
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"time"
-
-	"github.com/endpointkit/endpointkit/internal/apierror"
 )
 
 // MaterializationStatus is the state of an endpoint's latest refresh.
@@ -74,51 +70,12 @@ type MaterializationState struct {
 	FailedAt *time.Time `json:"failed_at,omitempty"`
 }
 
-// Seconds is a period that JSON writes as a whole number of seconds. It
-// reads a number of seconds or a Go duration string ("90m", "1h").
+// Seconds is a period that JSON writes as a whole number of seconds.
 type Seconds time.Duration
 
 // MarshalJSON writes whole seconds.
 func (s Seconds) MarshalJSON() ([]byte, error) {
 	return strconv.AppendInt(nil, int64(time.Duration(s)/time.Second), 10), nil
-}
-
-// UnmarshalJSON reads a positive whole number of seconds, or a Go duration
-// string of at least a second; anything else is a 400 naming the field.
-func (s *Seconds) UnmarshalJSON(data []byte) error {
-	bad := func() error {
-		return apierror.Invalidf(apierror.CodeInvalidInput, "materialization_freshness",
-			"Invalid materialization_freshness %s: expected a whole number of seconds (at least 1) or a duration such as \"1h30m\".", truncate(string(data), 40))
-	}
-	data = bytes.TrimSpace(data)
-	if string(data) == "null" {
-		return nil // as encoding/json does for a missing value
-	}
-	if len(data) > 0 && data[0] == '"' {
-		var text string
-		if err := json.Unmarshal(data, &text); err != nil {
-			return bad()
-		}
-		d, err := time.ParseDuration(text)
-		if err != nil || d < time.Second || d%time.Second != 0 {
-			return bad()
-		}
-		*s = Seconds(d)
-		return nil
-	}
-	n, err := strconv.ParseInt(string(data), 10, 64)
-	if err != nil || n < 1 || n > int64(1<<62/time.Second) {
-		return bad()
-	}
-	*s = Seconds(time.Duration(n) * time.Second)
-	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // VariableVerdict says how the stored table of a SQL endpoint answers one

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
@@ -39,7 +40,7 @@ type verdicts struct {
 // verdict returns the verdict on c with buckets, analysing it on first use.
 // An insight query is materializable when its materialization compiles:
 // its variables are its breakdowns, which every stored series carries.
-func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, tail string) *verdict {
+func (s *Service) verdict(c *compiled, buckets map[string]engine.Bucket, tail string) *verdict {
 	key := bucketKey(buckets) + "tail=" + tail
 	c.verdicts.mu.Lock()
 	defer c.verdicts.mu.Unlock()
@@ -95,7 +96,7 @@ func (v *verdict) scopeSource(sc *scope.Scope) {
 }
 
 // bucketKey is buckets in a canonical text form.
-func bucketKey(buckets map[string]materialize.Bucket) string {
+func bucketKey(buckets map[string]engine.Bucket) string {
 	names := make([]string, 0, len(buckets))
 	for n := range buckets {
 		names = append(names, n)
@@ -217,7 +218,7 @@ func checkSettings(e *Endpoint, c *compiled) error {
 			return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets: '%s' is not a Date variable of this query.", n)
 		}
 		switch b := e.MaterializationBuckets[n]; b {
-		case materialize.Minute, materialize.Hour, materialize.Day, materialize.Week, materialize.Month:
+		case engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month:
 		default:
 			return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets: invalid bucket '%s' for '%s'. Expected one of: minute, hour, day, week, month.", b, n)
 		}

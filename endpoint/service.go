@@ -14,8 +14,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -376,10 +376,10 @@ type CreateRequest struct {
 	// DefaultDataFreshness.
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; see the Endpoint fields of the same names.
-	MaterializationFreshness Seconds                       `json:"materialization_freshness"`
-	MaterializationBuckets   map[string]materialize.Bucket `json:"materialization_buckets"`
-	MaterializationTail      string                        `json:"materialization_tail_column"`
-	OptionalBreakdowns       []string                      `json:"optional_breakdowns"`
+	MaterializationFreshness Seconds                  `json:"materialization_freshness"`
+	MaterializationBuckets   map[string]engine.Bucket `json:"materialization_buckets"`
+	MaterializationTail      string                   `json:"materialization_tail_column"`
+	OptionalBreakdowns       []string                 `json:"optional_breakdowns"`
 }
 
 // UpdateRequest is the input of Update (the JSON body of PATCH); nil fields
@@ -393,10 +393,10 @@ type UpdateRequest struct {
 	// DataFreshnessSeconds is one of DataFreshnessValues.
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; an empty map or list clears them.
-	MaterializationFreshness *Seconds                       `json:"materialization_freshness"`
-	MaterializationBuckets   *map[string]materialize.Bucket `json:"materialization_buckets"`
-	MaterializationTail      *string                        `json:"materialization_tail_column"`
-	OptionalBreakdowns       *[]string                      `json:"optional_breakdowns"`
+	MaterializationFreshness *Seconds                  `json:"materialization_freshness"`
+	MaterializationBuckets   *map[string]engine.Bucket `json:"materialization_buckets"`
+	MaterializationTail      *string                   `json:"materialization_tail_column"`
+	OptionalBreakdowns       *[]string                 `json:"optional_breakdowns"`
 }
 
 // Create validates req and stores a new endpoint with version 1. IsActive
@@ -640,7 +640,7 @@ func sameEndpoint(a, b Endpoint) bool {
 		slices.Equal(a.OptionalBreakdowns, b.OptionalBreakdowns)
 }
 
-func nonEmptyMap(m map[string]materialize.Bucket) map[string]materialize.Bucket {
+func nonEmptyMap(m map[string]engine.Bucket) map[string]engine.Bucket {
 	if len(m) == 0 {
 		return nil
 	}

@@ -3,7 +3,7 @@ package driver
 import (
 	"time"
 
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Query kinds.
@@ -46,7 +46,7 @@ type Endpoint struct {
 	// MaterializationBuckets overrides, per Date variable of a SQL query
 	// (by code name), the time bucket its column is stored at: minute,
 	// hour, day (the default), week or month.
-	MaterializationBuckets map[string]materialize.Bucket `json:"materialization_buckets,omitempty"`
+	MaterializationBuckets map[string]engine.Bucket `json:"materialization_buckets,omitempty"`
 	// MaterializationTailColumn turns the live tail of a materialized SQL
 	// endpoint on: it names the column of each source row's time. The
 	// stored table keeps the rows up to its build instant, and every run

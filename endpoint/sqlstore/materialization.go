@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // settingsRow is the stored form of an endpoint's materialization settings
 // (column materialization_settings). The freshness is kept in nanoseconds,
 // exactly as a Go caller set it.
 type settingsRow struct {
-	DataFreshnessS     int64                         `json:"data_freshness_s,omitempty"`
-	FreshnessNS        int64                         `json:"freshness_ns,omitempty"`
-	Buckets            map[string]materialize.Bucket `json:"buckets,omitempty"`
-	TailColumn         string                        `json:"tail_column,omitempty"`
-	OptionalBreakdowns []string                      `json:"optional_breakdowns,omitempty"`
+	DataFreshnessS     int64                    `json:"data_freshness_s,omitempty"`
+	FreshnessNS        int64                    `json:"freshness_ns,omitempty"`
+	Buckets            map[string]engine.Bucket `json:"buckets,omitempty"`
+	TailColumn         string                   `json:"tail_column,omitempty"`
+	OptionalBreakdowns []string                 `json:"optional_breakdowns,omitempty"`
 }
 
 // marshalSettings returns the materialization_settings text of e; NULL when

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // sameSettings fails t when got's materialization settings differ from
@@ -53,7 +53,7 @@ func testMaterializationSettings(t *testing.T, s driver.Store) {
 	e.IsMaterialized = true
 	e.DataFreshnessSeconds = 3600
 	e.MaterializationFreshness = driver.Seconds(90 * time.Minute)
-	e.MaterializationBuckets = map[string]materialize.Bucket{"from": materialize.Hour, "to": materialize.Week}
+	e.MaterializationBuckets = map[string]engine.Bucket{"from": engine.Hour, "to": engine.Week}
 	e.MaterializationTailColumn = "timestamp"
 	mustCreate(t, s, e, v)
 	got := mustGet(t, s, "1", "daily")

@@ -23,7 +23,7 @@ func (q Query) MarshalJSON() ([]byte, error) {
 	}
 	if len(q.Insight) > 0 {
 		if !json.Valid(q.Insight) {
-			return nil, fmt.Errorf("endpoint: query of kind %q holds invalid JSON", q.Kind)
+			return nil, fmt.Errorf("driver: query of kind %q holds invalid JSON", q.Kind)
 		}
 		return append([]byte(nil), q.Insight...), nil
 	}

@@ -92,7 +92,7 @@ func Cursor(e RunLogEntry) string {
 }
 
 // ErrBadCursor is returned for a LogPage.Before that no List gave.
-var ErrBadCursor = errors.New("endpoint: invalid log cursor")
+var ErrBadCursor = errors.New("driver: invalid log cursor")
 
 // ParseCursor reads a cursor made by Cursor: the instant (Unix
 // nanoseconds) and sequence number of the last entry of the previous page.

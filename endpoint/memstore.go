@@ -307,8 +307,8 @@ func cloneQuery(q driver.Query) driver.Query {
 	if q.Variables != nil {
 		vars := maps.Clone(q.Variables)
 		for k, ref := range vars {
-			if mutable(ref.Value) {
-				ref.Value = cloneJSONValue(ref.Value)
+			if ref.Value != nil {
+				ref.Value = slices.Clone(ref.Value)
 				vars[k] = ref
 			}
 		}
@@ -316,35 +316,4 @@ func cloneQuery(q driver.Query) driver.Query {
 	}
 	q.Insight = slices.Clone(q.Insight)
 	return q
-}
-
-// mutable reports whether x is a shape cloneJSONValue copies.
-func mutable(x any) bool {
-	switch x.(type) {
-	case []any, map[string]any, []string:
-		return true
-	}
-	return false
-}
-
-// cloneJSONValue deep-copies the mutable shapes of decoded JSON; other
-// values (strings, numbers, bools) are immutable.
-func cloneJSONValue(x any) any {
-	switch y := x.(type) {
-	case []any:
-		out := make([]any, len(y))
-		for i, e := range y {
-			out[i] = cloneJSONValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(y))
-		for k, e := range y {
-			out[k] = cloneJSONValue(e)
-		}
-		return out
-	case []string:
-		return slices.Clone(y)
-	}
-	return x
 }

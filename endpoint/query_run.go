@@ -181,8 +181,12 @@ func (c *compiled) testValues() (map[string]any, []QueryVariable, error) {
 		v := &c.vars[i]
 		qv := QueryVariable{ID: v.ID, Name: v.Name, CodeName: v.CodeName, Type: v.Type}
 		switch ref := c.query.Variables[v.ID]; {
-		case ref.Value != nil:
-			qv.Value, qv.Source = ref.Value, SourceTest
+		case len(ref.Value) > 0 && string(ref.Value) != "null":
+			value, err := decodeTestValue(ref.Value)
+			if err != nil {
+				return nil, nil, invalidf(CodeInvalidInput, valueAttr(v.ID), "The test value of variable '%s' is not valid JSON.", v.CodeName)
+			}
+			qv.Value, qv.Source = value, SourceTest
 		case v.DefaultValue != nil:
 			qv.Value, qv.Source = v.DefaultValue, SourceDefault
 		default:

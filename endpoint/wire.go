@@ -119,15 +119,38 @@ func unmarshalRef(raw json.RawMessage) (driver.VariableRef, error) {
 		ref.CodeName = *w.CodeName
 	}
 	if len(w.Value) > 0 && string(w.Value) != "null" {
-		// Numbers stay json.Number, as in a run's variables, so that a
-		// test value is coerced exactly as a run's value would be.
-		dec := json.NewDecoder(bytes.NewReader(w.Value))
-		dec.UseNumber()
-		if err := dec.Decode(&ref.Value); err != nil {
+		v, err := decodeTestValue(w.Value)
+		if err != nil {
 			return driver.VariableRef{}, errors.New("\"value\" is not valid JSON")
 		}
+		// Kept as the JSON text encoding/json writes for the decoded
+		// value (compact, keys sorted, < and > unescaped), so that the
+		// query's JSON reads back byte for byte.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return driver.VariableRef{}, errors.New("\"value\" is not valid JSON")
+		}
+		ref.Value = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	return ref, nil
+}
+
+// decodeTestValue decodes the JSON text of a test value. Numbers stay
+// json.Number, as in a run's variables, so that a test value is coerced
+// exactly as a run's value would be.
+func decodeTestValue(text json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
 }
 
 // sqlDecodeError words a decoding failure of a HogQLQuery for its author.

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -85,8 +86,10 @@ type Query struct {
 type VariableRef struct {
 	VariableID string `json:"variableId"`
 	CodeName   string `json:"code_name"`
-	// Value is the editor's test value; saved endpoints never run with it.
-	Value any `json:"value,omitempty"`
+	// Value is the JSON text of the editor's test value, nil when there is
+	// none: a run of the unsaved query uses it, saved endpoints never run
+	// with it. Stores keep its bytes as they are.
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // Version is an immutable snapshot of an endpoint's query. Every change of

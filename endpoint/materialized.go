@@ -116,7 +116,7 @@ func bucketKey(buckets map[string]engine.Bucket) string {
 // bucketed, a String is not). A table serves only while its key is the
 // current one, so that after a change to any of them runs go inline until
 // a refresh builds the table anew.
-func tableKey(e *Endpoint, c *compiled) string {
+func tableKey(e *driver.Endpoint, c *compiled) string {
 	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
 }
 
@@ -137,7 +137,7 @@ func (c *compiled) varsKey() string {
 
 // freshness is how long e's stored table serves: its own
 // materialization_freshness when set, otherwise its data freshness.
-func freshness(e *Endpoint) time.Duration {
+func freshness(e *driver.Endpoint) time.Duration {
 	if e.MaterializationFreshness <= 0 {
 		return dataFreshness(e)
 	}
@@ -150,7 +150,7 @@ func freshness(e *Endpoint) time.Duration {
 // current version, buckets and variable definitions (tableKey) and is not
 // older than the freshness period. A failed refresh leaves the last good
 // table serving until it is stale.
-func servingTable(e *Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
+func servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {
 		return "", time.Time{}, false
@@ -166,7 +166,7 @@ func servingTable(e *Endpoint, c *compiled, now time.Time) (string, time.Time, b
 // of next's query. It runs after every other check of a create or update
 // and before the write, so a refusal changes nothing. A freshness left
 // unset stays unset, so that it follows data_freshness_seconds.
-func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *compiled) error {
+func (s *Service) checkMaterialization(ctx context.Context, next *driver.Endpoint, c *compiled) error {
 	if c == nil {
 		return nil
 	}
@@ -184,7 +184,7 @@ func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *c
 
 // checkTailColumn checks the live tail's column: SQL endpoints only, and a
 // column name (name or qualifier.name).
-func checkTailColumn(e *Endpoint, c *compiled) error {
+func checkTailColumn(e *driver.Endpoint, c *compiled) error {
 	col := e.MaterializationTailColumn
 	switch {
 	case col == "":
@@ -200,7 +200,7 @@ func checkTailColumn(e *Endpoint, c *compiled) error {
 // checkSettings checks the bucket overrides (SQL: Date variables of the
 // query only, each a known bucket) and the optional breakdowns (insight:
 // breakdown properties of the query only).
-func checkSettings(e *Endpoint, c *compiled) error {
+func checkSettings(e *driver.Endpoint, c *compiled) error {
 	if c.insight != nil && len(e.MaterializationBuckets) > 0 {
 		return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets apply to SQL endpoints only.")
 	}
@@ -238,12 +238,27 @@ func checkSettings(e *Endpoint, c *compiled) error {
 	return nil
 }
 
-// present fills in e.Materialization, the view of its materialization, from
-// the stored state and the verdict on its current version (compiled once and
-// cached, so a Get or List analyses nothing again).
-func (s *Service) present(ctx context.Context, e *Endpoint) {
-	e.DataFreshnessSeconds = int(dataFreshness(e) / time.Second)
-	e.MaterializationFreshness = driver.Seconds(freshness(e))
+// present returns e as the Service shows it: its settings as they apply,
+// and the view of its materialization, from the stored state and the
+// verdict on its current version (compiled once and cached, so a Get or
+// List analyses nothing again).
+func (s *Service) present(ctx context.Context, e *driver.Endpoint) Endpoint {
+	return Endpoint{
+		ID: e.ID, Name: e.Name, Description: e.Description, Query: Query(e.Query),
+		IsActive: e.IsActive, IsMaterialized: e.IsMaterialized,
+		CurrentVersion: e.CurrentVersion, VersionsCount: e.VersionsCount,
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, LastExecutedAt: e.LastExecutedAt,
+		DataFreshnessSeconds:      int(dataFreshness(e) / time.Second),
+		MaterializationFreshness:  Seconds(freshness(e)),
+		MaterializationBuckets:    e.MaterializationBuckets,
+		MaterializationTailColumn: e.MaterializationTailColumn,
+		OptionalBreakdowns:        e.OptionalBreakdowns,
+		Materialization:           s.materializationView(ctx, e),
+	}
+}
+
+// materializationView is the view of e's materialization.
+func (s *Service) materializationView(ctx context.Context, e *driver.Endpoint) Materialization {
 	m := Materialization{}
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {
@@ -280,7 +295,7 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 			}
 		}
 	}
-	e.Materialization = m
+	return m
 }
 
 // errorDetail is the detail of an *Error, or a generic text.

@@ -132,7 +132,7 @@ func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (
 	}
 	// The query is not an endpoint: a stand-in that is not materialized
 	// makes the run go inline, with the tenant bound to the project.
-	ep := &Endpoint{ProjectID: project, IsActive: true}
+	ep := &driver.Endpoint{ProjectID: project, IsActive: true}
 	now := s.now()
 	out := &QueryResult{Kind: c.query.Kind, Placeholders: []string{}, Materialization: s.queryVerdict(c)}
 	var res *RunResult

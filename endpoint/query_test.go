@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 func TestQueryJSONRoundTrip(t *testing.T) {
@@ -56,7 +55,7 @@ func TestQueryJSONRoundTrip(t *testing.T) {
 				t.Fatalf("encoded %s, %v; want %s", out, err, tc.out)
 			}
 			// Inside an endpoint, too.
-			b, err := json.Marshal(endpoint.Endpoint{Query: driver.Query(q)})
+			b, err := json.Marshal(endpoint.Endpoint{Query: q})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // Defaults of the scheduler's settings in Config.
@@ -43,7 +45,7 @@ const kickQueue = 256
 // the kick waits in a short queue (or is dropped); the scheduler refreshes
 // pending endpoints when it starts anyway. c is e's current version
 // compiled.
-func (s *Service) kickIfPending(e *Endpoint, c *compiled) {
+func (s *Service) kickIfPending(e *driver.Endpoint, c *compiled) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || c == nil || st.Table != "" && st.Built == tableKey(e, c) {
 		return
@@ -175,7 +177,7 @@ func (f *flights) end(id string) {
 // due reports whether the scheduler should refresh e at now. An endpoint
 // whose current version does not compile is due: its refresh fails and
 // says why, and the back-off then applies.
-func (s *Service) due(ctx context.Context, e *Endpoint, now time.Time) bool {
+func (s *Service) due(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
 	st := &e.MaterializationState
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {

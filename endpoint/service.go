@@ -270,7 +270,7 @@ func New(cfg Config) (*Service, error) {
 		cfg:      cfg,
 		now:      now,
 		cache:    newTemplateCache(cfg.CacheSize),
-		records:  recordCache{newLRU[recordKey, *Endpoint](cfg.CacheSize)},
+		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
 		executed: newExecutedMarks(cfg.ExecutedResolution),
 
 		results:      cfg.ResultCache,
@@ -422,7 +422,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, err
 	}
 	now := s.now()
-	e := Endpoint{
+	e := driver.Endpoint{
 		ID:                   uuid.NewString(),
 		ProjectID:            project,
 		Name:                 req.Name,
@@ -436,7 +436,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		CreatedAt:            now,
 		UpdatedAt:            now,
 
-		MaterializationFreshness:  driver.Seconds(req.MaterializationFreshness),
+		MaterializationFreshness:  time.Duration(req.MaterializationFreshness),
 		MaterializationBuckets:    nonEmptyMap(req.MaterializationBuckets),
 		MaterializationTailColumn: req.MaterializationTail,
 		OptionalBreakdowns:        nonEmptyList(req.OptionalBreakdowns),
@@ -444,7 +444,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	if err := s.checkMaterialization(ctx, &e, c); err != nil {
 		return Endpoint{}, err
 	}
-	first := Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
+	first := driver.Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
 	if err := s.cfg.Endpoints.Create(ctx, e, first); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return Endpoint{}, nameTaken()
@@ -453,8 +453,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
 	s.kickIfPending(&e, c)
-	s.present(ctx, &e)
-	return e, nil
+	return s.present(ctx, &e), nil
 }
 
 // Update applies req to the endpoint named name; a changed query creates a
@@ -465,38 +464,40 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	// The table of an endpoint no longer materialized is dropped once the
 	// write lock is released, so that no other write waits on the drop.
 	s.dropLater(ctx, drop)
-	return next, err
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return s.present(ctx, &next), nil
 }
 
 // update is Update under the write lock; it returns the stored table to
 // drop, if any.
-func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, string, error) {
+func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (driver.Endpoint, string, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	next := cur
 	renamed, err := s.applyFields(ctx, project, &next, req)
 	if err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	now := s.now()
 	version, c, err := s.applyQuery(ctx, project, &cur, &next, req, now)
 	if err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	if version == nil && sameEndpoint(next, cur) {
-		s.present(ctx, &cur)
 		return cur, "", nil
 	}
 	next.UpdatedAt = now
 	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
-		return Endpoint{}, "", updateError(err, name, renamed)
+		return driver.Endpoint{}, "", updateError(err, name, renamed)
 	}
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
@@ -506,13 +507,12 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 		next.MaterializationState, drop = s.dematerialize(ctx, &next)
 	}
 	s.kickIfPending(&next, c)
-	s.present(ctx, &next)
 	return next, drop, nil
 }
 
 // applyFields sets the fields of next that req names, other than the query;
 // renamed reports a new name, which was checked to be free.
-func (s *Service) applyFields(ctx context.Context, project string, next *Endpoint, req UpdateRequest) (renamed bool, err error) {
+func (s *Service) applyFields(ctx context.Context, project string, next *driver.Endpoint, req UpdateRequest) (renamed bool, err error) {
 	if req.Name != nil && *req.Name != next.Name {
 		if err := s.checkRename(ctx, project, *req.Name); err != nil {
 			return false, err
@@ -529,7 +529,7 @@ func (s *Service) applyFields(ctx context.Context, project string, next *Endpoin
 	setIf(&next.IsActive, req.IsActive)
 	setIf(&next.IsMaterialized, req.IsMaterialized)
 	if req.MaterializationFreshness != nil {
-		next.MaterializationFreshness = driver.Seconds(*req.MaterializationFreshness)
+		next.MaterializationFreshness = time.Duration(*req.MaterializationFreshness)
 	}
 	if req.MaterializationBuckets != nil {
 		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
@@ -553,8 +553,8 @@ func setIf[T any](dst *T, v *T) {
 // when none) and the compiled query the materialization checks need: the
 // new one, or cur's when the update touches materialization without a
 // query, or nil when nothing needs one.
-func (s *Service) applyQuery(ctx context.Context, project string, cur, next *Endpoint, req UpdateRequest, now time.Time) (*Version, *compiled, error) {
-	var version *Version
+func (s *Service) applyQuery(ctx context.Context, project string, cur, next *driver.Endpoint, req UpdateRequest, now time.Time) (*driver.Version, *compiled, error) {
+	var version *driver.Version
 	if req.Query != nil {
 		c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 		if err != nil {
@@ -564,7 +564,7 @@ func (s *Service) applyQuery(ctx context.Context, project string, cur, next *End
 			next.Query = c.query
 			next.CurrentVersion = cur.CurrentVersion + 1
 			next.VersionsCount = cur.VersionsCount + 1
-			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
+			version = &driver.Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
 		}
 		return version, c, nil
 	}
@@ -616,8 +616,8 @@ func endpointNotFound(name string) *Error {
 // sameQuery reports whether two normalized queries are the same, so that
 // saving an unchanged query makes no version.
 func sameQuery(a, b driver.Query) bool {
-	ja, erra := a.MarshalJSON()
-	jb, errb := b.MarshalJSON()
+	ja, erra := Query(a).MarshalJSON()
+	jb, errb := Query(b).MarshalJSON()
 	if erra != nil || errb != nil {
 		return false
 	}
@@ -630,7 +630,7 @@ func sameQuery(a, b driver.Query) bool {
 
 // sameEndpoint reports whether an update changed none of the fields an
 // update without a new version can change.
-func sameEndpoint(a, b Endpoint) bool {
+func sameEndpoint(a, b driver.Endpoint) bool {
 	return a.Name == b.Name && a.Description == b.Description &&
 		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized &&
 		a.DataFreshnessSeconds == b.DataFreshnessSeconds &&
@@ -664,14 +664,13 @@ func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, erro
 	if err != nil {
 		return Endpoint{}, err
 	}
-	s.present(ctx, &e)
-	return e, nil
+	return s.present(ctx, &e), nil
 }
 
-func (s *Service) get(ctx context.Context, project, name string) (Endpoint, error) {
+func (s *Service) get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	e, err := s.cfg.Endpoints.Get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
+		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	e.ProjectID = project
 	return e, nil
@@ -686,14 +685,12 @@ func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) 
 	if err != nil {
 		return nil, storeError(err, nil)
 	}
-	if list == nil {
-		list = []Endpoint{}
-	}
+	out := make([]Endpoint, len(list))
 	for i := range list {
 		list[i].ProjectID = project
-		s.present(ctx, &list[i])
+		out[i] = s.present(ctx, &list[i])
 	}
-	return list, nil
+	return out, nil
 }
 
 // Versions returns the versions of the endpoint named name, oldest first.
@@ -706,7 +703,11 @@ func (s *Service) Versions(ctx context.Context, project, name string) ([]Version
 	if err != nil {
 		return nil, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
-	return vs, nil
+	out := make([]Version, len(vs))
+	for i, v := range vs {
+		out[i] = versionOf(v)
+	}
+	return out, nil
 }
 
 // Delete removes the endpoint named name and its versions, then drops its
@@ -724,15 +725,15 @@ func (s *Service) Delete(ctx context.Context, project, name string) error {
 	return nil
 }
 
-func (s *Service) delete(ctx context.Context, project, name string) (Endpoint, error) {
+func (s *Service) delete(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	e, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, err
+		return driver.Endpoint{}, err
 	}
 	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
-		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
+		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	s.executed.forget(e.ID)
 	// Best effort: a log left behind is unreachable (ids are not reused)

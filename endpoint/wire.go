@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/apierror"
 )
 
@@ -25,8 +26,52 @@ import (
 // an *Error of status 400.
 type Query driver.Query
 
-// MarshalJSON writes q as driver.Query does.
-func (q Query) MarshalJSON() ([]byte, error) { return driver.Query(q).MarshalJSON() }
+// MarshalJSON writes a KindSQL query as
+// {"kind": "HogQLQuery", "query": ..., "variables": {...}} and an insight
+// query as the raw object it was read from.
+func (q Query) MarshalJSON() ([]byte, error) {
+	if q.Kind == KindSQL {
+		w := sqlWire{Kind: q.Kind, Query: q.SQL}
+		if len(q.Variables) > 0 {
+			w.Variables = make(map[string]refWire, len(q.Variables))
+			for id, ref := range q.Variables {
+				w.Variables[id] = refWire(ref)
+			}
+		}
+		// SQL is full of < and >; HTML escaping would show them as \u003c
+		// and \u003e to every API client.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(w); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	if len(q.Insight) > 0 {
+		if !json.Valid(q.Insight) {
+			return nil, fmt.Errorf("endpoint: query of kind %q holds invalid JSON", q.Kind)
+		}
+		return append([]byte(nil), q.Insight...), nil
+	}
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+	}{q.Kind})
+}
+
+// sqlWire is the JSON shape of a KindSQL query.
+type sqlWire struct {
+	Kind      string             `json:"kind"`
+	Query     string             `json:"query"`
+	Variables map[string]refWire `json:"variables,omitempty"`
+}
+
+// refWire is the JSON shape of a VariableRef.
+type refWire struct {
+	VariableID string          `json:"variableId"`
+	CodeName   string          `json:"code_name"`
+	Value      json.RawMessage `json:"value,omitempty"`
+}
 
 // UnmarshalJSON reads a query by its "kind". A HogQLQuery must hold a
 // "query" string and may hold "variables"; other keys are refused rather
@@ -187,12 +232,14 @@ func onlyKeys(head map[string]json.RawMessage, allowed ...string) error {
 }
 
 // Seconds is a period that JSON writes as a whole number of seconds
-// (driver.Seconds). It reads a number of seconds or a Go duration string
+// (driver.Endpoint.MaterializationFreshness). It reads a number of seconds or a Go duration string
 // ("90m", "1h").
-type Seconds driver.Seconds
+type Seconds time.Duration
 
 // MarshalJSON writes whole seconds.
-func (s Seconds) MarshalJSON() ([]byte, error) { return driver.Seconds(s).MarshalJSON() }
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	return strconv.AppendInt(nil, int64(time.Duration(s)/time.Second), 10), nil
+}
 
 // UnmarshalJSON reads a positive whole number of seconds, or a Go duration
 // string of at least a second; anything else is a 400 naming the field.
@@ -230,4 +277,141 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// Endpoint is a named, saved query of a project as the Service shows it:
+// the stored driver.Endpoint, its settings as they apply (0 replaced by
+// the defaults) and the view of its materialization. Its JSON is the
+// endpoint object of the HTTP API.
+type Endpoint struct {
+	ID             string     `json:"id"`
+	Name           string     `json:"name"`
+	Description    string     `json:"description"`
+	Query          Query      `json:"query"`
+	IsActive       bool       `json:"is_active"`
+	IsMaterialized bool       `json:"is_materialized"`
+	CurrentVersion int        `json:"current_version"`
+	VersionsCount  int        `json:"versions_count"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	LastExecutedAt *time.Time `json:"last_executed_at"`
+	// DataFreshnessSeconds is how old the data of an answer may be: a
+	// cached answer serves while its data is younger, and the stored table
+	// of a materialized endpoint is rebuilt at this period. It is one of
+	// DataFreshnessValues.
+	DataFreshnessSeconds int `json:"data_freshness_seconds"`
+	// MaterializationFreshness is how old the stored table of a
+	// materialized endpoint may get before runs go inline and it is
+	// rebuilt (see driver.Endpoint).
+	MaterializationFreshness Seconds `json:"materialization_freshness"`
+	// MaterializationBuckets, MaterializationTailColumn and
+	// OptionalBreakdowns are the materialization settings (see
+	// driver.Endpoint).
+	MaterializationBuckets    map[string]engine.Bucket `json:"materialization_buckets,omitempty"`
+	MaterializationTailColumn string                   `json:"materialization_tail_column,omitempty"`
+	OptionalBreakdowns        []string                 `json:"optional_breakdowns,omitempty"`
+	// Materialization is the view of the endpoint's materialization.
+	Materialization Materialization `json:"materialization"`
+}
+
+// Version is an immutable snapshot of an endpoint's query as the Service
+// shows it (driver.Version). Every change of the query creates the next
+// version; version numbers start at 1.
+type Version struct {
+	Number    int       `json:"version"`
+	Query     Query     `json:"query"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func versionOf(v driver.Version) Version {
+	return Version{Number: v.Number, Query: Query(v.Query), CreatedAt: v.CreatedAt}
+}
+
+// Materialization is an endpoint's materialization as API users see it (the
+// "materialization" object of the endpoint JSON). The Service computes it
+// from the stored MaterializationState and the analysis of the current
+// version; stores do not keep it.
+type Materialization struct {
+	// CanMaterialize and Reason are the verdict on the current version:
+	// Reason says why it cannot be materialized (empty when it can).
+	CanMaterialize bool   `json:"can_materialize"`
+	Reason         string `json:"reason"`
+	// Status is empty for an endpoint that is not materialized.
+	Status MaterializationStatus `json:"status,omitempty"`
+	// LastMaterializedAt is when the stored table that serves the current
+	// version and settings was built; nil when there is none.
+	LastMaterializedAt *time.Time `json:"last_materialized_at"`
+	// Error says why the latest refresh failed, without engine internals.
+	Error string `json:"error"`
+	// ReadError says why the latest read of the stored table that serves
+	// now failed on the database (the run then went inline), and
+	// ReadFailedAt when; empty and nil when no read of it failed.
+	ReadError    string     `json:"read_error,omitempty"`
+	ReadFailedAt *time.Time `json:"read_failed_at,omitempty"`
+	// Variables say, per variable of a SQL endpoint, how the stored table
+	// answers it or why it cannot.
+	Variables []VariableVerdict `json:"variables,omitempty"`
+}
+
+// VariableVerdict says how the stored table of a SQL endpoint answers one
+// of its variables, or why it cannot.
+type VariableVerdict struct {
+	// CodeName is the variable's code name.
+	CodeName string `json:"code_name"`
+	// As is materialize.Kind's value: "key" (compared with = to a column or
+	// a row expression, stored as a key), "list" (expr IN a multi-valued
+	// list), "range" (>=, >, <, <=); empty when it cannot be materialized.
+	As string `json:"as,omitempty"`
+	// Expression is the column or row expression the variable is
+	// compared with, as the analysis prints it.
+	Expression string `json:"expression,omitempty"`
+	// Bucket is the time bucket a Date range is stored by (minute, hour,
+	// day, week, month); empty when the values are stored as they are.
+	Bucket string `json:"bucket,omitempty"`
+	// Code and Reason say why the variable cannot be materialized: Code is
+	// materialize.Code's stable value, Reason for people.
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RunLogEntry is one run as Service.Logs shows it (driver.RunLogEntry):
+// what ran, how long it took and what it cost, how it ended, and by which
+// credential. It never holds the run's variable values, nor a token.
+type RunLogEntry struct {
+	// ExecutionID is the run's execution_id.
+	ExecutionID string `json:"execution_id"`
+	// At is when the run started.
+	At      time.Time `json:"at"`
+	Version int       `json:"version"`
+	// DurationMS is the whole run, as the Service saw it.
+	DurationMS float64 `json:"duration_ms"`
+	// Rows is how many rows (SQL) or series (insight) the answer held; nil
+	// for a failed run.
+	Rows *int `json:"rows"`
+	// RowsRead and BytesRead are what the engine reported reading, nil
+	// when it reports nothing (see Statistics).
+	RowsRead  *int64 `json:"rows_read"`
+	BytesRead *int64 `json:"bytes_read"`
+	// Status is the HTTP status of the run's answer, 200 for success, and
+	// ErrorCode the code of its error.
+	Status    int    `json:"status"`
+	ErrorCode string `json:"error_code,omitempty"`
+	// Refresh is the refresh mode asked for; Cached tells that no query
+	// ran (a cached or shared answer); Materialized that the answer came
+	// from the stored table.
+	Refresh      string `json:"refresh"`
+	Cached       bool   `json:"is_cached"`
+	Materialized bool   `json:"endpoint_materialized"`
+	// Token tells that the run came with an embed token, and TokenKeyID
+	// is that token's kid.
+	Token      bool   `json:"token"`
+	TokenKeyID string `json:"token_kid,omitempty"`
+}
+
+func runLogEntryOf(e driver.RunLogEntry) RunLogEntry {
+	return RunLogEntry{
+		ExecutionID: e.ExecutionID, At: e.At, Version: e.Version, DurationMS: e.DurationMS,
+		Rows: e.Rows, RowsRead: e.RowsRead, BytesRead: e.BytesRead, Status: e.Status, ErrorCode: e.ErrorCode,
+		Refresh: e.Refresh, Cached: e.Cached, Materialized: e.Materialized, Token: e.Token, TokenKeyID: e.TokenKeyID,
+	}
 }

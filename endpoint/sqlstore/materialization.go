@@ -50,7 +50,7 @@ func unmarshalSettings(text sql.NullString, e *driver.Endpoint) error {
 		return err
 	}
 	e.DataFreshnessSeconds = int(r.DataFreshnessS)
-	e.MaterializationFreshness = driver.Seconds(time.Duration(r.FreshnessNS))
+	e.MaterializationFreshness = time.Duration(r.FreshnessNS)
 	if len(r.Buckets) > 0 {
 		e.MaterializationBuckets = r.Buckets
 	}
@@ -61,6 +61,20 @@ func unmarshalSettings(text sql.NullString, e *driver.Endpoint) error {
 	return nil
 }
 
+// stateRow is the stored form of a driver.MaterializationState (column
+// materialization_state), field for field.
+type stateRow struct {
+	Status   driver.MaterializationStatus `json:"status,omitempty"`
+	Attempt  string                       `json:"attempt,omitempty"`
+	Error    string                       `json:"error,omitempty"`
+	Table    string                       `json:"table,omitempty"`
+	Built    string                       `json:"built,omitempty"`
+	At       *time.Time                   `json:"at,omitempty"`
+	Rows     *int64                       `json:"rows,omitempty"`
+	Took     time.Duration                `json:"took,omitempty"`
+	FailedAt *time.Time                   `json:"failed_at,omitempty"`
+}
+
 // marshalState returns the materialization_state text of st; NULL for the
 // zero state.
 func marshalState(st driver.MaterializationState) (any, error) {
@@ -68,7 +82,7 @@ func marshalState(st driver.MaterializationState) (any, error) {
 		return nil, nil
 	}
 	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
-	b, err := json.Marshal(st)
+	b, err := json.Marshal(stateRow(st))
 	if err != nil {
 		return nil, fmt.Errorf("materialization state: %w", err)
 	}
@@ -76,13 +90,14 @@ func marshalState(st driver.MaterializationState) (any, error) {
 }
 
 func unmarshalState(text sql.NullString) (driver.MaterializationState, error) {
-	var st driver.MaterializationState
+	var r stateRow
 	if !text.Valid || text.String == "" {
-		return st, nil
+		return driver.MaterializationState{}, nil
 	}
-	if err := json.Unmarshal([]byte(text.String), &st); err != nil {
+	if err := json.Unmarshal([]byte(text.String), &r); err != nil {
 		return driver.MaterializationState{}, err
 	}
+	st := driver.MaterializationState(r)
 	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
 	return st, nil
 }

@@ -52,7 +52,7 @@ func testMaterializationSettings(t *testing.T, s driver.Store) {
 	e, v := fixture("1", "daily")
 	e.IsMaterialized = true
 	e.DataFreshnessSeconds = 3600
-	e.MaterializationFreshness = driver.Seconds(90 * time.Minute)
+	e.MaterializationFreshness = 90 * time.Minute
 	e.MaterializationBuckets = map[string]engine.Bucket{"from": engine.Hour, "to": engine.Week}
 	e.MaterializationTailColumn = "timestamp"
 	mustCreate(t, s, e, v)
@@ -60,7 +60,7 @@ func testMaterializationSettings(t *testing.T, s driver.Store) {
 	sameEndpoint(t, "Get after Create", got, e)
 	sameSettings(t, "Get after Create", got, e)
 
-	e.MaterializationFreshness = driver.Seconds(time.Minute + 500*time.Millisecond)
+	e.MaterializationFreshness = time.Minute + 500*time.Millisecond
 	e.DataFreshnessSeconds = 604800
 	e.MaterializationBuckets = nil
 	e.MaterializationTailColumn = ""

@@ -231,9 +231,9 @@ func onlyKeys(head map[string]json.RawMessage, allowed ...string) error {
 	return apierror.Invalidf(apierror.CodeInvalidInput, "query", "Query has an unknown field %s; a %s holds only \"kind\", \"query\" and \"variables\".", strconv.Quote(apierror.Cut(unknown[0])), KindSQL)
 }
 
-// Seconds is a period that JSON writes as a whole number of seconds
-// (driver.Endpoint.MaterializationFreshness). It reads a number of seconds or a Go duration string
-// ("90m", "1h").
+// Seconds is a period that JSON writes as a whole number of seconds, such
+// as driver.Endpoint.MaterializationFreshness on the wire. It reads a
+// number of seconds or a Go duration string ("90m", "1h").
 type Seconds time.Duration
 
 // MarshalJSON writes whole seconds.

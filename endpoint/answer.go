@@ -53,7 +53,7 @@ type Statistics struct {
 // or another value never meets an old answer; it serves while its data is
 // younger than the endpoint's data freshness as set now. Runs that ask for
 // debug bypass the cache and the flight, since they ask how the query ran.
-func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
+func (s *Service) answer(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
 	mode, err := refreshMode(ep, opts)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (s *Service) answer(ctx context.Context, ep *Endpoint, c *compiled, req Run
 // current version of a materialized endpoint, the inline ones otherwise.
 // Every refresh mode, cached or not, runs it before anything else. A SQL
 // run's coerced values are returned, for its cache key.
-func (s *Service) admit(ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (map[string]any, error) {
+func (s *Service) admit(ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (map[string]any, error) {
 	if c.insight == nil {
 		return c.bind(req.Variables, now, 0)
 	}
@@ -125,13 +125,13 @@ func (s *Service) admit(ep *Endpoint, c *compiled, req RunRequest, opts runOptio
 
 // materializedRun reports whether a run follows the rules of a
 // materialized endpoint: it runs the current version of one.
-func materializedRun(ep *Endpoint, opts runOptions) bool {
+func materializedRun(ep *driver.Endpoint, opts runOptions) bool {
 	return ep.IsMaterialized && opts.version == ep.CurrentVersion
 }
 
 // refreshMode is the refresh mode of a run, RefreshCache when it names
 // none; RefreshDirect is refused for an endpoint that is not materialized.
-func refreshMode(ep *Endpoint, opts runOptions) (string, error) {
+func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 	mode := opts.refresh
 	if mode == "" {
 		mode = RefreshCache
@@ -144,7 +144,7 @@ func refreshMode(ep *Endpoint, opts runOptions) (string, error) {
 
 // computeAnswer computes the answer of a run, with its statistics and the
 // time of the data it read.
-func (s *Service) computeAnswer(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) computeAnswer(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	start := time.Now()
 	var read readStats
 	res, err := s.compute(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
@@ -163,7 +163,7 @@ func (s *Service) computeAnswer(ctx context.Context, ep *Endpoint, c *compiled, 
 // finish makes the answer of this run from res, which other runs may share
 // (a flight's answer): a copy with this run's own execution id.
 // rows is the number of rows or series it holds.
-func (s *Service) finish(ctx context.Context, ep *Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
+func (s *Service) finish(ctx context.Context, ep *driver.Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
 	out := *res
 	out.ExecutionID = rec.id
 	out.IsCached = cached
@@ -206,7 +206,7 @@ func resultRows(results any) int {
 // holds the dates they resolve to. values are a SQL run's values as admit
 // coerced them; an insight run that cannot be keyed returns "" and goes
 // uncached, its compute reporting the error.
-func (s *Service) resultKey(ep *Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
+func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
 	h := sha256.New()
 	k := keyWriter{h: h}
 	k.str("endpointkit result v1")
@@ -336,7 +336,7 @@ type cachedHeader struct {
 // freshness. An answer JSON cannot carry (NaN, ±Inf) is not cached: the
 // HTTP API refuses it anyway. A failure of the cache is ignored; the run
 // has its answer.
-func (s *Service) storeAnswer(ctx context.Context, key string, ep *Endpoint, res *RunResult) {
+func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) {
 	expires := res.LastRefresh.Add(dataFreshness(ep))
 	if !s.now().Before(expires) {
 		return
@@ -360,7 +360,7 @@ func (s *Service) storeAnswer(ctx context.Context, key string, ep *Endpoint, res
 // cachedAnswer returns the answer cached under key if its data is still
 // younger than ep's data freshness at now, and how many rows it holds; nil
 // when there is none. An entry that does not decode is a miss.
-func (s *Service) cachedAnswer(ctx context.Context, key string, ep *Endpoint, opts runOptions, now time.Time) (*RunResult, int) {
+func (s *Service) cachedAnswer(ctx context.Context, key string, ep *driver.Endpoint, opts runOptions, now time.Time) (*RunResult, int) {
 	b, ok, err := s.results.Get(ctx, key, now)
 	if err != nil || !ok {
 		return nil, 0
@@ -495,7 +495,7 @@ type versionKey struct {
 // versionCreated returns when version n of ep was saved, from a memo of
 // this Service (versions never change) or the store; nil when the store
 // cannot say.
-func (s *Service) versionCreated(ctx context.Context, ep *Endpoint, n int) *time.Time {
+func (s *Service) versionCreated(ctx context.Context, ep *driver.Endpoint, n int) *time.Time {
 	if n == 1 && ep.VersionsCount <= 1 {
 		t := ep.CreatedAt
 		return &t

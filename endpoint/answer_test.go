@@ -348,7 +348,7 @@ func TestDataFreshnessSeconds(t *testing.T) {
 	}
 	week := 604800
 	got, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "weekly", Query: e.query("SELECT 1"), DataFreshnessSeconds: &week})
-	if err != nil || got.DataFreshnessSeconds != week || got.MaterializationFreshness != endpoint.Seconds(7*24*time.Hour) {
+	if err != nil || got.DataFreshnessSeconds != week || endpoint.Seconds(got.MaterializationFreshness) != endpoint.Seconds(7*24*time.Hour) {
 		t.Fatalf("Create with a week: %v, %+v", err, got)
 	}
 }

@@ -120,14 +120,14 @@ type recordKey struct{ project, name string }
 // An entry is immutable: a run gets a copy of the Endpoint, and a write
 // replaces the pointer.
 type recordCache struct {
-	*lru[recordKey, *Endpoint]
+	*lru[recordKey, *driver.Endpoint]
 }
 
 // forget drops the records of the endpoint with id in project and the
 // record cached under name (a stale one that another process deleted or
 // renamed); either may be "".
 func (rc recordCache) forget(project, id, name string) {
-	rc.purge(func(k recordKey, e *Endpoint) bool {
+	rc.purge(func(k recordKey, e *driver.Endpoint) bool {
 		return k.project == project && (id != "" && e.ID == id || name != "" && k.name == name)
 	})
 }
@@ -152,12 +152,12 @@ type forgettingStore struct {
 	versions *templateCache
 }
 
-func (f forgettingStore) Create(ctx context.Context, e Endpoint, first Version) error {
+func (f forgettingStore) Create(ctx context.Context, e driver.Endpoint, first driver.Version) error {
 	defer f.records.forget(e.ProjectID, e.ID, e.Name)
 	return f.Store.Create(ctx, e, first)
 }
 
-func (f forgettingStore) Update(ctx context.Context, e Endpoint, next *Version) error {
+func (f forgettingStore) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
 	defer f.records.forget(e.ProjectID, e.ID, e.Name)
 	return f.Store.Update(ctx, e, next)
 }

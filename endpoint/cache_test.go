@@ -93,10 +93,10 @@ func TestLRUChecked(t *testing.T) {
 // under any name, and a record cached under the written name, in its
 // project only.
 func TestRecordCacheForget(t *testing.T) {
-	rc := recordCache{newLRU[recordKey, *Endpoint](10)}
+	rc := recordCache{newLRU[recordKey, *driver.Endpoint](10)}
 	put := func(project, name, id string) {
 		_, _, _, gen := rc.get(recordKey{project, name})
-		rc.put(recordKey{project, name}, &Endpoint{ID: id, Name: name}, t0, gen)
+		rc.put(recordKey{project, name}, &driver.Endpoint{ID: id, Name: name}, t0, gen)
 	}
 	has := func(project, name string) bool { _, _, ok, _ := rc.get(recordKey{project, name}); return ok }
 	put("1", "a", "id-a")
@@ -165,7 +165,10 @@ func TestForgettingStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := Query{Kind: KindSQL, SQL: "SELECT 1"}
-	ep, err := s.Create(ctx, "1", CreateRequest{Name: "ep", Query: &q})
+	if _, err := s.Create(ctx, "1", CreateRequest{Name: "ep", Query: &q}); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := s.get(ctx, "1", "ep") // the stored record
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/internal/sqltoken"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -23,7 +24,7 @@ import (
 // runs through the Service's cache.
 type compiled struct {
 	// query is the normalized query as stored.
-	query Query
+	query driver.Query
 	// vars are the query's variables as they were validated, sorted by
 	// code name; index maps a code name to its position.
 	vars  []variable.Variable
@@ -56,7 +57,7 @@ type compiled struct {
 // hand-written bind markers, variable ids, their existence, code names,
 // undefined placeholders, list positions, a single statement. Insight kinds
 // are checked by compileInsight.
-func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*compiled, error) {
+func (s *Service) compileQuery(ctx context.Context, project string, q driver.Query) (*compiled, error) {
 	switch q.Kind {
 	case KindSQL:
 		return s.compileSQL(ctx, project, q)
@@ -69,7 +70,7 @@ func (s *Service) compileQuery(ctx context.Context, project string, q Query) (*c
 	}
 }
 
-func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*compiled, error) {
+func (s *Service) compileSQL(ctx context.Context, project string, q driver.Query) (*compiled, error) {
 	tmpl, err := s.parseSQL(q.SQL)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q Query) (*com
 	if err := c.compilePaged(text); err != nil {
 		return nil, err
 	}
-	c.query = Query{Kind: KindSQL, SQL: q.SQL}
+	c.query = driver.Query{Kind: KindSQL, SQL: q.SQL}
 	if len(refs) > 0 {
 		c.query.Variables = refs
 	}

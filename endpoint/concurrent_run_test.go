@@ -16,7 +16,7 @@ import (
 // a run's read of an endpoint overlaps the writes of another goroutine.
 type slowGets struct{ driver.Store }
 
-func (s slowGets) Get(ctx context.Context, project, name string) (endpoint.Endpoint, error) {
+func (s slowGets) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	e, err := s.Store.Get(ctx, project, name)
 	time.Sleep(100 * time.Microsecond)
 	return e, err

@@ -77,8 +77,7 @@ const (
 // constants) and its setting. Err is the sentinel (ErrInvalid, ErrNotFound,
 // ...) or a cause wrapping it, for errors.Is.
 //
-// The decoding of a Query or a Seconds from JSON returns it too, which is
-// why it is declared below both packages.
+// The decoding of a Query or a Seconds from JSON returns it too.
 type Error = apierror.Error
 
 // statusOf maps sentinels to HTTP statuses.

@@ -9,6 +9,7 @@ import (
 	"log"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
@@ -140,13 +141,13 @@ func ExampleService_Update() {
 func ExampleNewMemoryStore() {
 	ctx := context.Background()
 	store := endpoint.NewMemoryStore()
-	e := endpoint.Endpoint{ID: "e1", ProjectID: "1", Name: "daily", CurrentVersion: 1, VersionsCount: 1,
-		Query: endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}
-	if err := store.Create(ctx, e, endpoint.Version{Number: 1, Query: e.Query}); err != nil {
+	e := driver.Endpoint{ID: "e1", ProjectID: "1", Name: "daily", CurrentVersion: 1, VersionsCount: 1,
+		Query: driver.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}
+	if err := store.Create(ctx, e, driver.Version{Number: 1, Query: e.Query}); err != nil {
 		log.Fatal(err)
 	}
 	// A second endpoint of the same name in the project is a conflict.
-	err := store.Create(ctx, endpoint.Endpoint{ID: "e2", ProjectID: "1", Name: "daily"}, endpoint.Version{Number: 1})
+	err := store.Create(ctx, driver.Endpoint{ID: "e2", ProjectID: "1", Name: "daily"}, driver.Version{Number: 1})
 	fmt.Println(errors.Is(err, endpoint.ErrConflict))
 	// Projects are isolated.
 	_, err = store.Get(ctx, "2", "daily")

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"sync"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // executedMarks throttles the writes of last_executed_at: a busy endpoint
@@ -63,7 +65,7 @@ func (m *executedMarks) forget(id string) {
 // markExecuted records a successful run of ep at now, written in the
 // background (runlog_writer.go). A failure to record does not fail the
 // run, whose answer is already correct; the next run tries again.
-func (s *Service) markExecuted(ep *Endpoint, now time.Time) {
+func (s *Service) markExecuted(ep *driver.Endpoint, now time.Time) {
 	prev, ok := s.executed.due(ep.ID, now)
 	if !ok {
 		return

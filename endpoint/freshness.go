@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // DefaultDataFreshness is the data_freshness_seconds of an endpoint that
@@ -33,7 +35,7 @@ func checkDataFreshness(n int) error {
 // served while its data is younger, and the scheduler rebuilds e's stored
 // table at that period. 0, as stores written before the field existed
 // hold, means the default.
-func dataFreshness(e *Endpoint) time.Duration {
+func dataFreshness(e *driver.Endpoint) time.Duration {
 	if e.DataFreshnessSeconds <= 0 {
 		return DefaultDataFreshness * time.Second
 	}

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"context"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // DefaultHibernateAfter is how long a materialization may go unread before
@@ -19,7 +21,7 @@ const triggerWoken = "woken"
 // refreshed by the scheduler or RefreshStale, so that nothing is refreshed
 // forever for nobody; its table grows stale and runs go inline. The first
 // run that finds it so wakes it (noTable).
-func (s *Service) hibernatingSince(e *Endpoint, now time.Time) (time.Time, bool) {
+func (s *Service) hibernatingSince(e *driver.Endpoint, now time.Time) (time.Time, bool) {
 	if !e.IsMaterialized || s.cfg.HibernateAfter <= 0 {
 		return time.Time{}, false
 	}
@@ -39,7 +41,7 @@ func (s *Service) hibernatingSince(e *Endpoint, now time.Time) (time.Time, bool)
 // noTable is the fallback of a run of e that found no fresh stored table
 // at now. When e's materialization was hibernating, the run wakes it: it
 // asks the scheduler to refresh e at once, and says so.
-func (s *Service) noTable(e *Endpoint, now time.Time) *fallback {
+func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
 	if _, ok := s.hibernatingSince(e, now); !ok {
 		return noTable
 	}
@@ -55,7 +57,7 @@ func (s *Service) noTable(e *Endpoint, now time.Time) *fallback {
 
 // due reports whether the scheduler should refresh e at now: never while
 // it hibernates, otherwise as dueAwake says.
-func (s *Service) due(ctx context.Context, e *Endpoint, now time.Time) bool {
+func (s *Service) due(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
 	if _, ok := s.hibernatingSince(e, now); ok {
 		return false
 	}

@@ -20,7 +20,7 @@ import (
 // after to, too many intervals) is refused now rather than on every run.
 // The endpoint keeps the JSON as it was sent (compacted), not a
 // re-encoding, so that a client reads back exactly what it saved.
-func (s *Service) compileInsight(ctx context.Context, project string, q Query) (*compiled, error) {
+func (s *Service) compileInsight(ctx context.Context, project string, q driver.Query) (*compiled, error) {
 	if len(bytes.TrimSpace(q.Insight)) == 0 {
 		return nil, invalidf(CodeInvalidInput, "query", "Query of kind '%s' holds no insight JSON.", q.Kind)
 	}
@@ -51,13 +51,13 @@ func (s *Service) compileInsight(ctx context.Context, project string, q Query) (
 	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
 		return nil, s.insightQueryError(err)
 	}
-	return &compiled{query: Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
+	return &compiled{query: driver.Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
 }
 
 // runInsight runs an insight endpoint: from its stored table when it is
 // materialized and the table can answer, inline otherwise, saying why
 // (RunResult.InlineReason).
-func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) runInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	if ep.IsMaterialized && !materializedRun(ep, opts) {
 		res, err := s.runInsightInline(ctx, ep, c, req, opts, now)
 		return olderVersion(ep, opts).onto(res), err
@@ -80,7 +80,7 @@ func (s *Service) runInsight(ctx context.Context, ep *Endpoint, c *compiled, req
 // against now, executed, and shaped as PostHog shapes it. The whole result
 // is returned: limit and offset, which page the rows of a SQL endpoint,
 // are refused (admit).
-func (s *Service) runInsightInline(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) runInsightInline(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	trace := newRunTrace(opts.debug)
 	applied, err := c.insight.Apply(req.Variables)
 	if err != nil {
@@ -100,7 +100,7 @@ func (s *Service) runInsightInline(ctx context.Context, ep *Endpoint, c *compile
 
 // insightResult answers a run of an insight endpoint with the rows stmt
 // returned, shaped as PostHog shapes them. at is as for newRunResult.
-func insightResult(ep *Endpoint, opts runOptions, at *time.Time, stmt *insight.Compiled, res *driver.Result, trace *runTrace) (*RunResult, error) {
+func insightResult(ep *driver.Endpoint, opts runOptions, at *time.Time, stmt *insight.Compiled, res *driver.Result, trace *runTrace) (*RunResult, error) {
 	shaped, err := stmt.Shape(res.Rows)
 	if err != nil {
 		// The executor answered rows the statement cannot return.

@@ -77,7 +77,7 @@ func TestInsightCreateKeepsQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, q := range map[string]endpoint.Query{"create": ep.Query, "get": got.Query, "version": versions[0].Query} {
+	for what, q := range map[string]endpoint.Query{"create": endpoint.Query(ep.Query), "get": endpoint.Query(got.Query), "version": endpoint.Query(versions[0].Query)} {
 		js, err := json.Marshal(q)
 		if err != nil {
 			t.Fatal(err)

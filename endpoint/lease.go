@@ -90,7 +90,7 @@ func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) 
 // endpoint as the store holds it once the lease is held: a refresh that
 // another process completed meanwhile is not run twice. The Observer is
 // told of every refresh that ran.
-func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *Endpoint, time.Time) bool) (ran bool, err error) {
+func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *driver.Endpoint, time.Time) bool) (ran bool, err error) {
 	lock := s.refreshing.get(id)
 	if ok, err := s.lockRefresh(ctx, lock, name, wait); !ok {
 		return false, err

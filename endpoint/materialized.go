@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
@@ -38,7 +40,7 @@ type verdicts struct {
 // verdict returns the verdict on c with buckets, analysing it on first use.
 // An insight query is materializable when its materialization compiles:
 // its variables are its breakdowns, which every stored series carries.
-func (s *Service) verdict(c *compiled, buckets map[string]materialize.Bucket, tail string) *verdict {
+func (s *Service) verdict(c *compiled, buckets map[string]engine.Bucket, tail string) *verdict {
 	key := bucketKey(buckets) + "tail=" + tail
 	c.verdicts.mu.Lock()
 	defer c.verdicts.mu.Unlock()
@@ -94,7 +96,7 @@ func (v *verdict) scopeSource(sc *scope.Scope) {
 }
 
 // bucketKey is buckets in a canonical text form.
-func bucketKey(buckets map[string]materialize.Bucket) string {
+func bucketKey(buckets map[string]engine.Bucket) string {
 	names := make([]string, 0, len(buckets))
 	for n := range buckets {
 		names = append(names, n)
@@ -114,7 +116,7 @@ func bucketKey(buckets map[string]materialize.Bucket) string {
 // bucketed, a String is not). A table serves only while its key is the
 // current one, so that after a change to any of them runs go inline until
 // a refresh builds the table anew.
-func tableKey(e *Endpoint, c *compiled) string {
+func tableKey(e *driver.Endpoint, c *compiled) string {
 	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
 }
 
@@ -135,7 +137,7 @@ func (c *compiled) varsKey() string {
 
 // freshness is how long e's stored table serves: its own
 // materialization_freshness when set, otherwise its data freshness.
-func freshness(e *Endpoint) time.Duration {
+func freshness(e *driver.Endpoint) time.Duration {
 	if e.MaterializationFreshness <= 0 {
 		return dataFreshness(e)
 	}
@@ -148,7 +150,7 @@ func freshness(e *Endpoint) time.Duration {
 // current version, buckets and variable definitions (tableKey) and is not
 // older than the freshness period. A failed refresh leaves the last good
 // table serving until it is stale.
-func servingTable(e *Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
+func servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {
 		return "", time.Time{}, false
@@ -164,7 +166,7 @@ func servingTable(e *Endpoint, c *compiled, now time.Time) (string, time.Time, b
 // of next's query. It runs after every other check of a create or update
 // and before the write, so a refusal changes nothing. A freshness left
 // unset stays unset, so that it follows data_freshness_seconds.
-func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *compiled) error {
+func (s *Service) checkMaterialization(ctx context.Context, next *driver.Endpoint, c *compiled) error {
 	if c == nil {
 		return nil
 	}
@@ -182,7 +184,7 @@ func (s *Service) checkMaterialization(ctx context.Context, next *Endpoint, c *c
 
 // checkTailColumn checks the live tail's column: SQL endpoints only, and a
 // column name (name or qualifier.name).
-func checkTailColumn(e *Endpoint, c *compiled) error {
+func checkTailColumn(e *driver.Endpoint, c *compiled) error {
 	col := e.MaterializationTailColumn
 	switch {
 	case col == "":
@@ -198,7 +200,7 @@ func checkTailColumn(e *Endpoint, c *compiled) error {
 // checkSettings checks the bucket overrides (SQL: Date variables of the
 // query only, each a known bucket) and the optional breakdowns (insight:
 // breakdown properties of the query only).
-func checkSettings(e *Endpoint, c *compiled) error {
+func checkSettings(e *driver.Endpoint, c *compiled) error {
 	if c.insight != nil && len(e.MaterializationBuckets) > 0 {
 		return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets apply to SQL endpoints only.")
 	}
@@ -216,7 +218,7 @@ func checkSettings(e *Endpoint, c *compiled) error {
 			return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets: '%s' is not a Date variable of this query.", n)
 		}
 		switch b := e.MaterializationBuckets[n]; b {
-		case materialize.Minute, materialize.Hour, materialize.Day, materialize.Week, materialize.Month:
+		case engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month:
 		default:
 			return invalidf(CodeInvalidInput, "materialization_buckets", "materialization_buckets: invalid bucket '%s' for '%s'. Expected one of: minute, hour, day, week, month.", b, n)
 		}
@@ -236,12 +238,28 @@ func checkSettings(e *Endpoint, c *compiled) error {
 	return nil
 }
 
-// present fills in e.Materialization, the view of its materialization, from
-// the stored state and the verdict on its current version (compiled once and
-// cached, so a Get or List analyses nothing again).
-func (s *Service) present(ctx context.Context, e *Endpoint) {
-	e.DataFreshnessSeconds = int(dataFreshness(e) / time.Second)
-	e.MaterializationFreshness = Seconds(freshness(e))
+// present returns e as the Service shows it: its settings as they apply,
+// and the view of its materialization, from the stored state and the
+// verdict on its current version (compiled once and cached, so a Get or
+// List analyses nothing again).
+func (s *Service) present(ctx context.Context, e *driver.Endpoint) Endpoint {
+	return Endpoint{
+		ID: e.ID, Name: e.Name, Description: e.Description, Query: Query(e.Query),
+		IsActive: e.IsActive, IsMaterialized: e.IsMaterialized,
+		CurrentVersion: e.CurrentVersion, VersionsCount: e.VersionsCount,
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, LastExecutedAt: e.LastExecutedAt,
+		DeletedAt:                 e.DeletedAt,
+		DataFreshnessSeconds:      int(dataFreshness(e) / time.Second),
+		MaterializationFreshness:  Seconds(freshness(e)),
+		MaterializationBuckets:    e.MaterializationBuckets,
+		MaterializationTailColumn: e.MaterializationTailColumn,
+		OptionalBreakdowns:        e.OptionalBreakdowns,
+		Materialization:           s.materializationView(ctx, e),
+	}
+}
+
+// materializationView is the view of e's materialization.
+func (s *Service) materializationView(ctx context.Context, e *driver.Endpoint) Materialization {
 	m := Materialization{}
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {
@@ -279,7 +297,7 @@ func (s *Service) present(ctx context.Context, e *Endpoint) {
 			}
 		}
 	}
-	e.Materialization = m
+	return m
 }
 
 // errorDetail is the detail of an *Error, or a generic text.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/materialize"
 )
 
 func insightResult(t *testing.T, res *endpoint.RunResult) *insight.Result {
@@ -108,7 +108,7 @@ func TestMaterializedInsightSettings(t *testing.T) {
 	ctx := context.Background()
 	_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), IsMaterialized: true, OptionalBreakdowns: []string{"country"}})
 	wantError(t, err, 400, endpoint.CodeInvalidInput, "optional_breakdowns: 'country' is not a breakdown property of this query.", "optional_breakdowns")
-	_, err = e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), MaterializationBuckets: map[string]materialize.Bucket{"date_from": "day"}})
+	_, err = e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), MaterializationBuckets: map[string]engine.Bucket{"date_from": "day"}})
 	wantError(t, err, 400, endpoint.CodeInvalidInput, "materialization_buckets apply to SQL endpoints only.", "materialization_buckets")
 	if _, err := e.svc.Get(ctx, "1", "t"); asError(t, err).Status != 404 {
 		t.Fatalf("a refused create stored the endpoint: %v", err)

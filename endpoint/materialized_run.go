@@ -37,7 +37,7 @@ func inlineBecause(format string, args ...any) *fallback {
 
 // olderVersion is the fallback of a run of another version than the
 // materialized one.
-func olderVersion(ep *Endpoint, opts runOptions) *fallback {
+func olderVersion(ep *driver.Endpoint, opts runOptions) *fallback {
 	return inlineBecause("version %d is not the materialized version (%d)", opts.version, ep.CurrentVersion)
 }
 
@@ -53,7 +53,7 @@ var noTable = &fallback{reason: "no stored table is fresh for the current versio
 // or a defect, which is logged and counted). The read filters, orders and
 // pages in SQL, as the inline run does: it fetches at most limit+1 rows,
 // the one more telling whether there are more.
-func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
+func (s *Service) readMaterializedSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
 	if !ep.IsMaterialized {
 		return nil, nil, nil
 	}
@@ -96,7 +96,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *Endpoint, c *comp
 // goes inline: the table may be being swapped by a refresh at that
 // instant. A timeout, a result over MaxResultBytes (inline would be as
 // large), or a run whose context ended, is an error.
-func (s *Service) readStored(ctx context.Context, ep *Endpoint, st scope.Statement) (*driver.Result, *fallback, error) {
+func (s *Service) readStored(ctx context.Context, ep *driver.Endpoint, st scope.Statement) (*driver.Result, *fallback, error) {
 	res, err := s.execute(ctx, st)
 	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, driver.ErrResultTooLarge) && ctx.Err() == nil {
 		return nil, s.readFailed(ep, err), nil
@@ -107,7 +107,7 @@ func (s *Service) readStored(ctx context.Context, ep *Endpoint, st scope.Stateme
 // readFailed records that the read of ep's stored table failed with err,
 // for its materialization status, and returns the fallback that reports it
 // with the run (logged and counted by the Observer).
-func (s *Service) readFailed(ep *Endpoint, err error) *fallback {
+func (s *Service) readFailed(ep *driver.Endpoint, err error) *fallback {
 	s.readFailures.Store(ep.ID, readFailure{at: s.now(), table: tableOf(ep.MaterializationState), err: errorDetail(err)})
 	var e *Error
 	if errors.As(err, &e) && e.Err != nil {
@@ -140,7 +140,7 @@ func tableOf(st driver.MaterializationState) string {
 // required unless the endpoint lists it as optional, because a materialized
 // endpoint must not return all series by omission. The check is the same
 // whether the run then reads the table or goes inline.
-func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]any) error {
+func checkMaterializedInsightVars(ep *driver.Endpoint, c *compiled, given map[string]any) error {
 	props := c.insight.Variables(true)
 	var unknown []string
 	for k := range given {
@@ -167,7 +167,7 @@ func checkMaterializedInsightVars(ep *Endpoint, c *compiled, given map[string]an
 // from its stored table: exactly what the inline run would have answered
 // when the table was built. Like readMaterializedSQL it returns no result
 // and no error, but its fallback, when the run must go inline.
-func (s *Service) readMaterializedInsight(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
+func (s *Service) readMaterializedInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
 	table, at, ok := servingTable(ep, c, now)
 	if !ok {
 		return nil, s.noTable(ep, now), nil

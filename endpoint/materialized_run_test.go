@@ -24,7 +24,7 @@ func TestMaterializedSQLEqualsInline(t *testing.T) {
 	if !m.CanMaterialize || m.Reason != "" || m.Status != endpoint.StatusPending || m.LastMaterializedAt != nil {
 		t.Fatalf("materialization after create = %+v, want can_materialize and pending", m)
 	}
-	if ep.MaterializationFreshness != endpoint.Seconds(endpoint.DefaultDataFreshness*time.Second) || ep.DataFreshnessSeconds != endpoint.DefaultDataFreshness {
+	if endpoint.Seconds(ep.MaterializationFreshness) != endpoint.Seconds(endpoint.DefaultDataFreshness*time.Second) || ep.DataFreshnessSeconds != endpoint.DefaultDataFreshness {
 		t.Fatalf("freshness = %v, data freshness %d, want the default data freshness", time.Duration(ep.MaterializationFreshness), ep.DataFreshnessSeconds)
 	}
 	if res := e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")); res.EndpointMaterialized {

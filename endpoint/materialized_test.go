@@ -12,8 +12,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/materialize"
 )
 
 // dailyPurchases is "daily purchases and revenue for a country between two
@@ -184,9 +184,9 @@ func TestMaterializationSettings(t *testing.T) {
 		attr   string
 		detail string
 	}{
-		{endpoint.CreateRequest{MaterializationBuckets: map[string]materialize.Bucket{"country": materialize.Hour}}, "materialization_buckets",
+		{endpoint.CreateRequest{MaterializationBuckets: map[string]engine.Bucket{"country": engine.Hour}}, "materialization_buckets",
 			"materialization_buckets: 'country' is not a Date variable of this query."},
-		{endpoint.CreateRequest{MaterializationBuckets: map[string]materialize.Bucket{"from": "year"}}, "materialization_buckets",
+		{endpoint.CreateRequest{MaterializationBuckets: map[string]engine.Bucket{"from": "year"}}, "materialization_buckets",
 			"materialization_buckets: invalid bucket 'year' for 'from'. Expected one of: minute, hour, day, week, month."},
 		{endpoint.CreateRequest{OptionalBreakdowns: []string{"country"}}, "optional_breakdowns",
 			"optional_breakdowns apply to insight endpoints only."},
@@ -197,7 +197,7 @@ func TestMaterializationSettings(t *testing.T) {
 	}
 
 	e.create(t, "inline", q)
-	hourly := map[string]materialize.Bucket{"from": materialize.Hour, "to": materialize.Hour}
+	hourly := map[string]engine.Bucket{"from": engine.Hour, "to": engine.Hour}
 	e.createMat(t, "hourly", q, endpoint.CreateRequest{MaterializationBuckets: hourly})
 	e.materialize(t, "hourly")
 	vars := runVars("US", "2025-05-01T06:00:00Z", "2025-05-09T18:00:00Z")
@@ -206,7 +206,7 @@ func TestMaterializationSettings(t *testing.T) {
 		t.Fatalf("hour bucket: %v %v, want %v", got.EndpointMaterialized, got.Results, want.Results)
 	}
 
-	daily := map[string]materialize.Bucket{}
+	daily := map[string]engine.Bucket{}
 	ep, err := e.svc.Update(ctx, "1", "hourly", endpoint.UpdateRequest{MaterializationBuckets: &daily})
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestMaterializationJSON(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{
 		MaterializationFreshness: endpoint.Seconds(90 * time.Minute),
-		MaterializationBuckets:   map[string]materialize.Bucket{"to": materialize.Week},
+		MaterializationBuckets:   map[string]engine.Bucket{"to": engine.Week},
 	})
 	e.materialize(t, "daily")
 	b, err := json.Marshal(e.get(t, "daily"))

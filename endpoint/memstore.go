@@ -29,8 +29,8 @@ type memProject struct {
 }
 
 type memEndpoint struct {
-	e        Endpoint
-	versions []Version
+	e        driver.Endpoint
+	versions []driver.Version
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -41,7 +41,7 @@ func NewMemoryStore() *MemoryStore {
 var _ driver.Store = (*MemoryStore)(nil)
 
 // Create implements Store.
-func (s *MemoryStore) Create(ctx context.Context, e Endpoint, first Version) error {
+func (s *MemoryStore) Create(ctx context.Context, e driver.Endpoint, first driver.Version) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -59,13 +59,13 @@ func (s *MemoryStore) Create(ctx context.Context, e Endpoint, first Version) err
 		return fmt.Errorf("%w: endpoint name %q already exists in project %q", ErrConflict, e.Name, e.ProjectID)
 	}
 	first.EndpointID = e.ID
-	p.byID[e.ID] = &memEndpoint{e: cloneEndpoint(e), versions: []Version{cloneVersion(first)}}
+	p.byID[e.ID] = &memEndpoint{e: cloneEndpoint(e), versions: []driver.Version{cloneVersion(first)}}
 	p.byName[e.Name] = e.ID
 	return nil
 }
 
 // Update implements Store.
-func (s *MemoryStore) Update(ctx context.Context, e Endpoint, next *Version) error {
+func (s *MemoryStore) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -138,13 +138,13 @@ func (s *MemoryStore) SetMaterialization(ctx context.Context, project, id string
 }
 
 // ListMaterialized implements Store.
-func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]Endpoint, error) {
+func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := []Endpoint{}
+	out := []driver.Endpoint{}
 	for project, p := range s.projects {
 		for _, m := range p.byID {
 			if m.e.IsMaterialized {
@@ -154,7 +154,7 @@ func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]Endpoint, error) 
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Endpoint) int {
+	slices.SortFunc(out, func(a, b driver.Endpoint) int {
 		if c := strings.Compare(a.ProjectID, b.ProjectID); c != 0 {
 			return c
 		}
@@ -164,25 +164,25 @@ func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]Endpoint, error) 
 }
 
 // Get implements Store.
-func (s *MemoryStore) Get(ctx context.Context, project, name string) (Endpoint, error) {
+func (s *MemoryStore) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
-		return Endpoint{}, err
+		return driver.Endpoint{}, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	p := s.projects[project]
 	if p == nil {
-		return Endpoint{}, notFoundName(project, name)
+		return driver.Endpoint{}, notFoundName(project, name)
 	}
 	id, ok := p.byName[name]
 	if !ok {
-		return Endpoint{}, notFoundName(project, name)
+		return driver.Endpoint{}, notFoundName(project, name)
 	}
 	return cloneEndpoint(p.byID[id].e), nil
 }
 
 // List implements Store.
-func (s *MemoryStore) List(ctx context.Context, project string) ([]Endpoint, error) {
+func (s *MemoryStore) List(ctx context.Context, project string) ([]driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -190,13 +190,13 @@ func (s *MemoryStore) List(ctx context.Context, project string) ([]Endpoint, err
 	defer s.mu.RUnlock()
 	p := s.projects[project]
 	if p == nil {
-		return []Endpoint{}, nil
+		return []driver.Endpoint{}, nil
 	}
-	out := make([]Endpoint, 0, len(p.byID))
+	out := make([]driver.Endpoint, 0, len(p.byID))
 	for _, m := range p.byID {
 		out = append(out, cloneEndpoint(m.e))
 	}
-	slices.SortFunc(out, func(a, b Endpoint) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b driver.Endpoint) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -217,26 +217,26 @@ func (s *MemoryStore) Delete(ctx context.Context, project, id string) error {
 }
 
 // Version implements Store.
-func (s *MemoryStore) Version(ctx context.Context, project, id string, n int) (Version, error) {
+func (s *MemoryStore) Version(ctx context.Context, project, id string, n int) (driver.Version, error) {
 	if err := ctx.Err(); err != nil {
-		return Version{}, err
+		return driver.Version{}, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	_, m, err := s.find(project, id)
 	if err != nil {
-		return Version{}, err
+		return driver.Version{}, err
 	}
 	for _, v := range m.versions {
 		if v.Number == n {
 			return cloneVersion(v), nil
 		}
 	}
-	return Version{}, fmt.Errorf("%w: version %d of endpoint %q", ErrNotFound, n, id)
+	return driver.Version{}, fmt.Errorf("%w: version %d of endpoint %q", ErrNotFound, n, id)
 }
 
 // Versions implements Store.
-func (s *MemoryStore) Versions(ctx context.Context, project, id string) ([]Version, error) {
+func (s *MemoryStore) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (s *MemoryStore) Versions(ctx context.Context, project, id string) ([]Versi
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Version, len(m.versions))
+	out := make([]driver.Version, len(m.versions))
 	for i, v := range m.versions {
 		out[i] = cloneVersion(v)
 	}
@@ -268,7 +268,7 @@ func notFoundName(project, name string) error {
 }
 
 // cloneEndpoint copies what a caller could modify in place.
-func cloneEndpoint(e Endpoint) Endpoint {
+func cloneEndpoint(e driver.Endpoint) driver.Endpoint {
 	e.Query = cloneQuery(e.Query)
 	if e.LastExecutedAt != nil {
 		t := *e.LastExecutedAt
@@ -280,8 +280,6 @@ func cloneEndpoint(e Endpoint) Endpoint {
 	}
 	e.MaterializationBuckets = maps.Clone(e.MaterializationBuckets)
 	e.OptionalBreakdowns = slices.Clone(e.OptionalBreakdowns)
-	// The view is the Service's, computed per read; a store keeps none.
-	e.Materialization = Materialization{}
 	e.MaterializationState = cloneState(e.MaterializationState)
 	return e
 }
@@ -302,17 +300,17 @@ func cloneState(st driver.MaterializationState) driver.MaterializationState {
 	return st
 }
 
-func cloneVersion(v Version) Version {
+func cloneVersion(v driver.Version) driver.Version {
 	v.Query = cloneQuery(v.Query)
 	return v
 }
 
-func cloneQuery(q Query) Query {
+func cloneQuery(q driver.Query) driver.Query {
 	if q.Variables != nil {
 		vars := maps.Clone(q.Variables)
 		for k, ref := range vars {
-			if mutable(ref.Value) {
-				ref.Value = cloneJSONValue(ref.Value)
+			if ref.Value != nil {
+				ref.Value = slices.Clone(ref.Value)
 				vars[k] = ref
 			}
 		}
@@ -320,35 +318,4 @@ func cloneQuery(q Query) Query {
 	}
 	q.Insight = slices.Clone(q.Insight)
 	return q
-}
-
-// mutable reports whether x is a shape cloneJSONValue copies.
-func mutable(x any) bool {
-	switch x.(type) {
-	case []any, map[string]any, []string:
-		return true
-	}
-	return false
-}
-
-// cloneJSONValue deep-copies the mutable shapes of decoded JSON; other
-// values (strings, numbers, bools) are immutable.
-func cloneJSONValue(x any) any {
-	switch y := x.(type) {
-	case []any:
-		out := make([]any, len(y))
-		for i, e := range y {
-			out[i] = cloneJSONValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(y))
-		for k, e := range y {
-			out[k] = cloneJSONValue(e)
-		}
-		return out
-	case []string:
-		return slices.Clone(y)
-	}
-	return x
 }

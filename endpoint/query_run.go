@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
@@ -125,13 +126,13 @@ func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (
 		return nil, invalidf(CodeInvalidInput, "variables",
 			"A %s carries its test values in query.variables.<id>.value; variables by name apply to insight queries only.", KindSQL)
 	}
-	c, err := s.compileQuery(ctx, project, *req.Query)
+	c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 	if err != nil {
 		return nil, err
 	}
 	// The query is not an endpoint: a stand-in that is not materialized
 	// makes the run go inline, with the tenant bound to the project.
-	ep := &Endpoint{ProjectID: project, IsActive: true}
+	ep := &driver.Endpoint{ProjectID: project, IsActive: true}
 	now := s.now()
 	out := &QueryResult{Kind: c.query.Kind, Placeholders: []string{}, Materialization: s.queryVerdict(c)}
 	var res *RunResult
@@ -180,8 +181,12 @@ func (c *compiled) testValues() (map[string]any, []QueryVariable, error) {
 		v := &c.vars[i]
 		qv := QueryVariable{ID: v.ID, Name: v.Name, CodeName: v.CodeName, Type: v.Type}
 		switch ref := c.query.Variables[v.ID]; {
-		case ref.Value != nil:
-			qv.Value, qv.Source = ref.Value, SourceTest
+		case len(ref.Value) > 0 && string(ref.Value) != "null":
+			value, err := decodeTestValue(ref.Value)
+			if err != nil {
+				return nil, nil, invalidf(CodeInvalidInput, valueAttr(v.ID), "The test value of variable '%s' is not valid JSON.", v.CodeName)
+			}
+			qv.Value, qv.Source = value, SourceTest
 		case v.DefaultValue != nil:
 			qv.Value, qv.Source = v.DefaultValue, SourceDefault
 		default:

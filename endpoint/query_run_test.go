@@ -25,7 +25,11 @@ func (e *env) withValues(q *endpoint.Query, values map[string]any) *endpoint.Que
 	for code, val := range values {
 		v := e.vars[code]
 		ref := q.Variables[v.ID]
-		ref.Value = val
+		text, err := json.Marshal(val)
+		if err != nil {
+			panic(err)
+		}
+		ref.Value = text
 		q.Variables[v.ID] = ref
 	}
 	return q

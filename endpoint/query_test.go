@@ -19,8 +19,12 @@ func TestQueryJSONRoundTrip(t *testing.T) {
 	}{
 		{"SQL with variables",
 			`{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"` + id + `":{"variableId":"` + id + `","code_name":"x","value":"US"}}}`,
-			endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT {variables.x}", Variables: map[string]endpoint.VariableRef{id: {VariableID: id, CodeName: "x", Value: "US"}}},
+			endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT {variables.x}", Variables: map[string]endpoint.VariableRef{id: {VariableID: id, CodeName: "x", Value: json.RawMessage(`"US"`)}}},
 			`{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"` + id + `":{"variableId":"` + id + `","code_name":"x","value":"US"}}}`},
+		{"test value kept as its JSON, compact with keys sorted",
+			`{"kind":"HogQLQuery","query":"SELECT 1","variables":{"` + id + `":{"variableId":"` + id + `","code_name":"x","value":{ "b" : 1.50, "a" : ["<x>", null] }}}}`,
+			endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1", Variables: map[string]endpoint.VariableRef{id: {VariableID: id, CodeName: "x", Value: json.RawMessage(`{"a":["<x>",null],"b":1.50}`)}}},
+			`{"kind":"HogQLQuery","query":"SELECT 1","variables":{"` + id + `":{"variableId":"` + id + `","code_name":"x","value":{"a":["\u003cx\u003e",null],"b":1.50}}}}`},
 		{"SQL without variables",
 			`{"query": "SELECT 1", "kind": "HogQLQuery"}`,
 			endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"},

@@ -2,40 +2,15 @@ package endpoint
 
 import "github.com/endpointkit/endpointkit/endpoint/driver"
 
-// The records a host reads and writes through the Service are those the
-// stores keep; they are declared in package endpoint/driver, beside the
-// interfaces that carry them, and named here so that a host needs no other
-// import.
+// The names a host needs beside the wire types below, declared in package
+// endpoint/driver with the records the stores keep.
 type (
-	// Endpoint is a named, saved query of a project (driver.Endpoint).
-	Endpoint = driver.Endpoint
-	// Query is an endpoint's query as it travels on the wire:
-	// PostHog-compatible JSON whose "kind" (KindSQL, KindTrends,
-	// KindRetention, KindLifecycle) says which fields apply (driver.Query). Its JSON
-	// decoding refuses bad input with an *Error of status 400.
-	Query = driver.Query
 	// VariableRef ties a SQL query to a data-management variable
 	// (driver.VariableRef).
 	VariableRef = driver.VariableRef
-	// Version is an immutable snapshot of an endpoint's query
-	// (driver.Version).
-	Version = driver.Version
-	// Seconds is a period that JSON writes as a whole number of seconds
-	// (driver.Seconds).
-	Seconds = driver.Seconds
-	// Materialization is an endpoint's materialization as API users see it,
-	// the "materialization" object of the endpoint JSON
-	// (driver.Materialization).
-	Materialization = driver.Materialization
 	// MaterializationStatus is the state of an endpoint's latest refresh
 	// (driver.MaterializationStatus).
 	MaterializationStatus = driver.MaterializationStatus
-	// VariableVerdict says how the stored table of a SQL endpoint answers
-	// one of its variables, or why it cannot (driver.VariableVerdict).
-	VariableVerdict = driver.VariableVerdict
-	// RunLogEntry is one run as the run log keeps it (driver.RunLogEntry);
-	// Service.Logs returns them.
-	RunLogEntry = driver.RunLogEntry
 )
 
 // Query kinds.

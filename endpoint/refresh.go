@@ -141,7 +141,7 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 
 // stale reports whether e has no table that serves at now (or cannot be
 // compiled, which a refresh then reports).
-func (s *Service) stale(ctx context.Context, e *Endpoint, now time.Time) bool {
+func (s *Service) stale(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {
 		return true
@@ -202,22 +202,22 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 // refreshTarget reads the endpoint with id again, under its refresh lock,
 // and returns it with its compiled current version and the verdict that
 // lets it be materialized.
-func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (Endpoint, *compiled, *verdict, error) {
+func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (driver.Endpoint, *compiled, *verdict, error) {
 	e, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, nil, nil, err
+		return driver.Endpoint{}, nil, nil, err
 	}
 	if e.ID != id || !e.IsMaterialized {
 		// Renamed, replaced or no longer materialized meanwhile.
-		return Endpoint{}, nil, nil, notFoundf("Endpoint '%s' is no longer materialized.", name)
+		return driver.Endpoint{}, nil, nil, notFoundf("Endpoint '%s' is no longer materialized.", name)
 	}
 	c, err := s.compiledVersion(ctx, &e, e.CurrentVersion)
 	if err != nil {
-		return Endpoint{}, nil, nil, err
+		return driver.Endpoint{}, nil, nil, err
 	}
 	v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn)
 	if !v.ok {
-		return Endpoint{}, nil, nil, invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
+		return driver.Endpoint{}, nil, nil, invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
 	return e, c, v, nil
 }
@@ -247,7 +247,7 @@ func (s *Service) buildChecked(ctx context.Context, project, name, id, key strin
 
 // completeRefresh saves the state st of a refresh that swapped its table
 // in, and drops old, the table it replaced.
-func (s *Service) completeRefresh(ctx context.Context, e *Endpoint, st driver.MaterializationState, old string) error {
+func (s *Service) completeRefresh(ctx context.Context, e *driver.Endpoint, st driver.MaterializationState, old string) error {
 	if st.Rows == nil {
 		st.Rows = s.countRows(ctx, st.Table)
 	}
@@ -446,7 +446,7 @@ func (s *Service) queryOwn(ctx context.Context, st scope.Statement) (*driver.Res
 	return s.cfg.Executor.Query(ctx, st, driver.Bounds{})
 }
 
-func (s *Service) setState(ctx context.Context, e *Endpoint, st driver.MaterializationState) error {
+func (s *Service) setState(ctx context.Context, e *driver.Endpoint, st driver.MaterializationState) error {
 	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, st); err != nil {
 		return storeError(err, func() *Error { return endpointNotFound(e.Name) })
 	}
@@ -469,7 +469,7 @@ func (s *Service) dropTableErr(ctx context.Context, table string) error {
 // package knows of, best effort and within dropWait: the delete is done
 // already, and leftovers are orphans. The table a refresh of this Service
 // is building is left to the refresh, which notices the delete.
-func (s *Service) dropTables(ctx context.Context, e *Endpoint) {
+func (s *Service) dropTables(ctx context.Context, e *driver.Endpoint) {
 	if !e.IsMaterialized && e.MaterializationState.Table == "" {
 		return
 	}
@@ -492,7 +492,7 @@ func (s *Service) dropTables(ctx context.Context, e *Endpoint) {
 // dematerialize clears the state of an endpoint that is no longer
 // materialized and returns the new state, and the table to drop (once the
 // caller lets go of the write lock), if any.
-func (s *Service) dematerialize(ctx context.Context, e *Endpoint) (driver.MaterializationState, string) {
+func (s *Service) dematerialize(ctx context.Context, e *driver.Endpoint) (driver.MaterializationState, string) {
 	if err := s.cfg.Endpoints.SetMaterialization(ctx, e.ProjectID, e.ID, driver.MaterializationState{}); err != nil {
 		// The state names a table that is about to go; a run then fails
 		// over to inline, and turning materialization on again rebuilds it.

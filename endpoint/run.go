@@ -159,7 +159,7 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 
 // compute runs version c of ep with the request's values: the query
 // itself, or a read of the endpoint's stored table.
-func (s *Service) compute(ctx context.Context, ep *Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) compute(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	if c.insight != nil {
 		return s.runInsight(ctx, ep, c, req, opts, now)
 	}
@@ -203,7 +203,7 @@ func (s *Service) runOptions(req RunRequest) (runOptions, error) {
 // runnable returns the endpoint named name if it may run: the record this
 // Service cached, or, when there is none or it is older than
 // Config.RecheckInterval at now, the one the store holds.
-func (s *Service) runnable(ctx context.Context, project, name string, now time.Time) (Endpoint, error) {
+func (s *Service) runnable(ctx context.Context, project, name string, now time.Time) (driver.Endpoint, error) {
 	k := recordKey{project, name}
 	cached, checked, ok, gen := s.records.get(k)
 	if !ok || !s.fresh(checked, now) {
@@ -212,20 +212,20 @@ func (s *Service) runnable(ctx context.Context, project, name string, now time.T
 			if ok {
 				s.records.remove(k)
 			}
-			return Endpoint{}, err
+			return driver.Endpoint{}, err
 		}
 		cached = &ep
 		s.records.put(k, cached, now, gen)
 	}
 	if !cached.IsActive {
-		return Endpoint{}, notFoundf("Endpoint '%s' is not active.", name)
+		return driver.Endpoint{}, notFoundf("Endpoint '%s' is not active.", name)
 	}
 	return *cached, nil
 }
 
 // compiledVersion returns version n of ep compiled, as compiledAt does at
 // the Service's clock.
-func (s *Service) compiledVersion(ctx context.Context, ep *Endpoint, n int) (*compiled, error) {
+func (s *Service) compiledVersion(ctx context.Context, ep *driver.Endpoint, n int) (*compiled, error) {
 	return s.compiledAt(ctx, ep, n, s.now())
 }
 
@@ -236,7 +236,7 @@ func (s *Service) compiledVersion(ctx context.Context, ep *Endpoint, n int) (*co
 // it left the cache or a variable changed; if it no longer passes the
 // checks it passed when saved (a variable was changed behind the Service's
 // back), the run is refused with a 409 that says why.
-func (s *Service) compiledAt(ctx context.Context, ep *Endpoint, n int, now time.Time) (*compiled, error) {
+func (s *Service) compiledAt(ctx context.Context, ep *driver.Endpoint, n int, now time.Time) (*compiled, error) {
 	key := cacheKey{ep.ProjectID, ep.ID, n}
 	c, checked, ok, gen := s.cache.get(key)
 	if ok && s.fresh(checked, now) {
@@ -305,7 +305,7 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 // an offset reads its rows straight from the query when the engine stops
 // working once its first limit+1 rows are read (engine.Engine.StopsEarly);
 // otherwise the query is wrapped to page in SQL (see compilePaged).
-func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) runSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	values, err := c.bind(given, now, 3)
 	if err != nil {
 		return nil, err
@@ -319,7 +319,7 @@ func (s *Service) runSQL(ctx context.Context, ep *Endpoint, c *compiled, given m
 }
 
 // runSQLInline runs a SQL version inline with its bound values.
-func (s *Service) runSQLInline(ctx context.Context, ep *Endpoint, c *compiled, values map[string]any, opts runOptions) (*RunResult, error) {
+func (s *Service) runSQLInline(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions) (*RunResult, error) {
 	trace := newRunTrace(opts.debug)
 	// One row more than asked tells whether there are more.
 	tmpl, capped := c.paged, 0
@@ -349,7 +349,7 @@ func (s *Service) runSQLInline(ctx context.Context, ep *Endpoint, c *compiled, v
 // sqlResult answers a run of a SQL endpoint with the rows of res past the
 // first skip: at most opts.limit of them, HasMore telling that more were
 // read. at is as for newRunResult.
-func sqlResult(ep *Endpoint, opts runOptions, at *time.Time, res *driver.Result, skip int, trace *runTrace) *RunResult {
+func sqlResult(ep *driver.Endpoint, opts runOptions, at *time.Time, res *driver.Result, skip int, trace *runTrace) *RunResult {
 	out := newRunResult(ep, opts, at)
 	out.Columns = nonNil(res.Columns)
 	out.Types = nonNil(res.Types)
@@ -371,7 +371,7 @@ func sqlResult(ep *Endpoint, opts runOptions, at *time.Time, res *driver.Result,
 // newRunResult starts the answer of a run of ep. at is when the data of
 // the stored table the run read was computed, nil for a run that went
 // inline.
-func newRunResult(ep *Endpoint, opts runOptions, at *time.Time) *RunResult {
+func newRunResult(ep *driver.Endpoint, opts runOptions, at *time.Time) *RunResult {
 	return &RunResult{
 		Name:                   ep.Name,
 		EndpointVersion:        opts.version,

@@ -38,7 +38,7 @@ func TestSQLResult(t *testing.T) {
 		{"stored, skip to the end", rows(1, 2), 2, 2, &at, rows(), false},
 		{"stored, skip past the end", rows(1, 2), 5, 2, &at, rows(), false},
 	}
-	ep := &Endpoint{Name: "ep"}
+	ep := &driver.Endpoint{Name: "ep"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			trace := newRunTrace(false)

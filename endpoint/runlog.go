@@ -28,7 +28,7 @@ type logKey struct{ project, id string }
 
 // ring holds an endpoint's latest entries in append order.
 type ring struct {
-	buf   []RunLogEntry
+	buf   []driver.RunLogEntry
 	start int // index of the oldest entry once buf is full
 }
 
@@ -47,7 +47,7 @@ func NewMemoryRunLog(maxAge time.Duration, maxPerEndpoint int) *MemoryRunLog {
 var _ driver.RunLog = (*MemoryRunLog)(nil)
 
 // Append implements RunLog.
-func (l *MemoryRunLog) Append(_ context.Context, e RunLogEntry) error {
+func (l *MemoryRunLog) Append(_ context.Context, e driver.RunLogEntry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
@@ -68,7 +68,7 @@ func (l *MemoryRunLog) Append(_ context.Context, e RunLogEntry) error {
 }
 
 // List implements RunLog. Entries older than the age bound are left out.
-func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page driver.LogPage) ([]RunLogEntry, string, error) {
+func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page driver.LogPage) ([]driver.RunLogEntry, string, error) {
 	var (
 		beforeAt  int64
 		beforeSeq uint64
@@ -81,9 +81,9 @@ func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page 
 	}
 	l.mu.Lock()
 	r := l.logs[logKey{project, endpointID}]
-	var all []RunLogEntry
+	var all []driver.RunLogEntry
 	if r != nil {
-		all = make([]RunLogEntry, 0, len(r.buf))
+		all = make([]driver.RunLogEntry, 0, len(r.buf))
 		all = append(all, r.buf[r.start:]...)
 		all = append(all, r.buf[:r.start]...)
 	}
@@ -93,8 +93,8 @@ func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page 
 		now = l.Now()
 	}
 	cutoff := now.Add(-l.maxAge)
-	slices.SortFunc(all, func(a, b RunLogEntry) int { return compareEntries(b, a) })
-	var out []RunLogEntry
+	slices.SortFunc(all, func(a, b driver.RunLogEntry) int { return compareEntries(b, a) })
+	var out []driver.RunLogEntry
 	for _, e := range all {
 		if e.At.Before(cutoff) {
 			break
@@ -111,7 +111,7 @@ func (l *MemoryRunLog) List(_ context.Context, project, endpointID string, page 
 }
 
 // compareEntries orders entries by At, then Seq.
-func compareEntries(a, b RunLogEntry) int {
+func compareEntries(a, b driver.RunLogEntry) int {
 	if c := a.At.Compare(b.At); c != 0 {
 		return c
 	}
@@ -126,7 +126,7 @@ func compareEntries(a, b RunLogEntry) int {
 
 // olderThan reports whether e comes after the cursor (at, seq) in newest-
 // first order.
-func olderThan(e RunLogEntry, at int64, seq uint64) bool {
+func olderThan(e driver.RunLogEntry, at int64, seq uint64) bool {
 	n := e.At.UnixNano()
 	return n < at || n == at && e.Seq < seq
 }
@@ -151,7 +151,7 @@ type runRecord struct {
 	token        bool
 	tokenKeyID   string
 	keyID        string
-	ep           *Endpoint
+	ep           *driver.Endpoint
 	version      int
 	cached       bool
 	materialized bool
@@ -197,7 +197,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {
-		e := RunLogEntry{
+		e := driver.RunLogEntry{
 			ExecutionID: r.id, ProjectID: r.ep.ProjectID, EndpointID: r.ep.ID,
 			At: r.at, Version: r.version, DurationMS: ms(took),
 			Status: status, ErrorCode: code, Refresh: r.refresh,
@@ -251,8 +251,9 @@ func (s *Service) Logs(ctx context.Context, project, name string, limit int, bef
 	if err != nil {
 		return nil, "", storeError(err, nil)
 	}
-	if list == nil {
-		list = []RunLogEntry{}
+	out := make([]RunLogEntry, len(list))
+	for i, e := range list {
+		out[i] = runLogEntryOf(e)
 	}
-	return list, next, nil
+	return out, next, nil
 }

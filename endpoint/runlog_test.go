@@ -169,7 +169,7 @@ func TestSlogObserver(t *testing.T) {
 // accepts names an instant and a sequence number that Cursor writes back
 // to a cursor it reads alike.
 func FuzzParseCursor(f *testing.F) {
-	f.Add(driver.Cursor(endpoint.RunLogEntry{At: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), Seq: 7}))
+	f.Add(driver.Cursor(driver.RunLogEntry{At: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), Seq: 7}))
 	f.Add("")
 	f.Add("GOqiORIBaZBcEgAAAAAAAw")
 	f.Add("garbage!")
@@ -182,7 +182,7 @@ func FuzzParseCursor(f *testing.F) {
 			}
 			return
 		}
-		again := driver.Cursor(endpoint.RunLogEntry{At: time.Unix(0, at), Seq: seq})
+		again := driver.Cursor(driver.RunLogEntry{At: time.Unix(0, at), Seq: seq})
 		at2, seq2, err := driver.ParseCursor(again)
 		if err != nil || at2 != at || seq2 != seq {
 			t.Fatalf("ParseCursor(Cursor(%d, %d)) = %d, %d, %v", at, seq, at2, seq2, err)

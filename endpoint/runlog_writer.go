@@ -37,7 +37,7 @@ type LogObserver interface {
 // last_executed_at mark, or a flush (done is closed once everything before
 // it is written).
 type logWrite struct {
-	entry *RunLogEntry
+	entry *driver.RunLogEntry
 	mark  *executedMark
 	done  chan struct{}
 }
@@ -207,7 +207,7 @@ func (w *logWriter) nudge() {
 func (w *logWriter) write(batch []logWrite) {
 	ctx := context.Background()
 	var (
-		entries []RunLogEntry
+		entries []driver.RunLogEntry
 		marks   = map[string]*executedMark{}
 		order   []string
 		errs    []error
@@ -248,7 +248,7 @@ func (w *logWriter) write(batch []logWrite) {
 }
 
 // appendAll appends entries in order, in one call when the log can.
-func (w *logWriter) appendAll(ctx context.Context, entries []RunLogEntry) error {
+func (w *logWriter) appendAll(ctx context.Context, entries []driver.RunLogEntry) error {
 	if b, ok := w.s.runLog.(driver.BatchRunLog); ok {
 		return b.AppendBatch(ctx, entries)
 	}

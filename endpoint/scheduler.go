@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // Defaults of the scheduler's settings in Config.
@@ -45,7 +47,7 @@ const kickQueue = 256
 // the kick waits in a short queue (or is dropped); the scheduler refreshes
 // pending endpoints when it starts anyway. c is e's current version
 // compiled.
-func (s *Service) kickIfPending(e *Endpoint, c *compiled) {
+func (s *Service) kickIfPending(e *driver.Endpoint, c *compiled) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || c == nil || st.Table != "" && st.Built == tableKey(e, c) {
 		return
@@ -183,7 +185,7 @@ func (f *flights) end(id string) {
 // not hibernating (see due). An endpoint whose current version does not
 // compile is due: its refresh fails and says why, and the back-off then
 // applies.
-func (s *Service) dueAwake(ctx context.Context, e *Endpoint, now time.Time) bool {
+func (s *Service) dueAwake(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
 	st := &e.MaterializationState
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -292,7 +292,7 @@ func New(cfg Config) (*Service, error) {
 		cfg:      cfg,
 		now:      now,
 		cache:    newTemplateCache(cfg.CacheSize),
-		records:  recordCache{newLRU[recordKey, *Endpoint](cfg.CacheSize)},
+		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
 		executed: newExecutedMarks(cfg.ExecutedResolution),
 
 		results:      cfg.ResultCache,
@@ -406,10 +406,10 @@ type CreateRequest struct {
 	// DefaultDataFreshness.
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; see the Endpoint fields of the same names.
-	MaterializationFreshness Seconds                       `json:"materialization_freshness"`
-	MaterializationBuckets   map[string]materialize.Bucket `json:"materialization_buckets"`
-	MaterializationTail      string                        `json:"materialization_tail_column"`
-	OptionalBreakdowns       []string                      `json:"optional_breakdowns"`
+	MaterializationFreshness Seconds                  `json:"materialization_freshness"`
+	MaterializationBuckets   map[string]engine.Bucket `json:"materialization_buckets"`
+	MaterializationTail      string                   `json:"materialization_tail_column"`
+	OptionalBreakdowns       []string                 `json:"optional_breakdowns"`
 }
 
 // UpdateRequest is the input of Update (the JSON body of PATCH); nil fields
@@ -423,10 +423,10 @@ type UpdateRequest struct {
 	// DataFreshnessSeconds is one of DataFreshnessValues.
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; an empty map or list clears them.
-	MaterializationFreshness *Seconds                       `json:"materialization_freshness"`
-	MaterializationBuckets   *map[string]materialize.Bucket `json:"materialization_buckets"`
-	MaterializationTail      *string                        `json:"materialization_tail_column"`
-	OptionalBreakdowns       *[]string                      `json:"optional_breakdowns"`
+	MaterializationFreshness *Seconds                  `json:"materialization_freshness"`
+	MaterializationBuckets   *map[string]engine.Bucket `json:"materialization_buckets"`
+	MaterializationTail      *string                   `json:"materialization_tail_column"`
+	OptionalBreakdowns       *[]string                 `json:"optional_breakdowns"`
 	// Deleted, alone in a request, soft-deletes the endpoint (true; see
 	// SoftDelete) or restores the one last deleted under the name (false;
 	// see Restore; for a live endpoint it changes nothing).
@@ -451,12 +451,12 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	c, err := s.compileQuery(ctx, project, *req.Query)
+	c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 	if err != nil {
 		return Endpoint{}, err
 	}
 	now := s.now()
-	e := Endpoint{
+	e := driver.Endpoint{
 		ID:                   uuid.NewString(),
 		ProjectID:            project,
 		Name:                 req.Name,
@@ -470,7 +470,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		CreatedAt:            now,
 		UpdatedAt:            now,
 
-		MaterializationFreshness:  req.MaterializationFreshness,
+		MaterializationFreshness:  time.Duration(req.MaterializationFreshness),
 		MaterializationBuckets:    nonEmptyMap(req.MaterializationBuckets),
 		MaterializationTailColumn: req.MaterializationTail,
 		OptionalBreakdowns:        nonEmptyList(req.OptionalBreakdowns),
@@ -478,7 +478,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	if err := s.checkMaterialization(ctx, &e, c); err != nil {
 		return Endpoint{}, err
 	}
-	first := Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
+	first := driver.Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
 	if err := s.cfg.Endpoints.Create(ctx, e, first); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return Endpoint{}, nameTaken()
@@ -487,8 +487,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
 	s.kickIfPending(&e, c)
-	s.present(ctx, &e)
-	return e, nil
+	return s.present(ctx, &e), nil
 }
 
 // Update applies req to the endpoint named name; a changed query creates a
@@ -502,38 +501,40 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	// The table of an endpoint no longer materialized is dropped once the
 	// write lock is released, so that no other write waits on the drop.
 	s.dropLater(ctx, drop)
-	return next, err
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return s.present(ctx, &next), nil
 }
 
 // update is Update under the write lock; it returns the stored table to
 // drop, if any.
-func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, string, error) {
+func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (driver.Endpoint, string, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	next := cur
 	renamed, err := s.applyFields(ctx, project, &next, req)
 	if err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	now := s.now()
 	version, c, err := s.applyQuery(ctx, project, &cur, &next, req, now)
 	if err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
-		return Endpoint{}, "", err
+		return driver.Endpoint{}, "", err
 	}
 	if version == nil && sameEndpoint(next, cur) {
-		s.present(ctx, &cur)
 		return cur, "", nil
 	}
 	next.UpdatedAt = now
 	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
-		return Endpoint{}, "", updateError(err, name, renamed)
+		return driver.Endpoint{}, "", updateError(err, name, renamed)
 	}
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
@@ -543,13 +544,12 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 		next.MaterializationState, drop = s.dematerialize(ctx, &next)
 	}
 	s.kickIfPending(&next, c)
-	s.present(ctx, &next)
 	return next, drop, nil
 }
 
 // applyFields sets the fields of next that req names, other than the query;
 // renamed reports a new name, which was checked to be free.
-func (s *Service) applyFields(ctx context.Context, project string, next *Endpoint, req UpdateRequest) (renamed bool, err error) {
+func (s *Service) applyFields(ctx context.Context, project string, next *driver.Endpoint, req UpdateRequest) (renamed bool, err error) {
 	if req.Name != nil && *req.Name != next.Name {
 		if err := s.checkRename(ctx, project, *req.Name); err != nil {
 			return false, err
@@ -565,7 +565,9 @@ func (s *Service) applyFields(ctx context.Context, project string, next *Endpoin
 	setIf(&next.Description, req.Description)
 	setIf(&next.IsActive, req.IsActive)
 	setIf(&next.IsMaterialized, req.IsMaterialized)
-	setIf(&next.MaterializationFreshness, req.MaterializationFreshness)
+	if req.MaterializationFreshness != nil {
+		next.MaterializationFreshness = time.Duration(*req.MaterializationFreshness)
+	}
 	if req.MaterializationBuckets != nil {
 		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
 	}
@@ -588,10 +590,10 @@ func setIf[T any](dst *T, v *T) {
 // when none) and the compiled query the materialization checks need: the
 // new one, or cur's when the update touches materialization without a
 // query, or nil when nothing needs one.
-func (s *Service) applyQuery(ctx context.Context, project string, cur, next *Endpoint, req UpdateRequest, now time.Time) (*Version, *compiled, error) {
-	var version *Version
+func (s *Service) applyQuery(ctx context.Context, project string, cur, next *driver.Endpoint, req UpdateRequest, now time.Time) (*driver.Version, *compiled, error) {
+	var version *driver.Version
 	if req.Query != nil {
-		c, err := s.compileQuery(ctx, project, *req.Query)
+		c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -599,7 +601,7 @@ func (s *Service) applyQuery(ctx context.Context, project string, cur, next *End
 			next.Query = c.query
 			next.CurrentVersion = cur.CurrentVersion + 1
 			next.VersionsCount = cur.VersionsCount + 1
-			version = &Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
+			version = &driver.Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
 		}
 		return version, c, nil
 	}
@@ -650,9 +652,9 @@ func endpointNotFound(name string) *Error {
 
 // sameQuery reports whether two normalized queries are the same, so that
 // saving an unchanged query makes no version.
-func sameQuery(a, b Query) bool {
-	ja, erra := a.MarshalJSON()
-	jb, errb := b.MarshalJSON()
+func sameQuery(a, b driver.Query) bool {
+	ja, erra := Query(a).MarshalJSON()
+	jb, errb := Query(b).MarshalJSON()
 	if erra != nil || errb != nil {
 		return false
 	}
@@ -665,7 +667,7 @@ func sameQuery(a, b Query) bool {
 
 // sameEndpoint reports whether an update changed none of the fields an
 // update without a new version can change.
-func sameEndpoint(a, b Endpoint) bool {
+func sameEndpoint(a, b driver.Endpoint) bool {
 	return a.Name == b.Name && a.Description == b.Description &&
 		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized &&
 		a.DataFreshnessSeconds == b.DataFreshnessSeconds &&
@@ -675,7 +677,7 @@ func sameEndpoint(a, b Endpoint) bool {
 		slices.Equal(a.OptionalBreakdowns, b.OptionalBreakdowns)
 }
 
-func nonEmptyMap(m map[string]materialize.Bucket) map[string]materialize.Bucket {
+func nonEmptyMap(m map[string]engine.Bucket) map[string]engine.Bucket {
 	if len(m) == 0 {
 		return nil
 	}
@@ -699,14 +701,13 @@ func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, erro
 	if err != nil {
 		return Endpoint{}, err
 	}
-	s.present(ctx, &e)
-	return e, nil
+	return s.present(ctx, &e), nil
 }
 
-func (s *Service) get(ctx context.Context, project, name string) (Endpoint, error) {
+func (s *Service) get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	e, err := s.cfg.Endpoints.Get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
+		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	e.ProjectID = project
 	return e, nil
@@ -725,13 +726,11 @@ func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) 
 		list[i].ProjectID = project
 	}
 	list = s.live(ctx, list)
-	if list == nil {
-		list = []Endpoint{}
-	}
+	out := make([]Endpoint, len(list))
 	for i := range list {
-		s.present(ctx, &list[i])
+		out[i] = s.present(ctx, &list[i])
 	}
-	return list, nil
+	return out, nil
 }
 
 // Versions returns the versions of the endpoint named name, oldest first.
@@ -744,7 +743,11 @@ func (s *Service) Versions(ctx context.Context, project, name string) ([]Version
 	if err != nil {
 		return nil, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
-	return vs, nil
+	out := make([]Version, len(vs))
+	for i, v := range vs {
+		out[i] = versionOf(v)
+	}
+	return out, nil
 }
 
 // Delete removes the endpoint named name and its versions, then drops its
@@ -762,15 +765,15 @@ func (s *Service) Delete(ctx context.Context, project, name string) error {
 	return nil
 }
 
-func (s *Service) delete(ctx context.Context, project, name string) (Endpoint, error) {
+func (s *Service) delete(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	e, err := s.get(ctx, project, name)
 	if err != nil {
-		return Endpoint{}, err
+		return driver.Endpoint{}, err
 	}
 	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
-		return Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
+		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	s.executed.forget(e.ID)
 	// Best effort: a log left behind is unreachable (ids are not reused)

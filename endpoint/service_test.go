@@ -158,7 +158,7 @@ func TestCreate(t *testing.T) {
 	if !reflect.DeepEqual(ep.Query.Variables, want) {
 		t.Fatalf("stored variables = %v, want %v", ep.Query.Variables, want)
 	}
-	if ep.ID == "" || ep.ProjectID != "1" || ep.CurrentVersion != 1 || ep.VersionsCount != 1 || ep.IsActive ||
+	if ep.ID == "" || ep.CurrentVersion != 1 || ep.VersionsCount != 1 || ep.IsActive ||
 		!ep.CreatedAt.Equal(e.clock.Now()) || !ep.UpdatedAt.Equal(e.clock.Now()) || ep.LastExecutedAt != nil {
 		t.Fatalf("created endpoint = %+v", ep)
 	}

@@ -28,27 +28,27 @@ type readCountingStore struct {
 	reads *readCounter
 }
 
-func (s readCountingStore) Get(ctx context.Context, project, name string) (endpoint.Endpoint, error) {
+func (s readCountingStore) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	s.reads.n.Add(1)
 	return s.Store.Get(ctx, project, name)
 }
 
-func (s readCountingStore) List(ctx context.Context, project string) ([]endpoint.Endpoint, error) {
+func (s readCountingStore) List(ctx context.Context, project string) ([]driver.Endpoint, error) {
 	s.reads.n.Add(1)
 	return s.Store.List(ctx, project)
 }
 
-func (s readCountingStore) ListMaterialized(ctx context.Context) ([]endpoint.Endpoint, error) {
+func (s readCountingStore) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
 	s.reads.n.Add(1)
 	return s.Store.ListMaterialized(ctx)
 }
 
-func (s readCountingStore) Version(ctx context.Context, project, id string, n int) (endpoint.Version, error) {
+func (s readCountingStore) Version(ctx context.Context, project, id string, n int) (driver.Version, error) {
 	s.reads.n.Add(1)
 	return s.Store.Version(ctx, project, id, n)
 }
 
-func (s readCountingStore) Versions(ctx context.Context, project, id string) ([]endpoint.Version, error) {
+func (s readCountingStore) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {
 	s.reads.n.Add(1)
 	return s.Store.Versions(ctx, project, id)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // DefaultDeletedRetention is how long a soft-deleted endpoint can be
@@ -17,7 +19,7 @@ const DefaultDeletedRetention = 30 * 24 * time.Hour
 func deletedName(name, id string) string { return name + "/" + id }
 
 // nameBeforeDelete is the name a soft-deleted endpoint had.
-func nameBeforeDelete(e *Endpoint) string {
+func nameBeforeDelete(e *driver.Endpoint) string {
 	name, _, _ := strings.Cut(e.Name, "/")
 	return name
 }
@@ -42,8 +44,7 @@ func (s *Service) SoftDelete(ctx context.Context, project, name string) (Endpoin
 		return Endpoint{}, updateError(err, name, false)
 	}
 	next.Name = cur.Name
-	s.present(ctx, &next)
-	return next, nil
+	return s.present(ctx, &next), nil
 }
 
 // Restore brings back the endpoint of project most recently soft-deleted
@@ -62,7 +63,7 @@ func (s *Service) Restore(ctx context.Context, project, name string) (Endpoint, 
 		return Endpoint{}, storeError(err, nil)
 	}
 	now := s.now()
-	var found *Endpoint
+	var found *driver.Endpoint
 	for i := range list {
 		e := &list[i]
 		if e.DeletedAt == nil || nameBeforeDelete(e) != name || s.expired(e, now) {
@@ -86,12 +87,11 @@ func (s *Service) Restore(ctx context.Context, project, name string) (Endpoint, 
 	if c, err := s.compiledVersion(ctx, &next, next.CurrentVersion); err == nil {
 		s.kickIfPending(&next, c)
 	}
-	s.present(ctx, &next)
-	return next, nil
+	return s.present(ctx, &next), nil
 }
 
 // expired reports whether the soft-deleted e is past its retention at now.
-func (s *Service) expired(e *Endpoint, now time.Time) bool {
+func (s *Service) expired(e *driver.Endpoint, now time.Time) bool {
 	return e.DeletedAt != nil && !now.Before(e.DeletedAt.Add(s.cfg.DeletedRetention))
 }
 
@@ -99,7 +99,7 @@ func (s *Service) expired(e *Endpoint, now time.Time) bool {
 // for good those past their retention (best effort: one that fails is
 // tried again at the next listing, and is logged). Every listing of
 // endpoints goes through it, so that deleted ones are invisible.
-func (s *Service) live(ctx context.Context, list []Endpoint) []Endpoint {
+func (s *Service) live(ctx context.Context, list []driver.Endpoint) []driver.Endpoint {
 	now := s.now()
 	out := list[:0]
 	for _, e := range list {
@@ -115,7 +115,7 @@ func (s *Service) live(ctx context.Context, list []Endpoint) []Endpoint {
 
 // purgeDeleted deletes the soft-deleted e for good: its record, versions,
 // run log and stored tables.
-func (s *Service) purgeDeleted(ctx context.Context, e Endpoint) {
+func (s *Service) purgeDeleted(ctx context.Context, e driver.Endpoint) {
 	ctx = context.WithoutCancel(ctx)
 	err := s.cfg.Endpoints.Delete(ctx, e.ProjectID, e.ID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -146,7 +146,7 @@ func (s *Service) setDeleted(ctx context.Context, project, name string, req Upda
 
 // usingName names e in a message about what uses a variable: a
 // soft-deleted endpoint by its former name, said deleted.
-func usingName(e *Endpoint) string {
+func usingName(e *driver.Endpoint) string {
 	if e.DeletedAt != nil {
 		return nameBeforeDelete(e) + " (deleted)"
 	}

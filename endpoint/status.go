@@ -71,8 +71,7 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	if !e.IsMaterialized {
 		return r, nil
 	}
-	s.present(ctx, &e)
-	status := e.Materialization.Status
+	status := s.materializationView(ctx, &e).Status
 	r.Status = &status
 	if status == StatusFailed {
 		msg := st.Error
@@ -124,7 +123,7 @@ func (r *MaterializationReport) lastBuild(st driver.MaterializationState) {
 // status and whose table is of its current key when built: at once when
 // no table of the current key was built; then once its freshness has
 // passed (less the jitter); after a failure, not before the retry delay.
-func (s *Service) nextRefresh(e *Endpoint, status MaterializationStatus, built bool, now time.Time) time.Time {
+func (s *Service) nextRefresh(e *driver.Endpoint, status MaterializationStatus, built bool, now time.Time) time.Time {
 	st := e.MaterializationState
 	next := now
 	if st.Table != "" && st.At != nil && built {

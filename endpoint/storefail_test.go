@@ -20,13 +20,13 @@ type brokenStore struct {
 
 var errDisk = errors.New("sqlite: disk I/O error at /var/lib/secret.db")
 
-func (s *brokenStore) Create(ctx context.Context, e endpoint.Endpoint, v endpoint.Version) error {
+func (s *brokenStore) Create(ctx context.Context, e driver.Endpoint, v driver.Version) error {
 	if s.broken {
 		return errDisk
 	}
 	return s.Store.Create(ctx, e, v)
 }
-func (s *brokenStore) Update(ctx context.Context, e endpoint.Endpoint, v *endpoint.Version) error {
+func (s *brokenStore) Update(ctx context.Context, e driver.Endpoint, v *driver.Version) error {
 	if s.broken {
 		return errDisk
 	}
@@ -38,13 +38,13 @@ func (s *brokenStore) MarkExecuted(ctx context.Context, p, id string, at time.Ti
 	}
 	return s.Store.MarkExecuted(ctx, p, id, at)
 }
-func (s *brokenStore) Get(ctx context.Context, p, n string) (endpoint.Endpoint, error) {
+func (s *brokenStore) Get(ctx context.Context, p, n string) (driver.Endpoint, error) {
 	if s.broken {
-		return endpoint.Endpoint{}, errDisk
+		return driver.Endpoint{}, errDisk
 	}
 	return s.Store.Get(ctx, p, n)
 }
-func (s *brokenStore) List(ctx context.Context, p string) ([]endpoint.Endpoint, error) {
+func (s *brokenStore) List(ctx context.Context, p string) ([]driver.Endpoint, error) {
 	if s.broken {
 		return nil, errDisk
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -199,7 +200,7 @@ func (s *Service) endpointsUsing(ctx context.Context, project, id string) ([]str
 	return names, nil
 }
 
-func usesVariable(q Query, id string) bool {
+func usesVariable(q driver.Query, id string) bool {
 	_, ok := q.Variables[id]
 	return ok
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/scope"
-	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -28,7 +27,7 @@ func TestVerdictMemoized(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &compiled{
-		query: Query{Kind: KindSQL, SQL: tmpl.Source()},
+		query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()},
 		tmpl:  tmpl,
 		vars:  []variable.Variable{{CodeName: "country", Type: variable.String}, {CodeName: "from", Type: variable.Date}},
 		index: map[string]int{"country": 0, "from": 1},
@@ -38,17 +37,17 @@ func TestVerdictMemoized(t *testing.T) {
 	if !v.ok || v.plan == nil {
 		t.Fatalf("verdict %+v", v)
 	}
-	if again := s.verdict(c, map[string]materialize.Bucket{}, ""); again != v {
+	if again := s.verdict(c, map[string]engine.Bucket{}, ""); again != v {
 		t.Fatal("no buckets and an empty map were analysed twice")
 	}
-	hour := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, "")
+	hour := s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, "")
 	if hour == v || !hour.ok {
 		t.Fatalf("other buckets share a verdict: %+v", hour)
 	}
-	if again := s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, ""); again != hour {
+	if again := s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, ""); again != hour {
 		t.Fatal("the same buckets were analysed twice")
 	}
-	if got, want := bucketKey(map[string]materialize.Bucket{"b": "day", "a": "hour"}), "a=hour;b=day;"; got != want {
+	if got, want := bucketKey(map[string]engine.Bucket{"b": "day", "a": "hour"}), "a=hour;b=day;"; got != want {
 		t.Fatalf("bucketKey = %q, want %q", got, want)
 	}
 }
@@ -63,9 +62,9 @@ func TestVariableVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &compiled{query: Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
+		c := &compiled{query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
 			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}, scope: scope.New(nil, "1", engine.SQLite)}
-		return s.verdict(c, map[string]materialize.Bucket{"from": materialize.Hour}, "")
+		return s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, "")
 	}
 	v := verdictOf(`SELECT count(*) AS n FROM events WHERE json_extract(properties, '$.country') = {variables.country}
 		AND event IN {variables.events} AND timestamp >= {variables.from} AND project_id = {variables.` + TenantVariable + `}`)

@@ -82,22 +82,22 @@ func (s *Service) VersionInfo(ctx context.Context, project, name string, n int) 
 }
 
 // version reads version n of e; a 404 names it when there is none.
-func (s *Service) version(ctx context.Context, e *Endpoint, n int) (Version, error) {
+func (s *Service) version(ctx context.Context, e *driver.Endpoint, n int) (driver.Version, error) {
 	if n < 1 {
-		return Version{}, invalidf(CodeInvalidInput, "version", "Version must be a positive integer, got %d.", n)
+		return driver.Version{}, invalidf(CodeInvalidInput, "version", "Version must be a positive integer, got %d.", n)
 	}
 	v, err := s.cfg.Endpoints.Version(ctx, e.ProjectID, e.ID, n)
 	if err != nil {
-		return Version{}, storeError(err, func() *Error {
+		return driver.Version{}, storeError(err, func() *Error {
 			return notFoundf("Version %d not found for endpoint '%s'", n, e.Name)
 		})
 	}
 	return v, nil
 }
 
-func (s *Service) versionInfo(ctx context.Context, e *Endpoint, v Version) VersionInfo {
+func (s *Service) versionInfo(ctx context.Context, e *driver.Endpoint, v driver.Version) VersionInfo {
 	info := VersionInfo{
-		Version: v.Number, Query: v.Query, CreatedAt: v.CreatedAt,
+		Version: v.Number, Query: Query(v.Query), CreatedAt: v.CreatedAt,
 		IsCurrent: v.Number == e.CurrentVersion, Variables: []RunVariable{},
 	}
 	st := &e.MaterializationState
@@ -123,7 +123,7 @@ func (s *Service) versionInfo(ctx context.Context, e *Endpoint, v Version) Versi
 // by code name. A SQL run needs every one. An inline insight run may omit
 // any; a run of a materialized insight endpoint's current version takes
 // only the breakdowns, each required unless listed in OptionalBreakdowns.
-func runVariables(e *Endpoint, c *compiled, n int) []RunVariable {
+func runVariables(e *driver.Endpoint, c *compiled, n int) []RunVariable {
 	out := []RunVariable{}
 	if c.insight == nil {
 		for _, v := range c.vars {
@@ -207,7 +207,7 @@ func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (R
 // describe runs a SQL version with LIMIT 0, each variable bound to a
 // value of its type (no row is read, so which value does not matter), to
 // learn its columns as a run through the paging wrapper names them.
-func (s *Service) describe(ctx context.Context, e *Endpoint, c *compiled) (*driver.Result, error) {
+func (s *Service) describe(ctx context.Context, e *driver.Endpoint, c *compiled) (*driver.Result, error) {
 	values := make(map[string]any, len(c.vars)+3)
 	for _, v := range c.vars {
 		values[v.CodeName] = sampleValue(v)

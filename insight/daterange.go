@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/variable"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // timeLayout is how the events table stores timestamps and how bucket
@@ -36,37 +38,6 @@ func resolveBound(field, s string, now time.Time) (variable.DateExpr, time.Time,
 	return b, ts.Time, nil
 }
 
-// startOf returns the start of the interval that holds t. Weeks start on
-// Monday.
-func startOf(iv Interval, t time.Time) time.Time {
-	t = t.UTC()
-	switch iv {
-	case Hour:
-		return t.Truncate(time.Hour)
-	case Week:
-		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
-	case Month:
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	default:
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	}
-}
-
-// next returns the start of the interval after the one starting at t.
-func next(iv Interval, t time.Time) time.Time {
-	switch iv {
-	case Hour:
-		return t.Add(time.Hour)
-	case Week:
-		return t.AddDate(0, 0, 7)
-	case Month:
-		return t.AddDate(0, 1, 0)
-	default:
-		return t.AddDate(0, 0, 1)
-	}
-}
-
 // span is a date range resolved against a now: events are those with
 // start <= timestamp < end, and buckets are the starts of the intervals
 // from the one holding start up to the one holding end's last second.
@@ -82,7 +53,7 @@ func resolveSpan(q *Query, now time.Time) (span, error) {
 	now = now.UTC()
 	var sp span
 	if q.DateRange.To == "" {
-		sp.end = next(q.Interval, startOf(q.Interval, now))
+		sp.end = q.Interval.Next(q.Interval.Floor(now))
 	} else {
 		b, to, err := resolveBound("dateRange.date_to", q.DateRange.To, now)
 		if err != nil {
@@ -102,14 +73,14 @@ func resolveSpan(q *Query, now time.Time) (span, error) {
 		if t := from.Truncate(time.Second); !t.Equal(from) {
 			from = t.Add(time.Second) // stored timestamps have whole seconds
 		}
-		sp.start = startOf(q.Interval, from)
+		sp.start = q.Interval.Floor(from)
 	case q.Kind == Retention:
-		sp.start = startOf(q.Interval, sp.end.Add(-time.Second))
+		sp.start = q.Interval.Floor(sp.end.Add(-time.Second))
 		for range q.Retention.TotalIntervals - 1 {
-			sp.start = prev(q.Interval, sp.start)
+			sp.start = q.Interval.Prev(sp.start)
 		}
 	default:
-		sp.start = startOf(q.Interval, startOf(Day, now).AddDate(0, 0, -7))
+		sp.start = q.Interval.Floor(engine.Day.Floor(now).AddDate(0, 0, -7))
 	}
 	if !sp.start.Before(sp.end) {
 		// The bounds as the client sent them, then what they resolved to:
@@ -118,7 +89,7 @@ func resolveSpan(q *Query, now time.Time) (span, error) {
 			asSent("date_from", q.DateRange.From), asSent("date_to", q.DateRange.To),
 			sp.start.Format(timeLayout), sp.end.Format(timeLayout))
 	}
-	for t := sp.start; t.Before(sp.end); t = next(q.Interval, t) {
+	for t := sp.start; t.Before(sp.end); t = q.Interval.Next(t) {
 		if len(sp.buckets) == maxBuckets {
 			return sp, errorf("dateRange", "the range holds more than %d %ss; choose a shorter range or a longer interval", maxBuckets, q.Interval)
 		}
@@ -134,18 +105,4 @@ func asSent(name, value string) string {
 		return name + " (not set)"
 	}
 	return name + " '" + value + "'"
-}
-
-// prev returns the start of the interval before the one starting at t.
-func prev(iv Interval, t time.Time) time.Time {
-	switch iv {
-	case Hour:
-		return t.Add(-time.Hour)
-	case Week:
-		return t.AddDate(0, 0, -7)
-	case Month:
-		return t.AddDate(0, -1, 0)
-	default:
-		return t.AddDate(0, 0, -1)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Limits that keep one query's SQL and results of a sane size.
@@ -141,17 +143,17 @@ func decodeSeriesList(o *object) ([]Series, error) {
 }
 
 // decodeInterval reads interval, Day when absent.
-func decodeInterval(o *object) (Interval, error) {
+func decodeInterval(o *object) (engine.Bucket, error) {
 	s, ok, err := o.str("interval")
 	switch {
 	case err != nil:
 		return "", err
 	case !ok:
-		return Day, nil
-	case !slices.Contains(intervals, Interval(s)):
+		return engine.Day, nil
+	case !slices.Contains(intervals, engine.Bucket(s)):
 		return "", errorf("interval", "unsupported interval %q (supported: %s)", s, oneOf(intervals))
 	}
-	return Interval(s), nil
+	return engine.Bucket(s), nil
 }
 
 // decodeCompareFilter accepts a compareFilter that compares nothing.
@@ -725,17 +727,17 @@ func decodeEntityField(f *object, key string) (string, error) {
 }
 
 // retentionPeriods are the retention periods by their PostHog names.
-var retentionPeriods = map[string]Interval{"Day": Day, "Week": Week, "Month": Month}
+var retentionPeriods = map[string]engine.Bucket{"Day": engine.Day, "Week": engine.Week, "Month": engine.Month}
 
 // decodePeriod reads period, Day when absent.
-func decodePeriod(f *object) (Interval, error) {
+func decodePeriod(f *object) (engine.Bucket, error) {
 	p, ok, err := f.str("period")
 	if err != nil || !ok {
-		return Day, err
+		return engine.Day, err
 	}
 	iv, known := retentionPeriods[p]
 	if !known {
-		return "", errorf(f.field("period"), "unsupported period %q (supported: Day, Week, Month)", p)
+		return "", errorf(f.field("period"), "unsupported period %q (supported: engine.Day, engine.Week, engine.Month)", p)
 	}
 	return iv, nil
 }

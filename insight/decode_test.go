@@ -38,7 +38,7 @@ func TestDecodeTrends(t *testing.T) {
 			{Event: "purchase", Math: Sum, MathProperty: "amount"},
 			{Math: Total},
 		},
-		Interval:  Week,
+		Interval:  engine.Week,
 		DateRange: DateRange{From: "-30d"},
 		Properties: []Property{
 			{Key: "$browser", Operator: Exact, Values: []string{"Chrome", "Safari"}},
@@ -92,7 +92,7 @@ func TestDecodeRetention(t *testing.T) {
 	}`)
 	require.Equal(t, &Query{
 		Kind:       Retention,
-		Interval:   Week,
+		Interval:   engine.Week,
 		DateRange:  DateRange{From: "2025-01-01", To: "2025-03-31"},
 		Properties: []Property{{Key: "plan", Operator: Exact, Values: []string{"pro"}}},
 		Breakdowns: []Breakdown{{Property: "$os"}, {Property: "$browser"}},
@@ -101,7 +101,7 @@ func TestDecodeRetention(t *testing.T) {
 
 	q = mustDecode(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"b","type":"events"}}}`)
 	require.Equal(t, RetentionFilter{TargetEvent: "a", ReturningEvent: "b", Type: Recurring, TotalIntervals: 7}, q.Retention)
-	require.Equal(t, Day, q.Interval)
+	require.Equal(t, engine.Day, q.Interval)
 }
 
 func TestDecodeRefuses(t *testing.T) {
@@ -172,7 +172,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"no target", `{"kind":"RetentionQuery","retentionFilter":{}}`, `insight: retentionFilter.targetEntity: required`},
 		{"action entity", `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":1,"type":"actions"},"returningEntity":{"id":"b","type":"events"}}}`, `insight: retentionFilter.targetEntity.type: unsupported entity type "actions" (supported: events)`},
 		{"entity without id", `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"type":"events"},"returningEntity":{"id":"b","type":"events"}}}`, `insight: retentionFilter.targetEntity.id: required: the event name`},
-		{"hour period", retention(`,"period":"Hour"`, ``), `insight: retentionFilter.period: unsupported period "Hour" (supported: Day, Week, Month)`},
+		{"hour period", retention(`,"period":"Hour"`, ``), `insight: retentionFilter.period: unsupported period "Hour" (supported: engine.Day, engine.Week, engine.Month)`},
 		{"retention type", retention(`,"retentionType":"retention"`, ``), `unsupported retention type "retention"`},
 		{"intervals", retention(`,"totalIntervals":0`, ``), `insight: retentionFilter.totalIntervals: must be between 1 and 100, got 0`},
 		{"intervals fraction", retention(`,"totalIntervals":2.5`, ``), `insight: retentionFilter.totalIntervals: must be a whole number, got a number 2.5`},

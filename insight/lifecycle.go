@@ -3,6 +3,8 @@ package insight
 import (
 	"fmt"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // LifecycleSeries is one status of a lifecycle result, as PostHog's
@@ -55,8 +57,8 @@ const MaxLifecycleIntervals = 3000
 // users can be returning and its dormant ones counted, to the end of the
 // last interval, which counts whole (PostHog's lifecycle does, whatever
 // date_to's instant: an interval's status needs the whole interval).
-func lifecycleWindow(iv Interval, sp span) (start, end time.Time) {
-	return prev(iv, sp.start), next(iv, sp.buckets[len(sp.buckets)-1])
+func lifecycleWindow(iv engine.Bucket, sp span) (start, end time.Time) {
+	return iv.Prev(sp.start), iv.Next(sp.buckets[len(sp.buckets)-1])
 }
 
 // writeLifecycle writes the lifecycle of q's series over sp: one row per

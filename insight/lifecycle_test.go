@@ -11,7 +11,7 @@ import (
 
 // oracleNext is the start of the interval after the one starting at b,
 // found by walking hours until the bucket changes.
-func oracleNext(iv Interval, b time.Time) time.Time {
+func oracleNext(iv engine.Bucket, b time.Time) time.Time {
 	t := b
 	for oracleBucket(iv, t).Equal(b) {
 		t = t.Add(time.Hour)
@@ -89,11 +89,11 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 	events := genEvents(3000, 4)
 	db := openDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
-	ranges := map[Interval][2]string{
-		Hour:  {"2025-05-20", "2025-05-21"},
-		Day:   {"2025-04-10", "2025-05-20"},
-		Week:  {"2025-03-05", "2025-05-21"}, // both ends mid-week: the last week counts whole
-		Month: {"2025-02-15", "2025-05-31"}, // starts before the data
+	ranges := map[engine.Bucket][2]string{
+		engine.Hour:  {"2025-05-20", "2025-05-21"},
+		engine.Day:   {"2025-04-10", "2025-05-20"},
+		engine.Week:  {"2025-03-05", "2025-05-21"}, // both ends mid-week: the last week counts whole
+		engine.Month: {"2025-02-15", "2025-05-31"}, // starts before the data
 	}
 	filters := []string{``, `,"properties":[{"key":"$browser","value":["Chrome","Safari"],"operator":"exact","type":"event"}]`}
 	for _, iv := range intervals {
@@ -124,7 +124,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 	// would take as terms of a calendar's compound SELECT (500).
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-03-01","date_to":"2025-05-31"}}`)
-	start, end := oracleRange(Hour, "2025-03-01", "2025-05-31")
+	start, end := oracleRange(engine.Hour, "2025-03-01", "2025-05-31")
 	want, buckets := oracleLifecycle(events, q, start, end)
 	require.Len(t, buckets, 92*24)
 	require.Equal(t, want, lifecycleData(t, run(t, db, q, now)))
@@ -205,7 +205,7 @@ func TestDecodeLifecycle(t *testing.T) {
 	require.Equal(t, &Query{
 		Kind:       Lifecycle,
 		Series:     []Series{{Event: "$pageview", Math: Total}},
-		Interval:   Week,
+		Interval:   engine.Week,
 		DateRange:  DateRange{From: "-8w"},
 		Properties: []Property{{Key: "$browser", Operator: Exact, Values: []string{"Chrome"}}},
 	}, q)
@@ -213,7 +213,7 @@ func TestDecodeLifecycle(t *testing.T) {
 	require.Empty(t, q.Variables(true), "a materialized lifecycle takes no variable")
 
 	q = mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"}]}`)
-	require.Equal(t, Day, q.Interval)
+	require.Equal(t, engine.Day, q.Interval)
 	require.Equal(t, []Series{{Math: Total}}, q.Series)
 }
 

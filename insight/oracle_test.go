@@ -11,38 +11,40 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // The oracle recomputes insights in plain Go, straight from the events and
 // their definitions, sharing no code with the package beyond the decoded
 // query: its own interval arithmetic, property reading and filters.
 
-func oracleBucket(iv Interval, t time.Time) time.Time {
+func oracleBucket(iv engine.Bucket, t time.Time) time.Time {
 	switch iv {
-	case Hour:
+	case engine.Hour:
 		return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, time.UTC)
-	case Week:
+	case engine.Week:
 		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 		for d.Weekday() != time.Monday {
 			d = d.Add(-24 * time.Hour)
 		}
 		return d
-	case Month:
+	case engine.Month:
 		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	}
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
-func oracleBuckets(iv Interval, start, end time.Time) []time.Time {
+func oracleBuckets(iv engine.Bucket, start, end time.Time) []time.Time {
 	var out []time.Time
 	for t := start; t.Before(end); {
 		out = append(out, t)
 		switch iv {
-		case Hour:
+		case engine.Hour:
 			t = t.Add(time.Hour)
-		case Week:
+		case engine.Week:
 			t = t.AddDate(0, 0, 7)
-		case Month:
+		case engine.Month:
 			t = t.AddDate(0, 1, 0)
 		default:
 			t = t.AddDate(0, 0, 1)
@@ -112,7 +114,7 @@ func oracleKey(e testEvent, bds []Breakdown) string {
 }
 
 // oracleRange is the date range [start, end) of absolute dates.
-func oracleRange(iv Interval, from, to string) (time.Time, time.Time) {
+func oracleRange(iv engine.Bucket, from, to string) (time.Time, time.Time) {
 	f, err := time.Parse("2006-01-02", from)
 	if err != nil {
 		panic(err)
@@ -242,11 +244,11 @@ func TestTrendsMatchOracle(t *testing.T) {
 	db := openDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
 	type rng struct{ from, to string }
-	ranges := map[Interval]rng{
-		Hour:  {"2025-05-20", "2025-05-22"},
-		Day:   {"2025-04-10", "2025-05-20"},
-		Week:  {"2025-03-05", "2025-05-21"}, // both ends mid-week
-		Month: {"2025-02-15", "2025-05-31"}, // starts before the data
+	ranges := map[engine.Bucket]rng{
+		engine.Hour:  {"2025-05-20", "2025-05-22"},
+		engine.Day:   {"2025-04-10", "2025-05-20"},
+		engine.Week:  {"2025-03-05", "2025-05-21"}, // both ends mid-week
+		engine.Month: {"2025-02-15", "2025-05-31"}, // starts before the data
 	}
 	breakdowns := []string{
 		``,
@@ -271,7 +273,7 @@ func TestTrendsMatchOracle(t *testing.T) {
 					want, buckets := oracleTrends(events, q, q.Series[0], start, end)
 					requireSeriesEqual(t, want, bySeriesKey(t, res), name)
 					layout := "2006-01-02"
-					if iv == Hour {
+					if iv == engine.Hour {
 						layout = "2006-01-02 15:04:05"
 					}
 					for _, s := range res.Series {
@@ -313,7 +315,7 @@ func TestTrendsFiltersMatchOracle(t *testing.T) {
 				q := mustDecode(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"},{"kind":"EventsNode","math":"sum","math_property":"amount"}],
 					"interval":"day","dateRange":{"date_from":"2025-04-01","date_to":"2025-04-30"},"properties":`+props+bd+`}`)
 				res := run(t, db, q, now)
-				start, end := oracleRange(Day, "2025-04-01", "2025-04-30")
+				start, end := oracleRange(engine.Day, "2025-04-01", "2025-04-30")
 				for i, s := range q.Series {
 					want, _ := oracleTrends(events, q, s, start, end)
 					got := &Result{Kind: Trends}

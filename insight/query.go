@@ -86,22 +86,9 @@ var maths = []Math{Total, DAU, Sum, Avg, Min, Max}
 // needsProperty reports whether m aggregates a property's values.
 func (m Math) needsProperty() bool { return m == Sum || m == Avg || m == Min || m == Max }
 
-// Interval is the width of one point of a trends series, or the period of a
-// retention query (Day, Week and Month there, as PostHog spells them).
-type Interval string
-
-// The supported intervals. Weeks start on Monday.
-const (
-	Hour  Interval = "hour"
-	Day   Interval = "day"
-	Week  Interval = "week"
-	Month Interval = "month"
-)
-
-var intervals = []Interval{Hour, Day, Week, Month}
-
-// unit is the engine's bucket of the interval.
-func (iv Interval) unit() engine.Unit { return engine.Unit(iv) }
+// intervals are the buckets a trends or lifecycle query may group by
+// (Interval of Query); Minute is not one of them.
+var intervals = []engine.Bucket{engine.Hour, engine.Day, engine.Week, engine.Month}
 
 // Operator is the comparison of a property filter.
 type Operator string
@@ -144,7 +131,7 @@ type Query struct {
 	Series []Series
 	// Interval is the trends or lifecycle interval, or the retention
 	// period.
-	Interval Interval
+	Interval engine.Bucket
 	// DateRange bounds the events considered.
 	DateRange DateRange
 	// Properties are filters AND-ed together.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Result is the result of an insight, as PostHog's clients read it: a JSON
@@ -323,10 +325,10 @@ func (c *Compiled) dayLabels() (days, labels []string) {
 	labels = make([]string, len(c.sp.buckets))
 	for i, b := range c.sp.buckets {
 		switch c.q.Interval {
-		case Hour:
+		case engine.Hour:
 			days[i] = b.Format(timeLayout)
 			labels[i] = b.Format("2-Jan 15:04")
-		case Month:
+		case engine.Month:
 			days[i] = b.Format("2006-01-02")
 			labels[i] = b.Format("Jan 2006")
 		default:
@@ -428,7 +430,7 @@ func (c *Compiled) retentionCell(r int, row []any, idx map[string]int) (retentio
 // of the date range.
 func (c *Compiled) cohorts(keys []string, tables map[string]*retentionTable) []Cohort {
 	total := c.q.Retention.TotalIntervals
-	unit := map[Interval]string{Day: "Day", Week: "Week", Month: "Month", Hour: "Hour"}[c.q.Interval]
+	unit := map[engine.Bucket]string{engine.Day: "Day", engine.Week: "Week", engine.Month: "Month", engine.Hour: "Hour"}[c.q.Interval]
 	labels := make([]string, max(total, len(c.sp.buckets)))
 	for i := range labels {
 		labels[i] = unit + " " + strconv.Itoa(i)

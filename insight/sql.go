@@ -60,8 +60,8 @@ func (g *gen) number(key string) { g.e.JSONNumber(g, g.e.QuoteIdent(colProps), k
 
 // bucket writes the start of the interval holding the timestamp in column
 // col, as timestamp text.
-func (g *gen) bucket(iv Interval, col string) {
-	g.WriteString(g.e.TimeText(g.e.Truncate(iv.unit(), g.e.Timestamp(g.e.QuoteIdent(col)))))
+func (g *gen) bucket(iv engine.Bucket, col string) {
+	g.WriteString(g.e.TimeText(g.e.Truncate(iv, g.e.Timestamp(g.e.QuoteIdent(col)))))
 }
 
 // float writes the expression that expr writes cast to the engine's float

@@ -20,9 +20,9 @@ type Options struct {
 	// with >=, >, <, <= in an aggregating query are stored by bucket; every
 	// other variable is stored as the column's own value.
 	Types map[string]variable.Type
-	// Buckets override the bucket (default Day) of Date range variables, by
+	// Buckets override the bucket (default engine.Day) of Date range variables, by
 	// code name.
-	Buckets map[string]Bucket
+	Buckets map[string]engine.Bucket
 	// TailColumn, when set, turns the live tail on: it names the column
 	// (name or qualifier.name) holding each source row's time. The stored
 	// table then keeps the rows up to its build instant only, and every
@@ -51,7 +51,7 @@ type Variable struct {
 	Kind Kind
 	// Bucket is the time bucket the stored table keeps for this variable;
 	// empty when it keeps the column's own values.
-	Bucket Bucket
+	Bucket engine.Bucket
 	// Reason is nil when every use of the variable is materializable. It is
 	// also nil, with Column empty, when the query could not be analysed as
 	// far as its variables (Analysis.Reasons says why).
@@ -222,7 +222,7 @@ func (o Options) check() error {
 		return fmt.Errorf("%w: tail column %q is not a column name (name or qualifier.name)", ErrInvalidOptions, o.TailColumn)
 	}
 	for name, b := range o.Buckets {
-		if !b.valid() {
+		if !b.Valid() {
 			return fmt.Errorf("%w: bucket %q of variable '%s' (want minute, hour, day, week or month)", ErrInvalidOptions, b, name)
 		}
 	}

@@ -96,26 +96,26 @@ func TestAnalyzeReasonPerVariable(t *testing.T) {
 func TestAnalyzeBuckets(t *testing.T) {
 	q := "SELECT count(*) FROM t WHERE ts >= {variables.from} AND n < {variables.n}"
 	types := map[string]variable.Type{"from": variable.Date, "n": variable.Number}
-	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: types, Buckets: map[string]Bucket{"from": Week}})
+	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: types, Buckets: map[string]engine.Bucket{"from": engine.Week}})
 	require.NoError(t, err)
-	require.Equal(t, Week, a.Variables[0].Bucket)
-	require.Equal(t, Bucket(""), a.Variables[1].Bucket, "only dates are bucketed")
+	require.Equal(t, engine.Week, a.Variables[0].Bucket)
+	require.Equal(t, engine.Bucket(""), a.Variables[1].Bucket, "only dates are bucketed")
 
 	// Rows are not aggregated: a bucket would not shrink anything.
 	a, err = Analyze("SELECT a FROM t WHERE ts >= {variables.from}", Options{Engine: engine.SQLite, Types: types})
 	require.NoError(t, err)
-	require.Equal(t, Bucket(""), a.Variables[0].Bucket)
+	require.Equal(t, engine.Bucket(""), a.Variables[0].Bucket)
 
 	// A date compared with = keeps its values.
 	a, err = Analyze("SELECT count(*) FROM t WHERE ts = {variables.from}", Options{Engine: engine.SQLite, Types: types})
 	require.NoError(t, err)
-	require.Equal(t, Bucket(""), a.Variables[0].Bucket)
+	require.Equal(t, engine.Bucket(""), a.Variables[0].Bucket)
 }
 
 func TestAnalyzeOptions(t *testing.T) {
 	_, err := Analyze("SELECT 1", Options{})
 	require.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = Analyze("SELECT 1", Options{Engine: engine.SQLite, Buckets: map[string]Bucket{"x": "year"}})
+	_, err = Analyze("SELECT 1", Options{Engine: engine.SQLite, Buckets: map[string]engine.Bucket{"x": "year"}})
 	require.ErrorIs(t, err, ErrInvalidOptions)
 	require.ErrorContains(t, err, `"year"`)
 }

@@ -15,37 +15,37 @@ func TestBucketBoundary(t *testing.T) {
 	monday := time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC) // also the 1st of a month
 	cases := []struct {
 		t    time.Time
-		want map[Bucket]bool
+		want map[engine.Bucket]bool
 	}{
-		{monday, map[Bucket]bool{Minute: true, Hour: true, Day: true, Week: true, Month: true}},
-		{monday.AddDate(0, 0, 1), map[Bucket]bool{Minute: true, Hour: true, Day: true}},
-		{monday.AddDate(0, 0, 7), map[Bucket]bool{Minute: true, Hour: true, Day: true, Week: true}},
-		{monday.Add(3 * time.Hour), map[Bucket]bool{Minute: true, Hour: true}},
-		{monday.Add(3*time.Hour + 5*time.Minute), map[Bucket]bool{Minute: true}},
-		{monday.Add(time.Second), map[Bucket]bool{}},
-		{monday.Add(time.Millisecond), map[Bucket]bool{}},
-		{time.Date(2025, 9, 1, 2, 0, 0, 0, time.FixedZone("CEST", 2*3600)), map[Bucket]bool{Minute: true, Hour: true, Day: true, Week: true, Month: true}},
+		{monday, map[engine.Bucket]bool{engine.Minute: true, engine.Hour: true, engine.Day: true, engine.Week: true, engine.Month: true}},
+		{monday.AddDate(0, 0, 1), map[engine.Bucket]bool{engine.Minute: true, engine.Hour: true, engine.Day: true}},
+		{monday.AddDate(0, 0, 7), map[engine.Bucket]bool{engine.Minute: true, engine.Hour: true, engine.Day: true, engine.Week: true}},
+		{monday.Add(3 * time.Hour), map[engine.Bucket]bool{engine.Minute: true, engine.Hour: true}},
+		{monday.Add(3*time.Hour + 5*time.Minute), map[engine.Bucket]bool{engine.Minute: true}},
+		{monday.Add(time.Second), map[engine.Bucket]bool{}},
+		{monday.Add(time.Millisecond), map[engine.Bucket]bool{}},
+		{time.Date(2025, 9, 1, 2, 0, 0, 0, time.FixedZone("CEST", 2*3600)), map[engine.Bucket]bool{engine.Minute: true, engine.Hour: true, engine.Day: true, engine.Week: true, engine.Month: true}},
 	}
 	for _, c := range cases {
-		for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
-			require.Equal(t, c.want[b], b.boundary(c.t), "%s %v", b, c.t)
+		for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
+			require.Equal(t, c.want[b], boundary(b, c.t), "%s %v", b, c.t)
 		}
 	}
 }
 
 // truncate is the bucket start in Go, to check the SQL against.
-func truncate(b Bucket, t time.Time) time.Time {
+func truncate(b engine.Bucket, t time.Time) time.Time {
 	switch b {
-	case Minute:
+	case engine.Minute:
 		return t.Truncate(time.Minute)
-	case Hour:
+	case engine.Hour:
 		return t.Truncate(time.Hour)
 	}
 	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	switch b {
-	case Week:
+	case engine.Week:
 		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
-	case Month:
+	case engine.Month:
 		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	}
 	return day
@@ -58,8 +58,8 @@ func TestBucketExprSQLite(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
-		stmt, err := db.Prepare("SELECT " + b.expr(engine.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
+	for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
+		stmt, err := db.Prepare("SELECT " + bucketExpr(b, engine.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
 		require.NoError(t, err)
 		for d := 0; d < 731; d += 3 {
 			for _, tod := range []time.Duration{0, 59 * time.Second, 90 * time.Minute, 23*time.Hour + 59*time.Minute + 59*time.Second} {
@@ -75,11 +75,11 @@ func TestBucketExprSQLite(t *testing.T) {
 
 func TestBucketExprDialects(t *testing.T) {
 	// PostgreSQL casts, so that a text column buckets as a timestamp one.
-	require.Equal(t, `date_trunc('week', ("ts")::timestamp)`, Week.expr(engine.PostgreSQL, `"ts"`))
-	require.Equal(t, "toStartOfHour(toDateTime(`ts`, 'UTC'))", Hour.expr(engine.ClickHouse, "`ts`"))
-	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", Month.expr(engine.MySQL, "`ts`"))
+	require.Equal(t, `date_trunc('week', ("ts")::timestamp)`, bucketExpr(engine.Week, engine.PostgreSQL, `"ts"`))
+	require.Equal(t, "toStartOfHour(toDateTime(`ts`, 'UTC'))", bucketExpr(engine.Hour, engine.ClickHouse, "`ts`"))
+	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", bucketExpr(engine.Month, engine.MySQL, "`ts`"))
 	require.Equal(t, `strftime('%Y-%m-%d 00:00:00', CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN "ts" `+
-		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`, Day.expr(engine.SQLite, `"ts"`))
+		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`, bucketExpr(engine.Day, engine.SQLite, `"ts"`))
 }
 
 // On SQLite, a refresh fails on a time column that is not UTC text
@@ -122,20 +122,20 @@ func TestBucketGuardSQLite(t *testing.T) {
 func TestBucketFloorNext(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, b := range []Bucket{Minute, Hour, Day, Week, Month} {
+	for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
 		for range 2000 {
 			at := start.Add(time.Duration(rng.Int64N(int64(800 * 24 * time.Hour))))
 			if rng.IntN(4) == 0 {
 				at = at.Truncate(time.Hour)
 			}
-			f := b.floor(at)
-			n := b.next(f)
-			require.True(t, b.boundary(f), "%s floor of %s: %s", b, at, f)
-			require.True(t, b.boundary(n), "%s next of %s: %s", b, f, n)
+			f := b.Floor(at)
+			n := b.Next(f)
+			require.True(t, boundary(b, f), "%s floor of %s: %s", b, at, f)
+			require.True(t, boundary(b, n), "%s next of %s: %s", b, f, n)
 			require.False(t, at.Before(f), "%s floor of %s: %s", b, at, f)
 			require.True(t, at.Before(n), "%s next of %s: %s", b, at, n)
-			require.Equal(t, n, b.floor(n), "%s: a boundary is its own floor", b)
-			require.Equal(t, f, b.floor(n.Add(-time.Nanosecond)), "%s: the last instant of the bucket", b)
+			require.Equal(t, n, b.Floor(n), "%s: a boundary is its own floor", b)
+			require.Equal(t, f, b.Floor(n.Add(-time.Nanosecond)), "%s: the last instant of the bucket", b)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/xwb1989/sqlparser"
@@ -115,8 +116,8 @@ func (p *Plan) intervals(values map[string]any) (map[string]interval, bool, erro
 			return nil, false, err
 		}
 		iv := out[f.variable]
-		floor := f.bucket.floor(t)
-		next := f.bucket.next(floor)
+		floor := f.bucket.Floor(t)
+		next := f.bucket.Next(floor)
 		switch f.op {
 		case ">=":
 			if floor.Equal(t) {
@@ -529,5 +530,5 @@ func (bd *bound) value() any {
 		return bd.v
 	}
 	t := bd.t.UTC()
-	return variable.Timestamp{Time: t, DateOnly: t.Equal(Day.floor(t))}
+	return variable.Timestamp{Time: t, DateOnly: t.Equal(engine.Day.Floor(t))}
 }

@@ -34,8 +34,8 @@ const withProps = `(SELECT uuid, event, distinct_id, timestamp, json_extract(pro
 type shape struct {
 	name  string
 	query string
-	dates []string          // Date variables
-	bkts  map[string]Bucket // bucket overrides
+	dates []string                 // Date variables
+	bkts  map[string]engine.Bucket // bucket overrides
 	// ordered: the query's ORDER BY is total, so row order must match too.
 	ordered bool
 	values  func(p *pools) map[string]any
@@ -62,27 +62,27 @@ var shapes = []shape{
 	{name: "range_min_max_by_event", query: `SELECT event, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
 		FROM events WHERE timestamp >= {variables.date_from} GROUP BY event ORDER BY event`,
 		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
-			return map[string]any{"date_from": p.date(Day)}
+			return map[string]any{"date_from": p.date(engine.Day)}
 		}},
 	{name: "range_avg_sum_by_country", query: `SELECT country, avg(amount) AS mean, sum(amount) AS total, count(amount) AS k
 		FROM ` + purchases + ` WHERE timestamp < {variables.date_to} GROUP BY country ORDER BY country`,
 		dates: []string{"date_to"}, ordered: true, values: func(p *pools) map[string]any {
-			return map[string]any{"date_to": p.date(Day)}
+			return map[string]any{"date_to": p.date(engine.Day)}
 		}},
 	{name: "range_weekly", query: `SELECT strftime('%Y-%W', timestamp) AS week, count(*) AS n FROM events
 		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY 1 ORDER BY 1`,
-		dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_from": Week, "date_to": Week},
+		dates: []string{"date_from", "date_to"}, bkts: map[string]engine.Bucket{"date_from": engine.Week, "date_to": engine.Week},
 		ordered: true, values: func(p *pools) map[string]any {
-			return map[string]any{"date_from": p.date(Week), "date_to": p.date(Week)}
+			return map[string]any{"date_from": p.date(engine.Week), "date_to": p.date(engine.Week)}
 		}},
 	{name: "range_hourly_top_events", query: `SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.since}
 		GROUP BY event ORDER BY 2 DESC, 1`,
-		dates: []string{"since"}, bkts: map[string]Bucket{"since": Hour}, ordered: true,
-		values: func(p *pools) map[string]any { return map[string]any{"since": p.date(Hour)} }},
+		dates: []string{"since"}, bkts: map[string]engine.Bucket{"since": engine.Hour}, ordered: true,
+		values: func(p *pools) map[string]any { return map[string]any{"since": p.date(engine.Hour)} }},
 	{name: "range_monthly_ungrouped", query: `SELECT count(*) AS n, sum(length(uuid)) AS s, max(timestamp) AS last FROM events
 		WHERE timestamp < {variables.until}`,
-		dates: []string{"until"}, bkts: map[string]Bucket{"until": Month}, ordered: true,
-		values: func(p *pools) map[string]any { return map[string]any{"until": p.date(Month)} }},
+		dates: []string{"until"}, bkts: map[string]engine.Bucket{"until": engine.Month}, ordered: true,
+		values: func(p *pools) map[string]any { return map[string]any{"until": p.date(engine.Month)} }},
 	{name: "number_greater_than", query: `SELECT event, count(*) AS n, sum(amount) AS s FROM ` + withProps + `
 		WHERE amount > {variables.min_amount} GROUP BY event ORDER BY event`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"min_amount": p.amount()} }},
@@ -125,7 +125,7 @@ var shapes = []shape{
 		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
 	{name: "date_equality_unbucketed", query: `SELECT event, count(*) AS n FROM (SELECT event, date(timestamp) AS day FROM events) AS d
 		WHERE day = {variables.day} GROUP BY event ORDER BY event`,
-		dates: []string{"day"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"day": p.date(Day)} }},
+		dates: []string{"day"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"day": p.date(engine.Day)} }},
 	{name: "property_equality", query: `SELECT event, count(*) AS n FROM events
 		WHERE json_extract(properties, '$.country') = {variables.country} GROUP BY event ORDER BY event`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
@@ -146,7 +146,7 @@ var shapes = []shape{
 	{name: "distinct_users_over_range", query: `SELECT count(DISTINCT distinct_id) AS users, count(DISTINCT json_extract(properties, '$.country')) AS countries
 		FROM events WHERE timestamp >= {variables.date_from}`,
 		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
-			return map[string]any{"date_from": p.date(Day)}
+			return map[string]any{"date_from": p.date(engine.Day)}
 		}},
 	// One-bucket groups (see onebucket.go): the hour determines its day,
 	// two DISTINCT arguments keep their DISTINCT in the read.
@@ -165,9 +165,9 @@ var shapes = []shape{
 		avg(DISTINCT amount) AS mean, count(DISTINCT amount) AS k, count(*) AS n FROM ` + purchases + `
 		WHERE country = {variables.country} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
 		GROUP BY day HAVING count(*) > 1 ORDER BY day`,
-		dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_from": Month, "date_to": Month},
+		dates: []string{"date_from", "date_to"}, bkts: map[string]engine.Bucket{"date_from": engine.Month, "date_to": engine.Month},
 		ordered: true, values: func(p *pools) map[string]any {
-			return map[string]any{"country": p.country(), "date_from": p.date(Month), "date_to": p.date(Month)}
+			return map[string]any{"country": p.country(), "date_from": p.date(engine.Month), "date_to": p.date(engine.Month)}
 		}},
 	// Not one-bucket: a list holds many values a group; the week does not
 	// determine its month; the order names no output column.
@@ -181,9 +181,9 @@ var shapes = []shape{
 		}},
 	{name: "weekly_groups_month_bucket", query: `SELECT strftime('%Y-%W', timestamp) AS week, count(DISTINCT distinct_id) AS users
 		FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY 1 ORDER BY 1`,
-		dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_from": Month, "date_to": Month},
+		dates: []string{"date_from", "date_to"}, bkts: map[string]engine.Bucket{"date_from": engine.Month, "date_to": engine.Month},
 		ordered: true, values: func(p *pools) map[string]any {
-			return map[string]any{"date_from": p.date(Month), "date_to": p.date(Month)}
+			return map[string]any{"date_from": p.date(engine.Month), "date_to": p.date(engine.Month)}
 		}},
 	{name: "daily_ordered_by_last", query: `SELECT date(timestamp) AS day, count(*) AS n FROM events
 		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY max(timestamp) DESC`,
@@ -196,8 +196,8 @@ const dailyRevenue = `SELECT date(timestamp) AS day, count(*) AS purchases, sum(
 	GROUP BY day ORDER BY day`
 
 func rangeValues(p *pools) map[string]any {
-	from := p.date(Day)
-	to := p.date(Day)
+	from := p.date(engine.Day)
+	to := p.date(engine.Day)
 	if p.rng.IntN(4) > 0 { // mostly a forward range, sometimes an empty one
 		span := time.Duration(1+p.rng.IntN(40)) * 24 * time.Hour
 		to = variable.Timestamp{Time: from.(variable.Timestamp).Time.Add(span), DateOnly: from.(variable.Timestamp).DateOnly}
@@ -243,7 +243,7 @@ func (p *pools) list(one func() string) []string {
 
 // date returns a date around the demo's 90 days (and a little outside):
 // a whole day, the start of a bucket b, or an instant off any boundary.
-func (p *pools) date(b Bucket) any {
+func (p *pools) date(b engine.Bucket) any {
 	day := demo.End.AddDate(0, 0, -demo.Days-5+p.rng.IntN(demo.Days+10))
 	switch p.rng.IntN(6) {
 	case 0:
@@ -252,13 +252,13 @@ func (p *pools) date(b Bucket) any {
 		return variable.Timestamp{Time: day.Add(time.Duration(p.rng.IntN(86400)) * time.Second)}
 	}
 	switch b {
-	case Minute, Hour:
+	case engine.Minute, engine.Hour:
 		return variable.Timestamp{Time: day.Add(time.Duration(p.rng.IntN(24)) * time.Hour)}
-	case Week:
+	case engine.Week:
 		for day.Weekday() != time.Monday {
 			day = day.AddDate(0, 0, -1)
 		}
-	case Month:
+	case engine.Month:
 		day = time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
 	}
 	return variable.Timestamp{Time: day, DateOnly: p.rng.IntN(2) == 0}

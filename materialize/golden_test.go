@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata")
 // goldenOptions reads a case's optional options.txt: lines "dialect: X",
 // "date: a b" (Date variables) and "bucket: a=week".
 func goldenOptions(t *testing.T, dir string) Options {
-	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: map[string]Bucket{}}
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: map[string]engine.Bucket{}}
 	data, err := os.ReadFile(filepath.Join(dir, "options.txt"))
 	if os.IsNotExist(err) {
 		return opts
@@ -39,7 +39,7 @@ func goldenOptions(t *testing.T, dir string) Options {
 			}
 		case "bucket":
 			name, b, _ := strings.Cut(value, "=")
-			opts.Buckets[name] = Bucket(b)
+			opts.Buckets[name] = engine.Bucket(b)
 		default:
 			t.Fatalf("unknown option %q", key)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/xwb1989/sqlparser"
@@ -84,13 +85,13 @@ func (b *builder) setOneBucket(plan *Plan, keys []sqlparser.Expr, r *readPrinter
 
 // units orders the truncations: each determines the buckets of the units
 // after it, but a week does not determine its month.
-var units = map[string]int{"second": 0, string(Minute): 1, string(Hour): 2, string(Day): 3, string(Week): 4, string(Month): 5}
+var units = map[string]int{"second": 0, string(engine.Minute): 1, string(engine.Hour): 2, string(engine.Day): 3, string(engine.Week): 4, string(engine.Month): 5}
 
 // determines reports whether the value of the group key k determines the
 // bucket of expr: k is expr itself, or expr truncated to the bucket or a
 // finer unit in one of the forms the engines spell it (naming 'UTC' where
 // zoned, see engine.Engine.ZonedTruncation).
-func determines(k, expr sqlparser.Expr, bucket Bucket, zoned bool) bool {
+func determines(k, expr sqlparser.Expr, bucket engine.Bucket, zoned bool) bool {
 	if canonical(k) == canonical(expr) {
 		return true
 	}
@@ -99,7 +100,7 @@ func determines(k, expr sqlparser.Expr, bucket Bucket, zoned bool) bool {
 		return false
 	}
 	u, b := units[unit], units[string(bucket)]
-	return u == b || u < b && u <= units[string(Day)]
+	return u == b || u < b && u <= units[string(engine.Day)]
 }
 
 // truncations are the functions of one argument that truncate a time to
@@ -232,7 +233,7 @@ func (p *Plan) tailCut(values map[string]any) (*tailCut, bool) {
 	for _, f := range p.bucketColumns() {
 		if f.raw == p.source.tail && !slices.ContainsFunc(c.filters, func(g filter) bool { return g.bucket == f.bucket }) {
 			c.filters = append(c.filters, f)
-			c.at = append(c.at, f.bucket.floor(at))
+			c.at = append(c.at, f.bucket.Floor(at))
 		}
 	}
 	return c, len(c.filters) > 0

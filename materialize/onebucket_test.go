@@ -38,42 +38,42 @@ func storeOneBucket(t *testing.T, db *sql.DB, plan *Plan) {
 func TestDetermines(t *testing.T) {
 	for _, c := range []struct {
 		key    string
-		bucket Bucket
+		bucket engine.Bucket
 		zoned  bool
 		want   bool
 	}{
-		{"ts", Month, false, true},
-		{"date(ts)", Day, false, true},
-		{"DATE(ts)", Month, false, true},
-		{"date(ts)", Week, false, true},
-		{"date(ts)", Hour, false, false},
-		{"date(other)", Day, false, false},
-		{"date(ts, 'localtime')", Day, false, false},
-		{"strftime('%Y-%m-%d %H:00', ts)", Day, false, true},
-		{"strftime('%Y-%m-%d %H:00', ts)", Hour, false, true},
-		{"strftime('%Y-%m-%d %H:00', ts)", Minute, false, false},
-		{"strftime('%Y-%m', ts)", Month, false, true},
-		{"strftime('%Y-%m', ts)", Day, false, false},
-		{"strftime('%m-%d', ts)", Day, false, false}, // no year: May 2 of every year is one group
-		{"strftime('%Y-%W', ts)", Week, false, false},
-		{"date_trunc('hour', ts)", Week, false, true},
-		{"date_trunc('week', ts)", Week, false, true},
-		{"date_trunc('week', ts)", Month, false, false}, // a week straddles two months
-		{"date_trunc('month', ts)", Day, false, false},
-		{"date_trunc('decade', ts)", Month, false, false},
-		{"date_trunc('day', ts, 'UTC')", Day, false, false}, // a zone the session may not have
-		{"lower(ts)", Day, false, false},
-		{"count(ts)", Day, false, false},
+		{"ts", engine.Month, false, true},
+		{"date(ts)", engine.Day, false, true},
+		{"DATE(ts)", engine.Month, false, true},
+		{"date(ts)", engine.Week, false, true},
+		{"date(ts)", engine.Hour, false, false},
+		{"date(other)", engine.Day, false, false},
+		{"date(ts, 'localtime')", engine.Day, false, false},
+		{"strftime('%Y-%m-%d %H:00', ts)", engine.Day, false, true},
+		{"strftime('%Y-%m-%d %H:00', ts)", engine.Hour, false, true},
+		{"strftime('%Y-%m-%d %H:00', ts)", engine.Minute, false, false},
+		{"strftime('%Y-%m', ts)", engine.Month, false, true},
+		{"strftime('%Y-%m', ts)", engine.Day, false, false},
+		{"strftime('%m-%d', ts)", engine.Day, false, false}, // no year: May 2 of every year is one group
+		{"strftime('%Y-%W', ts)", engine.Week, false, false},
+		{"date_trunc('hour', ts)", engine.Week, false, true},
+		{"date_trunc('week', ts)", engine.Week, false, true},
+		{"date_trunc('week', ts)", engine.Month, false, false}, // a week straddles two months
+		{"date_trunc('month', ts)", engine.Day, false, false},
+		{"date_trunc('decade', ts)", engine.Month, false, false},
+		{"date_trunc('day', ts, 'UTC')", engine.Day, false, false}, // a zone the session may not have
+		{"lower(ts)", engine.Day, false, false},
+		{"count(ts)", engine.Day, false, false},
 		// ClickHouse truncates in the column's or server's zone: only an
 		// explicit 'UTC' agrees with the stored buckets.
-		{"toDate(ts)", Day, true, false},
-		{"toDate(ts, 'UTC')", Day, true, true},
-		{"toStartOfHour(ts, 'UTC')", Month, true, true},
-		{"toMonday(ts, 'UTC')", Week, true, true},
-		{"toMonday(ts, 'UTC')", Month, true, false},
-		{"dateTrunc('minute', ts, 'UTC')", Hour, true, true},
-		{"toDate(ts, 'Europe/Amsterdam')", Day, true, false},
-		{"ts", Day, true, true},
+		{"toDate(ts)", engine.Day, true, false},
+		{"toDate(ts, 'UTC')", engine.Day, true, true},
+		{"toStartOfHour(ts, 'UTC')", engine.Month, true, true},
+		{"toMonday(ts, 'UTC')", engine.Week, true, true},
+		{"toMonday(ts, 'UTC')", engine.Month, true, false},
+		{"dateTrunc('minute', ts, 'UTC')", engine.Hour, true, true},
+		{"toDate(ts, 'Europe/Amsterdam')", engine.Day, true, false},
+		{"ts", engine.Day, true, true},
 	} {
 		got := determines(parseExpr(t, c.key), parseExpr(t, "ts"), c.bucket, c.zoned)
 		assert.Equal(t, c.want, got, "%s of the %s bucket (zoned %v)", c.key, c.bucket, c.zoned)

@@ -42,7 +42,7 @@ type filter struct {
 	variable string
 	column   string // stored column name
 	op       string
-	bucket   Bucket
+	bucket   engine.Bucket
 	raw      string // the variable's expression over a source row, printed
 }
 
@@ -289,7 +289,7 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 			raw = "(" + raw + ")"
 		}
 		if v.Bucket != "" {
-			col = v.Bucket.expr(b.d, col)
+			col = bucketExpr(v.Bucket, b.d, col)
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {

@@ -35,8 +35,8 @@ func TestTailEqualsInline(t *testing.T) {
 		// the build instant's day or month are groups of their own.
 		{name: "daily_distinct_day_and_month_ends", query: `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users
 			FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY day`,
-			dates: []string{"date_from", "date_to"}, bkts: map[string]Bucket{"date_to": Month}, values: func(p *pools) map[string]any {
-				v := map[string]any{"date_from": p.date(Day), "date_to": p.date(Month)}
+			dates: []string{"date_from", "date_to"}, bkts: map[string]engine.Bucket{"date_to": engine.Month}, values: func(p *pools) map[string]any {
+				v := map[string]any{"date_from": p.date(engine.Day), "date_to": p.date(engine.Month)}
 				if p.rng.IntN(2) == 0 { // past the rows that arrive after the build
 					v["date_to"] = variable.Timestamp{Time: demo.End.AddDate(0, 1, 0)}
 				}

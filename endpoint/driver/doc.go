@@ -26,13 +26,21 @@
 // # The records
 //
 // A Store keeps Endpoint values with their Version history; an Endpoint
-// holds a Query (SQL with {variables.x} placeholders, or an insight query)
-// and a MaterializationState, which only the Service writes (through
-// Store.Create and Store.SetMaterialization). An Executor answers with a
-// Result; each Query is given Bounds. A RunLog keeps RunLogEntry
-// values and pages through them with LogPage, Cursor and ParseCursor.
-// The records' JSON is the HTTP API's wire format; a store that keeps JSON
-// text may keep them in it and read them back with encoding/json.
+// holds a Query (SQL with {variables.x} placeholders, or an insight query
+// kept as the JSON bytes it was given) and a MaterializationState, which
+// only the Service writes (through Store.Create and
+// Store.SetMaterialization). An Executor answers with a Result; each Query
+// is given Bounds. A RunLog keeps RunLogEntry values and pages through them
+// with LogPage, Cursor and ParseCursor.
+//
+// The records are storage records: plain fields, no JSON tags, nothing
+// computed. How a store keeps them is its own business (columns, JSON text
+// of its own shape, anything), as long as it gives back exactly what it was
+// given: every field, nil and empty told apart where the field's doc says
+// so, byte slices (Query.Insight, VariableRef.Value) byte for byte. Choose
+// a format that you can read in the next version of your store too; the
+// HTTP API's JSON is package endpoint's and may change with it, so it is
+// no format to keep records in.
 //
 // # Guidelines for every implementation
 //

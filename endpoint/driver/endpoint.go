@@ -1,9 +1,10 @@
 package driver
 
 import (
+	"encoding/json"
 	"time"
 
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // Query kinds.
@@ -18,40 +19,45 @@ const (
 	KindLifecycle = "LifecycleQuery"
 )
 
-// Endpoint is a named, saved query of a project.
+// Endpoint is a named, saved query of a project, as a Store keeps it.
 type Endpoint struct {
-	ID             string     `json:"id"`
-	ProjectID      string     `json:"-"`
-	Name           string     `json:"name"`
-	Description    string     `json:"description"`
-	Query          Query      `json:"query"`
-	IsActive       bool       `json:"is_active"`
-	IsMaterialized bool       `json:"is_materialized"`
-	CurrentVersion int        `json:"current_version"`
-	VersionsCount  int        `json:"versions_count"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	LastExecutedAt *time.Time `json:"last_executed_at"`
+	ID          string
+	ProjectID   string
+	Name        string
+	Description string
+	// Query is the current version's query.
+	Query          Query
+	IsActive       bool
+	IsMaterialized bool
+	// CurrentVersion is the number of the version Query is; VersionsCount
+	// how many versions there are.
+	CurrentVersion int
+	VersionsCount  int
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	// LastExecutedAt is when a run last executed it (Store.MarkExecuted);
+	// nil until one did.
+	LastExecutedAt *time.Time
 	// DeletedAt is when the endpoint was soft-deleted (nil while it lives).
 	// A soft-deleted endpoint keeps its record, versions and run log for
 	// the Service's retention period, under a name no live endpoint can
 	// have (its name, a slash and its id), so that its name is free.
-	DeletedAt *time.Time `json:"deleted_at,omitempty"`
+	DeletedAt *time.Time
 	// DataFreshnessSeconds is how old the data of an answer may be: a
 	// cached answer serves while its data is younger, and the stored table
 	// of a materialized endpoint is rebuilt at this period. It is one of
 	// endpoint.DataFreshnessValues; 0 stands for
 	// endpoint.DefaultDataFreshness.
-	DataFreshnessSeconds int `json:"data_freshness_seconds"`
+	DataFreshnessSeconds int
 	// MaterializationFreshness is how old the stored table of a
 	// materialized endpoint may get before runs go inline and it is
-	// rebuilt; 0 means the data freshness (DataFreshnessSeconds), which is
-	// what the Service shows then.
-	MaterializationFreshness Seconds `json:"materialization_freshness"`
+	// rebuilt; 0 means the data freshness (DataFreshnessSeconds). Stores
+	// keep it to the nanosecond.
+	MaterializationFreshness time.Duration
 	// MaterializationBuckets overrides, per Date variable of a SQL query
 	// (by code name), the time bucket its column is stored at: minute,
 	// hour, day (the default), week or month.
-	MaterializationBuckets map[string]materialize.Bucket `json:"materialization_buckets,omitempty"`
+	MaterializationBuckets map[string]engine.Bucket
 	// MaterializationTailColumn turns the live tail of a materialized SQL
 	// endpoint on: it names the column of each source row's time. The
 	// stored table keeps the rows up to its build instant, and every run
@@ -60,45 +66,45 @@ type Endpoint struct {
 	// stored part is). Rows that arrive later with a time at or before
 	// the build instant show from the next refresh on. Index the column
 	// in the source: the tail is read by it.
-	MaterializationTailColumn string `json:"materialization_tail_column,omitempty"`
+	MaterializationTailColumn string
 	// OptionalBreakdowns lists the breakdown properties of a materialized
 	// insight endpoint that a run may omit (all their series are
 	// returned); any other breakdown variable is required.
-	OptionalBreakdowns []string `json:"optional_breakdowns,omitempty"`
-	// Materialization is computed by the Service (see Materialization);
-	// stores neither keep nor read it.
-	Materialization Materialization `json:"materialization"`
+	OptionalBreakdowns []string
 	// MaterializationState is what stores keep of the materialization;
 	// only Store.Create and Store.SetMaterialization write it.
-	MaterializationState MaterializationState `json:"-"`
+	MaterializationState MaterializationState
 }
 
-// Query is an endpoint's query as it travels on the wire: PostHog-compatible
-// JSON whose "kind" says which fields apply.
+// Query is an endpoint's query: SQL with {variables.x} placeholders
+// (KindSQL), or an insight query kept whole as the JSON it was given.
 type Query struct {
-	Kind string `json:"kind"`
+	// Kind is one of KindSQL, KindTrends, KindRetention, KindLifecycle.
+	Kind string
 	// SQL is the query text of a KindSQL query, in the executor's dialect.
-	SQL string `json:"query,omitempty"`
+	SQL string
 	// Variables of a KindSQL query, keyed by variable id.
-	Variables map[string]VariableRef `json:"variables,omitempty"`
+	Variables map[string]VariableRef
 	// Insight is the raw JSON of an insight query (KindTrends, KindRetention,
 	// KindLifecycle).
-	Insight []byte `json:"-"`
+	Insight []byte
 }
 
 // VariableRef ties a SQL query to a data-management variable.
 type VariableRef struct {
-	VariableID string `json:"variableId"`
-	CodeName   string `json:"code_name"`
-	// Value is the editor's test value; saved endpoints never run with it.
-	Value any `json:"value,omitempty"`
+	VariableID string
+	CodeName   string
+	// Value is the JSON text of the editor's test value, nil when there is
+	// none: a run of the unsaved query uses it, saved endpoints never run
+	// with it. Stores keep its bytes as they are.
+	Value json.RawMessage
 }
 
 // Version is an immutable snapshot of an endpoint's query. Every change of
 // the query creates the next version; version numbers start at 1.
 type Version struct {
-	EndpointID string    `json:"-"`
-	Number     int       `json:"version"`
-	Query      Query     `json:"query"`
-	CreatedAt  time.Time `json:"created_at"`
+	EndpointID string
+	Number     int
+	Query      Query
+	CreatedAt  time.Time
 }

@@ -1,7 +1,6 @@
 package driver_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -30,21 +29,4 @@ func ExampleRowBytes() {
 	fmt.Println(driver.RowBytes(row))
 	// Output:
 	// 21
-}
-
-// A store that keeps a Query as JSON text reads it back with
-// encoding/json: the text is the HTTP API's.
-func ExampleQuery() {
-	q := driver.Query{Kind: driver.KindSQL, SQL: "SELECT count(*) FROM events WHERE event = {variables.event}",
-		Variables: map[string]driver.VariableRef{"0b7f": {VariableID: "0b7f", CodeName: "event"}}}
-	text, err := json.Marshal(q)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(string(text))
-	var back driver.Query
-	fmt.Println(json.Unmarshal(text, &back), back.SQL == q.SQL)
-	// Output:
-	// {"kind":"HogQLQuery","query":"SELECT count(*) FROM events WHERE event = {variables.event}","variables":{"0b7f":{"variableId":"0b7f","code_name":"event"}}}
-	// <nil> true
 }

@@ -103,7 +103,7 @@ type Bounds struct {
 // ErrResultTooLarge is wrapped by the error of a Query whose rows exceeded
 // Bounds.MaxBytes. The Service answers it with an *endpoint.Error of code
 // endpoint.CodeResultTooLarge.
-var ErrResultTooLarge = errors.New("endpoint: result exceeds its byte limit")
+var ErrResultTooLarge = errors.New("driver: result exceeds its byte limit")
 
 // RowBytes is about what row weighs in a JSON answer: its values' text
 // (strings with their quotes, numbers at their length, floats and times at

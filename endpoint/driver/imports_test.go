@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"path/filepath"
@@ -11,12 +12,10 @@ import (
 )
 
 // TestImports: an implementer's package imports, of this module, only the
-// engine and the sealed Statement, and the two packages still to be moved
-// out (issue 26): internal/apierror, for the JSON decoding of the records,
-// and materialize, for one type. Nothing may be added to them.
+// engine and the sealed Statement. Nothing may be added to them.
 func TestImports(t *testing.T) {
 	const module = "github.com/endpointkit/endpointkit/"
-	allowed := []string{"endpoint/engine", "internal/stmt", "internal/apierror", "materialize"}
+	allowed := []string{"endpoint/engine", "internal/stmt"}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -43,5 +42,46 @@ func TestImports(t *testing.T) {
 	}
 	if !seen["internal/stmt"] || !seen["endpoint/engine"] {
 		t.Fatalf("imports of this module %v: the test no longer reads them", seen)
+	}
+}
+
+// TestRecordsAreNotWireTypes: the records are storage records, not the
+// HTTP API's JSON: no field has a json tag, and no type decodes or encodes
+// JSON of its own. A store keeps them in a format of its own; the API's
+// wire types are package endpoint's.
+func TestRecordsAreNotWireTypes(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	structs := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.StructType:
+				structs++
+				for _, field := range n.Fields.List {
+					if field.Tag != nil && strings.Contains(field.Tag.Value, "json:") {
+						t.Errorf("%s: a field has the tag %s", fset.Position(field.Pos()), field.Tag.Value)
+					}
+				}
+			case *ast.FuncDecl:
+				if n.Recv != nil && (n.Name.Name == "MarshalJSON" || n.Name.Name == "UnmarshalJSON") {
+					t.Errorf("%s: %s", fset.Position(n.Pos()), n.Name.Name)
+				}
+			}
+			return true
+		})
+	}
+	if structs < 5 {
+		t.Fatalf("%d struct types: the test no longer reads the records", structs)
 	}
 }

@@ -14,40 +14,40 @@ import (
 // records the token's key id only.
 type RunLogEntry struct {
 	// ExecutionID is the run's execution_id.
-	ExecutionID string `json:"execution_id"`
-	ProjectID   string `json:"-"`
-	EndpointID  string `json:"-"`
+	ExecutionID string
+	ProjectID   string
+	EndpointID  string
 	// Seq orders entries of the same instant; the log assigns it.
-	Seq uint64 `json:"-"`
+	Seq uint64
 	// At is when the run started.
-	At      time.Time `json:"at"`
-	Version int       `json:"version"`
+	At      time.Time
+	Version int
 	// DurationMS is the whole run, as the Service saw it.
-	DurationMS float64 `json:"duration_ms"`
+	DurationMS float64
 	// Rows is how many rows (SQL) or series (insight) the answer held; nil
 	// for a failed run.
-	Rows *int `json:"rows"`
+	Rows *int
 	// RowsRead and BytesRead are what the engine reported reading, nil
 	// when it reports nothing (see endpoint.Statistics).
-	RowsRead  *int64 `json:"rows_read"`
-	BytesRead *int64 `json:"bytes_read"`
+	RowsRead  *int64
+	BytesRead *int64
 	// Status is the HTTP status of the run's answer, 200 for success, and
 	// ErrorCode the code of its error.
-	Status    int    `json:"status"`
-	ErrorCode string `json:"error_code,omitempty"`
+	Status    int
+	ErrorCode string
 	// Refresh is the refresh mode asked for; Cached tells that no query
 	// ran (a cached or shared answer); Materialized that the answer came
 	// from the stored table.
-	Refresh      string `json:"refresh"`
-	Cached       bool   `json:"is_cached"`
-	Materialized bool   `json:"endpoint_materialized"`
+	Refresh      string
+	Cached       bool
+	Materialized bool
 	// Token tells that the run came with an embed token, and TokenKeyID
 	// is that token's kid.
-	Token      bool   `json:"token"`
-	TokenKeyID string `json:"token_kid,omitempty"`
+	Token      bool
+	TokenKeyID string
 	// KeyID is the id of the stored API key (endpoint.Keys) the run was
 	// authenticated with, "" for another credential; never the key.
-	KeyID string `json:"key_id,omitempty"`
+	KeyID string
 }
 
 // LogPage asks a RunLog for part of an endpoint's log: at most Limit
@@ -95,7 +95,7 @@ func Cursor(e RunLogEntry) string {
 }
 
 // ErrBadCursor is returned for a LogPage.Before that no List gave.
-var ErrBadCursor = errors.New("endpoint: invalid log cursor")
+var ErrBadCursor = errors.New("driver: invalid log cursor")
 
 // ParseCursor reads a cursor made by Cursor: the instant (Unix
 // nanoseconds) and sequence number of the last entry of the previous page.

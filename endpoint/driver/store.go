@@ -63,9 +63,9 @@ type Store interface {
 // a failing backend (502) without showing its text.
 var (
 	// ErrNotFound is an unknown endpoint or version.
-	ErrNotFound = errors.New("endpoint: not found")
+	ErrNotFound = errors.New("driver: not found")
 	// ErrConflict is a write that collides with what is stored: a name
 	// taken, a version number that exists, an Update that does not follow
 	// the stored version.
-	ErrConflict = errors.New("endpoint: conflict")
+	ErrConflict = errors.New("driver: conflict")
 )

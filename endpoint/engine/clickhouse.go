@@ -118,7 +118,7 @@ func (clickhouse) Timestamp(col string) string { return "toDateTime(" + col + ",
 
 func (e clickhouse) StrictTimestamp(col string) string { return e.Timestamp(col) }
 
-func (clickhouse) Truncate(u Unit, ts string) string {
+func (clickhouse) Truncate(u Bucket, ts string) string {
 	switch u {
 	case Minute:
 		return "toStartOfMinute(" + ts + ")"

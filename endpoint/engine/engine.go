@@ -81,7 +81,7 @@ type Engine interface {
 	// Truncate truncates the timestamp ts (from Timestamp) to the start of
 	// its bucket, UTC, weeks starting on Monday; the result compares with a
 	// bound date-time as ts does.
-	Truncate(u Unit, ts string) string
+	Truncate(u Bucket, ts string) string
 	// TimeText formats a timestamp (from Timestamp or Truncate) as UTC text
 	// "YYYY-MM-DD HH:MM:SS".
 	TimeText(ts string) string
@@ -279,18 +279,6 @@ type Column struct {
 	Name string
 	Kind Kind
 }
-
-// Unit is a time bucket.
-type Unit string
-
-// The time buckets. Weeks start on Monday; all boundaries are in UTC.
-const (
-	Minute Unit = "minute"
-	Hour   Unit = "hour"
-	Day    Unit = "day"
-	Week   Unit = "week"
-	Month  Unit = "month"
-)
 
 // ArgError is a value an engine cannot bind.
 type ArgError struct {

@@ -384,7 +384,7 @@ func TestTimeArgs(t *testing.T) {
 // reads it, is the UTC start of its bucket on every engine (weeks from
 // Monday).
 func TestTruncate(t *testing.T) {
-	want := map[Unit][]string{
+	want := map[Bucket][]string{
 		Minute: {"2025-04-27 23:59:00", "2025-04-30 23:59:00", "2025-05-01 00:00:00", "2025-05-01 00:00:00", "2025-05-01 12:34:00", "2025-05-02 00:00:00"},
 		Hour:   {"2025-04-27 23:00:00", "2025-04-30 23:00:00", "2025-05-01 00:00:00", "2025-05-01 00:00:00", "2025-05-01 12:00:00", "2025-05-02 00:00:00"},
 		Day:    {"2025-04-27 00:00:00", "2025-04-30 00:00:00", "2025-05-01 00:00:00", "2025-05-01 00:00:00", "2025-05-01 00:00:00", "2025-05-02 00:00:00"},
@@ -393,7 +393,7 @@ func TestTruncate(t *testing.T) {
 	}
 	onServers(t, loadTimes, func(t *testing.T, e Engine, db *sql.DB) {
 		for _, col := range []string{"as_text", "as_ts", "as_tz"} {
-			for _, u := range []Unit{Minute, Hour, Day, Week, Month} {
+			for _, u := range []Bucket{Minute, Hour, Day, Week, Month} {
 				q := "SELECT " + e.TimeText(e.Truncate(u, e.StrictTimestamp(col))) + ", " +
 					e.TimeText(e.Truncate(u, e.Timestamp(col))) + " FROM times ORDER BY id"
 				rows, err := db.Query(q)

@@ -69,7 +69,7 @@ func (mysql) Timestamp(col string) string { return col }
 func (mysql) StrictTimestamp(col string) string { return col }
 
 // Truncate answers text, which compares with DATETIME and text columns.
-func (mysql) Truncate(u Unit, ts string) string {
+func (mysql) Truncate(u Bucket, ts string) string {
 	switch u {
 	case Minute:
 		return "DATE_FORMAT(" + ts + ", '%Y-%m-%d %H:%i:00')"

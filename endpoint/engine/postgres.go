@@ -68,7 +68,7 @@ func (postgres) Timestamp(col string) string { return "(" + col + ")::timestamp"
 
 func (e postgres) StrictTimestamp(col string) string { return e.Timestamp(col) }
 
-func (postgres) Truncate(u Unit, ts string) string {
+func (postgres) Truncate(u Bucket, ts string) string {
 	return "date_trunc('" + string(u) + "', " + ts + ")"
 }
 

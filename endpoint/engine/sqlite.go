@@ -73,7 +73,7 @@ func (e sqlite) StrictTimestamp(col string) string {
 		col + " ELSE json_extract('{}', " + msg + " || " + col + ") END"
 }
 
-func (sqlite) Truncate(u Unit, ts string) string {
+func (sqlite) Truncate(u Bucket, ts string) string {
 	switch u {
 	case Minute:
 		return "strftime('%Y-%m-%d %H:%M:00', " + ts + ")"

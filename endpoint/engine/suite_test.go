@@ -57,7 +57,7 @@ func TestEveryEngine(t *testing.T) {
 			for _, k := range []Kind{Text, Int, Float} {
 				assert.NotEmpty(t, e.Type(k))
 			}
-			for _, u := range []Unit{Minute, Hour, Day, Week, Month} {
+			for _, u := range []Bucket{Minute, Hour, Day, Week, Month} {
 				ts := e.Timestamp(`c`)
 				assert.Contains(t, e.Truncate(u, ts), ts, "Truncate(%s) keeps its argument", u)
 			}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func sqlQuery(sql string) driver.Query {
 		Kind: driver.KindSQL,
 		SQL:  sql,
 		Variables: map[string]driver.VariableRef{
-			idOf("variable event"): {VariableID: idOf("variable event"), CodeName: "event", Value: "$pageview"},
+			idOf("variable event"): {VariableID: idOf("variable event"), CodeName: "event", Value: json.RawMessage(`"$pageview"`)},
 		},
 	}
 }

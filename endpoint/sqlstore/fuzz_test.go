@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"testing"
 	"unicode/utf8"
 
@@ -17,7 +18,7 @@ func FuzzQueryRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind, sql, code, value string, insight []byte) {
 		in := driver.Query{Kind: kind, SQL: sql, Insight: insight}
 		if code != "" {
-			in.Variables = map[string]driver.VariableRef{code: {VariableID: code, CodeName: code, Value: value}}
+			in.Variables = map[string]driver.VariableRef{code: {VariableID: code, CodeName: code, Value: json.RawMessage(value)}}
 		}
 		text, err := marshalQuery(in)
 		valid := validUTF8(kind) && validUTF8(sql) && (code == "" || validUTF8(code) && validUTF8(value))
@@ -42,7 +43,7 @@ func FuzzQueryRoundTrip(f *testing.F) {
 		}
 		if code != "" {
 			ref := out.Variables[code]
-			if ref.CodeName != code || ref.VariableID != code || ref.Value != any(value) {
+			if ref.CodeName != code || ref.VariableID != code || string(ref.Value) != value {
 				t.Fatalf("variable %q=%q came back as %+v", code, value, ref)
 			}
 		}

@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // settingsRow is the stored form of an endpoint's materialization settings
 // (column materialization_settings). The freshness is kept in nanoseconds,
 // exactly as a Go caller set it.
 type settingsRow struct {
-	DataFreshnessS     int64                         `json:"data_freshness_s,omitempty"`
-	FreshnessNS        int64                         `json:"freshness_ns,omitempty"`
-	Buckets            map[string]materialize.Bucket `json:"buckets,omitempty"`
-	TailColumn         string                        `json:"tail_column,omitempty"`
-	OptionalBreakdowns []string                      `json:"optional_breakdowns,omitempty"`
+	DataFreshnessS     int64                    `json:"data_freshness_s,omitempty"`
+	FreshnessNS        int64                    `json:"freshness_ns,omitempty"`
+	Buckets            map[string]engine.Bucket `json:"buckets,omitempty"`
+	TailColumn         string                   `json:"tail_column,omitempty"`
+	OptionalBreakdowns []string                 `json:"optional_breakdowns,omitempty"`
 }
 
 // marshalSettings returns the materialization_settings text of e; NULL when
@@ -50,7 +50,7 @@ func unmarshalSettings(text sql.NullString, e *driver.Endpoint) error {
 		return err
 	}
 	e.DataFreshnessSeconds = int(r.DataFreshnessS)
-	e.MaterializationFreshness = driver.Seconds(time.Duration(r.FreshnessNS))
+	e.MaterializationFreshness = time.Duration(r.FreshnessNS)
 	if len(r.Buckets) > 0 {
 		e.MaterializationBuckets = r.Buckets
 	}
@@ -61,6 +61,21 @@ func unmarshalSettings(text sql.NullString, e *driver.Endpoint) error {
 	return nil
 }
 
+// stateRow is the stored form of a driver.MaterializationState (column
+// materialization_state), field for field.
+type stateRow struct {
+	Status   driver.MaterializationStatus `json:"status,omitempty"`
+	Attempt  string                       `json:"attempt,omitempty"`
+	Error    string                       `json:"error,omitempty"`
+	Table    string                       `json:"table,omitempty"`
+	Built    string                       `json:"built,omitempty"`
+	At       *time.Time                   `json:"at,omitempty"`
+	Rows     *int64                       `json:"rows,omitempty"`
+	Bytes    *int64                       `json:"bytes,omitempty"`
+	Took     time.Duration                `json:"took,omitempty"`
+	FailedAt *time.Time                   `json:"failed_at,omitempty"`
+}
+
 // marshalState returns the materialization_state text of st; NULL for the
 // zero state.
 func marshalState(st driver.MaterializationState) (any, error) {
@@ -68,7 +83,7 @@ func marshalState(st driver.MaterializationState) (any, error) {
 		return nil, nil
 	}
 	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
-	b, err := json.Marshal(st)
+	b, err := json.Marshal(stateRow(st))
 	if err != nil {
 		return nil, fmt.Errorf("materialization state: %w", err)
 	}
@@ -76,13 +91,14 @@ func marshalState(st driver.MaterializationState) (any, error) {
 }
 
 func unmarshalState(text sql.NullString) (driver.MaterializationState, error) {
-	var st driver.MaterializationState
+	var r stateRow
 	if !text.Valid || text.String == "" {
-		return st, nil
+		return driver.MaterializationState{}, nil
 	}
-	if err := json.Unmarshal([]byte(text.String), &st); err != nil {
+	if err := json.Unmarshal([]byte(text.String), &r); err != nil {
 		return driver.MaterializationState{}, err
 	}
+	st := driver.MaterializationState(r)
 	st.At, st.FailedAt = utcPtr(st.At), utcPtr(st.FailedAt)
 	return st, nil
 }

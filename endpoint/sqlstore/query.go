@@ -8,12 +8,9 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// queryRecord is the stored JSON of an driver.Query. It is the store's own
-// format, close to the wire JSON but not Query.MarshalJSON: that one checks
-// and normalizes (it refuses an unknown kind, compacts an insight query,
-// and a variable's test value read back from it loses its Go type), while a
-// store must give back exactly what it was given. Here a test value keeps
-// its Go type (see tagged), and the insight query keeps its bytes.
+// queryRecord is the stored JSON of a driver.Query: the store's own
+// format, not the API's JSON, since a store gives back exactly what it was
+// given. A test value keeps its JSON text, and the insight query its bytes.
 type queryRecord struct {
 	Kind      string                    `json:"kind"`
 	SQL       string                    `json:"query,omitempty"`
@@ -30,9 +27,14 @@ type queryRecord struct {
 }
 
 type variableRecord struct {
-	VariableID string  `json:"variableId"`
-	CodeName   string  `json:"code_name"`
-	Value      *tagged `json:"value,omitempty"`
+	VariableID string `json:"variableId"`
+	CodeName   string `json:"code_name"`
+	// TestValue is the text of the test value (VariableRef.Value), kept
+	// as a string so that its bytes come back as they were given.
+	TestValue *string `json:"test_value,omitempty"`
+	// Legacy is the test value of a row written before TestValue existed,
+	// in the tagged form (see legacyJSON); read, never written.
+	Legacy *tagged `json:"value,omitempty"`
 }
 
 // marshalQuery returns the stored text of q.
@@ -55,11 +57,11 @@ func marshalQuery(q driver.Query) (string, error) {
 			}
 			vr := variableRecord{VariableID: ref.VariableID, CodeName: ref.CodeName}
 			if ref.Value != nil {
-				t, err := encodeValue(ref.Value)
-				if err != nil {
+				text := string(ref.Value)
+				if err := checkUTF8("test value", text); err != nil {
 					return "", fmt.Errorf("query variable %s: %w", id, err)
 				}
-				vr.Value = &t
+				vr.TestValue = &text
 			}
 			r.Variables[id] = vr
 		}
@@ -92,8 +94,11 @@ func unmarshalQuery(s string) (driver.Query, error) {
 		q.Variables = make(map[string]driver.VariableRef, len(r.Variables))
 		for id, vr := range r.Variables {
 			ref := driver.VariableRef{VariableID: vr.VariableID, CodeName: vr.CodeName}
-			if vr.Value != nil {
-				v, err := decodeValue(*vr.Value)
+			switch {
+			case vr.TestValue != nil:
+				ref.Value = json.RawMessage(*vr.TestValue)
+			case vr.Legacy != nil:
+				v, err := legacyJSON(*vr.Legacy)
 				if err != nil {
 					return driver.Query{}, fmt.Errorf("query variable %s: %w", id, err)
 				}

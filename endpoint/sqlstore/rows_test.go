@@ -65,3 +65,35 @@ func TestDamagedVersionAndVariableRows(t *testing.T) {
 	_, err = s.Variables().List(ctx, "p")
 	assert.ErrorContains(t, err, "values")
 }
+
+// TestLegacyTestValueRows: a row written before test values were kept as
+// JSON text (the tagged form under "value") reads back through the store
+// as the JSON text; writing it again keeps it so.
+func TestLegacyTestValueRows(t *testing.T) {
+	s := openMemory(t)
+	ctx := context.Background()
+	e, v := endpointFixture("p", "a")
+	require.NoError(t, s.Endpoints().Create(ctx, e, v))
+	legacy := `{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"a":{"variableId":"a","code_name":"x","value":{"t":"slice","a":[{"t":"string","v":"US"},{"t":"number","v":"2.50"}]}}}}`
+	_, err := s.db.ExecContext(ctx, `UPDATE `+endpointsTable+` SET query_json = ?`, legacy)
+	require.NoError(t, err)
+	_, err = s.db.ExecContext(ctx, `UPDATE `+versionsTable+` SET query_json = ?`, legacy)
+	require.NoError(t, err)
+
+	want := `["US",2.50]`
+	got, err := s.Endpoints().Get(ctx, "p", "a")
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got.Query.Variables["a"].Value))
+	one, err := s.Endpoints().Version(ctx, "p", e.ID, 1)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(one.Query.Variables["a"].Value))
+
+	got.Description = "written again"
+	require.NoError(t, s.Endpoints().Update(ctx, got, nil))
+	again, err := s.Endpoints().Get(ctx, "p", "a")
+	require.NoError(t, err)
+	assert.Equal(t, want, string(again.Query.Variables["a"].Value))
+	var text string
+	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT query_json FROM `+endpointsTable).Scan(&text))
+	assert.Contains(t, text, `"test_value":"[\"US\",2.50]"`)
+}

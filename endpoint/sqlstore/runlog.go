@@ -97,7 +97,7 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	rows := make([][]any, len(entries))
 	for i, e := range entries {
 		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
-		b, err := json.Marshal(e)
+		b, err := json.Marshal(entryRowOf(e))
 		if err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
@@ -208,10 +208,11 @@ func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPa
 		if err := rows.Scan(&at, &seq, &text, &keyID); err != nil {
 			return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		var e driver.RunLogEntry
-		if err := json.Unmarshal([]byte(text), &e); err != nil {
+		var r entryRow
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
 			return nil, "", fmt.Errorf("sqlstore: run log entry: %w", err)
 		}
+		e := r.entry()
 		e.ProjectID, e.EndpointID, e.Seq = project, id, uint64(seq)
 		e.At = time.Unix(0, at).UTC()
 		// The key that ran has a column of its own (schema version 4), so
@@ -238,4 +239,39 @@ func (l *runLog) DeleteEndpoint(ctx context.Context, project, id string) error {
 	delete(l.pending, [2]string{project, id})
 	l.mu.Unlock()
 	return nil
+}
+
+// entryRow is the stored form (column entry) of a driver.RunLogEntry
+// without what other columns hold (project, endpoint, instant, sequence).
+type entryRow struct {
+	ExecutionID  string    `json:"execution_id"`
+	At           time.Time `json:"at"`
+	Version      int       `json:"version"`
+	DurationMS   float64   `json:"duration_ms"`
+	Rows         *int      `json:"rows"`
+	RowsRead     *int64    `json:"rows_read"`
+	BytesRead    *int64    `json:"bytes_read"`
+	Status       int       `json:"status"`
+	ErrorCode    string    `json:"error_code,omitempty"`
+	Refresh      string    `json:"refresh"`
+	Cached       bool      `json:"is_cached"`
+	Materialized bool      `json:"endpoint_materialized"`
+	Token        bool      `json:"token"`
+	TokenKeyID   string    `json:"token_kid,omitempty"`
+}
+
+func entryRowOf(e driver.RunLogEntry) entryRow {
+	return entryRow{
+		ExecutionID: e.ExecutionID, At: e.At, Version: e.Version, DurationMS: e.DurationMS,
+		Rows: e.Rows, RowsRead: e.RowsRead, BytesRead: e.BytesRead, Status: e.Status, ErrorCode: e.ErrorCode,
+		Refresh: e.Refresh, Cached: e.Cached, Materialized: e.Materialized, Token: e.Token, TokenKeyID: e.TokenKeyID,
+	}
+}
+
+func (r entryRow) entry() driver.RunLogEntry {
+	return driver.RunLogEntry{
+		ExecutionID: r.ExecutionID, At: r.At, Version: r.Version, DurationMS: r.DurationMS,
+		Rows: r.Rows, RowsRead: r.RowsRead, BytesRead: r.BytesRead, Status: r.Status, ErrorCode: r.ErrorCode,
+		Refresh: r.Refresh, Cached: r.Cached, Materialized: r.Materialized, Token: r.Token, TokenKeyID: r.TokenKeyID,
+	}
 }

@@ -76,12 +76,12 @@ func TestMigrateFromVersion1(t *testing.T) {
 			at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 			st := driver.MaterializationState{Status: driver.StatusCompleted, Attempt: "v1;", Table: "t", Built: "v1;", At: &at}
 			require.NoError(t, s.Endpoints().SetMaterialization(ctx, "p", e.ID, st))
-			got.MaterializationFreshness = driver.Seconds(time.Minute)
+			got.MaterializationFreshness = time.Minute
 			require.NoError(t, s.Endpoints().Update(ctx, got, nil))
 			got, err = s.Endpoints().Get(ctx, "p", "daily")
 			require.NoError(t, err)
 			assert.Equal(t, st, got.MaterializationState)
-			assert.Equal(t, driver.Seconds(time.Minute), got.MaterializationFreshness)
+			assert.Equal(t, time.Minute, got.MaterializationFreshness)
 			list, err := s.Endpoints().ListMaterialized(ctx)
 			require.NoError(t, err)
 			require.Len(t, list, 1)

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,9 +19,9 @@ func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 		"key":         {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{bad: {}}},
 		"variable id": {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {VariableID: bad}}},
 		"code name":   {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {CodeName: bad}}},
-		"value":       {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: bad}}},
-		"list value":  {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: []string{bad}}}},
-		"map key":     {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: map[string]any{bad: 1}}}},
+		"value":       {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: json.RawMessage(`"` + bad + `"`)}}},
+		"list value":  {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: json.RawMessage(`["` + bad + `"]`)}}},
+		"map key":     {Kind: driver.KindSQL, Variables: map[string]driver.VariableRef{"a": {Value: json.RawMessage(`{"` + bad + `":1}`)}}},
 	}
 	for name, q := range queries {
 		_, err := marshalQuery(q)

@@ -1,12 +1,14 @@
 package sqlstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
 
-// tagged is the stored form of a Go value held in an `any` field (a
-// variable's default value, a query variable's test value). Plain JSON would
+// tagged is the stored form of a Go value held in an `any` field: a
+// variable's default value, and the test value of a query variable in rows
+// written before it was kept as JSON text (see legacyJSON). Plain JSON would
 // lose the Go type: int64(7) would come back as float64(7) and []string as
 // []any, and a value read back would no longer equal the one written. The
 // tag keeps the type, so that the round trip is exact for every type that
@@ -253,4 +255,27 @@ func unmarshalValue(s string) (any, error) {
 		return nil, fmt.Errorf("decoding stored value: %w", err)
 	}
 	return decodeValue(t)
+}
+
+// legacyJSON returns the JSON text of a query variable's test value stored
+// in the tagged form by rows written before test values were kept as JSON
+// text: the text the API's decoding keeps (compact, keys sorted, < > &
+// unescaped), which the row would hold had it been written now. A null
+// comes back nil (no test value).
+func legacyJSON(t tagged) (json.RawMessage, error) {
+	v, err := decodeValue(t)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding stored %s value: %w", t.T, err)
+	}
+	text := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if string(text) == "null" {
+		return nil, nil
+	}
+	return text, nil
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // sameSettings fails t when got's materialization settings differ from
@@ -52,15 +52,15 @@ func testMaterializationSettings(t *testing.T, s driver.Store) {
 	e, v := fixture("1", "daily")
 	e.IsMaterialized = true
 	e.DataFreshnessSeconds = 3600
-	e.MaterializationFreshness = driver.Seconds(90 * time.Minute)
-	e.MaterializationBuckets = map[string]materialize.Bucket{"from": materialize.Hour, "to": materialize.Week}
+	e.MaterializationFreshness = 90 * time.Minute
+	e.MaterializationBuckets = map[string]engine.Bucket{"from": engine.Hour, "to": engine.Week}
 	e.MaterializationTailColumn = "timestamp"
 	mustCreate(t, s, e, v)
 	got := mustGet(t, s, "1", "daily")
 	sameEndpoint(t, "Get after Create", got, e)
 	sameSettings(t, "Get after Create", got, e)
 
-	e.MaterializationFreshness = driver.Seconds(time.Minute + 500*time.Millisecond)
+	e.MaterializationFreshness = time.Minute + 500*time.Millisecond
 	e.DataFreshnessSeconds = 604800
 	e.MaterializationBuckets = nil
 	e.MaterializationTailColumn = ""

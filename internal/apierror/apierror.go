@@ -1,8 +1,8 @@
-// Package apierror holds the error type of package endpoint, Error, where
-// package endpoint/driver can reach it too: the JSON decoding of a driver
-// record (a Query, a Seconds) refuses bad input with it, so that an API
-// answers that input's 400 as it answers every other. Hosts name it as
-// endpoint.Error and read its documentation there.
+// Package apierror holds the error type of package endpoint, Error, and
+// the constructors its JSON decoding of a Query or a Seconds shares with
+// the Service's checks, so that an API answers that input's 400 as it
+// answers every other. Hosts name it as endpoint.Error and read its
+// documentation there.
 package apierror
 
 import (
@@ -16,7 +16,7 @@ import (
 // exports it as endpoint.ErrInvalid.
 var ErrInvalid = errors.New("endpoint: invalid request")
 
-// The codes the decoding of driver records gives; package endpoint exports
+// The codes the decoding of a Query or a Seconds gives; package endpoint exports
 // them under the same names, with the same values.
 const (
 	CodeInvalidInput     = "invalid_input"

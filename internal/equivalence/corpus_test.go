@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -30,7 +30,7 @@ type spec struct {
 	// mat: the endpoint can be materialized on every engine; its runs are
 	// then repeated on the stored table.
 	mat     bool
-	buckets map[string]materialize.Bucket
+	buckets map[string]engine.Bucket
 	// optional are the breakdown properties a materialized insight run
 	// may omit.
 	optional []string
@@ -214,7 +214,7 @@ func sqlSpecs() []*spec {
 			sql:  shared(`SELECT grp, count(*) AS n, sum(qty) AS total, min(` + col + `) AS first FROM items WHERE ` + col + ` >= {variables.from} AND ` + col + ` < {variables.to} GROUP BY grp`),
 			runs: ranges(dateRanges...)})
 		add(&spec{name: "date_after_" + col, vars: []string{"at"}, ordered: true, mat: true,
-			buckets: map[string]materialize.Bucket{"at": materialize.Hour},
+			buckets: map[string]engine.Bucket{"at": engine.Hour},
 			sql:     shared(`SELECT count(*) AS n, max(` + col + `) AS last FROM items WHERE ` + col + ` > {variables.at}`),
 			runs:    values("at", "2025-05-01", "2025-05-01 00:00:00", "2025-05-05T00:00:00+05:30", "2025-05-31 23:00:00")})
 		add(&spec{name: "date_eq_" + col, vars: []string{"at"}, ordered: true, mat: true,
@@ -283,9 +283,9 @@ func sqlSpecs() []*spec {
 		add(&spec{name: "events_by_event_" + string(s), storage: s, vars: []string{"from", "to"}, mat: true,
 			sql:  shared(`SELECT event, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY event`),
 			runs: ranges(dateRanges...)})
-		for _, b := range []materialize.Bucket{materialize.Hour, materialize.Week, materialize.Month} {
+		for _, b := range []engine.Bucket{engine.Hour, engine.Week, engine.Month} {
 			add(&spec{name: "events_" + string(b) + "_" + string(s), storage: s, vars: []string{"from", "to"}, mat: true,
-				buckets: map[string]materialize.Bucket{"from": b, "to": b},
+				buckets: map[string]engine.Bucket{"from": b, "to": b},
 				sql:     shared(`SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY event`),
 				runs:    ranges(dateRanges...)})
 		}

@@ -171,7 +171,13 @@ var (
 		if s.kind == endpoint.KindSQL {
 			req.Query.SQL, req.Query.Variables = s.sql(d), refs(s.vars)
 			for id, ref := range req.Query.Variables {
-				ref.Value = r.vars[ref.CodeName]
+				if v, ok := r.vars[ref.CodeName]; ok {
+					text, err := json.Marshal(v)
+					if err != nil {
+						panic(err)
+					}
+					ref.Value = text
+				}
 				req.Query.Variables[id] = ref
 			}
 		} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -52,18 +53,18 @@ func fixtureEvents(t *testing.T) []lifecycleEvent {
 // second of the day to; status ->
 // users per interval, dormant negative. browser, when not "", keeps the
 // events whose $browser is exactly that text.
-func lifecycleOracle(events []lifecycleEvent, iv insight.Interval, event, browser string, from, to time.Time) map[insight.Status][]float64 {
+func lifecycleOracle(events []lifecycleEvent, iv engine.Bucket, event, browser string, from, to time.Time) map[insight.Status][]float64 {
 	bucket := func(t time.Time) time.Time {
 		switch iv {
-		case insight.Hour:
+		case engine.Hour:
 			return t.Truncate(time.Hour)
-		case insight.Week:
+		case engine.Week:
 			d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 			for d.Weekday() != time.Monday {
 				d = d.AddDate(0, 0, -1)
 			}
 			return d
-		case insight.Month:
+		case engine.Month:
 			return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 		}
 		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
@@ -138,18 +139,18 @@ func lifecycleOf(t *testing.T, res *endpoint.RunResult) map[insight.Status][]flo
 func TestLifecycleOracle(t *testing.T) {
 	events := fixtureEvents(t)
 	cases := []struct {
-		iv             insight.Interval
+		iv             engine.Bucket
 		event, browser string
 		from, to       string // the saved range
 		runFrom, runTo string // date_from and date_to of a run
 	}{
-		{insight.Day, "$pageview", "", "2025-04-20", "2025-05-31", "2025-05-03", "2025-05-13"},
-		{insight.Week, "purchase", "Chrome", "2025-03-05", "2025-05-21", "2025-04-01", "2025-05-31"},
-		{insight.Month, "", "", "2025-03-01", "2025-05-31", "2025-04-15", "2025-05-01"},
-		{insight.Hour, "$pageview", "", "2025-05-04", "2025-05-06", "2025-05-05", "2025-05-05"},
+		{engine.Day, "$pageview", "", "2025-04-20", "2025-05-31", "2025-05-03", "2025-05-13"},
+		{engine.Week, "purchase", "Chrome", "2025-03-05", "2025-05-21", "2025-04-01", "2025-05-31"},
+		{engine.Month, "", "", "2025-03-01", "2025-05-31", "2025-04-15", "2025-05-01"},
+		{engine.Hour, "$pageview", "", "2025-05-04", "2025-05-06", "2025-05-05", "2025-05-05"},
 		// The most intervals a lifecycle takes: interval numbers past 255
 		// (ClickHouse's UInt8), the longest statement.
-		{insight.Hour, "signed_up", "", "2025-01-27", "2025-05-31", "2025-05-20", "2025-05-31"}, // MaxLifecycleIntervals
+		{engine.Hour, "signed_up", "", "2025-01-27", "2025-05-31", "2025-05-20", "2025-05-31"}, // MaxLifecycleIntervals
 	}
 	for _, tg := range targets {
 		t.Run(tg.d.name, func(t *testing.T) {

@@ -304,9 +304,9 @@ type stats struct {
 // run executes query with its arguments as the parameters p1, p2, ...;
 // around, when set, are two statements run just before and just after it
 // on the same session (the second whatever the query did).
-func (x *Executor) run(ctx context.Context, query, format string, args []any, around []string) ([]byte, stats, error) {
+func (x *Executor) run(ctx context.Context, query, format string, args []any, around []string) (string, stats, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, stats{}, fmt.Errorf("chdb: %w", err)
+		return "", stats{}, fmt.Errorf("chdb: %w", err)
 	}
 	names := make([]*C.char, len(args))
 	values := make([]*C.char, len(args))
@@ -315,7 +315,7 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, ar
 	for i, a := range args {
 		s, ok := a.(string)
 		if !ok {
-			return nil, stats{}, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
+			return "", stats{}, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
 		}
 		name := engine.ClickHouse.ArgName(i + 1)
 		value := chparam.Escape(s)
@@ -332,44 +332,44 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, ar
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.conn == nil {
-		return nil, stats{}, ErrClosed
+		return "", stats{}, ErrClosed
 	}
 	if len(around) == 2 && around[0] != "" {
 		if _, _, err := x.query(around[0], "Null", nil, nil, nil, nil, 0); err != nil {
-			return nil, stats{}, err
+			return "", stats{}, err
 		}
 		defer x.query(around[1], "Null", nil, nil, nil, nil, 0) //nolint:errcheck // a failure shows on the next statement
 	}
 	out, st, err := x.query(query, format, pn, pnl, pv, pvl, len(args))
 	if err != nil {
-		return nil, stats{}, err
+		return "", stats{}, err
 	}
 	return out, st, ctx.Err()
 }
 
 // query runs one statement on the connection; x.mu is held.
-func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int) ([]byte, stats, error) {
+func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int) (string, stats, error) {
 	cq, cf := C.CString(query), C.CString(format)
 	defer C.free(unsafe.Pointer(cq))
 	defer C.free(unsafe.Pointer(cf))
 	res := C.chdb_query_with_params_n(*x.conn, cq, C.size_t(len(query)), cf, C.size_t(len(format)),
 		pn, pnl, pv, pvl, C.size_t(n))
 	if res == nil {
-		return nil, stats{}, errors.New("chdb: the query returned no result")
+		return "", stats{}, errors.New("chdb: the query returned no result")
 	}
 	defer C.chdb_destroy_query_result(res)
 	if msg := C.chdb_result_error(res); msg != nil {
 		x.drain()
 		text := C.GoString(msg)
 		if strings.Contains(text, "TIMEOUT_EXCEEDED") || strings.Contains(text, "Timeout exceeded") {
-			return nil, stats{}, fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
+			return "", stats{}, fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
 		}
-		return nil, stats{}, queryError(text)
+		return "", stats{}, queryError(text)
 	}
 	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res))}
 	size := C.chdb_result_length(res)
 	if size == 0 {
-		return nil, st, nil
+		return "", st, nil
 	}
-	return C.GoBytes(unsafe.Pointer(C.chdb_result_buffer(res)), C.int(size)), st, nil
+	return C.GoStringN(C.chdb_result_buffer(res), C.int(size)), st, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -25,10 +26,68 @@ const resultFormat = "RowBinaryWithNamesAndTypes"
 // errShort is the error of an answer that ends inside a value.
 var errShort = errors.New("the answer ends inside a value")
 
-// reader reads RowBinary values from an answer.
+// reader reads RowBinary values from an answer: b is s's bytes, read
+// only, and each string value is a part of s, so that reading one copies
+// nothing (the values keep the answer's memory alive, which is about
+// their size).
 type reader struct {
+	s   string
 	b   []byte
 	off int
+	boxes
+}
+
+// boxBlock is how many values of a kind boxes allocates at once.
+const boxBlock = 256
+
+// boxes puts strings and integers into interface values from blocks of
+// boxBlock, one allocation a block where Go's conversion to any makes one
+// a value (most of what reading a large answer costs): the interface
+// points into the block, as it would point to a value of its own. A block
+// is never written again once a value of it is boxed.
+type boxes struct {
+	strs []string
+	ints []int64
+}
+
+// eface is the layout of an interface value without methods (any).
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+var (
+	stringType = typeOf("")
+	int64Type  = typeOf(int64(0))
+)
+
+func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+func (bx *boxes) str(v string) any {
+	if v == "" {
+		return v
+	}
+	if len(bx.strs) == 0 {
+		bx.strs = make([]string, boxBlock)
+	}
+	p := &bx.strs[0]
+	*p, bx.strs = v, bx.strs[1:]
+	var a any
+	*(*eface)(unsafe.Pointer(&a)) = eface{typ: stringType, data: unsafe.Pointer(p)}
+	return a
+}
+
+func (bx *boxes) int(v int64) any {
+	if v >= 0 && v < 256 {
+		return v // Go boxes these without allocating
+	}
+	if len(bx.ints) == 0 {
+		bx.ints = make([]int64, boxBlock)
+	}
+	p := &bx.ints[0]
+	*p, bx.ints = v, bx.ints[1:]
+	var a any
+	*(*eface)(unsafe.Pointer(&a)) = eface{typ: int64Type, data: unsafe.Pointer(p)}
+	return a
 }
 
 func (r *reader) next(n int) ([]byte, error) {
@@ -65,8 +124,9 @@ func (r *reader) string() (string, error) {
 	if n > uint64(len(r.b)-r.off) {
 		return "", errShort
 	}
-	p, _ := r.next(int(n))
-	return string(p), nil
+	v := r.s[r.off : r.off+int(n)]
+	r.off += int(n)
+	return v, nil
 }
 
 // decoder reads one value of a column's type.
@@ -75,12 +135,12 @@ type decoder func(r *reader) (any, error)
 // decode reads a RowBinaryWithNamesAndTypes answer into a Result: at most
 // b.MaxRows rows (all when 0), failing once they weigh more than
 // b.MaxBytes (when set), as driver.RowBytes weighs them.
-func decode(out []byte, b driver.Bounds) (*driver.Result, error) {
+func decode(out string, b driver.Bounds) (*driver.Result, error) {
 	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
 	if len(out) == 0 {
 		return res, nil
 	}
-	r := &reader{b: out}
+	r := &reader{s: out, b: unsafe.Slice(unsafe.StringData(out), len(out))}
 	n, err := r.uvarint()
 	if err != nil || n > uint64(len(out)) {
 		return nil, fmt.Errorf("chdb: reading the answer's columns: %w", errShort)
@@ -100,9 +160,24 @@ func decode(out []byte, b driver.Bounds) (*driver.Result, error) {
 			return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 		}
 	}
+	// At most as many rows as the rest holds of the smallest row, and
+	// b.MaxRows.
+	if rows := (len(out) - r.off) / max(1, minRow(res.Types)); b.MaxRows <= 0 || rows < b.MaxRows {
+		res.Rows = make([][]any, 0, rows)
+	} else {
+		res.Rows = make([][]any, 0, b.MaxRows)
+	}
 	var size int64
+	// The rows' values are cut from blocks of rowBlock rows: one
+	// allocation a block, not one a row.
+	const rowBlock = 256
+	var block []any
 	for r.off < len(r.b) && (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) {
-		row := make([]any, n)
+		if len(block) < int(n) {
+			block = make([]any, int(n)*rowBlock)
+		}
+		row := block[:n:n]
+		block = block[n:]
 		for i, dec := range decs {
 			if row[i], err = dec(r); err != nil {
 				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
@@ -251,8 +326,10 @@ func decoderOf(typ string) (decoder, error) {
 			break
 		}
 		return func(r *reader) (any, error) {
-			p, err := r.next(n)
-			return string(p), err
+			if _, err := r.next(n); err != nil {
+				return nil, err
+			}
+			return r.s[r.off-n : r.off], nil
 		}, nil
 	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
 		return decimalDecoder(name, args)
@@ -295,8 +372,10 @@ func scalarDecoder(typ string) (decoder, error) {
 	case "Int16":
 		return fixed(2, func(p []byte) any { return int64(int16(le.Uint16(p))) }), nil
 	case "Int32":
-		return fixed(4, func(p []byte) any { return int64(int32(le.Uint32(p))) }), nil
-	case "Int64", "IntervalNanosecond", "IntervalMicrosecond", "IntervalMillisecond", "IntervalSecond", "IntervalMinute",
+		return boxedInt(4, func(p []byte) int64 { return int64(int32(le.Uint32(p))) }), nil
+	case "Int64":
+		return boxedInt(8, func(p []byte) int64 { return int64(le.Uint64(p)) }), nil
+	case "IntervalNanosecond", "IntervalMicrosecond", "IntervalMillisecond", "IntervalSecond", "IntervalMinute",
 		"IntervalHour", "IntervalDay", "IntervalWeek", "IntervalMonth", "IntervalQuarter", "IntervalYear":
 		return fixed(8, func(p []byte) any { return int64(le.Uint64(p)) }), nil
 	case "UInt8":
@@ -304,14 +383,18 @@ func scalarDecoder(typ string) (decoder, error) {
 	case "UInt16":
 		return fixed(2, func(p []byte) any { return int64(le.Uint16(p)) }), nil
 	case "UInt32":
-		return fixed(4, func(p []byte) any { return int64(le.Uint32(p)) }), nil
+		return boxedInt(4, func(p []byte) int64 { return int64(le.Uint32(p)) }), nil
 	case "UInt64":
-		return fixed(8, func(p []byte) any {
-			if u := le.Uint64(p); u <= math.MaxInt64 {
-				return int64(u)
+		return func(r *reader) (any, error) {
+			p, err := r.next(8)
+			if err != nil {
+				return nil, err
 			}
-			return strconv.FormatUint(le.Uint64(p), 10)
-		}), nil
+			if u := le.Uint64(p); u <= math.MaxInt64 {
+				return r.int(int64(u)), nil
+			}
+			return strconv.FormatUint(le.Uint64(p), 10), nil
+		}, nil
 	case "Int128", "Int256", "UInt128", "UInt256":
 		size := 16
 		if strings.HasSuffix(typ, "256") {
@@ -347,7 +430,13 @@ func scalarDecoder(typ string) (decoder, error) {
 	case "Bool":
 		return fixed(1, func(p []byte) any { return p[0] != 0 }), nil
 	case "String":
-		return func(r *reader) (any, error) { return r.string() }, nil
+		return func(r *reader) (any, error) {
+			v, err := r.string()
+			if err != nil {
+				return nil, err
+			}
+			return r.str(v), nil
+		}, nil
 	case "Date":
 		return fixed(2, func(p []byte) any { return time.Unix(int64(le.Uint16(p))*86400, 0).UTC() }), nil
 	case "Date32":
@@ -374,6 +463,17 @@ func scalarDecoder(typ string) (decoder, error) {
 		return func(r *reader) (any, error) { return nil, nil }, nil
 	}
 	return nil, fmt.Errorf("type %s is not one the executor reads; cast it (toString)", typ)
+}
+
+// boxedInt is the decoder of an integer of n bytes read by f.
+func boxedInt(n int, f func([]byte) int64) decoder {
+	return func(r *reader) (any, error) {
+		p, err := r.next(n)
+		if err != nil {
+			return nil, err
+		}
+		return r.int(f(p)), nil
+	}
 }
 
 // fixed is the decoder of a value of n bytes converted by f.
@@ -530,4 +630,26 @@ func unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// minRow is the fewest bytes a row of columns of types takes: its
+// fixed-size values' bytes and one for each other (a string's length, a
+// Nullable's flag, an array's size).
+func minRow(types []string) int {
+	n := 0
+	for _, t := range types {
+		switch t {
+		case "Int8", "UInt8", "Bool":
+			n++
+		case "Int16", "UInt16", "Date":
+			n += 2
+		case "Int32", "UInt32", "Float32", "Date32", "DateTime":
+			n += 4
+		case "Int64", "UInt64", "Float64":
+			n += 8
+		default:
+			n++
+		}
+	}
+	return n
 }

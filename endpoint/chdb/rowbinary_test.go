@@ -87,7 +87,7 @@ func TestBinaryUnknownType(t *testing.T) {
 // a short read.
 func TestBinaryTruncated(t *testing.T) {
 	// 1 column "n" of type Int64 and a value of 3 bytes.
-	out := []byte{1, 1, 'n', 5, 'I', 'n', 't', '6', '4', 1, 2, 3}
+	out := string([]byte{1, 1, 'n', 5, 'I', 'n', 't', '6', '4', 1, 2, 3})
 	_, err := decode(out, driver.Bounds{})
 	require.ErrorIs(t, err, errShort)
 	_, err = decode(out[:4], driver.Bounds{})

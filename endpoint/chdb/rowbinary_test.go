@@ -4,6 +4,7 @@ package chdb
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -130,13 +131,17 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 }
 
 // TestMemoryLimit: a query past its memory limit (the default, 1 GiB)
-// fails with the engine's error; the engine refuses the allocation before
-// it makes it.
+// fails with the engine's error, the query's fault, naming the setting;
+// the engine refuses the allocation before it makes it.
 func TestMemoryLimit(t *testing.T) {
 	x := executor(t)
 	_, err := x.Query(context.Background(), stmt.New("SELECT length(range(300000000)) AS n", nil), driver.Bounds{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "MEMORY_LIMIT_EXCEEDED")
+	var qe *driver.QueryError
+	require.ErrorAs(t, err, &qe)
+	assert.Contains(t, qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)")
+	assert.NotContains(t, qe.Message, "SELECT", "not the statement it ran")
+	assert.Contains(t, errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED")
 }
 
 // TestMaxRowsStopsTheEngine: a run's row bound stops the engine near it

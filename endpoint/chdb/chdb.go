@@ -99,7 +99,8 @@ var ErrClosed = errors.New("chdb: executor closed")
 // (DefaultMaxMemoryUsage, or WithMaxMemoryUsage) and
 // max_bytes_before_external_group_by
 // (DefaultMaxBytesBeforeExternalGroupBy, or
-// WithMaxBytesBeforeExternalGroupBy).
+// WithMaxBytesBeforeExternalGroupBy); the session has the same limits,
+// for the statements of Exec and Load, which carry none.
 func Open(dir string, opts ...Option) (*Executor, error) {
 	o := options{maxMemory: DefaultMaxMemoryUsage, externalGroupBy: DefaultMaxBytesBeforeExternalGroupBy}
 	for _, f := range opts {
@@ -119,7 +120,12 @@ func Open(dir string, opts ...Option) (*Executor, error) {
 		return nil, fmt.Errorf("chdb: cannot start with data in %q", dir)
 	}
 	x := &Executor{conn: conn, limits: limitsOf(o)}
-	for _, stmt := range session {
+	// The memory limits are the session's too, for the statements that
+	// carry no SETTINGS clause (Exec, Load: a refresh's CREATE TABLE ...
+	// AS SELECT is bounded as a run is).
+	mem := "SET max_memory_usage = " + strconv.FormatInt(o.maxMemory, 10) +
+		", max_bytes_before_external_group_by = " + strconv.FormatInt(o.externalGroupBy, 10)
+	for _, stmt := range append(session[:len(session):len(session)], mem) {
 		if _, _, err := x.run(context.Background(), stmt, "Null", nil, nil); err != nil {
 			x.Close()
 			return nil, err

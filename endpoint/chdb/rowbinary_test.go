@@ -142,6 +142,12 @@ func TestMemoryLimit(t *testing.T) {
 	assert.Contains(t, qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)")
 	assert.NotContains(t, qe.Message, "SELECT", "not the statement it ran")
 	assert.Contains(t, errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED")
+
+	// A statement without SETTINGS (a refresh's, the host's) has the
+	// session's limit.
+	err = x.Exec(context.Background(), []driver.Statement{stmt.New("CREATE TEMPORARY TABLE big AS SELECT length(range(300000000)) AS n", nil)}, false)
+	require.ErrorAs(t, err, &qe)
+	assert.Contains(t, qe.Message, "max_memory_usage")
 }
 
 // TestMaxRowsStopsTheEngine: a run's row bound stops the engine near it

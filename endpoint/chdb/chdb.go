@@ -19,13 +19,14 @@ chdb_result * chdb_query_with_params_n(chdb_connection conn, const char * query,
 char * chdb_result_buffer(chdb_result * result);
 size_t chdb_result_length(chdb_result * result);
 const char * chdb_result_error(chdb_result * result);
+uint64_t chdb_result_storage_rows_read(chdb_result * result);
+uint64_t chdb_result_storage_bytes_read(chdb_result * result);
 void chdb_destroy_query_result(chdb_result * result);
 */
 import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -46,6 +47,43 @@ import (
 type Executor struct {
 	mu   sync.Mutex
 	conn *C.chdb_connection
+	// limits is the start of every query's SETTINGS clause: the memory
+	// limits and the answer's format settings, which are the same for
+	// every query.
+	limits string
+}
+
+// DefaultMaxMemoryUsage is the memory one query may use on the engine
+// (ClickHouse's max_memory_usage) unless WithMaxMemoryUsage says
+// otherwise: 1 GiB.
+const DefaultMaxMemoryUsage = 1 << 30
+
+// DefaultMaxBytesBeforeExternalGroupBy is the memory a GROUP BY uses
+// before it spills to disk (ClickHouse's
+// max_bytes_before_external_group_by) unless
+// WithMaxBytesBeforeExternalGroupBy says otherwise: half of
+// DefaultMaxMemoryUsage.
+const DefaultMaxBytesBeforeExternalGroupBy = DefaultMaxMemoryUsage / 2
+
+// Option configures an Executor.
+type Option func(*options)
+
+type options struct {
+	maxMemory, externalGroupBy int64
+}
+
+// WithMaxMemoryUsage sets the memory one query may use, sent with each
+// query as max_memory_usage: a query past it fails with the engine's
+// MEMORY_LIMIT_EXCEEDED. 0 or less lifts the limit.
+func WithMaxMemoryUsage(n int64) Option {
+	return func(o *options) { o.maxMemory = max(n, 0) }
+}
+
+// WithMaxBytesBeforeExternalGroupBy sets the memory a GROUP BY uses before
+// it spills to disk, sent with each query as
+// max_bytes_before_external_group_by. 0 or less never spills.
+func WithMaxBytesBeforeExternalGroupBy(n int64) Option {
+	return func(o *options) { o.externalGroupBy = max(n, 0) }
 }
 
 var _ driver.Executor = (*Executor)(nil)
@@ -56,7 +94,18 @@ var ErrClosed = errors.New("chdb: executor closed")
 // Open starts chDB keeping its data in dir ("" for memory only). chDB
 // runs one engine per process with one data path: open one Executor per
 // process and keep it open.
-func Open(dir string) (*Executor, error) {
+//
+// Each query carries its limits in a SETTINGS clause: max_memory_usage
+// (DefaultMaxMemoryUsage, or WithMaxMemoryUsage) and
+// max_bytes_before_external_group_by
+// (DefaultMaxBytesBeforeExternalGroupBy, or
+// WithMaxBytesBeforeExternalGroupBy); the session has the same limits,
+// for the statements of Exec and Load, which carry none.
+func Open(dir string, opts ...Option) (*Executor, error) {
+	o := options{maxMemory: DefaultMaxMemoryUsage, externalGroupBy: DefaultMaxBytesBeforeExternalGroupBy}
+	for _, f := range opts {
+		f(&o)
+	}
 	args := []string{"endpointkit"}
 	if dir != "" {
 		args = append(args, "--path="+dir)
@@ -70,9 +119,14 @@ func Open(dir string) (*Executor, error) {
 	if conn == nil {
 		return nil, fmt.Errorf("chdb: cannot start with data in %q", dir)
 	}
-	x := &Executor{conn: conn}
-	for _, stmt := range session {
-		if _, err := x.run(context.Background(), stmt, "Null", nil, nil); err != nil {
+	x := &Executor{conn: conn, limits: limitsOf(o)}
+	// The memory limits are the session's too, for the statements that
+	// carry no SETTINGS clause (Exec, Load: a refresh's CREATE TABLE ...
+	// AS SELECT is bounded as a run is).
+	mem := "SET max_memory_usage = " + strconv.FormatInt(o.maxMemory, 10) +
+		", max_bytes_before_external_group_by = " + strconv.FormatInt(o.externalGroupBy, 10)
+	for _, stmt := range append(session[:len(session):len(session)], mem) {
+		if _, _, err := x.run(context.Background(), stmt, "Null", nil, nil); err != nil {
 			x.Close()
 			return nil, err
 		}
@@ -91,6 +145,15 @@ var session = []string{
 	"SET date_time_output_format = 'iso'",
 }
 
+// limitsOf is the start of every query's SETTINGS clause under o.
+func limitsOf(o options) string {
+	return "max_memory_usage = " + strconv.FormatInt(o.maxMemory, 10) +
+		", max_bytes_before_external_group_by = " + strconv.FormatInt(o.externalGroupBy, 10) +
+		// A JSON column's values as their text (the decoder reads no JSON
+		// type).
+		", output_format_binary_write_json_as_string = 1"
+}
+
 // Close closes the connection; the engine stops with its last connection.
 func (x *Executor) Close() error {
 	x.mu.Lock()
@@ -107,24 +170,26 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 
 // Query implements driver.Executor. Columns carry ClickHouse's type names;
 // integers come back as int64, floats as float64, text as string, Date and
-// DateTime values as time.Time in UTC, and NULL as nil. RowsRead and
-// BytesRead are the engine's statistics of the query. The query runs with
-// the settings of the engine's guard (engine.ClickHouse.Guard), written
-// after it: session_timezone, the time limit as max_execution_time, and
-// readonly, so that a query cannot write.
+// DateTime values as time.Time in UTC, and NULL as nil (see decoderOf for
+// every type). RowsRead and BytesRead are the engine's statistics of the
+// query. The query carries its settings in a SETTINGS clause written after
+// it, not in statements of their own: the memory limits (see Open), the
+// result bounds, and the settings of the engine's guard
+// (engine.ClickHouse.Guard): session_timezone, the time limit as
+// max_execution_time, and readonly last, so that a query cannot write.
+// chDB answers in RowBinaryWithNamesAndTypes, which the executor reads
+// straight into values.
 //
 // Where each bound is enforced: b.Timeout by the engine, as
 // max_execution_time (the sooner of b.Timeout and ctx's deadline), and by
 // ctx, checked before and after the statement (a call into chDB cannot be
-// interrupted). b.MaxRows and b.MaxBytes only by this executor, on the
-// engine's answer: chDB computes the whole result and hands it over as
-// one JSON buffer, which Query splits into rows whole and of which it
-// converts at most b.MaxRows rows to values, weighing each as it is
-// converted and failing at the first past b.MaxBytes. The engine's own
-// result limits (max_result_rows, max_result_bytes) are not used: chDB
-// 26.5 hangs on the statement after one that a result limit stopped. So
-// a bound saves the conversion and the memory of the rows' values, not
-// the engine's work nor the buffer.
+// interrupted). b.MaxRows by the engine, as max_result_rows with
+// result_overflow_mode = 'break' (it stops at the end of the block that
+// reaches the bound, as at a LIMIT), and by the executor, which reads at
+// most b.MaxRows rows of the answer. b.MaxBytes by the executor, which
+// weighs each row as it reads it and fails at the first past the bound
+// (with 'break' the engine would answer a part of the rows, not fail, so
+// it is not sent the bound).
 func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	ctx, cancel := driver.BoundContext(ctx, b.Timeout)
 	defer cancel()
@@ -139,18 +204,39 @@ func (x *Executor) Read(ctx context.Context, query string, args []any) (*driver.
 	return x.read(ctx, query, args, driver.Bounds{})
 }
 
-// read runs query under the engine's guard and decodes its answer within
-// b's rows and bytes.
+// read runs query with its settings and decodes its answer within b's rows
+// and bytes.
 func (x *Executor) read(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
-	var settings []string
-	for _, s := range engine.ClickHouse.Guard(timeout(ctx), false).Settings {
-		settings = append(settings, s.Name+" = "+settingValue(s.Value))
-	}
-	out, err := x.run(ctx, query+" SETTINGS "+strings.Join(settings, ", "), "JSONCompact", args, nil)
+	out, stats, err := x.run(ctx, x.withSettings(query, timeout(ctx), b), resultFormat, args, nil)
 	if err != nil {
 		return nil, err
 	}
-	return decode(out, b)
+	res, err := decode(out, b)
+	if err != nil {
+		return nil, err
+	}
+	res.RowsRead, res.BytesRead = &stats.rows, &stats.bytes
+	return res, nil
+}
+
+// withSettings is query with its SETTINGS clause (see Query).
+func (x *Executor) withSettings(query string, timeout time.Duration, b driver.Bounds) string {
+	q := make([]byte, 0, len(query)+len(x.limits)+160)
+	q = append(q, query...)
+	q = append(q, " SETTINGS "...)
+	q = append(q, x.limits...)
+	if b.MaxRows > 0 {
+		q = append(q, ", max_result_rows = "...)
+		q = strconv.AppendInt(q, int64(b.MaxRows), 10)
+		q = append(q, ", result_overflow_mode = 'break'"...)
+	}
+	for _, s := range engine.ClickHouse.Guard(timeout, false).Settings {
+		q = append(q, ", "...)
+		q = append(q, s.Name...)
+		q = append(q, " = "...)
+		q = append(q, settingValue(s.Value)...)
+	}
+	return string(q)
 }
 
 // Exec implements driver.Executor. chDB has no transactions: the
@@ -176,7 +262,7 @@ func (x *Executor) Load(ctx context.Context, query string, args []any) error {
 	if t := timeout(ctx); t > 0 {
 		around = [2]string{"SET max_execution_time = " + strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10), "SET max_execution_time = 0"}
 	}
-	_, err := x.run(ctx, query, "Null", args, around[:])
+	_, _, err := x.run(ctx, query, "Null", args, around[:])
 	return err
 }
 
@@ -197,12 +283,36 @@ func settingValue(v string) string {
 	return string(engine.ClickHouse.AppendString(nil, v))
 }
 
+// drainQuery is the statement drain runs.
+var drainQuery = C.CString("SELECT 1")
+
+// drainFormat is the format drain asks for: no output of its own.
+var drainFormat = C.CString("Null")
+
+// drain runs a statement that answers nothing after one that failed; x.mu
+// is held. chDB 26.5 keeps what a statement that failed while it ran had
+// written of its answer (its header, rows of the blocks before the error)
+// and hands it to the next statement that succeeds, before that
+// statement's own answer: a query would read another's rows. The drained
+// answer is dropped.
+func (x *Executor) drain() {
+	res := C.chdb_query_with_params_n(*x.conn, drainQuery, 8, drainFormat, 4, nil, nil, nil, nil, 0)
+	if res != nil {
+		C.chdb_destroy_query_result(res)
+	}
+}
+
+// stats are what the engine read to answer a query.
+type stats struct {
+	rows, bytes int64
+}
+
 // run executes query with its arguments as the parameters p1, p2, ...;
 // around, when set, are two statements run just before and just after it
 // on the same session (the second whatever the query did).
-func (x *Executor) run(ctx context.Context, query, format string, args []any, around []string) ([]byte, error) {
+func (x *Executor) run(ctx context.Context, query, format string, args []any, around []string) (string, stats, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("chdb: %w", err)
+		return "", stats{}, fmt.Errorf("chdb: %w", err)
 	}
 	names := make([]*C.char, len(args))
 	values := make([]*C.char, len(args))
@@ -211,7 +321,7 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, ar
 	for i, a := range args {
 		s, ok := a.(string)
 		if !ok {
-			return nil, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
+			return "", stats{}, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
 		}
 		name := engine.ClickHouse.ArgName(i + 1)
 		value := chparam.Escape(s)
@@ -228,147 +338,44 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, ar
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.conn == nil {
-		return nil, ErrClosed
+		return "", stats{}, ErrClosed
 	}
 	if len(around) == 2 && around[0] != "" {
-		if _, err := x.query(around[0], "Null", nil, nil, nil, nil, 0); err != nil {
-			return nil, err
+		if _, _, err := x.query(around[0], "Null", nil, nil, nil, nil, 0); err != nil {
+			return "", stats{}, err
 		}
 		defer x.query(around[1], "Null", nil, nil, nil, nil, 0) //nolint:errcheck // a failure shows on the next statement
 	}
-	out, err := x.query(query, format, pn, pnl, pv, pvl, len(args))
+	out, st, err := x.query(query, format, pn, pnl, pv, pvl, len(args))
 	if err != nil {
-		return nil, err
+		return "", stats{}, err
 	}
-	return out, ctx.Err()
+	return out, st, ctx.Err()
 }
 
 // query runs one statement on the connection; x.mu is held.
-func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int) ([]byte, error) {
+func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int) (string, stats, error) {
 	cq, cf := C.CString(query), C.CString(format)
 	defer C.free(unsafe.Pointer(cq))
 	defer C.free(unsafe.Pointer(cf))
 	res := C.chdb_query_with_params_n(*x.conn, cq, C.size_t(len(query)), cf, C.size_t(len(format)),
 		pn, pnl, pv, pvl, C.size_t(n))
 	if res == nil {
-		return nil, errors.New("chdb: the query returned no result")
+		return "", stats{}, errors.New("chdb: the query returned no result")
 	}
 	defer C.chdb_destroy_query_result(res)
 	if msg := C.chdb_result_error(res); msg != nil {
+		x.drain()
 		text := C.GoString(msg)
 		if strings.Contains(text, "TIMEOUT_EXCEEDED") || strings.Contains(text, "Timeout exceeded") {
-			return nil, fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
+			return "", stats{}, fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
 		}
-		return nil, queryError(text)
+		return "", stats{}, queryError(text)
 	}
+	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res))}
 	size := C.chdb_result_length(res)
 	if size == 0 {
-		return nil, nil
+		return "", st, nil
 	}
-	return C.GoBytes(unsafe.Pointer(C.chdb_result_buffer(res)), C.int(size)), nil
-}
-
-// compact is ClickHouse's JSONCompact output, whose statistics are what
-// the engine read to answer.
-type compact struct {
-	Meta []struct {
-		Name string `json:"name"`
-		Type string `json:"type"`
-	} `json:"meta"`
-	Data       [][]json.RawMessage `json:"data"`
-	Statistics *struct {
-		RowsRead  *int64 `json:"rows_read"`
-		BytesRead *int64 `json:"bytes_read"`
-	} `json:"statistics"`
-}
-
-// decode reads JSONCompact output into a Result: at most b.MaxRows rows
-// (all when 0), failing once they weigh more than b.MaxBytes (when set).
-func decode(out []byte, b driver.Bounds) (*driver.Result, error) {
-	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
-	if len(out) == 0 {
-		return res, nil
-	}
-	var c compact
-	if err := json.Unmarshal(out, &c); err != nil {
-		return nil, fmt.Errorf("chdb: reading the answer: %w", err)
-	}
-	for _, m := range c.Meta {
-		res.Columns = append(res.Columns, m.Name)
-		res.Types = append(res.Types, m.Type)
-	}
-	if c.Statistics != nil {
-		res.RowsRead, res.BytesRead = c.Statistics.RowsRead, c.Statistics.BytesRead
-	}
-	var size int64
-	for _, raw := range c.Data {
-		if b.MaxRows > 0 && len(res.Rows) >= b.MaxRows {
-			break
-		}
-		row := make([]any, len(raw))
-		for i, v := range raw {
-			val, err := value(res.Types[i], v)
-			if err != nil {
-				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
-			}
-			row[i] = val
-		}
-		if size += driver.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
-			return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	return res, nil
-}
-
-// value converts one JSON value of a column of type typ.
-func value(typ string, raw json.RawMessage) (any, error) {
-	if string(raw) == "null" {
-		return nil, nil
-	}
-	base := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(typ, "Nullable("), "LowCardinality("), ")")
-	switch {
-	case strings.HasPrefix(base, "Int"), strings.HasPrefix(base, "UInt"):
-		var s json.Number
-		if err := json.Unmarshal(unquote(raw), &s); err != nil {
-			return nil, err
-		}
-		if n, err := s.Int64(); err == nil {
-			return n, nil
-		}
-		return s.String(), nil
-	case strings.HasPrefix(base, "Float"), strings.HasPrefix(base, "Decimal"):
-		var f float64
-		err := json.Unmarshal(unquote(raw), &f)
-		return f, err
-	case base == "Bool":
-		var b bool
-		err := json.Unmarshal(raw, &b)
-		return b, err
-	case strings.HasPrefix(base, "DateTime"), strings.HasPrefix(base, "Date"):
-		// ISO 8601 UTC (date_time_output_format, see session); a Date is
-		// its day.
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		layout := time.RFC3339Nano
-		if !strings.HasPrefix(base, "DateTime") {
-			layout = time.DateOnly
-		}
-		return time.Parse(layout, s)
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return string(raw), nil
-	}
-	return s, nil
-}
-
-// unquote strips the quotes ClickHouse puts around 64-bit integers.
-func unquote(raw json.RawMessage) json.RawMessage {
-	if len(raw) >= 2 && raw[0] == '"' {
-		return raw[1 : len(raw)-1]
-	}
-	return raw
+	return C.GoStringN(C.chdb_result_buffer(res), C.int(size)), st, nil
 }

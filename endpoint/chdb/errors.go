@@ -15,7 +15,7 @@ import (
 func queryError(text string) error {
 	err := fmt.Errorf("chdb: %s", text)
 	code, msg, ok := chfault.Parse(text)
-	if !ok || !chfault.Query(code) {
+	if !ok || !chfault.Fault(code, msg) {
 		return err
 	}
 	if msg = chfault.Message(msg); msg == "" {

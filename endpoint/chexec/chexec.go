@@ -9,8 +9,12 @@
 // statement carries its settings: those of the Executor, then those of the
 // engine's guard (session_timezone = 'UTC', max_execution_time from the
 // context's deadline), and readonly = 2 for queries (no writes, settings
-// still allowed); a query with a byte bound also carries max_result_bytes
-// (see RequestBounded).
+// still allowed) and the memory limits, max_memory_usage
+// (DefaultMaxMemoryUsage) and max_bytes_before_external_group_by
+// (DefaultMaxBytesBeforeExternalGroupBy) unless the Executor's settings
+// name them; a query with a byte bound also carries max_result_bytes (see
+// RequestBounded). Nothing is sent as a statement of its own: the settings
+// travel with the query in the native protocol.
 //
 // On a cluster, give the executor the engine of the cluster
 // (WithEngine(engine.ClickHouseCluster(name))): the stored tables of
@@ -93,8 +97,9 @@ type Request struct {
 // Request returns what the executor sends for query and args under ctx:
 // the arguments as parameters p1, p2, ..., the Executor's settings, the
 // engine guard's (session_timezone, and the context's remaining time as
-// max_execution_time, whole seconds, at least 1), and readonly = 2 when
-// the statement is a query (read).
+// max_execution_time, whole seconds, at least 1), and readonly = 2 and
+// the memory limits' defaults (where the Executor's settings give none)
+// when the statement is a query (read).
 func (x *Executor) Request(ctx context.Context, query string, args []any, read bool) (Request, error) {
 	r := Request{Query: query, Parameters: make(map[string]string, len(args)), Settings: make(map[string]any, len(x.settings)+2)}
 	for i, a := range args {
@@ -118,9 +123,25 @@ func (x *Executor) Request(ctx context.Context, query string, args []any, read b
 	}
 	if read {
 		r.Settings["readonly"] = 2
+		for k, v := range map[string]int64{"max_memory_usage": DefaultMaxMemoryUsage, "max_bytes_before_external_group_by": DefaultMaxBytesBeforeExternalGroupBy} {
+			if _, ok := x.settings[k]; !ok {
+				r.Settings[k] = v
+			}
+		}
 	}
 	return r, nil
 }
+
+// DefaultMaxMemoryUsage is the memory one query may use on the server
+// (max_memory_usage, sent with each query) unless the Executor's settings
+// give max_memory_usage: 1 GiB.
+const DefaultMaxMemoryUsage = 1 << 30
+
+// DefaultMaxBytesBeforeExternalGroupBy is the memory a query's GROUP BY
+// uses before it spills to disk (max_bytes_before_external_group_by, sent
+// with each query) unless the Executor's settings give it: half of
+// DefaultMaxMemoryUsage.
+const DefaultMaxBytesBeforeExternalGroupBy = DefaultMaxMemoryUsage / 2
 
 // settingValue is a guard's setting as clickhouse-go sends it: an integer
 // as a number, other values as text.

@@ -39,7 +39,8 @@ func TestRequestGolden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
 	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
-	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2}, r.Settings)
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2,
+		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
 
 	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
 	require.NoError(t, err)
@@ -49,6 +50,11 @@ func TestRequestGolden(t *testing.T) {
 	r, err = own.Request(context.Background(), "SELECT 1", nil, true)
 	require.NoError(t, err)
 	assert.Equal(t, "UTC", r.Settings["session_timezone"], "the engine's session zone wins over the host's")
+	small := New(nil, map[string]any{"max_memory_usage": 1 << 20, "max_bytes_before_external_group_by": 0})
+	r, err = small.Request(context.Background(), "SELECT 1", nil, true)
+	require.NoError(t, err)
+	assert.Equal(t, 1<<20, r.Settings["max_memory_usage"], "the host's memory limit wins over the default")
+	assert.Equal(t, 0, r.Settings["max_bytes_before_external_group_by"])
 	_, err = x.Request(context.Background(), "SELECT 1", []any{1}, true)
 	assert.Error(t, err, "only text arguments: the engine binds text")
 }
@@ -171,7 +177,8 @@ func TestQueryBounds(t *testing.T) {
 
 	r, err := x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw"}, r.Settings)
+	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
+		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
 	r, err = x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{})
 	require.NoError(t, err)
 	assert.NotContains(t, r.Settings, "max_result_bytes")

@@ -15,7 +15,7 @@ import (
 // unchanged otherwise.
 func queryFault(err, wrapped error) error {
 	var ex *clickhouse.Exception
-	if !errors.As(err, &ex) || !chfault.Query(int(ex.Code)) {
+	if !errors.As(err, &ex) || !chfault.Fault(int(ex.Code), ex.Message) {
 		return wrapped
 	}
 	msg := chfault.Message(ex.Message)

@@ -6,11 +6,16 @@ import (
 	"crypto/subtle"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,6 +45,11 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkHTTPRun -benchmem -count 5 ./endpoint/httpapi/
 //
+// The library's Service keeps its run log in the store, as the example
+// server does. The sub-benchmarks .../c=1 and .../c=8 send select1 and
+// count from 1 and 8 clients at once and report p99-us and req/s (see
+// serveConcurrently).
+//
 // count counts the events of a name of project 1 (the library's scoped by
 // the access policy) through the (project_id, event, timestamp) index,
 // select1 is SELECT 1: the library's whole overhead. by_country is a
@@ -48,14 +58,19 @@ import (
 // disturbs less than ns/op.
 func BenchmarkHTTPRun(b *testing.B) {
 	db, ro := benchFile(b)
-	eps, vars := fileStores(b, db)
+	st := fileStore(b, db)
+	eps, vars := st.Endpoints(), st.Variables()
 	// The example server's policy: every read of the events is scoped to
 	// the project, as the hand-written handler's query is.
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 	require.NoError(b, err)
+	// The example server's run log: in the store, written in the
+	// background.
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Access: policy,
+		RunLog:   st.RunLog(sqlstore.RunLogOptions{}),
 		Executor: sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))})
 	require.NoError(b, err)
+	b.Cleanup(func() { svc.Close(context.Background()) }) //nolint:errcheck // the file goes with the benchmark
 	lib := benchHandler(b, svc)
 	ctx := context.Background()
 	_, err = svc.CreateVariable(ctx, "1", variable.Variable{ID: idCountry, Name: "name", Type: variable.String})
@@ -108,6 +123,82 @@ func BenchmarkHTTPRun(b *testing.B) {
 			}
 		})
 	}
+	// Concurrency: c clients sending requests back to back, each request
+	// timed; p99-us is the 99th percentile of a request's time and req/s
+	// the throughput of all the clients together.
+	for _, c := range []int{1, 8} {
+		for _, bc := range []struct {
+			name string
+			h    http.Handler
+			path string
+			body []byte
+		}{
+			{"library/select1", lib, "/api/projects/1/endpoints/select1/run", select1Body},
+			{"baseline/select1", base, "/api/projects/1/endpoints/select1/run", select1Body},
+			{"library/count", lib, "/api/projects/1/endpoints/count/run", countBody},
+			{"baseline/count", base, "/api/projects/1/endpoints/count/run", countBody},
+		} {
+			b.Run(fmt.Sprintf("%s/c=%d", bc.name, c), func(b *testing.B) {
+				serveConcurrently(b, c, bc.h, bc.path, bc.body)
+			})
+		}
+	}
+}
+
+// serveConcurrently sends b.N run requests through h from c goroutines,
+// each sending its next request when its last is answered, and reports the
+// 99th percentile of a request's time (p99-us), the requests answered a
+// second (req/s) and the process's CPU time a request (cpu-ns/op).
+func serveConcurrently(b *testing.B, c int, h http.Handler, path string, body []byte) {
+	var next atomic.Int64
+	times := make([][]time.Duration, c)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu0, cpuOK := processCPU()
+	start := time.Now()
+	for i := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t := time.Now()
+				if err := serveOnce(h, path, body); err != nil {
+					b.Error(err)
+					return
+				}
+				times[i] = append(times[i], time.Since(t))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if cpu1, ok := processCPU(); cpuOK && ok {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+	all := slices.Concat(times...)
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-us")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "req/s")
+}
+
+// serveOnce is serveBench's request, for any goroutine: an error for an
+// answer but 200.
+func serveOnce(h http.Handler, path string, body []byte) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "POST", path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+keyP1)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
+	}
+	return nil
 }
 
 // serveBench sends one run request through h and fails on any answer but
@@ -144,13 +235,13 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 	return db, ro
 }
 
-// fileStores returns the SQL stores in db itself.
-func fileStores(b *testing.B, db *sql.DB) (driver.Store, variable.Store) {
+// fileStore returns the SQL store in db itself.
+func fileStore(b *testing.B, db *sql.DB) *sqlstore.Store {
 	b.Helper()
 	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(b, err)
 	require.NoError(b, st.Migrate(context.Background()))
-	return st.Endpoints(), st.Variables()
+	return st
 }
 
 // baselineHandler is what a host would write by hand for the count and
@@ -256,8 +347,9 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 	keys := httpapi.NewKeyring()
 	require.NoError(b, keys.Add(keyP1, "1"))
 	// The limiter stays, so that its cost is measured, but without the
-	// rates: a benchmark runs far more than 240 times a minute.
-	l, err := limit.New(limit.Config{ProjectPerMinute: limit.Unlimited, ProjectPerHour: limit.Unlimited})
+	// rates (a benchmark runs far more than 240 times a minute) nor the
+	// concurrency limit (the c=8 benchmarks run 8 at once).
+	l, err := limit.New(limit.Config{ProjectPerMinute: limit.Unlimited, ProjectPerHour: limit.Unlimited, ProjectConcurrency: limit.Unlimited})
 	require.NoError(b, err)
 	return httpapi.New(svc, keys, httpapi.WithLimiter(l))
 }

@@ -58,6 +58,24 @@ var Columns = []engine.Column{
 // also skips what exists). Timestamps are UTC text, as TimeLayout writes
 // them, on every engine.
 func SchemaFor(e engine.Engine) []string {
+	switch e {
+	case engine.MySQL:
+		// MySQL and MariaDB index no TEXT or BLOB column without a prefix
+		// length: the columns an index holds are VARBINARY, binary strings
+		// that compare as the engine's text columns (LONGBLOB) do, byte by
+		// byte, and the properties stay LONGBLOB.
+		return []string{"CREATE TABLE events (project_id VARBINARY(255) NOT NULL, uuid VARBINARY(255) NOT NULL," +
+			" event VARBINARY(1000) NOT NULL, distinct_id VARBINARY(1000) NOT NULL, timestamp VARBINARY(64) NOT NULL," +
+			" properties LONGBLOB NOT NULL, PRIMARY KEY (project_id, uuid)," +
+			" INDEX events_project_event_timestamp (project_id, event, timestamp)," +
+			" INDEX events_project_timestamp (project_id, timestamp))"}
+	case engine.ClickHouse:
+		// A MergeTree table has one order, its sparse index: the tenant
+		// first, then the day and the event, which reads of a project's
+		// events by time or by event narrow.
+		return []string{"CREATE TABLE events (project_id String, uuid String, event String, distinct_id String," +
+			" timestamp String, properties String) ENGINE = MergeTree ORDER BY (project_id, toDate(timestamp), event)"}
+	}
 	stmts := []string{e.CreateTable("events", Columns)}
 	// Every read of a project's events is scoped to its project_id, so
 	// each index leads with it: by event and time for insights and counts

@@ -52,6 +52,25 @@ func Query(code int) bool {
 	return ok
 }
 
+// codeMemoryLimit is MEMORY_LIMIT_EXCEEDED, of a query past its own
+// limit (max_memory_usage) or of a server past its total.
+const codeMemoryLimit = 241
+
+// Fault reports whether the exception of code and msg (as Parse returns
+// them) is a fault of the query: a code of Query, or a query past its own
+// memory limit (max_memory_usage, which the executors send with each
+// query), not the server past its total.
+func Fault(code int, msg string) bool {
+	return Query(code) || code == codeMemoryLimit && queryMemory(msg)
+}
+
+// queryMemory reports whether msg is that of a query past its own memory
+// limit ("Query memory limit exceeded", or "Memory limit (for query)
+// exceeded" before ClickHouse 24).
+func queryMemory(msg string) bool {
+	return strings.HasPrefix(msg, "Query memory limit exceeded") || strings.HasPrefix(msg, "Memory limit (for query) exceeded")
+}
+
 var (
 	// head is what chDB's text and a server's full text start with.
 	head = regexp.MustCompile(`^Code: (\d+)\. DB::Exception: `)
@@ -75,17 +94,22 @@ func Parse(text string) (code int, msg string, ok bool) {
 	return code, text[len(m[0]):], true
 }
 
-// Message cleans an exception's message for the query's author: without
+// Message cleans an exception's message for the query's author (naming
+// the setting of a query's memory limit): without
 // the code's name and the version at its end, and without the copy of
 // the statement ClickHouse appends after "in scope", "While processing"
 // or "In scope" (the statement the Service ran, with its tenant scope,
 // not the text the author wrote).
 func Message(msg string) string {
-	for _, cut := range []string{" in scope ", ". In scope ", ": While processing ", ". While processing ", " While processing ", ": while executing ", ". Stack trace"} {
+	for _, cut := range []string{" in scope ", ". In scope ", ": In scope ", ": While processing ", ". While processing ", " While processing ", ": while executing ", ". Stack trace"} {
 		if i := strings.Index(msg, cut); i >= 0 {
 			msg = msg[:i]
 		}
 	}
 	msg = tail.ReplaceAllString(msg, "")
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(msg), ":"))
+	msg = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(msg), ":"))
+	if queryMemory(msg) {
+		msg += " (the query's memory limit, max_memory_usage)"
+	}
+	return msg
 }

@@ -29,3 +29,21 @@ func TestParseAndMessage(t *testing.T) {
 		t.Error("Parse read a code in text without one")
 	}
 }
+
+// TestMemoryLimitIsTheQuerys: a query past its own memory limit is its
+// fault, named by the setting; the server past its total is not.
+func TestMemoryLimitIsTheQuerys(t *testing.T) {
+	text := "Code: 241. DB::Exception: Query memory limit exceeded: would use 1.12 GiB (attempt to allocate chunk of 1.12 GiB), maximum: 1.00 GiB: In scope SELECT length(range(300000000)) AS n SETTINGS max_memory_usage = 1073741824. (MEMORY_LIMIT_EXCEEDED)"
+	code, msg, ok := Parse(text)
+	if !ok || !Fault(code, msg) {
+		t.Fatalf("Fault(%d, %q) = false", code, msg)
+	}
+	want := "Query memory limit exceeded: would use 1.12 GiB (attempt to allocate chunk of 1.12 GiB), maximum: 1.00 GiB (the query's memory limit, max_memory_usage)"
+	if got := Message(msg); got != want {
+		t.Errorf("Message = %q, want %q", got, want)
+	}
+	total := "Code: 241. DB::Exception: Memory limit (total) exceeded: would use 30.00 GiB, maximum: 28.00 GiB. (MEMORY_LIMIT_EXCEEDED)"
+	if code, msg, _ := Parse(total); Fault(code, msg) {
+		t.Errorf("the server's total limit is not the query's fault")
+	}
+}

@@ -1,0 +1,655 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
+
+// resultFormat is the format the executor asks chDB to answer a query in:
+// a header of the columns' names and ClickHouse type names, then each row's
+// values in binary, which decode reads straight into Go values (no text
+// to parse back).
+const resultFormat = "RowBinaryWithNamesAndTypes"
+
+// errShort is the error of an answer that ends inside a value.
+var errShort = errors.New("the answer ends inside a value")
+
+// reader reads RowBinary values from an answer: b is s's bytes, read
+// only, and each string value is a part of s, so that reading one copies
+// nothing (the values keep the answer's memory alive, which is about
+// their size).
+type reader struct {
+	s   string
+	b   []byte
+	off int
+	boxes
+}
+
+// boxBlock is how many values of a kind boxes allocates at once.
+const boxBlock = 256
+
+// boxes puts strings and integers into interface values from blocks of
+// boxBlock, one allocation a block where Go's conversion to any makes one
+// a value (most of what reading a large answer costs): the interface
+// points into the block, as it would point to a value of its own. A block
+// is never written again once a value of it is boxed.
+type boxes struct {
+	strs []string
+	ints []int64
+}
+
+// eface is the layout of an interface value without methods (any).
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+var (
+	stringType = typeOf("")
+	int64Type  = typeOf(int64(0))
+)
+
+func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+func (bx *boxes) str(v string) any {
+	if v == "" {
+		return v
+	}
+	if len(bx.strs) == 0 {
+		bx.strs = make([]string, boxBlock)
+	}
+	p := &bx.strs[0]
+	*p, bx.strs = v, bx.strs[1:]
+	var a any
+	*(*eface)(unsafe.Pointer(&a)) = eface{typ: stringType, data: unsafe.Pointer(p)}
+	return a
+}
+
+func (bx *boxes) int(v int64) any {
+	if v >= 0 && v < 256 {
+		return v // Go boxes these without allocating
+	}
+	if len(bx.ints) == 0 {
+		bx.ints = make([]int64, boxBlock)
+	}
+	p := &bx.ints[0]
+	*p, bx.ints = v, bx.ints[1:]
+	var a any
+	*(*eface)(unsafe.Pointer(&a)) = eface{typ: int64Type, data: unsafe.Pointer(p)}
+	return a
+}
+
+func (r *reader) next(n int) ([]byte, error) {
+	if n < 0 || len(r.b)-r.off < n {
+		return nil, errShort
+	}
+	p := r.b[r.off : r.off+n]
+	r.off += n
+	return p, nil
+}
+
+func (r *reader) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(r.b[r.off:])
+	if n <= 0 {
+		return 0, errShort
+	}
+	r.off += n
+	return v, nil
+}
+
+func (r *reader) byte() (byte, error) {
+	p, err := r.next(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
+
+func (r *reader) string() (string, error) {
+	n, err := r.uvarint()
+	if err != nil {
+		return "", err
+	}
+	if n > uint64(len(r.b)-r.off) {
+		return "", errShort
+	}
+	v := r.s[r.off : r.off+int(n)]
+	r.off += int(n)
+	return v, nil
+}
+
+// decoder reads one value of a column's type.
+type decoder func(r *reader) (any, error)
+
+// decode reads a RowBinaryWithNamesAndTypes answer into a Result: at most
+// b.MaxRows rows (all when 0), failing once they weigh more than
+// b.MaxBytes (when set), as driver.RowBytes weighs them.
+func decode(out string, b driver.Bounds) (*driver.Result, error) {
+	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
+	if len(out) == 0 {
+		return res, nil
+	}
+	r := &reader{s: out, b: unsafe.Slice(unsafe.StringData(out), len(out))}
+	n, err := r.uvarint()
+	if err != nil || n > uint64(len(out)) {
+		return nil, fmt.Errorf("chdb: reading the answer's columns: %w", errShort)
+	}
+	res.Columns = make([]string, n)
+	res.Types = make([]string, n)
+	for _, list := range [][]string{res.Columns, res.Types} {
+		for i := range list {
+			if list[i], err = r.string(); err != nil {
+				return nil, fmt.Errorf("chdb: reading the answer's columns: %w", err)
+			}
+		}
+	}
+	decs := make([]decoder, n)
+	for i, typ := range res.Types {
+		if decs[i], err = decoderOf(typ); err != nil {
+			return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
+		}
+	}
+	// At most as many rows as the rest holds of the smallest row, and
+	// b.MaxRows.
+	if rows := (len(out) - r.off) / max(1, minRow(res.Types)); b.MaxRows <= 0 || rows < b.MaxRows {
+		res.Rows = make([][]any, 0, rows)
+	} else {
+		res.Rows = make([][]any, 0, b.MaxRows)
+	}
+	var size int64
+	// The rows' values are cut from blocks of rowBlock rows: one
+	// allocation a block, not one a row.
+	const rowBlock = 256
+	var block []any
+	for r.off < len(r.b) && (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) {
+		if len(block) < int(n) {
+			block = make([]any, int(n)*rowBlock)
+		}
+		row := block[:n:n]
+		block = block[n:]
+		for i, dec := range decs {
+			if row[i], err = dec(r); err != nil {
+				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
+			}
+		}
+		if size += driver.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
+			return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+// decoderOf returns the decoder of a ClickHouse type name, as the header
+// of RowBinaryWithNamesAndTypes writes it. Values come back as the other
+// executors answer them: integers as int64 (text past its range), floats
+// and decimals as float64 (NULL for NaN and infinities, which JSON cannot
+// hold), text, UUIDs, IP addresses and enums as string, Bool as bool,
+// dates and date-times as time.Time in UTC (a Date is its day), NULL as
+// nil, arrays and tuples as []any and maps as map[string]any.
+func decoderOf(typ string) (decoder, error) {
+	name, args := splitType(typ)
+	switch name {
+	case "Nullable":
+		if len(args) != 1 {
+			break
+		}
+		inner, err := decoderOf(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return func(r *reader) (any, error) {
+			null, err := r.byte()
+			if err != nil || null != 0 {
+				return nil, err
+			}
+			return inner(r)
+		}, nil
+	case "LowCardinality":
+		if len(args) == 1 {
+			return decoderOf(args[0])
+		}
+	case "SimpleAggregateFunction":
+		if len(args) == 2 {
+			return decoderOf(args[1])
+		}
+	case "Array":
+		if len(args) != 1 {
+			break
+		}
+		elem, err := decoderOf(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return func(r *reader) (any, error) {
+			n, err := r.uvarint()
+			if err != nil || n > uint64(len(r.b)-r.off) {
+				return nil, errShort
+			}
+			list := make([]any, n)
+			for i := range list {
+				if list[i], err = elem(r); err != nil {
+					return nil, err
+				}
+			}
+			return list, nil
+		}, nil
+	case "Tuple":
+		elems := make([]decoder, len(args))
+		for i, a := range args {
+			var err error
+			if elems[i], err = decoderOf(tupleElement(a)); err != nil {
+				return nil, err
+			}
+		}
+		return func(r *reader) (any, error) {
+			list := make([]any, len(elems))
+			for i, dec := range elems {
+				var err error
+				if list[i], err = dec(r); err != nil {
+					return nil, err
+				}
+			}
+			return list, nil
+		}, nil
+	case "Map":
+		if len(args) != 2 {
+			break
+		}
+		key, err := decoderOf(args[0])
+		if err != nil {
+			return nil, err
+		}
+		val, err := decoderOf(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return func(r *reader) (any, error) {
+			n, err := r.uvarint()
+			if err != nil || n > uint64(len(r.b)-r.off) {
+				return nil, errShort
+			}
+			m := make(map[string]any, n)
+			for range n {
+				k, err := key(r)
+				if err != nil {
+					return nil, err
+				}
+				v, err := val(r)
+				if err != nil {
+					return nil, err
+				}
+				m[mapKey(k)] = v
+			}
+			return m, nil
+		}, nil
+	case "Enum8", "Enum16":
+		names, err := enumNames(args)
+		if err != nil {
+			return nil, fmt.Errorf("type %s: %w", typ, err)
+		}
+		size := 1
+		if name == "Enum16" {
+			size = 2
+		}
+		return func(r *reader) (any, error) {
+			p, err := r.next(size)
+			if err != nil {
+				return nil, err
+			}
+			v := int64(int8(p[0]))
+			if size == 2 {
+				v = int64(int16(binary.LittleEndian.Uint16(p)))
+			}
+			if s, ok := names[v]; ok {
+				return s, nil
+			}
+			return strconv.FormatInt(v, 10), nil
+		}, nil
+	case "FixedString":
+		if len(args) != 1 {
+			break
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 {
+			break
+		}
+		return func(r *reader) (any, error) {
+			if _, err := r.next(n); err != nil {
+				return nil, err
+			}
+			return r.s[r.off-n : r.off], nil
+		}, nil
+	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
+		return decimalDecoder(name, args)
+	case "DateTime64":
+		if len(args) < 1 {
+			break
+		}
+		prec, err := strconv.Atoi(args[0])
+		if err != nil || prec < 0 || prec > 9 {
+			break
+		}
+		scale := int64(math.Pow10(prec))
+		return func(r *reader) (any, error) {
+			p, err := r.next(8)
+			if err != nil {
+				return nil, err
+			}
+			v := int64(binary.LittleEndian.Uint64(p))
+			sec, frac := v/scale, v%scale
+			if frac < 0 {
+				sec, frac = sec-1, frac+scale
+			}
+			return time.Unix(sec, frac*(1e9/scale)).UTC(), nil
+		}, nil
+	case "DateTime":
+		return fixed(4, func(p []byte) any { return time.Unix(int64(binary.LittleEndian.Uint32(p)), 0).UTC() }), nil
+	}
+	if args != nil {
+		return nil, fmt.Errorf("type %s is not one the executor reads; cast it (toString)", typ)
+	}
+	return scalarDecoder(typ)
+}
+
+// scalarDecoder is the decoder of a type without arguments.
+func scalarDecoder(typ string) (decoder, error) {
+	le := binary.LittleEndian
+	switch typ {
+	case "Int8":
+		return fixed(1, func(p []byte) any { return int64(int8(p[0])) }), nil
+	case "Int16":
+		return fixed(2, func(p []byte) any { return int64(int16(le.Uint16(p))) }), nil
+	case "Int32":
+		return boxedInt(4, func(p []byte) int64 { return int64(int32(le.Uint32(p))) }), nil
+	case "Int64":
+		return boxedInt(8, func(p []byte) int64 { return int64(le.Uint64(p)) }), nil
+	case "IntervalNanosecond", "IntervalMicrosecond", "IntervalMillisecond", "IntervalSecond", "IntervalMinute",
+		"IntervalHour", "IntervalDay", "IntervalWeek", "IntervalMonth", "IntervalQuarter", "IntervalYear":
+		return fixed(8, func(p []byte) any { return int64(le.Uint64(p)) }), nil
+	case "UInt8":
+		return fixed(1, func(p []byte) any { return int64(p[0]) }), nil
+	case "UInt16":
+		return fixed(2, func(p []byte) any { return int64(le.Uint16(p)) }), nil
+	case "UInt32":
+		return boxedInt(4, func(p []byte) int64 { return int64(le.Uint32(p)) }), nil
+	case "UInt64":
+		return func(r *reader) (any, error) {
+			p, err := r.next(8)
+			if err != nil {
+				return nil, err
+			}
+			if u := le.Uint64(p); u <= math.MaxInt64 {
+				return r.int(int64(u)), nil
+			}
+			return strconv.FormatUint(le.Uint64(p), 10), nil
+		}, nil
+	case "Int128", "Int256", "UInt128", "UInt256":
+		size := 16
+		if strings.HasSuffix(typ, "256") {
+			size = 32
+		}
+		signed := typ[0] == 'I'
+		return fixed(size, func(p []byte) any {
+			v := wide(p, signed)
+			if v.IsInt64() {
+				return v.Int64()
+			}
+			return v.String()
+		}), nil
+	case "Float32":
+		// As the float's shortest text reads as a float64 (0.1, not
+		// 0.10000000149011612), as the engine writes it.
+		return fixed(4, func(p []byte) any {
+			f := math.Float32frombits(le.Uint32(p))
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return nil
+			}
+			v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+			return v
+		}), nil
+	case "Float64":
+		return fixed(8, func(p []byte) any {
+			f := math.Float64frombits(le.Uint64(p))
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil
+			}
+			return f
+		}), nil
+	case "Bool":
+		return fixed(1, func(p []byte) any { return p[0] != 0 }), nil
+	case "String":
+		return func(r *reader) (any, error) {
+			v, err := r.string()
+			if err != nil {
+				return nil, err
+			}
+			return r.str(v), nil
+		}, nil
+	case "Date":
+		return fixed(2, func(p []byte) any { return time.Unix(int64(le.Uint16(p))*86400, 0).UTC() }), nil
+	case "Date32":
+		return fixed(4, func(p []byte) any { return time.Unix(int64(int32(le.Uint32(p)))*86400, 0).UTC() }), nil
+	case "DateTime":
+		return fixed(4, func(p []byte) any { return time.Unix(int64(le.Uint32(p)), 0).UTC() }), nil
+	case "UUID":
+		// Two 64-bit halves, each little-endian, the high half first.
+		return fixed(16, func(p []byte) any {
+			var u [16]byte
+			for i := range 8 {
+				u[i], u[8+i] = p[7-i], p[15-i]
+			}
+			return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+		}), nil
+	case "IPv4":
+		return fixed(4, func(p []byte) any {
+			return netip.AddrFrom4([4]byte{p[3], p[2], p[1], p[0]}).String()
+		}), nil
+	case "IPv6":
+		return fixed(16, func(p []byte) any { return netip.AddrFrom16([16]byte(p)).String() }), nil
+	case "Nothing":
+		// Only inside Nullable, whose every value is NULL.
+		return func(r *reader) (any, error) { return nil, nil }, nil
+	}
+	return nil, fmt.Errorf("type %s is not one the executor reads; cast it (toString)", typ)
+}
+
+// boxedInt is the decoder of an integer of n bytes read by f.
+func boxedInt(n int, f func([]byte) int64) decoder {
+	return func(r *reader) (any, error) {
+		p, err := r.next(n)
+		if err != nil {
+			return nil, err
+		}
+		return r.int(f(p)), nil
+	}
+}
+
+// fixed is the decoder of a value of n bytes converted by f.
+func fixed(n int, f func([]byte) any) decoder {
+	return func(r *reader) (any, error) {
+		p, err := r.next(n)
+		if err != nil {
+			return nil, err
+		}
+		return f(p), nil
+	}
+}
+
+// wide reads a little-endian integer of 16 or 32 bytes, two's complement
+// when signed.
+func wide(p []byte, signed bool) *big.Int {
+	be := make([]byte, len(p))
+	for i := range p {
+		be[len(p)-1-i] = p[i]
+	}
+	v := new(big.Int).SetBytes(be)
+	if signed && p[len(p)-1]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(p))))
+	}
+	return v
+}
+
+// decimalDecoder reads a Decimal(P, S) (or DecimalN(S)) as a float64: an
+// integer of 4, 8, 16 or 32 bytes by P, divided by 10^S.
+func decimalDecoder(name string, args []string) (decoder, error) {
+	var prec, scale int
+	var err error
+	switch {
+	case name == "Decimal" && len(args) == 2:
+		if prec, err = strconv.Atoi(args[0]); err == nil {
+			scale, err = strconv.Atoi(args[1])
+		}
+	case name != "Decimal" && len(args) == 1:
+		prec = map[string]int{"Decimal32": 9, "Decimal64": 18, "Decimal128": 38, "Decimal256": 76}[name]
+		scale, err = strconv.Atoi(args[0])
+	default:
+		err = errors.New("arguments")
+	}
+	if err != nil || prec < 1 || prec > 76 || scale < 0 || scale > prec {
+		return nil, fmt.Errorf("type %s(%s) is not one the executor reads", name, strings.Join(args, ", "))
+	}
+	size := 32
+	switch {
+	case prec <= 9:
+		size = 4
+	case prec <= 18:
+		size = 8
+	case prec <= 38:
+		size = 16
+	}
+	return fixed(size, func(p []byte) any {
+		var text string
+		switch size {
+		case 4:
+			text = strconv.FormatInt(int64(int32(binary.LittleEndian.Uint32(p))), 10)
+		case 8:
+			text = strconv.FormatInt(int64(binary.LittleEndian.Uint64(p)), 10)
+		default:
+			text = wide(p, true).String()
+		}
+		f, _ := strconv.ParseFloat(text+"e-"+strconv.Itoa(scale), 64)
+		return f
+	}), nil
+}
+
+// mapKey is a map's key as text.
+func mapKey(k any) string {
+	switch k := k.(type) {
+	case string:
+		return k
+	case time.Time:
+		return k.Format(time.RFC3339Nano)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(k)
+}
+
+// tupleElement is the type of a tuple's element, without its name (a
+// named tuple's elements are "name Type"; a type has no space before its
+// arguments).
+func tupleElement(s string) string {
+	if i := strings.IndexAny(s, " ("); i > 0 && s[i] == ' ' {
+		return strings.TrimSpace(s[i+1:])
+	}
+	return s
+}
+
+// splitType splits a type name into its name and its arguments at the top
+// level ("Map(String, Array(Int64))" is Map with String and
+// Array(Int64)); args is nil for a type without parentheses.
+func splitType(typ string) (name string, args []string) {
+	typ = strings.TrimSpace(typ)
+	open := strings.IndexByte(typ, '(')
+	if open < 0 || !strings.HasSuffix(typ, ")") {
+		return typ, nil
+	}
+	name, inner := typ[:open], typ[open+1:len(typ)-1]
+	args = []string{}
+	depth, quoted, start := 0, false, 0
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		switch {
+		case quoted && c == '\\':
+			i++
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			args = append(args, strings.TrimSpace(inner[start:i]))
+			start = i + 1
+		}
+	}
+	return name, append(args, strings.TrimSpace(inner[start:]))
+}
+
+// enumNames reads an enum's values ('name' = value, ...) by number.
+func enumNames(args []string) (map[int64]string, error) {
+	names := make(map[int64]string, len(args))
+	for _, a := range args {
+		eq := strings.LastIndexByte(a, '=')
+		if eq < 0 {
+			return nil, fmt.Errorf("enum value %q", a)
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(a[eq+1:]), 10, 64)
+		quoted := strings.TrimSpace(a[:eq])
+		if err != nil || len(quoted) < 2 || quoted[0] != '\'' || quoted[len(quoted)-1] != '\'' {
+			return nil, fmt.Errorf("enum value %q", a)
+		}
+		names[v] = unescape(quoted[1 : len(quoted)-1])
+	}
+	return names, nil
+}
+
+// unescape reads the backslash escapes of a quoted name in a type.
+func unescape(s string) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// minRow is the fewest bytes a row of columns of types takes: its
+// fixed-size values' bytes and one for each other (a string's length, a
+// Nullable's flag, an array's size).
+func minRow(types []string) int {
+	n := 0
+	for _, t := range types {
+		switch t {
+		case "Int8", "UInt8", "Bool":
+			n++
+		case "Int16", "UInt16", "Date":
+			n += 2
+		case "Int32", "UInt32", "Float32", "Date32", "DateTime":
+			n += 4
+		case "Int64", "UInt64", "Float64":
+			n += 8
+		default:
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,186 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/stmt"
+)
+
+// TestBinaryValues: each ClickHouse type reads from the binary answer as
+// the other executors answer it.
+func TestBinaryValues(t *testing.T) {
+	x := executor(t)
+	cases := []struct {
+		expr string
+		want any
+	}{
+		{"toInt8(-5)", int64(-5)},
+		{"toInt16(-300)", int64(-300)},
+		{"toInt32(-70000)", int64(-70000)},
+		{"toInt64(-9000000000)", int64(-9000000000)},
+		{"toUInt8(200)", int64(200)},
+		{"toUInt16(60000)", int64(60000)},
+		{"toUInt32(4000000000)", int64(4000000000)},
+		{"toUInt64(9223372036854775807)", int64(9223372036854775807)},
+		{"toUInt64('18446744073709551615')", "18446744073709551615"},
+		{"toInt128(-42)", int64(-42)},
+		{"toInt128('-170141183460469231731687303715884105728')", "-170141183460469231731687303715884105728"},
+		{"toUInt256('115792089237316195423570985008687907853269984665640564039457584007913129639935')", "115792089237316195423570985008687907853269984665640564039457584007913129639935"},
+		{"toFloat32(0.1)", 0.1},
+		{"toFloat64(-2.5)", -2.5},
+		{"nan", nil},
+		{"1 / 0", nil},
+		{"toDecimal32(-12.34, 2)", -12.34},
+		{"toDecimal64(12.345, 3)", 12.345},
+		{"toDecimal128(-1.5, 10)", -1.5},
+		{"toDecimal256(2.25, 20)", 2.25},
+		{"true", true},
+		{"'héllo'", "héllo"},
+		{"toFixedString('ab', 3)", "ab\x00"},
+		{"toLowCardinality('lc')", "lc"},
+		{"toUUID('61f0c404-5cb3-11e7-907b-a6006ad3dba0')", "61f0c404-5cb3-11e7-907b-a6006ad3dba0"},
+		{"toIPv4('1.2.3.4')", "1.2.3.4"},
+		{"toIPv6('2001:db8::1')", "2001:db8::1"},
+		{"CAST('b' AS Enum8('a' = 1, 'b' = -2))", "b"},
+		{"CAST('it''s' AS Enum16('x' = 1000, 'it\\'s' = 2000))", "it's"},
+		{"toDate('2025-05-01')", time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)},
+		{"toDate32('1960-01-02')", time.Date(1960, 1, 2, 0, 0, 0, 0, time.UTC)},
+		{"toDateTime('2025-05-01 10:11:12', 'Asia/Tokyo')", time.Date(2025, 5, 1, 1, 11, 12, 0, time.UTC)},
+		{"toDateTime64('1969-12-31 23:59:59.25', 2, 'UTC')", time.Date(1969, 12, 31, 23, 59, 59, 250e6, time.UTC)},
+		{"toDateTime64('2025-05-01 00:00:00.123456789', 9, 'UTC')", time.Date(2025, 5, 1, 0, 0, 0, 123456789, time.UTC)},
+		{"NULL", nil},
+		{"toNullable(3)", int64(3)},
+		{"CAST(NULL AS Nullable(String))", nil},
+		{"[1, 2, 3]", []any{int64(1), int64(2), int64(3)}},
+		{"[[], ['a', NULL]]", []any{[]any{}, []any{"a", nil}}},
+		{"tuple(1, 'a')", []any{int64(1), "a"}},
+		{"CAST((1, 'z') AS Tuple(n Int64, s String))", []any{int64(1), "z"}},
+		{"map('k', 1, 'l', 2)", map[string]any{"k": int64(1), "l": int64(2)}},
+		{"toIntervalDay(3)", int64(3)},
+	}
+	for _, c := range cases {
+		res, err := x.Query(context.Background(), stmt.New("SELECT "+c.expr+" AS v", nil), driver.Bounds{})
+		if !assert.NoError(t, err, c.expr) {
+			continue
+		}
+		assert.Equal(t, c.want, res.Rows[0][0], "%s (%s)", c.expr, res.Types[0])
+	}
+}
+
+// TestBinaryUnknownType: a column of a type the decoder does not read
+// fails naming the column and the type, never a wrong value.
+func TestBinaryUnknownType(t *testing.T) {
+	_, err := executor(t).Query(context.Background(), stmt.New("SELECT uniqState(1) AS v", nil), driver.Bounds{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "column v: type AggregateFunction(uniq, UInt8) is not one the executor reads")
+}
+
+// TestBinaryTruncated: an answer that ends inside a value is an error, not
+// a short read.
+func TestBinaryTruncated(t *testing.T) {
+	// 1 column "n" of type Int64 and a value of 3 bytes.
+	out := string([]byte{1, 1, 'n', 5, 'I', 'n', 't', '6', '4', 1, 2, 3})
+	_, err := decode(out, driver.Bounds{})
+	require.ErrorIs(t, err, errShort)
+	_, err = decode(out[:4], driver.Bounds{})
+	require.ErrorIs(t, err, errShort)
+}
+
+func TestSplitType(t *testing.T) {
+	for typ, want := range map[string][]string{
+		"String":                             nil,
+		"Map(String, Array(Int64))":          {"String", "Array(Int64)"},
+		"Enum8('a,(' = 1, 'b\\'' = 2)":       {"'a,(' = 1", "'b\\'' = 2"},
+		"Tuple(a Nullable(String), b Int64)": {"a Nullable(String)", "b Int64"},
+	} {
+		_, args := splitType(typ)
+		assert.Equal(t, want, args, typ)
+	}
+}
+
+// TestSettingsTravelWithTheQuery: the memory limits, the time zone, the
+// time limit and readonly reach the query in its SETTINGS clause (no
+// statement of their own changes the session).
+func TestSettingsTravelWithTheQuery(t *testing.T) {
+	x := executor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := x.Query(ctx, stmt.New("SELECT getSetting('max_memory_usage') AS m, getSetting('max_bytes_before_external_group_by') AS g, "+
+		"getSetting('max_execution_time') AS t, getSetting('readonly') AS r, getSetting('session_timezone') AS z", nil), driver.Bounds{})
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), 90.0, int64(1), "UTC"}, res.Rows[0])
+
+	res, err = x.Read(context.Background(), "SELECT getSetting('max_memory_usage') AS m", nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(DefaultMaxMemoryUsage), res.Rows[0][0], "the host's reads carry the limits too")
+
+	// What a session statement would leave behind is not there.
+	require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, false))
+
+	limits := limitsOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19})
+	assert.Contains(t, limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288")
+}
+
+// TestMemoryLimit: a query past its memory limit (the default, 1 GiB)
+// fails with the engine's error, the query's fault, naming the setting;
+// the engine refuses the allocation before it makes it.
+func TestMemoryLimit(t *testing.T) {
+	x := executor(t)
+	_, err := x.Query(context.Background(), stmt.New("SELECT length(range(300000000)) AS n", nil), driver.Bounds{})
+	require.Error(t, err)
+	var qe *driver.QueryError
+	require.ErrorAs(t, err, &qe)
+	assert.Contains(t, qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)")
+	assert.NotContains(t, qe.Message, "SELECT", "not the statement it ran")
+	assert.Contains(t, errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED")
+
+	// A statement without SETTINGS (a refresh's, the host's) has the
+	// session's limit.
+	err = x.Exec(context.Background(), []driver.Statement{stmt.New("CREATE TEMPORARY TABLE big AS SELECT length(range(300000000)) AS n", nil)}, false)
+	require.ErrorAs(t, err, &qe)
+	assert.Contains(t, qe.Message, "max_memory_usage")
+}
+
+// TestMaxRowsStopsTheEngine: a run's row bound stops the engine near it
+// (max_result_rows with 'break'), as a LIMIT would, instead of computing
+// every row for the executor to drop.
+func TestMaxRowsStopsTheEngine(t *testing.T) {
+	res, err := executor(t).Query(context.Background(), stmt.New("SELECT number AS n FROM numbers(10000000)", nil), driver.Bounds{MaxRows: 10})
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 10)
+	assert.Equal(t, int64(9), res.Rows[9][0])
+	assert.Less(t, *res.RowsRead, int64(1000000), "the engine stopped early")
+	// The next statement runs (a result limit that throws hangs chDB's
+	// next statement; 'break' does not).
+	res, err = executor(t).Query(context.Background(), stmt.New("SELECT 1 AS one", nil), driver.Bounds{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Rows[0][0])
+}
+
+// TestFailedAnswerDoesNotLeak: what a statement that failed while it ran
+// had written of its answer (chDB keeps it for the next statement) never
+// reaches the next query's answer.
+func TestFailedAnswerDoesNotLeak(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	for _, failing := range []string{
+		"SELECT rank() AS r",
+		"SELECT number AS secret, throwIf(number = 300000) AS t FROM numbers(400000)",
+	} {
+		_, err := x.Query(ctx, stmt.New(failing, nil), driver.Bounds{})
+		require.Error(t, err, failing)
+		res, err := x.Query(ctx, stmt.New("SELECT 'next' AS v", nil), driver.Bounds{})
+		require.NoError(t, err, "after %s", failing)
+		assert.Equal(t, []string{"v"}, res.Columns, "after %s", failing)
+		assert.Equal(t, [][]any{{"next"}}, res.Rows, "after %s", failing)
+	}
+}

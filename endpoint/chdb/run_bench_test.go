@@ -1,0 +1,221 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// runBenchEvents is how many demo events BenchmarkChDBRun reads.
+const runBenchEvents = 200_000
+
+// runBenchQueries are BenchmarkChDBRun's endpoints: one row by its uuid,
+// ten groups (the countries), ten thousand groups (the users).
+var runBenchQueries = []struct{ name, sql string }{
+	{"point", "SELECT uuid, event, timestamp FROM events WHERE uuid = {variables.id}"},
+	{"group10", "SELECT JSONExtractString(properties, 'country') AS country, count() AS n FROM events GROUP BY country ORDER BY country"},
+	{"group10k", "SELECT distinct_id, count() AS n, max(timestamp) AS last FROM events GROUP BY distinct_id ORDER BY distinct_id"},
+}
+
+// recording is an Executor that keeps the last statement it ran.
+type recording struct {
+	*Executor
+	mu   sync.Mutex
+	last driver.Statement
+}
+
+func (r *recording) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	r.mu.Lock()
+	r.last = st
+	r.mu.Unlock()
+	return r.Executor.Query(ctx, st, b)
+}
+
+// BenchmarkChDBRun runs each endpoint of runBenchQueries on 200,000 demo
+// events of project 1 in chDB: library, through Service.Run (scoped to the
+// project, no result cache, no run log); direct, the same statement (the
+// scoped SQL the Service ran, recorded, with its parameters) sent
+// straight to chDB through its C API, answering the same format, the
+// bytes copied to Go and not decoded. .../interleaved runs both in turn
+// and reports the ratio of their medians (library/direct), the library's
+// cost, which should stay within 1.05:
+//
+//	go test -tags chdb -run '^$' -bench BenchmarkChDBRun -benchtime 40x ./endpoint/chdb/
+func BenchmarkChDBRun(b *testing.B) {
+	x := executor(b)
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS chdbrun", "USE chdbrun"} {
+		if err := x.Load(ctx, q, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() { x.Load(context.Background(), "USE default", nil) }) //nolint:errcheck // the next Load says
+	res, err := x.Read(ctx, "SELECT count() AS n FROM system.tables WHERE database = 'chdbrun' AND name = 'events'", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Rows[0][0] != int64(1) {
+		for _, s := range demo.SchemaFor(engine.ClickHouse) {
+			if err := x.Load(ctx, s, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// Another project's rows, which the scope leaves out.
+		if err := loadEvents(ctx, x, b.TempDir(), runBenchEvents, runBenchEvents/10); err != nil {
+			b.Fatal(err)
+		}
+	}
+	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &recording{Executor: x}
+	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	recSvc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const idVar = "5d1c2a34-0000-4000-8000-00000000000a"
+	for _, s := range []*endpoint.Service{svc, recSvc} {
+		if _, err := s.CreateVariable(ctx, "1", variable.Variable{ID: idVar, Name: "id", Type: variable.String}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	limit := 20_000
+	for _, q := range runBenchQueries {
+		var refs map[string]endpoint.VariableRef
+		req := endpoint.RunRequest{Limit: &limit}
+		if strings.Contains(q.sql, "{variables.id}") {
+			refs = map[string]endpoint.VariableRef{idVar: {VariableID: idVar, CodeName: "id"}}
+			req.Variables = map[string]any{"id": "00000000-0000-4000-8000-000000001234"}
+		}
+		for _, s := range []*endpoint.Service{svc, recSvc} {
+			if _, err := s.Create(ctx, "1", endpoint.CreateRequest{Name: q.name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: q.sql, Variables: refs}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		got, err := recSvc.Run(ctx, "1", q.name, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := rec.last
+		direct, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		check, err := decode(direct, driver.Bounds{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows, _ := got.Results.([][]any)
+		if len(check.Rows) < len(rows) || len(rows) == 0 {
+			b.Fatalf("%s: the library answered %d rows, the statement sent directly %d", q.name, len(rows), len(check.Rows))
+		}
+		b.Run(q.name+"/library", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := svc.Run(ctx, "1", q.name, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(rows)), "rows")
+		})
+		b.Run(q.name+"/direct", func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args(), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(check.Rows)), "rows")
+		})
+		// Both in turn, each iteration one run of each: the ratio of their
+		// medians holds on a machine whose load changes between the two
+		// sub-benchmarks above.
+		b.Run(q.name+"/interleaved", func(b *testing.B) {
+			var lib, dir []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := svc.Run(ctx, "1", q.name, req); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				if _, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args(), nil); err != nil {
+					b.Fatal(err)
+				}
+				lib, dir = append(lib, mid.Sub(start)), append(dir, time.Since(mid))
+			}
+			l, d := median(lib), median(dir)
+			b.ReportMetric(float64(l.Microseconds()), "library-us")
+			b.ReportMetric(float64(d.Microseconds()), "direct-us")
+			b.ReportMetric(float64(l)/float64(d), "library/direct")
+		})
+	}
+}
+
+// loadEvents loads n demo events of project 1 and other of project 2 into
+// the session's events table through a TabSeparated file, which chDB
+// reads in one INSERT (bound INSERTs of 150 rows each would take minutes).
+func loadEvents(ctx context.Context, x *Executor, dir string, n, other int) error {
+	path := filepath.Join(dir, "events.tsv")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	esc := strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`)
+	for _, p := range []struct {
+		project string
+		n       int
+		seed    uint64
+	}{{"1", n, endpointtest.DemoSeed}, {"2", other, endpointtest.DemoSeed + 1}} {
+		err := demo.Generate(p.n, p.seed, func(ev demo.Event) error {
+			props, err := json.Marshal(ev.Properties)
+			if err != nil {
+				return err
+			}
+			for i, v := range []string{p.project, ev.UUID, ev.Event, ev.DistinctID, ev.Timestamp.Format(demo.TimeLayout), string(props)} {
+				if i > 0 {
+					w.WriteByte('\t')
+				}
+				w.WriteString(esc.Replace(v))
+			}
+			return w.WriteByte('\n')
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return x.Load(ctx, "INSERT INTO events SELECT * FROM file("+string(engine.ClickHouse.AppendString(nil, path))+
+		", 'TabSeparated', 'project_id String, uuid String, event String, distinct_id String, timestamp String, properties String')", nil)
+}
+
+// median is the middle of times (which it sorts).
+func median(times []time.Duration) time.Duration {
+	slices.Sort(times)
+	return times[len(times)/2]
+}

@@ -19,6 +19,11 @@ import (
 // process) pass between two prunings of it.
 const logPruneEvery = 32
 
+// logAgePruneEvery is how long (on the log's clock) passes between two
+// deletions of the entries older than MaxAge by a process: the deletion
+// reads the whole table, and List leaves old entries out anyway.
+const logAgePruneEvery = time.Minute
+
 // RunLogOptions configure Store.RunLog.
 type RunLogOptions struct {
 	// MaxAge and MaxPerEndpoint bound what is kept; 0 means
@@ -34,8 +39,8 @@ type RunLogOptions struct {
 // the processes that share it. An entry is one row, its fields JSON text.
 // List never returns more than the newest MaxPerEndpoint entries of an
 // endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
-// every 32nd append to an endpoint's log by a process (per endpoint) and
-// every 32nd append overall (by age).
+// every 32nd append to an endpoint's log by a process (per endpoint) and,
+// by age, at the first append of a process and then at most once a minute.
 func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = driver.DefaultLogMaxAge
@@ -74,7 +79,7 @@ type runLog struct {
 	opts    RunLogOptions
 	seqHigh uint64
 	seq     atomic.Uint64
-	appends atomic.Int64
+	agePruned atomic.Int64 // Unix nanoseconds of the latest pruning by age; 0: none yet
 	mu      sync.Mutex
 	pending map[[2]string]int // appends per endpoint since its last pruning
 
@@ -125,7 +130,7 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 
 // prune deletes, for each endpoint of entries whose log had logPruneEvery
 // appends since its last pruning, the entries beyond the count bound, and
-// every logPruneEvery appends the entries older than the age bound.
+// every logAgePruneEvery the entries older than the age bound.
 func (l *runLog) prune(ctx context.Context, entries []driver.RunLogEntry) error {
 	var due [][2]string
 	l.mu.Lock()
@@ -149,9 +154,10 @@ func (l *runLog) prune(ctx context.Context, entries []driver.RunLogEntry) error 
 			}
 		}
 	}
-	before := l.appends.Load()
-	if after := l.appends.Add(int64(len(entries))); after/logPruneEvery != before/logPruneEvery {
-		if _, err := l.s.exec(ctx, l.pruneAge, l.opts.Now().Add(-l.opts.MaxAge).UnixNano()); err != nil {
+	now := l.opts.Now()
+	last := l.agePruned.Load()
+	if (last == 0 || now.Sub(time.Unix(0, last)) >= logAgePruneEvery || now.UnixNano() < last) && l.agePruned.CompareAndSwap(last, now.UnixNano()) {
+		if _, err := l.s.exec(ctx, l.pruneAge, now.Add(-l.opts.MaxAge).UnixNano()); err != nil {
 			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
 		}
 	}

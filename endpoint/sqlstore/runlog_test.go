@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
+
+// TestRunLogPrunesByAgeOncePerInterval: the deletion of entries older than
+// MaxAge, which reads the whole table, runs at a process's first append
+// and then at most once per logAgePruneEvery of the log's clock, not with
+// every few appends (it took a third of the CPU of a busy server).
+func TestRunLogPrunesByAgeOncePerInterval(t *testing.T) {
+	s := openMemory(t)
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	log := s.RunLog(RunLogOptions{MaxAge: time.Hour, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	seq := 0
+	appendOld := func() {
+		t.Helper()
+		seq++
+		e := driver.RunLogEntry{ExecutionID: "old", ProjectID: "1", EndpointID: "e", At: now.Add(-2 * time.Hour).Add(time.Duration(seq)), Status: 200}
+		if err := log.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := s.db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	appendOld()
+	if n := rows(); n != 0 {
+		t.Fatalf("the first append did not prune by age: %d rows", n)
+	}
+	for range 2 * logPruneEvery {
+		appendOld()
+	}
+	if n := rows(); n != 2*logPruneEvery {
+		t.Fatalf("%d rows after %d appends within a minute, want them all kept until the next pruning", n, 2*logPruneEvery)
+	}
+	now = now.Add(logAgePruneEvery)
+	appendOld()
+	if n := rows(); n != 0 {
+		t.Fatalf("%d rows a minute later, want the old ones pruned", n)
+	}
+}

@@ -227,12 +227,12 @@ func checkSettings(e *driver.Endpoint, c *compiled) error {
 		return nil
 	}
 	if c.insight == nil {
-		return invalidf(CodeInvalidInput, "optional_breakdowns", "optional_breakdowns apply to insight endpoints only.")
+		return invalidf(CodeInvalidInput, "optional_breakdown_properties", "optional_breakdown_properties apply to insight endpoints only.")
 	}
 	props := c.insight.Variables(true)
 	for _, p := range e.OptionalBreakdowns {
 		if !slices.Contains(props, p) {
-			return invalidf(CodeInvalidInput, "optional_breakdowns", "optional_breakdowns: '%s' is not a breakdown property of this query.", p)
+			return invalidf(CodeInvalidInput, "optional_breakdown_properties", "optional_breakdown_properties: '%s' is not a breakdown property of this query.", p)
 		}
 	}
 	return nil

@@ -107,7 +107,7 @@ func TestMaterializedInsightSettings(t *testing.T) {
 	e, _ := newMatEnv(t, 100)
 	ctx := context.Background()
 	_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), IsMaterialized: true, OptionalBreakdowns: []string{"country"}})
-	wantError(t, err, 400, endpoint.CodeInvalidInput, "optional_breakdowns: 'country' is not a breakdown property of this query.", "optional_breakdowns")
+	wantError(t, err, 400, endpoint.CodeInvalidInput, "optional_breakdown_properties: 'country' is not a breakdown property of this query.", "optional_breakdown_properties")
 	_, err = e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "t", Query: insightQuery(t, trendsByBrowser), MaterializationBuckets: map[string]engine.Bucket{"date_from": "day"}})
 	wantError(t, err, 400, endpoint.CodeInvalidInput, "materialization_buckets apply to SQL endpoints only.", "materialization_buckets")
 	if _, err := e.svc.Get(ctx, "1", "t"); asError(t, err).Status != 404 {

@@ -188,8 +188,8 @@ func TestMaterializationSettings(t *testing.T) {
 			"materialization_buckets: 'country' is not a Date variable of this query."},
 		{endpoint.CreateRequest{MaterializationBuckets: map[string]engine.Bucket{"from": "year"}}, "materialization_buckets",
 			"materialization_buckets: invalid bucket 'year' for 'from'. Expected one of: minute, hour, day, week, month."},
-		{endpoint.CreateRequest{OptionalBreakdowns: []string{"country"}}, "optional_breakdowns",
-			"optional_breakdowns apply to insight endpoints only."},
+		{endpoint.CreateRequest{OptionalBreakdowns: []string{"country"}}, "optional_breakdown_properties",
+			"optional_breakdown_properties apply to insight endpoints only."},
 	} {
 		tc.req.Name, tc.req.Query, tc.req.IsMaterialized = "bad", q, true
 		_, err := e.svc.Create(ctx, "1", tc.req)

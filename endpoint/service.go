@@ -409,7 +409,7 @@ type CreateRequest struct {
 	MaterializationFreshness Seconds                  `json:"materialization_freshness"`
 	MaterializationBuckets   map[string]engine.Bucket `json:"materialization_buckets"`
 	MaterializationTail      string                   `json:"materialization_tail_column"`
-	OptionalBreakdowns       []string                 `json:"optional_breakdowns"`
+	OptionalBreakdowns       []string                 `json:"optional_breakdown_properties"`
 }
 
 // UpdateRequest is the input of Update (the JSON body of PATCH); nil fields
@@ -426,7 +426,7 @@ type UpdateRequest struct {
 	MaterializationFreshness *Seconds                  `json:"materialization_freshness"`
 	MaterializationBuckets   *map[string]engine.Bucket `json:"materialization_buckets"`
 	MaterializationTail      *string                   `json:"materialization_tail_column"`
-	OptionalBreakdowns       *[]string                 `json:"optional_breakdowns"`
+	OptionalBreakdowns       *[]string                 `json:"optional_breakdown_properties"`
 	// Deleted, alone in a request, soft-deletes the endpoint (true; see
 	// SoftDelete) or restores the one last deleted under the name (false;
 	// see Restore; for a live endpoint it changes nothing).

@@ -312,7 +312,7 @@ type Endpoint struct {
 	// driver.Endpoint).
 	MaterializationBuckets    map[string]engine.Bucket `json:"materialization_buckets,omitempty"`
 	MaterializationTailColumn string                   `json:"materialization_tail_column,omitempty"`
-	OptionalBreakdowns        []string                 `json:"optional_breakdowns,omitempty"`
+	OptionalBreakdowns        []string                 `json:"optional_breakdown_properties,omitempty"`
 	// Materialization is the view of the endpoint's materialization.
 	Materialization Materialization `json:"materialization"`
 }

@@ -16,10 +16,10 @@ func TestHTTPMaterializedInsight(t *testing.T) {
 	base := "/api/projects/1/endpoints/"
 	query := rawJSON(t, insightTrends)
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "inline", "query": query}))
-	r := h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true, "optional_breakdowns": []string{"country"}})
+	r := h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true, "optional_breakdown_properties": []string{"country"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, "optional_breakdowns", r.Body["attr"])
-	assert.Equal(t, "optional_breakdowns: 'country' is not a breakdown property of this query.", r.detail())
+	assert.Equal(t, "optional_breakdown_properties", r.Body["attr"])
+	assert.Equal(t, "optional_breakdown_properties: 'country' is not a breakdown property of this query.", r.detail())
 	r = h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true})
 	mustStatus(t, http.StatusCreated, r)
 	assert.Equal(t, "pending", materialization(t, r)["status"])
@@ -43,11 +43,11 @@ func TestHTTPMaterializedInsight(t *testing.T) {
 	assert.Equal(t, "required_variable_missing", r.Body["code"])
 	assert.Equal(t, "Required variable(s) '$browser' not provided", r.detail())
 
-	mustStatus(t, http.StatusOK, h.do("PATCH", base+"views/", keyP1, map[string]any{"optional_breakdowns": []string{"$browser"}}))
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"views/", keyP1, map[string]any{"optional_breakdown_properties": []string{"$browser"}}))
 	got = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, got)
 	assert.Equal(t, true, got.Body["endpoint_materialized"])
 	want = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}})
 	assert.Equal(t, want.Body["results"], got.Body["results"])
-	assert.Equal(t, []any{"$browser"}, h.do("GET", base+"views", keyP1, nil).Body["optional_breakdowns"])
+	assert.Equal(t, []any{"$browser"}, h.do("GET", base+"views", keyP1, nil).Body["optional_breakdown_properties"])
 }

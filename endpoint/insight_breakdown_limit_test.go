@@ -59,7 +59,7 @@ func loadPages(t *testing.T, x driver.Executor) {
 	ctx := context.Background()
 	e := x.Engine()
 	for _, ddl := range demo.SchemaFor(e) {
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(ddl, nil)}, false); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(ddl, nil)}, driver.Write{Tx: false}); err != nil {
 			t.Fatalf("%s: %v", ddl, err)
 		}
 	}
@@ -86,7 +86,7 @@ func loadPages(t *testing.T, x driver.Executor) {
 			}
 			q = append(q, ')')
 		}
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(string(q), args)}, false); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(string(q), args)}, driver.Write{Tx: false}); err != nil {
 			t.Fatalf("insert: %v", err)
 		}
 		rows = rows[n:]

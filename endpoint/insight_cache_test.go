@@ -17,7 +17,7 @@ func (x *noRows) Query(context.Context, driver.Statement, driver.Bounds) (*drive
 	x.queries++
 	return &driver.Result{}, nil
 }
-func (x *noRows) Exec(context.Context, []driver.Statement, bool) error { return nil }
+func (x *noRows) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
 
 // TestInsightDecodedOnce: the decoded insight query is cached with the
 // version at save, and runs use that very value instead of decoding again.

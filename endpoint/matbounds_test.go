@@ -65,8 +65,8 @@ func newGate(x driver.Executor) *gateExec {
 	return &gateExec{Executor: x, gate: make(chan struct{}), entered: make(chan string, 64)}
 }
 
-func (g *gateExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
-	return execEach(ctx, g.Executor, stmts, tx, func(q string, run func() error) error { return g.exec(ctx, q, run) })
+func (g *gateExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
+	return execEach(ctx, g.Executor, stmts, tx.Tx, func(q string, run func() error) error { return g.exec(ctx, q, run) })
 }
 
 // exec holds a build's statement q at the gate, then runs it.

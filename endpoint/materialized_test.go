@@ -33,8 +33,8 @@ type matExec struct {
 	inflight, overlaps atomic.Int32
 }
 
-func (x *matExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
-	return execEach(ctx, x.Executor, stmts, tx, x.exec)
+func (x *matExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
+	return execEach(ctx, x.Executor, stmts, tx.Tx, x.exec)
 }
 
 // exec fails or counts the statement q, which run runs.

@@ -108,7 +108,7 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 
 			live := materialize.TableName(ep.ID, 1)
 			orphan := materialize.TableName("0f0e0d0c-0000-4000-8000-000000000000", 2)
-			if err := x.Exec(ctx, []driver.Statement{stmt.New(e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil)}, false); err != nil {
+			if err := x.Exec(ctx, []driver.Statement{stmt.New(e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil)}, driver.Write{Tx: false}); err != nil {
 				t.Fatal(err)
 			}
 			stored := func() []string {

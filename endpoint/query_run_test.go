@@ -238,7 +238,7 @@ func (blockingExecutor) Query(ctx context.Context, _ driver.Statement, _ driver.
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
-func (blockingExecutor) Exec(context.Context, []driver.Statement, bool) error { return nil }
+func (blockingExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
 
 // TestQueryLimits: rows are paged and time is bounded as in a run.
 func TestQueryLimits(t *testing.T) {

@@ -419,20 +419,15 @@ func (s *Service) swap(ctx context.Context, c *compiled, v *verdict, next, table
 // only callers of the executor: a statement reaches the database only as a
 // scope.Statement.
 func (s *Service) execAll(ctx context.Context, stmts []scope.Statement, inTx bool) error {
-	return s.cfg.Executor.Exec(ctx, stmts, inTx)
+	return s.cfg.Executor.Exec(ctx, stmts, driver.Write{Tx: inTx})
 }
 
-// execWithin runs statements in order as execAll does, on an Executor that
-// bounds what they write (driver.ExecBounder) failing once they grew the
-// database by more than maxBytes, with the max_materialized_bytes error
-// (that is the bound it is given). It is the fourth gateway to the
-// executor.
+// execWithin runs statements in order as execAll does, growing the
+// database by at most maxBytes where the executor can count it, and
+// answers a write past it with the max_materialized_bytes error (that is
+// the bound it is given). It is the fourth gateway to the executor.
 func (s *Service) execWithin(ctx context.Context, stmts []scope.Statement, maxBytes int64) error {
-	b, ok := s.cfg.Executor.(driver.ExecBounder)
-	if !ok || maxBytes <= 0 {
-		return s.execAll(ctx, stmts, false)
-	}
-	err := b.ExecWithin(ctx, stmts, false, maxBytes)
+	err := s.cfg.Executor.Exec(ctx, stmts, driver.Write{MaxBytes: maxBytes})
 	if errors.Is(err, driver.ErrWriteLimit) {
 		return withCause(limited(NewError(ErrExecution, CodeMaterializationFailed, "",
 			fmt.Sprintf("the stored table grew past max_materialized_bytes (%d) while it was built", maxBytes)), LimitMaxMaterializedBytes, maxBytes), err)

@@ -36,7 +36,7 @@ func (f *fixedExecutor) Query(ctx context.Context, st driver.Statement, b driver
 	return f.res, nil
 }
 
-func (f *fixedExecutor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (f *fixedExecutor) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
 	return f.err
 }
 

@@ -23,9 +23,9 @@ type overlapExec struct {
 	overlaps atomic.Int32
 }
 
-func (x *overlapExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
-	err := execEach(ctx, x.Executor, stmts, tx, x.exec)
-	if tx {
+func (x *overlapExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
+	err := execEach(ctx, x.Executor, stmts, tx.Tx, x.exec)
+	if tx.Tx {
 		for _, st := range stmts {
 			x.ended(st.SQL(), err)
 		}
@@ -56,7 +56,7 @@ func (x *overlapExec) exec(q string, run func() error) error {
 // executor keeps the swap of a stored table) once every hook returned.
 func execEach(ctx context.Context, x driver.Executor, stmts []driver.Statement, tx bool, hook func(q string, run func() error) error) error {
 	for _, st := range stmts {
-		run := func() error { return x.Exec(ctx, []driver.Statement{st}, false) }
+		run := func() error { return x.Exec(ctx, []driver.Statement{st}, driver.Write{Tx: false}) }
 		if tx {
 			run = func() error { return nil }
 		}
@@ -65,7 +65,7 @@ func execEach(ctx context.Context, x driver.Executor, stmts []driver.Statement, 
 		}
 	}
 	if tx {
-		return x.Exec(ctx, stmts, true)
+		return x.Exec(ctx, stmts, driver.Write{Tx: true})
 	}
 	return nil
 }

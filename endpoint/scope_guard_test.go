@@ -17,7 +17,7 @@ import (
 // calls a method of the Executor.
 func TestOneWayToTheExecutor(t *testing.T) {
 	gateways := map[string]bool{"executeCapped": true, "execAll": true, "execWithin": true, "queryOwn": true}
-	methods := map[string]bool{"Query": true, "Exec": true, "ExecWithin": true}
+	methods := map[string]bool{"Query": true, "Exec": true}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -183,7 +183,7 @@ func loadChDB(ctx context.Context, x *Executor, n int) error {
 		"CREATE TABLE events (project_id String, uuid String, event String, distinct_id String, timestamp String, properties String) " +
 			"ENGINE = MergeTree ORDER BY (project_id, event, timestamp)",
 	} {
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
@@ -206,7 +206,7 @@ func loadChDB(ctx context.Context, x *Executor, n int) error {
 		}
 		q := "INSERT INTO events SELECT * FROM file(" + string(engine.ClickHouse.AppendString(nil, path)) +
 			", 'TabSeparated', 'project_id String, uuid String, event String, distinct_id String, timestamp String, properties String')"
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false); err != nil {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}); err != nil {
 			return err
 		}
 		rows = 0

@@ -240,10 +240,11 @@ func (x *Executor) withSettings(query string, timeout time.Duration, b driver.Bo
 }
 
 // Exec implements driver.Executor. chDB has no transactions: the
-// statements run in order whether or not tx is set (the ClickHouse
+// statements run in order whether or not w.Tx is set, and w.MaxBytes is
+// not counted (the Service measures a stored table once built) (the ClickHouse
 // engine's Swap, an EXCHANGE TABLES, is atomic on its own and never asks
 // for one).
-func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, _ driver.Write) error {
 	for _, st := range stmts {
 		if err := x.Load(ctx, st.SQL(), st.Args()); err != nil {
 			return err

@@ -74,7 +74,7 @@ func TestRunStatistics(t *testing.T) {
 	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x,
 		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
 	require.NoError(t, err)
-	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &driver.Query{Kind: driver.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
+	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
 	require.NoError(t, err)
 	for _, cached := range []bool{false, true} {
 		res, err := svc.Run(ctx, "1", "numbers", endpoint.RunRequest{})

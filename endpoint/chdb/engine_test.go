@@ -29,7 +29,7 @@ func TestJSONRule(t *testing.T) {
 	rows := jsonrule.Cases
 	e := engine.ClickHouse
 	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false))
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
 	}
 	for i, r := range rows {
 		b := placeholder.NewBuilder(e)
@@ -42,7 +42,7 @@ func TestJSONRule(t *testing.T) {
 			b.Bind(r.JSON)
 		}
 		b.WriteString(")")
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, false))
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, driver.Write{Tx: false}))
 	}
 	b := placeholder.NewBuilder(e)
 	b.WriteString("SELECT ")
@@ -73,11 +73,11 @@ func TestTimesInUTC(t *testing.T) {
 		"CREATE TABLE times (plain DateTime, utc DateTime('UTC'), la DateTime64(3, 'America/Los_Angeles'), day Date) ENGINE = MergeTree ORDER BY plain",
 		"INSERT INTO times VALUES ('2025-05-01 00:00:00', '2025-05-01 00:00:00', '2025-05-01 00:00:00.250', '2025-05-01')",
 	} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false))
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
 	}
-	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, false))
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, driver.Write{Tx: false}))
 	t.Cleanup(func() {
-		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, false))
+		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, driver.Write{Tx: false}))
 	})
 	b := placeholder.NewBuilder(engine.ClickHouse)
 	b.WriteString("SELECT plain, utc, la, day, toUnixTimestamp(plain) AS unix FROM times WHERE plain = ")
@@ -104,12 +104,12 @@ func TestExecWithDeadline(t *testing.T) {
 		"CREATE TABLE deadline (n Int64) ENGINE = MergeTree ORDER BY n",
 		"INSERT INTO deadline VALUES (1), (2)",
 	} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, false), q)
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}), q)
 	}
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
-	err := x.Exec(short, []driver.Statement{stmt.New("INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)}, false)
+	err := x.Exec(short, []driver.Statement{stmt.New("INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)}, driver.Write{Tx: false})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the engine stops the statement at its limit")
 	assert.Less(t, time.Since(start), 2*time.Second)
 
@@ -138,7 +138,7 @@ func TestClusterDDLParses(t *testing.T) {
 	}
 	stmts = append(stmts, ex.Expand(e.DropTable("c"))...)
 	for _, s := range stmts {
-		err := x.Exec(context.Background(), []driver.Statement{stmt.New(s, []any{"10"})}, false)
+		err := x.Exec(context.Background(), []driver.Statement{stmt.New(s, []any{"10"})}, driver.Write{Tx: false})
 		require.Error(t, err, s)
 		assert.NotContains(t, err.Error(), "Code: 62.", s)
 		assert.NotContains(t, err.Error(), "SYNTAX_ERROR", s)

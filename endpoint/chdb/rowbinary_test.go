@@ -124,7 +124,7 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 	assert.Equal(t, int64(DefaultMaxMemoryUsage), res.Rows[0][0], "the host's reads carry the limits too")
 
 	// What a session statement would leave behind is not there.
-	require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, false))
+	require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, driver.Write{Tx: false}))
 
 	limits := limitsOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19})
 	assert.Contains(t, limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288")
@@ -145,7 +145,7 @@ func TestMemoryLimit(t *testing.T) {
 
 	// A statement without SETTINGS (a refresh's, the host's) has the
 	// session's limit.
-	err = x.Exec(context.Background(), []driver.Statement{stmt.New("CREATE TEMPORARY TABLE big AS SELECT length(range(300000000)) AS n", nil)}, false)
+	err = x.Exec(context.Background(), []driver.Statement{stmt.New("CREATE TEMPORARY TABLE big AS SELECT length(range(300000000)) AS n", nil)}, driver.Write{Tx: false})
 	require.ErrorAs(t, err, &qe)
 	assert.Contains(t, qe.Message, "max_memory_usage")
 }

@@ -83,7 +83,7 @@ func TestServiceOnClickHouse(t *testing.T) {
 					refs[id] = driver.VariableRef{VariableID: id, CodeName: name}
 				}
 			}
-			q := driver.Query{Kind: driver.KindSQL, SQL: c.sql, Variables: refs}
+			q := endpoint.Query{Kind: driver.KindSQL, SQL: c.sql, Variables: refs}
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: c.name, Query: &q, IsMaterialized: c.materialize})
 			require.NoError(t, err, c.name)
 		}
@@ -134,7 +134,7 @@ func TestInsightsOnClickHouse(t *testing.T) {
 		if strings.Contains(q, "RetentionQuery") {
 			kind = driver.KindRetention
 		}
-		query := driver.Query{Kind: kind, Insight: []byte(q)}
+		query := endpoint.Query{Kind: kind, Insight: []byte(q)}
 		for _, svc := range []*endpoint.Service{ch, lite.Service} {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &query})
 			require.NoError(t, err, name)

@@ -296,7 +296,7 @@ func plain(v reflect.Value) any {
 // cluster engine, each runs as the statements the engine expands it to
 // (engine.Expander), in order, each with its arguments, stopping at the
 // first that fails.
-func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, _ driver.Write) error {
 	for _, st := range stmts {
 		if err := x.Load(ctx, st.SQL(), st.Args()); err != nil {
 			return err

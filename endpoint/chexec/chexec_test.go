@@ -94,7 +94,7 @@ func TestExecOnCluster(t *testing.T) {
 	assert.Equal(t, e, x.Engine())
 	ctx := context.Background()
 	build := e.CreateTableAs("t_next", "SELECT 1 AS n")
-	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, true),
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, driver.Write{Tx: true}),
 		"no transaction on ClickHouse: in order")
 	want := append(e.(engine.Expander).Expand(build), e.(engine.Expander).Expand(e.DropTable("t"))...)
 	assert.Equal(t, want, conn.stmts)
@@ -103,7 +103,7 @@ func TestExecOnCluster(t *testing.T) {
 	conn.stmts = nil
 	plain := New(conn, nil)
 	assert.Equal(t, engine.ClickHouse, plain.Engine())
-	require.NoError(t, plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, false))
+	require.NoError(t, plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, driver.Write{Tx: false}))
 	assert.Equal(t, []string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}, conn.stmts)
 
 	conn.stmts = nil

@@ -61,13 +61,32 @@ type Executor interface {
 	// Query runs a statement that returns rows, read-only and within b.
 	Query(ctx context.Context, st Statement, b Bounds) (*Result, error)
 	// Exec runs statements that return no rows, in order, stopping at the
-	// first that fails. When tx is set they run in one transaction,
-	// committed when all succeed and rolled back otherwise; the Service
-	// sets it only where the engine's DDL is transactional (the swap of a
-	// stored table, engine.Engine.Swap), and an executor whose engine has
-	// no transactions runs them in order. Exec has no bounds but ctx's.
-	Exec(ctx context.Context, stmts []Statement, tx bool) error
+	// first that fails, as w says: in one transaction when w.Tx is set,
+	// and growing the database by at most w.MaxBytes where the executor
+	// can count it. Its time is bounded by ctx.
+	Exec(ctx context.Context, stmts []Statement, w Write) error
 }
+
+// Write says how Exec runs its statements.
+type Write struct {
+	// Tx runs them in one transaction, committed when all succeed and
+	// rolled back otherwise. The Service sets it only where the engine's
+	// DDL is transactional (the swap of a stored table,
+	// engine.Engine.Swap); an executor whose engine has no transactions
+	// runs them in order.
+	Tx bool
+	// MaxBytes, when positive, bounds how much the statements may grow
+	// the database while they run: past it Exec fails with an error
+	// wrapping ErrWriteLimit. An executor that cannot count what a write
+	// grows (an engine without page accounting) ignores it, and says so
+	// in its doc; the Service measures a stored table once it is built
+	// anyway (Config.MaxMaterializedBytes).
+	MaxBytes int64
+}
+
+// ErrWriteLimit is the error (in the chain of an Exec's error) of
+// statements that grew the database past Write.MaxBytes.
+var ErrWriteLimit = errors.New("driver: the statements wrote past their byte limit")
 
 // Result is a query's answer: column names, their database types, and the
 // rows as arrays in column order.

@@ -67,7 +67,7 @@ func (b *broken) Query(ctx context.Context, st driver.Statement, bounds driver.B
 		q, args = b.querySQL(q, args)
 	}
 	if b.writes && !strings.HasPrefix(q, "SELECT") {
-		return &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, []driver.Statement{stmt.New(q, args)}, false)
+		return &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}, b.inner.Exec(ctx, []driver.Statement{stmt.New(q, args)}, driver.Write{Tx: false})
 	}
 	given := bounds
 	if b.bounds != nil {
@@ -89,9 +89,9 @@ func (b *broken) Query(ctx context.Context, st driver.Statement, bounds driver.B
 	return res, err
 }
 
-func (b *broken) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (b *broken) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
 	if b.exec != nil {
-		return b.exec(ctx, b.inner, stmts, tx)
+		return b.exec(ctx, b.inner, stmts, tx.Tx)
 	}
 	out := make([]driver.Statement, len(stmts))
 	for i, st := range stmts {
@@ -229,7 +229,7 @@ var brokenExecutors = []brokenCase{
 		[]string{"BoundTimeout"}},
 	{"Exec outside a transaction", broken{exec: func(ctx context.Context, x driver.Executor, stmts []driver.Statement, _ bool) error {
 		for _, st := range stmts {
-			if err := x.Exec(ctx, []driver.Statement{st}, false); err != nil {
+			if err := x.Exec(ctx, []driver.Statement{st}, driver.Write{Tx: false}); err != nil {
 				return err
 			}
 		}
@@ -238,7 +238,7 @@ var brokenExecutors = []brokenCase{
 	{"Exec past a failure", broken{exec: func(ctx context.Context, x driver.Executor, stmts []driver.Statement, tx bool) error {
 		var errs []error
 		for _, st := range stmts {
-			errs = append(errs, x.Exec(ctx, []driver.Statement{st}, tx))
+			errs = append(errs, x.Exec(ctx, []driver.Statement{st}, driver.Write{Tx: tx}))
 		}
 		return errors.Join(errs...)
 	}}, []string{"ExecInOrderAndInTransaction"}},

@@ -254,7 +254,7 @@ func executeAll(t *testing.T, x driver.Executor, ctx context.Context, tx bool, s
 			t.Fatalf("Exec(%q) panicked: %v", stmts[0].SQL(), p)
 		}
 	}()
-	return x.Exec(ctx, stmts, tx)
+	return x.Exec(ctx, stmts, driver.Write{Tx: tx})
 }
 
 // ids returns the ids of the table's rows, in order.

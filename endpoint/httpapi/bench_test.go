@@ -362,7 +362,7 @@ func (f fixedExecutor) Engine() engine.Engine { return engine.SQLite }
 func (f fixedExecutor) Query(context.Context, driver.Statement, driver.Bounds) (*driver.Result, error) {
 	return &driver.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
 }
-func (f fixedExecutor) Exec(context.Context, []driver.Statement, bool) error { return nil }
+func (f fixedExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
 
 // BenchmarkHTTPRunOverhead is BenchmarkHTTPRun with in-memory stores and an
 // executor that returns ten fixed rows: the cost of the handler (key check,

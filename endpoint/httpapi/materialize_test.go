@@ -29,7 +29,7 @@ type failingExec struct {
 	fail atomic.Bool
 }
 
-func (x *failingExec) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (x *failingExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
 	if x.fail.Load() {
 		return errors.New("sqlite: disk I/O error at /srv/secret.db")
 	}

@@ -185,7 +185,7 @@ func (f failingExecutor) Query(context.Context, driver.Statement, driver.Bounds)
 	return nil, f.err
 }
 
-func (f failingExecutor) Exec(context.Context, []driver.Statement, bool) error { return f.err }
+func (f failingExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return f.err }
 
 func TestExecutorFailures(t *testing.T) {
 	secret := "dial tcp 10.1.2.3:9000: password=hunter2"

@@ -63,7 +63,7 @@ func TestReadOnlyPool(t *testing.T) {
 	if n := count(t, db, "t"); n != 2 {
 		t.Fatalf("%d rows left, want 2", n)
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t VALUES (3)", nil)}, false); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t VALUES (3)", nil)}, driver.Write{Tx: false}); err != nil {
 		t.Fatalf("Exec beside a read-only pool: %v", err)
 	}
 	res, err := x.Query(ctx, stmt.New("SELECT count(*) FROM t", nil), driver.Bounds{})
@@ -106,7 +106,7 @@ func TestGuardEndsOnEveryPath(t *testing.T) {
 		},
 	} {
 		_ = run()
-		if err := x.Exec(context.Background(), []driver.Statement{stmt.New("INSERT INTO t VALUES (1)", nil)}, false); err != nil {
+		if err := x.Exec(context.Background(), []driver.Statement{stmt.New("INSERT INTO t VALUES (1)", nil)}, driver.Write{Tx: false}); err != nil {
 			t.Fatalf("Exec after run %d: %v", i, err)
 		}
 		if _, err := db.Exec("INSERT INTO t VALUES (1)"); err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestExecWithinOnSQLite: a statement that would grow the database by
-// more than ExecWithin's bytes fails as it grows, with ErrWriteLimit, and
+// more than Write.MaxBytes fails as it grows, with ErrWriteLimit, and
 // the file grows by about the bound, not by what the statement asked for;
 // the connection's own bound is back afterwards, so a later write of the
 // same size succeeds.
@@ -41,7 +41,7 @@ func TestExecWithinOnSQLite(t *testing.T) {
 	// 200 rows of 100 KB: 20 MB, under a bound of 2 MB.
 	const big = "CREATE TABLE big AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 200) SELECT n, printf('%.*c', 100000, 'x') AS pad FROM r"
 	for _, tx := range []bool{false, true} {
-		err := x.ExecWithin(ctx, []driver.Statement{stmt.New(big, nil)}, tx, 2<<20)
+		err := x.Exec(ctx, []driver.Statement{stmt.New(big, nil)}, driver.Write{Tx: tx, MaxBytes: 2 << 20})
 		if !errors.Is(err, driver.ErrWriteLimit) {
 			t.Fatalf("tx %v: 20 MB under a 2 MB bound: %v", tx, err)
 		}
@@ -49,10 +49,10 @@ func TestExecWithinOnSQLite(t *testing.T) {
 	if grew := fileSize() - before; grew > 3<<20 {
 		t.Fatalf("the file grew by %d bytes under a 2 MB bound", grew)
 	}
-	if err := x.ExecWithin(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 100000, 'x') AS pad", nil)}, false, 2<<20); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 100000, 'x') AS pad", nil)}, driver.Write{MaxBytes: 2 << 20}); err != nil {
 		t.Fatalf("100 KB under a 2 MB bound: %v", err)
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New(big, nil)}, false); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New(big, nil)}, driver.Write{Tx: false}); err != nil {
 		t.Fatalf("the same write unbounded after: %v", err)
 	}
 }

@@ -152,21 +152,15 @@ func (e *Executor) limitFault(err error) error {
 // sqliteFull is SQLITE_FULL, the error of a write past max_page_count.
 const sqliteFull = 13
 
-var _ driver.ExecBounder = (*Executor)(nil)
-
-// ExecWithin implements driver.ExecBounder. On SQLite it runs stmts on one
+// execWithin is Exec with a byte bound on SQLite: it runs stmts on one
 // connection of the writing pool whose PRAGMA max_page_count lets the
 // database file grow by at most maxBytes (in whole pages) while they
 // run, and restores it after: SQLite checks the bound as it allocates
 // each page, so a statement that would write more fails with SQLITE_FULL
 // at the bound, which is returned wrapping driver.ErrWriteLimit; the
 // pages it wrote go back to the file's free list with its rollback.
-// Pages on the free list are reused first and do not count. On the other
-// engines it is Exec: they are measured once the statements are done.
-func (e *Executor) ExecWithin(ctx context.Context, stmts []driver.Statement, tx bool, maxBytes int64) (err error) {
-	if maxBytes <= 0 || e.engine.Name() != "sqlite" {
-		return e.Exec(ctx, stmts, tx)
-	}
+// Pages on the free list are reused first and do not count.
+func (e *Executor) execWithin(ctx context.Context, stmts []driver.Statement, tx bool, maxBytes int64) (err error) {
 	defer func() { err = e.limitFault(err) }()
 	c, err := e.conn(ctx, e.db)
 	if err != nil {

@@ -98,12 +98,12 @@ func TestSQLiteLengthLimitOnExec(t *testing.T) {
 	x := limitedPools(t, sqlexec.SQLiteLimits{Length: 1 << 20})["read-only pool"]
 	ctx := context.Background()
 	for _, tx := range []bool{false, true} {
-		err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE big AS SELECT printf('%.*c', 2000000, 'x') AS pad", nil)}, tx)
+		err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE big AS SELECT printf('%.*c', 2000000, 'x') AS pad", nil)}, driver.Write{Tx: tx})
 		if !errors.Is(err, sqlexec.ErrSQLiteLength) {
 			t.Fatalf("tx %v: a 2 MB row under a 1 MiB limit: %v", tx, err)
 		}
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 1000, 'x') AS pad", nil)}, true); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 1000, 'x') AS pad", nil)}, driver.Write{Tx: true}); err != nil {
 		t.Fatal(err)
 	}
 }

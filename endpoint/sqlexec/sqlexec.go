@@ -449,8 +449,14 @@ func typeOf(v any) string {
 
 // Exec implements driver.Executor: the statements run on the *sql.DB
 // given to New (never the read-only pool of WithReadOnly), in one
-// transaction when tx is set.
-func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, tx bool) (err error) {
+// transaction when w.Tx is set. w.MaxBytes is counted on SQLite (see
+// execWithin); on the other engines the Service measures the table once
+// built.
+func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) (err error) {
+	if w.MaxBytes > 0 && e.engine.Name() == "sqlite" {
+		return e.execWithin(ctx, stmts, w.Tx, w.MaxBytes)
+	}
+	tx := w.Tx
 	defer func() { err = e.limitFault(err) }()
 	if e.hasLimits() {
 		return e.execHeld(ctx, stmts, tx)

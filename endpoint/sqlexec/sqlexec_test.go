@@ -80,7 +80,7 @@ func TestQueryErrors(t *testing.T) {
 	if _, err := x.Query(ctx, stmt.New("SELECT 1", nil), driver.Bounds{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v, want context.Canceled", err)
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("DELETE FROM t", nil)}, false); !errors.Is(err, context.Canceled) {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("DELETE FROM t", nil)}, driver.Write{Tx: false}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Exec: %v, want context.Canceled", err)
 	}
 }
@@ -92,14 +92,14 @@ func TestExec(t *testing.T) {
 		t.Fatalf("Dialect = %v", x.Engine())
 	}
 	ctx := context.Background()
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"})}, false); err != nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"})}, driver.Write{Tx: false}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := x.Query(ctx, stmt.New("SELECT name FROM t WHERE id = ?", []any{int64(4)}), driver.Bounds{})
 	if err != nil || !reflect.DeepEqual(res.Rows, [][]any{{"dee"}}) {
 		t.Fatalf("after Exec: %v, %v", res, err)
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO nowhere VALUES (1)", nil)}, false); err == nil {
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO nowhere VALUES (1)", nil)}, driver.Write{Tx: false}); err == nil {
 		t.Fatal("no error for a bad statement")
 	}
 }

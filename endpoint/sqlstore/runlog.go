@@ -75,13 +75,13 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 var _ driver.BatchRunLog = (*runLog)(nil)
 
 type runLog struct {
-	s       *Store
-	opts    RunLogOptions
-	seqHigh uint64
-	seq     atomic.Uint64
+	s         *Store
+	opts      RunLogOptions
+	seqHigh   uint64
+	seq       atomic.Uint64
 	agePruned atomic.Int64 // Unix nanoseconds of the latest pruning by age; 0: none yet
-	mu      sync.Mutex
-	pending map[[2]string]int // appends per endpoint since its last pruning
+	mu        sync.Mutex
+	pending   map[[2]string]int // appends per endpoint since its last pruning
 
 	insert, boundary, list, pruneCount, pruneAge, deleteAll string
 }

@@ -100,7 +100,7 @@ func (c *chdbIn) Query(ctx context.Context, st driver.Statement, b driver.Bounds
 	return chdbEngine.x.Query(ctx, st, b)
 }
 
-func (c *chdbIn) Exec(ctx context.Context, stmts []driver.Statement, tx bool) error {
+func (c *chdbIn) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
 	chdbEngine.mu.Lock()
 	defer chdbEngine.mu.Unlock()
 	if err := c.use(); err != nil {

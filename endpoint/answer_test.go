@@ -14,6 +14,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // queryCounter wraps an executor: it counts the queries that reach it,
@@ -47,10 +48,10 @@ func (x *queryCounter) Query(ctx context.Context, st driver.Statement, b driver.
 
 // newCacheEnv is newEnv with a result cache of max bytes and a counting
 // executor.
-func newCacheEnv(t *testing.T, max int64) (*env, *queryCounter, *endpoint.MemoryResultCache) {
+func newCacheEnv(t *testing.T, max int64) (*env, *queryCounter, *memstore.ResultCache) {
 	t.Helper()
 	x := &queryCounter{}
-	cache := endpoint.NewMemoryResultCache(max)
+	cache := memstore.NewResultCache(max)
 	e := newEnv(t, func(c *endpoint.Config) {
 		x.Executor = c.Executor
 		c.Executor = x
@@ -189,7 +190,7 @@ func TestRefreshDirect(t *testing.T) {
 	e, _ := newMatEnv(t, 1000)
 	x := &queryCounter{Executor: execOf(e)}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now,
-		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
+		ResultCache: memstore.NewResultCache(1 << 20)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestSingleFlight(t *testing.T) {
 				x.Executor = c.Executor
 				c.Executor = x
 				if withCache {
-					c.ResultCache = endpoint.NewMemoryResultCache(1 << 20)
+					c.ResultCache = memstore.NewResultCache(1 << 20)
 				}
 			})
 			e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
@@ -358,7 +359,7 @@ func TestDataFreshnessSeconds(t *testing.T) {
 // recently used first, and refuses a value over an eighth of the bound.
 func TestMemoryResultCacheBound(t *testing.T) {
 	const max = 64 << 10
-	c := endpoint.NewMemoryResultCache(max)
+	c := memstore.NewResultCache(max)
 	ctx := context.Background()
 	now := time.Now()
 	var wg sync.WaitGroup
@@ -387,7 +388,7 @@ func TestMemoryResultCacheBound(t *testing.T) {
 
 	// Entries of 80 bytes take 241 with their key and bookkeeping: eight
 	// fit in 2000 bytes.
-	c = endpoint.NewMemoryResultCache(2000)
+	c = memstore.NewResultCache(2000)
 	for i := range 8 {
 		if err := c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)); err != nil {
 			t.Fatal(err)

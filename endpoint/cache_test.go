@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -160,7 +161,7 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 // it again; MarkExecuted, a run's own bookkeeping, drops nothing.
 func TestForgettingStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(Config{Endpoints: NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: &noRows{}})
+	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &noRows{}})
 	if err != nil {
 		t.Fatal(err)
 	}

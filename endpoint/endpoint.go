@@ -8,13 +8,13 @@
 //
 // # Building a Service
 //
-// New takes a Config: Endpoints (a driver.Store: MemoryStore, or
+// New takes a Config: Endpoints (a driver.Store: memstore.New() in memory, or
 // sqlstore.Store.Endpoints), Variables (a variable.Store) and Executor (a
 // driver.Executor: sqlexec.New on database/sql, chexec.New on ClickHouse)
 // are required; Access says what queries may read and scopes them to a
 // project's rows (package endpoint/access). Every limit and period has a
 // default (the Default constants); RunLog, ResultCache and Observer are
-// optional (MemoryRunLog is the default log; NewMemoryResultCache a cache
+// optional (memstore.RunLog is the default log; memstore.NewResultCache a cache
 // in memory; SlogObserver, MultiObserver). Package endpoint/httpapi serves
 // the Service over HTTP; package endpoint/endpointtest gives a host's tests
 // a ready one.

@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
 	_ "modernc.org/sqlite"
@@ -61,7 +62,7 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	e := &env{
 		db:     db,
 		clock:  &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)},
-		eps:    &countingStore{Store: endpoint.NewMemoryStore()},
+		eps:    &countingStore{Store: memstore.New()},
 		vstore: &countingVars{Store: variable.NewMemoryStore()},
 		vars:   map[string]variable.Variable{},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
 	_ "modernc.org/sqlite"
@@ -30,7 +31,7 @@ func newExampleService() *endpoint.Service {
 		log.Fatal(err)
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(),
+		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
 		Executor:  sqlexec.New(db, engine.SQLite),
 	})
@@ -140,7 +141,7 @@ func ExampleService_Update() {
 
 func ExampleNewMemoryStore() {
 	ctx := context.Background()
-	store := endpoint.NewMemoryStore()
+	store := memstore.New()
 	e := driver.Endpoint{ID: "e1", ProjectID: "1", Name: "daily", CurrentVersion: 1, VersionsCount: 1,
 		Query: driver.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}}
 	if err := store.Create(ctx, e, driver.Version{Number: 1, Query: e.Query}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
@@ -262,7 +263,7 @@ func TestInsightBreakdownLimit(t *testing.T) {
 	loadPages(t, x)
 	newSvc := func(cfg endpoint.Config) *endpoint.Service {
 		t.Helper()
-		cfg.Endpoints, cfg.Variables, cfg.Executor = endpoint.NewMemoryStore(), variable.NewMemoryStore(), x
+		cfg.Endpoints, cfg.Variables, cfg.Executor = memstore.New(), variable.NewMemoryStore(), x
 		svc, err := endpoint.New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -303,11 +304,11 @@ func TestInsightBreakdownLimit(t *testing.T) {
 		t.Fatalf("a default of 3: %d series, the fourth %q", len(got), got[min(3, len(got)-1)].Label)
 	}
 
-	_, err = endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x, MaxBreakdownLimit: 10})
+	_, err = endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, MaxBreakdownLimit: 10})
 	if err == nil || !strings.Contains(err.Error(), "DefaultBreakdownLimit 25 exceeds MaxBreakdownLimit 10") {
 		t.Fatalf("a default above the maximum: %v", err)
 	}
-	_, err = endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x, DefaultBreakdownLimit: -1})
+	_, err = endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, DefaultBreakdownLimit: -1})
 	if err == nil {
 		t.Fatal("a negative default breakdown limit was accepted")
 	}
@@ -325,7 +326,7 @@ func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		x := sqlexec.New(db, engine.SQLite)
 		loadPages(t, x)
-		svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x})
+		svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +350,7 @@ func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 			x := sqlexec.New(e.open(t), e.eng)
 			t.Cleanup(func() { x.Close() })
 			loadPages(t, x)
-			svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x})
+			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -24,7 +25,7 @@ func (x *noRows) Exec(context.Context, []driver.Statement, driver.Write) error {
 func TestInsightDecodedOnce(t *testing.T) {
 	ctx := context.Background()
 	exec := &noRows{}
-	s, err := New(Config{Endpoints: NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: exec})
+	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: exec})
 	if err != nil {
 		t.Fatal(err)
 	}

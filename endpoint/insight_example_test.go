@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
 	_ "modernc.org/sqlite"
@@ -34,7 +35,7 @@ func ExampleService_Run_insight() {
 		log.Fatal(err)
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(),
+		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
 		Executor:  sqlexec.New(db, engine.SQLite),
 		Now:       func() time.Time { return time.Date(2025, 5, 4, 0, 0, 0, 0, time.UTC) },

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // BenchmarkKeysAuthenticate is a request's cost of a stored key: the
@@ -12,7 +13,7 @@ import (
 // CacheTTL).
 func BenchmarkKeysAuthenticate(b *testing.B) {
 	ctx := context.Background()
-	k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore()})
+	k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func BenchmarkKeysAuthenticate(b *testing.B) {
 // BenchmarkKeysAdmit is a run's cost of its key's budget.
 func BenchmarkKeysAdmit(b *testing.B) {
 	ctx := context.Background()
-	k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore(), RunsPerMinute: -1, RunsPerHour: 1 << 40})
+	k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(), RunsPerMinute: -1, RunsPerHour: 1 << 40})
 	if err != nil {
 		b.Fatal(err)
 	}

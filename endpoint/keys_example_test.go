@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // ExampleKeys creates an API key for a machine that may run one endpoint,
@@ -12,7 +13,7 @@ import (
 // keeps its SHA-256.
 func ExampleKeys() {
 	ctx := context.Background()
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore()})
+	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
 	if err != nil {
 		panic(err)
 	}

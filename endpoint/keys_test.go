@@ -14,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // keyClock is a settable clock.
@@ -43,7 +44,7 @@ func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg endpoint.
 // and not after.
 func TestKeyRevocationCacheBound(t *testing.T) {
 	ctx := context.Background()
-	store := endpoint.NewMemoryKeyStore()
+	store := memstore.NewKeyStore()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	const ttl = 5 * time.Second
 	a := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: ttl})
@@ -86,7 +87,7 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 func TestKeyUnknownAndCacheSize(t *testing.T) {
 	ctx := context.Background()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	k := newTestKeys(t, endpoint.NewMemoryKeyStore(), c, endpoint.KeysConfig{CacheSize: 2})
+	k := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{CacheSize: 2})
 	for i := range 5 {
 		_, err := k.Authenticate(ctx, endpoint.KeyPrefix+string(rune('a'+i)))
 		assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
@@ -104,7 +105,7 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 func TestKeyBudgetDefaults(t *testing.T) {
 	ctx := context.Background()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	k := newTestKeys(t, endpoint.NewMemoryKeyStore(), c, endpoint.KeysConfig{})
+	k := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{})
 	key, _, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
 	require.NoError(t, err)
 	assert.Equal(t, []int{240, 2400, 1200, 12000}, []int{key.RunsPerMinute, key.RunsPerHour, key.MaterializedRunsPerMinute, key.MaterializedRunsPerHour})
@@ -148,7 +149,7 @@ func TestKeyBudgetDefaults(t *testing.T) {
 
 // TestKeysConfigRefused: a budget below -1 is named.
 func TestKeysConfigRefused(t *testing.T) {
-	_, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore(), MaterializedRunsPerHour: -5})
+	_, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(), MaterializedRunsPerHour: -5})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MaterializedRunsPerHour")
 	_, err = endpoint.NewKeys(endpoint.KeysConfig{})
@@ -159,7 +160,7 @@ func TestKeysConfigRefused(t *testing.T) {
 // most once per UsedResolution.
 func TestKeyLastUsed(t *testing.T) {
 	ctx := context.Background()
-	store := endpoint.NewMemoryKeyStore()
+	store := memstore.NewKeyStore()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, store, c, endpoint.KeysConfig{UsedResolution: time.Minute})
 	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
@@ -185,13 +186,13 @@ func TestKeyLastUsed(t *testing.T) {
 
 // slowKeyStore holds KeyByHash, after its read, until release is closed.
 type slowKeyStore struct {
-	*endpoint.MemoryKeyStore
+	*memstore.KeyStore
 	read, release chan struct{}
 	once          sync.Once
 }
 
 func (s *slowKeyStore) KeyByHash(ctx context.Context, h [driver.KeyHashSize]byte) (driver.KeyRecord, error) {
-	r, err := s.MemoryKeyStore.KeyByHash(ctx, h)
+	r, err := s.KeyStore.KeyByHash(ctx, h)
 	s.once.Do(func() {
 		close(s.read)
 		<-s.release
@@ -204,7 +205,7 @@ func (s *slowKeyStore) KeyByHash(ctx context.Context, h [driver.KeyHashSize]byte
 // cache: the next request is refused.
 func TestKeyRevokeOvertakesRead(t *testing.T) {
 	ctx := context.Background()
-	store := &slowKeyStore{MemoryKeyStore: endpoint.NewMemoryKeyStore(), read: make(chan struct{}), release: make(chan struct{})}
+	store := &slowKeyStore{KeyStore: memstore.NewKeyStore(), read: make(chan struct{}), release: make(chan struct{})}
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: time.Hour})
 	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})

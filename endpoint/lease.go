@@ -3,8 +3,9 @@ package endpoint
 import (
 	"context"
 	"fmt"
-	"github.com/endpointkit/endpointkit/internal/scope"
 	"time"
+
+	"github.com/endpointkit/endpointkit/internal/scope"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -162,39 +163,4 @@ func (s *Service) countRows(ctx context.Context, table string) *int64 {
 		return nil
 	}
 	return &n
-}
-
-// memLease is a lease a MemoryStore keeps.
-type memLease struct {
-	holder  string
-	expires time.Time
-}
-
-var _ driver.Leaser = (*MemoryStore)(nil)
-
-// AcquireLease implements Leaser.
-func (s *MemoryStore) AcquireLease(ctx context.Context, name, holder string, now, expires time.Time) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	s.leaseMu.Lock()
-	defer s.leaseMu.Unlock()
-	if s.leases == nil {
-		s.leases = make(map[string]memLease)
-	}
-	if l, ok := s.leases[name]; ok && l.holder != holder && now.Before(l.expires) {
-		return false, nil
-	}
-	s.leases[name] = memLease{holder: holder, expires: expires}
-	return true, nil
-}
-
-// ReleaseLease implements Leaser.
-func (s *MemoryStore) ReleaseLease(_ context.Context, name, holder string) error {
-	s.leaseMu.Lock()
-	defer s.leaseMu.Unlock()
-	if l, ok := s.leases[name]; ok && l.holder == holder {
-		delete(s.leases, name)
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
@@ -56,7 +57,7 @@ func TestRefreshByteLimit(t *testing.T) {
 			}
 			x := sqlexec.New(db, e.eng)
 			t.Cleanup(func() { x.Close() })
-			eps, vars := endpoint.NewMemoryStore(), variable.NewMemoryStore()
+			eps, vars := memstore.New(), variable.NewMemoryStore()
 			svc := func(max int64) *endpoint.Service {
 				s, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedBytes: max})
 				if err != nil {

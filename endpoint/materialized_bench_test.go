@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
@@ -60,7 +61,7 @@ func newMatBenchService() (*endpoint.Service, error) {
 		return nil, err
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(),
+		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
 		Executor:  sqlexec.New(db, engine.SQLite),
 		// The table stays fresh however long the benchmarks run.

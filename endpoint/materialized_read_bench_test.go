@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -53,7 +54,7 @@ func newMatReadService(b *testing.B, groups int) *endpoint.Service {
 		b.Fatal(err)
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(),
+		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
 		Executor:  sqlexec.New(db, engine.SQLite),
 		Now:       func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) },

@@ -11,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -57,7 +58,7 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 			}
 			x := sqlexec.New(db, e.eng)
 			t.Cleanup(func() { x.Close() })
-			eps, vars := endpoint.NewMemoryStore(), variable.NewMemoryStore()
+			eps, vars := memstore.New(), variable.NewMemoryStore()
 			svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x})
 			if err != nil {
 				t.Fatal(err)

@@ -9,13 +9,14 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
 // A Service with a result cache answers a repeated run from it; the run
 // log records both runs, newest first, without their values.
-func ExampleNewMemoryResultCache() {
+func ExampleConfig_resultCache() {
 	ctx := context.Background()
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
@@ -26,10 +27,10 @@ func ExampleNewMemoryResultCache() {
 		log.Fatal(err)
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints:   endpoint.NewMemoryStore(),
+		Endpoints:   memstore.New(),
 		Variables:   variable.NewMemoryStore(),
 		Executor:    sqlexec.New(db, engine.SQLite),
-		ResultCache: endpoint.NewMemoryResultCache(16 << 20),
+		ResultCache: memstore.NewResultCache(16 << 20),
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
@@ -48,7 +49,7 @@ func newPropertyBenchService() (*endpoint.Service, error) {
 	}
 	now := demo.End.Add(time.Hour)
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(),
+		Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(db, engine.SQLite), Now: func() time.Time { return now },
 		MaxMaterializedRows: 2_000_000,
 	})

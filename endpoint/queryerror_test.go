@@ -14,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -76,7 +77,7 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 			}
 			x := sqlexec.New(db, e.eng)
 			t.Cleanup(func() { x.Close() })
-			svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
+			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
 			if err != nil {
 				t.Fatal(err)
 			}

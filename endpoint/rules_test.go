@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -36,7 +37,7 @@ func verdictOf(err error) string {
 // date_from").
 func TestRulesByState(t *testing.T) {
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(400), endpointtest.WithConfig(func(c *endpoint.Config) {
-		c.ResultCache = endpoint.NewMemoryResultCache(1 << 20)
+		c.ResultCache = memstore.NewResultCache(1 << 20)
 	}))
 	ctx := context.Background()
 	svc, p := env.Service, env.Project

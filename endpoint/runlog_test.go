@@ -14,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // recorder is an Observer that keeps what it is told.
@@ -54,7 +55,7 @@ func (r *recorder) refreshEvents() []endpoint.RefreshEvent {
 func TestRunLog(t *testing.T) {
 	obs := &recorder{}
 	e := newEnv(t, func(c *endpoint.Config) {
-		c.ResultCache = endpoint.NewMemoryResultCache(1 << 20)
+		c.ResultCache = memstore.NewResultCache(1 << 20)
 		c.Observer = obs
 	})
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/variable"
@@ -78,13 +79,13 @@ func TestRunLogSurvivesClose(t *testing.T) {
 
 // stuckLog is a RunLog whose writes wait until released.
 type stuckLog struct {
-	*endpoint.MemoryRunLog
+	*memstore.RunLog
 	release chan struct{}
 }
 
 func (l *stuckLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 	<-l.release
-	return l.MemoryRunLog.Append(ctx, e)
+	return l.RunLog.Append(ctx, e)
 }
 
 // TestRunLogFullBufferDrops: when the log's store falls behind, runs do
@@ -93,9 +94,9 @@ func (l *stuckLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 // entries that were queued are written once the store catches up.
 func TestRunLogFullBufferDrops(t *testing.T) {
 	ctx := context.Background()
-	log := &stuckLog{MemoryRunLog: endpoint.NewMemoryRunLog(0, 0), release: make(chan struct{})}
+	log := &stuckLog{RunLog: memstore.NewRunLog(0, 0), release: make(chan struct{})}
 	rec := &recorder{}
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(),
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(openMemory(t), engine.SQLite), RunLog: log, RunLogBuffer: 3, Observer: rec})
 	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})

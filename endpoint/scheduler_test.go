@@ -11,6 +11,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // overlapExec wraps an executor and counts the refreshes of one stored
@@ -345,7 +346,7 @@ func TestRefreshLeaseTwoServices(t *testing.T) {
 func TestRefreshLeaseTakeover(t *testing.T) {
 	e, _ := newSchedEnv(t, nil)
 	ep := e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
-	store := e.eps.Store.(*endpoint.MemoryStore)
+	store := e.eps.Store.(*memstore.Store)
 	ctx := context.Background()
 	// A process took the lease and died: nobody renews it.
 	if ok, err := store.AcquireLease(ctx, "refresh:1:"+ep.ID, "dead", e.clock.Now(), e.clock.Now().Add(endpoint.DefaultLeaseDuration)); err != nil || !ok {

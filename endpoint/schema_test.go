@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
@@ -34,7 +35,7 @@ func TestSchema(t *testing.T) {
 		{Name: "missing"},
 	}}, map[string]access.Rules{"2": {Tables: []access.Table{{Name: "plans", Columns: []string{"name"}}}}})
 	require.NoError(t, err)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(),
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
 	require.NoError(t, err)
 
@@ -58,7 +59,7 @@ func TestSchema(t *testing.T) {
 	assert.Equal(t, []endpoint.SchemaTable{{Name: "plans", Columns: text("name")}}, got, "project 2's own rules")
 
 	// Without a policy the Service reads no catalog: nothing is listed.
-	open, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(),
+	open, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(db, engine.SQLite)})
 	require.NoError(t, err)
 	got, err = open.Schema(ctx, "1")

@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -169,7 +170,7 @@ type Config struct {
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
 	ResultCache driver.ResultCache
 	// RunLog records every run of a known endpoint; nil means a
-	// MemoryRunLog with its defaults, on the Service's clock.
+	// memstore.RunLog with its defaults, on the Service's clock.
 	RunLog driver.RunLog
 	// RunLogBuffer is how many run log entries and last_executed_at marks
 	// may wait for the background writer (see Close); a run whose entry
@@ -379,7 +380,7 @@ func (cfg *Config) fillDefaults() {
 // (leases, row caps, time bounds).
 func (s *Service) attachOptional(cfg Config) {
 	if s.runLog == nil {
-		l := NewMemoryRunLog(0, 0)
+		l := memstore.NewRunLog(0, 0)
 		l.Now = s.now
 		s.runLog = l
 	}

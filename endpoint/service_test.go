@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -18,7 +19,7 @@ const badName = "Must start with a letter, contain only alphanumeric characters,
 
 func TestNewConfig(t *testing.T) {
 	e := newEnv(t)
-	full := endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}}
+	full := endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}}
 	for _, tc := range []struct {
 		name string
 		edit func(*endpoint.Config)
@@ -116,7 +117,7 @@ func TestCreateChecks(t *testing.T) {
 			400, "invalid_input", "Variable 'plans' at line 1, column 35: list value outside IN", "query", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := e.eps.Store.(*endpoint.MemoryStore)
+			before := e.eps.Store.(*memstore.Store)
 			listBefore, _ := before.List(context.Background(), "1")
 			_, err := e.svc.Create(context.Background(), "1", tc.req)
 			var got *endpoint.Error
@@ -343,7 +344,7 @@ func TestConcurrentUpdates(t *testing.T) {
 // TestDefaultClock: without Config.Now, times are UTC to the microsecond,
 // as SQL stores keep them.
 func TestDefaultClock(t *testing.T) {
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}})
 	if err != nil {
 		t.Fatal(err)
 	}

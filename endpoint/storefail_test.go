@@ -8,6 +8,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -69,7 +70,7 @@ func (brokenVars) Get(context.Context, string, string) (variable.Variable, error
 
 func TestStorageFailures(t *testing.T) {
 	ctx := context.Background()
-	bs := &brokenStore{Store: endpoint.NewMemoryStore()}
+	bs := &brokenStore{Store: memstore.New()}
 	e := newEnv(t, func(c *endpoint.Config) { c.Endpoints = bs })
 	e.create(t, "ep", e.query("SELECT id FROM orders WHERE country = {variables.country}", "country"))
 	bs.broken = true
@@ -98,7 +99,7 @@ func TestStorageFailures(t *testing.T) {
 }
 
 func TestMarkExecutedFailureDoesNotFailRun(t *testing.T) {
-	failing := &markFailStore{brokenStore: &brokenStore{Store: endpoint.NewMemoryStore()}}
+	failing := &markFailStore{brokenStore: &brokenStore{Store: memstore.New()}}
 	e2 := newEnv(t, func(c *endpoint.Config) { c.Endpoints = failing })
 	e2.create(t, "ep", e2.query("SELECT 1"))
 	for i := 0; i < 3; i++ {
@@ -131,7 +132,7 @@ func TestVariableStorageFailures(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	q := e.query("SELECT {variables.country}", "country")
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: brokenVars{variable.NewMemoryStore()}, Executor: &fixedExecutor{}})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: brokenVars{variable.NewMemoryStore()}, Executor: &fixedExecutor{}})
 	if err != nil {
 		t.Fatal(err)
 	}

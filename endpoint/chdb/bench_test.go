@@ -22,6 +22,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/stmt"
@@ -102,7 +103,7 @@ func newBenchServices(x *Executor) (ch, lite *endpoint.Service, loaded string, e
 // and materialized (and materialized).
 func benchService(x driver.Executor) (*endpoint.Service, error) {
 	ctx := context.Background()
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x,
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
 		Now: func() time.Time { return demo.End }, RunTimeout: 10 * time.Minute, RefreshTimeout: 30 * time.Minute})
 	if err != nil {
 		return nil, err

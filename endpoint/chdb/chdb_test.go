@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -71,8 +72,8 @@ func TestReadStatistics(t *testing.T) {
 func TestRunStatistics(t *testing.T) {
 	x := executor(t)
 	ctx := context.Background()
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x,
-		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
+		ResultCache: memstore.NewResultCache(1 << 20)})
 	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -32,7 +33,7 @@ func TestScopedReadsUseTheSortKey(t *testing.T) {
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 	require.NoError(t, err)
 	rec := &recording{Executor: x}
-	svc, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
 	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "purchases", Query: &endpoint.Query{Kind: endpoint.KindSQL,
 		SQL: "SELECT count() AS n FROM events WHERE event = 'purchase'"}})

@@ -16,6 +16,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -39,7 +40,7 @@ func bothServices(t *testing.T) (*endpoint.Service, *endpointtest.Env) {
 	t.Helper()
 	x := executor(t)
 	loadDemo(t, x)
-	ch, err := endpoint.New(endpoint.Config{Endpoints: endpoint.NewMemoryStore(), Variables: variable.NewMemoryStore(), Executor: x})
+	ch, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
 	require.NoError(t, err)
 	return ch, endpointtest.New(t, endpointtest.WithDemoEvents(events))
 }

@@ -9,7 +9,7 @@ import (
 // time, so that Services in several processes sharing the store never
 // refresh one endpoint at once. A lease is held until its expiry; its
 // holder renews it while it works, so a holder that dies loses it when it
-// expires, and another takes over. endpoint.MemoryStore and the stores of package
+// expires, and another takes over. memstore.Store and the stores of package
 // sqlstore implement it; with a Store that does not, refreshes are
 // exclusive within one Service only.
 //

@@ -107,7 +107,7 @@ func ParseCursor(c string) (atNanos int64, seq uint64, err error) {
 	return int64(binary.BigEndian.Uint64(b[:8])), binary.BigEndian.Uint64(b[8:]), nil
 }
 
-// Defaults of endpoint.MemoryRunLog and of the run logs of package sqlstore.
+// Defaults of memstore.RunLog and of the run logs of package sqlstore.
 const (
 	// DefaultLogMaxAge is how long an entry is kept.
 	DefaultLogMaxAge = 30 * 24 * time.Hour

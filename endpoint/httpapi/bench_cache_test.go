@@ -18,6 +18,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
@@ -124,7 +125,7 @@ func buildCacheBench() error {
 		}
 		return httpapi.New(svc, keys, httpapi.WithLimiter(nil)), nil
 	}
-	if cacheBench.cached, err = build("cached.db", endpoint.NewMemoryResultCache(0)); err != nil {
+	if cacheBench.cached, err = build("cached.db", memstore.NewResultCache(0)); err != nil {
 		return err
 	}
 	cacheBench.inline, err = build("inline.db", nil)

@@ -25,6 +25,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -373,7 +374,7 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 		rows[i] = []any{"US", int64(i)}
 	}
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(),
+		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
 		Executor:  fixedExecutor{&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/variable"
@@ -33,7 +34,7 @@ func ExampleNew() {
 	}
 
 	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: endpoint.NewMemoryStore(),
+		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
 		Executor:  sqlexec.New(events, engine.SQLite),
 	})

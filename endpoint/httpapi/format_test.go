@@ -24,6 +24,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
@@ -60,7 +61,7 @@ func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.O
 	t.Helper()
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
-		ResultCache: endpoint.NewMemoryResultCache(1 << 20)})
+		ResultCache: memstore.NewResultCache(1 << 20)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	opts = append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})}, opts...)

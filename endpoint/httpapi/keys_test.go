@@ -23,6 +23,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
 
@@ -423,7 +424,7 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 func TestKeyMintsNoWiderToken(t *testing.T) {
 	tokenKeys := &embed.StaticKeys{}
 	require.NoError(t, tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))))
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore()})
+	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
 	require.NoError(t, err)
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(100),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}), httpapi.WithKeys(keys), httpapi.WithLimiter(nil)))

@@ -21,6 +21,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -43,7 +44,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		endpointtest.WithConfig(func(c *endpoint.Config) {
 			exec.Executor = c.Executor
 			c.Executor = exec
-			c.ResultCache = endpoint.NewMemoryResultCache(1 << 20)
+			c.ResultCache = memstore.NewResultCache(1 << 20)
 		}),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(nil)))
 	ctx := context.Background()

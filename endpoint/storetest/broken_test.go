@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/storetest"
 )
 
-// broken wraps a working store (endpoint.MemoryStore) and breaks one
+// broken wraps a working store (memstore.Store) and breaks one
 // promise of the contract, named by flaw, to show that the suite catches
 // each kind of broken store rather than passing anything.
 type broken struct {
@@ -170,7 +170,7 @@ const flawEnv = "ENDPOINT_STORETEST_FLAW"
 func TestBrokenStore(t *testing.T) {
 	flaw := os.Getenv(flawEnv)
 	storetest.Run(t, func(t *testing.T) driver.Store {
-		return &broken{Store: endpoint.NewMemoryStore(), flaw: flaw}
+		return &broken{Store: memstore.New(), flaw: flaw}
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 )
@@ -211,7 +212,7 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 		ScheduleInterval: scheduleInterval,
 	}
 	if cfg.cacheBytes > 0 {
-		svcCfg.ResultCache = endpoint.NewMemoryResultCache(cfg.cacheBytes)
+		svcCfg.ResultCache = memstore.NewResultCache(cfg.cacheBytes)
 	}
 	svc, err := endpoint.New(svcCfg)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
 // A run authenticated by a stored API key (endpoint.Keys), as the HTTP API
@@ -22,7 +23,7 @@ var runKeys struct {
 
 func keysForRuns() (*endpoint.Keys, string, string, error) {
 	runKeys.once.Do(func() {
-		k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: endpoint.NewMemoryKeyStore(),
+		k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(),
 			RunsPerMinute: -1, RunsPerHour: -1, MaterializedRunsPerMinute: -1, MaterializedRunsPerHour: -1})
 		if err != nil {
 			runKeys.err = err

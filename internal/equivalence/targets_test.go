@@ -14,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -205,7 +206,7 @@ func serviceAt(t *testing.T, x driver.Executor, clock func() time.Time) *endpoin
 func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixture) *endpoint.Service {
 	t.Helper()
 	cfg := endpoint.Config{
-		Endpoints:  endpoint.NewMemoryStore(),
+		Endpoints:  memstore.New(),
 		Variables:  variable.NewMemoryStore(),
 		Executor:   x,
 		Now:        clock,
@@ -213,7 +214,7 @@ func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixt
 		Access:     fx.access,
 	}
 	if fx.cache {
-		cfg.ResultCache = endpoint.NewMemoryResultCache(64 << 20)
+		cfg.ResultCache = memstore.NewResultCache(64 << 20)
 	}
 	svc, err := endpoint.New(cfg)
 	if err != nil {

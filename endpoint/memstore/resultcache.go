@@ -1,4 +1,4 @@
-package endpoint
+package memstore
 
 import (
 	"context"
@@ -9,22 +9,22 @@ import (
 	lrucache "github.com/endpointkit/endpointkit/internal/lru"
 )
 
-// DefaultResultCacheBytes is the bound of a MemoryResultCache made with a
+// DefaultResultCacheBytes is the bound of a ResultCache made with a
 // non-positive size.
 const DefaultResultCacheBytes = 64 << 20
 
-// entryOverhead is what a MemoryResultCache counts for an entry on top of
+// entryOverhead is what a ResultCache counts for an entry on top of
 // its key and value: the list element, the map slot and the entry itself,
 // roughly, so that many tiny entries cannot exceed the bound by their
 // bookkeeping.
 const entryOverhead = 160
 
-// MemoryResultCache is a ResultCache in memory, bounded in bytes (keys,
+// ResultCache is a ResultCache in memory, bounded in bytes (keys,
 // values and per-entry bookkeeping), evicting the least recently used
 // entries first. A value larger than an eighth of the bound is not kept,
 // so that one large answer cannot empty the cache. It is safe for
-// concurrent use; make one with NewMemoryResultCache.
-type MemoryResultCache struct {
+// concurrent use; make one with NewResultCache.
+type ResultCache struct {
 	mu      sync.Mutex
 	entries *lrucache.Cache[string, memCacheEntry]
 }
@@ -39,19 +39,19 @@ func entrySize(key string, value []byte) int64 {
 	return int64(len(key)+len(value)) + entryOverhead
 }
 
-// NewMemoryResultCache returns an empty MemoryResultCache holding at most
+// NewResultCache returns an empty ResultCache holding at most
 // maxBytes; maxBytes <= 0 means DefaultResultCacheBytes.
-func NewMemoryResultCache(maxBytes int64) *MemoryResultCache {
+func NewResultCache(maxBytes int64) *ResultCache {
 	if maxBytes <= 0 {
 		maxBytes = DefaultResultCacheBytes
 	}
-	return &MemoryResultCache{entries: lrucache.New[string, memCacheEntry](maxBytes, nil)}
+	return &ResultCache{entries: lrucache.New[string, memCacheEntry](maxBytes, nil)}
 }
 
-var _ driver.ResultCache = (*MemoryResultCache)(nil)
+var _ driver.ResultCache = (*ResultCache)(nil)
 
 // Get implements ResultCache. An expired entry is dropped when found.
-func (c *MemoryResultCache) Get(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
+func (c *ResultCache) Get(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries.Get(key)
@@ -70,7 +70,7 @@ func (c *MemoryResultCache) Get(_ context.Context, key string, now time.Time) ([
 
 // Set implements ResultCache. It evicts the least recently used entries
 // until the new one fits.
-func (c *MemoryResultCache) Set(_ context.Context, key string, value []byte, expires time.Time) error {
+func (c *ResultCache) Set(_ context.Context, key string, value []byte, expires time.Time) error {
 	e := memCacheEntry{value: append([]byte(nil), value...), expires: expires}
 	size := entrySize(key, value)
 	c.mu.Lock()
@@ -85,7 +85,7 @@ func (c *MemoryResultCache) Set(_ context.Context, key string, value []byte, exp
 
 // Bytes returns what the entries take by the cache's count: keys, values
 // and a fixed overhead per entry. It never exceeds the bound.
-func (c *MemoryResultCache) Bytes() int64 {
+func (c *ResultCache) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.entries.Size()
@@ -93,7 +93,7 @@ func (c *MemoryResultCache) Bytes() int64 {
 
 // Len returns the number of entries, expired ones not yet dropped
 // included.
-func (c *MemoryResultCache) Len() int {
+func (c *ResultCache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.entries.Len()

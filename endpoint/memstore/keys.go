@@ -1,4 +1,4 @@
-package endpoint
+package memstore
 
 import (
 	"cmp"
@@ -11,23 +11,23 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// MemoryKeyStore is a driver.KeyStore in memory, for tests, examples and
+// KeyStore is a driver.KeyStore in memory, for tests, examples and
 // single-process servers whose keys need not outlive them. It keeps
 // hashes only, as every KeyStore does. The zero value is ready to use; it
 // is safe for concurrent use.
-type MemoryKeyStore struct {
+type KeyStore struct {
 	mu     sync.RWMutex
 	byHash map[[driver.KeyHashSize]byte]*driver.KeyRecord
 	byID   map[string]*driver.KeyRecord
 }
 
-// NewMemoryKeyStore returns an empty MemoryKeyStore.
-func NewMemoryKeyStore() *MemoryKeyStore { return &MemoryKeyStore{} }
+// NewKeyStore returns an empty KeyStore.
+func NewKeyStore() *KeyStore { return &KeyStore{} }
 
-var _ driver.KeyStore = (*MemoryKeyStore)(nil)
+var _ driver.KeyStore = (*KeyStore)(nil)
 
 // CreateKey implements driver.KeyStore.
-func (s *MemoryKeyStore) CreateKey(ctx context.Context, k driver.KeyRecord) error {
+func (s *KeyStore) CreateKey(ctx context.Context, k driver.KeyRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *MemoryKeyStore) CreateKey(ctx context.Context, k driver.KeyRecord) erro
 }
 
 // KeyByHash implements driver.KeyStore.
-func (s *MemoryKeyStore) KeyByHash(ctx context.Context, hash [driver.KeyHashSize]byte) (driver.KeyRecord, error) {
+func (s *KeyStore) KeyByHash(ctx context.Context, hash [driver.KeyHashSize]byte) (driver.KeyRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return driver.KeyRecord{}, err
 	}
@@ -63,7 +63,7 @@ func (s *MemoryKeyStore) KeyByHash(ctx context.Context, hash [driver.KeyHashSize
 }
 
 // ListKeys implements driver.KeyStore.
-func (s *MemoryKeyStore) ListKeys(ctx context.Context, project string) ([]driver.KeyRecord, error) {
+func (s *KeyStore) ListKeys(ctx context.Context, project string) ([]driver.KeyRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *MemoryKeyStore) ListKeys(ctx context.Context, project string) ([]driver
 }
 
 // RevokeKey implements driver.KeyStore.
-func (s *MemoryKeyStore) RevokeKey(ctx context.Context, project, id string, at time.Time) error {
+func (s *KeyStore) RevokeKey(ctx context.Context, project, id string, at time.Time) error {
 	return s.update(ctx, project, id, func(k *driver.KeyRecord) {
 		if k.RevokedAt == nil {
 			k.RevokedAt = &at
@@ -91,7 +91,7 @@ func (s *MemoryKeyStore) RevokeKey(ctx context.Context, project, id string, at t
 }
 
 // MarkKeyUsed implements driver.KeyStore.
-func (s *MemoryKeyStore) MarkKeyUsed(ctx context.Context, project, id string, at time.Time) error {
+func (s *KeyStore) MarkKeyUsed(ctx context.Context, project, id string, at time.Time) error {
 	return s.update(ctx, project, id, func(k *driver.KeyRecord) {
 		if k.LastUsedAt == nil || at.After(*k.LastUsedAt) {
 			k.LastUsedAt = &at
@@ -99,7 +99,7 @@ func (s *MemoryKeyStore) MarkKeyUsed(ctx context.Context, project, id string, at
 	})
 }
 
-func (s *MemoryKeyStore) update(ctx context.Context, project, id string, fn func(*driver.KeyRecord)) error {
+func (s *KeyStore) update(ctx context.Context, project, id string, fn func(*driver.KeyRecord)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

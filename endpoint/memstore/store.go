@@ -1,4 +1,4 @@
-package endpoint
+package memstore
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// MemoryStore is a Store that keeps endpoints in memory, for tests,
+// Store is a Store that keeps endpoints in memory, for tests,
 // examples and single-process servers that need no persistence. It is safe
-// for concurrent use. The zero value is not usable; call NewMemoryStore.
-type MemoryStore struct {
+// for concurrent use. The zero value is not usable; call New.
+type Store struct {
 	mu       sync.RWMutex
 	projects map[string]*memProject
 	// leases are the Leaser's (lease.go).
@@ -33,15 +33,15 @@ type memEndpoint struct {
 	versions []driver.Version
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{projects: make(map[string]*memProject)}
+// New returns an empty Store.
+func New() *Store {
+	return &Store{projects: make(map[string]*memProject)}
 }
 
-var _ driver.Store = (*MemoryStore)(nil)
+var _ driver.Store = (*Store)(nil)
 
 // Create implements Store.
-func (s *MemoryStore) Create(ctx context.Context, e driver.Endpoint, first driver.Version) error {
+func (s *Store) Create(ctx context.Context, e driver.Endpoint, first driver.Version) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -53,10 +53,10 @@ func (s *MemoryStore) Create(ctx context.Context, e driver.Endpoint, first drive
 		s.projects[e.ProjectID] = p
 	}
 	if _, ok := p.byID[e.ID]; ok {
-		return fmt.Errorf("%w: endpoint id %q already exists in project %q", ErrConflict, e.ID, e.ProjectID)
+		return fmt.Errorf("%w: endpoint id %q already exists in project %q", driver.ErrConflict, e.ID, e.ProjectID)
 	}
 	if _, ok := p.byName[e.Name]; ok {
-		return fmt.Errorf("%w: endpoint name %q already exists in project %q", ErrConflict, e.Name, e.ProjectID)
+		return fmt.Errorf("%w: endpoint name %q already exists in project %q", driver.ErrConflict, e.Name, e.ProjectID)
 	}
 	first.EndpointID = e.ID
 	p.byID[e.ID] = &memEndpoint{e: cloneEndpoint(e), versions: []driver.Version{cloneVersion(first)}}
@@ -65,7 +65,7 @@ func (s *MemoryStore) Create(ctx context.Context, e driver.Endpoint, first drive
 }
 
 // Update implements Store.
-func (s *MemoryStore) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
+func (s *Store) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -78,18 +78,18 @@ func (s *MemoryStore) Update(ctx context.Context, e driver.Endpoint, next *drive
 	stored := m.e.CurrentVersion
 	switch {
 	case next == nil && e.CurrentVersion != stored:
-		return fmt.Errorf("%w: endpoint %q is at version %d, not %d", ErrConflict, e.ID, stored, e.CurrentVersion)
+		return fmt.Errorf("%w: endpoint %q is at version %d, not %d", driver.ErrConflict, e.ID, stored, e.CurrentVersion)
 	case next != nil && next.Number != stored+1:
-		return fmt.Errorf("%w: endpoint %q is at version %d; version %d cannot follow it", ErrConflict, e.ID, stored, next.Number)
+		return fmt.Errorf("%w: endpoint %q is at version %d; version %d cannot follow it", driver.ErrConflict, e.ID, stored, next.Number)
 	}
 	for _, v := range m.versions {
 		if next != nil && v.Number == next.Number {
-			return fmt.Errorf("%w: endpoint %q already has version %d", ErrConflict, e.ID, next.Number)
+			return fmt.Errorf("%w: endpoint %q already has version %d", driver.ErrConflict, e.ID, next.Number)
 		}
 	}
 	if e.Name != m.e.Name {
 		if _, ok := p.byName[e.Name]; ok {
-			return fmt.Errorf("%w: endpoint name %q already exists in project %q", ErrConflict, e.Name, e.ProjectID)
+			return fmt.Errorf("%w: endpoint name %q already exists in project %q", driver.ErrConflict, e.Name, e.ProjectID)
 		}
 		delete(p.byName, m.e.Name)
 		p.byName[e.Name] = e.ID
@@ -106,7 +106,7 @@ func (s *MemoryStore) Update(ctx context.Context, e driver.Endpoint, next *drive
 }
 
 // MarkExecuted implements Store.
-func (s *MemoryStore) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
+func (s *Store) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *MemoryStore) MarkExecuted(ctx context.Context, project, id string, at t
 }
 
 // SetMaterialization implements Store.
-func (s *MemoryStore) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
+func (s *Store) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (s *MemoryStore) SetMaterialization(ctx context.Context, project, id string
 }
 
 // ListMaterialized implements Store.
-func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
+func (s *Store) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (s *MemoryStore) ListMaterialized(ctx context.Context) ([]driver.Endpoint, 
 }
 
 // Get implements Store.
-func (s *MemoryStore) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
+func (s *Store) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return driver.Endpoint{}, err
 	}
@@ -182,7 +182,7 @@ func (s *MemoryStore) Get(ctx context.Context, project, name string) (driver.End
 }
 
 // List implements Store.
-func (s *MemoryStore) List(ctx context.Context, project string) ([]driver.Endpoint, error) {
+func (s *Store) List(ctx context.Context, project string) ([]driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (s *MemoryStore) List(ctx context.Context, project string) ([]driver.Endpoi
 }
 
 // Delete implements Store.
-func (s *MemoryStore) Delete(ctx context.Context, project, id string) error {
+func (s *Store) Delete(ctx context.Context, project, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *MemoryStore) Delete(ctx context.Context, project, id string) error {
 }
 
 // Version implements Store.
-func (s *MemoryStore) Version(ctx context.Context, project, id string, n int) (driver.Version, error) {
+func (s *Store) Version(ctx context.Context, project, id string, n int) (driver.Version, error) {
 	if err := ctx.Err(); err != nil {
 		return driver.Version{}, err
 	}
@@ -232,11 +232,11 @@ func (s *MemoryStore) Version(ctx context.Context, project, id string, n int) (d
 			return cloneVersion(v), nil
 		}
 	}
-	return driver.Version{}, fmt.Errorf("%w: version %d of endpoint %q", ErrNotFound, n, id)
+	return driver.Version{}, fmt.Errorf("%w: version %d of endpoint %q", driver.ErrNotFound, n, id)
 }
 
 // Versions implements Store.
-func (s *MemoryStore) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {
+func (s *Store) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -254,17 +254,17 @@ func (s *MemoryStore) Versions(ctx context.Context, project, id string) ([]drive
 }
 
 // find returns the project and endpoint with id; the caller holds s.mu.
-func (s *MemoryStore) find(project, id string) (*memProject, *memEndpoint, error) {
+func (s *Store) find(project, id string) (*memProject, *memEndpoint, error) {
 	if p := s.projects[project]; p != nil {
 		if m, ok := p.byID[id]; ok {
 			return p, m, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("%w: endpoint id %q in project %q", ErrNotFound, id, project)
+	return nil, nil, fmt.Errorf("%w: endpoint id %q in project %q", driver.ErrNotFound, id, project)
 }
 
 func notFoundName(project, name string) error {
-	return fmt.Errorf("%w: endpoint %q in project %q", ErrNotFound, name, project)
+	return fmt.Errorf("%w: endpoint %q in project %q", driver.ErrNotFound, name, project)
 }
 
 // cloneEndpoint copies what a caller could modify in place.

@@ -178,15 +178,16 @@ func (p *parser) expect(kind tokKind, what string) {
 	p.next()
 }
 
-// statement reads the whole text: one SELECT (or WITH ... SELECT) and
-// nothing after it but semicolons, spaces and comments.
+// statement reads the whole text: one SELECT (or WITH ... SELECT, or a
+// parenthesised query: "(SELECT 1) UNION (SELECT 2)") and nothing after it
+// but semicolons, spaces and comments.
 func (p *parser) statement() {
 	t := p.cur()
 	if t.kind == tEOF {
 		p.failTok(t, ReasonStatement, "the query is empty")
 	}
-	if !t.isWord("select") && !t.isWord("with") {
-		p.failTok(t, ReasonStatement, "a query must start with SELECT or WITH, found %s", p.desc(t))
+	if !t.isWord("select") && !t.isWord("with") && !(t.kind == tLParen && p.queryAhead()) {
+		p.failTok(t, ReasonStatement, "a query must start with SELECT, WITH or a parenthesised SELECT, found %s", p.desc(t))
 	}
 	p.query()
 	for p.cur().kind == tSemi {
@@ -274,7 +275,7 @@ func (p *parser) core() {
 
 func (p *parser) stopSelectList() bool {
 	t := p.cur()
-	return t.isWord("from") && !p.distinctFrom() || isSetOp(t)
+	return t.isWord("from") && !p.distinctFrom() || isSetOp(t) && !p.transformerAhead()
 }
 
 func (p *parser) stopTail() bool { return isSetOp(p.cur()) }
@@ -1140,8 +1141,16 @@ func (p *parser) word(fn string) {
 func (p *parser) keyword(t *token, fn string) bool {
 	switch t.lower {
 	case "select", "join", "straight_join", "lateral", "apply", "into", "table",
-		"union", "intersect", "except", "minus":
+		"union", "intersect", "minus":
 		p.refuseMisplaced(t)
+	case "except", "replace":
+		if !p.transformerAhead() {
+			if t.lower == "replace" {
+				return false // the function replace(s, from, to)
+			}
+			p.refuseMisplaced(t)
+		}
+		p.transformer()
 	case "with":
 		if n := p.peek(1); n.kind != tWord || !withModifiers[n.lower] {
 			p.failTok(t, ReasonUnsupported, "unexpected WITH")
@@ -1170,6 +1179,60 @@ func (p *parser) keyword(t *token, fn string) bool {
 		return false
 	}
 	return true
+}
+
+// transformerAhead reports whether the cursor starts one of ClickHouse's
+// column transformers after '*' or 't.*': EXCEPT [STRICT] (names) or
+// REPLACE [STRICT] (expr AS name, ...). An EXCEPT followed by a
+// parenthesised query is the set operation, and so is an EXCEPT whose
+// parenthesis holds anything but names: SELECT 1 EXCEPT (SELECT 2).
+func (p *parser) transformerAhead() bool {
+	t := p.cur()
+	if t.kind != tWord || (t.lower != "except" && t.lower != "replace") || p.pos == 0 || !p.toks[p.pos-1].isPunct('*') {
+		return false
+	}
+	i := p.pos + 1
+	if p.toks[i].isWord("strict") {
+		i++
+	}
+	if p.toks[i].kind != tLParen || p.queryParen(i) {
+		return false
+	}
+	if t.lower == "replace" {
+		return true
+	}
+	for i++; ; i++ {
+		if !p.toks[i].isName() {
+			return false
+		}
+		switch p.toks[i+1].kind {
+		case tRParen:
+			return true
+		case tComma:
+			i++
+		default:
+			return false
+		}
+	}
+}
+
+// transformer reads a column transformer transformerAhead found: EXCEPT's
+// parenthesis holds column names only; REPLACE's holds expressions, each
+// with its alias, read as any expression is (subqueries and calls in them
+// are checked).
+func (p *parser) transformer() {
+	except := p.cur().isWord("except")
+	p.mark(p.pos)
+	p.next()
+	if p.cur().isWord("strict") {
+		p.mark(p.pos)
+		p.next()
+	}
+	if except {
+		p.nameList()
+		return
+	}
+	p.args("")
 }
 
 // withModifiers may follow WITH inside an expression's clauses: GROUP BY

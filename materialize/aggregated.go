@@ -333,7 +333,7 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, bool, error) {
 	switch {
 	case name == "count" && len(f.Exprs) == 0 && !f.Distinct:
-		return "coalesce(sum(" + b.part(text) + "), 0)", true, nil // ClickHouse's count()
+		return b.sumOfCounts(b.part(text)), true, nil // ClickHouse's count()
 	case len(f.Exprs) != 1:
 		return "", false, nil
 	case f.Distinct && name != "min" && name != "max":
@@ -341,7 +341,7 @@ func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, b
 	}
 	switch name {
 	case "count":
-		return "coalesce(sum(" + b.part(text) + "), 0)", true, nil
+		return b.sumOfCounts(b.part(text)), true, nil
 	case "sum", "total", "min", "max":
 		return name + "(" + b.part(text) + ")", true, nil
 	case "avg":
@@ -416,10 +416,35 @@ func (b *builder) average(f *sqlparser.FuncExpr, text string) (string, error) {
 		return "", err
 	}
 	s, n := b.part("sum("+arg+")"), b.part("count("+arg+")")
-	// The count is cast, not the sum: a sum of nothing but NULLs is NULL,
-	// which ClickHouse cannot cast to a Float64 that is not Nullable.
 	// Parenthesized: the caller prints it as an operand, like a call.
+	switch b.d {
+	case engine.PostgreSQL, engine.MySQL:
+		// The sum of the stored sums over the sum of the stored counts
+		// (decimals) has the type avg has inline: a decimal when the
+		// stored sums are integers or decimals (PostgreSQL's numeric,
+		// MySQL's DECIMAL with div_precision_increment more digits), a
+		// double when they are doubles.
+		return "(sum(" + s + ") / sum(" + n + "))", nil
+	}
+	// SQLite's and ClickHouse's avg is a double whatever it averages. The
+	// count is cast, not the sum: a sum of nothing but NULLs is NULL,
+	// which ClickHouse cannot cast to a Float64 that is not Nullable.
 	return "(sum(" + s + ") / CAST(sum(" + n + ") AS " + b.floatType() + "))", nil
 }
 
 func (b *builder) floatType() string { return b.d.Type(engine.Float) }
+
+// sumOfCounts is the read of a count from its stored counts, typed as the
+// count inline: PostgreSQL's sum of bigints is a numeric and MySQL's a
+// DECIMAL (which their drivers answer as text), so it is cast back to the
+// engine's integer; SQLite's and ClickHouse's sum of integers is one.
+func (b *builder) sumOfCounts(part string) string {
+	sum := "coalesce(sum(" + part + "), 0)"
+	switch b.d {
+	case engine.PostgreSQL:
+		return "CAST(" + sum + " AS bigint)"
+	case engine.MySQL:
+		return "CAST(" + sum + " AS SIGNED)"
+	}
+	return sum
+}

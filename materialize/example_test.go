@@ -91,6 +91,6 @@ func ExamplePlan_ReadPage() {
 	fmt.Println(query)
 	fmt.Println(args, err)
 	// Output:
-	// SELECT "_k0" AS "day", coalesce(sum("_a0"), 0) AS "n" FROM "endpoint_42_v3" WHERE "event" = $1 GROUP BY "_k0" ORDER BY 1 ASC LIMIT $2 OFFSET $3
+	// SELECT "_k0" AS "day", CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "endpoint_42_v3" WHERE "event" = $1 GROUP BY "_k0" ORDER BY 1 ASC LIMIT $2 OFFSET $3
 	// [purchase 21 20] <nil>
 }

@@ -131,7 +131,7 @@ func TestReadPage(t *testing.T) {
 		{engine.SQLite, `SELECT uuid FROM events WHERE event = {variables.e} ORDER BY uuid LIMIT 10 OFFSET 5`,
 			`SELECT * FROM (SELECT "_c0" AS "uuid" FROM "t" WHERE "e" = ? ORDER BY 1 ASC LIMIT 10 OFFSET 5) AS "stored_page" LIMIT ? OFFSET ?`},
 		{engine.MySQL, `SELECT count(*) AS n FROM events WHERE event = {variables.e} LIMIT 1`,
-			"SELECT * FROM (SELECT coalesce(sum(`_a0`), 0) AS `n` FROM `t` WHERE `e` = ? LIMIT 1) AS `stored_page` LIMIT ? OFFSET ?"},
+			"SELECT * FROM (SELECT CAST(coalesce(sum(`_a0`), 0) AS SIGNED) AS `n` FROM `t` WHERE `e` = ? LIMIT 1) AS `stored_page` LIMIT ? OFFSET ?"},
 	}
 	for _, c := range cases {
 		plan := mustPlan(t, c.query, Options{Engine: c.d})
@@ -166,11 +166,11 @@ func TestReadList(t *testing.T) {
 	plan := mustPlan(t, "SELECT count(*) AS n FROM events WHERE event IN {variables.events}", Options{Engine: engine.PostgreSQL})
 	q, args, err := plan.Read("t", map[string]any{"events": []string{"a", "b", "c"}})
 	require.NoError(t, err)
-	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "t" WHERE "events" IN ($1, $2, $3)`, q)
+	require.Equal(t, `SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "t" WHERE "events" IN ($1, $2, $3)`, q)
 	require.Equal(t, []any{"a", "b", "c"}, args)
 	q, args, err = plan.Read("t", map[string]any{"events": "a"})
 	require.NoError(t, err)
-	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "t" WHERE "events" IN ($1)`, q)
+	require.Equal(t, `SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "t" WHERE "events" IN ($1)`, q)
 	require.Equal(t, []any{"a"}, args)
 	_, _, err = plan.Read("t", map[string]any{"events": []string{}})
 	require.ErrorIs(t, err, ErrInvalidValue)

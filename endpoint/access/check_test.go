@@ -223,6 +223,26 @@ var attacks = []attack{
 	{"placeholder qualifying a table", `SELECT * FROM {variables.schema}.events`, ReasonUnsupported, "", ""},
 	{"malformed placeholder", `SELECT * FROM events WHERE event = {variables.}`, ReasonUnsupported, "", ""},
 	{"unknown function", `SELECT frobnicate(event) FROM events`, ReasonFunction, "", "frobnicate"},
+	// Forms that read like another (forms_engines_test.go's forms): each
+	// still names every table it reads.
+	{"parenthesised set operation, forbidden arm", `(SELECT uuid FROM events) UNION ALL (SELECT id FROM secrets)`, ReasonTable, "secrets", ""},
+	{"parenthesised set operation, library arm", `(SELECT 1) UNION (SELECT query_json FROM endpointkit_endpoints)`, ReasonProtected, "endpointkit_endpoints", ""},
+	{"parenthesised set operation, nested", `(((SELECT uuid FROM events) EXCEPT (SELECT name FROM sqlite_master)))`, ReasonCatalog, "sqlite_master", ""},
+	{"parenthesised set operation, ORDER BY subquery", `(SELECT uuid FROM events) UNION (SELECT uuid FROM events) ORDER BY (SELECT count(*) FROM secrets)`, ReasonTable, "secrets", ""},
+	{"parenthesised set operation, LIMIT subquery", `(SELECT 1) UNION (SELECT 2) LIMIT (SELECT count(*) FROM endpointkit_variables)`, ReasonProtected, "endpointkit_variables", ""},
+	{"parenthesised query, INTO", `(SELECT 1) INTO OUTFILE '/tmp/x'`, ReasonStatement, "", ""},
+	{"parenthesised statement", `(DELETE FROM events)`, ReasonStatement, "", ""},
+	{"EXCEPT holding a subquery is a set operation", `SELECT * EXCEPT (SELECT id FROM secrets) FROM events`, ReasonTable, "secrets", ""},
+	{"EXCEPT holding more than names", `SELECT * EXCEPT (event, (SELECT id FROM secrets)) FROM events`, ReasonUnsupported, "", ""},
+	{"EXCEPT after a table is a set operation", `SELECT * FROM events EXCEPT (SELECT * FROM secrets)`, ReasonTable, "secrets", ""},
+	{"REPLACE holding a subquery", `SELECT * REPLACE ((SELECT max(id) FROM secrets) AS event) FROM events`, ReasonTable, "secrets", ""},
+	{"REPLACE holding a library read", `SELECT e.* REPLACE STRICT (coalesce((SELECT name FROM endpointkit_endpoints), event) AS event) FROM events e`, ReasonProtected, "endpointkit_endpoints", ""},
+	{"REPLACE holding a forbidden function", `SELECT * REPLACE (file('/etc/passwd') AS event) FROM events`, ReasonFunction, "", "file"},
+	{"subscript holding a subquery", `SELECT properties[(SELECT query_json FROM endpointkit_endpoints LIMIT 1)] FROM events`, ReasonProtected, "endpointkit_endpoints", ""},
+	{"string subscript holding a subquery", `SELECT properties['k'][(SELECT count(*) FROM secrets)] FROM events`, ReasonTable, "secrets", ""},
+	{"subscript string hiding a table from SQLite", `SELECT properties['x] FROM secrets --'] FROM events`, ReasonAmbiguous, "", ""},
+	{"subscript comment hiding a table from SQLite", "SELECT properties['k' /* ] FROM secrets */] FROM events", ReasonAmbiguous, "", ""},
+	{"subscript line comment", "SELECT properties['k' -- ]\n] FROM events", ReasonAmbiguous, "", ""},
 }
 
 func TestCheckRefusesAttacks(t *testing.T) {

@@ -11,9 +11,12 @@
 //
 // # What Check refuses
 //
-// The query must be exactly one SELECT (or WITH ... SELECT, in the syntax
-// of SQLite, PostgreSQL, MySQL or ClickHouse), with {variables.<code_name>}
-// placeholders standing for values. Check reads every place a table can be
+// The query must be exactly one SELECT (or WITH ... SELECT, or a
+// parenthesised query such as (SELECT 1) UNION (SELECT 2), in the syntax of
+// SQLite, PostgreSQL, MySQL or ClickHouse), with {variables.<code_name>}
+// placeholders standing for values. ClickHouse's column transformers
+// (* EXCEPT (a, b), * REPLACE (expr AS a)) and subscripts (a['k'], b[1])
+// are read as expressions: what they hold is checked as any expression is. Check reads every place a table can be
 // named: FROM and JOIN lists (comma joins, parenthesised joins, LATERAL,
 // ClickHouse's ANY/ASOF/GLOBAL/ARRAY joins), derived tables, subqueries
 // anywhere (IN, EXISTS, scalar, ARRAY(...)), the arms of UNION, INTERSECT
@@ -53,7 +56,9 @@
 //     block comments, "--" not followed by a space, a carriage return inside
 //     a "--" comment, '#', '$' (dollar quotes, heredocs), '@' before a name,
 //     braces that are not a placeholder, characters outside ASCII outside
-//     quotes (quote such identifiers), '[...]' holding quotes, numbers that
+//     quotes (quote such identifiers), a subscript '[...]' that SQLite,
+//     reading a quoted name up to the first ']', would end elsewhere (a ']'
+//     inside a string, a comment), numbers that
 //     run into letters, invalid UTF-8 (CheckFor and ScopeFor, told the
 //     engine, read a string literal as that engine does where no setting
 //     changes it: on SQLite 'C:\' is a whole literal);

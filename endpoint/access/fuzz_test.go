@@ -20,7 +20,14 @@ func addSeeds(f *testing.F) {
 	for _, q := range scopedQueries {
 		f.Add(q)
 	}
+	for _, fm := range forms {
+		f.Add(fm.query)
+	}
 	f.Add("SELECT [a] FROM events WHERE x[1] = ARRAY[1,2][1]")
+	f.Add("SELECT a['k'], a['it''s'][2], a[' -- '] FROM events")
+	f.Add("SELECT a['x] FROM t --'] FROM events")
+	f.Add("SELECT * EXCEPT (a) EXCEPT (SELECT 1) FROM events")
+	f.Add("SELECT t.* REPLACE STRICT ((SELECT 1) AS a) FROM events t")
 	f.Add("SELECT * FROM events e1, (events e2 JOIN events e3 ON 1) LEFT ARRAY JOIN a AS b")
 }
 

@@ -92,7 +92,30 @@ func (t *token) isPunct(c byte) bool { return t.kind == tPunct && t.text[0] == c
 type lexer struct {
 	src  string
 	toks []token
+	// brackets are the offsets of the first ']' after each '[' whose
+	// text up to it holds a quote or a comment, on an engine that may read
+	// '[' as a name quote (SQLite) or a subscript: the '[' is accepted when
+	// that ']' is where the subscript reading closes it too (see
+	// bracketsMeet).
+	brackets []int
+	// bracketMode says how a '[' holding a quote or a comment is read.
+	bracketMode bracketMode
 }
+
+// bracketMode is how the lexer takes a '[' whose text up to the first ']'
+// holds a quote or a comment.
+type bracketMode int
+
+const (
+	// bracketsMeetAt: the engine is SQLite, which reads [...] as a quoted
+	// name, or is not known: accepted where SQLite's name and the
+	// subscript end at the same ']' (see bracketsMeet). On SQLite the
+	// subscript is then a name (a['k'] is a AS "'k'"), never a table.
+	bracketsMeetAt bracketMode = iota
+	// bracketsSubscript: '[' is never a name quote on the engine
+	// (PostgreSQL, MySQL, ClickHouse), so a subscript may hold any token.
+	bracketsSubscript
+)
 
 func (l *lexer) fail(off int, reason Reason, format string, args ...any) *Error {
 	return errorAt(l.src, off, reason, format, args...)
@@ -149,7 +172,10 @@ func lexFor(lx *engine.Lexical, src string) ([]token, *Error) {
 			reading.BackslashEscapes, escapesKnown = lx.BackslashEscapes, true
 		}
 	}
-	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8)}
+	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8), bracketMode: bracketsMeetAt}
+	if lx != nil && !lx.BracketNames {
+		l.bracketMode = bracketsSubscript
+	}
 	var sc sqltoken.Scanner
 	sc.Reset(reading, src)
 	for {
@@ -157,12 +183,40 @@ func lexFor(lx *engine.Lexical, src string) ([]token, *Error) {
 		if !ok {
 			break
 		}
+		if err := l.bracketsMeet(t); err != nil {
+			return nil, err
+		}
 		if err := l.add(t, escapesKnown && t.Kind == sqltoken.String); err != nil {
 			return nil, err
 		}
 	}
+	if len(l.brackets) > 0 {
+		return nil, l.fail(len(src), ReasonAmbiguous, "SQLite reads [...] as a quoted identifier up to the first ']'")
+	}
 	l.toks = append(l.toks, token{kind: tEOF, start: len(src), end: len(src)})
 	return l.toks, nil
+}
+
+// bracketsMeet checks the token t, read after a '[' recorded in
+// l.brackets, against the first ']' after that '[': SQLite's quoted name
+// ends there, so the subscript reading must close there too. A comment
+// before it, or a token (a string, a quoted name) that runs over it, makes
+// the two readings part: "a['x] FROM t --']" is a subscript holding a
+// string on PostgreSQL and a name followed by FROM t on SQLite.
+func (l *lexer) bracketsMeet(t sqltoken.Token) *Error {
+	kept := l.brackets[:0]
+	for _, end := range l.brackets {
+		switch {
+		case t.Start >= end:
+			// t is the ']' (or follows it): both readings met.
+		case t.Kind == sqltoken.Comment || t.End > end:
+			return l.fail(t.Start, ReasonAmbiguous, "SQLite reads [...] as a quoted identifier up to the first ']': inside a subscript, a ']' in a string and a comment are not allowed")
+		default:
+			kept = append(kept, end)
+		}
+	}
+	l.brackets = kept
+	return nil
 }
 
 // add appends the tokens of t, or refuses it. A string literal whose end
@@ -178,6 +232,15 @@ func (l *lexer) add(t sqltoken.Token, escapesKnown bool) *Error {
 	case sqltoken.Punct:
 		if text == "[" && strings.IndexByte(src[t.Start:], ']') < 0 {
 			return l.fail(t.Start, ReasonUnsupported, "'[' is never closed")
+		}
+	}
+	if t.Why == sqltoken.Bracket && text == "[" {
+		switch j := strings.IndexByte(src[t.Start:], ']'); {
+		case l.bracketMode == bracketsSubscript:
+			t.Why = sqltoken.None
+		case l.bracketMode == bracketsMeetAt && j > 0:
+			l.brackets = append(l.brackets, t.Start+j)
+			t.Why = sqltoken.None
 		}
 	}
 	if t.Why != sqltoken.None && !(escapesKnown && t.Why == sqltoken.Backslash) {

@@ -125,5 +125,28 @@ func syntaxSpecs() []*spec {
 			return `SELECT grp, count(*) AS n, sum(qty) AS total FROM items WHERE ` + day + ` = {variables.at} GROUP BY grp`
 		},
 		runs: values("at", "2025-05-01", "2025-05-05", "2025-05-09")})
+	// Forms the sandbox once refused (issue 24 item 5), through the whole
+	// run path (scope, paging wrapper, executor): a statement of
+	// parenthesised queries (SQLite has no parenthesised arms: there the
+	// plain union), a subscript (PostgreSQL, ClickHouse) and tanh or cot
+	// (PostgreSQL, MariaDB). Not materializable: inline only.
+	specs = append(specs, &spec{name: "syntax_sandbox_forms", kind: endpoint.KindSQL, storage: asText, vars: []string{"num"},
+		sql: func(d *dialect) string {
+			low := `SELECT id, grp, qty FROM items WHERE qty <= {variables.num}`
+			high := `SELECT id, grp, round(tanh(qty * 0) + qty) AS qty FROM items WHERE qty > {variables.num}`
+			switch d.name {
+			case "sqlite":
+				return high + ` UNION ALL ` + low
+			case "mysql": // MariaDB has no tanh: cot(pi() / 2) is 0 there
+				high = `SELECT id, grp, round(cot(pi() / 2) + qty) AS qty FROM items WHERE qty > {variables.num}`
+			case "postgres":
+				low = `SELECT id, (ARRAY[grp, 'x'])[1] AS grp, qty FROM items WHERE qty <= {variables.num}`
+			case "clickhouse": // tanh is a Float64 there, which the union keeps
+				high = `SELECT id, grp, qty FROM items WHERE qty > {variables.num}`
+				low = `SELECT id, [grp, 'x'][1] AS grp, qty FROM items WHERE qty <= {variables.num}`
+			}
+			return `(` + high + `) UNION ALL (` + low + `)`
+		},
+		runs: values("num", -10, 2, 100)})
 	return specs
 }

@@ -1,1 +1,1 @@
-SELECT coalesce(sum("_a0"), 0) AS "count(*)" FROM "stored" WHERE "e" = $1 LIMIT $2 OFFSET $3
+SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "count(*)" FROM "stored" WHERE "e" = $1 LIMIT $2 OFFSET $3

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -34,7 +35,9 @@ func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg endpoint.
 	t.Helper()
 	cfg.Store, cfg.Now = store, c.now
 	k, err := endpoint.NewKeys(cfg)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return k
 }
 
@@ -50,35 +53,61 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 	a := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: ttl})
 	b := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: ttl})
 	key, secret, err := a.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, k := range []*endpoint.Keys{a, b} {
 		got, err := k.Authenticate(ctx, secret)
-		require.NoError(t, err)
-		assert.Equal(t, key.ID, got.ID)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got.ID, key.ID; got != want {
+			t.Errorf("got.ID = %q, want %q", got, want)
+		}
 	}
 	c.add(time.Second)
-	require.NoError(t, a.Revoke(ctx, "1", key.ID))
+	if err := a.Revoke(ctx, "1", key.ID); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = a.Authenticate(ctx, secret)
-	assert.ErrorIs(t, err, endpoint.ErrUnauthorized, "revoked in this process: refused at once")
+	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
+		t.Errorf("revoked in this process: refused at once: error %v is not %v", err, endpoint.ErrUnauthorized)
+	}
 	_, err = b.Authenticate(ctx, secret)
-	assert.NoError(t, err, "the other process trusts its read for CacheTTL")
+	if err != nil {
+		t.Errorf("the other process trusts its read for CacheTTL: unexpected error: %v", err)
+	}
 	c.add(ttl - time.Second - time.Nanosecond)
 	_, err = b.Authenticate(ctx, secret)
-	assert.NoError(t, err, "still within CacheTTL of the read")
+	if err != nil {
+		t.Errorf("still within CacheTTL of the read: unexpected error: %v", err)
+	}
 	c.add(time.Nanosecond)
 	_, err = b.Authenticate(ctx, secret)
-	assert.ErrorIs(t, err, endpoint.ErrUnauthorized, "CacheTTL after its read, the other process sees the revocation")
-	assert.Equal(t, http.StatusUnauthorized, endpoint.StatusOf(err))
+	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
+		t.Errorf("CacheTTL after its read, the other process sees the revocation: error %v is not %v", err, endpoint.ErrUnauthorized)
+	}
+	if got, want := endpoint.StatusOf(err), http.StatusUnauthorized; got != want {
+		t.Errorf("endpoint.StatusOf(err) = %v, want %v", got, want)
+	}
 
 	// Without a cache, the other process sees it on the next request.
 	n := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: -1})
 	key2, secret2, err := a.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci2", Scopes: []string{endpoint.ScopeEndpointRead}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = n.Authenticate(ctx, secret2)
-	require.NoError(t, err)
-	require.NoError(t, a.Revoke(ctx, "1", key2.ID))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := a.Revoke(ctx, "1", key2.ID); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = n.Authenticate(ctx, secret2)
-	assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
+	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
+		t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
+	}
 }
 
 // TestKeyUnknownAndCacheSize: an unknown secret is refused (and its miss
@@ -90,13 +119,21 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 	k := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{CacheSize: 2})
 	for i := range 5 {
 		_, err := k.Authenticate(ctx, endpoint.KeyPrefix+string(rune('a'+i)))
-		assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
+		if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
+			t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
+		}
 	}
 	_, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeQueryRun}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	got, err := k.Authenticate(ctx, secret)
-	require.NoError(t, err)
-	assert.Equal(t, []string{endpoint.ScopeQueryRun}, got.Scopes)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := got.Scopes, ([]string{endpoint.ScopeQueryRun}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got.Scopes = %+v, want %+v", got, want)
+	}
 }
 
 // TestKeyBudgetDefaults: a key without budgets of its own gets the host's
@@ -107,53 +144,91 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{})
 	key, _, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
-	require.NoError(t, err)
-	assert.Equal(t, []int{240, 2400, 1200, 12000}, []int{key.RunsPerMinute, key.RunsPerHour, key.MaterializedRunsPerMinute, key.MaterializedRunsPerHour})
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := ([]int{key.RunsPerMinute, key.RunsPerHour, key.MaterializedRunsPerMinute, key.MaterializedRunsPerHour}), ([]int{240, 2400, 1200, 12000}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 	for range 240 {
-		require.NoError(t, k.Admit(key, false))
+		if err := k.Admit(key, false); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	err = k.Admit(key, false)
 	var e *endpoint.Error
-	require.True(t, errors.As(err, &e), "%v", err)
-	assert.Equal(t, http.StatusTooManyRequests, e.Status)
-	assert.Equal(t, endpoint.LimitKeyRunsPerMinute, e.Limit)
+	if !errors.As(err, &e) {
+		t.Fatalf("%v: errors.As(err, &e) is false", err)
+	}
+	if got, want := e.Status, http.StatusTooManyRequests; got != want {
+		t.Errorf("e.Status = %v, want %v", got, want)
+	}
+	if got, want := e.Limit, endpoint.LimitKeyRunsPerMinute; got != want {
+		t.Errorf("e.Limit = %q, want %q", got, want)
+	}
 	assert.EqualValues(t, 240, e.LimitValue)
 	var le *limit.Error
-	require.True(t, errors.As(err, &le))
-	assert.Positive(t, le.RetryAfter)
+	if !errors.As(err, &le) {
+		t.Fatalf("errors.As(err, &le) is false")
+	}
+	if v := le.RetryAfter; v <= 0 {
+		t.Errorf("le.RetryAfter = %v, want > 0", v)
+	}
 	for range 1200 {
-		require.NoError(t, k.Admit(key, true))
+		if err := k.Admit(key, true); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	err = k.Admit(key, true)
-	require.True(t, errors.As(err, &e))
-	assert.Equal(t, endpoint.LimitKeyMaterializedRunsPerMinute, e.Limit)
+	if !errors.As(err, &e) {
+		t.Fatalf("errors.As(err, &e) is false")
+	}
+	if got, want := e.Limit, endpoint.LimitKeyMaterializedRunsPerMinute; got != want {
+		t.Errorf("e.Limit = %q, want %q", got, want)
+	}
 	// The hour: 2,400 inline runs over twenty minutes (each batch in a
 	// minute of its own, the one before it empty), then the hourly budget.
 	for range 9 {
 		c.add(2 * time.Minute)
 		for range 240 {
-			require.NoError(t, k.Admit(key, false))
+			if err := k.Admit(key, false); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		}
 	}
 	c.add(2 * time.Minute)
 	err = k.Admit(key, false)
-	require.True(t, errors.As(err, &e), "%v", err)
-	assert.Equal(t, endpoint.LimitKeyRunsPerHour, e.Limit)
+	if !errors.As(err, &e) {
+		t.Fatalf("%v: errors.As(err, &e) is false", err)
+	}
+	if got, want := e.Limit, endpoint.LimitKeyRunsPerHour; got != want {
+		t.Errorf("e.Limit = %q, want %q", got, want)
+	}
 	// A key with no limit is never refused.
 	free, _, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "free", Scopes: []string{endpoint.ScopeEndpointRead}, RunsPerMinute: -1, RunsPerHour: -1})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for range 3000 {
-		require.NoError(t, k.Admit(free, false))
+		if err := k.Admit(free, false); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
 // TestKeysConfigRefused: a budget below -1 is named.
 func TestKeysConfigRefused(t *testing.T) {
 	_, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(), MaterializedRunsPerHour: -5})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "MaterializedRunsPerHour")
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if s, sub := err.Error(), "MaterializedRunsPerHour"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	_, err = endpoint.NewKeys(endpoint.KeysConfig{})
-	assert.ErrorContains(t, err, "Store")
+	if err := err; err == nil || !strings.Contains(err.Error(), "Store") {
+		t.Errorf("error %v does not contain %q", err, "Store")
+	}
 }
 
 // TestKeyLastUsed: last_used_at is written on the first use and then at
@@ -164,24 +239,40 @@ func TestKeyLastUsed(t *testing.T) {
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, store, c, endpoint.KeysConfig{UsedResolution: time.Minute})
 	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	lastUsed := func() *time.Time {
 		list, err := k.List(ctx, "1")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return list[0].LastUsedAt
 	}
-	assert.Nil(t, lastUsed())
+	if v := lastUsed(); v != nil {
+		t.Errorf("lastUsed() = %v, want nil", v)
+	}
 	first := c.now()
 	_, err = k.Authenticate(ctx, secret)
-	require.NoError(t, err)
-	assert.Equal(t, first, *lastUsed())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := *lastUsed(), first; !reflect.DeepEqual(got, want) {
+		t.Errorf("*lastUsed() = %+v, want %+v", got, want)
+	}
 	c.add(30 * time.Second)
 	_, _ = k.Authenticate(ctx, secret)
-	assert.Equal(t, first, *lastUsed(), "within the resolution")
+	if got, want := *lastUsed(), first; !reflect.DeepEqual(got, want) {
+		t.Errorf("within the resolution: *lastUsed() = %+v, want %+v", got, want)
+	}
 	c.add(31 * time.Second)
 	_, _ = k.Authenticate(ctx, secret)
-	assert.Equal(t, c.now(), *lastUsed())
-	assert.Equal(t, key.ID, key.ID)
+	if got, want := *lastUsed(), c.now(); !reflect.DeepEqual(got, want) {
+		t.Errorf("*lastUsed() = %+v, want %+v", got, want)
+	}
+	if got, want := key.ID, key.ID; got != want {
+		t.Errorf("key.ID = %q, want %q", got, want)
+	}
 }
 
 // slowKeyStore holds KeyByHash, after its read, until release is closed.
@@ -209,16 +300,24 @@ func TestKeyRevokeOvertakesRead(t *testing.T) {
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: time.Hour})
 	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	done := make(chan error)
 	go func() {
 		_, err := k.Authenticate(ctx, secret)
 		done <- err
 	}()
 	<-store.read
-	require.NoError(t, k.Revoke(ctx, "1", key.ID))
+	if err := k.Revoke(ctx, "1", key.ID); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	close(store.release)
-	require.NoError(t, <-done, "the request in flight read the key before the revocation")
+	if err := <-done; err != nil {
+		t.Fatalf("the request in flight read the key before the revocation: unexpected error: %v", err)
+	}
 	_, err = k.Authenticate(ctx, secret)
-	assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
+	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
+		t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
+	}
 }

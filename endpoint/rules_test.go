@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
@@ -42,9 +40,13 @@ func TestRulesByState(t *testing.T) {
 	ctx := context.Background()
 	svc, p := env.Service, env.Project
 	v, err := svc.CreateVariable(ctx, p, variable.Variable{Name: "Event", Type: variable.String})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	d, err := svc.CreateVariable(ctx, p, variable.Variable{Name: "From", Type: variable.Date})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	limit := 5
 	type request struct {
 		name string
@@ -101,14 +103,20 @@ func TestRulesByState(t *testing.T) {
 	for _, k := range kinds {
 		q := k.query
 		_, err := svc.Create(ctx, p, endpoint.CreateRequest{Name: k.name, Query: &q})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for _, state := range []string{"inline", "materialized", "inline again"} {
 			if state != "inline" {
 				on := state == "materialized"
 				_, err := svc.Update(ctx, p, k.name, endpoint.UpdateRequest{IsMaterialized: &on})
-				require.NoError(t, err, k.name)
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", k.name, err)
+				}
 				if on {
-					require.NoError(t, svc.Materialize(ctx, p, k.name), k.name)
+					if err := svc.Materialize(ctx, p, k.name); err != nil {
+						t.Fatalf("%v: unexpected error: %v", k.name, err)
+					}
 				}
 			}
 			for _, r := range k.requests {
@@ -124,14 +132,22 @@ func TestRulesByState(t *testing.T) {
 				forced := run(endpoint.RefreshForce)
 				again := run(endpoint.RefreshCache)
 				what := fmt.Sprintf("%s %s, %s", k.name, state, r.name)
-				require.Equal(t, forced, cached, "%s: from the cache (before force)", what)
-				require.Equal(t, forced, again, "%s: from the cache (after force)", what)
+				if got, want := cached, forced; got != want {
+					t.Fatalf("%s: from the cache (before force): cached = %q, want %q", what, got, want)
+				}
+				if got, want := again, forced; got != want {
+					t.Fatalf("%s: from the cache (after force): again = %q, want %q", what, got, want)
+				}
 				if state == "materialized" {
-					require.Equal(t, forced, run(endpoint.RefreshDirect), "%s: direct", what)
+					if got, want := run(endpoint.RefreshDirect), forced; got != want {
+						t.Fatalf("%s: direct: run(endpoint.RefreshDirect) = %q, want %q", what, got, want)
+					}
 				}
 				cases++
 			}
 		}
 	}
-	require.Equal(t, 3*(5+7+4), cases)
+	if got, want := cases, 3*(5+7+4); got != want {
+		t.Fatalf("cases = %v, want %v", got, want)
+	}
 }

@@ -3,11 +3,11 @@ package endpoint_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -22,7 +22,9 @@ import (
 func eventsOnly(t *testing.T) access.Policy {
 	t.Helper()
 	p, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return p
 }
 
@@ -45,14 +47,26 @@ func TestSandboxRefusesStorageAndCatalogs(t *testing.T) {
 	} {
 		_, err := env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: "leak", Query: sqlQuery(tc.sql)})
 		var e *endpoint.Error
-		require.ErrorAs(t, err, &e, tc.sql)
-		assert.Equal(t, 400, e.Status, tc.sql)
-		assert.Equal(t, endpoint.CodeQueryNotAllowed, e.Code, tc.sql)
-		assert.Equal(t, tc.table, e.Table, tc.sql)
-		assert.Contains(t, e.Detail, tc.table, "the detail names the table")
+		if err := err; !errors.As(err, &e) {
+			t.Fatalf("%v: error %v is not a %T", tc.sql, err, &e)
+		}
+		if got, want := e.Status, 400; got != want {
+			t.Errorf("%v: e.Status = %v, want %v", tc.sql, got, want)
+		}
+		if got, want := e.Code, endpoint.CodeQueryNotAllowed; got != want {
+			t.Errorf("%v: e.Code = %q, want %q", tc.sql, got, want)
+		}
+		if got, want := e.Table, tc.table; got != want {
+			t.Errorf("%v: e.Table = %q, want %q", tc.sql, got, want)
+		}
+		if s, sub := e.Detail, tc.table; !strings.Contains(s, sub) {
+			t.Errorf("the detail names the table: %q does not contain %q", s, sub)
+		}
 	}
 	_, err := env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: "ok", Query: sqlQuery("SELECT count(*) FROM events")})
-	require.NoError(t, err, "other tables stay readable without a Policy")
+	if err != nil {
+		t.Fatalf("other tables stay readable without a Policy: unexpected error: %v", err)
+	}
 }
 
 // With a tenant column, every reference to the table is scoped to the
@@ -62,14 +76,20 @@ func TestSandboxScopesToTheProject(t *testing.T) {
 		c.Access = eventsOnly(t)
 	}))
 	ctx := context.Background()
-	require.NoError(t, demo.Insert(ctx, env.DB, engine.SQLite, "2", 250, 2))
+	if err := demo.Insert(ctx, env.DB, engine.SQLite, "2", 250, 2); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	want := map[string]int64{}
 	for _, p := range []string{"1", "2"} {
 		var n int64
-		require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = ?", p).Scan(&n))
+		if err := env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = ?", p).Scan(&n); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		want[p] = n
 	}
-	require.Equal(t, int64(600), want["1"])
+	if got, want := want["1"], int64(600); got != want {
+		t.Fatalf("want[\"1\"] = %v, want %v", got, want)
+	}
 	for _, sql := range []string{
 		"SELECT count(*) FROM events",
 		"SELECT count(*) FROM Events AS e WHERE e.uuid IN (SELECT uuid FROM events)",
@@ -81,17 +101,25 @@ func TestSandboxScopesToTheProject(t *testing.T) {
 			name := "q"
 			_ = env.Service.Delete(ctx, p, name)
 			_, err := env.Service.Create(ctx, p, endpoint.CreateRequest{Name: name, Query: sqlQuery(sql)})
-			require.NoError(t, err, sql)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", sql, err)
+			}
 			res, err := env.Service.Run(ctx, p, name, endpoint.RunRequest{})
-			require.NoError(t, err, sql)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", sql, err)
+			}
 			rows := res.Results.([][]any)
 			assert.EqualValues(t, want[p], rows[0][0], "project %s: %s", p, sql)
 		}
 	}
 	_, err := env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "other", Query: sqlQuery("SELECT * FROM orders")})
 	var e *endpoint.Error
-	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "orders", e.Table, "a table the policy does not list")
+	if err := err; !errors.As(err, &e) {
+		t.Fatalf("error %v is not a %T", err, &e)
+	}
+	if got, want := e.Table, "orders"; got != want {
+		t.Errorf("a table the policy does not list: e.Table = %q, want %q", got, want)
+	}
 }
 
 func TestSandboxReservedName(t *testing.T) {
@@ -99,9 +127,15 @@ func TestSandboxReservedName(t *testing.T) {
 	_, err := env.Service.Create(context.Background(), env.Project, endpoint.CreateRequest{Name: "r",
 		Query: sqlQuery("SELECT * FROM events WHERE project_id = {variables.__endpointkit_tenant}")})
 	var e *endpoint.Error
-	require.ErrorAs(t, err, &e)
-	assert.Equal(t, 400, e.Status)
-	assert.Contains(t, e.Detail, "reserved")
+	if err := err; !errors.As(err, &e) {
+		t.Fatalf("error %v is not a %T", err, &e)
+	}
+	if got, want := e.Status, 400; got != want {
+		t.Errorf("e.Status = %v, want %v", got, want)
+	}
+	if s, sub := e.Detail, "reserved"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 type failingPolicy struct{}
@@ -113,7 +147,9 @@ func (failingPolicy) Rules(context.Context, string) (*access.Rules, error) {
 func TestSandboxPolicyFailureIsTheHosts(t *testing.T) {
 	env := endpointtest.New(t, endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = failingPolicy{} }))
 	_, err := env.Service.Create(context.Background(), env.Project, endpoint.CreateRequest{Name: "r", Query: sqlQuery("SELECT 1")})
-	assert.Equal(t, 502, endpoint.StatusOf(err))
+	if got, want := endpoint.StatusOf(err), 502; got != want {
+		t.Errorf("endpoint.StatusOf(err) = %v, want %v", got, want)
+	}
 }
 
 // Insight endpoints read events through the same rules: scoped to their
@@ -123,26 +159,40 @@ func TestSandboxScopesInsights(t *testing.T) {
 		c.Access = eventsOnly(t)
 	}))
 	ctx := context.Background()
-	require.NoError(t, demo.Insert(ctx, env.DB, engine.SQLite, "2", 200, 3))
+	if err := demo.Insert(ctx, env.DB, engine.SQLite, "2", 200, 3); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	trends := endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(`{"kind": "TrendsQuery",
 		"series": [{"kind": "EventsNode", "math": "total"}], "interval": "month",
 		"dateRange": {"date_from": "2025-01-01", "date_to": "2025-06-30"}}`)}
 	for p, want := range map[string]float64{"1": 500, "2": 200} {
 		_, err := env.Service.Create(ctx, p, endpoint.CreateRequest{Name: "all", Query: &trends})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		res, err := env.Service.Run(ctx, p, "all", endpoint.RunRequest{})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		got := res.Results.(*insight.Result).Series[0].Count
-		assert.Equal(t, want, got, "project %s counts only its own events", p)
+		if got, want := got, want; got != want {
+			t.Errorf("project %s counts only its own events: got = %v, want %v", p, got, want)
+		}
 	}
 
 	none, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "orders"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	env2 := endpointtest.New(t, endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = none }))
 	_, err = env2.Service.Create(ctx, env2.Project, endpoint.CreateRequest{Name: "all", Query: &trends})
 	var e *endpoint.Error
-	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "events", e.Table)
+	if err := err; !errors.As(err, &e) {
+		t.Fatalf("error %v is not a %T", err, &e)
+	}
+	if got, want := e.Table, "events"; got != want {
+		t.Errorf("e.Table = %q, want %q", got, want)
+	}
 }
 
 // A materialized endpoint stores its project's rows only: its table answers
@@ -152,25 +202,43 @@ func TestSandboxScopesMaterialization(t *testing.T) {
 		c.Access = eventsOnly(t)
 	}))
 	ctx := context.Background()
-	require.NoError(t, demo.Insert(ctx, env.DB, engine.SQLite, "2", 300, 4))
+	if err := demo.Insert(ctx, env.DB, engine.SQLite, "2", 300, 4); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, p := range []string{"1", "2"} {
 		v, err := env.Service.CreateVariable(ctx, p, variable.Variable{Name: "Event", Type: variable.String})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		q := endpoint.Query{Kind: endpoint.KindSQL,
 			SQL:       "SELECT event, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY event",
 			Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}}}
 		_, err = env.Service.Create(ctx, p, endpoint.CreateRequest{Name: "by_event", Query: &q, IsMaterialized: true})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		var want int64
-		require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = ? AND event = 'purchase'", p).Scan(&want))
+		if err := env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = ? AND event = 'purchase'", p).Scan(&want); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		req := endpoint.RunRequest{Variables: map[string]any{"event": "purchase"}}
 		inline, err := env.Service.Run(ctx, p, "by_event", req)
-		require.NoError(t, err)
-		require.False(t, inline.EndpointMaterialized)
-		require.NoError(t, env.Service.Materialize(ctx, p, "by_event"))
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if inline.EndpointMaterialized {
+			t.Fatalf("inline.EndpointMaterialized is true")
+		}
+		if err := env.Service.Materialize(ctx, p, "by_event"); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		stored, err := env.Service.Run(ctx, p, "by_event", req)
-		require.NoError(t, err)
-		require.True(t, stored.EndpointMaterialized, "project %s reads its table", p)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if !stored.EndpointMaterialized {
+			t.Fatalf("project %s reads its table: stored.EndpointMaterialized is false", p)
+		}
 		assert.EqualValues(t, want, inline.Results.([][]any)[0][1], "project %s inline", p)
 		assert.EqualValues(t, want, stored.Results.([][]any)[0][1], "project %s materialized", p)
 	}
@@ -185,9 +253,13 @@ func TestSandboxScopesMaterializedSourceReads(t *testing.T) {
 		c.Access = eventsOnly(t)
 	}))
 	ctx := context.Background()
-	require.NoError(t, demo.Insert(ctx, env.DB, engine.SQLite, "2", 800, 4))
+	if err := demo.Insert(ctx, env.DB, engine.SQLite, "2", 800, 4); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	v, err := env.Service.CreateVariable(ctx, "1", variable.Variable{Name: "From", Type: variable.Date})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	refs := map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "from"}}
 	for _, tc := range []struct {
 		name, tail string
@@ -195,17 +267,29 @@ func TestSandboxScopesMaterializedSourceReads(t *testing.T) {
 		q := endpoint.Query{Kind: endpoint.KindSQL, Variables: refs,
 			SQL: "SELECT project_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY project_id"}
 		_, err = env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: tc.name, Query: &q, IsMaterialized: true, MaterializationTail: tc.tail})
-		require.NoError(t, err)
-		require.NoError(t, env.Service.Materialize(ctx, "1", tc.name))
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if err := env.Service.Materialize(ctx, "1", tc.name); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for _, from := range []string{"2025-05-01", "2025-04-30T12:00:00Z", "2025-05-15 06:30:00"} {
 			var want int64
-			require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND timestamp >= ?",
-				strings.Replace(strings.TrimSuffix(from, "Z"), "T", " ", 1)).Scan(&want))
+			if err := env.DB.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND timestamp >= ?",
+				strings.Replace(strings.TrimSuffix(from, "Z"), "T", " ", 1)).Scan(&want); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			for _, refresh := range []string{"force", "direct"} {
 				res, err := env.Service.Run(ctx, "1", tc.name, endpoint.RunRequest{Variables: map[string]any{"from": from}, Refresh: refresh})
-				require.NoError(t, err)
-				assert.True(t, res.EndpointMaterialized, "%s from %s: reads the stored table", tc.name, from)
-				assert.Equal(t, [][]any{{"1", want}}, res.Results, "%s from %s %s: project 1's rows only", tc.name, from, refresh)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if !res.EndpointMaterialized {
+					t.Errorf("%s from %s: reads the stored table: res.EndpointMaterialized is false", tc.name, from)
+				}
+				if got, want := res.Results, ([][]any{{"1", want}}); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s from %s %s: project 1's rows only: res.Results = %+v, want %+v", tc.name, from, refresh, got, want)
+				}
 			}
 		}
 	}

@@ -2,10 +2,10 @@ package endpoint_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
@@ -30,16 +30,26 @@ func TestSQLiteBackslashLiteral(t *testing.T) {
 			ctx := context.Background()
 			const sql = `SELECT 'C:\' || 'x' AS p, count(*) AS n FROM events WHERE event <> {variables.not_event}`
 			v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Not event", Type: variable.String})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			q := sqlQuery(sql)
 			q.Variables = map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: v.CodeName}}
 			_, err = env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: "paths", Query: q})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			res, err := env.Service.Run(ctx, env.Project, "paths", endpoint.RunRequest{Variables: map[string]any{"not_event": "nothing"}})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			rows := res.Results.([][]any)
-			require.Len(t, rows, 1)
-			assert.Equal(t, `C:\x`, rows[0][0])
+			if got := len(rows); got != 1 {
+				t.Fatalf("len(rows) = %d, want %d: %v", got, 1, rows)
+			}
+			if got, want := rows[0][0], `C:\x`; !reflect.DeepEqual(got, want) {
+				t.Errorf("rows[0][0] = %q, want %q", got, want)
+			}
 			assert.EqualValues(t, 50, rows[0][1])
 		})
 	}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
@@ -34,7 +32,9 @@ func demoDB(b *testing.B) *sql.DB {
 		benchDB.SetMaxOpenConns(1)
 		benchErr = demo.Load(context.Background(), benchDB, 1_000_000, 1)
 	})
-	require.NoError(b, benchErr)
+	if benchErr != nil {
+		b.Fatalf("unexpected error: %v", benchErr)
+	}
 	return benchDB
 }
 
@@ -98,13 +98,17 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	at := demo.End
 	start := time.Now()
 	stmts, err := Materialize(saved, engine.SQLite, "bench_insight", at)
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	if ddl := Index(saved, engine.SQLite, "bench_insight"); ddl != "" {
 		stmts = append(stmts, Statement{SQL: ddl})
 	}
 	for _, s := range stmts {
 		_, err := db.Exec(s.SQL, s.Args...)
-		require.NoError(b, err)
+		if err != nil {
+			b.Fatalf("unexpected error: %v", err)
+		}
 	}
 	build := time.Since(start)
 	b.ReportMetric(float64(build.Milliseconds()), "build-ms")
@@ -160,7 +164,9 @@ func BenchmarkBreakdownLimit(b *testing.B) {
 		"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-31"},"breakdownFilter":{"breakdowns":[{"property":"$browser"},{"property":"country"}]}}`)
 	for _, limited := range []bool{false, true} {
 		c, err := compile(q, engine.SQLite, demo.End, limited)
-		require.NoError(b, err)
+		if err != nil {
+			b.Fatalf("unexpected error: %v", err)
+		}
 		name := map[bool]string{false: "every_value", true: "limited"}[limited]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
@@ -204,10 +210,14 @@ func BenchmarkLifecycle(b *testing.B) {
 		}
 	})
 	stmts, err := Materialize(saved, engine.SQLite, "bench_lifecycle", at)
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	for _, s := range stmts {
 		_, err := db.Exec(s.SQL, s.Args...)
-		require.NoError(b, err)
+		if err != nil {
+			b.Fatalf("unexpected error: %v", err)
+		}
 	}
 	b.Run("materialized", func(b *testing.B) {
 		for b.Loop() {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -75,12 +74,18 @@ func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	require.Equal(t, string(want), got, "golden file %s (go test -update rewrites it)", path)
+	if err != nil {
+		t.Fatalf("run go test -update to create %s: unexpected error: %v", path, err)
+	}
+	if got, want := got, string(want); got != want {
+		t.Fatalf("golden file %s (go test -update rewrites it): got = %q, want %q", path, got, want)
+	}
 }
 
 // requireNoValueInSQL checks that no bound text appears in the SQL itself.
@@ -91,7 +96,9 @@ func requireNoValueInSQL(t *testing.T, s Statement) {
 		if !ok || len(text) < 3 || strings.HasPrefix(text, "20") {
 			continue // numbers, and dates that SQL text might share by chance
 		}
-		require.NotContains(t, s.SQL, text)
+		if s, sub := s.SQL, text; strings.Contains(s, sub) {
+			t.Fatalf("%q contains %q", s, sub)
+		}
 	}
 }
 
@@ -101,7 +108,9 @@ func TestCompileGolden(t *testing.T) {
 		for _, d := range dialects {
 			t.Run(name+"/"+d.Name(), func(t *testing.T) {
 				c, err := Compile(q, d, compileNow)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				s := Statement{SQL: c.SQL, Args: c.Args}
 				requireNoValueInSQL(t, s)
 				checkGolden(t, name+"."+d.Name()+".sql", goldenText(s))
@@ -115,9 +124,13 @@ func TestMaterializeGolden(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.Name(), func(t *testing.T) {
 			stmts, err := Materialize(q, d, "insight_endpoint_7_v2", compileNow)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			read, err := ReadMaterialized(q, d, "insight_endpoint_7_v2", map[string]any{"$browser": "Chrome", "country": ""}, compileNow)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			if ddl := Index(q, d, "insight_endpoint_7_v2"); ddl != "" {
 				stmts = append(stmts, Statement{SQL: ddl})
 			}

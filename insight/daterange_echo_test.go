@@ -2,10 +2,9 @@ package insight_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/insight"
 )
@@ -29,7 +28,11 @@ func TestReversedRangeEchoesTheValuesAsSent(t *testing.T) {
 	} {
 		_, err := days(t, tc.dateRange, tc.values, now)
 		var e *insight.Error
-		require.True(t, errors.As(err, &e), "%s: %v", tc.dateRange, err)
-		require.Contains(t, err.Error(), tc.want)
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: %v: errors.As(err, &e) is false", tc.dateRange, err)
+		}
+		if s, sub := err.Error(), tc.want; !strings.Contains(s, sub) {
+			t.Fatalf("%q does not contain %q", s, sub)
+		}
 	}
 }

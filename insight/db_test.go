@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -74,23 +73,35 @@ func genEvents(n int, seed uint64) []testEvent {
 func openDB(t testing.TB, events []testEvent) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	for _, stmt := range strings.Split(demo.Schema, ";") {
 		_, err := db.Exec(stmt)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	tx, err := db.Begin()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for i, e := range events {
 		props, err := json.Marshal(e.props)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, err = tx.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties) VALUES (?, ?, ?, ?, ?)`,
 			fmt.Sprintf("e%06d", i), e.event, e.actor, e.ts.Format("2006-01-02 15:04:05"), string(props))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
-	require.NoError(t, tx.Commit())
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return db
 }
 
@@ -98,10 +109,14 @@ func openDB(t testing.TB, events []testEvent) *sql.DB {
 func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 	t.Helper()
 	rows, err := db.QueryContext(context.Background(), query, args...)
-	require.NoError(t, err, query)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", query, err)
+	}
 	defer rows.Close()
 	cols, err := rows.Columns()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var out [][]any
 	for rows.Next() {
 		row := make([]any, len(cols))
@@ -109,10 +124,14 @@ func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 		for i := range row {
 			ptrs[i] = &row[i]
 		}
-		require.NoError(t, rows.Scan(ptrs...))
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		out = append(out, row)
 	}
-	require.NoError(t, rows.Err())
+	if err := rows.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return out
 }
 
@@ -120,9 +139,13 @@ func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 func run(t testing.TB, db *sql.DB, q *Query, now time.Time) *Result {
 	t.Helper()
 	c, err := Compile(q, engine.SQLite, now)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	res, err := c.Shape(queryRows(t, db, c.SQL, c.Args))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return res
 }
 
@@ -130,6 +153,8 @@ func run(t testing.TB, db *sql.DB, q *Query, now time.Time) *Result {
 func mustDecode(t testing.TB, text string) *Query {
 	t.Helper()
 	q, err := Decode([]byte(text))
-	require.NoError(t, err, text)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", text, err)
+	}
 	return q
 }

@@ -2,13 +2,13 @@ package insight
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 )
 
 func TestDecodeTrends(t *testing.T) {
@@ -31,7 +31,7 @@ func TestDecodeTrends(t *testing.T) {
 		"filterTestAccounts": false,
 		"compareFilter": {"compare": false}
 	}`)
-	require.Equal(t, &Query{
+	if got, want := q, (&Query{
 		Kind: Trends,
 		Series: []Series{
 			{Event: "$pageview", Math: DAU},
@@ -46,7 +46,9 @@ func TestDecodeTrends(t *testing.T) {
 			{Key: "$os", Operator: IsSet},
 		},
 		Breakdowns: []Breakdown{{Property: "country"}},
-	}, q)
+	}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("q = %+v, want %+v", got, want)
+	}
 }
 
 // TestDecodeBreakdownLimit: breakdown_limit and
@@ -68,13 +70,21 @@ func TestDecodeBreakdownLimit(t *testing.T) {
 		{`{"breakdown_limit":10}`, 10, false},
 	} {
 		q := mustDecode(t, head+c.filter+`}`)
-		require.Equal(t, c.limit, q.BreakdownLimit, c.filter)
-		require.Equal(t, c.hide, q.HideOther, c.filter)
+		if got, want := q.BreakdownLimit, c.limit; got != want {
+			t.Fatalf("%v: q.BreakdownLimit = %v, want %v", c.filter, got, want)
+		}
+		if got, want := q.HideOther, c.hide; got != want {
+			t.Fatalf("%v: q.HideOther = %v, want %v", c.filter, got, want)
+		}
 	}
 	q := mustDecode(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"b","type":"events"}},
 		"breakdownFilter":{"breakdown":"a","breakdown_limit":null,"breakdown_hide_other_aggregation":true}}`)
-	require.Zero(t, q.BreakdownLimit)
-	require.False(t, q.HideOther, "a retention query has no other series")
+	if v := q.BreakdownLimit; v != 0 {
+		t.Fatalf("q.BreakdownLimit = %v, want zero", v)
+	}
+	if q.HideOther {
+		t.Fatalf("a retention query has no other series: q.HideOther is true")
+	}
 }
 
 func TestDecodeRetention(t *testing.T) {
@@ -90,18 +100,24 @@ func TestDecodeRetention(t *testing.T) {
 		"properties": {"type": "AND", "values": [{"type": "AND", "values": [{"key": "plan", "value": "pro", "type": "event"}]}]},
 		"breakdownFilter": {"breakdowns": [{"property": "$os", "type": "event"}, {"property": "$browser"}]}
 	}`)
-	require.Equal(t, &Query{
+	if got, want := q, (&Query{
 		Kind:       Retention,
 		Interval:   engine.Week,
 		DateRange:  DateRange{From: "2025-01-01", To: "2025-03-31"},
 		Properties: []Property{{Key: "plan", Operator: Exact, Values: []string{"pro"}}},
 		Breakdowns: []Breakdown{{Property: "$os"}, {Property: "$browser"}},
 		Retention:  RetentionFilter{TargetEvent: "signed_up", ReturningEvent: "$pageview", Type: FirstTime, TotalIntervals: 8},
-	}, q)
+	}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("q = %+v, want %+v", got, want)
+	}
 
 	q = mustDecode(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"b","type":"events"}}}`)
-	require.Equal(t, RetentionFilter{TargetEvent: "a", ReturningEvent: "b", Type: Recurring, TotalIntervals: 7}, q.Retention)
-	require.Equal(t, engine.Day, q.Interval)
+	if got, want := q.Retention, (RetentionFilter{TargetEvent: "a", ReturningEvent: "b", Type: Recurring, TotalIntervals: 7}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("q.Retention = %+v, want %+v", got, want)
+	}
+	if got, want := q.Interval, engine.Day; got != want {
+		t.Fatalf("q.Interval = %q, want %q", got, want)
+	}
 }
 
 func TestDecodeRefuses(t *testing.T) {
@@ -184,11 +200,19 @@ func TestDecodeRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			q, err := Decode([]byte(c.json))
-			require.Nil(t, q)
-			require.ErrorContains(t, err, c.want)
-			require.ErrorIs(t, err, ErrInvalid)
+			if v := q; v != nil {
+				t.Fatalf("q = %v, want nil", v)
+			}
+			if err := err; err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v does not contain %q", err, c.want)
+			}
+			if err := err; !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not %v", err, ErrInvalid)
+			}
 			var e *Error
-			require.ErrorAs(t, err, &e)
+			if err := err; !errors.As(err, &e) {
+				t.Fatalf("error %v is not a %T", err, &e)
+			}
 		})
 	}
 }
@@ -201,8 +225,12 @@ func TestCompileRefusesEmptyRange(t *testing.T) {
 	} {
 		_, err := Compile(mustDecode(t, text), engine.SQLite, now)
 		var e *Error
-		require.True(t, errors.As(err, &e), "%v", err)
-		require.Equal(t, "dateRange", e.Field)
+		if !errors.As(err, &e) {
+			t.Fatalf("%v: errors.As(err, &e) is false", err)
+		}
+		if got, want := e.Field, "dateRange"; got != want {
+			t.Fatalf("e.Field = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -227,25 +255,41 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		q, err := Decode(data)
 		if err != nil {
-			require.Nil(t, q)
-			require.ErrorIs(t, err, ErrInvalid)
+			if v := q; v != nil {
+				t.Fatalf("q = %v, want nil", v)
+			}
+			if err := err; !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not %v", err, ErrInvalid)
+			}
 			msg := err.Error()
-			require.True(t, strings.HasPrefix(msg, "insight: "), msg)
-			require.True(t, utf8.ValidString(msg) || !utf8.Valid(data), msg)
+			if !strings.HasPrefix(msg, "insight: ") {
+				t.Fatalf("%v: strings.HasPrefix(msg, \"insight: \") is false", msg)
+			}
+			if !(utf8.ValidString(msg) || !utf8.Valid(data)) {
+				t.Fatalf("%v: utf8.ValidString(msg) || !utf8.Valid(data) is false", msg)
+			}
 			return
 		}
 		// A decoded query has its variables, and compiles (or names the
 		// date range that it cannot) in every dialect.
-		require.NotNil(t, q)
-		require.GreaterOrEqual(t, q.BreakdownLimit, 0)
+		if q == nil {
+			t.Fatalf("q is nil")
+		}
+		if a, b := q.BreakdownLimit, 0; !(a >= b) {
+			t.Fatalf("q.BreakdownLimit = %v, want >= %v", a, b)
+		}
 		_ = q.Variables(false)
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 			c, err := Compile(q, d, now)
 			if err != nil {
-				require.ErrorIs(t, err, ErrInvalid)
+				if err := err; !errors.Is(err, ErrInvalid) {
+					t.Fatalf("error %v is not %v", err, ErrInvalid)
+				}
 				continue
 			}
-			require.NotEmpty(t, c.SQL)
+			if v := c.SQL; v == "" {
+				t.Fatalf("c.SQL is empty")
+			}
 		}
 	})
 }

@@ -3,12 +3,11 @@ package insight
 import (
 	"database/sql"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
@@ -65,7 +64,9 @@ func foldTop(t *testing.T, all *Result, events []string, limit int, hide bool, b
 		var mine []TrendsSeries
 		for _, s := range all.Series {
 			if strings.HasPrefix(s.Label, prefix) {
-				require.NotEqual(t, OtherLabel, strings.TrimPrefix(s.Label, prefix), "the full result has no other series")
+				if got, want := strings.TrimPrefix(s.Label, prefix), OtherLabel; got == want {
+					t.Fatalf("the full result has no other series: strings.TrimPrefix(s.Label, prefix) = %q, want anything else", got)
+				}
 				mine = append(mine, s)
 			}
 		}
@@ -115,7 +116,9 @@ func withLimit(q *Query, limit int, hide bool) *Query {
 func compiledRows(t *testing.T, db *sql.DB, q *Query, now time.Time) (*Compiled, [][]any) {
 	t.Helper()
 	c, err := Compile(q, engine.SQLite, now)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return c, queryRows(t, db, c.SQL, c.Args)
 }
 
@@ -142,9 +145,13 @@ func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 			text := fmt.Sprintf(`{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"},{"kind":"EventsNode","event":"purchase","math":%q%s}],
 				"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-10"},"breakdownFilter":%s}`, m, prop, filter)
 			saved := mustDecode(t, text)
-			require.Zero(t, saved.BreakdownLimit)
+			if v := saved.BreakdownLimit; v != 0 {
+				t.Fatalf("saved.BreakdownLimit = %v, want zero", v)
+			}
 			all := run(t, db, withLimit(saved, 1_000_000, false), now)
-			require.Greater(t, len(all.Series), 2*DefaultBreakdownLimit, "enough values to limit")
+			if a, b := len(all.Series), 2*DefaultBreakdownLimit; !(a > b) {
+				t.Fatalf("enough values to limit: len(all.Series) = %v, want > %v", a, b)
+			}
 			for _, lc := range []struct {
 				limit int
 				hide  bool
@@ -155,24 +162,34 @@ func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 					q := withLimit(saved, limit, hide)
 					c, rows := compiledRows(t, db, q, now)
 					got, err := c.Shape(rows)
-					require.NoError(t, err)
+					if err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
 					effective := q.breakdownLimit()
 					want := foldTop(t, all, []string{"$pageview", "purchase"}, effective, hide, nb)
 					requireSameJSON(t, want, got)
-					require.Equal(t, want.HasMore, got.HasMore, "hasMore")
-					require.Equal(t, limit != 1000, got.HasMore, "more values than the limit")
+					if got, want := got.HasMore, want.HasMore; got != want {
+						t.Fatalf("hasMore: got.HasMore = %v, want %v", got, want)
+					}
+					if got, want := got.HasMore, limit != 1000; got != want {
+						t.Fatalf("more values than the limit: got.HasMore = %v, want %v", got, want)
+					}
 
 					perSeries := map[any]map[string]bool{}
 					for _, row := range rows {
 						key, err := breakdownValues(0, row[2:2+nb])
-						require.NoError(t, err)
+						if err != nil {
+							t.Fatalf("unexpected error: %v", err)
+						}
 						if perSeries[row[0]] == nil {
 							perSeries[row[0]] = map[string]bool{}
 						}
 						perSeries[row[0]][key+fmt.Sprint(row[len(row)-1])] = true
 					}
 					for s, keys := range perSeries {
-						require.LessOrEqual(t, len(keys), effective+1, "series %v returns rows of %d series", s, len(keys))
+						if a, b := len(keys), effective+1; !(a <= b) {
+							t.Fatalf("series %v returns rows of %d series: len(keys) = %v, want <= %v", s, len(keys), a, b)
+						}
 					}
 				})
 			}
@@ -206,9 +223,15 @@ func TestBreakdownLimitTies(t *testing.T) {
 		return out
 	}
 	// Byte order: "B" before "a".
-	require.Equal(t, []string{"z=3", "B=2", "a=2", "Other (i.e. all remaining values)=7"}, labels(3, ""))
-	require.Equal(t, []string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2", "none=1"}, labels(7, ""))
-	require.Equal(t, []string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2"}, labels(6, `,"breakdown_hide_other_aggregation":true`))
+	if got, want := labels(3, ""), ([]string{"z=3", "B=2", "a=2", "Other (i.e. all remaining values)=7"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels(3, \"\") = %+v, want %+v", got, want)
+	}
+	if got, want := labels(7, ""), ([]string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2", "none=1"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels(7, \"\") = %+v, want %+v", got, want)
+	}
+	if got, want := labels(6, `,"breakdown_hide_other_aggregation":true`), ([]string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels(6, `,\"breakdown_hide_other_aggregation\":true`) = %+v, want %+v", got, want)
+	}
 
 	// The unset value is no less a value: with the most events it is
 	// kept first.
@@ -216,7 +239,9 @@ func TestBreakdownLimitTies(t *testing.T) {
 		events = append(events, testEvent{event: "e", actor: "u", ts: at, props: map[string]any{}})
 	}
 	db = openDB(t, events)
-	require.Equal(t, []string{"none=6", "Other (i.e. all remaining values)=13"}, labels(1, ""))
+	if got, want := labels(1, ""), ([]string{"none=6", "Other (i.e. all remaining values)=13"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels(1, \"\") = %+v, want %+v", got, want)
+	}
 }
 
 // TestBreakdownVariableOutsideTheLimit: a breakdown variable selects its
@@ -239,14 +264,20 @@ func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 			saved := mustDecode(t, text)
 			table := "limit_" + strings.ReplaceAll(name, " ", "_")
 			stmts, err := Materialize(saved, engine.SQLite, table, at)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			for _, s := range stmts {
 				_, err := db.Exec(s.SQL, s.Args...)
-				require.NoError(t, err, s.SQL)
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", s.SQL, err)
+				}
 			}
 			all := run(t, db, withLimit(saved, 1_000_000, false), at)
 			limited := run(t, db, saved, at)
-			require.Less(t, len(limited.Series), len(all.Series))
+			if a, b := len(limited.Series), len(all.Series); !(a < b) {
+				t.Fatalf("len(limited.Series) = %v, want < %v", a, b)
+			}
 			inList := func(res *Result, bv any) bool {
 				for _, s := range res.Series {
 					if fmt.Sprint(s.BreakdownValue) == fmt.Sprint(bv) {
@@ -257,9 +288,13 @@ func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 			}
 			read := func(values map[string]any) *Result {
 				c, err := ReadMaterialized(saved, engine.SQLite, table, values, at)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				res, err := c.Shape(queryRows(t, db, c.SQL, c.Args))
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				return res
 			}
 			requireSameJSON(t, limited, read(nil))
@@ -284,18 +319,28 @@ func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 					first[saved.Breakdowns[0].Property] = v[0]
 				}
 				applied, err := saved.Apply(values)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				inline := run(t, db, applied, at)
-				require.True(t, inList(inline, s.BreakdownValue), "%v not selected by its variables", s.BreakdownValue)
-				require.Len(t, inline.Series, countOf(all, s.BreakdownValue), "one series per query series with events of %v", s.BreakdownValue)
+				if !inList(inline, s.BreakdownValue) {
+					t.Fatalf("%v not selected by its variables: inList(inline, s.BreakdownValue) is false", s.BreakdownValue)
+				}
+				if got := len(inline.Series); got != countOf(all, s.BreakdownValue) {
+					t.Fatalf("one series per query series with events of %v: len(inline.Series) = %d, want %d: %v", s.BreakdownValue, got, countOf(all, s.BreakdownValue), inline.Series)
+				}
 				requireSameJSON(t, inline, read(values))
 				if len(first) > 0 {
 					applied, err := saved.Apply(first)
-					require.NoError(t, err)
+					if err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
 					requireSameJSON(t, run(t, db, applied, at), read(first))
 				}
 			}
-			require.Greater(t, outside, 3)
+			if a, b := outside, 3; !(a > b) {
+				t.Fatalf("outside = %v, want > %v", a, b)
+			}
 		})
 	}
 }
@@ -318,8 +363,14 @@ func TestBreakdownLimitStatementBounds(t *testing.T) {
 	q := mustDecode(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":{"breakdown":"page","breakdown_limit":987654,"breakdown_hide_other_aggregation":true}}`)
 	for _, d := range dialects {
 		c, err := Compile(q, d, compileNow)
-		require.NoError(t, err)
-		require.NotContains(t, c.SQL, "987654")
-		require.Contains(t, fmt.Sprint(c.Args), "987654")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if s, sub := c.SQL, "987654"; strings.Contains(s, sub) {
+			t.Fatalf("%q contains %q", s, sub)
+		}
+		if s, sub := fmt.Sprint(c.Args), "987654"; !strings.Contains(s, sub) {
+			t.Fatalf("%q does not contain %q", s, sub)
+		}
 	}
 }

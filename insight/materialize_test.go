@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,11 +39,15 @@ func TestMaterializedEqualsInline(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			saved := mustDecode(t, text)
 			stmts, err := Materialize(saved, engine.SQLite, table, at)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			for range 2 { // building twice replaces the table
 				for _, s := range stmts {
 					_, err := db.Exec(s.SQL, s.Args...)
-					require.NoError(t, err, s.SQL)
+					if err != nil {
+						t.Fatalf("%v: unexpected error: %v", s.SQL, err)
+					}
 				}
 			}
 			var valueSets []map[string]any
@@ -50,7 +56,9 @@ func TestMaterializedEqualsInline(t *testing.T) {
 				full := run(t, db, saved, at)
 				for key := range groupByBreakdown(t, full) {
 					var parts []string
-					require.NoError(t, json.Unmarshal([]byte(key), &parts))
+					if err := json.Unmarshal([]byte(key), &parts); err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
 					values := map[string]any{}
 					for j, b := range saved.Breakdowns {
 						values[b.Property] = parts[j]
@@ -60,17 +68,25 @@ func TestMaterializedEqualsInline(t *testing.T) {
 					valueSets = append(valueSets, map[string]any{saved.Breakdowns[0].Property: parts[0]})
 				}
 				valueSets = append(valueSets, map[string]any{saved.Breakdowns[0].Property: "no such value"})
-				require.Greater(t, len(valueSets), 4)
+				if a, b := len(valueSets), 4; !(a > b) {
+					t.Fatalf("len(valueSets) = %v, want > %v", a, b)
+				}
 			}
 			for _, values := range valueSets {
 				applied, err := saved.Apply(values)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				inline := run(t, db, applied, at)
 
 				read, err := ReadMaterialized(saved, engine.SQLite, table, values, at)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				got, err := read.Shape(queryRows(t, db, read.SQL, read.Args))
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				requireSameJSON(t, inline, got)
 			}
 		})
@@ -87,15 +103,25 @@ func TestReadMaterializedRefusesDates(t *testing.T) {
 	} {
 		_, err := ReadMaterialized(saved, engine.SQLite, "t", values, at)
 		var unknown *UnknownVariablesError
-		require.True(t, errors.As(err, &unknown), "%v", err)
-		require.True(t, errors.Is(err, ErrUnknownVariable))
+		if !errors.As(err, &unknown) {
+			t.Fatalf("%v: errors.As(err, &unknown) is false", err)
+		}
+		if !errors.Is(err, ErrUnknownVariable) {
+			t.Fatalf("errors.Is(err, ErrUnknownVariable) is false")
+		}
 	}
 	_, err := ReadMaterialized(saved, engine.SQLite, "t", map[string]any{"date_to": "x", "date_from": "y"}, at)
-	require.EqualError(t, err, "Unknown variable(s): date_from, date_to")
+	if err := err; err == nil || err.Error() != "Unknown variable(s): date_from, date_to" {
+		t.Fatalf("error = %v, want %q", err, "Unknown variable(s): date_from, date_to")
+	}
 	_, err = ReadMaterialized(saved, engine.SQLite, "t", map[string]any{"$os": true}, at)
-	require.ErrorIs(t, err, ErrInvalidValue)
+	if err := err; !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("error %v is not %v", err, ErrInvalidValue)
+	}
 	_, err = Materialize(saved, engine.SQLite, "", at)
-	require.Error(t, err)
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
 }
 
 func TestMaterializeStatements(t *testing.T) {
@@ -103,31 +129,63 @@ func TestMaterializeStatements(t *testing.T) {
 	at := time.Date(2025, 5, 20, 0, 0, 0, 0, time.UTC)
 	for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 		stmts, err := Materialize(saved, d, "mat", at)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		// The table stores every value: the inline rows before the limit.
 		every, err := compile(saved, d, at, false)
-		require.NoError(t, err)
-		require.Contains(t, stmts[0].SQL, "DROP TABLE IF EXISTS")
-		require.Contains(t, stmts[1].SQL, "CREATE TABLE")
-		require.Equal(t, every.Args, stmts[2].Args, "the fill binds what the inline query binds")
-		require.Contains(t, stmts[2].SQL, every.SQL)
-		require.NotContains(t, stmts[2].SQL, "dense_rank")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if s, sub := stmts[0].SQL, "DROP TABLE IF EXISTS"; !strings.Contains(s, sub) {
+			t.Fatalf("%q does not contain %q", s, sub)
+		}
+		if s, sub := stmts[1].SQL, "CREATE TABLE"; !strings.Contains(s, sub) {
+			t.Fatalf("%q does not contain %q", s, sub)
+		}
+		if got, want := stmts[2].Args, every.Args; !reflect.DeepEqual(got, want) {
+			t.Fatalf("the fill binds what the inline query binds: stmts[2].Args = %+v, want %+v", got, want)
+		}
+		if s, sub := stmts[2].SQL, every.SQL; !strings.Contains(s, sub) {
+			t.Fatalf("%q does not contain %q", s, sub)
+		}
+		if s, sub := stmts[2].SQL, "dense_rank"; strings.Contains(s, sub) {
+			t.Fatalf("%q contains %q", s, sub)
+		}
 		for _, s := range stmts {
-			require.NotContains(t, s.SQL, "Chrome")
-			require.NotContains(t, s.SQL, "$browser")
+			if s, sub := s.SQL, "Chrome"; strings.Contains(s, sub) {
+				t.Fatalf("%q contains %q", s, sub)
+			}
+			if s, sub := s.SQL, "$browser"; strings.Contains(s, sub) {
+				t.Fatalf("%q contains %q", s, sub)
+			}
 		}
 		// Every breakdown given: one combination, which the limit keeps,
 		// so the read is the stored rows themselves.
 		read, err := ReadMaterialized(saved, d, "mat", map[string]any{"$browser": "Chrome", "$os": "Linux"}, at)
-		require.NoError(t, err)
-		require.Equal(t, []any{"Chrome", "Linux"}, read.Args)
-		require.NotContains(t, read.SQL, "dense_rank", "no window over one combination")
-		require.NotContains(t, read.SQL, "Chrome")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := read.Args, ([]any{"Chrome", "Linux"}); !reflect.DeepEqual(got, want) {
+			t.Fatalf("read.Args = %+v, want %+v", got, want)
+		}
+		if s, sub := read.SQL, "dense_rank"; strings.Contains(s, sub) {
+			t.Fatalf("no window over one combination: %q contains %q", s, sub)
+		}
+		if s, sub := read.SQL, "Chrome"; strings.Contains(s, sub) {
+			t.Fatalf("%q contains %q", s, sub)
+		}
 		// One omitted (optional): every value of it, so the limit ranks them.
 		read, err = ReadMaterialized(saved, d, "mat", map[string]any{"$browser": "Chrome"}, at)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		require.Subset(t, read.Args, []any{"Chrome"})
-		require.Len(t, read.Args, 4, "the value and the limit, bound once per use")
-		require.Contains(t, read.SQL, "dense_rank", "the read applies the limit")
+		if got := len(read.Args); got != 4 {
+			t.Fatalf("the value and the limit, bound once per use: len(read.Args) = %d, want %d: %v", got, 4, read.Args)
+		}
+		if s, sub := read.SQL, "dense_rank"; !strings.Contains(s, sub) {
+			t.Fatalf("the read applies the limit: %q does not contain %q", s, sub)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,9 +210,13 @@ func bySeriesKey(t *testing.T, res *Result) map[string]oracleSeries {
 	out := map[string]oracleSeries{}
 	for _, s := range res.Series {
 		k, err := json.Marshal(s.BreakdownValue)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, dup := out[string(k)]
-		require.False(t, dup, "series %s twice", k)
+		if dup {
+			t.Fatalf("series %s twice: dup is true", k)
+		}
 		out[string(k)] = oracleSeries{data: s.Data, count: s.Count}
 	}
 	return out
@@ -222,8 +227,12 @@ func requireSeriesEqual(t *testing.T, want, got map[string]oracleSeries, msg str
 	require.Equal(t, len(want), len(got), "%s: series %v vs %v", msg, keysOf(want), keysOf(got))
 	for k, w := range want {
 		g, ok := got[k]
-		require.True(t, ok, "%s: missing series %s (got %v)", msg, k, keysOf(got))
-		require.Len(t, g.data, len(w.data), msg)
+		if !ok {
+			t.Fatalf("%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
+		}
+		if got := len(g.data); got != len(w.data) {
+			t.Fatalf("%v: len(g.data) = %d, want %d: %v", msg, got, len(w.data), g.data)
+		}
 		for i := range w.data {
 			require.InDelta(t, w.data[i], g.data[i], 1e-9*math.Max(1, math.Abs(w.data[i])), "%s: series %s point %d", msg, k, i)
 		}
@@ -277,9 +286,15 @@ func TestTrendsMatchOracle(t *testing.T) {
 						layout = "2006-01-02 15:04:05"
 					}
 					for _, s := range res.Series {
-						require.Len(t, s.Days, len(buckets))
-						require.Equal(t, buckets[0].Format(layout), s.Days[0])
-						require.Equal(t, buckets[len(buckets)-1].Format(layout), s.Days[len(s.Days)-1])
+						if got := len(s.Days); got != len(buckets) {
+							t.Fatalf("len(s.Days) = %d, want %d: %v", got, len(buckets), s.Days)
+						}
+						if got, want := s.Days[0], buckets[0].Format(layout); got != want {
+							t.Fatalf("s.Days[0] = %q, want %q", got, want)
+						}
+						if got, want := s.Days[len(s.Days)-1], buckets[len(buckets)-1].Format(layout); got != want {
+							t.Fatalf("s.Days[len(s.Days)-1] = %q, want %q", got, want)
+						}
 					}
 				})
 			}
@@ -414,7 +429,9 @@ func retentionTables(t *testing.T, res *Result) map[string][][]float64 {
 	out := map[string][][]float64{}
 	for _, c := range res.Cohorts {
 		k, err := json.Marshal(c.BreakdownValue)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		var row []float64
 		for _, v := range c.Values {
 			row = append(row, v.Count)
@@ -448,8 +465,12 @@ func TestRetentionMatchesOracle(t *testing.T) {
 						start, end := oracleRange(q.Interval, r[0], r[1])
 						want, buckets := oracleRetention(events, q, start, end)
 						got := retentionTables(t, res)
-						require.Equal(t, want, got)
-						require.Equal(t, buckets[0].Format(time.RFC3339), res.Cohorts[0].Date)
+						if got, want := got, want; !reflect.DeepEqual(got, want) {
+							t.Fatalf("got = %+v, want %+v", got, want)
+						}
+						if got, want := res.Cohorts[0].Date, buckets[0].Format(time.RFC3339); got != want {
+							t.Fatalf("res.Cohorts[0].Date = %q, want %q", got, want)
+						}
 					})
 				}
 			}

@@ -2,6 +2,8 @@ package insight
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,16 +14,22 @@ import (
 func compiled(t *testing.T, text string) *Compiled {
 	t.Helper()
 	c, err := Compile(mustDecode(t, text), engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return c
 }
 
 func shapeJSON(t *testing.T, c *Compiled, rows [][]any) string {
 	t.Helper()
 	res, err := c.Shape(rows)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	out, err := json.Marshal(res)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return string(out)
 }
 
@@ -79,16 +87,30 @@ func TestShapeTrends(t *testing.T) {
 	hidden := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x","breakdown_hide_other_aggregation":true}}`)
 	res, err := hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}, {int64(0), "2025-05-01 22:00:00", "", int64(5), int64(1)}})
-	require.NoError(t, err)
-	require.True(t, res.HasMore)
-	require.Len(t, res.Series, 1)
-	require.Equal(t, "v", res.Series[0].BreakdownValue)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if !res.HasMore {
+		t.Fatalf("res.HasMore is false")
+	}
+	if got := len(res.Series); got != 1 {
+		t.Fatalf("len(res.Series) = %d, want %d: %v", got, 1, res.Series)
+	}
+	if got, want := res.Series[0].BreakdownValue, "v"; !reflect.DeepEqual(got, want) {
+		t.Fatalf("res.Series[0].BreakdownValue = %q, want %q", got, want)
+	}
 	res, err = hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}})
-	require.NoError(t, err)
-	require.False(t, res.HasMore)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if res.HasMore {
+		t.Fatalf("res.HasMore is true")
+	}
 
 	// No rows with breakdowns: an empty array, not null.
-	require.Equal(t, `[]`, shapeJSON(t, broken, nil))
+	if got, want := shapeJSON(t, broken, nil), `[]`; got != want {
+		t.Fatalf("shapeJSON(t, broken, nil) = %q, want %q", got, want)
+	}
 }
 
 func TestShapeRetention(t *testing.T) {
@@ -105,7 +127,9 @@ func TestShapeRetention(t *testing.T) {
 			{"q", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(3)},
 			{"q", "2025-05-05 00:00:00", "2025-05-12 00:00:00", int64(1)},
 		}))
-	require.Equal(t, `[]`, shapeJSON(t, c, nil))
+	if got, want := shapeJSON(t, c, nil), `[]`; got != want {
+		t.Fatalf("shapeJSON(t, c, nil) = %q, want %q", got, want)
+	}
 }
 
 func TestShapeRefusesForeignRows(t *testing.T) {
@@ -133,6 +157,8 @@ func TestShapeRefusesForeignRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := c.c.Shape([][]any{c.row})
-		require.ErrorContains(t, err, c.want)
+		if err := err; err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("error %v does not contain %q", err, c.want)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +32,9 @@ func TestVariables(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			require.Equal(t, c.want, mustDecode(t, c.query).Variables(c.materialized))
+			if got, want := mustDecode(t, c.query).Variables(c.materialized), c.want; !reflect.DeepEqual(got, want) {
+				t.Fatalf("mustDecode(t, c.query).Variables(c.materialized) = %+v, want %+v", got, want)
+			}
 		})
 	}
 }
@@ -74,19 +78,37 @@ func TestApply(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := saved.Apply(c.values)
 			if c.err != "" {
-				require.ErrorContains(t, err, c.err)
-				require.Nil(t, got)
+				if err := err; err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v does not contain %q", err, c.err)
+				}
+				if v := got; v != nil {
+					t.Fatalf("got = %v, want nil", v)
+				}
 				var unknown *UnknownVariablesError
 				var value *ValueError
-				require.True(t, errors.As(err, &unknown) || errors.As(err, &value), "typed error: %T", err)
-				require.True(t, errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue))
+				if !(errors.As(err, &unknown) || errors.As(err, &value)) {
+					t.Fatalf("typed error: %T: errors.As(err, &unknown) || errors.As(err, &value) is false", err)
+				}
+				if !(errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue)) {
+					t.Fatalf("errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue) is false")
+				}
 				return
 			}
-			require.NoError(t, err)
-			require.Equal(t, append(append([]Property{}, saved.Properties...), c.props...), got.Properties)
-			require.Equal(t, c.dates, got.DateRange)
-			require.Equal(t, saved.Breakdowns, got.Breakdowns)
-			require.Equal(t, before, saved, "the saved query is untouched")
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := got.Properties, (append(append([]Property{}, saved.Properties...), c.props...)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("got.Properties = %+v, want %+v", got, want)
+			}
+			if got, want := got.DateRange, c.dates; !reflect.DeepEqual(got, want) {
+				t.Fatalf("got.DateRange = %+v, want %+v", got, want)
+			}
+			if got, want := got.Breakdowns, saved.Breakdowns; !reflect.DeepEqual(got, want) {
+				t.Fatalf("got.Breakdowns = %+v, want %+v", got, want)
+			}
+			if got, want := saved, before; !reflect.DeepEqual(got, want) {
+				t.Fatalf("the saved query is untouched: saved = %+v, want %+v", got, want)
+			}
 		})
 	}
 }
@@ -117,24 +139,34 @@ func TestBreakdownVariablesSelectSeries(t *testing.T) {
 		for _, dates := range dateSets {
 			t.Run(fmt.Sprintf("%s/%v", name, dates), func(t *testing.T) {
 				base, err := saved.Apply(dates)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				all := run(t, db, base, now)
 				groups := groupByBreakdown(t, all)
-				require.Greater(t, len(groups), 2, "the data must have several breakdown values")
+				if a, b := len(groups), 2; !(a > b) {
+					t.Fatalf("the data must have several breakdown values: len(groups) = %v, want > %v", a, b)
+				}
 				for key, want := range groups {
 					values := map[string]any{}
 					for k, v := range dates {
 						values[k] = v
 					}
 					var parts []string
-					require.NoError(t, json.Unmarshal([]byte(key), &parts))
+					if err := json.Unmarshal([]byte(key), &parts); err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
 					for i, b := range saved.Breakdowns {
 						values[b.Property] = parts[i]
 					}
 					filtered, err := saved.Apply(values)
-					require.NoError(t, err)
+					if err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
 					got := run(t, db, filtered, now)
-					require.Equal(t, want, got, "values %v", values)
+					if got, want := got, want; !reflect.DeepEqual(got, want) {
+						t.Fatalf("values %v: got = %+v, want %+v", values, got, want)
+					}
 				}
 				if len(saved.Breakdowns) == 2 {
 					// One of two breakdown variables: every series with that value.
@@ -145,7 +177,9 @@ func TestBreakdownVariablesSelectSeries(t *testing.T) {
 							values[k] = d
 						}
 						filtered, err := saved.Apply(values)
-						require.NoError(t, err)
+						if err != nil {
+							t.Fatalf("unexpected error: %v", err)
+						}
 						got := run(t, db, filtered, now)
 						want := &Result{Kind: all.Kind, Series: []TrendsSeries{}, Cohorts: []Cohort{}}
 						for _, s := range all.Series {
@@ -164,10 +198,16 @@ func TestBreakdownVariablesSelectSeries(t *testing.T) {
 				// A value no event has gives no series.
 				values := map[string]any{saved.Breakdowns[0].Property: "Netscape"}
 				filtered, err := saved.Apply(values)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				got := run(t, db, filtered, now)
-				require.Empty(t, got.Series)
-				require.Empty(t, got.Cohorts)
+				if v := got.Series; !(len(v) == 0) {
+					t.Fatalf("got.Series = %v, want it empty", v)
+				}
+				if v := got.Cohorts; !(len(v) == 0) {
+					t.Fatalf("got.Cohorts = %v, want it empty", v)
+				}
 			})
 		}
 	}
@@ -182,7 +222,9 @@ func groupByBreakdown(t *testing.T, res *Result) map[string]*Result {
 			bv = []string{s}
 		}
 		k, err := json.Marshal(bv)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return string(k)
 	}
 	get := func(k string) *Result {
@@ -206,8 +248,12 @@ func groupByBreakdown(t *testing.T, res *Result) map[string]*Result {
 func requireSameJSON(t *testing.T, want, got *Result) {
 	t.Helper()
 	w, err := json.Marshal(want)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	g, err := json.Marshal(got)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	require.JSONEq(t, string(w), string(g))
 }

@@ -3,7 +3,6 @@ package materialize
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
@@ -15,9 +14,13 @@ func TestIsAggregate(t *testing.T) {
 	}
 	for src, want := range cases {
 		stmt, err := sqlparser.Parse("select " + src + " from t")
-		require.NoError(t, err, src)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", src, err)
+		}
 		e := stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
-		require.Equal(t, want, isAggregate(e), src)
+		if got, want := isAggregate(e), want; got != want {
+			t.Fatalf("%v: isAggregate(e) = %v, want %v", src, got, want)
+		}
 	}
 }
 
@@ -29,7 +32,11 @@ func TestHasAggregate(t *testing.T) {
 		"select a from t":                        false,
 	} {
 		stmt, err := sqlparser.Parse(src)
-		require.NoError(t, err)
-		require.Equal(t, want, hasAggregate(stmt.(*sqlparser.Select).SelectExprs), src)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := hasAggregate(stmt.(*sqlparser.Select).SelectExprs), want; got != want {
+			t.Fatalf("%v: hasAggregate(stmt.(*sqlparser.Select).SelectExprs) = %v, want %v", src, got, want)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package materialize
 
 import (
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/require"
 )
 
 func TestAnalyzeVerdicts(t *testing.T) {
@@ -50,20 +52,34 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			if c.code != "" {
-				require.False(t, a.Materializable())
-				require.Equal(t, c.code, a.Reasons[0].Code, a.Reason())
-				require.NotEmpty(t, a.Reason())
+				if a.Materializable() {
+					t.Fatalf("a.Materializable() is true")
+				}
+				if got, want := a.Reasons[0].Code, c.code; got != want {
+					t.Fatalf("%v: a.Reasons[0].Code = %q, want %q", a.Reason(), got, want)
+				}
+				if v := a.Reason(); v == "" {
+					t.Fatalf("a.Reason() is empty")
+				}
 				return
 			}
-			require.True(t, a.Materializable(), a.Reason())
-			require.Empty(t, a.Reason())
+			if !a.Materializable() {
+				t.Fatalf("%v: a.Materializable() is false", a.Reason())
+			}
+			if v := a.Reason(); !(v == "") {
+				t.Fatalf("a.Reason() = %v, want it empty", v)
+			}
 			var got []string
 			for _, op := range a.Variables[0].Operators {
 				got = append(got, op)
 			}
-			require.Equal(t, c.ops, joinSpace(got))
+			if got, want := joinSpace(got), c.ops; got != want {
+				t.Fatalf("joinSpace(got) = %q, want %q", got, want)
+			}
 		})
 	}
 }
@@ -82,56 +98,104 @@ func joinSpace(s []string) string {
 func TestAnalyzeReasonPerVariable(t *testing.T) {
 	a, err := Analyze("SELECT count(*) FROM t WHERE a = {variables.ok} AND b LIKE {variables.bad} AND a = {variables.ok} AND c = {variables.two} AND d > {variables.two}",
 		Options{Engine: engine.SQLite})
-	require.NoError(t, err)
-	require.Len(t, a.Variables, 3)
-	require.Nil(t, a.Variables[0].Reason)
-	require.Equal(t, `"a"`, a.Variables[0].Column)
-	require.Equal(t, []string{"=", "="}, a.Variables[0].Operators)
-	require.Equal(t, CodeUnsupportedOperator, a.Variables[1].Reason.Code)
-	require.Equal(t, CodeDifferentColumns, a.Variables[2].Reason.Code)
-	require.Equal(t, []Code{CodeUnsupportedOperator, CodeDifferentColumns}, []Code{a.Reasons[0].Code, a.Reasons[1].Code})
-	require.Equal(t, "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized", a.Reason())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(a.Variables); got != 3 {
+		t.Fatalf("len(a.Variables) = %d, want %d: %v", got, 3, a.Variables)
+	}
+	if v := a.Variables[0].Reason; v != nil {
+		t.Fatalf("a.Variables[0].Reason = %v, want nil", v)
+	}
+	if got, want := a.Variables[0].Column, `"a"`; got != want {
+		t.Fatalf("a.Variables[0].Column = %q, want %q", got, want)
+	}
+	if got, want := a.Variables[0].Operators, ([]string{"=", "="}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("a.Variables[0].Operators = %+v, want %+v", got, want)
+	}
+	if got, want := a.Variables[1].Reason.Code, CodeUnsupportedOperator; got != want {
+		t.Fatalf("a.Variables[1].Reason.Code = %q, want %q", got, want)
+	}
+	if got, want := a.Variables[2].Reason.Code, CodeDifferentColumns; got != want {
+		t.Fatalf("a.Variables[2].Reason.Code = %q, want %q", got, want)
+	}
+	if got, want := ([]Code{a.Reasons[0].Code, a.Reasons[1].Code}), ([]Code{CodeUnsupportedOperator, CodeDifferentColumns}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("([]Code{a.Reasons[0].Code, a.Reasons[1].Code}) = %+v, want %+v", got, want)
+	}
+	if got, want := a.Reason(), "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized"; got != want {
+		t.Fatalf("a.Reason() = %q, want %q", got, want)
+	}
 }
 
 func TestAnalyzeBuckets(t *testing.T) {
 	q := "SELECT count(*) FROM t WHERE ts >= {variables.from} AND n < {variables.n}"
 	types := map[string]variable.Type{"from": variable.Date, "n": variable.Number}
 	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: types, Buckets: map[string]engine.Bucket{"from": engine.Week}})
-	require.NoError(t, err)
-	require.Equal(t, engine.Week, a.Variables[0].Bucket)
-	require.Equal(t, engine.Bucket(""), a.Variables[1].Bucket, "only dates are bucketed")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := a.Variables[0].Bucket, engine.Week; got != want {
+		t.Fatalf("a.Variables[0].Bucket = %q, want %q", got, want)
+	}
+	if got, want := a.Variables[1].Bucket, engine.Bucket(""); got != want {
+		t.Fatalf("only dates are bucketed: a.Variables[1].Bucket = %q, want %q", got, want)
+	}
 
 	// Rows are not aggregated: a bucket would not shrink anything.
 	a, err = Analyze("SELECT a FROM t WHERE ts >= {variables.from}", Options{Engine: engine.SQLite, Types: types})
-	require.NoError(t, err)
-	require.Equal(t, engine.Bucket(""), a.Variables[0].Bucket)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := a.Variables[0].Bucket, engine.Bucket(""); got != want {
+		t.Fatalf("a.Variables[0].Bucket = %q, want %q", got, want)
+	}
 
 	// A date compared with = keeps its values.
 	a, err = Analyze("SELECT count(*) FROM t WHERE ts = {variables.from}", Options{Engine: engine.SQLite, Types: types})
-	require.NoError(t, err)
-	require.Equal(t, engine.Bucket(""), a.Variables[0].Bucket)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := a.Variables[0].Bucket, engine.Bucket(""); got != want {
+		t.Fatalf("a.Variables[0].Bucket = %q, want %q", got, want)
+	}
 }
 
 func TestAnalyzeOptions(t *testing.T) {
 	_, err := Analyze("SELECT 1", Options{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	if err := err; !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("error %v is not %v", err, ErrInvalidOptions)
+	}
 	_, err = Analyze("SELECT 1", Options{Engine: engine.SQLite, Buckets: map[string]engine.Bucket{"x": "year"}})
-	require.ErrorIs(t, err, ErrInvalidOptions)
-	require.ErrorContains(t, err, `"year"`)
+	if err := err; !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("error %v is not %v", err, ErrInvalidOptions)
+	}
+	if err := err; err == nil || !strings.Contains(err.Error(), `"year"`) {
+		t.Fatalf("error %v does not contain %q", err, `"year"`)
+	}
 }
 
 func TestAnalyzeColumnNames(t *testing.T) {
 	a, err := Analyze("SELECT t.a, count( * ), max(b) AS top, 1+2 FROM t WHERE c = {variables.x} GROUP BY t.a",
 		Options{Engine: engine.SQLite})
-	require.NoError(t, err)
-	require.Equal(t, []string{"a", "count( * )", "top", "1+2"}, a.Plan.Columns())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := a.Plan.Columns(), ([]string{"a", "count( * )", "top", "1+2"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("a.Plan.Columns() = %+v, want %+v", got, want)
+	}
 }
 
 // A code name that looks like a generated column name moves the generated
 // names out of its way.
 func TestAnalyzeNameCollision(t *testing.T) {
 	a, err := Analyze("SELECT b, count(*) FROM t WHERE a = {variables._a0} GROUP BY b", Options{Engine: engine.SQLite})
-	require.NoError(t, err)
-	require.Contains(t, a.Plan.Precompute(), `count(*) AS "__a0"`)
-	require.Contains(t, a.Plan.Precompute(), `"a" AS "_a0"`)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := a.Plan.Precompute(), `count(*) AS "__a0"`; !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
+	if s, sub := a.Plan.Precompute(), `"a" AS "_a0"`; !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
 }

@@ -19,7 +19,9 @@ import (
 func TestReadBindsDayBoundsAsDates(t *testing.T) {
 	date := func(s string) variable.Timestamp {
 		tm, err := time.Parse(time.DateOnly, s)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return variable.Timestamp{Time: tm, DateOnly: true}
 	}
 	for _, d := range []engine.Engine{engine.ClickHouse, engine.PostgreSQL, engine.MySQL, engine.SQLite} {
@@ -28,13 +30,19 @@ func TestReadBindsDayBoundsAsDates(t *testing.T) {
 				plan := mustPlan(t, "SELECT CounterID, count() AS n FROM hits WHERE EventDate "+ops[0]+" {variables.from} AND EventDate "+ops[1]+
 					" {variables.to} GROUP BY CounterID", Options{Engine: d, Types: map[string]variable.Type{"from": variable.Date, "to": variable.Date}})
 				q, args, err := plan.Read("stored", map[string]any{"from": date("2013-07-01"), "to": date("2013-07-31")})
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				// Every argument of the source branches, which compare
 				// EventDate, is a date.
 				_, source, ok := strings.Cut(q, "UNION ALL")
-				require.True(t, ok, q)
+				if !ok {
+					t.Fatalf("%v: ok is false", q)
+				}
 				n := strings.Count(source, "?") + strings.Count(source, "{p") + strings.Count(source, "$")
-				require.Positive(t, n)
+				if v := n; v <= 0 {
+					t.Fatalf("n = %v, want > 0", v)
+				}
 				for _, a := range args[len(args)-n:] {
 					require.Len(t, a, len("2013-07-31"), "a bound compared with EventDate: %q\n%s", a, q)
 				}

@@ -3,12 +3,13 @@ package materialize
 import (
 	"database/sql"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/require"
 )
 
 func TestBucketBoundary(t *testing.T) {
@@ -28,7 +29,9 @@ func TestBucketBoundary(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
-			require.Equal(t, c.want[b], boundary(b, c.t), "%s %v", b, c.t)
+			if got, want := boundary(b, c.t), c.want[b]; got != want {
+				t.Fatalf("%s %v: boundary(b, c.t) = %v, want %v", b, c.t, got, want)
+			}
 		}
 	}
 }
@@ -55,18 +58,26 @@ func truncate(b engine.Bucket, t time.Time) time.Time {
 // and leap day of two years, at several times of day.
 func TestBucketExprSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer db.Close()
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
 		stmt, err := db.Prepare("SELECT " + bucketExpr(b, engine.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for d := 0; d < 731; d += 3 {
 			for _, tod := range []time.Duration{0, 59 * time.Second, 90 * time.Minute, 23*time.Hour + 59*time.Minute + 59*time.Second} {
 				ts := start.AddDate(0, 0, d).Add(tod)
 				var got string
-				require.NoError(t, stmt.QueryRow(ts.Format("2006-01-02 15:04:05")).Scan(&got))
-				require.Equal(t, truncate(b, ts).Format("2006-01-02 15:04:05"), got, "%s of %v", b, ts)
+				if err := stmt.QueryRow(ts.Format("2006-01-02 15:04:05")).Scan(&got); err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if got, want := got, truncate(b, ts).Format("2006-01-02 15:04:05"); got != want {
+					t.Fatalf("%s of %v: got = %q, want %q", b, ts, got, want)
+				}
 			}
 		}
 		stmt.Close()
@@ -75,11 +86,19 @@ func TestBucketExprSQLite(t *testing.T) {
 
 func TestBucketExprDialects(t *testing.T) {
 	// PostgreSQL casts, so that a text column buckets as a timestamp one.
-	require.Equal(t, `date_trunc('week', ("ts")::timestamp)`, bucketExpr(engine.Week, engine.PostgreSQL, `"ts"`))
-	require.Equal(t, "toStartOfHour(toDateTime(`ts`, 'UTC'))", bucketExpr(engine.Hour, engine.ClickHouse, "`ts`"))
-	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", bucketExpr(engine.Month, engine.MySQL, "`ts`"))
-	require.Equal(t, `strftime('%Y-%m-%d 00:00:00', CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN "ts" `+
-		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`, bucketExpr(engine.Day, engine.SQLite, `"ts"`))
+	if got, want := bucketExpr(engine.Week, engine.PostgreSQL, `"ts"`), `date_trunc('week', ("ts")::timestamp)`; got != want {
+		t.Fatalf("bucketExpr(engine.Week, engine.PostgreSQL, `\"ts\"`) = %q, want %q", got, want)
+	}
+	if got, want := bucketExpr(engine.Hour, engine.ClickHouse, "`ts`"), "toStartOfHour(toDateTime(`ts`, 'UTC'))"; got != want {
+		t.Fatalf("bucketExpr(engine.Hour, engine.ClickHouse, \"`ts`\") = %q, want %q", got, want)
+	}
+	if got, want := bucketExpr(engine.Month, engine.MySQL, "`ts`"), "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')"; got != want {
+		t.Fatalf("bucketExpr(engine.Month, engine.MySQL, \"`ts`\") = %q, want %q", got, want)
+	}
+	if got, want := bucketExpr(engine.Day, engine.SQLite, `"ts"`), (`strftime('%Y-%m-%d 00:00:00', CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN "ts" ` +
+		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`); got != want {
+		t.Fatalf("bucketExpr(engine.Day, engine.SQLite, `\"ts\"`) = %q, want %q", got, want)
+	}
 }
 
 // On SQLite, a refresh fails on a time column that is not UTC text
@@ -87,16 +106,22 @@ func TestBucketExprDialects(t *testing.T) {
 // instants; NULL passes, as inline it matches no range either.
 func TestBucketGuardSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	_, err = db.Exec("CREATE TABLE e (ts TEXT); INSERT INTO e VALUES ('2025-05-01 10:00:00'), (NULL)")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	plan := mustPlan(t, "SELECT count(*) AS n FROM e WHERE ts >= {variables.from}",
 		Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date}})
 	build := func() error {
 		r, err := plan.Refresh("m")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for _, s := range r.Statements() {
 			if _, err := db.Exec(s); err != nil {
 				return err
@@ -104,16 +129,26 @@ func TestBucketGuardSQLite(t *testing.T) {
 		}
 		return nil
 	}
-	require.NoError(t, build())
+	if err := build(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, bad := range []string{"2025-05-01T10:00:00Z", "2025-05-01", "1746093600"} {
 		_, err = db.Exec("INSERT INTO e VALUES (?)", bad)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		err := build()
-		require.ErrorContains(t, err, `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad)
+		if err := err; err == nil || !strings.Contains(err.Error(), `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad) {
+			t.Fatalf("error %v does not contain %q", err, `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad)
+		}
 		var n int
-		require.NoError(t, db.QueryRow(`SELECT count(*) FROM "m"`).Scan(&n), "the last good table stays")
+		if err := db.QueryRow(`SELECT count(*) FROM "m"`).Scan(&n); err != nil {
+			t.Fatalf("the last good table stays: unexpected error: %v", err)
+		}
 		_, err = db.Exec("DELETE FROM e WHERE ts = ?", bad)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -130,12 +165,24 @@ func TestBucketFloorNext(t *testing.T) {
 			}
 			f := b.Floor(at)
 			n := b.Next(f)
-			require.True(t, boundary(b, f), "%s floor of %s: %s", b, at, f)
-			require.True(t, boundary(b, n), "%s next of %s: %s", b, f, n)
-			require.False(t, at.Before(f), "%s floor of %s: %s", b, at, f)
-			require.True(t, at.Before(n), "%s next of %s: %s", b, at, n)
-			require.Equal(t, n, b.Floor(n), "%s: a boundary is its own floor", b)
-			require.Equal(t, f, b.Floor(n.Add(-time.Nanosecond)), "%s: the last instant of the bucket", b)
+			if !boundary(b, f) {
+				t.Fatalf("%s floor of %s: %s: boundary(b, f) is false", b, at, f)
+			}
+			if !boundary(b, n) {
+				t.Fatalf("%s next of %s: %s: boundary(b, n) is false", b, f, n)
+			}
+			if at.Before(f) {
+				t.Fatalf("%s floor of %s: %s: at.Before(f) is true", b, at, f)
+			}
+			if !at.Before(n) {
+				t.Fatalf("%s next of %s: %s: at.Before(n) is false", b, at, n)
+			}
+			if got, want := b.Floor(n), n; !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: a boundary is its own floor: b.Floor(n) = %+v, want %+v", b, got, want)
+			}
+			if got, want := b.Floor(n.Add(-time.Nanosecond)), f; !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: the last instant of the bucket: b.Floor(n.Add(-time.Nanosecond)) = %+v, want %+v", b, got, want)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -266,10 +266,14 @@ func (p *pools) date(b engine.Bucket) any {
 
 func openDemo(t testing.TB, n int) *sql.DB {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	require.NoError(t, loadDemo(db, n))
+	if err := loadDemo(db, n); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return db
 }
 
@@ -284,10 +288,14 @@ type result struct {
 
 func query(t testing.TB, db *sql.DB, q string, args []any) result {
 	rows, err := db.Query(q, args...)
-	require.NoError(t, err, q)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", q, err)
+	}
 	defer rows.Close()
 	cols, err := rows.Columns()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	res := result{columns: cols, rows: [][]any{}}
 	for rows.Next() {
 		row := make([]any, len(cols))
@@ -295,10 +303,14 @@ func query(t testing.TB, db *sql.DB, q string, args []any) result {
 		for i := range row {
 			ptrs[i] = &row[i]
 		}
-		require.NoError(t, rows.Scan(ptrs...))
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		res.rows = append(res.rows, row)
 	}
-	require.NoError(t, rows.Err())
+	if err := rows.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return res
 }
 
@@ -333,7 +345,9 @@ func TestReadEqualsInline(t *testing.T) {
 		n = 5000
 	}
 	db := openDemo(t, n)
-	require.GreaterOrEqual(t, len(shapes), 15)
+	if a, b := len(shapes), 15; !(a >= b) {
+		t.Fatalf("len(shapes) = %v, want >= %v", a, b)
+	}
 	p := &pools{rng: rand.New(rand.NewPCG(7, 7))}
 	pageRng := rand.New(rand.NewPCG(8, 8)) // apart from p's, which draws the values
 	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
@@ -347,25 +361,39 @@ func TestReadEqualsInline(t *testing.T) {
 				opts.Types[d] = variable.Date
 			}
 			a, err := Analyze(s.query, opts)
-			require.NoError(t, err)
-			require.True(t, a.Materializable(), "%v", a.Reasons)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if !a.Materializable() {
+				t.Fatalf("%v: a.Materializable() is false", a.Reasons)
+			}
 			table := fmt.Sprintf("mat_%d", i)
 			r, err := a.Plan.Refresh(table)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			for _, st := range r.Statements() {
 				_, err := db.Exec(st)
-				require.NoError(t, err, st)
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", st, err)
+				}
 			}
 			tpl, err := placeholder.Compile(s.query)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			materialized, merged, empty := 0, 0, 0
 			for range 60 {
 				values := s.values(p)
 				q, args, err := tpl.Render(engine.SQLite, values)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				want := query(t, db, q, args)
 				rq, rargs, err := a.Plan.Read(table, values)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				if strings.Contains(rq, "stored_parts") {
 					merged++
 				}
@@ -374,18 +402,28 @@ func TestReadEqualsInline(t *testing.T) {
 				if matchedNothing(want) {
 					empty++
 				}
-				require.Equal(t, want.columns, got.columns)
+				if got, want := got.columns, want.columns; !reflect.DeepEqual(got, want) {
+					t.Fatalf("got.columns = %+v, want %+v", got, want)
+				}
 				if !s.ordered {
 					sortRows(want.rows)
 					sortRows(got.rows)
 				}
-				require.Equal(t, want.rows, got.rows, "values %v\ninline: %s\nread: %s", values, q, rq)
+				if got, want := got.rows, want.rows; !reflect.DeepEqual(got, want) {
+					t.Fatalf("values %v\ninline: %s\nread: %s: got.rows = %+v, want %+v", values, q, rq, got, want)
+				}
 				checkPages(t, db, a.Plan, table, values, want.rows, s.ordered, pageRng)
 			}
-			require.GreaterOrEqual(t, materialized, 20, "too few runs answered from the stored table")
-			require.Greater(t, empty, 0, "no run matched nothing")
+			if a, b := materialized, 20; !(a >= b) {
+				t.Fatalf("too few runs answered from the stored table: materialized = %v, want >= %v", a, b)
+			}
+			if a, b := empty, 0; !(a > b) {
+				t.Fatalf("no run matched nothing: empty = %v, want > %v", a, b)
+			}
 			if len(s.dates) > 0 && s.name != "date_equality_unbucketed" && s.name != "rows_in_range" {
-				require.Greater(t, merged, 0, "no date off a bucket boundary")
+				if a, b := merged, 0; !(a > b) {
+					t.Fatalf("no date off a bucket boundary: merged = %v, want > %v", a, b)
+				}
 			}
 		})
 	}
@@ -408,7 +446,9 @@ func checkPages(t *testing.T, db *sql.DB, plan *Plan, table string, values map[s
 		}
 	}
 	rq, rargs, err := plan.ReadPage(table, values, int64(limit), int64(offset))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	got := query(t, db, rq, rargs).rows
 	page := want[min(offset, n):min(offset+limit, n)]
 	if !ordered {
@@ -416,8 +456,12 @@ func checkPages(t *testing.T, db *sql.DB, plan *Plan, table string, values map[s
 		sortRows(page)
 		sortRows(got)
 	}
-	require.Equal(t, len(page), len(got), "values %v, limit %d offset %d\nread: %s", values, limit, offset, rq)
+	if got, want := len(got), len(page); got != want {
+		t.Fatalf("values %v, limit %d offset %d\nread: %s: len(got) = %v, want %v", values, limit, offset, rq, got, want)
+	}
 	for i := range page {
-		require.Equal(t, page[i], got[i], "values %v, limit %d offset %d, row %d\nread: %s", values, limit, offset, i, rq)
+		if got, want := got[i], page[i]; !reflect.DeepEqual(got, want) {
+			t.Fatalf("values %v, limit %d offset %d, row %d\nread: %s: got[i] = %+v, want %+v", values, limit, offset, i, rq, got, want)
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package materialize
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
@@ -12,7 +12,9 @@ import (
 func printSelect(t *testing.T, src string, d engine.Engine) (string, error) {
 	t.Helper()
 	stmt, err := sqlparser.Parse(src)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	p := &printer{d: d}
 	p.selectStatement(stmt.(sqlparser.SelectStatement))
 	return p.b.String(), p.err
@@ -44,8 +46,12 @@ func TestPrinter(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := printSelect(t, c.src, c.d)
-			require.NoError(t, err)
-			require.Equal(t, c.want, got)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := got, c.want; got != want {
+				t.Fatalf("got = %q, want %q", got, want)
+			}
 		})
 	}
 }
@@ -65,17 +71,27 @@ func TestPrinterRefuses(t *testing.T) {
 	} {
 		_, err := printSelect(t, src, engine.SQLite)
 		var ue *unsupportedError
-		require.ErrorAs(t, err, &ue, src)
+		if err := err; !errors.As(err, &ue) {
+			t.Fatalf("%v: error %v is not a %T", src, err, &ue)
+		}
 	}
 }
 
 func TestCanonical(t *testing.T) {
 	parse := func(s string) sqlparser.Expr {
 		stmt, err := sqlparser.Parse("select " + s)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
 	}
-	require.Equal(t, canonical(parse("COUNT(A)")), canonical(parse("count(a)")))
-	require.Equal(t, canonical(parse("(a + b)")), canonical(parse("a+b")))
-	require.NotEqual(t, canonical(parse("a + b")), canonical(parse("a - b")))
+	if got, want := canonical(parse("count(a)")), canonical(parse("COUNT(A)")); got != want {
+		t.Fatalf("canonical(parse(\"count(a)\")) = %q, want %q", got, want)
+	}
+	if got, want := canonical(parse("a+b")), canonical(parse("(a + b)")); got != want {
+		t.Fatalf("canonical(parse(\"a+b\")) = %q, want %q", got, want)
+	}
+	if got, want := canonical(parse("a - b")), canonical(parse("a + b")); got == want {
+		t.Fatalf("canonical(parse(\"a - b\")) = %q, want anything else", got)
+	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata")
@@ -24,15 +23,21 @@ func goldenOptions(t *testing.T, dir string) Options {
 	if os.IsNotExist(err) {
 		return opts
 	}
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		key, value, ok := strings.Cut(line, ":")
-		require.True(t, ok, "options line %q", line)
+		if !ok {
+			t.Fatalf("options line %q: ok is false", line)
+		}
 		value = strings.TrimSpace(value)
 		switch key {
 		case "dialect":
 			opts.Engine, err = engine.ByName(value)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		case "date":
 			for _, name := range strings.Fields(value) {
 				opts.Types[name] = variable.Date
@@ -86,17 +91,25 @@ func verdictText(a *Analysis) string {
 // refresh statements. go test -run TestGolden -update rewrites them.
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/*/query.sql")
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(dirs), 25)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if a, b := len(dirs), 25; !(a >= b) {
+		t.Fatalf("len(dirs) = %v, want >= %v", a, b)
+	}
 	codes := map[Code]bool{}
 	for _, q := range dirs {
 		dir := filepath.Dir(q)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			query, err := os.ReadFile(q)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			opts := goldenOptions(t, dir)
 			a, err := Analyze(strings.TrimSuffix(string(query), "\n"), opts)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			for _, r := range a.Reasons {
 				codes[r.Code] = true
 			}
@@ -108,24 +121,36 @@ func TestGolden(t *testing.T) {
 					values[v.Name] = goldenValue(opts, v.Name)
 				}
 				read, args, err := a.Plan.Read("stored", values)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				{
 					uses := 0
 					for _, v := range a.Variables {
 						uses += len(v.Operators)
 					}
 					if !strings.Contains(read, "stored_parts") { // a merged read binds the edges too
-						require.Len(t, args, uses)
+						if got := len(args); got != uses {
+							t.Fatalf("len(args) = %d, want %d: %v", got, uses, args)
+						}
 					}
 					got["read.sql"] = read + "\n"
 					page, pargs, err := a.Plan.ReadPage("stored", values, 11, 20)
-					require.NoError(t, err)
-					require.Len(t, pargs, len(args)+2)
-					require.Equal(t, fmt.Sprint(args), fmt.Sprint(pargs[:len(args)]))
+					if err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
+					if got := len(pargs); got != len(args)+2 {
+						t.Fatalf("len(pargs) = %d, want %d: %v", got, len(args)+2, pargs)
+					}
+					if got, want := fmt.Sprint(pargs[:len(args)]), fmt.Sprint(args); got != want {
+						t.Fatalf("fmt.Sprint(pargs[:len(args)]) = %q, want %q", got, want)
+					}
 					got["page.sql"] = page + "\n"
 				}
 				r, err := a.Plan.Refresh("stored")
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				got["refresh.sql"] = strings.Join(r.Statements(), ";\n") + ";\n"
 			}
 			for _, name := range []string{"verdict", "precompute.sql", "read.sql", "page.sql", "refresh.sql"} {
@@ -133,7 +158,9 @@ func TestGolden(t *testing.T) {
 				want, ok := got[name]
 				if *update {
 					if ok {
-						require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+						if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+							t.Fatalf("unexpected error: %v", err)
+						}
 					} else {
 						_ = os.Remove(path)
 					}
@@ -141,11 +168,17 @@ func TestGolden(t *testing.T) {
 				}
 				data, err := os.ReadFile(path)
 				if !ok {
-					require.True(t, os.IsNotExist(err), "%s should not exist for a query that is not materializable", path)
+					if !os.IsNotExist(err) {
+						t.Fatalf("%s should not exist for a query that is not materializable: os.IsNotExist(err) is false", path)
+					}
 					continue
 				}
-				require.NoError(t, err, "run go test -run TestGolden -update")
-				require.Equal(t, string(data), want, path)
+				if err != nil {
+					t.Fatalf("run go test -run TestGolden -update: unexpected error: %v", err)
+				}
+				if got, want := want, string(data); got != want {
+					t.Fatalf("%v: want = %q, want %q", path, got, want)
+				}
 			}
 		})
 	}
@@ -153,7 +186,9 @@ func TestGolden(t *testing.T) {
 		for _, c := range []Code{CodeUnparsable, CodeUnsupportedQuery, CodeNotInWhere, CodeUnsupportedOperator,
 			CodeInExpression, CodeUnderOr, CodeNotColumn, CodeNotRowExpression, CodeNotDeterministic,
 			CodeDifferentColumns, CodeAggregate} {
-			require.True(t, codes[c], "no golden case has the reason code %s", c)
+			if !(codes[c]) {
+				t.Fatalf("no golden case has the reason code %s: codes[c] is false", c)
+			}
 		}
 	}
 }

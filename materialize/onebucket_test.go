@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"database/sql"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,15 +11,15 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
 func parseExpr(t *testing.T, src string) sqlparser.Expr {
 	t.Helper()
 	stmt, err := sqlparser.Parse("select " + src + " from t")
-	require.NoError(t, err, src)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", src, err)
+	}
 	return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
 }
 
@@ -26,12 +27,18 @@ func parseExpr(t *testing.T, src string) sqlparser.Expr {
 // db.
 func storeOneBucket(t *testing.T, db *sql.DB, plan *Plan) {
 	t.Helper()
-	require.NotNil(t, plan.oneBucket)
+	if plan.oneBucket == nil {
+		t.Fatalf("plan.oneBucket is nil")
+	}
 	r, err := plan.Refresh("stored")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, st := range r.Statements() {
 		_, err := db.Exec(st)
-		require.NoError(t, err, st)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", st, err)
+		}
 	}
 }
 
@@ -76,7 +83,9 @@ func TestDetermines(t *testing.T) {
 		{"ts", engine.Day, true, true},
 	} {
 		got := determines(parseExpr(t, c.key), parseExpr(t, "ts"), c.bucket, c.zoned)
-		assert.Equal(t, c.want, got, "%s of the %s bucket (zoned %v)", c.key, c.bucket, c.zoned)
+		if got, want := got, c.want; got != want {
+			t.Errorf("%s of the %s bucket (zoned %v): got = %v, want %v", c.key, c.bucket, c.zoned, got, want)
+		}
 	}
 }
 
@@ -85,7 +94,9 @@ func TestStrftimeUnit(t *testing.T) {
 		"%Y-%m-%d %H:%M:%S": "second", "%Y-%m-%d %H:%M": "minute", "%Y%m%d%H": "hour", "%d.%m.%Y": "day",
 		"%Y-%m": "month", "%Y": "", "%m": "", "%Y-%d": "", "%Y-%m-%H": "month", "%Y-%W": "", "%%Y-%m-%d": "", "%Y-%m-%d %%": "",
 	} {
-		assert.Equal(t, want, strftimeUnit(format), format)
+		if got, want := strftimeUnit(format), want; got != want {
+			t.Errorf("%v: strftimeUnit(format) = %q, want %q", format, got, want)
+		}
 	}
 }
 
@@ -111,16 +122,22 @@ func TestOneBucketChosen(t *testing.T) {
 			opts.Types[d] = variable.Date
 		}
 		plan := mustPlan(t, s.query, opts)
-		assert.Equal(t, w, plan.oneBucket != nil, s.name)
+		if got, want := plan.oneBucket != nil, w; got != want {
+			t.Errorf("%v: plan.oneBucket != nil = %v, want %v", s.name, got, want)
+		}
 	}
-	require.Equal(t, len(want), seen, "a shape named here is gone")
+	if got, want := seen, len(want); got != want {
+		t.Fatalf("a shape named here is gone: seen = %v, want %v", got, want)
+	}
 
 	// On ClickHouse the day of a DateTime is in its own zone.
 	types := map[string]variable.Type{"from": variable.Date}
 	for key, w := range map[string]bool{"toDate(timestamp)": false, "toDate(timestamp, 'UTC')": true} {
 		plan := mustPlan(t, `SELECT `+key+` AS day, count() AS n FROM events WHERE timestamp >= {variables.from} GROUP BY day`,
 			Options{Engine: engine.ClickHouse, Types: types})
-		assert.Equal(t, w, plan.oneBucket != nil, key)
+		if got, want := plan.oneBucket != nil, w; got != want {
+			t.Errorf("%v: plan.oneBucket != nil = %v, want %v", key, got, want)
+		}
 	}
 }
 
@@ -136,16 +153,24 @@ func TestOneBucketReadStreams(t *testing.T) {
 	storeOneBucket(t, db, plan)
 	q, args, err := plan.Read("stored", map[string]any{"country": "US",
 		"from": variable.Timestamp{Time: demo.End.AddDate(0, 0, -40)}, "to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)}})
-	require.NoError(t, err)
-	assert.NotContains(t, q, "DISTINCT")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := q, "DISTINCT"; strings.Contains(s, sub) {
+		t.Errorf("%q contains %q", s, sub)
+	}
 	steps := query(t, db, "EXPLAIN QUERY PLAN "+q, args)
 	var detail []string
 	for _, row := range steps.rows {
 		detail = append(detail, row[len(row)-1].(string))
 	}
 	plain := strings.Join(detail, "\n")
-	assert.Contains(t, plain, "USING COVERING INDEX")
-	assert.NotContains(t, plain, "TEMP B-TREE FOR GROUP BY")
+	if s, sub := plain, "USING COVERING INDEX"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := plain, "TEMP B-TREE FOR GROUP BY"; strings.Contains(s, sub) {
+		t.Errorf("%q contains %q", s, sub)
+	}
 }
 
 // TestOneBucketTighterAlignedBound: two lower bounds on one column, the
@@ -168,16 +193,30 @@ func TestOneBucketTighterAlignedBound(t *testing.T) {
 		"to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)},
 	}
 	tpl, err := placeholder.Compile(q)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	iq, iargs, err := tpl.Render(engine.SQLite, values)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	want := query(t, db, iq, iargs)
-	require.NotEmpty(t, want.rows)
+	if v := want.rows; len(v) == 0 {
+		t.Fatalf("want.rows is empty")
+	}
 
 	rq, rargs, err := plan.Read("stored", values)
-	require.NoError(t, err)
-	require.Equal(t, want.rows, query(t, db, rq, rargs).rows, rq)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := query(t, db, rq, rargs).rows, want.rows; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v: query(t, db, rq, rargs).rows = %+v, want %+v", rq, got, want)
+	}
 	pq, pargs, err := plan.ReadPage("stored", values, 5, 2)
-	require.NoError(t, err)
-	require.Equal(t, want.rows[2:7], query(t, db, pq, pargs).rows, pq)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := query(t, db, pq, pargs).rows, want.rows[2:7]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v: query(t, db, pq, pargs).rows = %+v, want %+v", pq, got, want)
+	}
 }

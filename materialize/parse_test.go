@@ -1,21 +1,30 @@
 package materialize
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
-	"github.com/stretchr/testify/require"
 )
 
 // The parser panics on "/*!*/"; parse must turn that into an error.
 func TestParseRecoversFromParserPanic(t *testing.T) {
 	_, err := parse("/*!*/", lex("/*!*/", engine.MySQL), nil)
-	require.ErrorContains(t, err, "the SQL parser failed")
+	if err := err; err == nil || !strings.Contains(err.Error(), "the SQL parser failed") {
+		t.Fatalf("error %v does not contain %q", err, "the SQL parser failed")
+	}
 	a, err := Analyze("/*!*/", Options{Engine: engine.MySQL})
-	require.NoError(t, err)
-	require.False(t, a.Materializable())
-	require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if a.Materializable() {
+		t.Fatalf("a.Materializable() is true")
+	}
+	if got, want := a.Reasons[0].Code, CodeUnparsable; got != want {
+		t.Fatalf("a.Reasons[0].Code = %q, want %q", got, want)
+	}
 }
 
 // Queries the parser cannot read are not materializable, and the reason
@@ -29,10 +38,18 @@ func TestParseErrorsQuotePosition(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
-			require.NoError(t, err)
-			require.False(t, a.Materializable())
-			require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
-			require.Contains(t, a.Reason(), c.want)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if a.Materializable() {
+				t.Fatalf("a.Materializable() is true")
+			}
+			if got, want := a.Reasons[0].Code, CodeUnparsable; got != want {
+				t.Fatalf("a.Reasons[0].Code = %q, want %q", got, want)
+			}
+			if s, sub := a.Reason(), c.want; !strings.Contains(s, sub) {
+				t.Fatalf("%q does not contain %q", s, sub)
+			}
 		})
 	}
 }
@@ -53,36 +70,60 @@ func TestUnsupportedConstructsSayWhich(t *testing.T) {
 		{engine.PostgreSQL, "SELECT count(*) FROM t WHERE ts > now() - interval '1 day' AND b = {variables.a}", "interval literals"},
 	} {
 		a, err := Analyze(c.query, Options{Engine: c.d})
-		require.NoError(t, err)
-		require.False(t, a.Materializable(), c.query)
-		require.Equal(t, CodeUnsupportedQuery, a.Reasons[0].Code, "%s: %s", c.query, a.Reason())
-		require.Contains(t, a.Reason(), c.want)
-		require.NotContains(t, a.Reason(), "parser")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if a.Materializable() {
+			t.Fatalf("%v: a.Materializable() is true", c.query)
+		}
+		if got, want := a.Reasons[0].Code, CodeUnsupportedQuery; got != want {
+			t.Fatalf("%s: %s: a.Reasons[0].Code = %q, want %q", c.query, a.Reason(), got, want)
+		}
+		if s, sub := a.Reason(), c.want; !strings.Contains(s, sub) {
+			t.Fatalf("%q does not contain %q", s, sub)
+		}
+		if s, sub := a.Reason(), "parser"; strings.Contains(s, sub) {
+			t.Fatalf("%q contains %q", s, sub)
+		}
 	}
 }
 
 func TestParseOriginalOffsets(t *testing.T) {
 	src := "SELECT a FROM t WHERE a = {variables.long_name} AND b = 1"
 	phs, err := placeholder.Scan(src)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	p, err := parse(src, lex(src, engine.SQLite), phs)
-	require.NoError(t, err)
-	require.Equal(t, []string{"long_name"}, p.names)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := p.names, ([]string{"long_name"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("p.names = %+v, want %+v", got, want)
+	}
 	// " AND" follows the placeholder in both texts.
 	after := phs[0].End
 	parsedAfter := len("SELECT a FROM t WHERE a = ") + len(" :v1 ")
-	require.Equal(t, after, p.original(parsedAfter))
-	require.Equal(t, 3, p.original(3))
+	if got, want := p.original(parsedAfter), after; got != want {
+		t.Fatalf("p.original(parsedAfter) = %v, want %v", got, want)
+	}
+	if got, want := p.original(3), 3; got != want {
+		t.Fatalf("p.original(3) = %v, want %v", got, want)
+	}
 }
 
 func TestBindIndex(t *testing.T) {
 	src := "SELECT a FROM t WHERE a = {variables.x} AND b = {variables.y}"
 	p, err := parse(src, lex(src, engine.SQLite), []placeholder.Placeholder{
 		{Name: "x", Start: 26, End: 39}, {Name: "y", Start: 48, End: 61}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var got []int
 	for _, f := range findBinds(p.stmt) {
 		got = append(got, f.index)
 	}
-	require.Equal(t, []int{1, 2}, got)
+	if got, want := got, ([]int{1, 2}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got = %+v, want %+v", got, want)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 )
 
 // Queries without aggregates store their rows; ORDER BY names an output by
@@ -29,10 +28,16 @@ func TestPlainRewrite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			plan := mustPlan(t, c.query, Options{Engine: engine.SQLite})
-			require.Equal(t, c.pre, plan.Precompute())
+			if got, want := plan.Precompute(), c.pre; got != want {
+				t.Fatalf("plan.Precompute() = %q, want %q", got, want)
+			}
 			read, _, err := plan.Read("t", map[string]any{"u": "x"})
-			require.NoError(t, err)
-			require.Equal(t, c.read, read)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := read, c.read; got != want {
+				t.Fatalf("read = %q, want %q", got, want)
+			}
 		})
 	}
 }

@@ -4,18 +4,20 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 )
 
 // Every SQLite golden plan runs on SQLite: the pre-compute query creates
 // the stored table, and the read query prepares against it.
 func TestPlansRunOnSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	for _, ddl := range []string{
@@ -23,10 +25,14 @@ func TestPlansRunOnSQLite(t *testing.T) {
 		"CREATE TABLE users (id TEXT, plan TEXT)",
 	} {
 		_, err := db.Exec(ddl)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	dirs, err := filepath.Glob("testdata/*/precompute.sql")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	ran := 0
 	for _, pre := range dirs {
 		dir := filepath.Dir(pre)
@@ -35,29 +41,49 @@ func TestPlansRunOnSQLite(t *testing.T) {
 		}
 		name := filepath.Base(dir)
 		query, err := os.ReadFile(pre)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, err = db.Exec(`CREATE TABLE "stored" AS ` + string(query))
-		require.NoError(t, err, name)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", name, err)
+		}
 		read, err := os.ReadFile(filepath.Join(dir, "read.sql"))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		if !strings.HasPrefix(string(read), "--") {
 			stmt, err := db.Prepare(string(read))
-			require.NoError(t, err, name)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", name, err)
+			}
 			stmt.Close()
 		}
 		_, err = db.Exec(`DROP TABLE "stored"`)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		ran++
 	}
-	require.GreaterOrEqual(t, ran, 15)
+	if a, b := ran, 15; !(a >= b) {
+		t.Fatalf("ran = %v, want >= %v", a, b)
+	}
 }
 
 func TestPlanAccessors(t *testing.T) {
 	plan := mustPlan(t, "SELECT a AS x, count(*) AS n FROM t WHERE b = {variables.b} GROUP BY a", Options{Engine: engine.PostgreSQL})
-	require.Equal(t, engine.PostgreSQL, plan.Engine())
+	if got, want := plan.Engine(), engine.PostgreSQL; !reflect.DeepEqual(got, want) {
+		t.Fatalf("plan.Engine() = %+v, want %+v", got, want)
+	}
 	cols := plan.Columns()
-	require.Equal(t, []string{"x", "n"}, cols)
+	if got, want := cols, ([]string{"x", "n"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("cols = %+v, want %+v", got, want)
+	}
 	cols[0] = "changed"
-	require.Equal(t, "x", plan.Columns()[0], "Columns returns a copy")
-	require.Equal(t, `SELECT "a" AS "_k0", count(*) AS "_a0", "b" AS "b" FROM "t" GROUP BY "a", "b"`, plan.Precompute())
+	if got, want := plan.Columns()[0], "x"; got != want {
+		t.Fatalf("Columns returns a copy: plan.Columns()[0] = %q, want %q", got, want)
+	}
+	if got, want := plan.Precompute(), `SELECT "a" AS "_k0", count(*) AS "_a0", "b" AS "b" FROM "t" GROUP BY "a", "b"`; got != want {
+		t.Fatalf("plan.Precompute() = %q, want %q", got, want)
+	}
 }

@@ -2,12 +2,13 @@ package materialize
 
 import (
 	"database/sql"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/require"
 )
 
 func TestTableName(t *testing.T) {
@@ -23,9 +24,13 @@ func TestTableName(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := TableName(c.id, c.version)
-		require.Equal(t, c.want, got)
+		if got, want := got, c.want; got != want {
+			t.Fatalf("got = %q, want %q", got, want)
+		}
 		// The refresh's table and its index, within PostgreSQL's 63 bytes.
-		require.LessOrEqual(t, len(got)+len("_next_ix"), 63)
+		if a, b := len(got)+len("_next_ix"), 63; !(a <= b) {
+			t.Fatalf("len(got)+len(\"_next_ix\") = %v, want <= %v", a, b)
+		}
 	}
 }
 
@@ -46,14 +51,22 @@ func TestRefresh(t *testing.T) {
 	for _, c := range cases {
 		plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: c.d})
 		r, err := plan.Refresh("m")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		stmts := r.Statements()
-		require.Len(t, stmts, len(c.want), "%s: %q", c.d.Name(), stmts)
+		if got := len(stmts); got != len(c.want) {
+			t.Fatalf("%s: %q: len(stmts) = %d, want %d: %v", c.d.Name(), stmts, got, len(c.want), stmts)
+		}
 		for i := range stmts {
-			require.Contains(t, stmts[i], c.want[i])
+			if s, sub := stmts[i], c.want[i]; !strings.Contains(s, sub) {
+				t.Fatalf("%q does not contain %q", s, sub)
+			}
 		}
 		_, err = plan.Refresh("")
-		require.ErrorIs(t, err, ErrInvalidTable)
+		if err := err; !errors.Is(err, ErrInvalidTable) {
+			t.Fatalf("error %v is not %v", err, ErrInvalidTable)
+		}
 	}
 }
 
@@ -81,7 +94,9 @@ func TestRefreshIndexColumns(t *testing.T) {
 	}
 	for _, c := range cases {
 		r, err := mustPlan(t, c.query, opts).Refresh("m")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		var index []string
 		for _, s := range r.Statements() {
 			if strings.Contains(s, " INDEX ") {
@@ -89,10 +104,14 @@ func TestRefreshIndexColumns(t *testing.T) {
 			}
 		}
 		if c.index == "" {
-			require.Empty(t, index, c.query)
+			if v := index; !(len(v) == 0) {
+				t.Fatalf("%v: index = %v, want it empty", c.query, v)
+			}
 			continue
 		}
-		require.Equal(t, []string{`CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ` + c.index}, index, c.query)
+		if got, want := index, ([]string{`CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ` + c.index}); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v: index = %+v, want %+v", c.query, got, want)
+		}
 	}
 }
 
@@ -102,46 +121,74 @@ func TestRefreshIndexColumns(t *testing.T) {
 // instead of scanning the table.
 func TestRefreshAgainSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	_, err = db.Exec(`CREATE TABLE sales (customer TEXT, day TEXT, amount INTEGER);
 		INSERT INTO sales VALUES ('a', '2025-01-01', 1), ('a', '2025-01-02', 2), ('b', '2025-01-01', 3)`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	plan := mustPlan(t, `SELECT day, sum(amount) AS s FROM sales WHERE customer = {variables.c} GROUP BY day ORDER BY day`,
 		Options{Engine: engine.SQLite})
 	for i := range 3 {
 		r, err := plan.Refresh("m")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for _, s := range r.Statements() {
 			_, err := db.Exec(s)
-			require.NoError(t, err, "refresh %d: %s", i, s)
+			if err != nil {
+				t.Fatalf("refresh %d: %s: unexpected error: %v", i, s, err)
+			}
 		}
 		var indexes []string
 		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'm'`)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for rows.Next() {
 			var n string
-			require.NoError(t, rows.Scan(&n))
+			if err := rows.Scan(&n); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			indexes = append(indexes, n)
 		}
-		require.NoError(t, rows.Err())
-		require.Equal(t, []string{"m_ix"}, indexes, "refresh %d", i)
+		if err := rows.Err(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := indexes, ([]string{"m_ix"}); !reflect.DeepEqual(got, want) {
+			t.Fatalf("refresh %d: indexes = %+v, want %+v", i, got, want)
+		}
 	}
 	q, args, err := plan.ReadPage("m", map[string]any{"c": "a"}, 2, 0)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var detail []string
 	rows, err := db.Query("EXPLAIN QUERY PLAN "+q, args...)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var id, parent, unused int
 		var d string
-		require.NoError(t, rows.Scan(&id, &parent, &unused, &d))
+		if err := rows.Scan(&id, &parent, &unused, &d); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		detail = append(detail, d)
 	}
-	require.NoError(t, rows.Err())
-	require.Contains(t, strings.Join(detail, "\n"), `USING INDEX m_ix (c=?)`)
+	if err := rows.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := strings.Join(detail, "\n"), `USING INDEX m_ix (c=?)`; !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
 	got := query(t, db, q, args)
-	require.Equal(t, [][]any{{"2025-01-01", int64(1)}, {"2025-01-02", int64(2)}}, got.rows)
+	if got, want := got.rows, ([][]any{{"2025-01-01", int64(1)}, {"2025-01-02", int64(2)}}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got.rows = %+v, want %+v", got, want)
+	}
 }

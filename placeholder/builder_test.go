@@ -2,13 +2,14 @@ package placeholder
 
 import (
 	"context"
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // build writes the same generated query with every dialect.
@@ -46,13 +47,25 @@ func TestBuilder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.d.Name(), func(t *testing.T) {
 			b := build(tt.d)
-			require.NoError(t, b.Err())
-			assert.Equal(t, tt.sql, b.SQL())
-			assert.Equal(t, tt.args, b.Args())
-			assert.Equal(t, tt.d, b.Engine())
+			if err := b.Err(); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := b.SQL(), tt.sql; got != want {
+				t.Errorf("b.SQL() = %q, want %q", got, want)
+			}
+			if got, want := b.Args(), tt.args; !reflect.DeepEqual(got, want) {
+				t.Errorf("b.Args() = %+v, want %+v", got, want)
+			}
+			if got, want := b.Engine(), tt.d; !reflect.DeepEqual(got, want) {
+				t.Errorf("b.Engine() = %+v, want %+v", got, want)
+			}
 			again, err := Scan(b.SQL())
-			require.NoError(t, err)
-			assert.Empty(t, again)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if v := again; !(len(v) == 0) {
+				t.Errorf("again = %v, want it empty", v)
+			}
 		})
 	}
 }
@@ -68,26 +81,42 @@ func TestBuilderPadsMarkers(t *testing.T) {
 	b.WriteString(", ")
 	b.Bind("s")
 	b.WriteString("::text")
-	require.NoError(t, b.Err())
-	assert.Equal(t, "SELECT x $1 0, $2 $3, $4::text", b.SQL())
+	if err := b.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := b.SQL(), "SELECT x $1 0, $2 $3, $4::text"; got != want {
+		t.Errorf("b.SQL() = %q, want %q", got, want)
+	}
 }
 
 func TestBuilderErrors(t *testing.T) {
 	b := NewBuilder(engine.SQLite)
 	b.WriteString("a = ")
 	b.Bind(struct{}{})
-	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue)
+	if err := b.Err(); !errors.Is(err, ErrUnsupportedValue) {
+		t.Errorf("error %v is not %v", err, ErrUnsupportedValue)
+	}
 	b.Bind([]string{})
-	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue, "the first error is kept")
-	assert.Empty(t, b.Args())
+	if err := b.Err(); !errors.Is(err, ErrUnsupportedValue) {
+		t.Errorf("the first error is kept: error %v is not %v", err, ErrUnsupportedValue)
+	}
+	if v := b.Args(); !(len(v) == 0) {
+		t.Errorf("b.Args() = %v, want it empty", v)
+	}
 
 	b = NewBuilder(engine.SQLite)
 	b.Bind([]string{})
-	assert.ErrorIs(t, b.Err(), ErrEmptyList)
+	if err := b.Err(); !errors.Is(err, ErrEmptyList) {
+		t.Errorf("error %v is not %v", err, ErrEmptyList)
+	}
 	b.Bind("after an error, nothing is bound")
-	assert.Empty(t, b.Args())
+	if v := b.Args(); !(len(v) == 0) {
+		t.Errorf("b.Args() = %v, want it empty", v)
+	}
 
-	assert.ErrorIs(t, NewBuilder(nil).Err(), ErrNoEngine)
+	if err := NewBuilder(nil).Err(); !errors.Is(err, ErrNoEngine) {
+		t.Errorf("error %v is not %v", err, ErrNoEngine)
+	}
 }
 
 func TestBuilderOnSQLite(t *testing.T) {
@@ -100,22 +129,30 @@ func TestBuilderOnSQLite(t *testing.T) {
 	setup.WriteIdent("v")
 	setup.WriteString(" TEXT)")
 	_, err := db.ExecContext(ctx, setup.SQL())
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, v := range []string{"a", "b", "it's"} {
 		ins := NewBuilder(engine.SQLite)
 		ins.WriteString(`INSERT INTO "odd ""name""" VALUES (`)
 		ins.Bind(v)
 		ins.WriteString(")")
 		_, err := db.ExecContext(ctx, ins.SQL(), ins.Args()...)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	q := NewBuilder(engine.SQLite)
 	q.WriteString(`SELECT count(*) FROM "odd ""name""" WHERE v IN (`)
 	q.Bind([]string{"it's", "b", "zzz"})
 	q.WriteString(")")
 	var n int
-	require.NoError(t, db.QueryRowContext(ctx, q.SQL(), q.Args()...).Scan(&n))
-	assert.Equal(t, 2, n)
+	if err := db.QueryRowContext(ctx, q.SQL(), q.Args()...).Scan(&n); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := n, 2; got != want {
+		t.Errorf("n = %v, want %v", got, want)
+	}
 }
 
 // TestBuilderWriteTemplate: a template written into a Builder numbers its
@@ -123,18 +160,30 @@ func TestBuilderOnSQLite(t *testing.T) {
 // missing value is an error, not a marker without an argument.
 func TestBuilderWriteTemplate(t *testing.T) {
 	tmpl, err := Compile("(SELECT * FROM events WHERE project_id = {variables.p}) AS e WHERE e.x IN {variables.l} OR owner = {variables.p}")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	b := NewBuilder(engine.PostgreSQL)
 	b.WriteString("SELECT n FROM t WHERE a = ")
 	b.Bind(int64(1))
 	b.WriteString(" UNION ALL SELECT n FROM ")
 	b.WriteTemplate(tmpl, map[string]any{"p": "7", "l": []string{"a", "b"}})
-	require.NoError(t, b.Err())
-	assert.Equal(t, "SELECT n FROM t WHERE a = $1 UNION ALL SELECT n FROM (SELECT * FROM events WHERE project_id = $2) AS e WHERE e.x IN ($3, $4) OR owner = $5", b.SQL())
-	assert.Equal(t, []any{int64(1), "7", "a", "b", "7"}, b.Args())
+	if err := b.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := b.SQL(), "SELECT n FROM t WHERE a = $1 UNION ALL SELECT n FROM (SELECT * FROM events WHERE project_id = $2) AS e WHERE e.x IN ($3, $4) OR owner = $5"; got != want {
+		t.Errorf("b.SQL() = %q, want %q", got, want)
+	}
+	if got, want := b.Args(), ([]any{int64(1), "7", "a", "b", "7"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("b.Args() = %+v, want %+v", got, want)
+	}
 
 	missing := NewBuilder(engine.SQLite)
 	missing.WriteTemplate(tmpl, map[string]any{"l": []string{"a"}})
-	require.ErrorIs(t, missing.Err(), ErrMissingValue)
-	assert.Contains(t, missing.Err().Error(), "p")
+	if err := missing.Err(); !errors.Is(err, ErrMissingValue) {
+		t.Fatalf("error %v is not %v", err, ErrMissingValue)
+	}
+	if s, sub := missing.Err().Error(), "p"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }

@@ -1,10 +1,9 @@
 package placeholder
 
 import (
+	"errors"
+	"reflect"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
@@ -14,16 +13,28 @@ import (
 func TestCompileForSQLiteBackslash(t *testing.T) {
 	const src = `SELECT 'C:\' || 'x' || {variables.y} AS p`
 	_, err := Compile(src)
-	require.ErrorIs(t, err, ErrSyntax)
+	if err := err; !errors.Is(err, ErrSyntax) {
+		t.Fatalf("error %v is not %v", err, ErrSyntax)
+	}
 
 	tmpl, err := CompileFor(engine.SQLite.Lexical(), src)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"y"}, tmpl.Names())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := tmpl.Names(), ([]string{"y"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("tmpl.Names() = %+v, want %+v", got, want)
+	}
 	q, args, err := tmpl.Render(engine.SQLite, map[string]any{"y": "z"})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var got string
-	require.NoError(t, openSQLite(t).QueryRow(q, args...).Scan(&got))
-	assert.Equal(t, `C:\xz`, got)
+	if err := openSQLite(t).QueryRow(q, args...).Scan(&got); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := got, `C:\xz`; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 }
 
 // TestCompileForEngines: what is code and what is a literal or comment
@@ -47,15 +58,23 @@ func TestCompileForEngines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmpl, err := CompileFor(tc.e.Lexical(), tc.src)
-			require.NoError(t, err)
-			assert.Equal(t, tc.names, tmpl.Names())
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := tmpl.Names(), tc.names; !reflect.DeepEqual(got, want) {
+				t.Errorf("tmpl.Names() = %+v, want %+v", got, want)
+			}
 			var names []string
 			var starts []int
 			for _, p := range tmpl.Inert() {
 				names, starts = append(names, p.Name), append(starts, p.Start)
 			}
-			assert.Equal(t, tc.inert, names)
-			assert.Equal(t, tc.inertStarts, starts)
+			if got, want := names, tc.inert; !reflect.DeepEqual(got, want) {
+				t.Errorf("names = %+v, want %+v", got, want)
+			}
+			if got, want := starts, tc.inertStarts; !reflect.DeepEqual(got, want) {
+				t.Errorf("starts = %+v, want %+v", got, want)
+			}
 		})
 	}
 }

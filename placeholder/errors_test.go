@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // recount is the obvious, slow way to locate an offset.
@@ -19,9 +17,15 @@ func recount(s string, off int) (line, col int) {
 
 func TestSyntaxErrorText(t *testing.T) {
 	err := error(&SyntaxError{Line: 3, Column: 7, Offset: 40, Msg: "missing code name"})
-	assert.Equal(t, "placeholder: line 3, column 7: missing code name", err.Error())
-	assert.True(t, errors.Is(err, ErrSyntax))
-	assert.False(t, errors.Is(err, ErrMissingValue))
+	if got, want := err.Error(), "placeholder: line 3, column 7: missing code name"; got != want {
+		t.Errorf("err.Error() = %q, want %q", got, want)
+	}
+	if !errors.Is(err, ErrSyntax) {
+		t.Errorf("errors.Is(err, ErrSyntax) is false")
+	}
+	if errors.Is(err, ErrMissingValue) {
+		t.Errorf("errors.Is(err, ErrMissingValue) is true")
+	}
 }
 
 func TestVariableErrorText(t *testing.T) {
@@ -35,8 +39,14 @@ func TestVariableErrorText(t *testing.T) {
 			`placeholder: variable "d" at line 1, column 1: unsupported value type: got Go type []int`},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, tt.err.Error())
-		assert.True(t, errors.Is(tt.err, tt.err.Err))
-		assert.False(t, errors.Is(tt.err, ErrSyntax))
+		if got, want := tt.err.Error(), tt.want; got != want {
+			t.Errorf("tt.err.Error() = %q, want %q", got, want)
+		}
+		if !errors.Is(tt.err, tt.err.Err) {
+			t.Errorf("errors.Is(tt.err, tt.err.Err) is false")
+		}
+		if errors.Is(tt.err, ErrSyntax) {
+			t.Errorf("errors.Is(tt.err, ErrSyntax) is true")
+		}
 	}
 }

@@ -2,14 +2,13 @@ package placeholder
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // rendered is the expected output of one render.
@@ -139,18 +138,30 @@ func TestRenderGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			for _, c := range []struct {
 				d    engine.Engine
 				want rendered
 			}{{engine.SQLite, tt.lite}, {engine.MySQL, tt.lite}, {engine.PostgreSQL, tt.pg}, {engine.ClickHouse, tt.ch}} {
 				got, args, err := tpl.Render(c.d, tt.values)
-				require.NoError(t, err, c.d.Name())
-				assert.Equal(t, c.want.sql, got, c.d.Name())
-				assert.Equal(t, c.want.args, args, c.d.Name())
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", c.d.Name(), err)
+				}
+				if got, want := got, c.want.sql; got != want {
+					t.Errorf("%v: got = %q, want %q", c.d.Name(), got, want)
+				}
+				if got, want := args, c.want.args; !reflect.DeepEqual(got, want) {
+					t.Errorf("%v: args = %+v, want %+v", c.d.Name(), got, want)
+				}
 				again, err := Scan(got)
-				require.NoError(t, err, c.d.Name())
-				assert.Empty(t, again, "%s: rendered text holds no placeholder", c.d.Name())
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", c.d.Name(), err)
+				}
+				if v := again; !(len(v) == 0) {
+					t.Errorf("%s: rendered text holds no placeholder: again = %v, want it empty", c.d.Name(), v)
+				}
 			}
 		})
 	}

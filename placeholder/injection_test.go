@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // hostile are values an attacker would send to break out of a naive
@@ -65,13 +64,19 @@ var hostile = []string{
 // value, and the schema is untouched. The engine.PostgreSQL rendering ($1) runs
 // too, since engine.SQLite accepts $N markers.
 func TestInjectionSQLite(t *testing.T) {
-	require.GreaterOrEqual(t, len(hostile), 30)
+	if a, b := len(hostile), 30; !(a >= b) {
+		t.Fatalf("len(hostile) = %v, want >= %v", a, b)
+	}
 	ctx := context.Background()
 	db := openSQLite(t)
 	_, err := db.ExecContext(ctx, "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = db.ExecContext(ctx, "CREATE TABLE secrets (token TEXT)")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	// Every hostile value is a row, some twice, beside ordinary names, so
 	// that the right answer is never the empty set.
@@ -80,7 +85,9 @@ func TestInjectionSQLite(t *testing.T) {
 	names = append(names, hostile[2], hostile[5], hostile[22])
 	for _, name := range names {
 		_, err := db.ExecContext(ctx, "INSERT INTO people (name) VALUES (?)", name)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	idsOf := func(match func(string) bool) []int64 {
 		var ids []int64
@@ -94,27 +101,45 @@ func TestInjectionSQLite(t *testing.T) {
 	schema := snapshot(t, db)
 
 	one, err := Compile("SELECT id, name FROM people WHERE name = {variables.x} ORDER BY id")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	twice, err := Compile("SELECT id, name FROM people WHERE name = {variables.x} AND length(name) = length({variables.x}) ORDER BY id")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	list, err := Compile("SELECT id, name FROM people WHERE name IN {variables.xs} ORDER BY id")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	for i, v := range hostile {
 		label := fmt.Sprintf("value %d %.40q", i, v)
 		want := idsOf(func(name string) bool { return name == v })
-		require.NotEmpty(t, want, label)
+		if v := want; len(v) == 0 {
+			t.Fatalf("%v: want is empty", label)
+		}
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL} {
 			for _, tpl := range []*Template{one, twice} {
 				query, args, err := tpl.Render(d, map[string]any{"x": v})
-				require.NoError(t, err, label)
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", label, err)
+				}
 				benign, _, err := tpl.Render(d, map[string]any{"x": "alice"})
-				require.NoError(t, err)
-				assert.Equal(t, benign, query, "%s: the SQL text does not depend on the value", label)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if got, want := query, benign; got != want {
+					t.Errorf("%s: the SQL text does not depend on the value: query = %q, want %q", label, got, want)
+				}
 				ids, got := queryPeople(t, db, query, args)
-				assert.Equal(t, want, ids, "%s %s: %s", label, d.Name(), query)
+				if got, want := ids, want; !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %s: %s: ids = %+v, want %+v", label, d.Name(), query, got, want)
+				}
 				for _, name := range got {
-					assert.Equal(t, v, name, label)
+					if got, want := name, v; got != want {
+						t.Errorf("%v: name = %q, want %q", label, got, want)
+					}
 				}
 			}
 		}
@@ -124,31 +149,47 @@ func TestInjectionSQLite(t *testing.T) {
 		want = idsOf(func(name string) bool { return name == v || name == w })
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL} {
 			query, args, err := list.Render(d, map[string]any{"xs": []string{v, w}})
-			require.NoError(t, err, label)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", label, err)
+			}
 			ids, _ := queryPeople(t, db, query, args)
-			assert.Equal(t, want, ids, "%s %s: %s", label, d.Name(), query)
+			if got, want := ids, want; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: %s: ids = %+v, want %+v", label, d.Name(), query, got, want)
+			}
 		}
 	}
 
-	assert.Equal(t, schema, snapshot(t, db), "schema unchanged")
+	if got, want := snapshot(t, db), schema; !reflect.DeepEqual(got, want) {
+		t.Errorf("schema unchanged: snapshot(t, db) = %+v, want %+v", got, want)
+	}
 	var count int
-	require.NoError(t, db.QueryRowContext(ctx, "SELECT count(*) FROM people").Scan(&count))
-	assert.Equal(t, len(names), count, "no row added or removed")
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM people").Scan(&count); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := count, len(names); got != want {
+		t.Errorf("no row added or removed: count = %v, want %v", got, want)
+	}
 }
 
 func queryPeople(t *testing.T, db *sql.DB, query string, args []any) (ids []int64, names []string) {
 	t.Helper()
 	rows, err := db.QueryContext(context.Background(), query, args...)
-	require.NoError(t, err, query)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", query, err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
 		var name string
-		require.NoError(t, rows.Scan(&id, &name))
+		if err := rows.Scan(&id, &name); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		ids = append(ids, id)
 		names = append(names, name)
 	}
-	require.NoError(t, rows.Err())
+	if err := rows.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return ids, names
 }
 
@@ -161,13 +202,19 @@ func snapshot(t *testing.T, db *sql.DB) []string {
 		"SELECT name FROM pragma_database_list ORDER BY 1",
 	} {
 		rows, err := db.QueryContext(context.Background(), q)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for rows.Next() {
 			var s string
-			require.NoError(t, rows.Scan(&s))
+			if err := rows.Scan(&s); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			out = append(out, s)
 		}
-		require.NoError(t, rows.Err())
+		if err := rows.Err(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		rows.Close()
 	}
 	return out

@@ -1,12 +1,11 @@
 package placeholder
 
 import (
+	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestScanOpenErrors(t *testing.T) {
@@ -31,9 +30,15 @@ func TestScanOpenErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ScanFor(tt.lx, tt.src)
 			var se *SyntaxError
-			require.ErrorAs(t, err, &se)
-			assert.Equal(t, tt.err, se.Msg)
-			assert.Equal(t, tt.off, se.Offset)
+			if err := err; !errors.As(err, &se) {
+				t.Fatalf("error %v is not a %T", err, &se)
+			}
+			if got, want := se.Msg, tt.err; got != want {
+				t.Errorf("se.Msg = %q, want %q", got, want)
+			}
+			if got, want := se.Offset, tt.off; got != want {
+				t.Errorf("se.Offset = %v, want %v", got, want)
+			}
 		})
 	}
 }
@@ -60,13 +65,17 @@ func TestPositionerAt(t *testing.T) {
 		for _, off := range offs {
 			line, col := pos.at(off)
 			wl, wc := recount(src, off)
-			assert.Equal(t, [2]int{wl, wc}, [2]int{line, col}, "%q at %d forwards", src, off)
+			if got, want := ([2]int{line, col}), ([2]int{wl, wc}); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q at %d forwards: ([2]int{line, col}) = %+v, want %+v", src, off, got, want)
+			}
 		}
 		for k := len(offs) - 1; k >= 0; k-- {
 			off := offs[k]
 			line, col := pos.at(off)
 			wl, wc := recount(src, off)
-			assert.Equal(t, [2]int{wl, wc}, [2]int{line, col}, "%q at %d backwards", src, off)
+			if got, want := ([2]int{line, col}), ([2]int{wl, wc}); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q at %d backwards: ([2]int{line, col}) = %+v, want %+v", src, off, got, want)
+			}
 		}
 	}
 }

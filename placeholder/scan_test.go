@@ -2,11 +2,9 @@ package placeholder
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // ph abbreviates a placeholder in the tables below.
@@ -70,15 +68,23 @@ func TestScanFinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Scan(tt.sql)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			if tt.want == nil {
-				assert.Empty(t, got)
+				if v := got; !(len(v) == 0) {
+					t.Errorf("got = %v, want it empty", v)
+				}
 				return
 			}
-			assert.Equal(t, tt.want, got)
+			if got, want := got, tt.want; !reflect.DeepEqual(got, want) {
+				t.Errorf("got = %+v, want %+v", got, want)
+			}
 			for _, p := range got {
 				text := tt.sql[p.Start:p.End]
-				assert.True(t, strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}"), text)
+				if !(strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}")) {
+					t.Errorf("%v: (strings.HasPrefix(text, \"{\") && strings.HasSuffix(text, \"}\")) is false", text)
+				}
 			}
 		})
 	}
@@ -118,11 +124,21 @@ func TestScanInList(t *testing.T) {
 		t.Run(tt.sql, func(t *testing.T) {
 			var parens []bool
 			found, err := scan(anyReading, tt.sql, &parens, nil, nil)
-			require.NoError(t, err)
-			require.Len(t, found, 1)
-			require.Len(t, parens, 1)
-			assert.Equal(t, tt.inList, found[0].InList, "InList")
-			assert.Equal(t, tt.parens, parens[0], "parens")
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got := len(found); got != 1 {
+				t.Fatalf("len(found) = %d, want %d: %v", got, 1, found)
+			}
+			if got := len(parens); got != 1 {
+				t.Fatalf("len(parens) = %d, want %d: %v", got, 1, parens)
+			}
+			if got, want := found[0].InList, tt.inList; got != want {
+				t.Errorf("InList: found[0].InList = %v, want %v", got, want)
+			}
+			if got, want := parens[0], tt.parens; got != want {
+				t.Errorf("parens: parens[0] = %v, want %v", got, want)
+			}
 		})
 	}
 }
@@ -159,15 +175,31 @@ func TestScanErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Scan(tt.sql)
-			assert.Nil(t, got)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrSyntax)
+			if v := got; v != nil {
+				t.Errorf("got = %v, want nil", v)
+			}
+			if err == nil {
+				t.Fatalf("got no error, want one")
+			}
+			if err := err; !errors.Is(err, ErrSyntax) {
+				t.Errorf("error %v is not %v", err, ErrSyntax)
+			}
 			var se *SyntaxError
-			require.True(t, errors.As(err, &se), "%T", err)
-			assert.Equal(t, tt.line, se.Line, "line")
-			assert.Equal(t, tt.col, se.Column, "column")
-			assert.Equal(t, tt.offset, se.Offset, "offset")
-			assert.Contains(t, se.Msg, tt.msg)
+			if !errors.As(err, &se) {
+				t.Fatalf("%T: errors.As(err, &se) is false", err)
+			}
+			if got, want := se.Line, tt.line; got != want {
+				t.Errorf("line: se.Line = %v, want %v", got, want)
+			}
+			if got, want := se.Column, tt.col; got != want {
+				t.Errorf("column: se.Column = %v, want %v", got, want)
+			}
+			if got, want := se.Offset, tt.offset; got != want {
+				t.Errorf("offset: se.Offset = %v, want %v", got, want)
+			}
+			if s, sub := se.Msg, tt.msg; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 		})
 	}
 }
@@ -177,11 +209,19 @@ func TestScanErrors(t *testing.T) {
 func TestScanPositionsMatchOffsets(t *testing.T) {
 	sql := "SELECT 'ü\xff' AS x,\n\t\"日本\" = {variables.a} /* ✓\n */ AND\xc3 b = { variables.b }\n{variables.c}"
 	got, err := Scan(sql)
-	require.NoError(t, err)
-	require.Len(t, got, 3)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(got); got != 3 {
+		t.Fatalf("len(got) = %d, want %d: %v", got, 3, got)
+	}
 	for _, p := range got {
 		line, col := recount(sql, p.Start)
-		assert.Equal(t, line, p.Line, p.Name)
-		assert.Equal(t, col, p.Column, p.Name)
+		if got, want := p.Line, line; got != want {
+			t.Errorf("%v: p.Line = %v, want %v", p.Name, got, want)
+		}
+		if got, want := p.Column, col; got != want {
+			t.Errorf("%v: p.Column = %v, want %v", p.Name, got, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,35 +39,53 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 	series := func(svc *endpoint.Service, name string, vars map[string]any) ([]insight.TrendsSeries, bool) {
 		t.Helper()
 		res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
-		require.NoError(t, err, "%s %v", name, vars)
+		if err != nil {
+			t.Fatalf("%s %v: unexpected error: %v", name, vars, err)
+		}
 		return res.Results.(*insight.Result).Series, res.EndpointMaterialized
 	}
 	asJSON := func(v any) string {
 		out, err := json.Marshal(v)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return string(out)
 	}
 	for name, filter := range variants {
 		for _, svc := range []*endpoint.Service{ch, lite.Service} {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: query(filter)})
-			require.NoError(t, err, name)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", name, err)
+			}
 		}
 		want, _ := series(lite.Service, name, nil)
 		got, _ := series(ch, name, nil)
 		require.JSONEq(t, asJSON(want), asJSON(got), name)
 	}
 	limited, _ := series(ch, "pages", nil)
-	require.Len(t, limited, 2*(insight.DefaultBreakdownLimit+1))
-	require.Equal(t, []string{insight.OtherBreakdownValue, insight.OtherBreakdownValue, insight.OtherBreakdownValue}, limited[insight.DefaultBreakdownLimit].BreakdownValue)
+	if got := len(limited); got != 2*(insight.DefaultBreakdownLimit+1) {
+		t.Fatalf("len(limited) = %d, want %d: %v", got, 2*(insight.DefaultBreakdownLimit+1), limited)
+	}
+	if got, want := limited[insight.DefaultBreakdownLimit].BreakdownValue, ([]string{insight.OtherBreakdownValue, insight.OtherBreakdownValue, insight.OtherBreakdownValue}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("limited[insight.DefaultBreakdownLimit].BreakdownValue = %+v, want %+v", got, want)
+	}
 	hidden, _ := series(ch, "hidden", nil)
-	require.Len(t, hidden, 2*insight.DefaultBreakdownLimit)
+	if got := len(hidden); got != 2*insight.DefaultBreakdownLimit {
+		t.Fatalf("len(hidden) = %d, want %d: %v", got, 2*insight.DefaultBreakdownLimit, hidden)
+	}
 	every, _ := series(ch, "every", nil)
-	require.Greater(t, len(every), 4*insight.DefaultBreakdownLimit)
+	if a, b := len(every), 4*insight.DefaultBreakdownLimit; !(a > b) {
+		t.Fatalf("len(every) = %v, want > %v", a, b)
+	}
 
 	_, err := ch.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", Query: query(``), IsMaterialized: true,
 		OptionalBreakdowns: []string{"$browser", "country", "plan"}})
-	require.NoError(t, err)
-	require.NoError(t, ch.Materialize(ctx, "1", "mat"))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := ch.Materialize(ctx, "1", "mat"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	runs := []map[string]any{nil, {"$browser": "Chrome"}}
 	var outside any
 	for _, s := range every {
@@ -81,16 +100,24 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 			break
 		}
 	}
-	require.Len(t, runs, 3, "a combination outside the 25")
+	if got := len(runs); got != 3 {
+		t.Fatalf("a combination outside the 25: len(runs) = %d, want %d: %v", got, 3, runs)
+	}
 	for _, vars := range runs {
 		stored, materialized := series(ch, "mat", vars)
-		require.True(t, materialized, "%v", vars)
+		if !materialized {
+			t.Fatalf("%v: materialized is false", vars)
+		}
 		inline, _ := series(ch, "pages", vars)
 		require.JSONEq(t, asJSON(inline), asJSON(stored), "materialized %v", vars)
 		if len(vars) == 3 {
-			require.NotEmpty(t, stored)
+			if v := stored; len(v) == 0 {
+				t.Fatalf("stored is empty")
+			}
 			for _, s := range stored {
-				require.Equal(t, outside, s.BreakdownValue, "only the combination's own series")
+				if got, want := s.BreakdownValue, outside; !reflect.DeepEqual(got, want) {
+					t.Fatalf("only the combination's own series: s.BreakdownValue = %+v, want %+v", got, want)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ package chdb
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 	"unicode/utf8"
@@ -29,7 +30,9 @@ var (
 func executor(t testing.TB) *Executor {
 	t.Helper()
 	sharedOnce.Do(func() { shared, sharedErr = Open("") })
-	require.NoError(t, sharedErr)
+	if sharedErr != nil {
+		t.Fatalf("unexpected error: %v", sharedErr)
+	}
 	return shared
 }
 
@@ -49,8 +52,12 @@ func FuzzParamRoundTrip(f *testing.F) {
 			t.Skip("the executor binds text")
 		}
 		res, err := x.Query(context.Background(), stmt.New("SELECT {p1:String} AS v, length({p1:String}) AS n", []any{s}), driver.Bounds{})
-		require.NoError(t, err, "%q", s)
-		require.Equal(t, s, res.Rows[0][0], "%q", s)
+		if err != nil {
+			t.Fatalf("%q: unexpected error: %v", s, err)
+		}
+		if got, want := res.Rows[0][0], s; !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: res.Rows[0][0] = %q, want %q", s, got, want)
+		}
 		require.EqualValues(t, len(s), res.Rows[0][1])
 	})
 }
@@ -59,9 +66,15 @@ func FuzzParamRoundTrip(f *testing.F) {
 // statistics show it.
 func TestReadStatistics(t *testing.T) {
 	res, err := executor(t).Query(context.Background(), stmt.New("SELECT count() AS n FROM numbers(12345)", nil), driver.Bounds{})
-	require.NoError(t, err)
-	require.NotNil(t, res.RowsRead)
-	require.NotNil(t, res.BytesRead)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if res.RowsRead == nil {
+		t.Fatalf("res.RowsRead is nil")
+	}
+	if res.BytesRead == nil {
+		t.Fatalf("res.BytesRead is nil")
+	}
 	require.EqualValues(t, 12345, *res.RowsRead)
 	require.EqualValues(t, 12345*8, *res.BytesRead)
 }
@@ -74,14 +87,24 @@ func TestRunStatistics(t *testing.T) {
 	ctx := context.Background()
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
 		ResultCache: memstore.NewResultCache(1 << 20)})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, cached := range []bool{false, true} {
 		res, err := svc.Run(ctx, "1", "numbers", endpoint.RunRequest{})
-		require.NoError(t, err)
-		require.Equal(t, cached, res.IsCached)
-		require.NotNil(t, res.Statistics.RowsRead)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := res.IsCached, cached; got != want {
+			t.Fatalf("res.IsCached = %v, want %v", got, want)
+		}
+		if res.Statistics.RowsRead == nil {
+			t.Fatalf("res.Statistics.RowsRead is nil")
+		}
 		require.EqualValues(t, 5000, *res.Statistics.RowsRead)
 		require.EqualValues(t, 5000*8, *res.Statistics.BytesRead)
 	}

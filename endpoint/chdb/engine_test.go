@@ -4,11 +4,12 @@ package chdb
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -29,7 +30,9 @@ func TestJSONRule(t *testing.T) {
 	rows := jsonrule.Cases
 	e := engine.ClickHouse
 	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
+		if err := (x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false})); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	for i, r := range rows {
 		b := placeholder.NewBuilder(e)
@@ -42,7 +45,9 @@ func TestJSONRule(t *testing.T) {
 			b.Bind(r.JSON)
 		}
 		b.WriteString(")")
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, driver.Write{Tx: false}))
+		if err := (x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, driver.Write{Tx: false})); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	b := placeholder.NewBuilder(e)
 	b.WriteString("SELECT ")
@@ -51,13 +56,23 @@ func TestJSONRule(t *testing.T) {
 	e.JSONNumber(b, "p", "k")
 	b.WriteString(" AS num FROM json_rule ORDER BY id")
 	res, err := x.Query(ctx, stmt.New(b.SQL(), b.Args()), driver.Bounds{})
-	require.NoError(t, err, b.SQL())
-	require.Len(t, res.Rows, len(rows))
-	for i, r := range rows {
-		assert.Equal(t, r.Text, res.Rows[i][0], "text of %v", r.JSON)
-		assert.Equal(t, r.Num, res.Rows[i][1], "number of %v", r.JSON)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", b.SQL(), err)
 	}
-	assert.Equal(t, []string{"String", "Nullable(Float64)"}, res.Types, "the text is never NULL")
+	if got := len(res.Rows); got != len(rows) {
+		t.Fatalf("len(res.Rows) = %d, want %d: %v", got, len(rows), res.Rows)
+	}
+	for i, r := range rows {
+		if got, want := res.Rows[i][0], r.Text; !reflect.DeepEqual(got, want) {
+			t.Errorf("text of %v: res.Rows[i][0] = %q, want %q", r.JSON, got, want)
+		}
+		if got, want := res.Rows[i][1], r.Num; !reflect.DeepEqual(got, want) {
+			t.Errorf("number of %v: res.Rows[i][1] = %+v, want %+v", r.JSON, got, want)
+		}
+	}
+	if got, want := res.Types, ([]string{"String", "Nullable(Float64)"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("the text is never NULL: res.Types = %+v, want %+v", got, want)
+	}
 }
 
 // TestTimesInUTC: the session is UTC whatever the process's zone (chDB's
@@ -73,22 +88,36 @@ func TestTimesInUTC(t *testing.T) {
 		"CREATE TABLE times (plain DateTime, utc DateTime('UTC'), la DateTime64(3, 'America/Los_Angeles'), day Date) ENGINE = MergeTree ORDER BY plain",
 		"INSERT INTO times VALUES ('2025-05-01 00:00:00', '2025-05-01 00:00:00', '2025-05-01 00:00:00.250', '2025-05-01')",
 	} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
+		if err := (x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false})); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
-	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, driver.Write{Tx: false}))
+	if err := (x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, driver.Write{Tx: false})); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	t.Cleanup(func() {
-		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, driver.Write{Tx: false}))
+		if err := (x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, driver.Write{Tx: false})); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	})
 	b := placeholder.NewBuilder(engine.ClickHouse)
 	b.WriteString("SELECT plain, utc, la, day, toUnixTimestamp(plain) AS unix FROM times WHERE plain = ")
 	b.Bind(time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC))
 	res, err := x.Query(ctx, stmt.New(b.SQL(), b.Args()), driver.Bounds{})
-	require.NoError(t, err)
-	require.Len(t, res.Rows, 1, "the bound UTC text matches the stored instant")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(res.Rows); got != 1 {
+		t.Fatalf("the bound UTC text matches the stored instant: len(res.Rows) = %d, want %d: %v", got, 1, res.Rows)
+	}
 	may := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
-	assert.Equal(t, []any{may, may, time.Date(2025, 5, 1, 7, 0, 0, 250e6, time.UTC), may, may.Unix()}, res.Rows[0])
+	if got, want := res.Rows[0], ([]any{may, may, time.Date(2025, 5, 1, 7, 0, 0, 250e6, time.UTC), may, may.Unix()}); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Rows[0] = %+v, want %+v", got, want)
+	}
 	for _, v := range res.Rows[0][:4] {
-		assert.Equal(t, time.UTC, v.(time.Time).Location())
+		if got, want := v.(time.Time).Location(), time.UTC; !reflect.DeepEqual(got, want) {
+			t.Errorf("v.(time.Time).Location() = %+v, want %+v", got, want)
+		}
 	}
 }
 
@@ -104,17 +133,25 @@ func TestExecWithDeadline(t *testing.T) {
 		"CREATE TABLE deadline (n Int64) ENGINE = MergeTree ORDER BY n",
 		"INSERT INTO deadline VALUES (1), (2)",
 	} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}), q)
+		if err := (x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false})); err != nil {
+			t.Fatalf("%v: unexpected error: %v", q, err)
+		}
 	}
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
 	err := x.Exec(short, []driver.Statement{stmt.New("INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)}, driver.Write{Tx: false})
-	require.ErrorIs(t, err, context.DeadlineExceeded, "the engine stops the statement at its limit")
-	assert.Less(t, time.Since(start), 2*time.Second)
+	if err := err; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the engine stops the statement at its limit: error %v is not %v", err, context.DeadlineExceeded)
+	}
+	if a, b := time.Since(start), 2*time.Second; !(a < b) {
+		t.Errorf("time.Since(start) = %v, want < %v", a, b)
+	}
 
 	res, err := x.Query(context.Background(), stmt.New("SELECT count() AS n, getSetting('max_execution_time') AS limit FROM deadline", nil), driver.Bounds{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	assert.EqualValues(t, 2, res.Rows[0][0])
 	assert.EqualValues(t, 0.0, res.Rows[0][1], "reset after the statement")
 }
@@ -127,7 +164,9 @@ func TestExecWithDeadline(t *testing.T) {
 func TestClusterDDLParses(t *testing.T) {
 	x := executor(t)
 	e, err := engine.ClickHouseCluster("{cluster}")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	ex := e.(engine.Expander)
 	var stmts []string
 	stmts = append(stmts, ex.Expand(e.CreateTableAs("c_next", "SELECT 'a' AS k, count() AS n FROM numbers({p1:Int64}) GROUP BY k"))...)
@@ -139,11 +178,17 @@ func TestClusterDDLParses(t *testing.T) {
 	stmts = append(stmts, ex.Expand(e.DropTable("c"))...)
 	for _, s := range stmts {
 		err := x.Exec(context.Background(), []driver.Statement{stmt.New(s, []any{"10"})}, driver.Write{Tx: false})
-		require.Error(t, err, s)
+		if err == nil {
+			t.Fatalf("%v: got no error, want one", s)
+		}
 		assert.NotContains(t, err.Error(), "Code: 62.", s)
 		assert.NotContains(t, err.Error(), "SYNTAX_ERROR", s)
 	}
 	res, err := x.Query(context.Background(), stmt.New(e.Tables(), nil), driver.Bounds{})
-	require.NoError(t, err, "the cluster's list of tables runs on one server")
-	assert.Equal(t, []string{"name"}, res.Columns)
+	if err != nil {
+		t.Fatalf("the cluster's list of tables runs on one server: unexpected error: %v", err)
+	}
+	if got, want := res.Columns, ([]string{"name"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Columns = %+v, want %+v", got, want)
+	}
 }

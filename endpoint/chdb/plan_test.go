@@ -5,11 +5,9 @@ package chdb
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -27,28 +25,46 @@ func TestScopedReadsUseTheSortKey(t *testing.T) {
 	loadDemo(t, x)
 	ctx := context.Background()
 	ddl, err := x.Read(ctx, "SELECT sorting_key FROM system.tables WHERE database = currentDatabase() AND name = 'events'", nil)
-	require.NoError(t, err)
-	assert.Equal(t, "project_id, toDate(timestamp), event", ddl.Rows[0][0])
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := ddl.Rows[0][0], "project_id, toDate(timestamp), event"; !reflect.DeepEqual(got, want) {
+		t.Errorf("ddl.Rows[0][0] = %q, want %q", got, want)
+	}
 
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	rec := &recording{Executor: x}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "purchases", Query: &endpoint.Query{Kind: endpoint.KindSQL,
 		SQL: "SELECT count() AS n FROM events WHERE event = 'purchase'"}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = svc.Run(ctx, "1", "purchases", endpoint.RunRequest{})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	st := rec.last
 	res, err := x.Read(ctx, "EXPLAIN indexes = 1 "+st.SQL(), st.Args())
-	require.NoError(t, err, st.SQL())
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", st.SQL(), err)
+	}
 	var plan strings.Builder
 	for _, r := range res.Rows {
 		fmt.Fprintln(&plan, r...)
 	}
 	p := plan.String()
 	i := strings.Index(p, "PrimaryKey")
-	require.GreaterOrEqual(t, i, 0, "no primary key in the plan of %s:\n%s", st.SQL(), p)
-	assert.Contains(t, p[i:], "project_id", "the scope narrows the sort key:\n%s", p)
+	if a, b := i, 0; !(a >= b) {
+		t.Fatalf("no primary key in the plan of %s:\n%s: i = %v, want >= %v", st.SQL(), p, a, b)
+	}
+	if s, sub := p[i:], "project_id"; !strings.Contains(s, sub) {
+		t.Errorf("the scope narrows the sort key:\n%s: %q does not contain %q", p, s, sub)
+	}
 }

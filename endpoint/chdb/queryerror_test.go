@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -24,9 +22,13 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 	x := executor(t)
 	loadDemo(t, x)
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	ctx := context.Background()
 	for i, c := range []struct{ sql, message string }{
 		{"SELECT intDiv(count(), 0) FROM events", "Division by zero"},
@@ -35,10 +37,14 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 	} {
 		name := "q" + string(rune('a'+i))
 		_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}})
-		require.NoError(t, err, c.sql)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", c.sql, err)
+		}
 		_, err = svc.Run(ctx, "1", name, endpoint.RunRequest{})
 		var ee *endpoint.Error
-		require.ErrorAs(t, err, &ee, c.sql)
+		if err := err; !errors.As(err, &ee) {
+			t.Fatalf("%v: error %v is not a %T", c.sql, err, &ee)
+		}
 		if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, c.message) {
 			t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", c.sql, ee.Status, ee.Code, ee.Detail, c.message)
 		}

@@ -5,11 +5,12 @@ package chdb
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
@@ -72,7 +73,9 @@ func TestBinaryValues(t *testing.T) {
 		if !assert.NoError(t, err, c.expr) {
 			continue
 		}
-		assert.Equal(t, c.want, res.Rows[0][0], "%s (%s)", c.expr, res.Types[0])
+		if got, want := res.Rows[0][0], c.want; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s (%s): res.Rows[0][0] = %+v, want %+v", c.expr, res.Types[0], got, want)
+		}
 	}
 }
 
@@ -80,8 +83,12 @@ func TestBinaryValues(t *testing.T) {
 // fails naming the column and the type, never a wrong value.
 func TestBinaryUnknownType(t *testing.T) {
 	_, err := executor(t).Query(context.Background(), stmt.New("SELECT uniqState(1) AS v", nil), driver.Bounds{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "column v: type AggregateFunction(uniq, UInt8) is not one the executor reads")
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if s, sub := err.Error(), "column v: type AggregateFunction(uniq, UInt8) is not one the executor reads"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestBinaryTruncated: an answer that ends inside a value is an error, not
@@ -90,9 +97,13 @@ func TestBinaryTruncated(t *testing.T) {
 	// 1 column "n" of type Int64 and a value of 3 bytes.
 	out := string([]byte{1, 1, 'n', 5, 'I', 'n', 't', '6', '4', 1, 2, 3})
 	_, err := decode(out, driver.Bounds{})
-	require.ErrorIs(t, err, errShort)
+	if err := err; !errors.Is(err, errShort) {
+		t.Fatalf("error %v is not %v", err, errShort)
+	}
 	_, err = decode(out[:4], driver.Bounds{})
-	require.ErrorIs(t, err, errShort)
+	if err := err; !errors.Is(err, errShort) {
+		t.Fatalf("error %v is not %v", err, errShort)
+	}
 }
 
 func TestSplitType(t *testing.T) {
@@ -103,7 +114,9 @@ func TestSplitType(t *testing.T) {
 		"Tuple(a Nullable(String), b Int64)": {"a Nullable(String)", "b Int64"},
 	} {
 		_, args := splitType(typ)
-		assert.Equal(t, want, args, typ)
+		if got, want := args, want; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: args = %+v, want %+v", typ, got, want)
+		}
 	}
 }
 
@@ -116,18 +129,30 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 	defer cancel()
 	res, err := x.Query(ctx, stmt.New("SELECT getSetting('max_memory_usage') AS m, getSetting('max_bytes_before_external_group_by') AS g, "+
 		"getSetting('max_execution_time') AS t, getSetting('readonly') AS r, getSetting('session_timezone') AS z", nil), driver.Bounds{})
-	require.NoError(t, err)
-	assert.Equal(t, []any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), 90.0, int64(1), "UTC"}, res.Rows[0])
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := res.Rows[0], ([]any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), 90.0, int64(1), "UTC"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Rows[0] = %+v, want %+v", got, want)
+	}
 
 	res, err = x.Read(context.Background(), "SELECT getSetting('max_memory_usage') AS m", nil)
-	require.NoError(t, err)
-	assert.Equal(t, int64(DefaultMaxMemoryUsage), res.Rows[0][0], "the host's reads carry the limits too")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := res.Rows[0][0], int64(DefaultMaxMemoryUsage); !reflect.DeepEqual(got, want) {
+		t.Errorf("the host's reads carry the limits too: res.Rows[0][0] = %+v, want %+v", got, want)
+	}
 
 	// What a session statement would leave behind is not there.
-	require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, driver.Write{Tx: false}))
+	if err := (x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, driver.Write{Tx: false})); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	limits := limitsOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19})
-	assert.Contains(t, limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288")
+	if s, sub := limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestMemoryLimit: a query past its memory limit (the default, 1 GiB)
@@ -136,18 +161,32 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	x := executor(t)
 	_, err := x.Query(context.Background(), stmt.New("SELECT length(range(300000000)) AS n", nil), driver.Bounds{})
-	require.Error(t, err)
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
 	var qe *driver.QueryError
-	require.ErrorAs(t, err, &qe)
-	assert.Contains(t, qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)")
-	assert.NotContains(t, qe.Message, "SELECT", "not the statement it ran")
-	assert.Contains(t, errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED")
+	if err := err; !errors.As(err, &qe) {
+		t.Fatalf("error %v is not a %T", err, &qe)
+	}
+	if s, sub := qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := qe.Message, "SELECT"; strings.Contains(s, sub) {
+		t.Errorf("not the statement it ran: %q contains %q", s, sub)
+	}
+	if s, sub := errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	// A statement without SETTINGS (a refresh's, the host's) has the
 	// session's limit.
 	err = x.Exec(context.Background(), []driver.Statement{stmt.New("CREATE TEMPORARY TABLE big AS SELECT length(range(300000000)) AS n", nil)}, driver.Write{Tx: false})
-	require.ErrorAs(t, err, &qe)
-	assert.Contains(t, qe.Message, "max_memory_usage")
+	if err := err; !errors.As(err, &qe) {
+		t.Fatalf("error %v is not a %T", err, &qe)
+	}
+	if s, sub := qe.Message, "max_memory_usage"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestMaxRowsStopsTheEngine: a run's row bound stops the engine near it
@@ -155,15 +194,27 @@ func TestMemoryLimit(t *testing.T) {
 // every row for the executor to drop.
 func TestMaxRowsStopsTheEngine(t *testing.T) {
 	res, err := executor(t).Query(context.Background(), stmt.New("SELECT number AS n FROM numbers(10000000)", nil), driver.Bounds{MaxRows: 10})
-	require.NoError(t, err)
-	require.Len(t, res.Rows, 10)
-	assert.Equal(t, int64(9), res.Rows[9][0])
-	assert.Less(t, *res.RowsRead, int64(1000000), "the engine stopped early")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(res.Rows); got != 10 {
+		t.Fatalf("len(res.Rows) = %d, want %d: %v", got, 10, res.Rows)
+	}
+	if got, want := res.Rows[9][0], int64(9); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Rows[9][0] = %+v, want %+v", got, want)
+	}
+	if a, b := *res.RowsRead, int64(1000000); !(a < b) {
+		t.Errorf("the engine stopped early: *res.RowsRead = %v, want < %v", a, b)
+	}
 	// The next statement runs (a result limit that throws hangs chDB's
 	// next statement; 'break' does not).
 	res, err = executor(t).Query(context.Background(), stmt.New("SELECT 1 AS one", nil), driver.Bounds{})
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), res.Rows[0][0])
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := res.Rows[0][0], int64(1); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Rows[0][0] = %+v, want %+v", got, want)
+	}
 }
 
 // TestFailedAnswerDoesNotLeak: what a statement that failed while it ran
@@ -177,10 +228,18 @@ func TestFailedAnswerDoesNotLeak(t *testing.T) {
 		"SELECT number AS secret, throwIf(number = 300000) AS t FROM numbers(400000)",
 	} {
 		_, err := x.Query(ctx, stmt.New(failing, nil), driver.Bounds{})
-		require.Error(t, err, failing)
+		if err == nil {
+			t.Fatalf("%v: got no error, want one", failing)
+		}
 		res, err := x.Query(ctx, stmt.New("SELECT 'next' AS v", nil), driver.Bounds{})
-		require.NoError(t, err, "after %s", failing)
-		assert.Equal(t, []string{"v"}, res.Columns, "after %s", failing)
-		assert.Equal(t, [][]any{{"next"}}, res.Rows, "after %s", failing)
+		if err != nil {
+			t.Fatalf("after %s: unexpected error: %v", failing, err)
+		}
+		if got, want := res.Columns, ([]string{"v"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("after %s: res.Columns = %+v, want %+v", failing, got, want)
+		}
+		if got, want := res.Rows, ([][]any{{"next"}}); !reflect.DeepEqual(got, want) {
+			t.Errorf("after %s: res.Rows = %+v, want %+v", failing, got, want)
+		}
 	}
 }

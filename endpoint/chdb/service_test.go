@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -29,9 +28,13 @@ func loadDemo(t *testing.T, x *Executor) {
 	t.Helper()
 	ctx := context.Background()
 	for _, stmt := range append([]string{"DROP TABLE IF EXISTS events"}, demo.SchemaFor(engine.ClickHouse)...) {
-		require.NoError(t, x.Load(ctx, stmt, nil), stmt)
+		if err := x.Load(ctx, stmt, nil); err != nil {
+			t.Fatalf("%v: unexpected error: %v", stmt, err)
+		}
 	}
-	require.NoError(t, demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed))
+	if err := demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 }
 
 // bothServices returns a Service on chDB and one on SQLite (with its
@@ -41,7 +44,9 @@ func bothServices(t *testing.T) (*endpoint.Service, *endpointtest.Env) {
 	x := executor(t)
 	loadDemo(t, x)
 	ch, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return ch, endpointtest.New(t, endpointtest.WithDemoEvents(events))
 }
 
@@ -74,7 +79,9 @@ func TestServiceOnClickHouse(t *testing.T) {
 		ids := map[string]string{}
 		for name, typ := range types {
 			v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: name, CodeName: name, Type: typ})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			ids[name] = v.ID
 		}
 		for _, c := range cases {
@@ -86,28 +93,46 @@ func TestServiceOnClickHouse(t *testing.T) {
 			}
 			q := endpoint.Query{Kind: driver.KindSQL, SQL: c.sql, Variables: refs}
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: c.name, Query: &q, IsMaterialized: c.materialize})
-			require.NoError(t, err, c.name)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", c.name, err)
+			}
 		}
 	}
 	for _, c := range cases {
 		for _, vars := range c.runs {
 			want, err := lite.Service.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			got, err := ch.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			require.NoError(t, err, "%s %v", c.name, vars)
-			assert.Equal(t, norm(want.Results), norm(got.Results), "%s %v", c.name, vars)
+			if err != nil {
+				t.Fatalf("%s %v: unexpected error: %v", c.name, vars, err)
+			}
+			if got, want := norm(got.Results), norm(want.Results); got != want {
+				t.Errorf("%s %v: norm(got.Results) = %q, want %q", c.name, vars, got, want)
+			}
 		}
 		if !c.materialize {
 			continue
 		}
-		require.NoError(t, ch.Materialize(ctx, "1", c.name))
+		if err := ch.Materialize(ctx, "1", c.name); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for _, vars := range c.runs {
 			inline, err := lite.Service.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			stored, err := ch.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			require.NoError(t, err)
-			require.True(t, stored.EndpointMaterialized, c.name)
-			assert.Equal(t, norm(inline.Results), norm(stored.Results), "materialized %s %v", c.name, vars)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if !stored.EndpointMaterialized {
+				t.Fatalf("%v: stored.EndpointMaterialized is false", c.name)
+			}
+			if got, want := norm(stored.Results), norm(inline.Results); got != want {
+				t.Errorf("materialized %s %v: norm(stored.Results) = %q, want %q", c.name, vars, got, want)
+			}
 		}
 	}
 }
@@ -138,12 +163,18 @@ func TestInsightsOnClickHouse(t *testing.T) {
 		query := endpoint.Query{Kind: kind, Insight: []byte(q)}
 		for _, svc := range []*endpoint.Service{ch, lite.Service} {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &query})
-			require.NoError(t, err, name)
+			if err != nil {
+				t.Fatalf("%v: unexpected error: %v", name, err)
+			}
 		}
 		want, err := lite.Service.Run(ctx, "1", name, endpoint.RunRequest{})
-		require.NoError(t, err, name)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", name, err)
+		}
 		got, err := ch.Run(ctx, "1", name, endpoint.RunRequest{})
-		require.NoError(t, err, name)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", name, err)
+		}
 		wantJSON, _ := json.Marshal(want.Results)
 		gotJSON, _ := json.Marshal(got.Results)
 		assert.JSONEq(t, string(wantJSON), string(gotJSON), name)

@@ -2,6 +2,7 @@ package chexec
 
 import (
 	"context"
+	"errors"
 	"os"
 	"reflect"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	chdriver "github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -26,37 +26,65 @@ import (
 // readonly for queries.
 func TestRequestGolden(t *testing.T) {
 	tpl, err := placeholder.Compile("SELECT count() FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND n < {variables.n} AND country IN {variables.c}")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	query, args, err := tpl.Render(engine.ClickHouse, map[string]any{
 		"event": "it's\t\\ \n", "from": variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true},
 		"n": int64(7), "c": []string{"FR", "DE"},
 	})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	x := New(nil, map[string]any{"max_threads": 4})
 	ctx, cancel := context.WithTimeout(context.Background(), 29500*time.Millisecond)
 	defer cancel()
 	r, err := x.Request(ctx, query, args, true)
-	require.NoError(t, err)
-	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
-	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
-	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2,
-		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := r.Query, ("SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})"); got != want {
+		t.Errorf("r.Query = %q, want %q", got, want)
+	}
+	if got, want := r.Parameters, (map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Parameters = %+v, want %+v", got, want)
+	}
+	if got, want := r.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2,
+		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Settings = %+v, want %+v", got, want)
+	}
 
 	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
-	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC"}, w.Settings, "writes are not read-only and have no deadline here")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := w.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("writes are not read-only and have no deadline here: w.Settings = %+v, want %+v", got, want)
+	}
 
 	own := New(nil, map[string]any{"session_timezone": "Europe/Berlin"})
 	r, err = own.Request(context.Background(), "SELECT 1", nil, true)
-	require.NoError(t, err)
-	assert.Equal(t, "UTC", r.Settings["session_timezone"], "the engine's session zone wins over the host's")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := r.Settings["session_timezone"], "UTC"; !reflect.DeepEqual(got, want) {
+		t.Errorf("the engine's session zone wins over the host's: r.Settings[\"session_timezone\"] = %q, want %q", got, want)
+	}
 	small := New(nil, map[string]any{"max_memory_usage": 1 << 20, "max_bytes_before_external_group_by": 0})
 	r, err = small.Request(context.Background(), "SELECT 1", nil, true)
-	require.NoError(t, err)
-	assert.Equal(t, 1<<20, r.Settings["max_memory_usage"], "the host's memory limit wins over the default")
-	assert.Equal(t, 0, r.Settings["max_bytes_before_external_group_by"])
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := r.Settings["max_memory_usage"], 1<<20; !reflect.DeepEqual(got, want) {
+		t.Errorf("the host's memory limit wins over the default: r.Settings[\"max_memory_usage\"] = %+v, want %+v", got, want)
+	}
+	if got, want := r.Settings["max_bytes_before_external_group_by"], 0; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Settings[\"max_bytes_before_external_group_by\"] = %+v, want %+v", got, want)
+	}
 	_, err = x.Request(context.Background(), "SELECT 1", []any{1}, true)
-	assert.Error(t, err, "only text arguments: the engine binds text")
+	if err == nil {
+		t.Errorf("only text arguments: the engine binds text: got no error, want one")
+	}
 }
 
 // TestConformance runs the executor suite on the server that
@@ -67,7 +95,9 @@ func TestConformance(t *testing.T) {
 		t.Skip("ENDPOINTKIT_TEST_CLICKHOUSE is not set (host:port of a ClickHouse server's native protocol); the ClickHouse engine is tested in CI through chDB (go test -tags chdb ./endpoint/chdb)")
 	}
 	x, err := Open(&clickhouse.Options{Addr: []string{addr}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	t.Cleanup(func() { x.Close() })
 	executortest.Run(t, func(*testing.T) driver.Executor { return x })
 }
@@ -88,27 +118,46 @@ func (r *recorder) Exec(_ context.Context, query string, _ ...any) error {
 // expands it; with the default engine, as it is.
 func TestExecOnCluster(t *testing.T) {
 	e, err := engine.ClickHouseCluster("events")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	conn := &recorder{}
 	x := New(conn, nil, WithEngine(e))
-	assert.Equal(t, e, x.Engine())
+	if got, want := x.Engine(), e; !reflect.DeepEqual(got, want) {
+		t.Errorf("x.Engine() = %+v, want %+v", got, want)
+	}
 	ctx := context.Background()
 	build := e.CreateTableAs("t_next", "SELECT 1 AS n")
-	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, driver.Write{Tx: true}),
-		"no transaction on ClickHouse: in order")
+	if err := (x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, driver.Write{Tx: true})); err != nil {
+		t.Fatalf("no transaction on ClickHouse: in order: unexpected error: %v", err)
+	}
 	want := append(e.(engine.Expander).Expand(build), e.(engine.Expander).Expand(e.DropTable("t"))...)
-	assert.Equal(t, want, conn.stmts)
-	assert.Len(t, conn.stmts, 5, "create local, create Distributed, insert; drop both")
+	if got, want := conn.stmts, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("conn.stmts = %+v, want %+v", got, want)
+	}
+	if got := len(conn.stmts); got != 5 {
+		t.Errorf("create local, create Distributed, insert; drop both: len(conn.stmts) = %d, want %d: %v", got, 5, conn.stmts)
+	}
 
 	conn.stmts = nil
 	plain := New(conn, nil)
-	assert.Equal(t, engine.ClickHouse, plain.Engine())
-	require.NoError(t, plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, driver.Write{Tx: false}))
-	assert.Equal(t, []string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}, conn.stmts)
+	if got, want := plain.Engine(), engine.ClickHouse; !reflect.DeepEqual(got, want) {
+		t.Errorf("plain.Engine() = %+v, want %+v", got, want)
+	}
+	if err := (plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, driver.Write{Tx: false})); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := conn.stmts, ([]string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}); !reflect.DeepEqual(got, want) {
+		t.Errorf("conn.stmts = %+v, want %+v", got, want)
+	}
 
 	conn.stmts = nil
-	require.NoError(t, x.Load(ctx, "INSERT INTO events VALUES (1)", nil))
-	assert.Equal(t, []string{"INSERT INTO events VALUES (1)"}, conn.stmts, "the host's Load expands as Exec does")
+	if err := x.Load(ctx, "INSERT INTO events VALUES (1)", nil); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := conn.stmts, ([]string{"INSERT INTO events VALUES (1)"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("the host's Load expands as Exec does: conn.stmts = %+v, want %+v", got, want)
+	}
 }
 
 // rows are a query's answer of one String column, as a fake connection
@@ -165,46 +214,82 @@ func TestQueryBounds(t *testing.T) {
 	ctx := context.Background()
 	x := New(&answering{values: []string{"aaaa", "bbbb", "cccc"}}, nil)
 	res, err := x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxRows: 2})
-	require.NoError(t, err)
-	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}}, res.Rows)
-	assert.Equal(t, []string{"String"}, res.Types)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := res.Rows, ([][]any{{"aaaa"}, {"bbbb"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Rows = %+v, want %+v", got, want)
+	}
+	if got, want := res.Types, ([]string{"String"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("res.Types = %+v, want %+v", got, want)
+	}
 
 	row := driver.RowBytes([]any{"aaaa"})
 	_, err = x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 3 * row})
-	require.NoError(t, err, "exactly the bound")
+	if err != nil {
+		t.Fatalf("exactly the bound: unexpected error: %v", err)
+	}
 	_, err = x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 3*row - 1})
-	require.ErrorIs(t, err, driver.ErrResultTooLarge)
+	if err := err; !errors.Is(err, driver.ErrResultTooLarge) {
+		t.Fatalf("error %v is not %v", err, driver.ErrResultTooLarge)
+	}
 
 	r, err := x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
-	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
-		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := r.Settings, (map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
+		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Settings = %+v, want %+v", got, want)
+	}
 	r, err = x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{})
-	require.NoError(t, err)
-	assert.NotContains(t, r.Settings, "max_result_bytes")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if _, ok := r.Settings["max_result_bytes"]; ok {
+		t.Errorf("key %v in %v", "max_result_bytes", r.Settings)
+	}
 
 	server := New(&answering{err: &clickhouse.Exception{Code: 396, Name: "DB::Exception", Message: "Limit for result exceeded"}}, nil)
 	_, err = server.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 1000})
-	require.ErrorIs(t, err, driver.ErrResultTooLarge)
+	if err := err; !errors.Is(err, driver.ErrResultTooLarge) {
+		t.Fatalf("error %v is not %v", err, driver.ErrResultTooLarge)
+	}
 	other := New(&answering{err: &clickhouse.Exception{Code: 60, Message: "Unknown table"}}, nil)
 	_, err = other.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{})
-	require.Error(t, err)
-	assert.NotErrorIs(t, err, driver.ErrResultTooLarge)
-	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if err := err; errors.Is(err, driver.ErrResultTooLarge) {
+		t.Errorf("error %v is %v", err, driver.ErrResultTooLarge)
+	}
+	if err := err; errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v is %v", err, context.DeadlineExceeded)
+	}
 	slow := New(&answering{err: &clickhouse.Exception{Code: 159, Message: "Timeout exceeded: elapsed 1.0 seconds"}}, nil)
 	_, err = slow.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{Timeout: time.Second})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	if err := err; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v is not %v", err, context.DeadlineExceeded)
+	}
 
 	conn := &answering{values: []string{"a"}}
 	timed := New(conn, nil)
 	_, err = timed.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{Timeout: 2 * time.Second})
-	require.NoError(t, err)
-	require.False(t, conn.deadline.IsZero(), "Bounds.Timeout without a deadline in ctx")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if conn.deadline.IsZero() {
+		t.Fatalf("Bounds.Timeout without a deadline in ctx: conn.deadline.IsZero() is true")
+	}
 	assert.WithinDuration(t, time.Now().Add(2*time.Second), conn.deadline, time.Second)
 	near, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	want, _ := near.Deadline()
 	_, err = timed.Query(near, stmt.New("SELECT s", nil), driver.Bounds{Timeout: time.Hour})
-	require.NoError(t, err)
-	assert.Equal(t, want, conn.deadline, "the nearer deadline of ctx stays")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := conn.deadline, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("the nearer deadline of ctx stays: conn.deadline = %+v, want %+v", got, want)
+	}
 }

@@ -2,6 +2,8 @@ package embed
 
 import (
 	"encoding/base64"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +23,15 @@ var (
 func newSigner(t *testing.T) (*Signer, *StaticKeys) {
 	t.Helper()
 	keys := &StaticKeys{}
-	require.NoError(t, keys.Add("1", "a", secretA))
-	require.NoError(t, keys.Add("1", "b", secretB))
-	require.NoError(t, keys.Add("2", "z", secret2))
+	if err := keys.Add("1", "a", secretA); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add("1", "b", secretB); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add("2", "z", secret2); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return &Signer{Keys: keys, Now: func() time.Time { return t0 }}, keys
 }
 
@@ -35,7 +43,9 @@ func forge(t *testing.T, method jwt.SigningMethod, kid string, key any, claims j
 		tok.Header["kid"] = kid
 	}
 	s, err := tok.SignedString(key)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return s
 }
 
@@ -55,17 +65,37 @@ func editPayload(token, from, to string) string {
 func TestMintVerifyRoundTrip(t *testing.T) {
 	s, _ := newSigner(t)
 	tok, err := s.Mint("1", Claims{Endpoints: []string{"daily", "weekly"}, Fixed: map[string]any{"customer": "acme"}, RPM: 30}, 0)
-	require.NoError(t, err)
-	assert.True(t, LooksLikeToken(tok))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if !LooksLikeToken(tok) {
+		t.Errorf("LooksLikeToken(tok) is false")
+	}
 	c, err := s.Verify(tok, "1")
-	require.NoError(t, err)
-	assert.Equal(t, "1", c.Project)
-	assert.Equal(t, "b", c.KeyID, "new tokens are signed with the latest key")
-	assert.True(t, c.Allows("weekly"))
-	assert.False(t, c.Allows("monthly"))
-	assert.Equal(t, "acme", c.Fixed["customer"])
-	assert.Equal(t, 30, c.RPM)
-	assert.Equal(t, t0.Add(DefaultLifetime), c.ExpiresAt)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.Project, "1"; got != want {
+		t.Errorf("c.Project = %q, want %q", got, want)
+	}
+	if got, want := c.KeyID, "b"; got != want {
+		t.Errorf("new tokens are signed with the latest key: c.KeyID = %q, want %q", got, want)
+	}
+	if !c.Allows("weekly") {
+		t.Errorf("c.Allows(\"weekly\") is false")
+	}
+	if c.Allows("monthly") {
+		t.Errorf("c.Allows(\"monthly\") is true")
+	}
+	if got, want := c.Fixed["customer"], "acme"; !reflect.DeepEqual(got, want) {
+		t.Errorf("c.Fixed[\"customer\"] = %q, want %q", got, want)
+	}
+	if got, want := c.RPM, 30; got != want {
+		t.Errorf("c.RPM = %v, want %v", got, want)
+	}
+	if got, want := c.ExpiresAt, t0.Add(DefaultLifetime); !reflect.DeepEqual(got, want) {
+		t.Errorf("c.ExpiresAt = %+v, want %+v", got, want)
+	}
 }
 
 func TestMintRefuses(t *testing.T) {
@@ -87,8 +117,12 @@ func TestMintRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Mint(tc.project, tc.c, tc.lifetime)
 			var e *Error
-			require.ErrorAs(t, err, &e)
-			assert.Equal(t, tc.reason, e.Reason)
+			if err := err; !errors.As(err, &e) {
+				t.Fatalf("error %v is not a %T", err, &e)
+			}
+			if got, want := e.Reason, tc.reason; got != want {
+				t.Errorf("e.Reason = %q, want %q", got, want)
+			}
 		})
 	}
 }
@@ -98,9 +132,13 @@ func TestMintRefuses(t *testing.T) {
 func TestForgedTokens(t *testing.T) {
 	s, keys := newSigner(t)
 	good, err := s.Mint("1", Claims{Endpoints: []string{"daily"}}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	other, err := s.Mint("2", Claims{Endpoints: []string{"daily"}}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	hour := time.Hour
 	tests := []struct {
 		name   string
@@ -137,16 +175,26 @@ func TestForgedTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := s.Verify(tc.token, "1")
 			if tc.reason == "" {
-				require.NoError(t, err)
-				assert.Equal(t, "1", c.Project)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if got, want := c.Project, "1"; got != want {
+					t.Errorf("c.Project = %q, want %q", got, want)
+				}
 				return
 			}
-			assert.Nil(t, c)
+			if v := c; v != nil {
+				t.Errorf("c = %v, want nil", v)
+			}
 			var e *Error
 			require.ErrorAs(t, err, &e, "%v", err)
-			assert.Equal(t, tc.reason, e.Reason, e.Detail)
+			if got, want := e.Reason, tc.reason; got != want {
+				t.Errorf("%v: e.Reason = %q, want %q", e.Detail, got, want)
+			}
 			if tc.token != "" {
-				assert.NotContains(t, e.Error(), tc.token, "the detail does not echo the token")
+				if s, sub := e.Error(), tc.token; strings.Contains(s, sub) {
+					t.Errorf("the detail does not echo the token: %q contains %q", s, sub)
+				}
 			}
 		})
 	}
@@ -156,28 +204,50 @@ func TestForgedTokens(t *testing.T) {
 	keys.Remove("1", "a")
 	_, err = s.Verify(byA, "1")
 	var e *Error
-	require.ErrorAs(t, err, &e)
-	assert.Equal(t, ReasonUnknownKey, e.Reason)
+	if err := err; !errors.As(err, &e) {
+		t.Fatalf("error %v is not a %T", err, &e)
+	}
+	if got, want := e.Reason, ReasonUnknownKey; got != want {
+		t.Errorf("e.Reason = %q, want %q", got, want)
+	}
 	_, err = s.Verify(good, "1")
-	assert.NoError(t, err, "a token of the current key survives the rotation")
+	if err != nil {
+		t.Errorf("a token of the current key survives the rotation: unexpected error: %v", err)
+	}
 }
 
 func TestStaticKeysDefault(t *testing.T) {
 	keys := &StaticKeys{}
-	require.Error(t, keys.Add("", "default", []byte("short")))
-	require.Error(t, keys.Add("", "", secretA))
-	require.NoError(t, keys.Add("", "default", secretA))
+	if err := keys.Add("", "default", []byte("short")); err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if err := keys.Add("", "", secretA); err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if err := keys.Add("", "default", secretA); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	s := &Signer{Keys: keys, Now: func() time.Time { return t0 }}
 	for _, p := range []string{"1", "42"} {
 		tok, err := s.Mint(p, Claims{Endpoints: []string{"d"}}, time.Minute)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		c, err := s.Verify(tok, p)
-		require.NoError(t, err)
-		assert.Equal(t, "default", c.KeyID)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := c.KeyID, "default"; got != want {
+			t.Errorf("c.KeyID = %q, want %q", got, want)
+		}
 		_, err = s.Verify(tok, "7")
 		var e *Error
-		require.ErrorAs(t, err, &e)
-		assert.True(t, e.Forbidden(), "a token of another project is forbidden, not untrusted")
+		if err := err; !errors.As(err, &e) {
+			t.Fatalf("error %v is not a %T", err, &e)
+		}
+		if !e.Forbidden() {
+			t.Errorf("a token of another project is forbidden, not untrusted: e.Forbidden() is false")
+		}
 	}
 }
 
@@ -197,13 +267,21 @@ func FuzzVerify(f *testing.F) {
 			if !assert.ErrorAs(t, err, &e) {
 				return
 			}
-			assert.NotEmpty(t, e.Reason)
-			assert.Nil(t, c)
+			if v := e.Reason; v == "" {
+				t.Errorf("e.Reason is empty")
+			}
+			if v := c; v != nil {
+				t.Errorf("c = %v, want nil", v)
+			}
 			return
 		}
 		// Whatever verifies was signed with the secret: it can only be
 		// the one token minted above.
-		assert.Equal(t, "1", c.Project)
-		assert.Equal(t, []string{"daily"}, c.Endpoints)
+		if got, want := c.Project, "1"; got != want {
+			t.Errorf("c.Project = %q, want %q", got, want)
+		}
+		if got, want := c.Endpoints, ([]string{"daily"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("c.Endpoints = %+v, want %+v", got, want)
+		}
 	})
 }

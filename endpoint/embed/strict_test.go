@@ -8,7 +8,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // respell returns s with its last base64url character replaced by another
@@ -33,7 +32,9 @@ func respell(s string) (string, bool) {
 func TestNonCanonicalTokenRefused(t *testing.T) {
 	s, _ := newSigner(t)
 	good, err := s.Mint("1", Claims{Endpoints: []string{"daily"}, RPM: 2}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	parts := strings.Split(good, ".")
 	spellings := map[string]string{}
 	for i, name := range []string{"header", "payload", "signature"} {
@@ -51,31 +52,57 @@ func TestNonCanonicalTokenRefused(t *testing.T) {
 		p[i] = p[i][:4] + "\n" + p[i][4:]
 		spellings[name+": a line break"] = strings.Join(p, ".")
 	}
-	require.Contains(t, spellings, "signature: trailing bits set", "a 32-byte signature has 2 spare bits")
+	if _, ok := spellings["signature: trailing bits set"]; !ok {
+		t.Fatalf("a 32-byte signature has 2 spare bits: no key %v in %v", "signature: trailing bits set", spellings)
+	}
 	for name, tok := range spellings {
 		// The spelling decodes to the very bytes of the good token.
-		require.NotEqual(t, good, tok)
+		if got, want := tok, good; got == want {
+			t.Fatalf("tok = %q, want anything else", got)
+		}
 		c, err := s.Verify(tok, "1")
-		assert.Nil(t, c, name)
+		if v := c; v != nil {
+			t.Errorf("%v: c = %v, want nil", name, v)
+		}
 		var e *Error
 		if assert.ErrorAs(t, err, &e, name) {
-			assert.Equal(t, ReasonMalformed, e.Reason, "%s: %s", name, e.Detail)
-			assert.Contains(t, e.Detail, "base64url", name)
+			if got, want := e.Reason, ReasonMalformed; got != want {
+				t.Errorf("%s: %s: e.Reason = %q, want %q", name, e.Detail, got, want)
+			}
+			if s, sub := e.Detail, "base64url"; !strings.Contains(s, sub) {
+				t.Errorf("%v: %q does not contain %q", name, s, sub)
+			}
 		}
 	}
 	c1, err := s.Verify(good, "1")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	c2, err := s.Verify(good, "1")
-	require.NoError(t, err)
-	assert.Equal(t, c1.ID, c2.ID, "one token, one id")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c2.ID, c1.ID; got != want {
+		t.Errorf("one token, one id: c2.ID = %q, want %q", got, want)
+	}
 	other, err := s.Mint("1", Claims{Endpoints: []string{"daily"}, RPM: 2}, 2*time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	c3, err := s.Verify(other, "1")
-	require.NoError(t, err)
-	assert.NotEqual(t, c1.ID, c3.ID, "two tokens, two ids")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c3.ID, c1.ID; got == want {
+		t.Errorf("two tokens, two ids: c3.ID = %q, want anything else", got)
+	}
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
-	assert.NotContains(t, c1.ID, parts[2], "the id is not the signature text")
-	assert.NotEmpty(t, sig)
+	if s, sub := c1.ID, parts[2]; strings.Contains(s, sub) {
+		t.Errorf("the id is not the signature text: %q contains %q", s, sub)
+	}
+	if v := sig; len(v) == 0 {
+		t.Errorf("sig is empty")
+	}
 }
 
 // TestCritRefused: a header naming critical extensions (crit) is refused,
@@ -87,13 +114,21 @@ func TestCritRefused(t *testing.T) {
 		tok.Header["kid"] = "a"
 		tok.Header["crit"] = crit
 		signed, err := tok.SignedString(secretA)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		c, err := s.Verify(signed, "1")
-		assert.Nil(t, c)
+		if v := c; v != nil {
+			t.Errorf("c = %v, want nil", v)
+		}
 		var e *Error
 		if assert.ErrorAs(t, err, &e, "%v", crit) {
-			assert.Equal(t, ReasonMalformed, e.Reason)
-			assert.Contains(t, e.Detail, "crit")
+			if got, want := e.Reason, ReasonMalformed; got != want {
+				t.Errorf("e.Reason = %q, want %q", got, want)
+			}
+			if s, sub := e.Detail, "crit"; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 		}
 	}
 }
@@ -130,11 +165,17 @@ func TestOutOfRangeClaims(t *testing.T) {
 		c[tc.claim] = tc.value
 		tok := forge(t, jwt.SigningMethodHS256, "a", secretA, c)
 		got, err := s.Verify(tok, "1")
-		assert.Nil(t, got, "%s: %v", tc.claim, tc.value)
+		if v := got; v != nil {
+			t.Errorf("%s: %v: got = %v, want nil", tc.claim, tc.value, v)
+		}
 		var e *Error
 		if assert.ErrorAs(t, err, &e, "%s: %v", tc.claim, tc.value) {
-			assert.Equal(t, ReasonMalformed, e.Reason, "%s: %v: %s", tc.claim, tc.value, e.Detail)
-			assert.Contains(t, e.Detail, `"`+tc.claim+`"`, "%s: %v", tc.claim, tc.value)
+			if got, want := e.Reason, ReasonMalformed; got != want {
+				t.Errorf("%s: %v: %s: e.Reason = %q, want %q", tc.claim, tc.value, e.Detail, got, want)
+			}
+			if s, sub := e.Detail, `"`+tc.claim+`"`; !strings.Contains(s, sub) {
+				t.Errorf("%s: %v: %q does not contain %q", tc.claim, tc.value, s, sub)
+			}
 		}
 	}
 	// In range: a fractional exp (RFC 7519 allows one) and a large rpm.
@@ -142,6 +183,10 @@ func TestOutOfRangeClaims(t *testing.T) {
 	c["exp"] = float64(t0.Add(time.Hour).Unix()) + 0.5
 	c["rpm"] = 1000000
 	got, err := s.Verify(forge(t, jwt.SigningMethodHS256, "a", secretA, c), "1")
-	require.NoError(t, err)
-	assert.Equal(t, 1000000, got.RPM)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := got.RPM, 1000000; got != want {
+		t.Errorf("got.RPM = %v, want %v", got, want)
+	}
 }

@@ -7,9 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestPackageDocDo: the package documentation's call of Do assigns as many
@@ -17,17 +14,27 @@ import (
 // compile against Do's (int, string)).
 func TestPackageDocDo(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "endpointtest.go", nil, parser.ParseComments|parser.PackageClauseOnly)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var line string
 	for _, l := range strings.Split(f.Doc.Text(), "\n") {
 		if strings.Contains(l, "env.Do(") {
 			line = strings.TrimSpace(l)
 		}
 	}
-	require.NotEmpty(t, line, "the package doc shows Do")
+	if v := line; v == "" {
+		t.Fatalf("the package doc shows Do: line is empty")
+	}
 	stmt, err := parser.ParseExpr("func() { " + strings.SplitN(line, "//", 2)[0] + " }")
-	require.NoError(t, err, line)
+	if err != nil {
+		t.Fatalf("%v: unexpected error: %v", line, err)
+	}
 	assign, ok := stmt.(*ast.FuncLit).Body.List[0].(*ast.AssignStmt)
-	require.True(t, ok, "%s: not an assignment", line)
-	assert.Equal(t, reflect.TypeOf((*Env).Do).NumOut(), len(assign.Lhs), "%s: Do returns (int, string)", line)
+	if !ok {
+		t.Fatalf("%s: not an assignment: ok is false", line)
+	}
+	if got, want := len(assign.Lhs), reflect.TypeOf((*Env).Do).NumOut(); got != want {
+		t.Errorf("%s: Do returns (int, string): len(assign.Lhs) = %v, want %v", line, got, want)
+	}
 }

@@ -3,11 +3,12 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/internal/jsonrule"
@@ -20,7 +21,9 @@ import (
 func openSQLite(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -38,19 +41,33 @@ func TestByName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := ByName(tt.in)
-		require.NoError(t, err, tt.in)
-		assert.Equal(t, tt.want, got, tt.in)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", tt.in, err)
+		}
+		if got, want := got, tt.want; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: got = %+v, want %+v", tt.in, got, want)
+		}
 	}
 	for _, bad := range []string{"", "oracle", "sqlite4", "postgresq"} {
 		_, err := ByName(bad)
-		assert.ErrorIs(t, err, ErrUnknown, bad)
-		assert.Contains(t, err.Error(), `"`+bad+`"`)
+		if err := err; !errors.Is(err, ErrUnknown) {
+			t.Errorf("%v: error %v is not %v", bad, err, ErrUnknown)
+		}
+		if s, sub := err.Error(), `"`+bad+`"`; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 	}
 	for _, d := range All() {
 		got, err := ByName(d.Name())
-		require.NoError(t, err)
-		assert.Equal(t, d, got, "Name round-trips through ByName")
-		assert.Equal(t, d.Name(), d.String())
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got, d; !reflect.DeepEqual(got, want) {
+			t.Errorf("Name round-trips through ByName: got = %+v, want %+v", got, want)
+		}
+		if got, want := d.String(), d.Name(); got != want {
+			t.Errorf("d.String() = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -67,10 +84,18 @@ func TestQuoteIdent(t *testing.T) {
 		{"été", `"été"`, "`été`"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.standard, SQLite.QuoteIdent(tt.in))
-		assert.Equal(t, tt.standard, PostgreSQL.QuoteIdent(tt.in))
-		assert.Equal(t, tt.backticks, MySQL.QuoteIdent(tt.in))
-		assert.Equal(t, tt.backticks, ClickHouse.QuoteIdent(tt.in))
+		if got, want := SQLite.QuoteIdent(tt.in), tt.standard; got != want {
+			t.Errorf("SQLite.QuoteIdent(tt.in) = %q, want %q", got, want)
+		}
+		if got, want := PostgreSQL.QuoteIdent(tt.in), tt.standard; got != want {
+			t.Errorf("PostgreSQL.QuoteIdent(tt.in) = %q, want %q", got, want)
+		}
+		if got, want := MySQL.QuoteIdent(tt.in), tt.backticks; got != want {
+			t.Errorf("MySQL.QuoteIdent(tt.in) = %q, want %q", got, want)
+		}
+		if got, want := ClickHouse.QuoteIdent(tt.in), tt.backticks; got != want {
+			t.Errorf("ClickHouse.QuoteIdent(tt.in) = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -92,10 +117,18 @@ func TestAppendString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		prefix := []byte("x = ")
-		assert.Equal(t, "x = "+tt.standard, string(SQLite.AppendString(prefix, tt.in)))
-		assert.Equal(t, tt.standard, string(PostgreSQL.AppendString(nil, tt.in)))
-		assert.Equal(t, tt.mysql, string(MySQL.AppendString(nil, tt.in)))
-		assert.Equal(t, tt.clickhouse, string(ClickHouse.AppendString(nil, tt.in)))
+		if got, want := string(SQLite.AppendString(prefix, tt.in)), "x = "+tt.standard; got != want {
+			t.Errorf("string(SQLite.AppendString(prefix, tt.in)) = %q, want %q", got, want)
+		}
+		if got, want := string(PostgreSQL.AppendString(nil, tt.in)), tt.standard; got != want {
+			t.Errorf("string(PostgreSQL.AppendString(nil, tt.in)) = %q, want %q", got, want)
+		}
+		if got, want := string(MySQL.AppendString(nil, tt.in)), tt.mysql; got != want {
+			t.Errorf("string(MySQL.AppendString(nil, tt.in)) = %q, want %q", got, want)
+		}
+		if got, want := string(ClickHouse.AppendString(nil, tt.in)), tt.clickhouse; got != want {
+			t.Errorf("string(ClickHouse.AppendString(nil, tt.in)) = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -107,16 +140,26 @@ func TestQuotingOnSQLite(t *testing.T) {
 	for _, s := range []string{"plain", "it's", `''`, `\'; DROP TABLE x; --`, `"quoted"`, "été ’", "a\\"} {
 		query := "SELECT " + string(SQLite.AppendString(nil, s))
 		var got string
-		require.NoError(t, db.QueryRowContext(ctx, query).Scan(&got), query)
-		assert.Equal(t, s, got, query)
+		if err := db.QueryRowContext(ctx, query).Scan(&got); err != nil {
+			t.Fatalf("%v: unexpected error: %v", query, err)
+		}
+		if got, want := got, s; got != want {
+			t.Errorf("%v: got = %q, want %q", query, got, want)
+		}
 
 		table := SQLite.QuoteIdent("t " + s)
 		_, err := db.ExecContext(ctx, "CREATE TABLE "+table+" ("+SQLite.QuoteIdent(s)+" TEXT)")
-		require.NoError(t, err, s)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", s, err)
+		}
 		var name string
-		require.NoError(t, db.QueryRowContext(ctx,
-			"SELECT name FROM pragma_table_info(?)", "t "+s).Scan(&name))
-		assert.Equal(t, s, name)
+		if err := db.QueryRowContext(ctx,
+			"SELECT name FROM pragma_table_info(?)", "t "+s).Scan(&name); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := name, s; got != want {
+			t.Errorf("name = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -148,7 +191,9 @@ func onServers(t *testing.T, load, check func(t *testing.T, e Engine, db *sql.DB
 				for _, q := range stmts {
 					if q != "" {
 						_, err := db.Exec(q)
-						require.NoError(t, err, q)
+						if err != nil {
+							t.Fatalf("%v: unexpected error: %v", q, err)
+						}
 					}
 				}
 			}
@@ -177,7 +222,9 @@ func (r *rendered) WriteString(s string) { r.sql = append(r.sql, s...) }
 
 func (r *rendered) Bind(v any) {
 	arg, typ, err := r.e.Arg(v)
-	require.NoError(r.t, err)
+	if err != nil {
+		r.t.Fatalf("unexpected error: %v", err)
+	}
 	if name := r.e.ArgName(len(r.args) + 1); name != "" {
 		arg = sql.Named(name, arg)
 	}
@@ -225,7 +272,9 @@ func TestJSONRule(t *testing.T) {
 	rows := jsonrule.Cases
 	onServers(t, nil, func(t *testing.T, e Engine, db *sql.DB) {
 		_, err := db.Exec(e.CreateTable("j", []Column{{"id", Int}, {"p", Text}}))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for i, r := range rows {
 			w := &rendered{t: t, e: e}
 			w.WriteString("INSERT INTO " + e.QuoteIdent("j") + " VALUES (")
@@ -238,7 +287,9 @@ func TestJSONRule(t *testing.T) {
 			}
 			w.WriteString(")")
 			_, err := db.Exec(string(w.sql), w.args...)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		}
 		w := &rendered{t: t, e: e}
 		w.WriteString("SELECT ")
@@ -247,17 +298,29 @@ func TestJSONRule(t *testing.T) {
 		e.JSONNumber(w, e.QuoteIdent("p"), "k")
 		w.WriteString(" FROM " + e.QuoteIdent("j") + " ORDER BY " + e.QuoteIdent("id"))
 		res, err := db.Query(string(w.sql), w.args...)
-		require.NoError(t, err, string(w.sql))
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
+		}
 		defer res.Close()
 		i := 0
 		for ; res.Next(); i++ {
 			var txt, num any
-			require.NoError(t, res.Scan(&txt, &num))
-			assert.Equal(t, rows[i].Text, text(t, txt), "text of %v", rows[i].JSON)
-			assert.Equal(t, rows[i].Num, number(t, num), "number of %v", rows[i].JSON)
+			if err := res.Scan(&txt, &num); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := text(t, txt), rows[i].Text; got != want {
+				t.Errorf("text of %v: text(t, txt) = %q, want %q", rows[i].JSON, got, want)
+			}
+			if got, want := number(t, num), rows[i].Num; !reflect.DeepEqual(got, want) {
+				t.Errorf("number of %v: number(t, num) = %+v, want %+v", rows[i].JSON, got, want)
+			}
 		}
-		require.NoError(t, res.Err())
-		assert.Equal(t, len(rows), i)
+		if err := res.Err(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := i, len(rows); got != want {
+			t.Errorf("i = %v, want %v", got, want)
+		}
 
 		// Equality and grouping are byte for byte.
 		w = &rendered{t: t, e: e}
@@ -266,14 +329,22 @@ func TestJSONRule(t *testing.T) {
 		w.WriteString(" = ")
 		w.Bind("pro")
 		var n int
-		require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n), string(w.sql))
-		assert.Equal(t, 1, n, "'pro' matches 'pro' only, not 'pro ' or 'Pro'")
+		if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
+			t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
+		}
+		if got, want := n, 1; got != want {
+			t.Errorf("'pro' matches 'pro' only, not 'pro ' or 'Pro': n = %v, want %v", got, want)
+		}
 		w = &rendered{t: t, e: e}
 		w.WriteString("SELECT count(*) FROM (SELECT DISTINCT ")
 		e.JSONText(w, e.QuoteIdent("p"), "k")
 		w.WriteString(" AS " + e.QuoteIdent("v") + " FROM " + e.QuoteIdent("j") + ") AS " + e.QuoteIdent("d"))
-		require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n), string(w.sql))
-		assert.Equal(t, 11, n, "distinct texts")
+		if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
+			t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
+		}
+		if got, want := n, 11; got != want {
+			t.Errorf("distinct texts: n = %v, want %v", got, want)
+		}
 	})
 }
 
@@ -283,27 +354,39 @@ func TestJSONRule(t *testing.T) {
 func TestTextColumnsCompareBytes(t *testing.T) {
 	onServers(t, nil, func(t *testing.T, e Engine, db *sql.DB) {
 		_, err := db.Exec(e.CreateTable("t", []Column{{"v", Text}}))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for _, v := range []string{"a", "A", "a ", "a  ", "á", "ß", "ss"} {
 			w := &rendered{t: t, e: e}
 			w.WriteString("INSERT INTO " + e.QuoteIdent("t") + " VALUES (")
 			w.Bind(v)
 			w.WriteString(")")
 			_, err := db.Exec(string(w.sql), w.args...)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		}
 		for _, v := range []string{"a", "a ", "ss"} {
 			w := &rendered{t: t, e: e}
 			w.WriteString("SELECT count(*) FROM " + e.QuoteIdent("t") + " WHERE " + e.QuoteIdent("v") + " = ")
 			w.Bind(v)
 			var n int
-			require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n))
-			assert.Equal(t, 1, n, "rows equal to %q", v)
+			if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := n, 1; got != want {
+				t.Errorf("rows equal to %q: n = %v, want %v", v, got, want)
+			}
 		}
 		var groups int
-		require.NoError(t, db.QueryRow("SELECT count(*) FROM (SELECT "+e.QuoteIdent("v")+" FROM "+e.QuoteIdent("t")+
-			" GROUP BY "+e.QuoteIdent("v")+") AS "+e.QuoteIdent("g")).Scan(&groups))
-		assert.Equal(t, 7, groups)
+		if err := db.QueryRow("SELECT count(*) FROM (SELECT " + e.QuoteIdent("v") + " FROM " + e.QuoteIdent("t") +
+			" GROUP BY " + e.QuoteIdent("v") + ") AS " + e.QuoteIdent("g")).Scan(&groups); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := groups, 7; got != want {
+			t.Errorf("groups = %v, want %v", got, want)
+		}
 	})
 }
 
@@ -323,7 +406,9 @@ var instants = []string{"2025-04-27 23:59:59", "2025-04-30 23:59:59", "2025-05-0
 func loadTimes(t *testing.T, e Engine, db *sql.DB) {
 	t.Helper()
 	_, err := db.Exec(timesDDL(e))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for i, at := range instants {
 		w := &rendered{t: t, e: e}
 		w.WriteString("INSERT INTO times VALUES (")
@@ -334,7 +419,9 @@ func loadTimes(t *testing.T, e Engine, db *sql.DB) {
 		}
 		w.WriteString(")")
 		_, err := db.Exec(string(w.sql), w.args...)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -345,12 +432,16 @@ func loadTimes(t *testing.T, e Engine, db *sql.DB) {
 func TestTimeArgs(t *testing.T) {
 	day := func(s string) variable.Timestamp {
 		d, err := time.Parse(time.DateOnly, s)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return variable.Timestamp{Time: d, DateOnly: true}
 	}
 	at := func(s string) variable.Timestamp {
 		d, err := time.Parse(time.DateTime, s)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return variable.Timestamp{Time: d}
 	}
 	ranges := []struct {
@@ -372,8 +463,12 @@ func TestTimeArgs(t *testing.T) {
 				w.WriteString(" AND " + col + " < ")
 				w.Bind(r.to)
 				var n int
-				require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n), string(w.sql))
-				assert.Equal(t, r.want, n, "%s in [%v, %v)", col, r.from.Time, r.to.Time)
+				if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
+					t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
+				}
+				if got, want := n, r.want; got != want {
+					t.Errorf("%s in [%v, %v): n = %v, want %v", col, r.from.Time, r.to.Time, got, want)
+				}
 			}
 		}
 	})
@@ -397,17 +492,27 @@ func TestTruncate(t *testing.T) {
 				q := "SELECT " + e.TimeText(e.Truncate(u, e.StrictTimestamp(col))) + ", " +
 					e.TimeText(e.Truncate(u, e.Timestamp(col))) + " FROM times ORDER BY id"
 				rows, err := db.Query(q)
-				require.NoError(t, err, q)
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", q, err)
+				}
 				var got, loose []string
 				for rows.Next() {
 					var a, b any
-					require.NoError(t, rows.Scan(&a, &b))
+					if err := rows.Scan(&a, &b); err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
 					got, loose = append(got, text(t, a)), append(loose, text(t, b))
 				}
-				require.NoError(t, rows.Err())
+				if err := rows.Err(); err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				rows.Close()
-				assert.Equal(t, want[u], got, "%s by %s, strictly", col, u)
-				assert.Equal(t, want[u], loose, "%s by %s", col, u)
+				if got, want := got, want[u]; !reflect.DeepEqual(got, want) {
+					t.Errorf("%s by %s, strictly: got = %+v, want %+v", col, u, got, want)
+				}
+				if got, want := loose, want[u]; !reflect.DeepEqual(got, want) {
+					t.Errorf("%s by %s: loose = %+v, want %+v", col, u, got, want)
+				}
 			}
 		}
 	})
@@ -419,7 +524,9 @@ func TestTruncate(t *testing.T) {
 func TestPageKeepsOrder(t *testing.T) {
 	onServers(t, nil, func(t *testing.T, e Engine, db *sql.DB) {
 		_, err := db.Exec(e.CreateTable("p", []Column{{"id", Int}, {"v", Text}}))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		for i, v := range []string{"c", "a", "e", "b", "d", "g", "f"} {
 			w := &rendered{t: t, e: e}
 			w.WriteString("INSERT INTO p VALUES (")
@@ -428,7 +535,9 @@ func TestPageKeepsOrder(t *testing.T) {
 			w.Bind(v)
 			w.WriteString(")")
 			_, err := db.Exec(string(w.sql), w.args...)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		}
 		w := &rendered{t: t, e: e}
 		w.WriteString("SELECT v FROM p WHERE id >= ")
@@ -442,15 +551,23 @@ func TestPageKeepsOrder(t *testing.T) {
 		// As an executor runs it: under the run's guard prefix.
 		q := e.Guard(0, true).Prefix + e.Page(query, string(limit.sql), string(offset.sql))
 		rows, err := db.Query(q, offset.args...)
-		require.NoError(t, err, q)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", q, err)
+		}
 		defer rows.Close()
 		var got []string
 		for rows.Next() {
 			var v any
-			require.NoError(t, rows.Scan(&v))
+			if err := rows.Scan(&v); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			got = append(got, text(t, v))
 		}
-		require.NoError(t, rows.Err())
-		assert.Equal(t, []string{"c", "d", "e"}, got, q)
+		if err := rows.Err(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got, ([]string{"c", "d", "e"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: got = %+v, want %+v", q, got, want)
+		}
 	})
 }

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -62,7 +60,9 @@ const dailyPath = "/api/projects/1/endpoints/daily/run"
 func loadCacheBench(tb testing.TB) {
 	tb.Helper()
 	cacheBench.once.Do(func() { cacheBench.err = buildCacheBench() })
-	require.NoError(tb, cacheBench.err)
+	if cacheBench.err != nil {
+		tb.Fatalf("unexpected error: %v", cacheBench.err)
+	}
 }
 
 func buildCacheBench() error {

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -64,18 +62,24 @@ func BenchmarkHTTPRun(b *testing.B) {
 	// The example server's policy: every read of the events is scoped to
 	// the project, as the hand-written handler's query is.
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	// The example server's run log: in the store, written in the
 	// background.
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Access: policy,
 		RunLog:   st.RunLog(sqlstore.RunLogOptions{}),
 		Executor: sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	b.Cleanup(func() { svc.Close(context.Background()) }) //nolint:errcheck // the file goes with the benchmark
 	lib := benchHandler(b, svc)
 	ctx := context.Background()
 	_, err = svc.CreateVariable(ctx, "1", variable.Variable{ID: idCountry, Name: "name", Type: variable.String})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	for name, sqlText := range map[string]string{
 		"count":   "SELECT count(*) AS n FROM events WHERE event = {variables.name}",
 		"select1": "SELECT 1",
@@ -85,15 +89,23 @@ func BenchmarkHTTPRun(b *testing.B) {
 			q.Variables = map[string]endpoint.VariableRef{idCountry: {VariableID: idCountry, CodeName: "name"}}
 		}
 		_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &q})
-		require.NoError(b, err)
+		if err != nil {
+			b.Fatalf("unexpected error: %v", err)
+		}
 	}
 	// The same store, and the executor on the one pool.
 	onePool, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: newExecutor(db)})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	keys := httpapi.NewKeyring()
-	require.NoError(b, keys.Add(keyP1, "1"))
+	if err := keys.Add(keyP1, "1"); err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	unlimited, err := limit.New(limit.Config{ProjectPerMinute: limit.Unlimited, ProjectPerHour: limit.Unlimited})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	libOnePool := httpapi.New(onePool, keys, httpapi.WithLimiter(unlimited))
 	base := baselineHandler(db, keyP1)
 
@@ -227,11 +239,17 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 	b.Helper()
 	dsn := "file:" + filepath.Join(b.TempDir(), "bench.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	b.Cleanup(func() { db.Close() })
-	require.NoError(b, demo.Load(context.Background(), db, 10000, demoSeed))
+	if err := demo.Load(context.Background(), db, 10000, demoSeed); err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	ro, err = sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	b.Cleanup(func() { ro.Close() })
 	return db, ro
 }
@@ -240,8 +258,12 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 func fileStore(b *testing.B, db *sql.DB) *sqlstore.Store {
 	b.Helper()
 	st, err := sqlstore.New(db, engine.SQLite)
-	require.NoError(b, err)
-	require.NoError(b, st.Migrate(context.Background()))
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
+	if err := st.Migrate(context.Background()); err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	return st
 }
 
@@ -330,7 +352,9 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 		{ID: idTo, Name: "to", Type: variable.Date},
 	} {
 		_, err := svc.CreateVariable(ctx, "1", v)
-		require.NoError(b, err)
+		if err != nil {
+			b.Fatalf("unexpected error: %v", err)
+		}
 	}
 	q := endpoint.Query{
 		Kind: endpoint.KindSQL,
@@ -344,14 +368,20 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 		},
 	}
 	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "by_country", Query: &q})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	keys := httpapi.NewKeyring()
-	require.NoError(b, keys.Add(keyP1, "1"))
+	if err := keys.Add(keyP1, "1"); err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	// The limiter stays, so that its cost is measured, but without the
 	// rates (a benchmark runs far more than 240 times a minute) nor the
 	// concurrency limit (the c=8 benchmarks run 8 at once).
 	l, err := limit.New(limit.Config{ProjectPerMinute: limit.Unlimited, ProjectPerHour: limit.Unlimited, ProjectConcurrency: limit.Unlimited})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	return httpapi.New(svc, keys, httpapi.WithLimiter(l))
 }
 
@@ -378,7 +408,9 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 		Variables: variable.NewMemoryStore(),
 		Executor:  fixedExecutor{&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
 	})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	h := benchHandler(b, svc)
 	body := []byte(`{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}}`)
 	for b.Loop() {

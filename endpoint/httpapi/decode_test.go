@@ -5,10 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/variable"
@@ -49,12 +47,24 @@ func TestDecodeJSONErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := decodeJSON([]byte(c.body), c.dst())
 			var e *endpoint.Error
-			require.True(t, errors.As(err, &e), "%v", err)
-			assert.Equal(t, http.StatusBadRequest, e.Status)
-			assert.ErrorIs(t, e, endpoint.ErrInvalid)
-			assert.Equal(t, c.code, e.Code)
-			assert.Equal(t, c.attr, e.Attr)
-			assert.Contains(t, e.Detail, c.detail)
+			if !errors.As(err, &e) {
+				t.Fatalf("%v: errors.As(err, &e) is false", err)
+			}
+			if got, want := e.Status, http.StatusBadRequest; got != want {
+				t.Errorf("e.Status = %v, want %v", got, want)
+			}
+			if err := e; !errors.Is(err, endpoint.ErrInvalid) {
+				t.Errorf("error %v is not %v", err, endpoint.ErrInvalid)
+			}
+			if got, want := e.Code, c.code; got != want {
+				t.Errorf("e.Code = %q, want %q", got, want)
+			}
+			if got, want := e.Attr, c.attr; got != want {
+				t.Errorf("e.Attr = %q, want %q", got, want)
+			}
+			if s, sub := e.Detail, c.detail; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 		})
 	}
 }
@@ -66,15 +76,29 @@ func patch() any       { return &endpoint.VariablePatch{} }
 
 func TestDecodeJSONKeepsNumbers(t *testing.T) {
 	var req endpoint.RunRequest
-	require.NoError(t, decodeJSON([]byte(`{"variables": {"big": 12345678901234567890123, "precise": 0.1000000000000000055511151231257827}, "limit": 7}`), &req))
-	assert.Equal(t, json.Number("12345678901234567890123"), req.Variables["big"])
-	assert.Equal(t, json.Number("0.1000000000000000055511151231257827"), req.Variables["precise"])
-	require.NotNil(t, req.Limit)
-	assert.Equal(t, 7, *req.Limit)
+	if err := (decodeJSON([]byte(`{"variables": {"big": 12345678901234567890123, "precise": 0.1000000000000000055511151231257827}, "limit": 7}`), &req)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := req.Variables["big"], json.Number("12345678901234567890123"); !reflect.DeepEqual(got, want) {
+		t.Errorf("req.Variables[\"big\"] = %q, want %q", got, want)
+	}
+	if got, want := req.Variables["precise"], json.Number("0.1000000000000000055511151231257827"); !reflect.DeepEqual(got, want) {
+		t.Errorf("req.Variables[\"precise\"] = %q, want %q", got, want)
+	}
+	if req.Limit == nil {
+		t.Fatalf("req.Limit is nil")
+	}
+	if got, want := *req.Limit, 7; got != want {
+		t.Errorf("*req.Limit = %v, want %v", got, want)
+	}
 
 	var v variable.Variable
-	require.NoError(t, decodeJSON([]byte(`{"name": "n", "type": "Number", "default_value": 9007199254740993}`), &v))
-	assert.Equal(t, json.Number("9007199254740993"), v.DefaultValue, "beyond float64's exact integers")
+	if err := (decodeJSON([]byte(`{"name": "n", "type": "Number", "default_value": 9007199254740993}`), &v)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := v.DefaultValue, json.Number("9007199254740993"); !reflect.DeepEqual(got, want) {
+		t.Errorf("beyond float64's exact integers: v.DefaultValue = %q, want %q", got, want)
+	}
 }
 
 func TestJSONNames(t *testing.T) {
@@ -88,20 +112,30 @@ func TestJSONNames(t *testing.T) {
 		Skipped  string `json:"-"`
 		unexport string
 	}
-	assert.Equal(t, map[string]bool{"deep": true, "Plain": true, "tagged": true}, jsonNames(reflect.TypeFor[sample]()))
+	if got, want := jsonNames(reflect.TypeFor[sample]()), (map[string]bool{"deep": true, "Plain": true, "tagged": true}); !reflect.DeepEqual(got, want) {
+		t.Errorf("jsonNames(reflect.TypeFor[sample]()) = %+v, want %+v", got, want)
+	}
 }
 
 func TestCheckContentType(t *testing.T) {
 	ok := []string{"application/json", "Application/JSON", "application/json; charset=utf-8", "application/json;charset=UTF-8", "application/merge-patch+json", "application/vnd.api+json"}
 	for _, ct := range ok {
-		assert.NoError(t, checkContentType(ct), ct)
+		if err := checkContentType(ct); err != nil {
+			t.Errorf("%v: unexpected error: %v", ct, err)
+		}
 	}
 	bad := []string{"text/plain", "text/json", "application/xml", "application/json; charset=latin1", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "json", "application/json; =", "+json"}
 	for _, ct := range bad {
 		err := checkContentType(ct)
 		var e *endpoint.Error
-		require.True(t, errors.As(err, &e), ct)
-		assert.Equal(t, http.StatusUnsupportedMediaType, e.Status, ct)
-		assert.Equal(t, CodeUnsupportedMediaType, e.Code, ct)
+		if !errors.As(err, &e) {
+			t.Fatalf("%v: errors.As(err, &e) is false", ct)
+		}
+		if got, want := e.Status, http.StatusUnsupportedMediaType; got != want {
+			t.Errorf("%v: e.Status = %v, want %v", ct, got, want)
+		}
+		if got, want := e.Code, CodeUnsupportedMediaType; got != want {
+			t.Errorf("%v: e.Code = %q, want %q", ct, got, want)
+		}
 	}
 }

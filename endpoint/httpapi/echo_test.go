@@ -7,27 +7,39 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/stretchr/testify/assert"
 )
 
 func TestClip(t *testing.T) {
-	assert.Equal(t, "abc", clip("abc", 3))
-	assert.Equal(t, "ab…", clip("abc", 2))
-	assert.Equal(t, "éé…", clip("ééé", 2))
-	assert.Equal(t, "", clip("", 0))
+	if got, want := clip("abc", 3), "abc"; got != want {
+		t.Errorf("clip(\"abc\", 3) = %q, want %q", got, want)
+	}
+	if got, want := clip("abc", 2), "ab…"; got != want {
+		t.Errorf("clip(\"abc\", 2) = %q, want %q", got, want)
+	}
+	if got, want := clip("ééé", 2), "éé…"; got != want {
+		t.Errorf("clip(\"ééé\", 2) = %q, want %q", got, want)
+	}
+	if got, want := clip("", 0), ""; got != want {
+		t.Errorf("clip(\"\", 0) = %q, want %q", got, want)
+	}
 }
 
 func TestClipList(t *testing.T) {
-	assert.Equal(t, "a, b", clipList([]string{"a", "b"}))
+	if got, want := (clipList([]string{"a", "b"})), "a, b"; got != want {
+		t.Errorf("(clipList([]string{\"a\", \"b\"})) = %q, want %q", got, want)
+	}
 	items := make([]string, 30)
 	for i := range items {
 		items[i] = string(rune('a' + i%26))
 	}
-	assert.Equal(t, "a, b, c, d, e, f, g, h, i, j and 20 more", clipList(items))
+	if got, want := clipList(items), "a, b, c, d, e, f, g, h, i, j and 20 more"; got != want {
+		t.Errorf("clipList(items) = %q, want %q", got, want)
+	}
 	long := []string{strings.Repeat("x", 100), strings.Repeat("y", 100), strings.Repeat("z", 100), strings.Repeat("w", 100)}
 	got := clipList(long)
-	assert.Equal(t, strings.Repeat("x", 64)+"…, "+strings.Repeat("y", 64)+"…, "+strings.Repeat("z", 64)+"… and 1 more", got)
+	if got, want := got, strings.Repeat("x", 64)+"…, "+strings.Repeat("y", 64)+"…, "+strings.Repeat("z", 64)+"… and 1 more"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 }
 
 // randomText returns n pseudo-random letters and spaces: text with no long
@@ -111,9 +123,15 @@ func TestElideEchoes(t *testing.T) {
 			if want == "" {
 				want = c.detail
 			}
-			assert.Equal(t, want, got)
-			assert.LessOrEqual(t, echoedRunes(got, input), maxEchoed)
-			assert.True(t, utf8.ValidString(got))
+			if got, want := got, want; got != want {
+				t.Errorf("got = %q, want %q", got, want)
+			}
+			if a, b := echoedRunes(got, input), maxEchoed; !(a <= b) {
+				t.Errorf("echoedRunes(got, input) = %v, want <= %v", a, b)
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("utf8.ValidString(got) is false")
+			}
 		})
 	}
 }
@@ -123,18 +141,27 @@ func TestCutList(t *testing.T) {
 	for i := range items {
 		items[i] = fmt.Sprintf("v%d", i)
 	}
-	assert.Equal(t, "Unknown variable(s): v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, …, v39. Check the names.",
-		cutList("Unknown variable(s): "+strings.Join(items, ", ")+". Check the names."))
+	if got, want := cutList("Unknown variable(s): "+strings.Join(items, ", ")+". Check the names."), "Unknown variable(s): v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, …, v39. Check the names."; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 	short := "Expected one of: minute, hour, day, week, month."
-	assert.Equal(t, short, cutList(short))
+	if got, want := cutList(short), short; got != want {
+		t.Errorf("cutList(short) = %q, want %q", got, want)
+	}
 }
 
 func TestElideEchoesMultibyte(t *testing.T) {
 	input := strings.Repeat("é€😀x", 200)
 	got := elideEchoes("bad value «"+input[2:]+"» here", [][]byte{[]byte(input)})
-	assert.True(t, utf8.ValidString(got), "%q", got)
-	assert.LessOrEqual(t, utf8.RuneCountInString(got), maxEchoRunes+20)
-	assert.True(t, strings.HasSuffix(got, "» here"))
+	if !utf8.ValidString(got) {
+		t.Errorf("%q: utf8.ValidString(got) is false", got)
+	}
+	if a, b := utf8.RuneCountInString(got), maxEchoRunes+20; !(a <= b) {
+		t.Errorf("utf8.RuneCountInString(got) = %v, want <= %v", a, b)
+	}
+	if !strings.HasSuffix(got, "» here") {
+		t.Errorf("strings.HasSuffix(got, \"» here\") is false")
+	}
 }
 
 func TestGuardDetail(t *testing.T) {
@@ -143,7 +170,9 @@ func TestGuardDetail(t *testing.T) {
 	req := httptest.NewRequest("GET", "/api/projects/1/endpoints/x", nil)
 	req.URL.Path = "/api/projects/1/endpoints/" + name
 	got := guardDetail("Endpoint '"+name+"' not found.", req, nil)
-	assert.Equal(t, "Endpoint '"+name[:64]+"…' not found.", got)
+	if got, want := got, "Endpoint '"+name[:64]+"…' not found."; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 
 	// Escaped in the body, plain in the detail.
 	word := randomText(r, 600)
@@ -153,17 +182,25 @@ func TestGuardDetail(t *testing.T) {
 	}
 	body := []byte(`{"name": "` + esc.String() + `"}`)
 	got = guardDetail("Invalid name '"+word+"'.", req, body)
-	assert.Equal(t, "Invalid name '"+word[:64]+"…'.", got)
+	if got, want := got, "Invalid name '"+word[:64]+"…'."; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 
 	// Whatever its origin, no detail is longer than maxDetailBytes and an
 	// ellipsis.
 	huge := strings.Repeat("é", 5000)
 	got = guardDetail(huge, req, nil)
-	assert.LessOrEqual(t, len(got), maxDetailBytes+len(ellipsis))
-	assert.True(t, utf8.ValidString(got))
+	if a, b := len(got), maxDetailBytes+len(ellipsis); !(a <= b) {
+		t.Errorf("len(got) = %v, want <= %v", a, b)
+	}
+	if !utf8.ValidString(got) {
+		t.Errorf("utf8.ValidString(got) is false")
+	}
 
 	// A short detail is left alone, fast.
-	assert.Equal(t, "Not found.", guardDetail("Not found.", req, body))
+	if got, want := guardDetail("Not found.", req, body), "Not found."; got != want {
+		t.Errorf("guardDetail(\"Not found.\", req, body) = %q, want %q", got, want)
+	}
 }
 
 // FuzzElideEchoes: whatever the detail and the input, the result shows no

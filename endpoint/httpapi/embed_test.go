@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -43,8 +42,12 @@ var (
 func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys, *counting) {
 	t.Helper()
 	keys := &embed.StaticKeys{}
-	require.NoError(t, keys.Add("", "old", secretOld))
-	require.NoError(t, keys.Add("", "new", secretNew))
+	if err := keys.Add("", "old", secretOld); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add("", "new", secretNew); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	signer := &embed.Signer{Keys: keys}
 	exec := &counting{}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(500),
@@ -52,12 +55,16 @@ func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(nil)))
 	ctx := context.Background()
 	v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Event", Type: variable.String})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, name := range []string{"by_event", "other"} {
 		q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count(*) AS n FROM events WHERE event = {variables.event}",
 			Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}}}
 		_, err = env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: name, Query: &q})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	return env, signer, keys, exec
 }
@@ -65,14 +72,20 @@ func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys
 func send(t *testing.T, env *endpointtest.Env, method, path, bearer, body string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, env.Server.URL+path, strings.NewReader(body))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := env.Server.Client().Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return resp.StatusCode, string(b), resp.Header
 }
 
@@ -81,7 +94,9 @@ func forgeToken(t *testing.T, method jwt.SigningMethod, kid string, key any, cla
 	tok := jwt.NewWithClaims(method, claims)
 	tok.Header["kid"] = kid
 	s, err := tok.SignedString(key)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return s
 }
 
@@ -92,7 +107,9 @@ func TestEmbedTokenAttacks(t *testing.T) {
 	ctx := context.Background()
 	mint := func(c embed.Claims, life time.Duration) string {
 		tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, c, life)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return tok
 	}
 	fixed := embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "purchase"}}
@@ -135,22 +152,38 @@ func TestEmbedTokenAttacks(t *testing.T) {
 	before := exec.n.Load()
 	for _, tc := range cases {
 		status, body, _ := send(t, env, tc.method, tc.path, tc.token, tc.body)
-		assert.Equal(t, tc.status, status, "%s: %s", tc.name, body)
-		assert.Contains(t, body, `"detail"`, tc.name)
+		if got, want := status, tc.status; got != want {
+			t.Errorf("%s: %s: status = %v, want %v", tc.name, body, got, want)
+		}
+		if s, sub := body, `"detail"`; !strings.Contains(s, sub) {
+			t.Errorf("%v: %q does not contain %q", tc.name, s, sub)
+		}
 	}
-	assert.Equal(t, before, exec.n.Load(), "no refused request ran a query")
+	if got, want := exec.n.Load(), before; got != want {
+		t.Errorf("no refused request ran a query: exec.n.Load() = %v, want %v", got, want)
+	}
 	n, _ := env.Service.Get(ctx, env.Project, "by_event")
-	assert.Equal(t, 1, n.CurrentVersion, "nothing was changed")
+	if got, want := n.CurrentVersion, 1; got != want {
+		t.Errorf("nothing was changed: n.CurrentVersion = %v, want %v", got, want)
+	}
 
 	// The token's own runs: the fixed value applies, and may be repeated.
 	var want int64
-	require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE event = 'purchase'").Scan(&want))
+	if err := env.DB.QueryRow("SELECT count(*) FROM events WHERE event = 'purchase'").Scan(&want); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, body := range []string{`{"variables": {}}`, `{"variables": {"event": "purchase"}}`, `{}`} {
 		status, answer, _ := send(t, env, "POST", run, good, body)
-		require.Equal(t, 200, status, answer)
+		if got, want := status, 200; got != want {
+			t.Fatalf("%v: status = %v, want %v", answer, got, want)
+		}
 		var res struct{ Results [][]int64 }
-		require.NoError(t, json.Unmarshal([]byte(answer), &res))
-		assert.Equal(t, [][]int64{{want}}, res.Results, body)
+		if err := json.Unmarshal([]byte(answer), &res); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := res.Results, ([][]int64{{want}}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: res.Results = %+v, want %+v", body, got, want)
+		}
 	}
 }
 
@@ -158,37 +191,59 @@ func TestEmbedTokenRateAndRotation(t *testing.T) {
 	env, signer, keys, _ := embedEnv(t)
 	ctx := context.Background()
 	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	run := "/api/projects/1/endpoints/by_event/run/"
 	for i := range 2 {
 		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		require.Equal(t, 200, status, "run %d: %s", i, body)
+		if got, want := status, 200; got != want {
+			t.Fatalf("run %d: %s: status = %v, want %v", i, body, got, want)
+		}
 	}
 	status, body, h := send(t, env, "POST", run, tok, `{}`)
-	assert.Equal(t, 429, status, body)
-	assert.NotEmpty(t, h.Get("Retry-After"))
-	assert.Contains(t, body, "rpm")
+	if got, want := status, 429; got != want {
+		t.Errorf("%v: status = %v, want %v", body, got, want)
+	}
+	if v := h.Get("Retry-After"); v == "" {
+		t.Errorf("h.Get(\"Retry-After\") is empty")
+	}
+	if s, sub := body, "rpm"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	// Rotation: a token of the retired key stops working; the new key's
 	// tokens go on.
 	keys.Remove("", "new")
 	status, _, _ = send(t, env, "POST", run, tok, `{}`)
-	assert.Equal(t, 401, status, "the retired key's token is refused")
+	if got, want := status, 401; got != want {
+		t.Errorf("the retired key's token is refused: status = %v, want %v", got, want)
+	}
 	fresh, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	status, body, _ = send(t, env, "POST", run, fresh, `{}`)
-	assert.Equal(t, 200, status, body)
+	if got, want := status, 200; got != want {
+		t.Errorf("%v: status = %v, want %v", body, got, want)
+	}
 }
 
 func TestMintEmbedTokenOverHTTP(t *testing.T) {
 	env, _, _, _ := embedEnv(t)
 	status, body, _ := send(t, env, "POST", "/api/projects/1/embed_tokens/", env.Key,
 		`{"endpoints": ["by_event"], "fixed": {"event": "purchase"}, "rpm": 10, "expires_in": 600}`)
-	require.Equal(t, 201, status, body)
+	if got, want := status, 201; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	var minted struct{ Token string }
-	require.NoError(t, json.Unmarshal([]byte(body), &minted))
+	if err := json.Unmarshal([]byte(body), &minted); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	status, body, _ = send(t, env, "POST", "/api/projects/1/endpoints/by_event/run/", minted.Token, `{}`)
-	assert.Equal(t, 200, status, body)
+	if got, want := status, 200; got != want {
+		t.Errorf("%v: status = %v, want %v", body, got, want)
+	}
 
 	for _, tc := range []struct {
 		body   string
@@ -203,7 +258,9 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 		{`{"endpoints": ["by_event"], "rpm": 9999999999}`, 400}, // over embed.MaxRPM: a token no server would accept
 	} {
 		status, body, _ := send(t, env, "POST", "/api/projects/1/embed_tokens/", env.Key, tc.body)
-		assert.Equal(t, tc.status, status, "%s: %s", tc.body, body)
+		if got, want := status, tc.status; got != want {
+			t.Errorf("%s: %s: status = %v, want %v", tc.body, body, got, want)
+		}
 	}
 }
 
@@ -216,11 +273,15 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	env, signer, _, exec := embedEnv(t)
 	ctx := context.Background()
 	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	run := "/api/projects/1/endpoints/by_event/run/"
 	for i := range 2 {
 		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		require.Equal(t, 200, status, "run %d: %s", i, body)
+		if got, want := status, 200; got != want {
+			t.Fatalf("run %d: %s: status = %v, want %v", i, body, got, want)
+		}
 	}
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, tok[len(tok)-1])
@@ -228,12 +289,20 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	for spare := 1; spare < 4; spare++ { // a 32-byte signature leaves 2 spare bits
 		respelt := tok[:len(tok)-1] + string(alphabet[last^spare])
 		status, body, _ := send(t, env, "POST", run, respelt, `{}`)
-		assert.Equal(t, 401, status, body)
-		assert.Contains(t, body, "base64url")
+		if got, want := status, 401; got != want {
+			t.Errorf("%v: status = %v, want %v", body, got, want)
+		}
+		if s, sub := body, "base64url"; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 	}
-	assert.Equal(t, before, exec.n.Load(), "no respelt token ran")
+	if got, want := exec.n.Load(), before; got != want {
+		t.Errorf("no respelt token ran: exec.n.Load() = %v, want %v", got, want)
+	}
 	status, body, _ := send(t, env, "POST", run, tok, `{}`)
-	assert.Equal(t, 429, status, "the token's budget is spent: %s", body)
+	if got, want := status, 429; got != want {
+		t.Errorf("the token's budget is spent: %s: status = %v, want %v", body, got, want)
+	}
 
 	now := time.Now()
 	claims := func(extra map[string]any) jwt.MapClaims {
@@ -246,7 +315,9 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	crit := jwt.NewWithClaims(jwt.SigningMethodHS256, claims(nil))
 	crit.Header["kid"], crit.Header["crit"] = "new", []string{"exp"}
 	critTok, err := crit.SignedString(secretNew)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, tc := range []struct{ name, token, want string }{
 		{"crit", critTok, `(\"crit\")`},
 		{"exp 1e30", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"exp": 1e30})), `claim \"exp\"`},
@@ -254,7 +325,11 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 		{"rpm 2.5", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"rpm": 2.5})), `claim \"rpm\"`},
 	} {
 		status, body, _ := send(t, env, "POST", run, tc.token, `{}`)
-		assert.Equal(t, 401, status, "%s: %s", tc.name, body)
-		assert.Contains(t, body, tc.want, tc.name)
+		if got, want := status, 401; got != want {
+			t.Errorf("%s: %s: status = %v, want %v", tc.name, body, got, want)
+		}
+		if s, sub := body, tc.want; !strings.Contains(s, sub) {
+			t.Errorf("%v: %q does not contain %q", tc.name, s, sub)
+		}
 	}
 }

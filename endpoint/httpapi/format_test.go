@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,9 @@ func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.O
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
 		ResultCache: memstore.NewResultCache(1 << 20)})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	opts = append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})}, opts...)
 	srv := httptest.NewServer(httpapi.New(svc, keyring(t), opts...))
@@ -83,7 +86,9 @@ type raw struct {
 func (h *harness) post(path, key, body string, header ...string) raw {
 	h.t.Helper()
 	req, err := http.NewRequest("POST", h.server.URL+path, strings.NewReader(body))
-	require.NoError(h.t, err)
+	if err != nil {
+		h.t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -92,10 +97,14 @@ func (h *harness) post(path, key, body string, header ...string) raw {
 		req.Header.Set(header[i], header[i+1])
 	}
 	res, err := h.server.Client().Do(req)
-	require.NoError(h.t, err)
+	if err != nil {
+		h.t.Fatalf("unexpected error: %v", err)
+	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	require.NoError(h.t, err)
+	if err != nil {
+		h.t.Fatalf("unexpected error: %v", err)
+	}
 	return raw{status: res.StatusCode, header: res.Header, trailer: res.Trailer, body: b}
 }
 
@@ -110,12 +119,18 @@ type jsonAnswer struct {
 
 func decodeAnswer(t *testing.T, r raw) jsonAnswer {
 	t.Helper()
-	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
+	}
+	if got, want := r.header.Get("Content-Type"), "application/json"; got != want {
+		t.Fatalf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
+	}
 	var a jsonAnswer
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.UseNumber()
-	require.NoError(t, dec.Decode(&a))
+	if err := dec.Decode(&a); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return a
 }
 
@@ -140,7 +155,9 @@ func cellText(v any) string {
 func headerList(t *testing.T, h http.Header, name string) []string {
 	t.Helper()
 	var out []string
-	require.NoError(t, json.Unmarshal([]byte(h.Get(name)), &out), "%s: %q", name, h.Get(name))
+	if err := json.Unmarshal([]byte(h.Get(name)), &out); err != nil {
+		t.Fatalf("%s: %q: unexpected error: %v", name, h.Get(name), err)
+	}
 	return out
 }
 
@@ -148,29 +165,51 @@ func headerList(t *testing.T, h http.Header, name string) []string {
 // answer's columns, types and rows.
 func checkCSV(t *testing.T, r raw, want jsonAnswer) {
 	t.Helper()
-	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	assert.Equal(t, "text/csv; charset=utf-8; header=present", r.header.Get("Content-Type"))
-	assert.Equal(t, want.Types, headerList(t, r.header, httpapi.HeaderTypes))
-	assert.Equal(t, want.Columns, headerList(t, r.header, httpapi.HeaderColumns))
-	assert.Equal(t, fmt.Sprint(want.HasMore), r.header.Get(httpapi.HeaderHasMore))
-	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
+	}
+	if got, want := r.header.Get("Content-Type"), "text/csv; charset=utf-8; header=present"; got != want {
+		t.Errorf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
+	}
+	if got, want := headerList(t, r.header, httpapi.HeaderTypes), want.Types; !reflect.DeepEqual(got, want) {
+		t.Errorf("headerList(t, r.header, httpapi.HeaderTypes) = %+v, want %+v", got, want)
+	}
+	if got, want := headerList(t, r.header, httpapi.HeaderColumns), want.Columns; !reflect.DeepEqual(got, want) {
+		t.Errorf("headerList(t, r.header, httpapi.HeaderColumns) = %+v, want %+v", got, want)
+	}
+	if got, want := r.header.Get(httpapi.HeaderHasMore), fmt.Sprint(want.HasMore); got != want {
+		t.Errorf("r.header.Get(httpapi.HeaderHasMore) = %q, want %q", got, want)
+	}
+	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
+		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
+	}
 	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	require.NoError(t, err, "%s", r.body)
-	require.Equal(t, want.Columns, records[0])
-	require.Len(t, records, len(want.Results)+1)
+	if err != nil {
+		t.Fatalf("%s: unexpected error: %v", r.body, err)
+	}
+	if got, want := records[0], want.Columns; !reflect.DeepEqual(got, want) {
+		t.Fatalf("records[0] = %+v, want %+v", got, want)
+	}
+	if got := len(records); got != len(want.Results)+1 {
+		t.Fatalf("len(records) = %d, want %d: %v", got, len(want.Results)+1, records)
+	}
 	for i, row := range want.Results {
 		cells := make([]string, len(row))
 		for j, v := range row {
 			cells[j] = cellText(v)
 		}
-		assert.Equal(t, cells, records[i+1], "row %d", i)
+		if got, want := records[i+1], cells; !reflect.DeepEqual(got, want) {
+			t.Errorf("row %d: records[i+1] = %+v, want %+v", i, got, want)
+		}
 	}
 	// null and "" differ in the text: an empty field against "".
 	for i, row := range want.Results {
 		for j, v := range row {
 			if s, ok := v.(string); ok && s == "" {
 				line := strings.Split(string(r.body), "\n")[i+1]
-				assert.Contains(t, line, `""`, "row %d column %d", i, j)
+				if s, sub := line, `""`; !strings.Contains(s, sub) {
+					t.Errorf("row %d column %d: %q does not contain %q", i, j, s, sub)
+				}
 			}
 		}
 	}
@@ -180,19 +219,33 @@ func checkCSV(t *testing.T, r raw, want jsonAnswer) {
 // answer's rows, values and JSON types alike.
 func checkNDJSON(t *testing.T, r raw, want jsonAnswer) {
 	t.Helper()
-	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	assert.Equal(t, httpapi.MediaTypeNDJSON, r.header.Get("Content-Type"))
-	assert.Equal(t, want.Types, headerList(t, r.header, httpapi.HeaderTypes))
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
+	}
+	if got, want := r.header.Get("Content-Type"), httpapi.MediaTypeNDJSON; got != want {
+		t.Errorf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
+	}
+	if got, want := headerList(t, r.header, httpapi.HeaderTypes), want.Types; !reflect.DeepEqual(got, want) {
+		t.Errorf("headerList(t, r.header, httpapi.HeaderTypes) = %+v, want %+v", got, want)
+	}
 	cols := headerList(t, r.header, httpapi.HeaderColumns)
-	assert.Equal(t, want.Columns, cols)
-	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	if got, want := cols, want.Columns; !reflect.DeepEqual(got, want) {
+		t.Errorf("cols = %+v, want %+v", got, want)
+	}
+	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
+		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
+	}
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.UseNumber()
 	var got [][]any
 	for dec.More() {
 		var obj map[string]any
-		require.NoError(t, dec.Decode(&obj))
-		require.Len(t, obj, len(cols))
+		if err := dec.Decode(&obj); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got := len(obj); got != len(cols) {
+			t.Fatalf("len(obj) = %d, want %d: %v", got, len(cols), obj)
+		}
 		row := make([]any, len(cols))
 		for i, c := range cols {
 			row[i] = obj[c]
@@ -200,17 +253,23 @@ func checkNDJSON(t *testing.T, r raw, want jsonAnswer) {
 		got = append(got, row)
 	}
 	if len(want.Results) == 0 {
-		assert.Empty(t, got)
+		if v := got; !(len(v) == 0) {
+			t.Errorf("got = %v, want it empty", v)
+		}
 		return
 	}
-	assert.Equal(t, want.Results, got)
+	if got, want := got, want.Results; !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 	// Keys are in column order in the text.
 	first := strings.SplitN(string(r.body), "\n", 2)[0]
 	last := -1
 	for _, c := range cols {
 		k, _ := json.Marshal(c)
 		at := strings.Index(first, string(k)+":")
-		assert.Greater(t, at, last, "key %s out of order in %s", k, first)
+		if a, b := at, last; !(a > b) {
+			t.Errorf("key %s out of order in %s: at = %v, want > %v", k, first, a, b)
+		}
 		last = at
 	}
 }
@@ -220,16 +279,26 @@ func checkNDJSON(t *testing.T, r raw, want jsonAnswer) {
 // numbers, UTF-8 strings for text and times, nulls where JSON has null.
 func checkParquet(t *testing.T, r raw, want jsonAnswer) {
 	t.Helper()
-	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	assert.Equal(t, parquet.MediaType, r.header.Get("Content-Type"))
-	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
+	}
+	if got, want := r.header.Get("Content-Type"), parquet.MediaType; got != want {
+		t.Errorf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
+	}
+	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
+		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
+	}
 	f, err := pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var names []string
 	for _, c := range f.Schema().Fields() {
 		names = append(names, c.Name())
 	}
-	require.Equal(t, want.Columns, names)
+	if got, want := names, want.Columns; !reflect.DeepEqual(got, want) {
+		t.Fatalf("names = %+v, want %+v", got, want)
+	}
 	rd := pq.NewReader(bytes.NewReader(r.body))
 	var got [][]any
 	rows := make([]pq.Row, 16)
@@ -245,22 +314,34 @@ func checkParquet(t *testing.T, r raw, want jsonAnswer) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
-	require.Len(t, got, len(want.Results))
+	if got := len(got); got != len(want.Results) {
+		t.Fatalf("len(got) = %d, want %d: %v", got, len(want.Results), got)
+	}
 	for i, row := range want.Results {
 		for j, v := range row {
 			switch x := v.(type) {
 			case json.Number:
 				if n, err := x.Int64(); err == nil && f.Schema().Fields()[j].Type().Kind() == pq.Int64 {
-					assert.Equal(t, n, got[i][j], "row %d column %s", i, names[j])
+					if got, want := got[i][j], n; !reflect.DeepEqual(got, want) {
+						t.Errorf("row %d column %s: got[i][j] = %+v, want %+v", i, names[j], got, want)
+					}
 				} else {
 					fl, err := x.Float64()
-					require.NoError(t, err)
-					assert.Equal(t, fl, got[i][j], "row %d column %s", i, names[j])
+					if err != nil {
+						t.Fatalf("unexpected error: %v", err)
+					}
+					if got, want := got[i][j], fl; !reflect.DeepEqual(got, want) {
+						t.Errorf("row %d column %s: got[i][j] = %+v, want %+v", i, names[j], got, want)
+					}
 				}
 			default:
-				assert.Equal(t, v, got[i][j], "row %d column %s", i, names[j])
+				if got, want := got[i][j], v; !reflect.DeepEqual(got, want) {
+					t.Errorf("row %d column %s: got[i][j] = %+v, want %+v", i, names[j], got, want)
+				}
 			}
 		}
 	}
@@ -290,7 +371,9 @@ func createKinds(t *testing.T, db *sql.DB, eng engine.Engine, h *harness) {
 		ts = "TEXT"
 	}
 	_, err := db.Exec("CREATE TABLE kinds (id INTEGER, name VARCHAR(100), amount DOUBLE PRECISION, note VARCHAR(100), at " + ts + ")")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, r := range kindsRows {
 		args := append([]any(nil), r...)
 		if tm, ok := args[4].(time.Time); ok && eng == engine.SQLite {
@@ -301,7 +384,9 @@ func createKinds(t *testing.T, db *sql.DB, eng engine.Engine, h *harness) {
 			m[i] = string(eng.Marker(nil, i+1, ""))
 		}
 		_, err := db.Exec("INSERT INTO kinds VALUES ("+strings.Join(m, ", ")+")", args...)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
 		"name": "kinds", "query": sqlQuery("SELECT id, name, amount, note, at, id * 2 AS twice FROM kinds ORDER BY id", nil)}))
@@ -320,7 +405,9 @@ func TestFormatsEqualJSON(t *testing.T) {
 			createKinds(t, db, tg.eng, h)
 			run := "/api/projects/1/endpoints/kinds/run"
 			want := decodeAnswer(t, h.post(run, keyP1, `{"refresh": "force"}`))
-			require.Len(t, want.Results, len(kindsRows))
+			if got := len(want.Results); got != len(kindsRows) {
+				t.Fatalf("len(want.Results) = %d, want %d: %v", got, len(kindsRows), want.Results)
+			}
 			for _, refresh := range []string{"force", "cache"} {
 				body := func(f string) string { return `{"refresh": "` + refresh + `", "format": "` + f + `"}` }
 				checkCSV(t, h.post(run, keyP1, body("csv")), want)
@@ -330,11 +417,15 @@ func TestFormatsEqualJSON(t *testing.T) {
 				checkNDJSON(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", "application/x-ndjson"), want)
 				checkParquet(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", parquet.MediaType), want)
 			}
-			assert.True(t, decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached, "the cache path was not taken")
+			if !(decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached) {
+				t.Errorf("the cache path was not taken: (decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached) is false")
+			}
 
 			// A page: hasMore in its header.
 			page := decodeAnswer(t, h.post(run, keyP1, `{"limit": 2}`))
-			require.True(t, page.HasMore)
+			if !page.HasMore {
+				t.Fatalf("page.HasMore is false")
+			}
 			checkCSV(t, h.post(run, keyP1, `{"limit": 2, "format": "csv"}`), page)
 			checkNDJSON(t, h.post(run, keyP1, `{"limit": 2, "format": "ndjson"}`), page)
 
@@ -368,48 +459,86 @@ func TestFormatCutAtCap(t *testing.T) {
 	run := "/api/projects/1/endpoints/ids/run"
 
 	r := h.post(run, keyP1, `{"limit": 300, "format": "csv"}`)
-	require.Equal(t, http.StatusOK, r.status)
-	assert.LessOrEqual(t, len(r.body), 2000+400)
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("r.status = %v, want %v", got, want)
+	}
+	if a, b := len(r.body), 2000+400; !(a <= b) {
+		t.Errorf("len(r.body) = %v, want <= %v", a, b)
+	}
 	trailer := r.trailer.Get(httpapi.HeaderError)
-	assert.Contains(t, trailer, "result_too_large: The answer is larger than max_answer_bytes (2000 bytes)")
+	if s, sub := trailer, "result_too_large: The answer is larger than max_answer_bytes (2000 bytes)"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	_, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	require.ErrorIs(t, err, csv.ErrFieldCount, "a cut CSV must not parse as a whole file")
+	if err := err; !errors.Is(err, csv.ErrFieldCount) {
+		t.Fatalf("a cut CSV must not parse as a whole file: error %v is not %v", err, csv.ErrFieldCount)
+	}
 	lines := strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
 	last := lines[len(lines)-1]
-	assert.True(t, strings.HasPrefix(last, httpapi.CSVErrorMarker+",\"result_too_large: "), last)
+	if !strings.HasPrefix(last, httpapi.CSVErrorMarker+",\"result_too_large: ") {
+		t.Errorf("%v: condition is false", last)
+	}
 	// Every line before it is a whole row.
 	rec := csv.NewReader(strings.NewReader(strings.Join(lines[:len(lines)-1], "\n")))
 	rows, err := rec.ReadAll()
-	require.NoError(t, err)
-	assert.Greater(t, len(rows), 10)
-	assert.Contains(t, last, fmt.Sprintf("after %d rows", len(rows)-1))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if a, b := len(rows), 10; !(a > b) {
+		t.Errorf("len(rows) = %v, want > %v", a, b)
+	}
+	if s, sub := last, fmt.Sprintf("after %d rows", len(rows)-1); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	r = h.post(run, keyP1, `{"limit": 300, "format": "ndjson"}`)
-	require.Equal(t, http.StatusOK, r.status)
-	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_too_large")
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("r.status = %v, want %v", got, want)
+	}
+	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_too_large"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	lines = strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
 	var end struct {
 		Error struct{ Code, Detail string } `json:"error"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
-	assert.Equal(t, "result_too_large", end.Error.Code)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &end); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := end.Error.Code, "result_too_large"; got != want {
+		t.Errorf("end.Error.Code = %q, want %q", got, want)
+	}
 	for _, l := range lines[:len(lines)-1] {
 		var obj map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &obj), l)
-		assert.Len(t, obj, 2)
+		if err := json.Unmarshal([]byte(l), &obj); err != nil {
+			t.Fatalf("%v: unexpected error: %v", l, err)
+		}
+		if got := len(obj); got != 2 {
+			t.Errorf("len(obj) = %d, want %d: %v", got, 2, obj)
+		}
 	}
 
 	r = h.post(run, keyP1, `{"limit": 300, "format": "parquet"}`)
-	require.Equal(t, http.StatusOK, r.status)
-	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_too_large")
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("r.status = %v, want %v", got, want)
+	}
+	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_too_large"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	_, err = pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
-	require.Error(t, err, "a cut Parquet file must not open")
+	if err == nil {
+		t.Fatalf("a cut Parquet file must not open: got no error, want one")
+	}
 
 	// Under the bound, no error.
 	r = h.post(run, keyP1, `{"limit": 5, "format": "csv"}`)
-	assert.Empty(t, r.trailer.Get(httpapi.HeaderError))
+	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
+		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
+	}
 	_, err = csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 }
 
 // TestFormatCutByValue: a value no format can hold (an infinity, which JSON
@@ -422,16 +551,30 @@ func TestFormatCutByValue(t *testing.T) {
 		"name": "nan", "query": sqlQuery("SELECT 1.5 AS x UNION ALL SELECT 9e999", nil)}))
 	run := "/api/projects/1/endpoints/nan/run"
 	j := h.post(run, keyP1, `{}`)
-	require.Equal(t, http.StatusBadGateway, j.status, "%s", j.body)
+	if got, want := j.status, http.StatusBadGateway; got != want {
+		t.Fatalf("%s: j.status = %v, want %v", j.body, got, want)
+	}
 	r := h.post(run, keyP1, `{"format": "ndjson"}`)
-	require.Equal(t, http.StatusOK, r.status)
-	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_not_encodable")
-	assert.Contains(t, string(r.body), `{"error":{"code":"result_not_encodable"`)
+	if got, want := r.status, http.StatusOK; got != want {
+		t.Fatalf("r.status = %v, want %v", got, want)
+	}
+	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_not_encodable"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := string(r.body), (`{"error":{"code":"result_not_encodable"`); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	r = h.post(run, keyP1, `{"format": "csv"}`)
-	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_not_encodable")
+	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_not_encodable"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	_, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	require.ErrorIs(t, err, csv.ErrFieldCount)
-	assert.True(t, strings.HasPrefix(string(r.body), "x\n1.5\n"+httpapi.CSVErrorMarker), "%s", r.body)
+	if err := err; !errors.Is(err, csv.ErrFieldCount) {
+		t.Fatalf("error %v is not %v", err, csv.ErrFieldCount)
+	}
+	if !strings.HasPrefix(string(r.body), "x\n1.5\n"+httpapi.CSVErrorMarker) {
+		t.Errorf("%s: strings.HasPrefix(string(r.body), \"x\\n1.5\\n\"+httpapi.CSVErrorMarker) is false", r.body)
+	}
 }
 
 // TestFormatChoice: the body's format field and Accept choose the format;
@@ -465,9 +608,13 @@ func TestFormatChoice(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := h.post(run, keyP1, c.body, "Accept", c.accept)
-		require.Equal(t, http.StatusOK, r.status, "%s %s: %s", c.body, c.accept, r.body)
+		if got, want := r.status, http.StatusOK; got != want {
+			t.Fatalf("%s %s: %s: r.status = %v, want %v", c.body, c.accept, r.body, got, want)
+		}
 		mt, _, _ := strings.Cut(r.header.Get("Content-Type"), ";")
-		assert.Equal(t, c.want, mt, "%s Accept %q", c.body, c.accept)
+		if got, want := mt, c.want; got != want {
+			t.Errorf("%s Accept %q: mt = %q, want %q", c.body, c.accept, got, want)
+		}
 	}
 
 	bad := []struct{ body, detail string }{
@@ -479,12 +626,18 @@ func TestFormatChoice(t *testing.T) {
 	for _, c := range bad {
 		r := h.do("POST", run, keyP1, c.body)
 		mustStatus(t, http.StatusBadRequest, r)
-		assert.Equal(t, c.detail, r.detail())
+		if got, want := r.detail(), c.detail; got != want {
+			t.Errorf("r.detail() = %q, want %q", got, want)
+		}
 	}
 	r := h.do("POST", "/api/projects/1/query/", keyP1, `{"format": "csv", "query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}]}}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, "Format 'csv' answers rows, and an insight's results are series, not rows: ask for format 'json'.", r.detail())
-	assert.Equal(t, "format", r.Body["attr"])
+	if got, want := r.detail(), "Format 'csv' answers rows, and an insight's results are series, not rows: ask for format 'json'."; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
+	if got, want := r.Body["attr"], "format"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+	}
 
 	// Without the Parquet format registered.
 	plain := httptest.NewServer(httpapi.New(newService(t, newExecutor(db)), keyring(t), httpapi.WithLimiter(nil)))
@@ -494,9 +647,13 @@ func TestFormatChoice(t *testing.T) {
 		"name": "n", "query": sqlQuery("SELECT 1 AS n", nil)}))
 	r = hp.do("POST", run, keyP1, `{"format": "parquet"}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, "Format 'parquet' is not served here: the server's host did not register it (httpapi.WithFormat).", r.detail())
+	if got, want := r.detail(), "Format 'parquet' is not served here: the server's host did not register it (httpapi.WithFormat)."; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
 	pr := hp.post(run, keyP1, `{}`, "Accept", parquet.MediaType)
-	assert.Equal(t, "application/json", pr.header.Get("Content-Type"))
+	if got, want := pr.header.Get("Content-Type"), "application/json"; got != want {
+		t.Errorf("pr.header.Get(\"Content-Type\") = %q, want %q", got, want)
+	}
 }
 
 // TestFormatsInOpenAPI: the served OpenAPI document of a SQL endpoint
@@ -510,17 +667,25 @@ func TestFormatsInOpenAPI(t *testing.T) {
 	mustStatus(t, http.StatusOK, r)
 	post := r.Body["paths"].(map[string]any)["/api/projects/1/endpoints/n/run"].(map[string]any)["post"].(map[string]any)
 	props := post["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["properties"].(map[string]any)
-	assert.Equal(t, []any{"json", "csv", "ndjson", "parquet"}, props["format"].(map[string]any)["enum"])
+	if got, want := props["format"].(map[string]any)["enum"], ([]any{"json", "csv", "ndjson", "parquet"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("props[\"format\"].(map[string]any)[\"enum\"] = %+v, want %+v", got, want)
+	}
 	content := post["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)
 	for _, mt := range []string{"application/json", "text/csv", "application/x-ndjson", parquet.MediaType} {
-		assert.Contains(t, content, mt)
+		if _, ok := content[mt]; !ok {
+			t.Errorf("no key %v in %v", mt, content)
+		}
 	}
 }
 
 func keyring(t *testing.T) *httpapi.Keyring {
 	keys := httpapi.NewKeyring()
-	require.NoError(t, keys.Add(keyP1, "1"))
-	require.NoError(t, keys.Add(keyP2, "2"))
+	if err := keys.Add(keyP1, "1"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add(keyP2, "2"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return keys
 }
 
@@ -534,7 +699,9 @@ func TestFormatInsightRun(t *testing.T) {
 	for _, f := range []string{"csv", "ndjson", "parquet"} {
 		r := h.do("POST", "/api/projects/1/endpoints/trend/run", keyP1, `{"format": "`+f+`"}`)
 		mustStatus(t, http.StatusBadRequest, r)
-		assert.Contains(t, r.detail(), "Format '"+f+"' answers rows")
+		if s, sub := r.detail(), "Format '"+f+"' answers rows"; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 	}
 }
 
@@ -547,7 +714,9 @@ func TestFormatsAuth(t *testing.T) {
 	env, signer, _, _ := embedEnv(t)
 	ctx := context.Background()
 	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embedClaims("by_event", "purchase"), time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	run := "/api/projects/1/endpoints/by_event/run"
 	type c struct {
 		bearer, path, body string
@@ -566,7 +735,9 @@ func TestFormatsAuth(t *testing.T) {
 	}
 	for _, cs := range cases {
 		jsonStatus, jsonBody, _ := send(t, env, "POST", cs.path, cs.bearer, cs.body)
-		require.Equal(t, cs.status, jsonStatus, "%s %s", cs.path, cs.body)
+		if got, want := jsonStatus, cs.status; got != want {
+			t.Fatalf("%s %s: jsonStatus = %v, want %v", cs.path, cs.body, got, want)
+		}
 		for _, f := range []string{"csv", "ndjson"} {
 			body := strings.TrimSuffix(cs.body, "}")
 			if body != "{" {
@@ -576,18 +747,26 @@ func TestFormatsAuth(t *testing.T) {
 			status, got, hdr := send(t, env, "POST", cs.path, cs.bearer, body)
 			require.Equal(t, cs.status, status, "%s %s: %s", cs.path, body, got)
 			if status != 200 {
-				assert.Equal(t, "application/json", hdr.Get("Content-Type"))
+				if got, want := hdr.Get("Content-Type"), "application/json"; got != want {
+					t.Errorf("hdr.Get(\"Content-Type\") = %q, want %q", got, want)
+				}
 				assert.JSONEq(t, jsonBody, got)
 				continue
 			}
 			var a jsonAnswer
 			dec := json.NewDecoder(strings.NewReader(jsonBody))
 			dec.UseNumber()
-			require.NoError(t, dec.Decode(&a))
+			if err := dec.Decode(&a); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			if f == "csv" {
-				assert.Equal(t, "n\n"+cellText(a.Results[0][0])+"\n", got)
+				if got, want := got, "n\n"+cellText(a.Results[0][0])+"\n"; got != want {
+					t.Errorf("got = %q, want %q", got, want)
+				}
 			} else {
-				assert.Equal(t, `{"n":`+cellText(a.Results[0][0])+"}\n", got)
+				if got, want := got, (`{"n":` + cellText(a.Results[0][0]) + "}\n"); got != want {
+					t.Errorf("got = %q, want %q", got, want)
+				}
 			}
 		}
 	}

@@ -4,11 +4,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 )
@@ -24,7 +24,9 @@ func TestAllowHeader(t *testing.T) {
 	for _, c := range cases {
 		r := h.do(c.method, c.path, keyP1, nil)
 		mustStatus(t, http.StatusMethodNotAllowed, r)
-		assert.Equal(t, c.allow, r.Header.Get("Allow"), "%s %s", c.method, c.path)
+		if got, want := r.Header.Get("Allow"), c.allow; got != want {
+			t.Errorf("%s %s: r.Header.Get(\"Allow\") = %q, want %q", c.method, c.path, got, want)
+		}
 	}
 }
 
@@ -54,7 +56,9 @@ func serve(t *testing.T, h http.Handler, method, path, body string) response {
 func newKeys(t *testing.T) *httpapi.Keyring {
 	t.Helper()
 	keys := httpapi.NewKeyring()
-	require.NoError(t, keys.Add(keyP1, "1"))
+	if err := keys.Add(keyP1, "1"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return keys
 }
 
@@ -63,7 +67,9 @@ func TestWithPrefix(t *testing.T) {
 	h := httpapi.New(svc, newKeys(t), httpapi.WithPrefix("/analytics/"))
 	r := serve(t, h, "POST", "/analytics/api/projects/1/endpoints", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
 	mustStatus(t, http.StatusCreated, r)
-	assert.Equal(t, "/analytics/api/projects/1/endpoints/one/run", r.Body["endpoint_path"])
+	if got, want := r.Body["endpoint_path"], "/analytics/api/projects/1/endpoints/one/run"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"endpoint_path\"] = %q, want %q", got, want)
+	}
 	mustStatus(t, http.StatusOK, serve(t, h, "POST", "/analytics/api/projects/1/endpoints/one/run/", ""))
 	r = serve(t, h, "GET", "/api/projects/1/endpoints/", "")
 	mustStatus(t, http.StatusNotFound, r)
@@ -75,10 +81,14 @@ func TestWithMaxBodyBytes(t *testing.T) {
 	svc := newService(t, newExecutor(openEvents(t, 10)))
 	h := httpapi.New(svc, newKeys(t), httpapi.WithMaxBodyBytes(64))
 	body := `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`
-	require.Greater(t, len(body), 64)
+	if a, b := len(body), 64; !(a > b) {
+		t.Fatalf("len(body) = %v, want > %v", a, b)
+	}
 	r := serve(t, h, "POST", "/api/projects/1/endpoints/", body)
 	mustStatus(t, http.StatusRequestEntityTooLarge, r)
-	assert.Contains(t, r.detail(), "the limit is 64 bytes")
+	if s, sub := r.detail(), "the limit is 64 bytes"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	mustStatus(t, http.StatusCreated, serve(t, httpapi.New(svc, newKeys(t), httpapi.WithMaxBodyBytes(0)), "POST", "/api/projects/1/endpoints/", body))
 }
 
@@ -89,5 +99,7 @@ func TestHead(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	assert.Equal(t, http.StatusOK, rec.Code)
+	if got, want := rec.Code, http.StatusOK; got != want {
+		t.Errorf("rec.Code = %v, want %v", got, want)
+	}
 }

@@ -11,13 +11,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -46,15 +46,21 @@ func TestBodyEncodingIsChecked(t *testing.T) {
 			r := h.do(c.method, c.path, keyP1, c.body)
 			mustStatus(t, http.StatusBadRequest, r)
 			checkErrorBody(t, r)
-			assert.Equal(t, "parse_error", r.Body["code"])
-			assert.Contains(t, r.detail(), c.detail)
+			if got, want := r.Body["code"], "parse_error"; !reflect.DeepEqual(got, want) {
+				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+			}
+			if s, sub := r.detail(), c.detail; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 		})
 	}
 	// Nothing was created or changed.
 	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"a", keyP1, nil))
 	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"b", keyP1, nil))
 	r := h.do("GET", createPath+"in_range", keyP1, nil)
-	assert.Equal(t, "", r.Body["description"])
+	if got, want := r.Body["description"], ""; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
+	}
 	// A valid pair and a literal U+FFFD are fine.
 	mustStatus(t, http.StatusCreated, h.do("POST", createPath, keyP1, `{"name": "ok", "description": "\ud83d\ude00 `+"\uFFFD"+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`))
 }
@@ -79,14 +85,22 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 			r := h.do(c.method, c.path, keyP1, c.body)
 			mustStatus(t, http.StatusBadRequest, r)
 			checkErrorBody(t, r)
-			assert.Equal(t, "parse_error", r.Body["code"])
-			assert.Contains(t, r.detail(), c.detail)
-			assert.Equal(t, c.attr, r.Body["attr"])
+			if got, want := r.Body["code"], "parse_error"; !reflect.DeepEqual(got, want) {
+				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+			}
+			if s, sub := r.detail(), c.detail; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
+			if got, want := r.Body["attr"], c.attr; !reflect.DeepEqual(got, want) {
+				t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+			}
 		})
 	}
 	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"b", keyP1, nil))
 	r := h.do("GET", createPath+"in_range", keyP1, nil)
-	assert.Contains(t, string(r.Raw), "{variables.from}", "the endpoint was not changed")
+	if s, sub := string(r.Raw), ("{variables.from}"); !strings.Contains(s, sub) {
+		t.Errorf("the endpoint was not changed: %q does not contain %q", s, sub)
+	}
 }
 
 // echoRand makes the client input of TestDetailsDoNotEchoInput: random
@@ -185,7 +199,9 @@ func TestDetailsDoNotEchoInput(t *testing.T) {
 			default:
 				var err error
 				raw, err = jsonMarshal(b)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 			}
 			req := httptest.NewRequest(c.method, c.path, bytes.NewReader(raw))
 			if c.path != "" && strings.Contains(c.path, "%") {
@@ -211,13 +227,21 @@ func TestDetailsDoNotEchoInput(t *testing.T) {
 			checkErrorBody(t, r)
 			input := c.method + " " + c.path + " " + c.contentType + " " + string(raw) + " " + name + " " + long
 			detail := r.detail()
-			assert.LessOrEqual(t, longestRepeat(detail, input), 200, "%s echo: %s", c.origin, detail)
-			assert.LessOrEqual(t, repeatedRunes(detail, input), 200, "%s echo: %s", c.origin, detail)
+			if a, b := longestRepeat(detail, input), 200; !(a <= b) {
+				t.Errorf("%s echo: %s: longestRepeat(detail, input) = %v, want <= %v", c.origin, detail, a, b)
+			}
+			if a, b := repeatedRunes(detail, input), 200; !(a <= b) {
+				t.Errorf("%s echo: %s: repeatedRunes(detail, input) = %v, want <= %v", c.origin, detail, a, b)
+			}
 			if attr, ok := r.Body["attr"].(string); ok {
-				assert.LessOrEqual(t, utf8.RuneCountInString(attr), 201, "attr: %s", attr)
+				if a, b := utf8.RuneCountInString(attr), 201; !(a <= b) {
+					t.Errorf("attr: %s: utf8.RuneCountInString(attr) = %v, want <= %v", attr, a, b)
+				}
 			}
 			if c.shows != "" {
-				assert.Contains(t, detail, c.shows, "the echo is cut, not removed")
+				if s, sub := detail, c.shows; !strings.Contains(s, sub) {
+					t.Errorf("the echo is cut, not removed: %q does not contain %q", s, sub)
+				}
 			}
 		})
 	}
@@ -284,13 +308,17 @@ func TestRequestID(t *testing.T) {
 		r := h.do(rq.method, rq.path, rq.key, nil)
 		id := r.Header.Get("X-Request-Id")
 		assert.Regexp(t, regexp.MustCompile(`^[A-Z2-7]{26}$`), id, "%s %s", rq.method, rq.path)
-		assert.False(t, seen[id], "ids are unique")
+		if seen[id] {
+			t.Errorf("ids are unique: seen[id] is true")
+		}
 		seen[id] = true
 	}
 	mustStatus(t, http.StatusCreated, h.do("POST", createPath, keyP1, map[string]any{"name": "gone", "query": sqlQuery("SELECT 1", nil)}))
 	r := h.do("DELETE", createPath+"gone", keyP1, nil)
 	mustStatus(t, http.StatusNoContent, r)
-	assert.NotEmpty(t, r.Header.Get("X-Request-Id"), "204 too")
+	if v := r.Header.Get("X-Request-Id"); v == "" {
+		t.Errorf("204 too: r.Header.Get(\"X-Request-Id\") is empty")
+	}
 
 	cases := []struct {
 		sent []string
@@ -308,7 +336,9 @@ func TestRequestID(t *testing.T) {
 	}
 	for _, c := range cases {
 		req, err := http.NewRequest("GET", h.server.URL+createPath, nil)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		req.Header.Set("Authorization", "Bearer "+keyP1)
 		for _, v := range c.sent {
 			req.Header.Add("X-Request-Id", v)
@@ -316,7 +346,9 @@ func TestRequestID(t *testing.T) {
 		r := h.send(req)
 		got := r.Header.Get("X-Request-Id")
 		if c.kept {
-			assert.Equal(t, c.sent[0], got)
+			if got, want := got, c.sent[0]; got != want {
+				t.Errorf("got = %q, want %q", got, want)
+			}
 		} else {
 			assert.Regexp(t, `^[A-Z2-7]{26}$`, got, "%q replaced", c.sent)
 		}
@@ -342,30 +374,54 @@ func TestServerErrorsAreLogged(t *testing.T) {
 			h.setupRange("1", keyP1)
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)
-			assert.NotContains(t, string(r.Raw), "swordfish")
+			if s, sub := string(r.Raw), "swordfish"; strings.Contains(s, sub) {
+				t.Errorf("%q contains %q", s, sub)
+			}
 			id := r.Header.Get("X-Request-Id")
-			require.NotEmpty(t, id)
+			if v := id; v == "" {
+				t.Fatalf("id is empty")
+			}
 			logs := h.logs.String()
-			assert.Contains(t, logs, "level=ERROR")
-			assert.Contains(t, logs, "swordfish", "the cause is logged")
-			assert.Contains(t, logs, "request_id="+id)
-			assert.Contains(t, logs, fmt.Sprintf("status=%d", c.status))
+			if s, sub := logs, "level=ERROR"; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
+			if s, sub := logs, "swordfish"; !strings.Contains(s, sub) {
+				t.Errorf("the cause is logged: %q does not contain %q", s, sub)
+			}
+			if s, sub := logs, "request_id="+id; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
+			if s, sub := logs, fmt.Sprintf("status=%d", c.status); !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 		})
 	}
 	t.Run("panic", func(t *testing.T) {
 		r, logs := serveWith(t, authFunc(func(context.Context, string, string) error { panic("boom-7") }))
-		require.Equal(t, http.StatusInternalServerError, r.Status)
-		assert.Contains(t, logs, "boom-7")
-		assert.Contains(t, logs, "request_id="+r.Header.Get("X-Request-Id"))
-		assert.Contains(t, logs, "stack=")
-		assert.Equal(t, 1, strings.Count(logs, "level=ERROR"), "one entry per failure: %s", logs)
+		if got, want := r.Status, http.StatusInternalServerError; got != want {
+			t.Fatalf("r.Status = %v, want %v", got, want)
+		}
+		if s, sub := logs, "boom-7"; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
+		if s, sub := logs, "request_id="+r.Header.Get("X-Request-Id"); !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
+		if s, sub := logs, "stack="; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
+		if got, want := strings.Count(logs, "level=ERROR"), 1; got != want {
+			t.Errorf("one entry per failure: %s: strings.Count(logs, \"level=ERROR\") = %v, want %v", logs, got, want)
+		}
 	})
 	t.Run("client errors are not logged", func(t *testing.T) {
 		h := newHarness(t, nil)
 		h.setupRange("1", keyP1)
 		mustStatus(t, http.StatusBadRequest, h.do("POST", runPath, keyP1, `{"variables": {}}`))
 		mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"nope", keyP1, nil))
-		assert.Empty(t, h.logs.String())
+		if v := h.logs.String(); !(v == "") {
+			t.Errorf("h.logs.String() = %v, want it empty", v)
+		}
 	})
 }
 
@@ -381,8 +437,12 @@ func TestDefaultLogger(t *testing.T) {
 	mustStatus(t, http.StatusCreated, serve(t, h, "POST", createPath, `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`))
 	r := serve(t, h, "POST", "/api/projects/1/endpoints/one/run", "")
 	mustStatus(t, http.StatusBadGateway, r)
-	assert.Contains(t, buf.String(), "engine said no-42")
-	assert.Contains(t, buf.String(), r.Header.Get("X-Request-Id"))
+	if s, sub := buf.String(), "engine said no-42"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := buf.String(), r.Header.Get("X-Request-Id"); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestRequestIDInContext: the executor sees the request's id.
@@ -393,13 +453,19 @@ func TestRequestIDInContext(t *testing.T) {
 	})
 	h.setupRange("1", keyP1)
 	req, err := http.NewRequest("POST", h.server.URL+runPath, strings.NewReader(`{"variables": {"from": "2025-05-01", "to": "2025-05-02"}}`))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "trace-77")
 	mustStatus(t, http.StatusOK, h.send(req))
-	assert.Equal(t, "trace-77", got)
-	assert.Empty(t, httpapi.RequestID(context.Background()))
+	if got, want := got, "trace-77"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if v := httpapi.RequestID(context.Background()); !(v == "") {
+		t.Errorf("httpapi.RequestID(context.Background()) = %v, want it empty", v)
+	}
 }
 
 // ctxExecutor calls seen with the context of every query.

@@ -3,11 +3,11 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
@@ -33,7 +33,9 @@ func rawJSON(t *testing.T, s string) map[string]any {
 	var v map[string]any
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
-	require.NoError(t, dec.Decode(&v))
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return v
 }
 
@@ -44,21 +46,37 @@ func TestInsightEndpointRoutes(t *testing.T) {
 
 	r := h.do("POST", base, keyP1, map[string]any{"name": "pageviews", "query": query})
 	mustStatus(t, http.StatusCreated, r)
-	assert.Equal(t, query, r.Body["query"], "the query reads back as saved")
+	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
+		t.Errorf("the query reads back as saved: r.Body[\"query\"] = %+v, want %+v", got, want)
+	}
 	r = h.do("GET", base+"pageviews/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, query, r.Body["query"])
+	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"query\"] = %+v, want %+v", got, want)
+	}
 
 	run := base + "pageviews/run"
 	r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, "pageviews", r.Body["name"])
-	assert.Equal(t, json.Number("1"), r.Body["endpoint_version"])
-	assert.Equal(t, []any{}, r.Body["columns"])
-	assert.Equal(t, []any{}, r.Body["types"])
-	assert.Equal(t, false, r.Body["hasMore"])
+	if got, want := r.Body["name"], "pageviews"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
+	}
+	if got, want := r.Body["endpoint_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"endpoint_version\"] = %q, want %q", got, want)
+	}
+	if got, want := r.Body["columns"], ([]any{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
+	}
+	if got, want := r.Body["types"], ([]any{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"types\"] = %+v, want %+v", got, want)
+	}
+	if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
+	}
 	all := r.Body["results"].([]any)
-	require.Len(t, all, len(demo.Browsers))
+	if got := len(all); got != len(demo.Browsers) {
+		t.Fatalf("len(all) = %d, want %d: %v", got, len(demo.Browsers), all)
+	}
 	for _, s := range all {
 		series := s.(map[string]any)
 		b := series["breakdown_value"].(string)
@@ -66,32 +84,44 @@ func TestInsightEndpointRoutes(t *testing.T) {
 		assert.Len(t, series["data"], 31)
 		r := h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"$browser": b}})
 		mustStatus(t, http.StatusOK, r)
-		assert.Equal(t, []any{series}, r.Body["results"], "$browser=%s selects exactly its series", b)
+		if got, want := r.Body["results"], ([]any{series}); !reflect.DeepEqual(got, want) {
+			t.Errorf("$browser=%s selects exactly its series: r.Body[\"results\"] = %+v, want %+v", b, got, want)
+		}
 	}
 
 	// A number is the text of a numeric property; no browser is "5".
 	r = h.do("POST", run, keyP1, `{"variables": {"$browser": 5, "date_from": "2025-05-30", "date_to": "2025-05-31"}}`)
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, []any{}, r.Body["results"], "no series is an empty array, never null")
+	if got, want := r.Body["results"], ([]any{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("no series is an empty array, never null: r.Body[\"results\"] = %+v, want %+v", got, want)
+	}
 
 	r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"$browser": "Chrome"}, "debug": true})
 	mustStatus(t, http.StatusOK, r)
 	debug := r.Body["debug"].(map[string]any)
 	assert.NotContains(t, debug["sql"], "Chrome", "values are bound")
-	assert.NotEqual(t, json.Number("0"), debug["arg_count"])
+	if got, want := debug["arg_count"], json.Number("0"); reflect.DeepEqual(got, want) {
+		t.Errorf("debug[\"arg_count\"] = %q, want anything else", got)
+	}
 
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "retention", "query": rawJSON(t, insightRetention)}))
 	r = h.do("POST", base+"retention/run", keyP1, map[string]any{"variables": map[string]any{"$browser": "Safari"}})
 	mustStatus(t, http.StatusOK, r)
 	cohorts := r.Body["results"].([]any)
-	require.Len(t, cohorts, 4, "one cohort per week from 2025-05-05")
+	if got := len(cohorts); got != 4 {
+		t.Fatalf("one cohort per week from 2025-05-05: len(cohorts) = %d, want %d: %v", got, 4, cohorts)
+	}
 	for _, c := range cohorts {
 		cohort := c.(map[string]any)
-		assert.Equal(t, "Safari", cohort["breakdown_value"])
+		if got, want := cohort["breakdown_value"], "Safari"; !reflect.DeepEqual(got, want) {
+			t.Errorf("cohort[\"breakdown_value\"] = %q, want %q", got, want)
+		}
 		assert.Len(t, cohort["values"], 4)
 	}
 	first := cohorts[0].(map[string]any)["values"].([]any)[0].(map[string]any)
-	assert.NotEqual(t, json.Number("0"), first["count"], "the first week has Safari users")
+	if got, want := first["count"], json.Number("0"); reflect.DeepEqual(got, want) {
+		t.Errorf("the first week has Safari users: first[\"count\"] = %q, want anything else", got)
+	}
 }
 
 func TestInsightEndpointErrors(t *testing.T) {
@@ -123,13 +153,21 @@ func TestInsightEndpointErrors(t *testing.T) {
 			r := h.do(c.method, c.path, keyP1, c.body)
 			mustStatus(t, http.StatusBadRequest, r)
 			checkErrorBody(t, r)
-			assert.Equal(t, c.code, r.Body["code"])
-			assert.Equal(t, c.detail, r.Body["detail"])
-			assert.Equal(t, c.attr, r.Body["attr"])
+			if got, want := r.Body["code"], c.code; !reflect.DeepEqual(got, want) {
+				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+			}
+			if got, want := r.Body["detail"], c.detail; !reflect.DeepEqual(got, want) {
+				t.Errorf("r.Body[\"detail\"] = %q, want %q", got, want)
+			}
+			if got, want := r.Body["attr"], c.attr; !reflect.DeepEqual(got, want) {
+				t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+			}
 		})
 	}
 	r := h.do("GET", base+"pageviews/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, json.Number("1"), r.Body["current_version"], "a refused update changed nothing")
+	if got, want := r.Body["current_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("a refused update changed nothing: r.Body[\"current_version\"] = %q, want %q", got, want)
+	}
 	mustStatus(t, http.StatusNotFound, h.do("GET", base+"median/", keyP1, nil))
 }

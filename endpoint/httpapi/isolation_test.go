@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,9 +57,15 @@ func TestProjectIsolation(t *testing.T) {
 		for _, c := range forbidden {
 			r := h.do(c.method, c.path, key, c.body)
 			mustStatus(t, http.StatusForbidden, r)
-			assert.Equal(t, "forbidden", r.Body["code"], "%s %s", c.method, c.path)
-			assert.NotContains(t, string(r.Raw), "project-two-secret")
-			assert.NotContains(t, string(r.Raw), idFrom)
+			if got, want := r.Body["code"], "forbidden"; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: r.Body[\"code\"] = %q, want %q", c.method, c.path, got, want)
+			}
+			if s, sub := string(r.Raw), "project-two-secret"; strings.Contains(s, sub) {
+				t.Errorf("%q contains %q", s, sub)
+			}
+			if s, sub := string(r.Raw), idFrom; strings.Contains(s, sub) {
+				t.Errorf("%q contains %q", s, sub)
+			}
 		}
 	}
 
@@ -66,12 +74,16 @@ func TestProjectIsolation(t *testing.T) {
 	mustStatus(t, http.StatusOK, r)
 	assert.Len(t, r.Body["results"], 2)
 	r = h.do("GET", "/api/projects/2/endpoints/secret", keyP2, nil)
-	assert.Equal(t, "", r.Body["description"])
+	if got, want := r.Body["description"], ""; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
+	}
 	r = h.do("GET", "/api/projects/2/insight_variables/", keyP2, nil)
 	assert.Len(t, r.Body["results"], 2)
 	r = h.do("POST", "/api/projects/2/endpoints/secret/run", keyP2, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, []any{[]any{"project-two-secret"}}, r.Body["results"])
+	if got, want := r.Body["results"], ([]any{[]any{"project-two-secret"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
+	}
 
 	// Through its own project, key 1 sees only project 1's records.
 	for _, key := range []string{keyP1, stored} {
@@ -101,5 +113,7 @@ func TestVariableOfAnotherProject(t *testing.T) {
 		"query": sqlQuery("SELECT count(*) FROM events WHERE json_extract(properties, '$.country') = {variables.country}", map[string]string{idCountry: "country"}),
 	})
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Contains(t, r.detail(), "Variable ID(s) not found: "+idCountry)
+	if s, sub := r.detail(), "Variable ID(s) not found: "+idCountry; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }

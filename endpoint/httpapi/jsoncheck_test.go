@@ -10,9 +10,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 )
 
@@ -71,16 +68,30 @@ func TestCheckJSON(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkJSON([]byte(c.body))
 			if c.detail == "" {
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				return
 			}
 			var e *endpoint.Error
-			require.True(t, errors.As(err, &e), "%v", err)
-			assert.Equal(t, 400, e.Status)
-			assert.Equal(t, CodeParseError, e.Code)
-			assert.ErrorIs(t, e, endpoint.ErrInvalid)
-			assert.Contains(t, e.Detail, c.detail)
-			assert.Equal(t, c.attr, e.Attr)
+			if !errors.As(err, &e) {
+				t.Fatalf("%v: errors.As(err, &e) is false", err)
+			}
+			if got, want := e.Status, 400; got != want {
+				t.Errorf("e.Status = %v, want %v", got, want)
+			}
+			if got, want := e.Code, CodeParseError; got != want {
+				t.Errorf("e.Code = %q, want %q", got, want)
+			}
+			if err := e; !errors.Is(err, endpoint.ErrInvalid) {
+				t.Errorf("error %v is not %v", err, endpoint.ErrInvalid)
+			}
+			if s, sub := e.Detail, c.detail; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
+			if got, want := e.Attr, c.attr; got != want {
+				t.Errorf("e.Attr = %q, want %q", got, want)
+			}
 		})
 	}
 }
@@ -89,8 +100,12 @@ func TestCheckJSON(t *testing.T) {
 // the check, so that encoding/json's message explains it.
 func TestCheckJSONLeavesSyntaxToEncodingJSON(t *testing.T) {
 	for _, body := range []string{``, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `{} {}`, `01`, `1.`, `1e`, `-`, `tru`, `nul`, `"\x"`, `"\u12"`, "\"a\x01\"", `{"a":1 "b":2}`, `[}`, `{]`, strings.Repeat("[", maxDepth+1)} {
-		assert.NoError(t, checkJSON([]byte(body)), "%q", body)
-		assert.False(t, json.Valid([]byte(body)), "%q is not JSON", body)
+		if err := checkJSON([]byte(body)); err != nil {
+			t.Errorf("%q: unexpected error: %v", body, err)
+		}
+		if json.Valid([]byte(body)) {
+			t.Errorf("%q is not JSON: json.Valid([]byte(body)) is true", body)
+		}
 	}
 }
 
@@ -104,11 +119,21 @@ func TestCheckJSONReuse(t *testing.T) {
 	}
 	big.WriteString(`"k7": 0}`)
 	for range 3 {
-		require.Error(t, checkJSON([]byte(`{"a": {"b": 1, "b": 2}}`)))
-		require.Error(t, checkJSON([]byte(`{"a": {"b": [{"c": 1, "c": `)))
-		require.NoError(t, checkJSON([]byte(`{"a": {"b": [{"c": 1, "d"`)), "malformed: left to encoding/json")
-		require.ErrorContains(t, checkJSON([]byte(big.String())), `Duplicate key "k7"`)
-		require.NoError(t, checkJSON([]byte(`{"a": 1, "b": {"a": 1, "b": 1}, "c": [{"a": 1}]}`)))
+		if err := (checkJSON([]byte(`{"a": {"b": 1, "b": 2}}`))); err == nil {
+			t.Fatalf("got no error, want one")
+		}
+		if err := (checkJSON([]byte(`{"a": {"b": [{"c": 1, "c": `))); err == nil {
+			t.Fatalf("got no error, want one")
+		}
+		if err := (checkJSON([]byte(`{"a": {"b": [{"c": 1, "d"`))); err != nil {
+			t.Fatalf("malformed: left to encoding/json: unexpected error: %v", err)
+		}
+		if err := checkJSON([]byte(big.String())); err == nil || !strings.Contains(err.Error(), `Duplicate key "k7"`) {
+			t.Fatalf("error %v does not contain %q", err, `Duplicate key "k7"`)
+		}
+		if err := (checkJSON([]byte(`{"a": 1, "b": {"a": 1, "b": 1}, "c": [{"a": 1}]}`))); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -117,9 +142,15 @@ func TestDuplicatePathIsCut(t *testing.T) {
 	body := `{"` + long + `": {"` + long + `": 1, "` + long + `": 2}}`
 	err := checkJSON([]byte(body))
 	var e *endpoint.Error
-	require.True(t, errors.As(err, &e))
-	assert.Less(t, len(e.Detail), 250, e.Detail)
-	assert.LessOrEqual(t, utf8.RuneCountInString(e.Attr), maxEchoed+1)
+	if !errors.As(err, &e) {
+		t.Fatalf("errors.As(err, &e) is false")
+	}
+	if a, b := len(e.Detail), 250; !(a < b) {
+		t.Errorf("%v: len(e.Detail) = %v, want < %v", e.Detail, a, b)
+	}
+	if a, b := utf8.RuneCountInString(e.Attr), maxEchoed+1; !(a <= b) {
+		t.Errorf("utf8.RuneCountInString(e.Attr) = %v, want <= %v", a, b)
+	}
 }
 
 // refCheck is a reference for checkJSON, on encoding/json's token walk: it
@@ -243,7 +274,9 @@ var benchBodies = map[string][]byte{
 // doing the same duplicate check (refCheck), and with json.Valid alone.
 func BenchmarkCheckJSON(b *testing.B) {
 	for name, body := range benchBodies {
-		require.NoError(b, checkJSON(body))
+		if err := checkJSON(body); err != nil {
+			b.Fatalf("unexpected error: %v", err)
+		}
 		b.Run(name+"/checkJSON", func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()

@@ -11,7 +11,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
@@ -25,10 +24,16 @@ func TestKeysOpenAPI(t *testing.T) {
 	r := h.do("GET", "/api/projects/1/keys/openapi.json", admin, nil)
 	mustStatus(t, http.StatusOK, r)
 	doc, err := openapi3.NewLoader().LoadFromData(r.Raw)
-	require.NoError(t, err)
-	require.NoError(t, doc.Validate(context.Background()), "%s", r.Raw)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("%s: unexpected error: %v", r.Raw, err)
+	}
 	router, err := legacy.NewRouter(doc)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	check := func(method, path, body string, wantStatus int) []byte {
 		t.Helper()
@@ -38,11 +43,15 @@ func TestKeysOpenAPI(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+admin)
 		route, params, err := router.FindRoute(req)
-		require.NoError(t, err, "%s %s", method, path)
+		if err != nil {
+			t.Fatalf("%s %s: unexpected error: %v", method, path, err)
+		}
 		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
 		if wantStatus < 400 {
-			require.NoError(t, openapi3filter.ValidateRequest(context.Background(), in))
+			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		}
 		rec := httptest.NewRecorder()
 		req = httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
@@ -51,11 +60,15 @@ func TestKeysOpenAPI(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+admin)
 		h.handler.ServeHTTP(rec, req)
-		require.Equal(t, wantStatus, rec.Code, "%s %s: %s", method, path, rec.Body)
+		if got, want := rec.Code, wantStatus; got != want {
+			t.Fatalf("%s %s: %s: rec.Code = %v, want %v", method, path, rec.Body, got, want)
+		}
 		raw, _ := io.ReadAll(rec.Result().Body)
-		require.NoError(t, openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		if err := (openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
 			RequestValidationInput: in, Status: rec.Code, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(raw)),
-		}), "%s %s answered %s", method, path, raw)
+		})); err != nil {
+			t.Fatalf("%s %s answered %s: unexpected error: %v", method, path, raw, err)
+		}
 		return raw
 	}
 	check("POST", "/api/projects/1/keys/", `{"name": "ci", "scopes": ["endpoint:read"], "endpoints": ["daily"], "runs_per_minute": 10}`, 201)
@@ -75,8 +88,12 @@ func TestKeysOpenAPI(t *testing.T) {
 	req := httptest.NewRequest("POST", "/api/projects/1/keys/", bytes.NewReader([]byte(`{"name": "x", "scopes": ["endpoint:delete"]}`)))
 	req.Header.Set("Content-Type", "application/json")
 	route, params, err := router.FindRoute(req)
-	require.NoError(t, err)
-	require.Error(t, openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := (openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}})); err == nil {
+		t.Fatalf("got no error, want one")
+	}
 	mustStatus(t, http.StatusBadRequest, h.do("POST", "/api/projects/1/keys/", admin, map[string]any{"name": "x", "scopes": []string{"endpoint:delete"}}))
 }

@@ -10,13 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
@@ -58,20 +59,34 @@ func newKeysHarness(t testing.TB, cfg endpoint.KeysConfig) *keysHarness {
 	svc := newService(t, newExecutor(events))
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	ring := httpapi.NewKeyring()
-	require.NoError(t, ring.Add(keyP1, "1"))
-	require.NoError(t, ring.Add(keyP2, "2"))
-	require.NoError(t, ring.AddAllProjects(keyAdmin))
+	if err := ring.Add(keyP1, "1"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := ring.Add(keyP2, "2"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := ring.AddAllProjects(keyAdmin); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	st, err := sqlstore.New(db, engine.SQLite)
-	require.NoError(t, err)
-	require.NoError(t, st.Migrate(context.Background()))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg.Store, cfg.Now = st.Keys(), c.now
 	keys, err := endpoint.NewKeys(cfg)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	logs := &bytes.Buffer{}
 	hd := httpapi.New(svc, ring, httpapi.WithKeys(keys), httpapi.WithLimiter(nil),
 		httpapi.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
@@ -88,7 +103,9 @@ func (h *keysHarness) mint(project string, body map[string]any) (secret, id stri
 	mustStatus(h.t, http.StatusCreated, r)
 	secret, _ = r.Body["key"].(string)
 	id, _ = r.Body["id"].(string)
-	require.True(h.t, endpoint.LooksLikeKey(secret), "secret %q", secret)
+	if !endpoint.LooksLikeKey(secret) {
+		h.t.Fatalf("secret %q: endpoint.LooksLikeKey(secret) is false", secret)
+	}
 	return secret, id
 }
 
@@ -189,14 +206,18 @@ func TestKeyRouteTable(t *testing.T) {
 					continue
 				}
 				if want == 403 || want == 401 {
-					assert.Contains(t, []any{"forbidden", "unauthorized"}, r.Body["code"], "%s %s", c.method, c.path)
+					if s, sub := ([]any{"forbidden", "unauthorized"}), r.Body["code"]; !slices.Contains(s, sub) {
+						t.Errorf("%s %s: %v does not contain %v", c.method, c.path, s, sub)
+					}
 				}
 			}
 			// What a refused key could not do is undone by nothing: the
 			// endpoints are there exactly when no allowed key deleted them.
 			deleted := strings.Contains(" write writeNamed all ", " "+kind.name+" ")
 			r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
-			assert.Equal(t, map[bool]int{true: 404, false: 200}[deleted], r.Status)
+			if got, want := r.Status, (map[bool]int{true: 404, false: 200}[deleted]); got != want {
+				t.Errorf("r.Status = %v, want %v", got, want)
+			}
 		})
 	}
 }
@@ -220,11 +241,15 @@ func TestKeyRouteTableCoversEveryRoute(t *testing.T) {
 		"GET /endpoints/x/materialization_status", "GET /keys/", "POST /keys/", "DELETE /keys/x", "GET /keys/openapi.json",
 	} {
 		method, path, _ := strings.Cut(route, " ")
-		assert.True(t, seen[method+" "+routeShape(path)], "route %s is not in keyRouteTable", route)
+		if !(seen[method+" "+routeShape(path)]) {
+			t.Errorf("route %s is not in keyRouteTable: seen[method+\" \"+routeShape(path)] is false", route)
+		}
 		// A key with every scope reaches the route: its answer is never
 		// the stored keys' "not open" refusal.
 		r := h.do(method, "/api/projects/1"+path, secret, nil)
-		assert.NotContains(t, r.detail(), "not open to stored API keys", route)
+		if s, sub := r.detail(), "not open to stored API keys"; strings.Contains(s, sub) {
+			t.Errorf("%v: %q contains %q", route, s, sub)
+		}
 	}
 }
 
@@ -255,15 +280,23 @@ func TestKeyRevokedAtOnce(t *testing.T) {
 	mustStatus(t, http.StatusNoContent, h.do("DELETE", "/api/projects/1/keys/"+id, keyAdmin, nil))
 	r := run()
 	mustStatus(t, http.StatusUnauthorized, r)
-	assert.Equal(t, "This API key was revoked.", r.detail())
-	assert.Contains(t, r.Header.Get("WWW-Authenticate"), "invalid_token")
+	if got, want := r.detail(), "This API key was revoked."; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
+	if s, sub := r.Header.Get("WWW-Authenticate"), "invalid_token"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	// Revoking through another project's path finds nothing.
 	mustStatus(t, http.StatusNotFound, h.do("DELETE", "/api/projects/2/keys/"+id, keyAdmin, nil))
 	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
 	mustStatus(t, http.StatusOK, list)
 	got := list.Body["results"].([]any)[0].(map[string]any)
-	assert.NotNil(t, got["revoked_at"])
-	assert.NotNil(t, got["last_used_at"])
+	if got["revoked_at"] == nil {
+		t.Errorf("got[\"revoked_at\"] is nil")
+	}
+	if got["last_used_at"] == nil {
+		t.Errorf("got[\"last_used_at\"] is nil")
+	}
 }
 
 // TestKeyNeverShown: the secret is in the answer of its creation only;
@@ -275,23 +308,43 @@ func TestKeyNeverShown(t *testing.T) {
 	sum := sha256.Sum256([]byte(secret))
 	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
 	mustStatus(t, http.StatusOK, list)
-	assert.NotContains(t, string(list.Raw), secret[12:])
-	assert.NotContains(t, string(list.Raw), hex.EncodeToString(sum[:]))
+	if s, sub := string(list.Raw), secret[12:]; strings.Contains(s, sub) {
+		t.Errorf("%q contains %q", s, sub)
+	}
+	if s, sub := string(list.Raw), hex.EncodeToString(sum[:]); strings.Contains(s, sub) {
+		t.Errorf("%q contains %q", s, sub)
+	}
 	got := list.Body["results"].([]any)[0].(map[string]any)
-	assert.Equal(t, id, got["id"])
-	assert.Equal(t, secret[:12], got["prefix"])
-	assert.Equal(t, []any{"in_range"}, got["endpoints"])
+	if got, want := got["id"], id; !reflect.DeepEqual(got, want) {
+		t.Errorf("got[\"id\"] = %q, want %q", got, want)
+	}
+	if got, want := got["prefix"], secret[:12]; !reflect.DeepEqual(got, want) {
+		t.Errorf("got[\"prefix\"] = %q, want %q", got, want)
+	}
+	if got, want := got["endpoints"], ([]any{"in_range"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got[\"endpoints\"] = %+v, want %+v", got, want)
+	}
 	assert.EqualValues(t, "240", got["runs_per_minute"].(interface{ String() string }).String())
 	assert.EqualValues(t, "12000", got["materialized_runs_per_hour"].(interface{ String() string }).String())
 	// The raw table.
 	var hash, prefix string
-	require.NoError(t, h.db.QueryRow(`SELECT key_hash, prefix FROM endpointkit_keys WHERE id = ?`, id).Scan(&hash, &prefix))
-	assert.Equal(t, hex.EncodeToString(sum[:]), hash)
-	assert.Equal(t, secret[:12], prefix)
+	if err := h.db.QueryRow(`SELECT key_hash, prefix FROM endpointkit_keys WHERE id = ?`, id).Scan(&hash, &prefix); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := hash, hex.EncodeToString(sum[:]); got != want {
+		t.Errorf("hash = %q, want %q", got, want)
+	}
+	if got, want := prefix, secret[:12]; got != want {
+		t.Errorf("prefix = %q, want %q", got, want)
+	}
 	var n int
-	require.NoError(t, h.db.QueryRow(`SELECT count(*) FROM endpointkit_keys WHERE name LIKE ? OR scopes LIKE ? OR endpoints LIKE ? OR key_hash LIKE ?`,
-		"%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%").Scan(&n))
-	assert.Zero(t, n, "the secret is in the table")
+	if err := h.db.QueryRow(`SELECT count(*) FROM endpointkit_keys WHERE name LIKE ? OR scopes LIKE ? OR endpoints LIKE ? OR key_hash LIKE ?`,
+		"%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%").Scan(&n); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if v := n; v != 0 {
+		t.Errorf("the secret is in the table: n = %v, want zero", v)
+	}
 }
 
 // TestKeyInRunLog: a run by a stored key records the key's id in the run
@@ -306,10 +359,18 @@ func TestKeyInRunLog(t *testing.T) {
 	r := h.do("GET", "/api/projects/1/endpoints/in_range/logs", secret, nil)
 	mustStatus(t, http.StatusOK, r)
 	entries := r.Body["results"].([]any)
-	require.Len(t, entries, 2)
-	assert.NotContains(t, entries[0].(map[string]any), "key_id", "the server key's run, newest")
-	assert.Equal(t, id, entries[1].(map[string]any)["key_id"])
-	assert.NotContains(t, string(r.Raw), secret[len(endpoint.KeyPrefix):])
+	if got := len(entries); got != 2 {
+		t.Fatalf("len(entries) = %d, want %d: %v", got, 2, entries)
+	}
+	if _, ok := entries[0].(map[string]any)["key_id"]; ok {
+		t.Errorf("the server key's run, newest: key %v in %v", "key_id", entries[0].(map[string]any))
+	}
+	if got, want := entries[1].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
+		t.Errorf("entries[1].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
+	}
+	if s, sub := string(r.Raw), secret[len(endpoint.KeyPrefix):]; strings.Contains(s, sub) {
+		t.Errorf("%q contains %q", s, sub)
+	}
 }
 
 // TestKeyBudgets: a key's runs count against its own budget, a run of a
@@ -332,19 +393,31 @@ func TestKeyBudgets(t *testing.T) {
 	}
 	r := run(secret, "inline")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	assert.Equal(t, "throttled", r.Body["code"])
-	assert.Contains(t, r.detail(), "key_runs_per_minute")
-	assert.Contains(t, r.detail(), "2 runs answered inline per minute")
-	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+	if got, want := r.Body["code"], "throttled"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
+	if s, sub := r.detail(), "key_runs_per_minute"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := r.detail(), "2 runs answered inline per minute"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if v := r.Header.Get("Retry-After"); v == "" {
+		t.Errorf("r.Header.Get(\"Retry-After\") is empty")
+	}
 	// The materialized budget is apart, and higher.
 	for range 4 {
 		r := run(secret, "daily")
 		mustStatus(t, http.StatusOK, r)
-		assert.Equal(t, true, r.Body["endpoint_materialized"])
+		if got, want := r.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
+			t.Errorf("r.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+		}
 	}
 	r = run(secret, "daily")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	assert.Contains(t, r.detail(), "key_materialized_runs_per_minute")
+	if s, sub := r.detail(), "key_materialized_runs_per_minute"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	// Other credentials are not held by this key's budget.
 	mustStatus(t, http.StatusOK, run(other, "inline"))
 	mustStatus(t, http.StatusOK, run(keyP1, "inline"))
@@ -377,7 +450,9 @@ func TestKeyCannotWiden(t *testing.T) {
 	} {
 		r := h.do("POST", "/api/projects/1/keys/", keyAdmin, body)
 		mustStatus(t, http.StatusBadRequest, r)
-		assert.Equal(t, attr, r.Body["attr"])
+		if got, want := r.Body["attr"], attr; !reflect.DeepEqual(got, want) {
+			t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -387,7 +462,9 @@ func TestKeysDisabled(t *testing.T) {
 	h := newHarness(t, nil)
 	r := h.do("GET", "/api/projects/1/keys/", keyP1, nil)
 	mustStatus(t, http.StatusNotFound, r)
-	assert.Contains(t, r.detail(), "not enabled")
+	if s, sub := r.detail(), "not enabled"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	mustStatus(t, http.StatusUnauthorized, h.do("GET", "/api/projects/1/endpoints/", endpoint.KeyPrefix+strings.Repeat("A", 43), nil))
 }
 
@@ -400,8 +477,12 @@ func TestKeyListFiltered(t *testing.T) {
 	r := h.do("GET", "/api/projects/1/endpoints/", named, nil)
 	mustStatus(t, http.StatusOK, r)
 	list := r.Body["results"].([]any)
-	require.Len(t, list, 1)
-	assert.Equal(t, "in_range", list[0].(map[string]any)["name"])
+	if got := len(list); got != 1 {
+		t.Fatalf("len(list) = %d, want %d: %v", got, 1, list)
+	}
+	if got, want := list[0].(map[string]any)["name"], "in_range"; !reflect.DeepEqual(got, want) {
+		t.Errorf("list[0].(map[string]any)[\"name\"] = %q, want %q", got, want)
+	}
 	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
 	assert.Len(t, r.Body["results"], 2)
 }
@@ -415,7 +496,9 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", secret, body))
 	r := h.do("POST", "/api/projects/1/query/", secret, body)
 	mustStatus(t, http.StatusTooManyRequests, r)
-	assert.Contains(t, r.detail(), "key_runs_per_minute")
+	if s, sub := r.detail(), "key_runs_per_minute"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", keyP1, body))
 }
 
@@ -423,30 +506,50 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 // mints embed tokens for those only, and its tokens run them.
 func TestKeyMintsNoWiderToken(t *testing.T) {
 	tokenKeys := &embed.StaticKeys{}
-	require.NoError(t, tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))))
+	if err := tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(100),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}), httpapi.WithKeys(keys), httpapi.WithLimiter(nil)))
 	for _, name := range []string{"mine", "theirs"} {
 		st, body := env.Do(t, "POST", "/endpoints/", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
-		require.Equal(t, 201, st, body)
+		if got, want := st, 201; got != want {
+			t.Fatalf("%v: st = %v, want %v", body, got, want)
+		}
 	}
 	_, secret, err := keys.Create(context.Background(), env.Project, endpoint.CreateKeyRequest{
 		Name: "minter", Scopes: []string{endpoint.ScopeKeyAdmin}, Endpoints: []string{"mine"}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	as := *env
 	as.Key = secret
 	st, body := as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine", "theirs"]}`)
-	assert.Equal(t, 403, st, body)
-	assert.Contains(t, body, "theirs")
+	if got, want := st, 403; got != want {
+		t.Errorf("%v: st = %v, want %v", body, got, want)
+	}
+	if s, sub := body, "theirs"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	st, body = as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`)
-	require.Equal(t, 201, st, body)
+	if got, want := st, 201; got != want {
+		t.Fatalf("%v: st = %v, want %v", body, got, want)
+	}
 	var tok struct{ Token string }
-	require.NoError(t, json.Unmarshal([]byte(body), &tok))
+	if err := json.Unmarshal([]byte(body), &tok); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	as.Key = tok.Token
 	st, body = as.Do(t, "POST", "/endpoints/mine/run", `{}`)
-	assert.Equal(t, 200, st, body)
+	if got, want := st, 200; got != want {
+		t.Errorf("%v: st = %v, want %v", body, got, want)
+	}
 	st, _ = as.Do(t, "POST", "/endpoints/theirs/run", `{}`)
-	assert.Equal(t, 403, st)
+	if got, want := st, 403; got != want {
+		t.Errorf("st = %v, want %v", got, want)
+	}
 }

@@ -3,10 +3,10 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -31,56 +31,92 @@ func TestHTTPLifecycle(t *testing.T) {
 	query := rawJSON(t, insightLifecycle)
 	r := h.do("POST", base, keyP1, map[string]any{"name": "inline", "query": query})
 	mustStatus(t, http.StatusCreated, r)
-	assert.Equal(t, query, r.Body["query"], "the query reads back as saved")
+	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
+		t.Errorf("the query reads back as saved: r.Body[\"query\"] = %+v, want %+v", got, want)
+	}
 
 	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}, "debug": true})
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, []any{}, r.Body["columns"])
+	if got, want := r.Body["columns"], ([]any{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
+	}
 	assert.NotContains(t, r.Body["debug"].(map[string]any)["sql"], "$pageview", "values are bound")
 	results := r.Body["results"].([]any)
-	require.Len(t, results, 4, "every status, whatever toggledLifecycles says")
+	if got := len(results); got != 4 {
+		t.Fatalf("every status, whatever toggledLifecycles says: len(results) = %d, want %d: %v", got, 4, results)
+	}
 	users := 0
 	for i, status := range []string{"new", "returning", "resurrecting", "dormant"} {
 		s := results[i].(map[string]any)
-		assert.Equal(t, status, s["status"])
-		assert.Equal(t, "$pageview - "+status, s["label"])
-		assert.Equal(t, []any{"2025-05-05", "2025-05-12", "2025-05-19", "2025-05-26"}, s["days"])
-		assert.Equal(t, []any{"5-May-2025", "12-May-2025", "19-May-2025", "26-May-2025"}, s["labels"])
-		assert.Equal(t, map[string]any{"id": "$pageview", "name": "$pageview", "type": "events", "order": json.Number("0"), "math": "total"}, s["action"])
+		if got, want := s["status"], status; !reflect.DeepEqual(got, want) {
+			t.Errorf("s[\"status\"] = %q, want %q", got, want)
+		}
+		if got, want := s["label"], "$pageview - "+status; !reflect.DeepEqual(got, want) {
+			t.Errorf("s[\"label\"] = %q, want %q", got, want)
+		}
+		if got, want := s["days"], ([]any{"2025-05-05", "2025-05-12", "2025-05-19", "2025-05-26"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("s[\"days\"] = %+v, want %+v", got, want)
+		}
+		if got, want := s["labels"], ([]any{"5-May-2025", "12-May-2025", "19-May-2025", "26-May-2025"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("s[\"labels\"] = %+v, want %+v", got, want)
+		}
+		if got, want := s["action"], (map[string]any{"id": "$pageview", "name": "$pageview", "type": "events", "order": json.Number("0"), "math": "total"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("s[\"action\"] = %+v, want %+v", got, want)
+		}
 		for _, v := range s["data"].([]any) {
 			n, err := v.(json.Number).Int64()
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			if status == "dormant" {
-				assert.LessOrEqual(t, n, int64(0))
+				if a, b := n, int64(0); !(a <= b) {
+					t.Errorf("n = %v, want <= %v", a, b)
+				}
 			} else {
-				assert.GreaterOrEqual(t, n, int64(0))
+				if a, b := n, int64(0); !(a >= b) {
+					t.Errorf("n = %v, want >= %v", a, b)
+				}
 			}
 			users += int(n * n)
 		}
 	}
-	assert.Positive(t, users)
+	if v := users; v <= 0 {
+		t.Errorf("users = %v, want > 0", v)
+	}
 
 	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{"date_from": "2025-05-19", "date_to": "2025-05-20"}})
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, []any{"2025-05-19"}, r.Body["results"].([]any)[0].(map[string]any)["days"])
+	if got, want := r.Body["results"].([]any)[0].(map[string]any)["days"], ([]any{"2025-05-19"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"results\"].([]any)[0].(map[string]any)[\"days\"] = %+v, want %+v", got, want)
+	}
 	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{"$browser": "Chrome"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, "Unknown variable(s): $browser", r.detail())
+	if got, want := r.detail(), "Unknown variable(s): $browser"; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
 
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "stored", "query": query, "is_materialized": true}))
 	mustStatus(t, http.StatusOK, h.do("POST", base+"stored/materialize", keyP1, nil))
 	got := h.do("POST", base+"stored/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, got)
-	assert.Equal(t, true, got.Body["endpoint_materialized"])
+	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
+		t.Errorf("got.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+	}
 	want := h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}})
-	assert.Equal(t, want.Body["results"], got.Body["results"])
+	if got, want := got.Body["results"], want.Body["results"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("got.Body[\"results\"] = %+v, want %+v", got, want)
+	}
 	r = h.do("POST", base+"stored/run", keyP1, map[string]any{"variables": map[string]any{"date_to": "2025-05-20"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, "unknown_variable", r.Body["code"])
+	if got, want := r.Body["code"], "unknown_variable"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
 
 	r = h.do("POST", base, keyP1, map[string]any{"name": "bad", "query": rawJSON(t, `{"kind": "LifecycleQuery", "series": [{"kind": "EventsNode", "math": "sum", "math_property": "amount"}]}`)})
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, "query.series[0].math", r.Body["attr"])
+	if got, want := r.Body["attr"], "query.series[0].math"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+	}
 }
 
 // TestQueryRouteLifecycle: a LifecycleQuery runs unsaved with its dates by
@@ -92,28 +128,44 @@ func TestQueryRouteLifecycle(t *testing.T) {
 	h := newHarness(t, nil)
 	r := h.do("POST", "/api/projects/1/query/", keyP1, body)
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, "LifecycleQuery", r.Body["kind"])
+	if got, want := r.Body["kind"], "LifecycleQuery"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"kind\"] = %q, want %q", got, want)
+	}
 	results := r.Body["results"].([]any)
-	require.Len(t, results, 4)
+	if got := len(results); got != 4 {
+		t.Fatalf("len(results) = %d, want %d: %v", got, 4, results)
+	}
 	assert.Len(t, results[0].(map[string]any)["days"], 13, "the weeks from 2025-03-03 to 2025-05-26")
 
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	scoped := endpointtest.New(t, endpointtest.WithDemoEvents(300), endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
 		endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil)))
 	status, alone := scoped.Do(t, "POST", "/query/", body)
-	require.Equal(t, http.StatusOK, status, alone)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", alone, got, want)
+	}
 	// Another project's rows: the same users, earlier (first seen) and in the range (activity).
 	for i, ts := range []string{"2025-01-01 00:00:00", "2025-05-27 10:00:00"} {
 		_, err := scoped.DB.Exec(`INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties)
 			SELECT '2', uuid || '-p2-' || ?, event, distinct_id, ?, properties FROM events WHERE project_id = '1'`, i, ts)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	status, beside := scoped.Do(t, "POST", "/query/", body)
-	require.Equal(t, http.StatusOK, status, beside)
-	assert.Equal(t, results4(t, alone), results4(t, beside), "project 2's rows change nothing")
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", beside, got, want)
+	}
+	if got, want := results4(t, beside), results4(t, alone); !reflect.DeepEqual(got, want) {
+		t.Errorf("project 2's rows change nothing: results4(t, beside) = %+v, want %+v", got, want)
+	}
 	newUsers := results4(t, alone)[0].(map[string]any)["count"].(float64)
-	assert.Positive(t, newUsers, "new users, whom project 2's earlier rows would make seen before")
+	if v := newUsers; v <= 0 {
+		t.Errorf("new users, whom project 2's earlier rows would make seen before: newUsers = %v, want > 0", v)
+	}
 }
 
 // results4 reads the results of a lifecycle answer.
@@ -122,7 +174,11 @@ func results4(t *testing.T, body string) []any {
 	var v struct {
 		Results []any `json:"results"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &v))
-	require.Len(t, v.Results, 4)
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(v.Results); got != 4 {
+		t.Fatalf("len(v.Results) = %d, want %d: %v", got, 4, v.Results)
+	}
 	return v.Results
 }

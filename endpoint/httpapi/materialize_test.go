@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -56,7 +56,9 @@ func (h *harness) setupDaily(extra map[string]any) response {
 func materialization(t *testing.T, r response) map[string]any {
 	t.Helper()
 	m, ok := r.Body["materialization"].(map[string]any)
-	require.True(t, ok, "no materialization object in %s", r.Raw)
+	if !ok {
+		t.Fatalf("no materialization object in %s: ok is false", r.Raw)
+	}
 	return m
 }
 
@@ -66,38 +68,60 @@ func TestHTTPMaterialize(t *testing.T) {
 	h := newHarness(t, nil)
 	created := h.setupDaily(map[string]any{"materialization_freshness": "2h", "materialization_buckets": map[string]any{"from": "day"}})
 	mustStatus(t, http.StatusCreated, created)
-	assert.Equal(t, map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "", "hibernating": false,
+	if got, want := materialization(t, created), (map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "", "hibernating": false,
 		"variables": []any{
 			map[string]any{"code_name": "country", "as": "key", "expression": `"country"`},
 			map[string]any{"code_name": "from", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
 			map[string]any{"code_name": "to", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
-		}}, materialization(t, created))
-	assert.Equal(t, "7200", string(created.Body["materialization_freshness"].(interface{ String() string }).String()))
-	assert.Equal(t, map[string]any{"from": "day"}, created.Body["materialization_buckets"])
+		}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("materialization(t, created) = %+v, want %+v", got, want)
+	}
+	if got, want := (string(created.Body["materialization_freshness"].(interface{ String() string }).String())), "7200"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if got, want := created.Body["materialization_buckets"], (map[string]any{"from": "day"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("created.Body[\"materialization_buckets\"] = %+v, want %+v", got, want)
+	}
 
 	vars := map[string]any{"variables": map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}}
 	before := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, vars)
 	mustStatus(t, http.StatusOK, before)
-	assert.Equal(t, false, before.Body["endpoint_materialized"])
+	if got, want := before.Body["endpoint_materialized"], false; !reflect.DeepEqual(got, want) {
+		t.Errorf("before.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+	}
 
 	for _, path := range []string{"/api/projects/1/endpoints/daily/materialize", "/api/projects/1/endpoints/daily/materialize/"} {
 		r := h.do("POST", path, keyP1, nil)
 		mustStatus(t, http.StatusOK, r)
 		m := materialization(t, r)
-		assert.Equal(t, "completed", m["status"])
-		assert.NotNil(t, m["last_materialized_at"])
-		assert.Equal(t, "daily", r.Body["name"])
-		assert.Equal(t, "/api/projects/1/endpoints/daily/run", r.Body["endpoint_path"])
+		if got, want := m["status"], "completed"; !reflect.DeepEqual(got, want) {
+			t.Errorf("m[\"status\"] = %q, want %q", got, want)
+		}
+		if m["last_materialized_at"] == nil {
+			t.Errorf("m[\"last_materialized_at\"] is nil")
+		}
+		if got, want := r.Body["name"], "daily"; !reflect.DeepEqual(got, want) {
+			t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
+		}
+		if got, want := r.Body["endpoint_path"], "/api/projects/1/endpoints/daily/run"; !reflect.DeepEqual(got, want) {
+			t.Errorf("r.Body[\"endpoint_path\"] = %q, want %q", got, want)
+		}
 	}
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
 
 	got := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, vars)
 	want := h.do("POST", "/api/projects/1/endpoints/inline/run", keyP1, vars)
 	mustStatus(t, http.StatusOK, got)
-	assert.Equal(t, true, got.Body["endpoint_materialized"])
+	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
+		t.Errorf("got.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+	}
 	assert.NotEmpty(t, got.Body["endpoint_materialized_at"])
-	assert.Equal(t, false, want.Body["endpoint_materialized"])
-	assert.Equal(t, want.Body["results"], got.Body["results"])
+	if got, want := want.Body["endpoint_materialized"], false; !reflect.DeepEqual(got, want) {
+		t.Errorf("want.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+	}
+	if got, want := got.Body["results"], want.Body["results"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("got.Body[\"results\"] = %+v, want %+v", got, want)
+	}
 	assert.NotEmpty(t, got.Body["results"])
 
 	list := h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
@@ -105,9 +129,13 @@ func TestHTTPMaterialize(t *testing.T) {
 	for _, item := range list.Body["results"].([]any) {
 		e := item.(map[string]any)
 		m := e["materialization"].(map[string]any)
-		assert.Equal(t, true, m["can_materialize"], e["name"])
+		if got, want := m["can_materialize"], true; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: m[\"can_materialize\"] = %+v, want %+v", e["name"], got, want)
+		}
 		if e["name"] == "inline" {
-			assert.NotContains(t, m, "status", "an endpoint that is not materialized has no status")
+			if _, ok := m["status"]; ok {
+				t.Errorf("an endpoint that is not materialized has no status: key %v in %v", "status", m)
+			}
 		}
 	}
 }
@@ -143,20 +171,30 @@ func TestHTTPMaterializeErrors(t *testing.T) {
 			r := h.do(tc.method, tc.path, tc.key, tc.body)
 			mustStatus(t, tc.status, r)
 			if tc.code != "" {
-				assert.Equal(t, tc.code, r.Body["code"])
+				if got, want := r.Body["code"], tc.code; !reflect.DeepEqual(got, want) {
+					t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+				}
 				if tc.attr != "" {
-					assert.Equal(t, tc.attr, r.Body["attr"])
+					if got, want := r.Body["attr"], tc.attr; !reflect.DeepEqual(got, want) {
+						t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+					}
 				}
 			}
 			if tc.detail != "" {
-				assert.Equal(t, tc.detail, r.detail())
+				if got, want := r.detail(), tc.detail; got != want {
+					t.Errorf("r.detail() = %q, want %q", got, want)
+				}
 			}
 		})
 	}
 	// The refused PATCHes changed nothing.
 	r := h.do("GET", "/api/projects/1/endpoints/daily", keyP1, nil)
-	assert.Equal(t, "86400", r.Body["materialization_freshness"].(interface{ String() string }).String(), "the default: the data freshness")
-	assert.NotContains(t, r.Body, "materialization_buckets")
+	if got, want := (r.Body["materialization_freshness"].(interface{ String() string }).String()), "86400"; got != want {
+		t.Errorf("the default: the data freshness: got = %q, want %q", got, want)
+	}
+	if _, ok := r.Body["materialization_buckets"]; ok {
+		t.Errorf("key %v in %v", "materialization_buckets", r.Body)
+	}
 }
 
 // TestHTTPMaterializeFailure: a failed refresh is a 502 whose detail leaks
@@ -173,16 +211,30 @@ func TestHTTPMaterializeFailure(t *testing.T) {
 	x.fail.Store(true)
 	r := h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, nil)
 	mustStatus(t, http.StatusBadGateway, r)
-	assert.Equal(t, "materialization_failed", r.Body["code"])
-	assert.Equal(t, "Materialization of endpoint 'daily' failed: the query could not be executed against the database (request id "+r.Header.Get("X-Request-Id")+")", r.detail())
-	assert.False(t, strings.Contains(string(r.Raw), "secret"), "leaked: %s", r.Raw)
+	if got, want := r.Body["code"], "materialization_failed"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
+	if got, want := r.detail(), "Materialization of endpoint 'daily' failed: the query could not be executed against the database (request id "+r.Header.Get("X-Request-Id")+")"; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
+	if strings.Contains(string(r.Raw), "secret") {
+		t.Errorf("leaked: %s: strings.Contains(string(r.Raw), \"secret\") is true", r.Raw)
+	}
 
 	got := h.do("GET", "/api/projects/1/endpoints/daily", keyP1, nil)
 	m := materialization(t, got)
-	assert.Equal(t, "failed", m["status"])
-	assert.Equal(t, "the query could not be executed against the database", m["error"])
-	assert.NotNil(t, m["last_materialized_at"])
+	if got, want := m["status"], "failed"; !reflect.DeepEqual(got, want) {
+		t.Errorf("m[\"status\"] = %q, want %q", got, want)
+	}
+	if got, want := m["error"], "the query could not be executed against the database"; !reflect.DeepEqual(got, want) {
+		t.Errorf("m[\"error\"] = %q, want %q", got, want)
+	}
+	if m["last_materialized_at"] == nil {
+		t.Errorf("m[\"last_materialized_at\"] is nil")
+	}
 	run := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, map[string]any{"variables": map[string]any{"country": "DE", "from": "2025-04-01", "to": "2025-05-01"}})
 	mustStatus(t, http.StatusOK, run)
-	assert.Equal(t, true, run.Body["endpoint_materialized"])
+	if got, want := run.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
+		t.Errorf("run.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+	}
 }

@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -54,26 +54,48 @@ func TestQueryRoute(t *testing.T) {
 	codes := map[string]string{idEvent: "event", idFrom: "from", idTo: "to"}
 	r := h.do("POST", base+"/query/", keyP1, queryBody(countByEvent, codes, map[string]any{idFrom: "2025-04-01", idTo: "2025-05-01"}))
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, []any{"event", "from", "to"}, r.Body["placeholders"])
-	assert.Equal(t, []any{"n"}, r.Body["columns"])
+	if got, want := r.Body["placeholders"], ([]any{"event", "from", "to"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"placeholders\"] = %+v, want %+v", got, want)
+	}
+	if got, want := r.Body["columns"], ([]any{"n"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
+	}
 	assert.Len(t, r.Body["types"], 1)
-	assert.Equal(t, false, r.Body["hasMore"])
+	if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
+	}
 	verdict := r.Body["materialization"].(map[string]any)
-	assert.Equal(t, true, verdict["can_materialize"])
-	assert.Equal(t, []any{}, verdict["reasons"])
+	if got, want := verdict["can_materialize"], true; !reflect.DeepEqual(got, want) {
+		t.Errorf("verdict[\"can_materialize\"] = %+v, want %+v", got, want)
+	}
+	if got, want := verdict["reasons"], ([]any{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("verdict[\"reasons\"] = %+v, want %+v", got, want)
+	}
 	vars := r.Body["variables"].([]any)
-	require.Len(t, vars, 3)
-	assert.Equal(t, map[string]any{"id": idEvent, "name": "Event", "code_name": "event", "type": "String", "value": "purchase", "source": "default"}, vars[0])
-	assert.Equal(t, "test", vars[1].(map[string]any)["source"])
+	if got := len(vars); got != 3 {
+		t.Fatalf("len(vars) = %d, want %d: %v", got, 3, vars)
+	}
+	if got, want := vars[0], (map[string]any{"id": idEvent, "name": "Event", "code_name": "event", "type": "String", "value": "purchase", "source": "default"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("vars[0] = %+v, want %+v", got, want)
+	}
+	if got, want := vars[1].(map[string]any)["source"], "test"; !reflect.DeepEqual(got, want) {
+		t.Errorf("vars[1].(map[string]any)[\"source\"] = %q, want %q", got, want)
+	}
 
 	// The same query saved and run with the same values gives the same rows.
 	mustStatus(t, http.StatusCreated, h.do("POST", base+"/endpoints/", keyP1, map[string]any{"name": "count_by_event", "query": sqlQuery(countByEvent, codes)}))
 	run := h.do("POST", base+"/endpoints/count_by_event/run/", keyP1, map[string]any{"variables": map[string]any{"event": "purchase", "from": "2025-04-01", "to": "2025-05-01"}})
 	mustStatus(t, http.StatusOK, run)
-	assert.Equal(t, run.Body["results"], r.Body["results"])
+	if got, want := r.Body["results"], run.Body["results"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
+	}
 	n, err := r.Body["results"].([]any)[0].([]any)[0].(json.Number).Int64()
-	require.NoError(t, err)
-	assert.Positive(t, n, "the comparison is of a real count")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if v := n; v <= 0 {
+		t.Errorf("the comparison is of a real count: n = %v, want > 0", v)
+	}
 
 	// Refusals, in the words of a save and a run.
 	for _, tc := range []struct {
@@ -99,8 +121,12 @@ func TestQueryRoute(t *testing.T) {
 			mustStatus(t, tc.status, r)
 			checkErrorBody(t, r)
 			if tc.detail != "" {
-				assert.Equal(t, tc.detail, r.detail())
-				assert.Equal(t, tc.attr, r.Body["attr"])
+				if got, want := r.detail(), tc.detail; got != want {
+					t.Errorf("r.detail() = %q, want %q", got, want)
+				}
+				if got, want := r.Body["attr"], tc.attr; !reflect.DeepEqual(got, want) {
+					t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+				}
 			}
 		})
 	}
@@ -121,30 +147,50 @@ func TestQueryRouteInsight(t *testing.T) {
 		"variables": {"$browser": "Chrome"}}`
 	r := h.do("POST", "/api/projects/1/query/", keyP1, body)
 	mustStatus(t, http.StatusOK, r)
-	assert.Equal(t, "TrendsQuery", r.Body["kind"])
+	if got, want := r.Body["kind"], "TrendsQuery"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"kind\"] = %q, want %q", got, want)
+	}
 	series := r.Body["results"].([]any)
-	require.Len(t, series, 1)
+	if got := len(series); got != 1 {
+		t.Fatalf("len(series) = %d, want %d: %v", got, 1, series)
+	}
 	s := series[0].(map[string]any)
-	assert.Equal(t, "Chrome", s["label"])
+	if got, want := s["label"], "Chrome"; !reflect.DeepEqual(got, want) {
+		t.Errorf("s[\"label\"] = %q, want %q", got, want)
+	}
 	assert.NotEmpty(t, s["data"])
 	assert.Len(t, s["labels"], len(s["data"].([]any)))
-	assert.Equal(t, []any{}, r.Body["placeholders"])
+	if got, want := r.Body["placeholders"], ([]any{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"placeholders\"] = %+v, want %+v", got, want)
+	}
 }
 
 // TestQueryRouteSandbox: an unsaved query may read only what its project
 // may read, scoped to its rows.
 func TestQueryRouteSandbox(t *testing.T) {
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(200), endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
 		endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil)))
 	status, body := env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`)
-	require.Equal(t, http.StatusOK, status, body)
-	assert.Contains(t, body, `"results":[[200]]`)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
+	if s, sub := body, `"results":[[200]]`; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	status, body = env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT name FROM endpointkit_endpoints"}}`)
-	require.Equal(t, http.StatusBadRequest, status, body)
-	assert.Contains(t, body, `"code":"query_not_allowed"`)
-	assert.Contains(t, body, "endpointkit_endpoints")
+	if got, want := status, http.StatusBadRequest; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
+	if s, sub := body, `"code":"query_not_allowed"`; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := body, "endpointkit_endpoints"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestQueryRouteRefusesEmbedTokens: a token may run its endpoints, never an
@@ -153,13 +199,21 @@ func TestQueryRouteRefusesEmbedTokens(t *testing.T) {
 	env, signer, _, exec := embedEnv(t)
 	tok, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project,
 		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "purchase"}}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	before := exec.n.Load()
 	status, body, _ := send(t, env, "POST", "/api/projects/1/query/", tok, `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) FROM events"}}`)
-	assert.Equal(t, http.StatusForbidden, status, body)
-	assert.Equal(t, before, exec.n.Load(), "nothing ran")
+	if got, want := status, http.StatusForbidden; got != want {
+		t.Errorf("%v: status = %v, want %v", body, got, want)
+	}
+	if got, want := exec.n.Load(), before; got != want {
+		t.Errorf("nothing ran: exec.n.Load() = %v, want %v", got, want)
+	}
 	status, body, _ = send(t, env, "POST", "/api/projects/1/endpoints/by_event/run/", tok, `{}`)
-	assert.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Errorf("%v: status = %v, want %v", body, got, want)
+	}
 }
 
 // TestQueryRouteRate: a query takes a run slot: it counts toward the
@@ -181,9 +235,13 @@ func TestQueryRouteRate(t *testing.T) {
 	mustStatus(t, http.StatusOK, lh.run("1"))
 	r := query()
 	mustStatus(t, http.StatusTooManyRequests, r)
-	assert.Equal(t, "throttled", r.Body["code"])
+	if got, want := r.Body["code"], "throttled"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
 	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	clock.Add(time.Duration(retry) * time.Second)
 	mustStatus(t, http.StatusOK, query())
 }
@@ -195,8 +253,12 @@ func TestQueryRouteTimeout(t *testing.T) {
 		c.RunTimeout = 30 * time.Millisecond
 	}), endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil), httpapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
 	status, body := env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)
-	assert.Equal(t, http.StatusGatewayTimeout, status, body)
-	assert.Contains(t, body, `"code":"timeout"`)
+	if got, want := status, http.StatusGatewayTimeout; got != want {
+		t.Errorf("%v: status = %v, want %v", body, got, want)
+	}
+	if s, sub := body, `"code":"timeout"`; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestVersionsRoute: GET endpoints/{name}/versions lists every version with
@@ -209,11 +271,17 @@ func TestVersionsRoute(t *testing.T) {
 	r := h.do("GET", base+"v/versions/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
 	vs := r.Body["results"].([]any)
-	require.Len(t, vs, 2)
+	if got := len(vs); got != 2 {
+		t.Fatalf("len(vs) = %d, want %d: %v", got, 2, vs)
+	}
 	for i, want := range []string{"SELECT 1 AS one", "SELECT 2 AS two"} {
 		v := vs[i].(map[string]any)
-		assert.Equal(t, json.Number(string(rune('1'+i))), v["version"])
-		assert.Equal(t, want, v["query"].(map[string]any)["query"])
+		if got, want := v["version"], json.Number(string(rune('1'+i))); !reflect.DeepEqual(got, want) {
+			t.Errorf("v[\"version\"] = %q, want %q", got, want)
+		}
+		if got, want := v["query"].(map[string]any)["query"], want; !reflect.DeepEqual(got, want) {
+			t.Errorf("v[\"query\"].(map[string]any)[\"query\"] = %q, want %q", got, want)
+		}
 	}
 	mustStatus(t, http.StatusNotFound, h.do("GET", base+"nope/versions/", keyP1, nil))
 	mustStatus(t, http.StatusForbidden, h.do("GET", "/api/projects/2/endpoints/v/versions/", keyP1, nil))

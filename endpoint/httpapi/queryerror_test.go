@@ -2,10 +2,9 @@ package httpapi_test
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
@@ -20,25 +19,41 @@ func TestQueryErrorOverHTTP(t *testing.T) {
 		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT evnt FROM events"}}))
 	r := h.do("POST", "/api/projects/1/endpoints/typo/run", keyP1, map[string]any{})
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Equal(t, endpoint.CodeQueryError, r.Body["code"])
-	assert.Equal(t, "The database refused the query: no such column: evnt", r.detail())
+	if got, want := r.Body["code"], endpoint.CodeQueryError; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
+	if got, want := r.detail(), "The database refused the query: no such column: evnt"; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
 
 	h.events.Close()
 	r = h.do("POST", "/api/projects/1/endpoints/typo/run", keyP1, map[string]any{})
 	mustStatus(t, http.StatusBadGateway, r)
-	assert.Equal(t, endpoint.CodeExecutionFailed, r.Body["code"])
+	if got, want := r.Body["code"], endpoint.CodeExecutionFailed; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
 	id := r.Header.Get("X-Request-Id")
-	assert.NotEmpty(t, id)
-	assert.Equal(t, "query execution failed (request id "+id+")", r.detail())
-	assert.True(t, strings.Contains(h.logs.String(), id), "the log names the request id")
+	if v := id; v == "" {
+		t.Errorf("id is empty")
+	}
+	if got, want := r.detail(), "query execution failed (request id "+id+")"; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
+	if !strings.Contains(h.logs.String(), id) {
+		t.Errorf("the log names the request id: strings.Contains(h.logs.String(), id) is false")
+	}
 
 	// The client's own request id, when it sends one, is the one named.
 	req, err := http.NewRequest("POST", h.server.URL+"/api/projects/1/endpoints/typo/run", strings.NewReader(`{}`))
-	assert.NoError(t, err)
+	if err != nil {
+		t.Errorf("unexpected error: %v", err)
+	}
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "trace-42")
 	r = h.send(req)
 	mustStatus(t, http.StatusBadGateway, r)
-	assert.Equal(t, "query execution failed (request id trace-42)", r.detail())
+	if got, want := r.detail(), "query execution failed (request id trace-42)"; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
 }

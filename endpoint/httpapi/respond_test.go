@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -23,7 +23,9 @@ func TestJSONIsNotHTMLEscaped(t *testing.T) {
 	h.setupRange("1", keyP1)
 	r := h.do("POST", runPath, keyP1, `{"variables": {}, "a<b>&c": 1}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	assert.Contains(t, string(r.Raw), `Unknown field(s): a<b>&c`)
+	if s, sub := string(r.Raw), `Unknown field(s): a<b>&c`; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 const runPath = "/api/projects/1/endpoints/in_range/run"
@@ -116,7 +118,9 @@ func TestErrorStatuses(t *testing.T) {
 				body = strings.NewReader(c.body.(string))
 			}
 			req, err := http.NewRequest(c.method, h.server.URL+c.path, body)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			switch c.contentType {
 			case "":
 				if c.body != nil {
@@ -133,32 +137,48 @@ func TestErrorStatuses(t *testing.T) {
 			mustStatus(t, c.status, r)
 			checkErrorBody(t, r)
 			if c.code != "" {
-				assert.Equal(t, c.code, r.Body["code"])
+				if got, want := r.Body["code"], c.code; !reflect.DeepEqual(got, want) {
+					t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+				}
 			}
 			if c.attr != "" {
-				assert.Equal(t, c.attr, r.Body["attr"])
+				if got, want := r.Body["attr"], c.attr; !reflect.DeepEqual(got, want) {
+					t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
+				}
 			}
-			assert.Contains(t, r.detail(), c.detail)
+			if s, sub := r.detail(), c.detail; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 			switch c.status {
 			case 401:
-				assert.Contains(t, r.Header.Get("WWW-Authenticate"), "Bearer")
+				if s, sub := r.Header.Get("WWW-Authenticate"), "Bearer"; !strings.Contains(s, sub) {
+					t.Errorf("%q does not contain %q", s, sub)
+				}
 			case 405:
-				assert.NotEmpty(t, r.Header.Get("Allow"))
+				if v := r.Header.Get("Allow"); v == "" {
+					t.Errorf("r.Header.Get(\"Allow\") is empty")
+				}
 			}
 		})
 	}
-	assert.Empty(t, h.logs.String(), "no client error is logged as a server fault")
+	if v := h.logs.String(); !(v == "") {
+		t.Errorf("no client error is logged as a server fault: h.logs.String() = %v, want it empty", v)
+	}
 }
 
 // checkErrorBody checks the shape of every error answer: detail, code and
 // attr present, detail and code non-empty.
 func checkErrorBody(t *testing.T, r response) {
 	t.Helper()
-	require.NotNil(t, r.Body, "error answers have a JSON body")
+	if r.Body == nil {
+		t.Fatalf("error answers have a JSON body: r.Body is nil")
+	}
 	assert.NotEmpty(t, r.Body["detail"])
 	assert.NotEmpty(t, r.Body["code"])
 	_, hasAttr := r.Body["attr"]
-	assert.True(t, hasAttr, "attr is always present (null when no field): %s", r.Raw)
+	if !hasAttr {
+		t.Errorf("attr is always present (null when no field): %s: hasAttr is false", r.Raw)
+	}
 }
 
 func TestBodyTooLargeChunked(t *testing.T) {
@@ -167,7 +187,9 @@ func TestBodyTooLargeChunked(t *testing.T) {
 	// No Content-Length: the limit must hold while reading, too.
 	body := io.MultiReader(strings.NewReader(`{"variables": {}, "pad": "`), bytes.NewReader(bytes.Repeat([]byte("x"), 2<<20)), strings.NewReader(`"}`))
 	req, err := http.NewRequest("POST", h.server.URL+runPath, body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.ContentLength = -1
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+keyP1)
@@ -204,8 +226,12 @@ func TestExecutorFailures(t *testing.T) {
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)
 			checkErrorBody(t, r)
-			assert.NotContains(t, string(r.Raw), "hunter2")
-			assert.NotContains(t, string(r.Raw), "10.1.2.3")
+			if s, sub := string(r.Raw), "hunter2"; strings.Contains(s, sub) {
+				t.Errorf("%q contains %q", s, sub)
+			}
+			if s, sub := string(r.Raw), "10.1.2.3"; strings.Contains(s, sub) {
+				t.Errorf("%q contains %q", s, sub)
+			}
 		})
 	}
 }
@@ -221,8 +247,12 @@ func TestQueryErrorIsTheAuthors(t *testing.T) {
 	r := h.do("POST", "/api/projects/1/endpoints/broken/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusBadRequest, r)
 	checkErrorBody(t, r)
-	assert.Equal(t, "query_error", r.Body["code"])
-	assert.Equal(t, "The database refused the query: no such table: no_such_table", r.detail())
+	if got, want := r.Body["code"], "query_error"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
+	if got, want := r.detail(), "The database refused the query: no such table: no_such_table"; got != want {
+		t.Errorf("r.detail() = %q, want %q", got, want)
+	}
 }
 
 func TestUnencodableResult(t *testing.T) {
@@ -233,8 +263,12 @@ func TestUnencodableResult(t *testing.T) {
 	r := h.do("POST", "/api/projects/1/endpoints/infinite/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusBadGateway, r)
 	checkErrorBody(t, r)
-	assert.Equal(t, "result_not_encodable", r.Body["code"])
-	assert.Contains(t, r.detail(), "+Inf")
+	if got, want := r.Body["code"], "result_not_encodable"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
+	}
+	if s, sub := r.detail(), "+Inf"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 func TestSQLStaysReadable(t *testing.T) {
@@ -242,5 +276,7 @@ func TestSQLStaysReadable(t *testing.T) {
 	h.setupRange("1", keyP1)
 	r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
-	assert.Contains(t, string(r.Raw), "timestamp >= {variables.from} AND timestamp < {variables.to}")
+	if s, sub := string(r.Raw), ("timestamp >= {variables.from} AND timestamp < {variables.to}"); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }

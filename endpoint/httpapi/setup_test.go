@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -47,10 +46,14 @@ const (
 func openEvents(tb testing.TB, n int) *sql.DB {
 	tb.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(tb, err)
+	if err != nil {
+		tb.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	tb.Cleanup(func() { db.Close() })
-	require.NoError(tb, demo.Load(context.Background(), db, n, demoSeed))
+	if err := demo.Load(context.Background(), db, n, demoSeed); err != nil {
+		tb.Fatalf("unexpected error: %v", err)
+	}
 	return db
 }
 
@@ -75,10 +78,18 @@ func newHarness(t testing.TB, exec func(events *sql.DB) driver.Executor) *harnes
 	}
 	svc := newService(t, ex)
 	keys := httpapi.NewKeyring()
-	require.NoError(t, keys.Add(keyP1, "1"))
-	require.NoError(t, keys.Add(keyP2, "2"))
-	require.NoError(t, keys.AddAllProjects(keyAdmin))
-	require.NoError(t, keys.Add(keyNone))
+	if err := keys.Add(keyP1, "1"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add(keyP2, "2"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.AddAllProjects(keyAdmin); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add(keyNone); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	logs := &bytes.Buffer{}
 	// Run limits are tested in limits_test.go; here they are off, so that
 	// the fuzzer's thousands of runs reach the run code, not a 429.
@@ -94,7 +105,9 @@ func newService(tb testing.TB, ex driver.Executor) *endpoint.Service {
 	tb.Helper()
 	eps, vars := newStores(tb)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: ex})
-	require.NoError(tb, err)
+	if err != nil {
+		tb.Fatalf("unexpected error: %v", err)
+	}
 	return svc
 }
 
@@ -124,12 +137,16 @@ func (h *harness) do(method, path, key string, body any) response {
 			rd = bytes.NewReader(b)
 		default:
 			j, err := json.Marshal(b)
-			require.NoError(h.t, err)
+			if err != nil {
+				h.t.Fatalf("unexpected error: %v", err)
+			}
 			rd = bytes.NewReader(j)
 		}
 	}
 	req, err := http.NewRequest(method, h.server.URL+path, rd)
-	require.NoError(h.t, err)
+	if err != nil {
+		h.t.Fatalf("unexpected error: %v", err)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -142,10 +159,14 @@ func (h *harness) do(method, path, key string, body any) response {
 func (h *harness) send(req *http.Request) response {
 	h.t.Helper()
 	res, err := h.server.Client().Do(req)
-	require.NoError(h.t, err)
+	if err != nil {
+		h.t.Fatalf("unexpected error: %v", err)
+	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	require.NoError(h.t, err)
+	if err != nil {
+		h.t.Fatalf("unexpected error: %v", err)
+	}
 	return decodeResponse(h.t, res.StatusCode, res.Header, raw)
 }
 
@@ -153,10 +174,14 @@ func decodeResponse(t testing.TB, status int, header http.Header, raw []byte) re
 	t.Helper()
 	r := response{Status: status, Header: header, Raw: raw}
 	if len(bytes.TrimSpace(raw)) > 0 {
-		require.Equal(t, "application/json", header.Get("Content-Type"), "body %s", raw)
+		if got, want := header.Get("Content-Type"), "application/json"; got != want {
+			t.Fatalf("body %s: header.Get(\"Content-Type\") = %q, want %q", raw, got, want)
+		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
-		require.NoError(t, dec.Decode(&r.Body), "body %s", raw)
+		if err := dec.Decode(&r.Body); err != nil {
+			t.Fatalf("body %s: unexpected error: %v", raw, err)
+		}
 	}
 	return r
 }
@@ -164,7 +189,9 @@ func decodeResponse(t testing.TB, status int, header http.Header, raw []byte) re
 // mustStatus fails the test unless r has status want.
 func mustStatus(t testing.TB, want int, r response) {
 	t.Helper()
-	require.Equal(t, want, r.Status, "body: %s", r.Raw)
+	if got, want := r.Status, want; got != want {
+		t.Fatalf("body: %s: r.Status = %v, want %v", r.Raw, got, want)
+	}
 }
 
 // dateVar is the JSON of a Date variable.

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -48,12 +46,18 @@ func slowReaderHandler(t *testing.T, opts ...httpapi.Option) http.Handler {
 			sql = bigAnswer
 		}
 		_, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}})
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	keys := httpapi.NewKeyring()
-	require.NoError(t, keys.AddAllProjects(keyAdmin))
+	if err := keys.AddAllProjects(keyAdmin); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	l, err := limit.New(limit.Config{ProjectConcurrency: 1})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return httpapi.New(svc, keys, append([]httpapi.Option{httpapi.WithLimiter(l)}, opts...)...)
 }
 
@@ -85,8 +89,12 @@ func TestSlowReaderHoldsNoRunSlot(t *testing.T) {
 	h.ServeHTTP(rec, runRequest("one", `{}`))
 	close(slow.gate)
 	<-done
-	require.Equal(t, http.StatusOK, rec.Code, "another run while the slow client reads: %s", rec.Body)
-	require.Equal(t, http.StatusOK, slow.Code)
+	if got, want := rec.Code, http.StatusOK; got != want {
+		t.Fatalf("another run while the slow client reads: %s: rec.Code = %v, want %v", rec.Body, got, want)
+	}
+	if got, want := slow.Code, http.StatusOK; got != want {
+		t.Fatalf("slow.Code = %v, want %v", got, want)
+	}
 }
 
 // TestWriteTimeoutCutsOffAStalledClient: once an answer is computed, its
@@ -101,12 +109,18 @@ func TestWriteTimeoutCutsOffAStalledClient(t *testing.T) {
 	}))
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer conn.Close()
-	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	body := `{"limit": 4500}`
 	_, err = fmt.Fprintf(conn, "POST /api/projects/1/endpoints/big/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", keyAdmin, len(body), body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	select {
 	case <-returned:
 	case <-time.After(20 * time.Second):

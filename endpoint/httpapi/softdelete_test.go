@@ -2,10 +2,11 @@ package httpapi_test
 
 import (
 	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestHTTPSoftDelete: PATCH {"deleted": true} hides an endpoint on every
@@ -23,7 +24,9 @@ func TestHTTPSoftDelete(t *testing.T) {
 
 	gone := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true})
 	mustStatus(t, http.StatusOK, gone)
-	assert.Equal(t, "daily", gone.Body["name"])
+	if got, want := gone.Body["name"], "daily"; !reflect.DeepEqual(got, want) {
+		t.Errorf("gone.Body[\"name\"] = %q, want %q", got, want)
+	}
 	assert.NotEmpty(t, gone.Body["deleted_at"])
 
 	for _, r := range []struct{ method, path string }{
@@ -37,23 +40,35 @@ func TestHTTPSoftDelete(t *testing.T) {
 		} else if r.method == "PATCH" {
 			body = map[string]any{"description": "x"}
 		}
-		assert.Equal(t, http.StatusNotFound, h.do(r.method, r.path, keyP1, body).Status, "%s %s of a deleted endpoint", r.method, r.path)
+		if got, want := h.do(r.method, r.path, keyP1, body).Status, http.StatusNotFound; got != want {
+			t.Errorf("%s %s of a deleted endpoint: h.do(r.method, r.path, keyP1, body).Status = %v, want %v", r.method, r.path, got, want)
+		}
 	}
 	list := h.do("GET", base, keyP1, nil)
 	mustStatus(t, http.StatusOK, list)
-	assert.NotContains(t, string(list.Raw), `"daily"`, "the list shows a deleted endpoint")
-	assert.NotContains(t, string(list.Raw), `daily/`, "the list shows a deleted endpoint's stored name")
+	if s, sub := string(list.Raw), `"daily"`; strings.Contains(s, sub) {
+		t.Errorf("the list shows a deleted endpoint: %q contains %q", s, sub)
+	}
+	if s, sub := string(list.Raw), `daily/`; strings.Contains(s, sub) {
+		t.Errorf("the list shows a deleted endpoint's stored name: %q contains %q", s, sub)
+	}
 
 	// Restored: the same id, versions and log.
 	back := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
 	mustStatus(t, http.StatusOK, back)
-	assert.Equal(t, gone.Body["id"], back.Body["id"])
-	assert.Nil(t, back.Body["deleted_at"])
+	if got, want := back.Body["id"], gone.Body["id"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("back.Body[\"id\"] = %+v, want %+v", got, want)
+	}
+	if v := back.Body["deleted_at"]; v != nil {
+		t.Errorf("back.Body[\"deleted_at\"] = %v, want nil", v)
+	}
 	versions := h.do("GET", base+"daily/versions/", keyP1, nil)
 	mustStatus(t, http.StatusOK, versions)
 	logs := h.do("GET", base+"daily/logs/", keyP1, nil)
 	mustStatus(t, http.StatusOK, logs)
-	assert.Contains(t, string(logs.Raw), ran.Body["execution_id"].(string), "the run log did not survive the delete")
+	if s, sub := string(logs.Raw), ran.Body["execution_id"].(string); !strings.Contains(s, sub) {
+		t.Errorf("the run log did not survive the delete: %q does not contain %q", s, sub)
+	}
 	mustStatus(t, http.StatusOK, h.do("POST", base+"daily/run", keyP1, vars))
 
 	// Deleted again, its name taken by a new endpoint: no restore.
@@ -61,15 +76,21 @@ func TestHTTPSoftDelete(t *testing.T) {
 	q := h.do("GET", base+"inline/", keyP1, nil).Body["query"]
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "daily", "query": q}))
 	taken := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
-	require.Equal(t, http.StatusOK, taken.Status, "deleted:false on a live endpoint changes nothing")
-	assert.NotEqual(t, gone.Body["id"], taken.Body["id"])
+	if got, want := taken.Status, http.StatusOK; got != want {
+		t.Fatalf("deleted:false on a live endpoint changes nothing: taken.Status = %v, want %v", got, want)
+	}
+	if got, want := taken.Body["id"], gone.Body["id"]; reflect.DeepEqual(got, want) {
+		t.Errorf("taken.Body[\"id\"] = %+v, want anything else", got)
+	}
 	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"name": "daily2"}))
 	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false}))
 
 	// deleted comes alone; an unknown endpoint has nothing to restore.
 	mixed := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true, "description": "x"})
 	mustStatus(t, http.StatusBadRequest, mixed)
-	assert.Contains(t, mixed.detail(), "deleted must be the only field")
+	if s, sub := mixed.detail(), "deleted must be the only field"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	mustStatus(t, http.StatusNotFound, h.do("PATCH", base+"nothing/", keyP1, map[string]any{"deleted": false}))
 	// Another project sees none of it.
 	mustStatus(t, http.StatusNotFound, h.do("PATCH", "/api/projects/2/endpoints/daily/", keyP2, map[string]any{"deleted": true}))

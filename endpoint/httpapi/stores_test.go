@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
@@ -19,12 +17,18 @@ import (
 func newStores(tb testing.TB) (driver.Store, variable.Store) {
 	tb.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(tb, err)
+	if err != nil {
+		tb.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	tb.Cleanup(func() { db.Close() })
 	st, err := sqlstore.New(db, engine.SQLite)
-	require.NoError(tb, err)
-	require.NoError(tb, st.Migrate(context.Background()))
+	if err != nil {
+		tb.Fatalf("unexpected error: %v", err)
+	}
+	if err := st.Migrate(context.Background()); err != nil {
+		tb.Fatalf("unexpected error: %v", err)
+	}
 	return st.Endpoints(), st.Variables()
 }
 

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +40,9 @@ func newLimiter(t *testing.T, cfg Config, c *clock) *Limiter {
 	t.Helper()
 	cfg.Now = c.Now
 	l, err := New(cfg)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return l
 }
 
@@ -48,22 +50,44 @@ func newLimiter(t *testing.T, cfg Config, c *clock) *Limiter {
 func limitErr(t *testing.T, err error) *Error {
 	t.Helper()
 	var e *Error
-	require.True(t, errors.As(err, &e), "want *limit.Error, got %v", err)
-	assert.ErrorIs(t, err, ErrLimited)
+	if !errors.As(err, &e) {
+		t.Fatalf("want *limit.Error, got %v: errors.As(err, &e) is false", err)
+	}
+	if err := err; !errors.Is(err, ErrLimited) {
+		t.Errorf("error %v is not %v", err, ErrLimited)
+	}
 	return e
 }
 
 func TestDefaults(t *testing.T) {
 	l, err := New(Config{})
-	require.NoError(t, err)
-	assert.Equal(t, DefaultProjectConcurrency, l.projectConc)
-	assert.Equal(t, DefaultProjectPerMinute, l.perMinute)
-	assert.Equal(t, DefaultProjectPerHour, l.perHour)
-	assert.Equal(t, DefaultGlobalConcurrency, l.globalConc)
-	assert.Equal(t, DefaultBusyRetryAfter, l.busyRetry)
-	assert.Equal(t, DefaultMaxProjects, l.maxProjects)
-	assert.Equal(t, 240, DefaultProjectPerMinute)
-	assert.Equal(t, 2400, DefaultProjectPerHour)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := l.projectConc, DefaultProjectConcurrency; got != want {
+		t.Errorf("l.projectConc = %v, want %v", got, want)
+	}
+	if got, want := l.perMinute, DefaultProjectPerMinute; got != want {
+		t.Errorf("l.perMinute = %v, want %v", got, want)
+	}
+	if got, want := l.perHour, DefaultProjectPerHour; got != want {
+		t.Errorf("l.perHour = %v, want %v", got, want)
+	}
+	if got, want := l.globalConc, DefaultGlobalConcurrency; got != want {
+		t.Errorf("l.globalConc = %v, want %v", got, want)
+	}
+	if got, want := l.busyRetry, DefaultBusyRetryAfter; got != want {
+		t.Errorf("l.busyRetry = %v, want %v", got, want)
+	}
+	if got, want := l.maxProjects, DefaultMaxProjects; got != want {
+		t.Errorf("l.maxProjects = %v, want %v", got, want)
+	}
+	if got, want := DefaultProjectPerMinute, 240; got != want {
+		t.Errorf("DefaultProjectPerMinute = %v, want %v", got, want)
+	}
+	if got, want := DefaultProjectPerHour, 2400; got != want {
+		t.Errorf("DefaultProjectPerHour = %v, want %v", got, want)
+	}
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -80,8 +104,12 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := New(c.cfg)
-		require.ErrorIs(t, err, ErrConfig, c.name)
-		assert.Contains(t, err.Error(), c.name)
+		if err := err; !errors.Is(err, ErrConfig) {
+			t.Fatalf("%v: error %v is not %v", c.name, err, ErrConfig)
+		}
+		if s, sub := err.Error(), c.name; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 	}
 }
 
@@ -94,31 +122,51 @@ func TestPerMinute(t *testing.T) {
 	c.Add(30 * time.Second)
 	for i := range 10 {
 		release, err := l.Acquire("p")
-		require.NoError(t, err, "run %d", i)
+		if err != nil {
+			t.Fatalf("run %d: unexpected error: %v", i, err)
+		}
 		release()
 	}
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	assert.Equal(t, ProjectPerMinute, e.Limit)
-	assert.Equal(t, "p", e.Project)
-	assert.Equal(t, 10, e.Max)
-	assert.False(t, e.Global())
-	assert.Contains(t, e.Error(), "project_runs_per_minute")
+	if got, want := e.Limit, ProjectPerMinute; got != want {
+		t.Errorf("e.Limit = %v, want %v", got, want)
+	}
+	if got, want := e.Project, "p"; got != want {
+		t.Errorf("e.Project = %q, want %q", got, want)
+	}
+	if got, want := e.Max, 10; got != want {
+		t.Errorf("e.Max = %v, want %v", got, want)
+	}
+	if e.Global() {
+		t.Errorf("e.Global() is true")
+	}
+	if s, sub := e.Error(), "project_runs_per_minute"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	// 10 runs in the window starting at 12:00. In the next window the
 	// estimate is 10*(1-g) <= 9 once g >= 0.1: 12:01:06.
-	assert.Equal(t, 36*time.Second, e.RetryAfter)
+	if got, want := e.RetryAfter, 36*time.Second; got != want {
+		t.Errorf("e.RetryAfter = %v, want %v", got, want)
+	}
 
 	c.Add(e.RetryAfter - time.Nanosecond)
 	_, err = l.Acquire("p")
-	assert.Equal(t, ProjectPerMinute, limitErr(t, err).Limit, "a nanosecond early")
+	if got, want := limitErr(t, err).Limit, ProjectPerMinute; got != want {
+		t.Errorf("a nanosecond early: limitErr(t, err).Limit = %v, want %v", got, want)
+	}
 	c.Add(time.Nanosecond)
 	release, err := l.Acquire("p")
-	require.NoError(t, err, "at RetryAfter")
+	if err != nil {
+		t.Fatalf("at RetryAfter: unexpected error: %v", err)
+	}
 	release()
 
 	// Other projects have their own counters.
 	_, err = l.Acquire("q")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 }
 
 // TestSlidingEstimate follows the estimate through a window: runs of the
@@ -128,7 +176,9 @@ func TestSlidingEstimate(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 100, ProjectPerHour: Unlimited, ProjectConcurrency: Unlimited}, c)
 	for range 100 {
 		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
 	}
 	// At 12:01:30 the previous minute weighs half: a run passes while
@@ -141,14 +191,20 @@ func TestSlidingEstimate(t *testing.T) {
 			e := limitErr(t, err)
 			// The next passes once 100*(1-g) + 50 <= 99, at g = 0.51:
 			// 1% of a minute from now, 600 ms.
-			assert.Equal(t, ProjectPerMinute, e.Limit)
-			assert.Equal(t, 600*time.Millisecond, e.RetryAfter)
+			if got, want := e.Limit, ProjectPerMinute; got != want {
+				t.Errorf("e.Limit = %v, want %v", got, want)
+			}
+			if got, want := e.RetryAfter, 600*time.Millisecond; got != want {
+				t.Errorf("e.RetryAfter = %v, want %v", got, want)
+			}
 			break
 		}
 		r()
 		n++
 	}
-	assert.Equal(t, 50, n)
+	if got, want := n, 50; got != want {
+		t.Errorf("n = %v, want %v", got, want)
+	}
 }
 
 func TestPerHour(t *testing.T) {
@@ -156,17 +212,25 @@ func TestPerHour(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: Unlimited, ProjectPerHour: 5, ProjectConcurrency: Unlimited}, c)
 	for range 5 {
 		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
 		c.Add(time.Minute)
 	}
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	assert.Equal(t, ProjectPerHour, e.Limit)
-	assert.Contains(t, e.Error(), "project_runs_per_hour")
+	if got, want := e.Limit, ProjectPerHour; got != want {
+		t.Errorf("e.Limit = %v, want %v", got, want)
+	}
+	if s, sub := e.Error(), "project_runs_per_hour"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	// Window 12:00-13:00 holds 5; in the next, 5*(1-g) <= 4 at g = 0.2:
 	// 13:12, and it is 12:05 now.
-	assert.Equal(t, 67*time.Minute, e.RetryAfter)
+	if got, want := e.RetryAfter, 67*time.Minute; got != want {
+		t.Errorf("e.RetryAfter = %v, want %v", got, want)
+	}
 }
 
 // TestHourBeforeMinute: when both rates are used up the hour is named, as it
@@ -176,36 +240,58 @@ func TestHourBeforeMinute(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 3, ProjectPerHour: 3}, c)
 	for range 3 {
 		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
 	}
 	_, err := l.Acquire("p")
-	assert.Equal(t, ProjectPerHour, limitErr(t, err).Limit)
+	if got, want := limitErr(t, err).Limit, ProjectPerHour; got != want {
+		t.Errorf("limitErr(t, err).Limit = %v, want %v", got, want)
+	}
 }
 
 func TestProjectConcurrency(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectConcurrency: 2, BusyRetryAfter: 3 * time.Second}, c)
 	r1, err := l.Acquire("p")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	r2, err := l.Acquire("p")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = l.Acquire("p")
 	e := limitErr(t, err)
-	assert.Equal(t, ProjectConcurrency, e.Limit)
-	assert.Equal(t, 2, e.Max)
-	assert.Equal(t, 3*time.Second, e.RetryAfter)
-	assert.Contains(t, e.Error(), "project_concurrency")
+	if got, want := e.Limit, ProjectConcurrency; got != want {
+		t.Errorf("e.Limit = %v, want %v", got, want)
+	}
+	if got, want := e.Max, 2; got != want {
+		t.Errorf("e.Max = %v, want %v", got, want)
+	}
+	if got, want := e.RetryAfter, 3*time.Second; got != want {
+		t.Errorf("e.RetryAfter = %v, want %v", got, want)
+	}
+	if s, sub := e.Error(), "project_concurrency"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	_, err = l.Acquire("q")
-	require.NoError(t, err, "another project is not held back")
+	if err != nil {
+		t.Fatalf("another project is not held back: unexpected error: %v", err)
+	}
 
 	r1()
 	r1() // a second release does nothing
 	r3, err := l.Acquire("p")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = l.Acquire("p")
-	require.Error(t, err, "the double release freed one slot only")
+	if err == nil {
+		t.Fatalf("the double release freed one slot only: got no error, want one")
+	}
 	r2()
 	r3()
 }
@@ -218,37 +304,57 @@ func TestBusyRetryAfterFollowsTheRuns(t *testing.T) {
 	l := newLimiter(t, Config{ProjectConcurrency: 1, GlobalConcurrency: 2}, c)
 	for range 6 {
 		r, err := l.Acquire("slow")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		c.Add(20 * time.Second)
 		r()
 	}
 	hold, err := l.Acquire("slow")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = l.Acquire("slow")
 	e := limitErr(t, err)
-	assert.Equal(t, ProjectConcurrency, e.Limit)
-	assert.Equal(t, 20*time.Second, e.RetryAfter, "the project's runs hold a slot 20 s")
+	if got, want := e.Limit, ProjectConcurrency; got != want {
+		t.Errorf("e.Limit = %v, want %v", got, want)
+	}
+	if got, want := e.RetryAfter, 20*time.Second; got != want {
+		t.Errorf("the project's runs hold a slot 20 s: e.RetryAfter = %v, want %v", got, want)
+	}
 
 	quick, err := l.Acquire("quick")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = l.Acquire("other")
 	e = limitErr(t, err)
-	assert.Equal(t, GlobalConcurrency, e.Limit)
-	assert.Equal(t, 20*time.Second, e.RetryAfter, "all runs hold a slot 20 s lately")
+	if got, want := e.Limit, GlobalConcurrency; got != want {
+		t.Errorf("e.Limit = %v, want %v", got, want)
+	}
+	if got, want := e.RetryAfter, 20*time.Second; got != want {
+		t.Errorf("all runs hold a slot 20 s lately: e.RetryAfter = %v, want %v", got, want)
+	}
 	quick()
 	hold()
 
 	// Quick runs bring it down, never below BusyRetryAfter.
 	for range 20 {
 		r, err := l.Acquire("slow")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		c.Add(10 * time.Millisecond)
 		r()
 	}
 	hold, err = l.Acquire("slow")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = l.Acquire("slow")
-	assert.Equal(t, DefaultBusyRetryAfter, limitErr(t, err).RetryAfter)
+	if got, want := limitErr(t, err).RetryAfter, DefaultBusyRetryAfter; got != want {
+		t.Errorf("limitErr(t, err).RetryAfter = %v, want %v", got, want)
+	}
 	hold()
 }
 
@@ -258,19 +364,33 @@ func TestGlobalConcurrency(t *testing.T) {
 	var releases []func()
 	for _, p := range []string{"a", "b", "a"} {
 		r, err := l.Acquire(p)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		releases = append(releases, r)
 	}
 	_, err := l.Acquire("c")
 	e := limitErr(t, err)
-	assert.Equal(t, GlobalConcurrency, e.Limit)
-	assert.True(t, e.Global())
-	assert.Empty(t, e.Project)
-	assert.Equal(t, DefaultBusyRetryAfter, e.RetryAfter)
-	assert.Contains(t, e.Error(), "global_concurrency")
+	if got, want := e.Limit, GlobalConcurrency; got != want {
+		t.Errorf("e.Limit = %v, want %v", got, want)
+	}
+	if !e.Global() {
+		t.Errorf("e.Global() is false")
+	}
+	if v := e.Project; !(v == "") {
+		t.Errorf("e.Project = %v, want it empty", v)
+	}
+	if got, want := e.RetryAfter, DefaultBusyRetryAfter; got != want {
+		t.Errorf("e.RetryAfter = %v, want %v", got, want)
+	}
+	if s, sub := e.Error(), "global_concurrency"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	releases[1]()
 	_, err = l.Acquire("c")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 }
 
 // TestRefusedRunsDoNotCount: a client retrying while refused does not
@@ -280,16 +400,22 @@ func TestRefusedRunsDoNotCount(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 2, ProjectPerHour: Unlimited}, c)
 	for range 2 {
 		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
 	}
 	_, err := l.Acquire("p")
 	first := limitErr(t, err).RetryAfter
 	for range 50 {
 		_, err = l.Acquire("p")
-		require.Error(t, err)
+		if err == nil {
+			t.Fatalf("got no error, want one")
+		}
 	}
-	assert.Equal(t, first, limitErr(t, err).RetryAfter)
+	if got, want := limitErr(t, err).RetryAfter, first; got != want {
+		t.Errorf("limitErr(t, err).RetryAfter = %v, want %v", got, want)
+	}
 }
 
 func TestUnlimited(t *testing.T) {
@@ -297,7 +423,9 @@ func TestUnlimited(t *testing.T) {
 	l := newLimiter(t, Config{ProjectConcurrency: Unlimited, ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited, GlobalConcurrency: Unlimited}, c)
 	for range 5000 {
 		_, err := l.Acquire("p")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -308,23 +436,39 @@ func TestIdleProjectsAreEvicted(t *testing.T) {
 	l := newLimiter(t, Config{ProjectConcurrency: Unlimited}, c)
 	for i := range 1000 {
 		r, err := l.Acquire(fmt.Sprint("p", i))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
 	}
 	held, err := l.Acquire("long")
-	require.NoError(t, err)
-	assert.Len(t, l.projects, 1001)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(l.projects); got != 1001 {
+		t.Errorf("len(l.projects) = %d, want %d: %v", got, 1001, l.projects)
+	}
 
 	c.Add(idleAfter - time.Second)
 	_, err = l.Acquire("fresh")
-	require.NoError(t, err)
-	assert.Len(t, l.projects, 1002, "not idle yet")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(l.projects); got != 1002 {
+		t.Errorf("not idle yet: len(l.projects) = %d, want %d: %v", got, 1002, l.projects)
+	}
 
 	c.Add(time.Second)
 	_, err = l.Acquire("fresh")
-	require.NoError(t, err)
-	assert.Len(t, l.projects, 2, "idle projects dropped; the one with a run in flight kept")
-	assert.Contains(t, l.projects, "long")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(l.projects); got != 2 {
+		t.Errorf("idle projects dropped; the one with a run in flight kept: len(l.projects) = %d, want %d: %v", got, 2, l.projects)
+	}
+	if _, ok := l.projects["long"]; !ok {
+		t.Errorf("no key %v in %v", "long", l.projects)
+	}
 	held()
 	checkList(t, l)
 }
@@ -336,17 +480,29 @@ func TestMaxProjects(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{MaxProjects: 10, ProjectConcurrency: Unlimited}, c)
 	held, err := l.Acquire("held")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for i := range 100 {
 		c.Add(time.Second)
 		r, err := l.Acquire(fmt.Sprint("p", i))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
-		assert.LessOrEqual(t, len(l.projects), 10)
+		if a, b := len(l.projects), 10; !(a <= b) {
+			t.Errorf("len(l.projects) = %v, want <= %v", a, b)
+		}
 	}
-	assert.Contains(t, l.projects, "held")
-	assert.Contains(t, l.projects, "p99")
-	assert.NotContains(t, l.projects, "p0")
+	if _, ok := l.projects["held"]; !ok {
+		t.Errorf("no key %v in %v", "held", l.projects)
+	}
+	if _, ok := l.projects["p99"]; !ok {
+		t.Errorf("no key %v in %v", "p99", l.projects)
+	}
+	if _, ok := l.projects["p0"]; ok {
+		t.Errorf("key %v in %v", "p0", l.projects)
+	}
 	checkList(t, l)
 	held()
 }
@@ -363,13 +519,17 @@ func checkList(t *testing.T, l *Limiter) {
 		require.Same(t, l.projects[p.name], p)
 		require.Same(t, prev, p.prev)
 		if prev != nil {
-			require.False(t, p.last.After(prev.last), "ordered by last run")
+			if p.last.After(prev.last) {
+				t.Fatalf("ordered by last run: p.last.After(prev.last) is true")
+			}
 		}
 		prev = p
 		n++
 	}
 	require.Same(t, prev, l.tail)
-	require.Equal(t, len(l.projects), n)
+	if got, want := n, len(l.projects); got != want {
+		t.Fatalf("n = %v, want %v", got, want)
+	}
 }
 
 // TestClockBackwards: a clock step back neither loses counts nor panics.
@@ -379,13 +539,17 @@ func TestClockBackwards(t *testing.T) {
 	c.Add(30 * time.Second)
 	for range 2 {
 		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r()
 	}
 	c.Add(-45 * time.Second)
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	assert.Positive(t, e.RetryAfter)
+	if v := e.RetryAfter; v <= 0 {
+		t.Errorf("e.RetryAfter = %v, want > 0", v)
+	}
 }
 
 // TestConcurrentAcquire hammers one limiter from many goroutines (run it
@@ -432,15 +596,23 @@ func TestConcurrentAcquire(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.LessOrEqual(t, maxTotal, globalConc)
+	if a, b := maxTotal, globalConc; !(a <= b) {
+		t.Errorf("maxTotal = %v, want <= %v", a, b)
+	}
 	l.mu.Lock()
-	assert.Zero(t, l.inFlight, "every slot released")
+	if v := l.inFlight; v != 0 {
+		t.Errorf("every slot released: l.inFlight = %v, want zero", v)
+	}
 	for _, p := range l.projects {
-		assert.Zero(t, p.inFlight, p.name)
+		if v := p.inFlight; v != 0 {
+			t.Errorf("%v: p.inFlight = %v, want zero", p.name, v)
+		}
 	}
 	l.mu.Unlock()
 	for i := range 4 {
-		assert.Positive(t, admitted[i])
+		if v := admitted[i]; v <= 0 {
+			t.Errorf("admitted[i] = %v, want > 0", v)
+		}
 	}
 }
 
@@ -458,27 +630,37 @@ func TestRetryAfterIsExact(t *testing.T) {
 			if ok {
 				continue
 			}
-			require.Positive(t, wait)
+			if v := wait; v <= 0 {
+				t.Fatalf("wait = %v, want > 0", v)
+			}
 			at := func(d time.Duration) bool {
 				v := w
 				v.advance(now.Add(d), size)
 				_, ok := v.admits(now.Add(d), size, limit)
 				return ok
 			}
-			require.True(t, at(wait), "limit %d, window %+v, at %s: admitted after %s", limit, w, now.Sub(epoch), wait)
-			require.False(t, at(wait-time.Nanosecond), "limit %d, window %+v, at %s: refused before %s", limit, w, now.Sub(epoch), wait)
+			if !at(wait) {
+				t.Fatalf("limit %d, window %+v, at %s: admitted after %s: at(wait) is false", limit, w, now.Sub(epoch), wait)
+			}
+			if at(wait - time.Nanosecond) {
+				t.Fatalf("limit %d, window %+v, at %s: refused before %s: at(wait-time.Nanosecond) is true", limit, w, now.Sub(epoch), wait)
+			}
 		}
 	}
 }
 
 func TestLimitString(t *testing.T) {
-	assert.Equal(t, "limit(9)", Limit(9).String())
+	if got, want := Limit(9).String(), "limit(9)"; got != want {
+		t.Errorf("Limit(9).String() = %q, want %q", got, want)
+	}
 }
 
 // BenchmarkAcquire is one admitted and released run, over 1,000 projects.
 func BenchmarkAcquire(b *testing.B) {
 	l, err := New(Config{ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
 	names := make([]string, 1000)
 	for i := range names {
 		names[i] = fmt.Sprint("project-", i)

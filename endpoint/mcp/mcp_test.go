@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -45,38 +45,58 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	tokenKeys := &embed.StaticKeys{}
-	require.NoError(t, tokenKeys.Add("", "k1", []byte("0123456789abcdef-mcp")))
+	if err := tokenKeys.Add("", "k1", []byte("0123456789abcdef-mcp")); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	signer := &embed.Signer{Keys: tokenKeys}
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(400),
 		endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(nil)))
 	ctx := context.Background()
 	_, err = env.DB.Exec("CREATE TABLE salaries (amount INTEGER); INSERT INTO salaries VALUES (100)")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for i := range 30 {
 		_, err = env.DB.Exec("INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES ('2', ?, '$pageview', ?, '2025-01-01 00:00:00', '{}')",
 			marker+"-"+string(rune('a'+i%26))+string(rune('a'+i/26)), marker)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	v, err := env.Service.CreateVariable(ctx, "1", variable.Variable{Name: "Event", Type: variable.String})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "by_event", Description: "Events and users of one event name.",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL,
 			SQL:       "SELECT event, count(*) AS events, count(DISTINCT distinct_id) AS users FROM events WHERE event = {variables.event} GROUP BY event",
 			Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}}}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "totals",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count(*) AS events, min(distinct_id) AS first_user, max(uuid) AS last_uuid FROM events"}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = env.Service.Create(ctx, "2", endpoint.CreateRequest{Name: "secret",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT distinct_id FROM events"}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	keys := httpapi.NewKeyring()
-	require.NoError(t, keys.Add(env.Key, "1"))
-	require.NoError(t, keys.Add(keyP2, "2"))
+	if err := keys.Add(env.Key, "1"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := keys.Add(keyP2, "2"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	srv := httptest.NewServer(mcp.Handler(env.Service, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(nil), mcp.WithDefaultProject("1")))
 	t.Cleanup(srv.Close)
 	return &fixture{env: env, mcp: srv, signer: signer}
@@ -101,7 +121,9 @@ func (f *fixture) connectHTTP(t *testing.T, cred, query string) *sdk.ClientSessi
 	s, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{
 		Endpoint: f.mcp.URL + "/mcp" + query, HTTPClient: &http.Client{Transport: bearer{cred, http.DefaultTransport}}, MaxRetries: -1,
 	}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -114,10 +136,14 @@ func (f *fixture) connectMemory(t *testing.T, project string) *sdk.ClientSession
 	st, ct := sdk.NewInMemoryTransports()
 	srv := mcp.Server(f.env.Service, project, mcp.WithLimiter(nil))
 	ss, err := srv.Connect(ctx, st, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
 	s, err := c.Connect(ctx, ct, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	t.Cleanup(func() { s.Close(); ss.Close(); cancel() })
 	return s
 }
@@ -126,7 +152,9 @@ func (f *fixture) connectMemory(t *testing.T, project string) *sdk.ClientSession
 func (f *fixture) token(t *testing.T, endpoints []string, fixed map[string]any) string {
 	t.Helper()
 	tok, err := f.env.Service.MintEmbedToken(context.Background(), f.signer, "1", embed.Claims{Endpoints: endpoints, Fixed: fixed}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return tok
 }
 
@@ -134,16 +162,24 @@ func (f *fixture) token(t *testing.T, endpoints []string, fixed map[string]any) 
 func (f *fixture) httpDo(t *testing.T, method, path, cred, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, f.env.Server.URL+path, strings.NewReader(body))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+cred)
 	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var out map[string]any
-	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: unexpected error: %v", raw, err)
+	}
 	return res.StatusCode, out
 }
 
@@ -151,9 +187,13 @@ func (f *fixture) httpDo(t *testing.T, method, path, cred, body string) (int, ma
 func call(t *testing.T, s *sdk.ClientSession, name, args string) *sdk.CallToolResult {
 	t.Helper()
 	var a any
-	require.NoError(t, json.Unmarshal([]byte(args), &a))
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: a})
-	require.NoError(t, err, "a tool's refusal is a tool error, never a protocol error")
+	if err != nil {
+		t.Fatalf("a tool's refusal is a tool error, never a protocol error: unexpected error: %v", err)
+	}
 	return res
 }
 
@@ -161,9 +201,13 @@ func call(t *testing.T, s *sdk.ClientSession, name, args string) *sdk.CallToolRe
 func structured(t *testing.T, r *sdk.CallToolResult) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(r.StructuredContent)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return m
 }
 
@@ -193,7 +237,9 @@ func stable(m map[string]any) map[string]any {
 func toolNames(t *testing.T, s *sdk.ClientSession) map[string]*sdk.Tool {
 	t.Helper()
 	res, err := s.ListTools(context.Background(), nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	out := map[string]*sdk.Tool{}
 	for _, tool := range res.Tools {
 		out[tool.Name] = tool
@@ -231,8 +277,12 @@ func TestToolsPerCredential(t *testing.T) {
 	assert.ElementsMatch(t, []string{"by_event", mcp.ListTool}, keys(tools))
 	vars := tools["by_event"].InputSchema.(map[string]any)["properties"].(map[string]any)["variables"].(map[string]any)
 	assert.Empty(t, vars["properties"], "the token's fixed variable is not in its schema")
-	assert.NotContains(t, vars, "required")
-	assert.Equal(t, "Events and users of one event name.", tools["by_event"].Description)
+	if _, ok := vars["required"]; ok {
+		t.Errorf("key %v in %v", "required", vars)
+	}
+	if got, want := tools["by_event"].Description, "Events and users of one event name."; got != want {
+		t.Errorf("tools[\"by_event\"].Description = %q, want %q", got, want)
+	}
 }
 
 func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
@@ -244,16 +294,24 @@ func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
 	}{{f.env.Key, f.connectHTTP(t, f.env.Key, "")}, {f.env.Key, f.connectMemory(t, "1")}, {tok, f.connectHTTP(t, tok, "")}} {
 		for name, tool := range toolNames(t, c.s) {
 			b, err := json.Marshal(tool.InputSchema)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			var schema jsonschema.Schema
-			require.NoError(t, json.Unmarshal(b, &schema), name)
+			if err := json.Unmarshal(b, &schema); err != nil {
+				t.Fatalf("%v: unexpected error: %v", name, err)
+			}
 			_, err = schema.Resolve(nil)
-			require.NoError(t, err, "%s: a valid JSON Schema", name)
+			if err != nil {
+				t.Fatalf("%s: a valid JSON Schema: unexpected error: %v", name, err)
+			}
 			if strings.HasPrefix(name, "_") {
 				continue
 			}
 			status, doc := f.httpDo(t, "GET", "/api/projects/1/endpoints/"+name+"/openapi.json", c.cred, "")
-			require.Equal(t, http.StatusOK, status)
+			if got, want := status, http.StatusOK; got != want {
+				t.Fatalf("status = %v, want %v", got, want)
+			}
 			want := doc["paths"].(map[string]any)["/api/projects/1/endpoints/"+name+"/run"].(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
 			// A tool answers JSON only: its format takes "json" alone where
 			// the HTTP API also offers the host's other formats.
@@ -261,8 +319,12 @@ func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
 				f["enum"] = []any{"json"}
 			}
 			var got any
-			require.NoError(t, json.Unmarshal(b, &got))
-			assert.Equal(t, want, got, name)
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := got, want; !reflect.DeepEqual(got, want) {
+				t.Errorf("%v: got = %+v, want %+v", name, got, want)
+			}
 		}
 	}
 }
@@ -279,9 +341,13 @@ func TestRunEqualsHTTP(t *testing.T) {
 			{"totals", `{"limit": 1, "debug": true}`},
 		} {
 			res := call(t, s, c.endpoint, c.body)
-			require.False(t, res.IsError, "%s: %s", name, text(res))
+			if res.IsError {
+				t.Fatalf("%s: %s: res.IsError is true", name, text(res))
+			}
 			status, want := f.httpDo(t, "POST", "/api/projects/1/endpoints/"+c.endpoint+"/run", f.env.Key, c.body)
-			require.Equal(t, http.StatusOK, status)
+			if got, want := status, http.StatusOK; got != want {
+				t.Fatalf("status = %v, want %v", got, want)
+			}
 			got := structured(t, res)
 			if d, ok := want["debug"].(map[string]any); ok {
 				delete(d, "render_ms")
@@ -289,11 +355,19 @@ func TestRunEqualsHTTP(t *testing.T) {
 				delete(got["debug"].(map[string]any), "render_ms")
 				delete(got["debug"].(map[string]any), "execute_ms")
 			}
-			assert.Equal(t, stable(want), stable(got), "%s %s", name, c.endpoint)
+			if got, want := stable(got), stable(want); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: stable(got) = %+v, want %+v", name, c.endpoint, got, want)
+			}
 			var fromText map[string]any
-			require.NoError(t, json.Unmarshal([]byte(text(res)), &fromText))
-			assert.Equal(t, got["results"], fromText["results"])
-			assert.NotContains(t, text(res), marker)
+			if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := fromText["results"], got["results"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("fromText[\"results\"] = %+v, want %+v", got, want)
+			}
+			if s, sub := text(res), marker; strings.Contains(s, sub) {
+				t.Errorf("%q contains %q", s, sub)
+			}
 		}
 	}
 }
@@ -307,9 +381,13 @@ type refusal struct {
 
 func toolRefusal(t *testing.T, r *sdk.CallToolResult) refusal {
 	t.Helper()
-	require.True(t, r.IsError, "want a tool error, got %s", text(r))
+	if !r.IsError {
+		t.Fatalf("want a tool error, got %s: r.IsError is false", text(r))
+	}
 	m := structured(t, r)
-	assert.Equal(t, m["detail"], text(r))
+	if got, want := text(r), m["detail"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("text(r) = %q, want %q", got, want)
+	}
 	return refusal{m["detail"].(string), m["code"].(string), int(m["status"].(float64))}
 }
 
@@ -340,19 +418,29 @@ func TestRefusalsEqualHTTP(t *testing.T) {
 			got := toolRefusal(t, call(t, s, c.tool, c.body))
 			status, body := f.httpDo(t, "POST", "/api/projects/1/"+c.path, f.env.Key, c.body)
 			want := refusal{body["detail"].(string), body["code"].(string), status}
-			assert.Equal(t, c.status, status, "%s %s", c.path, c.body)
-			assert.Equal(t, want, got, "%s: %s %s", name, c.tool, c.body)
+			if got, want := status, c.status; got != want {
+				t.Errorf("%s %s: status = %v, want %v", c.path, c.body, got, want)
+			}
+			if got, want := got, want; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s %s: got = %+v, want %+v", name, c.tool, c.body, got, want)
+			}
 		}
 	}
 	// _get_endpoint reads project 1's endpoints only.
 	s := f.connectHTTP(t, f.env.Key, "")
 	got := toolRefusal(t, call(t, s, mcp.GetTool, `{"name": "secret"}`))
 	status, body := f.httpDo(t, "GET", "/api/projects/1/endpoints/secret", f.env.Key, "")
-	assert.Equal(t, refusal{body["detail"].(string), body["code"].(string), status}, got)
+	if got, want := got, (refusal{body["detail"].(string), body["code"].(string), status}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 	res := call(t, s, mcp.GetTool, `{"name": "by_event"}`)
-	require.False(t, res.IsError, text(res))
+	if res.IsError {
+		t.Fatalf("%v: res.IsError is true", text(res))
+	}
 	ep := structured(t, res)["endpoint"].(map[string]any)
-	assert.Equal(t, "by_event", ep["name"])
+	if got, want := ep["name"], "by_event"; !reflect.DeepEqual(got, want) {
+		t.Errorf("ep[\"name\"] = %q, want %q", got, want)
+	}
 	assert.Contains(t, ep["materialization"], "can_materialize")
 }
 
@@ -363,11 +451,19 @@ func TestEmbedTokenOverMCP(t *testing.T) {
 	tok := f.token(t, []string{"by_event"}, map[string]any{"event": "purchase"})
 	s := f.connectHTTP(t, tok, "")
 	res := call(t, s, "by_event", `{}`)
-	require.False(t, res.IsError, text(res))
+	if res.IsError {
+		t.Fatalf("%v: res.IsError is true", text(res))
+	}
 	status, want := f.httpDo(t, "POST", "/api/projects/1/endpoints/by_event/run", tok, `{}`)
-	require.Equal(t, http.StatusOK, status)
-	assert.Equal(t, stable(want), stable(structured(t, res)))
-	assert.Equal(t, []any{[]any{"purchase"}}, firstColumn(structured(t, res)))
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("status = %v, want %v", got, want)
+	}
+	if got, want := stable(structured(t, res)), stable(want); !reflect.DeepEqual(got, want) {
+		t.Errorf("stable(structured(t, res)) = %+v, want %+v", got, want)
+	}
+	if got, want := firstColumn(structured(t, res)), ([]any{[]any{"purchase"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("firstColumn(structured(t, res)) = %+v, want %+v", got, want)
+	}
 
 	for _, c := range []struct{ tool, path, body string }{
 		{"by_event", "endpoints/by_event/run", `{"variables": {"event": "$pageview"}}`},
@@ -377,14 +473,24 @@ func TestEmbedTokenOverMCP(t *testing.T) {
 	} {
 		got := toolRefusal(t, call(t, s, c.tool, c.body))
 		status, body := f.httpDo(t, "POST", "/api/projects/1/"+c.path, tok, c.body)
-		assert.Equal(t, http.StatusForbidden, status, c.body)
-		assert.Equal(t, refusal{body["detail"].(string), body["code"].(string), status}, got, "%s %s", c.tool, c.body)
+		if got, want := status, http.StatusForbidden; got != want {
+			t.Errorf("%v: status = %v, want %v", c.body, got, want)
+		}
+		if got, want := got, (refusal{body["detail"].(string), body["code"].(string), status}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: got = %+v, want %+v", c.tool, c.body, got, want)
+		}
 	}
 	got := toolRefusal(t, call(t, s, mcp.GetTool, `{"name": "by_event"}`))
-	assert.Equal(t, http.StatusForbidden, got.Status)
+	if got, want := got.Status, http.StatusForbidden; got != want {
+		t.Errorf("got.Status = %v, want %v", got, want)
+	}
 	list := structured(t, call(t, s, mcp.ListTool, `{}`))["results"].([]any)
-	require.Len(t, list, 1)
-	assert.Equal(t, "by_event", list[0].(map[string]any)["name"])
+	if got := len(list); got != 1 {
+		t.Fatalf("len(list) = %d, want %d: %v", got, 1, list)
+	}
+	if got, want := list[0].(map[string]any)["name"], "by_event"; !reflect.DeepEqual(got, want) {
+		t.Errorf("list[0].(map[string]any)[\"name\"] = %q, want %q", got, want)
+	}
 }
 
 // TestEmbedTokenRPMOverMCP: a token's rpm bounds its runs through tools,
@@ -393,15 +499,23 @@ func TestEmbedTokenRPMOverMCP(t *testing.T) {
 	f := newFixture(t)
 	tok, err := f.env.Service.MintEmbedToken(context.Background(), f.signer, "1",
 		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	s := f.connectHTTP(t, tok, "")
 	for range 2 {
 		res := call(t, s, "by_event", `{}`)
-		require.False(t, res.IsError, text(res))
+		if res.IsError {
+			t.Fatalf("%v: res.IsError is true", text(res))
+		}
 	}
 	got := toolRefusal(t, call(t, s, "by_event", `{}`))
-	assert.Equal(t, http.StatusTooManyRequests, got.Status)
-	assert.Equal(t, "throttled", got.Code)
+	if got, want := got.Status, http.StatusTooManyRequests; got != want {
+		t.Errorf("got.Status = %v, want %v", got, want)
+	}
+	if got, want := got.Code, "throttled"; got != want {
+		t.Errorf("got.Code = %q, want %q", got, want)
+	}
 	assert.Regexp(t, `^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`, got.Detail)
 }
 
@@ -420,14 +534,18 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(query, auth string) (int, map[string]any) {
 		req, err := http.NewRequest("POST", f.mcp.URL+"/mcp"+query, strings.NewReader(initialize))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
 		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		defer res.Body.Close()
 		raw, _ := io.ReadAll(res.Body)
 		var m map[string]any
@@ -446,27 +564,43 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 			req.Header.Set("Authorization", c.apiAuth)
 		}
 		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		var want map[string]any
-		require.NoError(t, json.NewDecoder(res.Body).Decode(&want))
+		if err := json.NewDecoder(res.Body).Decode(&want); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		res.Body.Close()
-		assert.Equal(t, res.StatusCode, status, c)
-		assert.Equal(t, want["detail"], body["detail"], c)
+		if got, want := status, res.StatusCode; got != want {
+			t.Errorf("%v: status = %v, want %v", c, got, want)
+		}
+		if got, want := body["detail"], want["detail"]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: body[\"detail\"] = %+v, want %+v", c, got, want)
+		}
 	}
 	status, _ := post("?project=2", "Bearer "+keyP2)
-	assert.Equal(t, http.StatusOK, status)
+	if got, want := status, http.StatusOK; got != want {
+		t.Errorf("status = %v, want %v", got, want)
+	}
 
 	// A body past the API's 1 MiB is refused before it is read whole.
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"totals","arguments":{"pad":"` + strings.Repeat("x", httpapi.DefaultMaxBodyBytes) + `"}}}`
 	req, err := http.NewRequest("POST", f.mcp.URL+"/mcp", strings.NewReader(big))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+f.env.Key)
 	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	res.Body.Close()
-	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+	if got, want := res.StatusCode, http.StatusRequestEntityTooLarge; got != want {
+		t.Errorf("res.StatusCode = %v, want %v", got, want)
+	}
 }
 
 // TestStdioToolsFollowTheEndpoints: a long-lived session's tools/list
@@ -477,21 +611,29 @@ func TestStdioToolsFollowTheEndpoints(t *testing.T) {
 	defer cancel()
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := mcp.Server(f.env.Service, "1", mcp.WithLimiter(nil)).Connect(ctx, st, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer ss.Close()
 	changed := make(chan struct{}, 10)
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	s, err := c.Connect(ctx, ct, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer s.Close()
 	assert.ElementsMatch(t, []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)))
 
 	_, err = f.env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "later",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1 AS one"}})
-	require.NoError(t, err)
-	require.NoError(t, f.env.Service.Delete(ctx, "1", "totals"))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := f.env.Service.Delete(ctx, "1", "totals"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	assert.ElementsMatch(t, []string{"by_event", "later", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)))
 	select {
 	case <-changed:
@@ -499,6 +641,10 @@ func TestStdioToolsFollowTheEndpoints(t *testing.T) {
 		t.Error("no notifications/tools/list_changed")
 	}
 	res := call(t, s, "later", `{}`)
-	require.False(t, res.IsError, text(res))
-	assert.Equal(t, []any{[]any{float64(1)}}, structured(t, res)["results"])
+	if res.IsError {
+		t.Fatalf("%v: res.IsError is true", text(res))
+	}
+	if got, want := structured(t, res)["results"], ([]any{[]any{float64(1)}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("structured(t, res)[\"results\"] = %+v, want %+v", got, want)
+	}
 }

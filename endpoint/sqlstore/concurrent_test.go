@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -54,13 +52,21 @@ func TestEndpointsConcurrently(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		assert.Empty(t, creates.errs)
-		assert.Equal(t, 1, creates.ok)
-		assert.Equal(t, workers-1, creates.conflicts)
+		if v := creates.errs; !(len(v) == 0) {
+			t.Errorf("creates.errs = %v, want it empty", v)
+		}
+		if got, want := creates.ok, 1; got != want {
+			t.Errorf("creates.ok = %v, want %v", got, want)
+		}
+		if got, want := creates.conflicts, workers-1; got != want {
+			t.Errorf("creates.conflicts = %v, want %v", got, want)
+		}
 
 		// Racing updates from the same read: one new version wins.
 		base, err := st.Get(ctx, "p", "contested")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		var updates outcomes
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
@@ -71,12 +77,22 @@ func TestEndpointsConcurrently(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		assert.Empty(t, updates.errs)
-		assert.Equal(t, 1, updates.ok)
-		assert.Equal(t, workers-1, updates.conflicts)
+		if v := updates.errs; !(len(v) == 0) {
+			t.Errorf("updates.errs = %v, want it empty", v)
+		}
+		if got, want := updates.ok, 1; got != want {
+			t.Errorf("updates.ok = %v, want %v", got, want)
+		}
+		if got, want := updates.conflicts, workers-1; got != want {
+			t.Errorf("updates.conflicts = %v, want %v", got, want)
+		}
 		vs, err := st.Versions(ctx, "p", base.ID)
-		require.NoError(t, err)
-		assert.Len(t, vs, 2)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got := len(vs); got != 2 {
+			t.Errorf("len(vs) = %d, want %d: %v", got, 2, vs)
+		}
 
 		// Runs recorded while the endpoint is read and edited: none fails,
 		// and the latest run time stays.
@@ -97,9 +113,15 @@ func TestEndpointsConcurrently(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		assert.Empty(t, mixed.errs)
+		if v := mixed.errs; !(len(v) == 0) {
+			t.Errorf("mixed.errs = %v, want it empty", v)
+		}
 		got, err := st.Get(ctx, "p", "contested")
-		require.NoError(t, err)
-		assert.Equal(t, latest, *got.LastExecutedAt)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := *got.LastExecutedAt, latest; !reflect.DeepEqual(got, want) {
+			t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
+		}
 	})
 }

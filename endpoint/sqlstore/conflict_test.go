@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 type sqlStateError string
@@ -31,7 +29,9 @@ func TestIsUniqueViolation(t *testing.T) {
 		{errors.New("no such table: endpointkit_endpoints"), false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, isUniqueViolation(tt.err), "%v", tt.err)
+		if got, want := isUniqueViolation(tt.err), tt.want; got != want {
+			t.Errorf("%v: isUniqueViolation(tt.err) = %v, want %v", tt.err, got, want)
+		}
 	}
 }
 
@@ -45,6 +45,8 @@ func TestIsBusy(t *testing.T) {
 		{errors.New("UNIQUE constraint failed: t.a"), false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, isBusy(tt.err), "%v", tt.err)
+		if got, want := isBusy(tt.err), tt.want; got != want {
+			t.Errorf("%v: isBusy(tt.err) = %v, want %v", tt.err, got, want)
+		}
 	}
 }

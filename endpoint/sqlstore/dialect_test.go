@@ -1,10 +1,11 @@
 package sqlstore
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/assert"
 )
 
 func TestRebind(t *testing.T) {
@@ -18,7 +19,9 @@ func TestRebind(t *testing.T) {
 		{engine.PostgreSQL, `SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)`},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, rebind(tt.dialect, q), "%v", tt.dialect)
+		if got, want := rebind(tt.dialect, q), tt.want; got != want {
+			t.Errorf("%v: rebind(tt.dialect, q) = %q, want %q", tt.dialect, got, want)
+		}
 	}
 }
 
@@ -32,11 +35,19 @@ func TestDialectSpecificSchema(t *testing.T) {
 		{engine.MySQL, "VARBINARY(255)", "MEDIUMTEXT", "ORDER BY name"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.key, tt.dialect.KeyType())
-		assert.Equal(t, tt.text, tt.dialect.LongTextType())
-		assert.Contains(t, newStatements(tt.dialect).epList, tt.list)
+		if got, want := tt.dialect.KeyType(), tt.key; got != want {
+			t.Errorf("tt.dialect.KeyType() = %q, want %q", got, want)
+		}
+		if got, want := tt.dialect.LongTextType(), tt.text; got != want {
+			t.Errorf("tt.dialect.LongTextType() = %q, want %q", got, want)
+		}
+		if s, sub := newStatements(tt.dialect).epList, tt.list; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 		for _, stmt := range migrations(tt.dialect)[0] {
-			assert.NotContains(t, stmt, "_T ", "an unreplaced type name")
+			if s, sub := stmt, "_T "; strings.Contains(s, sub) {
+				t.Errorf("an unreplaced type name: %q contains %q", s, sub)
+			}
 		}
 	}
 }
@@ -44,9 +55,15 @@ func TestDialectSpecificSchema(t *testing.T) {
 func TestNewRejectsUnsupportedDialect(t *testing.T) {
 	db := openMemory(t).db
 	_, err := New(db, engine.ClickHouse)
-	assert.ErrorIs(t, err, ErrEngine)
+	if err := err; !errors.Is(err, ErrEngine) {
+		t.Errorf("error %v is not %v", err, ErrEngine)
+	}
 	_, err = New(db, nil)
-	assert.ErrorIs(t, err, ErrEngine)
+	if err := err; !errors.Is(err, ErrEngine) {
+		t.Errorf("error %v is not %v", err, ErrEngine)
+	}
 	_, err = New(nil, engine.SQLite)
-	assert.Error(t, err)
+	if err == nil {
+		t.Errorf("got no error, want one")
+	}
 }

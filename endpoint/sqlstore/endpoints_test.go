@@ -2,11 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -16,19 +15,33 @@ func TestEndpointCreateGetVersions(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "daily_count")
-		require.NoError(t, st.Create(ctx, e, first))
+		if err := st.Create(ctx, e, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		got, err := st.Get(ctx, "p", "daily_count")
-		require.NoError(t, err)
-		assert.Equal(t, e, got)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got, e; !reflect.DeepEqual(got, want) {
+			t.Errorf("got = %+v, want %+v", got, want)
+		}
 
 		v, err := st.Version(ctx, "p", e.ID, 1)
-		require.NoError(t, err)
-		assert.Equal(t, first, v)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := v, first; !reflect.DeepEqual(got, want) {
+			t.Errorf("v = %+v, want %+v", got, want)
+		}
 
 		vs, err := st.Versions(ctx, "p", e.ID)
-		require.NoError(t, err)
-		assert.Equal(t, []driver.Version{first}, vs)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := vs, ([]driver.Version{first}); !reflect.DeepEqual(got, want) {
+			t.Errorf("vs = %+v, want %+v", got, want)
+		}
 	})
 }
 
@@ -37,19 +50,33 @@ func TestEndpointNotFound(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		require.NoError(t, st.Create(ctx, e, first))
+		if err := st.Create(ctx, e, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		_, err := st.Get(ctx, "p", "b")
-		assert.ErrorIs(t, err, driver.ErrNotFound)
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 		_, err = st.Version(ctx, "p", e.ID, 2)
-		assert.ErrorIs(t, err, driver.ErrNotFound)
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 		_, err = st.Versions(ctx, "p", "no-such-id")
-		assert.ErrorIs(t, err, driver.ErrNotFound)
-		assert.ErrorIs(t, st.Delete(ctx, "p", "no-such-id"), driver.ErrNotFound)
-		assert.ErrorIs(t, st.MarkExecuted(ctx, "p", "no-such-id", t0), driver.ErrNotFound)
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
+		if err := st.Delete(ctx, "p", "no-such-id"); !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
+		if err := st.MarkExecuted(ctx, "p", "no-such-id", t0); !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 		other := e
 		other.ID = "no-such-id"
-		assert.ErrorIs(t, st.Update(ctx, other, nil), driver.ErrNotFound)
+		if err := st.Update(ctx, other, nil); !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 	})
 }
 
@@ -58,20 +85,32 @@ func TestEndpointCreateConflict(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		require.NoError(t, st.Create(ctx, e, first))
+		if err := st.Create(ctx, e, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		sameName, v := endpointFixture("p", "b")
 		sameName.Name = "a"
-		assert.ErrorIs(t, st.Create(ctx, sameName, v), driver.ErrConflict)
+		if err := st.Create(ctx, sameName, v); !errors.Is(err, driver.ErrConflict) {
+			t.Errorf("error %v is not %v", err, driver.ErrConflict)
+		}
 		sameID := sameName
 		sameID.ID, sameID.Name = e.ID, "c"
-		assert.ErrorIs(t, st.Create(ctx, sameID, v), driver.ErrConflict)
+		if err := st.Create(ctx, sameID, v); !errors.Is(err, driver.ErrConflict) {
+			t.Errorf("error %v is not %v", err, driver.ErrConflict)
+		}
 
 		list, err := st.List(ctx, "p")
-		require.NoError(t, err)
-		assert.Equal(t, []driver.Endpoint{e}, list, "refused creates leave nothing")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := list, ([]driver.Endpoint{e}); !reflect.DeepEqual(got, want) {
+			t.Errorf("refused creates leave nothing: list = %+v, want %+v", got, want)
+		}
 		_, err = st.Versions(ctx, "p", sameName.ID)
-		assert.ErrorIs(t, err, driver.ErrNotFound)
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 	})
 }
 
@@ -80,7 +119,9 @@ func TestEndpointUpdate(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		require.NoError(t, st.Create(ctx, e, first))
+		if err := st.Create(ctx, e, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		// A rename and a description change, no new version; a
 		// soft-delete's instant round-trips.
@@ -88,27 +129,49 @@ func TestEndpointUpdate(t *testing.T) {
 		renamed.Name, renamed.Description, renamed.IsActive = "b", "new", false
 		deleted := e.CreatedAt.Add(time.Minute)
 		renamed.DeletedAt = &deleted
-		require.NoError(t, st.Update(ctx, renamed, nil))
+		if err := st.Update(ctx, renamed, nil); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, err := st.Get(ctx, "p", "a")
-		assert.ErrorIs(t, err, driver.ErrNotFound, "the old name is gone")
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("the old name is gone: error %v is not %v", err, driver.ErrNotFound)
+		}
 		got, err := st.Get(ctx, "p", "b")
-		require.NoError(t, err)
-		assert.Equal(t, renamed, got)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got, renamed; !reflect.DeepEqual(got, want) {
+			t.Errorf("got = %+v, want %+v", got, want)
+		}
 
 		// A new query: version 2.
 		e2, v2 := nextVersion(renamed, "SELECT 2 WHERE e = {variables.event}")
 		e2.IsMaterialized = true
 		e2.LastExecutedAt, e2.DeletedAt = nil, nil
-		require.NoError(t, st.Update(ctx, e2, v2))
+		if err := st.Update(ctx, e2, v2); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		got, err = st.Get(ctx, "p", "b")
-		require.NoError(t, err)
-		assert.Equal(t, e2, got)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got, e2; !reflect.DeepEqual(got, want) {
+			t.Errorf("got = %+v, want %+v", got, want)
+		}
 		vs, err := st.Versions(ctx, "p", e.ID)
-		require.NoError(t, err)
-		assert.Equal(t, []driver.Version{first, *v2}, vs)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := vs, ([]driver.Version{first, *v2}); !reflect.DeepEqual(got, want) {
+			t.Errorf("vs = %+v, want %+v", got, want)
+		}
 		old, err := st.Version(ctx, "p", e.ID, 1)
-		require.NoError(t, err)
-		assert.Equal(t, first, old, "versions are immutable")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := old, first; !reflect.DeepEqual(got, want) {
+			t.Errorf("versions are immutable: old = %+v, want %+v", got, want)
+		}
 	})
 }
 
@@ -117,9 +180,13 @@ func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		a, firstA := endpointFixture("p", "a")
-		require.NoError(t, st.Create(ctx, a, firstA))
+		if err := st.Create(ctx, a, firstA); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		b, firstB := endpointFixture("p", "b")
-		require.NoError(t, st.Create(ctx, b, firstB))
+		if err := st.Create(ctx, b, firstB); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		tests := []struct {
 			name   string
@@ -149,7 +216,9 @@ func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				e, v := tt.update()
-				assert.ErrorIs(t, st.Update(ctx, e, v), driver.ErrConflict)
+				if err := st.Update(ctx, e, v); !errors.Is(err, driver.ErrConflict) {
+					t.Errorf("error %v is not %v", err, driver.ErrConflict)
+				}
 				assertUnchanged(t, st, []driver.Endpoint{a, b}, map[string][]driver.Version{a.ID: {firstA}, b.ID: {firstB}})
 			})
 		}
@@ -161,12 +230,20 @@ func assertUnchanged(t *testing.T, st driver.Store, want []driver.Endpoint, vers
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx, "p")
-	require.NoError(t, err)
-	assert.Equal(t, want, list)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := list, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("list = %+v, want %+v", got, want)
+	}
 	for id, vs := range versions {
 		got, err := st.Versions(ctx, "p", id)
-		require.NoError(t, err)
-		assert.Equal(t, vs, got)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got, vs; !reflect.DeepEqual(got, want) {
+			t.Errorf("got = %+v, want %+v", got, want)
+		}
 	}
 }
 
@@ -180,19 +257,27 @@ func TestWriteFailingMidwayChangesNothing(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		a, first := endpointFixture("p", "a")
-		require.NoError(t, st.Create(ctx, a, first))
+		if err := st.Create(ctx, a, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, err := s.db.ExecContext(ctx, `CREATE TRIGGER refuse_versions BEFORE INSERT ON `+versionsTable+`
 			BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		e, v := nextVersion(a, "SELECT 4")
 		e.Name = "renamed"
 		err = st.Update(ctx, e, v)
-		assert.ErrorIs(t, err, driver.ErrConflict)
+		if err := err; !errors.Is(err, driver.ErrConflict) {
+			t.Errorf("error %v is not %v", err, driver.ErrConflict)
+		}
 		assertUnchanged(t, st, []driver.Endpoint{a}, map[string][]driver.Version{a.ID: {first}})
 
 		b, firstB := endpointFixture("p", "b")
-		assert.ErrorIs(t, st.Create(ctx, b, firstB), driver.ErrConflict)
+		if err := st.Create(ctx, b, firstB); !errors.Is(err, driver.ErrConflict) {
+			t.Errorf("error %v is not %v", err, driver.ErrConflict)
+		}
 		assertUnchanged(t, st, []driver.Endpoint{a}, nil)
 	})
 }
@@ -203,7 +288,9 @@ func TestEndpointMarkExecuted(t *testing.T) {
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
 		e.LastExecutedAt = nil
-		require.NoError(t, st.Create(ctx, e, first))
+		if err := st.Create(ctx, e, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		steps := []struct {
 			at   time.Time
@@ -216,17 +303,29 @@ func TestEndpointMarkExecuted(t *testing.T) {
 			{t0.Add(2*time.Hour + 1).In(time.FixedZone("X", 3600)), t0.Add(2*time.Hour + 1)}, // same instant, other zone
 		}
 		for _, step := range steps {
-			require.NoError(t, st.MarkExecuted(ctx, "p", e.ID, step.at))
+			if err := st.MarkExecuted(ctx, "p", e.ID, step.at); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			got, err := st.Get(ctx, "p", "a")
-			require.NoError(t, err)
-			require.NotNil(t, got.LastExecutedAt)
-			assert.Equal(t, step.want, *got.LastExecutedAt)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got.LastExecutedAt == nil {
+				t.Fatalf("got.LastExecutedAt is nil")
+			}
+			if got, want := *got.LastExecutedAt, step.want; !reflect.DeepEqual(got, want) {
+				t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
+			}
 			want := e
 			want.LastExecutedAt = got.LastExecutedAt
-			assert.Equal(t, want, got, "nothing else changes")
+			if got, want := got, want; !reflect.DeepEqual(got, want) {
+				t.Errorf("nothing else changes: got = %+v, want %+v", got, want)
+			}
 		}
 		// Another project's endpoint of the same id is not touched.
-		assert.ErrorIs(t, st.MarkExecuted(ctx, "q", e.ID, t0), driver.ErrNotFound)
+		if err := st.MarkExecuted(ctx, "q", e.ID, t0); !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 	})
 }
 
@@ -235,25 +334,45 @@ func TestEndpointDelete(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		a, firstA := endpointFixture("p", "a")
-		require.NoError(t, st.Create(ctx, a, firstA))
+		if err := st.Create(ctx, a, firstA); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		a2, v2 := nextVersion(a, "SELECT 2")
-		require.NoError(t, st.Update(ctx, a2, v2))
+		if err := st.Update(ctx, a2, v2); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		b, firstB := endpointFixture("p", "b")
-		require.NoError(t, st.Create(ctx, b, firstB))
+		if err := st.Create(ctx, b, firstB); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
-		require.NoError(t, st.Delete(ctx, "p", a.ID))
+		if err := st.Delete(ctx, "p", a.ID); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, err := st.Get(ctx, "p", "a")
-		assert.ErrorIs(t, err, driver.ErrNotFound)
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 		_, err = st.Version(ctx, "p", a.ID, 2)
-		assert.ErrorIs(t, err, driver.ErrNotFound)
-		assert.ErrorIs(t, st.Delete(ctx, "p", a.ID), driver.ErrNotFound)
+		if err := err; !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
+		if err := st.Delete(ctx, "p", a.ID); !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+		}
 		assertUnchanged(t, st, []driver.Endpoint{b}, map[string][]driver.Version{b.ID: {firstB}})
 
 		// The name and id can be used again, starting from version 1.
-		require.NoError(t, st.Create(ctx, a, firstA))
+		if err := st.Create(ctx, a, firstA); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		vs, err := st.Versions(ctx, "p", a.ID)
-		require.NoError(t, err)
-		assert.Equal(t, []driver.Version{firstA}, vs)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := vs, ([]driver.Version{firstA}); !reflect.DeepEqual(got, want) {
+			t.Errorf("vs = %+v, want %+v", got, want)
+		}
 	})
 }
 
@@ -265,7 +384,9 @@ func TestEndpointListOrderAndIsolation(t *testing.T) {
 		// Go's byte order: upper case before lower case, '-' before '_'.
 		for _, name := range []string{"b", "a_x", "B", "a-x", "a"} {
 			e, v := endpointFixture("p", name)
-			require.NoError(t, st.Create(ctx, e, v))
+			if err := st.Create(ctx, e, v); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			want = append(want, e)
 		}
 		sortByName(want)
@@ -273,30 +394,54 @@ func TestEndpointListOrderAndIsolation(t *testing.T) {
 		for _, name := range []string{"a", "b"} {
 			e, v := endpointFixture("p", name)
 			e.ProjectID, e.Description = "q", "other project"
-			require.NoError(t, st.Create(ctx, e, v))
+			if err := st.Create(ctx, e, v); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 		}
 
 		list, err := st.List(ctx, "p")
-		require.NoError(t, err)
-		assert.Equal(t, want, list)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := list, want; !reflect.DeepEqual(got, want) {
+			t.Errorf("list = %+v, want %+v", got, want)
+		}
 		names := make([]string, len(list))
 		for i, e := range list {
 			names[i] = e.Name
 		}
-		assert.Equal(t, []string{"B", "a", "a-x", "a_x", "b"}, names)
+		if got, want := names, ([]string{"B", "a", "a-x", "a_x", "b"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("names = %+v, want %+v", got, want)
+		}
 
 		got, err := st.Get(ctx, "q", "a")
-		require.NoError(t, err)
-		assert.Equal(t, "other project", got.Description)
-		assert.Equal(t, "q", got.ProjectID)
-		require.NoError(t, st.Delete(ctx, "q", got.ID))
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := got.Description, "other project"; got != want {
+			t.Errorf("got.Description = %q, want %q", got, want)
+		}
+		if got, want := got.ProjectID, "q"; got != want {
+			t.Errorf("got.ProjectID = %q, want %q", got, want)
+		}
+		if err := st.Delete(ctx, "q", got.ID); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		_, err = st.Get(ctx, "p", "a")
-		assert.NoError(t, err, "deleting in q leaves p alone")
+		if err != nil {
+			t.Errorf("deleting in q leaves p alone: unexpected error: %v", err)
+		}
 
 		empty, err := st.List(ctx, "nobody")
-		require.NoError(t, err)
-		assert.NotNil(t, empty)
-		assert.Empty(t, empty)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if empty == nil {
+			t.Errorf("empty is nil")
+		}
+		if v := empty; !(len(v) == 0) {
+			t.Errorf("empty = %v, want it empty", v)
+		}
 	})
 }
 
@@ -307,26 +452,44 @@ func TestEndpointNoAliasing(t *testing.T) {
 		e, first := endpointFixture("p", "a")
 		e.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
 		first.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
-		require.NoError(t, st.Create(ctx, e, first))
+		if err := st.Create(ctx, e, first); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		// Changing what was passed changes nothing stored.
 		e.Query.Insight[2] = 'X'
 		*e.LastExecutedAt = t0.Add(time.Hour)
 		got, err := st.Get(ctx, "p", "a")
-		require.NoError(t, err)
-		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(got.Query.Insight))
-		assert.Equal(t, t0.Add(time.Minute), *got.LastExecutedAt)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := string(got.Query.Insight), (`{"kind":"TrendsQuery"}`); got != want {
+			t.Errorf("string(got.Query.Insight) = %q, want %q", got, want)
+		}
+		if got, want := *got.LastExecutedAt, t0.Add(time.Minute); !reflect.DeepEqual(got, want) {
+			t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
+		}
 
 		// Changing what was returned changes nothing stored.
 		got.Query.Insight[2] = 'Y'
 		v, err := st.Version(ctx, "p", e.ID, 1)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		v.Query.Insight[2] = 'Z'
 		again, err := st.Get(ctx, "p", "a")
-		require.NoError(t, err)
-		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(again.Query.Insight))
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := string(again.Query.Insight), (`{"kind":"TrendsQuery"}`); got != want {
+			t.Errorf("string(again.Query.Insight) = %q, want %q", got, want)
+		}
 		v, err = st.Version(ctx, "p", e.ID, 1)
-		require.NoError(t, err)
-		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(v.Query.Insight))
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := string(v.Query.Insight), (`{"kind":"TrendsQuery"}`); got != want {
+			t.Errorf("string(v.Query.Insight) = %q, want %q", got, want)
+		}
 	})
 }

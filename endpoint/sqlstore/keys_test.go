@@ -6,12 +6,10 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -94,7 +92,9 @@ func TestMigrateFromVersion3(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "cut short"}[cut], func(t *testing.T) {
 			db, err := sql.Open("sqlite", ":memory:")
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			db.SetMaxOpenConns(1)
 			t.Cleanup(func() { db.Close() })
 			stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
@@ -108,25 +108,51 @@ func TestMigrateFromVersion3(t *testing.T) {
 			}
 			for _, s := range stmts {
 				_, err := db.Exec(s)
-				require.NoError(t, err, s)
+				if err != nil {
+					t.Fatalf("%v: unexpected error: %v", s, err)
+				}
 			}
 			s, err := New(db, engine.SQLite)
-			require.NoError(t, err)
-			require.NoError(t, s.Migrate(context.Background()))
-			assert.Equal(t, allVersions(), schemaVersions(t, db))
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if err := s.Migrate(context.Background()); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
+				t.Errorf("schemaVersions(t, db) = %+v, want %+v", got, want)
+			}
 			log := s.RunLog(RunLogOptions{MaxAge: 100 * 365 * 24 * time.Hour})
-			require.NoError(t, log.Append(context.Background(), driver.RunLogEntry{ExecutionID: "new", ProjectID: "1", EndpointID: "e1",
-				At: time.Unix(1700000001, 0), Status: 200, KeyID: "11111111-1111-4111-8111-111111111111"}))
+			if err := (log.Append(context.Background(), driver.RunLogEntry{ExecutionID: "new", ProjectID: "1", EndpointID: "e1",
+				At: time.Unix(1700000001, 0), Status: 200, KeyID: "11111111-1111-4111-8111-111111111111"})); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			list, _, err := log.List(context.Background(), "1", "e1", driver.LogPage{Limit: 10})
-			require.NoError(t, err)
-			require.Len(t, list, 2)
-			assert.Equal(t, "new", list[0].ExecutionID)
-			assert.Equal(t, "11111111-1111-4111-8111-111111111111", list[0].KeyID)
-			assert.Equal(t, "old", list[1].ExecutionID)
-			assert.Empty(t, list[1].KeyID)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got := len(list); got != 2 {
+				t.Fatalf("len(list) = %d, want %d: %v", got, 2, list)
+			}
+			if got, want := list[0].ExecutionID, "new"; got != want {
+				t.Errorf("list[0].ExecutionID = %q, want %q", got, want)
+			}
+			if got, want := list[0].KeyID, "11111111-1111-4111-8111-111111111111"; got != want {
+				t.Errorf("list[0].KeyID = %q, want %q", got, want)
+			}
+			if got, want := list[1].ExecutionID, "old"; got != want {
+				t.Errorf("list[1].ExecutionID = %q, want %q", got, want)
+			}
+			if v := list[1].KeyID; !(v == "") {
+				t.Errorf("list[1].KeyID = %v, want it empty", v)
+			}
 			var col sql.NullString
-			require.NoError(t, db.QueryRow(`SELECT key_id FROM `+runLogTable+` WHERE seq <> 1`).Scan(&col))
-			assert.Equal(t, "11111111-1111-4111-8111-111111111111", col.String, "the key id has a column of its own")
+			if err := db.QueryRow(`SELECT key_id FROM ` + runLogTable + ` WHERE seq <> 1`).Scan(&col); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := col.String, "11111111-1111-4111-8111-111111111111"; got != want {
+				t.Errorf("the key id has a column of its own: col.String = %q, want %q", got, want)
+			}
 		})
 	}
 }

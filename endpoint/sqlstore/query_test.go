@@ -2,10 +2,9 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -41,10 +40,16 @@ func TestQueryRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := marshalQuery(tt.in)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			got, err := unmarshalQuery(text)
-			require.NoError(t, err)
-			assert.Equal(t, tt.in, got)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := got, tt.in; !reflect.DeepEqual(got, want) {
+				t.Errorf("got = %+v, want %+v", got, want)
+			}
 		})
 	}
 }
@@ -53,25 +58,39 @@ func TestQueryStoredTextIsReadableJSON(t *testing.T) {
 	text, err := marshalQuery(driver.Query{
 		Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`),
 	})
-	require.NoError(t, err)
-	assert.Equal(t, `{"kind":"TrendsQuery","insight":{"kind":"TrendsQuery"}}`, text)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := text, (`{"kind":"TrendsQuery","insight":{"kind":"TrendsQuery"}}`); got != want {
+		t.Errorf("text = %q, want %q", got, want)
+	}
 }
 
 func TestQueryReadDoesNotAlias(t *testing.T) {
 	text, err := marshalQuery(driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"a":1}`)})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	a, err := unmarshalQuery(text)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	b, err := unmarshalQuery(text)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	a.Insight[1] = 'X'
-	assert.Equal(t, `{"a":1}`, string(b.Insight))
+	if got, want := string(b.Insight), (`{"a":1}`); got != want {
+		t.Errorf("string(b.Insight) = %q, want %q", got, want)
+	}
 }
 
 func TestQueryDecodeErrors(t *testing.T) {
 	for _, text := range []string{``, `[]`, `{"variables":{"a":{"value":{"t":"alien"}}}}`} {
 		_, err := unmarshalQuery(text)
-		assert.Error(t, err, "%s", text)
+		if err == nil {
+			t.Errorf("%s: got no error, want one", text)
+		}
 	}
 }
 
@@ -96,16 +115,28 @@ func TestQueryReadsLegacyTestValues(t *testing.T) {
 	} {
 		text := `{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"a":{"variableId":"a","code_name":"x","value":` + tt.stored + `}}}`
 		q, err := unmarshalQuery(text)
-		require.NoError(t, err, tt.stored)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", tt.stored, err)
+		}
 		ref := q.Variables["a"]
-		assert.Equal(t, driver.VariableRef{VariableID: "a", CodeName: "x", Value: jsonOrNil(tt.want)}, ref, tt.stored)
+		if got, want := ref, (driver.VariableRef{VariableID: "a", CodeName: "x", Value: jsonOrNil(tt.want)}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: ref = %+v, want %+v", tt.stored, got, want)
+		}
 		// Written again, the row holds the new form, which reads the same.
 		again, err := marshalQuery(q)
-		require.NoError(t, err)
-		assert.NotContains(t, again, `"t":`)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if s, sub := again, `"t":`; strings.Contains(s, sub) {
+			t.Errorf("%q contains %q", s, sub)
+		}
 		back, err := unmarshalQuery(again)
-		require.NoError(t, err)
-		assert.Equal(t, q, back)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := back, q; !reflect.DeepEqual(got, want) {
+			t.Errorf("back = %+v, want %+v", got, want)
+		}
 	}
 }
 

@@ -2,11 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
@@ -25,14 +24,20 @@ func takeSnapshot(t *testing.T, s *Store, projects ...string) snapshot {
 	snap := snapshot{map[string][]variable.Variable{}, map[string][]driver.Endpoint{}, map[string][]driver.Version{}}
 	for _, p := range projects {
 		vars, err := s.Variables().List(ctx, p)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		snap.variables[p] = vars
 		eps, err := s.Endpoints().List(ctx, p)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		snap.endpoints[p] = eps
 		for _, e := range eps {
 			vs, err := s.Endpoints().Versions(ctx, p, e.ID)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			snap.versions[p+"/"+e.ID] = vs
 		}
 	}
@@ -51,45 +56,77 @@ func TestRestartLosesNothing(t *testing.T) {
 	for code, def := range defaults {
 		v := variableFixture(code)
 		v.DefaultValue = def
-		require.NoError(t, s.Variables().Create(ctx, "1", v))
+		if err := s.Variables().Create(ctx, "1", v); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	other := variableFixture("s")
-	require.NoError(t, s.Variables().Create(ctx, "2", other))
+	if err := s.Variables().Create(ctx, "2", other); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	// Endpoints with several versions, a SQL one and an insight one.
 	sqlE, first := endpointFixture("1", "sql_endpoint")
-	require.NoError(t, s.Endpoints().Create(ctx, sqlE, first))
+	if err := s.Endpoints().Create(ctx, sqlE, first); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for i, q := range []string{"SELECT 2", "SELECT 3 WHERE a = {variables.event}"} {
 		next, v := nextVersion(sqlE, q)
-		require.NoError(t, s.Endpoints().Update(ctx, next, v), "version %d", i+2)
+		if err := s.Endpoints().Update(ctx, next, v); err != nil {
+			t.Fatalf("version %d: unexpected error: %v", i+2, err)
+		}
 		sqlE = next
 	}
-	require.NoError(t, s.Endpoints().MarkExecuted(ctx, "1", sqlE.ID, t0.Add(48*time.Hour)))
+	if err := s.Endpoints().MarkExecuted(ctx, "1", sqlE.ID, t0.Add(48*time.Hour)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	ins, insFirst := endpointFixture("2", "trend")
 	ins.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery","series":[]}`)}
 	insFirst.Query = ins.Query
 	ins.LastExecutedAt = nil
-	require.NoError(t, s.Endpoints().Create(ctx, ins, insFirst))
+	if err := s.Endpoints().Create(ctx, ins, insFirst); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	before := takeSnapshot(t, s, "1", "2")
-	require.Len(t, before.variables["1"], len(defaults))
-	require.Len(t, before.versions["1/"+sqlE.ID], 3)
-	require.NoError(t, db.Close())
+	if v := before.variables["1"]; len(v) != len(defaults) {
+		t.Fatalf("len = %d, want %d: %v", len(v), len(defaults), v)
+	}
+	if v := before.versions["1/"+sqlE.ID]; len(v) != 3 {
+		t.Fatalf("len = %d, want %d: %v", len(v), 3, v)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	reopened, _ := openFile(t, path)
 	after := takeSnapshot(t, reopened, "1", "2")
-	assert.Equal(t, before, after)
+	if got, want := after, before; !reflect.DeepEqual(got, want) {
+		t.Errorf("after = %+v, want %+v", got, want)
+	}
 	for _, v := range after.variables["1"] {
-		assert.Equal(t, defaults[v.CodeName], v.DefaultValue, "default of %s keeps its Go type", v.CodeName)
+		if got, want := v.DefaultValue, defaults[v.CodeName]; !reflect.DeepEqual(got, want) {
+			t.Errorf("default of %s keeps its Go type: v.DefaultValue = %+v, want %+v", v.CodeName, got, want)
+		}
 	}
 	got, err := reopened.Endpoints().Get(ctx, "1", "sql_endpoint")
-	require.NoError(t, err)
-	assert.Equal(t, t0.Add(48*time.Hour), *got.LastExecutedAt)
-	assert.Equal(t, 3, got.CurrentVersion)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := *got.LastExecutedAt, t0.Add(48*time.Hour); !reflect.DeepEqual(got, want) {
+		t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
+	}
+	if got, want := got.CurrentVersion, 3; got != want {
+		t.Errorf("got.CurrentVersion = %v, want %v", got, want)
+	}
 
 	// The reopened store goes on from where the first one stopped.
 	next, v := nextVersion(got, "SELECT 4")
-	require.NoError(t, reopened.Endpoints().Update(ctx, next, v))
+	if err := reopened.Endpoints().Update(ctx, next, v); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	stale, staleV := nextVersion(sqlE, "SELECT stale")
-	assert.ErrorIs(t, reopened.Endpoints().Update(ctx, stale, staleV), driver.ErrConflict)
+	if err := reopened.Endpoints().Update(ctx, stale, staleV); !errors.Is(err, driver.ErrConflict) {
+		t.Errorf("error %v is not %v", err, driver.ErrConflict)
+	}
 }

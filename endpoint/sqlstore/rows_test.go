@@ -2,10 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -29,15 +28,27 @@ func TestDamagedRowsGiveErrors(t *testing.T) {
 			s := openMemory(t)
 			ctx := context.Background()
 			e, v := endpointFixture("p", "a")
-			require.NoError(t, s.Endpoints().Create(ctx, e, v))
+			if err := s.Endpoints().Create(ctx, e, v); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			_, err := s.db.ExecContext(ctx, `UPDATE `+endpointsTable+` SET `+tt.column+` = ?`, tt.value)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			_, err = s.Endpoints().Get(ctx, "p", "a")
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
-			assert.NotErrorIs(t, err, driver.ErrNotFound)
+			if err == nil {
+				t.Fatalf("got no error, want one")
+			}
+			if s, sub := err.Error(), tt.want; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
+			if err := err; errors.Is(err, driver.ErrNotFound) {
+				t.Errorf("error %v is %v", err, driver.ErrNotFound)
+			}
 			_, err = s.Endpoints().List(ctx, "p")
-			assert.Error(t, err)
+			if err == nil {
+				t.Errorf("got no error, want one")
+			}
 		})
 	}
 }
@@ -46,24 +57,42 @@ func TestDamagedVersionAndVariableRows(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	e, v := endpointFixture("p", "a")
-	require.NoError(t, s.Endpoints().Create(ctx, e, v))
-	require.NoError(t, s.Variables().Create(ctx, "p", variableFixture("x")))
+	if err := s.Endpoints().Create(ctx, e, v); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := s.Variables().Create(ctx, "p", variableFixture("x")); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	_, err := s.db.ExecContext(ctx, `UPDATE `+versionsTable+` SET created_at = 'then'`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = s.Endpoints().Version(ctx, "p", e.ID, 1)
-	assert.ErrorContains(t, err, "created_at")
+	if err := err; err == nil || !strings.Contains(err.Error(), "created_at") {
+		t.Errorf("error %v does not contain %q", err, "created_at")
+	}
 	_, err = s.Endpoints().Versions(ctx, "p", e.ID)
-	assert.ErrorContains(t, err, "created_at")
+	if err := err; err == nil || !strings.Contains(err.Error(), "created_at") {
+		t.Errorf("error %v does not contain %q", err, "created_at")
+	}
 
 	_, err = s.db.ExecContext(ctx, `UPDATE `+variablesTable+` SET default_value = '{'`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = s.Variables().Get(ctx, "p", variableFixture("x").ID)
-	assert.ErrorContains(t, err, "default_value")
+	if err := err; err == nil || !strings.Contains(err.Error(), "default_value") {
+		t.Errorf("error %v does not contain %q", err, "default_value")
+	}
 	_, err = s.db.ExecContext(ctx, `UPDATE `+variablesTable+` SET default_value = '{"t":"nil"}', list_values = '[1]'`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = s.Variables().List(ctx, "p")
-	assert.ErrorContains(t, err, "values")
+	if err := err; err == nil || !strings.Contains(err.Error(), "values") {
+		t.Errorf("error %v does not contain %q", err, "values")
+	}
 }
 
 // TestLegacyTestValueRows: a row written before test values were kept as
@@ -73,27 +102,51 @@ func TestLegacyTestValueRows(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	e, v := endpointFixture("p", "a")
-	require.NoError(t, s.Endpoints().Create(ctx, e, v))
+	if err := s.Endpoints().Create(ctx, e, v); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	legacy := `{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"a":{"variableId":"a","code_name":"x","value":{"t":"slice","a":[{"t":"string","v":"US"},{"t":"number","v":"2.50"}]}}}}`
 	_, err := s.db.ExecContext(ctx, `UPDATE `+endpointsTable+` SET query_json = ?`, legacy)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = s.db.ExecContext(ctx, `UPDATE `+versionsTable+` SET query_json = ?`, legacy)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	want := `["US",2.50]`
 	got, err := s.Endpoints().Get(ctx, "p", "a")
-	require.NoError(t, err)
-	assert.Equal(t, want, string(got.Query.Variables["a"].Value))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := string(got.Query.Variables["a"].Value), want; got != want {
+		t.Errorf("string(got.Query.Variables[\"a\"].Value) = %q, want %q", got, want)
+	}
 	one, err := s.Endpoints().Version(ctx, "p", e.ID, 1)
-	require.NoError(t, err)
-	assert.Equal(t, want, string(one.Query.Variables["a"].Value))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := string(one.Query.Variables["a"].Value), want; got != want {
+		t.Errorf("string(one.Query.Variables[\"a\"].Value) = %q, want %q", got, want)
+	}
 
 	got.Description = "written again"
-	require.NoError(t, s.Endpoints().Update(ctx, got, nil))
+	if err := s.Endpoints().Update(ctx, got, nil); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	again, err := s.Endpoints().Get(ctx, "p", "a")
-	require.NoError(t, err)
-	assert.Equal(t, want, string(again.Query.Variables["a"].Value))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := string(again.Query.Variables["a"].Value), want; got != want {
+		t.Errorf("string(again.Query.Variables[\"a\"].Value) = %q, want %q", got, want)
+	}
 	var text string
-	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT query_json FROM `+endpointsTable).Scan(&text))
-	assert.Contains(t, text, `"test_value":"[\"US\",2.50]"`)
+	if err := s.db.QueryRowContext(ctx, `SELECT query_json FROM `+endpointsTable).Scan(&text); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := text, `"test_value":"[\"US\",2.50]"`; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }

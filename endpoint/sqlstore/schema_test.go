@@ -3,26 +3,33 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func schemaVersions(t *testing.T, db *sql.DB) []int {
 	t.Helper()
 	rows, err := db.Query(`SELECT version FROM ` + schemaTable + ` ORDER BY version`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer rows.Close()
 	var out []int
 	for rows.Next() {
 		var v int
-		require.NoError(t, rows.Scan(&v))
+		if err := rows.Scan(&v); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		out = append(out, v)
 	}
-	require.NoError(t, rows.Err())
+	if err := rows.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return out
 }
 
@@ -39,21 +46,37 @@ func allVersions() []int {
 func TestMigrateIsIdempotent(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
-	require.NoError(t, s.Variables().Create(ctx, "p", variableFixture("a")))
-	require.NoError(t, s.Migrate(ctx))
-	require.NoError(t, s.Migrate(ctx))
-	assert.Equal(t, allVersions(), schemaVersions(t, s.db))
+	if err := s.Variables().Create(ctx, "p", variableFixture("a")); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := schemaVersions(t, s.db), allVersions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("schemaVersions(t, s.db) = %+v, want %+v", got, want)
+	}
 	_, err := s.Variables().Get(ctx, "p", variableFixture("a").ID)
-	assert.NoError(t, err, "a second Migrate keeps the data")
-	assert.Len(t, migrations(engine.SQLite), SchemaVersion)
+	if err != nil {
+		t.Errorf("a second Migrate keeps the data: unexpected error: %v", err)
+	}
+	if v := migrations(engine.SQLite); len(v) != SchemaVersion {
+		t.Errorf("len = %d, want %d: %v", len(v), SchemaVersion, v)
+	}
 }
 
 func TestMigrateRefusesNewerSchema(t *testing.T) {
 	s := openMemory(t)
 	_, err := s.db.Exec(`INSERT INTO `+schemaTable+` (version) VALUES (?)`, SchemaVersion+1)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	err = s.Migrate(context.Background())
-	assert.ErrorIs(t, err, ErrSchemaTooNew)
+	if err := err; !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("error %v is not %v", err, ErrSchemaTooNew)
+	}
 }
 
 func TestMigrateConcurrently(t *testing.T) {
@@ -80,22 +103,34 @@ func TestMigrateConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 	for _, err := range errs {
-		assert.NoError(t, err)
+		if err != nil {
+			t.Errorf("unexpected error: %v", err)
+		}
 	}
 	_, db := openFile(t, path)
-	assert.Equal(t, allVersions(), schemaVersions(t, db))
+	if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("schemaVersions(t, db) = %+v, want %+v", got, want)
+	}
 }
 
 func TestUseBeforeMigrateSaysSo(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	s, err := New(db, engine.SQLite)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	err = s.Variables().Create(context.Background(), "p", variableFixture("a"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Migrate")
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if s, sub := err.Error(), "Migrate"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestMigrateGivesUpOnAnEndlessConflict stands a trigger in for a version
@@ -103,7 +138,9 @@ func TestUseBeforeMigrateSaysSo(t *testing.T) {
 // a lost race a bounded number of times, then says what is wrong.
 func TestMigrateGivesUpOnAnEndlessConflict(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	for _, stmt := range []string{
@@ -111,10 +148,16 @@ func TestMigrateGivesUpOnAnEndlessConflict(t *testing.T) {
 		`CREATE TRIGGER refuse BEFORE INSERT ON ` + schemaTable + ` BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`,
 	} {
 		_, err := db.Exec(stmt)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	s, err := New(db, engine.SQLite)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	err = s.Migrate(context.Background())
-	assert.ErrorContains(t, err, "did not settle")
+	if err := err; err == nil || !strings.Contains(err.Error(), "did not settle") {
+		t.Errorf("error %v does not contain %q", err, "did not settle")
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -22,7 +21,9 @@ func fileDSN(path string) string {
 func openMemory(t testing.TB) *Store {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	// Every connection to ":memory:" is a database of its own.
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
@@ -34,7 +35,9 @@ func openMemory(t testing.TB) *Store {
 func openFile(t testing.TB, path string) (*Store, *sql.DB) {
 	t.Helper()
 	db, err := sql.Open("sqlite", fileDSN(path))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	t.Cleanup(func() { db.Close() })
 	return migrated(t, db), db
 }
@@ -47,8 +50,12 @@ func tempFile(t testing.TB) string {
 func migrated(t testing.TB, db *sql.DB) *Store {
 	t.Helper()
 	s, err := New(db, engine.SQLite)
-	require.NoError(t, err)
-	require.NoError(t, s.Migrate(context.Background()))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return s
 }
 

@@ -3,11 +3,10 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestTimeRoundTrip(t *testing.T) {
@@ -25,12 +24,22 @@ func TestTimeRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := formatTime(tt.in)
-			require.NoError(t, err)
-			assert.Equal(t, tt.text, text)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := text, tt.text; got != want {
+				t.Errorf("text = %q, want %q", got, want)
+			}
 			got, err := parseTime(text)
-			require.NoError(t, err)
-			assert.True(t, tt.in.Equal(got))
-			assert.Equal(t, tt.in.UTC(), got, "comes back in UTC, equal as a value")
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if !tt.in.Equal(got) {
+				t.Errorf("tt.in.Equal(got) is false")
+			}
+			if got, want := got, tt.in.UTC(); !reflect.DeepEqual(got, want) {
+				t.Errorf("comes back in UTC, equal as a value: got = %+v, want %+v", got, want)
+			}
 		})
 	}
 }
@@ -39,10 +48,16 @@ func TestTimeTextSortsInTimeOrder(t *testing.T) {
 	a := time.Date(2025, 6, 1, 0, 0, 0, 999999999, time.UTC)
 	b := time.Date(2025, 6, 1, 0, 0, 1, 0, time.UTC)
 	ta, err := formatTime(a)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	tb, err := formatTime(b)
-	require.NoError(t, err)
-	assert.Less(t, ta, tb)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if a, b := ta, tb; !(a < b) {
+		t.Errorf("ta = %v, want < %v", a, b)
+	}
 }
 
 func TestTimeOutsideRFC3339Years(t *testing.T) {
@@ -52,37 +67,65 @@ func TestTimeOutsideRFC3339Years(t *testing.T) {
 		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("behind", -2*3600)), // UTC is in the next year
 	} {
 		_, err := formatTime(at)
-		assert.ErrorContains(t, err, "outside the years", "%v", at)
+		if err := err; err == nil || !strings.Contains(err.Error(), "outside the years") {
+			t.Errorf("%v: error %v does not contain %q", at, err, "outside the years")
+		}
 	}
 	_, err := formatTime(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC))
-	assert.NoError(t, err)
+	if err != nil {
+		t.Errorf("unexpected error: %v", err)
+	}
 
 	s := openMemory(t)
 	e, v := endpointFixture("p", "a")
 	e.CreatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	assert.ErrorContains(t, s.Endpoints().Create(context.Background(), e, v), "created_at")
+	if err := s.Endpoints().Create(context.Background(), e, v); err == nil || !strings.Contains(err.Error(), "created_at") {
+		t.Errorf("error %v does not contain %q", err, "created_at")
+	}
 	e, v = endpointFixture("p", "a")
-	require.NoError(t, s.Endpoints().Create(context.Background(), e, v))
+	if err := s.Endpoints().Create(context.Background(), e, v); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	err = s.Endpoints().MarkExecuted(context.Background(), "p", e.ID, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
-	assert.ErrorContains(t, err, "outside the years")
+	if err := err; err == nil || !strings.Contains(err.Error(), "outside the years") {
+		t.Errorf("error %v does not contain %q", err, "outside the years")
+	}
 }
 
 func TestNullTime(t *testing.T) {
 	ns, err := formatNullTime(nil)
-	require.NoError(t, err)
-	assert.False(t, ns.Valid)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if ns.Valid {
+		t.Errorf("ns.Valid is true")
+	}
 	got, err := parseNullTime(ns)
-	require.NoError(t, err)
-	assert.Nil(t, got)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if v := got; v != nil {
+		t.Errorf("got = %v, want nil", v)
+	}
 
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
 	ns, err = formatNullTime(&at)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	got, err = parseNullTime(ns)
-	require.NoError(t, err)
-	require.NotNil(t, got)
-	assert.Equal(t, at, *got)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got == nil {
+		t.Fatalf("got is nil")
+	}
+	if got, want := *got, at; !reflect.DeepEqual(got, want) {
+		t.Errorf("*got = %+v, want %+v", got, want)
+	}
 
 	_, err = parseNullTime(sql.NullString{String: "yesterday", Valid: true})
-	assert.Error(t, err)
+	if err == nil {
+		t.Errorf("got no error, want one")
+	}
 }

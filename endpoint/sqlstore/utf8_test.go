@@ -3,10 +3,9 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -25,24 +24,38 @@ func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 	}
 	for name, q := range queries {
 		_, err := marshalQuery(q)
-		assert.ErrorContains(t, err, "not valid UTF-8", name)
+		if err := err; err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%v: error %v does not contain %q", name, err, "not valid UTF-8")
+		}
 	}
 
 	s := openMemory(t)
 	ctx := context.Background()
 	e, v := endpointFixture("p", "a")
 	e.Query.SQL = bad
-	assert.ErrorContains(t, s.Endpoints().Create(ctx, e, v), "not valid UTF-8")
+	if err := s.Endpoints().Create(ctx, e, v); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("error %v does not contain %q", err, "not valid UTF-8")
+	}
 	_, err := s.Endpoints().Get(ctx, "p", "a")
-	assert.ErrorIs(t, err, driver.ErrNotFound)
+	if err := err; !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("error %v is not %v", err, driver.ErrNotFound)
+	}
 
 	x := variableFixture("x")
 	x.Values = []string{"a", bad}
-	assert.ErrorContains(t, s.Variables().Create(ctx, "p", x), "not valid UTF-8")
+	if err := s.Variables().Create(ctx, "p", x); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("error %v does not contain %q", err, "not valid UTF-8")
+	}
 	x = variableFixture("x")
 	x.DefaultValue = bad
-	assert.ErrorContains(t, s.Variables().Create(ctx, "p", x), "not valid UTF-8")
+	if err := s.Variables().Create(ctx, "p", x); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("error %v does not contain %q", err, "not valid UTF-8")
+	}
 	list, err := s.Variables().List(ctx, "p")
-	require.NoError(t, err)
-	assert.Empty(t, list)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if v := list; !(len(v) == 0) {
+		t.Errorf("list = %v, want it empty", v)
+	}
 }

@@ -3,11 +3,10 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -21,10 +20,16 @@ func TestVariableDefaultKeepsGoType(t *testing.T) {
 		for i, def := range defaults {
 			v := variableFixture(fmt.Sprintf("v%d", i))
 			v.DefaultValue = def
-			require.NoError(t, s.Variables().Create(ctx, "p", v))
+			if err := s.Variables().Create(ctx, "p", v); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			got, err := s.Variables().Get(ctx, "p", v.ID)
-			require.NoError(t, err)
-			assert.Equal(t, v, got, "default %#v", def)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := got, v; !reflect.DeepEqual(got, want) {
+				t.Errorf("default %#v: got = %+v, want %+v", def, got, want)
+			}
 		}
 	})
 }
@@ -35,10 +40,16 @@ func TestVariableValuesNilAndEmpty(t *testing.T) {
 		for code, values := range map[string][]string{"nil_values": nil, "empty_values": {}} {
 			v := variableFixture(code)
 			v.Type, v.IsMulti, v.DefaultValue, v.Values = variable.String, false, "x", values
-			require.NoError(t, s.Variables().Create(ctx, "p", v))
+			if err := s.Variables().Create(ctx, "p", v); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			got, err := s.Variables().Get(ctx, "p", v.ID)
-			require.NoError(t, err)
-			assert.Equal(t, values, got.Values)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got, want := got.Values, values; !reflect.DeepEqual(got, want) {
+				t.Errorf("got.Values = %+v, want %+v", got, want)
+			}
 		}
 	})
 }
@@ -49,19 +60,33 @@ func TestVariableGetManyBeyondOneInList(t *testing.T) {
 	var ids []string
 	for i := 0; i < maxInList+20; i++ {
 		v := variableFixture(fmt.Sprintf("v%d", i))
-		require.NoError(t, s.Variables().Create(ctx, "p", v))
+		if err := s.Variables().Create(ctx, "p", v); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		ids = append(ids, v.ID)
 	}
 	ids = append(ids, "unknown", ids[0])
 	got, err := s.Variables().GetMany(ctx, "p", ids)
-	require.NoError(t, err)
-	assert.Len(t, got, maxInList+20)
-	assert.Equal(t, "v0", got[ids[0]].CodeName)
-	assert.Equal(t, fmt.Sprintf("v%d", maxInList+19), got[ids[maxInList+19]].CodeName)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(got); got != maxInList+20 {
+		t.Errorf("len(got) = %d, want %d: %v", got, maxInList+20, got)
+	}
+	if got, want := got[ids[0]].CodeName, "v0"; got != want {
+		t.Errorf("got[ids[0]].CodeName = %q, want %q", got, want)
+	}
+	if got, want := got[ids[maxInList+19]].CodeName, fmt.Sprintf("v%d", maxInList+19); got != want {
+		t.Errorf("got[ids[maxInList+19]].CodeName = %q, want %q", got, want)
+	}
 
 	none, err := s.Variables().GetMany(ctx, "p", nil)
-	require.NoError(t, err)
-	assert.Empty(t, none)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if v := none; !(len(v) == 0) {
+		t.Errorf("none = %v, want it empty", v)
+	}
 }
 
 // TestVariableConflictFromDriver reaches the fallback that maps a driver's
@@ -71,20 +96,36 @@ func TestVariableConflictFromDriver(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	a := variableFixture("a")
-	require.NoError(t, s.Variables().Create(ctx, "p", a))
+	if err := s.Variables().Create(ctx, "p", a); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err := s.db.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON `+variablesTable+`
 		BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	err = s.Variables().Create(ctx, "p", variableFixture("b"))
-	assert.ErrorIs(t, err, variable.ErrConflict)
+	if err := err; !errors.Is(err, variable.ErrConflict) {
+		t.Errorf("error %v is not %v", err, variable.ErrConflict)
+	}
 	_, err = s.db.ExecContext(ctx, `CREATE TRIGGER refuse_update BEFORE UPDATE ON `+variablesTable+`
 		BEGIN SELECT RAISE(ABORT, 'NOT NULL constraint failed: test trigger'); END`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	a.Name = "changed"
 	err = s.Variables().Update(ctx, "p", a)
-	require.Error(t, err)
-	assert.NotErrorIs(t, err, variable.ErrConflict, "other errors stay what they are")
+	if err == nil {
+		t.Fatalf("got no error, want one")
+	}
+	if err := err; errors.Is(err, variable.ErrConflict) {
+		t.Errorf("other errors stay what they are: error %v is %v", err, variable.ErrConflict)
+	}
 	got, err := s.Variables().Get(ctx, "p", a.ID)
-	require.NoError(t, err)
-	assert.Equal(t, variableFixture("a"), got)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := got, variableFixture("a"); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 }

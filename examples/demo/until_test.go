@@ -3,10 +3,9 @@ package demo_test
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -19,51 +18,81 @@ func TestGenerateUntilEndsAtTheDay(t *testing.T) {
 	end := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 	collect := func(at time.Time) []demo.Event {
 		var out []demo.Event
-		require.NoError(t, demo.GenerateUntil(400, 3, at, func(e demo.Event) error { out = append(out, e); return nil }))
+		if err := (demo.GenerateUntil(400, 3, at, func(e demo.Event) error { out = append(out, e); return nil })); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return out
 	}
 	events := collect(end.Add(15*time.Hour + 4*time.Minute))
-	require.Equal(t, events, collect(end), "the hour of the end does not matter")
+	if got, want := collect(end), events; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the hour of the end does not matter: collect(end) = %+v, want %+v", got, want)
+	}
 	var last time.Time
 	for _, e := range events {
-		require.False(t, e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)), e.Timestamp)
-		require.True(t, e.Timestamp.Before(end), e.Timestamp)
+		if e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)) {
+			t.Fatalf("%v: e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)) is true", e.Timestamp)
+		}
+		if !e.Timestamp.Before(end) {
+			t.Fatalf("%v: e.Timestamp.Before(end) is false", e.Timestamp)
+		}
 		if e.Timestamp.After(last) {
 			last = e.Timestamp
 		}
 	}
-	require.Equal(t, end.AddDate(0, 0, -1), demo.Day(last), "the last events are of the day before the end")
+	if got, want := demo.Day(last), end.AddDate(0, 0, -1); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the last events are of the day before the end: demo.Day(last) = %+v, want %+v", got, want)
+	}
 	var week int
 	for _, e := range events {
 		if !e.Timestamp.Before(end.AddDate(0, 0, -7)) {
 			week++
 		}
 	}
-	require.Greater(t, week, 0, "the last 7 days hold events")
+	if a, b := week, 0; !(a > b) {
+		t.Fatalf("the last 7 days hold events: week = %v, want > %v", a, b)
+	}
 	var old []demo.Event
-	require.NoError(t, demo.Generate(400, 3, func(e demo.Event) error { old = append(old, e); return nil }))
+	if err := (demo.Generate(400, 3, func(e demo.Event) error { old = append(old, e); return nil })); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	shift := end.Sub(demo.End)
 	for i := range old {
 		old[i].Timestamp = old[i].Timestamp.Add(shift)
 	}
-	require.Equal(t, old, events, "another end shifts the same events")
+	if got, want := events, old; !reflect.DeepEqual(got, want) {
+		t.Fatalf("another end shifts the same events: events = %+v, want %+v", got, want)
+	}
 
 	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
 	for _, s := range demo.SchemaFor(engine.SQLite) {
 		_, err := db.ExecContext(ctx, s)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 	tx, err := db.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	require.NoError(t, demo.InsertUntil(ctx, execer{tx}, engine.SQLite, "1", 400, 3, end))
-	require.NoError(t, tx.Commit())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := (demo.InsertUntil(ctx, execer{tx}, engine.SQLite, "1", 400, 3, end)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var maxTS string
-	require.NoError(t, db.QueryRow("SELECT max(timestamp) FROM events").Scan(&maxTS))
-	require.Equal(t, last.Format(demo.TimeLayout), maxTS)
+	if err := db.QueryRow("SELECT max(timestamp) FROM events").Scan(&maxTS); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := maxTS, last.Format(demo.TimeLayout); got != want {
+		t.Fatalf("maxTS = %q, want %q", got, want)
+	}
 }
 
 type execer struct{ tx *sql.Tx }

@@ -6,12 +6,11 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -40,13 +39,21 @@ func TestKeys(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := start(t, append([]string{"-demo-events", "0", "-project", "42"}, c.args...), c.env)
 			key := c.key(s.out.String())
-			require.NotEmpty(t, key, "key not printed:\n%s", s.out)
+			if v := key; v == "" {
+				t.Fatalf("key not printed:\n%s: key is empty", s.out)
+			}
 			if c.name == "environment" {
-				assert.NotContains(t, s.out.String(), "env-key", "a key from the environment is not printed")
+				if s, sub := s.out.String(), "env-key"; strings.Contains(s, sub) {
+					t.Errorf("a key from the environment is not printed: %q contains %q", s, sub)
+				}
 			}
 			answers := runSession(t, s.session(t), c.env)
-			require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
-			assert.Equal(t, []any{}, answers[4].body["results"], "no demo events: no rows")
+			if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
+				t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
+			}
+			if got, want := answers[4].body["results"], ([]any{}); !reflect.DeepEqual(got, want) {
+				t.Errorf("no demo events: no rows: answers[4].body[\"results\"] = %+v, want %+v", got, want)
+			}
 
 			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 			for _, k := range []struct {
@@ -54,29 +61,45 @@ func TestKeys(t *testing.T) {
 				status int
 			}{{key, 200}, {"wrong" + key, 401}} {
 				req, err := http.NewRequest("GET", base+"/api/projects/42/endpoints/", nil)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				req.Header.Set("Authorization", "Bearer "+k.key)
 				res, err := http.DefaultClient.Do(req)
-				require.NoError(t, err)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
 				res.Body.Close()
-				assert.Equal(t, k.status, res.StatusCode)
+				if got, want := res.StatusCode, k.status; got != want {
+					t.Errorf("res.StatusCode = %v, want %v", got, want)
+				}
 			}
 			// The key is for -project only.
 			req, err := http.NewRequest("GET", base+"/api/projects/1/endpoints/", nil)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			req.Header.Set("Authorization", "Bearer "+key)
 			res, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			res.Body.Close()
-			assert.Equal(t, http.StatusForbidden, res.StatusCode)
+			if got, want := res.StatusCode, http.StatusForbidden; got != want {
+				t.Errorf("res.StatusCode = %v, want %v", got, want)
+			}
 		})
 	}
-	assert.NotEqual(t, newAPIKey(), newAPIKey())
+	if got, want := newAPIKey(), newAPIKey(); got == want {
+		t.Errorf("newAPIKey() = %q, want anything else", got)
+	}
 }
 
 func TestFlagErrors(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer busy.Close()
 	cases := []struct {
 		args []string
@@ -99,8 +122,12 @@ func TestFlagErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := run(context.Background(), c.args, func(string) string { return "" }, io.Discard, io.Discard)
-		require.Error(t, err, "%q", c.args)
-		assert.Contains(t, err.Error(), c.want, "%q", c.args)
+		if err == nil {
+			t.Fatalf("%q: got no error, want one", c.args)
+		}
+		if s, sub := err.Error(), c.want; !strings.Contains(s, sub) {
+			t.Errorf("%q: %q does not contain %q", c.args, s, sub)
+		}
 	}
 }
 
@@ -109,30 +136,56 @@ func TestFlagErrors(t *testing.T) {
 func TestLimitFlags(t *testing.T) {
 	getenv := func(string) string { return "" }
 	c, err := parseFlags(nil, getenv, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, endpoint.DefaultRunTimeout, c.runTimeout)
-	assert.Equal(t, endpoint.DefaultRefreshTimeout, c.refreshTimeout)
-	assert.Equal(t, endpoint.DefaultMaxRefreshes, c.maxRefreshes)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.runTimeout, endpoint.DefaultRunTimeout; got != want {
+		t.Errorf("c.runTimeout = %v, want %v", got, want)
+	}
+	if got, want := c.refreshTimeout, endpoint.DefaultRefreshTimeout; got != want {
+		t.Errorf("c.refreshTimeout = %v, want %v", got, want)
+	}
+	if got, want := c.maxRefreshes, endpoint.DefaultMaxRefreshes; got != want {
+		t.Errorf("c.maxRefreshes = %v, want %v", got, want)
+	}
 	c2, err := parseFlags([]string{"-run-timeout", "0", "-refresh-timeout", "90s", "-max-refreshes", "4"}, getenv, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, time.Duration(-1), c2.runTimeout, "0 is no limit, which the Service reads as negative")
-	assert.Equal(t, 90*time.Second, c2.refreshTimeout)
-	assert.Equal(t, 4, c2.maxRefreshes)
-	assert.Equal(t, limit.Config{
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c2.runTimeout, time.Duration(-1); got != want {
+		t.Errorf("0 is no limit, which the Service reads as negative: c2.runTimeout = %v, want %v", got, want)
+	}
+	if got, want := c2.refreshTimeout, 90*time.Second; got != want {
+		t.Errorf("c2.refreshTimeout = %v, want %v", got, want)
+	}
+	if got, want := c2.maxRefreshes, 4; got != want {
+		t.Errorf("c2.maxRefreshes = %v, want %v", got, want)
+	}
+	if got, want := c.limits, (limit.Config{
 		ProjectConcurrency: limit.DefaultProjectConcurrency,
 		ProjectPerMinute:   limit.DefaultProjectPerMinute,
 		ProjectPerHour:     limit.DefaultProjectPerHour,
 		GlobalConcurrency:  limit.DefaultGlobalConcurrency,
-	}, c.limits)
+	}); !reflect.DeepEqual(got, want) {
+		t.Errorf("c.limits = %+v, want %+v", got, want)
+	}
 
 	c, err = parseFlags([]string{"-project-concurrency", "5", "-project-runs-per-minute", "0", "-project-runs-per-hour", "100", "-global-concurrency", "9"}, getenv, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, limit.Config{ProjectConcurrency: 5, ProjectPerMinute: limit.Unlimited, ProjectPerHour: 100, GlobalConcurrency: 9}, c.limits)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.limits, (limit.Config{ProjectConcurrency: 5, ProjectPerMinute: limit.Unlimited, ProjectPerHour: 100, GlobalConcurrency: 9}); !reflect.DeepEqual(got, want) {
+		t.Errorf("c.limits = %+v, want %+v", got, want)
+	}
 
 	for _, f := range []string{"-project-concurrency", "-project-runs-per-minute", "-project-runs-per-hour", "-global-concurrency"} {
 		_, err := parseFlags([]string{f, "-1"}, getenv, io.Discard)
-		require.Error(t, err, f)
-		assert.Contains(t, err.Error(), f+" must be 0 or more")
+		if err == nil {
+			t.Fatalf("%v: got no error, want one", f)
+		}
+		if s, sub := err.Error(), f+" must be 0 or more"; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 	}
 }
 
@@ -144,24 +197,40 @@ func TestLimitsOverHTTP(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
-	require.Equal(t, http.StatusCreated, create.status, create.raw)
+	if got, want := create.status, http.StatusCreated; got != want {
+		t.Fatalf("%v: create.status = %v, want %v", create.raw, got, want)
+	}
 	var last *http.Response
 	var body []byte
 	for range 3 {
 		req, err := http.NewRequest("POST", base+"/api/projects/1/endpoints/one/run", nil)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		req.Header.Set("Authorization", "Bearer k")
 		last, err = http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		body, err = io.ReadAll(last.Body)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		last.Body.Close()
-		assert.NotEmpty(t, last.Header.Get("X-Request-Id"))
+		if v := last.Header.Get("X-Request-Id"); v == "" {
+			t.Errorf("last.Header.Get(\"X-Request-Id\") is empty")
+		}
 	}
 	// Two runs pass; with both in the same aligned minute the third is
 	// refused, and if the minute turned between them the sliding estimate
 	// still counts the first.
-	require.Equal(t, http.StatusTooManyRequests, last.StatusCode, "%s", body)
-	assert.NotEmpty(t, last.Header.Get("Retry-After"))
-	assert.Contains(t, string(body), "project_runs_per_minute")
+	if got, want := last.StatusCode, http.StatusTooManyRequests; got != want {
+		t.Fatalf("%s: last.StatusCode = %v, want %v", body, got, want)
+	}
+	if v := last.Header.Get("Retry-After"); v == "" {
+		t.Errorf("last.Header.Get(\"Retry-After\") is empty")
+	}
+	if s, sub := string(body), "project_runs_per_minute"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }

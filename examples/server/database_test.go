@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,28 +19,54 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		ctx := context.Background()
 		dbs, err := openDatabases(path, "")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		db, closeDB := dbs.data, dbs.close
 
 		n, loaded, err := loadEvents(ctx, sqliteBackend(db), 0, []string{"1"}, demo.End)
-		require.NoError(t, err)
-		assert.Equal(t, 0, n)
-		assert.True(t, loaded, "an empty table is created")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := n, 0; got != want {
+			t.Errorf("n = %v, want %v", got, want)
+		}
+		if !loaded {
+			t.Errorf("an empty table is created: loaded is false")
+		}
 
 		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 500, []string{"1"}, demo.End)
-		require.NoError(t, err)
-		assert.Equal(t, 500, n)
-		assert.True(t, loaded, "an empty table is filled")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := n, 500; got != want {
+			t.Errorf("n = %v, want %v", got, want)
+		}
+		if !loaded {
+			t.Errorf("an empty table is filled: loaded is false")
+		}
 
 		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 800, []string{"1"}, demo.End)
-		require.NoError(t, err)
-		assert.Equal(t, 500, n, "a filled table is left as it is")
-		assert.False(t, loaded)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := n, 500; got != want {
+			t.Errorf("a filled table is left as it is: n = %v, want %v", got, want)
+		}
+		if loaded {
+			t.Errorf("loaded is true")
+		}
 
 		var count int
-		require.NoError(t, db.QueryRow("SELECT count(*) FROM events").Scan(&count))
-		assert.Equal(t, 500, count)
-		require.NoError(t, closeDB())
+		if err := db.QueryRow("SELECT count(*) FROM events").Scan(&count); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := count, 500; got != want {
+			t.Errorf("count = %v, want %v", got, want)
+		}
+		if err := closeDB(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -50,28 +77,48 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 func TestShortRunPassesLongOne(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		dbs, err := openDatabases(path, "")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		db, closeDB := dbs.data, dbs.close
 		ctx := context.Background()
 		_, _, err = loadEvents(ctx, sqliteBackend(db), 100, []string{"1"}, demo.End)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 
 		// An endless query, held open after its first row.
 		long, err := db.QueryContext(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c")
-		require.NoError(t, err)
-		require.True(t, long.Next())
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if !long.Next() {
+			t.Fatalf("long.Next() is false")
+		}
 
 		short, cancel := context.WithTimeout(ctx, 10*time.Second)
 		var n int
-		require.NoError(t, db.QueryRowContext(short, "SELECT count(*) FROM events").Scan(&n), "path %q", path)
-		assert.Equal(t, 100, n)
+		if err := db.QueryRowContext(short, "SELECT count(*) FROM events").Scan(&n); err != nil {
+			t.Fatalf("path %q: unexpected error: %v", path, err)
+		}
+		if got, want := n, 100; got != want {
+			t.Errorf("n = %v, want %v", got, want)
+		}
 		_, err = db.ExecContext(short, "CREATE TABLE written (x INTEGER)")
-		require.NoError(t, err, "a write commits during the long read")
+		if err != nil {
+			t.Fatalf("a write commits during the long read: unexpected error: %v", err)
+		}
 		cancel()
 
-		require.True(t, long.Next(), "the long query was still running")
-		require.NoError(t, long.Close())
-		require.NoError(t, closeDB())
+		if !long.Next() {
+			t.Fatalf("the long query was still running: long.Next() is false")
+		}
+		if err := long.Close(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if err := closeDB(); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -79,15 +126,25 @@ func TestShortRunPassesLongOne(t *testing.T) {
 // its directory.
 func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 	dbs, err := openDatabases("", "")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	db, closeDB := dbs.data, dbs.close
 	var file string
-	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
+	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	require.FileExists(t, file)
 	var mode string
-	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
-	assert.Equal(t, "wal", mode)
-	require.NoError(t, closeDB())
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := mode, "wal"; got != want {
+		t.Errorf("mode = %q, want %q", got, want)
+	}
+	if err := closeDB(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	assert.NoDirExists(t, filepath.Dir(file))
 }
 
@@ -97,19 +154,33 @@ func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 func TestDatabasesApart(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "events.db")
 	dbs, err := openDatabases(data, "")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer dbs.close()
 	var file string
-	require.NoError(t, dbs.store.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
-	assert.Equal(t, filepath.Join(filepath.Dir(data), "events-store.db"), file)
+	if err := dbs.store.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := file, filepath.Join(filepath.Dir(data), "events-store.db"); got != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
 	_, err = dbs.data.Exec("CREATE TABLE t (x INTEGER)")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = dbs.runs.Exec("INSERT INTO t VALUES (1)")
-	require.ErrorContains(t, err, "readonly", "the run pool writes")
+	if err := err; err == nil || !strings.Contains(err.Error(), "readonly") {
+		t.Fatalf("the run pool writes: error %v does not contain %q", err, "readonly")
+	}
 	var n int
-	require.NoError(t, dbs.runs.QueryRow("SELECT count(*) FROM t").Scan(&n))
+	if err := dbs.runs.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = dbs.data.Exec("INSERT INTO t VALUES (1)")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 }
 
 // TestStoreWritesDuringRefresh: while a refresh holds the data file's one
@@ -118,24 +189,38 @@ func TestDatabasesApart(t *testing.T) {
 // for the busy timeout and failed.
 func TestStoreWritesDuringRefresh(t *testing.T) {
 	dbs, err := openDatabases("", "")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer dbs.close()
 	ctx := context.Background()
 	_, _, err = loadEvents(ctx, sqliteBackend(dbs.data), 100, []string{"1"}, demo.End)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	refresh, err := dbs.data.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	_, err = refresh.Exec("CREATE TABLE endpointkit_mat_x_v1_next AS SELECT * FROM events")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer refresh.Rollback()
 
 	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	_, err = dbs.store.ExecContext(wctx, "CREATE TABLE written (x INTEGER)")
-	require.NoError(t, err, "a store write waited for the refresh")
+	if err != nil {
+		t.Fatalf("a store write waited for the refresh: unexpected error: %v", err)
+	}
 	var n int
-	require.NoError(t, dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n))
-	assert.Equal(t, 100, n)
+	if err := dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := n, 100; got != want {
+		t.Errorf("n = %v, want %v", got, want)
+	}
 }
 
 // sqliteBackend is a backend on db, for loadEvents.

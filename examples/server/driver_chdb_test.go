@@ -3,10 +3,8 @@
 package main
 
 import (
+	"reflect"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestDriverChDB runs the printed session on in-process ClickHouse, the
@@ -14,6 +12,10 @@ import (
 func TestDriverChDB(t *testing.T) {
 	s := start(t, []string{"-driver", "chdb", "-dsn", t.TempDir(), "-api-key", "k", "-demo-events", "1500"}, nil)
 	answers := runSession(t, s.session(t), nil)
-	require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
-	assert.Equal(t, wantDaily(1500), answers[4].body["results"])
+	if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
+	}
+	if got, want := answers[4].body["results"], wantDaily(1500); !reflect.DeepEqual(got, want) {
+		t.Errorf("answers[4].body[\"results\"] = %+v, want %+v", got, want)
+	}
 }

@@ -1,10 +1,9 @@
 package main
 
 import (
+	"reflect"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
@@ -22,13 +21,21 @@ func TestDrivers(t *testing.T) {
 			dsn := tc.dsn(t)
 			s := start(t, []string{"-driver", tc.driver, "-dsn", dsn, "-api-key", "k", "-demo-events", "1500"}, nil)
 			answers := runSession(t, s.session(t), nil)
-			require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
-			assert.Equal(t, wantDaily(n), answers[4].body["results"])
-			require.NoError(t, s.stop())
+			if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
+				t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
+			}
+			if got, want := answers[4].body["results"], wantDaily(n); !reflect.DeepEqual(got, want) {
+				t.Errorf("answers[4].body[\"results\"] = %+v, want %+v", got, want)
+			}
+			if err := s.stop(); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 
 			// A restart on the same database keeps everything.
 			again := start(t, []string{"-driver", tc.driver, "-dsn", dsn, "-api-key", "k", "-demo-events", "1500"}, nil)
-			assert.Contains(t, again.out.String(), "1500 already in the database")
+			if s, sub := again.out.String(), "1500 already in the database"; !strings.Contains(s, sub) {
+				t.Errorf("%q does not contain %q", s, sub)
+			}
 		})
 	}
 }
@@ -36,7 +43,9 @@ func TestDrivers(t *testing.T) {
 func TestDriverFlags(t *testing.T) {
 	for _, bad := range [][]string{{"-driver", "postgres"}, {"-driver", "oracle", "-dsn", "x"}} {
 		_, err := parseFlagsAndBackend(bad)
-		assert.Error(t, err, bad)
+		if err == nil {
+			t.Errorf("%v: got no error, want one", bad)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -32,7 +34,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -71,7 +72,9 @@ func artifactsDir(t *testing.T) string {
 		dir = filepath.Join("..", "..", "test-artifacts")
 	}
 	dir = filepath.Join(dir, "editor")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return dir
 }
 
@@ -96,7 +99,9 @@ func newPage(t *testing.T) *page {
 	const key = "browser-test-key"
 	s := start(t, []string{"-api-key", key, "-demo-events", strconv.Itoa(browserEvents), "-demo-end", "2025-06-01"}, nil)
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
-	require.Contains(t, s.out.String(), "Editor: open "+base+"/ in a browser")
+	if s, sub := s.out.String(), "Editor: open "+base+"/ in a browser"; !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
@@ -115,7 +120,9 @@ func newPage(t *testing.T) *page {
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
 	began := time.Now()
-	require.NoError(t, chromedp.Do(bctx), "starting %s", chromium)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting %s: unexpected error: %v", chromium, err)
+	}
 	t.Logf("%s started in %v", chromium, time.Since(began).Round(time.Millisecond))
 	return &page{t: t, base: base, key: key, browser: bctx, shots: artifactsDir(t)}
 }
@@ -152,7 +159,9 @@ func (p *page) tab(t *testing.T) context.Context {
 			p.mu.Unlock()
 		}
 	})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	tctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancelTimeout)
 	p.do(t, tctx,
@@ -160,8 +169,10 @@ func (p *page) tab(t *testing.T) context.Context {
 		chromedp.WaitVisible(chromedp.ID("api-key")),
 	)
 	// Before the key is given, the page shows nothing but the sign-in.
-	assert.Equal(t, []string{"none", "none"}, value(t, p, tctx, chromedp.Evaluate[[]string](
-		`["app", "session"].map(id => getComputedStyle(document.getElementById(id)).display)`)))
+	if got, want := value(t, p, tctx, chromedp.Evaluate[[]string](
+		`["app", "session"].map(id => getComputedStyle(document.getElementById(id)).display)`)), ([]string{"none", "none"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 	p.signInShot.Do(func() { p.screenshot(t, tctx, "sign-in") })
 	p.do(t, tctx,
 		chromedp.SendKeys(chromedp.ID("api-key"), p.key+kb.Enter),
@@ -213,7 +224,9 @@ func (p *page) checkNoPageErrors(t *testing.T) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	assert.Empty(t, p.pageErrors, "the page logged errors")
+	if v := p.pageErrors; !(len(v) == 0) {
+		t.Errorf("the page logged errors: p.pageErrors = %v, want it empty", v)
+	}
 }
 
 func safeName(s string) string { return regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(s, "_") }
@@ -265,18 +278,22 @@ func wantDailyPurchases(t *testing.T) [][]string {
 	t.Helper()
 	counts := map[string]int{}
 	from := time.Date(2025, 5, 25, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
+	if err := (demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
 		if e.Event == "purchase" && !e.Timestamp.Before(from) {
 			counts[e.Timestamp.Format(time.DateOnly)]++
 		}
 		return nil
-	}))
+	})); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var rows [][]string
 	for day, n := range counts {
 		rows = append(rows, []string{day, strconv.Itoa(n)})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i][0] < rows[j][0] })
-	require.NotEmpty(t, rows)
+	if v := rows; len(v) == 0 {
+		t.Fatalf("rows is empty")
+	}
 	return rows
 }
 
@@ -312,15 +329,23 @@ func (p *page) testFlow(t *testing.T) {
 		waitText(placeholderRow, "No variable"),
 		waitText("#missing-count", "1"),
 	)
-	assert.Equal(t, "missing", value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS(placeholderRow), "class")).Value)
+	if got, want := value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS(placeholderRow), "class")).Value, "missing"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 	// The List settings show for a List only.
-	assert.Equal(t, []string{"none", "none"}, value(t, p, ctx, chromedp.Evaluate[[]string](
-		`Array.from(document.querySelectorAll("#variable-form .list-only")).map(e => getComputedStyle(e).display)`)))
+	if got, want := value(t, p, ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#variable-form .list-only")).map(e => getComputedStyle(e).display)`)), ([]string{"none", "none"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 	// Add the variable: the code name comes from the placeholder; a name,
 	// the type (String, as proposed) and a default.
 	p.do(t, ctx, press(placeholderRow+" button.add-for"), until(`document.activeElement.id === "var-name"`))
-	assert.Equal(t, "event_name", value(t, p, ctx, chromedp.Value(chromedp.ID("var-code"))))
-	assert.Equal(t, "Event name", value(t, p, ctx, chromedp.Value(chromedp.ID("var-name"))))
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("var-code"))), "event_name"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"var-code\"))) = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("var-name"))), "Event name"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"var-name\"))) = %q, want %q", got, want)
+	}
 	p.do(t, ctx,
 		chromedp.SendKeys(chromedp.ID("var-default"), "$pageview"+kb.Enter),
 		// 3. The variable is created and its test value input has the
@@ -333,11 +358,19 @@ func (p *page) testFlow(t *testing.T) {
 		waitText("#status", " ms"),
 	)
 	rows := value(t, p, ctx, tableRows("#results"))
-	assert.Equal(t, want, rows, "the editor's rows are the purchases per day")
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("status"))), fmt.Sprintf("%d rows", len(want)))
+	if got, want := rows, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("the editor's rows are the purchases per day: rows = %+v, want %+v", got, want)
+	}
+	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("status"))), fmt.Sprintf("%d rows", len(want)); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	verdict := value(t, p, ctx, chromedp.Text(chromedp.ID("verdict")))
-	assert.Contains(t, verdict, "Materializable: yes")
-	assert.Contains(t, verdict, "event_name: key", "the verdict says how each variable is stored")
+	if s, sub := verdict, "Materializable: yes"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := verdict, "event_name: key"; !strings.Contains(s, sub) {
+		t.Errorf("the verdict says how each variable is stored: %q does not contain %q", s, sub)
+	}
 
 	// 4. Save as an endpoint: name, description, confirm.
 	p.do(t, ctx,
@@ -348,28 +381,50 @@ func (p *page) testFlow(t *testing.T) {
 		press("#save-confirm"),
 		chromedp.WaitVisible(chromedp.ID("saved")),
 	)
-	assert.Equal(t, "Saved endpoint 'daily_purchases', version 1.", value(t, p, ctx, chromedp.Text(chromedp.ID("saved-message"))))
+	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("saved-message"))), "Saved endpoint 'daily_purchases', version 1."; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 	curlText := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
-	assert.Contains(t, curlText, p.base+"/api/projects/1/endpoints/daily_purchases/run")
-	assert.Contains(t, curlText, `{"variables":{"event_name":"purchase"}}`)
-	assert.NotContains(t, curlText, p.key, "the key is never shown")
+	if s, sub := curlText, p.base+"/api/projects/1/endpoints/daily_purchases/run"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := curlText, (`{"variables":{"event_name":"purchase"}}`); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := curlText, p.key; strings.Contains(s, sub) {
+		t.Errorf("the key is never shown: %q contains %q", s, sub)
+	}
 	// The curl command, pasted into a shell with the key in the
 	// environment, runs the endpoint and answers the same rows.
 	cmds, err := shellCommands(curlText, func(k string) string { return map[string]string{"ENDPOINTKIT_API_KEY": p.key}[k] })
-	require.NoError(t, err)
-	require.Len(t, cmds, 1)
-	require.Equal(t, "curl", cmds[0][0])
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(cmds); got != 1 {
+		t.Fatalf("len(cmds) = %d, want %d: %v", got, 1, cmds)
+	}
+	if got, want := cmds[0][0], "curl"; got != want {
+		t.Fatalf("cmds[0][0] = %q, want %q", got, want)
+	}
 	ans := curl(t, cmds[0][1:])
-	require.Equal(t, http.StatusOK, ans.status, ans.raw)
-	assert.Equal(t, want, stringRows(ans.body["results"]))
+	if got, want := ans.status, http.StatusOK; got != want {
+		t.Fatalf("%v: ans.status = %v, want %v", ans.raw, got, want)
+	}
+	if got, want := stringRows(ans.body["results"]), want; !reflect.DeepEqual(got, want) {
+		t.Errorf("stringRows(ans.body[\"results\"]) = %+v, want %+v", got, want)
+	}
 
 	// The saved endpoint is listed with its version; run it from its form.
 	endpointRow := `#endpoints tr[data-endpoint="daily_purchases"]`
 	runInput := `#run-fields input[data-variable="event_name"]`
 	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(endpointRow)))
 	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(endpointRow)))
-	assert.Contains(t, listed, "daily_purchases")
-	assert.Contains(t, listed, "v1 (1 version)")
+	if s, sub := listed, "daily_purchases"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := listed, "v1 (1 version)"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	p.do(t, ctx,
 		press(endpointRow+" button[data-run]"),
 		chromedp.WaitVisible(chromedp.CSS(runInput)),
@@ -377,22 +432,34 @@ func (p *page) testFlow(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(runInput), "purchase"+kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS("#run-endpoint-results table")),
 	)
-	assert.Equal(t, rows, value(t, p, ctx, tableRows("#run-endpoint-results")), "the saved endpoint answers the rows the editor showed")
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-status"))), "from version 1")
+	if got, want := value(t, p, ctx, tableRows("#run-endpoint-results")), rows; !reflect.DeepEqual(got, want) {
+		t.Errorf("the saved endpoint answers the rows the editor showed: value(t, p, ctx, tableRows(\"#run-endpoint-results\")) = %+v, want %+v", got, want)
+	}
+	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-status"))), "from version 1"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	// Every control the page holds now, its script's included, has a label.
 	unlabelled := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("input, select, textarea"))
 		.filter(e => e.labels.length === 0 && !e.getAttribute("aria-label")).map(e => e.id || e.outerHTML)`))
-	assert.Empty(t, unlabelled)
+	if v := unlabelled; !(len(v) == 0) {
+		t.Errorf("unlabelled = %v, want it empty", v)
+	}
 	// The key is in the tab's sessionStorage only.
-	assert.Equal(t, p.key, value(t, p, ctx, chromedp.Evaluate[string](`sessionStorage.getItem("endpointkit.apiKey")`)))
-	assert.Equal(t, "{}", value(t, p, ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`)))
+	if got, want := value(t, p, ctx, chromedp.Evaluate[string](`sessionStorage.getItem("endpointkit.apiKey")`)), p.key; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`)), ("{}"); got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 
 	p.screenshot(t, ctx, "flow")
 	if *updateScreenshot {
 		p.do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 		shot := value(t, p, ctx, chromedp.CaptureScreenshot())
-		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "editor.png"), shot, 0o644))
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "editor.png"), shot, 0o644); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 	}
 }
 
@@ -421,14 +488,18 @@ func (p *page) testUndefined(t *testing.T) {
 		p.do(t, ctx, chromedp.KeyEvent(kb.Tab))
 		order = append(order, value(t, p, ctx, activeID()))
 	}
-	assert.Equal(t, []string{"run", "open-save", "tab-results"}, order)
+	if got, want := order, ([]string{"run", "open-save", "tab-results"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("order = %+v, want %+v", got, want)
+	}
 	p.do(t, ctx,
 		chromedp.SendKeys(chromedp.ID("sql"), "SELECT count(*) AS n FROM events WHERE event = {variables.no_such_thing}"),
 		ctrlEnter(),
 		chromedp.WaitVisible(chromedp.ID("run-error")),
 		waitText("#missing-count", "1"),
 	)
-	assert.Equal(t, "Query references undefined variable(s): no_such_thing", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
+	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))), "Query references undefined variable(s): no_such_thing"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %q, want %q", got, want)
+	}
 	p.screenshot(t, ctx, "undefined-variable")
 }
 
@@ -447,11 +518,19 @@ func (p *page) testBadValue(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("run-error")),
 	)
 	wantDetail := `Invalid value for variable 'min_count': expected Number, got "lots": not a number`
-	assert.Equal(t, wantDetail+" Go to min_count", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
+	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))), wantDetail+" Go to min_count"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %q, want %q", got, want)
+	}
 	p.do(t, ctx, press("#go-to-variable"), chromedp.WaitVisible(chromedp.ID("test-min_count-error")))
-	assert.Equal(t, wantDetail, value(t, p, ctx, chromedp.Text(chromedp.ID("test-min_count-error"))))
-	assert.Equal(t, "true", value(t, p, ctx, chromedp.AttributeValue(chromedp.ID("test-min_count"), "aria-invalid")).Value)
-	assert.Equal(t, "test-min_count", value(t, p, ctx, activeID()), "the button leads to the input at fault")
+	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("test-min_count-error"))), wantDetail; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.AttributeValue(chromedp.ID("test-min_count"), "aria-invalid")).Value, "true"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, activeID()), "test-min_count"; got != want {
+		t.Errorf("the button leads to the input at fault: value(t, p, ctx, activeID()) = %q, want %q", got, want)
+	}
 	p.screenshot(t, ctx, "bad-value")
 }
 
@@ -459,14 +538,20 @@ func (p *page) testBadValue(t *testing.T) {
 func createVariable(t *testing.T, base, key, body string) {
 	t.Helper()
 	req, err := http.NewRequest("POST", base+"/api/projects/1/insight_variables/", strings.NewReader(body))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	require.Equal(t, http.StatusCreated, res.StatusCode, string(b))
+	if got, want := res.StatusCode, http.StatusCreated; got != want {
+		t.Fatalf("%v: res.StatusCode = %v, want %v", string(b), got, want)
+	}
 }
 
 // testTrends: a TrendsQuery's series are drawn as lines in an inline SVG,
@@ -477,17 +562,21 @@ func (p *page) testTrends(t *testing.T) {
 	// Pageviews per browser over May 2025, counted from the generator.
 	want := map[string]int{}
 	from, to := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
+	if err := (demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
 		if e.Event == "$pageview" && !e.Timestamp.Before(from) && e.Timestamp.Before(to) {
 			want[e.Properties.Browser]++
 		}
 		return nil
-	}))
+	})); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	p.do(t, ctx,
 		chromedp.Focus(chromedp.ID("kind")),
 		chromedp.KeyEvent("T"), // a select takes the option its typed letter starts
 	)
-	require.Equal(t, "TrendsQuery", value(t, p, ctx, chromedp.Value(chromedp.ID("kind"))))
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("kind"))), "TrendsQuery"; got != want {
+		t.Fatalf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"kind\"))) = %q, want %q", got, want)
+	}
 	p.do(t, ctx,
 		waitText("#sql-label", "TrendsQuery JSON"),
 		chromedp.Focus(chromedp.ID("sql")),
@@ -498,19 +587,31 @@ func (p *page) testTrends(t *testing.T) {
 	labels := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#chart svg polyline")).map(l => l.dataset.label)`))
 	aria := value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS("#chart svg"), "aria-label")).Value
 	series := value(t, p, ctx, tableRows("#results"))
-	require.Len(t, labels, len(want), "one line per browser")
+	if got := len(labels); got != len(want) {
+		t.Fatalf("one line per browser: len(labels) = %d, want %d: %v", got, len(want), labels)
+	}
 	for i := range points {
-		assert.Equal(t, 31, points[i], "one point per day of May for %s", labels[i])
+		if got, want := points[i], 31; got != want {
+			t.Errorf("one point per day of May for %s: points[i] = %v, want %v", labels[i], got, want)
+		}
 	}
 	got := map[string]int{}
 	for _, r := range series {
 		n, err := strconv.Atoi(strings.ReplaceAll(r[1], ",", ""))
-		require.NoError(t, err, r)
+		if err != nil {
+			t.Fatalf("%v: unexpected error: %v", r, err)
+		}
 		got[r[0]] = n
 	}
-	assert.Equal(t, want, got, "the series totals are the generator's pageviews per browser")
-	assert.Equal(t, slices.Sorted(mapKeys(want)), slices.Sorted(slices.Values(labels)))
-	assert.Contains(t, aria, fmt.Sprintf("Line chart of %d series over 31 intervals", len(want)))
+	if got, want := got, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("the series totals are the generator's pageviews per browser: got = %+v, want %+v", got, want)
+	}
+	if got, want := slices.Sorted(slices.Values(labels)), slices.Sorted(mapKeys(want)); !reflect.DeepEqual(got, want) {
+		t.Errorf("slices.Sorted(slices.Values(labels)) = %+v, want %+v", got, want)
+	}
+	if s, sub := aria, fmt.Sprintf("Line chart of %d series over 31 intervals", len(want)); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	p.screenshot(t, ctx, "trends-chart")
 
 	// A RetentionQuery is drawn as its table of cohorts: the sample's seven
@@ -524,11 +625,19 @@ func (p *page) testTrends(t *testing.T) {
 		waitText("#status", "cohorts"),
 	)
 	head := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#results th")).map(th => th.textContent)`))
-	assert.Equal(t, []string{"Cohort", "Date", "Size", "Period 1", "Period 2", "Period 3", "Period 4", "Period 5", "Period 6"}, head)
+	if got, want := head, ([]string{"Cohort", "Date", "Size", "Period 1", "Period 2", "Period 3", "Period 4", "Period 5", "Period 6"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("head = %+v, want %+v", got, want)
+	}
 	cohorts := value(t, p, ctx, tableRows("#results"))
-	require.NotEmpty(t, cohorts)
-	assert.Equal(t, "Day 0", cohorts[0][0])
-	assert.Equal(t, 0, value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg").length`)), "no chart for retention")
+	if v := cohorts; len(v) == 0 {
+		t.Fatalf("cohorts is empty")
+	}
+	if got, want := cohorts[0][0], "Day 0"; got != want {
+		t.Errorf("cohorts[0][0] = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg").length`)), 0; got != want {
+		t.Errorf("no chart for retention: got = %v, want %v", got, want)
+	}
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {
@@ -584,36 +693,52 @@ func (p *page) testScanner(t *testing.T) {
 		} `json:"error"`
 	}
 	js, err := json.Marshal(corpus)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	got := value(t, p, ctx, chromedp.Evaluate[[]scanned](`(`+string(js)+`).map(s => window.endpointkitEditor.scanPlaceholders(s))`))
-	require.Len(t, got, len(corpus))
+	if got := len(got); got != len(corpus) {
+		t.Fatalf("len(got) = %d, want %d: %v", got, len(corpus), got)
+	}
 	refused, found := 0, 0
 	for i, sql := range corpus {
 		phs, err := placeholder.Scan(sql)
 		if err != nil {
 			var se *placeholder.SyntaxError
-			require.ErrorAs(t, err, &se)
+			if err := err; !errors.As(err, &se) {
+				t.Fatalf("error %v is not a %T", err, &se)
+			}
 			refused++
 			if assert.NotNil(t, got[i].Error, "%q: Go refuses it (%v), the page does not", sql, err) {
-				assert.Equal(t, [2]int{se.Line, se.Column}, [2]int{got[i].Error.Line, got[i].Error.Column}, "%q: where", sql)
+				if got, want := ([2]int{got[i].Error.Line, got[i].Error.Column}), ([2]int{se.Line, se.Column}); !reflect.DeepEqual(got, want) {
+					t.Errorf("%q: where: ([2]int{got[i].Error.Line, got[i].Error.Column}) = %+v, want %+v", sql, got, want)
+				}
 			}
 			continue
 		}
-		assert.Nil(t, got[i].Error, "%q", sql)
+		if v := got[i].Error; v != nil {
+			t.Errorf("%q: got[i].Error = %v, want nil", sql, v)
+		}
 		var names []string
 		for _, ph := range phs {
 			if !slices.Contains(names, ph.Name) {
 				names = append(names, ph.Name)
 			}
 		}
-		assert.Equal(t, names, nilIfEmpty(got[i].Names), "%q", sql)
+		if got, want := nilIfEmpty(got[i].Names), names; !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: nilIfEmpty(got[i].Names) = %+v, want %+v", sql, got, want)
+		}
 		if len(names) > 0 {
 			found++
 		}
 	}
 	// The random strings reach both answers often, or they test little.
-	assert.Greater(t, refused, 300, "strings refused")
-	assert.Greater(t, found, 100, "strings with placeholders")
+	if a, b := refused, 300; !(a > b) {
+		t.Errorf("strings refused: refused = %v, want > %v", a, b)
+	}
+	if a, b := found, 100; !(a > b) {
+		t.Errorf("strings with placeholders: found = %v, want > %v", a, b)
+	}
 }
 
 func nilIfEmpty(s []string) []string {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -34,23 +35,33 @@ func (p *page) call(t *testing.T, method, path string, body any) (int, map[strin
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequest(method, p.base+"/api/projects/1"+path, r)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Authorization", "Bearer "+p.key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var out map[string]any
 	if len(raw) > 0 {
-		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%v: unexpected error: %v", string(raw), err)
+		}
 	}
 	return res.StatusCode, out
 }
@@ -67,7 +78,9 @@ type runField struct {
 func (p *page) serverFields(t *testing.T, name string) []runField {
 	t.Helper()
 	status, doc := p.call(t, "GET", "/endpoints/"+name+"/openapi.json", nil)
-	require.Equal(t, http.StatusOK, status, doc)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", doc, got, want)
+	}
 	var out []runField
 	for _, item := range doc["paths"].(map[string]any) {
 		schema := item.(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
@@ -152,46 +165,72 @@ func (p *page) openRunForm(t *testing.T, ctx context.Context, name string) {
 // all optional; once materialized, its breakdown alone, required.
 func (p *page) testRunFormPerState(t *testing.T) {
 	status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": "browsers_state", "query": browserTrends})
-	require.Equal(t, http.StatusCreated, status, body)
+	if got, want := status, http.StatusCreated; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	ctx := p.tab(t)
 	p.openRunForm(t, ctx, "browsers_state")
 	inline := p.serverFields(t, "browsers_state")
-	assert.Equal(t, []runField{{"$browser", false}, {"date_from", false}, {"date_to", false}}, inline)
-	assert.Equal(t, inline, pageFields(t, p, ctx), "inline: the form offers what the server takes")
+	if got, want := inline, ([]runField{{"$browser", false}, {"date_from", false}, {"date_to", false}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("inline = %+v, want %+v", got, want)
+	}
+	if got, want := pageFields(t, p, ctx), inline; !reflect.DeepEqual(got, want) {
+		t.Errorf("inline: the form offers what the server takes: pageFields(t, p, ctx) = %+v, want %+v", got, want)
+	}
 
 	status, body = p.call(t, "PATCH", "/endpoints/browsers_state", map[string]any{"is_materialized": true})
-	require.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	p.openRunForm(t, ctx, "browsers_state")
 	stored := p.serverFields(t, "browsers_state")
-	assert.Equal(t, []runField{{"$browser", true}}, stored, "materialized: no dates, the breakdown required")
-	assert.Equal(t, stored, pageFields(t, p, ctx), "materialized: the form offers what the server takes")
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.CSS(`#endpoints tr[data-endpoint="browsers_state"] [data-col="materialized"]`))), "yes")
+	if got, want := stored, ([]runField{{"$browser", true}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("materialized: no dates, the breakdown required: stored = %+v, want %+v", got, want)
+	}
+	if got, want := pageFields(t, p, ctx), stored; !reflect.DeepEqual(got, want) {
+		t.Errorf("materialized: the form offers what the server takes: pageFields(t, p, ctx) = %+v, want %+v", got, want)
+	}
+	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.CSS(`#endpoints tr[data-endpoint="browsers_state"] [data-col="materialized"]`))), "yes"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	// The form's values run: the breakdown given, the server answers.
 	p.do(t, ctx,
 		chromedp.SendKeys(chromedp.CSS(`#run-fields [data-variable="$browser"]`), "Chrome"+kb.Enter),
 		waitText("#run-endpoint-status", "from version 1"),
 	)
-	assert.Empty(t, value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-error"))))
+	if v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-error"))); !(v == "") {
+		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-endpoint-error\"))) = %v, want it empty", v)
+	}
 
 	// A SQL endpoint: each variable required.
 	createVariable(t, p.base, p.key, `{"name": "State event", "type": "String"}`)
 	status, vars := p.call(t, "GET", "/insight_variables/", nil)
-	require.Equal(t, http.StatusOK, status)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("status = %v, want %v", got, want)
+	}
 	var id string
 	for _, v := range vars["results"].([]any) {
 		if v.(map[string]any)["code_name"] == "state_event" {
 			id = v.(map[string]any)["id"].(string)
 		}
 	}
-	require.NotEmpty(t, id)
+	if v := id; v == "" {
+		t.Fatalf("id is empty")
+	}
 	status, body = p.call(t, "POST", "/endpoints/", map[string]any{"name": "sql_state", "query": map[string]any{
 		"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events WHERE event = {variables.state_event}",
 		"variables": map[string]any{id: map[string]any{"variableId": id, "code_name": "state_event"}},
 	}})
-	require.Equal(t, http.StatusCreated, status, body)
+	if got, want := status, http.StatusCreated; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	p.openRunForm(t, ctx, "sql_state")
-	assert.Equal(t, []runField{{"state_event", true}}, pageFields(t, p, ctx))
-	assert.Equal(t, p.serverFields(t, "sql_state"), pageFields(t, p, ctx))
+	if got, want := pageFields(t, p, ctx), ([]runField{{"state_event", true}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("pageFields(t, p, ctx) = %+v, want %+v", got, want)
+	}
+	if got, want := pageFields(t, p, ctx), p.serverFields(t, "sql_state"); !reflect.DeepEqual(got, want) {
+		t.Errorf("pageFields(t, p, ctx) = %+v, want %+v", got, want)
+	}
 }
 
 // testInsightMode: the SQL hint and the add-variable form show for SQL
@@ -201,13 +240,19 @@ func (p *page) testInsightMode(t *testing.T) {
 	shown := func() []bool {
 		return value(t, p, ctx, chromedp.Evaluate[[]bool](`["sql-hint", "variable-form", "insight-form"].map(id => document.getElementById(id).getClientRects().length > 0 || getComputedStyle(document.getElementById(id)).display !== "none")`))
 	}
-	assert.Equal(t, []bool{true, true, false}, shown(), "SQL")
+	if got, want := shown(), ([]bool{true, true, false}); !reflect.DeepEqual(got, want) {
+		t.Errorf("SQL: shown() = %+v, want %+v", got, want)
+	}
 	for _, kind := range []string{"TrendsQuery", "RetentionQuery", "LifecycleQuery"} {
 		p.do(t, ctx, setField("#kind", kind), waitText("#sql-label", kind+" JSON"))
-		assert.Equal(t, []bool{false, false, true}, shown(), kind)
+		if got, want := shown(), ([]bool{false, false, true}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: shown() = %+v, want %+v", kind, got, want)
+		}
 	}
 	p.do(t, ctx, setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"))
-	assert.Equal(t, []bool{true, true, false}, shown(), "SQL again")
+	if got, want := shown(), ([]bool{true, true, false}); !reflect.DeepEqual(got, want) {
+		t.Errorf("SQL again: shown() = %+v, want %+v", got, want)
+	}
 }
 
 // queryJSON reads the editor's JSON.
@@ -215,7 +260,9 @@ func queryJSON(t *testing.T, p *page, ctx context.Context) map[string]any {
 	t.Helper()
 	text := value(t, p, ctx, chromedp.Value(chromedp.ID("sql")))
 	var q map[string]any
-	require.NoError(t, json.Unmarshal([]byte(text), &q), text)
+	if err := json.Unmarshal([]byte(text), &q); err != nil {
+		t.Fatalf("%v: unexpected error: %v", text, err)
+	}
 	return q
 }
 
@@ -227,8 +274,12 @@ func (p *page) testInsightForm(t *testing.T) {
 	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"),
 		chromedp.WaitVisible(chromedp.ID("if-event-0")))
 	// The form shows the sample JSON.
-	assert.Equal(t, "$pageview", value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))))
-	assert.Equal(t, "$browser", value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))))
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))), "$pageview"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"if-event-0\"))) = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))), "$browser"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 	p.do(t, ctx,
 		setField("#if-event-0", ""),
 		chromedp.SendKeys(chromedp.ID("if-event-0"), "purchase"),
@@ -269,14 +320,20 @@ func (p *page) testInsightForm(t *testing.T) {
 		},
 	}
 	q := queryJSON(t, p, ctx)
-	assert.Equal(t, want, q, "the form writes the TrendsQuery")
+	if got, want := q, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("the form writes the TrendsQuery: q = %+v, want %+v", got, want)
+	}
 	// The server takes and runs that JSON.
 	status, body := p.call(t, "POST", "/query/", map[string]any{"query": q})
-	require.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	require.NotEmpty(t, body["results"])
 	// And so does the page.
 	p.do(t, ctx, press("#run"), waitText("#status", " ms"), chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")))
-	assert.Empty(t, value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
+	if v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))); !(v == "") {
+		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %v, want it empty", v)
+	}
 
 	// The JSON stays editable, and its edits show in the form; what the
 	// form does not show is kept.
@@ -284,55 +341,85 @@ func (p *page) testInsightForm(t *testing.T) {
 	q["series"].([]any)[0].(map[string]any)["custom_name"] = "Revenue"
 	q["breakdownFilter"] = map[string]any{"breakdown": "$os", "breakdown_limit": 5}
 	edited, err := json.MarshalIndent(q, "", "  ")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	p.do(t, ctx, setField("#sql", string(edited)), until(`document.getElementById("if-interval").value === "month"`))
-	assert.Equal(t, "$os", value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))))
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))), "$os"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
 	p.do(t, ctx, setField("#if-date-to", "2025-05-15"))
 	q = queryJSON(t, p, ctx)
-	assert.Equal(t, "Revenue", q["series"].([]any)[0].(map[string]any)["custom_name"], "a key the form does not show is kept")
-	assert.Equal(t, map[string]any{"breakdown": "$os", "breakdown_limit": 5.0}, q["breakdownFilter"])
-	assert.Equal(t, "2025-05-15", q["dateRange"].(map[string]any)["date_to"])
+	if got, want := q["series"].([]any)[0].(map[string]any)["custom_name"], "Revenue"; !reflect.DeepEqual(got, want) {
+		t.Errorf("a key the form does not show is kept: q[\"series\"].([]any)[0].(map[string]any)[\"custom_name\"] = %q, want %q", got, want)
+	}
+	if got, want := q["breakdownFilter"], (map[string]any{"breakdown": "$os", "breakdown_limit": 5.0}); !reflect.DeepEqual(got, want) {
+		t.Errorf("q[\"breakdownFilter\"] = %+v, want %+v", got, want)
+	}
+	if got, want := q["dateRange"].(map[string]any)["date_to"], "2025-05-15"; !reflect.DeepEqual(got, want) {
+		t.Errorf("q[\"dateRange\"].(map[string]any)[\"date_to\"] = %q, want %q", got, want)
+	}
 	// Removing a series removes it, its keys the form does not show with it.
 	p.do(t, ctx, press(`#if-series [data-series="0"] button.remove`), until(`!document.getElementById("if-event-1")`))
 	q = queryJSON(t, p, ctx)
-	assert.Equal(t, []any{map[string]any{"kind": "EventsNode", "event": "$pageview", "math": "dau"}}, q["series"])
-	assert.Equal(t, "$pageview", value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))))
+	if got, want := q["series"], ([]any{map[string]any{"kind": "EventsNode", "event": "$pageview", "math": "dau"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("q[\"series\"] = %+v, want %+v", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))), "$pageview"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"if-event-0\"))) = %q, want %q", got, want)
+	}
 	// Property groups the form cannot show are said so, and left as written.
 	q["properties"] = map[string]any{"type": "AND", "values": []any{map[string]any{"type": "AND", "values": []any{}}, map[string]any{"type": "AND", "values": []any{}}}}
 	edited, _ = json.Marshal(q)
 	p.do(t, ctx, setField("#sql", string(edited)), waitText("#if-note", "property filters"), setField("#if-interval", "day"))
-	assert.Equal(t, q["properties"], queryJSON(t, p, ctx)["properties"])
+	if got, want := queryJSON(t, p, ctx)["properties"], q["properties"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("queryJSON(t, p, ctx)[\"properties\"] = %+v, want %+v", got, want)
+	}
 
 	// A RetentionQuery.
 	p.do(t, ctx, setField("#kind", "RetentionQuery"), chromedp.WaitVisible(chromedp.ID("if-target")),
 		setField("#if-target", "signed_up"), setField("#if-returning", "purchase"), setField("#if-period", "Week"),
 		setField("#if-total", "5"), setField("#if-breakdowns", ""))
 	q = queryJSON(t, p, ctx)
-	assert.Equal(t, map[string]any{
+	if got, want := q["retentionFilter"], (map[string]any{
 		"targetEntity":    map[string]any{"id": "signed_up", "type": "events"},
 		"returningEntity": map[string]any{"id": "purchase", "type": "events"},
 		"period":          "Week", "totalIntervals": 5.0,
-	}, q["retentionFilter"])
+	}); !reflect.DeepEqual(got, want) {
+		t.Errorf("q[\"retentionFilter\"] = %+v, want %+v", got, want)
+	}
 	status, body = p.call(t, "POST", "/query/", map[string]any{"query": q})
-	require.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	assert.Len(t, body["results"], 5)
 
 	// A LifecycleQuery: one series, no math, no breakdowns.
 	p.do(t, ctx, setField("#kind", "LifecycleQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
 		setField("#if-event-0", "purchase"), setField("#if-interval", "month"))
-	assert.Equal(t, []bool{false, false, false}, value(t, p, ctx, chromedp.Evaluate[[]bool](
-		`["if-math-0", "if-breakdowns", "if-add-series"].map(id => !!document.getElementById(id) && document.getElementById(id).getClientRects().length > 0)`)))
+	if got, want := value(t, p, ctx, chromedp.Evaluate[[]bool](
+		`["if-math-0", "if-breakdowns", "if-add-series"].map(id => !!document.getElementById(id) && document.getElementById(id).getClientRects().length > 0)`)), ([]bool{false, false, false}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
 	q = queryJSON(t, p, ctx)
-	assert.Equal(t, []any{map[string]any{"kind": "EventsNode", "event": "purchase"}}, q["series"])
+	if got, want := q["series"], ([]any{map[string]any{"kind": "EventsNode", "event": "purchase"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("q[\"series\"] = %+v, want %+v", got, want)
+	}
 	status, body = p.call(t, "POST", "/query/", map[string]any{"query": q})
-	require.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 
 	// Saved from the page, the form's query is the endpoint's.
 	p.do(t, ctx, press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "purchase_lifecycle"),
 		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
 	status, ep := p.call(t, "GET", "/endpoints/purchase_lifecycle", nil)
-	require.Equal(t, http.StatusOK, status, ep)
-	assert.Equal(t, q, ep["query"])
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", ep, got, want)
+	}
+	if got, want := ep["query"], q; !reflect.DeepEqual(got, want) {
+		t.Errorf("ep[\"query\"] = %+v, want %+v", got, want)
+	}
 	p.screenshot(t, ctx, "insight-form")
 }
 
@@ -341,19 +428,31 @@ func (p *page) testInsightForm(t *testing.T) {
 func (p *page) testEditMaterializeDelete(t *testing.T) {
 	status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": "edited", "description": "Events by name",
 		"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT event, count(*) AS n FROM events GROUP BY event"}})
-	require.Equal(t, http.StatusCreated, status, body)
+	if got, want := status, http.StatusCreated; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	ctx := p.tab(t)
 	row := `#endpoints tr[data-endpoint="edited"]`
 	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(row)))
 	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(row)))
-	assert.Equal(t, "SQL", value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="kind"]`))))
-	assert.Equal(t, "no", value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="materialized"]`))))
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="freshness"]`))), "1 day")
-	assert.Contains(t, listed, "Events by name")
+	if got, want := value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="kind"]`))), "SQL"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if got, want := value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="materialized"]`))), "no"; got != want {
+		t.Errorf("got = %q, want %q", got, want)
+	}
+	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="freshness"]`))), "1 day"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if s, sub := listed, "Events by name"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	// Edit: the query comes into the editor; saving makes version 2.
 	p.do(t, ctx, press(row+" button[data-edit]"), waitText("#editing-text", "Editing 'edited' (version 1)"))
-	assert.Equal(t, "SELECT event, count(*) AS n FROM events GROUP BY event", value(t, p, ctx, chromedp.Value(chromedp.ID("sql"))))
+	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("sql"))), "SELECT event, count(*) AS n FROM events GROUP BY event"; got != want {
+		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"sql\"))) = %q, want %q", got, want)
+	}
 	p.do(t, ctx,
 		chromedp.SendKeys(chromedp.ID("sql"), " ORDER BY n DESC"),
 		press("#open-save"),
@@ -363,30 +462,48 @@ func (p *page) testEditMaterializeDelete(t *testing.T) {
 		waitText(row, "v2 (2 versions)"),
 	)
 	status, ep := p.call(t, "GET", "/endpoints/edited", nil)
-	require.Equal(t, http.StatusOK, status)
-	assert.Equal(t, 2.0, ep["current_version"])
-	assert.Equal(t, "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY n DESC", ep["query"].(map[string]any)["query"])
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("status = %v, want %v", got, want)
+	}
+	if got, want := ep["current_version"], 2.0; !reflect.DeepEqual(got, want) {
+		t.Errorf("ep[\"current_version\"] = %+v, want %+v", got, want)
+	}
+	if got, want := ep["query"].(map[string]any)["query"], "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY n DESC"; !reflect.DeepEqual(got, want) {
+		t.Errorf("ep[\"query\"].(map[string]any)[\"query\"] = %q, want %q", got, want)
+	}
 
 	// Materialize, after a confirmation.
 	p.do(t, ctx, press(row+" button[data-materialize]"), chromedp.WaitVisible(chromedp.ID("confirm")))
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Materialize 'edited'?")
+	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Materialize 'edited'?"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	p.do(t, ctx, press("#confirm-yes"), chromedp.WaitNotVisible(chromedp.ID("confirm")), waitText("#endpoint-status", "is materialized"))
 	_, ep = p.call(t, "GET", "/endpoints/edited", nil)
-	assert.Equal(t, true, ep["is_materialized"])
+	if got, want := ep["is_materialized"], true; !reflect.DeepEqual(got, want) {
+		t.Errorf("ep[\"is_materialized\"] = %+v, want %+v", got, want)
+	}
 	p.do(t, ctx, waitText(row+` [data-col="materialized"]`, "yes"), waitText(row+` [data-col="freshness"]`, "stored table refreshed every"))
 
 	// Delete: cancelled, nothing happens; confirmed, it is gone.
 	p.do(t, ctx, press(row+" button[data-delete]"), chromedp.WaitVisible(chromedp.ID("confirm")))
-	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'edited' and its 2 versions?")
+	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'edited' and its 2 versions?"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	p.screenshot(t, ctx, "confirm-delete")
 	p.do(t, ctx, press("#confirm-no"), chromedp.WaitNotVisible(chromedp.ID("confirm")))
 	status, _ = p.call(t, "GET", "/endpoints/edited", nil)
-	require.Equal(t, http.StatusOK, status, "cancel deletes nothing")
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("cancel deletes nothing: status = %v, want %v", got, want)
+	}
 	p.do(t, ctx, press(row+" button[data-delete]"), chromedp.WaitVisible(chromedp.ID("confirm")), press("#confirm-yes"),
 		waitText("#endpoint-status", "deleted"), until(`!document.querySelector(`+strconv.Quote(row)+`)`))
 	status, _ = p.call(t, "GET", "/endpoints/edited", nil)
-	assert.Equal(t, http.StatusNotFound, status)
-	assert.True(t, value(t, p, ctx, visible("#editing")) == false, "editing a deleted endpoint stops")
+	if got, want := status, http.StatusNotFound; got != want {
+		t.Errorf("status = %v, want %v", got, want)
+	}
+	if !(value(t, p, ctx, visible("#editing")) == false) {
+		t.Errorf("editing a deleted endpoint stops: value(t, p, ctx, visible(\"#editing\")) == false is false")
+	}
 }
 
 // curlFits tells whether the curl box shows all its text.
@@ -402,25 +519,37 @@ func (p *page) testCurlBox(t *testing.T) {
 		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "curl_box_with_a_rather_long_endpoint_name_that_wraps"),
 		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
 	text := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
-	require.Contains(t, text, "-d '")
+	if s, sub := text, "-d '"; !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
 	for _, width := range []int64{1280, 420} {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), until(`document.getElementById("saved-curl").clientWidth > 0`),
 			chromedp.Sleep(200*time.Millisecond))
 		m := value(t, p, ctx, curlFits())
-		assert.LessOrEqual(t, m[0], m[1]+1, "at %d px the curl box cuts lines (scroll height %d, client %d)", width, m[0], m[1])
-		assert.LessOrEqual(t, m[2], m[3]+1, "at %d px the curl box is wider than it shows", width)
+		if a, b := m[0], m[1]+1; !(a <= b) {
+			t.Errorf("at %d px the curl box cuts lines (scroll height %d, client %d): m[0] = %v, want <= %v", width, m[0], m[1], a, b)
+		}
+		if a, b := m[2], m[3]+1; !(a <= b) {
+			t.Errorf("at %d px the curl box is wider than it shows: m[2] = %v, want <= %v", width, a, b)
+		}
 	}
 	p.do(t, ctx, chromedp.EmulateViewport(1280, 900))
 	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"))
-	assert.False(t, value(t, p, ctx, visible("#saved")), "the curl box of another query is gone")
-	assert.Empty(t, value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl"))))
+	if value(t, p, ctx, visible("#saved")) {
+		t.Errorf("the curl box of another query is gone: value(t, p, ctx, visible(\"#saved\")) is true")
+	}
+	if v := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl"))); !(v == "") {
+		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"saved-curl\"))) = %v, want it empty", v)
+	}
 }
 
 // testSchemaPanel: the Tables tab shows the schema route's tables and
 // columns.
 func (p *page) testSchemaPanel(t *testing.T) {
 	status, body := p.call(t, "GET", "/schema", nil)
-	require.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	var want [][]string
 	for _, tb := range body["results"].([]any) {
 		tm := tb.(map[string]any)
@@ -429,13 +558,19 @@ func (p *page) testSchemaPanel(t *testing.T) {
 			want = append(want, []string{tm["name"].(string), cm["name"].(string), cm["type"].(string)})
 		}
 	}
-	require.NotEmpty(t, want)
+	if v := want; len(v) == 0 {
+		t.Fatalf("want is empty")
+	}
 	ctx := p.tab(t)
 	p.do(t, ctx, press("#tab-schema"), chromedp.WaitVisible(chromedp.CSS(`#schema table[data-table="events"]`)))
 	got := value(t, p, ctx, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll("#schema table")).flatMap(t =>
 		Array.from(t.tBodies[0].rows).map(r => [t.dataset.table, r.cells[0].textContent, r.cells[1].textContent]))`))
-	assert.Equal(t, want, got)
-	assert.Contains(t, strings.Join(slices.Concat(got...), " "), "properties")
+	if got, want := got, want; !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
+	if s, sub := strings.Join(slices.Concat(got...), " "), "properties"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // overflow lists the visible elements wider than the card (section) that
@@ -473,15 +608,21 @@ func (p *page) testLayout(t *testing.T) {
 	ctx := p.tab(t)
 	check := func(width int64, what string) {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200*time.Millisecond))
-		assert.Empty(t, value(t, p, ctx, chromedp.Evaluate[[]string](overflow)), "at %d px, %s: elements wider than their card", width, what)
+		if v := value(t, p, ctx, chromedp.Evaluate[[]string](overflow)); !(len(v) == 0) {
+			t.Errorf("at %d px, %s: elements wider than their card: value(t, p, ctx, chromedp.Evaluate[[]string](overflow)) = %v, want it empty", width, what, v)
+		}
 	}
 	// The saved endpoints, one materialized, and a run form.
 	for _, name := range []string{"layout_trends", "layout_trends_materialized"} {
 		status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": name, "description": "Pageviews per browser in May", "query": browserTrends})
-		require.Equal(t, http.StatusCreated, status, body)
+		if got, want := status, http.StatusCreated; got != want {
+			t.Fatalf("%v: status = %v, want %v", body, got, want)
+		}
 	}
 	status, body := p.call(t, "PATCH", "/endpoints/layout_trends_materialized", map[string]any{"is_materialized": true})
-	require.Equal(t, http.StatusOK, status, body)
+	if got, want := status, http.StatusOK; got != want {
+		t.Fatalf("%v: status = %v, want %v", body, got, want)
+	}
 	p.openRunForm(t, ctx, "layout_trends")
 	check(420, "the saved endpoints")
 	// And the insight form, a filter and the curl box.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
@@ -28,7 +27,9 @@ func TestBannerDescribesTheEvents(t *testing.T) {
 		today.AddDate(0, 0, -90).Format(time.DateOnly) + " to " + today.AddDate(0, 0, -1).Format(time.DateOnly),
 		"json_extract(properties, '$.country')",
 	} {
-		assert.Contains(t, out, want)
+		if s, sub := out, want; !strings.Contains(s, sub) {
+			t.Errorf("%q does not contain %q", s, sub)
+		}
 	}
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(out)[1]
 	api := base + "/api/projects/1"
@@ -38,25 +39,43 @@ func TestBannerDescribesTheEvents(t *testing.T) {
 	read := regexp.MustCompile(`a property:\s+(.+)\n`).FindStringSubmatch(out)[1]
 	sql := "SELECT " + read + " AS country, count(*) AS n FROM events WHERE timestamp >= date('now', '-7 days') GROUP BY 1 ORDER BY 1"
 	body, err := json.Marshal(map[string]any{"name": "by_country", "query": map[string]any{"kind": "HogQLQuery", "query": sql}})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	status, _, raw := opsCall(t, "POST", api+"/endpoints/", string(body))
-	require.Equal(t, 201, status, raw)
+	if got, want := status, 201; got != want {
+		t.Fatalf("%v: status = %v, want %v", raw, got, want)
+	}
 	status, res, raw := opsCall(t, "POST", api+"/endpoints/by_country/run", "{}")
-	require.Equal(t, 200, status, raw)
+	if got, want := status, 200; got != want {
+		t.Fatalf("%v: status = %v, want %v", raw, got, want)
+	}
 	rows := res["results"].([]any)
-	require.NotEmpty(t, rows, raw)
+	if v := rows; len(v) == 0 {
+		t.Fatalf("%v: rows is empty", raw)
+	}
 	assert.Contains(t, demo.Countries, rows[0].([]any)[0], raw)
 
 	// The schema route lists the events table with its types.
 	status, _, raw = opsCall(t, "GET", api+"/schema", "")
-	require.Equal(t, 200, status, raw)
-	assert.Contains(t, raw, `{"name":"events","columns":[{"name":"project_id","type":"TEXT"},{"name":"uuid","type":"TEXT"}`)
+	if got, want := status, 200; got != want {
+		t.Fatalf("%v: status = %v, want %v", raw, got, want)
+	}
+	if s, sub := raw, (`{"name":"events","columns":[{"name":"project_id","type":"TEXT"},{"name":"uuid","type":"TEXT"}`); !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 
 	// A trends insight over the README's relative range answers events.
 	trends := `{"name": "week", "query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}], "dateRange": {"date_from": "-7d"}}}`
 	status, _, raw = opsCall(t, "POST", api+"/endpoints/", trends)
-	require.Equal(t, 201, status, raw)
+	if got, want := status, 201; got != want {
+		t.Fatalf("%v: status = %v, want %v", raw, got, want)
+	}
 	status, _, raw = opsCall(t, "POST", api+"/endpoints/week/run", "{}")
-	require.Equal(t, 200, status, raw)
-	assert.True(t, strings.Contains(raw, `"count":`) && !regexp.MustCompile(`"count":\s*0[,}]`).MatchString(raw), "no pageviews in the last 7 days: %s", raw)
+	if got, want := status, 200; got != want {
+		t.Fatalf("%v: status = %v, want %v", raw, got, want)
+	}
+	if !(strings.Contains(raw, `"count":`) && !regexp.MustCompile(`"count":\s*0[,}]`).MatchString(raw)) {
+		t.Errorf("no pageviews in the last 7 days: %s: condition is false", raw)
+	}
 }

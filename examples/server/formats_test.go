@@ -5,13 +5,12 @@ import (
 	"encoding/csv"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestFormatsOverHTTP: the example server answers a run in CSV (by
@@ -22,36 +21,62 @@ func TestFormatsOverHTTP(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "by_event", "query": {"kind": "HogQLQuery", "query": "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY event"}}`})
-	require.Equal(t, http.StatusCreated, create.status, create.raw)
+	if got, want := create.status, http.StatusCreated; got != want {
+		t.Fatalf("%v: create.status = %v, want %v", create.raw, got, want)
+	}
 	run := func(body, accept string) (*http.Response, []byte) {
 		req, err := http.NewRequest("POST", base+"/api/projects/1/endpoints/by_event/run", strings.NewReader(body))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		req.Header.Set("Authorization", "Bearer k")
 		req.Header.Set("Content-Type", "application/json")
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
 		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, res.StatusCode, "%s", b)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := res.StatusCode, http.StatusOK; got != want {
+			t.Fatalf("%s: res.StatusCode = %v, want %v", b, got, want)
+		}
 		return res, b
 	}
 	res, b := run(`{}`, "text/csv")
-	assert.Equal(t, `["event","n"]`, res.Header.Get("X-Endpointkit-Columns"))
+	if got, want := res.Header.Get("X-Endpointkit-Columns"), `["event","n"]`; got != want {
+		t.Errorf("res.Header.Get(\"X-Endpointkit-Columns\") = %q, want %q", got, want)
+	}
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	require.NoError(t, err)
-	assert.Equal(t, []string{"event", "n"}, recs[0])
-	assert.Greater(t, len(recs), 2)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := recs[0], ([]string{"event", "n"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("recs[0] = %+v, want %+v", got, want)
+	}
+	if a, b := len(recs), 2; !(a > b) {
+		t.Errorf("len(recs) = %v, want > %v", a, b)
+	}
 
 	_, b = run(`{"format": "ndjson"}`, "")
-	assert.Equal(t, len(recs)-1, strings.Count(string(b), "\n"))
+	if got, want := strings.Count(string(b), "\n"), len(recs)-1; got != want {
+		t.Errorf("strings.Count(string(b), \"\\n\") = %v, want %v", got, want)
+	}
 
 	res, b = run(`{"format": "parquet"}`, "")
-	assert.Equal(t, "application/vnd.apache.parquet", res.Header.Get("Content-Type"))
+	if got, want := res.Header.Get("Content-Type"), "application/vnd.apache.parquet"; got != want {
+		t.Errorf("res.Header.Get(\"Content-Type\") = %q, want %q", got, want)
+	}
 	f, err := pq.OpenFile(bytes.NewReader(b), int64(len(b)))
-	require.NoError(t, err)
-	assert.Equal(t, int64(len(recs)-1), f.NumRows())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := f.NumRows(), int64(len(recs)-1); got != want {
+		t.Errorf("f.NumRows() = %v, want %v", got, want)
+	}
 }

@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestStoredKeys: over HTTP against the server, an -api-key key creates a
@@ -26,15 +24,21 @@ func TestStoredKeys(t *testing.T) {
 		var rd io.Reader
 		if body != nil {
 			b, err := json.Marshal(body)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			rd = bytes.NewReader(b)
 		}
 		req, err := http.NewRequest(method, base+path, rd)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		defer res.Body.Close()
 		var out map[string]any
 		_ = json.NewDecoder(res.Body).Decode(&out)
@@ -42,32 +46,58 @@ func TestStoredKeys(t *testing.T) {
 	}
 	for _, name := range []string{"counted", "hidden"} {
 		st, body := call("POST", "/endpoints/", "k", map[string]any{"name": name, "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}})
-		require.Equal(t, 201, st, "%v", body)
+		if got, want := st, 201; got != want {
+			t.Fatalf("%v: st = %v, want %v", body, got, want)
+		}
 	}
 	st, created := call("POST", "/keys/", "k", map[string]any{"name": "dashboard", "scopes": []string{"endpoint:read"}, "endpoints": []string{"counted"}})
-	require.Equal(t, 201, st, "%v", created)
+	if got, want := st, 201; got != want {
+		t.Fatalf("%v: st = %v, want %v", created, got, want)
+	}
 	secret, id := created["key"].(string), created["id"].(string)
 
 	st, body := call("POST", "/endpoints/counted/run", secret, map[string]any{})
-	require.Equal(t, 200, st, "%v", body)
+	if got, want := st, 200; got != want {
+		t.Fatalf("%v: st = %v, want %v", body, got, want)
+	}
 	st, _ = call("POST", "/endpoints/hidden/run", secret, map[string]any{})
-	assert.Equal(t, 403, st)
+	if got, want := st, 403; got != want {
+		t.Errorf("st = %v, want %v", got, want)
+	}
 	st, _ = call("DELETE", "/endpoints/counted", secret, nil)
-	assert.Equal(t, 403, st)
+	if got, want := st, 403; got != want {
+		t.Errorf("st = %v, want %v", got, want)
+	}
 	st, logs := call("GET", "/endpoints/counted/logs", "k", nil)
-	require.Equal(t, 200, st)
-	assert.Equal(t, id, logs["results"].([]any)[0].(map[string]any)["key_id"])
-	require.NoError(t, s.stop())
+	if got, want := st, 200; got != want {
+		t.Fatalf("st = %v, want %v", got, want)
+	}
+	if got, want := logs["results"].([]any)[0].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
+		t.Errorf("logs[\"results\"].([]any)[0].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 
 	s = start(t, args, nil)
 	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 	st, _ = call("POST", "/endpoints/counted/run", secret, map[string]any{})
-	assert.Equal(t, 200, st, "the key outlives a restart")
+	if got, want := st, 200; got != want {
+		t.Errorf("the key outlives a restart: st = %v, want %v", got, want)
+	}
 	st, _ = call("DELETE", "/keys/"+id, "k", nil)
-	require.Equal(t, 204, st)
+	if got, want := st, 204; got != want {
+		t.Fatalf("st = %v, want %v", got, want)
+	}
 	st, body = call("POST", "/endpoints/counted/run", secret, map[string]any{})
-	assert.Equal(t, 401, st, "%v", body)
+	if got, want := st, 401; got != want {
+		t.Errorf("%v: st = %v, want %v", body, got, want)
+	}
 	st, logs = call("GET", "/endpoints/counted/logs", "k", nil)
-	require.Equal(t, 200, st)
-	assert.Equal(t, id, logs["results"].([]any)[0].(map[string]any)["key_id"], "the run log keeps the key id across a restart")
+	if got, want := st, 200; got != want {
+		t.Fatalf("st = %v, want %v", got, want)
+	}
+	if got, want := logs["results"].([]any)[0].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
+		t.Errorf("the run log keeps the key id across a restart: logs[\"results\"].([]any)[0].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
+	}
 }

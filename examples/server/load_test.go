@@ -11,9 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestLoad is the bounded loopback load test of the sandbox: 32 clients
@@ -28,7 +25,9 @@ func TestLoad(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 	mustCall := func(method, path, body string, want int) {
 		status, answer := call(t, method, base+path, "k", body)
-		require.Equal(t, want, status, "%s %s: %s", method, path, answer)
+		if got, want := status, want; got != want {
+			t.Fatalf("%s %s: %s: status = %v, want %v", method, path, answer, got, want)
+		}
 	}
 	mustCall("POST", "/endpoints/", `{"name": "cheap", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) FROM events WHERE event = '$pageview'"}}`, 201)
 	mustCall("POST", "/endpoints/", `{"name": "slow", "query": {"kind": "HogQLQuery", "query": "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"}}`, 201)
@@ -100,17 +99,27 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("statuses: %v", statuses)
-	assert.Zero(t, statuses[500], "no answer is a 500")
+	if v := statuses[500]; v != 0 {
+		t.Errorf("no answer is a 500: statuses[500] = %v, want zero", v)
+	}
 	for name := range created {
 		status, body := call(t, "GET", base+"/endpoints/"+name, "k", "")
-		assert.Equal(t, 200, status, "acknowledged create of %s lost: %s", name, body)
+		if got, want := status, 200; got != want {
+			t.Errorf("acknowledged create of %s lost: %s: status = %v, want %v", name, body, got, want)
+		}
 	}
-	require.NotEmpty(t, slowTimes)
+	if v := slowTimes; len(v) == 0 {
+		t.Fatalf("slowTimes is empty")
+	}
 	for _, d := range slowTimes {
-		assert.Less(t, d, timeout+3*time.Second, "a slow run stops at its limit")
+		if a, b := d, timeout+3*time.Second; !(a < b) {
+			t.Errorf("a slow run stops at its limit: d = %v, want < %v", a, b)
+		}
 	}
 	slices.Sort(cheap)
-	require.NotEmpty(t, cheap)
+	if v := cheap; len(v) == 0 {
+		t.Fatalf("cheap is empty")
+	}
 	p := func(q float64) time.Duration { return cheap[int(q*float64(len(cheap)-1))] }
 	t.Logf("cheap runs: %d, p50 %v, p99 %v; slow runs: %d, longest %v", len(cheap), p(0.5), p(0.99), len(slowTimes), slices.Max(slowTimes))
 }

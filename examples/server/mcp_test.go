@@ -6,14 +6,15 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // countQuery is the _run_query arguments the tests send.
@@ -32,24 +33,40 @@ func agentSession(t *testing.T, s *sdk.ClientSession) (tools []string, n any) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := s.ListTools(ctx, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, tool := range list.Tools {
 		tools = append(tools, tool.Name)
 	}
 	var args any
-	require.NoError(t, json.Unmarshal([]byte(countQuery), &args))
+	if err := json.Unmarshal([]byte(countQuery), &args); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "_run_query", Arguments: args})
-	require.NoError(t, err)
-	require.False(t, res.IsError, "%v", res.Content)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("%v: res.IsError is true", res.Content)
+	}
 	b, err := json.Marshal(res.StructuredContent)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var out struct {
 		Columns []string `json:"columns"`
 		Results [][]any  `json:"results"`
 	}
-	require.NoError(t, json.Unmarshal(b, &out))
-	require.Equal(t, []string{"n"}, out.Columns)
-	require.Len(t, out.Results, 1)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := out.Columns, ([]string{"n"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("out.Columns = %+v, want %+v", got, want)
+	}
+	if got := len(out.Results); got != 1 {
+		t.Fatalf("len(out.Results) = %d, want %d: %v", got, 1, out.Results)
+	}
 	return tools, out.Results[0][0]
 }
 
@@ -59,21 +76,33 @@ var baseURL = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
 func TestMCPOverHTTP(t *testing.T) {
 	s := start(t, []string{"-api-key", "mcp-key", "-demo-events", "300"}, nil)
 	base := baseURL.FindString(s.out.String())
-	require.NotEmpty(t, base)
+	if v := base; v == "" {
+		t.Fatalf("base is empty")
+	}
 	hc := &http.Client{Transport: withKey{"mcp-key"}}
 	res, err := hc.Post(base+"/api/projects/1/endpoints/", "application/json",
 		strings.NewReader(`{"name": "n_events", "description": "Counts the events.", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	res.Body.Close()
-	require.Equal(t, http.StatusCreated, res.StatusCode)
+	if got, want := res.StatusCode, http.StatusCreated; got != want {
+		t.Fatalf("res.StatusCode = %v, want %v", got, want)
+	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp",
 		HTTPClient: &http.Client{Transport: withKey{"mcp-key"}}, MaxRetries: -1}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer sess.Close()
 	tools, n := agentSession(t, sess)
-	assert.Contains(t, tools, "n_events", "the endpoint is a tool")
-	assert.Contains(t, tools, "_run_query")
+	if s, sub := tools, "n_events"; !slices.Contains(s, sub) {
+		t.Errorf("the endpoint is a tool: %v does not contain %v", s, sub)
+	}
+	if s, sub := tools, "_run_query"; !slices.Contains(s, sub) {
+		t.Errorf("%v does not contain %v", s, sub)
+	}
 	assert.EqualValues(t, 300, n)
 }
 
@@ -89,17 +118,25 @@ func TestMCPStdioBinary(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "server")
 	out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	if err != nil {
+		t.Fatalf("%s: unexpected error: %v", out, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-api-key", "mcp-key", "-demo-events", "300",
 		"-db", filepath.Join(t.TempDir(), "events.db"))
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer sess.Close()
 	tools, n := agentSession(t, sess)
-	assert.Contains(t, tools, "_list_endpoints")
-	assert.Contains(t, tools, "_get_endpoint")
+	if s, sub := tools, "_list_endpoints"; !slices.Contains(s, sub) {
+		t.Errorf("%v does not contain %v", s, sub)
+	}
+	if s, sub := tools, "_get_endpoint"; !slices.Contains(s, sub) {
+		t.Errorf("%v does not contain %v", s, sub)
+	}
 	assert.EqualValues(t, 300, n)
 }

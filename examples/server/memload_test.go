@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // memLoadBound is the documented bound of the example server's resident
@@ -74,14 +73,20 @@ func TestMemoryLoad(t *testing.T) {
 	}
 	jsonOf := func(v any) string {
 		b, err := json.Marshal(v)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
 		return string(b)
 	}
 	mustCreate := func(base, key, name, q string, mat bool) {
 		status, body, err := do("POST", base+"/endpoints/", key, jsonOf(map[string]any{"name": name, "is_materialized": mat,
 			"query": map[string]any{"kind": "HogQLQuery", "query": q}}))
-		require.NoError(t, err)
-		require.Equal(t, 201, status, body)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := status, 201; got != want {
+			t.Fatalf("%v: status = %v, want %v", body, got, want)
+		}
 	}
 	mustCreate(p2, "k2", "cheap", "SELECT count(*) AS n FROM events WHERE event = '$pageview'", false)
 	mustCreate(p1, "k1", "big", "SELECT * FROM events", false)
@@ -197,31 +202,53 @@ func TestMemoryLoad(t *testing.T) {
 
 	for kind, by := range statuses {
 		t.Logf("%-28s %v", kind, by)
-		assert.Zero(t, by[500], "%s: no answer is a 500", kind)
+		if v := by[500]; v != 0 {
+			t.Errorf("%s: no answer is a 500: by[500] = %v, want zero", kind, v)
+		}
 	}
-	assert.Empty(t, errs, "transport errors")
+	if v := errs; !(len(v) == 0) {
+		t.Errorf("transport errors: errs = %v, want it empty", v)
+	}
 	for _, name := range created {
 		status, body, err := do("GET", p1+"/endpoints/"+name, "k1", "")
 		if assert.NoError(t, err) {
-			assert.Equal(t, 200, status, "acknowledged create of %s lost: %s", name, body)
+			if got, want := status, 200; got != want {
+				t.Errorf("acknowledged create of %s lost: %s: status = %v, want %v", name, body, got, want)
+			}
 		}
 	}
 	status, body, err := do("GET", p1+"/endpoints/wide/materialization_status/", "k1", "")
-	require.NoError(t, err)
-	assert.Equal(t, 200, status)
-	assert.Contains(t, body, "max_materialized_bytes", "the wide table is refused by its bytes")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := status, 200; got != want {
+		t.Errorf("status = %v, want %v", got, want)
+	}
+	if s, sub := body, "max_materialized_bytes"; !strings.Contains(s, sub) {
+		t.Errorf("the wide table is refused by its bytes: %q does not contain %q", s, sub)
+	}
 	status, body, err = do("GET", p1+"/endpoints/narrow/materialization_status/", "k1", "")
-	require.NoError(t, err)
-	assert.Equal(t, 200, status)
-	assert.Contains(t, body, `"serving":true`, "the narrow table serves")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := status, 200; got != want {
+		t.Errorf("status = %v, want %v", got, want)
+	}
+	if s, sub := body, `"serving":true`; !strings.Contains(s, sub) {
+		t.Errorf("the narrow table serves: %q does not contain %q", s, sub)
+	}
 
 	slices.Sort(cheap)
-	require.NotEmpty(t, cheap, "cheap runs of project 2 answered")
+	if v := cheap; len(v) == 0 {
+		t.Fatalf("cheap runs of project 2 answered: cheap is empty")
+	}
 	q := func(p float64) time.Duration { return cheap[int(p*float64(len(cheap)-1))] }
 	t.Logf("idle RSS %d MiB, peak %d MiB (+%d MiB, bound +%d MiB); disk %d KiB before, peak %d KiB (+%d KiB), after %d KiB",
 		idle>>20, peak.Load()>>20, (peak.Load()-idle)>>20, memLoadBound>>20, diskBefore>>10, diskPeak.Load()>>10, (diskPeak.Load()-diskBefore)>>10, diskBytes()>>10)
 	t.Logf("cheap runs of project 2: %d answered 200, p50 %v, p99 %v; %d writes acknowledged", len(cheap), q(0.5), q(0.99), len(created))
-	assert.LessOrEqual(t, peak.Load()-idle, int64(memLoadBound), "resident memory above idle")
+	if a, b := peak.Load()-idle, int64(memLoadBound); !(a <= b) {
+		t.Errorf("resident memory above idle: peak.Load()-idle = %v, want <= %v", a, b)
+	}
 }
 
 // stall sends a run of a large answer on a connection of its own, reads
@@ -254,11 +281,15 @@ func stall(ctx context.Context, addr, path, key, body string) int {
 // rss is this process's resident set size, in bytes.
 func rss(t *testing.T) int64 {
 	b, err := os.ReadFile("/proc/self/status")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
 			return kb << 10
 		}
 	}

@@ -3,10 +3,8 @@ package main
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
@@ -27,23 +25,41 @@ func TestNumbersEveryEngineHolds(t *testing.T) {
 			s := start(t, append(args(t), "-api-key", "k", "-demo-events", "200"), nil)
 			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 			status, body := call(t, "POST", base+"/insight_variables/", "k", `{"id": "`+varID+`", "name": "Max len", "type": "Number"}`)
-			require.Equal(t, 201, status, body)
+			if got, want := status, 201; got != want {
+				t.Fatalf("%v: status = %v, want %v", body, got, want)
+			}
 			status, body = call(t, "POST", base+"/endpoints/", "k", create)
-			require.Equal(t, 201, status, body)
+			if got, want := status, 201; got != want {
+				t.Fatalf("%v: status = %v, want %v", body, got, want)
+			}
 			status, body = call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": 100}}`)
-			require.Equal(t, 200, status, body)
+			if got, want := status, 200; got != want {
+				t.Fatalf("%v: status = %v, want %v", body, got, want)
+			}
 			for _, v := range []string{"3000000000", "-3000000000", "1e300"} {
 				status, body = call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": `+v+`}}`)
 				if name != "postgres" {
-					assert.Equal(t, 200, status, "%s: %s", v, body)
+					if got, want := status, 200; got != want {
+						t.Errorf("%s: %s: status = %v, want %v", v, body, got, want)
+					}
 					continue
 				}
-				assert.Equal(t, 400, status, "%s: %s", v, body)
+				if got, want := status, 400; got != want {
+					t.Errorf("%s: %s: status = %v, want %v", v, body, got, want)
+				}
 				var e struct{ Detail, Code string }
-				require.NoError(t, json.Unmarshal([]byte(body), &e), body)
-				assert.Equal(t, endpoint.CodeInvalidVariableValue, e.Code, v)
-				assert.Contains(t, e.Detail, "'max_len'", v)
-				assert.Contains(t, e.Detail, "int4", v)
+				if err := json.Unmarshal([]byte(body), &e); err != nil {
+					t.Fatalf("%v: unexpected error: %v", body, err)
+				}
+				if got, want := e.Code, endpoint.CodeInvalidVariableValue; got != want {
+					t.Errorf("%v: e.Code = %q, want %q", v, got, want)
+				}
+				if s, sub := e.Detail, "'max_len'"; !strings.Contains(s, sub) {
+					t.Errorf("%v: %q does not contain %q", v, s, sub)
+				}
+				if s, sub := e.Detail, "int4"; !strings.Contains(s, sub) {
+					t.Errorf("%v: %q does not contain %q", v, s, sub)
+				}
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,14 +19,20 @@ import (
 func call(t *testing.T, method, url, key, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	return resp.StatusCode, string(b)
 }
 
@@ -39,16 +46,26 @@ func TestProjectsAreSandboxed(t *testing.T) {
 	answers := map[string]string{}
 	for project, key := range map[string]string{"1": "k1", "2": "k2"} {
 		status, body := call(t, "POST", base+"/api/projects/"+project+"/endpoints/", key, create)
-		require.Equal(t, 201, status, body)
+		if got, want := status, 201; got != want {
+			t.Fatalf("%v: status = %v, want %v", body, got, want)
+		}
 		status, body = call(t, "POST", base+"/api/projects/"+project+"/endpoints/stats/run", key, `{"variables": {}}`)
-		require.Equal(t, 200, status, body)
-		assert.Contains(t, body, `[400,`, "project %s has its 400 events", project)
+		if got, want := status, 200; got != want {
+			t.Fatalf("%v: status = %v, want %v", body, got, want)
+		}
+		if s, sub := body, `[400,`; !strings.Contains(s, sub) {
+			t.Errorf("project %s has its 400 events: %q does not contain %q", project, s, sub)
+		}
 		answers[project] = body
 	}
-	assert.NotEqual(t, answers["1"], answers["2"], "the projects' events differ")
+	if got, want := answers["2"], answers["1"]; got == want {
+		t.Errorf("the projects' events differ: answers[\"2\"] = %q, want anything else", got)
+	}
 
 	status, _ := call(t, "GET", base+"/api/projects/2/endpoints/", "k1", "")
-	assert.Equal(t, 403, status, "a key serves its own project only")
+	if got, want := status, 403; got != want {
+		t.Errorf("a key serves its own project only: status = %v, want %v", got, want)
+	}
 
 	for _, tc := range []struct{ sql, table string }{
 		{"SELECT * FROM endpointkit_endpoints", "endpointkit_endpoints"},
@@ -57,20 +74,34 @@ func TestProjectsAreSandboxed(t *testing.T) {
 	} {
 		status, body := call(t, "POST", base+"/api/projects/1/endpoints/", "k1",
 			`{"name": "leak", "query": {"kind": "HogQLQuery", "query": "`+tc.sql+`"}}`)
-		assert.Equal(t, 400, status, tc.sql)
-		assert.Contains(t, body, tc.table, tc.sql)
-		assert.Contains(t, body, `"code":"query_not_allowed"`, tc.sql)
+		if got, want := status, 400; got != want {
+			t.Errorf("%v: status = %v, want %v", tc.sql, got, want)
+		}
+		if s, sub := body, tc.table; !strings.Contains(s, sub) {
+			t.Errorf("%v: %q does not contain %q", tc.sql, s, sub)
+		}
+		if s, sub := body, `"code":"query_not_allowed"`; !strings.Contains(s, sub) {
+			t.Errorf("%v: %q does not contain %q", tc.sql, s, sub)
+		}
 	}
 }
 
 func TestAPIKeyFlags(t *testing.T) {
 	c, err := parseFlags([]string{"-api-key", "a", "-api-key", "b=7", "-api-key", "c=7", "-api-key", "d=9"}, func(string) string { return "" }, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, "a", c.apiKey)
-	assert.Equal(t, []string{"1", "7", "9"}, c.projects())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.apiKey, "a"; got != want {
+		t.Errorf("c.apiKey = %q, want %q", got, want)
+	}
+	if got, want := c.projects(), ([]string{"1", "7", "9"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("c.projects() = %+v, want %+v", got, want)
+	}
 	for _, bad := range [][]string{{"-api-key", "a", "-api-key", "b"}, {"-api-key", "=3"}, {"-api-key", "k="}} {
 		_, err := parseFlags(bad, func(string) string { return "" }, io.Discard)
-		assert.Error(t, err, bad)
+		if err == nil {
+			t.Errorf("%v: got no error, want one", bad)
+		}
 	}
 }
 
@@ -87,13 +118,17 @@ func TestPrintedEmbedWorks(t *testing.T) {
 	out := s.out.String()
 	i := strings.Index(out, "TOKEN=$(")
 	j := strings.Index(out, "\nTry it:")
-	require.True(t, i >= 0 && j > i, "no embed lines in:\n%s", out)
+	if !(i >= 0 && j > i) {
+		t.Fatalf("no embed lines in:\n%s: i >= 0 && j > i is false", out)
+	}
 	script := s.session(t) + "\n" + out[i:j]
 	cmd := exec.Command(bash, "-e")
 	cmd.Stdin = strings.NewReader(script)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	got, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", got)
+	if err != nil {
+		t.Fatalf("%s: unexpected error: %v", got, err)
+	}
 	var bodies []string
 	for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
 		if l != "" {
@@ -102,10 +137,16 @@ func TestPrintedEmbedWorks(t *testing.T) {
 	}
 	require.Len(t, bodies, len(sessionStatuses)+1, "%s", got)
 	var sessionRun, tokenRun struct{ Results any }
-	require.NoError(t, json.Unmarshal([]byte(bodies[4]), &sessionRun))
-	require.NoError(t, json.Unmarshal([]byte(bodies[len(bodies)-1]), &tokenRun), bodies[len(bodies)-1])
+	if err := json.Unmarshal([]byte(bodies[4]), &sessionRun); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := json.Unmarshal([]byte(bodies[len(bodies)-1]), &tokenRun); err != nil {
+		t.Fatalf("%v: unexpected error: %v", bodies[len(bodies)-1], err)
+	}
 	require.NotEmpty(t, sessionRun.Results)
-	assert.Equal(t, sessionRun.Results, tokenRun.Results)
+	if got, want := tokenRun.Results, sessionRun.Results; !reflect.DeepEqual(got, want) {
+		t.Errorf("tokenRun.Results = %+v, want %+v", got, want)
+	}
 }
 
 // TestNoKeyGeneratedWhenKeysGiven: given every key as KEY=PROJECT, the
@@ -115,31 +156,57 @@ func TestPrintedEmbedWorks(t *testing.T) {
 func TestNoKeyGeneratedWhenKeysGiven(t *testing.T) {
 	s := start(t, []string{"-api-key", "k1=1", "-api-key", "k2=2", "-demo-events", "0"}, nil)
 	out := s.out.String()
-	assert.Contains(t, out, "API key:     from -api-key\n", "no key generated")
+	if s, sub := out, "API key:     from -api-key\n"; !strings.Contains(s, sub) {
+		t.Errorf("no key generated: %q does not contain %q", s, sub)
+	}
 	assert.NotRegexp(t, `ek_[A-Z2-7]{26}`, out, "no generated key printed")
-	assert.Contains(t, s.session(t), "KEY='k1'\n")
-	require.Equal(t, sessionStatuses, statuses(runSession(t, s.session(t), nil)))
+	if s, sub := s.session(t), "KEY='k1'\n"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+	if got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses; !reflect.DeepEqual(got, want) {
+		t.Fatalf("statuses(runSession(t, s.session(t), nil)) = %+v, want %+v", got, want)
+	}
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(out)[1]
 	for _, tc := range []struct {
 		key, project string
 		status       int
 	}{{"k1", "1", 200}, {"k2", "2", 200}, {"k1", "2", 403}, {"k2", "1", 403}} {
 		status, body := call(t, "GET", base+"/api/projects/"+tc.project+"/endpoints/", tc.key, "")
-		assert.Equal(t, tc.status, status, "%s on %s: %s", tc.key, tc.project, body)
+		if got, want := status, tc.status; got != want {
+			t.Errorf("%s on %s: %s: status = %v, want %v", tc.key, tc.project, body, got, want)
+		}
 	}
 
 	none := func(string) string { return "" }
 	c, err := parseFlags([]string{"-api-key", "k7=7", "-api-key", "k8=8"}, none, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, "7", c.project, "the session is about the first given project")
-	assert.Equal(t, "k7", c.apiKey)
-	assert.Equal(t, []string{"7", "8"}, c.projects(), "no project without a key gets demo events")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.project, "7"; got != want {
+		t.Errorf("the session is about the first given project: c.project = %q, want %q", got, want)
+	}
+	if got, want := c.apiKey, "k7"; got != want {
+		t.Errorf("c.apiKey = %q, want %q", got, want)
+	}
+	if got, want := c.projects(), ([]string{"7", "8"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("no project without a key gets demo events: c.projects() = %+v, want %+v", got, want)
+	}
 	c, err = parseFlags([]string{"-api-key", "k7=7", "-api-key", "k8=8", "-project", "8"}, none, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, "k8", c.apiKey)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.apiKey, "k8"; got != want {
+		t.Errorf("c.apiKey = %q, want %q", got, want)
+	}
 	_, err = parseFlags([]string{"-api-key", "k7=7", "-project", "3"}, none, io.Discard)
-	assert.ErrorContains(t, err, "-project 3 has no API key")
+	if err := err; err == nil || !strings.Contains(err.Error(), "-project 3 has no API key") {
+		t.Errorf("error %v does not contain %q", err, "-project 3 has no API key")
+	}
 	c, err = parseFlags(nil, none, io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, keyGenerated, c.keySource, "with no key at all, one is generated")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := c.keySource, keyGenerated; got != want {
+		t.Errorf("with no key at all, one is generated: c.keySource = %v, want %v", got, want)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -31,13 +32,17 @@ type answer struct {
 func runSession(t *testing.T, script string, env map[string]string) []answer {
 	t.Helper()
 	cmds, err := shellCommands(script, func(k string) string { return env[k] })
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	var answers []answer
 	for _, cmd := range cmds {
 		if cmd[0] == "echo" {
 			continue
 		}
-		require.Equal(t, "curl", cmd[0], "the session runs only curl and echo: %q", cmd)
+		if got, want := cmd[0], "curl"; got != want {
+			t.Fatalf("the session runs only curl and echo: %q: cmd[0] = %q, want %q", cmd, got, want)
+		}
 		answers = append(answers, curl(t, cmd[1:]))
 	}
 	return answers
@@ -62,14 +67,20 @@ func curl(t *testing.T, args []string) answer {
 				method = v
 			case "-H":
 				k, val, ok := strings.Cut(v, ":")
-				require.True(t, ok, "header %q", v)
+				if !ok {
+					t.Fatalf("header %q: ok is false", v)
+				}
 				header.Add(k, strings.TrimSpace(val))
 			case "-d":
 				body = &v
 			}
 		default:
-			require.False(t, strings.HasPrefix(a, "-"), "unexpected curl option %q", a)
-			require.Empty(t, url, "two URLs")
+			if strings.HasPrefix(a, "-") {
+				t.Fatalf("unexpected curl option %q: strings.HasPrefix(a, \"-\") is true", a)
+			}
+			if v := url; !(v == "") {
+				t.Fatalf("two URLs: url = %v, want it empty", v)
+			}
 			url = a
 		}
 	}
@@ -84,18 +95,26 @@ func curl(t *testing.T, args []string) answer {
 		rd = strings.NewReader(*body)
 	}
 	req, err := http.NewRequest(method, url, rd)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	req.Header = header
 	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	a := answer{status: res.StatusCode, raw: string(raw)}
 	if len(raw) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
-		require.NoError(t, dec.Decode(&a.body), "%s", raw)
+		if err := dec.Decode(&a.body); err != nil {
+			t.Fatalf("%s: unexpected error: %v", raw, err)
+		}
 	}
 	return a
 }
@@ -154,26 +173,46 @@ func TestPrintedSessionWorks(t *testing.T) {
 	const n = 3000
 	s := start(t, []string{"-api-key", "test-key", "-demo-events", fmt.Sprint(n)}, nil)
 	answers := runSession(t, s.session(t), nil)
-	require.Equal(t, sessionStatuses, statuses(answers), "%v", answers)
+	if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
+	}
 
 	run := answers[4].body
-	assert.Equal(t, "daily_events", run["name"])
-	assert.Equal(t, []any{"day", "events", "users"}, run["columns"])
+	if got, want := run["name"], "daily_events"; !reflect.DeepEqual(got, want) {
+		t.Errorf("run[\"name\"] = %q, want %q", got, want)
+	}
+	if got, want := run["columns"], ([]any{"day", "events", "users"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("run[\"columns\"] = %+v, want %+v", got, want)
+	}
 	want := wantDaily(n)
-	require.NotEmpty(t, want, "the session's range holds purchases")
-	assert.Equal(t, want, run["results"])
-	assert.Equal(t, "Required variable(s) 'to' not provided", answers[5].body["detail"])
+	if v := want; len(v) == 0 {
+		t.Fatalf("the session's range holds purchases: want is empty")
+	}
+	if got, want := run["results"], want; !reflect.DeepEqual(got, want) {
+		t.Errorf("run[\"results\"] = %+v, want %+v", got, want)
+	}
+	if got, want := answers[5].body["detail"], "Required variable(s) 'to' not provided"; !reflect.DeepEqual(got, want) {
+		t.Errorf("answers[5].body[\"detail\"] = %q, want %q", got, want)
+	}
 	assert.Len(t, answers[6].body["results"], 1)
 
-	require.NoError(t, s.stop())
-	assert.Contains(t, s.out.String(), "Shutting down")
+	if err := s.stop(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := s.out.String(), "Shutting down"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 func TestShellQuote(t *testing.T) {
 	for _, s := range []string{"", "plain", "it's", "a b", `"$HOME"`, "'", "\\n"} {
 		cmds, err := shellCommands("echo "+shellQuote(s), func(string) string { return "EXPANDED" })
-		require.NoError(t, err)
-		assert.Equal(t, [][]string{{"echo", s}}, cmds, "%q", s)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if got, want := cmds, ([][]string{{"echo", s}}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: cmds = %+v, want %+v", s, got, want)
+		}
 	}
 }
 
@@ -191,7 +230,9 @@ func TestPrintedSessionInBash(t *testing.T) {
 	cmd.Stdin = strings.NewReader(s.session(t))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	if err != nil {
+		t.Fatalf("%s: unexpected error: %v", out, err)
+	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var bodies []string
 	for _, l := range lines {
@@ -199,13 +240,21 @@ func TestPrintedSessionInBash(t *testing.T) {
 			bodies = append(bodies, l)
 		}
 	}
-	require.Len(t, bodies, len(sessionStatuses), "%s", out)
+	if got := len(bodies); got != len(sessionStatuses) {
+		t.Fatalf("%s: len(bodies) = %d, want %d: %v", out, got, len(sessionStatuses), bodies)
+	}
 	var run map[string]any
 	dec := json.NewDecoder(strings.NewReader(bodies[4]))
 	dec.UseNumber()
-	require.NoError(t, dec.Decode(&run))
-	assert.Equal(t, wantDaily(3000), run["results"])
-	assert.Contains(t, bodies[5], "Required variable(s) 'to' not provided")
+	if err := dec.Decode(&run); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := run["results"], wantDaily(3000); !reflect.DeepEqual(got, want) {
+		t.Errorf("run[\"results\"] = %+v, want %+v", got, want)
+	}
+	if s, sub := bodies[5], "Required variable(s) 'to' not provided"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 }
 
 // TestDatabaseLine: the banner says a database is temporary only when it
@@ -224,7 +273,11 @@ func TestDatabaseLine(t *testing.T) {
 		{config{driver: "clickhouse", dsn: "clickhouse://h:9000/db", storePath: "/tmp/s.db"}, false, "(store: /tmp/s.db)"},
 	} {
 		line := databaseLine(tc.cfg)
-		assert.Contains(t, line, tc.says, tc.cfg.driver)
-		assert.Equal(t, tc.temporary, strings.Contains(line, "temporary"), "%s: %s", tc.cfg.driver, line)
+		if s, sub := line, tc.says; !strings.Contains(s, sub) {
+			t.Errorf("%v: %q does not contain %q", tc.cfg.driver, s, sub)
+		}
+		if got, want := strings.Contains(line, "temporary"), tc.temporary; got != want {
+			t.Errorf("%s: %s: strings.Contains(line, \"temporary\") = %v, want %v", tc.cfg.driver, line, got, want)
+		}
 	}
 }

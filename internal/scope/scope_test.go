@@ -2,11 +2,11 @@ package scope
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -23,23 +23,43 @@ var eventsByProject = &access.Rules{Tables: []access.Table{{Name: "events", Tena
 func TestRenderBindsTheTenant(t *testing.T) {
 	sc := New(eventsByProject, "7", engine.PostgreSQL)
 	tmpl, scoped, err := sc.Compile("SELECT count(*) FROM events WHERE event = {variables.e}")
-	require.NoError(t, err)
-	assert.True(t, scoped)
-	assert.True(t, tmpl.Tenant())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if !scoped {
+		t.Errorf("scoped is false")
+	}
+	if !tmpl.Tenant() {
+		t.Errorf("tmpl.Tenant() is false")
+	}
 	st, err := tmpl.Render(map[string]any{"e": "purchase", TenantVariable: "8"})
-	require.NoError(t, err)
-	assert.Contains(t, st.SQL(), `project_id = $`)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := st.SQL(), `project_id = $`; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	assert.ElementsMatch(t, []any{"7", "purchase"}, st.Args(), "the scope's project, not the caller's")
 
 	plain, scoped, err := New(nil, "7", engine.SQLite).Compile("SELECT 1 FROM t")
-	require.NoError(t, err)
-	assert.False(t, scoped, "without a policy nothing is rewritten")
-	assert.False(t, plain.Tenant())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if scoped {
+		t.Errorf("without a policy nothing is rewritten: scoped is true")
+	}
+	if plain.Tenant() {
+		t.Errorf("plain.Tenant() is true")
+	}
 
 	_, _, err = sc.Compile("SELECT * FROM orders")
 	var ae *access.Error
-	require.True(t, errors.As(err, &ae), "a table the rules do not list: %v", err)
-	assert.Equal(t, "orders", ae.Table)
+	if !errors.As(err, &ae) {
+		t.Fatalf("a table the rules do not list: %v: errors.As(err, &ae) is false", err)
+	}
+	if got, want := ae.Table, "orders"; got != want {
+		t.Errorf("ae.Table = %q, want %q", got, want)
+	}
 }
 
 // TestPlanStatementsAreScoped: a stored table is built from the scoped
@@ -48,19 +68,34 @@ func TestRenderBindsTheTenant(t *testing.T) {
 func TestPlanStatementsAreScoped(t *testing.T) {
 	a, err := materialize.Analyze("SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY event",
 		materialize.Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date}})
-	require.NoError(t, err)
-	require.True(t, a.Materializable(), a.Reason())
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if !a.Materializable() {
+		t.Fatalf("%v: a.Materializable() is false", a.Reason())
+	}
 	p, err := New(eventsByProject, "7", engine.SQLite).Plan(a.Plan)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	build, err := p.Build("stored_next", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
-	require.Len(t, build, 2)
-	assert.Contains(t, build[1].SQL(), "project_id")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := len(build); got != 2 {
+		t.Fatalf("len(build) = %d, want %d: %v", got, 2, build)
+	}
+	if s, sub := build[1].SQL(), "project_id"; !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
 	assert.Contains(t, build[1].Args(), "7")
 	read, err := p.ReadPage("stored", map[string]any{"from": variable.Timestamp{Time: time.Date(2025, 5, 31, 12, 0, 0, 0, time.UTC)}}, 10, 0)
-	require.NoError(t, err)
-	assert.Contains(t, read.SQL(), `UNION ALL SELECT "event" AS "_k0", count(*) AS "_a0" FROM (SELECT * FROM "events" WHERE "events".project_id = ?) AS "events"`,
-		"the partial bucket reads the scoped source")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s, sub := read.SQL(), `UNION ALL SELECT "event" AS "_k0", count(*) AS "_a0" FROM (SELECT * FROM "events" WHERE "events".project_id = ?) AS "events"`; !strings.Contains(s, sub) {
+		t.Errorf("the partial bucket reads the scoped source: %q does not contain %q", s, sub)
+	}
 	assert.Contains(t, read.Args(), "7")
 }
 
@@ -69,15 +104,23 @@ func TestPlanStatementsAreScoped(t *testing.T) {
 // may not read the events refuses it.
 func TestInsightTakesTheScopesTenant(t *testing.T) {
 	q, err := insight.Decode([]byte(`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}]}`))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	q.Tenant = &insight.Tenant{Column: "project_id", Value: "8"}
 	st, _, err := New(eventsByProject, "7", engine.SQLite).Insight(q, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
 	assert.Contains(t, st.Args(), "7")
 	assert.NotContains(t, st.Args(), "8")
-	assert.Equal(t, "8", q.Tenant.Value, "the query itself is not changed")
+	if got, want := q.Tenant.Value, "8"; got != want {
+		t.Errorf("the query itself is not changed: q.Tenant.Value = %q, want %q", got, want)
+	}
 
 	_, _, err = New(&access.Rules{Tables: []access.Table{{Name: "orders"}}}, "7", engine.SQLite).Insight(q, time.Now())
 	var ae *access.Error
-	assert.True(t, errors.As(err, &ae), "events are not readable: %v", err)
+	if !errors.As(err, &ae) {
+		t.Errorf("events are not readable: %v: errors.As(err, &ae) is false", err)
+	}
 }

@@ -264,7 +264,7 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 		var rows *sql.Rows
 		if rows, err = c.QueryContext(ctx, query, args...); err == nil {
 			started = true
-			res, err = read(ctx, rows, b)
+			res, err = e.read(ctx, rows, b)
 		}
 		return res, started, err
 	}
@@ -274,7 +274,7 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 		var rows *sql.Rows
 		if rows, err = startOn(ctx, e.runs, st, query, args); err == nil {
 			started = true
-			res, err = read(ctx, rows, b)
+			res, err = e.read(ctx, rows, b)
 		}
 		return res, started, err
 	}
@@ -284,7 +284,7 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 			return err
 		}
 		started = true
-		res, err = read(ctx, rows, b)
+		res, err = e.read(ctx, rows, b)
 		return err
 	})
 	return res, started, err
@@ -367,7 +367,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 
 // read reads the rows within b and closes them: at most b.MaxRows of them
 // (all when 0), failing once they weigh more than b.MaxBytes (when set).
-func read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
+func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
@@ -380,7 +380,7 @@ func read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result,
 	}
 	for i, ct := range cts {
 		res.Columns[i] = ct.Name()
-		res.Types[i] = ct.DatabaseTypeName()
+		res.Types[i] = e.typeName(ct.DatabaseTypeName())
 	}
 	dest := make([]any, len(cts))
 	var size int64
@@ -531,4 +531,22 @@ func checkQuery(lex engine.Lexical, q string) error {
 		}
 		return errNotQuery
 	}
+}
+
+// sqliteDeclared are the type names SQLite declares for the columns of a
+// table made by CREATE TABLE ... AS SELECT (a stored table), by the
+// affinity of the expression, with the names it reports for the same
+// affinity elsewhere: an integer column reads INTEGER whether the answer
+// came from the source or from a stored table.
+var sqliteDeclared = map[string]string{"INT": "INTEGER", "NUM": "NUMERIC"}
+
+// typeName is the type name a Result reports for a column the driver
+// names name.
+func (e *Executor) typeName(name string) string {
+	if e.engine.Name() == "sqlite" {
+		if n, ok := sqliteDeclared[name]; ok {
+			return n
+		}
+	}
+	return name
 }

@@ -43,13 +43,6 @@ type outcome struct {
 	wantRead bool
 }
 
-// storedTypesKept are the engines whose stored tables keep the type names
-// of the inline answer's columns, so that a materialized answer's types
-// must be the inline one's. SQLite's CREATE TABLE AS SELECT declares
-// affinity names (INT where the source said INTEGER) and MariaDB widens
-// text (LONGBLOB where the inline column was a BLOB): there the JSON types
-// of the values must still agree (docs/engines.md, "Stored type names").
-var storedTypesKept = map[string]bool{"postgres": true, "clickhouse": true}
 
 // engineRun is everything one engine answered.
 type engineRun struct {
@@ -317,7 +310,7 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 				case d != "" || o.mat.err != "":
 				case o.inline.kinds != o.mat.kinds:
 					d = fmt.Sprintf("JSON types %q versus %q", o.inline.kinds, o.mat.kinds)
-				case o.inline.types != o.mat.types && storedTypesKept[r.name]:
+				case o.inline.types != o.mat.types:
 					d = fmt.Sprintf("types %q versus %q", o.inline.types, o.mat.types)
 				}
 				if d != "" {

@@ -2,7 +2,9 @@ package endpoint
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -80,12 +82,24 @@ func (o SlogObserver) logger() *slog.Logger {
 	return o.Logger
 }
 
-// ObserveRun implements Observer.
+// ObserveRun implements Observer. A run whose only trouble is a run log
+// entry dropped because the writer's buffer was full (ErrRunLogFull) is a
+// warning at most once a second, saying how many were dropped since the
+// last such line: under the overload that fills the buffer, one line per
+// run would add to it. Every drop is counted in RunEvent.LogErr for other
+// observers (endpoint/metrics counts each).
 func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	l := o.logger()
 	level := slog.LevelDebug
 	if ev.Status >= 500 || ev.LogErr != nil || ev.ReadErr != nil {
 		level = slog.LevelWarn
+	}
+	var dropped int64
+	if level == slog.LevelWarn && ev.Status < 500 && ev.ReadErr == nil && errors.Is(ev.LogErr, ErrRunLogFull) {
+		var ok bool
+		if dropped, ok = fullLogWarnings.due(time.Now()); !ok {
+			return
+		}
 	}
 	if !l.Enabled(ctx, level) {
 		return
@@ -105,6 +119,9 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	}
 	if ev.LogErr != nil {
 		attrs = append(attrs, slog.Any("run_log_error", ev.LogErr))
+	}
+	if dropped > 0 {
+		attrs = append(attrs, slog.Int64("run_log_entries_dropped", dropped))
 	}
 	if ev.InlineReason != "" {
 		attrs = append(attrs, slog.String("inline_reason", ev.InlineReason))
@@ -193,4 +210,31 @@ func (m multiObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	for _, o := range m {
 		o.ObserveRefresh(ctx, ev)
 	}
+}
+
+// fullLogWarnings spaces the warnings of runs whose log entry was dropped
+// for a full buffer, process-wide: they come together, under overload.
+var fullLogWarnings = &spacedWarning{every: time.Second}
+
+// spacedWarning lets a warning through at most once per every, counting
+// the occurrences in between.
+type spacedWarning struct {
+	every time.Duration
+	mu    sync.Mutex
+	last  time.Time
+	count int64
+}
+
+// due counts one occurrence at now and reports whether to warn, with the
+// occurrences since the last warning, this one included.
+func (w *spacedWarning) due(now time.Time) (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.count++
+	if !w.last.IsZero() && now.Sub(w.last) < w.every && !now.Before(w.last) {
+		return 0, false
+	}
+	n := w.count
+	w.last, w.count = now, 0
+	return n, true
 }

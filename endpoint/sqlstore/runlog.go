@@ -16,7 +16,10 @@ import (
 )
 
 // logPruneEvery is how many appends to one endpoint's log (by this
-// process) pass between two prunings of it.
+// process) pass at least between two prunings of it, and a quarter of
+// MaxPerEndpoint when that is more: the log may hold that many entries
+// over its bound for a while (List never shows them), and a busy endpoint
+// is not pruned every few runs.
 const logPruneEvery = 32
 
 // logAgePruneEvery is how long (on the log's clock) passes between two
@@ -39,7 +42,8 @@ type RunLogOptions struct {
 // the processes that share it. An entry is one row, its fields JSON text.
 // List never returns more than the newest MaxPerEndpoint entries of an
 // endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
-// every 32nd append to an endpoint's log by a process (per endpoint) and,
+// every 32nd append (or MaxPerEndpoint/4th, when more) to an endpoint's
+// log by a process (per endpoint) and,
 // by age, at the first append of a process and then at most once a minute.
 func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	if opts.MaxAge <= 0 {
@@ -137,7 +141,7 @@ func (l *runLog) prune(ctx context.Context, entries []driver.RunLogEntry) error 
 	for _, e := range entries {
 		k := [2]string{e.ProjectID, e.EndpointID}
 		l.pending[k]++
-		if l.pending[k] >= logPruneEvery {
+		if l.pending[k] >= max(logPruneEvery, l.opts.MaxPerEndpoint/4) {
 			delete(l.pending, k)
 			due = append(due, k)
 		}

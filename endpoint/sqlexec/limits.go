@@ -107,7 +107,7 @@ func (e *Executor) execHeld(ctx context.Context, stmts []driver.Statement, tx bo
 }
 
 // execOn runs stmts on c, in one transaction when tx is set.
-func (e *Executor) execOn(ctx context.Context, c *sql.Conn, stmts []driver.Statement, tx bool) error {
+func (e *Executor) execOn(ctx context.Context, c execTarget, stmts []driver.Statement, tx bool) error {
 	if !tx {
 		for _, st := range stmts {
 			if _, err := c.ExecContext(ctx, st.SQL(), e.driverArgs(st.Args())...); err != nil {
@@ -130,6 +130,13 @@ func (e *Executor) execOn(ctx context.Context, c *sql.Conn, stmts []driver.State
 		return fmt.Errorf("sqlexec: commit: %w", err)
 	}
 	return nil
+}
+
+// execTarget is what runs statements: the *sql.DB, or one of its
+// connections (*sql.Conn) where a session setting must hold.
+type execTarget interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 }
 
 // limitFault returns err as a *driver.QueryError naming the length limit

@@ -461,28 +461,7 @@ func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, w driver.
 	if e.hasLimits() {
 		return e.execHeld(ctx, stmts, tx)
 	}
-	if !tx {
-		for _, st := range stmts {
-			if err := e.Load(ctx, st.SQL(), st.Args()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	t, err := e.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlexec: begin: %w", err)
-	}
-	for _, st := range stmts {
-		if _, err := t.ExecContext(ctx, st.SQL(), e.driverArgs(st.Args())...); err != nil {
-			_ = t.Rollback()
-			return fmt.Errorf("sqlexec: exec: %w", err)
-		}
-	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("sqlexec: commit: %w", err)
-	}
-	return nil
+	return e.execOn(ctx, e.db, stmts, tx)
 }
 
 // Load runs query, a statement of the host's own with its bind markers

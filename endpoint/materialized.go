@@ -314,7 +314,7 @@ func errorDetail(err error) string {
 func variableVerdicts(a *materialize.Analysis) []VariableVerdict {
 	out := make([]VariableVerdict, 0, len(a.Variables))
 	for _, v := range a.Variables {
-		if v.Name == TenantVariable {
+		if v.Name == tenantVariable {
 			continue
 		}
 		vv := VariableVerdict{CodeName: v.Name, As: string(v.Kind), Expression: v.Column, Bucket: string(v.Bucket)}

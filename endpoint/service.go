@@ -403,7 +403,7 @@ type CreateRequest struct {
 	Query          *Query `json:"query"`
 	IsActive       *bool  `json:"is_active"`
 	IsMaterialized bool   `json:"is_materialized"`
-	// DataFreshnessSeconds is one of DataFreshnessValues; nil means
+	// DataFreshnessSeconds is one of DataFreshnessValues(); nil means
 	// DefaultDataFreshness.
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; see the Endpoint fields of the same names.
@@ -421,7 +421,7 @@ type UpdateRequest struct {
 	Query          *Query  `json:"query"`
 	IsActive       *bool   `json:"is_active"`
 	IsMaterialized *bool   `json:"is_materialized"`
-	// DataFreshnessSeconds is one of DataFreshnessValues.
+	// DataFreshnessSeconds is one of DataFreshnessValues().
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; an empty map or list clears them.
 	MaterializationFreshness *Seconds                  `json:"materialization_freshness"`

@@ -72,7 +72,7 @@ const (
 // stable machine-readable code (the Code constants), Detail the message for
 // humans, and Attr the request field it concerns, if any. Where they apply,
 // Variable, Type and Value name the variable concerned, its type and the
-// value received (cut to MaxEcho characters), Table a table a query may not
+// value received (cut to 200 characters), Table a table a query may not
 // read, and Limit and LimitValue the limit that was hit (the Limit
 // constants) and its setting. Err is the sentinel (ErrInvalid, ErrNotFound,
 // ...) or a cause wrapping it, for errors.Is.
@@ -113,11 +113,11 @@ func NewError(sentinel error, code, attr, detail string) *Error {
 	return &Error{Status: StatusOf(sentinel), Code: code, Detail: detail, Attr: attr, Err: sentinel}
 }
 
-// MaxEcho is the most characters of a client's input an error detail
+// maxEcho is the most characters of a client's input an error detail
 // repeats; longer input is cut with "...".
-const MaxEcho = apierror.MaxEcho
+const maxEcho = apierror.MaxEcho
 
-// cut shortens a client's input for an error detail (see MaxEcho), on a
+// cut shortens a client's input for an error detail (see maxEcho), on a
 // character boundary.
 func cut(s string) string { return apierror.Cut(s) }
 

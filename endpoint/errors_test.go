@@ -93,8 +93,8 @@ func TestStatusOfDecidesOnce(t *testing.T) {
 func TestCutBoundsEcho(t *testing.T) {
 	long := strings.Repeat("é", 500)
 	got := cut(long)
-	if n := utf8.RuneCountInString(got); n != MaxEcho+3 {
-		t.Fatalf("cut kept %d characters, want %d and an ellipsis", n, MaxEcho)
+	if n := utf8.RuneCountInString(got); n != maxEcho+3 {
+		t.Fatalf("cut kept %d characters, want %d and an ellipsis", n, maxEcho)
 	}
 	if !utf8.ValidString(got) {
 		t.Fatal("cut split a character")
@@ -115,7 +115,7 @@ func TestValueErrorFields(t *testing.T) {
 	if e.Variable != "amount" || e.Type != "Number" || e.Code != CodeInvalidVariableValue {
 		t.Fatalf("fields = %q %q %q", e.Variable, e.Type, e.Code)
 	}
-	if e.Value == "" || utf8.RuneCountInString(e.Value) > MaxEcho+10 {
+	if e.Value == "" || utf8.RuneCountInString(e.Value) > maxEcho+10 {
 		t.Fatalf("Value = %d characters; want the value, cut", utf8.RuneCountInString(e.Value))
 	}
 	if !strings.HasPrefix(e.Detail, "Invalid value for variable 'amount': expected Number, got ") {
@@ -132,7 +132,7 @@ func TestDriverCodes(t *testing.T) {
 	if apierror.CodeInvalidInput != CodeInvalidInput || apierror.CodeUnsupportedQuery != CodeUnsupportedQuery {
 		t.Fatalf("apierror codes %q, %q differ from endpoint's %q, %q", apierror.CodeInvalidInput, apierror.CodeUnsupportedQuery, CodeInvalidInput, CodeUnsupportedQuery)
 	}
-	if apierror.MaxEcho != MaxEcho || apierror.ErrInvalid != ErrInvalid {
+	if apierror.MaxEcho != maxEcho || apierror.ErrInvalid != ErrInvalid {
 		t.Fatal("apierror's MaxEcho or ErrInvalid is not endpoint's")
 	}
 }

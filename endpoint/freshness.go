@@ -13,18 +13,26 @@ import (
 // sets none: a day, as in PostHog.
 const DefaultDataFreshness = 86400
 
-// DataFreshnessValues are the values data_freshness_seconds may take, as in
-// PostHog: 15 and 30 minutes, 1, 6, 12 and 24 hours, and a week.
-var DataFreshnessValues = []int{900, 1800, 3600, 21600, 43200, 86400, 604800}
+// dataFreshnessValues are the values data_freshness_seconds may take, as in
+// PostHog: 15 and 30 minutes, 1, 6, 12 and 24 hours, and a week. An array,
+// so that no caller can change what validation reads.
+var dataFreshnessValues = [...]int{900, 1800, 3600, 21600, 43200, 86400, 604800}
+
+// DataFreshnessValues returns the values data_freshness_seconds may take,
+// in increasing order, as in PostHog: 15 and 30 minutes, 1, 6, 12 and 24
+// hours, and a week. The slice is the caller's own.
+func DataFreshnessValues() []int {
+	return slices.Clone(dataFreshnessValues[:])
+}
 
 // checkDataFreshness refuses a data_freshness_seconds that is not one of
-// DataFreshnessValues, naming them.
+// dataFreshnessValues, naming them.
 func checkDataFreshness(n int) error {
-	if slices.Contains(DataFreshnessValues, n) {
+	if slices.Contains(dataFreshnessValues[:], n) {
 		return nil
 	}
-	allowed := make([]string, len(DataFreshnessValues))
-	for i, v := range DataFreshnessValues {
+	allowed := make([]string, len(dataFreshnessValues))
+	for i, v := range dataFreshnessValues {
 		allowed[i] = strconv.Itoa(v)
 	}
 	return invalidf(CodeInvalidInput, "data_freshness_seconds",

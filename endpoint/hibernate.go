@@ -46,7 +46,7 @@ func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
 		return noTable
 	}
 	select {
-	case s.kicks <- kick{e.ProjectID, e.ID, e.Name, triggerWoken}:
+	case s.refreshRequests <- refreshRequest{e.ProjectID, e.ID, e.Name, triggerWoken}:
 		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and a refresh is queued", s.cfg.HibernateAfter)
 	default:
 		// This run's last_executed_at wakes it at the scheduler's next

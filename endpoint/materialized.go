@@ -238,11 +238,11 @@ func checkSettings(e *driver.Endpoint, c *compiled) error {
 	return nil
 }
 
-// present returns e as the Service shows it: its settings as they apply,
+// endpointView returns e as the Service shows it: its settings as they apply,
 // and the view of its materialization, from the stored state and the
 // verdict on its current version (compiled once and cached, so a Get or
 // List analyses nothing again).
-func (s *Service) present(ctx context.Context, e *driver.Endpoint) Endpoint {
+func (s *Service) endpointView(ctx context.Context, e *driver.Endpoint) Endpoint {
 	return Endpoint{
 		ID: e.ID, Name: e.Name, Description: e.Description, Query: Query(e.Query),
 		IsActive: e.IsActive, IsMaterialized: e.IsMaterialized,
@@ -314,7 +314,7 @@ func errorDetail(err error) string {
 func variableVerdicts(a *materialize.Analysis) []VariableVerdict {
 	out := make([]VariableVerdict, 0, len(a.Variables))
 	for _, v := range a.Variables {
-		if v.Name == TenantVariable {
+		if v.Name == tenantVariable {
 			continue
 		}
 		vv := VariableVerdict{CodeName: v.Name, As: string(v.Kind), Expression: v.Column, Bucket: string(v.Bucket)}

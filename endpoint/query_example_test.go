@@ -13,7 +13,7 @@ import (
 // An editor runs a query before it is saved: the test value of min_amount
 // runs, country takes its default, and the answer says whether the query
 // could be materialized once saved.
-func ExampleService_Query() {
+func ExampleService_RunQuery() {
 	ctx := context.Background()
 	svc := newExampleService()
 	country, _ := svc.CreateVariable(ctx, "1", variable.Variable{Name: "Country", Type: variable.String, DefaultValue: "US"})
@@ -30,7 +30,7 @@ func ExampleService_Query() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := svc.Query(ctx, "1", req)
+	res, err := svc.RunQuery(ctx, "1", req)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -106,7 +106,7 @@ type VerdictReason struct {
 	Message  string `json:"message"`
 }
 
-// Query runs a query that is not saved, for project, as Run runs a saved
+// RunQuery runs a query that is not saved, for project, as Run runs a saved
 // one: it passes every check a save does (kind, placeholders, variable ids
 // and their existence, undefined placeholders, what the project may read)
 // and is scoped, bound, paged and timed as a run. Each variable takes its
@@ -114,7 +114,7 @@ type VerdictReason struct {
 // neither is refused as a run refuses a missing value, and values are
 // coerced as in a run. Nothing is stored, and no run limit is taken here:
 // the HTTP API admits a query as it admits a run.
-func (s *Service) Query(ctx context.Context, project string, req QueryRequest) (*QueryResult, error) {
+func (s *Service) RunQuery(ctx context.Context, project string, req QueryRequest) (*QueryResult, error) {
 	if req.Query == nil {
 		return nil, required("query")
 	}

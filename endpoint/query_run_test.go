@@ -60,7 +60,7 @@ func rowIDs(t *testing.T, res any) []int64 {
 func TestQueryTestValuesAndDefaults(t *testing.T) {
 	e := newEnv(t)
 	q := e.withValues(e.query(ordersByCountry, "country", "min_amount"), map[string]any{"min_amount": json.Number("10")})
-	res, err := e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: q})
+	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: q})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -97,7 +97,7 @@ func TestQueryTestValuesAndDefaults(t *testing.T) {
 
 	// A test value wins over the default.
 	q = e.withValues(e.query(ordersByCountry, "country", "min_amount"), map[string]any{"country": "DE", "min_amount": 0})
-	res, err = e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: q})
+	res, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: q})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestQueryRefusals(t *testing.T) {
 			400, "invalid_input", "Invalid query at line 1, column 9: an endpoint runs a single statement; remove the ';' and what follows it.", "query", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.svc.Query(context.Background(), "1", tc.req)
+			_, err := e.svc.RunQuery(context.Background(), "1", tc.req)
 			wantError(t, err, tc.status, tc.code, tc.detail, tc.attr)
 			ee := asError(t, err)
 			if got, want := ee.Variable, tc.variable; got != want {
@@ -187,7 +187,7 @@ func TestQueryCoercesAsARun(t *testing.T) {
 		if i == 0 {
 			require.Len(t, run.Results, 3, "the comparison is of rows, not of two empty answers")
 		}
-		q, err := e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: e.withValues(e.query(sql, codes...), values)})
+		q, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: e.withValues(e.query(sql, codes...), values)})
 		if err != nil {
 			t.Fatalf("case %d: unexpected error: %v", i, err)
 		}
@@ -200,7 +200,7 @@ func TestQueryCoercesAsARun(t *testing.T) {
 	}
 	// The test value of a number keeps every digit, as a run's does.
 	q := e.withValues(e.query("SELECT {variables.min_amount} AS n", "min_amount"), map[string]any{"min_amount": json.Number("9007199254740993")})
-	res, err := e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: q})
+	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: q})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestQueryReadsTestValuesFromJSON(t *testing.T) {
 			"variables": {"`+id+`": {"variableId": "`+id+`", "code_name": "min_amount", "value": 9007199254740993}}}}`), &req)); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	res, err := e.svc.Query(context.Background(), "1", req)
+	res, err := e.svc.RunQuery(context.Background(), "1", req)
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -247,7 +247,7 @@ func TestQueryVerdict(t *testing.T) {
 		for _, c := range tc.codes {
 			vals[c] = map[string]any{"from": "2025-01-01", "to": "2025-02-01", "country": "US", "min_amount": 1}[c]
 		}
-		res, err := e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: e.withValues(e.query(tc.sql, tc.codes...), vals)})
+		res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: e.withValues(e.query(tc.sql, tc.codes...), vals)})
 		if err != nil {
 			t.Fatalf("%v: unexpected error: %v", tc.sql, err)
 		}
@@ -290,7 +290,7 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 		t.Fatalf("unexpected error: %v", err)
 	}
 	for p, want := range map[string]int64{"1": 300, "2": 120} {
-		res, err := env.Service.Query(ctx, p, endpoint.QueryRequest{Query: sqlQuery("SELECT count(*) FROM events")})
+		res, err := env.Service.RunQuery(ctx, p, endpoint.QueryRequest{Query: sqlQuery("SELECT count(*) FROM events")})
 		if err != nil {
 			t.Fatalf("unexpected error: %v", err)
 		}
@@ -301,7 +301,7 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 			t.Errorf("the tenant placeholder is the library's, not the user's: res.Placeholders = %+v, want %+v", got, want)
 		}
 	}
-	_, err := env.Service.Query(ctx, "1", endpoint.QueryRequest{Query: sqlQuery("SELECT * FROM endpointkit_endpoints")})
+	_, err := env.Service.RunQuery(ctx, "1", endpoint.QueryRequest{Query: sqlQuery("SELECT * FROM endpointkit_endpoints")})
 	e := asError(t, err)
 	if got, want := e.Code, endpoint.CodeQueryNotAllowed; got != want {
 		t.Errorf("e.Code = %q, want %q", got, want)
@@ -331,7 +331,7 @@ func (blockingExecutor) Exec(context.Context, []driver.Statement, driver.Write) 
 // TestQueryLimits: rows are paged and time is bounded as in a run.
 func TestQueryLimits(t *testing.T) {
 	e := newEnv(t)
-	res, err := e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: e.query("SELECT id FROM orders ORDER BY id"), Limit: ref(2), Offset: ref(3)})
+	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: e.query("SELECT id FROM orders ORDER BY id"), Limit: ref(2), Offset: ref(3)})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -349,7 +349,7 @@ func TestQueryLimits(t *testing.T) {
 	}
 
 	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = blockingExecutor{}, 20*time.Millisecond })
-	_, err = slow.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
+	_, err = slow.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
 	wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 }
 
@@ -363,7 +363,7 @@ func TestQueryInsight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	res, err := e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: vars})
+	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: vars})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -391,12 +391,12 @@ func TestQueryInsight(t *testing.T) {
 		t.Errorf("res.Variables = %+v, want %+v", got, want)
 	}
 
-	_, err = e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: map[string]any{"$os": "Mac"}})
+	_, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: map[string]any{"$os": "Mac"}})
 	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): $os", "variables")
-	_, err = e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Limit: ref(3)})
+	_, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Limit: ref(3)})
 	wantError(t, err, 400, "invalid_input", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.", "limit")
 
-	res, err = e.svc.Query(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, retentionByBrowser)})
+	res, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, retentionByBrowser)})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

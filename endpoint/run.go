@@ -30,7 +30,7 @@ type RunRequest struct {
 	// Refresh is "cache" (or ""): a fresh answer from Config.ResultCache
 	// when there is one; "force": computed now (and cached); "direct": a
 	// materialized endpoint read from its stored table, the cache neither
-	// read nor written (see answer.go). Other values are refused, so that
+	// read nor written (see serve.go). Other values are refused, so that
 	// a client's typo is not silently ignored.
 	Refresh string `json:"refresh"`
 	// Debug adds the executed SQL, its argument count and timings.
@@ -154,12 +154,12 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
 		return nil, err
 	}
-	return s.answer(ctx, &ep, c, req, opts, now, rec)
+	return s.serve(ctx, &ep, c, req, opts, now, rec)
 }
 
-// compute runs version c of ep with the request's values: the query
+// computeByKind runs version c of ep with the request's values: the query
 // itself, or a read of the endpoint's stored table.
-func (s *Service) compute(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) computeByKind(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	if c.insight != nil {
 		return s.runInsight(ctx, ep, c, req, opts, now)
 	}

@@ -31,29 +31,30 @@ const (
 // running already.
 var ErrScheduling = errors.New("endpoint: the scheduler is running already")
 
-// kick asks the scheduler to refresh one endpoint at once, for trigger:
-// "saved" (kickIfPending) or "woken" (a run of a hibernating
-// materialization).
-type kick struct{ project, id, name, trigger string }
+// refreshRequest asks the scheduler to refresh one endpoint at once, for
+// trigger: "saved" (requestRefreshIfPending) or "woken" (a run of a
+// hibernating materialization).
+type refreshRequest struct{ project, id, name, trigger string }
 
-// kickQueue is how many kicks wait for a busy scheduler; past it a kick is
-// dropped, and the scheduler's next look finds the endpoint pending.
-const kickQueue = 256
+// refreshRequestQueue is how many refresh requests wait for a busy
+// scheduler; past it a request is dropped, and the scheduler's next look
+// finds the endpoint pending.
+const refreshRequestQueue = 256
 
-// kickIfPending asks a running scheduler to refresh e at once when it is
-// materialized and has no table for its current version and settings: the
-// first refresh after a create or update, so that the table is ready
-// seconds later rather than at the next look. Without a running scheduler
-// the kick waits in a short queue (or is dropped); the scheduler refreshes
-// pending endpoints when it starts anyway. c is e's current version
-// compiled.
-func (s *Service) kickIfPending(e *driver.Endpoint, c *compiled) {
+// requestRefreshIfPending asks a running scheduler to refresh e at once
+// when it is materialized and has no table for its current version and
+// settings: the first refresh after a create or update, so that the table
+// is ready seconds later rather than at the next look. Without a running
+// scheduler the request waits in a short queue (or is dropped); the
+// scheduler refreshes pending endpoints when it starts anyway. c is e's
+// current version compiled.
+func (s *Service) requestRefreshIfPending(e *driver.Endpoint, c *compiled) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || c == nil || st.Table != "" && st.Built == tableKey(e, c) {
 		return
 	}
 	select {
-	case s.kicks <- kick{e.ProjectID, e.ID, e.Name, "saved"}:
+	case s.refreshRequests <- refreshRequest{e.ProjectID, e.ID, e.Name, "saved"}:
 	default:
 	}
 }
@@ -82,7 +83,7 @@ func (s *Service) Schedule(ctx context.Context) error {
 	defer s.scheduling.Store(false)
 	var (
 		wg    sync.WaitGroup
-		fl    = flights{again: map[string]string{}}
+		fl    = refreshesUnderWay{again: map[string]string{}}
 		slots = make(chan struct{}, s.cfg.ScheduleConcurrency)
 	)
 	start := func(project, id, name, trigger string) {
@@ -129,7 +130,7 @@ func (s *Service) Schedule(ctx context.Context) error {
 		case <-ctx.Done():
 			wg.Wait()
 			return nil
-		case k := <-s.kicks:
+		case k := <-s.refreshRequests:
 			start(k.project, k.id, k.name, k.trigger)
 		case <-t.C:
 			look()
@@ -137,19 +138,19 @@ func (s *Service) Schedule(ctx context.Context) error {
 	}
 }
 
-// flights are the scheduler's refreshes under way, by endpoint id, each
-// with the trigger of a request for it that came meanwhile ("" for none).
+// refreshesUnderWay are the scheduler's refreshes under way, by endpoint
+// id, each with the trigger of a request for it that came meanwhile ("" for none).
 // The scheduler refreshes once more after such a one, when the endpoint is
-// still due: the kick of an update that lands as the refresh of the
+// still due: the refresh request of an update that lands as the refresh of the
 // version before ends is not lost until the next look.
-type flights struct {
+type refreshesUnderWay struct {
 	mu    sync.Mutex
 	again map[string]string
 }
 
 // begin reports whether a refresh of id may start, and when one is under
 // way notes trigger for after it.
-func (f *flights) begin(id, trigger string) bool {
+func (f *refreshesUnderWay) begin(id, trigger string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.again[id]; ok {
@@ -160,9 +161,9 @@ func (f *flights) begin(id, trigger string) bool {
 	return true
 }
 
-// next returns the trigger noted while id refreshed, and ends its flight
+// next returns the trigger noted while id refreshed, and forgets the refresh
 // when there is none.
-func (f *flights) next(id string) string {
+func (f *refreshesUnderWay) next(id string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := f.again[id]
@@ -174,8 +175,8 @@ func (f *flights) next(id string) string {
 	return t
 }
 
-// end ends the flight of id.
-func (f *flights) end(id string) {
+// end forgets the refresh of id.
+func (f *refreshesUnderWay) end(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.again, id)

@@ -164,7 +164,7 @@ type Config struct {
 	// marks queued at once).
 	ExecutedResolution time.Duration
 
-	// Operations (see answer.go, runlog.go, observer.go, scheduler.go).
+	// Operations (see serve.go, runlog.go, observer.go, scheduler.go).
 
 	// ResultCache keeps the answers of runs for their endpoint's
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
@@ -243,7 +243,7 @@ type Service struct {
 	// the store (nil when it has none) with this Service's holder id, and
 	// the scheduler's state.
 	results      driver.ResultCache
-	flights      flightGroup
+	runFlights   flightGroup
 	versionTimes *lru[versionKey, time.Time]
 	runLog       driver.RunLog
 	observer     Observer
@@ -253,9 +253,9 @@ type Service struct {
 	logs *logWriter
 	// readFailures holds, by endpoint id, the latest read of a stored
 	// table the database refused (readFailure), for its status.
-	readFailures sync.Map
-	kicks        chan kick
-	scheduling   atomic.Bool
+	readFailures    sync.Map
+	refreshRequests chan refreshRequest
+	scheduling      atomic.Bool
 }
 
 // orDefault is v, or def when v is 0; a negative v (no bound) becomes 0,
@@ -296,12 +296,12 @@ func New(cfg Config) (*Service, error) {
 		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
 		executed: newExecutedMarks(cfg.ExecutedResolution),
 
-		results:      cfg.ResultCache,
-		versionTimes: newLRU[versionKey, time.Time](cfg.CacheSize),
-		runLog:       cfg.RunLog,
-		observer:     cfg.Observer,
-		holder:       uuid.NewString(),
-		kicks:        make(chan kick, kickQueue),
+		results:         cfg.ResultCache,
+		versionTimes:    newLRU[versionKey, time.Time](cfg.CacheSize),
+		runLog:          cfg.RunLog,
+		observer:        cfg.Observer,
+		holder:          uuid.NewString(),
+		refreshRequests: make(chan refreshRequest, refreshRequestQueue),
 	}
 	s.attachOptional(cfg)
 	s.logs = newLogWriter(s, cfg.RunLogBuffer, cfg.RunLogInterval)
@@ -403,7 +403,7 @@ type CreateRequest struct {
 	Query          *Query `json:"query"`
 	IsActive       *bool  `json:"is_active"`
 	IsMaterialized bool   `json:"is_materialized"`
-	// DataFreshnessSeconds is one of DataFreshnessValues; nil means
+	// DataFreshnessSeconds is one of DataFreshnessValues(); nil means
 	// DefaultDataFreshness.
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; see the Endpoint fields of the same names.
@@ -421,7 +421,7 @@ type UpdateRequest struct {
 	Query          *Query  `json:"query"`
 	IsActive       *bool   `json:"is_active"`
 	IsMaterialized *bool   `json:"is_materialized"`
-	// DataFreshnessSeconds is one of DataFreshnessValues.
+	// DataFreshnessSeconds is one of DataFreshnessValues().
 	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
 	// Materialization settings; an empty map or list clears them.
 	MaterializationFreshness *Seconds                  `json:"materialization_freshness"`
@@ -487,8 +487,8 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, storeError(err, nil)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
-	s.kickIfPending(&e, c)
-	return s.present(ctx, &e), nil
+	s.requestRefreshIfPending(&e, c)
+	return s.endpointView(ctx, &e), nil
 }
 
 // Update applies req to the endpoint named name; a changed query creates a
@@ -505,7 +505,7 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	if err != nil {
 		return Endpoint{}, err
 	}
-	return s.present(ctx, &next), nil
+	return s.endpointView(ctx, &next), nil
 }
 
 // update is Update under the write lock; it returns the stored table to
@@ -544,7 +544,7 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 	if cur.IsMaterialized && !next.IsMaterialized {
 		next.MaterializationState, drop = s.dematerialize(ctx, &next)
 	}
-	s.kickIfPending(&next, c)
+	s.requestRefreshIfPending(&next, c)
 	return next, drop, nil
 }
 
@@ -702,7 +702,7 @@ func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, erro
 	if err != nil {
 		return Endpoint{}, err
 	}
-	return s.present(ctx, &e), nil
+	return s.endpointView(ctx, &e), nil
 }
 
 func (s *Service) get(ctx context.Context, project, name string) (driver.Endpoint, error) {
@@ -729,7 +729,7 @@ func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) 
 	list = s.live(ctx, list)
 	out := make([]Endpoint, len(list))
 	for i := range list {
-		out[i] = s.present(ctx, &list[i])
+		out[i] = s.endpointView(ctx, &list[i])
 	}
 	return out, nil
 }

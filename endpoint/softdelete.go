@@ -44,7 +44,7 @@ func (s *Service) SoftDelete(ctx context.Context, project, name string) (Endpoin
 		return Endpoint{}, updateError(err, name, false)
 	}
 	next.Name = cur.Name
-	return s.present(ctx, &next), nil
+	return s.endpointView(ctx, &next), nil
 }
 
 // Restore brings back the endpoint of project most recently soft-deleted
@@ -85,9 +85,9 @@ func (s *Service) Restore(ctx context.Context, project, name string) (Endpoint, 
 		return Endpoint{}, updateError(err, name, true)
 	}
 	if c, err := s.compiledVersion(ctx, &next, next.CurrentVersion); err == nil {
-		s.kickIfPending(&next, c)
+		s.requestRefreshIfPending(&next, c)
 	}
-	return s.present(ctx, &next), nil
+	return s.endpointView(ctx, &next), nil
 }
 
 // expired reports whether the soft-deleted e is past its retention at now.

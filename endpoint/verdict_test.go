@@ -67,7 +67,7 @@ func TestVariableVerdicts(t *testing.T) {
 		return s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, "")
 	}
 	v := verdictOf(`SELECT count(*) AS n FROM events WHERE json_extract(properties, '$.country') = {variables.country}
-		AND event IN {variables.events} AND timestamp >= {variables.from} AND project_id = {variables.` + TenantVariable + `}`)
+		AND event IN {variables.events} AND timestamp >= {variables.from} AND project_id = {variables.` + tenantVariable + `}`)
 	want := []VariableVerdict{
 		{CodeName: "country", As: "key", Expression: `json_extract("properties", '$.country')`},
 		{CodeName: "events", As: "list", Expression: `"event"`},

@@ -301,7 +301,7 @@ type Endpoint struct {
 	// DataFreshnessSeconds is how old the data of an answer may be: a
 	// cached answer serves while its data is younger, and the stored table
 	// of a materialized endpoint is rebuilt at this period. It is one of
-	// DataFreshnessValues.
+	// DataFreshnessValues().
 	DataFreshnessSeconds int `json:"data_freshness_seconds"`
 	// MaterializationFreshness is how old the stored table of a
 	// materialized endpoint may get before runs go inline and it is

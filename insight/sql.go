@@ -157,10 +157,10 @@ func (g *gen) breakdownColumns(n int, qualifier string) {
 	}
 }
 
-// materialized writes " AS " for a common table expression, asking the
-// engine to compute it once where it would otherwise inline it into every
-// reference, which repeats the grouping of first-time cohorts per joined
-// row.
+// materialized writes the engine's CTEAs for a common table expression,
+// asking the engine to compute it once where it would otherwise inline it
+// into every reference, which repeats the grouping of first-time cohorts
+// per joined row.
 func (g *gen) materialized() {
-	g.WriteString(g.e.CTE())
+	g.WriteString(g.e.CTEAs())
 }

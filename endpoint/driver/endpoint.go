@@ -46,7 +46,7 @@ type Endpoint struct {
 	// DataFreshnessSeconds is how old the data of an answer may be: a
 	// cached answer serves while its data is younger, and the stored table
 	// of a materialized endpoint is rebuilt at this period. It is one of
-	// endpoint.DataFreshnessValues; 0 stands for
+	// endpoint.DataFreshnessValues(); 0 stands for
 	// endpoint.DefaultDataFreshness.
 	DataFreshnessSeconds int
 	// MaterializationFreshness is how old the stored table of a

@@ -170,7 +170,7 @@ func (clickhouse) Contains(w Writer, haystack func(), needle string) {
 	w.WriteString(") > 0")
 }
 
-func (clickhouse) CTE() string { return " AS " }
+func (clickhouse) CTEAs() string { return " AS " }
 
 func (clickhouse) Concat(parts ...string) string { return "concat(" + strings.Join(parts, ", ") + ")" }
 

@@ -97,9 +97,11 @@ type Engine interface {
 	// Contains writes a case-insensitive substring test: whether the text
 	// that haystack writes contains needle (bound).
 	Contains(w Writer, haystack func(), needle string)
-	// CTE writes the keyword that follows a common table expression's name,
-	// asking the engine to compute it once where it would inline it.
-	CTE() string
+	// CTEAs is the text between a common table expression's name and its
+	// parenthesized body: " AS MATERIALIZED " where the engine would
+	// otherwise inline the expression into every reference (asking it to
+	// compute it once), " AS " where it has no such keyword.
+	CTEAs() string
 	// Concat is the expression that joins the texts of the expressions
 	// parts, as a user writes it in a query on the engine: a || b where
 	// || concatenates, concat(a, b) where it does not (MySQL, where || is

@@ -127,7 +127,7 @@ func (mysql) Contains(w Writer, haystack func(), needle string) {
 }
 
 // CTE: MySQL has no MATERIALIZED keyword.
-func (mysql) CTE() string { return " AS " }
+func (mysql) CTEAs() string { return " AS " }
 
 func (mysql) Concat(parts ...string) string { return "concat(" + strings.Join(parts, ", ") + ")" }
 

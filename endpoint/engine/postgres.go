@@ -105,7 +105,7 @@ func (postgres) Contains(w Writer, haystack func(), needle string) {
 }
 
 // CTE: PostgreSQL 12+ may inline a CTE into every reference otherwise.
-func (postgres) CTE() string { return " AS MATERIALIZED " }
+func (postgres) CTEAs() string { return " AS MATERIALIZED " }
 
 func (postgres) Concat(parts ...string) string { return strings.Join(parts, " || ") }
 

@@ -118,7 +118,7 @@ func (sqlite) Contains(w Writer, haystack func(), needle string) {
 }
 
 // CTE: SQLite may inline a CTE into every reference otherwise.
-func (sqlite) CTE() string { return " AS MATERIALIZED " }
+func (sqlite) CTEAs() string { return " AS MATERIALIZED " }
 
 func (sqlite) Concat(parts ...string) string { return strings.Join(parts, " || ") }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // runQuery answers POST query/: a query that is not saved, run with test
-// values (endpoint.Service.Query). It costs what a run costs, so it takes a
+// values (endpoint.Service.RunQuery). It costs what a run costs, so it takes a
 // run slot of the project; embed tokens may not call it (403), since an
 // unsaved query could read anything the project may read.
 func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project string) error {
@@ -31,7 +31,7 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 		return err
 	}
 	defer release()
-	res, err := h.svc.Query(r.Context(), project, req)
+	res, err := h.svc.RunQuery(r.Context(), project, req)
 	release() // as a run's: writing the answer holds no slot
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@
 //   - _get_endpoint reads an endpoint's definition, its materialization
 //     verdict and its materialization status (API keys only);
 //   - _run_query runs a query that is not saved, through the editor's
-//     sandboxed path (endpoint.Service.Query: the project's access policy
+//     sandboxed path (endpoint.Service.RunQuery: the project's access policy
 //     and tenant scope, as POST query/), with test values (API keys only).
 //
 // A tool's answer is the HTTP API's answer to the same request: the same

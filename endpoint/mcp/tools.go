@@ -273,7 +273,7 @@ func (t *tools) query(ctx context.Context, args json.RawMessage) (any, error) {
 		return nil, err
 	}
 	defer release()
-	return t.svc.Query(ctx, t.caller.project, req)
+	return t.svc.RunQuery(ctx, t.caller.project, req)
 }
 
 // endpointSummary is an endpoint as _list_endpoints shows it.

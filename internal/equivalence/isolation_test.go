@@ -183,7 +183,7 @@ var (
 		} else {
 			req.Query.Insight, req.Variables = []byte(s.insight), r.vars
 		}
-		res, err := svc.Query(ctx, "1", req)
+		res, err := svc.RunQuery(ctx, "1", req)
 		if err != nil {
 			return answerOf(s, nil, err)
 		}

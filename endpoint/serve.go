@@ -43,7 +43,7 @@ type Statistics struct {
 	BytesRead *int64  `json:"bytes_read"`
 }
 
-// answer answers a run whose endpoint, version and values are known: from
+// serve answers a run whose endpoint, version and values are known: from
 // the result cache when the refresh mode allows and a fresh answer is
 // there, otherwise by computing it, once for all identical runs under way
 // at the same time (single flight), and caching what was computed.
@@ -53,7 +53,7 @@ type Statistics struct {
 // or another value never meets an old answer; it serves while its data is
 // younger than the endpoint's data freshness as set now. Runs that ask for
 // debug bypass the cache and the flight, since they ask how the query ran.
-func (s *Service) answer(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
+func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord) (*RunResult, error) {
 	mode, err := refreshMode(ep, opts)
 	if err != nil {
 		return nil, err
@@ -71,11 +71,11 @@ func (s *Service) answer(ctx context.Context, ep *driver.Endpoint, c *compiled, 
 	useCache := key != "" && s.results != nil && mode != RefreshDirect
 	if useCache && mode == RefreshCache {
 		if res, rows := s.cachedAnswer(ctx, key, ep, opts, now); res != nil {
-			return s.finish(ctx, ep, res, true, rows, now, rec), nil
+			return s.answerForRun(ctx, ep, res, true, rows, now, rec), nil
 		}
 	}
-	compute := func() (*RunResult, error) {
-		res, err := s.computeAnswer(ctx, ep, c, req, opts, now)
+	computeAndStore := func() (*RunResult, error) {
+		res, err := s.computeMeasured(ctx, ep, c, req, opts, now)
 		if err == nil && useCache {
 			s.storeAnswer(ctx, key, ep, res)
 		}
@@ -84,17 +84,17 @@ func (s *Service) answer(ctx context.Context, ep *driver.Endpoint, c *compiled, 
 	shared := false
 	var res *RunResult
 	if key == "" {
-		res, err = compute()
+		res, err = computeAndStore()
 	} else {
 		if mode == RefreshDirect {
 			key = "direct:" + key
 		}
-		res, shared, err = s.flights.do(ctx, key, compute)
+		res, shared, err = s.runFlights.do(ctx, key, computeAndStore)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s.finish(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
+	return s.answerForRun(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
 }
 
 // admit checks a run's variables and options against the rules of the
@@ -142,12 +142,12 @@ func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 	return mode, nil
 }
 
-// computeAnswer computes the answer of a run, with its statistics and the
+// computeMeasured computes the answer of a run, with its statistics and the
 // time of the data it read.
-func (s *Service) computeAnswer(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	start := time.Now()
 	var read readStats
-	res, err := s.compute(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
+	res, err := s.computeByKind(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
 	if err != nil {
 		return nil, err
 	}
@@ -160,10 +160,10 @@ func (s *Service) computeAnswer(ctx context.Context, ep *driver.Endpoint, c *com
 	return res, nil
 }
 
-// finish makes the answer of this run from res, which other runs may share
+// answerForRun makes the answer of this run from res, which other runs may share
 // (a flight's answer): a copy with this run's own execution id.
 // rows is the number of rows or series it holds.
-func (s *Service) finish(ctx context.Context, ep *driver.Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
+func (s *Service) answerForRun(ctx context.Context, ep *driver.Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
 	out := *res
 	out.ExecutionID = rec.id
 	out.IsCached = cached
@@ -205,7 +205,7 @@ func resultRows(results any) int {
 // insight endpoint the statement compiled for the values at now, which
 // holds the dates they resolve to. values are a SQL run's values as admit
 // coerced them; an insight run that cannot be keyed returns "" and goes
-// uncached, its compute reporting the error.
+// uncached, computeByKind reporting the error.
 func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
 	h := sha256.New()
 	k := keyWriter{h: h}

@@ -11,11 +11,11 @@ import (
 	"github.com/endpointkit/endpointkit/variable"
 )
 
-// TenantVariable is the placeholder that tenant scoping binds to the
+// tenantVariable is the placeholder that tenant scoping binds to the
 // project a query runs for (see access.Scope and internal/scope). A query
 // may not use it, nor any name with its prefix: the Service alone binds
 // it, over anything a client sends.
-const TenantVariable = scope.TenantVariable
+const tenantVariable = scope.TenantVariable
 
 // reservedPrefix starts every placeholder name the Service binds itself.
 const reservedPrefix = variable.ReservedPrefix

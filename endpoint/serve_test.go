@@ -341,7 +341,7 @@ func TestDataFreshnessSeconds(t *testing.T) {
 		wantError(t, err, 400, endpoint.CodeInvalidInput, fmt.Sprintf(
 			"Invalid data_freshness_seconds %d. Expected one of: 900, 1800, 3600, 21600, 43200, 86400, 604800.", bad), "data_freshness_seconds")
 	}
-	for _, good := range endpoint.DataFreshnessValues {
+	for _, good := range endpoint.DataFreshnessValues() {
 		got, err := e.svc.Update(ctx, "1", "ep", endpoint.UpdateRequest{DataFreshnessSeconds: &good})
 		if err != nil || got.DataFreshnessSeconds != good || e.get(t, "ep").DataFreshnessSeconds != good {
 			t.Fatalf("Update to %d: %v, %d", good, err, got.DataFreshnessSeconds)

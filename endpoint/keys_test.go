@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -166,7 +164,9 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	if got, want := e.Limit, endpoint.LimitKeyRunsPerMinute; got != want {
 		t.Errorf("e.Limit = %q, want %q", got, want)
 	}
-	assert.EqualValues(t, 240, e.LimitValue)
+	if got, want := e.LimitValue, int64(240); got != want {
+		t.Errorf("e.LimitValue = %d, want %d", got, want)
+	}
 	var le *limit.Error
 	if !errors.As(err, &le) {
 		t.Fatalf("errors.As(err, &le) is false")

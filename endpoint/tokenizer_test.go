@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/variable"
@@ -50,7 +48,9 @@ func TestSQLiteBackslashLiteral(t *testing.T) {
 			if got, want := rows[0][0], `C:\x`; !reflect.DeepEqual(got, want) {
 				t.Errorf("rows[0][0] = %q, want %q", got, want)
 			}
-			assert.EqualValues(t, 50, rows[0][1])
+			if got, ok := rows[0][1].(int64); !ok || got != 50 {
+				t.Errorf("rows[0][1] = %#v, want int64 50", rows[0][1])
+			}
 		})
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
@@ -224,7 +222,9 @@ func bySeriesKey(t *testing.T, res *Result) map[string]oracleSeries {
 
 func requireSeriesEqual(t *testing.T, want, got map[string]oracleSeries, msg string) {
 	t.Helper()
-	require.Equal(t, len(want), len(got), "%s: series %v vs %v", msg, keysOf(want), keysOf(got))
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
+	}
 	for k, w := range want {
 		g, ok := got[k]
 		if !ok {
@@ -234,7 +234,9 @@ func requireSeriesEqual(t *testing.T, want, got map[string]oracleSeries, msg str
 			t.Fatalf("%v: len(g.data) = %d, want %d: %v", msg, got, len(w.data), g.data)
 		}
 		for i := range w.data {
-			require.InDelta(t, w.data[i], g.data[i], 1e-9*math.Max(1, math.Abs(w.data[i])), "%s: series %s point %d", msg, k, i)
+			if delta := 1e-9 * math.Max(1, math.Abs(w.data[i])); !(math.Abs(g.data[i]-w.data[i]) <= delta) {
+				t.Fatalf("%s: series %s point %d = %v, want %v (within %v)", msg, k, i, g.data[i], w.data[i], delta)
+			}
 		}
 	}
 }

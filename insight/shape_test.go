@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/stretchr/testify/require"
 )
 
 func compiled(t *testing.T, text string) *Compiled {
@@ -38,49 +37,57 @@ func TestShapeTrends(t *testing.T) {
 		"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`)
 	// Without breakdowns every series shows, even with no rows; values of
 	// any driver type are read.
-	require.JSONEq(t, `[
+	got := shapeJSON(t, twoSeries, [][]any{
+		{int64(0), "2025-05-02 00:00:00", []byte("2")},
+		{float64(0), []byte("2025-05-01 00:00:00"), int64(1)},
+	})
+	if want := `[
 		{"label":"a","count":3,"data":[1,2],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]},
-		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`,
-		shapeJSON(t, twoSeries, [][]any{
-			{int64(0), "2025-05-02 00:00:00", []byte("2")},
-			{float64(0), []byte("2025-05-01 00:00:00"), int64(1)},
-		}))
+		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`; !jsonEqual(got, want) {
+		t.Fatalf("shape = %s, want %s", got, want)
+	}
 
 	broken := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"},{"kind":"EventsNode","event":"b"}],
 		"interval":"month","dateRange":{"date_from":"2025-04-01","date_to":"2025-05-31"},
 		"breakdownFilter":{"breakdowns":[{"property":"x"},{"property":"y"}]}}`)
 	// Series in query order, then by count descending, then by values;
 	// labels carry the event when there are several series.
-	require.JSONEq(t, `[
+	got = shapeJSON(t, broken, [][]any{
+		{int64(1), "2025-04-01 00:00:00", "p", "q", 2.5, int64(0)},
+		{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1), int64(0)},
+		{int64(0), "2025-04-01 00:00:00", "", "q", int64(1), int64(0)},
+		{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5), int64(0)},
+	})
+	if want := `[
 		{"label":"a - p::none","breakdown_value":["p",""],"count":5,"data":[0,5],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - none::q","breakdown_value":["","q"],"count":1,"data":[1,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
-		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`,
-		shapeJSON(t, broken, [][]any{
-			{int64(1), "2025-04-01 00:00:00", "p", "q", 2.5, int64(0)},
-			{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1), int64(0)},
-			{int64(0), "2025-04-01 00:00:00", "", "q", int64(1), int64(0)},
-			{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5), int64(0)},
-		}))
+		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`; !jsonEqual(got, want) {
+		t.Fatalf("shape = %s, want %s", got, want)
+	}
 
 	// The other series (rows flagged 1, their values '') comes last in its
 	// query series, whatever its count, named as PostHog names it.
-	require.JSONEq(t, `[
+	got = shapeJSON(t, broken, [][]any{
+		{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1), int64(0)},
+		{int64(0), "2025-04-01 00:00:00", "", "", int64(3), int64(1)},
+		{int64(0), "2025-05-01 00:00:00", []byte(""), nil, "4", []byte("1")},
+		{int64(1), "2025-05-01 00:00:00", "", "", 2.0, 1.0},
+	})
+	if want := `[
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":7,"data":[3,4],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
-		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`,
-		shapeJSON(t, broken, [][]any{
-			{int64(0), "2025-05-01 00:00:00", "p", "q", int64(1), int64(0)},
-			{int64(0), "2025-04-01 00:00:00", "", "", int64(3), int64(1)},
-			{int64(0), "2025-05-01 00:00:00", []byte(""), nil, "4", []byte("1")},
-			{int64(1), "2025-05-01 00:00:00", "", "", 2.0, 1.0},
-		}))
+		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`; !jsonEqual(got, want) {
+		t.Fatalf("shape = %s, want %s", got, want)
+	}
 
 	hourly := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x"}}`)
-	require.JSONEq(t, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
-		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`,
-		shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil, int64(0)}, {int64(0), "2025-05-01 22:00:00", "", nil, int64(1)}}))
+	got = shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil, int64(0)}, {int64(0), "2025-05-01 22:00:00", "", nil, int64(1)}})
+	if want := `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
+		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`; !jsonEqual(got, want) {
+		t.Fatalf("shape = %s, want %s", got, want)
+	}
 
 	// Hidden, the other series is dropped and still tells that values
 	// were left out; without other rows nothing was.
@@ -116,17 +123,19 @@ func TestShapeTrends(t *testing.T) {
 func TestShapeRetention(t *testing.T) {
 	c := compiled(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"a","type":"events"},
 		"period":"Week","totalIntervals":2},"dateRange":{"date_from":"2025-05-05","date_to":"2025-05-18"},"breakdownFilter":{"breakdown":"x"}}`)
-	require.JSONEq(t, `[
+	got := shapeJSON(t, c, [][]any{
+		{"p", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(1)},
+		{"p", "2025-05-12 00:00:00", "2025-05-12 00:00:00", int64(1)},
+		{"q", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(3)},
+		{"q", "2025-05-05 00:00:00", "2025-05-12 00:00:00", int64(1)},
+	})
+	if want := `[
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":3,"label":"Week 0"},{"count":1,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":0,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"},
-		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`,
-		shapeJSON(t, c, [][]any{
-			{"p", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(1)},
-			{"p", "2025-05-12 00:00:00", "2025-05-12 00:00:00", int64(1)},
-			{"q", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(3)},
-			{"q", "2025-05-05 00:00:00", "2025-05-12 00:00:00", int64(1)},
-		}))
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`; !jsonEqual(got, want) {
+		t.Fatalf("shape = %s, want %s", got, want)
+	}
 	if got, want := shapeJSON(t, c, nil), `[]`; got != want {
 		t.Fatalf("shapeJSON(t, c, nil) = %q, want %q", got, want)
 	}
@@ -161,4 +170,14 @@ func TestShapeRefusesForeignRows(t *testing.T) {
 			t.Fatalf("error %v does not contain %q", err, c.want)
 		}
 	}
+}
+
+// jsonEqual reports whether a and b hold the same JSON value: both decode
+// and the decoded values are deeply equal (key order and spacing aside).
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
@@ -58,7 +56,9 @@ func FuzzParamRoundTrip(f *testing.F) {
 		if got, want := res.Rows[0][0], s; !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: res.Rows[0][0] = %q, want %q", s, got, want)
 		}
-		require.EqualValues(t, len(s), res.Rows[0][1])
+		if got, want := res.Rows[0][1], int64(len(s)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: length = %#v, want %#v", s, got, want)
+		}
 	})
 }
 
@@ -75,8 +75,12 @@ func TestReadStatistics(t *testing.T) {
 	if res.BytesRead == nil {
 		t.Fatalf("res.BytesRead is nil")
 	}
-	require.EqualValues(t, 12345, *res.RowsRead)
-	require.EqualValues(t, 12345*8, *res.BytesRead)
+	if got, want := *res.RowsRead, int64(12345); got != want {
+		t.Fatalf("*res.RowsRead = %d, want %d", got, want)
+	}
+	if got, want := *res.BytesRead, int64(12345*8); got != want {
+		t.Fatalf("*res.BytesRead = %d, want %d", got, want)
+	}
 }
 
 // TestRunStatistics: a run on ClickHouse answers rows_read and bytes_read
@@ -105,7 +109,11 @@ func TestRunStatistics(t *testing.T) {
 		if res.Statistics.RowsRead == nil {
 			t.Fatalf("res.Statistics.RowsRead is nil")
 		}
-		require.EqualValues(t, 5000, *res.Statistics.RowsRead)
-		require.EqualValues(t, 5000*8, *res.Statistics.BytesRead)
+		if got, want := *res.Statistics.RowsRead, int64(5000); got != want {
+			t.Fatalf("*res.Statistics.RowsRead = %d, want %d", got, want)
+		}
+		if got, want := *res.Statistics.BytesRead, int64(5000*8); got != want {
+			t.Fatalf("*res.Statistics.BytesRead = %d, want %d", got, want)
+		}
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 )
@@ -70,7 +68,8 @@ func TestBinaryValues(t *testing.T) {
 	}
 	for _, c := range cases {
 		res, err := x.Query(context.Background(), stmt.New("SELECT "+c.expr+" AS v", nil), driver.Bounds{})
-		if !assert.NoError(t, err, c.expr) {
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
 			continue
 		}
 		if got, want := res.Rows[0][0], c.want; !reflect.DeepEqual(got, want) {

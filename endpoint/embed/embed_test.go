@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -187,7 +185,9 @@ func TestForgedTokens(t *testing.T) {
 				t.Errorf("c = %v, want nil", v)
 			}
 			var e *Error
-			require.ErrorAs(t, err, &e, "%v", err)
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v (%T), want an *Error", err, err)
+			}
 			if got, want := e.Reason, tc.reason; got != want {
 				t.Errorf("%v: e.Reason = %q, want %q", e.Detail, got, want)
 			}
@@ -264,7 +264,8 @@ func FuzzVerify(f *testing.F) {
 		c, err := s.Verify(token, "1")
 		if err != nil {
 			var e *Error
-			if !assert.ErrorAs(t, err, &e) {
+			if !errors.As(err, &e) {
+				t.Errorf("err = %v (%T), want an *Error", err, err)
 				return
 			}
 			if v := e.Reason; v == "" {

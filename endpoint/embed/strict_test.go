@@ -2,12 +2,12 @@ package embed
 
 import (
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/stretchr/testify/assert"
 )
 
 // respell returns s with its last base64url character replaced by another
@@ -65,7 +65,9 @@ func TestNonCanonicalTokenRefused(t *testing.T) {
 			t.Errorf("%v: c = %v, want nil", name, v)
 		}
 		var e *Error
-		if assert.ErrorAs(t, err, &e, name) {
+		if !errors.As(err, &e) {
+			t.Errorf("%s: err = %v (%T), want an *Error", name, err, err)
+		} else {
 			if got, want := e.Reason, ReasonMalformed; got != want {
 				t.Errorf("%s: %s: e.Reason = %q, want %q", name, e.Detail, got, want)
 			}
@@ -122,7 +124,9 @@ func TestCritRefused(t *testing.T) {
 			t.Errorf("c = %v, want nil", v)
 		}
 		var e *Error
-		if assert.ErrorAs(t, err, &e, "%v", crit) {
+		if !errors.As(err, &e) {
+			t.Errorf("%v: err = %v (%T), want an *Error", crit, err, err)
+		} else {
 			if got, want := e.Reason, ReasonMalformed; got != want {
 				t.Errorf("e.Reason = %q, want %q", got, want)
 			}
@@ -169,7 +173,9 @@ func TestOutOfRangeClaims(t *testing.T) {
 			t.Errorf("%s: %v: got = %v, want nil", tc.claim, tc.value, v)
 		}
 		var e *Error
-		if assert.ErrorAs(t, err, &e, "%s: %v", tc.claim, tc.value) {
+		if !errors.As(err, &e) {
+			t.Errorf("%s: %v: err = %v (%T), want an *Error", tc.claim, tc.value, err, err)
+		} else {
 			if got, want := e.Reason, ReasonMalformed; got != want {
 				t.Errorf("%s: %v: %s: e.Reason = %q, want %q", tc.claim, tc.value, e.Detail, got, want)
 			}

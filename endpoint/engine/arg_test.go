@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/stretchr/testify/assert"
 )
 
 func TestConvert(t *testing.T) {
@@ -91,10 +91,10 @@ func TestConvertRejects(t *testing.T) {
 				t.Errorf("arg = %v, want nil", v)
 			}
 			var ae *ArgError
-			if assert.ErrorAs(t, err, &ae) {
-				if s, sub := ae.Detail, tt.detail; !strings.Contains(s, sub) {
-					t.Errorf("%s %#v: %q does not contain %q", d.Name(), tt.in, s, sub)
-				}
+			if !errors.As(err, &ae) {
+				t.Errorf("%s %#v: err = %v (%T), want an *ArgError", d.Name(), tt.in, err, err)
+			} else if s, sub := ae.Detail, tt.detail; !strings.Contains(s, sub) {
+				t.Errorf("%s %#v: %q does not contain %q", d.Name(), tt.in, s, sub)
 			}
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 )
 
@@ -32,8 +30,23 @@ func TestAllowHeader(t *testing.T) {
 
 func TestNewPanicsOnNil(t *testing.T) {
 	svc := newService(t, newExecutor(openEvents(t, 1)))
-	assert.Panics(t, func() { httpapi.New(nil, httpapi.NewKeyring()) })
-	assert.Panics(t, func() { httpapi.New(svc, nil) })
+	if !panics(func() { httpapi.New(nil, httpapi.NewKeyring()) }) {
+		t.Errorf("httpapi.New(nil, keyring) did not panic")
+	}
+	if !panics(func() { httpapi.New(svc, nil) }) {
+		t.Errorf("httpapi.New(svc, nil) did not panic")
+	}
+}
+
+// panics reports whether f panics.
+func panics(f func()) (did bool) {
+	defer func() {
+		if recover() != nil {
+			did = true
+		}
+	}()
+	f()
+	return false
 }
 
 // serve answers one request through h.

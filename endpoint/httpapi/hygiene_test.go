@@ -17,8 +17,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 )
@@ -307,7 +305,9 @@ func TestRequestID(t *testing.T) {
 	for _, rq := range requests {
 		r := h.do(rq.method, rq.path, rq.key, nil)
 		id := r.Header.Get("X-Request-Id")
-		assert.Regexp(t, regexp.MustCompile(`^[A-Z2-7]{26}$`), id, "%s %s", rq.method, rq.path)
+		if re := regexp.MustCompile(`^[A-Z2-7]{26}$`); !re.MatchString(id) {
+			t.Errorf("%s %s: X-Request-Id = %q, want a match of %s", rq.method, rq.path, id, re)
+		}
 		if seen[id] {
 			t.Errorf("ids are unique: seen[id] is true")
 		}
@@ -350,7 +350,9 @@ func TestRequestID(t *testing.T) {
 				t.Errorf("got = %q, want %q", got, want)
 			}
 		} else {
-			assert.Regexp(t, `^[A-Z2-7]{26}$`, got, "%q replaced", c.sent)
+			if re := regexp.MustCompile(`^[A-Z2-7]{26}$`); !re.MatchString(got) {
+				t.Errorf("%q replaced: got %q, want a match of %s", c.sent, got, re)
+			}
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 )
 
@@ -72,13 +70,17 @@ func TestProjectIsolation(t *testing.T) {
 	// Project 2 is as it was.
 	r := h.do("GET", "/api/projects/2/endpoints/", keyP2, nil)
 	mustStatus(t, http.StatusOK, r)
-	assert.Len(t, r.Body["results"], 2)
+	if got, ok := r.Body["results"].([]any); !ok || len(got) != 2 {
+		t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
+	}
 	r = h.do("GET", "/api/projects/2/endpoints/secret", keyP2, nil)
 	if got, want := r.Body["description"], ""; !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
 	}
 	r = h.do("GET", "/api/projects/2/insight_variables/", keyP2, nil)
-	assert.Len(t, r.Body["results"], 2)
+	if got, ok := r.Body["results"].([]any); !ok || len(got) != 2 {
+		t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
+	}
 	r = h.do("POST", "/api/projects/2/endpoints/secret/run", keyP2, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, r)
 	if got, want := r.Body["results"], ([]any{[]any{"project-two-secret"}}); !reflect.DeepEqual(got, want) {
@@ -89,12 +91,16 @@ func TestProjectIsolation(t *testing.T) {
 	for _, key := range []string{keyP1, stored} {
 		r = h.do("GET", "/api/projects/1/endpoints/", key, nil)
 		mustStatus(t, http.StatusOK, r)
-		assert.Len(t, r.Body["results"], 1)
+		if got, ok := r.Body["results"].([]any); !ok || len(got) != 1 {
+			t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 1, r.Body["results"])
+		}
 		mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/secret", key, nil))
 		mustStatus(t, http.StatusNotFound, h.do("POST", "/api/projects/1/endpoints/secret/run", key, map[string]any{"variables": map[string]any{}}))
 		r = h.do("GET", "/api/projects/1/keys/", key, nil)
 		mustStatus(t, http.StatusOK, r)
-		assert.Len(t, r.Body["results"], 1, "project 1's keys only")
+		if got, ok := r.Body["results"].([]any); !ok || len(got) != 1 {
+			t.Errorf("project 1's keys only: len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 1, r.Body["results"])
+		}
 	}
 
 	// The admin key reaches both.

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
@@ -202,7 +200,8 @@ func TestKeyRouteTable(t *testing.T) {
 					want = c.ok
 				}
 				r := h.do(c.method, "/api/projects/1"+c.path, secret, c.body)
-				if !assert.Equal(t, want, r.Status, "%s %s: %s", c.method, c.path, r.Raw) {
+				if got := r.Status; got != want {
+					t.Errorf("%s %s: r.Status = %d, want %d: %s", c.method, c.path, got, want, r.Raw)
 					continue
 				}
 				if want == 403 || want == 401 {
@@ -324,8 +323,12 @@ func TestKeyNeverShown(t *testing.T) {
 	if got, want := got["endpoints"], ([]any{"in_range"}); !reflect.DeepEqual(got, want) {
 		t.Errorf("got[\"endpoints\"] = %+v, want %+v", got, want)
 	}
-	assert.EqualValues(t, "240", got["runs_per_minute"].(interface{ String() string }).String())
-	assert.EqualValues(t, "12000", got["materialized_runs_per_hour"].(interface{ String() string }).String())
+	if got, want := got["runs_per_minute"].(interface{ String() string }).String(), "240"; got != want {
+		t.Errorf("got[\"runs_per_minute\"] = %s, want %s", got, want)
+	}
+	if got, want := got["materialized_runs_per_hour"].(interface{ String() string }).String(), "12000"; got != want {
+		t.Errorf("got[\"materialized_runs_per_hour\"] = %s, want %s", got, want)
+	}
 	// The raw table.
 	var hash, prefix string
 	if err := h.db.QueryRow(`SELECT key_hash, prefix FROM endpointkit_keys WHERE id = ?`, id).Scan(&hash, &prefix); err != nil {
@@ -484,7 +487,9 @@ func TestKeyListFiltered(t *testing.T) {
 		t.Errorf("list[0].(map[string]any)[\"name\"] = %q, want %q", got, want)
 	}
 	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
-	assert.Len(t, r.Body["results"], 2)
+	if got, ok := r.Body["results"].([]any); !ok || len(got) != 2 {
+		t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
+	}
 }
 
 // TestKeyBudgetQueryRoute: the editor's unsaved queries count against a

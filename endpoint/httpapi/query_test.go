@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
@@ -60,7 +58,9 @@ func TestQueryRoute(t *testing.T) {
 	if got, want := r.Body["columns"], ([]any{"n"}); !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
 	}
-	assert.Len(t, r.Body["types"], 1)
+	if got, ok := r.Body["types"].([]any); !ok || len(got) != 1 {
+		t.Errorf("len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"])
+	}
 	if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
 	}
@@ -135,7 +135,9 @@ func TestQueryRoute(t *testing.T) {
 	mustStatus(t, http.StatusForbidden, h.do("POST", "/api/projects/2/query/", keyP1, queryBody("SELECT 1", nil, nil)))
 	mustStatus(t, http.StatusUnauthorized, h.do("POST", base+"/query/", "", queryBody("SELECT 1", nil, nil)))
 	list := h.do("GET", base+"/endpoints/", keyP1, nil)
-	assert.Len(t, list.Body["results"], 1)
+	if got, ok := list.Body["results"].([]any); !ok || len(got) != 1 {
+		t.Errorf("len(list.Body[\"results\"]) = %d, want %d: %v", len(got), 1, list.Body["results"])
+	}
 }
 
 // TestQueryRouteInsight: a TrendsQuery runs unsaved with its variables by
@@ -158,8 +160,13 @@ func TestQueryRouteInsight(t *testing.T) {
 	if got, want := s["label"], "Chrome"; !reflect.DeepEqual(got, want) {
 		t.Errorf("s[\"label\"] = %q, want %q", got, want)
 	}
-	assert.NotEmpty(t, s["data"])
-	assert.Len(t, s["labels"], len(s["data"].([]any)))
+	data, _ := s["data"].([]any)
+	if len(data) == 0 {
+		t.Errorf("s[\"data\"] = %v, want points", s["data"])
+	}
+	if labels, ok := s["labels"].([]any); !ok || len(labels) != len(data) {
+		t.Errorf("len(s[\"labels\"]) = %d, want one per point (%d): %v", len(labels), len(data), s["labels"])
+	}
 	if got, want := r.Body["placeholders"], ([]any{}); !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"placeholders\"] = %+v, want %+v", got, want)
 	}

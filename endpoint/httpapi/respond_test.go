@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
@@ -173,8 +171,12 @@ func checkErrorBody(t *testing.T, r response) {
 	if r.Body == nil {
 		t.Fatalf("error answers have a JSON body: r.Body is nil")
 	}
-	assert.NotEmpty(t, r.Body["detail"])
-	assert.NotEmpty(t, r.Body["code"])
+	if s, ok := r.Body["detail"].(string); !ok || s == "" {
+		t.Errorf("r.Body[\"detail\"] = %#v, want a non-empty string", r.Body["detail"])
+	}
+	if s, ok := r.Body["code"].(string); !ok || s == "" {
+		t.Errorf("r.Body[\"code\"] = %#v, want a non-empty string", r.Body["code"])
+	}
 	_, hasAttr := r.Body["attr"]
 	if !hasAttr {
 		t.Errorf("attr is always present (null when no field): %s: hasAttr is false", r.Raw)

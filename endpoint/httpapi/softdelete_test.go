@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // TestHTTPSoftDelete: PATCH {"deleted": true} hides an endpoint on every
@@ -27,7 +25,9 @@ func TestHTTPSoftDelete(t *testing.T) {
 	if got, want := gone.Body["name"], "daily"; !reflect.DeepEqual(got, want) {
 		t.Errorf("gone.Body[\"name\"] = %q, want %q", got, want)
 	}
-	assert.NotEmpty(t, gone.Body["deleted_at"])
+	if s, ok := gone.Body["deleted_at"].(string); !ok || s == "" {
+		t.Errorf("gone.Body[\"deleted_at\"] = %#v, want a non-empty string", gone.Body["deleted_at"])
+	}
 
 	for _, r := range []struct{ method, path string }{
 		{"GET", base + "daily/"}, {"POST", base + "daily/run"}, {"GET", base + "daily/versions/"},

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 func TestVariableRoutes(t *testing.T) {
@@ -64,7 +62,9 @@ func TestVariableRoutes(t *testing.T) {
 			}
 			mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
 			r = h.do("GET", base+slash, keyP1, nil)
-			assert.Empty(t, r.Body["results"])
+			if got := r.Body["results"]; got != nil && !reflect.DeepEqual(got, []any{}) {
+				t.Errorf("r.Body[\"results\"] = %v, want none", got)
+			}
 			if s, sub := string(r.Raw), `"results":[]`; !strings.Contains(s, sub) {
 				t.Errorf("an empty list is [], not null: %q does not contain %q", s, sub)
 			}

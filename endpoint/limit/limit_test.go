@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 )
 
 // clock is a manual clock for Config.Now.
@@ -516,8 +514,12 @@ func checkList(t *testing.T, l *Limiter) {
 	n := 0
 	var prev *project
 	for p := l.head; p != nil; p = p.next {
-		require.Same(t, l.projects[p.name], p)
-		require.Same(t, prev, p.prev)
+		if l.projects[p.name] != p {
+			t.Fatalf("l.projects[%q] = %p, want the listed %p", p.name, l.projects[p.name], p)
+		}
+		if p.prev != prev {
+			t.Fatalf("%q: p.prev = %p, want the one before it, %p", p.name, p.prev, prev)
+		}
 		if prev != nil {
 			if p.last.After(prev.last) {
 				t.Fatalf("ordered by last run: p.last.After(prev.last) is true")
@@ -526,7 +528,9 @@ func checkList(t *testing.T, l *Limiter) {
 		prev = p
 		n++
 	}
-	require.Same(t, prev, l.tail)
+	if l.tail != prev {
+		t.Fatalf("l.tail = %p, want the last listed %p", l.tail, prev)
+	}
 	if got, want := n, len(l.projects); got != want {
 		t.Fatalf("n = %v, want %v", got, want)
 	}

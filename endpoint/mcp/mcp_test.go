@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/stretchr/testify/assert"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
@@ -255,6 +256,12 @@ func keys[M ~map[string]V, V any](m M) []string {
 	return out
 }
 
+// sameNames reports whether got and want hold the same names, each as many
+// times, in any order.
+func sameNames(got, want []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want)))
+}
+
 // transports are the two ways an agent reaches the tools of project 1
 // with its API key.
 func (f *fixture) transports(t *testing.T) map[string]*sdk.ClientSession {
@@ -267,16 +274,26 @@ func (f *fixture) transports(t *testing.T) map[string]*sdk.ClientSession {
 func TestToolsPerCredential(t *testing.T) {
 	f := newFixture(t)
 	for name, s := range f.transports(t) {
-		assert.ElementsMatch(t, []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)), name)
+		if got, want := keys(toolNames(t, s)), []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
+			t.Errorf("%s: tools %q, want %q in any order", name, got, want)
+		}
 	}
-	assert.ElementsMatch(t, []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, f.connectHTTP(t, keyP2, "?project=2"))))
-	assert.ElementsMatch(t, []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, f.connectMemory(t, "2"))))
+	if got, want := keys(toolNames(t, f.connectHTTP(t, keyP2, "?project=2"))), []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
+		t.Errorf("project 2 over HTTP: tools %q, want %q in any order", got, want)
+	}
+	if got, want := keys(toolNames(t, f.connectMemory(t, "2"))), []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
+		t.Errorf("project 2 in memory: tools %q, want %q in any order", got, want)
+	}
 
 	tok := f.token(t, []string{"by_event"}, map[string]any{"event": "purchase"})
 	tools := toolNames(t, f.connectHTTP(t, tok, ""))
-	assert.ElementsMatch(t, []string{"by_event", mcp.ListTool}, keys(tools))
+	if got, want := keys(tools), []string{"by_event", mcp.ListTool}; !sameNames(got, want) {
+		t.Errorf("embed token: tools %q, want %q in any order", got, want)
+	}
 	vars := tools["by_event"].InputSchema.(map[string]any)["properties"].(map[string]any)["variables"].(map[string]any)
-	assert.Empty(t, vars["properties"], "the token's fixed variable is not in its schema")
+	if got, _ := vars["properties"].(map[string]any); vars["properties"] != nil && (got == nil || len(got) != 0) {
+		t.Errorf("the token's fixed variable is not in its schema: properties = %v, want none", vars["properties"])
+	}
 	if _, ok := vars["required"]; ok {
 		t.Errorf("key %v in %v", "required", vars)
 	}
@@ -441,7 +458,11 @@ func TestRefusalsEqualHTTP(t *testing.T) {
 	if got, want := ep["name"], "by_event"; !reflect.DeepEqual(got, want) {
 		t.Errorf("ep[\"name\"] = %q, want %q", got, want)
 	}
-	assert.Contains(t, ep["materialization"], "can_materialize")
+	if m, ok := ep["materialization"].(map[string]any); !ok {
+		t.Errorf("ep[\"materialization\"] = %#v, want an object", ep["materialization"])
+	} else if _, ok := m["can_materialize"]; !ok {
+		t.Errorf("ep[\"materialization\"] = %v, want a key %q", m, "can_materialize")
+	}
 }
 
 // TestEmbedTokenOverMCP: a token runs its endpoints with its fixed values
@@ -516,7 +537,9 @@ func TestEmbedTokenRPMOverMCP(t *testing.T) {
 	if got, want := got.Code, "throttled"; got != want {
 		t.Errorf("got.Code = %q, want %q", got, want)
 	}
-	assert.Regexp(t, `^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`, got.Detail)
+	if re := regexp.MustCompile(`^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`); !re.MatchString(got.Detail) {
+		t.Errorf("got.Detail = %q, want a match of %s", got.Detail, re)
+	}
 }
 
 func firstColumn(m map[string]any) []any {
@@ -624,7 +647,9 @@ func TestStdioToolsFollowTheEndpoints(t *testing.T) {
 		t.Fatalf("unexpected error: %v", err)
 	}
 	defer s.Close()
-	assert.ElementsMatch(t, []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)))
+	if got, want := keys(toolNames(t, s)), []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
+		t.Errorf("tools %q, want %q in any order", got, want)
+	}
 
 	_, err = f.env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "later",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1 AS one"}})
@@ -634,7 +659,9 @@ func TestStdioToolsFollowTheEndpoints(t *testing.T) {
 	if err := f.env.Service.Delete(ctx, "1", "totals"); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	assert.ElementsMatch(t, []string{"by_event", "later", mcp.ListTool, mcp.GetTool, mcp.QueryTool}, keys(toolNames(t, s)))
+	if got, want := keys(toolNames(t, s)), []string{"by_event", "later", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
+		t.Errorf("after a create and a delete: tools %q, want %q in any order", got, want)
+	}
 	select {
 	case <-changed:
 	case <-time.After(5 * time.Second):

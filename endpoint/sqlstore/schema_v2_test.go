@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
@@ -101,7 +99,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 			if v := got.MaterializationBuckets; v != nil {
 				t.Errorf("got.MaterializationBuckets = %v, want nil", v)
 			}
-			assert.Zero(t, got.MaterializationState)
+			if v := got.MaterializationState; v != (driver.MaterializationState{}) {
+				t.Errorf("got.MaterializationState = %+v, want the zero value", v)
+			}
 
 			at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 			st := driver.MaterializationState{Status: driver.StatusCompleted, Attempt: "v1;", Table: "t", Built: "v1;", At: &at}

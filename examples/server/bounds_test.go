@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // TestWritesDuringLongRefresh: while a refresh holds the data file's one
@@ -54,7 +52,9 @@ func TestWritesDuringLongRefresh(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		status, got := call(t, method, base+path, "k", body)
-		assert.Equal(t, want, status, "%s: %s", what, got)
+		if status != want {
+			t.Errorf("%s: status = %d, want %d: %s", what, status, want, got)
+		}
 		if a, b := time.Since(start), 2*time.Second; !(a < b) {
 			t.Errorf("%v: time.Since(start) = %v, want < %v", what, a, b)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,8 +12,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
@@ -134,7 +133,9 @@ func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	require.FileExists(t, file)
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the database is a file: os.Stat(%q) = %v, %v", file, fi, err)
+	}
 	var mode string
 	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
 		t.Fatalf("unexpected error: %v", err)
@@ -145,7 +146,9 @@ func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 	if err := closeDB(); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	assert.NoDirExists(t, filepath.Dir(file))
+	if fi, err := os.Stat(filepath.Dir(file)); err == nil && fi.IsDir() {
+		t.Errorf("the directory %s is still there after close", filepath.Dir(file))
+	}
 }
 
 // TestDatabasesApart: the store is a file of its own, beside the data

@@ -21,8 +21,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // memLoadBound is the documented bound of the example server's resident
@@ -211,7 +209,9 @@ func TestMemoryLoad(t *testing.T) {
 	}
 	for _, name := range created {
 		status, body, err := do("GET", p1+"/endpoints/"+name, "k1", "")
-		if assert.NoError(t, err) {
+		if err != nil {
+			t.Errorf("GET %s: %v", name, err)
+		} else {
 			if got, want := status, 200; got != want {
 				t.Errorf("acknowledged create of %s lost: %s: status = %v, want %v", name, body, got, want)
 			}

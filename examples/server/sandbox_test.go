@@ -10,9 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // call sends a JSON request with a key and returns the status and body.
@@ -135,7 +132,9 @@ func TestPrintedEmbedWorks(t *testing.T) {
 			bodies = append(bodies, l)
 		}
 	}
-	require.Len(t, bodies, len(sessionStatuses)+1, "%s", got)
+	if len(bodies) != len(sessionStatuses)+1 {
+		t.Fatalf("%d bodies, want %d: %s", len(bodies), len(sessionStatuses)+1, got)
+	}
 	var sessionRun, tokenRun struct{ Results any }
 	if err := json.Unmarshal([]byte(bodies[4]), &sessionRun); err != nil {
 		t.Fatalf("unexpected error: %v", err)
@@ -143,7 +142,9 @@ func TestPrintedEmbedWorks(t *testing.T) {
 	if err := json.Unmarshal([]byte(bodies[len(bodies)-1]), &tokenRun); err != nil {
 		t.Fatalf("%v: unexpected error: %v", bodies[len(bodies)-1], err)
 	}
-	require.NotEmpty(t, sessionRun.Results)
+	if rows, ok := sessionRun.Results.([]any); !ok || len(rows) == 0 {
+		t.Fatalf("sessionRun.Results = %v, want rows", sessionRun.Results)
+	}
 	if got, want := tokenRun.Results, sessionRun.Results; !reflect.DeepEqual(got, want) {
 		t.Errorf("tokenRun.Results = %+v, want %+v", got, want)
 	}
@@ -159,7 +160,9 @@ func TestNoKeyGeneratedWhenKeysGiven(t *testing.T) {
 	if s, sub := out, "API key:     from -api-key\n"; !strings.Contains(s, sub) {
 		t.Errorf("no key generated: %q does not contain %q", s, sub)
 	}
-	assert.NotRegexp(t, `ek_[A-Z2-7]{26}`, out, "no generated key printed")
+	if re := regexp.MustCompile(`ek_[A-Z2-7]{26}`); re.MatchString(out) {
+		t.Errorf("no generated key printed: %q matches %s", out, re)
+	}
 	if s, sub := s.session(t), "KEY='k1'\n"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}

@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
 
@@ -59,7 +56,9 @@ func curl(t *testing.T, args []string) answer {
 		switch a := args[i]; a {
 		case "-sS":
 		case "-X", "-H", "-d":
-			require.Less(t, i+1, len(args), "%s needs a value", a)
+			if i+1 >= len(args) {
+				t.Fatalf("%s needs a value: %q", a, args)
+			}
 			v := args[i+1]
 			i++
 			switch a {
@@ -194,7 +193,9 @@ func TestPrintedSessionWorks(t *testing.T) {
 	if got, want := answers[5].body["detail"], "Required variable(s) 'to' not provided"; !reflect.DeepEqual(got, want) {
 		t.Errorf("answers[5].body[\"detail\"] = %q, want %q", got, want)
 	}
-	assert.Len(t, answers[6].body["results"], 1)
+	if rows, ok := answers[6].body["results"].([]any); !ok || len(rows) != 1 {
+		t.Errorf("len(answers[6].body[\"results\"]) = %d, want %d: %v", len(rows), 1, answers[6].body["results"])
+	}
 
 	if err := s.stop(); err != nil {
 		t.Fatalf("unexpected error: %v", err)

@@ -43,7 +43,6 @@ type outcome struct {
 	wantRead bool
 }
 
-
 // engineRun is everything one engine answered.
 type engineRun struct {
 	name     string

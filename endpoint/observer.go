@@ -38,6 +38,9 @@ type RunEvent struct {
 	Cached       bool
 	Materialized bool
 	Token        bool
+	// KeyID is the id of the stored API key the run was authenticated
+	// with (RunRequest.KeyID), "" for another credential; never the key.
+	KeyID string
 	// Rows is the number of rows or series answered, -1 for a failed run.
 	Rows int
 	// InlineReason is why a run of a materialized endpoint ran inline
@@ -113,6 +116,9 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	}
 	if ev.Code != "" {
 		attrs = append(attrs, slog.String("code", ev.Code))
+	}
+	if ev.KeyID != "" {
+		attrs = append(attrs, slog.String("key_id", ev.KeyID))
 	}
 	if ev.Err != nil && ev.Status >= 500 {
 		attrs = append(attrs, slog.Any("error", ev.Err))

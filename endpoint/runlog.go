@@ -62,7 +62,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 	ev := RunEvent{
 		Project: r.project, Endpoint: r.name, Version: r.version, ExecutionID: r.id,
 		Duration: took, Status: status, Code: code, Err: err,
-		Refresh: r.refresh, Cached: r.cached, Materialized: r.materialized, Token: r.token, Rows: -1,
+		Refresh: r.refresh, Cached: r.cached, Materialized: r.materialized, Token: r.token, KeyID: r.keyID, Rows: -1,
 		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {

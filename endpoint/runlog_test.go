@@ -190,3 +190,20 @@ func FuzzParseCursor(f *testing.F) {
 		}
 	})
 }
+
+// TestRunKeyID: the id of the stored key a run came with reaches the
+// Observer and the run log.
+func TestRunKeyID(t *testing.T) {
+	obs := &recorder{}
+	e := newEnv(t, func(c *endpoint.Config) { c.Observer = obs })
+	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
+	const id = "11111111-1111-4111-8111-111111111111"
+	runReq(t, e, "by_country", endpoint.RunRequest{Variables: map[string]any{"country": "US"}, KeyID: id})
+	if evs := obs.runEvents(); len(evs) != 1 || evs[0].KeyID != id {
+		t.Fatalf("observed %+v, want one run with key id %s", evs, id)
+	}
+	list, _, err := e.svc.Logs(context.Background(), "1", "by_country", 0, "")
+	if err != nil || len(list) != 1 || list[0].KeyID != id {
+		t.Fatalf("Logs = %+v, %v; want one entry with key id %s", list, err, id)
+	}
+}

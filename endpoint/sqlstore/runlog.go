@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // logPruneEvery is how many appends to one endpoint's log (by this
@@ -65,7 +67,7 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		// processes differ in the high bits, so their rows never collide.
 		seqHigh: uint64(binary.BigEndian.Uint16(r[:])&0x7fff) << 48,
 		pending: map[[2]string]int{},
-		insert:  rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
+		insert:  insertRows(d, logInsertRows),
 		// The oldest entry that the count bound keeps.
 		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
 		list: rebind(d, `SELECT at_ns, seq, entry, key_id FROM `+runLogTable+where+
@@ -90,6 +92,23 @@ type runLog struct {
 	insert, boundary, list, pruneCount, pruneAge, deleteAll string
 }
 
+// logInsertRows is how many entries one INSERT of AppendBatch writes: the
+// engine parses and plans one statement per that many rows, not per row.
+const logInsertRows = 64
+
+// insertRows is the INSERT of n run log entries, for d.
+func insertRows(d engine.Store, n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO ` + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+	}
+	return rebind(d, b.String())
+}
+
 // Append implements driver.RunLog.
 func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 	return l.AppendBatch(ctx, []driver.RunLogEntry{e})
@@ -103,26 +122,27 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	if len(entries) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(entries))
-	for i, e := range entries {
+	rows := make([]any, 0, 6*len(entries))
+	for _, e := range entries {
 		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
 		b, err := json.Marshal(entryRowOf(e))
 		if err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
 		keyID := sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}
-		rows[i] = []any{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b), keyID}
+		rows = append(rows, e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b), keyID)
 	}
 	err := l.s.inTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, l.insert)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, r := range rows {
-			if _, err := st.ExecContext(ctx, r...); err != nil {
+		for len(rows) > 0 {
+			n := min(len(rows)/6, logInsertRows)
+			q := l.insert
+			if n < logInsertRows {
+				q = insertRows(l.s.dialect, n)
+			}
+			if _, err := tx.ExecContext(ctx, q, rows[:6*n]...); err != nil {
 				return err
 			}
+			rows = rows[6*n:]
 		}
 		return nil
 	})

@@ -233,6 +233,7 @@ func RunRunLog(t *testing.T, newLog func(t *testing.T, maxAge time.Duration, max
 	t.Run("RetentionCount", s.retentionCount)
 	t.Run("RetentionAge", s.retentionAge)
 	t.Run("BadCursor", s.badCursor)
+	t.Run("Batch", s.batch)
 }
 
 // runLogSuite holds what every subtest of RunRunLog shares.
@@ -342,6 +343,33 @@ func (s runLogSuite) newestFirstAndFields(t *testing.T) {
 	}
 	for i := range got {
 		sameEntry(t, got[i], want[7-i])
+	}
+}
+
+// batch: a BatchRunLog's AppendBatch keeps every entry of a batch larger
+// than any chunk it may write at once, across endpoints, each listed as
+// Append would have kept it. A log without AppendBatch skips it.
+func (s runLogSuite) batch(t *testing.T) {
+	l := s.open(t, time.Hour*24, 1000)
+	b, ok := l.(driver.BatchRunLog)
+	if !ok {
+		t.Skip("the log is not a driver.BatchRunLog")
+	}
+	var batch []driver.RunLogEntry
+	for i := range 150 {
+		batch = append(batch, runLogEntry("1", []string{"e1", "e2"}[i%2], i))
+	}
+	if err := b.AppendBatch(s.ctx, batch); err != nil {
+		t.Fatalf("AppendBatch of %d entries: %v", len(batch), err)
+	}
+	for k, id := range []string{"e1", "e2"} {
+		got, _ := s.list(t, l, "1", id, driver.LogPage{Limit: 1000})
+		if len(got) != 75 {
+			t.Fatalf("List(%s) = %d entries after a batch of 150, want 75", id, len(got))
+		}
+		for i := range got {
+			sameEntry(t, got[i], batch[148+k-2*i])
+		}
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"math"
 	"sync"
 	"time"
@@ -69,15 +68,19 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 		key = s.resultKey(ep, c, req.Variables, values, opts, now)
 	}
 	useCache := key != "" && s.results != nil && mode != RefreshDirect
+	var cacheKey string
+	if useCache {
+		cacheKey = hashKey(key)
+	}
 	if useCache && mode == RefreshCache {
-		if res, rows := s.cachedAnswer(ctx, key, ep, opts, now); res != nil {
+		if res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now); res != nil {
 			return s.answerForRun(ctx, ep, res, true, rows, now, rec), nil
 		}
 	}
 	computeAndStore := func() (*RunResult, error) {
 		res, err := s.computeMeasured(ctx, ep, c, req, opts, now)
 		if err == nil && useCache {
-			s.storeAnswer(ctx, key, ep, res)
+			s.storeAnswer(ctx, cacheKey, ep, res)
 		}
 		return res, err
 	}
@@ -198,7 +201,8 @@ func resultRows(results any) int {
 	return -1
 }
 
-// resultKey returns the cache key of a run: a hash of the project, the
+// resultKey returns the key of a run's answer, which keys its flight
+// (runFlights) as it is and the result cache hashed (hashKey): the project, the
 // endpoint's id, the version and everything the answer depends on besides
 // the data. For a SQL endpoint that is the coerced values (so "-7d" keys
 // the day it means, not its text), the limit and the offset; for an
@@ -207,8 +211,7 @@ func resultRows(results any) int {
 // coerced them; an insight run that cannot be keyed returns "" and goes
 // uncached, computeByKind reporting the error.
 func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
-	h := sha256.New()
-	k := keyWriter{h: h}
+	k := keyWriter{b: make([]byte, 0, 128)}
 	k.str("endpointkit result v1")
 	k.str(ep.ProjectID)
 	k.str(ep.ID)
@@ -243,7 +246,7 @@ func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[
 				return ""
 			}
 		}
-		return hex.EncodeToString(h.Sum(nil))
+		return string(k.b)
 	}
 	k.str("sql")
 	k.int(int64(opts.limit))
@@ -256,25 +259,30 @@ func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[
 			return ""
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return string(k.b)
 }
 
-// keyWriter writes typed, length-prefixed values into a hash, so that no
-// two different inputs write the same bytes.
+// hashKey is the result cache's key of a run's key (resultKey): its
+// SHA-256 in hex, so that the cache holds no value of a run.
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// keyWriter writes the parts of a key, each tagged with its kind and
+// length so that no two sequences of parts write the same bytes.
 type keyWriter struct {
-	h   hash.Hash
-	buf [binary.MaxVarintLen64 + 1]byte
+	b []byte
 }
 
 func (k *keyWriter) tag(t byte, n uint64) {
-	k.buf[0] = t
-	m := binary.PutUvarint(k.buf[1:], n)
-	k.h.Write(k.buf[:1+m])
+	k.b = append(k.b, t)
+	k.b = binary.AppendUvarint(k.b, n)
 }
 
 func (k *keyWriter) str(s string) {
 	k.tag('s', uint64(len(s)))
-	k.h.Write([]byte(s))
+	k.b = append(k.b, s...)
 }
 
 func (k *keyWriter) int(n int64) { k.tag('i', uint64(n)) }
@@ -289,7 +297,7 @@ func (k *keyWriter) value(v any) bool {
 		k.str(x)
 	case []byte:
 		k.tag('y', uint64(len(x)))
-		k.h.Write(x)
+		k.b = append(k.b, x...)
 	case int64:
 		k.tag('i', uint64(x))
 	case int:

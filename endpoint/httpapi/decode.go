@@ -67,6 +67,15 @@ func decodeJSON(body []byte, dst any) error {
 	if err := checkJSON(body); err != nil {
 		return err
 	}
+	if rb, ok := dst.(*runBody); ok && decodeRunBody(body, rb) {
+		return nil
+	}
+	return decodeGeneral(body, dst)
+}
+
+// decodeGeneral is decodeJSON's path for any body and any dst, after
+// checkJSON.
+func decodeGeneral(body []byte, dst any) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		var syntax *json.SyntaxError

@@ -315,6 +315,9 @@ func (h *handler) formatOfMedia(mt string) (answerFormat, bool) {
 // else the rows of columns, types and results, streamed.
 func (h *handler) answer(w http.ResponseWriter, r *http.Request, f answerFormat, v any, columns, types []string, results any, hasMore bool, runID string) error {
 	if f == nil {
+		if rr, ok := v.(*endpoint.RunResult); ok && replyRun(w, rr) {
+			return nil
+		}
 		return h.reply(w, r, http.StatusOK, v)
 	}
 	if len(columns) == 0 {

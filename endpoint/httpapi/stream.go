@@ -320,15 +320,7 @@ func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
 	case json.Number:
 		return append(buf, x...), nil
 	case time.Time:
-		if y := x.Year(); y < 0 || y >= 10000 {
-			return buf, fmt.Errorf("unsupported time %s: the year is outside [0,9999]", x)
-		}
-		if inJSON {
-			buf = append(buf, '"')
-			buf = x.AppendFormat(buf, time.RFC3339Nano)
-			return append(buf, '"'), nil
-		}
-		return x.AppendFormat(buf, time.RFC3339Nano), nil
+		return appendTimeText(buf, x, inJSON)
 	case []byte:
 		if inJSON {
 			buf = append(buf, '"')

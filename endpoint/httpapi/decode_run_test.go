@@ -1,0 +1,129 @@
+package httpapi
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// generalRunBody decodes body as decodeJSON does for any other type.
+func generalRunBody(body []byte) (runBody, error) {
+	var b runBody
+	if err := checkJSON(body); err != nil {
+		return b, err
+	}
+	err := decodeGeneral(body, &b)
+	return b, err
+}
+
+// TestDecodeRunBodyFast checks that the run requests clients send take the
+// one-pass path, and that it decodes them as the general path does.
+func TestDecodeRunBodyFast(t *testing.T) {
+	for _, body := range []string{
+		`{}`,
+		` { } `,
+		`{"variables": {}}`,
+		`{"variables": null}`,
+		`{"variables": {"name": "purchase"}}`,
+		`{"variables": {"n": 12, "x": -1.5e-3, "ok": true, "no": false, "none": null}}`,
+		`{"variables": {"list": ["a", 1, [2, {"k": "v"}], {}], "o": {"a": {"b": []}}}}`,
+		`{"variables": {"esc": "a\"b\\c\nd\u00e9\ud83d\ude00", "k\u0065y": "v"}}`,
+		`{"variables": {"from": "2025-05-01"}, "limit": 10, "offset": 0, "version": 2}`,
+		`{"limit": null, "offset": null, "version": null, "refresh": null, "format": null, "debug": null}`,
+		`{"refresh": "force_blocking", "format": "csv", "debug": true}`,
+		`{"debug": false, "limit": -0, "offset": -7}`,
+		"{\n\t\"variables\" :\r\n{ \"a\" : 1 }\n}\n",
+		`{"vari\u0061bles": {"a": "b"}}`,
+		`{"variables": {"big": 123456789012345678901234567890, "zero": 0, "exp": 1E+2}}`,
+	} {
+		var fast runBody
+		if !decodeRunBody([]byte(body), &fast) {
+			t.Errorf("%s: took the general path", body)
+			continue
+		}
+		want, err := generalRunBody([]byte(body))
+		if err != nil {
+			t.Errorf("%s: general path: %v", body, err)
+			continue
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Errorf("%s:\n fast    %#v\n general %#v", body, fast, want)
+		}
+	}
+}
+
+// TestDecodeRunBodyDeclines checks that what the one-pass path does not
+// decode exactly is left to the general path, which words the errors.
+func TestDecodeRunBodyDeclines(t *testing.T) {
+	for _, body := range []string{
+		``, `[]`, `null`, `"x"`, `{`, `{"variables": {}`, `{"variables": {}} x`, `{"variables": {}}{}`,
+		`{"Variables": {}}`, `{"unknown": 1}`, `{"variables": "x"}`, `{"variables": []}`,
+		`{"limit": 1.5}`, `{"limit": 1e2}`, `{"limit": "1"}`, `{"limit": 99999999999999999999}`,
+		`{"debug": "true"}`, `{"debug": 1}`, `{"refresh": 1}`, `{"format": ["csv"]}`,
+		`{"variables": {"a": 01}}`, `{"variables": {"a": .5}}`, `{"variables": {"a": 1.}}`, `{"variables": {"a": -}}`,
+		`{"variables": {"a": tru}}`, `{"variables": {"a": "x` + "\n" + `"}}`, `{"variables": {"a": "\x"}}`,
+		`{"variables": {"a" 1}}`, `{"variables": {"a": 1,}}`, `{"variables": {"a": [1,]}}`, `{,}`,
+		`{"variables": {"deep": ` + strings.Repeat("[", maxFastDepth+1) + strings.Repeat("]", maxFastDepth+1) + `}}`,
+	} {
+		var b runBody
+		if decodeRunBody([]byte(body), &b) {
+			t.Errorf("%q: took the one-pass path", body)
+		}
+		if !reflect.DeepEqual(b, runBody{}) {
+			t.Errorf("%q: declined but set the body: %#v", body, b)
+		}
+	}
+}
+
+// FuzzDecodeRunBody checks that whatever body the one-pass path decodes,
+// the general path decodes, to the same request.
+func FuzzDecodeRunBody(f *testing.F) {
+	for _, s := range []string{
+		`{"variables": {"name": "purchase"}}`,
+		`{"variables": {"l": [1, "a", null, true, {"k": [false]}]}, "limit": 3, "offset": 1, "version": 2}`,
+		`{"refresh": "blocking", "format": "ndjson", "debug": false}`,
+		`{"variables": {"e": "\u2028\"\\/"}, "limit": -0}`,
+		`{"limit": 1.0}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if checkJSON(body) != nil {
+			return
+		}
+		var fast runBody
+		if !decodeRunBody(body, &fast) {
+			return
+		}
+		want, err := generalRunBody(body)
+		if err != nil {
+			t.Fatalf("%q: the one-pass path took a body the general path refuses: %v", body, err)
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("%q:\n fast    %#v\n general %#v", body, fast, want)
+		}
+	})
+}
+
+// BenchmarkDecodeRunBody compares the one-pass path with the general one
+// on a typical run request.
+func BenchmarkDecodeRunBody(b *testing.B) {
+	body := []byte(`{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}, "limit": 100}`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var rb runBody
+			if checkJSON(body) != nil || !decodeRunBody(body, &rb) {
+				b.Fatal("not decoded")
+			}
+		}
+	})
+	b.Run("general", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := generalRunBody(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

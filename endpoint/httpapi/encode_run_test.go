@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"math"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// checkAppendRunResult fails unless appendRunResult writes r as
+// encodeJSON does, or declines it exactly when wantOK is false.
+func checkAppendRunResult(t *testing.T, name string, r *endpoint.RunResult, wantOK bool) {
+	t.Helper()
+	got, ok := appendRunResult(nil, r)
+	if ok != wantOK {
+		t.Errorf("%s: ok %v, want %v", name, ok, wantOK)
+		return
+	}
+	want, err := encodeJSON(r)
+	if !ok {
+		return
+	}
+	if err != nil {
+		t.Errorf("%s: written, but encoding/json refuses it: %v", name, err)
+		return
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s:\n got  %s\n want %s", name, got, want)
+	}
+}
+
+func TestAppendRunResult(t *testing.T) {
+	at := time.Date(2025, 5, 1, 12, 30, 0, 123456789, time.UTC)
+	paris := time.Date(2025, 5, 1, 12, 30, 0, 0, time.FixedZone("CEST", 2*3600))
+	n, m := int64(12), int64(0)
+	full := func() *endpoint.RunResult {
+		return &endpoint.RunResult{
+			Name: "by_event", EndpointVersion: 3,
+			Columns: []string{"event", "n", "avg <&> \"q\""}, Types: []string{"TEXT", "INTEGER", "REAL"},
+			Results: [][]any{
+				{"purchase", int64(110), 1.5},
+				{"a\u2028b\x00\x1f\t\n\\\"é\xff", int64(-1), 1e-7},
+				{nil, int32(7), float32(0.1)},
+				{true, false, 1e21},
+				{json.Number("12.50"), []byte("bin"), at},
+				{int(3), paris, 0.0},
+				{map[string]any{"k": []any{1, "<x>"}}, []any{"y"}, uint8(9)},
+			},
+			HasMore: true, EndpointMaterialized: true, EndpointMaterializedAt: &at,
+			InlineReason: "older version asked", ExecutionID: "0197-abc",
+			EndpointVersionCreatedAt: &paris, IsCached: false, LastRefresh: &at,
+			Statistics: &endpoint.Statistics{ElapsedMS: 0.123, RowsRead: &n, BytesRead: &m},
+		}
+	}
+	checkAppendRunResult(t, "full", full(), true)
+	checkAppendRunResult(t, "zero", &endpoint.RunResult{}, true)
+	checkAppendRunResult(t, "no rows", &endpoint.RunResult{Columns: []string{}, Types: []string{}, Results: [][]any{}}, true)
+	checkAppendRunResult(t, "nil row", &endpoint.RunResult{Results: [][]any{nil, {}}}, true)
+	checkAppendRunResult(t, "nil rows", &endpoint.RunResult{Results: [][]any(nil)}, true)
+	checkAppendRunResult(t, "cached", &endpoint.RunResult{IsCached: true, Results: json.RawMessage(` [ ["a" , 1],[ null ] ] `)}, true)
+	checkAppendRunResult(t, "statistics without reads", &endpoint.RunResult{Statistics: &endpoint.Statistics{ElapsedMS: 1e-9}}, true)
+
+	r := full()
+	r.Debug = &endpoint.DebugInfo{SQL: "SELECT 1"}
+	checkAppendRunResult(t, "debug", r, false)
+	r = full()
+	r.Results = [][]any{{math.NaN()}}
+	checkAppendRunResult(t, "NaN", r, false)
+	r = full()
+	r.Results = [][]any{{math.Inf(-1)}}
+	checkAppendRunResult(t, "infinity", r, false)
+	r = full()
+	r.Statistics.ElapsedMS = math.Inf(1)
+	checkAppendRunResult(t, "infinite elapsed", r, false)
+	r = full()
+	y := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.LastRefresh = &y
+	checkAppendRunResult(t, "year 10000", r, false)
+	r = full()
+	odd := time.Date(2025, 1, 1, 0, 0, 0, 0, time.FixedZone("", 24*3600))
+	r.EndpointMaterializedAt = &odd
+	checkAppendRunResult(t, "offset of 24 hours", r, false)
+	r = full()
+	r.Results = [][]any{{odd}}
+	checkAppendRunResult(t, "offset of 24 hours in a row", r, false)
+	r = full()
+	r.Results = map[string]any{"series": 1}
+	checkAppendRunResult(t, "insight", r, false)
+	r = full()
+	r.Results = json.RawMessage(`[1,`)
+	checkAppendRunResult(t, "broken cached rows", r, false)
+}
+
+// TestReplyRun checks that an answer written by replyRun is the one reply
+// writes, headers included, and that a declined one writes nothing.
+func TestReplyRun(t *testing.T) {
+	res := &endpoint.RunResult{Name: "x", Columns: []string{"a"}, Types: []string{"TEXT"}, Results: [][]any{{"<b>"}}}
+	fast := httptest.NewRecorder()
+	if !replyRun(fast, res) {
+		t.Fatal("declined")
+	}
+	slow := httptest.NewRecorder()
+	h := &handler{}
+	if err := h.reply(slow, httptest.NewRequest("POST", "/", nil), 200, res); err != nil {
+		t.Fatal(err)
+	}
+	if fast.Body.String() != slow.Body.String() || fast.Code != slow.Code {
+		t.Errorf("fast %d %s, reply %d %s", fast.Code, fast.Body, slow.Code, slow.Body)
+	}
+	for _, k := range []string{"Content-Type", "X-Content-Type-Options"} {
+		if fast.Header().Get(k) != slow.Header().Get(k) {
+			t.Errorf("%s: fast %q, reply %q", k, fast.Header().Get(k), slow.Header().Get(k))
+		}
+	}
+	declined := httptest.NewRecorder()
+	if replyRun(declined, &endpoint.RunResult{Results: [][]any{{math.NaN()}}}) {
+		t.Fatal("NaN written")
+	}
+	if declined.Body.Len() != 0 || len(declined.Header()) != 0 {
+		t.Errorf("a declined answer wrote %q %v", declined.Body, declined.Header())
+	}
+}
+
+// FuzzAppendRunResult checks appendRunResult against encodeJSON on
+// answers built from arbitrary values.
+func FuzzAppendRunResult(f *testing.F) {
+	f.Add("by_event", "é\u2028<>&\"", int64(7), 1.5, int64(1746100000), int32(3600), true, []byte(` [1, "a"] `))
+	f.Add("", "\xff\x00", int64(-1), 1e-300, int64(-99999999999), int32(-86399), false, []byte(`{}`))
+	f.Fuzz(func(t *testing.T, name, s string, i int64, fl float64, unix int64, offset int32, flag bool, raw []byte) {
+		at := time.Unix(unix, int64(offset)).In(time.FixedZone("z", int(offset)))
+		r := &endpoint.RunResult{
+			Name: name, EndpointVersion: int(i), Columns: []string{s, name}, Types: []string{s},
+			Results: [][]any{{s, i, fl, flag, nil, at, []byte(s), json.Number("1")}},
+			HasMore: flag, InlineReason: s, ExecutionID: name, LastRefresh: &at, EndpointMaterializedAt: &at,
+			Statistics: &endpoint.Statistics{ElapsedMS: fl, RowsRead: &i},
+		}
+		_, err := encodeJSON(r)
+		checkAppendRunResult(t, "rows", r, err == nil)
+		r.Results = json.RawMessage(raw)
+		_, err = encodeJSON(r)
+		checkAppendRunResult(t, "cached", r, err == nil)
+	})
+}

@@ -117,7 +117,7 @@ type recordKey struct{ project, name string }
 
 // recordCache keeps the stored records of recently run endpoints, so that a
 // run of an unchanged endpoint does not read (and decode) it from the store.
-// An entry is immutable: a run gets a copy of the Endpoint, and a write
+// An entry is immutable: runs share it and only read it, and a write
 // replaces the pointer.
 type recordCache struct {
 	*lru[recordKey, *driver.Endpoint]

@@ -142,19 +142,19 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 	if err != nil {
 		return nil, err
 	}
-	rec.ep = &ep
+	rec.ep = ep
 	if opts.version == 0 {
 		opts.version = ep.CurrentVersion
 	}
 	rec.version = opts.version
-	c, err := s.compiledAt(ctx, &ep, opts.version, now)
+	c, err := s.compiledAt(ctx, ep, opts.version, now)
 	if err != nil {
 		return nil, err
 	}
 	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
 		return nil, err
 	}
-	return s.serve(ctx, &ep, c, req, opts, now, rec)
+	return s.serve(ctx, ep, c, req, opts, now, rec)
 }
 
 // computeByKind runs version c of ep with the request's values: the query
@@ -202,8 +202,10 @@ func (s *Service) runOptions(req RunRequest) (runOptions, error) {
 
 // runnable returns the endpoint named name if it may run: the record this
 // Service cached, or, when there is none or it is older than
-// Config.RecheckInterval at now, the one the store holds.
-func (s *Service) runnable(ctx context.Context, project, name string, now time.Time) (driver.Endpoint, error) {
+// Config.RecheckInterval at now, the one the store holds. The record is
+// the cache's own, shared by every run of the endpoint: a run reads it and
+// never changes it (the cache replaces a record, never changes one).
+func (s *Service) runnable(ctx context.Context, project, name string, now time.Time) (*driver.Endpoint, error) {
 	k := recordKey{project, name}
 	cached, checked, ok, gen := s.records.get(k)
 	if !ok || !s.fresh(checked, now) {
@@ -212,15 +214,15 @@ func (s *Service) runnable(ctx context.Context, project, name string, now time.T
 			if ok {
 				s.records.remove(k)
 			}
-			return driver.Endpoint{}, err
+			return nil, err
 		}
 		cached = &ep
 		s.records.put(k, cached, now, gen)
 	}
 	if !cached.IsActive {
-		return driver.Endpoint{}, notFoundf("Endpoint '%s' is not active.", name)
+		return nil, notFoundf("Endpoint '%s' is not active.", name)
 	}
-	return *cached, nil
+	return cached, nil
 }
 
 // compiledVersion returns version n of ep compiled, as compiledAt does at

@@ -89,21 +89,26 @@ func bearerKey(header http.Header) (string, error) {
 			Err:    endpoint.ErrUnauthorized,
 		}
 	}
-	malformed := &endpoint.Error{
+	if len(values) > 1 {
+		return "", malformedAuth()
+	}
+	scheme, key, ok := strings.Cut(strings.TrimSpace(values[0]), " ")
+	key = strings.TrimLeft(key, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" || strings.ContainsAny(key, " \t") {
+		return "", malformedAuth()
+	}
+	return key, nil
+}
+
+// malformedAuth is the 401 of an Authorization header that is not one
+// bearer key.
+func malformedAuth() error {
+	return &endpoint.Error{
 		Status: http.StatusUnauthorized,
 		Code:   endpoint.CodeUnauthorized,
 		Detail: "Malformed Authorization header: expected 'Bearer <API key>'.",
 		Err:    errMalformedAuth,
 	}
-	if len(values) > 1 {
-		return "", malformed
-	}
-	scheme, key, ok := strings.Cut(strings.TrimSpace(values[0]), " ")
-	key = strings.TrimLeft(key, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" || strings.ContainsAny(key, " \t") {
-		return "", malformed
-	}
-	return key, nil
 }
 
 // errMalformedAuth marks a 401 for an Authorization header that is present

@@ -158,8 +158,9 @@ func encodeJSON(v any) ([]byte, error) {
 
 func writeBytes(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
+	// Header.Set without its canonicalization: the keys are canonical.
+	h["Content-Type"] = []string{"application/json"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

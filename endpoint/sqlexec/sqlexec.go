@@ -367,35 +367,54 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 
 // read reads the rows within b and closes them: at most b.MaxRows of them
 // (all when 0), failing once they weigh more than b.MaxBytes (when set).
+//
+// It allocates per run the Result, one array for its names and types,
+// the cells it scans through, and the rows in blocks (one row, then two,
+// four, up to maxBlock, never more than b.MaxRows in all), not one slice
+// per row; each row is its own slice of a block, capped at its length.
 func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: column types: %w", err)
 	}
+	n := len(cts)
+	names := make([]string, 2*n)
 	res := &driver.Result{
-		Columns: make([]string, len(cts)),
-		Types:   make([]string, len(cts)),
+		Columns: names[:n:n],
+		Types:   names[n:],
 		Rows:    [][]any{},
 	}
 	for i, ct := range cts {
 		res.Columns[i] = ct.Name()
 		res.Types[i] = e.typeName(ct.DatabaseTypeName())
 	}
-	dest := make([]any, len(cts))
-	var size int64
+	cells := make([]cell, n)
+	dest := make([]any, n)
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
+	var (
+		size  int64
+		block []any // what is left of the current block of rows
+		grow  = 1   // rows in the next block
+	)
 	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
-		row := make([]any, len(cts))
-		for i := range row {
-			dest[i] = &row[i]
+		if len(block) < n || n == 0 {
+			k := grow
+			if b.MaxRows > 0 {
+				k = min(k, b.MaxRows-len(res.Rows))
+			}
+			block = make([]any, k*n)
+			grow = min(2*grow, maxBlock)
+		}
+		row := block[:n:n]
+		block = block[n:]
+		for i := range cells {
+			cells[i].v = &row[i]
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlexec: scan: %w", err)
-		}
-		for i, v := range row {
-			if raw, ok := v.([]byte); ok {
-				row[i] = string(raw)
-			}
 		}
 		if b.MaxBytes > 0 {
 			if size += driver.RowBytes(row); size > b.MaxBytes {
@@ -414,6 +433,26 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 	}
 	fillTypes(res)
 	return res, nil
+}
+
+// maxBlock is the most rows read allocates at once.
+const maxBlock = 64
+
+// cell is where read scans one value (a sql.Scanner): it stores the
+// driver's value in *v as it is, but a []byte, which the driver may reuse
+// for the next row, as a string, copied once (a *any destination would be
+// given a copy of the bytes, to be copied again into a string), so that
+// rows encode as JSON text rather than base64.
+type cell struct{ v *any }
+
+// Scan implements sql.Scanner.
+func (c *cell) Scan(src any) error {
+	if raw, ok := src.([]byte); ok {
+		*c.v = string(raw)
+	} else {
+		*c.v = src
+	}
+	return nil
 }
 
 // fillTypes names the types the driver left unnamed, from the values.
@@ -503,13 +542,27 @@ func checkQuery(lex engine.Lexical, q string) error {
 		case t.Kind == sqltoken.Punct && q[t.Start] == '(':
 			return nil
 		case t.Kind == sqltoken.Word:
-			switch strings.ToLower(t.Text(q)) {
-			case "select", "with", "values":
+			if w := t.Text(q); isWord(w, "select") || isWord(w, "with") || isWord(w, "values") {
 				return nil
 			}
 		}
 		return errNotQuery
 	}
+}
+
+// isWord tells whether w is the lower-case ASCII word kw in any case, as
+// strings.ToLower(w) == kw does but without allocating; unlike
+// strings.EqualFold, no other letter folds to an ASCII one (ſ is not s).
+func isWord(w, kw string) bool {
+	if len(w) != len(kw) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c != kw[i] && c+('a'-'A') != kw[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sqliteDeclared are the type names SQLite declares for the columns of a

@@ -216,15 +216,13 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 		// rather than run without them.
 		return nil, fmt.Errorf("sqlexec: engine %s takes its run settings (%v) per query, which database/sql cannot send", e.engine, ge.g.Settings)
 	}
-	if err := checkQuery(e.lex, query); err != nil {
-		return nil, err
-	}
+	body := len(ge.g.Prefix)
 	query = ge.g.Prefix + query
 	args = e.driverArgs(args)
 	for {
-		st, fresh, err := e.statement(ctx, ge, query)
+		st, fresh, err := e.statement(ctx, ge, query, body)
 		if err != nil {
-			return nil, fmt.Errorf("sqlexec: query: %w", err)
+			return nil, err
 		}
 		res, started, err := e.attempt(ctx, ge, st, query, args, b)
 		if st != nil {
@@ -290,18 +288,20 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 	return res, started, err
 }
 
-// statement returns the cached statement of query, held until released,
-// and whether this call prepared it; nil (and no error) when no statements
-// are kept or the cache is closed. It is prepared on the run pool before
-// any connection is held for the run, so that a pool of one connection
-// does not wait on itself.
-func (e *Executor) statement(ctx context.Context, ge *guardEntry, query string) (*stmtEntry, bool, error) {
+// statement checks query[body:], the text of a run past its guard's
+// prefix (checkQuery), and returns the cached statement of query, held
+// until released, and whether this call prepared it; nil (and no error)
+// when no statements are kept or the cache is closed. A text whose
+// statement is kept was checked when it was prepared, and is not checked
+// again. It is prepared on the run pool before any connection is held for
+// the run, so that a pool of one connection does not wait on itself.
+func (e *Executor) statement(ctx context.Context, ge *guardEntry, query string, body int) (*stmtEntry, bool, error) {
 	if e.stmts == nil || ge.plain && e.hasLimits() {
 		// A plain run with limits runs on a connection of its own,
 		// which a statement of the pool's cannot.
-		return nil, false, nil
+		return nil, false, checkQuery(e.lex, query[body:])
 	}
-	return e.stmts.acquire(ctx, e.runs, query)
+	return e.stmts.acquire(ctx, e.runs, query, e.lex, body)
 }
 
 // querier is where a run's query starts: the pool, or the transaction of

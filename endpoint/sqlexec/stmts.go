@@ -156,6 +156,7 @@ func (c *stmtCache) release(e *stmtEntry, drop bool) {
 		e.stmt.Close()
 	}
 }
+
 // close closes every statement no query holds, and makes the others close
 // when their queries end; later queries run unprepared.
 func (c *stmtCache) close() error {

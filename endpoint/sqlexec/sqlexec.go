@@ -63,6 +63,9 @@ type Executor struct {
 	// (WithSQLiteLimits); nil when none are set.
 	limit  LimitFunc
 	limits SQLiteLimits
+	// sqlite is whether engine is SQLite, whose declared types typeName
+	// renames.
+	sqlite bool
 }
 
 type guardEntry struct {
@@ -116,7 +119,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits, sqlite: eng.Name() == "sqlite"}
 	if o.readOnly != nil {
 		e.runs, e.readOnly = o.readOnly, true
 	}
@@ -371,7 +374,9 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 // It allocates per run the Result, one array for its names and types,
 // the cells it scans through, and the rows in blocks (one row, then two,
 // four, up to maxBlock, never more than b.MaxRows in all), not one slice
-// per row; each row is its own slice of a block, capped at its length.
+// per row; each row is its own slice of a block, capped at its length. A
+// result of at most smallColumns columns has its Result, names, cells and
+// first row in one allocation (smallResult).
 func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
@@ -379,26 +384,34 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 		return nil, fmt.Errorf("sqlexec: column types: %w", err)
 	}
 	n := len(cts)
-	names := make([]string, 2*n)
-	res := &driver.Result{
-		Columns: names[:n:n],
-		Types:   names[n:],
-		Rows:    [][]any{},
-	}
-	for i, ct := range cts {
-		res.Columns[i] = ct.Name()
-		res.Types[i] = e.typeName(ct.DatabaseTypeName())
-	}
-	cells := make([]cell, n)
-	dest := make([]any, n)
-	for i := range cells {
-		dest[i] = &cells[i]
-	}
 	var (
+		res   *driver.Result
+		names []string
+		cells []cell
 		size  int64
 		block []any // what is left of the current block of rows
 		grow  = 1   // rows in the next block
 	)
+	if n <= smallColumns {
+		// One allocation for the Result, its names and types, the cells
+		// and the first row.
+		s := &smallResult{}
+		res, names, cells = &s.res, s.names[:2*n], s.cells[:n]
+		res.Rows = s.rows[:0:1]
+		block = s.first[:n]
+		grow = 2
+	} else {
+		res, names, cells = &driver.Result{Rows: [][]any{}}, make([]string, 2*n), make([]cell, n)
+	}
+	res.Columns, res.Types = names[:n:n], names[n:2*n:2*n]
+	for i, ct := range cts {
+		res.Columns[i] = ct.Name()
+		res.Types[i] = e.typeName(ct.DatabaseTypeName())
+	}
+	dest := make([]any, n)
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
 	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
 		if len(block) < n || n == 0 {
 			k := grow
@@ -437,6 +450,20 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 
 // maxBlock is the most rows read allocates at once.
 const maxBlock = 64
+
+// smallColumns is the widest result whose Result, names, types, cells and
+// first row read allocates at once, as a smallResult.
+const smallColumns = 4
+
+// smallResult is the one allocation of a result of at most smallColumns
+// columns: what read would otherwise allocate apart.
+type smallResult struct {
+	res   driver.Result
+	names [2 * smallColumns]string
+	cells [smallColumns]cell
+	rows  [1][]any
+	first [smallColumns]any
+}
 
 // cell is where read scans one value (a sql.Scanner): it stores the
 // driver's value in *v as it is, but a []byte, which the driver may reuse
@@ -575,7 +602,7 @@ var sqliteDeclared = map[string]string{"INT": "INTEGER", "NUM": "NUMERIC"}
 // typeName is the type name a Result reports for a column the driver
 // names name.
 func (e *Executor) typeName(name string) string {
-	if e.engine.Name() == "sqlite" {
+	if e.sqlite {
 		if n, ok := sqliteDeclared[name]; ok {
 			return n
 		}

@@ -109,33 +109,50 @@ func TestExec(t *testing.T) {
 // as many rows as asked, in order, each as long as its capacity, so that
 // writing to one row or appending to it never changes another; a []byte
 // value (a BLOB) reads as a string of its own, not the driver's buffer.
+// Results narrow enough to come in one allocation and wider ones both.
 func TestQueryRowsApart(t *testing.T) {
 	x := sqlexec.New(openDB(t), engine.SQLite)
-	q := stmt.New("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 300) SELECT i, CAST(printf('b%d', i) AS BLOB) AS b FROM r", nil)
-	for _, maxRows := range []int{0, 1, 3, 100, 299} {
-		res, err := x.Query(context.Background(), q, driver.Bounds{MaxRows: maxRows})
-		if err != nil {
-			t.Fatal(err)
+	for _, width := range []int{1, 2, 4, 5, 9} {
+		cols := ""
+		for c := 1; c < width; c++ {
+			cols += fmt.Sprintf("i + %d AS c%d, ", c-1, c)
 		}
-		want := maxRows
-		if want == 0 {
-			want = 300
-		}
-		if len(res.Rows) != want {
-			t.Fatalf("MaxRows %d: %d rows", maxRows, len(res.Rows))
-		}
-		for i, row := range res.Rows {
-			if len(row) != 2 || cap(row) != 2 || row[0] != int64(i+1) || row[1] != fmt.Sprintf("b%d", i+1) {
-				t.Fatalf("MaxRows %d: row %d is %#v (cap %d)", maxRows, i, row, cap(row))
+		cols += "CAST(printf('b%d', i) AS BLOB) AS b"
+		q := stmt.New("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 300) SELECT "+cols+" FROM r", nil)
+		wantRow := func(i int) []any {
+			row := make([]any, width)
+			for c := 0; c < width-1; c++ {
+				row[c] = int64(i + c)
 			}
+			row[width-1] = fmt.Sprintf("b%d", i)
+			return row
 		}
-		if want < 2 {
-			continue
-		}
-		res.Rows[0] = append(res.Rows[0], "extra")
-		res.Rows[0][0] = "changed"
-		if !reflect.DeepEqual(res.Rows[1], []any{int64(2), "b2"}) {
-			t.Fatalf("MaxRows %d: changing row 0 changed row 1 to %#v", maxRows, res.Rows[1])
+		for _, maxRows := range []int{0, 1, 3, 100, 299} {
+			res, err := x.Query(context.Background(), q, driver.Bounds{MaxRows: maxRows})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := maxRows
+			if want == 0 {
+				want = 300
+			}
+			if len(res.Rows) != want || len(res.Columns) != width || cap(res.Columns) != width || len(res.Types) != width || cap(res.Types) != width {
+				t.Fatalf("width %d, MaxRows %d: %d rows, columns %q, types %q", width, maxRows, len(res.Rows), res.Columns, res.Types)
+			}
+			for i, row := range res.Rows {
+				if cap(row) != width || !reflect.DeepEqual(row, wantRow(i+1)) {
+					t.Fatalf("width %d, MaxRows %d: row %d is %#v (cap %d)", width, maxRows, i, row, cap(row))
+				}
+			}
+			if want < 2 {
+				continue
+			}
+			res.Rows[0] = append(res.Rows[0], "extra")
+			res.Rows[0][0] = "changed"
+			res.Columns = append(res.Columns, "extra")
+			if !reflect.DeepEqual(res.Rows[1], wantRow(2)) || res.Types[0] == "extra" {
+				t.Fatalf("width %d, MaxRows %d: changing row 0 changed row 1 to %#v, types %q", width, maxRows, res.Rows[1], res.Types)
+			}
 		}
 	}
 }

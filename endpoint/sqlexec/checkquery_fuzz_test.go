@@ -79,9 +79,30 @@ func TestCheckQueryReadsAsTheEngine(t *testing.T) {
 		{engine.MySQL, "/*!50000 DROP TABLE t */ SELECT 1", false},
 		{engine.SQLite, "select1", false},
 		{engine.SQLite, "(SELECT 1)", true},
+		{engine.SQLite, "SeLeCt 1", true},
+		{engine.SQLite, "WiTh a AS (SELECT 1) SELECT * FROM a", true},
+		{engine.SQLite, "VALUES (1)", true},
+		{engine.SQLite, "\u017felect 1", false}, // ſ folds to s in Unicode, not in SQL
+		{engine.SQLite, "selec 1", false},
+		{engine.SQLite, "selectt 1", false},
 	} {
 		if err := checkQuery(c.e.Lexical(), c.q); (err == nil) != c.ok {
 			t.Errorf("%s: checkQuery(%q) = %v, want ok=%v", c.e.Name(), c.q, err, c.ok)
+		}
+	}
+}
+
+// TestCheckQueryAllocatesNothing: the check every run makes of its text
+// costs no allocation, whatever the case of its first word.
+func TestCheckQueryAllocatesNothing(t *testing.T) {
+	lex := engine.SQLite.Lexical()
+	for _, q := range []string{"SELECT 1", "/* c */ With a AS (SELECT 1) SELECT * FROM a", "VALUES (1)"} {
+		if n := testing.AllocsPerRun(100, func() {
+			if err := checkQuery(lex, q); err != nil {
+				t.Fatalf("checkQuery(%q): %v", q, err)
+			}
+		}); n != 0 {
+			t.Errorf("checkQuery(%q) allocates %v times", q, n)
 		}
 	}
 }

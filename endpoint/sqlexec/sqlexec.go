@@ -63,6 +63,9 @@ type Executor struct {
 	// (WithSQLiteLimits); nil when none are set.
 	limit  LimitFunc
 	limits SQLiteLimits
+	// sqlite is whether engine is SQLite, whose declared types typeName
+	// renames.
+	sqlite bool
 }
 
 type guardEntry struct {
@@ -116,7 +119,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits, sqlite: eng.Name() == "sqlite"}
 	if o.readOnly != nil {
 		e.runs, e.readOnly = o.readOnly, true
 	}
@@ -216,15 +219,13 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 		// rather than run without them.
 		return nil, fmt.Errorf("sqlexec: engine %s takes its run settings (%v) per query, which database/sql cannot send", e.engine, ge.g.Settings)
 	}
-	if err := checkQuery(e.lex, query); err != nil {
-		return nil, err
-	}
+	body := len(ge.g.Prefix)
 	query = ge.g.Prefix + query
 	args = e.driverArgs(args)
 	for {
-		st, fresh, err := e.statement(ctx, ge, query)
+		st, fresh, err := e.statement(ctx, ge, query, body)
 		if err != nil {
-			return nil, fmt.Errorf("sqlexec: query: %w", err)
+			return nil, err
 		}
 		res, started, err := e.attempt(ctx, ge, st, query, args, b)
 		if st != nil {
@@ -290,18 +291,20 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 	return res, started, err
 }
 
-// statement returns the cached statement of query, held until released,
-// and whether this call prepared it; nil (and no error) when no statements
-// are kept or the cache is closed. It is prepared on the run pool before
-// any connection is held for the run, so that a pool of one connection
-// does not wait on itself.
-func (e *Executor) statement(ctx context.Context, ge *guardEntry, query string) (*stmtEntry, bool, error) {
+// statement checks query[body:], the text of a run past its guard's
+// prefix (checkQuery), and returns the cached statement of query, held
+// until released, and whether this call prepared it; nil (and no error)
+// when no statements are kept or the cache is closed. A text whose
+// statement is kept was checked when it was prepared, and is not checked
+// again. It is prepared on the run pool before any connection is held for
+// the run, so that a pool of one connection does not wait on itself.
+func (e *Executor) statement(ctx context.Context, ge *guardEntry, query string, body int) (*stmtEntry, bool, error) {
 	if e.stmts == nil || ge.plain && e.hasLimits() {
 		// A plain run with limits runs on a connection of its own,
 		// which a statement of the pool's cannot.
-		return nil, false, nil
+		return nil, false, checkQuery(e.lex, query[body:])
 	}
-	return e.stmts.acquire(ctx, e.runs, query)
+	return e.stmts.acquire(ctx, e.runs, query, e.lex, body)
 }
 
 // querier is where a run's query starts: the pool, or the transaction of
@@ -367,35 +370,64 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 
 // read reads the rows within b and closes them: at most b.MaxRows of them
 // (all when 0), failing once they weigh more than b.MaxBytes (when set).
+//
+// It allocates per run the Result, one array for its names and types,
+// the cells it scans through, and the rows in blocks (one row, then two,
+// four, up to maxBlock, never more than b.MaxRows in all), not one slice
+// per row; each row is its own slice of a block, capped at its length. A
+// result of at most smallColumns columns has its Result, names, cells and
+// first row in one allocation (smallResult).
 func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: column types: %w", err)
 	}
-	res := &driver.Result{
-		Columns: make([]string, len(cts)),
-		Types:   make([]string, len(cts)),
-		Rows:    [][]any{},
+	n := len(cts)
+	var (
+		res   *driver.Result
+		names []string
+		cells []cell
+		size  int64
+		block []any // what is left of the current block of rows
+		grow  = 1   // rows in the next block
+	)
+	if n <= smallColumns {
+		// One allocation for the Result, its names and types, the cells
+		// and the first row.
+		s := &smallResult{}
+		res, names, cells = &s.res, s.names[:2*n], s.cells[:n]
+		res.Rows = s.rows[:0:1]
+		block = s.first[:n]
+		grow = 2
+	} else {
+		res, names, cells = &driver.Result{Rows: [][]any{}}, make([]string, 2*n), make([]cell, n)
 	}
+	res.Columns, res.Types = names[:n:n], names[n:2*n:2*n]
 	for i, ct := range cts {
 		res.Columns[i] = ct.Name()
 		res.Types[i] = e.typeName(ct.DatabaseTypeName())
 	}
-	dest := make([]any, len(cts))
-	var size int64
+	dest := make([]any, n)
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
 	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
-		row := make([]any, len(cts))
-		for i := range row {
-			dest[i] = &row[i]
+		if len(block) < n || n == 0 {
+			k := grow
+			if b.MaxRows > 0 {
+				k = min(k, b.MaxRows-len(res.Rows))
+			}
+			block = make([]any, k*n)
+			grow = min(2*grow, maxBlock)
+		}
+		row := block[:n:n]
+		block = block[n:]
+		for i := range cells {
+			cells[i].v = &row[i]
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlexec: scan: %w", err)
-		}
-		for i, v := range row {
-			if raw, ok := v.([]byte); ok {
-				row[i] = string(raw)
-			}
 		}
 		if b.MaxBytes > 0 {
 			if size += driver.RowBytes(row); size > b.MaxBytes {
@@ -414,6 +446,40 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 	}
 	fillTypes(res)
 	return res, nil
+}
+
+// maxBlock is the most rows read allocates at once.
+const maxBlock = 64
+
+// smallColumns is the widest result whose Result, names, types, cells and
+// first row read allocates at once, as a smallResult.
+const smallColumns = 4
+
+// smallResult is the one allocation of a result of at most smallColumns
+// columns: what read would otherwise allocate apart.
+type smallResult struct {
+	res   driver.Result
+	names [2 * smallColumns]string
+	cells [smallColumns]cell
+	rows  [1][]any
+	first [smallColumns]any
+}
+
+// cell is where read scans one value (a sql.Scanner): it stores the
+// driver's value in *v as it is, but a []byte, which the driver may reuse
+// for the next row, as a string, copied once (a *any destination would be
+// given a copy of the bytes, to be copied again into a string), so that
+// rows encode as JSON text rather than base64.
+type cell struct{ v *any }
+
+// Scan implements sql.Scanner.
+func (c *cell) Scan(src any) error {
+	if raw, ok := src.([]byte); ok {
+		*c.v = string(raw)
+	} else {
+		*c.v = src
+	}
+	return nil
 }
 
 // fillTypes names the types the driver left unnamed, from the values.
@@ -503,13 +569,27 @@ func checkQuery(lex engine.Lexical, q string) error {
 		case t.Kind == sqltoken.Punct && q[t.Start] == '(':
 			return nil
 		case t.Kind == sqltoken.Word:
-			switch strings.ToLower(t.Text(q)) {
-			case "select", "with", "values":
+			if w := t.Text(q); isWord(w, "select") || isWord(w, "with") || isWord(w, "values") {
 				return nil
 			}
 		}
 		return errNotQuery
 	}
+}
+
+// isWord tells whether w is the lower-case ASCII word kw in any case, as
+// strings.ToLower(w) == kw does but without allocating; unlike
+// strings.EqualFold, no other letter folds to an ASCII one (ſ is not s).
+func isWord(w, kw string) bool {
+	if len(w) != len(kw) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c != kw[i] && c+('a'-'A') != kw[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sqliteDeclared are the type names SQLite declares for the columns of a
@@ -522,7 +602,7 @@ var sqliteDeclared = map[string]string{"INT": "INTEGER", "NUM": "NUMERIC"}
 // typeName is the type name a Result reports for a column the driver
 // names name.
 func (e *Executor) typeName(name string) string {
-	if e.engine.Name() == "sqlite" {
+	if e.sqlite {
 		if n, ok := sqliteDeclared[name]; ok {
 			return n
 		}

@@ -284,3 +284,93 @@ func TestMaxRows(t *testing.T) {
 		}
 	}
 }
+
+// TestStatementHeldThroughEviction: a statement evicted while a query
+// holds it stays open for that query and closes at its release, once;
+// one evicted while held by none closes at once.
+func TestStatementHeldThroughEviction(t *testing.T) {
+	db, c := countingDB(t, 2)
+	cache := newStmtCache(1)
+	ctx := context.Background()
+	lex := engine.SQLite.Lexical()
+	a, _, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 1", lex, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 2", lex, 0) // evicts a, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.open(); n != 2 {
+		t.Fatalf("%d statements open, want 2: the evicted one is held", n)
+	}
+	var id int64
+	if err := a.stmt.QueryRowContext(ctx).Scan(&id); err != nil || id != 1 {
+		t.Fatalf("the held, evicted statement: %d, %v", id, err)
+	}
+	cache.release(a, false)
+	if n := c.open(); n != 1 {
+		t.Fatalf("%d statements open after the evicted one's release, want 1", n)
+	}
+	cache.release(b, false)
+	if n := c.open(); n != 1 || cache.len() != 1 {
+		t.Fatalf("%d open, %d cached: the cached one closed at its release", n, cache.len())
+	}
+	// Evicted held by none: closed by the eviction.
+	d, _, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 3", lex, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.open(); n != 1 {
+		t.Fatalf("%d statements open, want 1: the idle evicted one closed", n)
+	}
+	// Dropped while held by two: closed at the second release.
+	d2, fresh, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 3", lex, 0)
+	if err != nil || fresh || d2 != d {
+		t.Fatalf("a second hold: %v, fresh %v, same %v", err, fresh, d2 == d)
+	}
+	cache.release(d, true)
+	if n := c.open(); n != 1 || cache.len() != 0 {
+		t.Fatalf("dropped, still held: %d open, %d cached", n, cache.len())
+	}
+	cache.release(d2, false)
+	if n := c.open(); n != 0 {
+		t.Fatalf("%d statements open after the last release of a dropped one", n)
+	}
+	if err := cache.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStatementCheckedUnderItsPrefix: a text whose statement is kept is
+// not taken as checked when the same key came from another guard's
+// prefix: MariaDB's time limit prefix kept with SELECT 1 does not let the
+// same characters through as the query of a run without that prefix,
+// where the executable comment is the query's own.
+func TestStatementCheckedUnderItsPrefix(t *testing.T) {
+	db, _ := countingDB(t, 1)
+	cache := newStmtCache(4)
+	ctx := context.Background()
+	lex := engine.MySQL.Lexical()
+	const prefix = "/*M!100102 SET STATEMENT max_statement_time=1 FOR */ "
+	e, fresh, err := cache.acquire(ctx, db, prefix+"SELECT 1", lex, len(prefix))
+	if err != nil || !fresh {
+		t.Fatalf("under its prefix: %v, fresh %v", err, fresh)
+	}
+	cache.release(e, false)
+	if _, _, err := cache.acquire(ctx, db, prefix+"SELECT 1", lex, 0); err != errNotQuery {
+		t.Fatalf("without the prefix: %v, want errNotQuery", err)
+	}
+	e, fresh, err = cache.acquire(ctx, db, prefix+"SELECT 1", lex, len(prefix))
+	if err != nil || fresh {
+		t.Fatalf("under its prefix again: %v, fresh %v", err, fresh)
+	}
+	cache.release(e, false)
+	if err := cache.close(); err != nil {
+		t.Fatal(err)
+	}
+	// Once the cache is closed the text is still checked.
+	if _, _, err := cache.acquire(ctx, db, "DROP TABLE t", lex, 0); err != errNotQuery {
+		t.Fatalf("after close: %v, want errNotQuery", err)
+	}
+}

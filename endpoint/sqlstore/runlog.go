@@ -70,9 +70,12 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		pending: map[[2]string]int{},
 		// The oldest entry that the count bound keeps.
 		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
+		// The bare bounds on at_ns (implied by the ORs after them) make
+		// the key's range what the engine seeks, rather than every entry
+		// of the endpoint it reads and filters.
 		list: rebind(d, `SELECT at_ns, seq, entry, key_id FROM `+runLogTable+where+
-			` AND at_ns >= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
-		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND (at_ns < ? OR at_ns = ? AND seq < ?)`),
+			` AND at_ns >= ? AND at_ns <= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
+		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND at_ns <= ? AND (at_ns < ? OR seq < ?)`),
 		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
 		deleteAll:  rebind(d, `DELETE FROM `+runLogTable+where),
 	}
@@ -369,7 +372,7 @@ func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPa
 	if limit <= 0 {
 		limit = l.opts.MaxPerEndpoint
 	}
-	rows, err := l.s.query(ctx, l.list, project, id, l.opts.Now().Add(-l.opts.MaxAge).UnixNano(),
+	rows, err := l.s.query(ctx, l.list, project, id, max(l.opts.Now().Add(-l.opts.MaxAge).UnixNano(), keptAt), beforeAt,
 		keptAt, keptAt, keptSeq, beforeAt, beforeAt, beforeSeq, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)

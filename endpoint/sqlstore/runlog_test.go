@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,43 @@ func TestRunLogPrunesByAgeOncePerInterval(t *testing.T) {
 	appendOld()
 	if n := rows(); n != 0 {
 		t.Fatalf("%d rows a minute later, want the old ones pruned", n)
+	}
+}
+
+// TestRunLogStatementsSeekTheirRange: the count bound's deletion and
+// List seek the range of the key they touch on SQLite, rather than read
+// every entry of the endpoint (1,250 rows for the 250 a pruning deletes).
+func TestRunLogStatementsSeekTheirRange(t *testing.T) {
+	s := openMemory(t)
+	l := s.RunLog(RunLogOptions{}).(*runLog)
+	for _, c := range []struct {
+		name, query string
+		args        int
+		want        string
+	}{
+		{"pruning", l.pruneCount, 5, "endpoint_id=? AND at_ns<?"},
+		{"List", l.list, 11, "endpoint_id=? AND at_ns>? AND at_ns<?"},
+	} {
+		args := make([]any, c.args)
+		for i := range args {
+			args[i] = 1
+		}
+		var plan []string
+		rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+c.query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if got := strings.Join(plan, "; "); !strings.Contains(got, c.want) {
+			t.Errorf("%s: plan %q, want a search of (%s)", c.name, got, c.want)
+		}
 	}
 }

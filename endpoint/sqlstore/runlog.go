@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,17 +160,31 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	if len(entries) == 0 {
 		return nil
 	}
-	rows := make([]any, 0, 6*len(entries))
-	buf := make([]byte, 0, 256*len(entries))
-	for _, e := range entries {
+	type row struct {
+		project, id string
+		at, seq     int64
+		text        string
+		keyID       sql.NullString
+	}
+	sorted := make([]row, len(entries))
+	buf := make([]byte, 0, 256)
+	for i, e := range entries {
 		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
-		start := len(buf)
 		var err error
-		if buf, err = appendEntry(buf, e); err != nil {
+		if buf, err = appendEntry(buf[:0], e); err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		keyID := sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}
-		rows = append(rows, e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(buf[start:]), keyID)
+		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(buf), sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}}
+	}
+	// In the order of the key, the rows of an endpoint go into the table
+	// one after the other (where the pages they fill are at hand) rather
+	// than by turns with other endpoints'.
+	slices.SortFunc(sorted, func(a, b row) int {
+		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
+	})
+	rows := make([]any, 0, 6*len(entries))
+	for _, r := range sorted {
+		rows = append(rows, r.project, r.id, r.at, r.seq, r.text, r.keyID)
 	}
 	// The statements are prepared before the transaction, which may hold
 	// the only connection (SQLite in memory).

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -88,4 +89,36 @@ func TestRunLogStatementsSeekTheirRange(t *testing.T) {
 			t.Errorf("%s: plan %q, want a search of (%s)", c.name, got, c.want)
 		}
 	}
+}
+
+// TestRunLogSurvivesRestart: what AppendBatch wrote to a SQLite file lists
+// the same, every field, within the count bound, from another Store over
+// the file after the first closed.
+func TestRunLogSurvivesRestart(t *testing.T) {
+	path := tempFile(t)
+	s, db := openFile(t, path)
+	opts := RunLogOptions{MaxPerEndpoint: 300, Now: func() time.Time { return runLogNow }}
+	var batch []driver.RunLogEntry
+	cases := entryCases()
+	for i := range 700 {
+		e := cases[[]int{1, 2, 4, 5, 6}[i%5]]
+		e.ExecutionID = fmt.Sprintf("run-%04d", i)
+		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
+		e.At = runLogNow.Add(-time.Duration(700-i) * time.Millisecond)
+		if i%3 == 0 {
+			e.KeyID = "key-1"
+		}
+		batch = append(batch, e)
+	}
+	if err := s.RunLog(opts).(driver.BatchRunLog).AppendBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := openFile(t, path)
+	checkLog(t, again.RunLog(opts), batch[len(batch)-2*300:]) // the newest 300 of each
 }

@@ -213,7 +213,7 @@ func (w *logWriter) nudge() {
 func (w *logWriter) write(batch []logWrite) {
 	ctx := context.Background()
 	var (
-		entries []driver.RunLogEntry
+		entries = make([]driver.RunLogEntry, 0, len(batch))
 		marks   = map[string]*executedMark{}
 		order   []string
 		errs    []error

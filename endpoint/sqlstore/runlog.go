@@ -113,16 +113,15 @@ const logInsertShift = 8
 
 // insertRows is the INSERT of n run log entries, for d.
 func insertRows(d engine.Store, n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO `)
+	verb := `INSERT INTO `
 	if d.SingleWriter() {
 		// SQLite: a failed row rolls the transaction back, as
 		// AppendBatch would, so that the statement keeps no journal of
 		// its own to undo itself alone (a file once it passes 64 KiB).
-		b.Reset()
-		b.WriteString(`INSERT OR ROLLBACK INTO `)
+		verb = `INSERT OR ROLLBACK INTO `
 	}
-	b.WriteString(runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
+	var b strings.Builder
+	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")

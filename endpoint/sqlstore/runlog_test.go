@@ -122,3 +122,49 @@ func TestRunLogSurvivesRestart(t *testing.T) {
 	again, _ := openFile(t, path)
 	checkLog(t, again.RunLog(opts), batch[len(batch)-2*300:]) // the newest 300 of each
 }
+
+// TestRunLogFailedBatchWritesNothing: a batch with a row the table
+// refuses (a key taken) writes none of its rows and leaves the log, and
+// its connection, ready for the next batch (SQLite's INSERT OR ROLLBACK
+// ends the transaction itself).
+func TestRunLogFailedBatchWritesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		l := s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}).(*runLog)
+		entry := func(i int) driver.RunLogEntry {
+			e := entryCases()[1]
+			e.ProjectID, e.EndpointID, e.ExecutionID, e.At = "1", "a", fmt.Sprintf("run-%d", i), runLogNow
+			return e
+		}
+		// The row the batch's second entry will take.
+		taken := entry(100)
+		insertOldRow(t, s, taken, int64(l.seqHigh|(l.seq.Load()+2)))
+		taken.Seq = l.seqHigh | (l.seq.Load() + 2)
+		err := l.AppendBatch(ctx, []driver.RunLogEntry{entry(1), entry(2), entry(3)})
+		if err == nil {
+			t.Fatal("AppendBatch over a taken key: no error")
+		}
+		checkOnly := func(want ...driver.RunLogEntry) {
+			t.Helper()
+			got, _, err := l.List(ctx, "1", "a", driver.LogPage{Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids, wantIDs []string
+			for _, e := range got {
+				ids = append(ids, e.ExecutionID)
+			}
+			for _, e := range want {
+				wantIDs = append(wantIDs, e.ExecutionID)
+			}
+			if strings.Join(ids, ",") != strings.Join(wantIDs, ",") {
+				t.Fatalf("List = %v, want %v", ids, wantIDs)
+			}
+		}
+		checkOnly(taken)
+		if err := l.AppendBatch(ctx, []driver.RunLogEntry{entry(4), entry(5)}); err != nil {
+			t.Fatalf("the next batch: %v", err)
+		}
+		checkOnly(entry(5), entry(4), taken)
+	})
+}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -8,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,21 +64,27 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	_, _ = rand.Read(r[:])
 	d := s.dialect
 	const where = ` WHERE project = ? AND endpoint_id = ?`
-	return &runLog{
+	l := &runLog{
 		s: s, opts: opts,
 		// Entries of one instant from one process keep their order; two
 		// processes differ in the high bits, so their rows never collide.
 		seqHigh: uint64(binary.BigEndian.Uint16(r[:])&0x7fff) << 48,
 		pending: map[[2]string]int{},
-		insert:  insertRows(d, logInsertRows),
 		// The oldest entry that the count bound keeps.
 		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
+		// The bare bounds on at_ns (implied by the ORs after them) make
+		// the key's range what the engine seeks, rather than every entry
+		// of the endpoint it reads and filters.
 		list: rebind(d, `SELECT at_ns, seq, entry, key_id FROM `+runLogTable+where+
-			` AND at_ns >= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
-		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND (at_ns < ? OR at_ns = ? AND seq < ?)`),
+			` AND at_ns >= ? AND at_ns <= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
+		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND at_ns <= ? AND (at_ns < ? OR seq < ?)`),
 		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
 		deleteAll:  rebind(d, `DELETE FROM `+runLogTable+where),
 	}
+	for i := range l.insert {
+		l.insert[i] = insertRows(d, 1<<i)
+	}
+	return l
 }
 
 var _ driver.BatchRunLog = (*runLog)(nil)
@@ -89,17 +98,30 @@ type runLog struct {
 	mu        sync.Mutex
 	pending   map[[2]string]int // appends per endpoint since its last pruning
 
-	insert, boundary, list, pruneCount, pruneAge, deleteAll string
+	// insert[i] is the INSERT of 1<<i entries.
+	insert                                          [logInsertShift + 1]string
+	boundary, list, pruneCount, pruneAge, deleteAll string
 }
 
-// logInsertRows is how many entries one INSERT of AppendBatch writes: the
-// engine parses and plans one statement per that many rows, not per row.
-const logInsertRows = 64
+// logInsertRows is how many entries one INSERT of AppendBatch writes at
+// most: the engine parses and plans one statement per that many rows, not
+// per row. 6 values a row keep it far below every engine's bound on the
+// values of a statement (32,766 on SQLite, 65,535 on PostgreSQL and MySQL).
+const logInsertRows = 1 << logInsertShift
+
+const logInsertShift = 8
 
 // insertRows is the INSERT of n run log entries, for d.
 func insertRows(d engine.Store, n int) string {
+	verb := `INSERT INTO `
+	if d.SingleWriter() {
+		// SQLite: a failed row rolls the transaction back, as
+		// AppendBatch would, so that the statement keeps no journal of
+		// its own to undo itself alone (a file once it passes 64 KiB).
+		verb = `INSERT OR ROLLBACK INTO `
+	}
 	var b strings.Builder
-	b.WriteString(`INSERT INTO ` + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
+	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
@@ -109,6 +131,18 @@ func insertRows(d engine.Store, n int) string {
 	return rebind(d, b.String())
 }
 
+// insertChunk is the largest power of two of entries, at most
+// logInsertRows, that an INSERT writes out of n: a batch of any size is
+// written by prepared statements of a few sizes only (at most one of each
+// below logInsertRows), never planned afresh.
+func insertChunk(n int) int {
+	c := logInsertRows
+	for c > n {
+		c >>= 1
+	}
+	return c
+}
+
 // Append implements driver.RunLog.
 func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 	return l.AppendBatch(ctx, []driver.RunLogEntry{e})
@@ -116,72 +150,203 @@ func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 
 // AppendBatch implements driver.BatchRunLog: the entries are inserted in
 // one transaction (one write of the store's file on SQLite, however many
-// runs they record), then the endpoints' logs are pruned as Append prunes
-// them.
+// runs they record), by prepared statements, and the endpoints' logs are
+// pruned as Append prunes them: in the same transaction on SQLite, whose
+// one writer makes a commit (and its sync of the file) the cost that
+// counts; after the commit elsewhere, where a range deletion held to the
+// end of the insertion would hold its locks longer.
 func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	rows := make([]any, 0, 6*len(entries))
-	for _, e := range entries {
+	type row struct {
+		project, id string
+		at, seq     int64
+		text        string
+		keyID       sql.NullString
+	}
+	sorted := make([]row, len(entries))
+	buf := make([]byte, 0, 256)
+	for i, e := range entries {
 		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
-		b, err := json.Marshal(entryRowOf(e))
+		var err error
+		if buf, err = appendEntry(buf[:0], e); err != nil {
+			return fmt.Errorf("sqlstore: run log: %w", err)
+		}
+		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(buf), sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}}
+	}
+	// In the order of the key, the rows of an endpoint go into the table
+	// one after the other (where the pages they fill are at hand) rather
+	// than by turns with other endpoints'.
+	slices.SortFunc(sorted, func(a, b row) int {
+		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
+	})
+	rows := make([]any, 0, 6*len(entries))
+	for _, r := range sorted {
+		rows = append(rows, r.project, r.id, r.at, r.seq, r.text, r.keyID)
+	}
+	// The statements are prepared before the transaction, which may hold
+	// the only connection (SQLite in memory).
+	var inserts []*sql.Stmt
+	for n := len(entries); n > 0; {
+		c := insertChunk(n)
+		st, err := l.s.stmt(ctx, l.insert[bits.Len(uint(c))-1])
 		if err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		keyID := sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}
-		rows = append(rows, e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(b), keyID)
+		inserts = append(inserts, st)
+		n -= c
 	}
-	err := l.s.inTx(ctx, func(tx *sql.Tx) error {
-		for len(rows) > 0 {
-			n := min(len(rows)/6, logInsertRows)
-			q := l.insert
-			if n < logInsertRows {
-				q = insertRows(l.s.dialect, n)
-			}
-			if _, err := tx.ExecContext(ctx, q, rows[:6*n]...); err != nil {
+	due := l.due(entries)
+	inTx := l.s.dialect.SingleWriter()
+	var pr *pruning
+	if inTx && due.any() {
+		var err error
+		if pr, err = l.pruning(ctx); err != nil {
+			l.undue(due)
+			return err
+		}
+	}
+	err := l.inTx(ctx, func(tx *sql.Tx) error {
+		for _, st := range inserts {
+			n := insertChunk(len(rows) / 6)
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:6*n]...); err != nil {
 				return err
 			}
 			rows = rows[6*n:]
 		}
+		if pr != nil {
+			pr.tx = tx
+			return l.prune(ctx, pr, due)
+		}
 		return nil
 	})
 	if err != nil {
+		l.undue(due)
 		return fmt.Errorf("sqlstore: run log: %w", err)
 	}
-	return l.prune(ctx, entries)
+	if inTx || !due.any() {
+		return nil
+	}
+	if pr, err = l.pruning(ctx); err != nil {
+		return err
+	}
+	return l.prune(ctx, pr, due)
 }
 
-// prune deletes, for each endpoint of entries whose log had logPruneEvery
-// appends since its last pruning, the entries beyond the count bound, and
-// every logAgePruneEvery the entries older than the age bound.
-func (l *runLog) prune(ctx context.Context, entries []driver.RunLogEntry) error {
-	var due [][2]string
+// inTx runs fn in a transaction as Store.inTx does, without its first
+// statement on SQLite (a write that takes the write lock before any
+// read): fn's first statement is the INSERT, a write itself.
+func (l *runLog) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if l.s.prep.isClosed() {
+		return ErrClosed
+	}
+	tx, err := l.s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: commit: %w", err)
+	}
+	return nil
+}
+
+// dueSet is the pruning that an AppendBatch owes: the endpoints whose log
+// had logPruneEvery appends since its last pruning, and, when age is true,
+// the deletion of the entries older than olderThan (Unix nanoseconds).
+type dueSet struct {
+	endpoints [][2]string
+	age       bool
+	olderThan int64
+}
+
+func (d dueSet) any() bool { return len(d.endpoints) > 0 || d.age }
+
+// due counts entries against their endpoints' pruning intervals, and
+// returns the pruning now due. undue gives it back when the write failed.
+func (l *runLog) due(entries []driver.RunLogEntry) (due dueSet) {
+	every := max(logPruneEvery, l.opts.MaxPerEndpoint/4)
 	l.mu.Lock()
 	for _, e := range entries {
 		k := [2]string{e.ProjectID, e.EndpointID}
 		l.pending[k]++
-		if l.pending[k] >= max(logPruneEvery, l.opts.MaxPerEndpoint/4) {
+		if l.pending[k] >= every {
 			delete(l.pending, k)
-			due = append(due, k)
+			due.endpoints = append(due.endpoints, k)
 		}
 	}
 	l.mu.Unlock()
-	for _, k := range due {
-		at, seq, ok, err := l.oldestKept(ctx, k[0], k[1])
-		if err != nil {
-			return err
-		}
-		if ok {
-			if _, err := l.s.exec(ctx, l.pruneCount, k[0], k[1], at, at, seq); err != nil {
-				return fmt.Errorf("sqlstore: run log: pruning: %w", err)
-			}
-		}
-	}
 	now := l.opts.Now()
 	last := l.agePruned.Load()
 	if (last == 0 || now.Sub(time.Unix(0, last)) >= logAgePruneEvery || now.UnixNano() < last) && l.agePruned.CompareAndSwap(last, now.UnixNano()) {
-		if _, err := l.s.exec(ctx, l.pruneAge, now.Add(-l.opts.MaxAge).UnixNano()); err != nil {
+		due.age, due.olderThan = true, now.Add(-l.opts.MaxAge).UnixNano()
+	}
+	return due
+}
+
+func (l *runLog) undue(due dueSet) {
+	every := max(logPruneEvery, l.opts.MaxPerEndpoint/4)
+	l.mu.Lock()
+	for _, k := range due.endpoints {
+		l.pending[k] += every
+	}
+	l.mu.Unlock()
+	if due.age {
+		l.agePruned.Store(0)
+	}
+}
+
+// pruning holds the prepared statements of a pruning, and the transaction
+// they run in (nil: each on its own).
+type pruning struct {
+	boundary, count, age *sql.Stmt
+	tx                   *sql.Tx
+}
+
+func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
+	var p pruning
+	for _, x := range []struct {
+		st **sql.Stmt
+		q  string
+	}{{&p.boundary, l.boundary}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
+		st, err := l.s.stmt(ctx, x.q)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: run log: pruning: %w", err)
+		}
+		*x.st = st
+	}
+	return &p, nil
+}
+
+func (p *pruning) stmt(ctx context.Context, st *sql.Stmt) *sql.Stmt {
+	if p.tx == nil {
+		return st
+	}
+	return p.tx.StmtContext(ctx, st)
+}
+
+// prune deletes, for each endpoint of due, the entries beyond the count
+// bound, and when due says so the entries beyond the age bound.
+func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
+	for _, k := range due.endpoints {
+		var at, seq int64
+		err := p.stmt(ctx, p.boundary).QueryRowContext(ctx, k[0], k[1], l.opts.MaxPerEndpoint-1).Scan(&at, &seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err == nil {
+			_, err = p.stmt(ctx, p.count).ExecContext(ctx, k[0], k[1], at, at, seq)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
+		}
+	}
+	if due.age {
+		if _, err := p.stmt(ctx, p.age).ExecContext(ctx, due.olderThan); err != nil {
 			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
 		}
 	}
@@ -222,7 +387,7 @@ func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPa
 	if limit <= 0 {
 		limit = l.opts.MaxPerEndpoint
 	}
-	rows, err := l.s.query(ctx, l.list, project, id, l.opts.Now().Add(-l.opts.MaxAge).UnixNano(),
+	rows, err := l.s.query(ctx, l.list, project, id, max(l.opts.Now().Add(-l.opts.MaxAge).UnixNano(), keptAt), beforeAt,
 		keptAt, keptAt, keptSeq, beforeAt, beforeAt, beforeSeq, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
@@ -288,14 +453,6 @@ type entryRow struct {
 	Materialized bool      `json:"endpoint_materialized"`
 	Token        bool      `json:"token"`
 	TokenKeyID   string    `json:"token_kid,omitempty"`
-}
-
-func entryRowOf(e driver.RunLogEntry) entryRow {
-	return entryRow{
-		ExecutionID: e.ExecutionID, At: e.At, Version: e.Version, DurationMS: e.DurationMS,
-		Rows: e.Rows, RowsRead: e.RowsRead, BytesRead: e.BytesRead, Status: e.Status, ErrorCode: e.ErrorCode,
-		Refresh: e.Refresh, Cached: e.Cached, Materialized: e.Materialized, Token: e.Token, TokenKeyID: e.TokenKeyID,
-	}
 }
 
 func (r entryRow) entry() driver.RunLogEntry {

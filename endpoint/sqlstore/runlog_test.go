@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,4 +51,120 @@ func TestRunLogPrunesByAgeOncePerInterval(t *testing.T) {
 	if n := rows(); n != 0 {
 		t.Fatalf("%d rows a minute later, want the old ones pruned", n)
 	}
+}
+
+// TestRunLogStatementsSeekTheirRange: the count bound's deletion and
+// List seek the range of the key they touch on SQLite, rather than read
+// every entry of the endpoint (1,250 rows for the 250 a pruning deletes).
+func TestRunLogStatementsSeekTheirRange(t *testing.T) {
+	s := openMemory(t)
+	l := s.RunLog(RunLogOptions{}).(*runLog)
+	for _, c := range []struct {
+		name, query string
+		args        int
+		want        string
+	}{
+		{"pruning", l.pruneCount, 5, "endpoint_id=? AND at_ns<?"},
+		{"List", l.list, 11, "endpoint_id=? AND at_ns>? AND at_ns<?"},
+	} {
+		args := make([]any, c.args)
+		for i := range args {
+			args[i] = 1
+		}
+		var plan []string
+		rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+c.query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if got := strings.Join(plan, "; "); !strings.Contains(got, c.want) {
+			t.Errorf("%s: plan %q, want a search of (%s)", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRunLogSurvivesRestart: what AppendBatch wrote to a SQLite file lists
+// the same, every field, within the count bound, from another Store over
+// the file after the first closed.
+func TestRunLogSurvivesRestart(t *testing.T) {
+	path := tempFile(t)
+	s, db := openFile(t, path)
+	opts := RunLogOptions{MaxPerEndpoint: 300, Now: func() time.Time { return runLogNow }}
+	var batch []driver.RunLogEntry
+	cases := entryCases()
+	for i := range 700 {
+		e := cases[[]int{1, 2, 4, 5, 6}[i%5]]
+		e.ExecutionID = fmt.Sprintf("run-%04d", i)
+		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
+		e.At = runLogNow.Add(-time.Duration(700-i) * time.Millisecond)
+		if i%3 == 0 {
+			e.KeyID = "key-1"
+		}
+		batch = append(batch, e)
+	}
+	if err := s.RunLog(opts).(driver.BatchRunLog).AppendBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := openFile(t, path)
+	checkLog(t, again.RunLog(opts), batch[len(batch)-2*300:]) // the newest 300 of each
+}
+
+// TestRunLogFailedBatchWritesNothing: a batch with a row the table
+// refuses (a key taken) writes none of its rows and leaves the log, and
+// its connection, ready for the next batch (SQLite's INSERT OR ROLLBACK
+// ends the transaction itself).
+func TestRunLogFailedBatchWritesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		l := s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}).(*runLog)
+		entry := func(i int) driver.RunLogEntry {
+			e := entryCases()[1]
+			e.ProjectID, e.EndpointID, e.ExecutionID, e.At = "1", "a", fmt.Sprintf("run-%d", i), runLogNow
+			return e
+		}
+		// The row the batch's second entry will take.
+		taken := entry(100)
+		insertOldRow(t, s, taken, int64(l.seqHigh|(l.seq.Load()+2)))
+		taken.Seq = l.seqHigh | (l.seq.Load() + 2)
+		err := l.AppendBatch(ctx, []driver.RunLogEntry{entry(1), entry(2), entry(3)})
+		if err == nil {
+			t.Fatal("AppendBatch over a taken key: no error")
+		}
+		checkOnly := func(want ...driver.RunLogEntry) {
+			t.Helper()
+			got, _, err := l.List(ctx, "1", "a", driver.LogPage{Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids, wantIDs []string
+			for _, e := range got {
+				ids = append(ids, e.ExecutionID)
+			}
+			for _, e := range want {
+				wantIDs = append(wantIDs, e.ExecutionID)
+			}
+			if strings.Join(ids, ",") != strings.Join(wantIDs, ",") {
+				t.Fatalf("List = %v, want %v", ids, wantIDs)
+			}
+		}
+		checkOnly(taken)
+		if err := l.AppendBatch(ctx, []driver.RunLogEntry{entry(4), entry(5)}); err != nil {
+			t.Fatalf("the next batch: %v", err)
+		}
+		checkOnly(entry(5), entry(4), taken)
+	})
 }

@@ -234,6 +234,7 @@ func RunRunLog(t *testing.T, newLog func(t *testing.T, maxAge time.Duration, max
 	t.Run("RetentionAge", s.retentionAge)
 	t.Run("BadCursor", s.badCursor)
 	t.Run("Batch", s.batch)
+	t.Run("BatchPastTheBound", s.batchPastTheBound)
 }
 
 // runLogSuite holds what every subtest of RunRunLog shares.
@@ -369,6 +370,39 @@ func (s runLogSuite) batch(t *testing.T) {
 		}
 		for i := range got {
 			sameEntry(t, got[i], batch[148+k-2*i])
+		}
+	}
+}
+
+// batchPastTheBound: batches that pass the count bound (the first larger
+// than any chunk a log may write at once, of no round size) keep only the
+// newest entries of each endpoint, in order, however the log prunes.
+func (s runLogSuite) batchPastTheBound(t *testing.T) {
+	l := s.open(t, time.Hour*24, 100)
+	b, ok := l.(driver.BatchRunLog)
+	if !ok {
+		t.Skip("the log is not a driver.BatchRunLog")
+	}
+	var all []driver.RunLogEntry
+	for _, n := range []int{601, 7, 333} {
+		var batch []driver.RunLogEntry
+		for range n {
+			i := len(all)
+			batch = append(batch, runLogEntry("1", []string{"e1", "e2"}[i%2], i))
+			all = append(all, batch[len(batch)-1])
+		}
+		if err := b.AppendBatch(s.ctx, batch); err != nil {
+			t.Fatalf("AppendBatch of %d entries: %v", len(batch), err)
+		}
+	}
+	for k, id := range []string{"e1", "e2"} {
+		got, next := s.list(t, l, "1", id, driver.LogPage{Limit: 1000})
+		if len(got) != 100 || next != "" {
+			t.Fatalf("List(%s) = %d entries, next %q; want the newest 100", id, len(got), next)
+		}
+		newest := len(all) - 1 - (len(all)-1-k)%2
+		for i := range got {
+			sameEntry(t, got[i], all[newest-2*i])
 		}
 	}
 }

@@ -1,0 +1,186 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
+
+// entryRowOf is the stored form that versions up to 5 of this package
+// wrote: json.Marshal of it, every field present.
+func entryRowOf(e driver.RunLogEntry) entryRow {
+	return entryRow{
+		ExecutionID: e.ExecutionID, At: e.At, Version: e.Version, DurationMS: e.DurationMS,
+		Rows: e.Rows, RowsRead: e.RowsRead, BytesRead: e.BytesRead, Status: e.Status, ErrorCode: e.ErrorCode,
+		Refresh: e.Refresh, Cached: e.Cached, Materialized: e.Materialized, Token: e.Token, TokenKeyID: e.TokenKeyID,
+	}
+}
+
+// entryCases are entries that set, leave out or strain every field of the
+// stored form: zero pointers and zero values kept apart, strings that need
+// escaping or hold invalid UTF-8, floats from tiny to huge.
+func entryCases() []driver.RunLogEntry {
+	zero, rows, read, bytes, neg := 0, 12, int64(1)<<53+1, int64(math.MaxInt64), int64(-7)
+	at := time.Date(2026, 11, 26, 12, 0, 0, 123456789, time.UTC)
+	return []driver.RunLogEntry{
+		{},
+		{ExecutionID: "0192f1a2-7c3e-7d4a-9b1c-000000000001", At: at, Version: 3, DurationMS: 0.412,
+			Rows: &rows, RowsRead: &read, BytesRead: &bytes, Status: 200, Refresh: "blocking"},
+		{ExecutionID: "e", Version: -1, DurationMS: 1e-7, Rows: &zero, RowsRead: &neg, Status: 400,
+			ErrorCode: "unknown_variable", Refresh: "force_blocking", Cached: true, Materialized: true, Token: true, TokenKeyID: "2026-11"},
+		{ExecutionID: "quote\" back\\ slash\n tab\t nul\x00 del\x7f <&>", DurationMS: 1e21, ErrorCode: "é ü 日本 😀",
+			TokenKeyID: "bad \xff\xfe utf8", Refresh: "\u2028\u2029"},
+		{ExecutionID: "x", DurationMS: -123456.789e-3, Status: math.MaxInt32, Version: math.MaxInt64},
+		{ExecutionID: "y", DurationMS: math.SmallestNonzeroFloat64, Token: true},
+		{ExecutionID: "z", DurationMS: math.MaxFloat64, Materialized: true},
+	}
+}
+
+// decoded is what a reader of the stored form (this package's List, or
+// an older version's) takes from text: the fields of entryRow but At,
+// which List reads from the column at_ns.
+func decoded(t testing.TB, text []byte) driver.RunLogEntry {
+	t.Helper()
+	var r entryRow
+	if err := json.Unmarshal(text, &r); err != nil {
+		t.Fatalf("json.Unmarshal(%s): %v", text, err)
+	}
+	e := r.entry()
+	e.At = time.Time{}
+	return e
+}
+
+// stored is e as far as its stored form holds it.
+func stored(e driver.RunLogEntry) driver.RunLogEntry {
+	e.At, e.ProjectID, e.EndpointID, e.Seq, e.KeyID = time.Time{}, "", "", 0, ""
+	return e
+}
+
+// TestRunLogEntryEncoding: the hand-written stored form is valid JSON
+// that decodes to every field written, exactly as json.Marshal's form of
+// the same entry (what versions up to 5 wrote) decodes.
+func TestRunLogEntryEncoding(t *testing.T) {
+	for i, e := range entryCases() {
+		text, err := appendEntry(nil, e)
+		if err != nil {
+			t.Fatalf("case %d: appendEntry: %v", i, err)
+		}
+		if !json.Valid(text) {
+			t.Fatalf("case %d: %s is not valid JSON", i, text)
+		}
+		old, err := json.Marshal(entryRowOf(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, fromOld := decoded(t, text), decoded(t, old)
+		if !reflect.DeepEqual(got, fromOld) {
+			t.Errorf("case %d: %s decodes to %+v, json.Marshal's form %s to %+v", i, text, got, old, fromOld)
+		}
+		if want := stored(e); !strings.Contains(e.ExecutionID+e.ErrorCode+e.TokenKeyID+e.Refresh, "\xff") && !reflect.DeepEqual(got, want) {
+			t.Errorf("case %d: %s decodes to %+v, want %+v", i, text, got, want)
+		}
+		if strings.Contains(string(text), `"at"`) {
+			t.Errorf("case %d: %s holds the instant, which at_ns holds", i, text)
+		}
+	}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := appendEntry(nil, driver.RunLogEntry{DurationMS: f}); err == nil || !strings.Contains(err.Error(), "duration_ms") {
+			t.Errorf("appendEntry with duration %v: error %v, want one naming duration_ms", f, err)
+		}
+	}
+}
+
+// FuzzRunLogEntryEncoding: whatever the strings and numbers of an entry
+// (a token's kid comes from a request), its stored form is valid JSON that
+// decodes as json.Marshal's form of it does.
+func FuzzRunLogEntryEncoding(f *testing.F) {
+	for _, e := range entryCases() {
+		f.Add(e.ExecutionID, e.ErrorCode, e.TokenKeyID, e.DurationMS, int64(e.Version), int64(e.Status))
+	}
+	f.Fuzz(func(t *testing.T, id, code, kid string, ms float64, version, status int64) {
+		e := driver.RunLogEntry{ExecutionID: id, ErrorCode: code, TokenKeyID: kid, Refresh: code, DurationMS: ms,
+			Version: int(version), Status: int(status), RowsRead: &version, Token: status%2 == 0}
+		text, err := appendEntry(nil, e)
+		old, oldErr := json.Marshal(entryRowOf(e))
+		if (err != nil) != (oldErr != nil) {
+			t.Fatalf("appendEntry error %v, json.Marshal error %v", err, oldErr)
+		}
+		if err != nil {
+			return
+		}
+		if !json.Valid(text) {
+			t.Fatalf("%q is not valid JSON", text)
+		}
+		if got, want := decoded(t, text), decoded(t, old); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s decodes to %+v, json.Marshal's form %s to %+v", text, got, old, want)
+		}
+	})
+}
+
+// TestRunLogReadsTheOldStoredForm: rows that versions up to 5 wrote (every
+// field, and the instant, in the JSON) list with every field, beside rows
+// written now, in order.
+func TestRunLogReadsTheOldStoredForm(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Store) {
+		now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+		l := s.RunLog(RunLogOptions{Now: func() time.Time { return now }})
+		ctx := context.Background()
+		cases := entryCases()
+		var want []driver.RunLogEntry
+		for i, e := range cases {
+			e.ProjectID, e.EndpointID = "1", "e"
+			e.At = now.Add(-time.Duration(len(cases)-i) * time.Minute)
+			if i%2 == 1 {
+				e.KeyID = "key-1"
+			}
+			if i%2 == 0 {
+				insertOldRow(t, s, e, int64(i))
+			} else if err := l.Append(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, e)
+		}
+		got, next, err := l.List(ctx, "1", "e", driver.LogPage{Limit: 100})
+		if err != nil || next != "" || len(got) != len(want) {
+			t.Fatalf("List = %d entries, next %q, error %v; want %d", len(got), next, err, len(want))
+		}
+		for i, g := range got {
+			w := want[len(want)-1-i]
+			g.Seq, w.Seq = 0, 0
+			if strings.Contains(w.ExecutionID+w.ErrorCode+w.TokenKeyID+w.Refresh, "\xff") {
+				continue // stored with U+FFFD in its place, by either form
+			}
+			if !g.At.Equal(w.At) {
+				t.Errorf("entry %d: At %v, want %v", i, g.At, w.At)
+			}
+			g.At, w.At = time.Time{}, time.Time{}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("entry %d = %+v, want %+v", i, g, w)
+			}
+		}
+	})
+}
+
+// insertOldRow writes e as versions up to 5 of this package did.
+func insertOldRow(t testing.TB, s *Store, e driver.RunLogEntry, seq int64) {
+	t.Helper()
+	text, err := json.Marshal(entryRowOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keyID any
+	if e.KeyID != "" {
+		keyID = e.KeyID
+	}
+	_, err = s.db.Exec(`INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`,
+		e.ProjectID, e.EndpointID, e.At.UnixNano(), seq, string(text), keyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

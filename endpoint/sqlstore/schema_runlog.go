@@ -1,0 +1,36 @@
+package sqlstore
+
+import "github.com/endpointkit/endpointkit/endpoint/engine"
+
+// runLogClusteredMigration is version 6: on SQLite, the run log becomes a
+// WITHOUT ROWID table, stored in the order of its primary key (project,
+// endpoint_id, at_ns, seq), so that appending or pruning an entry changes
+// one b-tree instead of a table and its key's index, and List reads the
+// entries in place. The rows are copied over as they are. SQLite's DDL is
+// transactional: a migration cut short leaves the version 5 table as it
+// was, and runs again from the start. InnoDB (MySQL) already stores a
+// table in the order of its primary key, and PostgreSQL has no such
+// storage; there the version changes nothing.
+func runLogClusteredMigration(d engine.Store) []string {
+	if !d.SingleWriter() {
+		return nil
+	}
+	const next = runLogTable + "_v6"
+	const cols = `project, endpoint_id, at_ns, seq, entry, key_id`
+	key, text := d.KeyType(), d.LongTextType()
+	return []string{
+		`DROP TABLE IF EXISTS ` + next,
+		`CREATE TABLE ` + next + ` (
+	project ` + key + ` NOT NULL,
+	endpoint_id ` + key + ` NOT NULL,
+	at_ns BIGINT NOT NULL,
+	seq BIGINT NOT NULL,
+	entry ` + text + ` NOT NULL,
+	key_id ` + key + ` NULL,
+	PRIMARY KEY (project, endpoint_id, at_ns, seq)
+) WITHOUT ROWID`,
+		`INSERT INTO ` + next + ` (` + cols + `) SELECT ` + cols + ` FROM ` + runLogTable,
+		`DROP TABLE ` + runLogTable,
+		`ALTER TABLE ` + next + ` RENAME TO ` + runLogTable,
+	}
+}

@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+)
+
+// openV5 returns a SQLite file database at schema version 5, as this
+// package wrote it before version 6, its run log holding n entries (in
+// the stored form of version 5) of each of two endpoints; then extra
+// statements run.
+func openV5(t *testing.T, n int, extra ...string) (*sql.DB, []driver.RunLogEntry) {
+	t.Helper()
+	db, err := sql.Open("sqlite", fileDSN(tempFile(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
+	for v, step := range migrations(engine.SQLite)[:5] {
+		stmts = append(stmts, step...)
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
+	}
+	for _, stmt := range stmts {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	s := &Store{db: db, dialect: engine.SQLite}
+	var entries []driver.RunLogEntry
+	cases := entryCases()
+	for i := range 2 * n {
+		e := cases[[]int{1, 2, 4}[i%3]] // not the invalid UTF-8 of case 3, stored as U+FFFD
+		e.ExecutionID = fmt.Sprintf("run-%04d", i)
+		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
+		e.At = runLogNow.Add(-time.Duration(2*n-i) * time.Second)
+		if i%4 == 1 {
+			e.KeyID = "key-1"
+		}
+		insertOldRow(t, s, e, int64(i))
+		e.Seq = uint64(i)
+		entries = append(entries, e)
+	}
+	for _, stmt := range extra {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return db, entries
+}
+
+var runLogNow = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+// runLogDDL is how SQLite holds the run log's table.
+func runLogDDL(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var ddl string
+	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, runLogTable).Scan(&ddl); err != nil {
+		t.Fatal(err)
+	}
+	return ddl
+}
+
+// checkLog fails t unless the log lists, for each endpoint, its entries
+// of want, newest first, with every field.
+func checkLog(t *testing.T, l driver.RunLog, want []driver.RunLogEntry) {
+	t.Helper()
+	for _, id := range []string{"a", "b"} {
+		var w []driver.RunLogEntry
+		for _, e := range want {
+			if e.EndpointID == id {
+				w = append([]driver.RunLogEntry{e}, w...)
+			}
+		}
+		got, _, err := l.List(context.Background(), "1", id, driver.LogPage{Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(w) {
+			t.Fatalf("List(%s) = %d entries, want %d", id, len(got), len(w))
+		}
+		for i := range got {
+			g, e := got[i], w[i]
+			if !g.At.Equal(e.At) {
+				t.Fatalf("List(%s)[%d].At = %v, want %v", id, i, g.At, e.At)
+			}
+			g.At, e.At, g.Seq, e.Seq = time.Time{}, time.Time{}, 0, 0
+			if !reflect.DeepEqual(g, e) {
+				t.Fatalf("List(%s)[%d] = %+v, want %+v", id, i, g, e)
+			}
+		}
+	}
+}
+
+// TestMigrateRunLogToVersion6: on SQLite, version 6 turns the run log into
+// a WITHOUT ROWID table and keeps every row, each listing as before; the
+// log takes new entries and prunes them after.
+func TestMigrateRunLogToVersion6(t *testing.T) {
+	db, entries := openV5(t, 300)
+	if ddl := runLogDDL(t, db); strings.Contains(ddl, "WITHOUT ROWID") {
+		t.Fatalf("the version 5 table is already WITHOUT ROWID: %s", ddl)
+	}
+	s := migrated(t, db)
+	if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("versions %v, want %v", got, want)
+	}
+	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") || !strings.Contains(ddl, "key_id") {
+		t.Fatalf("the run log after version 6: %s", ddl)
+	}
+	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return runLogNow }})
+	checkLog(t, l, entries)
+
+	// New entries go after the copied ones; the count bound prunes both.
+	var batch []driver.RunLogEntry
+	for i := range 300 {
+		e := entryCases()[1]
+		e.ExecutionID = fmt.Sprintf("new-%04d", i)
+		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
+		e.At = runLogNow.Add(time.Duration(i) * time.Millisecond)
+		batch = append(batch, e)
+	}
+	if err := l.(driver.BatchRunLog).AppendBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]driver.RunLogEntry(nil), entries...), batch...)
+	checkLog(t, l, all[len(all)-800:])
+	var rows int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 800 {
+		t.Fatalf("%d rows after a batch that passed the count bound, want 800 (pruned)", rows)
+	}
+}
+
+// TestMigrateRunLogCutShort: a migration to version 6 that fails at its
+// last statement (the schema holds a view of the run log, which SQLite
+// will not let a renamed table break) leaves version 5 as it was, rows and
+// all; once the obstacle is gone, Migrate completes and keeps every row.
+func TestMigrateRunLogCutShort(t *testing.T) {
+	const view = `endpointkit_test_run_log_view`
+	db, entries := openV5(t, 50, `CREATE VIEW `+view+` AS SELECT entry FROM `+runLogTable)
+	s, err := New(db, engine.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	err = s.Migrate(ctx)
+	if err == nil || !strings.Contains(err.Error(), "version 6") {
+		t.Fatalf("Migrate with the view: %v, want the migration to version 6 to fail", err)
+	}
+	if got, want := schemaVersions(t, db), allVersions()[:5]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("versions after a failed migration %v, want %v", got, want)
+	}
+	if ddl := runLogDDL(t, db); strings.Contains(ddl, "WITHOUT ROWID") {
+		t.Fatalf("the failed migration left %s", ddl)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, runLogTable+"_v6").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the failed migration left its new table (%d, %v)", n, err)
+	}
+	checkLog(t, s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}), entries)
+
+	if _, err := db.Exec(`DROP VIEW ` + view); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("versions %v, want %v", got, want)
+	}
+	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") {
+		t.Fatalf("the run log after version 6: %s", ddl)
+	}
+	checkLog(t, s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}), entries)
+}
+
+// TestRunLogMigrationOnlyOnSQLite: version 6 changes nothing on the
+// engines whose tables are already stored in key order or have no such
+// storage.
+func TestRunLogMigrationOnlyOnSQLite(t *testing.T) {
+	for _, d := range []engine.Store{engine.PostgreSQL.(engine.Store), engine.MySQL.(engine.Store)} {
+		if got := migrations(d)[5]; len(got) != 0 {
+			t.Errorf("%s: version 6 = %v, want nothing", d.Name(), got)
+		}
+	}
+}

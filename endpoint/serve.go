@@ -211,7 +211,8 @@ func resultRows(results any) int {
 // coerced them; an insight run that cannot be keyed returns "" and goes
 // uncached, computeByKind reporting the error.
 func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
-	k := keyWriter{b: make([]byte, 0, 128)}
+	var buf [256]byte // most keys fit: the key is then one allocation, its string
+	k := keyWriter{b: buf[:0]}
 	k.str("endpointkit result v1")
 	k.str(ep.ProjectID)
 	k.str(ep.ID)

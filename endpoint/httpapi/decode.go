@@ -33,7 +33,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, dst any, emptyO
 	if r.ContentLength > h.cfg.maxBody {
 		return errTooLarge(h.cfg.maxBody)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	body, err := readBody(w, r, h.cfg.maxBody)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -59,6 +59,27 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, dst any, emptyO
 		rw.body = body // for guardDetail
 	}
 	return decodeJSON(body, dst)
+}
+
+// readBody reads r's body, at most max bytes (an *http.MaxBytesError
+// past them). A body of a declared length is read into a buffer of that
+// length rather than grown from io.ReadAll's 512 bytes.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, max)
+	n := r.ContentLength
+	if n <= 0 || n > max {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, n+1) // one byte more, to see a body longer than declared
+	m, err := io.ReadFull(body, buf)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return buf[:m], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(body)
+	return append(buf, rest...), err
 }
 
 // decodeJSON is decode after the transport checks: body is a whole,
@@ -236,6 +257,9 @@ func jsonNames(t reflect.Type) map[string]bool {
 // checkContentType accepts application/json and the +json types, in UTF-8
 // (the only encoding JSON may be exchanged in, RFC 8259).
 func checkContentType(ct string) error {
+	if ct == "application/json" {
+		return nil
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return errMediaType(fmt.Sprintf("Unsupported media type %q: send 'Content-Type: application/json'.", clip(ct, maxEchoRunes)))

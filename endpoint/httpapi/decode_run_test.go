@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -126,4 +129,35 @@ func BenchmarkDecodeRunBody(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestReadBody checks that a body is read whole whatever its declared
+// length says, and that the byte limit holds either way.
+func TestReadBody(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		body     string
+		declared int64
+		max      int64
+		tooLarge bool
+	}{
+		{"as declared", `{"a": 1}`, 8, 100, false},
+		{"undeclared", `{"a": 1}`, -1, 100, false},
+		{"shorter than declared", `{"a"`, 8, 100, false},
+		{"longer than declared", `{"a": 1} and more`, 8, 100, false},
+		{"longer than declared, past the limit", strings.Repeat("x", 50), 8, 20, true},
+		{"undeclared, past the limit", strings.Repeat("x", 50), -1, 20, true},
+		{"at the limit", strings.Repeat("x", 20), 20, 20, false},
+	} {
+		r := httptest.NewRequest("POST", "/", strings.NewReader(c.body))
+		r.ContentLength = c.declared
+		got, err := readBody(httptest.NewRecorder(), r, c.max)
+		var mbe *http.MaxBytesError
+		switch {
+		case c.tooLarge && !errors.As(err, &mbe):
+			t.Errorf("%s: error %v, want a MaxBytesError", c.name, err)
+		case !c.tooLarge && (err != nil || string(got) != c.body):
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.body)
+		}
+	}
 }

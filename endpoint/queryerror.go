@@ -19,8 +19,11 @@ const CodeQueryError = "query_error"
 // names the library's own tables or the tenant scope's variable is never
 // shown: such a run stays a 502 whose cause is only logged.
 func queryFault(err error) *Error {
+	if err == nil {
+		return nil // before qe, which escapes: a run that succeeds allocates nothing here
+	}
 	var qe *driver.QueryError
-	if err == nil || !errors.As(err, &qe) || qe.Message == "" || internalName(qe.Message) {
+	if !errors.As(err, &qe) || qe.Message == "" || internalName(qe.Message) {
 		return nil
 	}
 	return withCause(invalidf(CodeQueryError, "", "The database refused the query: %s", qe.Message), err)

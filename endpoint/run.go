@@ -425,7 +425,8 @@ func (t *runTrace) info() *DebugInfo {
 
 // bind checks the given values against the version's variables and coerces
 // them: unknown keys first (a misspelt key is the likelier mistake), then
-// missing variables, then each value. The map has room for extra more.
+// missing variables, then each value. The map has room for extra more;
+// it is nil when it would hold nothing and have no room.
 func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[string]any, error) {
 	var unknown []string
 	for k := range given {
@@ -444,6 +445,9 @@ func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[str
 			}
 		}
 		return nil, invalidf(CodeRequiredVariableMissing, "variables", "Required variable(s) %s not provided", strings.Join(missing, ", "))
+	}
+	if len(c.vars)+extra == 0 {
+		return nil, nil // nothing to hold: a nil map reads as an empty one
 	}
 	values := make(map[string]any, len(c.vars)+extra)
 	for i := range c.vars {

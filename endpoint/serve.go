@@ -149,17 +149,23 @@ func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 // time of the data it read.
 func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	start := time.Now()
-	var read readStats
-	res, err := s.computeByKind(context.WithValue(ctx, readStatsKey{}, &read), ep, c, req, opts, now)
+	// One allocation for what the run measures and the answer points to.
+	m := &struct {
+		read      readStats
+		stats     Statistics
+		refreshed time.Time
+	}{}
+	res, err := s.computeByKind(context.WithValue(ctx, readStatsKey{}, &m.read), ep, c, req, opts, now)
 	if err != nil {
 		return nil, err
 	}
-	res.Statistics = &Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: read.rows, BytesRead: read.bytes}
-	refreshed := now
+	m.stats = Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: m.read.rows, BytesRead: m.read.bytes}
+	res.Statistics = &m.stats
+	m.refreshed = now
 	if res.EndpointMaterializedAt != nil {
-		refreshed = *res.EndpointMaterializedAt
+		m.refreshed = *res.EndpointMaterializedAt
 	}
-	res.LastRefresh = &refreshed
+	res.LastRefresh = &m.refreshed
 	return res, nil
 }
 

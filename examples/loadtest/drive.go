@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,13 +32,15 @@ type target struct {
 	client *http.Client
 	url    string
 	key    string
-	body   []byte
+	// bodies are the run request's bodies, sent in turn: the same
+	// request in different words when they must not share a run.
+	bodies [][]byte
 }
 
-// post sends one run request and returns the answer's body; an error for
-// any answer but a 200.
-func (t target) post(ctx context.Context) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", t.url, bytes.NewReader(t.body))
+// post sends the run request of body and returns the answer's body; an
+// error for any answer but a 200.
+func (t target) post(ctx context.Context, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", t.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -70,13 +73,16 @@ type sample struct {
 }
 
 // drive sends t's request from c clients for d, each sending its next
-// request when its last is answered, and times each. A request in flight
+// request when its last is answered, and times each; the requests take
+// t's bodies in turn, so that the c in flight have different bodies as long
+// as there are c of them. A request in flight
 // at the end is waited for and counted. The first failed request (not a
 // 200, or an answer without results) cancels the others and is returned.
 func drive(ctx context.Context, t target, c int, d time.Duration) (sample, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	times := make([][]time.Duration, c)
+	var sent atomic.Uint64
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(d)
@@ -86,7 +92,7 @@ func drive(ctx context.Context, t target, c int, d time.Duration) (sample, error
 			defer wg.Done()
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				t0 := time.Now()
-				b, err := t.post(ctx)
+				b, err := t.post(ctx, t.bodies[(sent.Add(1)-1)%uint64(len(t.bodies))])
 				if err == nil && !bytes.Contains(b, resultsKey) {
 					err = fmt.Errorf("POST %s: an answer without results: %s", t.url, clip(b))
 				}

@@ -30,6 +30,14 @@
 // req/s the requests over the time the clients took, and the ratios
 // library/handler of both.
 //
+// The library answers identical runs in flight at once with one query
+// (single flight), which would spare it work the handler does at a
+// concurrency above 1: no two requests in flight are alike (each asks its
+// own limit, above the answers' one row), and at the end the server's
+// /metrics must count every answer the load test got as a run with a query
+// of its own. -same-body sends identical requests instead, and reports how
+// many runs shared a query.
+//
 // The clients run on the same machine as both servers, and share its
 // cores with them.
 package main

@@ -39,6 +39,9 @@ func TestRun(t *testing.T) {
 		t.Fatalf("run: %v\nprogress:\n%s", err, &progress)
 	}
 	table := out.String()
+	if !regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own`).MatchString(table) {
+		t.Errorf("the header does not say every run ran its query:\n%s", table)
+	}
 	if !strings.Contains(table, tableHeader+"\n") {
 		t.Fatalf("no table header in:\n%s", table)
 	}
@@ -138,7 +141,7 @@ func TestDriveFailsLoudly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.h)
 			defer srv.Close()
-			s, err := drive(context.Background(), target{client: newClient(2), url: srv.URL, key: "k", body: []byte(`{}`)}, 1, time.Second)
+			s, err := drive(context.Background(), target{client: newClient(2), url: srv.URL, key: "k", bodies: [][]byte{[]byte(`{}`)}}, 1, time.Second)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("drive = %d requests, %v; want an error with %q", len(s.times), err, tc.want)
 			}
@@ -160,7 +163,9 @@ func TestSameAnswer(t *testing.T) {
 	defer other.Close()
 	zero := serve(`{"columns":["n"],"results":[[0]]}`)
 	defer zero.Close()
-	at := func(s *httptest.Server) target { return target{client: newClient(1), url: s.URL, key: "k"} }
+	at := func(s *httptest.Server) target {
+		return target{client: newClient(1), url: s.URL, key: "k", bodies: [][]byte{[]byte(`{}`)}}
+	}
 	ctx := context.Background()
 	if err := sameAnswer(ctx, at(lib), at(same), true); err != nil {
 		t.Errorf("same answers: %v", err)
@@ -211,5 +216,55 @@ func TestFormat(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// TestParseRuns reads the run counters of one project from the example
+// server's metrics.
+func TestParseRuns(t *testing.T) {
+	metrics := []byte(`# HELP endpointkit_runs_total Endpoint runs.
+# TYPE endpointkit_runs_total counter
+endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="1",status="200"} 120
+endpointkit_runs_total{cached="true",endpoint="count",materialized="false",project="1",status="200"} 3
+endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="1",status="400"} 7
+endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="2",status="200"} 50
+endpointkit_runs_total{cached="false",endpoint="select1",materialized="false",project="1",status="200"} 9
+endpointkit_cache_hits_total{endpoint="count",project="1"} 3
+endpointkit_cache_hits_total{endpoint="count",project="2"} 4
+`)
+	got, err := parseRuns(metrics, "1")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := fmt.Sprint(got), "map[count:{123 3} select1:{9 0}]"; got != want {
+		t.Errorf("parseRuns = %v, want %v", got, want)
+	}
+}
+
+// TestCheckRuns: the server's count must match the answers the load test
+// got, and no run may go without its own query unless that is allowed.
+func TestCheckRuns(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer mk" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="1",status="200"} 10
+endpointkit_cache_hits_total{endpoint="count",project="1"} 2
+`)
+	}))
+	defer srv.Close()
+	ctx, client := context.Background(), newClient(1)
+	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, true); err != nil {
+		t.Errorf("matching counts, shared allowed: %v", err)
+	}
+	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, false); err == nil || !strings.Contains(err.Error(), "without a query") {
+		t.Errorf("shared runs not allowed: %v, want an error", err)
+	}
+	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 11}, true); err == nil || !strings.Contains(err.Error(), "counted 10 runs") {
+		t.Errorf("a run the server did not count: %v, want an error", err)
+	}
+	if _, err := checkRuns(ctx, client, srv.URL, "wrong", map[string]int{"count": 10}, true); err == nil || !strings.Contains(err.Error(), "status 401") {
+		t.Errorf("a refused key: %v, want an error", err)
 	}
 }

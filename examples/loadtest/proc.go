@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -105,13 +106,15 @@ func startProc(ctx context.Context, name, logPath string, ready *regexp.Regexp, 
 	return nil, "", err
 }
 
-// stop asks the process to shut down (SIGINT), kills it after 15 s, and
+// stop asks the process to shut down (SIGTERM, which a shell does not
+// leave ignored in a background job as it does SIGINT), kills it after
+// 15 s, and
 // returns an error when it did not exit cleanly.
 func (p *proc) stop() error {
 	select {
 	case <-p.exited:
 	default:
-		if err := p.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			return fmt.Errorf("stop %s: %w", p.name, err)
 		}
 		select {
@@ -119,7 +122,7 @@ func (p *proc) stop() error {
 		case <-time.After(15 * time.Second):
 			p.cmd.Process.Kill() //nolint:errcheck // it may have exited meanwhile
 			<-p.exited
-			return fmt.Errorf("%s did not stop within 15s of SIGINT:\n%s", p.name, p.tail())
+			return fmt.Errorf("%s did not stop within 15s of SIGTERM:\n%s", p.name, p.tail())
 		}
 	}
 	if p.err != nil {

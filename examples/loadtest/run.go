@@ -32,6 +32,7 @@ type config struct {
 	demoEvents   int
 	event        string
 	serverBin    string
+	sameBody     bool
 	startTimeout time.Duration
 }
 
@@ -46,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	conc := fs.String("concurrency", "1,8", "comma-separated numbers of clients sending at once")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events the server loads into the fresh SQLite file (-demo-events of examples/server)")
 	fs.StringVar(&c.event, "event", "purchase", "the event the count endpoint counts ($pageview, $autocapture, signed_up, purchase)")
+	fs.BoolVar(&c.sameBody, "same-body", false, "send every request of a query with the same body; the library then answers identical runs in flight at once with one query (its single flight), so not every request runs its query (default: each request asks a different limit, above the one row of the answers)")
 	fs.StringVar(&c.serverBin, "server-bin", "", "an examples/server binary to run (default: go build it into a temporary directory)")
 	fs.DurationVar(&c.startTimeout, "start-timeout", 3*time.Minute, "how long each server may take to start serving (loading the demo events included)")
 	if err := fs.Parse(args); err != nil {
@@ -80,17 +82,36 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // query is one endpoint both sides serve.
 type query struct {
-	label string // in the table
-	name  string // the endpoint's name, in its run route
-	body  []byte // the run request's body
+	label  string   // in the table
+	name   string   // the endpoint's name, in its run route
+	bodies [][]byte // the run request's bodies, sent in turn
 }
 
-// queries are the endpoints measured, in the table's order.
-func queries(event string) []query {
+// distinctBodies is how many different bodies a query's requests take in
+// turn unless -same-body: more than any number of clients in flight.
+const distinctBodies = 1024
+
+// queries are the endpoints measured, in the table's order. Unless same,
+// each has distinctBodies bodies that differ in their limit (1,000 to
+// 2,023, above the one row of each answer), so that no two runs in flight
+// at once are identical: the library answers identical runs in flight with
+// one query (single flight), which would spare it work the handler does.
+// The handler ignores the limit, as its answers have one row.
+func queries(event string, same bool) []query {
 	name, _ := json.Marshal(event) //nolint:errcheck // a string always encodes
+	bodies := func(vars string) [][]byte {
+		if same {
+			return [][]byte{[]byte(`{"variables": ` + vars + `}`)}
+		}
+		out := make([][]byte, distinctBodies)
+		for i := range out {
+			out[i] = []byte(`{"variables": ` + vars + `, "limit": ` + strconv.Itoa(1000+i) + `}`)
+		}
+		return out
+	}
 	return []query{
-		{"`SELECT 1`", "select1", []byte(`{"variables": {}}`)},
-		{"count of one event, scoped to the project", "count", []byte(`{"variables": {"name": ` + string(name) + `}}`)},
+		{"`SELECT 1`", "select1", bodies(`{}`)},
+		{"count of one event, scoped to the project", "count", bodies(`{"name": ` + string(name) + `}`)},
 	}
 }
 
@@ -126,7 +147,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return fmt.Errorf("the baseline is this binary: %w", err)
 	}
-	key := "lt_" + rand.Text()
+	key, metricsKey := "lt_"+rand.Text(), "lm_"+rand.Text()
 	dbPath := filepath.Join(dir, "events.db")
 
 	fmt.Fprintf(stderr, "starting examples/server (%d demo events)...\n", cfg.demoEvents)
@@ -135,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		"-addr", "127.0.0.1:0", "-db", dbPath, "-cache-bytes", "0",
 		"-project-runs-per-minute", "0", "-project-runs-per-hour", "0",
 		"-project-concurrency", "0", "-global-concurrency", "0",
-		"-api-key", key+"="+project, "-demo-events", strconv.Itoa(cfg.demoEvents))
+		"-api-key", key+"="+project, "-metrics-key", metricsKey, "-demo-events", strconv.Itoa(cfg.demoEvents))
 	if err != nil {
 		return err
 	}
@@ -164,13 +185,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	defer libClient.CloseIdleConnections()
 	defer hdlClient.CloseIdleConnections()
 	side := func(client *http.Client, base string, q query) target {
-		return target{client: client, url: base + "/api/projects/" + project + "/endpoints/" + q.name + "/run", key: key, body: q.body}
+		return target{client: client, url: base + "/api/projects/" + project + "/endpoints/" + q.name + "/run", key: key, bodies: q.bodies}
 	}
-	qs := queries(cfg.event)
+	qs := queries(cfg.event, cfg.sameBody)
+	// libSent counts the library's answers by endpoint, to check against
+	// the server's own count of its runs at the end.
+	libSent := map[string]int{}
 	for _, q := range qs {
 		if err := sameAnswer(ctx, side(libClient, libURL, q), side(hdlClient, hdlURL, q), q.name == "count"); err != nil {
 			return err
 		}
+		libSent[q.name]++
 	}
 
 	var rows []*row
@@ -192,6 +217,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 				return sample{}, fmt.Errorf("%s c=%d: %w\n%w", r.q.name, r.c, err, aerr)
 			}
 			return sample{}, fmt.Errorf("%s c=%d: %w\n%s", r.q.name, r.c, err, p.tail())
+		}
+		if library {
+			libSent[r.q.name] += len(s.times)
 		}
 		return s, nil
 	}
@@ -229,8 +257,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	for _, r := range rows {
 		r.libStats, r.hdlStats = summarize(r.library), summarize(r.handler)
 	}
-	fmt.Fprintf(stdout, "examples/server (result cache and run limits off) beside a hand-written net/http + database/sql handler on one SQLite file of %d demo events, each in its own process; %d round(s) of %s per side and cell, alternating which side goes first; keep-alive clients on the same machine, %d CPUs.\n\n",
-		cfg.demoEvents, cfg.rounds, cfg.duration, runtime.NumCPU())
+	// The server's count of its runs: every answer the load test got, and
+	// none without its own query unless -same-body.
+	counts, err := checkRuns(ctx, libClient, libURL+"/metrics", metricsKey, libSent, cfg.sameBody)
+	if err != nil {
+		return err
+	}
+	var runs, shared int
+	for name := range libSent {
+		runs, shared = runs+counts[name].ok, shared+counts[name].withoutQuery
+	}
+	bodies := "no two requests in flight alike (each asks its own limit)"
+	if cfg.sameBody {
+		bodies = "every request of a query alike (-same-body)"
+	}
+	fmt.Fprintf(stdout, "examples/server (result cache and run limits off) beside a hand-written net/http + database/sql handler on one SQLite file of %d demo events, each in its own process; %s; the server counted %d runs, %d of them without a query of their own; %d round(s) of %s per side and cell, alternating which side goes first; keep-alive clients on the same machine, %d CPUs.\n\n",
+		cfg.demoEvents, bodies, runs, shared, cfg.rounds, cfg.duration, runtime.NumCPU())
 	writeTable(stdout, rows)
 	return nil
 }
@@ -301,7 +343,7 @@ type answer struct {
 func sameAnswer(ctx context.Context, lib, hdl target, positive bool) error {
 	var got [2]answer
 	for i, t := range []target{lib, hdl} {
-		b, err := t.post(ctx)
+		b, err := t.post(ctx, t.bodies[0])
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestMain serves the baseline when run re-executes the test binary as it
+// re-executes the command's.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == baselineCommand {
+		os.Exit(baselineMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestRun runs the whole load test, small: it builds and starts the
+// example server and the baseline, and prints a table with a row per query
+// and concurrency, every figure above zero.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts examples/server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, progress bytes.Buffer
+	err := run(ctx, []string{"-rounds", "1", "-duration", "200ms", "-warmup", "50ms", "-demo-events", "2000"}, &out, &progress)
+	if err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, &progress)
+	}
+	table := out.String()
+	if !regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own`).MatchString(table) {
+		t.Errorf("the header does not say every run ran its query:\n%s", table)
+	}
+	if !strings.Contains(table, tableHeader+"\n") {
+		t.Fatalf("no table header in:\n%s", table)
+	}
+	cell := regexp.MustCompile(`^(\d+) us$|^([\d.]+) ms$|^([\d,]+(?:\.\d)?)$|^([\d.]+)x$`)
+	for _, want := range []string{
+		"| `SELECT 1` | 1 |",
+		"| `SELECT 1` | 8 |",
+		"| count of one event, scoped to the project | 1 |",
+		"| count of one event, scoped to the project | 8 |",
+	} {
+		var line string
+		for l := range strings.SplitSeq(table, "\n") {
+			if strings.HasPrefix(l, want) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("no row %q in:\n%s", want, table)
+			continue
+		}
+		fields := strings.Split(strings.Trim(line, "| "), " | ")
+		if got, want := len(fields), 10; got != want {
+			t.Errorf("%s: fields = %v, want %v", line, got, want)
+			continue
+		}
+		for _, f := range fields[2:] {
+			m := cell.FindStringSubmatch(f)
+			if m == nil {
+				t.Errorf("%s: %q is not a figure", line, f)
+				continue
+			}
+			num := strings.ReplaceAll(m[1]+m[2]+m[3]+m[4], ",", "")
+			if v, err := strconv.ParseFloat(num, 64); err != nil || !(v > 0) {
+				t.Errorf("%s: %q is not above zero", line, f)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("progress:\n%s", &progress)
+	}
+}
+
+// TestParseFlags: each bad setting is refused with an error naming its
+// flag.
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rounds", "0"}, "-rounds"},
+		{[]string{"-duration", "0s"}, "-duration"},
+		{[]string{"-warmup", "-1s"}, "-warmup"},
+		{[]string{"-concurrency", "1,x"}, "-concurrency"},
+		{[]string{"-concurrency", "0"}, "-concurrency"},
+		{[]string{"-demo-events", "0"}, "-demo-events"},
+		{[]string{"-event", ""}, "-event"},
+		{[]string{"-start-timeout", "0s"}, "-start-timeout"},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		_, err := parseFlags(tc.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseFlags(%q) = %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+	c, err := parseFlags([]string{"-concurrency", "1, 4,16"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := fmt.Sprint(c.concurrency), "[1 4 16]"; got != want {
+		t.Errorf("concurrency = %v, want %v", got, want)
+	}
+}
+
+// TestDriveFailsLoudly: a run that gets an answer but a 200 with results
+// is an error, not figures.
+func TestDriveFailsLoudly(t *testing.T) {
+	var n atomic.Int64
+	for _, tc := range []struct {
+		name string
+		h    http.HandlerFunc
+		want string
+	}{
+		{"status", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"detail": "too many runs"}`, http.StatusTooManyRequests)
+		}, "status 429"},
+		{"later status", func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) > 5 {
+				http.Error(w, `{"detail": "boom"}`, http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprint(w, `{"columns":["1"],"results":[[1]]}`)
+		}, "status 500"},
+		{"no results", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"detail": "ok"}`)
+		}, "without results"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.h)
+			defer srv.Close()
+			s, err := drive(context.Background(), target{client: newClient(2), url: srv.URL, key: "k", bodies: [][]byte{[]byte(`{}`)}}, 1, time.Second)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("drive = %d requests, %v; want an error with %q", len(s.times), err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSameAnswer: the library's and the handler's answers must agree, and
+// a count must have found events.
+func TestSameAnswer(t *testing.T) {
+	serve := func(body string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
+	}
+	lib := serve(`{"name":"count","endpoint_version":1,"columns":["n"],"types":["INTEGER"],"results":[[12]],"hasMore":false}`)
+	defer lib.Close()
+	same := serve(`{"columns":["n"],"results":[[12]]}`)
+	defer same.Close()
+	other := serve(`{"columns":["n"],"results":[[13]]}`)
+	defer other.Close()
+	zero := serve(`{"columns":["n"],"results":[[0]]}`)
+	defer zero.Close()
+	at := func(s *httptest.Server) target {
+		return target{client: newClient(1), url: s.URL, key: "k", bodies: [][]byte{[]byte(`{}`)}}
+	}
+	ctx := context.Background()
+	if err := sameAnswer(ctx, at(lib), at(same), true); err != nil {
+		t.Errorf("same answers: %v", err)
+	}
+	if err := sameAnswer(ctx, at(lib), at(other), true); err == nil || !strings.Contains(err.Error(), "differ") {
+		t.Errorf("different answers: %v, want an error", err)
+	}
+	if err := sameAnswer(ctx, at(zero), at(zero), true); err == nil || !strings.Contains(err.Error(), "above 0") {
+		t.Errorf("a count of zero: %v, want an error", err)
+	}
+	if err := sameAnswer(ctx, at(zero), at(zero), false); err != nil {
+		t.Errorf("zero where no count is asked for: %v", err)
+	}
+}
+
+// TestSummarize: nearest-rank quantiles and the rate over the rounds'
+// time together.
+func TestSummarize(t *testing.T) {
+	var times []time.Duration
+	for i := 100; i >= 1; i-- {
+		times = append(times, time.Duration(i)*time.Millisecond)
+	}
+	s := summarize([]sample{{times: times[:50], elapsed: time.Second}, {times: times[50:], elapsed: time.Second}})
+	if got, want := s.p50, 50*time.Millisecond; got != want {
+		t.Errorf("p50 = %v, want %v", got, want)
+	}
+	if got, want := s.p99, 99*time.Millisecond; got != want {
+		t.Errorf("p99 = %v, want %v", got, want)
+	}
+	if got, want := s.perSec, 50.0; got != want {
+		t.Errorf("perSec = %v, want %v", got, want)
+	}
+}
+
+// TestFormat: the table's figures.
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{formatDuration(720 * time.Microsecond), "720 us"},
+		{formatDuration(1634 * time.Microsecond), "1.63 ms"},
+		{formatDuration(24512 * time.Microsecond), "24.5 ms"},
+		{formatDuration(105 * time.Millisecond), "105 ms"},
+		{formatRate(41.25), "41.2"},
+		{formatRate(1150.4), "1,150"},
+		{formatRate(1234567), "1,234,567"},
+		{formatRatio(3, 2), "1.50x"},
+		{formatRatio(3, 0), "n/a"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// TestParseRuns reads the run counters of one project from the example
+// server's metrics.
+func TestParseRuns(t *testing.T) {
+	metrics := []byte(`# HELP endpointkit_runs_total Endpoint runs.
+# TYPE endpointkit_runs_total counter
+endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="1",status="200"} 120
+endpointkit_runs_total{cached="true",endpoint="count",materialized="false",project="1",status="200"} 3
+endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="1",status="400"} 7
+endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="2",status="200"} 50
+endpointkit_runs_total{cached="false",endpoint="select1",materialized="false",project="1",status="200"} 9
+endpointkit_cache_hits_total{endpoint="count",project="1"} 3
+endpointkit_cache_hits_total{endpoint="count",project="2"} 4
+`)
+	got, err := parseRuns(metrics, "1")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := fmt.Sprint(got), "map[count:{123 3} select1:{9 0}]"; got != want {
+		t.Errorf("parseRuns = %v, want %v", got, want)
+	}
+}
+
+// TestCheckRuns: the server's count must match the answers the load test
+// got, and no run may go without its own query unless that is allowed.
+func TestCheckRuns(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer mk" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `endpointkit_runs_total{cached="false",endpoint="count",materialized="false",project="1",status="200"} 10
+endpointkit_cache_hits_total{endpoint="count",project="1"} 2
+`)
+	}))
+	defer srv.Close()
+	ctx, client := context.Background(), newClient(1)
+	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, true); err != nil {
+		t.Errorf("matching counts, shared allowed: %v", err)
+	}
+	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, false); err == nil || !strings.Contains(err.Error(), "without a query") {
+		t.Errorf("shared runs not allowed: %v, want an error", err)
+	}
+	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 11}, true); err == nil || !strings.Contains(err.Error(), "counted 10 runs") {
+		t.Errorf("a run the server did not count: %v, want an error", err)
+	}
+	if _, err := checkRuns(ctx, client, srv.URL, "wrong", map[string]int{"count": 10}, true); err == nil || !strings.Contains(err.Error(), "status 401") {
+		t.Errorf("a refused key: %v, want an error", err)
+	}
+}

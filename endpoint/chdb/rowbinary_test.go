@@ -307,7 +307,7 @@ func TestBinaryAllocatesWhatTheRowsNeed(t *testing.T) {
 		{"SELECT 'one' AS s", 1, 24 + 16 + 16},
 		{"SELECT toString(number) AS s, number + 1000 AS n FROM numbers(5000)", 5000, 5000 * (24 + 2*16 + 16 + 8)},
 	} {
-		out, _, err := x.run(context.Background(), c.query, resultFormat, nil, nil)
+		out, _, err := x.run(context.Background(), c.query, resultFormat, nil)
 		if err != nil {
 			t.Fatalf("%s: unexpected error: %v", c.query, err)
 		}

@@ -366,6 +366,11 @@ func decoderOf(typ string) (decoder, error) {
 			}
 			return r.s[r.off-n : r.off], nil
 		}, nil
+	case "JSON":
+		// Its text: every query carries
+		// output_format_binary_write_json_as_string (see limitsOf), which
+		// writes a JSON value as a String.
+		return scalarDecoder("String")
 	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
 		return decimalDecoder(name, args)
 	case "DateTime64":

@@ -66,6 +66,8 @@ func TestBinaryValues(t *testing.T) {
 		{"CAST((1, 'z') AS Tuple(n Int64, s String))", []any{int64(1), "z"}},
 		{"map('k', 1, 'l', 2)", map[string]any{"k": int64(1), "l": int64(2)}},
 		{"toIntervalDay(3)", int64(3)},
+		{`'{"a": 1}'::JSON`, `{"a":1}`},
+		{`'{"a": {"b": [1, 2]}}'::JSON(max_dynamic_paths = 2)`, `{"a":{"b":[1,2]}}`},
 	}
 	for _, c := range cases {
 		res, err := x.Query(context.Background(), stmt.New("SELECT "+c.expr+" AS v", nil), driver.Bounds{})

@@ -164,6 +164,10 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 		}
 	}
 	decs := make([]decoder, n)
+	kinds := make([]kind, n)
+	for i, typ := range res.Types {
+		kinds[i] = kindOf(typ)
+	}
 	for i, typ := range res.Types {
 		if decs[i], err = decoderOf(typ); err != nil {
 			return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
@@ -208,12 +212,39 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 		row := block[:n:n]
 		block = block[n:]
 		for i, dec := range decs {
+			// The most frequent types read here, the others by their
+			// decoder, as decoderOf's would read them.
+			switch kinds[i] {
+			case kindString:
+				v, err := r.string()
+				if err != nil {
+					return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
+				}
+				row[i] = r.str(v)
+				continue
+			case kindUInt64:
+				if len(r.b)-r.off >= 8 {
+					if u := binary.LittleEndian.Uint64(r.b[r.off:]); u <= math.MaxInt64 {
+						r.off += 8
+						row[i] = r.int(int64(u))
+						continue
+					}
+				}
+			case kindInt64:
+				if len(r.b)-r.off >= 8 {
+					row[i] = r.int(int64(binary.LittleEndian.Uint64(r.b[r.off:])))
+					r.off += 8
+					continue
+				}
+			}
 			if row[i], err = dec(r); err != nil {
 				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 			}
 		}
-		if size += driver.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
-			return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
+		if b.MaxBytes > 0 {
+			if size += driver.RowBytes(row); size > b.MaxBytes {
+				return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
+			}
 		}
 		rows++
 	}
@@ -224,6 +255,29 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// kind is a type decode reads without its decoder: the most frequent
+// ones.
+type kind uint8
+
+const (
+	kindOther kind = iota
+	kindString
+	kindInt64
+	kindUInt64
+)
+
+func kindOf(typ string) kind {
+	switch typ {
+	case "String", "LowCardinality(String)":
+		return kindString
+	case "Int64":
+		return kindInt64
+	case "UInt64":
+		return kindUInt64
+	}
+	return kindOther
 }
 
 // decoderOf returns the decoder of a ClickHouse type name, as the header

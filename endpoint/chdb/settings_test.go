@@ -123,3 +123,40 @@ func TestLoadCarriesTheTimeLimit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWithClause: whatever the text, withClause does not panic, and the
+// statement it returns is the text with the settings put in once (a start
+// of the text, the clause, an end of it), or the text unchanged.
+func FuzzWithClause(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "INSERT INTO t VALUES (1)", "INSERT INTO t SETTINGS a = 1 SELECT 2", "WITH x AS (SELECT 1) INSERT INTO t (SELECT * FROM x)",
+		"USE db", "SELECT ')' -- (", "INSERT INTO t ((", "SELECT 'open", "/* c */ ;", "insert INSERT insert"} {
+		f.Add(s)
+	}
+	const l = "max_execution_time = 7"
+	f.Fuzz(func(t *testing.T, query string) {
+		if strings.Contains(query, "max_execution_time") {
+			return
+		}
+		got, ok := withClause(query, l)
+		if !ok {
+			if got != query {
+				t.Fatalf("withClause(%q) = %q, false: changed", query, got)
+			}
+			return
+		}
+		i := strings.Index(got, l)
+		if i < 0 || strings.Count(got, l) != 1 {
+			t.Fatalf("withClause(%q) = %q: the settings not there once", query, got)
+		}
+		before, after := got[:i], got[i+len(l):]
+		kept := false
+		for _, sep := range []string{" SETTINGS ", "SETTINGS ", ", "} {
+			if p, ok := strings.CutSuffix(before, sep); ok && p != "" && strings.HasPrefix(query, p) {
+				kept = true
+			}
+		}
+		if !kept || !strings.HasSuffix(query, strings.TrimPrefix(after, " ")) {
+			t.Fatalf("withClause(%q) = %q: the text around the settings changed", query, got)
+		}
+	})
+}

@@ -166,12 +166,10 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 	decs := make([]decoder, n)
 	kinds := make([]kind, n)
 	for i, typ := range res.Types {
-		kinds[i] = kindOf(typ)
-	}
-	for i, typ := range res.Types {
 		if decs[i], err = decoderOf(typ); err != nil {
 			return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 		}
+		kinds[i] = kindOf(typ)
 	}
 	if n == 0 {
 		// A row of no columns takes no bytes: there is nothing to read.

@@ -13,7 +13,8 @@ import (
 // SETTINGS clause where ClickHouse reads one for the whole statement, so
 // that the settings travel with it rather than in SET statements of their
 // own; ok is false, and query unchanged, for a statement that takes no
-// SETTINGS clause (USE, SET, SYSTEM, a transaction's statements), none of
+// SETTINGS clause (USE, SET, SYSTEM, a transaction's statements) or would
+// keep it in what it stores (CREATE VIEW, ALTER ... MODIFY QUERY), none of
 // which reads data.
 //
 // An INSERT takes the clause before its data (VALUES, FORMAT, the SELECT,
@@ -34,6 +35,10 @@ func withClause(query, list string) (_ string, ok bool) {
 		switch strings.ToUpper(first.Text(query)) {
 		case "USE", "SET", "SYSTEM", "BEGIN", "COMMIT", "ROLLBACK", "START":
 			return query, false
+		case "CREATE", "ATTACH", "ALTER":
+			if storesQuery(query, toks) {
+				return query, false
+			}
 		}
 	}
 	for i, t := range toks {
@@ -60,6 +65,34 @@ func withClause(query, list string) (_ string, ok bool) {
 		last--
 	}
 	return query[:toks[last].End] + " SETTINGS " + list, true
+}
+
+// storesQuery reports whether a CREATE, ATTACH or ALTER statement keeps
+// its SELECT to run later (a view's, a materialized view's, ALTER ...
+// MODIFY QUERY): a SETTINGS clause at its end would be kept with it, for
+// every later read, and the statement itself reads nothing (a
+// materialized view's POPULATE aside).
+func storesQuery(query string, toks []token) bool {
+	if isWord(query, toks[0].Token, "ALTER") {
+		for i, t := range toks[:len(toks)-1] {
+			if t.depth == 0 && isWord(query, t.Token, "MODIFY") && isWord(query, toks[i+1].Token, "QUERY") {
+				return true
+			}
+		}
+		return false
+	}
+	// CREATE [OR REPLACE] [MATERIALIZED | LIVE | WINDOW] VIEW.
+	for _, t := range toks[1:] {
+		switch {
+		case isWord(query, t.Token, "VIEW"):
+			return true
+		case isWord(query, t.Token, "OR"), isWord(query, t.Token, "REPLACE"), isWord(query, t.Token, "MATERIALIZED"),
+			isWord(query, t.Token, "LIVE"), isWord(query, t.Token, "WINDOW"):
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // insertData is where the data of an INSERT starts in query, whose tokens

@@ -27,6 +27,9 @@ func TestWithClause(t *testing.T) {
 		{"CREATE TABLE t (x Int64) ENGINE = MergeTree ORDER BY (x)", "CREATE TABLE t (x Int64) ENGINE = MergeTree ORDER BY (x) SETTINGS " + l},
 		{"DROP TABLE IF EXISTS `t`", "DROP TABLE IF EXISTS `t` SETTINGS " + l},
 		{"EXCHANGE TABLES a AND b", "EXCHANGE TABLES a AND b SETTINGS " + l},
+		{"CREATE TABLE view AS SELECT 1 AS view", "CREATE TABLE view AS SELECT 1 AS view SETTINGS " + l},
+		{"ALTER TABLE t MODIFY COLUMN x String", "ALTER TABLE t MODIFY COLUMN x String SETTINGS " + l},
+		{"CREATE TABLE t ENGINE = MergeTree ORDER BY x AS SELECT 1 AS x FROM view", "CREATE TABLE t ENGINE = MergeTree ORDER BY x AS SELECT 1 AS x FROM view SETTINGS " + l},
 		{"INSERT INTO t (x) VALUES (1), (2)", "INSERT INTO t (x) SETTINGS " + l + " VALUES (1), (2)"},
 		{"insert into t values ('select (', 'values')", "insert into t SETTINGS " + l + " values ('select (', 'values')"},
 		{"INSERT INTO t FORMAT TabSeparated 1\n", "INSERT INTO t SETTINGS " + l + " FORMAT TabSeparated 1\n"},
@@ -43,7 +46,9 @@ func TestWithClause(t *testing.T) {
 			t.Errorf("withClause(%q) = %q, %v; want %q, true", c.query, got, ok, c.want)
 		}
 	}
-	for _, q := range []string{"USE db", "set max_threads = 1", "SYSTEM FLUSH LOGS", "", "  -- nothing"} {
+	for _, q := range []string{"USE db", "set max_threads = 1", "SYSTEM FLUSH LOGS", "", "  -- nothing",
+		"CREATE VIEW v AS SELECT 1", "CREATE OR REPLACE VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW m TO t AS SELECT x FROM s",
+		"ATTACH VIEW v AS SELECT 1", "ALTER TABLE m MODIFY QUERY SELECT x FROM s"} {
 		if got, ok := withClause(q, l); got != q || ok {
 			t.Errorf("withClause(%q) = %q, %v; want it unchanged, false", q, got, ok)
 		}
@@ -98,6 +103,17 @@ func TestLoadCarriesTheTimeLimit(t *testing.T) {
 	if s := res.Rows[0][0].(string); strings.Contains(s, "max_execution_time") {
 		t.Errorf("the time limit is not the table's setting: %s", s)
 	}
+	// Nor a view's, which would keep it for every later read.
+	if err := x.Load(ctx, "CREATE OR REPLACE VIEW load_limit_view AS SELECT 1 AS x", nil); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	res, err = x.Read(ctx, "SELECT create_table_query FROM system.tables WHERE name = 'load_limit_view' AND database = currentDatabase()", nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s := res.Rows[0][0].(string); strings.Contains(s, "max_execution_time") {
+		t.Errorf("the time limit is not kept in the view: %s", s)
+	}
 	if got := changed(); got != 0 {
 		t.Errorf("a statement of its own set the session's max_execution_time (changed = %d)", got)
 	}
@@ -117,7 +133,7 @@ func TestLoadCarriesTheTimeLimit(t *testing.T) {
 	if got := changed(); got != 0 {
 		t.Errorf("a statement of its own set the session's max_execution_time (changed = %d)", got)
 	}
-	for _, q := range []string{"DROP TABLE load_limit", "DROP TABLE load_limit_copy", "DROP TABLE load_limit_live"} {
+	for _, q := range []string{"DROP TABLE load_limit", "DROP TABLE load_limit_copy", "DROP TABLE load_limit_live", "DROP VIEW load_limit_view"} {
 		if err := x.Load(context.Background(), q, nil); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}

@@ -126,7 +126,7 @@ func Open(dir string, opts ...Option) (*Executor, error) {
 	mem := "SET max_memory_usage = " + strconv.FormatInt(o.maxMemory, 10) +
 		", max_bytes_before_external_group_by = " + strconv.FormatInt(o.externalGroupBy, 10)
 	for _, stmt := range append(session[:len(session):len(session)], mem) {
-		if _, _, err := x.run(context.Background(), stmt, "Null", nil, nil); err != nil {
+		if _, _, err := x.run(context.Background(), stmt, "Null", nil); err != nil {
 			x.Close()
 			return nil, err
 		}
@@ -207,7 +207,7 @@ func (x *Executor) Read(ctx context.Context, query string, args []any) (*driver.
 // read runs query with its settings and decodes its answer within b's rows
 // and bytes.
 func (x *Executor) read(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
-	out, stats, err := x.run(ctx, x.withSettings(query, timeout(ctx), b), resultFormat, args, nil)
+	out, stats, err := x.run(ctx, x.withSettings(query, timeout(ctx), b), resultFormat, args)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,8 @@ func (x *Executor) withSettings(query string, timeout time.Duration, b driver.Bo
 // statements run in order whether or not w.Tx is set, and w.MaxBytes is
 // not counted (the Service measures a stored table once built) (the ClickHouse
 // engine's Swap, an EXCHANGE TABLES, is atomic on its own and never asks
-// for one).
+// for one). Each statement runs as Load runs it: ctx's deadline travels
+// in its own SETTINGS clause.
 func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, _ driver.Write) error {
 	for _, st := range stmts {
 		if err := x.Load(ctx, st.SQL(), st.Args()); err != nil {
@@ -256,14 +257,15 @@ func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, _ driver.
 // Load runs query, a statement of the host's own with its parameters and
 // args, as Exec runs one: for the host's own statements, such as loading
 // data; the Service never calls it. ctx's deadline reaches the engine as
-// the session's max_execution_time for the statement: a SETTINGS clause
-// cannot follow every statement (INSERT ... VALUES takes it before VALUES).
+// max_execution_time in the statement's own SETTINGS clause (see
+// withClause: before an INSERT's data, at the end of any other statement),
+// never in a statement of its own; USE, SET and SYSTEM statements, which
+// take no clause and read no data, run as they are.
 func (x *Executor) Load(ctx context.Context, query string, args []any) error {
-	var around [2]string
 	if t := timeout(ctx); t > 0 {
-		around = [2]string{"SET max_execution_time = " + strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10), "SET max_execution_time = 0"}
+		query, _ = withClause(query, "max_execution_time = "+strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10))
 	}
-	_, _, err := x.run(ctx, query, "Null", args, around[:])
+	_, _, err := x.run(ctx, query, "Null", args)
 	return err
 }
 
@@ -308,10 +310,8 @@ type stats struct {
 	rows, bytes int64
 }
 
-// run executes query with its arguments as the parameters p1, p2, ...;
-// around, when set, are two statements run just before and just after it
-// on the same session (the second whatever the query did).
-func (x *Executor) run(ctx context.Context, query, format string, args []any, around []string) (string, stats, error) {
+// run executes query with its arguments as the parameters p1, p2, ....
+func (x *Executor) run(ctx context.Context, query, format string, args []any) (string, stats, error) {
 	if err := ctx.Err(); err != nil {
 		return "", stats{}, fmt.Errorf("chdb: %w", err)
 	}
@@ -340,12 +340,6 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any, ar
 	defer x.mu.Unlock()
 	if x.conn == nil {
 		return "", stats{}, ErrClosed
-	}
-	if len(around) == 2 && around[0] != "" {
-		if _, _, err := x.query(around[0], "Null", nil, nil, nil, nil, 0); err != nil {
-			return "", stats{}, err
-		}
-		defer x.query(around[1], "Null", nil, nil, nil, nil, 0) //nolint:errcheck // a failure shows on the next statement
 	}
 	out, st, err := x.query(query, format, pn, pnl, pv, pvl, len(args))
 	if err != nil {

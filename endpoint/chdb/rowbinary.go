@@ -4,6 +4,7 @@ package chdb
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -37,17 +38,19 @@ type reader struct {
 	boxes
 }
 
-// boxBlock is how many values of a kind boxes allocates at once.
-const boxBlock = 256
-
-// boxes puts strings and integers into interface values from blocks of
-// boxBlock, one allocation a block where Go's conversion to any makes one
-// a value (most of what reading a large answer costs): the interface
-// points into the block, as it would point to a value of its own. A block
-// is never written again once a value of it is boxed.
+// boxes puts values into interface values from blocks, one allocation a
+// block where Go's conversion to any makes one a value (most of what
+// reading a large answer costs): the interface points into the block, as
+// it would point to a value of its own. A block is never written again
+// once a value of it is boxed. size is how many values a new block holds:
+// decode sets it to the rows of the block of rows it reads, so that a
+// small answer allocates little and a large one few blocks.
 type boxes struct {
-	strs []string
-	ints []int64
+	size  int
+	strs  []string
+	ints  []int64
+	flts  []float64
+	times []time.Time
 }
 
 // eface is the layout of an interface value without methods (any).
@@ -56,39 +59,45 @@ type eface struct {
 }
 
 var (
-	stringType = typeOf("")
-	int64Type  = typeOf(int64(0))
+	stringType  = typeOf("")
+	int64Type   = typeOf(int64(0))
+	float64Type = typeOf(float64(0))
+	timeType    = typeOf(time.Time{})
 )
 
 func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+// box puts v into the next free element of *block (a new block of size
+// elements when it is full) and returns it as an interface of type typ,
+// which is T's.
+func box[T any](block *[]T, size int, typ unsafe.Pointer, v T) any {
+	if len(*block) == 0 {
+		*block = make([]T, max(size, 1))
+	}
+	p := &(*block)[0]
+	*p, *block = v, (*block)[1:]
+	var a any
+	*(*eface)(unsafe.Pointer(&a)) = eface{typ: typ, data: unsafe.Pointer(p)}
+	return a
+}
 
 func (bx *boxes) str(v string) any {
 	if v == "" {
 		return v
 	}
-	if len(bx.strs) == 0 {
-		bx.strs = make([]string, boxBlock)
-	}
-	p := &bx.strs[0]
-	*p, bx.strs = v, bx.strs[1:]
-	var a any
-	*(*eface)(unsafe.Pointer(&a)) = eface{typ: stringType, data: unsafe.Pointer(p)}
-	return a
+	return box(&bx.strs, bx.size, stringType, v)
 }
 
 func (bx *boxes) int(v int64) any {
 	if v >= 0 && v < 256 {
 		return v // Go boxes these without allocating
 	}
-	if len(bx.ints) == 0 {
-		bx.ints = make([]int64, boxBlock)
-	}
-	p := &bx.ints[0]
-	*p, bx.ints = v, bx.ints[1:]
-	var a any
-	*(*eface)(unsafe.Pointer(&a)) = eface{typ: int64Type, data: unsafe.Pointer(p)}
-	return a
+	return box(&bx.ints, bx.size, int64Type, v)
 }
+
+func (bx *boxes) float(v float64) any { return box(&bx.flts, bx.size, float64Type, v) }
+
+func (bx *boxes) time(v time.Time) any { return box(&bx.times, bx.size, timeType, v) }
 
 func (r *reader) next(n int) ([]byte, error) {
 	if n < 0 || len(r.b)-r.off < n {
@@ -155,40 +164,118 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 		}
 	}
 	decs := make([]decoder, n)
+	kinds := make([]kind, n)
 	for i, typ := range res.Types {
 		if decs[i], err = decoderOf(typ); err != nil {
 			return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 		}
+		kinds[i] = kindOf(typ)
 	}
-	// At most as many rows as the rest holds of the smallest row, and
-	// b.MaxRows.
-	if rows := (len(out) - r.off) / max(1, minRow(res.Types)); b.MaxRows <= 0 || rows < b.MaxRows {
-		res.Rows = make([][]any, 0, rows)
-	} else {
-		res.Rows = make([][]any, 0, b.MaxRows)
+	if n == 0 {
+		// A row of no columns takes no bytes: there is nothing to read.
+		return res, nil
 	}
-	var size int64
-	// The rows' values are cut from blocks of rowBlock rows: one
-	// allocation a block, not one a row.
-	const rowBlock = 256
-	var block []any
-	for r.off < len(r.b) && (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) {
-		if len(block) < int(n) {
-			block = make([]any, int(n)*rowBlock)
+	// The rows' values are cut from blocks of rows, one allocation a
+	// block, not one a row; each block is as large as the rest of the
+	// answer holds rows of the size of those read so far (of the
+	// smallest a row can be at first), so that the last one ends about
+	// where the rows do. Rows points into the blocks once they are all
+	// read, allocated at its length.
+	const firstBlock, maxBlock = 16, 1024
+	smallest := max(1, minRow(res.Types))
+	var (
+		blocks [][]any
+		block  []any
+		rows   int
+		size   int64
+		start  = r.off
+	)
+	for r.off < len(r.b) && (b.MaxRows <= 0 || rows < b.MaxRows) {
+		if len(block) == 0 {
+			left := len(r.b) - r.off
+			next := min(left/smallest+1, firstBlock)
+			if rows > 0 {
+				// The rows left at the mean size of those read, rounded up.
+				mean := float64(r.off-start) / float64(rows)
+				next = min(int(math.Ceil(float64(left)/mean)), left/smallest+1, maxBlock)
+			}
+			if b.MaxRows > 0 {
+				next = min(next, b.MaxRows-rows)
+			}
+			next = max(next, 1)
+			block = make([]any, next*int(n))
+			blocks = append(blocks, block)
+			r.size = next
 		}
 		row := block[:n:n]
 		block = block[n:]
 		for i, dec := range decs {
+			// The most frequent types read here, the others by their
+			// decoder, as decoderOf's would read them.
+			switch kinds[i] {
+			case kindString:
+				v, err := r.string()
+				if err != nil {
+					return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
+				}
+				row[i] = r.str(v)
+				continue
+			case kindUInt64:
+				if len(r.b)-r.off >= 8 {
+					if u := binary.LittleEndian.Uint64(r.b[r.off:]); u <= math.MaxInt64 {
+						r.off += 8
+						row[i] = r.int(int64(u))
+						continue
+					}
+				}
+			case kindInt64:
+				if len(r.b)-r.off >= 8 {
+					row[i] = r.int(int64(binary.LittleEndian.Uint64(r.b[r.off:])))
+					r.off += 8
+					continue
+				}
+			}
 			if row[i], err = dec(r); err != nil {
 				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 			}
 		}
-		if size += driver.RowBytes(row); b.MaxBytes > 0 && size > b.MaxBytes {
-			return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
+		if b.MaxBytes > 0 {
+			if size += driver.RowBytes(row); size > b.MaxBytes {
+				return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
+			}
 		}
-		res.Rows = append(res.Rows, row)
+		rows++
+	}
+	res.Rows = make([][]any, 0, rows)
+	for _, blk := range blocks {
+		for i := 0; i+int(n) <= len(blk) && len(res.Rows) < rows; i += int(n) {
+			res.Rows = append(res.Rows, blk[i:i+int(n):i+int(n)])
+		}
 	}
 	return res, nil
+}
+
+// kind is a type decode reads without its decoder: the most frequent
+// ones.
+type kind uint8
+
+const (
+	kindOther kind = iota
+	kindString
+	kindInt64
+	kindUInt64
+)
+
+func kindOf(typ string) kind {
+	switch typ {
+	case "String", "LowCardinality(String)":
+		return kindString
+	case "Int64":
+		return kindInt64
+	case "UInt64":
+		return kindUInt64
+	}
+	return kindOther
 }
 
 // decoderOf returns the decoder of a ClickHouse type name, as the header
@@ -331,6 +418,11 @@ func decoderOf(typ string) (decoder, error) {
 			}
 			return r.s[r.off-n : r.off], nil
 		}, nil
+	case "JSON":
+		// Its text: every query carries
+		// output_format_binary_write_json_as_string (see limitsOf), which
+		// writes a JSON value as a String.
+		return scalarDecoder("String")
 	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
 		return decimalDecoder(name, args)
 	case "DateTime64":
@@ -352,10 +444,10 @@ func decoderOf(typ string) (decoder, error) {
 			if frac < 0 {
 				sec, frac = sec-1, frac+scale
 			}
-			return time.Unix(sec, frac*(1e9/scale)).UTC(), nil
+			return r.time(time.Unix(sec, frac*(1e9/scale)).UTC()), nil
 		}, nil
 	case "DateTime":
-		return fixed(4, func(p []byte) any { return time.Unix(int64(binary.LittleEndian.Uint32(p)), 0).UTC() }), nil
+		return boxedTime(4, func(p []byte) time.Time { return time.Unix(int64(binary.LittleEndian.Uint32(p)), 0).UTC() }), nil
 	}
 	if args != nil {
 		return nil, fmt.Errorf("type %s is not one the executor reads; cast it (toString)", typ)
@@ -368,20 +460,20 @@ func scalarDecoder(typ string) (decoder, error) {
 	le := binary.LittleEndian
 	switch typ {
 	case "Int8":
-		return fixed(1, func(p []byte) any { return int64(int8(p[0])) }), nil
+		return boxedInt(1, func(p []byte) int64 { return int64(int8(p[0])) }), nil
 	case "Int16":
-		return fixed(2, func(p []byte) any { return int64(int16(le.Uint16(p))) }), nil
+		return boxedInt(2, func(p []byte) int64 { return int64(int16(le.Uint16(p))) }), nil
 	case "Int32":
 		return boxedInt(4, func(p []byte) int64 { return int64(int32(le.Uint32(p))) }), nil
 	case "Int64":
 		return boxedInt(8, func(p []byte) int64 { return int64(le.Uint64(p)) }), nil
 	case "IntervalNanosecond", "IntervalMicrosecond", "IntervalMillisecond", "IntervalSecond", "IntervalMinute",
 		"IntervalHour", "IntervalDay", "IntervalWeek", "IntervalMonth", "IntervalQuarter", "IntervalYear":
-		return fixed(8, func(p []byte) any { return int64(le.Uint64(p)) }), nil
+		return boxedInt(8, func(p []byte) int64 { return int64(le.Uint64(p)) }), nil
 	case "UInt8":
-		return fixed(1, func(p []byte) any { return int64(p[0]) }), nil
+		return boxedInt(1, func(p []byte) int64 { return int64(p[0]) }), nil
 	case "UInt16":
-		return fixed(2, func(p []byte) any { return int64(le.Uint16(p)) }), nil
+		return boxedInt(2, func(p []byte) int64 { return int64(le.Uint16(p)) }), nil
 	case "UInt32":
 		return boxedInt(4, func(p []byte) int64 { return int64(le.Uint32(p)) }), nil
 	case "UInt64":
@@ -411,22 +503,31 @@ func scalarDecoder(typ string) (decoder, error) {
 	case "Float32":
 		// As the float's shortest text reads as a float64 (0.1, not
 		// 0.10000000149011612), as the engine writes it.
-		return fixed(4, func(p []byte) any {
+		return func(r *reader) (any, error) {
+			p, err := r.next(4)
+			if err != nil {
+				return nil, err
+			}
 			f := math.Float32frombits(le.Uint32(p))
 			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return nil
+				return nil, nil
 			}
-			v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
-			return v
-		}), nil
+			var buf [32]byte
+			v, _ := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], float64(f), 'g', -1, 32)), 64)
+			return r.float(v), nil
+		}, nil
 	case "Float64":
-		return fixed(8, func(p []byte) any {
+		return func(r *reader) (any, error) {
+			p, err := r.next(8)
+			if err != nil {
+				return nil, err
+			}
 			f := math.Float64frombits(le.Uint64(p))
 			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil
+				return nil, nil
 			}
-			return f
-		}), nil
+			return r.float(f), nil
+		}, nil
 	case "Bool":
 		return fixed(1, func(p []byte) any { return p[0] != 0 }), nil
 	case "String":
@@ -438,20 +539,31 @@ func scalarDecoder(typ string) (decoder, error) {
 			return r.str(v), nil
 		}, nil
 	case "Date":
-		return fixed(2, func(p []byte) any { return time.Unix(int64(le.Uint16(p))*86400, 0).UTC() }), nil
+		return boxedTime(2, func(p []byte) time.Time { return time.Unix(int64(le.Uint16(p))*86400, 0).UTC() }), nil
 	case "Date32":
-		return fixed(4, func(p []byte) any { return time.Unix(int64(int32(le.Uint32(p)))*86400, 0).UTC() }), nil
+		return boxedTime(4, func(p []byte) time.Time { return time.Unix(int64(int32(le.Uint32(p)))*86400, 0).UTC() }), nil
 	case "DateTime":
-		return fixed(4, func(p []byte) any { return time.Unix(int64(le.Uint32(p)), 0).UTC() }), nil
+		return boxedTime(4, func(p []byte) time.Time { return time.Unix(int64(le.Uint32(p)), 0).UTC() }), nil
 	case "UUID":
 		// Two 64-bit halves, each little-endian, the high half first.
-		return fixed(16, func(p []byte) any {
+		return func(r *reader) (any, error) {
+			p, err := r.next(16)
+			if err != nil {
+				return nil, err
+			}
 			var u [16]byte
 			for i := range 8 {
 				u[i], u[8+i] = p[7-i], p[15-i]
 			}
-			return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
-		}), nil
+			var text [36]byte
+			hex.Encode(text[0:8], u[0:4])
+			hex.Encode(text[9:13], u[4:6])
+			hex.Encode(text[14:18], u[6:8])
+			hex.Encode(text[19:23], u[8:10])
+			hex.Encode(text[24:36], u[10:16])
+			text[8], text[13], text[18], text[23] = '-', '-', '-', '-'
+			return r.str(string(text[:])), nil
+		}, nil
 	case "IPv4":
 		return fixed(4, func(p []byte) any {
 			return netip.AddrFrom4([4]byte{p[3], p[2], p[1], p[0]}).String()
@@ -484,6 +596,18 @@ func fixed(n int, f func([]byte) any) decoder {
 			return nil, err
 		}
 		return f(p), nil
+	}
+}
+
+// boxedTime is the decoder of a date or date-time of n bytes read by f,
+// boxed from r's blocks.
+func boxedTime(n int, f func([]byte) time.Time) decoder {
+	return func(r *reader) (any, error) {
+		p, err := r.next(n)
+		if err != nil {
+			return nil, err
+		}
+		return r.time(f(p)), nil
 	}
 }
 
@@ -529,19 +653,27 @@ func decimalDecoder(name string, args []string) (decoder, error) {
 	case prec <= 38:
 		size = 16
 	}
-	return fixed(size, func(p []byte) any {
-		var text string
+	return func(r *reader) (any, error) {
+		p, err := r.next(size)
+		if err != nil {
+			return nil, err
+		}
+		// The integer's text with the exponent, read as a float64 (the
+		// nearest to the decimal, as the engine's text reads).
+		var buf [96]byte
+		var text []byte
 		switch size {
 		case 4:
-			text = strconv.FormatInt(int64(int32(binary.LittleEndian.Uint32(p))), 10)
+			text = strconv.AppendInt(buf[:0], int64(int32(binary.LittleEndian.Uint32(p))), 10)
 		case 8:
-			text = strconv.FormatInt(int64(binary.LittleEndian.Uint64(p)), 10)
+			text = strconv.AppendInt(buf[:0], int64(binary.LittleEndian.Uint64(p)), 10)
 		default:
-			text = wide(p, true).String()
+			text = wide(p, true).Append(buf[:0], 10)
 		}
-		f, _ := strconv.ParseFloat(text+"e-"+strconv.Itoa(scale), 64)
-		return f
-	}), nil
+		text = strconv.AppendInt(append(text, "e-"...), int64(scale), 10)
+		f, _ := strconv.ParseFloat(string(text), 64)
+		return r.float(f), nil
+	}, nil
 }
 
 // mapKey is a map's key as text.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,8 @@ func TestBinaryValues(t *testing.T) {
 		{"CAST((1, 'z') AS Tuple(n Int64, s String))", []any{int64(1), "z"}},
 		{"map('k', 1, 'l', 2)", map[string]any{"k": int64(1), "l": int64(2)}},
 		{"toIntervalDay(3)", int64(3)},
+		{`'{"a": 1}'::JSON`, `{"a":1}`},
+		{`'{"a": {"b": [1, 2]}}'::JSON(max_dynamic_paths = 2)`, `{"a":{"b":[1,2]}}`},
 	}
 	for _, c := range cases {
 		res, err := x.Query(context.Background(), stmt.New("SELECT "+c.expr+" AS v", nil), driver.Bounds{})
@@ -239,6 +242,87 @@ func TestFailedAnswerDoesNotLeak(t *testing.T) {
 		}
 		if got, want := res.Rows, ([][]any{{"next"}}); !reflect.DeepEqual(got, want) {
 			t.Errorf("after %s: res.Rows = %+v, want %+v", failing, got, want)
+		}
+	}
+}
+
+// TestBinaryManyRows: an answer of many rows of changing sizes, read in
+// blocks sized by the rows read so far, comes back whole and in order,
+// each row its own (a row never shares a value with the next), within
+// b.MaxRows, and failing past b.MaxBytes.
+func TestBinaryManyRows(t *testing.T) {
+	x := executor(t)
+	const n = 5000
+	// Rows of 1 to ~400 bytes, short ones first: the block estimate from
+	// the first rows is too small for the later ones.
+	q := stmt.New("SELECT number AS i, repeat('x', intDiv(number * number, 62500)) AS s, toDateTime(number * 3600, 'UTC') AS t, "+
+		"number / 4 AS f, -toInt64(number) * 1000 AS neg FROM numbers(5000) ORDER BY i", nil)
+	for _, maxRows := range []int{0, 1, 17, 2500, n} {
+		res, err := x.Query(context.Background(), q, driver.Bounds{MaxRows: maxRows})
+		if err != nil {
+			t.Fatalf("MaxRows %d: unexpected error: %v", maxRows, err)
+		}
+		want := n
+		if maxRows > 0 {
+			want = maxRows
+		}
+		if got := len(res.Rows); got != want {
+			t.Fatalf("MaxRows %d: len(res.Rows) = %d, want %d", maxRows, got, want)
+		}
+		for i, row := range res.Rows {
+			u := uint64(i)
+			wantRow := []any{int64(i), strings.Repeat("x", int(u*u/62500)), time.Unix(int64(i)*3600, 0).UTC(), float64(i) / 4, -int64(i) * 1000}
+			if !reflect.DeepEqual(row, wantRow) || len(row) != cap(row) {
+				t.Fatalf("MaxRows %d: row %d = %v (cap %d), want %v", maxRows, i, row, cap(row), wantRow)
+			}
+		}
+	}
+	all, err := x.Query(context.Background(), q, driver.Bounds{})
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	var size int64
+	for _, row := range all.Rows {
+		size += driver.RowBytes(row)
+	}
+	if _, err := x.Query(context.Background(), q, driver.Bounds{MaxBytes: size}); err != nil {
+		t.Fatalf("MaxBytes %d, the answer's size: unexpected error: %v", size, err)
+	}
+	if _, err := x.Query(context.Background(), q, driver.Bounds{MaxBytes: size - 1}); !errors.Is(err, driver.ErrResultTooLarge) {
+		t.Fatalf("MaxBytes %d: error %v is not %v", size-1, err, driver.ErrResultTooLarge)
+	}
+}
+
+// TestBinaryAllocatesWhatTheRowsNeed: reading an answer allocates about
+// what its rows hold (their values, the boxes of their strings and
+// integers, the slice of rows), not blocks sized for a larger answer: a
+// row of one value takes a few hundred bytes, not a block of 256 rows.
+func TestBinaryAllocatesWhatTheRowsNeed(t *testing.T) {
+	x := executor(t)
+	for _, c := range []struct {
+		query string
+		rows  int
+		// need is what the rows need: per row its slot in Rows (24 bytes),
+		// its values (16 bytes each) and their boxes.
+		need int
+	}{
+		{"SELECT 'one' AS s", 1, 24 + 16 + 16},
+		{"SELECT toString(number) AS s, number + 1000 AS n FROM numbers(5000)", 5000, 5000 * (24 + 2*16 + 16 + 8)},
+	} {
+		out, _, err := x.run(context.Background(), c.query, resultFormat, nil)
+		if err != nil {
+			t.Fatalf("%s: unexpected error: %v", c.query, err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res, err := decode(out, driver.Bounds{MaxRows: 20_000})
+		runtime.ReadMemStats(&after)
+		if err != nil || len(res.Rows) != c.rows {
+			t.Fatalf("%s: %d rows, error %v; want %d rows", c.query, len(res.Rows), err, c.rows)
+		}
+		// The header's names and types, the Result: a few hundred bytes.
+		if got, limit := int(after.TotalAlloc-before.TotalAlloc), c.need+c.need/8+512; got > limit {
+			t.Errorf("%s: decode allocated %d bytes, want at most %d", c.query, got, limit)
 		}
 	}
 }

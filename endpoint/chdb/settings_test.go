@@ -1,0 +1,184 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/stmt"
+)
+
+// TestWithClause: where a statement's SETTINGS clause goes.
+func TestWithClause(t *testing.T) {
+	const l = "max_execution_time = 5"
+	for _, c := range []struct{ query, want string }{
+		{"SELECT 1", "SELECT 1 SETTINGS " + l},
+		{"SELECT 1;  ", "SELECT 1 SETTINGS " + l},
+		{"SELECT 1 -- done\n", "SELECT 1 SETTINGS " + l},
+		{"SELECT 1 # done", "SELECT 1 SETTINGS " + l},
+		{"SELECT 'a;b' /* c */ ;", "SELECT 'a;b' SETTINGS " + l},
+		{"SELECT 1 SETTINGS readonly = 1", "SELECT 1 SETTINGS readonly = 1 SETTINGS " + l},
+		{"CREATE TABLE t ENGINE = MergeTree ORDER BY tuple() AS SELECT 1", "CREATE TABLE t ENGINE = MergeTree ORDER BY tuple() AS SELECT 1 SETTINGS " + l},
+		{"CREATE TABLE t (x Int64) ENGINE = MergeTree ORDER BY (x)", "CREATE TABLE t (x Int64) ENGINE = MergeTree ORDER BY (x) SETTINGS " + l},
+		{"DROP TABLE IF EXISTS `t`", "DROP TABLE IF EXISTS `t` SETTINGS " + l},
+		{"EXCHANGE TABLES a AND b", "EXCHANGE TABLES a AND b SETTINGS " + l},
+		{"CREATE TABLE view AS SELECT 1 AS view", "CREATE TABLE view AS SELECT 1 AS view SETTINGS " + l},
+		{"ALTER TABLE t MODIFY COLUMN x String", "ALTER TABLE t MODIFY COLUMN x String SETTINGS " + l},
+		{"CREATE TABLE t ENGINE = MergeTree ORDER BY x AS SELECT 1 AS x FROM view", "CREATE TABLE t ENGINE = MergeTree ORDER BY x AS SELECT 1 AS x FROM view SETTINGS " + l},
+		{"INSERT INTO t (x) VALUES (1), (2)", "INSERT INTO t (x) SETTINGS " + l + " VALUES (1), (2)"},
+		{"insert into t values ('select (', 'values')", "insert into t SETTINGS " + l + " values ('select (', 'values')"},
+		{"INSERT INTO t FORMAT TabSeparated 1\n", "INSERT INTO t SETTINGS " + l + " FORMAT TabSeparated 1\n"},
+		{"INSERT INTO t (x) SELECT 1 UNION ALL SELECT 2", "INSERT INTO t (x) SETTINGS " + l + " SELECT 1 UNION ALL SELECT 2"},
+		{"INSERT INTO t (SELECT 1)", "INSERT INTO t SETTINGS " + l + " (SELECT 1)"},
+		{"INSERT INTO t (x) WITH w AS (SELECT 1) SELECT * FROM w", "INSERT INTO t (x) SETTINGS " + l + " WITH w AS (SELECT 1) SELECT * FROM w"},
+		{"WITH w AS (SELECT 1 AS x) INSERT INTO t (x) SELECT x FROM w", "WITH w AS (SELECT 1 AS x) INSERT INTO t (x) SETTINGS " + l + " SELECT x FROM w"},
+		{"INSERT INTO FUNCTION file('f', 'CSV') SELECT 1", "INSERT INTO FUNCTION file('f', 'CSV') SETTINGS " + l + " SELECT 1"},
+		{"INSERT INTO t SETTINGS async_insert = 0 VALUES (1)", "INSERT INTO t SETTINGS async_insert = 0, " + l + " VALUES (1)"},
+		{"INSERT INTO t SELECT * FROM s WHERE x IN (SELECT 1)", "INSERT INTO t SETTINGS " + l + " SELECT * FROM s WHERE x IN (SELECT 1)"},
+	} {
+		got, ok := withClause(c.query, l)
+		if got != c.want || !ok {
+			t.Errorf("withClause(%q) = %q, %v; want %q, true", c.query, got, ok, c.want)
+		}
+	}
+	for _, q := range []string{"USE db", "set max_threads = 1", "SYSTEM FLUSH LOGS", "", "  -- nothing",
+		"CREATE VIEW v AS SELECT 1", "CREATE OR REPLACE VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW m TO t AS SELECT x FROM s",
+		"ATTACH VIEW v AS SELECT 1", "ALTER TABLE m MODIFY QUERY SELECT x FROM s"} {
+		if got, ok := withClause(q, l); got != q || ok {
+			t.Errorf("withClause(%q) = %q, %v; want it unchanged, false", q, got, ok)
+		}
+	}
+}
+
+// TestLoadCarriesTheTimeLimit: a deadline reaches each statement of Load
+// and Exec in the statement's own SETTINGS clause, which the engine reads
+// (a slow statement stops at the limit), and no SET statement changes the
+// session's max_execution_time around it (ClickHouse marks a setting a
+// SET statement sent as changed, even back to its default).
+func TestLoadCarriesTheTimeLimit(t *testing.T) {
+	x := executor(t)
+	changed := func() int64 {
+		t.Helper()
+		res, err := x.Read(context.Background(), "SELECT changed FROM system.settings WHERE name = 'max_execution_time'", nil)
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return res.Rows[0][0].(int64)
+	}
+	if got := changed(); got != 0 {
+		t.Fatalf("before: the session's max_execution_time is changed (%d)", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS load_limit",
+		"CREATE TABLE load_limit (x Int64) ENGINE = MergeTree ORDER BY (x)",
+		"INSERT INTO load_limit (x) VALUES (1), (2) -- two",
+		"INSERT INTO load_limit SELECT number FROM numbers(3);",
+		"DROP TABLE IF EXISTS load_limit_copy",
+		"CREATE TABLE load_limit_copy ENGINE = MergeTree ORDER BY tuple() AS SELECT * FROM load_limit",
+		"CREATE TABLE IF NOT EXISTS load_limit_live AS load_limit_copy",
+		"EXCHANGE TABLES load_limit_copy AND load_limit_live",
+	} {
+		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{}); err != nil {
+			t.Fatalf("%s: unexpected error: %v", q, err)
+		}
+	}
+	res, err := x.Read(ctx, "SELECT count() AS n, sum(x) AS s FROM load_limit_live", nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got, want := res.Rows[0], []any{int64(5), int64(6)}; got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("the rows loaded: %v, want %v", got, want)
+	}
+	res, err = x.Read(ctx, "SELECT name, engine_full, create_table_query FROM system.tables WHERE name LIKE 'load\\_limit%' AND database = currentDatabase()", nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if len(res.Rows) != 3 {
+		t.Fatalf("the tables: %v", res.Rows)
+	}
+	for _, row := range res.Rows {
+		if s := fmt.Sprint(row[1:]...); strings.Contains(s, "max_execution_time") {
+			t.Errorf("the time limit is not table %s's setting: %s", row[0], s)
+		}
+	}
+	// Nor a view's, which would keep it for every later read.
+	if err := x.Load(ctx, "CREATE OR REPLACE VIEW load_limit_view AS SELECT 1 AS x", nil); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	res, err = x.Read(ctx, "SELECT create_table_query FROM system.tables WHERE name = 'load_limit_view' AND database = currentDatabase()", nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if s := res.Rows[0][0].(string); strings.Contains(s, "max_execution_time") {
+		t.Errorf("the time limit is not kept in the view: %s", s)
+	}
+	if got := changed(); got != 0 {
+		t.Errorf("a statement of its own set the session's max_execution_time (changed = %d)", got)
+	}
+
+	// A statement slower than the deadline stops at it, in the engine: 8
+	// blocks of 0.5 s each, 4 s, stopped after 1.
+	short, cancel := context.WithTimeout(context.Background(), 900*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = x.Load(short, "INSERT INTO load_limit SELECT sleepEachRow(0.5) FROM numbers(8) SETTINGS max_block_size = 1", nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "TIMEOUT_EXCEEDED") {
+		t.Errorf("error %v is not the engine's timeout", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the slow statement took %v, past its deadline", took)
+	}
+	if got := changed(); got != 0 {
+		t.Errorf("a statement of its own set the session's max_execution_time (changed = %d)", got)
+	}
+	for _, q := range []string{"DROP TABLE load_limit", "DROP TABLE load_limit_copy", "DROP TABLE load_limit_live", "DROP VIEW load_limit_view"} {
+		if err := x.Load(context.Background(), q, nil); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+}
+
+// FuzzWithClause: whatever the text, withClause does not panic, and the
+// statement it returns is the text with the settings put in once (a start
+// of the text, the clause, an end of it), or the text unchanged.
+func FuzzWithClause(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "INSERT INTO t VALUES (1)", "INSERT INTO t SETTINGS a = 1 SELECT 2", "WITH x AS (SELECT 1) INSERT INTO t (SELECT * FROM x)",
+		"USE db", "SELECT ')' -- (", "INSERT INTO t ((", "SELECT 'open", "/* c */ ;", "insert INSERT insert"} {
+		f.Add(s)
+	}
+	const l = "max_execution_time = 7"
+	f.Fuzz(func(t *testing.T, query string) {
+		if strings.Contains(query, "max_execution_time") {
+			return
+		}
+		got, ok := withClause(query, l)
+		if !ok {
+			if got != query {
+				t.Fatalf("withClause(%q) = %q, false: changed", query, got)
+			}
+			return
+		}
+		i := strings.Index(got, l)
+		if i < 0 || strings.Count(got, l) != 1 {
+			t.Fatalf("withClause(%q) = %q: the settings not there once", query, got)
+		}
+		before, after := got[:i], got[i+len(l):]
+		kept := false
+		for _, sep := range []string{" SETTINGS ", "SETTINGS ", ", "} {
+			if p, ok := strings.CutSuffix(before, sep); ok && p != "" && strings.HasPrefix(query, p) {
+				kept = true
+			}
+		}
+		if !kept || !strings.HasSuffix(query, strings.TrimPrefix(after, " ")) {
+			t.Fatalf("withClause(%q) = %q: the text around the settings changed", query, got)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -143,4 +144,14 @@ func FuzzAppendRunResult(f *testing.F) {
 		_, err = encodeJSON(r)
 		checkAppendRunResult(t, "cached", r, err == nil)
 	})
+}
+
+// TestHeaderKeysCanonical checks the header keys set without Header.Set
+// are the canonical ones Set would have written.
+func TestHeaderKeysCanonical(t *testing.T) {
+	for _, k := range []string{RequestIDHeader, "Content-Type", "X-Content-Type-Options"} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("%q is set as is, but its canonical form is %q", k, c)
+		}
+	}
 }

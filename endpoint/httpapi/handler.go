@@ -212,7 +212,7 @@ func (h *handler) routes() {
 // instead of a dropped connection.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r)
-	w.Header().Set(RequestIDHeader, id)
+	w.Header()[RequestIDHeader] = []string{id} // Set, without canonicalizing a canonical key
 	r = r.WithContext(endpoint.WithRequestID(r.Context(), id))
 	rw := &responseWriter{ResponseWriter: w}
 	defer h.recoverPanic(rw, r)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -110,11 +109,7 @@ type runLog struct {
 // values of a statement (32,766 on SQLite, 65,535 on PostgreSQL and MySQL).
 const logInsertRows = 1 << logInsertShift
 
-// 64 rows: a statement takes a few hundred microseconds on SQLite, after
-// which AppendBatch yields (runtime.Gosched), so that a batch of the
-// background writer never holds a CPU for the milliseconds it takes whole
-// while runs wait for it.
-const logInsertShift = 6
+const logInsertShift = 8
 
 // insertRows is the INSERT of n run log entries, for d.
 func insertRows(d engine.Store, n int) string {
@@ -219,7 +214,6 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 				return err
 			}
 			rows = rows[6*n:]
-			runtime.Gosched() // the runs waiting for a CPU first
 		}
 		if pr != nil {
 			pr.tx = tx

@@ -3,9 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -110,7 +108,7 @@ func BenchmarkHTTPRun(b *testing.B) {
 		b.Fatalf("unexpected error: %v", err)
 	}
 	libOnePool := httpapi.New(onePool, keys, httpapi.WithLimiter(unlimited))
-	base := baselineHandler(db, keyP1)
+	base := demo.HandWrittenHandler(db, keyP1)
 
 	countBody := []byte(`{"variables": {"name": "purchase"}}`)
 	select1Body := []byte(`{"variables": {}}`)
@@ -305,80 +303,6 @@ func fileStore(b *testing.B, db *sql.DB) *sqlstore.Store {
 		b.Fatalf("unexpected error: %v", err)
 	}
 	return st
-}
-
-// baselineHandler is what a host would write by hand for the count and
-// select1 endpoints of BenchmarkHTTPRun: one route per query, a bearer key
-// compared in constant time, the body decoded into a struct, the variable
-// checked for its type, the query run with the value bound, and the rows
-// encoded as JSON.
-func baselineHandler(db *sql.DB, key string) http.Handler {
-	type runBody struct {
-		Variables map[string]any `json:"variables"`
-	}
-	type answer struct {
-		Columns []string `json:"columns"`
-		Results [][]any  `json:"results"`
-	}
-	serve := func(query string, params ...string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(key)) != 1 || r.PathValue("project") != "1" {
-				http.Error(w, `{"detail": "unauthorized"}`, http.StatusUnauthorized)
-				return
-			}
-			var body runBody
-			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-				http.Error(w, `{"detail": "bad body"}`, http.StatusBadRequest)
-				return
-			}
-			args := make([]any, len(params))
-			for i, p := range params {
-				s, ok := body.Variables[p].(string)
-				if !ok {
-					http.Error(w, `{"detail": "bad variable"}`, http.StatusBadRequest)
-					return
-				}
-				args[i] = s
-			}
-			rows, err := db.QueryContext(r.Context(), query, args...)
-			if err != nil {
-				http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-				return
-			}
-			defer rows.Close()
-			cols, err := rows.Columns()
-			if err != nil {
-				http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-				return
-			}
-			out := answer{Columns: cols, Results: [][]any{}}
-			for rows.Next() {
-				row := make([]any, len(cols))
-				dest := make([]any, len(cols))
-				for i := range row {
-					dest[i] = &row[i]
-				}
-				if err := rows.Scan(dest...); err != nil {
-					http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-					return
-				}
-				out.Results = append(out.Results, row)
-			}
-			if rows.Err() != nil {
-				http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(out) //nolint:errcheck // the client went away
-		}
-	}
-	mux := http.NewServeMux()
-	// The count is the project's, on the tenant-first index, as the
-	// library's scoped count is.
-	mux.Handle("POST /api/projects/{project}/endpoints/count/run", serve("SELECT count(*) AS n FROM events WHERE project_id = '1' AND event = ?", "name"))
-	mux.Handle("POST /api/projects/{project}/endpoints/select1/run", serve("SELECT 1"))
-	return mux
 }
 
 // benchHandler creates the 3-variable endpoint "by_country" in project 1

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,10 +11,10 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/endpointkit/endpointkit/examples/demo"
 	_ "modernc.org/sqlite" // the "sqlite" driver
 )
 
@@ -56,7 +54,7 @@ func baselineMain(args []string) int {
 
 // serveBaseline opens the file at path as examples/server opens its data
 // file (WAL, a busy timeout, immediate transactions) and serves
-// baselineHandler on addr until ctx is done, printing baselineBanner and
+// demo.HandWrittenHandler on addr until ctx is done, printing baselineBanner and
 // its URL to stdout once it listens.
 func serveBaseline(ctx context.Context, addr, path, key string) error {
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
@@ -74,7 +72,7 @@ func serveBaseline(ctx context.Context, addr, path, key string) error {
 		return err
 	}
 	// The example server's timeouts.
-	srv := &http.Server{Handler: baselineHandler(db, key), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: demo.HandWrittenHandler(db, key), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -93,77 +91,4 @@ func serveBaseline(ctx context.Context, addr, path, key string) error {
 		return err
 	}
 	return nil
-}
-
-// baselineHandler is what a host would write by hand for the count and
-// select1 endpoints: one route per query, a bearer key compared in
-// constant time, the body decoded into a struct, the variable checked for
-// its type, the query run with the value bound, and the rows encoded as
-// JSON. It is baselineHandler of endpoint/httpapi's bench_test.go.
-func baselineHandler(db *sql.DB, key string) http.Handler {
-	type runBody struct {
-		Variables map[string]any `json:"variables"`
-	}
-	type answer struct {
-		Columns []string `json:"columns"`
-		Results [][]any  `json:"results"`
-	}
-	serve := func(query string, params ...string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(key)) != 1 || r.PathValue("project") != project {
-				http.Error(w, `{"detail": "unauthorized"}`, http.StatusUnauthorized)
-				return
-			}
-			var body runBody
-			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-				http.Error(w, `{"detail": "bad body"}`, http.StatusBadRequest)
-				return
-			}
-			args := make([]any, len(params))
-			for i, p := range params {
-				s, ok := body.Variables[p].(string)
-				if !ok {
-					http.Error(w, `{"detail": "bad variable"}`, http.StatusBadRequest)
-					return
-				}
-				args[i] = s
-			}
-			rows, err := db.QueryContext(r.Context(), query, args...)
-			if err != nil {
-				http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-				return
-			}
-			defer rows.Close()
-			cols, err := rows.Columns()
-			if err != nil {
-				http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-				return
-			}
-			out := answer{Columns: cols, Results: [][]any{}}
-			for rows.Next() {
-				row := make([]any, len(cols))
-				dest := make([]any, len(cols))
-				for i := range row {
-					dest[i] = &row[i]
-				}
-				if err := rows.Scan(dest...); err != nil {
-					http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-					return
-				}
-				out.Results = append(out.Results, row)
-			}
-			if rows.Err() != nil {
-				http.Error(w, `{"detail": "query failed"}`, http.StatusBadGateway)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(out) //nolint:errcheck // the client went away
-		}
-	}
-	mux := http.NewServeMux()
-	// The count is the project's, as the library's scoped count is.
-	mux.Handle("POST /api/projects/{project}/endpoints/count/run", serve("SELECT count(*) AS n FROM events WHERE project_id = '1' AND event = ?", "name"))
-	mux.Handle("POST /api/projects/{project}/endpoints/select1/run", serve("SELECT 1"))
-	return mux
 }

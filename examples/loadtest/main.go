@@ -16,8 +16,8 @@
 // same binary again as the baseline ("loadtest baseline"): a bearer key
 // compared in constant time, the body decoded into a struct, the project's
 // count (project_id = '1' AND event = ?) or SELECT 1 run on the file
-// opened as the server opens it, the rows encoded as JSON, as
-// baselineHandler in endpoint/httpapi's BenchmarkHTTPRun.
+// opened as the server opens it, the rows encoded as JSON: the
+// demo.HandWrittenHandler that endpoint/httpapi's BenchmarkHTTPRun measures too.
 //
 // Both answers of each query are compared once before any measurement
 // (columns and rows equal, the count above zero). Each round then sends

@@ -1,0 +1,50 @@
+package demo
+
+import (
+	"context"
+	"database/sql"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestHandWrittenHandler(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if err := Load(context.Background(), db, 500, 7); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND event = 'purchase'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no purchase in the demo events: the count case proves nothing")
+	}
+	h := HandWrittenHandler(db, "k")
+	for _, c := range []struct {
+		path, key, body string
+		status          int
+		want            string
+	}{
+		{"/api/projects/1/endpoints/select1/run", "k", `{"variables": {}}`, 200, `{"columns":["1"],"results":[[1]]}`},
+		{"/api/projects/1/endpoints/count/run", "k", `{"variables": {"name": "purchase"}}`, 200, `"results":[[` + strconv.Itoa(n) + `]]`},
+		{"/api/projects/1/endpoints/count/run", "k", `{"variables": {"name": 1}}`, 400, "bad variable"},
+		{"/api/projects/1/endpoints/count/run", "k", `{`, 400, "bad body"},
+		{"/api/projects/1/endpoints/count/run", "other", `{"variables": {"name": "purchase"}}`, 401, "unauthorized"},
+		{"/api/projects/2/endpoints/select1/run", "k", `{"variables": {}}`, 401, "unauthorized"},
+	} {
+		req := httptest.NewRequest("POST", c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want)
+		}
+	}
+}

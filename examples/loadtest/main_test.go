@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("run: %v\nprogress:\n%s", err, &progress)
 	}
 	table := out.String()
-	if !regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own`).MatchString(table) {
+	if !regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own, and \d+ it did not record in its run log`).MatchString(table) {
 		t.Errorf("the header does not say every run ran its query:\n%s", table)
 	}
 	if !strings.Contains(table, tableHeader+"\n") {
@@ -238,6 +238,13 @@ endpointkit_cache_hits_total{endpoint="count",project="2"} 4
 	}
 	if got, want := fmt.Sprint(got), "map[count:{123 3} select1:{9 0}]"; got != want {
 		t.Errorf("parseRuns = %v, want %v", got, want)
+	}
+	if _, err := parseLogErrors(metrics); err == nil {
+		t.Error("parseLogErrors found a counter the metrics do not have")
+	}
+	n, err := parseLogErrors(append(metrics, "# TYPE endpointkit_run_log_errors_total counter\nendpointkit_run_log_errors_total 17\n"...))
+	if err != nil || n != 17 {
+		t.Errorf("parseLogErrors = %d, %v; want 17", n, err)
 	}
 }
 

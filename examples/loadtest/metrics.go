@@ -29,6 +29,50 @@ var (
 // serverRuns reads the run counters of project's endpoints from the
 // example server's /metrics at url, behind key.
 func serverRuns(ctx context.Context, client *http.Client, url, key string) (map[string]runCounts, error) {
+	b, err := getMetrics(ctx, client, url, key)
+	if err != nil {
+		return nil, err
+	}
+	return parseRuns(b, project)
+}
+
+// logErrorsLine is the sample of the run log entries the server did not
+// record (endpoint/metrics).
+var logErrorsLine = regexp.MustCompile(`^endpointkit_run_log_errors_total (\S+)$`)
+
+// serverLogErrors reads from the example server's /metrics at url, behind
+// key, how many runs its run log did not record: entries dropped because
+// its background writer fell behind, or writes that failed.
+func serverLogErrors(ctx context.Context, client *http.Client, url, key string) (int, error) {
+	b, err := getMetrics(ctx, client, url, key)
+	if err != nil {
+		return 0, err
+	}
+	return parseLogErrors(b)
+}
+
+// parseLogErrors reads endpointkit_run_log_errors_total from metrics; an
+// error when it is not there.
+func parseLogErrors(metrics []byte) (int, error) {
+	sc := bufio.NewScanner(bytes.NewReader(metrics))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if m := logErrorsLine.FindStringSubmatch(sc.Text()); m != nil {
+			v, err := strconv.ParseFloat(m[1], 64)
+			if err != nil {
+				return 0, fmt.Errorf("metrics: %q: %w", sc.Text(), err)
+			}
+			return int(v), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("metrics: no endpointkit_run_log_errors_total")
+}
+
+// getMetrics GETs the metrics at url, behind key.
+func getMetrics(ctx context.Context, client *http.Client, url, key string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return nil, err
@@ -46,7 +90,7 @@ func serverRuns(ctx context.Context, client *http.Client, url, key string) (map[
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: status %d: %s", url, resp.StatusCode, clip(b))
 	}
-	return parseRuns(b, project)
+	return b, nil
 }
 
 // parseRuns reads the counters of project's endpoints from metrics, by

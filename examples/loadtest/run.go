@@ -267,12 +267,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	for name := range libSent {
 		runs, shared = runs+counts[name].ok, shared+counts[name].withoutQuery
 	}
+	// What the run log did not record: the log is on, as in production,
+	// and an entry it dropped is work the library was not measured doing.
+	logErrors, err := serverLogErrors(ctx, libClient, libURL+"/metrics", metricsKey)
+	if err != nil {
+		return err
+	}
 	bodies := "no two requests in flight alike (each asks its own limit)"
 	if cfg.sameBody {
 		bodies = "every request of a query alike (-same-body)"
 	}
-	fmt.Fprintf(stdout, "examples/server (result cache and run limits off) beside a hand-written net/http + database/sql handler on one SQLite file of %d demo events, each in its own process; %s; the server counted %d runs, %d of them without a query of their own; %d round(s) of %s per side and cell, alternating which side goes first; keep-alive clients on the same machine, %d CPUs.\n\n",
-		cfg.demoEvents, bodies, runs, shared, cfg.rounds, cfg.duration, runtime.NumCPU())
+	fmt.Fprintf(stdout, "examples/server (result cache and run limits off) beside a hand-written net/http + database/sql handler on one SQLite file of %d demo events, each in its own process; %s; the server counted %d runs, %d of them without a query of their own, and %d it did not record in its run log (kept in its SQLite store); %d round(s) of %s per side and cell, alternating which side goes first; keep-alive clients on the same machine, %d CPUs.\n\n",
+		cfg.demoEvents, bodies, runs, shared, logErrors, cfg.rounds, cfg.duration, runtime.NumCPU())
 	writeTable(stdout, rows)
 	return nil
 }

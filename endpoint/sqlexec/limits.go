@@ -64,6 +64,12 @@ func WithSQLiteLimits(limit LimitFunc, l SQLiteLimits) Option {
 		if l.Length == 0 {
 			l.Length = DefaultSQLiteLength
 		}
+		if l.Length < 0 {
+			// Nothing to set: runs take the plain path, on no connection
+			// held for them.
+			o.limit, o.limits = nil, SQLiteLimits{}
+			return
+		}
 		o.limit, o.limits = limit, l
 	}
 }

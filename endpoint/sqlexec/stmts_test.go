@@ -374,3 +374,19 @@ func TestStatementCheckedUnderItsPrefix(t *testing.T) {
 		t.Fatalf("after close: %v, want errNotQuery", err)
 	}
 }
+
+// TestNoSQLiteLimitsNoHeldConnection: with every limit left to SQLite
+// (a negative Length), WithSQLiteLimits sets nothing, so that runs take the
+// plain path instead of holding a connection to set nothing on.
+func TestNoSQLiteLimitsNoHeldConnection(t *testing.T) {
+	limit := func(*sql.Conn, int, int) (int, error) { return 0, nil }
+	for _, c := range []struct {
+		l    SQLiteLimits
+		want bool
+	}{{SQLiteLimits{Length: -1}, false}, {SQLiteLimits{}, true}, {SQLiteLimits{Length: 1 << 20}, true}} {
+		x := New(nil, engine.SQLite, WithSQLiteLimits(limit, c.l))
+		if got := x.hasLimits(); got != c.want {
+			t.Errorf("Length %d: hasLimits %v, want %v", c.l.Length, got, c.want)
+		}
+	}
+}

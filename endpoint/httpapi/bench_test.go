@@ -26,6 +26,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/cputime"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -128,11 +129,11 @@ func BenchmarkHTTPRun(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok := processCPU()
+			cpu0, ok := cputime.Process()
 			for b.Loop() {
 				serveBench(b, bc.h, bc.path, bc.body)
 			}
-			if cpu1, ok1 := processCPU(); ok && ok1 {
+			if cpu1, ok1 := cputime.Process(); ok && ok1 {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})
@@ -204,7 +205,7 @@ func serveConcurrently(b *testing.B, c int, h http.Handler, path string, body fu
 	times := make([][]time.Duration, c)
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := cputime.Process()
 	start := time.Now()
 	for i := range c {
 		wg.Add(1)
@@ -224,7 +225,7 @@ func serveConcurrently(b *testing.B, c int, h http.Handler, path string, body fu
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	if cpu1, ok := processCPU(); cpuOK && ok {
+	if cpu1, ok := cputime.Process(); cpuOK && ok {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	all := slices.Concat(times...)

@@ -11,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/cputime"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 )
 
@@ -130,13 +131,13 @@ func BenchmarkQuerySQLite(b *testing.B) {
 				// Each side goes first, second and third in turn.
 				for k := range sides {
 					j := (round + k) % len(sides)
-					c0, _ := processCPU()
+					c0, _ := cputime.Process()
 					t0 := time.Now()
 					for range m {
 						sides[j]()
 					}
 					wall[j] += time.Since(t0)
-					c1, _ := processCPU()
+					c1, _ := cputime.Process()
 					cpu[j] += c1 - c0
 				}
 				done += m

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package sqlexec_test
-
-import "time"
-
-// processCPU is not measured on this platform.
-func processCPU() (time.Duration, bool) { return 0, false }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -153,5 +155,29 @@ func TestHeaderKeysCanonical(t *testing.T) {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("%q is set as is, but its canonical form is %q", k, c)
 		}
+	}
+}
+
+// TestAppendRunResultKnowsEveryField fails when RunResult gains a field:
+// appendRunResult writes the fields by name, so a new one must be written
+// there too (an omitempty one would pass the other tests unseen).
+func TestAppendRunResultKnowsEveryField(t *testing.T) {
+	var got []string
+	rt := reflect.TypeOf(endpoint.RunResult{})
+	for i := range rt.NumField() {
+		if f := rt.Field(i); f.IsExported() {
+			got = append(got, f.Tag.Get("json"))
+		}
+	}
+	want := []string{"name", "endpoint_version", "columns", "types", "results", "hasMore",
+		"endpoint_materialized", "endpoint_materialized_at,omitempty", "inline_reason,omitempty",
+		"execution_id", "endpoint_version_created_at", "is_cached", "last_refresh", "statistics",
+		"debug,omitempty"}
+	if !slices.Equal(got, want) {
+		t.Errorf("RunResult's fields are %q; appendRunResult writes %q: write the new ones there", got, want)
+	}
+	st := reflect.TypeOf(endpoint.Statistics{})
+	if st.NumField() != 3 {
+		t.Errorf("Statistics has %d fields; appendRunResult writes 3", st.NumField())
 	}
 }

@@ -173,7 +173,9 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 		t.Fatalf("status after the first refresh: %+v", r)
 	}
 	// The scheduler's first look may come after the create (it starts in
-	// a goroutine); then the look refreshes it, otherwise the kick.
+	// a goroutine); then the look refreshes it, otherwise the kick. Its
+	// event may come a moment after the status says completed.
+	eventually(t, "the first refresh's event", func() bool { return len(obs.refreshEvents()) >= 1 })
 	ev := obs.refreshEvents()
 	if len(ev) != 1 || ev[0].Trigger != "saved" && ev[0].Trigger != "scheduled" || ev[0].Err != nil || ev[0].Rows != *r.Rows {
 		t.Fatalf("refresh events %+v", ev)
@@ -190,7 +192,10 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	if res := e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")); !res.EndpointMaterialized {
 		t.Fatal("version 2 did not read its table")
 	}
-	// The next look is an hour away: the update's kick refreshed it.
+	// The next look is an hour away: the update's kick refreshed it. The
+	// refresh is told to the observer after its state is stored, so the
+	// event may come a moment after the status says completed.
+	eventually(t, "the second refresh's event", func() bool { return len(obs.refreshEvents()) >= 2 })
 	if ev := obs.refreshEvents(); len(ev) != 2 || ev[1].Trigger != "saved" {
 		t.Fatalf("refresh events %+v", ev)
 	}

@@ -107,34 +107,18 @@ func (s *Store) Update(ctx context.Context, e driver.Endpoint, next *driver.Vers
 
 // MarkExecuted implements Store.
 func (s *Store) MarkExecuted(ctx context.Context, project, id string, at time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, m, err := s.find(project, id)
-	if err != nil {
-		return err
-	}
-	if m.e.LastExecutedAt == nil || at.After(*m.e.LastExecutedAt) {
-		m.e.LastExecutedAt = &at
-	}
-	return nil
+	return s.change(ctx, project, id, func(_ *memProject, m *memEndpoint) {
+		if m.e.LastExecutedAt == nil || at.After(*m.e.LastExecutedAt) {
+			m.e.LastExecutedAt = &at
+		}
+	})
 }
 
 // SetMaterialization implements Store.
 func (s *Store) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, m, err := s.find(project, id)
-	if err != nil {
-		return err
-	}
-	m.e.MaterializationState = cloneState(st)
-	return nil
+	return s.change(ctx, project, id, func(_ *memProject, m *memEndpoint) {
+		m.e.MaterializationState = cloneState(st)
+	})
 }
 
 // ListMaterialized implements Store.
@@ -202,18 +186,10 @@ func (s *Store) List(ctx context.Context, project string) ([]driver.Endpoint, er
 
 // Delete implements Store.
 func (s *Store) Delete(ctx context.Context, project, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, m, err := s.find(project, id)
-	if err != nil {
-		return err
-	}
-	delete(p.byName, m.e.Name)
-	delete(p.byID, id)
-	return nil
+	return s.change(ctx, project, id, func(p *memProject, m *memEndpoint) {
+		delete(p.byName, m.e.Name)
+		delete(p.byID, id)
+	})
 }
 
 // Version implements Store.
@@ -251,6 +227,22 @@ func (s *Store) Versions(ctx context.Context, project, id string) ([]driver.Vers
 		out[i] = cloneVersion(v)
 	}
 	return out, nil
+}
+
+// change applies fn to the endpoint with id of project, under the write
+// lock; ErrNotFound when there is none.
+func (s *Store) change(ctx context.Context, project, id string, fn func(*memProject, *memEndpoint)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, m, err := s.find(project, id)
+	if err != nil {
+		return err
+	}
+	fn(p, m)
+	return nil
 }
 
 // find returns the project and endpoint with id; the caller holds s.mu.

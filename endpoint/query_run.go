@@ -149,7 +149,10 @@ func (s *Service) RunQuery(ctx context.Context, project string, req QueryRequest
 		if err != nil {
 			return nil, err
 		}
-		res, err = s.runSQL(ctx, ep, c, given, opts, now)
+		var values map[string]any
+		if values, err = c.bind(given, now, 3); err == nil {
+			res, err = s.runSQL(ctx, ep, c, values, opts, now)
+		}
 		err = c.pointAtValue(err)
 	}
 	if err != nil {

@@ -159,11 +159,11 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 
 // computeByKind runs version c of ep with the request's values: the query
 // itself, or a read of the endpoint's stored table.
-func (s *Service) computeByKind(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) computeByKind(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	if c.insight != nil {
 		return s.runInsight(ctx, ep, c, req, opts, now)
 	}
-	return s.runSQL(ctx, ep, c, req.Variables, opts, now)
+	return s.runSQL(ctx, ep, c, values, opts, now)
 }
 
 // runOptions checks everything of req but the variables.
@@ -303,15 +303,13 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 	return true, nil
 }
 
-// runSQL binds, pages, renders and executes a SQL version. A run without
+// runSQL pages, renders and executes a SQL version with values, the run's
+// values as bind coerced them (admit, once a run), with room for the limit
+// and the offset, which it adds. A run without
 // an offset reads its rows straight from the query when the engine stops
 // working once its first limit+1 rows are read (engine.Engine.StopsEarly);
 // otherwise the query is wrapped to page in SQL (see compilePaged).
-func (s *Service) runSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	values, err := c.bind(given, now, 3)
-	if err != nil {
-		return nil, err
-	}
+func (s *Service) runSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	res, fb, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now)
 	if res != nil || err != nil {
 		return res, err
@@ -425,8 +423,7 @@ func (t *runTrace) info() *DebugInfo {
 
 // bind checks the given values against the version's variables and coerces
 // them: unknown keys first (a misspelt key is the likelier mistake), then
-// missing variables, then each value. The map has room for extra more;
-// it is nil when it would hold nothing and have no room.
+// missing variables, then each value. The map has room for extra more.
 func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[string]any, error) {
 	var unknown []string
 	for k := range given {
@@ -445,9 +442,6 @@ func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[str
 			}
 		}
 		return nil, invalidf(CodeRequiredVariableMissing, "variables", "Required variable(s) %s not provided", strings.Join(missing, ", "))
-	}
-	if len(c.vars)+extra == 0 {
-		return nil, nil // nothing to hold: a nil map reads as an empty one
 	}
 	values := make(map[string]any, len(c.vars)+extra)
 	for i := range c.vars {

@@ -78,7 +78,7 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 		}
 	}
 	computeAndStore := func() (*RunResult, error) {
-		res, err := s.computeMeasured(ctx, ep, c, req, opts, now)
+		res, err := s.computeMeasured(ctx, ep, c, req, values, opts, now)
 		if err == nil && useCache {
 			s.storeAnswer(ctx, cacheKey, ep, res)
 		}
@@ -109,7 +109,7 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 // run's coerced values are returned, for its cache key.
 func (s *Service) admit(ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (map[string]any, error) {
 	if c.insight == nil {
-		return c.bind(req.Variables, now, 0)
+		return c.bind(req.Variables, now, 3) // room for runSQLInline's limit and offset
 	}
 	if req.Limit != nil {
 		return nil, invalidf(CodeInvalidInput, "limit", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.")
@@ -147,7 +147,7 @@ func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 
 // computeMeasured computes the answer of a run, with its statistics and the
 // time of the data it read.
-func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
+func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	start := time.Now()
 	// One allocation for what the run measures and the answer points to.
 	m := &struct {
@@ -155,7 +155,7 @@ func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *c
 		stats     Statistics
 		refreshed time.Time
 	}{}
-	res, err := s.computeByKind(context.WithValue(ctx, readStatsKey{}, &m.read), ep, c, req, opts, now)
+	res, err := s.computeByKind(context.WithValue(ctx, readStatsKey{}, &m.read), ep, c, req, values, opts, now)
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,11 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
-	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -22,41 +17,21 @@ import (
 // at the bound it completes. On SQLite, PostgreSQL and MariaDB (when their
 // variables are set).
 func TestRefreshByteLimit(t *testing.T) {
-	for _, e := range []struct {
-		name, env, pad string
-		// least is the least size the table may take: PostgreSQL
-		// compresses a repeated value.
+	// pad is a wide value per group; least the least size the table may
+	// take (PostgreSQL compresses a repeated value).
+	sizes := map[string]struct {
+		pad   string
 		least int64
-		eng   engine.Engine
-		open  func(testing.TB) *sql.DB
 	}{
-		{"sqlite", "", "printf('%.*c', 200000, page)", 4 * 200000, engine.SQLite, func(t testing.TB) *sql.DB {
-			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "b.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			return db
-		}},
-		{"postgres", testdb.PostgresEnv, "repeat(md5(page), 6000)", 8192, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, "REPEAT(MD5(page), 6000)", 4 * 192000, engine.MySQL, testdb.MySQL},
-	} {
+		"sqlite":   {"printf('%.*c', 200000, page)", 4 * 200000},
+		"postgres": {"repeat(md5(page), 6000)", 8192},
+		"mysql":    {"REPEAT(MD5(page), 6000)", 4 * 192000},
+	}
+	for _, e := range hitsEngines() {
+		size := sizes[e.name]
 		t.Run(e.name, func(t *testing.T) {
-			if e.env != "" {
-				testdb.Require(t, e.env)
-			}
-			db := e.open(t)
+			x := hitsExecutor(t, e, "('a', 1), ('b', 2), ('c', 3), ('d', 4)")
 			ctx := context.Background()
-			for _, q := range []string{
-				"CREATE TABLE hits (page VARCHAR(20), n INTEGER)",
-				"INSERT INTO hits VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4)",
-			} {
-				if _, err := db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			x := sqlexec.New(db, e.eng)
-			t.Cleanup(func() { x.Close() })
 			eps, vars := memstore.New(), variable.NewMemoryStore()
 			svc := func(max int64) *endpoint.Service {
 				s, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedBytes: max})
@@ -67,7 +42,7 @@ func TestRefreshByteLimit(t *testing.T) {
 			}
 			def := svc(0)
 			if _, err := def.Create(ctx, "1", endpoint.CreateRequest{Name: "padded", IsMaterialized: true, Query: &endpoint.Query{
-				Kind: endpoint.KindSQL, SQL: "SELECT page, " + e.pad + " AS pad, count(*) AS n FROM hits GROUP BY page, pad",
+				Kind: endpoint.KindSQL, SQL: "SELECT page, " + size.pad + " AS pad, count(*) AS n FROM hits GROUP BY page, pad",
 			}}); err != nil {
 				t.Fatal(err)
 			}
@@ -75,8 +50,8 @@ func TestRefreshByteLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep, err := def.MaterializationStatus(ctx, "1", "padded")
-			if err != nil || rep.Bytes == nil || *rep.Bytes < e.least {
-				t.Fatalf("status after the refresh: %+v, %v; want the table's bytes, at least %d", rep, err, e.least)
+			if err != nil || rep.Bytes == nil || *rep.Bytes < size.least {
+				t.Fatalf("status after the refresh: %+v, %v; want the table's bytes, at least %d", rep, err, size.least)
 			}
 			size := *rep.Bytes
 			t.Logf("the table takes %d bytes", size)

@@ -25,39 +25,10 @@ import (
 // large while the last good one serves, and RemoveOrphans lists the
 // engine's tables (engine.Tables) and drops only the orphans.
 func TestMaterializationBoundsOnEngines(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		env  string
-		eng  engine.Engine
-		open func(testing.TB) *sql.DB
-	}{
-		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
-			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			return db
-		}},
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
-	} {
+	for _, e := range hitsEngines() {
 		t.Run(e.name, func(t *testing.T) {
-			if e.env != "" {
-				testdb.Require(t, e.env)
-			}
-			db := e.open(t)
+			x := hitsExecutor(t, e, "('a', 1), ('a', 2), ('b', 3), ('c', 4), ('c', 5), ('d', 6)")
 			ctx := context.Background()
-			for _, q := range []string{
-				"CREATE TABLE hits (page VARCHAR(20), n INTEGER)",
-				"INSERT INTO hits VALUES ('a', 1), ('a', 2), ('b', 3), ('c', 4), ('c', 5), ('d', 6)",
-			} {
-				if _, err := db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			x := sqlexec.New(db, e.eng)
-			t.Cleanup(func() { x.Close() })
 			eps, vars := memstore.New(), variable.NewMemoryStore()
 			svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x})
 			if err != nil {
@@ -146,4 +117,48 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hitsEngine is an engine the materialization tests run on: its name, the
+// variable that gives its database (none for SQLite) and how to open it.
+type hitsEngine struct {
+	name, env string
+	eng       engine.Engine
+	open      func(testing.TB) *sql.DB
+}
+
+// hitsEngines are SQLite (a file of the test's) and, when their variables
+// are set (scripts/engines env), PostgreSQL and MariaDB.
+func hitsEngines() []hitsEngine {
+	return []hitsEngine{
+		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
+			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}},
+		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
+		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
+	}
+}
+
+// hitsExecutor opens e's database (skipping the test when its variable is
+// unset), creates the table hits (page, n) holding rows, a VALUES list,
+// and returns an executor on it.
+func hitsExecutor(t *testing.T, e hitsEngine, rows string) *sqlexec.Executor {
+	t.Helper()
+	if e.env != "" {
+		testdb.Require(t, e.env)
+	}
+	db := e.open(t)
+	for _, q := range []string{"CREATE TABLE hits (page VARCHAR(20), n INTEGER)", "INSERT INTO hits VALUES " + rows} {
+		if _, err := db.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	x := sqlexec.New(db, e.eng)
+	t.Cleanup(func() { x.Close() })
+	return x
 }

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -13,18 +13,115 @@ import (
 )
 
 // appendRunResult appends r as encodeJSON writes it (its final newline
-// included) when its results are rows ([][]any) or their JSON (a cached
-// answer's json.RawMessage) and it asks for no debug: the answer of nearly
-// every run, written without reflection. ok is false for anything else (an
-// insight's results, debug, a value the rows' encoder leaves to
-// encoding/json and that it refuses), for encodeJSON to write or refuse;
-// buf may then hold part of the answer.
+// included) when runEncodable(r): the answer of nearly every run, written
+// without reflection. ok is false, with buf as it was, for anything else
+// (an insight's results, debug, a value encoding/json refuses), for
+// encodeJSON to write or refuse.
 //
 // TestAppendRunResult and FuzzAppendRunResult check it against encodeJSON.
 func appendRunResult(buf []byte, r *endpoint.RunResult) (_ []byte, ok bool) {
-	if r.Debug != nil {
+	if !runEncodable(r) {
 		return buf, false
 	}
+	return appendRun(buf, r, nil), true
+}
+
+// runEncodable reports whether appendRun can write r whole: results that
+// are rows ([][]any) of values encoding/json encodes, or their JSON (a
+// cached answer's json.RawMessage), no debug, and times and a duration
+// that encoding/json writes. It is checked before anything is written, so
+// that an answer streamed never stops half-way for a value it cannot
+// write.
+func runEncodable(r *endpoint.RunResult) bool {
+	if r.Debug != nil {
+		return false
+	}
+	for _, at := range [...]*time.Time{r.EndpointMaterializedAt, r.EndpointVersionCreatedAt, r.LastRefresh} {
+		if at != nil && !timeEncodable(*at) {
+			return false
+		}
+	}
+	if st := r.Statistics; st != nil && !finite(st.ElapsedMS) {
+		return false
+	}
+	switch res := r.Results.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		return res == nil || json.Valid(res)
+	case [][]any:
+		for _, row := range res {
+			for _, v := range row {
+				if !cellEncodable(v) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// cellEncodable reports whether appendValue writes v as JSON, writing
+// the rare value it must write to find out.
+func cellEncodable(v any) bool {
+	switch x := v.(type) {
+	case nil, string, int64, int, int32, bool, json.Number, []byte:
+		return true
+	case float64:
+		return finite(x)
+	case float32:
+		return finite(float64(x))
+	case time.Time:
+		return timeEncodable(x)
+	}
+	_, err := appendValue(nil, v, true)
+	return err == nil
+}
+
+// timeEncodable reports whether appendTimeText writes t (MarshalJSON
+// does): a year of four digits and an offset under 24 hours. It is checked
+// without formatting t; FuzzAppendRunResult checks it agrees.
+func timeEncodable(t time.Time) bool {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return false
+	}
+	_, off := t.Zone()
+	return -24*3600 < off && off < 24*3600
+}
+
+func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+// answerSink is where appendRun spills an answer as it goes: w, once buf
+// holds flushAt bytes. A write that fails (the client went away) ends the
+// answer: failed stops the rows.
+type answerSink struct {
+	w      http.ResponseWriter
+	failed bool
+}
+
+// spill writes buf to the sink when it holds flushAt bytes or more, and
+// returns the buffer to go on with; a nil sink keeps everything.
+func (s *answerSink) spill(buf []byte) []byte {
+	if s == nil || len(buf) < flushAt {
+		return buf
+	}
+	s.write(buf)
+	return buf[:0]
+}
+
+func (s *answerSink) write(b []byte) {
+	if !s.failed && len(b) > 0 {
+		if _, err := s.w.Write(b); err != nil {
+			s.failed = true
+		}
+	}
+}
+
+// appendRun appends r, which must be runEncodable, as encodeJSON writes
+// it, spilling to sink (when not nil) as it goes: what it returns is the
+// rest, not yet written.
+func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	buf = append(buf, `{"name":`...)
 	buf = appendJSONString(buf, r.Name)
 	buf = append(buf, `,"endpoint_version":`...)
@@ -36,46 +133,19 @@ func appendRunResult(buf []byte, r *endpoint.RunResult) (_ []byte, ok bool) {
 	buf = append(buf, `,"results":`...)
 	switch res := r.Results.(type) {
 	case [][]any:
-		if res == nil {
-			buf = append(buf, "null"...)
-			break
+		if buf = appendRows(buf, res, sink); sink != nil && sink.failed {
+			return buf[:0]
 		}
-		buf = append(buf, '[')
-		for i, row := range res {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			if row == nil {
-				buf = append(buf, "null"...)
-				continue
-			}
-			buf = append(buf, '[')
-			for j, v := range row {
-				if j > 0 {
-					buf = append(buf, ',')
-				}
-				var err error
-				if buf, err = appendValue(buf, v, true); err != nil {
-					return buf, false
-				}
-			}
-			buf = append(buf, ']')
-		}
-		buf = append(buf, ']')
 	case json.RawMessage:
 		if res == nil {
 			buf = append(buf, "null"...)
 			break
 		}
-		b := bytes.NewBuffer(buf)
-		if json.Compact(b, res) != nil {
-			return b.Bytes(), false
+		if buf = appendCompact(buf, res, sink); sink != nil && sink.failed {
+			return buf[:0]
 		}
-		buf = b.Bytes()
-	case nil:
-		buf = append(buf, "null"...)
 	default:
-		return buf, false
+		buf = append(buf, "null"...)
 	}
 	buf = append(buf, `,"hasMore":`...)
 	buf = strconv.AppendBool(buf, r.HasMore)
@@ -83,9 +153,7 @@ func appendRunResult(buf []byte, r *endpoint.RunResult) (_ []byte, ok bool) {
 	buf = strconv.AppendBool(buf, r.EndpointMaterialized)
 	if r.EndpointMaterializedAt != nil {
 		buf = append(buf, `,"endpoint_materialized_at":`...)
-		if buf, ok = appendTime(buf, r.EndpointMaterializedAt); !ok {
-			return buf, false
-		}
+		buf = appendTime(buf, r.EndpointMaterializedAt)
 	}
 	if r.InlineReason != "" {
 		buf = append(buf, `,"inline_reason":`...)
@@ -94,31 +162,93 @@ func appendRunResult(buf []byte, r *endpoint.RunResult) (_ []byte, ok bool) {
 	buf = append(buf, `,"execution_id":`...)
 	buf = appendJSONString(buf, r.ExecutionID)
 	buf = append(buf, `,"endpoint_version_created_at":`...)
-	if buf, ok = appendTime(buf, r.EndpointVersionCreatedAt); !ok {
-		return buf, false
-	}
+	buf = appendTime(buf, r.EndpointVersionCreatedAt)
 	buf = append(buf, `,"is_cached":`...)
 	buf = strconv.AppendBool(buf, r.IsCached)
 	buf = append(buf, `,"last_refresh":`...)
-	if buf, ok = appendTime(buf, r.LastRefresh); !ok {
-		return buf, false
-	}
+	buf = appendTime(buf, r.LastRefresh)
 	buf = append(buf, `,"statistics":`...)
 	if st := r.Statistics; st == nil {
 		buf = append(buf, "null"...)
 	} else {
-		var err error
 		buf = append(buf, `{"elapsed_ms":`...)
-		if buf, err = appendFloat(buf, st.ElapsedMS, 64); err != nil {
-			return buf, false
-		}
+		buf, _ = appendFloat(buf, st.ElapsedMS, 64) // finite: runEncodable
 		buf = append(buf, `,"rows_read":`...)
 		buf = appendInt64Pointer(buf, st.RowsRead)
 		buf = append(buf, `,"bytes_read":`...)
 		buf = appendInt64Pointer(buf, st.BytesRead)
 		buf = append(buf, '}')
 	}
-	return append(buf, "}\n"...), true
+	return append(buf, "}\n"...)
+}
+
+// appendRows appends rows, whose values are cellEncodable, as a JSON
+// array, spilling to sink after each row.
+func appendRows(buf []byte, rows [][]any, sink *answerSink) []byte {
+	if rows == nil {
+		return append(buf, "null"...)
+	}
+	buf = append(buf, '[')
+	for i, row := range rows {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if row == nil {
+			buf = append(buf, "null"...)
+			continue
+		}
+		buf = append(buf, '[')
+		for j, v := range row {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf, _ = appendValue(buf, v, true) // cellEncodable
+		}
+		buf = append(buf, ']')
+		if buf = sink.spill(buf); sink != nil && sink.failed {
+			return buf
+		}
+	}
+	return append(buf, ']')
+}
+
+// appendCompact appends src, which is valid JSON, as json.Compact writes
+// it: without the spaces between its tokens. With a sink, a stretch
+// without spaces of flushAt bytes or more (a cached answer is one) is
+// written from src itself instead of copied.
+func appendCompact(buf, src []byte, sink *answerSink) []byte {
+	start, inString := 0, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			buf = appendStretch(buf, src[start:i], sink)
+			start = i + 1
+		}
+	}
+	return appendStretch(buf, src[start:], sink)
+}
+
+// appendStretch appends b, or writes it to sink after what buf holds when
+// it is large.
+func appendStretch(buf, b []byte, sink *answerSink) []byte {
+	if sink == nil || len(b) < flushAt {
+		return sink.spill(append(buf, b...))
+	}
+	sink.write(buf)
+	sink.write(b)
+	return buf[:0]
 }
 
 // appendStrings appends ss as a JSON array, nil as null.
@@ -137,13 +267,13 @@ func appendStrings(buf []byte, ss []string) []byte {
 }
 
 // appendTime appends t as time.Time's MarshalJSON writes it, nil as null;
-// false for a time MarshalJSON refuses.
-func appendTime(buf []byte, t *time.Time) ([]byte, bool) {
+// t is one MarshalJSON accepts (runEncodable checked it).
+func appendTime(buf []byte, t *time.Time) []byte {
 	if t == nil {
-		return append(buf, "null"...), true
+		return append(buf, "null"...)
 	}
-	b, err := appendTimeText(buf, *t, true)
-	return b, err == nil
+	buf, _ = appendTimeText(buf, *t, true)
+	return buf
 }
 
 // appendTimeText appends t in RFC 3339 with nanoseconds, quoted when
@@ -179,18 +309,27 @@ func appendInt64Pointer(buf []byte, n *int64) []byte {
 }
 
 // replyRun answers r in JSON, as reply would, when appendRunResult can
-// write it; false, having written nothing, when it cannot.
+// write it; false, having written nothing, when it cannot. A large answer
+// is written in pieces as it is encoded (flushAt), so that what a client
+// slow to read it keeps is its rows, not a second, encoded copy of them.
 func replyRun(w http.ResponseWriter, r *endpoint.RunResult) bool {
-	bp := answerBuffers.Get().(*[]byte)
-	b, ok := appendRunResult((*bp)[:0], r)
-	if ok {
-		writeBytes(w, http.StatusOK, b)
+	if !runEncodable(r) {
+		return false
 	}
+	h := w.Header()
+	// Header.Set without its canonicalization: the keys are canonical.
+	h["Content-Type"] = []string{"application/json"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	w.WriteHeader(http.StatusOK)
+	bp := answerBuffers.Get().(*[]byte)
+	sink := answerSink{w: w}
+	b := appendRun((*bp)[:0], r, &sink)
+	sink.write(b)
 	if cap(b) <= maxPooledAnswer {
 		*bp = b[:0]
 		answerBuffers.Put(bp)
 	}
-	return ok
+	return true
 }
 
 // answerBuffers recycles the buffers run answers are written in; one grown

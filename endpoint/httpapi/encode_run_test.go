@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,12 +143,127 @@ func FuzzAppendRunResult(f *testing.F) {
 			HasMore: flag, InlineReason: s, ExecutionID: name, LastRefresh: &at, EndpointMaterializedAt: &at,
 			Statistics: &endpoint.Statistics{ElapsedMS: fl, RowsRead: &i},
 		}
+		if _, err := appendTimeText(nil, at, true); timeEncodable(at) != (err == nil) {
+			t.Errorf("timeEncodable(%s) = %v, but appendTimeText says %v", at, timeEncodable(at), err)
+		}
 		_, err := encodeJSON(r)
 		checkAppendRunResult(t, "rows", r, err == nil)
 		r.Results = json.RawMessage(raw)
 		_, err = encodeJSON(r)
 		checkAppendRunResult(t, "cached", r, err == nil)
+		if err == nil && len(raw) > 0 {
+			// Large enough to be written in pieces: as one.
+			big := []byte{'['}
+			for len(big) < 3*flushAt {
+				big = append(append(big, raw...), " ,\n"...)
+			}
+			r.Results = json.RawMessage(append(big, "0 ]"...))
+			checkReplyRun(t, "large cached", r)
+			r.Results = slices.Repeat([][]any{{s, i, at}}, 1+3*flushAt/(len(s)+40))
+			checkReplyRun(t, "large rows", r)
+		}
 	})
+}
+
+// pieces is a ResponseWriter that keeps every Write apart and fails those
+// after failAfter, when it is not zero.
+type pieces struct {
+	httptest.ResponseRecorder
+	writes    []int
+	failAfter int
+}
+
+func (p *pieces) Write(b []byte) (int, error) {
+	if p.failAfter > 0 && len(p.writes) >= p.failAfter {
+		return 0, errors.New("the client went away")
+	}
+	p.writes = append(p.writes, len(b))
+	return p.ResponseRecorder.Write(b)
+}
+
+// checkReplyRun fails unless replyRun writes r as encodeJSON does.
+func checkReplyRun(t *testing.T, name string, r *endpoint.RunResult) *pieces {
+	t.Helper()
+	want, err := encodeJSON(r)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	w := &pieces{ResponseRecorder: *httptest.NewRecorder()}
+	if !replyRun(w, r) {
+		t.Fatalf("%s: declined", name)
+	}
+	if got := w.Body.String(); got != string(want) {
+		t.Errorf("%s: replyRun wrote %d bytes, encodeJSON %d; they differ", name, len(got), len(want))
+	}
+	return w
+}
+
+// TestReplyRunStreams checks that a large answer is written in pieces as
+// it is encoded, none much larger than flushAt, and that a cached answer
+// without spaces is written from the cache's bytes as they are.
+func TestReplyRunStreams(t *testing.T) {
+	cell := strings.Repeat("x", 1000)
+	rows := slices.Repeat([][]any{{cell, int64(7), 1.5}}, 4000) // about 4 MB
+	res := &endpoint.RunResult{Name: "big", Columns: []string{"s", "n", "f"}, Types: []string{"TEXT", "INTEGER", "REAL"}, Results: rows}
+	w := checkReplyRun(t, "rows", res)
+	if got := len(w.writes); got < 4<<20/(2*flushAt) {
+		t.Errorf("rows: %d writes, want one every %d bytes or so", got, flushAt)
+	}
+	for _, n := range w.writes {
+		if n > flushAt+len(cell)+64 {
+			t.Fatalf("rows: a write of %d bytes, more than flushAt and a row", n)
+		}
+	}
+	raw, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Results = json.RawMessage(raw)
+	w = checkReplyRun(t, "cached, compact", res)
+	if !slices.Contains(w.writes, len(raw)) {
+		t.Errorf("cached, compact: writes %v, want one of the whole %d bytes, from the cache", w.writes, len(raw))
+	}
+	spaced, err := json.MarshalIndent(rows[:100], " ", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Results = json.RawMessage(spaced)
+	checkReplyRun(t, "cached, indented", res)
+}
+
+// TestReplyRunHoldsNoCopy checks that writing a 4 MB answer allocates a
+// small part of it: the answer is not encoded whole before it is sent.
+func TestReplyRunHoldsNoCopy(t *testing.T) {
+	rows := slices.Repeat([][]any{{strings.Repeat("x", 1000), int64(7)}}, 4000)
+	res := &endpoint.RunResult{Name: "big", Columns: []string{"s", "n"}, Types: []string{"TEXT", "INTEGER"}, Results: rows}
+	w := &pieces{ResponseRecorder: *httptest.NewRecorder(), failAfter: 1 << 30}
+	replyRun(w, res) // warm the pool
+	w.Body = nil
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 4 {
+		w.writes = w.writes[:0]
+		if !replyRun(w, res) {
+			t.Fatal("declined")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got, most := (after.TotalAlloc-before.TotalAlloc)/4, uint64(512<<10); got > most {
+		t.Errorf("replyRun allocated %d bytes an answer of 4 MB, want at most %d", got, most)
+	}
+}
+
+// TestReplyRunClientGone checks that a write that fails ends the answer:
+// nothing more is encoded or written.
+func TestReplyRunClientGone(t *testing.T) {
+	rows := slices.Repeat([][]any{{strings.Repeat("x", 1000)}}, 4000)
+	w := &pieces{ResponseRecorder: *httptest.NewRecorder(), failAfter: 2}
+	if !replyRun(w, &endpoint.RunResult{Results: rows}) {
+		t.Fatal("declined")
+	}
+	if got := len(w.writes); got != 2 {
+		t.Errorf("%d writes, want 2 (then the failed one, then none)", got)
+	}
 }
 
 // TestHeaderKeysCanonical checks the header keys set without Header.Set

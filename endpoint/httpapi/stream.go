@@ -135,7 +135,10 @@ type hostFormat struct{ Format }
 
 func (f hostFormat) mediaType() string { return f.MediaType() }
 
-// flushAt is how many bytes of rows the stream gathers before it writes.
+// flushAt is how many bytes of rows the stream, and a JSON answer
+// (replyRun), gather before they write: a large answer goes out in pieces
+// of about this size (a row is never split) instead of being held whole,
+// encoded, beside its rows until the client has read it.
 const flushAt = 16 << 10
 
 // stream writes t in f: the status and headers, then the rows. Once the

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -174,8 +175,9 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 		keyID       string
 	}
 	sorted := make([]row, len(entries))
-	// Every entry's text goes into one buffer, made one string once: an
-	// entry's argument is then a part of it, not a string of its own.
+	// Every entry's text goes into one buffer, read as one string (never
+	// written after): an entry's argument is a part of it, not a string of
+	// its own.
 	buf := make([]byte, 0, 192*len(entries))
 	for i, e := range entries {
 		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
@@ -186,7 +188,7 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 		}
 		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), [2]int{start, len(buf)}, e.KeyID}
 	}
-	all := string(buf)
+	all := unsafe.String(unsafe.SliceData(buf), len(buf))
 	// In the order of the key, the rows of an endpoint go into the table
 	// one after the other (where the pages they fill are at hand) rather
 	// than by turns with other endpoints'.

@@ -66,18 +66,23 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {
-		e := driver.RunLogEntry{
+		// One allocation for the entry and the row count it points to.
+		q := &struct {
+			e    driver.RunLogEntry
+			rows int
+		}{e: driver.RunLogEntry{
 			ExecutionID: r.id, ProjectID: r.ep.ProjectID, EndpointID: r.ep.ID,
 			At: r.at, Version: r.version, DurationMS: ms(took),
 			Status: status, ErrorCode: code, Refresh: r.refresh,
 			Cached: r.cached, Materialized: r.materialized,
 			Token: r.token, TokenKeyID: r.tokenKeyID, KeyID: r.keyID,
-		}
+		}}
+		e := &q.e
 		if err == nil {
 			if r.rows >= 0 {
-				rows := r.rows
-				e.Rows = &rows
-				ev.Rows = rows
+				q.rows = r.rows
+				e.Rows = &q.rows
+				ev.Rows = r.rows
 			}
 			if r.stats != nil {
 				e.RowsRead, e.BytesRead = r.stats.RowsRead, r.stats.BytesRead
@@ -85,7 +90,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		}
 		// Written in the background (runlog_writer.go): a run never
 		// waits for the log's store.
-		if lerr := s.logs.offer(logWrite{entry: &e}); lerr != nil {
+		if lerr := s.logs.offer(logWrite{entry: e}); lerr != nil {
 			ev.LogErr = lerr
 		}
 	}

@@ -218,23 +218,23 @@ func resultRows(results any) int {
 // uncached, computeByKind reporting the error.
 func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
 	var buf [256]byte // most keys fit: the key is then one allocation, its string
-	k := keyWriter{b: buf[:0]}
-	k.str("endpointkit result v1")
-	k.str(ep.ProjectID)
-	k.str(ep.ID)
-	k.int(int64(opts.version))
+	b := buf[:0]
+	b = appendKeyStr(b, "endpointkit result v1")
+	b = appendKeyStr(b, ep.ProjectID)
+	b = appendKeyStr(b, ep.ID)
+	b = appendKeyInt(b, int64(opts.version))
 	// The state the answer is computed in: inline, or from which stored
 	// table, so that no answer of another state is ever given.
 	if materializedRun(ep, opts) {
 		table, at, ok := servingTable(ep, c, now)
-		k.str("materialized")
-		k.str(tableKey(ep, c))
+		b = appendKeyStr(b, "materialized")
+		b = appendKeyStr(b, tableKey(ep, c))
 		if ok {
-			k.str(table)
-			k.int(at.UnixNano())
+			b = appendKeyStr(b, table)
+			b = appendKeyInt(b, at.UnixNano())
 		}
 	} else {
-		k.str("inline")
+		b = appendKeyStr(b, "inline")
 	}
 	if c.insight != nil {
 		applied, err := c.insight.Apply(given)
@@ -245,28 +245,30 @@ func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[
 		if err != nil {
 			return ""
 		}
-		k.str("insight")
-		k.str(stmt.SQL)
-		k.int(int64(len(stmt.Args)))
+		b = appendKeyStr(b, "insight")
+		b = appendKeyStr(b, stmt.SQL)
+		b = appendKeyInt(b, int64(len(stmt.Args)))
 		for _, a := range stmt.Args {
-			if !k.value(a) {
+			var ok bool
+			if b, ok = appendKeyValue(b, a); !ok {
 				return ""
 			}
 		}
-		return string(k.b)
+		return string(b)
 	}
-	k.str("sql")
-	k.int(int64(opts.limit))
-	k.int(int64(opts.offset))
-	k.int(int64(len(c.vars)))
+	b = appendKeyStr(b, "sql")
+	b = appendKeyInt(b, int64(opts.limit))
+	b = appendKeyInt(b, int64(opts.offset))
+	b = appendKeyInt(b, int64(len(c.vars)))
 	for i := range c.vars {
 		name := c.vars[i].CodeName
-		k.str(name)
-		if !k.value(values[name]) {
+		b = appendKeyStr(b, name)
+		var ok bool
+		if b, ok = appendKeyValue(b, values[name]); !ok {
 			return ""
 		}
 	}
-	return string(k.b)
+	return string(b)
 }
 
 // hashKey is the result cache's key of a run's key (resultKey): its
@@ -276,62 +278,61 @@ func hashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// keyWriter writes the parts of a key, each tagged with its kind and
-// length so that no two sequences of parts write the same bytes.
-type keyWriter struct {
-	b []byte
+// appendKeyTag, appendKeyStr and appendKeyValue append the parts of a key
+// (resultKey), each tagged with its kind and length so that no two
+// sequences of parts write the same bytes. They return the slice, which
+// lets the compiler keep resultKey's buffer on the stack.
+func appendKeyTag(b []byte, t byte, n uint64) []byte {
+	return binary.AppendUvarint(append(b, t), n)
 }
 
-func (k *keyWriter) tag(t byte, n uint64) {
-	k.b = append(k.b, t)
-	k.b = binary.AppendUvarint(k.b, n)
+func appendKeyInt(b []byte, n int64) []byte { return appendKeyTag(b, 'i', uint64(n)) }
+
+func appendKeyStr(b []byte, s string) []byte {
+	return append(appendKeyTag(b, 's', uint64(len(s))), s...)
 }
 
-func (k *keyWriter) str(s string) {
-	k.tag('s', uint64(len(s)))
-	k.b = append(k.b, s...)
+func appendKeyBool(b []byte, x bool) []byte {
+	if x {
+		return appendKeyTag(b, 'b', 1)
+	}
+	return appendKeyTag(b, 'b', 0)
 }
 
-func (k *keyWriter) int(n int64) { k.tag('i', uint64(n)) }
-
-// value writes a coerced value or a driver argument; it reports false for
-// a type it does not know, which the caller then does not cache.
-func (k *keyWriter) value(v any) bool {
+// appendKeyValue appends a coerced value or a driver argument; it reports
+// false for a type it does not know, which the caller then does not cache.
+// It is not recursive, so that the compiler sees that b goes to the result
+// only.
+func appendKeyValue(b []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case nil:
-		k.tag('n', 0)
+		b = appendKeyTag(b, 'n', 0)
 	case string:
-		k.str(x)
+		b = appendKeyStr(b, x)
 	case []byte:
-		k.tag('y', uint64(len(x)))
-		k.b = append(k.b, x...)
+		b = append(appendKeyTag(b, 'y', uint64(len(x))), x...)
 	case int64:
-		k.tag('i', uint64(x))
+		b = appendKeyTag(b, 'i', uint64(x))
 	case int:
-		k.tag('i', uint64(x))
+		b = appendKeyTag(b, 'i', uint64(x))
 	case float64:
-		k.tag('f', math.Float64bits(x))
+		b = appendKeyTag(b, 'f', math.Float64bits(x))
 	case bool:
-		if x {
-			k.tag('b', 1)
-		} else {
-			k.tag('b', 0)
-		}
+		b = appendKeyBool(b, x)
 	case time.Time:
-		k.tag('t', uint64(x.UnixNano()))
-		k.str(x.Location().String())
+		b = appendKeyStr(appendKeyTag(b, 't', uint64(x.UnixNano())), x.Location().String())
 	case variable.Timestamp:
-		k.tag('T', uint64(x.Time.UnixNano()))
-		k.value(x.DateOnly)
+		b = appendKeyTag(b, 'T', uint64(x.Time.UnixNano()))
+		b = appendKeyBool(b, x.DateOnly)
 	case []string:
-		k.tag('l', uint64(len(x)))
+		b = appendKeyTag(b, 'l', uint64(len(x)))
 		for _, s := range x {
-			k.str(s)
+			b = appendKeyStr(b, s)
 		}
 	default:
-		return false
+		return b, false
 	}
-	return true
+	return b, true
 }
 
 // cachedHeader is what a cached answer holds besides its results, encoded
@@ -414,6 +415,9 @@ type flightGroup struct {
 }
 
 type flight struct {
+	// done is closed when the computation ends. It is made by the first
+	// caller that waits for the flight, under the group's lock: a run
+	// that no other run joins (most of them) makes no channel.
 	done chan struct{}
 	res  *RunResult
 	err  error
@@ -428,9 +432,13 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 	for {
 		g.mu.Lock()
 		if f, ok := g.m[key]; ok {
+			if f.done == nil {
+				f.done = make(chan struct{})
+			}
+			done := f.done
 			g.mu.Unlock()
 			select {
-			case <-f.done:
+			case <-done:
 			case <-ctx.Done():
 				return nil, false, contextError(ctx.Err())
 			}
@@ -442,20 +450,28 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 		if g.m == nil {
 			g.m = make(map[string]*flight)
 		}
-		f := &flight{done: make(chan struct{})}
+		f := &flight{}
 		g.m[key] = f
 		g.mu.Unlock()
 		func() {
 			defer func() {
+				p := recover()
+				if p != nil {
+					f.err = fmt.Errorf("endpoint: run panicked: %v", p)
+				}
+				// Every caller that joined the flight found it in the
+				// map, and made done if none had: once the flight is
+				// out of the map, done is as it stays.
 				g.mu.Lock()
 				delete(g.m, key)
+				done := f.done
 				g.mu.Unlock()
-				if p := recover(); p != nil {
-					f.err = fmt.Errorf("endpoint: run panicked: %v", p)
-					close(f.done)
+				if done != nil {
+					close(done)
+				}
+				if p != nil {
 					panic(p)
 				}
-				close(f.done)
 			}()
 			f.res, f.err = fn()
 		}()

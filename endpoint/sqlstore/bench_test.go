@@ -153,7 +153,7 @@ func benchmarkRunLogAppendBatch(b *testing.B, batch int) {
 	if err := s.db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&kept); err != nil {
 		b.Fatal(err)
 	}
-	if limit := 4 * (driver.DefaultLogMaxPerEndpoint + max(logPruneEvery, driver.DefaultLogMaxPerEndpoint/4) + batch); kept > limit {
+	if limit := 4 * (driver.DefaultLogMaxPerEndpoint + max(logPruneEvery, driver.DefaultLogMaxPerEndpoint/logPruneSlack) + batch); kept > limit {
 		b.Fatalf("%d rows kept, want at most %d: pruning fell behind", kept, limit)
 	}
 }

@@ -15,17 +15,26 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // logPruneEvery is how many appends to one endpoint's log (by this
-// process) pass at least between two prunings of it, and a quarter of
-// MaxPerEndpoint when that is more: the log may hold that many entries
-// over its bound for a while (List never shows them), and a busy endpoint
-// is not pruned every few runs.
+// process) pass at least between two prunings of it, and half of
+// MaxPerEndpoint when that is more (logPruneSlack): the log may hold that
+// many entries over its bound for a while (List never shows them), and a
+// busy endpoint is not pruned every few runs.
 const logPruneEvery = 32
+
+// logPruneSlack divides MaxPerEndpoint into the appends between two
+// prunings of an endpoint's log (when more than logPruneEvery). A pruning
+// finds the oldest entry the bound keeps by reading the bound's entries,
+// newest first (1,000 by default), and then deletes what is older: the
+// fewer prunings, the fewer of those reads an entry pays for; the
+// deletions are as many either way.
+const logPruneSlack = 2
 
 // logAgePruneEvery is how long (on the log's clock) passes between two
 // deletions of the entries older than MaxAge by a process: the deletion
@@ -47,7 +56,7 @@ type RunLogOptions struct {
 // the processes that share it. An entry is one row, its fields JSON text.
 // List never returns more than the newest MaxPerEndpoint entries of an
 // endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
-// every 32nd append (or MaxPerEndpoint/4th, when more) to an endpoint's
+// every 32nd append (or every MaxPerEndpoint/2, when more) to an endpoint's
 // log by a process (per endpoint) and,
 // by age, at the first append of a process and then at most once a minute.
 func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
@@ -162,19 +171,24 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	type row struct {
 		project, id string
 		at, seq     int64
-		text        string
-		keyID       sql.NullString
+		text        [2]int // the entry's text: all[text[0]:text[1]]
+		keyID       string
 	}
 	sorted := make([]row, len(entries))
-	buf := make([]byte, 0, 256)
+	// Every entry's text goes into one buffer, read as one string (never
+	// written after): an entry's argument is a part of it, not a string of
+	// its own.
+	buf := make([]byte, 0, 192*len(entries))
 	for i, e := range entries {
 		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
+		start := len(buf)
 		var err error
-		if buf, err = appendEntry(buf[:0], e); err != nil {
+		if buf, err = appendEntry(buf, e); err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), string(buf), sql.NullString{String: e.KeyID, Valid: e.KeyID != ""}}
+		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), [2]int{start, len(buf)}, e.KeyID}
 	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf))
 	// In the order of the key, the rows of an endpoint go into the table
 	// one after the other (where the pages they fill are at hand) rather
 	// than by turns with other endpoints'.
@@ -182,8 +196,22 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
 	})
 	rows := make([]any, 0, 6*len(entries))
-	for _, r := range sorted {
-		rows = append(rows, r.project, r.id, r.at, r.seq, r.text, r.keyID)
+	// The project and the endpoint of a row are those of the row before it
+	// but at the edges of an endpoint's rows: one value each stands for
+	// them all, rather than a copy a row. A row without a key binds NULL.
+	var project, id any
+	for i, r := range sorted {
+		if i == 0 || r.project != sorted[i-1].project {
+			project = r.project
+		}
+		if i == 0 || r.id != sorted[i-1].id {
+			id = r.id
+		}
+		var keyID any
+		if r.keyID != "" {
+			keyID = r.keyID
+		}
+		rows = append(rows, project, id, r.at, r.seq, all[r.text[0]:r.text[1]], keyID)
 	}
 	// The statements are prepared before the transaction, which may hold
 	// the only connection (SQLite in memory).
@@ -269,7 +297,7 @@ func (d dueSet) any() bool { return len(d.endpoints) > 0 || d.age }
 // due counts entries against their endpoints' pruning intervals, and
 // returns the pruning now due. undue gives it back when the write failed.
 func (l *runLog) due(entries []driver.RunLogEntry) (due dueSet) {
-	every := max(logPruneEvery, l.opts.MaxPerEndpoint/4)
+	every := max(logPruneEvery, l.opts.MaxPerEndpoint/logPruneSlack)
 	l.mu.Lock()
 	for _, e := range entries {
 		k := [2]string{e.ProjectID, e.EndpointID}
@@ -289,7 +317,7 @@ func (l *runLog) due(entries []driver.RunLogEntry) (due dueSet) {
 }
 
 func (l *runLog) undue(due dueSet) {
-	every := max(logPruneEvery, l.opts.MaxPerEndpoint/4)
+	every := max(logPruneEvery, l.opts.MaxPerEndpoint/logPruneSlack)
 	l.mu.Lock()
 	for _, k := range due.endpoints {
 		l.pending[k] += every

@@ -53,6 +53,54 @@ func TestRunLogPrunesByAgeOncePerInterval(t *testing.T) {
 	}
 }
 
+// TestRunLogPrunesByCountAtHalfTheBound: an endpoint's log is pruned to
+// its bound once half the bound of appends passed since its last pruning
+// (logPruneSlack), not a quarter: the rows over the bound wait in the
+// table meanwhile, and List never shows them.
+func TestRunLogPrunesByCountAtHalfTheBound(t *testing.T) {
+	s := openMemory(t)
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return now }}).(driver.BatchRunLog)
+	ctx := context.Background()
+	n := 0
+	appendN := func(k int) {
+		t.Helper()
+		batch := make([]driver.RunLogEntry, k)
+		for i := range batch {
+			n++
+			batch[i] = driver.RunLogEntry{ExecutionID: fmt.Sprintf("run-%04d", n), ProjectID: "1", EndpointID: "e", At: now.Add(time.Duration(n) * time.Millisecond), Status: 200}
+		}
+		if err := l.AppendBatch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(rows, listed int) {
+		t.Helper()
+		var got int
+		if err := s.db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != rows {
+			t.Fatalf("%d rows after %d appends, want %d", got, n, rows)
+		}
+		entries, _, err := l.List(ctx, "1", "e", driver.LogPage{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != listed || entries[0].ExecutionID != fmt.Sprintf("run-%04d", n) {
+			t.Fatalf("List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
+		}
+	}
+	for range 4 {
+		appendN(100)
+	}
+	check(400, 400)
+	appendN(150) // 150 appends since the last pruning (at 400): none due
+	check(550, 400)
+	appendN(50) // 200: the pruning is due
+	check(400, 400)
+}
+
 // TestRunLogStatementsSeekTheirRange: the count bound's deletion and
 // List seek the range of the key they touch on SQLite, rather than read
 // every entry of the endpoint (1,250 rows for the 250 a pruning deletes).

@@ -120,7 +120,7 @@ func TestMigrateRunLogToVersion6(t *testing.T) {
 
 	// New entries go after the copied ones; the count bound prunes both.
 	var batch []driver.RunLogEntry
-	for i := range 300 {
+	for i := range 400 { // 200 an endpoint: half the bound, when a pruning is due
 		e := entryCases()[1]
 		e.ExecutionID = fmt.Sprintf("new-%04d", i)
 		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]

@@ -122,9 +122,10 @@ func TestSplitType(t *testing.T) {
 	}
 }
 
-// TestSettingsTravelWithTheQuery: the memory limits, the time zone, the
-// time limit and readonly reach the query in its SETTINGS clause (no
-// statement of their own changes the session).
+// TestSettingsTravelWithTheQuery: the memory limits and the time zone
+// (the session's, see TestRunCannotEscapeTheSession), the time limit and
+// readonly (in its SETTINGS clause, no statement of their own) are a
+// run's.
 func TestSettingsTravelWithTheQuery(t *testing.T) {
 	x := executor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -151,7 +152,7 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 		t.Fatalf("unexpected error: %v", err)
 	}
 
-	limits := limitsOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19})
+	limits := limitsOf(sessionOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19}))
 	if s, sub := limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}

@@ -19,6 +19,7 @@ chdb_result * chdb_query_with_params_n(chdb_connection conn, const char * query,
 char * chdb_result_buffer(chdb_result * result);
 size_t chdb_result_length(chdb_result * result);
 const char * chdb_result_error(chdb_result * result);
+uint64_t chdb_result_rows_read(chdb_result * result);
 uint64_t chdb_result_storage_rows_read(chdb_result * result);
 uint64_t chdb_result_storage_bytes_read(chdb_result * result);
 void chdb_destroy_query_result(chdb_result * result);
@@ -269,7 +270,7 @@ func (x *Executor) read(ctx context.Context, query string, args []any, b driver.
 	if err != nil {
 		return nil, err
 	}
-	res, err := decode(out, b)
+	res, err := decode(out, b, stats.answered)
 	if err != nil {
 		return nil, err
 	}
@@ -376,9 +377,11 @@ func (x *Executor) drain() {
 	}
 }
 
-// stats are what the engine read to answer a query.
+// stats are what the engine read to answer a query (rows, bytes) and the
+// rows it says it answered.
 type stats struct {
 	rows, bytes int64
+	answered    int
 }
 
 // run executes query with its arguments as the parameters p1, p2, ....
@@ -458,7 +461,8 @@ func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **
 		}
 		return "", stats{}, queryError(text)
 	}
-	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res))}
+	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res)),
+		answered: int(min(C.chdb_result_rows_read(res), math.MaxInt32))}
 	size := C.chdb_result_length(res)
 	if size == 0 {
 		return "", st, nil

@@ -76,9 +76,7 @@ func box[T any](block *[]T, size int, typ unsafe.Pointer, v T) any {
 	}
 	p := &(*block)[0]
 	*p, *block = v, (*block)[1:]
-	var a any
-	*(*eface)(unsafe.Pointer(&a)) = eface{typ: typ, data: unsafe.Pointer(p)}
-	return a
+	return boxed(typ, p)
 }
 
 func (bx *boxes) str(v string) any {
@@ -315,7 +313,10 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 
 // boxed is the interface value of type typ (T's) whose value is *p,
 // which is never written again: what converting *p to any makes, without
-// the copy Go's conversion allocates.
+// the copy Go's conversion allocates. *p is written before the interface
+// is made, by the goroutine that makes it, and the interface reaches
+// other goroutines only through the Result decode returns, so no reader
+// of it races with the write.
 func boxed[T any](typ unsafe.Pointer, p *T) any {
 	var a any
 	*(*eface)(unsafe.Pointer(&a)) = eface{typ: typ, data: unsafe.Pointer(p)}

@@ -181,8 +181,10 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 	// says it answered (hint), when it says, each other as large as the
 	// rest of the answer holds rows of the size of those read so far (of
 	// the smallest a row can be at first), so that the last one ends
-	// about where the rows do. Strings and integers are boxed from
-	// blocks of their own, sized for the columns of their kind.
+	// about where the rows do; none is larger than maxBlock rows (one
+	// block for all 10,000 rows of BenchmarkChDBRun/group10k made it
+	// slower). Strings and integers are boxed from blocks of their own,
+	// sized for the columns of their kind.
 	const firstBlock, maxBlock = 16, 1024
 	smallest := max(1, minRow(res.Types))
 	var strCols, intCols int
@@ -218,7 +220,7 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 			next := min(left/smallest+1, firstBlock)
 			switch {
 			case rows == 0 && hint > 0:
-				next = hint
+				next = min(hint, maxBlock)
 			case rows > 0:
 				// The rows left at the mean size of those read, rounded up.
 				mean := float64(off-start) / float64(rows)
@@ -274,8 +276,8 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 					if kinds[i] == kindInt64 || u <= math.MaxInt64 {
 						off += 8
 						v := int64(u)
-						if v >= 0 && v < 256 {
-							row[i] = v // Go boxes 0 to 255 without allocating
+						if v >= 0 && v < int64(len(smallInts)) {
+							row[i] = boxed(int64Type, &smallInts[v])
 						} else {
 							if len(ints) == cap(ints) {
 								ints = make([]int64, 0, (len(block)/int(n)+1)*intCols)
@@ -310,6 +312,16 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 	}
 	return res, nil
 }
+
+// smallInts are the integers 0 to 255, which decode boxes pointing
+// here (as Go's conversion to any does, into a table of its own), never
+// written after they are set.
+var smallInts = func() (t [256]int64) {
+	for i := range t {
+		t[i] = int64(i)
+	}
+	return t
+}()
 
 // boxed is the interface value of type typ (T's) whose value is *p,
 // which is never written again: what converting *p to any makes, without

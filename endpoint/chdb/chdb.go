@@ -19,6 +19,7 @@ chdb_result * chdb_query_with_params_n(chdb_connection conn, const char * query,
 char * chdb_result_buffer(chdb_result * result);
 size_t chdb_result_length(chdb_result * result);
 const char * chdb_result_error(chdb_result * result);
+uint64_t chdb_result_rows_read(chdb_result * result);
 uint64_t chdb_result_storage_rows_read(chdb_result * result);
 uint64_t chdb_result_storage_bytes_read(chdb_result * result);
 void chdb_destroy_query_result(chdb_result * result);
@@ -30,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,10 +49,22 @@ import (
 type Executor struct {
 	mu   sync.Mutex
 	conn *C.chdb_connection
-	// limits is the start of every query's SETTINGS clause: the memory
-	// limits and the answer's format settings, which are the same for
-	// every query.
+	// session is what Open put the connection's session in: the time
+	// zone, the date-time format, the memory limits and the answer's
+	// format settings, the same for every query.
+	session []engine.Setting
+	// limits is the settings of session a query's SETTINGS clause
+	// starts with when the session may no longer hold them.
 	limits string
+	// check is the statement that answers 1 when the session holds
+	// every setting of session.
+	check string
+	// kept is whether the session holds every setting of session, as
+	// check answered after the last statement that could change it (a
+	// statement of Load or Exec); x.mu guards it. While it does, a
+	// run's SETTINGS clause leaves them out and carries only what is
+	// the run's own (see Query).
+	kept bool
 }
 
 // DefaultMaxMemoryUsage is the memory one query may use on the engine
@@ -95,12 +109,13 @@ var ErrClosed = errors.New("chdb: executor closed")
 // runs one engine per process with one data path: open one Executor per
 // process and keep it open.
 //
-// Each query carries its limits in a SETTINGS clause: max_memory_usage
-// (DefaultMaxMemoryUsage, or WithMaxMemoryUsage) and
+// Open puts the connection's session in the settings every query has:
+// max_memory_usage (DefaultMaxMemoryUsage, or WithMaxMemoryUsage),
 // max_bytes_before_external_group_by
 // (DefaultMaxBytesBeforeExternalGroupBy, or
-// WithMaxBytesBeforeExternalGroupBy); the session has the same limits,
-// for the statements of Exec and Load, which carry none.
+// WithMaxBytesBeforeExternalGroupBy), session_timezone = 'UTC' and the
+// answer's format settings, for the statements of Exec and Load, which
+// carry none of them, and for runs (see Query).
 func Open(dir string, opts ...Option) (*Executor, error) {
 	o := options{maxMemory: DefaultMaxMemoryUsage, externalGroupBy: DefaultMaxBytesBeforeExternalGroupBy}
 	for _, f := range opts {
@@ -119,39 +134,76 @@ func Open(dir string, opts ...Option) (*Executor, error) {
 	if conn == nil {
 		return nil, fmt.Errorf("chdb: cannot start with data in %q", dir)
 	}
-	x := &Executor{conn: conn, limits: limitsOf(o)}
-	// The memory limits are the session's too, for the statements that
-	// carry no SETTINGS clause (Exec, Load: a refresh's CREATE TABLE ...
-	// AS SELECT is bounded as a run is).
-	mem := "SET max_memory_usage = " + strconv.FormatInt(o.maxMemory, 10) +
-		", max_bytes_before_external_group_by = " + strconv.FormatInt(o.externalGroupBy, 10)
-	for _, stmt := range append(session[:len(session):len(session)], mem) {
-		if _, _, err := x.run(context.Background(), stmt, "Null", nil); err != nil {
-			x.Close()
-			return nil, err
+	x := &Executor{conn: conn, session: sessionOf(o)}
+	x.limits, x.check = limitsOf(x.session), checkOf(x.session)
+	// The settings are the session's, for the statements that carry no
+	// SETTINGS clause (Exec, Load: a refresh's CREATE TABLE ... AS
+	// SELECT is bounded as a run is), and so that a run need not send
+	// them.
+	set := "SET "
+	for i, s := range x.session {
+		if i > 0 {
+			set += ", "
 		}
+		set += s.Name + " = " + settingValue(s.Value)
+	}
+	if err := x.Load(context.Background(), set, nil); err != nil {
+		x.Close()
+		return nil, err
 	}
 	return x, nil
 }
 
-// session is what the connection's session is put in once: UTC, as the
-// engine's SQL assumes (engine.ClickHouse's Guard sends it with each query
-// too, but statements run through Exec, such as an INSERT ... VALUES,
-// cannot carry settings at their end), whatever the process's time zone
-// (chDB's default, from TZ); and date-times answered as ISO 8601 UTC text,
-// whatever a column's zone, which decode reads as time.Time.
-var session = []string{
-	"SET session_timezone = 'UTC'",
-	"SET date_time_output_format = 'iso'",
+// sessionOf is what Open puts the connection's session in under o: UTC,
+// as the engine's SQL assumes (engine.ClickHouse's Guard sends it with
+// each query too, but statements run through Exec, such as an INSERT ...
+// VALUES, cannot carry settings at their end), whatever the process's
+// time zone (chDB's default, from TZ); date-times answered as ISO 8601
+// UTC text, whatever a column's zone, which decode reads as time.Time;
+// the memory limits; and a JSON column's values as their text (the
+// decoder reads no JSON type).
+func sessionOf(o options) []engine.Setting {
+	return []engine.Setting{
+		{Name: "session_timezone", Value: "UTC"},
+		{Name: "date_time_output_format", Value: "iso"},
+		{Name: "max_memory_usage", Value: strconv.FormatInt(o.maxMemory, 10)},
+		{Name: "max_bytes_before_external_group_by", Value: strconv.FormatInt(o.externalGroupBy, 10)},
+		{Name: "output_format_binary_write_json_as_string", Value: "1"},
+	}
 }
 
-// limitsOf is the start of every query's SETTINGS clause under o.
-func limitsOf(o options) string {
-	return "max_memory_usage = " + strconv.FormatInt(o.maxMemory, 10) +
-		", max_bytes_before_external_group_by = " + strconv.FormatInt(o.externalGroupBy, 10) +
-		// A JSON column's values as their text (the decoder reads no JSON
-		// type).
-		", output_format_binary_write_json_as_string = 1"
+// checkOf is the statement that answers 1 when the session holds every
+// setting of session, 0 when a statement changed one since.
+func checkOf(session []engine.Setting) string {
+	q := "SELECT "
+	for i, s := range session {
+		if i > 0 {
+			q += " AND "
+		}
+		q += "getSetting(" + string(engine.ClickHouse.AppendString(nil, s.Name)) + ") = " + settingValue(s.Value)
+	}
+	return q
+}
+
+// limitsOf is the start of a query's SETTINGS clause when the session
+// may no longer hold session: the settings of session a query reads but
+// those the engine's guard writes (session_timezone) and
+// date_time_output_format, which the binary answer does not use.
+func limitsOf(session []engine.Setting) string {
+	var q []byte
+	guard := engine.ClickHouse.Guard(time.Second, false).Settings
+	for _, s := range session {
+		if s.Name == "date_time_output_format" || slices.ContainsFunc(guard, func(g engine.Setting) bool { return g.Name == s.Name }) {
+			continue
+		}
+		if len(q) > 0 {
+			q = append(q, ", "...)
+		}
+		q = append(q, s.Name...)
+		q = append(q, " = "...)
+		q = append(q, settingValue(s.Value)...)
+	}
+	return string(q)
 }
 
 // Close closes the connection; the engine stops with its last connection.
@@ -173,10 +225,15 @@ func (x *Executor) Engine() engine.Engine { return engine.ClickHouse }
 // DateTime values as time.Time in UTC, and NULL as nil (see decoderOf for
 // every type). RowsRead and BytesRead are the engine's statistics of the
 // query. The query carries its settings in a SETTINGS clause written after
-// it, not in statements of their own: the memory limits (see Open), the
-// result bounds, and the settings of the engine's guard
-// (engine.ClickHouse.Guard): session_timezone, the time limit as
-// max_execution_time, and readonly last, so that a query cannot write.
+// it, not in statements of their own: the result bounds, and the settings
+// of the engine's guard (engine.ClickHouse.Guard): the time limit as
+// max_execution_time, and readonly last, so that a query cannot write or
+// change a setting. The settings Open put the session in (the memory
+// limits, session_timezone, the format settings) are the query's too:
+// the clause leaves them out while the session holds them, which the
+// executor asks after each statement of Exec and Load (a run, read-only,
+// cannot change the session), and carries them all once a statement of
+// the host's changed one, until the session holds them again.
 // chDB answers in RowBinaryWithNamesAndTypes, which the executor reads
 // straight into values.
 //
@@ -207,11 +264,13 @@ func (x *Executor) Read(ctx context.Context, query string, args []any) (*driver.
 // read runs query with its settings and decodes its answer within b's rows
 // and bytes.
 func (x *Executor) read(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
-	out, stats, err := x.run(ctx, x.withSettings(query, timeout(ctx), b), resultFormat, args)
+	t := timeout(ctx)
+	text := func(kept bool) string { return x.withSettings(query, t, b, kept) }
+	out, stats, err := x.runWith(ctx, text, resultFormat, args, false)
 	if err != nil {
 		return nil, err
 	}
-	res, err := decode(out, b)
+	res, err := decode(out, b, stats.answered)
 	if err != nil {
 		return nil, err
 	}
@@ -219,19 +278,32 @@ func (x *Executor) read(ctx context.Context, query string, args []any, b driver.
 	return res, nil
 }
 
-// withSettings is query with its SETTINGS clause (see Query).
-func (x *Executor) withSettings(query string, timeout time.Duration, b driver.Bounds) string {
+// withSettings is query with its SETTINGS clause (see Query); kept is
+// whether the session holds the settings Open put it in, which the
+// clause then leaves out.
+func (x *Executor) withSettings(query string, timeout time.Duration, b driver.Bounds, kept bool) string {
 	q := make([]byte, 0, len(query)+len(x.limits)+160)
 	q = append(q, query...)
 	q = append(q, " SETTINGS "...)
-	q = append(q, x.limits...)
+	start := len(q)
+	if !kept {
+		q = append(q, x.limits...)
+	}
 	if b.MaxRows > 0 {
-		q = append(q, ", max_result_rows = "...)
+		if len(q) > start {
+			q = append(q, ", "...)
+		}
+		q = append(q, "max_result_rows = "...)
 		q = strconv.AppendInt(q, int64(b.MaxRows), 10)
 		q = append(q, ", result_overflow_mode = 'break'"...)
 	}
 	for _, s := range engine.ClickHouse.Guard(timeout, false).Settings {
-		q = append(q, ", "...)
+		if kept && slices.Contains(x.session, s) {
+			continue
+		}
+		if len(q) > start {
+			q = append(q, ", "...)
+		}
 		q = append(q, s.Name...)
 		q = append(q, " = "...)
 		q = append(q, settingValue(s.Value)...)
@@ -265,7 +337,7 @@ func (x *Executor) Load(ctx context.Context, query string, args []any) error {
 	if t := timeout(ctx); t > 0 {
 		query, _ = withClause(query, "max_execution_time = "+strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10))
 	}
-	_, _, err := x.run(ctx, query, "Null", args)
+	_, _, err := x.runWith(ctx, func(bool) string { return query }, "Null", args, true)
 	return err
 }
 
@@ -305,13 +377,23 @@ func (x *Executor) drain() {
 	}
 }
 
-// stats are what the engine read to answer a query.
+// stats are what the engine read to answer a query (rows, bytes) and the
+// rows it says it answered.
 type stats struct {
 	rows, bytes int64
+	answered    int
 }
 
 // run executes query with its arguments as the parameters p1, p2, ....
 func (x *Executor) run(ctx context.Context, query, format string, args []any) (string, stats, error) {
+	return x.runWith(ctx, func(bool) string { return query }, format, args, false)
+}
+
+// runWith executes text(x.kept), built with x.mu held, with its arguments
+// as the parameters p1, p2, ...; with check, it then asks whether the
+// session still holds the settings Open put it in (x.kept), before
+// another statement runs.
+func (x *Executor) runWith(ctx context.Context, text func(kept bool) string, format string, args []any, check bool) (string, stats, error) {
 	if err := ctx.Err(); err != nil {
 		return "", stats{}, fmt.Errorf("chdb: %w", err)
 	}
@@ -341,11 +423,23 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any) (s
 	if x.conn == nil {
 		return "", stats{}, ErrClosed
 	}
-	out, st, err := x.query(query, format, pn, pnl, pv, pvl, len(args))
+	out, st, err := x.query(text(x.kept), format, pn, pnl, pv, pvl, len(args))
+	if check {
+		// Whether or not the statement succeeded: one that failed may
+		// have changed the session before it did.
+		x.kept = x.holdsSession()
+	}
 	if err != nil {
 		return "", stats{}, err
 	}
 	return out, st, ctx.Err()
+}
+
+// holdsSession reports whether the session holds every setting Open put
+// it in; x.mu is held. It says no when it cannot tell.
+func (x *Executor) holdsSession() bool {
+	out, _, err := x.query(x.check, "TabSeparated", nil, nil, nil, nil, 0)
+	return err == nil && out == "1\n"
 }
 
 // query runs one statement on the connection; x.mu is held.
@@ -367,7 +461,8 @@ func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **
 		}
 		return "", stats{}, queryError(text)
 	}
-	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res))}
+	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res)),
+		answered: int(min(C.chdb_result_rows_read(res), math.MaxInt32))}
 	size := C.chdb_result_length(res)
 	if size == 0 {
 		return "", st, nil

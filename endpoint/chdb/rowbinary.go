@@ -76,9 +76,7 @@ func box[T any](block *[]T, size int, typ unsafe.Pointer, v T) any {
 	}
 	p := &(*block)[0]
 	*p, *block = v, (*block)[1:]
-	var a any
-	*(*eface)(unsafe.Pointer(&a)) = eface{typ: typ, data: unsafe.Pointer(p)}
-	return a
+	return boxed(typ, p)
 }
 
 func (bx *boxes) str(v string) any {
@@ -143,8 +141,11 @@ type decoder func(r *reader) (any, error)
 
 // decode reads a RowBinaryWithNamesAndTypes answer into a Result: at most
 // b.MaxRows rows (all when 0), failing once they weigh more than
-// b.MaxBytes (when set), as driver.RowBytes weighs them.
-func decode(out string, b driver.Bounds) (*driver.Result, error) {
+// b.MaxBytes (when set), as driver.RowBytes weighs them. hint is how many
+// rows the engine says the answer holds (0 when it does not say), which
+// sizes what decode allocates, no more (it is trusted up to the rows
+// the answer's length can hold).
+func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
 	if len(out) == 0 {
 		return res, nil
@@ -176,27 +177,53 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 		return res, nil
 	}
 	// The rows' values are cut from blocks of rows, one allocation a
-	// block, not one a row; each block is as large as the rest of the
-	// answer holds rows of the size of those read so far (of the
-	// smallest a row can be at first), so that the last one ends about
-	// where the rows do. Rows points into the blocks once they are all
-	// read, allocated at its length.
+	// block, not one a row; the first is as large as the rows the engine
+	// says it answered (hint), when it says, each other as large as the
+	// rest of the answer holds rows of the size of those read so far (of
+	// the smallest a row can be at first), so that the last one ends
+	// about where the rows do; none is larger than maxBlock rows (one
+	// block for all 10,000 rows of BenchmarkChDBRun/group10k made it
+	// slower). Strings and integers are boxed from blocks of their own,
+	// sized for the columns of their kind.
 	const firstBlock, maxBlock = 16, 1024
 	smallest := max(1, minRow(res.Types))
+	var strCols, intCols int
+	for _, k := range kinds {
+		switch k {
+		case kindString:
+			strCols++
+		case kindInt64, kindUInt64:
+			intCols++
+		}
+	}
+	// The reading of the most frequent types is written out here, with
+	// the answer and the offset in locals, not in r, which the other
+	// types' decoders are given (r.off is set for them).
 	var (
-		blocks [][]any
-		block  []any
-		rows   int
-		size   int64
-		start  = r.off
+		data  = r.b
+		off   = r.off
+		start = off
+		block []any
+		strs  []string
+		ints  []int64
+		rows  int
+		size  int64
 	)
-	for r.off < len(r.b) && (b.MaxRows <= 0 || rows < b.MaxRows) {
+	hint = min(hint, len(data)/smallest+1)
+	if b.MaxRows > 0 {
+		hint = min(hint, b.MaxRows)
+	}
+	res.Rows = make([][]any, 0, max(hint, 0))
+	for off < len(data) && (b.MaxRows <= 0 || rows < b.MaxRows) {
 		if len(block) == 0 {
-			left := len(r.b) - r.off
+			left := len(data) - off
 			next := min(left/smallest+1, firstBlock)
-			if rows > 0 {
+			switch {
+			case rows == 0 && hint > 0:
+				next = min(hint, maxBlock)
+			case rows > 0:
 				// The rows left at the mean size of those read, rounded up.
-				mean := float64(r.off-start) / float64(rows)
+				mean := float64(off-start) / float64(rows)
 				next = min(int(math.Ceil(float64(left)/mean)), left/smallest+1, maxBlock)
 			}
 			if b.MaxRows > 0 {
@@ -204,55 +231,108 @@ func decode(out string, b driver.Bounds) (*driver.Result, error) {
 			}
 			next = max(next, 1)
 			block = make([]any, next*int(n))
-			blocks = append(blocks, block)
 			r.size = next
+			// The boxes' blocks of the block before are full or
+			// dropped; these are allocated when a value needs one, for
+			// the rows of this block left (small integers and empty
+			// strings need none).
+			strs, ints = nil, nil
 		}
 		row := block[:n:n]
 		block = block[n:]
+		weight := int64(2 + n)
 		for i, dec := range decs {
-			// The most frequent types read here, the others by their
-			// decoder, as decoderOf's would read them.
 			switch kinds[i] {
 			case kindString:
-				v, err := r.string()
-				if err != nil {
-					return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
+				var v string
+				if off < len(data) && data[off] < 0x80 {
+					// A length under 128: one byte.
+					l := int(data[off])
+					if l > len(data)-off-1 {
+						return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], errShort)
+					}
+					v, off = out[off+1:off+1+l], off+1+l
+				} else {
+					r.off = off
+					if v, err = r.string(); err != nil {
+						return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
+					}
+					off = r.off
 				}
-				row[i] = r.str(v)
+				if v == "" {
+					row[i] = v // boxed without allocating
+				} else {
+					if len(strs) == cap(strs) {
+						strs = make([]string, 0, (len(block)/int(n)+1)*strCols)
+					}
+					strs = append(strs, v)
+					row[i] = boxed(stringType, &strs[len(strs)-1])
+				}
+				weight += int64(len(v)) + 2
 				continue
-			case kindUInt64:
-				if len(r.b)-r.off >= 8 {
-					if u := binary.LittleEndian.Uint64(r.b[r.off:]); u <= math.MaxInt64 {
-						r.off += 8
-						row[i] = r.int(int64(u))
+			case kindUInt64, kindInt64:
+				if len(data)-off >= 8 {
+					u := binary.LittleEndian.Uint64(data[off:])
+					if kinds[i] == kindInt64 || u <= math.MaxInt64 {
+						off += 8
+						v := int64(u)
+						if v >= 0 && v < int64(len(smallInts)) {
+							row[i] = boxed(int64Type, &smallInts[v])
+						} else {
+							if len(ints) == cap(ints) {
+								ints = make([]int64, 0, (len(block)/int(n)+1)*intCols)
+							}
+							ints = append(ints, v)
+							row[i] = boxed(int64Type, &ints[len(ints)-1])
+						}
+						if b.MaxBytes > 0 {
+							weight += driver.RowBytes(row[i:i+1]) - 3
+						}
 						continue
 					}
 				}
-			case kindInt64:
-				if len(r.b)-r.off >= 8 {
-					row[i] = r.int(int64(binary.LittleEndian.Uint64(r.b[r.off:])))
-					r.off += 8
-					continue
-				}
 			}
+			r.off = off
 			if row[i], err = dec(r); err != nil {
 				return nil, fmt.Errorf("chdb: column %s: %w", res.Columns[i], err)
 			}
+			off = r.off
+			if b.MaxBytes > 0 {
+				// A row of one value weighs its value and 3 bytes.
+				weight += driver.RowBytes(row[i:i+1]) - 3
+			}
 		}
 		if b.MaxBytes > 0 {
-			if size += driver.RowBytes(row); size > b.MaxBytes {
+			if size += weight; size > b.MaxBytes {
 				return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
 			}
 		}
+		res.Rows = append(res.Rows, row)
 		rows++
 	}
-	res.Rows = make([][]any, 0, rows)
-	for _, blk := range blocks {
-		for i := 0; i+int(n) <= len(blk) && len(res.Rows) < rows; i += int(n) {
-			res.Rows = append(res.Rows, blk[i:i+int(n):i+int(n)])
-		}
-	}
 	return res, nil
+}
+
+// smallInts are the integers 0 to 255, which decode boxes pointing
+// here (as Go's conversion to any does, into a table of its own), never
+// written after they are set.
+var smallInts = func() (t [256]int64) {
+	for i := range t {
+		t[i] = int64(i)
+	}
+	return t
+}()
+
+// boxed is the interface value of type typ (T's) whose value is *p,
+// which is never written again: what converting *p to any makes, without
+// the copy Go's conversion allocates. *p is written before the interface
+// is made, by the goroutine that makes it, and the interface reaches
+// other goroutines only through the Result decode returns, so no reader
+// of it races with the write.
+func boxed[T any](typ unsafe.Pointer, p *T) any {
+	var a any
+	*(*eface)(unsafe.Pointer(&a)) = eface{typ: typ, data: unsafe.Pointer(p)}
+	return a
 }
 
 // kind is a type decode reads without its decoder: the most frequent

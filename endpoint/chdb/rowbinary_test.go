@@ -98,11 +98,11 @@ func TestBinaryUnknownType(t *testing.T) {
 func TestBinaryTruncated(t *testing.T) {
 	// 1 column "n" of type Int64 and a value of 3 bytes.
 	out := string([]byte{1, 1, 'n', 5, 'I', 'n', 't', '6', '4', 1, 2, 3})
-	_, err := decode(out, driver.Bounds{})
+	_, err := decode(out, driver.Bounds{}, 0)
 	if err := err; !errors.Is(err, errShort) {
 		t.Fatalf("error %v is not %v", err, errShort)
 	}
-	_, err = decode(out[:4], driver.Bounds{})
+	_, err = decode(out[:4], driver.Bounds{}, 0)
 	if err := err; !errors.Is(err, errShort) {
 		t.Fatalf("error %v is not %v", err, errShort)
 	}
@@ -122,9 +122,10 @@ func TestSplitType(t *testing.T) {
 	}
 }
 
-// TestSettingsTravelWithTheQuery: the memory limits, the time zone, the
-// time limit and readonly reach the query in its SETTINGS clause (no
-// statement of their own changes the session).
+// TestSettingsTravelWithTheQuery: the memory limits and the time zone
+// (the session's, see TestRunCannotEscapeTheSession), the time limit and
+// readonly (in its SETTINGS clause, no statement of their own) are a
+// run's.
 func TestSettingsTravelWithTheQuery(t *testing.T) {
 	x := executor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -151,7 +152,7 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 		t.Fatalf("unexpected error: %v", err)
 	}
 
-	limits := limitsOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19})
+	limits := limitsOf(sessionOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19}))
 	if s, sub := limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}
@@ -309,13 +310,16 @@ func TestBinaryAllocatesWhatTheRowsNeed(t *testing.T) {
 		{"SELECT 'one' AS s", 1, 24 + 16 + 16},
 		{"SELECT toString(number) AS s, number + 1000 AS n FROM numbers(5000)", 5000, 5000 * (24 + 2*16 + 16 + 8)},
 	} {
-		out, _, err := x.run(context.Background(), c.query, resultFormat, nil)
+		out, st, err := x.run(context.Background(), c.query, resultFormat, nil)
 		if err != nil {
 			t.Fatalf("%s: unexpected error: %v", c.query, err)
 		}
+		if st.answered != c.rows {
+			t.Fatalf("%s: the engine says it answered %d rows, want %d", c.query, st.answered, c.rows)
+		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		res, err := decode(out, driver.Bounds{MaxRows: 20_000})
+		res, err := decode(out, driver.Bounds{MaxRows: 20_000}, st.answered)
 		runtime.ReadMemStats(&after)
 		if err != nil || len(res.Rows) != c.rows {
 			t.Fatalf("%s: %d rows, error %v; want %d rows", c.query, len(res.Rows), err, c.rows)
@@ -325,4 +329,72 @@ func TestBinaryAllocatesWhatTheRowsNeed(t *testing.T) {
 			t.Errorf("%s: decode allocated %d bytes, want at most %d", c.query, got, limit)
 		}
 	}
+}
+
+// TestBinaryHintSizesOnly: the rows the engine says it answered size
+// what decode allocates and nothing else: with no hint, one too small,
+// too large or absurd, the rows read are the same, within the same
+// bounds.
+func TestBinaryHintSizesOnly(t *testing.T) {
+	x := executor(t)
+	out, st, err := x.run(context.Background(), "SELECT toString(number) AS s, number * 1000 AS n, number AS small, "+
+		"if(number % 3 = 0, '', repeat('y', number % 200)) AS e, toNullable(toString(number)) AS ns FROM numbers(3000)", resultFormat, nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	want, err := decode(out, driver.Bounds{}, st.answered)
+	if err != nil || len(want.Rows) != 3000 {
+		t.Fatalf("%d rows, error %v; want 3000 rows", len(want.Rows), err)
+	}
+	var size int64
+	for _, row := range want.Rows {
+		size += driver.RowBytes(row)
+	}
+	for _, hint := range []int{0, 1, 2999, 3000, 3001, 1 << 30} {
+		for _, b := range []driver.Bounds{{}, {MaxRows: 17}, {MaxRows: 3000}, {MaxBytes: size}} {
+			res, err := decode(out, b, hint)
+			if err != nil {
+				t.Fatalf("hint %d, %+v: unexpected error: %v", hint, b, err)
+			}
+			rows := want.Rows
+			if b.MaxRows > 0 {
+				rows = rows[:b.MaxRows]
+			}
+			if !reflect.DeepEqual(res.Rows, rows) {
+				t.Fatalf("hint %d, %+v: the rows differ from those read with the engine's count", hint, b)
+			}
+		}
+		if _, err := decode(out, driver.Bounds{MaxBytes: size - 1}, hint); !errors.Is(err, driver.ErrResultTooLarge) {
+			t.Fatalf("hint %d, MaxBytes %d: error %v is not %v", hint, size-1, err, driver.ErrResultTooLarge)
+		}
+	}
+}
+
+// FuzzDecode: decode never panics on an answer cut or changed anywhere,
+// and the hint changes nothing of what it reads.
+func FuzzDecode(f *testing.F) {
+	x := executor(f)
+	for _, q := range []string{
+		"SELECT toString(number) AS s, number * 1000 AS n, -toInt64(number) AS i, toNullable(toString(number)) AS ns FROM numbers(20)",
+		"SELECT repeat('x', 200) AS long, '' AS empty, 300 AS n",
+		"SELECT [1, 2] AS a, map('k', 'v') AS m, toDateTime(0, 'UTC') AS t, 1.5 AS f",
+	} {
+		out, st, err := x.run(context.Background(), q, resultFormat, nil)
+		if err != nil {
+			f.Fatalf("%s: unexpected error: %v", q, err)
+		}
+		f.Add(out, st.answered, 0)
+		f.Add(out[:len(out)-3], st.answered, 5)
+	}
+	f.Fuzz(func(t *testing.T, out string, hint, maxRows int) {
+		b := driver.Bounds{MaxRows: max(maxRows, 0) % 100}
+		want, wantErr := decode(out, b, 0)
+		got, err := decode(out, b, hint)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("hint %d: error %v, without it %v", hint, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got.Rows, want.Rows) {
+			t.Fatalf("hint %d: rows %v, without it %v", hint, got.Rows, want.Rows)
+		}
+	})
 }

@@ -182,3 +182,146 @@ func FuzzWithClause(f *testing.F) {
 		}
 	})
 }
+
+// TestRunClauseLeavesOutTheSession: while the session holds what Open put
+// it in, a run's SETTINGS clause carries only what is the run's own (its
+// row bound, its time limit, readonly); once it may not, the clause
+// carries every setting, as the session would have it.
+func TestRunClauseLeavesOutTheSession(t *testing.T) {
+	x := executor(t)
+	lean := x.withSettings("SELECT 1", 5*time.Second, driver.Bounds{MaxRows: 10}, true)
+	if got, want := lean, "SELECT 1 SETTINGS max_result_rows = 10, result_overflow_mode = 'break', max_execution_time = 5, readonly = 1"; got != want {
+		t.Errorf("kept session: %q, want %q", got, want)
+	}
+	if got, want := x.withSettings("SELECT 1", 0, driver.Bounds{}, true), "SELECT 1 SETTINGS readonly = 1"; got != want {
+		t.Errorf("kept session, no bounds: %q, want %q", got, want)
+	}
+	full := x.withSettings("SELECT 1", 5*time.Second, driver.Bounds{MaxRows: 10}, false)
+	for _, sub := range []string{"max_memory_usage = 1073741824", "max_bytes_before_external_group_by = 536870912",
+		"output_format_binary_write_json_as_string = 1", "session_timezone = 'UTC'", "max_execution_time = 5", "readonly = 1"} {
+		if !strings.Contains(full, sub) {
+			t.Errorf("session not kept: %q does not contain %q", full, sub)
+		}
+	}
+	if !strings.HasSuffix(full, "readonly = 1") {
+		t.Errorf("readonly comes last: %q", full)
+	}
+}
+
+// sessionSettings is what a run reads of the settings Open puts the
+// session in.
+const sessionSettings = "SELECT getSetting('max_memory_usage') AS m, getSetting('max_bytes_before_external_group_by') AS g, " +
+	"getSetting('session_timezone') AS z, getSetting('readonly') AS r, toTypeName(CAST('{\"a\":1}', 'JSON')) AS j, CAST('{\"a\":1}', 'JSON') AS v"
+
+// wantSession checks that a run has the settings Open put the session in.
+func wantSession(t *testing.T, x *Executor, when string) {
+	t.Helper()
+	res, err := x.Query(context.Background(), stmt.New(sessionSettings, nil), driver.Bounds{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("%s: unexpected error: %v", when, err)
+	}
+	if got, want := fmt.Sprint(res.Rows[0]), fmt.Sprint([]any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), "UTC", int64(1), "JSON", `{"a":1}`}); got != want {
+		t.Errorf("%s: a run's settings are %s, want %s", when, got, want)
+	}
+}
+
+// TestRunCannotEscapeTheSession: a run cannot change the session whose
+// settings its SETTINGS clause leaves out: a SET sent as a run and a run
+// whose own SETTINGS clause raises a bound are refused, and the run after
+// them has the session's settings; a SET of the host's (Load) that
+// changes one of them makes the runs after it carry every setting in
+// their clause, until the session holds them again.
+func TestRunCannotEscapeTheSession(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	wantSession(t, x, "at first")
+	x.mu.Lock()
+	kept := x.kept
+	x.mu.Unlock()
+	if !kept {
+		t.Fatalf("the session opened holds its settings: kept = false")
+	}
+	for _, q := range []string{
+		"SET readonly = 0",
+		"SET max_memory_usage = 0",
+		"SELECT 1 AS n SETTINGS max_memory_usage = 0",
+		"SELECT 1 AS n SETTINGS readonly = 0",
+		"SELECT 1 AS n SETTINGS session_timezone = 'Asia/Tokyo'",
+		"SELECT 1 AS n; SET max_memory_usage = 0",
+	} {
+		if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err == nil {
+			t.Errorf("%s: got no error, want one", q)
+		}
+		wantSession(t, x, "after "+q)
+	}
+
+	for _, set := range []string{
+		"SET max_memory_usage = 0",
+		"SET max_bytes_before_external_group_by = 0",
+		"SET session_timezone = 'Asia/Tokyo'",
+		"SET output_format_binary_write_json_as_string = 0",
+	} {
+		if err := x.Load(ctx, set, nil); err != nil {
+			t.Fatalf("%s: unexpected error: %v", set, err)
+		}
+		x.mu.Lock()
+		kept := x.kept
+		x.mu.Unlock()
+		if kept {
+			t.Errorf("%s: the session holds its settings: kept = true", set)
+		}
+		wantSession(t, x, "after the host's "+set)
+		restore := "SET " + strings.TrimPrefix(set, "SET ")[:strings.Index(strings.TrimPrefix(set, "SET "), " =")] + " = "
+		for _, s := range x.session {
+			if strings.HasPrefix(set, "SET "+s.Name+" =") {
+				restore += settingValue(s.Value)
+			}
+		}
+		if err := x.Load(ctx, restore, nil); err != nil {
+			t.Fatalf("%s: unexpected error: %v", restore, err)
+		}
+		x.mu.Lock()
+		kept = x.kept
+		x.mu.Unlock()
+		if !kept {
+			t.Errorf("%s: the session holds its settings again: kept = false", restore)
+		}
+	}
+}
+
+// TestSessionChangesWhileRunsRun: runs that run while the host changes
+// the session and back have the session's settings, each of them.
+func TestSessionChangesWhileRunsRun(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			set := "SET max_memory_usage = 0, session_timezone = 'Asia/Tokyo'"
+			if i%2 == 1 {
+				set = "SET max_memory_usage = 1073741824, session_timezone = 'UTC'"
+			}
+			if err := x.Load(ctx, set, nil); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for range 100 {
+		wantSession(t, x, "while the session changes")
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if err := x.Load(ctx, "SET max_memory_usage = 1073741824, session_timezone = 'UTC'", nil); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}

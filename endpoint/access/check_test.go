@@ -194,6 +194,10 @@ var attacks = []attack{
 	{"dictGet", `SELECT dictGet('secrets', 'value', toUInt64(1))`, ReasonFunction, "", "dictGet"},
 	{"joinGet", `SELECT joinGet('secrets', 'value', 1)`, ReasonFunction, "", "joinGet"},
 	{"SETTINGS", `SELECT * FROM events SETTINGS max_execution_time = 0`, ReasonStatement, "", ""},
+	// A subquery's own SETTINGS outranks the run's readonly = 1 on chDB 26.5:
+	// SELECT getSetting('readonly') in it returns 0 there.
+	{"SETTINGS in a subquery", `SELECT m FROM (SELECT count() AS m FROM events SETTINGS readonly = 0)`, ReasonStatement, "", ""},
+	{"SETTINGS in a CTE", `WITH q AS (SELECT 1 AS m SETTINGS readonly = 0) SELECT m FROM q`, ReasonStatement, "", ""},
 	{"FORMAT", `SELECT * FROM events FORMAT JSON`, ReasonStatement, "", ""},
 	{"query parameter", `SELECT * FROM {db:Identifier}.events`, ReasonAmbiguous, "", ""},
 	{"heredoc", `SELECT $x$ FROM endpointkit_endpoints $x$`, ReasonAmbiguous, "", ""},

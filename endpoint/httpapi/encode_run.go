@@ -66,8 +66,14 @@ func runEncodable(r *endpoint.RunResult) bool {
 // the rare value it must write to find out.
 func cellEncodable(v any) bool {
 	switch x := v.(type) {
-	case nil, string, int64, int, int32, bool, json.Number, []byte:
+	case nil, string, int64, int, int32, bool:
 		return true
+	case json.Number:
+		// encoding/json writes "" as 0 and refuses what is not a number;
+		// appendValue writes the text as it is.
+		return validNumber(string(x))
+	case []byte:
+		return x != nil // encoding/json writes a nil []byte as null, appendValue as ""
 	case float64:
 		return finite(x)
 	case float32:
@@ -88,6 +94,44 @@ func timeEncodable(t time.Time) bool {
 	}
 	_, off := t.Zone()
 	return -24*3600 < off && off < 24*3600
+}
+
+// validNumber reports whether s is a JSON number (RFC 8259), as
+// encoding/json requires of a json.Number it writes.
+func validNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }

@@ -69,11 +69,9 @@ func cellEncodable(v any) bool {
 	case nil, string, int64, int, int32, bool:
 		return true
 	case json.Number:
-		// encoding/json writes "" as 0 and refuses what is not a number;
-		// appendValue writes the text as it is.
-		return validNumber(string(x))
+		return x == "" || validNumber(string(x))
 	case []byte:
-		return x != nil // encoding/json writes a nil []byte as null, appendValue as ""
+		return true
 	case float64:
 		return finite(x)
 	case float32:
@@ -142,6 +140,7 @@ func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 type answerSink struct {
 	w      http.ResponseWriter
 	failed bool
+	err    error // the write that failed
 }
 
 // spill writes buf to the sink when it holds flushAt bytes or more, and
@@ -157,7 +156,7 @@ func (s *answerSink) spill(buf []byte) []byte {
 func (s *answerSink) write(b []byte) {
 	if !s.failed && len(b) > 0 {
 		if _, err := s.w.Write(b); err != nil {
-			s.failed = true
+			s.failed, s.err = true, fmt.Errorf("%w: %w", errWrite, err)
 		}
 	}
 }
@@ -353,12 +352,14 @@ func appendInt64Pointer(buf []byte, n *int64) []byte {
 }
 
 // replyRun answers r in JSON, as reply would, when appendRunResult can
-// write it; false, having written nothing, when it cannot. A large answer
-// is written in pieces as it is encoded (flushAt), so that what a client
-// slow to read it keeps is its rows, not a second, encoded copy of them.
-func replyRun(w http.ResponseWriter, r *endpoint.RunResult) bool {
+// write it; ok false, having written nothing, when it cannot. A large
+// answer is written in pieces as it is encoded (flushAt), so that what a
+// client slow to read it keeps is its rows, not a second, encoded copy of
+// them. werr is the write that failed (the client went away), which ended
+// the answer.
+func replyRun(w http.ResponseWriter, r *endpoint.RunResult) (ok bool, werr error) {
 	if !runEncodable(r) {
-		return false
+		return false, nil
 	}
 	h := w.Header()
 	// Header.Set without its canonicalization: the keys are canonical.
@@ -373,7 +374,7 @@ func replyRun(w http.ResponseWriter, r *endpoint.RunResult) bool {
 		*bp = b[:0]
 		answerBuffers.Put(bp)
 	}
-	return true
+	return true, sink.err
 }
 
 // answerBuffers recycles the buffers run answers are written in; one grown

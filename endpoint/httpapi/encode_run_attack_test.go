@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +94,7 @@ func checkRunAttack(t *testing.T, name string, r *endpoint.RunResult) {
 	t.Helper()
 	want, werr := encodeJSON(r)
 	rec := httptest.NewRecorder()
-	if !replyRun(rec, r) {
+	if ok, _ := replyRun(rec, r); !ok {
 		if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
 			t.Errorf("%s: declined, but wrote %q", name, rec.Body.String())
 		}
@@ -121,5 +123,54 @@ func TestValidNumberAgrees(t *testing.T) {
 	}
 	if validNumber("") {
 		t.Error(`validNumber("") is true: encoding/json writes it as 0, appendValue as nothing`)
+	}
+}
+
+// TestAppendValueNumbersAndNilBytes checks that every format writes a
+// json.Number and a nil []byte as encoding/json does: "" as 0, a text that
+// is not a number refused (never written as JSON of its own), nil as null
+// (an empty CSV field).
+func TestAppendValueNumbersAndNilBytes(t *testing.T) {
+	for _, tc := range []struct {
+		v          any
+		json, csv  string
+		notANumber bool
+	}{
+		{json.Number(""), "0", "0", false},
+		{json.Number("-1.5e3"), "-1.5e3", "-1.5e3", false},
+		{json.Number("abc"), "", "", true},
+		{json.Number(`1,"x":2`), "", "", true},
+		{[]byte(nil), "null", "", false},
+		{[]byte{}, `""`, "", false},
+	} {
+		for _, inJSON := range []bool{true, false} {
+			got, err := appendValue(nil, tc.v, inJSON)
+			var invalid invalidNumberError
+			if tc.notANumber {
+				if !errors.As(err, &invalid) {
+					t.Errorf("appendValue(%#v, %v) = %q, %v; want an invalidNumberError", tc.v, inJSON, got, err)
+				}
+				continue
+			}
+			want := tc.json
+			if !inJSON {
+				want = tc.csv
+			}
+			if err != nil || string(got) != want {
+				t.Errorf("appendValue(%#v, %v) = %q, %v; want %q", tc.v, inJSON, got, err, want)
+			}
+		}
+	}
+}
+
+// TestReplyNotANumber checks that a run answer holding a json.Number that
+// is not a number is a 502 naming it, not a 500.
+func TestReplyNotANumber(t *testing.T) {
+	h := &handler{}
+	err := h.reply(httptest.NewRecorder(), httptest.NewRequest("POST", "/", nil), 200,
+		&endpoint.RunResult{Results: [][]any{{json.Number("abc")}}})
+	var e *endpoint.Error
+	if !errors.As(err, &e) || e.Status != 502 || e.Code != CodeResultNotEncodable || !strings.Contains(e.Detail, `"abc"`) {
+		t.Errorf("reply = %v, want a 502 %s naming \"abc\"", err, CodeResultNotEncodable)
 	}
 }

@@ -105,7 +105,7 @@ func TestAppendRunResult(t *testing.T) {
 func TestReplyRun(t *testing.T) {
 	res := &endpoint.RunResult{Name: "x", Columns: []string{"a"}, Types: []string{"TEXT"}, Results: [][]any{{"<b>"}}}
 	fast := httptest.NewRecorder()
-	if !replyRun(fast, res) {
+	if ok, _ := replyRun(fast, res); !ok {
 		t.Fatal("declined")
 	}
 	slow := httptest.NewRecorder()
@@ -122,7 +122,7 @@ func TestReplyRun(t *testing.T) {
 		}
 	}
 	declined := httptest.NewRecorder()
-	if replyRun(declined, &endpoint.RunResult{Results: [][]any{{math.NaN()}}}) {
+	if ok, _ := replyRun(declined, &endpoint.RunResult{Results: [][]any{{math.NaN()}}}); ok {
 		t.Fatal("NaN written")
 	}
 	if declined.Body.Len() != 0 || len(declined.Header()) != 0 {
@@ -189,7 +189,7 @@ func checkReplyRun(t *testing.T, name string, r *endpoint.RunResult) *pieces {
 		t.Fatalf("%s: %v", name, err)
 	}
 	w := &pieces{ResponseRecorder: *httptest.NewRecorder()}
-	if !replyRun(w, r) {
+	if ok, _ := replyRun(w, r); !ok {
 		t.Fatalf("%s: declined", name)
 	}
 	if got := w.Body.String(); got != string(want) {
@@ -243,7 +243,7 @@ func TestReplyRunHoldsNoCopy(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	for range 4 {
 		w.writes = w.writes[:0]
-		if !replyRun(w, res) {
+		if ok, _ := replyRun(w, res); !ok {
 			t.Fatal("declined")
 		}
 	}
@@ -253,13 +253,17 @@ func TestReplyRunHoldsNoCopy(t *testing.T) {
 	}
 }
 
-// TestReplyRunClientGone checks that a write that fails ends the answer:
-// nothing more is encoded or written.
+// TestReplyRunClientGone checks that a write that fails ends the answer
+// (nothing more is encoded or written) and is handed back to be logged.
 func TestReplyRunClientGone(t *testing.T) {
 	rows := slices.Repeat([][]any{{strings.Repeat("x", 1000)}}, 4000)
 	w := &pieces{ResponseRecorder: *httptest.NewRecorder(), failAfter: 2}
-	if !replyRun(w, &endpoint.RunResult{Results: rows}) {
+	ok, werr := replyRun(w, &endpoint.RunResult{Results: rows})
+	if !ok {
 		t.Fatal("declined")
+	}
+	if !errors.Is(werr, errWrite) {
+		t.Errorf("replyRun's werr = %v, want the failed write (errWrite), for the handler to log", werr)
 	}
 	if got := len(w.writes); got != 2 {
 		t.Errorf("%d writes, want 2 (then the failed one, then none)", got)

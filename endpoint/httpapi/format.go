@@ -315,8 +315,15 @@ func (h *handler) formatOfMedia(mt string) (answerFormat, bool) {
 // else the rows of columns, types and results, streamed.
 func (h *handler) answer(w http.ResponseWriter, r *http.Request, f answerFormat, v any, columns, types []string, results any, hasMore bool, runID string) error {
 	if f == nil {
-		if rr, ok := v.(*endpoint.RunResult); ok && replyRun(w, rr) {
-			return nil
+		if rr, ok := v.(*endpoint.RunResult); ok {
+			if ok, werr := replyRun(w, rr); ok {
+				if werr != nil {
+					h.cfg.logger.WarnContext(r.Context(), "httpapi: answer cut after its first byte",
+						"code", "write_failed", "cause", werr, "format", "json",
+						"request_id", RequestID(r.Context()), "path", r.URL.Path)
+				}
+				return nil
+			}
 		}
 		return h.reply(w, r, http.StatusOK, v)
 	}

@@ -137,6 +137,16 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, status int, v an
 				Err:    endpoint.ErrExecution,
 			}
 		}
+		// A json.Number from the engine that is not a number: encoding/json
+		// says so with an error of no type of its own.
+		if msg, ok := strings.CutPrefix(err.Error(), "json: invalid number literal "); ok {
+			return &endpoint.Error{
+				Status: http.StatusBadGateway,
+				Code:   CodeResultNotEncodable,
+				Detail: "The query result cannot be encoded as JSON: invalid number literal " + msg + ".",
+				Err:    endpoint.ErrExecution,
+			}
+		}
 		return fmt.Errorf("httpapi: encode response: %w", err)
 	}
 	writeBytes(w, status, b)

@@ -232,6 +232,7 @@ func writeLines(cw *capWriter, lw lineWriter, t *Table) (n int, err error) {
 func (h *handler) streamError(r *http.Request, err error, limit int64, rows int) (string, string) {
 	var unsupported *json.UnsupportedValueError
 	var nonFinite nonFiniteError
+	var invalidNumber invalidNumberError
 	switch {
 	case errors.Is(err, errAnswerTooLarge):
 		after := ""
@@ -239,7 +240,7 @@ func (h *handler) streamError(r *http.Request, err error, limit int64, rows int)
 			after = fmt.Sprintf(" after %d rows", rows)
 		}
 		return endpoint.CodeResultTooLarge, fmt.Sprintf("The answer is larger than %s (%d bytes): it ends here%s; ask for fewer rows (limit) or narrow the query.", LimitMaxAnswerBytes, limit, after)
-	case errors.As(err, &nonFinite), errors.As(err, &unsupported):
+	case errors.As(err, &nonFinite), errors.As(err, &unsupported), errors.As(err, &invalidNumber):
 		return CodeResultNotEncodable, "The query result cannot be encoded: " + err.Error() + "."
 	case errors.Is(err, errWrite):
 		return "write_failed", "The answer could not be written."
@@ -294,6 +295,14 @@ func (e nonFiniteError) Error() string {
 	return "unsupported value " + strconv.FormatFloat(float64(e), 'g', -1, 64)
 }
 
+// invalidNumberError is a json.Number that is not a number, which
+// encoding/json refuses too ("json: invalid number literal").
+type invalidNumberError string
+
+func (e invalidNumberError) Error() string {
+	return "invalid number literal " + strconv.Quote(string(e))
+}
+
 // appendValue appends v as its JSON text (inJSON) or as a CSV field with
 // the same text, unquoted where JSON quotes it (strings, times, bytes).
 func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
@@ -321,10 +330,24 @@ func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(buf, x), nil
 	case json.Number:
+		// As encoding/json: "" is 0, and what is not a number is refused
+		// rather than written as it is (it would be JSON of its own).
+		if x == "" {
+			return append(buf, '0'), nil
+		}
+		if !validNumber(string(x)) {
+			return buf, invalidNumberError(x)
+		}
 		return append(buf, x...), nil
 	case time.Time:
 		return appendTimeText(buf, x, inJSON)
 	case []byte:
+		if x == nil {
+			if inJSON {
+				return append(buf, "null"...), nil
+			}
+			return buf, nil
+		}
 		if inJSON {
 			buf = append(buf, '"')
 		}

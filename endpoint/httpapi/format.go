@@ -318,9 +318,7 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, f answerFormat,
 		if rr, ok := v.(*endpoint.RunResult); ok {
 			if ok, werr := replyRun(w, rr); ok {
 				if werr != nil {
-					h.cfg.logger.WarnContext(r.Context(), "httpapi: answer cut after its first byte",
-						"code", "write_failed", "cause", werr, "format", "json",
-						"request_id", RequestID(r.Context()), "path", r.URL.Path)
+					h.logCut(r, "json", werr, "code", "write_failed")
 				}
 				return nil
 			}

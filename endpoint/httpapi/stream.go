@@ -186,9 +186,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, f answerFormat,
 	if cause != nil {
 		code, detail := h.streamError(r, cause, limit, rows)
 		hdr.Set(HeaderError, trailerText(code, detail))
-		h.cfg.logger.WarnContext(r.Context(), "httpapi: answer cut after its first byte",
-			"code", code, "detail", detail, "cause", cause, "format", nameOf(f), "rows", rows,
-			"request_id", RequestID(r.Context()), "path", r.URL.Path)
+		h.logCut(r, nameOf(f), cause, "code", code, "detail", detail, "rows", rows)
 	}
 }
 
@@ -225,6 +223,13 @@ func writeLines(cw *capWriter, lw lineWriter, t *Table) (n int, err error) {
 		return n, werr
 	}
 	return n, err
+}
+
+// logCut logs an answer cut after its first byte, when no status can say
+// so any more: by cause, in format, with what else is known of it.
+func (h *handler) logCut(r *http.Request, format string, cause error, attrs ...any) {
+	h.cfg.logger.WarnContext(r.Context(), "httpapi: answer cut after its first byte",
+		append(attrs, "cause", cause, "format", format, "request_id", RequestID(r.Context()), "path", r.URL.Path)...)
 }
 
 // streamError is the code and detail of a failure after the first byte.

@@ -235,7 +235,8 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 			return err
 		}
 	}
-	err := l.inTx(ctx, func(tx *sql.Tx) error {
+	// The INSERT comes first, a write itself: no write to take the lock.
+	err := l.s.tx(ctx, false, func(tx *sql.Tx) error {
 		for _, st := range inserts {
 			n := insertChunk(len(rows) / 6)
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:6*n]...); err != nil {
@@ -260,27 +261,6 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 		return err
 	}
 	return l.prune(ctx, pr, due)
-}
-
-// inTx runs fn in a transaction as Store.inTx does, without its first
-// statement on SQLite (a write that takes the write lock before any
-// read): fn's first statement is the INSERT, a write itself.
-func (l *runLog) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if l.s.prep.isClosed() {
-		return ErrClosed
-	}
-	tx, err := l.s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlstore: begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: commit: %w", err)
-	}
-	return nil
 }
 
 // dueSet is the pruning that an AppendBatch owes: the endpoints whose log

@@ -85,6 +85,12 @@ func (s *Store) Variables() variable.Store { return (*variables)(s) }
 // inTx runs fn in a transaction, committed when fn returns nil and rolled
 // back otherwise, so that a failed write leaves nothing behind.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.tx(ctx, true, fn)
+}
+
+// tx is inTx; writeFirst false leaves out SQLite's first write, for a fn
+// whose first statement is a write itself.
+func (s *Store) tx(ctx context.Context, writeFirst bool, fn func(tx *sql.Tx) error) error {
 	if s.prep.isClosed() {
 		return ErrClosed
 	}
@@ -92,7 +98,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	if s.dialect.SingleWriter() {
+	if writeFirst && s.dialect.SingleWriter() {
 		// SQLite starts a transaction as a reader. A transaction that reads
 		// and then writes fails with SQLITE_BUSY, without waiting for the
 		// busy timeout, when another writer committed in between. A write

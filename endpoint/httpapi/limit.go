@@ -42,9 +42,31 @@ func (h *handler) admit(w http.ResponseWriter, project string) (release func(), 
 }
 
 // writeDeadline gives the writing of a computed answer its own deadline
-// (WithWriteTimeout), where the server lets a handler set one.
+// (WithWriteTimeout), where the server lets a handler set one. A writer
+// that cannot (httptest's, a host's wrapper without Unwrap) is left as it
+// is without asking http.ResponseController, whose refusal is an error
+// formatted anew each time.
 func (h *handler) writeDeadline(w http.ResponseWriter) {
+	if !setsWriteDeadline(w) {
+		return
+	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
+}
+
+// setsWriteDeadline reports whether http.ResponseController can set w's
+// write deadline: whether w, or a writer it unwraps to, has
+// SetWriteDeadline, as the controller looks for it.
+func setsWriteDeadline(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
 }
 
 // retrySeconds is d in whole seconds for Retry-After, rounded up (a client

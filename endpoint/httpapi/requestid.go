@@ -3,7 +3,10 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base32"
+	"encoding/binary"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
@@ -26,12 +29,38 @@ func RequestID(ctx context.Context) string {
 
 // requestID returns the id for r: the client's X-Request-Id when there is
 // exactly one, of 1 to maxRequestIDLen printable ASCII characters without
-// spaces; otherwise a new random one (128 bits, base32).
+// spaces; otherwise a new one (newRequestID).
 func requestID(r *http.Request) string {
 	if v := r.Header.Values(RequestIDHeader); len(v) == 1 && usableRequestID(v[0]) {
 		return v[0]
 	}
-	return rand.Text()
+	return newRequestID()
+}
+
+// requestIDs are the parts of a new request id: 64 random bits drawn once
+// per process, and a count of the ids made since.
+var requestIDs struct {
+	prefix [8]byte
+	n      atomic.Uint64
+}
+
+func init() { _, _ = rand.Read(requestIDs.prefix[:]) }
+
+// requestIDEncoding writes an id in the letters of crypto/rand.Text.
+var requestIDEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// newRequestID returns an id no other request of this process has had, nor
+// (but by a chance of 2^-64 per pair of processes) of another: 128 bits,
+// 26 base32 letters, as crypto/rand.Text. An id needs to be unique, not
+// secret (a client may choose its own), so it costs a count, not the
+// system's random source, per request.
+func newRequestID() string {
+	var b [16]byte
+	copy(b[:8], requestIDs.prefix[:])
+	binary.BigEndian.PutUint64(b[8:], requestIDs.n.Add(1))
+	var out [26]byte
+	requestIDEncoding.Encode(out[:], b[:])
+	return string(out[:])
 }
 
 func usableRequestID(id string) bool {

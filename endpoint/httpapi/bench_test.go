@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -290,6 +291,14 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 		b.Fatalf("unexpected error: %v", err)
 	}
 	b.Cleanup(func() { ro.Close() })
+	// The example server's pools (examples/server setPool): each keeps
+	// 2*GOMAXPROCS idle connections, and the runs pool opens no more. The
+	// hand-written handler's pool (db) keeps as many idle, so that neither
+	// side opens a connection a run.
+	n := 2 * runtime.GOMAXPROCS(0)
+	db.SetMaxIdleConns(n)
+	ro.SetMaxIdleConns(n)
+	ro.SetMaxOpenConns(n)
 	return db, ro
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
@@ -115,12 +116,36 @@ func openFile(path string, readOnly bool) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	setPool(db, readOnly)
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return db, nil
 }
+
+// setPool sizes the pool of an SQLite file. database/sql keeps 2 idle
+// connections by default, so under more concurrent runs than that it
+// closes a connection after each run and opens one for the next: an open
+// file, its WAL index mapped and the pragmas run again, which cost a run
+// on SQLite several times its query. Every pool keeps as many idle
+// connections as runsAtOnce. The runs pool also opens no more than
+// that: an SQLite query is work of this process's processors, so more
+// queries at once than a few per processor add no throughput, only
+// contention (for SQLite's and the allocator's locks) and a longer tail of
+// latency, and each connection holds a page cache of its own. A run past
+// them waits for a connection (within its time limit).
+func setPool(db *sql.DB, readOnly bool) {
+	n := runsAtOnce()
+	db.SetMaxIdleConns(n)
+	if readOnly {
+		db.SetMaxOpenConns(n)
+	}
+}
+
+// runsAtOnce is how many queries the runs pool runs at once: twice the
+// processors the Go runtime uses.
+func runsAtOnce() int { return 2 * runtime.GOMAXPROCS(0) }
 
 // policy lets endpoints read the events table only, each project its own
 // rows (the tenant column project_id).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,4 +230,57 @@ func TestStoreWritesDuringRefresh(t *testing.T) {
 // sqliteBackend is a backend on db, for loadEvents.
 func sqliteBackend(db *sql.DB) *backend {
 	return &backend{engine: engine.SQLite, exec: sqlexec.New(db, engine.SQLite)}
+}
+
+// TestPoolsKeepTheirConnections: under as many runs at once as the runs
+// pool opens, no pool closes a connection for want of idle room (which
+// database/sql does past 2 by default, opening a new SQLite connection for
+// the next run), and the runs pool opens no more than runsAtOnce.
+func TestPoolsKeepTheirConnections(t *testing.T) {
+	dbs, err := openDatabases("", "")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	t.Cleanup(func() { dbs.close() })
+	n := runsAtOnce()
+	for _, p := range []struct {
+		name string
+		db   *sql.DB
+	}{{"runs", dbs.runs}, {"data", dbs.data}, {"store", dbs.store}} {
+		// n readers at once, each holding its rows open until every one
+		// has started, for several rounds.
+		for range 3 {
+			var started, done sync.WaitGroup
+			started.Add(n)
+			errs := make(chan error, n)
+			for range n {
+				done.Add(1)
+				go func() {
+					defer done.Done()
+					rows, err := p.db.Query("SELECT 1")
+					started.Done()
+					if err != nil {
+						errs <- err
+						return
+					}
+					started.Wait()
+					errs <- rows.Close()
+				}()
+			}
+			done.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatalf("%s: %v", p.name, err)
+				}
+			}
+		}
+		st := p.db.Stats()
+		if st.MaxIdleClosed != 0 {
+			t.Errorf("%s pool closed %d connections for want of idle room (idle room %d)", p.name, st.MaxIdleClosed, n)
+		}
+		if p.db == dbs.runs && (st.MaxOpenConnections != n || st.OpenConnections > n) {
+			t.Errorf("runs pool: %d open, at most %d; want at most %d", st.OpenConnections, st.MaxOpenConnections, n)
+		}
+	}
 }

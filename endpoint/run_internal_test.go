@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/scope"
@@ -85,5 +87,25 @@ func TestRunTrace(t *testing.T) {
 	d := on.info()
 	if d == nil || d.SQL != "SELECT ?, ?" || d.ArgCount != 2 || d.RenderMS < 0 || d.ExecuteMS < 0 {
 		t.Fatalf("debug info %+v", d)
+	}
+}
+
+// TestNewExecutionID: execution ids are random version 4 UUIDs of the RFC
+// variant, distinct, made in one allocation.
+func TestNewExecutionID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newExecutionID()
+		u, err := uuid.Parse(id)
+		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || u.String() != id {
+			t.Fatalf("execution id %q: version %v, variant %v, err %v", id, u.Version(), u.Variant(), err)
+		}
+		if seen[id] {
+			t.Fatalf("execution id %q made twice", id)
+		}
+		seen[id] = true
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = newExecutionID() }); n > 1 {
+		t.Fatalf("newExecutionID allocates %v times, want 1", n)
 	}
 }

@@ -212,9 +212,9 @@ func (h *handler) routes() {
 // instead of a dropped connection.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r)
-	w.Header()[RequestIDHeader] = []string{id} // Set, without canonicalizing a canonical key
+	rw := &responseWriter{ResponseWriter: w, requestID: [1]string{id}}
+	w.Header()[RequestIDHeader] = rw.requestID[:] // Set, without canonicalizing a canonical key
 	r = r.WithContext(endpoint.WithRequestID(r.Context(), id))
-	rw := &responseWriter{ResponseWriter: w}
 	defer h.recoverPanic(rw, r)
 	h.mux.ServeHTTP(rw, r)
 }

@@ -13,6 +13,9 @@ type responseWriter struct {
 	http.ResponseWriter
 	wrote bool
 	body  []byte
+	// requestID is the X-Request-Id header's value, allocated with the
+	// writer rather than on its own.
+	requestID [1]string
 }
 
 func (w *responseWriter) WriteHeader(status int) {

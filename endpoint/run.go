@@ -485,9 +485,9 @@ func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Resu
 func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int) (*driver.Result, error) {
 	caller := ctx
 	if s.cfg.RunTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.RunTimeout)
-		defer cancel()
+		rc := s.deadlines.start(ctx)
+		defer s.deadlines.stop(rc)
+		ctx = rc
 	}
 	res, err := s.cfg.Executor.Query(ctx, st, s.bounds(max))
 	switch {

@@ -251,6 +251,8 @@ type Service struct {
 	holder       string
 	// logs writes the run log and last_executed_at off the run path.
 	logs *logWriter
+	// deadlines gives runs their time limit (RunTimeout), one timer for all.
+	deadlines *runDeadlines
 	// readFailures holds, by endpoint id, the latest read of a stored
 	// table the database refused (readFailure), for its status.
 	readFailures    sync.Map
@@ -305,6 +307,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.attachOptional(cfg)
 	s.logs = newLogWriter(s, cfg.RunLogBuffer, cfg.RunLogInterval)
+	s.deadlines = &runDeadlines{timeout: cfg.RunTimeout}
 	return s, nil
 }
 

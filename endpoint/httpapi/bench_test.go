@@ -291,15 +291,14 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 		b.Fatalf("unexpected error: %v", err)
 	}
 	b.Cleanup(func() { ro.Close() })
-	// The example server's pools (examples/server setPool): the runs pool
-	// opens at most GOMAXPROCS (at least 2) connections and keeps them
-	// idle, the others keep 2*GOMAXPROCS idle; the hand-written handler's
-	// pool (db) is the latter, so that neither side opens a connection a
-	// run.
-	runs := max(runtime.GOMAXPROCS(0), 2)
-	db.SetMaxIdleConns(2 * runtime.GOMAXPROCS(0))
-	ro.SetMaxIdleConns(runs)
-	ro.SetMaxOpenConns(runs)
+	// The example server's pools (examples/server setPool): each keeps
+	// 2*GOMAXPROCS idle connections, and the runs pool opens no more. The
+	// hand-written handler's pool (db) keeps as many idle, so that neither
+	// side opens a connection a run.
+	n := 2 * runtime.GOMAXPROCS(0)
+	db.SetMaxIdleConns(n)
+	ro.SetMaxIdleConns(n)
+	ro.SetMaxOpenConns(n)
 	return db, ro
 }
 

@@ -128,29 +128,24 @@ func openFile(path string, readOnly bool) (*sql.DB, error) {
 // connections by default, so under more concurrent runs than that it
 // closes a connection after each run and opens one for the next: an open
 // file, its WAL index mapped and the pragmas run again, which cost a run
-// on SQLite several times its query. Every pool keeps idleConns idle
-// connections. The runs pool opens no more than runsAtOnce: an SQLite
-// query is work of this process's processors, so more queries at once
-// than processors add no throughput, only contention (for SQLite's and
-// the allocator's locks) and a longer tail of latency, and each connection
-// holds a page cache of its own. A run past them waits for a connection
-// (within its time limit).
+// on SQLite several times its query. Every pool keeps as many idle
+// connections as runsAtOnce. The runs pool also opens no more than
+// that: an SQLite query is work of this process's processors, so more
+// queries at once than a few per processor add no throughput, only
+// contention (for SQLite's and the allocator's locks) and a longer tail of
+// latency, and each connection holds a page cache of its own. A run past
+// them waits for a connection (within its time limit).
 func setPool(db *sql.DB, readOnly bool) {
+	n := runsAtOnce()
+	db.SetMaxIdleConns(n)
 	if readOnly {
-		db.SetMaxOpenConns(runsAtOnce())
-		db.SetMaxIdleConns(runsAtOnce())
-		return
+		db.SetMaxOpenConns(n)
 	}
-	db.SetMaxIdleConns(idleConns())
 }
 
-// runsAtOnce is how many queries the runs pool runs at once: one a
-// processor the Go runtime uses, and at least 2, so that one long run
-// never holds every run up.
-func runsAtOnce() int { return max(runtime.GOMAXPROCS(0), 2) }
-
-// idleConns is how many idle connections the data and store pools keep.
-func idleConns() int { return 2 * runtime.GOMAXPROCS(0) }
+// runsAtOnce is how many queries the runs pool runs at once: twice the
+// processors the Go runtime uses.
+func runsAtOnce() int { return 2 * runtime.GOMAXPROCS(0) }
 
 // policy lets endpoints read the events table only, each project its own
 // rows (the tenant column project_id).

@@ -291,14 +291,12 @@ func benchFile(b *testing.B) (db, ro *sql.DB) {
 		b.Fatalf("unexpected error: %v", err)
 	}
 	b.Cleanup(func() { ro.Close() })
-	// The example server's pools (examples/server setPool): each keeps
-	// 2*GOMAXPROCS idle connections, and the runs pool opens no more. The
-	// hand-written handler's pool (db) keeps as many idle, so that neither
-	// side opens a connection a run.
-	n := 2 * runtime.GOMAXPROCS(0)
-	db.SetMaxIdleConns(n)
-	ro.SetMaxIdleConns(n)
-	ro.SetMaxOpenConns(n)
+	// The example server's pools (examples/server setPool) keep 16 idle
+	// connections or more, the hand-written handler's (db) as many, so
+	// that neither side opens a connection a run.
+	idle := max(4*runtime.GOMAXPROCS(0), 16)
+	db.SetMaxIdleConns(idle)
+	ro.SetMaxIdleConns(idle)
 	return db, ro
 }
 

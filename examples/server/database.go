@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
@@ -116,7 +117,7 @@ func openFile(path string, readOnly bool) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	setPool(db, readOnly)
+	setPool(db)
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -128,24 +129,19 @@ func openFile(path string, readOnly bool) (*sql.DB, error) {
 // connections by default, so under more concurrent runs than that it
 // closes a connection after each run and opens one for the next: an open
 // file, its WAL index mapped and the pragmas run again, which cost a run
-// on SQLite several times its query. Every pool keeps as many idle
-// connections as runsAtOnce. The runs pool also opens no more than
-// that: an SQLite query is work of this process's processors, so more
-// queries at once than a few per processor add no throughput, only
-// contention (for SQLite's and the allocator's locks) and a longer tail of
-// latency, and each connection holds a page cache of its own. A run past
-// them waits for a connection (within its time limit).
-func setPool(db *sql.DB, readOnly bool) {
-	n := runsAtOnce()
-	db.SetMaxIdleConns(n)
-	if readOnly {
-		db.SetMaxOpenConns(n)
-	}
+// on SQLite several times its query. Every pool keeps idleConns idle
+// connections, each for a minute at most, so that a burst's connections
+// (and their page caches) go once it is over. No pool bounds how many it
+// opens: a cap would make cheap runs wait behind long ones for a
+// connection rather than share the processors with them.
+func setPool(db *sql.DB) {
+	db.SetMaxIdleConns(idleConns())
+	db.SetConnMaxIdleTime(time.Minute)
 }
 
-// runsAtOnce is how many queries the runs pool runs at once: twice the
-// processors the Go runtime uses.
-func runsAtOnce() int { return 2 * runtime.GOMAXPROCS(0) }
+// idleConns is how many idle connections a pool keeps: 4 a processor the
+// Go runtime uses, and at least 16.
+func idleConns() int { return max(4*runtime.GOMAXPROCS(0), 16) }
 
 // policy lets endpoints read the events table only, each project its own
 // rows (the tenant column project_id).

@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -53,9 +51,11 @@ type RunLogOptions struct {
 }
 
 // RunLog returns an driver.RunLog in the store's database, shared by
-// the processes that share it. An entry is one row, its fields JSON text.
-// List never returns more than the newest MaxPerEndpoint entries of an
-// endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
+// the processes that share it. A row holds the entries of one endpoint
+// from one AppendBatch (a block, see runlog_block.go), each entry's fields
+// JSON text. List never returns more than the newest MaxPerEndpoint
+// entries of an endpoint, nor any older than MaxAge; blocks wholly beyond
+// those bounds are deleted
 // every 32nd append (or every MaxPerEndpoint/2, when more) to an endpoint's
 // log by a process (per endpoint) and,
 // by age, at the first append of a process and then at most once a minute.
@@ -79,13 +79,10 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		// processes differ in the high bits, so their rows never collide.
 		seqHigh: uint64(binary.BigEndian.Uint16(r[:])&0x7fff) << 48,
 		pending: map[[2]string]int{},
-		// The oldest entry that the count bound keeps.
-		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
-		// The bare bounds on at_ns (implied by the ORs after them) make
-		// the key's range what the engine seeks, rather than every entry
-		// of the endpoint it reads and filters.
-		list: rebind(d, `SELECT at_ns, seq, entry, key_id FROM `+runLogTable+where+
-			` AND at_ns >= ? AND at_ns <= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
+		// An endpoint's blocks from the newest (see walk), down to those
+		// whose newest entry is older than MaxAge.
+		blocks: rebind(d, `SELECT at_ns, seq, entry, key_id, entries FROM `+runLogTable+where+
+			` AND at_ns >= ? ORDER BY at_ns DESC, seq DESC`),
 		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND at_ns <= ? AND (at_ns < ? OR seq < ?)`),
 		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
 		deleteAll:  rebind(d, `DELETE FROM `+runLogTable+where),
@@ -107,20 +104,23 @@ type runLog struct {
 	mu        sync.Mutex
 	pending   map[[2]string]int // appends per endpoint since its last pruning
 
-	// insert[i] is the INSERT of 1<<i entries.
-	insert                                          [logInsertShift + 1]string
-	boundary, list, pruneCount, pruneAge, deleteAll string
+	// insert[i] is the INSERT of 1<<i blocks.
+	insert                                  [logInsertShift + 1]string
+	blocks, pruneCount, pruneAge, deleteAll string
 }
 
-// logInsertRows is how many entries one INSERT of AppendBatch writes at
-// most: the engine parses and plans one statement per that many rows, not
-// per row. 6 values a row keep it far below every engine's bound on the
-// values of a statement (32,766 on SQLite, 65,535 on PostgreSQL and MySQL).
+// logInsertRows is how many blocks (rows) one INSERT of AppendBatch
+// writes at most: the engine parses and plans one statement per that many
+// rows, not per row. A batch holds a block per endpoint and key, a few
+// usually.
 const logInsertRows = 1 << logInsertShift
 
-const logInsertShift = 8
+const logInsertShift = 6
 
-// insertRows is the INSERT of n run log entries, for d.
+// logInsertValues is how many values a row of the INSERT binds.
+const logInsertValues = 7
+
+// insertRows is the INSERT of n run log blocks, for d.
 func insertRows(d engine.Store, n int) string {
 	verb := `INSERT INTO `
 	if d.SingleWriter() {
@@ -130,17 +130,17 @@ func insertRows(d engine.Store, n int) string {
 		verb = `INSERT OR ROLLBACK INTO `
 	}
 	var b strings.Builder
-	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
+	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id, entries) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
 	}
 	return rebind(d, b.String())
 }
 
-// insertChunk is the largest power of two of entries, at most
+// insertChunk is the largest power of two of blocks, at most
 // logInsertRows, that an INSERT writes out of n: a batch of any size is
 // written by prepared statements of a few sizes only (at most one of each
 // below logInsertRows), never planned afresh.
@@ -157,7 +157,8 @@ func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 	return l.AppendBatch(ctx, []driver.RunLogEntry{e})
 }
 
-// AppendBatch implements driver.BatchRunLog: the entries are inserted in
+// AppendBatch implements driver.BatchRunLog: the entries of each endpoint
+// go into one row (a block, see runlog_block.go), all of them inserted in
 // one transaction (one write of the store's file on SQLite, however many
 // runs they record), by prepared statements, and the endpoints' logs are
 // pruned as Append prunes them: in the same transaction on SQLite, whose
@@ -168,55 +169,60 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	if len(entries) == 0 {
 		return nil
 	}
-	type row struct {
-		project, id string
-		at, seq     int64
-		text        [2]int // the entry's text: all[text[0]:text[1]]
-		keyID       string
+	type item struct {
+		project, id, keyID string
+		at, seq            int64
+		i                  int
 	}
-	sorted := make([]row, len(entries))
-	// Every entry's text goes into one buffer, read as one string (never
-	// written after): an entry's argument is a part of it, not a string of
-	// its own.
-	buf := make([]byte, 0, 192*len(entries))
+	sorted := make([]item, len(entries))
 	for i, e := range entries {
-		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
-		start := len(buf)
+		sorted[i] = item{e.ProjectID, e.EndpointID, e.KeyID, e.At.UnixNano(), int64(l.seqHigh | l.seq.Add(1)&(1<<48-1)), i}
+	}
+	// The entries of an endpoint and a key one after the other, newest
+	// first (a block); the endpoints in the order of the table's key, so
+	// that their rows go into it one after the other.
+	slices.SortFunc(sorted, func(a, b item) int {
+		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), strings.Compare(a.keyID, b.keyID), cmp.Compare(b.at, a.at), cmp.Compare(b.seq, a.seq))
+	})
+	// Every block's text goes into one buffer, read as one string (never
+	// written after): a block's argument is a part of it, not a string of
+	// its own.
+	buf := make([]byte, 0, 256*len(entries))
+	type block struct {
+		first item // the newest entry
+		text  [2]int
+		n     int64
+	}
+	var blocks []block
+	for j, it := range sorted {
+		if j == 0 || it.project != sorted[j-1].project || it.id != sorted[j-1].id || it.keyID != sorted[j-1].keyID {
+			if len(blocks) > 0 {
+				blocks[len(blocks)-1].text[1] = len(buf)
+			}
+			blocks = append(blocks, block{first: it, text: [2]int{len(buf), 0}})
+			buf = append(buf, blockMagic...)
+		}
 		var err error
-		if buf, err = appendEntry(buf, e); err != nil {
+		if buf, err = appendBlockEntry(buf, it.at, it.seq, entries[it.i]); err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
-		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), [2]int{start, len(buf)}, e.KeyID}
+		blocks[len(blocks)-1].n++
 	}
+	blocks[len(blocks)-1].text[1] = len(buf)
 	all := unsafe.String(unsafe.SliceData(buf), len(buf))
-	// In the order of the key, the rows of an endpoint go into the table
-	// one after the other (where the pages they fill are at hand) rather
-	// than by turns with other endpoints'.
-	slices.SortFunc(sorted, func(a, b row) int {
-		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
-	})
-	rows := make([]any, 0, 6*len(entries))
-	// The project and the endpoint of a row are those of the row before it
-	// but at the edges of an endpoint's rows: one value each stands for
-	// them all, rather than a copy a row. A row without a key binds NULL.
-	var project, id any
-	for i, r := range sorted {
-		if i == 0 || r.project != sorted[i-1].project {
-			project = r.project
-		}
-		if i == 0 || r.id != sorted[i-1].id {
-			id = r.id
-		}
+	rows := make([]any, 0, logInsertValues*len(blocks))
+	for _, b := range blocks {
+		// A block without a key binds NULL.
 		var keyID any
-		if r.keyID != "" {
-			keyID = r.keyID
+		if b.first.keyID != "" {
+			keyID = b.first.keyID
 		}
-		rows = append(rows, project, id, r.at, r.seq, all[r.text[0]:r.text[1]], keyID)
+		rows = append(rows, b.first.project, b.first.id, b.first.at, b.first.seq, all[b.text[0]:b.text[1]], keyID, b.n)
 	}
 	// The statements are prepared before the transaction, which may hold
 	// the only connection (SQLite in memory).
 	var inserts []*sql.Stmt
-	for n := len(entries); n > 0; {
+	for n := len(blocks); n > 0; {
 		c := insertChunk(n)
 		st, err := l.s.stmt(ctx, l.insert[bits.Len(uint(c))-1])
 		if err != nil {
@@ -238,11 +244,11 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	// The INSERT comes first, a write itself: no write to take the lock.
 	err := l.s.tx(ctx, false, func(tx *sql.Tx) error {
 		for _, st := range inserts {
-			n := insertChunk(len(rows) / 6)
-			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:6*n]...); err != nil {
+			n := insertChunk(len(rows) / logInsertValues)
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:logInsertValues*n]...); err != nil {
 				return err
 			}
-			rows = rows[6*n:]
+			rows = rows[logInsertValues*n:]
 		}
 		if pr != nil {
 			pr.tx = tx
@@ -311,8 +317,8 @@ func (l *runLog) undue(due dueSet) {
 // pruning holds the prepared statements of a pruning, and the transaction
 // they run in (nil: each on its own).
 type pruning struct {
-	boundary, count, age *sql.Stmt
-	tx                   *sql.Tx
+	blocks, count, age *sql.Stmt
+	tx                 *sql.Tx
 }
 
 func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
@@ -320,7 +326,7 @@ func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
 	for _, x := range []struct {
 		st **sql.Stmt
 		q  string
-	}{{&p.boundary, l.boundary}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
+	}{{&p.blocks, l.blocks}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
 		st, err := l.s.stmt(ctx, x.q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: run log: pruning: %w", err)
@@ -337,17 +343,16 @@ func (p *pruning) stmt(ctx context.Context, st *sql.Stmt) *sql.Stmt {
 	return p.tx.StmtContext(ctx, st)
 }
 
-// prune deletes, for each endpoint of due, the entries beyond the count
-// bound, and when due says so the entries beyond the age bound.
+// prune deletes, for each endpoint of due, the blocks whose entries are
+// all beyond the count bound (older than the MaxPerEndpoint-th newest
+// entry; List leaves out the rest), and when due says so the blocks whose
+// newest entry is beyond the age bound.
 func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
+	since := l.opts.Now().Add(-l.opts.MaxAge).UnixNano()
 	for _, k := range due.endpoints {
-		var at, seq int64
-		err := p.stmt(ctx, p.boundary).QueryRowContext(ctx, k[0], k[1], l.opts.MaxPerEndpoint-1).Scan(&at, &seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err == nil {
-			_, err = p.stmt(ctx, p.count).ExecContext(ctx, k[0], k[1], at, at, seq)
+		bound, ok, err := l.oldestKept(ctx, p.stmt(ctx, p.blocks), k[0], k[1], since)
+		if err == nil && ok {
+			_, err = p.stmt(ctx, p.count).ExecContext(ctx, k[0], k[1], bound.at, bound.at, bound.seq)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
@@ -362,69 +367,60 @@ func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
 }
 
 // oldestKept returns the oldest entry of an endpoint that the count bound
-// keeps, ok false when the log holds fewer entries than the bound.
-func (l *runLog) oldestKept(ctx context.Context, project, id string) (at, seq int64, ok bool, err error) {
-	err = l.s.queryRow(ctx, l.boundary, project, id, l.opts.MaxPerEndpoint-1).Scan(&at, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, 0, false, nil
-	case err != nil:
-		return 0, 0, false, fmt.Errorf("sqlstore: run log: %w", err)
-	}
-	return at, seq, true, nil
+// keeps among the blocks that walk reads from since, ok false when they
+// hold fewer entries than the bound. Entries that the blocks left out
+// (all older than since) would only make the bound newer: what is older
+// than the returned one is beyond the bound all the same.
+func (l *runLog) oldestKept(ctx context.Context, blocks *sql.Stmt, project, id string, since int64) (bound logKey, ok bool, err error) {
+	err = walk(ctx, blocks, project, id, since, func(rank int, b blockEntry) (bool, error) {
+		if rank < l.opts.MaxPerEndpoint-1 {
+			return true, nil
+		}
+		bound, ok = b.key, true
+		return false, nil
+	})
+	return bound, ok, err
 }
 
-// List implements driver.RunLog.
+// List implements driver.RunLog: it reads the endpoint's blocks from the
+// newest (walk), and stops at the entry after the page, at the count
+// bound or at the age bound.
 func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPage) ([]driver.RunLogEntry, string, error) {
-	beforeAt, beforeSeq := int64(1<<63-1), int64(1<<63-1)
+	before := logKey{1<<63 - 1, 1<<63 - 1}
 	if page.Before != "" {
 		at, seq, err := driver.ParseCursor(page.Before)
 		if err != nil {
 			return nil, "", err
 		}
-		beforeAt, beforeSeq = at, int64(seq)
-	}
-	keptAt, keptSeq, ok, err := l.oldestKept(ctx, project, id)
-	if err != nil {
-		return nil, "", err
-	}
-	if !ok {
-		keptAt, keptSeq = -1<<63, -1<<63
+		before = logKey{at, int64(seq)}
 	}
 	limit := page.Limit
 	if limit <= 0 {
 		limit = l.opts.MaxPerEndpoint
 	}
-	rows, err := l.s.query(ctx, l.list, project, id, max(l.opts.Now().Add(-l.opts.MaxAge).UnixNano(), keptAt), beforeAt,
-		keptAt, keptAt, keptSeq, beforeAt, beforeAt, beforeSeq, limit+1)
+	st, err := l.s.stmt(ctx, l.blocks)
 	if err != nil {
 		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
 	}
-	defer rows.Close()
+	since := l.opts.Now().Add(-l.opts.MaxAge).UnixNano()
 	var out []driver.RunLogEntry
-	for rows.Next() {
-		var (
-			at, seq int64
-			text    string
-			keyID   sql.NullString
-		)
-		if err := rows.Scan(&at, &seq, &text, &keyID); err != nil {
-			return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+	err = walk(ctx, st, project, id, since, func(rank int, b blockEntry) (bool, error) {
+		if rank >= l.opts.MaxPerEndpoint || b.key.at < since {
+			return false, nil
 		}
-		var r entryRow
-		if err := json.Unmarshal([]byte(text), &r); err != nil {
-			return nil, "", fmt.Errorf("sqlstore: run log entry: %w", err)
+		if !b.key.less(before) {
+			return true, nil
 		}
-		e := r.entry()
-		e.ProjectID, e.EndpointID, e.Seq = project, id, uint64(seq)
-		e.At = time.Unix(0, at).UTC()
-		// The key that ran has a column of its own (schema version 4), so
-		// that a host can find a key's runs; it is the one read back.
-		e.KeyID = keyID.String
+		if len(out) == limit {
+			out = append(out, driver.RunLogEntry{}) // a next page: no need to decode it
+			return false, nil
+		}
+		e, err := decodeBlockEntry(b, project, id)
 		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	if len(out) > limit {
 		out = out[:limit]

@@ -34,3 +34,13 @@ func runLogClusteredMigration(d engine.Store) []string {
 		`ALTER TABLE ` + next + ` RENAME TO ` + runLogTable,
 	}
 }
+
+// runLogBlocksMigration is version 7: a run log row holds the entries of
+// one endpoint from one AppendBatch (a block, see runlog_block.go), and
+// the column entries their number. The rows of version 6 have it NULL and
+// are read as blocks of one entry, as they are: no row is rewritten. One
+// statement, which the store runs again when a migration cut short left
+// the column added (MySQL commits it at once).
+func runLogBlocksMigration(d engine.Store) []string {
+	return []string{d.AddColumn(runLogTable, "entries", "BIGINT NULL")}
+}

@@ -1,19 +1,16 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -81,8 +78,11 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		pending: map[[2]string]int{},
 		// An endpoint's blocks from the newest (see walk), down to those
 		// whose newest entry is older than MaxAge.
-		blocks: rebind(d, `SELECT at_ns, seq, entry, key_id, entries FROM `+runLogTable+where+
+		blocks: rebind(d, `SELECT at_ns, seq, entries, oldest_at_ns, oldest_seq, key_id, entry FROM `+runLogTable+where+
 			` AND at_ns >= ? ORDER BY at_ns DESC, seq DESC`),
+		// The same without the entries, for the count bound's pruning.
+		spans: rebind(d, `SELECT at_ns, seq, entries, oldest_at_ns, oldest_seq FROM `+runLogTable+where+
+			` ORDER BY at_ns DESC, seq DESC`),
 		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND at_ns <= ? AND (at_ns < ? OR seq < ?)`),
 		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
 		deleteAll:  rebind(d, `DELETE FROM `+runLogTable+where),
@@ -105,8 +105,8 @@ type runLog struct {
 	pending   map[[2]string]int // appends per endpoint since its last pruning
 
 	// insert[i] is the INSERT of 1<<i blocks.
-	insert                                  [logInsertShift + 1]string
-	blocks, pruneCount, pruneAge, deleteAll string
+	insert                                         [logInsertShift + 1]string
+	blocks, spans, pruneCount, pruneAge, deleteAll string
 }
 
 // logInsertRows is how many blocks (rows) one INSERT of AppendBatch
@@ -118,7 +118,7 @@ const logInsertRows = 1 << logInsertShift
 const logInsertShift = 6
 
 // logInsertValues is how many values a row of the INSERT binds.
-const logInsertValues = 7
+const logInsertValues = 9
 
 // insertRows is the INSERT of n run log blocks, for d.
 func insertRows(d engine.Store, n int) string {
@@ -130,12 +130,12 @@ func insertRows(d engine.Store, n int) string {
 		verb = `INSERT OR ROLLBACK INTO `
 	}
 	var b strings.Builder
-	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id, entries) VALUES `)
+	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entries, oldest_at_ns, oldest_seq, key_id, entry) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	return rebind(d, b.String())
 }
@@ -169,60 +169,16 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	if len(entries) == 0 {
 		return nil
 	}
-	type item struct {
-		project, id, keyID string
-		at, seq            int64
-		i                  int
-	}
-	sorted := make([]item, len(entries))
-	for i, e := range entries {
-		sorted[i] = item{e.ProjectID, e.EndpointID, e.KeyID, e.At.UnixNano(), int64(l.seqHigh | l.seq.Add(1)&(1<<48-1)), i}
-	}
-	// The entries of an endpoint and a key one after the other, newest
-	// first (a block); the endpoints in the order of the table's key, so
-	// that their rows go into it one after the other.
-	slices.SortFunc(sorted, func(a, b item) int {
-		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), strings.Compare(a.keyID, b.keyID), cmp.Compare(b.at, a.at), cmp.Compare(b.seq, a.seq))
-	})
-	// Every block's text goes into one buffer, read as one string (never
-	// written after): a block's argument is a part of it, not a string of
-	// its own.
-	buf := make([]byte, 0, 256*len(entries))
-	type block struct {
-		first item // the newest entry
-		text  [2]int
-		n     int64
-	}
-	var blocks []block
-	for j, it := range sorted {
-		if j == 0 || it.project != sorted[j-1].project || it.id != sorted[j-1].id || it.keyID != sorted[j-1].keyID {
-			if len(blocks) > 0 {
-				blocks[len(blocks)-1].text[1] = len(buf)
-			}
-			blocks = append(blocks, block{first: it, text: [2]int{len(buf), 0}})
-			buf = append(buf, blockMagic...)
-		}
-		var err error
-		if buf, err = appendBlockEntry(buf, it.at, it.seq, entries[it.i]); err != nil {
-			return fmt.Errorf("sqlstore: run log: %w", err)
-		}
-		blocks[len(blocks)-1].n++
-	}
-	blocks[len(blocks)-1].text[1] = len(buf)
-	all := unsafe.String(unsafe.SliceData(buf), len(buf))
-	rows := make([]any, 0, logInsertValues*len(blocks))
-	for _, b := range blocks {
-		// A block without a key binds NULL.
-		var keyID any
-		if b.first.keyID != "" {
-			keyID = b.first.keyID
-		}
-		rows = append(rows, b.first.project, b.first.id, b.first.at, b.first.seq, all[b.text[0]:b.text[1]], keyID, b.n)
+	sc := appendScratchPool.Get().(*appendScratch)
+	defer appendScratchPool.Put(sc)
+	blocks, rows, err := sc.blocks(entries, l.seqHigh, &l.seq)
+	if err != nil {
+		return fmt.Errorf("sqlstore: run log: %w", err)
 	}
 	// The statements are prepared before the transaction, which may hold
 	// the only connection (SQLite in memory).
 	var inserts []*sql.Stmt
-	for n := len(blocks); n > 0; {
+	for n := blocks; n > 0; {
 		c := insertChunk(n)
 		st, err := l.s.stmt(ctx, l.insert[bits.Len(uint(c))-1])
 		if err != nil {
@@ -235,14 +191,13 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	inTx := l.s.dialect.SingleWriter()
 	var pr *pruning
 	if inTx && due.any() {
-		var err error
 		if pr, err = l.pruning(ctx); err != nil {
 			l.undue(due)
 			return err
 		}
 	}
 	// The INSERT comes first, a write itself: no write to take the lock.
-	err := l.s.tx(ctx, false, func(tx *sql.Tx) error {
+	err = l.s.tx(ctx, false, func(tx *sql.Tx) error {
 		for _, st := range inserts {
 			n := insertChunk(len(rows) / logInsertValues)
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:logInsertValues*n]...); err != nil {
@@ -317,8 +272,8 @@ func (l *runLog) undue(due dueSet) {
 // pruning holds the prepared statements of a pruning, and the transaction
 // they run in (nil: each on its own).
 type pruning struct {
-	blocks, count, age *sql.Stmt
-	tx                 *sql.Tx
+	spans, count, age *sql.Stmt
+	tx                *sql.Tx
 }
 
 func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
@@ -326,7 +281,7 @@ func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
 	for _, x := range []struct {
 		st **sql.Stmt
 		q  string
-	}{{&p.blocks, l.blocks}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
+	}{{&p.spans, l.spans}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
 		st, err := l.s.stmt(ctx, x.q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: run log: pruning: %w", err)
@@ -344,13 +299,12 @@ func (p *pruning) stmt(ctx context.Context, st *sql.Stmt) *sql.Stmt {
 }
 
 // prune deletes, for each endpoint of due, the blocks whose entries are
-// all beyond the count bound (older than the MaxPerEndpoint-th newest
-// entry; List leaves out the rest), and when due says so the blocks whose
-// newest entry is beyond the age bound.
+// all beyond the count bound (see pruneBound; List leaves out the rest),
+// and when due says so the blocks whose newest entry is beyond the age
+// bound.
 func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
-	since := l.opts.Now().Add(-l.opts.MaxAge).UnixNano()
 	for _, k := range due.endpoints {
-		bound, ok, err := l.oldestKept(ctx, p.stmt(ctx, p.blocks), k[0], k[1], since)
+		bound, ok, err := l.pruneBound(ctx, p.stmt(ctx, p.spans), k[0], k[1])
 		if err == nil && ok {
 			_, err = p.stmt(ctx, p.count).ExecContext(ctx, k[0], k[1], bound.at, bound.at, bound.seq)
 		}
@@ -366,20 +320,42 @@ func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
 	return nil
 }
 
-// oldestKept returns the oldest entry of an endpoint that the count bound
-// keeps among the blocks that walk reads from since, ok false when they
-// hold fewer entries than the bound. Entries that the blocks left out
-// (all older than since) would only make the bound newer: what is older
-// than the returned one is beyond the bound all the same.
-func (l *runLog) oldestKept(ctx context.Context, blocks *sql.Stmt, project, id string, since int64) (bound logKey, ok bool, err error) {
-	err = walk(ctx, blocks, project, id, since, func(rank int, b blockEntry) (bool, error) {
-		if rank < l.opts.MaxPerEndpoint-1 {
-			return true, nil
+// pruneBound returns a key no newer than the oldest entry of an endpoint
+// that the count bound keeps, ok false when the log may hold fewer
+// entries than the bound: the oldest entry of the newest blocks (by their
+// newest entry) that hold MaxPerEndpoint entries together. Every entry of
+// a block whose newest is older is beyond the bound: at least
+// MaxPerEndpoint entries are newer. It reads the blocks' keys and counts
+// only, never their entries; where the blocks overlap in time (several
+// processes), it may keep a block more than it must.
+func (l *runLog) pruneBound(ctx context.Context, spans *sql.Stmt, project, id string) (bound logKey, ok bool, err error) {
+	rows, err := spans.QueryContext(ctx, project, id)
+	if err != nil {
+		return bound, false, err
+	}
+	defer rows.Close()
+	total := int64(0)
+	for rows.Next() {
+		var (
+			newest           logKey
+			n, oldAt, oldSeq sql.NullInt64
+		)
+		if err := rows.Scan(&newest.at, &newest.seq, &n, &oldAt, &oldSeq); err != nil {
+			return bound, false, err
 		}
-		bound, ok = b.key, true
-		return false, nil
-	})
-	return bound, ok, err
+		oldest := newest
+		if n.Valid {
+			// A block; a row of version 6 holds one entry.
+			oldest = logKey{oldAt.Int64, oldSeq.Int64}
+		}
+		if total == 0 || oldest.less(bound) {
+			bound = oldest
+		}
+		if total += max(n.Int64, 1); total >= int64(l.opts.MaxPerEndpoint) {
+			return bound, true, rows.Close()
+		}
+	}
+	return bound, false, rows.Err()
 }
 
 // List implements driver.RunLog: it reads the endpoint's blocks from the

@@ -59,12 +59,12 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorruptBlock}, args...)...)
 }
 
-// decodeBlock splits the text of a block whose row has key newest and key
-// id keyID and holds n entries into its entries, newest first, appended
-// to dst. It
-// checks the framing, the count and that the keys descend from newest; the
+// decodeBlock splits the text of a block whose row says it holds n
+// entries from newest to oldest, of key id keyID, into its entries,
+// newest first, appended to dst. It checks the framing, the count and
+// that the keys descend from newest to oldest; the
 // entries' JSON is decoded later, by decodeBlockEntry, for those listed.
-func decodeBlock(dst []blockEntry, text string, newest logKey, keyID string, n int64) ([]blockEntry, error) {
+func decodeBlock(dst []blockEntry, text string, newest, oldest logKey, keyID string, n int64) ([]blockEntry, error) {
 	rest, ok := strings.CutPrefix(text, blockMagic)
 	if !ok {
 		return dst, corrupt("no block header")
@@ -107,6 +107,9 @@ func decodeBlock(dst []blockEntry, text string, newest logKey, keyID string, n i
 	}
 	if rest != "" {
 		return dst, corrupt("%d bytes after %d entries", len(rest), n)
+	}
+	if prev != oldest {
+		return dst, corrupt("oldest entry (%d, %d), row says (%d, %d)", prev.at, prev.seq, oldest.at, oldest.seq)
 	}
 	return dst, nil
 }
@@ -186,12 +189,12 @@ func walk(ctx context.Context, st *sql.Stmt, project, id string, since int64, vi
 	}
 	for rows.Next() {
 		var (
-			k     logKey
-			text  string
-			keyID sql.NullString
-			n     sql.NullInt64
+			k                logKey
+			n, oldAt, oldSeq sql.NullInt64
+			keyID            sql.NullString
+			text             string
 		)
-		if err := rows.Scan(&k.at, &k.seq, &text, &keyID, &n); err != nil {
+		if err := rows.Scan(&k.at, &k.seq, &n, &oldAt, &oldSeq, &keyID, &text); err != nil {
 			return fmt.Errorf("sqlstore: run log: %w", err)
 		}
 		if more, err := drain(k, false); err != nil || !more {
@@ -199,7 +202,7 @@ func walk(ctx context.Context, st *sql.Stmt, project, id string, since int64, vi
 		}
 		var entries []blockEntry
 		if n.Valid {
-			if entries, err = decodeBlock(nil, text, k, keyID.String, n.Int64); err != nil {
+			if entries, err = decodeBlock(nil, text, k, logKey{oldAt.Int64, oldSeq.Int64}, keyID.String, n.Int64); err != nil {
 				return fmt.Errorf("%w (project %q, endpoint %q)", err, project, id)
 			}
 		} else {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -204,7 +205,8 @@ func TestRunLogBlockPerEndpointAndKey(t *testing.T) {
 // TestRunLogCorruptBlock: a block whose text or columns do not agree is an
 // error of List naming the table, never a panic nor a wrong page.
 func TestRunLogCorruptBlock(t *testing.T) {
-	good := blockMagic + "20\t2\t{\"execution_id\":\"b\"}\n10\t1\t{\"execution_id\":\"a\"}\n"
+	line := func(dAt, dSeq, rest string) string { return dAt + "\t" + dSeq + "\t" + rest + "\t\t\t\t\t\t\t\t\t\t\n" }
+	good := blockMagic + line("0", "0", "b") + line("10", "1", "a")
 	for _, c := range []struct {
 		name, text string
 		n          int64
@@ -214,13 +216,19 @@ func TestRunLogCorruptBlock(t *testing.T) {
 		{"count", good, 3, logKey{10, 1}},
 		{"count zero", good, 0, logKey{10, 1}},
 		{"oldest", good, 2, logKey{10, 2}},
-		{"order", blockMagic + "20\t2\t{}\n30\t1\t{}\n", 2, logKey{30, 1}},
-		{"number", blockMagic + "20\t2\t{}\nx\t1\t{}\n", 2, logKey{10, 1}},
-		{"fields", blockMagic + "20\t2\t{}\n10\t1\n", 2, logKey{10, 1}},
-		{"object", blockMagic + "20\t2\t{}\n10\t1\t[]\n", 2, logKey{10, 1}},
+		{"newest", blockMagic + line("1", "0", "b") + line("9", "1", "a"), 2, logKey{10, 1}},
+		{"order", blockMagic + line("0", "0", "b") + line("-10", "1", "a"), 2, logKey{30, 1}},
+		{"same", blockMagic + line("0", "0", "b") + line("0", "0", "a"), 2, logKey{20, 2}},
+		{"number", blockMagic + line("0", "0", "b") + line("x", "1", "a"), 2, logKey{10, 1}},
+		{"fields", blockMagic + line("0", "0", "b") + "10\t1\ta\n", 2, logKey{10, 1}},
+		{"more fields", blockMagic + line("0", "0", "b") + line("10", "1", "a\t"), 2, logKey{10, 1}},
 		{"trailing", good + "x", 2, logKey{10, 1}},
 		{"cut", good[:len(good)-1], 2, logKey{10, 1}},
-		{"json", blockMagic + "20\t2\t{\"execution_id\":}\n", 1, logKey{20, 2}},
+		{"version", blockMagic + line("0", "0", "b\tx"), 1, logKey{20, 2}},
+		{"rows", blockMagic + line("0", "0", "b\t\t\t1.5"), 1, logKey{20, 2}},
+		{"duration", blockMagic + line("0", "0", "b\t\tNaN"), 1, logKey{20, 2}},
+		{"flags", blockMagic + "0\t0\tb\t\t\t\t\t\t\t\t\t8\t\n", 1, logKey{20, 2}},
+		{"text", blockMagic + line("0", "0", `"b`), 1, logKey{20, 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := openMemory(t)
@@ -402,4 +410,58 @@ func TestMigrateRunLogToVersion7Rerun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRunLogBlockEntry: an entry packed into a block reads back as its
+// JSON form of version 6 does (invalid UTF-8 as U+FFFD), every field.
+func FuzzRunLogBlockEntry(f *testing.F) {
+	for _, e := range entryCases() {
+		rows := -1
+		if e.Rows != nil {
+			rows = *e.Rows
+		}
+		f.Add(e.ExecutionID, e.ErrorCode, e.Refresh, e.TokenKeyID, e.Version, e.DurationMS, rows, e.Status, e.Cached, e.Token, e.At.UnixNano())
+	}
+	f.Fuzz(func(t *testing.T, id, code, refresh, kid string, version int, duration float64, rows, status int, cached, token bool, at int64) {
+		e := driver.RunLogEntry{ExecutionID: id, ErrorCode: code, Refresh: refresh, TokenKeyID: kid, Version: version, DurationMS: duration,
+			Status: status, Cached: cached, Token: token, Materialized: rows%2 == 0, At: time.Unix(0, at), ProjectID: "1", EndpointID: "a"}
+		if rows >= 0 {
+			e.Rows = &rows
+			read := int64(rows) - 1<<40
+			e.BytesRead = &read
+		}
+		var sc appendScratch
+		var seq atomic.Uint64
+		n, vals, err := sc.blocks([]driver.RunLogEntry{e, e}, 1<<62, &seq)
+		jsonText, jsonErr := appendEntry(nil, e)
+		if (err == nil) != (jsonErr == nil) {
+			t.Fatalf("packing: %v; JSON form: %v", err, jsonErr)
+		}
+		if err != nil {
+			return
+		}
+		if n != 1 {
+			t.Fatalf("%d blocks of one endpoint", n)
+		}
+		newest := logKey{vals[2].(int64), vals[3].(int64)}
+		oldest := logKey{vals[5].(int64), vals[6].(int64)}
+		got, err := decodeBlock(nil, vals[8].(string), newest, oldest, "", vals[4].(int64))
+		if err != nil || len(got) != 2 {
+			t.Fatalf("decodeBlock(%q) = %d entries, %v", vals[8], len(got), err)
+		}
+		want := decoded(t, jsonText)
+		for _, b := range got {
+			g, err := decodeBlockEntry(b, "1", "a")
+			if err != nil {
+				t.Fatalf("decodeBlockEntry(%q): %v", b.text, err)
+			}
+			if g.At.UnixNano() != at {
+				t.Fatalf("at %d, want %d", g.At.UnixNano(), at)
+			}
+			g.At, g.ProjectID, g.EndpointID, g.Seq = time.Time{}, "", "", 0
+			if !reflect.DeepEqual(g, want) {
+				t.Fatalf("packed %+v\nread back %+v\nJSON form %+v", e, g, want)
+			}
+		}
+	})
 }

@@ -130,12 +130,16 @@ func (sc *appendScratch) blocks(entries []driver.RunLogEntry, seqHigh uint64, se
 	for r := range order {
 		start := len(buf)
 		buf = append(buf, blockMagic...)
-		for _, it := range sc.placed[sc.starts[r]:sc.starts[r+1]] {
+		part := sc.placed[sc.starts[r]:sc.starts[r+1]]
+		prev := logKey{part[0].at, part[0].seq}
+		for _, it := range part {
+			k := logKey{it.at, it.seq}
 			var err error
-			if buf, err = appendBlockEntry(buf, it.at, it.seq, entries[it.i]); err != nil {
+			if buf, err = appendBlockEntry(buf, k, prev, &entries[it.i]); err != nil {
 				sc.buf = buf
 				return 0, nil, err
 			}
+			prev = k
 		}
 		spans = append(spans, [2]int{start, len(buf)})
 	}

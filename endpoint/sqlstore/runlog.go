@@ -25,10 +25,10 @@ const logPruneEvery = 32
 
 // logPruneSlack divides MaxPerEndpoint into the appends between two
 // prunings of an endpoint's log (when more than logPruneEvery). A pruning
-// finds the oldest entry the bound keeps by reading the bound's entries,
-// newest first (1,000 by default), and then deletes what is older: the
-// fewer prunings, the fewer of those reads an entry pays for; the
-// deletions are as many either way.
+// finds a key no newer than the oldest entry the bound keeps by reading
+// the keys and counts of the newest blocks that hold the bound's entries
+// (1,000 by default), and then deletes the blocks wholly older: the fewer
+// prunings, the fewer of those reads an entry pays for.
 const logPruneSlack = 2
 
 // logAgePruneEvery is how long (on the log's clock) passes between two
@@ -49,13 +49,16 @@ type RunLogOptions struct {
 
 // RunLog returns an driver.RunLog in the store's database, shared by
 // the processes that share it. A row holds the entries of one endpoint
-// from one AppendBatch (a block, see runlog_block.go), each entry's fields
-// JSON text. List never returns more than the newest MaxPerEndpoint
-// entries of an endpoint, nor any older than MaxAge; blocks wholly beyond
-// those bounds are deleted
-// every 32nd append (or every MaxPerEndpoint/2, when more) to an endpoint's
-// log by a process (per endpoint) and,
-// by age, at the first append of a process and then at most once a minute.
+// that ran with one key from one AppendBatch (a block, see
+// runlog_block.go; one entry for Append), keyed by its newest entry; List
+// merges the blocks newest first. List never returns more than the newest
+// MaxPerEndpoint entries of an endpoint, nor any older than MaxAge; the
+// blocks wholly beyond those bounds are deleted every 32nd append (or
+// every MaxPerEndpoint/2, when more) to an endpoint's log by a process
+// (per endpoint) and, by age (a block whose newest entry is older than
+// MaxAge), at the first append of a process and then at most once a
+// minute; a block that straddles a bound waits for the next pruning, its
+// entries beyond it never listed.
 func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = driver.DefaultLogMaxAge

@@ -81,8 +81,12 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		pending: map[[2]string]int{},
 		// An endpoint's blocks from the newest (see walk), down to those
 		// whose newest entry is older than MaxAge.
+		// whose newest entry is older than MaxAge, a few at a time (a
+		// network engine sends a result's rows whether they are read or
+		// not). The bare bounds on at_ns (implied by the OR after them)
+		// make the key's range what the engine seeks.
 		blocks: rebind(d, `SELECT at_ns, seq, entries, oldest_at_ns, oldest_seq, key_id, entry FROM `+runLogTable+where+
-			` AND at_ns >= ? ORDER BY at_ns DESC, seq DESC`),
+			` AND at_ns >= ? AND at_ns <= ? AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
 		// The same without the entries, for the count bound's pruning.
 		spans: rebind(d, `SELECT at_ns, seq, entries, oldest_at_ns, oldest_seq FROM `+runLogTable+where+
 			` ORDER BY at_ns DESC, seq DESC`),

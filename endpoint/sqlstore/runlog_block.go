@@ -276,11 +276,6 @@ func (h *blockHeap) Pop() any {
 // (the next block's newest is older). The ranks are exact for every entry
 // at since or later (every newer entry is then in a block read).
 func walk(ctx context.Context, st *sql.Stmt, project, id string, since int64, visit func(rank int, b blockEntry) (bool, error)) error {
-	rows, err := st.QueryContext(ctx, project, id, since)
-	if err != nil {
-		return fmt.Errorf("sqlstore: run log: %w", err)
-	}
-	defer rows.Close()
 	var h blockHeap
 	rank := 0
 	// drain visits the entries newer than next (all of them when last).
@@ -304,7 +299,48 @@ func walk(ctx context.Context, st *sql.Stmt, project, id string, since int64, vi
 		}
 		return true, nil
 	}
+	// The blocks come walkFirst at a time, then walkGrowth times as many
+	// as the time before (up to walkMost), each query after the last
+	// block of the one before.
+	after, chunk := logKey{1<<63 - 1, 1<<63 - 1}, walkFirst
+	for {
+		more, read, err := walkChunk(ctx, st, project, id, since, after, chunk, func(k logKey, entries []blockEntry) (bool, error) {
+			if more, err := drain(k, false); err != nil || !more {
+				return false, err
+			}
+			after = k
+			heap.Push(&h, &blockCursor{entries: entries})
+			return true, nil
+		})
+		if err != nil || !more {
+			return err
+		}
+		if read < chunk {
+			break
+		}
+		chunk = min(chunk*walkGrowth, walkMost)
+	}
+	_, err := drain(logKey{}, true)
+	return err
+}
+
+// How many blocks walk reads a query.
+const (
+	walkFirst  = 8
+	walkGrowth = 4
+	walkMost   = 1024
+)
+
+// walkChunk reads up to chunk blocks older than after, and hands each to
+// fn until it returns false (more false then). read is how many it read.
+func walkChunk(ctx context.Context, st *sql.Stmt, project, id string, since int64, after logKey, chunk int, fn func(logKey, []blockEntry) (bool, error)) (more bool, read int, err error) {
+	rows, err := st.QueryContext(ctx, project, id, since, after.at, after.at, after.at, after.seq, chunk)
+	if err != nil {
+		return false, 0, fmt.Errorf("sqlstore: run log: %w", err)
+	}
+	defer rows.Close()
 	for rows.Next() {
+		read++
 		var (
 			k                logKey
 			n, oldAt, oldSeq sql.NullInt64
@@ -312,25 +348,23 @@ func walk(ctx context.Context, st *sql.Stmt, project, id string, since int64, vi
 			text             string
 		)
 		if err := rows.Scan(&k.at, &k.seq, &n, &oldAt, &oldSeq, &keyID, &text); err != nil {
-			return fmt.Errorf("sqlstore: run log: %w", err)
-		}
-		if more, err := drain(k, false); err != nil || !more {
-			return err
+			return false, read, fmt.Errorf("sqlstore: run log: %w", err)
 		}
 		var entries []blockEntry
 		if n.Valid {
 			if entries, err = decodeBlock(nil, text, k, logKey{oldAt.Int64, oldSeq.Int64}, keyID.String, n.Int64); err != nil {
-				return fmt.Errorf("%w (project %q, endpoint %q)", err, project, id)
+				return false, read, fmt.Errorf("%w (project %q, endpoint %q)", err, project, id)
 			}
 		} else {
 			// A row of schema version 6 or earlier.
 			entries = []blockEntry{{key: k, keyID: keyID.String, text: text, json: true}}
 		}
-		heap.Push(&h, &blockCursor{entries: entries})
+		if more, err := fn(k, entries); err != nil || !more {
+			return false, read, err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlstore: run log: %w", err)
+		return false, read, fmt.Errorf("sqlstore: run log: %w", err)
 	}
-	_, err = drain(logKey{}, true)
-	return err
+	return true, read, nil
 }

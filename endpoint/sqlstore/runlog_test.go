@@ -113,7 +113,7 @@ func TestRunLogStatementsSeekTheirRange(t *testing.T) {
 		want        string
 	}{
 		{"pruning", l.pruneCount, 5, "endpoint_id=? AND at_ns<?"},
-		{"List", l.blocks, 3, "endpoint_id=? AND at_ns>?"},
+		{"List", l.blocks, 8, "endpoint_id=? AND at_ns>? AND at_ns<?"},
 	} {
 		args := make([]any, c.args)
 		for i := range args {

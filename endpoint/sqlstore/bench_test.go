@@ -157,3 +157,43 @@ func benchmarkRunLogAppendBatch(b *testing.B, batch int) {
 		b.Fatalf("%d rows kept, want at most %d: pruning fell behind", kept, limit)
 	}
 }
+
+// BenchmarkRunLogList measures a page of an endpoint's log (100 entries)
+// on a SQLite file whose four endpoints' logs are full (written in batches
+// of 256, as the background writer does): the newest page, and the page
+// after the 800th entry.
+func BenchmarkRunLogList(b *testing.B) {
+	s, _ := openFile(b, tempFile(b))
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	l := s.RunLog(RunLogOptions{Now: func() time.Time { return at }}).(driver.BatchRunLog)
+	ctx := context.Background()
+	entries := make([]driver.RunLogEntry, 256)
+	for range 24 {
+		for i := range entries {
+			at = at.Add(time.Microsecond)
+			entries[i] = runLogBenchEntry(at, i)
+		}
+		if err := l.AppendBatch(ctx, entries); err != nil {
+			b.Fatal(err)
+		}
+	}
+	id := entries[0].EndpointID
+	all, _, err := l.List(ctx, "1", id, driver.LogPage{Limit: 1000})
+	if err != nil || len(all) != driver.DefaultLogMaxPerEndpoint {
+		b.Fatalf("%d entries listed, %v", len(all), err)
+	}
+	for _, c := range []struct {
+		name   string
+		before string
+	}{{"newest", ""}, {"after800", driver.Cursor(all[799])}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				page, _, err := l.List(ctx, "1", id, driver.LogPage{Limit: 100, Before: c.before})
+				if err != nil || len(page) == 0 {
+					b.Fatal(len(page), err)
+				}
+			}
+		})
+	}
+}

@@ -1,21 +1,16 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -30,10 +25,10 @@ const logPruneEvery = 32
 
 // logPruneSlack divides MaxPerEndpoint into the appends between two
 // prunings of an endpoint's log (when more than logPruneEvery). A pruning
-// finds the oldest entry the bound keeps by reading the bound's entries,
-// newest first (1,000 by default), and then deletes what is older: the
-// fewer prunings, the fewer of those reads an entry pays for; the
-// deletions are as many either way.
+// finds a key no newer than the oldest entry the bound keeps by reading
+// the keys and counts of the newest blocks that hold the bound's entries
+// (1,000 by default), and then deletes the blocks wholly older: the fewer
+// prunings, the fewer of those reads an entry pays for.
 const logPruneSlack = 2
 
 // logAgePruneEvery is how long (on the log's clock) passes between two
@@ -53,12 +48,17 @@ type RunLogOptions struct {
 }
 
 // RunLog returns an driver.RunLog in the store's database, shared by
-// the processes that share it. An entry is one row, its fields JSON text.
-// List never returns more than the newest MaxPerEndpoint entries of an
-// endpoint, nor any older than MaxAge; rows beyond those bounds are deleted
-// every 32nd append (or every MaxPerEndpoint/2, when more) to an endpoint's
-// log by a process (per endpoint) and,
-// by age, at the first append of a process and then at most once a minute.
+// the processes that share it. A row holds the entries of one endpoint
+// that ran with one key from one AppendBatch (a block, see
+// runlog_block.go; one entry for Append), keyed by its newest entry; List
+// merges the blocks newest first. List never returns more than the newest
+// MaxPerEndpoint entries of an endpoint, nor any older than MaxAge; the
+// blocks wholly beyond those bounds are deleted every 32nd append (or
+// every MaxPerEndpoint/2, when more) to an endpoint's log by a process
+// (per endpoint) and, by age (a block whose newest entry is older than
+// MaxAge), at the first append of a process and then at most once a
+// minute; a block that straddles a bound waits for the next pruning, its
+// entries beyond it never listed.
 func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = driver.DefaultLogMaxAge
@@ -79,13 +79,17 @@ func (s *Store) RunLog(opts RunLogOptions) driver.RunLog {
 		// processes differ in the high bits, so their rows never collide.
 		seqHigh: uint64(binary.BigEndian.Uint16(r[:])&0x7fff) << 48,
 		pending: map[[2]string]int{},
-		// The oldest entry that the count bound keeps.
-		boundary: rebind(d, `SELECT at_ns, seq FROM `+runLogTable+where+` ORDER BY at_ns DESC, seq DESC LIMIT 1 OFFSET ?`),
-		// The bare bounds on at_ns (implied by the ORs after them) make
-		// the key's range what the engine seeks, rather than every entry
-		// of the endpoint it reads and filters.
-		list: rebind(d, `SELECT at_ns, seq, entry, key_id FROM `+runLogTable+where+
-			` AND at_ns >= ? AND at_ns <= ? AND (at_ns > ? OR at_ns = ? AND seq >= ?) AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
+		// An endpoint's blocks from the newest (see walk), down to those
+		// whose newest entry is older than MaxAge.
+		// whose newest entry is older than MaxAge, a few at a time (a
+		// network engine sends a result's rows whether they are read or
+		// not). The bare bounds on at_ns (implied by the OR after them)
+		// make the key's range what the engine seeks.
+		blocks: rebind(d, `SELECT at_ns, seq, entries, oldest_at_ns, oldest_seq, key_id, entry FROM `+runLogTable+where+
+			` AND at_ns >= ? AND at_ns <= ? AND (at_ns < ? OR at_ns = ? AND seq < ?) ORDER BY at_ns DESC, seq DESC LIMIT ?`),
+		// The same without the entries, for the count bound's pruning.
+		spans: rebind(d, `SELECT at_ns, seq, entries, oldest_at_ns, oldest_seq FROM `+runLogTable+where+
+			` ORDER BY at_ns DESC, seq DESC`),
 		pruneCount: rebind(d, `DELETE FROM `+runLogTable+where+` AND at_ns <= ? AND (at_ns < ? OR seq < ?)`),
 		pruneAge:   rebind(d, `DELETE FROM `+runLogTable+` WHERE at_ns < ?`),
 		deleteAll:  rebind(d, `DELETE FROM `+runLogTable+where),
@@ -107,20 +111,23 @@ type runLog struct {
 	mu        sync.Mutex
 	pending   map[[2]string]int // appends per endpoint since its last pruning
 
-	// insert[i] is the INSERT of 1<<i entries.
-	insert                                          [logInsertShift + 1]string
-	boundary, list, pruneCount, pruneAge, deleteAll string
+	// insert[i] is the INSERT of 1<<i blocks.
+	insert                                         [logInsertShift + 1]string
+	blocks, spans, pruneCount, pruneAge, deleteAll string
 }
 
-// logInsertRows is how many entries one INSERT of AppendBatch writes at
-// most: the engine parses and plans one statement per that many rows, not
-// per row. 6 values a row keep it far below every engine's bound on the
-// values of a statement (32,766 on SQLite, 65,535 on PostgreSQL and MySQL).
+// logInsertRows is how many blocks (rows) one INSERT of AppendBatch
+// writes at most: the engine parses and plans one statement per that many
+// rows, not per row. A batch holds a block per endpoint and key, a few
+// usually.
 const logInsertRows = 1 << logInsertShift
 
-const logInsertShift = 8
+const logInsertShift = 6
 
-// insertRows is the INSERT of n run log entries, for d.
+// logInsertValues is how many values a row of the INSERT binds.
+const logInsertValues = 9
+
+// insertRows is the INSERT of n run log blocks, for d.
 func insertRows(d engine.Store, n int) string {
 	verb := `INSERT INTO `
 	if d.SingleWriter() {
@@ -130,17 +137,17 @@ func insertRows(d engine.Store, n int) string {
 		verb = `INSERT OR ROLLBACK INTO `
 	}
 	var b strings.Builder
-	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES `)
+	b.WriteString(verb + runLogTable + ` (project, endpoint_id, at_ns, seq, entries, oldest_at_ns, oldest_seq, key_id, entry) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	return rebind(d, b.String())
 }
 
-// insertChunk is the largest power of two of entries, at most
+// insertChunk is the largest power of two of blocks, at most
 // logInsertRows, that an INSERT writes out of n: a batch of any size is
 // written by prepared statements of a few sizes only (at most one of each
 // below logInsertRows), never planned afresh.
@@ -157,7 +164,8 @@ func (l *runLog) Append(ctx context.Context, e driver.RunLogEntry) error {
 	return l.AppendBatch(ctx, []driver.RunLogEntry{e})
 }
 
-// AppendBatch implements driver.BatchRunLog: the entries are inserted in
+// AppendBatch implements driver.BatchRunLog: the entries of each endpoint
+// go into one row (a block, see runlog_block.go), all of them inserted in
 // one transaction (one write of the store's file on SQLite, however many
 // runs they record), by prepared statements, and the endpoints' logs are
 // pruned as Append prunes them: in the same transaction on SQLite, whose
@@ -168,55 +176,16 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	if len(entries) == 0 {
 		return nil
 	}
-	type row struct {
-		project, id string
-		at, seq     int64
-		text        [2]int // the entry's text: all[text[0]:text[1]]
-		keyID       string
-	}
-	sorted := make([]row, len(entries))
-	// Every entry's text goes into one buffer, read as one string (never
-	// written after): an entry's argument is a part of it, not a string of
-	// its own.
-	buf := make([]byte, 0, 192*len(entries))
-	for i, e := range entries {
-		e.Seq = l.seqHigh | l.seq.Add(1)&(1<<48-1)
-		start := len(buf)
-		var err error
-		if buf, err = appendEntry(buf, e); err != nil {
-			return fmt.Errorf("sqlstore: run log: %w", err)
-		}
-		sorted[i] = row{e.ProjectID, e.EndpointID, e.At.UnixNano(), int64(e.Seq), [2]int{start, len(buf)}, e.KeyID}
-	}
-	all := unsafe.String(unsafe.SliceData(buf), len(buf))
-	// In the order of the key, the rows of an endpoint go into the table
-	// one after the other (where the pages they fill are at hand) rather
-	// than by turns with other endpoints'.
-	slices.SortFunc(sorted, func(a, b row) int {
-		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.id, b.id), cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
-	})
-	rows := make([]any, 0, 6*len(entries))
-	// The project and the endpoint of a row are those of the row before it
-	// but at the edges of an endpoint's rows: one value each stands for
-	// them all, rather than a copy a row. A row without a key binds NULL.
-	var project, id any
-	for i, r := range sorted {
-		if i == 0 || r.project != sorted[i-1].project {
-			project = r.project
-		}
-		if i == 0 || r.id != sorted[i-1].id {
-			id = r.id
-		}
-		var keyID any
-		if r.keyID != "" {
-			keyID = r.keyID
-		}
-		rows = append(rows, project, id, r.at, r.seq, all[r.text[0]:r.text[1]], keyID)
+	sc := appendScratchPool.Get().(*appendScratch)
+	defer appendScratchPool.Put(sc)
+	blocks, rows, err := sc.blocks(entries, l.seqHigh, &l.seq)
+	if err != nil {
+		return fmt.Errorf("sqlstore: run log: %w", err)
 	}
 	// The statements are prepared before the transaction, which may hold
 	// the only connection (SQLite in memory).
 	var inserts []*sql.Stmt
-	for n := len(entries); n > 0; {
+	for n := blocks; n > 0; {
 		c := insertChunk(n)
 		st, err := l.s.stmt(ctx, l.insert[bits.Len(uint(c))-1])
 		if err != nil {
@@ -229,20 +198,19 @@ func (l *runLog) AppendBatch(ctx context.Context, entries []driver.RunLogEntry) 
 	inTx := l.s.dialect.SingleWriter()
 	var pr *pruning
 	if inTx && due.any() {
-		var err error
 		if pr, err = l.pruning(ctx); err != nil {
 			l.undue(due)
 			return err
 		}
 	}
 	// The INSERT comes first, a write itself: no write to take the lock.
-	err := l.s.tx(ctx, false, func(tx *sql.Tx) error {
+	err = l.s.tx(ctx, false, func(tx *sql.Tx) error {
 		for _, st := range inserts {
-			n := insertChunk(len(rows) / 6)
-			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:6*n]...); err != nil {
+			n := insertChunk(len(rows) / logInsertValues)
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, rows[:logInsertValues*n]...); err != nil {
 				return err
 			}
-			rows = rows[6*n:]
+			rows = rows[logInsertValues*n:]
 		}
 		if pr != nil {
 			pr.tx = tx
@@ -311,8 +279,8 @@ func (l *runLog) undue(due dueSet) {
 // pruning holds the prepared statements of a pruning, and the transaction
 // they run in (nil: each on its own).
 type pruning struct {
-	boundary, count, age *sql.Stmt
-	tx                   *sql.Tx
+	spans, count, age *sql.Stmt
+	tx                *sql.Tx
 }
 
 func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
@@ -320,7 +288,7 @@ func (l *runLog) pruning(ctx context.Context) (*pruning, error) {
 	for _, x := range []struct {
 		st **sql.Stmt
 		q  string
-	}{{&p.boundary, l.boundary}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
+	}{{&p.spans, l.spans}, {&p.count, l.pruneCount}, {&p.age, l.pruneAge}} {
 		st, err := l.s.stmt(ctx, x.q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: run log: pruning: %w", err)
@@ -337,17 +305,15 @@ func (p *pruning) stmt(ctx context.Context, st *sql.Stmt) *sql.Stmt {
 	return p.tx.StmtContext(ctx, st)
 }
 
-// prune deletes, for each endpoint of due, the entries beyond the count
-// bound, and when due says so the entries beyond the age bound.
+// prune deletes, for each endpoint of due, the blocks whose entries are
+// all beyond the count bound (see pruneBound; List leaves out the rest),
+// and when due says so the blocks whose newest entry is beyond the age
+// bound.
 func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
 	for _, k := range due.endpoints {
-		var at, seq int64
-		err := p.stmt(ctx, p.boundary).QueryRowContext(ctx, k[0], k[1], l.opts.MaxPerEndpoint-1).Scan(&at, &seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err == nil {
-			_, err = p.stmt(ctx, p.count).ExecContext(ctx, k[0], k[1], at, at, seq)
+		bound, ok, err := l.pruneBound(ctx, p.stmt(ctx, p.spans), k[0], k[1])
+		if err == nil && ok {
+			_, err = p.stmt(ctx, p.count).ExecContext(ctx, k[0], k[1], bound.at, bound.at, bound.seq)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlstore: run log: pruning: %w", err)
@@ -361,70 +327,83 @@ func (l *runLog) prune(ctx context.Context, p *pruning, due dueSet) error {
 	return nil
 }
 
-// oldestKept returns the oldest entry of an endpoint that the count bound
-// keeps, ok false when the log holds fewer entries than the bound.
-func (l *runLog) oldestKept(ctx context.Context, project, id string) (at, seq int64, ok bool, err error) {
-	err = l.s.queryRow(ctx, l.boundary, project, id, l.opts.MaxPerEndpoint-1).Scan(&at, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, 0, false, nil
-	case err != nil:
-		return 0, 0, false, fmt.Errorf("sqlstore: run log: %w", err)
+// pruneBound returns a key no newer than the oldest entry of an endpoint
+// that the count bound keeps, ok false when the log may hold fewer
+// entries than the bound: the oldest entry of the newest blocks (by their
+// newest entry) that hold MaxPerEndpoint entries together. Every entry of
+// a block whose newest is older is beyond the bound: at least
+// MaxPerEndpoint entries are newer. It reads the blocks' keys and counts
+// only, never their entries; where the blocks overlap in time (several
+// processes), it may keep a block more than it must.
+func (l *runLog) pruneBound(ctx context.Context, spans *sql.Stmt, project, id string) (bound logKey, ok bool, err error) {
+	rows, err := spans.QueryContext(ctx, project, id)
+	if err != nil {
+		return bound, false, err
 	}
-	return at, seq, true, nil
+	defer rows.Close()
+	total := int64(0)
+	for rows.Next() {
+		var (
+			newest           logKey
+			n, oldAt, oldSeq sql.NullInt64
+		)
+		if err := rows.Scan(&newest.at, &newest.seq, &n, &oldAt, &oldSeq); err != nil {
+			return bound, false, err
+		}
+		oldest := newest
+		if n.Valid {
+			// A block; a row of version 6 holds one entry.
+			oldest = logKey{oldAt.Int64, oldSeq.Int64}
+		}
+		if total == 0 || oldest.less(bound) {
+			bound = oldest
+		}
+		if total += max(n.Int64, 1); total >= int64(l.opts.MaxPerEndpoint) {
+			return bound, true, rows.Close()
+		}
+	}
+	return bound, false, rows.Err()
 }
 
-// List implements driver.RunLog.
+// List implements driver.RunLog: it reads the endpoint's blocks from the
+// newest (walk), and stops at the entry after the page, at the count
+// bound or at the age bound.
 func (l *runLog) List(ctx context.Context, project, id string, page driver.LogPage) ([]driver.RunLogEntry, string, error) {
-	beforeAt, beforeSeq := int64(1<<63-1), int64(1<<63-1)
+	before := logKey{1<<63 - 1, 1<<63 - 1}
 	if page.Before != "" {
 		at, seq, err := driver.ParseCursor(page.Before)
 		if err != nil {
 			return nil, "", err
 		}
-		beforeAt, beforeSeq = at, int64(seq)
-	}
-	keptAt, keptSeq, ok, err := l.oldestKept(ctx, project, id)
-	if err != nil {
-		return nil, "", err
-	}
-	if !ok {
-		keptAt, keptSeq = -1<<63, -1<<63
+		before = logKey{at, int64(seq)}
 	}
 	limit := page.Limit
 	if limit <= 0 {
 		limit = l.opts.MaxPerEndpoint
 	}
-	rows, err := l.s.query(ctx, l.list, project, id, max(l.opts.Now().Add(-l.opts.MaxAge).UnixNano(), keptAt), beforeAt,
-		keptAt, keptAt, keptSeq, beforeAt, beforeAt, beforeSeq, limit+1)
+	st, err := l.s.stmt(ctx, l.blocks)
 	if err != nil {
 		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
 	}
-	defer rows.Close()
+	since := l.opts.Now().Add(-l.opts.MaxAge).UnixNano()
 	var out []driver.RunLogEntry
-	for rows.Next() {
-		var (
-			at, seq int64
-			text    string
-			keyID   sql.NullString
-		)
-		if err := rows.Scan(&at, &seq, &text, &keyID); err != nil {
-			return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+	err = walk(ctx, st, project, id, since, func(rank int, b blockEntry) (bool, error) {
+		if rank >= l.opts.MaxPerEndpoint || b.key.at < since {
+			return false, nil
 		}
-		var r entryRow
-		if err := json.Unmarshal([]byte(text), &r); err != nil {
-			return nil, "", fmt.Errorf("sqlstore: run log entry: %w", err)
+		if !b.key.less(before) {
+			return true, nil
 		}
-		e := r.entry()
-		e.ProjectID, e.EndpointID, e.Seq = project, id, uint64(seq)
-		e.At = time.Unix(0, at).UTC()
-		// The key that ran has a column of its own (schema version 4), so
-		// that a host can find a key's runs; it is the one read back.
-		e.KeyID = keyID.String
+		if len(out) == limit {
+			out = append(out, driver.RunLogEntry{}) // a next page: no need to decode it
+			return false, nil
+		}
+		e, err := decodeBlockEntry(b, project, id)
 		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("sqlstore: run log: %w", err)
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	if len(out) > limit {
 		out = out[:limit]

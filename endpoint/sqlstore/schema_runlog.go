@@ -34,3 +34,48 @@ func runLogClusteredMigration(d engine.Store) []string {
 		`ALTER TABLE ` + next + ` RENAME TO ` + runLogTable,
 	}
 }
+
+// runLogBlocksMigration is version 7: a run log row holds the entries of
+// one endpoint that ran with one key (key_id) from one AppendBatch (a
+// block, see runlog_block.go), the row's key being its newest entry's;
+// the new columns entries, oldest_at_ns and oldest_seq say how many
+// entries it holds and the oldest one's key. The rows of version 6 have
+// them NULL, and are read as blocks of one entry as they are: no row is
+// rewritten.
+//
+// On SQLite the table is made again (its rows copied, in one transaction
+// as version 6 was) with the column entry last, so that a read of the
+// blocks' keys and counts (the count bound's pruning) never reads the
+// pages that a long entry overflows into. Elsewhere the columns are added,
+// one statement each, which the store runs again when a migration cut
+// short left some added (MySQL commits each at once).
+func runLogBlocksMigration(d engine.Store) []string {
+	if !d.SingleWriter() {
+		return []string{
+			d.AddColumn(runLogTable, "entries", "BIGINT NULL"),
+			d.AddColumn(runLogTable, "oldest_at_ns", "BIGINT NULL"),
+			d.AddColumn(runLogTable, "oldest_seq", "BIGINT NULL"),
+		}
+	}
+	const next = runLogTable + "_v7"
+	const cols = `project, endpoint_id, at_ns, seq, key_id, entry`
+	key, text := d.KeyType(), d.LongTextType()
+	return []string{
+		`DROP TABLE IF EXISTS ` + next,
+		`CREATE TABLE ` + next + ` (
+	project ` + key + ` NOT NULL,
+	endpoint_id ` + key + ` NOT NULL,
+	at_ns BIGINT NOT NULL,
+	seq BIGINT NOT NULL,
+	entries BIGINT NULL,
+	oldest_at_ns BIGINT NULL,
+	oldest_seq BIGINT NULL,
+	key_id ` + key + ` NULL,
+	entry ` + text + ` NOT NULL,
+	PRIMARY KEY (project, endpoint_id, at_ns, seq)
+) WITHOUT ROWID`,
+		`INSERT INTO ` + next + ` (` + cols + `) SELECT ` + cols + ` FROM ` + runLogTable,
+		`DROP TABLE ` + runLogTable,
+		`ALTER TABLE ` + next + ` RENAME TO ` + runLogTable,
+	}
+}

@@ -28,6 +28,12 @@ type runRecord struct {
 	fallbackErr  error
 	rows         int
 	stats        *Statistics
+	// log is the run's log entry, and the row count it points to, made
+	// by endRun in the record's own allocation.
+	log struct {
+		e    driver.RunLogEntry
+		rows int
+	}
 }
 
 func (s *Service) beginRun(project, name string, req RunRequest) *runRecord {
@@ -66,17 +72,14 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {
-		// One allocation for the entry and the row count it points to.
-		q := &struct {
-			e    driver.RunLogEntry
-			rows int
-		}{e: driver.RunLogEntry{
+		q := &r.log
+		q.e = driver.RunLogEntry{
 			ExecutionID: r.id, ProjectID: r.ep.ProjectID, EndpointID: r.ep.ID,
 			At: r.at, Version: r.version, DurationMS: ms(took),
 			Status: status, ErrorCode: code, Refresh: r.refresh,
 			Cached: r.cached, Materialized: r.materialized,
 			Token: r.token, TokenKeyID: r.tokenKeyID, KeyID: r.keyID,
-		}}
+		}
 		e := &q.e
 		if err == nil {
 			if r.rows >= 0 {

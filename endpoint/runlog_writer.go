@@ -61,6 +61,8 @@ type logWriter struct {
 	stopped  chan struct{}
 	closing  atomic.Bool
 	mu       sync.RWMutex // held for reading by senders, for writing by Close
+	// entries is the writer goroutine's own buffer for a batch's entries.
+	entries []driver.RunLogEntry
 }
 
 // maxLogBatch bounds the items the writer takes at once. A batch is one
@@ -213,11 +215,18 @@ func (w *logWriter) nudge() {
 // latest mark of each endpoint, then releases the flushes.
 func (w *logWriter) write(batch []logWrite) {
 	ctx := context.Background()
+	// The entries are copied into a slice the writer keeps from batch to
+	// batch (a BatchRunLog keeps no slice it is given), cleared after so
+	// that it holds no entry's pointers.
+	entries := w.entries[:0]
+	defer func() {
+		clear(entries)
+		w.entries = entries[:0]
+	}()
 	var (
-		entries = make([]driver.RunLogEntry, 0, len(batch))
-		marks   = map[string]*executedMark{}
-		order   []string
-		errs    []error
+		marks = map[string]*executedMark{}
+		order []string
+		errs  []error
 	)
 	for _, it := range batch {
 		switch {

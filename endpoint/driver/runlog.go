@@ -80,7 +80,9 @@ type RunLog interface {
 // BatchRunLog is a RunLog that appends several entries at once, as the
 // Service's background writer hands them over: in one transaction, say,
 // rather than one per entry. AppendBatch is Append of each entry, in
-// order; on an error, some of them may have been kept.
+// order; on an error, some of them may have been kept. The slice is the
+// caller's again once AppendBatch returns (the writer reuses it): keep
+// copies of the entries, never the slice.
 type BatchRunLog interface {
 	RunLog
 	AppendBatch(ctx context.Context, entries []RunLogEntry) error

@@ -137,7 +137,7 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := rec.at // the Service's clock, read as the run began
 	ep, err := s.runnable(ctx, project, name, now)
 	if err != nil {
 		return nil, err

@@ -37,9 +37,14 @@ type runRecord struct {
 }
 
 func (s *Service) beginRun(project, name string, req RunRequest) *runRecord {
+	start := time.Now()
+	at := systemInstant(start) // the system's clock, read once
+	if !s.systemClock {
+		at = s.now()
+	}
 	r := &runRecord{
 		id: newExecutionID(), project: project, name: name,
-		start: time.Now(), at: s.now(), refresh: req.Refresh,
+		start: start, at: at, refresh: req.Refresh,
 	}
 	if r.refresh == "" {
 		r.refresh = RefreshCache

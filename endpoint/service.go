@@ -227,12 +227,15 @@ type Config struct {
 // another Service (another process sharing the store) is seen within
 // Config.RecheckInterval.
 type Service struct {
-	cfg      Config
-	now      func() time.Time
-	writeMu  sync.Mutex
-	cache    *templateCache
-	records  recordCache
-	executed *executedMarks
+	cfg Config
+	now func() time.Time
+	// systemClock tells that now is systemNow (Config.Now was nil): a
+	// run then reads the clock once for its start and its instant.
+	systemClock bool
+	writeMu     sync.Mutex
+	cache       *templateCache
+	records     recordCache
+	executed    *executedMarks
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
 	refreshing   refreshLocks
@@ -287,16 +290,15 @@ func New(cfg Config) (*Service, error) {
 	}
 	now := cfg.Now
 	if now == nil {
-		// Microseconds: what SQL stores keep, so that an endpoint reads
-		// back with the times Create and Update returned.
-		now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+		now = systemNow
 	}
 	s := &Service{
-		cfg:      cfg,
-		now:      now,
-		cache:    newTemplateCache(cfg.CacheSize),
-		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
-		executed: newExecutedMarks(cfg.ExecutedResolution),
+		cfg:         cfg,
+		now:         now,
+		systemClock: cfg.Now == nil,
+		cache:       newTemplateCache(cfg.CacheSize),
+		records:     recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
+		executed:    newExecutedMarks(cfg.ExecutedResolution),
 
 		results:         cfg.ResultCache,
 		versionTimes:    newLRU[versionKey, time.Time](cfg.CacheSize),
@@ -785,3 +787,11 @@ func (s *Service) delete(ctx context.Context, project, name string) (driver.Endp
 	_ = s.runLog.DeleteEndpoint(context.WithoutCancel(ctx), project, e.ID)
 	return e, nil
 }
+
+// systemNow is the Service's clock when Config.Now is nil: the system's,
+// in UTC, to the microsecond (what SQL stores keep, so that an endpoint
+// reads back with the times Create and Update returned).
+func systemNow() time.Time { return systemInstant(time.Now()) }
+
+// systemInstant is t as systemNow reads it.
+func systemInstant(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -262,19 +262,24 @@ func (x *Executor) Read(ctx context.Context, query string, args []any) (*driver.
 }
 
 // read runs query with its settings and decodes its answer within b's rows
-// and bytes.
+// and bytes, from chDB's buffer (decode copies what it keeps: the answer
+// is not copied to Go whole first, and the strings it holds are copied
+// into memory the collector does not scan, see strArena).
 func (x *Executor) read(ctx context.Context, query string, args []any, b driver.Bounds) (*driver.Result, error) {
 	t := timeout(ctx)
 	text := func(kept bool) string { return x.withSettings(query, t, b, kept) }
-	out, stats, err := x.runWith(ctx, text, resultFormat, args, false)
-	if err != nil {
+	var res *driver.Result
+	use := func(out string, st stats) error {
+		var err error
+		if res, err = decode(out, b, st.answered); err != nil {
+			return err
+		}
+		res.RowsRead, res.BytesRead = &st.rows, &st.bytes
+		return nil
+	}
+	if err := x.runUsing(ctx, text, resultFormat, args, use); err != nil {
 		return nil, err
 	}
-	res, err := decode(out, b, stats.answered)
-	if err != nil {
-		return nil, err
-	}
-	res.RowsRead, res.BytesRead = &stats.rows, &stats.bytes
 	return res, nil
 }
 
@@ -394,8 +399,31 @@ func (x *Executor) run(ctx context.Context, query, format string, args []any) (s
 // session still holds the settings Open put it in (x.kept), before
 // another statement runs.
 func (x *Executor) runWith(ctx context.Context, text func(kept bool) string, format string, args []any, check bool) (string, stats, error) {
+	var out string
+	var st stats
+	err := x.runThen(ctx, text, format, args, check, func(answer string, s stats) error {
+		out, st = strings.Clone(answer), s
+		return nil
+	})
+	if err != nil {
+		return "", stats{}, err
+	}
+	return out, st, nil
+}
+
+// runUsing executes text(x.kept) as runWith does and calls use with its
+// answer, which is chDB's buffer: use must keep nothing of it, which is
+// freed once use returns.
+func (x *Executor) runUsing(ctx context.Context, text func(kept bool) string, format string, args []any, use func(answer string, st stats) error) error {
+	return x.runThen(ctx, text, format, args, false, use)
+}
+
+// runThen executes text(x.kept) as runWith does and calls use with its
+// answer, in chDB's buffer, freed once use returns; x.mu is held while
+// use runs.
+func (x *Executor) runThen(ctx context.Context, text func(kept bool) string, format string, args []any, check bool, use func(answer string, st stats) error) error {
 	if err := ctx.Err(); err != nil {
-		return "", stats{}, fmt.Errorf("chdb: %w", err)
+		return fmt.Errorf("chdb: %w", err)
 	}
 	names := make([]*C.char, len(args))
 	values := make([]*C.char, len(args))
@@ -404,7 +432,7 @@ func (x *Executor) runWith(ctx context.Context, text func(kept bool) string, for
 	for i, a := range args {
 		s, ok := a.(string)
 		if !ok {
-			return "", stats{}, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
+			return fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
 		}
 		name := engine.ClickHouse.ArgName(i + 1)
 		value := chparam.Escape(s)
@@ -421,51 +449,57 @@ func (x *Executor) runWith(ctx context.Context, text func(kept bool) string, for
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.conn == nil {
-		return "", stats{}, ErrClosed
+		return ErrClosed
 	}
-	out, st, err := x.query(text(x.kept), format, pn, pnl, pv, pvl, len(args))
+	err := x.query(text(x.kept), format, pn, pnl, pv, pvl, len(args), use)
 	if check {
 		// Whether or not the statement succeeded: one that failed may
 		// have changed the session before it did.
 		x.kept = x.holdsSession()
 	}
 	if err != nil {
-		return "", stats{}, err
+		return err
 	}
-	return out, st, ctx.Err()
+	return ctx.Err()
 }
 
 // holdsSession reports whether the session holds every setting Open put
 // it in; x.mu is held. It says no when it cannot tell.
 func (x *Executor) holdsSession() bool {
-	out, _, err := x.query(x.check, "TabSeparated", nil, nil, nil, nil, 0)
-	return err == nil && out == "1\n"
+	var holds bool
+	err := x.query(x.check, "TabSeparated", nil, nil, nil, nil, 0, func(out string, _ stats) error {
+		holds = out == "1\n"
+		return nil
+	})
+	return err == nil && holds
 }
 
-// query runs one statement on the connection; x.mu is held.
-func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int) (string, stats, error) {
+// query runs one statement on the connection and calls use with its
+// answer, in chDB's buffer, which is freed once use returns (use keeps
+// nothing of it); x.mu is held.
+func (x *Executor) query(query, format string, pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t, n int, use func(answer string, st stats) error) error {
 	cq, cf := C.CString(query), C.CString(format)
 	defer C.free(unsafe.Pointer(cq))
 	defer C.free(unsafe.Pointer(cf))
 	res := C.chdb_query_with_params_n(*x.conn, cq, C.size_t(len(query)), cf, C.size_t(len(format)),
 		pn, pnl, pv, pvl, C.size_t(n))
 	if res == nil {
-		return "", stats{}, errors.New("chdb: the query returned no result")
+		return errors.New("chdb: the query returned no result")
 	}
 	defer C.chdb_destroy_query_result(res)
 	if msg := C.chdb_result_error(res); msg != nil {
 		x.drain()
 		text := C.GoString(msg)
 		if strings.Contains(text, "TIMEOUT_EXCEEDED") || strings.Contains(text, "Timeout exceeded") {
-			return "", stats{}, fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
+			return fmt.Errorf("chdb: %s: %w", text, context.DeadlineExceeded)
 		}
-		return "", stats{}, queryError(text)
+		return queryError(text)
 	}
 	st := stats{rows: int64(C.chdb_result_storage_rows_read(res)), bytes: int64(C.chdb_result_storage_bytes_read(res)),
 		answered: int(min(C.chdb_result_rows_read(res), math.MaxInt32))}
 	size := C.chdb_result_length(res)
 	if size == 0 {
-		return "", st, nil
+		return use("", st)
 	}
-	return C.GoStringN(C.chdb_result_buffer(res), C.int(size)), st, nil
+	return use(unsafe.String((*byte)(unsafe.Pointer(C.chdb_result_buffer(res))), int(size)), st)
 }

@@ -28,9 +28,10 @@ const resultFormat = "RowBinaryWithNamesAndTypes"
 var errShort = errors.New("the answer ends inside a value")
 
 // reader reads RowBinary values from an answer: b is s's bytes, read
-// only, and each string value is a part of s, so that reading one copies
-// nothing (the values keep the answer's memory alive, which is about
-// their size).
+// only. The answer may be memory the caller frees once decode returns
+// (chDB's own buffer, see read): nothing decode answers points into it;
+// each string value is copied out of it into the reader's strings (see
+// strArena).
 type reader struct {
 	s   string
 	b   []byte
@@ -44,13 +45,76 @@ type reader struct {
 // it would point to a value of its own. A block is never written again
 // once a value of it is boxed. size is how many values a new block holds:
 // decode sets it to the rows of the block of rows it reads, so that a
-// small answer allocates little and a large one few blocks.
+// small answer allocates little and a large one few blocks. Strings are
+// boxed from strs.
 type boxes struct {
 	size  int
-	strs  []string
+	strs  strArena
 	ints  []int64
 	flts  []float64
 	times []time.Time
+}
+
+// strArena boxes strings into chunks of memory the garbage collector
+// does not scan: a chunk is a []uint64 (a type without pointers), whose
+// end holds the strings' bytes, copied from the answer, and whose start
+// their headers (a pointer to the bytes and the length, string's
+// layout), which the interfaces point to. A chunk of a whole block of
+// rows is one allocation, and it adds nothing for the collector to scan
+// (the headers' pointers are hidden from it), where a string header of
+// its own (16 bytes) each would add a pointer each, which every cycle
+// that finds the rows alive must follow.
+//
+// It is safe because a hidden pointer points into its own chunk: the
+// collector keeps a chunk whole while anything points anywhere inside it
+// (an interface to one of its headers, or a string copied out of one,
+// whose pointer is a real one), so a header is only ever read, through
+// an interface, while the chunk holding its bytes is alive, and Go's heap
+// does not move. A chunk escapes to the heap (it is reachable from the
+// Result decode returns). Each header and its bytes are written once,
+// before the interface to them is made, by the goroutine that makes it,
+// and never again (as unsafe.String asks: the bytes of a string are not
+// changed while it exists); the Result reaches other goroutines only
+// once decode returns, so no read races with the writes.
+// TestStringsOutliveTheAnswer checks the strings after the collector has
+// run and the answer's memory is written over.
+type strArena struct {
+	chunk []uint64
+	// head is the words of chunk's start that headers use, tail the
+	// bytes of its end that the strings' bytes use.
+	head, tail int
+	// used is the bytes (headers and strings) the strings boxed so far
+	// took; rows is the rows left in decode's current block of rows
+	// (this one included) and perRow what decode expects one to take: a
+	// new chunk holds them (or the string that needs it, if larger).
+	used, rows, perRow int
+}
+
+// box is v as an interface whose string is a copy of v in a.'s chunk.
+func (a *strArena) box(v string) any {
+	if v == "" {
+		return v // boxed without allocating
+	}
+	n := len(v)
+	if len(a.chunk)*8-a.head*8-a.tail < 16+n {
+		a.grow(16 + n)
+	}
+	base := unsafe.Pointer(unsafe.SliceData(a.chunk))
+	a.tail += n
+	a.used += 16 + n
+	data := unsafe.Add(base, len(a.chunk)*8-a.tail)
+	copy(unsafe.Slice((*byte)(data), n), v)
+	h := a.chunk[a.head : a.head+2 : a.head+2]
+	h[0], h[1] = uint64(uintptr(data)), uint64(n)
+	a.head += 2
+	return boxed(stringType, &h[0])
+}
+
+// grow sets a new chunk, of at least need bytes, for the rest of the
+// block of rows.
+func (a *strArena) grow(need int) {
+	size := max(need, a.rows*a.perRow)
+	a.chunk, a.head, a.tail = make([]uint64, (size+7)/8), 0, 0
 }
 
 // eface is the layout of an interface value without methods (any).
@@ -79,12 +143,7 @@ func box[T any](block *[]T, size int, typ unsafe.Pointer, v T) any {
 	return boxed(typ, p)
 }
 
-func (bx *boxes) str(v string) any {
-	if v == "" {
-		return v
-	}
-	return box(&bx.strs, bx.size, stringType, v)
-}
+func (bx *boxes) str(v string) any { return bx.strs.box(v) }
 
 func (bx *boxes) int(v int64) any {
 	if v >= 0 && v < 256 {
@@ -144,7 +203,9 @@ type decoder func(r *reader) (any, error)
 // b.MaxBytes (when set), as driver.RowBytes weighs them. hint is how many
 // rows the engine says the answer holds (0 when it does not say), which
 // sizes what decode allocates, no more (it is trusted up to the rows
-// the answer's length can hold).
+// the answer's length can hold). Nothing of what it answers points into
+// out, which the caller may free once it returns (read decodes chDB's
+// own buffer, without copying it to Go first).
 func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 	res := &driver.Result{Columns: []string{}, Types: []string{}, Rows: [][]any{}}
 	if len(out) == 0 {
@@ -162,6 +223,7 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 			if list[i], err = r.string(); err != nil {
 				return nil, fmt.Errorf("chdb: reading the answer's columns: %w", err)
 			}
+			list[i] = strings.Clone(list[i])
 		}
 	}
 	decs := make([]decoder, n)
@@ -183,8 +245,10 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 	// the smallest a row can be at first), so that the last one ends
 	// about where the rows do; none is larger than maxBlock rows (one
 	// block for all 10,000 rows of BenchmarkChDBRun/group10k made it
-	// slower). Strings and integers are boxed from blocks of their own,
-	// sized for the columns of their kind.
+	// slower). Integers are boxed from blocks of their own, sized for the
+	// columns of their kind, strings from r.strs, whose chunks are sized
+	// for the block's rows, by the bytes the strings of the rows read so
+	// far took a row (by the rows' bytes in the answer at first).
 	const firstBlock, maxBlock = 16, 1024
 	smallest := max(1, minRow(res.Types))
 	var strCols, intCols int
@@ -204,12 +268,14 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 		off   = r.off
 		start = off
 		block []any
-		strs  []string
 		ints  []int64
 		rows  int
 		size  int64
 	)
 	hint = min(hint, len(data)/smallest+1)
+	// answered is the rows of the whole answer, of which MaxRows may
+	// read fewer.
+	answered := hint
 	if b.MaxRows > 0 {
 		hint = min(hint, b.MaxRows)
 	}
@@ -218,13 +284,21 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 		if len(block) == 0 {
 			left := len(data) - off
 			next := min(left/smallest+1, firstBlock)
+			// perRow is the bytes of r.strs a row is expected to take:
+			// those of the rows read so far, or at first 16 a string
+			// column and the bytes a row of the answer has more than the
+			// smallest (those of its strings, when they are its only
+			// values of varying size).
+			perRow := 16*strCols + min(left/next, 64) - smallest
 			switch {
 			case rows == 0 && hint > 0:
 				next = min(hint, maxBlock)
+				perRow = 16*strCols + left/answered - smallest
 			case rows > 0:
 				// The rows left at the mean size of those read, rounded up.
 				mean := float64(off-start) / float64(rows)
 				next = min(int(math.Ceil(float64(left)/mean)), left/smallest+1, maxBlock)
+				perRow = (r.strs.used + rows - 1) / rows
 			}
 			if b.MaxRows > 0 {
 				next = min(next, b.MaxRows-rows)
@@ -232,11 +306,12 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 			next = max(next, 1)
 			block = make([]any, next*int(n))
 			r.size = next
-			// The boxes' blocks of the block before are full or
-			// dropped; these are allocated when a value needs one, for
-			// the rows of this block left (small integers and empty
-			// strings need none).
-			strs, ints = nil, nil
+			// The integers' block of the block before is full or
+			// dropped; the next is allocated when a value needs one,
+			// for the rows of this block left (small integers need
+			// none). A chunk of strings is used until it is full.
+			ints = nil
+			r.strs.rows, r.strs.perRow = next, max(perRow, 0)
 		}
 		row := block[:n:n]
 		block = block[n:]
@@ -259,15 +334,7 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 					}
 					off = r.off
 				}
-				if v == "" {
-					row[i] = v // boxed without allocating
-				} else {
-					if len(strs) == cap(strs) {
-						strs = make([]string, 0, (len(block)/int(n)+1)*strCols)
-					}
-					strs = append(strs, v)
-					row[i] = boxed(stringType, &strs[len(strs)-1])
-				}
+				row[i] = r.strs.box(v)
 				weight += int64(len(v)) + 2
 				continue
 			case kindUInt64, kindInt64:
@@ -309,6 +376,7 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 		}
 		res.Rows = append(res.Rows, row)
 		rows++
+		r.strs.rows--
 	}
 	return res, nil
 }
@@ -496,7 +564,7 @@ func decoderOf(typ string) (decoder, error) {
 			if _, err := r.next(n); err != nil {
 				return nil, err
 			}
-			return r.s[r.off-n : r.off], nil
+			return r.str(r.s[r.off-n : r.off]), nil
 		}, nil
 	case "JSON":
 		// Its text: every query carries

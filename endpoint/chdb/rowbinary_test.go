@@ -3,6 +3,7 @@
 package chdb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
@@ -304,11 +306,12 @@ func TestBinaryAllocatesWhatTheRowsNeed(t *testing.T) {
 		query string
 		rows  int
 		// need is what the rows need: per row its slot in Rows (24 bytes),
-		// its values (16 bytes each) and their boxes.
+		// its values (16 bytes each) and their boxes (a string's header
+		// and its bytes, copied out of the answer).
 		need int
 	}{
-		{"SELECT 'one' AS s", 1, 24 + 16 + 16},
-		{"SELECT toString(number) AS s, number + 1000 AS n FROM numbers(5000)", 5000, 5000 * (24 + 2*16 + 16 + 8)},
+		{"SELECT 'one' AS s", 1, 24 + 16 + 16 + 3},
+		{"SELECT toString(number) AS s, number + 1000 AS n FROM numbers(5000)", 5000, 5000*(24+2*16+16+8) + 10 + 90*2 + 900*3 + 4000*4},
 	} {
 		out, st, err := x.run(context.Background(), c.query, resultFormat, nil)
 		if err != nil {
@@ -371,7 +374,8 @@ func TestBinaryHintSizesOnly(t *testing.T) {
 }
 
 // FuzzDecode: decode never panics on an answer cut or changed anywhere,
-// and the hint changes nothing of what it reads.
+// the hint changes nothing of what it reads, and what it reads keeps
+// nothing of the answer's memory.
 func FuzzDecode(f *testing.F) {
 	x := executor(f)
 	for _, q := range []string{
@@ -389,7 +393,11 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string, hint, maxRows int) {
 		b := driver.Bounds{MaxRows: max(maxRows, 0) % 100}
 		want, wantErr := decode(out, b, 0)
-		got, err := decode(out, b, hint)
+		// Read from a buffer written over once decode returns, as chDB's
+		// is freed: the rows are the same.
+		buf := []byte(out)
+		got, err := decode(unsafe.String(unsafe.SliceData(buf), len(buf)), b, hint)
+		clear(buf)
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("hint %d: error %v, without it %v", hint, err, wantErr)
 		}
@@ -397,4 +405,80 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("hint %d: rows %v, without it %v", hint, got.Rows, want.Rows)
 		}
 	})
+}
+
+// TestStringsOutliveTheAnswer: decode copies every string it answers out
+// of the answer (read decodes chDB's buffer, which is freed once decode
+// returns): no string of the rows points into the answer, and each reads
+// the same once the answer is written over and the collector has run,
+// whether it is kept as the row's interface, as a string copied out of
+// it, or only through Rows (the strings' chunks hide their headers'
+// pointers from the collector; see strArena).
+func TestStringsOutliveTheAnswer(t *testing.T) {
+	x := executor(t)
+	out, st, err := x.run(context.Background(), "SELECT toString(number) AS s, repeat('x', number % 300) AS long, "+
+		"toFixedString(toString(number % 7), 2) AS fixed, [toString(number), ''] AS list, map(toString(number), 'v') AS m, "+
+		"toUUID('61f0c404-5cb3-11e7-907b-a6006ad3dba0') AS u, toNullable(toString(number)) AS ns FROM numbers(3000)", resultFormat, nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	want, err := decode(out, driver.Bounds{}, st.answered)
+	if err != nil || len(want.Rows) != 3000 {
+		t.Fatalf("%d rows, error %v; want 3000 rows", len(want.Rows), err)
+	}
+	buf := []byte(out)
+	lo, hi := uintptr(unsafe.Pointer(unsafe.SliceData(buf))), uintptr(unsafe.Pointer(unsafe.SliceData(buf)))+uintptr(len(buf))
+	res, err := decode(unsafe.String(unsafe.SliceData(buf), len(buf)), driver.Bounds{}, st.answered)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	var strs int
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			strs++
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(v))); len(v) > 0 && p >= lo && p < hi {
+				t.Fatalf("%q points into the answer", v)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				walk(k)
+				walk(e)
+			}
+		}
+	}
+	for _, c := range append(res.Columns, res.Types...) {
+		walk(c)
+	}
+	for _, row := range res.Rows {
+		walk(row)
+	}
+	if strs < 3000*7 {
+		t.Fatalf("walked %d strings, want at least %d", strs, 3000*7)
+	}
+	cell, text := res.Rows[2999][1], res.Rows[2999][1].(string)
+	rows := res.Rows
+	res = nil
+	clear(buf)
+	// The collector runs with only these kept, and what it freed is
+	// allocated again.
+	for range 3 {
+		runtime.GC()
+		garbage := make([][]byte, 0, 1000)
+		for range 1000 {
+			garbage = append(garbage, bytes.Repeat([]byte{0xff}, 512))
+		}
+		runtime.KeepAlive(garbage)
+	}
+	if wantText := strings.Repeat("x", 2999%300); cell != wantText || text != wantText {
+		t.Fatalf("the kept value is %q and the copied string %q, want %q", cell, text, wantText)
+	}
+	if !reflect.DeepEqual(rows, want.Rows) {
+		t.Fatalf("the rows changed once the answer was written over and the collector ran")
+	}
 }

@@ -18,7 +18,12 @@ func (h *handler) materializeEndpoint(w http.ResponseWriter, r *http.Request, pr
 		return err
 	}
 	name := r.PathValue("name")
-	if err := h.svc.Materialize(r.Context(), project, name); err != nil {
+	err := h.svc.Materialize(r.Context(), project, name)
+	// The refresh may have outlasted the server's WriteTimeout (it is
+	// bounded by RefreshTimeout): the answer, or its error, gets a write
+	// deadline of its own, as a run's does.
+	h.writeDeadline(w)
+	if err != nil {
 		return err
 	}
 	e, err := h.svc.Get(r.Context(), project, name)

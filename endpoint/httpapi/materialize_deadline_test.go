@@ -1,0 +1,66 @@
+package httpapi_test
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
+
+// slowExec makes every write take delay (nanoseconds) more, or until its
+// context ends.
+type slowExec struct {
+	driver.Executor
+	delay atomic.Int64
+}
+
+func (x *slowExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
+	select {
+	case <-time.After(time.Duration(x.delay.Load())):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return x.Executor.Exec(ctx, stmts, tx)
+}
+
+// TestMaterializeOutlivesTheServersWriteTimeout: a refresh that takes
+// longer than the server's WriteTimeout is still answered, as a run that
+// does is: its answer has a write deadline of its own from when the refresh
+// ends (WithWriteTimeout), rather than the connection closed without one.
+func TestMaterializeOutlivesTheServersWriteTimeout(t *testing.T) {
+	var slow *slowExec
+	h := newHarness(t, func(events *sql.DB) driver.Executor {
+		slow = &slowExec{Executor: newExecutor(events)}
+		return slow
+	})
+	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
+	srv := httptest.NewUnstartedServer(h.handler)
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	slow.delay.Store(int64(600 * time.Millisecond))
+	req, err := http.NewRequest("POST", srv.URL+"/api/projects/1/endpoints/daily/materialize", nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+keyP1)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("a refresh longer than the server's write timeout was not answered: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("the answer was cut: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"completed"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+}

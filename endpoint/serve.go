@@ -150,17 +150,19 @@ func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 // time of the data it read.
 func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
 	start := time.Now()
-	// One allocation for what the run measures and the answer points to.
+	// One allocation for what the run measures, the context that carries
+	// it to noteRead, and what the answer points to.
 	m := &struct {
-		read      readStats
+		read      readStatsContext
 		stats     Statistics
 		refreshed time.Time
 	}{}
-	res, err := s.computeByKind(context.WithValue(ctx, readStatsKey{}, &m.read), ep, c, req, values, opts, now)
+	m.read.Context = ctx
+	res, err := s.computeByKind(&m.read, ep, c, req, values, opts, now)
 	if err != nil {
 		return nil, err
 	}
-	m.stats = Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: m.read.rows, BytesRead: m.read.bytes}
+	m.stats = Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: m.read.stats.rows, BytesRead: m.read.stats.bytes}
 	res.Statistics = &m.stats
 	m.refreshed = now
 	if res.EndpointMaterializedAt != nil {
@@ -503,6 +505,22 @@ type readStats struct {
 }
 
 type readStatsKey struct{}
+
+// readStatsContext is a run's context that carries its readStats (under
+// readStatsKey), in one allocation with them rather than
+// context.WithValue's own.
+type readStatsContext struct {
+	context.Context
+	stats readStats
+}
+
+// Value implements context.Context.
+func (c *readStatsContext) Value(key any) any {
+	if key == (readStatsKey{}) {
+		return &c.stats
+	}
+	return c.Context.Value(key)
+}
 
 // noteRead adds what res says the engine read to the run's statistics,
 // when the run collects them.

@@ -38,8 +38,8 @@ type runRecord struct {
 
 func (s *Service) beginRun(project, name string, req RunRequest) *runRecord {
 	start := time.Now()
-	at := systemInstant(start) // the system's clock, read once
-	if !s.systemClock {
+	at := systemInstant(start) // the Service's clock (systemNow), read once with start
+	if s.cfg.Now != nil {
 		at = s.now()
 	}
 	r := &runRecord{

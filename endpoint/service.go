@@ -227,15 +227,12 @@ type Config struct {
 // another Service (another process sharing the store) is seen within
 // Config.RecheckInterval.
 type Service struct {
-	cfg Config
-	now func() time.Time
-	// systemClock tells that now is systemNow (Config.Now was nil): a
-	// run then reads the clock once for its start and its instant.
-	systemClock bool
-	writeMu     sync.Mutex
-	cache       *templateCache
-	records     recordCache
-	executed    *executedMarks
+	cfg      Config
+	now      func() time.Time
+	writeMu  sync.Mutex
+	cache    *templateCache
+	records  recordCache
+	executed *executedMarks
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
 	refreshing   refreshLocks
@@ -293,12 +290,11 @@ func New(cfg Config) (*Service, error) {
 		now = systemNow
 	}
 	s := &Service{
-		cfg:         cfg,
-		now:         now,
-		systemClock: cfg.Now == nil,
-		cache:       newTemplateCache(cfg.CacheSize),
-		records:     recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
-		executed:    newExecutedMarks(cfg.ExecutedResolution),
+		cfg:      cfg,
+		now:      now,
+		cache:    newTemplateCache(cfg.CacheSize),
+		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
+		executed: newExecutedMarks(cfg.ExecutedResolution),
 
 		results:         cfg.ResultCache,
 		versionTimes:    newLRU[versionKey, time.Time](cfg.CacheSize),

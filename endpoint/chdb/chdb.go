@@ -277,7 +277,7 @@ func (x *Executor) read(ctx context.Context, query string, args []any, b driver.
 		res.RowsRead, res.BytesRead = &st.rows, &st.bytes
 		return nil
 	}
-	if err := x.runUsing(ctx, text, resultFormat, args, use); err != nil {
+	if err := x.runThen(ctx, text, resultFormat, args, false, use); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -409,13 +409,6 @@ func (x *Executor) runWith(ctx context.Context, text func(kept bool) string, for
 		return "", stats{}, err
 	}
 	return out, st, nil
-}
-
-// runUsing executes text(x.kept) as runWith does and calls use with its
-// answer, which is chDB's buffer: use must keep nothing of it, which is
-// freed once use returns.
-func (x *Executor) runUsing(ctx context.Context, text func(kept bool) string, format string, args []any, use func(answer string, st stats) error) error {
-	return x.runThen(ctx, text, format, args, false, use)
 }
 
 // runThen executes text(x.kept) as runWith does and calls use with its

@@ -34,7 +34,7 @@ import (
 // and a JSON string otherwise (invalid UTF-8 becoming U+FFFD, as the JSON
 // form of version 6 does). No field holds a TAB or a LF, so that they are
 // always separators. A row of version 6 (entries NULL) is a block of one
-// entry, its text the JSON object of appendEntry.
+// entry, its text the JSON object of entryRow.
 const blockMagic = "B1\n"
 
 // blockFields is how many fields a line of a block has.

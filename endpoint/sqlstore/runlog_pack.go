@@ -42,10 +42,6 @@ type logItem struct {
 	group   int32
 }
 
-// logGroupsScanned is how many groups an entry's group is looked for
-// among, one by one, before a map holds them.
-const logGroupsScanned = 8
-
 // blocks packs entries into blocks, one per endpoint and key (in the
 // order of the table's key, so that their rows go into it one after the
 // other), and returns their number and the INSERT's values, valid until
@@ -58,32 +54,14 @@ func (sc *appendScratch) blocks(entries []driver.RunLogEntry, seqHigh uint64, se
 	for i := range entries {
 		e := &entries[i]
 		k := logGroupKey{e.ProjectID, e.EndpointID, e.KeyID}
-		g := int32(-1)
-		if len(sc.groups) <= logGroupsScanned {
-			for j := range sc.groups {
-				if sc.groups[j].key == k {
-					g = int32(j)
-					break
-				}
-			}
-		} else if j, ok := sc.index[k]; ok {
-			g = j
-		}
-		if g < 0 {
+		g, ok := sc.index[k]
+		if !ok {
 			g = int32(len(sc.groups))
 			sc.groups = append(sc.groups, logGroup{key: k})
-			if len(sc.groups) > logGroupsScanned {
-				if sc.index == nil {
-					sc.index = map[logGroupKey]int32{}
-				}
-				if len(sc.groups) == logGroupsScanned+1 {
-					for j := range sc.groups {
-						sc.index[sc.groups[j].key] = int32(j)
-					}
-				} else {
-					sc.index[k] = g
-				}
+			if sc.index == nil {
+				sc.index = map[logGroupKey]int32{}
 			}
+			sc.index[k] = g
 		}
 		sc.groups[g].n++
 		sc.items[i] = logItem{e.At.UnixNano(), int64(seqHigh | seq.Add(1)&(1<<48-1)), int32(i), g}

@@ -15,19 +15,27 @@ func runLogClusteredMigration(d engine.Store) []string {
 	if !d.SingleWriter() {
 		return nil
 	}
-	const next = runLogTable + "_v6"
-	const cols = `project, endpoint_id, at_ns, seq, entry, key_id`
 	key, text := d.KeyType(), d.LongTextType()
-	return []string{
-		`DROP TABLE IF EXISTS ` + next,
-		`CREATE TABLE ` + next + ` (
-	project ` + key + ` NOT NULL,
-	endpoint_id ` + key + ` NOT NULL,
+	return rebuildRunLog("_v6", `project, endpoint_id, at_ns, seq, entry, key_id`, `
+	project `+key+` NOT NULL,
+	endpoint_id `+key+` NOT NULL,
 	at_ns BIGINT NOT NULL,
 	seq BIGINT NOT NULL,
-	entry ` + text + ` NOT NULL,
-	key_id ` + key + ` NULL,
-	PRIMARY KEY (project, endpoint_id, at_ns, seq)
+	entry `+text+` NOT NULL,
+	key_id `+key+` NULL,
+`)
+}
+
+// rebuildRunLog is the statements that make the SQLite run log again as a
+// WITHOUT ROWID table of columns (each line ending with a comma) keyed by
+// (project, endpoint_id, at_ns, seq), built under the name run log +
+// suffix, and copy cols of every row over. SQLite's DDL is transactional:
+// cut short, they leave the table as it was, and run again from the start.
+func rebuildRunLog(suffix, cols, columns string) []string {
+	next := runLogTable + suffix
+	return []string{
+		`DROP TABLE IF EXISTS ` + next,
+		`CREATE TABLE ` + next + ` (` + columns + `	PRIMARY KEY (project, endpoint_id, at_ns, seq)
 ) WITHOUT ROWID`,
 		`INSERT INTO ` + next + ` (` + cols + `) SELECT ` + cols + ` FROM ` + runLogTable,
 		`DROP TABLE ` + runLogTable,
@@ -57,25 +65,16 @@ func runLogBlocksMigration(d engine.Store) []string {
 			d.AddColumn(runLogTable, "oldest_seq", "BIGINT NULL"),
 		}
 	}
-	const next = runLogTable + "_v7"
-	const cols = `project, endpoint_id, at_ns, seq, key_id, entry`
 	key, text := d.KeyType(), d.LongTextType()
-	return []string{
-		`DROP TABLE IF EXISTS ` + next,
-		`CREATE TABLE ` + next + ` (
-	project ` + key + ` NOT NULL,
-	endpoint_id ` + key + ` NOT NULL,
+	return rebuildRunLog("_v7", `project, endpoint_id, at_ns, seq, key_id, entry`, `
+	project `+key+` NOT NULL,
+	endpoint_id `+key+` NOT NULL,
 	at_ns BIGINT NOT NULL,
 	seq BIGINT NOT NULL,
 	entries BIGINT NULL,
 	oldest_at_ns BIGINT NULL,
 	oldest_seq BIGINT NULL,
-	key_id ` + key + ` NULL,
-	entry ` + text + ` NOT NULL,
-	PRIMARY KEY (project, endpoint_id, at_ns, seq)
-) WITHOUT ROWID`,
-		`INSERT INTO ` + next + ` (` + cols + `) SELECT ` + cols + ` FROM ` + runLogTable,
-		`DROP TABLE ` + runLogTable,
-		`ALTER TABLE ` + next + ` RENAME TO ` + runLogTable,
-	}
+	key_id `+key+` NULL,
+	entry `+text+` NOT NULL,
+`)
 }

@@ -17,8 +17,21 @@ import (
 // that is the order of their deadlines (to within the moments between a
 // run reading the clock and taking the lock), and the timer only ever waits
 // for the oldest run's deadline.
+//
+// A run's context is not registered with its caller's when the run starts
+// (as context.WithCancel's child is, by an insertion into a map the
+// caller's context allocates: net/http's request context, whose only
+// child a cheap run would be). A second timer, set while runs started in
+// the last watchEvery are not watched yet, registers those still running
+// with their caller's context then (context.AfterFunc), so that a caller
+// that goes away ends its run within watchEvery of the run's start, or at
+// once after that; the run's Err reports the caller's error at once in any
+// case. A run that ends within watchEvery (most) is never registered.
 type runDeadlines struct {
 	timeout time.Duration
+	// watchEvery is how long a run may go without being watched for its
+	// caller's cancellation; zero is defaultWatchEvery.
+	watchEvery time.Duration
 
 	mu         sync.Mutex
 	head, tail *runContext
@@ -28,47 +41,85 @@ type runDeadlines struct {
 	// runs end: when it fires with no run due it is set again for the
 	// oldest run's deadline, or left unset when there is none.
 	armed bool
+	// unwatched is the oldest listed run not yet registered with its
+	// caller's context (every later one is not either); watcher is the
+	// timer that registers them, watching whether it is set.
+	unwatched *runContext
+	watcher   *time.Timer
+	watching  bool
 }
+
+// defaultWatchEvery is runDeadlines.watchEvery's default: a run whose
+// caller goes away is cancelled at most 10 ms after that (or after its
+// start, if later).
+const defaultWatchEvery = 10 * time.Millisecond
 
 // runContext is the context of a run under its time limit: a cancelable
-// child of the caller's context that reports the limit as its deadline and
-// context.DeadlineExceeded as its error (and cause) once the limit ended it.
+// context with the caller's values that reports the earlier of the limit
+// and the caller's deadline as its deadline, the caller's error once the
+// caller's context is done, and context.DeadlineExceeded as its error (and
+// cause) once the limit ended it.
 type runContext struct {
-	context.Context // context.WithCancelCause of the caller's
-	cancel          context.CancelCauseFunc
-	deadline        time.Time
-	expired         atomic.Bool
+	// Context is context.WithCancelCause of values (the caller's context
+	// without its cancellation): the run's own Done, which the limit,
+	// stop or the watch close, and the parent of contexts derived from
+	// the run's.
+	context.Context
+	parent   context.Context
+	values   valuesOf
+	cancel   context.CancelCauseFunc
+	deadline time.Time
+	expired  atomic.Bool
 
 	// prev and next link the runs of a runDeadlines; linked tells whether
-	// the run is in its list. Guarded by the runDeadlines' mu.
+	// the run is in its list; unwatch ends the registration with the
+	// caller's context, once made. Guarded by the runDeadlines' mu.
 	prev, next *runContext
 	linked     bool
+	unwatch    func() bool
 }
+
+// valuesOf is a context's values without its deadline and cancellation,
+// as context.WithoutCancel's, held in the run's context rather than
+// allocated apart.
+type valuesOf struct{ context.Context }
+
+func (valuesOf) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (valuesOf) Done() <-chan struct{}       { return nil }
+func (valuesOf) Err() error                  { return nil }
 
 // Deadline implements context.Context: the run's deadline, or the
 // caller's when that is earlier.
 func (c *runContext) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
 		return d, true
 	}
 	return c.deadline, true
 }
 
 // Err implements context.Context: context.DeadlineExceeded once the time
-// limit ended the run, as context.WithTimeout's context reports it.
+// limit ended the run, as context.WithTimeout's context reports it, the
+// caller's error once the caller's context is done (which then ends the
+// run, if the watch has not yet), context.Canceled once the run stopped.
 func (c *runContext) Err() error {
-	err := c.Context.Err()
-	if err != nil && c.expired.Load() {
+	if c.expired.Load() {
 		return context.DeadlineExceeded
 	}
-	return err
+	if err := c.parent.Err(); err != nil {
+		c.cancel(context.Cause(c.parent))
+		return err
+	}
+	return c.Context.Err()
 }
 
 // start returns the context of a run that begins now under parent; the
 // caller must call stop with it when the run ends.
 func (d *runDeadlines) start(parent context.Context) *runContext {
-	inner, cancel := context.WithCancelCause(parent)
-	c := &runContext{Context: inner, cancel: cancel, deadline: time.Now().Add(d.timeout)}
+	c := &runContext{parent: parent, values: valuesOf{parent}, deadline: time.Now().Add(d.timeout)}
+	c.Context, c.cancel = context.WithCancelCause(&c.values)
+	if err := parent.Err(); err != nil {
+		c.cancel(context.Cause(parent))
+	}
 	d.mu.Lock()
 	c.prev, c.linked = d.tail, true
 	if d.tail != nil {
@@ -85,8 +136,40 @@ func (d *runDeadlines) start(parent context.Context) *runContext {
 			d.timer.Reset(d.timeout)
 		}
 	}
+	if d.unwatched == nil {
+		d.unwatched = c
+	}
+	if !d.watching {
+		d.watching = true
+		if d.watcher == nil {
+			d.watcher = time.AfterFunc(d.every(), d.watch)
+		} else {
+			d.watcher.Reset(d.every())
+		}
+	}
 	d.mu.Unlock()
 	return c
+}
+
+func (d *runDeadlines) every() time.Duration {
+	if d.watchEvery > 0 {
+		return d.watchEvery
+	}
+	return defaultWatchEvery
+}
+
+// watch is the watcher's function: it registers every listed run not yet
+// watched with its caller's context, so that the caller's cancellation
+// ends it at once from then on.
+func (d *runDeadlines) watch() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for c := d.unwatched; c != nil; c = c.next {
+		// A caller's context that is never done (context.Background's)
+		// registers nothing.
+		c.unwatch = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+	}
+	d.unwatched, d.watching = nil, false
 }
 
 // stop ends c: it leaves the list, and its context is cancelled (as
@@ -94,7 +177,11 @@ func (d *runDeadlines) start(parent context.Context) *runContext {
 func (d *runDeadlines) stop(c *runContext) {
 	d.mu.Lock()
 	d.unlink(c)
+	unwatch := c.unwatch
 	d.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	c.cancel(context.Canceled)
 }
 
@@ -102,6 +189,9 @@ func (d *runDeadlines) stop(c *runContext) {
 func (d *runDeadlines) unlink(c *runContext) {
 	if !c.linked {
 		return
+	}
+	if d.unwatched == c {
+		d.unwatched = c.next
 	}
 	if c.prev != nil {
 		c.prev.next = c.next
@@ -133,7 +223,7 @@ func (d *runDeadlines) expire() {
 	}
 	d.mu.Unlock()
 	for _, c := range due {
-		if c.Context.Err() == nil {
+		if c.Context.Err() == nil && c.parent.Err() == nil {
 			c.expired.Store(true)
 		}
 		c.cancel(context.DeadlineExceeded)

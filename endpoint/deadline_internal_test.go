@@ -115,6 +115,127 @@ func TestRunDeadlinesMany(t *testing.T) {
 	}
 }
 
+// TestRunWatchesItsCaller: a run is not registered with its caller's
+// context when it starts, but a caller's cancellation still ends it: at
+// once in what Err reports, and its Done closes once the watch registers
+// it (within watchEvery), or at once after that; a run that ends before
+// the watch is never registered with its caller.
+func TestRunWatchesItsCaller(t *testing.T) {
+	waitDone := func(t *testing.T, c context.Context) {
+		t.Helper()
+		select {
+		case <-c.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the run was not cancelled with its caller")
+		}
+	}
+	t.Run("cancelled before the watch", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour, watchEvery: 5 * time.Millisecond}
+		parent, cancel := context.WithCancelCause(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		cause := errors.New("the client went away")
+		cancel(cause)
+		waitDone(t, c)
+		if !errors.Is(c.Err(), context.Canceled) || context.Cause(c) != cause {
+			t.Fatalf("Err() = %v, Cause = %v; want context.Canceled and the caller's cause", c.Err(), context.Cause(c))
+		}
+	})
+	t.Run("Err sees the caller at once", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Hour}
+		parent, cancel := context.WithCancel(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		cancel()
+		if !errors.Is(c.Err(), context.Canceled) {
+			t.Fatalf("Err() = %v right after the caller's cancel, want context.Canceled", c.Err())
+		}
+		select {
+		case <-c.Done(): // Err ended the run
+		default:
+			t.Fatal("Err reported the caller's cancel but the run's Done is open")
+		}
+	})
+	t.Run("cancelled after the watch", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+		parent, cancel := context.WithCancel(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		for registered := false; !registered; time.Sleep(time.Millisecond) {
+			d.mu.Lock()
+			registered = c.unwatch != nil
+			d.mu.Unlock()
+		}
+		cancel()
+		waitDone(t, c)
+	})
+	t.Run("cancelled before the start", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Hour}
+		parent, cancel := context.WithCancel(context.Background())
+		cancel()
+		c := d.start(parent)
+		defer d.stop(c)
+		select {
+		case <-c.Done():
+		default:
+			t.Fatal("a run of a cancelled caller started open")
+		}
+	})
+	t.Run("a short run is never registered", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Hour}
+		parent, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := d.start(parent)
+		d.stop(c)
+		if c.unwatch != nil {
+			t.Fatal("a run that ended before the watch was registered with its caller")
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.unwatched != nil {
+			t.Fatal("a stopped run is still waiting for the watch")
+		}
+	})
+	t.Run("many", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour, watchEvery: 2 * time.Millisecond}
+		var wg sync.WaitGroup
+		errs := make(chan error, 300)
+		for i := range 300 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				parent, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				c := d.start(parent)
+				defer d.stop(c)
+				time.Sleep(time.Duration(i%7) * time.Millisecond)
+				if i%3 != 0 {
+					return
+				}
+				cancel()
+				select {
+				case <-c.Done():
+					if !errors.Is(c.Err(), context.Canceled) {
+						errs <- c.Err()
+					}
+				case <-time.After(10 * time.Second):
+					errs <- errors.New("not cancelled with its caller")
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.head != nil || d.tail != nil || d.unwatched != nil {
+			t.Fatal("ended runs are still listed")
+		}
+	})
+}
+
 // BenchmarkRunDeadline compares a run's time limit by runDeadlines with
 // context.WithTimeout, under a cancelable caller's context as net/http
 // gives a handler.

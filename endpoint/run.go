@@ -87,6 +87,9 @@ type RunResult struct {
 	// EndpointVersionCreatedAt is when the version that answered was
 	// saved; nil only when the store could not say.
 	EndpointVersionCreatedAt *time.Time `json:"endpoint_version_created_at"`
+	// created is what EndpointVersionCreatedAt points to, in the answer's
+	// allocation.
+	created time.Time
 	// IsCached tells that no query ran for this answer: it came from the
 	// result cache, or from an identical run under way at the same time.
 	// Its Results are then the rows as JSON (a json.RawMessage).

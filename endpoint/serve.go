@@ -75,7 +75,7 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 	}
 	if useCache && mode == RefreshCache {
 		if res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now); res != nil {
-			return s.answerForRun(ctx, ep, res, true, rows, now, rec), nil
+			return s.answerOwned(ctx, ep, res, true, rows, now, rec), nil
 		}
 	}
 	computeAndStore := func() (*RunResult, error) {
@@ -85,7 +85,7 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 		}
 		return res, err
 	}
-	shared := false
+	shared, own := false, true
 	var res *RunResult
 	if key == "" {
 		res, err = computeAndStore()
@@ -93,10 +93,13 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 		if mode == RefreshDirect {
 			key = "direct:" + key
 		}
-		res, shared, err = s.runFlights.do(ctx, key, computeAndStore)
+		res, shared, own, err = s.runFlights.do(ctx, key, computeAndStore)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if own {
+		return s.answerOwned(ctx, ep, res, false, resultRows(res.Results), now, rec), nil
 	}
 	return s.answerForRun(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
 }
@@ -176,18 +179,22 @@ func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *c
 // (a flight's answer): a copy with this run's own execution id.
 // rows is the number of rows or series it holds.
 func (s *Service) answerForRun(ctx context.Context, ep *driver.Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
-	// One allocation for the answer and the instant its version was
-	// created, which it points to.
-	a := &struct {
-		out     RunResult
-		created time.Time
-	}{out: *res}
-	out := &a.out
+	out := new(RunResult)
+	*out = *res
+	return s.answerOwned(ctx, ep, out, cached, rows, now, rec)
+}
+
+// answerOwned is answerForRun of an answer no other run holds (computed
+// by this run alone, or read from the result cache for it): res itself
+// becomes this run's answer, without a copy.
+func (s *Service) answerOwned(ctx context.Context, ep *driver.Endpoint, out *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
 	out.ExecutionID = rec.id
 	out.IsCached = cached
+	out.EndpointVersionCreatedAt = nil
 	if t, ok := s.versionCreated(ctx, ep, out.EndpointVersion); ok {
-		a.created = t
-		out.EndpointVersionCreatedAt = &a.created
+		// In the answer's own allocation.
+		out.created = t
+		out.EndpointVersionCreatedAt = &out.created
 	}
 	rec.cached, rec.materialized, rec.inlineReason = cached, out.EndpointMaterialized, out.InlineReason
 	if !cached {
@@ -436,11 +443,13 @@ type flight struct {
 }
 
 // do returns fn's answer for key: computed by this caller, or shared with
-// the caller already computing it (shared true). A caller waits for the
+// the caller already computing it (shared true); own tells that this
+// caller computed it and no other caller joined, so that nothing else
+// holds the answer fn returned. A caller waits for the
 // computation at most as long as its own context lasts; when the
 // computing caller's context was cancelled, a waiting caller whose context
 // is alive computes again rather than inherit the cancellation.
-func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, shared bool, err error) {
+func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, shared, own bool, err error) {
 	for {
 		g.mu.Lock()
 		if f, ok := g.m[key]; ok {
@@ -452,12 +461,12 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 			select {
 			case <-done:
 			case <-ctx.Done():
-				return nil, false, contextError(ctx.Err())
+				return nil, false, false, contextError(ctx.Err())
 			}
 			if f.err != nil && errors.Is(f.err, context.Canceled) && ctx.Err() == nil {
 				continue
 			}
-			return f.res, f.err == nil, f.err
+			return f.res, f.err == nil, false, f.err
 		}
 		if g.m == nil {
 			g.m = make(map[string]*flight)
@@ -465,6 +474,7 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 		f := &flight{}
 		g.m[key] = f
 		g.mu.Unlock()
+		joined := false
 		func() {
 			defer func() {
 				p := recover()
@@ -479,6 +489,7 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 				done := f.done
 				g.mu.Unlock()
 				if done != nil {
+					joined = true
 					close(done)
 				}
 				if p != nil {
@@ -487,7 +498,7 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 			}()
 			f.res, f.err = fn()
 		}()
-		return f.res, false, f.err
+		return f.res, false, !joined, f.err
 	}
 }
 

@@ -36,7 +36,9 @@ func TestFlightAllocations(t *testing.T) {
 	ctx := context.Background()
 	res := &RunResult{}
 	fn := func() (*RunResult, error) { return res, nil }
-	g.do(ctx, "k", fn)                                                         //nolint:errcheck // makes the map
+	if _, shared, own, _ := g.do(ctx, "k", fn); shared || !own { // makes the map
+		t.Errorf("a run no other joined: shared %v, own %v; want it to own its answer", shared, own)
+	}
 	if n := testing.AllocsPerRun(100, func() { g.do(ctx, "k", fn) }); n != 1 { //nolint:errcheck // fn does not fail
 		t.Errorf("an unshared flight: %v allocations, want 1", n)
 	}
@@ -51,21 +53,26 @@ func TestFlightJoined(t *testing.T) {
 	res := &RunResult{Name: "computed"}
 	var calls atomic.Int64
 	started, release := make(chan struct{}), make(chan struct{})
-	go g.do(ctx, "k", func() (*RunResult, error) { //nolint:errcheck // the joined runs check the answer
-		calls.Add(1)
-		close(started)
-		<-release
-		return res, nil
-	})
+	leaderOwns := make(chan bool, 1)
+	go func() {
+		_, _, own, _ := g.do(ctx, "k", func() (*RunResult, error) {
+			calls.Add(1)
+			close(started)
+			<-release
+			return res, nil
+		})
+		leaderOwns <- own
+	}()
 	<-started
 	var wg sync.WaitGroup
 	results := make([]*RunResult, 5)
 	shared := make([]bool, 5)
+	owns := make([]bool, 5)
 	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], shared[i], _ = g.do(ctx, "k", func() (*RunResult, error) {
+			results[i], shared[i], owns[i], _ = g.do(ctx, "k", func() (*RunResult, error) {
 				calls.Add(1) // a run that came after the flight ended
 				return res, nil
 			})
@@ -91,6 +98,13 @@ func TestFlightJoined(t *testing.T) {
 		if shared[i] {
 			joined++
 		}
+		if shared[i] == owns[i] {
+			// A run owns the answer it computed alone, never one it shares.
+			t.Errorf("run %d: shared %v, own %v", i, shared[i], owns[i])
+		}
+	}
+	if <-leaderOwns {
+		t.Error("the flight's computing run owns an answer that other runs joined")
 	}
 	if joined == 0 || calls.Load() != int64(1+len(results)-joined) {
 		t.Errorf("%d runs joined, %d computations; want at least one joined, and one computation for the flight and each run that did not join", joined, calls.Load())

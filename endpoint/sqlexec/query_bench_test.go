@@ -54,6 +54,14 @@ func BenchmarkQuerySQLite(b *testing.B) {
 	ro := openBench(b, dsn+"&_pragma=query_only(1)")
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	b.Cleanup(func() { x.Close() })
+	// kept runs on a read-only pool whose connections keep their
+	// statements (KeepStatements).
+	roKept, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
+	if err != nil {
+		b.Fatalf("unexpected error: %v", err)
+	}
+	b.Cleanup(func() { roKept.Close() })
+	xKept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(roKept))
 	bounds := driver.Bounds{MaxRows: 101, MaxBytes: 10 << 20, Timeout: 30 * time.Second}
 
 	for _, bc := range []struct {
@@ -76,6 +84,14 @@ func BenchmarkQuerySQLite(b *testing.B) {
 				}
 				if len(res.Rows) != 1 {
 					b.Fatalf("got %d rows, want 1", len(res.Rows))
+				}
+			}
+			kept := func() {
+				ctx, cancel := context.WithTimeout(context.Background(), bounds.Timeout)
+				defer cancel()
+				res, err := xKept.Query(ctx, st, bounds)
+				if err != nil || len(res.Rows) != 1 {
+					b.Fatalf("kept: %v, %v", res, err)
 				}
 			}
 			direct := func() {
@@ -121,9 +137,11 @@ func BenchmarkQuerySQLite(b *testing.B) {
 			}
 			preparedAllocs := testing.AllocsPerRun(200, prepared)
 
-			sides := []func(){executor, direct, prepared}
-			names := []string{"executor", "direct", "prepared"}
-			var wall, cpu [3]time.Duration
+			keptAllocs := testing.AllocsPerRun(200, kept)
+
+			sides := []func(){executor, direct, prepared, kept}
+			names := []string{"executor", "direct", "prepared", "kept"}
+			var wall, cpu [4]time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
 			for done, round := 0, 0; done < b.N; round++ {
@@ -155,6 +173,8 @@ func BenchmarkQuerySQLite(b *testing.B) {
 				b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-executor/direct")
 				b.ReportMetric(float64(cpu[0])/float64(cpu[2]), "cpu-executor/prepared")
 			}
+			b.ReportMetric(float64(wall[3])/float64(wall[1]), "kept/direct")
+			b.ReportMetric(keptAllocs, "kept-allocs/op")
 			b.ReportMetric(preparedAllocs, "prepared-allocs/op")
 			b.ReportMetric(execAllocs, "executor-allocs/op")
 			b.ReportMetric(directAllocs, "direct-allocs/op")

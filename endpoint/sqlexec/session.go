@@ -30,7 +30,7 @@ func Open(driverName, dsn string, e engine.Engine, opts ...OpenOption) (*sql.DB,
 		return nil, fmt.Errorf("sqlexec: open: %w", err)
 	}
 	stmts := slices.Concat(sessionOf(e), o.session)
-	if len(stmts) == 0 {
+	if len(stmts) == 0 && !o.keeping {
 		return probe, nil
 	}
 	drv := probe.Driver()
@@ -43,7 +43,13 @@ func Open(driverName, dsn string, e engine.Engine, opts ...OpenOption) (*sql.DB,
 			return nil, fmt.Errorf("sqlexec: open: %w", err)
 		}
 	}
-	return sql.OpenDB(&sessionConnector{Connector: c, stmts: stmts}), nil
+	if len(stmts) > 0 {
+		c = &sessionConnector{Connector: c, stmts: stmts}
+	}
+	if o.keeping {
+		c = &keepingConnector{Connector: c, max: o.keep}
+	}
+	return sql.OpenDB(c), nil
 }
 
 // OpenOption changes how Open opens a pool.
@@ -51,6 +57,10 @@ type OpenOption func(*openOptions)
 
 type openOptions struct {
 	session []string
+	// keeping is whether connections keep their statements
+	// (KeepStatements), up to keep of them.
+	keeping bool
+	keep    int
 }
 
 // WithSession runs stmts, statements of the host's own that take no

@@ -9,6 +9,7 @@ import (
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,13 @@ type Executor struct {
 	// sqlite is whether engine is SQLite, whose declared types typeName
 	// renames.
 	sqlite bool
+	// kept is whether plain runs take the run pool's kept statements
+	// (KeepStatements), and texts then the texts checkQuery accepted.
+	kept  bool
+	texts *checkedTexts
+	// setupErr fails every run and Exec: options that cannot hold
+	// together (ErrLimitsOnKeptPool).
+	setupErr error
 }
 
 type guardEntry struct {
@@ -125,6 +133,12 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	}
 	if o.statements > 0 {
 		e.stmts = newStmtCache(o.statements)
+		if keeps(e.runs) {
+			e.kept, e.texts = true, newCheckedTexts(o.statements)
+		}
+	}
+	if e.limit != nil && e.limits.Length >= 0 && (keeps(e.runs) || keeps(e.db)) {
+		e.setupErr = ErrLimitsOnKeptPool
 	}
 	return e
 }
@@ -219,9 +233,18 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 		// rather than run without them.
 		return nil, fmt.Errorf("sqlexec: engine %s takes its run settings (%v) per query, which database/sql cannot send", e.engine, ge.g.Settings)
 	}
+	if e.setupErr != nil {
+		return nil, e.setupErr
+	}
 	body := len(ge.g.Prefix)
 	query = ge.g.Prefix + query
 	args = e.driverArgs(args)
+	if e.kept && ge.plain && !e.hasLimits() {
+		if err := e.texts.check(e.lex, query, body); err != nil {
+			return nil, err
+		}
+		return e.queryKept(ctx, query, args, b)
+	}
 	for {
 		st, fresh, err := e.statement(ctx, ge, query, body)
 		if err != nil {
@@ -372,9 +395,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 // (all when 0), failing once they weigh more than b.MaxBytes (when set).
 //
 // It allocates per run the Result, one array for its names and types,
-// the cells it scans through, and the rows in blocks (one row, then two,
-// four, up to maxBlock, never more than b.MaxRows in all), not one slice
-// per row; each row is its own slice of a block, capped at its length. A
+// the cells it scans through, and the rows in blocks (see rowBlocks). A
 // result of at most smallColumns columns has its Result, names, cells and
 // first row in one allocation (smallResult).
 func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
@@ -383,62 +404,79 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: column types: %w", err)
 	}
-	n := len(cts)
-	var (
-		res   *driver.Result
-		names []string
-		cells []cell
-		size  int64
-		block []any // what is left of the current block of rows
-		grow  = 1   // rows in the next block
-	)
-	if n <= smallColumns {
-		// One allocation for the Result, its names and types, the cells
-		// and the first row.
-		s := &smallResult{}
-		res, names, cells = &s.res, s.names[:2*n], s.cells[:n]
-		res.Rows = s.rows[:0:1]
-		block = s.first[:n]
-		grow = 2
-	} else {
-		res, names, cells = &driver.Result{Rows: [][]any{}}, make([]string, 2*n), make([]cell, n)
-	}
-	res.Columns, res.Types = names[:n:n], names[n:2*n:2*n]
+	res, rb, cells := newResult(len(cts), b)
 	for i, ct := range cts {
 		res.Columns[i] = ct.Name()
 		res.Types[i] = e.typeName(ct.DatabaseTypeName())
 	}
-	dest := make([]any, n)
+	dest := make([]any, len(cells))
 	for i := range cells {
 		dest[i] = &cells[i]
 	}
-	for (b.MaxRows <= 0 || len(res.Rows) < b.MaxRows) && rows.Next() {
-		if len(block) < n || n == 0 {
-			k := grow
-			if b.MaxRows > 0 {
-				k = min(k, b.MaxRows-len(res.Rows))
-			}
-			block = make([]any, k*n)
-			grow = min(2*grow, maxBlock)
-		}
-		row := block[:n:n]
-		block = block[n:]
+	for rb.more(res) && rows.Next() {
+		row := rb.next(res)
 		for i := range cells {
 			cells[i].v = &row[i]
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlexec: scan: %w", err)
 		}
-		if b.MaxBytes > 0 {
-			if size += driver.RowBytes(row); size > b.MaxBytes {
-				return nil, fmt.Errorf("sqlexec: %w (%d bytes)", driver.ErrResultTooLarge, b.MaxBytes)
-			}
+		if err := rb.add(res, row); err != nil {
+			return nil, err
 		}
-		res.Rows = append(res.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlexec: rows: %w", err)
 	}
+	return finish(ctx, res)
+}
+
+// readDriver is read for the rows of a driver's statement (a kept
+// statement, see KeepStatements): the values as the driver gives them,
+// but a []byte, which the driver may reuse for the next row, as a string;
+// ctx is checked before each row, where database/sql would close the rows
+// of an ended context.
+func (e *Executor) readDriver(ctx context.Context, rows sqldriver.Rows, b driver.Bounds) (*driver.Result, error) {
+	defer rows.Close()
+	names := rows.Columns()
+	res, rb, _ := newResult(len(names), b)
+	copy(res.Columns, names)
+	if tn, ok := rows.(sqldriver.RowsColumnTypeDatabaseTypeName); ok {
+		for i := range res.Types {
+			res.Types[i] = e.typeName(tn.ColumnTypeDatabaseTypeName(i))
+		}
+	}
+	done := ctx.Done()
+	dest := make([]sqldriver.Value, len(names))
+	for rb.more(res) {
+		select {
+		case <-done:
+			return nil, fmt.Errorf("sqlexec: %w", ctx.Err())
+		default:
+		}
+		if err := rows.Next(dest); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("sqlexec: rows: %w", err)
+		}
+		row := rb.next(res)
+		for i, v := range dest {
+			if raw, ok := v.([]byte); ok {
+				row[i] = string(raw)
+			} else {
+				row[i] = v
+			}
+		}
+		if err := rb.add(res, row); err != nil {
+			return nil, err
+		}
+	}
+	return finish(ctx, res)
+}
+
+// finish checks that ctx did not end the rows early, and names the types
+// the driver left unnamed.
+func finish(ctx context.Context, res *driver.Result) (*driver.Result, error) {
 	if err := ctx.Err(); err != nil {
 		// Some drivers end the rows quietly when ctx ends: a partial
 		// result must not pass for a whole one.
@@ -446,6 +484,77 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 	}
 	fillTypes(res)
 	return res, nil
+}
+
+// newResult allocates the Result of n columns (its Columns and Types
+// made, to be filled), the blocks its rows are cut from, and n cells to
+// scan through.
+func newResult(n int, b driver.Bounds) (*driver.Result, *rowBlocks, []cell) {
+	var (
+		res   *driver.Result
+		names []string
+		cells []cell
+		rb    *rowBlocks
+	)
+	if n <= smallColumns {
+		// One allocation for the Result, its names and types, the cells,
+		// the blocks and the first row.
+		s := &smallResult{}
+		res, names, cells, rb = &s.res, s.names[:2*n], s.cells[:n], &s.blocks
+		res.Rows = s.rows[:0:1]
+		rb.block, rb.grow = s.first[:n], 2
+	} else {
+		res, names, cells = &driver.Result{Rows: [][]any{}}, make([]string, 2*n), make([]cell, n)
+		rb = &rowBlocks{grow: 1}
+	}
+	rb.n, rb.b = n, b
+	res.Columns, res.Types = names[:n:n], names[n:2*n:2*n]
+	return res, rb, cells
+}
+
+// rowBlocks cuts a result's rows from blocks, one row, then two, four, up
+// to maxBlock, never more than b.MaxRows in all, not one slice per row;
+// each row is its own slice of a block, capped at its length. It counts
+// the rows' bytes against b.MaxBytes.
+type rowBlocks struct {
+	block []any // what is left of the current block
+	grow  int   // rows in the next block
+	n     int   // values a row
+	size  int64 // the rows' bytes so far
+	b     driver.Bounds
+}
+
+// more tells whether res may take another row.
+func (rb *rowBlocks) more(res *driver.Result) bool {
+	return rb.b.MaxRows <= 0 || len(res.Rows) < rb.b.MaxRows
+}
+
+// next returns the next row to fill.
+func (rb *rowBlocks) next(res *driver.Result) []any {
+	n := rb.n
+	if len(rb.block) < n || n == 0 {
+		k := rb.grow
+		if rb.b.MaxRows > 0 {
+			k = min(k, rb.b.MaxRows-len(res.Rows))
+		}
+		rb.block = make([]any, k*n)
+		rb.grow = min(2*rb.grow, maxBlock)
+	}
+	row := rb.block[:n:n]
+	rb.block = rb.block[n:]
+	return row
+}
+
+// add appends the filled row to res, failing once the rows weigh more
+// than b.MaxBytes.
+func (rb *rowBlocks) add(res *driver.Result, row []any) error {
+	if rb.b.MaxBytes > 0 {
+		if rb.size += driver.RowBytes(row); rb.size > rb.b.MaxBytes {
+			return fmt.Errorf("sqlexec: %w (%d bytes)", driver.ErrResultTooLarge, rb.b.MaxBytes)
+		}
+	}
+	res.Rows = append(res.Rows, row)
+	return nil
 }
 
 // maxBlock is the most rows read allocates at once.
@@ -458,11 +567,12 @@ const smallColumns = 4
 // smallResult is the one allocation of a result of at most smallColumns
 // columns: what read would otherwise allocate apart.
 type smallResult struct {
-	res   driver.Result
-	names [2 * smallColumns]string
-	cells [smallColumns]cell
-	rows  [1][]any
-	first [smallColumns]any
+	res    driver.Result
+	names  [2 * smallColumns]string
+	cells  [smallColumns]cell
+	blocks rowBlocks
+	rows   [1][]any
+	first  [smallColumns]any
 }
 
 // cell is where read scans one value (a sql.Scanner): it stores the
@@ -519,6 +629,9 @@ func typeOf(v any) string {
 // execWithin); on the other engines the Service measures the table once
 // built.
 func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) (err error) {
+	if e.setupErr != nil {
+		return e.setupErr
+	}
 	if w.MaxBytes > 0 && e.engine.Name() == "sqlite" {
 		return e.execWithin(ctx, stmts, w.Tx, w.MaxBytes)
 	}

@@ -1,0 +1,241 @@
+package sqlexec_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
+	"modernc.org/sqlite"
+)
+
+// keptPools opens an SQLite file as the example server does: a writing
+// pool, and a read-only run pool whose connections keep their statements
+// (KeepStatements, at most keep each); the file has the table t of openDB.
+func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
+	t.Helper()
+	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	mustExec(t, db, `CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
+		INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`)
+	ro, err = sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(keep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return db, ro
+}
+
+// TestKeptStatementsAnswerAlike: a run on the kept statements of a run
+// pool (KeepStatements) answers what the same run answers through
+// database/sql's statements, for every type SQLite stores and the
+// arguments a run binds, run after run on the same connection.
+func TestKeptStatementsAnswerAlike(t *testing.T) {
+	db, ro := keptPools(t, 0)
+	ro.SetMaxOpenConns(1)
+	plainRO, err := sql.Open("sqlite", dsnOf(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plainRO.Close() })
+	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
+	ctx := context.Background()
+	at := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT * FROM t ORDER BY id", nil},
+		{"SELECT id, name FROM t WHERE name = ? AND score >= ? ORDER BY id", []any{"bob", 1.0}},
+		{"SELECT count(*) AS n, sum(score) AS s, max(data) AS d FROM t WHERE id > ?", []any{int64(1)}},
+		{"SELECT ? AS b, ? AS n, ? AS at, ? AS raw", []any{true, nil, at, []byte("xy")}},
+		{"SELECT 1 WHERE 0", nil},
+	} {
+		for run := range 3 { // the first prepares, the next reuse the kept statement
+			want, werr := plain.Query(ctx, stmt.New(q.sql, q.args), driver.Bounds{})
+			got, gerr := kept.Query(ctx, stmt.New(q.sql, q.args), driver.Bounds{})
+			if werr != nil || gerr != nil {
+				t.Fatalf("%s (run %d): %v; through database/sql: %v", q.sql, run, gerr, werr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (run %d):\n kept   %#v\n plain  %#v", q.sql, run, got, want)
+			}
+		}
+	}
+	if n := sqlexec.KeptOf(t, ro)(); n != 5 {
+		t.Fatalf("the run pool's connection keeps %d statements, want the 5 texts run", n)
+	}
+	// The wrong number of arguments is the run's error, naming the argument.
+	if _, err := kept.Query(ctx, stmt.New("SELECT ?", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "argument") {
+		t.Fatalf("a run missing its argument: %v", err)
+	}
+	// Not a query: refused before any statement is prepared, kept or not.
+	if _, err := kept.Query(ctx, stmt.New("DELETE FROM t", nil), driver.Bounds{}); err == nil {
+		t.Fatal("a DELETE ran on the kept path")
+	}
+}
+
+// dsnOf returns the DSN of the read-only pool keptPools opened beside db,
+// for a pool of the same file that does not keep statements.
+func dsnOf(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var file string
+	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+		t.Fatal(err)
+	}
+	return "file:" + file + "?_pragma=busy_timeout(5000)&_pragma=query_only(1)"
+}
+
+// TestKeptStatementsClosedWithTheirConnection: a connection keeps at most
+// its number of statements, and closes them when database/sql closes it,
+// before the connection itself (SQLite would otherwise keep a closed
+// connection's memory for as long as a statement of it is open).
+func TestKeptStatementsClosedWithTheirConnection(t *testing.T) {
+	db, ro := keptPools(t, 2)
+	ro.SetMaxOpenConns(1)
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	ctx := context.Background()
+	for i := range 5 {
+		q := "SELECT id FROM t WHERE id > " + string(rune('0'+i))
+		if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := sqlexec.KeptOf(t, ro)
+	if n := kept(); n != 2 {
+		t.Fatalf("the connection keeps %d statements, want its bound 2", n)
+	}
+	ro.SetMaxIdleConns(0) // closes the idle connection
+	if n := kept(); n != 0 {
+		t.Fatalf("the closed connection still keeps %d statements", n)
+	}
+}
+
+// TestKeptStatementsStopWithTheContext: on the kept path, SQLite stops a
+// query that never ends at the run's deadline (the driver watches the
+// context while the query starts), and a query whose rows keep coming
+// stops at the next row once the context ends.
+func TestKeptStatementsStopWithTheContext(t *testing.T) {
+	db, ro := keptPools(t, 0)
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	for _, q := range []string{
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r",
+	} {
+		const limit = 100 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		start := time.Now()
+		_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: %v, want a deadline error", q, err)
+		}
+		if took > limit+time.Second {
+			t.Fatalf("%s stopped after %v, limit %v", q, took, limit)
+		}
+	}
+	// And the connection still serves the next run.
+	res, err := x.Query(context.Background(), stmt.New("SELECT count(*) FROM t", nil), driver.Bounds{})
+	if err != nil || res.Rows[0][0] != int64(3) {
+		t.Fatalf("after the stopped runs: %v, %v", res, err)
+	}
+}
+
+// TestKeptStatementsBounds: MaxRows and MaxBytes hold on the kept path.
+func TestKeptStatementsBounds(t *testing.T) {
+	db, ro := keptPools(t, 0)
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	ctx := context.Background()
+	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
+	res, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 6, MaxBytes: 90})
+	if err != nil || len(res.Rows) != 6 {
+		t.Fatalf("6 rows in 90 bytes: %v, %v", res, err)
+	}
+	if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 7, MaxBytes: 90}); !errors.Is(err, driver.ErrResultTooLarge) {
+		t.Fatalf("7 rows in 90 bytes: %v, want ErrResultTooLarge", err)
+	}
+}
+
+// TestKeptStatementsAfterSchemaChange: a kept statement whose table
+// changed shape answers the new shape; one whose table is gone fails the
+// run, and the next run after the table is back works.
+func TestKeptStatementsAfterSchemaChange(t *testing.T) {
+	db, ro := keptPools(t, 0)
+	ro.SetMaxOpenConns(1)
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	ctx := context.Background()
+	columns := func() ([]string, error) {
+		res, err := x.Query(ctx, stmt.New("SELECT * FROM shape", nil), driver.Bounds{})
+		if err != nil {
+			return nil, err
+		}
+		return res.Columns, nil
+	}
+	mustExec(t, db, "CREATE TABLE shape (a INTEGER)")
+	if c, err := columns(); err != nil || !reflect.DeepEqual(c, []string{"a"}) {
+		t.Fatalf("before: %v, %v", c, err)
+	}
+	mustExec(t, db, "ALTER TABLE shape ADD COLUMN b TEXT")
+	if c, err := columns(); err != nil || !reflect.DeepEqual(c, []string{"a", "b"}) {
+		t.Fatalf("after ADD COLUMN: %v, %v", c, err)
+	}
+	mustExec(t, db, "DROP TABLE shape")
+	if _, err := columns(); err == nil {
+		t.Fatal("a run of a dropped table answered")
+	}
+	mustExec(t, db, "CREATE TABLE shape (z TEXT)")
+	if c, err := columns(); err != nil || !reflect.DeepEqual(c, []string{"z"}) {
+		t.Fatalf("after the table is back: %v, %v", c, err)
+	}
+}
+
+// TestLimitsNeedTheDriversConnections: WithSQLiteLimits cannot reach the
+// connections of a pool that keeps statements (modernc.org/sqlite's Limit
+// asks for its own): every run and Exec fails with ErrLimitsOnKeptPool
+// rather than run without the limits.
+func TestLimitsNeedTheDriversConnections(t *testing.T) {
+	db, ro := keptPools(t, 0)
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro), sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{}))
+	ctx := context.Background()
+	if _, err := x.Query(ctx, stmt.New("SELECT 1", nil), driver.Bounds{}); !errors.Is(err, sqlexec.ErrLimitsOnKeptPool) {
+		t.Fatalf("a run: %v, want ErrLimitsOnKeptPool", err)
+	}
+	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE u (a INTEGER)", nil)}, driver.Write{}); !errors.Is(err, sqlexec.ErrLimitsOnKeptPool) {
+		t.Fatalf("an Exec: %v, want ErrLimitsOnKeptPool", err)
+	}
+}
+
+// TestConformanceKept runs the Executor suite with runs on a read-only
+// pool that keeps statements, and Exec on a pool opened by Open that keeps
+// them too (its connections pass every other call to the driver's).
+func TestConformanceKept(t *testing.T) {
+	executortest.Run(t, func(t *testing.T) driver.Executor {
+		dsn := "file:" + filepath.Join(t.TempDir(), "executortest.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+		db, err := sqlexec.Open("sqlite", dsn, engine.SQLite, sqlexec.KeepStatements(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ro.Close() })
+		return sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	})
+}

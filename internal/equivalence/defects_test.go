@@ -17,9 +17,12 @@ import (
 // pool (from sqlexec.Open) starts its sessions in another zone.
 func forTargets(t *testing.T, f func(t *testing.T, tg target, loader *sql.DB, driver, dsn string)) {
 	for _, tg := range targets {
-		t.Run(tg.d.name, func(t *testing.T) {
+		t.Run(tg.name(), func(t *testing.T) {
 			if tg.direct != nil {
 				t.Skip("not on database/sql; TestEquivalence loads the demo there and materializes text timestamps (events_*_text)")
+			}
+			if tg.kept {
+				t.Skip("these defects are of loading and sessions, alike on kept statements; the matrices run SQLite on them")
 			}
 			if tg.env == "" {
 				db := openPool(t, "sqlite", ":memory:")

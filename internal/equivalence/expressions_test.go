@@ -139,7 +139,7 @@ func expressionSpecs() []*spec {
 // same endpoint without it misses them until its next refresh.
 func TestLiveTailOnEveryEngine(t *testing.T) {
 	for _, tg := range targets {
-		t.Run(tg.d.name, func(t *testing.T) { testLiveTail(t, tg) })
+		t.Run(tg.name(), func(t *testing.T) { testLiveTail(t, tg) })
 	}
 }
 
@@ -155,12 +155,11 @@ func tailService(t *testing.T, tg target, clock func() time.Time) (*endpoint.Ser
 		}
 		return serviceAt(t, x, clock), x
 	case tg.env == "":
-		db := openPool(t, "sqlite", ":memory:")
-		db.SetMaxOpenConns(1)
+		db, x := tg.sqlite(t)
 		if err := load(ctx, db, tg.d, asText, 400); err != nil {
 			t.Fatal(err)
 		}
-		return serviceAt(t, sqlexec.New(db, tg.d.e), clock), sqlExec{db}
+		return serviceAt(t, x, clock), sqlExec{db}
 	}
 	testdb.Require(t, tg.env)
 	loader, driver, dsn := tg.open(t)

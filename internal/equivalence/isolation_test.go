@@ -219,7 +219,7 @@ type isolation struct {
 func TestIsolation(t *testing.T) {
 	specs := isolationSpecs()
 	for _, tg := range targets {
-		t.Run(tg.d.name, func(t *testing.T) {
+		t.Run(tg.name(), func(t *testing.T) {
 			t.Parallel()
 			if tg.env != "" {
 				testdb.Require(t, tg.env)
@@ -254,7 +254,7 @@ func (iso *isolation) both(t *testing.T, s *spec, f func(svc *endpoint.Service) 
 	t.Helper()
 	for _, svc := range []*endpoint.Service{iso.shared[s.storage], iso.alone[s.storage]} {
 		if err := f(svc); err != nil {
-			t.Errorf("%s %s: %s", iso.tg.d.name, s.name, describe(err))
+			t.Errorf("%s %s: %s", iso.tg.name(), s.name, describe(err))
 			return false
 		}
 	}
@@ -268,7 +268,7 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 	got := w.run(ctx, iso.shared[s.storage], iso.tg.d, s, name, r)
 	want := w.run(ctx, iso.alone[s.storage], iso.tg.d, s, name, r)
 	iso.comparisons++
-	id := fmt.Sprintf("%s %s (%s, %s)", iso.tg.d.name, caseID(s, i), state, w.name)
+	id := fmt.Sprintf("%s %s (%s, %s)", iso.tg.name(), caseID(s, i), state, w.name)
 	switch {
 	case strings.HasPrefix(got.err, "LEAK"):
 		t.Errorf("%s: %s", id, got.err)

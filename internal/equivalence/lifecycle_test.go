@@ -153,7 +153,7 @@ func TestLifecycleOracle(t *testing.T) {
 		{engine.Hour, "signed_up", "", "2025-01-27", "2025-05-31", "2025-05-20", "2025-05-31"}, // MaxLifecycleIntervals
 	}
 	for _, tg := range targets {
-		t.Run(tg.d.name, func(t *testing.T) {
+		t.Run(tg.name(), func(t *testing.T) {
 			t.Parallel()
 			if tg.env != "" {
 				testdb.Require(t, tg.env)

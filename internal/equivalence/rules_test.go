@@ -93,14 +93,14 @@ func TestRulesOnEveryEngine(t *testing.T) {
 	)
 	t.Run("engines", func(t *testing.T) {
 		for _, tg := range targets {
-			t.Run(tg.d.name, func(t *testing.T) {
+			t.Run(tg.name(), func(t *testing.T) {
 				t.Parallel()
 				if tg.env != "" {
 					testdb.Require(t, tg.env)
 				}
 				got := rulesOn(t, tg)
 				mu.Lock()
-				seen[tg.d.name] = got
+				seen[tg.name()] = got
 				mu.Unlock()
 			})
 		}
@@ -193,7 +193,7 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 					ways = append(ways, run(endpoint.RefreshDirect))
 				}
 				if i := slices.IndexFunc(ways, func(v string) bool { return v != forced }); i >= 0 {
-					t.Errorf("%s %s: %q where force answers %q", tg.d.name, id, ways[i], forced)
+					t.Errorf("%s %s: %q where force answers %q", tg.name(), id, ways[i], forced)
 				}
 				if rs.kind == endpoint.KindSQL {
 					// Formats: the same verdict over HTTP, in CSV and NDJSON.
@@ -203,7 +203,7 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 							body["limit"] = r.limit
 						}
 						if v := httpVerdict(post(svc, "endpoints/"+rs.name+"/run", body)); v != forced {
-							t.Errorf("%s %s: %s answers %q where the Go API answers %q", tg.d.name, id, f, v, forced)
+							t.Errorf("%s %s: %s answers %q where the Go API answers %q", tg.name(), id, f, v, forced)
 						}
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +48,48 @@ type target struct {
 	// would start in a zone other than UTC: the fixture loads through it
 	// and the Service runs on it.
 	direct func(t *testing.T, s storage) loadingExecutor
+	// kept runs SQLite (env "") on a file, its runs on a read-only pool
+	// that keeps statements, rather than on one connection in memory.
+	kept bool
+}
+
+// name names the target in subtests and verdicts: its engine's, marked
+// for SQLite on kept statements.
+func (tg target) name() string {
+	if tg.kept {
+		return tg.d.name + "-kept"
+	}
+	return tg.d.name
+}
+
+// sqlite opens the SQLite target's database: loader writes (the fixture,
+// Exec) and x is the executor the Service runs on.
+func (tg target) sqlite(t *testing.T) (loader *sql.DB, x *sqlexec.Executor) {
+	t.Helper()
+	if !tg.kept {
+		db := openPool(t, "sqlite", ":memory:")
+		db.SetMaxOpenConns(1) // each connection of :memory: is a database of its own
+		return db, sqlexec.New(db, tg.d.e)
+	}
+	// Not synced: the fixture loads in many commits, and a test's file
+	// needs no durability.
+	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)"
+	db := openPool(t, "sqlite", dsn)
+	ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", tg.d.e, sqlexec.KeepStatements(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return db, sqlexec.New(db, tg.d.e, sqlexec.WithReadOnly(ro))
 }
 
 var targets = []target{
 	{d: sqliteDialect},
+	// SQLite as a host that sets no SQLite limits runs it: a file, the
+	// runs on a read-only pool whose connections keep their statements
+	// (sqlexec.KeepStatements), which a plain run reads through the
+	// driver directly.
+	{d: sqliteDialect, kept: true},
 	{d: postgresDialect, env: testdb.PostgresEnv, open: func(t *testing.T) (*sql.DB, string, string) {
 		dsn := testdb.PostgresDSN(t)
 		return openPool(t, "pgx", pgParam(t, dsn, "timezone", "UTC")), "pgx", pgParam(t, dsn, "timezone", postgresZone)
@@ -153,10 +192,9 @@ func (tg target) servicesOf(t *testing.T, storages []storage, fx fixture) (map[s
 		return out, loaders
 	}
 	if tg.env == "" {
-		db := openPool(t, "sqlite", ":memory:")
-		db.SetMaxOpenConns(1) // each connection of :memory: is a database of its own
+		db, x := tg.sqlite(t)
 		fill(sqlExec{db}, asText)
-		svc := serviceFor(t, sqlexec.New(db, tg.d.e), func() time.Time { return now }, fx)
+		svc := serviceFor(t, x, func() time.Time { return now }, fx)
 		for _, s := range storages {
 			out[s], loaders[s] = svc, sqlExec{db}
 		}

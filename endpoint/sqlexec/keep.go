@@ -261,49 +261,67 @@ func namedValues(c *keptConn, s sqldriver.Stmt, args []any) ([]sqldriver.NamedVa
 // statement that fails to start is prepared again and started once more,
 // as Query does with its own (it may have been prepared against a schema
 // that has changed since); a statement that fails is not kept.
+//
+// A connection the driver finds broken (driver.ErrBadConn) before the
+// query started is discarded, and the query runs once more on another, as
+// database/sql retries it.
 func (e *Executor) queryKept(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
+	for retried := false; ; retried = true {
+		var started bool
+		res, started, err = e.queryKeptOnce(ctx, query, args, b)
+		if err == nil || started || retried || !errors.Is(err, sqldriver.ErrBadConn) || ctx.Err() != nil {
+			return res, err
+		}
+	}
+}
+
+// queryKeptOnce is queryKept on one connection; started tells whether the
+// query started.
+func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, started bool, err error) {
 	c, err := e.runs.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("sqlexec: query: %w", err)
+		return nil, false, fmt.Errorf("sqlexec: query: %w", err)
 	}
 	defer c.Close()
+	// An error that is driver.ErrBadConn makes database/sql close the
+	// connection rather than pool it.
 	err = c.Raw(func(dc any) error {
 		kc, ok := dc.(*keptConn)
 		if !ok {
 			return fmt.Errorf("sqlexec: query: the run pool's connection is a %T, not one that keeps statements", dc)
 		}
-		res, err = e.runKept(ctx, kc, query, args, b)
+		res, started, err = e.runKept(ctx, kc, query, args, b)
 		return err
 	})
-	return res, err
+	return res, started, err
 }
 
 // runKept is queryKept on the held connection kc.
-func (e *Executor) runKept(ctx context.Context, kc *keptConn, query string, args []any, b driver.Bounds) (*driver.Result, error) {
+func (e *Executor) runKept(ctx context.Context, kc *keptConn, query string, args []any, b driver.Bounds) (*driver.Result, bool, error) {
 	for retried := false; ; retried = true {
 		s, fresh, err := kc.statement(ctx, query)
 		if err != nil {
-			return nil, fmt.Errorf("sqlexec: query: %w", err)
+			return nil, false, fmt.Errorf("sqlexec: query: %w", err)
 		}
 		nvs, err := namedValues(kc, s, args)
 		if err != nil {
-			return nil, fmt.Errorf("sqlexec: query: %w", err)
+			return nil, false, fmt.Errorf("sqlexec: query: %w", err)
 		}
 		rows, err := queryStmt(ctx, s, nvs)
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !errors.Is(err, sqldriver.ErrBadConn) {
 				kc.drop(query)
 				if !fresh && !retried {
 					continue
 				}
 			}
-			return nil, fmt.Errorf("sqlexec: query: %w", err)
+			return nil, false, fmt.Errorf("sqlexec: query: %w", err)
 		}
 		res, err := e.readDriver(ctx, rows, b)
 		if err != nil && ctx.Err() == nil {
 			kc.drop(query)
 		}
-		return res, err
+		return res, true, err
 	}
 }
 

@@ -15,17 +15,17 @@ import (
 )
 
 // KeepStatements makes every connection of the pool Open opens keep the
-// statements its runs prepare, up to n of them (0: DefaultStatements), the
-// least recently used closed first, and close them before the connection
-// closes. An Executor whose run pool keeps statements (New, or
-// WithReadOnly's pool) runs a plain query (one that needs neither a held
-// transaction nor limits set on its connection) on a kept statement of
-// the connection it gets, through the driver directly: without
-// database/sql's statement and rows, and without the goroutine
-// database/sql starts for every query under a context that can end, which
-// cost a cheap query on SQLite more than the query itself
-// (BenchmarkQuerySQLite's kept side). The driver still watches the context while the
-// query starts, and the Executor checks it between rows, where
+// statements its runs prepare, up to n of them (n <= 0: DefaultStatements),
+// the least recently used closed first, and close them before the
+// connection closes. An Executor whose run pool keeps statements (New's,
+// or WithReadOnly's pool), unless WithStatements keeps none, runs a plain
+// query (one that needs neither a held transaction nor limits set on its
+// connection) on a kept statement of the connection it gets, through the
+// driver directly: without database/sql's statement and rows, and without
+// the goroutine database/sql starts for every query under a context that
+// can end, which cost a cheap query on SQLite more than the query itself
+// (BenchmarkQuerySQLite's kept side). The driver still watches the context
+// while the query starts, and the Executor checks it between rows, where
 // database/sql closes the rows of an ended context.
 //
 // The connections the driver returns are wrapped: code that asks for the

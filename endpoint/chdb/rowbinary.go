@@ -27,6 +27,11 @@ const resultFormat = "RowBinaryWithNamesAndTypes"
 // errShort is the error of an answer that ends inside a value.
 var errShort = errors.New("the answer ends inside a value")
 
+// errEmptyRow is the error of an answer whose row took no bytes (its
+// columns' values are all of none, as FixedString(0)'s) and that goes on
+// after it: rows of it would be read for ever.
+var errEmptyRow = errors.New("a row of no bytes before the answer's end")
+
 // reader reads RowBinary values from an answer: b is s's bytes, read
 // only. The answer may be memory the caller frees once decode returns
 // (chDB's own buffer, see read): nothing decode answers points into it;
@@ -316,6 +321,7 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 		row := block[:n:n]
 		block = block[n:]
 		weight := int64(2 + n)
+		rowStart := off
 		for i, dec := range decs {
 			switch kinds[i] {
 			case kindString:
@@ -352,9 +358,7 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 							ints = append(ints, v)
 							row[i] = boxed(int64Type, &ints[len(ints)-1])
 						}
-						if b.MaxBytes > 0 {
-							weight += driver.RowBytes(row[i:i+1]) - 3
-						}
+						weight += decimalLen(v)
 						continue
 					}
 				}
@@ -374,11 +378,33 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 				return nil, fmt.Errorf("chdb: %w: more than %d bytes", driver.ErrResultTooLarge, b.MaxBytes)
 			}
 		}
+		if off == rowStart {
+			return nil, fmt.Errorf("chdb: %w", errEmptyRow)
+		}
 		res.Rows = append(res.Rows, row)
 		rows++
 		r.strs.rows--
 	}
 	return res, nil
+}
+
+// decimalLen is the length of v in decimal: what driver.RowBytes weighs
+// an integer value.
+func decimalLen(v int64) int64 {
+	if v >= 0 && v < 10 {
+		return 1
+	}
+	n := int64(1)
+	if v < 0 {
+		if v == math.MinInt64 {
+			return 20
+		}
+		n, v = 2, -v
+	}
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
 }
 
 // smallInts are the integers 0 to 255, which decode boxes pointing

@@ -1,0 +1,31 @@
+//go:build chdb
+
+package chdb
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+)
+
+// TestZeroWidthRows: an answer whose rows take no bytes (columns of
+// FixedString(0) or Nothing) but that goes on is an error, not a loop
+// that reads rows for ever, until memory runs out (as decode did before).
+func TestZeroWidthRows(t *testing.T) {
+	for _, typ := range []string{"FixedString(0)", "Nothing"} {
+		out := string(append([]byte{1, 1, 'v', byte(len(typ))}, typ+"\x01"...))
+		if _, err := decode(out, driver.Bounds{}, 0); !errors.Is(err, errEmptyRow) {
+			t.Errorf("%s: error %v is not %v", typ, err, errEmptyRow)
+		}
+	}
+}
+
+// TestDecimalLen: decode weighs an integer as driver.RowBytes does.
+func TestDecimalLen(t *testing.T) {
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 255, 256, 999, 1000, -1, -9, -10, -99, 1<<63 - 1, -1 << 63, -(1<<63 - 1), 1234567890123} {
+		if got, want := decimalLen(v), driver.RowBytes([]any{v})-3; got != want {
+			t.Errorf("decimalLen(%d) = %d, want %d", v, got, want)
+		}
+	}
+}

@@ -130,27 +130,30 @@ func (d *runDeadlines) start(parent context.Context) *runContext {
 	d.tail = c
 	if !d.armed {
 		d.armed = true
-		if d.timer == nil {
-			d.timer = time.AfterFunc(d.timeout, d.expire)
-		} else {
-			d.timer.Reset(d.timeout)
-		}
+		setTimer(&d.timer, d.timeout, d.expire)
 	}
 	if d.unwatched == nil {
 		d.unwatched = c
 	}
 	if !d.watching {
 		d.watching = true
-		if d.watcher == nil {
-			d.watcher = time.AfterFunc(d.every(), d.watch)
-		} else {
-			d.watcher.Reset(d.every())
-		}
+		setTimer(&d.watcher, d.every(), d.watch)
 	}
 	d.mu.Unlock()
 	return c
 }
 
+// setTimer sets *t to call f after a wait of after: a new timer the
+// first time, the same one again after that.
+func setTimer(t **time.Timer, after time.Duration, f func()) {
+	if *t == nil {
+		*t = time.AfterFunc(after, f)
+	} else {
+		(*t).Reset(after)
+	}
+}
+
+// every is how long a run may go unwatched (watchEvery, or its default).
 func (d *runDeadlines) every() time.Duration {
 	if d.watchEvery > 0 {
 		return d.watchEvery

@@ -358,7 +358,9 @@ func decode(out string, b driver.Bounds, hint int) (*driver.Result, error) {
 							ints = append(ints, v)
 							row[i] = boxed(int64Type, &ints[len(ints)-1])
 						}
-						weight += decimalLen(v)
+						if b.MaxBytes > 0 {
+							weight += decimalLen(v)
+						}
 						continue
 					}
 				}

@@ -138,17 +138,7 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT sum(length(randomblob(100000))) FROM r",
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r ORDER BY n DESC",
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		start := time.Now()
-		_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
-		took := time.Since(start)
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%s: %v, want a deadline error", q, err)
-		}
-		if took > limit+time.Second {
-			t.Fatalf("%s stopped after %v, limit %v", q, took, limit)
-		}
+		requireStopsAt(t, x, q, limit)
 	}
 
 	// One call that never checks: it ends well after the limit.
@@ -175,6 +165,24 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	_, err = x.Query(context.Background(), stmt.New(huge, nil), driver.Bounds{})
 	if err == nil || !strings.Contains(err.Error(), "too big") || time.Since(start) > time.Second {
 		t.Fatalf("with SQLITE_LIMIT_LENGTH at 10 MiB: %v after %v, want a fast 'too big'", err, time.Since(start))
+	}
+}
+
+// requireStopsAt runs q, which never ends, on x under a deadline of limit
+// (the run's and its context's), and requires a deadline error within a
+// second of it.
+func requireStopsAt(t *testing.T, x *sqlexec.Executor, q string, limit time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	start := time.Now()
+	_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: %v, want a deadline error", q, err)
+	}
+	if took > limit+time.Second {
+		t.Fatalf("%s stopped after %v, limit %v", q, took, limit)
 	}
 }
 

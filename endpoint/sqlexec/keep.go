@@ -138,12 +138,7 @@ func (c *keptConn) statement(ctx context.Context, query string) (s sqldriver.Stm
 	if s, ok := c.stmts.Get(query); ok {
 		return s, false, nil
 	}
-	if p, ok := c.Conn.(sqldriver.ConnPrepareContext); ok {
-		s, err = p.PrepareContext(ctx, query)
-	} else {
-		s, err = c.Conn.Prepare(query)
-	}
-	if err != nil {
+	if s, err = c.PrepareContext(ctx, query); err != nil {
 		return nil, false, err
 	}
 	c.stmts.Add(query, s, 1) // max is at least 1: always kept

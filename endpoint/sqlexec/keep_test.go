@@ -136,18 +136,7 @@ func TestKeptStatementsStopWithTheContext(t *testing.T) {
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r",
 	} {
-		const limit = 100 * time.Millisecond
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		start := time.Now()
-		_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
-		took := time.Since(start)
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%s: %v, want a deadline error", q, err)
-		}
-		if took > limit+time.Second {
-			t.Fatalf("%s stopped after %v, limit %v", q, took, limit)
-		}
+		requireStopsAt(t, x, q, 100*time.Millisecond)
 	}
 	// And the connection still serves the next run.
 	res, err := x.Query(context.Background(), stmt.New("SELECT count(*) FROM t", nil), driver.Bounds{})

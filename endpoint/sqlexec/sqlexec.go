@@ -133,11 +133,12 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	}
 	if o.statements > 0 {
 		e.stmts = newStmtCache(o.statements)
-		if keeps(e.runs) {
-			e.kept, e.texts = true, newCheckedTexts(o.statements)
-		}
 	}
-	if e.limit != nil && e.limits.Length >= 0 && (keeps(e.runs) || keeps(e.db)) {
+	runsKeep := keeps(e.runs)
+	if runsKeep && e.stmts != nil {
+		e.kept, e.texts = true, newCheckedTexts(o.statements)
+	}
+	if e.limit != nil && e.limits.Length >= 0 && (runsKeep || keeps(e.db)) {
 		e.setupErr = ErrLimitsOnKeptPool
 	}
 	return e
@@ -461,11 +462,7 @@ func (e *Executor) readDriver(ctx context.Context, rows sqldriver.Rows, b driver
 		}
 		row := rb.next(res)
 		for i, v := range dest {
-			if raw, ok := v.([]byte); ok {
-				row[i] = string(raw)
-			} else {
-				row[i] = v
-			}
+			row[i] = resultValue(v)
 		}
 		if err := rb.add(res, row); err != nil {
 			return nil, err
@@ -584,12 +581,18 @@ type cell struct{ v *any }
 
 // Scan implements sql.Scanner.
 func (c *cell) Scan(src any) error {
-	if raw, ok := src.([]byte); ok {
-		*c.v = string(raw)
-	} else {
-		*c.v = src
-	}
+	*c.v = resultValue(src)
 	return nil
+}
+
+// resultValue is the value a Result holds for the driver's value v: v
+// itself, but a []byte, which the driver may reuse for the next row, as a
+// string (text in JSON rather than base64).
+func resultValue(v any) any {
+	if raw, ok := v.([]byte); ok {
+		return string(raw)
+	}
+	return v
 }
 
 // fillTypes names the types the driver left unnamed, from the values.

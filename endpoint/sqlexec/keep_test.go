@@ -228,3 +228,35 @@ func TestConformanceKept(t *testing.T) {
 		return sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	})
 }
+
+// TestKeepStatementsIsForSQLite: Open refuses KeepStatements for an engine
+// other than SQLite with ErrKeepStatementsEngine, naming the engine, before
+// it opens anything. On PostgreSQL, pgx shares one server statement among
+// the statements of one text on a connection: a kept statement and the
+// statement database/sql prepared for a guarded run of the same text kept
+// each other alive, and after ALTER TABLE ... ADD COLUMN the next run failed
+// ("cached plan must not change result type") instead of being prepared
+// anew.
+func TestKeepStatementsIsForSQLite(t *testing.T) {
+	for _, e := range []struct {
+		drv string
+		eng engine.Engine
+	}{
+		{"pgx", engine.PostgreSQL},
+		{"mysql", engine.MySQL},
+		{"clickhouse", engine.ClickHouse},
+	} {
+		db, err := sqlexec.Open(e.drv, "unused", e.eng, sqlexec.KeepStatements(0))
+		if !errors.Is(err, sqlexec.ErrKeepStatementsEngine) || !strings.Contains(err.Error(), e.eng.Name()) {
+			if db != nil {
+				db.Close()
+			}
+			t.Fatalf("KeepStatements on %s: %v, want ErrKeepStatementsEngine naming the engine", e.eng.Name(), err)
+		}
+	}
+	db, err := sqlexec.Open("sqlite", ":memory:", engine.SQLite, sqlexec.KeepStatements(0))
+	if err != nil {
+		t.Fatalf("KeepStatements on SQLite: %v", err)
+	}
+	db.Close()
+}

@@ -268,10 +268,19 @@ func namedValues(c *keptConn, s sqldriver.Stmt, args []any) ([]sqldriver.NamedVa
 			nv.Value, err = sqldriver.DefaultParameterConverter.ConvertValue(nv.Value)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sql: converting argument %d type: %w", i+1, err)
+			return nil, fmt.Errorf("sql: converting argument %s type: %w", describeArg(nv), err)
 		}
 	}
 	return nvs, nil
+}
+
+// describeArg names an argument in an error as database/sql does: $1, or
+// with name "x".
+func describeArg(nv *sqldriver.NamedValue) string {
+	if nv.Name == "" {
+		return fmt.Sprintf("$%d", nv.Ordinal)
+	}
+	return fmt.Sprintf("with name %q", nv.Name)
 }
 
 // queryKept runs query, a plain run's, on a kept statement of a

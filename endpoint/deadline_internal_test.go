@@ -260,3 +260,48 @@ func BenchmarkRunDeadline(b *testing.B) {
 		}
 	})
 }
+
+// TestRunErrIsStable: once a run's Err is not nil it stays the same, as
+// the context package promises, whatever ends the run first and whatever
+// happens to its caller afterwards: a run stopped in time stays
+// context.Canceled when its caller's deadline passes later, one past its
+// limit stays context.DeadlineExceeded when its caller is cancelled later,
+// and one whose caller was cancelled stays context.Canceled past its limit.
+func TestRunErrIsStable(t *testing.T) {
+	t.Run("stopped, then the caller's deadline", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour}
+		parent, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		c := d.start(parent)
+		d.stop(c)
+		first := c.Err()
+		<-parent.Done()
+		if first != context.Canceled || c.Err() != first || context.Cause(c) != first {
+			t.Fatalf("Err() = %v after stop, then %v (cause %v) once the caller's deadline passed", first, c.Err(), context.Cause(c))
+		}
+	})
+	t.Run("past its limit, then the caller cancels", func(t *testing.T) {
+		d := &runDeadlines{timeout: 5 * time.Millisecond}
+		parent, cancel := context.WithCancel(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		<-c.Done()
+		first := c.Err()
+		cancel()
+		if first != context.DeadlineExceeded || c.Err() != first {
+			t.Fatalf("Err() = %v past the limit, then %v once the caller cancelled", first, c.Err())
+		}
+	})
+	t.Run("the caller cancels, then the limit passes", func(t *testing.T) {
+		d := &runDeadlines{timeout: 5 * time.Millisecond, watchEvery: time.Hour}
+		parent, cancel := context.WithCancelCause(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		cause := errors.New("the client went away")
+		cancel(cause)
+		time.Sleep(20 * time.Millisecond) // past the limit, not yet watched
+		if c.Err() != context.Canceled || context.Cause(c) != cause {
+			t.Fatalf("Err() = %v, Cause %v; want the caller's context.Canceled and cause", c.Err(), context.Cause(c))
+		}
+	})
+}

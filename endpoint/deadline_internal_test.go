@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -304,4 +305,89 @@ func TestRunErrIsStable(t *testing.T) {
 			t.Fatalf("Err() = %v, Cause %v; want the caller's context.Canceled and cause", c.Err(), context.Cause(c))
 		}
 	})
+}
+
+// TestRunContextValues: a run's context and the contexts derived from it
+// see the caller's values, and a context derived from the run ends with it
+// (its deadline is the run's, or the caller's earlier one).
+func TestRunContextValues(t *testing.T) {
+	type key struct{}
+	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+	soon := time.Now().Add(time.Minute)
+	parent, cancel := context.WithDeadline(context.WithValue(context.Background(), key{}, "v"), soon)
+	defer cancel()
+	c := d.start(parent)
+	child, cancelChild := context.WithCancel(context.WithValue(c, key{}, "w"))
+	defer cancelChild()
+	if c.Value(key{}) != "v" || child.Value(key{}) != "w" || context.WithoutCancel(c).Value(key{}) != "v" {
+		t.Fatalf("values: run %v, child %v", c.Value(key{}), child.Value(key{}))
+	}
+	if dl, ok := child.Deadline(); !ok || !dl.Equal(soon) {
+		t.Fatalf("the child's deadline %v, %v; want the caller's %v", dl, ok, soon)
+	}
+	d.stop(c)
+	select {
+	case <-child.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a context derived from the run outlived it")
+	}
+	if !errors.Is(child.Err(), context.Canceled) {
+		t.Fatalf("the child's Err() = %v, want context.Canceled", child.Err())
+	}
+}
+
+// TestRunErrStableUnderLoad: runs ended at once by their limit, their
+// caller's cancellation, their caller's deadline and stop, in every order,
+// while another goroutine reads Err: each run's Err, once not nil, never
+// changes, and agrees with its Cause where the run itself gave the cause.
+func TestRunErrStableUnderLoad(t *testing.T) {
+	d := &runDeadlines{timeout: 3 * time.Millisecond, watchEvery: time.Millisecond}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parent, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*time.Millisecond)
+			defer cancel()
+			c := d.start(parent)
+			seen := make(chan struct{})
+			go func() {
+				defer close(seen)
+				var first error
+				for {
+					err := c.Err()
+					if first == nil {
+						first = err
+					} else if err != first {
+						errs <- errors.Join(first, err)
+						return
+					}
+					if first != nil && !errors.Is(context.Cause(c), first) && context.Cause(c) != context.Cause(parent) {
+						errs <- errors.Join(errors.New("cause"), first, context.Cause(c))
+						return
+					}
+					select {
+					case <-c.Done():
+						if first != nil {
+							return
+						}
+					default:
+						runtime.Gosched()
+					}
+				}
+			}()
+			time.Sleep(time.Duration(i%4) * time.Millisecond)
+			if i%3 == 0 {
+				cancel()
+			}
+			d.stop(c)
+			<-seen
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }

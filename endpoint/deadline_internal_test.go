@@ -391,3 +391,41 @@ func TestRunErrStableUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// opaqueContext hides its cancellation from the context package (as a
+// context of a type of its own does), so that watching it takes a
+// goroutine.
+type opaqueContext struct{ context.Context }
+
+func (opaqueContext) Value(any) any { return nil }
+
+// TestRunWatchLeavesNoGoroutine: the goroutines that watching a caller's
+// context of a type of its own takes end when the runs stop.
+func TestRunWatchLeavesNoGoroutine(t *testing.T) {
+	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := runtime.NumGoroutine()
+	var runs []*runContext
+	for range 100 {
+		runs = append(runs, d.start(opaqueContext{parent}))
+	}
+	for watched := false; !watched; time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		watched = runs[len(runs)-1].unwatch != nil
+		d.mu.Unlock()
+	}
+	if n := runtime.NumGoroutine(); n < before+100 {
+		t.Fatalf("%d goroutines while 100 runs watch an opaque context, %d before: the test no longer exercises them", n, before)
+	}
+	for _, c := range runs {
+		d.stop(c)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after the runs stopped, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

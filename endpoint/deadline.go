@@ -3,7 +3,6 @@ package endpoint
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -69,7 +68,6 @@ type runContext struct {
 	values   valuesOf
 	cancel   context.CancelCauseFunc
 	deadline time.Time
-	expired  atomic.Bool
 
 	// prev and next link the runs of a runDeadlines; linked tells whether
 	// the run is in its list; unwatch ends the registration with the
@@ -101,15 +99,23 @@ func (c *runContext) Deadline() (time.Time, bool) {
 // limit ended the run, as context.WithTimeout's context reports it, the
 // caller's error once the caller's context is done (which then ends the
 // run, if the watch has not yet), context.Canceled once the run stopped.
+// What ended the run first decides, by the cause it gave the run's own
+// context (set once), so that Err, once not nil, stays the same.
 func (c *runContext) Err() error {
-	if c.expired.Load() {
-		return context.DeadlineExceeded
-	}
-	if err := c.parent.Err(); err != nil {
+	if c.Context.Err() == nil {
+		if c.parent.Err() == nil {
+			return nil
+		}
 		c.cancel(context.Cause(c.parent))
-		return err
 	}
-	return c.Context.Err()
+	switch cause := context.Cause(c.Context); cause {
+	case context.DeadlineExceeded, context.Canceled:
+		return cause
+	default:
+		// A cause of the caller's own (context.WithCancelCause): its
+		// error, which stays once set.
+		return c.parent.Err()
+	}
 }
 
 // start returns the context of a run that begins now under parent; the
@@ -226,9 +232,12 @@ func (d *runDeadlines) expire() {
 	}
 	d.mu.Unlock()
 	for _, c := range due {
-		if c.Context.Err() == nil && c.parent.Err() == nil {
-			c.expired.Store(true)
+		// A caller already gone ended the run first: its cause, not the
+		// limit's (the first cancel's cause is the one kept).
+		cause := context.DeadlineExceeded
+		if c.parent.Err() != nil {
+			cause = context.Cause(c.parent)
 		}
-		c.cancel(context.DeadlineExceeded)
+		c.cancel(cause)
 	}
 }

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -259,4 +260,172 @@ func BenchmarkRunDeadline(b *testing.B) {
 			cancel()
 		}
 	})
+}
+
+// TestRunErrIsStable: once a run's Err is not nil it stays the same, as
+// the context package promises, whatever ends the run first and whatever
+// happens to its caller afterwards: a run stopped in time stays
+// context.Canceled when its caller's deadline passes later, one past its
+// limit stays context.DeadlineExceeded when its caller is cancelled later,
+// and one whose caller was cancelled stays context.Canceled past its limit.
+func TestRunErrIsStable(t *testing.T) {
+	t.Run("stopped, then the caller's deadline", func(t *testing.T) {
+		d := &runDeadlines{timeout: time.Hour}
+		parent, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		c := d.start(parent)
+		d.stop(c)
+		first := c.Err()
+		<-parent.Done()
+		if first != context.Canceled || c.Err() != first || context.Cause(c) != first {
+			t.Fatalf("Err() = %v after stop, then %v (cause %v) once the caller's deadline passed", first, c.Err(), context.Cause(c))
+		}
+	})
+	t.Run("past its limit, then the caller cancels", func(t *testing.T) {
+		d := &runDeadlines{timeout: 5 * time.Millisecond}
+		parent, cancel := context.WithCancel(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		<-c.Done()
+		first := c.Err()
+		cancel()
+		if first != context.DeadlineExceeded || c.Err() != first {
+			t.Fatalf("Err() = %v past the limit, then %v once the caller cancelled", first, c.Err())
+		}
+	})
+	t.Run("the caller cancels, then the limit passes", func(t *testing.T) {
+		d := &runDeadlines{timeout: 5 * time.Millisecond, watchEvery: time.Hour}
+		parent, cancel := context.WithCancelCause(context.Background())
+		c := d.start(parent)
+		defer d.stop(c)
+		cause := errors.New("the client went away")
+		cancel(cause)
+		time.Sleep(20 * time.Millisecond) // past the limit, not yet watched
+		if c.Err() != context.Canceled || context.Cause(c) != cause {
+			t.Fatalf("Err() = %v, Cause %v; want the caller's context.Canceled and cause", c.Err(), context.Cause(c))
+		}
+	})
+}
+
+// TestRunContextValues: a run's context and the contexts derived from it
+// see the caller's values, and a context derived from the run ends with it
+// (its deadline is the run's, or the caller's earlier one).
+func TestRunContextValues(t *testing.T) {
+	type key struct{}
+	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+	soon := time.Now().Add(time.Minute)
+	parent, cancel := context.WithDeadline(context.WithValue(context.Background(), key{}, "v"), soon)
+	defer cancel()
+	c := d.start(parent)
+	child, cancelChild := context.WithCancel(context.WithValue(c, key{}, "w"))
+	defer cancelChild()
+	if c.Value(key{}) != "v" || child.Value(key{}) != "w" || context.WithoutCancel(c).Value(key{}) != "v" {
+		t.Fatalf("values: run %v, child %v", c.Value(key{}), child.Value(key{}))
+	}
+	if dl, ok := child.Deadline(); !ok || !dl.Equal(soon) {
+		t.Fatalf("the child's deadline %v, %v; want the caller's %v", dl, ok, soon)
+	}
+	d.stop(c)
+	select {
+	case <-child.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a context derived from the run outlived it")
+	}
+	if !errors.Is(child.Err(), context.Canceled) {
+		t.Fatalf("the child's Err() = %v, want context.Canceled", child.Err())
+	}
+}
+
+// TestRunErrStableUnderLoad: runs ended at once by their limit, their
+// caller's cancellation, their caller's deadline and stop, in every order,
+// while another goroutine reads Err: each run's Err, once not nil, never
+// changes, and agrees with its Cause where the run itself gave the cause.
+func TestRunErrStableUnderLoad(t *testing.T) {
+	d := &runDeadlines{timeout: 3 * time.Millisecond, watchEvery: time.Millisecond}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parent, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*time.Millisecond)
+			defer cancel()
+			c := d.start(parent)
+			seen := make(chan struct{})
+			go func() {
+				defer close(seen)
+				var first error
+				for {
+					err := c.Err()
+					if first == nil {
+						first = err
+					} else if err != first {
+						errs <- errors.Join(first, err)
+						return
+					}
+					if first != nil && !errors.Is(context.Cause(c), first) && context.Cause(c) != context.Cause(parent) {
+						errs <- errors.Join(errors.New("cause"), first, context.Cause(c))
+						return
+					}
+					select {
+					case <-c.Done():
+						if first != nil {
+							return
+						}
+					default:
+						runtime.Gosched()
+					}
+				}
+			}()
+			time.Sleep(time.Duration(i%4) * time.Millisecond)
+			if i%3 == 0 {
+				cancel()
+			}
+			d.stop(c)
+			<-seen
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// opaqueContext hides its cancellation from the context package (as a
+// context of a type of its own does), so that watching it takes a
+// goroutine.
+type opaqueContext struct{ context.Context }
+
+func (opaqueContext) Value(any) any { return nil }
+
+// TestRunWatchLeavesNoGoroutine: the goroutines that watching a caller's
+// context of a type of its own takes end when the runs stop.
+func TestRunWatchLeavesNoGoroutine(t *testing.T) {
+	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := runtime.NumGoroutine()
+	var runs []*runContext
+	for range 100 {
+		runs = append(runs, d.start(opaqueContext{parent}))
+	}
+	for watched := false; !watched; time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		watched = runs[len(runs)-1].unwatch != nil
+		d.mu.Unlock()
+	}
+	if n := runtime.NumGoroutine(); n < before+100 {
+		t.Fatalf("%d goroutines while 100 runs watch an opaque context, %d before: the test no longer exercises them", n, before)
+	}
+	for _, c := range runs {
+		d.stop(c)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after the runs stopped, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

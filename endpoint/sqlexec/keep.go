@@ -33,6 +33,17 @@ import (
 // Limit, gets the wrapper. WithSQLiteLimits therefore needs a pool that
 // does not keep statements; an Executor given both fails every run with
 // ErrLimitsOnKeptPool rather than run without its limits.
+//
+// KeepStatements is for SQLite (engine.SQLite), where what it saves is
+// most of a cheap query's cost: Open fails with ErrKeepStatementsEngine
+// for any other engine. On PostgreSQL, pgx makes every statement it
+// prepares on a connection with the same text one server statement, so a
+// kept statement and database/sql's of the same text (a run with a time
+// limit is guarded, and runs through database/sql) keep each other alive:
+// after a schema change the one closed is prepared again as the same
+// stale statement, and the run fails ("cached plan must not change result
+// type") where the Executor would prepare it anew; and on a client-server
+// engine the round trip costs far more than what it saves.
 func KeepStatements(n int) OpenOption {
 	return func(o *openOptions) { o.keep = max(n, 0); o.keeping = true }
 }
@@ -41,6 +52,18 @@ func KeepStatements(n int) OpenOption {
 // WithSQLiteLimits and a run pool opened with KeepStatements, whose
 // connections the LimitFunc cannot reach.
 var ErrLimitsOnKeptPool = errors.New("sqlexec: WithSQLiteLimits needs the driver's own connections, but the run pool was opened with KeepStatements, which wraps them")
+
+// ErrKeepStatementsEngine is Open's error when KeepStatements is given for
+// an engine other than SQLite.
+var ErrKeepStatementsEngine = errors.New("sqlexec: KeepStatements is for SQLite only")
+
+// checkKeep refuses KeepStatements for engine e when it is not SQLite.
+func checkKeep(e engine.Engine) error {
+	if e == nil || e.Name() != engine.SQLite.Name() {
+		return fmt.Errorf("%w, not engine %v", ErrKeepStatementsEngine, e)
+	}
+	return nil
+}
 
 // keepingConnector is KeepStatements' connector: its connections keep
 // their statements.
@@ -245,10 +268,19 @@ func namedValues(c *keptConn, s sqldriver.Stmt, args []any) ([]sqldriver.NamedVa
 			nv.Value, err = sqldriver.DefaultParameterConverter.ConvertValue(nv.Value)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sql: converting argument %d type: %w", i+1, err)
+			return nil, fmt.Errorf("sql: converting argument %s type: %w", describeArg(nv), err)
 		}
 	}
 	return nvs, nil
+}
+
+// describeArg names an argument in an error as database/sql does: $1, or
+// with name "x".
+func describeArg(nv *sqldriver.NamedValue) string {
+	if nv.Name == "" {
+		return fmt.Sprintf("$%d", nv.Ordinal)
+	}
+	return fmt.Sprintf("with name %q", nv.Name)
 }
 
 // queryKept runs query, a plain run's, on a kept statement of a

@@ -3,7 +3,10 @@ package sqlexec_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -227,4 +230,67 @@ func TestConformanceKept(t *testing.T) {
 		t.Cleanup(func() { ro.Close() })
 		return sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	})
+}
+
+// TestKeepStatementsIsForSQLite: Open refuses KeepStatements for an engine
+// other than SQLite with ErrKeepStatementsEngine, naming the engine, before
+// it opens anything. On PostgreSQL, pgx shares one server statement among
+// the statements of one text on a connection: a kept statement and the
+// statement database/sql prepared for a guarded run of the same text kept
+// each other alive, and after ALTER TABLE ... ADD COLUMN the next run failed
+// ("cached plan must not change result type") instead of being prepared
+// anew.
+func TestKeepStatementsIsForSQLite(t *testing.T) {
+	for _, e := range []struct {
+		drv string
+		eng engine.Engine
+	}{
+		{"pgx", engine.PostgreSQL},
+		{"mysql", engine.MySQL},
+		{"clickhouse", engine.ClickHouse},
+	} {
+		db, err := sqlexec.Open(e.drv, "unused", e.eng, sqlexec.KeepStatements(0))
+		if !errors.Is(err, sqlexec.ErrKeepStatementsEngine) || !strings.Contains(err.Error(), e.eng.Name()) {
+			if db != nil {
+				db.Close()
+			}
+			t.Fatalf("KeepStatements on %s: %v, want ErrKeepStatementsEngine naming the engine", e.eng.Name(), err)
+		}
+	}
+	db, err := sqlexec.Open("sqlite", ":memory:", engine.SQLite, sqlexec.KeepStatements(0))
+	if err != nil {
+		t.Fatalf("KeepStatements on SQLite: %v", err)
+	}
+	db.Close()
+}
+
+// TestKeptArgumentsAlike: the arguments of a run on a kept statement are
+// converted as database/sql converts them: the same answers for the types
+// a host may bind (driver.Valuer, pointers, named kinds, extreme numbers),
+// and the same errors, naming the argument as database/sql does ($1), for
+// those it refuses.
+func TestKeptArgumentsAlike(t *testing.T) {
+	db, ro := keptPools(t, 0)
+	plainRO, err := sql.Open("sqlite", dsnOf(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plainRO.Close() })
+	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
+	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
+	type named int
+	var nilPtr *int64
+	five := int64(5)
+	for _, a := range []any{
+		uint64(math.MaxUint64), uint64(5), int8(-3), float32(1.5), named(4), math.MaxInt64, math.MinInt64,
+		json.RawMessage(`{"a":1}`), sql.NullString{}, sql.NullInt64{Int64: 3, Valid: true}, nilPtr, &five,
+		time.Date(2025, 5, 1, 12, 0, 0, 7, time.FixedZone("X", 3600)), math.Inf(1), struct{}{}, []int{1}, "", []byte(nil),
+	} {
+		const q = "SELECT ? AS v, typeof(?) AS t"
+		want, werr := plain.Query(context.Background(), stmt.New(q, []any{a, a}), driver.Bounds{})
+		got, gerr := kept.Query(context.Background(), stmt.New(q, []any{a, a}), driver.Bounds{})
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%T %v:\n kept   %v, %v\n plain  %v, %v", a, a, got, gerr, want, werr)
+		}
+	}
 }

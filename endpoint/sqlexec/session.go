@@ -25,6 +25,11 @@ func Open(driverName, dsn string, e engine.Engine, opts ...OpenOption) (*sql.DB,
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.keeping {
+		if err := checkKeep(e); err != nil {
+			return nil, err
+		}
+	}
 	probe, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: open: %w", err)

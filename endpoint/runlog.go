@@ -28,11 +28,13 @@ type runRecord struct {
 	fallbackErr  error
 	rows         int
 	stats        *Statistics
-	// log is the run's log entry, and the row count it points to, made
-	// by endRun in the record's own allocation.
+	// log is the run's log entry, and the counts it points to, made by
+	// endRun in the record's own allocation: the counts are copied from
+	// the answer's statistics, which are its caller's to write to.
 	log struct {
-		e    driver.RunLogEntry
-		rows int
+		e                   driver.RunLogEntry
+		rows                int
+		rowsRead, bytesRead int64
 	}
 }
 
@@ -92,8 +94,15 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 				e.Rows = &q.rows
 				ev.Rows = r.rows
 			}
-			if r.stats != nil {
-				e.RowsRead, e.BytesRead = r.stats.RowsRead, r.stats.BytesRead
+			if st := r.stats; st != nil {
+				if st.RowsRead != nil {
+					q.rowsRead = *st.RowsRead
+					e.RowsRead = &q.rowsRead
+				}
+				if st.BytesRead != nil {
+					q.bytesRead = *st.BytesRead
+					e.BytesRead = &q.bytesRead
+				}
 			}
 		}
 		// Written in the background (runlog_writer.go): a run never

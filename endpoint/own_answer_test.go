@@ -441,3 +441,24 @@ func sameJSON(a, b any) bool {
 	jb, err := json.Marshal(b)
 	return err == nil && string(ja) == string(jb)
 }
+
+// TestLogsAreTheirOwn: a page of the run log is its caller's own: writing
+// to what its entries' counts point to changes nothing of what the log
+// says next.
+func TestLogsAreTheirOwn(t *testing.T) {
+	e, _ := ownEnv(t, 0, nil)
+	ownCases[0].setup(t, e)
+	runReq(t, e, "q", ownCases[0].req)
+	ctx := context.Background()
+	for range 2 {
+		logs, _, err := e.svc.Logs(ctx, "1", "q", 0, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := logs[0]
+		if l.Rows == nil || *l.Rows != 3 || l.RowsRead == nil || *l.RowsRead != 6 || l.BytesRead == nil || *l.BytesRead != 60 {
+			t.Fatalf("the log says rows %s, rows_read %s, bytes_read %s; want 3, 6 and 60", ptrText(l.Rows), ptrText(l.RowsRead), ptrText(l.BytesRead))
+		}
+		*l.Rows, *l.RowsRead, *l.BytesRead = -1, -1, -1
+	}
+}

@@ -144,7 +144,30 @@ func (s *Service) Logs(ctx context.Context, project, name string, limit int, bef
 	}
 	out := make([]RunLogEntry, len(list))
 	for i, e := range list {
-		out[i] = runLogEntryOf(e)
+		out[i] = ownCounts(runLogEntryOf(e))
 	}
 	return out, next, nil
+}
+
+// ownCounts returns e with counts of its own: a run log (the memory one)
+// may hand out pointers to the counts it keeps, which a caller writing to
+// its page would change for every later reader.
+func ownCounts(e RunLogEntry) RunLogEntry {
+	c := &struct {
+		rows                int
+		rowsRead, bytesRead int64
+	}{}
+	if e.Rows != nil {
+		c.rows = *e.Rows
+		e.Rows = &c.rows
+	}
+	if e.RowsRead != nil {
+		c.rowsRead = *e.RowsRead
+		e.RowsRead = &c.rowsRead
+	}
+	if e.BytesRead != nil {
+		c.bytesRead = *e.BytesRead
+		e.BytesRead = &c.bytesRead
+	}
+	return e
 }

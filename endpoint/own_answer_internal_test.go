@@ -64,3 +64,48 @@ func TestFlightOfAnAnswerJSONCannotCarry(t *testing.T) {
 		t.Errorf("%d computations, want one for each of the %d runs", n, 1+len(results))
 	}
 }
+
+// panicky is a value whose JSON encoding panics.
+type panicky struct{}
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("panicky") }
+
+// TestFlightWhoseAnswerPanicsToEncode: when encoding the answer for the
+// runs that joined its flight panics, they are not left waiting: they
+// compute their own, and the panic goes on in the computing run.
+func TestFlightWhoseAnswerPanicsToEncode(t *testing.T) {
+	var g flightGroup
+	ctx := context.Background()
+	started, release := make(chan struct{}), make(chan struct{})
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		g.do(ctx, "k", func() (*RunResult, error) { //nolint:errcheck // it panics
+			close(started)
+			<-release
+			return &RunResult{Results: [][]any{{panicky{}}}}, nil
+		})
+	}()
+	<-started
+	joined := make(chan *RunResult, 1)
+	go func() {
+		res, _, _, _ := g.do(ctx, "k", func() (*RunResult, error) { return &RunResult{Name: "own"}, nil })
+		joined <- res
+	}()
+	for {
+		g.mu.Lock()
+		n := g.m["k"].waiting
+		g.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	if p := <-panicked; p == nil {
+		t.Error("the computing run did not panic")
+	}
+	if res := <-joined; res == nil || res.Name != "own" {
+		t.Errorf("the joined run answered %+v, want the answer it computed", res)
+	}
+}

@@ -599,10 +599,13 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 				done := f.done
 				g.mu.Unlock()
 				if done != nil {
-					if f.err == nil {
+					// Closed even if encoding the answer panics (a value's
+					// MarshalJSON): the runs that joined then compute
+					// their own, and the panic goes on in this run.
+					defer close(done)
+					if p == nil && f.err == nil {
 						f.shared = shareAnswer(f.res)
 					}
-					close(done)
 				}
 				if p != nil {
 					panic(p)

@@ -287,7 +287,8 @@ func TestInsightConcurrentRuns(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				res, err := e.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": b}})
-				if err == nil && !reflect.DeepEqual(res.Results, want[b]) {
+				// A run that joined another's has its series as JSON.
+				if err == nil && !sameJSON(res.Results, want[b]) {
 					err = fmt.Errorf("concurrent run with $browser=%s: %+v, want %+v", b, res.Results, want[b])
 				}
 				errs <- err

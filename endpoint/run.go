@@ -50,7 +50,10 @@ type RunRequest struct {
 	KeyID string `json:"-"`
 }
 
-// RunResult is the answer of Run.
+// RunResult is the answer of Run. It is its caller's own: nothing else
+// holds its slices, its rows or series, or what its pointers point to
+// (the runs of one flight, and the result cache, each have their own), so
+// the caller may write to any of it.
 type RunResult struct {
 	Name            string `json:"name"`
 	EndpointVersion int    `json:"endpoint_version"`
@@ -92,7 +95,9 @@ type RunResult struct {
 	created time.Time
 	// IsCached tells that no query ran for this answer: it came from the
 	// result cache, or from an identical run under way at the same time.
-	// Its Results are then the rows as JSON (a json.RawMessage).
+	// Its Results are then the rows (an insight's array) as JSON, a
+	// json.RawMessage of its own; its Statistics and LastRefresh are
+	// those of the run that computed it.
 	IsCached bool `json:"is_cached"`
 	// LastRefresh is the instant the answer's data is of: when its query
 	// ran, or when the stored table it read was built.

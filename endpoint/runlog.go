@@ -28,11 +28,13 @@ type runRecord struct {
 	fallbackErr  error
 	rows         int
 	stats        *Statistics
-	// log is the run's log entry, and the row count it points to, made
-	// by endRun in the record's own allocation.
+	// log is the run's log entry, and the counts it points to, made by
+	// endRun in the record's own allocation: the counts are copied from
+	// the answer's statistics, which are its caller's to write to.
 	log struct {
-		e    driver.RunLogEntry
-		rows int
+		e                   driver.RunLogEntry
+		rows                int
+		rowsRead, bytesRead int64
 	}
 }
 
@@ -92,8 +94,15 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 				e.Rows = &q.rows
 				ev.Rows = r.rows
 			}
-			if r.stats != nil {
-				e.RowsRead, e.BytesRead = r.stats.RowsRead, r.stats.BytesRead
+			if st := r.stats; st != nil {
+				if st.RowsRead != nil {
+					q.rowsRead = *st.RowsRead
+					e.RowsRead = &q.rowsRead
+				}
+				if st.BytesRead != nil {
+					q.bytesRead = *st.BytesRead
+					e.BytesRead = &q.bytesRead
+				}
 			}
 		}
 		// Written in the background (runlog_writer.go): a run never
@@ -135,7 +144,30 @@ func (s *Service) Logs(ctx context.Context, project, name string, limit int, bef
 	}
 	out := make([]RunLogEntry, len(list))
 	for i, e := range list {
-		out[i] = runLogEntryOf(e)
+		out[i] = ownCounts(runLogEntryOf(e))
 	}
 	return out, next, nil
+}
+
+// ownCounts returns e with counts of its own: a run log (the memory one)
+// may hand out pointers to the counts it keeps, which a caller writing to
+// its page would change for every later reader.
+func ownCounts(e RunLogEntry) RunLogEntry {
+	c := &struct {
+		rows                int
+		rowsRead, bytesRead int64
+	}{}
+	if e.Rows != nil {
+		c.rows = *e.Rows
+		e.Rows = &c.rows
+	}
+	if e.RowsRead != nil {
+		c.rowsRead = *e.RowsRead
+		e.RowsRead = &c.rowsRead
+	}
+	if e.BytesRead != nil {
+		c.bytesRead = *e.BytesRead
+		e.BytesRead = &c.bytesRead
+	}
+	return e
 }

@@ -85,23 +85,25 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 		}
 		return res, err
 	}
-	shared, own := false, true
-	var res *RunResult
+	var (
+		res    *RunResult
+		rows   int
+		shared bool
+	)
 	if key == "" {
-		res, err = computeAndStore()
+		if res, err = computeAndStore(); err == nil {
+			rows = resultRows(res.Results)
+		}
 	} else {
 		if mode == RefreshDirect {
 			key = "direct:" + key
 		}
-		res, shared, own, err = s.runFlights.do(ctx, key, computeAndStore)
+		res, rows, shared, err = s.runFlights.do(ctx, key, computeAndStore)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if own {
-		return s.answerOwned(ctx, ep, res, false, resultRows(res.Results), now, rec), nil
-	}
-	return s.answerForRun(ctx, ep, res, shared, resultRows(res.Results), now, rec), nil
+	return s.answerOwned(ctx, ep, res, shared, rows, now, rec), nil
 }
 
 // admit checks a run's variables and options against the rules of the
@@ -175,18 +177,65 @@ func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *c
 	return res, nil
 }
 
-// answerForRun makes the answer of this run from res, which other runs may share
-// (a flight's answer): a copy with this run's own execution id.
-// rows is the number of rows or series it holds.
-func (s *Service) answerForRun(ctx context.Context, ep *driver.Endpoint, res *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
-	out := new(RunResult)
-	*out = *res
-	return s.answerOwned(ctx, ep, out, cached, rows, now, rec)
+// ownedCopy returns a copy of res, with results as its Results, that
+// shares nothing with res: its columns and types, and what its time and
+// statistics pointers point to, are its own, in two allocations. Its
+// execution id and version instant are left for answerOwned to set.
+func ownedCopy(res *RunResult, results any) *RunResult {
+	a := &struct {
+		out                       RunResult
+		refreshed, materializedAt time.Time
+		stats                     Statistics
+		rowsRead, bytesRead       int64
+		debug                     DebugInfo
+	}{out: *res}
+	out := &a.out
+	out.Results = results
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr = "", nil, nil
+	nc := len(res.Columns)
+	names := make([]string, nc+len(res.Types))
+	copy(names, res.Columns)
+	copy(names[nc:], res.Types)
+	out.Columns, out.Types = names[:nc:nc], names[nc:]
+	if res.Columns == nil {
+		out.Columns = nil
+	}
+	if res.Types == nil {
+		out.Types = nil
+	}
+	if res.LastRefresh != nil {
+		a.refreshed = *res.LastRefresh
+		out.LastRefresh = &a.refreshed
+	}
+	if res.EndpointMaterializedAt != nil {
+		a.materializedAt = *res.EndpointMaterializedAt
+		out.EndpointMaterializedAt = &a.materializedAt
+	}
+	if st := res.Statistics; st != nil {
+		a.stats = *st
+		out.Statistics = &a.stats
+		if st.RowsRead != nil {
+			a.rowsRead = *st.RowsRead
+			a.stats.RowsRead = &a.rowsRead
+		}
+		if st.BytesRead != nil {
+			a.bytesRead = *st.BytesRead
+			a.stats.BytesRead = &a.bytesRead
+		}
+	}
+	if res.Debug != nil {
+		a.debug = *res.Debug
+		out.Debug = &a.debug
+	}
+	return out
 }
 
-// answerOwned is answerForRun of an answer no other run holds (computed
-// by this run alone, or read from the result cache for it): res itself
-// becomes this run's answer, without a copy.
+// answerOwned makes out, an answer that nothing but this run holds
+// (computed by it, read from the result cache for it, or its copy of a
+// flight's answer), the answer of this run: with its execution id, and
+// cached telling that it did not compute it. rows is the number of rows
+// or series it holds. Nothing of out is kept once it returns: the caller
+// may write to any of it.
 func (s *Service) answerOwned(ctx context.Context, ep *driver.Endpoint, out *RunResult, cached bool, rows int, now time.Time, rec *runRecord) *RunResult {
 	out.ExecutionID = rec.id
 	out.IsCached = cached
@@ -367,6 +416,25 @@ type cachedHeader struct {
 	Statistics     *Statistics `json:"statistics,omitempty"`
 }
 
+// newAnswerEncoder returns an encoder that writes JSON to buf as the HTTP
+// API writes answers (HTML characters as they are), so that an answer
+// encoded, cached or shared, reads byte for byte as a computed one.
+func newAnswerEncoder(buf *bytes.Buffer) *json.Encoder {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// encodeResults returns the JSON of an answer's results, false when JSON
+// cannot carry them (NaN, ±Inf).
+func encodeResults(results any) (json.RawMessage, bool) {
+	var buf bytes.Buffer
+	if newAnswerEncoder(&buf).Encode(results) != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
+}
+
 // storeAnswer caches res under key until its data is as old as ep's data
 // freshness. An answer JSON cannot carry (NaN, ±Inf) is not cached: the
 // HTTP API refuses it anyway. A failure of the cache is ignored; the run
@@ -377,10 +445,7 @@ func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoi
 		return
 	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// As the HTTP API writes answers, so that a cached answer reads byte
-	// for byte as a computed one.
-	enc.SetEscapeHTML(false)
+	enc := newAnswerEncoder(&buf)
 	hdr := cachedHeader{
 		Columns: res.Columns, Types: res.Types, Rows: resultRows(res.Results), HasMore: res.HasMore,
 		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
@@ -438,35 +503,81 @@ type flight struct {
 	// caller that waits for the flight, under the group's lock: a run
 	// that no other run joins (most of them) makes no channel.
 	done chan struct{}
-	res  *RunResult
-	err  error
+	// waiting counts the runs that joined the flight (tests wait on it).
+	waiting int
+	res     *RunResult
+	err     error
+	// shared is res as the runs that joined the flight copy it, made by
+	// the computing run before done is closed and never written after:
+	// res itself is the computing run's, whose caller may write to it as
+	// soon as it has it. nil when no run joined, or when its results are
+	// not something JSON can carry (see shareAnswer).
+	shared *sharedAnswer
 }
 
-// do returns fn's answer for key: computed by this caller, or shared with
-// the caller already computing it (shared true); own tells that this
-// caller computed it and no other caller joined, so that nothing else
-// holds the answer fn returned. A caller waits for the
-// computation at most as long as its own context lasts; when the
-// computing caller's context was cancelled, a waiting caller whose context
-// is alive computes again rather than inherit the cancellation.
-func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, shared, own bool, err error) {
+// sharedAnswer is a flight's answer as the runs that joined it copy it:
+// its results as JSON, as the result cache holds them (so that, as a
+// cached answer, it is the same whatever the executor's values are, and
+// a copy of it is one copy of bytes), and its count of rows or series.
+type sharedAnswer struct {
+	res  *RunResult
+	rows int
+}
+
+// shareAnswer returns res as the runs that joined its flight copy it, nil
+// when its results are not something JSON can carry (NaN, ±Inf).
+func shareAnswer(res *RunResult) *sharedAnswer {
+	results, ok := encodeResults(res.Results)
+	if !ok {
+		return nil
+	}
+	return &sharedAnswer{res: ownedCopy(res, results), rows: resultRows(res.Results)}
+}
+
+// copyFor returns a copy of the shared answer for one of the runs that
+// joined its flight.
+func (a *sharedAnswer) copyFor() *RunResult {
+	return ownedCopy(a.res, append(json.RawMessage(nil), a.res.Results.(json.RawMessage)...))
+}
+
+// do returns fn's answer for key, and the number of rows or series it
+// holds: computed by this caller, or shared with the caller already
+// computing it (shared true). Either way the answer is this caller's own:
+// a caller that joined the computation gets its own copy of the answer,
+// its results as JSON, and the caller that computed it the answer fn
+// returned, which nothing else holds once do returns. When the answer
+// is not something JSON can carry, each caller that joined computes its
+// own. A caller waits for the computation at most as long as its own
+// context lasts; when the computing caller's context was cancelled, a
+// waiting caller whose context is alive computes again rather than
+// inherit the cancellation.
+func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, rows int, shared bool, err error) {
 	for {
 		g.mu.Lock()
 		if f, ok := g.m[key]; ok {
 			if f.done == nil {
 				f.done = make(chan struct{})
 			}
+			f.waiting++
 			done := f.done
 			g.mu.Unlock()
 			select {
 			case <-done:
 			case <-ctx.Done():
-				return nil, false, false, contextError(ctx.Err())
+				return nil, 0, false, contextError(ctx.Err())
 			}
-			if f.err != nil && errors.Is(f.err, context.Canceled) && ctx.Err() == nil {
+			switch {
+			case f.err != nil && errors.Is(f.err, context.Canceled) && ctx.Err() == nil:
 				continue
+			case f.err != nil:
+				return nil, 0, false, f.err
+			case f.shared == nil:
+				if res, err = fn(); err != nil {
+					return nil, 0, false, err
+				}
+				return res, resultRows(res.Results), false, nil
 			}
-			return f.res, f.err == nil, false, f.err
+			return f.shared.copyFor(), f.shared.rows, true, nil
 		}
 		if g.m == nil {
 			g.m = make(map[string]*flight)
@@ -474,7 +585,6 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 		f := &flight{}
 		g.m[key] = f
 		g.mu.Unlock()
-		joined := false
 		func() {
 			defer func() {
 				p := recover()
@@ -489,8 +599,13 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 				done := f.done
 				g.mu.Unlock()
 				if done != nil {
-					joined = true
-					close(done)
+					// Closed even if encoding the answer panics (a value's
+					// MarshalJSON): the runs that joined then compute
+					// their own, and the panic goes on in this run.
+					defer close(done)
+					if p == nil && f.err == nil {
+						f.shared = shareAnswer(f.res)
+					}
 				}
 				if p != nil {
 					panic(p)
@@ -498,7 +613,10 @@ func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult,
 			}()
 			f.res, f.err = fn()
 		}()
-		return f.res, false, !joined, f.err
+		if f.err != nil {
+			return nil, 0, false, f.err
+		}
+		return f.res, resultRows(f.res.Results), false, nil
 	}
 }
 

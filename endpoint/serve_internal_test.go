@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -36,8 +37,8 @@ func TestFlightAllocations(t *testing.T) {
 	ctx := context.Background()
 	res := &RunResult{}
 	fn := func() (*RunResult, error) { return res, nil }
-	if _, shared, own, _ := g.do(ctx, "k", fn); shared || !own { // makes the map
-		t.Errorf("a run no other joined: shared %v, own %v; want it to own its answer", shared, own)
+	if got, _, shared, _ := g.do(ctx, "k", fn); shared || got != res { // makes the map
+		t.Errorf("a run no other joined: shared %v, the answer fn returned %v; want its own answer, unshared", shared, got == res)
 	}
 	if n := testing.AllocsPerRun(100, func() { g.do(ctx, "k", fn) }); n != 1 { //nolint:errcheck // fn does not fail
 		t.Errorf("an unshared flight: %v allocations, want 1", n)
@@ -45,34 +46,35 @@ func TestFlightAllocations(t *testing.T) {
 }
 
 // TestFlightJoined: the runs that join a flight under way wait for it and
-// share its answer; the channel they wait on is made by the first of them,
-// and closed when the flight ends.
+// get each a copy of its answer, its results as JSON and their count; the
+// computing run gets the answer it computed. The channel they wait on is
+// made by the first of them, and closed when the flight ends.
 func TestFlightJoined(t *testing.T) {
 	var g flightGroup
 	ctx := context.Background()
-	res := &RunResult{Name: "computed"}
+	res := &RunResult{Name: "computed", Columns: []string{"n"}, Types: []string{"INTEGER"}, Results: [][]any{{int64(1)}, {int64(2)}}}
 	var calls atomic.Int64
 	started, release := make(chan struct{}), make(chan struct{})
-	leaderOwns := make(chan bool, 1)
+	leader := make(chan *RunResult, 1)
 	go func() {
-		_, _, own, _ := g.do(ctx, "k", func() (*RunResult, error) {
+		got, _, _, _ := g.do(ctx, "k", func() (*RunResult, error) {
 			calls.Add(1)
 			close(started)
 			<-release
 			return res, nil
 		})
-		leaderOwns <- own
+		leader <- got
 	}()
 	<-started
 	var wg sync.WaitGroup
 	results := make([]*RunResult, 5)
+	rows := make([]int, 5)
 	shared := make([]bool, 5)
-	owns := make([]bool, 5)
 	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], shared[i], owns[i], _ = g.do(ctx, "k", func() (*RunResult, error) {
+			results[i], rows[i], shared[i], _ = g.do(ctx, "k", func() (*RunResult, error) {
 				calls.Add(1) // a run that came after the flight ended
 				return res, nil
 			})
@@ -92,19 +94,24 @@ func TestFlightJoined(t *testing.T) {
 	wg.Wait()
 	joined := 0
 	for i := range results {
-		if results[i] != res {
-			t.Errorf("run %d: %v, want the answer", i, results[i])
+		if rows[i] != 2 {
+			t.Errorf("run %d: %d rows, want 2", i, rows[i])
 		}
-		if shared[i] {
-			joined++
+		if !shared[i] {
+			if results[i] != res {
+				t.Errorf("run %d computed alone but answered %v, not what it computed", i, results[i])
+			}
+			continue
 		}
-		if shared[i] == owns[i] {
-			// A run owns the answer it computed alone, never one it shares.
-			t.Errorf("run %d: shared %v, own %v", i, shared[i], owns[i])
+		joined++
+		got := results[i]
+		raw, ok := got.Results.(json.RawMessage)
+		if got == res || !ok || string(raw) != "[[1],[2]]" || got.Name != "computed" || &got.Columns[0] == &res.Columns[0] || got.Types[0] != "INTEGER" {
+			t.Errorf("run %d joined and answered %+v (results %T), want its own copy of the answer with its rows as JSON", i, got, got.Results)
 		}
 	}
-	if <-leaderOwns {
-		t.Error("the flight's computing run owns an answer that other runs joined")
+	if <-leader != res {
+		t.Error("the flight's computing run did not get the answer it computed")
 	}
 	if joined == 0 || calls.Load() != int64(1+len(results)-joined) {
 		t.Errorf("%d runs joined, %d computations; want at least one joined, and one computation for the flight and each run that did not join", joined, calls.Load())

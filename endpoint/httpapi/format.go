@@ -93,7 +93,8 @@ func NewTable(columns, types []string, rows [][]any, hasMore bool) *Table {
 // Rows yields the rows in order, each as the JSON answer holds it: for a
 // computed run, the executor's Go values (nil, string, int64, float64,
 // bool, time.Time, []byte and other types encoding/json encodes); for an
-// answer from the result cache, the JSON decoded with UseNumber (nil,
+// answer from the result cache or from an identical run under way (an
+// answer whose is_cached is true), the JSON decoded with UseNumber (nil,
 // string, json.Number, bool). The slice yielded is reused: copy it to keep
 // it. An error ends the rows. Rows may be called more than once.
 func (t *Table) Rows() iter.Seq2[[]any, error] { return t.rows }

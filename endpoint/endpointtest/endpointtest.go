@@ -30,6 +30,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 )
@@ -134,7 +135,7 @@ func start(dir string, opts ...Option) (_ *Env, err error) {
 	cfg := endpoint.Config{
 		Endpoints: store.Endpoints(),
 		Variables: store.Variables(),
-		Executor:  sqlexec.New(db, engine.SQLite),
+		Executor:  sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(sqliteinterrupt.For)),
 	}
 	if o.config != nil {
 		o.config(&cfg)

@@ -25,6 +25,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/cputime"
@@ -72,7 +73,7 @@ func BenchmarkHTTPRun(b *testing.B) {
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Access: policy,
 		RunLog:   st.RunLog(sqlstore.RunLogOptions{}),
 		Observer: drops,
-		Executor: sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))})
+		Executor: sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro), sqlexec.WithInterrupt(sqliteinterrupt.For))})
 	if err != nil {
 		b.Fatalf("unexpected error: %v", err)
 	}

@@ -317,6 +317,11 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		if !ok {
 			return fmt.Errorf("sqlexec: query: the run pool's connection is a %T, not one that keeps statements", dc)
 		}
+		stop, err := e.watchDriverConn(ctx, kc.Conn)
+		if err != nil {
+			return err
+		}
+		defer stop() // before the connection goes back to the pool
 		res, started, err = e.runKept(ctx, kc, query, args, b)
 		return err
 	})

@@ -74,6 +74,8 @@ type Executor struct {
 	// setupErr fails every run and Exec: options that cannot hold
 	// together (ErrLimitsOnKeptPool).
 	setupErr error
+	// interrupt stops a held connection's statement (WithInterrupt).
+	interrupt InterruptFunc
 }
 
 type guardEntry struct {
@@ -90,6 +92,7 @@ type options struct {
 	readOnly   *sql.DB
 	limit      LimitFunc
 	limits     SQLiteLimits
+	interrupt  InterruptFunc
 }
 
 // WithStatements sets how many prepared statements the Executor keeps: 0
@@ -127,7 +130,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits, sqlite: eng.Name() == "sqlite"}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits, sqlite: eng.Name() == "sqlite", interrupt: o.interrupt}
 	if o.readOnly != nil {
 		e.runs, e.readOnly = o.readOnly, true
 	}
@@ -280,12 +283,17 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 // rows; started tells whether the query started, for a failure after that
 // is the query's own and is not retried.
 func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, query string, args []any, b driver.Bounds) (res *driver.Result, started bool, err error) {
-	if ge.plain && e.hasLimits() {
+	if ge.plain && e.holdsConn() {
 		c, err := e.conn(ctx, e.runs)
 		if err != nil {
 			return nil, false, err
 		}
 		defer c.Close()
+		stop, err := e.watchConn(ctx, c)
+		if err != nil {
+			return nil, false, err
+		}
+		defer stop() // before c.Close
 		var rows *sql.Rows
 		if rows, err = c.QueryContext(ctx, query, args...); err == nil {
 			started = true
@@ -323,9 +331,9 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 // again. It is prepared on the run pool before any connection is held for
 // the run, so that a pool of one connection does not wait on itself.
 func (e *Executor) statement(ctx context.Context, ge *guardEntry, query string, body int) (*stmtEntry, bool, error) {
-	if e.stmts == nil || ge.plain && e.hasLimits() {
-		// A plain run with limits runs on a connection of its own,
-		// which a statement of the pool's cannot.
+	if e.stmts == nil || ge.plain && e.holdsConn() {
+		// A plain run with limits or the interrupt runs on a connection
+		// of its own, which a statement of the pool's cannot.
 		return nil, false, checkQuery(e.lex, query[body:])
 	}
 	return e.stmts.acquire(ctx, e.runs, query, e.lex, body)
@@ -362,6 +370,11 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		return err
 	}
 	defer conn.Close()
+	stop, err := e.watchConn(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer stop() // before conn.Close, even if fn panics
 	err = func() error {
 		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
@@ -370,6 +383,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		// Rolled back once fn is done (database/sql also rolls it back
 		// when ctx ends).
 		defer tx.Rollback() //nolint:errcheck // a read-only run commits nothing
+		defer stop()        // before the rollback, which no interrupt may reach
 		for _, stmt := range g.Begin {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -101,7 +102,8 @@ func openBackend(cfg config) (*backend, error) {
 			return nil, err
 		}
 		x := sqlexec.New(dbs.data, engine.SQLite, sqlexec.WithReadOnly(dbs.runs),
-			sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{Length: cfg.sqliteLength}))
+			sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{Length: cfg.sqliteLength}),
+			sqlexec.WithInterrupt(sqliteinterrupt.For))
 		return &backend{engine: engine.SQLite, exec: x, store: store, close: func() { x.Close(); dbs.close() }}, nil
 	}
 	open, ok := openers[cfg.driver]

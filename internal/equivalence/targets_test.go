@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
@@ -69,7 +70,7 @@ func (tg target) sqlite(t *testing.T) (loader *sql.DB, x *sqlexec.Executor) {
 	if !tg.kept {
 		db := openPool(t, "sqlite", ":memory:")
 		db.SetMaxOpenConns(1) // each connection of :memory: is a database of its own
-		return db, sqlexec.New(db, tg.d.e)
+		return db, sqlexec.New(db, tg.d.e, sqlexec.WithInterrupt(sqliteinterrupt.For))
 	}
 	// Not synced: the fixture loads in many commits, and a test's file
 	// needs no durability.
@@ -80,7 +81,7 @@ func (tg target) sqlite(t *testing.T) (loader *sql.DB, x *sqlexec.Executor) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ro.Close() })
-	return db, sqlexec.New(db, tg.d.e, sqlexec.WithReadOnly(ro))
+	return db, sqlexec.New(db, tg.d.e, sqlexec.WithReadOnly(ro), sqlexec.WithInterrupt(sqliteinterrupt.For))
 }
 
 var targets = []target{

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
+	"time"
 )
 
 // InterruptFunc returns a function that stops the statement running on
@@ -38,12 +40,19 @@ func WithInterrupt(interrupt InterruptFunc) Option {
 // the limits, or for the interrupt.
 func (e *Executor) holdsConn() bool { return e.hasLimits() || e.interrupt != nil }
 
+// interruptEvery is how often the Executor looks for runs whose context
+// ended and interrupts their connections: a run is interrupted within this
+// of its end. Registering a run costs no allocation and no goroutine
+// (context.AfterFunc would start one a run on the Service's contexts).
+const interruptEvery = 10 * time.Millisecond
+
 // watchConn interrupts the statement running on c, held for a run under
-// ctx, once ctx ends, until the returned stop is called; stop returns once
-// no interrupt is running, so that none reaches the next run on c. With
-// no interrupt set it does nothing.
+// ctx, within interruptEvery of ctx's end, until the returned stop is
+// called; stop returns once no interrupt is running, so that none reaches
+// the next run on c, and does nothing when called again. With no
+// interrupt set it does nothing.
 func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func(), err error) {
-	if e.interrupt == nil {
+	if e.interrupt == nil || ctx.Done() == nil {
 		return func() {}, nil
 	}
 	var interrupt func()
@@ -55,41 +64,102 @@ func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func(), err
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
 	}
-	return watch(ctx, interrupt), nil
-}
-
-// watchDriverConn is watchConn for dc, a driver's connection held for a
-// run.
-func (e *Executor) watchDriverConn(ctx context.Context, dc any) (stop func(), err error) {
-	if e.interrupt == nil {
-		return func() {}, nil
-	}
-	interrupt, err := e.interrupt(dc)
-	if err != nil {
-		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
-	}
-	return watch(ctx, interrupt), nil
-}
-
-// watch calls interrupt once ctx ends, until stop is called; stop returns
-// once interrupt is not running. Calling stop again does nothing.
-func watch(ctx context.Context, interrupt func()) (stop func()) {
-	if ctx.Done() == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	cancel := context.AfterFunc(ctx, func() {
-		defer close(done)
-		interrupt()
-	})
-	stopped := false
+	slot := e.watched.add(ctx, interrupt)
 	return func() {
-		if stopped {
-			return
+		if slot >= 0 { // calling stop again does nothing
+			e.watched.remove(slot)
+			slot = -1
 		}
-		stopped = true
-		if !cancel() {
-			<-done // it started: wait for it to end
+	}, nil
+}
+
+// watchKept is watchConn for kc, a connection that keeps statements held
+// for a run (its interrupt is found once, and kept with it); stop is to be
+// called with the slot it returns, -1 when nothing is watched.
+func (e *Executor) watchKept(ctx context.Context, kc *keptConn) (slot int, err error) {
+	if e.interrupt == nil || ctx.Done() == nil {
+		return -1, nil
+	}
+	if kc.interrupt == nil {
+		if kc.interrupt, err = e.interrupt(kc.Conn); err != nil {
+			return -1, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
 		}
+	}
+	return e.watched.add(ctx, kc.interrupt), nil
+}
+
+// runWatch holds the runs whose connections are interrupted when their
+// contexts end, in slots reused once free, and looks at them every
+// interruptEvery while there are any. An interrupt runs with mu held, so
+// remove returns only once none is running.
+type runWatch struct {
+	mu    sync.Mutex
+	slots []watchedRun
+	free  []int
+	n     int // slots in use
+	timer *time.Timer
+	armed bool
+}
+
+type watchedRun struct {
+	ctx         context.Context
+	interrupt   func()
+	used, fired bool
+}
+
+// add watches a run under ctx, whose connection interrupt stops, and
+// returns its slot.
+func (w *runWatch) add(ctx context.Context, interrupt func()) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var i int
+	if k := len(w.free); k > 0 {
+		i, w.free = w.free[k-1], w.free[:k-1]
+	} else {
+		i = len(w.slots)
+		w.slots = append(w.slots, watchedRun{})
+	}
+	w.slots[i] = watchedRun{ctx: ctx, interrupt: interrupt, used: true}
+	w.n++
+	if !w.armed {
+		if w.timer == nil {
+			w.timer = time.AfterFunc(interruptEvery, w.look)
+		} else {
+			w.timer.Reset(interruptEvery)
+		}
+		w.armed = true
+	}
+	return i
+}
+
+// remove stops watching slot (nothing when it is -1), once no interrupt
+// runs.
+func (w *runWatch) remove(slot int) {
+	if slot < 0 {
+		return
+	}
+	w.mu.Lock()
+	w.slots[slot] = watchedRun{}
+	w.free = append(w.free, slot)
+	w.n--
+	w.mu.Unlock()
+}
+
+// look interrupts the connections of the runs whose contexts ended, once
+// each, and looks again after interruptEvery while any run is watched.
+func (w *runWatch) look() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.slots {
+		r := &w.slots[i]
+		if r.used && !r.fired && r.ctx.Err() != nil {
+			r.fired = true
+			r.interrupt()
+		}
+	}
+	if w.n > 0 {
+		w.timer.Reset(interruptEvery)
+	} else {
+		w.armed = false
 	}
 }

@@ -130,6 +130,9 @@ type keptConn struct {
 	// closeErr is the first error of closing a statement the cache let
 	// go, which Close returns.
 	closeErr error
+	// interrupt stops the connection's statement (WithInterrupt), found
+	// on its first run.
+	interrupt func()
 }
 
 func newKeptConn(c sqldriver.Conn, max int) *keptConn {
@@ -317,12 +320,12 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		if !ok {
 			return fmt.Errorf("sqlexec: query: the run pool's connection is a %T, not one that keeps statements", dc)
 		}
-		stop, err := e.watchDriverConn(ctx, kc.Conn)
+		slot, err := e.watchKept(ctx, kc)
 		if err != nil {
 			return err
 		}
-		defer stop() // before the connection goes back to the pool
 		res, started, err = e.runKept(ctx, kc, query, args, b)
+		e.watched.remove(slot) // before the connection goes back to the pool
 		return err
 	})
 	return res, started, err

@@ -74,8 +74,10 @@ type Executor struct {
 	// setupErr fails every run and Exec: options that cannot hold
 	// together (ErrLimitsOnKeptPool).
 	setupErr error
-	// interrupt stops a held connection's statement (WithInterrupt).
+	// interrupt stops a held connection's statement (WithInterrupt), for
+	// the runs watched holds.
 	interrupt InterruptFunc
+	watched   runWatch
 }
 
 type guardEntry struct {

@@ -10,34 +10,10 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 )
-
-// heldChDB wraps the executor: while held, every query tells started and
-// waits for the gate to open.
-type heldChDB struct {
-	driver.Executor
-	mu      sync.Mutex
-	gate    chan struct{}
-	started chan struct{}
-}
-
-func (x *heldChDB) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	x.mu.Lock()
-	gate := x.gate
-	x.mu.Unlock()
-	if gate != nil {
-		x.started <- struct{}{}
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return x.Executor.Query(ctx, st, b)
-}
 
 // TestChDBAnswersAreTheirOwn: the answers of one flight on chDB (its
 // strings and numbers boxed from blocks shared by the rows of one answer)
@@ -47,7 +23,7 @@ func (x *heldChDB) Query(ctx context.Context, st driver.Statement, b driver.Boun
 func TestChDBAnswersAreTheirOwn(t *testing.T) {
 	x := executor(t)
 	loadDemo(t, x)
-	held := &heldChDB{Executor: x, started: make(chan struct{}, 8)}
+	held := heldexec.New(x, 8)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: held,
 		ResultCache: memstore.NewResultCache(1 << 20)})
 	if err != nil {
@@ -126,11 +102,9 @@ func TestChDBAnswersAreTheirOwn(t *testing.T) {
 
 // flight runs req n times at once, the first run holding its query for
 // the others to join its flight.
-func flight(t *testing.T, svc *endpoint.Service, held *heldChDB, name string, req endpoint.RunRequest, n int) []*endpoint.RunResult {
+func flight(t *testing.T, svc *endpoint.Service, held *heldexec.Executor, name string, req endpoint.RunRequest, n int) []*endpoint.RunResult {
 	t.Helper()
-	held.mu.Lock()
-	held.gate = make(chan struct{})
-	held.mu.Unlock()
+	held.Hold()
 	out := make([]*endpoint.RunResult, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -140,19 +114,16 @@ func flight(t *testing.T, svc *endpoint.Service, held *heldChDB, name string, re
 	}
 	wg.Add(n)
 	go run(0)
-	<-held.started
+	<-held.Started
 	for i := 1; i < n; i++ {
 		go run(i)
 	}
 	time.Sleep(100 * time.Millisecond) // for the others to join
-	held.mu.Lock()
-	close(held.gate)
-	held.gate = nil
-	held.mu.Unlock()
+	held.Release()
 	// A run that came late computed alone, past the gate.
 	for drained := false; !drained; {
 		select {
-		case <-held.started:
+		case <-held.Started:
 		default:
 			drained = true
 		}

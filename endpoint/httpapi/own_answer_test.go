@@ -7,38 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 )
-
-// heldQueries wraps an executor: while held, every query tells started
-// and waits for the gate to open.
-type heldQueries struct {
-	driver.Executor
-	mu      sync.Mutex
-	gate    chan struct{}
-	started chan struct{}
-}
-
-func (x *heldQueries) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	x.mu.Lock()
-	gate := x.gate
-	x.mu.Unlock()
-	if gate != nil {
-		x.started <- struct{}{}
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return x.Executor.Query(ctx, st, b)
-}
 
 // heldRequests holds the end of every run made over HTTP (one with a
 // request id) until release is closed: the HTTP API writes its answer
@@ -87,7 +62,7 @@ func TestHTTPAnswerIsNotAHostsAnswer(t *testing.T) {
 func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string) {
 	t.Helper()
 	events := openEvents(t, demoEvents)
-	x := &heldQueries{Executor: newExecutor(events), started: make(chan struct{}, 4)}
+	x := heldexec.New(newExecutor(events), 4)
 	obs := heldRequests{release: make(chan struct{})}
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, Observer: obs})
@@ -112,9 +87,7 @@ func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string
 	srv := httptest.NewServer(httpapi.New(svc, keys, httpapi.WithLimiter(nil)))
 	defer srv.Close()
 
-	x.mu.Lock()
-	x.gate = make(chan struct{})
-	x.mu.Unlock()
+	x.Hold()
 	host := make(chan *endpoint.RunResult, 1)
 	client := make(chan string, 1)
 	runHost := func() {
@@ -140,18 +113,15 @@ func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string
 	}
 	if hostFirst {
 		go runHost()
-		<-x.started
+		<-x.Started
 		go runClient()
 	} else {
 		go runClient()
-		<-x.started
+		<-x.Started
 		go runHost()
 	}
 	time.Sleep(100 * time.Millisecond) // for the second run to join
-	x.mu.Lock()
-	close(x.gate)
-	x.gate = nil
-	x.mu.Unlock()
+	x.Release()
 	res := <-host
 	if res != nil {
 		// The host writes over its answer while the client's is not yet

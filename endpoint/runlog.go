@@ -94,7 +94,10 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 				e.Rows = &q.rows
 				ev.Rows = r.rows
 			}
-			if st := r.stats; st != nil {
+			// A cached run (from the result cache, or one that joined
+			// another's flight) read nothing of the engine: its counts
+			// are the computing run's, logged once, by that run.
+			if st := r.stats; st != nil && !r.cached {
 				if st.RowsRead != nil {
 					q.rowsRead = *st.RowsRead
 					e.RowsRead = &q.rowsRead

@@ -445,3 +445,31 @@ func (failingCache) Get(context.Context, string, time.Time) ([]byte, bool, error
 func (failingCache) Set(context.Context, string, []byte, time.Time) error {
 	return errors.New("cache down")
 }
+
+// TestCachedRunLogsNoEngineRead: a run answered from the result cache logs
+// no rows_read or bytes_read (the engine read nothing for it; the run
+// that computed the answer logged what it read), while its answer's
+// statistics still carry the computing run's, as documented.
+func TestCachedRunLogsNoEngineRead(t *testing.T) {
+	e, x, _ := newCacheEnv(t, 1<<20)
+	read := int64(7)
+	x.read = &read
+	e.create(t, "all", e.query("SELECT id FROM orders"))
+	first := runReq(t, e, "all", endpoint.RunRequest{})
+	second := runReq(t, e, "all", endpoint.RunRequest{})
+	if first.IsCached || !second.IsCached || second.Statistics == nil || second.Statistics.RowsRead == nil || *second.Statistics.RowsRead != 7 {
+		t.Fatalf("cached %v then %v; the cached answer's statistics %+v", first.IsCached, second.IsCached, second.Statistics)
+	}
+	logs, _, err := e.svc.Logs(context.Background(), "1", "all", 0, "")
+	if err != nil || len(logs) != 2 {
+		t.Fatalf("%d entries, %v", len(logs), err)
+	}
+	for _, l := range logs {
+		switch {
+		case l.Cached && (l.RowsRead != nil || l.BytesRead != nil):
+			t.Errorf("the cached run logged rows_read %v, bytes_read %v; want none", l.RowsRead, l.BytesRead)
+		case !l.Cached && (l.RowsRead == nil || *l.RowsRead != 7 || l.BytesRead == nil || *l.BytesRead != 70):
+			t.Errorf("the computing run logged rows_read %v, bytes_read %v; want 7 and 70", l.RowsRead, l.BytesRead)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package insight
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/engine"
@@ -192,7 +193,14 @@ func (c *Compiled) shapeLifecycle(rows [][]any) ([]LifecycleSeries, error) {
 	}
 	out := make([]LifecycleSeries, len(statuses))
 	for i, st := range statuses {
-		s := LifecycleSeries{Action: action, Data: data[i], Labels: labels, Days: days, Label: ev.label() + " - " + string(st), Status: st}
+		// Each series its own days, labels and action: a host may write
+		// to one.
+		a := action
+		if a.ID != nil {
+			id := *a.ID
+			a.ID = &id
+		}
+		s := LifecycleSeries{Action: a, Data: data[i], Labels: slices.Clone(labels), Days: slices.Clone(days), Label: ev.label() + " - " + string(st), Status: st}
 		for _, v := range data[i] {
 			s.Count += v
 		}

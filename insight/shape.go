@@ -3,6 +3,7 @@ package insight
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -244,7 +245,8 @@ func (c *Compiled) trendsSeries(keys []seriesKey, byKey map[seriesKey][]float64)
 	all := make([]keyed, 0, len(keys))
 	for _, k := range keys {
 		data := byKey[k]
-		s := TrendsSeries{Data: data, Days: days, Labels: labels, Label: c.q.Series[k.series].label()}
+		// Each series its own days and labels: a host may write to one.
+		s := TrendsSeries{Data: data, Days: slices.Clone(days), Labels: slices.Clone(labels), Label: c.q.Series[k.series].label()}
 		for _, v := range data {
 			s.Count += v
 		}

@@ -3,6 +3,7 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -49,11 +50,11 @@ const interruptEvery = 10 * time.Millisecond
 // watchConn interrupts the statement running on c, held for a run under
 // ctx, within interruptEvery of ctx's end, until the returned stop is
 // called; stop returns once no interrupt is running, so that none reaches
-// the next run on c, and does nothing when called again. With no
-// interrupt set it does nothing.
-func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func(), err error) {
+// the next run on c, with the error of an interrupt that panicked, and
+// does nothing when called again. With no interrupt set it does nothing.
+func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func() error, err error) {
 	if e.interrupt == nil || ctx.Done() == nil {
-		return func() {}, nil
+		return noStop, nil
 	}
 	var interrupt func()
 	err = c.Raw(func(dc any) error {
@@ -65,12 +66,25 @@ func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func(), err
 		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
 	}
 	slot := e.watched.add(ctx, interrupt)
-	return func() {
-		if slot >= 0 { // calling stop again does nothing
-			e.watched.remove(slot)
-			slot = -1
+	return func() error {
+		if slot < 0 { // calling stop again does nothing
+			return nil
 		}
+		err := e.watched.remove(slot)
+		slot = -1
+		return err
 	}, nil
+}
+
+func noStop() error { return nil }
+
+// withStop is err, the error of a run, joined with serr, the error of
+// stopping its watch (an interrupt that panicked), when there is one.
+func withStop(err, serr error) error {
+	if serr == nil {
+		return err
+	}
+	return errors.Join(err, serr)
 }
 
 // watchKept is watchConn for kc, a connection that keeps statements held
@@ -105,6 +119,9 @@ type watchedRun struct {
 	ctx         context.Context
 	interrupt   func()
 	used, fired bool
+	// panicked is what the interrupt panicked with, which remove
+	// returns as an error.
+	panicked any
 }
 
 // add watches a run under ctx, whose connection interrupt stops, and
@@ -133,16 +150,21 @@ func (w *runWatch) add(ctx context.Context, interrupt func()) int {
 }
 
 // remove stops watching slot (nothing when it is -1), once no interrupt
-// runs.
-func (w *runWatch) remove(slot int) {
+// runs; it returns an error when the run's interrupt panicked.
+func (w *runWatch) remove(slot int) error {
 	if slot < 0 {
-		return
+		return nil
 	}
 	w.mu.Lock()
+	p := w.slots[slot].panicked
 	w.slots[slot] = watchedRun{}
 	w.free = append(w.free, slot)
 	w.n--
 	w.mu.Unlock()
+	if p != nil {
+		return fmt.Errorf("sqlexec: the interrupt of the run's connection panicked: %v", p)
+	}
+	return nil
 }
 
 // look interrupts the connections of the runs whose contexts ended, once
@@ -154,7 +176,7 @@ func (w *runWatch) look() {
 		r := &w.slots[i]
 		if r.used && !r.fired && r.ctx.Err() != nil {
 			r.fired = true
-			r.interrupt()
+			r.fire()
 		}
 	}
 	if w.n > 0 {
@@ -162,4 +184,16 @@ func (w *runWatch) look() {
 	} else {
 		w.armed = false
 	}
+}
+
+// fire calls r's interrupt, and keeps what it panics with for remove: a
+// panic here, on the timer's goroutine, would end the process (and leave
+// the watch unarmed for every later run).
+func (r *watchedRun) fire() {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked = p
+		}
+	}()
+	r.interrupt()
 }

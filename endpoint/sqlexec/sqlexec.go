@@ -232,7 +232,7 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 // query runs query within b and reads its rows.
 func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
 	nargs := len(args)
-	defer func() { err = argFault(e.limitFault(queryFault(err)), nargs) }()
+	defer func() { err = argFault(e.limitFault(queryFault(interruptFault(ctx, err))), nargs) }()
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail
@@ -295,13 +295,13 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 		if err != nil {
 			return nil, false, err
 		}
-		defer stop() // before c.Close
+		defer stop() // before c.Close, even on a panic
 		var rows *sql.Rows
 		if rows, err = c.QueryContext(ctx, query, args...); err == nil {
 			started = true
 			res, err = e.read(ctx, rows, b)
 		}
-		return res, started, err
+		return res, started, withStop(err, stop())
 	}
 	if ge.plain {
 		// No closure here: the plain path is every run's on a
@@ -377,15 +377,34 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		return err
 	}
 	defer stop() // before conn.Close, even if fn panics
+	bad := false // the transaction may be open still: discard conn
+	var stopErr error
 	err = func() error {
-		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		txCtx := ctx
+		if e.interrupt != nil {
+			// database/sql rolls a transaction back by itself once its
+			// context ends, while the run is still watched: an
+			// interrupt reaching that ROLLBACK failed it, and left the
+			// connection inside the transaction for the pool's next
+			// user (a writer's statements then never committed). The
+			// rollback is the run's own, once the watch stopped.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			txCtx = context.WithoutCancel(ctx)
+		}
+		tx, err := conn.BeginTx(txCtx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		// Rolled back once fn is done (database/sql also rolls it back
-		// when ctx ends).
-		defer tx.Rollback() //nolint:errcheck // a read-only run commits nothing
-		defer stop()        // before the rollback, which no interrupt may reach
+		// when ctx ends, unless watched).
+		defer func() {
+			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+				bad = true // a read-only run commits nothing, but conn must not stay in it
+			}
+		}()
+		defer func() { stopErr = stop() }() // before the rollback, which no interrupt may reach
 		for _, stmt := range g.Begin {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
@@ -393,6 +412,13 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		}
 		return fn(tx)
 	}()
+	err = withStop(err, stopErr)
+	if bad {
+		// Raw's ErrBadConn makes database/sql close the connection
+		// instead of pooling it.
+		_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
+		return err
+	}
 	if len(g.End) > 0 {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
 		defer cancel()

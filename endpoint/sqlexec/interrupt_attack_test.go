@@ -1,0 +1,79 @@
+package sqlexec_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
+	"github.com/endpointkit/endpointkit/internal/stmt"
+)
+
+// repeatedInterrupt is sqliteinterrupt.For whose interrupt goes on
+// interrupting the connection for d: an interrupt that arrives late, as the
+// watch's can (up to interruptEvery after the run's context ended), made
+// to reach whatever the connection runs in that time.
+func repeatedInterrupt(d time.Duration) sqlexec.InterruptFunc {
+	return func(dc any) (func(), error) {
+		f, err := sqliteinterrupt.For(dc)
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				f()
+			}
+		}, nil
+	}
+}
+
+// TestInterruptLeavesNoTransactionOpen: a guarded run interrupted when its
+// context ends leaves its connection outside any transaction, whatever the
+// interrupt reaches: the writer of a pool of one connection commits after
+// each such run, and the next run begins its own transaction. database/sql
+// rolled the transaction back by itself once the context ended, while the
+// run was still watched; an interrupt reaching that ROLLBACK failed it, the
+// connection went back to the pool inside the transaction, each later run
+// failed with "cannot start a transaction within a transaction" and the
+// writer's INSERTs were never committed.
+func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
+	dsn := fileDSN(t)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, "CREATE TABLE w (n INTEGER)")
+	other, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(repeatedInterrupt(30*time.Millisecond)))
+	defer x.Close()
+	for i := range 8 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, err := x.Read(ctx, afterFirstRow, nil)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("run %d: %v, want a deadline error", i, err)
+		}
+		if _, err := db.Exec("INSERT INTO w VALUES (?)", i); err != nil {
+			t.Fatalf("the write after run %d: %v", i, err)
+		}
+		var n int
+		if err := other.QueryRow("SELECT count(*) FROM w").Scan(&n); err != nil || n != i+1 {
+			t.Fatalf("after run %d another connection reads %d rows (%v), want %d: the write was not committed", i, n, err, i+1)
+		}
+		res, err := x.Query(context.Background(), stmt.New("SELECT count(*) AS n FROM w", nil), driver.Bounds{})
+		if err != nil || len(res.Rows) != 1 {
+			t.Fatalf("the run after run %d: %v, %v", i, res, err)
+		}
+	}
+}

@@ -59,11 +59,11 @@ func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func() erro
 	var interrupt func()
 	err = c.Raw(func(dc any) error {
 		var err error
-		interrupt, err = e.interrupt(dc)
+		interrupt, err = e.interruptOf(dc)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
+		return nil, err
 	}
 	slot := e.watched.add(ctx, interrupt)
 	return func() error {
@@ -94,12 +94,29 @@ func (e *Executor) watchKept(ctx context.Context, kc *keptConn) (slot int, err e
 	if e.interrupt == nil || ctx.Done() == nil {
 		return -1, nil
 	}
-	if kc.interrupt == nil {
-		if kc.interrupt, err = e.interrupt(kc.Conn); err != nil {
-			return -1, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
-		}
+	interrupt, err := e.interruptOf(kc)
+	if err != nil {
+		return -1, err
 	}
-	return e.watched.add(ctx, kc.interrupt), nil
+	return e.watched.add(ctx, interrupt), nil
+}
+
+// interruptOf returns the interrupt of dc, a connection of the run pool's
+// driver: of the driver's connection a keptConn wraps (a pool opened with
+// KeepStatements, whose guarded runs hold one too), found once and kept
+// with it.
+func (e *Executor) interruptOf(dc any) (interrupt func(), err error) {
+	kc, ok := dc.(*keptConn)
+	if !ok {
+		interrupt, err = e.interrupt(dc)
+	} else if interrupt = kc.interrupt; interrupt == nil {
+		interrupt, err = e.interrupt(kc.Conn)
+		kc.interrupt = interrupt
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
+	}
+	return interrupt, nil
 }
 
 // runWatch holds the runs whose connections are interrupted when their

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,5 +76,76 @@ func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 		if err != nil || len(res.Rows) != 1 {
 			t.Fatalf("the run after run %d: %v, %v", i, res, err)
 		}
+	}
+}
+
+// TestInterruptReachesNoOtherRun: runs interrupted at their time limit,
+// on a pool of two connections, with runs that do some work and end well
+// within theirs, many at once: no interrupt reaches a run whose context
+// did not end, each interrupted run ends with a deadline error, guarded or
+// on a read-only pool, with the driver's interrupt or one that goes on
+// interrupting for a while after the run's end.
+func TestInterruptReachesNoOtherRun(t *testing.T) {
+	const work = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 20000) SELECT count(*) AS n FROM r"
+	for _, c := range []struct {
+		name      string
+		readOnly  bool
+		interrupt sqlexec.InterruptFunc
+	}{
+		{"guarded", false, sqliteinterrupt.For},
+		{"guarded, repeated", false, repeatedInterrupt(5 * time.Millisecond)},
+		{"read-only pool", true, sqliteinterrupt.For},
+		{"read-only pool, repeated", true, repeatedInterrupt(5 * time.Millisecond)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dsn := fileDSN(t)
+			db, err := sql.Open("sqlite", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(2)
+			opts := []sqlexec.Option{sqlexec.WithInterrupt(c.interrupt)}
+			if c.readOnly {
+				ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ro.Close()
+				ro.SetMaxOpenConns(2)
+				opts = append(opts, sqlexec.WithReadOnly(ro))
+			}
+			x := sqlexec.New(db, engine.SQLite, opts...)
+			defer x.Close()
+			errs := make(chan error, 64)
+			for g := range 4 {
+				go func() {
+					for i := range 6 {
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						q := work
+						if (g+i)%2 == 0 {
+							cancel()
+							ctx, cancel = context.WithTimeout(context.Background(), time.Duration(1+i%3)*5*time.Millisecond)
+							q = afterFirstRow
+						}
+						_, err := x.Read(ctx, q, nil)
+						cancel()
+						switch {
+						case q == afterFirstRow && !errors.Is(err, context.DeadlineExceeded):
+							errs <- fmt.Errorf("an endless run: %v, want a deadline error", err)
+						case q == work && err != nil:
+							errs <- fmt.Errorf("a run within its limit: %v", err)
+						default:
+							errs <- nil
+						}
+					}
+				}()
+			}
+			for range 24 {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }

@@ -364,8 +364,9 @@ func startOn(ctx context.Context, q querier, st *stmtEntry, query string, args [
 // guarded runs fn under g: on a connection held for the run, in a
 // transaction begun read-only in which g.Begin runs first; the transaction
 // is then rolled back (a read commits nothing) and g.End runs on the
-// connection, however fn ended. A connection on which End fails is
-// discarded, so that no writer of the pool gets it read-only.
+// connection, however fn ended. A connection on which the rollback or End
+// fails is discarded, so that no writer of the pool gets it inside the
+// transaction or read-only.
 func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier) error) error {
 	conn, err := e.conn(ctx, e.runs)
 	if err != nil {
@@ -376,9 +377,8 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 	if err != nil {
 		return err
 	}
-	defer stop() // before conn.Close, even if fn panics
-	bad := false // the transaction may be open still: discard conn
-	var stopErr error
+	defer stop()             // before conn.Close, even if fn panics
+	var stopErr, rbErr error // rbErr: conn may be in the transaction still
 	err = func() error {
 		txCtx := ctx
 		if e.interrupt != nil {
@@ -401,7 +401,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		// when ctx ends, unless watched).
 		defer func() {
 			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-				bad = true // a read-only run commits nothing, but conn must not stay in it
+				rbErr = err
 			}
 		}()
 		defer func() { stopErr = stop() }() // before the rollback, which no interrupt may reach
@@ -413,11 +413,12 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		return fn(tx)
 	}()
 	err = withStop(err, stopErr)
-	if bad {
-		// Raw's ErrBadConn makes database/sql close the connection
-		// instead of pooling it.
+	if rbErr != nil {
+		// A read-only run commits nothing, but its connection must not
+		// go back to the pool inside the transaction: Raw's ErrBadConn
+		// makes database/sql close it instead.
 		_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
-		return err
+		return errors.Join(err, fmt.Errorf("sqlexec: end of run: rollback: %w", rbErr))
 	}
 	if len(g.End) > 0 {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)

@@ -377,8 +377,10 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 	if err != nil {
 		return err
 	}
-	defer stop()             // before conn.Close, even if fn panics
-	var stopErr, rbErr error // rbErr: conn may be in the transaction still
+	defer stop() // before conn.Close, even if fn panics
+
+	// rbErr: the rollback failed, conn may be in the transaction still.
+	var stopErr, rbErr error
 	err = func() error {
 		txCtx := ctx
 		if e.interrupt != nil {

@@ -12,8 +12,10 @@ import (
 // InterruptFunc returns a function that stops the statement running on
 // driverConn, a connection of the run pool's driver (as sql.Conn.Raw gives
 // it), and that is safe to call from another goroutine; or an error when
-// driverConn is not a connection it can stop.
-// sqliteinterrupt.For is modernc.org/sqlite's.
+// driverConn is not a connection it can stop (a run then fails with it, as
+// it does when neither is returned). The interrupt is called on the
+// Executor's timer goroutine: a panic there fails the run rather than the
+// process. sqliteinterrupt.For is modernc.org/sqlite's.
 type InterruptFunc func(driverConn any) (interrupt func(), err error)
 
 // WithInterrupt makes the Executor interrupt a run's connection when the
@@ -112,6 +114,9 @@ func (e *Executor) interruptOf(dc any) (interrupt func(), err error) {
 	} else if interrupt = kc.interrupt; interrupt == nil {
 		interrupt, err = e.interrupt(kc.Conn)
 		kc.interrupt = interrupt
+	}
+	if err == nil && interrupt == nil {
+		err = errors.New("the InterruptFunc returned no interrupt and no error")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)

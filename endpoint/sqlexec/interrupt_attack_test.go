@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +145,40 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 			for range 24 {
 				if err := <-errs; err != nil {
 					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestInterruptFuncThatFails: an InterruptFunc that refuses the
+// connection, or returns no interrupt and no error, fails each run at its
+// start with an error saying so, rather than running it without the
+// interrupt (or calling a nil interrupt when the run's context ends).
+func TestInterruptFuncThatFails(t *testing.T) {
+	for name, f := range map[string]sqlexec.InterruptFunc{
+		"refuses":       func(any) (func(), error) { return nil, errors.New("not mine") },
+		"no interrupt":  func(any) (func(), error) { return nil, nil },
+		"not modernc's": func(any) (func(), error) { return sqliteinterrupt.For(struct{}{}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, readOnly := range []bool{false, true} {
+				dsn := fileDSN(t)
+				db, err := sql.Open("sqlite", dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				opts := []sqlexec.Option{sqlexec.WithInterrupt(f)}
+				if readOnly {
+					opts = append(opts, sqlexec.WithReadOnly(db))
+				}
+				x := sqlexec.New(db, engine.SQLite, opts...)
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				_, err = x.Read(ctx, afterFirstRow, nil)
+				cancel()
+				if err == nil || !strings.Contains(err.Error(), "interrupting the run's connection") || errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("read-only %v: %v, want the InterruptFunc's failure", readOnly, err)
 				}
 			}
 		})

@@ -184,3 +184,70 @@ func TestInterruptFuncThatFails(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptAfterClose: the Executor and its pools closed while a
+// watched run goes on: the run still ends at its limit with a deadline
+// error, and its interrupt reaches no closed connection (under -race).
+func TestInterruptAfterClose(t *testing.T) {
+	for name, x := range interruptiblePools(t) {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				_, err := x.Read(ctx, afterFirstRow, nil)
+				done <- err
+			}()
+			time.Sleep(20 * time.Millisecond)
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("%v, want a deadline error", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("still running 5 s after its limit")
+			}
+			// Runs after Close still run, and are interrupted.
+			requireEndsWithin(t, x, afterFirstRow, 50*time.Millisecond)
+		})
+	}
+}
+
+// TestInterruptPoolClosed: the run's pool closed while a watched run goes
+// on (database/sql closes its connection once the run lets it go): the run
+// ends at its limit with a deadline error, and the interrupt, which takes
+// the connection's lock as its Close does, reaches no closed connection.
+func TestInterruptPoolClosed(t *testing.T) {
+	db, err := sql.Open("sqlite", fileDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(sqliteinterrupt.For))
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := x.Read(ctx, afterFirstRow, nil)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%v, want a deadline error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5 s after its limit")
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Read(context.Background(), "SELECT 1", nil); err == nil {
+		t.Fatal("a run on a closed pool did not fail")
+	}
+}

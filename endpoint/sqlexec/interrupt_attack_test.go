@@ -251,3 +251,16 @@ func TestInterruptPoolClosed(t *testing.T) {
 		t.Fatal("a run on a closed pool did not fail")
 	}
 }
+
+// TestGuardedSQLiteRunEndsAtItsLimit: a guarded SQLite run given to Query
+// with a time limit ends at that limit, not serverGrace (500ms) later:
+// SQLite's guard, a read-only transaction, carries no time limit of the
+// server's for the context to back up.
+func TestGuardedSQLiteRunEndsAtItsLimit(t *testing.T) {
+	x := interruptiblePools(t)["guarded"]
+	start := time.Now()
+	_, err := x.Query(context.Background(), stmt.New(afterFirstRow, nil), driver.Bounds{Timeout: 50 * time.Millisecond})
+	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 400*time.Millisecond {
+		t.Fatalf("%v after %v, want a deadline error at about 50ms", err, took)
+	}
+}

@@ -106,6 +106,9 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 			}
 			defer db.Close()
 			db.SetMaxOpenConns(2)
+			// The database in WAL mode before connections open at once
+			// (two connections setting it on a new file may be busy).
+			mustExec(t, db, "CREATE TABLE w (n INTEGER)")
 			opts := []sqlexec.Option{sqlexec.WithInterrupt(c.interrupt)}
 			if c.readOnly {
 				ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")

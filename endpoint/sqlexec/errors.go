@@ -1,7 +1,9 @@
 package sqlexec
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -146,4 +148,28 @@ func argFault(err error, nargs int) error {
 		return err
 	}
 	return &driver.ArgError{Index: i, Type: m[2], Err: err}
+}
+
+// sqliteInterrupt is SQLite's SQLITE_INTERRUPT result code.
+const sqliteInterrupt = 9
+
+// interruptFault returns err as an error of ctx, which ended, when err is
+// SQLite's SQLITE_INTERRUPT: the Executor's interrupt (WithInterrupt) ended
+// the run for its context, whichever of the run's statements it reached (a
+// BEGIN, a PRAGMA, as well as the query), and the run is over for its time
+// limit or its caller, not for a fault of the engine. err is unchanged
+// otherwise.
+func interruptFault(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	cerr := ctx.Err()
+	if cerr == nil || errors.Is(err, cerr) {
+		return err
+	}
+	var c interface{ Code() int }
+	if !errors.As(err, &c) || c.Code()&0xff != sqliteInterrupt {
+		return err
+	}
+	return fmt.Errorf("sqlexec: %w (%w)", cerr, err)
 }

@@ -3,6 +3,7 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -11,8 +12,10 @@ import (
 // InterruptFunc returns a function that stops the statement running on
 // driverConn, a connection of the run pool's driver (as sql.Conn.Raw gives
 // it), and that is safe to call from another goroutine; or an error when
-// driverConn is not a connection it can stop.
-// sqliteinterrupt.For is modernc.org/sqlite's.
+// driverConn is not a connection it can stop (a run then fails with it, as
+// it does when neither is returned). The interrupt is called on the
+// Executor's timer goroutine: a panic there fails the run rather than the
+// process. sqliteinterrupt.For is modernc.org/sqlite's.
 type InterruptFunc func(driverConn any) (interrupt func(), err error)
 
 // WithInterrupt makes the Executor interrupt a run's connection when the
@@ -49,28 +52,41 @@ const interruptEvery = 10 * time.Millisecond
 // watchConn interrupts the statement running on c, held for a run under
 // ctx, within interruptEvery of ctx's end, until the returned stop is
 // called; stop returns once no interrupt is running, so that none reaches
-// the next run on c, and does nothing when called again. With no
-// interrupt set it does nothing.
-func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func(), err error) {
+// the next run on c, with the error of an interrupt that panicked, and
+// does nothing when called again. With no interrupt set it does nothing.
+func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func() error, err error) {
 	if e.interrupt == nil || ctx.Done() == nil {
-		return func() {}, nil
+		return noStop, nil
 	}
 	var interrupt func()
 	err = c.Raw(func(dc any) error {
 		var err error
-		interrupt, err = e.interrupt(dc)
+		interrupt, err = e.interruptOf(dc)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
+		return nil, err
 	}
 	slot := e.watched.add(ctx, interrupt)
-	return func() {
-		if slot >= 0 { // calling stop again does nothing
-			e.watched.remove(slot)
-			slot = -1
+	return func() error {
+		if slot < 0 { // calling stop again does nothing
+			return nil
 		}
+		err := e.watched.remove(slot)
+		slot = -1
+		return err
 	}, nil
+}
+
+func noStop() error { return nil }
+
+// withStop is err, the error of a run, joined with serr, the error of
+// stopping its watch (an interrupt that panicked), when there is one.
+func withStop(err, serr error) error {
+	if serr == nil {
+		return err
+	}
+	return errors.Join(err, serr)
 }
 
 // watchKept is watchConn for kc, a connection that keeps statements held
@@ -80,12 +96,32 @@ func (e *Executor) watchKept(ctx context.Context, kc *keptConn) (slot int, err e
 	if e.interrupt == nil || ctx.Done() == nil {
 		return -1, nil
 	}
-	if kc.interrupt == nil {
-		if kc.interrupt, err = e.interrupt(kc.Conn); err != nil {
-			return -1, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
-		}
+	interrupt, err := e.interruptOf(kc)
+	if err != nil {
+		return -1, err
 	}
-	return e.watched.add(ctx, kc.interrupt), nil
+	return e.watched.add(ctx, interrupt), nil
+}
+
+// interruptOf returns the interrupt of dc, a connection of the run pool's
+// driver: of the driver's connection a keptConn wraps (a pool opened with
+// KeepStatements, whose guarded runs hold one too), found once and kept
+// with it.
+func (e *Executor) interruptOf(dc any) (interrupt func(), err error) {
+	kc, ok := dc.(*keptConn)
+	if !ok {
+		interrupt, err = e.interrupt(dc)
+	} else if interrupt = kc.interrupt; interrupt == nil {
+		interrupt, err = e.interrupt(kc.Conn)
+		kc.interrupt = interrupt
+	}
+	if err == nil && interrupt == nil {
+		err = errors.New("the InterruptFunc returned no interrupt and no error")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlexec: interrupting the run's connection: %w", err)
+	}
+	return interrupt, nil
 }
 
 // runWatch holds the runs whose connections are interrupted when their
@@ -105,6 +141,9 @@ type watchedRun struct {
 	ctx         context.Context
 	interrupt   func()
 	used, fired bool
+	// panicked is what the interrupt panicked with, which remove
+	// returns as an error.
+	panicked any
 }
 
 // add watches a run under ctx, whose connection interrupt stops, and
@@ -133,16 +172,21 @@ func (w *runWatch) add(ctx context.Context, interrupt func()) int {
 }
 
 // remove stops watching slot (nothing when it is -1), once no interrupt
-// runs.
-func (w *runWatch) remove(slot int) {
+// runs; it returns an error when the run's interrupt panicked.
+func (w *runWatch) remove(slot int) error {
 	if slot < 0 {
-		return
+		return nil
 	}
 	w.mu.Lock()
+	p := w.slots[slot].panicked
 	w.slots[slot] = watchedRun{}
 	w.free = append(w.free, slot)
 	w.n--
 	w.mu.Unlock()
+	if p != nil {
+		return fmt.Errorf("sqlexec: the interrupt of the run's connection panicked: %v", p)
+	}
+	return nil
 }
 
 // look interrupts the connections of the runs whose contexts ended, once
@@ -154,7 +198,7 @@ func (w *runWatch) look() {
 		r := &w.slots[i]
 		if r.used && !r.fired && r.ctx.Err() != nil {
 			r.fired = true
-			r.interrupt()
+			r.fire()
 		}
 	}
 	if w.n > 0 {
@@ -162,4 +206,16 @@ func (w *runWatch) look() {
 	} else {
 		w.armed = false
 	}
+}
+
+// fire calls r's interrupt, and keeps what it panics with for remove: a
+// panic here, on the timer's goroutine, would end the process (and leave
+// the watch unarmed for every later run).
+func (r *watchedRun) fire() {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked = p
+		}
+	}()
+	r.interrupt()
 }

@@ -2,10 +2,16 @@ package sqlexec
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // TestRunWatch: a watched run whose context ends is interrupted once,
@@ -90,4 +96,69 @@ func TestRunWatch(t *testing.T) {
 		t.Fatalf("%d runs still watched", w.n)
 	}
 	t.Logf("%d of 200 runs interrupted", hits.Load())
+}
+
+// TestRunWatchInterruptPanics: an interrupt that panics, on the watch's
+// timer goroutine, does not end the process: remove returns its panic as
+// an error, and the watch goes on interrupting the runs after it.
+func TestRunWatchInterruptPanics(t *testing.T) {
+	var w runWatch
+	ctx, cancel := context.WithCancel(context.Background())
+	var tried atomic.Bool
+	slot := w.add(ctx, func() { tried.Store(true); panic("boom") })
+	cancel()
+	waitFor(t, tried.Load)
+	if err := w.remove(slot); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("remove: %v, want the interrupt's panic", err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	var fired atomic.Bool
+	slot2 := w.add(ctx2, func() { fired.Store(true) })
+	cancel2()
+	waitFor(t, fired.Load)
+	if err := w.remove(slot2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor waits up to a second for cond.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not within a second")
+		}
+	}
+}
+
+// interruptCode is an error of a driver with a SQLite result code.
+type interruptCode int
+
+func (e interruptCode) Error() string { return "interrupted (" + strconv.Itoa(int(e)) + ")" }
+func (e interruptCode) Code() int     { return int(e) }
+
+// TestInterruptFault: SQLite's SQLITE_INTERRUPT from a run whose context
+// ended is the context's error (the Service answers 504), whichever
+// statement of the run the interrupt reached; any other error, or an
+// interrupt under a live context, is left as it is.
+func TestInterruptFault(t *testing.T) {
+	ended, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	<-ended.Done()
+	live := context.Background()
+	wrapped := fmt.Errorf("sqlexec: begin: %w", interruptCode(9))
+	if err := interruptFault(ended, wrapped); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, interruptCode(9)) {
+		t.Errorf("ended: %v, want a deadline error", err)
+	}
+	for _, c := range []struct {
+		ctx context.Context
+		err error
+	}{{live, wrapped}, {ended, interruptCode(1)}, {ended, errors.New("x")}, {ended, nil}} {
+		if got := interruptFault(c.ctx, c.err); got != c.err {
+			t.Errorf("interruptFault(%v): %v, want it unchanged", c.err, got)
+		}
+	}
+	if err := queryFault(interruptFault(ended, wrapped)); errors.As(err, new(*driver.QueryError)) {
+		t.Errorf("%v is a QueryError", err)
+	}
 }

@@ -23,8 +23,8 @@ const afterFirstRow = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 F
 // interruptiblePools returns an Executor for each way a SQLite run holds
 // its connection, each with WithInterrupt: the guarded run (a
 // transaction), a read-only pool, each with and without SQLite limits, a
-// pool without a statement cache, and a read-only pool that keeps
-// statements.
+// pool without a statement cache, and a read-only or writable pool that
+// keeps statements.
 func interruptiblePools(t *testing.T) map[string]*sqlexec.Executor {
 	t.Helper()
 	out := map[string]*sqlexec.Executor{}
@@ -50,16 +50,22 @@ func interruptiblePools(t *testing.T) map[string]*sqlexec.Executor {
 		{"read-only pool with limits", true, false, []sqlexec.Option{limits}},
 		{"read-only pool without statements", true, false, []sqlexec.Option{sqlexec.WithStatements(-1)}},
 		{"read-only pool keeping statements", true, true, nil},
+		// A guarded run holds a connection that keeps statements: the
+		// driver's connection it wraps is interrupted.
+		{"guarded keeping statements", false, true, nil},
 	} {
 		dsn := fileDSN(t)
-		db := open(dsn)
+		var keep []sqlexec.OpenOption
+		if c.keep {
+			keep = append(keep, sqlexec.KeepStatements(0))
+		}
 		opts := append([]sqlexec.Option{interrupt}, c.opts...)
+		var db *sql.DB
 		if c.readOnly {
-			var keep []sqlexec.OpenOption
-			if c.keep {
-				keep = append(keep, sqlexec.KeepStatements(0))
-			}
+			db = open(dsn)
 			opts = append(opts, sqlexec.WithReadOnly(open(dsn+"&_pragma=query_only(1)", keep...)))
+		} else {
+			db = open(dsn, keep...)
 		}
 		x := sqlexec.New(db, engine.SQLite, opts...)
 		t.Cleanup(func() { x.Close() })

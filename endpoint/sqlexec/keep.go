@@ -324,9 +324,16 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		if err != nil {
 			return err
 		}
+		removed := false
+		defer func() {
+			if !removed { // runKept panicked: the slot is not left watched
+				e.watched.remove(slot) //nolint:errcheck // the panic goes on
+			}
+		}()
 		res, started, err = e.runKept(ctx, kc, query, args, b)
-		e.watched.remove(slot) // before the connection goes back to the pool
-		return err
+		// Before the connection goes back to the pool.
+		removed = true
+		return withStop(err, e.watched.remove(slot))
 	})
 	return res, started, err
 }

@@ -194,9 +194,11 @@ func (e *Executor) Close() error {
 // which the Service gives the same deadline.
 func (e *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	limit := b.Timeout
-	if ge := e.guardFor(b.Timeout); b.Timeout > 0 && (!ge.plain || len(ge.g.Settings) > 0) {
+	if ge := e.guardFor(b.Timeout); b.Timeout > 0 && !e.sqlite && (!ge.plain || len(ge.g.Settings) > 0) {
 		// The server stops the statement itself at b.Timeout, with an
-		// error naming its limit; the context only backs it up.
+		// error naming its limit; the context only backs it up. SQLite's
+		// guard (a read-only transaction) sets no time limit: its runs
+		// end at the context's.
 		limit += serverGrace
 	}
 	ctx, cancel := driver.BoundContext(ctx, limit)
@@ -232,7 +234,7 @@ func (e *Executor) guardFor(timeout time.Duration) *guardEntry {
 // query runs query within b and reads its rows.
 func (e *Executor) query(ctx context.Context, query string, args []any, b driver.Bounds) (res *driver.Result, err error) {
 	nargs := len(args)
-	defer func() { err = argFault(e.limitFault(queryFault(err)), nargs) }()
+	defer func() { err = argFault(e.limitFault(queryFault(interruptFault(ctx, err))), nargs) }()
 	ge := e.guardFor(b.Timeout)
 	if len(ge.g.Settings) > 0 {
 		// database/sql has no way to send settings with one query: fail
@@ -295,13 +297,13 @@ func (e *Executor) attempt(ctx context.Context, ge *guardEntry, st *stmtEntry, q
 		if err != nil {
 			return nil, false, err
 		}
-		defer stop() // before c.Close
+		defer stop() // before c.Close, even on a panic
 		var rows *sql.Rows
 		if rows, err = c.QueryContext(ctx, query, args...); err == nil {
 			started = true
 			res, err = e.read(ctx, rows, b)
 		}
-		return res, started, err
+		return res, started, withStop(err, stop())
 	}
 	if ge.plain {
 		// No closure here: the plain path is every run's on a
@@ -364,8 +366,9 @@ func startOn(ctx context.Context, q querier, st *stmtEntry, query string, args [
 // guarded runs fn under g: on a connection held for the run, in a
 // transaction begun read-only in which g.Begin runs first; the transaction
 // is then rolled back (a read commits nothing) and g.End runs on the
-// connection, however fn ended. A connection on which End fails is
-// discarded, so that no writer of the pool gets it read-only.
+// connection, however fn ended. A connection on which the rollback or End
+// fails is discarded, so that no writer of the pool gets it inside the
+// transaction or read-only.
 func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier) error) error {
 	conn, err := e.conn(ctx, e.runs)
 	if err != nil {
@@ -377,15 +380,35 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		return err
 	}
 	defer stop() // before conn.Close, even if fn panics
+
+	// rbErr: the rollback failed, conn may be in the transaction still.
+	var stopErr, rbErr error
 	err = func() error {
-		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		txCtx := ctx
+		if e.interrupt != nil {
+			// database/sql rolls a transaction back by itself once its
+			// context ends, while the run is still watched: an
+			// interrupt reaching that ROLLBACK failed it, and left the
+			// connection inside the transaction for the pool's next
+			// user (a writer's statements then never committed). The
+			// rollback is the run's own, once the watch stopped.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			txCtx = context.WithoutCancel(ctx)
+		}
+		tx, err := conn.BeginTx(txCtx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		// Rolled back once fn is done (database/sql also rolls it back
-		// when ctx ends).
-		defer tx.Rollback() //nolint:errcheck // a read-only run commits nothing
-		defer stop()        // before the rollback, which no interrupt may reach
+		// when ctx ends, unless watched).
+		defer func() {
+			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+				rbErr = err
+			}
+		}()
+		defer func() { stopErr = stop() }() // before the rollback, which no interrupt may reach
 		for _, stmt := range g.Begin {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
@@ -393,6 +416,14 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		}
 		return fn(tx)
 	}()
+	err = withStop(err, stopErr)
+	if rbErr != nil {
+		// A read-only run commits nothing, but its connection must not
+		// go back to the pool inside the transaction: Raw's ErrBadConn
+		// makes database/sql close it instead.
+		_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
+		return errors.Join(err, fmt.Errorf("sqlexec: end of run: rollback: %w", rbErr))
+	}
 	if len(g.End) > 0 {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
 		defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -405,7 +406,10 @@ func TestRunWatchLeavesNoGoroutine(t *testing.T) {
 	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	before := runtime.NumGoroutine()
+	// The goroutines counted are those watching an opaque parent
+	// (context's propagateCancel), not the process's: other tests'
+	// goroutines come and go meanwhile.
+	before := watchers()
 	var runs []*runContext
 	for range 100 {
 		runs = append(runs, d.start(opaqueContext{parent}))
@@ -415,17 +419,30 @@ func TestRunWatchLeavesNoGoroutine(t *testing.T) {
 		watched = runs[len(runs)-1].unwatch != nil
 		d.mu.Unlock()
 	}
-	if n := runtime.NumGoroutine(); n < before+100 {
-		t.Fatalf("%d goroutines while 100 runs watch an opaque context, %d before: the test no longer exercises them", n, before)
+	if n := watchers(); n < before+100 {
+		t.Fatalf("%d goroutines watch while 100 runs watch an opaque context, %d before: the test no longer exercises them", n, before)
 	}
 	for _, c := range runs {
 		d.stop(c)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before {
+	for watchers() > before {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after the runs stopped, %d before", runtime.NumGoroutine(), before)
+			t.Fatalf("%d goroutines watch after the runs stopped, %d before", watchers(), before)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// watchers counts the goroutines of the process that context started to
+// watch a parent of a type of its own.
+func watchers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "context.(*cancelCtx).propagateCancel")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

@@ -183,6 +183,51 @@ func BenchmarkHTTPRun(b *testing.B) {
 			})
 		}
 	}
+	// Both sides in turn at one client: each iteration one request of
+	// each, the side that goes first alternating, and the ratios of the
+	// median request times (library/baseline) and of the mean ones
+	// (library/baseline-mean, which counts the slow requests, a
+	// collection's, the run log writer's turn). The sub-benchmarks above
+	// run one side's iterations, then the other's (and -count repeats
+	// each before the next), so a machine whose speed drifts over a run
+	// tilts their ratio; this one holds.
+	for _, q := range []struct{ name, path, vars string }{
+		{"select1", "/api/projects/1/endpoints/select1/run", select1Vars},
+		{"count", "/api/projects/1/endpoints/count/run", countVars},
+	} {
+		b.Run("interleaved/"+q.name+"/c=1", func(b *testing.B) {
+			var times [2][]time.Duration // library, baseline
+			for i := 0; b.Loop(); i++ {
+				body := fmt.Appendf(nil, `{"variables": %s, "limit": %d}`, q.vars, 10+i%1000)
+				for k := range 2 {
+					side := (i + k) % 2
+					t := time.Now()
+					if err := serveOnce([2]http.Handler{lib, base}[side], q.path, body); err != nil {
+						b.Fatal(err)
+					}
+					times[side] = append(times[side], time.Since(t))
+				}
+			}
+			sum := func(ts []time.Duration) (total time.Duration) {
+				for _, t := range ts {
+					total += t
+				}
+				return total
+			}
+			lm, hm := sum(times[0]), sum(times[1])
+			l, h := medianOf(times[0]), medianOf(times[1])
+			b.ReportMetric(float64(l.Nanoseconds()), "library-ns")
+			b.ReportMetric(float64(h.Nanoseconds()), "baseline-ns")
+			b.ReportMetric(float64(l)/float64(h), "library/baseline")
+			b.ReportMetric(float64(lm)/float64(hm), "library/baseline-mean")
+		})
+	}
+}
+
+// medianOf is the middle of times (which it sorts).
+func medianOf(times []time.Duration) time.Duration {
+	slices.Sort(times)
+	return times[len(times)/2]
 }
 
 // logDrops is an endpoint.Observer that counts the runs whose run log

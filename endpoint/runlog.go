@@ -98,14 +98,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 			// another's flight) read nothing of the engine: its counts
 			// are the computing run's, logged once, by that run.
 			if st := r.stats; st != nil && !r.cached {
-				if st.RowsRead != nil {
-					q.rowsRead = *st.RowsRead
-					e.RowsRead = &q.rowsRead
-				}
-				if st.BytesRead != nil {
-					q.bytesRead = *st.BytesRead
-					e.BytesRead = &q.bytesRead
-				}
+				e.RowsRead, e.BytesRead = ownValue(&q.rowsRead, st.RowsRead), ownValue(&q.bytesRead, st.BytesRead)
 			}
 		}
 		// Written in the background (runlog_writer.go): a run never
@@ -160,17 +153,16 @@ func ownCounts(e RunLogEntry) RunLogEntry {
 		rows                int
 		rowsRead, bytesRead int64
 	}{}
-	if e.Rows != nil {
-		c.rows = *e.Rows
-		e.Rows = &c.rows
-	}
-	if e.RowsRead != nil {
-		c.rowsRead = *e.RowsRead
-		e.RowsRead = &c.rowsRead
-	}
-	if e.BytesRead != nil {
-		c.bytesRead = *e.BytesRead
-		e.BytesRead = &c.bytesRead
-	}
+	e.Rows, e.RowsRead, e.BytesRead = ownValue(&c.rows, e.Rows), ownValue(&c.rowsRead, e.RowsRead), ownValue(&c.bytesRead, e.BytesRead)
 	return e
+}
+
+// ownValue returns slot holding *p, nil when p is nil: a pointer to a
+// copy of p's value, in memory of the caller's (slot).
+func ownValue[T any](slot, p *T) *T {
+	if p == nil {
+		return nil
+	}
+	*slot = *p
+	return slot
 }

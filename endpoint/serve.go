@@ -203,30 +203,13 @@ func ownedCopy(res *RunResult, results any) *RunResult {
 	if res.Types == nil {
 		out.Types = nil
 	}
-	if res.LastRefresh != nil {
-		a.refreshed = *res.LastRefresh
-		out.LastRefresh = &a.refreshed
+	out.LastRefresh = ownValue(&a.refreshed, res.LastRefresh)
+	out.EndpointMaterializedAt = ownValue(&a.materializedAt, res.EndpointMaterializedAt)
+	if out.Statistics = ownValue(&a.stats, res.Statistics); out.Statistics != nil {
+		a.stats.RowsRead = ownValue(&a.rowsRead, a.stats.RowsRead)
+		a.stats.BytesRead = ownValue(&a.bytesRead, a.stats.BytesRead)
 	}
-	if res.EndpointMaterializedAt != nil {
-		a.materializedAt = *res.EndpointMaterializedAt
-		out.EndpointMaterializedAt = &a.materializedAt
-	}
-	if st := res.Statistics; st != nil {
-		a.stats = *st
-		out.Statistics = &a.stats
-		if st.RowsRead != nil {
-			a.rowsRead = *st.RowsRead
-			a.stats.RowsRead = &a.rowsRead
-		}
-		if st.BytesRead != nil {
-			a.bytesRead = *st.BytesRead
-			a.stats.BytesRead = &a.bytesRead
-		}
-	}
-	if res.Debug != nil {
-		a.debug = *res.Debug
-		out.Debug = &a.debug
-	}
+	out.Debug = ownValue(&a.debug, res.Debug)
 	return out
 }
 

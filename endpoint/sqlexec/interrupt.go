@@ -58,16 +58,15 @@ func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func() erro
 	if e.interrupt == nil || ctx.Done() == nil {
 		return noStop, nil
 	}
-	var interrupt func()
+	slot := -1
 	err = c.Raw(func(dc any) error {
 		var err error
-		interrupt, err = e.interruptOf(dc)
+		slot, err = e.watchDriverConn(ctx, dc)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	slot := e.watched.add(ctx, interrupt)
 	return func() error {
 		if slot < 0 { // calling stop again does nothing
 			return nil
@@ -89,14 +88,15 @@ func withStop(err, serr error) error {
 	return errors.Join(err, serr)
 }
 
-// watchKept is watchConn for kc, a connection that keeps statements held
-// for a run (its interrupt is found once, and kept with it); stop is to be
-// called with the slot it returns, -1 when nothing is watched.
-func (e *Executor) watchKept(ctx context.Context, kc *keptConn) (slot int, err error) {
+// watchDriverConn watches dc, a driver's connection held for a run under
+// ctx (a keptConn's interrupt is found once, and kept with it), and
+// returns its slot, for runWatch.remove: -1 when nothing is watched (no
+// interrupt set, or a context that never ends).
+func (e *Executor) watchDriverConn(ctx context.Context, dc any) (slot int, err error) {
 	if e.interrupt == nil || ctx.Done() == nil {
 		return -1, nil
 	}
-	interrupt, err := e.interruptOf(kc)
+	interrupt, err := e.interruptOf(dc)
 	if err != nil {
 		return -1, err
 	}

@@ -320,7 +320,7 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		if !ok {
 			return fmt.Errorf("sqlexec: query: the run pool's connection is a %T, not one that keeps statements", dc)
 		}
-		slot, err := e.watchKept(ctx, kc)
+		slot, err := e.watchDriverConn(ctx, kc)
 		if err != nil {
 			return err
 		}

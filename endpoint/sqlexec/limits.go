@@ -3,7 +3,6 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
-	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -199,7 +198,7 @@ func (e *Executor) execWithin(ctx context.Context, stmts []driver.Statement, tx 
 		defer cancel()
 		if _, rerr := c.ExecContext(rctx, fmt.Sprintf("PRAGMA max_page_count = %d", prev)); rerr != nil {
 			// A connection left bounded must not serve another writer.
-			_ = c.Raw(func(any) error { return sqldriver.ErrBadConn })
+			discardConn(c)
 			err = errors.Join(err, fmt.Errorf("sqlexec: restoring max_page_count: %w", rerr))
 		}
 	}()

@@ -421,7 +421,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 		// A read-only run commits nothing, but its connection must not
 		// go back to the pool inside the transaction: Raw's ErrBadConn
 		// makes database/sql close it instead.
-		_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
+		discardConn(conn)
 		return errors.Join(err, fmt.Errorf("sqlexec: end of run: rollback: %w", rbErr))
 	}
 	if len(g.End) > 0 {
@@ -431,7 +431,7 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 			if _, endErr := conn.ExecContext(ectx, stmt); endErr != nil {
 				// Raw's ErrBadConn makes database/sql close the connection
 				// instead of pooling it.
-				_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
+				discardConn(conn)
 				return errors.Join(err, fmt.Errorf("sqlexec: end of run: %w", endErr))
 			}
 		}
@@ -771,4 +771,10 @@ func (e *Executor) typeName(name string) string {
 		}
 	}
 	return name
+}
+
+// discardConn makes database/sql close c once it is released rather than
+// pool it: Raw's driver.ErrBadConn does.
+func discardConn(c *sql.Conn) {
+	_ = c.Raw(func(any) error { return sqldriver.ErrBadConn })
 }

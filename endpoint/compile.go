@@ -49,6 +49,9 @@ type compiled struct {
 	insight *insight.Query
 	// verdicts memoizes materialization analyses (see materialized.go).
 	verdicts verdicts
+	// shape is the version's columns and types once known (see
+	// versionShape).
+	shape shapeSlot
 }
 
 // compileQuery checks a query for project and returns it normalized with its

@@ -50,6 +50,11 @@ type RunEvent struct {
 	// as a warning and package metrics counts it.
 	InlineReason string
 	ReadErr      error
+	// TypeErr names a value of the answer that its column's type could not
+	// hold (an engine whose values' types vary by row, as SQLite's do):
+	// the value was answered as the engine gave it. Set on the run that
+	// computed the answer; SlogObserver logs it as a warning.
+	TypeErr error
 	// RequestID is the id of the request the run came with (see
 	// WithRequestID), "" when none.
 	RequestID string
@@ -94,11 +99,11 @@ func (o SlogObserver) logger() *slog.Logger {
 func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	l := o.logger()
 	level := slog.LevelDebug
-	if ev.Status >= 500 || ev.LogErr != nil || ev.ReadErr != nil {
+	if ev.Status >= 500 || ev.LogErr != nil || ev.ReadErr != nil || ev.TypeErr != nil {
 		level = slog.LevelWarn
 	}
 	var dropped int64
-	if level == slog.LevelWarn && ev.Status < 500 && ev.ReadErr == nil && errors.Is(ev.LogErr, ErrRunLogFull) {
+	if level == slog.LevelWarn && ev.Status < 500 && ev.ReadErr == nil && ev.TypeErr == nil && errors.Is(ev.LogErr, ErrRunLogFull) {
 		var ok bool
 		if dropped, ok = fullLogWarnings.due(time.Now()); !ok {
 			return
@@ -134,6 +139,9 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	}
 	if ev.ReadErr != nil {
 		attrs = append(attrs, slog.Any("stored_read_error", ev.ReadErr))
+	}
+	if ev.TypeErr != nil {
+		attrs = append(attrs, slog.Any("type_error", ev.TypeErr))
 	}
 	if ev.RequestID != "" {
 		attrs = append(attrs, slog.String("request_id", ev.RequestID))

@@ -85,6 +85,11 @@ type RunResult struct {
 	// fallbackErr is the database's refusal of the stored table's read,
 	// reported once, by the run that computed the answer.
 	fallbackErr error
+	// typeErr names a value that its column's kind could not hold (see
+	// conform), reported by the run that computed the answer.
+	typeErr error
+	// kinds are the kinds of Columns (see ColumnKinds).
+	kinds []ColumnKind
 	// ExecutionID names this run in the run log (Service.Logs).
 	ExecutionID string `json:"execution_id"`
 	// EndpointVersionCreatedAt is when the version that answered was
@@ -317,14 +322,29 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 // an offset reads its rows straight from the query when the engine stops
 // working once its first limit+1 rows are read (engine.Engine.StopsEarly);
 // otherwise the query is wrapped to page in SQL (see compilePaged).
+//
+// Every answer has the version's columns and types (versionShape, conform).
 func (s *Service) runSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
+	sh := s.versionShape(ctx, ep, c, opts.version)
 	res, fb, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now)
-	if res != nil || err != nil {
-		return res, err
+	if err != nil {
+		return nil, err
 	}
-	res, err = s.runSQLInline(ctx, ep, c, values, opts)
-	return fb.onto(res), err
+	if res == nil {
+		if res, err = s.runSQLInline(ctx, ep, c, values, opts); err != nil {
+			return nil, err
+		}
+		sh = s.learnTypes(ctx, ep, c, opts.version, sh, res.Types)
+		res = fb.onto(res)
+	}
+	res.typeErr = conform(res, sh)
+	return res, nil
 }
+
+// ColumnKinds are the kinds of the answer's columns, in order (see
+// ColumnKindOf); nil for an insight answer, and for a SQL answer whose
+// version could not be described (its types are then the engine's).
+func (r *RunResult) ColumnKinds() []ColumnKind { return slices.Clone(r.kinds) }
 
 // runSQLInline runs a SQL version inline with its bound values.
 func (s *Service) runSQLInline(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions) (*RunResult, error) {

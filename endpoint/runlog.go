@@ -26,6 +26,7 @@ type runRecord struct {
 	materialized bool
 	inlineReason string
 	fallbackErr  error
+	typeErr      error
 	rows         int
 	stats        *Statistics
 	// log is the run's log entry, and the counts it points to, made by
@@ -76,7 +77,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		Project: r.project, Endpoint: r.name, Version: r.version, ExecutionID: r.id,
 		Duration: took, Status: status, Code: code, Err: err,
 		Refresh: r.refresh, Cached: r.cached, Materialized: r.materialized, Token: r.token, KeyID: r.keyID, Rows: -1,
-		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, RequestID: RequestID(ctx),
+		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, TypeErr: r.typeErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {
 		q := &r.log

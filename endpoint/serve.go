@@ -75,6 +75,10 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 	}
 	if useCache && mode == RefreshCache {
 		if res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now); res != nil {
+			if sh := s.versionShape(ctx, ep, c, opts.version); sh != nil && len(sh.columns) == len(res.Columns) {
+				// As the version was described, whatever the entry says.
+				sh.onto(res)
+			}
 			return s.answerOwned(ctx, ep, res, true, rows, now, rec), nil
 		}
 	}
@@ -191,7 +195,7 @@ func ownedCopy(res *RunResult, results any) *RunResult {
 	}{out: *res}
 	out := &a.out
 	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr = "", nil, nil
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr = "", nil, nil, nil
 	nc := len(res.Columns)
 	names := make([]string, nc+len(res.Types))
 	copy(names, res.Columns)
@@ -231,9 +235,9 @@ func (s *Service) answerOwned(ctx context.Context, ep *driver.Endpoint, out *Run
 	rec.cached, rec.materialized, rec.inlineReason = cached, out.EndpointMaterialized, out.InlineReason
 	if !cached {
 		// The failed read is reported by the run that made it only.
-		rec.fallbackErr = out.fallbackErr
+		rec.fallbackErr, rec.typeErr = out.fallbackErr, out.typeErr
 	}
-	out.fallbackErr = nil
+	out.fallbackErr, out.typeErr = nil, nil
 	rec.rows = rows
 	rec.stats = out.Statistics
 	s.markExecuted(ep, now)

@@ -481,6 +481,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, err
 	}
 	first := driver.Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
+	s.recordColumns(ctx, &e, c, &first)
 	if err := s.cfg.Endpoints.Create(ctx, e, first); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return Endpoint{}, nameTaken()
@@ -527,6 +528,9 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 	version, c, err := s.applyQuery(ctx, project, &cur, &next, req, now)
 	if err != nil {
 		return driver.Endpoint{}, "", err
+	}
+	if version != nil {
+		s.recordColumns(ctx, &next, c, version)
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
 		return driver.Endpoint{}, "", err

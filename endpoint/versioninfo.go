@@ -162,16 +162,19 @@ type RunSchema struct {
 	Materialized bool
 	Variables    []RunVariable
 	// Columns and Types are the columns a SQL run answers, as the database
-	// describes the query; empty for an insight endpoint.
+	// described the query when the version was saved; Kinds the JSON form
+	// of each (ColumnKindOf). Empty for an insight endpoint.
 	Columns, Types []string
+	Kinds          []ColumnKind
 	// DefaultLimit and MaxLimit bound the limit of a SQL run.
 	DefaultLimit, MaxLimit int
 }
 
 // RunSchema describes version n (0: the current one) of the endpoint named
-// name. Describing a SQL query's columns runs it once with LIMIT 0 and
-// placeholder values (no rows are read); a database failure is the run's
-// 502.
+// name. A SQL version's columns are those it was saved with; a version
+// saved before versions kept them is described now (run once with LIMIT 0
+// and placeholder values, no row read) and keeps them from then on; a
+// database failure is the run's 502.
 func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (RunSchema, error) {
 	e, err := s.get(ctx, project, name)
 	if err != nil {
@@ -196,11 +199,17 @@ func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (R
 	if c.insight != nil {
 		return rs, nil
 	}
+	if sh := s.versionShape(ctx, &e, c, n); sh != nil {
+		rs.Columns, rs.Types, rs.Kinds = slices.Clone(sh.columns), slices.Clone(sh.types), slices.Clone(sh.kinds)
+		return rs, nil
+	}
+	// Not described: run the description now, for its error.
 	res, err := s.describe(ctx, &e, c)
 	if err != nil {
 		return RunSchema{}, err
 	}
-	rs.Columns, rs.Types = nonNil(res.Columns), nonNil(res.Types)
+	sh := newShape(s.engineName(), res.Columns, res.Types)
+	rs.Columns, rs.Types, rs.Kinds = sh.columns, sh.types, sh.kinds
 	return rs, nil
 }
 

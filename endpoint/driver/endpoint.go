@@ -107,4 +107,14 @@ type Version struct {
 	Number     int
 	Query      Query
 	CreatedAt  time.Time
+	// Columns and Types are the columns of a KindSQL version's answer and
+	// their database types, as the engine described the query when the
+	// version was saved (Executor.Query of the version with LIMIT 0): every
+	// answer of the version has exactly these, inline, from a stored table,
+	// cached or with no rows. Both are nil for an insight version and for a
+	// version saved before versions kept them, which the Service describes
+	// at its first run and stores then (Store.SetVersionColumns). A type
+	// the engine left unnamed (SQLite names no type for an expression) is
+	// "" until an answer's value shows it.
+	Columns, Types []string
 }

@@ -55,6 +55,12 @@ type Store interface {
 	Version(ctx context.Context, project, id string, n int) (Version, error)
 	// Versions returns all versions of the endpoint with id, oldest first.
 	Versions(ctx context.Context, project, id string) ([]Version, error)
+	// SetVersionColumns replaces the Columns and Types of version n of the
+	// endpoint with id in project; nothing else changes. The Service calls
+	// it for a version saved without them, once it has described it, and
+	// when an answer shows a type the description left unnamed. An unknown
+	// endpoint or version is ErrNotFound.
+	SetVersionColumns(ctx context.Context, project, id string, n int, columns, types []string) error
 }
 
 // The errors a Store (and a variable store) returns, compared with

@@ -78,6 +78,12 @@ type Table struct {
 	// Columns are the column names as the JSON answer gives them; Types
 	// their database types.
 	Columns, Types []string
+	// Kinds are the JSON forms of the columns, as the endpoint's version
+	// was described at save (endpoint.ColumnKindOf): a format types its
+	// columns by them, so that an answer with no rows, or whose values
+	// are all null, has the types of any other. nil when unknown (the
+	// editor's unsaved queries): type the columns by their values then.
+	Kinds []endpoint.ColumnKind
 	// HasMore tells that rows past the page exist (the JSON's hasMore).
 	HasMore bool
 	rows    func(yield func([]any, error) bool)
@@ -332,6 +338,9 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, f answerFormat,
 	t, err := tableOf(columns, types, results, hasMore)
 	if err != nil {
 		return err
+	}
+	if rr, ok := v.(*endpoint.RunResult); ok {
+		t.Kinds = rr.ColumnKinds()
 	}
 	h.stream(w, r, f, t, runID)
 	return nil

@@ -59,6 +59,8 @@ type config struct {
 	keys *endpoint.Keys
 	// formats are the answer formats beside JSON (format.go).
 	formats formatConfig
+	// baseURL is WithBaseURL's.
+	baseURL string
 }
 
 // WithWriteTimeout sets how long writing an answer may take once it is
@@ -78,6 +80,15 @@ func WithWriteTimeout(d time.Duration) Option {
 // mux without http.StripPrefix; endpoint_path then shows the full path.
 func WithPrefix(prefix string) Option {
 	return func(c *config) { c.prefix = strings.TrimSuffix(prefix, "/") }
+}
+
+// WithBaseURL names the URL the host serves the API at, as its clients
+// reach it (scheme, host and port: "https://api.example.com"; WithPrefix
+// is added to it). The OpenAPI documents then name it in their servers
+// entry, so that a generated client needs no base URL of its own; without
+// it they have none, the host not knowing how it is reached.
+func WithBaseURL(u string) Option {
+	return func(c *config) { c.baseURL = strings.TrimSuffix(u, "/") }
 }
 
 // WithMaxBodyBytes sets the largest request body accepted; a larger one is

@@ -68,6 +68,10 @@ func (h *handler) openAPI(w http.ResponseWriter, r *http.Request, project string
 		return err
 	}
 	opts := openapi.Options{Path: h.cfg.prefix + "/api/projects/" + url.PathEscape(project) + "/endpoints/" + url.PathEscape(name) + "/run", Formats: h.openapiFormats()}
+	if h.cfg.baseURL != "" {
+		// The path carries the prefix: the server is the host alone.
+		opts.ServerURL = h.cfg.baseURL
+	}
 	if c := claimsOf(r.Context()); c != nil {
 		for f := range c.Fixed {
 			opts.Fixed = append(opts.Fixed, f)

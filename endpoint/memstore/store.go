@@ -211,6 +211,26 @@ func (s *Store) Version(ctx context.Context, project, id string, n int) (driver.
 	return driver.Version{}, fmt.Errorf("%w: version %d of endpoint %q", driver.ErrNotFound, n, id)
 }
 
+// SetVersionColumns implements Store.
+func (s *Store) SetVersionColumns(ctx context.Context, project, id string, n int, columns, types []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, m, err := s.find(project, id)
+	if err != nil {
+		return err
+	}
+	for i := range m.versions {
+		if m.versions[i].Number == n {
+			m.versions[i].Columns, m.versions[i].Types = slices.Clone(columns), slices.Clone(types)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: version %d of endpoint %q", driver.ErrNotFound, n, id)
+}
+
 // Versions implements Store.
 func (s *Store) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {
 	if err := ctx.Err(); err != nil {
@@ -294,6 +314,7 @@ func cloneState(st driver.MaterializationState) driver.MaterializationState {
 
 func cloneVersion(v driver.Version) driver.Version {
 	v.Query = cloneQuery(v.Query)
+	v.Columns, v.Types = slices.Clone(v.Columns), slices.Clone(v.Types)
 	return v
 }
 

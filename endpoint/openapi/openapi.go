@@ -12,6 +12,8 @@
 package openapi
 
 import (
+	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +38,10 @@ type Options struct {
 	// value of the request's "format" and a media type of the answer of a
 	// SQL endpoint. An insight answers JSON only.
 	Formats []Format
+	// ServerURL is where the API is reached ("https://api.example.com"),
+	// the document's servers entry; none when "" (the host does not know
+	// its base URL).
+	ServerURL string
 }
 
 // Format is an answer format beside JSON: the request's "format" value
@@ -67,7 +73,11 @@ func Document(rs endpoint.RunSchema, opts Options) map[string]any {
 	if rs.Description != "" {
 		info["description"] = rs.Description
 	}
-	return obj{
+	schemas := obj{"Error": errorSchema()}
+	if rs.Kind == endpoint.KindSQL {
+		schemas["Row"] = rowObject(rs)
+	}
+	doc := obj{
 		"openapi": Version,
 		"info":    info,
 		"paths":   obj{opts.Path: obj{"post": op}},
@@ -76,10 +86,113 @@ func Document(rs endpoint.RunSchema, opts Options) map[string]any {
 				"type": "http", "scheme": "bearer",
 				"description": "An API key of the project (a stored key needs the scope endpoint:read and, if it names endpoints, this one), or an embed token that names this endpoint.",
 			}},
-			"schemas": obj{"Error": errorSchema()},
+			"schemas": schemas,
 		},
 		"security": []any{obj{"bearerAuth": []any{}}},
 	}
+	if opts.ServerURL != "" {
+		doc["servers"] = []any{obj{"url": opts.ServerURL}}
+	}
+	return doc
+}
+
+// columnSchema is the JSON type of the values of a column of kind k (null
+// in every kind).
+func columnSchema(k endpoint.ColumnKind) obj {
+	var s obj
+	switch k {
+	case endpoint.KindInteger:
+		s = obj{"type": "integer", "format": "int64"}
+	case endpoint.KindFloat:
+		s = obj{"type": "number", "format": "double"}
+	case endpoint.KindDecimal:
+		s = obj{"type": "string", "format": "decimal", "description": "An exact decimal, as text."}
+	case endpoint.KindString:
+		s = obj{"type": "string"}
+	case endpoint.KindBoolean:
+		s = obj{"type": "boolean"}
+	case endpoint.KindTime:
+		s = obj{"type": "string", "format": "date-time"}
+	default:
+		return obj{"nullable": true}
+	}
+	s["nullable"] = true
+	return s
+}
+
+// kindAt is the kind of column i of rs, KindOther when unknown.
+func kindAt(rs endpoint.RunSchema, i int) endpoint.ColumnKind {
+	if i < len(rs.Kinds) {
+		return rs.Kinds[i]
+	}
+	return endpoint.KindOther
+}
+
+// rowObject is a row as an object: each column by name (a repeated name
+// with "_2", "_3", ..., as NDJSON and Parquet name it) with its JSON
+// type. It is the line of an NDJSON answer, and what a client makes of a
+// row of results, whose values are in the same order.
+func rowObject(rs endpoint.RunSchema) obj {
+	props := obj{}
+	required := []any{}
+	for i, name := range uniqueNames(rs.Columns) {
+		col := columnSchema(kindAt(rs, i))
+		if i < len(rs.Types) && rs.Types[i] != "" {
+			col["description"] = "Column " + strconv.Itoa(i+1) + " of the results, of database type " + rs.Types[i] + "."
+		}
+		props[name] = col
+		required = append(required, name)
+	}
+	s := obj{"type": "object", "properties": props, "additionalProperties": false,
+		"description": "A row: each column by name (the columns in order: " + strings.Join(rs.Columns, ", ") + ")."}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// rowArray is a row of results: its values in column order. OpenAPI 3.0
+// has no schema per position of an array (3.1's prefixItems), so every
+// value has the one type of the columns when they share it (a generated
+// client then reads [][]int64, say), and one of the columns' types
+// otherwise; Row types each by name.
+func rowArray(rs endpoint.RunSchema) obj {
+	n := len(rs.Columns)
+	var kinds []endpoint.ColumnKind
+	for i := range n {
+		if k := kindAt(rs, i); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	items := obj{}
+	switch {
+	case len(kinds) == 1:
+		items = columnSchema(kinds[0])
+	case len(kinds) > 1 && !slices.Contains(kinds, endpoint.KindOther):
+		var one []any
+		for _, k := range kinds {
+			one = append(one, columnSchema(k))
+		}
+		items = obj{"anyOf": one}
+	}
+	return obj{"type": "array", "minItems": n, "maxItems": n, "items": items,
+		"description": "A row: its values in column order (" + strings.Join(rs.Columns, ", ") + "); #/components/schemas/Row types each by name."}
+}
+
+// uniqueNames names repeated columns as httpapi.Table.Names does: a name
+// that repeats an earlier one gets "_2", "_3", ... (the first that is free).
+func uniqueNames(cols []string) []string {
+	seen := make(map[string]bool, len(cols))
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		name := c
+		for n := 2; seen[name]; n++ {
+			name = c + "_" + strconv.Itoa(n)
+		}
+		seen[name] = true
+		out[i] = name
+	}
+	return out
 }
 
 type obj = map[string]any
@@ -232,16 +345,25 @@ func responses(rs endpoint.RunSchema, opts Options) obj {
 			if f.Binary {
 				s["format"] = "binary"
 			}
+			if f.Name == "ndjson" {
+				s["description"] = "The rows in ndjson: a line a row, each an object as #/components/schemas/Row types it."
+			}
 			content[f.MediaType] = obj{"schema": s}
 		}
-		list := func(d string) obj {
-			return obj{"description": d, "schema": obj{"type": "string"}}
+		list := func(d string, example []string) obj {
+			schema := obj{"type": "string"}
+			if example != nil {
+				b, _ := json.Marshal(example)
+				schema["example"] = string(b)
+			}
+			return obj{"description": d, "schema": schema}
 		}
 		ok["headers"] = obj{
-			"X-Endpointkit-Columns":      list("Answers other than JSON: the column names (keys of NDJSON, Parquet), a JSON array of strings in ASCII."),
-			"X-Endpointkit-Types":        list("Answers other than JSON: the database types of the columns, a JSON array of strings in ASCII."),
-			"X-Endpointkit-Has-More":     list("Answers other than JSON: true when rows past the page exist (the JSON's hasMore)."),
-			"X-Endpointkit-Execution-Id": list("Answers other than JSON: the run's execution_id."),
+			"X-Endpointkit-Columns": list("Answers other than JSON: the column names (keys of NDJSON, Parquet), a JSON array of strings in ASCII: "+
+				strings.Join(rs.Columns, ", ")+".", rs.Columns),
+			"X-Endpointkit-Types":        list("Answers other than JSON: the database types of the columns, a JSON array of strings in ASCII, the same in every answer of this version.", rs.Types),
+			"X-Endpointkit-Has-More":     list("Answers other than JSON: true when rows past the page exist (the JSON's hasMore).", nil),
+			"X-Endpointkit-Execution-Id": list("Answers other than JSON: the run's execution_id.", nil),
 		}
 	}
 	return obj{
@@ -295,7 +417,13 @@ func answerSchema(rs endpoint.RunSchema) obj {
 		}
 		props["columns"] = colSchema
 		props["results"] = obj{"type": "array", "description": "The rows, each an array of values in column order: " + order + ".",
-			"items": obj{"type": "array", "minItems": len(cols), "maxItems": len(cols), "items": obj{}}}
+			"items": rowArray(rs)}
+		types := make([]any, len(rs.Types))
+		for i, t := range rs.Types {
+			types[i] = t
+		}
+		props["types"] = obj{"type": "array", "items": obj{"type": "string"}, "example": types,
+			"description": "The database types of the columns, the same in every answer of this version."}
 	} else {
 		props["columns"] = obj{"type": "array", "maxItems": 0, "items": obj{"type": "string"}}
 		props["results"] = insightResults(rs.Kind)

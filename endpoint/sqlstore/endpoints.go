@@ -276,6 +276,31 @@ func (s *endpoints) Version(ctx context.Context, project, id string, n int) (dri
 	return v, nil
 }
 
+// SetVersionColumns implements driver.Store: one statement, which writes
+// the version's columns_json only.
+func (s *endpoints) SetVersionColumns(ctx context.Context, project, id string, n int, columns, types []string) error {
+	cols, err := marshalColumns(columns, types)
+	if err != nil {
+		return fmt.Errorf("sqlstore: version %d of endpoint %q: %w", n, id, err)
+	}
+	err = (*Store)(s).inTx(ctx, func(tx *sql.Tx) error {
+		// Checked first: MySQL counts only the rows an UPDATE changed, so
+		// a version whose columns were already these would seem missing.
+		if found, err := exists(ctx, tx, s.q.verExists, project, id, n); err != nil || !found {
+			if err == nil {
+				err = fmt.Errorf("%w: no version %d of endpoint %q in project %q", driver.ErrNotFound, n, id, project)
+			}
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.q.verSetColumns, cols, project, id, n)
+		return err
+	})
+	if err != nil && !errors.Is(err, driver.ErrNotFound) {
+		return fmt.Errorf("sqlstore: writing the columns of version %d of endpoint %q: %w", n, id, err)
+	}
+	return err
+}
+
 // Versions implements driver.Store. An unknown endpoint is ErrNotFound;
 // a known one always has at least its first version.
 func (s *endpoints) Versions(ctx context.Context, project, id string) ([]driver.Version, error) {

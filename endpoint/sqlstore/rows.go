@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -103,7 +104,40 @@ func versionRow(project, id string, v driver.Version) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: version %d of endpoint %q: created_at: %w", v.Number, id, err)
 	}
-	return []any{project, id, int64(v.Number), q, created}, nil
+	cols, err := marshalColumns(v.Columns, v.Types)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: version %d of endpoint %q: %w", v.Number, id, err)
+	}
+	return []any{project, id, int64(v.Number), q, created, cols}, nil
+}
+
+// versionColumns is the JSON text of a version's columns_json.
+type versionColumns struct {
+	Columns []string `json:"columns"`
+	Types   []string `json:"types"`
+}
+
+// marshalColumns is the columns_json of a version with columns and types:
+// NULL when it has none (an insight version, or one not described yet).
+func marshalColumns(columns, types []string) (any, error) {
+	if columns == nil && types == nil {
+		return nil, nil
+	}
+	if len(columns) != len(types) {
+		return nil, fmt.Errorf("%d columns with %d types", len(columns), len(types))
+	}
+	b, err := json.Marshal(versionColumns{Columns: nonNilStrings(columns), Types: nonNilStrings(types)})
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // scanVersion reads a row of verColumns.
@@ -112,9 +146,17 @@ func scanVersion(r scanner) (driver.Version, error) {
 		v              driver.Version
 		n              int64
 		query, created string
+		cols           sql.NullString
 	)
-	if err := r.Scan(&v.EndpointID, &n, &query, &created); err != nil {
+	if err := r.Scan(&v.EndpointID, &n, &query, &created, &cols); err != nil {
 		return driver.Version{}, err
+	}
+	if cols.Valid {
+		var vc versionColumns
+		if err := json.Unmarshal([]byte(cols.String), &vc); err != nil {
+			return driver.Version{}, fmt.Errorf("version %d: columns_json: %w", n, err)
+		}
+		v.Columns, v.Types = vc.Columns, vc.Types
 	}
 	v.Number = int(n)
 	var err error

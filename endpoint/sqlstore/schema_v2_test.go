@@ -48,7 +48,8 @@ func openV1(t *testing.T, extra ...string) (*sql.DB, driver.Endpoint) {
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	_, err = db.Exec(`INSERT INTO `+versionsTable+` (project, `+verColumns+`) VALUES (?, ?, ?, ?, ?)`, ver...)
+	// The columns of version 1's table: columns_json came at version 8.
+	_, err = db.Exec(`INSERT INTO `+versionsTable+` (project, endpoint_id, version, query_json, created_at) VALUES (?, ?, ?, ?, ?)`, ver[:5]...)
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

@@ -19,12 +19,13 @@ type statements struct {
 	epCurrentVersion, epMarkExecuted               string
 	epSetMaterialization, epListMaterialized       string
 	verInsert, verExists, verGet, verList          string
+	verSetColumns                                  string
 }
 
 const (
 	varColumns = `id, name, code_name, var_type, default_value, list_values, is_multi`
 	epColumns  = `id, name, description, query_json, is_active, is_materialized, current_version, versions_count, created_at, updated_at, last_executed_at, materialization_settings, deleted_at, materialization_state`
-	verColumns = `endpoint_id, version, query_json, created_at`
+	verColumns = `endpoint_id, version, query_json, created_at, columns_json`
 )
 
 func newStatements(d engine.Store) statements {
@@ -60,9 +61,11 @@ func newStatements(d engine.Store) statements {
 		epListMaterialized:   b(`SELECT project, ` + epColumns + ` FROM ` + endpointsTable + ` WHERE is_materialized = 1 ORDER BY ` + d.Bytewise("project") + `, ` + d.Bytewise("name")),
 		epNameUse:            b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND name = ? AND id <> ?`),
 
-		verInsert: b(`INSERT INTO ` + versionsTable + ` (project, ` + verColumns + `) VALUES (?, ?, ?, ?, ?)`),
+		verInsert: b(`INSERT INTO ` + versionsTable + ` (project, ` + verColumns + `) VALUES (?, ?, ?, ?, ?, ?)`),
 		verExists: b(`SELECT 1 FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),
 		verGet:    b(`SELECT ` + verColumns + ` FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),
 		verList:   b(`SELECT ` + verColumns + ` FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? ORDER BY version`),
+		// Only the columns: the version's query never changes.
+		verSetColumns: b(`UPDATE ` + versionsTable + ` SET columns_json = ? WHERE project = ? AND endpoint_id = ? AND version = ?`),
 	}
 }

@@ -250,7 +250,8 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 		httpapi.WithLimiter(limiter),
 		httpapi.WithKeys(stored),
 		httpapi.WithLogger(logger),
-		httpapi.WithFormat(parquet.Format{})) // answers in Parquet too: {"format": "parquet"}
+		httpapi.WithBaseURL(apiBaseURL(cfg.addr)), // the OpenAPI documents' servers entry
+		httpapi.WithFormat(parquet.Format{}))      // answers in Parquet too: {"format": "parquet"}
 	site := withMCP(withEditor(api, cfg), svc, keys, signer, limiter, cfg, logger)
 	if cfg.metricsAddr != "" {
 		return site, nil
@@ -276,4 +277,18 @@ func serveUntilDone(ctx context.Context, srv *http.Server, served <-chan error, 
 		return err
 	}
 	return nil
+}
+
+// apiBaseURL is the URL a client on this machine reaches the API at when it
+// listens on addr: a host of every interface ("", 0.0.0.0, ::) is
+// localhost.
+func apiBaseURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -10,11 +10,17 @@
 //
 // The file has one optional (nullable) column per column of the answer, in
 // order, named as httpapi.Table.Names names them (a repeated name gets
-// "_2", ...). A column's type is read from its values: INT64 when every
-// value is an integer, DOUBLE when they are numbers and one is not an
-// integer (or the database type is a floating or decimal one), BOOLEAN,
-// else a UTF-8 STRING holding each value's JSON text without quotes (times
-// in RFC 3339, bytes in base64), as the JSON answer writes it.
+// "_2", ...). A column's type is its kind as the endpoint's version was
+// described at save (httpapi.Table.Kinds), the same for every answer of
+// the version, with rows or without, computed or cached: INT64 for an
+// integer column, DOUBLE for a float, BOOLEAN, and a UTF-8 STRING for the
+// others, decimals included (their exact text, as the JSON answer gives
+// it). A column of no known kind (the editor's unsaved queries, a type of
+// no kind) is typed by its values: INT64 when every value is an integer,
+// DOUBLE when they are numbers and one is not an integer (or the database
+// type is a floating one), BOOLEAN, else a STRING holding each value's
+// JSON text without quotes (times in RFC 3339, bytes in base64), as the
+// JSON answer writes it.
 //
 // Parquet is not written row by row: its footer comes last and the rows
 // are gathered into row groups, so the answer is built in memory (within
@@ -38,6 +44,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 
+	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 )
 
@@ -85,6 +92,12 @@ func (f Format) Write(w io.Writer, t *httpapi.Table) error {
 		}
 	}
 	for i := range kinds {
+		if i < len(t.Kinds) {
+			if k, ok := kindOfColumn(t.Kinds[i]); ok {
+				kinds[i] = k
+				continue
+			}
+		}
 		if kinds[i] == kindInt && i < len(t.Types) && floating(t.Types[i]) {
 			kinds[i] = kindFloat
 		}
@@ -151,6 +164,22 @@ func (f Format) Write(w io.Writer, t *httpapi.Table) error {
 		return err
 	}
 	return pw.Close()
+}
+
+// kindOfColumn is the Parquet kind of a column of kind k, false for a
+// column typed by its values.
+func kindOfColumn(k endpoint.ColumnKind) (kind, bool) {
+	switch k {
+	case endpoint.KindInteger:
+		return kindInt, true
+	case endpoint.KindFloat:
+		return kindFloat, true
+	case endpoint.KindBoolean:
+		return kindBool, true
+	case endpoint.KindDecimal, endpoint.KindString, endpoint.KindTime:
+		return kindString, true
+	}
+	return kindNull, false
 }
 
 // kindOf is the kind of one value as the JSON answer holds it.
@@ -223,7 +252,16 @@ func value(k kind, v any) (pq.Value, error) {
 			n, err := strconv.ParseInt(string(x), 10, 64)
 			return pq.Int64Value(n), err
 		default:
-			return pq.Int64Value(reflect.ValueOf(v).Convert(reflect.TypeFor[int64]()).Int()), nil
+			rv := reflect.ValueOf(v)
+			switch {
+			case rv.CanInt():
+				return pq.Int64Value(rv.Int()), nil
+			case rv.CanUint() && rv.Uint() <= math.MaxInt64:
+				return pq.Int64Value(int64(rv.Uint())), nil
+			case rv.CanFloat() && rv.Float() == math.Trunc(rv.Float()) && math.Abs(rv.Float()) < 1<<63:
+				return pq.Int64Value(int64(rv.Float())), nil
+			}
+			return pq.Value{}, fmt.Errorf("the value %v of an integer column is not an integer", v)
 		}
 	case kindFloat:
 		var f float64
@@ -234,14 +272,28 @@ func value(k kind, v any) (pq.Value, error) {
 				return pq.Value{}, err
 			}
 		default:
-			f = reflect.ValueOf(v).Convert(reflect.TypeFor[float64]()).Float()
+			rv := reflect.ValueOf(v)
+			switch {
+			case rv.CanFloat():
+				f = rv.Float()
+			case rv.CanInt():
+				f = float64(rv.Int())
+			case rv.CanUint():
+				f = float64(rv.Uint())
+			default:
+				return pq.Value{}, fmt.Errorf("the value %v of a float column is not a number", v)
+			}
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return pq.Value{}, fmt.Errorf("unsupported value %v", f)
 		}
 		return pq.DoubleValue(f), nil
 	case kindBool:
-		return pq.BooleanValue(v.(bool)), nil
+		b, ok := v.(bool)
+		if !ok {
+			return pq.Value{}, fmt.Errorf("the value %v of a boolean column is not a boolean", v)
+		}
+		return pq.BooleanValue(b), nil
 	}
 	s, err := text(v)
 	return pq.ByteArrayValue([]byte(s)), err

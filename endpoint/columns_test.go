@@ -1,0 +1,66 @@
+package endpoint_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+)
+
+// TestEmptyAnswerKeepsTypes: on SQLite, whose expressions have a type
+// only through their values, an answer with no rows types an aggregate
+// column as an answer with rows does (INTEGER), not "".
+func TestEmptyAnswerKeepsTypes(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "per_country", e.query("SELECT country, count(*) AS n, sum(amount) AS total FROM orders WHERE country = {variables.country} GROUP BY country", "country"))
+	full, err := run(e, "per_country", map[string]any{"country": "US"})
+	require.NoError(t, err)
+	require.NotEmpty(t, full.Results)
+	empty, err := e.svc.Run(context.Background(), "1", "per_country", endpoint.RunRequest{Variables: map[string]any{"country": "ZZ"}, Refresh: endpoint.RefreshForce})
+	require.NoError(t, err)
+	require.Empty(t, empty.Results)
+	assert.Equal(t, full.Columns, empty.Columns)
+	assert.Equal(t, full.Types, empty.Types)
+	assert.Equal(t, "INTEGER", empty.Types[1])
+	assert.Equal(t, []endpoint.ColumnKind{endpoint.KindString, endpoint.KindInteger, endpoint.KindFloat}, empty.ColumnKinds())
+}
+
+// TestFloatColumnKind: every value of a REAL column is a float64, an
+// integral one (10) as one with a fraction (25.5), whatever the row.
+func TestFloatColumnKind(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "amounts", e.query("SELECT id, avg(amount) AS a FROM orders GROUP BY id ORDER BY id"))
+	res, err := run(e, "amounts", nil)
+	require.NoError(t, err)
+	for _, row := range res.Results.([][]any) {
+		assert.IsType(t, float64(0), row[1], "row %v", row)
+		assert.IsType(t, int64(0), row[0], "row %v", row)
+	}
+}
+
+// TestColumnKindOf: the kinds of the engines' type names.
+func TestColumnKindOf(t *testing.T) {
+	for _, tc := range []struct {
+		engine, typ string
+		want        endpoint.ColumnKind
+	}{
+		{"postgresql", "INT8", endpoint.KindInteger},
+		{"postgresql", "NUMERIC", endpoint.KindDecimal},
+		{"postgresql", "FLOAT8", endpoint.KindFloat},
+		{"postgresql", "TIMESTAMPTZ", endpoint.KindTime},
+		{"sqlite", "NUMERIC", endpoint.KindFloat},
+		{"sqlite", "", endpoint.KindOther},
+		{"mysql", "DECIMAL", endpoint.KindDecimal},
+		{"mysql", "BIGINT", endpoint.KindInteger},
+		{"clickhouse", "Nullable(Decimal(38, 2))", endpoint.KindDecimal},
+		{"clickhouse", "LowCardinality(String)", endpoint.KindString},
+		{"clickhouse", "UInt64", endpoint.KindInteger},
+		{"clickhouse", "DateTime64(3, 'UTC')", endpoint.KindTime},
+		{"clickhouse", "Array(String)", endpoint.KindOther},
+	} {
+		assert.Equal(t, tc.want, endpoint.ColumnKindOf(tc.engine, tc.typ), "%s %s", tc.engine, tc.typ)
+	}
+}

@@ -29,8 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -270,17 +268,14 @@ func sqlText() chromedp.Action[string] {
 }
 
 // setSQL replaces the query in the code editor as a user does who selects
-// it all and pastes v: the browser's own text input, which the editor
-// takes as typing.
+// it all and pastes v: a paste event holding v as text, which the editor
+// takes as the browser gives it.
 func setSQL(v string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		if _, err := chromedp.Evaluate[chromedp.Void](`(() => { const v = window.endpointkitEditor.code().view; v.focus();
-			v.dispatch({selection: {anchor: 0, head: v.state.doc.length}}); })()`)(ctx, t); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: v})
-		return err
-	})
+	return chromedp.Evaluate[chromedp.Void](`(() => { const v = window.endpointkitEditor.code().view; v.focus();
+		v.dispatch({selection: {anchor: 0, head: v.state.doc.length}});
+		const data = new DataTransfer();
+		data.setData("text/plain", ` + strconv.Quote(v) + `);
+		v.contentDOM.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true})); })()`)
 }
 
 // focusSQL puts the focus in the code editor, as a click there does (the

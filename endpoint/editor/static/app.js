@@ -1263,7 +1263,7 @@
     var started = performance.now();
     api('POST', '/endpoints/' + encodeURIComponent(ep.name) + '/run', body).then(function (res) {
       var n = renderResult(res, $('run-endpoint-results'), $('run-endpoint-chart'));
-      var served = servedBy(res);
+      var served = servedBy(res, ep);
       var status = $('run-endpoint-status');
       status.setAttribute('data-served', served.by);
       status.textContent = n + ' from version ' + res.endpoint_version + (res.hasMore ? ' (more exist)' : '') + ' · ' + served.text +
@@ -1279,12 +1279,17 @@
   // servedBy says what answered a run of a saved endpoint: its stored
   // table (and the data's time), or the source data inline, with the
   // server's reason when the endpoint is materialized (inline_reason).
-  function servedBy(res) {
+  function servedBy(res, ep) {
     if (res.endpoint_materialized) {
       return { by: 'table', text: 'the stored table answered' + (res.endpoint_materialized_at ? ' (data of ' + when(res.endpoint_materialized_at) + ')' : '') };
     }
     if (res.inline_reason) {
       return { by: 'inline', text: 'ran inline, not from the stored table: ' + res.inline_reason };
+    }
+    if (ep && ep.is_materialized) {
+      // A cached answer of a materialized endpoint's inline run: the
+      // server keeps no reason with it.
+      return { by: 'inline', text: 'ran inline, not from the stored table' + (res.is_cached ? ' (a cached answer: the server kept no reason)' : '') };
     }
     return { by: 'inline', text: 'ran inline (the endpoint is not materialized)' };
   }
@@ -1670,6 +1675,7 @@
     scanPlaceholders: scanPlaceholders,
     insightVariables: insightVariables,
     formatCell: formatCell,
+    errorPosition: errorPosition,
     // The query's text, and the error marked in it (tests read them).
     text: function () { return code.text(); },
     marked: function () { return code.marked(); },

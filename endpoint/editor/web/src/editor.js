@@ -165,6 +165,8 @@ function create(opts) {
     const from = word ? word.from : ctx.pos;
     const before = ctx.state.sliceDoc(Math.max(0, from - 1), from);
     if (before === '.' || before === '{') { return null; }
+    // After FROM or JOIN a table goes, which lang-sql offers.
+    if (/\b(?:from|join|into|update|table)\s+$/i.test(ctx.state.sliceDoc(Math.max(0, from - 40), from))) { return null; }
     const node = syntaxTree(ctx.state).resolveInner(ctx.pos, -1);
     if (/String|Quoted|Comment/.test(node.name)) { return null; }
     const options = [];
@@ -179,11 +181,12 @@ function create(opts) {
     return options.length ? { from, options, validFor: /^[A-Za-z0-9_$]*$/ } : null;
   }
 
-  // variableSource completes "{variables." (or "{" and part of it) with
-  // the defined variables' placeholders.
+  // variableSource completes "{" and what follows it with the defined
+  // variables' placeholders.
   function variableSource(ctx) {
     if (mode !== 'sql') { return null; }
-    const m = ctx.matchBefore(/\{\s*(?:v(?:a(?:r(?:i(?:a(?:b(?:l(?:e(?:s)?)?)?)?)?)?)?)?\s*(?:\.\s*[A-Za-z0-9_]*)?)?$/);
+    // "{", "{variables.", or "{" and part of a code name (matched fuzzily).
+    const m = ctx.matchBefore(/\{[\sA-Za-z0-9_.]*$/);
     if (!m) { return null; }
     const node = syntaxTree(ctx.state).resolveInner(m.from, 1);
     if (/String|Quoted|Comment/.test(node.name)) { return null; }
@@ -291,7 +294,7 @@ function create(opts) {
       const from = offsetOf(doc, err.line, err.column);
       let to = wordEnd(doc, from);
       if (to === from) { to = Math.min(doc.length, from + 1); }
-      markedError = { line: err.line, column: err.column, message: err.message, from, to };
+      markedError = { line: err.line, column: err.column, message: err.message, source: err.source || 'server', from, to };
       view.dispatch(setDiagnostics(view.state, [{ from, to, severity: 'error', message: err.message, source: err.source || 'server' }]));
       return markedError;
     },

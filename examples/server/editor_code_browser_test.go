@@ -76,7 +76,7 @@ func acceptKey(key, code string, vk int64, modifiers int64) chromedp.Action[chro
 	})
 }
 
-func enterKey() chromedp.Action[chromedp.Void] { return acceptKey("Enter", "Enter", 13, 0) }
+func enterKey() chromedp.Action[chromedp.Void]  { return acceptKey("Enter", "Enter", 13, 0) }
 func ctrlSpace() chromedp.Action[chromedp.Void] { return acceptKey(" ", "Space", 32, 2) }
 
 // completions waits for the completion list and reads its labels.

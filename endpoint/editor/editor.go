@@ -1,6 +1,6 @@
 // Package editor serves the endpoint editor: one page of static HTML, CSS
-// and plain JavaScript, embedded in the binary (no CDN, no build step; it
-// works offline), where a person writes a query with {variables.x}
+// and JavaScript, embedded in the binary (no CDN; it works offline), where
+// a person writes a query with {variables.x}
 // placeholders, adds the variables, runs the query with test values, sees
 // the rows (or a Trends chart), whether it could be materialized, and saves
 // it as an endpoint; then lists the saved endpoints (kind, version,
@@ -52,6 +52,7 @@ type Option func(*config)
 type config struct {
 	api     string
 	project string
+	dialect string
 }
 
 // WithAPI tells the page where the HTTP API is: the prefix given to
@@ -69,6 +70,14 @@ func WithProject(id string) Option {
 	return func(c *config) { c.project = id }
 }
 
+// WithDialect names the engine whose SQL the editor highlights and
+// completes: an engine's name as package engine gives it ("sqlite",
+// "postgresql", "mysql", "mariadb", "clickhouse"). The default, "", is
+// standard SQL.
+func WithDialect(engine string) Option {
+	return func(c *config) { c.dialect = strings.ToLower(strings.TrimSpace(engine)) }
+}
+
 // asset is one file the handler serves, ready to write.
 type asset struct {
 	body        []byte
@@ -82,8 +91,8 @@ type handler struct {
 }
 
 // New returns the handler of the editor page. It serves GET and HEAD of
-// "/" (the page) and of "/app.js" and "/style.css"; anything else is a
-// 404 or a 405.
+// "/" (the page) and of "/app.js", "/editor.bundle.js" and "/style.css";
+// anything else is a 404 or a 405.
 func New(opts ...Option) http.Handler {
 	cfg := config{project: "1"}
 	for _, o := range opts {
@@ -96,7 +105,7 @@ func New(opts ...Option) http.Handler {
 		panic("editor: " + err.Error())
 	}
 	h := &handler{assets: map[string]asset{"/": newAsset(page, "text/html; charset=utf-8")}, csp: policy(cfg.api)}
-	for name, ct := range map[string]string{"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"} {
+	for name, ct := range map[string]string{"app.js": "text/javascript; charset=utf-8", "editor.bundle.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"} {
 		b, err := static.ReadFile("static/" + name)
 		if err != nil {
 			panic("editor: " + err.Error())
@@ -118,7 +127,7 @@ func renderPage(cfg config) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, struct{ API, Project string }{cfg.api, cfg.project}); err != nil {
+	if err := t.Execute(&buf, struct{ API, Project, Dialect string }{cfg.api, cfg.project, cfg.dialect}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

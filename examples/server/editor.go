@@ -13,7 +13,7 @@ import (
 func withEditor(api http.Handler, cfg config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api)
-	mux.Handle("/", editor.New(editor.WithProject(cfg.project)))
+	mux.Handle("/", editor.New(editor.WithProject(cfg.project), editor.WithDialect(cfg.driver)))
 	return mux
 }
 

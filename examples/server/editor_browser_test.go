@@ -262,6 +262,34 @@ func waitText(sel, want string) chromedp.Action[chromedp.Void] {
 	return until(`(document.querySelector(` + strconv.Quote(sel) + `) || {}).textContent?.includes(` + strconv.Quote(want) + `)`)
 }
 
+// sqlText reads the query in the code editor.
+func sqlText() chromedp.Action[string] {
+	return chromedp.Evaluate[string](`window.endpointkitEditor.text()`)
+}
+
+// setSQL replaces the query in the code editor as a user does who selects
+// it all and pastes v: a paste event holding v as text, which the editor
+// takes as the browser gives it.
+func setSQL(v string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`(() => { const v = window.endpointkitEditor.code().view; v.focus();
+		v.dispatch({selection: {anchor: 0, head: v.state.doc.length}});
+		const data = new DataTransfer();
+		data.setData("text/plain", ` + strconv.Quote(v) + `);
+		v.contentDOM.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true})); })()`)
+}
+
+// focusSQL puts the focus in the code editor, as a click there does (the
+// protocol's DOM.focus refuses the editor's host, which delegates its
+// focus to the text in its shadow root).
+func focusSQL() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.getElementById("sql").focus()`)
+}
+
+// typeSQL types text where the code editor's cursor is, key by key.
+func typeSQL(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(focusSQL(), chromedp.KeyEvent(text))
+}
+
 // activeID is the id of the focused element.
 func activeID() chromedp.Action[string] {
 	return chromedp.Evaluate[string](`document.activeElement.id`)
@@ -319,7 +347,7 @@ func (p *page) testFlow(t *testing.T) {
 	placeholderRow := `#placeholders tr[data-placeholder="event_name"]`
 	p.do(t, ctx,
 		// 1. Write the query.
-		chromedp.SendKeys(chromedp.ID("sql"), dailyPurchases),
+		typeSQL(dailyPurchases),
 		// 2. Open the Variables tab: the placeholder has no variable yet.
 		chromedp.Focus(chromedp.ID("tab-results")),
 		chromedp.KeyEvent(kb.ArrowRight),
@@ -491,7 +519,7 @@ func (p *page) testUndefined(t *testing.T) {
 		t.Errorf("order = %+v, want %+v", got, want)
 	}
 	p.do(t, ctx,
-		chromedp.SendKeys(chromedp.ID("sql"), "SELECT count(*) AS n FROM events WHERE event = {variables.no_such_thing}"),
+		typeSQL("SELECT count(*) AS n FROM events WHERE event = {variables.no_such_thing}"),
 		ctrlEnter(),
 		chromedp.WaitVisible(chromedp.ID("run-error")),
 		waitText("#missing-count", "1"),
@@ -508,7 +536,7 @@ func (p *page) testBadValue(t *testing.T) {
 	createVariable(t, p.base, p.key, `{"name": "Min count", "type": "Number"}`)
 	ctx := p.tab(t)
 	p.do(t, ctx,
-		chromedp.SendKeys(chromedp.ID("sql"), "SELECT event, count(*) AS n FROM events GROUP BY event HAVING count(*) >= {variables.min_count}"),
+		typeSQL("SELECT event, count(*) AS n FROM events GROUP BY event HAVING count(*) >= {variables.min_count}"),
 		chromedp.Focus(chromedp.ID("tab-results")),
 		chromedp.KeyEvent(kb.ArrowRight),
 		chromedp.WaitVisible(chromedp.ID("test-min_count")),
@@ -578,7 +606,7 @@ func (p *page) testTrends(t *testing.T) {
 	}
 	p.do(t, ctx,
 		waitText("#sql-label", "TrendsQuery JSON"),
-		chromedp.Focus(chromedp.ID("sql")),
+		focusSQL(),
 		ctrlEnter(),
 		chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")),
 	)
@@ -619,7 +647,7 @@ func (p *page) testTrends(t *testing.T) {
 		chromedp.Focus(chromedp.ID("kind")),
 		chromedp.KeyEvent("R"),
 		waitText("#sql-label", "RetentionQuery JSON"),
-		chromedp.Focus(chromedp.ID("sql")),
+		focusSQL(),
 		ctrlEnter(),
 		waitText("#status", "cohorts"),
 	)

@@ -256,7 +256,7 @@ func (p *page) testInsightMode(t *testing.T) {
 // queryJSON reads the editor's JSON.
 func queryJSON(t *testing.T, p *page, ctx context.Context) map[string]any {
 	t.Helper()
-	text := value(t, p, ctx, chromedp.Value(chromedp.ID("sql")))
+	text := value(t, p, ctx, sqlText())
 	var q map[string]any
 	if err := json.Unmarshal([]byte(text), &q); err != nil {
 		t.Fatalf("%v: unexpected error: %v", text, err)
@@ -344,7 +344,7 @@ func (p *page) testInsightForm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	p.do(t, ctx, setField("#sql", string(edited)), until(`document.getElementById("if-interval").value === "month"`))
+	p.do(t, ctx, setSQL(string(edited)), until(`document.getElementById("if-interval").value === "month"`))
 	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))), "$os"; got != want {
 		t.Errorf("got = %q, want %q", got, want)
 	}
@@ -371,7 +371,7 @@ func (p *page) testInsightForm(t *testing.T) {
 	// Property groups the form cannot show are said so, and left as written.
 	q["properties"] = map[string]any{"type": "AND", "values": []any{map[string]any{"type": "AND", "values": []any{}}, map[string]any{"type": "AND", "values": []any{}}}}
 	edited, _ = json.Marshal(q)
-	p.do(t, ctx, setField("#sql", string(edited)), waitText("#if-note", "property filters"), setField("#if-interval", "day"))
+	p.do(t, ctx, setSQL(string(edited)), waitText("#if-note", "property filters"), setField("#if-interval", "day"))
 	if got, want := queryJSON(t, p, ctx)["properties"], q["properties"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("queryJSON(t, p, ctx)[\"properties\"] = %+v, want %+v", got, want)
 	}
@@ -452,11 +452,11 @@ func (p *page) testEditMaterializeDelete(t *testing.T) {
 
 	// Edit: the query comes into the editor; saving makes version 2.
 	p.do(t, ctx, press(row+" button[data-edit]"), waitText("#editing-text", "Editing 'edited' (version 1)"))
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("sql"))), "SELECT event, count(*) AS n FROM events GROUP BY event"; got != want {
+	if got, want := value(t, p, ctx, sqlText()), "SELECT event, count(*) AS n FROM events GROUP BY event"; got != want {
 		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"sql\"))) = %q, want %q", got, want)
 	}
 	p.do(t, ctx,
-		chromedp.SendKeys(chromedp.ID("sql"), " ORDER BY n DESC"),
+		typeSQL(" ORDER BY n DESC"),
 		press("#open-save"),
 		until(`document.getElementById("save-name").value === "edited"`),
 		press("#save-confirm"),
@@ -517,7 +517,7 @@ func curlFits() chromedp.Action[[]int] {
 // and is cleared when the editor switches to another query.
 func (p *page) testCurlBox(t *testing.T) {
 	ctx := p.tab(t)
-	p.do(t, ctx, chromedp.SendKeys(chromedp.ID("sql"), "SELECT event, count(*) AS n FROM events GROUP BY event"),
+	p.do(t, ctx, typeSQL("SELECT event, count(*) AS n FROM events GROUP BY event"),
 		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "curl_box_with_a_rather_long_endpoint_name_that_wraps"),
 		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
 	text := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
@@ -645,7 +645,7 @@ func (p *page) testLayout(t *testing.T) {
 	// A SQL query with a placeholder with a variable and one without, its
 	// Variables tab and its rows.
 	p.do(t, ctx, setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"),
-		setField("#sql", "SELECT event, distinct_id, timestamp, properties FROM events WHERE event = {variables.layout_event} AND distinct_id <> {variables.no_variable_for_this_rather_long_name} LIMIT 5"),
+		setSQL("SELECT event, distinct_id, timestamp, properties FROM events WHERE event = {variables.layout_event} AND distinct_id <> {variables.no_variable_for_this_rather_long_name} LIMIT 5"),
 		press("#tab-variables"), chromedp.WaitVisible(chromedp.ID("test-layout_event")),
 		chromedp.SendKeys(chromedp.ID("test-layout_event"), "purchase"))
 	check(420, "SQL Variables tab")

@@ -1,4 +1,6 @@
-// endpointkit editor: plain JavaScript, no library, no build step.
+// endpointkit editor: plain JavaScript; the query is written in CodeMirror 6,
+// which editor.bundle.js (built from web/ by scripts/editor-bundle) gives as
+// window.endpointkitCodeEditor.
 //
 // The page talks to the endpointkit HTTP API with the user's API key, kept
 // in sessionStorage only (this tab, until it closes). Every request goes
@@ -14,6 +16,9 @@
   };
   var API = (metaContent('endpointkit-api') || '').replace(/\/+$/, '');
   var DEFAULT_PROJECT = metaContent('endpointkit-project') || '1';
+  var DIALECT = metaContent('endpointkit-dialect') || '';
+  var DIALECT_NAMES = { sqlite: 'SQLite', postgresql: 'PostgreSQL', mysql: 'MySQL', mariadb: 'MariaDB', clickhouse: 'ClickHouse', standard: 'standard SQL' };
+  var SQL_PLACEHOLDER = 'SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY event';
   var STORE_KEY = 'endpointkit.apiKey';
   var STORE_PROJECT = 'endpointkit.project';
   var SQL = 'HogQLQuery';
@@ -222,6 +227,18 @@
     this.code = body && body.code;
     this.attr = body && body.attr;
     this.message = this.detail;
+    this.where = errorPosition(body);
+  }
+
+  // errorPosition is where in the query an error of the API points: its
+  // "line" and "column" fields, or else the "line N, column M" its detail
+  // says; null when it names no place.
+  function errorPosition(body) {
+    if (!body) { return null; }
+    var line = Number(body.line), column = Number(body.column);
+    if (Number.isInteger(line) && line > 0 && Number.isInteger(column) && column > 0) { return { line: line, column: column }; }
+    var m = /\bline (\d+), column (\d+)/.exec(String(body.detail || ''));
+    return m ? { line: parseInt(m[1], 10), column: parseInt(m[2], 10) } : null;
   }
 
   function api(method, path, body) {
@@ -247,6 +264,20 @@
     }, function () {
       throw new APIError(0, { detail: 'The API could not be reached at ' + (API || location.origin) + '.' });
     });
+  }
+
+  // ------------------------------------------------------------------
+  // The code editor (CodeMirror, from editor.bundle.js).
+
+  var code = null;
+  function queryText() { return code.text(); }
+  function setQueryText(text) { code.setText(text); }
+
+  // markQueryError underlines in the query where err points, when the
+  // editor holds SQL (an insight's positions are not in its JSON).
+  function markQueryError(err, source) {
+    if (!err || !err.where || state.kind !== SQL) { return; }
+    code.markError({ line: err.where.line, column: err.where.column, message: err.detail || err.message, source: source });
   }
 
   // ------------------------------------------------------------------
@@ -299,7 +330,7 @@
     $('session').hidden = false;
     $('session-project').textContent = state.project;
     return Promise.all([loadVariables(), loadEndpoints(), loadSchema()]).then(function () {
-      if (!$('app').hidden) { $('sql').focus(); }
+      if (!$('app').hidden) { code.focus(); }
     });
   }
 
@@ -331,6 +362,7 @@
   function loadVariables() {
     return api('GET', '/insight_variables/').then(function (body) {
       state.variables = (body && body.results) || [];
+      code.setVariables(state.variables);
       renderVariables();
     }, function (err) { setError('variable-error', err); });
   }
@@ -373,9 +405,11 @@
       input = el('select', { id: id }, [el('option', { value: '', text: '(none)' }), el('option', { text: 'true' }), el('option', { text: 'false' })]);
     } else if (v && v.type === 'List' && !v.is_multi && v.values && v.values.length) {
       input = el('select', { id: id }, [el('option', { value: '', text: '(none)' })].concat(v.values.map(function (o) { return el('option', { text: o }); })));
+    } else if (v && v.type === 'Date') {
+      // A date picker; its value is YYYY-MM-DD, which a Date variable takes.
+      input = el('input', { id: id, type: 'date', autocomplete: 'off' });
     } else {
       input = el('input', { id: id, type: 'text', spellcheck: 'false', autocomplete: 'off' });
-      if (v && v.type === 'Date') { input.setAttribute('placeholder', 'YYYY-MM-DD or -7d'); }
       if (v && v.type === 'Number') { input.setAttribute('inputmode', 'decimal'); }
       if (v && v.type === 'List' && v.is_multi) { input.setAttribute('placeholder', (v.values || []).slice(0, 3).join(', ')); }
     }
@@ -395,7 +429,7 @@
     clearTimeout(renderTimer);
     // The inputs are drawn anew; the one that had the focus gets it back.
     var focused = document.activeElement && document.activeElement.id;
-    var text = $('sql').value;
+    var text = queryText();
     var tbody = $('placeholders').querySelector('tbody');
     clear(tbody);
     $('scan-error').textContent = '';
@@ -404,8 +438,15 @@
     if (state.kind === SQL) {
       var scan = scanPlaceholders(text);
       state.placeholders = scan.names;
+      var marked = code.marked();
       if (scan.error) {
         $('scan-error').textContent = 'Placeholder syntax at line ' + scan.error.line + ', column ' + scan.error.column + ': ' + scan.error.message;
+        // Marked in the text too, unless the server's error is.
+        if (!marked || marked.source === 'placeholders') {
+          code.markError({ line: scan.error.line, column: scan.error.column, message: 'Placeholder syntax: ' + scan.error.message, source: 'placeholders' });
+        }
+      } else if (marked && marked.source === 'placeholders') {
+        code.markError(null);
       }
       scan.names.forEach(function (name, i) {
         var v = variableByCode(name);
@@ -472,6 +513,8 @@
 
   function onTypeChange() {
     var list = $('var-type').value === 'List';
+    // A Date's default is picked from a calendar.
+    $('var-default').type = $('var-type').value === 'Date' ? 'date' : 'text';
     Array.prototype.forEach.call(document.querySelectorAll('.list-only'), function (n) { n.hidden = !list; });
   }
 
@@ -512,7 +555,7 @@
   // currentQuery is the query of the editor in the API's shape, with the
   // test values of its variables.
   function currentQuery() {
-    var text = $('sql').value;
+    var text = queryText();
     if (state.kind === SQL) {
       var vars = {};
       attachedVariables().forEach(function (v) {
@@ -540,7 +583,7 @@
     Object.keys(state.testValues).forEach(function (k) {
       if (k.indexOf('insight:') === 0 && state.testValues[k] !== '') {
         var name = k.slice(8);
-        if (insightVariables(safeJSON($('sql').value)).indexOf(name) >= 0) { out[name] = state.testValues[k]; any = true; }
+        if (insightVariables(safeJSON(queryText())).indexOf(name) >= 0) { out[name] = state.testValues[k]; any = true; }
       }
     });
     return any ? out : undefined;
@@ -573,6 +616,7 @@
       return;
     }
     selectTab('tab-results', true);
+    $('results-empty').hidden = true;
     setStatus('Running…');
     busy(button, true);
     var started = performance.now();
@@ -596,6 +640,7 @@
   // query.variables.<id>.value).
   function showRunError(err) {
     setError('run-error', err);
+    markQueryError(err, 'run');
     var m = /^query\.variables\.([^.]+)\.value$/.exec(err.attr || '');
     if (m && variableByID(m[1])) {
       var v = variableByID(m[1]);
@@ -690,9 +735,11 @@
     var tb = el('tbody');
     rows.forEach(function (row) {
       var r = el('tr');
-      row.forEach(function (v) {
-        var td = el('td', { text: display(v) });
-        if (typeof v === 'number') { td.className = 'num'; }
+      row.forEach(function (v, i) {
+        var f = formatCell(v, types[i]);
+        var td = el('td', { text: f.text });
+        if (f.num) { td.className = 'num'; }
+        if (f.full !== f.text) { td.setAttribute('title', f.full); }
         if (v === null || v === undefined) { td.className = 'null'; }
         r.appendChild(td);
       });
@@ -700,6 +747,33 @@
     });
     t.appendChild(tb);
     return t;
+  }
+
+  // numericType tells the kind of number a column's engine type holds:
+  // 'float' (REAL, Float64, double precision, numeric, decimal), 'int'
+  // (INTEGER, UInt64, bigint, ...) or '' for any other type.
+  function numericType(type) {
+    var t = String(type || '').toLowerCase();
+    if (/float|double|real|decimal|numeric/.test(t)) { return 'float'; }
+    if (/int|serial|count/.test(t) && !/interval|point/.test(t)) { return 'int'; }
+    return '';
+  }
+
+  // formatCell is the text of one cell: numbers as their column's type
+  // reads (a float to 2 decimals, or 3 significant digits under 1; a
+  // decimal the database sends as text likewise), the rest as it came.
+  // full is the value unrounded, shown on hover when it differs.
+  function formatCell(v, type) {
+    var kind = numericType(type);
+    var n = v;
+    if (typeof v === 'string' && kind !== '' && v.trim() !== '' && isFinite(Number(v))) { n = Number(v); }
+    if (typeof n !== 'number' || !isFinite(n)) { return { text: display(v), full: display(v), num: typeof v === 'number' }; }
+    var full = display(v);
+    if (Number.isInteger(n) && kind !== 'float') { return { text: full, full: full, num: true }; }
+    var text = Math.abs(n) >= 1 || n === 0
+      ? n.toLocaleString('en-US', { useGrouping: false, minimumFractionDigits: kind === 'float' || !Number.isInteger(n) ? 2 : 0, maximumFractionDigits: 2 })
+      : n.toLocaleString('en-US', { useGrouping: false, maximumSignificantDigits: 3 });
+    return { text: text, full: full, num: true };
   }
 
   // drawChart draws trends series as lines in an inline SVG.
@@ -846,6 +920,12 @@
       return loadEndpoints();
     }, function (err) {
       setError('save-error', err);
+      if (err.where && state.kind === SQL) {
+        // The save-time check's error, marked where it is in the query.
+        markQueryError(err, 'save');
+        code.revealError();
+        return;
+      }
       $('save-name').focus();
     }).then(function () { busy(button, false); });
   }
@@ -915,8 +995,38 @@
     return 'no';
   }
 
+  // placeRunForm puts the run form in a row of its own right under the
+  // row of the endpoint it runs (on a narrow screen, under its card), or
+  // back in its section, hidden, when there is no such row.
+  function placeRunForm() {
+    var form = $('run-form');
+    var ep = state.runTarget;
+    var row = null;
+    Array.prototype.forEach.call($('endpoints').querySelectorAll('tbody tr[data-endpoint]'), function (tr) {
+      if (ep && tr.getAttribute('data-endpoint') === ep.name) { row = tr; }
+    });
+    var old = $('run-row');
+    if (!row) {
+      $('endpoints').parentNode.appendChild(form);
+      form.hidden = true;
+      if (old) { old.parentNode.removeChild(old); }
+      if (ep) { state.runTarget = null; }
+      return;
+    }
+    var holder = old || el('tr', { id: 'run-row', className: 'run-row' }, [el('td', { colspan: '6' })]);
+    holder.setAttribute('data-run-for', ep.name);
+    holder.firstChild.appendChild(form);
+    row.parentNode.insertBefore(holder, row.nextSibling);
+    row.classList.add('running');
+    form.hidden = false;
+  }
+
   function renderEndpoints() {
     var tbody = $('endpoints').querySelector('tbody');
+    // The run form outlives the list drawn anew: kept aside, then put back
+    // under its endpoint's new row.
+    var form = $('run-form');
+    $('endpoints').parentNode.appendChild(form);
     clear(tbody);
     state.endpoints.forEach(function (ep) {
       var tr = el('tr', { 'data-endpoint': ep.name });
@@ -961,6 +1071,11 @@
     });
     $('endpoints').hidden = state.endpoints.length === 0;
     $('no-endpoints').hidden = state.endpoints.length > 0;
+    if (state.runTarget) {
+      var fresh = state.endpoints.filter(function (e) { return e.name === state.runTarget.name; })[0];
+      if (fresh) { state.runTarget = fresh; }
+      placeRunForm();
+    }
   }
 
   // askConfirm asks before an action that changes or removes an endpoint.
@@ -993,14 +1108,14 @@
 
   function setMaterialized(ep, on) {
     return api('PATCH', '/endpoints/' + encodeURIComponent(ep.name), { is_materialized: on }).then(function () {
-      if (state.runTarget && state.runTarget.name === ep.name) { $('run-form').hidden = true; state.runTarget = null; }
+      if (state.runTarget && state.runTarget.name === ep.name) { closeRun(); }
       return on ? 'Endpoint \'' + ep.name + '\' is materialized.' : 'Endpoint \'' + ep.name + '\' is no longer materialized.';
     });
   }
 
   function deleteEndpoint(ep) {
     return api('DELETE', '/endpoints/' + encodeURIComponent(ep.name)).then(function () {
-      if (state.runTarget && state.runTarget.name === ep.name) { $('run-form').hidden = true; state.runTarget = null; }
+      if (state.runTarget && state.runTarget.name === ep.name) { closeRun(); }
       if (state.editing && state.editing.name === ep.name) { stopEditing(); }
       return 'Endpoint \'' + ep.name + '\' deleted.';
     });
@@ -1012,13 +1127,13 @@
     var q = ep.query || {};
     state.editing = ep;
     var kind = q.kind === SQL || samples[q.kind] !== undefined ? q.kind : SQL;
-    state.texts[state.kind] = $('sql').value;
+    state.texts[state.kind] = queryText();
     $('kind').value = kind;
     state.texts[kind] = kind === SQL ? (q.query || '') : JSON.stringify(q, null, 2);
     state.kind = '';
     onKind();
     showEditing();
-    $('sql').focus();
+    code.focus();
   }
   function showEditing() {
     var ed = state.editing;
@@ -1035,11 +1150,18 @@
     showEditing();
   }
 
+  function closeRun() {
+    state.runTarget = null;
+    Array.prototype.forEach.call(document.querySelectorAll('#endpoints tr.running'), function (tr) { tr.classList.remove('running'); });
+    placeRunForm();
+  }
+
   function openRun(ep) {
+    Array.prototype.forEach.call(document.querySelectorAll('#endpoints tr.running'), function (tr) { tr.classList.remove('running'); });
     state.runTarget = ep;
     state.runValues = {};
     state.runSchema = null;
-    $('run-form').hidden = false;
+    placeRunForm();
     $('run-name').textContent = ep.name;
     setError('run-endpoint-error', null);
     $('run-endpoint-status').textContent = '';
@@ -1141,13 +1263,35 @@
     var started = performance.now();
     api('POST', '/endpoints/' + encodeURIComponent(ep.name) + '/run', body).then(function (res) {
       var n = renderResult(res, $('run-endpoint-results'), $('run-endpoint-chart'));
-      $('run-endpoint-status').textContent = n + ' from version ' + res.endpoint_version + (res.hasMore ? ' (more exist)' : '') + ' · ' + Math.round(performance.now() - started) + ' ms';
+      var served = servedBy(res, ep);
+      var status = $('run-endpoint-status');
+      status.setAttribute('data-served', served.by);
+      status.textContent = n + ' from version ' + res.endpoint_version + (res.hasMore ? ' (more exist)' : '') + ' · ' + served.text +
+        (res.is_cached ? ' · from the result cache' : '') + ' · ' + Math.round(performance.now() - started) + ' ms';
     }, function (err) {
       $('run-endpoint-status').textContent = '';
       clear($('run-endpoint-results'));
       clear($('run-endpoint-chart'));
       setError('run-endpoint-error', err);
     }).then(function () { busy(button, false); });
+  }
+
+  // servedBy says what answered a run of a saved endpoint: its stored
+  // table (and the data's time), or the source data inline, with the
+  // server's reason when the endpoint is materialized (inline_reason).
+  function servedBy(res, ep) {
+    if (res.endpoint_materialized) {
+      return { by: 'table', text: 'the stored table answered' + (res.endpoint_materialized_at ? ' (data of ' + when(res.endpoint_materialized_at) + ')' : '') };
+    }
+    if (res.inline_reason) {
+      return { by: 'inline', text: 'ran inline, not from the stored table: ' + res.inline_reason };
+    }
+    if (ep && ep.is_materialized) {
+      // A cached answer of a materialized endpoint's inline run: the
+      // server keeps no reason with it.
+      return { by: 'inline', text: 'ran inline, not from the stored table' + (res.is_cached ? ' (a cached answer: the server kept no reason)' : '') };
+    }
+    return { by: 'inline', text: 'ran inline (the endpoint is not materialized)' };
   }
 
   // ------------------------------------------------------------------
@@ -1159,6 +1303,7 @@
       var box = $('schema');
       clear(box);
       var tables = (body && body.results) || [];
+      code.setSchema(tables);
       if (tables.length === 0) { box.appendChild(el('p', { className: 'hint', text: 'No table is readable by this project.' })); }
       tables.forEach(function (t) {
         var rows = el('tbody');
@@ -1204,9 +1349,9 @@
   // Wiring.
 
   function onKind() {
-    if (state.kind) { state.texts[state.kind] = $('sql').value; }
+    if (state.kind) { state.texts[state.kind] = queryText(); }
     state.kind = $('kind').value;
-    $('sql').value = state.texts[state.kind] || '';
+    setQueryText(state.texts[state.kind] || '');
     var sql = state.kind === SQL;
     $('sql-label').textContent = sql ? 'SQL' : state.kind + ' JSON';
     // SQL-only help: placeholders and project variables are not part of an
@@ -1215,9 +1360,25 @@
     $('variable-form').hidden = !sql;
     $('insight-form').hidden = sql;
     $('variables-h').textContent = sql ? 'Placeholders in the query' : 'Run-time variables of the insight';
+    $('sql-dialect').textContent = sql ? '(' + (DIALECT_NAMES[code.dialectName()] || code.dialectName()) + ')' : '';
+    code.setMode(sql ? 'sql' : 'json', sql ? SQL_PLACEHOLDER : '', $('sql-label').textContent);
+    code.markError(null);
+    // The rows and the verdict of another kind's query no longer stand.
+    clearResults();
     clearSaved();
     if (!sql) { formFromJSON(); }
     renderVariables();
+  }
+
+  // clearResults empties the Results panel back to its hint.
+  function clearResults() {
+    setStatus('');
+    setError('run-error', null);
+    clear($('verdict'));
+    $('verdict').hidden = true;
+    clear($('results'));
+    clear($('chart'));
+    $('results-empty').hidden = false;
   }
 
   var renderTimer = 0;
@@ -1289,7 +1450,7 @@
   // it the form does not show), then shows the JSON again.
   function removeRow(box, i) {
     jsonFromForm();
-    var q = safeJSON($('sql').value);
+    var q = safeJSON(queryText());
     if (!q) { return; }
     if (box === '#if-series' && Array.isArray(q.series)) { q.series.splice(i, 1); }
     if (box === '#if-filters') {
@@ -1299,8 +1460,8 @@
         if (list.length) { q.properties = list; } else { delete q.properties; }
       }
     }
-    $('sql').value = JSON.stringify(q, null, 2);
-    state.texts[state.kind] = $('sql').value;
+    setQueryText(JSON.stringify(q, null, 2));
+    state.texts[state.kind] = queryText();
     formFromJSON();
     renderVariables();
     var add = $(box === '#if-series' ? 'if-add-series' : 'if-add-filter');
@@ -1331,7 +1492,7 @@
   // formFromJSON shows the JSON in the form.
   function formFromJSON() {
     var note = [];
-    var q = safeJSON($('sql').value);
+    var q = safeJSON(queryText());
     var form = $('insight-form');
     if (!q || typeof q !== 'object' || Array.isArray(q)) {
       form.setAttribute('data-json', 'invalid');
@@ -1378,7 +1539,7 @@
   // jsonFromForm writes the form's fields into the JSON, keeping every key
   // the form does not show.
   function jsonFromForm() {
-    var q = safeJSON($('sql').value);
+    var q = safeJSON(queryText());
     if (!q || typeof q !== 'object' || Array.isArray(q)) { return; }
     var kind = state.kind;
     q.kind = kind;
@@ -1442,40 +1603,40 @@
       });
       if (props.length) { q.properties = props; } else { delete q.properties; }
     }
-    $('sql').value = JSON.stringify(q, null, 2);
-    state.texts[kind] = $('sql').value;
+    setQueryText(JSON.stringify(q, null, 2));
+    state.texts[kind] = queryText();
     renderVariables();
   }
 
   function addSeries() {
-    var q = safeJSON($('sql').value);
+    var q = safeJSON(queryText());
     if (!q) { return; }
     q.series = (Array.isArray(q.series) ? q.series : []).concat([{ kind: 'EventsNode', event: '$pageview' }]);
-    $('sql').value = JSON.stringify(q, null, 2);
+    setQueryText(JSON.stringify(q, null, 2));
     formFromJSON();
     renderVariables();
     var inputs = $('if-series').querySelectorAll('[data-f="event"]');
     if (inputs.length) { inputs[inputs.length - 1].focus(); }
   }
   function addFilter() {
-    var q = safeJSON($('sql').value);
+    var q = safeJSON(queryText());
     if (!q) { return; }
     var list = flatFilters(q.properties) || [];
     q.properties = list.concat([{ key: '', operator: 'exact', value: [], type: 'event' }]);
-    $('sql').value = JSON.stringify(q, null, 2);
+    setQueryText(JSON.stringify(q, null, 2));
     formFromJSON();
     var keys = $('if-filters').querySelectorAll('[data-f="key"]');
     if (keys.length) { keys[keys.length - 1].focus(); }
   }
 
   function init() {
+    code = window.endpointkitCodeEditor.create({
+      parent: $('sql'), label: 'SQL', description: $('sql-hint').textContent,
+      dialect: DIALECT, placeholder: SQL_PLACEHOLDER, onChange: onSQLInput, onRun: runQuery
+    });
     $('login-form').addEventListener('submit', onLogin);
     $('signout').addEventListener('click', function () { signOut('Signed out: the key is forgotten.'); });
     $('kind').addEventListener('change', onKind);
-    $('sql').addEventListener('input', onSQLInput);
-    $('sql').addEventListener('keydown', function (ev) {
-      if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); runQuery(); }
-    });
     $('run').addEventListener('click', runQuery);
     $('open-save').addEventListener('click', openSave);
     $('save-cancel').addEventListener('click', closeSave);
@@ -1491,7 +1652,7 @@
     $('confirm-yes').addEventListener('click', onConfirm);
     $('confirm-no').addEventListener('click', function () { closeConfirm(); $('refresh-endpoints').focus(); });
     $('confirm').addEventListener('keydown', function (ev) { if (ev.key === 'Escape') { closeConfirm(); $('refresh-endpoints').focus(); } });
-    $('stop-editing').addEventListener('click', function () { stopEditing(); $('sql').focus(); });
+    $('stop-editing').addEventListener('click', function () { stopEditing(); code.focus(); });
     window.addEventListener('resize', fitCurl);
     $('run-form').addEventListener('submit', onRunEndpoint);
     $('run-version').addEventListener('change', loadRunSchema);
@@ -1510,7 +1671,16 @@
   }
 
   // For tests, and for a host that wants to reuse the scanner.
-  window.endpointkitEditor = { scanPlaceholders: scanPlaceholders, insightVariables: insightVariables };
+  window.endpointkitEditor = {
+    scanPlaceholders: scanPlaceholders,
+    insightVariables: insightVariables,
+    formatCell: formatCell,
+    errorPosition: errorPosition,
+    // The query's text, and the error marked in it (tests read them).
+    text: function () { return code.text(); },
+    marked: function () { return code.marked(); },
+    code: function () { return code; }
+  };
 
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', init);

@@ -128,3 +128,51 @@ func TestSoftDeletedIsInvisible(t *testing.T) {
 		t.Errorf("Run of the restored endpoint: %v", err)
 	}
 }
+
+// TestSoftDeleteKeepsTheName: the store keeps a soft-deleted endpoint
+// under its own name, its state being DeletedAt; the same name deleted
+// twice is two records beside a live one, Restore brings back the latest
+// and is a 409 while a live endpoint holds the name.
+func TestSoftDeleteKeepsTheName(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	q := e.query("SELECT 1 AS one")
+	first := e.create(t, "daily", q)
+	if _, err := e.svc.SoftDelete(ctx, "1", "daily"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Minute)
+	second := e.create(t, "daily", q)
+	if _, err := e.svc.SoftDelete(ctx, "1", "daily"); err != nil {
+		t.Fatal(err)
+	}
+	live := e.create(t, "daily", q)
+	stored, err := e.eps.List(ctx, "1")
+	if err != nil || len(stored) != 3 {
+		t.Fatalf("stored = %+v, %v; want three records", stored, err)
+	}
+	for _, s := range stored {
+		if s.Name != "daily" {
+			t.Errorf("record %s is stored as %q, want its own name", s.ID, s.Name)
+		}
+		if deleted := s.DeletedAt != nil; deleted != (s.ID != live.ID) {
+			t.Errorf("record %s: deleted %v, want %v", s.ID, deleted, s.ID != live.ID)
+		}
+	}
+	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
+		t.Fatalf("Restore over a live name: %v, want 409", err)
+	}
+	if err := e.svc.Delete(ctx, "1", "daily"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := e.svc.Restore(ctx, "1", "daily")
+	if err != nil || back.ID != second.ID {
+		t.Fatalf("Restore = %s, %v; want the latest deleted, %s", back.ID, err, second.ID)
+	}
+	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
+		t.Fatalf("Restore of the older record over the restored one: %v, want 409", err)
+	}
+	if got, err := e.svc.Get(ctx, "1", "daily"); err != nil || got.ID != second.ID || got.ID == first.ID {
+		t.Fatalf("Get = %s, %v", got.ID, err)
+	}
+}

@@ -106,7 +106,7 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 	}
 	defer release()
 	if still != nil {
-		e, err := s.cfg.Endpoints.Get(held, project, name)
+		e, err := s.liveByName(held, project, name)
 		if err != nil || e.ID != id || !still(held, &e, s.now()) {
 			return false, nil
 		}
@@ -144,7 +144,7 @@ func (s *Service) lockRefresh(ctx context.Context, lock chan struct{}, name stri
 func (s *Service) observeRefresh(ctx context.Context, project, name, trigger string, took time.Duration, err error) {
 	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: took, Rows: -1, Err: err}
 	if err == nil {
-		if e, gerr := s.cfg.Endpoints.Get(context.WithoutCancel(ctx), project, name); gerr == nil && e.MaterializationState.Rows != nil {
+		if e, gerr := s.liveByName(context.WithoutCancel(ctx), project, name); gerr == nil && e.MaterializationState.Rows != nil {
 			ev.Rows = *e.MaterializationState.Rows
 		}
 	}

@@ -306,7 +306,7 @@ func (e *unchangedError) Error() string { return e.err.Error() }
 // built for: a delete or a change while the table was built must not
 // leave it behind, nor let it serve.
 func (s *Service) unchanged(ctx context.Context, project, name, id, key string) error {
-	cur, err := s.cfg.Endpoints.Get(ctx, project, name)
+	cur, err := s.liveByName(ctx, project, name)
 	switch {
 	case errors.Is(err, ErrNotFound) || err == nil && cur.ID != id:
 		return &unchangedError{notFoundf("Endpoint '%s' was deleted or renamed while its table was built; the table was dropped.", name)}

@@ -638,7 +638,7 @@ func (s *Service) checkRename(ctx context.Context, project, name string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	_, err := s.cfg.Endpoints.Get(ctx, project, name)
+	_, err := s.liveByName(ctx, project, name)
 	switch {
 	case err == nil:
 		return nameTaken()
@@ -710,12 +710,33 @@ func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, erro
 	return s.endpointView(ctx, &e), nil
 }
 
+// get returns the live endpoint named name: every route but Restore finds
+// an endpoint through it (or through liveByName), so that a soft-deleted
+// one is a 404 like an unknown one.
 func (s *Service) get(ctx context.Context, project, name string) (driver.Endpoint, error) {
-	e, err := s.cfg.Endpoints.Get(ctx, project, name)
+	e, err := s.liveByName(ctx, project, name)
 	if err != nil {
 		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
 	e.ProjectID = project
+	return e, nil
+}
+
+// liveByName is the store's endpoint named name in project if it lives:
+// ErrNotFound for a soft-deleted one, whatever name a store keeps it
+// under, and for a name no live endpoint can have (checkName refuses it),
+// such as one with a slash.
+func (s *Service) liveByName(ctx context.Context, project, name string) (driver.Endpoint, error) {
+	if !validName(name) {
+		return driver.Endpoint{}, fmt.Errorf("%w: no live endpoint can be named %q", ErrNotFound, name)
+	}
+	e, err := s.cfg.Endpoints.Get(ctx, project, name)
+	if err != nil {
+		return driver.Endpoint{}, err
+	}
+	if e.DeletedAt != nil {
+		return driver.Endpoint{}, fmt.Errorf("%w: endpoint %q of project %q is deleted", ErrNotFound, name, project)
+	}
 	return e, nil
 }
 

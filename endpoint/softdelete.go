@@ -13,15 +13,13 @@ import (
 // restored (see Config.DeletedRetention).
 const DefaultDeletedRetention = 30 * 24 * time.Hour
 
-// deletedName is the stored name of the soft-deleted endpoint with id that
-// was named name: no live endpoint's name has a slash, so the name is free
-// at once, and the same name deleted twice is two records.
-func deletedName(name, id string) string { return name + "/" + id }
-
-// nameBeforeDelete is the name a soft-deleted endpoint had.
+// nameBeforeDelete is the name of the soft-deleted endpoint e. A
+// soft-deleted endpoint keeps its name, its state being DeletedAt (stores
+// keep names unique among live endpoints only); a Store written for an
+// older version of this package may still hold it under the name
+// "<name>/<id>", which is read as <name>.
 func nameBeforeDelete(e *driver.Endpoint) string {
-	name, _, _ := strings.Cut(e.Name, "/")
-	return name
+	return strings.TrimSuffix(e.Name, "/"+e.ID)
 }
 
 // SoftDelete hides the endpoint named name: every route answers 404 for it
@@ -39,11 +37,10 @@ func (s *Service) SoftDelete(ctx context.Context, project, name string) (Endpoin
 	}
 	now := s.now()
 	next := cur
-	next.Name, next.DeletedAt, next.UpdatedAt = deletedName(cur.Name, cur.ID), &now, now
+	next.DeletedAt, next.UpdatedAt = &now, now
 	if err := s.cfg.Endpoints.Update(ctx, next, nil); err != nil {
 		return Endpoint{}, updateError(err, name, false)
 	}
-	next.Name = cur.Name
 	return s.endpointView(ctx, &next), nil
 }
 

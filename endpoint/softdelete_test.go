@@ -67,3 +67,112 @@ func TestSoftDeleteRetention(t *testing.T) {
 		t.Fatalf("the versions of a purged endpoint remain: %v", err)
 	}
 }
+
+// TestSoftDeletedIsInvisible: no method of the Service but Restore finds a
+// soft-deleted endpoint, by its name or by the name a store of an older
+// version kept it under (its name, a slash and its id); a rename through
+// that name does not bring it back.
+func TestSoftDeletedIsInvisible(t *testing.T) {
+	e, _ := newMatEnv(t, 200)
+	ctx := context.Background()
+	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	gone, err := e.svc.SoftDelete(ctx, "1", "daily")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}
+	for _, name := range []string{"daily", "daily/" + gone.ID, "daily%2F" + gone.ID, "x/y"} {
+		calls := map[string]func() error{
+			"Get":      func() error { _, err := e.svc.Get(ctx, "1", name); return err },
+			"Run":      func() error { _, err := e.svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars}); return err },
+			"Versions": func() error { _, err := e.svc.Versions(ctx, "1", name); return err },
+			"Logs":     func() error { _, _, err := e.svc.Logs(ctx, "1", name, 10, ""); return err },
+			"Update": func() error {
+				_, err := e.svc.Update(ctx, "1", name, endpoint.UpdateRequest{Description: ptr("x")})
+				return err
+			},
+			"Rename": func() error {
+				_, err := e.svc.Update(ctx, "1", name, endpoint.UpdateRequest{Name: ptr("back")})
+				return err
+			},
+			"Delete":                func() error { return e.svc.Delete(ctx, "1", name) },
+			"SoftDelete":            func() error { _, err := e.svc.SoftDelete(ctx, "1", name); return err },
+			"Materialize":           func() error { return e.svc.Materialize(ctx, "1", name) },
+			"MaterializationStatus": func() error { _, err := e.svc.MaterializationStatus(ctx, "1", name); return err },
+			"VersionInfos":          func() error { _, err := e.svc.VersionInfos(ctx, "1", name); return err },
+			"VersionInfo":           func() error { _, err := e.svc.VersionInfo(ctx, "1", name, 1); return err },
+			"RunSchema":             func() error { _, err := e.svc.RunSchema(ctx, "1", name, 0); return err },
+		}
+		for method, call := range calls {
+			if err := call(); !errors.Is(err, endpoint.ErrNotFound) || endpoint.StatusOf(err) != http.StatusNotFound {
+				t.Errorf("%s(%q) of a soft-deleted endpoint: %v, want a 404", method, name, err)
+			}
+		}
+		// An unknown endpoint is not materialized (Keys.Admit's budget).
+		if m, err := e.svc.IsMaterialized(ctx, "1", name); m || err != nil {
+			t.Errorf("IsMaterialized(%q) of a soft-deleted endpoint = %v, %v; want false, nil", name, m, err)
+		}
+	}
+	if _, err := e.svc.Get(ctx, "1", "back"); !errors.Is(err, endpoint.ErrNotFound) {
+		t.Errorf("a rename through the stored name brought the deleted endpoint back: %v", err)
+	}
+	list, err := e.svc.List(ctx, "1")
+	if err != nil || len(list) != 0 {
+		t.Errorf("List = %+v, %v; want none", list, err)
+	}
+	back, err := e.svc.Restore(ctx, "1", "daily")
+	if err != nil || back.ID != gone.ID || back.Name != "daily" || back.DeletedAt != nil {
+		t.Fatalf("Restore = %+v, %v", back, err)
+	}
+	if _, err := e.svc.Run(ctx, "1", "daily", endpoint.RunRequest{Variables: vars}); err != nil {
+		t.Errorf("Run of the restored endpoint: %v", err)
+	}
+}
+
+// TestSoftDeleteKeepsTheName: the store keeps a soft-deleted endpoint
+// under its own name, its state being DeletedAt; the same name deleted
+// twice is two records beside a live one, Restore brings back the latest
+// and is a 409 while a live endpoint holds the name.
+func TestSoftDeleteKeepsTheName(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	q := e.query("SELECT 1 AS one")
+	first := e.create(t, "daily", q)
+	if _, err := e.svc.SoftDelete(ctx, "1", "daily"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Minute)
+	second := e.create(t, "daily", q)
+	if _, err := e.svc.SoftDelete(ctx, "1", "daily"); err != nil {
+		t.Fatal(err)
+	}
+	live := e.create(t, "daily", q)
+	stored, err := e.eps.List(ctx, "1")
+	if err != nil || len(stored) != 3 {
+		t.Fatalf("stored = %+v, %v; want three records", stored, err)
+	}
+	for _, s := range stored {
+		if s.Name != "daily" {
+			t.Errorf("record %s is stored as %q, want its own name", s.ID, s.Name)
+		}
+		if deleted := s.DeletedAt != nil; deleted != (s.ID != live.ID) {
+			t.Errorf("record %s: deleted %v, want %v", s.ID, deleted, s.ID != live.ID)
+		}
+	}
+	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
+		t.Fatalf("Restore over a live name: %v, want 409", err)
+	}
+	if err := e.svc.Delete(ctx, "1", "daily"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := e.svc.Restore(ctx, "1", "daily")
+	if err != nil || back.ID != second.ID {
+		t.Fatalf("Restore = %s, %v; want the latest deleted, %s", back.ID, err, second.ID)
+	}
+	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
+		t.Fatalf("Restore of the older record over the restored one: %v, want 409", err)
+	}
+	if got, err := e.svc.Get(ctx, "1", "daily"); err != nil || got.ID != second.ID || got.ID == first.ID {
+		t.Fatalf("Get = %s, %v", got.ID, err)
+	}
+}

@@ -38,10 +38,12 @@ type Endpoint struct {
 	// LastExecutedAt is when a run last executed it (Store.MarkExecuted);
 	// nil until one did.
 	LastExecutedAt *time.Time
-	// DeletedAt is when the endpoint was soft-deleted (nil while it lives).
-	// A soft-deleted endpoint keeps its record, versions and run log for
-	// the Service's retention period, under a name no live endpoint can
-	// have (its name, a slash and its id), so that its name is free.
+	// DeletedAt is when the endpoint was soft-deleted (nil while it lives):
+	// the record's state, never encoded in its name. A soft-deleted endpoint
+	// keeps its name, record, versions and run log for the Service's
+	// retention period; names are unique among the live endpoints of a
+	// project only, so that its name is free at once, and the same name
+	// deleted twice is two records.
 	DeletedAt *time.Time
 	// DataFreshnessSeconds is how old the data of an answer may be: a
 	// cached answer serves while its data is younger, and the stored table

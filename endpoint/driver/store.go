@@ -13,7 +13,8 @@ import (
 // concurrent use. Values returned never alias stored ones. Projects are
 // isolated: nothing of one project is visible through another's id. A write
 // either happens whole or not at all. Errors: ErrNotFound for an unknown
-// endpoint or version, ErrConflict for a duplicate name in a project, a
+// endpoint or version, ErrConflict for a duplicate name among the live
+// endpoints of a project (see Endpoint.DeletedAt), a
 // version number that already exists, or an Update whose version does not
 // follow the stored one (see Update); wrap them (fmt.Errorf("...: %w")) if
 // you add context. The conformance suite in endpoint/storetest states the
@@ -45,9 +46,12 @@ type Store interface {
 	// IsMaterialized is set, each with its ProjectID, ordered by project
 	// and then by name. Service.RefreshStale walks it.
 	ListMaterialized(ctx context.Context) ([]Endpoint, error)
-	// Get returns the endpoint named name in project.
+	// Get returns the live endpoint (DeletedAt nil) named name in project;
+	// ErrNotFound when there is none, soft-deleted ones of that name
+	// notwithstanding.
 	Get(ctx context.Context, project, name string) (Endpoint, error)
-	// List returns the endpoints of project ordered by name.
+	// List returns the endpoints of project, the soft-deleted ones
+	// included, ordered by name and then by id.
 	List(ctx context.Context, project string) ([]Endpoint, error)
 	// Delete removes the endpoint with id in project and all its versions.
 	Delete(ctx context.Context, project, id string) error

@@ -95,3 +95,55 @@ func TestHTTPSoftDelete(t *testing.T) {
 	// Another project sees none of it.
 	mustStatus(t, http.StatusNotFound, h.do("PATCH", "/api/projects/2/endpoints/daily/", keyP2, map[string]any{"deleted": true}))
 }
+
+// TestHTTPSoftDeletedStoredNameIsUnknown: the name a soft-deleted endpoint
+// was stored under (its name, a slash and its id, %2F in a path) reaches
+// none of it: every route of an endpoint answers 404 as for an unknown
+// name, and PATCH {"name": ...} through it does not bring it back.
+func TestHTTPSoftDeletedStoredNameIsUnknown(t *testing.T) {
+	h := newHarness(t, nil)
+	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
+	base := "/api/projects/1/endpoints/"
+	vars := map[string]any{"variables": map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}}
+	mustStatus(t, http.StatusOK, h.do("POST", base+"daily/run", keyP1, vars))
+	gone := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true})
+	mustStatus(t, http.StatusOK, gone)
+	id, _ := gone.Body["id"].(string)
+	if id == "" {
+		t.Fatalf("the deleted endpoint has no id: %s", gone.Raw)
+	}
+	for _, name := range []string{"daily%2F" + id, "daily%2f" + id, "daily"} {
+		for _, r := range []struct {
+			method, path string
+			body         any
+		}{
+			{"POST", base + name + "/run", vars},
+			{"GET", base + name + "/", nil},
+			{"GET", base + name + "/logs/", nil},
+			{"GET", base + name + "/versions/", nil},
+			{"GET", base + name + "/versions/1/", nil},
+			{"GET", base + name + "/openapi.json", nil},
+			{"GET", base + name + "/materialization_status/", nil},
+			{"POST", base + name + "/materialize", nil},
+			{"PATCH", base + name + "/", map[string]any{"name": "back"}},
+			{"PATCH", base + name + "/", map[string]any{"description": "x"}},
+			{"DELETE", base + name + "/", nil},
+		} {
+			res := h.do(r.method, r.path, keyP1, r.body)
+			if res.Status != http.StatusNotFound {
+				t.Errorf("%s %s of a soft-deleted endpoint: status %d, want 404: %.200s", r.method, r.path, res.Status, res.Raw)
+			}
+			if s := res.detail(); res.Status == http.StatusNotFound && !strings.Contains(s, "not found") {
+				t.Errorf("%s %s: detail %q, want the unknown endpoint's", r.method, r.path, s)
+			}
+		}
+	}
+	mustStatus(t, http.StatusNotFound, h.do("GET", base+"back/", keyP1, nil))
+	// Restore still finds it, by its name.
+	back := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
+	mustStatus(t, http.StatusOK, back)
+	if got := back.Body["id"]; got != id {
+		t.Errorf("restored id %v, want %s", got, id)
+	}
+	mustStatus(t, http.StatusOK, h.do("POST", base+"daily/run", keyP1, vars))
+}

@@ -24,7 +24,9 @@ type Store struct {
 }
 
 type memProject struct {
-	byID   map[string]*memEndpoint
+	byID map[string]*memEndpoint
+	// byName holds the live endpoints (DeletedAt nil) only: soft-deleted
+	// ones keep their names, which they may share.
 	byName map[string]string // name -> id
 }
 
@@ -55,12 +57,15 @@ func (s *Store) Create(ctx context.Context, e driver.Endpoint, first driver.Vers
 	if _, ok := p.byID[e.ID]; ok {
 		return fmt.Errorf("%w: endpoint id %q already exists in project %q", driver.ErrConflict, e.ID, e.ProjectID)
 	}
-	if _, ok := p.byName[e.Name]; ok {
+	live := e.DeletedAt == nil
+	if _, ok := p.byName[e.Name]; ok && live {
 		return fmt.Errorf("%w: endpoint name %q already exists in project %q", driver.ErrConflict, e.Name, e.ProjectID)
 	}
 	first.EndpointID = e.ID
 	p.byID[e.ID] = &memEndpoint{e: cloneEndpoint(e), versions: []driver.Version{cloneVersion(first)}}
-	p.byName[e.Name] = e.ID
+	if live {
+		p.byName[e.Name] = e.ID
+	}
 	return nil
 }
 
@@ -87,11 +92,13 @@ func (s *Store) Update(ctx context.Context, e driver.Endpoint, next *driver.Vers
 			return fmt.Errorf("%w: endpoint %q already has version %d", driver.ErrConflict, e.ID, next.Number)
 		}
 	}
-	if e.Name != m.e.Name {
-		if _, ok := p.byName[e.Name]; ok {
-			return fmt.Errorf("%w: endpoint name %q already exists in project %q", driver.ErrConflict, e.Name, e.ProjectID)
-		}
+	if id, ok := p.byName[e.Name]; ok && id != e.ID && e.DeletedAt == nil {
+		return fmt.Errorf("%w: endpoint name %q already exists in project %q", driver.ErrConflict, e.Name, e.ProjectID)
+	}
+	if m.e.DeletedAt == nil {
 		delete(p.byName, m.e.Name)
+	}
+	if e.DeletedAt == nil {
 		p.byName[e.Name] = e.ID
 	}
 	state := m.e.MaterializationState
@@ -142,12 +149,21 @@ func (s *Store) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error)
 		if c := strings.Compare(a.ProjectID, b.ProjectID); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Name, b.Name)
+		return byNameThenID(a, b)
 	})
 	return out, nil
 }
 
-// Get implements Store.
+// byNameThenID orders endpoints by name, then (soft-deleted ones sharing
+// a name) by id.
+func byNameThenID(a, b driver.Endpoint) int {
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// Get implements Store: the live endpoint named name.
 func (s *Store) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return driver.Endpoint{}, err
@@ -180,14 +196,16 @@ func (s *Store) List(ctx context.Context, project string) ([]driver.Endpoint, er
 	for _, m := range p.byID {
 		out = append(out, cloneEndpoint(m.e))
 	}
-	slices.SortFunc(out, func(a, b driver.Endpoint) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, byNameThenID)
 	return out, nil
 }
 
 // Delete implements Store.
 func (s *Store) Delete(ctx context.Context, project, id string) error {
 	return s.change(ctx, project, id, func(p *memProject, m *memEndpoint) {
-		delete(p.byName, m.e.Name)
+		if m.e.DeletedAt == nil {
+			delete(p.byName, m.e.Name)
+		}
 		delete(p.byID, id)
 	})
 }

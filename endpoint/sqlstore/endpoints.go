@@ -195,9 +195,14 @@ func (s *endpoints) ListMaterialized(ctx context.Context) ([]driver.Endpoint, er
 	return out, nil
 }
 
-// checkName returns ErrConflict when another endpoint of e's project is
-// named e.Name.
+// checkName returns ErrConflict when e lives and another live endpoint
+// of e's project is named e.Name: soft-deleted endpoints keep their names,
+// which any number of them may share with each other and with one live
+// endpoint (the unique index liveNameIndex holds the same rule).
 func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e driver.Endpoint) error {
+	if e.DeletedAt != nil {
+		return nil
+	}
 	found, err := exists(ctx, tx, s.q.epNameUse, e.ProjectID, e.Name, e.ID)
 	if err != nil || found {
 		return orConflict(err, "an endpoint named %q already exists in project %q", e.Name, e.ProjectID)
@@ -205,11 +210,11 @@ func (s *endpoints) checkName(ctx context.Context, tx *sql.Tx, e driver.Endpoint
 	return nil
 }
 
-// Get implements driver.Store.
+// Get implements driver.Store: the live endpoint named name.
 func (s *endpoints) Get(ctx context.Context, project, name string) (driver.Endpoint, error) {
 	e, err := scanEndpoint((*Store)(s).queryRow(ctx, s.q.epGet, project, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return driver.Endpoint{}, fmt.Errorf("%w: no endpoint named %q in project %q", driver.ErrNotFound, name, project)
+		return driver.Endpoint{}, fmt.Errorf("%w: no live endpoint named %q in project %q", driver.ErrNotFound, name, project)
 	}
 	if err != nil {
 		return driver.Endpoint{}, fmt.Errorf("sqlstore: reading endpoint %q: %w", name, err)

@@ -136,11 +136,15 @@ func TestEndpointUpdate(t *testing.T) {
 		if err := err; !errors.Is(err, driver.ErrNotFound) {
 			t.Errorf("the old name is gone: error %v is not %v", err, driver.ErrNotFound)
 		}
-		got, err := st.Get(ctx, "p", "b")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
+		// Soft-deleted: Get finds live endpoints only, List all.
+		if _, err := st.Get(ctx, "p", "b"); !errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("Get of a soft-deleted endpoint: error %v is not %v", err, driver.ErrNotFound)
 		}
-		if got, want := got, renamed; !reflect.DeepEqual(got, want) {
+		list, err := st.List(ctx, "p")
+		if err != nil || len(list) != 1 {
+			t.Fatalf("List = %+v, %v; want one endpoint", list, err)
+		}
+		if got, want := list[0], renamed; !reflect.DeepEqual(got, want) {
 			t.Errorf("got = %+v, want %+v", got, want)
 		}
 
@@ -151,7 +155,7 @@ func TestEndpointUpdate(t *testing.T) {
 		if err := st.Update(ctx, e2, v2); err != nil {
 			t.Fatalf("unexpected error: %v", err)
 		}
-		got, err = st.Get(ctx, "p", "b")
+		got, err := st.Get(ctx, "p", "b")
 		if err != nil {
 			t.Fatalf("unexpected error: %v", err)
 		}

@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -114,7 +114,7 @@ func migrations(d engine.Store) [][]string {
 		// described them, JSON text; NULL in rows written before (the
 		// Service describes such a version at its first run).
 		d.AddColumn(versionsTable, "columns_json", text+" NULL"),
-	}}
+	}, endpointStateMigration(d)}
 }
 
 // isDuplicateColumn recognizes the error of adding a column that exists:
@@ -173,7 +173,7 @@ func (s *Store) migrateOne(ctx context.Context, steps [][]string) (done bool, er
 			return nil
 		}
 		for _, stmt := range steps[v] {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil && !isDuplicateColumn(err) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil && !isDuplicateColumn(err) && !isReapplied(err) {
 				return fmt.Errorf("sqlstore: migrate to version %d: %w", v+1, err)
 			}
 		}

@@ -49,8 +49,8 @@ func newStatements(d engine.Store) statements {
 		epUpdate:         b(`UPDATE ` + endpointsTable + ` SET name = ?, description = ?, query_json = ?, is_active = ?, is_materialized = ?, current_version = ?, versions_count = ?, created_at = ?, updated_at = ?, last_executed_at = ?, materialization_settings = ?, deleted_at = ? WHERE project = ? AND id = ?`),
 		epDeleteVersions: b(`DELETE FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ?`),
 		epDelete:         b(`DELETE FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
-		epGet:            b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? AND name = ?`),
-		epList:           b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? ORDER BY ` + d.Bytewise("name")),
+		epGet:            b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? AND ` + liveName(d)),
+		epList:           b(`SELECT ` + epColumns + ` FROM ` + endpointsTable + ` WHERE project = ? ORDER BY ` + d.Bytewise("name") + `, ` + d.Bytewise("id")),
 		epExists:         b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND id = ?`),
 		epCurrentVersion: b(`SELECT current_version FROM ` + endpointsTable + ` WHERE project = ? AND id = ?` + d.ForUpdate()),
 		// The fixed-width time text compares in time order.
@@ -58,8 +58,9 @@ func newStatements(d engine.Store) statements {
 		// Only SetMaterialization writes the state, so that a refresh and an
 		// edit never overwrite each other.
 		epSetMaterialization: b(`UPDATE ` + endpointsTable + ` SET materialization_state = ? WHERE project = ? AND id = ?`),
-		epListMaterialized:   b(`SELECT project, ` + epColumns + ` FROM ` + endpointsTable + ` WHERE is_materialized = 1 ORDER BY ` + d.Bytewise("project") + `, ` + d.Bytewise("name")),
-		epNameUse:            b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND name = ? AND id <> ?`),
+		epListMaterialized:   b(`SELECT project, ` + epColumns + ` FROM ` + endpointsTable + ` WHERE is_materialized = 1 ORDER BY ` + d.Bytewise("project") + `, ` + d.Bytewise("name") + `, ` + d.Bytewise("id")),
+		// Names are unique among the live endpoints of a project only.
+		epNameUse: b(`SELECT 1 FROM ` + endpointsTable + ` WHERE project = ? AND ` + liveName(d) + ` AND id <> ?`),
 
 		verInsert: b(`INSERT INTO ` + versionsTable + ` (project, ` + verColumns + `) VALUES (?, ?, ?, ?, ?, ?)`),
 		verExists: b(`SELECT 1 FROM ` + versionsTable + ` WHERE project = ? AND endpoint_id = ? AND version = ?`),
@@ -68,4 +69,13 @@ func newStatements(d engine.Store) statements {
 		// Only the columns: the version's query never changes.
 		verSetColumns: b(`UPDATE ` + versionsTable + ` SET columns_json = ? WHERE project = ? AND endpoint_id = ? AND version = ?`),
 	}
+}
+
+// liveName is the condition "a live endpoint named ?" as the engine's
+// unique index of live names reads it (see endpointStateMigration).
+func liveName(d engine.Store) string {
+	if !d.SingleWriter() && d.Name() == engine.MySQL.Name() {
+		return `live_name = ?`
+	}
+	return `name = ? AND deleted_at IS NULL`
 }

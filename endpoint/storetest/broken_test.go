@@ -37,6 +37,15 @@ func (b *broken) Create(ctx context.Context, e driver.Endpoint, first driver.Ver
 		e.Query, first.Query = compactValues(e.Query), compactValues(first.Query)
 	case "drops-settings":
 		e.MaterializationBuckets, e.MaterializationTailColumn = nil, ""
+	case "names-unique-among-all":
+		// A deleted record's name is taken, as the stores kept it before.
+		if list, err := b.Store.List(ctx, e.ProjectID); err == nil {
+			for _, cur := range list {
+				if cur.Name == e.Name {
+					return fmt.Errorf("%w: name %q taken", driver.ErrConflict, e.Name)
+				}
+			}
+		}
 	}
 	return b.Store.Create(ctx, e, first)
 }
@@ -44,6 +53,12 @@ func (b *broken) Create(ctx context.Context, e driver.Endpoint, first driver.Ver
 func (b *broken) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
 	if b.flaw == "drops-description" {
 		e.Description = ""
+	}
+	if b.flaw == "restore-evicts-live" && e.DeletedAt == nil {
+		// A restore onto a live name pushes the live record out.
+		if cur, err := b.Store.Get(ctx, e.ProjectID, e.Name); err == nil && cur.ID != e.ID {
+			_ = b.Store.Delete(ctx, e.ProjectID, cur.ID)
+		}
 	}
 	err := b.Store.Update(ctx, e, next)
 	if b.flaw == "no-compare-and-swap" && next == nil && errors.Is(err, driver.ErrConflict) {
@@ -69,6 +84,14 @@ func (b *broken) Get(ctx context.Context, project, name string) (driver.Endpoint
 		}
 	}
 	e, err := b.Store.Get(ctx, project, name)
+	if b.flaw == "gets-deleted" && errors.Is(err, driver.ErrNotFound) {
+		list, _ := b.Store.List(ctx, project)
+		for _, cur := range list {
+			if cur.Name == name {
+				return cur, nil
+			}
+		}
+	}
 	if b.flaw == "plain-errors" && errors.Is(err, driver.ErrNotFound) {
 		return e, fmt.Errorf("no endpoint %q", name)
 	}
@@ -147,18 +170,21 @@ func compactValues(q driver.Query) driver.Query {
 // brokenStores names each flaw and a check of the suite that must fail on
 // it (others may fail too).
 var brokenStores = map[string]string{
-	"drops-test-values":     "CreateGet",
-	"reformats-test-values": "CreateGet",
-	"drops-settings":        "MaterializationSettings",
-	"drops-description":     "UpdateFields",
-	"no-compare-and-swap":   "StaleWriter",
-	"shared-projects":       "ProjectIsolation",
-	"plain-errors":          "GetNotFound",
-	"aliasing":              "NoAliasing",
-	"unordered":             "List",
-	"ignores-mark-executed": "MarkExecuted",
-	"delete-noop":           "Delete",
-	"drops-state":           "SetMaterialization",
+	"drops-test-values":      "CreateGet",
+	"reformats-test-values":  "CreateGet",
+	"drops-settings":         "MaterializationSettings",
+	"drops-description":      "UpdateFields",
+	"no-compare-and-swap":    "StaleWriter",
+	"shared-projects":        "ProjectIsolation",
+	"plain-errors":           "GetNotFound",
+	"aliasing":               "NoAliasing",
+	"unordered":              "List",
+	"ignores-mark-executed":  "MarkExecuted",
+	"delete-noop":            "Delete",
+	"drops-state":            "SetMaterialization",
+	"gets-deleted":           "SoftDeletedKeepTheirName",
+	"names-unique-among-all": "SoftDeletedKeepTheirName",
+	"restore-evicts-live":    "SoftDeletedKeepTheirName",
 }
 
 const flawEnv = "ENDPOINT_STORETEST_FLAW"

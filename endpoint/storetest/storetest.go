@@ -8,7 +8,8 @@
 // The suite checks the contract written on driver.Store: CRUD, versions,
 // renames, the ErrNotFound and ErrConflict sentinels (duplicate names,
 // duplicate or out-of-order version numbers, stale writers), project
-// isolation, that values never alias the caller's, that a failed write
+// isolation, soft-deleted records (DeletedAt set) that keep their names,
+// names unique among live records only, that values never alias the caller's, that a failed write
 // changes nothing, and safety under concurrent use. A store that also
 // implements driver.Leaser runs RunLeaser. RunResultCache and RunRunLog
 // are the suites of driver.ResultCache and driver.RunLog. Times it stores are UTC
@@ -62,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) driver.Store) {
 		{"MaterializationSettings", testMaterializationSettings},
 		{"SetMaterialization", testSetMaterialization},
 		{"ListMaterialized", testListMaterialized},
+		{"SoftDeletedKeepTheirName", testSoftDeleted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))
@@ -314,7 +316,14 @@ func testUpdateFields(t *testing.T, s driver.Store) {
 	if err := s.Update(ctx, e, nil); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	sameEndpoint(t, "Get after a soft delete", mustGet(t, s, "1", "pageviews"), e)
+	// Get finds live records only; List shows the deleted one as stored.
+	_, err := s.Get(ctx, "1", "pageviews")
+	wantErr(t, "Get after a soft delete", err, driver.ErrNotFound)
+	list, err := s.List(ctx, "1")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List after a soft delete = %+v, %v; want the one record", list, err)
+	}
+	sameEndpoint(t, "List after a soft delete", list[0], e)
 	e.DeletedAt = nil
 	if err := s.Update(ctx, e, nil); err != nil {
 		t.Fatalf("Update: %v", err)
@@ -819,4 +828,104 @@ func useConcurrently(ctx context.Context, s driver.Store, i int) error {
 		}
 	}
 	return nil
+}
+
+// softDelete is e soft-deleted at, as the Service writes it: its state is
+// DeletedAt, its name stays.
+func softDelete(t *testing.T, s driver.Store, e driver.Endpoint, at time.Time) driver.Endpoint {
+	t.Helper()
+	e.DeletedAt, e.UpdatedAt = &at, at
+	if err := s.Update(context.Background(), e, nil); err != nil {
+		t.Fatalf("soft-deleting %q (%s): %v", e.Name, e.ID, err)
+	}
+	return e
+}
+
+// testSoftDeleted: a soft-deleted record keeps its own name; Get finds
+// live records only; two deleted records of one name coexist with a live
+// one; the live name stays unique (Create, rename); bringing a deleted
+// record back (DeletedAt nil) onto a name a live one holds is ErrConflict
+// and changes nothing, and succeeds once the name is free.
+func testSoftDeleted(t *testing.T, s driver.Store) {
+	ctx := context.Background()
+	a, av := fixture("1", "d")
+	mustCreate(t, s, a, av)
+	a = softDelete(t, s, a, base.Add(time.Hour))
+	_, err := s.Get(ctx, "1", "d")
+	wantErr(t, "Get of the name of a soft-deleted record", err, driver.ErrNotFound)
+
+	b, bv := fixture("1", "d")
+	mustCreate(t, s, b, bv)
+	b = softDelete(t, s, b, base.Add(2*time.Hour))
+	c, cv := fixture("1", "d")
+	mustCreate(t, s, c, cv)
+	sameEndpoint(t, "Get of the name two deleted records share with a live one", mustGet(t, s, "1", "d"), c)
+
+	list, err := s.List(ctx, "1")
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if len(list) != 3 {
+		t.Fatalf("List = %d records, want the live one and both deleted ones: %+v", len(list), list)
+	}
+	byID := map[string]driver.Endpoint{a.ID: a, b.ID: b, c.ID: c}
+	for i, e := range list {
+		sameEndpoint(t, fmt.Sprintf("List entry %d", i), e, byID[e.ID])
+		if i > 0 && list[i-1].ID >= e.ID {
+			t.Fatalf("List: records of one name not ordered by id: %s before %s", list[i-1].ID, e.ID)
+		}
+	}
+
+	// The live name is unique.
+	dup, dv := fixture("1", "d")
+	wantErr(t, "Create of a second live record of a name", s.Create(ctx, dup, dv), driver.ErrConflict)
+	x, xv := fixture("1", "x")
+	mustCreate(t, s, x, xv)
+	x.Name = "d"
+	wantErr(t, "rename of a live record onto the live name", s.Update(ctx, x, nil), driver.ErrConflict)
+	sameEndpoint(t, "the live record after refused writes", mustGet(t, s, "1", "d"), c)
+
+	// A deleted record may be renamed, whatever the live names are.
+	renamed := b
+	renamed.Name = "x"
+	if err := s.Update(ctx, renamed, nil); err != nil {
+		t.Fatalf("rename of a soft-deleted record onto a live name: %v", err)
+	}
+	if err := s.Update(ctx, b, nil); err != nil {
+		t.Fatalf("rename of a soft-deleted record back: %v", err)
+	}
+
+	// Restore onto a live name: a conflict that changes nothing.
+	back := a
+	back.DeletedAt, back.UpdatedAt = nil, base.Add(3*time.Hour)
+	wantErr(t, "restore of a name a live record holds", s.Update(ctx, back, nil), driver.ErrConflict)
+	sameEndpoint(t, "the live record after a refused restore", mustGet(t, s, "1", "d"), c)
+	list, err = s.List(ctx, "1")
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	for _, e := range list {
+		if e.ID == a.ID {
+			sameEndpoint(t, "the deleted record after a refused restore", e, a)
+		}
+	}
+
+	// Once the live one is gone, the restore succeeds, and the name is
+	// taken again.
+	if err := s.Delete(ctx, "1", c.ID); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if err := s.Update(ctx, back, nil); err != nil {
+		t.Fatalf("restore of a free name: %v", err)
+	}
+	sameEndpoint(t, "Get after restore", mustGet(t, s, "1", "d"), back)
+	again := b
+	again.DeletedAt, again.UpdatedAt = nil, base.Add(4*time.Hour)
+	wantErr(t, "restore of a second record of the name", s.Update(ctx, again, nil), driver.ErrConflict)
+	wantErr(t, "Create over the restored name", s.Create(ctx, dup, dv), driver.ErrConflict)
+
+	// Another project is not concerned.
+	o, ov := fixture("2", "d")
+	mustCreate(t, s, o, ov)
+	sameEndpoint(t, "project 2's own d", mustGet(t, s, "2", "d"), o)
 }

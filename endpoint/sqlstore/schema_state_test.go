@@ -1,0 +1,182 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+)
+
+// openV8 is db brought to schema version 8 as this package wrote it (the
+// version before endpointStateMigration), whatever SchemaVersion is now.
+func openV8(t *testing.T, db *sql.DB, d engine.Store) {
+	t.Helper()
+	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
+	for _, step := range migrations(d)[:8] {
+		stmts = append(stmts, step...)
+	}
+	for _, stmt := range stmts {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%v: unexpected error: %v", stmt, err)
+		}
+	}
+	for v := 1; v <= 8; v++ {
+		if _, err := db.Exec(rebind(d, `INSERT INTO `+schemaTable+` (version) VALUES (?)`), v); err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+}
+
+// TestMigrateDeletedNames: version 9 gives the endpoints that version 8
+// stored soft-deleted under "<name>/<id>" their own names back, on SQLite,
+// PostgreSQL and MySQL; names are then unique among live rows only, the
+// database's unique index holding the rule by itself.
+func TestMigrateDeletedNames(t *testing.T) {
+	type target struct {
+		name    string
+		dialect engine.Store
+		open    func(t *testing.T) *sql.DB
+	}
+	targets := []target{{"sqlite", engine.SQLite, func(t *testing.T) *sql.DB {
+		db, err := sql.Open("sqlite", ":memory:")
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		db.SetMaxOpenConns(1)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}}}
+	for _, e := range engines {
+		targets = append(targets, target{e.name, e.dialect.(engine.Store), func(t *testing.T) *sql.DB {
+			testdb.Require(t, e.env)
+			return e.open(t)
+		}})
+	}
+	for _, tc := range targets {
+		t.Run(tc.name, func(t *testing.T) {
+			db := tc.open(t)
+			openV8(t, db, tc.dialect)
+			ctx := context.Background()
+			s, err := New(db, tc.dialect)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			// Version 8's rows: live d, two d deleted, e deleted only, and a
+			// live name with a slash-free id suffix left as it is.
+			at := t0.Add(3600e9)
+			row := func(id, name string, deleted bool) driver.Endpoint {
+				e, v := endpointFixture("p", name)
+				e.ID, v.EndpointID = id, id
+				if deleted {
+					e.DeletedAt = &at
+				}
+				r, err := endpointRow(e)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if _, err := db.Exec(s.q.epInsert, append([]any{"p"}, r...)...); err != nil {
+					t.Fatalf("inserting %s: unexpected error: %v", name, err)
+				}
+				ver, err := versionRow("p", id, v)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if _, err := db.Exec(s.q.verInsert, ver...); err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				e.Name = nameOf(name, id)
+				return e
+			}
+			live := row("id-live", "d", false)
+			a := row("id-a", "d/id-a", true)
+			b := row("id-b", "d/id-b", true)
+			c := row("id-c", "e/id-c", true)
+			other := row("id-x", "x-id-x", false)
+
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("Migrate: %v", err)
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("a second Migrate: %v", err)
+			}
+			if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
+				t.Errorf("schema versions = %v, want %v", got, want)
+			}
+			st := s.Endpoints()
+			list, err := st.List(ctx, "p")
+			if err != nil {
+				t.Fatalf("List: %v", err)
+			}
+			var names []string
+			for _, e := range list {
+				names = append(names, e.ID+"="+e.Name)
+			}
+			if want := []string{"id-a=d", "id-b=d", "id-live=d", "id-c=e", "id-x=x-id-x"}; !reflect.DeepEqual(names, want) {
+				t.Fatalf("List after the migration = %v, want %v", names, want)
+			}
+			for i, want := range []driver.Endpoint{a, b, live, c, other} {
+				if !reflect.DeepEqual(list[i], want) {
+					t.Errorf("List[%d] = %+v, want %+v", i, list[i], want)
+				}
+			}
+			if got, err := st.Get(ctx, "p", "d"); err != nil || got.ID != live.ID {
+				t.Errorf("Get(d) = %s, %v; want the live one", got.ID, err)
+			}
+			if _, err := st.Get(ctx, "p", "e"); !errors.Is(err, driver.ErrNotFound) {
+				t.Errorf("Get(e) of a deleted endpoint: %v, want ErrNotFound", err)
+			}
+
+			// The unique index alone: a second live d is refused, a third
+			// deleted d is not.
+			dup := func(id string, deleted bool) error {
+				e, _ := endpointFixture("p", "d")
+				e.ID = id
+				if deleted {
+					e.DeletedAt = &at
+				}
+				r, err := endpointRow(e)
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				_, err = db.Exec(s.q.epInsert, append([]any{"p"}, r...)...)
+				return err
+			}
+			if err := dup("id-dup", false); !isUniqueViolation(err) {
+				t.Errorf("a second live row named d: %v, want a unique key violation", err)
+			}
+			if err := dup("id-dup", true); err != nil {
+				t.Errorf("a third deleted row named d: %v", err)
+			}
+
+			// Restore: a conflict while d lives, done once it is gone.
+			back := a
+			back.DeletedAt = nil
+			if err := st.Update(ctx, back, nil); !errors.Is(err, driver.ErrConflict) {
+				t.Errorf("restore over the live d: %v, want ErrConflict", err)
+			}
+			if err := st.Delete(ctx, "p", live.ID); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if err := st.Update(ctx, back, nil); err != nil {
+				t.Fatalf("restore of a free d: %v", err)
+			}
+			if got, err := st.Get(ctx, "p", "d"); err != nil || got.ID != a.ID {
+				t.Errorf("Get(d) after the restore = %s, %v; want %s", got.ID, err, a.ID)
+			}
+		})
+	}
+}
+
+// nameOf is the name a row of version 8 stored as name has after
+// version 9: without the "/<id>" of a deleted one.
+func nameOf(name, id string) string {
+	if n := len(name) - len(id) - 1; n > 0 && name[n:] == "/"+id {
+		return name[:n]
+	}
+	return name
+}

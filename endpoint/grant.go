@@ -59,7 +59,7 @@ func TokenGrant(c embed.Claims) Grant {
 		g.Endpoints = []string{} // a token runs only what it names
 	}
 	if c.RPM > 0 {
-		perHour := int(min(int64(c.RPM)*60, math.MaxInt32*60))
+		perHour := int(min(int64(c.RPM)*60, int64(math.MaxInt)))
 		g.RunsPerMinute, g.MaterializedRunsPerMinute = c.RPM, c.RPM
 		g.RunsPerHour, g.MaterializedRunsPerHour = perHour, perHour
 	}

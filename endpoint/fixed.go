@@ -103,10 +103,42 @@ func (c *compiled) sameValue(name string, a, b any, now time.Time) (bool, error)
 // MintEmbedToken checks that the claims can be honoured in project — every
 // endpoint exists, and every fixed value is a valid value of a variable of
 // each endpoint — and returns a token signed by signer. It is the one line
-// a host's backend needs to hand a customer a token.
+// a host's backend needs to hand a customer a token; it acts as the host,
+// which may give anything (MintEmbedTokenAs with no Grant).
 func (s *Service) MintEmbedToken(ctx context.Context, signer *embed.Signer, project string, claims embed.Claims, lifetime time.Duration) (string, error) {
-	if len(claims.Endpoints) == 0 {
+	token, _, err := s.MintEmbedTokenAs(ctx, signer, project, nil, claims, lifetime)
+	return token, err
+}
+
+// MintEmbedTokenAs is MintEmbedToken on behalf of a credential whose Grant
+// is by (nil: the host). The token may do no more than by (TokenGrant): by
+// must hold ScopeEndpointRead and may use each endpoint the token names,
+// the token fixes every variable by fixes to the same value, and its rpm,
+// which bounds its runs of either kind per minute (and so 60 times that
+// per hour), is within each of by's budgets. A token asked without rpm
+// from a by that has a budget gets the most by allows (its smallest
+// per-minute budget and its smallest per-hour budget over 60), never no
+// bound. A widening is refused with an *Error of Status 403 whose Attr
+// names the field (endpoints, fixed, rpm), before any endpoint is looked
+// up. It returns the token and its claims as minted (their RPM filled in).
+func (s *Service) MintEmbedTokenAs(ctx context.Context, signer *embed.Signer, project string, by *Grant, claims embed.Claims, lifetime time.Duration) (string, embed.Claims, error) {
+	token, err := s.mintEmbedToken(ctx, signer, project, by, &claims, lifetime)
+	if err != nil {
+		return "", embed.Claims{}, err
+	}
+	return token, claims, nil
+}
+
+func (s *Service) mintEmbedToken(ctx context.Context, signer *embed.Signer, project string, by *Grant, claims *embed.Claims, lifetime time.Duration) (string, error) {
+	switch {
+	case len(claims.Endpoints) == 0:
 		return "", invalidf(CodeInvalidInput, "endpoints", "A token must name at least one endpoint.")
+	case claims.RPM < 0 || claims.RPM > embed.MaxRPM:
+		return "", invalidf(CodeInvalidInput, "rpm", "rpm must be a whole number from 0 (no limit of its own) to %d.", embed.MaxRPM)
+	}
+	claims.RPM = by.tokenRPM(*claims)
+	if err := by.forbids(TokenGrant(*claims), grantee{what: "the embed token it mints", token: true, budget: tokenBudget}); err != nil {
+		return "", err
 	}
 	now := s.now()
 	for _, name := range claims.Endpoints {
@@ -131,7 +163,7 @@ func (s *Service) MintEmbedToken(ctx context.Context, signer *embed.Signer, proj
 			}
 		}
 	}
-	token, err := signer.Mint(project, claims, lifetime)
+	token, err := signer.Mint(project, *claims, lifetime)
 	if err != nil {
 		var te *embed.Error
 		if errors.As(err, &te) {

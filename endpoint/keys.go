@@ -36,7 +36,8 @@ const (
 	// route) and reads the project's schema.
 	ScopeQueryRun = "query:run"
 	// ScopeKeyAdmin creates, lists and revokes keys, and mints embed
-	// tokens, never giving more than the key itself has.
+	// tokens, never giving more than the key itself has nor revoking a
+	// key that has more (Grant).
 	ScopeKeyAdmin = "key:admin"
 )
 
@@ -270,10 +271,33 @@ func LooksLikeKey(s string) bool {
 }
 
 // Create makes a key of project as req asks and returns it with its
-// secret, which is shown this once: only its hash is stored.
+// secret, which is shown this once: only its hash is stored. It is the
+// host's own act (CreateAs with no Grant): the key may have anything.
 func (k *Keys) Create(ctx context.Context, project string, req CreateKeyRequest) (Key, string, error) {
+	return k.CreateAs(ctx, nil, project, req)
+}
+
+// CreateAs is Create on behalf of a credential whose Grant is by (nil:
+// the host, which may give anything): the key may have no scope, endpoint
+// or budget that by lacks, a budget of 0 counting as the host's default
+// it takes and -1 as more than any number. A request that would widen is
+// refused with an *Error of Status 403 whose Attr names the field and
+// whose Detail says what by has and what was asked. A request that is
+// invalid is the 400 of Create first.
+func (k *Keys) CreateAs(ctx context.Context, by *Grant, project string, req CreateKeyRequest) (Key, string, error) {
 	rec, err := k.validate(project, req)
 	if err != nil {
+		return Key{}, "", err
+	}
+	asked := map[string]int{"runs_per_minute": req.RunsPerMinute, "runs_per_hour": req.RunsPerHour,
+		"materialized_runs_per_minute": req.MaterializedRunsPerMinute, "materialized_runs_per_hour": req.MaterializedRunsPerHour}
+	view := k.view(rec)
+	if err := by.forbids(view.Grant(), grantee{what: "the key it creates", budget: func(b budget, v int) string {
+		if asked[b.attr] == 0 {
+			return fmt.Sprintf("%s 0 = the host's default, %s", b.attr, budgetText(v))
+		}
+		return b.attr + " " + budgetText(v)
+	}}); err != nil {
 		return Key{}, "", err
 	}
 	var raw [keySecretBytes]byte
@@ -344,30 +368,6 @@ func (k *Keys) validate(project string, req CreateKeyRequest) (driver.KeyRecord,
 	return rec, nil
 }
 
-// Grants checks that a key made by req gives no more than k has: no scope
-// k lacks, and when k is limited to named endpoints, none beyond them. A
-// key that creates keys uses it, so that key:admin cannot widen itself.
-func (k *Key) Grants(req CreateKeyRequest) error {
-	for _, s := range req.Scopes {
-		// An unknown scope is Create's 400, not a refusal.
-		if slices.Contains(Scopes, s) && !k.Allows(s) {
-			return NewError(ErrForbidden, CodeForbidden, "scopes", fmt.Sprintf("This API key may not give the scope '%s', which it does not have.", cut(s)))
-		}
-	}
-	if !k.Restricted() {
-		return nil
-	}
-	if req.Endpoints == nil {
-		return NewError(ErrForbidden, CodeForbidden, "endpoints", "This API key is limited to named endpoints: the key it creates must name its endpoints among them.")
-	}
-	for _, n := range req.Endpoints {
-		if validName(n) && !k.AllowsEndpoint(n) {
-			return NewError(ErrForbidden, CodeForbidden, "endpoints", fmt.Sprintf("This API key may not give endpoint '%s', which it may not use.", cut(n)))
-		}
-	}
-	return nil
-}
-
 // List returns the keys of project, revoked ones included, oldest first;
 // never their secrets nor hashes.
 func (k *Keys) List(ctx context.Context, project string) ([]Key, error) {
@@ -382,9 +382,46 @@ func (k *Keys) List(ctx context.Context, project string) ([]Key, error) {
 	return out, nil
 }
 
+// budgetText is a budget in force as a refusal writes it: -1 is "-1 = no
+// limit".
+func budgetText(v int) string {
+	if v == limit.Unlimited {
+		return "-1 = no limit"
+	}
+	return fmt.Sprint(v)
+}
+
+// RevokeAs is Revoke on behalf of a credential whose Grant is by (nil: the
+// host): a live key that may do more than by (a scope, an endpoint or a
+// budget by lacks) is refused with an *Error of Status 403 naming what it
+// has more of. A key already revoked is left as it is, as Revoke does.
+func (k *Keys) RevokeAs(ctx context.Context, by *Grant, project, id string) error {
+	if by != nil {
+		recs, err := k.store.ListKeys(ctx, project)
+		if err != nil {
+			return storeError(err, nil)
+		}
+		i := slices.IndexFunc(recs, func(r driver.KeyRecord) bool { return r.ID == id })
+		if i < 0 {
+			return notFoundf("API key '%s' not found.", cut(id))
+		}
+		if recs[i].RevokedAt != nil {
+			return nil
+		}
+		target := k.view(recs[i])
+		if err := by.forbids(target.Grant(), grantee{what: "the key it revokes", budget: func(b budget, v int) string {
+			return b.attr + " " + budgetText(v)
+		}}); err != nil {
+			return err
+		}
+	}
+	return k.Revoke(ctx, project, id)
+}
+
 // Revoke revokes the key with id in project: from now on this Keys
 // refuses it, and other processes sharing the store within their
-// CacheTTL. Revoking a revoked key changes nothing.
+// CacheTTL. Revoking a revoked key changes nothing. It is the host's own
+// act (RevokeAs with no Grant).
 func (k *Keys) Revoke(ctx context.Context, project, id string) error {
 	if err := k.store.RevokeKey(ctx, project, id, k.now()); err != nil {
 		return storeError(err, func() *Error { return notFoundf("API key '%s' not found.", cut(id)) })

@@ -52,7 +52,9 @@ type Claims struct {
 	// sets; a run may repeat the value but never change it.
 	Fixed map[string]any `json:"fixed,omitempty"`
 	// RPM caps this token's runs per minute; 0 means the project's limits
-	// only.
+	// only, which only the host itself may give: a token minted on behalf
+	// of a credential with a budget (Service.MintEmbedTokenAs in package
+	// endpoint) gets one within it.
 	RPM int `json:"rpm,omitempty"`
 	// ExpiresAt and IssuedAt are the token's exp and iat.
 	ExpiresAt time.Time `json:"-"`

@@ -151,7 +151,10 @@ type embedTokenBody struct {
 	ExpiresIn *int64         `json:"expires_in"`
 }
 
-// createEmbedToken mints a token for the project (API key only).
+// createEmbedToken mints a token for the project (API key only): a stored
+// key's token may do no more than the key (endpoint.Service.MintEmbedTokenAs),
+// and one asked without rpm gets the key's bound; the answer gives the rpm
+// the token carries (0: none of its own).
 func (h *handler) createEmbedToken(w http.ResponseWriter, r *http.Request, project string) error {
 	if h.cfg.signer == nil {
 		return endpoint.NewError(endpoint.ErrNotFound, endpoint.CodeNotFound, "", "Embed tokens are not enabled on this server.")
@@ -160,11 +163,6 @@ func (h *handler) createEmbedToken(w http.ResponseWriter, r *http.Request, proje
 	if err := h.decode(w, r, &body, false); err != nil {
 		return err
 	}
-	for _, n := range body.Endpoints {
-		if err := keyAllowsName(keyOf(r.Context()), n); err != nil {
-			return err
-		}
-	}
 	lifetime := embed.DefaultLifetime
 	if body.ExpiresIn != nil {
 		if *body.ExpiresIn <= 0 {
@@ -172,10 +170,10 @@ func (h *handler) createEmbedToken(w http.ResponseWriter, r *http.Request, proje
 		}
 		lifetime = time.Duration(min(*body.ExpiresIn, int64(1<<62)/int64(time.Second))) * time.Second
 	}
-	token, err := h.svc.MintEmbedToken(r.Context(), h.cfg.signer, project,
+	token, minted, err := h.svc.MintEmbedTokenAs(r.Context(), h.cfg.signer, project, grantOf(r.Context()),
 		embed.Claims{Endpoints: body.Endpoints, Fixed: body.Fixed, RPM: body.RPM}, lifetime)
 	if err != nil {
 		return err
 	}
-	return h.reply(w, r, http.StatusCreated, map[string]any{"token": token, "expires_in": int64(lifetime / time.Second)})
+	return h.reply(w, r, http.StatusCreated, map[string]any{"token": token, "expires_in": int64(lifetime / time.Second), "rpm": minted.RPM})
 }

@@ -125,11 +125,29 @@ func uniqueNames(cols []string) []string {
 	return out
 }
 
-// formatConfig is what WithFormat and WithMaxAnswerBytes set.
+// formatConfig is what WithFormat, WithMaxAnswerBytes and
+// WithCSVFormulaGuard set.
 type formatConfig struct {
 	extra     []Format
 	maxAnswer int64
+	// rawCSV turns the CSV formula guard off (WithCSVFormulaGuard(false)).
+	rawCSV bool
 }
+
+// WithCSVFormulaGuard sets whether a CSV answer guards against formula
+// injection (OWASP's CSV injection), which it does by default: a column
+// name or a cell that begins with =, +, -, @, a tab or a carriage return
+// is written with a leading ' so that a spreadsheet shows it as text
+// rather than run it. A number is never guarded (-5 of a numeric column
+// stays -5; the text "-5" becomes '-5). WithCSVFormulaGuard(false) writes
+// every value as it is, for hosts whose CSV answers are read by machines
+// only. NDJSON, Parquet and JSON are never changed.
+func WithCSVFormulaGuard(enabled bool) Option {
+	return func(c *config) { c.formats.rawCSV = !enabled }
+}
+
+// csv is the CSV format as the handler's settings make it.
+func (h *handler) csv() csvFormat { return csvFormat{guard: !h.cfg.formats.rawCSV} }
 
 // WithFormat adds f to the answer formats (the built-in ones are JSON,
 // CSV and NDJSON). A later format of the same name replaces an earlier
@@ -241,7 +259,7 @@ func (h *handler) formatNamed(name string) (answerFormat, error) {
 	case FormatJSON:
 		return nil, nil
 	case FormatCSV:
-		return csvFormat{}, nil
+		return h.csv(), nil
 	case FormatNDJSON:
 		return ndjsonFormat{}, nil
 	}
@@ -306,7 +324,7 @@ func (h *handler) formatOfMedia(mt string) (answerFormat, bool) {
 	case "application/json", "application/*", "*/*":
 		return nil, true
 	case MediaTypeCSV:
-		return csvFormat{}, true
+		return h.csv(), true
 	case MediaTypeNDJSON:
 		return ndjsonFormat{}, true
 	}

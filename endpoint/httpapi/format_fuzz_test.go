@@ -12,9 +12,11 @@ import (
 // (names, strings) never break the answer: Accept always picks a served
 // format, a header holds a JSON array of the names in printable ASCII, a
 // string in NDJSON decodes to itself as encoding/json writes it, and a
-// CSV field reads back as itself.
+// CSV field reads back as itself; guarded (csvLines with guard), a
+// string and a column name read back as themselves or, when they begin as
+// a formula, with a leading ', and never begin as one.
 func FuzzFormatText(f *testing.F) {
-	for _, s := range []string{"text/csv", "text/csv;q=0.5, application/x-ndjson", "*/*;q=0", "a, b", `say "hi"`, "two\nlines", " lead", `\.`, "\xff\xfe", "\u2028", "🙂", ""} {
+	for _, s := range []string{"text/csv", "text/csv;q=0.5, application/x-ndjson", "*/*;q=0", "a, b", `say "hi"`, "two\nlines", " lead", `\.`, "\xff\xfe", "\u2028", "🙂", "", "=1+2", "@SUM(1)", "\t=1", "\r=1", "-", "+1", `"=x"`} {
 		f.Add(s)
 	}
 	h := &handler{cfg: config{}}
@@ -51,6 +53,25 @@ func FuzzFormatText(f *testing.F) {
 		rec, err := csv.NewReader(strings.NewReader(string(line))).Read()
 		if err != nil || len(rec) != 2 || rec[0] != s {
 			t.Fatalf("CSV field of %q reads %q (%v)", s, rec, err)
+		}
+		guarded := csvLines{guard: true}
+		want = s
+		if s != "" && formulaStart(s[0]) {
+			want = "'" + s
+		}
+		row, err := guarded.row(nil, []any{s, "x"})
+		if err != nil {
+			t.Fatalf("guarded row of %q: unexpected error: %v", s, err)
+		}
+		head := guarded.head(nil, &Table{Columns: []string{s, "x"}})
+		for _, line := range [][]byte{row, head} {
+			rec, err := csv.NewReader(strings.NewReader(string(line))).Read()
+			if err != nil || len(rec) != 2 || rec[0] != want {
+				t.Fatalf("guarded CSV of %q is %q, reads %q (%v), want %q", s, line, rec, err, want)
+			}
+			if rec[0] != "" && formulaStart(rec[0][0]) {
+				t.Fatalf("guarded CSV of %q reads %q, a formula", s, rec[0])
+			}
 		}
 	})
 }

@@ -22,7 +22,9 @@ import (
 // the project's limits. The routes .../keys/ create (POST, the secret shown
 // once), list (GET) and revoke (DELETE .../keys/{key_id}) keys; they need
 // the scope key:admin or one of the Authenticator's keys, which keep full
-// access.
+// access. A stored key never creates a key, nor mints an embed token, that
+// may do more than itself, nor revokes one that may (endpoint.Grant): 403
+// naming the field.
 func WithKeys(keys *endpoint.Keys) Option {
 	return func(c *config) { c.keys = keys }
 }
@@ -154,6 +156,18 @@ func (h *handler) authorizeStoredKey(w http.ResponseWriter, r *http.Request, sec
 	return r.WithContext(context.WithValue(r.Context(), keyCtx{}, &key)), nil
 }
 
+// grantOf is the Grant of the stored key a request was authenticated
+// with, the most it may give (a key it creates, a token it mints) or
+// revoke; nil for the server's own keys, which may give anything.
+func grantOf(ctx context.Context) *endpoint.Grant {
+	k := keyOf(ctx)
+	if k == nil {
+		return nil
+	}
+	g := k.Grant()
+	return &g
+}
+
 // keyAllowsName refuses a key limited to named endpoints the endpoint
 // name; nil key (another credential) is allowed everything.
 func keyAllowsName(key *endpoint.Key, name string) error {
@@ -217,12 +231,7 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request, project stri
 	if err := h.decode(w, r, &req, false); err != nil {
 		return err
 	}
-	if by := keyOf(r.Context()); by != nil {
-		if err := by.Grants(req); err != nil {
-			return err
-		}
-	}
-	k, secret, err := h.cfg.keys.Create(r.Context(), project, req)
+	k, secret, err := h.cfg.keys.CreateAs(r.Context(), grantOf(r.Context()), project, req)
 	if err != nil {
 		return err
 	}
@@ -245,7 +254,7 @@ func (h *handler) revokeKey(w http.ResponseWriter, r *http.Request, project stri
 	if h.cfg.keys == nil {
 		return keysDisabled()
 	}
-	if err := h.cfg.keys.Revoke(r.Context(), project, r.PathValue("key_id")); err != nil {
+	if err := h.cfg.keys.RevokeAs(r.Context(), grantOf(r.Context()), project, r.PathValue("key_id")); err != nil {
 		return err
 	}
 	noContent(w)

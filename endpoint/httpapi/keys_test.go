@@ -508,7 +508,8 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 }
 
 // TestKeyMintsNoWiderToken: a key:admin key limited to named endpoints
-// mints embed tokens for those only, and its tokens run them.
+// (and that may run them: endpoint:read) mints embed tokens for those
+// only, and its tokens run them.
 func TestKeyMintsNoWiderToken(t *testing.T) {
 	tokenKeys := &embed.StaticKeys{}
 	if err := tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))); err != nil {
@@ -527,7 +528,7 @@ func TestKeyMintsNoWiderToken(t *testing.T) {
 		}
 	}
 	_, secret, err := keys.Create(context.Background(), env.Project, endpoint.CreateKeyRequest{
-		Name: "minter", Scopes: []string{endpoint.ScopeKeyAdmin}, Endpoints: []string{"mine"}})
+		Name: "minter", Scopes: []string{endpoint.ScopeKeyAdmin, endpoint.ScopeEndpointRead}, Endpoints: []string{"mine"}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

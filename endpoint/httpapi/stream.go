@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -38,36 +39,91 @@ type lineWriter interface {
 // csvFormat writes RFC 4180 CSV: a header record of the column names,
 // then a record per row. null is an empty field and the empty string a
 // quoted empty field (""), values are as their JSON text (numbers, true,
-// false, times in RFC 3339, bytes in base64) without JSON's quotes.
-type csvFormat struct{}
+// false, times in RFC 3339, bytes in base64) without JSON's quotes. With
+// guard (the default, WithCSVFormulaGuard), a column name or a cell that is
+// not a number and begins with a character a spreadsheet reads as the
+// start of a formula (see formulaStart) is written with a leading '.
+type csvFormat struct{ guard bool }
 
 func (csvFormat) mediaType() string { return MediaTypeCSV + "; charset=utf-8; header=present" }
 
-func (csvFormat) lines([]string) lineWriter { return csvLines{} }
+func (f csvFormat) lines([]string) lineWriter { return csvLines{guard: f.guard} }
 
-type csvLines struct{}
+// csvLines writes the records of one table; guard as csvFormat's.
+type csvLines struct{ guard bool }
 
-func (csvLines) head(buf []byte, t *Table) []byte {
+func (l csvLines) head(buf []byte, t *Table) []byte {
 	for i, c := range t.Columns {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
+		start := len(buf)
 		buf = appendCSVField(buf, c, false)
+		if l.guard {
+			buf = guardFormula(buf, start)
+		}
 	}
 	return append(buf, '\n')
 }
 
-func (csvLines) row(buf []byte, row []any) ([]byte, error) {
+func (l csvLines) row(buf []byte, row []any) ([]byte, error) {
 	var err error
 	for i, v := range row {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
+		start := len(buf)
 		if buf, err = appendValue(buf, v, false); err != nil {
 			return buf, err
 		}
+		if l.guard && !isNumber(v) {
+			buf = guardFormula(buf, start)
+		}
 	}
 	return append(buf, '\n'), nil
+}
+
+// formulaStart reports whether a CSV cell beginning with c is read by a
+// spreadsheet as a formula (OWASP's CSV injection: =, +, -, @, tab and
+// carriage return).
+func formulaStart(c byte) bool {
+	switch c {
+	case '=', '+', '-', '@', '\t', '\r':
+		return true
+	}
+	return false
+}
+
+// guardFormula puts a ' before the text of the CSV field written from
+// buf[start:] when that text begins as a formula (formulaStart), inside
+// the quotes of a quoted field. A field's text cannot begin with '"' (it
+// would be quoted, its quote doubled), so the byte after an opening quote
+// is the text's first.
+func guardFormula(buf []byte, start int) []byte {
+	at := start
+	if at < len(buf) && buf[at] == '"' {
+		at++
+	}
+	if at >= len(buf) || !formulaStart(buf[at]) {
+		return buf
+	}
+	return slices.Insert(buf, at, '\'')
+}
+
+// isNumber reports whether v is written as a JSON number (or true, false,
+// null), which a spreadsheet reads as a value, never a formula: a negative
+// number of a numeric column is written as it is, -5, while the text
+// "-5" is guarded. A value of another type is a number when its JSON is
+// not a string, an object or an array.
+func isNumber(v any) bool {
+	switch v.(type) {
+	case nil, int64, int, int32, float64, float32, bool, json.Number:
+		return true
+	case string, []byte, time.Time:
+		return false
+	}
+	b, err := encodeJSON(v)
+	return err == nil && len(b) > 0 && b[0] != '"' && b[0] != '{' && b[0] != '['
 }
 
 func (csvLines) fail(buf []byte, t *Table, code, detail string) []byte {

@@ -20,7 +20,7 @@ func KeysDocument(prefix string) map[string]any {
 	}
 	common := obj{
 		"401": refusal("No credential, or an unknown or revoked key."),
-		"403": refusal("The key is of another project, lacks the scope key:admin, or would give more than it has."),
+		"403": refusal("The key is of another project, lacks the scope key:admin, or would give more than it has (a scope, an endpoint, a budget) or revoke a key that has more; attr names the field."),
 	}
 	with := func(extra obj) obj {
 		out := obj{}

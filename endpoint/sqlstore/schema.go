@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -109,7 +109,7 @@ func migrations(d engine.Store) [][]string {
 		// Version 4: the instant an endpoint was soft-deleted; NULL for a
 		// live one.
 		d.AddColumn(endpointsTable, "deleted_at", "VARCHAR(40) NULL"),
-	}, keysMigration(d), runLogClusteredMigration(d), runLogBlocksMigration(d)}
+	}, keysMigration(d), runLogClusteredMigration(d), runLogBlocksMigration(d), countersMigration(d)}
 }
 
 // isDuplicateColumn recognizes the error of adding a column that exists:

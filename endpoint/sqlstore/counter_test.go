@@ -71,7 +71,7 @@ func TestCounterExpires(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.Take(ctx, "old", 1, 1000)
 	require.Error(t, err, "a window under a millisecond")
-	_, err = s.db.Exec(`INSERT INTO `+countersTable+` (counter_key, window_ms, start_ms, prev, curr, ok, expires_ms, info) VALUES ('x', 1000, 0, 0, 1, 1, 2000, 0)`)
+	_, err = s.db.Exec(`INSERT INTO ` + countersTable + ` (counter_key, window_ms, start_ms, prev, curr, ok, expires_ms, info) VALUES ('x', 1000, 0, 0, 1, 1, 2000, 0)`)
 	require.NoError(t, err)
 	d, err := c.Take(ctx, "new", 1, 60_000_000_000)
 	require.NoError(t, err)

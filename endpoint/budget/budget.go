@@ -113,7 +113,7 @@ type Window struct {
 // now is later still. A clock that went back leaves w as it is: counts are
 // never lost to a clock step.
 func (w *Window) Advance(now time.Time, size time.Duration) {
-	cur := time.Unix(0, now.UnixNano()-mod(now.UnixNano(), int64(size)))
+	cur := now.Round(0).Add(-time.Duration(mod(now.UnixNano(), int64(size))))
 	switch {
 	case cur.Equal(w.Start):
 	case cur.Equal(w.Start.Add(size)):

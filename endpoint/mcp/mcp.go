@@ -62,7 +62,7 @@ type config struct {
 	// one of the handler's own (limit.Tokens).
 	tokens  *limit.Limiter
 	project string
-	logger     *slog.Logger
+	logger  *slog.Logger
 	// maxBody bounds a request body of Handler.
 	maxBody int64
 }

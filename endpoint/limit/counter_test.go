@@ -3,6 +3,7 @@ package limit_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,4 +68,21 @@ func TestLimiterBrokenCounter(t *testing.T) {
 	release()
 	require.NoError(t, open.AdmitToken(context.Background(), "t", 1))
 	require.EqualValues(t, 3, open.CounterFailures())
+}
+
+// TestLongProjectNames: a project name too long for a counter's key, or
+// not UTF-8, is counted all the same, apart from its neighbours.
+func TestLongProjectNames(t *testing.T) {
+	l, err := limit.New(limit.Config{ProjectPerMinute: 1})
+	require.NoError(t, err)
+	long := strings.Repeat("p", 1000)
+	for _, p := range []string{long, long + "q", "bad\xff"} {
+		release, err := l.Acquire(p)
+		require.NoError(t, err, "the first run of %.20q", p)
+		release()
+		_, err = l.Acquire(p)
+		var le *limit.Error
+		require.ErrorAs(t, err, &le, "the second run of %.20q", p)
+		require.Equal(t, limit.ProjectPerMinute, le.Limit)
+	}
 }

@@ -31,11 +31,14 @@ package limit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 )
@@ -297,12 +300,14 @@ func (l *Limiter) AcquireContext(ctx context.Context, project string) (release f
 	l.evictIdle(now)
 	p := l.project(project, now)
 	if l.projectConc != Unlimited && p.inFlight >= l.projectConc {
+		e := &Error{Limit: ProjectConcurrency, Project: project, Max: l.projectConc, RetryAfter: max(l.busyRetry, p.held)}
 		l.mu.Unlock()
-		return nil, &Error{Limit: ProjectConcurrency, Project: project, Max: l.projectConc, RetryAfter: max(l.busyRetry, p.held)}
+		return nil, e
 	}
 	if l.globalConc != Unlimited && l.inFlight >= l.globalConc {
+		e := &Error{Limit: GlobalConcurrency, Max: l.globalConc, RetryAfter: max(l.busyRetry, l.held)}
 		l.mu.Unlock()
-		return nil, &Error{Limit: GlobalConcurrency, Max: l.globalConc, RetryAfter: max(l.busyRetry, l.held)}
+		return nil, e
 	}
 	p.inFlight++
 	l.inFlight++
@@ -337,6 +342,12 @@ func (l *Limiter) take(ctx context.Context, key string, limit Limit, project str
 }
 
 func take(ctx context.Context, g *budget.Guard, key string, limit Limit, project string, max int, window, busy time.Duration) error {
+	if len(key) > maxPlainKey || !utf8.ValidString(key) {
+		// A project name too long (or not UTF-8) for a counter's key is
+		// counted under its hash.
+		sum := sha256.Sum256([]byte(key))
+		key = "sha256/" + hex.EncodeToString(sum[:])
+	}
 	d, err := g.Take(ctx, fmt.Sprintf("%s/%d", key, window.Milliseconds()), int64(max), window)
 	switch {
 	case errors.Is(err, budget.ErrUnavailable):
@@ -348,6 +359,10 @@ func take(ctx context.Context, g *budget.Guard, key string, limit Limit, project
 	}
 	return nil
 }
+
+// maxPlainKey is the longest counter key kept as it is, leaving room in
+// budget.MaxKeyLength for the window's suffix.
+const maxPlainKey = 256
 
 // AdmitToken counts a run of the embed token whose claims' id is id
 // against its rpm: nil, an *Error of TokenPerMinute that says when to

@@ -75,11 +75,11 @@ type grantee struct {
 	token bool
 	// budget describes the value asked of a budget: "runs_per_minute -1 =
 	// no limit"; nil writes "attr value".
-	budget func(b budget, v int) string
+	budget func(b grantBudget, v int) string
 }
 
-// budget is one of a Grant's budgets.
-type budget struct {
+// grantBudget is one of a Grant's budgets.
+type grantBudget struct {
 	attr  string // its field: runs_per_minute, ...
 	kind  string // "answered inline" or "of materialized endpoints"
 	per   string // "minute" or "hour"
@@ -87,7 +87,7 @@ type budget struct {
 }
 
 // budgets are a Grant's budgets, in the order a refusal names them.
-var budgets = []budget{
+var budgets = []grantBudget{
 	{"runs_per_minute", "answered inline", "minute", func(g *Grant) int { return g.RunsPerMinute }},
 	{"runs_per_hour", "answered inline", "hour", func(g *Grant) int { return g.RunsPerHour }},
 	{"materialized_runs_per_minute", "of materialized endpoints", "minute", func(g *Grant) int { return g.MaterializedRunsPerMinute }},
@@ -210,7 +210,7 @@ func (g *Grant) tokenRPM(c embed.Claims) int {
 }
 
 // tokenBudget describes a token's rpm as the budget b it amounts to.
-func tokenBudget(b budget, v int) string {
+func tokenBudget(b grantBudget, v int) string {
 	if v == limit.Unlimited {
 		return "rpm 0 = no limit of its own"
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/google/uuid"
@@ -100,6 +101,10 @@ const (
 // CodeThrottled is the Code of a run refused by a budget (429).
 const CodeThrottled = "throttled"
 
+// CodeBudgetUnavailable is the Code of a run refused because its budget
+// could not be counted: the counter store failed (503).
+const CodeBudgetUnavailable = "budget_unavailable"
+
 // KeysConfig configures Keys. Store is required; the other fields have
 // defaults. A budget field holds a positive number, 0 for its default or
 // -1 (limit.Unlimited) for none.
@@ -127,8 +132,18 @@ type KeysConfig struct {
 	// writes it on every request.
 	UsedResolution time.Duration
 	// Logger receives the failures to write last_used_at (the request
-	// goes on); nil means slog.Default().
+	// goes on) and of Counter; nil means slog.Default().
 	Logger *slog.Logger
+	// Counter counts the keys' budgets. nil counts them in this process
+	// (budget.Memory): several processes then each allow a key its
+	// budget. A store several processes share (sqlstore's Store.Counter,
+	// package budget/redisbudget) makes it one budget across them. It is
+	// used through a budget.Guard: pass one to choose what a failure of
+	// the store means (budget.GuardConfig.FailOpen) and to count failures
+	// with the host's other budgets; otherwise Keys makes one that fails
+	// closed, refusing the run with 503 (CodeBudgetUnavailable), logged
+	// and counted (CounterFailures).
+	Counter budget.Counter
 }
 
 // Key is an API key for machines as the API shows it: never its secret nor
@@ -186,8 +201,9 @@ type CreateKeyRequest struct {
 //
 // Authenticate caches what it read of a key for KeysConfig.CacheTTL: a
 // revocation through this Keys is effective at once, one made by another
-// process sharing the store within CacheTTL. Budgets are counted in this
-// process (several processes each allow a key its budget).
+// process sharing the store within CacheTTL. Budgets are counted in
+// KeysConfig.Counter: in this process by default, across processes when it
+// is a shared store.
 type Keys struct {
 	cfg    KeysConfig
 	store  driver.KeyStore
@@ -202,8 +218,7 @@ type Keys struct {
 	revocations uint64
 	used        map[string]time.Time // the last write of each key's last_used_at
 
-	limMu    sync.Mutex
-	limiters map[[2]int]*limit.Limiter
+	counter *budget.Guard
 
 	markFailures atomic.Int64
 }
@@ -248,14 +263,18 @@ func NewKeys(cfg KeysConfig) (*Keys, error) {
 		cfg.UsedResolution = DefaultKeyUsedResolution
 	}
 	k := &Keys{cfg: cfg, store: cfg.Store, now: cfg.Now, logger: cfg.Logger,
-		cache: map[[driver.KeyHashSize]byte]keyLookup{}, used: map[string]time.Time{},
-		limiters: map[[2]int]*limit.Limiter{}}
+		cache: map[[driver.KeyHashSize]byte]keyLookup{}, used: map[string]time.Time{}}
 	if k.now == nil {
 		k.now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
 	if k.logger == nil {
 		k.logger = slog.Default()
 	}
+	counter := cfg.Counter
+	if counter == nil {
+		counter = budget.NewMemory(budget.MemoryConfig{Now: k.now})
+	}
+	k.counter = budget.Guarded(counter, budget.GuardConfig{Logger: k.logger})
 	return k, nil
 }
 
@@ -292,7 +311,7 @@ func (k *Keys) CreateAs(ctx context.Context, by *Grant, project string, req Crea
 	asked := map[string]int{"runs_per_minute": req.RunsPerMinute, "runs_per_hour": req.RunsPerHour,
 		"materialized_runs_per_minute": req.MaterializedRunsPerMinute, "materialized_runs_per_hour": req.MaterializedRunsPerHour}
 	view := k.view(rec)
-	if err := by.forbids(view.Grant(), grantee{what: "the key it creates", budget: func(b budget, v int) string {
+	if err := by.forbids(view.Grant(), grantee{what: "the key it creates", budget: func(b grantBudget, v int) string {
 		if asked[b.attr] == 0 {
 			return fmt.Sprintf("%s 0 = the host's default, %s", b.attr, budgetText(v))
 		}
@@ -409,7 +428,7 @@ func (k *Keys) RevokeAs(ctx context.Context, by *Grant, project, id string) erro
 			return nil
 		}
 		target := k.view(recs[i])
-		if err := by.forbids(target.Grant(), grantee{what: "the key it revokes", budget: func(b budget, v int) string {
+		if err := by.forbids(target.Grant(), grantee{what: "the key it revokes", budget: func(b grantBudget, v int) string {
 			return b.attr + " " + budgetText(v)
 		}}); err != nil {
 			return err
@@ -551,68 +570,75 @@ func (k *Keys) view(rec driver.KeyRecord) Key {
 }
 
 // Admit counts a run by key against its budget: the materialized one for
-// a run of a materialized endpoint, the inline one otherwise. A run past
-// it is refused with an *Error of Status 429 and Code CodeThrottled whose
-// Limit names the budget (LimitKeyRunsPerMinute and the others) and whose
-// Err is the *limit.Error that says when to retry (RetryAfter).
+// a run of a materialized endpoint, the inline one otherwise; per minute
+// first, then per hour. A run past it is refused with an *Error of Status
+// 429 and Code CodeThrottled whose Limit names the budget
+// (LimitKeyRunsPerMinute and the others) and whose Err is the *limit.Error
+// that says when to retry (RetryAfter). A run whose budget could not be
+// counted (the counter store failed, failing closed) is refused with Status
+// 503 and Code CodeBudgetUnavailable. The count waits for the counter
+// store at most budget.DefaultTakeTimeout (or the Guard's Timeout).
 func (k *Keys) Admit(key Key, materialized bool) error {
 	perMinute, perHour := key.RunsPerMinute, key.RunsPerHour
 	minuteLimit, hourLimit, kind := LimitKeyRunsPerMinute, LimitKeyRunsPerHour, "runs answered inline"
+	counter := "key/" + key.ID + "/inline"
+	if perMinute == 0 {
+		perMinute = k.cfg.RunsPerMinute
+	}
+	if perHour == 0 {
+		perHour = k.cfg.RunsPerHour
+	}
 	if materialized {
-		perMinute, perHour = key.MaterializedRunsPerMinute, key.MaterializedRunsPerHour
+		perMinute, perHour = or0(key.MaterializedRunsPerMinute, k.cfg.MaterializedRunsPerMinute), or0(key.MaterializedRunsPerHour, k.cfg.MaterializedRunsPerHour)
 		minuteLimit, hourLimit, kind = LimitKeyMaterializedRunsPerMinute, LimitKeyMaterializedRunsPerHour, "runs of materialized endpoints"
+		counter = "key/" + key.ID + "/materialized"
 	}
-	if perMinute == limit.Unlimited && perHour == limit.Unlimited {
-		return nil
+	for _, b := range []struct {
+		max    int
+		window time.Duration
+		name   string
+		per    string
+		limit  limit.Limit
+	}{
+		{perMinute, time.Minute, minuteLimit, "minute", limit.ProjectPerMinute},
+		{perHour, time.Hour, hourLimit, "hour", limit.ProjectPerHour},
+	} {
+		if b.max <= 0 { // limit.Unlimited
+			continue
+		}
+		d, err := k.counter.Take(context.Background(), fmt.Sprintf("%s/%d", counter, b.window.Milliseconds()), int64(b.max), b.window)
+		if errors.Is(err, budget.ErrUnavailable) {
+			return &Error{Status: http.StatusServiceUnavailable, Code: CodeBudgetUnavailable,
+				Detail: "This API key's budget could not be counted: the budget store is unavailable. Retry after 1 s.",
+				Err:    &limit.Error{Limit: limit.CounterUnavailable, Project: key.ProjectID, Max: b.max, RetryAfter: time.Second}}
+		}
+		if err != nil {
+			return fmt.Errorf("endpoint: counting a run of API key %s: %w", key.ID, err)
+		}
+		if d.Allowed {
+			continue
+		}
+		le := &limit.Error{Limit: b.limit, Project: key.ProjectID, Max: b.max, RetryAfter: d.RetryAfter}
+		secs := int((le.RetryAfter + time.Second - 1) / time.Second)
+		e := &Error{Status: http.StatusTooManyRequests, Code: CodeThrottled,
+			Detail: fmt.Sprintf("Too many runs: this API key may start %d %s per %s (%s). Retry after %d s.", le.Max, kind, b.per, b.name, max(secs, 1)),
+			Err:    le}
+		return limited(e, b.name, int64(le.Max))
 	}
-	l, err := k.limiter(perMinute, perHour)
-	if err != nil {
-		return err
-	}
-	counter := key.ID + "/inline"
-	if materialized {
-		counter = key.ID + "/materialized"
-	}
-	release, err := l.Acquire(counter)
-	if err == nil {
-		release() // budgets count starts; a key's concurrency is its project's
-		return nil
-	}
-	var le *limit.Error
-	if !errors.As(err, &le) {
-		return err
-	}
-	name, per := minuteLimit, "minute"
-	if le.Limit == limit.ProjectPerHour {
-		name, per = hourLimit, "hour"
-	}
-	secs := int((le.RetryAfter + time.Second - 1) / time.Second)
-	e := &Error{Status: http.StatusTooManyRequests, Code: CodeThrottled,
-		Detail: fmt.Sprintf("Too many runs: this API key may start %d %s per %s (%s). Retry after %d s.", le.Max, kind, per, name, max(secs, 1)),
-		Err:    le}
-	return limited(e, name, int64(le.Max))
+	return nil
 }
 
-// limiter returns the limiter of the budget (perMinute, perHour), shared
-// by the keys that have it, each counted apart.
-func (k *Keys) limiter(perMinute, perHour int) (*limit.Limiter, error) {
-	k.limMu.Lock()
-	defer k.limMu.Unlock()
-	b := [2]int{perMinute, perHour}
-	if l, ok := k.limiters[b]; ok {
-		return l, nil
+// or0 is v, or def when v is 0.
+func or0(v, def int) int {
+	if v == 0 {
+		return def
 	}
-	l, err := limit.New(limit.Config{
-		ProjectPerMinute: perMinute, ProjectPerHour: perHour,
-		ProjectConcurrency: limit.Unlimited, GlobalConcurrency: limit.Unlimited,
-		Now: k.now,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("endpoint: key budget: %w", err)
-	}
-	k.limiters[b] = l
-	return l, nil
+	return v
 }
+
+// CounterFailures is how many times the counter store failed to count a
+// key's run (each logged; see budget.Guard).
+func (k *Keys) CounterFailures() int64 { return k.counter.Failures() }
 
 // IsMaterialized reports whether the endpoint named name in project is
 // materialized, so that a run can be counted against the right budget

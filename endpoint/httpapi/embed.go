@@ -3,15 +3,16 @@ package httpapi
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
 // WithEmbedTokens accepts, besides API keys, embed tokens that signer
@@ -78,8 +79,11 @@ func tokenForbidden() *endpoint.Error {
 
 // checkTokenRun refuses a run of an endpoint the token does not name, and,
 // when the route counts (a run), one past the token's own rate (rpm),
-// counted per verified token (its Claims.ID), never per text.
-func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, name string, counts bool) error {
+// counted per verified token (its Claims.ID), never per text, in the
+// handler's Limiter (limit.Limiter.AdmitToken; with the limits off, one of
+// the handler's own): one count per token for the HTTP API and /mcp given
+// one Limiter, and across processes when its counter store is shared.
+func (h *handler) checkTokenRun(ctx context.Context, w http.ResponseWriter, c *embed.Claims, name string, counts bool) error {
 	if !c.Allows(name) {
 		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
 			fmt.Sprintf("This embed token may not run endpoint '%s'.", clip(name, maxEchoRunes)))
@@ -87,59 +91,20 @@ func (h *handler) checkTokenRun(w http.ResponseWriter, c *embed.Claims, name str
 	if c.RPM <= 0 || !counts {
 		return nil
 	}
-	if wait := h.tokenRates.take(c.ID, c.RPM, c.ExpiresAt, time.Now()); wait > 0 {
-		secs := retrySeconds(wait)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		e := endpoint.NewError(endpoint.ErrForbidden, "throttled", "",
-			fmt.Sprintf("Too many runs: this embed token may start %d runs per minute (rpm). Retry after %d s.", c.RPM, secs))
-		e.Status, e.Limit, e.LimitValue = http.StatusTooManyRequests, "rpm", int64(c.RPM)
-		return e
+	err := h.tokens.AdmitToken(ctx, tokenCounterID(c), c.RPM)
+	var le *limit.Error
+	if errors.As(err, &le) {
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(le.RetryAfter)))
+		return LimitError(le)
 	}
-	return nil
+	return err
 }
 
-// tokenRates counts each token's runs over the last minute. Entries go
-// when their token expires, so memory is bounded by the live tokens.
-type tokenRates struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]*tokenWindow
-}
-
-type tokenWindow struct {
-	starts  []time.Time // the runs of the last minute, oldest first
-	expires time.Time
-}
-
-// take counts a run of the token whose Claims.ID is id at now, or returns
-// how long to wait when the token has used its rpm runs within the last
-// minute.
-func (t *tokenRates) take(id string, rpm int, expires, now time.Time) time.Duration {
-	key := sha256.Sum256([]byte(id))
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[[sha256.Size]byte]*tokenWindow{}
-	}
-	for k, w := range t.m {
-		if now.After(w.expires) {
-			delete(t.m, k)
-		}
-	}
-	w := t.m[key]
-	if w == nil {
-		w = &tokenWindow{expires: expires}
-		t.m[key] = w
-	}
-	i := 0
-	for i < len(w.starts) && now.Sub(w.starts[i]) >= time.Minute {
-		i++
-	}
-	w.starts = w.starts[i:]
-	if len(w.starts) >= rpm {
-		return w.starts[0].Add(time.Minute).Sub(now)
-	}
-	w.starts = append(w.starts, now)
-	return 0
+// tokenCounterID is the id a token's rpm is counted under: the SHA-256 of
+// its Claims.ID, of a fixed length whatever the token carries.
+func tokenCounterID(c *embed.Claims) string {
+	sum := sha256.Sum256([]byte(c.ID))
+	return hex.EncodeToString(sum[:])
 }
 
 // embedTokenBody is the body of POST .../embed_tokens/: the claims' names,

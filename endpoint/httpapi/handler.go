@@ -129,8 +129,9 @@ type handler struct {
 	auth Authenticator
 	cfg  config
 	mux  *http.ServeMux
-	// tokenRates counts runs per embed token (see WithEmbedTokens).
-	tokenRates tokenRates
+	// tokens counts embed tokens' rpm: the limiter, or with the limits
+	// off one of the handler's own (limit.Tokens).
+	tokens *limit.Limiter
 }
 
 // fallback is the pattern of every method and path, so that unknown routes
@@ -156,6 +157,7 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 	if !h.cfg.limiterSet {
 		h.cfg.limiter = defaultLimiter()
 	}
+	h.tokens = limit.Tokens(h.cfg.limiter)
 	h.mux = http.NewServeMux()
 	h.routes()
 	h.mux.HandleFunc(fallback, h.notRouted)
@@ -246,7 +248,7 @@ func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
-			if err := h.checkTokenRun(w, c, r.PathValue("name"), tokens == tokenRuns); err != nil {
+			if err := h.checkTokenRun(r.Context(), w, c, r.PathValue("name"), tokens == tokenRuns); err != nil {
 				h.fail(w, r, err)
 				return
 			}

@@ -88,6 +88,13 @@ func limitError(le *limit.Error, secs int) *endpoint.Error {
 		detail = fmt.Sprintf("Too many runs: project '%s' may start %d runs per minute (%s). Retry after %d s.", project, le.Max, le.Limit, secs)
 	case limit.ProjectConcurrency:
 		detail = fmt.Sprintf("Too many runs at once: project '%s' may have %d runs in progress (%s). Retry after %d s.", project, le.Max, le.Limit, secs)
+	case limit.TokenPerMinute:
+		return &endpoint.Error{Status: http.StatusTooManyRequests, Code: CodeThrottled, Err: le,
+			Detail: fmt.Sprintf("Too many runs: this embed token may start %d runs per minute (rpm). Retry after %d s.", le.Max, secs),
+			Limit:  "rpm", LimitValue: int64(le.Max)}
+	case limit.CounterUnavailable:
+		return &endpoint.Error{Status: http.StatusServiceUnavailable, Code: endpoint.CodeBudgetUnavailable, Err: le,
+			Detail: fmt.Sprintf("The run's budget could not be counted: the budget store is unavailable. Retry after %d s.", secs)}
 	default:
 		return &endpoint.Error{
 			Status: http.StatusServiceUnavailable,

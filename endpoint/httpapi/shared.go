@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
@@ -19,3 +20,7 @@ func DecodeJSON(body []byte, dst any) error { return decodeJSON(body, dst) }
 func LimitError(le *limit.Error) *endpoint.Error {
 	return limitError(le, retrySeconds(le.RetryAfter))
 }
+
+// TokenCounterID is the id an embed token's rpm is counted under in a
+// limit.Limiter (limit.AdmitToken), the same for the HTTP API and /mcp.
+func TokenCounterID(c *embed.Claims) string { return tokenCounterID(c) }

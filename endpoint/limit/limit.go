@@ -4,9 +4,21 @@
 // projects, the runs in flight.
 //
 // A Limiter answers Acquire with a release function, or with an *Error that
-// names the limit reached and says when to retry. It does no I/O and keeps
-// nothing but counters: it is pure, safe for concurrent use, and its clock
-// can be injected (Config.Now) so that tests need no sleeps.
+// names the limit reached and says when to retry. It is safe for concurrent
+// use, and its clock can be injected (Config.Now) so that tests need no
+// sleeps.
+//
+// The rates are counted in a budget.Counter (Config.Counter): in this
+// process by default, or in a store several processes share (the SQL store,
+// Redis), so that N servers on one store allow a project one budget. The
+// concurrency limits are always this process's: runs in flight hold a slot
+// of the process that runs them, and a slot that outlived its process
+// (killed mid-run) must not be held forever in a shared store; a fleet of N
+// processes allows N times ProjectConcurrency runs of a project in flight.
+//
+// The Limiter also holds embed tokens to their rpm (AdmitToken), so that
+// the HTTP API and /mcp, given one Limiter, count one budget per token (and
+// a fleet whose Limiters share a counter store, one across the fleet).
 //
 // Rates are counted in a sliding window approximated by two fixed windows,
 // as Cloudflare and many API gateways do: the estimate at a time t is the
@@ -18,12 +30,17 @@
 package limit
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
+	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/endpointkit/endpointkit/endpoint/budget"
 )
 
 // Defaults of a zero Config.
@@ -83,6 +100,17 @@ type Config struct {
 	MaxProjects int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Counter counts the rates (per minute, per hour, and embed tokens'
+	// rpm). nil counts them in this process (budget.Memory, on Now's
+	// clock); a shared store (sqlstore's Store.Counter, package
+	// budget/redisbudget) makes them one budget across the processes
+	// sharing it. It is used through a budget.Guard: pass one to choose
+	// what a failure of the store means (GuardConfig.FailOpen) and to
+	// count failures across budgets; otherwise the Limiter makes one that
+	// fails closed, logging to Logger (see CounterFailures).
+	Counter budget.Counter
+	// Logger receives the failures of Counter; nil is slog.Default().
+	Logger *slog.Logger
 }
 
 // Limit names one of the limits of a Config.
@@ -98,6 +126,11 @@ const (
 	ProjectConcurrency
 	// GlobalConcurrency is Config.GlobalConcurrency.
 	GlobalConcurrency
+	// TokenPerMinute is an embed token's own rpm (AdmitToken).
+	TokenPerMinute
+	// CounterUnavailable is a run refused because its budget could not be
+	// counted: the counter store failed, and the Guard fails closed.
+	CounterUnavailable
 )
 
 // String returns the limit's setting name, as error messages and a host's
@@ -113,6 +146,10 @@ func (l Limit) String() string {
 		return "project_concurrency"
 	case GlobalConcurrency:
 		return "global_concurrency"
+	case TokenPerMinute:
+		return "rpm"
+	case CounterUnavailable:
+		return "budget_counter"
 	}
 	return fmt.Sprintf("limit(%d)", int(l))
 }
@@ -142,6 +179,10 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("limit: project %q started %d runs in the last minute (%s); retry after %s", e.Project, e.Max, e.Limit, e.RetryAfter)
 	case ProjectConcurrency:
 		return fmt.Sprintf("limit: project %q has %d runs in flight (%s); retry after %s", e.Project, e.Max, e.Limit, e.RetryAfter)
+	case TokenPerMinute:
+		return fmt.Sprintf("limit: an embed token started %d runs in the last minute (%s); retry after %s", e.Max, e.Limit, e.RetryAfter)
+	case CounterUnavailable:
+		return fmt.Sprintf("limit: the budget of project %q could not be counted (%s); retry after %s", e.Project, e.Limit, e.RetryAfter)
 	}
 	return fmt.Sprintf("limit: %d runs in flight over all projects (%s); retry after %s", e.Max, e.Limit, e.RetryAfter)
 }
@@ -149,10 +190,10 @@ func (e *Error) Error() string {
 // Is makes every *Error match ErrLimited.
 func (e *Error) Is(target error) bool { return target == ErrLimited }
 
-// Global reports whether the limit is the server's (GlobalConcurrency)
-// rather than the project's: an HTTP API answers the first 503 and the
-// others 429.
-func (e *Error) Global() bool { return e.Limit == GlobalConcurrency }
+// Global reports whether the limit is the server's (GlobalConcurrency, or
+// CounterUnavailable) rather than the project's: an HTTP API answers the
+// first 503 and the others 429.
+func (e *Error) Global() bool { return e.Limit == GlobalConcurrency || e.Limit == CounterUnavailable }
 
 // Limiter admits or refuses runs. Its zero value is not usable; call New.
 type Limiter struct {
@@ -160,6 +201,7 @@ type Limiter struct {
 	busyRetry                                   time.Duration
 	maxProjects                                 int
 	now                                         func() time.Time
+	counter                                     *budget.Guard
 
 	mu       sync.Mutex
 	inFlight int
@@ -174,12 +216,11 @@ type Limiter struct {
 
 // project holds one project's counters.
 type project struct {
-	name         string
-	inFlight     int
-	held         time.Duration // moving average of its runs' slot time
-	minute, hour window
-	last         time.Time
-	prev, next   *project
+	name       string
+	inFlight   int
+	held       time.Duration // moving average of its runs' slot time
+	last       time.Time
+	prev, next *project
 }
 
 // New returns a Limiter with cfg's limits, or an error wrapping ErrConfig
@@ -220,51 +261,134 @@ func New(cfg Config) (*Limiter, error) {
 	default:
 		return nil, fmt.Errorf("%w: BusyRetryAfter is %s; it must not be negative", ErrConfig, cfg.BusyRetryAfter)
 	}
+	gc := budget.GuardConfig{Logger: cfg.Logger}
+	if cfg.Counter != nil {
+		l.counter = budget.Guarded(cfg.Counter, gc)
+	} else {
+		l.counter = budget.NewGuard(budget.NewMemory(budget.MemoryConfig{Now: l.now, MaxKeys: 2 * l.maxProjects}), gc)
+	}
 	return l, nil
 }
 
-// Acquire admits a run of project, or refuses it with an *Error. An
-// admitted run holds its concurrency slots until release is called (once;
-// later calls do nothing); it counts towards the rates from now on. A
-// refused run counts towards nothing, so that a client retrying too early
-// does not push its own retry time further.
+// CounterFailures is how many times the counter store failed to count a
+// run (each logged; see budget.Guard).
+func (l *Limiter) CounterFailures() int64 { return l.counter.Failures() }
+
+// Acquire is AcquireContext with a background context.
+func (l *Limiter) Acquire(project string) (release func(), err error) {
+	return l.AcquireContext(context.Background(), project)
+}
+
+// AcquireContext admits a run of project, or refuses it with an *Error.
+// An admitted run holds its concurrency slots until release is called
+// (once; later calls do nothing); it counts towards the rates from now on.
+//
+// The concurrency slots are taken first, then the rates are counted, the
+// minute's before the hour's: a run refused for its concurrency counts
+// towards no rate, and one refused by the minute's rate towards neither,
+// so that a client retrying too early does not push its own retry time
+// further. A run refused by the hour's rate has been counted in the
+// minute's (the counter store checks and counts one window at a time): a
+// client hammering a project whose hour is spent fills its minute, and
+// waits out at most that minute more once the hour has room.
 //
 // The project's own limits are checked before the global one: a project
 // over its limits is told so (its doing), not that the server is busy.
-func (l *Limiter) Acquire(project string) (release func(), err error) {
+func (l *Limiter) AcquireContext(ctx context.Context, project string) (release func(), err error) {
 	now := l.now()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.evictIdle(now)
 	p := l.project(project, now)
-	p.minute.advance(now, time.Minute)
-	p.hour.advance(now, time.Hour)
-
-	if l.perHour != Unlimited {
-		if wait, ok := p.hour.admits(now, time.Hour, l.perHour); !ok {
-			return nil, &Error{Limit: ProjectPerHour, Project: project, Max: l.perHour, RetryAfter: wait}
-		}
-	}
-	if l.perMinute != Unlimited {
-		if wait, ok := p.minute.admits(now, time.Minute, l.perMinute); !ok {
-			return nil, &Error{Limit: ProjectPerMinute, Project: project, Max: l.perMinute, RetryAfter: wait}
-		}
-	}
 	if l.projectConc != Unlimited && p.inFlight >= l.projectConc {
-		return nil, &Error{Limit: ProjectConcurrency, Project: project, Max: l.projectConc, RetryAfter: max(l.busyRetry, p.held)}
+		e := &Error{Limit: ProjectConcurrency, Project: project, Max: l.projectConc, RetryAfter: max(l.busyRetry, p.held)}
+		l.mu.Unlock()
+		return nil, e
 	}
 	if l.globalConc != Unlimited && l.inFlight >= l.globalConc {
-		return nil, &Error{Limit: GlobalConcurrency, Max: l.globalConc, RetryAfter: max(l.busyRetry, l.held)}
+		e := &Error{Limit: GlobalConcurrency, Max: l.globalConc, RetryAfter: max(l.busyRetry, l.held)}
+		l.mu.Unlock()
+		return nil, e
 	}
-
-	p.minute.curr++
-	p.hour.curr++
 	p.inFlight++
 	l.inFlight++
 	p.last = now
 	l.moveToHead(p)
+	l.mu.Unlock()
+
+	for _, r := range []struct {
+		limit  Limit
+		max    int
+		window time.Duration
+	}{{ProjectPerMinute, l.perMinute, time.Minute}, {ProjectPerHour, l.perHour, time.Hour}} {
+		if r.max == Unlimited {
+			continue
+		}
+		if err := l.take(ctx, "project/"+project, r.limit, project, r.max, r.window); err != nil {
+			l.mu.Lock()
+			p.inFlight--
+			l.inFlight--
+			l.mu.Unlock()
+			return nil, err
+		}
+	}
 	var once sync.Once
 	return func() { once.Do(func() { l.release(p, now) }) }, nil
+}
+
+// take counts a run of key against max per window in l's counter: nil, or
+// the *Error of limit (or of CounterUnavailable), or ctx's error.
+func (l *Limiter) take(ctx context.Context, key string, limit Limit, project string, max int, window time.Duration) error {
+	return take(ctx, l.counter, key, limit, project, max, window, l.busyRetry)
+}
+
+func take(ctx context.Context, g *budget.Guard, key string, limit Limit, project string, max int, window, busy time.Duration) error {
+	if len(key) > maxPlainKey || !utf8.ValidString(key) {
+		// A project name too long (or not UTF-8) for a counter's key is
+		// counted under its hash.
+		sum := sha256.Sum256([]byte(key))
+		key = "sha256/" + hex.EncodeToString(sum[:])
+	}
+	d, err := g.Take(ctx, fmt.Sprintf("%s/%d", key, window.Milliseconds()), int64(max), window)
+	switch {
+	case errors.Is(err, budget.ErrUnavailable):
+		return &Error{Limit: CounterUnavailable, Project: project, Max: max, RetryAfter: busy}
+	case err != nil:
+		return err
+	case !d.Allowed:
+		return &Error{Limit: limit, Project: project, Max: max, RetryAfter: d.RetryAfter}
+	}
+	return nil
+}
+
+// maxPlainKey is the longest counter key kept as it is, leaving room in
+// budget.MaxKeyLength for the window's suffix.
+const maxPlainKey = 256
+
+// AdmitToken counts a run of the embed token whose claims' id is id
+// against its rpm: nil, an *Error of TokenPerMinute that says when to
+// retry, an *Error of CounterUnavailable when the count failed (the Guard
+// failing closed), or ctx's error. rpm <= 0 admits every run. The count is
+// the Limiter's Counter's: give the HTTP API and /mcp one Limiter for one
+// count per token, and it a shared Counter for one count across processes.
+func (l *Limiter) AdmitToken(ctx context.Context, id string, rpm int) error {
+	if rpm <= 0 {
+		return nil
+	}
+	return take(ctx, l.counter, "token/"+id, TokenPerMinute, "", rpm, time.Minute, l.busyRetry)
+}
+
+// Tokens returns l, or for a nil l (limits off) a new Limiter with no
+// limits of its own, that holds embed tokens to their rpm (AdmitToken)
+// in this process.
+func Tokens(l *Limiter) *Limiter {
+	if l != nil {
+		return l
+	}
+	t, err := New(Config{ProjectConcurrency: Unlimited, ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited, GlobalConcurrency: Unlimited})
+	if err != nil {
+		panic("limit: a Limiter without limits: " + err.Error()) // valid by construction
+	}
+	return t
 }
 
 func (l *Limiter) release(p *project, acquired time.Time) {
@@ -354,74 +478,4 @@ func (l *Limiter) moveToHead(p *project) {
 	if l.tail == nil {
 		l.tail = p
 	}
-}
-
-// window counts the runs of the current fixed window (starting at start, a
-// multiple of the window's size) and of the one before it.
-type window struct {
-	start      time.Time
-	prev, curr int
-}
-
-// advance moves w to the fixed window holding now.
-func (w *window) advance(now time.Time, size time.Duration) {
-	cur := now.Truncate(size)
-	switch {
-	case cur.Equal(w.start):
-	case cur.Equal(w.start.Add(size)):
-		w.prev, w.curr, w.start = w.curr, 0, cur
-	case cur.After(w.start):
-		w.prev, w.curr, w.start = 0, 0, cur
-	}
-	// A clock that went back leaves w as it is: counts are never lost to
-	// a clock step.
-}
-
-// admits reports whether one more run fits at now: the sliding estimate
-// prev*(1-f) + curr, f being the elapsed share of the current window, is
-// at most limit-1. When it does not, wait is the shortest time after which it
-// will, with no other run started meanwhile: retrying after exactly wait
-// passes, retrying a nanosecond earlier does not.
-func (w *window) admits(now time.Time, size time.Duration, limit int) (wait time.Duration, ok bool) {
-	elapsed := min(max(now.Sub(w.start), 0), size) // a clock gone back counts the whole previous window
-	room := limit - 1
-	if fits(w.prev, w.curr, room, elapsed, size) {
-		return 0, true
-	}
-	// Within the current window, the previous one's weight shrinks.
-	if w.curr <= room && w.prev > 0 {
-		if e := earliest(w.prev, w.curr, room, size); e < size {
-			return e - elapsed, false
-		}
-	}
-	// In the next window the current one becomes the previous.
-	return size - elapsed + earliest(w.curr, 0, room, size), false
-}
-
-// fits reports whether prev*(1-e/size) + curr <= room, computed exactly as
-// prev*(size-e) + curr*size <= room*size in 128 bits: float rounding would
-// make a retry at the promised time fail now and then.
-func fits(prev, curr, room int, e, size time.Duration) bool {
-	h1, l1 := bits.Mul64(uint64(prev), uint64(size-e))
-	h2, l2 := bits.Mul64(uint64(curr), uint64(size))
-	lo, carry := bits.Add64(l1, l2, 0)
-	hi := h1 + h2 + carry
-	hr, lr := bits.Mul64(uint64(room), uint64(size))
-	return hi < hr || (hi == hr && lo <= lr)
-}
-
-// earliest returns the least elapsed time e in [0, size] of a window at
-// which fits holds, for prev > 0 and curr <= room (so that it holds at
-// size). fits only gets truer as e grows: a float estimate is corrected a
-// nanosecond at a time, which takes a step or two.
-func earliest(prev, curr, room int, size time.Duration) time.Duration {
-	g := 1 - float64(room-curr)/float64(prev)
-	e := min(max(time.Duration(math.Ceil(g*float64(size))), 0), size)
-	for e < size && !fits(prev, curr, room, e, size) {
-		e++
-	}
-	for e > 0 && fits(prev, curr, room, e-1, size) {
-		e--
-	}
-	return e
 }

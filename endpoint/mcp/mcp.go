@@ -58,10 +58,11 @@ type config struct {
 	signer     *embed.Signer
 	limiter    *limit.Limiter
 	limiterSet bool
-	project    string
-	logger     *slog.Logger
-	// rates counts embed tokens' runs for their rpm.
-	rates *tokenRates
+	// tokens counts embed tokens' rpm: limiter, or with the limits off
+	// one of the handler's own (limit.Tokens).
+	tokens  *limit.Limiter
+	project string
+	logger  *slog.Logger
 	// maxBody bounds a request body of Handler.
 	maxBody int64
 }
@@ -112,7 +113,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{logger: slog.Default(), rates: &tokenRates{}, maxBody: httpapi.DefaultMaxBodyBytes}
+	c := config{logger: slog.Default(), maxBody: httpapi.DefaultMaxBodyBytes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -123,6 +124,7 @@ func newConfig(opts []Option) config {
 		}
 		c.limiter = l
 	}
+	c.tokens = limit.Tokens(c.limiter)
 	return c
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -45,6 +47,13 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureLimiter(t, nil)
+}
+
+// newFixtureLimiter is newFixture whose HTTP API and /mcp share the limits
+// of lim (nil: none).
+func newFixtureLimiter(t testing.TB, lim *limit.Limiter) *fixture {
+	t.Helper()
 	tokenKeys := &embed.StaticKeys{}
 	if err := tokenKeys.Add("", "k1", []byte("0123456789abcdef-mcp")); err != nil {
 		t.Fatalf("unexpected error: %v", err)
@@ -56,7 +65,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(400),
 		endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
-		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(nil)))
+		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(lim)))
 	ctx := context.Background()
 	_, err = env.DB.Exec("CREATE TABLE salaries (amount INTEGER); INSERT INTO salaries VALUES (100)")
 	if err != nil {
@@ -98,7 +107,7 @@ func newFixture(t testing.TB) *fixture {
 	if err := keys.Add(keyP2, "2"); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	srv := httptest.NewServer(mcp.Handler(env.Service, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(nil), mcp.WithDefaultProject("1")))
+	srv := httptest.NewServer(mcp.Handler(env.Service, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(lim), mcp.WithDefaultProject("1")))
 	t.Cleanup(srv.Close)
 	return &fixture{env: env, mcp: srv, signer: signer}
 }
@@ -540,6 +549,33 @@ func TestEmbedTokenRPMOverMCP(t *testing.T) {
 	if re := regexp.MustCompile(`^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`); !re.MatchString(got.Detail) {
 		t.Errorf("got.Detail = %q, want a match of %s", got.Detail, re)
 	}
+}
+
+// TestEmbedTokenRPMOneCountOverHTTPAndMCP: a token of rpm 2 runs twice in
+// all, over the HTTP API and /mcp together given one Limiter (each had a
+// count of its own: it ran 4 times).
+func TestEmbedTokenRPMOneCountOverHTTPAndMCP(t *testing.T) {
+	lim, err := limit.New(limit.Config{ProjectConcurrency: limit.Unlimited, ProjectPerMinute: limit.Unlimited,
+		ProjectPerHour: limit.Unlimited, GlobalConcurrency: limit.Unlimited})
+	require.NoError(t, err)
+	f := newFixtureLimiter(t, lim)
+	tok, err := f.env.Service.MintEmbedToken(context.Background(), f.signer, "1",
+		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
+	require.NoError(t, err)
+	s := f.connectHTTP(t, tok, "")
+	run := "/api/projects/1/endpoints/by_event/run"
+
+	status, body := f.httpDo(t, "POST", run, tok, `{}`)
+	require.Equal(t, http.StatusOK, status, "the first run, over HTTP: %v", body)
+	res := call(t, s, "by_event", `{}`)
+	require.False(t, res.IsError, "the second run, over /mcp: %v", text(res))
+
+	status, body = f.httpDo(t, "POST", run, tok, `{}`)
+	require.Equal(t, http.StatusTooManyRequests, status, "a third run over HTTP: %v", body)
+	require.Contains(t, body["detail"], "may start 2 runs per minute (rpm)")
+	got := toolRefusal(t, call(t, s, "by_event", `{}`))
+	require.Equal(t, http.StatusTooManyRequests, got.Status, "a third run over /mcp: %+v", got)
+	require.Equal(t, "throttled", got.Code)
 }
 
 func firstColumn(m map[string]any) []any {

@@ -245,7 +245,7 @@ func (t *tools) run(ctx context.Context, name string, args json.RawMessage) (any
 	if err := decode(args, &req); err != nil {
 		return nil, err
 	}
-	if err := t.cfg.rates.checkRPM(t.caller.token); err != nil {
+	if err := t.checkRPM(ctx); err != nil {
 		return nil, err
 	}
 	release, err := t.admit()

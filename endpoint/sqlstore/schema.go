@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of the tables this package reads and writes.
 // Migrate brings a database to it.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // ErrSchemaTooNew is returned by Migrate for a database written by a newer
 // version of this package, whose tables this one may misread.
@@ -114,7 +114,7 @@ func migrations(d engine.Store) [][]string {
 		// described them, JSON text; NULL in rows written before (the
 		// Service describes such a version at its first run).
 		d.AddColumn(versionsTable, "columns_json", text+" NULL"),
-	}, endpointStateMigration(d)}
+	}, endpointStateMigration(d), countersMigration(d)}
 }
 
 // isDuplicateColumn recognizes the error of adding a column that exists:

@@ -89,7 +89,20 @@ type config struct {
 	// mcpStdio serves the MCP tools of project on stdin and stdout instead
 	// of HTTP.
 	mcpStdio bool
+	// budgets is where the run budgets (keys', projects', tokens') are
+	// counted: budgetsMemory, budgetsStore or budgetsRedis (at redisURL);
+	// budgetsFailOpen admits the runs whose budget could not be counted.
+	budgets         string
+	redisURL        string
+	budgetsFailOpen bool
 }
+
+// The places -budgets names.
+const (
+	budgetsMemory = "memory"
+	budgetsStore  = "store"
+	budgetsRedis  = "redis"
+)
 
 // parseFlags reads args; getenv supplies the environment.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -119,6 +132,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
 	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")
 	fs.IntVar(&c.metricsMaxEndpoints, "metrics-max-endpoints", metrics.DefaultMaxEndpoints, "endpoint names (per project) labelled in the metrics, the rest counted as "+metrics.OtherEndpoint+" (0 for no limit)")
+	fs.StringVar(&c.budgets, "budgets", "", "where run budgets (keys', projects', embed tokens') are counted: memory (this process alone), store (the store's database, shared by the servers on it) or redis (-redis; the default when -redis is given)")
+	fs.StringVar(&c.redisURL, "redis", "", "Redis of -budgets redis, as redis://[user:password@]host:port/db")
+	fs.BoolVar(&c.budgetsFailOpen, "budgets-fail-open", false, "admit the runs whose budget cannot be counted (the budget store down); by default they are refused (503)")
 	limits := []limitFlag{
 		{"project-concurrency", "runs of one project in flight at once", limit.DefaultProjectConcurrency, &c.limits.ProjectConcurrency},
 		{"project-runs-per-minute", "runs one project may start per sliding minute", limit.DefaultProjectPerMinute, &c.limits.ProjectPerMinute},
@@ -148,6 +164,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		c.checkEmbedSecret,
 		c.checkTimeouts,
 		c.checkEngine,
+		c.checkBudgets,
 		func() error { return c.checkMetrics(getenv) },
 	} {
 		if err := check(); err != nil {
@@ -180,6 +197,26 @@ func checkLimits(limits []limitFlag) error {
 		case *l.dst == 0:
 			*l.dst = limit.Unlimited
 		}
+	}
+	return nil
+}
+
+// checkBudgets chooses where budgets are counted: -budgets, or redis when
+// -redis is given, or memory; redis needs -redis, and -redis needs redis.
+func (c *config) checkBudgets() error {
+	if c.budgets == "" {
+		c.budgets = budgetsMemory
+		if c.redisURL != "" {
+			c.budgets = budgetsRedis
+		}
+	}
+	switch {
+	case !slices.Contains([]string{budgetsMemory, budgetsStore, budgetsRedis}, c.budgets):
+		return fmt.Errorf("-budgets must be memory, store or redis, got %q", c.budgets)
+	case c.budgets == budgetsRedis && c.redisURL == "":
+		return errors.New("-budgets redis needs -redis redis://host:port/db")
+	case c.budgets != budgetsRedis && c.redisURL != "":
+		return fmt.Errorf("-redis is for -budgets redis, not %s", c.budgets)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"net/http"
@@ -232,5 +233,35 @@ func TestLimitsOverHTTP(t *testing.T) {
 	}
 	if s, sub := string(body), "project_runs_per_minute"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
+	}
+}
+
+// TestBudgetFlags: -budgets picks where budgets are counted, -redis alone
+// means Redis, and a choice that cannot work is refused naming the flag.
+func TestBudgetFlags(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, budgetsMemory},
+		{[]string{"-budgets", "store"}, budgetsStore},
+		{[]string{"-redis", "redis://127.0.0.1:6379/0"}, budgetsRedis},
+		{[]string{"-budgets", "redis", "-redis", "redis://127.0.0.1:6379/0", "-budgets-fail-open"}, budgetsRedis},
+	} {
+		cfg, err := parseFlags(c.args, getenv, io.Discard)
+		require.NoError(t, err, "%q", c.args)
+		require.Equal(t, c.want, cfg.budgets, "%q", c.args)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-budgets", "disk"}, `-budgets must be memory, store or redis, got "disk"`},
+		{[]string{"-budgets", "redis"}, "-budgets redis needs -redis"},
+		{[]string{"-budgets", "store", "-redis", "redis://x"}, "-redis is for -budgets redis, not store"},
+	} {
+		_, err := parseFlags(c.args, getenv, io.Discard)
+		require.ErrorContains(t, err, c.want, "%q", c.args)
 	}
 }

@@ -13,8 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/budget"
+	"github.com/endpointkit/endpointkit/endpoint/budget/redisbudget"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -130,7 +133,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	handler, err := newHandler(cfg, svc, keys, b.store.Keys(), registry, logger)
+	counter, closeCounter, err := openBudgets(cfg, b, registry, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closeCounter()
+	handler, err := newHandler(cfg, svc, keys, b.store.Keys(), counter, registry, logger)
 	if err != nil {
 		return err
 	}
@@ -232,12 +241,14 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 // limits of cfg, the editor page, and the metrics of registry behind the
 // metrics key, unless they have an address of their own. The stored API
 // keys (POST .../keys/ with an -api-key key) are kept in keyStore.
-func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keyStore driver.KeyStore, registry *prometheus.Registry, logger *slog.Logger) (http.Handler, error) {
-	limiter, err := limit.New(cfg.limits)
+func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keyStore driver.KeyStore, counter budget.Counter, registry *prometheus.Registry, logger *slog.Logger) (http.Handler, error) {
+	limits := cfg.limits
+	limits.Counter, limits.Logger = counter, logger
+	limiter, err := limit.New(limits)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := endpoint.NewKeys(endpoint.KeysConfig{Store: keyStore, Logger: logger})
+	stored, err := endpoint.NewKeys(endpoint.KeysConfig{Store: keyStore, Logger: logger, Counter: counter})
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +268,37 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 		return site, nil
 	}
 	return withMetrics(site, cfg, registry), nil
+}
+
+// openBudgets returns the counter of every run budget (keys', projects',
+// embed tokens') that -budgets names, guarded as -budgets-fail-open says,
+// its failures counted in registry, and the function that closes it.
+func openBudgets(cfg config, b *backend, registry *prometheus.Registry, logger *slog.Logger) (budget.Counter, func(), error) {
+	var c budget.Counter
+	closer := func() {}
+	switch cfg.budgets {
+	case budgetsStore:
+		c = b.store.Counter().WithLogger(logger)
+	case budgetsRedis:
+		opts, err := redis.ParseURL(cfg.redisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-redis: %w", err)
+		}
+		rdb := redis.NewClient(opts)
+		c, closer = redisbudget.New(rdb, ""), func() { _ = rdb.Close() }
+	default:
+		c = budget.NewMemory(budget.MemoryConfig{})
+	}
+	g := budget.NewGuard(c, budget.GuardConfig{FailOpen: cfg.budgetsFailOpen, Logger: logger})
+	err := registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "endpointkit_budget_counter_failures_total",
+		Help: "Runs whose budget could not be counted because the budget store failed (refused, or admitted with -budgets-fail-open).",
+	}, func() float64 { return float64(g.Failures()) }))
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return g, closer, nil
 }
 
 // serveUntilDone waits for srv to fail or ctx to be done, then shuts srv

@@ -257,7 +257,9 @@ func TestInsightDebugAndExecutorErrors(t *testing.T) {
 		t.Fatalf("negative timings: %+v", res.Debug)
 	}
 
-	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+	failing := &errExecutor{}
+	failing.saved.Store(true) // an insight's save runs no query
+	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = failing })
 	bad.create(t, "trends", insightQuery(t, trendsByBrowser))
 	_, err = bad.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
 	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,9 +340,15 @@ func TestRunArgs(t *testing.T) {
 type errExecutor struct {
 	fixedExecutor
 	wait bool
+	// saved: the endpoints were created, the queries from now on fail (a
+	// save checks its query with the engine, which must answer then).
+	saved atomic.Bool
 }
 
 func (x *errExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if !x.saved.Load() {
+		return &driver.Result{}, nil
+	}
 	if x.wait {
 		<-ctx.Done()
 		return nil, fmt.Errorf("driver: interrupted: %w", ctx.Err())
@@ -352,8 +359,10 @@ func (x *errExecutor) Query(ctx context.Context, st driver.Statement, b driver.B
 func TestRunExecutionErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("executor failure", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+		x := &errExecutor{}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
 		if !errors.Is(err, endpoint.ErrExecution) {
@@ -362,15 +371,16 @@ func TestRunExecutionErrors(t *testing.T) {
 	})
 	t.Run("SQLite error", func(t *testing.T) {
 		// The query's own mistake is its author's to read (see
-		// TestQueryErrorsAreTheAuthors).
+		// TestQueryErrorsAreTheAuthors), refused when it is saved.
 		e := newEnv(t)
-		e.create(t, "ep", e.query("SELECT * FROM no_such_table"))
-		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
-		wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryError, "The database refused the query: no such table: no_such_table", "")
+		_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: e.query("SELECT * FROM no_such_table")})
+		wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryError, "The database refused the query: no such table: no_such_table (line 1, column 15).", "query.query")
 	})
 	t.Run("timeout", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = &errExecutor{wait: true}, 20*time.Millisecond })
+		x := &errExecutor{wait: true}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = x, 20*time.Millisecond })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 		if !errors.Is(err, endpoint.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
@@ -381,16 +391,20 @@ func TestRunExecutionErrors(t *testing.T) {
 		}
 	})
 	t.Run("caller deadline", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{wait: true} })
+		x := &errExecutor{wait: true}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		_, err := e.svc.Run(dctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out", "")
 	})
 	t.Run("no last_executed_at on failure", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+		x := &errExecutor{}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		if got, _ := e.svc.Get(ctx, "1", "ep"); got.LastExecutedAt != nil {
 			t.Fatalf("a failed run was recorded at %v", got.LastExecutedAt)

@@ -457,6 +457,9 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	if err != nil {
 		return Endpoint{}, err
 	}
+	if _, err := s.checkQuery(ctx, project, c); err != nil {
+		return Endpoint{}, err
+	}
 	now := s.now()
 	e := driver.Endpoint{
 		ID:                   uuid.NewString(),
@@ -600,6 +603,9 @@ func (s *Service) applyQuery(ctx context.Context, project string, cur, next *dri
 			return nil, nil, err
 		}
 		if !sameQuery(c.query, cur.Query) {
+			if _, err := s.checkQuery(ctx, project, c); err != nil {
+				return nil, nil, err
+			}
 			next.Query = c.query
 			next.CurrentVersion = cur.CurrentVersion + 1
 			next.VersionsCount = cur.VersionsCount + 1

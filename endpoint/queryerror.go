@@ -146,13 +146,18 @@ func (s *Service) explainFault(ctx context.Context, sc *scope.Scope, sql string,
 	switch kind {
 	case faultSyntax:
 		near := strings.TrimSpace(wrapperTail.ReplaceAllString(name, ""))
-		where := "at the end of the query"
-		if near != "" {
+		var where string
+		switch off, ok := locateText(sql, near); {
+		case near == "" || (near == ")" && balanced(lx, sql)):
+			// The engine read past the query, into the parenthesis the
+			// paging wrapper closes it with: the query ended too soon.
+			out.Line, out.Column = position(sql, len(strings.TrimRight(sql, " \t\r\n;")))
+			where = fmt.Sprintf("at the end of the query (line %d, column %d)", out.Line, out.Column)
+		case ok:
+			out.Line, out.Column = position(sql, off)
+			where = fmt.Sprintf("at line %d, column %d, near '%s'", out.Line, out.Column, cut(firstLine(near)))
+		default:
 			where = fmt.Sprintf("near '%s'", cut(firstLine(near)))
-			if off, ok := locateText(sql, near); ok {
-				out.Line, out.Column = position(sql, off)
-				where = fmt.Sprintf("at line %d, column %d, near '%s'", out.Line, out.Column, cut(firstLine(near)))
-			}
 		}
 		out.Detail = "The database refused the query: syntax error " + where + "."
 	case faultColumn, faultTable:
@@ -340,9 +345,14 @@ func locateName(lx engine.Lexical, sql, name, bare string) (int, bool) {
 
 // locateText returns the offset in sql where near, the text an engine says
 // its syntax error is at, starts: where its longest prefix that sql holds
-// exactly once is, trying whole tokens' worth of it.
+// exactly once is (the text after it may be the scope's rewrite).
 func locateText(sql, near string) (int, bool) {
-	for n := len(near); n > 0; n-- {
+	if near == "" {
+		return 0, false
+	}
+	// A prefix shorter than that could be found by chance.
+	shortest := min(len(near), 6)
+	for n := len(near); n >= shortest; n-- {
 		if n < len(near) && !utf8.RuneStart(near[n]) {
 			continue
 		}
@@ -355,6 +365,25 @@ func locateText(sql, near string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// balanced reports whether the parentheses of sql close as they open: a
+// syntax error an engine places at a ')' of such a text is at the ')' the
+// paging wrapper closes the query with (PostgreSQL says "at or near ")""
+// of a query that ends too soon).
+func balanced(lx engine.Lexical, sql string) bool {
+	depth := 0
+	for _, t := range significant(lx, sql) {
+		switch t.Text(sql) {
+		case "(":
+			depth++
+		case ")":
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }
 
 // significant are the tokens of sql but its comments.

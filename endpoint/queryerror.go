@@ -147,17 +147,22 @@ func (s *Service) explainFault(ctx context.Context, sc *scope.Scope, sql string,
 	case faultSyntax:
 		near := strings.TrimSpace(wrapperTail.ReplaceAllString(name, ""))
 		var where string
-		switch off, ok := locateText(sql, near); {
+		switch off, n, ok := locateText(sql, near); {
 		case near == "" || (near == ")" && balanced(lx, sql)):
 			// The engine read past the query, into the parenthesis the
 			// paging wrapper closes it with: the query ended too soon.
 			out.Line, out.Column = position(sql, len(strings.TrimRight(sql, " \t\r\n;")))
 			where = fmt.Sprintf("at the end of the query (line %d, column %d)", out.Line, out.Column)
 		case ok:
+			// Only what the user wrote is quoted: past it, the engine's
+			// text is the scope's rewrite of the query.
 			out.Line, out.Column = position(sql, off)
-			where = fmt.Sprintf("at line %d, column %d, near '%s'", out.Line, out.Column, cut(firstLine(near)))
+			where = fmt.Sprintf("at line %d, column %d, near '%s'", out.Line, out.Column, cut(firstLine(strings.TrimSpace(sql[off:off+n]))))
+		case len(near) <= maxNear:
+			// A token (SQLite, PostgreSQL) the query holds more than once.
+			where = fmt.Sprintf("near '%s'", near)
 		default:
-			where = fmt.Sprintf("near '%s'", cut(firstLine(near)))
+			where = "somewhere the engine does not say"
 		}
 		out.Detail = "The database refused the query: syntax error " + where + "."
 	case faultColumn, faultTable:
@@ -343,14 +348,19 @@ func locateName(lx engine.Lexical, sql, name, bare string) (int, bool) {
 	return 0, false
 }
 
+// maxNear is the longest text of an engine's syntax error quoted when it
+// cannot be found in the query: a token, never a piece of the rewrite.
+const maxNear = 20
+
 // locateText returns the offset in sql where near, the text an engine says
-// its syntax error is at, starts: where its longest prefix that sql holds
-// exactly once is (the text after it may be the scope's rewrite).
-func locateText(sql, near string) (int, bool) {
+// its syntax error is at, starts, and how much of near is there: its
+// longest prefix that sql holds exactly once (past it, near may be the
+// scope's rewrite), of 6 bytes at least (a shorter one could be found by
+// chance).
+func locateText(sql, near string) (off, n int, ok bool) {
 	if near == "" {
-		return 0, false
+		return 0, 0, false
 	}
-	// A prefix shorter than that could be found by chance.
 	shortest := min(len(near), 6)
 	for n := len(near); n >= shortest; n-- {
 		if n < len(near) && !utf8.RuneStart(near[n]) {
@@ -359,12 +369,12 @@ func locateText(sql, near string) (int, bool) {
 		p := near[:n]
 		if i := strings.Index(sql, p); i >= 0 {
 			if strings.Count(sql, p) != 1 {
-				return 0, false
+				return 0, 0, false
 			}
-			return i, true
+			return i, n, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // balanced reports whether the parentheses of sql close as they open: a

@@ -121,25 +121,25 @@ func TestRunErrors(t *testing.T) {
 		attr           string
 	}{
 		{"all missing, sorted; the default does not fill in", "two", endpoint.RunRequest{},
-			400, "required_variable_missing", "Required variable(s) 'country', 'min_amount' not provided", "variables"},
+			400, "required_variable_missing", "Required variable(s) 'country', 'min_amount' not provided", "variables.country"},
 		{"one missing", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US"}},
-			400, "required_variable_missing", "Required variable(s) 'min_amount' not provided", "variables"},
+			400, "required_variable_missing", "Required variable(s) 'min_amount' not provided", "variables.min_amount"},
 		{"unknown, sorted", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": 1, "zz": 1, "aa": 2}},
-			400, "unknown_variable", "Unknown variable(s): aa, zz", "variables"},
+			400, "unknown_variable", "Unknown variable(s): aa, zz", "variables.aa"},
 		{"unknown before missing", "two", endpoint.RunRequest{Variables: map[string]any{"contry": "US"}},
-			400, "unknown_variable", "Unknown variable(s): contry", "variables"},
+			400, "unknown_variable", "Unknown variable(s): contry", "variables.contry"},
 		{"a page bound is no variable", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": 1, "endpoint_limit": 5}},
-			400, "unknown_variable", "Unknown variable(s): endpoint_limit", "variables"},
+			400, "unknown_variable", "Unknown variable(s): endpoint_limit", "variables.endpoint_limit"},
 		{"bad number", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": "12abc"}},
-			400, "invalid_variable_value", `Invalid value for variable 'min_amount': expected Number, got "12abc": not a number`, "variables"},
+			400, "invalid_variable_value", `Invalid value for variable 'min_amount': expected Number, got "12abc": not a number`, "variables.min_amount"},
 		{"null", "two", endpoint.RunRequest{Variables: map[string]any{"country": nil, "min_amount": 1}},
-			400, "invalid_variable_value", `Invalid value for variable 'country': expected String, got null: null is not a value`, "variables"},
+			400, "invalid_variable_value", `Invalid value for variable 'country': expected String, got null: null is not a value`, "variables.country"},
 		{"bad date", "dates", endpoint.RunRequest{Variables: map[string]any{"from": "2025-02-30"}},
-			400, "invalid_variable_value", "", "variables"},
+			400, "invalid_variable_value", "", "variables.from"},
 		{"list value not an option", "plans", endpoint.RunRequest{Variables: map[string]any{"plans": []any{"gold"}}},
-			400, "invalid_variable_value", "", "variables"},
+			400, "invalid_variable_value", "", "variables.plans"},
 		{"empty list", "plans", endpoint.RunRequest{Variables: map[string]any{"plans": []any{}}},
-			400, "invalid_variable_value", "", "variables"},
+			400, "invalid_variable_value", "", "variables.plans"},
 		{"version not found", "two", endpoint.RunRequest{Version: intp(7)},
 			404, "not_found", "Version 7 not found for endpoint 'two'", ""},
 		{"version zero", "two", endpoint.RunRequest{Version: intp(0)},
@@ -262,7 +262,7 @@ func TestRunVersions(t *testing.T) {
 		t.Fatalf("current version: %+v, %v", res, err)
 	}
 	_, err = run(e, "ep", map[string]any{"country": "US"})
-	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): country", "variables")
+	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): country", "variables.country")
 
 	one := 1
 	res, err = e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{Version: &one, Variables: map[string]any{"country": "US"}})
@@ -270,7 +270,7 @@ func TestRunVersions(t *testing.T) {
 		t.Fatalf("version 1: %+v, %v", res, err)
 	}
 	_, err = e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{Version: &one, Variables: map[string]any{"min_amount": 20}})
-	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): min_amount", "variables")
+	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): min_amount", "variables.min_amount")
 }
 
 func TestRunDebug(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
@@ -44,6 +45,12 @@ var checkEngines = []checkEngine{
 // events (scoped by project_id) and lets queries name any other table.
 func checkService(t testing.TB, e checkEngine) *endpoint.Service {
 	t.Helper()
+	return checkServiceOn(t, e, func(x driver.Executor) driver.Executor { return x })
+}
+
+// checkServiceOn is checkService whose executor is wrap's of e's.
+func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driver.Executor) *endpoint.Service {
+	t.Helper()
 	if e.env != "" {
 		testdb.Require(t, e.env)
 	}
@@ -58,7 +65,7 @@ func checkService(t testing.TB, e checkEngine) *endpoint.Service {
 	require.NoError(t, err)
 	x := sqlexec.New(db, e.eng)
 	t.Cleanup(func() { x.Close() })
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: wrap(x), Access: policy})
 	require.NoError(t, err)
 	return svc
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"regexp"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -16,6 +18,12 @@ import (
 // analyzes it), so a query it cannot run is refused here, before anything
 // is saved. It returns the columns and types the engine described (nil
 // for an insight query, whose SQL the library writes).
+//
+// A refusal of the engine about the query's text (a name, a type, its
+// syntax) is a 400 query_error (explainFault words it). One about a value
+// (a division by zero or a text that does not parse as a date, which an
+// engine meets when it folds constants, the check's values among them) is
+// not: the query is saved, and the run that meets the value answers it.
 //
 // A refusal of the engine is a 400 query_error (explainFault words it). A
 // failure of the database that says nothing of the query (it could not be
@@ -37,6 +45,16 @@ func (s *Service) checkQuery(ctx context.Context, project string, c *compiled) (
 	}
 	switch e.Code {
 	case CodeQueryError:
+		var qe *driver.QueryError
+		if errors.As(err, &qe) && valueFault(qe.Message) {
+			// The engine resolved every name and type and then failed on
+			// a value (a constant it folded, with the values the check
+			// binds): a run, with its own values, may not. The query is
+			// saved, as it was before the check; said in the log.
+			slog.WarnContext(ctx, "endpoint: the check of a query at save failed on a value; saved anyway",
+				"project", project, "error", qe.Message)
+			return nil, nil
+		}
 		return nil, s.explainFault(ctx, c.scope, c.query.SQL, err)
 	case CodeTimeout:
 		out := *e
@@ -56,3 +74,12 @@ func (s *Service) checkQuery(ctx context.Context, project string, c *compiled) (
 	}
 	return nil, err
 }
+
+// valueFaultWords match the engines' messages about a value rather than
+// the query's text: PostgreSQL's SQLSTATE class 22 (division by zero,
+// invalid input syntax for a type, out of range), ClickHouse's parse and
+// division errors, MySQL's incorrect values.
+var valueFaultWords = regexp.MustCompile(`(?i)division by zero|cannot parse|invalid input syntax for|out of range|incorrect \w+ value|value too long`)
+
+// valueFault reports whether an engine's message is about a value.
+func valueFault(msg string) bool { return valueFaultWords.MatchString(msg) }

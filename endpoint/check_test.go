@@ -166,3 +166,20 @@ func TestAnalyzerSyntaxError(t *testing.T) {
 	assert.Contains(t, ee.Detail, "Syntax error at line 1, column 16: unexpected FROM")
 	assert.Equal(t, [2]int{1, 16}, [2]int{ee.Line, ee.Column})
 }
+
+// TestValueFaultsAreNotRefusedAtSave: a query the engine fails on a value
+// it folded at the check (PostgreSQL divides the constant 1 by 0 while it
+// plans) is saved, as before the check; its runs answer the fault. A
+// variable's value at the check divides by nothing: a Number is bound to
+// 1, not 0.
+func TestValueFaultsAreNotRefusedAtSave(t *testing.T) {
+	svc := checkService(t, checkEngines[1])
+	ctx := context.Background()
+	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "zero", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1/0 AS x FROM events"}})
+	require.NoError(t, err)
+	_, err = svc.Run(ctx, "1", "zero", endpoint.RunRequest{})
+	var ee *endpoint.Error
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, endpoint.CodeQueryError, ee.Code)
+	assert.Contains(t, ee.Detail, "division by zero")
+}

@@ -50,8 +50,8 @@ func TestReadFault(t *testing.T) {
 func TestCleanMessage(t *testing.T) {
 	for msg, want := range map[string]string{
 		"no such column: evnt": "no such column: evnt",
-		"You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near ') AS endpoint_q LIMIT ? OFFSET ?' at line 3": "syntax error near ''",
-		"Syntax error: failed at position 48 ()) (line 3, col 1): ) AS endpoint_q LIMIT {p1:Int64} OFFSET {p2:Int64} SETTINGS max_execution_time = 30, readonly = 1. Expected one of: x":       "syntax error near ''",
+		"You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near ') AS endpoint_q LIMIT ? OFFSET ?' at line 3": "syntax error at the end of the query",
+		"Syntax error: failed at position 48 ()) (line 3, col 1): ) AS endpoint_q LIMIT {p1:Int64} OFFSET {p2:Int64} SETTINGS max_execution_time = 30, readonly = 1. Expected one of: x":       "syntax error at the end of the query",
 	} {
 		assert.Equal(t, want, cleanMessage(msg), msg)
 	}

@@ -57,11 +57,17 @@ var wrapperTail = regexp.MustCompile(`(?s)\s*\)\s*AS\s+endpoint_q\b.*$|(?s)\s*SE
 // author's: the statement the Service wrapped around the query, which
 // MySQL and ClickHouse quote in syntax errors.
 func cleanMessage(msg string) string {
+	near, syntax := "", false
 	if m := mysqlSyntax.FindStringSubmatch(msg); m != nil {
-		return "syntax error near '" + wrapperTail.ReplaceAllString(m[1], "") + "'"
+		near, syntax = m[1], true
+	} else if m := chSyntax.FindStringSubmatch(msg); m != nil {
+		near, syntax = m[2], true
 	}
-	if m := chSyntax.FindStringSubmatch(msg); m != nil {
-		return "syntax error near '" + wrapperTail.ReplaceAllString(m[2], "") + "'"
+	if syntax {
+		if near = strings.TrimSpace(wrapperTail.ReplaceAllString(near, "")); near == "" {
+			return "syntax error at the end of the query"
+		}
+		return "syntax error near '" + cut(firstLine(near)) + "'"
 	}
 	return strings.TrimSpace(wrapperTail.ReplaceAllString(msg, ""))
 }

@@ -31,7 +31,7 @@ func argFault(err error, st scope.Statement, c *compiled, values map[string]any)
 		if !holds(values[v.CodeName], arg) {
 			continue
 		}
-		e := invalidf(CodeInvalidVariableValue, "variables",
+		e := invalidf(CodeInvalidVariableValue, variableAttr(v.CodeName),
 			"Invalid value for variable '%s': the database cannot hold %v as the type it compares it with (%s); cast the expression in the query to a wider type (for example ::bigint or ::float8)",
 			v.CodeName, arg, typ)
 		e.Variable, e.Type, e.Value = v.CodeName, string(v.Type), fmt.Sprint(arg)

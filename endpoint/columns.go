@@ -108,16 +108,13 @@ type shapeSlot struct{ p atomic.Pointer[shape] }
 func (s *Service) engineName() string { return s.cfg.Executor.Engine().Name() }
 
 // recordColumns sets the columns and types of v, a SQL version about to
-// be saved, as the engine describes c (Service.describe, a run with LIMIT
-// 0 that reads no row), and keeps them with c for its runs. A description
-// the engine fails leaves them unset: the version is described again at
+// be saved, to res, the engine's description of c made by the check at
+// save (checkQuery, a run with LIMIT 0 that reads no row), and keeps them
+// with c for its runs. A nil res (an insight, or a check that the engine
+// failed on a value) leaves them unset: the version is described again at
 // its first run (see versionShape).
-func (s *Service) recordColumns(ctx context.Context, e *driver.Endpoint, c *compiled, v *driver.Version) {
-	if c == nil || c.insight != nil {
-		return
-	}
-	res, err := s.describe(ctx, e, c)
-	if err != nil {
+func (s *Service) recordColumns(c *compiled, v *driver.Version, res *driver.Result) {
+	if c == nil || c.insight != nil || res == nil {
 		return
 	}
 	v.Columns, v.Types = nonNil(res.Columns), nonNil(res.Types)

@@ -84,7 +84,7 @@ func (s *Service) compileSQL(ctx context.Context, project string, q driver.Query
 	}
 	text, scoped, err := sc.Compile(q.SQL)
 	if err != nil {
-		return nil, scopeError(err)
+		return nil, s.refusal(ctx, project, err)
 	}
 	refs, ids, err := normalizeRefs(q.Variables)
 	if err != nil {

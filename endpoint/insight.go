@@ -190,9 +190,15 @@ func insightRunError(err error) *Error {
 	)
 	switch {
 	case errors.As(err, &uv):
-		return withCause(invalidf(CodeUnknownVariable, "variables", "%s", uv.Error()), err)
+		attr := "variables"
+		if len(uv.Keys) > 0 {
+			attr = variableAttr(uv.Keys[0])
+		}
+		return withCause(invalidf(CodeUnknownVariable, attr, "%s", uv.Error()), err)
 	case errors.As(err, &ve):
-		return withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", ve.Error()), err)
+		e := invalidf(CodeInvalidVariableValue, variableAttr(ve.Variable), "%s", ve.Error())
+		e.Variable = ve.Variable
+		return withCause(e, err)
 	case errors.As(err, &ie):
 		return withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid date range for this run: %s", ie.Reason), err)
 	}

@@ -216,13 +216,13 @@ func TestInsightRunErrors(t *testing.T) {
 		code, detail, attr string
 	}{
 		{"unknown", endpoint.RunRequest{Variables: map[string]any{"country": "US", "browser": "x", "$browser": "Chrome"}},
-			"unknown_variable", "Unknown variable(s): browser, country", "variables"},
+			"unknown_variable", "Unknown variable(s): browser, country", "variables.browser"},
 		{"bad date", endpoint.RunRequest{Variables: map[string]any{"date_from": "yesterday"}},
-			"invalid_variable_value", `Variable 'date_from' must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got "yesterday"`, "variables"},
+			"invalid_variable_value", `Variable 'date_from' must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got "yesterday"`, "variables.date_from"},
 		{"bad date type", endpoint.RunRequest{Variables: map[string]any{"date_to": 20250501}},
-			"invalid_variable_value", `Variable 'date_to' must be a string: YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got 20250501`, "variables"},
+			"invalid_variable_value", `Variable 'date_to' must be a string: YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got 20250501`, "variables.date_to"},
 		{"bad breakdown", endpoint.RunRequest{Variables: map[string]any{"$browser": []any{"Chrome"}}},
-			"invalid_variable_value", `Variable '$browser' must be a string (a value of the breakdown property), got ["Chrome"]`, "variables"},
+			"invalid_variable_value", `Variable '$browser' must be a string (a value of the breakdown property), got ["Chrome"]`, "variables.$browser"},
 		{"inverted range", endpoint.RunRequest{Variables: map[string]any{"date_from": "2025-05-20", "date_to": "2025-05-10"}},
 			"invalid_variable_value", "", "variables"},
 		{"limit", endpoint.RunRequest{Limit: &ten},
@@ -257,7 +257,9 @@ func TestInsightDebugAndExecutorErrors(t *testing.T) {
 		t.Fatalf("negative timings: %+v", res.Debug)
 	}
 
-	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+	failing := &errExecutor{}
+	failing.saved.Store(true) // an insight's save runs no query
+	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = failing })
 	bad.create(t, "trends", insightQuery(t, trendsByBrowser))
 	_, err = bad.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
 	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")

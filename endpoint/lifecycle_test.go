@@ -73,7 +73,7 @@ func TestLifecycleEndpoint(t *testing.T) {
 	sameInsight(t, "materialized", insightResult(t, got), inline)
 
 	_, err := e.svc.Run(ctx, "1", "lifecycle", endpoint.RunRequest{Variables: map[string]any{"date_from": "2025-05-10"}})
-	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_from", "variables")
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_from", "variables.date_from")
 	_, err = e.svc.Run(ctx, "1", "inline", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome"}})
-	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): $browser", "variables")
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): $browser", "variables.$browser")
 }

@@ -67,11 +67,11 @@ func TestMaterializedInsight(t *testing.T) {
 	}
 
 	_, err := e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome", "country": "US", "date_from": "2025-05-10"}})
-	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_from", "variables")
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_from", "variables.date_from")
 	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"country": "US"}})
-	wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) '$browser' not provided", "variables")
+	wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) '$browser' not provided", "variables.$browser")
 	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{}})
-	wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) '$browser', 'country' not provided", "variables")
+	wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) '$browser', 'country' not provided", "variables.$browser")
 
 	// Listed as optional, an omitted breakdown returns all its series.
 	opt := []string{"country"}
@@ -95,7 +95,7 @@ func TestMaterializedInsight(t *testing.T) {
 		t.Fatal("a stale insight table served")
 	}
 	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome", "date_to": "2025-05-10"}})
-	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_to", "variables")
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_to", "variables.date_to")
 	if runs < 28 {
 		t.Fatalf("%d runs", runs)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -79,7 +78,7 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *driver.Endpoint, 
 	var ve *materialize.ValueError
 	switch {
 	case errors.As(err, &ve):
-		return nil, nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid value for variable '%s': %s", ve.Variable, ve.Detail), err)
+		return nil, nil, withCause(invalidf(CodeInvalidVariableValue, variableAttr(ve.Variable), "Invalid value for variable '%s': %s", ve.Variable, ve.Detail), err)
 	case err != nil:
 		return nil, s.readFailed(ep, err), nil
 	}
@@ -149,16 +148,16 @@ func checkMaterializedInsightVars(ep *driver.Endpoint, c *compiled, given map[st
 		}
 	}
 	if len(unknown) > 0 {
-		return invalidf(CodeUnknownVariable, "variables", "Unknown variable(s): %s", joinSorted(unknown))
+		return unknownVariables(unknown)
 	}
 	var missing []string
 	for _, p := range props {
 		if _, ok := given[p]; !ok && !slices.Contains(ep.OptionalBreakdowns, p) {
-			missing = append(missing, "'"+p+"'")
+			missing = append(missing, p)
 		}
 	}
 	if len(missing) > 0 {
-		return invalidf(CodeRequiredVariableMissing, "variables", "Required variable(s) %s not provided", strings.Join(missing, ", "))
+		return missingVariables(missing)
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func TestMaterializedRequiresEveryVariable(t *testing.T) {
 			e.materialize(t, "daily")
 		}
 		_, err := e.svc.Run(context.Background(), "1", "daily", endpoint.RunRequest{Variables: map[string]any{"country": "US"}})
-		wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) 'from', 'to' not provided", "variables")
+		wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) 'from', 'to' not provided", "variables.from")
 		_, err = e.svc.Run(context.Background(), "1", "daily", endpoint.RunRequest{Variables: map[string]any{"country": "US", "from": "2025-05-01", "to": "someday"}})
 		if asError(t, err).Code != endpoint.CodeInvalidVariableValue {
 			t.Fatalf("bad date: %v", err)

@@ -68,15 +68,54 @@ func isPlaceholderError(err error) bool {
 }
 
 // accessError words a refusal of package access as a 400 naming what was
-// refused; a fault of the host's rules is a 502.
+// refused and where (Line, Column); a fault of the host's rules is a 502.
+// A query the analyzer cannot read is a syntax error (query_error); a
+// table, catalog or function the project may not read, or a text engines
+// read differently, is query_not_allowed. The words are the user's: no
+// package prefix (access.Error's text has one, for Go callers).
 func accessError(err error) *Error {
 	var ae *access.Error
 	if !errors.As(err, &ae) {
 		return withCause(NewError(ErrExecution, CodeExecutionFailed, "", "the access policy is invalid"), err)
 	}
-	e := invalidf(CodeQueryNotAllowed, "query", "Query not allowed: %s", ae.Error())
+	var e *Error
+	switch ae.Reason {
+	case access.ReasonUnsupported:
+		e = invalidf(CodeQueryError, "query.query", "Syntax error at line %d, column %d: %s.", ae.Line, ae.Column, ae.Detail)
+	case access.ReasonTable:
+		e = invalidf(CodeQueryNotAllowed, "query.query", "Table '%s' at line %d, column %d does not exist or cannot be read by this project's endpoints.", ae.Table, ae.Line, ae.Column)
+	default:
+		e = invalidf(CodeQueryNotAllowed, "query.query", "Query not allowed at line %d, column %d: %s.", ae.Line, ae.Column, ae.Detail)
+	}
 	e.Table = ae.Table
+	e.Line, e.Column = ae.Line, ae.Column
 	return withCause(e, err)
+}
+
+// refusal is scopeError of err, a failure to scope a query of project,
+// with the hint a refused table needs: the tables the project's endpoints
+// can read, or those nearest to the name refused.
+func (s *Service) refusal(ctx context.Context, project string, err error) *Error {
+	e := scopeError(err)
+	var ae *access.Error
+	if !errors.As(err, &ae) || ae.Reason != access.ReasonTable {
+		return e
+	}
+	tables := s.listedTables(ctx, project)
+	if len(tables) == 0 {
+		e.Detail += " This project's endpoints can read no table."
+		return e
+	}
+	e.Detail += " " + upperFirst(suggest(lastPart(ae.Table), tables, "tables that can be read"))
+	return e
+}
+
+// upperFirst is s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // checkReserved refuses a placeholder the Service binds itself.

@@ -152,6 +152,7 @@ func (s *Service) RunQuery(ctx context.Context, project string, req QueryRequest
 		var values map[string]any
 		if values, err = c.bind(given, now, 3); err == nil {
 			res, err = s.runSQL(ctx, ep, c, values, opts, now)
+			err = s.explainFault(ctx, c.scope, c.query.SQL, err)
 		}
 		err = c.pointAtValue(err)
 	}

@@ -393,7 +393,7 @@ func TestQueryInsight(t *testing.T) {
 	}
 
 	_, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: map[string]any{"$os": "Mac"}})
-	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): $os", "variables")
+	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): $os", "variables.$os")
 	_, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Limit: ref(3)})
 	wantError(t, err, 400, "invalid_input", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.", "limit")
 

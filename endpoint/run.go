@@ -460,16 +460,16 @@ func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[str
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, invalidf(CodeUnknownVariable, "variables", "Unknown variable(s): %s", joinSorted(unknown))
+		return nil, unknownVariables(unknown)
 	}
 	if len(given) < len(c.vars) {
 		var missing []string
 		for _, v := range c.vars {
 			if _, ok := given[v.CodeName]; !ok {
-				missing = append(missing, "'"+v.CodeName+"'")
+				missing = append(missing, v.CodeName)
 			}
 		}
-		return nil, invalidf(CodeRequiredVariableMissing, "variables", "Required variable(s) %s not provided", strings.Join(missing, ", "))
+		return nil, missingVariables(missing)
 	}
 	values := make(map[string]any, len(c.vars)+extra)
 	for i := range c.vars {
@@ -486,7 +486,7 @@ func (c *compiled) bind(given map[string]any, now time.Time, extra int) (map[str
 // valueError words a rejected value: its message names the variable, the
 // type expected and the value received.
 func valueError(v *variable.Variable, err error) *Error {
-	e := invalidf(CodeInvalidVariableValue, "variables", "%s", cut(err.Error()))
+	e := invalidf(CodeInvalidVariableValue, variableAttr(v.CodeName), "%s", cut(err.Error()))
 	e.Variable, e.Type = v.CodeName, string(v.Type)
 	var ve *variable.ValueError
 	if errors.As(err, &ve) {
@@ -570,3 +570,24 @@ func nonNil(s []string) []string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// variableAttr is the attr of an error about the run's variable name: the
+// key of the request's "variables" that is at fault.
+func variableAttr(name string) string { return "variables." + name }
+
+// unknownVariables is the 400 of a run given keys that are not variables
+// of its endpoint, sorted; attr names the first.
+func unknownVariables(keys []string) *Error {
+	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
+	return invalidf(CodeUnknownVariable, variableAttr(keys[0]), "Unknown variable(s): %s", strings.Join(keys, ", "))
+}
+
+// missingVariables is the 400 of a run that lacks the variables names, in
+// the endpoint's order; attr names the first.
+func missingVariables(names []string) *Error {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "'" + n + "'"
+	}
+	return invalidf(CodeRequiredVariableMissing, variableAttr(names[0]), "Required variable(s) %s not provided", strings.Join(quoted, ", "))
+}

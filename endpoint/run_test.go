@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,25 +121,25 @@ func TestRunErrors(t *testing.T) {
 		attr           string
 	}{
 		{"all missing, sorted; the default does not fill in", "two", endpoint.RunRequest{},
-			400, "required_variable_missing", "Required variable(s) 'country', 'min_amount' not provided", "variables"},
+			400, "required_variable_missing", "Required variable(s) 'country', 'min_amount' not provided", "variables.country"},
 		{"one missing", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US"}},
-			400, "required_variable_missing", "Required variable(s) 'min_amount' not provided", "variables"},
+			400, "required_variable_missing", "Required variable(s) 'min_amount' not provided", "variables.min_amount"},
 		{"unknown, sorted", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": 1, "zz": 1, "aa": 2}},
-			400, "unknown_variable", "Unknown variable(s): aa, zz", "variables"},
+			400, "unknown_variable", "Unknown variable(s): aa, zz", "variables.aa"},
 		{"unknown before missing", "two", endpoint.RunRequest{Variables: map[string]any{"contry": "US"}},
-			400, "unknown_variable", "Unknown variable(s): contry", "variables"},
+			400, "unknown_variable", "Unknown variable(s): contry", "variables.contry"},
 		{"a page bound is no variable", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": 1, "endpoint_limit": 5}},
-			400, "unknown_variable", "Unknown variable(s): endpoint_limit", "variables"},
+			400, "unknown_variable", "Unknown variable(s): endpoint_limit", "variables.endpoint_limit"},
 		{"bad number", "two", endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": "12abc"}},
-			400, "invalid_variable_value", `Invalid value for variable 'min_amount': expected Number, got "12abc": not a number`, "variables"},
+			400, "invalid_variable_value", `Invalid value for variable 'min_amount': expected Number, got "12abc": not a number`, "variables.min_amount"},
 		{"null", "two", endpoint.RunRequest{Variables: map[string]any{"country": nil, "min_amount": 1}},
-			400, "invalid_variable_value", `Invalid value for variable 'country': expected String, got null: null is not a value`, "variables"},
+			400, "invalid_variable_value", `Invalid value for variable 'country': expected String, got null: null is not a value`, "variables.country"},
 		{"bad date", "dates", endpoint.RunRequest{Variables: map[string]any{"from": "2025-02-30"}},
-			400, "invalid_variable_value", "", "variables"},
+			400, "invalid_variable_value", "", "variables.from"},
 		{"list value not an option", "plans", endpoint.RunRequest{Variables: map[string]any{"plans": []any{"gold"}}},
-			400, "invalid_variable_value", "", "variables"},
+			400, "invalid_variable_value", "", "variables.plans"},
 		{"empty list", "plans", endpoint.RunRequest{Variables: map[string]any{"plans": []any{}}},
-			400, "invalid_variable_value", "", "variables"},
+			400, "invalid_variable_value", "", "variables.plans"},
 		{"version not found", "two", endpoint.RunRequest{Version: intp(7)},
 			404, "not_found", "Version 7 not found for endpoint 'two'", ""},
 		{"version zero", "two", endpoint.RunRequest{Version: intp(0)},
@@ -261,7 +262,7 @@ func TestRunVersions(t *testing.T) {
 		t.Fatalf("current version: %+v, %v", res, err)
 	}
 	_, err = run(e, "ep", map[string]any{"country": "US"})
-	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): country", "variables")
+	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): country", "variables.country")
 
 	one := 1
 	res, err = e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{Version: &one, Variables: map[string]any{"country": "US"}})
@@ -269,7 +270,7 @@ func TestRunVersions(t *testing.T) {
 		t.Fatalf("version 1: %+v, %v", res, err)
 	}
 	_, err = e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{Version: &one, Variables: map[string]any{"min_amount": 20}})
-	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): min_amount", "variables")
+	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): min_amount", "variables.min_amount")
 }
 
 func TestRunDebug(t *testing.T) {
@@ -339,9 +340,15 @@ func TestRunArgs(t *testing.T) {
 type errExecutor struct {
 	fixedExecutor
 	wait bool
+	// saved: the endpoints were created, the queries from now on fail (a
+	// save checks its query with the engine, which must answer then).
+	saved atomic.Bool
 }
 
 func (x *errExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if !x.saved.Load() {
+		return &driver.Result{}, nil
+	}
 	if x.wait {
 		<-ctx.Done()
 		return nil, fmt.Errorf("driver: interrupted: %w", ctx.Err())
@@ -352,8 +359,10 @@ func (x *errExecutor) Query(ctx context.Context, st driver.Statement, b driver.B
 func TestRunExecutionErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("executor failure", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+		x := &errExecutor{}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
 		if !errors.Is(err, endpoint.ErrExecution) {
@@ -362,15 +371,16 @@ func TestRunExecutionErrors(t *testing.T) {
 	})
 	t.Run("SQLite error", func(t *testing.T) {
 		// The query's own mistake is its author's to read (see
-		// TestQueryErrorsAreTheAuthors).
+		// TestQueryErrorsAreTheAuthors), refused when it is saved.
 		e := newEnv(t)
-		e.create(t, "ep", e.query("SELECT * FROM no_such_table"))
-		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
-		wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryError, "The database refused the query: no such table: no_such_table", "")
+		_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: e.query("SELECT * FROM no_such_table")})
+		wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryError, "The database refused the query: no such table: no_such_table (line 1, column 15).", "query.query")
 	})
 	t.Run("timeout", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = &errExecutor{wait: true}, 20*time.Millisecond })
+		x := &errExecutor{wait: true}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = x, 20*time.Millisecond })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 		if !errors.Is(err, endpoint.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
@@ -381,16 +391,20 @@ func TestRunExecutionErrors(t *testing.T) {
 		}
 	})
 	t.Run("caller deadline", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{wait: true} })
+		x := &errExecutor{wait: true}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		_, err := e.svc.Run(dctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out", "")
 	})
 	t.Run("no last_executed_at on failure", func(t *testing.T) {
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = &errExecutor{} })
+		x := &errExecutor{}
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
 		e.create(t, "ep", e.query("SELECT 1"))
+		x.saved.Store(true)
 		e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		if got, _ := e.svc.Get(ctx, "1", "ep"); got.LastExecutedAt != nil {
 			t.Fatalf("a failed run was recorded at %v", got.LastExecutedAt)

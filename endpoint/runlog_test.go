@@ -66,7 +66,7 @@ func TestRunLog(t *testing.T) {
 	runReq(t, e, "by_country", endpoint.RunRequest{Variables: secret, Token: &embed.Claims{KeyID: "2026-11", Fixed: secret}, Fixed: secret})
 	e.clock.Advance(time.Second)
 	_, err := e.svc.Run(ctx, "1", "by_country", endpoint.RunRequest{Variables: map[string]any{"country": "US", "nope": "SECRET-VALUE"}})
-	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): nope", "variables")
+	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): nope", "variables.nope")
 	e.clock.Advance(time.Second)
 	_, err = e.svc.Run(ctx, "1", "missing", endpoint.RunRequest{})
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'missing' not found.", "")

@@ -87,7 +87,7 @@ func resultsJSON(t *testing.T, res *endpoint.RunResult) string {
 func TestResultCacheServes(t *testing.T) {
 	e, x, _ := newCacheEnv(t, 1<<20)
 	e.create(t, "by_country", e.query("SELECT id, amount FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-	x.queries.Store(0) // the description of the query at save
+	x.queries.Store(0) // the check of the save
 	us := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
 
 	first := runReq(t, e, "by_country", us)
@@ -164,7 +164,7 @@ func TestResultCacheServes(t *testing.T) {
 func TestRefreshModes(t *testing.T) {
 	e, x, _ := newCacheEnv(t, 1<<20)
 	e.create(t, "plain", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-	x.queries.Store(0) // the description of the query at save
+	x.queries.Store(0) // the check of the save
 	vars := map[string]any{"country": "US"}
 	first := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars})
 	e.clock.Advance(time.Minute)
@@ -222,7 +222,7 @@ func TestRefreshDirect(t *testing.T) {
 func TestSingleFlight(t *testing.T) {
 	for _, withCache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cache=%v", withCache), func(t *testing.T) {
-			x := &queryCounter{started: make(chan struct{}, 16)}
+			x := &queryCounter{}
 			e := newEnv(t, func(c *endpoint.Config) {
 				x.Executor = c.Executor
 				c.Executor = x
@@ -231,9 +231,9 @@ func TestSingleFlight(t *testing.T) {
 				}
 			})
 			e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-			// The gate holds runs, not the description of the query at save.
-			x.gate = make(chan struct{})
+			// The gate holds the runs, not the check of the save.
 			x.queries.Store(0)
+			x.gate, x.started = make(chan struct{}), make(chan struct{}, 16)
 			req := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
 			const n = 6
 			var wg sync.WaitGroup

@@ -457,6 +457,10 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	if err != nil {
 		return Endpoint{}, err
 	}
+	described, err := s.checkQuery(ctx, project, c)
+	if err != nil {
+		return Endpoint{}, err
+	}
 	now := s.now()
 	e := driver.Endpoint{
 		ID:                   uuid.NewString(),
@@ -481,7 +485,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 		return Endpoint{}, err
 	}
 	first := driver.Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
-	s.recordColumns(ctx, &e, c, &first)
+	s.recordColumns(c, &first, described)
 	if err := s.cfg.Endpoints.Create(ctx, e, first); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return Endpoint{}, nameTaken()
@@ -528,9 +532,6 @@ func (s *Service) update(ctx context.Context, project, name string, req UpdateRe
 	version, c, err := s.applyQuery(ctx, project, &cur, &next, req, now)
 	if err != nil {
 		return driver.Endpoint{}, "", err
-	}
-	if version != nil {
-		s.recordColumns(ctx, &next, c, version)
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
 		return driver.Endpoint{}, "", err
@@ -604,10 +605,15 @@ func (s *Service) applyQuery(ctx context.Context, project string, cur, next *dri
 			return nil, nil, err
 		}
 		if !sameQuery(c.query, cur.Query) {
+			described, err := s.checkQuery(ctx, project, c)
+			if err != nil {
+				return nil, nil, err
+			}
 			next.Query = c.query
 			next.CurrentVersion = cur.CurrentVersion + 1
 			next.VersionsCount = cur.VersionsCount + 1
 			version = &driver.Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
+			s.recordColumns(c, version, described)
 		}
 		return version, c, nil
 	}

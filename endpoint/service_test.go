@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -344,7 +345,7 @@ func TestConcurrentUpdates(t *testing.T) {
 // TestDefaultClock: without Config.Now, times are UTC to the microsecond,
 // as SQL stores keep them.
 func TestDefaultClock(t *testing.T) {
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{res: &driver.Result{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

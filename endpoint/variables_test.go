@@ -101,7 +101,7 @@ func TestUpdateVariable(t *testing.T) {
 		t.Fatalf("UpdateVariable = %+v, %v", got, err)
 	}
 	_, err = run(e, "ep", map[string]any{"min_amount": "13"})
-	wantError(t, err, 400, "invalid_variable_value", `Invalid value for variable 'min_amount': expected List, got "13": not one of "12", "99"`, "variables")
+	wantError(t, err, 400, "invalid_variable_value", `Invalid value for variable 'min_amount': expected List, got "13": not one of "12", "99"`, "variables.min_amount")
 	if res, err := run(e, "ep", map[string]any{"min_amount": "99"}); err != nil || !reflect.DeepEqual(ids(t, res), []int64{5}) {
 		t.Fatalf("run after type change: %v", err)
 	}

@@ -234,7 +234,10 @@ func (s *Service) describe(ctx context.Context, e *driver.Endpoint, c *compiled)
 func sampleValue(v variable.Variable) any {
 	switch v.Type {
 	case variable.Number:
-		return int64(0)
+		// 1, not 0: an engine that folds constants (ClickHouse, and
+		// PostgreSQL's custom plans) would divide by zero at the check of
+		// a save (checkQuery) where a run's value does not.
+		return int64(1)
 	case variable.Boolean:
 		return false
 	case variable.Date:

@@ -83,6 +83,7 @@ func TestRunSchema(t *testing.T) {
 	ctx := context.Background()
 	e.create(t, "ep", e.query("SELECT id, country AS c, amount * 2 AS double FROM orders WHERE country = {variables.country} AND plan IN {variables.plans} AND created >= {variables.from} AND paid = {variables.paid} AND amount > {variables.min_amount}",
 		"country", "plans", "from", "paid", "min_amount"))
+	x.queries.Store(0) // the check of the save
 	rs, err := e.svc.RunSchema(ctx, "1", "ep", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -737,7 +737,7 @@ func decodePeriod(f *object) (engine.Bucket, error) {
 	}
 	iv, known := retentionPeriods[p]
 	if !known {
-		return "", errorf(f.field("period"), "unsupported period %q (supported: engine.Day, engine.Week, engine.Month)", p)
+		return "", errorf(f.field("period"), "unsupported period %q: period must be one of Day, Week, Month", p)
 	}
 	return iv, nil
 }

@@ -206,7 +206,7 @@ func (p *parser) keyword(t *token, fn string) bool {
 		p.next()
 	case "from":
 		if !keywordArgFunctions[fn] && !p.distinctFrom() {
-			p.failTok(t, ReasonUnsupported, "unexpected FROM: the analyzer does not know this syntax")
+			p.failTok(t, ReasonUnsupported, "unexpected FROM")
 		}
 		p.mark(p.pos)
 		p.next()
@@ -299,7 +299,7 @@ func (p *parser) refuseMisplaced(t *token) {
 	case "union", "intersect", "except", "minus":
 		p.failTok(t, ReasonUnsupported, "unexpected %s: put the queries in parentheses", strings.ToUpper(w))
 	default:
-		p.failTok(t, ReasonUnsupported, "unexpected %s: the analyzer does not know this syntax", strings.ToUpper(w))
+		p.failTok(t, ReasonUnsupported, "unexpected %s", strings.ToUpper(w))
 	}
 }
 

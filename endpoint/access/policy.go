@@ -120,6 +120,7 @@ func cloneRules(r Rules) *Rules {
 		Functions:      append([]string(nil), r.Functions...),
 		TableFunctions: append([]string(nil), r.TableFunctions...),
 		Tables:         make([]Table, len(r.Tables)),
+		AnyTable:       r.AnyTable,
 	}
 	for i, t := range r.Tables {
 		c.Tables[i] = Table{Name: t.Name, TenantColumn: t.TenantColumn}

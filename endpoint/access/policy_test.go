@@ -68,3 +68,21 @@ func TestAnyTable(t *testing.T) {
 		t.Fatal("the zero Rules allowed a table")
 	}
 }
+
+// TestStaticKeepsAnyTable: NewStatic's copy of the rules keeps AnyTable; it
+// dropped it, so a Static with AnyTable refused every table it did not list.
+func TestStaticKeepsAnyTable(t *testing.T) {
+	s, err := NewStatic(Rules{Tables: []Table{{Name: "events"}}, AnyTable: true}, map[string]Rules{"2": {AnyTable: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"1", "2"} {
+		r, err := s.Rules(context.Background(), p)
+		if err != nil || !r.AnyTable {
+			t.Fatalf("project %s: AnyTable %v, %v", p, r != nil && r.AnyTable, err)
+		}
+		if err := Check("SELECT a FROM other", r); err != nil {
+			t.Errorf("project %s: %v", p, err)
+		}
+	}
+}

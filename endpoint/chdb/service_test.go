@@ -22,7 +22,7 @@ const events = 3000
 
 // loadDemo creates the events table in chDB and loads the demo events of
 // project 1, as demo.Load does on SQLite.
-func loadDemo(t *testing.T, x *Executor) {
+func loadDemo(t testing.TB, x *Executor) {
 	t.Helper()
 	ctx := context.Background()
 	for _, stmt := range append([]string{"DROP TABLE IF EXISTS events"}, demo.SchemaFor(engine.ClickHouse)...) {

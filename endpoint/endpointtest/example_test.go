@@ -46,5 +46,5 @@ func Example() {
 	fmt.Println(status, body)
 	// Output:
 	// 200 <nil>
-	// 400 {"detail":"Required variable(s) 'event' not provided","code":"required_variable_missing","attr":"variables"}
+	// 400 {"detail":"Required variable(s) 'event' not provided","code":"required_variable_missing","attr":"variables.event"}
 }

@@ -142,9 +142,9 @@ func TestInsightEndpointErrors(t *testing.T) {
 		code, detail, attr string
 	}{
 		{"unknown variable", "POST", run, `{"variables": {"browser": "Chrome", "$browser": "Chrome"}}`,
-			"unknown_variable", "Unknown variable(s): browser", "variables"},
+			"unknown_variable", "Unknown variable(s): browser", "variables.browser"},
 		{"bad date", "POST", run, `{"variables": {"date_to": "31/05/2025"}}`,
-			"invalid_variable_value", `Variable 'date_to' must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got "31/05/2025"`, "variables"},
+			"invalid_variable_value", `Variable 'date_to' must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got "31/05/2025"`, "variables.date_to"},
 		{"limit", "POST", run, `{"limit": 10}`, "invalid_input", limitOnly, "limit"},
 		{"offset", "POST", run, `{"offset": 1}`, "invalid_input", limitOnly, "offset"},
 		{"unsupported math", "POST", base, `{"name": "median", "query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview", "math": "median"}]}}`,

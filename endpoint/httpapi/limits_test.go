@@ -34,9 +34,7 @@ func newGate(ex driver.Executor) *gateExecutor {
 }
 
 func (g *gateExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if a := st.Args(); len(a) >= 2 && a[len(a)-2] == int64(0) && a[len(a)-1] == int64(0) {
-		// LIMIT 0 OFFSET 0: the description of a query at save, which
-		// reads no row; only runs are held.
+	if savesCheck(st) {
 		return g.Executor.Query(ctx, st, b)
 	}
 	g.started <- struct{}{}

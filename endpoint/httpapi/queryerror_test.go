@@ -15,16 +15,23 @@ import (
 // the server's log holds the cause under.
 func TestQueryErrorOverHTTP(t *testing.T) {
 	h := newHarness(t, nil)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1,
-		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT evnt FROM events"}}))
-	r := h.do("POST", "/api/projects/1/endpoints/typo/run", keyP1, map[string]any{})
+	// The mistake is refused when the query is saved, with where it is
+	// and the column meant; nothing is saved.
+	r := h.do("POST", "/api/projects/1/endpoints/", keyP1,
+		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT evnt FROM events"}})
 	mustStatus(t, http.StatusBadRequest, r)
 	if got, want := r.Body["code"], endpoint.CodeQueryError; !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
 	}
-	if got, want := r.detail(), "The database refused the query: no such column: evnt"; got != want {
+	if got, want := r.detail(), "The database refused the query: no such column: evnt (line 1, column 8). There is no column evnt in events; did you mean event?"; got != want {
 		t.Errorf("r.detail() = %q, want %q", got, want)
 	}
+	if got, want := r.Body["attr"], "query.query"; !reflect.DeepEqual(got, want) {
+		t.Errorf("r.Body[\"attr\"] = %v, want %q", got, want)
+	}
+	mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/typo/", keyP1, nil))
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1,
+		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT event FROM events"}}))
 
 	h.events.Close()
 	r = h.do("POST", "/api/projects/1/endpoints/typo/run", keyP1, map[string]any{})

@@ -40,6 +40,10 @@ type Error struct {
 	Variable, Type, Value string
 	// Table is the table a query may not read.
 	Table string
+	// Line and Column locate, in the query's text, what a refusal of
+	// the query is about (1-based, Column counting characters); 0 when
+	// it is about no one place.
+	Line, Column int
 	// Limit names the limit that was hit, and LimitValue its setting.
 	Limit      string
 	LimitValue int64

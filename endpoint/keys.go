@@ -576,18 +576,3 @@ func (k *Keys) limiter(perMinute, perHour int) (*limit.Limiter, error) {
 	k.limiters[b] = l
 	return l, nil
 }
-
-// IsMaterialized reports whether the endpoint named name in project is
-// materialized, so that a run can be counted against the right budget
-// before it starts (Keys.Admit). An unknown endpoint is not.
-func (s *Service) IsMaterialized(ctx context.Context, project, name string) (bool, error) {
-	e, err := s.get(ctx, project, name)
-	var ae *Error
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return e.IsMaterialized, nil
-}

@@ -102,22 +102,13 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	// answer is computed: writing it (bounded by max_result_bytes and the
 	// write timeout) holds none, so a client that stops reading cannot
 	// keep the project's other runs out.
-	if err := h.admitKey(w, r, project, r.PathValue("name")); err != nil {
-		return err
-	}
-	release, err := h.admit(w, project)
+	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActRun, Endpoint: r.PathValue("name"), Run: &req})
 	if err != nil {
 		return err
 	}
-	defer release()
-	if c := claimsOf(r.Context()); c != nil {
-		req.Fixed, req.Token = c.Fixed, c
-	}
-	if k := keyOf(r.Context()); k != nil {
-		req.KeyID = k.ID
-	}
+	defer adm.Release()
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
-	release()
+	adm.Release()
 	if err != nil {
 		return err
 	}

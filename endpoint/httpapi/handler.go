@@ -235,7 +235,10 @@ func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
-			if err := h.checkTokenRun(w, c, r.PathValue("name"), tokens == tokenRuns); err != nil {
+			// What the token may do; a run's rpm is counted by its
+			// admission (admitRun), once the request is known well formed.
+			if _, err := h.svc.Admit(r.Context(), endpoint.Budgets{}, endpoint.Caller{Project: project, Token: c},
+				endpoint.Ask{Act: endpoint.ActUse, Endpoint: r.PathValue("name"), TokenMay: true}); err != nil {
 				h.fail(w, r, err)
 				return
 			}

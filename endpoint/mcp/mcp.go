@@ -60,6 +60,8 @@ type config struct {
 	limiterSet bool
 	project    string
 	logger     *slog.Logger
+	// keys holds the stored API keys (WithKeys); nil accepts none.
+	keys *endpoint.Keys
 	// rates counts embed tokens' runs for their rpm.
 	rates *tokenRates
 	// maxBody bounds a request body of Handler.
@@ -83,6 +85,18 @@ func WithMaxBodyBytes(n int64) Option {
 // names, of its own project.
 func WithEmbedTokens(signer *embed.Signer) Option {
 	return func(c *config) { c.signer = signer }
+}
+
+// WithKeys accepts, besides the Authenticator's keys, the stored API keys
+// of keys (endpoint.Keys), as httpapi.WithKeys does: a Bearer credential
+// shaped like one (endpoint.LooksLikeKey) is looked up there, for the
+// project it belongs to (?project= or WithDefaultProject, which must be
+// the key's). The key sees and runs only the endpoints it may use, with
+// the scope endpoint:read (_run_query needs query:run), and its runs count
+// against its own budget as over the HTTP API: pass the same Keys so that
+// both count against one budget.
+func WithKeys(keys *endpoint.Keys) Option {
+	return func(c *config) { c.keys = keys }
 }
 
 // WithLimiter sets the limits every endpoint run and _run_query call takes
@@ -158,7 +172,7 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 		panic("mcp: Handler called with a nil Authenticator")
 	}
 	cfg := newConfig(opts)
-	h := &handler{auth: auth, cfg: &cfg}
+	h := &handler{svc: svc, auth: auth, cfg: &cfg}
 	h.transport = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		c, ok := r.Context().Value(callerKey{}).(caller)
 		if !ok {
@@ -176,10 +190,11 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 }
 
 // caller is who calls the tools: a project, and the verified embed token
-// when the credential was one.
+// or the stored key when the credential was one.
 type caller struct {
 	project string
 	token   *embed.Claims
+	key     *endpoint.Key
 }
 
 type callerKey struct{}

@@ -514,7 +514,8 @@ func (k *Keys) view(rec driver.KeyRecord) Key {
 }
 
 // Admit counts a run by key against its budget: the materialized one for
-// a run of a materialized endpoint, the inline one otherwise. A run past
+// a run its endpoint's stored table answers, the inline one otherwise
+// (Service.Admit decides which, and calls it). A run past
 // it is refused with an *Error of Status 429 and Code CodeThrottled whose
 // Limit names the budget (LimitKeyRunsPerMinute and the others) and whose
 // Err is the *limit.Error that says when to retry (RetryAfter).

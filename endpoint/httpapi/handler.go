@@ -102,8 +102,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithLimiter sets the limits on runs: every POST .../endpoints/{name}/run,
-// and every POST .../query/ (a query run before it is saved), first takes
-// a slot of l for its project, and is answered 429 (a limit of
+// every POST .../query/ (a query run before it is saved) and every POST
+// .../materialize (a refresh computes the query) first takes a slot of l
+// for its project, and is answered 429 (a limit of
 // the project) or 503 (the global cap) with Retry-After when l refuses. One
 // Limiter may serve several handlers, which then share its counts. Without
 // this option the handler has its own limiter with limit.Config's defaults

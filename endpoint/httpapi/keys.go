@@ -19,8 +19,10 @@ import (
 // of keys (endpoint.Keys): a Bearer credential shaped like one
 // (endpoint.LooksLikeKey) is looked up there. A stored key may use its own
 // project only, and on every route only what its scopes and endpoint list
-// allow (see keyRules); its runs count against its own budget as well as
-// the project's limits. The routes .../keys/ create (POST, the secret shown
+// allow (see keyRules); its runs, queries and refreshes count against its
+// own budget as well as the project's limits: the materialized budget for
+// a run the stored table answers, the inline one otherwise
+// (endpoint.Service.Admit). The routes .../keys/ create (POST, the secret shown
 // once), list (GET) and revoke (DELETE .../keys/{key_id}) keys; they need
 // the scope key:admin or one of the Authenticator's keys, which keep full
 // access.

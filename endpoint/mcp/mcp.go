@@ -26,7 +26,8 @@
 // Handler serves the tools over the SDK's streamable HTTP transport
 // (stateless: every request carries its credential and is checked) behind
 // the HTTP API's credentials: an API key of the project (Authenticator),
-// or an embed token (WithEmbedTokens), which sees only the endpoints it
+// a stored key (WithKeys, within its scopes, endpoints and budget), or an
+// embed token (WithEmbedTokens), which sees only the endpoints it
 // names, without the variables it fixes, and may call neither
 // _get_endpoint nor _run_query. Server returns the tools of one project
 // for a transport without credentials, such as stdio.

@@ -38,6 +38,12 @@ const (
 	// (POST materialize), which computes the query as an inline run does.
 	// A stored key needs ScopeEndpointWrite; a token may not.
 	ActRefresh
+	// ActSave is a create (Ask.Create) or an update (Ask.Update) of an
+	// endpoint. A save that leaves the endpoint materialized without a
+	// table for its new definition asks the scheduler to refresh it at
+	// once, so it is charged as ActRefresh is; other saves cost no
+	// budget. A stored key needs ScopeEndpointWrite; a token may not.
+	ActSave
 )
 
 // Ask is what a Caller asks.
@@ -61,6 +67,9 @@ type Ask struct {
 	// KeyID from the Caller: a run's credentials come from here, never
 	// from a body.
 	Run *RunRequest
+	// Create and Update are the request of an ActSave, one of them.
+	Create *CreateRequest
+	Update *UpdateRequest
 }
 
 // Budgets are the counters Admit charges: each at most once per ask, and
@@ -111,14 +120,16 @@ func (a *Admission) Release() {
 //  3. which record: a run's endpoint must be active and its version
 //     exist, with the run's options and a token's fixed variables
 //     allowed (the errors the run would give); a refresh's endpoint must
-//     be materialized;
+//     be materialized; an update's endpoint must exist, and a save is
+//     found to start a refresh or not (saveRefreshes);
 //  4. which budget: the token's rpm, the key's budget and the project's
 //     slot, each charged once. A key's run is charged to its materialized
 //     budget when the endpoint's stored table answers it, to the inline
 //     one otherwise; the decision is made here, before the run starts,
 //     from the same decision the run takes (storedReadOf): the version
 //     asked is the current one of a materialized endpoint whose table is
-//     fresh. A query and a refresh compute the query: inline.
+//     fresh. A query, a refresh and a save that starts one compute the
+//     query: inline.
 //
 // A refusal is an *Error: 403 for a credential that may not, the record's
 // 400, 404 or 409, and 429 (Code CodeThrottled, Limit naming the budget)
@@ -150,6 +161,14 @@ func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (*Admis
 	case ActRefresh:
 		if _, err := s.materializable(ctx, c.Project, a.Endpoint); err != nil {
 			return nil, err
+		}
+	case ActSave:
+		refreshes, err := s.saveRefreshes(ctx, c.Project, a)
+		if err != nil {
+			return nil, err
+		}
+		if !refreshes {
+			return &Admission{}, nil
 		}
 	}
 	if c.Token != nil && b.TokenRate != nil {
@@ -185,7 +204,7 @@ func (c Caller) may(a Ask) error {
 			scope = ScopeEndpointRead
 		case ActQuery:
 			scope = ScopeQueryRun
-		case ActRefresh:
+		case ActRefresh, ActSave:
 			scope = ScopeEndpointWrite
 		}
 	}
@@ -196,7 +215,7 @@ func (c Caller) may(a Ask) error {
 		if t.Project != c.Project {
 			return NewError(ErrForbidden, CodeForbidden, "", fmt.Sprintf("This embed token does not give access to project '%s'.", cut(c.Project)))
 		}
-		if a.Act == ActQuery || a.Act == ActRefresh || a.Act == ActUse && (!a.TokenMay || a.Endpoint == "") {
+		if a.Act == ActQuery || a.Act == ActRefresh || a.Act == ActSave || a.Act == ActUse && (!a.TokenMay || a.Endpoint == "") {
 			return NewError(ErrForbidden, CodeForbidden, "", "An embed token may only run the endpoints it names; this needs an API key.")
 		}
 		if !t.Allows(a.Endpoint) {
@@ -252,4 +271,33 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 		return false, err
 	}
 	return s.storedReadOf(ep, c, opts, now).why == readsStored, nil
+}
+
+// saveRefreshes reports whether the save a asks for (ActSave) starts a
+// refresh of the endpoint's stored table: a create of a materialized
+// endpoint; an update that leaves the endpoint materialized and makes it
+// so, or changes what its table is built from (its query, buckets or
+// tail column); a restore (Update.Deleted false), whose record admission
+// cannot see before it is restored. It decides before the save, so it
+// errs towards a refresh: a query saved unchanged is counted as changed.
+// An update of an endpoint that does not exist is its 404.
+func (s *Service) saveRefreshes(ctx context.Context, project string, a Ask) (bool, error) {
+	switch {
+	case a.Create != nil:
+		return a.Create.IsMaterialized, nil
+	case a.Update == nil:
+		return false, errors.New("endpoint: Admit of a save without its request")
+	case a.Update.Deleted != nil:
+		return !*a.Update.Deleted, nil
+	}
+	u := a.Update
+	cur, err := s.get(ctx, project, a.Endpoint)
+	if err != nil {
+		return false, err
+	}
+	after := cur.IsMaterialized
+	if u.IsMaterialized != nil {
+		after = *u.IsMaterialized
+	}
+	return after && (!cur.IsMaterialized || u.Query != nil || u.MaterializationBuckets != nil || u.MaterializationTail != nil), nil
 }

@@ -143,6 +143,9 @@ func TestAdmitOrder(t *testing.T) {
 			endpoint.Ask{Act: endpoint.ActRun, Endpoint: "plain", Run: &endpoint.RunRequest{Refresh: endpoint.RefreshDirect}}, http.StatusBadRequest, "direct"},
 		{"a refresh of an endpoint not materialized", endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "plain"}, http.StatusBadRequest, "not materialized"},
 		{"a refresh of an unknown endpoint", endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "nothing"}, http.StatusNotFound, "nothing"},
+		{"a token's save", endpoint.Caller{Project: "1", Token: token}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "plain", Update: &endpoint.UpdateRequest{}}, http.StatusForbidden, "embed token"},
+		{"a save without endpoint:write", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "mat", Update: &endpoint.UpdateRequest{}}, http.StatusForbidden, endpoint.ScopeEndpointWrite},
+		{"an update of an unknown endpoint", endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "nothing", Update: &endpoint.UpdateRequest{}}, http.StatusNotFound, "nothing"},
 		{"a fixed variable the endpoint lacks", endpoint.Caller{Project: "1", Token: &embed.Claims{Project: "1", Endpoints: []string{"plain"}, Fixed: map[string]any{"team": 1}}},
 			run("plain", 0), http.StatusForbidden, "team"},
 	}
@@ -173,6 +176,20 @@ func TestAdmitOrder(t *testing.T) {
 	}
 	if slots != 2 || released != 2 {
 		t.Errorf("slots taken %d, given back %d; want 2 and 2 (Release twice gives back once)", slots, released)
+	}
+	// A save that starts no refresh costs nothing, whatever the budget.
+	on := true
+	for _, save := range []endpoint.Ask{
+		{Act: endpoint.ActSave, Endpoint: "plain", Update: &endpoint.UpdateRequest{Description: new(string)}},
+		{Act: endpoint.ActSave, Endpoint: "mat", Update: &endpoint.UpdateRequest{IsMaterialized: &on}},
+		{Act: endpoint.ActSave, Endpoint: "made", Create: &endpoint.CreateRequest{Name: "made"}},
+	} {
+		if _, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, save); err != nil {
+			t.Errorf("a save that starts no refresh: %v", err)
+		}
+	}
+	if slots != 2 {
+		t.Errorf("saves that start no refresh took %d slots", slots-2)
 	}
 	// A refresh took the writer's inline budget.
 	_, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"})

@@ -170,3 +170,31 @@ func TestMaterializeChargesProject(t *testing.T) {
 	requireThrottled(t, limited.do("POST", "/api/projects/1/endpoints/inline/run", keyP1, map[string]any{"variables": dailyRunVars}),
 		limit.ProjectPerMinute.String())
 }
+
+// TestSaveThatRefreshesCharged: a save that leaves a materialized
+// endpoint without a table for its new definition starts a refresh at
+// once, so it is charged as POST materialize is (before, a key whose
+// budgets were 1 could change a materialized endpoint's query back and
+// forth, each save a refresh, without limit); a save that starts none
+// costs nothing.
+func TestSaveThatRefreshesCharged(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
+	secret, _ := h.mint("1", map[string]any{"name": "editor", "scopes": []string{"endpoint:write", "endpoint:read"},
+		"runs_per_minute": 1, "materialized_runs_per_minute": 1})
+	vars := map[string]string{idFrom: "from", idTo: "to", idCountry: "country"}
+	patch := func(body map[string]any) response {
+		return h.do("PATCH", "/api/projects/1/endpoints/daily", secret, body)
+	}
+	mustStatus(t, http.StatusOK, patch(map[string]any{"query": sqlQuery(dailyV2SQL, vars)}))
+	requireThrottled(t, patch(map[string]any{"query": sqlQuery(dailySQL, vars)}), endpoint.LimitKeyRunsPerMinute)
+	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/", secret,
+		map[string]any{"name": "daily2", "query": sqlQuery(dailySQL, vars), "is_materialized": true}), endpoint.LimitKeyRunsPerMinute)
+	// Saves that start no refresh cost nothing, and are not refused.
+	mustStatus(t, http.StatusOK, patch(map[string]any{"description": "per day"}))
+	mustStatus(t, http.StatusOK, h.do("PATCH", "/api/projects/1/endpoints/inline", secret, map[string]any{"query": sqlQuery(dailyV2SQL, vars)}))
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", secret,
+		map[string]any{"name": "daily3", "query": sqlQuery(dailySQL, vars)}))
+	// An unknown endpoint is its 404, not a budget's 429.
+	mustStatus(t, http.StatusNotFound, h.do("PATCH", "/api/projects/1/endpoints/nothing", secret, map[string]any{"query": sqlQuery(dailySQL, vars)}))
+}

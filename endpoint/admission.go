@@ -118,8 +118,9 @@ func (a *Admission) Release() {
 //     (a token may only run them, and read what Ask.TokenMay allows), 403
 //     naming what is missing;
 //  3. which record: a run's endpoint must be active and its version
-//     exist, with the run's options and a token's fixed variables
-//     allowed (the errors the run would give); a refresh's endpoint must
+//     exist, with the run's options, a token's fixed variables and the
+//     variables the rules of the endpoint's state allow (the errors the
+//     run would give, by the run's own checks); a refresh's endpoint must
 //     be materialized; an update's endpoint must exist, and a save is
 //     found to start a refresh or not (saveRefreshes);
 //  4. which budget: the token's rpm, the key's budget and the project's
@@ -244,7 +245,8 @@ func (c Caller) may(a Ask) error {
 // answeredStored finds the record a run of the endpoint named name asks
 // for, refusing it as the run would (options, an endpoint that is not
 // active, a version that does not exist or no longer compiles, a refresh
-// mode the endpoint does not take, fixed variables changed), and reports
+// mode the endpoint does not take, fixed variables changed, variables the
+// rules of the endpoint's state refuse), and reports
 // whether its stored table answers it: the run path's own decision
 // (storedReadOf), taken before the run starts.
 func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest) (bool, error) {
@@ -267,7 +269,12 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 	if err != nil {
 		return false, err
 	}
-	if _, err := c.withFixed(req.Variables, req.Fixed, now); err != nil {
+	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
+		return false, err
+	}
+	// The rules of the endpoint's state (Service.admit, which the run
+	// applies first too): a run they refuse costs no budget.
+	if _, err := s.admit(ep, c, req, opts, now); err != nil {
 		return false, err
 	}
 	return s.storedReadOf(ep, c, opts, now).why == readsStored, nil

@@ -163,8 +163,8 @@ func TestRulesByState(t *testing.T) {
 // chargedAsAnswered is the budget dimension of the rules matrix: the
 // budget admission charges a run to (Service.Admit's Stored: the
 // materialized budget or the inline one) is the one of what answered it
-// (EndpointMaterialized), and a run admission refuses is refused by the
-// run alike.
+// (EndpointMaterialized), and admission refuses what the run refuses (the
+// rules of the endpoint's state), alike, before any budget is charged.
 func chargedAsAnswered(t *testing.T, what string, adm *endpoint.Admission, admErr error, res *endpoint.RunResult, err error) {
 	t.Helper()
 	if admErr != nil {
@@ -174,7 +174,8 @@ func chargedAsAnswered(t *testing.T, what string, adm *endpoint.Admission, admEr
 		return
 	}
 	if err != nil {
-		return // the variables' rules, which admission leaves to the run
+		t.Errorf("%s: admitted, and the run refused %q", what, verdictOf(err))
+		return
 	}
 	if got, want := adm.Stored, res.EndpointMaterialized; got != want {
 		t.Errorf("%s: charged as stored = %v, answered from the stored table = %v", what, got, want)

@@ -243,41 +243,36 @@ func (c Caller) may(a Ask) error {
 }
 
 // answeredStored finds the record a run of the endpoint named name asks
-// for, refusing it as the run would (options, an endpoint that is not
-// active, a version that does not exist or no longer compiles, a refresh
-// mode the endpoint does not take, fixed variables changed, variables the
-// rules of the endpoint's state refuse), and reports
-// whether its stored table answers it: the run path's own decision
-// (storedReadOf), taken before the run starts.
+// for, refusing it as the run would, by the run's own steps (prepare: the
+// options, an endpoint that is not active, a version that does not exist
+// or no longer compiles, fixed variables changed; then the refresh mode
+// and the rules of the endpoint's state, as serve checks them first), and
+// reports whether its stored table answers it: the run path's own
+// decision (storedReadOf), taken before the run starts. A run refused
+// here is logged and observed as Run logs a refused run, since it never
+// reaches Run.
 func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest) (bool, error) {
-	opts, err := s.runOptions(req)
+	rec := s.beginRun(project, name, req)
+	stored, err := s.decide(ctx, project, name, req, rec)
+	if err != nil {
+		_, err = s.endRun(ctx, rec, nil, err)
+	}
+	return stored, err
+}
+
+// decide is answeredStored's decision, with rec noting the record.
+func (s *Service) decide(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (bool, error) {
+	p, err := s.prepare(ctx, project, name, req, rec)
 	if err != nil {
 		return false, err
 	}
-	now := s.now()
-	ep, err := s.runnable(ctx, project, name, now)
-	if err != nil {
+	if _, err := refreshMode(p.ep, p.opts); err != nil {
 		return false, err
 	}
-	if opts.version == 0 {
-		opts.version = ep.CurrentVersion
-	}
-	if _, err := refreshMode(ep, opts); err != nil {
+	if _, err := s.admit(p.ep, p.c, p.req, p.opts, p.now); err != nil {
 		return false, err
 	}
-	c, err := s.compiledAt(ctx, ep, opts.version, now)
-	if err != nil {
-		return false, err
-	}
-	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
-		return false, err
-	}
-	// The rules of the endpoint's state (Service.admit, which the run
-	// applies first too): a run they refuse costs no budget.
-	if _, err := s.admit(ep, c, req, opts, now); err != nil {
-		return false, err
-	}
-	return s.storedReadOf(ep, c, opts, now).why == readsStored, nil
+	return s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, nil
 }
 
 // saveRefreshes reports whether the save a asks for (ActSave) starts a

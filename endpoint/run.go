@@ -141,6 +141,29 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 }
 
 func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
+	p, err := s.prepare(ctx, project, name, req, rec)
+	if err != nil {
+		return nil, err
+	}
+	return s.serve(ctx, p.ep, p.c, p.req, p.opts, p.now, rec)
+}
+
+// prepared is a run whose record is found: its endpoint, the version
+// compiled, the request with the credentials' fixed values, its options
+// and the instant it runs at.
+type prepared struct {
+	ep   *driver.Endpoint
+	c    *compiled
+	req  RunRequest
+	opts runOptions
+	now  time.Time
+}
+
+// prepare finds what a run asks for, as the run and its admission
+// (Service.Admit) both do: check the options, find the endpoint (it must
+// be active) and the version compiled, and apply the credentials' fixed
+// variables. It notes the endpoint and the version in rec.
+func (s *Service) prepare(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*prepared, error) {
 	opts, err := s.runOptions(req)
 	if err != nil {
 		return nil, err
@@ -162,7 +185,7 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
 		return nil, err
 	}
-	return s.serve(ctx, ep, c, req, opts, now, rec)
+	return &prepared{ep: ep, c: c, req: req, opts: opts, now: now}, nil
 }
 
 // computeByKind runs version c of ep with the request's values: the query

@@ -99,9 +99,9 @@ type Admission struct {
 }
 
 // Release gives back the project's run slot the ask took, if any. It is
-// safe to call again, and on a nil *Admission.
+// safe to call again.
 func (a *Admission) Release() {
-	if a == nil || a.release == nil {
+	if a.release == nil {
 		return
 	}
 	r := a.release
@@ -136,17 +136,17 @@ func (a *Admission) Release() {
 // 400, 404 or 409, and 429 (Code CodeThrottled, Limit naming the budget)
 // or 503 for a budget. The caller releases the Admission once the answer
 // is computed.
-func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (*Admission, error) {
+func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (Admission, error) {
 	if err := c.may(a); err != nil {
-		return nil, err
+		return Admission{}, err
 	}
 	stored := false
 	switch a.Act {
 	case ActUse:
-		return &Admission{}, nil
+		return Admission{}, nil
 	case ActRun:
 		if a.Run == nil {
-			return nil, errors.New("endpoint: Admit of a run without its request")
+			return Admission{}, errors.New("endpoint: Admit of a run without its request")
 		}
 		a.Run.Fixed, a.Run.Token, a.Run.KeyID = nil, c.Token, ""
 		if c.Token != nil {
@@ -157,39 +157,39 @@ func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (*Admis
 		}
 		var err error
 		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run); err != nil {
-			return nil, err
+			return Admission{}, err
 		}
 	case ActRefresh:
 		if _, err := s.materializable(ctx, c.Project, a.Endpoint); err != nil {
-			return nil, err
+			return Admission{}, err
 		}
 	case ActSave:
 		refreshes, err := s.saveRefreshes(ctx, c.Project, a)
 		if err != nil {
-			return nil, err
+			return Admission{}, err
 		}
 		if !refreshes {
-			return &Admission{}, nil
+			return Admission{}, nil
 		}
 	}
 	if c.Token != nil && b.TokenRate != nil {
 		if err := b.TokenRate(c.Token); err != nil {
-			return nil, err
+			return Admission{}, err
 		}
 	}
 	if c.Key != nil {
 		if b.Keys == nil {
-			return nil, errors.New("endpoint: Admit of a stored key without Budgets.Keys")
+			return Admission{}, errors.New("endpoint: Admit of a stored key without Budgets.Keys")
 		}
 		if err := b.Keys.Admit(*c.Key, stored); err != nil {
-			return nil, err
+			return Admission{}, err
 		}
 	}
-	adm := &Admission{Stored: stored}
+	adm := Admission{Stored: stored}
 	if b.Slot != nil {
 		release, err := b.Slot(c.Project)
 		if err != nil {
-			return nil, err
+			return Admission{}, err
 		}
 		adm.release = release
 	}
@@ -252,24 +252,19 @@ func (c Caller) may(a Ask) error {
 // here is logged and observed as Run logs a refused run, since it never
 // reaches Run.
 func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest) (bool, error) {
-	rec := s.beginRun(project, name, req)
-	stored, err := s.decide(ctx, project, name, req, rec)
+	p, err := s.prepare(ctx, project, name, req, s.now())
+	if err == nil {
+		_, err = refreshMode(p.ep, p.opts)
+	}
+	if err == nil {
+		_, err = s.admit(p.ep, p.c, p.req, p.opts, p.now)
+	}
 	if err != nil {
+		rec := s.beginRun(project, name, req)
+		if p.ep != nil {
+			rec.ep, rec.version = p.ep, p.opts.version
+		}
 		_, err = s.endRun(ctx, rec, nil, err)
-	}
-	return stored, err
-}
-
-// decide is answeredStored's decision, with rec noting the record.
-func (s *Service) decide(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (bool, error) {
-	p, err := s.prepare(ctx, project, name, req, rec)
-	if err != nil {
-		return false, err
-	}
-	if _, err := refreshMode(p.ep, p.opts); err != nil {
-		return false, err
-	}
-	if _, err := s.admit(p.ep, p.c, p.req, p.opts, p.now); err != nil {
 		return false, err
 	}
 	return s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, nil

@@ -165,7 +165,7 @@ func TestRulesByState(t *testing.T) {
 // materialized budget or the inline one) is the one of what answered it
 // (EndpointMaterialized), and admission refuses what the run refuses (the
 // rules of the endpoint's state), alike, before any budget is charged.
-func chargedAsAnswered(t *testing.T, what string, adm *endpoint.Admission, admErr error, res *endpoint.RunResult, err error) {
+func chargedAsAnswered(t *testing.T, what string, adm endpoint.Admission, admErr error, res *endpoint.RunResult, err error) {
 	t.Helper()
 	if admErr != nil {
 		if got, want := verdictOf(err), verdictOf(admErr); got != want {

@@ -141,7 +141,10 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 }
 
 func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
-	p, err := s.prepare(ctx, project, name, req, rec)
+	p, err := s.prepare(ctx, project, name, req, rec.at) // the Service's clock, read as the run began
+	if p.ep != nil {
+		rec.ep, rec.version = p.ep, p.opts.version
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +153,7 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 
 // prepared is a run whose record is found: its endpoint, the version
 // compiled, the request with the credentials' fixed values, its options
-// and the instant it runs at.
+// (the version set) and the instant it runs at.
 type prepared struct {
 	ep   *driver.Endpoint
 	c    *compiled
@@ -159,33 +162,31 @@ type prepared struct {
 	now  time.Time
 }
 
-// prepare finds what a run asks for, as the run and its admission
+// prepare finds what a run asks for at now, as the run and its admission
 // (Service.Admit) both do: check the options, find the endpoint (it must
 // be active) and the version compiled, and apply the credentials' fixed
-// variables. It notes the endpoint and the version in rec.
-func (s *Service) prepare(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*prepared, error) {
-	opts, err := s.runOptions(req)
-	if err != nil {
-		return nil, err
+// variables. On an error, what it found so far is returned with it (the
+// endpoint, for the run log).
+func (s *Service) prepare(ctx context.Context, project, name string, req RunRequest, now time.Time) (prepared, error) {
+	p := prepared{now: now}
+	var err error
+	if p.opts, err = s.runOptions(req); err != nil {
+		return p, err
 	}
-	now := rec.at // the Service's clock, read as the run began
-	ep, err := s.runnable(ctx, project, name, now)
-	if err != nil {
-		return nil, err
+	if p.ep, err = s.runnable(ctx, project, name, now); err != nil {
+		return p, err
 	}
-	rec.ep = ep
-	if opts.version == 0 {
-		opts.version = ep.CurrentVersion
+	if p.opts.version == 0 {
+		p.opts.version = p.ep.CurrentVersion
 	}
-	rec.version = opts.version
-	c, err := s.compiledAt(ctx, ep, opts.version, now)
-	if err != nil {
-		return nil, err
+	if p.c, err = s.compiledAt(ctx, p.ep, p.opts.version, now); err != nil {
+		return p, err
 	}
-	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
-		return nil, err
+	if req.Variables, err = p.c.withFixed(req.Variables, req.Fixed, now); err != nil {
+		return p, err
 	}
-	return &prepared{ep: ep, c: c, req: req, opts: opts, now: now}, nil
+	p.req = req
+	return p, nil
 }
 
 // computeByKind runs version c of ep with the request's values: the query

@@ -171,7 +171,7 @@ func visibleTo(key *endpoint.Key, list []endpoint.Endpoint) []endpoint.Endpoint 
 // context, the budgets of this handler (the token's rpm, the stored key's
 // budget, the project's slot). A refusal by a budget sets Retry-After on
 // w. The caller releases the Admission once the answer is computed.
-func (h *handler) admitRun(w http.ResponseWriter, r *http.Request, project string, ask endpoint.Ask) (*endpoint.Admission, error) {
+func (h *handler) admitRun(w http.ResponseWriter, r *http.Request, project string, ask endpoint.Ask) (endpoint.Admission, error) {
 	c := endpoint.Caller{Project: project, Key: keyOf(r.Context()), Token: claimsOf(r.Context())}
 	b := endpoint.Budgets{
 		Keys: h.cfg.keys,

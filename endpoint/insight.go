@@ -58,20 +58,20 @@ func (s *Service) compileInsight(ctx context.Context, project string, q driver.Q
 // materialized and the table can answer, inline otherwise, saying why
 // (RunResult.InlineReason).
 func (s *Service) runInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
-	if ep.IsMaterialized && !materializedRun(ep, opts) {
-		res, err := s.runInsightInline(ctx, ep, c, req, opts, now)
-		return olderVersion(ep, opts).onto(res), err
-	}
-	if materializedRun(ep, opts) {
+	var fb *fallback
+	if r := s.storedReadOf(ep, c, opts, now); r.why == readsStored {
 		// admit checked the variables by the materialized rules.
-		res, fb, err := s.readMaterializedInsight(ctx, ep, c, req.Variables, opts, now)
+		var res *RunResult
+		var err error
+		res, fb, err = s.readMaterializedInsight(ctx, ep, c, r, req.Variables, opts)
 		if res != nil || err != nil {
 			return res, err
 		}
-		res, err = s.runInsightInline(ctx, ep, c, req, opts, now)
-		return fb.onto(res), err
+	} else {
+		fb = r.fallback(s, ep, opts, now)
 	}
-	return s.runInsightInline(ctx, ep, c, req, opts, now)
+	res, err := s.runInsightInline(ctx, ep, c, req, opts, now)
+	return fb.onto(res), err
 }
 
 // runInsightInline runs an insight version inline: the run's values filter

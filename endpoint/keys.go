@@ -570,14 +570,15 @@ func (k *Keys) view(rec driver.KeyRecord) Key {
 }
 
 // Admit counts a run by key against its budget: the materialized one for
-// a run of a materialized endpoint, the inline one otherwise; per minute
-// first, then per hour. A run past it is refused with an *Error of Status
-// 429 and Code CodeThrottled whose Limit names the budget
-// (LimitKeyRunsPerMinute and the others) and whose Err is the *limit.Error
-// that says when to retry (RetryAfter). A run whose budget could not be
-// counted (the counter store failed, failing closed) is refused with Status
-// 503 and Code CodeBudgetUnavailable. The count waits for the counter
-// store at most budget.DefaultTakeTimeout (or the Guard's Timeout).
+// a run its endpoint's stored table answers, the inline one otherwise
+// (Service.Admit decides which, and calls it); per minute first, then per
+// hour. A run past it is refused with an *Error of Status 429 and Code
+// CodeThrottled whose Limit names the budget (LimitKeyRunsPerMinute and the
+// others) and whose Err is the *limit.Error that says when to retry
+// (RetryAfter). A run whose budget could not be counted (the counter store
+// failed, failing closed) is refused with Status 503 and Code
+// CodeBudgetUnavailable. The count waits for the counter store at most
+// budget.DefaultTakeTimeout (or the Guard's Timeout).
 func (k *Keys) Admit(key Key, materialized bool) error {
 	perMinute, perHour := key.RunsPerMinute, key.RunsPerHour
 	minuteLimit, hourLimit, kind := LimitKeyRunsPerMinute, LimitKeyRunsPerHour, "runs answered inline"
@@ -639,18 +640,3 @@ func or0(v, def int) int {
 // CounterFailures is how many times the counter store failed to count a
 // key's run (each logged; see budget.Guard).
 func (k *Keys) CounterFailures() int64 { return k.counter.Failures() }
-
-// IsMaterialized reports whether the endpoint named name in project is
-// materialized, so that a run can be counted against the right budget
-// before it starts (Keys.Admit). An unknown endpoint is not.
-func (s *Service) IsMaterialized(ctx context.Context, project, name string) (bool, error) {
-	e, err := s.get(ctx, project, name)
-	var ae *Error
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return e.IsMaterialized, nil
-}

@@ -43,6 +43,79 @@ func olderVersion(ep *driver.Endpoint, opts runOptions) *fallback {
 // noTable is the fallback of a run with no fresh stored table.
 var noTable = &fallback{reason: "no stored table is fresh for the current version and settings"}
 
+// storedRead is the decision whether the stored table answers a run,
+// made from what is known before the run starts: the endpoint's record,
+// the version asked and its compiled form, and the clock. The run path
+// (readMaterializedSQL, runInsight) and admission (Service.Admit, which
+// charges a run to the materialized budget only when the stored table
+// answers it) both take it from storedReadOf, so that the two cannot
+// disagree. What only the run can know (a read the database refuses, a
+// value the table cannot answer) sends the run inline after it was
+// charged as stored: admission counts on the decision, not on the
+// outcome.
+type storedRead struct {
+	why   inlineWhy
+	table string
+	at    time.Time
+	v     *verdict // a SQL endpoint's plan, when why is readsStored
+}
+
+// inlineWhy is why a run does not read the stored table; readsStored
+// when it does.
+type inlineWhy int
+
+const (
+	readsStored inlineWhy = iota
+	notMaterialized
+	notCurrentVersion
+	noFreshTable
+	cannotMaterialize
+)
+
+// storedReadOf decides whether the stored table of ep answers a run of
+// opts.version (the current one when 0), compiled as c, at now: ep is
+// materialized, the version is the current one, a table built from it is
+// fresh (servingTable) and, for a SQL endpoint, its query can be
+// materialized. It has no side effect.
+func (s *Service) storedReadOf(ep *driver.Endpoint, c *compiled, opts runOptions, now time.Time) storedRead {
+	version := opts.version
+	if version == 0 {
+		version = ep.CurrentVersion
+	}
+	switch {
+	case !ep.IsMaterialized:
+		return storedRead{why: notMaterialized}
+	case version != ep.CurrentVersion:
+		return storedRead{why: notCurrentVersion}
+	}
+	table, at, ok := servingTable(ep, c, now)
+	if !ok {
+		return storedRead{why: noFreshTable}
+	}
+	r := storedRead{table: table, at: at}
+	if c.insight == nil {
+		if r.v = s.verdict(c, ep.MaterializationBuckets, ep.MaterializationTailColumn); !r.v.ok {
+			r.why = cannotMaterialize
+		}
+	}
+	return r
+}
+
+// fallback is the fallback of a run that r sends inline (nil for one that
+// reads the table or of an endpoint that is not materialized); for a run
+// with no fresh table it wakes a hibernating materialization (noTable).
+func (r storedRead) fallback(s *Service, ep *driver.Endpoint, opts runOptions, now time.Time) *fallback {
+	switch r.why {
+	case notCurrentVersion:
+		return olderVersion(ep, opts)
+	case noFreshTable:
+		return s.noTable(ep, now)
+	case cannotMaterialize:
+		return inlineBecause("the query cannot be materialized: %s", r.v.reason)
+	}
+	return nil
+}
+
 // readMaterializedSQL answers a run of a materialized SQL endpoint from its
 // stored table, with values bound and checked. It returns no result and no
 // error when the run must go inline instead, with the reason: an older
@@ -53,20 +126,11 @@ var noTable = &fallback{reason: "no stored table is fresh for the current versio
 // pages in SQL, as the inline run does: it fetches at most limit+1 rows,
 // the one more telling whether there are more.
 func (s *Service) readMaterializedSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
-	if !ep.IsMaterialized {
-		return nil, nil, nil
+	r := s.storedReadOf(ep, c, opts, now)
+	if r.why != readsStored {
+		return nil, r.fallback(s, ep, opts, now), nil
 	}
-	if opts.version != ep.CurrentVersion {
-		return nil, olderVersion(ep, opts), nil
-	}
-	table, at, ok := servingTable(ep, c, now)
-	if !ok {
-		return nil, s.noTable(ep, now), nil
-	}
-	v := s.verdict(c, ep.MaterializationBuckets, ep.MaterializationTailColumn)
-	if !v.ok {
-		return nil, inlineBecause("the query cannot be materialized: %s", v.reason), nil
-	}
+	table, at, v := r.table, r.at, r.v
 	trace := newRunTrace(opts.debug)
 	if v.plan.Tail() {
 		// The newer rows come from the source: those after the instant
@@ -166,11 +230,9 @@ func checkMaterializedInsightVars(ep *driver.Endpoint, c *compiled, given map[st
 // from its stored table: exactly what the inline run would have answered
 // when the table was built. Like readMaterializedSQL it returns no result
 // and no error, but its fallback, when the run must go inline.
-func (s *Service) readMaterializedInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, given map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
-	table, at, ok := servingTable(ep, c, now)
-	if !ok {
-		return nil, s.noTable(ep, now), nil
-	}
+// r is storedReadOf's decision that the table answers.
+func (s *Service) readMaterializedInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, r storedRead, given map[string]any, opts runOptions) (*RunResult, *fallback, error) {
+	table, at := r.table, r.at
 	trace := newRunTrace(opts.debug)
 	st, stmt, err := c.scope.InsightRead(c.insight, table, given, at)
 	if err != nil {

@@ -69,15 +69,26 @@ func acquire(ctx context.Context, ch chan struct{}) error {
 // changed while its table is built is noticed before the table is swapped
 // in: the table is dropped and the refresh fails.
 func (s *Service) Materialize(ctx context.Context, project, name string) error {
-	e, err := s.get(ctx, project, name)
+	e, err := s.materializable(ctx, project, name)
 	if err != nil {
 		return err
 	}
-	if !e.IsMaterialized {
-		return invalidf(CodeInvalidInput, "is_materialized", "Endpoint '%s' is not materialized; set is_materialized to true first.", name)
-	}
 	_, err = s.refreshGuarded(ctx, project, e.ID, name, true, "manual", nil)
 	return err
+}
+
+// materializable returns the endpoint named name if Materialize may
+// refresh it: it exists and is materialized. Admission asks it before a
+// refresh is charged, so that a refusal costs no budget.
+func (s *Service) materializable(ctx context.Context, project, name string) (driver.Endpoint, error) {
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return driver.Endpoint{}, err
+	}
+	if !e.IsMaterialized {
+		return driver.Endpoint{}, invalidf(CodeInvalidInput, "is_materialized", "Endpoint '%s' is not materialized; set is_materialized to true first.", name)
+	}
+	return e, nil
 }
 
 // refreshWaitError is the error of a Materialize whose context ended while

@@ -99,7 +99,7 @@ func TestRulesByState(t *testing.T) {
 				{"unknown", endpoint.RunRequest{Variables: vars("$browser", "Chrome", "nope", "x")}},
 			}},
 	}
-	cases := 0
+	cases, stored := 0, 0
 	for _, k := range kinds {
 		q := k.query
 		_, err := svc.Create(ctx, p, endpoint.CreateRequest{Name: k.name, Query: &q})
@@ -123,7 +123,12 @@ func TestRulesByState(t *testing.T) {
 				run := func(refresh string) string {
 					req := r.req
 					req.Refresh = refresh
-					_, err := svc.Run(ctx, p, k.name, req)
+					adm, admErr := svc.Admit(ctx, endpoint.Budgets{}, endpoint.Caller{Project: p}, endpoint.Ask{Act: endpoint.ActRun, Endpoint: k.name, Run: &req})
+					res, err := svc.Run(ctx, p, k.name, req)
+					chargedAsAnswered(t, fmt.Sprintf("%s %s, %s, refresh %q", k.name, state, r.name, refresh), adm, admErr, res, err)
+					if err == nil && res.EndpointMaterialized {
+						stored++
+					}
 					return verdictOf(err)
 				}
 				// Cached first (the cache may hold this request's answer
@@ -149,5 +154,30 @@ func TestRulesByState(t *testing.T) {
 	}
 	if got, want := cases, 3*(5+7+4); got != want {
 		t.Fatalf("cases = %v, want %v", got, want)
+	}
+	if stored == 0 {
+		t.Fatalf("no run read a stored table: the budget dimension checked nothing")
+	}
+}
+
+// chargedAsAnswered is the budget dimension of the rules matrix: the
+// budget admission charges a run to (Service.Admit's Stored: the
+// materialized budget or the inline one) is the one of what answered it
+// (EndpointMaterialized), and admission refuses what the run refuses (the
+// rules of the endpoint's state), alike, before any budget is charged.
+func chargedAsAnswered(t *testing.T, what string, adm endpoint.Admission, admErr error, res *endpoint.RunResult, err error) {
+	t.Helper()
+	if admErr != nil {
+		if got, want := verdictOf(err), verdictOf(admErr); got != want {
+			t.Errorf("%s: admission refused %q, the run answered %q", what, want, got)
+		}
+		return
+	}
+	if err != nil {
+		t.Errorf("%s: admitted, and the run refused %q", what, verdictOf(err))
+		return
+	}
+	if got, want := adm.Stored, res.EndpointMaterialized; got != want {
+		t.Errorf("%s: charged as stored = %v, answered from the stored table = %v", what, got, want)
 	}
 }

@@ -146,28 +146,52 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 }
 
 func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
-	opts, err := s.runOptions(req)
+	p, err := s.prepare(ctx, project, name, req, rec.at) // the Service's clock, read as the run began
+	if p.ep != nil {
+		rec.ep, rec.version = p.ep, p.opts.version
+	}
 	if err != nil {
 		return nil, err
 	}
-	now := rec.at // the Service's clock, read as the run began
-	ep, err := s.runnable(ctx, project, name, now)
-	if err != nil {
-		return nil, err
+	return s.serve(ctx, p.ep, p.c, p.req, p.opts, p.now, rec)
+}
+
+// prepared is a run whose record is found: its endpoint, the version
+// compiled, the request with the credentials' fixed values, its options
+// (the version set) and the instant it runs at.
+type prepared struct {
+	ep   *driver.Endpoint
+	c    *compiled
+	req  RunRequest
+	opts runOptions
+	now  time.Time
+}
+
+// prepare finds what a run asks for at now, as the run and its admission
+// (Service.Admit) both do: check the options, find the endpoint (it must
+// be active) and the version compiled, and apply the credentials' fixed
+// variables. On an error, what it found so far is returned with it (the
+// endpoint, for the run log).
+func (s *Service) prepare(ctx context.Context, project, name string, req RunRequest, now time.Time) (prepared, error) {
+	p := prepared{now: now}
+	var err error
+	if p.opts, err = s.runOptions(req); err != nil {
+		return p, err
 	}
-	rec.ep = ep
-	if opts.version == 0 {
-		opts.version = ep.CurrentVersion
+	if p.ep, err = s.runnable(ctx, project, name, now); err != nil {
+		return p, err
 	}
-	rec.version = opts.version
-	c, err := s.compiledAt(ctx, ep, opts.version, now)
-	if err != nil {
-		return nil, err
+	if p.opts.version == 0 {
+		p.opts.version = p.ep.CurrentVersion
 	}
-	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
-		return nil, err
+	if p.c, err = s.compiledAt(ctx, p.ep, p.opts.version, now); err != nil {
+		return p, err
 	}
-	return s.serve(ctx, ep, c, req, opts, now, rec)
+	if req.Variables, err = p.c.withFixed(req.Variables, req.Fixed, now); err != nil {
+		return p, err
+	}
+	p.req = req
+	return p, nil
 }
 
 // computeByKind runs version c of ep with the request's values: the query

@@ -108,9 +108,10 @@ func TestSoftDeletedIsInvisible(t *testing.T) {
 				t.Errorf("%s(%q) of a soft-deleted endpoint: %v, want a 404", method, name, err)
 			}
 		}
-		// An unknown endpoint is not materialized (Keys.Admit's budget).
-		if m, err := e.svc.IsMaterialized(ctx, "1", name); m || err != nil {
-			t.Errorf("IsMaterialized(%q) of a soft-deleted endpoint = %v, %v; want false, nil", name, m, err)
+		// The one admission finds no record to run: a 404, before any budget.
+		ask := endpoint.Ask{Act: endpoint.ActRun, Endpoint: name, Run: &endpoint.RunRequest{}}
+		if _, err := e.svc.Admit(ctx, endpoint.Budgets{}, endpoint.Caller{Project: "1"}, ask); !errors.Is(err, endpoint.ErrNotFound) {
+			t.Errorf("Admit of a run of soft-deleted %q: %v, want a 404", name, err)
 		}
 	}
 	if _, err := e.svc.Get(ctx, "1", "back"); !errors.Is(err, endpoint.ErrNotFound) {

@@ -31,10 +31,14 @@ func (h *handler) createEndpoint(w http.ResponseWriter, r *http.Request, project
 	if err := h.decode(w, r, &req, false); err != nil {
 		return err
 	}
-	if err := keyAllowsName(keyOf(r.Context()), req.Name); err != nil {
+	// The key must be allowed the new name; a materialized endpoint's
+	// first refresh starts at once, and is charged as a refresh.
+	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActSave, Endpoint: req.Name, Create: &req})
+	if err != nil {
 		return err
 	}
 	e, err := h.svc.Create(r.Context(), project, req)
+	adm.Release()
 	if err != nil {
 		return err
 	}
@@ -72,7 +76,13 @@ func (h *handler) updateEndpoint(w http.ResponseWriter, r *http.Request, project
 			return err
 		}
 	}
+	// A save that starts a refresh is charged as one.
+	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActSave, Endpoint: r.PathValue("name"), Update: &req})
+	if err != nil {
+		return err
+	}
 	e, err := h.svc.Update(r.Context(), project, r.PathValue("name"), req)
+	adm.Release()
 	if err != nil {
 		return err
 	}
@@ -102,22 +112,13 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	// answer is computed: writing it (bounded by max_result_bytes and the
 	// write timeout) holds none, so a client that stops reading cannot
 	// keep the project's other runs out.
-	if err := h.admitKey(w, r, project, r.PathValue("name")); err != nil {
-		return err
-	}
-	release, err := h.admit(w, project)
+	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActRun, Endpoint: r.PathValue("name"), Run: &req})
 	if err != nil {
 		return err
 	}
-	defer release()
-	if c := claimsOf(r.Context()); c != nil {
-		req.Fixed, req.Token = c.Fixed, c
-	}
-	if k := keyOf(r.Context()); k != nil {
-		req.KeyID = k.ID
-	}
+	defer adm.Release()
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
-	release()
+	adm.Release()
 	if err != nil {
 		return err
 	}

@@ -113,8 +113,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithLimiter sets the limits on runs: every POST .../endpoints/{name}/run,
-// and every POST .../query/ (a query run before it is saved), first takes
-// a slot of l for its project, and is answered 429 (a limit of
+// every POST .../query/ (a query run before it is saved) and every POST
+// .../materialize (a refresh computes the query) first takes a slot of l
+// for its project, and is answered 429 (a limit of
 // the project) or 503 (the global cap) with Retry-After when l refuses. One
 // Limiter may serve several handlers, which then share its counts. Without
 // this option the handler has its own limiter with limit.Config's defaults
@@ -248,7 +249,10 @@ func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
-			if err := h.checkTokenRun(r.Context(), w, c, r.PathValue("name"), tokens == tokenRuns); err != nil {
+			// What the token may do; a run's rpm is counted by its
+			// admission (admitRun), once the request is known well formed.
+			if _, err := h.svc.Admit(r.Context(), endpoint.Budgets{}, endpoint.Caller{Project: project, Token: c},
+				endpoint.Ask{Act: endpoint.ActUse, Endpoint: r.PathValue("name"), TokenMay: true}); err != nil {
 				h.fail(w, r, err)
 				return
 			}

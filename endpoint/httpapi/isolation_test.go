@@ -15,7 +15,7 @@ import (
 func TestProjectIsolation(t *testing.T) {
 	kh := newKeysHarness(t, endpoint.KeysConfig{})
 	h := kh.harness
-	stored, _ := kh.mint("1", map[string]any{"name": "all", "scopes": endpoint.Scopes})
+	stored, _ := kh.mint("1", map[string]any{"name": "all", "scopes": endpoint.Scopes, "runs_per_minute": 1, "materialized_runs_per_minute": 1})
 	h.setupRange("1", keyP1)
 	h.setupRange("2", keyP2)
 	secret := "SELECT 'project-two-secret' AS s"
@@ -102,6 +102,15 @@ func TestProjectIsolation(t *testing.T) {
 			t.Errorf("project 1's keys only: len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 1, r.Body["results"])
 		}
 	}
+
+	// The budget dimension: no refusal above cost the stored key its
+	// budget (a 403 for the project, a 404 for the record come before
+	// it), so its one inline run of the minute is still there; once it
+	// is spent, another project is still a 403, not a 429.
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/in_range/run", stored, map[string]any{"variables": okVars}))
+	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/in_range/run", stored, map[string]any{"variables": okVars}), endpoint.LimitKeyRunsPerMinute)
+	requireThrottled(t, h.do("POST", "/api/projects/1/query/", stored, map[string]any{"query": sqlQuery("SELECT 1 AS one", nil)}), endpoint.LimitKeyRunsPerMinute)
+	mustStatus(t, http.StatusForbidden, h.do("POST", "/api/projects/2/endpoints/secret/run", stored, map[string]any{"variables": map[string]any{}}))
 
 	// The admin key reaches both.
 	mustStatus(t, http.StatusOK, h.do("GET", "/api/projects/1/endpoints/in_range", keyAdmin, nil))

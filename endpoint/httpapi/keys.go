@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
 )
@@ -18,8 +19,10 @@ import (
 // of keys (endpoint.Keys): a Bearer credential shaped like one
 // (endpoint.LooksLikeKey) is looked up there. A stored key may use its own
 // project only, and on every route only what its scopes and endpoint list
-// allow (see keyRules); its runs count against its own budget as well as
-// the project's limits. The routes .../keys/ create (POST, the secret shown
+// allow (see keyRules); its runs, queries and refreshes count against its
+// own budget as well as the project's limits: the materialized budget for
+// a run the stored table answers, the inline one otherwise
+// (endpoint.Service.Admit). The routes .../keys/ create (POST, the secret shown
 // once), list (GET) and revoke (DELETE .../keys/{key_id}) keys; they need
 // the scope key:admin or one of the Authenticator's keys, which keep full
 // access. A stored key never creates a key, nor mints an embed token, that
@@ -129,29 +132,20 @@ func (h *handler) authorizeStoredKey(w http.ResponseWriter, r *http.Request, sec
 		}
 		return nil, err
 	}
-	if key.ProjectID != project {
-		return nil, &endpoint.Error{
-			Status: http.StatusForbidden,
-			Code:   endpoint.CodeForbidden,
-			Detail: fmt.Sprintf("This API key does not give access to project '%s'.", clip(project, maxEchoRunes)),
-			Err:    endpoint.ErrForbidden,
-		}
-	}
+	// Who the key is and what it may do, in the one admission
+	// (endpoint.Service.Admit); a route without a rule is checked for the
+	// project only, then refused.
 	rule, ok := keyRules[h.routeOf(r)]
-	switch {
-	case !ok:
+	ask := endpoint.Ask{Act: endpoint.ActUse, Scope: rule.scope, Whole: rule.whole}
+	if rule.named {
+		ask.Endpoint = r.PathValue("name")
+	}
+	if _, err := h.svc.Admit(r.Context(), endpoint.Budgets{}, endpoint.Caller{Project: project, Key: &key}, ask); err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
 			"This route is not open to stored API keys; it needs one of the server's own keys.")
-	case !key.Allows(rule.scope):
-		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
-			fmt.Sprintf("This API key lacks the scope '%s' that this route needs.", rule.scope))
-	case rule.named:
-		if err := keyAllowsName(&key, r.PathValue("name")); err != nil {
-			return nil, err
-		}
-	case rule.whole && key.Restricted():
-		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
-			"This API key is limited to named endpoints; writing the project's variables, which every endpoint uses, needs a key that is not.")
 	}
 	return r.WithContext(context.WithValue(r.Context(), keyCtx{}, &key)), nil
 }
@@ -186,29 +180,26 @@ func visibleTo(key *endpoint.Key, list []endpoint.Endpoint) []endpoint.Endpoint 
 	return slices.DeleteFunc(list, func(e endpoint.Endpoint) bool { return !key.AllowsEndpoint(e.Name) })
 }
 
-// admitKey counts a run (of the endpoint name, "" for an unsaved query)
-// against the budget of the stored key that asks for it, if any: the
-// materialized budget for a materialized endpoint, the inline one
-// otherwise. A refusal is a 429 naming the budget, with Retry-After.
-func (h *handler) admitKey(w http.ResponseWriter, r *http.Request, project, name string) error {
-	key := keyOf(r.Context())
-	if key == nil {
-		return nil
+// admitRun admits what r asks (a run, a query or a refresh) through the
+// one admission, endpoint.Service.Admit: the caller's credential from r's
+// context, the budgets of this handler (the token's rpm, the stored key's
+// budget, the project's slot). A refusal by a budget sets Retry-After on
+// w. The caller releases the Admission once the answer is computed.
+func (h *handler) admitRun(w http.ResponseWriter, r *http.Request, project string, ask endpoint.Ask) (endpoint.Admission, error) {
+	c := endpoint.Caller{Project: project, Key: keyOf(r.Context()), Token: claimsOf(r.Context())}
+	b := endpoint.Budgets{
+		Keys: h.cfg.keys,
+		TokenRate: func(ctx context.Context, t *embed.Claims) error {
+			return h.checkTokenRun(ctx, w, t, ask.Endpoint, true)
+		},
+		Slot: func(project string) (func(), error) { return h.admit(w, project) },
 	}
-	materialized := false
-	if name != "" {
-		m, err := h.svc.IsMaterialized(r.Context(), project, name)
-		if err != nil {
-			return err
-		}
-		materialized = m
-	}
-	err := h.cfg.keys.Admit(*key, materialized)
+	adm, err := h.svc.Admit(r.Context(), b, c, ask)
 	var le *limit.Error
-	if errors.As(err, &le) {
+	if errors.As(err, &le) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(le.RetryAfter)))
 	}
-	return err
+	return adm, err
 }
 
 // keysDisabled answers the key routes of a server without WithKeys.

@@ -15,9 +15,6 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 	if err := h.decode(w, r, &body, false); err != nil {
 		return err
 	}
-	if err := h.admitKey(w, r, project, ""); err != nil {
-		return err
-	}
 	req := body.QueryRequest
 	format, err := h.chooseFormat(r, body.Format, req.Debug)
 	if err != nil {
@@ -26,13 +23,13 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 	if format != nil && req.Query != nil && req.Query.Kind != endpoint.KindSQL {
 		return errNotRows(nameOf(format))
 	}
-	release, err := h.admit(w, project)
+	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActQuery})
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer adm.Release()
 	res, err := h.svc.RunQuery(r.Context(), project, req)
-	release() // as a run's: writing the answer holds no slot
+	adm.Release() // as a run's: writing the answer holds no slot
 	if err != nil {
 		return err
 	}

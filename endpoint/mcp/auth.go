@@ -17,6 +17,7 @@ import (
 // handler checks every request's credential, then hands it to the SDK's
 // stateless streamable transport with the caller in its context.
 type handler struct {
+	svc       *endpoint.Service
 	auth      Authenticator
 	cfg       *config
 	transport *sdk.StreamableHTTPHandler
@@ -64,6 +65,9 @@ func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) (caller, 
 		return caller{}, endpoint.NewError(endpoint.ErrInvalid, endpoint.CodeInvalidInput, "project",
 			"Name the project the API key acts for: /mcp?project=<project id>.")
 	}
+	if h.cfg.keys != nil && endpoint.LooksLikeKey(key) {
+		return h.authenticateKey(w, r, key, project)
+	}
 	err = h.auth.Authorize(r.Context(), key, project)
 	var e *endpoint.Error
 	switch {
@@ -85,6 +89,24 @@ func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) (caller, 
 			Detail: fmt.Sprintf("Project '%s' not found.", clip(project)), Err: err}
 	}
 	return caller{}, err
+}
+
+// authenticateKey authenticates a stored key for project, in the HTTP
+// API's words: 401 for an unknown or revoked key, 403 for a key of
+// another project (the one admission's check, endpoint.Service.Admit).
+func (h *handler) authenticateKey(w http.ResponseWriter, r *http.Request, secret, project string) (caller, error) {
+	k, err := h.cfg.keys.Authenticate(r.Context(), secret)
+	if err != nil {
+		if errors.Is(err, endpoint.ErrUnauthorized) {
+			w.Header().Set("WWW-Authenticate", invalidToken)
+		}
+		return caller{}, err
+	}
+	c := caller{project: project, key: &k}
+	if _, err := h.svc.Admit(r.Context(), endpoint.Budgets{}, endpoint.Caller{Project: project, Key: &k}, endpoint.Ask{Act: endpoint.ActUse}); err != nil {
+		return caller{}, err
+	}
+	return c, nil
 }
 
 // authenticateToken verifies an embed token for the project it claims

@@ -26,7 +26,8 @@
 // Handler serves the tools over the SDK's streamable HTTP transport
 // (stateless: every request carries its credential and is checked) behind
 // the HTTP API's credentials: an API key of the project (Authenticator),
-// or an embed token (WithEmbedTokens), which sees only the endpoints it
+// a stored key (WithKeys, within its scopes, endpoints and budget), or an
+// embed token (WithEmbedTokens), which sees only the endpoints it
 // names, without the variables it fixes, and may call neither
 // _get_endpoint nor _run_query. Server returns the tools of one project
 // for a transport without credentials, such as stdio.
@@ -63,6 +64,8 @@ type config struct {
 	tokens  *limit.Limiter
 	project string
 	logger  *slog.Logger
+	// keys holds the stored API keys (WithKeys); nil accepts none.
+	keys *endpoint.Keys
 	// maxBody bounds a request body of Handler.
 	maxBody int64
 }
@@ -84,6 +87,18 @@ func WithMaxBodyBytes(n int64) Option {
 // names, of its own project.
 func WithEmbedTokens(signer *embed.Signer) Option {
 	return func(c *config) { c.signer = signer }
+}
+
+// WithKeys accepts, besides the Authenticator's keys, the stored API keys
+// of keys (endpoint.Keys), as httpapi.WithKeys does: a Bearer credential
+// shaped like one (endpoint.LooksLikeKey) is looked up there, for the
+// project it belongs to (?project= or WithDefaultProject, which must be
+// the key's). The key sees and runs only the endpoints it may use, with
+// the scope endpoint:read (_run_query needs query:run), and its runs count
+// against its own budget as over the HTTP API: pass the same Keys so that
+// both count against one budget.
+func WithKeys(keys *endpoint.Keys) Option {
+	return func(c *config) { c.keys = keys }
 }
 
 // WithLimiter sets the limits every endpoint run and _run_query call takes
@@ -160,7 +175,7 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 		panic("mcp: Handler called with a nil Authenticator")
 	}
 	cfg := newConfig(opts)
-	h := &handler{auth: auth, cfg: &cfg}
+	h := &handler{svc: svc, auth: auth, cfg: &cfg}
 	h.transport = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		c, ok := r.Context().Value(callerKey{}).(caller)
 		if !ok {
@@ -178,10 +193,11 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 }
 
 // caller is who calls the tools: a project, and the verified embed token
-// when the credential was one.
+// or the stored key when the credential was one.
 type caller struct {
 	project string
 	token   *embed.Claims
+	key     *endpoint.Key
 }
 
 type callerKey struct{}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
@@ -157,7 +158,8 @@ func (t *tools) sync(ctx context.Context) error {
 // visible reports whether the caller sees e: an active endpoint, named by
 // the token when the caller has one.
 func (t *tools) visible(e endpoint.Endpoint) bool {
-	return e.IsActive && (t.caller.token == nil || t.caller.token.Allows(e.Name))
+	return e.IsActive && (t.caller.token == nil || t.caller.token.Allows(e.Name)) &&
+		(t.caller.key == nil || t.caller.key.AllowsEndpoint(e.Name))
 }
 
 // endpointTool is e's tool.
@@ -235,44 +237,64 @@ func (t *tools) admit() (func(), error) {
 	return release, err
 }
 
-// run runs the endpoint name as POST .../endpoints/{name}/run does.
+// budgets are the counters a run through the tools is charged to: the
+// token's rpm as this handler counts it, the stored key's budget, the
+// project's slot.
+func (t *tools) budgets() endpoint.Budgets {
+	return endpoint.Budgets{
+		Keys:      t.cfg.keys,
+		TokenRate: func(ctx context.Context, _ *embed.Claims) error { return t.checkRPM(ctx) },
+		Slot:      func(string) (func(), error) { return t.admit() },
+	}
+}
+
+// who is the caller as the one admission (endpoint.Service.Admit) takes
+// it.
+func (t *tools) who() endpoint.Caller {
+	return endpoint.Caller{Project: t.caller.project, Key: t.caller.key, Token: t.caller.token}
+}
+
+// may checks, through the one admission, that the caller may make ask,
+// which costs no budget.
+func (t *tools) may(ctx context.Context, ask endpoint.Ask) error {
+	ask.Act = endpoint.ActUse
+	_, err := t.svc.Admit(ctx, endpoint.Budgets{}, t.who(), ask)
+	return err
+}
+
+// run runs the endpoint name as POST .../endpoints/{name}/run does,
+// admitted as it is: what the caller may do before its arguments are
+// read, its budgets once they are known well formed.
 func (t *tools) run(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	if c := t.caller.token; c != nil && !c.Allows(name) {
-		return nil, endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
-			fmt.Sprintf("This embed token may not run endpoint '%s'.", clip(name)))
+	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead, Endpoint: name, TokenMay: true}); err != nil {
+		return nil, err
 	}
 	var req endpoint.RunRequest
 	if err := decode(args, &req); err != nil {
 		return nil, err
 	}
-	if err := t.checkRPM(ctx); err != nil {
-		return nil, err
-	}
-	release, err := t.admit()
+	adm, err := t.svc.Admit(ctx, t.budgets(), t.who(), endpoint.Ask{Act: endpoint.ActRun, Endpoint: name, Run: &req})
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	if c := t.caller.token; c != nil {
-		req.Fixed, req.Token = c.Fixed, c
-	}
+	defer adm.Release()
 	return t.svc.Run(ctx, t.caller.project, name, req)
 }
 
 // query runs an unsaved query as POST query/ does.
 func (t *tools) query(ctx context.Context, args json.RawMessage) (any, error) {
-	if t.caller.token != nil {
-		return nil, tokenForbidden()
+	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeQueryRun}); err != nil {
+		return nil, err
 	}
 	var req endpoint.QueryRequest
 	if err := decode(args, &req); err != nil {
 		return nil, err
 	}
-	release, err := t.admit()
+	adm, err := t.svc.Admit(ctx, t.budgets(), t.who(), endpoint.Ask{Act: endpoint.ActQuery})
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer adm.Release()
 	return t.svc.RunQuery(ctx, t.caller.project, req)
 }
 
@@ -285,6 +307,12 @@ type endpointSummary struct {
 }
 
 func (t *tools) list(ctx context.Context, args json.RawMessage) (any, error) {
+	if t.caller.key != nil {
+		// A token sees the endpoints it names; a key needs the scope.
+		if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead}); err != nil {
+			return nil, err
+		}
+	}
 	var none struct{}
 	if err := decode(args, &none); err != nil {
 		return nil, err
@@ -303,8 +331,8 @@ func (t *tools) list(ctx context.Context, args json.RawMessage) (any, error) {
 }
 
 func (t *tools) get(ctx context.Context, args json.RawMessage) (any, error) {
-	if t.caller.token != nil {
-		return nil, tokenForbidden()
+	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead}); err != nil {
+		return nil, err
 	}
 	var req struct {
 		Name string `json:"name"`
@@ -315,6 +343,9 @@ func (t *tools) get(ctx context.Context, args json.RawMessage) (any, error) {
 	if req.Name == "" {
 		return nil, endpoint.NewError(endpoint.ErrInvalid, endpoint.CodeInvalidInput, "name", "name is required: the endpoint's name.")
 	}
+	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead, Endpoint: req.Name}); err != nil {
+		return nil, err
+	}
 	e, err := t.svc.Get(ctx, t.caller.project, req.Name)
 	if err != nil {
 		return nil, err
@@ -324,13 +355,6 @@ func (t *tools) get(ctx context.Context, args json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"endpoint": e, "materialization_status": status}, nil
-}
-
-// tokenForbidden is the HTTP API's answer to a token on a route of API
-// keys.
-func tokenForbidden() error {
-	return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
-		"An embed token may only run the endpoints it names; this needs an API key.")
 }
 
 // toolResult answers v as the HTTP API would: its JSON, as structured

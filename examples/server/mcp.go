@@ -16,12 +16,13 @@ import (
 )
 
 // withMCP serves the endpoints as MCP tools at /mcp (package endpoint/mcp),
-// behind the API's keys and embed tokens, and the rest as next does. An
-// API key acts for ?project=ID, or for -project when the URL names none.
-func withMCP(next http.Handler, svc *endpoint.Service, keys mcp.Authenticator, signer *embed.Signer, limiter *limit.Limiter, cfg config, logger *slog.Logger) http.Handler {
+// behind the API's keys, stored keys (the API's Keys, so that a key has one
+// budget on both) and embed tokens, and the rest as next does. An API key
+// acts for ?project=ID, or for -project when the URL names none.
+func withMCP(next http.Handler, svc *endpoint.Service, keys mcp.Authenticator, stored *endpoint.Keys, signer *embed.Signer, limiter *limit.Limiter, cfg config, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.Handler(svc, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(limiter),
-		mcp.WithDefaultProject(cfg.project), mcp.WithLogger(logger)))
+		mcp.WithKeys(stored), mcp.WithDefaultProject(cfg.project), mcp.WithLogger(logger)))
 	mux.Handle("/", next)
 	return mux
 }

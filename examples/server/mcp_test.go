@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +105,38 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	if got, want := n, any(300.0); got != want {
 		t.Errorf("count(*) = %#v, want %#v", got, want)
+	}
+
+	// A stored key works at /mcp too, held to the budget it has over the
+	// API: one run per minute, spent by _run_query, refuses the next.
+	res, err = hc.Post(base+"/api/projects/1/keys/", "application/json",
+		strings.NewReader(`{"name": "agent", "scopes": ["endpoint:read", "query:run"], "runs_per_minute": 1}`))
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	var created struct {
+		Key string `json:"key"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&created)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST keys/: status %d, %v", res.StatusCode, err)
+	}
+	ks, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp",
+		HTTPClient: &http.Client{Transport: withKey{created.Key}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	defer ks.Close()
+	if _, n := agentSession(t, ks); n != any(300.0) {
+		t.Errorf("count(*) with a stored key = %#v, want 300", n)
+	}
+	r, err := ks.CallTool(context.Background(), &sdk.CallToolParams{Name: "n_events", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if !r.IsError || !strings.Contains(fmt.Sprint(r.StructuredContent), "key_runs_per_minute") {
+		t.Errorf("a second run in the minute of a key whose budget is 1: %v, want a refusal naming key_runs_per_minute", r.StructuredContent)
 	}
 }
 

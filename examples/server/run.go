@@ -263,7 +263,7 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 		httpapi.WithLogger(logger),
 		httpapi.WithBaseURL(apiBaseURL(cfg.addr)), // the OpenAPI documents' servers entry
 		httpapi.WithFormat(parquet.Format{}))      // answers in Parquet too: {"format": "parquet"}
-	site := withMCP(withEditor(api, cfg), svc, keys, signer, limiter, cfg, logger)
+	site := withMCP(withEditor(api, cfg), svc, keys, stored, signer, limiter, cfg, logger)
 	if cfg.metricsAddr != "" {
 		return site, nil
 	}

@@ -146,14 +146,35 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 }
 
 func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
-	opts, err := s.runOptions(req)
+	p, err := s.prepareRun(ctx, project, name, req, rec)
 	if err != nil {
 		return nil, err
+	}
+	return s.serve(ctx, p.ep, p.c, p.req, p.opts, p.now, rec)
+}
+
+// preparedRun is a run whose options, endpoint, version and fixed values
+// are known (prepareRun), ready to be served.
+type preparedRun struct {
+	ep   *driver.Endpoint
+	c    *compiled
+	req  RunRequest
+	opts runOptions
+	now  time.Time
+}
+
+// prepareRun takes the steps of a run before its answer: check the
+// options, find the endpoint, the compiled version, and add the fixed
+// values. Run and RunRows share it.
+func (s *Service) prepareRun(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (preparedRun, error) {
+	opts, err := s.runOptions(req)
+	if err != nil {
+		return preparedRun{}, err
 	}
 	now := rec.at // the Service's clock, read as the run began
 	ep, err := s.runnable(ctx, project, name, now)
 	if err != nil {
-		return nil, err
+		return preparedRun{}, err
 	}
 	rec.ep = ep
 	if opts.version == 0 {
@@ -162,12 +183,12 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 	rec.version = opts.version
 	c, err := s.compiledAt(ctx, ep, opts.version, now)
 	if err != nil {
-		return nil, err
+		return preparedRun{}, err
 	}
 	if req.Variables, err = c.withFixed(req.Variables, req.Fixed, now); err != nil {
-		return nil, err
+		return preparedRun{}, err
 	}
-	return s.serve(ctx, ep, c, req, opts, now, rec)
+	return preparedRun{ep: ep, c: c, req: req, opts: opts, now: now}, nil
 }
 
 // computeByKind runs version c of ep with the request's values: the query
@@ -517,7 +538,7 @@ func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int
 		defer s.deadlines.stop(rc)
 		ctx = rc
 	}
-	res, err := s.cfg.Executor.Query(ctx, st, s.bounds(max))
+	res, err := s.query(ctx, st, s.bounds(max)) // stream.go: a streamed run's rows go to its writer
 	switch {
 	case err != nil && errors.Is(err, driver.ErrResultTooLarge):
 		return nil, withCause(s.tooLarge(), err)

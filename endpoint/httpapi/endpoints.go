@@ -116,6 +116,9 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	if k := keyOf(r.Context()); k != nil {
 		req.KeyID = k.ID
 	}
+	if lf, ok := format.(lineFormat); ok {
+		return h.runLines(w, r, project, req, lf, release) // stream_run.go
+	}
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
 	release()
 	if err != nil {

@@ -161,7 +161,8 @@ func (s *Service) readMaterializedSQL(ctx context.Context, ep *driver.Endpoint, 
 // large), or a run whose context ended, is an error.
 func (s *Service) readStored(ctx context.Context, ep *driver.Endpoint, st scope.Statement) (*driver.Result, *fallback, error) {
 	res, err := s.execute(ctx, st)
-	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, driver.ErrResultTooLarge) && ctx.Err() == nil {
+	// A read whose rows were streamed out already cannot go inline.
+	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, driver.ErrResultTooLarge) && ctx.Err() == nil && !streamBegun(ctx) {
 		return nil, s.readFailed(ep, err), nil
 	}
 	return res, nil, err

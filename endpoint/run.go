@@ -146,14 +146,22 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 }
 
 func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
-	p, err := s.prepare(ctx, project, name, req, rec.at) // the Service's clock, read as the run began
-	if p.ep != nil {
-		rec.ep, rec.version = p.ep, p.opts.version
-	}
+	p, err := s.prepareRecorded(ctx, project, name, req, rec)
 	if err != nil {
 		return nil, err
 	}
 	return s.serve(ctx, p.ep, p.c, p.req, p.opts, p.now, rec)
+}
+
+// prepareRecorded is prepare at the instant rec began (the Service's
+// clock, read as the run began), noting in rec what it found for the run
+// log. Run and RunRows share it.
+func (s *Service) prepareRecorded(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (prepared, error) {
+	p, err := s.prepare(ctx, project, name, req, rec.at)
+	if p.ep != nil {
+		rec.ep, rec.version = p.ep, p.opts.version
+	}
+	return p, err
 }
 
 // prepared is a run whose record is found: its endpoint, the version
@@ -541,7 +549,7 @@ func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int
 		defer s.deadlines.stop(rc)
 		ctx = rc
 	}
-	res, err := s.cfg.Executor.Query(ctx, st, s.bounds(max))
+	res, err := s.query(ctx, st, s.bounds(max)) // stream.go: a streamed run's rows go to its writer
 	switch {
 	case err != nil && errors.Is(err, driver.ErrResultTooLarge):
 		return nil, withCause(s.tooLarge(), err)

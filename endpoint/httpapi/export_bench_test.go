@@ -32,7 +32,7 @@ func (d *discard) Write(b []byte) (int, error) { d.n += int64(len(b)); return le
 
 // exportTable fills a SQLite database with n rows of an integer, a text, a
 // float and a time text.
-func exportTable(b *testing.B, n int) *sql.DB {
+func exportTable(b testing.TB, n int) *sql.DB {
 	b.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {

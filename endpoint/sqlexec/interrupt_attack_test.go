@@ -228,15 +228,32 @@ func TestInterruptPoolClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(sqliteinterrupt.For))
+	// The watch asks for the connection's interrupt once the run holds
+	// the connection it reads on: the pool is closed after that.
+	watched := make(chan struct{}, 1)
+	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(func(c any) (func(), error) {
+		select {
+		case watched <- struct{}{}:
+		default:
+		}
+		return sqliteinterrupt.For(c)
+	}))
 	done := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond) // long enough to be watched on a loaded machine
 		defer cancel()
 		_, err := x.Read(ctx, afterFirstRow, nil)
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// The pool is closed once the run is watched on its connection (or
+	// after 100 ms): a Close before the run holds its connection (a 20 ms
+	// sleep was the wait, which a loaded machine outran) makes the run's
+	// own start fail with "database is closed".
+	select {
+	case <-watched:
+		time.Sleep(10 * time.Millisecond) // into its rows
+	case <-time.After(100 * time.Millisecond):
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- db.Close() }()
 	select {

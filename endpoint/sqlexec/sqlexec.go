@@ -447,6 +447,9 @@ func (e *Executor) guarded(ctx context.Context, g engine.Guard, fn func(querier)
 // result of at most smallColumns columns has its Result, names, cells and
 // first row in one allocation (smallResult).
 func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*driver.Result, error) {
+	if sink := sinkOf(ctx); sink != nil {
+		return e.readEach(ctx, rows, b, sink)
+	}
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
@@ -485,6 +488,9 @@ func (e *Executor) read(ctx context.Context, rows *sql.Rows, b driver.Bounds) (*
 // ctx is checked before each row, where database/sql would close the rows
 // of an ended context.
 func (e *Executor) readDriver(ctx context.Context, rows sqldriver.Rows, b driver.Bounds) (*driver.Result, error) {
+	if sink := sinkOf(ctx); sink != nil {
+		return e.readDriverEach(ctx, rows, b, sink)
+	}
 	defer rows.Close()
 	names := rows.Columns()
 	res, rb, _ := newResult(len(names), b)

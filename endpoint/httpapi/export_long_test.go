@@ -1,0 +1,23 @@
+//go:build long
+
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+)
+
+// TestExportMemory1M: exporting 1,000,000 rows from SQLite as CSV (the
+// row limit raised to allow it) grows the heap in use by less than 64 MiB.
+//
+//	go test -tags long ./endpoint/httpapi -run TestExportMemory1M -v
+func TestExportMemory1M(t *testing.T) {
+	const n = 1_000_000
+	peak, took := exportMemory(t, sqlexec.New(exportTable(t, n), engine.SQLite), n)
+	t.Logf("%d rows: heap in use grew by at most %.1f MiB, in %s", n, float64(peak)/(1<<20), took)
+	assert.Less(t, peak, uint64(64<<20))
+}

@@ -2,6 +2,7 @@ package endpoint_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,4 +64,24 @@ func TestColumnKindOf(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, endpoint.ColumnKindOf(tc.engine, tc.typ), "%s %s", tc.engine, tc.typ)
 	}
+}
+
+// TestFloatColumnJSON: json.Marshal of an answer (what the MCP tools and a
+// debug answer write) writes an integral value of a float column as a
+// float, 256.0, while the Go value stays the float64 256; an integer
+// column stays an integer.
+func TestFloatColumnJSON(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "whole", e.query("SELECT id, CAST(256 AS REAL) AS a, 256.5 AS b FROM orders ORDER BY id LIMIT 1"))
+	res, err := run(e, "whole", nil)
+	require.NoError(t, err)
+	rows := res.Results.([][]any)
+	require.Len(t, rows, 1)
+	assert.Equal(t, float64(256), rows[0][1])
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"results":[[1,256.0,256.5]]`)
+	var back map[string]any
+	require.NoError(t, json.Unmarshal(b, &back), "%s", b)
+	assert.Equal(t, float64(256), rows[0][1], "marshalling leaves the Go value")
 }

@@ -22,7 +22,7 @@ import (
 // format's own error line.
 type lineFormat interface {
 	answerFormat
-	lines(names []string) lineWriter
+	lines(names []string, kinds []endpoint.ColumnKind) lineWriter
 }
 
 // lineWriter writes the lines of one table.
@@ -43,7 +43,7 @@ type csvFormat struct{}
 
 func (csvFormat) mediaType() string { return MediaTypeCSV + "; charset=utf-8; header=present" }
 
-func (csvFormat) lines([]string) lineWriter { return csvLines{} }
+func (csvFormat) lines([]string, []endpoint.ColumnKind) lineWriter { return csvLines{} }
 
 type csvLines struct{}
 
@@ -87,7 +87,7 @@ type ndjsonFormat struct{}
 
 func (ndjsonFormat) mediaType() string { return MediaTypeNDJSON }
 
-func (ndjsonFormat) lines(names []string) lineWriter {
+func (ndjsonFormat) lines(names []string, kinds []endpoint.ColumnKind) lineWriter {
 	keys := make([][]byte, len(names))
 	for i, n := range names {
 		k := []byte{','}
@@ -97,11 +97,15 @@ func (ndjsonFormat) lines(names []string) lineWriter {
 		k = appendJSONString(k, n)
 		keys[i] = append(k, ':')
 	}
-	return ndjsonLines{keys: keys}
+	return ndjsonLines{keys: keys, kinds: kinds}
 }
 
-// ndjsonLines holds the keys of one table: `{"a":`, `,"b":`, ...
-type ndjsonLines struct{ keys [][]byte }
+// ndjsonLines holds the keys of one table: `{"a":`, `,"b":`, ..., and
+// the kinds of its columns (nil when unknown).
+type ndjsonLines struct {
+	keys  [][]byte
+	kinds []endpoint.ColumnKind
+}
 
 func (ndjsonLines) head(buf []byte, _ *Table) []byte { return buf }
 
@@ -112,7 +116,7 @@ func (n ndjsonLines) row(buf []byte, row []any) ([]byte, error) {
 	var err error
 	for i, v := range row {
 		buf = append(buf, n.keys[i]...)
-		if buf, err = appendValue(buf, v, true); err != nil {
+		if buf, err = appendCell(buf, v, kindAt(n.kinds, i)); err != nil {
 			return buf, err
 		}
 	}
@@ -167,10 +171,10 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, f answerFormat,
 	rows := -1
 	switch lf := f.(type) {
 	case lineFormat:
-		rows, cause = writeLines(cw, lf.lines(names), t)
+		rows, cause = writeLines(cw, lf.lines(names, t.Kinds), t)
 		if cause != nil && !errors.Is(cause, errWrite) {
 			code, detail := h.streamError(r, cause, limit, rows)
-			_, _ = bw.Write(lf.lines(names).fail(nil, t, code, detail))
+			_, _ = bw.Write(lf.lines(names, t.Kinds).fail(nil, t, code, detail))
 		}
 	case hostFormat:
 		if err := lf.Write(cw, t); err != nil {
@@ -378,6 +382,40 @@ func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
 		return appendCSVField(buf, string(b), true), nil
 	}
 	return append(buf, b...), nil
+}
+
+// kindAt is the kind of column i of kinds, KindOther when unknown.
+func kindAt(kinds []endpoint.ColumnKind, i int) endpoint.ColumnKind {
+	if i < len(kinds) {
+		return kinds[i]
+	}
+	return endpoint.KindOther
+}
+
+// appendCell appends v, a value of a column of kind k, as its JSON text:
+// as appendValue does, and a number of a float column as a float's text
+// (256.0 where appendValue writes 256), so that a column's values are of
+// one JSON kind whatever the row; a cached answer's json.Number of an
+// integer's text in a float column too.
+func appendCell(buf []byte, v any, k endpoint.ColumnKind) ([]byte, error) {
+	if k != endpoint.KindFloat {
+		return appendValue(buf, v, true)
+	}
+	from := len(buf)
+	buf, err := appendValue(buf, v, true)
+	if err != nil {
+		return buf, err
+	}
+	switch v.(type) {
+	case float64, float32, json.Number, int64, int, int32:
+		for _, c := range buf[from:] {
+			if c == '.' || c == 'e' || c == 'E' {
+				return buf, nil
+			}
+		}
+		buf = append(buf, ".0"...)
+	}
+	return buf, nil
 }
 
 // appendFloat appends f as encoding/json writes it.

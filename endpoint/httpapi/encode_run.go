@@ -246,7 +246,7 @@ func appendRows(buf []byte, rows [][]any, kinds []endpoint.ColumnKind, sink *ans
 			if j > 0 {
 				buf = append(buf, ',')
 			}
-			buf, _ = appendCell(buf, v, kindAt(kinds, j)) // cellEncodable
+			buf, _ = appendCell(buf, v, kindAt(kinds, j), true) // cellEncodable
 		}
 		buf = append(buf, ']')
 		if buf = sink.spill(buf); sink != nil && sink.failed {

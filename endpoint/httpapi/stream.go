@@ -43,9 +43,13 @@ type csvFormat struct{}
 
 func (csvFormat) mediaType() string { return MediaTypeCSV + "; charset=utf-8; header=present" }
 
-func (csvFormat) lines([]string, []endpoint.ColumnKind) lineWriter { return csvLines{} }
+func (csvFormat) lines(_ []string, kinds []endpoint.ColumnKind) lineWriter {
+	return csvLines{kinds: kinds}
+}
 
-type csvLines struct{}
+// csvLines writes the records of one table, whose columns are of kinds
+// (nil when unknown): each value is its JSON text (appendCell).
+type csvLines struct{ kinds []endpoint.ColumnKind }
 
 func (csvLines) head(buf []byte, t *Table) []byte {
 	for i, c := range t.Columns {
@@ -57,13 +61,13 @@ func (csvLines) head(buf []byte, t *Table) []byte {
 	return append(buf, '\n')
 }
 
-func (csvLines) row(buf []byte, row []any) ([]byte, error) {
+func (c csvLines) row(buf []byte, row []any) ([]byte, error) {
 	var err error
 	for i, v := range row {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		if buf, err = appendValue(buf, v, false); err != nil {
+		if buf, err = appendCell(buf, v, kindAt(c.kinds, i), false); err != nil {
 			return buf, err
 		}
 	}
@@ -116,7 +120,7 @@ func (n ndjsonLines) row(buf []byte, row []any) ([]byte, error) {
 	var err error
 	for i, v := range row {
 		buf = append(buf, n.keys[i]...)
-		if buf, err = appendCell(buf, v, kindAt(n.kinds, i)); err != nil {
+		if buf, err = appendCell(buf, v, kindAt(n.kinds, i), true); err != nil {
 			return buf, err
 		}
 	}
@@ -392,17 +396,17 @@ func kindAt(kinds []endpoint.ColumnKind, i int) endpoint.ColumnKind {
 	return endpoint.KindOther
 }
 
-// appendCell appends v, a value of a column of kind k, as its JSON text:
-// as appendValue does, and a number of a float column as a float's text
-// (256.0 where appendValue writes 256), so that a column's values are of
-// one JSON kind whatever the row; a cached answer's json.Number of an
-// integer's text in a float column too.
-func appendCell(buf []byte, v any, k endpoint.ColumnKind) ([]byte, error) {
+// appendCell appends v, a value of a column of kind k, as appendValue
+// does (its JSON text, or the CSV field of that text), and a number of a
+// float column as a float's text (256.0 where appendValue writes 256), so
+// that a column's values are of one JSON kind whatever the row; a cached
+// answer's json.Number of an integer's text in a float column too.
+func appendCell(buf []byte, v any, k endpoint.ColumnKind, inJSON bool) ([]byte, error) {
 	if k != endpoint.KindFloat {
-		return appendValue(buf, v, true)
+		return appendValue(buf, v, inJSON)
 	}
 	from := len(buf)
-	buf, err := appendValue(buf, v, true)
+	buf, err := appendValue(buf, v, inJSON)
 	if err != nil {
 		return buf, err
 	}

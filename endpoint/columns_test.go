@@ -85,3 +85,51 @@ func TestFloatColumnJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back), "%s", b)
 	assert.Equal(t, float64(256), rows[0][1], "marshalling leaves the Go value")
 }
+
+// TestRefreshChecksColumns: a refresh whose query the engine now describes
+// with another type than its version was saved with (the view it reads
+// changed) fails with a status error naming the column, told to the
+// Observer (logged and counted), the last good table still serving, and
+// builds no table of the other shape.
+func TestRefreshChecksColumns(t *testing.T) {
+	rec := &recorder{}
+	e := newEnv(t, func(c *endpoint.Config) { c.Observer = rec })
+	_, err := e.db.Exec("CREATE VIEW sales AS SELECT country, paid FROM orders")
+	require.NoError(t, err)
+	e.createMat(t, "by_country", e.query("SELECT paid, count(*) AS n FROM sales GROUP BY paid"), endpoint.CreateRequest{})
+	ctx := context.Background()
+	require.NoError(t, e.svc.Materialize(ctx, "1", "by_country"))
+	before, err := run(e, "by_country", nil)
+	require.NoError(t, err)
+	require.True(t, before.EndpointMaterialized)
+
+	_, err = e.db.Exec("DROP VIEW sales; CREATE VIEW sales AS SELECT country, plan AS paid FROM orders")
+	require.NoError(t, err)
+	err = e.svc.Materialize(ctx, "1", "by_country")
+	var ee *endpoint.Error
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, endpoint.CodeMaterializationFailed, ee.Code)
+	assert.Contains(t, ee.Detail, "column 1 of the query is now paid TEXT where version 1 was saved with paid INTEGER")
+	var changed *endpoint.ColumnsChangedError
+	require.ErrorAs(t, err, &changed)
+	assert.Equal(t, []string{"paid", "n"}, changed.SavedColumns)
+
+	report, err := e.svc.MaterializationStatus(ctx, "1", "by_country")
+	require.NoError(t, err)
+	require.NotNil(t, report.Status)
+	assert.Equal(t, endpoint.MaterializationStatus("failed"), *report.Status)
+	require.NotNil(t, report.LastError)
+	assert.Contains(t, *report.LastError, "column 1 of the query is now paid TEXT")
+	rec.mu.Lock()
+	last := rec.refreshes[len(rec.refreshes)-1]
+	rec.mu.Unlock()
+	assert.ErrorAs(t, last.Err, &changed, "the Observer is told why")
+
+	after, err := run(e, "by_country", nil)
+	require.NoError(t, err)
+	assert.True(t, after.EndpointMaterialized, "the last good table still serves")
+	assert.Equal(t, before.Types, after.Types)
+	var n int
+	require.NoError(t, e.db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name LIKE '%_next'").Scan(&n))
+	assert.Zero(t, n, "no table of the other shape is left")
+}

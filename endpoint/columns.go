@@ -23,9 +23,9 @@ const (
 	// KindInteger columns hold whole numbers, JSON integers (Go int64).
 	KindInteger ColumnKind = "integer"
 	// KindFloat columns hold floating-point numbers: Go float64 in every
-	// row, DOUBLE in Parquet, and JSON numbers written as JSON writes them
-	// (256 and 256.83 alike: JSON has one number kind, and the column's
-	// type, and the OpenAPI document's "number", say it is a float).
+	// row, DOUBLE in Parquet, and in every JSON answer numbers written as
+	// floats, 256.0 beside 256.83 (never 256, which decoders read as an
+	// integer), the OpenAPI document's "number".
 	KindFloat ColumnKind = "number"
 	// KindDecimal columns hold the exact decimals of PostgreSQL NUMERIC,
 	// MySQL and MariaDB DECIMAL and ClickHouse Decimal: JSON strings of

@@ -29,8 +29,8 @@ type answer struct {
 	// types are the answer's types (RunResult.Types), which a typed
 	// client reads as the columns' types.
 	types string
-	// materialized is EndpointMaterialized.
-	materialized bool
+	// materialized is EndpointMaterialized, cached IsCached.
+	materialized, cached bool
 }
 
 // outcome is what one case gave on one engine.
@@ -41,6 +41,9 @@ type outcome struct {
 	// table (the library may send a run inline: a date off its bucket).
 	mat      *answer
 	wantRead bool
+	// cached and matCached are the same run asked again at once, which
+	// the result cache answers, after inline and materialized.
+	cached, matCached *answer
 }
 
 // engineRun is everything one engine answered.
@@ -88,6 +91,16 @@ func TestEquivalence(t *testing.T) {
 		t.Fatal("SQLite did not run")
 	}
 	compare(t, specs, runs)
+}
+
+// engineNameOf is the engine.Engine name of the dialect named d.
+func engineNameOf(d string) string {
+	for _, tg := range targets {
+		if tg.d.name == d {
+			return tg.d.e.Name()
+		}
+	}
+	return d
 }
 
 func engineOrder(name string) int {
@@ -158,6 +171,10 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 			continue
 		}
 		o.inline = runOnce(ctx, svc, s, r)
+		if s.kind == endpoint.KindSQL {
+			c := runOnce(ctx, svc, s, r)
+			o.cached = &c
+		}
 	}
 	if err != nil || !s.mat {
 		return out
@@ -190,6 +207,10 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 		}
 		a := runOnce(ctx, svc, s, r)
 		o.mat, o.wantRead = &a, readsTable(tg, s, r)
+		if s.kind == endpoint.KindSQL {
+			c := runOnce(ctx, svc, s, r)
+			o.matCached = &c
+		}
 	}
 	return out
 }
@@ -209,10 +230,23 @@ func answerOf(s *spec, res *endpoint.RunResult, err error) answer {
 	if err != nil {
 		return answer{err: describe(err)}
 	}
-	a := answer{columns: res.Columns, hasMore: res.HasMore, materialized: res.EndpointMaterialized}
+	a := answer{columns: res.Columns, hasMore: res.HasMore, materialized: res.EndpointMaterialized, cached: res.IsCached}
 	if s.kind == endpoint.KindSQL {
-		rows, _ := res.Results.([][]any)
-		a.kinds = jsonKinds(rows)
+		// The JSON kinds as a client reads them; the rows of a cached
+		// answer (its results are their JSON) decoded.
+		text, err := resultsJSON(res)
+		if err != nil {
+			return answer{err: "JSON: " + err.Error()}
+		}
+		if a.kinds, err = jsonKinds(text); err != nil {
+			return answer{err: "JSON: " + err.Error()}
+		}
+		rows, ok := res.Results.([][]any)
+		if !ok {
+			if rows, err = decodeResults(text); err != nil {
+				return answer{err: "JSON: " + err.Error()}
+			}
+		}
 		a.types = strings.Join(res.Types, ",")
 		if a.rows, err = normalizeRows(res.Types, rows); err != nil {
 			return answer{err: "normalize: " + err.Error()}
@@ -303,16 +337,22 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 					t.Errorf("%s differs on %s from sqlite (not listed in docs/engines.md):\n%s\nsql: %s",
 						id, r.name, d, sqlOf(s, r.name))
 				}
+				for _, a := range []*answer{&o.inline, o.cached, o.mat, o.matCached} {
+					if a == nil {
+						continue
+					}
+					if m := mixedKinds(*a, engineNameOf(r.engine)); m != "" {
+						t.Errorf("%s on %s: %s\nsql: %s", id, r.name, m, sqlOf(s, r.name))
+					}
+				}
+				checkCached(t, id, r.name, "inline", &o.inline, o.cached)
 				if o.mat == nil {
 					continue
 				}
+				checkCached(t, id, r.name, "materialized", o.mat, o.matCached)
 				d := diff(o.inline, *o.mat)
-				switch {
-				case d != "" || o.mat.err != "":
-				case o.inline.kinds != o.mat.kinds:
-					d = fmt.Sprintf("JSON types %q versus %q", o.inline.kinds, o.mat.kinds)
-				case o.inline.types != o.mat.types:
-					d = fmt.Sprintf("types %q versus %q", o.inline.types, o.mat.types)
+				if d == "" && o.mat.err == "" {
+					d = shapeDiff(o.inline, *o.mat)
 				}
 				if d != "" {
 					if l, ok := listedFor(storedValues, s.name, id, r.name); ok {
@@ -349,6 +389,60 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 				t.Errorf("allow-list entry %s on %s is no longer needed: the engine answers as it should; remove it here and in docs/engines.md", l.id, r.name)
 			}
 		}
+	}
+}
+
+// shapeDiff describes how the types and JSON kinds of b differ from a's,
+// "" when they are the same: two answers of one version on one engine
+// type their columns alike, and write each column's values as one JSON
+// kind.
+func shapeDiff(a, b answer) string {
+	switch {
+	case a.err != "" || b.err != "":
+	case a.types != b.types:
+		return fmt.Sprintf("types %q versus %q", a.types, b.types)
+	case a.kinds != b.kinds:
+		return fmt.Sprintf("JSON kinds %q versus %q", a.kinds, b.kinds)
+	}
+	return ""
+}
+
+// mixedKinds names a column of a whose values are of more than one JSON
+// kind though its type has a kind (endpoint.ColumnKindOf on the engine
+// named engineName): "" when there is none. A column of a type of no
+// kind (SQLite's json_extract, whose type is its values') may mix them.
+func mixedKinds(a answer, engineName string) string {
+	if a.err != "" || a.kinds == "" {
+		return ""
+	}
+	types := strings.Split(a.types, ",")
+	for i, k := range strings.Split(a.kinds, ",") {
+		if len(k) > 1 && i < len(types) && endpoint.ColumnKindOf(engineName, types[i]) != endpoint.KindOther {
+			return fmt.Sprintf("column %q of type %s has values of JSON kinds %q", a.columns[i], types[i], k)
+		}
+	}
+	return ""
+}
+
+// checkCached requires the cached answer c of a run (the same request
+// again, at once) to be the answer a it repeats, from the cache: its
+// columns, types, JSON kinds and rows.
+func checkCached(t *testing.T, id, engineName, state string, a, c *answer) {
+	t.Helper()
+	if c == nil || a.err != "" {
+		return
+	}
+	d := diff(*a, *c)
+	if d == "" {
+		d = shapeDiff(*a, *c)
+	}
+	switch {
+	case c.err != "":
+		t.Errorf("%s on %s (%s): the cached run failed: %s", id, engineName, state, c.err)
+	case !c.cached:
+		t.Errorf("%s on %s (%s): the run asked again was not answered from the cache", id, engineName, state)
+	case d != "":
+		t.Errorf("%s on %s (%s): the cached answer differs from the computed one: %s", id, engineName, state, d)
 	}
 }
 

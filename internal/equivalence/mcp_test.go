@@ -88,10 +88,12 @@ func decodeRun(b []byte) (*endpoint.RunResult, error) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
+	// The results as their JSON, for their JSON kinds (answerOf decodes
+	// the rows).
 	var rows struct {
-		Results [][]any `json:"results"`
+		Results json.RawMessage `json:"results"`
 	}
-	if json.Unmarshal(b, &rows) == nil && rows.Results != nil {
+	if json.Unmarshal(b, &rows) == nil && len(rows.Results) > 0 && rows.Results[0] == '[' {
 		out.Results = rows.Results
 	}
 	return &out, nil
@@ -130,7 +132,11 @@ var viaMCP = way{"mcp tool", func(ctx context.Context, svc *endpoint.Service, _ 
 	case a.err == "" && goAnswer.err != "":
 		a.err = mismatch + "MCP answered what the Go API refuses: " + ruleVerdict(goErr)
 	case a.err == "":
-		if d := diff(a, goAnswer); d != "" {
+		d := diff(a, goAnswer)
+		if d == "" {
+			d = shapeDiff(a, goAnswer)
+		}
+		if d != "" {
 			a.err = mismatch + "MCP differs from the Go API: " + d
 		}
 	}

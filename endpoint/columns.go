@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // ColumnKind is the JSON form of a column's values, decided by the
@@ -82,21 +83,17 @@ func ColumnKindOf(engineName, typ string) ColumnKind {
 }
 
 // shape is what a version's answers are: its columns, their types and
-// kinds. complete tells that no type is left unnamed.
+// kinds.
 type shape struct {
 	columns, types []string
 	kinds          []ColumnKind
-	complete       bool
 }
 
 // newShape is the shape of columns and types on the engine named eng.
 func newShape(eng string, columns, types []string) *shape {
-	sh := &shape{columns: nonNil(columns), types: nonNil(types), kinds: make([]ColumnKind, len(types)), complete: true}
+	sh := &shape{columns: nonNil(columns), types: nonNil(types), kinds: make([]ColumnKind, len(types))}
 	for i, t := range types {
 		sh.kinds[i] = ColumnKindOf(eng, t)
-		if t == "" {
-			sh.complete = false
-		}
 	}
 	return sh
 }
@@ -120,7 +117,7 @@ func (s *Service) recordColumns(ctx context.Context, e *driver.Endpoint, c *comp
 	if err != nil {
 		return
 	}
-	v.Columns, v.Types = nonNil(res.Columns), nonNil(res.Types)
+	v.Columns, v.Types = nonNil(res.Columns), s.describedTypes(c, nonNil(res.Types))
 	c.shape.p.Store(newShape(s.engineName(), v.Columns, v.Types))
 }
 
@@ -146,40 +143,26 @@ func (s *Service) versionShape(ctx context.Context, ep *driver.Endpoint, c *comp
 		if err != nil {
 			return nil
 		}
-		v.Columns, v.Types = nonNil(res.Columns), nonNil(res.Types)
+		v.Columns, v.Types = nonNil(res.Columns), s.describedTypes(c, nonNil(res.Types))
 		// Stored so that the next Service (or this one, once the compiled
 		// version leaves its cache) need not describe it again; a failed
 		// write is described again then.
 		_ = s.cfg.Endpoints.SetVersionColumns(context.WithoutCancel(ctx), ep.ProjectID, ep.ID, n, v.Columns, v.Types)
 	}
-	sh := newShape(s.engineName(), v.Columns, v.Types)
+	sh := newShape(s.engineName(), v.Columns, s.describedTypes(c, v.Types))
 	c.shape.p.Store(sh)
 	return sh
 }
 
-// learnTypes names, from got (the types of an inline answer of version n), the types
-// that sh leaves unnamed (SQLite names no type for an expression, only
-// its values have one), and stores them with the version: later answers,
-// those with no rows included, have them.
-func (s *Service) learnTypes(ctx context.Context, ep *driver.Endpoint, c *compiled, n int, sh *shape, got []string) *shape {
-	if sh == nil || sh.complete || len(got) != len(sh.types) {
-		return sh
+// describedTypes are types, those the engine described a version's
+// columns with, and on SQLite, for an expression it leaves untyped whose
+// result SQLite types the same whatever the values, that type (see
+// sqliteFixedTypes): never a type learned from one answer's values.
+func (s *Service) describedTypes(c *compiled, types []string) []string {
+	if s.engineName() != engine.SQLite.Name() {
+		return types
 	}
-	types := slices.Clone(sh.types)
-	changed := false
-	for i, t := range types {
-		if t == "" && got[i] != "" {
-			types[i], changed = got[i], true
-		}
-	}
-	if !changed {
-		return sh
-	}
-	next := newShape(s.engineName(), sh.columns, types)
-	if c.shape.p.CompareAndSwap(sh, next) {
-		_ = s.cfg.Endpoints.SetVersionColumns(context.WithoutCancel(ctx), ep.ProjectID, ep.ID, n, next.columns, next.types)
-	}
-	return next
+	return sqliteFixedTypes(c.query.SQL, types)
 }
 
 // conform makes out, an answer of a SQL version computed now, have the

@@ -26,7 +26,43 @@ func TestEmptyAnswerKeepsTypes(t *testing.T) {
 	assert.Equal(t, full.Columns, empty.Columns)
 	assert.Equal(t, full.Types, empty.Types)
 	assert.Equal(t, "INTEGER", empty.Types[1])
-	assert.Equal(t, []endpoint.ColumnKind{endpoint.KindString, endpoint.KindInteger, endpoint.KindFloat}, empty.ColumnKinds())
+	// sum's type is its values' (INTEGER or REAL), which SQLite does not
+	// know before it runs: none, with rows and without.
+	assert.Equal(t, []endpoint.ColumnKind{endpoint.KindString, endpoint.KindInteger, endpoint.KindOther}, empty.ColumnKinds())
+}
+
+// TestEmptyFirstAnswerTypes: on SQLite, a version whose first answers
+// have no rows types its expressions as the answers with rows do: count,
+// avg, CAST and lower by the type SQLite gives them whatever the values,
+// sum (whose type is its values') as none, the same before and after an
+// answer with rows.
+func TestEmptyFirstAnswerTypes(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "typed", e.query("SELECT country, count(*) AS n, avg(amount) AS mean, sum(amount) AS total, "+
+		"CAST(sum(amount) AS INTEGER) AS whole, lower(country) lc FROM orders WHERE country = {variables.country} GROUP BY country", "country"))
+	want := []string{"TEXT", "INTEGER", "REAL", "", "INTEGER", "TEXT"}
+	for i, country := range []string{"ZZ", "ZZ", "US", "ZZ"} {
+		res, err := e.svc.Run(context.Background(), "1", "typed", endpoint.RunRequest{Variables: map[string]any{"country": country}, Refresh: endpoint.RefreshForce})
+		require.NoError(t, err)
+		assert.Equal(t, want, res.Types, "run %d (%s)", i, country)
+		assert.Equal(t, country == "US", len(res.Results.([][]any)) > 0)
+	}
+}
+
+// TestValueTypedColumnNotLearned: on SQLite, a column whose values are
+// INTEGER in one row and REAL in another keeps no type, rather than the
+// type of the first answer's first value, and its values are SQLite's.
+func TestValueTypedColumnNotLearned(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mixed", e.query("SELECT id, CASE WHEN id % 2 = 0 THEN 1.5 ELSE 1 END AS x FROM orders ORDER BY id"))
+	for range 2 {
+		res, err := e.svc.Run(context.Background(), "1", "mixed", endpoint.RunRequest{Refresh: endpoint.RefreshForce})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"INTEGER", ""}, res.Types)
+		rows := res.Results.([][]any)
+		assert.Equal(t, int64(1), rows[0][1])
+		assert.Equal(t, 1.5, rows[1][1])
+	}
 }
 
 // TestFloatColumnKind: every value of a REAL column is a float64, an

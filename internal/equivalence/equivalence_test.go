@@ -29,6 +29,8 @@ type answer struct {
 	// types are the answer's types (RunResult.Types), which a typed
 	// client reads as the columns' types.
 	types string
+	// json is the results' JSON as a client reads it (see resultsJSON).
+	json string
 	// materialized is EndpointMaterialized, cached IsCached.
 	materialized, cached bool
 }
@@ -170,9 +172,9 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 			o.inline.err = "create: " + describe(err)
 			continue
 		}
-		o.inline = runOnce(ctx, svc, s, r)
+		o.inline = runOnce(ctx, svc, s, r, endpoint.RefreshForce)
 		if s.kind == endpoint.KindSQL {
-			c := runOnce(ctx, svc, s, r)
+			c := runOnce(ctx, svc, s, r, endpoint.RefreshCache)
 			o.cached = &c
 		}
 	}
@@ -205,19 +207,21 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 			o.mat = &answer{err: "materialize: " + describe(err)}
 			continue
 		}
-		a := runOnce(ctx, svc, s, r)
+		a := runOnce(ctx, svc, s, r, endpoint.RefreshForce)
 		o.mat, o.wantRead = &a, readsTable(tg, s, r)
 		if s.kind == endpoint.KindSQL {
-			c := runOnce(ctx, svc, s, r)
+			c := runOnce(ctx, svc, s, r, endpoint.RefreshCache)
 			o.matCached = &c
 		}
 	}
 	return out
 }
 
-// runOnce runs case r of s and normalizes the answer.
-func runOnce(ctx context.Context, svc *endpoint.Service, s *spec, r run) answer {
-	req := endpoint.RunRequest{Variables: r.vars}
+// runOnce runs case r of s in refresh mode refresh (force: computed now,
+// and cached; cache: from the result cache when it holds the answer) and
+// normalizes the answer.
+func runOnce(ctx context.Context, svc *endpoint.Service, s *spec, r run, refresh string) answer {
+	req := endpoint.RunRequest{Variables: r.vars, Refresh: refresh}
 	if r.limit > 0 {
 		req.Limit = &r.limit
 	}
@@ -238,6 +242,7 @@ func answerOf(s *spec, res *endpoint.RunResult, err error) answer {
 		if err != nil {
 			return answer{err: "JSON: " + err.Error()}
 		}
+		a.json = string(text)
 		if a.kinds, err = jsonKinds(text); err != nil {
 			return answer{err: "JSON: " + err.Error()}
 		}
@@ -426,15 +431,22 @@ func mixedKinds(a answer, engineName string) string {
 
 // checkCached requires the cached answer c of a run (the same request
 // again, at once) to be the answer a it repeats, from the cache: its
-// columns, types, JSON kinds and rows.
+// columns, types, JSON kinds and results' JSON (the cache holds an
+// answer's JSON, whose times are RFC 3339 text).
 func checkCached(t *testing.T, id, engineName, state string, a, c *answer) {
 	t.Helper()
 	if c == nil || a.err != "" {
 		return
 	}
-	d := diff(*a, *c)
-	if d == "" {
-		d = shapeDiff(*a, *c)
+	d := shapeDiff(*a, *c)
+	switch {
+	case c.err != "" || d != "":
+	case !slices.Equal(a.columns, c.columns):
+		d = fmt.Sprintf("columns %q versus %q", a.columns, c.columns)
+	case a.hasMore != c.hasMore:
+		d = fmt.Sprintf("hasMore %v versus %v", a.hasMore, c.hasMore)
+	case a.json != c.json:
+		d = fmt.Sprintf("results %s\nversus %s", short(a.json), short(c.json))
 	}
 	switch {
 	case c.err != "":
@@ -446,11 +458,11 @@ func checkCached(t *testing.T, id, engineName, state string, a, c *answer) {
 	}
 }
 
-// checkEmptyTypes: an answer without rows has the types of an answer of
-// the same endpoint with rows, inline and materialized, since they come
-// from the statement's columns. SQLite alone types an expression only by
-// its values (count(*) has no declared type): there an empty answer may
-// leave such a column's type "" (docs/engines.md).
+// checkEmptyTypes: an answer without rows has the columns and types of
+// an answer of the same endpoint with rows, inline and materialized, on
+// every engine: they are the version's. (SQLite types an expression by its
+// values only: the version types those whose type SQLite fixes, count(*)
+// INTEGER, and leaves the others "", with rows and without.)
 func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 	t.Helper()
 	compared := 0
@@ -460,7 +472,7 @@ func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 			continue
 		}
 		for _, stored := range []bool{false, true} {
-			var full, empty []string
+			var full, empty, fullCols, emptyCols []string
 			var fullID, emptyID string
 			for i := range s.runs {
 				o := r.outcomes[caseID(s, i)]
@@ -476,20 +488,17 @@ func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 				}
 				types := strings.Split(a.types, ",")
 				if len(a.rows) > 0 && full == nil {
-					full, fullID = types, caseID(s, i)
+					full, fullCols, fullID = types, a.columns, caseID(s, i)
 				} else if len(a.rows) == 0 && empty == nil {
-					empty, emptyID = types, caseID(s, i)
+					empty, emptyCols, emptyID = types, a.columns, caseID(s, i)
 				}
 			}
 			if full == nil || empty == nil {
 				continue
 			}
 			compared++
-			for k := range full {
-				if k < len(empty) && empty[k] != full[k] && !(r.engine == "sqlite" && empty[k] == "") {
-					t.Errorf("%s on %s (stored: %v): types %q without rows, %q with rows (%s)", emptyID, r.name, stored, empty, full, fullID)
-					break
-				}
+			if !slices.Equal(empty, full) || !slices.Equal(emptyCols, fullCols) {
+				t.Errorf("%s on %s (stored: %v): columns %q types %q without rows, %q %q with rows (%s)", emptyID, r.name, stored, emptyCols, empty, fullCols, full, fullID)
 			}
 		}
 	}

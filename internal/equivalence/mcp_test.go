@@ -64,9 +64,20 @@ func mcpRun(ctx context.Context, svc *endpoint.Service, name string, vars map[st
 	if err != nil {
 		return nil, fmt.Errorf("MCP protocol error (want a tool error or an answer): %w", err)
 	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return nil, err
+	// The answer's JSON as the tool wrote it (its text content; an error's
+	// text is its detail): the
+	// structured content a client decodes has lost how numbers were
+	// written (256.0 in a float column).
+	var b []byte
+	if !res.IsError && len(res.Content) == 1 {
+		if text, ok := res.Content[0].(*sdk.TextContent); ok {
+			b = []byte(text.Text)
+		}
+	}
+	if b == nil {
+		if b, err = json.Marshal(res.StructuredContent); err != nil {
+			return nil, err
+		}
 	}
 	if res.IsError {
 		var e struct {

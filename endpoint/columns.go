@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/engine"
 )
 
 // ColumnKind is the JSON form of a column's values, decided by the
@@ -23,9 +24,9 @@ const (
 	// KindInteger columns hold whole numbers, JSON integers (Go int64).
 	KindInteger ColumnKind = "integer"
 	// KindFloat columns hold floating-point numbers: Go float64 in every
-	// row, DOUBLE in Parquet, and JSON numbers written as JSON writes them
-	// (256 and 256.83 alike: JSON has one number kind, and the column's
-	// type, and the OpenAPI document's "number", say it is a float).
+	// row, DOUBLE in Parquet, and in every JSON answer numbers written as
+	// floats, 256.0 beside 256.83 (never 256, which decoders read as an
+	// integer), the OpenAPI document's "number".
 	KindFloat ColumnKind = "number"
 	// KindDecimal columns hold the exact decimals of PostgreSQL NUMERIC,
 	// MySQL and MariaDB DECIMAL and ClickHouse Decimal: JSON strings of
@@ -82,21 +83,17 @@ func ColumnKindOf(engineName, typ string) ColumnKind {
 }
 
 // shape is what a version's answers are: its columns, their types and
-// kinds. complete tells that no type is left unnamed.
+// kinds.
 type shape struct {
 	columns, types []string
 	kinds          []ColumnKind
-	complete       bool
 }
 
 // newShape is the shape of columns and types on the engine named eng.
 func newShape(eng string, columns, types []string) *shape {
-	sh := &shape{columns: nonNil(columns), types: nonNil(types), kinds: make([]ColumnKind, len(types)), complete: true}
+	sh := &shape{columns: nonNil(columns), types: nonNil(types), kinds: make([]ColumnKind, len(types))}
 	for i, t := range types {
 		sh.kinds[i] = ColumnKindOf(eng, t)
-		if t == "" {
-			sh.complete = false
-		}
 	}
 	return sh
 }
@@ -117,7 +114,7 @@ func (s *Service) recordColumns(c *compiled, v *driver.Version, res *driver.Resu
 	if c == nil || c.insight != nil || res == nil {
 		return
 	}
-	v.Columns, v.Types = nonNil(res.Columns), nonNil(res.Types)
+	v.Columns, v.Types = nonNil(res.Columns), s.describedTypes(c, nonNil(res.Types))
 	c.shape.p.Store(newShape(s.engineName(), v.Columns, v.Types))
 }
 
@@ -143,40 +140,26 @@ func (s *Service) versionShape(ctx context.Context, ep *driver.Endpoint, c *comp
 		if err != nil {
 			return nil
 		}
-		v.Columns, v.Types = nonNil(res.Columns), nonNil(res.Types)
+		v.Columns, v.Types = nonNil(res.Columns), s.describedTypes(c, nonNil(res.Types))
 		// Stored so that the next Service (or this one, once the compiled
 		// version leaves its cache) need not describe it again; a failed
 		// write is described again then.
 		_ = s.cfg.Endpoints.SetVersionColumns(context.WithoutCancel(ctx), ep.ProjectID, ep.ID, n, v.Columns, v.Types)
 	}
-	sh := newShape(s.engineName(), v.Columns, v.Types)
+	sh := newShape(s.engineName(), v.Columns, s.describedTypes(c, v.Types))
 	c.shape.p.Store(sh)
 	return sh
 }
 
-// learnTypes names, from got (the types of an inline answer of version n), the types
-// that sh leaves unnamed (SQLite names no type for an expression, only
-// its values have one), and stores them with the version: later answers,
-// those with no rows included, have them.
-func (s *Service) learnTypes(ctx context.Context, ep *driver.Endpoint, c *compiled, n int, sh *shape, got []string) *shape {
-	if sh == nil || sh.complete || len(got) != len(sh.types) {
-		return sh
+// describedTypes are types, those the engine described a version's
+// columns with, and on SQLite, for an expression it leaves untyped whose
+// result SQLite types the same whatever the values, that type (see
+// sqliteFixedTypes): never a type learned from one answer's values.
+func (s *Service) describedTypes(c *compiled, types []string) []string {
+	if s.engineName() != engine.SQLite.Name() {
+		return types
 	}
-	types := slices.Clone(sh.types)
-	changed := false
-	for i, t := range types {
-		if t == "" && got[i] != "" {
-			types[i], changed = got[i], true
-		}
-	}
-	if !changed {
-		return sh
-	}
-	next := newShape(s.engineName(), sh.columns, types)
-	if c.shape.p.CompareAndSwap(sh, next) {
-		_ = s.cfg.Endpoints.SetVersionColumns(context.WithoutCancel(ctx), ep.ProjectID, ep.ID, n, next.columns, next.types)
-	}
-	return next
+	return sqliteFixedTypes(c.query.SQL, types)
 }
 
 // conform makes out, an answer of a SQL version computed now, have the
@@ -354,4 +337,73 @@ func castValue(k ColumnKind, v any) (any, bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// ColumnsChangedError is a refresh refused because the engine now
+// describes the query of the endpoint's version with other columns, or
+// other types, than the version was saved with (a table or view it reads
+// was changed since): the stored table would answer in another shape
+// than the version's inline runs. The refresh fails, the last good table
+// stays, and the endpoint's materialization state says why; saving the
+// endpoint again makes a version of the new shape.
+type ColumnsChangedError struct {
+	// Version is the endpoint's version.
+	Version int
+	// SavedColumns and SavedTypes are the version's, as saved; Columns and
+	// Types the engine's description of its query now.
+	SavedColumns, SavedTypes, Columns, Types []string
+}
+
+// Error names the first column that differs.
+func (e *ColumnsChangedError) Error() string {
+	col := func(cols, types []string, i int) string {
+		if types[i] == "" {
+			return cols[i]
+		}
+		return cols[i] + " " + types[i]
+	}
+	if len(e.Columns) != len(e.SavedColumns) {
+		return fmt.Sprintf("the query now answers %d columns (%s) where version %d was saved with %d (%s); save the endpoint again to keep the new columns",
+			len(e.Columns), strings.Join(e.Columns, ", "), e.Version, len(e.SavedColumns), strings.Join(e.SavedColumns, ", "))
+	}
+	for i := range e.Columns {
+		if e.Columns[i] != e.SavedColumns[i] || e.Types[i] != e.SavedTypes[i] {
+			return fmt.Sprintf("column %d of the query is now %s where version %d was saved with %s; save the endpoint again to keep the new columns",
+				i+1, col(e.Columns, e.Types, i), e.Version, col(e.SavedColumns, e.SavedTypes, i))
+		}
+	}
+	return fmt.Sprintf("the columns of version %d changed", e.Version)
+}
+
+// checkColumns describes the query of e's current version, compiled as c,
+// again, as a refresh starts, and refuses (ColumnsChangedError) a
+// description whose columns differ from the version's in number or name,
+// or whose types differ where both name one (SQLite names none for an
+// expression). An insight, or a query the engine cannot describe, is left
+// to the build, which says why it fails.
+func (s *Service) checkColumns(ctx context.Context, e *driver.Endpoint, c *compiled) error {
+	if c.insight != nil {
+		return nil
+	}
+	sh := s.versionShape(ctx, e, c, e.CurrentVersion)
+	if sh == nil {
+		return nil
+	}
+	res, err := s.describe(ctx, e, c)
+	if err != nil {
+		return nil
+	}
+	cols, types := nonNil(res.Columns), nonNil(res.Types)
+	if len(types) != len(cols) {
+		types = make([]string, len(cols))
+	}
+	changed := len(cols) != len(sh.columns)
+	for i := 0; !changed && i < len(cols); i++ {
+		changed = cols[i] != sh.columns[i] || types[i] != "" && sh.types[i] != "" && types[i] != sh.types[i]
+	}
+	if !changed {
+		return nil
+	}
+	return &ColumnsChangedError{Version: e.CurrentVersion, SavedColumns: slices.Clone(sh.columns), SavedTypes: slices.Clone(sh.types),
+		Columns: cols, Types: types}
 }

@@ -125,7 +125,7 @@ func content(t *testing.T, res *endpoint.RunResult) string {
 		ColumnsNil, TypesNil   bool
 		StatsNil, RefreshedNil bool
 	}{
-		res.Name, res.EndpointVersion, res.Columns, res.Types, res.Results, res.HasMore,
+		res.Name, res.EndpointVersion, res.Columns, res.Types, json.RawMessage(resultsJSON(t, res)), res.HasMore,
 		res.EndpointMaterialized, res.EndpointMaterializedAt, res.InlineReason, res.EndpointVersionCreatedAt,
 		res.LastRefresh, res.Statistics, statRows(res), statBytes(res), res.Debug,
 		res.Columns == nil, res.Types == nil, res.Statistics == nil, res.LastRefresh == nil,

@@ -190,10 +190,16 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		// was bound.
 		at = at.Truncate(time.Second)
 	}
-	next, rows, bytes, err := s.buildChecked(ctx, project, name, id, key, c, v, table, at)
+	// The version's columns first: a table of another shape is not built.
+	next, rows, bytes, err := "", (*int64)(nil), (*int64)(nil), s.checkColumns(ctx, &e, c)
+	if err == nil {
+		next, rows, bytes, err = s.buildChecked(ctx, project, name, id, key, c, v, table, at)
+	}
 	if err != nil {
 		// Whatever was built goes: the last good table stays.
-		s.dropTable(ctx, next)
+		if next != "" {
+			s.dropTable(ctx, next)
+		}
 		var ue *unchangedError
 		if errors.As(err, &ue) {
 			return ue.err
@@ -293,7 +299,10 @@ func (s *Service) refreshError(name, why string, cause error) error {
 // refreshFailure words a failed refresh for the endpoint's error field.
 func (s *Service) refreshFailure(err error) string {
 	var le *Error
+	var changed *ColumnsChangedError
 	switch {
+	case errors.As(err, &changed):
+		return changed.Error()
 	case errors.As(err, &le) && le.Limit != "":
 		return le.Detail
 	case errors.Is(err, context.DeadlineExceeded) && s.cfg.RefreshTimeout > 0:

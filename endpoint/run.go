@@ -366,7 +366,6 @@ func (s *Service) runSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, 
 		if res, err = s.runSQLInline(ctx, ep, c, values, opts); err != nil {
 			return nil, err
 		}
-		sh = s.learnTypes(ctx, ep, c, opts.version, sh, res.Types)
 		res = fb.onto(res)
 	}
 	res.typeErr = conform(res, sh)

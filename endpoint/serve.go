@@ -274,7 +274,9 @@ func resultRows(results any) int {
 func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[string]any, opts runOptions, now time.Time) string {
 	var buf [256]byte // most keys fit: the key is then one allocation, its string
 	b := buf[:0]
-	b = appendKeyStr(b, "endpointkit result v1")
+	// v2: a float column's integral values are written 256.0 (jsonResults);
+	// an entry of v1, written 256, is never read.
+	b = appendKeyStr(b, "endpointkit result v2")
 	b = appendKeyStr(b, ep.ProjectID)
 	b = appendKeyStr(b, ep.ID)
 	b = appendKeyInt(b, int64(opts.version))
@@ -412,11 +414,12 @@ func newAnswerEncoder(buf *bytes.Buffer) *json.Encoder {
 	return enc
 }
 
-// encodeResults returns the JSON of an answer's results, false when JSON
-// cannot carry them (NaN, ±Inf).
-func encodeResults(results any) (json.RawMessage, bool) {
+// encodeResults returns the JSON of an answer's results, of columns of
+// kinds (a float column's values written as floats, see jsonResults),
+// false when JSON cannot carry them (NaN, ±Inf).
+func encodeResults(results any, kinds []ColumnKind) (json.RawMessage, bool) {
 	var buf bytes.Buffer
-	if newAnswerEncoder(&buf).Encode(results) != nil {
+	if newAnswerEncoder(&buf).Encode(jsonResults(results, kinds)) != nil {
 		return nil, false
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
@@ -438,7 +441,7 @@ func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoi
 		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
 		LastRefresh: *res.LastRefresh, Statistics: res.Statistics,
 	}
-	if enc.Encode(hdr) != nil || enc.Encode(res.Results) != nil {
+	if enc.Encode(hdr) != nil || enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
 		return
 	}
 	_ = s.results.Set(context.WithoutCancel(ctx), key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), expires)
@@ -514,7 +517,7 @@ type sharedAnswer struct {
 // shareAnswer returns res as the runs that joined its flight copy it, nil
 // when its results are not something JSON can carry (NaN, ±Inf).
 func shareAnswer(res *RunResult) *sharedAnswer {
-	results, ok := encodeResults(res.Results)
+	results, ok := encodeResults(res.Results, res.kinds)
 	if !ok {
 		return nil
 	}

@@ -72,11 +72,16 @@ func runReq(t *testing.T, e *env, name string, req endpoint.RunRequest) *endpoin
 // resultsJSON is the JSON of an answer's results, computed or cached.
 func resultsJSON(t *testing.T, res *endpoint.RunResult) string {
 	t.Helper()
-	b, err := json.Marshal(res.Results)
+	// As the answer's JSON writes them: a float column's values as floats.
+	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	var answer struct{ Results json.RawMessage }
+	if err := json.Unmarshal(b, &answer); err != nil {
+		t.Fatal(err)
+	}
+	return string(answer.Results)
 }
 
 // TestResultCacheServes: a second identical run is answered from the cache

@@ -176,7 +176,7 @@ func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	buf = append(buf, `,"results":`...)
 	switch res := r.Results.(type) {
 	case [][]any:
-		if buf = appendRows(buf, res, sink); sink != nil && sink.failed {
+		if buf = appendRows(buf, res, r.ColumnKinds(), sink); sink != nil && sink.failed {
 			return buf[:0]
 		}
 	case json.RawMessage:
@@ -225,9 +225,10 @@ func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	return append(buf, "}\n"...)
 }
 
-// appendRows appends rows, whose values are cellEncodable, as a JSON
-// array, spilling to sink after each row.
-func appendRows(buf []byte, rows [][]any, sink *answerSink) []byte {
+// appendRows appends rows, whose values are cellEncodable, of columns of
+// kinds (nil when unknown), as a JSON array, spilling to sink after each
+// row.
+func appendRows(buf []byte, rows [][]any, kinds []endpoint.ColumnKind, sink *answerSink) []byte {
 	if rows == nil {
 		return append(buf, "null"...)
 	}
@@ -245,7 +246,7 @@ func appendRows(buf []byte, rows [][]any, sink *answerSink) []byte {
 			if j > 0 {
 				buf = append(buf, ',')
 			}
-			buf, _ = appendValue(buf, v, true) // cellEncodable
+			buf, _ = appendCell(buf, v, kindAt(kinds, j), true) // cellEncodable
 		}
 		buf = append(buf, ']')
 		if buf = sink.spill(buf); sink != nil && sink.failed {

@@ -138,8 +138,13 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, status int, v an
 			}
 		}
 		// A json.Number from the engine that is not a number: encoding/json
-		// says so with an error of no type of its own.
-		if msg, ok := strings.CutPrefix(err.Error(), "json: invalid number literal "); ok {
+		// says so with an error of no type of its own, wrapped when a
+		// MarshalJSON (a RunResult's) met it.
+		inner := err
+		for u := errors.Unwrap(inner); u != nil; u = errors.Unwrap(inner) {
+			inner = u
+		}
+		if msg, ok := strings.CutPrefix(inner.Error(), "json: invalid number literal "); ok {
 			return &endpoint.Error{
 				Status: http.StatusBadGateway,
 				Code:   CodeResultNotEncodable,

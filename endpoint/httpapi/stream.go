@@ -23,7 +23,7 @@ import (
 // format's own error line.
 type lineFormat interface {
 	answerFormat
-	lines(names []string) lineWriter
+	lines(names []string, kinds []endpoint.ColumnKind) lineWriter
 }
 
 // lineWriter writes the lines of one table.
@@ -47,10 +47,17 @@ type csvFormat struct{ guard bool }
 
 func (csvFormat) mediaType() string { return MediaTypeCSV + "; charset=utf-8; header=present" }
 
-func (f csvFormat) lines([]string) lineWriter { return csvLines{guard: f.guard} }
+func (f csvFormat) lines(_ []string, kinds []endpoint.ColumnKind) lineWriter {
+	return csvLines{guard: f.guard, kinds: kinds}
+}
 
-// csvLines writes the records of one table; guard as csvFormat's.
-type csvLines struct{ guard bool }
+// csvLines writes the records of one table, whose columns are of kinds
+// (nil when unknown): each value is its JSON text (appendCell), guarded
+// against formulas when guard is set (csvFormat's).
+type csvLines struct {
+	guard bool
+	kinds []endpoint.ColumnKind
+}
 
 func (l csvLines) head(buf []byte, t *Table) []byte {
 	for i, c := range t.Columns {
@@ -73,7 +80,7 @@ func (l csvLines) row(buf []byte, row []any) ([]byte, error) {
 			buf = append(buf, ',')
 		}
 		start := len(buf)
-		if buf, err = appendValue(buf, v, false); err != nil {
+		if buf, err = appendCell(buf, v, kindAt(l.kinds, i), false); err != nil {
 			return buf, err
 		}
 		if l.guard && !isNumber(v) {
@@ -143,7 +150,7 @@ type ndjsonFormat struct{}
 
 func (ndjsonFormat) mediaType() string { return MediaTypeNDJSON }
 
-func (ndjsonFormat) lines(names []string) lineWriter {
+func (ndjsonFormat) lines(names []string, kinds []endpoint.ColumnKind) lineWriter {
 	keys := make([][]byte, len(names))
 	for i, n := range names {
 		k := []byte{','}
@@ -153,11 +160,15 @@ func (ndjsonFormat) lines(names []string) lineWriter {
 		k = appendJSONString(k, n)
 		keys[i] = append(k, ':')
 	}
-	return ndjsonLines{keys: keys}
+	return ndjsonLines{keys: keys, kinds: kinds}
 }
 
-// ndjsonLines holds the keys of one table: `{"a":`, `,"b":`, ...
-type ndjsonLines struct{ keys [][]byte }
+// ndjsonLines holds the keys of one table: `{"a":`, `,"b":`, ..., and
+// the kinds of its columns (nil when unknown).
+type ndjsonLines struct {
+	keys  [][]byte
+	kinds []endpoint.ColumnKind
+}
 
 func (ndjsonLines) head(buf []byte, _ *Table) []byte { return buf }
 
@@ -168,7 +179,7 @@ func (n ndjsonLines) row(buf []byte, row []any) ([]byte, error) {
 	var err error
 	for i, v := range row {
 		buf = append(buf, n.keys[i]...)
-		if buf, err = appendValue(buf, v, true); err != nil {
+		if buf, err = appendCell(buf, v, kindAt(n.kinds, i), true); err != nil {
 			return buf, err
 		}
 	}
@@ -223,10 +234,10 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, f answerFormat,
 	rows := -1
 	switch lf := f.(type) {
 	case lineFormat:
-		rows, cause = writeLines(cw, lf.lines(names), t)
+		rows, cause = writeLines(cw, lf.lines(names, t.Kinds), t)
 		if cause != nil && !errors.Is(cause, errWrite) {
 			code, detail := h.streamError(r, cause, limit, rows)
-			_, _ = bw.Write(lf.lines(names).fail(nil, t, code, detail))
+			_, _ = bw.Write(lf.lines(names, t.Kinds).fail(nil, t, code, detail))
 		}
 	case hostFormat:
 		if err := lf.Write(cw, t); err != nil {
@@ -434,6 +445,40 @@ func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
 		return appendCSVField(buf, string(b), true), nil
 	}
 	return append(buf, b...), nil
+}
+
+// kindAt is the kind of column i of kinds, KindOther when unknown.
+func kindAt(kinds []endpoint.ColumnKind, i int) endpoint.ColumnKind {
+	if i < len(kinds) {
+		return kinds[i]
+	}
+	return endpoint.KindOther
+}
+
+// appendCell appends v, a value of a column of kind k, as appendValue
+// does (its JSON text, or the CSV field of that text), and a number of a
+// float column as a float's text (256.0 where appendValue writes 256), so
+// that a column's values are of one JSON kind whatever the row; a cached
+// answer's json.Number of an integer's text in a float column too.
+func appendCell(buf []byte, v any, k endpoint.ColumnKind, inJSON bool) ([]byte, error) {
+	if k != endpoint.KindFloat {
+		return appendValue(buf, v, inJSON)
+	}
+	from := len(buf)
+	buf, err := appendValue(buf, v, inJSON)
+	if err != nil {
+		return buf, err
+	}
+	switch v.(type) {
+	case float64, float32, json.Number, int64, int, int32:
+		for _, c := range buf[from:] {
+			if c == '.' || c == 'e' || c == 'E' {
+				return buf, nil
+			}
+		}
+		buf = append(buf, ".0"...)
+	}
+	return buf, nil
 }
 
 // appendFloat appends f as encoding/json writes it.

@@ -57,7 +57,7 @@ type linesWriter struct {
 func (l *linesWriter) Begin(head *endpoint.RunResult) error {
 	l.begun, l.head = true, head
 	l.t = &Table{Columns: head.Columns, Types: head.Types, Kinds: head.ColumnKinds()}
-	l.lw = l.f.lines(l.t.Names())
+	l.lw = l.f.lines(l.t.Names(), l.t.Kinds)
 	l.buf = l.lw.head(make([]byte, 0, flushAt+4096), l.t)
 	l.left = l.limit
 	if l.limit >= 0 && int64(len(l.buf)) > l.limit {

@@ -29,8 +29,10 @@ type answer struct {
 	// types are the answer's types (RunResult.Types), which a typed
 	// client reads as the columns' types.
 	types string
-	// materialized is EndpointMaterialized.
-	materialized bool
+	// json is the results' JSON as a client reads it (see resultsJSON).
+	json string
+	// materialized is EndpointMaterialized, cached IsCached.
+	materialized, cached bool
 }
 
 // outcome is what one case gave on one engine.
@@ -41,6 +43,9 @@ type outcome struct {
 	// table (the library may send a run inline: a date off its bucket).
 	mat      *answer
 	wantRead bool
+	// cached and matCached are the same run asked again at once, which
+	// the result cache answers, after inline and materialized.
+	cached, matCached *answer
 }
 
 // engineRun is everything one engine answered.
@@ -88,6 +93,16 @@ func TestEquivalence(t *testing.T) {
 		t.Fatal("SQLite did not run")
 	}
 	compare(t, specs, runs)
+}
+
+// engineNameOf is the engine.Engine name of the dialect named d.
+func engineNameOf(d string) string {
+	for _, tg := range targets {
+		if tg.d.name == d {
+			return tg.d.e.Name()
+		}
+	}
+	return d
 }
 
 func engineOrder(name string) int {
@@ -157,7 +172,11 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 			o.inline.err = "create: " + describe(err)
 			continue
 		}
-		o.inline = runOnce(ctx, svc, s, r)
+		o.inline = runOnce(ctx, svc, s, r, endpoint.RefreshForce)
+		if s.kind == endpoint.KindSQL {
+			c := runOnce(ctx, svc, s, r, endpoint.RefreshCache)
+			o.cached = &c
+		}
 	}
 	if err != nil || !s.mat {
 		return out
@@ -188,15 +207,21 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 			o.mat = &answer{err: "materialize: " + describe(err)}
 			continue
 		}
-		a := runOnce(ctx, svc, s, r)
+		a := runOnce(ctx, svc, s, r, endpoint.RefreshForce)
 		o.mat, o.wantRead = &a, readsTable(tg, s, r)
+		if s.kind == endpoint.KindSQL {
+			c := runOnce(ctx, svc, s, r, endpoint.RefreshCache)
+			o.matCached = &c
+		}
 	}
 	return out
 }
 
-// runOnce runs case r of s and normalizes the answer.
-func runOnce(ctx context.Context, svc *endpoint.Service, s *spec, r run) answer {
-	req := endpoint.RunRequest{Variables: r.vars}
+// runOnce runs case r of s in refresh mode refresh (force: computed now,
+// and cached; cache: from the result cache when it holds the answer) and
+// normalizes the answer.
+func runOnce(ctx context.Context, svc *endpoint.Service, s *spec, r run, refresh string) answer {
+	req := endpoint.RunRequest{Variables: r.vars, Refresh: refresh}
 	if r.limit > 0 {
 		req.Limit = &r.limit
 	}
@@ -209,10 +234,24 @@ func answerOf(s *spec, res *endpoint.RunResult, err error) answer {
 	if err != nil {
 		return answer{err: describe(err)}
 	}
-	a := answer{columns: res.Columns, hasMore: res.HasMore, materialized: res.EndpointMaterialized}
+	a := answer{columns: res.Columns, hasMore: res.HasMore, materialized: res.EndpointMaterialized, cached: res.IsCached}
 	if s.kind == endpoint.KindSQL {
-		rows, _ := res.Results.([][]any)
-		a.kinds = jsonKinds(rows)
+		// The JSON kinds as a client reads them; the rows of a cached
+		// answer (its results are their JSON) decoded.
+		text, err := resultsJSON(res)
+		if err != nil {
+			return answer{err: "JSON: " + err.Error()}
+		}
+		a.json = string(text)
+		if a.kinds, err = jsonKinds(text); err != nil {
+			return answer{err: "JSON: " + err.Error()}
+		}
+		rows, ok := res.Results.([][]any)
+		if !ok {
+			if rows, err = decodeResults(text); err != nil {
+				return answer{err: "JSON: " + err.Error()}
+			}
+		}
 		a.types = strings.Join(res.Types, ",")
 		if a.rows, err = normalizeRows(res.Types, rows); err != nil {
 			return answer{err: "normalize: " + err.Error()}
@@ -303,16 +342,22 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 					t.Errorf("%s differs on %s from sqlite (not listed in docs/engines.md):\n%s\nsql: %s",
 						id, r.name, d, sqlOf(s, r.name))
 				}
+				for _, a := range []*answer{&o.inline, o.cached, o.mat, o.matCached} {
+					if a == nil {
+						continue
+					}
+					if m := mixedKinds(*a, engineNameOf(r.engine)); m != "" {
+						t.Errorf("%s on %s: %s\nsql: %s", id, r.name, m, sqlOf(s, r.name))
+					}
+				}
+				checkCached(t, id, r.name, "inline", &o.inline, o.cached)
 				if o.mat == nil {
 					continue
 				}
+				checkCached(t, id, r.name, "materialized", o.mat, o.matCached)
 				d := diff(o.inline, *o.mat)
-				switch {
-				case d != "" || o.mat.err != "":
-				case o.inline.kinds != o.mat.kinds:
-					d = fmt.Sprintf("JSON types %q versus %q", o.inline.kinds, o.mat.kinds)
-				case o.inline.types != o.mat.types:
-					d = fmt.Sprintf("types %q versus %q", o.inline.types, o.mat.types)
+				if d == "" && o.mat.err == "" {
+					d = shapeDiff(o.inline, *o.mat)
 				}
 				if d != "" {
 					if l, ok := listedFor(storedValues, s.name, id, r.name); ok {
@@ -352,11 +397,72 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 	}
 }
 
-// checkEmptyTypes: an answer without rows has the types of an answer of
-// the same endpoint with rows, inline and materialized, since they come
-// from the statement's columns. SQLite alone types an expression only by
-// its values (count(*) has no declared type): there an empty answer may
-// leave such a column's type "" (docs/engines.md).
+// shapeDiff describes how the types and JSON kinds of b differ from a's,
+// "" when they are the same: two answers of one version on one engine
+// type their columns alike, and write each column's values as one JSON
+// kind.
+func shapeDiff(a, b answer) string {
+	switch {
+	case a.err != "" || b.err != "":
+	case a.types != b.types:
+		return fmt.Sprintf("types %q versus %q", a.types, b.types)
+	case a.kinds != b.kinds:
+		return fmt.Sprintf("JSON kinds %q versus %q", a.kinds, b.kinds)
+	}
+	return ""
+}
+
+// mixedKinds names a column of a whose values are of more than one JSON
+// kind though its type has a kind (endpoint.ColumnKindOf on the engine
+// named engineName): "" when there is none. A column of a type of no
+// kind (SQLite's json_extract, whose type is its values') may mix them.
+func mixedKinds(a answer, engineName string) string {
+	if a.err != "" || a.kinds == "" {
+		return ""
+	}
+	types := strings.Split(a.types, ",")
+	for i, k := range strings.Split(a.kinds, ",") {
+		if len(k) > 1 && i < len(types) && endpoint.ColumnKindOf(engineName, types[i]) != endpoint.KindOther {
+			return fmt.Sprintf("column %q of type %s has values of JSON kinds %q", a.columns[i], types[i], k)
+		}
+	}
+	return ""
+}
+
+// checkCached requires the cached answer c of a run (the same request
+// again, at once) to be the answer a it repeats, from the cache: its
+// columns, types, JSON kinds and results' JSON (the cache holds an
+// answer's JSON, whose times are RFC 3339 text).
+func checkCached(t *testing.T, id, engineName, state string, a, c *answer) {
+	t.Helper()
+	if c == nil || a.err != "" {
+		return
+	}
+	d := shapeDiff(*a, *c)
+	switch {
+	case c.err != "" || d != "":
+	case !slices.Equal(a.columns, c.columns):
+		d = fmt.Sprintf("columns %q versus %q", a.columns, c.columns)
+	case a.hasMore != c.hasMore:
+		d = fmt.Sprintf("hasMore %v versus %v", a.hasMore, c.hasMore)
+	case a.json != c.json:
+		d = fmt.Sprintf("results %s\nversus %s", short(a.json), short(c.json))
+	}
+	switch {
+	case c.err != "":
+		t.Errorf("%s on %s (%s): the cached run failed: %s", id, engineName, state, c.err)
+	case !c.cached:
+		t.Errorf("%s on %s (%s): the run asked again was not answered from the cache", id, engineName, state)
+	case d != "":
+		t.Errorf("%s on %s (%s): the cached answer differs from the computed one: %s", id, engineName, state, d)
+	}
+}
+
+// checkEmptyTypes: an answer without rows has the columns and types of
+// an answer of the same endpoint with rows, inline and materialized, on
+// every engine: they are the version's. (SQLite types an expression by its
+// values only: the version types those whose type SQLite fixes, count(*)
+// INTEGER, and leaves the others "", with rows and without.)
 func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 	t.Helper()
 	compared := 0
@@ -366,7 +472,7 @@ func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 			continue
 		}
 		for _, stored := range []bool{false, true} {
-			var full, empty []string
+			var full, empty, fullCols, emptyCols []string
 			var fullID, emptyID string
 			for i := range s.runs {
 				o := r.outcomes[caseID(s, i)]
@@ -382,20 +488,17 @@ func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 				}
 				types := strings.Split(a.types, ",")
 				if len(a.rows) > 0 && full == nil {
-					full, fullID = types, caseID(s, i)
+					full, fullCols, fullID = types, a.columns, caseID(s, i)
 				} else if len(a.rows) == 0 && empty == nil {
-					empty, emptyID = types, caseID(s, i)
+					empty, emptyCols, emptyID = types, a.columns, caseID(s, i)
 				}
 			}
 			if full == nil || empty == nil {
 				continue
 			}
 			compared++
-			for k := range full {
-				if k < len(empty) && empty[k] != full[k] && !(r.engine == "sqlite" && empty[k] == "") {
-					t.Errorf("%s on %s (stored: %v): types %q without rows, %q with rows (%s)", emptyID, r.name, stored, empty, full, fullID)
-					break
-				}
+			if !slices.Equal(empty, full) || !slices.Equal(emptyCols, fullCols) {
+				t.Errorf("%s on %s (stored: %v): columns %q types %q without rows, %q %q with rows (%s)", emptyID, r.name, stored, emptyCols, empty, fullCols, full, fullID)
 			}
 		}
 	}

@@ -193,18 +193,14 @@ func formatWay(format string) way {
 		if fw.Header().Get(httpapi.HeaderHasMore) != fmt.Sprint(hasMore) {
 			return answer{err: format + ": hasMore header differs from JSON"}
 		}
-		for _, row := range rows {
-			for j, v := range row {
-				if n, ok := v.(json.Number); ok {
-					if i, err := n.Int64(); err == nil {
-						row[j] = i
-					} else if f, err := n.Float64(); err == nil {
-						row[j] = f
-					}
-				}
-			}
+		// The JSON answer's results as it wrote them, for their JSON kinds.
+		var raw struct {
+			Results json.RawMessage `json:"results"`
 		}
-		return answerOf(s, &endpoint.RunResult{Columns: cols, Types: ja.Types, Results: rows, HasMore: hasMore, EndpointMaterialized: ja.Materialized}, nil)
+		if err := json.Unmarshal(jw.Body.Bytes(), &raw); err != nil {
+			return answer{err: "JSON answer: " + err.Error()}
+		}
+		return answerOf(s, &endpoint.RunResult{Columns: cols, Types: ja.Types, Results: raw.Results, HasMore: hasMore, EndpointMaterialized: ja.Materialized}, nil)
 	}}
 }
 

@@ -64,9 +64,20 @@ func mcpRun(ctx context.Context, svc *endpoint.Service, name string, vars map[st
 	if err != nil {
 		return nil, fmt.Errorf("MCP protocol error (want a tool error or an answer): %w", err)
 	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return nil, err
+	// The answer's JSON as the tool wrote it (its text content; an error's
+	// text is its detail): the
+	// structured content a client decodes has lost how numbers were
+	// written (256.0 in a float column).
+	var b []byte
+	if !res.IsError && len(res.Content) == 1 {
+		if text, ok := res.Content[0].(*sdk.TextContent); ok {
+			b = []byte(text.Text)
+		}
+	}
+	if b == nil {
+		if b, err = json.Marshal(res.StructuredContent); err != nil {
+			return nil, err
+		}
 	}
 	if res.IsError {
 		var e struct {
@@ -88,10 +99,12 @@ func decodeRun(b []byte) (*endpoint.RunResult, error) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
+	// The results as their JSON, for their JSON kinds (answerOf decodes
+	// the rows).
 	var rows struct {
-		Results [][]any `json:"results"`
+		Results json.RawMessage `json:"results"`
 	}
-	if json.Unmarshal(b, &rows) == nil && rows.Results != nil {
+	if json.Unmarshal(b, &rows) == nil && len(rows.Results) > 0 && rows.Results[0] == '[' {
 		out.Results = rows.Results
 	}
 	return &out, nil
@@ -130,7 +143,11 @@ var viaMCP = way{"mcp tool", func(ctx context.Context, svc *endpoint.Service, _ 
 	case a.err == "" && goAnswer.err != "":
 		a.err = mismatch + "MCP answered what the Go API refuses: " + ruleVerdict(goErr)
 	case a.err == "":
-		if d := diff(a, goAnswer); d != "" {
+		d := diff(a, goAnswer)
+		if d == "" {
+			d = shapeDiff(a, goAnswer)
+		}
+		if d != "" {
 			a.err = mismatch + "MCP differs from the Go API: " + d
 		}
 	}

@@ -1,6 +1,7 @@
 package equivalence
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint"
 )
 
 // Normalization: what the comparison ignores, because it is how a driver
@@ -236,13 +239,19 @@ func TestNormalize(t *testing.T) {
 }
 
 // jsonKinds describes, per column, the JSON types of its values as a
-// client reads them: n (number), s (string), b (boolean); NULL is left
-// out. Two runs whose rows normalize alike may still differ here, as a
-// count that is a number inline and text (a DECIMAL) when read from a
-// stored table.
-func jsonKinds(rows [][]any) string {
+// client reads them in text, an answer's results JSON: i (a number
+// written as an integer, 256), f (written as a float, 256.0 or 2.5), s
+// (string), b (boolean), o (an object or array); null is left out. Two
+// runs whose rows normalize alike may still differ here, as a count that
+// is a number inline and text (a DECIMAL) when read from a stored table,
+// or a float column whose integral values are written as integers.
+func jsonKinds(text []byte) (string, error) {
+	rows, err := decodeNumbers(text)
+	if err != nil {
+		return "", err
+	}
 	if len(rows) == 0 {
-		return ""
+		return "", nil
 	}
 	cols := make([]map[byte]bool, len(rows[0]))
 	for _, row := range rows {
@@ -253,14 +262,20 @@ func jsonKinds(rows [][]any) string {
 			if cols[i] == nil {
 				cols[i] = map[byte]bool{}
 			}
-			switch v.(type) {
+			switch x := v.(type) {
 			case nil:
 			case bool:
 				cols[i]['b'] = true
-			case string, []byte, time.Time:
+			case string:
 				cols[i]['s'] = true
+			case json.Number:
+				if strings.ContainsAny(string(x), ".eE") {
+					cols[i]['f'] = true
+				} else {
+					cols[i]['i'] = true
+				}
 			default:
-				cols[i]['n'] = true
+				cols[i]['o'] = true
 			}
 		}
 	}
@@ -269,11 +284,64 @@ func jsonKinds(rows [][]any) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		for _, k := range []byte("bns") {
+		for _, k := range []byte("bfios") {
 			if c[k] {
 				b.WriteByte(k)
 			}
 		}
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// decodeNumbers decodes results JSON (an array of rows) with its numbers
+// as json.Number.
+func decodeNumbers(text []byte) ([][]any, error) {
+	var rows [][]any
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	if err := dec.Decode(&rows); err != nil {
+		return nil, fmt.Errorf("results JSON: %w", err)
+	}
+	return rows, nil
+}
+
+// decodeResults decodes results JSON into rows as a computed answer holds
+// them: a number written as an integer as int64, any other as float64.
+func decodeResults(text []byte) ([][]any, error) {
+	rows, err := decodeNumbers(text)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		for j, v := range row {
+			if n, ok := v.(json.Number); ok {
+				if i, err := n.Int64(); err == nil && !strings.ContainsAny(string(n), ".eE") {
+					row[j] = i
+				} else if f, err := n.Float64(); err == nil {
+					row[j] = f
+				}
+			}
+		}
+	}
+	return rows, nil
+}
+
+// resultsJSON is the JSON of a SQL answer's results as a client reads it:
+// a cached answer's own, or what encoding/json writes of the answer (the
+// Service's form: a float column's values written as floats).
+func resultsJSON(res *endpoint.RunResult) ([]byte, error) {
+	if raw, ok := res.Results.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var x struct {
+		Results json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(b, &x); err != nil {
+		return nil, err
+	}
+	return x.Results, nil
 }

@@ -148,7 +148,7 @@ func openPool(t *testing.T, driver, dsn string) *sql.DB {
 // Service per storage (SQLite: one for all).
 func (tg target) services(t *testing.T, storages []storage, demoEvents int) map[storage]*endpoint.Service {
 	t.Helper()
-	svcs, _ := tg.servicesOf(t, storages, fixture{demoEvents: demoEvents})
+	svcs, _ := tg.servicesOf(t, storages, fixture{demoEvents: demoEvents, cache: true})
 	return svcs
 }
 

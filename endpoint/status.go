@@ -51,6 +51,17 @@ type MaterializationReport struct {
 	// HibernatingSince is when it fell asleep.
 	Hibernating      bool       `json:"hibernating"`
 	HibernatingSince *time.Time `json:"hibernating_since"`
+	// Progress is the refresh under way in this process (phase, rows and
+	// bytes written so far, elapsed), null when none is.
+	Progress *RefreshProgress `json:"progress"`
+	// SourceRows is how many source rows the query read when the stored
+	// table of its version was first built (null when not measured: an
+	// insight's table, or before the first refresh).
+	SourceRows *int64 `json:"source_rows"`
+	// SavingsWarning, when set, says that the stored table holds nearly
+	// as many rows as the source (Config.LowSavingsRatio of them or
+	// more): materializing then saves little.
+	SavingsWarning *string `json:"savings_warning"`
 }
 
 // MaterializationStatus reports the materialization of the endpoint named
@@ -70,6 +81,13 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	r.lastBuild(st)
 	if !e.IsMaterialized {
 		return r, nil
+	}
+	r.Progress = s.progressOf(e.ID)
+	if r.Rows != nil {
+		r.SourceRows = st.SourceRows
+		if w := s.lowSavings(st.Rows, st.SourceRows); w != "" {
+			r.SavingsWarning = &w
+		}
 	}
 	status := s.materializationView(ctx, &e).Status
 	r.Status = &status

@@ -82,7 +82,6 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	if !e.IsMaterialized {
 		return r, nil
 	}
-	r.Progress = s.progressOf(e.ID)
 	if r.Rows != nil {
 		r.SourceRows = st.SourceRows
 		if w := s.lowSavings(st.Rows, st.SourceRows); w != "" {
@@ -91,6 +90,10 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	}
 	status := s.materializationView(ctx, &e).Status
 	r.Status = &status
+	if p := s.progressOf(e.ID); p != nil && (status == StatusRunning || p.Phase == PhaseWaiting) {
+		// A refresh that stored its end is no longer under way.
+		r.Progress = p
+	}
 	if status == StatusFailed {
 		msg := st.Error
 		r.LastError, r.LastErrorAt = &msg, st.FailedAt

@@ -64,9 +64,9 @@ type refreshRun struct {
 	// read under the lock.
 	key   string
 	mu    sync.Mutex
-	phase   string
-	rows    *int64
-	bytes   *int64
+	phase string
+	rows  *int64
+	bytes *int64
 }
 
 func (r *refreshRun) set(phase string) {

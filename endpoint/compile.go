@@ -314,9 +314,19 @@ func (s *Service) lookupVariables(ctx context.Context, project string, ids []str
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	found, err := s.cfg.Variables.GetMany(ctx, project, ids)
-	if err != nil {
-		return nil, storeError(err, nil)
+	ids, own := splitAdHoc(ctx, ids)
+	found := map[string]variable.Variable{}
+	if len(ids) > 0 {
+		var err error
+		if found, err = s.cfg.Variables.GetMany(ctx, project, ids); err != nil {
+			return nil, storeError(err, nil)
+		}
+		if found == nil {
+			found = map[string]variable.Variable{}
+		}
+	}
+	for id, v := range own {
+		found[id] = v
 	}
 	var missing []string
 	for _, id := range ids {

@@ -97,6 +97,8 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 		return false, err
 	}
 	defer func() { <-lock }()
+	run := s.runs.begin(id, trigger, s.now())
+	defer s.runs.end(id, run)
 	held, release, ok, err := s.takeLease(ctx, project, id, wait)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -116,7 +118,12 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 	}
 	defer func() { <-s.refreshSlots }()
 	start := time.Now()
-	err = s.refresh(held, project, id, name)
+	err = s.refresh(held, project, id, name, run)
+	if err == nil && trigger == "saved" {
+		// Before the lock goes: a Materialize waiting for it finds the
+		// table of the save built (savedStill).
+		s.saved.built(id, run.key)
+	}
 	s.observeRefresh(ctx, project, name, trigger, time.Since(start), err)
 	return true, err
 }

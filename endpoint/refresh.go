@@ -62,7 +62,10 @@ func acquire(ctx context.Context, ch chan struct{}) error {
 // errors.As for a host that logs it).
 //
 // A refresh of the same endpoint under way in this Service is waited for
-// first, and so is a turn when Config.MaxRefreshes refreshes run already;
+// first; when it was the refresh of a save (the first refresh after a
+// create or update) and built the current version, or such a refresh
+// ended since the last Materialize, its table is the answer and none is
+// built again. A turn is waited for too a turn when Config.MaxRefreshes refreshes run already;
 // the wait ends with ctx. A refresh takes at most Config.RefreshTimeout and
 // builds at most Config.MaxMaterializedRows rows taking at most
 // Config.MaxMaterializedBytes bytes. An endpoint deleted or
@@ -73,7 +76,7 @@ func (s *Service) Materialize(ctx context.Context, project, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.refreshGuarded(ctx, project, e.ID, name, true, "manual", nil)
+	_, err = s.refreshGuarded(ctx, project, e.ID, name, true, "manual", s.savedStill)
 	return err
 }
 
@@ -166,7 +169,7 @@ func (s *Service) stale(ctx context.Context, e *driver.Endpoint, now time.Time) 
 // refresh always builds the version, buckets and variables that are
 // current when it starts, and once more before the swap, so that a table
 // built for an endpoint deleted or changed meanwhile is dropped instead.
-func (s *Service) refresh(ctx context.Context, project, id, name string) error {
+func (s *Service) refresh(ctx context.Context, project, id, name string, run *refreshRun) error {
 	if s.cfg.RefreshTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RefreshTimeout)
@@ -177,6 +180,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return err
 	}
 	key := tableKey(&e, c)
+	run.key = key
 	table := materialize.TableName(e.ID, e.CurrentVersion)
 	st := e.MaterializationState
 	st.Status, st.Attempt, st.Error = StatusRunning, key, ""
@@ -193,7 +197,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 	// The version's columns first: a table of another shape is not built.
 	next, rows, bytes, err := "", (*int64)(nil), (*int64)(nil), s.checkColumns(ctx, &e, c)
 	if err == nil {
-		next, rows, bytes, err = s.buildChecked(ctx, project, name, id, key, c, v, table, at)
+		next, rows, bytes, err = s.buildChecked(ctx, project, name, id, key, c, v, table, at, run)
 	}
 	if err != nil {
 		// Whatever was built goes: the last good table stays.
@@ -211,8 +215,15 @@ func (s *Service) refresh(ctx context.Context, project, id, name string) error {
 		return s.refreshError(name, st.Error, err)
 	}
 	old := st.Table
+	source := st.SourceRows
+	if builtVersion(st.Built) != e.CurrentVersion || source == nil {
+		// The first table of this version: how many source rows its
+		// query reads tells what storing it saves.
+		run.set(PhaseMeasuring)
+		source = s.countSource(ctx, c, v, at)
+	}
 	st = driver.MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
-		Rows: rows, Bytes: bytes, Took: s.now().Sub(at)}
+		Rows: rows, Bytes: bytes, Took: s.now().Sub(at), SourceRows: source}
 	return s.completeRefresh(ctx, &e, st, old)
 }
 
@@ -243,22 +254,31 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 // its bytes and that the endpoint is still of key, and swaps it in. It
 // returns the name of what it built (to drop on an error), and the rows
 // and bytes when known.
-func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time) (string, *int64, *int64, error) {
+func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time, run *refreshRun) (string, *int64, *int64, error) {
+	run.set(PhaseBuilding)
 	next, err := s.build(ctx, c, v, table, at)
 	if err != nil {
 		return next, nil, nil, err
 	}
+	run.set(PhaseCounting)
 	rows, err := s.checkRows(ctx, next)
 	if err != nil {
 		return next, rows, nil, err
 	}
+	if rows == nil {
+		rows = s.countRows(ctx, next)
+	}
+	run.setRows(rows)
+	run.set(PhaseMeasuring)
 	bytes, err := s.checkBytes(ctx, next)
 	if err != nil {
 		return next, rows, bytes, err
 	}
+	run.setBytes(bytes)
 	if err := s.unchanged(ctx, project, name, id, key); err != nil {
 		return next, rows, bytes, err
 	}
+	run.set(PhaseSwapping)
 	return next, rows, bytes, s.swap(ctx, c, v, next, table)
 }
 

@@ -138,6 +138,14 @@ type Config struct {
 	// DefaultMaxMaterializedBytes, a negative value no bound. See
 	// tableBytes for how each engine measures.
 	MaxMaterializedBytes int64
+	// LowSavingsRatio is the share of the source rows at or above which
+	// a stored table's rows make the materialization status warn that it
+	// saves little: at the first refresh of each version of a SQL
+	// endpoint the Service counts the rows its query reads (one more
+	// scan of the source), and a table holding this share of them or
+	// more is no cheaper to read than the query. 0 means
+	// DefaultLowSavingsRatio (0.5), a negative value no warning.
+	LowSavingsRatio float64
 	// MaxRefreshes is how many refreshes the Service runs at once (by
 	// Materialize and RefreshStale together); the others wait for a turn.
 	// 0 means DefaultMaxRefreshes; a negative value is refused.
@@ -258,6 +266,12 @@ type Service struct {
 	readFailures    sync.Map
 	refreshRequests chan refreshRequest
 	scheduling      atomic.Bool
+	// runs are the refreshes under way, for their progress; saved the
+	// tables a save's refresh built that no Materialize claimed yet;
+	// manual the endpoints with a StartMaterialize queued or under way.
+	runs   runs
+	saved  savings
+	manual sync.Map
 }
 
 // orDefault is v, or def when v is 0; a negative v (no bound) becomes 0,
@@ -360,6 +374,12 @@ func (cfg *Config) fillDefaults() {
 	cfg.RefreshTimeout = orDefault(cfg.RefreshTimeout, DefaultRefreshTimeout)
 	cfg.MaxMaterializedRows = orDefault(cfg.MaxMaterializedRows, DefaultMaxMaterializedRows)
 	cfg.MaxMaterializedBytes = orDefault(cfg.MaxMaterializedBytes, DefaultMaxMaterializedBytes)
+	switch {
+	case cfg.LowSavingsRatio == 0:
+		cfg.LowSavingsRatio = DefaultLowSavingsRatio
+	case cfg.LowSavingsRatio < 0:
+		cfg.LowSavingsRatio = 0
+	}
 	cfg.MaxRefreshes = orDefault(cfg.MaxRefreshes, DefaultMaxRefreshes)
 	cfg.DefaultLimit = orDefault(cfg.DefaultLimit, DefaultLimit)
 	cfg.MaxLimit = orDefault(cfg.MaxLimit, DefaultMaxLimit)

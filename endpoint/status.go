@@ -51,6 +51,17 @@ type MaterializationReport struct {
 	// HibernatingSince is when it fell asleep.
 	Hibernating      bool       `json:"hibernating"`
 	HibernatingSince *time.Time `json:"hibernating_since"`
+	// Progress is the refresh under way in this process (phase, rows and
+	// bytes written so far, elapsed), null when none is.
+	Progress *RefreshProgress `json:"progress"`
+	// SourceRows is how many source rows the query read when the stored
+	// table of its version was first built (null when not measured: an
+	// insight's table, or before the first refresh).
+	SourceRows *int64 `json:"source_rows"`
+	// SavingsWarning, when set, says that the stored table holds nearly
+	// as many rows as the source (Config.LowSavingsRatio of them or
+	// more): materializing then saves little.
+	SavingsWarning *string `json:"savings_warning"`
 }
 
 // MaterializationStatus reports the materialization of the endpoint named
@@ -71,8 +82,18 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	if !e.IsMaterialized {
 		return r, nil
 	}
+	if r.Rows != nil {
+		r.SourceRows = st.SourceRows
+		if w := s.lowSavings(st.Rows, st.SourceRows); w != "" {
+			r.SavingsWarning = &w
+		}
+	}
 	status := s.materializationView(ctx, &e).Status
 	r.Status = &status
+	if p := s.progressOf(e.ID); p != nil && (status == StatusRunning || p.Phase == PhaseWaiting) {
+		// A refresh that stored its end is no longer under way.
+		r.Progress = p
+	}
 	if status == StatusFailed {
 		msg := st.Error
 		r.LastError, r.LastErrorAt = &msg, st.FailedAt

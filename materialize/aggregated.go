@@ -80,6 +80,7 @@ func (b *builder) aggregatedPrecompute(plan *Plan, keys []sqlparser.Expr, pre []
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
+	plan.sourceCount = "SELECT count(*)" + from + bounded
 	if groups := b.precomputeGroups(keys, vcols); len(groups) > 0 {
 		plan.precompute += " GROUP BY " + strings.Join(groups, ", ")
 	}

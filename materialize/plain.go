@@ -47,6 +47,7 @@ func (b *builder) plain(plan *Plan) error {
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
 	}
 	plan.precompute = "SELECT " + strings.Join(pre, ", ") + from + bounded
+	plan.sourceCount = "SELECT count(*)" + from + bounded
 	if tail != "" {
 		plan.source = &source{selectList: strings.Join(merged, ", "), columns: cols,
 			from: from, rest: strings.TrimPrefix(where, " WHERE "), tail: tail}

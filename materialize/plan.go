@@ -16,6 +16,8 @@ import (
 type Plan struct {
 	dialect    engine.Engine
 	precompute string
+	// sourceCount counts the source rows the pre-compute query reads.
+	sourceCount string
 	// The read query is readHead, the table, the filters, readGroup
 	// (GROUP BY and HAVING) and readEnd (ORDER BY and LIMIT).
 	readHead  string
@@ -50,6 +52,12 @@ type filter struct {
 // values: the variables' predicates are gone, and their columns are part of
 // the result.
 func (p *Plan) Precompute() string { return p.precompute }
+
+// SourceCount returns the query that counts the source rows the
+// pre-compute query reads (its FROM and the filters it keeps, before any
+// grouping): the stored table's rows over it tell how much a stored table
+// saves. Like Precompute, it holds no values.
+func (p *Plan) SourceCount() string { return p.sourceCount }
 
 // Columns returns the names of the read query's result columns, the same
 // as the inline query's.

@@ -43,4 +43,9 @@ type MaterializationState struct {
 	// FailedAt is when the latest refresh failed; nil unless Status is
 	// failed. The scheduler waits a while after it before trying again.
 	FailedAt *time.Time
+	// SourceRows is how many source rows the pre-compute query read when
+	// the stored table of this version was first built, nil when not
+	// measured (an insight's table, or a count that failed): Rows over it
+	// tells how much the stored table saves.
+	SourceRows *int64
 }

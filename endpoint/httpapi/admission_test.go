@@ -74,7 +74,7 @@ func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
 	// Version 2, materialized: version 1 is computed inline.
 	mustStatus(t, http.StatusOK, h.do("PATCH", "/api/projects/1/endpoints/daily", keyP1,
 		map[string]any{"query": sqlQuery(dailyV2SQL, map[string]string{idFrom: "from", idTo: "to", idCountry: "country"})}))
-	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, map[string]any{}))
 	t.Run("an older version is computed inline, charged so", func(t *testing.T) {
 		older := mint("older")
 		r := run(older, 1)
@@ -131,10 +131,12 @@ func TestMaterializeCharged(t *testing.T) {
 	secret, _ := h.mint("1", map[string]any{"name": "writer", "scopes": []string{"endpoint:write", "endpoint:read"},
 		"runs_per_minute": 1, "runs_per_hour": 1, "materialized_runs_per_minute": 1, "materialized_runs_per_hour": 1})
 	materialize := func(key string) response {
-		return h.do("POST", "/api/projects/1/endpoints/daily/materialize", key, map[string]any{})
+		return h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", key, map[string]any{})
 	}
 	mustStatus(t, http.StatusOK, materialize(secret))
-	// Every budget is 1; the minute's is counted first.
+	// Every budget is 1; the minute's is counted first, in the background
+	// form (202) as in the blocking one.
+	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/daily/materialize", secret, map[string]any{}), endpoint.LimitKeyRunsPerMinute)
 	requireThrottled(t, materialize(secret), endpoint.LimitKeyRunsPerMinute)
 	// It was the inline budget: the table's runs are still allowed.
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/run", secret, map[string]any{"variables": dailyRunVars}))
@@ -163,8 +165,9 @@ func TestMaterializeChargesProject(t *testing.T) {
 	srv := httptest.NewServer(httpapi.New(h.svc, ring, httpapi.WithKeys(h.keys), httpapi.WithLimiter(l)))
 	t.Cleanup(srv.Close)
 	limited := &harness{t: t, handler: srv.Config.Handler, server: srv, events: h.events, logs: h.logs}
-	mustStatus(t, http.StatusOK, limited.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
-	r := limited.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{})
+	// The background form (202) counts as the blocking one does.
+	mustStatus(t, http.StatusAccepted, limited.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
+	r := limited.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, map[string]any{})
 	requireThrottled(t, r, limit.ProjectPerMinute.String())
 	// And a run after it is refused by the same budget.
 	requireThrottled(t, limited.do("POST", "/api/projects/1/endpoints/inline/run", keyP1, map[string]any{"variables": dailyRunVars}),

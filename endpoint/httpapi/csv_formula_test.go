@@ -62,7 +62,7 @@ func formulaServer(t *testing.T, opts ...httpapi.Option) *harness {
 		mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
 			"name": name, "query": sqlQuery(formulaSQL, nil), "is_materialized": name == "formulas_m"}))
 	}
-	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/formulas_m/materialize", keyP1, map[string]any{}))
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/formulas_m/materialize?wait=true", keyP1, map[string]any{}))
 	return h
 }
 

@@ -383,7 +383,7 @@ func TestKeyInRunLog(t *testing.T) {
 func TestKeyBudgets(t *testing.T) {
 	h := newKeysHarness(t, endpoint.KeysConfig{})
 	h.setupDaily(nil)
-	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, map[string]any{}))
 	secret, _ := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"},
 		"runs_per_minute": 2, "materialized_runs_per_minute": 4})
 	other, _ := h.mint("1", map[string]any{"name": "other", "scopes": []string{"endpoint:read"}, "runs_per_minute": 2})

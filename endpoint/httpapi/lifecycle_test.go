@@ -97,7 +97,7 @@ func TestHTTPLifecycle(t *testing.T) {
 	}
 
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "stored", "query": query, "is_materialized": true}))
-	mustStatus(t, http.StatusOK, h.do("POST", base+"stored/materialize", keyP1, nil))
+	mustStatus(t, http.StatusOK, h.do("POST", base+"stored/materialize?wait=true", keyP1, nil))
 	got := h.do("POST", base+"stored/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, got)
 	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {

@@ -46,7 +46,7 @@ func TestMaterializeOutlivesTheServersWriteTimeout(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	slow.delay.Store(int64(600 * time.Millisecond))
-	req, err := http.NewRequest("POST", srv.URL+"/api/projects/1/endpoints/daily/materialize", nil)
+	req, err := http.NewRequest("POST", srv.URL+"/api/projects/1/endpoints/daily/materialize?wait=true", nil)
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

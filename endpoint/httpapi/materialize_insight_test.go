@@ -27,7 +27,7 @@ func TestHTTPMaterializedInsight(t *testing.T) {
 	if got, want := materialization(t, r)["status"], "pending"; !reflect.DeepEqual(got, want) {
 		t.Errorf("materialization(t, r)[\"status\"] = %q, want %q", got, want)
 	}
-	mustStatus(t, http.StatusOK, h.do("POST", base+"views/materialize", keyP1, nil))
+	mustStatus(t, http.StatusOK, h.do("POST", base+"views/materialize?wait=true", keyP1, nil))
 
 	vars := map[string]any{"variables": map[string]any{"$browser": "Firefox"}}
 	got := h.do("POST", base+"views/run", keyP1, vars)

@@ -89,7 +89,7 @@ func TestHTTPMaterialize(t *testing.T) {
 	}
 
 	for _, path := range []string{"/api/projects/1/endpoints/daily/materialize", "/api/projects/1/endpoints/daily/materialize/"} {
-		r := h.do("POST", path, keyP1, nil)
+		r := h.do("POST", path+"?wait=true", keyP1, nil)
 		mustStatus(t, http.StatusOK, r)
 		m := materialization(t, r)
 		if got, want := m["status"], "completed"; !reflect.DeepEqual(got, want) {
@@ -105,7 +105,7 @@ func TestHTTPMaterialize(t *testing.T) {
 			t.Errorf("r.Body[\"endpoint_path\"] = %q, want %q", got, want)
 		}
 	}
-	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{}))
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, map[string]any{}))
 
 	got := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, vars)
 	want := h.do("POST", "/api/projects/1/endpoints/inline/run", keyP1, vars)
@@ -209,9 +209,9 @@ func TestHTTPMaterializeFailure(t *testing.T) {
 		return x
 	})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
-	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, nil))
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, nil))
 	x.fail.Store(true)
-	r := h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, nil)
+	r := h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, nil)
 	mustStatus(t, http.StatusBadGateway, r)
 	if got, want := r.Body["code"], "materialization_failed"; !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)

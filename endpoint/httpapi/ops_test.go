@@ -580,7 +580,7 @@ func TestHTTPMaterializationStatus(t *testing.T) {
 		t.Errorf("r.Body[\"last_success_at\"] = %v, want nil", v)
 	}
 
-	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/materialize", o.Key, ""))
+	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/materialize?wait=true", o.Key, ""))
 	r = o.call(t, "GET", "endpoints/by_event/materialization_status/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
 	if got, want := r.Body["status"], "completed"; !reflect.DeepEqual(got, want) {

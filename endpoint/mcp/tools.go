@@ -14,7 +14,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
-	"github.com/endpointkit/endpointkit/endpoint/openapi"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -92,25 +91,14 @@ func (t *tools) addFixed() {
 		Description: "Reads an endpoint's definition (its query, variables, settings), its materialization verdict (can_materialize, reason) and its materialization status.",
 		InputSchema: map[string]any{"type": "object", "additionalProperties": false, "required": []any{"name"},
 			"properties": map[string]any{"name": map[string]any{"type": "string", "description": "The endpoint's name."}}}}, handler)
-	t.srv.AddTool(&sdk.Tool{Name: QueryTool, Annotations: readOnly,
-		Description: "Runs a query that is not saved, as the editor does before saving it: a HogQLQuery " +
-			"({\"kind\": \"HogQLQuery\", \"query\": \"select ... {variables.x}\", \"variables\": {\"<variable id>\": {\"code_name\": \"x\", \"variableId\": \"<id>\", \"value\": ...}}}) " +
-			"or a TrendsQuery, RetentionQuery or LifecycleQuery, within the project's access policy. Answers the rows, the variables that ran and whether the query could be materialized.",
-		InputSchema: map[string]any{"type": "object", "additionalProperties": false, "required": []any{"query"},
-			"properties": map[string]any{
-				"query":     map[string]any{"type": "object", "description": "The query, as the body of POST query/ takes it.", "required": []any{"kind"}},
-				"variables": map[string]any{"type": "object", "description": "Values of an insight query's variables by name."},
-				"limit":     map[string]any{"type": "integer", "minimum": 0},
-				"offset":    map[string]any{"type": "integer", "minimum": 0},
-				"debug":     map[string]any{"type": "boolean"},
-			}}}, handler)
+	t.srv.AddTool(&sdk.Tool{Name: QueryTool, Annotations: readOnly, Description: queryToolDescription, InputSchema: queryToolSchema()}, handler)
 }
 
 // sync makes the endpoint tools those of the endpoints the caller may run
 // now: one per active endpoint (of the token's, for a token), its schema
 // the OpenAPI request schema. An endpoint that cannot be described (its
-// version no longer compiles, the database failed) is left out and
-// logged.
+// version no longer compiles, the database failed) is listed with its
+// error (brokenTool) and logged.
 func (t *tools) sync(ctx context.Context) error {
 	list, err := t.svc.List(ctx, t.caller.project)
 	if err != nil {
@@ -124,8 +112,8 @@ func (t *tools) sync(ctx context.Context) error {
 		}
 		tool, err := t.endpointTool(ctx, e)
 		if err != nil {
-			t.cfg.logger.WarnContext(ctx, "mcp: endpoint left out of the tools", "project", t.caller.project, "endpoint", e.Name, "error", err)
-			continue
+			t.cfg.logger.WarnContext(ctx, "mcp: endpoint listed as unable to run", "project", t.caller.project, "endpoint", e.Name, "error", err)
+			tool = brokenTool(e, err)
 		}
 		want[tool.Name] = tool
 	}
@@ -169,6 +157,9 @@ func (t *tools) endpointTool(ctx context.Context, e endpoint.Endpoint) (*sdk.Too
 		return nil, err
 	}
 	desc := rs.Description
+	if desc == "" && rs.Kind != endpoint.KindSQL {
+		desc = describeInsight(e.Query)
+	}
 	if desc == "" {
 		desc = "Runs endpoint " + rs.Name + "."
 	}
@@ -176,7 +167,7 @@ func (t *tools) endpointTool(ctx context.Context, e endpoint.Endpoint) (*sdk.Too
 		Name:        rs.Name,
 		Title:       "Endpoint " + rs.Name,
 		Description: desc,
-		InputSchema: openapi.RequestSchema(rs, openapi.Options{Fixed: t.fixedNames()}),
+		InputSchema: t.toolSchema(rs),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
 	}, nil
 }
@@ -205,7 +196,7 @@ func (t *tools) call(ctx context.Context, name string, args json.RawMessage) *sd
 	case GetTool:
 		v, err = t.get(ctx, args)
 	case QueryTool:
-		v, err = t.query(ctx, args)
+		v, err = t.queryTool(ctx, args)
 	default:
 		v, err = t.run(ctx, name, args)
 	}

@@ -27,7 +27,7 @@ func TestWritesDuringLongRefresh(t *testing.T) {
 		if got, want := status, 201; got != want {
 			t.Fatalf("%v: status = %v, want %v", body, got, want)
 		}
-		status, body = call(t, "POST", base+"/endpoints/"+name+"/materialize", "k", "")
+		status, body = call(t, "POST", base+"/endpoints/"+name+"/materialize?wait=true", "k", "")
 		if got, want := status, 200; got != want {
 			t.Fatalf("%v: status = %v, want %v", body, got, want)
 		}

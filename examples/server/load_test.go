@@ -63,7 +63,7 @@ func TestLoad(t *testing.T) {
 					slowTimes = append(slowTimes, time.Since(start))
 					mu.Unlock()
 				case r < 80:
-					status, _ = call(t, "POST", base+"/endpoints/mat/materialize", "k", "")
+					status, _ = call(t, "POST", base+"/endpoints/mat/materialize?wait=true", "k", "")
 				case r < 92:
 					name := fmt.Sprintf("w%d", seq.Add(1))
 					status, _ = call(t, "POST", base+"/endpoints/", "k", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)

@@ -179,7 +179,7 @@ func TestMemoryLoad(t *testing.T) {
 					if rng.IntN(2) == 0 {
 						name = "narrow"
 					}
-					status, _, err := do("POST", p1+"/endpoints/"+name+"/materialize", "k1", "")
+					status, _, err := do("POST", p1+"/endpoints/"+name+"/materialize?wait=true", "k1", "")
 					count("refresh "+name, status, err)
 				default:
 					name := fmt.Sprintf("w%d", seq.Add(1))

@@ -67,7 +67,7 @@ func TestMaterializedBytesRefused(t *testing.T) {
 		}
 	}
 	create("padded", "SELECT event, printf('%.*c', 100000, event) AS pad, count(*) AS n FROM events GROUP BY event, pad")
-	status, answer := call(t, "POST", base+"/endpoints/padded/materialize", "k", "")
+	status, answer := call(t, "POST", base+"/endpoints/padded/materialize?wait=true", "k", "")
 	if got, want := status, 502; got != want {
 		t.Errorf("%v: status = %v, want %v", answer, got, want)
 	}
@@ -86,7 +86,7 @@ func TestMaterializedBytesRefused(t *testing.T) {
 	}
 
 	create("narrow", "SELECT event, count(*) AS n FROM events GROUP BY event")
-	status, answer = call(t, "POST", base+"/endpoints/narrow/materialize", "k", "")
+	status, answer = call(t, "POST", base+"/endpoints/narrow/materialize?wait=true", "k", "")
 	if got, want := status, 200; got != want {
 		t.Fatalf("%v: status = %v, want %v", answer, got, want)
 	}

@@ -180,6 +180,21 @@ func (p *Plan) Build(next string, at time.Time) ([]Statement, error) {
 	return []Statement{Own(e.DropTable(next)), stmt.New(e.CreateTableAs(next, st.SQL()), st.Args())}, nil
 }
 
+// SourceCount returns the statement that counts the source rows the
+// pre-compute query reads as of at (materialize.Plan.SourceCount), scoped
+// as Build's is.
+func (p *Plan) SourceCount(at time.Time) (Statement, error) {
+	src, _, err := p.sc.Compile(p.p.SourceCount())
+	if err != nil {
+		return Statement{}, err
+	}
+	st, err := src.Render(map[string]any{materialize.BuiltAtVariable: variable.Timestamp{Time: at}})
+	if err != nil {
+		return Statement{}, err
+	}
+	return stmt.New(st.SQL(), st.Args()), nil
+}
+
 // Tenant checks that the scope may read the events table that insight
 // queries read, and returns the tenant filter its rules put on it (nil
 // for none).

@@ -274,18 +274,40 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 // refresh of the endpoint's stored table: a create of a materialized
 // endpoint; an update that leaves the endpoint materialized and makes it
 // so, or changes what its table is built from (its query, buckets or
-// tail column); a restore (Update.Deleted false), whose record admission
-// cannot see before it is restored. It decides before the save, so it
+// tail column); a restore (Update.Deleted false) of a materialized
+// endpoint, found as Restore finds it. It decides before the save, so it
 // errs towards a refresh: a query saved unchanged is counted as changed.
-// An update of an endpoint that does not exist is its 404.
+// What the save would refuse before it compiles is refused here, before
+// any charge: an update or a restore of an endpoint that does not exist
+// (404), a create of a materialized endpoint under a bad name, without a
+// query or under a name taken (400, 409).
 func (s *Service) saveRefreshes(ctx context.Context, project string, a Ask) (bool, error) {
 	switch {
 	case a.Create != nil:
-		return a.Create.IsMaterialized, nil
+		if !a.Create.IsMaterialized {
+			return false, nil
+		}
+		// What Create refuses before it compiles, refused here before the
+		// charge: a bad name, no query, a name taken.
+		if a.Create.Query == nil {
+			return false, required("query")
+		}
+		if a.Create.DataFreshnessSeconds != nil {
+			if err := checkDataFreshness(*a.Create.DataFreshnessSeconds); err != nil {
+				return false, err
+			}
+		}
+		return true, s.checkRename(ctx, project, a.Create.Name)
 	case a.Update == nil:
 		return false, errors.New("endpoint: Admit of a save without its request")
 	case a.Update.Deleted != nil:
-		return !*a.Update.Deleted, nil
+		if err := deletedAlone(*a.Update); err != nil {
+			return false, err
+		}
+		if *a.Update.Deleted {
+			return false, nil
+		}
+		return s.restoreRefreshes(ctx, project, a.Endpoint)
 	}
 	u := a.Update
 	cur, err := s.get(ctx, project, a.Endpoint)

@@ -131,7 +131,7 @@ type handler struct {
 	cfg  config
 	mux  *http.ServeMux
 	// tokens counts embed tokens' rpm: the limiter, or with the limits
-	// off one of the handler's own (limit.Tokens).
+	// off the process's one (limit.Tokens), shared with /mcp.
 	tokens *limit.Limiter
 }
 

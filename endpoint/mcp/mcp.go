@@ -60,7 +60,7 @@ type config struct {
 	limiter    *limit.Limiter
 	limiterSet bool
 	// tokens counts embed tokens' rpm: limiter, or with the limits off
-	// one of the handler's own (limit.Tokens).
+	// the process's one (limit.Tokens), shared with the HTTP API.
 	tokens  *limit.Limiter
 	project string
 	logger  *slog.Logger

@@ -67,6 +67,10 @@ type Ask struct {
 	// KeyID from the Caller: a run's credentials come from here, never
 	// from a body.
 	Run *RunRequest
+	// Query is the request of an ActQuery: what RunQuery refuses before
+	// it compiles the query is refused before any charge. nil checks
+	// nothing of it.
+	Query *QueryRequest
 	// Create and Update are the request of an ActSave, one of them.
 	Create *CreateRequest
 	Update *UpdateRequest
@@ -158,6 +162,12 @@ func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (Admiss
 		var err error
 		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run); err != nil {
 			return Admission{}, err
+		}
+	case ActQuery:
+		if a.Query != nil {
+			if _, err := s.checkQueryRequest(*a.Query); err != nil {
+				return Admission{}, err
+			}
 		}
 	case ActRefresh:
 		if _, err := s.materializable(ctx, c.Project, a.Endpoint); err != nil {

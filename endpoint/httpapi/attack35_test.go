@@ -52,3 +52,27 @@ func TestRefusedSaveCostsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedQueryCostsNothing: a query refused for its request before
+// it is compiled (no query, a bad limit, variables by name on a SQL
+// query) is refused before the key's budget is charged.
+func TestRefusedQueryCostsNothing(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	sql := sqlQuery("SELECT 1 AS one", nil)
+	for _, c := range []struct {
+		name string
+		body map[string]any
+	}{
+		{"no query", map[string]any{}},
+		{"a negative limit", map[string]any{"query": sql, "limit": -1}},
+		{"variables by name on a SQL query", map[string]any{"query": sql, "variables": map[string]any{"x": 1}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			secret, _ := h.mint("1", map[string]any{"name": "q", "scopes": []string{"query:run"}, "runs_per_minute": 1})
+			r := h.do("POST", "/api/projects/1/query/", secret, c.body)
+			require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
+			r = h.do("POST", "/api/projects/1/query/", secret, map[string]any{"query": sql})
+			require.Equal(t, http.StatusOK, r.Status, "the refused query was charged: %s", r.Raw)
+		})
+	}
+}

@@ -290,7 +290,8 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 // What the save would refuse before it compiles is refused here, before
 // any charge: an update or a restore of an endpoint that does not exist
 // (404), a create of a materialized endpoint under a bad name, without a
-// query or under a name taken (400, 409).
+// query or under a name taken, an update that refreshes with a new name
+// taken or a bad freshness (400, 409).
 func (s *Service) saveRefreshes(ctx context.Context, project string, a Ask) (bool, error) {
 	switch {
 	case a.Create != nil:
@@ -328,5 +329,14 @@ func (s *Service) saveRefreshes(ctx context.Context, project string, a Ask) (boo
 	if u.IsMaterialized != nil {
 		after = *u.IsMaterialized
 	}
-	return after && (!cur.IsMaterialized || u.Query != nil || u.MaterializationBuckets != nil || u.MaterializationTail != nil), nil
+	refreshes := after && (!cur.IsMaterialized || u.Query != nil || u.MaterializationBuckets != nil || u.MaterializationTail != nil)
+	if refreshes {
+		// What Update refuses of the fields before it compiles (a name
+		// taken or invalid, a bad freshness), refused before the charge.
+		next := cur
+		if _, err := s.applyFields(ctx, project, &next, *u); err != nil {
+			return false, err
+		}
+	}
+	return refreshes, nil
 }

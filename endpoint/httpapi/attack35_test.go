@@ -28,6 +28,8 @@ func TestRefusedSaveCostsNothing(t *testing.T) {
 		{"a restore of a live endpoint", "PATCH", "/api/projects/1/endpoints/inline", map[string]any{"deleted": false}, http.StatusOK},
 		{"a restore with another field", "PATCH", "/api/projects/1/endpoints/daily", map[string]any{"deleted": false, "description": "x"}, http.StatusBadRequest},
 		{"a materialized create without a query", "POST", "/api/projects/1/endpoints/", map[string]any{"name": "daily4", "is_materialized": true}, http.StatusBadRequest},
+		{"a new query with a name taken", "PATCH", "/api/projects/1/endpoints/daily", map[string]any{"query": sqlQuery(dailyV2SQL, vars), "name": "inline"}, http.StatusConflict},
+		{"a new query with a bad freshness", "PATCH", "/api/projects/1/endpoints/daily", map[string]any{"query": sqlQuery(dailyV2SQL, vars), "data_freshness_seconds": -5}, http.StatusBadRequest},
 		{"a materialized create of a name taken", "POST", "/api/projects/1/endpoints/", map[string]any{"name": "daily", "query": sqlQuery(dailySQL, vars), "is_materialized": true}, http.StatusConflict},
 	}
 	// A restore of an endpoint that is not materialized starts no

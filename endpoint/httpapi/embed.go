@@ -81,9 +81,9 @@ func tokenForbidden() *endpoint.Error {
 // when the route counts (a run), one past the token's own rate (rpm),
 // counted per verified token (its Claims.ID), never per text, in the
 // handler's Limiter (limit.Limiter.AdmitToken; with the limits off, the
-// process's one, limit.Tokens): one count per token for the HTTP API and
-// /mcp given one Limiter or none, and across processes when its counter
-// store is shared.
+// Service's, endpoint.Service.TokenLimiter): one count per token for the
+// HTTP API and /mcp on one Service given one Limiter or none, and across
+// processes when its counter store is shared.
 func (h *handler) checkTokenRun(ctx context.Context, w http.ResponseWriter, c *embed.Claims, name string, counts bool) error {
 	if !c.Allows(name) {
 		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",

@@ -377,26 +377,19 @@ func (l *Limiter) AdmitToken(ctx context.Context, id string, rpm int) error {
 	return take(ctx, l.counter, "token/"+id, TokenPerMinute, "", rpm, time.Minute, l.busyRetry)
 }
 
-// Tokens returns l, or for a nil l (limits off) the one Limiter of this
-// process with no limits of its own, that holds embed tokens to their rpm
-// (AdmitToken) in this process. It is one for every caller, so that the
-// HTTP API and /mcp with their limits off still count a token once, not
-// once each (a token is counted under its own id, whoever counts it).
+// Tokens returns l, or for a nil l (limits off) a new Limiter with no
+// limits of its own, that holds embed tokens to their rpm (AdmitToken)
+// in this process.
 func Tokens(l *Limiter) *Limiter {
 	if l != nil {
 		return l
 	}
-	return processTokens()
-}
-
-// processTokens is the Limiter of Tokens(nil), made once.
-var processTokens = sync.OnceValue(func() *Limiter {
 	t, err := New(Config{ProjectConcurrency: Unlimited, ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited, GlobalConcurrency: Unlimited})
 	if err != nil {
 		panic("limit: a Limiter without limits: " + err.Error()) // valid by construction
 	}
 	return t
-})
+}
 
 func (l *Limiter) release(p *project, acquired time.Time) {
 	held := max(l.now().Sub(acquired), 0)

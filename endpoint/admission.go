@@ -67,6 +67,11 @@ type Ask struct {
 	// KeyID from the Caller: a run's credentials come from here, never
 	// from a body.
 	Run *RunRequest
+	// RowsFormat names the format of rows an ActRun's answer is asked in
+	// (csv, ndjson, a host's format); "" for JSON. An insight endpoint,
+	// whose results are series, cannot answer in one: it is refused
+	// (NotRowsError) before it runs and before any charge.
+	RowsFormat string
 	// Query is the request of an ActQuery: what RunQuery refuses before
 	// it compiles the query is refused before any charge. nil checks
 	// nothing of it.
@@ -160,7 +165,7 @@ func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (Admiss
 			a.Run.KeyID = c.Key.ID
 		}
 		var err error
-		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run); err != nil {
+		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run, a.RowsFormat); err != nil {
 			return Admission{}, err
 		}
 	case ActQuery:
@@ -255,14 +260,18 @@ func (c Caller) may(a Ask) error {
 // answeredStored finds the record a run of the endpoint named name asks
 // for, refusing it as the run would, by the run's own steps (prepare: the
 // options, an endpoint that is not active, a version that does not exist
-// or no longer compiles, fixed variables changed; then the refresh mode
+// or no longer compiles, fixed variables changed; an insight asked for in
+// the format of rows rowsFormat (NotRowsError); then the refresh mode
 // and the rules of the endpoint's state, as serve checks them first), and
 // reports whether its stored table answers it: the run path's own
 // decision (storedReadOf), taken before the run starts. A run refused
 // here is logged and observed as Run logs a refused run, since it never
 // reaches Run.
-func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest) (bool, error) {
+func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest, rowsFormat string) (bool, error) {
 	p, err := s.prepare(ctx, project, name, req, s.now())
+	if err == nil && rowsFormat != "" && p.c.insight != nil {
+		err = NotRowsError(rowsFormat)
+	}
 	if err == nil {
 		_, err = refreshMode(p.ep, p.opts)
 	}
@@ -278,6 +287,16 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 		return false, err
 	}
 	return s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, nil
+}
+
+// NotRowsError is the refusal of an insight (a saved endpoint or a query)
+// asked for in the format of rows named format: 400, Attr format.
+func NotRowsError(format string) *Error {
+	return &Error{
+		Status: http.StatusBadRequest, Code: CodeInvalidInput, Attr: "format",
+		Detail: fmt.Sprintf("Format '%s' answers rows, and an insight's results are series, not rows: ask for format 'json'.", cut(format)),
+		Err:    ErrInvalid,
+	}
 }
 
 // saveRefreshes reports whether the save a asks for (ActSave) starts a

@@ -78,3 +78,22 @@ func TestRefusedQueryCostsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestInsightRowsFormatCostsNothing: an insight endpoint asked for in a
+// format of rows (CSV, NDJSON) is refused before it runs and before the
+// key's budget is charged: it was computed, charged, then answered 400.
+func TestInsightRowsFormatCostsNothing(t *testing.T) {
+	h := newKeysHarness(t, endpoint.KeysConfig{})
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
+		"name": "trend", "query": map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}}}}))
+	for _, f := range []string{"csv", "ndjson"} {
+		t.Run(f, func(t *testing.T) {
+			secret, _ := h.mint("1", map[string]any{"name": "r", "scopes": []string{"endpoint:read"}, "runs_per_minute": 1})
+			r := h.do("POST", "/api/projects/1/endpoints/trend/run", secret, map[string]any{"format": f})
+			require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
+			require.Contains(t, r.detail(), "Format '"+f+"' answers rows")
+			r = h.do("POST", "/api/projects/1/endpoints/trend/run", secret, map[string]any{})
+			require.Equal(t, http.StatusOK, r.Status, "the refused run was charged: %s", r.Raw)
+		})
+	}
+}

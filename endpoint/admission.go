@@ -67,6 +67,15 @@ type Ask struct {
 	// KeyID from the Caller: a run's credentials come from here, never
 	// from a body.
 	Run *RunRequest
+	// RowsFormat names the format of rows an ActRun's answer is asked in
+	// (csv, ndjson, a host's format); "" for JSON. An insight endpoint,
+	// whose results are series, cannot answer in one: it is refused
+	// (NotRowsError) before it runs and before any charge.
+	RowsFormat string
+	// Query is the request of an ActQuery: what RunQuery refuses before
+	// it compiles the query is refused before any charge. nil checks
+	// nothing of it.
+	Query *QueryRequest
 	// Create and Update are the request of an ActSave, one of them.
 	Create *CreateRequest
 	Update *UpdateRequest
@@ -156,8 +165,14 @@ func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (Admiss
 			a.Run.KeyID = c.Key.ID
 		}
 		var err error
-		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run); err != nil {
+		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run, a.RowsFormat); err != nil {
 			return Admission{}, err
+		}
+	case ActQuery:
+		if a.Query != nil {
+			if _, err := s.checkQueryRequest(*a.Query); err != nil {
+				return Admission{}, err
+			}
 		}
 	case ActRefresh:
 		if _, err := s.materializable(ctx, c.Project, a.Endpoint); err != nil {
@@ -245,14 +260,18 @@ func (c Caller) may(a Ask) error {
 // answeredStored finds the record a run of the endpoint named name asks
 // for, refusing it as the run would, by the run's own steps (prepare: the
 // options, an endpoint that is not active, a version that does not exist
-// or no longer compiles, fixed variables changed; then the refresh mode
+// or no longer compiles, fixed variables changed; an insight asked for in
+// the format of rows rowsFormat (NotRowsError); then the refresh mode
 // and the rules of the endpoint's state, as serve checks them first), and
 // reports whether its stored table answers it: the run path's own
 // decision (storedReadOf), taken before the run starts. A run refused
 // here is logged and observed as Run logs a refused run, since it never
 // reaches Run.
-func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest) (bool, error) {
+func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest, rowsFormat string) (bool, error) {
 	p, err := s.prepare(ctx, project, name, req, s.now())
+	if err == nil && rowsFormat != "" && p.c.insight != nil {
+		err = NotRowsError(rowsFormat)
+	}
 	if err == nil {
 		_, err = refreshMode(p.ep, p.opts)
 	}
@@ -270,22 +289,55 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 	return s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, nil
 }
 
+// NotRowsError is the refusal of an insight (a saved endpoint or a query)
+// asked for in the format of rows named format: 400, Attr format.
+func NotRowsError(format string) *Error {
+	return &Error{
+		Status: http.StatusBadRequest, Code: CodeInvalidInput, Attr: "format",
+		Detail: fmt.Sprintf("Format '%s' answers rows, and an insight's results are series, not rows: ask for format 'json'.", cut(format)),
+		Err:    ErrInvalid,
+	}
+}
+
 // saveRefreshes reports whether the save a asks for (ActSave) starts a
 // refresh of the endpoint's stored table: a create of a materialized
 // endpoint; an update that leaves the endpoint materialized and makes it
 // so, or changes what its table is built from (its query, buckets or
-// tail column); a restore (Update.Deleted false), whose record admission
-// cannot see before it is restored. It decides before the save, so it
+// tail column); a restore (Update.Deleted false) of a materialized
+// endpoint, found as Restore finds it. It decides before the save, so it
 // errs towards a refresh: a query saved unchanged is counted as changed.
-// An update of an endpoint that does not exist is its 404.
+// What the save would refuse before it compiles is refused here, before
+// any charge: an update or a restore of an endpoint that does not exist
+// (404), a create of a materialized endpoint under a bad name, without a
+// query or under a name taken, an update that refreshes with a new name
+// taken or a bad freshness (400, 409).
 func (s *Service) saveRefreshes(ctx context.Context, project string, a Ask) (bool, error) {
 	switch {
 	case a.Create != nil:
-		return a.Create.IsMaterialized, nil
+		if !a.Create.IsMaterialized {
+			return false, nil
+		}
+		// What Create refuses before it compiles, refused here before the
+		// charge: a bad name, no query, a name taken.
+		if a.Create.Query == nil {
+			return false, required("query")
+		}
+		if a.Create.DataFreshnessSeconds != nil {
+			if err := checkDataFreshness(*a.Create.DataFreshnessSeconds); err != nil {
+				return false, err
+			}
+		}
+		return true, s.checkRename(ctx, project, a.Create.Name)
 	case a.Update == nil:
 		return false, errors.New("endpoint: Admit of a save without its request")
 	case a.Update.Deleted != nil:
-		return !*a.Update.Deleted, nil
+		if err := deletedAlone(*a.Update); err != nil {
+			return false, err
+		}
+		if *a.Update.Deleted {
+			return false, nil
+		}
+		return s.restoreRefreshes(ctx, project, a.Endpoint)
 	}
 	u := a.Update
 	cur, err := s.get(ctx, project, a.Endpoint)
@@ -296,5 +348,14 @@ func (s *Service) saveRefreshes(ctx context.Context, project string, a Ask) (boo
 	if u.IsMaterialized != nil {
 		after = *u.IsMaterialized
 	}
-	return after && (!cur.IsMaterialized || u.Query != nil || u.MaterializationBuckets != nil || u.MaterializationTail != nil), nil
+	refreshes := after && (!cur.IsMaterialized || u.Query != nil || u.MaterializationBuckets != nil || u.MaterializationTail != nil)
+	if refreshes {
+		// What Update refuses of the fields before it compiles (a name
+		// taken or invalid, a bad freshness), refused before the charge.
+		next := cur
+		if _, err := s.applyFields(ctx, project, &next, *u); err != nil {
+			return false, err
+		}
+	}
+	return refreshes, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/variable"
@@ -235,7 +236,9 @@ type Config struct {
 // another Service (another process sharing the store) is seen within
 // Config.RecheckInterval.
 type Service struct {
-	cfg      Config
+	cfg Config
+	// tokens is TokenLimiter's, made on first use.
+	tokens   func() *limit.Limiter
 	now      func() time.Time
 	writeMu  sync.Mutex
 	cache    *templateCache
@@ -317,6 +320,7 @@ func New(cfg Config) (*Service, error) {
 		holder:          uuid.NewString(),
 		refreshRequests: make(chan refreshRequest, refreshRequestQueue),
 	}
+	s.tokens = sync.OnceValue(func() *limit.Limiter { return limit.Tokens(nil) })
 	s.attachOptional(cfg)
 	s.logs = newLogWriter(s, cfg.RunLogBuffer, cfg.RunLogInterval)
 	s.deadlines = &runDeadlines{timeout: cfg.RunTimeout}
@@ -722,6 +726,14 @@ func nonEmptyList(l []string) []string {
 	}
 	return slices.Clone(l)
 }
+
+// TokenLimiter is the Limiter that holds embed tokens to their rpm
+// (limit.Limiter.AdmitToken) on the surfaces of this Service that have no
+// Limiter of their own: the HTTP API (package httpapi) and /mcp (package
+// mcp) with their limits off count a token here, once for both, rather
+// than once each. It is made on first use, one per Service, and counts in
+// this process.
+func (s *Service) TokenLimiter() *limit.Limiter { return s.tokens() }
 
 // Get returns the endpoint named name.
 func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, error) {

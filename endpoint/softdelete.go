@@ -60,18 +60,9 @@ func (s *Service) Restore(ctx context.Context, project, name string) (Endpoint, 
 		return Endpoint{}, storeError(err, nil)
 	}
 	now := s.now()
-	var found *driver.Endpoint
-	for i := range list {
-		e := &list[i]
-		if e.DeletedAt == nil || nameBeforeDelete(e) != name || s.expired(e, now) {
-			continue
-		}
-		if found == nil || e.DeletedAt.After(*found.DeletedAt) {
-			found = e
-		}
-	}
-	if found == nil {
-		return Endpoint{}, notFoundf("No endpoint named '%s' was deleted in the last %s.", name, s.cfg.DeletedRetention)
+	found, err := s.deletedNamed(list, name, now)
+	if err != nil {
+		return Endpoint{}, err
 	}
 	if err := s.checkRename(ctx, project, name); err != nil {
 		return Endpoint{}, err
@@ -85,6 +76,54 @@ func (s *Service) Restore(ctx context.Context, project, name string) (Endpoint, 
 		s.requestRefreshIfPending(&next, c)
 	}
 	return s.endpointView(ctx, &next), nil
+}
+
+// deletedNamed is the endpoint of list that Restore brings back under
+// name: the one most recently soft-deleted under it within the retention,
+// or the 404 naming none.
+func (s *Service) deletedNamed(list []driver.Endpoint, name string, now time.Time) (*driver.Endpoint, error) {
+	var found *driver.Endpoint
+	for i := range list {
+		e := &list[i]
+		if e.DeletedAt == nil || nameBeforeDelete(e) != name || s.expired(e, now) {
+			continue
+		}
+		if found == nil || e.DeletedAt.After(*found.DeletedAt) {
+			found = e
+		}
+	}
+	if found == nil {
+		return nil, notFoundf("No endpoint named '%s' was deleted in the last %s.", name, s.cfg.DeletedRetention)
+	}
+	return found, nil
+}
+
+// restoreRefreshes reports whether restoring name (an update whose only
+// field is deleted false) starts a refresh, found as setDeleted and
+// Restore find it: a live endpoint of that name is answered as it is (no
+// refresh); otherwise the endpoint restored starts one when it is
+// materialized. Nothing to restore is Restore's 404, so that a refused
+// restore costs no budget.
+func (s *Service) restoreRefreshes(ctx context.Context, project, name string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	_, err := s.liveByName(ctx, project, name)
+	switch {
+	case err == nil:
+		return false, nil
+	case !errors.Is(err, ErrNotFound):
+		return false, storeError(err, nil)
+	}
+	list, err := s.cfg.Endpoints.List(ctx, project)
+	if err != nil {
+		return false, storeError(err, nil)
+	}
+	found, err := s.deletedNamed(list, name, s.now())
+	if err != nil {
+		return false, err
+	}
+	return found.IsMaterialized, nil
 }
 
 // expired reports whether the soft-deleted e is past its retention at now.
@@ -127,10 +166,8 @@ func (s *Service) purgeDeleted(ctx context.Context, e driver.Endpoint) {
 // setDeleted is an Update whose request sets Deleted, which must come
 // alone.
 func (s *Service) setDeleted(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {
-	rest := req
-	rest.Deleted = nil
-	if rest != (UpdateRequest{}) {
-		return Endpoint{}, invalidf(CodeInvalidInput, "deleted", "deleted must be the only field of its request; delete or restore first, then change the endpoint.")
+	if err := deletedAlone(req); err != nil {
+		return Endpoint{}, err
 	}
 	if *req.Deleted {
 		return s.SoftDelete(ctx, project, name)
@@ -139,6 +176,16 @@ func (s *Service) setDeleted(ctx context.Context, project, name string, req Upda
 		return e, err
 	}
 	return s.Restore(ctx, project, name)
+}
+
+// deletedAlone refuses an update that sets Deleted with another field.
+func deletedAlone(req UpdateRequest) error {
+	rest := req
+	rest.Deleted = nil
+	if rest != (UpdateRequest{}) {
+		return invalidf(CodeInvalidInput, "deleted", "deleted must be the only field of its request; delete or restore first, then change the endpoint.")
+	}
+	return nil
 }
 
 // usingName names e in a message about what uses a variable: a

@@ -80,9 +80,10 @@ func tokenForbidden() *endpoint.Error {
 // checkTokenRun refuses a run of an endpoint the token does not name, and,
 // when the route counts (a run), one past the token's own rate (rpm),
 // counted per verified token (its Claims.ID), never per text, in the
-// handler's Limiter (limit.Limiter.AdmitToken; with the limits off, one of
-// the handler's own): one count per token for the HTTP API and /mcp given
-// one Limiter, and across processes when its counter store is shared.
+// handler's Limiter (limit.Limiter.AdmitToken; with the limits off, the
+// Service's, endpoint.Service.TokenLimiter): one count per token for the
+// HTTP API and /mcp on one Service given one Limiter or none, and across
+// processes when its counter store is shared.
 func (h *handler) checkTokenRun(ctx context.Context, w http.ResponseWriter, c *embed.Claims, name string, counts bool) error {
 	if !c.Allows(name) {
 		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",

@@ -112,7 +112,11 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 	// answer is computed: writing it (bounded by max_result_bytes and the
 	// write timeout) holds none, so a client that stops reading cannot
 	// keep the project's other runs out.
-	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActRun, Endpoint: r.PathValue("name"), Run: &req})
+	ask := endpoint.Ask{Act: endpoint.ActRun, Endpoint: r.PathValue("name"), Run: &req}
+	if format != nil {
+		ask.RowsFormat = nameOf(format)
+	}
+	adm, err := h.admitRun(w, r, project, ask)
 	if err != nil {
 		return err
 	}

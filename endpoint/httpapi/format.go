@@ -365,13 +365,7 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, f answerFormat,
 }
 
 // errNotRows is the answer of an insight asked for in a format of rows.
-func errNotRows(format string) error {
-	return &endpoint.Error{
-		Status: http.StatusBadRequest, Code: endpoint.CodeInvalidInput, Attr: "format",
-		Detail: fmt.Sprintf("Format '%s' answers rows, and an insight's results are series, not rows: ask for format 'json'.", format),
-		Err:    endpoint.ErrInvalid,
-	}
-}
+func errNotRows(format string) error { return endpoint.NotRowsError(format) }
 
 // nameOf is the body's name of f.
 func nameOf(f answerFormat) string {

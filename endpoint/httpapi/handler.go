@@ -131,7 +131,7 @@ type handler struct {
 	cfg  config
 	mux  *http.ServeMux
 	// tokens counts embed tokens' rpm: the limiter, or with the limits
-	// off one of the handler's own (limit.Tokens).
+	// off the Service's (endpoint.Service.TokenLimiter), shared with /mcp.
 	tokens *limit.Limiter
 }
 
@@ -158,7 +158,10 @@ func New(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Handler
 	if !h.cfg.limiterSet {
 		h.cfg.limiter = defaultLimiter()
 	}
-	h.tokens = limit.Tokens(h.cfg.limiter)
+	h.tokens = h.cfg.limiter
+	if h.tokens == nil {
+		h.tokens = svc.TokenLimiter()
+	}
 	h.mux = http.NewServeMux()
 	h.routes()
 	h.mux.HandleFunc(fallback, h.notRouted)

@@ -23,7 +23,7 @@ func (h *handler) runQuery(w http.ResponseWriter, r *http.Request, project strin
 	if format != nil && req.Query != nil && req.Query.Kind != endpoint.KindSQL {
 		return errNotRows(nameOf(format))
 	}
-	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActQuery})
+	adm, err := h.admitRun(w, r, project, endpoint.Ask{Act: endpoint.ActQuery, Query: &req})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ type config struct {
 	limiter    *limit.Limiter
 	limiterSet bool
 	// tokens counts embed tokens' rpm: limiter, or with the limits off
-	// one of the handler's own (limit.Tokens).
+	// the Service's (endpoint.Service.TokenLimiter), shared with the HTTP API.
 	tokens  *limit.Limiter
 	project string
 	logger  *slog.Logger
@@ -127,7 +127,7 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-func newConfig(opts []Option) config {
+func newConfig(svc *endpoint.Service, opts []Option) config {
 	c := config{logger: slog.Default(), maxBody: httpapi.DefaultMaxBodyBytes}
 	for _, o := range opts {
 		o(&c)
@@ -139,7 +139,10 @@ func newConfig(opts []Option) config {
 		}
 		c.limiter = l
 	}
-	c.tokens = limit.Tokens(c.limiter)
+	c.tokens = c.limiter
+	if c.tokens == nil {
+		c.tokens = svc.TokenLimiter()
+	}
 	return c
 }
 
@@ -153,7 +156,7 @@ func Server(svc *endpoint.Service, project string, opts ...Option) *sdk.Server {
 	if svc == nil {
 		panic("mcp: Server called with a nil *endpoint.Service")
 	}
-	cfg := newConfig(opts)
+	cfg := newConfig(svc, opts)
 	srv, t := newServer(svc, &cfg, caller{project: project}, true)
 	// The tools of the endpoints there are now, so that a session's first
 	// tools/list finds them without a list_changed notice; a failure is
@@ -174,7 +177,7 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 	if auth == nil {
 		panic("mcp: Handler called with a nil Authenticator")
 	}
-	cfg := newConfig(opts)
+	cfg := newConfig(svc, opts)
 	h := &handler{svc: svc, auth: auth, cfg: &cfg}
 	h.transport = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		c, ok := r.Context().Value(callerKey{}).(caller)

@@ -281,7 +281,7 @@ func (t *tools) query(ctx context.Context, args json.RawMessage) (any, error) {
 	if err := decode(args, &req); err != nil {
 		return nil, err
 	}
-	adm, err := t.svc.Admit(ctx, t.budgets(), t.who(), endpoint.Ask{Act: endpoint.ActQuery})
+	adm, err := t.svc.Admit(ctx, t.budgets(), t.who(), endpoint.Ask{Act: endpoint.ActQuery, Query: &req})
 	if err != nil {
 		return nil, err
 	}

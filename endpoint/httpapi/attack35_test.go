@@ -49,7 +49,7 @@ func TestRefusedSaveCostsNothing(t *testing.T) {
 				"runs_per_minute": 1, "materialized_runs_per_minute": 1})
 			r := h.do(c.method, c.path, secret, c.body)
 			require.Equal(t, c.status, r.Status, "%s", r.Raw)
-			r = h.do("POST", "/api/projects/1/endpoints/daily/materialize", secret, map[string]any{})
+			r = h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", secret, map[string]any{})
 			require.Equal(t, http.StatusOK, r.Status, "the refused save was charged: %s", r.Raw)
 		})
 	}

@@ -161,7 +161,13 @@ func (s *Service) observeRefresh(ctx context.Context, project, name, trigger str
 // countRows counts the rows of a stored table just built; nil when the
 // count fails, which does not fail the refresh.
 func (s *Service) countRows(ctx context.Context, table string) *int64 {
-	res, err := s.queryOwn(ctx, scope.Count(s.cfg.Executor.Engine(), table, 0))
+	return s.countOf(ctx, scope.Count(s.cfg.Executor.Engine(), table, 0))
+}
+
+// countOf runs st, a statement of the library's own that answers one
+// count, and returns it; nil when it fails or answers anything else.
+func (s *Service) countOf(ctx context.Context, st scope.Statement) *int64 {
+	res, err := s.queryOwn(ctx, st)
 	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
 		return nil
 	}

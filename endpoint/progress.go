@@ -241,13 +241,5 @@ func (s *Service) countSource(ctx context.Context, c *compiled, v *verdict, at t
 	if err != nil {
 		return nil
 	}
-	res, err := s.queryOwn(ctx, st)
-	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return nil
-	}
-	n, ok := asInt64(res.Rows[0][0])
-	if !ok {
-		return nil
-	}
-	return &n
+	return s.countOf(ctx, st)
 }

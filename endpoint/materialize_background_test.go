@@ -65,11 +65,16 @@ func newGatedSchedEnv(t *testing.T, obs endpoint.Observer) (*env, *buildGate) {
 	t.Helper()
 	e, x := newMatEnv(t, 1000)
 	g := newBuildGate(x)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: g, Now: e.clock.Now,
+	st := &firstListed{Store: e.eps.Store, listed: make(chan struct{})}
+	svc, err := endpoint.New(endpoint.Config{Endpoints: st, Variables: e.vstore, Executor: g, Now: e.clock.Now,
 		Observer: obs, ScheduleInterval: time.Hour})
 	require.NoError(t, err)
 	e.svc = svc
 	startSchedule(t, svc)
+	// The scheduler's first look lists the materialized endpoints at once:
+	// an endpoint saved before that look is its to refresh ("scheduled"),
+	// and only one saved after is the save's ("saved").
+	<-st.listed
 	t.Cleanup(g.release)
 	return e, g
 }
@@ -195,4 +200,18 @@ func TestMaterializationStatusWarnsOfLowSavings(t *testing.T) {
 	st, err := off.MaterializationStatus(ctx, "1", "rows")
 	require.NoError(t, err)
 	assert.Nil(t, st.SavingsWarning)
+}
+
+// firstListed is a store that tells when the materialized endpoints were
+// first listed (the scheduler's first look).
+type firstListed struct {
+	driver.Store
+	once   sync.Once
+	listed chan struct{}
+}
+
+func (f *firstListed) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
+	list, err := f.Store.ListMaterialized(ctx)
+	f.once.Do(func() { close(f.listed) })
+	return list, err
 }

@@ -89,6 +89,10 @@ type config struct {
 	// mcpStdio serves the MCP tools of project on stdin and stdout instead
 	// of HTTP.
 	mcpStdio bool
+	// mcpLoadWait is how long a stdio tool call that needs the demo data
+	// waits for its background load before answering that it is still
+	// loading.
+	mcpLoadWait time.Duration
 	// budgets is where the run budgets (keys', projects', tokens') are
 	// counted: budgetsMemory, budgetsStore or budgetsRedis (at redisURL);
 	// budgetsFailOpen admits the runs whose budget could not be counted.
@@ -123,6 +127,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	keys := &keyFlag{c: &c}
 	fs.Var(keys, "api-key", "API key: KEY for -project (default $"+envAPIKey+"), or KEY=PROJECT for that project; repeatable. A key is generated and printed only when none is given")
 	fs.StringVar(&c.project, "project", "1", "the project the API key may use")
+	fs.DurationVar(&c.mcpLoadWait, "mcp-load-wait", defaultMCPLoadWait, "with -mcp-stdio: how long a tool call that reads the events waits for the demo data still loading in the background before answering that it is still loading (0 answers at once)")
 	fs.BoolVar(&c.mcpStdio, "mcp-stdio", false, "serve the endpoints of -project as MCP tools on stdin/stdout instead of HTTP, acting as -project's API key (stdio has no credential)")
 	fs.StringVar(&c.embedSecret, "embed-secret", "", "HS256 secret of the embed tokens of every project (kid default; generated and printed when not given; at least 16 bytes)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events to load when the events table is empty (0 for none)")
@@ -281,6 +286,9 @@ func (c *config) checkTimeouts() error {
 		case *d.v == 0:
 			*d.v = -1 // the Service's "no limit"
 		}
+	}
+	if c.mcpLoadWait < 0 {
+		return fmt.Errorf("-mcp-load-wait must be 0 or more, got %s", c.mcpLoadWait)
 	}
 	if c.maxRefreshes < 1 {
 		return fmt.Errorf("-max-refreshes must be 1 or more, got %d", c.maxRefreshes)

@@ -101,6 +101,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer b.close()
 
+	// Metrics of runs and refreshes for /metrics, beside a log of them.
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if cfg.mcpStdio {
+		return runMCPStdio(ctx, cfg, b, registry, logger, stderr, proto)
+	}
 	if cfg.demoEvents > 0 {
 		fmt.Fprintf(stdout, "Preparing %d demo events...\n", cfg.demoEvents)
 	}
@@ -111,10 +118,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return err
 	}
-	// Metrics of runs and refreshes for /metrics, beside a log of them.
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	svc, err := newService(ctx, cfg, b, registry, logger, stderr)
 	if err != nil {
 		return err
@@ -126,9 +129,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	scheduled := make(chan struct{})
 	go func() { defer close(scheduled); _ = svc.Schedule(schedCtx) }()
 	defer func() { stopSchedule(); <-scheduled }()
-	if cfg.mcpStdio {
-		return serveMCPStdio(ctx, cfg, svc, logger, proto)
-	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -177,6 +177,50 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = fmt.Errorf("closing the service: %w", cerr)
 	}
 	return err
+}
+
+// runMCPStdio serves the MCP tools on stdin and proto at once, and loads
+// the demo data in the background meanwhile (the handshake never waits for
+// it; a tool call that reads the events does, see demoLoad.gate). It
+// prints "Loading N demo events in the background..." and then "Demo data
+// loaded: ..." to stderr. The scheduler starts once the load is over, so
+// that no refresh stores half the events.
+func runMCPStdio(ctx context.Context, cfg config, b *backend, registry *prometheus.Registry, logger *slog.Logger, stderr, proto io.Writer) error {
+	svc, err := newService(ctx, cfg, b, registry, logger, stderr)
+	if err != nil {
+		return err
+	}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	schedCtx, stopSchedule := context.WithCancel(ctx)
+	scheduled := make(chan struct{})
+	started := time.Now()
+	if cfg.demoEvents > 0 {
+		fmt.Fprintf(stderr, "Loading %d demo events in the background...\n", cfg.demoEvents)
+	}
+	load := startDemoLoad(cfg.demoEvents, func() error {
+		count, loaded, err := loadEvents(loadCtx, b, cfg.demoEvents, cfg.projects(), cfg.demoEnd)
+		switch {
+		case err != nil && loadCtx.Err() != nil:
+			err = nil // interrupted by a stop: not a failure
+		case err != nil:
+			logger.Error("demo: loading the demo data failed", "error", err)
+		case loaded:
+			fmt.Fprintf(stderr, "Demo data loaded: %d events in %s\n", count, time.Since(started).Round(time.Millisecond))
+		default:
+			fmt.Fprintf(stderr, "Demo data loaded: %d events already in the database\n", count)
+		}
+		if err == nil && loadCtx.Err() == nil {
+			go func() { defer close(scheduled); _ = svc.Schedule(schedCtx) }()
+		} else {
+			close(scheduled)
+		}
+		return err
+	})
+	// The load and the scheduler are stopped and waited for, so neither
+	// outlives the databases.
+	defer func() { stopLoad(); <-load.done; stopSchedule(); <-scheduled }()
+	return serveMCPStdio(ctx, cfg, svc, load, logger, proto)
 }
 
 // newKeyring holds the API keys of cfg, each for its project.

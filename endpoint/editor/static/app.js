@@ -1109,8 +1109,112 @@
   function setMaterialized(ep, on) {
     return api('PATCH', '/endpoints/' + encodeURIComponent(ep.name), { is_materialized: on }).then(function () {
       if (state.runTarget && state.runTarget.name === ep.name) { closeRun(); }
+      if (on) { watchMaterialization(ep.name); } else { stopWatching(ep.name); }
       return on ? 'Endpoint \'' + ep.name + '\' is materialized.' : 'Endpoint \'' + ep.name + '\' is no longer materialized.';
     });
+  }
+
+  // materializePollMS is how often the materialization status is read
+  // while a refresh runs; materializeMaxPolls bounds how long a refresh
+  // that has not started (pending) is waited for.
+  var materializePollMS = 400;
+  var materializeMaxPolls = 300;
+
+  // watchMaterialization follows the refresh of the endpoint named name
+  // (GET .../materialization_status) while it runs, showing its phase,
+  // rows and bytes written so far and its elapsed time, then its result:
+  // the rows stored and how long it took, or its error, and the warning
+  // when materializing it saves little (savings_warning).
+  function watchMaterialization(name) {
+    var token = { name: name };
+    state.watching = token;
+    var box = $('materialize-progress'), warn = $('savings-warning');
+    box.hidden = false;
+    box.setAttribute('data-state', 'running');
+    box.setAttribute('data-phase', 'starting');
+    box.textContent = 'Materializing \'' + name + '\': starting…';
+    warn.hidden = true;
+    warn.textContent = '';
+    var polls = 0;
+    function poll() {
+      if (state.watching !== token) { return; }
+      api('GET', '/endpoints/' + encodeURIComponent(name) + '/materialization_status').then(function (st) {
+        if (state.watching !== token) { return; }
+        polls++;
+        var running = st.progress || st.status === 'running' || st.status === 'pending';
+        if (st.is_materialized && running && polls < materializeMaxPolls) {
+          box.setAttribute('data-phase', st.progress ? st.progress.phase : st.status);
+          box.textContent = progressText(name, st);
+          setTimeout(poll, materializePollMS);
+          return;
+        }
+        showMaterialized(name, st);
+        state.watching = null;
+        loadEndpoints();
+      }, function (err) {
+        if (state.watching !== token) { return; }
+        state.watching = null;
+        box.setAttribute('data-state', 'error');
+        box.textContent = 'Could not read the materialization status of \'' + name + '\': ' + err.detail;
+      });
+    }
+    poll();
+  }
+
+  // stopWatching stops following name's refresh and clears what it showed.
+  function stopWatching(name) {
+    if (state.watching && state.watching.name !== name) { return; }
+    state.watching = null;
+    $('materialize-progress').hidden = true;
+    $('savings-warning').hidden = true;
+  }
+
+  // progressText is the line of a refresh under way: its phase, rows and
+  // bytes written so far (when the engine can say) and its elapsed time.
+  function progressText(name, st) {
+    var p = st.progress;
+    if (!p) { return 'Materializing \'' + name + '\': ' + (st.status === 'pending' ? 'waiting to start…' : 'running…'); }
+    var parts = [p.phase];
+    parts.push(p.rows_written === null || p.rows_written === undefined ? 'rows not known yet' : plural(p.rows_written, 'row'));
+    if (p.bytes_written !== null && p.bytes_written !== undefined) { parts.push(formatBytes(p.bytes_written)); }
+    parts.push(formatSeconds(p.elapsed_ms) + ' elapsed');
+    return 'Materializing \'' + name + '\': ' + parts.join(' · ');
+  }
+
+  // showMaterialized shows how the refresh of name ended, and the savings
+  // warning when there is one.
+  function showMaterialized(name, st) {
+    var box = $('materialize-progress'), warn = $('savings-warning');
+    box.removeAttribute('data-phase');
+    if (!st.is_materialized) {
+      box.setAttribute('data-state', 'stopped');
+      box.textContent = '\'' + name + '\' is no longer materialized.';
+    } else if (st.status === 'failed') {
+      box.setAttribute('data-state', 'failed');
+      box.textContent = 'Materializing \'' + name + '\' failed: ' + (st.last_error || 'no reason given');
+    } else if (st.status === 'completed') {
+      box.setAttribute('data-state', 'completed');
+      var parts = [st.rows === null || st.rows === undefined ? 'rows unknown' : plural(st.rows, 'row') + ' stored'];
+      if (st.bytes !== null && st.bytes !== undefined) { parts.push(formatBytes(st.bytes)); }
+      if (st.duration_ms !== null && st.duration_ms !== undefined) { parts.push('built in ' + formatSeconds(st.duration_ms)); }
+      if (st.source_rows !== null && st.source_rows !== undefined) { parts.push('from ' + plural(st.source_rows, 'source row')); }
+      box.textContent = 'Materialized \'' + name + '\': ' + parts.join(' · ');
+    } else {
+      box.setAttribute('data-state', 'pending');
+      box.textContent = 'Materializing \'' + name + '\' has not started yet (' + st.status + '); the list shows its status.';
+    }
+    if (st.savings_warning) {
+      warn.textContent = 'Little to save: ' + st.savings_warning;
+      warn.hidden = false;
+    }
+  }
+
+  function plural(n, word) { return formatNumber(n) + ' ' + word + (n === 1 ? '' : 's'); }
+  function formatSeconds(ms) { return (ms / 1000).toFixed(1) + ' s'; }
+  function formatBytes(b) {
+    var units = ['bytes', 'kB', 'MB', 'GB', 'TB'], i = 0;
+    while (b >= 1000 && i < units.length - 1) { b /= 1000; i++; }
+    return (i === 0 ? String(b) : b.toFixed(1)) + ' ' + units[i];
   }
 
   function deleteEndpoint(ep) {

@@ -25,13 +25,11 @@ func TestMCPStdioHandshakeBeforeDemoLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the server binary and loads 100,000 events")
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command: not in PATH")
 	}
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin, err := serverBinary() // built once for the package's tests
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-demo-events", "100000",

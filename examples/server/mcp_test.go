@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
 )
 
 // countQuery is the _run_query arguments the tests send.
@@ -146,15 +147,11 @@ func TestMCPStdioBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the server binary")
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command: not in PATH")
 	}
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", out, err)
-	}
+	bin, err := serverBinary() // built once for the package's tests
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-api-key", "mcp-key", "-demo-events", "300",

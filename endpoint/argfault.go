@@ -6,7 +6,7 @@ import (
 	"reflect"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // argFault returns the 400 of a run whose executor could not hold one of

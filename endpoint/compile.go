@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/internal/apierror"
-	"github.com/endpointkit/endpointkit/internal/scope"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/scope"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )

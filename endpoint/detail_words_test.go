@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/sql/access"
 )
 
 // goWords match what a detail for a user must not show: a Go package's

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func TestPlainSelect(t *testing.T) {
@@ -149,10 +149,10 @@ func TestCompileDirect(t *testing.T) {
 	}
 }
 
-// BenchmarkPlainSelect2K tests the 2 KB query that internal/sqltoken's
+// BenchmarkPlainSelect2K tests the 2 KB query that sql/sqltoken's
 // BenchmarkTokens2K reads, to compare the scanners on the same text.
 func BenchmarkPlainSelect2K(b *testing.B) {
-	data, err := os.ReadFile("../internal/sqltoken/testdata/bench2k.sql")
+	data, err := os.ReadFile("../sql/sqltoken/testdata/bench2k.sql")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@
 // sqlstore.Store.Endpoints), Variables (a variable.Store) and Executor (a
 // driver.Executor: sqlexec.New on database/sql, chexec.New on ClickHouse)
 // are required; Access says what queries may read and scopes them to a
-// project's rows (package endpoint/access). Every limit and period has a
+// project's rows (package sql/access). Every limit and period has a
 // default (the Default constants); RunLog, ResultCache and Observer are
 // optional (memstore.RunLog is the default log; memstore.NewResultCache a cache
 // in memory; SlogObserver, MultiObserver). Package endpoint/httpapi serves

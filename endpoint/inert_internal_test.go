@@ -3,8 +3,8 @@ package endpoint
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // TestInertMessagePerEngine: a placeholder the engine reads as text is

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/scope"
 	"github.com/endpointkit/endpointkit/variable"
 )
 

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func insightResult(t *testing.T, res *endpoint.RunResult) *insight.Result {

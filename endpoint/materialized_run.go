@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // fallback is why a run of a materialized endpoint went inline: a reason

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/access"
-	"github.com/endpointkit/endpointkit/internal/scope"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/access"
+	"github.com/endpointkit/endpointkit/sql/scope"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
 // tenantVariable is the placeholder that tenant scoping binds to the
-// project a query runs for (see access.Scope and internal/scope). A query
+// project a query runs for (see access.Scope and sql/scope). A query
 // may not use it, nor any name with its prefix: the Service alone binds
 // it, over anything a client sends.
 const tenantVariable = scope.TenantVariable
@@ -41,7 +41,7 @@ func (s *Service) rules(ctx context.Context, project string) (*access.Rules, err
 
 // scopeOf returns the scope of project's statements: its rules, and the
 // project its tenant columns are bound to. Every statement the Service
-// executes is made through one (package internal/scope).
+// executes is made through one (package sql/scope).
 func (s *Service) scopeOf(ctx context.Context, project string) (*scope.Scope, error) {
 	rules, err := s.rules(ctx, project)
 	if err != nil {

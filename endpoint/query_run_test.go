@@ -13,9 +13,9 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // withValues returns q with test values set on its variable references,

@@ -10,9 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/scope"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/scope"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 	"github.com/endpointkit/endpointkit/variable"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 	"strings"
 	"sync"
 	"time"

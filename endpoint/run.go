@@ -10,7 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 	"github.com/endpointkit/endpointkit/variable"
 )
 

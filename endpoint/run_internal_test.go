@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // TestSQLResult: the rows past skip are cut to the limit, HasMore tells

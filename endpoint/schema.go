@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // SchemaTable is one table a project's queries may read, as Schema

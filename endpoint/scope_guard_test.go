@@ -12,7 +12,7 @@ import (
 
 // TestOneWayToTheExecutor: in this package, only the three gateways call
 // the executor, and each takes a scope.Statement, which only package
-// internal/scope makes: a new way for a run to happen cannot send the
+// sql/scope makes: a new way for a run to happen cannot send the
 // executor SQL that was not scoped. It fails when a function outside them
 // calls a method of the Executor.
 func TestOneWayToTheExecutor(t *testing.T) {

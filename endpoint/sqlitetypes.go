@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 // SQLite declares a type for a result column that reads a table's column,

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // RowWriter is where RunRows writes a run's answer as the engine reads its

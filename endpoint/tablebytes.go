@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/internal/scope"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // LimitMaxMaterializedBytes is Config.MaxMaterializedBytes, in bytes, as

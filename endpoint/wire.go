@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/apierror"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // The wire types of the records: the JSON a host's API reads, decoded here

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // benchQuery is a daily trend of $pageview broken down by $browser over the

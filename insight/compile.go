@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Compiled is one SQL statement computing an insight, with its bound

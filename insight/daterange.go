@@ -5,7 +5,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/variable"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // timeLayout is how the events table stores timestamps and how bucket

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // days decodes a daily trends query over the given date range, applies the

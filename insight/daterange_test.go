@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // TestParseBoundErrors: what Decode refuses in a saved date range, before

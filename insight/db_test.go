@@ -12,8 +12,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // testEvent is an event of the oracle's data set. Properties hold JSON

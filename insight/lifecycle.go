@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // LifecycleSeries is one status of a lifecycle result, as PostHog's

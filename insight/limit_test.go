@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // limitEvents makes events whose "page" takes 40 values with counts that

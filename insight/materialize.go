@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Statement is one SQL statement with its bound arguments.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func TestMaterializedEqualsInline(t *testing.T) {

@@ -3,7 +3,7 @@ package insight
 import (
 	"slices"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // DefaultBreakdownLimit is how many combinations of breakdown values a

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Result is the result of an insight, as PostHog's clients read it: a JSON

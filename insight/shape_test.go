@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func compiled(t *testing.T, text string) *Compiled {

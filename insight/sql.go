@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // EventsTable is the table insight queries read.

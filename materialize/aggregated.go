@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/xwb1989/sqlparser"
 )
 

@@ -3,7 +3,7 @@ package materialize
 import (
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // DefaultBucket is the bucket of a Date range variable without an

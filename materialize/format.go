@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/xwb1989/sqlparser"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 // token is one lexical token of the original query text, enough to find
@@ -36,7 +36,7 @@ type lexed struct {
 	lx     engine.Lexical
 }
 
-// lex splits src into tokens, skipping comments, as internal/sqltoken
+// lex splits src into tokens, skipping comments, as sql/sqltoken
 // reads the text for engine d (the one tokenizer of the library), and
 // records the first construct that the MySQL grammar of the parser would
 // read differently from d. It never fails: an unterminated quote or

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // The parser panics on "/*!*/"; parse must turn that into an error.

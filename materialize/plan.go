@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/xwb1989/sqlparser"
 )

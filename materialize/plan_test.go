@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Every SQLite golden plan runs on SQLite: the pre-compute query creates

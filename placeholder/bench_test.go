@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -134,10 +134,10 @@ func BenchmarkRenderBaseline(b *testing.B) {
 	}
 }
 
-// BenchmarkScan2K scans the 2 KB query that internal/sqltoken's
+// BenchmarkScan2K scans the 2 KB query that sql/sqltoken's
 // BenchmarkTokens2K reads, to compare the scanners on the same text.
 func BenchmarkScan2K(b *testing.B) {
-	data, err := os.ReadFile("../internal/sqltoken/testdata/bench2k.sql")
+	data, err := os.ReadFile("../sql/sqltoken/testdata/bench2k.sql")
 	if err != nil {
 		b.Fatal(err)
 	}

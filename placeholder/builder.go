@@ -3,7 +3,7 @@ package placeholder
 import (
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Builder assembles generated SQL (insight queries, materialization

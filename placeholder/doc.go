@@ -34,7 +34,7 @@
 // A string literal, quoted identifier or block comment left open is a
 // *SyntaxError too, reported at its opening character.
 //
-// The scanner reads SQL with the library's tokenizer (internal/sqltoken)
+// The scanner reads SQL with the library's tokenizer (sql/sqltoken)
 // as one engine does when it is told which (ScanFor, CompileFor, with the
 // engine's Lexical): on SQLite a backslash is an ordinary character, so
 // 'C:\' is a whole literal; on MySQL '#' starts a comment and "..." is a
@@ -62,7 +62,7 @@
 // # Rendering
 //
 // Each engine decides its bind markers and how values become driver
-// arguments (see package endpoint/engine). A marker that would touch a word
+// arguments (see package sql/engine). A marker that would touch a word
 // character of the surrounding text is set apart by a space, so that
 // "{variables.a}0" never becomes "?0" (SQLite's parameter 0) or "$10"
 // (another PostgreSQL parameter), nor "x{variables.a}" the identifier

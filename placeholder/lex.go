@@ -5,11 +5,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
-// The package reads SQL text with package internal/sqltoken, the
+// The package reads SQL text with package sql/sqltoken, the
 // library's one tokenizer, as the engine at hand reads it. Scan, Compile
 // and a nil engine's BindMarkers read it as anyReading does.
 

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func TestScanOpenErrors(t *testing.T) {

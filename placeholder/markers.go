@@ -1,8 +1,8 @@
 package placeholder
 
 import (
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 // BindMarker is a bind marker written by hand in a query's SQL text: '?',

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 func TestBindMarkers(t *testing.T) {

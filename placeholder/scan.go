@@ -3,8 +3,8 @@ package placeholder
 import (
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 // Placeholder is one {variables.<code_name>} found in SQL text.

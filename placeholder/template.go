@@ -3,7 +3,7 @@ package placeholder
 import (
 	"unsafe"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Template is a compiled SQL query with placeholders: compiled once when

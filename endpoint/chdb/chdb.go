@@ -39,8 +39,8 @@ import (
 	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/chparam"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Executor runs queries on an in-process chDB. It is safe for concurrent

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/variable"
 )
 

@@ -5,8 +5,8 @@ package chdb
 import (
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 // withClause returns query with list (settings "name = value, ...") in a

@@ -35,8 +35,8 @@ import (
 	chdriver "github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/chparam"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Executor runs endpoint queries on ClickHouse. It is safe for concurrent

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Statement is one statement for an executor: SQL text with the bind
 // markers of the executor's engine, and the arguments of those markers in
 // order (Statement.SQL, Statement.Args). Its fields are sealed: the
 // Service's statements are made only where they are scoped to a project's
-// tables (package internal/scope), and the conformance suite
+// tables (package sql/scope), and the conformance suite
 // (endpoint/executortest) makes its own, so an executor never receives SQL
 // that skipped the access policy.
 type Statement = stmt.Statement

@@ -15,7 +15,7 @@ import (
 // engine and the sealed Statement. Nothing may be added to them.
 func TestImports(t *testing.T) {
 	const module = "github.com/endpointkit/endpointkit/"
-	allowed := []string{"endpoint/engine", "internal/stmt"}
+	allowed := []string{"sql/engine", "internal/stmt"}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestImports(t *testing.T) {
 			}
 		}
 	}
-	if !seen["internal/stmt"] || !seen["endpoint/engine"] {
+	if !seen["internal/stmt"] || !seen["sql/engine"] {
 		t.Fatalf("imports of this module %v: the test no longer reads them", seen)
 	}
 }

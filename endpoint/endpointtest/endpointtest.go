@@ -27,12 +27,12 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Defaults of New.

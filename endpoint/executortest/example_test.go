@@ -3,8 +3,8 @@ package executortest_test
 import (
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // An engine that FixtureFor does not suit as it is, such as a ClickHouse

@@ -42,7 +42,7 @@
 // transactional (engine.Engine.Swap), leaves nothing of a failed one.
 //
 // The suite makes its statements itself: it is, with package
-// internal/scope, the only code of this module allowed to seal a
+// sql/scope, the only code of this module allowed to seal a
 // driver.Statement, so that it can hand an executor SQL of its own.
 //
 // The suite cannot tell correct escaping into the SQL text from binding:
@@ -57,9 +57,9 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Run runs the conformance suite as subtests of t, with the table types of

@@ -1,6 +1,6 @@
 package executortest
 
-import "github.com/endpointkit/endpointkit/endpoint/engine"
+import "github.com/endpointkit/endpointkit/sql/engine"
 
 // Fixture tells the suite how to write the one table it creates, so that
 // its SQL stays portable: the suite writes

@@ -3,7 +3,7 @@ package executortest
 import (
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func TestFixtureCreateTable(t *testing.T) {

@@ -15,12 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // kindsServer is a Service over db, with a result cache, and its HTTP

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // formulaValues are texts a spreadsheet runs as formulas (OWASP's CSV

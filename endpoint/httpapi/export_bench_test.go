@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // discard is a ResponseWriter that keeps nothing but the byte count.

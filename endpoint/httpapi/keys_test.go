@@ -20,10 +20,10 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // clock is a settable clock for the budgets of keys.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/access"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/sql/access"
 )
 
 // insightLifecycle is a weekly lifecycle of pageviews in May 2025.

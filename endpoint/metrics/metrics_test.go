@@ -94,7 +94,7 @@ func TestCoreDoesNotImportPrometheus(t *testing.T) {
 			walk(imp, append(from, path))
 		}
 	}
-	for _, dir := range []string{"endpoint", "endpoint/access", "endpoint/embed", "endpoint/engine", "endpoint/endpointtest",
+	for _, dir := range []string{"endpoint", "sql/access", "endpoint/embed", "sql/engine", "endpoint/endpointtest",
 		"endpoint/httpapi", "endpoint/limit", "endpoint/openapi", "endpoint/sqlexec", "endpoint/sqlstore", "endpoint/storetest",
 		"endpoint/executortest", "insight", "materialize", "placeholder", "variable", "examples/demo"} {
 		if allowed[module+"/"+dir] {

@@ -14,9 +14,9 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // TestArgOutOfRangeOnPostgres: a value pgx cannot encode as the type

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // FuzzCheckQuery: checkQuery never panics; what it accepts begins, past

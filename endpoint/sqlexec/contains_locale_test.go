@@ -10,9 +10,9 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // TestContainsIgnoresTheDatabaseLocale: PostgreSQL's case-insensitive

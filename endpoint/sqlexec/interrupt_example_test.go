@@ -8,9 +8,9 @@ import (
 	"log"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // A SQLite executor given WithInterrupt stops a run at its time limit even

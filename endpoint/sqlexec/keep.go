@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/lru"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // KeepStatements makes every connection of the pool Open opens keep the

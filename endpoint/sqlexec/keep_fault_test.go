@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // faulty is a driver whose connections fail as a scripted test says: the

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/cputime"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // BenchmarkQuerySQLite sets Executor.Query against what a hand-written
@@ -21,7 +21,7 @@ import (
 // into string), on a SQLite file in WAL opened as the example server opens
 // it: 10,000 demo events, runs on a query_only pool (WithReadOnly).
 // select1 is SELECT 1, the executor's whole overhead; count is a count of
-// one event's rows scoped to a project, as internal/scope writes it, with
+// one event's rows scoped to a project, as sql/scope writes it, with
 // both values bound.
 //
 // prepared is the hand-written caller again on a statement it prepared

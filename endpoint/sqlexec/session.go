@@ -9,7 +9,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Open opens a pool on dsn with the database/sql driver driverName, as

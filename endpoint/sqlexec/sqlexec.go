@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 // DefaultStatements is how many prepared statements an Executor keeps
@@ -714,7 +714,7 @@ func (e *Executor) Load(ctx context.Context, query string, args []any) error {
 var errNotQuery = errors.New("sqlexec: Query runs only a statement that begins with SELECT, WITH, VALUES or '('")
 
 // checkQuery refuses a text whose first token, past spaces and comments
-// as the engine reads them (internal/sqltoken with the engine's Lexical),
+// as the engine reads them (sql/sqltoken with the engine's Lexical),
 // is not the word SELECT, WITH or VALUES (or a parenthesis): the engine's
 // read-only transaction is the guard against writes inside a query, but
 // MySQL and MariaDB commit DDL at once, which ends that transaction first,

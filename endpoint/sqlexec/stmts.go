@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/lru"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // stmtCache keeps prepared statements by their SQL text, at most max, the

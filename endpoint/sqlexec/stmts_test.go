@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	edriver "github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	_ "modernc.org/sqlite"
 )
 

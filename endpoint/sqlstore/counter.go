@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/budget"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // countersTable holds budget counters (Store.Counter): one row per key and

@@ -8,8 +8,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/budget/budgettest"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
 

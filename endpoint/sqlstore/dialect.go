@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // rebind rewrites the '?' markers of q into the engine's marker style. The

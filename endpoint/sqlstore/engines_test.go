@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	varstoretest "github.com/endpointkit/endpointkit/variable/storetest"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // keysMigration is version 5: API keys for machines (Store.Keys), and the

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func TestKeyStoreConformance(t *testing.T) {

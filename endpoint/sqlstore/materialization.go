@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // settingsRow is the stored form of an endpoint's materialization settings

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // SchemaVersion is the version of the tables this package reads and writes.

@@ -1,6 +1,6 @@
 package sqlstore
 
-import "github.com/endpointkit/endpointkit/endpoint/engine"
+import "github.com/endpointkit/endpointkit/sql/engine"
 
 // runLogClusteredMigration is version 6: on SQLite, the run log becomes a
 // WITHOUT ROWID table, stored in the order of its primary key (project,

@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // liveNameIndex is the unique index that keeps the names of the live

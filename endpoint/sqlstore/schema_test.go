@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func schemaVersions(t *testing.T, db *sql.DB) []int {

@@ -1,6 +1,6 @@
 package sqlstore
 
-import "github.com/endpointkit/endpointkit/endpoint/engine"
+import "github.com/endpointkit/endpointkit/sql/engine"
 
 // statements holds every statement of the store, with the dialect's bind
 // markers, built once by New.

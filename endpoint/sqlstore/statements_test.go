@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // statementTexts returns every statement of q by field name.

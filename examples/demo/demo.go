@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // End is the instant the demo data of Generate, Insert and InsertWith ends

@@ -15,12 +15,12 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // backend is where the server's data lives: the executor of the analytics

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 const chdbHint = ", chdb"

@@ -13,7 +13,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
-	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/sql/access"
 )
 
 // demoSeed fixes the demo events, so that the printed session's answers are

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // propertyRead is, per engine, how a query reads one property (country)

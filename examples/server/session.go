@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Ids of the session's variables. Fixed, so that the endpoint's query can

@@ -11,7 +11,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // With -tags chdb the corpus also runs on chDB, ClickHouse in the process.

@@ -4,7 +4,7 @@
 // scope.Statement are its aliases).
 //
 // The fields are unexported and New is the only way to fill them. Package
-// internal/scope calls it, for every statement the Service sends, once the
+// sql/scope calls it, for every statement the Service sends, once the
 // text is scoped to its project; package endpoint/executortest calls it,
 // for the conformance suite's own statements. No other package's non-test
 // code may call it: TestOnlyScopeAndSuiteSeal walks the module and fails
@@ -23,7 +23,7 @@ type Statement struct {
 	user bool
 }
 
-// New seals sql and args into a Statement. Only packages internal/scope
+// New seals sql and args into a Statement. Only packages sql/scope
 // and endpoint/executortest call it (see the package doc). args is kept,
 // not copied.
 func New(sql string, args []any) Statement { return Statement{sql: sql, args: args} }

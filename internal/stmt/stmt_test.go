@@ -19,9 +19,9 @@ import (
 
 // sealers are the packages (directories from the module root) whose
 // non-test code may call stmt.New.
-var sealers = []string{"internal/scope", "endpoint/executortest", "internal/stmt"}
+var sealers = []string{"sql/scope", "endpoint/executortest", "internal/stmt"}
 
-// TestOnlyScopeAndSuiteSeal: no package but internal/scope and
+// TestOnlyScopeAndSuiteSeal: no package but sql/scope and
 // endpoint/executortest makes a Statement, so that every statement the
 // Service hands an executor was scoped. It parses every non-test Go file
 // of the module, whatever its build tags.

@@ -3,8 +3,8 @@ package sqltoken_test
 import (
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
 func ExampleTokens() {

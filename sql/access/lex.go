@@ -4,11 +4,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
-	"github.com/endpointkit/endpointkit/internal/sqltoken"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
 
-// The tokens are package internal/sqltoken's, the library's one reading of
+// The tokens are package sql/sqltoken's, the library's one reading of
 // SQL text, and the checker refuses every token that some engine could read
 // another way (sqltoken.Token.Why): a check is only as good as the
 // agreement between the text it reads and the text the engine runs. So:

@@ -1,6 +1,6 @@
 package access
 
-import "github.com/endpointkit/endpointkit/endpoint/engine"
+import "github.com/endpointkit/endpointkit/sql/engine"
 
 // Check reports whether query may run under rules: nil, or the *Error that
 // refuses it (a plain error when rules themselves are malformed). See the

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func init() {

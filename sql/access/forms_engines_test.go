@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // A form of SQL an engine runs that the analyzer once refused (issue 24

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // TestLexReadings lists texts the engines read alike (accepted) and texts

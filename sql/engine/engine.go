@@ -221,7 +221,7 @@ type Lexical struct {
 	// NullSafeEqual: the operator <=> compares with NULL as a value (MySQL).
 	NullSafeEqual bool
 
-	// The fields below serve package internal/sqltoken, which reads a
+	// The fields below serve package sql/sqltoken, which reads a
 	// query as its engine does: where a token starts and ends.
 
 	// FixedEscapes: no setting of the server or the session changes

@@ -3,7 +3,7 @@ package engine_test
 import (
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 func ExampleByName() {

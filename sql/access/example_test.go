@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint/access"
+	"github.com/endpointkit/endpointkit/sql/access"
 )
 
 // A host allows the events table to every project, scoped by its

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // FuzzTokens checks the tokens of any text against each engine's rules:

@@ -3,7 +3,7 @@ package access
 import (
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // The parser walks the statement just far enough to know every place a

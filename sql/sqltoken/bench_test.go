@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // BenchmarkTokens2K scans testdata/bench2k.sql, the 2 KB query that the

@@ -47,10 +47,10 @@ func BenchmarkScopeInsight(b *testing.B) {
 	}
 }
 
-// BenchmarkLex2K reads the 2 KB query that internal/sqltoken's
+// BenchmarkLex2K reads the 2 KB query that sql/sqltoken's
 // BenchmarkTokens2K reads, to compare the tokenizers on the same text.
 func BenchmarkLex2K(b *testing.B) {
-	data, err := os.ReadFile("../../internal/sqltoken/testdata/bench2k.sql")
+	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
 	if err != nil {
 		b.Fatal(err)
 	}

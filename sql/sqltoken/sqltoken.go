@@ -19,7 +19,7 @@ package sqltoken
 import (
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Kind is what a token is.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/endpoint/engine"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Scope checks query as Check does and returns it rewritten so that it can

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -31,17 +30,17 @@ import (
 // a timeout) saying that the query could not be checked and nothing was
 // saved, for the caller to retry; the Service saves no query it has not
 // checked.
-func (s *Service) checkQuery(ctx context.Context, project string, c *compiled) (*driver.Result, error) {
+func (s *Service) checkQuery(ctx context.Context, project, name string, c *compiled) (*driver.Result, string, error) {
 	if c.insight != nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	res, err := s.describe(ctx, nil, c)
 	if err == nil {
-		return res, nil
+		return res, "", nil
 	}
 	var e *Error
 	if !errors.As(err, &e) {
-		return nil, err
+		return nil, "", err
 	}
 	switch e.Code {
 	case CodeQueryError:
@@ -50,29 +49,29 @@ func (s *Service) checkQuery(ctx context.Context, project string, c *compiled) (
 			// The engine resolved every name and type and then failed on
 			// a value (a constant it folded, with the values the check
 			// binds): a run, with its own values, may not. The query is
-			// saved, as it was before the check; said in the log.
-			slog.WarnContext(ctx, "endpoint: the check of a query at save failed on a value; saved anyway",
-				"project", project, "error", qe.Message)
-			return nil, nil
+			// saved, as it was before the check; said to the caller, the
+			// log and the metrics.
+			s.observeSaveCheck(ctx, SaveCheckEvent{Project: project, Endpoint: name, Err: err})
+			return nil, fmt.Sprintf("The database could not check the query with sample values of its variables (%s); it was saved, and a run whose values meet the same fault will answer it.", qe.Message), nil
 		}
-		return nil, s.explainFault(ctx, c.scope, c.query.SQL, err)
+		return nil, "", s.explainFault(ctx, c.scope, c.query.SQL, err)
 	case CodeTimeout:
 		out := *e
 		out.Detail = fmt.Sprintf("The database did not describe the query in time (%s); nothing was saved: retry, or simplify the query.", e.Detail)
-		return nil, &out
+		return nil, "", &out
 	case CodeExecutionFailed:
 		var qe *driver.QueryError
 		if errors.As(err, &qe) {
 			// queryFault hid a message that names the library's own
 			// tables or the tenant's variable: still the query's fault.
-			return nil, withCause(invalidf(CodeQueryError, "query.query",
+			return nil, "", withCause(invalidf(CodeQueryError, "query.query",
 				"The database refused the query; its message is not shown because it names what the library adds to the query."), err)
 		}
 		out := *e
 		out.Detail = "The database could not be reached to check the query; nothing was saved: retry."
-		return nil, &out
+		return nil, "", &out
 	}
-	return nil, err
+	return nil, "", err
 }
 
 // valueFaultWords match the engines' messages about a value rather than

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,7 +50,7 @@ func checkService(t testing.TB, e checkEngine) *endpoint.Service {
 }
 
 // checkServiceOn is checkService whose executor is wrap's of e's.
-func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driver.Executor) *endpoint.Service {
+func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driver.Executor, opts ...func(*endpoint.Config)) *endpoint.Service {
 	t.Helper()
 	if e.env != "" {
 		testdb.Require(t, e.env)
@@ -65,7 +66,11 @@ func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driv
 	require.NoError(t, err)
 	x := sqlexec.New(db, e.eng)
 	t.Cleanup(func() { x.Close() })
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: wrap(x), Access: policy})
+	cfg := endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: wrap(x), Access: policy}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	svc, err := endpoint.New(cfg)
 	require.NoError(t, err)
 	return svc
 }
@@ -171,15 +176,55 @@ func TestAnalyzerSyntaxError(t *testing.T) {
 // it folded at the check (PostgreSQL divides the constant 1 by 0 while it
 // plans) is saved, as before the check; its runs answer the fault. A
 // variable's value at the check divides by nothing: a Number is bound to
-// 1, not 0.
+// 1, not 0. The save is not silent: its answer carries a warning that
+// names the fault, and the Observer is told (logged and counted), on a
+// create and on an update alike.
 func TestValueFaultsAreNotRefusedAtSave(t *testing.T) {
-	svc := checkService(t, checkEngines[1])
+	obs := &saveChecks{}
+	svc := checkServiceOn(t, checkEngines[1], func(x driver.Executor) driver.Executor { return x },
+		func(c *endpoint.Config) { c.Observer = obs })
 	ctx := context.Background()
-	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "zero", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1/0 AS x FROM events"}})
+	created, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "zero", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1/0 AS x FROM events"}})
 	require.NoError(t, err)
+	assert.Contains(t, created.CheckWarning, "division by zero")
+	assert.Contains(t, created.CheckWarning, "it was saved")
 	_, err = svc.Run(ctx, "1", "zero", endpoint.RunRequest{})
 	var ee *endpoint.Error
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, endpoint.CodeQueryError, ee.Code)
 	assert.Contains(t, ee.Detail, "division by zero")
+
+	updated, err := svc.Update(ctx, "1", "zero", endpoint.UpdateRequest{Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 2/0 AS x FROM events"}})
+	require.NoError(t, err)
+	assert.Contains(t, updated.CheckWarning, "division by zero")
+	checked, err := svc.Update(ctx, "1", "zero", endpoint.UpdateRequest{Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 2 AS x FROM events"}})
+	require.NoError(t, err)
+	assert.Empty(t, checked.CheckWarning, "a query the engine checked carries no warning")
+
+	events := obs.list()
+	require.Len(t, events, 2, "one event per unchecked save")
+	for _, ev := range events {
+		assert.Equal(t, "1", ev.Project)
+		assert.Equal(t, "zero", ev.Endpoint)
+		assert.ErrorContains(t, ev.Err, "division by zero")
+	}
+}
+
+// saveChecks is an Observer that records the SaveCheckEvents it is told.
+type saveChecks struct {
+	endpoint.SlogObserver
+	mu     sync.Mutex
+	events []endpoint.SaveCheckEvent
+}
+
+func (o *saveChecks) ObserveSaveCheck(_ context.Context, ev endpoint.SaveCheckEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, ev)
+}
+
+func (o *saveChecks) list() []endpoint.SaveCheckEvent {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]endpoint.SaveCheckEvent(nil), o.events...)
 }

@@ -75,6 +75,24 @@ type RefreshEvent struct {
 	Err  error
 }
 
+// SaveCheckObserver is an Observer that is also told of each save whose
+// query the engine could not check (SaveCheckEvent): the query was saved
+// unchecked. SlogObserver logs it as a warning and package endpoint/metrics
+// counts it; an Observer that is not a SaveCheckObserver is not told.
+type SaveCheckObserver interface {
+	ObserveSaveCheck(ctx context.Context, ev SaveCheckEvent)
+}
+
+// SaveCheckEvent is one save (create or update) of a SQL query that the
+// engine failed on a value while checking it (a constant it folded, such
+// as 1/0, or a sample value of a variable): the query was saved without
+// its columns, and the save's answer carries Endpoint.CheckWarning.
+type SaveCheckEvent struct {
+	Project, Endpoint string
+	// Err is the engine's refusal of the check.
+	Err error
+}
+
 // SlogObserver is an Observer that logs to a *slog.Logger (slog.Default()
 // when nil): runs at Debug, failed runs with a 5xx at Warn, refreshes at
 // Info and failed refreshes at Warn. It is the Service's Observer when
@@ -159,6 +177,13 @@ func (o SlogObserver) ObserveRunLog(ctx context.Context, ev RunLogEvent) {
 		slog.Int("entries", ev.Entries), slog.Int("marks", ev.Marks), slog.Any("error", ev.Err))
 }
 
+// ObserveSaveCheck implements SaveCheckObserver: a query saved unchecked
+// is a warning.
+func (o SlogObserver) ObserveSaveCheck(ctx context.Context, ev SaveCheckEvent) {
+	o.logger().LogAttrs(ctx, slog.LevelWarn, "endpoint query saved unchecked: the engine failed on a value while checking it",
+		slog.String("project", ev.Project), slog.String("endpoint", ev.Endpoint), slog.Any("error", ev.Err))
+}
+
 // ObserveRefresh implements Observer.
 func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	level := slog.LevelInfo
@@ -220,6 +245,15 @@ func (m multiObserver) ObserveRunLog(ctx context.Context, ev RunLogEvent) {
 	}
 }
 
+// ObserveSaveCheck tells the observers that are SaveCheckObservers.
+func (m multiObserver) ObserveSaveCheck(ctx context.Context, ev SaveCheckEvent) {
+	for _, o := range m {
+		if so, ok := o.(SaveCheckObserver); ok {
+			so.ObserveSaveCheck(ctx, ev)
+		}
+	}
+}
+
 func (m multiObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	for _, o := range m {
 		o.ObserveRefresh(ctx, ev)
@@ -251,4 +285,12 @@ func (w *spacedWarning) due(now time.Time) (int64, bool) {
 	n := w.count
 	w.last, w.count = now, 0
 	return n, true
+}
+
+// observeSaveCheck tells the Service's Observer, when it is a
+// SaveCheckObserver, of a query saved unchecked.
+func (s *Service) observeSaveCheck(ctx context.Context, ev SaveCheckEvent) {
+	if so, ok := s.observer.(SaveCheckObserver); ok {
+		so.ObserveSaveCheck(ctx, ev)
+	}
 }

@@ -481,7 +481,7 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	described, err := s.checkQuery(ctx, project, c)
+	described, warning, err := s.checkQuery(ctx, project, req.Name, c)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -518,7 +518,9 @@ func (s *Service) Create(ctx context.Context, project string, req CreateRequest)
 	}
 	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
 	s.requestRefreshIfPending(&e, c)
-	return s.endpointView(ctx, &e), nil
+	view := s.endpointView(ctx, &e)
+	view.CheckWarning = warning
+	return view, nil
 }
 
 // Update applies req to the endpoint named name; a changed query creates a
@@ -528,54 +530,55 @@ func (s *Service) Update(ctx context.Context, project, name string, req UpdateRe
 	if req.Deleted != nil {
 		return s.setDeleted(ctx, project, name, req)
 	}
-	next, drop, err := s.update(ctx, project, name, req)
+	next, drop, warning, err := s.update(ctx, project, name, req)
 	// The table of an endpoint no longer materialized is dropped once the
 	// write lock is released, so that no other write waits on the drop.
 	s.dropLater(ctx, drop)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	return s.endpointView(ctx, &next), nil
+	view := s.endpointView(ctx, &next)
+	view.CheckWarning = warning
+	return view, nil
 }
 
 // update is Update under the write lock; it returns the stored table to
 // drop, if any.
-func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (driver.Endpoint, string, error) {
+func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (next driver.Endpoint, drop, warning string, err error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, err := s.get(ctx, project, name)
 	if err != nil {
-		return driver.Endpoint{}, "", err
+		return driver.Endpoint{}, "", "", err
 	}
-	next := cur
+	next = cur
 	renamed, err := s.applyFields(ctx, project, &next, req)
 	if err != nil {
-		return driver.Endpoint{}, "", err
+		return driver.Endpoint{}, "", "", err
 	}
 	now := s.now()
-	version, c, err := s.applyQuery(ctx, project, &cur, &next, req, now)
+	version, c, warning, err := s.applyQuery(ctx, project, &cur, &next, req, now)
 	if err != nil {
-		return driver.Endpoint{}, "", err
+		return driver.Endpoint{}, "", "", err
 	}
 	if err := s.checkMaterialization(ctx, &next, c); err != nil {
-		return driver.Endpoint{}, "", err
+		return driver.Endpoint{}, "", "", err
 	}
 	if version == nil && sameEndpoint(next, cur) {
-		return cur, "", nil
+		return cur, "", "", nil
 	}
 	next.UpdatedAt = now
 	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
-		return driver.Endpoint{}, "", updateError(err, name, renamed)
+		return driver.Endpoint{}, "", "", updateError(err, name, renamed)
 	}
 	if version != nil {
 		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
 	}
-	var drop string
 	if cur.IsMaterialized && !next.IsMaterialized {
 		next.MaterializationState, drop = s.dematerialize(ctx, &next)
 	}
 	s.requestRefreshIfPending(&next, c)
-	return next, drop, nil
+	return next, drop, warning, nil
 }
 
 // applyFields sets the fields of next that req names, other than the query;
@@ -621,31 +624,33 @@ func setIf[T any](dst *T, v *T) {
 // when none) and the compiled query the materialization checks need: the
 // new one, or cur's when the update touches materialization without a
 // query, or nil when nothing needs one.
-func (s *Service) applyQuery(ctx context.Context, project string, cur, next *driver.Endpoint, req UpdateRequest, now time.Time) (*driver.Version, *compiled, error) {
+func (s *Service) applyQuery(ctx context.Context, project string, cur, next *driver.Endpoint, req UpdateRequest, now time.Time) (*driver.Version, *compiled, string, error) {
 	var version *driver.Version
+	var warning string
 	if req.Query != nil {
 		c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		if !sameQuery(c.query, cur.Query) {
-			described, err := s.checkQuery(ctx, project, c)
+			described, w, err := s.checkQuery(ctx, project, next.Name, c)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, "", err
 			}
+			warning = w
 			next.Query = c.query
 			next.CurrentVersion = cur.CurrentVersion + 1
 			next.VersionsCount = cur.VersionsCount + 1
 			version = &driver.Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
 			s.recordColumns(c, version, described)
 		}
-		return version, c, nil
+		return version, c, warning, nil
 	}
 	if next.IsMaterialized || req.MaterializationBuckets != nil || req.MaterializationTail != nil || req.OptionalBreakdowns != nil {
 		c, err := s.compiledVersion(ctx, cur, cur.CurrentVersion)
-		return nil, c, err
+		return nil, c, "", err
 	}
-	return nil, nil, nil
+	return nil, nil, "", nil
 }
 
 // updateError is the error of Update when the store refused the write.

@@ -315,6 +315,10 @@ type Endpoint struct {
 	OptionalBreakdowns        []string                 `json:"optional_breakdown_properties,omitempty"`
 	// Materialization is the view of the endpoint's materialization.
 	Materialization Materialization `json:"materialization"`
+	// CheckWarning, in the answer of a create or update only, says that
+	// the engine failed on a value while checking the saved query (see
+	// SaveCheckEvent): the query was saved unchecked.
+	CheckWarning string `json:"check_warning,omitempty"`
 }
 
 // Version is an immutable snapshot of an endpoint's query as the Service

@@ -72,6 +72,8 @@ func WithMaxEndpoints(n int) Option {
 //   - endpointkit_refresh_duration_seconds{project, endpoint} (histogram)
 //   - endpointkit_run_log_errors_total
 //   - endpointkit_stored_read_failures_total
+//   - endpointkit_unchecked_saves_total (queries saved although the engine
+//     failed on a value while checking them: endpoint.SaveCheckEvent)
 //
 // Endpoint names past the cap (WithMaxEndpoints) are counted under the
 // endpoint OtherEndpoint.
@@ -79,6 +81,7 @@ type Observer struct {
 	runs, errors, hits, refreshes *prometheus.CounterVec
 	latency, refreshTime          *prometheus.HistogramVec
 	logErrors, readFailures       prometheus.Counter
+	uncheckedSaves                prometheus.Counter
 
 	// maxNames caps named; named holds the (project, name) pairs labelled
 	// by name so far.
@@ -87,7 +90,10 @@ type Observer struct {
 	named    map[[2]string]struct{}
 }
 
-var _ endpoint.Observer = (*Observer)(nil)
+var (
+	_ endpoint.Observer          = (*Observer)(nil)
+	_ endpoint.SaveCheckObserver = (*Observer)(nil)
+)
 
 // New returns an Observer whose metrics are registered with reg.
 func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
@@ -96,7 +102,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 		opt(o)
 	}
 	o.newMetrics()
-	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors, o.readFailures} {
+	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors, o.readFailures, o.uncheckedSaves} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -151,6 +157,15 @@ func (o *Observer) newMetrics() {
 	o.readFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
 	})
+	o.uncheckedSaves = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "endpointkit_unchecked_saves_total", Help: "Queries saved unchecked: the engine failed on a value while checking them (their runs answer the fault).",
+	})
+}
+
+// ObserveSaveCheck implements endpoint.SaveCheckObserver: a query saved
+// unchecked is counted.
+func (o *Observer) ObserveSaveCheck(context.Context, endpoint.SaveCheckEvent) {
+	o.uncheckedSaves.Inc()
 }
 
 // ObserveRun implements endpoint.Observer.

@@ -190,7 +190,7 @@ var (
 		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
 		return marked(answerOf(s, out, nil), res)
 	}}
-	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP, asCSV, asNDJSON}
+	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP, viaMCPQuery, asCSV, asNDJSON}
 	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP, asCSV, asNDJSON}
 )
 

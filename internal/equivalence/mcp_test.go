@@ -153,3 +153,62 @@ var viaMCP = way{"mcp tool", func(ctx context.Context, svc *endpoint.Service, _ 
 	}
 	return a
 }}
+
+// viaMCPQuery runs r as an agent does: the spec's SQL, not saved, through
+// the _run_query tool with its values by code name (Service.RunAdHoc, the
+// variables' types the project's), or an insight spec's query through the
+// same tool. Its answer is marked like any way's (project 2's rows in it
+// fail the matrix), and must be the editor's query API's answer to the
+// same query and values: a tool that ran something else (values dropped,
+// another query) is a mismatch whichever database answered.
+var viaMCPQuery = way{"mcp _run_query", func(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, _ string, r run) answer {
+	sess, err := mcpSession(ctx, svc)
+	if err != nil {
+		return answer{err: err.Error()}
+	}
+	args := map[string]any{"variables": r.vars}
+	if s.kind == endpoint.KindSQL {
+		args["sql"] = s.sql(d)
+	} else {
+		args["query"] = json.RawMessage(s.insight)
+	}
+	if r.limit > 0 {
+		args["limit"] = r.limit
+	}
+	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: mcp.QueryTool, Arguments: args})
+	if err != nil {
+		return answer{err: "MCP protocol error (want a tool error or an answer): " + err.Error()}
+	}
+	var b []byte
+	if len(res.Content) == 1 {
+		if text, ok := res.Content[0].(*sdk.TextContent); ok {
+			b = []byte(text.Text)
+		}
+	}
+	if res.IsError {
+		var e struct {
+			Detail, Code string
+			Status       int
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return answer{err: "the tool error is not JSON: " + string(b)}
+		}
+		return answerOf(s, nil, &endpoint.Error{Status: e.Status, Code: e.Code, Detail: e.Detail})
+	}
+	out, err := decodeRun(b)
+	if err != nil {
+		return answer{err: "the answer is not a run's JSON: " + err.Error()}
+	}
+	a := marked(answerOf(s, out, nil), out)
+	if a.err != "" {
+		return a
+	}
+	ed := editor.run(ctx, svc, d, s, "", r)
+	switch {
+	case ed.err != "":
+		a.err = mismatch + "_run_query answered what the editor's query API refuses: " + ed.err
+	case diff(a, ed) != "":
+		a.err = mismatch + "_run_query differs from the editor's query API: " + diff(a, ed)
+	}
+	return a
+}}

@@ -58,7 +58,6 @@ func newSigner() (*embed.Signer, error) {
 	return &embed.Signer{Keys: keys}, nil
 }
 
-// tokenFor is docs/embedding.md's minting of a customer's token.
 func tokenFor(ctx context.Context, svc *endpoint.Service, signer *embed.Signer, customer string) (string, error) {
 	return svc.MintEmbedToken(ctx, signer, "1", embed.Claims{
 		Endpoints: []string{"daily_revenue"},

@@ -1,7 +1,6 @@
 package docs_test
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 // Example_quickStart runs the README's quick start: the API of serve over a
 // SQLite file with an events table, an endpoint saved and run over HTTP.
 func Example_quickStart() {
-	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "endpointkit-quickstart-")
 	if err != nil {
 		log.Fatal(err)
@@ -34,11 +32,10 @@ func Example_quickStart() {
 	}
 	db.Close()
 
-	h, svc, err := serve(ctx, path, "secret-key")
+	h, err := serve(path, "secret-key")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer svc.Close(ctx)
 	srv := httptest.NewServer(h) // or http.ListenAndServe(":8080", h)
 	defer srv.Close()
 	call := func(method, path, body string) {

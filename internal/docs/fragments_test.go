@@ -10,6 +10,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
@@ -35,10 +36,8 @@ func TestWeeklyReport(t *testing.T) {
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(1000))
 	// save endpoints with env.Service, then test your handler around env.Service,
 	// or call the API: status, body := env.Do(t, "POST", "/endpoints/daily/run/", `{"variables": {}}`)
-	status, _ := env.Do(t, "GET", "/endpoints/", "")
-	if status != http.StatusOK {
-		t.Fatalf("GET /endpoints/ = %d, want 200", status)
-	}
+	status, body := env.Do(t, "GET", "/endpoints/", "")
+	require.Equal(t, http.StatusOK, status, body)
 }
 
 // mountEditor is docs/editor.md's mount of the editor beside the API.

@@ -443,3 +443,18 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// TestServerFlagsDocumented: every flag of examples/server is named in
+// docs/server.md.
+func TestServerFlagsDocumented(t *testing.T) {
+	bin, err := serverBinary()
+	require.NoError(t, err)
+	out, _ := exec.Command(bin, "-h").CombinedOutput() // -h exits 2 after the usage
+	flags := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`).FindAllStringSubmatch(string(out), -1)
+	require.Greater(t, len(flags), 20, "the usage of examples/server lists no flags:\n%s", out)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "server.md"))
+	require.NoError(t, err)
+	for _, f := range flags {
+		assert.Regexp(t, "[` ]-"+regexp.QuoteMeta(f[1])+"[^a-z0-9-]", string(doc), "docs/server.md does not name the flag -%s", f[1])
+	}
+}

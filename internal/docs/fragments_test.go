@@ -35,7 +35,7 @@ import (
 func TestWeeklyReport(t *testing.T) {
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(1000))
 	// save endpoints with env.Service, then test your handler around env.Service,
-	// or call the API: status, body := env.Do(t, "POST", "/endpoints/daily/run/", `{"variables": {}}`)
+	// or call the API (env.Do(t, "POST", "/endpoints/daily/run/", `{"variables": {}}`)):
 	status, body := env.Do(t, "GET", "/endpoints/", "")
 	require.Equal(t, http.StatusOK, status, body)
 }

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const module = "github.com/endpointkit/endpointkit/"
@@ -17,14 +20,10 @@ const module = "github.com/endpointkit/endpointkit/"
 // package of the module, and nothing that is not one.
 func TestDesignListsEveryPackage(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/design.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	layout := string(doc)
 	start := strings.Index(layout, "## Layout")
-	if start < 0 {
-		t.Fatal("docs/design.md has no Layout section")
-	}
+	require.GreaterOrEqual(t, start, 0, "docs/design.md has no Layout section")
 	layout = layout[start:]
 	if end := strings.Index(layout[3:], "\n## "); end >= 0 {
 		layout = layout[:end+3]
@@ -34,9 +33,7 @@ func TestDesignListsEveryPackage(t *testing.T) {
 		listed = append(listed, m[1])
 	}
 	out, err := exec.Command("go", "list", "../../...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	require.NoError(t, err, "go list")
 	var pkgs []string
 	for _, p := range strings.Fields(string(out)) {
 		pkgs = append(pkgs, strings.TrimPrefix(p, module))
@@ -44,14 +41,10 @@ func TestDesignListsEveryPackage(t *testing.T) {
 	slices.Sort(listed)
 	slices.Sort(pkgs)
 	for _, p := range pkgs {
-		if !slices.Contains(listed, p) {
-			t.Errorf("package %s is not in docs/design.md's Layout table", p)
-		}
+		assert.Contains(t, listed, p, "package %s is not in docs/design.md's Layout table", p)
 	}
 	for _, p := range listed {
-		if !slices.Contains(pkgs, p) {
-			t.Errorf("docs/design.md's Layout table lists %s, which is not a package", p)
-		}
+		assert.Contains(t, pkgs, p, "docs/design.md's Layout table lists %s, which is not a package", p)
 	}
 }
 
@@ -59,17 +52,47 @@ func TestDesignListsEveryPackage(t *testing.T) {
 // and the README names it.
 func TestLicense(t *testing.T) {
 	b, err := os.ReadFile("../../LICENSE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(string(b), "MIT License\n") || !strings.Contains(string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"") {
-		t.Fatal("LICENSE is not the MIT License text")
-	}
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "MIT License\n"), "LICENSE is not the MIT License text")
+	assert.Contains(t, string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"", "LICENSE is not the MIT License text")
 	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "[MIT License](LICENSE)", "the README does not name the licence")
+}
+
+// floors are the floors of docs/design.md's Layout table, lowest first.
+var floors = []string{"helpers", "values", "SQL ground", "domain", "statements", "contracts", "service",
+	"implementations", "surfaces", "conformance suites", "tests", "hosts"}
+
+// floorExceptions are the imports up a floor that docs/design.md names.
+var floorExceptions = map[string]string{
+	"endpoint":              "endpoint/memstore",
+	"endpoint/endpointtest": "examples/demo",
+}
+
+// TestFloors: no package imports one of a higher floor of docs/design.md's
+// Layout table, but the exceptions the page names.
+func TestFloors(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/design.md")
+	require.NoError(t, err)
+	floorOf := map[string]int{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\| ([a-zA-Z ]+) \\|").FindAllStringSubmatch(string(doc), -1) {
+		i := slices.Index(floors, m[2])
+		require.GreaterOrEqual(t, i, 0, "docs/design.md: %s is on floor %q, which is not one of %v", m[1], m[2], floors)
+		floorOf[m[1]] = i
 	}
-	if !strings.Contains(string(readme), "[MIT License](LICENSE)") {
-		t.Fatal("the README does not name the licence")
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").Output()
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok || floorExceptions[pkg] == dep {
+				continue
+			}
+			assert.LessOrEqual(t, floorOf[dep], floorOf[pkg], "%s (%s) imports %s (%s), a floor above it",
+				pkg, floors[floorOf[pkg]], dep, floors[floorOf[dep]])
+		}
 	}
 }

@@ -16,17 +16,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestREADMEListsEveryErrorCode: every error code the API can answer, an
+// TestDocsListEveryErrorCode: every error code the API can answer, an
 // exported constant Code... of a string in the packages that answer
-// (endpoint and those under it, internal/apierror), is a row of the
-// README's table of errors. query_not_allowed, fixed_variable,
+// (endpoint and those under it, internal/apierror), is a row of the table
+// of errors of docs/http-api.md. query_not_allowed, fixed_variable,
 // token_refused, throttled and overloaded were missing.
-func TestREADMEListsEveryErrorCode(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+func TestDocsListEveryErrorCode(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "http-api.md"))
 	require.NoError(t, err)
-	errors := string(readme)
+	errors := string(doc)
 	start := strings.Index(errors, "\n## Errors\n")
-	require.GreaterOrEqual(t, start, 0, "README has no Errors section")
+	require.GreaterOrEqual(t, start, 0, "docs/http-api.md has no Errors section")
 	errors = errors[start:]
 	if end := strings.Index(errors[1:], "\n## "); end >= 0 {
 		errors = errors[:end+1]
@@ -38,7 +38,7 @@ func TestREADMEListsEveryErrorCode(t *testing.T) {
 	codes := declaredCodes(t, ".", filepath.Join("..", "internal", "apierror"))
 	require.NotEmpty(t, codes)
 	for code, where := range codes {
-		assert.True(t, listed[code], "code %q (%s) is not in the README's table of errors", code, where)
+		assert.True(t, listed[code], "code %q (%s) is not in the table of errors of docs/http-api.md", code, where)
 	}
 }
 

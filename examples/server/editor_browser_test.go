@@ -241,11 +241,15 @@ func ctrlEnter() chromedp.Action[chromedp.Void] {
 }
 
 // press focuses the element of the CSS selector sel and presses Enter
-// there, as a keyboard user activates a button.
+// there, as a keyboard user activates a button. The element is found and
+// focused in one step of the page's own script, polled until it is there:
+// a list the page re-renders between a lookup and a focus by node id
+// (DOM.focus) failed that focus with "Could not find node with given id".
 func press(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		if _, err := chromedp.Focus(chromedp.CSS(sel))(ctx, t); err != nil {
-			return err
+		focus := `(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) return false; el.focus(); return document.activeElement === el; })()`
+		if _, err := chromedp.Poll[chromedp.Void](focus, chromedp.WithPollingTimeout(15*time.Second))(ctx, t); err != nil {
+			return fmt.Errorf("focus %s: %w", sel, err)
 		}
 		_, err := chromedp.KeyEvent(kb.Enter)(ctx, t)
 		return err

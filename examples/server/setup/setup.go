@@ -14,7 +14,7 @@ import (
 	"runtime"
 	"time"
 
-	"modernc.org/sqlite" // the "sqlite" driver
+	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -55,7 +55,7 @@ func OpenFile(path string) (*sql.DB, error) {
 // prepare (sqlexec.KeepStatements), so that a run parses its text once a
 // connection. The file must exist: open it with OpenFile first.
 func OpenRuns(path string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", DSN(path, true))
+	db, err := sqlexec.Open("sqlite", DSN(path, true), engine.SQLite, sqlexec.KeepStatements(0))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func IdleConns() int { return max(4*runtime.GOMAXPROCS(0), 16) }
 // run is interrupted when its time is up (sqlexec.WithInterrupt).
 func Executor(data, runs *sql.DB, length int) *sqlexec.Executor {
 	return sqlexec.New(data, engine.SQLite, sqlexec.WithReadOnly(runs),
-		sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{Length: length}),
+		sqlexec.WithSQLiteConnLimits(sqliteinterrupt.Limit, sqlexec.SQLiteLimits{Length: length}),
 		sqlexec.WithInterrupt(sqliteinterrupt.For))
 }
 

@@ -64,6 +64,13 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 	if err != nil {
 		return nil, err
 	}
+	return s.serveBound(ctx, ep, c, req, opts, now, rec, mode, values)
+}
+
+// serveBound is serve once the refresh mode is known and the run's
+// values are bound (admit): by serve, or by Admit for the run it
+// admitted (admittedRun).
+func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord, mode string, values map[string]any) (*RunResult, error) {
 	var key string
 	if !opts.debug {
 		key = s.resultKey(ep, c, req.Variables, values, opts, now)
@@ -93,6 +100,7 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 		res    *RunResult
 		rows   int
 		shared bool
+		err    error
 	)
 	if key == "" {
 		if res, err = computeAndStore(); err == nil {

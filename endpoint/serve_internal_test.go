@@ -82,9 +82,7 @@ func TestFlightJoined(t *testing.T) {
 	}
 	// At least one run has joined once the flight's channel exists.
 	for {
-		g.mu.Lock()
-		made := g.m["k"].done != nil
-		g.mu.Unlock()
+		made := g.waiting("k") > 0
 		if made {
 			break
 		}

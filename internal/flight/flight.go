@@ -36,7 +36,9 @@ type PanicError struct {
 	Value any
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("flight: the computation panicked: %v", e.Value) }
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("flight: the computation panicked: %v", e.Value)
+}
 
 // Group runs each computation of V once for the callers of one key at a
 // time, the callers that joined it getting each a copy of its share S. A

@@ -608,8 +608,8 @@ func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Resu
 func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int) (*driver.Result, error) {
 	caller := ctx
 	if s.cfg.RunTimeout > 0 {
-		rc := s.deadlines.start(ctx)
-		defer s.deadlines.stop(rc)
+		rc := s.deadlines.Start(ctx)
+		defer s.deadlines.Stop(rc)
 		ctx = rc
 	}
 	res, err := s.query(ctx, st, s.bounds(max)) // stream.go: a streamed run's rows go to its writer

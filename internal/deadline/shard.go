@@ -171,16 +171,33 @@ func (d *shard) every() time.Duration {
 
 // watch is the watcher's function: it registers every listed run not yet
 // watched with its caller's context, so that the caller's cancellation
-// ends it at once from then on.
+// ends it at once from then on. The registrations (context.AfterFunc,
+// which takes the caller's context's own lock) are made outside the
+// shard's lock, so that the runs starting and stopping meanwhile do not
+// wait for them; a run that stopped before its registration was stored
+// ends it at once.
 func (d *shard) watch() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	var todo []*Context
 	for c := d.unwatched; c != nil; c = c.next {
-		// A caller's context that is never done (context.Background's)
-		// registers nothing.
-		c.unwatch = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+		todo = append(todo, c)
 	}
 	d.unwatched, d.watching = nil, false
+	d.mu.Unlock()
+	for _, c := range todo {
+		// A caller's context that is never done (context.Background's)
+		// registers nothing.
+		unwatch := context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+		d.mu.Lock()
+		if c.linked {
+			c.unwatch = unwatch
+			unwatch = nil
+		}
+		d.mu.Unlock()
+		if unwatch != nil {
+			unwatch() // stopped meanwhile
+		}
+	}
 }
 
 // stop ends c: it leaves the list, and its context is cancelled (as

@@ -89,32 +89,34 @@ func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compil
 			return s.answerOwned(ctx, ep, res, true, rows, now, rec), nil
 		}
 	}
-	computeAndStore := func() (*RunResult, error) {
+	// One closure a run, which the flight calls as it is.
+	computeAndStore := func() (flightAnswer, error) {
 		res, err := s.computeMeasured(ctx, ep, c, req, values, opts, now)
-		if err == nil && useCache {
+		if err != nil {
+			return flightAnswer{}, err
+		}
+		if useCache {
 			s.storeAnswer(ctx, cacheKey, ep, res)
 		}
-		return res, err
+		return flightAnswer{res, resultRows(res.Results)}, nil
 	}
 	var (
-		res    *RunResult
-		rows   int
+		a      flightAnswer
 		shared bool
 		err    error
 	)
 	if key == "" {
-		if res, err = computeAndStore(); err == nil {
-			rows = resultRows(res.Results)
-		}
+		a, err = computeAndStore()
 	} else {
 		if mode == RefreshDirect {
 			key = "direct:" + key
 		}
-		res, rows, shared, err = s.runFlights.do(ctx, key, computeAndStore)
+		a, shared, err = s.runFlights.doAnswer(ctx, key, computeAndStore)
 	}
 	if err != nil {
 		return nil, err
 	}
+	res, rows := a.res, a.rows
 	return s.answerOwned(ctx, ep, res, shared, rows, now, rec), nil
 }
 
@@ -541,23 +543,36 @@ func (a *sharedAnswer) Copy() flightAnswer {
 // waiting caller whose context is alive computes again rather than
 // inherit the cancellation.
 func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, rows int, shared bool, err error) {
-	a, shared, err := g.g.Do(ctx, key, func() (flightAnswer, error) {
+	a, shared, err := g.doAnswer(ctx, key, func() (flightAnswer, error) {
 		res, err := fn()
 		if err != nil {
 			return flightAnswer{}, err
 		}
 		return flightAnswer{res, resultRows(res.Results)}, nil
-	}, shareAnswer)
+	})
+	return a.res, a.rows, shared, err
+}
+
+// doAnswer is do with fn's answer counted by fn.
+func (g *flightGroup) doAnswer(ctx context.Context, key string, fn func() (flightAnswer, error)) (flightAnswer, bool, error) {
+	a, shared, err := g.g.Do(ctx, key, fn, shareAnswer)
+	if err != nil {
+		return flightAnswer{}, false, flightError(ctx, err)
+	}
+	return a, shared, nil
+}
+
+// flightError words the error of a flight as a run's: a caller whose
+// context ended while it waited, a computation that panicked.
+func flightError(ctx context.Context, err error) error {
 	var pe *flight.PanicError
 	switch {
 	case errors.Is(err, flight.ErrAbandoned):
-		return nil, 0, false, contextError(ctx.Err())
+		return contextError(ctx.Err())
 	case errors.As(err, &pe):
-		return nil, 0, false, fmt.Errorf("endpoint: run panicked: %v", pe.Value)
-	case err != nil:
-		return nil, 0, false, err
+		return fmt.Errorf("endpoint: run panicked: %v", pe.Value)
 	}
-	return a.res, a.rows, shared, nil
+	return err
 }
 
 // waiting returns how many runs wait for the flight of key.

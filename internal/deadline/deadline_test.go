@@ -28,8 +28,8 @@ func listed(t *Timer) (n int, shardsUsed int) {
 	return n, shardsUsed
 }
 
-// TestTimerSpreadsRuns: runs started one after another go to different
-// shards, each run is listed until Stop, and none after.
+// TestTimerSpreadsRuns: runs started one after another go to every
+// shard, each run is listed until Stop, and none after.
 func TestTimerSpreadsRuns(t *testing.T) {
 	tm := New(time.Hour, time.Hour)
 	var runs []*Context

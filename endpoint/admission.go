@@ -157,17 +157,20 @@ func (s *Service) Admit(ctx context.Context, b Budgets, c Caller, a Ask) (Admiss
 		if a.Run == nil {
 			return Admission{}, errors.New("endpoint: Admit of a run without its request")
 		}
-		a.Run.Fixed, a.Run.Token, a.Run.KeyID = nil, c.Token, ""
+		a.Run.Fixed, a.Run.Token, a.Run.KeyID, a.Run.admitted = nil, c.Token, "", nil
 		if c.Token != nil {
 			a.Run.Fixed = c.Token.Fixed
 		}
 		if c.Key != nil {
 			a.Run.KeyID = c.Key.ID
 		}
-		var err error
-		if stored, err = s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run, a.RowsFormat); err != nil {
+		run, err := s.answeredStored(ctx, c.Project, a.Endpoint, *a.Run, a.RowsFormat)
+		if err != nil {
 			return Admission{}, err
 		}
+		stored = run.stored
+		// The run given this request goes on from here (admittedRun).
+		a.Run.admitted = run.admitted
 	case ActQuery:
 		if a.Query != nil {
 			if _, err := s.checkQueryRequest(*a.Query); err != nil {
@@ -267,7 +270,7 @@ func (c Caller) may(a Ask) error {
 // decision (storedReadOf), taken before the run starts. A run refused
 // here is logged and observed as Run logs a refused run, since it never
 // reaches Run.
-func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest, rowsFormat string) (bool, error) {
+func (s *Service) answeredStored(ctx context.Context, project, name string, req RunRequest, rowsFormat string) (answered, error) {
 	p, err := s.prepare(ctx, project, name, req, s.now())
 	if err == nil && rowsFormat != "" && p.c.insight != nil {
 		err = NotRowsError(rowsFormat)
@@ -275,8 +278,9 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 	if err == nil {
 		_, err = refreshMode(p.ep, p.opts)
 	}
+	var values map[string]any
 	if err == nil {
-		_, err = s.admit(p.ep, p.c, p.req, p.opts, p.now)
+		values, err = s.admit(p.ep, p.c, p.req, p.opts, p.now)
 	}
 	if err != nil {
 		rec := s.beginRun(project, name, req)
@@ -284,9 +288,17 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 			rec.ep, rec.version = p.ep, p.opts.version
 		}
 		_, err = s.endRun(ctx, rec, nil, err)
-		return false, err
+		return answered{}, err
 	}
-	return s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, nil
+	a := &admittedRun{project: project, name: name, given: req, p: p, values: values}
+	return answered{stored: s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, admitted: a}, nil
+}
+
+// answered is what answeredStored found of a run: whether its stored
+// table answers it, and the run prepared, for the run to take.
+type answered struct {
+	stored   bool
+	admitted *admittedRun
 }
 
 // NotRowsError is the refusal of an insight (a saved endpoint or a query)

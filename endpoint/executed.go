@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -11,56 +12,77 @@ import (
 // would otherwise cost one store write per run. A run records its time only
 // when the last recorded one, by this Service, is at least resolution
 // older, so last_executed_at may lag the latest run by up to resolution.
+//
+// A run takes no lock: each endpoint's last time is an atomic value
+// (nanoseconds since the epoch, 0 for none) that a run reads, and claims
+// with a compare-and-swap when due; the map of them is a sync.Map, which
+// reads an endpoint seen before without a lock.
 type executedMarks struct {
-	mu         sync.Mutex
 	resolution time.Duration
-	last       map[string]time.Time // endpoint id -> time last written
+	last       sync.Map // endpoint id -> *atomic.Int64, the time last written
 }
 
 func newExecutedMarks(resolution time.Duration) *executedMarks {
-	return &executedMarks{resolution: resolution, last: make(map[string]time.Time)}
+	return &executedMarks{resolution: resolution}
+}
+
+// slot returns the last time of id, made when there is none.
+func (m *executedMarks) slot(id string) *atomic.Int64 {
+	if v, ok := m.last.Load(id); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := m.last.LoadOrStore(id, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
+// timeOf is the instant of n nanoseconds since the epoch, zero for 0.
+func timeOf(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // due reports whether a run of id at now should be written, and if so
 // claims it, so that concurrent runs write once.
 func (m *executedMarks) due(id string, now time.Time) (prev time.Time, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	prev, seen := m.last[id]
-	if seen && now.Sub(prev) < m.resolution && !now.Before(prev) {
-		return prev, false
+	last, n := m.slot(id), now.UnixNano()
+	for {
+		p := last.Load()
+		if p != 0 && n-p < int64(m.resolution) && n >= p {
+			return timeOf(p), false
+		}
+		if last.CompareAndSwap(p, n) {
+			return timeOf(p), true
+		}
 	}
-	m.last[id] = now
-	return prev, true
 }
 
 // release gives a claim back after a failed write, so the next run retries.
 func (m *executedMarks) release(id string, claimed, prev time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.last[id].Equal(claimed) {
-		if prev.IsZero() {
-			delete(m.last, id)
-		} else {
-			m.last[id] = prev
-		}
+	v, ok := m.last.Load(id)
+	if !ok {
+		return
 	}
+	p := int64(0)
+	if !prev.IsZero() {
+		p = prev.UnixNano()
+	}
+	v.(*atomic.Int64).CompareAndSwap(claimed.UnixNano(), p)
 }
 
 // latest returns when this Service last claimed a mark of id (zero when
 // never).
 func (m *executedMarks) latest(id string) time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.last[id]
+	v, ok := m.last.Load(id)
+	if !ok {
+		return time.Time{}
+	}
+	return timeOf(v.(*atomic.Int64).Load())
 }
 
 // forget drops a deleted endpoint.
-func (m *executedMarks) forget(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.last, id)
-}
+func (m *executedMarks) forget(id string) { m.last.Delete(id) }
 
 // markExecuted records a successful run of ep at now, written in the
 // background (runlog_writer.go). A failure to record does not fail the

@@ -1,8 +1,12 @@
 package endpoint
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestExecutedMarks(t *testing.T) {
@@ -47,4 +51,34 @@ func TestExecutedMarks(t *testing.T) {
 	if _, ok := m.due("a", t0.Add(-time.Hour+time.Millisecond)); !ok {
 		t.Fatal("a forgotten endpoint is still throttled")
 	}
+}
+
+// TestExecutedMarksConcurrent: of runs of one endpoint at the same moment
+// from many goroutines, exactly one claims the write, and a released
+// claim is claimed again once.
+func TestExecutedMarksConcurrent(t *testing.T) {
+	m := newExecutedMarks(time.Second)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	claims := func(at time.Time) int64 {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 100 {
+					if _, ok := m.due("a", at); ok {
+						n.Add(1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return n.Load()
+	}
+	assert.Equal(t, int64(1), claims(t0))
+	m.release("a", t0, time.Time{})
+	assert.True(t, m.latest("a").IsZero())
+	assert.Equal(t, int64(1), claims(t0.Add(time.Millisecond)))
+	assert.True(t, m.latest("a").Equal(t0.Add(time.Millisecond)))
 }

@@ -4,11 +4,5 @@ package endpoint
 // another run computes, so that a test can start a flight's computation
 // once every run it means to join has joined.
 func FlightWaiters(s *Service) int {
-	s.runFlights.mu.Lock()
-	defer s.runFlights.mu.Unlock()
-	n := 0
-	for _, f := range s.runFlights.m {
-		n += f.waiting
-	}
-	return n
+	return s.runFlights.g.WaitingAll()
 }

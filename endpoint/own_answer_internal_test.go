@@ -44,9 +44,7 @@ func TestFlightOfAnAnswerJSONCannotCarry(t *testing.T) {
 		}()
 	}
 	for {
-		g.mu.Lock()
-		n := g.m["k"].waiting
-		g.mu.Unlock()
+		n := g.waiting("k")
 		if n == len(results) {
 			break
 		}
@@ -93,9 +91,7 @@ func TestFlightWhoseAnswerPanicsToEncode(t *testing.T) {
 		joined <- res
 	}()
 	for {
-		g.mu.Lock()
-		n := g.m["k"].waiting
-		g.mu.Unlock()
+		n := g.waiting("k")
 		if n == 1 {
 			break
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -48,6 +50,52 @@ type RunRequest struct {
 	// authenticated with, "" for another credential; the run log records
 	// it, never the key. It is never read from a request body.
 	KeyID string `json:"-"`
+	// admitted is the run as Admit prepared it from this request (see
+	// admittedRun), nil when Admit did not.
+	admitted *admittedRun
+}
+
+// admittedRun is a run as Service.Admit prepared it (Ask.Run): its record
+// found, its version compiled, its values bound. Admit sets it on the
+// request it fills in, and the Run (or RunRows) given that request, for
+// the same project and endpoint and otherwise unchanged, takes it once
+// instead of finding, compiling and binding again: the admission's work
+// is the run's. A request changed since, or a second run of it, prepares
+// anew.
+type admittedRun struct {
+	project, name string
+	// given is the request as Admit filled it in, to tell whether the
+	// run's is still the same (sameRequest).
+	given  RunRequest
+	p      prepared
+	values map[string]any
+	used   atomic.Bool
+}
+
+// admittedFor returns the run Admit prepared from req for project and
+// name, once; nil when there is none, it was taken already, or req has
+// changed since.
+func (req *RunRequest) admittedFor(project, name string) *admittedRun {
+	a := req.admitted
+	if a == nil || a.project != project || a.name != name || !sameRequest(&a.given, req) || a.used.Swap(true) {
+		return nil
+	}
+	return a
+}
+
+// sameRequest tells whether b is a, the request Admit prepared: the same
+// maps and pointers (what the caller holds, not copies), and the same
+// values.
+func sameRequest(a, b *RunRequest) bool {
+	return samePointer(a.Variables, b.Variables) && samePointer(a.Fixed, b.Fixed) &&
+		len(a.Variables) == len(b.Variables) &&
+		a.Version == b.Version && a.Limit == b.Limit && a.Offset == b.Offset &&
+		a.Refresh == b.Refresh && a.Debug == b.Debug && a.Token == b.Token && a.KeyID == b.KeyID
+}
+
+// samePointer tells whether a and b are the same map (or both nil).
+func samePointer(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // RunResult is the answer of Run. It is its caller's own: nothing else
@@ -146,6 +194,17 @@ func (s *Service) Run(ctx context.Context, project, name string, req RunRequest)
 }
 
 func (s *Service) run(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (*RunResult, error) {
+	if a := req.admittedFor(project, name); a != nil {
+		// Admit found the record, compiled and bound: the run goes on
+		// from there.
+		p := a.p
+		rec.ep, rec.version = p.ep, p.opts.version
+		mode, err := refreshMode(p.ep, p.opts)
+		if err != nil {
+			return nil, err
+		}
+		return s.serveBound(ctx, p.ep, p.c, p.req, p.opts, p.now, rec, mode, a.values)
+	}
 	p, err := s.prepareRecorded(ctx, project, name, req, rec)
 	if err != nil {
 		return nil, err
@@ -157,6 +216,11 @@ func (s *Service) run(ctx context.Context, project, name string, req RunRequest,
 // clock, read as the run began), noting in rec what it found for the run
 // log. Run and RunRows share it.
 func (s *Service) prepareRecorded(ctx context.Context, project, name string, req RunRequest, rec *runRecord) (prepared, error) {
+	if a := req.admittedFor(project, name); a != nil {
+		// Admit prepared it (RunRows: its values are bound again).
+		rec.ep, rec.version = a.p.ep, a.p.opts.version
+		return a.p, nil
+	}
 	p, err := s.prepare(ctx, project, name, req, rec.at)
 	if p.ep != nil {
 		rec.ep, rec.version = p.ep, p.opts.version
@@ -544,8 +608,8 @@ func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Resu
 func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int) (*driver.Result, error) {
 	caller := ctx
 	if s.cfg.RunTimeout > 0 {
-		rc := s.deadlines.start(ctx)
-		defer s.deadlines.stop(rc)
+		rc := s.deadlines.Start(ctx)
+		defer s.deadlines.Stop(rc)
 		ctx = rc
 	}
 	res, err := s.query(ctx, st, s.bounds(max)) // stream.go: a streamed run's rows go to its writer

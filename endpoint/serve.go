@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/flight"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -64,6 +64,13 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 	if err != nil {
 		return nil, err
 	}
+	return s.serveBound(ctx, ep, c, req, opts, now, rec, mode, values)
+}
+
+// serveBound is serve once the refresh mode is known and the run's
+// values are bound (admit): by serve, or by Admit for the run it
+// admitted (admittedRun).
+func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time, rec *runRecord, mode string, values map[string]any) (*RunResult, error) {
 	var key string
 	if !opts.debug {
 		key = s.resultKey(ep, c, req.Variables, values, opts, now)
@@ -82,31 +89,34 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 			return s.answerOwned(ctx, ep, res, true, rows, now, rec), nil
 		}
 	}
-	computeAndStore := func() (*RunResult, error) {
+	// One closure a run, which the flight calls as it is.
+	computeAndStore := func() (flightAnswer, error) {
 		res, err := s.computeMeasured(ctx, ep, c, req, values, opts, now)
-		if err == nil && useCache {
+		if err != nil {
+			return flightAnswer{}, err
+		}
+		if useCache {
 			s.storeAnswer(ctx, cacheKey, ep, res)
 		}
-		return res, err
+		return flightAnswer{res, resultRows(res.Results)}, nil
 	}
 	var (
-		res    *RunResult
-		rows   int
+		a      flightAnswer
 		shared bool
+		err    error
 	)
 	if key == "" {
-		if res, err = computeAndStore(); err == nil {
-			rows = resultRows(res.Results)
-		}
+		a, err = computeAndStore()
 	} else {
 		if mode == RefreshDirect {
 			key = "direct:" + key
 		}
-		res, rows, shared, err = s.runFlights.do(ctx, key, computeAndStore)
+		a, shared, err = s.runFlights.doAnswer(ctx, key, computeAndStore)
 	}
 	if err != nil {
 		return nil, err
 	}
+	res, rows := a.res, a.rows
 	return s.answerOwned(ctx, ep, res, shared, rows, now, rec), nil
 }
 
@@ -482,27 +492,18 @@ func (s *Service) cachedAnswer(ctx context.Context, key string, ep *driver.Endpo
 }
 
 // flightGroup runs each computation once for all the runs that ask for it
-// at the same time.
+// at the same time (internal/flight): the runs that join a computation
+// under way get each a copy of its answer, its results as JSON (see
+// sharedAnswer).
 type flightGroup struct {
-	mu sync.Mutex
-	m  map[string]*flight
+	g flight.Group[flightAnswer, *sharedAnswer]
 }
 
-type flight struct {
-	// done is closed when the computation ends. It is made by the first
-	// caller that waits for the flight, under the group's lock: a run
-	// that no other run joins (most of them) makes no channel.
-	done chan struct{}
-	// waiting counts the runs that joined the flight (tests wait on it).
-	waiting int
-	res     *RunResult
-	err     error
-	// shared is res as the runs that joined the flight copy it, made by
-	// the computing run before done is closed and never written after:
-	// res itself is the computing run's, whose caller may write to it as
-	// soon as it has it. nil when no run joined, or when its results are
-	// not something JSON can carry (see shareAnswer).
-	shared *sharedAnswer
+// flightAnswer is an answer of a flight and the number of rows or series
+// it holds.
+type flightAnswer struct {
+	res  *RunResult
+	rows int
 }
 
 // sharedAnswer is a flight's answer as the runs that joined it copy it:
@@ -514,20 +515,20 @@ type sharedAnswer struct {
 	rows int
 }
 
-// shareAnswer returns res as the runs that joined its flight copy it, nil
+// shareAnswer returns a as the runs that joined its flight copy it, false
 // when its results are not something JSON can carry (NaN, ±Inf).
-func shareAnswer(res *RunResult) *sharedAnswer {
-	results, ok := encodeResults(res.Results, res.kinds)
+func shareAnswer(a flightAnswer) (*sharedAnswer, bool) {
+	results, ok := encodeResults(a.res.Results, a.res.kinds)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	return &sharedAnswer{res: ownedCopy(res, results), rows: resultRows(res.Results)}
+	return &sharedAnswer{res: ownedCopy(a.res, results), rows: a.rows}, true
 }
 
-// copyFor returns a copy of the shared answer for one of the runs that
+// Copy returns a copy of the shared answer for one of the runs that
 // joined its flight.
-func (a *sharedAnswer) copyFor() *RunResult {
-	return ownedCopy(a.res, append(json.RawMessage(nil), a.res.Results.(json.RawMessage)...))
+func (a *sharedAnswer) Copy() flightAnswer {
+	return flightAnswer{ownedCopy(a.res, append(json.RawMessage(nil), a.res.Results.(json.RawMessage)...)), a.rows}
 }
 
 // do returns fn's answer for key, and the number of rows or series it
@@ -542,73 +543,40 @@ func (a *sharedAnswer) copyFor() *RunResult {
 // waiting caller whose context is alive computes again rather than
 // inherit the cancellation.
 func (g *flightGroup) do(ctx context.Context, key string, fn func() (*RunResult, error)) (res *RunResult, rows int, shared bool, err error) {
-	for {
-		g.mu.Lock()
-		if f, ok := g.m[key]; ok {
-			if f.done == nil {
-				f.done = make(chan struct{})
-			}
-			f.waiting++
-			done := f.done
-			g.mu.Unlock()
-			select {
-			case <-done:
-			case <-ctx.Done():
-				return nil, 0, false, contextError(ctx.Err())
-			}
-			switch {
-			case f.err != nil && errors.Is(f.err, context.Canceled) && ctx.Err() == nil:
-				continue
-			case f.err != nil:
-				return nil, 0, false, f.err
-			case f.shared == nil:
-				if res, err = fn(); err != nil {
-					return nil, 0, false, err
-				}
-				return res, resultRows(res.Results), false, nil
-			}
-			return f.shared.copyFor(), f.shared.rows, true, nil
+	a, shared, err := g.doAnswer(ctx, key, func() (flightAnswer, error) {
+		res, err := fn()
+		if err != nil {
+			return flightAnswer{}, err
 		}
-		if g.m == nil {
-			g.m = make(map[string]*flight)
-		}
-		f := &flight{}
-		g.m[key] = f
-		g.mu.Unlock()
-		func() {
-			defer func() {
-				p := recover()
-				if p != nil {
-					f.err = fmt.Errorf("endpoint: run panicked: %v", p)
-				}
-				// Every caller that joined the flight found it in the
-				// map, and made done if none had: once the flight is
-				// out of the map, done is as it stays.
-				g.mu.Lock()
-				delete(g.m, key)
-				done := f.done
-				g.mu.Unlock()
-				if done != nil {
-					// Closed even if encoding the answer panics (a value's
-					// MarshalJSON): the runs that joined then compute
-					// their own, and the panic goes on in this run.
-					defer close(done)
-					if p == nil && f.err == nil {
-						f.shared = shareAnswer(f.res)
-					}
-				}
-				if p != nil {
-					panic(p)
-				}
-			}()
-			f.res, f.err = fn()
-		}()
-		if f.err != nil {
-			return nil, 0, false, f.err
-		}
-		return f.res, resultRows(f.res.Results), false, nil
-	}
+		return flightAnswer{res, resultRows(res.Results)}, nil
+	})
+	return a.res, a.rows, shared, err
 }
+
+// doAnswer is do with fn's answer counted by fn.
+func (g *flightGroup) doAnswer(ctx context.Context, key string, fn func() (flightAnswer, error)) (flightAnswer, bool, error) {
+	a, shared, err := g.g.Do(ctx, key, fn, shareAnswer)
+	if err != nil {
+		return flightAnswer{}, false, flightError(ctx, err)
+	}
+	return a, shared, nil
+}
+
+// flightError words the error of a flight as a run's: a caller whose
+// context ended while it waited, a computation that panicked.
+func flightError(ctx context.Context, err error) error {
+	var pe *flight.PanicError
+	switch {
+	case errors.Is(err, flight.ErrAbandoned):
+		return contextError(ctx.Err())
+	case errors.As(err, &pe):
+		return fmt.Errorf("endpoint: run panicked: %v", pe.Value)
+	}
+	return err
+}
+
+// waiting returns how many runs wait for the flight of key.
+func (g *flightGroup) waiting(key string) int { return g.g.Waiting(key) }
 
 // contextError words the end of a run's context as an execution would.
 func contextError(err error) error {

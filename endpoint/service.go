@@ -16,6 +16,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/deadline"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -263,7 +264,7 @@ type Service struct {
 	// logs writes the run log and last_executed_at off the run path.
 	logs *logWriter
 	// deadlines gives runs their time limit (RunTimeout), one timer for all.
-	deadlines *runDeadlines
+	deadlines *deadline.Timer
 	// readFailures holds, by endpoint id, the latest read of a stored
 	// table the database refused (readFailure), for its status.
 	readFailures    sync.Map
@@ -323,7 +324,7 @@ func New(cfg Config) (*Service, error) {
 	s.tokens = sync.OnceValue(func() *limit.Limiter { return limit.Tokens(nil) })
 	s.attachOptional(cfg)
 	s.logs = newLogWriter(s, cfg.RunLogBuffer, cfg.RunLogInterval)
-	s.deadlines = &runDeadlines{timeout: cfg.RunTimeout}
+	s.deadlines = deadline.New(cfg.RunTimeout, 0)
 	return s, nil
 }
 

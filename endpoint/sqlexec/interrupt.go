@@ -41,7 +41,7 @@ func WithInterrupt(interrupt InterruptFunc) Option {
 
 // holdsConn tells whether a plain run holds a connection of its own: for
 // the limits, or for the interrupt.
-func (e *Executor) holdsConn() bool { return e.hasLimits() || e.interrupt != nil }
+func (e *Executor) holdsConn() bool { return e.limitsHeld() || e.interrupt != nil }
 
 // interruptEvery is how often the Executor looks for runs whose context
 // ended and interrupts their connections: a run is interrupted within this

@@ -133,6 +133,9 @@ type keptConn struct {
 	// interrupt stops the connection's statement (WithInterrupt), found
 	// on its first run.
 	interrupt func()
+	// limited is the length limit set on the connection
+	// (WithSQLiteConnLimits), 0 before its first run.
+	limited int
 }
 
 func newKeptConn(c sqldriver.Conn, max int) *keptConn {
@@ -319,6 +322,9 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		kc, ok := dc.(*keptConn)
 		if !ok {
 			return fmt.Errorf("sqlexec: query: the run pool's connection is a %T, not one that keeps statements", dc)
+		}
+		if err := e.keptLimits(kc); err != nil {
+			return err
 		}
 		slot, err := e.watchDriverConn(ctx, kc)
 		if err != nil {

@@ -66,24 +66,92 @@ func WithSQLiteLimits(limit LimitFunc, l SQLiteLimits) Option {
 		if l.Length < 0 {
 			// Nothing to set: runs take the plain path, on no connection
 			// held for them.
-			o.limit, o.limits = nil, SQLiteLimits{}
+			o.limit, o.connLimit, o.limits = nil, nil, SQLiteLimits{}
 			return
 		}
-		o.limit, o.limits = limit, l
+		o.limit, o.connLimit, o.limits = limit, nil, l
+	}
+}
+
+// ConnLimitFunc is a LimitFunc on the driver's own connection, as
+// sql.Conn.Raw gives it: sqliteinterrupt.Limit for modernc.org/sqlite.
+type ConnLimitFunc func(driverConn any, id, newVal int) (int, error)
+
+// WithSQLiteConnLimits is WithSQLiteLimits through the driver's own
+// connections (sqliteinterrupt.Limit for modernc.org/sqlite):
+//
+//	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(runs),
+//		sqlexec.WithSQLiteConnLimits(sqliteinterrupt.Limit, sqlexec.SQLiteLimits{}))
+//
+// The limits are set once on each connection of a run pool opened with
+// KeepStatements, the first time a run takes it, and kept with it for
+// its life: runs on such a pool keep their statements and hold no
+// connection of their own for the limits, so the length limit costs a
+// run nothing. A pool that does not keep statements has them set on the
+// connection each run or Exec holds, as WithSQLiteLimits does. Given
+// after WithSQLiteLimits, it replaces it, and the other way round.
+func WithSQLiteConnLimits(limit ConnLimitFunc, l SQLiteLimits) Option {
+	return func(o *options) {
+		if l.Length == 0 {
+			l.Length = DefaultSQLiteLength
+		}
+		if l.Length < 0 {
+			o.limit, o.connLimit, o.limits = nil, nil, SQLiteLimits{}
+			return
+		}
+		o.limit, o.connLimit, o.limits = nil, limit, l
 	}
 }
 
 // hasLimits tells whether the Executor sets limits on its connections.
-func (e *Executor) hasLimits() bool { return e.limit != nil }
+func (e *Executor) hasLimits() bool { return e.limit != nil || e.connLimit != nil }
+
+// limitsHeld tells whether a plain run must hold a connection of its own
+// for the limits: with a LimitFunc, which only a *sql.Conn reaches, or
+// with a ConnLimitFunc on a run pool that does not keep statements (a
+// kept connection has them set once, see keptLimits).
+func (e *Executor) limitsHeld() bool { return e.limit != nil || e.connLimit != nil && !e.kept }
 
 // applyLimits sets the Executor's limits on c.
 func (e *Executor) applyLimits(c *sql.Conn) error {
-	if e.limit == nil || e.limits.Length < 0 {
+	if !e.hasLimits() || e.limits.Length < 0 {
 		return nil
+	}
+	if e.connLimit != nil {
+		return c.Raw(func(dc any) error {
+			if kc, ok := dc.(*keptConn); ok {
+				return e.keptLimits(kc)
+			}
+			return e.setConnLimits(dc)
+		})
 	}
 	if _, err := e.limit(c, sqliteLimitLength, e.limits.Length); err != nil {
 		return fmt.Errorf("sqlexec: SQLite length limit: %w", err)
 	}
+	return nil
+}
+
+// setConnLimits sets the Executor's limits on dc, a driver's connection,
+// with its ConnLimitFunc.
+func (e *Executor) setConnLimits(dc any) error {
+	if _, err := e.connLimit(dc, sqliteLimitLength, e.limits.Length); err != nil {
+		return fmt.Errorf("sqlexec: SQLite length limit: %w", err)
+	}
+	return nil
+}
+
+// keptLimits sets the Executor's limits on kc, a kept connection held for
+// a run, once for its life (WithSQLiteConnLimits); nothing without a
+// ConnLimitFunc. kc is held (database/sql gives it to one user at a time),
+// so its mark needs no lock.
+func (e *Executor) keptLimits(kc *keptConn) error {
+	if e.connLimit == nil || kc.limited == e.limits.Length {
+		return nil
+	}
+	if err := e.setConnLimits(kc.Conn); err != nil {
+		return err
+	}
+	kc.limited = e.limits.Length
 	return nil
 }
 

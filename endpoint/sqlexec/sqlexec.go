@@ -64,6 +64,9 @@ type Executor struct {
 	// (WithSQLiteLimits); nil when none are set.
 	limit  LimitFunc
 	limits SQLiteLimits
+	// connLimit sets them through the driver's connections
+	// (WithSQLiteConnLimits), once on each kept connection.
+	connLimit ConnLimitFunc
 	// sqlite is whether engine is SQLite, whose declared types typeName
 	// renames.
 	sqlite bool
@@ -93,6 +96,7 @@ type options struct {
 	statements int
 	readOnly   *sql.DB
 	limit      LimitFunc
+	connLimit  ConnLimitFunc
 	limits     SQLiteLimits
 	interrupt  InterruptFunc
 }
@@ -132,7 +136,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, limits: o.limits, sqlite: eng.Name() == "sqlite", interrupt: o.interrupt}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, connLimit: o.connLimit, limits: o.limits, sqlite: eng.Name() == "sqlite", interrupt: o.interrupt}
 	if o.readOnly != nil {
 		e.runs, e.readOnly = o.readOnly, true
 	}
@@ -247,7 +251,7 @@ func (e *Executor) query(ctx context.Context, query string, args []any, b driver
 	body := len(ge.g.Prefix)
 	query = ge.g.Prefix + query
 	args = e.driverArgs(args)
-	if e.kept && ge.plain && !e.hasLimits() {
+	if e.kept && ge.plain && !e.limitsHeld() {
 		if err := e.texts.check(e.lex, query, body); err != nil {
 			return nil, err
 		}

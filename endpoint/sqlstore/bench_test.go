@@ -99,7 +99,7 @@ func runLogBenchEntry(at time.Time, i int) driver.RunLogEntry {
 
 // BenchmarkRunLogAppendBatch measures the background write of the run log
 // (endpoint's logWriter), on a SQLite file in WAL as examples/server opens
-// it: batches of 64, 256 and 1,024 entries (endpoint's maxLogBatch) across
+// it: batches of 64, 256 and 1,024 entries (internal/runlog's MaxBatch) across
 // four endpoints, in the steady state where every endpoint's log is full
 // (MaxPerEndpoint 1000, the default) and batches prune. ns/entry (wall
 // clock) and cpu-ns/entry (the process's CPU time, which matters on a busy

@@ -11,14 +11,13 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	_ "github.com/go-sql-driver/mysql" // the "mysql" driver
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
-	"modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
-	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
@@ -101,9 +100,7 @@ func openBackend(cfg config) (*backend, error) {
 			dbs.close()
 			return nil, err
 		}
-		x := sqlexec.New(dbs.data, engine.SQLite, sqlexec.WithReadOnly(dbs.runs),
-			sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{Length: cfg.sqliteLength}),
-			sqlexec.WithInterrupt(sqliteinterrupt.For))
+		x := setup.Executor(dbs.data, dbs.runs, cfg.sqliteLength)
 		return &backend{engine: engine.SQLite, exec: x, store: store, close: func() { x.Close(); dbs.close() }}, nil
 	}
 	open, ok := openers[cfg.driver]

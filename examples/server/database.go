@@ -4,16 +4,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
-
-	"github.com/endpointkit/endpointkit/sql/access"
+	"github.com/endpointkit/endpointkit/examples/server/setup"
 )
 
 // demoSeed fixes the demo events, so that the printed session's answers are
@@ -30,7 +25,8 @@ const demoSeed = 1
 // The data file is opened twice: data, read-write, loads the demo and
 // builds materialized tables; runs, opened with query_only, is where
 // endpoint queries run (sqlexec.WithReadOnly), so that no run can write,
-// at no cost per run.
+// at no cost per run, on connections that keep their statements
+// (setup.OpenRuns).
 type databases struct {
 	data, runs, store *sql.DB
 	// dataPath and storePath are the files, for the banner.
@@ -101,54 +97,15 @@ func storeBeside(dataPath string) string {
 }
 
 // openFile opens the SQLite file at path for concurrent use; readOnly
-// makes every connection refuse writes (query_only), which needs the file
-// to exist: it is opened read-write first.
+// opens the pool runs read on (setup.OpenRuns): its connections refuse
+// writes and keep their statements, which needs the file to exist: it is
+// opened read-write first.
 func openFile(path string, readOnly bool) (*sql.DB, error) {
-	// WAL lets runs read while a write commits; the busy timeout makes a
-	// writer wait for another instead of failing; immediate transactions
-	// take the write lock up front, so two read-then-write transactions
-	// cannot deadlock.
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	if readOnly {
-		dsn += "&_pragma=query_only(1)"
+		return setup.OpenRuns(path)
 	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	setPool(db)
-	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return db, nil
+	return setup.OpenFile(path)
 }
 
-// setPool sizes the pool of an SQLite file. database/sql keeps 2 idle
-// connections by default, so under more concurrent runs than that it
-// closes a connection after each run and opens one for the next: an open
-// file, its WAL index mapped and the pragmas run again, which cost a run
-// on SQLite several times its query. Every pool keeps idleConns idle
-// connections, each for a minute at most, so that a burst's connections
-// (and their page caches) go once it is over. No pool bounds how many it
-// opens: a cap would make cheap runs wait behind long ones for a
-// connection rather than share the processors with them.
-func setPool(db *sql.DB) {
-	db.SetMaxIdleConns(idleConns())
-	db.SetConnMaxIdleTime(time.Minute)
-}
-
-// idleConns is how many idle connections a pool keeps: 4 a processor the
-// Go runtime uses, and at least 16.
-func idleConns() int { return max(4*runtime.GOMAXPROCS(0), 16) }
-
-// policy lets endpoints read the events table only, each project its own
-// rows (the tenant column project_id).
-var policy = func() access.Policy {
-	p, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		panic(err) // a fixed, valid rule set
-	}
-	return p
-}()
+// idleConns is how many idle connections a pool keeps (setup.IdleConns).
+func idleConns() int { return setup.IdleConns() }

@@ -25,7 +25,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
-	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/examples/server/setup"
 )
 
 // shutdownTimeout bounds how long in-flight requests may take to finish once
@@ -250,23 +250,18 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 	if err != nil {
 		return nil, err
 	}
-	svcCfg := endpoint.Config{
-		Endpoints:            store.Endpoints(),
-		Variables:            store.Variables(),
-		Executor:             b.exec,
-		Access:               policy,
+	opts := setup.Options{
 		RunTimeout:           cfg.runTimeout,
 		RefreshTimeout:       cfg.refreshTimeout,
 		MaxRefreshes:         cfg.maxRefreshes,
 		MaxMaterializedBytes: cfg.maxMaterializedBytes,
-		// The run log is kept in the store, so it survives restarts.
-		RunLog:           store.RunLog(sqlstore.RunLogOptions{}),
-		Observer:         endpoint.MultiObserver(endpoint.SlogObserver{Logger: logger}, counters),
-		ScheduleInterval: scheduleInterval,
+		Observer:             endpoint.MultiObserver(endpoint.SlogObserver{Logger: logger}, counters),
+		ScheduleInterval:     scheduleInterval,
 	}
 	if cfg.cacheBytes > 0 {
-		svcCfg.ResultCache = memstore.NewResultCache(cfg.cacheBytes)
+		opts.ResultCache = memstore.NewResultCache(cfg.cacheBytes)
 	}
+	svcCfg := setup.ServiceConfig(store, b.exec, opts)
 	svc, err := endpoint.New(svcCfg)
 	if err != nil {
 		return nil, err

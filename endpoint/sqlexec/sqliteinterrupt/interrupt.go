@@ -65,27 +65,10 @@ var known sync.Map // reflect.Type -> [2]int
 // safe to call from any goroutine, and is a no-op on a closed connection
 // or one that runs nothing (SQLite then ignores it).
 func For(driverConn any) (interrupt func(), err error) {
-	v := reflect.ValueOf(driverConn)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%w: %T", ErrNotModernc, driverConn)
+	c, lock, idx, err := connOf(driverConn)
+	if err != nil {
+		return nil, err
 	}
-	t := v.Elem().Type()
-	lock, ok := driverConn.(locker)
-	if !ok || t.PkgPath() != "modernc.org/sqlite" || t.Name() != "conn" {
-		return nil, fmt.Errorf("%w: %T", ErrNotModernc, driverConn)
-	}
-	var idx [2]int
-	if f, ok := known.Load(t); ok {
-		idx = f.([2]int)
-	} else {
-		db, tls, ok := fieldsOf(t)
-		if !ok {
-			return nil, fmt.Errorf("%w: %T has no db handle and tls this package knows", ErrNotModernc, driverConn)
-		}
-		idx = [2]int{db, tls}
-		known.Store(t, idx)
-	}
-	c := v.Elem()
 	return func() {
 		lock.Lock()
 		defer lock.Unlock()
@@ -97,4 +80,53 @@ func For(driverConn any) (interrupt func(), err error) {
 		sqlite3.Xsqlite3_interrupt(tls, db)
 		tls.Close()
 	}, nil
+}
+
+// connOf returns the value of driverConn, a connection of modernc.org/sqlite
+// (as sql.Conn.Raw gives it), its lock and the indexes of its db handle
+// and TLS fields.
+func connOf(driverConn any) (c reflect.Value, lock locker, idx [2]int, err error) {
+	v := reflect.ValueOf(driverConn)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return c, nil, idx, fmt.Errorf("%w: %T", ErrNotModernc, driverConn)
+	}
+	t := v.Elem().Type()
+	lock, ok := driverConn.(locker)
+	if !ok || t.PkgPath() != "modernc.org/sqlite" || t.Name() != "conn" {
+		return c, nil, idx, fmt.Errorf("%w: %T", ErrNotModernc, driverConn)
+	}
+	if f, ok := known.Load(t); ok {
+		return v.Elem(), lock, f.([2]int), nil
+	}
+	db, tls, ok := fieldsOf(t)
+	if !ok {
+		return c, nil, idx, fmt.Errorf("%w: %T has no db handle and tls this package knows", ErrNotModernc, driverConn)
+	}
+	idx = [2]int{db, tls}
+	known.Store(t, idx)
+	return v.Elem(), lock, idx, nil
+}
+
+// Limit sets limit id (sqlite3_limit: 0 is SQLITE_LIMIT_LENGTH) of
+// driverConn, a connection of modernc.org/sqlite's driver (as sql.Conn.Raw
+// gives it), to newVal and returns its previous value: modernc.org/sqlite's
+// own Limit on the driver's connection rather than on a *sql.Conn, for
+// sqlexec.WithSQLiteConnLimits, which sets the limit once on each
+// connection, under its lock, so that a run need not hold a connection of
+// its own to have it. It lives here because it reads the same handle as
+// For, with the same check (ErrNotModernc).
+func Limit(driverConn any, id, newVal int) (int, error) {
+	c, lock, idx, err := connOf(driverConn)
+	if err != nil {
+		return 0, err
+	}
+	lock.Lock()
+	defer lock.Unlock()
+	db := uintptr(c.Field(idx[0]).Uint())
+	if db == 0 || c.Field(idx[1]).IsNil() {
+		return 0, fmt.Errorf("sqliteinterrupt: setting limit %d: the connection is closed", id)
+	}
+	tls := libc.NewTLS()
+	defer tls.Close()
+	return int(sqlite3.Xsqlite3_limit(tls, db, int32(id), int32(newVal))), nil
 }

@@ -1,4 +1,4 @@
-package endpoint
+package deadline
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // context.DeadlineExceeded as its error and its cause, to the contexts
 // derived from it too.
 func TestRunDeadlineEndsTheRun(t *testing.T) {
-	d := &runDeadlines{timeout: 30 * time.Millisecond}
+	d := &shard{timeout: 30 * time.Millisecond}
 	before := time.Now()
 	c := d.start(context.Background())
 	defer d.stop(c)
@@ -46,7 +46,7 @@ func TestRunDeadlineEndsTheRun(t *testing.T) {
 // caller's earlier deadline is the one reported, and a caller's
 // cancellation is context.Canceled, not the limit's.
 func TestRunDeadlineStopAndParent(t *testing.T) {
-	d := &runDeadlines{timeout: time.Hour}
+	d := &shard{timeout: time.Hour}
 	c := d.start(context.Background())
 	d.stop(c)
 	d.stop(c) // twice is harmless
@@ -76,7 +76,7 @@ func TestRunDeadlineStopAndParent(t *testing.T) {
 // are never cancelled by the limit and those that outlive it all are,
 // however their starts and stops interleave with the timer.
 func TestRunDeadlinesMany(t *testing.T) {
-	d := &runDeadlines{timeout: 20 * time.Millisecond}
+	d := &shard{timeout: 20 * time.Millisecond}
 	var wg sync.WaitGroup
 	errs := make(chan error, 400)
 	for i := range 400 {
@@ -132,7 +132,7 @@ func TestRunWatchesItsCaller(t *testing.T) {
 		}
 	}
 	t.Run("cancelled before the watch", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour, watchEvery: 5 * time.Millisecond}
+		d := &shard{timeout: time.Hour, watchEvery: 5 * time.Millisecond}
 		parent, cancel := context.WithCancelCause(context.Background())
 		c := d.start(parent)
 		defer d.stop(c)
@@ -144,7 +144,7 @@ func TestRunWatchesItsCaller(t *testing.T) {
 		}
 	})
 	t.Run("Err sees the caller at once", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Hour}
+		d := &shard{timeout: time.Hour, watchEvery: time.Hour}
 		parent, cancel := context.WithCancel(context.Background())
 		c := d.start(parent)
 		defer d.stop(c)
@@ -159,7 +159,7 @@ func TestRunWatchesItsCaller(t *testing.T) {
 		}
 	})
 	t.Run("cancelled after the watch", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+		d := &shard{timeout: time.Hour, watchEvery: time.Millisecond}
 		parent, cancel := context.WithCancel(context.Background())
 		c := d.start(parent)
 		defer d.stop(c)
@@ -172,7 +172,7 @@ func TestRunWatchesItsCaller(t *testing.T) {
 		waitDone(t, c)
 	})
 	t.Run("cancelled before the start", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Hour}
+		d := &shard{timeout: time.Hour, watchEvery: time.Hour}
 		parent, cancel := context.WithCancel(context.Background())
 		cancel()
 		c := d.start(parent)
@@ -184,7 +184,7 @@ func TestRunWatchesItsCaller(t *testing.T) {
 		}
 	})
 	t.Run("a short run is never registered", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour, watchEvery: time.Hour}
+		d := &shard{timeout: time.Hour, watchEvery: time.Hour}
 		parent, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := d.start(parent)
@@ -199,7 +199,7 @@ func TestRunWatchesItsCaller(t *testing.T) {
 		}
 	})
 	t.Run("many", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour, watchEvery: 2 * time.Millisecond}
+		d := &shard{timeout: time.Hour, watchEvery: 2 * time.Millisecond}
 		var wg sync.WaitGroup
 		errs := make(chan error, 300)
 		for i := range 300 {
@@ -238,15 +238,15 @@ func TestRunWatchesItsCaller(t *testing.T) {
 	})
 }
 
-// BenchmarkRunDeadline compares a run's time limit by runDeadlines with
+// BenchmarkRunDeadline compares a run's time limit by shard with
 // context.WithTimeout, under a cancelable caller's context as net/http
 // gives a handler.
 func BenchmarkRunDeadline(b *testing.B) {
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b.Run("runDeadlines", func(b *testing.B) {
+	b.Run("shard", func(b *testing.B) {
 		b.ReportAllocs()
-		d := &runDeadlines{timeout: 30 * time.Second}
+		d := &shard{timeout: 30 * time.Second}
 		for b.Loop() {
 			c := d.start(parent)
 			_ = c.Done()
@@ -271,7 +271,7 @@ func BenchmarkRunDeadline(b *testing.B) {
 // and one whose caller was cancelled stays context.Canceled past its limit.
 func TestRunErrIsStable(t *testing.T) {
 	t.Run("stopped, then the caller's deadline", func(t *testing.T) {
-		d := &runDeadlines{timeout: time.Hour}
+		d := &shard{timeout: time.Hour}
 		parent, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		c := d.start(parent)
@@ -283,7 +283,7 @@ func TestRunErrIsStable(t *testing.T) {
 		}
 	})
 	t.Run("past its limit, then the caller cancels", func(t *testing.T) {
-		d := &runDeadlines{timeout: 5 * time.Millisecond}
+		d := &shard{timeout: 5 * time.Millisecond}
 		parent, cancel := context.WithCancel(context.Background())
 		c := d.start(parent)
 		defer d.stop(c)
@@ -295,7 +295,7 @@ func TestRunErrIsStable(t *testing.T) {
 		}
 	})
 	t.Run("the caller cancels, then the limit passes", func(t *testing.T) {
-		d := &runDeadlines{timeout: 5 * time.Millisecond, watchEvery: time.Hour}
+		d := &shard{timeout: 5 * time.Millisecond, watchEvery: time.Hour}
 		parent, cancel := context.WithCancelCause(context.Background())
 		c := d.start(parent)
 		defer d.stop(c)
@@ -313,7 +313,7 @@ func TestRunErrIsStable(t *testing.T) {
 // (its deadline is the run's, or the caller's earlier one).
 func TestRunContextValues(t *testing.T) {
 	type key struct{}
-	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+	d := &shard{timeout: time.Hour, watchEvery: time.Millisecond}
 	soon := time.Now().Add(time.Minute)
 	parent, cancel := context.WithDeadline(context.WithValue(context.Background(), key{}, "v"), soon)
 	defer cancel()
@@ -342,7 +342,7 @@ func TestRunContextValues(t *testing.T) {
 // while another goroutine reads Err: each run's Err, once not nil, never
 // changes, and agrees with its Cause where the run itself gave the cause.
 func TestRunErrStableUnderLoad(t *testing.T) {
-	d := &runDeadlines{timeout: 3 * time.Millisecond, watchEvery: time.Millisecond}
+	d := &shard{timeout: 3 * time.Millisecond, watchEvery: time.Millisecond}
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 200 {
@@ -403,14 +403,14 @@ func (opaqueContext) Value(any) any { return nil }
 // TestRunWatchLeavesNoGoroutine: the goroutines that watching a caller's
 // context of a type of its own takes end when the runs stop.
 func TestRunWatchLeavesNoGoroutine(t *testing.T) {
-	d := &runDeadlines{timeout: time.Hour, watchEvery: time.Millisecond}
+	d := &shard{timeout: time.Hour, watchEvery: time.Millisecond}
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The goroutines counted are those watching an opaque parent
 	// (context's propagateCancel), not the process's: other tests'
 	// goroutines come and go meanwhile.
 	before := watchers()
-	var runs []*runContext
+	var runs []*Context
 	for range 100 {
 		runs = append(runs, d.start(opaqueContext{parent}))
 	}

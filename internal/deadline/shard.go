@@ -1,4 +1,4 @@
-package endpoint
+package deadline
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// runDeadlines gives runs their time limit (Config.RunTimeout) with one
-// timer for all the runs of a Service, rather than the timer a run that
+// shard is one shard of a Timer: it gives runs their time limit with one
+// timer for all the runs it holds, rather than the timer a run that
 // context.WithTimeout makes: an allocation, and an insertion into and a
 // removal from the runtime's timer heap under its lock, which every run of
 // a cheap query pays although its query ends long before the limit.
@@ -26,14 +26,14 @@ import (
 // that goes away ends its run within watchEvery of the run's start, or at
 // once after that; the run's Err reports the caller's error at once in any
 // case. A run that ends within watchEvery (most) is never registered.
-type runDeadlines struct {
+type shard struct {
 	timeout time.Duration
 	// watchEvery is how long a run may go without being watched for its
 	// caller's cancellation; zero is defaultWatchEvery.
 	watchEvery time.Duration
 
 	mu         sync.Mutex
-	head, tail *runContext
+	head, tail *Context
 	timer      *time.Timer // nil until the first run
 	// armed tells whether the timer is set; it is set for a deadline no
 	// later than that of the oldest run in the list, and stays set when
@@ -43,22 +43,22 @@ type runDeadlines struct {
 	// unwatched is the oldest listed run not yet registered with its
 	// caller's context (every later one is not either); watcher is the
 	// timer that registers them, watching whether it is set.
-	unwatched *runContext
+	unwatched *Context
 	watcher   *time.Timer
 	watching  bool
 }
 
-// defaultWatchEvery is runDeadlines.watchEvery's default: a run whose
+// defaultWatchEvery is shard.watchEvery's default: a run whose
 // caller goes away is cancelled at most 10 ms after that (or after its
 // start, if later).
 const defaultWatchEvery = 10 * time.Millisecond
 
-// runContext is the context of a run under its time limit: a cancelable
+// Context is the context of a run under its time limit: a cancelable
 // context with the caller's values that reports the earlier of the limit
 // and the caller's deadline as its deadline, the caller's error once the
 // caller's context is done, and context.DeadlineExceeded as its error (and
 // cause) once the limit ended it.
-type runContext struct {
+type Context struct {
 	// Context is context.WithCancelCause of values (the caller's context
 	// without its cancellation): the run's own Done, which the limit,
 	// stop or the watch close, and the parent of contexts derived from
@@ -69,12 +69,14 @@ type runContext struct {
 	cancel   context.CancelCauseFunc
 	deadline time.Time
 
-	// prev and next link the runs of a runDeadlines; linked tells whether
+	// prev and next link the runs of a shard; linked tells whether
 	// the run is in its list; unwatch ends the registration with the
-	// caller's context, once made. Guarded by the runDeadlines' mu.
-	prev, next *runContext
+	// caller's context, once made. Guarded by the shard' mu.
+	prev, next *Context
 	linked     bool
 	unwatch    func() bool
+	// shard is the shard that holds the run.
+	shard *shard
 }
 
 // valuesOf is a context's values without its deadline and cancellation,
@@ -88,7 +90,7 @@ func (valuesOf) Err() error                  { return nil }
 
 // Deadline implements context.Context: the run's deadline, or the
 // caller's when that is earlier.
-func (c *runContext) Deadline() (time.Time, bool) {
+func (c *Context) Deadline() (time.Time, bool) {
 	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
 		return d, true
 	}
@@ -101,7 +103,7 @@ func (c *runContext) Deadline() (time.Time, bool) {
 // run, if the watch has not yet), context.Canceled once the run stopped.
 // What ended the run first decides, by the cause it gave the run's own
 // context (set once), so that Err, once not nil, stays the same.
-func (c *runContext) Err() error {
+func (c *Context) Err() error {
 	if c.Context.Err() == nil {
 		if c.parent.Err() == nil {
 			return nil
@@ -120,8 +122,8 @@ func (c *runContext) Err() error {
 
 // start returns the context of a run that begins now under parent; the
 // caller must call stop with it when the run ends.
-func (d *runDeadlines) start(parent context.Context) *runContext {
-	c := &runContext{parent: parent, values: valuesOf{parent}, deadline: time.Now().Add(d.timeout)}
+func (d *shard) start(parent context.Context) *Context {
+	c := &Context{parent: parent, values: valuesOf{parent}, deadline: time.Now().Add(d.timeout), shard: d}
 	c.Context, c.cancel = context.WithCancelCause(&c.values)
 	if err := parent.Err(); err != nil {
 		c.cancel(context.Cause(parent))
@@ -160,7 +162,7 @@ func setTimer(t **time.Timer, after time.Duration, f func()) {
 }
 
 // every is how long a run may go unwatched (watchEvery, or its default).
-func (d *runDeadlines) every() time.Duration {
+func (d *shard) every() time.Duration {
 	if d.watchEvery > 0 {
 		return d.watchEvery
 	}
@@ -169,21 +171,38 @@ func (d *runDeadlines) every() time.Duration {
 
 // watch is the watcher's function: it registers every listed run not yet
 // watched with its caller's context, so that the caller's cancellation
-// ends it at once from then on.
-func (d *runDeadlines) watch() {
+// ends it at once from then on. The registrations (context.AfterFunc,
+// which takes the caller's context's own lock) are made outside the
+// shard's lock, so that the runs starting and stopping meanwhile do not
+// wait for them; a run that stopped before its registration was stored
+// ends it at once.
+func (d *shard) watch() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	var todo []*Context
 	for c := d.unwatched; c != nil; c = c.next {
-		// A caller's context that is never done (context.Background's)
-		// registers nothing.
-		c.unwatch = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+		todo = append(todo, c)
 	}
 	d.unwatched, d.watching = nil, false
+	d.mu.Unlock()
+	for _, c := range todo {
+		// A caller's context that is never done (context.Background's)
+		// registers nothing.
+		unwatch := context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+		d.mu.Lock()
+		if c.linked {
+			c.unwatch = unwatch
+			unwatch = nil
+		}
+		d.mu.Unlock()
+		if unwatch != nil {
+			unwatch() // stopped meanwhile
+		}
+	}
 }
 
 // stop ends c: it leaves the list, and its context is cancelled (as
 // context.WithTimeout's cancel function cancels it).
-func (d *runDeadlines) stop(c *runContext) {
+func (d *shard) stop(c *Context) {
 	d.mu.Lock()
 	d.unlink(c)
 	unwatch := c.unwatch
@@ -195,7 +214,7 @@ func (d *runDeadlines) stop(c *runContext) {
 }
 
 // unlink removes c from the list, if it is in it. d.mu is held.
-func (d *runDeadlines) unlink(c *runContext) {
+func (d *shard) unlink(c *Context) {
 	if !c.linked {
 		return
 	}
@@ -217,9 +236,9 @@ func (d *runDeadlines) unlink(c *runContext) {
 
 // expire is the timer's function: it ends the runs whose deadline has
 // passed, oldest first, and sets the timer for the next deadline.
-func (d *runDeadlines) expire() {
+func (d *shard) expire() {
 	now := time.Now()
-	var due []*runContext
+	var due []*Context
 	d.mu.Lock()
 	for c := d.head; c != nil && !c.deadline.After(now); c = d.head {
 		d.unlink(c)

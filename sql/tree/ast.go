@@ -618,10 +618,10 @@ func (*Subquery) iSimpleTableExpr()      {}
 func (*FuncExpr) iSimpleTableExpr()      {}
 func (*ArrayJoinExpr) iSimpleTableExpr() {}
 
-func (*StarExpr) iSelectExpr()    {}
-func (*StarExpr) iExpr()          {}
+func (*StarExpr) iSelectExpr()     {}
+func (*StarExpr) iExpr()           {}
 func (*ArrayJoinExpr) iTableExpr() {}
-func (*AliasedExpr) iSelectExpr() {}
+func (*AliasedExpr) iSelectExpr()  {}
 
 func (*Literal) iExpr()        {}
 func (*Placeholder) iExpr()    {}

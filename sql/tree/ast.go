@@ -32,7 +32,7 @@ func (n *node) Span() Span   { return n.span }
 func (n *node) base() *node  { return n }
 func (n *node) set(s, e int) { n.span = Span{s, e} }
 
-// SelectStatement is a query: *Select, *Union or *ParenSelect.
+// SelectStatement is a query: *Select, *Union, *ParenSelect or *Values.
 type SelectStatement interface {
 	Node
 	iSelectStatement()
@@ -138,6 +138,12 @@ type ParenSelect struct {
 	OrderBy []*Order
 	LimitBy *LimitBy
 	Limit   *Limit
+}
+
+// Values is a VALUES list: VALUES (1, 'a'), (2, 'b').
+type Values struct {
+	node
+	Rows []*ValTuple
 }
 
 // With is a WITH clause.
@@ -608,6 +614,7 @@ type GroupingExpr struct {
 func (*Select) iSelectStatement()      {}
 func (*Union) iSelectStatement()       {}
 func (*ParenSelect) iSelectStatement() {}
+func (*Values) iSelectStatement()      {}
 
 func (*AliasedTableExpr) iTableExpr() {}
 func (*JoinTableExpr) iTableExpr()    {}

@@ -9,11 +9,12 @@ import (
 )
 
 // BenchmarkParse2K reads sql/sqltoken's 2 KB query, the one access's
-// BenchmarkLex2K reads, on each engine; BenchmarkParsePrint2K also prints
-// it back.
+// BenchmarkLex2K reads, on each engine but MySQL, which reads its
+// "blocked users" as a string where a table belongs;
+// BenchmarkParsePrint2K also prints it back.
 func BenchmarkParse2K(b *testing.B) {
 	src := bench2K(b)
-	for _, e := range engine.All() {
+	for _, e := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.ClickHouse} {
 		b.Run(e.Name(), func(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			b.ReportAllocs()

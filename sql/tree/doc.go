@@ -36,9 +36,11 @@
 //     each engine's forms, EXTRACT, ->, ->>, ||, arithmetic, comparison,
 //     AND/OR/XOR/NOT, arrays, subscripts, tuples and COLLATE.
 //
+// VALUES lists stand as queries and derived tables, and PostgreSQL's
+// SELECT FROM t (no columns) is read.
+//
 // It refuses, with an *Error that says what and where: anything but one
-// SELECT (other statements, a second statement), VALUES lists, SELECT
-// with no columns, TABLESAMPLE, FETCH ... WITH TIES, an alias after a
+// SELECT (other statements, a second statement), TABLESAMPLE, FETCH ... WITH TIES, an alias after a
 // parenthesised join, ClickHouse's tuple access t.1 and * APPLY/STRICT,
 // and nesting deeper than MaxDepth (ErrTooDeep). The tree reads; it does
 // not judge what a query may read: package sql/access checks tables and

@@ -250,7 +250,7 @@ func isSetOp(t *token) bool {
 	return t.kind == sqltoken.Word && (t.lower == "union" || t.lower == "intersect" || t.lower == "except" || t.lower == "minus")
 }
 
-func startsQuery(t *token) bool { return t.isWord("select") || t.isWord("with") }
+func startsQuery(t *token) bool { return t.isWord("select") || t.isWord("with") || t.isWord("values") }
 
 // queryAt reports whether the '(' at token i holds a query: SELECT or
 // WITH after it, or a parenthesised query followed by what may follow one
@@ -309,6 +309,10 @@ func (p *parser) query() SelectStatement {
 		v.With, v.OrderBy, v.LimitBy, v.Limit = with, orders, limitBy, limit
 	case *Union:
 		v.With, v.OrderBy, v.LimitBy, v.Limit = with, orders, limitBy, limit
+	case *Values:
+		if with != nil || orders != nil || limitBy != nil || limit != nil {
+			p.fail(&p.toks[p.pos-1], "VALUES with WITH, ORDER BY or LIMIT is not supported")
+		}
 	case *ParenSelect:
 		if with != nil || orders != nil || limitBy != nil || limit != nil {
 			// The clauses stand around the parentheses: a ParenSelect of
@@ -341,7 +345,25 @@ func (p *parser) core() SelectStatement {
 	case t.isWord("select"):
 		return p.selectCore()
 	case t.isWord("values"):
-		p.fail(t, "VALUES lists are not supported; write SELECT ... UNION ALL SELECT ...")
+		p.next()
+		v := &Values{}
+		for {
+			rs := p.cur().start
+			if !p.cur().isOp("(") {
+				p.fail(p.cur(), "expected ( to start a row of VALUES, found %s", p.desc(p.cur()))
+			}
+			open := p.open()
+			row := &ValTuple{Exprs: p.exprList()}
+			p.close(open)
+			row.set(rs, p.end())
+			v.Rows = append(v.Rows, row)
+			if !p.cur().isOp(",") {
+				break
+			}
+			p.next()
+		}
+		v.set(t.start, p.end())
+		return v
 	}
 	p.fail(t, "expected SELECT, found %s", p.desc(t))
 	return nil
@@ -487,7 +509,8 @@ func (p *parser) selectCore() *Select {
 		p.next()
 		s.Distinct = "ALL"
 	}
-	for {
+	// PostgreSQL reads SELECT FROM t: rows without columns.
+	for !p.cur().isWord("from") || len(s.SelectExprs) > 0 {
 		s.SelectExprs = append(s.SelectExprs, p.selectExpr())
 		if !p.cur().isOp(",") {
 			break

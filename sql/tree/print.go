@@ -329,8 +329,13 @@ func (p *printer) format(n Node) {
 			}
 			p.print(s)
 		}
+		if len(v.SelectExprs) == 0 {
+			p.ws("FROM ")
+		}
 		if len(v.From) > 0 {
-			p.ws(" FROM ")
+			if len(v.SelectExprs) > 0 {
+				p.ws(" FROM ")
+			}
 			for i, f := range v.From {
 				if i > 0 {
 					p.ws(", ")
@@ -370,6 +375,14 @@ func (p *printer) format(n Node) {
 		p.print(v.Select)
 		p.ws(")")
 		p.tail(v.OrderBy, v.LimitBy, v.Limit)
+	case *Values:
+		p.ws("VALUES ")
+		for i, r := range v.Rows {
+			if i > 0 {
+				p.ws(", ")
+			}
+			p.print(r)
+		}
 	case *With:
 		p.ws("WITH ")
 		if v.Recursive {

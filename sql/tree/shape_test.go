@@ -204,6 +204,9 @@ func TestStatements(t *testing.T) {
 			`Select[WITH TOTALS](StarExpr(secret), StarExpr(AliasedExpr[x](BinaryExpr[+](x, 1))), JoinTableExpr[ARRAY JOIN](JoinTableExpr[GLOBAL ANY LEFT JOIN](AliasedTableExpr[e][FINAL][SAMPLE 1/10](events), AliasedTableExpr(u)), ArrayJoinExpr(AliasedExpr[tag](tags))), ComparisonExpr[=](a, 1), ComparisonExpr[=](b, 2), a, Order[](a), LimitBy(1, a), Limit(10))`},
 		{[]engine.Engine{engine.ClickHouse}, `WITH 10 AS n, toDate({variables.d}) AS d SELECT n FROM t QUALIFY x > 1`,
 			`Select(With(CommonTableExpr[n](10), CommonTableExpr[d](toDate({variables.d}))), AliasedExpr(n), AliasedTableExpr(t), ComparisonExpr[>](x, 1))`},
+		{all, `SELECT n FROM (VALUES (1, 'a'), (2, 'b')) AS v(n, s) UNION ALL VALUES (3, 'c')`,
+			`Union[UNION ALL](Select(AliasedExpr(n), AliasedTableExpr[v](Subquery(Values(ValTuple(1, 'a'), ValTuple(2, 'b'))))), Values(ValTuple(3, 'c')))`},
+		{[]engine.Engine{engine.PostgreSQL}, `SELECT FROM t`, `Select(AliasedTableExpr(t))`},
 		{[]engine.Engine{engine.SQLite}, `SELECT [a] FROM t INDEXED BY i, u NOT INDEXED`,
 			`Select(AliasedExpr([a]), AliasedTableExpr[INDEXED BY i](t), AliasedTableExpr[NOT INDEXED](u))`},
 	}

@@ -107,6 +107,8 @@ func isNil(n Node) bool {
 		return v == nil
 	case *ParenSelect:
 		return v == nil
+	case *Values:
+		return v == nil
 	case *Subquery:
 		return v == nil
 	case *With:
@@ -253,7 +255,8 @@ func (n *ParenSelect) each(w *walker) {
 	n.Limit = same(w, n.Limit)
 }
 
-func (n *With) each(w *walker) { sameAll(w, n.CTEs) }
+func (n *With) each(w *walker)   { sameAll(w, n.CTEs) }
+func (n *Values) each(w *walker) { sameAll(w, n.Rows) }
 
 func (n *CommonTableExpr) each(w *walker) {
 	n.Expr = w.expr(n.Expr)

@@ -172,6 +172,8 @@ type StarExpr struct {
 	TableName TableName
 	Except    []Expr
 	Replace   []*AliasedExpr
+	// ExceptStrict and ReplaceStrict tell STRICT was written.
+	ExceptStrict, ReplaceStrict bool
 }
 
 // AliasedExpr is an expression of a SELECT list with its optional alias.
@@ -583,10 +585,12 @@ type ArrayExpr struct {
 	Exprs   []Expr
 }
 
-// IndexExpr is a subscript: a['k'], a[1].
+// IndexExpr is a subscript: a['k'], a[1], or ClickHouse's tuple element
+// t.1 (Dot).
 type IndexExpr struct {
 	node
 	Expr, Index Expr
+	Dot         bool
 }
 
 // ValTuple is a list of values in parentheses: (a, b), and IN's list.

@@ -66,6 +66,6 @@
 //
 //	(SELECT * FROM events WHERE events.project_id = {variables.<tenant>}) AS e
 //
-// exactly as access.Scope does, and a Printer without one refuses to
+// exactly as access.Confine does, and a Printer without one refuses to
 // print it (ErrUnscoped).
 package tree

@@ -660,6 +660,10 @@ func (p *parser) star() *StarExpr {
 		switch t := p.cur(); {
 		case t.isWord("except") && !p.peek(1).isWord("select") && !p.peek(1).isWord("all") && !p.peek(1).isWord("distinct") && !(p.peek(1).isOp("(") && p.queryAt(p.pos+1)):
 			p.next()
+			if p.cur().isWord("strict") {
+				p.next()
+				s.ExceptStrict = true
+			}
 			if p.cur().isOp("(") {
 				open := p.open()
 				s.Except = p.exprList()
@@ -668,8 +672,12 @@ func (p *parser) star() *StarExpr {
 				s.Except = []Expr{p.expr(6)}
 			}
 			continue
-		case t.isWord("replace") && p.peek(1).isOp("("):
+		case t.isWord("replace") && (p.peek(1).isOp("(") || p.peek(1).isWord("strict") && p.peek(2).isOp("(")):
 			p.next()
+			if p.cur().isWord("strict") {
+				p.next()
+				s.ReplaceStrict = true
+			}
 			open := p.open()
 			for {
 				a := &AliasedExpr{}

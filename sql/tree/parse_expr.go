@@ -305,6 +305,12 @@ func (p *parser) postfix(e Expr, start int) Expr {
 			ix := &IndexExpr{Expr: e, Index: p.expr(0)}
 			p.close(open)
 			e = p.fin(ix, start)
+		case t.isOp(".") && p.peek(1).kind == sqltoken.Number && t.start == p.end() && p.peek(1).start == t.end:
+			// ClickHouse's tuple element: t.1.
+			p.next()
+			n := p.next()
+			ix := &IndexExpr{Expr: e, Index: p.fin(&Literal{Kind: NumVal, Text: n.text}, n.start), Dot: true}
+			e = p.fin(ix, start)
 		case t.isWord("collate"):
 			p.next()
 			c := p.cur()
@@ -440,7 +446,9 @@ func (p *parser) primary() Expr {
 		c.Type = p.typeUntil(open)
 		p.close(open)
 		return p.fin(c, start)
-	case w == "convert" && next.isOp("(") && p.lx.PipesOr:
+	case w == "convert" && next.isOp("(") && (p.lx.PipesOr || p.convertUsingAt(p.pos+1)):
+		// MySQL's CONVERT(x, type) and CONVERT(x USING charset); elsewhere
+		// convert(a, b) is a function of values.
 		p.next()
 		open := p.open()
 		c := &ConvertExpr{Form: "CONVERT", Expr: p.expr(0)}
@@ -489,6 +497,12 @@ func (p *parser) primary() Expr {
 		return p.lambda()
 	}
 	return p.nameExpr()
+}
+
+// convertUsingAt reports whether the '(' at token i holds x USING name.
+func (p *parser) convertUsingAt(i int) bool {
+	m := p.match[i]
+	return m > 3 && p.toks[m-2].isWord("using") && p.toks[m-1].isName()
 }
 
 // nameExpr reads a column (name, t.name, s.t.name) or a call (f(...),

@@ -417,12 +417,20 @@ func (p *printer) format(n Node) {
 		}
 		p.ws("*")
 		if v.Except != nil {
-			p.ws(" EXCEPT (")
+			p.ws(" EXCEPT ")
+			if v.ExceptStrict {
+				p.ws("STRICT ")
+			}
+			p.ws("(")
 			p.exprs(v.Except)
 			p.ws(")")
 		}
 		if v.Replace != nil {
-			p.ws(" REPLACE (")
+			p.ws(" REPLACE ")
+			if v.ReplaceStrict {
+				p.ws("STRICT ")
+			}
+			p.ws("(")
 			for i, r := range v.Replace {
 				if i > 0 {
 					p.ws(", ")
@@ -734,6 +742,11 @@ func (p *printer) format(n Node) {
 		p.ws("]")
 	case *IndexExpr:
 		p.sub(v.Expr, precAtom)
+		if v.Dot {
+			p.ws(".")
+			p.print(v.Index)
+			return
+		}
 		p.ws("[")
 		p.print(v.Index)
 		p.ws("]")

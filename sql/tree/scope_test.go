@@ -49,7 +49,7 @@ func printScoped(t testing.TB, e engine.Engine, q string) (string, error) {
 	return tree.Printer{Scope: &tree.Scope{Tenant: tenant}}.Print(tr)
 }
 
-// scopeCases are the shapes of table references access.Scope rewrites,
+// scopeCases are the shapes of table references access.Confine rewrites,
 // beyond those of the corpus.
 var scopeCases = []string{
 	`SELECT * FROM events`,
@@ -77,15 +77,19 @@ var scopeCases = []string{
 }
 
 // TestScopedPrintEqualsAccessScope: for every query of the corpus and of
-// scopeCases that access.Scope rewrites on an engine, the tree's scoped
-// print is byte-identical to access.Scope's output, and printing that
-// output again with the scope changes nothing.
+// scopeCases that access.Confine (formerly Scope) rewrites on an engine,
+// the tree's scoped print of the query read as that engine reads it is
+// byte-identical to access's output, and printing that output again with
+// the scope changes nothing. (access.Confine prints through this printer
+// since; sql/access's TestConfineEqualsTheSplice compares it with the text
+// splice it was before. This test was written against the splice and
+// passed before the switch.)
 func TestScopedPrintEqualsAccessScope(t *testing.T) {
 	qs := append(loadCorpus(t), scopeCases...)
 	for _, e := range engine.All() {
 		compared, changed := 0, 0
 		for _, q := range qs {
-			want, err := access.ScopeFor(e.Lexical(), q, scopeRules, tenant)
+			want, err := access.ConfineFor(e.Lexical(), q, scopeRules, tenant)
 			if err != nil {
 				continue
 			}
@@ -106,7 +110,7 @@ func TestScopedPrintEqualsAccessScope(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, got, again, "%s: scoping twice", e.Name())
 		}
-		t.Logf("%s: %d queries compared with access.Scope, %d of them rewritten", e.Name(), compared, changed)
+		t.Logf("%s: %d queries compared with access.Confine, %d of them rewritten", e.Name(), compared, changed)
 		assert.Greater(t, changed, 20)
 	}
 }

@@ -166,6 +166,8 @@ func TestExpressions(t *testing.T) {
 		{[]engine.Engine{engine.SQLite}, `a = ? AND b = ?2`, `AndExpr(ComparisonExpr[=](a, ?), ComparisonExpr[=](b, ?2))`},
 		{[]engine.Engine{engine.PostgreSQL}, `a = $1`, `ComparisonExpr[=](a, $1)`},
 		{[]engine.Engine{engine.MySQL}, `a DIV 2 = b MOD 3 AND c % 2 = 0`, `AndExpr(ComparisonExpr[=](BinaryExpr[DIV](a, 2), BinaryExpr[MOD](b, 3)), ComparisonExpr[=](BinaryExpr[%](c, 2), 0))`},
+		{[]engine.Engine{engine.ClickHouse}, `t.1 = 'a' AND convert(x USING utf8) = ''`, `AndExpr(ComparisonExpr[=](IndexExpr(t, 1), 'a'), ComparisonExpr[=](ConvertExpr[CONVERT USING utf8](x), ''))`},
+		{[]engine.Engine{engine.PostgreSQL}, `convert(x, 'UTF8', 'LATIN1') = ''`, `ComparisonExpr[=](convert(x, 'UTF8', 'LATIN1'), '')`},
 		{[]engine.Engine{engine.PostgreSQL}, `substring(s FROM 2 FOR 3) = trim(BOTH 'x' FROM s) AND position('a' IN s) > 0`, `AndExpr(ComparisonExpr[=](substring(s, 2, 3), trim('x', s)), ComparisonExpr[>](position('a', s), 0))`},
 	}
 	for _, c := range cases {
@@ -202,6 +204,8 @@ func TestStatements(t *testing.T) {
 			"Select[WITH ROLLUP](AliasedExpr(`a`), AliasedExpr(GROUP_CONCAT(b, Order[](b), '|')), AliasedTableExpr[USE INDEX (i)](t), `a`, Limit(10, 20))"},
 		{[]engine.Engine{engine.ClickHouse}, `SELECT * EXCEPT (secret), t.* REPLACE (x + 1 AS x) FROM events FINAL SAMPLE 1/10 AS e GLOBAL ANY LEFT JOIN u USING id ARRAY JOIN tags AS tag PREWHERE a = 1 WHERE b = 2 GROUP BY a WITH TOTALS ORDER BY a WITH FILL LIMIT 1 BY a LIMIT 10`,
 			`Select[WITH TOTALS](StarExpr(secret), StarExpr(AliasedExpr[x](BinaryExpr[+](x, 1))), JoinTableExpr[ARRAY JOIN](JoinTableExpr[GLOBAL ANY LEFT JOIN](AliasedTableExpr[e][FINAL][SAMPLE 1/10](events), AliasedTableExpr(u)), ArrayJoinExpr(AliasedExpr[tag](tags))), ComparisonExpr[=](a, 1), ComparisonExpr[=](b, 2), a, Order[](a), LimitBy(1, a), Limit(10))`},
+		{[]engine.Engine{engine.ClickHouse}, `SELECT * EXCEPT STRICT (a), t.* REPLACE STRICT ((SELECT 1) AS a) FROM t`,
+			`Select(StarExpr(a), StarExpr(AliasedExpr[a](Subquery(Select(AliasedExpr(1))))), AliasedTableExpr(t))`},
 		{[]engine.Engine{engine.ClickHouse}, `WITH 10 AS n, toDate({variables.d}) AS d SELECT n FROM t QUALIFY x > 1`,
 			`Select(With(CommonTableExpr[n](10), CommonTableExpr[d](toDate({variables.d}))), AliasedExpr(n), AliasedTableExpr(t), ComparisonExpr[>](x, 1))`},
 		{all, `SELECT n FROM (VALUES (1, 'a'), (2, 'b')) AS v(n, s) UNION ALL VALUES (3, 'c')`,

@@ -24,7 +24,7 @@ func BenchmarkScope(b *testing.B) {
 	rules := testRules()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scope(readmeQuery, rules, tenantVar); err != nil {
+		if _, err := Confine(readmeQuery, rules, tenantVar); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -41,7 +41,7 @@ func BenchmarkScopeInsight(b *testing.B) {
 	b.SetBytes(int64(len(sql)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scope(sql, rules, tenantVar); err != nil {
+		if _, err := Confine(sql, rules, tenantVar); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -63,3 +63,40 @@ func BenchmarkLex2K(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheck2K and BenchmarkConfine2K check and confine the 2 KB
+// query of BenchmarkLex2K, as a save does (sql/tree's BenchmarkParse2K
+// reads the same text).
+func BenchmarkCheck2K(b *testing.B) {
+	src, rules := bench2K(b)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Check(src, rules); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkConfine2K(b *testing.B) {
+	src, rules := bench2K(b)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Confine(src, rules, tenantVar); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bench2K returns the 2 KB query and rules that scope its events table and
+// let it read the others.
+func bench2K(b *testing.B) (string, *Rules) {
+	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules := testRules()
+	rules.AnyTable = true
+	return string(data), rules
+}

@@ -26,10 +26,39 @@ var operators = []string{"<=>", "->>", "#>>", "!~*", "<=", ">=", "<>", "!=", "==
 // lexQuery returns the tokens of src as an engine with the rules lx reads
 // them, ending with a tEOF token.
 func lexQuery(lx engine.Lexical, src string) ([]token, *Error) {
-	raw := sqltoken.Tokens(lx, src)
-	toks := make([]token, 0, len(raw)+1)
-	for i := 0; i < len(raw); i++ {
-		t := raw[i]
+	var sc sqltoken.Scanner
+	sc.Reset(lx, src)
+	toks := make([]token, 0, len(src)/5+2)
+	// ahead holds the tokens read past the current one, to join the
+	// characters of an operator.
+	var ahead [2]sqltoken.Token
+	n := 0
+	read := func() (sqltoken.Token, bool) {
+		if n > 0 {
+			t := ahead[0]
+			ahead[0] = ahead[1]
+			n--
+			return t, true
+		}
+		return sc.Next()
+	}
+	// peek returns the k-th token after the current one (k is 0 or 1).
+	peek := func(k int) (sqltoken.Token, bool) {
+		for n <= k {
+			t, ok := sc.Next()
+			if !ok {
+				return sqltoken.Token{}, false
+			}
+			ahead[n] = t
+			n++
+		}
+		return ahead[k], true
+	}
+	for {
+		t, ok := read()
+		if !ok {
+			break
+		}
 		switch t.Kind {
 		case sqltoken.Comment:
 			if t.Is(sqltoken.Unclosed) {
@@ -49,29 +78,31 @@ func lexQuery(lx engine.Lexical, src string) ([]token, *Error) {
 				return nil, errorAt(src, t.Start, ErrSyntax, "malformed placeholder: expected {variables.<code_name>}")
 			}
 		case sqltoken.Punct:
-			end := t.End
-			for _, op := range operators {
-				n := len(op)
-				if t.Start+n > len(src) || src[t.Start:t.Start+n] != op || i+n-1 >= len(raw) {
-					continue
-				}
-				// Every character must be a punctuation token of its own,
-				// each right after the other.
-				ok := true
-				for k := 1; k < n; k++ {
-					r := raw[i+k]
-					if r.Kind != sqltoken.Punct || r.Start != t.Start+k {
-						ok = false
+			if t.Start+1 < len(src) && opStart[src[t.Start]] {
+				for _, op := range operators {
+					l := len(op)
+					if t.Start+l > len(src) || src[t.Start:t.Start+l] != op {
+						continue
+					}
+					// Every character must be a punctuation token of its
+					// own, each right after the other.
+					ok := true
+					for k := 1; k < l; k++ {
+						r, more := peek(k - 1)
+						if !more || r.Kind != sqltoken.Punct || r.Start != t.Start+k {
+							ok = false
+							break
+						}
+					}
+					if ok {
+						for k := 1; k < l; k++ {
+							read()
+						}
+						t.End = t.Start + l
 						break
 					}
 				}
-				if ok {
-					end = t.Start + n
-					i += n - 1
-					break
-				}
 			}
-			t.End = end
 		}
 		tk := token{kind: t.Kind, start: t.Start, end: t.End, text: src[t.Start:t.End]}
 		if t.Kind == sqltoken.Word {
@@ -83,10 +114,48 @@ func lexQuery(lx engine.Lexical, src string) ([]token, *Error) {
 	return toks, nil
 }
 
+// opStart are the characters that start an operator of several
+// characters.
+var opStart = func() (m [256]bool) {
+	for _, op := range operators {
+		m[op[0]] = true
+	}
+	return m
+}()
+
+// keywords interns the lower-case spelling of the words the parser looks
+// for, so that an upper-case keyword costs no allocation.
+var keywords = func() map[string]string {
+	m := make(map[string]string)
+	for _, set := range []map[string]bool{clauseWords, joinWords, fromEnd, tableAliasReserved, notAValue, niladic, typedLiterals, intervalUnits, likeWords} {
+		for w := range set {
+			m[w] = w
+		}
+	}
+	for _, w := range []string{"select", "distinct", "count", "sum", "min", "max", "avg", "cast", "extract", "current", "row", "unbounded", "preceding", "following", "coalesce", "date", "ties", "first", "last", "only", "recursive", "materialized", "symmetric", "unknown", "to", "fill", "step", "strict", "rollup", "cube", "grouping", "sets", "totals", "ordinality", "exclude", "at", "time", "zone"} {
+		m[w] = w
+	}
+	return m
+}()
+
 // lower returns s with ASCII letters in lower case.
 func lower(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' {
+			if len(s) <= 16 {
+				var buf [16]byte
+				b := buf[:len(s)]
+				for j := 0; j < len(s); j++ {
+					c := s[j]
+					if c >= 'A' && c <= 'Z' {
+						c += 'a' - 'A'
+					}
+					b[j] = c
+				}
+				if kw, ok := keywords[string(b)]; ok {
+					return kw
+				}
+			}
 			b := []byte(s)
 			for j := i; j < len(b); j++ {
 				if c := b[j]; c >= 'A' && c <= 'Z' {

@@ -509,6 +509,11 @@ func (p *parser) convertUsingAt(i int) bool {
 // s.f(...)).
 func (p *parser) nameExpr() Expr {
 	start := p.cur().start
+	if n := p.peek(1); !n.isOp(".") && !n.isOp("(") {
+		// A bare column, the most frequent name.
+		c := &ColName{Name: p.ident()}
+		return p.fin(c, start)
+	}
 	var parts []Ident
 	for {
 		parts = append(parts, p.ident())

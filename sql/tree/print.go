@@ -34,7 +34,8 @@ func (pr Printer) Print(t *Tree) (string, error) {
 	if t == nil || isNil(t.Stmt) {
 		return "", &Error{Line: 1, Column: 1, Detail: "there is no statement to print", Err: ErrSyntax}
 	}
-	p := &printer{t: t, src: t.Src, scope: pr.Scope, memo: make(map[Node]int)}
+	p := &printer{t: t, src: t.Src, scope: pr.Scope}
+	p.kids.init()
 	p.b.Grow(len(t.Src) + 64)
 	if pr.Scope != nil {
 		p.keep = keptRefs(t.Stmt, pr.Scope.Tenant)
@@ -68,7 +69,10 @@ type printer struct {
 	src   string
 	scope *Scope
 	b     strings.Builder
-	memo  map[Node]int
+	// memo holds the levels of the nodes that are not clean; a clean
+	// node's level is computed again when asked (no allocation).
+	memo map[Node]int
+	kids collector
 	// keep are the scoped references already inside their derived table.
 	keep map[*AliasedTableExpr]bool
 	err  error
@@ -87,25 +91,55 @@ func (p *printer) level(n Node) int {
 		lv = lvScope
 	default:
 		cursor := b.span.Start
-		n.each(&walker{f: func(c Node) Node {
-			cl := p.level(c)
+		from, to := p.kids.children(n)
+		for i := from; i < to && lv != lvGenerate; i++ {
+			c := p.kids.out[i]
 			cs := c.Span()
-			if cl != lvClean {
+			if p.level(c) != lvClean {
 				if cs.End <= cs.Start || cs.Start < cursor || cs.End > b.span.End {
 					lv = lvGenerate
-				} else if lv < lvPatch {
+				} else {
 					lv = lvPatch
 				}
 			}
 			if cs.End > cs.Start {
 				cursor = cs.End
 			}
-			return c
-		}})
+		}
+		p.kids.drop(from)
 	}
-	p.memo[n] = lv
+	if lv != lvClean {
+		if p.memo == nil {
+			p.memo = make(map[Node]int)
+		}
+		p.memo[n] = lv
+	}
 	return lv
 }
+
+// collector gathers the children of nodes on one stack, so that walking
+// a tree allocates nothing per node.
+type collector struct {
+	w   walker
+	out []Node
+}
+
+func (c *collector) init() {
+	c.w.f = func(n Node) Node {
+		c.out = append(c.out, n)
+		return n
+	}
+}
+
+// children pushes the children of n and returns where they stand in out.
+func (c *collector) children(n Node) (from, to int) {
+	from = len(c.out)
+	n.each(&c.w)
+	return from, len(c.out)
+}
+
+// drop pops the children pushed from index from on.
+func (c *collector) drop(from int) { c.out = c.out[:from] }
 
 // rewrites reports whether the scope rewrites n: a reference to a bound
 // table, wrapped or respelled.
@@ -130,15 +164,17 @@ func (p *printer) print(n Node) {
 	case lvPatch:
 		s := n.Span()
 		cursor := s.Start
-		n.each(&walker{f: func(c Node) Node {
+		from, to := p.kids.children(n)
+		for i := from; i < to; i++ {
+			c := p.kids.out[i]
 			if p.level(c) != lvClean {
 				cs := c.Span()
 				p.b.WriteString(p.src[cursor:cs.Start])
 				p.child(n, c)
 				cursor = cs.End
 			}
-			return c
-		}})
+		}
+		p.kids.drop(from)
 		p.b.WriteString(p.src[cursor:s.End])
 	case lvScope:
 		switch v := n.(type) {

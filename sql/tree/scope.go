@@ -30,6 +30,7 @@ func (t *Table) Scoped() bool { return t != nil && (t.TenantColumn != "" || t.Co
 // with a Scope. Bind replaces what an earlier Bind recorded.
 func (t *Tree) Bind(tables []Table) {
 	b := binder{tables: make(map[string]*Table, len(tables))}
+	b.kids.init()
 	for i := range tables {
 		b.tables[lower(strings.Join(tables[i].Parts, "."))] = &tables[i]
 	}
@@ -38,6 +39,7 @@ func (t *Tree) Bind(tables []Table) {
 
 type binder struct {
 	tables map[string]*Table
+	kids   collector
 }
 
 func (b *binder) node(n Node, frames []string) {
@@ -58,12 +60,18 @@ func (b *binder) node(n Node, frames []string) {
 			return
 		}
 	}
-	n.each(&walker{f: func(c Node) Node {
-		if _, ok := c.(*With); !ok {
+	from, to := b.kids.children(n)
+	for i := from; i < to; i++ {
+		if c := b.kids.out[i]; !isWith(c) {
 			b.node(c, frames)
 		}
-		return c
-	}})
+	}
+	b.kids.drop(from)
+}
+
+func isWith(n Node) bool {
+	_, ok := n.(*With)
+	return ok
 }
 
 // with binds the bodies of w's queries and returns the names in scope

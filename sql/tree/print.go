@@ -56,6 +56,28 @@ func (pr Printer) Print(t *Tree) (string, error) {
 	return p.b.String(), nil
 }
 
+// Text prints one node of t as Print prints it within the statement: its
+// text as written when nobody changed it, generated text where a caller
+// did (sqlparser.String's counterpart, for messages and analyses).
+func Text(t *Tree, n Node) (string, error) { return Printer{}.Text(t, n) }
+
+// Text prints one node of t, with the printer's scope.
+func (pr Printer) Text(t *Tree, n Node) (string, error) {
+	if t == nil || isNil(n) {
+		return "", &Error{Line: 1, Column: 1, Detail: "there is nothing to print", Err: ErrSyntax}
+	}
+	p := &printer{t: t, src: t.Src, scope: pr.Scope}
+	p.kids.init()
+	if pr.Scope != nil {
+		p.keep = keptRefs(t.Stmt, pr.Scope.Tenant)
+	}
+	p.print(n)
+	if p.err != nil {
+		return "", p.err
+	}
+	return p.b.String(), nil
+}
+
 // The printer's levels of a node.
 const (
 	lvClean    = iota // copied from the source

@@ -61,6 +61,20 @@ func TestRewritePrintsGeneratedTextInPlace(t *testing.T) {
 	assert.Equal(t, "SELECT `select` FROM t", out)
 }
 
+// TestText prints one node: as written, or generated once replaced.
+func TestText(t *testing.T) {
+	src := "SELECT a FROM t WHERE x BETWEEN 1 AND  2"
+	tr, err := tree.Parse(engine.ClickHouse, src)
+	require.NoError(t, err)
+	where := tr.Stmt.(*tree.Select).Where.(*tree.RangeCond)
+	out, err := tree.Text(tr, where)
+	require.NoError(t, err)
+	assert.Equal(t, "x BETWEEN 1 AND  2", out)
+	out, err = tree.Text(tr, &tree.ComparisonExpr{Operator: ">=", Left: where.Left, Right: where.From})
+	require.NoError(t, err)
+	assert.Equal(t, "x >= 1", out)
+}
+
 // TestRewriteRefusesAMisplacedNode: a replacement of the wrong kind is an
 // error, and the tree is left as it was.
 func TestRewriteRefusesAMisplacedNode(t *testing.T) {

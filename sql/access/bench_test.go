@@ -24,7 +24,7 @@ func BenchmarkScope(b *testing.B) {
 	rules := testRules()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scope(readmeQuery, rules, tenantVar); err != nil {
+		if _, err := Confine(readmeQuery, rules, tenantVar); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -41,7 +41,7 @@ func BenchmarkScopeInsight(b *testing.B) {
 	b.SetBytes(int64(len(sql)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scope(sql, rules, tenantVar); err != nil {
+		if _, err := Confine(sql, rules, tenantVar); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,4 +62,41 @@ func BenchmarkLex2K(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCheck2K and BenchmarkConfine2K check and confine the 2 KB
+// query of BenchmarkLex2K, as a save does (sql/tree's BenchmarkParse2K
+// reads the same text).
+func BenchmarkCheck2K(b *testing.B) {
+	src, rules := bench2K(b)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Check(src, rules); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkConfine2K(b *testing.B) {
+	src, rules := bench2K(b)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Confine(src, rules, tenantVar); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bench2K returns the 2 KB query and rules that scope its events table and
+// let it read the others.
+func bench2K(b *testing.B) (string, *Rules) {
+	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules := testRules()
+	rules.AnyTable = true
+	return string(data), rules
 }

@@ -7,7 +7,7 @@ import "github.com/endpointkit/endpointkit/sql/engine"
 // package documentation for what is checked.
 //
 // Check does not apply Table.Columns nor Table.TenantColumn: only the SQL
-// that Scope returns is restricted to them.
+// that Confine returns is restricted to them.
 func Check(query string, rules *Rules) error { return check(query, rules, nil) }
 
 // CheckFor is Check for a query that runs on an engine whose rules lx

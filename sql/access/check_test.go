@@ -277,7 +277,7 @@ func TestCheckRefusesAttacks(t *testing.T) {
 			if e.Line < 1 || e.Column < 1 || e.Offset < 0 || e.Offset > len(a.query) {
 				t.Errorf("bad position %d:%d (offset %d)", e.Line, e.Column, e.Offset)
 			}
-			if _, serr := Scope(a.query, rules, "__endpointkit_tenant"); serr == nil || serr.Error() != err.Error() {
+			if _, serr := Confine(a.query, rules, "__endpointkit_tenant"); serr == nil || serr.Error() != err.Error() {
 				t.Errorf("Scope refused with %v, Check with %v", serr, err)
 			}
 		})

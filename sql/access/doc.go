@@ -5,9 +5,9 @@
 // A host describes what each project may read with a Policy (Static gives
 // the same Rules to every project, or some projects their own): the tables,
 // optionally the columns of each, and optionally a tenant column per table.
-// Check refuses a query that reads anything else; Scope does what Check
+// Check refuses a query that reads anything else; Confine does what Check
 // does and returns the query rewritten so that the engine itself enforces
-// the columns and the tenant. Run only what Scope returns.
+// the columns and the tenant. Run only what Confine returns.
 //
 // # What Check refuses
 //
@@ -59,7 +59,7 @@
 //     quotes (quote such identifiers), a subscript '[...]' that SQLite,
 //     reading a quoted name up to the first ']', would end elsewhere (a ']'
 //     inside a string, a comment), numbers that
-//     run into letters, invalid UTF-8 (CheckFor and ScopeFor, told the
+//     run into letters, invalid UTF-8 (CheckFor and ConfineFor, told the
 //     engine, read a string literal as that engine does where no setting
 //     changes it: on SQLite 'C:\' is a whole literal);
 //   - syntax the analyzer does not know, unbalanced parentheses, a
@@ -86,9 +86,9 @@
 // two a later mention meant would depend on the engine (ClickHouse copies
 // WITH into every subquery).
 //
-// # What Scope guarantees
+// # What Confine guarantees
 //
-// Scope rewrites every reference to a table that has a TenantColumn or
+// Confine rewrites every reference to a table that has a TenantColumn or
 // Columns into a derived table, keeping its alias or taking its name as
 // the alias:
 //
@@ -105,7 +105,14 @@
 // ("no such column"), never a read. Every table reference is also spelled
 // as the Rules spell it (EVENTS becomes events), so that a case-sensitive
 // engine (ClickHouse, MySQL on Linux, PostgreSQL with quotes) reads the
-// listed table. Scope checks its own output again before returning it.
+// listed table. Confine checks its own output again before returning it.
+//
+// Confine's output is printed by package sql/tree's printer, the one place
+// that adds the tenant's condition to a table reference: Check's walker
+// decides what may run, the tree prints it. Text the walker accepts and
+// the tree cannot read (which no engine runs) is confined by splicing the
+// text instead, counted by UnreadSplices. Scope and ScopeFor are
+// Confine's former names, kept for their callers.
 //
 // The output is valid where the input was: the derived table always has an
 // alias (MySQL requires one), the alias keeps the query's quoting, and

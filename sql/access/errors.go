@@ -47,7 +47,7 @@ const (
 	ReasonUnsupported Reason = "unsupported_syntax"
 )
 
-// Error is a query refused by Check or Scope. It names what was refused
+// Error is a query refused by Check or Confine. It names what was refused
 // and where. It wraps ErrRefused.
 type Error struct {
 	Reason Reason

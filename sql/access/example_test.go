@@ -55,9 +55,9 @@ func ExampleCheck() {
 	// not_a_single_select table="" function=""
 }
 
-func ExampleScope() {
+func ExampleConfine() {
 	rules := &access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}
-	q, err := access.Scope(
+	q, err := access.Confine(
 		"SELECT a.distinct_id, count(*) FROM events a JOIN events b ON b.distinct_id = a.distinct_id GROUP BY 1",
 		rules, "__endpointkit_tenant")
 	if err != nil {

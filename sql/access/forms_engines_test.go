@@ -120,10 +120,10 @@ func TestFormsRunOnTheirEngines(t *testing.T) {
 				for _, e := range f.engines {
 					runs = runs || e == name
 				}
-				scoped, err := ScopeFor(x.e.Lexical(), f.query, rules, tenantVar)
+				scoped, err := ConfineFor(x.e.Lexical(), f.query, rules, tenantVar)
 				if err != nil {
 					if runs {
-						t.Errorf("%s: ScopeFor(%s, %q) = %v", f.name, name, f.query, err)
+						t.Errorf("%s: ConfineFor(%s, %q) = %v", f.name, name, f.query, err)
 					}
 					continue
 				}

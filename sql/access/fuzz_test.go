@@ -138,7 +138,7 @@ func FuzzScope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		rules := testRules()
 		cerr := Check(q, rules)
-		out, serr := Scope(q, rules, tenantVar)
+		out, serr := Confine(q, rules, tenantVar)
 		if (cerr == nil) != (serr == nil) {
 			t.Fatalf("%q: Check says %v, Scope says %v", q, cerr, serr)
 		}
@@ -150,7 +150,7 @@ func FuzzScope(f *testing.F) {
 			return
 		}
 		if err := Check(out, rules); err != nil {
-			t.Fatalf("Scope(%q) = %q, which Check refuses: %v", q, out, err)
+			t.Fatalf("Confine(%q) = %q, which Check refuses: %v", q, out, err)
 		}
 		rs, err := compileRules(rules)
 		if err != nil {
@@ -163,12 +163,12 @@ func FuzzScope(f *testing.F) {
 		for i := range p.refs {
 			r := &p.refs[i]
 			if r.rule != nil && (r.rule.tenant != "" || r.rule.columns != nil) && !p.scopedAt(r, tenantVar) {
-				t.Fatalf("Scope(%q) = %q: a reference to %v is not scoped", q, out, r.rule.parts)
+				t.Fatalf("Confine(%q) = %q: a reference to %v is not scoped", q, out, r.rule.parts)
 			}
 			if r.rule != nil {
 				for k, ti := range r.parts {
 					if p.toks[ti].text != r.rule.parts[k] {
-						t.Fatalf("Scope(%q) = %q: %q is not spelled as the rules spell it", q, out, p.toks[ti].text)
+						t.Fatalf("Confine(%q) = %q: %q is not spelled as the rules spell it", q, out, p.toks[ti].text)
 					}
 				}
 			}
@@ -181,12 +181,12 @@ func FuzzScope(f *testing.F) {
 			}
 		}
 		if got, want := len(after)-len(added), len(before)-strings.Count(strings.Join(before, " ")+" ", tenantVar+" "); got != want {
-			t.Fatalf("Scope(%q) = %q: placeholders %v became %v", q, out, before, after)
+			t.Fatalf("Confine(%q) = %q: placeholders %v became %v", q, out, before, after)
 		}
 		if _, err := placeholder.Compile(out); err != nil {
-			t.Fatalf("Scope(%q) = %q does not compile: %v", q, out, err)
+			t.Fatalf("Confine(%q) = %q does not compile: %v", q, out, err)
 		}
-		again, err := Scope(out, rules, tenantVar)
+		again, err := Confine(out, rules, tenantVar)
 		if err != nil || again != out {
 			t.Fatalf("Scope is not a fixed point on %q: %q, %v", out, again, err)
 		}

@@ -163,15 +163,7 @@ func lexFor(lx *engine.Lexical, src string) ([]token, *Error) {
 	if err := checkText(src); err != nil {
 		return nil, err
 	}
-	reading, escapesKnown := anyEngine, false
-	if lx != nil {
-		// An engine without backtick names (PostgreSQL) would read code
-		// inside them: they are refused there.
-		reading.BacktickNames = lx.BacktickNames
-		if lx.FixedEscapes {
-			reading.BackslashEscapes, escapesKnown = lx.BackslashEscapes, true
-		}
-	}
+	reading, escapesKnown := readingFor(lx)
 	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8), bracketMode: bracketsMeetAt}
 	if lx != nil && !lx.BracketNames {
 		l.bracketMode = bracketsSubscript
@@ -195,6 +187,22 @@ func lexFor(lx *engine.Lexical, src string) ([]token, *Error) {
 	}
 	l.toks = append(l.toks, token{kind: tEOF, start: len(src), end: len(src)})
 	return l.toks, nil
+}
+
+// readingFor returns the lexical rules the checker reads a query with for
+// the engine whose rules lx points to (nil: any engine), and whether
+// string literals are read as that engine reads them.
+func readingFor(lx *engine.Lexical) (reading engine.Lexical, escapesKnown bool) {
+	reading = anyEngine
+	if lx != nil {
+		// An engine without backtick names (PostgreSQL) would read code
+		// inside them: they are refused there.
+		reading.BacktickNames = lx.BacktickNames
+		if lx.FixedEscapes {
+			reading.BackslashEscapes, escapesKnown = lx.BackslashEscapes, true
+		}
+	}
+	return reading, escapesKnown
 }
 
 // bracketsMeet checks the token t, read after a '[' recorded in

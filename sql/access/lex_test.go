@@ -132,14 +132,14 @@ func TestCheckForEngines(t *testing.T) {
 			t.Errorf("CheckFor(%s, %q) = %v, want ok=%v", c.e.Name(), c.query, err, c.ok)
 		}
 	}
-	out, err := ScopeFor(engine.SQLite.Lexical(), sqliteQuery, rules, "t")
+	out, err := ConfineFor(engine.SQLite.Lexical(), sqliteQuery, rules, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := `SELECT 'C:\' || 'x' AS p FROM (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events`; out != want {
 		t.Errorf("ScopeFor = %q, want %q", out, want)
 	}
-	if _, err := Scope(sqliteQuery, rules, "t"); err == nil {
+	if _, err := Confine(sqliteQuery, rules, "t"); err == nil {
 		t.Error("Scope accepts the SQLite query for any engine")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // Policy tells, per project, what the SQL of that project's endpoints may
@@ -55,16 +57,16 @@ type Rules struct {
 // each part a plain identifier ([A-Za-z_][A-Za-z0-9_]*). A query names it
 // with the same parts, in any ASCII case, quoted or not: "events" matches
 // events, EVENTS and "Events", but not main.events or public.events, which
-// are other names as far as the rules go (list them to allow them). Scope
+// are other names as far as the rules go (list them to allow them). Confine
 // writes every table it lets through with the spelling given here.
 //
-// Columns, when not nil, are the only columns a query can see: Scope
+// Columns, when not nil, are the only columns a query can see: Confine
 // replaces every reference to the table by a derived table that selects
 // just these, so the engine itself refuses any other column. Check alone
 // does not enforce them.
 //
 // TenantColumn, when set, is the column that holds the project (tenant) a
-// row belongs to: Scope replaces every reference to the table by a derived
+// row belongs to: Confine replaces every reference to the table by a derived
 // table filtered on TenantColumn = the tenant placeholder, so the query sees
 // only the rows of the project it runs for. It need not be among Columns.
 type Table struct {
@@ -157,6 +159,8 @@ type ruleset struct {
 	anyTable   bool
 	scoped     bool // some table has a tenant column or a column list
 	tenantUsed bool // some table has a tenant column
+	// treeTables are the tables as sql/tree's printer scopes them.
+	treeTables []tree.Table
 }
 
 // compileRules checks r and indexes it.
@@ -224,6 +228,7 @@ func (rs *ruleset) addTable(t *Table) error {
 		rs.scoped, rs.tenantUsed = true, true
 	}
 	rs.tables[key] = tr
+	rs.treeTables = append(rs.treeTables, tree.Table{Parts: parts, TenantColumn: tr.tenant, Columns: tr.columns})
 	if len(parts) == 1 {
 		rs.shadowable[key] = true
 	}

@@ -57,7 +57,7 @@ func TestAnyTable(t *testing.T) {
 			t.Errorf("Check(%q) = %v; want a protected or catalog refusal", q, err)
 		}
 	}
-	scoped, err := Scope("SELECT count(*) FROM orders, events", rules, "t")
+	scoped, err := Confine("SELECT count(*) FROM orders, events", rules, "t")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package access
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
-// Scope checks query as Check does and returns it rewritten so that it can
-// read only what rules allow it: every reference to a table with a
+// Confine checks query as Check does and returns it rewritten so that it
+// can read only what rules allow it: every reference to a table with a
 // TenantColumn or Columns becomes a derived table,
 //
 //	events AS e   ->   (SELECT * FROM events WHERE events.project_id = {variables.<tenant>}) AS e
@@ -24,24 +26,45 @@ import (
 // and keep clients from defining a variable of that code name: whoever
 // chooses its value chooses the tenant.
 //
-// A reference already in that exact shape (the output of an earlier Scope)
-// is left as it is, so Scope(Scope(q)) == Scope(q). Before returning, Scope
-// reads its own output again and checks that every reference to a scoped
-// table is inside such a derived table; if not, it refuses the query.
+// The checker (Check's walker) decides whether the query may run; the
+// rewritten text is printed by package sql/tree's printer, the one place
+// that adds the tenant's condition to a table reference. A query the
+// checker accepts and the tree cannot read (text no engine runs, such as
+// "SELECT id FROM t WHERE") is refused with the tree's reason.
+//
+// A reference already in that exact shape (the output of an earlier
+// Confine) is left as it is, so Confine(Confine(q)) == Confine(q). Before
+// returning, Confine reads its own output again with the checker and
+// checks that every reference to a scoped table is inside such a derived
+// table; if not, it refuses the query.
 //
 // The rest of the text (spaces, comments, everything outside the table
 // references) is kept byte for byte.
-func Scope(query string, rules *Rules, tenant string) (string, error) {
-	return scope(query, rules, tenant, nil)
+func Confine(query string, rules *Rules, tenant string) (string, error) {
+	return confine(query, rules, tenant, nil)
 }
 
-// ScopeFor is Scope for a query that runs on an engine whose rules lx
+// ConfineFor is Confine for a query that runs on an engine whose rules lx
 // holds: it reads string literals as CheckFor does.
-func ScopeFor(lx engine.Lexical, query string, rules *Rules, tenant string) (string, error) {
-	return scope(query, rules, tenant, &lx)
+func ConfineFor(lx engine.Lexical, query string, rules *Rules, tenant string) (string, error) {
+	return confine(query, rules, tenant, &lx)
 }
 
-func scope(query string, rules *Rules, tenant string, lx *engine.Lexical) (string, error) {
+// Scope is Confine's former name.
+//
+// Deprecated: use Confine; Scope was a twin of package sql/scope's type.
+func Scope(query string, rules *Rules, tenant string) (string, error) {
+	return confine(query, rules, tenant, nil)
+}
+
+// ScopeFor is ConfineFor's former name.
+//
+// Deprecated: use ConfineFor.
+func ScopeFor(lx engine.Lexical, query string, rules *Rules, tenant string) (string, error) {
+	return confine(query, rules, tenant, &lx)
+}
+
+func confine(query string, rules *Rules, tenant string, lx *engine.Lexical) (string, error) {
 	rs, err := compileRules(rules)
 	if err != nil {
 		return "", err
@@ -53,6 +76,55 @@ func scope(query string, rules *Rules, tenant string, lx *engine.Lexical) (strin
 	if e != nil {
 		return "", e
 	}
+	reading, _ := readingFor(lx)
+	t, terr := tree.ParseLexical(reading, query)
+	if terr != nil {
+		// The checker accepts text the tree cannot read ("SELECT a FROM
+		// t WHERE", which no engine runs): its references are confined by
+		// splicing the text, checked as every output is, so that the
+		// engine's own error reaches the author as before the tree.
+		unreadSplices.Add(1)
+		out := p.splice(query, tenant)
+		if out == query {
+			return out, p.verifyScoped(tenant)
+		}
+		if err := verifyScoped(out, rs, tenant, lx); err != nil {
+			return "", err
+		}
+		return out, nil
+	}
+	t.Bind(rs.treeTables)
+	out, perr := tree.Printer{Scope: &tree.Scope{Tenant: tenant}}.Print(t)
+	if perr != nil {
+		return "", fmt.Errorf("access: the scoped query could not be printed (%v); this is a defect", perr)
+	}
+	if out == query {
+		// Nothing was confined or respelled: the checker's reading of the
+		// query is the verification's.
+		return out, p.verifyScoped(tenant)
+	}
+	if err := verifyScoped(out, rs, tenant, lx); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// unreadSplices counts the queries Confine spliced because the tree
+// could not read them.
+var unreadSplices atomic.Uint64
+
+// UnreadSplices returns how many queries Confine has confined by splicing
+// their text since the process started: text the checker accepts and
+// package sql/tree cannot read (text no engine runs, such as "SELECT a
+// FROM t WHERE", or a form the tree does not read yet). Every other
+// output is printed by the tree's printer. A host may export it as a
+// metric; a rise names a form the tree should learn.
+func UnreadSplices() uint64 { return unreadSplices.Load() }
+
+// splice returns query with every reference to a scoped table replaced
+// by its derived table and every other table respelled, by splicing the
+// text around the references p read.
+func (p *parser) splice(query, tenant string) string {
 	var b strings.Builder
 	b.Grow(len(query) + 64*len(p.refs))
 	done := 0
@@ -87,32 +159,6 @@ func scope(query string, rules *Rules, tenant string, lx *engine.Lexical) (strin
 		}
 	}
 	b.WriteString(query[done:])
-	out := b.String()
-	if err := verifyScoped(out, rs, tenant, lx); err != nil {
-		return "", err
-	}
-	return out, nil
-}
-
-// spelled returns the reference's table name as the rules spell it, each
-// part quoted as the query quoted it.
-func (p *parser) spelled(r *tableRef) string {
-	var b strings.Builder
-	for i, ti := range r.parts {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		t := &p.toks[ti]
-		if t.kind == tQuoted {
-			// The rules' names are plain identifiers: no quote inside to
-			// double.
-			b.WriteByte(t.quote)
-			b.WriteString(r.rule.parts[i])
-			b.WriteByte(t.quote)
-		} else {
-			b.WriteString(r.rule.parts[i])
-		}
-	}
 	return b.String()
 }
 
@@ -151,6 +197,28 @@ func (p *parser) writeDerived(b *strings.Builder, r *tableRef, name, tenant stri
 	if r.aliasCols[0] >= 0 {
 		b.WriteString(p.src[p.toks[r.aliasCols[0]].start:p.toks[r.aliasCols[1]].end])
 	}
+}
+
+// spelled returns the reference's table name as the rules spell it, each
+// part quoted as the query quoted it.
+func (p *parser) spelled(r *tableRef) string {
+	var b strings.Builder
+	for i, ti := range r.parts {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		t := &p.toks[ti]
+		if t.kind == tQuoted {
+			// The rules' names are plain identifiers: no quote inside to
+			// double.
+			b.WriteByte(t.quote)
+			b.WriteString(r.rule.parts[i])
+			b.WriteByte(t.quote)
+		} else {
+			b.WriteString(r.rule.parts[i])
+		}
+	}
+	return b.String()
 }
 
 // scopedAt reports whether reference r, to a table with a tenant column or
@@ -265,6 +333,12 @@ func verifyScoped(out string, rs *ruleset, tenant string, lx *engine.Lexical) er
 	if e != nil {
 		return fmt.Errorf("access: the scoped query does not read as a query (%v); this is a defect", e)
 	}
+	return p.verifyScoped(tenant)
+}
+
+// verifyScoped refuses the query p read unless every reference to a
+// table with a tenant column or column list is scoped.
+func (p *parser) verifyScoped(tenant string) error {
 	for i := range p.refs {
 		r := &p.refs[i]
 		if r.rule == nil || r.rule.tenant == "" && r.rule.columns == nil {

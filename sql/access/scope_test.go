@@ -153,9 +153,9 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 	rules := testRules()
 	differ := 0
 	for _, q := range scopedQueries {
-		scoped, err := Scope(q, rules, tenantVar)
+		scoped, err := Confine(q, rules, tenantVar)
 		if err != nil {
-			t.Errorf("Scope(%q): %v", q, err)
+			t.Errorf("Confine(%q): %v", q, err)
 			continue
 		}
 		for _, p := range []string{"1", "2"} {
@@ -201,7 +201,7 @@ func TestScopeRestrictsColumns(t *testing.T) {
 		if _, _, err := run(t, db, q, values); err != nil {
 			t.Fatalf("unscoped %q fails already: %v", q, err)
 		}
-		scoped, err := Scope(q, rules, tenantVar)
+		scoped, err := Confine(q, rules, tenantVar)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestScopeRestrictsColumns(t *testing.T) {
 			t.Errorf("scoped %q = %v, want no such column", scoped, err)
 		}
 	}
-	scoped, err := Scope(`SELECT * FROM users ORDER BY id`, rules, tenantVar)
+	scoped, err := Confine(`SELECT * FROM users ORDER BY id`, rules, tenantVar)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,15 +263,15 @@ func TestScopeRewrite(t *testing.T) {
 		{`WITH x AS (SELECT * FROM events) SELECT * FROM x`,
 			`WITH x AS (SELECT * FROM (SELECT * FROM events WHERE events.project_id = ` + ph + `) AS events) SELECT * FROM x`},
 	} {
-		got, err := Scope(c.in, rules, "t")
+		got, err := Confine(c.in, rules, "t")
 		if err != nil {
-			t.Errorf("Scope(%q): %v", c.in, err)
+			t.Errorf("Confine(%q): %v", c.in, err)
 			continue
 		}
 		if got != c.want {
-			t.Errorf("Scope(%q)\n got %s\nwant %s", c.in, got, c.want)
+			t.Errorf("Confine(%q)\n got %s\nwant %s", c.in, got, c.want)
 		}
-		again, err := Scope(got, rules, "t")
+		again, err := Confine(got, rules, "t")
 		if err != nil || again != got {
 			t.Errorf("Scope is not idempotent on %q: %q, %v", got, again, err)
 		}
@@ -280,12 +280,12 @@ func TestScopeRewrite(t *testing.T) {
 
 func TestScopeNeedsATenantName(t *testing.T) {
 	for _, name := range []string{"", "1x", "a-b", "a}"} {
-		_, err := Scope("SELECT * FROM events", testRules(), name)
+		_, err := Confine("SELECT * FROM events", testRules(), name)
 		if err == nil || errors.Is(err, ErrRefused) {
 			t.Errorf("Scope with tenant %q = %v, want a configuration error", name, err)
 		}
 	}
-	if _, err := Scope("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, ""); err != nil {
+	if _, err := Confine("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, ""); err != nil {
 		t.Errorf("no tenant column, no tenant name: %v", err)
 	}
 }

@@ -1,0 +1,194 @@
+package tree_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
+)
+
+// TestRewritePrintsGeneratedTextInPlace: a replaced node prints as
+// generated text where the node it replaced stood; the rest of the query,
+// comments and spacing included, prints as written.
+func TestRewritePrintsGeneratedTextInPlace(t *testing.T) {
+	src := "SELECT  count(*) AS n -- how many\nFROM events\nWHERE ts BETWEEN {variables.from} AND {variables.to} /* range */ AND event = 'x'"
+	tr, err := tree.Parse(engine.PostgreSQL, src)
+	require.NoError(t, err)
+	// BETWEEN as >= and <=, as materialize rewrites it.
+	root, err := tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
+		r, ok := n.(*tree.RangeCond)
+		if !ok || r.Operator != "BETWEEN" {
+			return n
+		}
+		return &tree.AndExpr{
+			Left:  &tree.ComparisonExpr{Operator: ">=", Left: r.Left, Right: r.From},
+			Right: &tree.ComparisonExpr{Operator: "<=", Left: r.Left, Right: r.To},
+		}
+	})
+	require.NoError(t, err)
+	tr.Stmt = root.(tree.SelectStatement)
+	out, err := tree.Print(tr)
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT  count(*) AS n -- how many\nFROM events\nWHERE (ts >= {variables.from} AND ts <= {variables.to}) /* range */ AND event = 'x'", out)
+
+	// A node a caller changed in place prints generated, its children
+	// as written.
+	sel := tr.Stmt.(*tree.Select)
+	sel.SelectExprs = append(sel.SelectExprs, &tree.AliasedExpr{Expr: &tree.ColName{Name: tree.NewIdent("Event")}, As: tree.NewIdent("e")})
+	tree.MarkChanged(sel)
+	out, err = tree.Print(tr)
+	require.NoError(t, err)
+	assert.Equal(t, `SELECT count(*) AS n, "Event" AS e FROM events WHERE (ts >= {variables.from} AND ts <= {variables.to}) /* range */ AND event = 'x'`, out)
+
+	// On MySQL a new name is quoted with backticks.
+	tr, err = tree.Parse(engine.MySQL, "SELECT a FROM t")
+	require.NoError(t, err)
+	root, err = tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
+		if c, ok := n.(*tree.ColName); ok {
+			return &tree.ColName{Qualifier: c.Qualifier, Name: tree.NewIdent("select")}
+		}
+		return n
+	})
+	require.NoError(t, err)
+	tr.Stmt = root.(tree.SelectStatement)
+	out, err = tree.Print(tr)
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT `select` FROM t", out)
+}
+
+// TestText prints one node: as written, or generated once replaced.
+func TestText(t *testing.T) {
+	src := "SELECT a FROM t WHERE x BETWEEN 1 AND  2"
+	tr, err := tree.Parse(engine.ClickHouse, src)
+	require.NoError(t, err)
+	where := tr.Stmt.(*tree.Select).Where.(*tree.RangeCond)
+	out, err := tree.Text(tr, where)
+	require.NoError(t, err)
+	assert.Equal(t, "x BETWEEN 1 AND  2", out)
+	out, err = tree.Text(tr, &tree.ComparisonExpr{Operator: ">=", Left: where.Left, Right: where.From})
+	require.NoError(t, err)
+	assert.Equal(t, "x >= 1", out)
+}
+
+// TestRewriteRefusesAMisplacedNode: a replacement of the wrong kind is an
+// error, and the tree is left as it was.
+func TestRewriteRefusesAMisplacedNode(t *testing.T) {
+	tr, err := tree.Parse(engine.SQLite, "SELECT a FROM t")
+	require.NoError(t, err)
+	_, err = tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
+		if _, ok := n.(*tree.AliasedTableExpr); ok {
+			return &tree.Literal{Kind: tree.NumVal, Text: "1"}
+		}
+		return n
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot stand where a FROM item does")
+	out, err := tree.Print(tr)
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT a FROM t", out)
+}
+
+// TestWalk visits every node in the order of the text and stops when
+// asked.
+func TestWalk(t *testing.T) {
+	src := "SELECT a FROM t WHERE b = {variables.x} AND c IN (SELECT d FROM u WHERE e = {variables.y})"
+	tr, err := tree.Parse(engine.ClickHouse, src)
+	require.NoError(t, err)
+	var names []string
+	require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
+		if p, ok := n.(*tree.Placeholder); ok {
+			names = append(names, p.Name)
+		}
+		return true, nil
+	}, tr.Stmt))
+	assert.Equal(t, []string{"x", "y"}, names)
+
+	names = nil
+	require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
+		if _, ok := n.(*tree.Subquery); ok {
+			return false, nil // not into subqueries
+		}
+		if p, ok := n.(*tree.Placeholder); ok {
+			names = append(names, p.Name)
+		}
+		return true, nil
+	}, tr.Stmt))
+	assert.Equal(t, []string{"x"}, names)
+
+	boom := errors.New("boom")
+	assert.ErrorIs(t, tree.Walk(func(tree.Node) (bool, error) { return false, boom }, tr.Stmt), boom)
+	assert.NoError(t, tree.Walk(func(tree.Node) (bool, error) { return false, tree.ErrStop }, tr.Stmt))
+}
+
+// TestSpans: every node knows where it was read.
+func TestSpans(t *testing.T) {
+	src := "SELECT x\nFROM t\nWHERE ts >= {variables.from} - interval '90' day"
+	tr, err := tree.Parse(engine.PostgreSQL, src)
+	require.NoError(t, err)
+	where := tr.Stmt.(*tree.Select).Where.(*tree.ComparisonExpr)
+	s := where.Right.Span()
+	assert.Equal(t, "{variables.from} - interval '90' day", src[s.Start:s.End])
+	s = where.Right.(*tree.BinaryExpr).Right.Span()
+	assert.Equal(t, "interval '90' day", src[s.Start:s.End])
+	require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
+		s := n.Span()
+		assert.True(t, s.Start < s.End && s.End <= len(src), "%T at %v", n, s)
+		return true, nil
+	}, tr.Stmt))
+}
+
+// TestErrors: a query the parser cannot read is an *Error that says what
+// and where in the user's words.
+func TestErrors(t *testing.T) {
+	cases := []struct{ q, detail string }{
+		{"SELECT a\nFROM t\nWHERE b IN (1, 2", `expected ) to close the ( at line 3, column 12, found the end of the query`},
+		{"SELECT count(a FROM t", `expected ) to close the ( at line 1, column 13, found "FROM"`},
+		{"SELECT CASE WHEN a THEN 1 FROM t", `expected END to close the CASE at line 1, column 8, found "FROM"`},
+		{"", "the query is empty"},
+		{"DELETE FROM t", `a query must start with SELECT, WITH or a parenthesised SELECT, found "DELETE"`},
+		{"SELECT 1; SELECT 2", "only one statement is allowed: remove the ';' and what follows it"},
+		{"SELECT a FROM t WHERE", "expected a value, found the end of the query"},
+		{"SELECT 'abc FROM t", "the string starting with ' is never closed"},
+		{"SELECT a FROM t)", "this ) closes no ("},
+		{"SELECT a FROM WHERE x", `expected a table name, found "WHERE"`},
+		{"SELECT {variables.", "malformed placeholder: expected {variables.<code_name>}"},
+	}
+	for _, c := range cases {
+		_, err := tree.Parse(engine.PostgreSQL, c.q)
+		var te *tree.Error
+		if assert.ErrorAs(t, err, &te, c.q) {
+			assert.Equal(t, c.detail, te.Detail, c.q)
+			assert.ErrorIs(t, err, tree.ErrSyntax)
+			assert.NotContains(t, te.Error(), "tree.", "no Go identifiers in messages")
+		}
+	}
+	_, err := tree.Parse(engine.PostgreSQL, "SELECT a\nFROM t\nWHERE b IN (1, 2")
+	var te *tree.Error
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, 3, te.Line)
+	assert.Equal(t, 17, te.Column)
+}
+
+// TestDepthLimit: deep nesting is a named error, not a stack overflow.
+func TestDepthLimit(t *testing.T) {
+	for _, q := range []string{
+		"SELECT " + strings.Repeat("(", 10000) + "1" + strings.Repeat(")", 10000),
+		"SELECT " + strings.Repeat("- ", 10000) + "1",
+		"SELECT " + strings.Repeat("NOT ", 10000) + "1",
+		strings.Repeat("(", 10000) + "SELECT 1" + strings.Repeat(")", 10000),
+		"SELECT 1 FROM " + strings.Repeat("(", 5000) + "t" + strings.Repeat(")", 5000),
+		"SELECT " + strings.Repeat("f(", 5000) + "1" + strings.Repeat(")", 5000),
+	} {
+		_, err := tree.Parse(engine.PostgreSQL, q)
+		require.ErrorIs(t, err, tree.ErrTooDeep, q[:40])
+		assert.Contains(t, err.Error(), "nested too deeply")
+	}
+	ok := "SELECT " + strings.Repeat("(", 50) + "1" + strings.Repeat(")", 50)
+	_, err := tree.Parse(engine.PostgreSQL, ok)
+	require.NoError(t, err)
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // tenantVariable is the placeholder that tenant scoping binds to the
-// project a query runs for (see access.Scope and sql/scope). A query
+// project a query runs for (see access.Confine and sql/scope). A query
 // may not use it, nor any name with its prefix: the Service alone binds
 // it, over anything a client sends.
 const tenantVariable = scope.TenantVariable

@@ -11,7 +11,7 @@
 // forget the scope, because it has nothing else to hand the executor,
 // whose one query method takes a Statement.
 //
-// Scoping is access.Scope's rewrite: every reference to a table with a
+// Scoping is access.Confine's rewrite: every reference to a table with a
 // tenant column becomes a derived table filtered on the placeholder
 // TenantVariable, which a Statement always binds to the Scope's project.
 // Derived statements (the pre-compute query of a stored table, the partial
@@ -76,10 +76,10 @@ func (sc *Scope) Engine() engine.Engine { return sc.e }
 
 // Text checks sql against the rules and returns it rewritten to read only
 // what they allow, TenantVariable standing for the project
-// (access.ScopeFor, reading the text as the scope's engine does).
+// (access.ConfineFor, reading the text as the scope's engine does).
 // A refusal is an *access.Error naming what was refused.
 func (sc *Scope) Text(sql string) (string, error) {
-	return access.ScopeFor(sc.e.Lexical(), sql, sc.rules, TenantVariable)
+	return access.ConfineFor(sc.e.Lexical(), sql, sc.rules, TenantVariable)
 }
 
 // Template is a query text scoped and compiled: rendered for each run.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
-	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
 )
@@ -189,11 +188,9 @@ func visibleTo(key *apikey.Key, list []endpoint.Endpoint) []endpoint.Endpoint {
 func (h *handler) admitRun(w http.ResponseWriter, r *http.Request, project string, ask endpoint.Ask) (endpoint.Admission, error) {
 	c := endpoint.Caller{Project: project, Key: keyOf(r.Context()), Token: claimsOf(r.Context())}
 	b := endpoint.Budgets{
-		Keys: h.cfg.keys,
-		TokenRate: func(ctx context.Context, t *embed.Claims) error {
-			return h.checkTokenRun(ctx, w, t, ask.Endpoint, true)
-		},
-		Slot: func(project string) (func(), error) { return h.admit(w, project) },
+		Keys:      h.cfg.keys,
+		TokenRate: TokenRate(h.tokens),
+		Slot:      func(project string) (func(), error) { return h.admit(w, project) },
 	}
 	adm, err := h.svc.Admit(r.Context(), b, c, ask)
 	var le *limit.Error

@@ -12,7 +12,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
-	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -235,7 +234,7 @@ func (t *tools) admit() (func(), error) {
 func (t *tools) budgets() endpoint.Budgets {
 	return endpoint.Budgets{
 		Keys:      t.cfg.keys,
-		TokenRate: func(ctx context.Context, _ *embed.Claims) error { return t.checkRPM(ctx) },
+		TokenRate: httpapi.TokenRate(t.cfg.tokens),
 		Slot:      func(string) (func(), error) { return t.admit() },
 	}
 }

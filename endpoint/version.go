@@ -210,7 +210,7 @@ func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (R
 	if err != nil {
 		return RunSchema{}, err
 	}
-	sh := newShape(s.engineName(), res.Columns, res.Types)
+	sh := newShape(s.engine(), res.Columns, res.Types)
 	rs.Columns, rs.Types, rs.Kinds = sh.columns, sh.types, sh.kinds
 	return rs, nil
 }

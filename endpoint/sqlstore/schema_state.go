@@ -52,7 +52,7 @@ WHERE deleted_at IS NOT NULL AND LENGTH(name) > LENGTH(id) + 1
 			unname,
 			partial,
 		}
-	case d.Name() == engine.MySQL.Name():
+	case !d.PartialIndexes(): // MySQL
 		return []string{
 			d.AddColumn(endpointsTable, "live_name", d.KeyType()+" AS (CASE WHEN deleted_at IS NULL THEN name END) STORED"),
 			`ALTER TABLE ` + endpointsTable + ` DROP INDEX endpointkit_endpoints_name`,

@@ -11,10 +11,10 @@ import (
 	"github.com/endpointkit/endpointkit/variable"
 )
 
-// TestVersionInfos: each version shows its query, the variables a run
+// TestVersions: each version shows its query, the variables a run
 // takes (definitions and required), when it was saved, whether it can be
 // materialized and whether the stored table was built from it.
-func TestVersionInfos(t *testing.T) {
+func TestVersions(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
 	ctx := context.Background()
 	created := e.clock.Now()

@@ -28,7 +28,7 @@ func newKeyFixture(t *testing.T) *keyFixture {
 	svc := f.env.Service
 	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
 	if err != nil {
-		t.Fatalf("NewKeys: %v", err)
+		t.Fatalf("apikey.New: %v", err)
 	}
 	const sql = "SELECT event, count(*) AS events FROM events GROUP BY event"
 	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", IsMaterialized: true,

@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 )
 
 // Caller is who asks to run or change something: the project its
 // credential was accepted for, and the credential. A stored API key
-// (Keys) is Key, a verified embed token is Token; neither is one of the
+// (apikey.Keys) is Key, a verified embed token is Token; neither is one of the
 // host's own keys (an Authenticator's), which has the project's full
 // rights and only the project's budget.
 type Caller struct {
 	Project string
-	Key     *Key
+	Key     *apikey.Key
 	Token   *embed.Claims
 }
 
@@ -29,20 +30,20 @@ const (
 	// costs no budget.
 	ActUse Act = iota
 	// ActRun is a run of a saved endpoint (Ask.Run holds its request).
-	// A stored key needs ScopeEndpointRead.
+	// A stored key needs apikey.ScopeEndpointRead.
 	ActRun
 	// ActQuery is a run of a query that is not saved (the editor's query
-	// route). A stored key needs ScopeQueryRun; a token may not.
+	// route). A stored key needs apikey.ScopeQueryRun; a token may not.
 	ActQuery
 	// ActRefresh is a refresh of a materialized endpoint's stored table
 	// (POST materialize), which computes the query as an inline run does.
-	// A stored key needs ScopeEndpointWrite; a token may not.
+	// A stored key needs apikey.ScopeEndpointWrite; a token may not.
 	ActRefresh
 	// ActSave is a create (Ask.Create) or an update (Ask.Update) of an
 	// endpoint. A save that leaves the endpoint materialized without a
 	// table for its new definition asks the scheduler to refresh it at
 	// once, so it is charged as ActRefresh is; other saves cost no
-	// budget. A stored key needs ScopeEndpointWrite; a token may not.
+	// budget. A stored key needs apikey.ScopeEndpointWrite; a token may not.
 	ActSave
 )
 
@@ -86,7 +87,7 @@ type Ask struct {
 // refusal for another reason costs nothing.
 type Budgets struct {
 	// Keys counts stored keys' budgets; required when a Caller has a Key.
-	Keys *Keys
+	Keys *apikey.Keys
 	// TokenRate counts a run of an embed token against its rpm claim,
 	// returning the 429 to answer when it is spent; nil counts nothing.
 	TokenRate func(context.Context, *embed.Claims) error
@@ -220,11 +221,11 @@ func (c Caller) may(a Ask) error {
 	if scope == "" {
 		switch a.Act {
 		case ActRun:
-			scope = ScopeEndpointRead
+			scope = apikey.ScopeEndpointRead
 		case ActQuery:
-			scope = ScopeQueryRun
+			scope = apikey.ScopeQueryRun
 		case ActRefresh, ActSave:
-			scope = ScopeEndpointWrite
+			scope = apikey.ScopeEndpointWrite
 		}
 	}
 	if (a.Act == ActRun || a.Act == ActRefresh) && a.Endpoint == "" {

@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/require"
 )
 
 // admitEnv is a Service on a settable clock with the SQL endpoints
 // "mat" (materialized, no table yet) and "plain".
-func admitEnv(t *testing.T) (*endpoint.Service, *keyClock) {
+func admitEnv(t *testing.T) (*endpoint.Service, *clock) {
 	t.Helper()
-	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	env := endpointtest.New(t, endpointtest.WithDemoEvents(100), endpointtest.WithConfig(func(cfg *endpoint.Config) { cfg.Now = c.now }))
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := endpointtest.New(t, endpointtest.WithDemoEvents(100), endpointtest.WithConfig(func(cfg *endpoint.Config) { cfg.Now = c.Now }))
 	svc := env.Service
 	ctx := context.Background()
 	for _, e := range []endpoint.CreateRequest{
@@ -77,7 +79,7 @@ func TestAdmitChargesWhatAnswers(t *testing.T) {
 	if _, err := svc.Update(ctx, "1", "mat", endpoint.UpdateRequest{Query: v2}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	c.add(2 * time.Second) // past RecheckInterval: runs see version 2
+	c.Advance(2 * time.Second) // past RecheckInterval: runs see version 2
 	check("version 2 without a table", "mat", 0, "", false)
 	check("version 2 without a table, direct", "mat", 0, endpoint.RefreshDirect, false)
 	if err := svc.Materialize(ctx, "1", "mat"); err != nil {
@@ -87,7 +89,7 @@ func TestAdmitChargesWhatAnswers(t *testing.T) {
 	check("version 2's table", "mat", 2, "", true)
 	check("older version", "mat", 1, "", false)
 	check("older version, direct", "mat", 1, endpoint.RefreshDirect, false)
-	c.add(48 * time.Hour)
+	c.Advance(48 * time.Hour)
 	check("stale table", "mat", 0, "", false)
 }
 
@@ -98,15 +100,16 @@ func TestAdmitChargesWhatAnswers(t *testing.T) {
 func TestAdmitOrder(t *testing.T) {
 	svc, c := admitEnv(t)
 	ctx := context.Background()
-	keys := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{})
-	mk := func(project string, scopes ...string) *endpoint.Key {
-		k, _, err := keys.Create(ctx, project, endpoint.CreateKeyRequest{Name: "k", Scopes: scopes, RunsPerMinute: 1, MaterializedRunsPerMinute: 1})
+	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore(), Now: c.Now})
+	require.NoError(t, err)
+	mk := func(project string, scopes ...string) *apikey.Key {
+		k, _, err := keys.Create(ctx, project, apikey.CreateRequest{Name: "k", Scopes: scopes, RunsPerMinute: 1, MaterializedRunsPerMinute: 1})
 		if err != nil {
 			t.Fatalf("Keys.Create: %v", err)
 		}
 		return &k
 	}
-	reader, writer, other := mk("1", endpoint.ScopeEndpointRead), mk("1", endpoint.ScopeEndpointWrite), mk("2", endpoint.Scopes...)
+	reader, writer, other := mk("1", apikey.ScopeEndpointRead), mk("1", apikey.ScopeEndpointWrite), mk("2", apikey.Scopes...)
 	var rated, slots, released int
 	b := endpoint.Budgets{
 		Keys:      keys,
@@ -130,9 +133,9 @@ func TestAdmitOrder(t *testing.T) {
 	}{
 		{"a key of another project", endpoint.Caller{Project: "1", Key: other}, run("plain", 0), http.StatusForbidden, "project '1'"},
 		{"a token of another project", endpoint.Caller{Project: "2", Token: token}, run("plain", 0), http.StatusForbidden, "project '2'"},
-		{"a key without the scope", endpoint.Caller{Project: "1", Key: writer}, run("plain", 0), http.StatusForbidden, endpoint.ScopeEndpointRead},
-		{"a query without query:run", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActQuery}, http.StatusForbidden, endpoint.ScopeQueryRun},
-		{"a refresh without endpoint:write", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"}, http.StatusForbidden, endpoint.ScopeEndpointWrite},
+		{"a key without the scope", endpoint.Caller{Project: "1", Key: writer}, run("plain", 0), http.StatusForbidden, apikey.ScopeEndpointRead},
+		{"a query without query:run", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActQuery}, http.StatusForbidden, apikey.ScopeQueryRun},
+		{"a refresh without endpoint:write", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"}, http.StatusForbidden, apikey.ScopeEndpointWrite},
 		{"a token's query", endpoint.Caller{Project: "1", Token: token}, endpoint.Ask{Act: endpoint.ActQuery}, http.StatusForbidden, "embed token"},
 		{"a token's refresh", endpoint.Caller{Project: "1", Token: token}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "plain"}, http.StatusForbidden, "embed token"},
 		{"an endpoint the token does not name", endpoint.Caller{Project: "1", Token: token}, run("mat", 0), http.StatusForbidden, "'mat'"},
@@ -144,7 +147,7 @@ func TestAdmitOrder(t *testing.T) {
 		{"a refresh of an endpoint not materialized", endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "plain"}, http.StatusBadRequest, "not materialized"},
 		{"a refresh of an unknown endpoint", endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "nothing"}, http.StatusNotFound, "nothing"},
 		{"a token's save", endpoint.Caller{Project: "1", Token: token}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "plain", Update: &endpoint.UpdateRequest{}}, http.StatusForbidden, "embed token"},
-		{"a save without endpoint:write", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "mat", Update: &endpoint.UpdateRequest{}}, http.StatusForbidden, endpoint.ScopeEndpointWrite},
+		{"a save without endpoint:write", endpoint.Caller{Project: "1", Key: reader}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "mat", Update: &endpoint.UpdateRequest{}}, http.StatusForbidden, apikey.ScopeEndpointWrite},
 		{"an update of an unknown endpoint", endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActSave, Endpoint: "nothing", Update: &endpoint.UpdateRequest{}}, http.StatusNotFound, "nothing"},
 		{"a fixed variable the endpoint lacks", endpoint.Caller{Project: "1", Token: &embed.Claims{Project: "1", Endpoints: []string{"plain"}, Fixed: map[string]any{"team": 1}}},
 			run("plain", 0), http.StatusForbidden, "team"},
@@ -161,7 +164,7 @@ func TestAdmitOrder(t *testing.T) {
 	}
 	// Nor the keys' budgets: each key's one run of the minute is there.
 	for _, k := range []struct {
-		key *endpoint.Key
+		key *apikey.Key
 		ask endpoint.Ask
 	}{{reader, run("plain", 0)}, {writer, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"}}} {
 		adm, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: k.key}, k.ask)
@@ -192,10 +195,10 @@ func TestAdmitOrder(t *testing.T) {
 		t.Errorf("saves that start no refresh took %d slots", slots-2)
 	}
 	// A refresh took the writer's inline budget.
-	_, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"})
+	_, err = svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"})
 	var e *endpoint.Error
-	if !errors.As(err, &e) || e.Status != http.StatusTooManyRequests || e.Limit != endpoint.LimitKeyRunsPerMinute {
-		t.Errorf("a second refresh in the minute: %v, want a 429 of %s", err, endpoint.LimitKeyRunsPerMinute)
+	if !errors.As(err, &e) || e.Status != http.StatusTooManyRequests || e.Limit != apikey.LimitRunsPerMinute {
+		t.Errorf("a second refresh in the minute: %v, want a 429 of %s", err, apikey.LimitRunsPerMinute)
 	}
 	// A token's run is counted against its rpm, and carries its
 	// credentials, whatever the request held.

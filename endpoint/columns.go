@@ -46,9 +46,9 @@ const (
 	KindOther ColumnKind = ""
 )
 
-// ColumnKindOf is the kind of a column of database type typ on the engine
-// named engineName (engine.Engine's Name).
-func ColumnKindOf(engineName, typ string) ColumnKind {
+// ColumnKindOf is the kind of a column of database type typ on engine e
+// (nil: an engine whose columns hold values of their declared types).
+func ColumnKindOf(e engine.Engine, typ string) ColumnKind {
 	t := strings.ToUpper(strings.TrimSpace(typ))
 	for _, wrap := range []string{"NULLABLE(", "LOWCARDINALITY("} {
 		for strings.HasPrefix(t, wrap) && strings.HasSuffix(t, ")") {
@@ -67,8 +67,8 @@ func ColumnKindOf(engineName, typ string) ColumnKind {
 		return KindFloat
 	case "NUMERIC", "DECIMAL", "DECIMAL32", "DECIMAL64", "DECIMAL128", "DECIMAL256",
 		"INT128", "INT256", "UINT128", "UINT256":
-		if engineName == "sqlite" {
-			return KindFloat
+		if e != nil && !e.TypedAsDeclared() {
+			return KindFloat // SQLite's NUMERIC affinity: doubles
 		}
 		return KindDecimal
 	case "TEXT", "VARCHAR", "CHAR", "BPCHAR", "NAME", "STRING", "FIXEDSTRING", "CLOB",
@@ -89,8 +89,8 @@ type shape struct {
 	kinds          []ColumnKind
 }
 
-// newShape is the shape of columns and types on the engine named eng.
-func newShape(eng string, columns, types []string) *shape {
+// newShape is the shape of columns and types on engine eng.
+func newShape(eng engine.Engine, columns, types []string) *shape {
 	sh := &shape{columns: nonNil(columns), types: nonNil(types), kinds: make([]ColumnKind, len(types))}
 	for i, t := range types {
 		sh.kinds[i] = ColumnKindOf(eng, t)
@@ -101,8 +101,8 @@ func newShape(eng string, columns, types []string) *shape {
 // shapeSlot holds a compiled version's shape once known.
 type shapeSlot struct{ p atomic.Pointer[shape] }
 
-// engineName is the name of the executor's engine.
-func (s *Service) engineName() string { return s.cfg.Executor.Engine().Name() }
+// engine is the executor's engine.
+func (s *Service) engine() engine.Engine { return s.cfg.Executor.Engine() }
 
 // recordColumns sets the columns and types of v, a SQL version about to
 // be saved, to res, the engine's description of c made by the check at
@@ -115,7 +115,7 @@ func (s *Service) recordColumns(c *compiled, v *driver.Version, res *driver.Resu
 		return
 	}
 	v.Columns, v.Types = nonNil(res.Columns), s.describedTypes(c, nonNil(res.Types))
-	c.shape.p.Store(newShape(s.engineName(), v.Columns, v.Types))
+	c.shape.p.Store(newShape(s.engine(), v.Columns, v.Types))
 }
 
 // versionShape returns the shape of version n of ep, compiled as c: the
@@ -146,7 +146,7 @@ func (s *Service) versionShape(ctx context.Context, ep *driver.Endpoint, c *comp
 		// write is described again then.
 		_ = s.cfg.Endpoints.SetVersionColumns(context.WithoutCancel(ctx), ep.ProjectID, ep.ID, n, v.Columns, v.Types)
 	}
-	sh := newShape(s.engineName(), v.Columns, s.describedTypes(c, v.Types))
+	sh := newShape(s.engine(), v.Columns, s.describedTypes(c, v.Types))
 	c.shape.p.Store(sh)
 	return sh
 }
@@ -156,7 +156,7 @@ func (s *Service) versionShape(ctx context.Context, ep *driver.Endpoint, c *comp
 // result SQLite types the same whatever the values, that type (see
 // sqliteFixedTypes): never a type learned from one answer's values.
 func (s *Service) describedTypes(c *compiled, types []string) []string {
-	if s.engineName() != engine.SQLite.Name() {
+	if s.engine().TypedAsDeclared() {
 		return types
 	}
 	return sqliteFixedTypes(c.query.SQL, types)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // TestEmptyAnswerKeepsTypes: on SQLite, whose expressions have a type
@@ -81,22 +82,23 @@ func TestFloatColumnKind(t *testing.T) {
 // TestColumnKindOf: the kinds of the engines' type names.
 func TestColumnKindOf(t *testing.T) {
 	for _, tc := range []struct {
-		engine, typ string
-		want        endpoint.ColumnKind
+		engine engine.Engine
+		typ    string
+		want   endpoint.ColumnKind
 	}{
-		{"postgresql", "INT8", endpoint.KindInteger},
-		{"postgresql", "NUMERIC", endpoint.KindDecimal},
-		{"postgresql", "FLOAT8", endpoint.KindFloat},
-		{"postgresql", "TIMESTAMPTZ", endpoint.KindTime},
-		{"sqlite", "NUMERIC", endpoint.KindFloat},
-		{"sqlite", "", endpoint.KindOther},
-		{"mysql", "DECIMAL", endpoint.KindDecimal},
-		{"mysql", "BIGINT", endpoint.KindInteger},
-		{"clickhouse", "Nullable(Decimal(38, 2))", endpoint.KindDecimal},
-		{"clickhouse", "LowCardinality(String)", endpoint.KindString},
-		{"clickhouse", "UInt64", endpoint.KindInteger},
-		{"clickhouse", "DateTime64(3, 'UTC')", endpoint.KindTime},
-		{"clickhouse", "Array(String)", endpoint.KindOther},
+		{engine.PostgreSQL, "INT8", endpoint.KindInteger},
+		{engine.PostgreSQL, "NUMERIC", endpoint.KindDecimal},
+		{engine.PostgreSQL, "FLOAT8", endpoint.KindFloat},
+		{engine.PostgreSQL, "TIMESTAMPTZ", endpoint.KindTime},
+		{engine.SQLite, "NUMERIC", endpoint.KindFloat},
+		{engine.SQLite, "", endpoint.KindOther},
+		{engine.MySQL, "DECIMAL", endpoint.KindDecimal},
+		{engine.MySQL, "BIGINT", endpoint.KindInteger},
+		{engine.ClickHouse, "Nullable(Decimal(38, 2))", endpoint.KindDecimal},
+		{engine.ClickHouse, "LowCardinality(String)", endpoint.KindString},
+		{engine.ClickHouse, "UInt64", endpoint.KindInteger},
+		{engine.ClickHouse, "DateTime64(3, 'UTC')", endpoint.KindTime},
+		{engine.ClickHouse, "Array(String)", endpoint.KindOther},
 	} {
 		assert.Equal(t, tc.want, endpoint.ColumnKindOf(tc.engine, tc.typ), "%s %s", tc.engine, tc.typ)
 	}

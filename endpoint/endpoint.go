@@ -22,8 +22,8 @@
 // # Using it
 //
 // Endpoints are created, changed and read with Create (a CreateRequest),
-// Update (an UpdateRequest), Get, List, Delete, Versions, VersionInfos and
-// VersionInfo; variables with CreateVariable, UpdateVariable (a
+// Update (an UpdateRequest), Get, List, Delete, Versions and Version;
+// variables with CreateVariable, UpdateVariable (a
 // VariablePatch), GetVariable, ListVariables and DeleteVariable. Run runs
 // a saved endpoint (a RunRequest, answered with a RunResult); Query runs
 // an unsaved one (a QueryRequest) as an editor does; RunSchema describes
@@ -32,10 +32,13 @@
 // materialized endpoints; Logs pages through the run log; MintEmbedToken
 // signs a token a customer's browser may run an endpoint with.
 //
-// The records a host reads (Endpoint, Query, Version, Materialization,
-// RunLogEntry, ...) are declared in package endpoint/driver, where stores
-// keep them, and named here by aliases, so that a host imports this package
-// only.
+// The records a host reads are named here, so that a host imports this
+// package only. Endpoint, Query, Version, Materialization and RunLogEntry
+// are the API's views of the records stores keep in package
+// endpoint/driver (which hold nothing of the API), declared here with the
+// API's JSON and its errors (wire.go, version.go); VariableRef and
+// MaterializationStatus, which the API shows as stores keep them, are
+// aliases of driver's types (aliases.go).
 //
 // # Errors
 //

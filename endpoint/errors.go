@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,22 +14,22 @@ var (
 	ErrInvalid      = apierror.ErrInvalid
 	ErrNotFound     = driver.ErrNotFound
 	ErrConflict     = driver.ErrConflict
-	ErrUnauthorized = errors.New("endpoint: unauthorized")
-	ErrForbidden    = errors.New("endpoint: forbidden")
+	ErrUnauthorized = apierror.ErrUnauthorized
+	ErrForbidden    = apierror.ErrForbidden
 	// ErrExecution is an executor failure; its detail leaks no internals.
-	ErrExecution = errors.New("endpoint: query execution failed")
+	ErrExecution = apierror.ErrExecution
 	// ErrTimeout is an executor that ran out of time.
-	ErrTimeout = errors.New("endpoint: query timed out")
+	ErrTimeout = apierror.ErrTimeout
 )
 
 // Stable error codes, the Code of an *Error. Clients may switch on them; the
 // Detail text is for humans and may be reworded.
 const (
-	CodeInvalidInput            = "invalid_input"
-	CodeNotFound                = "not_found"
+	CodeInvalidInput            = apierror.CodeInvalidInput
+	CodeNotFound                = apierror.CodeNotFound
 	CodeConflict                = "conflict"
-	CodeUnauthorized            = "unauthorized"
-	CodeForbidden               = "forbidden"
+	CodeUnauthorized            = apierror.CodeUnauthorized
+	CodeForbidden               = apierror.CodeForbidden
 	CodeRequiredVariableMissing = "required_variable_missing"
 	CodeUnknownVariable         = "unknown_variable"
 	CodeInvalidVariableValue    = "invalid_variable_value"
@@ -38,17 +37,23 @@ const (
 	CodeInvalidVariableID       = "invalid_variable_id"
 	CodeVariableNotFound        = "variable_not_found"
 	CodeVariableInUse           = "variable_in_use"
-	CodeUnsupportedQuery        = "unsupported_query"
+	CodeUnsupportedQuery        = apierror.CodeUnsupportedQuery
 	CodeCannotMaterialize       = "cannot_materialize"
 	CodeMaterializationFailed   = "materialization_failed"
-	CodeExecutionFailed         = "execution_failed"
-	CodeTimeout                 = "timeout"
+	CodeExecutionFailed         = apierror.CodeExecutionFailed
+	CodeTimeout                 = apierror.CodeTimeout
 	// CodeResultTooLarge is a run whose rows weigh more than
 	// Config.MaxResultBytes.
 	CodeResultTooLarge = "result_too_large"
 	// CodeQueryTooLarge is a query refused at save for its length
 	// (Config.MaxQueryLength) or its placeholders (Config.MaxPlaceholders).
 	CodeQueryTooLarge = "query_too_large"
+	// CodeThrottled is the Code of a run refused by a budget (429): an
+	// API key's, an embed token's or the project's.
+	CodeThrottled = apierror.CodeThrottled
+	// CodeBudgetUnavailable is the Code of a run refused because its
+	// budget could not be counted: the counter store failed (503).
+	CodeBudgetUnavailable = apierror.CodeBudgetUnavailable
 )
 
 // The limits an *Error names in its Limit field, each a Config setting.
@@ -150,28 +155,9 @@ func required(attr string) *Error {
 
 // withCause keeps cause reachable through errors.Is and errors.As (a host may
 // log it) while callers see only e's detail.
-func withCause(e *Error, cause error) *Error {
-	if cause != nil {
-		e.Err = fmt.Errorf("%w: %w", e.Err, cause)
-	}
-	return e
-}
+func withCause(e *Error, cause error) *Error { return apierror.WithCause(e, cause) }
 
 // storeError turns an error of a Store into an *Error. Stores return
 // sentinels (possibly wrapped); anything else is a failing backend, which
 // callers see as a generic 502 so that no internals leak.
-func storeError(err error, notFound func() *Error) error {
-	var e *Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, ErrNotFound) && notFound != nil:
-		return notFound()
-	case errors.Is(err, context.DeadlineExceeded):
-		return withCause(NewError(ErrTimeout, CodeTimeout, "", "storage timed out"), err)
-	default:
-		return withCause(NewError(ErrExecution, CodeExecutionFailed, "", "storage failed"), err)
-	}
-}
+func storeError(err error, notFound func() *Error) error { return apierror.StoreError(err, notFound) }

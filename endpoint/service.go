@@ -804,23 +804,6 @@ func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) 
 	return out, nil
 }
 
-// Versions returns the versions of the endpoint named name, oldest first.
-func (s *Service) Versions(ctx context.Context, project, name string) ([]Version, error) {
-	e, err := s.get(ctx, project, name)
-	if err != nil {
-		return nil, err
-	}
-	vs, err := s.cfg.Endpoints.Versions(ctx, project, e.ID)
-	if err != nil {
-		return nil, storeError(err, func() *Error { return endpointNotFound(name) })
-	}
-	out := make([]Version, len(vs))
-	for i, v := range vs {
-		out[i] = versionOf(v)
-	}
-	return out, nil
-}
-
 // Delete removes the endpoint named name and its versions, then drops its
 // stored tables, best effort: once the write lock is released, and for at
 // most a second, so that neither this delete nor any other write waits on

@@ -169,7 +169,7 @@ func TestCreate(t *testing.T) {
 		t.Fatalf("Get = %+v, %v; want %+v", got, err, ep)
 	}
 	versions, err := e.svc.Versions(context.Background(), "1", ep.Name)
-	if err != nil || len(versions) != 1 || versions[0].Number != 1 || !reflect.DeepEqual(versions[0].Query, ep.Query) {
+	if err != nil || len(versions) != 1 || versions[0].Version != 1 || !reflect.DeepEqual(versions[0].Query, ep.Query) {
 		t.Fatalf("Versions = %+v, %v", versions, err)
 	}
 	// A name of 128 characters is allowed; the same name in another
@@ -336,8 +336,8 @@ func TestConcurrentUpdates(t *testing.T) {
 		t.Fatalf("Versions = %d, %v; want %d", len(vs), err, n+1)
 	}
 	for i, v := range vs {
-		if v.Number != i+1 {
-			t.Fatalf("version %d has number %d", i+1, v.Number)
+		if v.Version != i+1 {
+			t.Fatalf("version %d has number %d", i+1, v.Version)
 		}
 	}
 }

@@ -99,8 +99,7 @@ func TestSoftDeletedIsInvisible(t *testing.T) {
 			"SoftDelete":            func() error { _, err := e.svc.SoftDelete(ctx, "1", name); return err },
 			"Materialize":           func() error { return e.svc.Materialize(ctx, "1", name) },
 			"MaterializationStatus": func() error { _, err := e.svc.MaterializationStatus(ctx, "1", name); return err },
-			"VersionInfos":          func() error { _, err := e.svc.VersionInfos(ctx, "1", name); return err },
-			"VersionInfo":           func() error { _, err := e.svc.VersionInfo(ctx, "1", name, 1); return err },
+			"Version":               func() error { _, err := e.svc.Version(ctx, "1", name, 1); return err },
 			"RunSchema":             func() error { _, err := e.svc.RunSchema(ctx, "1", name, 0); return err },
 		}
 		for method, call := range calls {

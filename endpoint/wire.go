@@ -321,19 +321,6 @@ type Endpoint struct {
 	CheckWarning string `json:"check_warning,omitempty"`
 }
 
-// Version is an immutable snapshot of an endpoint's query as the Service
-// shows it (driver.Version). Every change of the query creates the next
-// version; version numbers start at 1.
-type Version struct {
-	Number    int       `json:"version"`
-	Query     Query     `json:"query"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-func versionOf(v driver.Version) Version {
-	return Version{Number: v.Number, Query: Query(v.Query), CreatedAt: v.CreatedAt}
-}
-
 // Materialization is an endpoint's materialization as API users see it (the
 // "materialization" object of the endpoint JSON). The Service computes it
 // from the stored MaterializationState and the analysis of the current
@@ -384,7 +371,8 @@ type VariableVerdict struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// RunLogEntry is one run as Service.Logs shows it (driver.RunLogEntry):
+// RunLogEntry is one run as Service.Logs shows it: the log's record
+// (driver.RunLogEntry, which holds nothing of the API) with the API's JSON;
 // what ran, how long it took and what it cost, how it ended, and by which
 // credential. It never holds the run's variable values, nor a token.
 type RunLogEntry struct {
@@ -416,7 +404,7 @@ type RunLogEntry struct {
 	// is that token's kid.
 	Token      bool   `json:"token"`
 	TokenKeyID string `json:"token_kid,omitempty"`
-	// KeyID is the id of the stored API key (Keys) the run was
+	// KeyID is the id of the stored API key (apikey.Keys) the run was
 	// authenticated with; never the key.
 	KeyID string `json:"key_id,omitempty"`
 }

@@ -418,8 +418,7 @@ func (b *builder) average(f *sqlparser.FuncExpr, text string) (string, error) {
 	}
 	s, n := b.part("sum("+arg+")"), b.part("count("+arg+")")
 	// Parenthesized: the caller prints it as an operand, like a call.
-	switch b.d {
-	case engine.PostgreSQL, engine.MySQL:
+	if b.d.DecimalAggregates() {
 		// The sum of the stored sums over the sum of the stored counts
 		// (decimals) has the type avg has inline: a decimal when the
 		// stored sums are integers or decimals (PostgreSQL's numeric,
@@ -441,11 +440,8 @@ func (b *builder) floatType() string { return b.d.Type(engine.Float) }
 // engine's integer; SQLite's and ClickHouse's sum of integers is one.
 func (b *builder) sumOfCounts(part string) string {
 	sum := "coalesce(sum(" + part + "), 0)"
-	switch b.d {
-	case engine.PostgreSQL:
-		return "CAST(" + sum + " AS bigint)"
-	case engine.MySQL:
-		return "CAST(" + sum + " AS SIGNED)"
+	if b.d.DecimalAggregates() {
+		return "CAST(" + sum + " AS " + b.d.IntegerCast() + ")"
 	}
 	return sum
 }

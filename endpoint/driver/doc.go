@@ -18,7 +18,7 @@
 //   - RunLog keeps a bounded record of runs (endpoint.Config.RunLog), and
 //     ResultCache the encoded answers of runs (endpoint.Config.ResultCache).
 //   - KeyStore keeps the API keys of machines, hashed
-//     (endpoint.KeysConfig.Store).
+//     (apikey.Config.Store).
 //
 // Variables are kept by a variable.Store, whose contract is in package
 // variable.

@@ -26,7 +26,7 @@ type KeyRecord struct {
 	Prefix string
 	// Hash is the SHA-256 of the whole secret.
 	Hash [KeyHashSize]byte
-	// Scopes are what the key may do (endpoint.ScopeEndpointRead and the
+	// Scopes are what the key may do (apikey.ScopeEndpointRead and the
 	// others), sorted.
 	Scopes []string
 	// Endpoints, when not nil, are the only endpoint names the key may
@@ -47,7 +47,7 @@ type KeyRecord struct {
 	RevokedAt *time.Time
 }
 
-// KeyStore keeps the API keys of projects (endpoint.Keys).
+// KeyStore keeps the API keys of projects (apikey.Keys).
 //
 // Guidelines for implementers: a KeyStore persists what it is given (the
 // caller validates). Every method is safe for concurrent use; values

@@ -45,7 +45,7 @@ type RunLogEntry struct {
 	// is that token's kid.
 	Token      bool
 	TokenKeyID string
-	// KeyID is the id of the stored API key (endpoint.Keys) the run was
+	// KeyID is the id of the stored API key (apikey.Keys) the run was
 	// authenticated with, "" for another credential; never the key.
 	KeyID string
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
@@ -50,7 +51,7 @@ func mustRead(t *testing.T, r response, stored bool) {
 // budget (before, both went to the larger materialized one: a key with
 // runs_per_minute 1 ran version 1 four times in a minute).
 func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	run := func(key string, version any) response {
 		body := map[string]any{"variables": dailyRunVars}
@@ -69,7 +70,7 @@ func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
 	t.Run("no table yet: the current version runs inline, charged so", func(t *testing.T) {
 		early := mint("early")
 		mustRead(t, run(early, nil), false)
-		requireThrottled(t, run(early, nil), endpoint.LimitKeyRunsPerMinute)
+		requireThrottled(t, run(early, nil), apikey.LimitRunsPerMinute)
 	})
 	// Version 2, materialized: version 1 is computed inline.
 	mustStatus(t, http.StatusOK, h.do("PATCH", "/api/projects/1/endpoints/daily", keyP1,
@@ -82,7 +83,7 @@ func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
 		if got, want := fmt.Sprint(r.Body["endpoint_version"]), "1"; got != want {
 			t.Errorf("endpoint_version = %v, want %v", got, want)
 		}
-		requireThrottled(t, run(older, 1), endpoint.LimitKeyRunsPerMinute)
+		requireThrottled(t, run(older, 1), apikey.LimitRunsPerMinute)
 		// Its materialized budget is untouched: the stored table answers
 		// the current version, charged there.
 		for _, v := range []any{nil, 2} {
@@ -95,13 +96,13 @@ func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
 			mustRead(t, run(current, nil), true)
 		}
 		mustRead(t, run(current, 1), false)
-		requireThrottled(t, run(current, 1), endpoint.LimitKeyRunsPerMinute)
+		requireThrottled(t, run(current, 1), apikey.LimitRunsPerMinute)
 		// A key whose materialized budget is 1 is held to it by the
 		// table's runs.
 		tight, _ := h.mint("1", map[string]any{"name": "tight", "scopes": []string{"endpoint:read"},
 			"runs_per_minute": 1000, "materialized_runs_per_minute": 1})
 		mustRead(t, run(tight, nil), true)
-		requireThrottled(t, run(tight, nil), endpoint.LimitKeyMaterializedRunsPerMinute)
+		requireThrottled(t, run(tight, nil), apikey.LimitMaterializedRunsPerMinute)
 		mustRead(t, run(tight, 1), false) // inline: another budget
 	})
 }
@@ -110,7 +111,7 @@ func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
 // unknown version, an unknown endpoint) is refused before any budget is
 // charged.
 func TestKeyBudgetRefusalCostsNothing(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	secret, _ := h.mint("1", map[string]any{"name": "one", "scopes": []string{"endpoint:read"}, "runs_per_minute": 1})
 	mustStatus(t, http.StatusNotFound, h.do("POST", "/api/projects/1/endpoints/daily/run", secret,
@@ -126,7 +127,7 @@ func TestKeyBudgetRefusalCostsNothing(t *testing.T) {
 // nowhere: 3 refreshes for a key whose budgets were 1), and refused 429
 // naming the budget once it is spent.
 func TestMaterializeCharged(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	secret, _ := h.mint("1", map[string]any{"name": "writer", "scopes": []string{"endpoint:write", "endpoint:read"},
 		"runs_per_minute": 1, "runs_per_hour": 1, "materialized_runs_per_minute": 1, "materialized_runs_per_hour": 1})
@@ -136,15 +137,15 @@ func TestMaterializeCharged(t *testing.T) {
 	mustStatus(t, http.StatusOK, materialize(secret))
 	// Every budget is 1; the minute's is counted first, in the background
 	// form (202) as in the blocking one.
-	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/daily/materialize", secret, map[string]any{}), endpoint.LimitKeyRunsPerMinute)
-	requireThrottled(t, materialize(secret), endpoint.LimitKeyRunsPerMinute)
+	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/daily/materialize", secret, map[string]any{}), apikey.LimitRunsPerMinute)
+	requireThrottled(t, materialize(secret), apikey.LimitRunsPerMinute)
 	// It was the inline budget: the table's runs are still allowed.
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/run", secret, map[string]any{"variables": dailyRunVars}))
 	// A refusal for the record costs nothing: "inline" is not materialized.
 	other, _ := h.mint("1", map[string]any{"name": "other", "scopes": []string{"endpoint:write", "endpoint:read"}, "runs_per_minute": 1})
 	mustStatus(t, http.StatusBadRequest, h.do("POST", "/api/projects/1/endpoints/inline/materialize", other, map[string]any{}))
 	mustStatus(t, http.StatusOK, materialize(other))
-	requireThrottled(t, materialize(other), endpoint.LimitKeyRunsPerMinute)
+	requireThrottled(t, materialize(other), apikey.LimitRunsPerMinute)
 	// The server's own keys have no budget of their own.
 	mustStatus(t, http.StatusOK, materialize(keyP1))
 }
@@ -152,7 +153,7 @@ func TestMaterializeCharged(t *testing.T) {
 // TestMaterializeChargesProject: POST materialize counts against the
 // project's limits as a run does.
 func TestMaterializeChargesProject(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	l, err := limit.New(limit.Config{ProjectPerMinute: 1})
 	if err != nil {
@@ -181,7 +182,7 @@ func TestMaterializeChargesProject(t *testing.T) {
 // forth, each save a refresh, without limit); a save that starts none
 // costs nothing.
 func TestSaveThatRefreshesCharged(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	secret, _ := h.mint("1", map[string]any{"name": "editor", "scopes": []string{"endpoint:write", "endpoint:read"},
 		"runs_per_minute": 1, "materialized_runs_per_minute": 1})
@@ -190,9 +191,9 @@ func TestSaveThatRefreshesCharged(t *testing.T) {
 		return h.do("PATCH", "/api/projects/1/endpoints/daily", secret, body)
 	}
 	mustStatus(t, http.StatusOK, patch(map[string]any{"query": sqlQuery(dailyV2SQL, vars)}))
-	requireThrottled(t, patch(map[string]any{"query": sqlQuery(dailySQL, vars)}), endpoint.LimitKeyRunsPerMinute)
+	requireThrottled(t, patch(map[string]any{"query": sqlQuery(dailySQL, vars)}), apikey.LimitRunsPerMinute)
 	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/", secret,
-		map[string]any{"name": "daily2", "query": sqlQuery(dailySQL, vars), "is_materialized": true}), endpoint.LimitKeyRunsPerMinute)
+		map[string]any{"name": "daily2", "query": sqlQuery(dailySQL, vars), "is_materialized": true}), apikey.LimitRunsPerMinute)
 	// Saves that start no refresh cost nothing, and are not refused.
 	mustStatus(t, http.StatusOK, patch(map[string]any{"description": "per day"}))
 	mustStatus(t, http.StatusOK, h.do("PATCH", "/api/projects/1/endpoints/inline", secret, map[string]any{"query": sqlQuery(dailyV2SQL, vars)}))

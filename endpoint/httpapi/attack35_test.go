@@ -4,9 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/stretchr/testify/require"
-
-	"github.com/endpointkit/endpointkit/endpoint"
 )
 
 // TestRefusedSaveCostsNothing: a save refused for its record or its
@@ -14,7 +13,7 @@ import (
 // does not compile) is refused before the caller's budget is charged, as
 // a refused run is: a key whose budgets are 1 can still refresh after it.
 func TestRefusedSaveCostsNothing(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	vars := map[string]string{idFrom: "from", idTo: "to", idCountry: "country"}
 	cases := []struct {
@@ -59,7 +58,7 @@ func TestRefusedSaveCostsNothing(t *testing.T) {
 // it is compiled (no query, a bad limit, variables by name on a SQL
 // query) is refused before the key's budget is charged.
 func TestRefusedQueryCostsNothing(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	sql := sqlQuery("SELECT 1 AS one", nil)
 	for _, c := range []struct {
 		name string
@@ -83,7 +82,7 @@ func TestRefusedQueryCostsNothing(t *testing.T) {
 // format of rows (CSV, NDJSON) is refused before it runs and before the
 // key's budget is charged: it was computed, charged, then answered 400.
 func TestInsightRowsFormatCostsNothing(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
 		"name": "trend", "query": map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}}}}))
 	for _, f := range []string{"csv", "ndjson"} {

@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
-	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
 
 // WithEmbedTokens accepts, besides API keys, embed tokens that signer
@@ -75,30 +73,6 @@ func (h *handler) authorizeToken(w http.ResponseWriter, token, project string) (
 func tokenForbidden() *endpoint.Error {
 	return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
 		"An embed token may only run the endpoints it names; this needs an API key.")
-}
-
-// checkTokenRun refuses a run of an endpoint the token does not name, and,
-// when the route counts (a run), one past the token's own rate (rpm),
-// counted per verified token (its Claims.ID), never per text, in the
-// handler's Limiter (limit.Limiter.AdmitToken; with the limits off, the
-// Service's, endpoint.Service.TokenLimiter): one count per token for the
-// HTTP API and /mcp on one Service given one Limiter or none, and across
-// processes when its counter store is shared.
-func (h *handler) checkTokenRun(ctx context.Context, w http.ResponseWriter, c *embed.Claims, name string, counts bool) error {
-	if !c.Allows(name) {
-		return endpoint.NewError(endpoint.ErrForbidden, endpoint.CodeForbidden, "",
-			fmt.Sprintf("This embed token may not run endpoint '%s'.", clip(name, maxEchoRunes)))
-	}
-	if c.RPM <= 0 || !counts {
-		return nil
-	}
-	err := h.tokens.AdmitToken(ctx, tokenCounterID(c), c.RPM)
-	var le *limit.Error
-	if errors.As(err, &le) {
-		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(le.RetryAfter)))
-		return LimitError(le)
-	}
-	return err
 }
 
 // tokenCounterID is the id a token's rpm is counted under: the SHA-256 of

@@ -108,22 +108,7 @@ func (t *Table) Rows() iter.Seq2[[]any, error] { return t.rows }
 // Names are the columns as unique names, for formats whose columns are
 // keyed by name (NDJSON, Parquet): a name that repeats an earlier one gets
 // "_2", "_3", ... (the first that is free).
-func (t *Table) Names() []string { return uniqueNames(t.Columns) }
-
-// uniqueNames is Table.Names.
-func uniqueNames(cols []string) []string {
-	seen := make(map[string]bool, len(cols))
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		name := c
-		for n := 2; seen[name]; n++ {
-			name = c + "_" + strconv.Itoa(n)
-		}
-		seen[name] = true
-		out[i] = name
-	}
-	return out
-}
+func (t *Table) Names() []string { return openapi.ColumnNames(t.Columns) }
 
 // formatConfig is what WithFormat, WithMaxAnswerBytes and
 // WithCSVFormulaGuard set.

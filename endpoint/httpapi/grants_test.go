@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -22,7 +23,7 @@ func grantsEnv(t *testing.T) (env *endpointtest.Env, as func(secret string) *end
 	if err := tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
+	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

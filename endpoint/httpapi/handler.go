@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 )
@@ -56,7 +57,7 @@ type config struct {
 	// writeTimeout bounds the writing of a computed answer.
 	writeTimeout time.Duration
 	// keys holds the stored API keys (WithKeys); nil accepts none.
-	keys *endpoint.Keys
+	keys *apikey.Keys
 	// formats are the answer formats beside JSON (format.go).
 	formats formatConfig
 	// baseURL is WithBaseURL's.

@@ -6,16 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 )
 
 // TestProjectIsolation: a key for project 1 never reads, changes or runs
 // anything of project 2, whatever the route: the server's key of project
 // 1, and a stored key of project 1 with every scope (keys_test.go).
 func TestProjectIsolation(t *testing.T) {
-	kh := newKeysHarness(t, endpoint.KeysConfig{})
+	kh := newKeysHarness(t, apikey.Config{})
 	h := kh.harness
-	stored, _ := kh.mint("1", map[string]any{"name": "all", "scopes": endpoint.Scopes, "runs_per_minute": 1, "materialized_runs_per_minute": 1})
+	stored, _ := kh.mint("1", map[string]any{"name": "all", "scopes": apikey.Scopes, "runs_per_minute": 1, "materialized_runs_per_minute": 1})
 	h.setupRange("1", keyP1)
 	h.setupRange("2", keyP2)
 	secret := "SELECT 'project-two-secret' AS s"
@@ -108,8 +108,8 @@ func TestProjectIsolation(t *testing.T) {
 	// it), so its one inline run of the minute is still there; once it
 	// is spent, another project is still a 403, not a 429.
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/in_range/run", stored, map[string]any{"variables": okVars}))
-	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/in_range/run", stored, map[string]any{"variables": okVars}), endpoint.LimitKeyRunsPerMinute)
-	requireThrottled(t, h.do("POST", "/api/projects/1/query/", stored, map[string]any{"query": sqlQuery("SELECT 1 AS one", nil)}), endpoint.LimitKeyRunsPerMinute)
+	requireThrottled(t, h.do("POST", "/api/projects/1/endpoints/in_range/run", stored, map[string]any{"variables": okVars}), apikey.LimitRunsPerMinute)
+	requireThrottled(t, h.do("POST", "/api/projects/1/query/", stored, map[string]any{"query": sqlQuery("SELECT 1 AS one", nil)}), apikey.LimitRunsPerMinute)
 	mustStatus(t, http.StatusForbidden, h.do("POST", "/api/projects/2/endpoints/secret/run", stored, map[string]any{"variables": map[string]any{}}))
 
 	// The admin key reaches both.

@@ -10,14 +10,14 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
 )
 
 // WithKeys accepts, besides the Authenticator's keys, the stored API keys
-// of keys (endpoint.Keys): a Bearer credential shaped like one
-// (endpoint.LooksLikeKey) is looked up there. A stored key may use its own
+// of keys (apikey.Keys): a Bearer credential shaped like one
+// (apikey.LooksLikeKey) is looked up there. A stored key may use its own
 // project only, and on every route only what its scopes and endpoint list
 // allow (see keyRules); its runs, queries and refreshes count against its
 // own budget as well as the project's limits: the materialized budget for
@@ -26,9 +26,9 @@ import (
 // once), list (GET) and revoke (DELETE .../keys/{key_id}) keys; they need
 // the scope key:admin or one of the Authenticator's keys, which keep full
 // access. A stored key never creates a key, nor mints an embed token, that
-// may do more than itself, nor revokes one that may (endpoint.Grant): 403
+// may do more than itself, nor revokes one that may (apikey.Grant): 403
 // naming the field.
-func WithKeys(keys *endpoint.Keys) Option {
+func WithKeys(keys *apikey.Keys) Option {
 	return func(c *config) { c.keys = keys }
 }
 
@@ -37,8 +37,8 @@ type keyCtx struct{}
 
 // keyOf returns the stored key a request was authenticated with, nil for
 // another credential.
-func keyOf(ctx context.Context) *endpoint.Key {
-	k, _ := ctx.Value(keyCtx{}).(*endpoint.Key)
+func keyOf(ctx context.Context) *apikey.Key {
+	k, _ := ctx.Value(keyCtx{}).(*apikey.Key)
 	return k
 }
 
@@ -57,30 +57,30 @@ type keyRule struct {
 // refused to every stored key (403): a new route is closed until it is
 // given a rule.
 var keyRules = map[string]keyRule{
-	"POST insight_variables":                      {scope: endpoint.ScopeEndpointWrite, whole: true},
-	"GET insight_variables":                       {scope: endpoint.ScopeEndpointRead},
-	"GET insight_variables/{id}":                  {scope: endpoint.ScopeEndpointRead},
-	"PATCH insight_variables/{id}":                {scope: endpoint.ScopeEndpointWrite, whole: true},
-	"DELETE insight_variables/{id}":               {scope: endpoint.ScopeEndpointWrite, whole: true},
-	"POST endpoints":                              {scope: endpoint.ScopeEndpointWrite}, // the body's name: createEndpoint
-	"GET endpoints":                               {scope: endpoint.ScopeEndpointRead},  // filtered: listEndpoints
-	"GET endpoints/{name}":                        {scope: endpoint.ScopeEndpointRead, named: true},
-	"PATCH endpoints/{name}":                      {scope: endpoint.ScopeEndpointWrite, named: true}, // and a new name
-	"DELETE endpoints/{name}":                     {scope: endpoint.ScopeEndpointWrite, named: true},
-	"POST endpoints/{name}/run":                   {scope: endpoint.ScopeEndpointRead, named: true},
-	"POST endpoints/{name}/materialize":           {scope: endpoint.ScopeEndpointWrite, named: true},
-	"POST embed_tokens":                           {scope: endpoint.ScopeKeyAdmin}, // the token's endpoints: createEmbedToken
-	"POST query":                                  {scope: endpoint.ScopeQueryRun},
-	"GET schema":                                  {scope: endpoint.ScopeQueryRun},
-	"GET endpoints/{name}/versions":               {scope: endpoint.ScopeEndpointRead, named: true},
-	"GET endpoints/{name}/versions/{version}":     {scope: endpoint.ScopeEndpointRead, named: true},
-	"GET endpoints/{name}/openapi.json":           {scope: endpoint.ScopeEndpointRead, named: true},
-	"GET endpoints/{name}/logs":                   {scope: endpoint.ScopeEndpointRead, named: true},
-	"GET endpoints/{name}/materialization_status": {scope: endpoint.ScopeEndpointRead, named: true},
-	"POST keys":                                   {scope: endpoint.ScopeKeyAdmin},
-	"GET keys":                                    {scope: endpoint.ScopeKeyAdmin},
-	"DELETE keys/{key_id}":                        {scope: endpoint.ScopeKeyAdmin},
-	"GET keys/openapi.json":                       {scope: endpoint.ScopeKeyAdmin},
+	"POST insight_variables":                      {scope: apikey.ScopeEndpointWrite, whole: true},
+	"GET insight_variables":                       {scope: apikey.ScopeEndpointRead},
+	"GET insight_variables/{id}":                  {scope: apikey.ScopeEndpointRead},
+	"PATCH insight_variables/{id}":                {scope: apikey.ScopeEndpointWrite, whole: true},
+	"DELETE insight_variables/{id}":               {scope: apikey.ScopeEndpointWrite, whole: true},
+	"POST endpoints":                              {scope: apikey.ScopeEndpointWrite}, // the body's name: createEndpoint
+	"GET endpoints":                               {scope: apikey.ScopeEndpointRead},  // filtered: listEndpoints
+	"GET endpoints/{name}":                        {scope: apikey.ScopeEndpointRead, named: true},
+	"PATCH endpoints/{name}":                      {scope: apikey.ScopeEndpointWrite, named: true}, // and a new name
+	"DELETE endpoints/{name}":                     {scope: apikey.ScopeEndpointWrite, named: true},
+	"POST endpoints/{name}/run":                   {scope: apikey.ScopeEndpointRead, named: true},
+	"POST endpoints/{name}/materialize":           {scope: apikey.ScopeEndpointWrite, named: true},
+	"POST embed_tokens":                           {scope: apikey.ScopeKeyAdmin}, // the token's endpoints: createEmbedToken
+	"POST query":                                  {scope: apikey.ScopeQueryRun},
+	"GET schema":                                  {scope: apikey.ScopeQueryRun},
+	"GET endpoints/{name}/versions":               {scope: apikey.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/versions/{version}":     {scope: apikey.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/openapi.json":           {scope: apikey.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/logs":                   {scope: apikey.ScopeEndpointRead, named: true},
+	"GET endpoints/{name}/materialization_status": {scope: apikey.ScopeEndpointRead, named: true},
+	"POST keys":                                   {scope: apikey.ScopeKeyAdmin},
+	"GET keys":                                    {scope: apikey.ScopeKeyAdmin},
+	"DELETE keys/{key_id}":                        {scope: apikey.ScopeKeyAdmin},
+	"GET keys/openapi.json":                       {scope: apikey.ScopeKeyAdmin},
 }
 
 // keyRoutes registers the routes of keys.
@@ -106,7 +106,7 @@ func (h *handler) isStoredKey(r *http.Request) (string, bool) {
 		return "", false
 	}
 	key, err := bearerKey(r.Header)
-	if err != nil || !endpoint.LooksLikeKey(key) {
+	if err != nil || !apikey.LooksLikeKey(key) {
 		return "", false
 	}
 	return key, true
@@ -153,7 +153,7 @@ func (h *handler) authorizeStoredKey(w http.ResponseWriter, r *http.Request, sec
 // grantOf is the Grant of the stored key a request was authenticated
 // with, the most it may give (a key it creates, a token it mints) or
 // revoke; nil for the server's own keys, which may give anything.
-func grantOf(ctx context.Context) *endpoint.Grant {
+func grantOf(ctx context.Context) *apikey.Grant {
 	k := keyOf(ctx)
 	if k == nil {
 		return nil
@@ -164,7 +164,7 @@ func grantOf(ctx context.Context) *endpoint.Grant {
 
 // keyAllowsName refuses a key limited to named endpoints the endpoint
 // name; nil key (another credential) is allowed everything.
-func keyAllowsName(key *endpoint.Key, name string) error {
+func keyAllowsName(key *apikey.Key, name string) error {
 	if key == nil || key.AllowsEndpoint(name) {
 		return nil
 	}
@@ -173,7 +173,7 @@ func keyAllowsName(key *endpoint.Key, name string) error {
 }
 
 // visibleTo keeps of list the endpoints key may use.
-func visibleTo(key *endpoint.Key, list []endpoint.Endpoint) []endpoint.Endpoint {
+func visibleTo(key *apikey.Key, list []endpoint.Endpoint) []endpoint.Endpoint {
 	if key == nil || !key.Restricted() {
 		return list
 	}
@@ -188,11 +188,9 @@ func visibleTo(key *endpoint.Key, list []endpoint.Endpoint) []endpoint.Endpoint 
 func (h *handler) admitRun(w http.ResponseWriter, r *http.Request, project string, ask endpoint.Ask) (endpoint.Admission, error) {
 	c := endpoint.Caller{Project: project, Key: keyOf(r.Context()), Token: claimsOf(r.Context())}
 	b := endpoint.Budgets{
-		Keys: h.cfg.keys,
-		TokenRate: func(ctx context.Context, t *embed.Claims) error {
-			return h.checkTokenRun(ctx, w, t, ask.Endpoint, true)
-		},
-		Slot: func(project string) (func(), error) { return h.admit(w, project) },
+		Keys:      h.cfg.keys,
+		TokenRate: TokenRate(h.tokens),
+		Slot:      func(project string) (func(), error) { return h.admit(w, project) },
 	}
 	adm, err := h.svc.Admit(r.Context(), b, c, ask)
 	var le *limit.Error
@@ -210,7 +208,7 @@ func keysDisabled() error {
 // createdKey is the answer of POST .../keys/: the key and, this once, its
 // secret.
 type createdKey struct {
-	endpoint.Key
+	apikey.Key
 	Secret string `json:"key"`
 }
 
@@ -218,7 +216,7 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request, project stri
 	if h.cfg.keys == nil {
 		return keysDisabled()
 	}
-	var req endpoint.CreateKeyRequest
+	var req apikey.CreateRequest
 	if err := h.decode(w, r, &req, false); err != nil {
 		return err
 	}
@@ -238,7 +236,7 @@ func (h *handler) listKeys(w http.ResponseWriter, r *http.Request, project strin
 	if err != nil {
 		return err
 	}
-	return h.reply(w, r, http.StatusOK, listBody[endpoint.Key]{Results: list})
+	return h.reply(w, r, http.StatusOK, listBody[apikey.Key]{Results: list})
 }
 
 func (h *handler) revokeKey(w http.ResponseWriter, r *http.Request, project string) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 )
 
 // FuzzKeyRequests: any body to the key routes, and any bearer shaped or
@@ -27,10 +27,10 @@ func FuzzKeyRequests(f *testing.F) {
 		`{"name": "x", "scopes": ["endpoint:read"], "key": "ekk_chosen"}`,
 		`[]`, `null`, `{`, "{\"name\": \"\xff\"}",
 	} {
-		f.Add([]byte(s), endpoint.KeyPrefix+strings.Repeat("A", 43))
+		f.Add([]byte(s), apikey.Prefix+strings.Repeat("A", 43))
 	}
 	f.Add([]byte(`{}`), "ekk_short")
-	h := newKeysHarness(f, endpoint.KeysConfig{})
+	h := newKeysHarness(f, apikey.Config{})
 	serve := func(t *testing.T, method, path, bearer string, body []byte) (int, map[string]any, string) {
 		req := httptest.NewRequest(method, path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+bearer)
@@ -50,7 +50,7 @@ func FuzzKeyRequests(f *testing.F) {
 		}
 		if status == http.StatusCreated {
 			secret, _ := got["key"].(string)
-			if !endpoint.LooksLikeKey(secret) || strings.Contains(string(body), secret) {
+			if !apikey.LooksLikeKey(secret) || strings.Contains(string(body), secret) {
 				t.Fatalf("created key's secret %q from %q", secret, body)
 			}
 			for _, s := range got["scopes"].([]any) {

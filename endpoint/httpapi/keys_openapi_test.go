@@ -8,18 +8,17 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
-
-	"github.com/endpointkit/endpointkit/endpoint"
 )
 
 // TestKeysOpenAPI: the key routes' document is valid OpenAPI, and the
 // server's real requests and answers (create, list, revoke, a refusal)
 // are valid by it.
 func TestKeysOpenAPI(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	admin, _ := h.mint("1", map[string]any{"name": "admin", "scopes": []string{"key:admin", "endpoint:read"}})
 	r := h.do("GET", "/api/projects/1/keys/openapi.json", admin, nil)
 	mustStatus(t, http.StatusOK, r)

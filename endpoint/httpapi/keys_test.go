@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -44,14 +45,14 @@ func (c *clock) add(d time.Duration) {
 type keysHarness struct {
 	*harness
 	svc   *endpoint.Service
-	keys  *endpoint.Keys
+	keys  *apikey.Keys
 	db    *sql.DB
 	clock *clock
 }
 
 // newKeysHarness serves the API with stored keys; cfg's Store and Now are
 // set here.
-func newKeysHarness(t testing.TB, cfg endpoint.KeysConfig) *keysHarness {
+func newKeysHarness(t testing.TB, cfg apikey.Config) *keysHarness {
 	t.Helper()
 	events := openEvents(t, demoEvents)
 	svc := newService(t, newExecutor(events))
@@ -81,7 +82,7 @@ func newKeysHarness(t testing.TB, cfg endpoint.KeysConfig) *keysHarness {
 	}
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg.Store, cfg.Now = st.Keys(), c.now
-	keys, err := endpoint.NewKeys(cfg)
+	keys, err := apikey.New(cfg)
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -101,8 +102,8 @@ func (h *keysHarness) mint(project string, body map[string]any) (secret, id stri
 	mustStatus(h.t, http.StatusCreated, r)
 	secret, _ = r.Body["key"].(string)
 	id, _ = r.Body["id"].(string)
-	if !endpoint.LooksLikeKey(secret) {
-		h.t.Fatalf("secret %q: endpoint.LooksLikeKey(secret) is false", secret)
+	if !apikey.LooksLikeKey(secret) {
+		h.t.Fatalf("secret %q: apikey.LooksLikeKey(secret) is false", secret)
 	}
 	return secret, id
 }
@@ -182,10 +183,10 @@ func TestKeyRouteTable(t *testing.T) {
 	}
 	for _, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
-			h := newKeysHarness(t, endpoint.KeysConfig{})
+			h := newKeysHarness(t, apikey.Config{})
 			h.setupRange("1", keyP1)
 			mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": "other", "query": sqlQuery("SELECT 1", nil)}))
-			secret := endpoint.KeyPrefix + strings.Repeat("A", 43)
+			secret := apikey.Prefix + strings.Repeat("A", 43)
 			if kind.body != nil {
 				kind.body["name"] = kind.name
 				var id string
@@ -225,7 +226,7 @@ func TestKeyRouteTable(t *testing.T) {
 // handler serves, so that a new route cannot escape it (a route with no
 // rule is refused to stored keys anyway).
 func TestKeyRouteTableCoversEveryRoute(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	secret, _ := h.mint("1", map[string]any{"name": "all", "scopes": []string{"endpoint:read", "endpoint:write", "query:run", "key:admin"}})
 	seen := map[string]bool{}
 	for _, c := range keyRouteTable {
@@ -269,7 +270,7 @@ func routeShape(path string) string {
 // TestKeyRevokedAtOnce: a revoked key is refused by the next request of
 // this process, whatever it cached.
 func TestKeyRevokedAtOnce(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{CacheTTL: time.Hour})
+	h := newKeysHarness(t, apikey.Config{CacheTTL: time.Hour})
 	h.setupRange("1", keyP1)
 	secret, id := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"}})
 	run := func() response {
@@ -302,7 +303,7 @@ func TestKeyRevokedAtOnce(t *testing.T) {
 // the list shows its prefix, never the secret nor its hash, and the table
 // keeps the hash, never the secret.
 func TestKeyNeverShown(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	secret, id := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range"}})
 	sum := sha256.Sum256([]byte(secret))
 	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
@@ -354,7 +355,7 @@ func TestKeyNeverShown(t *testing.T) {
 // log, shown by the logs route; never the secret. A run by the server's
 // own key records none.
 func TestKeyInRunLog(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	h.setupRange("1", keyP1)
 	secret, id := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"}})
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/in_range/run", secret, map[string]any{"variables": okVars}))
@@ -371,7 +372,7 @@ func TestKeyInRunLog(t *testing.T) {
 	if got, want := entries[1].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
 		t.Errorf("entries[1].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
 	}
-	if s, sub := string(r.Raw), secret[len(endpoint.KeyPrefix):]; strings.Contains(s, sub) {
+	if s, sub := string(r.Raw), secret[len(apikey.Prefix):]; strings.Contains(s, sub) {
 		t.Errorf("%q contains %q", s, sub)
 	}
 }
@@ -381,7 +382,7 @@ func TestKeyInRunLog(t *testing.T) {
 // Retry-After names the budget. Another key, and the server's own key,
 // are not held by it.
 func TestKeyBudgets(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	h.setupDaily(nil)
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, map[string]any{}))
 	secret, _ := h.mint("1", map[string]any{"name": "ci", "scopes": []string{"endpoint:read"},
@@ -432,7 +433,7 @@ func TestKeyBudgets(t *testing.T) {
 // TestKeyCannotWiden: a key that may create keys gives no scope it lacks
 // and no endpoint beyond its own list.
 func TestKeyCannotWiden(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	admin, _ := h.mint("1", map[string]any{"name": "a", "scopes": []string{"key:admin", "endpoint:read"}, "endpoints": []string{"in_range"}})
 	for _, body := range []map[string]any{
 		{"name": "x", "scopes": []string{"endpoint:write"}, "endpoints": []string{"in_range"}},
@@ -468,12 +469,12 @@ func TestKeysDisabled(t *testing.T) {
 	if s, sub := r.detail(), "not enabled"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}
-	mustStatus(t, http.StatusUnauthorized, h.do("GET", "/api/projects/1/endpoints/", endpoint.KeyPrefix+strings.Repeat("A", 43), nil))
+	mustStatus(t, http.StatusUnauthorized, h.do("GET", "/api/projects/1/endpoints/", apikey.Prefix+strings.Repeat("A", 43), nil))
 }
 
 // TestKeyListFiltered: a key limited to named endpoints lists those only.
 func TestKeyListFiltered(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	h.setupRange("1", keyP1)
 	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": "other", "query": sqlQuery("SELECT 1", nil)}))
 	named, _ := h.mint("1", map[string]any{"name": "n", "scopes": []string{"endpoint:read"}, "endpoints": []string{"in_range", "gone"}})
@@ -495,7 +496,7 @@ func TestKeyListFiltered(t *testing.T) {
 // TestKeyBudgetQueryRoute: the editor's unsaved queries count against a
 // key's inline budget.
 func TestKeyBudgetQueryRoute(t *testing.T) {
-	h := newKeysHarness(t, endpoint.KeysConfig{})
+	h := newKeysHarness(t, apikey.Config{})
 	secret, _ := h.mint("1", map[string]any{"name": "q", "scopes": []string{"query:run"}, "runs_per_minute": 1})
 	body := map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", secret, body))
@@ -515,7 +516,7 @@ func TestKeyMintsNoWiderToken(t *testing.T) {
 	if err := tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
+	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -527,8 +528,8 @@ func TestKeyMintsNoWiderToken(t *testing.T) {
 			t.Fatalf("%v: st = %v, want %v", body, got, want)
 		}
 	}
-	_, secret, err := keys.Create(context.Background(), env.Project, endpoint.CreateKeyRequest{
-		Name: "minter", Scopes: []string{endpoint.ScopeKeyAdmin, endpoint.ScopeEndpointRead}, Endpoints: []string{"mine"}})
+	_, secret, err := keys.Create(context.Background(), env.Project, apikey.CreateRequest{
+		Name: "minter", Scopes: []string{apikey.ScopeKeyAdmin, apikey.ScopeEndpointRead}, Endpoints: []string{"mine"}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

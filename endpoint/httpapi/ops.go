@@ -32,11 +32,11 @@ func positiveInt(text, attr string) (int, error) {
 }
 
 func (h *handler) listVersions(w http.ResponseWriter, r *http.Request, project string) error {
-	vs, err := h.svc.VersionInfos(r.Context(), project, r.PathValue("name"))
+	vs, err := h.svc.Versions(r.Context(), project, r.PathValue("name"))
 	if err != nil {
 		return err
 	}
-	return h.reply(w, r, http.StatusOK, listBody[endpoint.VersionInfo]{Results: vs})
+	return h.reply(w, r, http.StatusOK, listBody[endpoint.Version]{Results: vs})
 }
 
 func (h *handler) getVersion(w http.ResponseWriter, r *http.Request, project string) error {
@@ -44,7 +44,7 @@ func (h *handler) getVersion(w http.ResponseWriter, r *http.Request, project str
 	if err != nil {
 		return err
 	}
-	v, err := h.svc.VersionInfo(r.Context(), project, r.PathValue("name"), n)
+	v, err := h.svc.Version(r.Context(), project, r.PathValue("name"), n)
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,9 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeResultNotEncodable   = "result_not_encodable"
 	CodeServerError          = "server_error"
-	// CodeThrottled is a run refused by a limit of its project (429).
-	CodeThrottled = "throttled"
+	// CodeThrottled is a run refused by a limit of its project (429):
+	// endpoint.CodeThrottled, the code of every budget's refusal.
+	CodeThrottled = endpoint.CodeThrottled
 	// CodeOverloaded is a run refused by the global cap on runs (503).
 	CodeOverloaded = "overloaded"
 )

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
+
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -21,6 +24,26 @@ func LimitError(le *limit.Error) *endpoint.Error {
 	return limitError(le, retrySeconds(le.RetryAfter))
 }
 
-// TokenCounterID is the id an embed token's rpm is counted under in a
-// limit.Limiter (limit.AdmitToken), the same for the HTTP API and /mcp.
-func TokenCounterID(c *embed.Claims) string { return tokenCounterID(c) }
+// TokenRate is the count of an embed token's runs against its rpm, the
+// Budgets.TokenRate of endpoint.Service.Admit for the HTTP API and /mcp:
+// a run of a token with an rpm is counted per verified token (its
+// Claims.ID, never its text) in tokens (limit.Limiter.AdmitToken), and
+// one past it refused in the API's words (LimitError: 429 naming rpm, or
+// 503 when the count failed), its Err the *limit.Error that says when to
+// retry. Given one Limiter (the handler's, or with the limits off the
+// Service's, endpoint.Service.TokenLimiter), a token given to both
+// surfaces is counted once, and across processes when its counter store
+// is shared.
+func TokenRate(tokens *limit.Limiter) func(context.Context, *embed.Claims) error {
+	return func(ctx context.Context, c *embed.Claims) error {
+		if c == nil || c.RPM <= 0 {
+			return nil
+		}
+		err := tokens.AdmitToken(ctx, tokenCounterID(c), c.RPM)
+		var le *limit.Error
+		if errors.As(err, &le) {
+			return LimitError(le)
+		}
+		return err
+	}
+}

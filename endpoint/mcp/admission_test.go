@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/mcp"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
@@ -17,7 +18,7 @@ import (
 // materialized endpoint "mat" at version 2 whose table is built.
 type keyFixture struct {
 	*fixture
-	keys *endpoint.Keys
+	keys *apikey.Keys
 }
 
 func newKeyFixture(t *testing.T) *keyFixture {
@@ -25,9 +26,9 @@ func newKeyFixture(t *testing.T) *keyFixture {
 	f := newFixture(t)
 	ctx := context.Background()
 	svc := f.env.Service
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
+	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
 	if err != nil {
-		t.Fatalf("NewKeys: %v", err)
+		t.Fatalf("apikey.New: %v", err)
 	}
 	const sql = "SELECT event, count(*) AS events FROM events GROUP BY event"
 	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", IsMaterialized: true,
@@ -48,7 +49,7 @@ func newKeyFixture(t *testing.T) *keyFixture {
 
 // key creates a stored key of project 1 as req asks and returns its
 // secret.
-func (f *keyFixture) key(t *testing.T, req endpoint.CreateKeyRequest) string {
+func (f *keyFixture) key(t *testing.T, req apikey.CreateRequest) string {
 	t.Helper()
 	_, secret, err := f.keys.Create(context.Background(), "1", req)
 	if err != nil {
@@ -71,7 +72,7 @@ func wantThrottled(t *testing.T, r refusal, limit string) {
 // read from the stored table, to its materialized budget.
 func TestMCPKeyBudgetChargesWhatAnswers(t *testing.T) {
 	f := newKeyFixture(t)
-	secret := f.key(t, endpoint.CreateKeyRequest{Name: "agent", Scopes: []string{endpoint.ScopeEndpointRead},
+	secret := f.key(t, apikey.CreateRequest{Name: "agent", Scopes: []string{apikey.ScopeEndpointRead},
 		RunsPerMinute: 1, MaterializedRunsPerMinute: 1000})
 	s := f.connectHTTP(t, secret, "")
 	r := call(t, s, "mat", `{"version": 1}`)
@@ -81,7 +82,7 @@ func TestMCPKeyBudgetChargesWhatAnswers(t *testing.T) {
 	if got := structured(t, r)["endpoint_materialized"]; got != false {
 		t.Errorf("version 1: endpoint_materialized = %v, want false", got)
 	}
-	wantThrottled(t, toolRefusal(t, call(t, s, "mat", `{"version": 1}`)), endpoint.LimitKeyRunsPerMinute)
+	wantThrottled(t, toolRefusal(t, call(t, s, "mat", `{"version": 1}`)), apikey.LimitRunsPerMinute)
 	for range 3 {
 		r := call(t, s, "mat", `{}`)
 		if r.IsError {
@@ -92,12 +93,12 @@ func TestMCPKeyBudgetChargesWhatAnswers(t *testing.T) {
 		}
 	}
 
-	tight := f.connectHTTP(t, f.key(t, endpoint.CreateKeyRequest{Name: "tight", Scopes: []string{endpoint.ScopeEndpointRead},
+	tight := f.connectHTTP(t, f.key(t, apikey.CreateRequest{Name: "tight", Scopes: []string{apikey.ScopeEndpointRead},
 		RunsPerMinute: 1000, MaterializedRunsPerMinute: 1}), "")
 	if r := call(t, tight, "mat", `{}`); r.IsError {
 		t.Fatalf("current version: %s", text(r))
 	}
-	wantThrottled(t, toolRefusal(t, call(t, tight, "mat", `{}`)), endpoint.LimitKeyMaterializedRunsPerMinute)
+	wantThrottled(t, toolRefusal(t, call(t, tight, "mat", `{}`)), apikey.LimitMaterializedRunsPerMinute)
 	if r := call(t, tight, "mat", `{"version": 1}`); r.IsError {
 		t.Fatalf("version 1 on the inline budget: %s", text(r))
 	}
@@ -107,7 +108,7 @@ func TestMCPKeyBudgetChargesWhatAnswers(t *testing.T) {
 // holds a key to one budget across both.
 func TestMCPKeyBudgetSharedWithHTTP(t *testing.T) {
 	f := newKeyFixture(t)
-	secret := f.key(t, endpoint.CreateKeyRequest{Name: "both", Scopes: []string{endpoint.ScopeEndpointRead, endpoint.ScopeQueryRun},
+	secret := f.key(t, apikey.CreateRequest{Name: "both", Scopes: []string{apikey.ScopeEndpointRead, apikey.ScopeQueryRun},
 		RunsPerMinute: 2})
 	api := httptest.NewServer(httpapi.New(f.env.Service, httpapi.NewKeyring(), httpapi.WithKeys(f.keys), httpapi.WithLimiter(nil)))
 	t.Cleanup(api.Close)
@@ -122,14 +123,14 @@ func TestMCPKeyBudgetSharedWithHTTP(t *testing.T) {
 	if r := call(t, s, mcp.QueryTool, `{"query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`); r.IsError {
 		t.Fatalf("_run_query: %s", text(r))
 	}
-	wantThrottled(t, toolRefusal(t, call(t, s, "mat", `{"version": 1}`)), endpoint.LimitKeyRunsPerMinute)
+	wantThrottled(t, toolRefusal(t, call(t, s, "mat", `{"version": 1}`)), apikey.LimitRunsPerMinute)
 }
 
 // TestMCPKeyRules: a stored key over /mcp sees and runs only what its
 // scopes and endpoints allow, refused in the HTTP API's words.
 func TestMCPKeyRules(t *testing.T) {
 	f := newKeyFixture(t)
-	named := f.connectHTTP(t, f.key(t, endpoint.CreateKeyRequest{Name: "named", Scopes: []string{endpoint.ScopeEndpointRead},
+	named := f.connectHTTP(t, f.key(t, apikey.CreateRequest{Name: "named", Scopes: []string{apikey.ScopeEndpointRead},
 		Endpoints: []string{"mat"}}), "")
 	if r := call(t, named, "mat", `{}`); r.IsError {
 		t.Fatalf("mat: %s", text(r))
@@ -137,15 +138,15 @@ func TestMCPKeyRules(t *testing.T) {
 	if got := toolRefusal(t, call(t, named, "totals", `{}`)); got.Status != http.StatusForbidden {
 		t.Errorf("totals for a key limited to mat: %+v, want 403", got)
 	}
-	if got := toolRefusal(t, call(t, named, mcp.QueryTool, `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)); got.Status != http.StatusForbidden || !strings.Contains(got.Detail, endpoint.ScopeQueryRun) {
+	if got := toolRefusal(t, call(t, named, mcp.QueryTool, `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)); got.Status != http.StatusForbidden || !strings.Contains(got.Detail, apikey.ScopeQueryRun) {
 		t.Errorf("_run_query without query:run: %+v, want 403 naming the scope", got)
 	}
 	list := structured(t, call(t, named, mcp.ListTool, `{}`))
 	if rs, _ := list["results"].([]any); len(rs) != 1 {
 		t.Errorf("_list_endpoints for a key limited to mat: %v, want mat only", list)
 	}
-	writer := f.connectHTTP(t, f.key(t, endpoint.CreateKeyRequest{Name: "writer", Scopes: []string{endpoint.ScopeEndpointWrite}}), "")
-	if got := toolRefusal(t, call(t, writer, "mat", `{}`)); got.Status != http.StatusForbidden || !strings.Contains(got.Detail, endpoint.ScopeEndpointRead) {
+	writer := f.connectHTTP(t, f.key(t, apikey.CreateRequest{Name: "writer", Scopes: []string{apikey.ScopeEndpointWrite}}), "")
+	if got := toolRefusal(t, call(t, writer, "mat", `{}`)); got.Status != http.StatusForbidden || !strings.Contains(got.Detail, apikey.ScopeEndpointRead) {
 		t.Errorf("a run without endpoint:read: %+v, want 403 naming the scope", got)
 	}
 	// A key of project 1 asking for project 2 is refused before the tools.
@@ -153,7 +154,7 @@ func TestMCPKeyRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewRequest: %v", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+f.key(t, endpoint.CreateKeyRequest{Name: "p1", Scopes: []string{endpoint.ScopeEndpointRead}}))
+	req.Header.Set("Authorization", "Bearer "+f.key(t, apikey.CreateRequest{Name: "p1", Scopes: []string{apikey.ScopeEndpointRead}}))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("Do: %v", err)

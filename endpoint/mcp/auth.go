@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -65,7 +66,7 @@ func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) (caller, 
 		return caller{}, endpoint.NewError(endpoint.ErrInvalid, endpoint.CodeInvalidInput, "project",
 			"Name the project the API key acts for: /mcp?project=<project id>.")
 	}
-	if h.cfg.keys != nil && endpoint.LooksLikeKey(key) {
+	if h.cfg.keys != nil && apikey.LooksLikeKey(key) {
 		return h.authenticateKey(w, r, key, project)
 	}
 	err = h.auth.Authorize(r.Context(), key, project)

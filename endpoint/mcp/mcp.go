@@ -39,6 +39,7 @@ import (
 	"net/http"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
@@ -65,7 +66,7 @@ type config struct {
 	project string
 	logger  *slog.Logger
 	// keys holds the stored API keys (WithKeys); nil accepts none.
-	keys *endpoint.Keys
+	keys *apikey.Keys
 	// maxBody bounds a request body of Handler.
 	maxBody int64
 }
@@ -90,14 +91,14 @@ func WithEmbedTokens(signer *embed.Signer) Option {
 }
 
 // WithKeys accepts, besides the Authenticator's keys, the stored API keys
-// of keys (endpoint.Keys), as httpapi.WithKeys does: a Bearer credential
-// shaped like one (endpoint.LooksLikeKey) is looked up there, for the
+// of keys (apikey.Keys), as httpapi.WithKeys does: a Bearer credential
+// shaped like one (apikey.LooksLikeKey) is looked up there, for the
 // project it belongs to (?project= or WithDefaultProject, which must be
 // the key's). The key sees and runs only the endpoints it may use, with
 // the scope endpoint:read (_run_query needs query:run), and its runs count
 // against its own budget as over the HTTP API: pass the same Keys so that
 // both count against one budget.
-func WithKeys(keys *endpoint.Keys) Option {
+func WithKeys(keys *apikey.Keys) Option {
 	return func(c *config) { c.keys = keys }
 }
 
@@ -200,7 +201,7 @@ func Handler(svc *endpoint.Service, auth Authenticator, opts ...Option) http.Han
 type caller struct {
 	project string
 	token   *embed.Claims
-	key     *endpoint.Key
+	key     *apikey.Key
 }
 
 type callerKey struct{}

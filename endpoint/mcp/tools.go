@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/embed"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -234,7 +234,7 @@ func (t *tools) admit() (func(), error) {
 func (t *tools) budgets() endpoint.Budgets {
 	return endpoint.Budgets{
 		Keys:      t.cfg.keys,
-		TokenRate: func(ctx context.Context, _ *embed.Claims) error { return t.checkRPM(ctx) },
+		TokenRate: httpapi.TokenRate(t.cfg.tokens),
 		Slot:      func(string) (func(), error) { return t.admit() },
 	}
 }
@@ -257,7 +257,7 @@ func (t *tools) may(ctx context.Context, ask endpoint.Ask) error {
 // admitted as it is: what the caller may do before its arguments are
 // read, its budgets once they are known well formed.
 func (t *tools) run(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead, Endpoint: name, TokenMay: true}); err != nil {
+	if err := t.may(ctx, endpoint.Ask{Scope: apikey.ScopeEndpointRead, Endpoint: name, TokenMay: true}); err != nil {
 		return nil, err
 	}
 	var req endpoint.RunRequest
@@ -274,7 +274,7 @@ func (t *tools) run(ctx context.Context, name string, args json.RawMessage) (any
 
 // query runs an unsaved query as POST query/ does.
 func (t *tools) query(ctx context.Context, args json.RawMessage) (any, error) {
-	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeQueryRun}); err != nil {
+	if err := t.may(ctx, endpoint.Ask{Scope: apikey.ScopeQueryRun}); err != nil {
 		return nil, err
 	}
 	var req endpoint.QueryRequest
@@ -300,7 +300,7 @@ type endpointSummary struct {
 func (t *tools) list(ctx context.Context, args json.RawMessage) (any, error) {
 	if t.caller.key != nil {
 		// A token sees the endpoints it names; a key needs the scope.
-		if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead}); err != nil {
+		if err := t.may(ctx, endpoint.Ask{Scope: apikey.ScopeEndpointRead}); err != nil {
 			return nil, err
 		}
 	}
@@ -322,7 +322,7 @@ func (t *tools) list(ctx context.Context, args json.RawMessage) (any, error) {
 }
 
 func (t *tools) get(ctx context.Context, args json.RawMessage) (any, error) {
-	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead}); err != nil {
+	if err := t.may(ctx, endpoint.Ask{Scope: apikey.ScopeEndpointRead}); err != nil {
 		return nil, err
 	}
 	var req struct {
@@ -334,7 +334,7 @@ func (t *tools) get(ctx context.Context, args json.RawMessage) (any, error) {
 	if req.Name == "" {
 		return nil, endpoint.NewError(endpoint.ErrInvalid, endpoint.CodeInvalidInput, "name", "name is required: the endpoint's name.")
 	}
-	if err := t.may(ctx, endpoint.Ask{Scope: endpoint.ScopeEndpointRead, Endpoint: req.Name}); err != nil {
+	if err := t.may(ctx, endpoint.Ask{Scope: apikey.ScopeEndpointRead, Endpoint: req.Name}); err != nil {
 		return nil, err
 	}
 	e, err := t.svc.Get(ctx, t.caller.project, req.Name)

@@ -1,11 +1,9 @@
 package openapi
 
-import (
-	"github.com/endpointkit/endpointkit/endpoint"
-)
+import "github.com/endpointkit/endpointkit/endpoint/apikey"
 
 // KeysDocument returns the OpenAPI document of the routes that create,
-// list and revoke a project's stored API keys (endpoint.Keys), under
+// list and revoke a project's stored API keys (apikey.Keys), under
 // prefix (the httpapi.WithPrefix of the server, "" for none). The secret
 // is in the answer of its creation only; a listed key shows its prefix.
 func KeysDocument(prefix string) map[string]any {
@@ -95,8 +93,8 @@ func KeysDocument(prefix string) map[string]any {
 
 // scopes is the enum of a scope.
 func scopes() obj {
-	enum := make([]any, len(endpoint.Scopes))
-	for i, s := range endpoint.Scopes {
+	enum := make([]any, len(apikey.Scopes))
+	for i, s := range apikey.Scopes {
 		enum[i] = s
 	}
 	return obj{"type": "string", "enum": enum}
@@ -142,9 +140,9 @@ func createKeySchema() obj {
 	return obj{
 		"type": "object", "required": []any{"name", "scopes"}, "additionalProperties": false,
 		"properties": obj{
-			"name":   obj{"type": "string", "minLength": 1, "maxLength": endpoint.MaxKeyNameLength},
+			"name":   obj{"type": "string", "minLength": 1, "maxLength": apikey.MaxNameLength},
 			"scopes": obj{"type": "array", "minItems": 1, "items": scopes()},
-			"endpoints": obj{"type": "array", "minItems": 1, "maxItems": endpoint.MaxKeyEndpoints, "nullable": true,
+			"endpoints": obj{"type": "array", "minItems": 1, "maxItems": apikey.MaxEndpoints, "nullable": true,
 				"items":       obj{"type": "string", "pattern": "^[a-zA-Z][a-zA-Z0-9_-]{0,127}$"},
 				"description": "The only endpoints the key may use; leave out for every endpoint of the project."},
 			"runs_per_minute":              budget("0 or absent for the server's default (240 unless the server sets another)."),

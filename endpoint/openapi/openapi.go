@@ -135,7 +135,7 @@ func kindAt(rs endpoint.RunSchema, i int) endpoint.ColumnKind {
 func rowObject(rs endpoint.RunSchema) obj {
 	props := obj{}
 	required := []any{}
-	for i, name := range uniqueNames(rs.Columns) {
+	for i, name := range ColumnNames(rs.Columns) {
 		col := columnSchema(kindAt(rs, i))
 		if i < len(rs.Types) && rs.Types[i] != "" {
 			col["description"] = "Column " + strconv.Itoa(i+1) + " of the results, of database type " + rs.Types[i] + "."
@@ -179,9 +179,11 @@ func rowArray(rs endpoint.RunSchema) obj {
 		"description": "A row: its values in column order (" + strings.Join(rs.Columns, ", ") + "); #/components/schemas/Row types each by name."}
 }
 
-// uniqueNames names repeated columns as httpapi.Table.Names does: a name
-// that repeats an earlier one gets "_2", "_3", ... (the first that is free).
-func uniqueNames(cols []string) []string {
+// ColumnNames are a run's columns as unique names, as the document names
+// the fields of a row and as package httpapi answers in formats whose
+// columns are keyed by name (Table.Names): a name that repeats an earlier
+// one gets "_2", "_3", ... (the first that is free).
+func ColumnNames(cols []string) []string {
 	seen := make(map[string]bool, len(cols))
 	out := make([]string, len(cols))
 	for i, c := range cols {

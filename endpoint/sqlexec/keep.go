@@ -57,9 +57,10 @@ var ErrLimitsOnKeptPool = errors.New("sqlexec: WithSQLiteLimits needs the driver
 // an engine other than SQLite.
 var ErrKeepStatementsEngine = errors.New("sqlexec: KeepStatements is for SQLite only")
 
-// checkKeep refuses KeepStatements for engine e when it is not SQLite.
+// checkKeep refuses KeepStatements for engine e when it is not embedded
+// (engine.Engine.Embedded: SQLite).
 func checkKeep(e engine.Engine) error {
-	if e == nil || e.Name() != engine.SQLite.Name() {
+	if e == nil || !e.Embedded() {
 		return fmt.Errorf("%w, not engine %v", ErrKeepStatementsEngine, e)
 	}
 	return nil

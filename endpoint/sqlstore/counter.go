@@ -57,12 +57,14 @@ const CounterExpiry = time.Minute
 // a failure of that is logged and counted (ExpiryFailures), and the Take
 // stands. Call Migrate first: the table is part of the schema.
 type Counter struct {
-	s      *Store
-	take   string
-	args   []string // the names of take's markers, in order
-	mysql  bool
-	now    func() time.Time
-	logger *slog.Logger
+	s    *Store
+	take string
+	args []string // the names of take's markers, in order
+	// lastInsertID tells that the upsert hands its answer back through
+	// LAST_INSERT_ID (engine.Store.UpsertReturns false: MySQL).
+	lastInsertID bool
+	now          func() time.Time
+	logger       *slog.Logger
 
 	nextExpiry   atomic.Int64 // Unix ms
 	expiring     sync.Mutex
@@ -71,7 +73,7 @@ type Counter struct {
 
 // Counter returns the budget counter of the store's database.
 func (s *Store) Counter() *Counter {
-	c := &Counter{s: s, mysql: s.dialect.Name() == "mysql", now: time.Now, logger: slog.Default()}
+	c := &Counter{s: s, lastInsertID: !s.dialect.UpsertReturns(), now: time.Now, logger: slog.Default()}
 	c.take, c.args = counterStatement(s.dialect)
 	return c
 }
@@ -104,10 +106,7 @@ func (c *Counter) ExpiryFailures() int64 { return c.expiryFailed.Load() }
 // when it is nb, emptied when older.
 func counterStatement(d engine.Store) (string, []string) {
 	t := countersTable
-	cast := "BIGINT"
-	if d.Name() == "mysql" {
-		cast = "SIGNED"
-	}
+	cast := d.IntegerCast()
 	b := func(name string) string { return "CAST(:" + name + " AS " + cast + ")" }
 	S, P, C := t+".start_ms", t+".prev", t+".curr"
 	prev := "(CASE WHEN " + S + " >= " + b("n") + " THEN " + P + " WHEN " + S + " = " + b("nb") + " THEN " + C + " ELSE 0 END)"
@@ -119,8 +118,8 @@ func counterStatement(d engine.Store) (string, []string) {
 	ok := "(CASE WHEN " + cond + " THEN 1 ELSE 0 END)"
 	insert := `INSERT INTO ` + t + ` (counter_key, window_ms, start_ms, prev, curr, ok, expires_ms, info) VALUES (:key, ` + b("size") + `, ` + b("n") + `, 0, 1, 1, ` + b("exp") + `, `
 	var q string
-	if d.Name() == "mysql" {
-		// Assignments run left to right, each seeing the ones before: ok
+	if !d.UpsertReturns() {
+		// MySQL: assignments run left to right, each seeing the ones before: ok
 		// first (from the stored row), then prev and curr from the stored
 		// start, curr adding the new ok, the start last, and info hands
 		// curr and ok back through LAST_INSERT_ID. A new row hands back 3
@@ -174,7 +173,7 @@ func (c *Counter) Take(ctx context.Context, key string, limit int64, window time
 	}
 	c.expire(ctx, now)
 	var ok, prev, curr, start int64
-	if c.mysql {
+	if c.lastInsertID {
 		res, err := c.s.exec(ctx, c.take, args...)
 		if err != nil {
 			return budget.Decision{}, fmt.Errorf("sqlstore: counting a run of %q: %w", key, err)

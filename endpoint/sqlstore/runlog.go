@@ -423,9 +423,14 @@ func (l *runLog) DeleteEndpoint(ctx context.Context, project, id string) error {
 	return nil
 }
 
-// entryRow is the stored form (column entry) of a driver.RunLogEntry
-// without what other columns hold (project, endpoint, instant, sequence).
-type entryRow struct {
+// entryV6 is the stored form (column entry) of a driver.RunLogEntry that
+// schema version 6 and earlier wrote, one row an entry, without what other
+// columns hold (project, endpoint, instant, sequence, key id), which List
+// still reads. It is a frozen copy of that format, on purpose not derived
+// from endpoint.RunLogEntry (the API's JSON, which may change) nor put in
+// driver (whose records hold no JSON): rows written then decode as they
+// were written.
+type entryV6 struct {
 	ExecutionID  string    `json:"execution_id"`
 	At           time.Time `json:"at"`
 	Version      int       `json:"version"`
@@ -442,7 +447,7 @@ type entryRow struct {
 	TokenKeyID   string    `json:"token_kid,omitempty"`
 }
 
-func (r entryRow) entry() driver.RunLogEntry {
+func (r entryV6) entry() driver.RunLogEntry {
 	return driver.RunLogEntry{
 		ExecutionID: r.ExecutionID, At: r.At, Version: r.Version, DurationMS: r.DurationMS,
 		Rows: r.Rows, RowsRead: r.RowsRead, BytesRead: r.BytesRead, Status: r.Status, ErrorCode: r.ErrorCode,

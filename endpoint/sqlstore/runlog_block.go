@@ -34,7 +34,7 @@ import (
 // and a JSON string otherwise (invalid UTF-8 becoming U+FFFD, as the JSON
 // form of version 6 does). No field holds a TAB or a LF, so that they are
 // always separators. A row of version 6 (entries NULL) is a block of one
-// entry, its text the JSON object of entryRow.
+// entry, its text the JSON object of entryV6.
 const blockMagic = "B1\n"
 
 // blockFields is how many fields a line of a block has.
@@ -175,7 +175,7 @@ func decodeBlock(dst []blockEntry, text string, newest, oldest logKey, keyID str
 func decodeBlockEntry(b blockEntry, project, id string) (driver.RunLogEntry, error) {
 	var e driver.RunLogEntry
 	if b.json {
-		var r entryRow
+		var r entryV6
 		if err := json.Unmarshal([]byte(b.text), &r); err != nil {
 			return e, fmt.Errorf("sqlstore: run log entry in %s: %w", runLogTable, err)
 		}

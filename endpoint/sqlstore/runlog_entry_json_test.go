@@ -9,11 +9,11 @@ import (
 )
 
 // The JSON form of an entry that schema version 6 stored a row each
-// (column entry), which List still reads (entryRow): tests write it as
+// (column entry), which List still reads (entryV6): tests write it as
 // version 6 did, and check the blocks' form against it.
 
 // appendEntry appends the stored form of e (column entry) to b: the JSON
-// object that json.Marshal makes of entryRow, written by hand (a
+// object that json.Marshal makes of entryV6, written by hand (a
 // reflective json.Marshal was a tenth of the run log's write), without the
 // fields that are zero (which decode as the zero they are) nor "at" (the
 // column at_ns holds the instant, and List reads it from there). A reader

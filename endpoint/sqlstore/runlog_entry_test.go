@@ -12,10 +12,10 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// entryRowOf is the stored form that versions up to 5 of this package
+// entryV6Of is the stored form that versions up to 5 of this package
 // wrote: json.Marshal of it, every field present.
-func entryRowOf(e driver.RunLogEntry) entryRow {
-	return entryRow{
+func entryV6Of(e driver.RunLogEntry) entryV6 {
+	return entryV6{
 		ExecutionID: e.ExecutionID, At: e.At, Version: e.Version, DurationMS: e.DurationMS,
 		Rows: e.Rows, RowsRead: e.RowsRead, BytesRead: e.BytesRead, Status: e.Status, ErrorCode: e.ErrorCode,
 		Refresh: e.Refresh, Cached: e.Cached, Materialized: e.Materialized, Token: e.Token, TokenKeyID: e.TokenKeyID,
@@ -43,11 +43,11 @@ func entryCases() []driver.RunLogEntry {
 }
 
 // decoded is what a reader of the stored form (this package's List, or
-// an older version's) takes from text: the fields of entryRow but At,
+// an older version's) takes from text: the fields of entryV6 but At,
 // which List reads from the column at_ns.
 func decoded(t testing.TB, text []byte) driver.RunLogEntry {
 	t.Helper()
-	var r entryRow
+	var r entryV6
 	if err := json.Unmarshal(text, &r); err != nil {
 		t.Fatalf("json.Unmarshal(%s): %v", text, err)
 	}
@@ -74,7 +74,7 @@ func TestRunLogEntryEncoding(t *testing.T) {
 		if !json.Valid(text) {
 			t.Fatalf("case %d: %s is not valid JSON", i, text)
 		}
-		old, err := json.Marshal(entryRowOf(e))
+		old, err := json.Marshal(entryV6Of(e))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func FuzzRunLogEntryEncoding(f *testing.F) {
 		e := driver.RunLogEntry{ExecutionID: id, ErrorCode: code, TokenKeyID: kid, Refresh: code, DurationMS: ms,
 			Version: int(version), Status: int(status), RowsRead: &version, Token: status%2 == 0}
 		text, err := appendEntry(nil, e)
-		old, oldErr := json.Marshal(entryRowOf(e))
+		old, oldErr := json.Marshal(entryV6Of(e))
 		if (err != nil) != (oldErr != nil) {
 			t.Fatalf("appendEntry error %v, json.Marshal error %v", err, oldErr)
 		}
@@ -170,7 +170,7 @@ func TestRunLogReadsTheOldStoredForm(t *testing.T) {
 // insertOldRow writes e as versions up to 5 of this package did.
 func insertOldRow(t testing.TB, s *Store, e driver.RunLogEntry, seq int64) {
 	t.Helper()
-	text, err := json.Marshal(entryRowOf(e))
+	text, err := json.Marshal(entryV6Of(e))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,13 +32,37 @@ const (
 	keysTable      = "endpointkit_keys"
 )
 
+// endpointsColumnsV1 are the columns of the endpoints table as version 1
+// created them, in the placeholders of ddlOf. Migrations are history: it
+// never changes; version 9 (endpointStateMigration), which makes the table
+// again on SQLite, starts from it too.
+const endpointsColumnsV1 = `	project KEY_T NOT NULL,
+	id KEY_T NOT NULL,
+	name KEY_T NOT NULL,
+	description TEXT_T NOT NULL,
+	query_json TEXT_T NOT NULL,
+	is_active SMALLINT NOT NULL,
+	is_materialized SMALLINT NOT NULL,
+	current_version BIGINT NOT NULL,
+	versions_count BIGINT NOT NULL,
+	created_at TIME_T NOT NULL,
+	updated_at TIME_T NOT NULL,
+	last_executed_at TIME_T NULL,
+`
+
+// ddlOf returns the function that writes a migration's DDL for d: KEY_T
+// is d's key type, TEXT_T its long text type, TIME_T an instant's text.
+func ddlOf(d engine.Store) func(string) string {
+	r := strings.NewReplacer("KEY_T", d.KeyType(), "TEXT_T", d.LongTextType(), "TIME_T", "VARCHAR(40)")
+	return r.Replace
+}
+
 // migrations[i] brings the schema from version i to i+1. Every statement is
 // idempotent, because MySQL commits DDL at once and a migration cut short
 // there must be able to run again.
 func migrations(d engine.Store) [][]string {
-	key, text := d.KeyType(), d.LongTextType()
-	r := strings.NewReplacer("KEY_T", key, "TEXT_T", text, "TIME_T", "VARCHAR(40)")
-	ddl := func(s string) string { return r.Replace(s) }
+	text := d.LongTextType()
+	ddl := ddlOf(d)
 	return [][]string{{
 		ddl(`CREATE TABLE IF NOT EXISTS ` + variablesTable + ` (
 	project KEY_T NOT NULL,
@@ -53,19 +77,7 @@ func migrations(d engine.Store) [][]string {
 	CONSTRAINT endpointkit_variables_code_name UNIQUE (project, code_name)
 )`),
 		ddl(`CREATE TABLE IF NOT EXISTS ` + endpointsTable + ` (
-	project KEY_T NOT NULL,
-	id KEY_T NOT NULL,
-	name KEY_T NOT NULL,
-	description TEXT_T NOT NULL,
-	query_json TEXT_T NOT NULL,
-	is_active SMALLINT NOT NULL,
-	is_materialized SMALLINT NOT NULL,
-	current_version BIGINT NOT NULL,
-	versions_count BIGINT NOT NULL,
-	created_at TIME_T NOT NULL,
-	updated_at TIME_T NOT NULL,
-	last_executed_at TIME_T NULL,
-	PRIMARY KEY (project, id),
+` + endpointsColumnsV1 + `	PRIMARY KEY (project, id),
 	CONSTRAINT endpointkit_endpoints_name UNIQUE (project, name)
 )`),
 		ddl(`CREATE TABLE IF NOT EXISTS ` + versionsTable + ` (

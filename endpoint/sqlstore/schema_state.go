@@ -21,9 +21,11 @@ const liveNameIndex = "endpointkit_endpoints_live_name"
 // index on (project, live_name), NULLs being distinct.
 //
 // On SQLite the table is made again without its UNIQUE constraint (which
-// SQLite cannot drop), in one transaction. On MySQL each statement commits
-// at once; one that a migration cut short already applied fails again
-// with an error that Migrate passes over (see isReapplied).
+// SQLite cannot drop), in one transaction: version 1's columns
+// (endpointsColumnsV1), those versions 2 and 4 added, and no UNIQUE. On
+// MySQL each statement commits at once; one that a migration cut short
+// already applied fails again with an error that Migrate passes over (see
+// isReapplied).
 func endpointStateMigration(d engine.Store) []string {
 	// The name before "/<id>" of a row of version 7 that was soft-deleted;
 	// SUBSTR and LENGTH on every engine, the names being ASCII.
@@ -33,27 +35,13 @@ WHERE deleted_at IS NOT NULL AND LENGTH(name) > LENGTH(id) + 1
 	partial := `CREATE UNIQUE INDEX IF NOT EXISTS ` + liveNameIndex + ` ON ` + endpointsTable + ` (project, name) WHERE deleted_at IS NULL`
 	switch {
 	case d.SingleWriter():
-		key, text := d.KeyType(), d.LongTextType()
-		r := strings.NewReplacer("KEY_T", key, "TEXT_T", text, "TIME_T", "VARCHAR(40)")
 		const cols = `project, id, name, description, query_json, is_active, is_materialized, current_version, versions_count,
 	created_at, updated_at, last_executed_at, materialization_settings, materialization_state, deleted_at`
 		next := endpointsTable + "_v8"
 		return []string{
 			`DROP TABLE IF EXISTS ` + next,
-			r.Replace(`CREATE TABLE ` + next + ` (
-	project KEY_T NOT NULL,
-	id KEY_T NOT NULL,
-	name KEY_T NOT NULL,
-	description TEXT_T NOT NULL,
-	query_json TEXT_T NOT NULL,
-	is_active SMALLINT NOT NULL,
-	is_materialized SMALLINT NOT NULL,
-	current_version BIGINT NOT NULL,
-	versions_count BIGINT NOT NULL,
-	created_at TIME_T NOT NULL,
-	updated_at TIME_T NOT NULL,
-	last_executed_at TIME_T NULL,
-	materialization_settings TEXT_T NULL,
+			ddlOf(d)(`CREATE TABLE ` + next + ` (
+` + endpointsColumnsV1 + `	materialization_settings TEXT_T NULL,
 	materialization_state TEXT_T NULL,
 	deleted_at TIME_T NULL,
 	PRIMARY KEY (project, id)
@@ -64,7 +52,7 @@ WHERE deleted_at IS NOT NULL AND LENGTH(name) > LENGTH(id) + 1
 			unname,
 			partial,
 		}
-	case d.Name() == engine.MySQL.Name():
+	case !d.PartialIndexes(): // MySQL
 		return []string{
 			d.AddColumn(endpointsTable, "live_name", d.KeyType()+" AS (CASE WHEN deleted_at IS NULL THEN name END) STORED"),
 			`ALTER TABLE ` + endpointsTable + ` DROP INDEX endpointkit_endpoints_name`,

@@ -74,7 +74,7 @@ func newStatements(d engine.Store) statements {
 // liveName is the condition "a live endpoint named ?" as the engine's
 // unique index of live names reads it (see endpointStateMigration).
 func liveName(d engine.Store) string {
-	if !d.SingleWriter() && d.Name() == engine.MySQL.Name() {
+	if !d.PartialIndexes() {
 		return `live_name = ?`
 	}
 	return `name = ? AND deleted_at IS NULL`

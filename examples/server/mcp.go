@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/mcp"
@@ -22,7 +23,7 @@ import (
 // behind the API's keys, stored keys (the API's Keys, so that a key has one
 // budget on both) and embed tokens, and the rest as next does. An API key
 // acts for ?project=ID, or for -project when the URL names none.
-func withMCP(next http.Handler, svc *endpoint.Service, keys mcp.Authenticator, stored *endpoint.Keys, signer *embed.Signer, limiter *limit.Limiter, cfg config, logger *slog.Logger) http.Handler {
+func withMCP(next http.Handler, svc *endpoint.Service, keys mcp.Authenticator, stored *apikey.Keys, signer *embed.Signer, limiter *limit.Limiter, cfg config, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.Handler(svc, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(limiter),
 		mcp.WithKeys(stored), mcp.WithDefaultProject(cfg.project), mcp.WithLogger(logger)))

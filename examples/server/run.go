@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/budget/redisbudget"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -287,7 +288,7 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 	if err != nil {
 		return nil, err
 	}
-	stored, err := endpoint.NewKeys(endpoint.KeysConfig{Store: keyStore, Logger: logger, Counter: counter})
+	stored, err := apikey.New(apikey.Config{Store: keyStore, Logger: logger, Counter: counter})
 	if err != nil {
 		return nil, err
 	}

@@ -6,21 +6,48 @@
 package apierror
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// ErrInvalid is the sentinel of a refused request; package endpoint
-// exports it as endpoint.ErrInvalid.
-var ErrInvalid = errors.New("endpoint: invalid request")
+// The sentinels of a refused or failed request; package endpoint exports
+// them under the same names (endpoint.ErrInvalid and the others), and
+// package apikey answers with them too.
+var (
+	ErrInvalid      = errors.New("endpoint: invalid request")
+	ErrUnauthorized = errors.New("endpoint: unauthorized")
+	ErrForbidden    = errors.New("endpoint: forbidden")
+	// ErrExecution is an executor failure; its detail leaks no internals.
+	ErrExecution = errors.New("endpoint: query execution failed")
+	// ErrTimeout is an executor that ran out of time.
+	ErrTimeout = errors.New("endpoint: query timed out")
+)
 
 // The codes the decoding of a Query or a Seconds gives; package endpoint exports
 // them under the same names, with the same values.
 const (
 	CodeInvalidInput     = "invalid_input"
 	CodeUnsupportedQuery = "unsupported_query"
+)
+
+// The codes package apikey answers with besides CodeInvalidInput; package
+// endpoint exports them under the same names, with the same values.
+const (
+	CodeNotFound        = "not_found"
+	CodeUnauthorized    = "unauthorized"
+	CodeForbidden       = "forbidden"
+	CodeExecutionFailed = "execution_failed"
+	CodeTimeout         = "timeout"
+	// CodeThrottled is the Code of a run refused by a budget (429).
+	CodeThrottled = "throttled"
+	// CodeBudgetUnavailable is the Code of a run refused because its
+	// budget could not be counted: the counter store failed (503).
+	CodeBudgetUnavailable = "budget_unavailable"
 )
 
 // Error is endpoint.Error, the one error type callers of the Service see
@@ -88,4 +115,52 @@ func Required(attr string) *Error {
 // UnsupportedKind refuses a query of a kind other than supported.
 func UnsupportedKind(kind string, supported ...string) *Error {
 	return Invalidf(CodeUnsupportedQuery, "query", "Unsupported query kind '%s'. Supported kinds: %s.", kind, strings.Join(supported, ", "))
+}
+
+// WithCause keeps cause reachable through errors.Is and errors.As (a host
+// may log it) while callers see only e's detail.
+func WithCause(e *Error, cause error) *Error {
+	if cause != nil {
+		e.Err = fmt.Errorf("%w: %w", e.Err, cause)
+	}
+	return e
+}
+
+// StoreError turns an error of a store into an *Error. Stores return
+// sentinels (possibly wrapped); anything else is a failing backend, which
+// callers see as a generic 502 so that no internals leak. notFound, when
+// not nil, makes the 404 of a driver.ErrNotFound.
+func StoreError(err error, notFound func() *Error) error {
+	var e *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, driver.ErrNotFound) && notFound != nil:
+		return notFound()
+	case errors.Is(err, context.DeadlineExceeded):
+		return WithCause(&Error{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Detail: "storage timed out", Err: ErrTimeout}, err)
+	default:
+		return WithCause(&Error{Status: http.StatusBadGateway, Code: CodeExecutionFailed, Detail: "storage failed", Err: ErrExecution}, err)
+	}
+}
+
+// ValidName reports whether name follows the rule of an endpoint's name,
+// ^[a-zA-Z][a-zA-Z0-9_-]{0,127}$: it appears in URL paths, so it is kept
+// to ASCII letters, digits, '-' and '_', starting with a letter.
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -95,14 +96,14 @@ func TestEquivalence(t *testing.T) {
 	compare(t, specs, runs)
 }
 
-// engineNameOf is the engine.Engine name of the dialect named d.
-func engineNameOf(d string) string {
+// engineOf is the engine.Engine of the dialect named d, nil for none.
+func engineOf(d string) engine.Engine {
 	for _, tg := range targets {
 		if tg.d.name == d {
-			return tg.d.e.Name()
+			return tg.d.e
 		}
 	}
-	return d
+	return nil
 }
 
 func engineOrder(name string) int {
@@ -346,7 +347,7 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 					if a == nil {
 						continue
 					}
-					if m := mixedKinds(*a, engineNameOf(r.engine)); m != "" {
+					if m := mixedKinds(*a, engineOf(r.engine)); m != "" {
 						t.Errorf("%s on %s: %s\nsql: %s", id, r.name, m, sqlOf(s, r.name))
 					}
 				}
@@ -413,16 +414,16 @@ func shapeDiff(a, b answer) string {
 }
 
 // mixedKinds names a column of a whose values are of more than one JSON
-// kind though its type has a kind (endpoint.ColumnKindOf on the engine
-// named engineName): "" when there is none. A column of a type of no
+// kind though its type has a kind (endpoint.ColumnKindOf on engine e):
+// "" when there is none. A column of a type of no
 // kind (SQLite's json_extract, whose type is its values') may mix them.
-func mixedKinds(a answer, engineName string) string {
+func mixedKinds(a answer, e engine.Engine) string {
 	if a.err != "" || a.kinds == "" {
 		return ""
 	}
 	types := strings.Split(a.types, ",")
 	for i, k := range strings.Split(a.kinds, ",") {
-		if len(k) > 1 && i < len(types) && endpoint.ColumnKindOf(engineName, types[i]) != endpoint.KindOther {
+		if len(k) > 1 && i < len(types) && endpoint.ColumnKindOf(e, types[i]) != endpoint.KindOther {
 			return fmt.Sprintf("column %q of type %s has values of JSON kinds %q", a.columns[i], types[i], k)
 		}
 	}

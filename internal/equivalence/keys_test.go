@@ -6,30 +6,31 @@ import (
 	"sync"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
-// A run authenticated by a stored API key (endpoint.Keys), as the HTTP API
+// A run authenticated by a stored API key (apikey.Keys), as the HTTP API
 // makes it: the secret is authenticated, the key must be of project 1 and
 // may use the endpoint, its budget admits the run, and the run carries the
 // key's id. One Keys serves every Service of the matrices; its budgets
 // are off so that the matrices' thousands of runs are not throttled.
 var runKeys struct {
 	once   sync.Once
-	keys   *endpoint.Keys
+	keys   *apikey.Keys
 	p1, p2 string // secrets: a key of project 1, one of project 2
 	err    error
 }
 
-func keysForRuns() (*endpoint.Keys, string, string, error) {
+func keysForRuns() (*apikey.Keys, string, string, error) {
 	runKeys.once.Do(func() {
-		k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(),
+		k, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore(),
 			RunsPerMinute: -1, RunsPerHour: -1, MaterializedRunsPerMinute: -1, MaterializedRunsPerHour: -1})
 		if err != nil {
 			runKeys.err = err
 			return
 		}
-		req := endpoint.CreateKeyRequest{Name: "matrix", Scopes: []string{endpoint.ScopeEndpointRead}}
+		req := apikey.CreateRequest{Name: "matrix", Scopes: []string{apikey.ScopeEndpointRead}}
 		_, p1, err := k.Create(context.Background(), "1", req)
 		if err == nil {
 			_, runKeys.p2, err = k.Create(context.Background(), "2", req)
@@ -54,7 +55,7 @@ func keyedRequest(ctx context.Context, name string, req endpoint.RunRequest) (en
 	if err != nil {
 		return req, err
 	}
-	if key.ProjectID != "1" || !key.Allows(endpoint.ScopeEndpointRead) || !key.AllowsEndpoint(name) {
+	if key.ProjectID != "1" || !key.Allows(apikey.ScopeEndpointRead) || !key.AllowsEndpoint(name) {
 		return req, fmt.Errorf("project 1's key may not run %s: %+v", name, key)
 	}
 	if err := keys.Admit(key, false); err != nil {

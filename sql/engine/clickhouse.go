@@ -381,3 +381,24 @@ func (e clickhouse) Tables() string {
 	}
 	return "SELECT name FROM system.tables WHERE database = currentDatabase()"
 }
+
+// Embedded implements Engine: ClickHouse is a server (chDB, its library,
+// answers as one).
+func (clickhouse) Embedded() bool { return false }
+
+// TypedAsDeclared implements Engine.
+func (clickhouse) TypedAsDeclared() bool { return true }
+
+// DecimalAggregates implements Engine: ClickHouse's sum of integers is an
+// integer, its avg a Float64.
+func (clickhouse) DecimalAggregates() bool { return false }
+
+// IntegerCast implements Engine.
+func (clickhouse) IntegerCast() string { return "Int64" }
+
+// TableBytes implements Engine: bytes_on_disk of the table's active parts
+// on the server the query reaches (on a cluster, that server's shard
+// only).
+func (clickhouse) TableBytes(table string) (string, string) {
+	return "", "SELECT sum(bytes_on_disk) AS bytes FROM system.parts WHERE active AND database = currentDatabase() AND table = " + tableBytesLiteral(table)
+}

@@ -144,6 +144,34 @@ type Engine interface {
 	// computes rows as they are read); a client-server engine sends, or its
 	// driver drains, the rest.
 	StopsEarly() bool
+	// Embedded reports whether the engine is a library in the program's
+	// own process, reached through its database/sql driver (SQLite), not
+	// a server: what a connection keeps (its prepared statements) costs
+	// the program, and its limits are the program's to set.
+	Embedded() bool
+	// TypedAsDeclared reports whether a column holds values of its
+	// declared type: false where the declared type is an affinity only
+	// (SQLite: a NUMERIC or DECIMAL column holds doubles, and an
+	// expression has no declared type at all).
+	TypedAsDeclared() bool
+
+	// DecimalAggregates reports whether sum of integers and avg of
+	// integers or decimals are decimals (PostgreSQL's numeric, MySQL's
+	// DECIMAL, which their drivers answer as text), so that a read of
+	// stored partial sums divides decimals, and casts a sum of counts back
+	// to IntegerCast; elsewhere (SQLite, ClickHouse) a sum of integers is
+	// an integer and avg a double.
+	DecimalAggregates() bool
+	// IntegerCast is the type CAST(x AS ...) takes to make x a 64-bit
+	// integer.
+	IntegerCast() string
+	// TableBytes returns the statements that measure the bytes a stored
+	// table takes on disk, indexes included: prepare, when not "", runs
+	// first (it refreshes the statistics measure reads), and measure is a
+	// query whose one row and column is the size. table is the library's
+	// own name (letters, digits and underscores). measure is "" for an
+	// engine that cannot be measured.
+	TableBytes(table string) (prepare, measure string)
 
 	// Guard is how an executor runs a saved query read-only and within
 	// timeout (0: no limit but the context's) on this engine. readOnly
@@ -323,3 +351,6 @@ func ByName(name string) (Engine, error) {
 	}
 	return nil, fmt.Errorf("%w %q (want sqlite, postgresql, mysql or clickhouse)", ErrUnknown, name)
 }
+
+// tableBytesLiteral is table as a string literal, for TableBytes.
+func tableBytesLiteral(table string) string { return "'" + strings.ReplaceAll(table, "'", "''") + "'" }

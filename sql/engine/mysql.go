@@ -216,3 +216,32 @@ func (mysql) Guard(timeout time.Duration, readOnly bool) Guard {
 func (mysql) Tables() string {
 	return "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
 }
+
+// Embedded implements Engine: MySQL is a server.
+func (mysql) Embedded() bool { return false }
+
+// TypedAsDeclared implements Engine.
+func (mysql) TypedAsDeclared() bool { return true }
+
+// DecimalAggregates implements Engine: MySQL's sum of integers and avg are
+// DECIMAL.
+func (mysql) DecimalAggregates() bool { return true }
+
+// IntegerCast implements Engine: MySQL's CAST knows SIGNED, not BIGINT.
+func (mysql) IntegerCast() string { return "SIGNED" }
+
+// TableBytes implements Engine: data_length + index_length of
+// information_schema.tables, after ANALYZE TABLE has read the table's
+// statistics again: InnoDB's sizes there are those of its last
+// statistics, which a table just built may not have yet (MySQL 8 also
+// caches them: set information_schema_stats_expiry to 0 for the session).
+func (m mysql) TableBytes(table string) (string, string) {
+	return "ANALYZE TABLE " + m.QuoteIdent(table),
+		"SELECT coalesce(sum(data_length + index_length), 0) AS bytes FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = " + tableBytesLiteral(table)
+}
+
+// PartialIndexes implements Store: MySQL has no partial index.
+func (mysql) PartialIndexes() bool { return false }
+
+// UpsertReturns implements Store.
+func (mysql) UpsertReturns() bool { return false }

@@ -171,3 +171,28 @@ func (postgres) Guard(timeout time.Duration, readOnly bool) Guard {
 func (postgres) Tables() string {
 	return "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
 }
+
+// Embedded implements Engine: PostgreSQL is a server.
+func (postgres) Embedded() bool { return false }
+
+// TypedAsDeclared implements Engine.
+func (postgres) TypedAsDeclared() bool { return true }
+
+// DecimalAggregates implements Engine: PostgreSQL's sum of bigints and avg
+// of integers are numeric.
+func (postgres) DecimalAggregates() bool { return true }
+
+// IntegerCast implements Engine.
+func (postgres) IntegerCast() string { return "bigint" }
+
+// TableBytes implements Engine: pg_total_relation_size (heap, TOAST and
+// indexes).
+func (postgres) TableBytes(table string) (string, string) {
+	return "", "SELECT pg_total_relation_size(" + tableBytesLiteral(table) + "::regclass) AS bytes"
+}
+
+// PartialIndexes implements Store.
+func (postgres) PartialIndexes() bool { return true }
+
+// UpsertReturns implements Store.
+func (postgres) UpsertReturns() bool { return true }

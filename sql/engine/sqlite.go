@@ -194,3 +194,29 @@ func (sqlite) Guard(_ time.Duration, readOnly bool) Guard {
 
 // Tables lists the main database's tables.
 func (sqlite) Tables() string { return "SELECT name FROM sqlite_master WHERE type = 'table'" }
+
+// Embedded implements Engine: SQLite runs in the program's process.
+func (sqlite) Embedded() bool { return true }
+
+// TypedAsDeclared implements Engine: SQLite's declared types are affinities.
+func (sqlite) TypedAsDeclared() bool { return false }
+
+// DecimalAggregates implements Engine: SQLite's sum of integers is an
+// integer, its avg a double.
+func (sqlite) DecimalAggregates() bool { return false }
+
+// IntegerCast implements Engine.
+func (sqlite) IntegerCast() string { return "BIGINT" }
+
+// TableBytes implements Engine: the pages of the table and its indexes in
+// the dbstat virtual table (which the SQLite build must have:
+// modernc.org/sqlite has it).
+func (sqlite) TableBytes(table string) (string, string) {
+	return "", "SELECT coalesce(sum(pgsize), 0) AS bytes FROM dbstat WHERE name = " + tableBytesLiteral(table)
+}
+
+// PartialIndexes implements Store.
+func (sqlite) PartialIndexes() bool { return true }
+
+// UpsertReturns implements Store.
+func (sqlite) UpsertReturns() bool { return true }

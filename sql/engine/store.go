@@ -26,6 +26,16 @@ type Store interface {
 	// whole database that a transaction must take with its first statement
 	// (SQLite), and whose busy errors are retried.
 	SingleWriter() bool
+	// PartialIndexes reports whether a unique index may hold only the rows
+	// a WHERE clause selects; where it may not (MySQL), a generated column
+	// that is NULL for the other rows carries the index, NULLs being
+	// distinct.
+	PartialIndexes() bool
+	// UpsertReturns reports whether INSERT ... ON CONFLICT ... DO UPDATE
+	// may end with RETURNING the row it wrote; where not (MySQL), an upsert
+	// is INSERT ... ON DUPLICATE KEY UPDATE and hands a value back through
+	// LAST_INSERT_ID.
+	UpsertReturns() bool
 }
 
 // addColumn is the standard ALTER TABLE ... ADD COLUMN.

@@ -1,10 +1,10 @@
-package endpoint_test
+package apikey_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
@@ -13,25 +13,25 @@ import (
 // keeps its SHA-256.
 func ExampleKeys() {
 	ctx := context.Background()
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
+	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
 	if err != nil {
 		panic(err)
 	}
-	key, secret, err := keys.Create(ctx, "1", endpoint.CreateKeyRequest{
+	key, secret, err := keys.Create(ctx, "1", apikey.CreateRequest{
 		Name:      "dashboard",
-		Scopes:    []string{endpoint.ScopeEndpointRead},
+		Scopes:    []string{apikey.ScopeEndpointRead},
 		Endpoints: []string{"daily_revenue"},
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(endpoint.LooksLikeKey(secret), key.Prefix == secret[:12])
+	fmt.Println(apikey.LooksLikeKey(secret), key.Prefix == secret[:12])
 
 	k, err := keys.Authenticate(ctx, secret)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(k.ProjectID, k.Allows(endpoint.ScopeEndpointRead), k.Allows(endpoint.ScopeEndpointWrite))
+	fmt.Println(k.ProjectID, k.Allows(apikey.ScopeEndpointRead), k.Allows(apikey.ScopeEndpointWrite))
 	fmt.Println(k.AllowsEndpoint("daily_revenue"), k.AllowsEndpoint("users"))
 	fmt.Println(k.RunsPerMinute, k.MaterializedRunsPerMinute)
 

@@ -1,10 +1,10 @@
-package endpoint_test
+package apikey_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 )
 
@@ -13,11 +13,11 @@ import (
 // CacheTTL).
 func BenchmarkKeysAuthenticate(b *testing.B) {
 	ctx := context.Background()
-	k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore()})
+	k, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "b", Scopes: []string{endpoint.ScopeEndpointRead}})
+	_, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "b", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,11 +32,11 @@ func BenchmarkKeysAuthenticate(b *testing.B) {
 // BenchmarkKeysAdmit is a run's cost of its key's budget.
 func BenchmarkKeysAdmit(b *testing.B) {
 	ctx := context.Background()
-	k, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(), RunsPerMinute: -1, RunsPerHour: 1 << 40})
+	k, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore(), RunsPerMinute: -1, RunsPerHour: 1 << 40})
 	if err != nil {
 		b.Fatal(err)
 	}
-	key, _, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "b", Scopes: []string{endpoint.ScopeEndpointRead}})
+	key, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "b", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		b.Fatal(err)
 	}

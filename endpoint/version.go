@@ -11,10 +11,11 @@ import (
 	"github.com/endpointkit/endpointkit/variable"
 )
 
-// VersionInfo is one version of an endpoint as GET
-// endpoints/{name}/versions/ shows it: its query, the variables a run of
-// it takes, when it was saved, and its materialization.
-type VersionInfo struct {
+// Version is one version of an endpoint as GET endpoints/{name}/versions/
+// shows it: an immutable snapshot of its query (every change of the query
+// creates the next version; numbers start at 1), the variables a run of it
+// takes, when it was saved, and its materialization.
+type Version struct {
 	Version   int       `json:"version"`
 	Query     Query     `json:"query"`
 	CreatedAt time.Time `json:"created_at"`
@@ -50,9 +51,9 @@ type VersionMaterialization struct {
 	LastMaterializedAt *time.Time `json:"last_materialized_at"`
 }
 
-// VersionInfos returns every version of the endpoint named name, oldest
-// first, as VersionInfo.
-func (s *Service) VersionInfos(ctx context.Context, project, name string) ([]VersionInfo, error) {
+// Versions returns every version of the endpoint named name, oldest
+// first.
+func (s *Service) Versions(ctx context.Context, project, name string) ([]Version, error) {
 	e, err := s.get(ctx, project, name)
 	if err != nil {
 		return nil, err
@@ -61,24 +62,24 @@ func (s *Service) VersionInfos(ctx context.Context, project, name string) ([]Ver
 	if err != nil {
 		return nil, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
-	out := make([]VersionInfo, len(vs))
+	out := make([]Version, len(vs))
 	for i := range vs {
-		out[i] = s.versionInfo(ctx, &e, vs[i])
+		out[i] = s.versionView(ctx, &e, vs[i])
 	}
 	return out, nil
 }
 
-// VersionInfo returns version n of the endpoint named name.
-func (s *Service) VersionInfo(ctx context.Context, project, name string, n int) (VersionInfo, error) {
+// Version returns version n of the endpoint named name.
+func (s *Service) Version(ctx context.Context, project, name string, n int) (Version, error) {
 	e, err := s.get(ctx, project, name)
 	if err != nil {
-		return VersionInfo{}, err
+		return Version{}, err
 	}
 	v, err := s.version(ctx, &e, n)
 	if err != nil {
-		return VersionInfo{}, err
+		return Version{}, err
 	}
-	return s.versionInfo(ctx, &e, v), nil
+	return s.versionView(ctx, &e, v), nil
 }
 
 // version reads version n of e; a 404 names it when there is none.
@@ -95,8 +96,9 @@ func (s *Service) version(ctx context.Context, e *driver.Endpoint, n int) (drive
 	return v, nil
 }
 
-func (s *Service) versionInfo(ctx context.Context, e *driver.Endpoint, v driver.Version) VersionInfo {
-	info := VersionInfo{
+// versionView is v of e as Versions and Version show it.
+func (s *Service) versionView(ctx context.Context, e *driver.Endpoint, v driver.Version) Version {
+	info := Version{
 		Version: v.Number, Query: Query(v.Query), CreatedAt: v.CreatedAt,
 		IsCurrent: v.Number == e.CurrentVersion, Variables: []RunVariable{},
 	}
@@ -208,7 +210,7 @@ func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (R
 	if err != nil {
 		return RunSchema{}, err
 	}
-	sh := newShape(s.engineName(), res.Columns, res.Types)
+	sh := newShape(s.engine(), res.Columns, res.Types)
 	rs.Columns, rs.Types, rs.Kinds = sh.columns, sh.types, sh.kinds
 	return rs, nil
 }

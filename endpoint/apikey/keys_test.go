@@ -1,4 +1,4 @@
-package endpoint_test
+package apikey_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
@@ -29,10 +30,10 @@ func (c *keyClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg endpoint.KeysConfig) *endpoint.Keys {
+func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg apikey.Config) *apikey.Keys {
 	t.Helper()
 	cfg.Store, cfg.Now = store, c.now
-	k, err := endpoint.NewKeys(cfg)
+	k, err := apikey.New(cfg)
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -48,13 +49,13 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 	store := memstore.NewKeyStore()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	const ttl = 5 * time.Second
-	a := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: ttl})
-	b := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: ttl})
-	key, secret, err := a.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
+	a := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
+	b := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
+	key, secret, err := a.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	for _, k := range []*endpoint.Keys{a, b} {
+	for _, k := range []*apikey.Keys{a, b} {
 		got, err := k.Authenticate(ctx, secret)
 		if err != nil {
 			t.Fatalf("unexpected error: %v", err)
@@ -90,8 +91,8 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 	}
 
 	// Without a cache, the other process sees it on the next request.
-	n := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: -1})
-	key2, secret2, err := a.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci2", Scopes: []string{endpoint.ScopeEndpointRead}})
+	n := newTestKeys(t, store, c, apikey.Config{CacheTTL: -1})
+	key2, secret2, err := a.Create(ctx, "1", apikey.CreateRequest{Name: "ci2", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -114,14 +115,14 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 func TestKeyUnknownAndCacheSize(t *testing.T) {
 	ctx := context.Background()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	k := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{CacheSize: 2})
+	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{CacheSize: 2})
 	for i := range 5 {
-		_, err := k.Authenticate(ctx, endpoint.KeyPrefix+string(rune('a'+i)))
+		_, err := k.Authenticate(ctx, apikey.Prefix+string(rune('a'+i)))
 		if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
 			t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
 		}
 	}
-	_, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeQueryRun}})
+	_, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeQueryRun}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -129,7 +130,7 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	if got, want := got.Scopes, ([]string{endpoint.ScopeQueryRun}); !reflect.DeepEqual(got, want) {
+	if got, want := got.Scopes, ([]string{apikey.ScopeQueryRun}); !reflect.DeepEqual(got, want) {
 		t.Errorf("got.Scopes = %+v, want %+v", got, want)
 	}
 }
@@ -140,8 +141,8 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 func TestKeyBudgetDefaults(t *testing.T) {
 	ctx := context.Background()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	k := newTestKeys(t, memstore.NewKeyStore(), c, endpoint.KeysConfig{})
-	key, _, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
+	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{})
+	key, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -161,7 +162,7 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	if got, want := e.Status, http.StatusTooManyRequests; got != want {
 		t.Errorf("e.Status = %v, want %v", got, want)
 	}
-	if got, want := e.Limit, endpoint.LimitKeyRunsPerMinute; got != want {
+	if got, want := e.Limit, apikey.LimitRunsPerMinute; got != want {
 		t.Errorf("e.Limit = %q, want %q", got, want)
 	}
 	if got, want := e.LimitValue, int64(240); got != want {
@@ -183,7 +184,7 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	if !errors.As(err, &e) {
 		t.Fatalf("errors.As(err, &e) is false")
 	}
-	if got, want := e.Limit, endpoint.LimitKeyMaterializedRunsPerMinute; got != want {
+	if got, want := e.Limit, apikey.LimitMaterializedRunsPerMinute; got != want {
 		t.Errorf("e.Limit = %q, want %q", got, want)
 	}
 	// The hour: 2,400 inline runs over twenty minutes (each batch in a
@@ -201,11 +202,11 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	if !errors.As(err, &e) {
 		t.Fatalf("%v: errors.As(err, &e) is false", err)
 	}
-	if got, want := e.Limit, endpoint.LimitKeyRunsPerHour; got != want {
+	if got, want := e.Limit, apikey.LimitRunsPerHour; got != want {
 		t.Errorf("e.Limit = %q, want %q", got, want)
 	}
 	// A key with no limit is never refused.
-	free, _, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "free", Scopes: []string{endpoint.ScopeEndpointRead}, RunsPerMinute: -1, RunsPerHour: -1})
+	free, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "free", Scopes: []string{apikey.ScopeEndpointRead}, RunsPerMinute: -1, RunsPerHour: -1})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -218,14 +219,14 @@ func TestKeyBudgetDefaults(t *testing.T) {
 
 // TestKeysConfigRefused: a budget below -1 is named.
 func TestKeysConfigRefused(t *testing.T) {
-	_, err := endpoint.NewKeys(endpoint.KeysConfig{Store: memstore.NewKeyStore(), MaterializedRunsPerHour: -5})
+	_, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore(), MaterializedRunsPerHour: -5})
 	if err == nil {
 		t.Fatalf("got no error, want one")
 	}
 	if s, sub := err.Error(), "MaterializedRunsPerHour"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}
-	_, err = endpoint.NewKeys(endpoint.KeysConfig{})
+	_, err = apikey.New(apikey.Config{})
 	if err := err; err == nil || !strings.Contains(err.Error(), "Store") {
 		t.Errorf("error %v does not contain %q", err, "Store")
 	}
@@ -237,8 +238,8 @@ func TestKeyLastUsed(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.NewKeyStore()
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	k := newTestKeys(t, store, c, endpoint.KeysConfig{UsedResolution: time.Minute})
-	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
+	k := newTestKeys(t, store, c, apikey.Config{UsedResolution: time.Minute})
+	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -298,8 +299,8 @@ func TestKeyRevokeOvertakesRead(t *testing.T) {
 	ctx := context.Background()
 	store := &slowKeyStore{KeyStore: memstore.NewKeyStore(), read: make(chan struct{}), release: make(chan struct{})}
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	k := newTestKeys(t, store, c, endpoint.KeysConfig{CacheTTL: time.Hour})
-	key, secret, err := k.Create(ctx, "1", endpoint.CreateKeyRequest{Name: "ci", Scopes: []string{endpoint.ScopeEndpointRead}})
+	k := newTestKeys(t, store, c, apikey.Config{CacheTTL: time.Hour})
+	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 )
 
@@ -111,8 +112,8 @@ func (s *Service) MintEmbedToken(ctx context.Context, signer *embed.Signer, proj
 }
 
 // MintEmbedTokenAs is MintEmbedToken on behalf of a credential whose Grant
-// is by (nil: the host). The token may do no more than by (TokenGrant): by
-// must hold ScopeEndpointRead and may use each endpoint the token names,
+// is by (nil: the host). The token may do no more than by (apikey.TokenGrant): by
+// must hold apikey.ScopeEndpointRead and may use each endpoint the token names,
 // the token fixes every variable by fixes to the same value, and its rpm,
 // which bounds its runs of either kind per minute (and so 60 times that
 // per hour), is within each of by's budgets. A token asked without rpm
@@ -121,7 +122,7 @@ func (s *Service) MintEmbedToken(ctx context.Context, signer *embed.Signer, proj
 // bound. A widening is refused with an *Error of Status 403 whose Attr
 // names the field (endpoints, fixed, rpm), before any endpoint is looked
 // up. It returns the token and its claims as minted (their RPM filled in).
-func (s *Service) MintEmbedTokenAs(ctx context.Context, signer *embed.Signer, project string, by *Grant, claims embed.Claims, lifetime time.Duration) (string, embed.Claims, error) {
+func (s *Service) MintEmbedTokenAs(ctx context.Context, signer *embed.Signer, project string, by *apikey.Grant, claims embed.Claims, lifetime time.Duration) (string, embed.Claims, error) {
 	token, err := s.mintEmbedToken(ctx, signer, project, by, &claims, lifetime)
 	if err != nil {
 		return "", embed.Claims{}, err
@@ -129,15 +130,14 @@ func (s *Service) MintEmbedTokenAs(ctx context.Context, signer *embed.Signer, pr
 	return token, claims, nil
 }
 
-func (s *Service) mintEmbedToken(ctx context.Context, signer *embed.Signer, project string, by *Grant, claims *embed.Claims, lifetime time.Duration) (string, error) {
+func (s *Service) mintEmbedToken(ctx context.Context, signer *embed.Signer, project string, by *apikey.Grant, claims *embed.Claims, lifetime time.Duration) (string, error) {
 	switch {
 	case len(claims.Endpoints) == 0:
 		return "", invalidf(CodeInvalidInput, "endpoints", "A token must name at least one endpoint.")
 	case claims.RPM < 0 || claims.RPM > embed.MaxRPM:
 		return "", invalidf(CodeInvalidInput, "rpm", "rpm must be a whole number from 0 (no limit of its own) to %d.", embed.MaxRPM)
 	}
-	claims.RPM = by.tokenRPM(*claims)
-	if err := by.forbids(TokenGrant(*claims), grantee{what: "the embed token it mints", token: true, budget: tokenBudget}); err != nil {
+	if err := by.BoundToken(claims); err != nil {
 		return "", err
 	}
 	now := s.now()

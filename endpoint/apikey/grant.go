@@ -1,22 +1,24 @@
-package endpoint
+package apikey
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"sort"
 
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 )
 
 // Grant is what a credential may do, and so the most it may give: a key or
 // an embed token it makes has no scope, endpoint or budget it lacks, and
 // fixes every variable it fixes to the same value; it revokes no key that
 // may do more than it. Keys.CreateAs, Keys.RevokeAs and
-// Service.MintEmbedTokenAs hold a credential to its Grant; a nil *Grant is
+// endpoint.Service.MintEmbedTokenAs hold a credential to its Grant; a nil *Grant is
 // the host itself (its own keys, its backend), which may give anything.
 //
 // Key.Grant and TokenGrant make the Grant of a stored key and of an embed
@@ -106,7 +108,7 @@ func wider(a, b int) bool {
 	return a > b
 }
 
-// forbids returns nil when g may give (or revoke) o, else a 403 *Error
+// forbids returns nil when g may give (or revoke) o, else a 403 *endpoint.Error
 // naming the first thing that would widen: Attr is the field of the
 // request that asks for it.
 func (g *Grant) forbids(o Grant, to grantee) error {
@@ -118,7 +120,7 @@ func (g *Grant) forbids(o Grant, to grantee) error {
 		who = "This credential"
 	}
 	refuse := func(attr, format string, args ...any) error {
-		return NewError(ErrForbidden, CodeForbidden, attr, fmt.Sprintf(format, args...))
+		return &apierror.Error{Status: http.StatusForbidden, Code: apierror.CodeForbidden, Attr: attr, Detail: fmt.Sprintf(format, args...), Err: apierror.ErrForbidden}
 	}
 	for _, s := range o.Scopes {
 		if !slices.Contains(g.Scopes, s) {
@@ -134,7 +136,7 @@ func (g *Grant) forbids(o Grant, to grantee) error {
 		}
 		for _, n := range o.Endpoints {
 			if !slices.Contains(g.Endpoints, n) {
-				return refuse("endpoints", "%s may not use endpoint '%s'; %s may not use it either.", who, cut(n), to.what)
+				return refuse("endpoints", "%s may not use endpoint '%s'; %s may not use it either.", who, apierror.Cut(n), to.what)
 			}
 		}
 	}
@@ -146,7 +148,7 @@ func (g *Grant) forbids(o Grant, to grantee) error {
 	for _, name := range names {
 		v, ok := o.Fixed[name]
 		if !ok || !sameJSON(v, g.Fixed[name]) {
-			return refuse("fixed", "%s fixes variable '%s'; %s must fix it too, to the same value.", who, cut(name), to.what)
+			return refuse("fixed", "%s fixes variable '%s'; %s must fix it too, to the same value.", who, apierror.Cut(name), to.what)
 		}
 	}
 	for _, b := range budgets {
@@ -207,6 +209,17 @@ func (g *Grant) tokenRPM(c embed.Claims) int {
 		return 1 // and forbids refuses it: an hour of fewer than 60 runs
 	}
 	return min(rpm, embed.MaxRPM)
+}
+
+// BoundToken holds the embed token of claims to g, as a credential whose
+// Grant is g mints it (endpoint.Service.MintEmbedTokenAs): it fills in
+// claims.RPM when the token asks none (tokenRPM) and returns nil when g
+// may give the token, else the 403 *endpoint.Error naming the first thing
+// that would widen (Attr endpoints, fixed or rpm). A nil g (the host)
+// leaves claims as they are and gives anything.
+func (g *Grant) BoundToken(claims *embed.Claims) error {
+	claims.RPM = g.tokenRPM(*claims)
+	return g.forbids(TokenGrant(*claims), grantee{what: "the embed token it mints", token: true, budget: tokenBudget})
 }
 
 // tokenBudget describes a token's rpm as the budget b it amounts to.

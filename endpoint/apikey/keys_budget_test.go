@@ -1,4 +1,4 @@
-package endpoint_test
+package apikey_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
@@ -19,20 +20,20 @@ import (
 func TestKeysShareACounter(t *testing.T) {
 	store := memstore.NewKeyStore()
 	shared := budget.NewMemory(budget.MemoryConfig{})
-	a, err := endpoint.NewKeys(endpoint.KeysConfig{Store: store, Counter: shared})
+	a, err := apikey.New(apikey.Config{Store: store, Counter: shared})
 	require.NoError(t, err)
-	b, err := endpoint.NewKeys(endpoint.KeysConfig{Store: store, Counter: shared})
+	b, err := apikey.New(apikey.Config{Store: store, Counter: shared})
 	require.NoError(t, err)
-	key, _, err := a.Create(context.Background(), "p", endpoint.CreateKeyRequest{Name: "k", Scopes: []string{endpoint.ScopeEndpointRead}, RunsPerMinute: 2})
+	key, _, err := a.Create(context.Background(), "p", apikey.CreateRequest{Name: "k", Scopes: []string{apikey.ScopeEndpointRead}, RunsPerMinute: 2})
 	require.NoError(t, err)
 	require.NoError(t, a.Admit(key, false))
 	require.NoError(t, b.Admit(key, false))
-	for _, k := range []*endpoint.Keys{a, b} {
+	for _, k := range []*apikey.Keys{a, b} {
 		err := k.Admit(key, false)
 		var e *endpoint.Error
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, http.StatusTooManyRequests, e.Status)
-		require.Equal(t, endpoint.LimitKeyRunsPerMinute, e.Limit)
+		require.Equal(t, apikey.LimitRunsPerMinute, e.Limit)
 	}
 	// The materialized budget is another count.
 	require.NoError(t, b.Admit(key, true))
@@ -51,9 +52,9 @@ func (c *brokenCounter) Take(context.Context, string, int64, time.Duration) (bud
 // admits it, counted too.
 func TestKeysBrokenCounter(t *testing.T) {
 	store := memstore.NewKeyStore()
-	closed, err := endpoint.NewKeys(endpoint.KeysConfig{Store: store, Counter: &brokenCounter{}})
+	closed, err := apikey.New(apikey.Config{Store: store, Counter: &brokenCounter{}})
 	require.NoError(t, err)
-	key, _, err := closed.Create(context.Background(), "p", endpoint.CreateKeyRequest{Name: "k", Scopes: []string{endpoint.ScopeEndpointRead}})
+	key, _, err := closed.Create(context.Background(), "p", apikey.CreateRequest{Name: "k", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)
 	err = closed.Admit(key, false)
 	var e *endpoint.Error
@@ -67,7 +68,7 @@ func TestKeysBrokenCounter(t *testing.T) {
 	require.EqualValues(t, 1, closed.CounterFailures())
 
 	guard := budget.NewGuard(&brokenCounter{}, budget.GuardConfig{FailOpen: true})
-	open, err := endpoint.NewKeys(endpoint.KeysConfig{Store: store, Counter: guard})
+	open, err := apikey.New(apikey.Config{Store: store, Counter: guard})
 	require.NoError(t, err)
 	require.NoError(t, open.Admit(key, false))
 	require.EqualValues(t, 2, guard.Failures(), "the minute's and the hour's counts failed")

@@ -11,10 +11,10 @@ import (
 	"github.com/endpointkit/endpointkit/variable"
 )
 
-// TestVersionInfos: each version shows its query, the variables a run
+// TestVersions: each version shows its query, the variables a run
 // takes (definitions and required), when it was saved, whether it can be
 // materialized and whether the stored table was built from it.
-func TestVersionInfos(t *testing.T) {
+func TestVersions(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
 	ctx := context.Background()
 	created := e.clock.Now()
@@ -25,9 +25,9 @@ func TestVersionInfos(t *testing.T) {
 		IsMaterialized: new(false)}); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := e.svc.VersionInfos(ctx, "1", "daily")
+	infos, err := e.svc.Versions(ctx, "1", "daily")
 	if err != nil || len(infos) != 2 {
-		t.Fatalf("VersionInfos = %d, %v", len(infos), err)
+		t.Fatalf("Versions = %d, %v", len(infos), err)
 	}
 	v1, v2 := infos[0], infos[1]
 	if v1.Version != 1 || !v1.CreatedAt.Equal(created) || v1.IsCurrent || v1.Query.SQL != dailyPurchases ||
@@ -49,15 +49,15 @@ func TestVersionInfos(t *testing.T) {
 		!reflect.DeepEqual(v2.Variables[1].Values, []string{"free", "pro", "enterprise"}) {
 		t.Fatalf("version 2 = %+v", v2)
 	}
-	one, err := e.svc.VersionInfo(ctx, "1", "daily", 1)
+	one, err := e.svc.Version(ctx, "1", "daily", 1)
 	if err != nil || !reflect.DeepEqual(one, v1) {
-		t.Fatalf("VersionInfo(1) = %+v, %v", one, err)
+		t.Fatalf("Version(1) = %+v, %v", one, err)
 	}
-	_, err = e.svc.VersionInfo(ctx, "1", "daily", 3)
+	_, err = e.svc.Version(ctx, "1", "daily", 3)
 	wantError(t, err, 404, endpoint.CodeNotFound, "Version 3 not found for endpoint 'daily'", "")
-	_, err = e.svc.VersionInfo(ctx, "1", "daily", 0)
+	_, err = e.svc.Version(ctx, "1", "daily", 0)
 	wantError(t, err, 400, endpoint.CodeInvalidInput, "Version must be a positive integer, got 0.", "version")
-	_, err = e.svc.VersionInfos(ctx, "1", "nope")
+	_, err = e.svc.Versions(ctx, "1", "nope")
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'nope' not found.", "")
 
 	// Materialized again, the current version's table is the one shown.
@@ -65,11 +65,11 @@ func TestVersionInfos(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.materialize(t, "daily")
-	v3, err := e.svc.VersionInfo(ctx, "1", "daily", 3)
+	v3, err := e.svc.Version(ctx, "1", "daily", 3)
 	if err != nil || !v3.Materialization.Materialized || v3.Materialization.LastMaterializedAt == nil {
 		t.Fatalf("version 3 = %+v, %v", v3, err)
 	}
-	if v1, _ := e.svc.VersionInfo(ctx, "1", "daily", 1); v1.Materialization.Materialized {
+	if v1, _ := e.svc.Version(ctx, "1", "daily", 1); v1.Materialization.Materialized {
 		t.Fatal("version 1 shows the table of version 3")
 	}
 }

@@ -1,4 +1,11 @@
-package endpoint
+// Package apikey creates, lists, revokes and authenticates the API keys of
+// projects kept in a driver.KeyStore, holds each key to its run budget and
+// each credential (a key or an embed token) to its Grant: a credential
+// gives no more than it has. package endpoint's Service admits a Caller
+// with a Key (Service.Admit, Budgets.Keys) and mints embed tokens on
+// behalf of a Grant (endpoint.Service.MintEmbedTokenAs); the HTTP API and /mcp
+// authenticate with Keys.
+package apikey
 
 import (
 	"context"
@@ -19,6 +26,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 	"github.com/google/uuid"
 )
 
@@ -45,9 +53,9 @@ const (
 // Scopes lists every scope a key may hold.
 var Scopes = []string{ScopeEndpointRead, ScopeEndpointWrite, ScopeQueryRun, ScopeKeyAdmin}
 
-// KeyPrefix starts every stored key's secret, so that a server (and a
+// Prefix starts every stored key's secret, so that a server (and a
 // secret scanner) tells it from other credentials.
-const KeyPrefix = "ekk_"
+const Prefix = "ekk_"
 
 // keySecretBytes is the entropy of a secret: 256 bits, so that the
 // secret's SHA-256 is as safe at rest as a slow password hash would be.
@@ -55,66 +63,59 @@ const keySecretBytes = 32
 
 // keySecretLen is the length of a secret: the prefix and 32 bytes in
 // unpadded base64url.
-var keySecretLen = len(KeyPrefix) + base64.RawURLEncoding.EncodedLen(keySecretBytes)
+var keySecretLen = len(Prefix) + base64.RawURLEncoding.EncodedLen(keySecretBytes)
 
 // keyShownLen is how much of a secret its Prefix shows: the prefix and 8
 // characters (48 bits), enough to tell keys apart, far too few to use.
-const keyShownLen = len(KeyPrefix) + 8
+const keyShownLen = len(Prefix) + 8
 
-// Defaults of KeysConfig.
+// Defaults of Config.
 const (
-	// DefaultKeyRunsPerMinute and DefaultKeyRunsPerHour are a key's budget
+	// DefaultRunsPerMinute and DefaultRunsPerHour are a key's budget
 	// of runs answered inline: PostHog's, 240 per minute and 2,400 per hour.
-	DefaultKeyRunsPerMinute = 240
-	DefaultKeyRunsPerHour   = 2400
-	// DefaultKeyMaterializedRunsPerMinute and
-	// DefaultKeyMaterializedRunsPerHour are a key's budget of runs of
+	DefaultRunsPerMinute = 240
+	DefaultRunsPerHour   = 2400
+	// DefaultMaterializedRunsPerMinute and
+	// DefaultMaterializedRunsPerHour are a key's budget of runs of
 	// materialized endpoints, which read a stored table and cost little:
 	// PostHog's, 1,200 per minute and 12,000 per hour.
-	DefaultKeyMaterializedRunsPerMinute = 1200
-	DefaultKeyMaterializedRunsPerHour   = 12000
-	// DefaultKeyCacheTTL bounds how long a Keys trusts what it read of a
+	DefaultMaterializedRunsPerMinute = 1200
+	DefaultMaterializedRunsPerHour   = 12000
+	// DefaultCacheTTL bounds how long a Keys trusts what it read of a
 	// key: a key revoked by another process sharing the store is refused
 	// here within this time.
-	DefaultKeyCacheTTL = 5 * time.Second
-	// DefaultKeyCacheSize bounds the keys (and unknown secrets) a Keys
+	DefaultCacheTTL = 5 * time.Second
+	// DefaultCacheSize bounds the keys (and unknown secrets) a Keys
 	// remembers.
-	DefaultKeyCacheSize = 10_000
-	// DefaultKeyUsedResolution is the least time between two writes of a
+	DefaultCacheSize = 10_000
+	// DefaultUsedResolution is the least time between two writes of a
 	// key's last_used_at by one Keys.
-	DefaultKeyUsedResolution = time.Minute
-	// MaxKeyEndpoints is how many endpoint names a key may be limited to.
-	MaxKeyEndpoints = 1000
-	// MaxKeyNameLength is the longest key name, in characters.
-	MaxKeyNameLength = 200
+	DefaultUsedResolution = time.Minute
+	// MaxEndpoints is how many endpoint names a key may be limited to.
+	MaxEndpoints = 1000
+	// MaxNameLength is the longest key name, in characters.
+	MaxNameLength = 200
 )
 
-// The limits a key's refused run names in Error.Limit, each a setting of
-// KeysConfig and a field of CreateKeyRequest.
+// The limits a key's refused run names in endpoint.Error.Limit, each a setting of
+// Config and a field of CreateRequest.
 const (
-	LimitKeyRunsPerMinute             = "key_runs_per_minute"
-	LimitKeyRunsPerHour               = "key_runs_per_hour"
-	LimitKeyMaterializedRunsPerMinute = "key_materialized_runs_per_minute"
-	LimitKeyMaterializedRunsPerHour   = "key_materialized_runs_per_hour"
+	LimitRunsPerMinute             = "key_runs_per_minute"
+	LimitRunsPerHour               = "key_runs_per_hour"
+	LimitMaterializedRunsPerMinute = "key_materialized_runs_per_minute"
+	LimitMaterializedRunsPerHour   = "key_materialized_runs_per_hour"
 )
 
-// CodeThrottled is the Code of a run refused by a budget (429).
-const CodeThrottled = "throttled"
-
-// CodeBudgetUnavailable is the Code of a run refused because its budget
-// could not be counted: the counter store failed (503).
-const CodeBudgetUnavailable = "budget_unavailable"
-
-// KeysConfig configures Keys. Store is required; the other fields have
+// Config configures Keys. Store is required; the other fields have
 // defaults. A budget field holds a positive number, 0 for its default or
 // -1 (limit.Unlimited) for none.
-type KeysConfig struct {
+type Config struct {
 	Store driver.KeyStore
 	// Now is the clock; nil means time.Now in UTC, to the microsecond.
 	Now func() time.Time
 	// RunsPerMinute, RunsPerHour, MaterializedRunsPerMinute and
 	// MaterializedRunsPerHour are the budgets of a key created without its
-	// own (DefaultKeyRunsPerMinute and the others).
+	// own (DefaultRunsPerMinute and the others).
 	RunsPerMinute             int
 	RunsPerHour               int
 	MaterializedRunsPerMinute int
@@ -122,13 +123,13 @@ type KeysConfig struct {
 	// CacheTTL is how long what was read of a key (or of an unknown
 	// secret) is trusted: the bound on how late a revocation made by
 	// another process is seen here. A revocation made through this Keys is
-	// effective at once. 0 means DefaultKeyCacheTTL, a negative value
+	// effective at once. 0 means DefaultCacheTTL, a negative value
 	// reads the store on every request.
 	CacheTTL time.Duration
-	// CacheSize bounds the cached lookups; 0 means DefaultKeyCacheSize.
+	// CacheSize bounds the cached lookups; 0 means DefaultCacheSize.
 	CacheSize int
 	// UsedResolution is the least time between two writes of a key's
-	// last_used_at; 0 means DefaultKeyUsedResolution, a negative value
+	// last_used_at; 0 means DefaultUsedResolution, a negative value
 	// writes it on every request.
 	UsedResolution time.Duration
 	// Logger receives the failures to write last_used_at (the request
@@ -141,7 +142,7 @@ type KeysConfig struct {
 	// used through a budget.Guard: pass one to choose what a failure of
 	// the store means (budget.GuardConfig.FailOpen) and to count failures
 	// with the host's other budgets; otherwise Keys makes one that fails
-	// closed, refusing the run with 503 (CodeBudgetUnavailable), logged
+	// closed, refusing the run with 503 (endpoint.CodeBudgetUnavailable), logged
 	// and counted (CounterFailures).
 	Counter budget.Counter
 }
@@ -180,11 +181,11 @@ func (k *Key) AllowsEndpoint(name string) bool {
 // Restricted reports whether the key is limited to named endpoints.
 func (k *Key) Restricted() bool { return k.Endpoints != nil }
 
-// CreateKeyRequest is what Keys.Create is given. Name and Scopes are
+// CreateRequest is what Keys.Create is given. Name and Scopes are
 // required; Endpoints nil gives every endpoint of the project, a list
 // names the only ones the key may use. A budget of 0 takes the host's
 // default, -1 is unlimited.
-type CreateKeyRequest struct {
+type CreateRequest struct {
 	Name                      string   `json:"name"`
 	Scopes                    []string `json:"scopes"`
 	Endpoints                 []string `json:"endpoints"`
@@ -199,13 +200,13 @@ type CreateKeyRequest struct {
 // secret is shown once, by Create; the store keeps its SHA-256 only. It is
 // safe for concurrent use.
 //
-// Authenticate caches what it read of a key for KeysConfig.CacheTTL: a
+// Authenticate caches what it read of a key for Config.CacheTTL: a
 // revocation through this Keys is effective at once, one made by another
 // process sharing the store within CacheTTL. Budgets are counted in
-// KeysConfig.Counter: in this process by default, across processes when it
+// Config.Counter: in this process by default, across processes when it
 // is a shared store.
 type Keys struct {
-	cfg    KeysConfig
+	cfg    Config
 	store  driver.KeyStore
 	now    func() time.Time
 	logger *slog.Logger
@@ -230,37 +231,37 @@ type keyLookup struct {
 	at  time.Time
 }
 
-// NewKeys returns the Keys of cfg, or an error naming a setting that is
+// New returns the Keys of cfg, or an error naming a setting that is
 // missing or out of range.
-func NewKeys(cfg KeysConfig) (*Keys, error) {
+func New(cfg Config) (*Keys, error) {
 	if cfg.Store == nil {
-		return nil, errors.New("endpoint: KeysConfig.Store is required")
+		return nil, errors.New("apikey: Config.Store is required")
 	}
 	for _, f := range []struct {
 		name string
 		v    *int
 		def  int
 	}{
-		{"RunsPerMinute", &cfg.RunsPerMinute, DefaultKeyRunsPerMinute},
-		{"RunsPerHour", &cfg.RunsPerHour, DefaultKeyRunsPerHour},
-		{"MaterializedRunsPerMinute", &cfg.MaterializedRunsPerMinute, DefaultKeyMaterializedRunsPerMinute},
-		{"MaterializedRunsPerHour", &cfg.MaterializedRunsPerHour, DefaultKeyMaterializedRunsPerHour},
+		{"RunsPerMinute", &cfg.RunsPerMinute, DefaultRunsPerMinute},
+		{"RunsPerHour", &cfg.RunsPerHour, DefaultRunsPerHour},
+		{"MaterializedRunsPerMinute", &cfg.MaterializedRunsPerMinute, DefaultMaterializedRunsPerMinute},
+		{"MaterializedRunsPerHour", &cfg.MaterializedRunsPerHour, DefaultMaterializedRunsPerHour},
 	} {
 		switch {
 		case *f.v == 0:
 			*f.v = f.def
 		case *f.v < limit.Unlimited:
-			return nil, fmt.Errorf("endpoint: KeysConfig.%s is %d; use a positive number, 0 for the default or -1 for none", f.name, *f.v)
+			return nil, fmt.Errorf("apikey: Config.%s is %d; use a positive number, 0 for the default or -1 for none", f.name, *f.v)
 		}
 	}
 	if cfg.CacheTTL == 0 {
-		cfg.CacheTTL = DefaultKeyCacheTTL
+		cfg.CacheTTL = DefaultCacheTTL
 	}
 	if cfg.CacheSize <= 0 {
-		cfg.CacheSize = DefaultKeyCacheSize
+		cfg.CacheSize = DefaultCacheSize
 	}
 	if cfg.UsedResolution == 0 {
-		cfg.UsedResolution = DefaultKeyUsedResolution
+		cfg.UsedResolution = DefaultUsedResolution
 	}
 	k := &Keys{cfg: cfg, store: cfg.Store, now: cfg.Now, logger: cfg.Logger,
 		cache: map[[driver.KeyHashSize]byte]keyLookup{}, used: map[string]time.Time{}}
@@ -279,20 +280,20 @@ func NewKeys(cfg KeysConfig) (*Keys, error) {
 }
 
 // LooksLikeKey reports whether s has the shape of a stored key's secret
-// (KeyPrefix and 43 base64url characters), so that a server hands only
+// (Prefix and 43 base64url characters), so that a server hands only
 // those to Authenticate and the others to its other credentials.
 func LooksLikeKey(s string) bool {
-	if len(s) != keySecretLen || !strings.HasPrefix(s, KeyPrefix) {
+	if len(s) != keySecretLen || !strings.HasPrefix(s, Prefix) {
 		return false
 	}
-	_, err := base64.RawURLEncoding.Strict().DecodeString(s[len(KeyPrefix):])
+	_, err := base64.RawURLEncoding.Strict().DecodeString(s[len(Prefix):])
 	return err == nil
 }
 
 // Create makes a key of project as req asks and returns it with its
 // secret, which is shown this once: only its hash is stored. It is the
 // host's own act (CreateAs with no Grant): the key may have anything.
-func (k *Keys) Create(ctx context.Context, project string, req CreateKeyRequest) (Key, string, error) {
+func (k *Keys) Create(ctx context.Context, project string, req CreateRequest) (Key, string, error) {
 	return k.CreateAs(ctx, nil, project, req)
 }
 
@@ -300,10 +301,10 @@ func (k *Keys) Create(ctx context.Context, project string, req CreateKeyRequest)
 // the host, which may give anything): the key may have no scope, endpoint
 // or budget that by lacks, a budget of 0 counting as the host's default
 // it takes and -1 as more than any number. A request that would widen is
-// refused with an *Error of Status 403 whose Attr names the field and
+// refused with an *endpoint.Error of Status 403 whose Attr names the field and
 // whose Detail says what by has and what was asked. A request that is
 // invalid is the 400 of Create first.
-func (k *Keys) CreateAs(ctx context.Context, by *Grant, project string, req CreateKeyRequest) (Key, string, error) {
+func (k *Keys) CreateAs(ctx context.Context, by *Grant, project string, req CreateRequest) (Key, string, error) {
 	rec, err := k.validate(project, req)
 	if err != nil {
 		return Key{}, "", err
@@ -321,34 +322,34 @@ func (k *Keys) CreateAs(ctx context.Context, by *Grant, project string, req Crea
 	}
 	var raw [keySecretBytes]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return Key{}, "", fmt.Errorf("endpoint: making a key: %w", err)
+		return Key{}, "", fmt.Errorf("apikey: making a key: %w", err)
 	}
-	secret := KeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	secret := Prefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	rec.ID, rec.Prefix, rec.Hash, rec.CreatedAt = uuid.NewString(), secret[:keyShownLen], sha256.Sum256([]byte(secret)), k.now()
 	if err := k.store.CreateKey(ctx, rec); err != nil {
-		return Key{}, "", storeError(err, nil)
+		return Key{}, "", apierror.StoreError(err, nil)
 	}
 	return k.view(rec), secret, nil
 }
 
 // validate checks req and returns the record it asks for (without its
 // id, secret and time).
-func (k *Keys) validate(project string, req CreateKeyRequest) (driver.KeyRecord, error) {
+func (k *Keys) validate(project string, req CreateRequest) (driver.KeyRecord, error) {
 	name := strings.TrimSpace(req.Name)
 	switch {
 	case name == "":
-		return driver.KeyRecord{}, required("name")
-	case utf8.RuneCountInString(name) > MaxKeyNameLength:
-		return driver.KeyRecord{}, invalidf(CodeInvalidInput, "name", "name may hold at most %d characters.", MaxKeyNameLength)
+		return driver.KeyRecord{}, apierror.Required("name")
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "name", "name may hold at most %d characters.", MaxNameLength)
 	case len(req.Scopes) == 0:
-		return driver.KeyRecord{}, invalidf(CodeInvalidInput, "scopes", "scopes must name at least one of %s.", strings.Join(Scopes, ", "))
+		return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "scopes", "scopes must name at least one of %s.", strings.Join(Scopes, ", "))
 	}
 	rec := driver.KeyRecord{ProjectID: project, Name: name,
 		RunsPerMinute: req.RunsPerMinute, RunsPerHour: req.RunsPerHour,
 		MaterializedRunsPerMinute: req.MaterializedRunsPerMinute, MaterializedRunsPerHour: req.MaterializedRunsPerHour}
 	for _, s := range req.Scopes {
 		if !slices.Contains(Scopes, s) {
-			return driver.KeyRecord{}, invalidf(CodeInvalidInput, "scopes", "Unknown scope '%s'; the scopes are %s.", cut(s), strings.Join(Scopes, ", "))
+			return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "scopes", "Unknown scope '%s'; the scopes are %s.", apierror.Cut(s), strings.Join(Scopes, ", "))
 		}
 		if !slices.Contains(rec.Scopes, s) {
 			rec.Scopes = append(rec.Scopes, s)
@@ -356,14 +357,14 @@ func (k *Keys) validate(project string, req CreateKeyRequest) (driver.KeyRecord,
 	}
 	slices.Sort(rec.Scopes)
 	if req.Endpoints != nil {
-		if len(req.Endpoints) == 0 || len(req.Endpoints) > MaxKeyEndpoints {
-			return driver.KeyRecord{}, invalidf(CodeInvalidInput, "endpoints",
-				"endpoints must name between 1 and %d endpoints, or be left out for every endpoint of the project.", MaxKeyEndpoints)
+		if len(req.Endpoints) == 0 || len(req.Endpoints) > MaxEndpoints {
+			return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "endpoints",
+				"endpoints must name between 1 and %d endpoints, or be left out for every endpoint of the project.", MaxEndpoints)
 		}
 		rec.Endpoints = []string{}
 		for _, n := range req.Endpoints {
-			if !validName(n) {
-				return driver.KeyRecord{}, invalidf(CodeInvalidInput, "endpoints", "Invalid endpoint name '%s' in endpoints.", cut(n))
+			if !apierror.ValidName(n) {
+				return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "endpoints", "Invalid endpoint name '%s' in endpoints.", apierror.Cut(n))
 			}
 			if !slices.Contains(rec.Endpoints, n) {
 				rec.Endpoints = append(rec.Endpoints, n)
@@ -375,13 +376,13 @@ func (k *Keys) validate(project string, req CreateKeyRequest) (driver.KeyRecord,
 		attr string
 		v    int
 	}{
-		{LimitKeyRunsPerMinute[len("key_"):], req.RunsPerMinute},
-		{LimitKeyRunsPerHour[len("key_"):], req.RunsPerHour},
-		{LimitKeyMaterializedRunsPerMinute[len("key_"):], req.MaterializedRunsPerMinute},
-		{LimitKeyMaterializedRunsPerHour[len("key_"):], req.MaterializedRunsPerHour},
+		{LimitRunsPerMinute[len("key_"):], req.RunsPerMinute},
+		{LimitRunsPerHour[len("key_"):], req.RunsPerHour},
+		{LimitMaterializedRunsPerMinute[len("key_"):], req.MaterializedRunsPerMinute},
+		{LimitMaterializedRunsPerHour[len("key_"):], req.MaterializedRunsPerHour},
 	} {
 		if b.v < limit.Unlimited {
-			return driver.KeyRecord{}, invalidf(CodeInvalidInput, b.attr, "%s must be a positive number of runs, 0 for the default or -1 for no limit.", b.attr)
+			return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, b.attr, "%s must be a positive number of runs, 0 for the default or -1 for no limit.", b.attr)
 		}
 	}
 	return rec, nil
@@ -392,7 +393,7 @@ func (k *Keys) validate(project string, req CreateKeyRequest) (driver.KeyRecord,
 func (k *Keys) List(ctx context.Context, project string) ([]Key, error) {
 	recs, err := k.store.ListKeys(ctx, project)
 	if err != nil {
-		return nil, storeError(err, nil)
+		return nil, apierror.StoreError(err, nil)
 	}
 	out := make([]Key, len(recs))
 	for i, r := range recs {
@@ -412,17 +413,17 @@ func budgetText(v int) string {
 
 // RevokeAs is Revoke on behalf of a credential whose Grant is by (nil: the
 // host): a live key that may do more than by (a scope, an endpoint or a
-// budget by lacks) is refused with an *Error of Status 403 naming what it
+// budget by lacks) is refused with an *endpoint.Error of Status 403 naming what it
 // has more of. A key already revoked is left as it is, as Revoke does.
 func (k *Keys) RevokeAs(ctx context.Context, by *Grant, project, id string) error {
 	if by != nil {
 		recs, err := k.store.ListKeys(ctx, project)
 		if err != nil {
-			return storeError(err, nil)
+			return apierror.StoreError(err, nil)
 		}
 		i := slices.IndexFunc(recs, func(r driver.KeyRecord) bool { return r.ID == id })
 		if i < 0 {
-			return notFoundf("API key '%s' not found.", cut(id))
+			return notFoundf("API key '%s' not found.", apierror.Cut(id))
 		}
 		if recs[i].RevokedAt != nil {
 			return nil
@@ -443,7 +444,7 @@ func (k *Keys) RevokeAs(ctx context.Context, by *Grant, project, id string) erro
 // act (RevokeAs with no Grant).
 func (k *Keys) Revoke(ctx context.Context, project, id string) error {
 	if err := k.store.RevokeKey(ctx, project, id, k.now()); err != nil {
-		return storeError(err, func() *Error { return notFoundf("API key '%s' not found.", cut(id)) })
+		return apierror.StoreError(err, func() *apierror.Error { return notFoundf("API key '%s' not found.", apierror.Cut(id)) })
 	}
 	k.mu.Lock()
 	k.revocations++
@@ -456,7 +457,7 @@ func (k *Keys) Revoke(ctx context.Context, project, id string) error {
 	return nil
 }
 
-// Authenticate returns the live key whose secret is secret, or an *Error
+// Authenticate returns the live key whose secret is secret, or an *endpoint.Error
 // wrapping ErrUnauthorized (401) for an unknown or revoked one. It does not
 // check the project: compare Key.ProjectID.
 func (k *Keys) Authenticate(ctx context.Context, secret string) (Key, error) {
@@ -466,10 +467,10 @@ func (k *Keys) Authenticate(ctx context.Context, secret string) (Key, error) {
 		return Key{}, err
 	}
 	if rec == nil {
-		return Key{}, NewError(ErrUnauthorized, CodeUnauthorized, "", "Invalid API key.")
+		return Key{}, unauthorized("Invalid API key.")
 	}
 	if rec.RevokedAt != nil {
-		return Key{}, NewError(ErrUnauthorized, CodeUnauthorized, "", "This API key was revoked.")
+		return Key{}, unauthorized("This API key was revoked.")
 	}
 	k.markUsed(ctx, rec)
 	return k.view(*rec), nil
@@ -493,7 +494,7 @@ func (k *Keys) lookup(ctx context.Context, hash [driver.KeyHashSize]byte) (*driv
 		rec = &r
 	case errors.Is(err, driver.ErrNotFound):
 	default:
-		return nil, storeError(err, nil)
+		return nil, apierror.StoreError(err, nil)
 	}
 	if k.cfg.CacheTTL > 0 {
 		k.mu.Lock()
@@ -536,7 +537,7 @@ func (k *Keys) markUsed(ctx context.Context, rec *driver.KeyRecord) {
 	}
 	if err := k.store.MarkKeyUsed(ctx, rec.ProjectID, rec.ID, now); err != nil {
 		k.markFailures.Add(1)
-		k.logger.ErrorContext(ctx, "endpoint: writing an API key's last_used_at failed", "key_id", rec.ID, "err", err)
+		k.logger.ErrorContext(ctx, "apikey: writing an API key's last_used_at failed", "key_id", rec.ID, "err", err)
 	}
 }
 
@@ -571,17 +572,17 @@ func (k *Keys) view(rec driver.KeyRecord) Key {
 
 // Admit counts a run by key against its budget: the materialized one for
 // a run its endpoint's stored table answers, the inline one otherwise
-// (Service.Admit decides which, and calls it); per minute first, then per
-// hour. A run past it is refused with an *Error of Status 429 and Code
-// CodeThrottled whose Limit names the budget (LimitKeyRunsPerMinute and the
+// (endpoint.Service.Admit decides which, and calls it); per minute first, then per
+// hour. A run past it is refused with an *endpoint.Error of Status 429 and Code
+// endpoint.CodeThrottled whose Limit names the budget (LimitRunsPerMinute and the
 // others) and whose Err is the *limit.Error that says when to retry
 // (RetryAfter). A run whose budget could not be counted (the counter store
 // failed, failing closed) is refused with Status 503 and Code
-// CodeBudgetUnavailable. The count waits for the counter store at most
+// endpoint.CodeBudgetUnavailable. The count waits for the counter store at most
 // budget.DefaultTakeTimeout (or the Guard's Timeout).
 func (k *Keys) Admit(key Key, materialized bool) error {
 	perMinute, perHour := key.RunsPerMinute, key.RunsPerHour
-	minuteLimit, hourLimit, kind := LimitKeyRunsPerMinute, LimitKeyRunsPerHour, "runs answered inline"
+	minuteLimit, hourLimit, kind := LimitRunsPerMinute, LimitRunsPerHour, "runs answered inline"
 	counter := "key/" + key.ID + "/inline"
 	if perMinute == 0 {
 		perMinute = k.cfg.RunsPerMinute
@@ -591,7 +592,7 @@ func (k *Keys) Admit(key Key, materialized bool) error {
 	}
 	if materialized {
 		perMinute, perHour = or0(key.MaterializedRunsPerMinute, k.cfg.MaterializedRunsPerMinute), or0(key.MaterializedRunsPerHour, k.cfg.MaterializedRunsPerHour)
-		minuteLimit, hourLimit, kind = LimitKeyMaterializedRunsPerMinute, LimitKeyMaterializedRunsPerHour, "runs of materialized endpoints"
+		minuteLimit, hourLimit, kind = LimitMaterializedRunsPerMinute, LimitMaterializedRunsPerHour, "runs of materialized endpoints"
 		counter = "key/" + key.ID + "/materialized"
 	}
 	for _, b := range []struct {
@@ -609,22 +610,23 @@ func (k *Keys) Admit(key Key, materialized bool) error {
 		}
 		d, err := k.counter.Take(context.Background(), fmt.Sprintf("%s/%d", counter, b.window.Milliseconds()), int64(b.max), b.window)
 		if errors.Is(err, budget.ErrUnavailable) {
-			return &Error{Status: http.StatusServiceUnavailable, Code: CodeBudgetUnavailable,
+			return &apierror.Error{Status: http.StatusServiceUnavailable, Code: apierror.CodeBudgetUnavailable,
 				Detail: "This API key's budget could not be counted: the budget store is unavailable. Retry after 1 s.",
 				Err:    &limit.Error{Limit: limit.CounterUnavailable, Project: key.ProjectID, Max: b.max, RetryAfter: time.Second}}
 		}
 		if err != nil {
-			return fmt.Errorf("endpoint: counting a run of API key %s: %w", key.ID, err)
+			return fmt.Errorf("apikey: counting a run of API key %s: %w", key.ID, err)
 		}
 		if d.Allowed {
 			continue
 		}
 		le := &limit.Error{Limit: b.limit, Project: key.ProjectID, Max: b.max, RetryAfter: d.RetryAfter}
 		secs := int((le.RetryAfter + time.Second - 1) / time.Second)
-		e := &Error{Status: http.StatusTooManyRequests, Code: CodeThrottled,
+		e := &apierror.Error{Status: http.StatusTooManyRequests, Code: apierror.CodeThrottled,
 			Detail: fmt.Sprintf("Too many runs: this API key may start %d %s per %s (%s). Retry after %d s.", le.Max, kind, b.per, b.name, max(secs, 1)),
 			Err:    le}
-		return limited(e, b.name, int64(le.Max))
+		e.Limit, e.LimitValue = b.name, int64(le.Max)
+		return e
 	}
 	return nil
 }
@@ -640,3 +642,13 @@ func or0(v, def int) int {
 // CounterFailures is how many times the counter store failed to count a
 // key's run (each logged; see budget.Guard).
 func (k *Keys) CounterFailures() int64 { return k.counter.Failures() }
+
+// unauthorized is the 401 of a secret that is not a live key.
+func unauthorized(detail string) *apierror.Error {
+	return &apierror.Error{Status: http.StatusUnauthorized, Code: apierror.CodeUnauthorized, Detail: detail, Err: apierror.ErrUnauthorized}
+}
+
+// notFoundf is the 404 of a key that is not there.
+func notFoundf(format string, args ...any) *apierror.Error {
+	return &apierror.Error{Status: http.StatusNotFound, Code: apierror.CodeNotFound, Detail: fmt.Sprintf(format, args...), Err: driver.ErrNotFound}
+}

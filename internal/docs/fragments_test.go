@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
 	"github.com/endpointkit/endpointkit/endpoint/editor"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
@@ -74,14 +75,14 @@ func mountMCP(mux *http.ServeMux, svc *endpoint.Service, keys *httpapi.Keyring, 
 
 // storedKeys is docs/embedding.md's API keys in Go.
 func storedKeys(ctx context.Context, svc *endpoint.Service, store *sqlstore.Store, keyring *httpapi.Keyring) error {
-	keys, err := endpoint.NewKeys(endpoint.KeysConfig{Store: store.Keys()})
+	keys, err := apikey.New(apikey.Config{Store: store.Keys()})
 	if err != nil {
 		return err
 	}
 	api := httpapi.New(svc, keyring, httpapi.WithKeys(keys))
 	tools := mcp.Handler(svc, keyring, mcp.WithKeys(keys)) // the same Keys: one budget per key
-	key, secret, err := keys.Create(ctx, "1", endpoint.CreateKeyRequest{
-		Name: "dashboard", Scopes: []string{endpoint.ScopeEndpointRead}, Endpoints: []string{"daily_events"},
+	key, secret, err := keys.Create(ctx, "1", apikey.CreateRequest{
+		Name: "dashboard", Scopes: []string{apikey.ScopeEndpointRead}, Endpoints: []string{"daily_events"},
 	})
 	_, _, _, _ = api, tools, key, secret
 	return err

@@ -19,8 +19,10 @@ import (
 // hostLike are the directories outside endpoint/ whose packages may import
 // those under it, as a host does: the examples (a host's code), and
 // internal/equivalence, a package of tests only that runs the whole
-// Service, its HTTP API and /mcp against every engine, as a host would.
-var hostLike = []string{"examples", "internal/equivalence"}
+// Service, its HTTP API and /mcp against every engine, as a host would,
+// and internal/docs, whose tests run the documents' examples as a host
+// writes them.
+var hostLike = []string{"examples", "internal/equivalence", "internal/docs"}
 
 // floorsToMove are the imports that break the floors today, each to move:
 // the chDB forms of package access's tests register an engine reached

@@ -85,7 +85,7 @@ func (s *Service) serve(ctx context.Context, ep *driver.Endpoint, c *compiled, r
 	computeAndStore := func() (*RunResult, error) {
 		res, err := s.computeMeasured(ctx, ep, c, req, values, opts, now)
 		if err == nil && useCache {
-			s.storeAnswer(ctx, cacheKey, ep, res)
+			res.encoded = s.storeAnswer(ctx, cacheKey, ep, res)
 		}
 		return res, err
 	}
@@ -195,7 +195,7 @@ func ownedCopy(res *RunResult, results any) *RunResult {
 	}{out: *res}
 	out := &a.out
 	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr = "", nil, nil, nil
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
 	nc := len(res.Columns)
 	names := make([]string, nc+len(res.Types))
 	copy(names, res.Columns)
@@ -426,13 +426,15 @@ func encodeResults(results any, kinds []ColumnKind) (json.RawMessage, bool) {
 }
 
 // storeAnswer caches res under key until its data is as old as ep's data
-// freshness. An answer JSON cannot carry (NaN, ±Inf) is not cached: the
-// HTTP API refuses it anyway. A failure of the cache is ignored; the run
-// has its answer.
-func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) {
+// freshness, and returns its results' JSON as it encoded them (nil when
+// it did not), so that the runs that joined its flight share them
+// without encoding them again. An answer JSON cannot carry (NaN, ±Inf) is
+// not cached: the HTTP API refuses it anyway. A failure of the cache is
+// ignored; the run has its answer.
+func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) json.RawMessage {
 	expires := res.LastRefresh.Add(dataFreshness(ep))
 	if !s.now().Before(expires) {
-		return
+		return nil
 	}
 	var buf bytes.Buffer
 	enc := newAnswerEncoder(&buf)
@@ -441,10 +443,18 @@ func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoi
 		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
 		LastRefresh: *res.LastRefresh, Statistics: res.Statistics,
 	}
-	if enc.Encode(hdr) != nil || enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
-		return
+	if enc.Encode(hdr) != nil {
+		return nil
 	}
-	_ = s.results.Set(context.WithoutCancel(ctx), key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), expires)
+	mark := buf.Len()
+	if enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
+		return nil
+	}
+	entry := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	// A copy: the cache may keep the entry it is given.
+	results := bytes.Clone(entry[mark:])
+	_ = s.results.Set(context.WithoutCancel(ctx), key, entry, expires)
+	return results
 }
 
 // cachedAnswer returns the answer cached under key if its data is still
@@ -517,7 +527,10 @@ type sharedAnswer struct {
 // shareAnswer returns res as the runs that joined its flight copy it, nil
 // when its results are not something JSON can carry (NaN, ±Inf).
 func shareAnswer(res *RunResult) *sharedAnswer {
-	results, ok := encodeResults(res.Results, res.kinds)
+	results, ok := json.RawMessage(res.encoded), res.encoded != nil
+	if !ok {
+		results, ok = encodeResults(res.Results, res.kinds)
+	}
 	if !ok {
 		return nil
 	}

@@ -101,6 +101,16 @@ func (x *Executor) QueryRows(ctx context.Context, st driver.Statement, b driver.
 		if msg := C.chdb_result_error(chunk); msg != nil {
 			text := C.GoString(msg)
 			C.chdb_destroy_query_result(chunk)
+			if strings.Contains(text, noStream) {
+				// chDB ends the stream of an answer of no rows at its
+				// start, before any block, its header included: the
+				// statement runs again, answered whole (no rows), for
+				// its columns.
+				if !d.header {
+					return x.queryWhole(query, ps, b, sink)
+				}
+				break
+			}
 			x.drain()
 			return nil, chunkError(text)
 		}
@@ -132,6 +142,39 @@ func (x *Executor) QueryRows(ctx context.Context, st driver.Statement, b driver.
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("chdb: %w", err)
 	}
+	return res, nil
+}
+
+// noStream is chDB's error of a fetch from a stream that ended at its
+// start: an answer of no rows.
+const noStream = "No active streaming query"
+
+// queryWhole runs query (with its SETTINGS clause) as Query does and hands
+// its rows to sink; x.mu is held. QueryRows runs it for an answer of no
+// rows, whose stream gives no header.
+func (x *Executor) queryWhole(query string, ps *params, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+	pn, pnl, pv, pvl := ps.pointers()
+	var res *driver.Result
+	err := x.query(query, resultFormat, pn, pnl, pv, pvl, len(ps.names), func(out string, st stats) error {
+		var err error
+		if res, err = decode(out, b, st.answered); err != nil {
+			return err
+		}
+		res.RowsRead, res.BytesRead = &st.rows, &st.bytes
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.Columns(res.Columns, res.Types); err != nil {
+		return nil, err
+	}
+	for _, row := range res.Rows {
+		if err := sink.Row(row); err != nil {
+			return nil, err
+		}
+	}
+	res.Rows = nil
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ package chdb
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,4 +105,31 @@ func TestQueryRowsBounds(t *testing.T) {
 	_, err = x.QueryRows(ctx, stmt.New("SELECT no_such_column FROM numbers(3)", nil), driver.Bounds{}, &keepSink{})
 	var qe *driver.QueryError
 	assert.ErrorAs(t, err, &qe)
+}
+
+// TestQueryRowsEmpty: an answer of no rows, whose stream chDB ends before
+// any block (a fetch then fails with "No active streaming query"), gives
+// its columns and types and no rows, as Query does, and no error.
+func TestQueryRowsEmpty(t *testing.T) {
+	x := executor(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		"SELECT 1 AS one WHERE 0",
+		"SELECT number AS n, toString(number) AS s FROM numbers(10) WHERE n > {p1:String}",
+		"SELECT count(*) AS n FROM numbers(10) WHERE number > 100 GROUP BY number % 2",
+	} {
+		args := []any{}
+		if strings.Contains(q, "p1") {
+			args = []any{"20"}
+		}
+		want, err := x.Query(ctx, stmt.New(q, args), driver.Bounds{})
+		require.NoError(t, err, q)
+		k := &keepSink{}
+		res, err := x.QueryRows(ctx, stmt.New(q, args), driver.Bounds{}, k)
+		require.NoError(t, err, q)
+		assert.Empty(t, k.rows, q)
+		assert.Equal(t, want.Columns, k.cols, q)
+		assert.Equal(t, want.Types, k.types, q)
+		assert.Equal(t, want.Columns, res.Columns, q)
+	}
 }

@@ -138,6 +138,9 @@ type RunResult struct {
 	typeErr error
 	// kinds are the kinds of Columns (see ColumnKinds).
 	kinds []ColumnKind
+	// encoded is Results as JSON when storing the answer in the result
+	// cache encoded them, for the runs that joined its flight (serve.go).
+	encoded []byte
 	// ExecutionID names this run in the run log (Service.Logs).
 	ExecutionID string `json:"execution_id"`
 	// EndpointVersionCreatedAt is when the version that answered was

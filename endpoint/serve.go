@@ -96,7 +96,7 @@ func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compil
 			return flightAnswer{}, err
 		}
 		if useCache {
-			s.storeAnswer(ctx, cacheKey, ep, res)
+			res.encoded = s.storeAnswer(ctx, cacheKey, ep, res)
 		}
 		return flightAnswer{res, resultRows(res.Results)}, nil
 	}
@@ -205,7 +205,7 @@ func ownedCopy(res *RunResult, results any) *RunResult {
 	}{out: *res}
 	out := &a.out
 	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr = "", nil, nil, nil
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
 	nc := len(res.Columns)
 	names := make([]string, nc+len(res.Types))
 	copy(names, res.Columns)
@@ -436,13 +436,15 @@ func encodeResults(results any, kinds []ColumnKind) (json.RawMessage, bool) {
 }
 
 // storeAnswer caches res under key until its data is as old as ep's data
-// freshness. An answer JSON cannot carry (NaN, ±Inf) is not cached: the
-// HTTP API refuses it anyway. A failure of the cache is ignored; the run
-// has its answer.
-func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) {
+// freshness, and returns its results' JSON as it encoded them (nil when
+// it did not), so that the runs that joined its flight share them
+// without encoding them again. An answer JSON cannot carry (NaN, ±Inf) is
+// not cached: the HTTP API refuses it anyway. A failure of the cache is
+// ignored; the run has its answer.
+func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) json.RawMessage {
 	expires := res.LastRefresh.Add(dataFreshness(ep))
 	if !s.now().Before(expires) {
-		return
+		return nil
 	}
 	var buf bytes.Buffer
 	enc := newAnswerEncoder(&buf)
@@ -451,10 +453,18 @@ func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoi
 		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
 		LastRefresh: *res.LastRefresh, Statistics: res.Statistics,
 	}
-	if enc.Encode(hdr) != nil || enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
-		return
+	if enc.Encode(hdr) != nil {
+		return nil
 	}
-	_ = s.results.Set(context.WithoutCancel(ctx), key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), expires)
+	mark := buf.Len()
+	if enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
+		return nil
+	}
+	entry := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	// A copy: the cache may keep the entry it is given.
+	results := bytes.Clone(entry[mark:])
+	_ = s.results.Set(context.WithoutCancel(ctx), key, entry, expires)
+	return results
 }
 
 // cachedAnswer returns the answer cached under key if its data is still
@@ -518,7 +528,10 @@ type sharedAnswer struct {
 // shareAnswer returns a as the runs that joined its flight copy it, false
 // when its results are not something JSON can carry (NaN, ±Inf).
 func shareAnswer(a flightAnswer) (*sharedAnswer, bool) {
-	results, ok := encodeResults(a.res.Results, a.res.kinds)
+	results, ok := json.RawMessage(a.res.encoded), a.res.encoded != nil
+	if !ok {
+		results, ok = encodeResults(a.res.Results, a.res.kinds)
+	}
 	if !ok {
 		return nil, false
 	}

@@ -23,6 +23,11 @@ uint64_t chdb_result_rows_read(chdb_result * result);
 uint64_t chdb_result_storage_rows_read(chdb_result * result);
 uint64_t chdb_result_storage_bytes_read(chdb_result * result);
 void chdb_destroy_query_result(chdb_result * result);
+chdb_result * chdb_stream_query_with_params_n(chdb_connection conn, const char * query, size_t query_len,
+	const char * format, size_t format_len, const char * const * param_names, const size_t * param_name_lens,
+	const char * const * param_values, const size_t * param_value_lens, size_t param_count);
+chdb_result * chdb_stream_fetch_result(chdb_connection conn, chdb_result * result);
+void chdb_stream_cancel_query(chdb_connection conn, chdb_result * result);
 */
 import "C"
 
@@ -418,33 +423,18 @@ func (x *Executor) runThen(ctx context.Context, text func(kept bool) string, for
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("chdb: %w", err)
 	}
-	names := make([]*C.char, len(args))
-	values := make([]*C.char, len(args))
-	nameLens := make([]C.size_t, len(args))
-	valueLens := make([]C.size_t, len(args))
-	for i, a := range args {
-		s, ok := a.(string)
-		if !ok {
-			return fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
-		}
-		name := engine.ClickHouse.ArgName(i + 1)
-		value := chparam.Escape(s)
-		names[i], nameLens[i] = C.CString(name), C.size_t(len(name))
-		values[i], valueLens[i] = C.CString(value), C.size_t(len(value))
-		defer C.free(unsafe.Pointer(names[i]))
-		defer C.free(unsafe.Pointer(values[i]))
+	ps, err := paramsOf(args)
+	if err != nil {
+		return err
 	}
-	var pn, pv **C.char
-	var pnl, pvl *C.size_t
-	if len(args) > 0 {
-		pn, pv, pnl, pvl = &names[0], &values[0], &nameLens[0], &valueLens[0]
-	}
+	defer ps.free()
+	pn, pnl, pv, pvl := ps.pointers()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.conn == nil {
 		return ErrClosed
 	}
-	err := x.query(text(x.kept), format, pn, pnl, pv, pvl, len(args), use)
+	err = x.query(text(x.kept), format, pn, pnl, pv, pvl, len(args), use)
 	if check {
 		// Whether or not the statement succeeded: one that failed may
 		// have changed the session before it did.
@@ -454,6 +444,50 @@ func (x *Executor) runThen(ctx context.Context, text func(kept bool) string, for
 		return err
 	}
 	return ctx.Err()
+}
+
+// params are a statement's arguments as chDB's parameters p1, p2, ...,
+// in C memory until free.
+type params struct {
+	names, values       []*C.char
+	nameLens, valueLens []C.size_t
+}
+
+// paramsOf is args as parameters: text only, each escaped as
+// ClickHouse's parameters are.
+func paramsOf(args []any) (*params, error) {
+	ps := &params{
+		names: make([]*C.char, 0, len(args)), values: make([]*C.char, 0, len(args)),
+		nameLens: make([]C.size_t, 0, len(args)), valueLens: make([]C.size_t, 0, len(args)),
+	}
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			ps.free()
+			return nil, fmt.Errorf("chdb: argument %d is %T; the ClickHouse engine binds text", i+1, a)
+		}
+		name := engine.ClickHouse.ArgName(i + 1)
+		value := chparam.Escape(s)
+		ps.names, ps.nameLens = append(ps.names, C.CString(name)), append(ps.nameLens, C.size_t(len(name)))
+		ps.values, ps.valueLens = append(ps.values, C.CString(value)), append(ps.valueLens, C.size_t(len(value)))
+	}
+	return ps, nil
+}
+
+// pointers are the arrays as chDB takes them, nil without arguments.
+func (ps *params) pointers() (pn **C.char, pnl *C.size_t, pv **C.char, pvl *C.size_t) {
+	if len(ps.names) > 0 {
+		pn, pnl, pv, pvl = &ps.names[0], &ps.nameLens[0], &ps.values[0], &ps.valueLens[0]
+	}
+	return
+}
+
+// free frees the parameters' C memory.
+func (ps *params) free() {
+	for i := range ps.names {
+		C.free(unsafe.Pointer(ps.names[i]))
+		C.free(unsafe.Pointer(ps.values[i]))
+	}
 }
 
 // holdsSession reports whether the session holds every setting Open put

@@ -121,8 +121,8 @@ func (h *handler) runEndpoint(w http.ResponseWriter, r *http.Request, project st
 		return err
 	}
 	defer adm.Release()
-	if lf, ok := format.(lineFormat); ok {
-		return h.runLines(w, r, project, req, lf, adm.Release) // stream_run.go
+	if streamed(format) {
+		return h.runLines(w, r, project, req, format, adm.Release) // stream_run.go
 	}
 	res, err := h.svc.Run(r.Context(), project, r.PathValue("name"), req)
 	adm.Release()

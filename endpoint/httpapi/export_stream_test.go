@@ -50,7 +50,7 @@ func (c *rowCountingExecutor) QueryRows(ctx context.Context, st driver.Statement
 
 // exportHandler serves endpoint "export" (exportSQL over db) of project
 // 1, no result cache, runs up to n rows, maxBytes as MaxResultBytes.
-func exportHandler(tb testing.TB, exec driver.Executor, n int, maxBytes int64) (http.Handler, *endpoint.Service) {
+func exportHandler(tb testing.TB, exec driver.Executor, n int, maxBytes int64, opts ...httpapi.Option) (http.Handler, *endpoint.Service) {
 	tb.Helper()
 	eps, vars := newStores(tb)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: exec, MaxLimit: n, MaxResultBytes: maxBytes})
@@ -61,7 +61,7 @@ func exportHandler(tb testing.TB, exec driver.Executor, n int, maxBytes int64) (
 	require.NoError(tb, err)
 	keys := httpapi.NewKeyring()
 	require.NoError(tb, keys.Add(keyP1, "1"))
-	return httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1)), svc
+	return httpapi.New(svc, keys, append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1)}, opts...)...), svc
 }
 
 func exportRequest(tb testing.TB, limit int, format string) *http.Request {
@@ -163,6 +163,11 @@ func TestExportStreamCut(t *testing.T) {
 // millisecond, and the time it took.
 func exportMemory(tb testing.TB, exec driver.Executor, n int) (uint64, time.Duration) {
 	h, _ := exportHandler(tb, exec, n, -1)
+	return exportMemoryOf(tb, h, n, "csv")
+}
+
+// exportMemoryOf is exportMemory through h, in format.
+func exportMemoryOf(tb testing.TB, h http.Handler, n int, format string) (uint64, time.Duration) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
@@ -188,7 +193,7 @@ func exportMemory(tb testing.TB, exec driver.Executor, n int) (uint64, time.Dura
 	}()
 	start := time.Now()
 	w := &discard{h: http.Header{}}
-	h.ServeHTTP(w, exportRequest(tb, n, "csv"))
+	h.ServeHTTP(w, exportRequest(tb, n, format))
 	took := time.Since(start)
 	close(stop)
 	<-done

@@ -73,6 +73,34 @@ type Format interface {
 	Write(w io.Writer, t *Table) error
 }
 
+// StreamFormat is a Format that can also write an answer's rows as the
+// engine reads them (a streamed run, endpoint.Service.RunRows), never
+// holding them whole: package endpoint/httpapi/parquet is one. A run
+// whose answer is streamed calls Begin and then Row for each row and
+// Close; an answer held whole (a cached one, a run not streamed) is
+// written with Write.
+type StreamFormat interface {
+	Format
+	// Begin starts an answer of t's columns on w: t has the columns, the
+	// types and the kinds, and no rows (HasMore is not known yet). The
+	// status and headers are sent before the first byte written to w
+	// goes out; an error of w (the answer passed WithMaxAnswerBytes, the
+	// client went away) must be returned by the Row or Close that met it.
+	Begin(w io.Writer, t *Table) (RowsWriter, error)
+}
+
+// RowsWriter writes the rows of one streamed answer (StreamFormat.Begin).
+type RowsWriter interface {
+	// Row writes one row, its values as Table.Rows yields a computed
+	// run's. The slice and its values are the caller's again once Row
+	// returns: copy what you keep. An error ends the answer with the
+	// X-Endpointkit-Error trailer.
+	Row(row []any) error
+	// Close ends a whole answer (Parquet's footer). It is not called
+	// when the rows were cut: the answer then ends where it was.
+	Close() error
+}
+
 // Table is the rows of an answer as a Format reads them.
 type Table struct {
 	// Columns are the column names as the JSON answer gives them; Types

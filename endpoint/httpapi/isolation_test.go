@@ -42,6 +42,12 @@ func TestProjectIsolation(t *testing.T) {
 		{"POST", "/api/projects/2/endpoints/secret/run", map[string]any{"variables": map[string]any{}, "format": "csv"}},
 		{"POST", "/api/projects/2/endpoints/secret/run", map[string]any{"variables": map[string]any{}, "format": "ndjson"}},
 		{"POST", "/api/projects/2/query/", map[string]any{"query": sqlQuery(secret, nil), "format": "csv"}},
+		// The streamed answers (no result cache here: CSV and NDJSON runs
+		// are written as the engine reads the rows), and Parquet.
+		{"POST", "/api/projects/2/endpoints/in_range/run", map[string]any{"variables": okVars, "format": "csv", "refresh": "force"}},
+		{"POST", "/api/projects/2/endpoints/in_range/run", map[string]any{"variables": okVars, "format": "ndjson", "refresh": "force"}},
+		{"POST", "/api/projects/2/endpoints/in_range/run", map[string]any{"variables": okVars, "format": "parquet"}},
+		{"POST", "/api/projects/2/endpoints/secret/run", map[string]any{"variables": map[string]any{}, "format": "parquet"}},
 		// A malformed body must not reveal more than the 403 either.
 		{"POST", "/api/projects/2/endpoints/secret/run", `{"variables": `},
 		{"POST", "/api/projects/2/query/", map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}}},

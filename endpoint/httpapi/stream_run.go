@@ -21,7 +21,12 @@ import (
 // X-Endpointkit-Error trailer. release is called once the run ends: a
 // streamed run holds its slot while it writes (bounded by the write
 // timeout).
-func (h *handler) runLines(w http.ResponseWriter, r *http.Request, project string, req endpoint.RunRequest, f lineFormat, release func()) error {
+//
+// f is a lineFormat or a host format that streams (StreamFormat): the
+// latter's Begin, Row and Close write into the same gathered bytes, and a
+// cut answer ends where it was, with the trailer only (a Parquet file
+// without its footer, which its readers refuse).
+func (h *handler) runLines(w http.ResponseWriter, r *http.Request, project string, req endpoint.RunRequest, f answerFormat, release func()) error {
 	lw := &linesWriter{h: h, w: w, r: r, f: f, limit: h.maxAnswer()}
 	res, err := h.svc.RunRows(r.Context(), project, r.PathValue("name"), req, lw)
 	release()
@@ -35,18 +40,32 @@ func (h *handler) runLines(w http.ResponseWriter, r *http.Request, project strin
 	return lw.end(res, err)
 }
 
+// streamed reports whether a run answered in f is written as its rows
+// come (runLines): the line formats, and a host's StreamFormat.
+func streamed(f answerFormat) bool {
+	switch f := f.(type) {
+	case lineFormat:
+		return true
+	case hostFormat:
+		_, ok := f.Format.(StreamFormat)
+		return ok
+	}
+	return false
+}
+
 // linesWriter is the endpoint.RowWriter of runLines.
 type linesWriter struct {
 	h     *handler
 	w     http.ResponseWriter
 	r     *http.Request
-	f     lineFormat
+	f     answerFormat
 	limit int64 // the bound on the body, -1 for none
 	begun bool
 	sent  bool // status and headers sent
 	head  *endpoint.RunResult
-	t     *Table // the head, for the format's lines
-	lw    lineWriter
+	t     *Table     // the head, for the format's lines
+	lw    lineWriter // a line format's lines
+	rw    RowsWriter // a StreamFormat's rows
 	buf   []byte
 	left  int64 // bytes left under limit
 	rows  int
@@ -56,21 +75,70 @@ type linesWriter struct {
 // Begin implements endpoint.RowWriter.
 func (l *linesWriter) Begin(head *endpoint.RunResult) error {
 	l.begun, l.head = true, head
-	l.t = &Table{Columns: head.Columns, Types: head.Types, Kinds: head.ColumnKinds()}
-	l.lw = l.f.lines(l.t.Names(), l.t.Kinds)
-	l.buf = l.lw.head(make([]byte, 0, flushAt+4096), l.t)
+	l.t = &Table{Columns: head.Columns, Types: head.Types, Kinds: head.ColumnKinds(), rows: func(func([]any, error) bool) {}}
 	l.left = l.limit
+	l.h.writeDeadline(l.w)
+	if hf, ok := l.f.(hostFormat); ok {
+		l.buf = make([]byte, 0, flushAt+4096)
+		rw, err := hf.Format.(StreamFormat).Begin(bodyWriter{l}, l.t)
+		if err != nil {
+			if l.cause == nil {
+				l.cause = err
+			}
+			return l.cause
+		}
+		l.rw = rw
+		return nil
+	}
+	l.lw = l.f.(lineFormat).lines(l.t.Names(), l.t.Kinds)
+	l.buf = l.lw.head(make([]byte, 0, flushAt+4096), l.t)
 	if l.limit >= 0 && int64(len(l.buf)) > l.limit {
 		l.buf = l.buf[:0]
 		l.cause = errAnswerTooLarge
 		return l.cause
 	}
-	l.h.writeDeadline(l.w)
 	return nil
+}
+
+// bodyWriter is the io.Writer a StreamFormat writes its answer to: the
+// bytes gather in l.buf, counted against the bound, and go out by
+// flushAt as a line format's do.
+type bodyWriter struct{ l *linesWriter }
+
+// Write writes b whole or not at all.
+func (b bodyWriter) Write(p []byte) (int, error) {
+	l := b.l
+	if l.cause != nil {
+		return 0, l.cause
+	}
+	if l.limit >= 0 && int64(len(l.buf))+int64(len(p)) > l.left {
+		l.cause = errAnswerTooLarge
+		return 0, l.cause
+	}
+	l.buf = append(l.buf, p...)
+	if len(l.buf) >= flushAt {
+		if !l.sent {
+			l.send(nil)
+		}
+		if err := l.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
 }
 
 // Row implements endpoint.RowWriter.
 func (l *linesWriter) Row(row []any) error {
+	if l.rw != nil {
+		if err := l.rw.Row(row); err != nil {
+			if l.cause == nil {
+				l.cause = err
+			}
+			return l.cause
+		}
+		l.rows++
+		return nil
+	}
 	mark := len(l.buf)
 	var err error
 	if l.buf, err = l.lw.row(l.buf, row); err == nil && l.limit >= 0 && int64(len(l.buf)) > l.left {
@@ -127,13 +195,22 @@ func (l *linesWriter) send(more *bool) {
 
 // end ends the answer as the run ended: with res, or with runErr.
 func (l *linesWriter) end(res *endpoint.RunResult, runErr error) error {
+	if l.rw != nil && l.cause == nil && runErr == nil {
+		if err := l.rw.Close(); err != nil && l.cause == nil {
+			l.cause = err
+		}
+	}
 	cause := l.cause
 	if cause == nil {
 		cause = runErr
 	}
 	if !l.sent {
 		if cause != nil && !errors.Is(cause, errAnswerTooLarge) {
-			// Nothing is out yet: the run's error answers with its status.
+			// Nothing is out yet: the run's error answers with its status
+			// (the format's own, met closing a whole run, as a failure).
+			if runErr == nil {
+				return cause
+			}
 			return runErr
 		}
 		more := res != nil && res.HasMore
@@ -155,7 +232,7 @@ func (l *linesWriter) end(res *endpoint.RunResult, runErr error) error {
 	if l.cause == nil && errors.As(runErr, &e) {
 		code, detail = e.Code, e.Detail
 	}
-	if !errors.Is(cause, errWrite) {
+	if !errors.Is(cause, errWrite) && l.lw != nil {
 		_, _ = l.w.Write(l.lw.fail(nil, l.t, code, detail))
 	}
 	l.w.Header().Set(HeaderError, trailerText(code, detail))

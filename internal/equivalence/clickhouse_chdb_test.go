@@ -117,3 +117,14 @@ func (c *chdbIn) Load(ctx context.Context, query string, args []any) error {
 	}
 	return chdbEngine.x.Load(ctx, query, args)
 }
+
+// QueryRows is Query with the rows handed to sink as chDB streams them
+// (chdb.Executor.QueryRows), in c's database: the streamed ways.
+func (c *chdbIn) QueryRows(ctx context.Context, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+	chdbEngine.mu.Lock()
+	defer chdbEngine.mu.Unlock()
+	if err := c.use(); err != nil {
+		return nil, err
+	}
+	return chdbEngine.x.QueryRows(ctx, st, b, sink)
+}

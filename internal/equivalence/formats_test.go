@@ -5,15 +5,23 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"testing"
+
+	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 )
 
 // Answer formats (CSV, NDJSON) as ways a run happens: the run goes through
@@ -35,7 +43,8 @@ func handlerOf(svc *endpoint.Service) http.Handler {
 	if err := keys.Add(formatKey, "1"); err != nil {
 		panic(err)
 	}
-	h, _ := handlers.LoadOrStore(svc, httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1)))
+	h, _ := handlers.LoadOrStore(svc, httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1),
+		httpapi.WithFormat(parquet.Format{RowGroupRows: 7})))
 	return h.(http.Handler)
 }
 
@@ -106,6 +115,9 @@ func formatRows(format string, w *httptest.ResponseRecorder) (cols []string, row
 	if err := json.Unmarshal([]byte(w.Header().Get(httpapi.HeaderColumns)), &cols); err != nil {
 		return nil, nil, fmt.Errorf("columns header: %w", err)
 	}
+	if format == httpapi.FormatParquet {
+		return parquetAnswer(w.Body.Bytes())
+	}
 	if format == httpapi.FormatCSV {
 		recs, err := csv.NewReader(bytes.NewReader(w.Body.Bytes())).ReadAll()
 		if err != nil {
@@ -141,9 +153,21 @@ func formatRows(format string, w *httptest.ResponseRecorder) (cols []string, row
 // and the answer is then that JSON answer. Insights answer series, which
 // no format of rows holds: the way answers as JSON does for them.
 func formatWay(format string) way {
-	return way{"as " + format, func(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, name string, r run) answer {
+	return formatWayWith("as "+format, format, false)
+}
+
+// formatWayWith is formatWay named wayName; with streamed, both runs go
+// through the Service's twin without a result cache (uncachedTwin), where
+// a run in CSV, NDJSON or Parquet is written as the engine reads its rows
+// (Service.RunRows), inline or from the stored table: with the cache on,
+// the answer is held whole to be cached.
+func formatWayWith(wayName, format string, streamed bool) way {
+	return way{wayName, func(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, name string, r run) answer {
 		if s.kind != endpoint.KindSQL {
 			return computed.run(ctx, svc, d, s, name, r)
+		}
+		if streamed {
+			svc = twinOf(svc)
 		}
 		body := map[string]any{"variables": r.vars, "refresh": endpoint.RefreshForce}
 		if r.limit > 0 {
@@ -171,6 +195,11 @@ func formatWay(format string) way {
 			return answer{err: format + " answer: " + err.Error()}
 		}
 		want := rows
+		if format == httpapi.FormatParquet {
+			if want, err = parquetWant(fw, rows); err != nil {
+				return answer{err: format + " answer: " + err.Error()}
+			}
+		}
 		if format == httpapi.FormatCSV {
 			want = make([][]any, len(rows))
 			for i, row := range rows {
@@ -207,7 +236,129 @@ func formatWay(format string) way {
 var (
 	asCSV    = formatWay(httpapi.FormatCSV)
 	asNDJSON = formatWay(httpapi.FormatNDJSON)
+	// The streamed ways: the rows are written as the engine reads them
+	// (Service.RunRows), the stored table's read included.
+	streamedCSV     = formatWayWith("streamed csv", httpapi.FormatCSV, true)
+	streamedNDJSON  = formatWayWith("streamed ndjson", httpapi.FormatNDJSON, true)
+	streamedParquet = formatWayWith("streamed parquet", httpapi.FormatParquet, true)
 )
+
+var twins sync.Map // *endpoint.Service -> *endpoint.Service
+
+// uncachedTwin makes the twin of svc, made with cfg: a Service of the same
+// stores, executor and rules without a result cache, which reads the
+// store at every run (so that it sees svc's saves and refreshes at once),
+// for the streamed ways. A run streams only without a result cache, which
+// keeps answers whole.
+func uncachedTwin(t *testing.T, svc *endpoint.Service, cfg endpoint.Config) {
+	t.Helper()
+	cfg.ResultCache = nil
+	cfg.RecheckInterval = -1
+	twin, err := endpoint.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = twin.Close(context.Background()) })
+	twins.Store(svc, twin)
+}
+
+// twinOf is svc's uncachedTwin (svc itself when it has none: no cache).
+func twinOf(svc *endpoint.Service) *endpoint.Service {
+	if tw, ok := twins.Load(svc); ok {
+		return tw.(*endpoint.Service)
+	}
+	return svc
+}
+
+// parquetAnswer reads a Parquet answer: its column names, and its rows
+// with each value as a pqValue.
+func parquetAnswer(b []byte) (cols []string, rows [][]any, err error) {
+	f, err := pq.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range f.Schema().Fields() {
+		cols = append(cols, c.Name())
+	}
+	rd := pq.NewReader(bytes.NewReader(b))
+	buf := make([]pq.Row, 64)
+	for {
+		n, err := rd.ReadRows(buf)
+		for _, r := range buf[:n] {
+			row := make([]any, len(cols))
+			for _, v := range r {
+				switch {
+				case v.IsNull():
+					row[v.Column()] = nil
+				case v.Kind() == pq.Int64:
+					row[v.Column()] = pqValue{pq.Int64, strconv.FormatInt(v.Int64(), 10)}
+				case v.Kind() == pq.Double:
+					row[v.Column()] = pqValue{pq.Double, strconv.FormatFloat(v.Double(), 'g', -1, 64)}
+				case v.Kind() == pq.Boolean:
+					row[v.Column()] = pqValue{pq.Boolean, strconv.FormatBool(v.Boolean())}
+				default:
+					row[v.Column()] = pqValue{pq.ByteArray, string(v.ByteArray())}
+				}
+			}
+			rows = append(rows, row)
+		}
+		if errors.Is(err, io.EOF) {
+			return cols, rows, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// pqValue is a Parquet value as parquetAnswer reads it: its kind and its
+// text.
+type pqValue struct {
+	kind pq.Kind
+	text string
+}
+
+// parquetWant is the JSON answer's rows as the Parquet answer fw must
+// hold them, by the kind of each of its columns: an integer's text, a
+// float's value, a boolean, or the JSON text of a string column's value.
+func parquetWant(fw *httptest.ResponseRecorder, rows [][]any) ([][]any, error) {
+	_, got, err := parquetAnswer(fw.Body.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	kinds := map[int]pq.Kind{}
+	for _, row := range got {
+		for i, v := range row {
+			if p, ok := v.(pqValue); ok {
+				kinds[i] = p.kind
+			}
+		}
+	}
+	want := make([][]any, len(rows))
+	for i, row := range rows {
+		want[i] = make([]any, len(row))
+		for j, v := range row {
+			if v == nil {
+				continue
+			}
+			switch k := kinds[j]; k {
+			case pq.Int64:
+				want[i][j] = pqValue{k, csvText(v)}
+			case pq.Double:
+				f, err := strconv.ParseFloat(csvText(v), 64)
+				if err != nil {
+					return nil, fmt.Errorf("a float column's value %v: %w", v, err)
+				}
+				want[i][j] = pqValue{k, strconv.FormatFloat(f, 'g', -1, 64)}
+			case pq.Boolean:
+				want[i][j] = pqValue{k, csvText(v)}
+			default:
+				want[i][j] = pqValue{pq.ByteArray, csvText(v)}
+			}
+		}
+	}
+	return want, nil
+}
 
 // waysFor are the ways the i-th run of a spec runs in: the format ways
 // only for the first run of each spec by default (each costs two HTTP
@@ -218,7 +369,7 @@ func waysFor(ways []way, i int) []way {
 	}
 	var out []way
 	for _, w := range ways {
-		if w.name != asCSV.name && w.name != asNDJSON.name {
+		if !slices.Contains([]string{asCSV.name, asNDJSON.name, streamedCSV.name, streamedNDJSON.name, streamedParquet.name}, w.name) {
 			out = append(out, w)
 		}
 	}

@@ -190,8 +190,8 @@ var (
 		out := &endpoint.RunResult{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore}
 		return marked(answerOf(s, out, nil), res)
 	}}
-	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP, viaMCPQuery, asCSV, asNDJSON}
-	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP, asCSV, asNDJSON}
+	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP, viaMCPQuery, asCSV, asNDJSON, streamedCSV, streamedNDJSON, streamedParquet}
+	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP, asCSV, asNDJSON, streamedCSV, streamedNDJSON, streamedParquet}
 )
 
 // isolation is one engine's two databases: shared holds project 2's rows
@@ -209,7 +209,9 @@ type isolation struct {
 // of it, in each way a run can happen (computed, from the result cache,
 // through an embed token, through the editor's query API, authenticated
 // by a stored API key (keys_test.go), through the endpoint's MCP tool,
-// answered in CSV and in NDJSON over HTTP (formats_test.go); materialized:
+// answered in CSV and in NDJSON over HTTP (formats_test.go), streamed in
+// CSV, NDJSON and Parquet as the engine reads the rows (refresh direct,
+// Service.RunRows); materialized:
 // on and off the buckets' boundaries as the corpus's values fall, computed,
 // cached, direct, through a token and through its MCP tool; with a live tail and rows added
 // after the refresh), project 1's answer holds no marker of project 2 and

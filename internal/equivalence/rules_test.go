@@ -206,6 +206,30 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 							t.Errorf("%s %s: %s answers %q where the Go API answers %q", tg.name(), id, f, v, forced)
 						}
 					}
+					// Streamed (the twin without a result cache writes the
+					// rows as the engine reads them): the same verdict over
+					// HTTP in CSV, NDJSON and Parquet, and from
+					// Service.RunRows.
+					twin := twinOf(svc)
+					for _, f := range []string{httpapi.FormatCSV, httpapi.FormatNDJSON, httpapi.FormatParquet} {
+						body := map[string]any{"variables": r.vars, "refresh": endpoint.RefreshForce, "format": f}
+						if r.limit > 0 {
+							body["limit"] = r.limit
+						}
+						if v := httpVerdict(post(twin, "endpoints/"+rs.name+"/run", body)); v != forced {
+							t.Errorf("%s %s: streamed %s answers %q where the Go API answers %q", tg.name(), id, f, v, forced)
+						}
+					}
+					req := endpoint.RunRequest{Variables: r.vars, Refresh: endpoint.RefreshForce}
+					if r.limit > 0 {
+						req.Limit = &r.limit
+					}
+					rw := &discardRows{}
+					if _, err := twin.RunRows(ctx, "1", rs.name, req, rw); ruleVerdict(err) != forced {
+						t.Errorf("%s %s: RunRows answers %q where Run answers %q", tg.name(), id, ruleVerdict(err), forced)
+					} else if err == nil && !rw.began {
+						t.Errorf("%s %s: RunRows did not stream the rows", tg.name(), id)
+					}
 				}
 				out[id] = forced
 			}
@@ -213,3 +237,9 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 	}
 	return out
 }
+
+// discardRows is a RowWriter that keeps nothing but whether it began.
+type discardRows struct{ began bool }
+
+func (d *discardRows) Begin(*endpoint.RunResult) error { d.began = true; return nil }
+func (d *discardRows) Row([]any) error                 { return nil }

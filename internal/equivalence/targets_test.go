@@ -264,5 +264,8 @@ func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixt
 			t.Fatalf("CreateVariable(%s): %v", v.CodeName, err)
 		}
 	}
+	if fx.cache {
+		uncachedTwin(t, svc, cfg) // formats_test.go: the streamed ways
+	}
 	return svc
 }

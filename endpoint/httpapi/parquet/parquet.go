@@ -22,9 +22,10 @@
 // JSON text without quotes (times in RFC 3339, bytes in base64), as the
 // JSON answer writes it.
 //
-// Parquet is not written row by row: its footer comes last and the rows
-// are gathered into row groups, so the answer is built in memory (within
-// the run's own bounds) while it is written. An answer cut by
+// A run's rows are written as the engine reads them (Format.Begin, for
+// a streamed run, see httpapi.StreamFormat), gathered into row groups of
+// RowGroupRows rows: memory holds one row group, not the answer, and the
+// footer comes last. An answer cut by
 // httpapi.WithMaxAnswerBytes is a file without its footer, which every
 // reader refuses, with the trailer X-Endpointkit-Error saying why.
 package parquet
@@ -102,68 +103,162 @@ func (f Format) Write(w io.Writer, t *httpapi.Table) error {
 			kinds[i] = kindFloat
 		}
 	}
+	rw := f.newRows(w, names, kinds)
+	for row, err := range t.Rows() {
+		if err != nil {
+			return err
+		}
+		if err := rw.Row(row); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
+}
+
+// Begin implements httpapi.StreamFormat: the rows are written as they
+// come, a row group at a time (RowGroupRows), so that memory holds one
+// row group, whatever the answer's rows. The columns are typed by t.Kinds,
+// as Write types them; when a column has no known kind (typed by its
+// values, see the package's doc), the rows are held and written whole at
+// Close, as Write writes them.
+func (f Format) Begin(w io.Writer, t *httpapi.Table) (httpapi.RowsWriter, error) {
+	names := t.Names()
+	kinds := make([]kind, len(names))
+	for i := range kinds {
+		k, ok := kindNull, false
+		if i < len(t.Kinds) {
+			k, ok = kindOfColumn(t.Kinds[i])
+		}
+		if !ok {
+			return &heldRows{f: f, w: w, t: t}, nil
+		}
+		kinds[i] = k
+	}
+	return f.newRows(w, names, kinds), nil
+}
+
+var _ httpapi.StreamFormat = Format{}
+
+// rowsWriter writes rows of known kinds to a Parquet file, a row group
+// of f.RowGroupRows rows at a time.
+type rowsWriter struct {
+	pw      *pq.Writer
+	names   []string
+	kinds   []kind
+	per     int
+	batch   []pq.Row
+	inGroup int
+}
+
+// newRows starts a file of columns names of kinds on w.
+func (f Format) newRows(w io.Writer, names []string, kinds []kind) *rowsWriter {
 	fields := make([]pq.Field, len(names))
 	for i, n := range names {
 		fields[i] = field{Node: pq.Optional(leaf(kinds[i])), name: n}
 	}
 	schema := pq.NewSchema("answer", group{fields: fields})
-	pw := pq.NewWriter(w, schema, pq.Compression(&pq.Snappy))
 	per := f.RowGroupRows
 	if per <= 0 {
 		per = 10000
 	}
-	batch := make([]pq.Row, 0, 256)
-	inGroup := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if _, err := pw.WriteRows(batch); err != nil {
-			return err
-		}
-		batch = batch[:0]
+	return &rowsWriter{
+		pw:    pq.NewWriter(w, schema, pq.Compression(&pq.Snappy)),
+		names: names, kinds: kinds, per: per,
+		batch: make([]pq.Row, 0, 256),
+	}
+}
+
+// flush writes the rows of the batch.
+func (r *rowsWriter) flush() error {
+	if len(r.batch) == 0 {
 		return nil
 	}
-	for row, err := range t.Rows() {
-		if err != nil {
-			return err
-		}
-		if len(row) != len(names) {
-			return fmt.Errorf("parquet: a row of %d values for %d columns", len(row), len(names))
-		}
-		out := make(pq.Row, len(row))
-		for i, v := range row {
-			pv, err := value(kinds[i], v)
-			if err != nil {
-				return fmt.Errorf("parquet: column %q: %w", names[i], err)
-			}
-			if pv.IsNull() {
-				out[i] = pv.Level(0, 0, i)
-			} else {
-				out[i] = pv.Level(0, 1, i)
-			}
-		}
-		batch = append(batch, out)
-		inGroup++
-		if len(batch) == cap(batch) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		if inGroup == per {
-			if err := flush(); err != nil {
-				return err
-			}
-			if err := pw.Flush(); err != nil {
-				return err
-			}
-			inGroup = 0
-		}
-	}
-	if err := flush(); err != nil {
+	if _, err := r.pw.WriteRows(r.batch); err != nil {
 		return err
 	}
-	return pw.Close()
+	r.batch = r.batch[:0]
+	return nil
+}
+
+// Row implements httpapi.RowsWriter.
+func (r *rowsWriter) Row(row []any) error {
+	if len(row) != len(r.names) {
+		return fmt.Errorf("parquet: a row of %d values for %d columns", len(row), len(r.names))
+	}
+	n := len(r.batch)
+	var out pq.Row
+	if n < cap(r.batch) && cap(r.batch[:n+1][n]) >= len(row) {
+		// A row of a batch written before: WriteRows copied its values.
+		out = r.batch[:n+1][n][:len(row)]
+	} else {
+		out = make(pq.Row, len(row))
+	}
+	for i, v := range row {
+		pv, err := value(r.kinds[i], v)
+		if err != nil {
+			return fmt.Errorf("parquet: column %q: %w", r.names[i], err)
+		}
+		if pv.IsNull() {
+			out[i] = pv.Level(0, 0, i)
+		} else {
+			out[i] = pv.Level(0, 1, i)
+		}
+	}
+	r.batch = append(r.batch, out)
+	r.inGroup++
+	if len(r.batch) == cap(r.batch) {
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
+	if r.inGroup == r.per {
+		if err := r.flush(); err != nil {
+			return err
+		}
+		if err := r.pw.Flush(); err != nil {
+			return err
+		}
+		r.inGroup = 0
+	}
+	return nil
+}
+
+// Close implements httpapi.RowsWriter: the last row group and the
+// footer.
+func (r *rowsWriter) Close() error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	return r.pw.Close()
+}
+
+// heldRows holds the rows of a streamed answer with a column typed by its
+// values, and writes them whole at Close.
+type heldRows struct {
+	f    Format
+	w    io.Writer
+	t    *httpapi.Table
+	rows [][]any
+}
+
+// Row implements httpapi.RowsWriter.
+func (h *heldRows) Row(row []any) error {
+	kept := make([]any, len(row))
+	for i, v := range row {
+		if b, ok := v.([]byte); ok {
+			v = append([]byte(nil), b...)
+		}
+		kept[i] = v
+	}
+	h.rows = append(h.rows, kept)
+	return nil
+}
+
+// Close implements httpapi.RowsWriter.
+func (h *heldRows) Close() error {
+	t := httpapi.NewTable(h.t.Columns, h.t.Types, h.rows, h.t.HasMore)
+	t.Kinds = h.t.Kinds
+	return h.f.Write(h.w, t)
 }
 
 // kindOfColumn is the Parquet kind of a column of kind k, false for a

@@ -94,7 +94,7 @@ func TestInterruptStopsAFollowingRow(t *testing.T) {
 }
 
 // requireEndsWithin runs q on x with a time limit of limit and requires a
-// deadline error within a second of it; a run still going 5 s later fails
+// deadline error within 3 s of it; a run still going 10 s later fails
 // the test (and is left running: nothing else can stop it).
 func requireEndsWithin(t *testing.T, x *sqlexec.Executor, q string, limit time.Duration) {
 	t.Helper()
@@ -113,10 +113,13 @@ func requireEndsWithin(t *testing.T, x *sqlexec.Executor, q string, limit time.D
 		if !errors.Is(a.err, context.DeadlineExceeded) {
 			t.Fatalf("%v, want a deadline error", a.err)
 		}
-		if a.took > limit+time.Second {
+		// The slack is for a loaded machine (a CI runner's other test
+		// binaries): a run without the interrupt never ends, so even a
+		// generous bound tells the two apart.
+		if a.took > limit+3*time.Second {
 			t.Fatalf("stopped after %v, limit %v", a.took, limit)
 		}
-	case <-time.After(limit + 5*time.Second):
-		t.Fatalf("still running %v after its limit of %v", 5*time.Second, limit)
+	case <-time.After(limit + 10*time.Second):
+		t.Fatalf("still running %v after its limit of %v", 10*time.Second, limit)
 	}
 }

@@ -136,7 +136,7 @@ func New(db *sql.DB, eng engine.Engine, opts ...Option) *Executor {
 	if o.statements == 0 {
 		o.statements = DefaultStatements
 	}
-	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, connLimit: o.connLimit, limits: o.limits, sqlite: eng.Name() == "sqlite", interrupt: o.interrupt}
+	e := &Executor{db: db, runs: db, engine: eng, lex: eng.Lexical(), limit: o.limit, connLimit: o.connLimit, limits: o.limits, sqlite: eng.Embedded(), interrupt: o.interrupt}
 	if o.readOnly != nil {
 		e.runs, e.readOnly = o.readOnly, true
 	}
@@ -692,7 +692,7 @@ func (e *Executor) Exec(ctx context.Context, stmts []driver.Statement, w driver.
 	if e.setupErr != nil {
 		return e.setupErr
 	}
-	if w.MaxBytes > 0 && e.engine.Name() == "sqlite" {
+	if w.MaxBytes > 0 && e.sqlite {
 		return e.execWithin(ctx, stmts, w.Tx, w.MaxBytes)
 	}
 	tx := w.Tx

@@ -164,25 +164,7 @@ var (
 		return a
 	}}
 	editor = way{"editor query", func(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, _ string, r run) answer {
-		req := endpoint.QueryRequest{Query: &endpoint.Query{Kind: s.kind}}
-		if r.limit > 0 {
-			req.Limit = &r.limit
-		}
-		if s.kind == endpoint.KindSQL {
-			req.Query.SQL, req.Query.Variables = s.sql(d), refs(s.vars)
-			for id, ref := range req.Query.Variables {
-				if v, ok := r.vars[ref.CodeName]; ok {
-					text, err := json.Marshal(v)
-					if err != nil {
-						panic(err)
-					}
-					ref.Value = text
-				}
-				req.Query.Variables[id] = ref
-			}
-		} else {
-			req.Query.Insight, req.Variables = []byte(s.insight), r.vars
-		}
+		req := editorRequest(d, s, r)
 		res, err := svc.RunQuery(ctx, "1", req)
 		if err != nil {
 			return answerOf(s, nil, err)
@@ -193,6 +175,31 @@ var (
 	inlineWays       = []way{computed, cached, token, editor, storedKey, viaMCP, viaMCPQuery, asCSV, asNDJSON, streamedCSV, streamedNDJSON, streamedParquet}
 	materializedWays = []way{computed, cached, direct, token, storedKey, viaMCP, asCSV, asNDJSON, streamedCSV, streamedNDJSON, streamedParquet}
 )
+
+// editorRequest is r of s as the editor's query API takes it: the spec's
+// SQL with its variables' values, or its insight query with r's values.
+func editorRequest(d *dialect, s *spec, r run) endpoint.QueryRequest {
+	req := endpoint.QueryRequest{Query: &endpoint.Query{Kind: s.kind}}
+	if r.limit > 0 {
+		req.Limit = &r.limit
+	}
+	if s.kind == endpoint.KindSQL {
+		req.Query.SQL, req.Query.Variables = s.sql(d), refs(s.vars)
+		for id, ref := range req.Query.Variables {
+			if v, ok := r.vars[ref.CodeName]; ok {
+				text, err := json.Marshal(v)
+				if err != nil {
+					panic(err)
+				}
+				ref.Value = text
+			}
+			req.Query.Variables[id] = ref
+		}
+	} else {
+		req.Query.Insight, req.Variables = []byte(s.insight), r.vars
+	}
+	return req
+}
 
 // isolation is one engine's two databases: shared holds project 2's rows
 // beside project 1's, alone project 1's only; the same fixture else.

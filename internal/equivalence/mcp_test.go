@@ -203,7 +203,7 @@ var viaMCPQuery = way{"mcp _run_query", func(ctx context.Context, svc *endpoint.
 	if a.err != "" {
 		return a
 	}
-	ed := editor.run(ctx, svc, d, s, "", r)
+	ed := editorJSON(ctx, svc, d, s, r)
 	switch {
 	case ed.err != "":
 		a.err = mismatch + "_run_query answered what the editor's query API refuses: " + ed.err
@@ -212,3 +212,23 @@ var viaMCPQuery = way{"mcp _run_query", func(ctx context.Context, svc *endpoint.
 	}
 	return a
 }}
+
+// editorJSON is the editor way's answer to r as the HTTP API and the MCP
+// tools send it: the query API's result through its JSON (a timestamp in
+// RFC 3339), so that it compares with a tool's answer.
+func editorJSON(ctx context.Context, svc *endpoint.Service, d *dialect, s *spec, r run) answer {
+	req := editorRequest(d, s, r)
+	res, err := svc.RunQuery(ctx, "1", req)
+	if err != nil {
+		return answerOf(s, nil, err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return answer{err: "the query API's answer as JSON: " + err.Error()}
+	}
+	out, err := decodeRun(b)
+	if err != nil {
+		return answer{err: "the query API's answer as JSON: " + err.Error()}
+	}
+	return answerOf(s, out, nil)
+}

@@ -72,11 +72,13 @@ func WithMaxEndpoints(n int) Option {
 //   - endpointkit_refresh_duration_seconds{project, endpoint} (histogram)
 //   - endpointkit_run_log_errors_total
 //   - endpointkit_stored_read_failures_total
+//   - endpointkit_edge_index_warnings_total{project, endpoint, result}
 //
 // Endpoint names past the cap (WithMaxEndpoints) are counted under the
 // endpoint OtherEndpoint.
 type Observer struct {
 	runs, errors, hits, refreshes *prometheus.CounterVec
+	edgeScans                     *prometheus.CounterVec
 	latency, refreshTime          *prometheus.HistogramVec
 	logErrors, readFailures       prometheus.Counter
 
@@ -96,7 +98,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 		opt(o)
 	}
 	o.newMetrics()
-	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors, o.readFailures} {
+	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.edgeScans, o.logErrors, o.readFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -148,6 +150,9 @@ func (o *Observer) newMetrics() {
 	o.logErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.",
 	})
+	o.edgeScans = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "endpointkit_edge_index_warnings_total", Help: "Refreshes of materialized endpoints that found a read of the source beside the stored table (partial buckets, live tail) no index serves (not_used), or could not read the engine's plan of it (check_failed).",
+	}, []string{"project", "endpoint", "result"})
 	o.readFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
 	})
@@ -194,6 +199,9 @@ func (o *Observer) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
 	name := o.label(ev.Project, ev.Endpoint)
 	o.refreshes.WithLabelValues(ev.Project, name, ev.Trigger, result).Inc()
 	o.refreshTime.WithLabelValues(ev.Project, name).Observe(ev.Duration.Seconds())
+	if ev.EdgeIndex == endpoint.EdgeIndexNotUsed || ev.EdgeIndex == endpoint.EdgeIndexCheckFailed {
+		o.edgeScans.WithLabelValues(ev.Project, name, ev.EdgeIndex).Inc()
+	}
 }
 
 // Handler serves the metrics of g (promhttp's text format) to requests

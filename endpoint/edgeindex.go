@@ -54,12 +54,15 @@ func (s *Service) checkEdges(ctx context.Context, v *verdict, at time.Time) (str
 	}
 	e := s.cfg.Executor.Engine()
 	x, ok := s.cfg.Executor.(driver.Explainer)
-	if !ok || !plansRead(e) {
+	switch {
+	case !plansRead(e):
 		name := e.Name()
 		if e == engine.ClickHouse {
 			name = "ClickHouse"
 		}
 		return EdgeIndexNotChecked, "the query plans of " + name + " are not checked; " + edgeAdvice + ", so that the partial buckets and the live tail read a few hours of rows"
+	case !ok:
+		return EdgeIndexNotChecked, "the executor does not show the engine's query plans, so they are not checked; " + edgeAdvice + ", so that the partial buckets and the live tail read a few hours of rows"
 	}
 	var scans []string
 	for _, pr := range probes {

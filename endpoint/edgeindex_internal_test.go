@@ -68,8 +68,9 @@ func TestCheckEdgesNotChecked(t *testing.T) {
 	assert.Contains(t, note, "index on its time column")
 
 	s = &Service{cfg: Config{Executor: edgeStub{e: engine.SQLite}}}
-	edge, _ = s.checkEdges(ctx, edgeVerdict(t, engine.SQLite), at)
+	edge, note = s.checkEdges(ctx, edgeVerdict(t, engine.SQLite), at)
 	assert.Equal(t, EdgeIndexNotChecked, edge)
+	assert.Contains(t, note, "the executor does not show the engine's query plans")
 
 	s = &Service{cfg: Config{Executor: explainingStub{edgeStub{e: engine.PostgreSQL, explain: func() (*driver.Result, error) {
 		return nil, errors.New("connection refused")

@@ -151,8 +151,11 @@ func (s *Service) lockRefresh(ctx context.Context, lock chan struct{}, name stri
 func (s *Service) observeRefresh(ctx context.Context, project, name, trigger string, took time.Duration, err error) {
 	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: took, Rows: -1, Err: err}
 	if err == nil {
-		if e, gerr := s.liveByName(context.WithoutCancel(ctx), project, name); gerr == nil && e.MaterializationState.Rows != nil {
-			ev.Rows = *e.MaterializationState.Rows
+		if e, gerr := s.liveByName(context.WithoutCancel(ctx), project, name); gerr == nil {
+			if e.MaterializationState.Rows != nil {
+				ev.Rows = *e.MaterializationState.Rows
+			}
+			ev.EdgeIndex, ev.EdgeIndexWarning = e.MaterializationState.EdgeIndex, e.MaterializationState.EdgeIndexNote
 		}
 	}
 	s.observer.ObserveRefresh(ctx, ev)

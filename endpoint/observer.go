@@ -73,6 +73,12 @@ type RefreshEvent struct {
 	// Rows is the row count of the new table, -1 when unknown or failed.
 	Rows int64
 	Err  error
+	// EdgeIndex is what the refresh found of the reads of the source that
+	// runs make beside the new table (MaterializationReport.EdgeIndex), ""
+	// when none or failed; EdgeIndexWarning says why, unless each uses an
+	// index. SlogObserver logs EdgeIndexNotUsed and EdgeIndexCheckFailed as
+	// warnings, and package metrics counts them.
+	EdgeIndex, EdgeIndexWarning string
 }
 
 // SaveCheckObserver is an Observer that is also told of each save whose
@@ -187,7 +193,7 @@ func (o SlogObserver) ObserveSaveCheck(ctx context.Context, ev SaveCheckEvent) {
 // ObserveRefresh implements Observer.
 func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	level := slog.LevelInfo
-	if ev.Err != nil {
+	if ev.Err != nil || ev.EdgeIndex == EdgeIndexNotUsed || ev.EdgeIndex == EdgeIndexCheckFailed {
 		level = slog.LevelWarn
 	}
 	attrs := []slog.Attr{
@@ -197,6 +203,12 @@ func (o SlogObserver) ObserveRefresh(ctx context.Context, ev RefreshEvent) {
 	}
 	if ev.Err != nil {
 		attrs = append(attrs, slog.Any("error", ev.Err))
+	}
+	if ev.EdgeIndex != "" {
+		attrs = append(attrs, slog.String("edge_index", ev.EdgeIndex))
+	}
+	if ev.EdgeIndexWarning != "" {
+		attrs = append(attrs, slog.String("edge_index_warning", ev.EdgeIndexWarning))
 	}
 	o.logger().LogAttrs(ctx, level, "endpoint refresh", attrs...)
 }

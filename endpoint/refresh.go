@@ -222,8 +222,10 @@ func (s *Service) refresh(ctx context.Context, project, id, name string, run *re
 		run.set(PhaseMeasuring)
 		source = s.countSource(ctx, c, v, at)
 	}
+	// Once a refresh: whether an index serves the source reads of runs.
+	edge, note := s.checkEdges(ctx, v, at)
 	st = driver.MaterializationState{Status: StatusCompleted, Attempt: key, Table: table, Built: key, At: &at,
-		Rows: rows, Bytes: bytes, Took: s.now().Sub(at), SourceRows: source}
+		Rows: rows, Bytes: bytes, Took: s.now().Sub(at), SourceRows: source, EdgeIndex: edge, EdgeIndexNote: note}
 	return s.completeRefresh(ctx, &e, st, old)
 }
 

@@ -62,6 +62,16 @@ type MaterializationReport struct {
 	// as many rows as the source (Config.LowSavingsRatio of them or
 	// more): materializing then saves little.
 	SavingsWarning *string `json:"savings_warning"`
+	// EdgeIndex is what the latest completed refresh found, asking the
+	// engine's query plan, of the reads of the source that runs make
+	// beside the stored table (the partial buckets of a range off its
+	// buckets' boundaries, the live tail): EdgeIndexUsed, EdgeIndexNotUsed,
+	// EdgeIndexNotChecked or EdgeIndexCheckFailed; null when runs read no
+	// source beside the table, or before the first refresh.
+	// EdgeIndexWarning says which read and what to do, unless every one
+	// uses an index.
+	EdgeIndex        *string `json:"edge_index"`
+	EdgeIndexWarning *string `json:"edge_index_warning"`
 }
 
 // MaterializationStatus reports the materialization of the endpoint named
@@ -134,6 +144,14 @@ func (r *MaterializationReport) lastBuild(st driver.MaterializationState) {
 	at := *st.At
 	r.LastSuccessAt, r.Rows, r.Bytes = &at, st.Rows, st.Bytes
 	r.Version = builtVersion(st.Built)
+	if st.EdgeIndex != "" {
+		edge := st.EdgeIndex
+		r.EdgeIndex = &edge
+	}
+	if st.EdgeIndexNote != "" {
+		note := st.EdgeIndexNote
+		r.EdgeIndexWarning = &note
+	}
 	if st.Took > 0 || st.Rows != nil {
 		d := ms(st.Took)
 		r.DurationMS = &d

@@ -128,7 +128,7 @@ func TestMaterializationStatusNotMaterialized(t *testing.T) {
 	e.create(t, "ep", e.query("SELECT 1 AS one"))
 	r := e.status(t, "ep")
 	b, _ := json.Marshal(r)
-	want := `{"name":"ep","is_materialized":false,"status":null,"serving":false,"version":0,"last_success_at":null,"rows":null,"bytes":null,"duration_ms":null,"last_error":null,"last_error_at":null,"data_freshness_seconds":86400,"materialization_freshness_seconds":86400,"next_refresh_at":null,"hibernating":false,"hibernating_since":null,"progress":null,"source_rows":null,"savings_warning":null}`
+	want := `{"name":"ep","is_materialized":false,"status":null,"serving":false,"version":0,"last_success_at":null,"rows":null,"bytes":null,"duration_ms":null,"last_error":null,"last_error_at":null,"data_freshness_seconds":86400,"materialization_freshness_seconds":86400,"next_refresh_at":null,"hibernating":false,"hibernating_since":null,"progress":null,"source_rows":null,"savings_warning":null,"edge_index":null,"edge_index_warning":null}`
 	if string(b) != want {
 		t.Fatalf("status = %s\nwant %s", b, want)
 	}

@@ -532,3 +532,84 @@ func (bd *bound) value() any {
 	t := bd.t.UTC()
 	return variable.Timestamp{Time: t, DateOnly: t.Equal(engine.Day.Floor(t))}
 }
+
+// EdgeProbe is one read of the source data that runs of a plan make beside
+// its stored table, for a check of its query plan (see Plan.EdgeProbes):
+// Name says which, in the user's words, SQL and Args are the read.
+type EdgeProbe struct {
+	Name string
+	SQL  string
+	Args []any
+}
+
+// EdgeProbes returns the reads of the source data that runs of p make
+// beside the stored table, one of each kind, as of the build instant at:
+// the partial bucket of each bucketed expression (the hour before at),
+// and with a live tail the rows newer than at (up to the end of its day,
+// as a run up to today reads them). Each is the SELECT of such
+// a branch with the time range and the query's own filters but without
+// the variables' predicates, whose values a run gives: what it asks of
+// the engine is whether an index serves the range on the time column
+// (with the tenant first where the plan is scoped; put the tenant in
+// values as a run does). A plan whose reads never touch the source has
+// none.
+func (p *Plan) EdgeProbes(at time.Time, values map[string]any) ([]EdgeProbe, error) {
+	if p.source == nil {
+		return nil, nil
+	}
+	at = at.UTC().Truncate(time.Second)
+	var out []EdgeProbe
+	seen := map[string]bool{}
+	for _, f := range p.filters {
+		if f.bucket == "" || seen[f.raw] {
+			continue
+		}
+		seen[f.raw] = true
+		seg := segment{lo: &bound{">=", at.Add(-time.Hour), nil}, hi: &bound{"<", at, nil}}
+		probe, err := p.edgeProbe("the partial buckets of "+f.raw, values, func(b *placeholder.Builder) { writeSegment(b, f.raw, seg) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, probe)
+	}
+	if p.Tail() {
+		// As a run up to the build instant's day: its own upper bound (a
+		// whole bucket's end) makes the tail a two-sided range, which
+		// SQLite prefers to an index in the GROUP BY's order.
+		end := engine.Day.Next(engine.Day.Floor(at))
+		probe, err := p.edgeProbe("the live tail ("+p.source.tail+" after the build)", values, func(b *placeholder.Builder) {
+			b.WriteString(p.source.tail + " > ")
+			b.Bind(variable.Timestamp{Time: at})
+			b.WriteString(" AND " + p.source.tail + " < ")
+			b.Bind(variable.Timestamp{Time: end, DateOnly: true})
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, probe)
+	}
+	return out, nil
+}
+
+// edgeProbe writes one probe of EdgeProbes: a source branch as
+// writeSourceBranch writes it, with the range cond writes, the query's
+// own filters, and no variable's predicate.
+func (p *Plan) edgeProbe(name string, values map[string]any, cond func(b *placeholder.Builder)) (EdgeProbe, error) {
+	b := placeholder.NewBuilder(p.dialect)
+	b.WriteString("SELECT " + p.source.selectList)
+	if p.source.scopedFrom != nil {
+		b.WriteTemplate(p.source.scopedFrom, values)
+	} else {
+		b.WriteString(p.source.from)
+	}
+	b.WriteString(" WHERE ")
+	cond(b)
+	if p.source.rest != "" {
+		b.WriteString(" AND " + p.source.rest)
+	}
+	b.WriteString(p.source.groupBy)
+	if err := b.Err(); err != nil {
+		return EdgeProbe{}, fmt.Errorf("materialize: edge probe: %w", err)
+	}
+	return EdgeProbe{Name: name, SQL: b.SQL(), Args: b.Args()}, nil
+}

@@ -67,6 +67,19 @@ type Executor interface {
 	Exec(ctx context.Context, stmts []Statement, w Write) error
 }
 
+// Explainer is an Executor that can show the engine's plan of a query
+// without running it, in the engine's own form: the rows of SQLite's
+// EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN (FORMAT JSON) or MySQL's and
+// MariaDB's EXPLAIN. The Service asks it once a refresh whether an index
+// serves the reads of the source a materialized endpoint's runs make
+// (MaterializationReport.EdgeIndex); an Executor that is no Explainer
+// leaves them not checked.
+type Explainer interface {
+	// Explain returns the plan of st, a query (it refuses any other
+	// statement), without running it.
+	Explain(ctx context.Context, st Statement) (*Result, error)
+}
+
 // Write says how Exec runs its statements.
 type Write struct {
 	// Tx runs them in one transaction, committed when all succeed and

@@ -48,4 +48,13 @@ type MaterializationState struct {
 	// measured (an insight's table, or a count that failed): Rows over it
 	// tells how much the stored table saves.
 	SourceRows *int64
+	// EdgeIndex is what the latest completed refresh found of the reads of
+	// the source that runs make beside the stored table (the partial
+	// buckets of a range, a live tail), asking the engine's query plan:
+	// "used" (each reads through an index), "not_used" (one scans the
+	// table), "not_checked" (the engine's plans are not read) or
+	// "check_failed"; "" when runs read no source beside the table.
+	// EdgeIndexNote says which read and why, "" when each uses an index.
+	EdgeIndex     string
+	EdgeIndexNote string
 }

@@ -73,6 +73,7 @@ func WithMaxEndpoints(n int) Option {
 //   - endpointkit_refresh_duration_seconds{project, endpoint} (histogram)
 //   - endpointkit_run_log_errors_total
 //   - endpointkit_stored_read_failures_total
+//   - endpointkit_edge_index_warnings_total{project, endpoint, result}
 //   - endpointkit_unchecked_saves_total (queries saved although the engine
 //     failed on a value while checking them: endpoint.SaveCheckEvent)
 //   - endpointkit_sql_unread_splices_total (queries the tenant scope
@@ -83,6 +84,7 @@ func WithMaxEndpoints(n int) Option {
 // endpoint OtherEndpoint.
 type Observer struct {
 	runs, errors, hits, refreshes *prometheus.CounterVec
+	edgeScans                     *prometheus.CounterVec
 	latency, refreshTime          *prometheus.HistogramVec
 	logErrors, readFailures       prometheus.Counter
 	uncheckedSaves                prometheus.Counter
@@ -107,7 +109,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 		opt(o)
 	}
 	o.newMetrics()
-	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.logErrors, o.readFailures, o.uncheckedSaves, o.unreadSplices} {
+	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.edgeScans, o.logErrors, o.readFailures, o.uncheckedSaves, o.unreadSplices} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -159,6 +161,9 @@ func (o *Observer) newMetrics() {
 	o.logErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_run_log_errors_total", Help: "Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.",
 	})
+	o.edgeScans = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "endpointkit_edge_index_warnings_total", Help: "Refreshes of materialized endpoints that found a read of the source beside the stored table (partial buckets, live tail) no index serves (not_used), or could not read the engine's plan of it (check_failed).",
+	}, []string{"project", "endpoint", "result"})
 	o.readFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
 	})
@@ -217,6 +222,9 @@ func (o *Observer) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
 	name := o.label(ev.Project, ev.Endpoint)
 	o.refreshes.WithLabelValues(ev.Project, name, ev.Trigger, result).Inc()
 	o.refreshTime.WithLabelValues(ev.Project, name).Observe(ev.Duration.Seconds())
+	if ev.EdgeIndex == endpoint.EdgeIndexNotUsed || ev.EdgeIndex == endpoint.EdgeIndexCheckFailed {
+		o.edgeScans.WithLabelValues(ev.Project, name, ev.EdgeIndex).Inc()
+	}
 }
 
 // Handler serves the metrics of g (promhttp's text format) to requests

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
@@ -105,4 +106,24 @@ func TestCoreDoesNotImportPrometheus(t *testing.T) {
 	if len(seen) < 10 {
 		t.Fatalf("walked only %d packages", len(seen))
 	}
+}
+
+// TestObserverCountsEdgeIndexWarnings: a refresh that found a read of the
+// source beside the stored table no index serves, or could not read the
+// engine's plan, is counted by endpoint and result; one whose reads use an
+// index, or were not checked, is not.
+func TestObserverCountsEdgeIndexWarnings(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o, err := metrics.New(reg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, edge := range []string{endpoint.EdgeIndexNotUsed, endpoint.EdgeIndexNotUsed, endpoint.EdgeIndexCheckFailed, endpoint.EdgeIndexUsed, endpoint.EdgeIndexNotChecked, ""} {
+		o.ObserveRefresh(ctx, endpoint.RefreshEvent{Project: "1", Endpoint: "daily", Trigger: "scheduled", EdgeIndex: edge, EdgeIndexWarning: "x"})
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP endpointkit_edge_index_warnings_total Refreshes of materialized endpoints that found a read of the source beside the stored table (partial buckets, live tail) no index serves (not_used), or could not read the engine's plan of it (check_failed).
+# TYPE endpointkit_edge_index_warnings_total counter
+endpointkit_edge_index_warnings_total{endpoint="daily",project="1",result="check_failed"} 1
+endpointkit_edge_index_warnings_total{endpoint="daily",project="1",result="not_used"} 2
+`), "endpointkit_edge_index_warnings_total"))
 }

@@ -64,17 +64,19 @@ func unmarshalSettings(text sql.NullString, e *driver.Endpoint) error {
 // stateRow is the stored form of a driver.MaterializationState (column
 // materialization_state), field for field.
 type stateRow struct {
-	Status     driver.MaterializationStatus `json:"status,omitempty"`
-	Attempt    string                       `json:"attempt,omitempty"`
-	Error      string                       `json:"error,omitempty"`
-	Table      string                       `json:"table,omitempty"`
-	Built      string                       `json:"built,omitempty"`
-	At         *time.Time                   `json:"at,omitempty"`
-	Rows       *int64                       `json:"rows,omitempty"`
-	Bytes      *int64                       `json:"bytes,omitempty"`
-	Took       time.Duration                `json:"took,omitempty"`
-	FailedAt   *time.Time                   `json:"failed_at,omitempty"`
-	SourceRows *int64                       `json:"source_rows,omitempty"`
+	Status        driver.MaterializationStatus `json:"status,omitempty"`
+	Attempt       string                       `json:"attempt,omitempty"`
+	Error         string                       `json:"error,omitempty"`
+	Table         string                       `json:"table,omitempty"`
+	Built         string                       `json:"built,omitempty"`
+	At            *time.Time                   `json:"at,omitempty"`
+	Rows          *int64                       `json:"rows,omitempty"`
+	Bytes         *int64                       `json:"bytes,omitempty"`
+	Took          time.Duration                `json:"took,omitempty"`
+	FailedAt      *time.Time                   `json:"failed_at,omitempty"`
+	SourceRows    *int64                       `json:"source_rows,omitempty"`
+	EdgeIndex     string                       `json:"edge_index,omitempty"`
+	EdgeIndexNote string                       `json:"edge_index_note,omitempty"`
 }
 
 // marshalState returns the materialization_state text of st; NULL for the

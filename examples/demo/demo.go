@@ -30,7 +30,11 @@ const TimeLayout = "2006-01-02 15:04:05"
 // Schema creates the events table and its indexes on SQLite when they do not
 // exist (SchemaFor gives it for any engine). project_id is the tenant: each
 // event belongs to one project, and a host scopes every read of a project
-// to its own rows.
+// to its own rows. The indexes that lead with it serve those scoped reads;
+// events_timestamp serves reads of a time range that are not scoped (a
+// host with one tenant): the partial buckets and the live tail of a
+// materialized endpoint read a few hours of events through one or the
+// other.
 const Schema = `CREATE TABLE IF NOT EXISTS events (
 	project_id TEXT NOT NULL DEFAULT '1',
 	uuid TEXT NOT NULL,
@@ -41,7 +45,8 @@ const Schema = `CREATE TABLE IF NOT EXISTS events (
 	PRIMARY KEY (project_id, uuid)
 );
 CREATE INDEX IF NOT EXISTS events_project_event_timestamp ON events (project_id, event, timestamp);
-CREATE INDEX IF NOT EXISTS events_project_timestamp ON events (project_id, timestamp)`
+CREATE INDEX IF NOT EXISTS events_project_timestamp ON events (project_id, timestamp);
+CREATE INDEX IF NOT EXISTS events_timestamp ON events (timestamp)`
 
 // Columns are the events table's columns, in order.
 var Columns = []engine.Column{
@@ -68,27 +73,34 @@ func SchemaFor(e engine.Engine) []string {
 			" event VARBINARY(1000) NOT NULL, distinct_id VARBINARY(1000) NOT NULL, timestamp VARBINARY(64) NOT NULL," +
 			" properties LONGBLOB NOT NULL, PRIMARY KEY (project_id, uuid)," +
 			" INDEX events_project_event_timestamp (project_id, event, timestamp)," +
-			" INDEX events_project_timestamp (project_id, timestamp))"}
+			" INDEX events_project_timestamp (project_id, timestamp)," +
+			" INDEX events_timestamp (timestamp))"}
 	case engine.ClickHouse:
 		// A MergeTree table has one order, its sparse index: the tenant
 		// first, then the day and the event, which reads of a project's
-		// events by time or by event narrow.
+		// events by time or by event narrow. A read of a time range that
+		// is not scoped skips the granules outside it by the minmax index
+		// events_timestamp (within a project the granules are in day
+		// order, so each spans a few hours).
 		return []string{"CREATE TABLE events (project_id String, uuid String, event String, distinct_id String," +
-			" timestamp String, properties String) ENGINE = MergeTree ORDER BY (project_id, toDate(timestamp), event)"}
+			" timestamp String, properties String, INDEX events_timestamp timestamp TYPE minmax GRANULARITY 1)" +
+			" ENGINE = MergeTree ORDER BY (project_id, toDate(timestamp), event)"}
 	}
 	stmts := []string{e.CreateTable("events", Columns)}
 	// Every read of a project's events is scoped to its project_id, so
-	// each index leads with it: by event and time for insights and counts
-	// of an event; by time for ranges, the partial buckets and the live
-	// tail of materialized reads. An index without the tenant first would
-	// make the planner read every row of the project (the primary key's
-	// order) instead.
+	// these indexes lead with it: by event and time for insights and
+	// counts of an event; by time for ranges, the partial buckets and the
+	// live tail of materialized reads. An index without the tenant first
+	// would make the planner read every row of the project (the primary
+	// key's order) instead. A host that does not scope its reads (one
+	// tenant) reads a time range through events_timestamp.
 	for _, ix := range []struct {
 		name string
 		cols []string
 	}{
 		{"events_project_event_timestamp", []string{"project_id", "event", "timestamp"}},
 		{"events_project_timestamp", []string{"project_id", "timestamp"}},
+		{"events_timestamp", []string{"timestamp"}},
 	} {
 		if ddl := e.CreateIndex(ix.name, "events", ix.cols); ddl != "" {
 			stmts = append(stmts, ddl)

@@ -382,6 +382,12 @@ func (e clickhouse) Tables() string {
 	return "SELECT name FROM system.tables WHERE database = currentDatabase()"
 }
 
+// Explain implements Engine.
+func (clickhouse) Explain() (string, PlanForm) { return "", PlanNone }
+
+// DisplayName implements Engine.
+func (clickhouse) DisplayName() string { return "ClickHouse" }
+
 // Embedded implements Engine: ClickHouse is a server (chDB, its library,
 // answers as one).
 func (clickhouse) Embedded() bool { return false }

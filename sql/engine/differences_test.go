@@ -31,6 +31,22 @@ func TestDifferencesMovedHere(t *testing.T) {
 		assert.Equal(t, c.embedded, c.e.Embedded(), c.e.Name())
 		assert.Equal(t, c.typed, c.e.TypedAsDeclared(), c.e.Name())
 	}
+	for _, c := range []struct {
+		e       engine.Engine
+		prefix  string
+		form    engine.PlanForm
+		display string
+	}{
+		{engine.SQLite, "EXPLAIN QUERY PLAN ", engine.PlanSQLite, "SQLite"},
+		{engine.PostgreSQL, "EXPLAIN (FORMAT JSON) ", engine.PlanPostgresJSON, "PostgreSQL"},
+		{engine.MySQL, "EXPLAIN ", engine.PlanMySQL, "MySQL"},
+		{engine.ClickHouse, "", engine.PlanNone, "ClickHouse"},
+	} {
+		prefix, form := c.e.Explain()
+		assert.Equal(t, c.prefix, prefix, c.e.Name())
+		assert.Equal(t, c.form, form, c.e.Name())
+		assert.Equal(t, c.display, c.e.DisplayName(), c.e.Name())
+	}
 	_, measure := engine.SQLite.TableBytes("it's")
 	assert.Contains(t, measure, "'it''s'", "a quote in a name is doubled")
 	for _, s := range []engine.Store{engine.SQLite, engine.PostgreSQL} {

@@ -149,6 +149,16 @@ type Engine interface {
 	// a server: what a connection keeps (its prepared statements) costs
 	// the program, and its limits are the program's to set.
 	Embedded() bool
+
+	// Explain is how the engine shows its plan of a query without running
+	// it: the prefix written before the query, and the form of the plan
+	// it answers (PlanNone, with no prefix, where the library does not
+	// read the engine's plans).
+	Explain() (prefix string, form PlanForm)
+
+	// DisplayName is the engine's name as its makers write it, for
+	// messages to people: "SQLite", "PostgreSQL", "MySQL", "ClickHouse".
+	DisplayName() string
 	// TypedAsDeclared reports whether a column holds values of its
 	// declared type: false where the declared type is an affinity only
 	// (SQLite: a NUMERIC or DECIMAL column holds doubles, and an
@@ -354,3 +364,22 @@ func ByName(name string) (Engine, error) {
 
 // tableBytesLiteral is table as a string literal, for TableBytes.
 func tableBytesLiteral(table string) string { return "'" + strings.ReplaceAll(table, "'", "''") + "'" }
+
+// PlanForm is the form of the plan an engine answers to its Explain
+// prefix, which a reader of plans reads.
+type PlanForm string
+
+// The forms of plans (Engine.Explain).
+const (
+	// PlanNone: the library does not read the engine's plans.
+	PlanNone PlanForm = ""
+	// PlanSQLite: SQLite's EXPLAIN QUERY PLAN rows (id, parent, notused,
+	// detail), SCAN or SEARCH per table.
+	PlanSQLite PlanForm = "sqlite"
+	// PlanPostgresJSON: PostgreSQL's EXPLAIN (FORMAT JSON), one row whose
+	// value is the plan tree.
+	PlanPostgresJSON PlanForm = "postgresql-json"
+	// PlanMySQL: MySQL's and MariaDB's EXPLAIN rows, one per table with
+	// its access type.
+	PlanMySQL PlanForm = "mysql"
+)

@@ -217,6 +217,12 @@ func (mysql) Tables() string {
 	return "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
 }
 
+// Explain implements Engine.
+func (mysql) Explain() (string, PlanForm) { return "EXPLAIN ", PlanMySQL }
+
+// DisplayName implements Engine.
+func (mysql) DisplayName() string { return "MySQL" }
+
 // Embedded implements Engine: MySQL is a server.
 func (mysql) Embedded() bool { return false }
 

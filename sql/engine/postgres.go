@@ -172,6 +172,12 @@ func (postgres) Tables() string {
 	return "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
 }
 
+// Explain implements Engine.
+func (postgres) Explain() (string, PlanForm) { return "EXPLAIN (FORMAT JSON) ", PlanPostgresJSON }
+
+// DisplayName implements Engine.
+func (postgres) DisplayName() string { return "PostgreSQL" }
+
 // Embedded implements Engine: PostgreSQL is a server.
 func (postgres) Embedded() bool { return false }
 

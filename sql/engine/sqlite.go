@@ -195,6 +195,12 @@ func (sqlite) Guard(_ time.Duration, readOnly bool) Guard {
 // Tables lists the main database's tables.
 func (sqlite) Tables() string { return "SELECT name FROM sqlite_master WHERE type = 'table'" }
 
+// Explain implements Engine.
+func (sqlite) Explain() (string, PlanForm) { return "EXPLAIN QUERY PLAN ", PlanSQLite }
+
+// DisplayName implements Engine.
+func (sqlite) DisplayName() string { return "SQLite" }
+
 // Embedded implements Engine: SQLite runs in the program's process.
 func (sqlite) Embedded() bool { return true }
 

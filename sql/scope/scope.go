@@ -164,6 +164,29 @@ func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64
 	return stmt.New(sql, args), nil
 }
 
+// Probe is one read of the source that runs of a materialized plan make
+// beside its stored table (see Plan.EdgeProbes).
+type Probe struct {
+	// Name says which read, in the user's words.
+	Name      string
+	Statement Statement
+}
+
+// EdgeProbes returns materialize.Plan.EdgeProbes of the scoped plan as of
+// at, with the tenant bound: queries to ask the engine's plan of
+// (driver.Explainer), not to run.
+func (p *Plan) EdgeProbes(at time.Time) ([]Probe, error) {
+	probes, err := p.p.EdgeProbes(at, map[string]any{TenantVariable: p.sc.project})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Probe, len(probes))
+	for i, pr := range probes {
+		out[i] = Probe{Name: pr.Name, Statement: stmt.New(pr.SQL, pr.Args)}
+	}
+	return out, nil
+}
+
 // Build returns the statements that build the stored table next of data
 // as of at: drop it, then create it from the pre-compute query, scoped,
 // with the tenant and the build instant bound.

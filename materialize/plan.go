@@ -33,6 +33,9 @@ type Plan struct {
 	// its rows before a page is taken from them.
 	limited bool
 	filters []filter
+	// moves are the values of the moved uses of date variables, by the
+	// name their filters bind (see dateShift).
+	moves   map[string]move
 	columns []string
 	// source computes stored rows from the source data, for the partial
 	// buckets of an unaligned range; nil when no variable is bucketed.
@@ -247,7 +250,9 @@ func (b *builder) restWhere() (string, error) {
 	var terms []string
 	for _, t := range andTerms(b.sel.Where.Expr) {
 		if len(findBinds(t)) > 0 {
-			continue
+			if t = constantHalf(t); t == nil {
+				continue
+			}
 		}
 		s, err := b.print(t)
 		if err != nil {
@@ -301,7 +306,18 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {
-			plan.filters = append(plan.filters, filter{variable: v.Name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw})
+			name := v.Name
+			if u.shift != nil {
+				if b.opts.Types[v.Name] != variable.Date {
+					return nil, fail(CodeInExpression, "variable '%s' is moved by an interval, which only a Date variable can be", v.Name)
+				}
+				name = u.shift.name(v.Name)
+				if plan.moves == nil {
+					plan.moves = map[string]move{}
+				}
+				plan.moves[name] = move{variable: v.Name, by: u.shift.by}
+			}
+			plan.filters = append(plan.filters, filter{variable: name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw})
 		}
 	}
 	return exprs, nil

@@ -69,6 +69,10 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if wrap {
 		b.WriteString("SELECT * FROM (")
 	}
+	values, err := p.movedValues(values)
+	if err != nil {
+		return "", nil, err
+	}
 	if err := p.checkValues(values); err != nil {
 		return "", nil, err
 	}

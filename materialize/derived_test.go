@@ -1,0 +1,83 @@
+package materialize
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+// TestAnalyzeDerivedTables: a variable compared in a subquery in FROM
+// whose rows are keyed by the compared column (selected as itself, and
+// grouped by where the subquery aggregates) is compared in the outer
+// query instead, and the stored table holds the subquery's every row; any
+// other subquery keeps it, and is refused.
+func TestAnalyzeDerivedTables(t *testing.T) {
+	types := map[string]variable.Type{"from": variable.Date, "x": variable.String}
+	cases := []struct {
+		name, query string
+		code        Code   // "" when it materializes
+		column      string // the variable's column when it does
+	}{
+		{"grouped by the column", "SELECT country, sum(n) AS n FROM (SELECT country, event, count(*) AS n FROM events WHERE country = {variables.x} GROUP BY country, event) AS t GROUP BY country", "", `"t"."country"`},
+		{"aliased output", "SELECT c, sum(n) AS n FROM (SELECT country AS c, count(*) AS n FROM events WHERE country = {variables.x} GROUP BY country) t GROUP BY c", "", `"t"."c"`},
+		{"rows, a range", "SELECT e.event, count(*) AS n FROM (SELECT event, timestamp FROM events WHERE timestamp >= {variables.from} AND event <> 'x') e GROUP BY e.event", "", `"e"."timestamp"`},
+		{"inner join", "SELECT u.plan, count(*) AS n FROM users u JOIN (SELECT distinct_id, event FROM events WHERE event = {variables.x}) e ON e.distinct_id = u.id GROUP BY u.plan", "", `"e"."event"`},
+		{"not grouped by the column", "SELECT count(*) AS n FROM (SELECT distinct_id, count(*) AS c FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) u", CodeNotInWhere, ""},
+		{"column not selected", "SELECT count(*) AS n FROM (SELECT distinct_id FROM events WHERE event = {variables.x}) u", CodeNotInWhere, ""},
+		{"limit picks rows first", "SELECT count(*) AS n FROM (SELECT event FROM events WHERE event = {variables.x} ORDER BY event LIMIT 5) u", CodeNotInWhere, ""},
+		{"right side of a left join", "SELECT u.plan, count(e.event) AS n FROM users u LEFT JOIN (SELECT distinct_id, event FROM events WHERE event = {variables.x}) e ON e.distinct_id = u.id GROUP BY u.plan", CodeNotInWhere, ""},
+		{"alias names another column", "SELECT count(*) AS n FROM (SELECT event, plan AS event2, country AS event FROM events WHERE event = {variables.x}) u", CodeNotInWhere, ""},
+		{"under OR inside", "SELECT count(*) AS n FROM (SELECT event FROM events WHERE event = {variables.x} OR event = 'y') u", CodeNotInWhere, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := Analyze(c.query, Options{Engine: engine.SQLite, Types: types})
+			require.NoError(t, err)
+			if c.code != "" {
+				require.False(t, a.Materializable(), "materializes: %s", c.query)
+				assert.Equal(t, c.code, a.Reasons[0].Code, a.Reason())
+				return
+			}
+			require.True(t, a.Materializable(), a.Reason())
+			v := a.Variables[0]
+			assert.Equal(t, c.column, v.Column)
+			assert.NotContains(t, a.Plan.Precompute(), "{variables")
+		})
+	}
+}
+
+// TestReasonPositions: a refusal names where its construct is: the
+// variable's placeholder, or the keyword of a construct the parser cannot
+// read; and a rewrite where one exists.
+func TestReasonPositions(t *testing.T) {
+	cases := []struct {
+		name, query  string
+		code         Code
+		line, column int
+		says         string
+	}{
+		{"under OR", "SELECT count(*) FROM events\nWHERE (event = {variables.e} OR event = 'x')", CodeUnderOr, 2, 16, "write `event IN {variables.list}`"},
+		{"subquery in FROM", "SELECT count(*) FROM (\n  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id\n) u", CodeNotInWhere, 2, 68, "compare it in the outer WHERE"},
+		{"JOIN condition", "SELECT count(*) FROM a JOIN b ON b.id = a.id AND b.k = {variables.k}", CodeNotInWhere, 1, 56, "move the condition to the WHERE"},
+		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s", CodeUnsupportedQuery, 1, 1, "subquery in FROM"},
+		{"window", "SELECT a,\n  rank() OVER (ORDER BY a) AS r FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 2, 10, "window functions"},
+		{"expression", "SELECT a FROM t WHERE lower(b) = lower({variables.k})", CodeInExpression, 1, 40, "lower(column) = {variables.x}"},
+		{"two columns", "SELECT a FROM t WHERE b >= {variables.k} AND c < {variables.k}", CodeDifferentColumns, 1, 50, "two different columns"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
+			require.NoError(t, err)
+			require.False(t, a.Materializable())
+			r := a.Reasons[0]
+			assert.Equal(t, c.code, r.Code, r.Message)
+			assert.Equal(t, [2]int{c.line, c.column}, [2]int{r.Line, r.Column})
+			assert.Contains(t, r.Message, c.says)
+			assert.Contains(t, r.Located(), "(line ")
+		})
+	}
+}

@@ -106,6 +106,8 @@ type use struct {
 	reason *Reason
 	// line and column are where the variable's placeholder is.
 	line, column int
+	// group, when not 0, is the OR of variables the use is a branch of.
+	group int
 	// shift is the constant interval the variable is moved by before it
 	// is compared; nil when it is compared as itself.
 	shift *dateShift
@@ -320,6 +322,10 @@ func classify(sel *sqlparser.Select) []bind {
 	if sel.Where != nil {
 		for _, term := range andTerms(sel.Where.Expr) {
 			if bs, ok := betweenUses(term); ok {
+				out = append(out, bs...)
+				continue
+			}
+			if bs, ok := orUses(term, len(out)+1); ok {
 				out = append(out, bs...)
 				continue
 			}

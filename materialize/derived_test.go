@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,5 +80,48 @@ func TestReasonPositions(t *testing.T) {
 			assert.Contains(t, r.Message, c.says)
 			assert.Contains(t, r.Located(), "(line ")
 		})
+	}
+}
+
+// TestAnalyzeOrOfKeys: an OR whose every branch compares a variable with
+// = or IN keeps each branch's column as a key of the stored table, and a
+// read applies the OR to them, from the stored table and from the source
+// rows of a partial bucket; any other OR is refused.
+func TestAnalyzeOrOfKeys(t *testing.T) {
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date, "b": variable.String, "c": variable.List}}
+	a, err := Analyze("SELECT browser, country, count(*) AS n FROM events_p WHERE (browser = {variables.b} OR country IN {variables.c}) AND timestamp >= {variables.from} GROUP BY browser, country", opts)
+	require.NoError(t, err)
+	require.True(t, a.Materializable(), a.Reason())
+	assert.Equal(t, KindKey, a.Variables[0].Kind)
+	assert.Equal(t, KindList, a.Variables[1].Kind)
+	assert.NotContains(t, a.Plan.Precompute(), "WHERE")
+	assert.Contains(t, a.Plan.Precompute(), `"browser" AS "b"`)
+	assert.Contains(t, a.Plan.Precompute(), `"country" AS "c"`)
+	values := map[string]any{"b": "Chrome", "c": []string{"DE", "US"}, "from": variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)}}
+	q, args, err := a.Plan.Read("stored", values)
+	require.NoError(t, err)
+	assert.Contains(t, q, `WHERE ("b" = ? OR "c" IN (?, ?)) AND "from" >= ?`)
+	assert.Len(t, args, 4)
+	values["from"] = variable.Timestamp{Time: time.Date(2025, 5, 1, 6, 30, 0, 0, time.UTC)}
+	q, _, err = a.Plan.Read("stored", values)
+	require.NoError(t, err)
+	assert.Contains(t, q, `("browser" = ? OR "country" IN (?, ?))`, "the partial bucket's source rows take the OR too")
+
+	delete(values, "b")
+	_, _, err = a.Plan.Read("stored", values)
+	var ve *ValueError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "b", ve.Variable)
+
+	for _, q := range []string{
+		"SELECT count(*) AS n FROM t WHERE (a = {variables.b} OR {variables.b} = 'all')",
+		"SELECT count(*) AS n FROM t WHERE (a = {variables.b} OR c IS NULL)",
+		"SELECT count(*) AS n FROM t WHERE (a > {variables.b} OR c = {variables.c})",
+		"SELECT count(*) AS n FROM t WHERE (a = {variables.b} OR c = {variables.b})",
+		"SELECT count(*) AS n FROM t WHERE (ts = {variables.from} OR c = {variables.c}) AND ts >= {variables.from}",
+	} {
+		a, err := Analyze(q, opts)
+		require.NoError(t, err)
+		assert.False(t, a.Materializable(), q)
 	}
 }

@@ -49,6 +49,9 @@ type filter struct {
 	op       string
 	bucket   engine.Bucket
 	raw      string // the variable's expression over a source row, printed
+	// or are the branches of an OR of variables (see or.go): the filter
+	// is their OR, its variable the key of their values (orName).
+	or []filter
 }
 
 // Precompute returns the query whose result is the stored table. It holds no
@@ -292,6 +295,7 @@ func (b *builder) precomputeParts(plan *Plan) (vcols []string, from, where, boun
 // filters of plan.
 func (b *builder) varColumns(plan *Plan) ([]string, error) {
 	var exprs []string
+	groups := map[int]int{} // OR group -> index of its filter
 	for i, v := range b.vars {
 		col, err := b.print(b.uses[i][0].expr)
 		if err != nil {
@@ -306,6 +310,19 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {
+			if u.group > 0 {
+				if v.Bucket != "" {
+					return nil, fail(CodeUnderOr, "variable '%s' is used under OR and compared by range elsewhere; a variable of an OR must be compared with = or IN only", v.Name)
+				}
+				m := filter{variable: v.Name, column: b.varColumn(i), op: u.op, raw: raw}
+				if g, ok := groups[u.group]; ok {
+					plan.filters[g].or = append(plan.filters[g].or, m)
+					continue
+				}
+				groups[u.group] = len(plan.filters)
+				plan.filters = append(plan.filters, filter{variable: orName(u.group), op: "or", or: []filter{m}})
+				continue
+			}
 			name := v.Name
 			if u.shift != nil {
 				if b.opts.Types[v.Name] != variable.Date {

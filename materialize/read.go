@@ -159,6 +159,9 @@ func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error
 // write writes the comparison of f with the bound value v: of the stored
 // column when quoted, else of the variable's expression over a source row.
 func (f filter) write(b *placeholder.Builder, column string, quoted bool, v any) error {
+	if f.or != nil {
+		return f.writeOr(b, quoted, v)
+	}
 	if quoted {
 		b.WriteIdent(column)
 	} else {

@@ -214,15 +214,31 @@ func textOf(e sqlparser.Expr) (string, bool) {
 }
 
 // movedValues returns values with the value of every moved use of a
-// variable under its shift's name (see dateShift.name), moved: what the
-// read's filters of those uses bind.
+// variable under its shift's name (see dateShift.name), moved, and the
+// values of every OR group under its name (orName): what the read's
+// filters of those uses bind.
 func (p *Plan) movedValues(values map[string]any) (map[string]any, error) {
-	if len(p.moves) == 0 {
+	ors := 0
+	for _, f := range p.filters {
+		if f.or != nil {
+			ors++
+		}
+	}
+	if len(p.moves) == 0 && ors == 0 {
 		return values, nil
 	}
-	out := make(map[string]any, len(values)+len(p.moves))
+	out := make(map[string]any, len(values)+len(p.moves)+ors)
 	for k, v := range values {
 		out[k] = v
+	}
+	for _, f := range p.filters {
+		if f.or != nil {
+			vals, err := orValuesOf(f, values)
+			if err != nil {
+				return nil, err
+			}
+			out[f.variable] = vals
+		}
 	}
 	for name, m := range p.moves {
 		v, ok := values[m.variable]

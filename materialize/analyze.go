@@ -145,7 +145,12 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	sel, ok := p.stmt.(*sqlparser.Select)
 	if !ok {
-		return a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
+		a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
+		if off := lx.topWord("union", false); off >= 0 {
+			r := &a.Reasons[len(a.Reasons)-1]
+			r.Line, r.Column = lineCol(query, off)
+		}
+		return a, nil
 	}
 	liftDerived(sel)
 	uses, reason := a.usesOf(sel, p, phs, order)

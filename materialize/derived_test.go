@@ -67,6 +67,10 @@ func TestReasonPositions(t *testing.T) {
 		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s", CodeUnsupportedQuery, 1, 1, "subquery in FROM"},
 		{"window", "SELECT a,\n  rank() OVER (ORDER BY a) AS r FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 2, 10, "window functions"},
 		{"expression", "SELECT a FROM t WHERE lower(b) = lower({variables.k})", CodeInExpression, 1, 40, "lower(column) = {variables.x}"},
+		{"union", "SELECT a FROM t WHERE b = {variables.k}\nUNION ALL SELECT a FROM u", CodeUnsupportedQuery, 2, 1, "not a UNION"},
+		{"select star", "SELECT a, * FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 1, 11, "list the columns"},
+		{"limit", "SELECT a FROM t WHERE b = {variables.k} LIMIT 5", CodeUnsupportedQuery, 1, 41, "add an ORDER BY"},
+		{"alias", "SELECT lower(b) AS b, count(*) AS n FROM t WHERE lower(b) = {variables.k} GROUP BY lower(b)", CodeNotColumn, 1, 61, "give the output alias another name"},
 		{"two columns", "SELECT a FROM t WHERE b >= {variables.k} AND c < {variables.k}", CodeDifferentColumns, 1, 50, "two different columns"},
 	}
 	for _, c := range cases {

@@ -173,6 +173,26 @@ func (l *lexed) unsupported() (string, int) {
 	return "", 0
 }
 
+// topWord returns the byte offset of the first (or, when last, the last)
+// keyword kw outside parentheses, -1 when there is none.
+func (l *lexed) topWord(kw string, last bool) int {
+	off, depth := -1, 0
+	for _, t := range l.tokens {
+		switch {
+		case l.punct(t, "("):
+			depth++
+		case l.punct(t, ")"):
+			depth--
+		case depth == 0 && l.word(t, kw):
+			if !last {
+				return t.start
+			}
+			off = t.start
+		}
+	}
+	return off
+}
+
 // unit reports whether t names an interval unit.
 func (l *lexed) unit(t token) bool {
 	_, ok := fixedUnits[strings.TrimSuffix(strings.ToLower(l.text(t)), "s")]

@@ -99,13 +99,22 @@ type builder struct {
 	uniqueGrain bool
 }
 
-// reasonError carries a Reason out of the rewrite.
-type reasonError struct{ r Reason }
+// reasonError carries a Reason out of the rewrite; off, when not 0, is 1
+// past the byte offset of the construct in the query.
+type reasonError struct {
+	r   Reason
+	off int
+}
+
+// failAt is fail about the construct at byte offset off of the query.
+func failAt(off int, code Code, format string, args ...any) error {
+	return &reasonError{Reason{Code: code, Message: fmt.Sprintf(format, args...)}, off + 1}
+}
 
 func (e *reasonError) Error() string { return e.r.Message }
 
 func fail(code Code, format string, args ...any) error {
-	return &reasonError{Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
+	return &reasonError{r: Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
 // build rewrites sel; a query it cannot rewrite returns a Reason.
@@ -116,7 +125,11 @@ func build(sel *sqlparser.Select, lx *lexed, vars []Variable, uses [][]use, opts
 	if err != nil {
 		var re *reasonError
 		if errors.As(err, &re) {
-			return nil, &re.r
+			r := re.r
+			if re.off > 0 && r.Line == 0 {
+				r.Line, r.Column = lineCol(lx.src, re.off-1)
+			}
+			return nil, &r
 		}
 		var ue *unsupportedError
 		if errors.As(err, &ue) {
@@ -147,7 +160,7 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if b.sel.Limit != nil && len(b.sel.OrderBy) == 0 && (!aggregating || len(b.sel.GroupBy) > 0) {
 		// Which rows come first is up to the engine, and the stored table
 		// would pick differently from the source.
-		return nil, fail(CodeUnsupportedQuery, "LIMIT without ORDER BY picks arbitrary rows; add an ORDER BY")
+		return nil, failAt(lx.topWord("limit", true), CodeUnsupportedQuery, "LIMIT without ORDER BY picks arbitrary rows; add an ORDER BY")
 	}
 	b.setRanges(aggregating)
 	plan := &Plan{dialect: b.d, columns: b.names}
@@ -194,12 +207,16 @@ func (b *builder) outputs(lx *lexed) error {
 		spans = nil
 	}
 	for i, se := range b.sel.SelectExprs {
+		off := -1
+		if spans != nil {
+			off = lx.tokens[spans[i][0]].start
+		}
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok {
-			return fail(CodeUnsupportedQuery, "SELECT * cannot be materialized; list the columns")
+			return failAt(off, CodeUnsupportedQuery, "SELECT * cannot be materialized; list the columns")
 		}
 		if hasNode(ae.Expr, func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.Subquery); return ok }) {
-			return fail(CodeUnsupportedQuery, "a subquery in the SELECT list cannot be materialized")
+			return failAt(off, CodeUnsupportedQuery, "a subquery in the SELECT list cannot be materialized; join its table, or compute it in a subquery in FROM")
 		}
 		var name string
 		switch {

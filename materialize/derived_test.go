@@ -129,3 +129,30 @@ func TestAnalyzeOrOfKeys(t *testing.T) {
 		assert.False(t, a.Materializable(), q)
 	}
 }
+
+// TestStoredColumnNotAnAlias: a variable whose code name is the name of
+// a result column of another expression is stored under a generated name:
+// ClickHouse reads a name in the read's WHERE as the result column (an
+// aggregate there, refused; an expression, a wrong answer).
+func TestStoredColumnNotAnAlias(t *testing.T) {
+	for _, q := range []string{
+		"SELECT count(*) AS users, sum(n) AS events FROM (SELECT event, distinct_id, count(*) AS n FROM events WHERE event IN {variables.events} GROUP BY event, distinct_id) u",
+		"SELECT event || '!' AS events FROM events WHERE event = {variables.events}",
+	} {
+		a, err := Analyze(q, Options{Engine: engine.ClickHouse})
+		require.NoError(t, err)
+		require.True(t, a.Materializable(), a.Reason())
+		read, _, err := a.Plan.Read("stored", map[string]any{"events": []string{"purchase"}})
+		if err != nil {
+			read, _, err = a.Plan.Read("stored", map[string]any{"events": "purchase"})
+		}
+		require.NoError(t, err)
+		assert.NotContains(t, read, "WHERE `events`", q)
+		assert.Contains(t, read, "WHERE `_v0`", q)
+	}
+	a, err := Analyze("SELECT event, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY event", Options{Engine: engine.ClickHouse})
+	require.NoError(t, err)
+	read, _, err := a.Plan.Read("stored", map[string]any{"event": "purchase"})
+	require.NoError(t, err)
+	assert.Contains(t, read, "WHERE `event`", "the result column of that very column keeps the code name")
+}

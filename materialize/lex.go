@@ -151,15 +151,15 @@ func (l *lexed) unsupported() (string, int) {
 		next := func(k int, w string) bool { return i+k < len(ts) && (l.word(ts[i+k], w) || l.punct(ts[i+k], w)) }
 		switch {
 		case i == 0 && l.word(t, "with"):
-			return "a query that starts with WITH (common table expressions) cannot be read by the current SQL parser; write each CTE as a subquery in FROM, with the variables' conditions in the outer WHERE over the columns it keeps", t.start
+			return "a query that starts with WITH (common table expressions) cannot be materialized yet; write each CTE as a subquery in FROM, with the variables' conditions in the outer WHERE over the columns it keeps", t.start
 		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord):
-			return "window functions (OVER) cannot be read by the current SQL parser", t.start
+			return "window functions (OVER) cannot be materialized yet", t.start
 		case l.word(t, "is") && next(1, "distinct") || l.word(t, "is") && next(1, "not") && next(2, "distinct"):
 			return "IS [NOT] DISTINCT FROM cannot be materialized; compare with = and IS NULL", t.start
 		case l.word(t, "at") && next(1, "time") && next(2, "zone"):
 			return "AT TIME ZONE cannot be materialized", t.start
 		case l.word(t, "interval") && i+1 < len(ts) && ts[i+1].kind == tokString && !(i+2 < len(ts) && ts[i+2].kind == tokWord && l.unit(ts[i+2])):
-			return "an interval written as one string (INTERVAL '90 days') cannot be read by the current SQL parser; write INTERVAL '90' DAY", t.start
+			return "interval literals written as one string (INTERVAL '90 days') cannot be materialized; write INTERVAL '90' DAY", t.start
 		case l.punct(t, "~") || l.punct(t, "#") || l.punct(t, "@"):
 			return fmt.Sprintf("the operator %s cannot be materialized", l.text(t)), t.start
 		case l.word(t, "lateral"):

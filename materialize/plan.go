@@ -360,12 +360,25 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 // varColumn returns the name of the stored column of variable i: its code
 // name when it is compared with a column, a generated name when with an
 // expression, which could read the code name as a column on engines
-// where aliases are visible in the select list (ClickHouse).
+// where aliases are visible in the select list (ClickHouse), or when the
+// code name is a result column's name.
 func (b *builder) varColumn(i int) string {
-	if _, ok := b.uses[i][0].expr.(*sqlparser.ColName); ok {
+	if _, ok := b.uses[i][0].expr.(*sqlparser.ColName); ok && !b.namesOther(b.vars[i].Name, b.uses[i][0].canon) {
 		return b.vars[i].Name
 	}
 	return b.gen('v', i)
+}
+
+// namesOther reports whether name is the name of a result column other
+// than the column canon, which ClickHouse would read in the read's WHERE
+// as that result column (an aggregate there) rather than the stored one.
+func (b *builder) namesOther(name, canon string) bool {
+	for i, n := range b.names {
+		if strings.EqualFold(n, name) && canonical(b.items[i].Expr) != canon {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) from() (string, error) {

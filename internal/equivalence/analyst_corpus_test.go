@@ -401,12 +401,12 @@ GROUP BY a.plan`)},
   sum(count(*)) OVER (ORDER BY ` + day(d) + ` ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d
 FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY ` + day(d)
 			}},
-		{name: "trailing_90_days", shapes: []string{"rolling window", "interval"}, engines: notCH, storage: asTimestamp, vars: []string{"to"},
+		{name: "trailing_90_days", shapes: []string{"rolling window", "interval"}, storage: asTimestamp, vars: []string{"to"},
 			runs: values("to", "2025-05-15", "2025-05-20 12:00:00", "2025-06-01"),
 			sql: func(d *dialect) string {
 				return `SELECT event, count(*) AS n FROM events WHERE timestamp >= ` + d.ago("{variables.to}", "90") + ` AND timestamp < {variables.to} GROUP BY event`
 			}},
-		{name: "trailing_7_days_users", shapes: []string{"rolling window", "interval", "count distinct"}, engines: notCH, storage: asTimestamp, vars: []string{"to"},
+		{name: "trailing_7_days_users", shapes: []string{"rolling window", "interval", "count distinct"}, storage: asTimestamp, vars: []string{"to"},
 			runs: values("to", "2025-05-15", "2025-05-20 12:00:00", "2025-06-01"),
 			sql: func(d *dialect) string {
 				return `SELECT count(DISTINCT distinct_id) AS users FROM events WHERE timestamp >= ` + d.ago("{variables.to}", "7") + ` AND timestamp < {variables.to}`

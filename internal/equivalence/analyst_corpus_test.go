@@ -525,6 +525,9 @@ FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND tim
 			sql: shared(`SELECT count(*) AS users, sum(n) AS events FROM (
   SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id
 ) u`)},
+		{name: "label_alias_is_code_name", shapes: []string{"rows", "alias named as the variable"}, engines: notSQLite, vars: []string{"step", "from"},
+			fixed: map[string]any{"step": "purchase"}, ordered: true,
+			sql: shared(`SELECT uuid, concat(event, '!') AS step FROM events WHERE event = {variables.step} AND timestamp >= {variables.from} ORDER BY uuid`)},
 		{name: "distinct_users_plain", shapes: []string{"DISTINCT", "range"}, vars: []string{"event", "from"}, fixed: buy, ordered: true,
 			sql: shared(`SELECT DISTINCT distinct_id FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} ORDER BY distinct_id`)},
 		{name: "limit_without_order", shapes: []string{"LIMIT"}, vars: []string{"event"},

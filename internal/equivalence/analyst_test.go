@@ -103,13 +103,13 @@ func TestAnalystVerdicts(t *testing.T) {
 // analystSpecs are the analyst queries written for the engine of tg as
 // corpus specs: mat where materialize says the query materializes there.
 // The default run keeps the first two runs of each (on the buckets'
-// boundaries and off them), and on a server one query in every (whose
-// DDL is slow: MariaDB's takes a tenth of a second a table).
+// boundaries and off them), and on a server or chDB one query in every
+// (their DDL is slow: a MariaDB refresh takes half a second).
 func analystSpecs(t *testing.T, tg target, every int) []*spec {
 	t.Helper()
 	var out []*spec
 	for i, q := range analystQueries() {
-		if !q.runsOn(tg.d.name) || !long && tg.env != "" && i%every != 0 {
+		if !q.runsOn(tg.d.name) || !long && (tg.env != "" || tg.direct != nil) && i%every != 0 {
 			continue
 		}
 		a, err := analyze(q, tg.d)
@@ -216,7 +216,7 @@ func TestAnalystIsolation(t *testing.T) {
 			}
 			var specs []*spec
 			for i, s := range analystSpecs(t, tg, 4) {
-				if analystSample(i) && (long || tg.env == "" || s.storage == asText) {
+				if analystSample(i) && (long || tg.env == "" && tg.direct == nil || s.storage == asText) {
 					if !long {
 						s.runs = s.runs[:min(2, len(s.runs))]
 					}

@@ -146,7 +146,8 @@ var (
 	chOnly    = []string{"clickhouse"}
 	notSQLite = []string{"postgres", "mysql", "clickhouse"}
 	// notCH: ClickHouse reads a column of the select list's name as
-	// the alias (lower(browser) AS browser), or has no form of it.
+	// the alias (lower(browser) AS browser), or has no correlated
+	// subqueries.
 	notCH = []string{"sqlite", "postgres", "mysql"}
 )
 
@@ -236,11 +237,11 @@ GROUP BY distinct_id HAVING sum(amount) > {variables.num}`)},
   SELECT distinct_id, event, n, RANK() OVER (PARTITION BY distinct_id ORDER BY n DESC) AS rk FROM per_user
 )
 SELECT distinct_id, event, n FROM ranked WHERE rk = 1`)},
-		{name: "top_events_correlated", tail: "e.timestamp", shapes: []string{"top-N per group", "correlated subquery"}, engines: sqlPG, vars: []string{"from"},
-			sql: shared(`SELECT e.country, e.event, count(*) AS n FROM events_p e
-WHERE e.timestamp >= {variables.from}
-  AND e.event IN (SELECT event FROM events_p x WHERE x.country = e.country GROUP BY event ORDER BY count(*) DESC LIMIT 2)
-GROUP BY e.country, e.event`)},
+		{name: "last_purchase_correlated", tail: "e.timestamp", shapes: []string{"top-N per group", "correlated subquery"}, engines: notCH, vars: []string{"from"}, ordered: true,
+			sql: shared(`SELECT e.distinct_id, e.timestamp, e.uuid FROM events e
+WHERE e.event = 'purchase' AND e.timestamp >= {variables.from}
+  AND e.timestamp = (SELECT max(x.timestamp) FROM events x WHERE x.distinct_id = e.distinct_id AND x.event = 'purchase')
+ORDER BY e.distinct_id, e.uuid`)},
 
 		// DAU, WAU, MAU.
 		{name: "dau", shapes: []string{"DAU", "count distinct", "group by day"}, vars: []string{"from", "to"},

@@ -26,8 +26,8 @@ func (b *builder) checkAliases() error {
 		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
 			c, ok := n.(*sqlparser.ColName)
 			if ok && err == nil && c.Qualifier.IsEmpty() && shadows[c.Name.Lowered()] {
-				err = &reasonError{Reason{Code: CodeNotColumn, Variable: v.Name,
-					Message: fmt.Sprintf("is compared to %s, an output alias rather than a column", c.Name.String())}}
+				err = &reasonError{r: Reason{Code: CodeNotColumn, Variable: v.Name, Line: b.uses[i][0].line, Column: b.uses[i][0].column,
+					Message: fmt.Sprintf("is compared to %s, an output alias rather than a column; give the output alias another name", c.Name.String())}}
 			}
 			return err == nil, nil
 		}, b.uses[i][0].expr)

@@ -104,6 +104,13 @@ type use struct {
 	expr   sqlparser.Expr
 	canon  string
 	reason *Reason
+	// line and column are where the variable's placeholder is.
+	line, column int
+	// group, when not 0, is the OR of variables the use is a branch of.
+	group int
+	// shift is the constant interval the variable is moved by before it
+	// is compared; nil when it is compared as itself.
+	shift *dateShift
 }
 
 // Analyze decides whether query, an endpoint's SQL template with
@@ -126,17 +133,26 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	p, err := parse(query, lx, phs)
 	if err != nil {
-		if why := lx.unsupported(); why != "" {
+		if why, off := lx.unsupported(); why != "" {
 			// SQL the engine runs, in a shape materialization does not
-			// take: say which, not that the parser failed.
-			return a.refuse(CodeUnsupportedQuery, "%s", why)
+			// take: say which and where, not that the parser failed.
+			a.refuse(CodeUnsupportedQuery, "%s", why)
+			r := &a.Reasons[len(a.Reasons)-1]
+			r.Line, r.Column = lineCol(query, off)
+			return a, nil
 		}
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
 	}
 	sel, ok := p.stmt.(*sqlparser.Select)
 	if !ok {
-		return a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
+		a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
+		if off := lx.topWord("union", false); off >= 0 {
+			r := &a.Reasons[len(a.Reasons)-1]
+			r.Line, r.Column = lineCol(query, off)
+		}
+		return a, nil
 	}
+	liftDerived(sel)
 	uses, reason := a.usesOf(sel, p, phs, order)
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
@@ -188,6 +204,7 @@ func (a *Analysis) usesOf(sel *sqlparser.Select, p *parsed, phs []placeholder.Pl
 			return nil, &Reason{Code: CodeUnparsable, Message: "the query holds a bind marker of its own"}
 		}
 		seen[b.index-1] = true
+		b.use.line, b.use.column = phs[b.index-1].Line, phs[b.index-1].Column
 		v := order[p.names[b.index-1]]
 		uses[v] = append(uses[v], b.use)
 	}
@@ -235,14 +252,15 @@ func (v *Variable) judge(uses []use) {
 		if u.reason != nil {
 			r := *u.reason
 			r.Variable = v.Name
+			r.Line, r.Column = u.line, u.column
 			v.Reason = &r
 			return
 		}
 	}
 	for _, u := range uses {
 		if u.canon != uses[0].canon {
-			v.Reason = &Reason{Code: CodeDifferentColumns, Variable: v.Name,
-				Message: fmt.Sprintf("is compared to two different columns or expressions (%s and %s)", uses[0].canon, u.canon)}
+			v.Reason = &Reason{Code: CodeDifferentColumns, Variable: v.Name, Line: u.line, Column: u.column,
+				Message: fmt.Sprintf("is compared to two different columns or expressions (%s and %s); the stored table keeps one", uses[0].canon, u.canon)}
 			return
 		}
 	}
@@ -284,15 +302,16 @@ func classify(sel *sqlparser.Select) []bind {
 	var out []bind
 	outside := func(node sqlparser.SQLNode, where string) {
 		for _, f := range findBinds(node) {
-			place := where
+			place, hint := where, ""
 			if where == "FROM" {
 				place = "a subquery in FROM"
+				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by)"
 				if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(sqlparser.JoinCondition); return ok }) {
-					place = "a JOIN condition"
+					place, hint = "a JOIN condition", "; move the condition to the WHERE (for an inner join it means the same)"
 				}
 			}
 			out = append(out, bind{f.index, use{reason: &Reason{Code: CodeNotInWhere,
-				Message: fmt.Sprintf("is used in %s; only the outer WHERE can be materialized", place)}}})
+				Message: fmt.Sprintf("is used in %s; only the outer WHERE can be materialized%s", place, hint)}}})
 		}
 	}
 	outside(sel.SelectExprs, "the SELECT list")
@@ -307,6 +326,14 @@ func classify(sel *sqlparser.Select) []bind {
 	}
 	if sel.Where != nil {
 		for _, term := range andTerms(sel.Where.Expr) {
+			if bs, ok := betweenUses(term); ok {
+				out = append(out, bs...)
+				continue
+			}
+			if bs, ok := orUses(term, len(out)+1); ok {
+				out = append(out, bs...)
+				continue
+			}
 			for _, f := range findBinds(term) {
 				out = append(out, bind{f.index, judgeUse(term, f)})
 			}
@@ -323,7 +350,17 @@ func judgeUse(term sqlparser.Expr, f found) use {
 		return use{reason: &Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
 	if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.OrExpr); return ok }) {
-		return bad(CodeUnderOr, "is used under OR; only conditions AND-ed at the top of WHERE can be materialized")
+		msg := "is used under OR; only conditions AND-ed at the top of WHERE can be materialized"
+		if c, ok := f.path[len(f.path)-1].(*sqlparser.ComparisonExpr); ok && c.Operator == sqlparser.EqualStr {
+			other := c.Left
+			if bindIndex(unparen(other)) == f.index {
+				other = c.Right
+			}
+			if col, ok := unparen(other).(*sqlparser.ColName); ok {
+				msg += fmt.Sprintf("; for alternatives of one column, write `%s IN {variables.list}` with a multi-valued list variable", sqlparser.String(col))
+			}
+		}
+		return bad(CodeUnderOr, "%s", msg)
 	}
 	if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.Subquery); return ok }) {
 		return bad(CodeNotInWhere, "is used in a subquery; only the outer WHERE can be materialized")
@@ -338,25 +375,83 @@ func judgeUse(term sqlparser.Expr, f found) use {
 			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
 		}
 		left, right := unparen(t.Left), unparen(t.Right)
-		var other sqlparser.Expr
-		op := t.Operator
-		switch {
-		case bindIndex(right) == f.index:
-			other = left
-		case bindIndex(left) == f.index:
-			other, op = right, mirrored
-		default:
-			return bad(CodeInExpression, "is used inside an expression; it must be compared as itself")
+		if shift, r, ok := moved(right, f.index); ok {
+			return movedUse(t.Operator, left, shift, r)
 		}
-		return keyUse(op, other)
+		if shift, r, ok := moved(left, f.index); ok {
+			return movedUse(mirrored, right, shift, r)
+		}
+		return bad(CodeInExpression, "is used inside an expression; compare it as itself with a column or an expression over the row (`lower(column) = {variables.x}`), or, a date, moved by a constant interval (`column >= {variables.x} - INTERVAL 7 DAY`)")
 	case *sqlparser.RangeCond:
-		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
+		if t.Operator == sqlparser.NotBetweenStr {
+			return bad(CodeUnsupportedOperator, "is used with NOT BETWEEN, which excludes a range; only =, >=, >, <, <=, IN and BETWEEN can be materialized")
+		}
+		return bad(CodeInExpression, "is used in BETWEEN other than as one of its ends compared with a column; write `column >= {variables.a} AND column <= {variables.b}`")
 	case *sqlparser.IsExpr:
 		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
 	case *sqlparser.NotExpr:
 		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= and IN can be materialized")
 	}
 	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
+}
+
+// betweenUses returns the uses of the variables of term when it is
+// column BETWEEN a AND b with each variable one end (as itself, or moved
+// by an interval): read as column >= a AND column <= b. A constant end
+// stays in the pre-compute query's WHERE (see constantHalf).
+func betweenUses(term sqlparser.Expr) ([]bind, bool) {
+	t, ok := unparen(term).(*sqlparser.RangeCond)
+	if !ok || t.Operator != sqlparser.BetweenStr || len(findBinds(t.Left)) > 0 {
+		return nil, false
+	}
+	var out []bind
+	for _, end := range []struct {
+		e  sqlparser.Expr
+		op string
+	}{{t.From, ">="}, {t.To, "<="}} {
+		fs := findBinds(end.e)
+		if len(fs) == 0 {
+			continue
+		}
+		if len(fs) > 1 {
+			return nil, false
+		}
+		shift, r, ok := moved(end.e, fs[0].index)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, bind{fs[0].index, movedUse(end.op, unparen(t.Left), shift, r)})
+	}
+	return out, len(out) > 0
+}
+
+// constantHalf returns the comparison a BETWEEN term of variables keeps
+// in the pre-compute query: column >= a when only its upper end is a
+// variable, column <= b when only its lower end; nil otherwise.
+func constantHalf(term sqlparser.Expr) sqlparser.Expr {
+	t, ok := unparen(term).(*sqlparser.RangeCond)
+	if !ok || t.Operator != sqlparser.BetweenStr {
+		return nil
+	}
+	from, to := len(findBinds(t.From)) > 0, len(findBinds(t.To)) > 0
+	switch {
+	case !from && to:
+		return &sqlparser.ComparisonExpr{Operator: sqlparser.GreaterEqualStr, Left: t.Left, Right: t.From}
+	case from && !to:
+		return &sqlparser.ComparisonExpr{Operator: sqlparser.LessEqualStr, Left: t.Left, Right: t.To}
+	}
+	return nil
+}
+
+// movedUse is the use of a variable, moved by shift (nil: as itself),
+// compared by op with other; r is why the move cannot be read.
+func movedUse(op string, other sqlparser.Expr, shift *dateShift, r *Reason) use {
+	if r != nil {
+		return use{reason: r}
+	}
+	u := keyUse(op, other)
+	u.shift = shift
+	return u
 }
 
 // judgeIn judges a variable used in expr IN list: materializable when the

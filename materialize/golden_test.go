@@ -65,7 +65,7 @@ func verdictText(a *Analysis) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "materializable: %v\n", a.Materializable())
 	for _, r := range a.Reasons {
-		fmt.Fprintf(&b, "reason: %s: %s\n", r.Code, r)
+		fmt.Fprintf(&b, "reason: %s: %s\n", r.Code, r.Located())
 	}
 	for _, v := range a.Variables {
 		fmt.Fprintf(&b, "variable %s:", v.Name)

@@ -145,32 +145,58 @@ func (l *lexed) placeholder(t sqltoken.Token) {
 // unsupported names the first construct of the query that materialization
 // does not take, in words a user can act on, "" when none is known: it is
 // the reason given for SQL its engine runs that the parser cannot read.
-func (l *lexed) unsupported() string {
+func (l *lexed) unsupported() (string, int) {
 	ts := l.tokens
 	for i, t := range ts {
 		next := func(k int, w string) bool { return i+k < len(ts) && (l.word(ts[i+k], w) || l.punct(ts[i+k], w)) }
 		switch {
 		case i == 0 && l.word(t, "with"):
-			return "a query that starts with WITH (common table expressions) cannot be materialized; write them as subqueries in FROM"
+			return "a query that starts with WITH (common table expressions) cannot be materialized yet; write each CTE as a subquery in FROM, with the variables' conditions in the outer WHERE over the columns it keeps", t.start
 		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord):
-			return "window functions (OVER) cannot be materialized"
+			return "window functions (OVER) cannot be materialized yet", t.start
 		case l.word(t, "is") && next(1, "distinct") || l.word(t, "is") && next(1, "not") && next(2, "distinct"):
-			return "IS [NOT] DISTINCT FROM cannot be materialized; compare with = and IS NULL"
+			return "IS [NOT] DISTINCT FROM cannot be materialized; compare with = and IS NULL", t.start
 		case l.word(t, "at") && next(1, "time") && next(2, "zone"):
-			return "AT TIME ZONE cannot be materialized"
-		case l.word(t, "interval") && i+1 < len(ts) && ts[i+1].kind == tokString:
-			return "interval literals cannot be materialized"
+			return "AT TIME ZONE cannot be materialized", t.start
+		case l.word(t, "interval") && i+1 < len(ts) && ts[i+1].kind == tokString && !(i+2 < len(ts) && ts[i+2].kind == tokWord && l.unit(ts[i+2])):
+			return "interval literals written as one string (INTERVAL '90 days') cannot be materialized; write INTERVAL '90' DAY", t.start
 		case l.punct(t, "~") || l.punct(t, "#") || l.punct(t, "@"):
-			return fmt.Sprintf("the operator %s cannot be materialized", l.text(t))
+			return fmt.Sprintf("the operator %s cannot be materialized", l.text(t)), t.start
 		case l.word(t, "lateral"):
-			return "LATERAL joins cannot be materialized"
+			return "LATERAL joins cannot be materialized", t.start
 		case l.word(t, "filter") && next(1, "(") && next(2, "where"):
-			return "aggregate FILTER (WHERE ...) clauses cannot be materialized"
+			return "aggregate FILTER (WHERE ...) clauses cannot be materialized", t.start
 		case l.word(t, "qualify"):
-			return "QUALIFY cannot be materialized"
+			return "QUALIFY cannot be materialized", t.start
 		}
 	}
-	return ""
+	return "", 0
+}
+
+// topWord returns the byte offset of the first (or, when last, the last)
+// keyword kw outside parentheses, -1 when there is none.
+func (l *lexed) topWord(kw string, last bool) int {
+	off, depth := -1, 0
+	for _, t := range l.tokens {
+		switch {
+		case l.punct(t, "("):
+			depth++
+		case l.punct(t, ")"):
+			depth--
+		case depth == 0 && l.word(t, kw):
+			if !last {
+				return t.start
+			}
+			off = t.start
+		}
+	}
+	return off
+}
+
+// unit reports whether t names an interval unit.
+func (l *lexed) unit(t token) bool {
+	_, ok := fixedUnits[strings.TrimSuffix(strings.ToLower(l.text(t)), "s")]
+	return ok || l.word(t, "month") || l.word(t, "year") || l.word(t, "quarter")
 }
 
 // setTrap records the first trap, with its position.

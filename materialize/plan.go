@@ -33,6 +33,9 @@ type Plan struct {
 	// its rows before a page is taken from them.
 	limited bool
 	filters []filter
+	// moves are the values of the moved uses of date variables, by the
+	// name their filters bind (see dateShift).
+	moves   map[string]move
 	columns []string
 	// source computes stored rows from the source data, for the partial
 	// buckets of an unaligned range; nil when no variable is bucketed.
@@ -46,6 +49,9 @@ type filter struct {
 	op       string
 	bucket   engine.Bucket
 	raw      string // the variable's expression over a source row, printed
+	// or are the branches of an OR of variables (see or.go): the filter
+	// is their OR, its variable the key of their values (orName).
+	or []filter
 }
 
 // Precompute returns the query whose result is the stored table. It holds no
@@ -93,13 +99,22 @@ type builder struct {
 	uniqueGrain bool
 }
 
-// reasonError carries a Reason out of the rewrite.
-type reasonError struct{ r Reason }
+// reasonError carries a Reason out of the rewrite; off, when not 0, is 1
+// past the byte offset of the construct in the query.
+type reasonError struct {
+	r   Reason
+	off int
+}
+
+// failAt is fail about the construct at byte offset off of the query.
+func failAt(off int, code Code, format string, args ...any) error {
+	return &reasonError{Reason{Code: code, Message: fmt.Sprintf(format, args...)}, off + 1}
+}
 
 func (e *reasonError) Error() string { return e.r.Message }
 
 func fail(code Code, format string, args ...any) error {
-	return &reasonError{Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
+	return &reasonError{r: Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
 // build rewrites sel; a query it cannot rewrite returns a Reason.
@@ -110,7 +125,11 @@ func build(sel *sqlparser.Select, lx *lexed, vars []Variable, uses [][]use, opts
 	if err != nil {
 		var re *reasonError
 		if errors.As(err, &re) {
-			return nil, &re.r
+			r := re.r
+			if re.off > 0 && r.Line == 0 {
+				r.Line, r.Column = lineCol(lx.src, re.off-1)
+			}
+			return nil, &r
 		}
 		var ue *unsupportedError
 		if errors.As(err, &ue) {
@@ -141,7 +160,7 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if b.sel.Limit != nil && len(b.sel.OrderBy) == 0 && (!aggregating || len(b.sel.GroupBy) > 0) {
 		// Which rows come first is up to the engine, and the stored table
 		// would pick differently from the source.
-		return nil, fail(CodeUnsupportedQuery, "LIMIT without ORDER BY picks arbitrary rows; add an ORDER BY")
+		return nil, failAt(lx.topWord("limit", true), CodeUnsupportedQuery, "LIMIT without ORDER BY picks arbitrary rows; add an ORDER BY")
 	}
 	b.setRanges(aggregating)
 	plan := &Plan{dialect: b.d, columns: b.names}
@@ -188,12 +207,16 @@ func (b *builder) outputs(lx *lexed) error {
 		spans = nil
 	}
 	for i, se := range b.sel.SelectExprs {
+		off := -1
+		if spans != nil {
+			off = lx.tokens[spans[i][0]].start
+		}
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok {
-			return fail(CodeUnsupportedQuery, "SELECT * cannot be materialized; list the columns")
+			return failAt(off, CodeUnsupportedQuery, "SELECT * cannot be materialized; list the columns")
 		}
 		if hasNode(ae.Expr, func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.Subquery); return ok }) {
-			return fail(CodeUnsupportedQuery, "a subquery in the SELECT list cannot be materialized")
+			return failAt(off, CodeUnsupportedQuery, "a subquery in the SELECT list cannot be materialized; join its table, or compute it in a subquery in FROM")
 		}
 		var name string
 		switch {
@@ -247,7 +270,9 @@ func (b *builder) restWhere() (string, error) {
 	var terms []string
 	for _, t := range andTerms(b.sel.Where.Expr) {
 		if len(findBinds(t)) > 0 {
-			continue
+			if t = constantHalf(t); t == nil {
+				continue
+			}
 		}
 		s, err := b.print(t)
 		if err != nil {
@@ -287,6 +312,7 @@ func (b *builder) precomputeParts(plan *Plan) (vcols []string, from, where, boun
 // filters of plan.
 func (b *builder) varColumns(plan *Plan) ([]string, error) {
 	var exprs []string
+	groups := map[int]int{} // OR group -> index of its filter
 	for i, v := range b.vars {
 		col, err := b.print(b.uses[i][0].expr)
 		if err != nil {
@@ -301,7 +327,31 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {
-			plan.filters = append(plan.filters, filter{variable: v.Name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw})
+			if u.group > 0 {
+				if v.Bucket != "" {
+					return nil, fail(CodeUnderOr, "variable '%s' is used under OR and compared by range elsewhere; a variable of an OR must be compared with = or IN only", v.Name)
+				}
+				m := filter{variable: v.Name, column: b.varColumn(i), op: u.op, raw: raw}
+				if g, ok := groups[u.group]; ok {
+					plan.filters[g].or = append(plan.filters[g].or, m)
+					continue
+				}
+				groups[u.group] = len(plan.filters)
+				plan.filters = append(plan.filters, filter{variable: orName(u.group), op: "or", or: []filter{m}})
+				continue
+			}
+			name := v.Name
+			if u.shift != nil {
+				if b.opts.Types[v.Name] != variable.Date {
+					return nil, fail(CodeInExpression, "variable '%s' is moved by an interval, which only a Date variable can be", v.Name)
+				}
+				name = u.shift.name(v.Name)
+				if plan.moves == nil {
+					plan.moves = map[string]move{}
+				}
+				plan.moves[name] = move{variable: v.Name, by: u.shift.by}
+			}
+			plan.filters = append(plan.filters, filter{variable: name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw})
 		}
 	}
 	return exprs, nil
@@ -310,12 +360,25 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 // varColumn returns the name of the stored column of variable i: its code
 // name when it is compared with a column, a generated name when with an
 // expression, which could read the code name as a column on engines
-// where aliases are visible in the select list (ClickHouse).
+// where aliases are visible in the select list (ClickHouse), or when the
+// code name is a result column's name.
 func (b *builder) varColumn(i int) string {
-	if _, ok := b.uses[i][0].expr.(*sqlparser.ColName); ok {
+	if _, ok := b.uses[i][0].expr.(*sqlparser.ColName); ok && !b.namesOther(b.vars[i].Name, b.uses[i][0].canon) {
 		return b.vars[i].Name
 	}
 	return b.gen('v', i)
+}
+
+// namesOther reports whether name is the name of a result column other
+// than the column canon, which ClickHouse would read in the read's WHERE
+// as that result column (an aggregate there) rather than the stored one.
+func (b *builder) namesOther(name, canon string) bool {
+	for i, n := range b.names {
+		if strings.EqualFold(n, name) && canonical(b.items[i].Expr) != canon {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) from() (string, error) {

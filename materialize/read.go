@@ -69,6 +69,10 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if wrap {
 		b.WriteString("SELECT * FROM (")
 	}
+	values, err := p.movedValues(values)
+	if err != nil {
+		return "", nil, err
+	}
 	if err := p.checkValues(values); err != nil {
 		return "", nil, err
 	}
@@ -155,6 +159,9 @@ func (p *Plan) writeFilters(b *placeholder.Builder, values map[string]any) error
 // write writes the comparison of f with the bound value v: of the stored
 // column when quoted, else of the variable's expression over a source row.
 func (f filter) write(b *placeholder.Builder, column string, quoted bool, v any) error {
+	if f.or != nil {
+		return f.writeOr(b, quoted, v)
+	}
 	if quoted {
 		b.WriteIdent(column)
 	} else {

@@ -58,6 +58,21 @@ type Reason struct {
 	Variable string
 	// Message is for people.
 	Message string
+	// Line and Column are where in the query the construct the reason is
+	// about starts (1-based, columns in bytes): the variable's placeholder,
+	// or the keyword (WITH, OVER); 0 when the reason is about the whole
+	// query.
+	Line, Column int
+}
+
+// Located returns String with the position of the construct, when the
+// reason has one: "variable 'x' is used under OR; ... (line 3, column
+// 12)".
+func (r Reason) Located() string {
+	if r.Line == 0 {
+		return r.String()
+	}
+	return fmt.Sprintf("%s (line %d, column %d)", r, r.Line, r.Column)
 }
 
 // String returns the message, prefixed with the variable when there is one.

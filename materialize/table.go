@@ -94,7 +94,7 @@ func (p *Plan) Refresh(table string) (*Refresh, error) {
 // and gives the order of a one-bucket read's groups.
 func (p *Plan) indexColumns() []string {
 	cols := p.keyColumns()
-	if !p.dialect.GroupsInIndexOrder() || !slices.ContainsFunc(p.filters, func(f filter) bool { return f.op != "=" && f.op != "in" }) {
+	if !p.dialect.GroupsInIndexOrder() || !slices.ContainsFunc(p.filters, func(f filter) bool { return f.op != "=" && f.op != "in" && f.or == nil }) {
 		return cols
 	}
 	for _, c := range p.taken {
@@ -111,13 +111,15 @@ func (p *Plan) indexColumns() []string {
 func (p *Plan) keyColumns() []string {
 	ranged := map[string]bool{}
 	for _, f := range p.filters {
-		if f.op != "=" {
+		if f.op != "=" && f.or == nil {
 			ranged[f.column] = true
 		}
 	}
 	var eq, rng []string
 	for _, f := range p.filters {
 		switch {
+		case f.or != nil:
+			// An OR's columns serve no one index: the read scans.
 		case slices.Contains(eq, f.column) || slices.Contains(rng, f.column):
 		case ranged[f.column]:
 			rng = append(rng, f.column)

@@ -1,1 +1,1 @@
-SELECT "_c0" AS "e" FROM "stored" WHERE "e" = ? LIMIT ? OFFSET ?
+SELECT "_c0" AS "e" FROM "stored" WHERE "_v0" = ? LIMIT ? OFFSET ?

@@ -1,1 +1,1 @@
-SELECT "event" || '!' AS "_c0", "event" AS "e" FROM "events"
+SELECT "event" || '!' AS "_c0", "event" AS "_v0" FROM "events"

@@ -1,0 +1,282 @@
+package equivalence
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/variable"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/analyst/verdicts.golden from the analyst corpus's verdicts")
+
+// analystGolden is the file of the analyst corpus's expected verdicts.
+var analystGolden = filepath.Join("testdata", "analyst", "verdicts.golden")
+
+// minAnalyst is the least number of queries the analyst corpus holds.
+const minAnalyst = 60
+
+// dialects are the dialects an analyst query can be written for, by name.
+var dialects = []*dialect{sqliteDialect, postgresDialect, mysqlDialect, clickhouseDialect}
+
+// analyze is materialize's verdict on q written for d, with the corpus's
+// variable types.
+func analyze(q *analyst, d *dialect) (*materialize.Analysis, error) {
+	opts := materialize.Options{Engine: d.e, Types: map[string]variable.Type{}}
+	for _, v := range variables {
+		opts.Types[v.CodeName] = v.Type
+	}
+	return materialize.Analyze(q.sql(d), opts)
+}
+
+// verdictLine is the golden line of q's verdict on d.
+func verdictLine(name string, q *analyst, a *materialize.Analysis) string {
+	engines := "all"
+	if q.engines != nil {
+		engines = strings.Join(q.engines, ",")
+	}
+	verdict, code, reason := "materializes", "-", "-"
+	if !a.Materializable() {
+		verdict, code, reason = "refused", string(a.Reasons[0].Code), a.Reasons[0].Located()
+	}
+	return fmt.Sprintf("%s | %s | %s | %s | %s | %s", name, strings.Join(q.shapes, ", "), engines, verdict, code, strings.ReplaceAll(reason, "\n", " "))
+}
+
+// TestAnalystVerdicts: each query of the analyst corpus has the verdict
+// testdata/analyst/verdicts.golden lists (its name, shapes, engines,
+// verdict, the stable Code and the reason of a refusal), on every engine
+// it is written for: a line per query with its first engine's verdict,
+// and a line name@engine where another engine's differs. A verdict that
+// changes fails until the golden is rewritten with -update. It logs the
+// share of the corpus that materializes.
+func TestAnalystVerdicts(t *testing.T) {
+	qs := analystQueries()
+	require.GreaterOrEqual(t, len(qs), minAnalyst, "the analyst corpus is too small")
+	var lines []string
+	names, mat := map[string]bool{}, 0
+	for _, q := range qs {
+		require.False(t, names[q.name], "two analyst queries are named %s", q.name)
+		names[q.name] = true
+		var first string
+		for i, d := range dialects {
+			if !q.runsOn(d.name) {
+				continue
+			}
+			a, err := analyze(q, d)
+			require.NoError(t, err, q.name)
+			line := verdictLine(q.name, q, a)
+			if first == "" {
+				first = line
+				lines = append(lines, line)
+				if a.Materializable() {
+					mat++
+				}
+				continue
+			}
+			if strings.SplitN(line, " | ", 2)[1] != strings.SplitN(first, " | ", 2)[1] {
+				lines = append(lines, verdictLine(q.name+"@"+dialects[i].name, q, a))
+			}
+		}
+	}
+	got := "# name | shapes | engines | verdict | code | reason\n" + strings.Join(lines, "\n") + "\n"
+	t.Logf("analyst corpus: %d of %d queries materialize (%.0f%%)", mat, len(qs), 100*float64(mat)/float64(len(qs)))
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(analystGolden), 0o755))
+		require.NoError(t, os.WriteFile(analystGolden, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(analystGolden)
+	require.NoError(t, err, "go test -run TestAnalystVerdicts -update writes it")
+	assert.Equal(t, string(want), got, "a verdict of the analyst corpus changed; if on purpose, rewrite the golden with -update")
+}
+
+// analystSpecs are the analyst queries written for the engine of tg as
+// corpus specs: mat where materialize says the query materializes there.
+// The default run keeps the first two runs of each (on the buckets'
+// boundaries and off them), and on a server or chDB one query in every
+// (their DDL is slow: a MariaDB refresh takes half a second).
+func analystSpecs(t *testing.T, tg target, every int) []*spec {
+	t.Helper()
+	var out []*spec
+	for i, q := range analystQueries() {
+		if !q.runsOn(tg.d.name) || !long && (tg.env != "" || tg.direct != nil) && i%every != 0 {
+			continue
+		}
+		a, err := analyze(q, tg.d)
+		require.NoError(t, err, q.name)
+		s := &spec{name: "analyst_" + q.name, kind: endpoint.KindSQL, sql: q.sql, vars: q.vars, storage: q.storage,
+			ordered: q.ordered, mat: a.Materializable(), runs: q.runsOf()}
+		if s.storage == "" {
+			s.storage = asText
+		}
+		if !long {
+			// On a day's boundaries and off them.
+			s.runs = s.runs[:min(2, len(s.runs))]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestAnalystEquivalence runs the analyst corpus on every engine that is
+// up (SQLite always; PostgreSQL, MariaDB and ClickHouse when their
+// variables name them): every query answers inline on every engine it is
+// written for, and every query that materializes answers each run
+// materialized as it did inline (its rows, columns, types and JSON kinds,
+// and from the result cache), read from the stored table where the plan
+// says it can be, on and off the buckets' boundaries.
+func TestAnalystEquivalence(t *testing.T) {
+	for _, tg := range targets {
+		t.Run(tg.name(), func(t *testing.T) {
+			t.Parallel()
+			if tg.env != "" {
+				testdb.Require(t, tg.env)
+			}
+			if tg.kept && !long {
+				t.Skip("SQLite on kept statements: -tags long")
+			}
+			specs := analystSpecs(t, tg, 3)
+			r := runEngine(t, tg, specs)
+			checkAnalyst(t, specs, r)
+		})
+	}
+}
+
+// checkAnalyst checks one engine's answers of the analyst corpus.
+func checkAnalyst(t *testing.T, specs []*spec, r *engineRun) {
+	t.Helper()
+	cases, mats, reads := 0, 0, 0
+	for _, s := range specs {
+		read := false
+		for i := range s.runs {
+			id := caseID(s, i)
+			o := r.outcomes[id]
+			require.NotNil(t, o, id)
+			cases++
+			if !assert.Empty(t, o.inline.err, "%s on %s failed inline\nsql: %s", id, r.name, sqlOf(s, r.engine)) {
+				continue
+			}
+			checkCached(t, id, r.name, "inline", &o.inline, o.cached)
+			if o.mat == nil {
+				continue
+			}
+			d := diff(o.inline, *o.mat)
+			if d == "" && o.mat.err == "" {
+				d = shapeDiff(o.inline, *o.mat)
+			}
+			if !assert.Empty(t, d, "%s on %s: the materialized run differs from the inline run\nsql: %s", id, r.name, sqlOf(s, r.engine)) {
+				continue
+			}
+			checkCached(t, id, r.name, "materialized", o.mat, o.matCached)
+			assert.Equal(t, o.wantRead, o.mat.materialized, "%s on %s: endpoint_materialized after Materialize", id, r.name)
+			if o.wantRead && o.mat.materialized {
+				reads++
+				read = true
+			}
+		}
+		if s.mat {
+			mats++
+			assert.True(t, read, "%s on %s materializes, but no run read the stored table", s.name, r.name)
+		}
+	}
+	t.Logf("engine=%s analyst_queries=%d materialized=%d cases=%d read_from_stored_table=%d", r.name, len(specs), mats, cases, reads)
+}
+
+// analystSample reports whether the default run keeps the analyst query
+// of index i in the isolation matrix: one in six, every one with -tags
+// long.
+func analystSample(i int) bool { return long || i%6 == 0 }
+
+// TestAnalystIsolation is the isolation matrix over the analyst corpus:
+// on a database that also holds project 2's rows, project 1's runs of
+// every analyst query (a sample by default) answer as on a database of
+// project 1 alone, with no marker of project 2, in every way a run can
+// happen, inline and (for the queries that materialize) materialized, on
+// and off the buckets' boundaries, and with a live tail on the query's
+// time column and rows added after the refresh.
+func TestAnalystIsolation(t *testing.T) {
+	for _, tg := range targets {
+		t.Run(tg.name(), func(t *testing.T) {
+			t.Parallel()
+			if tg.env != "" {
+				testdb.Require(t, tg.env)
+			}
+			if tg.kept && !long {
+				t.Skip("SQLite on kept statements: -tags long")
+			}
+			var specs []*spec
+			for i, s := range analystSpecs(t, tg, 4) {
+				if analystSample(i) && (long || tg.env == "" && tg.direct == nil || s.storage == asText) {
+					if !long {
+						s.runs = s.runs[:min(2, len(s.runs))]
+					}
+					specs = append(specs, s)
+				}
+			}
+			iso := newIsolation(t, tg, specs)
+			for _, s := range specs {
+				iso.spec(t, s)
+			}
+			analystTail(t, iso, specs)
+			t.Logf("%s: analyst corpus, %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
+		})
+	}
+}
+
+// analystTail is isolation.tail on the analyst specs, each materialized
+// again with a live tail on its own time column (qualified in a join).
+func analystTail(t *testing.T, iso *isolation, specs []*spec) {
+	t.Helper()
+	tails := map[string]string{}
+	for _, q := range analystQueries() {
+		tails["analyst_"+q.name] = q.tail
+	}
+	ctx := context.Background()
+	var ready []*spec
+	for _, s := range tailSpecs(specs) {
+		name, col := s.name+"_tail", tails[s.name]
+		if col == "" {
+			col = "timestamp"
+		}
+		if !iso.both(t, s, func(svc *endpoint.Service) error {
+			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: s.kind, SQL: s.sql(iso.tg.d), Variables: refs(s.vars)}})
+			return err
+		}) || !iso.materialize(t, s, name, col) {
+			continue
+		}
+		ready = append(ready, s)
+	}
+	for st, db := range iso.sharedDB {
+		if iso.tg.env == "" && st != asText {
+			continue // SQLite: one database for every storage
+		}
+		require.NoError(t, insertEvents(ctx, db, iso.tg.d.e, append(lateRows("1"), lateRows("2")...)))
+		require.NoError(t, insertEvents(ctx, iso.aloneDB[st], iso.tg.d.e, lateRows("1")))
+	}
+	for _, s := range ready {
+		for i, from := range []string{"2025-05-31T12:00:00Z", "2025-06-01", "2025-05-20 06:30:00"} {
+			r := run{vars: map[string]any{"from": from}}
+			for _, v := range s.vars {
+				if v == "to" {
+					r.vars["to"] = "2025-06-20"
+				} else if v != "from" {
+					r.vars[v] = s.runs[0].vars[v]
+				}
+			}
+			iso.tails++
+			for _, w := range []way{computed, direct} {
+				iso.compare(t, s, s.name+"_tail", 100+i, r, w, "live tail", false)
+			}
+		}
+	}
+}

@@ -1,0 +1,1 @@
+SELECT "_k0" AS "event", coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_k0", "_a0" FROM "stored" WHERE "to" < ? UNION ALL SELECT "event" AS "_k0", count(*) AS "_a0" FROM "events" WHERE "timestamp" >= ? AND "timestamp" <= ? AND "distinct_id" = 'user-1' AND "timestamp" >= '2025-01-01 00:00:00' AND "timestamp" <= ? GROUP BY "event") AS "stored_parts" GROUP BY "_k0"

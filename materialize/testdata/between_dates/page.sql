@@ -1,0 +1,1 @@
+SELECT "_k0" AS "event", coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "event" AS "_k0", count(*) AS "_a0" FROM "events" WHERE "timestamp" >= ? AND "timestamp" <= ? AND "timestamp" >= ? AND "timestamp" <= ? GROUP BY "event") AS "stored_parts" GROUP BY "_k0" LIMIT ? OFFSET ?

@@ -1,0 +1,1 @@
+SELECT "_k0" AS "event", CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM (SELECT "_k0", "_a0" FROM "stored" WHERE "to" >= $1 AND "to" < $2 UNION ALL SELECT "event" AS "_k0", count(*) AS "_a0" FROM "events" WHERE "timestamp" >= $3 AND "timestamp" <= $4 AND "timestamp" >= $5 AND "timestamp" <= $6 GROUP BY "event") AS "stored_parts" GROUP BY "_k0" LIMIT $7 OFFSET $8

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzTokens checks the tokens of any text against each engine's rules:
@@ -51,10 +52,7 @@ func FuzzTokens(f *testing.F) {
 			return
 		}
 		for i := 1; i < len(ends); i++ {
-			if !slices.Equal(ends[0], ends[i]) {
-				t.Fatalf("%q: no token ambiguous, but %s ends its literals and comments at %v and %s at %v",
-					src, engine.All()[0].Name(), ends[0], engine.All()[i].Name(), ends[i])
-			}
+			require.True(t, slices.Equal(ends[0], ends[i]), "%q: no token ambiguous, but %s ends its literals and comments at %v and %s at %v", src, engine.All()[0].Name(), ends[0], engine.All()[i].Name(), ends[i])
 		}
 	})
 }
@@ -67,14 +65,12 @@ func checkCover(t *testing.T, name, src string, toks []Token) {
 		if tok.Start < at || tok.End <= tok.Start || tok.End > len(src) {
 			t.Fatalf("%s %q: token %+v after offset %d", name, src, tok, at)
 		}
-		if gap := src[at:tok.Start]; strings.TrimLeft(gap, " \t\n\v\f\r") != "" {
-			t.Fatalf("%s %q: %q between tokens is not white space", name, src, gap)
-		}
+		gap := src[at:tok.Start]
+		require.Equal(t, "", strings.TrimLeft(gap, " \t\n\v\f\r"), "%s %q: %q between tokens is not white space", name, src, gap)
 		at = tok.End
 	}
-	if gap := src[at:]; strings.TrimLeft(gap, " \t\n\v\f\r") != "" {
-		t.Fatalf("%s %q: %q after the last token is not white space", name, src, gap)
-	}
+	gap := src[at:]
+	require.Equal(t, "", strings.TrimLeft(gap, " \t\n\v\f\r"), "%s %q: %q after the last token is not white space", name, src, gap)
 }
 
 // checkRules checks one token against the engine's rules.

@@ -7,6 +7,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -87,13 +88,9 @@ func TestProbesOnServers(t *testing.T) {
 				}
 			}
 			db, err := sql.Open(s.driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer db.Close()
-			if err := db.Ping(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, db.Ping())
 			answered := 0
 			for _, q := range probes {
 				want, ok := columns(s.e.Lexical(), q)
@@ -103,9 +100,7 @@ func TestProbesOnServers(t *testing.T) {
 				}
 				cols, cerr := rows.Columns()
 				rows.Close()
-				if cerr != nil {
-					t.Fatal(cerr)
-				}
+				require.NoError(t, cerr)
 				answered++
 				if !ok {
 					t.Errorf("%q: the tokenizer reads a literal or comment left open, %s answers %q", q, s.e.Name(), cols)

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"github.com/stretchr/testify/require"
 	"os"
 	"strings"
 	"testing"
@@ -14,9 +15,7 @@ func BenchmarkCheck(b *testing.B) {
 	rules := testRules()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Check(readmeQuery, rules); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, Check(readmeQuery, rules))
 	}
 }
 
@@ -24,26 +23,22 @@ func BenchmarkScope(b *testing.B) {
 	rules := testRules()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scope(readmeQuery, rules, tenantVar); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Scope(readmeQuery, rules, tenantVar)
+		require.NoError(b, err)
 	}
 }
 
 func BenchmarkScopeInsight(b *testing.B) {
 	raw, err := os.ReadFile("../../insight/testdata/trends_every_math_weekly.sqlite.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	sql, _, _ := strings.Cut(string(raw), "\n-- args:")
 	sql = strings.ReplaceAll(sql, "?", "{variables.p}")
 	rules := testRules()
 	b.SetBytes(int64(len(sql)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scope(sql, rules, tenantVar); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Scope(sql, rules, tenantVar)
+		require.NoError(b, err)
 	}
 }
 
@@ -51,15 +46,12 @@ func BenchmarkScopeInsight(b *testing.B) {
 // BenchmarkTokens2K reads, to compare the tokenizers on the same text.
 func BenchmarkLex2K(b *testing.B) {
 	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	src := string(data)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := lex(src); err != nil {
-			b.Fatal(err)
-		}
+		_, err := lex(src)
+		require.Nil(b, err)
 	}
 }

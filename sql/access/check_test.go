@@ -2,6 +2,8 @@ package access
 
 import (
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -258,12 +260,8 @@ func TestCheckRefusesAttacks(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			err := Check(a.query, rules)
 			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Check(%q) = %v, want an *Error", a.query, err)
-			}
-			if !errors.Is(err, ErrRefused) {
-				t.Errorf("error does not wrap ErrRefused")
-			}
+			require.ErrorAs(t, err, &e, "Check(%q)", a.query)
+			assert.ErrorIs(t, err, ErrRefused, "error does not wrap ErrRefused")
 			if e.Reason != a.reason || e.Table != a.table || e.Function != a.function {
 				t.Errorf("Check(%q):\n got reason %s, table %q, function %q: %v\nwant reason %s, table %q, function %q",
 					a.query, e.Reason, e.Table, e.Function, err, a.reason, a.table, a.function)
@@ -360,9 +358,7 @@ var accepted = []string{
 func TestCheckAcceptsQueries(t *testing.T) {
 	rules := testRules()
 	for _, q := range accepted {
-		if err := Check(q, rules); err != nil {
-			t.Errorf("Check(%q) = %v", q, err)
-		}
+		assert.NoError(t, Check(q, rules), "Check(%q)", q)
 	}
 }
 
@@ -383,9 +379,7 @@ func TestCheckAcceptsInsightSQL(t *testing.T) {
 			continue // DDL and reads of the library's own tables
 		}
 		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sql, _, _ := strings.Cut(string(b), "\n-- args:")
 		n := 0
 		sql = markers.ReplaceAllStringFunc(sql, func(string) string {
@@ -405,15 +399,11 @@ func TestCheckAcceptsInsightSQL(t *testing.T) {
 func TestRulesAllowMore(t *testing.T) {
 	q := `SELECT my_udf(event) FROM events, my_series(3) s`
 	base := testRules()
-	if err := Check(q, base); err == nil {
-		t.Fatal("unknown functions passed")
-	}
+	require.Error(t, Check(q, base), "unknown functions passed")
 	more := testRules()
 	more.Functions = []string{"MY_UDF"}
 	more.TableFunctions = []string{"my_series"}
-	if err := Check(q, more); err != nil {
-		t.Fatalf("Check with Functions and TableFunctions: %v", err)
-	}
+	require.NoError(t, Check(q, more), "Check with Functions and TableFunctions")
 }
 
 func TestRulesCannotAllowProtected(t *testing.T) {
@@ -445,9 +435,7 @@ func TestRulesCannotAllowProtected(t *testing.T) {
 }
 
 func TestZeroRulesReadNothing(t *testing.T) {
-	if err := Check("SELECT 1 + 1", nil); err != nil {
-		t.Fatalf("a query without tables: %v", err)
-	}
+	require.NoError(t, Check("SELECT 1 + 1", nil), "a query without tables")
 	var e *Error
 	if err := Check("SELECT * FROM events", nil); !errors.As(err, &e) || e.Reason != ReasonTable {
 		t.Fatalf("Check under nil rules = %v", err)
@@ -458,9 +446,7 @@ func TestErrorPosition(t *testing.T) {
 	q := "SELECT 1\nFROM events e,\n  \u00e9t\u00e9, sqlite_master"
 	err := Check(q, testRules())
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("Check = %v", err)
-	}
+	require.ErrorAs(t, err, &e, "Check")
 	// The unquoted é is refused first, at line 3, column 3.
 	if e.Line != 3 || e.Column != 3 || e.Reason != ReasonAmbiguous {
 		t.Fatalf("got %d:%d %s: %v", e.Line, e.Column, e.Reason, err)
@@ -476,9 +462,7 @@ func TestErrorEchoIsBounded(t *testing.T) {
 	long := strings.Repeat("x", 10000)
 	err := Check(`SELECT * FROM "`+long+`"`, testRules())
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("Check = %v", err)
-	}
+	require.ErrorAs(t, err, &e, "Check")
 	if len(e.Error()) > 200 || len(e.Table) > maxEcho+3 {
 		t.Fatalf("error repeats %d bytes: %q", len(e.Error()), e.Error())
 	}
@@ -491,9 +475,7 @@ func TestDeepNestingIsRefused(t *testing.T) {
 		t.Fatalf("Check = %v", err)
 	}
 	q = "SELECT " + strings.Repeat("(", 50) + "1" + strings.Repeat(")", 50)
-	if err := Check(q, nil); err != nil {
-		t.Fatalf("50 levels: %v", err)
-	}
+	require.NoError(t, Check(q, nil), "50 levels")
 }
 
 // TestNestedJoinsTakeLinearTime: "((SELECT ...) AS a JOIN b ON ...)"
@@ -504,10 +486,6 @@ func TestNestedJoinsTakeLinearTime(t *testing.T) {
 	for range 40 {
 		q = "((SELECT * FROM " + q + ") AS a JOIN events b ON 1)"
 	}
-	if err := Check("SELECT * FROM "+q, testRules()); err != nil {
-		t.Fatal(err)
-	}
-	if err := Check("SELECT * FROM "+strings.Replace(q, "events b", "endpointkit_endpoints b", 1), testRules()); err == nil {
-		t.Fatal("the library table in the outermost join passed")
-	}
+	require.NoError(t, Check("SELECT * FROM "+q, testRules()))
+	require.Error(t, Check("SELECT * FROM "+strings.Replace(q, "events b", "endpointkit_endpoints b", 1), testRules()), "the library table in the outermost join passed")
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -22,16 +24,13 @@ const tenantVar = "__endpointkit_tenant"
 func openSQLite(t testing.TB, projects ...string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1) // one connection: one in-memory database
 	t.Cleanup(func() { db.Close() })
 	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		_, err := db.Exec(q, args...)
+		require.NoError(t, err, "%s", q)
 	}
 	exec(`CREATE TABLE events (uuid TEXT PRIMARY KEY, project_id TEXT NOT NULL, event TEXT NOT NULL,
 		distinct_id TEXT NOT NULL, timestamp TEXT NOT NULL, properties TEXT NOT NULL)`)
@@ -70,21 +69,15 @@ func openSQLite(t testing.TB, projects ...string) *sql.DB {
 func run(t testing.TB, db *sql.DB, query string, values map[string]any) ([]string, [][]string, error) {
 	t.Helper()
 	tmpl, err := placeholder.Compile(query)
-	if err != nil {
-		t.Fatalf("Compile(%q): %v", query, err)
-	}
+	require.NoError(t, err, "Compile(%q)", query)
 	vals := map[string]any{}
 	for _, n := range tmpl.Names() {
 		v, ok := values[n]
-		if !ok {
-			t.Fatalf("no value for %s", n)
-		}
+		require.True(t, ok, "no value for %s", n)
 		vals[n] = v
 	}
 	q, args, err := tmpl.Render(engine.SQLite, vals)
-	if err != nil {
-		t.Fatalf("Render: %v", err)
-	}
+	require.NoError(t, err, "Render")
 	rows, err := db.Query(q, args...)
 	if err != nil {
 		return nil, nil, err
@@ -161,9 +154,7 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 		for _, p := range []string{"1", "2"} {
 			values := map[string]any{"event": "purchase", "from": "2025-05-01", "to": "2025-05-05", tenantVar: p}
 			wantCols, want, err := run(t, only[p], q, values)
-			if err != nil {
-				t.Fatalf("the original query on project %s's rows: %v\n%s", p, err, q)
-			}
+			require.NoError(t, err, "the original query on project %s's rows: %v\n%s", p, err, q)
 			gotCols, got, err := run(t, both, scoped, values)
 			if err != nil {
 				t.Errorf("the scoped query failed: %v\n%s", err, scoped)
@@ -173,9 +164,7 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 				t.Errorf("project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want)
 			}
 			_, unscoped, err := run(t, both, q, values)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !reflect.DeepEqual(unscoped, want) {
 				differ++
 			}
@@ -202,21 +191,15 @@ func TestScopeRestrictsColumns(t *testing.T) {
 			t.Fatalf("unscoped %q fails already: %v", q, err)
 		}
 		scoped, err := Scope(q, rules, tenantVar)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if _, _, err := run(t, db, scoped, values); err == nil || !strings.Contains(err.Error(), "no such column") {
 			t.Errorf("scoped %q = %v, want no such column", scoped, err)
 		}
 	}
 	scoped, err := Scope(`SELECT * FROM users ORDER BY id`, rules, tenantVar)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cols, rows, err := run(t, db, scoped, values)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !reflect.DeepEqual(cols, []string{"id", "name"}) || len(rows) != 3 || rows[0][1] != "name-1-0" {
 		t.Fatalf("SELECT * FROM users gave %v %v", cols, rows)
 	}
@@ -268,9 +251,7 @@ func TestScopeRewrite(t *testing.T) {
 			t.Errorf("Scope(%q): %v", c.in, err)
 			continue
 		}
-		if got != c.want {
-			t.Errorf("Scope(%q)\n got %s\nwant %s", c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, got, "Scope(%q)", c.in)
 		again, err := Scope(got, rules, "t")
 		if err != nil || again != got {
 			t.Errorf("Scope is not idempotent on %q: %q, %v", got, again, err)
@@ -285,9 +266,8 @@ func TestScopeNeedsATenantName(t *testing.T) {
 			t.Errorf("Scope with tenant %q = %v, want a configuration error", name, err)
 		}
 	}
-	if _, err := Scope("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, ""); err != nil {
-		t.Errorf("no tenant column, no tenant name: %v", err)
-	}
+	_, err := Scope("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, "")
+	assert.NoError(t, err, "no tenant column, no tenant name")
 }
 
 // TestSQLiteAttacksAreReal runs SQLite attacks from the table raw, to
@@ -311,8 +291,6 @@ func TestSQLiteAttacksAreReal(t *testing.T) {
 		if err != nil || len(rows) == 0 {
 			t.Errorf("raw %q read nothing: %v", q, err)
 		}
-		if err := Check(q, testRules()); err == nil {
-			t.Errorf("Check(%q) passed", q)
-		}
+		assert.Error(t, Check(q, testRules()), "Check(%q) passed", q)
 	}
 }

@@ -3,6 +3,7 @@ package variable
 import (
 	"encoding/json"
 	"errors"
+	"github.com/stretchr/testify/require"
 	"math"
 	"reflect"
 	"slices"
@@ -80,9 +81,7 @@ func checkRejection(t *testing.T, v Variable, raw, got any, err error) {
 		t.Fatalf("%s: Coerce(%#v) returned %#v beside an error", v.Type, raw, got)
 	}
 	msg := err.Error()
-	if !strings.HasPrefix(msg, `variable "`+v.CodeName+`": expected `+string(v.Type)+", got ") {
-		t.Fatalf("message %q does not name the variable and type", msg)
-	}
+	require.True(t, strings.HasPrefix(msg, `variable "`+v.CodeName+`": expected `+string(v.Type)+", got "), "message %q does not name the variable and type", msg)
 	if len(msg) > 600 {
 		t.Fatalf("message of %d bytes repeats too much of the value: %q", len(msg), msg)
 	}

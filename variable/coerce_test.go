@@ -3,6 +3,8 @@ package variable
 import (
 	"encoding/json"
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math"
 	"reflect"
 	"strings"
@@ -31,9 +33,7 @@ func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
 				t.Errorf("%s: Coerce(%#v) error %T is not a *ValueError", v.Type, tc.raw, err)
 				continue
 			}
-			if !errors.Is(err, ErrInvalidValue) {
-				t.Errorf("%s: Coerce(%#v) error does not wrap ErrInvalidValue", v.Type, tc.raw)
-			}
+			assert.ErrorIs(t, err, ErrInvalidValue, "%s: Coerce(%#v) error does not wrap ErrInvalidValue", v.Type, tc.raw)
 			if ve.Reason != tc.reason || ve.CodeName != v.CodeName || ve.Type != v.Type || !sameValue(ve.Value, tc.raw) {
 				t.Errorf("%s: Coerce(%#v) error = %#v, want Reason %q and the variable's code_name, type and raw value", v.Type, tc.raw, ve, tc.reason)
 			}
@@ -46,9 +46,7 @@ func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
 			t.Errorf("%s: Coerce(%#v): %v", v.Type, tc.raw, err)
 			continue
 		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: Coerce(%#v) = %#v (%T), want %#v (%T)", v.Type, tc.raw, got, got, tc.want, tc.want)
-		}
+		assert.Equal(t, tc.want, got, "%s: Coerce(%#v)", v.Type, tc.raw)
 	}
 }
 
@@ -288,16 +286,10 @@ func TestCoerceIdempotent(t *testing.T) {
 		{Variable{CodeName: "l", Type: List, Values: []string{"a", "b"}, IsMulti: true}, []any{"b", "a"}},
 	} {
 		first, err := tc.v.Coerce(tc.raw, now)
-		if err != nil {
-			t.Fatalf("%s: Coerce(%#v): %v", tc.v.Type, tc.raw, err)
-		}
+		require.NoError(t, err, "%s: Coerce(%#v)", tc.v.Type, tc.raw)
 		second, err := tc.v.Coerce(first, now.Add(1000*time.Hour))
-		if err != nil {
-			t.Fatalf("%s: Coerce of its own result %#v: %v", tc.v.Type, first, err)
-		}
-		if !reflect.DeepEqual(first, second) {
-			t.Errorf("%s: Coerce(%#v) = %#v, but coercing that again gives %#v", tc.v.Type, tc.raw, first, second)
-		}
+		require.NoError(t, err, "%s: Coerce of its own result %#v", tc.v.Type, first)
+		assert.Equal(t, second, first, "%s: Coerce(%#v)", tc.v.Type, tc.raw)
 	}
 }
 
@@ -323,9 +315,7 @@ func TestCoerceDecodingIndependent(t *testing.T) {
 			numErr := dec.Decode(&numbered)
 			a, errA := v.Coerce(json.RawMessage(doc), now)
 			b, errB := v.Coerce(numbered, now)
-			if numErr != nil {
-				t.Fatalf("decode %s: %v", doc, numErr)
-			}
+			require.NoError(t, numErr, "decode %s", doc)
 			if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
 				t.Errorf("%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB)
 			}
@@ -365,12 +355,8 @@ func TestValueErrorMessage(t *testing.T) {
 		{Variable{CodeName: "n", Type: Number}, []string{"a"}, `variable "n": expected Number, got ["a"]: an array is not a single value`},
 	} {
 		_, err := tc.v.Coerce(tc.raw, now)
-		if err == nil {
-			t.Fatalf("Coerce(%#v) accepted", tc.raw)
-		}
-		if err.Error() != tc.want {
-			t.Errorf("message\n got  %s\n want %s", err.Error(), tc.want)
-		}
+		require.Error(t, err, "Coerce(%#v) accepted", tc.raw)
+		assert.Equal(t, tc.want, err.Error(), "message")
 	}
 }
 
@@ -394,9 +380,7 @@ func decodeWithDecoder(t *testing.T, doc string) any {
 	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %q: %v", doc, err)
-	}
+	require.NoError(t, dec.Decode(&v), "decode %q", doc)
 	return v
 }
 

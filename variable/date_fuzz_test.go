@@ -1,7 +1,7 @@
 package variable
 
 import (
-	"errors"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 	"time"
@@ -35,12 +35,8 @@ func FuzzParseDate(f *testing.F) {
 		}
 		checkDate(t, s, ts)
 		e, err := ParseDateExpr(s)
-		if err != nil {
-			t.Fatalf("ParseDate(%q) succeeded but ParseDateExpr failed: %v", s, err)
-		}
-		if ts.DateOnly != (e.Precision() == 24*time.Hour) {
-			t.Fatalf("%q: DateOnly %v but Precision %v", s, ts.DateOnly, e.Precision())
-		}
+		require.NoError(t, err, "ParseDate(%q) succeeded but ParseDateExpr", s)
+		require.Equal(t, e.Precision() == 24*time.Hour, ts.DateOnly, "%q: DateOnly %v but Precision %v", s, ts.DateOnly, e.Precision())
 		if e.Relative() {
 			return
 		}
@@ -61,9 +57,7 @@ func FuzzParseDate(f *testing.F) {
 func checkDateError(t *testing.T, s string, err error) {
 	t.Helper()
 	var de *DateError
-	if !errors.As(err, &de) {
-		t.Fatalf("ParseDate(%q) error %T %v is not a *DateError", s, err, err)
-	}
+	require.ErrorAs(t, err, &de, "ParseDate(%q)", s)
 	if len(de.Input) > 200 || !strings.HasPrefix(s, de.Input) || de.Truncated != (len(de.Input) < len(s)) {
 		t.Fatalf("ParseDate(%q): Input %q, Truncated %v", s, de.Input, de.Truncated)
 	}
@@ -102,7 +96,5 @@ func checkAgainstTimeParse(t *testing.T, s string, ts Timestamp) {
 	if err != nil {
 		return
 	}
-	if !want.Equal(ts.Time) {
-		t.Fatalf("ParseDate(%q) = %v, time.Parse gives %v", s, ts.Time, want)
-	}
+	require.True(t, want.Equal(ts.Time), "ParseDate(%q) = %v, time.Parse gives %v", s, ts.Time, want)
 }

@@ -3,6 +3,8 @@ package variable
 import (
 	"encoding/json"
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 	"time"
@@ -295,26 +297,18 @@ func TestDateExpr(t *testing.T) {
 		{"yEnd", true, 24 * time.Hour},
 	} {
 		e, err := ParseDateExpr(tc.in)
-		if err != nil {
-			t.Fatalf("ParseDateExpr(%q): %v", tc.in, err)
-		}
+		require.NoError(t, err, "ParseDateExpr(%q)", tc.in)
 		if e.Relative() != tc.relative || e.Precision() != tc.precision || e.String() != tc.in {
 			t.Errorf("ParseDateExpr(%q) = relative %v, precision %v, text %q; want %v, %v", tc.in, e.Relative(), e.Precision(), e.String(), tc.relative, tc.precision)
 		}
 		// Precision is exactly what the resolved value names.
 		ts, err := e.Resolve(dateNow)
-		if err != nil {
-			t.Fatalf("Resolve(%q): %v", tc.in, err)
-		}
-		if ts.DateOnly != (tc.precision == 24*time.Hour) {
-			t.Errorf("Resolve(%q).DateOnly = %v with precision %v", tc.in, ts.DateOnly, tc.precision)
-		}
+		require.NoError(t, err, "Resolve(%q)", tc.in)
+		assert.Equal(t, tc.precision == 24*time.Hour, ts.DateOnly, "Resolve(%q).DateOnly = %v with precision %v", tc.in, ts.DateOnly, tc.precision)
 	}
 	// A relative date is checked without a clock, resolved with one.
 	e, err := ParseDateExpr("-2025y")
-	if err != nil {
-		t.Fatalf("ParseDateExpr(-2025y): %v", err)
-	}
+	require.NoError(t, err, "ParseDateExpr(-2025y)")
 	if _, err := e.Resolve(dateNow); err == nil {
 		t.Error("-2025y resolved in 2025: want an error")
 	}
@@ -356,9 +350,7 @@ func TestDateError(t *testing.T) {
 	} {
 		_, err := ParseDate(tc.in, dateNow)
 		var de *DateError
-		if !errors.As(err, &de) {
-			t.Fatalf("ParseDate(%d bytes) = %v, want a *DateError", len(tc.in), err)
-		}
+		require.ErrorAs(t, err, &de, "ParseDate(%d bytes)", len(tc.in))
 		if de.Input != tc.want || de.Truncated != (len(tc.in) > 200) || !utf8.ValidString(de.Input) {
 			t.Errorf("ParseDate(%d bytes): Input %d bytes (%q...), Truncated %v; want %d bytes", len(tc.in), len(de.Input), de.Input[:10], de.Truncated, len(tc.want))
 		}
@@ -428,8 +420,6 @@ func TestAddMonthsClamped(t *testing.T) {
 		{day(1, 1, 1), -1, day(0, 12, 1)},
 	} {
 		got := addMonthsClamped(tc.from.Time, tc.months)
-		if !got.Equal(tc.want.Time) {
-			t.Errorf("addMonthsClamped(%v, %d) = %v, want %v", tc.from, tc.months, got, tc.want)
-		}
+		assert.True(t, got.Equal(tc.want.Time), "addMonthsClamped(%v, %d) = %v, want %v", tc.from, tc.months, got, tc.want)
 	}
 }

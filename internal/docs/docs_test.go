@@ -3,6 +3,8 @@
 package docs
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"os/exec"
 	"regexp"
@@ -17,9 +19,7 @@ const module = "github.com/endpointkit/endpointkit/"
 // package of the module, and nothing that is not one.
 func TestDesignListsEveryPackage(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/design.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	layout := string(doc)
 	start := strings.Index(layout, "## Layout")
 	if start < 0 {
@@ -34,9 +34,7 @@ func TestDesignListsEveryPackage(t *testing.T) {
 		listed = append(listed, m[1])
 	}
 	out, err := exec.Command("go", "list", "../../...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	require.NoError(t, err, "go list")
 	var pkgs []string
 	for _, p := range strings.Fields(string(out)) {
 		pkgs = append(pkgs, strings.TrimPrefix(p, module))
@@ -44,14 +42,10 @@ func TestDesignListsEveryPackage(t *testing.T) {
 	slices.Sort(listed)
 	slices.Sort(pkgs)
 	for _, p := range pkgs {
-		if !slices.Contains(listed, p) {
-			t.Errorf("package %s is not in docs/design.md's Layout table", p)
-		}
+		assert.True(t, slices.Contains(listed, p), "package %s is not in docs/design.md's Layout table", p)
 	}
 	for _, p := range listed {
-		if !slices.Contains(pkgs, p) {
-			t.Errorf("docs/design.md's Layout table lists %s, which is not a package", p)
-		}
+		assert.True(t, slices.Contains(pkgs, p), "docs/design.md's Layout table lists %s, which is not a package", p)
 	}
 }
 
@@ -59,17 +53,11 @@ func TestDesignListsEveryPackage(t *testing.T) {
 // and the README names it.
 func TestLicense(t *testing.T) {
 	b, err := os.ReadFile("../../LICENSE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !strings.HasPrefix(string(b), "MIT License\n") || !strings.Contains(string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"") {
 		t.Fatal("LICENSE is not the MIT License text")
 	}
 	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "[MIT License](LICENSE)") {
-		t.Fatal("the README does not name the licence")
-	}
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "[MIT License](LICENSE)", "the README does not name the licence")
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 var fuzzSeeds = []string{
@@ -131,9 +132,7 @@ func checkScan(t *testing.T, s string) {
 		}
 		return
 	}
-	if !closed {
-		t.Fatalf("Scan(%q) succeeded, yet a quote or comment is left open", s)
-	}
+	require.True(t, closed, "Scan(%q) succeeded, yet a quote or comment is left open", s)
 	starts := map[int]bool{}
 	prevEnd := 0
 	for _, p := range got {
@@ -141,9 +140,7 @@ func checkScan(t *testing.T, s string) {
 			t.Fatalf("Scan(%q): bad span %+v", s, p)
 		}
 		prevEnd = p.End
-		if !allCode(code, p.Start, p.End) {
-			t.Fatalf("Scan(%q): %+v lies inside a quote or comment", s, p)
-		}
+		require.True(t, allCode(code, p.Start, p.End), "Scan(%q): %+v lies inside a quote or comment", s, p)
 		m := wholePlaceholder.FindStringSubmatch(s[p.Start:p.End])
 		if m == nil || m[1] != p.Name {
 			t.Fatalf("Scan(%q): %+v spans %q", s, p, s[p.Start:p.End])
@@ -189,9 +186,7 @@ func checkScanFor(t *testing.T, s string) {
 	for _, e := range engine.All() {
 		tmpl, err := CompileFor(e.Lexical(), s)
 		if err != nil {
-			if !errors.Is(err, ErrSyntax) {
-				t.Fatalf("%s: CompileFor(%q): %v is not a syntax error", e.Name(), s, err)
-			}
+			require.ErrorIs(t, err, ErrSyntax, "%s: CompileFor(%q)", e.Name(), s)
 			continue
 		}
 		got := tmpl.Placeholders()
@@ -243,19 +238,11 @@ func FuzzRender(f *testing.F) {
 		}
 		for _, d := range engine.All() {
 			query, args, err := tpl.Render(d, valuesOf(value))
-			if err != nil {
-				t.Fatalf("Render(%s, %q): %v", d.Name(), s, err)
-			}
+			require.NoError(t, err, "Render(%s, %q)", d.Name(), s)
 			again, err := Scan(query)
-			if err != nil {
-				t.Fatalf("Scan of %s rendering %q: %v", d.Name(), query, err)
-			}
-			if len(again) != 0 {
-				t.Fatalf("%s rendering %q still holds %+v", d.Name(), query, again)
-			}
-			if (len(args) == 0) != (len(tpl.Placeholders()) == 0) {
-				t.Fatalf("%s rendering of %q: %d arguments for %d placeholders", d.Name(), s, len(args), len(tpl.Placeholders()))
-			}
+			require.NoError(t, err, "Scan of %s rendering %q", d.Name(), query)
+			require.Empty(t, again, "%s rendering %q still holds", d.Name(), query)
+			require.Equal(t, len(tpl.Placeholders()) == 0, len(args) == 0, "%s rendering of %q: %d arguments for %d placeholders", d.Name(), s, len(args), len(tpl.Placeholders()))
 			// The text never depends on the values, only the arguments do.
 			other, _, err := tpl.Render(d, valuesOf(value+"\x00'\"`"))
 			if err != nil || other != query {
@@ -278,11 +265,7 @@ func FuzzAppendString(f *testing.F) {
 		}
 		var got string
 		query := "SELECT " + string(engine.SQLite.AppendString(nil, s))
-		if err := db.QueryRowContext(context.Background(), query).Scan(&got); err != nil {
-			t.Fatalf("%q: %v", query, err)
-		}
-		if got != s {
-			t.Fatalf("%q read back as %q", s, got)
-		}
+		require.NoError(t, db.QueryRowContext(context.Background(), query).Scan(&got), "%q", query)
+		require.Equal(t, s, got)
 	})
 }

@@ -1,6 +1,7 @@
 package placeholder
 
 import (
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -37,9 +38,7 @@ func TestTemplateStatement(t *testing.T) {
 		{"; SELECT 1", "; SELECT 1", 0, 1, 1},
 	} {
 		tpl, err := Compile(tc.src)
-		if err != nil {
-			t.Fatalf("Compile(%q): %v", tc.src, err)
-		}
+		require.NoError(t, err, "Compile(%q)", tc.src)
 		want := Statement{Body: tc.body, Second: tc.second, Line: tc.line, Column: tc.column}
 		if got := tpl.Statement(); got != want {
 			t.Errorf("Compile(%q).Statement() = %+v; want %+v", tc.src, got, want)

@@ -2,6 +2,7 @@ package lru
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -110,9 +111,7 @@ func TestAgainstModel(t *testing.T) {
 					got, want = fmt.Sprint(c.Remove(k)), fmt.Sprint(m.remove(k))
 				}
 			}
-			if got != want {
-				t.Fatalf("seed %d step %d: got %s, want %s", seed, step, got, want)
-			}
+			require.Equal(t, want, got, "seed %d step %d", seed, step)
 			if c.Len() != len(m.entries) || c.Size() != m.used() || c.Size() > limit {
 				t.Fatalf("seed %d step %d: len %d size %d, want %d %d (max %d)", seed, step, c.Len(), c.Size(), len(m.entries), m.used(), limit)
 			}

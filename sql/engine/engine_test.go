@@ -485,6 +485,6 @@ func TestPageKeepsOrder(t *testing.T) {
 			got = append(got, text(t, v))
 		}
 		require.NoError(t, rows.Err())
-		assert.Equal(t, ([]string{"c", "d", "e"}), got, "%v", q)
+		assert.Equal(t, []string{"c", "d", "e"}, got, "%v", q)
 	})
 }

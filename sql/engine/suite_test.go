@@ -85,7 +85,7 @@ func TestEveryEngine(t *testing.T) {
 			w = &recorder{}
 			e.Contains(w, func() { w.WriteString("HAY") }, "needle")
 			assert.Contains(t, w.sql, "HAY")
-			assert.Equal(t, ([]any{"needle"}), w.args)
+			assert.Equal(t, []any{"needle"}, w.args)
 
 			cols := []Column{{"a", Text}, {"b", Int}, {"v", Float}}
 			s, sub := e.CreateTable("t", cols), e.QuoteIdent("t")

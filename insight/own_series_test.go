@@ -1,6 +1,7 @@
 package insight
 
 import (
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -11,9 +12,7 @@ func TestSeriesShareNothing(t *testing.T) {
 	trends := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"day",
 		"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"},"breakdownFilter":{"breakdown":"x"}}`)
 	res, err := trends.Shape([][]any{{int64(0), "2025-05-01 00:00:00", "v", int64(2), int64(0)}, {int64(0), "2025-05-02 00:00:00", "w", int64(1), int64(0)}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if len(res.Series) < 2 {
 		t.Fatalf("%d series, want 2 or more", len(res.Series))
 	}
@@ -26,9 +25,7 @@ func TestSeriesShareNothing(t *testing.T) {
 	lifecycle := compiled(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"day",
 		"dateRange":{"date_from":"2025-05-03","date_to":"2025-05-04"}}`)
 	res, err = lifecycle.Shape(nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if len(res.Lifecycle) < 2 || res.Lifecycle[1].Action.ID == nil {
 		t.Fatalf("lifecycle series %+v", res.Lifecycle)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBoundContext: a timeout becomes the context's deadline unless the
@@ -25,7 +26,6 @@ func TestBoundContext(t *testing.T) {
 	}
 	none, cancelNone := driver.BoundContext(context.Background(), 0)
 	defer cancelNone()
-	if _, ok := none.Deadline(); ok {
-		t.Fatal("no timeout set a deadline")
-	}
+	_, ok := none.Deadline()
+	require.False(t, ok, "no timeout set a deadline")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -266,9 +267,7 @@ var brokenExecutors = []brokenCase{
 // newSQLite is the working executor the broken ones wrap.
 func newSQLite(t *testing.T) driver.Executor {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	return sqlexec.New(db, engine.SQLite)
@@ -311,9 +310,7 @@ func TestSuiteCatchesBrokenExecutors(t *testing.T) {
 				got = append(got, m[1])
 			}
 			slices.Sort(got)
-			if !slices.Equal(got, c.fails) {
-				t.Fatalf("failed checks = %q, want %q\n%s", got, c.fails, out)
-			}
+			require.True(t, slices.Equal(got, c.fails), "failed checks = %q, want %q\n%s", got, c.fails, out)
 			wantCode := 0
 			if len(c.fails) > 0 {
 				wantCode = 1

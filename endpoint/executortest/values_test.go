@@ -1,6 +1,9 @@
 package executortest
 
-import "testing"
+import (
+	"github.com/stretchr/testify/require"
+	"testing"
+)
 
 func TestSameValue(t *testing.T) {
 	type named string
@@ -38,9 +41,7 @@ func TestSameValue(t *testing.T) {
 		{"text as integer", int64(7), "007", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := sameValue(tc.got, tc.want); got != tc.same {
-				t.Fatalf("sameValue(%T(%#v), %T(%#v)) = %v, want %v", tc.got, tc.got, tc.want, tc.want, got, tc.same)
-			}
+			require.Equal(t, tc.same, sameValue(tc.got, tc.want), "sameValue(%T(%#v), %T(%#v))", tc.got, tc.got, tc.want, tc.want)
 		})
 	}
 }
@@ -60,9 +61,7 @@ func TestSameRows(t *testing.T) {
 		{"columns swapped", [][]any{{"a", int64(1), nil}, {"b", int64(2), 1.5}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := sameRows(tc.got, want); got != tc.same {
-				t.Fatalf("sameRows(%s) = %v, want %v", describe(tc.got), got, tc.same)
-			}
+			require.Equal(t, tc.same, sameRows(tc.got, want), "sameRows(%s)", describe(tc.got))
 		})
 	}
 	if !sameRows(nil, nil) || !sameRows([][]any{}, nil) {
@@ -73,7 +72,5 @@ func TestSameRows(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	got := describe([][]any{{int64(1), []byte("a"), nil}, {"b"}})
 	want := `[(int64(1), []uint8([]byte{0x61}), <nil>(<nil>)) (string("b"))]`
-	if got != want {
-		t.Fatalf("describe = %s, want %s", got, want)
-	}
+	require.Equal(t, want, got, "describe")
 }

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"database/sql"
+	"github.com/stretchr/testify/require"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -11,21 +12,13 @@ import (
 
 func TestHandWrittenHandler(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := Load(context.Background(), db, 500, 7); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Load(context.Background(), db, 500, 7))
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND event = 'purchase'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Fatal("no purchase in the demo events: the count case proves nothing")
-	}
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND event = 'purchase'").Scan(&n))
+	require.NotEqual(t, 0, n, "no purchase in the demo events: the count case proves nothing")
 	h := HandWrittenHandler(db, "k")
 	for _, c := range []struct {
 		path, key, body string

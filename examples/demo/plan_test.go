@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/scope"
+	"github.com/stretchr/testify/require"
 )
 
 // scopedCounts are reads of one project's events as the library sends
@@ -30,22 +31,14 @@ func plan(t *testing.T, db *sql.DB, e engine.Engine, explain, q string) string {
 	t.Helper()
 	rules := &access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}
 	tmpl, _, err := scope.New(rules, "1", e).Compile(q)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	st, err := tmpl.Render(map[string]any{"e": "purchase", "from": "2025-05-20 00:00:00"})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	rows, err := db.Query(explain+" "+st.SQL(), st.Args()...)
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", st.SQL(), err)
-	}
+	require.NoError(t, err, "%v", st.SQL())
 	defer rows.Close()
 	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var out strings.Builder
 	for rows.Next() {
 		vals := make([]any, len(cols))
@@ -53,9 +46,7 @@ func plan(t *testing.T, db *sql.DB, e engine.Engine, explain, q string) string {
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Scan(ptrs...))
 		for i, v := range vals {
 			if b, ok := v.([]byte); ok { // MySQL's text
 				vals[i] = string(b)
@@ -63,9 +54,7 @@ func plan(t *testing.T, db *sql.DB, e engine.Engine, explain, q string) string {
 		}
 		fmt.Fprintln(&out, vals...)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, rows.Err())
 	return out.String()
 }
 
@@ -77,26 +66,16 @@ func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		db, err := sql.Open("sqlite", ":memory:")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		db.SetMaxOpenConns(1)
 		defer db.Close()
-		if err := demo.Load(ctx, db, 3000, 1); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := demo.Insert(ctx, db, engine.SQLite, "2", 3000, 2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.Load(ctx, db, 3000, 1))
+		require.NoError(t, demo.Insert(ctx, db, engine.SQLite, "2", 3000, 2))
 		_, err = db.Exec("ANALYZE")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, c := range scopedCounts {
 			p := plan(t, db, engine.SQLite, "EXPLAIN QUERY PLAN", c.sql)
-			if s, sub := p, c.index; !strings.Contains(s, sub) {
-				t.Fatalf("%s:\n%s: %q does not contain %q", c.sql, p, s, sub)
-			}
+			require.Contains(t, p, c.index, "%s", c.sql)
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -104,32 +83,20 @@ func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 		db := testdb.Postgres(t)
 		for _, stmt := range demo.SchemaFor(engine.PostgreSQL) {
 			_, err := db.Exec(stmt)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 		}
-		if err := demo.Insert(ctx, db, engine.PostgreSQL, "1", 3000, 1); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := demo.Insert(ctx, db, engine.PostgreSQL, "2", 3000, 2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.Insert(ctx, db, engine.PostgreSQL, "1", 3000, 1))
+		require.NoError(t, demo.Insert(ctx, db, engine.PostgreSQL, "2", 3000, 2))
 		_, err := db.Exec("ANALYZE events")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		// Few rows: the planner would scan the table whatever its indexes.
 		// What is checked is that the index can serve the scoped read.
 		db.SetMaxOpenConns(1)
 		_, err = db.Exec("SET enable_seqscan = off")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, c := range scopedCounts {
 			p := plan(t, db, engine.PostgreSQL, "EXPLAIN", c.sql)
-			if s, sub := p, c.index; !strings.Contains(s, sub) {
-				t.Fatalf("%s:\n%s: %q does not contain %q", c.sql, p, s, sub)
-			}
+			require.Contains(t, p, c.index, "%s", c.sql)
 		}
 	})
 	t.Run("mariadb", func(t *testing.T) {
@@ -137,27 +104,17 @@ func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 		db := testdb.MySQL(t)
 		for _, stmt := range demo.SchemaFor(engine.MySQL) {
 			_, err := db.Exec(stmt)
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", stmt, err)
-			}
+			require.NoError(t, err, "%v", stmt)
 		}
-		if err := demo.Insert(ctx, db, engine.MySQL, "1", 3000, 1); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := demo.Insert(ctx, db, engine.MySQL, "2", 3000, 2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.Insert(ctx, db, engine.MySQL, "1", 3000, 1))
+		require.NoError(t, demo.Insert(ctx, db, engine.MySQL, "2", 3000, 2))
 		_, err := db.Exec("ANALYZE TABLE events")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		// The scope's derived table is merged into the read (MariaDB's
 		// derived_merge), so the index serves it: EXPLAIN's key column.
 		for _, c := range scopedCounts {
 			p := plan(t, db, engine.MySQL, "EXPLAIN", c.sql)
-			if s, sub := p, c.index; !strings.Contains(s, sub) {
-				t.Fatalf("%s:\n%s: %q does not contain %q", c.sql, p, s, sub)
-			}
+			require.Contains(t, p, c.index, "%s", c.sql)
 		}
 	})
 }

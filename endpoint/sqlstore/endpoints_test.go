@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestEndpointCreateGetVersions(t *testing.T) {
@@ -15,33 +17,21 @@ func TestEndpointCreateGetVersions(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "daily_count")
-		if err := st.Create(ctx, e, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, e, first))
 
 		got, err := st.Get(ctx, "p", "daily_count")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		if got, want := got, e; !reflect.DeepEqual(got, want) {
 			t.Errorf("got = %+v, want %+v", got, want)
 		}
 
 		v, err := st.Version(ctx, "p", e.ID, 1)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := v, first; !reflect.DeepEqual(got, want) {
-			t.Errorf("v = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, first, v)
 
 		vs, err := st.Versions(ctx, "p", e.ID)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := vs, ([]driver.Version{first}); !reflect.DeepEqual(got, want) {
-			t.Errorf("vs = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, []driver.Version{first}, vs)
 	})
 }
 
@@ -50,33 +40,19 @@ func TestEndpointNotFound(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		if err := st.Create(ctx, e, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, e, first))
 
 		_, err := st.Get(ctx, "p", "b")
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		_, err = st.Version(ctx, "p", e.ID, 2)
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		_, err = st.Versions(ctx, "p", "no-such-id")
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
-		if err := st.Delete(ctx, "p", "no-such-id"); !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
-		if err := st.MarkExecuted(ctx, "p", "no-such-id", t0); !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound)
+		assert.ErrorIs(t, st.Delete(ctx, "p", "no-such-id"), driver.ErrNotFound)
+		assert.ErrorIs(t, st.MarkExecuted(ctx, "p", "no-such-id", t0), driver.ErrNotFound)
 		other := e
 		other.ID = "no-such-id"
-		if err := st.Update(ctx, other, nil); !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, st.Update(ctx, other, nil), driver.ErrNotFound)
 	})
 }
 
@@ -85,32 +61,21 @@ func TestEndpointCreateConflict(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		if err := st.Create(ctx, e, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, e, first))
 
 		sameName, v := endpointFixture("p", "b")
 		sameName.Name = "a"
-		if err := st.Create(ctx, sameName, v); !errors.Is(err, driver.ErrConflict) {
-			t.Errorf("error %v is not %v", err, driver.ErrConflict)
-		}
+		assert.ErrorIs(t, st.Create(ctx, sameName, v), driver.ErrConflict)
 		sameID := sameName
 		sameID.ID, sameID.Name = e.ID, "c"
-		if err := st.Create(ctx, sameID, v); !errors.Is(err, driver.ErrConflict) {
-			t.Errorf("error %v is not %v", err, driver.ErrConflict)
-		}
+		assert.ErrorIs(t, st.Create(ctx, sameID, v), driver.ErrConflict)
 
 		list, err := st.List(ctx, "p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := list, ([]driver.Endpoint{e}); !reflect.DeepEqual(got, want) {
-			t.Errorf("refused creates leave nothing: list = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		got, want := list, ([]driver.Endpoint{e})
+		assert.Equal(t, want, got, "refused creates leave nothing: list")
 		_, err = st.Versions(ctx, "p", sameName.ID)
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 	})
 }
 
@@ -119,9 +84,7 @@ func TestEndpointUpdate(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
-		if err := st.Create(ctx, e, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, e, first))
 
 		// A rename and a description change, no new version; a
 		// soft-delete's instant round-trips.
@@ -129,13 +92,9 @@ func TestEndpointUpdate(t *testing.T) {
 		renamed.Name, renamed.Description, renamed.IsActive = "b", "new", false
 		deleted := e.CreatedAt.Add(time.Minute)
 		renamed.DeletedAt = &deleted
-		if err := st.Update(ctx, renamed, nil); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Update(ctx, renamed, nil))
 		_, err := st.Get(ctx, "p", "a")
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("the old name is gone: error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound, "the old name is gone")
 		// Soft-deleted: Get finds live endpoints only, List all.
 		if _, err := st.Get(ctx, "p", "b"); !errors.Is(err, driver.ErrNotFound) {
 			t.Errorf("Get of a soft-deleted endpoint: error %v is not %v", err, driver.ErrNotFound)
@@ -144,35 +103,21 @@ func TestEndpointUpdate(t *testing.T) {
 		if err != nil || len(list) != 1 {
 			t.Fatalf("List = %+v, %v; want one endpoint", list, err)
 		}
-		if got, want := list[0], renamed; !reflect.DeepEqual(got, want) {
-			t.Errorf("got = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, renamed, list[0])
 
 		// A new query: version 2.
 		e2, v2 := nextVersion(renamed, "SELECT 2 WHERE e = {variables.event}")
 		e2.IsMaterialized = true
 		e2.LastExecutedAt, e2.DeletedAt = nil, nil
-		if err := st.Update(ctx, e2, v2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Update(ctx, e2, v2))
 		got, err := st.Get(ctx, "p", "b")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := got, e2; !reflect.DeepEqual(got, want) {
-			t.Errorf("got = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, e2, got)
 		vs, err := st.Versions(ctx, "p", e.ID)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := vs, ([]driver.Version{first, *v2}); !reflect.DeepEqual(got, want) {
-			t.Errorf("vs = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, []driver.Version{first, *v2}, vs)
 		old, err := st.Version(ctx, "p", e.ID, 1)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		if got, want := old, first; !reflect.DeepEqual(got, want) {
 			t.Errorf("versions are immutable: old = %+v, want %+v", got, want)
 		}
@@ -184,13 +129,9 @@ func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		a, firstA := endpointFixture("p", "a")
-		if err := st.Create(ctx, a, firstA); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, a, firstA))
 		b, firstB := endpointFixture("p", "b")
-		if err := st.Create(ctx, b, firstB); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, b, firstB))
 
 		tests := []struct {
 			name   string
@@ -220,9 +161,7 @@ func TestEndpointUpdateConflictsChangeNothing(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				e, v := tt.update()
-				if err := st.Update(ctx, e, v); !errors.Is(err, driver.ErrConflict) {
-					t.Errorf("error %v is not %v", err, driver.ErrConflict)
-				}
+				assert.ErrorIs(t, st.Update(ctx, e, v), driver.ErrConflict)
 				assertUnchanged(t, st, []driver.Endpoint{a, b}, map[string][]driver.Version{a.ID: {firstA}, b.ID: {firstB}})
 			})
 		}
@@ -234,20 +173,12 @@ func assertUnchanged(t *testing.T, st driver.Store, want []driver.Endpoint, vers
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx, "p")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := list, want; !reflect.DeepEqual(got, want) {
-		t.Errorf("list = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, list)
 	for id, vs := range versions {
 		got, err := st.Versions(ctx, "p", id)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := got, vs; !reflect.DeepEqual(got, want) {
-			t.Errorf("got = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, vs, got)
 	}
 }
 
@@ -261,27 +192,19 @@ func TestWriteFailingMidwayChangesNothing(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		a, first := endpointFixture("p", "a")
-		if err := st.Create(ctx, a, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, a, first))
 		_, err := s.db.ExecContext(ctx, `CREATE TRIGGER refuse_versions BEFORE INSERT ON `+versionsTable+`
 			BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 
 		e, v := nextVersion(a, "SELECT 4")
 		e.Name = "renamed"
 		err = st.Update(ctx, e, v)
-		if err := err; !errors.Is(err, driver.ErrConflict) {
-			t.Errorf("error %v is not %v", err, driver.ErrConflict)
-		}
+		assert.ErrorIs(t, err, driver.ErrConflict)
 		assertUnchanged(t, st, []driver.Endpoint{a}, map[string][]driver.Version{a.ID: {first}})
 
 		b, firstB := endpointFixture("p", "b")
-		if err := st.Create(ctx, b, firstB); !errors.Is(err, driver.ErrConflict) {
-			t.Errorf("error %v is not %v", err, driver.ErrConflict)
-		}
+		assert.ErrorIs(t, st.Create(ctx, b, firstB), driver.ErrConflict)
 		assertUnchanged(t, st, []driver.Endpoint{a}, nil)
 	})
 }
@@ -292,9 +215,7 @@ func TestEndpointMarkExecuted(t *testing.T) {
 		st := s.Endpoints()
 		e, first := endpointFixture("p", "a")
 		e.LastExecutedAt = nil
-		if err := st.Create(ctx, e, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, e, first))
 
 		steps := []struct {
 			at   time.Time
@@ -307,29 +228,19 @@ func TestEndpointMarkExecuted(t *testing.T) {
 			{t0.Add(2*time.Hour + 1).In(time.FixedZone("X", 3600)), t0.Add(2*time.Hour + 1)}, // same instant, other zone
 		}
 		for _, step := range steps {
-			if err := st.MarkExecuted(ctx, "p", e.ID, step.at); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, st.MarkExecuted(ctx, "p", e.ID, step.at))
 			got, err := st.Get(ctx, "p", "a")
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got.LastExecutedAt == nil {
-				t.Fatalf("got.LastExecutedAt is nil")
-			}
+			require.NoError(t, err)
+			require.NotNil(t, got.LastExecutedAt, "got.LastExecutedAt is nil")
 			if got, want := *got.LastExecutedAt, step.want; !reflect.DeepEqual(got, want) {
 				t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
 			}
 			want := e
 			want.LastExecutedAt = got.LastExecutedAt
-			if got, want := got, want; !reflect.DeepEqual(got, want) {
-				t.Errorf("nothing else changes: got = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, want, got, "nothing else changes")
 		}
 		// Another project's endpoint of the same id is not touched.
-		if err := st.MarkExecuted(ctx, "q", e.ID, t0); !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, st.MarkExecuted(ctx, "q", e.ID, t0), driver.ErrNotFound)
 	})
 }
 
@@ -338,45 +249,25 @@ func TestEndpointDelete(t *testing.T) {
 		ctx := context.Background()
 		st := s.Endpoints()
 		a, firstA := endpointFixture("p", "a")
-		if err := st.Create(ctx, a, firstA); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, a, firstA))
 		a2, v2 := nextVersion(a, "SELECT 2")
-		if err := st.Update(ctx, a2, v2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Update(ctx, a2, v2))
 		b, firstB := endpointFixture("p", "b")
-		if err := st.Create(ctx, b, firstB); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, b, firstB))
 
-		if err := st.Delete(ctx, "p", a.ID); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Delete(ctx, "p", a.ID))
 		_, err := st.Get(ctx, "p", "a")
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		_, err = st.Version(ctx, "p", a.ID, 2)
-		if err := err; !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
-		if err := st.Delete(ctx, "p", a.ID); !errors.Is(err, driver.ErrNotFound) {
-			t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-		}
+		assert.ErrorIs(t, err, driver.ErrNotFound)
+		assert.ErrorIs(t, st.Delete(ctx, "p", a.ID), driver.ErrNotFound)
 		assertUnchanged(t, st, []driver.Endpoint{b}, map[string][]driver.Version{b.ID: {firstB}})
 
 		// The name and id can be used again, starting from version 1.
-		if err := st.Create(ctx, a, firstA); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, a, firstA))
 		vs, err := st.Versions(ctx, "p", a.ID)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := vs, ([]driver.Version{firstA}); !reflect.DeepEqual(got, want) {
-			t.Errorf("vs = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, []driver.Version{firstA}, vs)
 	})
 }
 
@@ -388,9 +279,7 @@ func TestEndpointListOrderAndIsolation(t *testing.T) {
 		// Go's byte order: upper case before lower case, '-' before '_'.
 		for _, name := range []string{"b", "a_x", "B", "a-x", "a"} {
 			e, v := endpointFixture("p", name)
-			if err := st.Create(ctx, e, v); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, st.Create(ctx, e, v))
 			want = append(want, e)
 		}
 		sortByName(want)
@@ -398,54 +287,31 @@ func TestEndpointListOrderAndIsolation(t *testing.T) {
 		for _, name := range []string{"a", "b"} {
 			e, v := endpointFixture("p", name)
 			e.ProjectID, e.Description = "q", "other project"
-			if err := st.Create(ctx, e, v); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, st.Create(ctx, e, v))
 		}
 
 		list, err := st.List(ctx, "p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := list, want; !reflect.DeepEqual(got, want) {
-			t.Errorf("list = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, want, list)
 		names := make([]string, len(list))
 		for i, e := range list {
 			names[i] = e.Name
 		}
-		if got, want := names, ([]string{"B", "a", "a-x", "a_x", "b"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("names = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, []string{"B", "a", "a-x", "a_x", "b"}, names)
 
 		got, err := st.Get(ctx, "q", "a")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := got.Description, "other project"; got != want {
-			t.Errorf("got.Description = %q, want %q", got, want)
-		}
-		if got, want := got.ProjectID, "q"; got != want {
-			t.Errorf("got.ProjectID = %q, want %q", got, want)
-		}
-		if err := st.Delete(ctx, "q", got.ID); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, "other project", got.Description)
+		assert.Equal(t, "q", got.ProjectID)
+		require.NoError(t, st.Delete(ctx, "q", got.ID))
 		_, err = st.Get(ctx, "p", "a")
-		if err != nil {
-			t.Errorf("deleting in q leaves p alone: unexpected error: %v", err)
-		}
+		assert.NoError(t, err, "deleting in q leaves p alone")
 
 		empty, err := st.List(ctx, "nobody")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if empty == nil {
-			t.Errorf("empty is nil")
-		}
-		if v := empty; !(len(v) == 0) {
-			t.Errorf("empty = %v, want it empty", v)
-		}
+		require.NoError(t, err)
+		assert.NotNil(t, empty, "empty is nil")
+		v := empty
+		assert.True(t, (len(v) == 0), "empty = %v, want it empty", v)
 	})
 }
 
@@ -456,20 +322,14 @@ func TestEndpointNoAliasing(t *testing.T) {
 		e, first := endpointFixture("p", "a")
 		e.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
 		first.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`)}
-		if err := st.Create(ctx, e, first); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, st.Create(ctx, e, first))
 
 		// Changing what was passed changes nothing stored.
 		e.Query.Insight[2] = 'X'
 		*e.LastExecutedAt = t0.Add(time.Hour)
 		got, err := st.Get(ctx, "p", "a")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := string(got.Query.Insight), (`{"kind":"TrendsQuery"}`); got != want {
-			t.Errorf("string(got.Query.Insight) = %q, want %q", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(got.Query.Insight))
 		if got, want := *got.LastExecutedAt, t0.Add(time.Minute); !reflect.DeepEqual(got, want) {
 			t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
 		}
@@ -477,23 +337,13 @@ func TestEndpointNoAliasing(t *testing.T) {
 		// Changing what was returned changes nothing stored.
 		got.Query.Insight[2] = 'Y'
 		v, err := st.Version(ctx, "p", e.ID, 1)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		v.Query.Insight[2] = 'Z'
 		again, err := st.Get(ctx, "p", "a")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := string(again.Query.Insight), (`{"kind":"TrendsQuery"}`); got != want {
-			t.Errorf("string(again.Query.Insight) = %q, want %q", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(again.Query.Insight))
 		v, err = st.Version(ctx, "p", e.ID, 1)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := string(v.Query.Insight), (`{"kind":"TrendsQuery"}`); got != want {
-			t.Errorf("string(v.Query.Insight) = %q, want %q", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"TrendsQuery"}`, string(v.Query.Insight))
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzQueryRoundTrip checks that any query text and insight bytes come
@@ -23,18 +24,12 @@ func FuzzQueryRoundTrip(f *testing.F) {
 		text, err := marshalQuery(in)
 		valid := validUTF8(kind) && validUTF8(sql) && (code == "" || validUTF8(code) && validUTF8(value))
 		if !valid {
-			if err == nil {
-				t.Fatalf("marshalQuery took text that is not UTF-8")
-			}
+			require.Error(t, err, "marshalQuery took text that is not UTF-8")
 			return
 		}
-		if err != nil {
-			t.Fatalf("marshalQuery: %v", err)
-		}
+		require.NoError(t, err, "marshalQuery")
 		out, err := unmarshalQuery(text)
-		if err != nil {
-			t.Fatalf("unmarshalQuery(%q): %v", text, err)
-		}
+		require.NoError(t, err, "unmarshalQuery(%q)", text)
 		if string(out.Insight) != string(insight) || (out.Insight == nil) != (insight == nil) {
 			t.Fatalf("insight %q came back as %q", insight, out.Insight)
 		}
@@ -55,9 +50,7 @@ func FuzzQueryRoundTrip(f *testing.F) {
 func FuzzUnmarshalValue(f *testing.F) {
 	for _, v := range []any{nil, "x", int64(1), 2.5, []string{"a"}, []any{map[string]any{"a": true}}} {
 		text, err := marshalValue(v)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(text)
 	}
 	f.Add(`{"t":"slice","v":null}`)

@@ -52,7 +52,10 @@ func FuzzTokens(f *testing.F) {
 			return
 		}
 		for i := 1; i < len(ends); i++ {
-			require.True(t, slices.Equal(ends[0], ends[i]), "%q: no token ambiguous, but %s ends its literals and comments at %v and %s at %v", src, engine.All()[0].Name(), ends[0], engine.All()[i].Name(), ends[i])
+			if !slices.Equal(ends[0], ends[i]) {
+				t.Fatalf("%q: no token ambiguous, but %s ends its literals and comments at %v and %s at %v",
+					src, engine.All()[0].Name(), ends[0], engine.All()[i].Name(), ends[i])
+			}
 		}
 	})
 }
@@ -62,9 +65,9 @@ func FuzzTokens(f *testing.F) {
 func checkCover(t *testing.T, name, src string, toks []Token) {
 	at := 0
 	for _, tok := range toks {
-		if tok.Start < at || tok.End <= tok.Start || tok.End > len(src) {
-			t.Fatalf("%s %q: token %+v after offset %d", name, src, tok, at)
-		}
+		require.GreaterOrEqual(t, tok.Start, at, "%s %q: token %+v after offset", name, src, tok)
+		require.Greater(t, tok.End, tok.Start, "%s %q: token %+v after offset", name, src, tok)
+		require.LessOrEqual(t, tok.End, len(src), "%s %q: token %+v after offset", name, src, tok)
 		gap := src[at:tok.Start]
 		require.Equal(t, "", strings.TrimLeft(gap, " \t\n\v\f\r"), "%s %q: %q between tokens is not white space", name, src, gap)
 		at = tok.End
@@ -214,9 +217,11 @@ func checkQuoting(t *testing.T, s string) {
 		}
 		for _, q := range quotings {
 			toks := Tokens(lx, q.text)
-			if len(toks) != 1 || toks[0].Kind != q.kind || toks[0].Start != 0 || toks[0].End != len(q.text) || toks[0].Flags&Unclosed != 0 {
-				t.Fatalf("%s quotes %q as %q, which reads as %+v", e.Name(), s, q.text, toks)
-			}
+			require.Len(t, toks, 1, "%s quotes %q as", e.Name(), s)
+			require.Equal(t, q.kind, toks[0].Kind, "%s quotes %q as", e.Name(), s)
+			require.Equal(t, 0, toks[0].Start, "%s quotes %q as", e.Name(), s)
+			require.Len(t, q.text, toks[0].End, "%s quotes %q as", e.Name(), s)
+			require.Equal(t, Flags(0), toks[0].Flags&Unclosed, "%s quotes %q as", e.Name(), s)
 		}
 	}
 }

@@ -252,9 +252,7 @@ var attacks = []attack{
 }
 
 func TestCheckRefusesAttacks(t *testing.T) {
-	if len(attacks) < 40 {
-		t.Fatalf("only %d attacks", len(attacks))
-	}
+	require.GreaterOrEqual(t, len(attacks), 40, "only")
 	rules := testRules()
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
@@ -368,9 +366,8 @@ func TestCheckAcceptsQueries(t *testing.T) {
 // what the library writes itself.
 func TestCheckAcceptsInsightSQL(t *testing.T) {
 	files, err := filepath.Glob("../../insight/testdata/*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden SQL found: %v", err)
-	}
+	require.NoError(t, err, "no golden SQL found")
+	require.NotEmpty(t, files, "no golden SQL found")
 	markers := regexp.MustCompile(`\?|\$(\d+)|\{(p\d+):[A-Za-z0-9()]+\}`)
 	rules := &Rules{Tables: []Table{{Name: "events"}}}
 	checked := 0
@@ -391,9 +388,7 @@ func TestCheckAcceptsInsightSQL(t *testing.T) {
 		}
 		checked++
 	}
-	if checked < 16 {
-		t.Fatalf("checked only %d files", checked)
-	}
+	require.GreaterOrEqual(t, checked, 16, "checked only")
 }
 
 func TestRulesAllowMore(t *testing.T) {
@@ -437,9 +432,8 @@ func TestRulesCannotAllowProtected(t *testing.T) {
 func TestZeroRulesReadNothing(t *testing.T) {
 	require.NoError(t, Check("SELECT 1 + 1", nil), "a query without tables")
 	var e *Error
-	if err := Check("SELECT * FROM events", nil); !errors.As(err, &e) || e.Reason != ReasonTable {
-		t.Fatalf("Check under nil rules = %v", err)
-	}
+	require.ErrorAs(t, Check("SELECT * FROM events", nil), &e, "Check under nil rules")
+	require.Equal(t, ReasonTable, e.Reason, "Check under nil rules")
 }
 
 func TestErrorPosition(t *testing.T) {
@@ -448,14 +442,15 @@ func TestErrorPosition(t *testing.T) {
 	var e *Error
 	require.ErrorAs(t, err, &e, "Check")
 	// The unquoted é is refused first, at line 3, column 3.
-	if e.Line != 3 || e.Column != 3 || e.Reason != ReasonAmbiguous {
-		t.Fatalf("got %d:%d %s: %v", e.Line, e.Column, e.Reason, err)
-	}
+	require.Equal(t, 3, e.Line, "got %d:%d %s: %v", e.Line, e.Column, e.Reason, err)
+	require.Equal(t, 3, e.Column, "got %d:%d %s: %v", e.Line, e.Column, e.Reason, err)
+	require.Equal(t, ReasonAmbiguous, e.Reason, "got %d:%d %s: %v", e.Line, e.Column, e.Reason, err)
 	q = "SELECT 1\nFROM events e,\n  \"\u00e9t\u00e9\", sqlite_master"
 	err = Check(q, testRules())
-	if !errors.As(err, &e) || e.Line != 3 || e.Column != 3 || e.Table != "\u00e9t\u00e9" {
-		t.Fatalf("got %v", err)
-	}
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, 3, e.Line)
+	require.Equal(t, 3, e.Column)
+	require.Equal(t, "\u00e9t\u00e9", e.Table)
 }
 
 func TestErrorEchoIsBounded(t *testing.T) {
@@ -463,17 +458,15 @@ func TestErrorEchoIsBounded(t *testing.T) {
 	err := Check(`SELECT * FROM "`+long+`"`, testRules())
 	var e *Error
 	require.ErrorAs(t, err, &e, "Check")
-	if len(e.Error()) > 200 || len(e.Table) > maxEcho+3 {
-		t.Fatalf("error repeats %d bytes: %q", len(e.Error()), e.Error())
-	}
+	require.LessOrEqual(t, len(e.Error()), 200, "error repeats %d bytes: %q", len(e.Error()), e.Error())
+	require.LessOrEqual(t, len(e.Table), int(maxEcho+3), "error repeats %d bytes: %q", len(e.Error()), e.Error())
 }
 
 func TestDeepNestingIsRefused(t *testing.T) {
 	q := "SELECT " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000)
 	var e *Error
-	if err := Check(q, nil); !errors.As(err, &e) || e.Reason != ReasonUnsupported {
-		t.Fatalf("Check = %v", err)
-	}
+	require.ErrorAs(t, Check(q, nil), &e, "Check")
+	require.Equal(t, ReasonUnsupported, e.Reason, "Check")
 	q = "SELECT " + strings.Repeat("(", 50) + "1" + strings.Repeat(")", 50)
 	require.NoError(t, Check(q, nil), "50 levels")
 }

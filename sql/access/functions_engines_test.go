@@ -160,9 +160,7 @@ func TestFunctionsExistOnTheirEngine(t *testing.T) {
 	for name, open := range probes {
 		t.Run(name, func(t *testing.T) {
 			p := open(t)
-			if len(p.functions) < 50 {
-				t.Fatalf("only %d functions listed", len(p.functions))
-			}
+			require.GreaterOrEqual(t, len(p.functions), 50, "only")
 			for _, list := range []struct {
 				names []string
 				table bool
@@ -182,8 +180,8 @@ func TestGenerateSeriesNotBuiltin(t *testing.T) {
 	const q = `SELECT value FROM generate_series(1, 3)`
 	err := Check(q, &Rules{AnyTable: true})
 	var e *Error
-	if !errors.As(err, &e) || e.Reason != ReasonTableFunction || e.Function != "generate_series" {
-		t.Fatalf("Check(%q) = %v, want the table function refused", q, err)
-	}
+	require.ErrorAs(t, err, &e, "Check(%q)", q)
+	require.Equal(t, ReasonTableFunction, e.Reason, "Check(%q)", q)
+	require.Equal(t, "generate_series", e.Function, "Check(%q)", q)
 	require.NoError(t, Check(q, &Rules{AnyTable: true, TableFunctions: []string{"generate_series"}}), "Check with TableFunctions generate_series")
 }

@@ -36,12 +36,14 @@ func checkRefusal(t *testing.T, q string, err error) {
 	t.Helper()
 	var e *Error
 	require.ErrorAs(t, err, &e, "%q", q)
-	if e.Offset < 0 || e.Offset > len(q) || e.Line < 1 || e.Column < 1 || e.Detail == "" || e.Reason == "" {
-		t.Fatalf("%q: malformed error %+v", q, e)
-	}
-	if len(e.Table) > maxEcho+3 || len(e.Function) > maxEcho+3 {
-		t.Fatalf("%q: error echoes too much: %+v", q, e)
-	}
+	require.GreaterOrEqual(t, e.Offset, 0, "%q: malformed error %+v", q, e)
+	require.LessOrEqual(t, e.Offset, len(q), "%q: malformed error %+v", q, e)
+	require.GreaterOrEqual(t, e.Line, 1, "%q: malformed error %+v", q, e)
+	require.GreaterOrEqual(t, e.Column, 1, "%q: malformed error %+v", q, e)
+	require.NotEqual(t, "", e.Detail, "%q: malformed error %+v", q, e)
+	require.NotEqual(t, Reason(""), e.Reason, "%q: malformed error %+v", q, e)
+	require.LessOrEqual(t, len(e.Table), int(maxEcho+3), "%q: error echoes too much: %+v", q, e)
+	require.LessOrEqual(t, len(e.Function), int(maxEcho+3), "%q: error echoes too much: %+v", q, e)
 }
 
 // lexedPlaceholders returns the code names of the placeholders the
@@ -160,8 +162,7 @@ func FuzzScope(f *testing.F) {
 			t.Fatalf("Scope(%q) = %q does not compile: %v", q, out, err)
 		}
 		again, err := Scope(out, rules, tenantVar)
-		if err != nil || again != out {
-			t.Fatalf("Scope is not a fixed point on %q: %q, %v", out, again, err)
-		}
+		require.NoError(t, err, "Scope is not a fixed point on")
+		require.Equal(t, out, again, "Scope is not a fixed point on")
 	})
 }

@@ -15,9 +15,10 @@ func TestStaticRulesPerProject(t *testing.T) {
 	// NewStatic keeps its own copy.
 	tables[0].Name, tables[0].Columns[0] = "secrets", "b"
 	r1, err := s.Rules(context.Background(), "1")
-	if err != nil || len(r1.Tables) != 1 || r1.Tables[0].Name != "events" || r1.Tables[0].Columns[0] != "a" {
-		t.Fatalf("project 1: %+v, %v", r1, err)
-	}
+	require.NoError(t, err, "project 1: %+v", r1)
+	require.Len(t, r1.Tables, 1, "project 1: %+v", r1)
+	require.Equal(t, "events", r1.Tables[0].Name, "project 1: %+v", r1)
+	require.Equal(t, "a", r1.Tables[0].Columns[0], "project 1: %+v", r1)
 	require.NoError(t, Check("SELECT a FROM events", r1))
 	r2, _ := s.Rules(context.Background(), "2")
 	require.Error(t, Check("SELECT a FROM events", r2), "project 2 has rules of its own, without events")
@@ -60,9 +61,8 @@ func TestStaticKeepsAnyTable(t *testing.T) {
 	require.NoError(t, err)
 	for _, p := range []string{"1", "2"} {
 		r, err := s.Rules(context.Background(), p)
-		if err != nil || !r.AnyTable {
-			t.Fatalf("project %s: AnyTable %v, %v", p, r != nil && r.AnyTable, err)
-		}
+		require.NoError(t, err, "project %s: AnyTable %v", p, r != nil && r.AnyTable)
+		require.True(t, r.AnyTable, "project %s: AnyTable %v", p, r != nil && r.AnyTable)
 		assert.NoError(t, Check("SELECT a FROM other", r), "project %s", p)
 	}
 }

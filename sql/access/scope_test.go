@@ -170,9 +170,7 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 			}
 		}
 	}
-	if differ < len(scopedQueries) {
-		t.Fatalf("only %d of %d runs tell the projects apart; the test data cannot show a leak", differ, 2*len(scopedQueries))
-	}
+	require.GreaterOrEqual(t, differ, len(scopedQueries), "only %d of %d runs tell the projects apart; the test data cannot show a leak", differ, 2*len(scopedQueries))
 }
 
 // TestScopeRestrictsColumns checks that a table with a column list shows
@@ -200,9 +198,9 @@ func TestScopeRestrictsColumns(t *testing.T) {
 	require.NoError(t, err)
 	cols, rows, err := run(t, db, scoped, values)
 	require.NoError(t, err)
-	if !reflect.DeepEqual(cols, []string{"id", "name"}) || len(rows) != 3 || rows[0][1] != "name-1-0" {
-		t.Fatalf("SELECT * FROM users gave %v %v", cols, rows)
-	}
+	require.Equal(t, []string{"id", "name"}, cols, "SELECT * FROM users gave")
+	require.Len(t, rows, 3, "SELECT * FROM users gave")
+	require.Equal(t, "name-1-0", rows[0][1], "SELECT * FROM users gave")
 }
 
 func TestScopeRewrite(t *testing.T) {

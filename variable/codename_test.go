@@ -74,9 +74,8 @@ func FuzzCodeNameFrom(f *testing.F) {
 		if got == "" {
 			return
 		}
-		if !spec.MatchString(got) || !ValidCodeName(got) {
-			t.Fatalf("CodeNameFrom(%q) = %q, not a valid code name", name, got)
-		}
+		require.True(t, spec.MatchString(got), "CodeNameFrom(%q) = %q, not a valid code name", name, got)
+		require.True(t, ValidCodeName(got), "CodeNameFrom(%q) = %q, not a valid code name", name, got)
 		require.Equal(t, got, CodeNameFrom(got), "CodeNameFrom(%q)", name)
 	})
 }

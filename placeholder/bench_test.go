@@ -35,9 +35,9 @@ ORDER BY 1, 2
 LIMIT 1000`
 
 func BenchmarkScan(b *testing.B) {
-	if phs, err := Scan(benchScanSQL); err != nil || len(phs) != 6 {
-		b.Fatalf("want 6 placeholders, got %d (%v)", len(phs), err)
-	}
+	phs, err := Scan(benchScanSQL)
+	require.NoError(b, err, "want 6 placeholders")
+	require.Len(b, phs, 6, "want 6 placeholders")
 	b.SetBytes(int64(len(benchScanSQL)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -102,9 +102,8 @@ func FuzzBindMarkers(f *testing.F) {
 				continue
 			}
 			for _, m := range got {
-				if m.Text == "" || !strings.ContainsRune("?$:@", rune(m.Text[0])) {
-					t.Fatalf("%s.BindMarkers(%q): marker %q does not start with a sigil", d, s, m.Text)
-				}
+				require.NotEqual(t, "", m.Text, "%s.BindMarkers(%q): marker", d, s)
+				require.True(t, strings.ContainsRune("?$:@", rune(m.Text[0])), "%s.BindMarkers(%q): marker", d, s)
 				require.True(t, allCode(code, m.Offset, m.Offset+len(m.Text)), "%s.BindMarkers(%q): marker %q at %d is not in code", d, s, m.Text, m.Offset)
 			}
 		}

@@ -58,16 +58,15 @@ func checkStatement(t *testing.T, s string) {
 	}
 	got := tpl.Statement()
 	body, second := refStatement(s)
-	if got.Body != body || got.Second != second {
-		t.Fatalf("Compile(%q).Statement() = %+v; want body %q, second %d", s, got, body, second)
-	}
+	require.Equal(t, body, got.Body, "Compile(%q).Statement() = %+v; want body", s, got)
+	require.Equal(t, second, got.Second, "Compile(%q).Statement() = %+v; want body", s, got)
 	switch {
 	case second < 0 && (got.Line != 0 || got.Column != 0):
 		t.Fatalf("Compile(%q).Statement() = %+v: a position without a second statement", s, got)
 	case second >= 0:
-		if line, col := recount(s, second); got.Line != line || got.Column != col {
-			t.Fatalf("Compile(%q).Statement() = %+v; offset %d is line %d, column %d", s, got, second, line, col)
-		}
+		line, col := recount(s, second)
+		require.Equal(t, line, got.Line, "Compile(%q).Statement() = %+v; offset %d is line", s, got, second)
+		require.Equal(t, col, got.Column, "Compile(%q).Statement() = %+v; offset %d is line", s, got, second)
 	}
 }
 

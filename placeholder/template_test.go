@@ -211,9 +211,7 @@ func TestRenderOnSQLite(t *testing.T) {
 		}
 		return nil
 	}))
-	if v := signupsInRange; v <= 0 {
-		t.Fatalf("signupsInRange = %v, want > 0", v)
-	}
+	require.Greater(t, signupsInRange, 0)
 
 	tests := []struct {
 		sql    string

@@ -71,9 +71,9 @@ func BenchmarkTrendsInline(b *testing.B) {
 		require.NoError(b, err)
 		c, err := Compile(q, engine.SQLite, now)
 		require.NoError(b, err)
-		if res := runRows(b, db, c); len(res.Series) != 1 || res.Series[0].Count == 0 {
-			b.Fatalf("unexpected result %+v", res.Series)
-		}
+		res := runRows(b, db, c)
+		require.Len(b, res.Series, 1)
+		require.NotEqual(b, float64(0), res.Series[0].Count)
 	}
 }
 
@@ -103,9 +103,9 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 		for b.Loop() {
 			c, err := ReadMaterialized(saved, engine.SQLite, "bench_insight", benchValues, at)
 			require.NoError(b, err)
-			if res := runRows(b, db, c); len(res.Series) != 1 || res.Series[0].Count == 0 {
-				b.Fatalf("unexpected result %+v", res.Series)
-			}
+			res := runRows(b, db, c)
+			require.Len(b, res.Series, 1)
+			require.NotEqual(b, float64(0), res.Series[0].Count)
 		}
 	})
 	b.Run("handwritten", func(b *testing.B) {
@@ -122,9 +122,8 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 				require.NoError(b, rows.Scan(&series, &bucket, &b0, &value))
 				n++
 			}
-			if err := rows.Close(); err != nil || n == 0 {
-				b.Fatalf("%d rows: %v", n, err)
-			}
+			require.NoError(b, rows.Close())
+			require.NotEqual(b, 0, n)
 		}
 	})
 }
@@ -149,9 +148,8 @@ func BenchmarkBreakdownLimit(b *testing.B) {
 				for rows.Next() {
 					n++
 				}
-				if err := rows.Close(); err != nil || n == 0 {
-					b.Fatalf("%d rows: %v", n, err)
-				}
+				require.NoError(b, rows.Close())
+				require.NotEqual(b, 0, n)
 			}
 		})
 	}
@@ -167,9 +165,8 @@ func BenchmarkLifecycle(b *testing.B) {
 		"dateRange":{"date_from":"2025-04-07","date_to":"2025-05-31"}}`)
 	at := demo.End
 	check := func(res *Result) {
-		if len(res.Lifecycle) != 4 || res.Lifecycle[1].Count == 0 {
-			b.Fatalf("unexpected result %+v", res.Lifecycle)
-		}
+		require.Len(b, res.Lifecycle, 4)
+		require.NotEqual(b, float64(0), res.Lifecycle[1].Count)
 	}
 	b.Run("inline", func(b *testing.B) {
 		for b.Loop() {

@@ -218,10 +218,14 @@ func bySeriesKey(t *testing.T, res *Result) map[string]oracleSeries {
 
 func requireSeriesEqual(t *testing.T, want, got map[string]oracleSeries, msg string) {
 	t.Helper()
-	require.Len(t, got, len(want), "%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
+	}
 	for k, w := range want {
 		g, ok := got[k]
-		require.True(t, ok, "%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
+		if !ok {
+			t.Fatalf("%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
+		}
 		got := len(g.data)
 		require.Len(t, w.data, got, "%v: len(g.data) = %d, want %d: %v", msg, got, len(w.data), g.data)
 		for i := range w.data {

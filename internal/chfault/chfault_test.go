@@ -2,6 +2,7 @@ package chfault
 
 import (
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -35,9 +36,8 @@ func TestParseAndMessage(t *testing.T) {
 func TestMemoryLimitIsTheQuerys(t *testing.T) {
 	text := "Code: 241. DB::Exception: Query memory limit exceeded: would use 1.12 GiB (attempt to allocate chunk of 1.12 GiB), maximum: 1.00 GiB: In scope SELECT length(range(300000000)) AS n SETTINGS max_memory_usage = 1073741824. (MEMORY_LIMIT_EXCEEDED)"
 	code, msg, ok := Parse(text)
-	if !ok || !Fault(code, msg) {
-		t.Fatalf("Fault(%d, %q) = false", code, msg)
-	}
+	require.True(t, ok, "Fault(%d, %q) = false", code, msg)
+	require.True(t, Fault(code, msg), "Fault(%d, %q) = false", code, msg)
 	want := "Query memory limit exceeded: would use 1.12 GiB (attempt to allocate chunk of 1.12 GiB), maximum: 1.00 GiB (the query's memory limit, max_memory_usage)"
 	assert.Equal(t, want, Message(msg), "Message")
 	total := "Code: 241. DB::Exception: Memory limit (total) exceeded: would use 30.00 GiB, maximum: 28.00 GiB. (MEMORY_LIMIT_EXCEEDED)"

@@ -22,9 +22,7 @@ func TestDesignListsEveryPackage(t *testing.T) {
 	require.NoError(t, err)
 	layout := string(doc)
 	start := strings.Index(layout, "## Layout")
-	if start < 0 {
-		t.Fatal("docs/design.md has no Layout section")
-	}
+	require.GreaterOrEqual(t, start, 0, "docs/design.md has no Layout section")
 	layout = layout[start:]
 	if end := strings.Index(layout[3:], "\n## "); end >= 0 {
 		layout = layout[:end+3]
@@ -54,9 +52,8 @@ func TestDesignListsEveryPackage(t *testing.T) {
 func TestLicense(t *testing.T) {
 	b, err := os.ReadFile("../../LICENSE")
 	require.NoError(t, err)
-	if !strings.HasPrefix(string(b), "MIT License\n") || !strings.Contains(string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"") {
-		t.Fatal("LICENSE is not the MIT License text")
-	}
+	require.True(t, strings.HasPrefix(string(b), "MIT License\n"), "LICENSE is not the MIT License text")
+	require.Contains(t, string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"", "LICENSE is not the MIT License text")
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	require.Contains(t, string(readme), "[MIT License](LICENSE)", "the README does not name the licence")

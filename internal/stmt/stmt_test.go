@@ -59,9 +59,7 @@ func TestOnlyScopeAndSuiteSeal(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	if seen < 100 {
-		t.Fatalf("read %d Go files; the walk missed the module", seen)
-	}
+	require.GreaterOrEqual(t, seen, 100, "read")
 }
 
 // TestSealCallsFindsEveryForm: the walk's detector sees the constructor
@@ -167,7 +165,8 @@ func TestByUser(t *testing.T) {
 	s := stmt.New("SELECT ?", []any{int64(1)})
 	require.False(t, s.User(), "a new statement is the library's")
 	u := s.ByUser()
-	if !u.User() || s.User() || u.SQL() != s.SQL() || len(u.Args()) != 1 {
-		t.Fatalf("ByUser: %v %v %q %v", u.User(), s.User(), u.SQL(), u.Args())
-	}
+	require.True(t, u.User(), "ByUser")
+	require.False(t, s.User(), "ByUser")
+	require.Equal(t, s.SQL(), u.SQL(), "ByUser")
+	require.Len(t, u.Args(), 1, "ByUser")
 }

@@ -114,9 +114,8 @@ func TestPrivateDatabases(t *testing.T) {
 				_, ok := now.(interface{ UnixNano() int64 })
 				assert.True(t, ok, "%s gave %T, want time.Time", e.now, now)
 			})
-			if len(names) != 2 || names[0] == names[1] {
-				t.Fatalf("database names %q: want two different ones", names)
-			}
+			require.Len(t, names, 2, "database names")
+			require.NotEqual(t, names[1], names[0], "database names")
 			admin, err := sql.Open(e.driver, base)
 			require.NoError(t, err)
 			defer admin.Close()

@@ -417,9 +417,7 @@ func TestClockBackwards(t *testing.T) {
 	c.Add(-45 * time.Second)
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	if v := e.RetryAfter; v <= 0 {
-		t.Errorf("e.RetryAfter = %v, want > 0", v)
-	}
+	assert.Greater(t, e.RetryAfter, time.Duration(0))
 }
 
 // TestConcurrentAcquire hammers one limiter from many goroutines (run it
@@ -454,9 +452,7 @@ func TestConcurrentAcquire(t *testing.T) {
 				admitted[g%4]++
 				perProject[p]++
 				total++
-				if perProject[p] > projConc {
-					t.Errorf("project %s has %d runs in flight", p, perProject[p])
-				}
+				assert.LessOrEqual(t, perProject[p], projConc, "project %s has", p)
 				maxTotal = max(maxTotal, total)
 				perProject[p]--
 				total--
@@ -477,9 +473,7 @@ func TestConcurrentAcquire(t *testing.T) {
 	}
 	l.mu.Unlock()
 	for i := range 4 {
-		if v := admitted[i]; v <= 0 {
-			t.Errorf("admitted[i] = %v, want > 0", v)
-		}
+		assert.Greater(t, admitted[i], 0)
 	}
 }
 

@@ -73,9 +73,8 @@ func TestNumberKeepsItsValue(t *testing.T) {
 	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path}))
 	body := d.Paths.Find(path).Post.RequestBody.Value.Content["application/json"].Schema.Value
 	min := body.Properties["variables"].Value.Properties["min"].Value
-	if min.Type.Slice()[0] != "number" || min.Format != "double" {
-		t.Fatalf("min: type %v format %q, want number double", min.Type, min.Format)
-	}
+	require.Equal(t, "number", min.Type.Slice()[0], "min: type %v format", min.Type)
+	require.Equal(t, "double", min.Format, "min: type %v format", min.Type)
 	require.NoError(t, validate(`{"variables": {"country": "US", "from": "2025-05-01", "min": 123456789, "paid": true, "plan": "pro", "plans": ["pro"]}}`), "a large integer is refused")
 }
 
@@ -84,20 +83,19 @@ func TestNumberKeepsItsValue(t *testing.T) {
 func TestDocumentSQL(t *testing.T) {
 	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path}))
 	op := d.Paths.Find(path).Post
-	if op == nil || op.OperationID != "run_daily" || d.Info.Version != "2" {
-		t.Fatalf("operation %+v, info %+v", op, d.Info)
-	}
-	if d.Components.SecuritySchemes["bearerAuth"].Value.Scheme != "bearer" || len(d.Security) != 1 {
-		t.Fatal("no Bearer scheme")
-	}
+	require.NotNil(t, op, "operation %+v, info %+v", op, d.Info)
+	require.Equal(t, "run_daily", op.OperationID, "operation %+v, info %+v", op, d.Info)
+	require.Equal(t, "2", d.Info.Version, "operation %+v, info %+v", op, d.Info)
+	require.Equal(t, "bearer", d.Components.SecuritySchemes["bearerAuth"].Value.Scheme, "no Bearer scheme")
+	require.Len(t, d.Security, 1, "no Bearer scheme")
 	answer := op.Responses.Value("200").Value.Content.Get("application/json").Schema.Value
 	cols := answer.Properties["columns"].Value
 	if got := cols.Items.Value.Enum; len(got) != 2 || got[0] != "day" || got[1] != "purchases" {
 		t.Fatalf("columns enum %v", got)
 	}
-	if rows := answer.Properties["results"].Value.Items.Value; rows.MinItems != 2 || *rows.MaxItems != 2 {
-		t.Fatalf("row schema %+v", rows)
-	}
+	rows := answer.Properties["results"].Value.Items.Value
+	require.Equal(t, uint64(2), rows.MinItems, "row schema %+v", rows)
+	require.Equal(t, uint64(2), *rows.MaxItems, "row schema %+v", rows)
 	good := `"country": "US", "from": "2025-05-01", "min": 1.5, "paid": true, "plan": "pro", "plans": ["free", "pro"]`
 	for _, tc := range []struct {
 		name, body string
@@ -202,8 +200,8 @@ func TestDocumentFormats(t *testing.T) {
 		format string
 		ok     bool
 	}{{"json", true}, {"csv", true}, {"ndjson", true}, {"parquet", true}, {"xml", false}, {"CSV", false}} {
-		assert.Equal(t, tc.ok, validate(good+`, "format": "`+tc.format+`"}`) == nil, "format %s: valid %v (%v)", tc.format, validate(good+`, "format": "`+tc.format+`"}`) ==
-			nil, validate(good+`, "format": "`+tc.format+`"}`))
+		err := validate(good + `, "format": "` + tc.format + `"}`)
+		assert.Equal(t, tc.ok, err == nil, "format %s: valid %v (%v), want %v", tc.format, err == nil, err, tc.ok)
 	}
 	ok := d.Paths.Find(path).Post.Responses.Value("200").Value
 	for _, f := range formats {

@@ -2,7 +2,6 @@ package budgettest_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"sync"
@@ -170,9 +169,8 @@ func TestSuiteCatchesBrokenCounters(t *testing.T) {
 			cmd.Env = append(os.Environ(), flawEnv+"="+flaw)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			}
+			require.ErrorAs(t, err, &exit, "the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
+			require.Equal(t, 1, exit.ExitCode(), "the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
 			want := "--- FAIL: TestBrokenCounter/" + check + " "
 			assert.Contains(t, string(out), want, "flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
 		})

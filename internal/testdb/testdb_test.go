@@ -127,3 +127,19 @@ func TestPrivateDatabases(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLite: the opener's database keeps its tables across statements
+// (one connection), and two openers' databases are apart.
+func TestSQLite(t *testing.T) {
+	a, b := SQLite(t), SQLite(t)
+	_, err := a.Exec("CREATE TABLE t (x INTEGER)")
+	require.NoError(t, err)
+	_, err = a.Exec("INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, a.QueryRow("SELECT count(*) FROM t").Scan(&n))
+	assert.Equal(t, 1, n)
+	assert.Equal(t, 1, a.Stats().MaxOpenConnections)
+	_, err = b.Exec("SELECT * FROM t")
+	assert.ErrorContains(t, err, "no such table")
+}

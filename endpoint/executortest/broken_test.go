@@ -284,9 +284,7 @@ func TestBrokenExecutor(t *testing.T) {
 		t.Skip("run by TestSuiteCatchesBrokenExecutors")
 	}
 	i := slices.IndexFunc(brokenExecutors, func(c brokenCase) bool { return c.name == name })
-	if i < 0 {
-		t.Fatalf("no broken executor %q", name)
-	}
+	require.GreaterOrEqual(t, i, 0, "no broken executor %q", name)
 	executortest.Run(t, func(t *testing.T) driver.Executor {
 		b := brokenExecutors[i].wrap
 		b.inner = newSQLite(t)

@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -73,10 +74,7 @@ func genEvents(n int, seed uint64) []testEvent {
 // openDB returns an SQLite database holding the events.
 func openDB(t testing.TB, events []testEvent) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	for _, stmt := range strings.Split(demo.Schema, ";") {
 		_, err := db.Exec(stmt)
 		require.NoError(t, err)

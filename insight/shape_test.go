@@ -2,7 +2,6 @@ package insight
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 	"time"
 
@@ -35,9 +34,9 @@ func TestShapeTrends(t *testing.T) {
 		{int64(0), "2025-05-02 00:00:00", []byte("2")},
 		{float64(0), []byte("2025-05-01 00:00:00"), int64(1)},
 	})
-	require.True(t, jsonEqual(got, `[
+	require.JSONEq(t, `[
 		{"label":"a","count":3,"data":[1,2],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]},
-		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`), "shape = %s, want %s", got, `[
+		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`, got, "shape = %s, want %s", got, `[
 		{"label":"a","count":3,"data":[1,2],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]},
 		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`)
 
@@ -52,11 +51,11 @@ func TestShapeTrends(t *testing.T) {
 		{int64(0), "2025-04-01 00:00:00", "", "q", int64(1), int64(0)},
 		{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5), int64(0)},
 	})
-	require.True(t, jsonEqual(got, `[
+	require.JSONEq(t, `[
 		{"label":"a - p::none","breakdown_value":["p",""],"count":5,"data":[0,5],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - none::q","breakdown_value":["","q"],"count":1,"data":[1,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
-		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`), "shape = %s, want %s", got, `[
+		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`, got, "shape = %s, want %s", got, `[
 		{"label":"a - p::none","breakdown_value":["p",""],"count":5,"data":[0,5],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - none::q","breakdown_value":["","q"],"count":1,"data":[1,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
@@ -70,10 +69,10 @@ func TestShapeTrends(t *testing.T) {
 		{int64(0), "2025-05-01 00:00:00", []byte(""), nil, "4", []byte("1")},
 		{int64(1), "2025-05-01 00:00:00", "", "", 2.0, 1.0},
 	})
-	require.True(t, jsonEqual(got, `[
+	require.JSONEq(t, `[
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":7,"data":[3,4],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
-		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`), "shape = %s, want %s", got, `[
+		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`, got, "shape = %s, want %s", got, `[
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":7,"data":[3,4],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`)
@@ -81,8 +80,8 @@ func TestShapeTrends(t *testing.T) {
 	hourly := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x"}}`)
 	got = shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil, int64(0)}, {int64(0), "2025-05-01 22:00:00", "", nil, int64(1)}})
-	require.True(t, jsonEqual(got, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
-		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`), "shape = %s, want %s", got, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
+	require.JSONEq(t, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
+		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`, got, "shape = %s, want %s", got, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
 		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`)
 
 	// Hidden, the other series is dropped and still tells that values
@@ -111,11 +110,11 @@ func TestShapeRetention(t *testing.T) {
 		{"q", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(3)},
 		{"q", "2025-05-05 00:00:00", "2025-05-12 00:00:00", int64(1)},
 	})
-	require.True(t, jsonEqual(got, `[
+	require.JSONEq(t, `[
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":3,"label":"Week 0"},{"count":1,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":0,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"},
-		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`), "shape = %s, want %s", got, `[
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`, got, "shape = %s, want %s", got, `[
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":3,"label":"Week 0"},{"count":1,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":0,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"},
@@ -150,14 +149,4 @@ func TestShapeRefusesForeignRows(t *testing.T) {
 		_, err := c.c.Shape([][]any{c.row})
 		require.ErrorContains(t, err, c.want)
 	}
-}
-
-// jsonEqual reports whether a and b hold the same JSON value: both decode
-// and the decoded values are deeply equal (key order and spacing aside).
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }

@@ -221,5 +221,5 @@ func requireSameJSON(t *testing.T, want, got *Result) {
 	require.NoError(t, err)
 	g, err := json.Marshal(got)
 	require.NoError(t, err)
-	require.True(t, jsonEqual(string(g), string(w)), "results as clients see them:\n got %s\nwant %s", g, w)
+	require.JSONEq(t, string(w), string(g), "results as clients see them:\n got %s\nwant %s", g, w)
 }

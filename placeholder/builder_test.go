@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
@@ -101,7 +102,7 @@ func TestBuilderErrors(t *testing.T) {
 }
 
 func TestBuilderOnSQLite(t *testing.T) {
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	setup := NewBuilder(engine.SQLite)
 	setup.WriteString("CREATE TABLE ")

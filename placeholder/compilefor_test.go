@@ -3,6 +3,7 @@ package placeholder
 import (
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ func TestCompileForSQLiteBackslash(t *testing.T) {
 	q, args, err := tmpl.Render(engine.SQLite, map[string]any{"y": "z"})
 	require.NoError(t, err)
 	var got string
-	require.NoError(t, openSQLite(t).QueryRow(q, args...).Scan(&got))
+	require.NoError(t, testdb.SQLite(t).QueryRow(q, args...).Scan(&got))
 	assert.Equal(t, `C:\xz`, got)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -254,7 +255,7 @@ func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a", "it's", `\'`, "''", "é’", "a\nb"} {
 		f.Add(s)
 	}
-	db := openSQLite(f)
+	db := testdb.SQLite(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 			return // SQL text cannot carry these; values are bound instead.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,7 +70,7 @@ func TestInjectionSQLite(t *testing.T) {
 	a, b := len(hostile), 30
 	require.True(t, (a >= b), "len(hostile) = %v, want >= %v", a, b)
 	ctx := context.Background()
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	_, err := db.ExecContext(ctx, "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, "CREATE TABLE secrets (token TEXT)")

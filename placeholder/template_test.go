@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
@@ -188,7 +189,7 @@ func TestRenderConcurrent(t *testing.T) {
 // dates against the demo data's text timestamps.
 func TestRenderOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	const n = 3000
 	require.NoError(t, demo.Load(ctx, db, n, 7))
 

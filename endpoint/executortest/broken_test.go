@@ -2,7 +2,6 @@ package executortest_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
@@ -266,10 +266,7 @@ var brokenExecutors = []brokenCase{
 
 // newSQLite is the working executor the broken ones wrap.
 func newSQLite(t *testing.T) driver.Executor {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	return sqlexec.New(db, engine.SQLite)
 }
 

@@ -10,6 +10,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -36,10 +37,7 @@ func TestGenerateIsDeterministicAndInRange(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	require.NoError(t, demo.Load(ctx, db, 1000, 1))
 	var n, purchases int
@@ -76,10 +74,7 @@ func BenchmarkLoad100k(b *testing.B) {
 // and insert: each project has its own rows, the same events under the
 // same seed, and the same uuids without colliding.
 func TestInsertProjects(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	for _, stmt := range demo.SchemaFor(engine.SQLite) {
 		_, err := db.ExecContext(ctx, stmt)

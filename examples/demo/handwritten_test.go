@@ -2,19 +2,17 @@ package demo
 
 import (
 	"context"
-	"database/sql"
 	"github.com/stretchr/testify/require"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 func TestHandWrittenHandler(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := testdb.SQLite(t)
 	require.NoError(t, Load(context.Background(), db, 500, 7))
 	var n int
 	require.NoError(t, db.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND event = 'purchase'").Scan(&n))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -54,10 +55,7 @@ func TestGenerateUntilEndsAtTheDay(t *testing.T) {
 		t.Fatalf("another end shifts the same events: events = %+v, want %+v", got, want)
 	}
 
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	for _, s := range demo.SchemaFor(engine.SQLite) {
 		_, err := db.ExecContext(ctx, s)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
@@ -23,10 +24,7 @@ const tenantVar = "__endpointkit_tenant"
 // a join by user that was not scoped would cross projects.
 func openSQLite(t testing.TB, projects ...string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1) // one connection: one in-memory database
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		_, err := db.Exec(q, args...)

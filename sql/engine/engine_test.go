@@ -16,17 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// openSQLite returns a fresh in-memory database; one connection, since
-// each connection of ":memory:" is a database of its own.
-func openSQLite(t testing.TB) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func TestByName(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -122,7 +111,7 @@ func TestAppendString(t *testing.T) {
 // TestQuotingOnSQLite checks on a real engine that a quoted literal reads
 // back as the same string and a quoted identifier names what it says.
 func TestQuotingOnSQLite(t *testing.T) {
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	for _, s := range []string{"plain", "it's", `''`, `\'; DROP TABLE x; --`, `"quoted"`, "été ’", "a\\"} {
 		query := "SELECT " + string(SQLite.AppendString(nil, s))
@@ -157,7 +146,7 @@ func onServers(t *testing.T, load, check func(t *testing.T, e Engine, db *sql.DB
 		utc, zone string
 		open      func(testing.TB) *sql.DB
 	}{
-		{SQLite, "", "", "", openSQLite},
+		{SQLite, "", "", "", testdb.SQLite},
 		{PostgreSQL, testdb.PostgresEnv, "SET TIME ZONE 'UTC'", "SET TIME ZONE 'America/Los_Angeles'", testdb.Postgres},
 		{MySQL, testdb.MySQLEnv, "SET time_zone = '+00:00'", "SET time_zone = '+05:30'", testdb.MySQL},
 	} {

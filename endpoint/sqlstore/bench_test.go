@@ -70,9 +70,8 @@ func BenchmarkVariableGetMany(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		got, err := st.GetMany(ctx, "p", ids)
-		if err != nil || len(got) != 3 {
-			b.Fatal(got, err)
-		}
+		require.NoError(b, err)
+		require.Len(b, got, 3)
 	}
 }
 
@@ -139,9 +138,8 @@ func benchmarkRunLogAppendBatch(b *testing.B, batch int) {
 	}
 	var kept int
 	require.NoError(b, s.db.QueryRow(`SELECT COUNT(*) FROM `+runLogTable).Scan(&kept))
-	if limit := 4 * (driver.DefaultLogMaxPerEndpoint + max(logPruneEvery, driver.DefaultLogMaxPerEndpoint/logPruneSlack) + batch); kept > limit {
-		b.Fatalf("%d rows kept, want at most %d: pruning fell behind", kept, limit)
-	}
+	limit := 4 * (driver.DefaultLogMaxPerEndpoint + max(logPruneEvery, driver.DefaultLogMaxPerEndpoint/logPruneSlack) + batch)
+	require.LessOrEqual(b, kept, limit)
 }
 
 // BenchmarkRunLogList measures a page of an endpoint's log (100 entries)
@@ -163,9 +161,8 @@ func BenchmarkRunLogList(b *testing.B) {
 	}
 	id := entries[0].EndpointID
 	all, _, err := l.List(ctx, "1", id, driver.LogPage{Limit: 1000})
-	if err != nil || len(all) != driver.DefaultLogMaxPerEndpoint {
-		b.Fatalf("%d entries listed, %v", len(all), err)
-	}
+	require.NoError(b, err)
+	require.Len(b, all, driver.DefaultLogMaxPerEndpoint)
 	for _, c := range []struct {
 		name   string
 		before string
@@ -174,9 +171,8 @@ func BenchmarkRunLogList(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				page, _, err := l.List(ctx, "1", id, driver.LogPage{Limit: 100, Before: c.before})
-				if err != nil || len(page) == 0 {
-					b.Fatal(len(page), err)
-				}
+				require.NoError(b, err)
+				require.NotEmpty(b, page)
 			}
 		})
 	}

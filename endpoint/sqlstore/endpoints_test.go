@@ -100,9 +100,8 @@ func TestEndpointUpdate(t *testing.T) {
 			t.Errorf("Get of a soft-deleted endpoint: error %v is not %v", err, driver.ErrNotFound)
 		}
 		list, err := st.List(ctx, "p")
-		if err != nil || len(list) != 1 {
-			t.Fatalf("List = %+v, %v; want one endpoint", list, err)
-		}
+		require.NoError(t, err, "List")
+		require.Len(t, list, 1, "List")
 		assert.Equal(t, renamed, list[0])
 
 		// A new query: version 2.

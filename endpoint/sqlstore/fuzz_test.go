@@ -30,17 +30,15 @@ func FuzzQueryRoundTrip(f *testing.F) {
 		require.NoError(t, err, "marshalQuery")
 		out, err := unmarshalQuery(text)
 		require.NoError(t, err, "unmarshalQuery(%q)", text)
-		if string(out.Insight) != string(insight) || (out.Insight == nil) != (insight == nil) {
-			t.Fatalf("insight %q came back as %q", insight, out.Insight)
-		}
-		if out.Kind != kind || out.SQL != sql {
-			t.Fatalf("kind/sql %q %q came back as %q %q", kind, sql, out.Kind, out.SQL)
-		}
+		require.Equal(t, string(insight), string(out.Insight), "insight %q came back as %q", insight, out.Insight)
+		require.Equal(t, insight == nil, out.Insight == nil, "insight %q came back as %q", insight, out.Insight)
+		require.Equal(t, kind, out.Kind, "kind/sql")
+		require.Equal(t, sql, out.SQL, "kind/sql")
 		if code != "" {
 			ref := out.Variables[code]
-			if ref.CodeName != code || ref.VariableID != code || string(ref.Value) != value {
-				t.Fatalf("variable %q=%q came back as %+v", code, value, ref)
-			}
+			require.Equal(t, code, ref.CodeName, "variable %q=%q came back as %+v", code, value, ref)
+			require.Equal(t, code, ref.VariableID, "variable %q=%q came back as %+v", code, value, ref)
+			require.Equal(t, value, string(ref.Value), "variable %q=%q came back as %+v", code, value, ref)
 		}
 	})
 }

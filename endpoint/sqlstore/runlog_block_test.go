@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -130,9 +129,7 @@ func TestRunLogBlocksOverlap(t *testing.T) {
 			require.Equal(t, keysOf(want), keysOf(listAll(t, logs[1], project, id, 13)), "%s/%s after pruning", project, id)
 			var stored int
 			require.NoError(t, s.db.QueryRow(`SELECT COALESCE(SUM(entries), 0) FROM `+runLogTable+` WHERE project = ? AND endpoint_id = ?`, project, id).Scan(&stored))
-			if stored >= len(logModel(all, project, id, 1<<30)) {
-				t.Errorf("%s/%s: pruning kept all %d entries", project, id, stored)
-			}
+			assert.Less(t, stored, len(logModel(all, project, id, 1<<30)), "%s/%s: pruning kept all", project, id)
 		}
 	}
 }
@@ -237,9 +234,8 @@ func FuzzRunLogBlock(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, n, at, seq, oldAt, oldSeq int64) {
 		entries, err := decodeBlock(nil, text, logKey{at, seq}, logKey{oldAt, oldSeq}, "", n)
 		if err != nil {
-			if !errors.Is(err, errCorruptBlock) || !strings.Contains(err.Error(), runLogTable) {
-				t.Fatalf("error %v does not name the table", err)
-			}
+			require.ErrorIs(t, err, errCorruptBlock)
+			require.Contains(t, err.Error(), runLogTable)
 			return
 		}
 		if int64(len(entries)) != n || entries[0].key != (logKey{at, seq}) || entries[len(entries)-1].key != (logKey{oldAt, oldSeq}) {
@@ -278,9 +274,9 @@ func TestMigrateRunLogToVersion7(t *testing.T) {
 	s := migrated(t, db)
 	got, want := schemaVersions(t, db), allVersions()
 	require.True(t, slices.Equal(got, want), "versions %v, want %v", got, want)
-	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") || !strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(ddl), "WITHOUT ROWID")), ")") {
-		t.Fatalf("the run log after version 7: %s", ddl)
-	}
+	ddl := runLogDDL(t, db)
+	require.Contains(t, ddl, "WITHOUT ROWID", "the run log after version 7")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(ddl), "WITHOUT ROWID")), ")"), "the run log after version 7")
 	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return runLogNow }}).(*runLog)
 	checkLog(t, l, entries)
 	var batch []driver.RunLogEntry
@@ -297,9 +293,7 @@ func TestMigrateRunLogToVersion7(t *testing.T) {
 		want := keysOf(logModel(all, "1", id, 400))
 		require.Equal(t, want, keysOf(listAll(t, l, "1", id, 37)), "List(%s) after the new batch", id)
 	}
-	if n := storedEntries(t, db); n >= len(all) {
-		t.Fatalf("%d entries stored of %d, want some pruned", n, len(all))
-	}
+	require.Less(t, storedEntries(t, db), len(all))
 }
 
 // TestMigrateRunLogToVersion7CutShort: on SQLite, a migration to version 7
@@ -359,9 +353,10 @@ func TestMigrateRunLogToVersion7Rerun(t *testing.T) {
 			require.NoError(t, l.Append(context.Background(), ne))
 			got, _, err := l.List(context.Background(), "1", "a", driver.LogPage{Limit: 10})
 			require.NoError(t, err)
-			if len(got) != 2 || got[0].ExecutionID != "new" || got[1].ExecutionID != "old" || got[1].KeyID != "k" {
-				t.Fatalf("List = %+v, want new, then old with its key", got)
-			}
+			require.Len(t, got, 2, "List")
+			require.Equal(t, "new", got[0].ExecutionID, "List")
+			require.Equal(t, "old", got[1].ExecutionID, "List")
+			require.Equal(t, "k", got[1].KeyID, "List")
 		})
 	}
 }
@@ -396,9 +391,8 @@ func FuzzRunLogBlockEntry(f *testing.F) {
 		newest := logKey{vals[2].(int64), vals[3].(int64)}
 		oldest := logKey{vals[5].(int64), vals[6].(int64)}
 		got, err := decodeBlock(nil, vals[8].(string), newest, oldest, "", vals[4].(int64))
-		if err != nil || len(got) != 2 {
-			t.Fatalf("decodeBlock(%q) = %d entries, %v", vals[8], len(got), err)
-		}
+		require.NoError(t, err, "decodeBlock(%q)", vals[8])
+		require.Len(t, got, 2, "decodeBlock(%q)", vals[8])
 		want := decoded(t, jsonText)
 		for _, b := range got {
 			g, err := decodeBlockEntry(b, "1", "a")

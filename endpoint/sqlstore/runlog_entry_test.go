@@ -131,9 +131,9 @@ func TestRunLogReadsTheOldStoredForm(t *testing.T) {
 			want = append(want, e)
 		}
 		got, next, err := l.List(ctx, "1", "e", driver.LogPage{Limit: 100})
-		if err != nil || next != "" || len(got) != len(want) {
-			t.Fatalf("List = %d entries, next %q, error %v; want %d", len(got), next, err, len(want))
-		}
+		require.NoError(t, err, "List")
+		require.Equal(t, "", next, "List")
+		require.Len(t, got, len(want), "List")
 		for i, g := range got {
 			w := want[len(want)-1-i]
 			g.Seq, w.Seq = 0, 0

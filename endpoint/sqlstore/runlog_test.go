@@ -71,9 +71,8 @@ func TestRunLogPrunesByCountAtHalfTheBound(t *testing.T) {
 		require.Equal(t, rows, got, "%d rows after %d appends, want %d", got, n, rows)
 		entries, _, err := l.List(ctx, "1", "e", driver.LogPage{Limit: 1000})
 		require.NoError(t, err)
-		if len(entries) != listed || entries[0].ExecutionID != fmt.Sprintf("run-%04d", n) {
-			t.Fatalf("List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
-		}
+		require.Len(t, entries, listed, "List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
+		require.Equal(t, fmt.Sprintf("run-%04d", n), entries[0].ExecutionID, "List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
 	}
 	for range 4 {
 		appendN(100)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -97,9 +96,9 @@ func TestMigrateRunLogToVersion6(t *testing.T) {
 	s := migrated(t, db)
 	got, want := schemaVersions(t, db), allVersions()
 	require.Equal(t, want, got, "versions")
-	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") || !strings.Contains(ddl, "key_id") {
-		t.Fatalf("the run log after version 6: %s", ddl)
-	}
+	ddl := runLogDDL(t, db)
+	require.Contains(t, ddl, "WITHOUT ROWID", "the run log after version 6")
+	require.Contains(t, ddl, "key_id", "the run log after version 6")
 	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return runLogNow }})
 	checkLog(t, l, entries)
 
@@ -134,12 +133,10 @@ func TestMigrateRunLogCutShort(t *testing.T) {
 	require.Equal(t, want, got, "versions after a failed migration")
 	require.NotContains(t, runLogDDL(t, db), "WITHOUT ROWID", "the failed migration left")
 	var n int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, runLogTable+"_v6").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("the failed migration left its new table (%d, %v)", n, err)
-	}
-	if err := db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&n); err != nil || n != len(entries) {
-		t.Fatalf("the failed migration left %d rows (%v), want %d", n, err, len(entries))
-	}
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, runLogTable+"_v6").Scan(&n), "the failed migration left its new table")
+	require.Equal(t, 0, n, "the failed migration left its new table")
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM `+runLogTable).Scan(&n), "the failed migration left")
+	require.Len(t, entries, n, "the failed migration left")
 
 	if _, err := db.Exec(`DROP VIEW ` + view); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/stretchr/testify/require"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -76,9 +75,7 @@ func TestApply(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := saved.Apply(c.values)
 			if c.err != "" {
-				if err := err; err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %v does not contain %q", err, c.err)
-				}
+				require.ErrorContains(t, err, c.err)
 				require.Nil(t, got)
 				var unknown *UnknownVariablesError
 				var value *ValueError

@@ -90,9 +90,7 @@ func TestInsertProjects(t *testing.T) {
 		var p string
 		var n, distinct int
 		require.NoError(t, rows.Scan(&p, &n, &distinct))
-		if got, want := distinct, n; got != want {
-			t.Fatalf("distinct = %v, want %v", got, want)
-		}
+		require.Equal(t, n, distinct)
 		got = append(got, fmt.Sprintf("%s:%d", p, n))
 	}
 	require.Equal(t, []string{"1:400", "2:250"}, got)

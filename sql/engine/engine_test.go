@@ -40,9 +40,7 @@ func TestByName(t *testing.T) {
 	for _, d := range All() {
 		got, err := ByName(d.Name())
 		require.NoError(t, err)
-		if got, want := got, d; !reflect.DeepEqual(got, want) {
-			t.Errorf("Name round-trips through ByName: got = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, d, got, "Name round-trips through ByName")
 		if got, want := d.String(), d.Name(); got != want {
 			t.Errorf("d.String() = %q, want %q", got, want)
 		}
@@ -117,9 +115,7 @@ func TestQuotingOnSQLite(t *testing.T) {
 		query := "SELECT " + string(SQLite.AppendString(nil, s))
 		var got string
 		require.NoError(t, db.QueryRowContext(ctx, query).Scan(&got), "%v", query)
-		if got, want := got, s; got != want {
-			t.Errorf("%v: got = %q, want %q", query, got, want)
-		}
+		assert.Equal(t, s, got, "%v", query)
 
 		table := SQLite.QuoteIdent("t " + s)
 		_, err := db.ExecContext(ctx, "CREATE TABLE "+table+" ("+SQLite.QuoteIdent(s)+" TEXT)")
@@ -127,9 +123,7 @@ func TestQuotingOnSQLite(t *testing.T) {
 		var name string
 		require.NoError(t, db.QueryRowContext(ctx,
 			"SELECT name FROM pragma_table_info(?)", "t "+s).Scan(&name))
-		if got, want := name, s; got != want {
-			t.Errorf("name = %q, want %q", got, want)
-		}
+		assert.Equal(t, s, name)
 	}
 }
 

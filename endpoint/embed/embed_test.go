@@ -2,7 +2,6 @@ package embed
 
 import (
 	"encoding/base64"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -201,8 +200,7 @@ func FuzzVerify(f *testing.F) {
 		c, err := s.Verify(token, "1")
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) {
-				t.Errorf("err = %v (%T), want an *Error", err, err)
+			if !assert.ErrorAs(t, err, &e) {
 				return
 			}
 			v := e.Reason

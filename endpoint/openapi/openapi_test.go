@@ -47,9 +47,7 @@ func load(t *testing.T, doc map[string]any) (*openapi3.T, func(body string) erro
 	loader := openapi3.NewLoader()
 	d, err := loader.LoadFromData(b)
 	require.NoError(t, err, "load: %v\n%s", err, b)
-	if err := d.Validate(context.Background()); err != nil {
-		t.Fatalf("the document is not valid OpenAPI: %v\n%s", err, b)
-	}
+	require.NoError(t, d.Validate(context.Background()), "the document is not valid OpenAPI\n%s", b)
 	require.Equal(t, "3.0.3", d.OpenAPI, "openapi")
 	router, err := legacy.NewRouter(d)
 	require.NoError(t, err)
@@ -180,9 +178,7 @@ func TestDocumentLifecycle(t *testing.T) {
 	var v any
 	b, _ := json.Marshal(res)
 	require.NoError(t, json.Unmarshal(b, &v))
-	if err := results.VisitJSON(v); err != nil {
-		t.Fatalf("a lifecycle result does not fit its schema: %v\n%s", err, b)
-	}
+	require.NoError(t, results.VisitJSON(v), "a lifecycle result does not fit its schema\n%s", b)
 	trends := []any{map[string]any{"label": "x", "count": 1.0, "data": []any{1.0}, "days": []any{"2025-05-01"}, "labels": []any{"1-May-2025"}}}
 	require.Error(t, results.VisitJSON(trends), "a trends result fits the lifecycle schema")
 }

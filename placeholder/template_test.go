@@ -172,8 +172,7 @@ func TestRenderConcurrent(t *testing.T) {
 			for i := range 100 {
 				v := fmt.Sprint(g, i)
 				got, args, err := tpl.Render(engine.PostgreSQL, map[string]any{"a": v, "l": []string{v, "x"}})
-				if err != nil {
-					t.Errorf("unexpected error: %v", err)
+				if !assert.NoError(t, err) {
 					return
 				}
 				assert.Equal(t, "a = $1 AND b IN ($2, $3) AND c = $1", got)

@@ -383,9 +383,7 @@ func TestCheckAcceptsInsightSQL(t *testing.T) {
 			n++
 			return "{variables.p" + strings.Repeat("x", n%3) + "}"
 		})
-		if err := Check(sql, rules); err != nil {
-			t.Errorf("%s: %v\n%s", f, err, sql)
-		}
+		assert.NoError(t, Check(sql, rules), "%s\n%s", f, sql)
 		checked++
 	}
 	require.GreaterOrEqual(t, checked, 16, "checked only")

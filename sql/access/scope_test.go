@@ -145,8 +145,7 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 	differ := 0
 	for _, q := range scopedQueries {
 		scoped, err := Scope(q, rules, tenantVar)
-		if err != nil {
-			t.Errorf("Scope(%q): %v", q, err)
+		if !assert.NoError(t, err, "Scope(%q)", q) {
 			continue
 		}
 		for _, p := range []string{"1", "2"} {
@@ -154,8 +153,7 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 			wantCols, want, err := run(t, only[p], q, values)
 			require.NoError(t, err, "the original query on project %s's rows: %v\n%s", p, err, q)
 			gotCols, got, err := run(t, both, scoped, values)
-			if err != nil {
-				t.Errorf("the scoped query failed: %v\n%s", err, scoped)
+			if !assert.NoError(t, err, "the scoped query failed\n%s", scoped) {
 				continue
 			}
 			if !reflect.DeepEqual(gotCols, wantCols) || !reflect.DeepEqual(got, want) {
@@ -243,8 +241,7 @@ func TestScopeRewrite(t *testing.T) {
 			`WITH x AS (SELECT * FROM (SELECT * FROM events WHERE events.project_id = ` + ph + `) AS events) SELECT * FROM x`},
 	} {
 		got, err := Scope(c.in, rules, "t")
-		if err != nil {
-			t.Errorf("Scope(%q): %v", c.in, err)
+		if !assert.NoError(t, err, "Scope(%q)", c.in) {
 			continue
 		}
 		assert.Equal(t, c.want, got, "Scope(%q)", c.in)

@@ -2,7 +2,6 @@ package variable
 
 import (
 	"encoding/json"
-	"errors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"math"
@@ -24,13 +23,11 @@ func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
 	for _, tc := range cases {
 		got, err := v.Coerce(tc.raw, now)
 		if tc.reason != "" {
-			if err == nil {
-				t.Errorf("%s: Coerce(%#v) = %#v, want error %q", v.Type, tc.raw, got, tc.reason)
+			if !assert.Error(t, err, "%s: Coerce(%#v) = %#v, want error %q", v.Type, tc.raw, got, tc.reason) {
 				continue
 			}
 			var ve *ValueError
-			if !errors.As(err, &ve) {
-				t.Errorf("%s: Coerce(%#v) error %T is not a *ValueError", v.Type, tc.raw, err)
+			if !assert.ErrorAs(t, err, &ve, "%s: Coerce(%#v)", v.Type, tc.raw) {
 				continue
 			}
 			assert.ErrorIs(t, err, ErrInvalidValue, "%s: Coerce(%#v) error does not wrap ErrInvalidValue", v.Type, tc.raw)
@@ -42,8 +39,7 @@ func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
 			}
 			continue
 		}
-		if err != nil {
-			t.Errorf("%s: Coerce(%#v): %v", v.Type, tc.raw, err)
+		if !assert.NoError(t, err, "%s: Coerce(%#v)", v.Type, tc.raw) {
 			continue
 		}
 		assert.Equal(t, tc.want, got, "%s: Coerce(%#v)", v.Type, tc.raw)

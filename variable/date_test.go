@@ -2,7 +2,6 @@ package variable
 
 import (
 	"encoding/json"
-	"errors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"strings"
@@ -190,8 +189,7 @@ func TestParseDate(t *testing.T) {
 			continue
 		}
 		var de *DateError
-		if !errors.As(err, &de) {
-			t.Errorf("ParseDate(%q) = %v, %v; want a *DateError", tc.in, got, err)
+		if !assert.ErrorAs(t, err, &de, "ParseDate(%q) = %v", tc.in, got) {
 			continue
 		}
 		if de.Problem != tc.problem || de.Expected != tc.expected || de.Input != tc.in || de.Truncated {

@@ -80,10 +80,7 @@ func TestKeysStoredHashed(t *testing.T) {
 func TestMigrateFromVersion3(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "cut short"}[cut], func(t *testing.T) {
-			db, err := sql.Open("sqlite", ":memory:")
-			require.NoError(t, err)
-			db.SetMaxOpenConns(1)
-			t.Cleanup(func() { db.Close() })
+			db := testdb.SQLite(t)
 			stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
 			for v, m := range migrations(engine.SQLite)[:3] {
 				stmts = append(stmts, m...)

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -106,9 +105,7 @@ func TestQueryReadsLegacyTestValues(t *testing.T) {
 		assert.NotContains(t, again, `"t":`)
 		back, err := unmarshalQuery(again)
 		require.NoError(t, err)
-		if got, want := back, q; !reflect.DeepEqual(got, want) {
-			t.Errorf("back = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, q, back)
 	}
 }
 

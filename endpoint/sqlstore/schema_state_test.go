@@ -42,10 +42,7 @@ func TestMigrateDeletedNames(t *testing.T) {
 		open    func(t *testing.T) *sql.DB
 	}
 	targets := []target{{"sqlite", engine.SQLite, func(t *testing.T) *sql.DB {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLite(t)
 		return db
 	}}}
 	for _, e := range engines {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,10 +91,7 @@ func TestMigrateConcurrently(t *testing.T) {
 }
 
 func TestUseBeforeMigrateSaysSo(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
+	db := testdb.SQLite(t)
 	s, err := New(db, engine.SQLite)
 	require.NoError(t, err)
 	err = s.Variables().Create(context.Background(), "p", variableFixture("a"))
@@ -105,10 +103,7 @@ func TestUseBeforeMigrateSaysSo(t *testing.T) {
 // row that can never be written: Migrate takes the duplicate-key error for
 // a lost race a bounded number of times, then says what is wrong.
 func TestMigrateGivesUpOnAnEndlessConflict(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
+	db := testdb.SQLite(t)
 	for _, stmt := range []string{
 		`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`,
 		`CREATE TRIGGER refuse BEFORE INSERT ON ` + schemaTable + ` BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`,

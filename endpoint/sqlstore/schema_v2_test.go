@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,10 +20,7 @@ import (
 // migration to version 2 that MySQL cut short.
 func openV1(t *testing.T, extra ...string) (*sql.DB, driver.Endpoint) {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	stmts := append([]string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`},
 		migrations(engine.SQLite)[0]...)
 	stmts = append(stmts, `INSERT INTO `+schemaTable+` (version) VALUES (1)`)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
@@ -21,12 +22,7 @@ func fileDSN(path string) string {
 // database.
 func openMemory(t testing.TB) *Store {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	// Every connection to ":memory:" is a database of its own.
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return migrated(t, db)
+	return migrated(t, testdb.SQLite(t))
 }
 
 // openFile returns a migrated Store over the SQLite file at path, and its

@@ -27,9 +27,7 @@ func TestTimeRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := formatTime(tt.in)
 			require.NoError(t, err)
-			if got, want := text, tt.text; got != want {
-				t.Errorf("text = %q, want %q", got, want)
-			}
+			assert.Equal(t, tt.text, text)
 			got, err := parseTime(text)
 			require.NoError(t, err)
 			assert.True(t, tt.in.Equal(got), "tt.in.Equal(got) is false")

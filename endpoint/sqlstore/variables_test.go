@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -89,9 +88,7 @@ func TestVariableConflictFromDriver(t *testing.T) {
 	a.Name = "changed"
 	err = s.Variables().Update(ctx, "p", a)
 	require.Error(t, err)
-	if err := err; errors.Is(err, variable.ErrConflict) {
-		t.Errorf("other errors stay what they are: error %v is %v", err, variable.ErrConflict)
-	}
+	assert.NotErrorIs(t, err, variable.ErrConflict, "other errors stay what they are")
 	got, err := s.Variables().Get(ctx, "p", a.ID)
 	require.NoError(t, err)
 	if got, want := got, variableFixture("a"); !reflect.DeepEqual(got, want) {

@@ -35,9 +35,7 @@ func plan(t *testing.T, db *sql.DB, e engine.Engine, explain, q string) string {
 	st, err := tmpl.Render(map[string]any{"e": "purchase", "from": "2025-05-20 00:00:00"})
 	require.NoError(t, err)
 	rows, err := db.Query(explain+" "+st.SQL(), st.Args()...)
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", st.SQL(), err)
-	}
+	require.NoError(t, err, "%v", st.SQL())
 	defer rows.Close()
 	cols, err := rows.Columns()
 	require.NoError(t, err)

@@ -209,10 +209,9 @@ func TestRunLogCorruptBlock(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := openMemory(t)
 			l := s.RunLog(RunLogOptions{Now: func() time.Time { return time.Unix(0, 30) }})
-			if _, err := s.db.Exec(`INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entries, oldest_at_ns, oldest_seq, entry) VALUES ('1', 'e', 20, 2, ?, ?, ?, ?)`,
-				c.n, c.oldest.at, c.oldest.seq, c.text); err != nil {
-				t.Fatal(err)
-			}
+			_, err := s.db.Exec(`INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entries, oldest_at_ns, oldest_seq, entry) VALUES ('1', 'e', 20, 2, ?, ?, ?, ?)`,
+				c.n, c.oldest.at, c.oldest.seq, c.text)
+			require.NoError(t, err)
 			got, _, err := l.List(context.Background(), "1", "e", driver.LogPage{Limit: 10})
 			require.ErrorContains(t, err, runLogTable, "List = %v", got)
 		})
@@ -302,9 +301,8 @@ func TestMigrateRunLogToVersion7(t *testing.T) {
 func TestMigrateRunLogToVersion7CutShort(t *testing.T) {
 	db, entries := openV6(t, 40)
 	const view = `endpointkit_test_run_log_view7`
-	if _, err := db.Exec(`CREATE VIEW ` + view + ` AS SELECT entry FROM ` + runLogTable); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec(`CREATE VIEW ` + view + ` AS SELECT entry FROM ` + runLogTable)
+	require.NoError(t, err)
 	s, err := New(db, engine.SQLite)
 	require.NoError(t, err)
 	if err := s.Migrate(context.Background()); err == nil || !strings.Contains(err.Error(), "version 7") {
@@ -313,9 +311,8 @@ func TestMigrateRunLogToVersion7CutShort(t *testing.T) {
 	got, want := schemaVersions(t, db), allVersions()[:6]
 	require.True(t, slices.Equal(got, want), "versions after a failed migration %v, want %v", got, want)
 	require.NotContains(t, runLogDDL(t, db), "oldest_seq", "the failed migration left")
-	if _, err := db.Exec(`DROP VIEW ` + view); err != nil {
-		t.Fatal(err)
-	}
+	_, err = db.Exec(`DROP VIEW ` + view)
+	require.NoError(t, err)
 	require.NoError(t, s.Migrate(context.Background()))
 	checkLog(t, s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}), entries)
 }
@@ -341,10 +338,9 @@ func TestMigrateRunLogToVersion7Rerun(t *testing.T) {
 				_, err := db.Exec(stmt)
 				require.NoError(t, err, "%s", stmt)
 			}
-			if _, err := db.Exec(rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
-				"1", "a", runLogNow.UnixNano(), 1, `{"execution_id":"old","status":200}`, "k"); err != nil {
-				t.Fatal(err)
-			}
+			_, err := db.Exec(rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
+				"1", "a", runLogNow.UnixNano(), 1, `{"execution_id":"old","status":200}`, "k")
+			require.NoError(t, err)
 			s, err := New(db, e.dialect)
 			require.NoError(t, err)
 			require.NoError(t, s.Migrate(context.Background()), "Migrate after a cut")

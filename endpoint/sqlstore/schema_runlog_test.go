@@ -138,9 +138,8 @@ func TestMigrateRunLogCutShort(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM `+runLogTable).Scan(&n), "the failed migration left")
 	require.Len(t, entries, n, "the failed migration left")
 
-	if _, err := db.Exec(`DROP VIEW ` + view); err != nil {
-		t.Fatal(err)
-	}
+	_, err = db.Exec(`DROP VIEW ` + view)
+	require.NoError(t, err)
 	require.NoError(t, s.Migrate(ctx))
 	if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("versions %v, want %v", got, want)

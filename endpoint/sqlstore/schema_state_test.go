@@ -69,14 +69,12 @@ func TestMigrateDeletedNames(t *testing.T) {
 				}
 				r, err := endpointRow(e)
 				require.NoError(t, err)
-				if _, err := db.Exec(s.q.epInsert, append([]any{"p"}, r...)...); err != nil {
-					t.Fatalf("inserting %s: unexpected error: %v", name, err)
-				}
+				_, err = db.Exec(s.q.epInsert, append([]any{"p"}, r...)...)
+				require.NoError(t, err, "inserting %s", name)
 				ver, err := versionRow("p", id, v)
 				require.NoError(t, err)
-				if _, err := db.Exec(s.q.verInsert, ver...); err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				_, err = db.Exec(s.q.verInsert, ver...)
+				require.NoError(t, err)
 				e.Name = nameOf(name, id)
 				return e
 			}

@@ -32,8 +32,7 @@ func TestStatementsPrepareOnSQLite(t *testing.T) {
 			q += "?)"
 		}
 		st, err := s.db.PrepareContext(context.Background(), q)
-		if err != nil {
-			t.Errorf("%s: %s: %v", name, q, err)
+		if !assert.NoError(t, err, "%s: %s", name, q) {
 			continue
 		}
 		st.Close()

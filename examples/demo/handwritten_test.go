@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"net/http/httptest"
 	"strconv"
@@ -34,8 +35,8 @@ func TestHandWrittenHandler(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
-			t.Errorf("%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want)
+		if assert.Equal(t, c.status, rec.Code, "%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want) {
+			assert.Contains(t, rec.Body.String(), c.want, "%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want)
 		}
 	}
 }

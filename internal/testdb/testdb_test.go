@@ -19,8 +19,8 @@ func TestWithSearchPath(t *testing.T) {
 		{"host=127.0.0.1 port=55432 user=postgres", "host=127.0.0.1 port=55432 user=postgres search_path=ektest_1"},
 	} {
 		got, err := withSearchPath(c.dsn, "ektest_1")
-		if err != nil || got != c.want {
-			t.Errorf("withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want)
+		if assert.NoError(t, err, "withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want) {
+			assert.Equal(t, c.want, got, "withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want)
 		}
 	}
 	_, err := withSearchPath("postgres://h:bad port/db", "s")
@@ -64,8 +64,8 @@ func TestRequireSkipsNamingTheVariable(t *testing.T) {
 			Require(t, env)
 			ran = true
 		})
-		if !ok || ran {
-			t.Errorf("Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran)
+		if assert.True(t, ok, "Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran) {
+			assert.False(t, ran, "Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran)
 		}
 	}
 }

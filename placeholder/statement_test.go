@@ -1,6 +1,7 @@
 package placeholder
 
 import (
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
@@ -43,8 +44,9 @@ func TestTemplateStatement(t *testing.T) {
 		if got := tpl.Statement(); got != want {
 			t.Errorf("Compile(%q).Statement() = %+v; want %+v", tc.src, got, want)
 		}
-		if body, second := refStatement(tc.src); body != tc.body || second != tc.second {
-			t.Errorf("refStatement(%q) = %q, %d; the table wants %q, %d", tc.src, body, second, tc.body, tc.second)
+		body, second := refStatement(tc.src)
+		if assert.Equal(t, tc.body, body, "refStatement(%q) = %q, %d; the table wants %q, %d", tc.src, body, second, tc.body, tc.second) {
+			assert.Equal(t, tc.second, second, "refStatement(%q) = %q, %d; the table wants %q, %d", tc.src, body, second, tc.body, tc.second)
 		}
 	}
 }

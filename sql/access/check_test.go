@@ -273,8 +273,9 @@ func TestCheckRefusesAttacks(t *testing.T) {
 			if e.Line < 1 || e.Column < 1 || e.Offset < 0 || e.Offset > len(a.query) {
 				t.Errorf("bad position %d:%d (offset %d)", e.Line, e.Column, e.Offset)
 			}
-			if _, serr := Scope(a.query, rules, "__endpointkit_tenant"); serr == nil || serr.Error() != err.Error() {
-				t.Errorf("Scope refused with %v, Check with %v", serr, err)
+			_, serr := Scope(a.query, rules, "__endpointkit_tenant")
+			if assert.Error(t, serr, "Scope refused with %v, Check with %v", serr, err) {
+				assert.Equal(t, err.Error(), serr.Error(), "Scope refused with %v, Check with %v", serr, err)
 			}
 		})
 	}
@@ -418,8 +419,9 @@ func TestRulesCannotAllowProtected(t *testing.T) {
 		{Tables: []Table{{Name: "events", Columns: []string{"a", "A"}}}},
 		{Tables: []Table{{Name: "events", TenantColumn: "project id"}}},
 	} {
-		if _, err := NewStatic(r, nil); err == nil || errors.Is(err, ErrRefused) {
-			t.Errorf("NewStatic(%+v) = %v, want a configuration error", r, err)
+		_, err := NewStatic(r, nil)
+		if assert.Error(t, err, "NewStatic(%+v)", r) {
+			assert.NotErrorIs(t, err, ErrRefused, "NewStatic(%+v)", r)
 		}
 		if err := Check("SELECT 1", &r); err == nil || errors.Is(err, ErrRefused) {
 			t.Errorf("Check under %+v = %v, want a configuration error", r, err)

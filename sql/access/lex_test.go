@@ -88,8 +88,8 @@ func TestLexTokens(t *testing.T) {
 	}
 	require.Len(t, toks, len(want))
 	for i, w := range want {
-		if toks[i].kind != w.kind || toks[i].text != w.text {
-			t.Errorf("token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text)
+		if assert.Equal(t, w.kind, toks[i].kind, "token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text) {
+			assert.Equal(t, w.text, toks[i].text, "token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text)
 		}
 	}
 }

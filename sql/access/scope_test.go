@@ -2,7 +2,6 @@ package access
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -156,8 +155,8 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 			if !assert.NoError(t, err, "the scoped query failed\n%s", scoped) {
 				continue
 			}
-			if !reflect.DeepEqual(gotCols, wantCols) || !reflect.DeepEqual(got, want) {
-				t.Errorf("project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want)
+			if assert.Equal(t, wantCols, gotCols, "project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want) {
+				assert.Equal(t, want, got, "project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want)
 			}
 			_, unscoped, err := run(t, both, q, values)
 			require.NoError(t, err)
@@ -246,8 +245,8 @@ func TestScopeRewrite(t *testing.T) {
 		}
 		assert.Equal(t, c.want, got, "Scope(%q)", c.in)
 		again, err := Scope(got, rules, "t")
-		if err != nil || again != got {
-			t.Errorf("Scope is not idempotent on %q: %q, %v", got, again, err)
+		if assert.NoError(t, err, "Scope is not idempotent on %q: %q, %v", got, again, err) {
+			assert.Equal(t, got, again, "Scope is not idempotent on %q: %q, %v", got, again, err)
 		}
 	}
 }
@@ -255,8 +254,8 @@ func TestScopeRewrite(t *testing.T) {
 func TestScopeNeedsATenantName(t *testing.T) {
 	for _, name := range []string{"", "1x", "a-b", "a}"} {
 		_, err := Scope("SELECT * FROM events", testRules(), name)
-		if err == nil || errors.Is(err, ErrRefused) {
-			t.Errorf("Scope with tenant %q = %v, want a configuration error", name, err)
+		if assert.Error(t, err, "Scope with tenant %q", name) {
+			assert.NotErrorIs(t, err, ErrRefused, "Scope with tenant %q", name)
 		}
 	}
 	_, err := Scope("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, "")
@@ -281,8 +280,8 @@ func TestSQLiteAttacksAreReal(t *testing.T) {
 		`SELECT * FROM events, EndpointKit_Endpoints`,
 	} {
 		_, rows, err := run(t, db, q, nil)
-		if err != nil || len(rows) == 0 {
-			t.Errorf("raw %q read nothing: %v", q, err)
+		if assert.NoError(t, err, "raw %q read nothing: %v", q, err) {
+			assert.NotEmpty(t, rows, "raw %q read nothing: %v", q, err)
 		}
 		assert.Error(t, Check(q, testRules()), "Check(%q) passed", q)
 	}

@@ -312,8 +312,8 @@ func TestCoerceDecodingIndependent(t *testing.T) {
 			a, errA := v.Coerce(json.RawMessage(doc), now)
 			b, errB := v.Coerce(numbered, now)
 			require.NoError(t, numErr, "decode %s", doc)
-			if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
-				t.Errorf("%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB)
+			if assert.Equal(t, errB == nil, errA == nil, "%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB) {
+				assert.Equal(t, b, a, "%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB)
 			}
 			if plainErr != nil {
 				continue // 1e400 does not decode into a float64 at all
@@ -324,8 +324,8 @@ func TestCoerceDecodingIndependent(t *testing.T) {
 				continue
 			}
 			c, errC := v.Coerce(plain, now)
-			if (errA == nil) != (errC == nil) || !reflect.DeepEqual(a, c) {
-				t.Errorf("%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC)
+			if assert.Equal(t, errC == nil, errA == nil, "%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC) {
+				assert.Equal(t, c, a, "%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC)
 			}
 		}
 	}
@@ -365,8 +365,8 @@ func TestDecodeJSONMatchesDecoder(t *testing.T) {
 	} {
 		want := decodeWithDecoder(t, doc)
 		got, reason := decodeJSON([]byte(doc))
-		if reason != "" || !reflect.DeepEqual(got, want) {
-			t.Errorf("decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want)
+		if assert.Equal(t, "", reason, "decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want) {
+			assert.Equal(t, want, got, "decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want)
 		}
 	}
 }

@@ -326,13 +326,13 @@ func TestDateExpr(t *testing.T) {
 func TestDateError(t *testing.T) {
 	_, err := ParseDate("2025-02-30", dateNow)
 	want := `"2025-02-30" is not a real calendar date; want a day from 01 to 28 (2025-02 has 28 days)`
-	if err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %s", err, want)
+	if assert.Error(t, err, "error = %v, want %s", err, want) {
+		assert.Equal(t, want, err.Error(), "error = %v, want %s", err, want)
 	}
 	// Control characters are quoted, never printed raw.
 	_, err = ParseDate("2025\n01-02", dateNow)
-	if err == nil || strings.ContainsRune(err.Error(), '\n') {
-		t.Errorf("error %q holds a raw newline", err)
+	if assert.Error(t, err, "error %q holds a raw newline", err) {
+		assert.False(t, strings.ContainsRune(err.Error(), '\n'), "error %q holds a raw newline", err)
 	}
 	// The input is cut to 200 bytes at a character boundary.
 	for _, tc := range []struct {

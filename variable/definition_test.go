@@ -182,8 +182,8 @@ func TestNormalizeRejects(t *testing.T) {
 			assert.ErrorIs(t, err, ErrInvalid)
 			var de *DefinitionError
 			require.ErrorAs(t, err, &de)
-			if de.Field != tc.field || de.Message != tc.message {
-				t.Errorf("got Field %q Message %q\nwant Field %q Message %q", de.Field, de.Message, tc.field, tc.message)
+			if assert.Equal(t, tc.field, de.Field, "got Field %q Message %q\nwant Field %q Message %q", de.Field, de.Message, tc.field, tc.message) {
+				assert.Equal(t, tc.message, de.Message, "got Field %q Message %q\nwant Field %q Message %q", de.Field, de.Message, tc.field, tc.message)
 			}
 			want := "variable: " + tc.field + ": " + tc.message
 			assert.Equal(t, want, err.Error(), "Error()")

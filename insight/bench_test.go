@@ -40,22 +40,7 @@ func demoDB(b *testing.B) *sql.DB {
 // runRows runs a compiled statement and shapes its rows, as the endpoint
 // service does through its executor.
 func runRows(b *testing.B, db *sql.DB, c *Compiled) *Result {
-	rows, err := db.Query(c.SQL, c.Args...)
-	require.NoError(b, err)
-	cols, err := rows.Columns()
-	require.NoError(b, err)
-	var out [][]any
-	for rows.Next() {
-		row := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range row {
-			ptrs[i] = &row[i]
-		}
-		require.NoError(b, rows.Scan(ptrs...))
-		out = append(out, row)
-	}
-	require.NoError(b, rows.Close())
-	res, err := c.Shape(out)
+	res, err := c.Shape(queryRows(b, db, c.SQL, c.Args))
 	require.NoError(b, err)
 	return res
 }

@@ -108,12 +108,8 @@ func TestClickHouseClusterDDL(t *testing.T) {
 
 	// The rest of the engine is ClickHouse's.
 	assert.Equal(t, "clickhouse", e.Name())
-	if got, want := e.Guard(time.Second, false), ClickHouse.Guard(time.Second, false); !reflect.DeepEqual(got, want) {
-		t.Errorf("e.Guard(time.Second, false) = %+v, want %+v", got, want)
-	}
-	if got, want := e.Page("q", "l", "o"), ClickHouse.Page("q", "l", "o"); got != want {
-		t.Errorf("e.Page(\"q\", \"l\", \"o\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, ClickHouse.Guard(time.Second, false), e.Guard(time.Second, false))
+	assert.Equal(t, ClickHouse.Page("q", "l", "o"), e.Page("q", "l", "o"))
 }
 
 // TestClickHouseClusterNames: a macro and the usual names are accepted
@@ -150,9 +146,7 @@ func FuzzClickHouseClusterExpand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, table, query string) {
 		got := x.Expand(e.CreateTableAs(table, query))
 		require.Len(t, got, 3)
-		if got, want := got[0], e.CreateTableAs(table, query); got != want {
-			t.Errorf("got[0] = %q, want %q", got, want)
-		}
+		assert.Equal(t, e.CreateTableAs(table, query), got[0])
 		if got, want := got[1], "CREATE TABLE "+e.QuoteIdent(table)+" ON CLUSTER 'events' AS "+e.QuoteIdent(table+"_local")+
 			" ENGINE = Distributed('events', currentDatabase(), "+string(e.AppendString(nil, table+"_local"))+", rand())"; got != want {
 			t.Errorf("got[1] = %q, want %q", got, want)

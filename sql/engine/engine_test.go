@@ -41,9 +41,7 @@ func TestByName(t *testing.T) {
 		got, err := ByName(d.Name())
 		require.NoError(t, err)
 		assert.Equal(t, d, got, "Name round-trips through ByName")
-		if got, want := d.String(), d.Name(); got != want {
-			t.Errorf("d.String() = %q, want %q", got, want)
-		}
+		assert.Equal(t, d.Name(), d.String())
 	}
 }
 
@@ -62,15 +60,9 @@ func TestQuoteIdent(t *testing.T) {
 	for _, tt := range tests {
 		got, want := SQLite.QuoteIdent(tt.in), tt.standard
 		assert.Equal(t, want, got, "SQLite.QuoteIdent(tt.in)")
-		if got, want := PostgreSQL.QuoteIdent(tt.in), tt.standard; got != want {
-			t.Errorf("PostgreSQL.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
-		if got, want := MySQL.QuoteIdent(tt.in), tt.backticks; got != want {
-			t.Errorf("MySQL.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
-		if got, want := ClickHouse.QuoteIdent(tt.in), tt.backticks; got != want {
-			t.Errorf("ClickHouse.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
+		assert.Equal(t, tt.standard, PostgreSQL.QuoteIdent(tt.in))
+		assert.Equal(t, tt.backticks, MySQL.QuoteIdent(tt.in))
+		assert.Equal(t, tt.backticks, ClickHouse.QuoteIdent(tt.in))
 	}
 }
 
@@ -94,15 +86,9 @@ func TestAppendString(t *testing.T) {
 		prefix := []byte("x = ")
 		got, want := string(SQLite.AppendString(prefix, tt.in)), "x = "+tt.standard
 		assert.Equal(t, want, got, "string(SQLite.AppendString(prefix, tt.in))")
-		if got, want := string(PostgreSQL.AppendString(nil, tt.in)), tt.standard; got != want {
-			t.Errorf("string(PostgreSQL.AppendString(nil, tt.in)) = %q, want %q", got, want)
-		}
-		if got, want := string(MySQL.AppendString(nil, tt.in)), tt.mysql; got != want {
-			t.Errorf("string(MySQL.AppendString(nil, tt.in)) = %q, want %q", got, want)
-		}
-		if got, want := string(ClickHouse.AppendString(nil, tt.in)), tt.clickhouse; got != want {
-			t.Errorf("string(ClickHouse.AppendString(nil, tt.in)) = %q, want %q", got, want)
-		}
+		assert.Equal(t, tt.standard, string(PostgreSQL.AppendString(nil, tt.in)))
+		assert.Equal(t, tt.mysql, string(MySQL.AppendString(nil, tt.in)))
+		assert.Equal(t, tt.clickhouse, string(ClickHouse.AppendString(nil, tt.in)))
 	}
 }
 

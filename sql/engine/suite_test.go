@@ -20,9 +20,7 @@ func TestEveryEngine(t *testing.T) {
 			require.NoError(t, err)
 			got, want := back, e
 			assert.Equal(t, want, got, "Name round-trips through ByName: back")
-			if got, want := e.String(), e.Name(); got != want {
-				t.Errorf("e.String() = %q, want %q", got, want)
-			}
+			assert.Equal(t, e.Name(), e.String())
 
 			for n := 1; n <= 1000; n *= 10 {
 				for _, typ := range []string{"", "String", "DateTime('UTC')"} {
@@ -91,20 +89,14 @@ func TestEveryEngine(t *testing.T) {
 			s, sub := e.CreateTable("t", cols), e.QuoteIdent("t")
 			assert.Contains(t, s, sub)
 			assert.Contains(t, e.CreateTableAs("t", "SELECT 1"), "SELECT 1")
-			if s, sub := e.DropTable("t"), e.QuoteIdent("t"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, e.DropTable("t"), e.QuoteIdent("t"))
 			swap, _ := e.Swap("n", "l")
 			if v := swap; len(v) == 0 {
 				t.Fatalf("swap is empty")
 			}
 			joined := strings.Join(swap, ";")
-			if s, sub := joined, e.QuoteIdent("n"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := joined, e.QuoteIdent("l"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, joined, e.QuoteIdent("n"))
+			assert.Contains(t, joined, e.QuoteIdent("l"))
 			page := e.Page("SELECT 1 ORDER BY 1", "L", "O")
 			assert.Contains(t, page, "SELECT 1 ORDER BY 1")
 			assert.Contains(t, page, "L")
@@ -137,9 +129,7 @@ func TestEveryEngine(t *testing.T) {
 				got, want := e.Guard(1500*time.Millisecond, ro), g
 				assert.Equal(t, want, got, "Guard is deterministic, so that prepared texts repeat: e.Guard(1500*time.Millisecond, ro)")
 			}
-			if !strings.HasPrefix(e.Tables(), "SELECT ") {
-				t.Errorf("%v: strings.HasPrefix(e.Tables(), \"SELECT \") is false", e.Tables())
-			}
+			assert.True(t, strings.HasPrefix(e.Tables(), "SELECT "), "%v: strings.HasPrefix(e.Tables(), \"SELECT \") is false", e.Tables())
 		})
 	}
 }

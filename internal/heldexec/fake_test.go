@@ -1,4 +1,4 @@
-package fakeexec
+package heldexec
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func query(sql string, args ...any) driver.Statement { return stmt.New(sql, args
 // TestRecordsOverARealExecutor: the fake passes queries to the inner
 // executor and records each (text, arguments, bounds, deadline, rows).
 func TestRecordsOverARealExecutor(t *testing.T) {
-	x := New(sqlexec.New(testdb.SQLite(t), engine.SQLite))
+	x := NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite))
 	assert.Equal(t, engine.SQLite, x.Engine())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -44,7 +44,7 @@ func TestRecordsOverARealExecutor(t *testing.T) {
 // for the chosen statements only, and for Exec when it chooses all.
 func TestAnswerAndFail(t *testing.T) {
 	boom := errors.New("code: 53")
-	x := New(nil, Answer(&driver.Result{Columns: []string{"n"}, Rows: [][]any{{1}}}),
+	x := NewFake(nil, Answer(&driver.Result{Columns: []string{"n"}, Rows: [][]any{{1}}}),
 		Fail(boom, SQLContains("endpointkit_mat_")), OnEngine(engine.ClickHouse))
 	assert.Equal(t, engine.ClickHouse, x.Engine())
 	res, err := x.Query(context.Background(), query("SELECT n FROM t"), driver.Bounds{})
@@ -54,12 +54,12 @@ func TestAnswerAndFail(t *testing.T) {
 	assert.ErrorIs(t, err, boom)
 	assert.NoError(t, x.Exec(context.Background(), nil, driver.Write{}))
 
-	all := New(nil, Fail(boom, nil))
+	all := NewFake(nil, Fail(boom, nil))
 	_, err = all.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
 	assert.ErrorIs(t, err, boom)
 	assert.ErrorIs(t, all.Exec(context.Background(), nil, driver.Write{}), boom)
 
-	_, err = New(nil).Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+	_, err = NewFake(nil).Query(context.Background(), query("SELECT 1"), driver.Bounds{})
 	assert.ErrorContains(t, err, "no inner executor")
 }
 
@@ -68,11 +68,11 @@ func TestAnswerAndFail(t *testing.T) {
 func TestWaitHoldAround(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := New(nil, WaitForCancel()).Query(ctx, query("SELECT 1"), driver.Bounds{})
+	_, err := NewFake(nil, WaitForCancel()).Query(ctx, query("SELECT 1"), driver.Bounds{})
 	assert.ErrorIs(t, err, context.Canceled)
 
 	var entered, left int
-	x := New(nil, Answer(&driver.Result{}), Held(1), Around(
+	x := NewFake(nil, Answer(&driver.Result{}), Held(1), Around(
 		func(context.Context) { entered++ }, func(context.Context) { left++ }))
 	x.Hold()
 	done := make(chan error)

@@ -1,15 +1,4 @@
-// Package fakeexec is the one fake driver.Executor tests share: it wraps a
-// real executor (or stands alone), records and counts the queries it is
-// given, and with options answers a fixed result, fails chosen queries,
-// waits for the query's context to end, calls a test's hooks around each
-// query, or holds queries until the test releases them (internal/heldexec).
-//
-//	x := fakeexec.New(sqlexec.New(db, engine.SQLite),
-//		fakeexec.Fail(errors.New("code: 53"), fakeexec.SQLContains("endpointkit_mat_")))
-//	...
-//	require.Equal(t, 2, x.Queries())
-//	assert.Contains(t, x.Last().SQL, "WHERE")
-package fakeexec
+package heldexec
 
 import (
 	"context"
@@ -20,7 +9,6 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
@@ -33,19 +21,19 @@ type Call struct {
 	Rows     int       // rows answered; 0 on an error
 }
 
-// Option sets a behaviour of New's executor.
-type Option func(*Executor)
+// Option sets a behaviour of NewFake's executor.
+type Option func(*Fake)
 
 // Answer makes every query answer res (a copy of its header, the same
 // rows), without an inner executor.
 func Answer(res *driver.Result) Option {
-	return func(x *Executor) { x.answer = res }
+	return func(x *Fake) { x.answer = res }
 }
 
 // Fail makes the queries that when selects (all of them when when is nil)
 // fail with err, and Exec too when when is nil.
 func Fail(err error, when func(driver.Statement) bool) Option {
-	return func(x *Executor) { x.fails = append(x.fails, failure{err, when}) }
+	return func(x *Fake) { x.fails = append(x.fails, failure{err, when}) }
 }
 
 // SQLContains selects the statements whose SQL text holds s.
@@ -56,25 +44,25 @@ func SQLContains(s string) func(driver.Statement) bool {
 // WaitForCancel makes every query wait until its context ends and fail
 // with an error wrapping the context's, as a database interrupted mid-run.
 func WaitForCancel() Option {
-	return func(x *Executor) { x.wait = true }
+	return func(x *Fake) { x.wait = true }
 }
 
 // Around calls enter before every query and leave after it, with the
 // query's context.
 func Around(enter, leave func(context.Context)) Option {
-	return func(x *Executor) { x.enter, x.leave = enter, leave }
+	return func(x *Fake) { x.enter, x.leave = enter, leave }
 }
 
 // Held makes the executor able to hold queries (Hold, Release), with room
 // on Started for buffer held queries.
 func Held(buffer int) Option {
-	return func(x *Executor) { x.buffer = buffer }
+	return func(x *Fake) { x.buffer = buffer }
 }
 
 // OnEngine sets the engine the executor reports without an inner one
 // (SQLite by default).
 func OnEngine(e engine.Engine) Option {
-	return func(x *Executor) { x.engine = e }
+	return func(x *Fake) { x.engine = e }
 }
 
 type failure struct {
@@ -82,8 +70,20 @@ type failure struct {
 	when func(driver.Statement) bool
 }
 
-// Executor is the fake. Its zero value is not usable: call New.
-type Executor struct {
+// Fake is the one fake driver.Executor tests share: it wraps a real
+// executor (or stands alone), records and counts the queries it is given,
+// and with options answers a fixed result, fails chosen queries, waits for
+// the query's context to end, calls a test's hooks around each query, or
+// holds queries until the test releases them (an Executor inside).
+//
+//	x := heldexec.NewFake(sqlexec.New(db, engine.SQLite),
+//		heldexec.Fail(errors.New("code: 53"), heldexec.SQLContains("endpointkit_mat_")))
+//	...
+//	require.Equal(t, 2, x.Queries())
+//	assert.Contains(t, x.Last().SQL, "WHERE")
+//
+// Its zero value is not usable: call NewFake.
+type Fake struct {
 	inner  driver.Executor
 	answer *driver.Result
 	fails  []failure
@@ -95,28 +95,28 @@ type Executor struct {
 
 	// Started receives once a query is held (with Held).
 	Started chan struct{}
-	held    *heldexec.Executor
+	held    *Executor
 
 	queries atomic.Int64
 	mu      sync.Mutex
 	calls   []Call
 }
 
-// New returns a fake over inner (nil with Answer, or when every query
+// NewFake returns a fake over inner (nil with Answer, or when every query
 // fails) with the options opts.
-func New(inner driver.Executor, opts ...Option) *Executor {
-	x := &Executor{inner: inner, engine: engine.SQLite}
+func NewFake(inner driver.Executor, opts ...Option) *Fake {
+	x := &Fake{inner: inner, engine: engine.SQLite}
 	for _, o := range opts {
 		o(x)
 	}
-	x.held = heldexec.New(core{x}, x.buffer)
+	x.held = New(core{x}, x.buffer)
 	x.Started = x.held.Started
 	return x
 }
 
 // Engine implements driver.Executor: the inner executor's engine, or
 // OnEngine's.
-func (x *Executor) Engine() engine.Engine {
+func (x *Fake) Engine() engine.Engine {
 	if x.inner != nil {
 		return x.inner.Engine()
 	}
@@ -124,7 +124,7 @@ func (x *Executor) Engine() engine.Engine {
 }
 
 // Query implements driver.Executor.
-func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	x.queries.Add(1)
 	if x.enter != nil {
 		x.enter(ctx)
@@ -146,7 +146,7 @@ func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Boun
 
 // Exec implements driver.Executor: Fail's error when it selects every
 // statement, else the inner executor's Exec (nil without one).
-func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
+func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
 	for _, f := range x.fails {
 		if f.when == nil {
 			return f.err
@@ -159,24 +159,24 @@ func (x *Executor) Exec(ctx context.Context, stmts []driver.Statement, w driver.
 }
 
 // Hold makes the queries that start from now on wait (with Held).
-func (x *Executor) Hold() { x.held.Hold() }
+func (x *Fake) Hold() { x.held.Hold() }
 
 // Release lets the held queries go, and those that start after.
-func (x *Executor) Release() { x.held.Release() }
+func (x *Fake) Release() { x.held.Release() }
 
 // Queries returns how many queries the executor was given.
-func (x *Executor) Queries() int { return int(x.queries.Load()) }
+func (x *Fake) Queries() int { return int(x.queries.Load()) }
 
 // Calls returns the queries answered or failed so far, in the order they
 // ended.
-func (x *Executor) Calls() []Call {
+func (x *Fake) Calls() []Call {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return append([]Call(nil), x.calls...)
 }
 
 // Last returns the last query that ended; the zero Call before any.
-func (x *Executor) Last() Call {
+func (x *Fake) Last() Call {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.calls) == 0 {
@@ -186,7 +186,7 @@ func (x *Executor) Last() Call {
 }
 
 // Reset forgets the calls and the count.
-func (x *Executor) Reset() {
+func (x *Fake) Reset() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.calls = nil
@@ -195,7 +195,7 @@ func (x *Executor) Reset() {
 
 // core is what runs a query once it is let go: a failure, the wait, the
 // fixed answer or the inner executor.
-type core struct{ x *Executor }
+type core struct{ x *Fake }
 
 func (c core) Engine() engine.Engine { return c.x.Engine() }
 
@@ -212,14 +212,14 @@ func (c core) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (
 	}
 	if x.wait {
 		<-ctx.Done()
-		return nil, fmt.Errorf("fakeexec: interrupted: %w", ctx.Err())
+		return nil, fmt.Errorf("heldexec: interrupted: %w", ctx.Err())
 	}
 	if x.answer != nil {
 		res := *x.answer
 		return &res, nil
 	}
 	if x.inner == nil {
-		return nil, fmt.Errorf("fakeexec: no inner executor and no Answer for %q", st.SQL())
+		return nil, fmt.Errorf("heldexec: no inner executor and no Answer for %q", st.SQL())
 	}
 	return x.inner.Query(ctx, st, b)
 }

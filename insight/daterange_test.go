@@ -2,7 +2,6 @@ package insight
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
@@ -78,9 +77,7 @@ func TestResolveSpan(t *testing.T) {
 			require.NoError(t, err)
 			got, want := sp.start, day(c.start)
 			require.Equal(t, want, got, "sp.start")
-			if got, want := sp.end, day(c.end); !reflect.DeepEqual(got, want) {
-				t.Fatalf("sp.end = %+v, want %+v", got, want)
-			}
+			require.Equal(t, day(c.end), sp.end)
 			require.Len(t, sp.buckets, c.buckets)
 			require.Equal(t, sp.start, sp.buckets[0])
 		})

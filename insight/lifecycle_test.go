@@ -109,9 +109,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 					res := run(t, db, q, now)
 					start, end := oracleRange(iv, r[0], r[1])
 					want, buckets := oracleLifecycle(events, q, start, end)
-					if got, want := lifecycleData(t, res), want; !reflect.DeepEqual(got, want) {
-						t.Fatalf("lifecycleData(t, res) = %+v, want %+v", got, want)
-					}
+					require.Equal(t, want, lifecycleData(t, res))
 					seen := 0.0
 					for _, st := range statuses {
 						for _, v := range want[st] {
@@ -121,9 +119,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 					if v := seen; v <= 0 {
 						t.Fatalf("the range has users: seen = %v, want > 0", v)
 					}
-					if got, want := res.Lifecycle[0].Days[0][:10], buckets[0].Format("2006-01-02"); got != want {
-						t.Fatalf("res.Lifecycle[0].Days[0][:10] = %q, want %q", got, want)
-					}
+					require.Equal(t, buckets[0].Format("2006-01-02"), res.Lifecycle[0].Days[0][:10])
 				})
 			}
 		}
@@ -135,9 +131,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 	start, end := oracleRange(engine.Hour, "2025-03-01", "2025-05-31")
 	want, buckets := oracleLifecycle(events, q, start, end)
 	require.Len(t, buckets, 92*24)
-	if got, want := lifecycleData(t, run(t, db, q, now)), want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("lifecycleData(t, run(t, db, q, now)) = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want, lifecycleData(t, run(t, db, q, now)))
 }
 
 // TestLifecycleMaxIntervals: a range of more than MaxLifecycleIntervals
@@ -191,9 +185,7 @@ func TestLifecycleStatuses(t *testing.T) {
 		Resurrecting: {0, 1, 0, 1, 0},      // b; a
 		Dormant:      {-1, -1, -1, -2, -1}, // d; c; a; b, e; a
 	}
-	if got, want := lifecycleData(t, res), want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("lifecycleData(t, res) = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want, lifecycleData(t, res))
 	got, _ := oracleLifecycle(events, q, day(2, 0), day(7, 0))
 	require.Equal(t, want, got, "the oracle")
 	s := res.Lifecycle[3]
@@ -344,9 +336,7 @@ func TestLifecycleTenant(t *testing.T) {
 		Resurrecting: {0, 0},
 		Dormant:      {0, -1}, // v: project 2's event on the 3rd is not project 1's activity
 	}
-	if got, want := lifecycleData(t, run(t, db, q, day(10))), want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("lifecycleData(t, run(t, db, q, day(10))) = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want, lifecycleData(t, run(t, db, q, day(10))))
 	q.Tenant = nil
 	if got, want := lifecycleData(t, run(t, db, q, day(10))), want; reflect.DeepEqual(got, want) {
 		t.Fatalf("the data set tells a leak: lifecycleData(t, run(t, db, q, day(10))) = %+v, want anything else", got)

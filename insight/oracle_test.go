@@ -218,14 +218,10 @@ func bySeriesKey(t *testing.T, res *Result) map[string]oracleSeries {
 
 func requireSeriesEqual(t *testing.T, want, got map[string]oracleSeries, msg string) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
-	}
+	require.Len(t, got, len(want), "%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
 	for k, w := range want {
 		g, ok := got[k]
-		if !ok {
-			t.Fatalf("%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
-		}
+		require.True(t, ok, "%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
 		got := len(g.data)
 		require.Len(t, w.data, got, "%v: len(g.data) = %d, want %d: %v", msg, got, len(w.data), g.data)
 		for i := range w.data {
@@ -285,9 +281,7 @@ func TestTrendsMatchOracle(t *testing.T) {
 						require.Len(t, s.Days, len(buckets))
 						got, want := s.Days[0], buckets[0].Format(layout)
 						require.Equal(t, want, got, "s.Days[0]")
-						if got, want := s.Days[len(s.Days)-1], buckets[len(buckets)-1].Format(layout); got != want {
-							t.Fatalf("s.Days[len(s.Days)-1] = %q, want %q", got, want)
-						}
+						require.Equal(t, buckets[len(buckets)-1].Format(layout), s.Days[len(s.Days)-1])
 					}
 				})
 			}
@@ -457,9 +451,7 @@ func TestRetentionMatchesOracle(t *testing.T) {
 						want, buckets := oracleRetention(events, q, start, end)
 						got := retentionTables(t, res)
 						require.Equal(t, want, got)
-						if got, want := res.Cohorts[0].Date, buckets[0].Format(time.RFC3339); got != want {
-							t.Fatalf("res.Cohorts[0].Date = %q, want %q", got, want)
-						}
+						require.Equal(t, buckets[0].Format(time.RFC3339), res.Cohorts[0].Date)
 					})
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // benchQuery is a daily trend of $pageview broken down by $browser over the
@@ -32,42 +33,15 @@ func demoDB(b *testing.B) *sql.DB {
 		benchDB.SetMaxOpenConns(1)
 		benchErr = demo.Load(context.Background(), benchDB, 1_000_000, 1)
 	})
-	if benchErr != nil {
-		b.Fatalf("unexpected error: %v", benchErr)
-	}
+	require.NoError(b, benchErr)
 	return benchDB
 }
 
 // runRows runs a compiled statement and shapes its rows, as the endpoint
 // service does through its executor.
 func runRows(b *testing.B, db *sql.DB, c *Compiled) *Result {
-	rows, err := db.Query(c.SQL, c.Args...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out [][]any
-	for rows.Next() {
-		row := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range row {
-			ptrs[i] = &row[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, row)
-	}
-	if err := rows.Close(); err != nil {
-		b.Fatal(err)
-	}
-	res, err := c.Shape(out)
-	if err != nil {
-		b.Fatal(err)
-	}
+	res, err := c.Shape(queryRows(b, db, c.SQL, c.Args))
+	require.NoError(b, err)
 	return res
 }
 
@@ -79,16 +53,12 @@ func BenchmarkTrendsInline(b *testing.B) {
 	now := demo.End
 	for b.Loop() {
 		q, err := saved.Apply(benchValues)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		c, err := Compile(q, engine.SQLite, now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res := runRows(b, db, c); len(res.Series) != 1 || res.Series[0].Count == 0 {
-			b.Fatalf("unexpected result %+v", res.Series)
-		}
+		require.NoError(b, err)
+		res := runRows(b, db, c)
+		require.Len(b, res.Series, 1)
+		require.NotEqual(b, float64(0), res.Series[0].Count)
 	}
 }
 
@@ -98,17 +68,13 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	at := demo.End
 	start := time.Now()
 	stmts, err := Materialize(saved, engine.SQLite, "bench_insight", at)
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	if ddl := Index(saved, engine.SQLite, "bench_insight"); ddl != "" {
 		stmts = append(stmts, Statement{SQL: ddl})
 	}
 	for _, s := range stmts {
 		_, err := db.Exec(s.SQL, s.Args...)
-		if err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, err)
 	}
 	build := time.Since(start)
 	b.ReportMetric(float64(build.Milliseconds()), "build-ms")
@@ -121,20 +87,16 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	b.Run("library", func(b *testing.B) {
 		for b.Loop() {
 			c, err := ReadMaterialized(saved, engine.SQLite, "bench_insight", benchValues, at)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if res := runRows(b, db, c); len(res.Series) != 1 || res.Series[0].Count == 0 {
-				b.Fatalf("unexpected result %+v", res.Series)
-			}
+			require.NoError(b, err)
+			res := runRows(b, db, c)
+			require.Len(b, res.Series, 1)
+			require.NotEqual(b, float64(0), res.Series[0].Count)
 		}
 	})
 	b.Run("handwritten", func(b *testing.B) {
 		for b.Loop() {
 			rows, err := db.Query(`SELECT "series", "bucket", "b0", "value" FROM "bench_insight" WHERE "b0" = ?`, benchValues["$browser"])
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			n := 0
 			for rows.Next() {
 				var (
@@ -142,14 +104,11 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 					bucket, value any
 					b0            string
 				)
-				if err := rows.Scan(&series, &bucket, &b0, &value); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, rows.Scan(&series, &bucket, &b0, &value))
 				n++
 			}
-			if err := rows.Close(); err != nil || n == 0 {
-				b.Fatalf("%d rows: %v", n, err)
-			}
+			require.NoError(b, rows.Close())
+			require.NotEqual(b, 0, n)
 		}
 	})
 }
@@ -164,23 +123,18 @@ func BenchmarkBreakdownLimit(b *testing.B) {
 		"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-31"},"breakdownFilter":{"breakdowns":[{"property":"$browser"},{"property":"country"}]}}`)
 	for _, limited := range []bool{false, true} {
 		c, err := compile(q, engine.SQLite, demo.End, limited)
-		if err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, err)
 		name := map[bool]string{false: "every_value", true: "limited"}[limited]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				rows, err := db.Query(c.SQL, c.Args...)
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				n := 0
 				for rows.Next() {
 					n++
 				}
-				if err := rows.Close(); err != nil || n == 0 {
-					b.Fatalf("%d rows: %v", n, err)
-				}
+				require.NoError(b, rows.Close())
+				require.NotEqual(b, 0, n)
 			}
 		})
 	}
@@ -196,35 +150,26 @@ func BenchmarkLifecycle(b *testing.B) {
 		"dateRange":{"date_from":"2025-04-07","date_to":"2025-05-31"}}`)
 	at := demo.End
 	check := func(res *Result) {
-		if len(res.Lifecycle) != 4 || res.Lifecycle[1].Count == 0 {
-			b.Fatalf("unexpected result %+v", res.Lifecycle)
-		}
+		require.Len(b, res.Lifecycle, 4)
+		require.NotEqual(b, float64(0), res.Lifecycle[1].Count)
 	}
 	b.Run("inline", func(b *testing.B) {
 		for b.Loop() {
 			c, err := Compile(saved, engine.SQLite, at)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			check(runRows(b, db, c))
 		}
 	})
 	stmts, err := Materialize(saved, engine.SQLite, "bench_lifecycle", at)
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	for _, s := range stmts {
 		_, err := db.Exec(s.SQL, s.Args...)
-		if err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, err)
 	}
 	b.Run("materialized", func(b *testing.B) {
 		for b.Loop() {
 			c, err := ReadMaterialized(saved, engine.SQLite, "bench_lifecycle", nil, at)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			check(runRows(b, db, c))
 		}
 	})

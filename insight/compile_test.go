@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -74,18 +75,12 @@ func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("run go test -update to create %s: unexpected error: %v", path, err)
-	}
-	if got, want := got, string(want); got != want {
-		t.Fatalf("golden file %s (go test -update rewrites it): got = %q, want %q", path, got, want)
-	}
+	require.NoError(t, err, "run go test -update to create %s", path)
+	require.Equal(t, string(want), got, "golden file %s (go test -update rewrites it)", path)
 }
 
 // requireNoValueInSQL checks that no bound text appears in the SQL itself.
@@ -96,9 +91,7 @@ func requireNoValueInSQL(t *testing.T, s Statement) {
 		if !ok || len(text) < 3 || strings.HasPrefix(text, "20") {
 			continue // numbers, and dates that SQL text might share by chance
 		}
-		if s, sub := s.SQL, text; strings.Contains(s, sub) {
-			t.Fatalf("%q contains %q", s, sub)
-		}
+		require.NotContains(t, s.SQL, text)
 	}
 }
 
@@ -108,9 +101,7 @@ func TestCompileGolden(t *testing.T) {
 		for _, d := range dialects {
 			t.Run(name+"/"+d.Name(), func(t *testing.T) {
 				c, err := Compile(q, d, compileNow)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				s := Statement{SQL: c.SQL, Args: c.Args}
 				requireNoValueInSQL(t, s)
 				checkGolden(t, name+"."+d.Name()+".sql", goldenText(s))
@@ -124,13 +115,9 @@ func TestMaterializeGolden(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.Name(), func(t *testing.T) {
 			stmts, err := Materialize(q, d, "insight_endpoint_7_v2", compileNow)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			read, err := ReadMaterialized(q, d, "insight_endpoint_7_v2", map[string]any{"$browser": "Chrome", "country": ""}, compileNow)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if ddl := Index(q, d, "insight_endpoint_7_v2"); ddl != "" {
 				stmts = append(stmts, Statement{SQL: ddl})
 			}

@@ -1,12 +1,11 @@
 package insight_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/stretchr/testify/require"
 )
 
 // A reversed date range names each bound as the client sent it, then what
@@ -28,11 +27,8 @@ func TestReversedRangeEchoesTheValuesAsSent(t *testing.T) {
 	} {
 		_, err := days(t, tc.dateRange, tc.values, now)
 		var e *insight.Error
-		if !errors.As(err, &e) {
-			t.Fatalf("%s: %v: errors.As(err, &e) is false", tc.dateRange, err)
-		}
-		if s, sub := err.Error(), tc.want; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
+		require.ErrorAs(t, err, &e, "%s", tc.dateRange)
+		s, sub := err.Error(), tc.want
+		require.Contains(t, s, sub)
 	}
 }

@@ -1,14 +1,12 @@
 package insight_test
 
 import (
-	"errors"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // days decodes a daily trends query over the given date range, applies the
@@ -28,12 +26,8 @@ func days(t *testing.T, dateRange string, values map[string]any, now time.Time) 
 		return nil, err
 	}
 	res, err := c.Shape(nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(res.Series); got != 1 {
-		t.Fatalf("len(res.Series) = %d, want %d: %v", got, 1, res.Series)
-	}
+	require.NoError(t, err)
+	require.Len(t, res.Series, 1)
 	return res.Series[0].Days, nil
 }
 
@@ -43,21 +37,13 @@ func days(t *testing.T, dateRange string, values map[string]any, now time.Time) 
 func TestDateRangeMonthEndClamp(t *testing.T) {
 	now := time.Date(2025, 3, 31, 15, 47, 0, 0, time.UTC)
 	got, err := days(t, `{"date_from":"-1m","date_to":"-1m"}`, nil, now)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, ([]string{"2025-02-28"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("got = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-02-28"}, got)
 
 	// A leap day one year back is the last day of that February.
 	got, err = days(t, `{"date_from":"-1y","date_to":"-1y"}`, nil, time.Date(2024, 2, 29, 12, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, ([]string{"2023-02-28"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("got = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{"2023-02-28"}, got)
 }
 
 // TestDateRangeGrammar: the date range and the date_from and date_to
@@ -81,12 +67,8 @@ func TestDateRangeGrammar(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := days(t, tc.dateRange, tc.values, now)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := got, tc.want; !reflect.DeepEqual(got, want) {
-				t.Fatalf("got = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
 		})
 	}
 }
@@ -113,19 +95,12 @@ func TestDateRangeVariableErrors(t *testing.T) {
 	} {
 		_, err := days(t, `{}`, map[string]any{"date_from": tc.value}, now)
 		var ve *insight.ValueError
-		if !errors.As(err, &ve) {
-			t.Fatalf("%v: errors.As(err, &ve) is false", err)
-		}
-		if got, want := err.Error(), tc.want; got != want {
-			t.Fatalf("err.Error() = %q, want %q", got, want)
-		}
+		require.ErrorAs(t, err, &ve)
+		got, want := err.Error(), tc.want
+		require.Equal(t, want, got, "err.Error()")
 	}
 	// A relative date that resolves before the year 0001 fails at Compile.
 	_, err := days(t, `{}`, map[string]any{"date_from": "-2026y"}, now)
-	if err := err; !errors.Is(err, insight.ErrInvalid) {
-		t.Fatalf("error %v is not %v", err, insight.ErrInvalid)
-	}
-	if err := err; err == nil || !strings.Contains(err.Error(), `dateRange.date_from: "-2026y" is outside the years 0001 to 9999 (in UTC)`) {
-		t.Fatalf("error %v does not contain %q", err, `dateRange.date_from: "-2026y" is outside the years 0001 to 9999 (in UTC)`)
-	}
+	require.ErrorIs(t, err, insight.ErrInvalid)
+	require.ErrorContains(t, err, `dateRange.date_from: "-2026y" is outside the years 0001 to 9999 (in UTC)`)
 }

@@ -2,11 +2,11 @@ package insight
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // TestParseBoundErrors: what Decode refuses in a saved date range, before
@@ -14,9 +14,7 @@ import (
 func TestParseBoundErrors(t *testing.T) {
 	for _, s := range []string{"", "yesterday", "-7", "-d", "-7x", "--7d", "-+7d", "-1hStart", "-100000000d", "2025-13-01", "2025-02-30", "10000-01-01", "2025/01/01", "0000-01-01", "2025-01-02T24:00:00"} {
 		_, err := parseBound(s)
-		if err == nil {
-			t.Fatalf("%v: got no error, want one", s)
-		}
+		require.Error(t, err, "%v: got no error, want one", s)
 	}
 }
 
@@ -73,26 +71,15 @@ func TestResolveSpan(t *testing.T) {
 			q := &Query{Kind: c.kind, Interval: c.interval, DateRange: DateRange{From: c.from, To: c.to}, Retention: RetentionFilter{TotalIntervals: c.total}}
 			sp, err := resolveSpan(q, now)
 			if c.buckets == 0 {
-				if err == nil {
-					t.Fatalf("got no error, want one")
-				}
+				require.Error(t, err)
 				return
 			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := sp.start, day(c.start); !reflect.DeepEqual(got, want) {
-				t.Fatalf("sp.start = %+v, want %+v", got, want)
-			}
-			if got, want := sp.end, day(c.end); !reflect.DeepEqual(got, want) {
-				t.Fatalf("sp.end = %+v, want %+v", got, want)
-			}
-			if got := len(sp.buckets); got != c.buckets {
-				t.Fatalf("len(sp.buckets) = %d, want %d: %v", got, c.buckets, sp.buckets)
-			}
-			if got, want := sp.buckets[0], sp.start; !reflect.DeepEqual(got, want) {
-				t.Fatalf("sp.buckets[0] = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			got, want := sp.start, day(c.start)
+			require.Equal(t, want, got, "sp.start")
+			require.Equal(t, day(c.end), sp.end)
+			require.Len(t, sp.buckets, c.buckets)
+			require.Equal(t, sp.start, sp.buckets[0])
 		})
 	}
 }
@@ -101,14 +88,9 @@ func TestWeeksStartOnMonday(t *testing.T) {
 	for d := 0; d < 14; d++ {
 		ts := time.Date(2025, 5, 1+d, 13, 0, 0, 0, time.UTC)
 		w := engine.Week.Floor(ts)
-		if got, want := w.Weekday(), time.Monday; got != want {
-			t.Fatalf("%v: w.Weekday() = %v, want %v", ts, got, want)
-		}
-		if w.After(ts) {
-			t.Fatalf("w.After(ts) is true")
-		}
-		if !(ts.Sub(w) < 7*24*time.Hour) {
-			t.Fatalf("ts.Sub(w) < 7*24*time.Hour is false")
-		}
+		got, want := w.Weekday(), time.Monday
+		require.Equal(t, want, got, "%v: w.Weekday()", ts)
+		require.False(t, w.After(ts), "w.After(ts) is true")
+		require.True(t, (ts.Sub(w) < 7*24*time.Hour), "ts.Sub(w) < 7*24*time.Hour is false")
 	}
 }

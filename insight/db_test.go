@@ -13,7 +13,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // testEvent is an event of the oracle's data set. Properties hold JSON
@@ -72,36 +74,21 @@ func genEvents(n int, seed uint64) []testEvent {
 // openDB returns an SQLite database holding the events.
 func openDB(t testing.TB, events []testEvent) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	for _, stmt := range strings.Split(demo.Schema, ";") {
 		_, err := db.Exec(stmt)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	tx, err := db.Begin()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for i, e := range events {
 		props, err := json.Marshal(e.props)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		_, err = tx.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties) VALUES (?, ?, ?, ?, ?)`,
 			fmt.Sprintf("e%06d", i), e.event, e.actor, e.ts.Format("2006-01-02 15:04:05"), string(props))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
-	if err := tx.Commit(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, tx.Commit())
 	return db
 }
 
@@ -109,14 +96,10 @@ func openDB(t testing.TB, events []testEvent) *sql.DB {
 func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 	t.Helper()
 	rows, err := db.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", query, err)
-	}
+	require.NoError(t, err, "%v", query)
 	defer rows.Close()
 	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var out [][]any
 	for rows.Next() {
 		row := make([]any, len(cols))
@@ -124,14 +107,10 @@ func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 		for i := range row {
 			ptrs[i] = &row[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Scan(ptrs...))
 		out = append(out, row)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, rows.Err())
 	return out
 }
 
@@ -139,13 +118,9 @@ func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 func run(t testing.TB, db *sql.DB, q *Query, now time.Time) *Result {
 	t.Helper()
 	c, err := Compile(q, engine.SQLite, now)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res, err := c.Shape(queryRows(t, db, c.SQL, c.Args))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return res
 }
 
@@ -153,8 +128,6 @@ func run(t testing.TB, db *sql.DB, q *Query, now time.Time) *Result {
 func mustDecode(t testing.TB, text string) *Query {
 	t.Helper()
 	q, err := Decode([]byte(text))
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", text, err)
-	}
+	require.NoError(t, err, "%v", text)
 	return q
 }

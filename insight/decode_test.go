@@ -1,14 +1,13 @@
 package insight
 
 import (
-	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDecodeTrends(t *testing.T) {
@@ -31,7 +30,7 @@ func TestDecodeTrends(t *testing.T) {
 		"filterTestAccounts": false,
 		"compareFilter": {"compare": false}
 	}`)
-	if got, want := q, (&Query{
+	got, want := q, (&Query{
 		Kind: Trends,
 		Series: []Series{
 			{Event: "$pageview", Math: DAU},
@@ -46,9 +45,8 @@ func TestDecodeTrends(t *testing.T) {
 			{Key: "$os", Operator: IsSet},
 		},
 		Breakdowns: []Breakdown{{Property: "country"}},
-	}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("q = %+v, want %+v", got, want)
-	}
+	})
+	require.Equal(t, want, got, "q")
 }
 
 // TestDecodeBreakdownLimit: breakdown_limit and
@@ -70,21 +68,16 @@ func TestDecodeBreakdownLimit(t *testing.T) {
 		{`{"breakdown_limit":10}`, 10, false},
 	} {
 		q := mustDecode(t, head+c.filter+`}`)
-		if got, want := q.BreakdownLimit, c.limit; got != want {
-			t.Fatalf("%v: q.BreakdownLimit = %v, want %v", c.filter, got, want)
-		}
+		got, want := q.BreakdownLimit, c.limit
+		require.Equal(t, want, got, "%v: q.BreakdownLimit", c.filter)
 		if got, want := q.HideOther, c.hide; got != want {
 			t.Fatalf("%v: q.HideOther = %v, want %v", c.filter, got, want)
 		}
 	}
 	q := mustDecode(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"b","type":"events"}},
 		"breakdownFilter":{"breakdown":"a","breakdown_limit":null,"breakdown_hide_other_aggregation":true}}`)
-	if v := q.BreakdownLimit; v != 0 {
-		t.Fatalf("q.BreakdownLimit = %v, want zero", v)
-	}
-	if q.HideOther {
-		t.Fatalf("a retention query has no other series: q.HideOther is true")
-	}
+	require.Equal(t, 0, q.BreakdownLimit)
+	require.False(t, q.HideOther, "a retention query has no other series: q.HideOther is true")
 }
 
 func TestDecodeRetention(t *testing.T) {
@@ -100,24 +93,19 @@ func TestDecodeRetention(t *testing.T) {
 		"properties": {"type": "AND", "values": [{"type": "AND", "values": [{"key": "plan", "value": "pro", "type": "event"}]}]},
 		"breakdownFilter": {"breakdowns": [{"property": "$os", "type": "event"}, {"property": "$browser"}]}
 	}`)
-	if got, want := q, (&Query{
+	got, want := q, (&Query{
 		Kind:       Retention,
 		Interval:   engine.Week,
 		DateRange:  DateRange{From: "2025-01-01", To: "2025-03-31"},
 		Properties: []Property{{Key: "plan", Operator: Exact, Values: []string{"pro"}}},
 		Breakdowns: []Breakdown{{Property: "$os"}, {Property: "$browser"}},
 		Retention:  RetentionFilter{TargetEvent: "signed_up", ReturningEvent: "$pageview", Type: FirstTime, TotalIntervals: 8},
-	}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("q = %+v, want %+v", got, want)
-	}
+	})
+	require.Equal(t, want, got, "q")
 
 	q = mustDecode(t, `{"kind":"RetentionQuery","retentionFilter":{"targetEntity":{"id":"a","type":"events"},"returningEntity":{"id":"b","type":"events"}}}`)
-	if got, want := q.Retention, (RetentionFilter{TargetEvent: "a", ReturningEvent: "b", Type: Recurring, TotalIntervals: 7}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("q.Retention = %+v, want %+v", got, want)
-	}
-	if got, want := q.Interval, engine.Day; got != want {
-		t.Fatalf("q.Interval = %q, want %q", got, want)
-	}
+	require.Equal(t, RetentionFilter{TargetEvent: "a", ReturningEvent: "b", Type: Recurring, TotalIntervals: 7}, q.Retention)
+	require.Equal(t, engine.Day, q.Interval)
 }
 
 func TestDecodeRefuses(t *testing.T) {
@@ -201,19 +189,12 @@ func TestDecodeRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			q, err := Decode([]byte(c.json))
-			if v := q; v != nil {
-				t.Fatalf("q = %v, want nil", v)
-			}
-			if err := err; err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v does not contain %q", err, c.want)
-			}
-			if err := err; !errors.Is(err, ErrInvalid) {
-				t.Fatalf("error %v is not %v", err, ErrInvalid)
-			}
+			v := q
+			require.Nil(t, v, "q")
+			require.ErrorContains(t, err, c.want)
+			require.ErrorIs(t, err, ErrInvalid)
 			var e *Error
-			if err := err; !errors.As(err, &e) {
-				t.Fatalf("error %v is not a %T", err, &e)
-			}
+			require.ErrorAs(t, err, &e)
 		})
 	}
 }
@@ -226,12 +207,8 @@ func TestCompileRefusesEmptyRange(t *testing.T) {
 	} {
 		_, err := Compile(mustDecode(t, text), engine.SQLite, now)
 		var e *Error
-		if !errors.As(err, &e) {
-			t.Fatalf("%v: errors.As(err, &e) is false", err)
-		}
-		if got, want := e.Field, "dateRange"; got != want {
-			t.Fatalf("e.Field = %q, want %q", got, want)
-		}
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "dateRange", e.Field)
 	}
 }
 
@@ -256,41 +233,28 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		q, err := Decode(data)
 		if err != nil {
-			if v := q; v != nil {
-				t.Fatalf("q = %v, want nil", v)
-			}
-			if err := err; !errors.Is(err, ErrInvalid) {
-				t.Fatalf("error %v is not %v", err, ErrInvalid)
-			}
+			v := q
+			require.Nil(t, v, "q")
+			require.ErrorIs(t, err, ErrInvalid)
 			msg := err.Error()
-			if !strings.HasPrefix(msg, "insight: ") {
-				t.Fatalf("%v: strings.HasPrefix(msg, \"insight: \") is false", msg)
-			}
-			if !(utf8.ValidString(msg) || !utf8.Valid(data)) {
-				t.Fatalf("%v: utf8.ValidString(msg) || !utf8.Valid(data) is false", msg)
-			}
+			require.True(t, strings.HasPrefix(msg, "insight: "), "%v: strings.HasPrefix(msg, \"insight: \") is false", msg)
+			require.True(t, (utf8.ValidString(msg) || !utf8.Valid(data)), "%v: utf8.ValidString(msg) || !utf8.Valid(data) is false", msg)
 			return
 		}
 		// A decoded query has its variables, and compiles (or names the
 		// date range that it cannot) in every dialect.
-		if q == nil {
-			t.Fatalf("q is nil")
-		}
-		if a, b := q.BreakdownLimit, 0; !(a >= b) {
-			t.Fatalf("q.BreakdownLimit = %v, want >= %v", a, b)
-		}
+		require.NotNil(t, q, "q is nil")
+		a, b := q.BreakdownLimit, 0
+		require.True(t, (a >= b), "q.BreakdownLimit = %v, want >= %v", a, b)
 		_ = q.Variables(false)
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 			c, err := Compile(q, d, now)
 			if err != nil {
-				if err := err; !errors.Is(err, ErrInvalid) {
-					t.Fatalf("error %v is not %v", err, ErrInvalid)
-				}
+				require.ErrorIs(t, err, ErrInvalid)
 				continue
 			}
-			if v := c.SQL; v == "" {
-				t.Fatalf("c.SQL is empty")
-			}
+			v := c.SQL
+			require.NotEqual(t, "", v, "c.SQL is empty")
 		}
 	})
 }

@@ -1,14 +1,13 @@
 package insight
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // oracleNext is the start of the interval after the one starting at b,
@@ -70,30 +69,19 @@ func oracleLifecycle(events []testEvent, q *Query, start, end time.Time) (map[St
 // lifecycleData indexes a lifecycle result by status, checking its shape.
 func lifecycleData(t *testing.T, res *Result) map[Status][]float64 {
 	t.Helper()
-	if got, want := res.Kind, Lifecycle; got != want {
-		t.Fatalf("res.Kind = %q, want %q", got, want)
-	}
-	if got := len(res.Lifecycle); got != 4 {
-		t.Fatalf("len(res.Lifecycle) = %d, want %d: %v", got, 4, res.Lifecycle)
-	}
+	require.Equal(t, Lifecycle, res.Kind)
+	require.Len(t, res.Lifecycle, 4)
 	out := map[Status][]float64{}
 	for i, s := range res.Lifecycle {
-		if got, want := s.Status, statuses[i]; got != want {
-			t.Fatalf("PostHog's order: s.Status = %q, want %q", got, want)
-		}
+		got, want := s.Status, statuses[i]
+		require.Equal(t, want, got, "PostHog's order: s.Status")
 		var sum float64
 		for _, v := range s.Data {
 			sum += v
 		}
-		if got, want := s.Count, sum; got != want {
-			t.Fatalf("s.Count = %v, want %v", got, want)
-		}
-		if got := len(s.Days); got != len(s.Data) {
-			t.Fatalf("len(s.Days) = %d, want %d: %v", got, len(s.Data), s.Days)
-		}
-		if got := len(s.Labels); got != len(s.Data) {
-			t.Fatalf("len(s.Labels) = %d, want %d: %v", got, len(s.Data), s.Labels)
-		}
+		require.Equal(t, sum, s.Count)
+		require.Len(t, s.Days, len(s.Data))
+		require.Len(t, s.Labels, len(s.Data))
 		out[s.Status] = s.Data
 	}
 	return out
@@ -121,9 +109,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 					res := run(t, db, q, now)
 					start, end := oracleRange(iv, r[0], r[1])
 					want, buckets := oracleLifecycle(events, q, start, end)
-					if got, want := lifecycleData(t, res), want; !reflect.DeepEqual(got, want) {
-						t.Fatalf("lifecycleData(t, res) = %+v, want %+v", got, want)
-					}
+					require.Equal(t, want, lifecycleData(t, res))
 					seen := 0.0
 					for _, st := range statuses {
 						for _, v := range want[st] {
@@ -133,9 +119,7 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 					if v := seen; v <= 0 {
 						t.Fatalf("the range has users: seen = %v, want > 0", v)
 					}
-					if got, want := res.Lifecycle[0].Days[0][:10], buckets[0].Format("2006-01-02"); got != want {
-						t.Fatalf("res.Lifecycle[0].Days[0][:10] = %q, want %q", got, want)
-					}
+					require.Equal(t, buckets[0].Format("2006-01-02"), res.Lifecycle[0].Days[0][:10])
 				})
 			}
 		}
@@ -146,12 +130,8 @@ func TestLifecycleMatchesOracle(t *testing.T) {
 		"dateRange":{"date_from":"2025-03-01","date_to":"2025-05-31"}}`)
 	start, end := oracleRange(engine.Hour, "2025-03-01", "2025-05-31")
 	want, buckets := oracleLifecycle(events, q, start, end)
-	if got := len(buckets); got != 92*24 {
-		t.Fatalf("len(buckets) = %d, want %d: %v", got, 92*24, buckets)
-	}
-	if got, want := lifecycleData(t, run(t, db, q, now)), want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("lifecycleData(t, run(t, db, q, now)) = %+v, want %+v", got, want)
-	}
+	require.Len(t, buckets, 92*24)
+	require.Equal(t, want, lifecycleData(t, run(t, db, q, now)))
 }
 
 // TestLifecycleMaxIntervals: a range of more than MaxLifecycleIntervals
@@ -160,27 +140,16 @@ func TestLifecycleMaxIntervals(t *testing.T) {
 	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"}],"interval":"hour","dateRange":{"date_from":"2025-01-27","date_to":"2025-05-31"}}`)
 	c, err := Compile(q, engine.ClickHouse, now)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(c.sp.buckets); got != MaxLifecycleIntervals {
-		t.Fatalf("len(c.sp.buckets) = %d, want %d: %v", got, MaxLifecycleIntervals, c.sp.buckets)
-	}
-	if a, b := len(c.SQL), 200<<10; !(a < b) {
-		t.Fatalf("within ClickHouse's max_query_size, with room: len(c.SQL) = %v, want < %v", a, b)
-	}
+	require.NoError(t, err)
+	require.Len(t, c.sp.buckets, MaxLifecycleIntervals)
+	a, b := len(c.SQL), 200<<10
+	require.True(t, (a < b), "within ClickHouse's max_query_size, with room: len(c.SQL) = %v, want < %v", a, b)
 	q.DateRange.From = "2025-01-26"
 	_, err = Compile(q, engine.SQLite, now)
 	var e *Error
-	if err := err; !errors.As(err, &e) {
-		t.Fatalf("error %v is not a %T", err, &e)
-	}
-	if got, want := e.Field, "dateRange"; got != want {
-		t.Fatalf("e.Field = %q, want %q", got, want)
-	}
-	if s, sub := e.Reason, "at most 3000 intervals, this range 3024 hours"; !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "dateRange", e.Field)
+	require.Contains(t, e.Reason, "at most 3000 intervals, this range 3024 hours")
 }
 
 // TestLifecycleStatuses follows a few users by hand: their statuses are
@@ -216,26 +185,14 @@ func TestLifecycleStatuses(t *testing.T) {
 		Resurrecting: {0, 1, 0, 1, 0},      // b; a
 		Dormant:      {-1, -1, -1, -2, -1}, // d; c; a; b, e; a
 	}
-	if got, want := lifecycleData(t, res), want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("lifecycleData(t, res) = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want, lifecycleData(t, res))
 	got, _ := oracleLifecycle(events, q, day(2, 0), day(7, 0))
-	if got, want := got, want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("the oracle: got = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want, got, "the oracle")
 	s := res.Lifecycle[3]
-	if got, want := s.Label, "x - dormant"; got != want {
-		t.Fatalf("s.Label = %q, want %q", got, want)
-	}
-	if got, want := s.Count, -6.0; got != want {
-		t.Fatalf("s.Count = %v, want %v", got, want)
-	}
-	if got, want := s.Days, ([]string{"2025-05-02", "2025-05-03", "2025-05-04", "2025-05-05", "2025-05-06"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("s.Days = %+v, want %+v", got, want)
-	}
-	if got, want := s.Labels[0], "2-May-2025"; got != want {
-		t.Fatalf("s.Labels[0] = %q, want %q", got, want)
-	}
+	require.Equal(t, "x - dormant", s.Label)
+	require.Equal(t, float64(-6.0), s.Count)
+	require.Equal(t, []string{"2025-05-02", "2025-05-03", "2025-05-04", "2025-05-05", "2025-05-06"}, s.Days)
+	require.Equal(t, "2-May-2025", s.Labels[0])
 	if got, want := *s.Action.ID, "x"; got != want {
 		t.Fatalf("*s.Action.ID = %q, want %q", got, want)
 	}
@@ -252,29 +209,21 @@ func TestDecodeLifecycle(t *testing.T) {
 		"lifecycleFilter": {"showLegend": true, "showValuesOnSeries": false, "stacked": true, "toggledLifecycles": ["new", "dormant"]},
 		"breakdownFilter": null, "dataColorTheme": 1, "filterTestAccounts": false
 	}`)
-	if got, want := q, (&Query{
+	got, want := q, (&Query{
 		Kind:       Lifecycle,
 		Series:     []Series{{Event: "$pageview", Math: Total}},
 		Interval:   engine.Week,
 		DateRange:  DateRange{From: "-8w"},
 		Properties: []Property{{Key: "$browser", Operator: Exact, Values: []string{"Chrome"}}},
-	}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("q = %+v, want %+v", got, want)
-	}
-	if got, want := q.Variables(false), ([]string{"date_from", "date_to"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("q.Variables(false) = %+v, want %+v", got, want)
-	}
-	if v := q.Variables(true); !(len(v) == 0) {
-		t.Fatalf("a materialized lifecycle takes no variable: q.Variables(true) = %v, want it empty", v)
-	}
+	})
+	require.Equal(t, want, got, "q")
+	require.Equal(t, []string{"date_from", "date_to"}, q.Variables(false))
+	v := q.Variables(true)
+	require.True(t, (len(v) == 0), "a materialized lifecycle takes no variable: q.Variables(true) = %v, want it empty", v)
 
 	q = mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"}]}`)
-	if got, want := q.Interval, engine.Day; got != want {
-		t.Fatalf("q.Interval = %q, want %q", got, want)
-	}
-	if got, want := q.Series, ([]Series{{Math: Total}}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("q.Series = %+v, want %+v", got, want)
-	}
+	require.Equal(t, engine.Day, q.Interval)
+	require.Equal(t, []Series{{Math: Total}}, q.Series)
 }
 
 func TestDecodeLifecycleRefuses(t *testing.T) {
@@ -305,15 +254,10 @@ func TestDecodeLifecycleRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			q, err := Decode([]byte(c.json))
-			if v := q; v != nil {
-				t.Fatalf("q = %v, want nil", v)
-			}
-			if err := err; err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v does not contain %q", err, c.want)
-			}
-			if err := err; !errors.Is(err, ErrInvalid) {
-				t.Fatalf("error %v is not %v", err, ErrInvalid)
-			}
+			v := q
+			require.Nil(t, v, "q")
+			require.ErrorContains(t, err, c.want)
+			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}
 }
@@ -323,26 +267,15 @@ func TestDecodeLifecycleRefuses(t *testing.T) {
 func TestLifecycleApply(t *testing.T) {
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"x"}],"dateRange":{"date_from":"2025-05-01"}}`)
 	applied, err := q.Apply(map[string]any{"date_from": "2025-05-03", "date_to": "2025-05-04"})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := applied.DateRange, (DateRange{From: "2025-05-03", To: "2025-05-04"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("applied.DateRange = %+v, want %+v", got, want)
-	}
-	if got, want := q.DateRange.From, "2025-05-01"; got != want {
-		t.Fatalf("the saved query is left alone: q.DateRange.From = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, DateRange{From: "2025-05-03", To: "2025-05-04"}, applied.DateRange)
+	got, want := q.DateRange.From, "2025-05-01"
+	require.Equal(t, want, got, "the saved query is left alone: q.DateRange.From")
 	c, err := Compile(applied, engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res, err := c.Shape(nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Lifecycle[0].Days, ([]string{"2025-05-03", "2025-05-04"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("res.Lifecycle[0].Days = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-05-03", "2025-05-04"}, res.Lifecycle[0].Days)
 	_, err = q.Apply(map[string]any{"$browser": "Chrome"})
 	if err := err; err == nil || err.Error() != "Unknown variable(s): $browser" {
 		t.Fatalf("error = %v, want %q", err, "Unknown variable(s): $browser")
@@ -357,9 +290,7 @@ func TestLifecycleApply(t *testing.T) {
 func TestLifecycleShapeRefuses(t *testing.T) {
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-03"}}`)
 	c, err := Compile(q, engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, rows := range [][][]any{
 		{{int64(0), int64(1)}},
 		{{int64(4), int64(1), int64(3)}},
@@ -368,26 +299,16 @@ func TestLifecycleShapeRefuses(t *testing.T) {
 		{{int64(0), int64(1), "many"}},
 	} {
 		_, err := c.Shape(rows)
-		if err == nil {
-			t.Fatalf("%v: got no error, want one", rows)
-		}
+		require.Error(t, err, "%v: got no error, want one", rows)
 	}
 	res, err := c.Shape([][]any{{int64(3), int64(2), int64(5)}, {"0", []byte("3"), 2.0}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Lifecycle[3].Data, ([]float64{0, -5, 0}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("dormant is negative: res.Lifecycle[3].Data = %+v, want %+v", got, want)
-	}
-	if got, want := res.Lifecycle[0].Data, ([]float64{0, 0, 2}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("res.Lifecycle[0].Data = %+v, want %+v", got, want)
-	}
-	if v := res.Lifecycle[0].Action.ID; v != nil {
-		t.Fatalf("all events: a null id: res.Lifecycle[0].Action.ID = %v, want nil", v)
-	}
-	if got, want := res.Lifecycle[0].Label, "All events - new"; got != want {
-		t.Fatalf("res.Lifecycle[0].Label = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	got, want := res.Lifecycle[3].Data, ([]float64{0, -5, 0})
+	require.Equal(t, want, got, "dormant is negative: res.Lifecycle[3].Data")
+	require.Equal(t, []float64{0, 0, 2}, res.Lifecycle[0].Data)
+	v := res.Lifecycle[0].Action.ID
+	require.Nil(t, v, "all events: a null id: res.Lifecycle[0].Action.ID")
+	require.Equal(t, "All events - new", res.Lifecycle[0].Label)
 }
 
 // TestLifecycleTenant: with a tenant, both reads of the events keep to its
@@ -405,9 +326,7 @@ func TestLifecycleTenant(t *testing.T) {
 	}{{"u", day(1)}, {"v", day(3)}, {"w", day(3)}} {
 		_, err := db.Exec(`INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES ('2', ?, 'x', ?, ?, '{}')`,
 			fmt.Sprintf("p2-%d", i), r.actor, r.ts.Format("2006-01-02 15:04:05"))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"x"}],"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-03"}}`)
 	q.Tenant = &Tenant{Column: "project_id", Value: "1"}
@@ -417,9 +336,7 @@ func TestLifecycleTenant(t *testing.T) {
 		Resurrecting: {0, 0},
 		Dormant:      {0, -1}, // v: project 2's event on the 3rd is not project 1's activity
 	}
-	if got, want := lifecycleData(t, run(t, db, q, day(10))), want; !reflect.DeepEqual(got, want) {
-		t.Fatalf("lifecycleData(t, run(t, db, q, day(10))) = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want, lifecycleData(t, run(t, db, q, day(10))))
 	q.Tenant = nil
 	if got, want := lifecycleData(t, run(t, db, q, day(10))), want; reflect.DeepEqual(got, want) {
 		t.Fatalf("the data set tells a leak: lifecycleData(t, run(t, db, q, day(10))) = %+v, want anything else", got)

@@ -3,13 +3,13 @@ package insight
 import (
 	"database/sql"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // limitEvents makes events whose "page" takes 40 values with counts that
@@ -64,9 +64,8 @@ func foldTop(t *testing.T, all *Result, events []string, limit int, hide bool, b
 		var mine []TrendsSeries
 		for _, s := range all.Series {
 			if strings.HasPrefix(s.Label, prefix) {
-				if got, want := strings.TrimPrefix(s.Label, prefix), OtherLabel; got == want {
-					t.Fatalf("the full result has no other series: strings.TrimPrefix(s.Label, prefix) = %q, want anything else", got)
-				}
+				got, want := strings.TrimPrefix(s.Label, prefix), OtherLabel
+				require.NotEqual(t, want, got, "the full result has no other series: strings.TrimPrefix(s.Label, prefix)")
 				mine = append(mine, s)
 			}
 		}
@@ -116,9 +115,7 @@ func withLimit(q *Query, limit int, hide bool) *Query {
 func compiledRows(t *testing.T, db *sql.DB, q *Query, now time.Time) (*Compiled, [][]any) {
 	t.Helper()
 	c, err := Compile(q, engine.SQLite, now)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return c, queryRows(t, db, c.SQL, c.Args)
 }
 
@@ -145,13 +142,10 @@ func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 			text := fmt.Sprintf(`{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"},{"kind":"EventsNode","event":"purchase","math":%q%s}],
 				"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-10"},"breakdownFilter":%s}`, m, prop, filter)
 			saved := mustDecode(t, text)
-			if v := saved.BreakdownLimit; v != 0 {
-				t.Fatalf("saved.BreakdownLimit = %v, want zero", v)
-			}
+			require.Equal(t, 0, saved.BreakdownLimit)
 			all := run(t, db, withLimit(saved, 1_000_000, false), now)
-			if a, b := len(all.Series), 2*DefaultBreakdownLimit; !(a > b) {
-				t.Fatalf("enough values to limit: len(all.Series) = %v, want > %v", a, b)
-			}
+			a, b := len(all.Series), 2*DefaultBreakdownLimit
+			require.True(t, (a > b), "enough values to limit: len(all.Series) = %v, want > %v", a, b)
 			for _, lc := range []struct {
 				limit int
 				hide  bool
@@ -162,9 +156,7 @@ func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 					q := withLimit(saved, limit, hide)
 					c, rows := compiledRows(t, db, q, now)
 					got, err := c.Shape(rows)
-					if err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
+					require.NoError(t, err)
 					effective := q.breakdownLimit()
 					want := foldTop(t, all, []string{"$pageview", "purchase"}, effective, hide, nb)
 					requireSameJSON(t, want, got)
@@ -178,18 +170,15 @@ func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 					perSeries := map[any]map[string]bool{}
 					for _, row := range rows {
 						key, err := breakdownValues(0, row[2:2+nb])
-						if err != nil {
-							t.Fatalf("unexpected error: %v", err)
-						}
+						require.NoError(t, err)
 						if perSeries[row[0]] == nil {
 							perSeries[row[0]] = map[string]bool{}
 						}
 						perSeries[row[0]][key+fmt.Sprint(row[len(row)-1])] = true
 					}
 					for s, keys := range perSeries {
-						if a, b := len(keys), effective+1; !(a <= b) {
-							t.Fatalf("series %v returns rows of %d series: len(keys) = %v, want <= %v", s, len(keys), a, b)
-						}
+						a, b := len(keys), effective+1
+						require.True(t, (a <= b), "series %v returns rows of %d series: len(keys) = %v, want <= %v", s, len(keys), a, b)
 					}
 				})
 			}
@@ -223,15 +212,9 @@ func TestBreakdownLimitTies(t *testing.T) {
 		return out
 	}
 	// Byte order: "B" before "a".
-	if got, want := labels(3, ""), ([]string{"z=3", "B=2", "a=2", "Other (i.e. all remaining values)=7"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("labels(3, \"\") = %+v, want %+v", got, want)
-	}
-	if got, want := labels(7, ""), ([]string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2", "none=1"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("labels(7, \"\") = %+v, want %+v", got, want)
-	}
-	if got, want := labels(6, `,"breakdown_hide_other_aggregation":true`), ([]string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("labels(6, `,\"breakdown_hide_other_aggregation\":true`) = %+v, want %+v", got, want)
-	}
+	require.Equal(t, []string{"z=3", "B=2", "a=2", "Other (i.e. all remaining values)=7"}, labels(3, ""))
+	require.Equal(t, []string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2", "none=1"}, labels(7, ""))
+	require.Equal(t, []string{"z=3", "B=2", "a=2", "b=2", "c=2", "d=2"}, labels(6, `,"breakdown_hide_other_aggregation":true`))
 
 	// The unset value is no less a value: with the most events it is
 	// kept first.
@@ -239,9 +222,7 @@ func TestBreakdownLimitTies(t *testing.T) {
 		events = append(events, testEvent{event: "e", actor: "u", ts: at, props: map[string]any{}})
 	}
 	db = openDB(t, events)
-	if got, want := labels(1, ""), ([]string{"none=6", "Other (i.e. all remaining values)=13"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("labels(1, \"\") = %+v, want %+v", got, want)
-	}
+	require.Equal(t, []string{"none=6", "Other (i.e. all remaining values)=13"}, labels(1, ""))
 }
 
 // TestBreakdownVariableOutsideTheLimit: a breakdown variable selects its
@@ -264,20 +245,15 @@ func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 			saved := mustDecode(t, text)
 			table := "limit_" + strings.ReplaceAll(name, " ", "_")
 			stmts, err := Materialize(saved, engine.SQLite, table, at)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, s := range stmts {
 				_, err := db.Exec(s.SQL, s.Args...)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", s.SQL, err)
-				}
+				require.NoError(t, err, "%v", s.SQL)
 			}
 			all := run(t, db, withLimit(saved, 1_000_000, false), at)
 			limited := run(t, db, saved, at)
-			if a, b := len(limited.Series), len(all.Series); !(a < b) {
-				t.Fatalf("len(limited.Series) = %v, want < %v", a, b)
-			}
+			a, b := len(limited.Series), len(all.Series)
+			require.True(t, (a < b), "len(limited.Series) = %v, want < %v", a, b)
 			inList := func(res *Result, bv any) bool {
 				for _, s := range res.Series {
 					if fmt.Sprint(s.BreakdownValue) == fmt.Sprint(bv) {
@@ -288,13 +264,9 @@ func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 			}
 			read := func(values map[string]any) *Result {
 				c, err := ReadMaterialized(saved, engine.SQLite, table, values, at)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				res, err := c.Shape(queryRows(t, db, c.SQL, c.Args))
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				return res
 			}
 			requireSameJSON(t, limited, read(nil))
@@ -319,22 +291,15 @@ func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 					first[saved.Breakdowns[0].Property] = v[0]
 				}
 				applied, err := saved.Apply(values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				inline := run(t, db, applied, at)
-				if !inList(inline, s.BreakdownValue) {
-					t.Fatalf("%v not selected by its variables: inList(inline, s.BreakdownValue) is false", s.BreakdownValue)
-				}
-				if got := len(inline.Series); got != countOf(all, s.BreakdownValue) {
-					t.Fatalf("one series per query series with events of %v: len(inline.Series) = %d, want %d: %v", s.BreakdownValue, got, countOf(all, s.BreakdownValue), inline.Series)
-				}
+				require.True(t, inList(inline, s.BreakdownValue), "%v not selected by its variables: inList(inline, s.BreakdownValue) is false", s.BreakdownValue)
+				got := len(inline.Series)
+				require.Equal(t, countOf(all, s.BreakdownValue), got, "one series per query series with events of %v: len(inline.Series) = %d, want %d: %v", s.BreakdownValue, got, countOf(all, s.BreakdownValue), inline.Series)
 				requireSameJSON(t, inline, read(values))
 				if len(first) > 0 {
 					applied, err := saved.Apply(first)
-					if err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
+					require.NoError(t, err)
 					requireSameJSON(t, run(t, db, applied, at), read(first))
 				}
 			}
@@ -363,14 +328,8 @@ func TestBreakdownLimitStatementBounds(t *testing.T) {
 	q := mustDecode(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode"}],"breakdownFilter":{"breakdown":"page","breakdown_limit":987654,"breakdown_hide_other_aggregation":true}}`)
 	for _, d := range dialects {
 		c, err := Compile(q, d, compileNow)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := c.SQL, "987654"; strings.Contains(s, sub) {
-			t.Fatalf("%q contains %q", s, sub)
-		}
-		if s, sub := fmt.Sprint(c.Args), "987654"; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
+		require.NoError(t, err)
+		require.NotContains(t, c.SQL, "987654")
+		require.Contains(t, fmt.Sprint(c.Args), "987654")
 	}
 }

@@ -2,15 +2,13 @@ package insight
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMaterializedEqualsInline(t *testing.T) {
@@ -39,15 +37,11 @@ func TestMaterializedEqualsInline(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			saved := mustDecode(t, text)
 			stmts, err := Materialize(saved, engine.SQLite, table, at)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for range 2 { // building twice replaces the table
 				for _, s := range stmts {
 					_, err := db.Exec(s.SQL, s.Args...)
-					if err != nil {
-						t.Fatalf("%v: unexpected error: %v", s.SQL, err)
-					}
+					require.NoError(t, err, "%v", s.SQL)
 				}
 			}
 			var valueSets []map[string]any
@@ -56,9 +50,7 @@ func TestMaterializedEqualsInline(t *testing.T) {
 				full := run(t, db, saved, at)
 				for key := range groupByBreakdown(t, full) {
 					var parts []string
-					if err := json.Unmarshal([]byte(key), &parts); err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
+					require.NoError(t, json.Unmarshal([]byte(key), &parts))
 					values := map[string]any{}
 					for j, b := range saved.Breakdowns {
 						values[b.Property] = parts[j]
@@ -68,25 +60,18 @@ func TestMaterializedEqualsInline(t *testing.T) {
 					valueSets = append(valueSets, map[string]any{saved.Breakdowns[0].Property: parts[0]})
 				}
 				valueSets = append(valueSets, map[string]any{saved.Breakdowns[0].Property: "no such value"})
-				if a, b := len(valueSets), 4; !(a > b) {
-					t.Fatalf("len(valueSets) = %v, want > %v", a, b)
-				}
+				a, b := len(valueSets), 4
+				require.True(t, (a > b), "len(valueSets) = %v, want > %v", a, b)
 			}
 			for _, values := range valueSets {
 				applied, err := saved.Apply(values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				inline := run(t, db, applied, at)
 
 				read, err := ReadMaterialized(saved, engine.SQLite, table, values, at)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				got, err := read.Shape(queryRows(t, db, read.SQL, read.Args))
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				requireSameJSON(t, inline, got)
 			}
 		})
@@ -103,25 +88,17 @@ func TestReadMaterializedRefusesDates(t *testing.T) {
 	} {
 		_, err := ReadMaterialized(saved, engine.SQLite, "t", values, at)
 		var unknown *UnknownVariablesError
-		if !errors.As(err, &unknown) {
-			t.Fatalf("%v: errors.As(err, &unknown) is false", err)
-		}
-		if !errors.Is(err, ErrUnknownVariable) {
-			t.Fatalf("errors.Is(err, ErrUnknownVariable) is false")
-		}
+		require.ErrorAs(t, err, &unknown)
+		require.ErrorIs(t, err, ErrUnknownVariable, "errors.Is(err, ErrUnknownVariable) is false")
 	}
 	_, err := ReadMaterialized(saved, engine.SQLite, "t", map[string]any{"date_to": "x", "date_from": "y"}, at)
 	if err := err; err == nil || err.Error() != "Unknown variable(s): date_from, date_to" {
 		t.Fatalf("error = %v, want %q", err, "Unknown variable(s): date_from, date_to")
 	}
 	_, err = ReadMaterialized(saved, engine.SQLite, "t", map[string]any{"$os": true}, at)
-	if err := err; !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidValue)
-	}
+	require.ErrorIs(t, err, ErrInvalidValue)
 	_, err = Materialize(saved, engine.SQLite, "", at)
-	if err == nil {
-		t.Fatalf("got no error, want one")
-	}
+	require.Error(t, err)
 }
 
 func TestMaterializeStatements(t *testing.T) {
@@ -129,65 +106,34 @@ func TestMaterializeStatements(t *testing.T) {
 	at := time.Date(2025, 5, 20, 0, 0, 0, 0, time.UTC)
 	for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
 		stmts, err := Materialize(saved, d, "mat", at)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		// The table stores every value: the inline rows before the limit.
 		every, err := compile(saved, d, at, false)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := stmts[0].SQL, "DROP TABLE IF EXISTS"; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
-		if s, sub := stmts[1].SQL, "CREATE TABLE"; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
-		if got, want := stmts[2].Args, every.Args; !reflect.DeepEqual(got, want) {
-			t.Fatalf("the fill binds what the inline query binds: stmts[2].Args = %+v, want %+v", got, want)
-		}
-		if s, sub := stmts[2].SQL, every.SQL; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
-		if s, sub := stmts[2].SQL, "dense_rank"; strings.Contains(s, sub) {
-			t.Fatalf("%q contains %q", s, sub)
-		}
+		require.NoError(t, err)
+		require.Contains(t, stmts[0].SQL, "DROP TABLE IF EXISTS")
+		require.Contains(t, stmts[1].SQL, "CREATE TABLE")
+		got, want := stmts[2].Args, every.Args
+		require.Equal(t, want, got, "the fill binds what the inline query binds: stmts[2].Args")
+		require.Contains(t, stmts[2].SQL, every.SQL)
+		require.NotContains(t, stmts[2].SQL, "dense_rank")
 		for _, s := range stmts {
-			if s, sub := s.SQL, "Chrome"; strings.Contains(s, sub) {
-				t.Fatalf("%q contains %q", s, sub)
-			}
-			if s, sub := s.SQL, "$browser"; strings.Contains(s, sub) {
-				t.Fatalf("%q contains %q", s, sub)
-			}
+			require.NotContains(t, s.SQL, "Chrome")
+			require.NotContains(t, s.SQL, "$browser")
 		}
 		// Every breakdown given: one combination, which the limit keeps,
 		// so the read is the stored rows themselves.
 		read, err := ReadMaterialized(saved, d, "mat", map[string]any{"$browser": "Chrome", "$os": "Linux"}, at)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := read.Args, ([]any{"Chrome", "Linux"}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("read.Args = %+v, want %+v", got, want)
-		}
-		if s, sub := read.SQL, "dense_rank"; strings.Contains(s, sub) {
-			t.Fatalf("no window over one combination: %q contains %q", s, sub)
-		}
-		if s, sub := read.SQL, "Chrome"; strings.Contains(s, sub) {
-			t.Fatalf("%q contains %q", s, sub)
-		}
+		require.NoError(t, err)
+		require.Equal(t, []any{"Chrome", "Linux"}, read.Args)
+		require.NotContains(t, read.SQL, "dense_rank", "no window over one combination")
+		require.NotContains(t, read.SQL, "Chrome")
 		// One omitted (optional): every value of it, so the limit ranks them.
 		read, err = ReadMaterialized(saved, d, "mat", map[string]any{"$browser": "Chrome"}, at)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if !slices.Contains(read.Args, any("Chrome")) {
-			t.Fatalf("read.Args = %v, want the value %q among them", read.Args, "Chrome")
-		}
+		require.NoError(t, err)
+		require.True(t, slices.Contains(read.Args, any("Chrome")), "read.Args = %v, want the value %q among them", read.Args, "Chrome")
 		if got := len(read.Args); got != 4 {
 			t.Fatalf("the value and the limit, bound once per use: len(read.Args) = %d, want %d: %v", got, 4, read.Args)
 		}
-		if s, sub := read.SQL, "dense_rank"; !strings.Contains(s, sub) {
-			t.Fatalf("the read applies the limit: %q does not contain %q", s, sub)
-		}
+		require.Contains(t, read.SQL, "dense_rank", "the read applies the limit")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // The oracle recomputes insights in plain Go, straight from the events and
@@ -208,13 +208,9 @@ func bySeriesKey(t *testing.T, res *Result) map[string]oracleSeries {
 	out := map[string]oracleSeries{}
 	for _, s := range res.Series {
 		k, err := json.Marshal(s.BreakdownValue)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		_, dup := out[string(k)]
-		if dup {
-			t.Fatalf("series %s twice: dup is true", k)
-		}
+		require.False(t, dup, "series %s twice: dup is true", k)
 		out[string(k)] = oracleSeries{data: s.Data, count: s.Count}
 	}
 	return out
@@ -222,21 +218,15 @@ func bySeriesKey(t *testing.T, res *Result) map[string]oracleSeries {
 
 func requireSeriesEqual(t *testing.T, want, got map[string]oracleSeries, msg string) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
-	}
+	require.Len(t, got, len(want), "%s: %d series %v, want %d: %v", msg, len(got), keysOf(got), len(want), keysOf(want))
 	for k, w := range want {
 		g, ok := got[k]
-		if !ok {
-			t.Fatalf("%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
-		}
-		if got := len(g.data); got != len(w.data) {
-			t.Fatalf("%v: len(g.data) = %d, want %d: %v", msg, got, len(w.data), g.data)
-		}
+		require.True(t, ok, "%s: missing series %s (got %v): ok is false", msg, k, keysOf(got))
+		got := len(g.data)
+		require.Len(t, w.data, got, "%v: len(g.data) = %d, want %d: %v", msg, got, len(w.data), g.data)
 		for i := range w.data {
-			if delta := 1e-9 * math.Max(1, math.Abs(w.data[i])); !(math.Abs(g.data[i]-w.data[i]) <= delta) {
-				t.Fatalf("%s: series %s point %d = %v, want %v (within %v)", msg, k, i, g.data[i], w.data[i], delta)
-			}
+			delta := 1e-9 * math.Max(1, math.Abs(w.data[i]))
+			require.True(t, (math.Abs(g.data[i]-w.data[i]) <= delta), "%s: series %s point %d = %v, want %v (within %v)", msg, k, i, g.data[i], w.data[i], delta)
 		}
 	}
 }
@@ -288,15 +278,10 @@ func TestTrendsMatchOracle(t *testing.T) {
 						layout = "2006-01-02 15:04:05"
 					}
 					for _, s := range res.Series {
-						if got := len(s.Days); got != len(buckets) {
-							t.Fatalf("len(s.Days) = %d, want %d: %v", got, len(buckets), s.Days)
-						}
-						if got, want := s.Days[0], buckets[0].Format(layout); got != want {
-							t.Fatalf("s.Days[0] = %q, want %q", got, want)
-						}
-						if got, want := s.Days[len(s.Days)-1], buckets[len(buckets)-1].Format(layout); got != want {
-							t.Fatalf("s.Days[len(s.Days)-1] = %q, want %q", got, want)
-						}
+						require.Len(t, s.Days, len(buckets))
+						got, want := s.Days[0], buckets[0].Format(layout)
+						require.Equal(t, want, got, "s.Days[0]")
+						require.Equal(t, buckets[len(buckets)-1].Format(layout), s.Days[len(s.Days)-1])
 					}
 				})
 			}
@@ -431,9 +416,7 @@ func retentionTables(t *testing.T, res *Result) map[string][][]float64 {
 	out := map[string][][]float64{}
 	for _, c := range res.Cohorts {
 		k, err := json.Marshal(c.BreakdownValue)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		var row []float64
 		for _, v := range c.Values {
 			row = append(row, v.Count)
@@ -467,12 +450,8 @@ func TestRetentionMatchesOracle(t *testing.T) {
 						start, end := oracleRange(q.Interval, r[0], r[1])
 						want, buckets := oracleRetention(events, q, start, end)
 						got := retentionTables(t, res)
-						if got, want := got, want; !reflect.DeepEqual(got, want) {
-							t.Fatalf("got = %+v, want %+v", got, want)
-						}
-						if got, want := res.Cohorts[0].Date, buckets[0].Format(time.RFC3339); got != want {
-							t.Fatalf("res.Cohorts[0].Date = %q, want %q", got, want)
-						}
+						require.Equal(t, want, got)
+						require.Equal(t, buckets[0].Format(time.RFC3339), res.Cohorts[0].Date)
 					})
 				}
 			}

@@ -1,6 +1,7 @@
 package insight
 
 import (
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -11,30 +12,22 @@ func TestSeriesShareNothing(t *testing.T) {
 	trends := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"day",
 		"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"},"breakdownFilter":{"breakdown":"x"}}`)
 	res, err := trends.Shape([][]any{{int64(0), "2025-05-01 00:00:00", "v", int64(2), int64(0)}, {int64(0), "2025-05-02 00:00:00", "w", int64(1), int64(0)}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if len(res.Series) < 2 {
-		t.Fatalf("%d series, want 2 or more", len(res.Series))
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(res.Series), 2)
 	day, label := res.Series[1].Days[0], res.Series[1].Labels[0]
 	res.Series[0].Days[0], res.Series[0].Labels[0] = "written", "written"
-	if res.Series[1].Days[0] != day || res.Series[1].Labels[0] != label {
-		t.Fatalf("writing series 0 changed series 1: %q, %q", res.Series[1].Days[0], res.Series[1].Labels[0])
-	}
+	require.Equal(t, day, res.Series[1].Days[0], "writing series 0 changed series 1")
+	require.Equal(t, label, res.Series[1].Labels[0], "writing series 0 changed series 1")
 
 	lifecycle := compiled(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"day",
 		"dateRange":{"date_from":"2025-05-03","date_to":"2025-05-04"}}`)
 	res, err = lifecycle.Shape(nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if len(res.Lifecycle) < 2 || res.Lifecycle[1].Action.ID == nil {
-		t.Fatalf("lifecycle series %+v", res.Lifecycle)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(res.Lifecycle), 2, "lifecycle series %+v", res.Lifecycle)
+	require.NotNil(t, res.Lifecycle[1].Action.ID, "lifecycle series %+v", res.Lifecycle)
 	day, label, id := res.Lifecycle[1].Days[0], res.Lifecycle[1].Labels[0], *res.Lifecycle[1].Action.ID
 	res.Lifecycle[0].Days[0], res.Lifecycle[0].Labels[0], *res.Lifecycle[0].Action.ID = "written", "written", "written"
-	if res.Lifecycle[1].Days[0] != day || res.Lifecycle[1].Labels[0] != label || *res.Lifecycle[1].Action.ID != id {
-		t.Fatalf("writing series 0 changed series 1: %q, %q, %q", res.Lifecycle[1].Days[0], res.Lifecycle[1].Labels[0], *res.Lifecycle[1].Action.ID)
-	}
+	require.Equal(t, day, res.Lifecycle[1].Days[0], "writing series 0 changed series 1")
+	require.Equal(t, label, res.Lifecycle[1].Labels[0], "writing series 0 changed series 1")
+	require.Equal(t, id, *res.Lifecycle[1].Action.ID, "writing series 0 changed series 1")
 }

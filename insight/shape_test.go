@@ -2,33 +2,26 @@ package insight
 
 import (
 	"encoding/json"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 func compiled(t *testing.T, text string) *Compiled {
 	t.Helper()
 	c, err := Compile(mustDecode(t, text), engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return c
 }
 
 func shapeJSON(t *testing.T, c *Compiled, rows [][]any) string {
 	t.Helper()
 	res, err := c.Shape(rows)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	out, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return string(out)
 }
 
@@ -41,11 +34,11 @@ func TestShapeTrends(t *testing.T) {
 		{int64(0), "2025-05-02 00:00:00", []byte("2")},
 		{float64(0), []byte("2025-05-01 00:00:00"), int64(1)},
 	})
-	if want := `[
+	require.JSONEq(t, `[
 		{"label":"a","count":3,"data":[1,2],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]},
-		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`; !jsonEqual(got, want) {
-		t.Fatalf("shape = %s, want %s", got, want)
-	}
+		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`, got, "shape = %s, want %s", got, `[
+		{"label":"a","count":3,"data":[1,2],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]},
+		{"label":"All events","count":0,"data":[0,0],"days":["2025-05-01","2025-05-02"],"labels":["1-May-2025","2-May-2025"]}]`)
 
 	broken := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"},{"kind":"EventsNode","event":"b"}],
 		"interval":"month","dateRange":{"date_from":"2025-04-01","date_to":"2025-05-31"},
@@ -58,13 +51,15 @@ func TestShapeTrends(t *testing.T) {
 		{int64(0), "2025-04-01 00:00:00", "", "q", int64(1), int64(0)},
 		{int64(0), "2025-05-01 00:00:00", "p", nil, int64(5), int64(0)},
 	})
-	if want := `[
+	require.JSONEq(t, `[
 		{"label":"a - p::none","breakdown_value":["p",""],"count":5,"data":[0,5],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - none::q","breakdown_value":["","q"],"count":1,"data":[1,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
-		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`; !jsonEqual(got, want) {
-		t.Fatalf("shape = %s, want %s", got, want)
-	}
+		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`, got, "shape = %s, want %s", got, `[
+		{"label":"a - p::none","breakdown_value":["p",""],"count":5,"data":[0,5],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"a - none::q","breakdown_value":["","q"],"count":1,"data":[1,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"b - p::q","breakdown_value":["p","q"],"count":2.5,"data":[2.5,0],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`)
 
 	// The other series (rows flagged 1, their values '') comes last in its
 	// query series, whatever its count, named as PostHog names it.
@@ -74,50 +69,36 @@ func TestShapeTrends(t *testing.T) {
 		{int64(0), "2025-05-01 00:00:00", []byte(""), nil, "4", []byte("1")},
 		{int64(1), "2025-05-01 00:00:00", "", "", 2.0, 1.0},
 	})
-	if want := `[
+	require.JSONEq(t, `[
 		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
 		{"label":"a - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":7,"data":[3,4],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
-		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`; !jsonEqual(got, want) {
-		t.Fatalf("shape = %s, want %s", got, want)
-	}
+		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`, got, "shape = %s, want %s", got, `[
+		{"label":"a - p::q","breakdown_value":["p","q"],"count":1,"data":[0,1],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"a - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":7,"data":[3,4],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]},
+		{"label":"b - Other (i.e. all remaining values)","breakdown_value":["$$_posthog_breakdown_other_$$","$$_posthog_breakdown_other_$$"],"count":2,"data":[0,2],"days":["2025-04-01","2025-05-01"],"labels":["Apr 2025","May 2025"]}]`)
 
 	hourly := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x"}}`)
 	got = shapeJSON(t, hourly, [][]any{{int64(0), "2025-05-01 23:00:00", "v", nil, int64(0)}, {int64(0), "2025-05-01 22:00:00", "", nil, int64(1)}})
-	if want := `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
-		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`; !jsonEqual(got, want) {
-		t.Fatalf("shape = %s, want %s", got, want)
-	}
+	require.JSONEq(t, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
+		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`, got, "shape = %s, want %s", got, `[{"label":"v","breakdown_value":"v","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]},
+		{"label":"Other (i.e. all remaining values)","breakdown_value":"$$_posthog_breakdown_other_$$","count":0,"data":[0,0],"days":["2025-05-01 22:00:00","2025-05-01 23:00:00"],"labels":["1-May 22:00","1-May 23:00"]}]`)
 
 	// Hidden, the other series is dropped and still tells that values
 	// were left out; without other rows nothing was.
 	hidden := compiled(t, `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"a"}],"interval":"hour",
 		"dateRange":{"date_from":"2025-05-01T22:00:00Z","date_to":"2025-05-01T23:00:00Z"},"breakdownFilter":{"breakdown":"x","breakdown_hide_other_aggregation":true}}`)
 	res, err := hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}, {int64(0), "2025-05-01 22:00:00", "", int64(5), int64(1)}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !res.HasMore {
-		t.Fatalf("res.HasMore is false")
-	}
-	if got := len(res.Series); got != 1 {
-		t.Fatalf("len(res.Series) = %d, want %d: %v", got, 1, res.Series)
-	}
-	if got, want := res.Series[0].BreakdownValue, "v"; !reflect.DeepEqual(got, want) {
-		t.Fatalf("res.Series[0].BreakdownValue = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.True(t, res.HasMore, "res.HasMore is false")
+	require.Len(t, res.Series, 1)
+	require.Equal(t, "v", res.Series[0].BreakdownValue)
 	res, err = hidden.Shape([][]any{{int64(0), "2025-05-01 23:00:00", "v", int64(2), int64(0)}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if res.HasMore {
-		t.Fatalf("res.HasMore is true")
-	}
+	require.NoError(t, err)
+	require.False(t, res.HasMore, "res.HasMore is true")
 
 	// No rows with breakdowns: an empty array, not null.
-	if got, want := shapeJSON(t, broken, nil), `[]`; got != want {
-		t.Fatalf("shapeJSON(t, broken, nil) = %q, want %q", got, want)
-	}
+	require.Equal(t, `[]`, shapeJSON(t, broken, nil))
 }
 
 func TestShapeRetention(t *testing.T) {
@@ -129,16 +110,16 @@ func TestShapeRetention(t *testing.T) {
 		{"q", "2025-05-05 00:00:00", "2025-05-05 00:00:00", int64(3)},
 		{"q", "2025-05-05 00:00:00", "2025-05-12 00:00:00", int64(1)},
 	})
-	if want := `[
+	require.JSONEq(t, `[
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":3,"label":"Week 0"},{"count":1,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":0,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"q"},
 		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"},
-		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`; !jsonEqual(got, want) {
-		t.Fatalf("shape = %s, want %s", got, want)
-	}
-	if got, want := shapeJSON(t, c, nil), `[]`; got != want {
-		t.Fatalf("shapeJSON(t, c, nil) = %q, want %q", got, want)
-	}
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`, got, "shape = %s, want %s", got, `[
+		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":3,"label":"Week 0"},{"count":1,"label":"Week 1"}],"breakdown_value":"q"},
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":0,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"q"},
+		{"date":"2025-05-05T00:00:00Z","label":"Week 0","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"},
+		{"date":"2025-05-12T00:00:00Z","label":"Week 1","values":[{"count":1,"label":"Week 0"},{"count":0,"label":"Week 1"}],"breakdown_value":"p"}]`)
+	require.Equal(t, `[]`, shapeJSON(t, c, nil))
 }
 
 func TestShapeRefusesForeignRows(t *testing.T) {
@@ -166,18 +147,6 @@ func TestShapeRefusesForeignRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := c.c.Shape([][]any{c.row})
-		if err := err; err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Fatalf("error %v does not contain %q", err, c.want)
-		}
+		require.ErrorContains(t, err, c.want)
 	}
-}
-
-// jsonEqual reports whether a and b hold the same JSON value: both decode
-// and the decoded values are deeply equal (key order and spacing aside).
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }

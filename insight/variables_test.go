@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -30,9 +30,8 @@ func TestVariables(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			if got, want := mustDecode(t, c.query).Variables(c.materialized), c.want; !reflect.DeepEqual(got, want) {
-				t.Fatalf("mustDecode(t, c.query).Variables(c.materialized) = %+v, want %+v", got, want)
-			}
+			got, want := mustDecode(t, c.query).Variables(c.materialized), c.want
+			require.Equal(t, want, got, "mustDecode(t, c.query).Variables(c.materialized)")
 		})
 	}
 }
@@ -76,34 +75,20 @@ func TestApply(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := saved.Apply(c.values)
 			if c.err != "" {
-				if err := err; err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %v does not contain %q", err, c.err)
-				}
-				if v := got; v != nil {
-					t.Fatalf("got = %v, want nil", v)
-				}
+				require.ErrorContains(t, err, c.err)
+				require.Nil(t, got)
 				var unknown *UnknownVariablesError
 				var value *ValueError
-				if !(errors.As(err, &unknown) || errors.As(err, &value)) {
-					t.Fatalf("typed error: %T: errors.As(err, &unknown) || errors.As(err, &value) is false", err)
-				}
-				if !(errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue)) {
-					t.Fatalf("errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue) is false")
-				}
+				require.True(t, (errors.As(err, &unknown) || errors.As(err, &value)), "typed error: %T: errors.As(err, &unknown) || errors.As(err, &value) is false", err)
+				require.True(t, (errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue)), "errors.Is(err, ErrUnknownVariable) || errors.Is(err, ErrInvalidValue) is false")
 				return
 			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if got, want := got.Properties, (append(append([]Property{}, saved.Properties...), c.props...)); !reflect.DeepEqual(got, want) {
 				t.Fatalf("got.Properties = %+v, want %+v", got, want)
 			}
-			if got, want := got.DateRange, c.dates; !reflect.DeepEqual(got, want) {
-				t.Fatalf("got.DateRange = %+v, want %+v", got, want)
-			}
-			if got, want := got.Breakdowns, saved.Breakdowns; !reflect.DeepEqual(got, want) {
-				t.Fatalf("got.Breakdowns = %+v, want %+v", got, want)
-			}
+			require.Equal(t, c.dates, got.DateRange)
+			require.Equal(t, saved.Breakdowns, got.Breakdowns)
 			if got, want := saved, before; !reflect.DeepEqual(got, want) {
 				t.Fatalf("the saved query is untouched: saved = %+v, want %+v", got, want)
 			}
@@ -137,34 +122,25 @@ func TestBreakdownVariablesSelectSeries(t *testing.T) {
 		for _, dates := range dateSets {
 			t.Run(fmt.Sprintf("%s/%v", name, dates), func(t *testing.T) {
 				base, err := saved.Apply(dates)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				all := run(t, db, base, now)
 				groups := groupByBreakdown(t, all)
-				if a, b := len(groups), 2; !(a > b) {
-					t.Fatalf("the data must have several breakdown values: len(groups) = %v, want > %v", a, b)
-				}
+				a, b := len(groups), 2
+				require.True(t, (a > b), "the data must have several breakdown values: len(groups) = %v, want > %v", a, b)
 				for key, want := range groups {
 					values := map[string]any{}
 					for k, v := range dates {
 						values[k] = v
 					}
 					var parts []string
-					if err := json.Unmarshal([]byte(key), &parts); err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
+					require.NoError(t, json.Unmarshal([]byte(key), &parts))
 					for i, b := range saved.Breakdowns {
 						values[b.Property] = parts[i]
 					}
 					filtered, err := saved.Apply(values)
-					if err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
+					require.NoError(t, err)
 					got := run(t, db, filtered, now)
-					if got, want := got, want; !reflect.DeepEqual(got, want) {
-						t.Fatalf("values %v: got = %+v, want %+v", values, got, want)
-					}
+					require.Equal(t, want, got, "values %v", values)
 				}
 				if len(saved.Breakdowns) == 2 {
 					// One of two breakdown variables: every series with that value.
@@ -175,9 +151,7 @@ func TestBreakdownVariablesSelectSeries(t *testing.T) {
 							values[k] = d
 						}
 						filtered, err := saved.Apply(values)
-						if err != nil {
-							t.Fatalf("unexpected error: %v", err)
-						}
+						require.NoError(t, err)
 						got := run(t, db, filtered, now)
 						want := &Result{Kind: all.Kind, Series: []TrendsSeries{}, Cohorts: []Cohort{}}
 						for _, s := range all.Series {
@@ -196,13 +170,10 @@ func TestBreakdownVariablesSelectSeries(t *testing.T) {
 				// A value no event has gives no series.
 				values := map[string]any{saved.Breakdowns[0].Property: "Netscape"}
 				filtered, err := saved.Apply(values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				got := run(t, db, filtered, now)
-				if v := got.Series; !(len(v) == 0) {
-					t.Fatalf("got.Series = %v, want it empty", v)
-				}
+				v := got.Series
+				require.True(t, (len(v) == 0), "got.Series = %v, want it empty", v)
 				if v := got.Cohorts; !(len(v) == 0) {
 					t.Fatalf("got.Cohorts = %v, want it empty", v)
 				}
@@ -220,9 +191,7 @@ func groupByBreakdown(t *testing.T, res *Result) map[string]*Result {
 			bv = []string{s}
 		}
 		k, err := json.Marshal(bv)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return string(k)
 	}
 	get := func(k string) *Result {
@@ -246,14 +215,8 @@ func groupByBreakdown(t *testing.T, res *Result) map[string]*Result {
 func requireSameJSON(t *testing.T, want, got *Result) {
 	t.Helper()
 	w, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	g, err := json.Marshal(got)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !jsonEqual(string(g), string(w)) {
-		t.Fatalf("results as clients see them:\n got %s\nwant %s", g, w)
-	}
+	require.NoError(t, err)
+	require.JSONEq(t, string(w), string(g), "results as clients see them:\n got %s\nwant %s", g, w)
 }

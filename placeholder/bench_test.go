@@ -8,6 +8,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // benchScanSQL is a 20-line query with 6 placeholders, among literals,
@@ -34,15 +35,14 @@ ORDER BY 1, 2
 LIMIT 1000`
 
 func BenchmarkScan(b *testing.B) {
-	if phs, err := Scan(benchScanSQL); err != nil || len(phs) != 6 {
-		b.Fatalf("want 6 placeholders, got %d (%v)", len(phs), err)
-	}
+	phs, err := Scan(benchScanSQL)
+	require.NoError(b, err, "want 6 placeholders")
+	require.Len(b, phs, 6, "want 6 placeholders")
 	b.SetBytes(int64(len(benchScanSQL)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scan(benchScanSQL); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Scan(benchScanSQL)
+		require.NoError(b, err)
 	}
 }
 
@@ -60,9 +60,7 @@ var benchValues = map[string]any{"event": "purchase", "min_amount": int64(20), "
 
 func BenchmarkRender(b *testing.B) {
 	tpl, err := Compile(benchRenderSQL)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	dated := map[string]any{"event": "purchase", "min_amount": int64(20),
 		"plan": variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true}}
 	for _, c := range []struct {
@@ -80,9 +78,8 @@ func BenchmarkRender(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := tpl.Render(c.d, c.values); err != nil {
-					b.Fatal(err)
-				}
+				_, _, err := tpl.Render(c.d, c.values)
+				require.NoError(b, err)
 			}
 		})
 	}
@@ -93,9 +90,7 @@ func BenchmarkRender(b *testing.B) {
 // the right size, with no lookup, check or argument.
 func BenchmarkRenderBaseline(b *testing.B) {
 	tpl, err := Compile(benchRenderSQL)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	segments := make([]string, 0, len(tpl.parts)+1)
 	for _, p := range tpl.parts {
 		segments = append(segments, p.text)
@@ -126,9 +121,7 @@ func BenchmarkRenderBaseline(b *testing.B) {
 						sb.WriteString(c.markers[i])
 					}
 				}
-				if sb.Len() != size {
-					b.Fatal("size")
-				}
+				require.Equal(b, size, sb.Len())
 			}
 		})
 	}
@@ -138,15 +131,12 @@ func BenchmarkRenderBaseline(b *testing.B) {
 // BenchmarkTokens2K reads, to compare the scanners on the same text.
 func BenchmarkScan2K(b *testing.B) {
 	data, err := os.ReadFile("../sql/sqltoken/testdata/bench2k.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	src := string(data)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scan(src); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Scan(src)
+		require.NoError(b, err)
 	}
 }

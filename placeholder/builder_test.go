@@ -2,14 +2,15 @@ package placeholder
 
 import (
 	"context"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // build writes the same generated query with every dialect.
@@ -47,12 +48,9 @@ func TestBuilder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.d.Name(), func(t *testing.T) {
 			b := build(tt.d)
-			if err := b.Err(); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := b.SQL(), tt.sql; got != want {
-				t.Errorf("b.SQL() = %q, want %q", got, want)
-			}
+			require.NoError(t, b.Err())
+			got, want := b.SQL(), tt.sql
+			assert.Equal(t, want, got, "b.SQL()")
 			if got, want := b.Args(), tt.args; !reflect.DeepEqual(got, want) {
 				t.Errorf("b.Args() = %+v, want %+v", got, want)
 			}
@@ -60,12 +58,9 @@ func TestBuilder(t *testing.T) {
 				t.Errorf("b.Engine() = %+v, want %+v", got, want)
 			}
 			again, err := Scan(b.SQL())
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if v := again; !(len(v) == 0) {
-				t.Errorf("again = %v, want it empty", v)
-			}
+			require.NoError(t, err)
+			v := again
+			assert.True(t, (len(v) == 0), "again = %v, want it empty", v)
 		})
 	}
 }
@@ -81,46 +76,33 @@ func TestBuilderPadsMarkers(t *testing.T) {
 	b.WriteString(", ")
 	b.Bind("s")
 	b.WriteString("::text")
-	if err := b.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := b.SQL(), "SELECT x $1 0, $2 $3, $4::text"; got != want {
-		t.Errorf("b.SQL() = %q, want %q", got, want)
-	}
+	require.NoError(t, b.Err())
+	assert.Equal(t, "SELECT x $1 0, $2 $3, $4::text", b.SQL())
 }
 
 func TestBuilderErrors(t *testing.T) {
 	b := NewBuilder(engine.SQLite)
 	b.WriteString("a = ")
 	b.Bind(struct{}{})
-	if err := b.Err(); !errors.Is(err, ErrUnsupportedValue) {
-		t.Errorf("error %v is not %v", err, ErrUnsupportedValue)
-	}
+	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue)
 	b.Bind([]string{})
-	if err := b.Err(); !errors.Is(err, ErrUnsupportedValue) {
-		t.Errorf("the first error is kept: error %v is not %v", err, ErrUnsupportedValue)
-	}
-	if v := b.Args(); !(len(v) == 0) {
-		t.Errorf("b.Args() = %v, want it empty", v)
-	}
+	assert.ErrorIs(t, b.Err(), ErrUnsupportedValue, "the first error is kept")
+	v := b.Args()
+	assert.True(t, (len(v) == 0), "b.Args() = %v, want it empty", v)
 
 	b = NewBuilder(engine.SQLite)
 	b.Bind([]string{})
-	if err := b.Err(); !errors.Is(err, ErrEmptyList) {
-		t.Errorf("error %v is not %v", err, ErrEmptyList)
-	}
+	assert.ErrorIs(t, b.Err(), ErrEmptyList)
 	b.Bind("after an error, nothing is bound")
 	if v := b.Args(); !(len(v) == 0) {
 		t.Errorf("b.Args() = %v, want it empty", v)
 	}
 
-	if err := NewBuilder(nil).Err(); !errors.Is(err, ErrNoEngine) {
-		t.Errorf("error %v is not %v", err, ErrNoEngine)
-	}
+	assert.ErrorIs(t, NewBuilder(nil).Err(), ErrNoEngine)
 }
 
 func TestBuilderOnSQLite(t *testing.T) {
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	setup := NewBuilder(engine.SQLite)
 	setup.WriteString("CREATE TABLE ")
@@ -129,30 +111,22 @@ func TestBuilderOnSQLite(t *testing.T) {
 	setup.WriteIdent("v")
 	setup.WriteString(" TEXT)")
 	_, err := db.ExecContext(ctx, setup.SQL())
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, v := range []string{"a", "b", "it's"} {
 		ins := NewBuilder(engine.SQLite)
 		ins.WriteString(`INSERT INTO "odd ""name""" VALUES (`)
 		ins.Bind(v)
 		ins.WriteString(")")
 		_, err := db.ExecContext(ctx, ins.SQL(), ins.Args()...)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	q := NewBuilder(engine.SQLite)
 	q.WriteString(`SELECT count(*) FROM "odd ""name""" WHERE v IN (`)
 	q.Bind([]string{"it's", "b", "zzz"})
 	q.WriteString(")")
 	var n int
-	if err := db.QueryRowContext(ctx, q.SQL(), q.Args()...).Scan(&n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := n, 2; got != want {
-		t.Errorf("n = %v, want %v", got, want)
-	}
+	require.NoError(t, db.QueryRowContext(ctx, q.SQL(), q.Args()...).Scan(&n))
+	assert.Equal(t, 2, n)
 }
 
 // TestBuilderWriteTemplate: a template written into a Builder numbers its
@@ -160,30 +134,18 @@ func TestBuilderOnSQLite(t *testing.T) {
 // missing value is an error, not a marker without an argument.
 func TestBuilderWriteTemplate(t *testing.T) {
 	tmpl, err := Compile("(SELECT * FROM events WHERE project_id = {variables.p}) AS e WHERE e.x IN {variables.l} OR owner = {variables.p}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	b := NewBuilder(engine.PostgreSQL)
 	b.WriteString("SELECT n FROM t WHERE a = ")
 	b.Bind(int64(1))
 	b.WriteString(" UNION ALL SELECT n FROM ")
 	b.WriteTemplate(tmpl, map[string]any{"p": "7", "l": []string{"a", "b"}})
-	if err := b.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := b.SQL(), "SELECT n FROM t WHERE a = $1 UNION ALL SELECT n FROM (SELECT * FROM events WHERE project_id = $2) AS e WHERE e.x IN ($3, $4) OR owner = $5"; got != want {
-		t.Errorf("b.SQL() = %q, want %q", got, want)
-	}
-	if got, want := b.Args(), ([]any{int64(1), "7", "a", "b", "7"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("b.Args() = %+v, want %+v", got, want)
-	}
+	require.NoError(t, b.Err())
+	assert.Equal(t, "SELECT n FROM t WHERE a = $1 UNION ALL SELECT n FROM (SELECT * FROM events WHERE project_id = $2) AS e WHERE e.x IN ($3, $4) OR owner = $5", b.SQL())
+	assert.Equal(t, []any{int64(1), "7", "a", "b", "7"}, b.Args())
 
 	missing := NewBuilder(engine.SQLite)
 	missing.WriteTemplate(tmpl, map[string]any{"l": []string{"a"}})
-	if err := missing.Err(); !errors.Is(err, ErrMissingValue) {
-		t.Fatalf("error %v is not %v", err, ErrMissingValue)
-	}
-	if s, sub := missing.Err().Error(), "p"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.ErrorIs(t, missing.Err(), ErrMissingValue)
+	assert.Contains(t, missing.Err().Error(), "p")
 }

@@ -1,11 +1,12 @@
 package placeholder
 
 import (
-	"errors"
-	"reflect"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCompileForSQLiteBackslash: SQLite has no backslash escapes, so
@@ -13,28 +14,16 @@ import (
 func TestCompileForSQLiteBackslash(t *testing.T) {
 	const src = `SELECT 'C:\' || 'x' || {variables.y} AS p`
 	_, err := Compile(src)
-	if err := err; !errors.Is(err, ErrSyntax) {
-		t.Fatalf("error %v is not %v", err, ErrSyntax)
-	}
+	require.ErrorIs(t, err, ErrSyntax)
 
 	tmpl, err := CompileFor(engine.SQLite.Lexical(), src)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := tmpl.Names(), ([]string{"y"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("tmpl.Names() = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []string{"y"}, tmpl.Names())
 	q, args, err := tmpl.Render(engine.SQLite, map[string]any{"y": "z"})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var got string
-	if err := openSQLite(t).QueryRow(q, args...).Scan(&got); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, `C:\xz`; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	require.NoError(t, testdb.SQLite(t).QueryRow(q, args...).Scan(&got))
+	assert.Equal(t, `C:\xz`, got)
 }
 
 // TestCompileForEngines: what is code and what is a literal or comment
@@ -58,23 +47,16 @@ func TestCompileForEngines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmpl, err := CompileFor(tc.e.Lexical(), tc.src)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := tmpl.Names(), tc.names; !reflect.DeepEqual(got, want) {
-				t.Errorf("tmpl.Names() = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			got, want := tmpl.Names(), tc.names
+			assert.Equal(t, want, got, "tmpl.Names()")
 			var names []string
 			var starts []int
 			for _, p := range tmpl.Inert() {
 				names, starts = append(names, p.Name), append(starts, p.Start)
 			}
-			if got, want := names, tc.inert; !reflect.DeepEqual(got, want) {
-				t.Errorf("names = %+v, want %+v", got, want)
-			}
-			if got, want := starts, tc.inertStarts; !reflect.DeepEqual(got, want) {
-				t.Errorf("starts = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, tc.inert, names)
+			assert.Equal(t, tc.inertStarts, starts)
 		})
 	}
 }

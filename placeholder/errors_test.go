@@ -1,7 +1,7 @@
 package placeholder
 
 import (
-	"errors"
+	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,15 +17,9 @@ func recount(s string, off int) (line, col int) {
 
 func TestSyntaxErrorText(t *testing.T) {
 	err := error(&SyntaxError{Line: 3, Column: 7, Offset: 40, Msg: "missing code name"})
-	if got, want := err.Error(), "placeholder: line 3, column 7: missing code name"; got != want {
-		t.Errorf("err.Error() = %q, want %q", got, want)
-	}
-	if !errors.Is(err, ErrSyntax) {
-		t.Errorf("errors.Is(err, ErrSyntax) is false")
-	}
-	if errors.Is(err, ErrMissingValue) {
-		t.Errorf("errors.Is(err, ErrMissingValue) is true")
-	}
+	assert.Equal(t, "placeholder: line 3, column 7: missing code name", err.Error())
+	assert.ErrorIs(t, err, ErrSyntax, "errors.Is(err, ErrSyntax) is false")
+	assert.NotErrorIs(t, err, ErrMissingValue, "errors.Is(err, ErrMissingValue) is true")
 }
 
 func TestVariableErrorText(t *testing.T) {
@@ -39,14 +33,9 @@ func TestVariableErrorText(t *testing.T) {
 			`placeholder: variable "d" at line 1, column 1: unsupported value type: got Go type []int`},
 	}
 	for _, tt := range tests {
-		if got, want := tt.err.Error(), tt.want; got != want {
-			t.Errorf("tt.err.Error() = %q, want %q", got, want)
-		}
-		if !errors.Is(tt.err, tt.err.Err) {
-			t.Errorf("errors.Is(tt.err, tt.err.Err) is false")
-		}
-		if errors.Is(tt.err, ErrSyntax) {
-			t.Errorf("errors.Is(tt.err, ErrSyntax) is true")
-		}
+		got, want := tt.err.Error(), tt.want
+		assert.Equal(t, want, got, "tt.err.Error()")
+		assert.ErrorIs(t, tt.err, tt.err.Err, "errors.Is(tt.err, tt.err.Err) is false")
+		assert.NotErrorIs(t, tt.err, ErrSyntax, "errors.Is(tt.err, ErrSyntax) is true")
 	}
 }

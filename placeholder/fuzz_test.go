@@ -2,13 +2,14 @@ package placeholder
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 var fuzzSeeds = []string{
@@ -120,37 +121,30 @@ func checkScan(t *testing.T, s string) {
 	code, closed := refCode(s)
 	if err != nil {
 		var se *SyntaxError
-		if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) {
-			t.Fatalf("Scan(%q): error %T %v is not a *SyntaxError", s, err, err)
-		}
-		if se.Offset < 0 || se.Offset > len(s) {
-			t.Fatalf("Scan(%q): offset %d out of range", s, se.Offset)
-		}
-		if line, col := recount(s, se.Offset); line != se.Line || col != se.Column {
-			t.Fatalf("Scan(%q): error at line %d, column %d; offset %d is line %d, column %d", s, se.Line, se.Column, se.Offset, line, col)
-		}
+		require.ErrorAs(t, err, &se, "Scan(%q)", s)
+		require.ErrorIs(t, err, ErrSyntax, "Scan(%q)", s)
+		require.GreaterOrEqual(t, se.Offset, 0, "Scan(%q): offset", s)
+		require.LessOrEqual(t, se.Offset, len(s), "Scan(%q): offset", s)
+		line, col := recount(s, se.Offset)
+		require.Equal(t, se.Line, line, "Scan(%q): error at line %d, column %d; offset %d is line %d, column %d", s, se.Line, se.Column, se.Offset, line, col)
+		require.Equal(t, se.Column, col, "Scan(%q): error at line %d, column %d; offset %d is line %d, column %d", s, se.Line, se.Column, se.Offset, line, col)
 		return
 	}
-	if !closed {
-		t.Fatalf("Scan(%q) succeeded, yet a quote or comment is left open", s)
-	}
+	require.True(t, closed, "Scan(%q) succeeded, yet a quote or comment is left open", s)
 	starts := map[int]bool{}
 	prevEnd := 0
 	for _, p := range got {
-		if p.Start < prevEnd || p.End <= p.Start || p.End > len(s) {
-			t.Fatalf("Scan(%q): bad span %+v", s, p)
-		}
+		require.GreaterOrEqual(t, p.Start, prevEnd, "Scan(%q): bad span %+v", s, p)
+		require.Greater(t, p.End, p.Start, "Scan(%q): bad span %+v", s, p)
+		require.LessOrEqual(t, p.End, len(s), "Scan(%q): bad span %+v", s, p)
 		prevEnd = p.End
-		if !allCode(code, p.Start, p.End) {
-			t.Fatalf("Scan(%q): %+v lies inside a quote or comment", s, p)
-		}
+		require.True(t, allCode(code, p.Start, p.End), "Scan(%q): %+v lies inside a quote or comment", s, p)
 		m := wholePlaceholder.FindStringSubmatch(s[p.Start:p.End])
-		if m == nil || m[1] != p.Name {
-			t.Fatalf("Scan(%q): %+v spans %q", s, p, s[p.Start:p.End])
-		}
-		if line, col := recount(s, p.Start); line != p.Line || col != p.Column {
-			t.Fatalf("Scan(%q): %+v, expected line %d, column %d", s, p, line, col)
-		}
+		require.NotNil(t, m, "Scan(%q): %+v spans %q", s, p, s[p.Start:p.End])
+		require.Equal(t, p.Name, m[1], "Scan(%q): %+v spans %q", s, p, s[p.Start:p.End])
+		line, col := recount(s, p.Start)
+		require.Equal(t, p.Line, line, "Scan(%q): %+v, expected line", s, p)
+		require.Equal(t, p.Column, col, "Scan(%q): %+v, expected line", s, p)
 		starts[p.Start] = true
 	}
 	// Nothing that starts like a placeholder in code is passed over: it is
@@ -189,18 +183,15 @@ func checkScanFor(t *testing.T, s string) {
 	for _, e := range engine.All() {
 		tmpl, err := CompileFor(e.Lexical(), s)
 		if err != nil {
-			if !errors.Is(err, ErrSyntax) {
-				t.Fatalf("%s: CompileFor(%q): %v is not a syntax error", e.Name(), s, err)
-			}
+			require.ErrorIs(t, err, ErrSyntax, "%s: CompileFor(%q)", e.Name(), s)
 			continue
 		}
 		got := tmpl.Placeholders()
 		if ambiguous(e.Lexical(), s) {
 			continue
 		}
-		if werr != nil || len(got) != len(want) {
-			t.Fatalf("%s: CompileFor(%q) finds %v, Scan %v (%v)", e.Name(), s, got, want, werr)
-		}
+		require.NoError(t, werr, "%s: CompileFor(%q) finds %v, Scan %v (%v)", e.Name(), s, got, want, werr)
+		require.Len(t, got, len(want), "%s: CompileFor(%q) finds %v, Scan %v (%v)", e.Name(), s, got, want, werr)
 		for i := range got {
 			if got[i] != want[i] {
 				t.Fatalf("%s: CompileFor(%q) finds %v, Scan %v", e.Name(), s, got, want)
@@ -243,24 +234,17 @@ func FuzzRender(f *testing.F) {
 		}
 		for _, d := range engine.All() {
 			query, args, err := tpl.Render(d, valuesOf(value))
-			if err != nil {
-				t.Fatalf("Render(%s, %q): %v", d.Name(), s, err)
-			}
+			require.NoError(t, err, "Render(%s, %q)", d.Name(), s)
 			again, err := Scan(query)
-			if err != nil {
-				t.Fatalf("Scan of %s rendering %q: %v", d.Name(), query, err)
-			}
-			if len(again) != 0 {
-				t.Fatalf("%s rendering %q still holds %+v", d.Name(), query, again)
-			}
+			require.NoError(t, err, "Scan of %s rendering %q", d.Name(), query)
+			require.Empty(t, again, "%s rendering %q still holds", d.Name(), query)
 			if (len(args) == 0) != (len(tpl.Placeholders()) == 0) {
 				t.Fatalf("%s rendering of %q: %d arguments for %d placeholders", d.Name(), s, len(args), len(tpl.Placeholders()))
 			}
 			// The text never depends on the values, only the arguments do.
 			other, _, err := tpl.Render(d, valuesOf(value+"\x00'\"`"))
-			if err != nil || other != query {
-				t.Fatalf("%s: the rendered text changed with the value: %q vs %q (%v)", d.Name(), query, other, err)
-			}
+			require.NoError(t, err, "%s: the rendered text changed with the", d.Name())
+			require.Equal(t, query, other, "%s: the rendered text changed with the", d.Name())
 		}
 	})
 }
@@ -271,18 +255,14 @@ func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a", "it's", `\'`, "''", "é’", "a\nb"} {
 		f.Add(s)
 	}
-	db := openSQLite(f)
+	db := testdb.SQLite(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 			return // SQL text cannot carry these; values are bound instead.
 		}
 		var got string
 		query := "SELECT " + string(engine.SQLite.AppendString(nil, s))
-		if err := db.QueryRowContext(context.Background(), query).Scan(&got); err != nil {
-			t.Fatalf("%q: %v", query, err)
-		}
-		if got != s {
-			t.Fatalf("%q read back as %q", s, got)
-		}
+		require.NoError(t, db.QueryRowContext(context.Background(), query).Scan(&got), "%q", query)
+		require.Equal(t, s, got)
 	})
 }

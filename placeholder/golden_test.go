@@ -9,6 +9,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // rendered is the expected output of one render.
@@ -138,30 +140,21 @@ func TestRenderGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, c := range []struct {
 				d    engine.Engine
 				want rendered
 			}{{engine.SQLite, tt.lite}, {engine.MySQL, tt.lite}, {engine.PostgreSQL, tt.pg}, {engine.ClickHouse, tt.ch}} {
 				got, args, err := tpl.Render(c.d, tt.values)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", c.d.Name(), err)
-				}
-				if got, want := got, c.want.sql; got != want {
-					t.Errorf("%v: got = %q, want %q", c.d.Name(), got, want)
-				}
+				require.NoError(t, err, "%v", c.d.Name())
+				assert.Equal(t, c.want.sql, got, "%v", c.d.Name())
 				if got, want := args, c.want.args; !reflect.DeepEqual(got, want) {
 					t.Errorf("%v: args = %+v, want %+v", c.d.Name(), got, want)
 				}
 				again, err := Scan(got)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", c.d.Name(), err)
-				}
-				if v := again; !(len(v) == 0) {
-					t.Errorf("%s: rendered text holds no placeholder: again = %v, want it empty", c.d.Name(), v)
-				}
+				require.NoError(t, err, "%v", c.d.Name())
+				v := again
+				assert.True(t, (len(v) == 0), "%s: rendered text holds no placeholder: again = %v, want it empty", c.d.Name(), v)
 			}
 		})
 	}

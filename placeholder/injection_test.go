@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hostile are values an attacker would send to break out of a naive
@@ -64,19 +67,14 @@ var hostile = []string{
 // value, and the schema is untouched. The engine.PostgreSQL rendering ($1) runs
 // too, since engine.SQLite accepts $N markers.
 func TestInjectionSQLite(t *testing.T) {
-	if a, b := len(hostile), 30; !(a >= b) {
-		t.Fatalf("len(hostile) = %v, want >= %v", a, b)
-	}
+	a, b := len(hostile), 30
+	require.True(t, (a >= b), "len(hostile) = %v, want >= %v", a, b)
 	ctx := context.Background()
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	_, err := db.ExecContext(ctx, "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, "CREATE TABLE secrets (token TEXT)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 
 	// Every hostile value is a row, some twice, beside ordinary names, so
 	// that the right answer is never the empty set.
@@ -85,9 +83,7 @@ func TestInjectionSQLite(t *testing.T) {
 	names = append(names, hostile[2], hostile[5], hostile[22])
 	for _, name := range names {
 		_, err := db.ExecContext(ctx, "INSERT INTO people (name) VALUES (?)", name)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	idsOf := func(match func(string) bool) []int64 {
 		var ids []int64
@@ -101,17 +97,11 @@ func TestInjectionSQLite(t *testing.T) {
 	schema := snapshot(t, db)
 
 	one, err := Compile("SELECT id, name FROM people WHERE name = {variables.x} ORDER BY id")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	twice, err := Compile("SELECT id, name FROM people WHERE name = {variables.x} AND length(name) = length({variables.x}) ORDER BY id")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	list, err := Compile("SELECT id, name FROM people WHERE name IN {variables.xs} ORDER BY id")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 
 	for i, v := range hostile {
 		label := fmt.Sprintf("value %d %.40q", i, v)
@@ -122,13 +112,9 @@ func TestInjectionSQLite(t *testing.T) {
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL} {
 			for _, tpl := range []*Template{one, twice} {
 				query, args, err := tpl.Render(d, map[string]any{"x": v})
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", label, err)
-				}
+				require.NoError(t, err, "%v", label)
 				benign, _, err := tpl.Render(d, map[string]any{"x": "alice"})
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				if got, want := query, benign; got != want {
 					t.Errorf("%s: the SQL text does not depend on the value: query = %q, want %q", label, got, want)
 				}
@@ -137,9 +123,8 @@ func TestInjectionSQLite(t *testing.T) {
 					t.Errorf("%s %s: %s: ids = %+v, want %+v", label, d.Name(), query, got, want)
 				}
 				for _, name := range got {
-					if got, want := name, v; got != want {
-						t.Errorf("%v: name = %q, want %q", label, got, want)
-					}
+					got, want := name, v
+					assert.Equal(t, want, got, "%v: name", label)
 				}
 			}
 		}
@@ -149,23 +134,17 @@ func TestInjectionSQLite(t *testing.T) {
 		want = idsOf(func(name string) bool { return name == v || name == w })
 		for _, d := range []engine.Engine{engine.SQLite, engine.PostgreSQL} {
 			query, args, err := list.Render(d, map[string]any{"xs": []string{v, w}})
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", label, err)
-			}
+			require.NoError(t, err, "%v", label)
 			ids, _ := queryPeople(t, db, query, args)
-			if got, want := ids, want; !reflect.DeepEqual(got, want) {
-				t.Errorf("%s %s: %s: ids = %+v, want %+v", label, d.Name(), query, got, want)
-			}
+			got, want := ids, want
+			assert.Equal(t, want, got, "%s %s: %s: ids", label, d.Name(), query)
 		}
 	}
 
-	if got, want := snapshot(t, db), schema; !reflect.DeepEqual(got, want) {
-		t.Errorf("schema unchanged: snapshot(t, db) = %+v, want %+v", got, want)
-	}
+	got, want := snapshot(t, db), schema
+	assert.Equal(t, want, got, "schema unchanged: snapshot(t, db)")
 	var count int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM people").Scan(&count); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT count(*) FROM people").Scan(&count))
 	if got, want := count, len(names); got != want {
 		t.Errorf("no row added or removed: count = %v, want %v", got, want)
 	}
@@ -174,22 +153,16 @@ func TestInjectionSQLite(t *testing.T) {
 func queryPeople(t *testing.T, db *sql.DB, query string, args []any) (ids []int64, names []string) {
 	t.Helper()
 	rows, err := db.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", query, err)
-	}
+	require.NoError(t, err, "%v", query)
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
 		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Scan(&id, &name))
 		ids = append(ids, id)
 		names = append(names, name)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, rows.Err())
 	return ids, names
 }
 
@@ -202,19 +175,13 @@ func snapshot(t *testing.T, db *sql.DB) []string {
 		"SELECT name FROM pragma_database_list ORDER BY 1",
 	} {
 		rows, err := db.QueryContext(context.Background(), q)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for rows.Next() {
 			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, rows.Scan(&s))
 			out = append(out, s)
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Err())
 		rows.Close()
 	}
 	return out

@@ -1,11 +1,11 @@
 package placeholder
 
 import (
-	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestScanOpenErrors(t *testing.T) {
@@ -30,15 +30,9 @@ func TestScanOpenErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ScanFor(tt.lx, tt.src)
 			var se *SyntaxError
-			if err := err; !errors.As(err, &se) {
-				t.Fatalf("error %v is not a %T", err, &se)
-			}
-			if got, want := se.Msg, tt.err; got != want {
-				t.Errorf("se.Msg = %q, want %q", got, want)
-			}
-			if got, want := se.Offset, tt.off; got != want {
-				t.Errorf("se.Offset = %v, want %v", got, want)
-			}
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tt.err, se.Msg)
+			assert.Equal(t, tt.off, se.Offset)
 		})
 	}
 }
@@ -65,17 +59,15 @@ func TestPositionerAt(t *testing.T) {
 		for _, off := range offs {
 			line, col := pos.at(off)
 			wl, wc := recount(src, off)
-			if got, want := ([2]int{line, col}), ([2]int{wl, wc}); !reflect.DeepEqual(got, want) {
-				t.Errorf("%q at %d forwards: ([2]int{line, col}) = %+v, want %+v", src, off, got, want)
-			}
+			got, want := ([2]int{line, col}), ([2]int{wl, wc})
+			assert.Equal(t, want, got, "%q at %d forwards: ([2]int{line, col})", src, off)
 		}
 		for k := len(offs) - 1; k >= 0; k-- {
 			off := offs[k]
 			line, col := pos.at(off)
 			wl, wc := recount(src, off)
-			if got, want := ([2]int{line, col}), ([2]int{wl, wc}); !reflect.DeepEqual(got, want) {
-				t.Errorf("%q at %d backwards: ([2]int{line, col}) = %+v, want %+v", src, off, got, want)
-			}
+			got, want := ([2]int{line, col}), ([2]int{wl, wc})
+			assert.Equal(t, want, got, "%q at %d backwards: ([2]int{line, col})", src, off)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/sqltoken"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBindMarkers(t *testing.T) {
@@ -41,32 +43,23 @@ func TestBindMarkers(t *testing.T) {
 	for _, tt := range tests {
 		for _, d := range all {
 			got, err := BindMarkers(d, tt.sql)
-			if err != nil {
-				t.Fatalf("%s.BindMarkers(%q): %v", d, tt.sql, err)
-			}
+			require.NoError(t, err, "%s.BindMarkers(%q)", d, tt.sql)
 			var texts []string
 			for _, m := range got {
 				texts = append(texts, m.Text)
-				if tt.sql[m.Offset:m.Offset+len(m.Text)] != m.Text {
-					t.Errorf("%s.BindMarkers(%q): marker %q at offset %d holds %q", d, tt.sql, m.Text, m.Offset, tt.sql[m.Offset:])
-				}
+				assert.Equal(t, m.Text, tt.sql[m.Offset:m.Offset+len(m.Text)], "%s.BindMarkers(%q): marker %q at offset %d holds %q", d, tt.sql, m.Text, m.Offset, tt.sql[m.Offset:])
 			}
-			if want := tt.want[d]; strings.Join(texts, " ") != strings.Join(want, " ") {
-				t.Errorf("%s.BindMarkers(%q) = %q, want %q", d, tt.sql, texts, want)
-			}
+			want := tt.want[d]
+			assert.Equal(t, strings.Join(want, " "), strings.Join(texts, " "), "%s.BindMarkers(%q) = %q, want %q", d, tt.sql, texts, want)
 		}
 	}
 }
 
 func TestBindMarkersPosition(t *testing.T) {
 	got, err := BindMarkers(engine.SQLite, "SELECT 'é'\nFROM t WHERE a = ? AND é = :b")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []BindMarker{{Text: "?", Offset: 29, Line: 2, Column: 18}, {Text: ":b", Offset: 40, Line: 2, Column: 28}}
-	if len(got) != len(want) {
-		t.Fatalf("got %+v, want %+v", got, want)
-	}
+	require.Len(t, got, len(want), "got %+v, want %+v", got, want)
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("marker %d = %+v, want %+v", i, got[i], want[i])
@@ -103,22 +96,15 @@ func FuzzBindMarkers(f *testing.F) {
 				continue
 			}
 			got, err := BindMarkers(d, s)
-			if (err != nil) == closed {
-				t.Fatalf("%s.BindMarkers(%q): error %v, but reference says closed=%v", d, s, err, closed)
-			}
+			require.NotEqual(t, closed, err != nil, "%s.BindMarkers(%q): error %v, but reference says closed=", d, s, err)
 			if err != nil {
-				if !errors.Is(err, ErrSyntax) {
-					t.Fatalf("%s.BindMarkers(%q): error %v is not a syntax error", d, s, err)
-				}
+				require.ErrorIs(t, err, ErrSyntax, "%s.BindMarkers(%q)", d, s)
 				continue
 			}
 			for _, m := range got {
-				if m.Text == "" || !strings.ContainsRune("?$:@", rune(m.Text[0])) {
-					t.Fatalf("%s.BindMarkers(%q): marker %q does not start with a sigil", d, s, m.Text)
-				}
-				if !allCode(code, m.Offset, m.Offset+len(m.Text)) {
-					t.Fatalf("%s.BindMarkers(%q): marker %q at %d is not in code", d, s, m.Text, m.Offset)
-				}
+				require.NotEqual(t, "", m.Text, "%s.BindMarkers(%q): marker", d, s)
+				require.True(t, strings.ContainsRune("?$:@", rune(m.Text[0])), "%s.BindMarkers(%q): marker", d, s)
+				require.True(t, allCode(code, m.Offset, m.Offset+len(m.Text)), "%s.BindMarkers(%q): marker %q at %d is not in code", d, s, m.Text, m.Offset)
 			}
 		}
 	})

@@ -1,8 +1,8 @@
 package placeholder
 
 import (
-	"errors"
-	"reflect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -68,23 +68,16 @@ func TestScanFinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Scan(tt.sql)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if tt.want == nil {
-				if v := got; !(len(v) == 0) {
-					t.Errorf("got = %v, want it empty", v)
-				}
+				v := got
+				assert.True(t, (len(v) == 0), "got = %v, want it empty", v)
 				return
 			}
-			if got, want := got, tt.want; !reflect.DeepEqual(got, want) {
-				t.Errorf("got = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, tt.want, got)
 			for _, p := range got {
 				text := tt.sql[p.Start:p.End]
-				if !(strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}")) {
-					t.Errorf("%v: (strings.HasPrefix(text, \"{\") && strings.HasSuffix(text, \"}\")) is false", text)
-				}
+				assert.True(t, (strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}")), "%v: (strings.HasPrefix(text, \"{\") && strings.HasSuffix(text, \"}\")) is false", text)
 			}
 		})
 	}
@@ -124,18 +117,11 @@ func TestScanInList(t *testing.T) {
 		t.Run(tt.sql, func(t *testing.T) {
 			var parens []bool
 			found, err := scan(anyReading, tt.sql, &parens, nil, nil)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got := len(found); got != 1 {
-				t.Fatalf("len(found) = %d, want %d: %v", got, 1, found)
-			}
-			if got := len(parens); got != 1 {
-				t.Fatalf("len(parens) = %d, want %d: %v", got, 1, parens)
-			}
-			if got, want := found[0].InList, tt.inList; got != want {
-				t.Errorf("InList: found[0].InList = %v, want %v", got, want)
-			}
+			require.NoError(t, err)
+			require.Len(t, found, 1)
+			require.Len(t, parens, 1)
+			got, want := found[0].InList, tt.inList
+			assert.Equal(t, want, got, "InList: found[0].InList")
 			if got, want := parens[0], tt.parens; got != want {
 				t.Errorf("parens: parens[0] = %v, want %v", got, want)
 			}
@@ -175,19 +161,11 @@ func TestScanErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Scan(tt.sql)
-			if v := got; v != nil {
-				t.Errorf("got = %v, want nil", v)
-			}
-			if err == nil {
-				t.Fatalf("got no error, want one")
-			}
-			if err := err; !errors.Is(err, ErrSyntax) {
-				t.Errorf("error %v is not %v", err, ErrSyntax)
-			}
+			assert.Nil(t, got)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrSyntax)
 			var se *SyntaxError
-			if !errors.As(err, &se) {
-				t.Fatalf("%T: errors.As(err, &se) is false", err)
-			}
+			require.ErrorAs(t, err, &se)
 			if got, want := se.Line, tt.line; got != want {
 				t.Errorf("line: se.Line = %v, want %v", got, want)
 			}
@@ -197,9 +175,7 @@ func TestScanErrors(t *testing.T) {
 			if got, want := se.Offset, tt.offset; got != want {
 				t.Errorf("offset: se.Offset = %v, want %v", got, want)
 			}
-			if s, sub := se.Msg, tt.msg; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, se.Msg, tt.msg)
 		})
 	}
 }
@@ -209,17 +185,12 @@ func TestScanErrors(t *testing.T) {
 func TestScanPositionsMatchOffsets(t *testing.T) {
 	sql := "SELECT 'ü\xff' AS x,\n\t\"日本\" = {variables.a} /* ✓\n */ AND\xc3 b = { variables.b }\n{variables.c}"
 	got, err := Scan(sql)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(got); got != 3 {
-		t.Fatalf("len(got) = %d, want %d: %v", got, 3, got)
-	}
+	require.NoError(t, err)
+	require.Len(t, got, 3)
 	for _, p := range got {
 		line, col := recount(sql, p.Start)
-		if got, want := p.Line, line; got != want {
-			t.Errorf("%v: p.Line = %v, want %v", p.Name, got, want)
-		}
+		got, want := p.Line, line
+		assert.Equal(t, want, got, "%v: p.Line", p.Name)
 		if got, want := p.Column, col; got != want {
 			t.Errorf("%v: p.Column = %v, want %v", p.Name, got, want)
 		}

@@ -1,6 +1,8 @@
 package placeholder
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -37,15 +39,14 @@ func TestTemplateStatement(t *testing.T) {
 		{"; SELECT 1", "; SELECT 1", 0, 1, 1},
 	} {
 		tpl, err := Compile(tc.src)
-		if err != nil {
-			t.Fatalf("Compile(%q): %v", tc.src, err)
-		}
+		require.NoError(t, err, "Compile(%q)", tc.src)
 		want := Statement{Body: tc.body, Second: tc.second, Line: tc.line, Column: tc.column}
 		if got := tpl.Statement(); got != want {
 			t.Errorf("Compile(%q).Statement() = %+v; want %+v", tc.src, got, want)
 		}
-		if body, second := refStatement(tc.src); body != tc.body || second != tc.second {
-			t.Errorf("refStatement(%q) = %q, %d; the table wants %q, %d", tc.src, body, second, tc.body, tc.second)
+		body, second := refStatement(tc.src)
+		if assert.Equal(t, tc.body, body, "refStatement(%q) = %q, %d; the table wants %q, %d", tc.src, body, second, tc.body, tc.second) {
+			assert.Equal(t, tc.second, second, "refStatement(%q) = %q, %d; the table wants %q, %d", tc.src, body, second, tc.body, tc.second)
 		}
 	}
 }
@@ -59,16 +60,15 @@ func checkStatement(t *testing.T, s string) {
 	}
 	got := tpl.Statement()
 	body, second := refStatement(s)
-	if got.Body != body || got.Second != second {
-		t.Fatalf("Compile(%q).Statement() = %+v; want body %q, second %d", s, got, body, second)
-	}
+	require.Equal(t, body, got.Body, "Compile(%q).Statement() = %+v; want body", s, got)
+	require.Equal(t, second, got.Second, "Compile(%q).Statement() = %+v; want body", s, got)
 	switch {
 	case second < 0 && (got.Line != 0 || got.Column != 0):
 		t.Fatalf("Compile(%q).Statement() = %+v: a position without a second statement", s, got)
 	case second >= 0:
-		if line, col := recount(s, second); got.Line != line || got.Column != col {
-			t.Fatalf("Compile(%q).Statement() = %+v; offset %d is line %d, column %d", s, got, second, line, col)
-		}
+		line, col := recount(s, second)
+		require.Equal(t, line, got.Line, "Compile(%q).Statement() = %+v; offset %d is line", s, got, second)
+		require.Equal(t, col, got.Column, "Compile(%q).Statement() = %+v; offset %d is line", s, got, second)
 	}
 }
 

@@ -2,84 +2,57 @@ package placeholder
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCompileReportsSyntaxErrors(t *testing.T) {
 	_, err := Compile("SELECT 1\nWHERE a = {variables.a b}")
 	var se *SyntaxError
-	if err := err; !errors.As(err, &se) {
-		t.Fatalf("error %v is not a %T", err, &se)
-	}
-	if got, want := se.Line, 2; got != want {
-		t.Errorf("se.Line = %v, want %v", got, want)
-	}
-	if got, want := se.Column, 24; got != want {
-		t.Errorf("se.Column = %v, want %v", got, want)
-	}
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 2, se.Line)
+	assert.Equal(t, 24, se.Column)
 }
 
 func TestTemplateAccessors(t *testing.T) {
 	src := "SELECT {variables.b}, {variables.a}, {variables.b} WHERE x IN {variables.c}"
 	tpl, err := Compile(src)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := tpl.Source(), src; got != want {
 		t.Errorf("tpl.Source() = %q, want %q", got, want)
 	}
-	if got, want := tpl.Names(), ([]string{"b", "a", "c"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("tpl.Names() = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []string{"b", "a", "c"}, tpl.Names())
 	phs := tpl.Placeholders()
-	if got := len(phs); got != 4 {
-		t.Fatalf("len(phs) = %d, want %d: %v", got, 4, phs)
-	}
+	require.Len(t, phs, 4)
 	want, err := Scan(src)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := phs, want; !reflect.DeepEqual(got, want) {
-		t.Errorf("phs = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, phs)
 
 	// The accessors hand out copies: a caller cannot change the template.
 	tpl.Names()[0] = "zz"
 	tpl.Placeholders()[0].Name = "zz"
-	if got, want := tpl.Names()[0], "b"; got != want {
-		t.Errorf("tpl.Names()[0] = %q, want %q", got, want)
-	}
-	if got, want := tpl.Placeholders()[0].Name, "b"; got != want {
-		t.Errorf("tpl.Placeholders()[0].Name = %q, want %q", got, want)
-	}
+	assert.Equal(t, "b", tpl.Names()[0])
+	assert.Equal(t, "b", tpl.Placeholders()[0].Name)
 
 	none, err := Compile("SELECT 1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := none.Names(); !(len(v) == 0) {
-		t.Errorf("none.Names() = %v, want it empty", v)
-	}
+	require.NoError(t, err)
+	v := none.Names()
+	assert.True(t, (len(v) == 0), "none.Names() = %v, want it empty", v)
 	if v := none.Placeholders(); !(len(v) == 0) {
 		t.Errorf("none.Placeholders() = %v, want it empty", v)
 	}
 	got, args, err := none.Render(engine.PostgreSQL, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, "SELECT 1"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT 1", got)
 	if v := args; !(len(v) == 0) {
 		t.Errorf("args = %v, want it empty", v)
 	}
@@ -112,39 +85,21 @@ func TestRenderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, d := range engine.All() {
 				got, args, err := tpl.Render(d, tt.values)
-				if v := got; !(v == "") {
-					t.Errorf("got = %v, want it empty", v)
-				}
-				if v := args; v != nil {
-					t.Errorf("args = %v, want nil", v)
-				}
-				if err := err; !errors.Is(err, tt.sentinel) {
-					t.Errorf("%v: error %v is not %v", d.Name(), err, tt.sentinel)
-				}
+				v := got
+				assert.True(t, (v == ""), "got = %v, want it empty", v)
+				assert.Nil(t, args)
+				assert.ErrorIs(t, err, tt.sentinel, "%v", d.Name())
 				var ve *VariableError
-				if err := err; !errors.As(err, &ve) {
-					t.Fatalf("error %v is not a %T", err, &ve)
-				}
-				if got, want := ve.Name, tt.variable; got != want {
-					t.Errorf("ve.Name = %q, want %q", got, want)
-				}
-				if got, want := ve.Line, tt.line; got != want {
-					t.Errorf("ve.Line = %v, want %v", got, want)
-				}
-				if got, want := ve.Column, tt.col; got != want {
-					t.Errorf("ve.Column = %v, want %v", got, want)
-				}
-				if s, sub := ve.Detail, tt.detail; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
-				if s, sub := err.Error(), `"`+tt.variable+`"`; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
+				require.ErrorAs(t, err, &ve)
+				assert.Equal(t, tt.variable, ve.Name)
+				assert.Equal(t, tt.line, ve.Line)
+				assert.Equal(t, tt.col, ve.Column)
+				assert.Contains(t, ve.Detail, tt.detail)
+				s, sub := err.Error(), `"`+tt.variable+`"`
+				assert.Contains(t, s, sub)
 			}
 		})
 	}
@@ -154,30 +109,18 @@ func nan() float64 { var zero float64; return zero / zero }
 
 func TestRenderZeroDialect(t *testing.T) {
 	tpl, err := Compile("a = {variables.a}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, _, err = tpl.Render(nil, map[string]any{"a": "x"})
-	if err := err; !errors.Is(err, ErrNoEngine) {
-		t.Errorf("error %v is not %v", err, ErrNoEngine)
-	}
+	assert.ErrorIs(t, err, ErrNoEngine)
 }
 
 func TestRenderIgnoresUnusedValues(t *testing.T) {
 	tpl, err := Compile("a = {variables.a}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got, args, err := tpl.Render(engine.SQLite, map[string]any{"a": "x", "other": []int{1}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, "a = ?"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
-	if got, want := args, ([]any{"x"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("args = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "a = ?", got)
+	assert.Equal(t, []any{"x"}, args)
 }
 
 func TestCheckLists(t *testing.T) {
@@ -200,32 +143,18 @@ func TestCheckLists(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			err = tpl.CheckLists(multi)
 			if tt.ok {
-				if err != nil {
-					t.Errorf("unexpected error: %v", err)
-				}
+				assert.NoError(t, err)
 				return
 			}
-			if err := err; !errors.Is(err, ErrListPosition) {
-				t.Errorf("error %v is not %v", err, ErrListPosition)
-			}
+			assert.ErrorIs(t, err, ErrListPosition)
 			var ve *VariableError
-			if err := err; !errors.As(err, &ve) {
-				t.Fatalf("error %v is not a %T", err, &ve)
-			}
-			if got, want := ve.Name, tt.name; got != want {
-				t.Errorf("ve.Name = %q, want %q", got, want)
-			}
-			if got, want := ve.Line, tt.line; got != want {
-				t.Errorf("ve.Line = %v, want %v", got, want)
-			}
-			if got, want := ve.Column, tt.col; got != want {
-				t.Errorf("ve.Column = %v, want %v", got, want)
-			}
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tt.name, ve.Name)
+			assert.Equal(t, tt.line, ve.Line)
+			assert.Equal(t, tt.col, ve.Column)
 		})
 	}
 }
@@ -234,9 +163,7 @@ func TestCheckLists(t *testing.T) {
 // with -race it shows that Render keeps no state in the Template.
 func TestRenderConcurrent(t *testing.T) {
 	tpl, err := Compile("a = {variables.a} AND b IN {variables.l} AND c = {variables.a}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -245,16 +172,11 @@ func TestRenderConcurrent(t *testing.T) {
 			for i := range 100 {
 				v := fmt.Sprint(g, i)
 				got, args, err := tpl.Render(engine.PostgreSQL, map[string]any{"a": v, "l": []string{v, "x"}})
-				if err != nil {
-					t.Errorf("unexpected error: %v", err)
+				if !assert.NoError(t, err) {
 					return
 				}
-				if got, want := got, "a = $1 AND b IN ($2, $3) AND c = $1"; got != want {
-					t.Errorf("got = %q, want %q", got, want)
-				}
-				if got, want := args, ([]any{v, v, "x"}); !reflect.DeepEqual(got, want) {
-					t.Errorf("args = %+v, want %+v", got, want)
-				}
+				assert.Equal(t, "a = $1 AND b IN ($2, $3) AND c = $1", got)
+				assert.Equal(t, []any{v, v, "x"}, args)
 			}
 		}()
 	}
@@ -266,16 +188,14 @@ func TestRenderConcurrent(t *testing.T) {
 // dates against the demo data's text timestamps.
 func TestRenderOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	const n = 3000
-	if err := demo.Load(ctx, db, n, 7); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, demo.Load(ctx, db, n, 7))
 
 	from := time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)
 	to := time.Date(2025, 5, 15, 12, 30, 0, 0, time.UTC)
 	var inRange, pageviewsOrSignups, signupsInRange, signupsAll int
-	if err := (demo.Generate(n, 7, func(e demo.Event) error {
+	require.NoError(t, demo.Generate(n, 7, func(e demo.Event) error {
 		in := !e.Timestamp.Before(from) && e.Timestamp.Before(to)
 		if in {
 			inRange++
@@ -290,12 +210,8 @@ func TestRenderOnSQLite(t *testing.T) {
 			signupsInRange++
 		}
 		return nil
-	})); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := signupsInRange; v <= 0 {
-		t.Fatalf("signupsInRange = %v, want > 0", v)
-	}
+	}))
+	require.Greater(t, signupsInRange, 0)
 
 	tests := []struct {
 		sql    string
@@ -320,36 +236,22 @@ func TestRenderOnSQLite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
 			tpl, err := Compile(tt.sql)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			query, args, err := tpl.Render(engine.SQLite, tt.values)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			var got int
-			if err := db.QueryRowContext(ctx, query, args...).Scan(&got); err != nil {
-				t.Fatalf("%v: unexpected error: %v", query, err)
-			}
-			if got, want := got, tt.want; got != want {
-				t.Errorf("%v: got = %v, want %v", query, got, want)
-			}
+			require.NoError(t, db.QueryRowContext(ctx, query, args...).Scan(&got), "%v", query)
+			assert.Equal(t, tt.want, got, "%v", query)
 		})
 	}
 }
 
 func TestRenderErrorsAreTyped(t *testing.T) {
 	tpl, err := Compile("{variables.a}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, _, err = tpl.Render(engine.SQLite, nil)
-	if !errors.Is(err, ErrMissingValue) {
-		t.Errorf("errors.Is(err, ErrMissingValue) is false")
-	}
-	if errors.Is(err, ErrSyntax) {
-		t.Errorf("errors.Is(err, ErrSyntax) is true")
-	}
+	assert.ErrorIs(t, err, ErrMissingValue, "errors.Is(err, ErrMissingValue) is false")
+	assert.NotErrorIs(t, err, ErrSyntax, "errors.Is(err, ErrSyntax) is true")
 }
 
 // TestRenderAllocations pins the allocation budget of Render: the text
@@ -357,13 +259,9 @@ func TestRenderErrorsAreTyped(t *testing.T) {
 // converted or boxed (a Date formatted as text, each list element).
 func TestRenderAllocations(t *testing.T) {
 	tpl, err := Compile(benchRenderSQL)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	lists, err := Compile("SELECT * FROM t WHERE a IN {variables.l} AND b IN ({variables.l}) AND c = {variables.s}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	listValues := map[string]any{"l": []string{"x", "y", "z"}, "s": "s"}
 	tests := []struct {
 		name   string
@@ -380,12 +278,10 @@ func TestRenderAllocations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := testing.AllocsPerRun(100, func() {
-			if _, _, err := tt.tpl.Render(tt.d, tt.values); err != nil {
-				t.Fatal(err)
-			}
+			_, _, err := tt.tpl.Render(tt.d, tt.values)
+			require.NoError(t, err)
 		})
-		if a, b := got, tt.max; !(a <= b) {
-			t.Errorf("%v: got = %v, want <= %v", tt.name, a, b)
-		}
+		a, b := got, tt.max
+		assert.True(t, (a <= b), "%v: got = %v, want <= %v", tt.name, a, b)
 	}
 }

@@ -1,6 +1,8 @@
 package variable
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"regexp"
 	"testing"
 )
@@ -32,9 +34,7 @@ func TestCodeNameFrom(t *testing.T) {
 		{"KELVIN \u212a", "kelvin_k"}, // the Kelvin sign lower-cases to ASCII k
 	} {
 		got := CodeNameFrom(tc.name)
-		if got != tc.want {
-			t.Errorf("CodeNameFrom(%q) = %q, want %q", tc.name, got, tc.want)
-		}
+		assert.Equal(t, tc.want, got, "CodeNameFrom(%q)", tc.name)
 	}
 }
 
@@ -57,12 +57,8 @@ func TestValidCodeName(t *testing.T) {
 		{"a\x00", false},
 		{"a}", false},
 	} {
-		if got := ValidCodeName(tc.s); got != tc.want {
-			t.Errorf("ValidCodeName(%q) = %v, want %v", tc.s, got, tc.want)
-		}
-		if re := codeNamePattern.MatchString(tc.s); re != tc.want {
-			t.Errorf("codeNamePattern.MatchString(%q) = %v, want %v", tc.s, re, tc.want)
-		}
+		assert.Equal(t, tc.want, ValidCodeName(tc.s), "ValidCodeName(%q)", tc.s)
+		assert.Equal(t, tc.want, codeNamePattern.MatchString(tc.s), "codeNamePattern.MatchString(%q)", tc.s)
 	}
 }
 
@@ -78,11 +74,8 @@ func FuzzCodeNameFrom(f *testing.F) {
 		if got == "" {
 			return
 		}
-		if !spec.MatchString(got) || !ValidCodeName(got) {
-			t.Fatalf("CodeNameFrom(%q) = %q, not a valid code name", name, got)
-		}
-		if again := CodeNameFrom(got); again != got {
-			t.Fatalf("CodeNameFrom(%q) = %q, but CodeNameFrom(%q) = %q", name, got, got, again)
-		}
+		require.True(t, spec.MatchString(got), "CodeNameFrom(%q) = %q, not a valid code name", name, got)
+		require.True(t, ValidCodeName(got), "CodeNameFrom(%q) = %q, not a valid code name", name, got)
+		require.Equal(t, got, CodeNameFrom(got), "CodeNameFrom(%q)", name)
 	})
 }

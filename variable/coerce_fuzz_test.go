@@ -2,9 +2,8 @@ package variable
 
 import (
 	"encoding/json"
-	"errors"
+	"github.com/stretchr/testify/require"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -42,9 +41,8 @@ func FuzzCoerce(f *testing.F) {
 		errNumbered := dec.Decode(&numbered)
 		if errNumbered == nil && json.Valid([]byte(text)) {
 			got, reason := decodeJSON([]byte(text))
-			if reason != "" || !reflect.DeepEqual(got, numbered) {
-				t.Fatalf("decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", text, got, reason, numbered)
-			}
+			require.Equal(t, "", reason, "decodeJSON(%q)", text)
+			require.Equal(t, numbered, got, "decodeJSON(%q)", text)
 		}
 		raws := []any{json.RawMessage(text), text}
 		if errPlain == nil {
@@ -62,9 +60,8 @@ func FuzzCoerce(f *testing.F) {
 				}
 				checkCoerced(t, v, raw, got)
 				again, err := v.Coerce(got, now)
-				if err != nil || !reflect.DeepEqual(again, got) {
-					t.Fatalf("%s: Coerce(%#v) = %#v, but coercing that again gives %#v, %v", v.Type, raw, got, again, err)
-				}
+				require.NoError(t, err, "%s: Coerce(%#v)", v.Type, raw)
+				require.Equal(t, got, again, "%s: Coerce(%#v)", v.Type, raw)
 			}
 		}
 	})
@@ -73,19 +70,14 @@ func FuzzCoerce(f *testing.F) {
 func checkRejection(t *testing.T, v Variable, raw, got any, err error) {
 	t.Helper()
 	var ve *ValueError
-	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("%s: Coerce(%#v) error %T %v is not a *ValueError wrapping ErrInvalidValue", v.Type, raw, err, err)
-	}
+	require.ErrorAs(t, err, &ve, "%s: Coerce(%#v)", v.Type, raw)
+	require.ErrorIs(t, err, ErrInvalidValue, "%s: Coerce(%#v)", v.Type, raw)
 	if got != nil {
 		t.Fatalf("%s: Coerce(%#v) returned %#v beside an error", v.Type, raw, got)
 	}
 	msg := err.Error()
-	if !strings.HasPrefix(msg, `variable "`+v.CodeName+`": expected `+string(v.Type)+", got ") {
-		t.Fatalf("message %q does not name the variable and type", msg)
-	}
-	if len(msg) > 600 {
-		t.Fatalf("message of %d bytes repeats too much of the value: %q", len(msg), msg)
-	}
+	require.True(t, strings.HasPrefix(msg, `variable "`+v.CodeName+`": expected `+string(v.Type)+", got "), "message %q does not name the variable and type", msg)
+	require.LessOrEqual(t, len(msg), 600, "message of %d bytes repeats too much of the value: %q", len(msg), msg)
 }
 
 func checkCoerced(t *testing.T, v Variable, raw, got any) {

@@ -2,7 +2,8 @@ package variable
 
 import (
 	"encoding/json"
-	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math"
 	"reflect"
 	"strings"
@@ -22,18 +23,14 @@ func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
 	for _, tc := range cases {
 		got, err := v.Coerce(tc.raw, now)
 		if tc.reason != "" {
-			if err == nil {
-				t.Errorf("%s: Coerce(%#v) = %#v, want error %q", v.Type, tc.raw, got, tc.reason)
+			if !assert.Error(t, err, "%s: Coerce(%#v) = %#v, want error %q", v.Type, tc.raw, got, tc.reason) {
 				continue
 			}
 			var ve *ValueError
-			if !errors.As(err, &ve) {
-				t.Errorf("%s: Coerce(%#v) error %T is not a *ValueError", v.Type, tc.raw, err)
+			if !assert.ErrorAs(t, err, &ve, "%s: Coerce(%#v)", v.Type, tc.raw) {
 				continue
 			}
-			if !errors.Is(err, ErrInvalidValue) {
-				t.Errorf("%s: Coerce(%#v) error does not wrap ErrInvalidValue", v.Type, tc.raw)
-			}
+			assert.ErrorIs(t, err, ErrInvalidValue, "%s: Coerce(%#v) error does not wrap ErrInvalidValue", v.Type, tc.raw)
 			if ve.Reason != tc.reason || ve.CodeName != v.CodeName || ve.Type != v.Type || !sameValue(ve.Value, tc.raw) {
 				t.Errorf("%s: Coerce(%#v) error = %#v, want Reason %q and the variable's code_name, type and raw value", v.Type, tc.raw, ve, tc.reason)
 			}
@@ -42,13 +39,10 @@ func runCoerce(t *testing.T, v Variable, cases []coerceCase) {
 			}
 			continue
 		}
-		if err != nil {
-			t.Errorf("%s: Coerce(%#v): %v", v.Type, tc.raw, err)
+		if !assert.NoError(t, err, "%s: Coerce(%#v)", v.Type, tc.raw) {
 			continue
 		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: Coerce(%#v) = %#v (%T), want %#v (%T)", v.Type, tc.raw, got, got, tc.want, tc.want)
-		}
+		assert.Equal(t, tc.want, got, "%s: Coerce(%#v)", v.Type, tc.raw)
 	}
 }
 
@@ -288,16 +282,10 @@ func TestCoerceIdempotent(t *testing.T) {
 		{Variable{CodeName: "l", Type: List, Values: []string{"a", "b"}, IsMulti: true}, []any{"b", "a"}},
 	} {
 		first, err := tc.v.Coerce(tc.raw, now)
-		if err != nil {
-			t.Fatalf("%s: Coerce(%#v): %v", tc.v.Type, tc.raw, err)
-		}
+		require.NoError(t, err, "%s: Coerce(%#v)", tc.v.Type, tc.raw)
 		second, err := tc.v.Coerce(first, now.Add(1000*time.Hour))
-		if err != nil {
-			t.Fatalf("%s: Coerce of its own result %#v: %v", tc.v.Type, first, err)
-		}
-		if !reflect.DeepEqual(first, second) {
-			t.Errorf("%s: Coerce(%#v) = %#v, but coercing that again gives %#v", tc.v.Type, tc.raw, first, second)
-		}
+		require.NoError(t, err, "%s: Coerce of its own result %#v", tc.v.Type, first)
+		assert.Equal(t, second, first, "%s: Coerce(%#v)", tc.v.Type, tc.raw)
 	}
 }
 
@@ -323,11 +311,9 @@ func TestCoerceDecodingIndependent(t *testing.T) {
 			numErr := dec.Decode(&numbered)
 			a, errA := v.Coerce(json.RawMessage(doc), now)
 			b, errB := v.Coerce(numbered, now)
-			if numErr != nil {
-				t.Fatalf("decode %s: %v", doc, numErr)
-			}
-			if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
-				t.Errorf("%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB)
+			require.NoError(t, numErr, "decode %s", doc)
+			if assert.Equal(t, errB == nil, errA == nil, "%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB) {
+				assert.Equal(t, b, a, "%s %s: raw gives %#v, %v; UseNumber gives %#v, %v", v.Type, doc, a, errA, b, errB)
 			}
 			if plainErr != nil {
 				continue // 1e400 does not decode into a float64 at all
@@ -338,8 +324,8 @@ func TestCoerceDecodingIndependent(t *testing.T) {
 				continue
 			}
 			c, errC := v.Coerce(plain, now)
-			if (errA == nil) != (errC == nil) || !reflect.DeepEqual(a, c) {
-				t.Errorf("%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC)
+			if assert.Equal(t, errC == nil, errA == nil, "%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC) {
+				assert.Equal(t, c, a, "%s %s: raw gives %#v, %v; float64 decoding gives %#v, %v", v.Type, doc, a, errA, c, errC)
 			}
 		}
 	}
@@ -365,12 +351,8 @@ func TestValueErrorMessage(t *testing.T) {
 		{Variable{CodeName: "n", Type: Number}, []string{"a"}, `variable "n": expected Number, got ["a"]: an array is not a single value`},
 	} {
 		_, err := tc.v.Coerce(tc.raw, now)
-		if err == nil {
-			t.Fatalf("Coerce(%#v) accepted", tc.raw)
-		}
-		if err.Error() != tc.want {
-			t.Errorf("message\n got  %s\n want %s", err.Error(), tc.want)
-		}
+		require.Error(t, err, "Coerce(%#v) accepted", tc.raw)
+		assert.Equal(t, tc.want, err.Error(), "message")
 	}
 }
 
@@ -383,8 +365,8 @@ func TestDecodeJSONMatchesDecoder(t *testing.T) {
 	} {
 		want := decodeWithDecoder(t, doc)
 		got, reason := decodeJSON([]byte(doc))
-		if reason != "" || !reflect.DeepEqual(got, want) {
-			t.Errorf("decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want)
+		if assert.Equal(t, "", reason, "decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want) {
+			assert.Equal(t, want, got, "decodeJSON(%q) = %#v, %q; json.Decoder gives %#v", doc, got, reason, want)
 		}
 	}
 }
@@ -394,9 +376,7 @@ func decodeWithDecoder(t *testing.T, doc string) any {
 	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %q: %v", doc, err)
-	}
+	require.NoError(t, dec.Decode(&v), "decode %q", doc)
 	return v
 }
 

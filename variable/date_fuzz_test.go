@@ -1,7 +1,7 @@
 package variable
 
 import (
-	"errors"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +35,7 @@ func FuzzParseDate(f *testing.F) {
 		}
 		checkDate(t, s, ts)
 		e, err := ParseDateExpr(s)
-		if err != nil {
-			t.Fatalf("ParseDate(%q) succeeded but ParseDateExpr failed: %v", s, err)
-		}
+		require.NoError(t, err, "ParseDate(%q) succeeded but ParseDateExpr", s)
 		if ts.DateOnly != (e.Precision() == 24*time.Hour) {
 			t.Fatalf("%q: DateOnly %v but Precision %v", s, ts.DateOnly, e.Precision())
 		}
@@ -61,18 +59,15 @@ func FuzzParseDate(f *testing.F) {
 func checkDateError(t *testing.T, s string, err error) {
 	t.Helper()
 	var de *DateError
-	if !errors.As(err, &de) {
-		t.Fatalf("ParseDate(%q) error %T %v is not a *DateError", s, err, err)
-	}
-	if len(de.Input) > 200 || !strings.HasPrefix(s, de.Input) || de.Truncated != (len(de.Input) < len(s)) {
-		t.Fatalf("ParseDate(%q): Input %q, Truncated %v", s, de.Input, de.Truncated)
-	}
+	require.ErrorAs(t, err, &de, "ParseDate(%q)", s)
+	require.LessOrEqual(t, len(de.Input), 200, "ParseDate(%q): Input %q, Truncated", s, de.Input)
+	require.True(t, strings.HasPrefix(s, de.Input), "ParseDate(%q): Input %q, Truncated", s, de.Input)
+	require.Equal(t, len(de.Input) < len(s), de.Truncated, "ParseDate(%q): Input %q, Truncated", s, de.Input)
 	if utf8.ValidString(s) && !utf8.ValidString(de.Input) {
 		t.Fatalf("ParseDate(%q): Input %q splits a character", s, de.Input)
 	}
-	if de.Problem == "" || de.Expected == "" {
-		t.Fatalf("ParseDate(%q): error %#v does not say what was wrong and what was expected", s, de)
-	}
+	require.NotEqual(t, "", de.Problem, "ParseDate(%q): error %#v does not say what was wrong and what was expected", s, de)
+	require.NotEqual(t, "", de.Expected, "ParseDate(%q): error %#v does not say what was wrong and what was expected", s, de)
 }
 
 func checkDate(t *testing.T, s string, ts Timestamp) {
@@ -80,9 +75,9 @@ func checkDate(t *testing.T, s string, ts Timestamp) {
 	if ts.Time.Location() != time.UTC {
 		t.Fatalf("ParseDate(%q) = %v, not in UTC", s, ts.Time)
 	}
-	if y := ts.Time.Year(); y < 1 || y > 9999 {
-		t.Fatalf("ParseDate(%q) = %v, outside the years 0001 to 9999", s, ts.Time)
-	}
+	y := ts.Time.Year()
+	require.GreaterOrEqual(t, y, 1, "ParseDate(%q) = %v, outside the years 0001 to 9999", s, ts.Time)
+	require.LessOrEqual(t, y, 9999, "ParseDate(%q) = %v, outside the years 0001 to 9999", s, ts.Time)
 	if ts.DateOnly && !ts.Time.Equal(ts.Time.Truncate(24*time.Hour)) {
 		t.Fatalf("ParseDate(%q) = %v, a whole day that does not start at midnight", s, ts.Time)
 	}
@@ -102,7 +97,5 @@ func checkAgainstTimeParse(t *testing.T, s string, ts Timestamp) {
 	if err != nil {
 		return
 	}
-	if !want.Equal(ts.Time) {
-		t.Fatalf("ParseDate(%q) = %v, time.Parse gives %v", s, ts.Time, want)
-	}
+	require.True(t, want.Equal(ts.Time), "ParseDate(%q) = %v, time.Parse gives %v", s, ts.Time, want)
 }

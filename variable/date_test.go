@@ -2,7 +2,8 @@ package variable
 
 import (
 	"encoding/json"
-	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 	"time"
@@ -188,8 +189,7 @@ func TestParseDate(t *testing.T) {
 			continue
 		}
 		var de *DateError
-		if !errors.As(err, &de) {
-			t.Errorf("ParseDate(%q) = %v, %v; want a *DateError", tc.in, got, err)
+		if !assert.ErrorAs(t, err, &de, "ParseDate(%q) = %v", tc.in, got) {
 			continue
 		}
 		if de.Problem != tc.problem || de.Expected != tc.expected || de.Input != tc.in || de.Truncated {
@@ -295,26 +295,18 @@ func TestDateExpr(t *testing.T) {
 		{"yEnd", true, 24 * time.Hour},
 	} {
 		e, err := ParseDateExpr(tc.in)
-		if err != nil {
-			t.Fatalf("ParseDateExpr(%q): %v", tc.in, err)
-		}
+		require.NoError(t, err, "ParseDateExpr(%q)", tc.in)
 		if e.Relative() != tc.relative || e.Precision() != tc.precision || e.String() != tc.in {
 			t.Errorf("ParseDateExpr(%q) = relative %v, precision %v, text %q; want %v, %v", tc.in, e.Relative(), e.Precision(), e.String(), tc.relative, tc.precision)
 		}
 		// Precision is exactly what the resolved value names.
 		ts, err := e.Resolve(dateNow)
-		if err != nil {
-			t.Fatalf("Resolve(%q): %v", tc.in, err)
-		}
-		if ts.DateOnly != (tc.precision == 24*time.Hour) {
-			t.Errorf("Resolve(%q).DateOnly = %v with precision %v", tc.in, ts.DateOnly, tc.precision)
-		}
+		require.NoError(t, err, "Resolve(%q)", tc.in)
+		assert.Equal(t, tc.precision == 24*time.Hour, ts.DateOnly, "Resolve(%q).DateOnly = %v with precision %v", tc.in, ts.DateOnly, tc.precision)
 	}
 	// A relative date is checked without a clock, resolved with one.
 	e, err := ParseDateExpr("-2025y")
-	if err != nil {
-		t.Fatalf("ParseDateExpr(-2025y): %v", err)
-	}
+	require.NoError(t, err, "ParseDateExpr(-2025y)")
 	if _, err := e.Resolve(dateNow); err == nil {
 		t.Error("-2025y resolved in 2025: want an error")
 	}
@@ -334,13 +326,13 @@ func TestDateExpr(t *testing.T) {
 func TestDateError(t *testing.T) {
 	_, err := ParseDate("2025-02-30", dateNow)
 	want := `"2025-02-30" is not a real calendar date; want a day from 01 to 28 (2025-02 has 28 days)`
-	if err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %s", err, want)
+	if assert.Error(t, err, "error = %v, want %s", err, want) {
+		assert.Equal(t, want, err.Error(), "error = %v, want %s", err, want)
 	}
 	// Control characters are quoted, never printed raw.
 	_, err = ParseDate("2025\n01-02", dateNow)
-	if err == nil || strings.ContainsRune(err.Error(), '\n') {
-		t.Errorf("error %q holds a raw newline", err)
+	if assert.Error(t, err, "error %q holds a raw newline", err) {
+		assert.False(t, strings.ContainsRune(err.Error(), '\n'), "error %q holds a raw newline", err)
 	}
 	// The input is cut to 200 bytes at a character boundary.
 	for _, tc := range []struct {
@@ -356,15 +348,12 @@ func TestDateError(t *testing.T) {
 	} {
 		_, err := ParseDate(tc.in, dateNow)
 		var de *DateError
-		if !errors.As(err, &de) {
-			t.Fatalf("ParseDate(%d bytes) = %v, want a *DateError", len(tc.in), err)
-		}
+		require.ErrorAs(t, err, &de, "ParseDate(%d bytes)", len(tc.in))
 		if de.Input != tc.want || de.Truncated != (len(tc.in) > 200) || !utf8.ValidString(de.Input) {
 			t.Errorf("ParseDate(%d bytes): Input %d bytes (%q...), Truncated %v; want %d bytes", len(tc.in), len(de.Input), de.Input[:10], de.Truncated, len(tc.want))
 		}
-		if msg := de.Error(); len(msg) > 200+len(de.Problem)+len(de.Expected)+30 {
-			t.Errorf("a %d-byte input gives a %d-byte message", len(tc.in), len(msg))
-		}
+		msg := de.Error()
+		assert.LessOrEqual(t, len(msg), 200+len(de.Problem)+len(de.Expected)+30, "a %d-byte input gives", len(tc.in))
 		if de.Truncated && !strings.Contains(de.Error(), `"…`) {
 			t.Errorf("a cut input is not marked in %q", de.Error())
 		}
@@ -428,8 +417,6 @@ func TestAddMonthsClamped(t *testing.T) {
 		{day(1, 1, 1), -1, day(0, 12, 1)},
 	} {
 		got := addMonthsClamped(tc.from.Time, tc.months)
-		if !got.Equal(tc.want.Time) {
-			t.Errorf("addMonthsClamped(%v, %d) = %v, want %v", tc.from, tc.months, got, tc.want)
-		}
+		assert.True(t, got.Equal(tc.want.Time), "addMonthsClamped(%v, %d) = %v, want %v", tc.from, tc.months, got, tc.want)
 	}
 }

@@ -2,8 +2,8 @@ package variable
 
 import (
 	"encoding/json"
-	"errors"
-	"reflect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -109,20 +109,12 @@ func TestNormalizeAccepts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := tc.in
-			if err := v.Normalize(); err != nil {
-				t.Fatalf("Normalize: %v", err)
-			}
-			if !reflect.DeepEqual(v, tc.want) {
-				t.Errorf("Normalize gave\n %#v\nwant\n %#v", v, tc.want)
-			}
+			require.NoError(t, v.Normalize(), "Normalize")
+			assert.Equal(t, tc.want, v, "Normalize gave")
 			// Normalizing twice changes nothing.
 			again := v
-			if err := again.Normalize(); err != nil {
-				t.Fatalf("second Normalize: %v", err)
-			}
-			if !reflect.DeepEqual(again, v) {
-				t.Errorf("second Normalize changed\n %#v\ninto\n %#v", v, again)
-			}
+			require.NoError(t, again.Normalize(), "second Normalize")
+			assert.Equal(t, v, again, "second Normalize changed")
 		})
 	}
 }
@@ -186,53 +178,34 @@ func TestNormalizeRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := tc.in
 			err := v.Normalize()
-			if err == nil {
-				t.Fatalf("Normalize accepted %#v", tc.in)
-			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("error %v does not wrap ErrInvalid", err)
-			}
+			require.Error(t, err, "Normalize accepted %#v", tc.in)
+			assert.ErrorIs(t, err, ErrInvalid)
 			var de *DefinitionError
-			if !errors.As(err, &de) {
-				t.Fatalf("error %T is not a *DefinitionError", err)
+			require.ErrorAs(t, err, &de)
+			if assert.Equal(t, tc.field, de.Field, "got Field %q Message %q\nwant Field %q Message %q", de.Field, de.Message, tc.field, tc.message) {
+				assert.Equal(t, tc.message, de.Message, "got Field %q Message %q\nwant Field %q Message %q", de.Field, de.Message, tc.field, tc.message)
 			}
-			if de.Field != tc.field || de.Message != tc.message {
-				t.Errorf("got Field %q Message %q\nwant Field %q Message %q", de.Field, de.Message, tc.field, tc.message)
-			}
-			if want := "variable: " + tc.field + ": " + tc.message; err.Error() != want {
-				t.Errorf("Error() = %q, want %q", err.Error(), want)
-			}
+			want := "variable: " + tc.field + ": " + tc.message
+			assert.Equal(t, want, err.Error(), "Error()")
 		})
 	}
 }
 
 func TestTypeValid(t *testing.T) {
 	for _, typ := range []Type{String, Number, Boolean, Date, List} {
-		if !typ.Valid() {
-			t.Errorf("%q.Valid() = false", typ)
-		}
+		assert.True(t, typ.Valid(), "%q.Valid() = false", typ)
 	}
 	for _, typ := range []Type{"", "string", "Integer", "LIST"} {
-		if typ.Valid() {
-			t.Errorf("%q.Valid() = true", typ)
-		}
+		assert.False(t, typ.Valid(), "%q.Valid() = true", typ)
 	}
 }
 
 func TestVariableJSON(t *testing.T) {
 	in := `{"id":"` + testID + `","name":"Plans","code_name":"plans","type":"List","default_value":["pro"],"values":["free","pro"],"is_multi":true}`
 	var v Variable
-	if err := json.Unmarshal([]byte(in), &v); err != nil {
-		t.Fatal(err)
-	}
-	if err := v.Normalize(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(in), &v))
+	require.NoError(t, v.Normalize())
 	out, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(out) != in {
-		t.Errorf("JSON round trip:\n got  %s\n want %s", out, in)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, in, string(out), "JSON round trip:\n got  %s", out)
 }

@@ -2,6 +2,8 @@ package variable
 
 import (
 	"encoding/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math"
 	"strings"
 	"testing"
@@ -36,20 +38,15 @@ func TestDescribe(t *testing.T) {
 		{strings.Repeat("a", 100), `"` + strings.Repeat("a", 79) + "…"},
 		{json.RawMessage(strings.Repeat("1", 100)), strings.Repeat("1", 80) + "…"},
 	} {
-		if got := describe(tc.raw); got != tc.want {
-			t.Errorf("describe(%#v) = %s, want %s", tc.raw, got, tc.want)
-		}
+		assert.Equal(t, tc.want, describe(tc.raw), "describe(%#v)", tc.raw)
 	}
 }
 
 func TestFloatTextMatchesEncodingJSON(t *testing.T) {
 	for _, f := range []float64{0, -0.0, 1, -1, 0.1, 1.5, 1e-6, 9.99e-7, 1e-7, 1.5e-10, 1e20, 1e21, 1.234e22, -1e21, math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.125} {
 		b, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := floatText(f); got != string(b) {
-			t.Errorf("floatText(%v) = %s, encoding/json writes %s", f, got, b)
-		}
+		require.NoError(t, err)
+		got := floatText(f)
+		assert.Equal(t, string(b), got, "floatText(%v) = %s, encoding/json writes %s", f, got, b)
 	}
 }

@@ -1,6 +1,7 @@
 package variable
 
 import (
+	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 )
@@ -8,8 +9,6 @@ import (
 func mustTime(t testing.TB, s string) time.Time {
 	t.Helper()
 	tm, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tm
 }

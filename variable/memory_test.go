@@ -2,12 +2,12 @@ package variable_test
 
 import (
 	"context"
-	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/endpointkit/endpointkit/variable/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMemoryStoreConformance(t *testing.T) {
@@ -30,13 +30,10 @@ func TestMemoryStoreCanceledContext(t *testing.T) {
 		"Update":  s.Update(ctx, "p", v),
 		"Delete":  s.Delete(ctx, "p", v.ID),
 	} {
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("%s with a canceled context: %v, want context.Canceled", name, err)
-		}
+		assert.ErrorIs(t, err, context.Canceled, "%s with a canceled context", name)
 	}
-	if list, _ := s.List(context.Background(), "p"); len(list) != 0 {
-		t.Errorf("Create with a canceled context stored %v", list)
-	}
+	list, _ := s.List(context.Background(), "p")
+	assert.Empty(t, list, "Create with a canceled context stored")
 }
 
 // Defaults that never went through Normalize (the store does not judge) are
@@ -48,27 +45,17 @@ func TestMemoryStoreCopiesNestedDefaults(t *testing.T) {
 		return []any{"a", map[string]any{"k": []any{"b"}}, []byte("c")}
 	}
 	v := variable.Variable{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", Name: "x", CodeName: "x", Type: variable.String, DefaultValue: nested()}
-	if err := s.Create(ctx, "p", v); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Create(ctx, "p", v))
 	d := v.DefaultValue.([]any)
 	d[1].(map[string]any)["k"].([]any)[0] = "changed"
 	d[2].([]byte)[0] = 'X'
 	got, err := s.Get(ctx, "p", v.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got.DefaultValue, nested()) {
-		t.Errorf("stored default changed with the caller's copy: %#v", got.DefaultValue)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, nested(), got.DefaultValue, "stored default changed with the caller's copy")
 	got.DefaultValue.([]any)[1].(map[string]any)["k"] = "changed"
 	again, err := s.Get(ctx, "p", v.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(again.DefaultValue, nested()) {
-		t.Errorf("stored default changed with a returned copy: %#v", again.DefaultValue)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, nested(), again.DefaultValue, "stored default changed with a returned copy")
 }
 
 func TestMemoryStoreErrorMessages(t *testing.T) {
@@ -77,17 +64,13 @@ func TestMemoryStoreErrorMessages(t *testing.T) {
 	a := variable.Variable{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", Name: "x", CodeName: "x", Type: variable.String}
 	b := a
 	b.ID = "00000000-0000-4000-8000-000000000001"
-	if err := s.Create(ctx, "p", a); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Create(ctx, "p", a))
 	_, err := s.Get(ctx, "p", b.ID)
 	for _, tc := range []struct{ got, want string }{
 		{s.Create(ctx, "p", a).Error(), `variable: conflict: id "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b" already exists in project "p"`},
 		{s.Create(ctx, "p", b).Error(), `variable: conflict: code_name "x" is already used by variable 6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b in project "p"`},
 		{err.Error(), `variable: not found: id "00000000-0000-4000-8000-000000000001" in project "p"`},
 	} {
-		if tc.got != tc.want {
-			t.Errorf("message\n got  %s\n want %s", tc.got, tc.want)
-		}
+		assert.Equal(t, tc.want, tc.got, "message")
 	}
 }

@@ -1,6 +1,7 @@
 package variable
 
 import (
+	"github.com/stretchr/testify/assert"
 	"testing"
 	"time"
 )
@@ -22,8 +23,6 @@ func TestTimestampString(t *testing.T) {
 		// A Timestamp built by hand in another zone is still shown in UTC.
 		{Timestamp{Time: time.Date(2025, 1, 2, 1, 0, 0, 0, time.FixedZone("X", 2*3600))}, "2025-01-01 23:00:00"},
 	} {
-		if got := tc.ts.String(); got != tc.want {
-			t.Errorf("%#v.String() = %q, want %q", tc.ts, got, tc.want)
-		}
+		assert.Equal(t, tc.want, tc.ts.String(), "%#v.String()", tc.ts)
 	}
 }

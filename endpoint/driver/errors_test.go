@@ -1,12 +1,12 @@
 package driver_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestSentinelsSayDriver: the errors of this package name it, as
@@ -14,11 +14,7 @@ import (
 // implementation wraps them.
 func TestSentinelsSayDriver(t *testing.T) {
 	for _, err := range []error{driver.ErrNotFound, driver.ErrConflict, driver.ErrBadCursor, driver.ErrResultTooLarge} {
-		if !strings.HasPrefix(err.Error(), "driver: ") {
-			t.Errorf("%q does not start with \"driver: \"", err)
-		}
-		if wrapped := fmt.Errorf("sqlstore: get: %w", err); !errors.Is(wrapped, err) {
-			t.Errorf("%q is not found in its wrapping", err)
-		}
+		assert.True(t, strings.HasPrefix(err.Error(), "driver: "), "%q does not start with \"driver: \"", err)
+		assert.ErrorIs(t, fmt.Errorf("sqlstore: get: %w", err), err)
 	}
 }

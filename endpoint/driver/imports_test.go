@@ -1,6 +1,8 @@
 package driver_test
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -17,9 +19,7 @@ func TestImports(t *testing.T) {
 	const module = "github.com/endpointkit/endpointkit/"
 	allowed := []string{"sql/engine", "internal/stmt"}
 	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
 	for _, name := range files {
@@ -27,22 +27,17 @@ func TestImports(t *testing.T) {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if rest, ok := strings.CutPrefix(p, module); ok {
 				seen[rest] = true
-				if !slices.Contains(allowed, rest) {
-					t.Errorf("%s imports %s; driver imports of this module only %q", name, p, allowed)
-				}
+				assert.True(t, slices.Contains(allowed, rest), "%s imports %s; driver imports of this module only %q", name, p, allowed)
 			}
 		}
 	}
-	if !seen["internal/stmt"] || !seen["sql/engine"] {
-		t.Fatalf("imports of this module %v: the test no longer reads them", seen)
-	}
+	require.True(t, seen["internal/stmt"], "imports of this module %v: the test no longer reads them", seen)
+	require.True(t, seen["sql/engine"], "imports of this module %v: the test no longer reads them", seen)
 }
 
 // TestRecordsAreNotWireTypes: the records are storage records, not the
@@ -51,9 +46,7 @@ func TestImports(t *testing.T) {
 // wire types are package endpoint's.
 func TestRecordsAreNotWireTypes(t *testing.T) {
 	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fset := token.NewFileSet()
 	structs := 0
 	for _, name := range files {
@@ -61,9 +54,7 @@ func TestRecordsAreNotWireTypes(t *testing.T) {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.StructType:
@@ -81,7 +72,5 @@ func TestRecordsAreNotWireTypes(t *testing.T) {
 			return true
 		})
 	}
-	if structs < 5 {
-		t.Fatalf("%d struct types: the test no longer reads the records", structs)
-	}
+	require.GreaterOrEqual(t, structs, 5)
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/editor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func get(t *testing.T, h http.Handler, method, path string, header http.Header) *http.Response {
@@ -29,9 +31,7 @@ func get(t *testing.T, h http.Handler, method, path string, header http.Header) 
 func body(t *testing.T, res *http.Response) string {
 	t.Helper()
 	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }
 
@@ -45,55 +45,35 @@ func TestServesThePageAndItsAssets(t *testing.T) {
 		{"/style.css", "text/css; charset=utf-8", "svg.chart"},
 	} {
 		res := get(t, h, "GET", tc.path, nil)
-		if got, want := res.StatusCode, http.StatusOK; got != want {
-			t.Fatalf("%v: res.StatusCode = %v, want %v", tc.path, got, want)
-		}
+		got, want := res.StatusCode, http.StatusOK
+		require.Equal(t, want, got, "%v: res.StatusCode", tc.path)
 		if got, want := res.Header.Get("Content-Type"), tc.ctype; got != want {
 			t.Errorf("%v: res.Header.Get(\"Content-Type\") = %q, want %q", tc.path, got, want)
 		}
-		if s, sub := body(t, res), tc.contains; !strings.Contains(s, sub) {
-			t.Errorf("%v: %q does not contain %q", tc.path, s, sub)
-		}
-		if got, want := res.Header.Get("X-Content-Type-Options"), "nosniff"; got != want {
-			t.Errorf("%v: res.Header.Get(\"X-Content-Type-Options\") = %q, want %q", tc.path, got, want)
-		}
-		if got, want := res.Header.Get("Referrer-Policy"), "no-referrer"; got != want {
-			t.Errorf("%v: res.Header.Get(\"Referrer-Policy\") = %q, want %q", tc.path, got, want)
-		}
-		if got, want := res.Header.Get("Content-Security-Policy"), "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"; got != want {
-			t.Errorf("%v: res.Header.Get(\"Content-Security-Policy\") = %q, want %q", tc.path, got, want)
-		}
+		s, sub := body(t, res), tc.contains
+		assert.Contains(t, s, sub, "%v", tc.path)
+		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), "%v: res.Header.Get(\"X-Content-Type-Options\")", tc.path)
+		assert.Equal(t, "no-referrer", res.Header.Get("Referrer-Policy"), "%v: res.Header.Get(\"Referrer-Policy\")", tc.path)
+		assert.Equal(t, "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'", res.Header.Get("Content-Security-Policy"), "%v: res.Header.Get(\"Content-Security-Policy\")", tc.path)
 		etag := res.Header.Get("ETag")
-		if v := etag; v == "" {
-			t.Fatalf("%v: etag is empty", tc.path)
-		}
+		v := etag
+		require.NotEqual(t, "", v, "%v: etag is empty", tc.path)
 		again := get(t, h, "GET", tc.path, http.Header{"If-None-Match": {etag}})
 		if got, want := again.StatusCode, http.StatusNotModified; got != want {
 			t.Errorf("%s is revalidated by its ETag: again.StatusCode = %v, want %v", tc.path, got, want)
 		}
 	}
-	if s, sub := body(t, get(t, h, "GET", "/", nil)), `<meta name="endpointkit-project" content="42">`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, body(t, get(t, h, "GET", "/", nil)), `<meta name="endpointkit-project" content="42">`)
 	for _, path := range []string{"/index.html", "/static/app.js", "/app.js/", "/nope", "/x/"} {
-		if got, want := get(t, h, "GET", path, nil).StatusCode, http.StatusNotFound; got != want {
-			t.Errorf("%v: get(t, h, \"GET\", path, nil).StatusCode = %v, want %v", path, got, want)
-		}
+		assert.Equal(t, http.StatusNotFound, get(t, h, "GET", path, nil).StatusCode, "%v: get(t, h, \"GET\", path, nil).StatusCode", path)
 	}
 	res := get(t, h, "POST", "/", nil)
-	if got, want := res.StatusCode, http.StatusMethodNotAllowed; got != want {
-		t.Errorf("res.StatusCode = %v, want %v", got, want)
-	}
-	if got, want := res.Header.Get("Allow"), "GET, HEAD"; got != want {
-		t.Errorf("res.Header.Get(\"Allow\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+	assert.Equal(t, "GET, HEAD", res.Header.Get("Allow"))
 	head := get(t, h, "HEAD", "/app.js", nil)
-	if got, want := head.StatusCode, http.StatusOK; got != want {
-		t.Errorf("head.StatusCode = %v, want %v", got, want)
-	}
-	if v := body(t, head); !(v == "") {
-		t.Errorf("body(t, head) = %v, want it empty", v)
-	}
+	assert.Equal(t, http.StatusOK, head.StatusCode)
+	v := body(t, head)
+	assert.True(t, (v == ""), "body(t, head) = %v, want it empty", v)
 }
 
 // TestSettingsAreEscaped: the settings enter the page as attribute text,
@@ -101,15 +81,9 @@ func TestServesThePageAndItsAssets(t *testing.T) {
 func TestSettingsAreEscaped(t *testing.T) {
 	h := editor.New(editor.WithAPI(`/a"><script>alert(1)</script>`), editor.WithProject(`"><b>`))
 	page := body(t, get(t, h, "GET", "/", nil))
-	if s, sub := page, "<script>alert(1)</script>"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
-	if s, sub := page, `"><b>`; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
-	if s, sub := page, `content="/a&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.NotContains(t, page, "<script>alert(1)</script>")
+	assert.NotContains(t, page, `"><b>`)
+	assert.Contains(t, page, `content="/a&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`)
 }
 
 // TestAbsoluteAPI: an API on another origin is the one other origin the
@@ -117,9 +91,7 @@ func TestSettingsAreEscaped(t *testing.T) {
 func TestAbsoluteAPI(t *testing.T) {
 	h := editor.New(editor.WithAPI("https://api.example.com/analytics"))
 	csp := get(t, h, "GET", "/", nil).Header.Get("Content-Security-Policy")
-	if s, sub := csp, "connect-src 'self' https://api.example.com;"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, csp, "connect-src 'self' https://api.example.com;")
 }
 
 // TestMountedUnderAPath: with http.StripPrefix the page serves at any path
@@ -130,23 +102,17 @@ func TestMountedUnderAPath(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/tools/editor")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
-	if got, want := res.StatusCode, http.StatusOK; got != want {
-		t.Fatalf("the mux redirects to the trailing slash: res.StatusCode = %v, want %v", got, want)
-	}
+	got, want := res.StatusCode, http.StatusOK
+	require.Equal(t, want, got, "the mux redirects to the trailing slash: res.StatusCode")
 	page := body(t, res)
 	for _, m := range regexp.MustCompile(`(?:src|href)="([^"#]+)"`).FindAllStringSubmatch(page, -1) {
 		r, err := http.Get(srv.URL + "/tools/editor/" + m[1])
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r.Body.Close()
-		if got, want := r.StatusCode, http.StatusOK; got != want {
-			t.Errorf("link %s: r.StatusCode = %v, want %v", m[1], got, want)
-		}
+		got, want := r.StatusCode, http.StatusOK
+		assert.Equal(t, want, got, "link %s: r.StatusCode", m[1])
 	}
 }
 
@@ -163,15 +129,11 @@ func TestNoRemoteResources(t *testing.T) {
 		}
 		text := strings.ReplaceAll(string(b), "http://www.w3.org/2000/svg", "")
 		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
-			if s, sub := text, bad; strings.Contains(s, sub) {
-				t.Errorf("%v: %q contains %q", path, s, sub)
-			}
+			assert.NotContains(t, text, bad, "%v", path)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 }
 
 // TestEveryInputHasALabel: each input, select and textarea of the page's
@@ -179,26 +141,20 @@ func TestNoRemoteResources(t *testing.T) {
 // browser tests of examples/server).
 func TestEveryInputHasALabel(t *testing.T) {
 	b, err := os.ReadFile("static/index.html")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	page := string(b)
 	labelled := map[string]bool{}
 	for _, m := range regexp.MustCompile(`<label[^>]*\bfor="([^"]+)"`).FindAllStringSubmatch(page, -1) {
 		labelled[m[1]] = true
 	}
 	controls := regexp.MustCompile(`<(?:input|select|textarea)\b[^>]*\bid="([^"]+)"`).FindAllStringSubmatch(page, -1)
-	if v := controls; len(v) == 0 {
-		t.Fatalf("controls is empty")
-	}
+	v := controls
+	require.NotEmpty(t, v, "controls is empty")
 	for _, m := range controls {
-		if !(labelled[m[1]]) {
-			t.Errorf("#%s has no <label for>: labelled[m[1]] is false", m[1])
-		}
+		assert.True(t, (labelled[m[1]]), "#%s has no <label for>: labelled[m[1]] is false", m[1])
 	}
-	if got, want := len(regexp.MustCompile(`<(?:input|select|textarea)\b`).FindAllString(page, -1)), len(controls); got != want {
-		t.Errorf("every control has an id: got = %v, want %v", got, want)
-	}
+	got, want := len(regexp.MustCompile(`<(?:input|select|textarea)\b`).FindAllString(page, -1)), len(controls)
+	assert.Equal(t, want, got, "every control has an id")
 }
 
 // TestEveryKindIsOffered: the page offers every query kind the Service
@@ -208,13 +164,11 @@ func TestEveryKindIsOffered(t *testing.T) {
 	page := body(t, get(t, h, "GET", "/", nil))
 	script := body(t, get(t, h, "GET", "/app.js", nil))
 	for _, kind := range []string{endpoint.KindSQL, endpoint.KindTrends, endpoint.KindRetention, endpoint.KindLifecycle} {
-		if s, sub := page, `<option value="`+kind+`">`; !strings.Contains(s, sub) {
-			t.Errorf("%v: %q does not contain %q", kind, s, sub)
-		}
+		s, sub := page, `<option value="`+kind+`">`
+		assert.Contains(t, s, sub, "%v", kind)
 		if kind != endpoint.KindSQL {
-			if s, sub := script, "kind: '"+kind+"'"; !strings.Contains(s, sub) {
-				t.Errorf("%v: %q does not contain %q", kind, s, sub)
-			}
+			s, sub := script, "kind: '"+kind+"'"
+			assert.Contains(t, s, sub, "%v", kind)
 		}
 	}
 }

@@ -2,13 +2,14 @@ package embed
 
 import (
 	"encoding/base64"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -21,15 +22,9 @@ var (
 func newSigner(t *testing.T) (*Signer, *StaticKeys) {
 	t.Helper()
 	keys := &StaticKeys{}
-	if err := keys.Add("1", "a", secretA); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add("1", "b", secretB); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add("2", "z", secret2); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add("1", "a", secretA))
+	require.NoError(t, keys.Add("1", "b", secretB))
+	require.NoError(t, keys.Add("2", "z", secret2))
 	return &Signer{Keys: keys, Now: func() time.Time { return t0 }}, keys
 }
 
@@ -41,9 +36,7 @@ func forge(t *testing.T, method jwt.SigningMethod, kid string, key any, claims j
 		tok.Header["kid"] = kid
 	}
 	s, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return s
 }
 
@@ -63,34 +56,17 @@ func editPayload(token, from, to string) string {
 func TestMintVerifyRoundTrip(t *testing.T) {
 	s, _ := newSigner(t)
 	tok, err := s.Mint("1", Claims{Endpoints: []string{"daily", "weekly"}, Fixed: map[string]any{"customer": "acme"}, RPM: 30}, 0)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !LooksLikeToken(tok) {
-		t.Errorf("LooksLikeToken(tok) is false")
-	}
+	require.NoError(t, err)
+	assert.True(t, LooksLikeToken(tok), "LooksLikeToken(tok) is false")
 	c, err := s.Verify(tok, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := c.Project, "1"; got != want {
-		t.Errorf("c.Project = %q, want %q", got, want)
-	}
-	if got, want := c.KeyID, "b"; got != want {
-		t.Errorf("new tokens are signed with the latest key: c.KeyID = %q, want %q", got, want)
-	}
-	if !c.Allows("weekly") {
-		t.Errorf("c.Allows(\"weekly\") is false")
-	}
-	if c.Allows("monthly") {
-		t.Errorf("c.Allows(\"monthly\") is true")
-	}
-	if got, want := c.Fixed["customer"], "acme"; !reflect.DeepEqual(got, want) {
-		t.Errorf("c.Fixed[\"customer\"] = %q, want %q", got, want)
-	}
-	if got, want := c.RPM, 30; got != want {
-		t.Errorf("c.RPM = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "1", c.Project)
+	got, want := c.KeyID, "b"
+	assert.Equal(t, want, got, "new tokens are signed with the latest key: c.KeyID")
+	assert.True(t, c.Allows("weekly"), "c.Allows(\"weekly\") is false")
+	assert.False(t, c.Allows("monthly"), "c.Allows(\"monthly\") is true")
+	assert.Equal(t, "acme", c.Fixed["customer"])
+	assert.Equal(t, 30, c.RPM)
 	if got, want := c.ExpiresAt, t0.Add(DefaultLifetime); !reflect.DeepEqual(got, want) {
 		t.Errorf("c.ExpiresAt = %+v, want %+v", got, want)
 	}
@@ -115,12 +91,8 @@ func TestMintRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Mint(tc.project, tc.c, tc.lifetime)
 			var e *Error
-			if err := err; !errors.As(err, &e) {
-				t.Fatalf("error %v is not a %T", err, &e)
-			}
-			if got, want := e.Reason, tc.reason; got != want {
-				t.Errorf("e.Reason = %q, want %q", got, want)
-			}
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tc.reason, e.Reason)
 		})
 	}
 }
@@ -130,13 +102,9 @@ func TestMintRefuses(t *testing.T) {
 func TestForgedTokens(t *testing.T) {
 	s, keys := newSigner(t)
 	good, err := s.Mint("1", Claims{Endpoints: []string{"daily"}}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	other, err := s.Mint("2", Claims{Endpoints: []string{"daily"}}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	hour := time.Hour
 	tests := []struct {
 		name   string
@@ -173,28 +141,18 @@ func TestForgedTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := s.Verify(tc.token, "1")
 			if tc.reason == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				if got, want := c.Project, "1"; got != want {
-					t.Errorf("c.Project = %q, want %q", got, want)
-				}
+				require.NoError(t, err)
+				assert.Equal(t, "1", c.Project)
 				return
 			}
-			if v := c; v != nil {
-				t.Errorf("c = %v, want nil", v)
-			}
+			assert.Nil(t, c)
 			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("err = %v (%T), want an *Error", err, err)
-			}
-			if got, want := e.Reason, tc.reason; got != want {
-				t.Errorf("%v: e.Reason = %q, want %q", e.Detail, got, want)
-			}
+			require.ErrorAs(t, err, &e)
+			got, want := e.Reason, tc.reason
+			assert.Equal(t, want, got, "%v: e.Reason", e.Detail)
 			if tc.token != "" {
-				if s, sub := e.Error(), tc.token; strings.Contains(s, sub) {
-					t.Errorf("the detail does not echo the token: %q contains %q", s, sub)
-				}
+				s, sub := e.Error(), tc.token
+				assert.NotContains(t, s, sub, "the detail does not echo the token")
 			}
 		})
 	}
@@ -204,50 +162,28 @@ func TestForgedTokens(t *testing.T) {
 	keys.Remove("1", "a")
 	_, err = s.Verify(byA, "1")
 	var e *Error
-	if err := err; !errors.As(err, &e) {
-		t.Fatalf("error %v is not a %T", err, &e)
-	}
-	if got, want := e.Reason, ReasonUnknownKey; got != want {
-		t.Errorf("e.Reason = %q, want %q", got, want)
-	}
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, ReasonUnknownKey, e.Reason)
 	_, err = s.Verify(good, "1")
-	if err != nil {
-		t.Errorf("a token of the current key survives the rotation: unexpected error: %v", err)
-	}
+	assert.NoError(t, err, "a token of the current key survives the rotation")
 }
 
 func TestStaticKeysDefault(t *testing.T) {
 	keys := &StaticKeys{}
-	if err := keys.Add("", "default", []byte("short")); err == nil {
-		t.Fatalf("got no error, want one")
-	}
-	if err := keys.Add("", "", secretA); err == nil {
-		t.Fatalf("got no error, want one")
-	}
-	if err := keys.Add("", "default", secretA); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.Error(t, keys.Add("", "default", []byte("short")))
+	require.Error(t, keys.Add("", "", secretA))
+	require.NoError(t, keys.Add("", "default", secretA))
 	s := &Signer{Keys: keys, Now: func() time.Time { return t0 }}
 	for _, p := range []string{"1", "42"} {
 		tok, err := s.Mint(p, Claims{Endpoints: []string{"d"}}, time.Minute)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		c, err := s.Verify(tok, p)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := c.KeyID, "default"; got != want {
-			t.Errorf("c.KeyID = %q, want %q", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, "default", c.KeyID)
 		_, err = s.Verify(tok, "7")
 		var e *Error
-		if err := err; !errors.As(err, &e) {
-			t.Fatalf("error %v is not a %T", err, &e)
-		}
-		if !e.Forbidden() {
-			t.Errorf("a token of another project is forbidden, not untrusted: e.Forbidden() is false")
-		}
+		require.ErrorAs(t, err, &e)
+		assert.True(t, e.Forbidden(), "a token of another project is forbidden, not untrusted: e.Forbidden() is false")
 	}
 }
 
@@ -264,25 +200,17 @@ func FuzzVerify(f *testing.F) {
 		c, err := s.Verify(token, "1")
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) {
-				t.Errorf("err = %v (%T), want an *Error", err, err)
+			if !assert.ErrorAs(t, err, &e) {
 				return
 			}
-			if v := e.Reason; v == "" {
-				t.Errorf("e.Reason is empty")
-			}
-			if v := c; v != nil {
-				t.Errorf("c = %v, want nil", v)
-			}
+			v := e.Reason
+			assert.NotEqual(t, Reason(""), v, "e.Reason is empty")
+			assert.Nil(t, c)
 			return
 		}
 		// Whatever verifies was signed with the secret: it can only be
 		// the one token minted above.
-		if got, want := c.Project, "1"; got != want {
-			t.Errorf("c.Project = %q, want %q", got, want)
-		}
-		if got, want := c.Endpoints, ([]string{"daily"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("c.Endpoints = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, "1", c.Project)
+		assert.Equal(t, []string{"daily"}, c.Endpoints)
 	})
 }

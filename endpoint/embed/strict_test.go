@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // respell returns s with its last base64url character replaced by another
@@ -32,9 +34,7 @@ func respell(s string) (string, bool) {
 func TestNonCanonicalTokenRefused(t *testing.T) {
 	s, _ := newSigner(t)
 	good, err := s.Mint("1", Claims{Endpoints: []string{"daily"}, RPM: 2}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	parts := strings.Split(good, ".")
 	spellings := map[string]string{}
 	for i, name := range []string{"header", "payload", "signature"} {
@@ -52,59 +52,40 @@ func TestNonCanonicalTokenRefused(t *testing.T) {
 		p[i] = p[i][:4] + "\n" + p[i][4:]
 		spellings[name+": a line break"] = strings.Join(p, ".")
 	}
-	if _, ok := spellings["signature: trailing bits set"]; !ok {
-		t.Fatalf("a 32-byte signature has 2 spare bits: no key %v in %v", "signature: trailing bits set", spellings)
-	}
+	_, ok := spellings["signature: trailing bits set"]
+	require.True(t, ok, "a 32-byte signature has 2 spare bits: no key %v in %v", "signature: trailing bits set", spellings)
 	for name, tok := range spellings {
 		// The spelling decodes to the very bytes of the good token.
-		if got, want := tok, good; got == want {
-			t.Fatalf("tok = %q, want anything else", got)
-		}
+		require.NotEqual(t, good, tok)
 		c, err := s.Verify(tok, "1")
-		if v := c; v != nil {
-			t.Errorf("%v: c = %v, want nil", name, v)
-		}
+		v := c
+		assert.Nil(t, v, "%v: c", name)
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Errorf("%s: err = %v (%T), want an *Error", name, err, err)
 		} else {
-			if got, want := e.Reason, ReasonMalformed; got != want {
-				t.Errorf("%s: %s: e.Reason = %q, want %q", name, e.Detail, got, want)
-			}
-			if s, sub := e.Detail, "base64url"; !strings.Contains(s, sub) {
-				t.Errorf("%v: %q does not contain %q", name, s, sub)
-			}
+			got, want := e.Reason, ReasonMalformed
+			assert.Equal(t, want, got, "%s: %s: e.Reason", name, e.Detail)
+			assert.Contains(t, e.Detail, "base64url", "%v", name)
 		}
 	}
 	c1, err := s.Verify(good, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	c2, err := s.Verify(good, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := c2.ID, c1.ID; got != want {
-		t.Errorf("one token, one id: c2.ID = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	got, want := c2.ID, c1.ID
+	assert.Equal(t, want, got, "one token, one id: c2.ID")
 	other, err := s.Mint("1", Claims{Endpoints: []string{"daily"}, RPM: 2}, 2*time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	c3, err := s.Verify(other, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := c3.ID, c1.ID; got == want {
 		t.Errorf("two tokens, two ids: c3.ID = %q, want anything else", got)
 	}
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
-	if s, sub := c1.ID, parts[2]; strings.Contains(s, sub) {
-		t.Errorf("the id is not the signature text: %q contains %q", s, sub)
-	}
-	if v := sig; len(v) == 0 {
-		t.Errorf("sig is empty")
-	}
+	assert.NotContains(t, c1.ID, parts[2], "the id is not the signature text")
+	v := sig
+	assert.NotEmpty(t, v, "sig is empty")
 }
 
 // TestCritRefused: a header naming critical extensions (crit) is refused,
@@ -116,23 +97,15 @@ func TestCritRefused(t *testing.T) {
 		tok.Header["kid"] = "a"
 		tok.Header["crit"] = crit
 		signed, err := tok.SignedString(secretA)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		c, err := s.Verify(signed, "1")
-		if v := c; v != nil {
-			t.Errorf("c = %v, want nil", v)
-		}
+		assert.Nil(t, c)
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Errorf("%v: err = %v (%T), want an *Error", crit, err, err)
 		} else {
-			if got, want := e.Reason, ReasonMalformed; got != want {
-				t.Errorf("e.Reason = %q, want %q", got, want)
-			}
-			if s, sub := e.Detail, "crit"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Equal(t, ReasonMalformed, e.Reason)
+			assert.Contains(t, e.Detail, "crit")
 		}
 	}
 }
@@ -169,19 +142,15 @@ func TestOutOfRangeClaims(t *testing.T) {
 		c[tc.claim] = tc.value
 		tok := forge(t, jwt.SigningMethodHS256, "a", secretA, c)
 		got, err := s.Verify(tok, "1")
-		if v := got; v != nil {
-			t.Errorf("%s: %v: got = %v, want nil", tc.claim, tc.value, v)
-		}
+		assert.Nil(t, got, "%s: %v", tc.claim, tc.value)
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Errorf("%s: %v: err = %v (%T), want an *Error", tc.claim, tc.value, err, err)
 		} else {
-			if got, want := e.Reason, ReasonMalformed; got != want {
-				t.Errorf("%s: %v: %s: e.Reason = %q, want %q", tc.claim, tc.value, e.Detail, got, want)
-			}
-			if s, sub := e.Detail, `"`+tc.claim+`"`; !strings.Contains(s, sub) {
-				t.Errorf("%s: %v: %q does not contain %q", tc.claim, tc.value, s, sub)
-			}
+			got, want := e.Reason, ReasonMalformed
+			assert.Equal(t, want, got, "%s: %v: %s: e.Reason", tc.claim, tc.value, e.Detail)
+			s, sub := e.Detail, `"`+tc.claim+`"`
+			assert.Contains(t, s, sub, "%s: %v", tc.claim, tc.value)
 		}
 	}
 	// In range: a fractional exp (RFC 7519 allows one) and a large rpm.
@@ -189,10 +158,6 @@ func TestOutOfRangeClaims(t *testing.T) {
 	c["exp"] = float64(t0.Add(time.Hour).Unix()) + 0.5
 	c["rpm"] = 1000000
 	got, err := s.Verify(forge(t, jwt.SigningMethodHS256, "a", secretA, c), "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got.RPM, 1000000; got != want {
-		t.Errorf("got.RPM = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 1000000, got.RPM)
 }

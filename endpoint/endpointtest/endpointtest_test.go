@@ -6,11 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // saveCount saves an endpoint counting the events of one name.
@@ -18,18 +19,14 @@ func saveCount(t *testing.T, env *Env) {
 	t.Helper()
 	ctx := context.Background()
 	v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Event", Type: variable.String})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	q := endpoint.Query{
 		Kind:      endpoint.KindSQL,
 		SQL:       "SELECT count(*) AS n FROM events WHERE event = {variables.event}",
 		Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}},
 	}
 	_, err = env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: "event_count", Query: &q})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 }
 
 // A host handler that wraps a run, tested the way a host would.
@@ -37,12 +34,9 @@ func TestHostHandlerAroundTheService(t *testing.T) {
 	env := New(t, WithDemoEvents(3000))
 	saveCount(t, env)
 	var direct int64
-	if err := env.DB.QueryRow("SELECT count(*) FROM events WHERE event = 'purchase'").Scan(&direct); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := direct; v == 0 {
-		t.Fatalf("the demo data has purchases: direct is zero")
-	}
+	require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE event = 'purchase'").Scan(&direct))
+	v := direct
+	require.NotEqual(t, int64(0), v, "the demo data has purchases: direct is zero")
 
 	host := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := env.Service.Run(r.Context(), env.Project, "event_count",
@@ -60,21 +54,15 @@ func TestHostHandlerAroundTheService(t *testing.T) {
 		t.Fatalf("%v: rec.Code = %v, want %v", rec.Body.String(), got, want)
 	}
 	var got struct{ Purchases int64 }
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got.Purchases, direct; got != want {
-		t.Errorf("got.Purchases = %v, want %v", got, want)
-	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Equal(t, direct, got.Purchases)
 
 	status, body := env.Do(t, "POST", "/endpoints/event_count/run/", `{"variables": {"event": "purchase"}}`)
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
 	var run struct{ Results [][]int64 }
-	if err := json.Unmarshal([]byte(body), &run); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(body), &run))
 	if got, want := run.Results, ([][]int64{{direct}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("HTTP and Go API agree: run.Results = %+v, want %+v", got, want)
 	}
@@ -82,28 +70,20 @@ func TestHostHandlerAroundTheService(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	env := New(t, WithProject("acme"), WithKey("k-123"), WithConfig(func(c *endpoint.Config) { c.DefaultLimit = 1 }))
-	if got, want := env.Project, "acme"; got != want {
-		t.Errorf("env.Project = %q, want %q", got, want)
-	}
-	if got, want := env.URL("/endpoints/"), env.Server.URL+"/api/projects/acme/endpoints/"; got != want {
-		t.Errorf("env.URL(\"/endpoints/\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "acme", env.Project)
+	got, want := env.URL("/endpoints/"), env.Server.URL+"/api/projects/acme/endpoints/"
+	assert.Equal(t, want, got, "env.URL(\"/endpoints/\")")
 	saveCount(t, env)
 	var n int
-	if err := env.DB.QueryRow("SELECT count(*) FROM events").Scan(&n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := n; v != 0 {
-		t.Errorf("without WithDemoEvents the events table is empty: n = %v, want zero", v)
-	}
+	require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events").Scan(&n))
+	v := n
+	assert.Equal(t, 0, v, "without WithDemoEvents the events table is empty: n")
 
 	status, body := env.Do(t, "GET", "/endpoints/", "")
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
-	if s, sub := body, "event_count"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, body, "event_count")
 
 	env.Key = "wrong"
 	status, _ = env.Do(t, "GET", "/endpoints/", "")

@@ -2,7 +2,6 @@ package executortest_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -17,7 +16,9 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -265,12 +266,7 @@ var brokenExecutors = []brokenCase{
 
 // newSQLite is the working executor the broken ones wrap.
 func newSQLite(t *testing.T) driver.Executor {
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	return sqlexec.New(db, engine.SQLite)
 }
 
@@ -285,9 +281,7 @@ func TestBrokenExecutor(t *testing.T) {
 		t.Skip("run by TestSuiteCatchesBrokenExecutors")
 	}
 	i := slices.IndexFunc(brokenExecutors, func(c brokenCase) bool { return c.name == name })
-	if i < 0 {
-		t.Fatalf("no broken executor %q", name)
-	}
+	require.GreaterOrEqual(t, i, 0, "no broken executor %q", name)
 	executortest.Run(t, func(t *testing.T) driver.Executor {
 		b := brokenExecutors[i].wrap
 		b.inner = newSQLite(t)
@@ -311,9 +305,7 @@ func TestSuiteCatchesBrokenExecutors(t *testing.T) {
 				got = append(got, m[1])
 			}
 			slices.Sort(got)
-			if !slices.Equal(got, c.fails) {
-				t.Fatalf("failed checks = %q, want %q\n%s", got, c.fails, out)
-			}
+			require.True(t, slices.Equal(got, c.fails), "failed checks = %q, want %q\n%s", got, c.fails, out)
 			wantCode := 0
 			if len(c.fails) > 0 {
 				wantCode = 1

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFixtureCreateTable(t *testing.T) {
@@ -19,12 +20,8 @@ func TestFixtureCreateTable(t *testing.T) {
 	} {
 		t.Run(tc.d.Name(), func(t *testing.T) {
 			f := FixtureFor(tc.d)
-			if got := f.createTable(tc.d, "t"); got != tc.want {
-				t.Fatalf("createTable = %s, want %s", got, tc.want)
-			}
-			if f.TextRejectsNUL != tc.noNUL {
-				t.Fatalf("TextRejectsNUL = %v, want %v", f.TextRejectsNUL, tc.noNUL)
-			}
+			require.Equal(t, tc.want, f.createTable(tc.d, "t"), "createTable")
+			require.Equal(t, tc.noNUL, f.TextRejectsNUL, "TextRejectsNUL")
 		})
 	}
 }

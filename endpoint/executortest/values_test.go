@@ -1,6 +1,9 @@
 package executortest
 
-import "testing"
+import (
+	"github.com/stretchr/testify/require"
+	"testing"
+)
 
 func TestSameValue(t *testing.T) {
 	type named string
@@ -38,9 +41,7 @@ func TestSameValue(t *testing.T) {
 		{"text as integer", int64(7), "007", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := sameValue(tc.got, tc.want); got != tc.same {
-				t.Fatalf("sameValue(%T(%#v), %T(%#v)) = %v, want %v", tc.got, tc.got, tc.want, tc.want, got, tc.same)
-			}
+			require.Equal(t, tc.same, sameValue(tc.got, tc.want), "sameValue(%T(%#v), %T(%#v))", tc.got, tc.got, tc.want, tc.want)
 		})
 	}
 }
@@ -65,15 +66,12 @@ func TestSameRows(t *testing.T) {
 			}
 		})
 	}
-	if !sameRows(nil, nil) || !sameRows([][]any{}, nil) {
-		t.Fatal("an empty result differs from no rows")
-	}
+	require.True(t, sameRows(nil, nil), "an empty result differs from no rows")
+	require.True(t, sameRows([][]any{}, nil), "an empty result differs from no rows")
 }
 
 func TestDescribe(t *testing.T) {
 	got := describe([][]any{{int64(1), []byte("a"), nil}, {"b"}})
 	want := `[(int64(1), []uint8([]byte{0x61}), <nil>(<nil>)) (string("b"))]`
-	if got != want {
-		t.Fatalf("describe = %s, want %s", got, want)
-	}
+	require.Equal(t, want, got, "describe")
 }

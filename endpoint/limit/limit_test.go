@@ -1,9 +1,9 @@
 package limit
 
 import (
-	"errors"
 	"fmt"
-	"strings"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"sync"
 	"testing"
 	"time"
@@ -37,9 +37,7 @@ func newLimiter(t *testing.T, cfg Config, c *clock) *Limiter {
 	t.Helper()
 	cfg.Now = c.Now
 	l, err := New(cfg)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return l
 }
 
@@ -47,44 +45,22 @@ func newLimiter(t *testing.T, cfg Config, c *clock) *Limiter {
 func limitErr(t *testing.T, err error) *Error {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("want *limit.Error, got %v: errors.As(err, &e) is false", err)
-	}
-	if err := err; !errors.Is(err, ErrLimited) {
-		t.Errorf("error %v is not %v", err, ErrLimited)
-	}
+	require.ErrorAs(t, err, &e, "want *limit.Error")
+	assert.ErrorIs(t, err, ErrLimited)
 	return e
 }
 
 func TestDefaults(t *testing.T) {
 	l, err := New(Config{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := l.projectConc, DefaultProjectConcurrency; got != want {
-		t.Errorf("l.projectConc = %v, want %v", got, want)
-	}
-	if got, want := l.perMinute, DefaultProjectPerMinute; got != want {
-		t.Errorf("l.perMinute = %v, want %v", got, want)
-	}
-	if got, want := l.perHour, DefaultProjectPerHour; got != want {
-		t.Errorf("l.perHour = %v, want %v", got, want)
-	}
-	if got, want := l.globalConc, DefaultGlobalConcurrency; got != want {
-		t.Errorf("l.globalConc = %v, want %v", got, want)
-	}
-	if got, want := l.busyRetry, DefaultBusyRetryAfter; got != want {
-		t.Errorf("l.busyRetry = %v, want %v", got, want)
-	}
-	if got, want := l.maxProjects, DefaultMaxProjects; got != want {
-		t.Errorf("l.maxProjects = %v, want %v", got, want)
-	}
-	if got, want := DefaultProjectPerMinute, 240; got != want {
-		t.Errorf("DefaultProjectPerMinute = %v, want %v", got, want)
-	}
-	if got, want := DefaultProjectPerHour, 2400; got != want {
-		t.Errorf("DefaultProjectPerHour = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, DefaultProjectConcurrency, l.projectConc)
+	assert.Equal(t, DefaultProjectPerMinute, l.perMinute)
+	assert.Equal(t, DefaultProjectPerHour, l.perHour)
+	assert.Equal(t, DefaultGlobalConcurrency, l.globalConc)
+	assert.Equal(t, DefaultBusyRetryAfter, l.busyRetry)
+	assert.Equal(t, DefaultMaxProjects, l.maxProjects)
+	assert.Equal(t, 240, DefaultProjectPerMinute)
+	assert.Equal(t, 2400, DefaultProjectPerHour)
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -101,12 +77,9 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := New(c.cfg)
-		if err := err; !errors.Is(err, ErrConfig) {
-			t.Fatalf("%v: error %v is not %v", c.name, err, ErrConfig)
-		}
-		if s, sub := err.Error(), c.name; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		require.ErrorIs(t, err, ErrConfig, "%v", c.name)
+		s, sub := err.Error(), c.name
+		assert.Contains(t, s, sub)
 	}
 }
 
@@ -119,33 +92,20 @@ func TestPerMinute(t *testing.T) {
 	c.Add(30 * time.Second)
 	for i := range 10 {
 		release, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("run %d: unexpected error: %v", i, err)
-		}
+		require.NoError(t, err, "run %d", i)
 		release()
 	}
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	if got, want := e.Limit, ProjectPerMinute; got != want {
-		t.Errorf("e.Limit = %v, want %v", got, want)
-	}
-	if got, want := e.Project, "p"; got != want {
-		t.Errorf("e.Project = %q, want %q", got, want)
-	}
-	if got, want := e.Max, 10; got != want {
-		t.Errorf("e.Max = %v, want %v", got, want)
-	}
-	if e.Global() {
-		t.Errorf("e.Global() is true")
-	}
-	if s, sub := e.Error(), "project_runs_per_minute"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, ProjectPerMinute, e.Limit)
+	assert.Equal(t, "p", e.Project)
+	assert.Equal(t, 10, e.Max)
+	assert.False(t, e.Global(), "e.Global() is true")
+	assert.Contains(t, e.Error(), "project_runs_per_minute")
 	// 10 runs in the window starting at 12:00. In the next window the
 	// estimate is 10*(1-g) <= 9 once g >= 0.1: 12:01:06.
-	if got, want := e.RetryAfter, 36*time.Second; got != want {
-		t.Errorf("e.RetryAfter = %v, want %v", got, want)
-	}
+	got, want := e.RetryAfter, 36*time.Second
+	assert.Equal(t, want, got, "e.RetryAfter")
 
 	c.Add(e.RetryAfter - time.Nanosecond)
 	_, err = l.Acquire("p")
@@ -154,16 +114,12 @@ func TestPerMinute(t *testing.T) {
 	}
 	c.Add(time.Nanosecond)
 	release, err := l.Acquire("p")
-	if err != nil {
-		t.Fatalf("at RetryAfter: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "at RetryAfter")
 	release()
 
 	// Other projects have their own counters.
 	_, err = l.Acquire("q")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 }
 
 // TestSlidingEstimate follows the estimate through a window: runs of the
@@ -173,9 +129,7 @@ func TestSlidingEstimate(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 100, ProjectPerHour: Unlimited, ProjectConcurrency: Unlimited}, c)
 	for range 100 {
 		r, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
 	}
 	// At 12:01:30 the previous minute weighs half: a run passes while
@@ -188,20 +142,15 @@ func TestSlidingEstimate(t *testing.T) {
 			e := limitErr(t, err)
 			// The next passes once 100*(1-g) + 50 <= 99, at g = 0.51:
 			// 1% of a minute from now, 600 ms.
-			if got, want := e.Limit, ProjectPerMinute; got != want {
-				t.Errorf("e.Limit = %v, want %v", got, want)
-			}
-			if got, want := e.RetryAfter, 600*time.Millisecond; got != want {
-				t.Errorf("e.RetryAfter = %v, want %v", got, want)
-			}
+			assert.Equal(t, ProjectPerMinute, e.Limit)
+			got, want := e.RetryAfter, 600*time.Millisecond
+			assert.Equal(t, want, got, "e.RetryAfter")
 			break
 		}
 		r()
 		n++
 	}
-	if got, want := n, 50; got != want {
-		t.Errorf("n = %v, want %v", got, want)
-	}
+	assert.Equal(t, 50, n)
 }
 
 func TestPerHour(t *testing.T) {
@@ -209,25 +158,18 @@ func TestPerHour(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: Unlimited, ProjectPerHour: 5, ProjectConcurrency: Unlimited}, c)
 	for range 5 {
 		r, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
 		c.Add(time.Minute)
 	}
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	if got, want := e.Limit, ProjectPerHour; got != want {
-		t.Errorf("e.Limit = %v, want %v", got, want)
-	}
-	if s, sub := e.Error(), "project_runs_per_hour"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, ProjectPerHour, e.Limit)
+	assert.Contains(t, e.Error(), "project_runs_per_hour")
 	// Window 12:00-13:00 holds 5; in the next, 5*(1-g) <= 4 at g = 0.2:
 	// 13:12, and it is 12:05 now.
-	if got, want := e.RetryAfter, 67*time.Minute; got != want {
-		t.Errorf("e.RetryAfter = %v, want %v", got, want)
-	}
+	got, want := e.RetryAfter, 67*time.Minute
+	assert.Equal(t, want, got, "e.RetryAfter")
 }
 
 // TestMinuteThenHour: the rates are counted the minute's first (a counter
@@ -239,63 +181,41 @@ func TestMinuteThenHour(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 3, ProjectPerHour: 3}, c)
 	for range 3 {
 		r, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
 	}
 	_, err := l.Acquire("p")
-	if got, want := limitErr(t, err).Limit, ProjectPerMinute; got != want {
-		t.Errorf("limitErr(t, err).Limit = %v, want %v", got, want)
-	}
+	assert.Equal(t, ProjectPerMinute, limitErr(t, err).Limit)
 	c.Add(2 * time.Minute)
 	_, err = l.Acquire("p")
-	if got, want := limitErr(t, err).Limit, ProjectPerHour; got != want {
-		t.Errorf("two minutes later: limitErr(t, err).Limit = %v, want %v", got, want)
-	}
+	got, want := limitErr(t, err).Limit, ProjectPerHour
+	assert.Equal(t, want, got, "two minutes later: limitErr(t, err).Limit")
 }
 
 func TestProjectConcurrency(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectConcurrency: 2, BusyRetryAfter: 3 * time.Second}, c)
 	r1, err := l.Acquire("p")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	r2, err := l.Acquire("p")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = l.Acquire("p")
 	e := limitErr(t, err)
-	if got, want := e.Limit, ProjectConcurrency; got != want {
-		t.Errorf("e.Limit = %v, want %v", got, want)
-	}
-	if got, want := e.Max, 2; got != want {
-		t.Errorf("e.Max = %v, want %v", got, want)
-	}
-	if got, want := e.RetryAfter, 3*time.Second; got != want {
-		t.Errorf("e.RetryAfter = %v, want %v", got, want)
-	}
-	if s, sub := e.Error(), "project_concurrency"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, ProjectConcurrency, e.Limit)
+	assert.Equal(t, 2, e.Max)
+	got, want := e.RetryAfter, 3*time.Second
+	assert.Equal(t, want, got, "e.RetryAfter")
+	assert.Contains(t, e.Error(), "project_concurrency")
 
 	_, err = l.Acquire("q")
-	if err != nil {
-		t.Fatalf("another project is not held back: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "another project is not held back")
 
 	r1()
 	r1() // a second release does nothing
 	r3, err := l.Acquire("p")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = l.Acquire("p")
-	if err == nil {
-		t.Fatalf("the double release freed one slot only: got no error, want one")
-	}
+	require.Error(t, err, "the double release freed one slot only: got no error, want one")
 	r2()
 	r3()
 }
@@ -308,34 +228,23 @@ func TestBusyRetryAfterFollowsTheRuns(t *testing.T) {
 	l := newLimiter(t, Config{ProjectConcurrency: 1, GlobalConcurrency: 2}, c)
 	for range 6 {
 		r, err := l.Acquire("slow")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		c.Add(20 * time.Second)
 		r()
 	}
 	hold, err := l.Acquire("slow")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = l.Acquire("slow")
 	e := limitErr(t, err)
-	if got, want := e.Limit, ProjectConcurrency; got != want {
-		t.Errorf("e.Limit = %v, want %v", got, want)
-	}
-	if got, want := e.RetryAfter, 20*time.Second; got != want {
-		t.Errorf("the project's runs hold a slot 20 s: e.RetryAfter = %v, want %v", got, want)
-	}
+	assert.Equal(t, ProjectConcurrency, e.Limit)
+	got, want := e.RetryAfter, 20*time.Second
+	assert.Equal(t, want, got, "the project's runs hold a slot 20 s: e.RetryAfter")
 
 	quick, err := l.Acquire("quick")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = l.Acquire("other")
 	e = limitErr(t, err)
-	if got, want := e.Limit, GlobalConcurrency; got != want {
-		t.Errorf("e.Limit = %v, want %v", got, want)
-	}
+	assert.Equal(t, GlobalConcurrency, e.Limit)
 	if got, want := e.RetryAfter, 20*time.Second; got != want {
 		t.Errorf("all runs hold a slot 20 s lately: e.RetryAfter = %v, want %v", got, want)
 	}
@@ -345,20 +254,14 @@ func TestBusyRetryAfterFollowsTheRuns(t *testing.T) {
 	// Quick runs bring it down, never below BusyRetryAfter.
 	for range 20 {
 		r, err := l.Acquire("slow")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		c.Add(10 * time.Millisecond)
 		r()
 	}
 	hold, err = l.Acquire("slow")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = l.Acquire("slow")
-	if got, want := limitErr(t, err).RetryAfter, DefaultBusyRetryAfter; got != want {
-		t.Errorf("limitErr(t, err).RetryAfter = %v, want %v", got, want)
-	}
+	assert.Equal(t, DefaultBusyRetryAfter, limitErr(t, err).RetryAfter)
 	hold()
 }
 
@@ -368,33 +271,20 @@ func TestGlobalConcurrency(t *testing.T) {
 	var releases []func()
 	for _, p := range []string{"a", "b", "a"} {
 		r, err := l.Acquire(p)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		releases = append(releases, r)
 	}
 	_, err := l.Acquire("c")
 	e := limitErr(t, err)
-	if got, want := e.Limit, GlobalConcurrency; got != want {
-		t.Errorf("e.Limit = %v, want %v", got, want)
-	}
-	if !e.Global() {
-		t.Errorf("e.Global() is false")
-	}
-	if v := e.Project; !(v == "") {
-		t.Errorf("e.Project = %v, want it empty", v)
-	}
-	if got, want := e.RetryAfter, DefaultBusyRetryAfter; got != want {
-		t.Errorf("e.RetryAfter = %v, want %v", got, want)
-	}
-	if s, sub := e.Error(), "global_concurrency"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, GlobalConcurrency, e.Limit)
+	assert.True(t, e.Global(), "e.Global() is false")
+	v := e.Project
+	assert.True(t, (v == ""), "e.Project = %v, want it empty", v)
+	assert.Equal(t, DefaultBusyRetryAfter, e.RetryAfter)
+	assert.Contains(t, e.Error(), "global_concurrency")
 	releases[1]()
 	_, err = l.Acquire("c")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 }
 
 // TestRefusedRunsDoNotCount: a client retrying while refused does not
@@ -404,22 +294,17 @@ func TestRefusedRunsDoNotCount(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 2, ProjectPerHour: Unlimited}, c)
 	for range 2 {
 		r, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
 	}
 	_, err := l.Acquire("p")
 	first := limitErr(t, err).RetryAfter
 	for range 50 {
 		_, err = l.Acquire("p")
-		if err == nil {
-			t.Fatalf("got no error, want one")
-		}
+		require.Error(t, err)
 	}
-	if got, want := limitErr(t, err).RetryAfter, first; got != want {
-		t.Errorf("limitErr(t, err).RetryAfter = %v, want %v", got, want)
-	}
+	got, want := limitErr(t, err).RetryAfter, first
+	assert.Equal(t, want, got, "limitErr(t, err).RetryAfter")
 }
 
 func TestUnlimited(t *testing.T) {
@@ -427,9 +312,7 @@ func TestUnlimited(t *testing.T) {
 	l := newLimiter(t, Config{ProjectConcurrency: Unlimited, ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited, GlobalConcurrency: Unlimited}, c)
 	for range 5000 {
 		_, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 }
 
@@ -440,39 +323,27 @@ func TestIdleProjectsAreEvicted(t *testing.T) {
 	l := newLimiter(t, Config{ProjectConcurrency: Unlimited}, c)
 	for i := range 1000 {
 		r, err := l.Acquire(fmt.Sprint("p", i))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
 	}
 	held, err := l.Acquire("long")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(l.projects); got != 1001 {
-		t.Errorf("len(l.projects) = %d, want %d: %v", got, 1001, l.projects)
-	}
+	require.NoError(t, err)
+	assert.Len(t, l.projects, 1001)
 
 	c.Add(idleAfter - time.Second)
 	_, err = l.Acquire("fresh")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(l.projects); got != 1002 {
-		t.Errorf("not idle yet: len(l.projects) = %d, want %d: %v", got, 1002, l.projects)
-	}
+	require.NoError(t, err)
+	got := len(l.projects)
+	assert.Equal(t, 1002, got, "not idle yet: len(l.projects) = %d, want %d: %v", got, 1002, l.projects)
 
 	c.Add(time.Second)
 	_, err = l.Acquire("fresh")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got := len(l.projects); got != 2 {
 		t.Errorf("idle projects dropped; the one with a run in flight kept: len(l.projects) = %d, want %d: %v", got, 2, l.projects)
 	}
-	if _, ok := l.projects["long"]; !ok {
-		t.Errorf("no key %v in %v", "long", l.projects)
-	}
+	_, ok := l.projects["long"]
+	assert.True(t, ok, "no key %v in %v", "long", l.projects)
 	held()
 	checkList(t, l)
 }
@@ -484,23 +355,17 @@ func TestMaxProjects(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{MaxProjects: 10, ProjectConcurrency: Unlimited}, c)
 	held, err := l.Acquire("held")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for i := range 100 {
 		c.Add(time.Second)
 		r, err := l.Acquire(fmt.Sprint("p", i))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
-		if a, b := len(l.projects), 10; !(a <= b) {
-			t.Errorf("len(l.projects) = %v, want <= %v", a, b)
-		}
+		a, b := len(l.projects), 10
+		assert.True(t, (a <= b), "len(l.projects) = %v, want <= %v", a, b)
 	}
-	if _, ok := l.projects["held"]; !ok {
-		t.Errorf("no key %v in %v", "held", l.projects)
-	}
+	_, ok := l.projects["held"]
+	assert.True(t, ok, "no key %v in %v", "held", l.projects)
 	if _, ok := l.projects["p99"]; !ok {
 		t.Errorf("no key %v in %v", "p99", l.projects)
 	}
@@ -527,9 +392,7 @@ func checkList(t *testing.T, l *Limiter) {
 			t.Fatalf("%q: p.prev = %p, want the one before it, %p", p.name, p.prev, prev)
 		}
 		if prev != nil {
-			if p.last.After(prev.last) {
-				t.Fatalf("ordered by last run: p.last.After(prev.last) is true")
-			}
+			require.False(t, p.last.After(prev.last), "ordered by last run: p.last.After(prev.last) is true")
 		}
 		prev = p
 		n++
@@ -537,9 +400,8 @@ func checkList(t *testing.T, l *Limiter) {
 	if l.tail != prev {
 		t.Fatalf("l.tail = %p, want the last listed %p", l.tail, prev)
 	}
-	if got, want := n, len(l.projects); got != want {
-		t.Fatalf("n = %v, want %v", got, want)
-	}
+	got, want := n, len(l.projects)
+	require.Equal(t, want, got, "n")
 }
 
 // TestClockBackwards: a clock step back neither loses counts nor panics.
@@ -549,17 +411,13 @@ func TestClockBackwards(t *testing.T) {
 	c.Add(30 * time.Second)
 	for range 2 {
 		r, err := l.Acquire("p")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r()
 	}
 	c.Add(-45 * time.Second)
 	_, err := l.Acquire("p")
 	e := limitErr(t, err)
-	if v := e.RetryAfter; v <= 0 {
-		t.Errorf("e.RetryAfter = %v, want > 0", v)
-	}
+	assert.Greater(t, e.RetryAfter, time.Duration(0))
 }
 
 // TestConcurrentAcquire hammers one limiter from many goroutines (run it
@@ -594,9 +452,7 @@ func TestConcurrentAcquire(t *testing.T) {
 				admitted[g%4]++
 				perProject[p]++
 				total++
-				if perProject[p] > projConc {
-					t.Errorf("project %s has %d runs in flight", p, perProject[p])
-				}
+				assert.LessOrEqual(t, perProject[p], projConc, "project %s has", p)
 				maxTotal = max(maxTotal, total)
 				perProject[p]--
 				total--
@@ -606,38 +462,29 @@ func TestConcurrentAcquire(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if a, b := maxTotal, globalConc; !(a <= b) {
-		t.Errorf("maxTotal = %v, want <= %v", a, b)
-	}
+	a, b := maxTotal, globalConc
+	assert.True(t, (a <= b), "maxTotal = %v, want <= %v", a, b)
 	l.mu.Lock()
-	if v := l.inFlight; v != 0 {
-		t.Errorf("every slot released: l.inFlight = %v, want zero", v)
-	}
+	v := l.inFlight
+	assert.Equal(t, 0, v, "every slot released: l.inFlight")
 	for _, p := range l.projects {
-		if v := p.inFlight; v != 0 {
-			t.Errorf("%v: p.inFlight = %v, want zero", p.name, v)
-		}
+		v := p.inFlight
+		assert.Equal(t, 0, v, "%v: p.inFlight", p.name)
 	}
 	l.mu.Unlock()
 	for i := range 4 {
-		if v := admitted[i]; v <= 0 {
-			t.Errorf("admitted[i] = %v, want > 0", v)
-		}
+		assert.Greater(t, admitted[i], 0)
 	}
 }
 
 func TestLimitString(t *testing.T) {
-	if got, want := Limit(9).String(), "limit(9)"; got != want {
-		t.Errorf("Limit(9).String() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "limit(9)", Limit(9).String())
 }
 
 // BenchmarkAcquire is one admitted and released run, over 1,000 projects.
 func BenchmarkAcquire(b *testing.B) {
 	l, err := New(Config{ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited})
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	names := make([]string, 1000)
 	for i := range names {
 		names[i] = fmt.Sprint("project-", i)
@@ -645,9 +492,7 @@ func BenchmarkAcquire(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		r, err := l.Acquire(names[i%len(names)])
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		r()
 		i++
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/metrics"
@@ -22,9 +24,7 @@ import (
 func TestEndpointLabelsBounded(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	const n = 100000
 	for i := range n {
@@ -32,19 +32,14 @@ func TestEndpointLabelsBounded(t *testing.T) {
 	}
 	o.ObserveRefresh(ctx, endpoint.RefreshEvent{Project: "2", Endpoint: "e99999", Trigger: "manual"})
 	runs := runsByEndpoint(t, reg)
-	if len(runs) != metrics.DefaultMaxEndpoints+1 {
-		t.Fatalf("%d run series, want %d names and %q", len(runs), metrics.DefaultMaxEndpoints, metrics.OtherEndpoint)
-	}
-	if other := runs[metrics.OtherEndpoint]; other != n-metrics.DefaultMaxEndpoints {
-		t.Fatalf("%v runs counted under %q, want %d", other, metrics.OtherEndpoint, n-metrics.DefaultMaxEndpoints)
-	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.Len(t, runs, metrics.DefaultMaxEndpoints+1, "%d run series, want %d names and %q", len(runs), metrics.DefaultMaxEndpoints, metrics.OtherEndpoint)
+	other := runs[metrics.OtherEndpoint]
+	require.Equal(t, float64(n-metrics.DefaultMaxEndpoints), other, "%v runs counted under %q, want %d", other, metrics.OtherEndpoint, n-metrics.DefaultMaxEndpoints)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP endpointkit_refreshes_total Refreshes of materialized endpoints, by trigger and result (ok, failed).
 # TYPE endpointkit_refreshes_total counter
 endpointkit_refreshes_total{endpoint="_other",project="2",result="ok",trigger="manual"} 1
-`), "endpointkit_refreshes_total"); err != nil {
-		t.Fatal(err)
-	}
+`), "endpointkit_refreshes_total"))
 }
 
 // TestWithMaxEndpoints: the first names seen keep their label, later ones
@@ -54,9 +49,7 @@ func TestWithMaxEndpoints(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
 	o, err := metrics.New(reg, metrics.WithMaxEndpoints(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, ev := range []endpoint.RunEvent{
 		{Project: "1", Endpoint: "a", Version: 1, Status: 200},
 		{Project: "2", Endpoint: "a", Version: 1, Status: 200}, // another project's a is another pair
@@ -66,37 +59,29 @@ func TestWithMaxEndpoints(t *testing.T) {
 	} {
 		o.ObserveRun(ctx, ev)
 	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP endpointkit_runs_total Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.
 # TYPE endpointkit_runs_total counter
 endpointkit_runs_total{cached="false",endpoint="",materialized="false",project="1",status="404"} 1
 endpointkit_runs_total{cached="false",endpoint="_other",materialized="false",project="1",status="200"} 1
 endpointkit_runs_total{cached="false",endpoint="a",materialized="false",project="1",status="200"} 2
 endpointkit_runs_total{cached="false",endpoint="a",materialized="false",project="2",status="200"} 1
-`), "endpointkit_runs_total"); err != nil {
-		t.Fatal(err)
-	}
+`), "endpointkit_runs_total"))
 
 	reg = prometheus.NewRegistry()
 	o, err = metrics.New(reg, metrics.WithMaxEndpoints(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range 2000 {
 		o.ObserveRun(ctx, endpoint.RunEvent{Project: "1", Endpoint: fmt.Sprintf("e%d", i), Version: 1, Status: 200})
 	}
-	if got := len(runsByEndpoint(t, reg)); got != 2000 {
-		t.Fatalf("%d series with no cap, want 2000", got)
-	}
+	require.Len(t, runsByEndpoint(t, reg), 2000)
 }
 
 // TestHandlerNeedsTheMetricsKey: the metrics answer only their own key.
 func TestHandlerNeedsTheMetricsKey(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	o.ObserveRun(context.Background(), endpoint.RunEvent{Project: "1", Endpoint: "acme_corp_churn_report", Version: 1, Status: 200})
 	for _, tc := range []struct {
 		key, auth string
@@ -117,12 +102,9 @@ func TestHandlerNeedsTheMetricsKey(t *testing.T) {
 		rec := httptest.NewRecorder()
 		metrics.Handler(reg, tc.key).ServeHTTP(rec, req)
 		body, _ := io.ReadAll(rec.Body)
-		if rec.Code != tc.status {
-			t.Errorf("key %q, %q: %d, want %d", tc.key, tc.auth, rec.Code, tc.status)
-		}
-		if leaked := strings.Contains(string(body), "acme_corp"); leaked != (tc.status == http.StatusOK) {
-			t.Errorf("key %q, %q: endpoint name shown: %v\n%s", tc.key, tc.auth, leaked, body)
-		}
+		assert.Equal(t, tc.status, rec.Code, "key %q, %q", tc.key, tc.auth)
+		leaked := strings.Contains(string(body), "acme_corp")
+		assert.Equal(t, tc.status == http.StatusOK, leaked, "key %q, %q: endpoint name shown: %v\n%s", tc.key, tc.auth, leaked, body)
 		if tc.status == 401 && (rec.Header().Get("WWW-Authenticate") == "" || !strings.Contains(string(body), `"detail"`)) {
 			t.Errorf("key %q, %q: 401 without WWW-Authenticate or detail: %s", tc.key, tc.auth, body)
 		}
@@ -133,9 +115,7 @@ func TestHandlerNeedsTheMetricsKey(t *testing.T) {
 func runsByEndpoint(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := map[string]float64{}
 	for _, f := range families {
 		if f.GetName() != "endpointkit_runs_total" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -24,9 +25,7 @@ import (
 func TestObserver(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	o.ObserveRun(ctx, endpoint.RunEvent{Project: "1", Endpoint: "daily", Version: 1, Status: 200, Duration: 3 * time.Millisecond})
 	o.ObserveRun(ctx, endpoint.RunEvent{Project: "1", Endpoint: "daily", Version: 1, Status: 200, Cached: true, Duration: time.Millisecond / 10})
@@ -35,7 +34,7 @@ func TestObserver(t *testing.T) {
 	o.ObserveRefresh(ctx, endpoint.RefreshEvent{Project: "1", Endpoint: "daily", Trigger: "scheduled", Duration: time.Second})
 	o.ObserveRefresh(ctx, endpoint.RefreshEvent{Project: "1", Endpoint: "daily", Trigger: "manual", Err: errors.New("failed")})
 
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP endpointkit_runs_total Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.
 # TYPE endpointkit_runs_total counter
 endpointkit_runs_total{cached="false",endpoint="",materialized="false",project="1",status="404"} 1
@@ -56,15 +55,9 @@ endpointkit_refreshes_total{endpoint="daily",project="1",result="ok",trigger="sc
 # HELP endpointkit_run_log_errors_total Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.
 # TYPE endpointkit_run_log_errors_total counter
 endpointkit_run_log_errors_total 1
-`), "endpointkit_runs_total", "endpointkit_run_errors_total", "endpointkit_cache_hits_total", "endpointkit_refreshes_total", "endpointkit_run_log_errors_total"); err != nil {
-		t.Fatal(err)
-	}
-	if n := testutil.CollectAndCount(reg, "endpointkit_run_duration_seconds"); n != 3 {
-		t.Fatalf("%d latency series, want 3", n)
-	}
-	if n := testutil.CollectAndCount(reg, "endpointkit_refresh_duration_seconds"); n != 1 {
-		t.Fatalf("%d refresh duration series, want 1", n)
-	}
+`), "endpointkit_runs_total", "endpointkit_run_errors_total", "endpointkit_cache_hits_total", "endpointkit_refreshes_total", "endpointkit_run_log_errors_total"))
+	require.Equal(t, 3, testutil.CollectAndCount(reg, "endpointkit_run_duration_seconds"))
+	require.Equal(t, 1, testutil.CollectAndCount(reg, "endpointkit_refresh_duration_seconds"))
 	if _, err := metrics.New(reg); err == nil {
 		t.Fatal("registering twice succeeded")
 	}
@@ -85,13 +78,9 @@ func TestCoreDoesNotImportPrometheus(t *testing.T) {
 		}
 		seen[path] = true
 		pkg, err := build.Import(path, root, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+		require.NoError(t, err, "%s", path)
 		for _, imp := range pkg.Imports {
-			if strings.HasPrefix(imp, "github.com/prometheus/") {
-				t.Errorf("%s imports %s (via %v)", path, imp, from)
-			}
+			assert.False(t, strings.HasPrefix(imp, "github.com/prometheus/"), "%s imports %s (via %v)", path, imp, from)
 			walk(imp, append(from, path))
 		}
 	}
@@ -103,9 +92,7 @@ func TestCoreDoesNotImportPrometheus(t *testing.T) {
 		}
 		walk(module+"/"+dir, nil)
 	}
-	if len(seen) < 10 {
-		t.Fatalf("walked only %d packages", len(seen))
-	}
+	require.GreaterOrEqual(t, len(seen), 10, "walked only")
 }
 
 // TestObserverCountsEdgeIndexWarnings: a refresh that found a read of the

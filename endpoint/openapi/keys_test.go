@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestKeysDocumentValid: the key routes' document is valid OpenAPI 3.0.3,
@@ -12,9 +13,7 @@ func TestKeysDocumentValid(t *testing.T) {
 	for _, prefix := range []string{"", "/analytics"} {
 		d, _ := load(t, openapi.KeysDocument(prefix))
 		for _, p := range []string{prefix + "/api/projects/{project_id}/keys/", prefix + "/api/projects/{project_id}/keys/{key_id}"} {
-			if d.Paths.Find(p) == nil {
-				t.Errorf("no path %s", p)
-			}
+			assert.NotNil(t, d.Paths.Find(p), "no path %s", p)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
@@ -41,32 +43,20 @@ var sqlSchema = endpoint.RunSchema{
 func load(t *testing.T, doc map[string]any) (*openapi3.T, func(body string) error) {
 	t.Helper()
 	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	loader := openapi3.NewLoader()
 	d, err := loader.LoadFromData(b)
-	if err != nil {
-		t.Fatalf("load: %v\n%s", err, b)
-	}
-	if err := d.Validate(context.Background()); err != nil {
-		t.Fatalf("the document is not valid OpenAPI: %v\n%s", err, b)
-	}
-	if d.OpenAPI != "3.0.3" {
-		t.Fatalf("openapi %q", d.OpenAPI)
-	}
+	require.NoError(t, err, "load: %v\n%s", err, b)
+	require.NoError(t, d.Validate(context.Background()), "the document is not valid OpenAPI\n%s", b)
+	require.Equal(t, "3.0.3", d.OpenAPI, "openapi")
 	router, err := legacy.NewRouter(d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return d, func(body string) error {
 		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader([]byte(body)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer k")
 		route, params, err := router.FindRoute(req)
-		if err != nil {
-			t.Fatalf("no route for %s: %v", path, err)
-		}
+		require.NoError(t, err, "no route for %s", path)
 		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
 			Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
@@ -81,12 +71,9 @@ func TestNumberKeepsItsValue(t *testing.T) {
 	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path}))
 	body := d.Paths.Find(path).Post.RequestBody.Value.Content["application/json"].Schema.Value
 	min := body.Properties["variables"].Value.Properties["min"].Value
-	if min.Type.Slice()[0] != "number" || min.Format != "double" {
-		t.Fatalf("min: type %v format %q, want number double", min.Type, min.Format)
-	}
-	if err := validate(`{"variables": {"country": "US", "from": "2025-05-01", "min": 123456789, "paid": true, "plan": "pro", "plans": ["pro"]}}`); err != nil {
-		t.Fatalf("a large integer is refused: %v", err)
-	}
+	require.Equal(t, "number", min.Type.Slice()[0], "min: type %v format", min.Type)
+	require.Equal(t, "double", min.Format, "min: type %v format", min.Type)
+	require.NoError(t, validate(`{"variables": {"country": "US", "from": "2025-05-01", "min": 123456789, "paid": true, "plan": "pro", "plans": ["pro"]}}`), "a large integer is refused")
 }
 
 // TestDocumentSQL: a valid document whose request schema accepts what the
@@ -94,20 +81,19 @@ func TestNumberKeepsItsValue(t *testing.T) {
 func TestDocumentSQL(t *testing.T) {
 	d, validate := load(t, openapi.Document(sqlSchema, openapi.Options{Path: path}))
 	op := d.Paths.Find(path).Post
-	if op == nil || op.OperationID != "run_daily" || d.Info.Version != "2" {
-		t.Fatalf("operation %+v, info %+v", op, d.Info)
-	}
-	if d.Components.SecuritySchemes["bearerAuth"].Value.Scheme != "bearer" || len(d.Security) != 1 {
-		t.Fatal("no Bearer scheme")
-	}
+	require.NotNil(t, op, "operation %+v, info %+v", op, d.Info)
+	require.Equal(t, "run_daily", op.OperationID, "operation %+v, info %+v", op, d.Info)
+	require.Equal(t, "2", d.Info.Version, "operation %+v, info %+v", op, d.Info)
+	require.Equal(t, "bearer", d.Components.SecuritySchemes["bearerAuth"].Value.Scheme, "no Bearer scheme")
+	require.Len(t, d.Security, 1, "no Bearer scheme")
 	answer := op.Responses.Value("200").Value.Content.Get("application/json").Schema.Value
 	cols := answer.Properties["columns"].Value
 	if got := cols.Items.Value.Enum; len(got) != 2 || got[0] != "day" || got[1] != "purchases" {
 		t.Fatalf("columns enum %v", got)
 	}
-	if rows := answer.Properties["results"].Value.Items.Value; rows.MinItems != 2 || *rows.MaxItems != 2 {
-		t.Fatalf("row schema %+v", rows)
-	}
+	rows := answer.Properties["results"].Value.Items.Value
+	require.Equal(t, uint64(2), rows.MinItems, "row schema %+v", rows)
+	require.Equal(t, uint64(2), *rows.MaxItems, "row schema %+v", rows)
 	good := `"country": "US", "from": "2025-05-01", "min": 1.5, "paid": true, "plan": "pro", "plans": ["free", "pro"]`
 	for _, tc := range []struct {
 		name, body string
@@ -133,9 +119,7 @@ func TestDocumentSQL(t *testing.T) {
 		{"another version", `{"variables": {` + good + `}, "version": 1}`, false},
 	} {
 		err := validate(tc.body)
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: %s: valid %v (%v), want %v", tc.name, tc.body, err == nil, err, tc.ok)
-		}
+		assert.Equal(t, tc.ok, err == nil, "%s: %s: valid %v (%v), want %v", tc.name, tc.body, err == nil, err, tc.ok)
 	}
 }
 
@@ -146,15 +130,9 @@ func TestDocumentFixedAndVersion(t *testing.T) {
 	old.IsCurrent, old.Version = false, 1
 	_, validate := load(t, openapi.Document(old, openapi.Options{Path: path, Fixed: []string{"country", "plan", "plans"}}))
 	vars := `"from": "2025-05-01", "min": 1, "paid": true`
-	if err := validate(`{"variables": {` + vars + `}, "version": 1}`); err != nil {
-		t.Fatalf("the token's request: %v", err)
-	}
-	if err := validate(`{"variables": {` + vars + `, "country": "US"}, "version": 1}`); err == nil {
-		t.Fatal("a fixed variable is in the token's view")
-	}
-	if err := validate(`{"variables": {` + vars + `}}`); err == nil {
-		t.Fatal("a document of version 1 accepted a run of the current version")
-	}
+	require.NoError(t, validate(`{"variables": {`+vars+`}, "version": 1}`), "the token's request")
+	require.Error(t, validate(`{"variables": {`+vars+`, "country": "US"}, "version": 1}`), "a fixed variable is in the token's view")
+	require.Error(t, validate(`{"variables": {`+vars+`}}`), "a document of version 1 accepted a run of the current version")
 }
 
 // TestDocumentInsight: an insight endpoint takes no limit or offset; its
@@ -164,27 +142,22 @@ func TestDocumentInsight(t *testing.T) {
 		Variables:    []endpoint.RunVariable{{CodeName: "$browser", Name: "$browser", Type: variable.String, Required: true}},
 		DefaultLimit: 1000, MaxLimit: 50000, Columns: []string{}, Types: []string{}}
 	d, validate := load(t, openapi.Document(rs, openapi.Options{Path: path}))
-	if id := d.Paths.Find(path).Post.OperationID; id != "run_trends_by_browser" {
-		t.Fatalf("operationId %q", id)
-	}
+	require.Equal(t, "run_trends_by_browser", d.Paths.Find(path).Post.OperationID, "operationId")
 	for body, ok := range map[string]bool{
 		`{"variables": {"$browser": "Chrome"}, "refresh": "direct"}`: true,
 		`{"variables": {"$browser": "Chrome"}, "limit": 1}`:          false,
 		`{"variables": {}}`: false,
 		`{"variables": {"$browser": "Chrome", "date_from": "-7d"}}`: false,
 	} {
-		if err := validate(body); (err == nil) != ok {
-			t.Errorf("%s: valid %v (%v), want %v", body, err == nil, err, ok)
-		}
+		err := validate(body)
+		assert.Equal(t, ok, err == nil, "%s: valid %v (%v), want %v", body, err == nil, err, ok)
 	}
 	retention := rs
 	retention.Kind, retention.Materialized, retention.Variables = endpoint.KindRetention, false, []endpoint.RunVariable{
 		{CodeName: "date_from", Name: "date_from", Type: variable.Date},
 	}
 	_, validate = load(t, openapi.Document(retention, openapi.Options{Path: path}))
-	if err := validate(``); err != nil {
-		t.Fatalf("an empty body, with no variable required: %v", err)
-	}
+	require.NoError(t, validate(``), "an empty body, with no variable required")
 }
 
 // TestDocumentLifecycle: a lifecycle endpoint's document describes
@@ -194,34 +167,20 @@ func TestDocumentLifecycle(t *testing.T) {
 		Variables:    []endpoint.RunVariable{{CodeName: "date_from", Name: "date_from", Type: variable.Date}, {CodeName: "date_to", Name: "date_to", Type: variable.Date}},
 		DefaultLimit: 1000, MaxLimit: 50000, Columns: []string{}, Types: []string{}}
 	d, validate := load(t, openapi.Document(rs, openapi.Options{Path: path}))
-	if err := validate(`{"variables": {"date_from": "-30d"}}`); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, validate(`{"variables": {"date_from": "-30d"}}`))
 	results := d.Paths.Find(path).Post.Responses.Status(200).Value.Content["application/json"].Schema.Value.Properties["results"].Value
 	q, err := insight.Decode([]byte(`{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-02"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := insight.Compile(q, engine.SQLite, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := c.Shape([][]any{{int64(0), int64(1), int64(3)}, {int64(3), int64(2), int64(1)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var v any
 	b, _ := json.Marshal(res)
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	if err := results.VisitJSON(v); err != nil {
-		t.Fatalf("a lifecycle result does not fit its schema: %v\n%s", err, b)
-	}
+	require.NoError(t, json.Unmarshal(b, &v))
+	require.NoError(t, results.VisitJSON(v), "a lifecycle result does not fit its schema\n%s", b)
 	trends := []any{map[string]any{"label": "x", "count": 1.0, "data": []any{1.0}, "days": []any{"2025-05-01"}, "labels": []any{"1-May-2025"}}}
-	if err := results.VisitJSON(trends); err == nil {
-		t.Fatal("a trends result fits the lifecycle schema")
-	}
+	require.Error(t, results.VisitJSON(trends), "a trends result fits the lifecycle schema")
 }
 
 // TestDocumentFormats: the request takes "format" (json and each format
@@ -237,36 +196,24 @@ func TestDocumentFormats(t *testing.T) {
 		format string
 		ok     bool
 	}{{"json", true}, {"csv", true}, {"ndjson", true}, {"parquet", true}, {"xml", false}, {"CSV", false}} {
-		if err := validate(good + `, "format": "` + tc.format + `"}`); (err == nil) != tc.ok {
-			t.Errorf("format %s: valid %v (%v), want %v", tc.format, err == nil, err, tc.ok)
-		}
+		err := validate(good + `, "format": "` + tc.format + `"}`)
+		assert.Equal(t, tc.ok, err == nil, "format %s: valid %v (%v), want %v", tc.format, err == nil, err, tc.ok)
 	}
 	ok := d.Paths.Find(path).Post.Responses.Value("200").Value
 	for _, f := range formats {
 		mt := ok.Content.Get(f.MediaType)
-		if mt == nil {
-			t.Fatalf("no %s answer", f.MediaType)
-		}
-		if got := mt.Schema.Value.Format; (got == "binary") != f.Binary {
-			t.Errorf("%s: format %q", f.Name, got)
-		}
+		require.NotNil(t, mt, "no %s answer", f.MediaType)
+		got := mt.Schema.Value.Format
+		assert.Equal(t, f.Binary, got == "binary", "%s: format %q", f.Name, got)
 	}
 	for _, h := range []string{"X-Endpointkit-Columns", "X-Endpointkit-Types", "X-Endpointkit-Has-More"} {
-		if ok.Headers[h] == nil {
-			t.Errorf("no header %s", h)
-		}
+		assert.NotNil(t, ok.Headers[h], "no header %s", h)
 	}
 
 	// An insight answers JSON only.
 	ins := endpoint.RunSchema{Name: "daily", Kind: endpoint.KindTrends, Version: 1, IsCurrent: true, Columns: []string{}, Types: []string{}}
 	d, validate = load(t, openapi.Document(ins, openapi.Options{Path: path, Formats: formats}))
-	if err := validate(`{"format": "csv"}`); err == nil {
-		t.Error("an insight's document accepts format csv")
-	}
-	if err := validate(`{"format": "json"}`); err != nil {
-		t.Errorf("an insight's document refuses format json: %v", err)
-	}
-	if len(d.Paths.Find(path).Post.Responses.Value("200").Value.Content) != 1 {
-		t.Error("an insight answers JSON only")
-	}
+	assert.Error(t, validate(`{"format": "csv"}`), "an insight's document accepts format csv")
+	assert.NoError(t, validate(`{"format": "json"}`), "an insight's document refuses format json")
+	assert.Len(t, d.Paths.Find(path).Post.Responses.Value("200").Value.Content, 1, "an insight answers JSON only")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkEndpointGet measures the read that every run of an endpoint
@@ -18,17 +19,14 @@ func BenchmarkEndpointGet(b *testing.B) {
 			ctx := context.Background()
 			for i := 0; i < 100; i++ {
 				e, v := endpointFixture("p", fmt.Sprintf("endpoint_%03d", i))
-				if err := s.Endpoints().Create(ctx, e, v); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, s.Endpoints().Create(ctx, e, v))
 			}
 			st := s.Endpoints()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := st.Get(ctx, "p", "endpoint_042"); err != nil {
-					b.Fatal(err)
-				}
+				_, err := st.Get(ctx, "p", "endpoint_042")
+				require.NoError(b, err)
 			}
 		})
 	}
@@ -41,18 +39,14 @@ func BenchmarkEndpointMarkExecuted(b *testing.B) {
 			s := be.open(b)
 			ctx := context.Background()
 			e, v := endpointFixture("p", "a")
-			if err := s.Endpoints().Create(ctx, e, v); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, s.Endpoints().Create(ctx, e, v))
 			st := s.Endpoints()
 			at := t0
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
 				at = at.Add(1)
-				if err := st.MarkExecuted(ctx, "p", e.ID, at); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, st.MarkExecuted(ctx, "p", e.ID, at))
 			}
 		})
 	}
@@ -66,9 +60,7 @@ func BenchmarkVariableGetMany(b *testing.B) {
 	var ids []string
 	for i := 0; i < 50; i++ {
 		v := variableFixture(fmt.Sprintf("v%d", i))
-		if err := s.Variables().Create(ctx, "p", v); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, s.Variables().Create(ctx, "p", v))
 		if i%10 == 0 && len(ids) < 3 {
 			ids = append(ids, v.ID)
 		}
@@ -78,9 +70,8 @@ func BenchmarkVariableGetMany(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		got, err := st.GetMany(ctx, "p", ids)
-		if err != nil || len(got) != 3 {
-			b.Fatal(got, err)
-		}
+		require.NoError(b, err)
+		require.Len(b, got, 3)
 	}
 }
 
@@ -130,18 +121,14 @@ func benchmarkRunLogAppendBatch(b *testing.B, batch int) {
 	// Fill every endpoint's log past its bound, so that pruning runs.
 	for range 6 * 1024 / batch {
 		next()
-		if err := l.AppendBatch(ctx, entries); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, l.AppendBatch(ctx, entries))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	batches, cpu := 0, processCPU()
 	for b.Loop() {
 		next()
-		if err := l.AppendBatch(ctx, entries); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, l.AppendBatch(ctx, entries))
 		batches++
 	}
 	cpu = processCPU() - cpu
@@ -150,12 +137,9 @@ func benchmarkRunLogAppendBatch(b *testing.B, batch int) {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(batches*batch), "cpu-ns/entry")
 	}
 	var kept int
-	if err := s.db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&kept); err != nil {
-		b.Fatal(err)
-	}
-	if limit := 4 * (driver.DefaultLogMaxPerEndpoint + max(logPruneEvery, driver.DefaultLogMaxPerEndpoint/logPruneSlack) + batch); kept > limit {
-		b.Fatalf("%d rows kept, want at most %d: pruning fell behind", kept, limit)
-	}
+	require.NoError(b, s.db.QueryRow(`SELECT COUNT(*) FROM `+runLogTable).Scan(&kept))
+	limit := 4 * (driver.DefaultLogMaxPerEndpoint + max(logPruneEvery, driver.DefaultLogMaxPerEndpoint/logPruneSlack) + batch)
+	require.LessOrEqual(b, kept, limit)
 }
 
 // BenchmarkRunLogList measures a page of an endpoint's log (100 entries)
@@ -173,15 +157,12 @@ func BenchmarkRunLogList(b *testing.B) {
 			at = at.Add(time.Microsecond)
 			entries[i] = runLogBenchEntry(at, i)
 		}
-		if err := l.AppendBatch(ctx, entries); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, l.AppendBatch(ctx, entries))
 	}
 	id := entries[0].EndpointID
 	all, _, err := l.List(ctx, "1", id, driver.LogPage{Limit: 1000})
-	if err != nil || len(all) != driver.DefaultLogMaxPerEndpoint {
-		b.Fatalf("%d entries listed, %v", len(all), err)
-	}
+	require.NoError(b, err)
+	require.Len(b, all, driver.DefaultLogMaxPerEndpoint)
 	for _, c := range []struct {
 		name   string
 		before string
@@ -190,9 +171,8 @@ func BenchmarkRunLogList(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				page, _, err := l.List(ctx, "1", id, driver.LogPage{Limit: 100, Before: c.before})
-				if err != nil || len(page) == 0 {
-					b.Fatal(len(page), err)
-				}
+				require.NoError(b, err)
+				require.NotEmpty(b, page)
 			}
 		})
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // outcomes counts what concurrent calls returned.
@@ -52,21 +54,16 @@ func TestEndpointsConcurrently(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if v := creates.errs; !(len(v) == 0) {
-			t.Errorf("creates.errs = %v, want it empty", v)
-		}
-		if got, want := creates.ok, 1; got != want {
-			t.Errorf("creates.ok = %v, want %v", got, want)
-		}
+		v := creates.errs
+		assert.True(t, (len(v) == 0), "creates.errs = %v, want it empty", v)
+		assert.Equal(t, 1, creates.ok)
 		if got, want := creates.conflicts, workers-1; got != want {
 			t.Errorf("creates.conflicts = %v, want %v", got, want)
 		}
 
 		// Racing updates from the same read: one new version wins.
 		base, err := st.Get(ctx, "p", "contested")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		var updates outcomes
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
@@ -80,19 +77,13 @@ func TestEndpointsConcurrently(t *testing.T) {
 		if v := updates.errs; !(len(v) == 0) {
 			t.Errorf("updates.errs = %v, want it empty", v)
 		}
-		if got, want := updates.ok, 1; got != want {
-			t.Errorf("updates.ok = %v, want %v", got, want)
-		}
+		assert.Equal(t, 1, updates.ok)
 		if got, want := updates.conflicts, workers-1; got != want {
 			t.Errorf("updates.conflicts = %v, want %v", got, want)
 		}
 		vs, err := st.Versions(ctx, "p", base.ID)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got := len(vs); got != 2 {
-			t.Errorf("len(vs) = %d, want %d: %v", got, 2, vs)
-		}
+		require.NoError(t, err)
+		assert.Len(t, vs, 2)
 
 		// Runs recorded while the endpoint is read and edited: none fails,
 		// and the latest run time stays.
@@ -117,9 +108,7 @@ func TestEndpointsConcurrently(t *testing.T) {
 			t.Errorf("mixed.errs = %v, want it empty", v)
 		}
 		got, err := st.Get(ctx, "p", "contested")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		if got, want := *got.LastExecutedAt, latest; !reflect.DeepEqual(got, want) {
 			t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
 		}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
 	"testing"
 )
 
@@ -29,9 +30,8 @@ func TestIsUniqueViolation(t *testing.T) {
 		{errors.New("no such table: endpointkit_endpoints"), false},
 	}
 	for _, tt := range tests {
-		if got, want := isUniqueViolation(tt.err), tt.want; got != want {
-			t.Errorf("%v: isUniqueViolation(tt.err) = %v, want %v", tt.err, got, want)
-		}
+		got, want := isUniqueViolation(tt.err), tt.want
+		assert.Equal(t, want, got, "%v: isUniqueViolation(tt.err)", tt.err)
 	}
 }
 
@@ -45,8 +45,7 @@ func TestIsBusy(t *testing.T) {
 		{errors.New("UNIQUE constraint failed: t.a"), false},
 	}
 	for _, tt := range tests {
-		if got, want := isBusy(tt.err), tt.want; got != want {
-			t.Errorf("%v: isBusy(tt.err) = %v, want %v", tt.err, got, want)
-		}
+		got, want := isBusy(tt.err), tt.want
+		assert.Equal(t, want, got, "%v: isBusy(tt.err)", tt.err)
 	}
 }

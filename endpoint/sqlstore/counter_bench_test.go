@@ -8,6 +8,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkCounterTake is the cost of counting one run in a budget (one
@@ -25,9 +26,8 @@ func BenchmarkCounterTake(b *testing.B) {
 		ctx := context.Background()
 		i := 0
 		for b.Loop() {
-			if _, err := c.Take(ctx, keys[i%len(keys)], 1<<40, time.Minute); err != nil {
-				b.Fatal(err)
-			}
+			_, err := c.Take(ctx, keys[i%len(keys)], 1<<40, time.Minute)
+			require.NoError(b, err)
 			i++
 		}
 	}

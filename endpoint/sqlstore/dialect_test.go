@@ -1,11 +1,10 @@
 package sqlstore
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestRebind(t *testing.T) {
@@ -19,9 +18,8 @@ func TestRebind(t *testing.T) {
 		{engine.PostgreSQL, `SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)`},
 	}
 	for _, tt := range tests {
-		if got, want := rebind(tt.dialect, q), tt.want; got != want {
-			t.Errorf("%v: rebind(tt.dialect, q) = %q, want %q", tt.dialect, got, want)
-		}
+		got, want := rebind(tt.dialect, q), tt.want
+		assert.Equal(t, want, got, "%v: rebind(tt.dialect, q)", tt.dialect)
 	}
 }
 
@@ -35,19 +33,15 @@ func TestDialectSpecificSchema(t *testing.T) {
 		{engine.MySQL, "VARBINARY(255)", "MEDIUMTEXT", "ORDER BY name"},
 	}
 	for _, tt := range tests {
-		if got, want := tt.dialect.KeyType(), tt.key; got != want {
-			t.Errorf("tt.dialect.KeyType() = %q, want %q", got, want)
-		}
+		got, want := tt.dialect.KeyType(), tt.key
+		assert.Equal(t, want, got, "tt.dialect.KeyType()")
 		if got, want := tt.dialect.LongTextType(), tt.text; got != want {
 			t.Errorf("tt.dialect.LongTextType() = %q, want %q", got, want)
 		}
-		if s, sub := newStatements(tt.dialect).epList, tt.list; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		s, sub := newStatements(tt.dialect).epList, tt.list
+		assert.Contains(t, s, sub)
 		for _, stmt := range migrations(tt.dialect)[0] {
-			if s, sub := stmt, "_T "; strings.Contains(s, sub) {
-				t.Errorf("an unreplaced type name: %q contains %q", s, sub)
-			}
+			assert.NotContains(t, stmt, "_T ", "an unreplaced type name")
 		}
 	}
 }
@@ -55,15 +49,9 @@ func TestDialectSpecificSchema(t *testing.T) {
 func TestNewRejectsUnsupportedDialect(t *testing.T) {
 	db := openMemory(t).db
 	_, err := New(db, engine.ClickHouse)
-	if err := err; !errors.Is(err, ErrEngine) {
-		t.Errorf("error %v is not %v", err, ErrEngine)
-	}
+	assert.ErrorIs(t, err, ErrEngine)
 	_, err = New(db, nil)
-	if err := err; !errors.Is(err, ErrEngine) {
-		t.Errorf("error %v is not %v", err, ErrEngine)
-	}
+	assert.ErrorIs(t, err, ErrEngine)
 	_, err = New(nil, engine.SQLite)
-	if err == nil {
-		t.Errorf("got no error, want one")
-	}
+	assert.Error(t, err)
 }

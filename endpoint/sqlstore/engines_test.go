@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	varstoretest "github.com/endpointkit/endpointkit/variable/storetest"
+	"github.com/stretchr/testify/require"
 )
 
 // engines are the real servers the store's conformance suites run on, each
@@ -31,12 +32,8 @@ var engines = []struct {
 func openEngine(t testing.TB, d engine.Engine, open func(testing.TB) *sql.DB) *Store {
 	t.Helper()
 	s, err := New(open(t), d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatalf("Migrate on %s: %v", d.Name(), err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(context.Background()), "Migrate on %s", d.Name())
 	return s
 }
 

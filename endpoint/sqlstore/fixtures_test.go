@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"encoding/json"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,9 +71,4 @@ func nextVersion(e driver.Endpoint, sql string) (driver.Endpoint, *driver.Versio
 	e.VersionsCount++
 	e.UpdatedAt = e.UpdatedAt.Add(time.Hour)
 	return e, &driver.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: sqlQuery(sql), CreatedAt: e.UpdatedAt}
-}
-
-// sortByName sorts es as List must return them: by name, byte order.
-func sortByName(es []driver.Endpoint) {
-	slices.SortFunc(es, func(a, b driver.Endpoint) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzQueryRoundTrip checks that any query text and insight bytes come
@@ -23,29 +24,21 @@ func FuzzQueryRoundTrip(f *testing.F) {
 		text, err := marshalQuery(in)
 		valid := validUTF8(kind) && validUTF8(sql) && (code == "" || validUTF8(code) && validUTF8(value))
 		if !valid {
-			if err == nil {
-				t.Fatalf("marshalQuery took text that is not UTF-8")
-			}
+			require.Error(t, err, "marshalQuery took text that is not UTF-8")
 			return
 		}
-		if err != nil {
-			t.Fatalf("marshalQuery: %v", err)
-		}
+		require.NoError(t, err, "marshalQuery")
 		out, err := unmarshalQuery(text)
-		if err != nil {
-			t.Fatalf("unmarshalQuery(%q): %v", text, err)
-		}
-		if string(out.Insight) != string(insight) || (out.Insight == nil) != (insight == nil) {
-			t.Fatalf("insight %q came back as %q", insight, out.Insight)
-		}
-		if out.Kind != kind || out.SQL != sql {
-			t.Fatalf("kind/sql %q %q came back as %q %q", kind, sql, out.Kind, out.SQL)
-		}
+		require.NoError(t, err, "unmarshalQuery(%q)", text)
+		require.Equal(t, string(insight), string(out.Insight), "insight %q came back as %q", insight, out.Insight)
+		require.Equal(t, insight == nil, out.Insight == nil, "insight %q came back as %q", insight, out.Insight)
+		require.Equal(t, kind, out.Kind, "kind/sql")
+		require.Equal(t, sql, out.SQL, "kind/sql")
 		if code != "" {
 			ref := out.Variables[code]
-			if ref.CodeName != code || ref.VariableID != code || string(ref.Value) != value {
-				t.Fatalf("variable %q=%q came back as %+v", code, value, ref)
-			}
+			require.Equal(t, code, ref.CodeName, "variable %q=%q came back as %+v", code, value, ref)
+			require.Equal(t, code, ref.VariableID, "variable %q=%q came back as %+v", code, value, ref)
+			require.Equal(t, value, string(ref.Value), "variable %q=%q came back as %+v", code, value, ref)
 		}
 	})
 }
@@ -55,9 +48,7 @@ func FuzzQueryRoundTrip(f *testing.F) {
 func FuzzUnmarshalValue(f *testing.F) {
 	for _, v := range []any{nil, "x", int64(1), 2.5, []string{"a"}, []any{map[string]any{"a": true}}} {
 		text, err := marshalValue(v)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(text)
 	}
 	f.Add(`{"t":"slice","v":null}`)

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,8 @@ import (
 	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKeyStoreConformance(t *testing.T) {
@@ -45,13 +46,9 @@ func TestKeysStoredHashed(t *testing.T) {
 		Prefix: secret[:12], Hash: sha256.Sum256([]byte(secret)),
 		Scopes: []string{"endpoint:read"}, CreatedAt: time.Unix(1700000000, 0).UTC(),
 	}
-	if err := s.Keys().CreateKey(context.Background(), k); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Keys().CreateKey(context.Background(), k))
 	rows, err := s.db.Query(`SELECT ` + keyColumns + ` FROM ` + keysTable)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
@@ -61,9 +58,7 @@ func TestKeysStoredHashed(t *testing.T) {
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(ptrs...))
 		var all strings.Builder
 		for _, v := range vals {
 			switch v := v.(type) {
@@ -73,16 +68,10 @@ func TestKeysStoredHashed(t *testing.T) {
 				all.WriteString(string(v) + "\x00")
 			}
 		}
-		if strings.Contains(all.String(), secret[12:20]) {
-			t.Errorf("the raw row holds part of the secret beyond its prefix: %q", all.String())
-		}
-		if !strings.Contains(all.String(), hex.EncodeToString(k.Hash[:])) {
-			t.Errorf("the raw row does not hold the secret's SHA-256: %q", all.String())
-		}
+		assert.NotContains(t, all.String(), secret[12:20], "the raw row holds part of the secret beyond its prefix")
+		assert.Contains(t, all.String(), hex.EncodeToString(k.Hash[:]), "the raw row does not hold the secret's SHA-256")
 	}
-	if n != 1 {
-		t.Fatalf("%d rows in %s, want 1", n, keysTable)
-	}
+	require.Equal(t, 1, n, "%d rows in %s, want 1", n, keysTable)
 }
 
 // TestMigrateFromVersion3: a run log entry written at version 3 reads back
@@ -91,12 +80,7 @@ func TestKeysStoredHashed(t *testing.T) {
 func TestMigrateFromVersion3(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "cut short"}[cut], func(t *testing.T) {
-			db, err := sql.Open("sqlite", ":memory:")
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			db.SetMaxOpenConns(1)
-			t.Cleanup(func() { db.Close() })
+			db := testdb.SQLite(t)
 			stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
 			for v, m := range migrations(engine.SQLite)[:3] {
 				stmts = append(stmts, m...)
@@ -108,48 +92,26 @@ func TestMigrateFromVersion3(t *testing.T) {
 			}
 			for _, s := range stmts {
 				_, err := db.Exec(s)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", s, err)
-				}
+				require.NoError(t, err, "%v", s)
 			}
 			s, err := New(db, engine.SQLite)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
-				t.Errorf("schemaVersions(t, db) = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			require.NoError(t, s.Migrate(context.Background()))
+			got, want := schemaVersions(t, db), allVersions()
+			assert.Equal(t, want, got, "schemaVersions(t, db)")
 			log := s.RunLog(RunLogOptions{MaxAge: 100 * 365 * 24 * time.Hour})
-			if err := (log.Append(context.Background(), driver.RunLogEntry{ExecutionID: "new", ProjectID: "1", EndpointID: "e1",
-				At: time.Unix(1700000001, 0), Status: 200, KeyID: "11111111-1111-4111-8111-111111111111"})); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, log.Append(context.Background(), driver.RunLogEntry{ExecutionID: "new", ProjectID: "1", EndpointID: "e1",
+				At: time.Unix(1700000001, 0), Status: 200, KeyID: "11111111-1111-4111-8111-111111111111"}))
 			list, _, err := log.List(context.Background(), "1", "e1", driver.LogPage{Limit: 10})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got := len(list); got != 2 {
-				t.Fatalf("len(list) = %d, want %d: %v", got, 2, list)
-			}
-			if got, want := list[0].ExecutionID, "new"; got != want {
-				t.Errorf("list[0].ExecutionID = %q, want %q", got, want)
-			}
-			if got, want := list[0].KeyID, "11111111-1111-4111-8111-111111111111"; got != want {
-				t.Errorf("list[0].KeyID = %q, want %q", got, want)
-			}
-			if got, want := list[1].ExecutionID, "old"; got != want {
-				t.Errorf("list[1].ExecutionID = %q, want %q", got, want)
-			}
-			if v := list[1].KeyID; !(v == "") {
-				t.Errorf("list[1].KeyID = %v, want it empty", v)
-			}
+			require.NoError(t, err)
+			require.Len(t, list, 2)
+			assert.Equal(t, "new", list[0].ExecutionID)
+			assert.Equal(t, "11111111-1111-4111-8111-111111111111", list[0].KeyID)
+			assert.Equal(t, "old", list[1].ExecutionID)
+			v := list[1].KeyID
+			assert.True(t, (v == ""), "list[1].KeyID = %v, want it empty", v)
 			var col sql.NullString
-			if err := db.QueryRow(`SELECT key_id FROM ` + runLogTable + ` WHERE seq <> 1`).Scan(&col); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, db.QueryRow(`SELECT key_id FROM `+runLogTable+` WHERE seq <> 1`).Scan(&col))
 			if got, want := col.String, "11111111-1111-4111-8111-111111111111"; got != want {
 				t.Errorf("the key id has a column of its own: col.String = %q, want %q", got, want)
 			}

@@ -2,62 +2,41 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
 func TestClose(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
-	if err := s.Variables().Create(ctx, "p", variableFixture("a")); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Variables().Create(ctx, "p", variableFixture("a")))
 	_, err := s.Variables().Get(ctx, "p", variableFixture("a").ID)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("a second Close is harmless: unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "a second Close is harmless")
 	_, err = s.Variables().Get(ctx, "p", variableFixture("a").ID)
-	if err := err; !errors.Is(err, ErrClosed) {
-		t.Errorf("error %v is not %v", err, ErrClosed)
-	}
+	assert.ErrorIs(t, err, ErrClosed)
 	_, err = s.Endpoints().List(ctx, "p")
-	if err := err; !errors.Is(err, ErrClosed) {
-		t.Errorf("error %v is not %v", err, ErrClosed)
-	}
-	if err := s.Variables().Create(ctx, "p", variableFixture("b")); !errors.Is(err, ErrClosed) {
-		t.Errorf("error %v is not %v", err, ErrClosed)
-	}
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, s.Variables().Create(ctx, "p", variableFixture("b")), ErrClosed)
 	// The database itself stays open: it belongs to the caller.
-	if err := s.db.Ping(); err != nil {
-		t.Errorf("unexpected error: %v", err)
-	}
+	assert.NoError(t, s.db.Ping())
 }
 
 func TestPreparedStatementsAreReused(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	e, v := endpointFixture("p", "a")
-	if err := s.Endpoints().Create(ctx, e, v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Create(ctx, e, v))
 	for i := 0; i < 3; i++ {
 		_, err := s.Endpoints().Get(ctx, "p", "a")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	s.prep.mu.Lock()
 	defer s.prep.mu.Unlock()
-	if got := len(s.prep.stmts); got != 1 {
-		t.Errorf("one statement for three reads: len(s.prep.stmts) = %d, want %d: %v", got, 1, s.prep.stmts)
-	}
-	if _, ok := s.prep.stmts[s.q.epGet]; !ok {
-		t.Errorf("no key %v in %v", s.q.epGet, s.prep.stmts)
-	}
+	got := len(s.prep.stmts)
+	assert.Equal(t, 1, got, "one statement for three reads: len(s.prep.stmts) = %d, want %d: %v", got, 1, s.prep.stmts)
+	_, ok := s.prep.stmts[s.q.epGet]
+	assert.True(t, ok, "no key %v in %v", s.q.epGet, s.prep.stmts)
 }

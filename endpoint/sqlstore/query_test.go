@@ -2,11 +2,11 @@ package sqlstore
 
 import (
 	"encoding/json"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestQueryRoundTrip(t *testing.T) {
@@ -40,16 +40,10 @@ func TestQueryRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := marshalQuery(tt.in)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			got, err := unmarshalQuery(text)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := got, tt.in; !reflect.DeepEqual(got, want) {
-				t.Errorf("got = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.in, got)
 		})
 	}
 }
@@ -58,39 +52,25 @@ func TestQueryStoredTextIsReadableJSON(t *testing.T) {
 	text, err := marshalQuery(driver.Query{
 		Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery"}`),
 	})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := text, (`{"kind":"TrendsQuery","insight":{"kind":"TrendsQuery"}}`); got != want {
-		t.Errorf("text = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `{"kind":"TrendsQuery","insight":{"kind":"TrendsQuery"}}`, text)
 }
 
 func TestQueryReadDoesNotAlias(t *testing.T) {
 	text, err := marshalQuery(driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"a":1}`)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	a, err := unmarshalQuery(text)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	b, err := unmarshalQuery(text)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	a.Insight[1] = 'X'
-	if got, want := string(b.Insight), (`{"a":1}`); got != want {
-		t.Errorf("string(b.Insight) = %q, want %q", got, want)
-	}
+	assert.Equal(t, `{"a":1}`, string(b.Insight))
 }
 
 func TestQueryDecodeErrors(t *testing.T) {
 	for _, text := range []string{``, `[]`, `{"variables":{"a":{"value":{"t":"alien"}}}}`} {
 		_, err := unmarshalQuery(text)
-		if err == nil {
-			t.Errorf("%s: got no error, want one", text)
-		}
+		assert.Error(t, err, "%s: got no error, want one", text)
 	}
 }
 
@@ -115,28 +95,17 @@ func TestQueryReadsLegacyTestValues(t *testing.T) {
 	} {
 		text := `{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"a":{"variableId":"a","code_name":"x","value":` + tt.stored + `}}}`
 		q, err := unmarshalQuery(text)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", tt.stored, err)
-		}
+		require.NoError(t, err, "%v", tt.stored)
 		ref := q.Variables["a"]
-		if got, want := ref, (driver.VariableRef{VariableID: "a", CodeName: "x", Value: jsonOrNil(tt.want)}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: ref = %+v, want %+v", tt.stored, got, want)
-		}
+		got, want := ref, (driver.VariableRef{VariableID: "a", CodeName: "x", Value: jsonOrNil(tt.want)})
+		assert.Equal(t, want, got, "%v: ref", tt.stored)
 		// Written again, the row holds the new form, which reads the same.
 		again, err := marshalQuery(q)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := again, `"t":`; strings.Contains(s, sub) {
-			t.Errorf("%q contains %q", s, sub)
-		}
+		require.NoError(t, err)
+		assert.NotContains(t, again, `"t":`)
 		back, err := unmarshalQuery(again)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := back, q; !reflect.DeepEqual(got, want) {
-			t.Errorf("back = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, q, back)
 	}
 }
 

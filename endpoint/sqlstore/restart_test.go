@@ -2,13 +2,14 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // snapshot is everything a store holds for some projects.
@@ -24,20 +25,14 @@ func takeSnapshot(t *testing.T, s *Store, projects ...string) snapshot {
 	snap := snapshot{map[string][]variable.Variable{}, map[string][]driver.Endpoint{}, map[string][]driver.Version{}}
 	for _, p := range projects {
 		vars, err := s.Variables().List(ctx, p)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		snap.variables[p] = vars
 		eps, err := s.Endpoints().List(ctx, p)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		snap.endpoints[p] = eps
 		for _, e := range eps {
 			vs, err := s.Endpoints().Versions(ctx, p, e.ID)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			snap.versions[p+"/"+e.ID] = vs
 		}
 	}
@@ -56,37 +51,25 @@ func TestRestartLosesNothing(t *testing.T) {
 	for code, def := range defaults {
 		v := variableFixture(code)
 		v.DefaultValue = def
-		if err := s.Variables().Create(ctx, "1", v); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, s.Variables().Create(ctx, "1", v))
 	}
 	other := variableFixture("s")
-	if err := s.Variables().Create(ctx, "2", other); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Variables().Create(ctx, "2", other))
 
 	// Endpoints with several versions, a SQL one and an insight one.
 	sqlE, first := endpointFixture("1", "sql_endpoint")
-	if err := s.Endpoints().Create(ctx, sqlE, first); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Create(ctx, sqlE, first))
 	for i, q := range []string{"SELECT 2", "SELECT 3 WHERE a = {variables.event}"} {
 		next, v := nextVersion(sqlE, q)
-		if err := s.Endpoints().Update(ctx, next, v); err != nil {
-			t.Fatalf("version %d: unexpected error: %v", i+2, err)
-		}
+		require.NoError(t, s.Endpoints().Update(ctx, next, v), "version %d", i+2)
 		sqlE = next
 	}
-	if err := s.Endpoints().MarkExecuted(ctx, "1", sqlE.ID, t0.Add(48*time.Hour)); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().MarkExecuted(ctx, "1", sqlE.ID, t0.Add(48*time.Hour)))
 	ins, insFirst := endpointFixture("2", "trend")
 	ins.Query = driver.Query{Kind: driver.KindTrends, Insight: []byte(`{"kind":"TrendsQuery","series":[]}`)}
 	insFirst.Query = ins.Query
 	ins.LastExecutedAt = nil
-	if err := s.Endpoints().Create(ctx, ins, insFirst); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Create(ctx, ins, insFirst))
 
 	before := takeSnapshot(t, s, "1", "2")
 	if v := before.variables["1"]; len(v) != len(defaults) {
@@ -95,38 +78,25 @@ func TestRestartLosesNothing(t *testing.T) {
 	if v := before.versions["1/"+sqlE.ID]; len(v) != 3 {
 		t.Fatalf("len = %d, want %d: %v", len(v), 3, v)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, db.Close())
 
 	reopened, _ := openFile(t, path)
 	after := takeSnapshot(t, reopened, "1", "2")
-	if got, want := after, before; !reflect.DeepEqual(got, want) {
-		t.Errorf("after = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, before, after)
 	for _, v := range after.variables["1"] {
-		if got, want := v.DefaultValue, defaults[v.CodeName]; !reflect.DeepEqual(got, want) {
-			t.Errorf("default of %s keeps its Go type: v.DefaultValue = %+v, want %+v", v.CodeName, got, want)
-		}
+		got, want := v.DefaultValue, defaults[v.CodeName]
+		assert.Equal(t, want, got, "default of %s keeps its Go type: v.DefaultValue", v.CodeName)
 	}
 	got, err := reopened.Endpoints().Get(ctx, "1", "sql_endpoint")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := *got.LastExecutedAt, t0.Add(48*time.Hour); !reflect.DeepEqual(got, want) {
 		t.Errorf("*got.LastExecutedAt = %+v, want %+v", got, want)
 	}
-	if got, want := got.CurrentVersion, 3; got != want {
-		t.Errorf("got.CurrentVersion = %v, want %v", got, want)
-	}
+	assert.Equal(t, 3, got.CurrentVersion)
 
 	// The reopened store goes on from where the first one stopped.
 	next, v := nextVersion(got, "SELECT 4")
-	if err := reopened.Endpoints().Update(ctx, next, v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, reopened.Endpoints().Update(ctx, next, v))
 	stale, staleV := nextVersion(sqlE, "SELECT stale")
-	if err := reopened.Endpoints().Update(ctx, stale, staleV); !errors.Is(err, driver.ErrConflict) {
-		t.Errorf("error %v is not %v", err, driver.ErrConflict)
-	}
+	assert.ErrorIs(t, reopened.Endpoints().Update(ctx, stale, staleV), driver.ErrConflict)
 }

@@ -2,11 +2,12 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDamagedRowsGiveErrors writes rows the store could not have written
@@ -28,27 +29,17 @@ func TestDamagedRowsGiveErrors(t *testing.T) {
 			s := openMemory(t)
 			ctx := context.Background()
 			e, v := endpointFixture("p", "a")
-			if err := s.Endpoints().Create(ctx, e, v); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, s.Endpoints().Create(ctx, e, v))
 			_, err := s.db.ExecContext(ctx, `UPDATE `+endpointsTable+` SET `+tt.column+` = ?`, tt.value)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			_, err = s.Endpoints().Get(ctx, "p", "a")
-			if err == nil {
-				t.Fatalf("got no error, want one")
-			}
+			require.Error(t, err)
 			if s, sub := err.Error(), tt.want; !strings.Contains(s, sub) {
 				t.Errorf("%q does not contain %q", s, sub)
 			}
-			if err := err; errors.Is(err, driver.ErrNotFound) {
-				t.Errorf("error %v is %v", err, driver.ErrNotFound)
-			}
+			assert.NotErrorIs(t, err, driver.ErrNotFound)
 			_, err = s.Endpoints().List(ctx, "p")
-			if err == nil {
-				t.Errorf("got no error, want one")
-			}
+			assert.Error(t, err)
 		})
 	}
 }
@@ -57,42 +48,24 @@ func TestDamagedVersionAndVariableRows(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	e, v := endpointFixture("p", "a")
-	if err := s.Endpoints().Create(ctx, e, v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := s.Variables().Create(ctx, "p", variableFixture("x")); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Create(ctx, e, v))
+	require.NoError(t, s.Variables().Create(ctx, "p", variableFixture("x")))
 
 	_, err := s.db.ExecContext(ctx, `UPDATE `+versionsTable+` SET created_at = 'then'`)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = s.Endpoints().Version(ctx, "p", e.ID, 1)
-	if err := err; err == nil || !strings.Contains(err.Error(), "created_at") {
-		t.Errorf("error %v does not contain %q", err, "created_at")
-	}
+	assert.ErrorContains(t, err, "created_at")
 	_, err = s.Endpoints().Versions(ctx, "p", e.ID)
-	if err := err; err == nil || !strings.Contains(err.Error(), "created_at") {
-		t.Errorf("error %v does not contain %q", err, "created_at")
-	}
+	assert.ErrorContains(t, err, "created_at")
 
 	_, err = s.db.ExecContext(ctx, `UPDATE `+variablesTable+` SET default_value = '{'`)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = s.Variables().Get(ctx, "p", variableFixture("x").ID)
-	if err := err; err == nil || !strings.Contains(err.Error(), "default_value") {
-		t.Errorf("error %v does not contain %q", err, "default_value")
-	}
+	assert.ErrorContains(t, err, "default_value")
 	_, err = s.db.ExecContext(ctx, `UPDATE `+variablesTable+` SET default_value = '{"t":"nil"}', list_values = '[1]'`)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = s.Variables().List(ctx, "p")
-	if err := err; err == nil || !strings.Contains(err.Error(), "values") {
-		t.Errorf("error %v does not contain %q", err, "values")
-	}
+	assert.ErrorContains(t, err, "values")
 }
 
 // TestLegacyTestValueRows: a row written before test values were kept as
@@ -102,51 +75,27 @@ func TestLegacyTestValueRows(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	e, v := endpointFixture("p", "a")
-	if err := s.Endpoints().Create(ctx, e, v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Create(ctx, e, v))
 	legacy := `{"kind":"HogQLQuery","query":"SELECT {variables.x}","variables":{"a":{"variableId":"a","code_name":"x","value":{"t":"slice","a":[{"t":"string","v":"US"},{"t":"number","v":"2.50"}]}}}}`
 	_, err := s.db.ExecContext(ctx, `UPDATE `+endpointsTable+` SET query_json = ?`, legacy)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = s.db.ExecContext(ctx, `UPDATE `+versionsTable+` SET query_json = ?`, legacy)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 
 	want := `["US",2.50]`
 	got, err := s.Endpoints().Get(ctx, "p", "a")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := string(got.Query.Variables["a"].Value), want; got != want {
-		t.Errorf("string(got.Query.Variables[\"a\"].Value) = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got.Query.Variables["a"].Value))
 	one, err := s.Endpoints().Version(ctx, "p", e.ID, 1)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := string(one.Query.Variables["a"].Value), want; got != want {
-		t.Errorf("string(one.Query.Variables[\"a\"].Value) = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, string(one.Query.Variables["a"].Value))
 
 	got.Description = "written again"
-	if err := s.Endpoints().Update(ctx, got, nil); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Update(ctx, got, nil))
 	again, err := s.Endpoints().Get(ctx, "p", "a")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := string(again.Query.Variables["a"].Value), want; got != want {
-		t.Errorf("string(again.Query.Variables[\"a\"].Value) = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, string(again.Query.Variables["a"].Value))
 	var text string
-	if err := s.db.QueryRowContext(ctx, `SELECT query_json FROM `+endpointsTable).Scan(&text); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s, sub := text, `"test_value":"[\"US\",2.50]"`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT query_json FROM `+endpointsTable).Scan(&text))
+	assert.Contains(t, text, `"test_value":"[\"US\",2.50]"`)
 }

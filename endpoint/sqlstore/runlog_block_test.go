@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -17,6 +15,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // logModel is what a run log must list: every entry appended, newest
@@ -41,9 +41,7 @@ func listAll(t *testing.T, l driver.RunLog, project, id string, limit int) []dri
 	before := ""
 	for range 10000 {
 		page, next, err := l.List(context.Background(), project, id, driver.LogPage{Limit: limit, Before: before})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out = append(out, page...)
 		if next == "" {
 			return out
@@ -68,9 +66,7 @@ func keysOf(es []driver.RunLogEntry) string {
 func appendRecorded(t *testing.T, l *runLog, batch []driver.RunLogEntry) []driver.RunLogEntry {
 	t.Helper()
 	first := l.seq.Load()
-	if err := l.AppendBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.AppendBatch(context.Background(), batch))
 	out := slices.Clone(batch)
 	for i := range out {
 		out[i].Seq = l.seqHigh | (first+uint64(i)+1)&(1<<48-1)
@@ -116,9 +112,7 @@ func TestRunLogBlocksOverlap(t *testing.T) {
 				want := keysOf(logModel(all, project, id, opts.MaxPerEndpoint))
 				for _, limit := range []int{1, 7, 50, 1000} {
 					for _, l := range logs {
-						if got := keysOf(listAll(t, l, project, id, limit)); got != want {
-							t.Fatalf("round %d, %s/%s, pages of %d:\n%s\nwant\n%s", round, project, id, limit, got, want)
-						}
+						require.Equal(t, want, keysOf(listAll(t, l, project, id, limit)), "round %d, %s/%s, pages of %d", round, project, id, limit)
 					}
 				}
 			}
@@ -129,23 +123,13 @@ func TestRunLogBlocksOverlap(t *testing.T) {
 	for _, project := range []string{"1", "2"} {
 		for _, id := range []string{"a", "b"} {
 			p, err := logs[0].pruning(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := logs[0].prune(context.Background(), p, dueSet{endpoints: [][2]string{{project, id}}}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, logs[0].prune(context.Background(), p, dueSet{endpoints: [][2]string{{project, id}}}))
 			want := logModel(all, project, id, opts.MaxPerEndpoint)
-			if got := keysOf(listAll(t, logs[1], project, id, 13)); got != keysOf(want) {
-				t.Fatalf("%s/%s after pruning:\n%s\nwant\n%s", project, id, got, keysOf(want))
-			}
+			require.Equal(t, keysOf(want), keysOf(listAll(t, logs[1], project, id, 13)), "%s/%s after pruning", project, id)
 			var stored int
-			if err := s.db.QueryRow(`SELECT COALESCE(SUM(entries), 0) FROM `+runLogTable+` WHERE project = ? AND endpoint_id = ?`, project, id).Scan(&stored); err != nil {
-				t.Fatal(err)
-			}
-			if stored >= len(logModel(all, project, id, 1<<30)) {
-				t.Errorf("%s/%s: pruning kept all %d entries", project, id, stored)
-			}
+			require.NoError(t, s.db.QueryRow(`SELECT COALESCE(SUM(entries), 0) FROM `+runLogTable+` WHERE project = ? AND endpoint_id = ?`, project, id).Scan(&stored))
+			assert.Less(t, stored, len(logModel(all, project, id, 1<<30)), "%s/%s: pruning kept all", project, id)
 		}
 	}
 }
@@ -167,9 +151,7 @@ func TestRunLogBlockPerEndpointAndKey(t *testing.T) {
 	}
 	recorded := appendRecorded(t, l, batch)
 	rows, err := s.db.Query(`SELECT endpoint_id, key_id, at_ns, seq, entries, oldest_at_ns, oldest_seq FROM ` + runLogTable + ` ORDER BY endpoint_id, key_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	blocks := 0
 	for rows.Next() {
@@ -179,9 +161,7 @@ func TestRunLogBlockPerEndpointAndKey(t *testing.T) {
 			newest, old logKey
 			n           int
 		)
-		if err := rows.Scan(&id, &keyID, &newest.at, &newest.seq, &n, &old.at, &old.seq); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(&id, &keyID, &newest.at, &newest.seq, &n, &old.at, &old.seq))
 		var mine []driver.RunLogEntry
 		for _, e := range recorded {
 			if e.EndpointID == id && e.KeyID == keyID.String {
@@ -192,14 +172,10 @@ func TestRunLogBlockPerEndpointAndKey(t *testing.T) {
 		if n != len(m) || newest != (logKey{m[0].At.UnixNano(), int64(m[0].Seq)}) || old != (logKey{m[n-1].At.UnixNano(), int64(m[n-1].Seq)}) {
 			t.Errorf("block %s/%q: %d entries from %v to %v, want %d", id, keyID.String, n, newest, old, len(m))
 		}
-		if (keyID.String == "") == keyID.Valid {
-			t.Errorf("block %s: key_id %v, want NULL for no key", id, keyID)
-		}
+		assert.NotEqual(t, keyID.Valid, keyID.String == "", "block %s: key_id %v, want NULL for no key", id, keyID)
 		blocks++
 	}
-	if blocks != 6 {
-		t.Fatalf("%d rows, want 6 (3 endpoints, 2 keys)", blocks)
-	}
+	require.Equal(t, 6, blocks)
 }
 
 // TestRunLogCorruptBlock: a block whose text or columns do not agree is an
@@ -233,14 +209,11 @@ func TestRunLogCorruptBlock(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := openMemory(t)
 			l := s.RunLog(RunLogOptions{Now: func() time.Time { return time.Unix(0, 30) }})
-			if _, err := s.db.Exec(`INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entries, oldest_at_ns, oldest_seq, entry) VALUES ('1', 'e', 20, 2, ?, ?, ?, ?)`,
-				c.n, c.oldest.at, c.oldest.seq, c.text); err != nil {
-				t.Fatal(err)
-			}
+			_, err := s.db.Exec(`INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entries, oldest_at_ns, oldest_seq, entry) VALUES ('1', 'e', 20, 2, ?, ?, ?, ?)`,
+				c.n, c.oldest.at, c.oldest.seq, c.text)
+			require.NoError(t, err)
 			got, _, err := l.List(context.Background(), "1", "e", driver.LogPage{Limit: 10})
-			if err == nil || !strings.Contains(err.Error(), runLogTable) {
-				t.Fatalf("List = %v, %v; want an error naming %s", got, err, runLogTable)
-			}
+			require.ErrorContains(t, err, runLogTable, "List = %v", got)
 		})
 	}
 }
@@ -253,18 +226,15 @@ func FuzzRunLogBlock(f *testing.F) {
 	e := entryCases()[1]
 	e.ProjectID, e.EndpointID, e.At = "1", "a", time.Unix(0, 20)
 	_, rows, err := sc.blocks([]driver.RunLogEntry{e, e}, 0, &seq)
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	f.Add(rows[8].(string), int64(2), int64(20), int64(2), int64(20), int64(1))
 	f.Add(blockMagic+"1\t1\t{}\n", int64(1), int64(1), int64(1), int64(1), int64(1))
 	f.Add("{}", int64(1), int64(0), int64(0), int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, text string, n, at, seq, oldAt, oldSeq int64) {
 		entries, err := decodeBlock(nil, text, logKey{at, seq}, logKey{oldAt, oldSeq}, "", n)
 		if err != nil {
-			if !errors.Is(err, errCorruptBlock) || !strings.Contains(err.Error(), runLogTable) {
-				t.Fatalf("error %v does not name the table", err)
-			}
+			require.ErrorIs(t, err, errCorruptBlock)
+			require.Contains(t, err.Error(), runLogTable)
 			return
 		}
 		if int64(len(entries)) != n || entries[0].key != (logKey{at, seq}) || entries[len(entries)-1].key != (logKey{oldAt, oldSeq}) {
@@ -287,13 +257,11 @@ func openV6(t *testing.T, n int) (*sql.DB, []driver.RunLogEntry) {
 	t.Helper()
 	db, entries := openV5(t, n)
 	for _, stmt := range migrations(engine.SQLite)[5] {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
+		_, err := db.Exec(stmt)
+		require.NoError(t, err, "%s", stmt)
 	}
-	if _, err := db.Exec(`INSERT INTO ` + schemaTable + ` (version) VALUES (6)`); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec(`INSERT INTO ` + schemaTable + ` (version) VALUES (6)`)
+	require.NoError(t, err)
 	return db, entries
 }
 
@@ -303,12 +271,11 @@ func openV6(t *testing.T, n int) (*sql.DB, []driver.RunLogEntry) {
 func TestMigrateRunLogToVersion7(t *testing.T) {
 	db, entries := openV6(t, 300)
 	s := migrated(t, db)
-	if got, want := schemaVersions(t, db), allVersions(); !slices.Equal(got, want) {
-		t.Fatalf("versions %v, want %v", got, want)
-	}
-	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") || !strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(ddl), "WITHOUT ROWID")), ")") {
-		t.Fatalf("the run log after version 7: %s", ddl)
-	}
+	got, want := schemaVersions(t, db), allVersions()
+	require.True(t, slices.Equal(got, want), "versions %v, want %v", got, want)
+	ddl := runLogDDL(t, db)
+	require.Contains(t, ddl, "WITHOUT ROWID", "the run log after version 7")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(ddl), "WITHOUT ROWID")), ")"), "the run log after version 7")
 	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return runLogNow }}).(*runLog)
 	checkLog(t, l, entries)
 	var batch []driver.RunLogEntry
@@ -323,13 +290,9 @@ func TestMigrateRunLogToVersion7(t *testing.T) {
 	all := append(slices.Clone(entries), appendRecorded(t, l, batch)...)
 	for _, id := range []string{"a", "b"} {
 		want := keysOf(logModel(all, "1", id, 400))
-		if got := keysOf(listAll(t, l, "1", id, 37)); got != want {
-			t.Fatalf("List(%s) after the new batch:\n%s\nwant\n%s", id, got, want)
-		}
+		require.Equal(t, want, keysOf(listAll(t, l, "1", id, 37)), "List(%s) after the new batch", id)
 	}
-	if n := storedEntries(t, db); n >= len(all) {
-		t.Fatalf("%d entries stored of %d, want some pruned", n, len(all))
-	}
+	require.Less(t, storedEntries(t, db), len(all))
 }
 
 // TestMigrateRunLogToVersion7CutShort: on SQLite, a migration to version 7
@@ -338,28 +301,19 @@ func TestMigrateRunLogToVersion7(t *testing.T) {
 func TestMigrateRunLogToVersion7CutShort(t *testing.T) {
 	db, entries := openV6(t, 40)
 	const view = `endpointkit_test_run_log_view7`
-	if _, err := db.Exec(`CREATE VIEW ` + view + ` AS SELECT entry FROM ` + runLogTable); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec(`CREATE VIEW ` + view + ` AS SELECT entry FROM ` + runLogTable)
+	require.NoError(t, err)
 	s, err := New(db, engine.SQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if err := s.Migrate(context.Background()); err == nil || !strings.Contains(err.Error(), "version 7") {
 		t.Fatalf("Migrate with the view: %v, want the migration to version 7 to fail", err)
 	}
-	if got, want := schemaVersions(t, db), allVersions()[:6]; !slices.Equal(got, want) {
-		t.Fatalf("versions after a failed migration %v, want %v", got, want)
-	}
-	if ddl := runLogDDL(t, db); strings.Contains(ddl, "oldest_seq") {
-		t.Fatalf("the failed migration left %s", ddl)
-	}
-	if _, err := db.Exec(`DROP VIEW ` + view); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	got, want := schemaVersions(t, db), allVersions()[:6]
+	require.True(t, slices.Equal(got, want), "versions after a failed migration %v, want %v", got, want)
+	require.NotContains(t, runLogDDL(t, db), "oldest_seq", "the failed migration left")
+	_, err = db.Exec(`DROP VIEW ` + view)
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(context.Background()))
 	checkLog(t, s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}), entries)
 }
 
@@ -381,33 +335,24 @@ func TestMigrateRunLogToVersion7Rerun(t *testing.T) {
 			// Version 7 cut short after its first statement.
 			stmts = append(stmts, migrations(d)[6][0])
 			for _, stmt := range stmts {
-				if _, err := db.Exec(stmt); err != nil {
-					t.Fatalf("%s: %v", stmt, err)
-				}
+				_, err := db.Exec(stmt)
+				require.NoError(t, err, "%s", stmt)
 			}
-			if _, err := db.Exec(rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
-				"1", "a", runLogNow.UnixNano(), 1, `{"execution_id":"old","status":200}`, "k"); err != nil {
-				t.Fatal(err)
-			}
+			_, err := db.Exec(rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
+				"1", "a", runLogNow.UnixNano(), 1, `{"execution_id":"old","status":200}`, "k")
+			require.NoError(t, err)
 			s, err := New(db, e.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatalf("Migrate after a cut: %v", err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, s.Migrate(context.Background()), "Migrate after a cut")
 			l := s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }})
 			ne := driver.RunLogEntry{ExecutionID: "new", ProjectID: "1", EndpointID: "a", At: runLogNow.Add(time.Second), Status: 200}
-			if err := l.Append(context.Background(), ne); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, l.Append(context.Background(), ne))
 			got, _, err := l.List(context.Background(), "1", "a", driver.LogPage{Limit: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 2 || got[0].ExecutionID != "new" || got[1].ExecutionID != "old" || got[1].KeyID != "k" {
-				t.Fatalf("List = %+v, want new, then old with its key", got)
-			}
+			require.NoError(t, err)
+			require.Len(t, got, 2, "List")
+			require.Equal(t, "new", got[0].ExecutionID, "List")
+			require.Equal(t, "old", got[1].ExecutionID, "List")
+			require.Equal(t, "k", got[1].KeyID, "List")
 		})
 	}
 }
@@ -434,34 +379,23 @@ func FuzzRunLogBlockEntry(f *testing.F) {
 		var seq atomic.Uint64
 		n, vals, err := sc.blocks([]driver.RunLogEntry{e, e}, 1<<62, &seq)
 		jsonText, jsonErr := appendEntry(nil, e)
-		if (err == nil) != (jsonErr == nil) {
-			t.Fatalf("packing: %v; JSON form: %v", err, jsonErr)
-		}
+		require.Equal(t, jsonErr == nil, err == nil, "packing: %v; JSON form: %v", err, jsonErr)
 		if err != nil {
 			return
 		}
-		if n != 1 {
-			t.Fatalf("%d blocks of one endpoint", n)
-		}
+		require.Equal(t, 1, n)
 		newest := logKey{vals[2].(int64), vals[3].(int64)}
 		oldest := logKey{vals[5].(int64), vals[6].(int64)}
 		got, err := decodeBlock(nil, vals[8].(string), newest, oldest, "", vals[4].(int64))
-		if err != nil || len(got) != 2 {
-			t.Fatalf("decodeBlock(%q) = %d entries, %v", vals[8], len(got), err)
-		}
+		require.NoError(t, err, "decodeBlock(%q)", vals[8])
+		require.Len(t, got, 2, "decodeBlock(%q)", vals[8])
 		want := decoded(t, jsonText)
 		for _, b := range got {
 			g, err := decodeBlockEntry(b, "1", "a")
-			if err != nil {
-				t.Fatalf("decodeBlockEntry(%q): %v", b.text, err)
-			}
-			if g.At.UnixNano() != at {
-				t.Fatalf("at %d, want %d", g.At.UnixNano(), at)
-			}
+			require.NoError(t, err, "decodeBlockEntry(%q)", b.text)
+			require.Equal(t, at, g.At.UnixNano())
 			g.At, g.ProjectID, g.EndpointID, g.Seq = time.Time{}, "", "", 0
-			if !reflect.DeepEqual(g, want) {
-				t.Fatalf("packed %+v\nread back %+v\nJSON form %+v", e, g, want)
-			}
+			require.Equal(t, want, g, "packed %+v\nread back", e)
 		}
 	})
 }

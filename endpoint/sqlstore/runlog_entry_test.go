@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // entryV6Of is the stored form that versions up to 5 of this package
@@ -48,9 +50,7 @@ func entryCases() []driver.RunLogEntry {
 func decoded(t testing.TB, text []byte) driver.RunLogEntry {
 	t.Helper()
 	var r entryV6
-	if err := json.Unmarshal(text, &r); err != nil {
-		t.Fatalf("json.Unmarshal(%s): %v", text, err)
-	}
+	require.NoError(t, json.Unmarshal(text, &r), "json.Unmarshal(%s)", text)
 	e := r.entry()
 	e.At = time.Time{}
 	return e
@@ -68,31 +68,20 @@ func stored(e driver.RunLogEntry) driver.RunLogEntry {
 func TestRunLogEntryEncoding(t *testing.T) {
 	for i, e := range entryCases() {
 		text, err := appendEntry(nil, e)
-		if err != nil {
-			t.Fatalf("case %d: appendEntry: %v", i, err)
-		}
-		if !json.Valid(text) {
-			t.Fatalf("case %d: %s is not valid JSON", i, text)
-		}
+		require.NoError(t, err, "case %d: appendEntry", i)
+		require.True(t, json.Valid(text), "case %d: %s is not valid JSON", i, text)
 		old, err := json.Marshal(entryV6Of(e))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got, fromOld := decoded(t, text), decoded(t, old)
-		if !reflect.DeepEqual(got, fromOld) {
-			t.Errorf("case %d: %s decodes to %+v, json.Marshal's form %s to %+v", i, text, got, old, fromOld)
-		}
+		assert.Equal(t, fromOld, got, "case %d: %s decodes to, json.Marshal's form %s to", i, text, old)
 		if want := stored(e); !strings.Contains(e.ExecutionID+e.ErrorCode+e.TokenKeyID+e.Refresh, "\xff") && !reflect.DeepEqual(got, want) {
 			t.Errorf("case %d: %s decodes to %+v, want %+v", i, text, got, want)
 		}
-		if strings.Contains(string(text), `"at"`) {
-			t.Errorf("case %d: %s holds the instant, which at_ns holds", i, text)
-		}
+		assert.NotContains(t, string(text), `"at"`, "case %d: %s holds the instant, which at_ns holds", i, text)
 	}
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if _, err := appendEntry(nil, driver.RunLogEntry{DurationMS: f}); err == nil || !strings.Contains(err.Error(), "duration_ms") {
-			t.Errorf("appendEntry with duration %v: error %v, want one naming duration_ms", f, err)
-		}
+		_, err := appendEntry(nil, driver.RunLogEntry{DurationMS: f})
+		assert.ErrorContains(t, err, "duration_ms", "appendEntry with duration %v", f)
 	}
 }
 
@@ -108,18 +97,13 @@ func FuzzRunLogEntryEncoding(f *testing.F) {
 			Version: int(version), Status: int(status), RowsRead: &version, Token: status%2 == 0}
 		text, err := appendEntry(nil, e)
 		old, oldErr := json.Marshal(entryV6Of(e))
-		if (err != nil) != (oldErr != nil) {
-			t.Fatalf("appendEntry error %v, json.Marshal error %v", err, oldErr)
-		}
+		require.Equal(t, oldErr != nil, err != nil, "appendEntry error %v, json.Marshal error %v", err, oldErr)
 		if err != nil {
 			return
 		}
-		if !json.Valid(text) {
-			t.Fatalf("%q is not valid JSON", text)
-		}
-		if got, want := decoded(t, text), decoded(t, old); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s decodes to %+v, json.Marshal's form %s to %+v", text, got, old, want)
-		}
+		require.True(t, json.Valid(text), "%q is not valid JSON", text)
+		got, want := decoded(t, text), decoded(t, old)
+		require.Equal(t, want, got, "%s decodes to, json.Marshal's form %s to", text, old)
 	})
 }
 
@@ -156,13 +140,9 @@ func TestRunLogReadsTheOldStoredForm(t *testing.T) {
 			if strings.Contains(w.ExecutionID+w.ErrorCode+w.TokenKeyID+w.Refresh, "\xff") {
 				continue // stored with U+FFFD in its place, by either form
 			}
-			if !g.At.Equal(w.At) {
-				t.Errorf("entry %d: At %v, want %v", i, g.At, w.At)
-			}
+			assert.True(t, g.At.Equal(w.At), "entry %d: At %v, want %v", i, g.At, w.At)
 			g.At, w.At = time.Time{}, time.Time{}
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("entry %d = %+v, want %+v", i, g, w)
-			}
+			assert.Equal(t, w, g, "entry %d", i)
 		}
 	})
 }
@@ -171,16 +151,12 @@ func TestRunLogReadsTheOldStoredForm(t *testing.T) {
 func insertOldRow(t testing.TB, s *Store, e driver.RunLogEntry, seq int64) {
 	t.Helper()
 	text, err := json.Marshal(entryV6Of(e))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var keyID any
 	if e.KeyID != "" {
 		keyID = e.KeyID
 	}
 	_, err = s.db.Exec(`INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`,
 		e.ProjectID, e.EndpointID, e.At.UnixNano(), seq, string(text), keyID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }

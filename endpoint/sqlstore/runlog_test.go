@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunLogPrunesByAgeOncePerInterval: the deletion of entries older than
@@ -24,33 +26,23 @@ func TestRunLogPrunesByAgeOncePerInterval(t *testing.T) {
 		t.Helper()
 		seq++
 		e := driver.RunLogEntry{ExecutionID: "old", ProjectID: "1", EndpointID: "e", At: now.Add(-2 * time.Hour).Add(time.Duration(seq)), Status: 200}
-		if err := log.Append(ctx, e); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, log.Append(ctx, e))
 	}
 	rows := func() int {
 		t.Helper()
 		var n int
-		if err := s.db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.db.QueryRow(`SELECT COUNT(*) FROM `+runLogTable).Scan(&n))
 		return n
 	}
 	appendOld()
-	if n := rows(); n != 0 {
-		t.Fatalf("the first append did not prune by age: %d rows", n)
-	}
+	require.Equal(t, 0, rows(), "the first append did not prune by age")
 	for range 2 * logPruneEvery {
 		appendOld()
 	}
-	if n := rows(); n != 2*logPruneEvery {
-		t.Fatalf("%d rows after %d appends within a minute, want them all kept until the next pruning", n, 2*logPruneEvery)
-	}
+	require.Equal(t, int(2*logPruneEvery), rows())
 	now = now.Add(logAgePruneEvery)
 	appendOld()
-	if n := rows(); n != 0 {
-		t.Fatalf("%d rows a minute later, want the old ones pruned", n)
-	}
+	require.Equal(t, 0, rows())
 }
 
 // TestRunLogPrunesByCountAtHalfTheBound: an endpoint's log is pruned to
@@ -70,26 +62,17 @@ func TestRunLogPrunesByCountAtHalfTheBound(t *testing.T) {
 			n++
 			batch[i] = driver.RunLogEntry{ExecutionID: fmt.Sprintf("run-%04d", n), ProjectID: "1", EndpointID: "e", At: now.Add(time.Duration(n) * time.Millisecond), Status: 200}
 		}
-		if err := l.AppendBatch(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, l.AppendBatch(ctx, batch))
 	}
 	check := func(rows, listed int) {
 		t.Helper()
 		var got int
-		if err := s.db.QueryRow(`SELECT COALESCE(SUM(COALESCE(entries, 1)), 0) FROM ` + runLogTable).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != rows {
-			t.Fatalf("%d rows after %d appends, want %d", got, n, rows)
-		}
+		require.NoError(t, s.db.QueryRow(`SELECT COALESCE(SUM(COALESCE(entries, 1)), 0) FROM `+runLogTable).Scan(&got))
+		require.Equal(t, rows, got, "%d rows after %d appends, want %d", got, n, rows)
 		entries, _, err := l.List(ctx, "1", "e", driver.LogPage{Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(entries) != listed || entries[0].ExecutionID != fmt.Sprintf("run-%04d", n) {
-			t.Fatalf("List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
-		}
+		require.NoError(t, err)
+		require.Len(t, entries, listed, "List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
+		require.Equal(t, fmt.Sprintf("run-%04d", n), entries[0].ExecutionID, "List after %d appends: %d entries, the newest %q; want %d, the newest run-%04d", n, len(entries), entries[0].ExecutionID, listed, n)
 	}
 	for range 4 {
 		appendN(100)
@@ -121,21 +104,15 @@ func TestRunLogStatementsSeekTheirRange(t *testing.T) {
 		}
 		var plan []string
 		rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+c.query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for rows.Next() {
 			var id, parent, unused int
 			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
 			plan = append(plan, detail)
 		}
 		rows.Close()
-		if got := strings.Join(plan, "; "); !strings.Contains(got, c.want) {
-			t.Errorf("%s: plan %q, want a search of (%s)", c.name, got, c.want)
-		}
+		assert.Contains(t, strings.Join(plan, "; "), c.want, "%s: plan", c.name)
 	}
 }
 
@@ -158,15 +135,9 @@ func TestRunLogSurvivesRestart(t *testing.T) {
 		}
 		batch = append(batch, e)
 	}
-	if err := s.RunLog(opts).(driver.BatchRunLog).AppendBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.RunLog(opts).(driver.BatchRunLog).AppendBatch(context.Background(), batch))
+	require.NoError(t, s.Close())
+	require.NoError(t, db.Close())
 	again, _ := openFile(t, path)
 	checkLog(t, again.RunLog(opts), batch[len(batch)-2*300:]) // the newest 300 of each
 }
@@ -189,15 +160,11 @@ func TestRunLogFailedBatchWritesNothing(t *testing.T) {
 		insertOldRow(t, s, taken, int64(l.seqHigh|(l.seq.Load()+3)))
 		taken.Seq = l.seqHigh | (l.seq.Load() + 3)
 		err := l.AppendBatch(ctx, []driver.RunLogEntry{entry(1), entry(2), entry(3)})
-		if err == nil {
-			t.Fatal("AppendBatch over a taken key: no error")
-		}
+		require.Error(t, err, "AppendBatch over a taken key: no error")
 		checkOnly := func(want ...driver.RunLogEntry) {
 			t.Helper()
 			got, _, err := l.List(ctx, "1", "a", driver.LogPage{Limit: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var ids, wantIDs []string
 			for _, e := range got {
 				ids = append(ids, e.ExecutionID)
@@ -205,14 +172,10 @@ func TestRunLogFailedBatchWritesNothing(t *testing.T) {
 			for _, e := range want {
 				wantIDs = append(wantIDs, e.ExecutionID)
 			}
-			if strings.Join(ids, ",") != strings.Join(wantIDs, ",") {
-				t.Fatalf("List = %v, want %v", ids, wantIDs)
-			}
+			require.Equal(t, strings.Join(wantIDs, ","), strings.Join(ids, ","), "List = %v, want %v", ids, wantIDs)
 		}
 		checkOnly(taken)
-		if err := l.AppendBatch(ctx, []driver.RunLogEntry{entry(4), entry(5)}); err != nil {
-			t.Fatalf("the next batch: %v", err)
-		}
+		require.NoError(t, l.AppendBatch(ctx, []driver.RunLogEntry{entry(4), entry(5)}), "the next batch")
 		checkOnly(entry(5), entry(4), taken)
 	})
 }

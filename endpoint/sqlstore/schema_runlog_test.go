@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // openV5 returns a SQLite file database at schema version 5, as this
@@ -20,9 +21,7 @@ import (
 func openV5(t *testing.T, n int, extra ...string) (*sql.DB, []driver.RunLogEntry) {
 	t.Helper()
 	db, err := sql.Open("sqlite", fileDSN(tempFile(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
 	for v, step := range migrations(engine.SQLite)[:5] {
@@ -30,9 +29,8 @@ func openV5(t *testing.T, n int, extra ...string) (*sql.DB, []driver.RunLogEntry
 		stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
 	}
 	for _, stmt := range stmts {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
+		_, err := db.Exec(stmt)
+		require.NoError(t, err, "%s", stmt)
 	}
 	s := &Store{db: db, dialect: engine.SQLite}
 	var entries []driver.RunLogEntry
@@ -50,9 +48,8 @@ func openV5(t *testing.T, n int, extra ...string) (*sql.DB, []driver.RunLogEntry
 		entries = append(entries, e)
 	}
 	for _, stmt := range extra {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
+		_, err := db.Exec(stmt)
+		require.NoError(t, err, "%s", stmt)
 	}
 	return db, entries
 }
@@ -63,9 +60,7 @@ var runLogNow = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 func runLogDDL(t *testing.T, db *sql.DB) string {
 	t.Helper()
 	var ddl string
-	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, runLogTable).Scan(&ddl); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, runLogTable).Scan(&ddl))
 	return ddl
 }
 
@@ -81,21 +76,13 @@ func checkLog(t *testing.T, l driver.RunLog, want []driver.RunLogEntry) {
 			}
 		}
 		got, _, err := l.List(context.Background(), "1", id, driver.LogPage{Limit: 10000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(w) {
-			t.Fatalf("List(%s) = %d entries, want %d", id, len(got), len(w))
-		}
+		require.NoError(t, err)
+		require.Len(t, got, len(w), "List(%s)", id)
 		for i := range got {
 			g, e := got[i], w[i]
-			if !g.At.Equal(e.At) {
-				t.Fatalf("List(%s)[%d].At = %v, want %v", id, i, g.At, e.At)
-			}
+			require.True(t, g.At.Equal(e.At), "List(%s)[%d].At = %v, want %v", id, i, g.At, e.At)
 			g.At, e.At, g.Seq, e.Seq = time.Time{}, time.Time{}, 0, 0
-			if !reflect.DeepEqual(g, e) {
-				t.Fatalf("List(%s)[%d] = %+v, want %+v", id, i, g, e)
-			}
+			require.Equal(t, e, g, "List(%s)[%d]", id, i)
 		}
 	}
 }
@@ -105,16 +92,13 @@ func checkLog(t *testing.T, l driver.RunLog, want []driver.RunLogEntry) {
 // log takes new entries and prunes them after.
 func TestMigrateRunLogToVersion6(t *testing.T) {
 	db, entries := openV5(t, 300)
-	if ddl := runLogDDL(t, db); strings.Contains(ddl, "WITHOUT ROWID") {
-		t.Fatalf("the version 5 table is already WITHOUT ROWID: %s", ddl)
-	}
+	require.NotContains(t, runLogDDL(t, db), "WITHOUT ROWID", "the version 5 table is already WITHOUT ROWID")
 	s := migrated(t, db)
-	if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("versions %v, want %v", got, want)
-	}
-	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") || !strings.Contains(ddl, "key_id") {
-		t.Fatalf("the run log after version 6: %s", ddl)
-	}
+	got, want := schemaVersions(t, db), allVersions()
+	require.Equal(t, want, got, "versions")
+	ddl := runLogDDL(t, db)
+	require.Contains(t, ddl, "WITHOUT ROWID", "the run log after version 6")
+	require.Contains(t, ddl, "key_id", "the run log after version 6")
 	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return runLogNow }})
 	checkLog(t, l, entries)
 
@@ -127,14 +111,10 @@ func TestMigrateRunLogToVersion6(t *testing.T) {
 		e.At = runLogNow.Add(time.Duration(i) * time.Millisecond)
 		batch = append(batch, e)
 	}
-	if err := l.(driver.BatchRunLog).AppendBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.(driver.BatchRunLog).AppendBatch(context.Background(), batch))
 	all := append(append([]driver.RunLogEntry(nil), entries...), batch...)
 	checkLog(t, l, all[len(all)-800:])
-	if n := storedEntries(t, db); n != 800 {
-		t.Fatalf("%d entries stored after a batch that passed the count bound, want 800 (pruned)", n)
-	}
+	require.Equal(t, 800, storedEntries(t, db))
 }
 
 // TestMigrateRunLogCutShort: a migration to version 6 that fails at its
@@ -145,40 +125,26 @@ func TestMigrateRunLogCutShort(t *testing.T) {
 	const view = `endpointkit_test_run_log_view`
 	db, entries := openV5(t, 50, `CREATE VIEW `+view+` AS SELECT entry FROM `+runLogTable)
 	s, err := New(db, engine.SQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	err = s.Migrate(ctx)
-	if err == nil || !strings.Contains(err.Error(), "version 6") {
-		t.Fatalf("Migrate with the view: %v, want the migration to version 6 to fail", err)
-	}
-	if got, want := schemaVersions(t, db), allVersions()[:5]; !reflect.DeepEqual(got, want) {
-		t.Fatalf("versions after a failed migration %v, want %v", got, want)
-	}
-	if ddl := runLogDDL(t, db); strings.Contains(ddl, "WITHOUT ROWID") {
-		t.Fatalf("the failed migration left %s", ddl)
-	}
+	require.ErrorContains(t, err, "version 6", "Migrate with the view")
+	got, want := schemaVersions(t, db), allVersions()[:5]
+	require.Equal(t, want, got, "versions after a failed migration")
+	require.NotContains(t, runLogDDL(t, db), "WITHOUT ROWID", "the failed migration left")
 	var n int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, runLogTable+"_v6").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("the failed migration left its new table (%d, %v)", n, err)
-	}
-	if err := db.QueryRow(`SELECT COUNT(*) FROM ` + runLogTable).Scan(&n); err != nil || n != len(entries) {
-		t.Fatalf("the failed migration left %d rows (%v), want %d", n, err, len(entries))
-	}
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, runLogTable+"_v6").Scan(&n), "the failed migration left its new table")
+	require.Equal(t, 0, n, "the failed migration left its new table")
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM `+runLogTable).Scan(&n), "the failed migration left")
+	require.Len(t, entries, n, "the failed migration left")
 
-	if _, err := db.Exec(`DROP VIEW ` + view); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, err = db.Exec(`DROP VIEW ` + view)
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(ctx))
 	if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("versions %v, want %v", got, want)
 	}
-	if ddl := runLogDDL(t, db); !strings.Contains(ddl, "WITHOUT ROWID") {
-		t.Fatalf("the run log after version 6: %s", ddl)
-	}
+	require.Contains(t, runLogDDL(t, db), "WITHOUT ROWID", "the run log after version 6")
 	checkLog(t, s.RunLog(RunLogOptions{Now: func() time.Time { return runLogNow }}), entries)
 }
 
@@ -187,9 +153,7 @@ func TestMigrateRunLogCutShort(t *testing.T) {
 // storage.
 func TestRunLogMigrationOnlyOnSQLite(t *testing.T) {
 	for _, d := range []engine.Store{engine.PostgreSQL.(engine.Store), engine.MySQL.(engine.Store)} {
-		if got := migrations(d)[5]; len(got) != 0 {
-			t.Errorf("%s: version 6 = %v, want nothing", d.Name(), got)
-		}
+		assert.Empty(t, migrations(d)[5], "%s: version 6", d.Name())
 	}
 }
 
@@ -198,8 +162,6 @@ func TestRunLogMigrationOnlyOnSQLite(t *testing.T) {
 func storedEntries(t *testing.T, db *sql.DB) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRow(`SELECT COALESCE(SUM(COALESCE(entries, 1)), 0) FROM ` + runLogTable).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow(`SELECT COALESCE(SUM(COALESCE(entries, 1)), 0) FROM `+runLogTable).Scan(&n))
 	return n
 }

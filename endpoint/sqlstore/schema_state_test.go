@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // openV8 is db brought to schema version 8 as this package wrote it (the
@@ -21,14 +22,12 @@ func openV8(t *testing.T, db *sql.DB, d engine.Store) {
 		stmts = append(stmts, step...)
 	}
 	for _, stmt := range stmts {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%v: unexpected error: %v", stmt, err)
-		}
+		_, err := db.Exec(stmt)
+		require.NoError(t, err, "%v", stmt)
 	}
 	for v := 1; v <= 8; v++ {
-		if _, err := db.Exec(rebind(d, `INSERT INTO `+schemaTable+` (version) VALUES (?)`), v); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		_, err := db.Exec(rebind(d, `INSERT INTO `+schemaTable+` (version) VALUES (?)`), v)
+		require.NoError(t, err)
 	}
 }
 
@@ -43,12 +42,7 @@ func TestMigrateDeletedNames(t *testing.T) {
 		open    func(t *testing.T) *sql.DB
 	}
 	targets := []target{{"sqlite", engine.SQLite, func(t *testing.T) *sql.DB {
-		db, err := sql.Open("sqlite", ":memory:")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLite(t)
 		return db
 	}}}
 	for _, e := range engines {
@@ -63,9 +57,7 @@ func TestMigrateDeletedNames(t *testing.T) {
 			openV8(t, db, tc.dialect)
 			ctx := context.Background()
 			s, err := New(db, tc.dialect)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			// Version 8's rows: live d, two d deleted, e deleted only, and a
 			// live name with a slash-free id suffix left as it is.
 			at := t0.Add(3600e9)
@@ -76,19 +68,13 @@ func TestMigrateDeletedNames(t *testing.T) {
 					e.DeletedAt = &at
 				}
 				r, err := endpointRow(e)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				if _, err := db.Exec(s.q.epInsert, append([]any{"p"}, r...)...); err != nil {
-					t.Fatalf("inserting %s: unexpected error: %v", name, err)
-				}
+				require.NoError(t, err)
+				_, err = db.Exec(s.q.epInsert, append([]any{"p"}, r...)...)
+				require.NoError(t, err, "inserting %s", name)
 				ver, err := versionRow("p", id, v)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				if _, err := db.Exec(s.q.verInsert, ver...); err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
+				_, err = db.Exec(s.q.verInsert, ver...)
+				require.NoError(t, err)
 				e.Name = nameOf(name, id)
 				return e
 			}
@@ -98,31 +84,20 @@ func TestMigrateDeletedNames(t *testing.T) {
 			c := row("id-c", "e/id-c", true)
 			other := row("id-x", "x-id-x", false)
 
-			if err := s.Migrate(ctx); err != nil {
-				t.Fatalf("Migrate: %v", err)
-			}
-			if err := s.Migrate(ctx); err != nil {
-				t.Fatalf("a second Migrate: %v", err)
-			}
-			if got, want := schemaVersions(t, db), allVersions(); !reflect.DeepEqual(got, want) {
-				t.Errorf("schema versions = %v, want %v", got, want)
-			}
+			require.NoError(t, s.Migrate(ctx), "Migrate")
+			require.NoError(t, s.Migrate(ctx), "a second Migrate")
+			got, want := schemaVersions(t, db), allVersions()
+			assert.Equal(t, want, got, "schema versions")
 			st := s.Endpoints()
 			list, err := st.List(ctx, "p")
-			if err != nil {
-				t.Fatalf("List: %v", err)
-			}
+			require.NoError(t, err, "List")
 			var names []string
 			for _, e := range list {
 				names = append(names, e.ID+"="+e.Name)
 			}
-			if want := []string{"id-a=d", "id-b=d", "id-live=d", "id-c=e", "id-x=x-id-x"}; !reflect.DeepEqual(names, want) {
-				t.Fatalf("List after the migration = %v, want %v", names, want)
-			}
+			require.Equal(t, []string{"id-a=d", "id-b=d", "id-live=d", "id-c=e", "id-x=x-id-x"}, names, "List after the migration")
 			for i, want := range []driver.Endpoint{a, b, live, c, other} {
-				if !reflect.DeepEqual(list[i], want) {
-					t.Errorf("List[%d] = %+v, want %+v", i, list[i], want)
-				}
+				assert.Equal(t, want, list[i], "List[%d]", i)
 			}
 			if got, err := st.Get(ctx, "p", "d"); err != nil || got.ID != live.ID {
 				t.Errorf("Get(d) = %s, %v; want the live one", got.ID, err)
@@ -140,31 +115,21 @@ func TestMigrateDeletedNames(t *testing.T) {
 					e.DeletedAt = &at
 				}
 				r, err := endpointRow(e)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				_, err = db.Exec(s.q.epInsert, append([]any{"p"}, r...)...)
 				return err
 			}
 			if err := dup("id-dup", false); !isUniqueViolation(err) {
 				t.Errorf("a second live row named d: %v, want a unique key violation", err)
 			}
-			if err := dup("id-dup", true); err != nil {
-				t.Errorf("a third deleted row named d: %v", err)
-			}
+			assert.NoError(t, dup("id-dup", true), "a third deleted row named d")
 
 			// Restore: a conflict while d lives, done once it is gone.
 			back := a
 			back.DeletedAt = nil
-			if err := st.Update(ctx, back, nil); !errors.Is(err, driver.ErrConflict) {
-				t.Errorf("restore over the live d: %v, want ErrConflict", err)
-			}
-			if err := st.Delete(ctx, "p", live.ID); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if err := st.Update(ctx, back, nil); err != nil {
-				t.Fatalf("restore of a free d: %v", err)
-			}
+			assert.ErrorIs(t, st.Update(ctx, back, nil), driver.ErrConflict, "restore over the live d")
+			require.NoError(t, st.Delete(ctx, "p", live.ID))
+			require.NoError(t, st.Update(ctx, back, nil), "restore of a free d")
 			if got, err := st.Get(ctx, "p", "d"); err != nil || got.ID != a.ID {
 				t.Errorf("Get(d) after the restore = %s, %v; want %s", got.ID, err, a.ID)
 			}

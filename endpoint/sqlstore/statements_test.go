@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // statementTexts returns every statement of q by field name.
@@ -30,8 +32,7 @@ func TestStatementsPrepareOnSQLite(t *testing.T) {
 			q += "?)"
 		}
 		st, err := s.db.PrepareContext(context.Background(), q)
-		if err != nil {
-			t.Errorf("%s: %s: %v", name, q, err)
+		if !assert.NoError(t, err, "%s: %s", name, q) {
 			continue
 		}
 		st.Close()
@@ -59,34 +60,18 @@ func TestStatementsMarkersPerDialect(t *testing.T) {
 		for i := 1; i <= n; i++ {
 			want = append(want, strconv.Itoa(i))
 		}
-		if got, want := got, want; !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: %s: got = %+v, want %+v", name, pg[name], got, want)
-		}
-		if s, sub := pg[name], "?"; strings.Contains(s, sub) {
-			t.Errorf("%v: %q contains %q", name, s, sub)
-		}
+		assert.Equal(t, want, got, "%s: %s", name, pg[name])
+		assert.NotContains(t, pg[name], "?", "%v", name)
 		if got, want := strings.Count(my[name], "?"), strings.Count(q, "?"); got != want {
 			t.Errorf("%v: strings.Count(my[name], \"?\") = %v, want %v", name, got, want)
 		}
 	}
-	if !strings.HasSuffix(my["epCurrentVersion"], " FOR UPDATE") {
-		t.Errorf("strings.HasSuffix(my[\"epCurrentVersion\"], \" FOR UPDATE\") is false")
-	}
-	if !strings.HasSuffix(pg["epCurrentVersion"], " FOR UPDATE") {
-		t.Errorf("strings.HasSuffix(pg[\"epCurrentVersion\"], \" FOR UPDATE\") is false")
-	}
-	if s, sub := lite["epCurrentVersion"], "FOR UPDATE"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
-	if !strings.HasSuffix(pg["varLock"], " FOR UPDATE") {
-		t.Errorf("strings.HasSuffix(pg[\"varLock\"], \" FOR UPDATE\") is false")
-	}
-	if s, sub := lite["varLock"], "FOR UPDATE"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
-	if s, sub := pg["epMarkExecuted"], `last_executed_at COLLATE "C" <`; !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
+	assert.True(t, strings.HasSuffix(my["epCurrentVersion"], " FOR UPDATE"), "strings.HasSuffix(my[\"epCurrentVersion\"], \" FOR UPDATE\") is false")
+	assert.True(t, strings.HasSuffix(pg["epCurrentVersion"], " FOR UPDATE"), "strings.HasSuffix(pg[\"epCurrentVersion\"], \" FOR UPDATE\") is false")
+	assert.NotContains(t, lite["epCurrentVersion"], "FOR UPDATE")
+	assert.True(t, strings.HasSuffix(pg["varLock"], " FOR UPDATE"), "strings.HasSuffix(pg[\"varLock\"], \" FOR UPDATE\") is false")
+	assert.NotContains(t, lite["varLock"], "FOR UPDATE")
+	require.Contains(t, pg["epMarkExecuted"], `last_executed_at COLLATE "C" <`)
 }
 
 func TestGetManySQL(t *testing.T) {
@@ -103,8 +88,6 @@ func TestGetManySQL(t *testing.T) {
 	for _, tt := range tests {
 		s := &Store{dialect: tt.dialect, q: newStatements(tt.dialect)}
 		got := (*variables)(s).getManySQL(tt.n)
-		if !strings.HasSuffix(got, tt.suffix) {
-			t.Errorf("%s: %s: strings.HasSuffix(got, tt.suffix) is false", tt.dialect.Name(), got)
-		}
+		assert.True(t, strings.HasSuffix(got, tt.suffix), "%s: %s: strings.HasSuffix(got, tt.suffix) is false", tt.dialect.Name(), got)
 	}
 }

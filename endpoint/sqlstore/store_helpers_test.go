@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -20,14 +22,7 @@ func fileDSN(path string) string {
 // database.
 func openMemory(t testing.TB) *Store {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	// Every connection to ":memory:" is a database of its own.
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return migrated(t, db)
+	return migrated(t, testdb.SQLite(t))
 }
 
 // openFile returns a migrated Store over the SQLite file at path, and its
@@ -35,9 +30,7 @@ func openMemory(t testing.TB) *Store {
 func openFile(t testing.TB, path string) (*Store, *sql.DB) {
 	t.Helper()
 	db, err := sql.Open("sqlite", fileDSN(path))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return migrated(t, db), db
 }
@@ -50,12 +43,8 @@ func tempFile(t testing.TB) string {
 func migrated(t testing.TB, db *sql.DB) *Store {
 	t.Helper()
 	s, err := New(db, engine.SQLite)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(context.Background()))
 	return s
 }
 

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,19 +26,11 @@ func TestTimeRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := formatTime(tt.in)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := text, tt.text; got != want {
-				t.Errorf("text = %q, want %q", got, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.text, text)
 			got, err := parseTime(text)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if !tt.in.Equal(got) {
-				t.Errorf("tt.in.Equal(got) is false")
-			}
+			require.NoError(t, err)
+			assert.True(t, tt.in.Equal(got), "tt.in.Equal(got) is false")
 			if got, want := got, tt.in.UTC(); !reflect.DeepEqual(got, want) {
 				t.Errorf("comes back in UTC, equal as a value: got = %+v, want %+v", got, want)
 			}
@@ -48,13 +42,9 @@ func TestTimeTextSortsInTimeOrder(t *testing.T) {
 	a := time.Date(2025, 6, 1, 0, 0, 0, 999999999, time.UTC)
 	b := time.Date(2025, 6, 1, 0, 0, 1, 0, time.UTC)
 	ta, err := formatTime(a)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	tb, err := formatTime(b)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if a, b := ta, tb; !(a < b) {
 		t.Errorf("ta = %v, want < %v", a, b)
 	}
@@ -67,14 +57,10 @@ func TestTimeOutsideRFC3339Years(t *testing.T) {
 		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("behind", -2*3600)), // UTC is in the next year
 	} {
 		_, err := formatTime(at)
-		if err := err; err == nil || !strings.Contains(err.Error(), "outside the years") {
-			t.Errorf("%v: error %v does not contain %q", at, err, "outside the years")
-		}
+		assert.ErrorContains(t, err, "outside the years", "%v", at)
 	}
 	_, err := formatTime(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC))
-	if err != nil {
-		t.Errorf("unexpected error: %v", err)
-	}
+	assert.NoError(t, err)
 
 	s := openMemory(t)
 	e, v := endpointFixture("p", "a")
@@ -83,49 +69,29 @@ func TestTimeOutsideRFC3339Years(t *testing.T) {
 		t.Errorf("error %v does not contain %q", err, "created_at")
 	}
 	e, v = endpointFixture("p", "a")
-	if err := s.Endpoints().Create(context.Background(), e, v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Endpoints().Create(context.Background(), e, v))
 	err = s.Endpoints().MarkExecuted(context.Background(), "p", e.ID, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
-	if err := err; err == nil || !strings.Contains(err.Error(), "outside the years") {
-		t.Errorf("error %v does not contain %q", err, "outside the years")
-	}
+	assert.ErrorContains(t, err, "outside the years")
 }
 
 func TestNullTime(t *testing.T) {
 	ns, err := formatNullTime(nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if ns.Valid {
-		t.Errorf("ns.Valid is true")
-	}
+	require.NoError(t, err)
+	assert.False(t, ns.Valid, "ns.Valid is true")
 	got, err := parseNullTime(ns)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := got; v != nil {
-		t.Errorf("got = %v, want nil", v)
-	}
+	require.NoError(t, err)
+	assert.Nil(t, got)
 
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
 	ns, err = formatNullTime(&at)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got, err = parseNullTime(ns)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got == nil {
-		t.Fatalf("got is nil")
-	}
+	require.NoError(t, err)
+	require.NotNil(t, got)
 	if got, want := *got, at; !reflect.DeepEqual(got, want) {
 		t.Errorf("*got = %+v, want %+v", got, want)
 	}
 
 	_, err = parseNullTime(sql.NullString{String: "yesterday", Valid: true})
-	if err == nil {
-		t.Errorf("got no error, want one")
-	}
+	assert.Error(t, err)
 }

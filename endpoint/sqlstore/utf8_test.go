@@ -3,11 +3,12 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
@@ -24,9 +25,7 @@ func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 	}
 	for name, q := range queries {
 		_, err := marshalQuery(q)
-		if err := err; err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
-			t.Errorf("%v: error %v does not contain %q", name, err, "not valid UTF-8")
-		}
+		assert.ErrorContains(t, err, "not valid UTF-8", "%v", name)
 	}
 
 	s := openMemory(t)
@@ -37,9 +36,7 @@ func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 		t.Errorf("error %v does not contain %q", err, "not valid UTF-8")
 	}
 	_, err := s.Endpoints().Get(ctx, "p", "a")
-	if err := err; !errors.Is(err, driver.ErrNotFound) {
-		t.Errorf("error %v is not %v", err, driver.ErrNotFound)
-	}
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 
 	x := variableFixture("x")
 	x.Values = []string{"a", bad}
@@ -52,9 +49,7 @@ func TestInvalidUTF8IsRefusedNotAltered(t *testing.T) {
 		t.Errorf("error %v does not contain %q", err, "not valid UTF-8")
 	}
 	list, err := s.Variables().List(ctx, "p")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if v := list; !(len(v) == 0) {
 		t.Errorf("list = %v, want it empty", v)
 	}

@@ -2,7 +2,8 @@ package sqlstore
 
 import (
 	"encoding/json"
-	"reflect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -35,16 +36,10 @@ func TestValueRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := marshalValue(tt.in)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			got, err := unmarshalValue(text)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := got, tt.in; !reflect.DeepEqual(got, want) {
-				t.Errorf("got = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.in, got)
 		})
 	}
 }
@@ -52,27 +47,17 @@ func TestValueRoundTrip(t *testing.T) {
 func TestValueOtherTypesKeepTheirJSON(t *testing.T) {
 	type point struct{ X, Y int }
 	text, err := marshalValue(point{1, 2})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got, err := unmarshalValue(text)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, (map[string]any{"X": float64(1), "Y": float64(2)}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"X": float64(1), "Y": float64(2)}, got)
 }
 
 func TestValueErrors(t *testing.T) {
 	_, err := marshalValue(func() {})
-	if err == nil {
-		t.Errorf("a func has no JSON: got no error, want one")
-	}
+	assert.Error(t, err, "a func has no JSON: got no error, want one")
 	for _, text := range []string{``, `{`, `{"t":"alien"}`, `{"t":"int64","v":"x"}`, `{"t":"slice","a":[{"t":"bool","v":1}]}`} {
 		_, err := unmarshalValue(text)
-		if err == nil {
-			t.Errorf("%s: got no error, want one", text)
-		}
+		assert.Error(t, err, "%s: got no error, want one", text)
 	}
 }

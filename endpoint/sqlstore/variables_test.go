@@ -3,12 +3,13 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The conformance suite compares default values by JSON; this store keeps
@@ -20,13 +21,9 @@ func TestVariableDefaultKeepsGoType(t *testing.T) {
 		for i, def := range defaults {
 			v := variableFixture(fmt.Sprintf("v%d", i))
 			v.DefaultValue = def
-			if err := s.Variables().Create(ctx, "p", v); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, s.Variables().Create(ctx, "p", v))
 			got, err := s.Variables().Get(ctx, "p", v.ID)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if got, want := got, v; !reflect.DeepEqual(got, want) {
 				t.Errorf("default %#v: got = %+v, want %+v", def, got, want)
 			}
@@ -40,16 +37,10 @@ func TestVariableValuesNilAndEmpty(t *testing.T) {
 		for code, values := range map[string][]string{"nil_values": nil, "empty_values": {}} {
 			v := variableFixture(code)
 			v.Type, v.IsMulti, v.DefaultValue, v.Values = variable.String, false, "x", values
-			if err := s.Variables().Create(ctx, "p", v); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, s.Variables().Create(ctx, "p", v))
 			got, err := s.Variables().Get(ctx, "p", v.ID)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := got.Values, values; !reflect.DeepEqual(got, want) {
-				t.Errorf("got.Values = %+v, want %+v", got, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, values, got.Values)
 		}
 	})
 }
@@ -60,33 +51,22 @@ func TestVariableGetManyBeyondOneInList(t *testing.T) {
 	var ids []string
 	for i := 0; i < maxInList+20; i++ {
 		v := variableFixture(fmt.Sprintf("v%d", i))
-		if err := s.Variables().Create(ctx, "p", v); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, s.Variables().Create(ctx, "p", v))
 		ids = append(ids, v.ID)
 	}
 	ids = append(ids, "unknown", ids[0])
 	got, err := s.Variables().GetMany(ctx, "p", ids)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(got); got != maxInList+20 {
-		t.Errorf("len(got) = %d, want %d: %v", got, maxInList+20, got)
-	}
-	if got, want := got[ids[0]].CodeName, "v0"; got != want {
-		t.Errorf("got[ids[0]].CodeName = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Len(t, got, maxInList+20)
+	assert.Equal(t, "v0", got[ids[0]].CodeName)
 	if got, want := got[ids[maxInList+19]].CodeName, fmt.Sprintf("v%d", maxInList+19); got != want {
 		t.Errorf("got[ids[maxInList+19]].CodeName = %q, want %q", got, want)
 	}
 
 	none, err := s.Variables().GetMany(ctx, "p", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := none; !(len(v) == 0) {
-		t.Errorf("none = %v, want it empty", v)
-	}
+	require.NoError(t, err)
+	v := none
+	assert.True(t, (len(v) == 0), "none = %v, want it empty", v)
 }
 
 // TestVariableConflictFromDriver reaches the fallback that maps a driver's
@@ -96,35 +76,21 @@ func TestVariableConflictFromDriver(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()
 	a := variableFixture("a")
-	if err := s.Variables().Create(ctx, "p", a); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, s.Variables().Create(ctx, "p", a))
 	_, err := s.db.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON `+variablesTable+`
 		BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: test trigger'); END`)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	err = s.Variables().Create(ctx, "p", variableFixture("b"))
-	if err := err; !errors.Is(err, variable.ErrConflict) {
-		t.Errorf("error %v is not %v", err, variable.ErrConflict)
-	}
+	assert.ErrorIs(t, err, variable.ErrConflict)
 	_, err = s.db.ExecContext(ctx, `CREATE TRIGGER refuse_update BEFORE UPDATE ON `+variablesTable+`
 		BEGIN SELECT RAISE(ABORT, 'NOT NULL constraint failed: test trigger'); END`)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	a.Name = "changed"
 	err = s.Variables().Update(ctx, "p", a)
-	if err == nil {
-		t.Fatalf("got no error, want one")
-	}
-	if err := err; errors.Is(err, variable.ErrConflict) {
-		t.Errorf("other errors stay what they are: error %v is %v", err, variable.ErrConflict)
-	}
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, variable.ErrConflict, "other errors stay what they are")
 	got, err := s.Variables().Get(ctx, "p", a.ID)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := got, variableFixture("a"); !reflect.DeepEqual(got, want) {
 		t.Errorf("got = %+v, want %+v", got, want)
 	}

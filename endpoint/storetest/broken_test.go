@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // broken wraps a working store (memstore.Store) and breaks one
@@ -213,12 +214,10 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			cmd.Env = append(os.Environ(), flawEnv+"="+flaw)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("the suite on a store with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			}
-			if want := "--- FAIL: TestBrokenStore/" + check + " "; !strings.Contains(string(out), want) {
-				t.Errorf("flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
-			}
+			require.ErrorAs(t, err, &exit, "the suite on a store with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
+			require.Equal(t, 1, exit.ExitCode(), "the suite on a store with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
+			want := "--- FAIL: TestBrokenStore/" + check + " "
+			assert.Contains(t, string(out), want, "flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
 		})
 	}
 }

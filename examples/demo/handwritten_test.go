@@ -2,30 +2,22 @@ package demo
 
 import (
 	"context"
-	"database/sql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 func TestHandWrittenHandler(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if err := Load(context.Background(), db, 500, 7); err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.SQLite(t)
+	require.NoError(t, Load(context.Background(), db, 500, 7))
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND event = 'purchase'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Fatal("no purchase in the demo events: the count case proves nothing")
-	}
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM events WHERE project_id = '1' AND event = 'purchase'").Scan(&n))
+	require.NotEqual(t, 0, n, "no purchase in the demo events: the count case proves nothing")
 	h := HandWrittenHandler(db, "k")
 	for _, c := range []struct {
 		path, key, body string
@@ -43,8 +35,8 @@ func TestHandWrittenHandler(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
-			t.Errorf("%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want)
+		if assert.Equal(t, c.status, rec.Code, "%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want) {
+			assert.Contains(t, rec.Body.String(), c.want, "%s %s: %d %s, want %d with %s", c.path, c.body, rec.Code, rec.Body, c.status, c.want)
 		}
 	}
 }

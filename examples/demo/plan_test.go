@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -47,22 +48,14 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 	t.Helper()
 	rules := &access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: tenant}}}
 	tmpl, _, err := scope.New(rules, "1", e).Compile(q)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	st, err := tmpl.Render(map[string]any{"e": "purchase", "from": "2025-05-20 00:00:00", "to": "2025-05-20 06:00:00"})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	rows, err := db.Query(explain+" "+st.SQL(), st.Args()...)
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", st.SQL(), err)
-	}
+	require.NoError(t, err, "%v", st.SQL())
 	defer rows.Close()
 	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var out strings.Builder
 	for rows.Next() {
 		vals := make([]any, len(cols))
@@ -70,9 +63,7 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Scan(ptrs...))
 		for i, v := range vals {
 			if b, ok := v.([]byte); ok { // MySQL's text
 				vals[i] = string(b)
@@ -80,9 +71,7 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 		}
 		fmt.Fprintln(&out, vals...)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, rows.Err())
 	return out.String()
 }
 
@@ -96,26 +85,16 @@ func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		db, err := sql.Open("sqlite", ":memory:")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		db.SetMaxOpenConns(1)
 		defer db.Close()
-		if err := demo.Load(ctx, db, 3000, 1); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := demo.Insert(ctx, db, engine.SQLite, "2", 3000, 2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.Load(ctx, db, 3000, 1))
+		require.NoError(t, demo.Insert(ctx, db, engine.SQLite, "2", 3000, 2))
 		_, err = db.Exec("ANALYZE")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, c := range scopedCounts {
 			p := plan(t, db, engine.SQLite, "EXPLAIN QUERY PLAN", c.sql)
-			if s, sub := p, c.index; !strings.Contains(s, sub) {
-				t.Fatalf("%s:\n%s: %q does not contain %q", c.sql, p, s, sub)
-			}
+			require.Contains(t, p, c.index, "%s", c.sql)
 		}
 		for _, c := range unscopedRanges {
 			p := planWith(t, db, engine.SQLite, "EXPLAIN QUERY PLAN", c.sql, "")
@@ -127,32 +106,20 @@ func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 		db := testdb.Postgres(t)
 		for _, stmt := range demo.SchemaFor(engine.PostgreSQL) {
 			_, err := db.Exec(stmt)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 		}
-		if err := demo.Insert(ctx, db, engine.PostgreSQL, "1", 3000, 1); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := demo.Insert(ctx, db, engine.PostgreSQL, "2", 3000, 2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.Insert(ctx, db, engine.PostgreSQL, "1", 3000, 1))
+		require.NoError(t, demo.Insert(ctx, db, engine.PostgreSQL, "2", 3000, 2))
 		_, err := db.Exec("ANALYZE events")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		// Few rows: the planner would scan the table whatever its indexes.
 		// What is checked is that the index can serve the scoped read.
 		db.SetMaxOpenConns(1)
 		_, err = db.Exec("SET enable_seqscan = off")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, c := range scopedCounts {
 			p := plan(t, db, engine.PostgreSQL, "EXPLAIN", c.sql)
-			if s, sub := p, c.index; !strings.Contains(s, sub) {
-				t.Fatalf("%s:\n%s: %q does not contain %q", c.sql, p, s, sub)
-			}
+			require.Contains(t, p, c.index, "%s", c.sql)
 		}
 		for _, c := range unscopedRanges {
 			p := planWith(t, db, engine.PostgreSQL, "EXPLAIN", c.sql, "")
@@ -164,27 +131,17 @@ func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 		db := testdb.MySQL(t)
 		for _, stmt := range demo.SchemaFor(engine.MySQL) {
 			_, err := db.Exec(stmt)
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", stmt, err)
-			}
+			require.NoError(t, err, "%v", stmt)
 		}
-		if err := demo.Insert(ctx, db, engine.MySQL, "1", 3000, 1); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := demo.Insert(ctx, db, engine.MySQL, "2", 3000, 2); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.Insert(ctx, db, engine.MySQL, "1", 3000, 1))
+		require.NoError(t, demo.Insert(ctx, db, engine.MySQL, "2", 3000, 2))
 		_, err := db.Exec("ANALYZE TABLE events")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		// The scope's derived table is merged into the read (MariaDB's
 		// derived_merge), so the index serves it: EXPLAIN's key column.
 		for _, c := range scopedCounts {
 			p := plan(t, db, engine.MySQL, "EXPLAIN", c.sql)
-			if s, sub := p, c.index; !strings.Contains(s, sub) {
-				t.Fatalf("%s:\n%s: %q does not contain %q", c.sql, p, s, sub)
-			}
+			require.Contains(t, p, c.index, "%s", c.sql)
 		}
 		for _, c := range unscopedRanges {
 			p := planWith(t, db, engine.MySQL, "EXPLAIN", c.sql, "")

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // The events end at the day given, whatever its hour, the same for the
@@ -18,23 +20,16 @@ func TestGenerateUntilEndsAtTheDay(t *testing.T) {
 	end := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 	collect := func(at time.Time) []demo.Event {
 		var out []demo.Event
-		if err := (demo.GenerateUntil(400, 3, at, func(e demo.Event) error { out = append(out, e); return nil })); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, demo.GenerateUntil(400, 3, at, func(e demo.Event) error { out = append(out, e); return nil }))
 		return out
 	}
 	events := collect(end.Add(15*time.Hour + 4*time.Minute))
-	if got, want := collect(end), events; !reflect.DeepEqual(got, want) {
-		t.Fatalf("the hour of the end does not matter: collect(end) = %+v, want %+v", got, want)
-	}
+	got, want := collect(end), events
+	require.Equal(t, want, got, "the hour of the end does not matter: collect(end)")
 	var last time.Time
 	for _, e := range events {
-		if e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)) {
-			t.Fatalf("%v: e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)) is true", e.Timestamp)
-		}
-		if !e.Timestamp.Before(end) {
-			t.Fatalf("%v: e.Timestamp.Before(end) is false", e.Timestamp)
-		}
+		require.False(t, e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)), "%v: e.Timestamp.Before(end.AddDate(0, 0, -demo.Days)) is true", e.Timestamp)
+		require.True(t, e.Timestamp.Before(end), "%v: e.Timestamp.Before(end) is false", e.Timestamp)
 		if e.Timestamp.After(last) {
 			last = e.Timestamp
 		}
@@ -48,13 +43,10 @@ func TestGenerateUntilEndsAtTheDay(t *testing.T) {
 			week++
 		}
 	}
-	if a, b := week, 0; !(a > b) {
-		t.Fatalf("the last 7 days hold events: week = %v, want > %v", a, b)
-	}
+	a, b := week, 0
+	require.True(t, (a > b), "the last 7 days hold events: week = %v, want > %v", a, b)
 	var old []demo.Event
-	if err := (demo.Generate(400, 3, func(e demo.Event) error { old = append(old, e); return nil })); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, demo.Generate(400, 3, func(e demo.Event) error { old = append(old, e); return nil }))
 	shift := end.Sub(demo.End)
 	for i := range old {
 		old[i].Timestamp = old[i].Timestamp.Add(shift)
@@ -63,33 +55,18 @@ func TestGenerateUntilEndsAtTheDay(t *testing.T) {
 		t.Fatalf("another end shifts the same events: events = %+v, want %+v", got, want)
 	}
 
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	for _, s := range demo.SchemaFor(engine.SQLite) {
 		_, err := db.ExecContext(ctx, s)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := (demo.InsertUntil(ctx, execer{tx}, engine.SQLite, "1", 400, 3, end)); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, demo.InsertUntil(ctx, execer{tx}, engine.SQLite, "1", 400, 3, end))
+	require.NoError(t, tx.Commit())
 	var maxTS string
-	if err := db.QueryRow("SELECT max(timestamp) FROM events").Scan(&maxTS); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, db.QueryRow("SELECT max(timestamp) FROM events").Scan(&maxTS))
 	if got, want := maxTS, last.Format(demo.TimeLayout); got != want {
 		t.Fatalf("maxTS = %q, want %q", got, want)
 	}

@@ -1,6 +1,10 @@
 package chfault
 
-import "testing"
+import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"testing"
+)
 
 func TestParseAndMessage(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,13 +25,10 @@ func TestParseAndMessage(t *testing.T) {
 		if !ok || code != tc.code || Query(code) != tc.query {
 			t.Errorf("Parse(%q) = %d, %v; Query %v; want %d, query %v", tc.text, code, ok, Query(code), tc.code, tc.query)
 		}
-		if got := Message(msg); got != tc.msg {
-			t.Errorf("Message(%q) = %q; want %q", msg, got, tc.msg)
-		}
+		assert.Equal(t, tc.msg, Message(msg), "Message(%q)", msg)
 	}
-	if _, _, ok := Parse("chdb: the query returned no result"); ok {
-		t.Error("Parse read a code in text without one")
-	}
+	_, _, ok := Parse("chdb: the query returned no result")
+	assert.False(t, ok, "Parse read a code in text without one")
 }
 
 // TestMemoryLimitIsTheQuerys: a query past its own memory limit is its
@@ -35,13 +36,10 @@ func TestParseAndMessage(t *testing.T) {
 func TestMemoryLimitIsTheQuerys(t *testing.T) {
 	text := "Code: 241. DB::Exception: Query memory limit exceeded: would use 1.12 GiB (attempt to allocate chunk of 1.12 GiB), maximum: 1.00 GiB: In scope SELECT length(range(300000000)) AS n SETTINGS max_memory_usage = 1073741824. (MEMORY_LIMIT_EXCEEDED)"
 	code, msg, ok := Parse(text)
-	if !ok || !Fault(code, msg) {
-		t.Fatalf("Fault(%d, %q) = false", code, msg)
-	}
+	require.True(t, ok, "Fault(%d, %q) = false", code, msg)
+	require.True(t, Fault(code, msg), "Fault(%d, %q) = false", code, msg)
 	want := "Query memory limit exceeded: would use 1.12 GiB (attempt to allocate chunk of 1.12 GiB), maximum: 1.00 GiB (the query's memory limit, max_memory_usage)"
-	if got := Message(msg); got != want {
-		t.Errorf("Message = %q, want %q", got, want)
-	}
+	assert.Equal(t, want, Message(msg), "Message")
 	total := "Code: 241. DB::Exception: Memory limit (total) exceeded: would use 30.00 GiB, maximum: 28.00 GiB. (MEMORY_LIMIT_EXCEEDED)"
 	if code, msg, _ := Parse(total); Fault(code, msg) {
 		t.Errorf("the server's total limit is not the query's fault")

@@ -1,6 +1,9 @@
 package chparam
 
-import "testing"
+import (
+	"github.com/stretchr/testify/assert"
+	"testing"
+)
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
@@ -11,8 +14,6 @@ func TestEscape(t *testing.T) {
 		"nul\x00":   `nul\0`,
 		"é ’":       "é ’",
 	} {
-		if got := Escape(in); got != want {
-			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, Escape(in), "Escape(%q)", in)
 	}
 }

@@ -1,6 +1,8 @@
 // Package heldexec is a driver.Executor for tests that holds each query
 // until the test lets it go, so that runs are in flight together for as
-// long as a test needs (a flight others join, a slot of a limit).
+// long as a test needs (a flight others join, a slot of a limit); and Fake,
+// built on it, the one fake executor tests share, with options (a fixed
+// answer, failures, waiting for cancel, hooks, a record of every query).
 package heldexec
 
 import (

@@ -2,6 +2,7 @@ package lru
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -110,12 +111,10 @@ func TestAgainstModel(t *testing.T) {
 					got, want = fmt.Sprint(c.Remove(k)), fmt.Sprint(m.remove(k))
 				}
 			}
-			if got != want {
-				t.Fatalf("seed %d step %d: got %s, want %s", seed, step, got, want)
-			}
-			if c.Len() != len(m.entries) || c.Size() != m.used() || c.Size() > limit {
-				t.Fatalf("seed %d step %d: len %d size %d, want %d %d (max %d)", seed, step, c.Len(), c.Size(), len(m.entries), m.used(), limit)
-			}
+			require.Equal(t, want, got, "seed %d step %d", seed, step)
+			require.Len(t, m.entries, c.Len(), "seed %d step %d: len", seed, step)
+			require.Equal(t, m.used(), c.Size(), "seed %d step %d: len", seed, step)
+			require.LessOrEqual(t, c.Size(), limit, "seed %d step %d: len", seed, step)
 			if !slices.Equal(evicted, m.evicted) && !(len(evicted) == 0 && len(m.evicted) == 0) {
 				t.Fatalf("seed %d step %d: evicted %v, want %v", seed, step, evicted, m.evicted)
 			}
@@ -128,19 +127,20 @@ func TestReplaceKeepsOneEntry(t *testing.T) {
 	c := New[string, string](10, func(string, string) { evicted++ })
 	c.Add("a", "1", 4)
 	c.Add("a", "2", 6)
-	if v, _ := c.Get("a"); v != "2" || c.Len() != 1 || c.Size() != 6 || evicted != 0 {
-		t.Fatalf("got %q len %d size %d evicted %d; want \"2\" 1 6 0", v, c.Len(), c.Size(), evicted)
-	}
-	if c.Add("a", "3", 11) || c.Len() != 0 || evicted != 1 {
-		t.Fatalf("an entry larger than the cache must drop the old value: len %d evicted %d", c.Len(), evicted)
-	}
+	v, _ := c.Get("a")
+	require.Equal(t, "2", v)
+	require.Equal(t, 1, c.Len())
+	require.Equal(t, int64(6), c.Size())
+	require.Equal(t, 0, evicted)
+	require.False(t, c.Add("a", "3", 11), "an entry larger than the cache must drop the old value: len")
+	require.Equal(t, 0, c.Len(), "an entry larger than the cache must drop the old value: len")
+	require.Equal(t, 1, evicted, "an entry larger than the cache must drop the old value: len")
 }
 
 func TestZeroMaxHoldsNothing(t *testing.T) {
 	c := New[int, int](0, nil)
-	if c.Add(1, 1, 1) || c.Len() != 0 {
-		t.Fatal("a cache of max 0 kept an entry")
-	}
+	require.False(t, c.Add(1, 1, 1), "a cache of max 0 kept an entry")
+	require.Equal(t, 0, c.Len(), "a cache of max 0 kept an entry")
 }
 
 func BenchmarkGetAdd(b *testing.B) {

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sealers are the packages (directories from the module root) whose
@@ -56,12 +58,8 @@ func TestOnlyScopeAndSuiteSeal(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if seen < 100 {
-		t.Fatalf("read %d Go files; the walk missed the module", seen)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, seen, 100, "read")
 }
 
 // TestSealCallsFindsEveryForm: the walk's detector sees the constructor
@@ -78,9 +76,7 @@ func TestSealCallsFindsEveryForm(t *testing.T) {
 		{`package p; import "` + path + `"; func f(s stmt.Statement) string { return s.SQL() }`, 0},
 		{`package p; import "other/stmt"; var s = stmt.New("x", nil)`, 0},
 	} {
-		if got := len(sealCalls(t, "p.go", []byte(c.src), path)); got != c.want {
-			t.Errorf("%s: %d calls found, want %d", c.src, got, c.want)
-		}
+		assert.Len(t, sealCalls(t, "p.go", []byte(c.src), path), c.want, "%s", c.src)
 	}
 }
 
@@ -90,9 +86,7 @@ func sealCalls(t *testing.T, path string, src []byte, importPath string) []strin
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatalf("parsing %s: %v", path, err)
-	}
+	require.NoError(t, err, "parsing %s", path)
 	local, dot := "", false
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
@@ -134,20 +128,14 @@ func sealCalls(t *testing.T, path string, src []byte, importPath string) []strin
 func moduleRoot(t *testing.T) (dir, module string) {
 	t.Helper()
 	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for !hasFile(dir, "go.mod") {
 		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
+		require.NotEqual(t, dir, parent, "no go.mod above the test's directory")
 		dir = parent
 	}
 	f, err := os.Open(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -175,11 +163,10 @@ func ExampleStatement() {
 // query, and marking keeps its text and arguments.
 func TestByUser(t *testing.T) {
 	s := stmt.New("SELECT ?", []any{int64(1)})
-	if s.User() {
-		t.Fatal("a new statement is the library's")
-	}
+	require.False(t, s.User(), "a new statement is the library's")
 	u := s.ByUser()
-	if !u.User() || s.User() || u.SQL() != s.SQL() || len(u.Args()) != 1 {
-		t.Fatalf("ByUser: %v %v %q %v", u.User(), s.User(), u.SQL(), u.Args())
-	}
+	require.True(t, u.User(), "ByUser")
+	require.False(t, s.User(), "ByUser")
+	require.Equal(t, s.SQL(), u.SQL(), "ByUser")
+	require.Len(t, u.Args(), 1, "ByUser")
 }

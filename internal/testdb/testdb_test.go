@@ -3,6 +3,8 @@ package testdb
 import (
 	"context"
 	"database/sql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,13 +19,12 @@ func TestWithSearchPath(t *testing.T) {
 		{"host=127.0.0.1 port=55432 user=postgres", "host=127.0.0.1 port=55432 user=postgres search_path=ektest_1"},
 	} {
 		got, err := withSearchPath(c.dsn, "ektest_1")
-		if err != nil || got != c.want {
-			t.Errorf("withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want)
+		if assert.NoError(t, err, "withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want) {
+			assert.Equal(t, c.want, got, "withSearchPath(%q) = %q, %v; want %q", c.dsn, got, err, c.want)
 		}
 	}
-	if _, err := withSearchPath("postgres://h:bad port/db", "s"); err == nil {
-		t.Error("withSearchPath accepted a URL with a bad port")
-	}
+	_, err := withSearchPath("postgres://h:bad port/db", "s")
+	assert.Error(t, err, "withSearchPath accepted a URL with a bad port")
 }
 
 func TestHasParam(t *testing.T) {
@@ -37,9 +38,7 @@ func TestHasParam(t *testing.T) {
 		{"root@tcp(127.0.0.1:33306)/endpointkit?parseTimeX=1", false},
 		{"u:pa?parseTime=x@tcp(h)/db", false},
 	} {
-		if got := hasParam(c.dsn, "parseTime"); got != c.want {
-			t.Errorf("hasParam(%q) = %v, want %v", c.dsn, got, c.want)
-		}
+		assert.Equal(t, c.want, hasParam(c.dsn, "parseTime"), "hasParam(%q)", c.dsn)
 	}
 }
 
@@ -65,8 +64,8 @@ func TestRequireSkipsNamingTheVariable(t *testing.T) {
 			Require(t, env)
 			ran = true
 		})
-		if !ok || ran {
-			t.Errorf("Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran)
+		if assert.True(t, ok, "Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran) {
+			assert.False(t, ran, "Require(%s) with the variable unset: passed=%v, went on=%v; want a skip", env, ok, ran)
 		}
 	}
 }
@@ -92,9 +91,8 @@ func TestPrivateDatabases(t *testing.T) {
 			var names []string
 			t.Run("two", func(t *testing.T) {
 				a, b := e.open(t), e.open(t)
-				if _, err := a.ExecContext(ctx, "CREATE TABLE only_in_a (x INT)"); err != nil {
-					t.Fatal(err)
-				}
+				_, err := a.ExecContext(ctx, "CREATE TABLE only_in_a (x INT)")
+				require.NoError(t, err)
 				if _, err := a.ExecContext(ctx, "SELECT x FROM only_in_a"); err != nil {
 					t.Fatalf("a cannot read its own table: %v", err)
 				}
@@ -107,39 +105,41 @@ func TestPrivateDatabases(t *testing.T) {
 					if e.driver == "mysql" {
 						q = "SELECT DATABASE()"
 					}
-					if err := db.QueryRowContext(ctx, q).Scan(&name); err != nil {
-						t.Fatal(err)
-					}
-					if !strings.HasPrefix(name, "ektest_") {
-						t.Fatalf("connected to %q, not a test database", name)
-					}
+					require.NoError(t, db.QueryRowContext(ctx, q).Scan(&name))
+					require.True(t, strings.HasPrefix(name, "ektest_"), "connected to %q, not a test database", name)
 					names = append(names, name)
 				}
 				var now any
-				if err := a.QueryRowContext(ctx, e.now).Scan(&now); err != nil {
-					t.Fatal(err)
-				}
-				if _, ok := now.(interface{ UnixNano() int64 }); !ok {
-					t.Errorf("%s gave %T, want time.Time", e.now, now)
-				}
+				require.NoError(t, a.QueryRowContext(ctx, e.now).Scan(&now))
+				_, ok := now.(interface{ UnixNano() int64 })
+				assert.True(t, ok, "%s gave %T, want time.Time", e.now, now)
 			})
-			if len(names) != 2 || names[0] == names[1] {
-				t.Fatalf("database names %q: want two different ones", names)
-			}
+			require.Len(t, names, 2, "database names")
+			require.NotEqual(t, names[1], names[0], "database names")
 			admin, err := sql.Open(e.driver, base)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer admin.Close()
 			for _, n := range names {
 				var count int
-				if err := admin.QueryRowContext(ctx, e.exists, n).Scan(&count); err != nil {
-					t.Fatal(err)
-				}
-				if count != 0 {
-					t.Errorf("%s still exists after its test ended", n)
-				}
+				require.NoError(t, admin.QueryRowContext(ctx, e.exists, n).Scan(&count))
+				assert.Equal(t, 0, count, "%s still exists after its test ended", n)
 			}
 		})
 	}
+}
+
+// TestSQLite: the opener's database keeps its tables across statements
+// (one connection), and two openers' databases are apart.
+func TestSQLite(t *testing.T) {
+	a, b := SQLite(t), SQLite(t)
+	_, err := a.Exec("CREATE TABLE t (x INTEGER)")
+	require.NoError(t, err)
+	_, err = a.Exec("INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, a.QueryRow("SELECT count(*) FROM t").Scan(&n))
+	assert.Equal(t, 1, n)
+	assert.Equal(t, 1, a.Stats().MaxOpenConnections)
+	_, err = b.Exec("SELECT * FROM t")
+	assert.ErrorContains(t, err, "no such table")
 }

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"github.com/stretchr/testify/require"
 	"os"
 	"strings"
 	"testing"
@@ -14,9 +15,7 @@ func BenchmarkCheck(b *testing.B) {
 	rules := testRules()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Check(readmeQuery, rules); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, Check(readmeQuery, rules))
 	}
 }
 
@@ -24,26 +23,22 @@ func BenchmarkScope(b *testing.B) {
 	rules := testRules()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Confine(readmeQuery, rules, tenantVar); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Confine(readmeQuery, rules, tenantVar)
+		require.NoError(b, err)
 	}
 }
 
 func BenchmarkScopeInsight(b *testing.B) {
 	raw, err := os.ReadFile("../../insight/testdata/trends_every_math_weekly.sqlite.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	sql, _, _ := strings.Cut(string(raw), "\n-- args:")
 	sql = strings.ReplaceAll(sql, "?", "{variables.p}")
 	rules := testRules()
 	b.SetBytes(int64(len(sql)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Confine(sql, rules, tenantVar); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Confine(sql, rules, tenantVar)
+		require.NoError(b, err)
 	}
 }
 
@@ -51,16 +46,13 @@ func BenchmarkScopeInsight(b *testing.B) {
 // BenchmarkTokens2K reads, to compare the tokenizers on the same text.
 func BenchmarkLex2K(b *testing.B) {
 	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	src := string(data)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := lex(src); err != nil {
-			b.Fatal(err)
-		}
+		_, err := lex(src)
+		require.Nil(b, err)
 	}
 }
 
@@ -72,9 +64,7 @@ func BenchmarkCheck2K(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Check(src, rules); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, Check(src, rules))
 	}
 }
 
@@ -83,9 +73,8 @@ func BenchmarkConfine2K(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Confine(src, rules, tenantVar); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Confine(src, rules, tenantVar)
+		require.NoError(b, err)
 	}
 }
 
@@ -93,9 +82,7 @@ func BenchmarkConfine2K(b *testing.B) {
 // let it read the others.
 func bench2K(b *testing.B) (string, *Rules) {
 	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	rules := testRules()
 	rules.AnyTable = true
 	return string(data), rules

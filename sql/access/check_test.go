@@ -2,6 +2,8 @@ package access
 
 import (
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -250,20 +252,14 @@ var attacks = []attack{
 }
 
 func TestCheckRefusesAttacks(t *testing.T) {
-	if len(attacks) < 40 {
-		t.Fatalf("only %d attacks", len(attacks))
-	}
+	require.GreaterOrEqual(t, len(attacks), 40, "only")
 	rules := testRules()
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
 			err := Check(a.query, rules)
 			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Check(%q) = %v, want an *Error", a.query, err)
-			}
-			if !errors.Is(err, ErrRefused) {
-				t.Errorf("error does not wrap ErrRefused")
-			}
+			require.ErrorAs(t, err, &e, "Check(%q)", a.query)
+			assert.ErrorIs(t, err, ErrRefused, "error does not wrap ErrRefused")
 			if e.Reason != a.reason || e.Table != a.table || e.Function != a.function {
 				t.Errorf("Check(%q):\n got reason %s, table %q, function %q: %v\nwant reason %s, table %q, function %q",
 					a.query, e.Reason, e.Table, e.Function, err, a.reason, a.table, a.function)
@@ -277,8 +273,9 @@ func TestCheckRefusesAttacks(t *testing.T) {
 			if e.Line < 1 || e.Column < 1 || e.Offset < 0 || e.Offset > len(a.query) {
 				t.Errorf("bad position %d:%d (offset %d)", e.Line, e.Column, e.Offset)
 			}
-			if _, serr := Confine(a.query, rules, "__endpointkit_tenant"); serr == nil || serr.Error() != err.Error() {
-				t.Errorf("Scope refused with %v, Check with %v", serr, err)
+			_, serr := Confine(a.query, rules, "__endpointkit_tenant")
+			if assert.Error(t, serr, "Scope refused with %v, Check with %v", serr, err) {
+				assert.Equal(t, err.Error(), serr.Error(), "Scope refused with %v, Check with %v", serr, err)
 			}
 		})
 	}
@@ -360,9 +357,7 @@ var accepted = []string{
 func TestCheckAcceptsQueries(t *testing.T) {
 	rules := testRules()
 	for _, q := range accepted {
-		if err := Check(q, rules); err != nil {
-			t.Errorf("Check(%q) = %v", q, err)
-		}
+		assert.NoError(t, Check(q, rules), "Check(%q)", q)
 	}
 }
 
@@ -372,9 +367,8 @@ func TestCheckAcceptsQueries(t *testing.T) {
 // what the library writes itself.
 func TestCheckAcceptsInsightSQL(t *testing.T) {
 	files, err := filepath.Glob("../../insight/testdata/*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden SQL found: %v", err)
-	}
+	require.NoError(t, err, "no golden SQL found: %v", err)
+	require.NotEmpty(t, files, "no golden SQL found: %v", err)
 	markers := regexp.MustCompile(`\?|\$(\d+)|\{(p\d+):[A-Za-z0-9()]+\}`)
 	rules := &Rules{Tables: []Table{{Name: "events"}}}
 	checked := 0
@@ -383,37 +377,27 @@ func TestCheckAcceptsInsightSQL(t *testing.T) {
 			continue // DDL and reads of the library's own tables
 		}
 		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sql, _, _ := strings.Cut(string(b), "\n-- args:")
 		n := 0
 		sql = markers.ReplaceAllStringFunc(sql, func(string) string {
 			n++
 			return "{variables.p" + strings.Repeat("x", n%3) + "}"
 		})
-		if err := Check(sql, rules); err != nil {
-			t.Errorf("%s: %v\n%s", f, err, sql)
-		}
+		assert.NoError(t, Check(sql, rules), "%s\n%s", f, sql)
 		checked++
 	}
-	if checked < 16 {
-		t.Fatalf("checked only %d files", checked)
-	}
+	require.GreaterOrEqual(t, checked, 16, "checked only")
 }
 
 func TestRulesAllowMore(t *testing.T) {
 	q := `SELECT my_udf(event) FROM events, my_series(3) s`
 	base := testRules()
-	if err := Check(q, base); err == nil {
-		t.Fatal("unknown functions passed")
-	}
+	require.Error(t, Check(q, base), "unknown functions passed")
 	more := testRules()
 	more.Functions = []string{"MY_UDF"}
 	more.TableFunctions = []string{"my_series"}
-	if err := Check(q, more); err != nil {
-		t.Fatalf("Check with Functions and TableFunctions: %v", err)
-	}
+	require.NoError(t, Check(q, more), "Check with Functions and TableFunctions")
 }
 
 func TestRulesCannotAllowProtected(t *testing.T) {
@@ -435,8 +419,9 @@ func TestRulesCannotAllowProtected(t *testing.T) {
 		{Tables: []Table{{Name: "events", Columns: []string{"a", "A"}}}},
 		{Tables: []Table{{Name: "events", TenantColumn: "project id"}}},
 	} {
-		if _, err := NewStatic(r, nil); err == nil || errors.Is(err, ErrRefused) {
-			t.Errorf("NewStatic(%+v) = %v, want a configuration error", r, err)
+		_, err := NewStatic(r, nil)
+		if assert.Error(t, err, "NewStatic(%+v)", r) {
+			assert.NotErrorIs(t, err, ErrRefused, "NewStatic(%+v)", r)
 		}
 		if err := Check("SELECT 1", &r); err == nil || errors.Is(err, ErrRefused) {
 			t.Errorf("Check under %+v = %v, want a configuration error", r, err)
@@ -445,22 +430,18 @@ func TestRulesCannotAllowProtected(t *testing.T) {
 }
 
 func TestZeroRulesReadNothing(t *testing.T) {
-	if err := Check("SELECT 1 + 1", nil); err != nil {
-		t.Fatalf("a query without tables: %v", err)
-	}
+	require.NoError(t, Check("SELECT 1 + 1", nil), "a query without tables")
 	var e *Error
-	if err := Check("SELECT * FROM events", nil); !errors.As(err, &e) || e.Reason != ReasonTable {
-		t.Fatalf("Check under nil rules = %v", err)
-	}
+	err := Check("SELECT * FROM events", nil)
+	require.ErrorAs(t, err, &e, "Check under nil rules = %v", err)
+	require.Equal(t, ReasonTable, e.Reason, "Check under nil rules = %v", err)
 }
 
 func TestErrorPosition(t *testing.T) {
 	q := "SELECT 1\nFROM events e,\n  \u00e9t\u00e9, sqlite_master"
 	err := Check(q, testRules())
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("Check = %v", err)
-	}
+	require.ErrorAs(t, err, &e, "Check")
 	// The unquoted é is refused first, at line 3, column 3.
 	if e.Line != 3 || e.Column != 3 || e.Reason != ReasonAmbiguous {
 		t.Fatalf("got %d:%d %s: %v", e.Line, e.Column, e.Reason, err)
@@ -476,24 +457,19 @@ func TestErrorEchoIsBounded(t *testing.T) {
 	long := strings.Repeat("x", 10000)
 	err := Check(`SELECT * FROM "`+long+`"`, testRules())
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("Check = %v", err)
-	}
-	if len(e.Error()) > 200 || len(e.Table) > maxEcho+3 {
-		t.Fatalf("error repeats %d bytes: %q", len(e.Error()), e.Error())
-	}
+	require.ErrorAs(t, err, &e, "Check")
+	require.LessOrEqual(t, len(e.Error()), 200, "error repeats %d bytes: %q", len(e.Error()), e.Error())
+	require.LessOrEqual(t, len(e.Table), int(maxEcho+3), "error repeats %d bytes: %q", len(e.Error()), e.Error())
 }
 
 func TestDeepNestingIsRefused(t *testing.T) {
 	q := "SELECT " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000)
 	var e *Error
-	if err := Check(q, nil); !errors.As(err, &e) || e.Reason != ReasonUnsupported {
-		t.Fatalf("Check = %v", err)
-	}
+	err := Check(q, nil)
+	require.ErrorAs(t, err, &e, "Check = %v", err)
+	require.Equal(t, ReasonUnsupported, e.Reason, "Check = %v", err)
 	q = "SELECT " + strings.Repeat("(", 50) + "1" + strings.Repeat(")", 50)
-	if err := Check(q, nil); err != nil {
-		t.Fatalf("50 levels: %v", err)
-	}
+	require.NoError(t, Check(q, nil), "50 levels")
 }
 
 // TestNestedJoinsTakeLinearTime: "((SELECT ...) AS a JOIN b ON ...)"
@@ -504,10 +480,6 @@ func TestNestedJoinsTakeLinearTime(t *testing.T) {
 	for range 40 {
 		q = "((SELECT * FROM " + q + ") AS a JOIN events b ON 1)"
 	}
-	if err := Check("SELECT * FROM "+q, testRules()); err != nil {
-		t.Fatal(err)
-	}
-	if err := Check("SELECT * FROM "+strings.Replace(q, "events b", "endpointkit_endpoints b", 1), testRules()); err == nil {
-		t.Fatal("the library table in the outermost join passed")
-	}
+	require.NoError(t, Check("SELECT * FROM "+q, testRules()))
+	require.Error(t, Check("SELECT * FROM "+strings.Replace(q, "events b", "endpointkit_endpoints b", 1), testRules()), "the library table in the outermost join passed")
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A form of SQL an engine runs that the analyzer once refused (issue 24
@@ -55,9 +57,7 @@ type formEngine struct {
 var formEngines = map[string]func(t *testing.T) *formEngine{
 	"sqlite": func(t *testing.T) *formEngine {
 		db, err := sql.Open("sqlite", ":memory:")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		db.SetMaxOpenConns(1)
 		t.Cleanup(func() { db.Close() })
 		sqlSetup(t, db, `CREATE TABLE events (project_id TEXT, event TEXT, n INTEGER, ts TEXT)`,
@@ -84,9 +84,8 @@ var formEngines = map[string]func(t *testing.T) *formEngine{
 func sqlSetup(t *testing.T, db *sql.DB, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
+		_, err := db.Exec(s)
+		require.NoError(t, err, "%s", s)
 	}
 }
 
@@ -122,19 +121,13 @@ func TestFormsRunOnTheirEngines(t *testing.T) {
 				}
 				scoped, err := ConfineFor(x.e.Lexical(), f.query, rules, tenantVar)
 				if err != nil {
-					if runs {
-						t.Errorf("%s: ConfineFor(%s, %q) = %v", f.name, name, f.query, err)
-					}
+					assert.False(t, runs, "%s: ConfineFor(%s, %q) = %v", f.name, name, f.query, err)
 					continue
 				}
 				tmpl, err := placeholder.CompileFor(x.e.Lexical(), scoped)
-				if err != nil {
-					t.Fatalf("%s: %v", f.name, err)
-				}
+				require.NoError(t, err, "%s", f.name)
 				q, args, err := tmpl.Render(x.e, map[string]any{tenantVar: "1"})
-				if err != nil {
-					t.Fatalf("%s: %v", f.name, err)
-				}
+				require.NoError(t, err, "%s", f.name)
 				n, err := x.count(q, args)
 				switch {
 				case err != nil && runs:

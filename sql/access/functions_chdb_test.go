@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
+	"github.com/stretchr/testify/require"
 )
 
 func init() {
 	probes["clickhouse"] = func(t *testing.T) *engineProbe {
 		x, err := chdb.Open("")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { x.Close() })
 		ctx := context.Background()
 		query := func(q string) error {
@@ -36,9 +35,7 @@ func init() {
 		// ClickHouse's names are case-sensitive; the list holds them in
 		// lower case, as the analyzer compares them.
 		res, err := x.Read(ctx, "SELECT name FROM system.functions UNION ALL SELECT name FROM system.table_functions", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		spelling := map[string]string{}
 		for _, r := range res.Rows {
 			spelling[strings.ToLower(r[0].(string))] = r[0].(string)

@@ -10,7 +10,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
-	_ "modernc.org/sqlite"             // the "sqlite" driver
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
@@ -37,9 +39,7 @@ type engineProbe struct {
 var probes = map[string]func(t *testing.T) *engineProbe{
 	"sqlite": func(t *testing.T) *engineProbe {
 		db, err := sql.Open("sqlite", ":memory:")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		return &engineProbe{
 			functions: sqliteFunctions, tableFunctions: sqliteTableFunctions,
@@ -160,17 +160,14 @@ func TestFunctionsExistOnTheirEngine(t *testing.T) {
 	for name, open := range probes {
 		t.Run(name, func(t *testing.T) {
 			p := open(t)
-			if len(p.functions) < 50 {
-				t.Fatalf("only %d functions listed", len(p.functions))
-			}
+			require.GreaterOrEqual(t, len(p.functions), 50, "only")
 			for _, list := range []struct {
 				names []string
 				table bool
 			}{{p.functions, false}, {p.tableFunctions, true}} {
 				for _, f := range list.names {
-					if ok, err := p.exists(f, list.table); !ok {
-						t.Errorf("%s (table function: %v) is listed for %s but missing there: %v", f, list.table, name, err)
-					}
+					ok, err := p.exists(f, list.table)
+					assert.True(t, ok, "%s (table function: %v) is listed for %s but missing there: %v", f, list.table, name, err)
 				}
 			}
 		})
@@ -183,10 +180,8 @@ func TestGenerateSeriesNotBuiltin(t *testing.T) {
 	const q = `SELECT value FROM generate_series(1, 3)`
 	err := Check(q, &Rules{AnyTable: true})
 	var e *Error
-	if !errors.As(err, &e) || e.Reason != ReasonTableFunction || e.Function != "generate_series" {
-		t.Fatalf("Check(%q) = %v, want the table function refused", q, err)
-	}
-	if err := Check(q, &Rules{AnyTable: true, TableFunctions: []string{"generate_series"}}); err != nil {
-		t.Fatalf("Check with TableFunctions generate_series: %v", err)
-	}
+	require.ErrorAs(t, err, &e, "Check(%q)", q)
+	require.Equal(t, ReasonTableFunction, e.Reason, "Check(%q)", q)
+	require.Equal(t, "generate_series", e.Function, "Check(%q)", q)
+	require.NoError(t, Check(q, &Rules{AnyTable: true, TableFunctions: []string{"generate_series"}}), "Check with TableFunctions generate_series")
 }

@@ -1,13 +1,12 @@
 package access
 
 import (
-	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 func addSeeds(f *testing.F) {
@@ -36,24 +35,19 @@ func addSeeds(f *testing.F) {
 func checkRefusal(t *testing.T, q string, err error) {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("%q: error %v is not an *Error", q, err)
-	}
+	require.ErrorAs(t, err, &e, "%q", q)
 	if e.Offset < 0 || e.Offset > len(q) || e.Line < 1 || e.Column < 1 || e.Detail == "" || e.Reason == "" {
 		t.Fatalf("%q: malformed error %+v", q, e)
 	}
-	if len(e.Table) > maxEcho+3 || len(e.Function) > maxEcho+3 {
-		t.Fatalf("%q: error echoes too much: %+v", q, e)
-	}
+	require.LessOrEqual(t, len(e.Table), int(maxEcho+3), "%q: error echoes too much: %+v", q, e)
+	require.LessOrEqual(t, len(e.Function), int(maxEcho+3), "%q: error echoes too much: %+v", q, e)
 }
 
 // lexedPlaceholders returns the code names of the placeholders the
 // tokenizer found.
 func lexedPlaceholders(t *testing.T, q string) []string {
 	toks, err := lex(q)
-	if err != nil {
-		t.Fatalf("%q was accepted but does not lex: %v", q, err)
-	}
+	require.Nil(t, err, "%q was accepted but does not lex", q)
 	var names []string
 	for _, tk := range toks {
 		if tk.kind == tPlaceholder {
@@ -66,9 +60,7 @@ func lexedPlaceholders(t *testing.T, q string) []string {
 // scannedPlaceholders returns the code names package placeholder finds.
 func scannedPlaceholders(t *testing.T, q string) []string {
 	phs, err := placeholder.Scan(q)
-	if err != nil {
-		t.Fatalf("%q was accepted but placeholder.Scan refuses it: %v", q, err)
-	}
+	require.NoError(t, err, "%q was accepted but placeholder.Scan refuses it", q)
 	var names []string
 	for _, p := range phs {
 		names = append(names, p.Name)
@@ -99,9 +91,7 @@ func FuzzCheck(f *testing.F) {
 				continue
 			}
 			toks, lerr := lexFor(new(e.Lexical()), q)
-			if lerr != nil {
-				t.Fatalf("%q was accepted on %s but does not lex: %v", q, e.Name(), lerr)
-			}
+			require.Nil(t, lerr, "%q was accepted on %s but does not lex", q, e.Name())
 			var got, want []string
 			for _, tk := range toks {
 				if tk.kind == tPlaceholder {
@@ -109,23 +99,18 @@ func FuzzCheck(f *testing.F) {
 				}
 			}
 			phs, serr := placeholder.ScanFor(e.Lexical(), q)
-			if serr != nil {
-				t.Fatalf("%q was accepted on %s but placeholder.ScanFor refuses it: %v", q, e.Name(), serr)
-			}
+			require.NoError(t, serr, "%q was accepted on %s but placeholder.ScanFor refuses it", q, e.Name())
 			for _, p := range phs {
 				want = append(want, p.Name)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%q on %s: placeholders %v, package placeholder finds %v", q, e.Name(), got, want)
-			}
+			require.Equal(t, want, got, "%q on %s: placeholders", q, e.Name())
 		}
 		if err != nil {
 			checkRefusal(t, q, err)
 			return
 		}
-		if got, want := lexedPlaceholders(t, q), scannedPlaceholders(t, q); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: placeholders %v, package placeholder finds %v", q, got, want)
-		}
+		got, want := lexedPlaceholders(t, q), scannedPlaceholders(t, q)
+		require.Equal(t, want, got, "%q: placeholders", q)
 	})
 }
 
@@ -139,27 +124,17 @@ func FuzzScope(f *testing.F) {
 		rules := testRules()
 		cerr := Check(q, rules)
 		out, serr := Confine(q, rules, tenantVar)
-		if (cerr == nil) != (serr == nil) {
-			t.Fatalf("%q: Check says %v, Scope says %v", q, cerr, serr)
-		}
+		require.Equal(t, serr == nil, cerr == nil, "%q: Check says %v, Scope says %v", q, cerr, serr)
 		if serr != nil {
 			checkRefusal(t, q, serr)
-			if serr.Error() != cerr.Error() {
-				t.Fatalf("%q: Check refuses with %v, Scope with %v", q, cerr, serr)
-			}
+			require.Equal(t, cerr.Error(), serr.Error(), "%q: Check refuses with %v, Scope with %v", q, cerr, serr)
 			return
 		}
-		if err := Check(out, rules); err != nil {
-			t.Fatalf("Confine(%q) = %q, which Check refuses: %v", q, out, err)
-		}
+		require.NoError(t, Check(out, rules), "Confine(%q) = %q, which Check refuses", q, out)
 		rs, err := compileRules(rules)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, perr := analyze(out, rs, nil)
-		if perr != nil {
-			t.Fatal(perr)
-		}
+		require.Nil(t, perr)
 		for i := range p.refs {
 			r := &p.refs[i]
 			if r.rule != nil && (r.rule.tenant != "" || r.rule.columns != nil) && !p.scopedAt(r, tenantVar) {
@@ -167,9 +142,7 @@ func FuzzScope(f *testing.F) {
 			}
 			if r.rule != nil {
 				for k, ti := range r.parts {
-					if p.toks[ti].text != r.rule.parts[k] {
-						t.Fatalf("Confine(%q) = %q: %q is not spelled as the rules spell it", q, out, p.toks[ti].text)
-					}
+					require.Equal(t, r.rule.parts[k], p.toks[ti].text, "Confine(%q) = %q", q, out)
 				}
 			}
 		}
@@ -180,15 +153,13 @@ func FuzzScope(f *testing.F) {
 				added = append(added, n)
 			}
 		}
-		if got, want := len(after)-len(added), len(before)-strings.Count(strings.Join(before, " ")+" ", tenantVar+" "); got != want {
-			t.Fatalf("Confine(%q) = %q: placeholders %v became %v", q, out, before, after)
-		}
+		got, want := len(after)-len(added), len(before)-strings.Count(strings.Join(before, " ")+" ", tenantVar+" ")
+		require.Equal(t, want, got, "Confine(%q) = %q: placeholders %v became %v", q, out, before, after)
 		if _, err := placeholder.Compile(out); err != nil {
 			t.Fatalf("Confine(%q) = %q does not compile: %v", q, out, err)
 		}
 		again, err := Confine(out, rules, tenantVar)
-		if err != nil || again != out {
-			t.Fatalf("Scope is not a fixed point on %q: %q, %v", out, again, err)
-		}
+		require.NoError(t, err, "Scope is not a fixed point on %q: %q, %v", out, again, err)
+		require.Equal(t, out, again, "Scope is not a fixed point on %q: %q, %v", out, again, err)
 	})
 }

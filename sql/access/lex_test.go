@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLexReadings lists texts the engines read alike (accepted) and texts
@@ -66,9 +68,7 @@ func TestLexReadings(t *testing.T) {
 		{"\xff", false},
 	} {
 		_, err := lex(c.src)
-		if (err == nil) != c.ok {
-			t.Errorf("lex(%q) = %v, want ok=%v", c.src, err, c.ok)
-		}
+		assert.Equal(t, c.ok, err == nil, "lex(%q) = %v, want ok=", c.src, err)
 		if err != nil && !errors.Is(err, ErrRefused) {
 			t.Errorf("lex(%q) error %v does not wrap ErrRefused", c.src, err)
 		}
@@ -77,9 +77,7 @@ func TestLexReadings(t *testing.T) {
 
 func TestLexTokens(t *testing.T) {
 	toks, err := lex("SELECT \"a\"\"b\", `c`, 'd', x.y, {variables.v}, 1.5 FROM t -- end")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.Nil(t, err)
 	want := []struct {
 		kind tokKind
 		text string
@@ -88,12 +86,10 @@ func TestLexTokens(t *testing.T) {
 		{tString, ""}, {tComma, ","}, {tWord, "x"}, {tDot, "."}, {tWord, "y"}, {tComma, ","},
 		{tPlaceholder, "v"}, {tComma, ","}, {tNumber, "1.5"}, {tWord, "FROM"}, {tWord, "t"}, {tEOF, ""},
 	}
-	if len(toks) != len(want) {
-		t.Fatalf("%d tokens, want %d: %+v", len(toks), len(want), toks)
-	}
+	require.Len(t, toks, len(want))
 	for i, w := range want {
-		if toks[i].kind != w.kind || toks[i].text != w.text {
-			t.Errorf("token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text)
+		if assert.Equal(t, w.kind, toks[i].kind, "token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text) {
+			assert.Equal(t, w.text, toks[i].text, "token %d = %d %q, want %d %q", i, toks[i].kind, toks[i].text, w.kind, w.text)
 		}
 	}
 }
@@ -124,21 +120,13 @@ func TestCheckForEngines(t *testing.T) {
 		{engine.SQLite, "SELECT 1 FROM events -- c\rx", false},
 		{engine.SQLite, `SELECT 'C:\' FROM events WHERE x = $1`, false},
 	} {
-		if err := Check(c.query, rules); err == nil {
-			t.Errorf("Check(%q) accepts", c.query)
-		}
+		assert.Error(t, Check(c.query, rules), "Check(%q) accepts", c.query)
 		err := CheckFor(c.e.Lexical(), c.query, rules)
-		if (err == nil) != c.ok {
-			t.Errorf("CheckFor(%s, %q) = %v, want ok=%v", c.e.Name(), c.query, err, c.ok)
-		}
+		assert.Equal(t, c.ok, err == nil, "CheckFor(%s, %q) = %v, want ok=", c.e.Name(), c.query, err)
 	}
 	out, err := ConfineFor(engine.SQLite.Lexical(), sqliteQuery, rules, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `SELECT 'C:\' || 'x' AS p FROM (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events`; out != want {
-		t.Errorf("ScopeFor = %q, want %q", out, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `SELECT 'C:\' || 'x' AS p FROM (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events`, out, "ScopeFor")
 	if _, err := Confine(sqliteQuery, rules, "t"); err == nil {
 		t.Error("Scope accepts the SQLite query for any engine")
 	}

@@ -2,7 +2,6 @@ package access
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -22,16 +23,13 @@ const tenantVar = "__endpointkit_tenant"
 func openSQLite(t testing.TB, projects ...string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1) // one connection: one in-memory database
 	t.Cleanup(func() { db.Close() })
 	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		_, err := db.Exec(q, args...)
+		require.NoError(t, err, "%s", q)
 	}
 	exec(`CREATE TABLE events (uuid TEXT PRIMARY KEY, project_id TEXT NOT NULL, event TEXT NOT NULL,
 		distinct_id TEXT NOT NULL, timestamp TEXT NOT NULL, properties TEXT NOT NULL)`)
@@ -70,21 +68,15 @@ func openSQLite(t testing.TB, projects ...string) *sql.DB {
 func run(t testing.TB, db *sql.DB, query string, values map[string]any) ([]string, [][]string, error) {
 	t.Helper()
 	tmpl, err := placeholder.Compile(query)
-	if err != nil {
-		t.Fatalf("Compile(%q): %v", query, err)
-	}
+	require.NoError(t, err, "Compile(%q)", query)
 	vals := map[string]any{}
 	for _, n := range tmpl.Names() {
 		v, ok := values[n]
-		if !ok {
-			t.Fatalf("no value for %s", n)
-		}
+		require.True(t, ok, "no value for %s", n)
 		vals[n] = v
 	}
 	q, args, err := tmpl.Render(engine.SQLite, vals)
-	if err != nil {
-		t.Fatalf("Render: %v", err)
-	}
+	require.NoError(t, err, "Render")
 	rows, err := db.Query(q, args...)
 	if err != nil {
 		return nil, nil, err
@@ -154,36 +146,28 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 	differ := 0
 	for _, q := range scopedQueries {
 		scoped, err := Confine(q, rules, tenantVar)
-		if err != nil {
-			t.Errorf("Confine(%q): %v", q, err)
+		if !assert.NoError(t, err, "Confine(%q)", q) {
 			continue
 		}
 		for _, p := range []string{"1", "2"} {
 			values := map[string]any{"event": "purchase", "from": "2025-05-01", "to": "2025-05-05", tenantVar: p}
 			wantCols, want, err := run(t, only[p], q, values)
-			if err != nil {
-				t.Fatalf("the original query on project %s's rows: %v\n%s", p, err, q)
-			}
+			require.NoError(t, err, "the original query on project %s's rows\n%s", p, q)
 			gotCols, got, err := run(t, both, scoped, values)
-			if err != nil {
-				t.Errorf("the scoped query failed: %v\n%s", err, scoped)
+			if !assert.NoError(t, err, "the scoped query failed\n%s", scoped) {
 				continue
 			}
-			if !reflect.DeepEqual(gotCols, wantCols) || !reflect.DeepEqual(got, want) {
-				t.Errorf("project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want)
+			if assert.Equal(t, wantCols, gotCols, "project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want) {
+				assert.Equal(t, want, got, "project %s sees other rows:\n%s\nscoped: %s\ngot  %v %v\nwant %v %v", p, q, scoped, gotCols, got, wantCols, want)
 			}
 			_, unscoped, err := run(t, both, q, values)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !reflect.DeepEqual(unscoped, want) {
 				differ++
 			}
 		}
 	}
-	if differ < len(scopedQueries) {
-		t.Fatalf("only %d of %d runs tell the projects apart; the test data cannot show a leak", differ, 2*len(scopedQueries))
-	}
+	require.GreaterOrEqual(t, differ, len(scopedQueries), "only of %d runs tell the projects apart; the test data cannot show a leak", 2*len(scopedQueries))
 }
 
 // TestScopeRestrictsColumns checks that a table with a column list shows
@@ -202,21 +186,15 @@ func TestScopeRestrictsColumns(t *testing.T) {
 			t.Fatalf("unscoped %q fails already: %v", q, err)
 		}
 		scoped, err := Confine(q, rules, tenantVar)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if _, _, err := run(t, db, scoped, values); err == nil || !strings.Contains(err.Error(), "no such column") {
 			t.Errorf("scoped %q = %v, want no such column", scoped, err)
 		}
 	}
 	scoped, err := Confine(`SELECT * FROM users ORDER BY id`, rules, tenantVar)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cols, rows, err := run(t, db, scoped, values)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !reflect.DeepEqual(cols, []string{"id", "name"}) || len(rows) != 3 || rows[0][1] != "name-1-0" {
 		t.Fatalf("SELECT * FROM users gave %v %v", cols, rows)
 	}
@@ -264,16 +242,13 @@ func TestScopeRewrite(t *testing.T) {
 			`WITH x AS (SELECT * FROM (SELECT * FROM events WHERE events.project_id = ` + ph + `) AS events) SELECT * FROM x`},
 	} {
 		got, err := Confine(c.in, rules, "t")
-		if err != nil {
-			t.Errorf("Confine(%q): %v", c.in, err)
+		if !assert.NoError(t, err, "Confine(%q)", c.in) {
 			continue
 		}
-		if got != c.want {
-			t.Errorf("Confine(%q)\n got %s\nwant %s", c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, got, "Confine(%q)", c.in)
 		again, err := Confine(got, rules, "t")
-		if err != nil || again != got {
-			t.Errorf("Scope is not idempotent on %q: %q, %v", got, again, err)
+		if assert.NoError(t, err, "Scope is not idempotent on %q: %q, %v", got, again, err) {
+			assert.Equal(t, got, again, "Scope is not idempotent on %q: %q, %v", got, again, err)
 		}
 	}
 }
@@ -281,13 +256,12 @@ func TestScopeRewrite(t *testing.T) {
 func TestScopeNeedsATenantName(t *testing.T) {
 	for _, name := range []string{"", "1x", "a-b", "a}"} {
 		_, err := Confine("SELECT * FROM events", testRules(), name)
-		if err == nil || errors.Is(err, ErrRefused) {
-			t.Errorf("Scope with tenant %q = %v, want a configuration error", name, err)
+		if assert.Error(t, err, "Scope with tenant %q", name) {
+			assert.NotErrorIs(t, err, ErrRefused, "Scope with tenant %q", name)
 		}
 	}
-	if _, err := Confine("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, ""); err != nil {
-		t.Errorf("no tenant column, no tenant name: %v", err)
-	}
+	_, err := Confine("SELECT * FROM plain", &Rules{Tables: []Table{{Name: "plain"}}}, "")
+	assert.NoError(t, err, "no tenant column, no tenant name")
 }
 
 // TestSQLiteAttacksAreReal runs SQLite attacks from the table raw, to
@@ -308,11 +282,9 @@ func TestSQLiteAttacksAreReal(t *testing.T) {
 		`SELECT * FROM events, EndpointKit_Endpoints`,
 	} {
 		_, rows, err := run(t, db, q, nil)
-		if err != nil || len(rows) == 0 {
-			t.Errorf("raw %q read nothing: %v", q, err)
+		if assert.NoError(t, err, "raw %q read nothing: %v", q, err) {
+			assert.NotEmpty(t, rows, "raw %q read nothing: %v", q, err)
 		}
-		if err := Check(q, testRules()); err == nil {
-			t.Errorf("Check(%q) passed", q)
-		}
+		assert.Error(t, Check(q, testRules()), "Check(%q) passed", q)
 	}
 }

@@ -3,12 +3,12 @@ package engine
 import (
 	"errors"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestConvert(t *testing.T) {
@@ -45,26 +45,17 @@ func TestConvert(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, d := range []Engine{SQLite, PostgreSQL, MySQL} {
 				arg, chType, err := d.Arg(tt.in)
-				if err != nil {
-					t.Errorf("unexpected error: %v", err)
-				}
-				if v := chType; !(v == "") {
-					t.Errorf("chType = %v, want it empty", v)
-				}
-				if got, want := arg, tt.lite; !reflect.DeepEqual(got, want) {
-					t.Errorf("%v: arg = %+v, want %+v", d.Name(), got, want)
-				}
+				assert.NoError(t, err)
+				v := chType
+				assert.True(t, (v == ""), "chType = %v, want it empty", v)
+				got, want := arg, tt.lite
+				assert.Equal(t, want, got, "%v: arg", d.Name())
 			}
 			arg, chType, err := ClickHouse.Arg(tt.in)
-			if err != nil {
-				t.Errorf("unexpected error: %v", err)
-			}
-			if got, want := arg, tt.ch; !reflect.DeepEqual(got, want) {
-				t.Errorf("arg = %q, want %q", got, want)
-			}
-			if got, want := chType, tt.chType; got != want {
-				t.Errorf("chType = %q, want %q", got, want)
-			}
+			assert.NoError(t, err)
+			assert.Equal(t, tt.ch, arg)
+			got, want := chType, tt.chType
+			assert.Equal(t, want, got, "chType")
 		})
 	}
 }

@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,42 +15,26 @@ import (
 func TestClickHouseDDL(t *testing.T) {
 	e := ClickHouse
 	cols := []Column{{"bucket", Text}, {"n", Int}, {"value", Float}}
-	if got, want := e.CreateTableAs("t_next", "SELECT 1"), "CREATE TABLE `t_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT 1"; got != want {
-		t.Errorf("e.CreateTableAs(\"t_next\", \"SELECT 1\") = %q, want %q", got, want)
-	}
-	if got, want := e.CreateTable("t_next", cols), "CREATE TABLE `t_next` (`bucket` String, `n` Int64, `value` Float64) ENGINE = MergeTree ORDER BY (`bucket`, `n`)"; got != want {
-		t.Errorf("e.CreateTable(\"t_next\", cols) = %q, want %q", got, want)
-	}
-	if got, want := e.DropTable("t"), "DROP TABLE IF EXISTS `t`"; got != want {
-		t.Errorf("e.DropTable(\"t\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "CREATE TABLE `t_next` ENGINE = MergeTree ORDER BY tuple() AS SELECT 1", e.CreateTableAs("t_next", "SELECT 1"))
+	assert.Equal(t, "CREATE TABLE `t_next` (`bucket` String, `n` Int64, `value` Float64) ENGINE = MergeTree ORDER BY (`bucket`, `n`)", e.CreateTable("t_next", cols))
+	assert.Equal(t, "DROP TABLE IF EXISTS `t`", e.DropTable("t"))
 	swap, inTx := e.Swap("t_next", "t")
-	if inTx {
-		t.Errorf("inTx is true")
-	}
-	if got, want := swap, ([]string{
+	assert.False(t, inTx, "inTx is true")
+	assert.Equal(t, []string{
 		"CREATE TABLE IF NOT EXISTS `t` AS `t_next`",
 		"EXCHANGE TABLES `t_next` AND `t`",
 		"DROP TABLE IF EXISTS `t_next`",
-	}); !reflect.DeepEqual(got, want) {
-		t.Errorf("swap = %+v, want %+v", got, want)
-	}
-	if got, want := e.Tables(), "SELECT name FROM system.tables WHERE database = currentDatabase()"; got != want {
-		t.Errorf("e.Tables() = %q, want %q", got, want)
-	}
+	}, swap)
+	assert.Equal(t, "SELECT name FROM system.tables WHERE database = currentDatabase()", e.Tables())
 	for _, stmt := range append(swap, e.CreateTableAs("t_next", "SELECT 1"), e.CreateTable("t", cols)) {
-		if got, want := e.(Expander).Expand(stmt), ([]string{stmt}); !reflect.DeepEqual(got, want) {
-			t.Errorf("e.(Expander).Expand(stmt) = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, []string{stmt}, e.(Expander).Expand(stmt))
 	}
 }
 
 // clusterEngine is the engine of the cluster "events".
 func clusterEngine(t testing.TB) Engine {
 	e, err := ClickHouseCluster("events")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return e
 }
 
@@ -69,13 +54,12 @@ func TestClickHouseClusterDDL(t *testing.T) {
 	}
 	query := "SELECT `event`, count(*) AS `n` FROM `events` WHERE `project_id` = {p1:String} GROUP BY `event`"
 
-	if got, want := x.Expand(e.CreateTableAs("t_next", query)), ([]string{
+	got, want := x.Expand(e.CreateTableAs("t_next", query)), ([]string{
 		"CREATE TABLE `t_next_local`" + on + rmt + " ORDER BY tuple() EMPTY AS " + query,
 		dist("t_next"),
 		"INSERT INTO `t_next` SETTINGS distributed_foreground_insert = 1 " + query,
-	}); !reflect.DeepEqual(got, want) {
-		t.Errorf("x.Expand(e.CreateTableAs(\"t_next\", query)) = %+v, want %+v", got, want)
-	}
+	})
+	assert.Equal(t, want, got, "x.Expand(e.CreateTableAs(\"t_next\", query))")
 
 	cols := []Column{{"bucket", Text}, {"n", Int}, {"value", Float}}
 	if got, want := x.Expand(e.CreateTable("t_next", cols)), ([]string{
@@ -85,24 +69,18 @@ func TestClickHouseClusterDDL(t *testing.T) {
 		t.Errorf("x.Expand(e.CreateTable(\"t_next\", cols)) = %+v, want %+v", got, want)
 	}
 
-	if got, want := x.Expand(e.DropTable("t")), ([]string{"DROP TABLE IF EXISTS `t`" + on, "DROP TABLE IF EXISTS `t_local`" + on}); !reflect.DeepEqual(got, want) {
-		t.Errorf("x.Expand(e.DropTable(\"t\")) = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []string{"DROP TABLE IF EXISTS `t`" + on, "DROP TABLE IF EXISTS `t_local`" + on}, x.Expand(e.DropTable("t")))
 
 	swap, inTx := e.Swap("t_next", "t")
-	if inTx {
-		t.Errorf("inTx is true")
-	}
-	if got, want := swap, ([]string{
+	assert.False(t, inTx, "inTx is true")
+	assert.Equal(t, []string{
 		"CREATE TABLE IF NOT EXISTS `t_local`" + on + " AS `t_next_local`",
 		"SYSTEM FLUSH DISTRIBUTED `t_next`" + on,
 		"EXCHANGE TABLES `t_next_local` AND `t_local`" + on,
 		"CREATE TABLE IF NOT EXISTS `t`" + on + " AS `t_local` ENGINE = Distributed('events', currentDatabase(), 't_local', rand())",
 		"DROP TABLE IF EXISTS `t_next`" + on,
 		"DROP TABLE IF EXISTS `t_next_local`" + on,
-	}); !reflect.DeepEqual(got, want) {
-		t.Errorf("swap = %+v, want %+v", got, want)
-	}
+	}, swap)
 	var expanded []string
 	for _, s := range swap {
 		expanded = append(expanded, x.Expand(s)...)
@@ -111,12 +89,8 @@ func TestClickHouseClusterDDL(t *testing.T) {
 		t.Errorf("the swap's drop of the next table drops its local tables too; a local table's drop is not expanded: expanded = %+v, want %+v", got, want)
 	}
 
-	if got, want := e.Tables(), "SELECT DISTINCT if(endsWith(name, '_local'), substring(name, 1, length(name) - 6), name) AS name FROM system.tables WHERE database = currentDatabase()"; got != want {
-		t.Errorf("e.Tables() = %q, want %q", got, want)
-	}
-	if got, want := (e.CreateIndex("i", "t", []string{"a"})), ""; got != want {
-		t.Errorf("(e.CreateIndex(\"i\", \"t\", []string{\"a\"})) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "SELECT DISTINCT if(endsWith(name, '_local'), substring(name, 1, length(name) - 6), name) AS name FROM system.tables WHERE database = currentDatabase()", e.Tables())
+	assert.Equal(t, "", e.CreateIndex("i", "t", []string{"a"}), "(e.CreateIndex(\"i\", \"t\", []string{\"a\"}))")
 
 	// What is not the engine's DDL of a stored table runs as it is.
 	for _, stmt := range []string{
@@ -128,21 +102,14 @@ func TestClickHouseClusterDDL(t *testing.T) {
 		"CREATE TABLE `unterminated",
 		"",
 	} {
-		if got, want := x.Expand(stmt), ([]string{stmt}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: x.Expand(stmt) = %+v, want %+v", stmt, got, want)
-		}
+		got, want := x.Expand(stmt), ([]string{stmt})
+		assert.Equal(t, want, got, "%q: x.Expand(stmt)", stmt)
 	}
 
 	// The rest of the engine is ClickHouse's.
-	if got, want := e.Name(), "clickhouse"; got != want {
-		t.Errorf("e.Name() = %q, want %q", got, want)
-	}
-	if got, want := e.Guard(time.Second, false), ClickHouse.Guard(time.Second, false); !reflect.DeepEqual(got, want) {
-		t.Errorf("e.Guard(time.Second, false) = %+v, want %+v", got, want)
-	}
-	if got, want := e.Page("q", "l", "o"), ClickHouse.Page("q", "l", "o"); got != want {
-		t.Errorf("e.Page(\"q\", \"l\", \"o\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "clickhouse", e.Name())
+	assert.Equal(t, ClickHouse.Guard(time.Second, false), e.Guard(time.Second, false))
+	assert.Equal(t, ClickHouse.Page("q", "l", "o"), e.Page("q", "l", "o"))
 }
 
 // TestClickHouseClusterNames: a macro and the usual names are accepted
@@ -151,18 +118,13 @@ func TestClickHouseClusterDDL(t *testing.T) {
 func TestClickHouseClusterNames(t *testing.T) {
 	for _, name := range []string{"events", "{cluster}", "prod-eu.1", "a_b"} {
 		e, err := ClickHouseCluster(name)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", name, err)
-		}
-		if s, sub := e.DropTable("t"), " ON CLUSTER '"+name+"'"; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		require.NoError(t, err, "%v", name)
+		s, sub := e.DropTable("t"), " ON CLUSTER '"+name+"'"
+		assert.Contains(t, s, sub)
 	}
 	for _, name := range []string{"", "a b", "it's", "x\\", "a`b", "é", "c;DROP", strings.Repeat("c", 256)} {
 		_, err := ClickHouseCluster(name)
-		if !errors.Is(err, ErrCluster) {
-			t.Errorf("%q: %v: errors.Is(err, ErrCluster) is false", name, err)
-		}
+		assert.ErrorIs(t, err, ErrCluster, "%q", name)
 	}
 }
 
@@ -183,12 +145,8 @@ func FuzzClickHouseClusterExpand(f *testing.F) {
 	x := e.(Expander)
 	f.Fuzz(func(t *testing.T, table, query string) {
 		got := x.Expand(e.CreateTableAs(table, query))
-		if got := len(got); got != 3 {
-			t.Fatalf("len(got) = %d, want %d: %v", got, 3, got)
-		}
-		if got, want := got[0], e.CreateTableAs(table, query); got != want {
-			t.Errorf("got[0] = %q, want %q", got, want)
-		}
+		require.Len(t, got, 3)
+		assert.Equal(t, e.CreateTableAs(table, query), got[0])
 		if got, want := got[1], "CREATE TABLE "+e.QuoteIdent(table)+" ON CLUSTER 'events' AS "+e.QuoteIdent(table+"_local")+
 			" ENGINE = Distributed('events', currentDatabase(), "+string(e.AppendString(nil, table+"_local"))+", rand())"; got != want {
 			t.Errorf("got[1] = %q, want %q", got, want)
@@ -199,13 +157,11 @@ func FuzzClickHouseClusterExpand(f *testing.F) {
 
 		drops := x.Expand(e.DropTable(table))
 		if strings.HasSuffix(table, "_local") {
-			if got, want := drops, ([]string{e.DropTable(table)}); !reflect.DeepEqual(got, want) {
-				t.Errorf("drops = %+v, want %+v", got, want)
-			}
+			got, want := drops, ([]string{e.DropTable(table)})
+			assert.Equal(t, want, got, "drops")
 		} else {
-			if got, want := drops, ([]string{e.DropTable(table), e.DropTable(table + "_local")}); !reflect.DeepEqual(got, want) {
-				t.Errorf("drops = %+v, want %+v", got, want)
-			}
+			got, want := drops, ([]string{e.DropTable(table), e.DropTable(table + "_local")})
+			assert.Equal(t, want, got, "drops")
 		}
 	})
 }
@@ -217,19 +173,12 @@ func FuzzClickHouseClusterExpand(f *testing.F) {
 func TestClickHouseJSONSQL(t *testing.T) {
 	w := &recorder{}
 	ClickHouse.JSONText(w, "`p`", "k")
-	if got, want := w.sql, "multiIf(JSONType(ifNull(`p`, ''), ?) = 'String', JSONExtractString(ifNull(`p`, ''), ?), "+
-		"JSONType(ifNull(`p`, ''), ?) = 'Null', '', JSONExtractRaw(ifNull(`p`, ''), ?))"; got != want {
-		t.Errorf("w.sql = %q, want %q", got, want)
-	}
-	if got, want := w.args, ([]any{"k", "k", "k", "k"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("w.args = %+v, want %+v", got, want)
-	}
+	got, want := w.sql, "multiIf(JSONType(ifNull(`p`, ''), ?) = 'String', JSONExtractString(ifNull(`p`, ''), ?), "+
+		"JSONType(ifNull(`p`, ''), ?) = 'Null', '', JSONExtractRaw(ifNull(`p`, ''), ?))"
+	assert.Equal(t, want, got, "w.sql")
+	assert.Equal(t, []any{"k", "k", "k", "k"}, w.args)
 	w = &recorder{}
 	ClickHouse.JSONNumber(w, "`p`", "k")
-	if got, want := w.sql, "if(JSONType(`p`, ?) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(`p`, ?), NULL)"; got != want {
-		t.Errorf("w.sql = %q, want %q", got, want)
-	}
-	if got, want := w.args, ([]any{"k", "k"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("w.args = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, "if(JSONType(`p`, ?) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(`p`, ?), NULL)", w.sql)
+	assert.Equal(t, []any{"k", "k"}, w.args)
 }

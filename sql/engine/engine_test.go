@@ -3,9 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,20 +12,9 @@ import (
 	"github.com/endpointkit/endpointkit/internal/jsonrule"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
-
-// openSQLite returns a fresh in-memory database; one connection, since
-// each connection of ":memory:" is a database of its own.
-func openSQLite(t testing.TB) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func TestByName(t *testing.T) {
 	tests := []struct {
@@ -41,33 +28,20 @@ func TestByName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := ByName(tt.in)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", tt.in, err)
-		}
-		if got, want := got, tt.want; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: got = %+v, want %+v", tt.in, got, want)
-		}
+		require.NoError(t, err, "%v", tt.in)
+		assert.Equal(t, tt.want, got, "%v", tt.in)
 	}
 	for _, bad := range []string{"", "oracle", "sqlite4", "postgresq"} {
 		_, err := ByName(bad)
-		if err := err; !errors.Is(err, ErrUnknown) {
-			t.Errorf("%v: error %v is not %v", bad, err, ErrUnknown)
-		}
-		if s, sub := err.Error(), `"`+bad+`"`; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		assert.ErrorIs(t, err, ErrUnknown, "%v", bad)
+		s, sub := err.Error(), `"`+bad+`"`
+		assert.Contains(t, s, sub)
 	}
 	for _, d := range All() {
 		got, err := ByName(d.Name())
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := got, d; !reflect.DeepEqual(got, want) {
-			t.Errorf("Name round-trips through ByName: got = %+v, want %+v", got, want)
-		}
-		if got, want := d.String(), d.Name(); got != want {
-			t.Errorf("d.String() = %q, want %q", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, d, got, "Name round-trips through ByName")
+		assert.Equal(t, d.Name(), d.String())
 	}
 }
 
@@ -84,18 +58,11 @@ func TestQuoteIdent(t *testing.T) {
 		{"été", `"été"`, "`été`"},
 	}
 	for _, tt := range tests {
-		if got, want := SQLite.QuoteIdent(tt.in), tt.standard; got != want {
-			t.Errorf("SQLite.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
-		if got, want := PostgreSQL.QuoteIdent(tt.in), tt.standard; got != want {
-			t.Errorf("PostgreSQL.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
-		if got, want := MySQL.QuoteIdent(tt.in), tt.backticks; got != want {
-			t.Errorf("MySQL.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
-		if got, want := ClickHouse.QuoteIdent(tt.in), tt.backticks; got != want {
-			t.Errorf("ClickHouse.QuoteIdent(tt.in) = %q, want %q", got, want)
-		}
+		got, want := SQLite.QuoteIdent(tt.in), tt.standard
+		assert.Equal(t, want, got, "SQLite.QuoteIdent(tt.in)")
+		assert.Equal(t, tt.standard, PostgreSQL.QuoteIdent(tt.in))
+		assert.Equal(t, tt.backticks, MySQL.QuoteIdent(tt.in))
+		assert.Equal(t, tt.backticks, ClickHouse.QuoteIdent(tt.in))
 	}
 }
 
@@ -117,49 +84,32 @@ func TestAppendString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		prefix := []byte("x = ")
-		if got, want := string(SQLite.AppendString(prefix, tt.in)), "x = "+tt.standard; got != want {
-			t.Errorf("string(SQLite.AppendString(prefix, tt.in)) = %q, want %q", got, want)
-		}
-		if got, want := string(PostgreSQL.AppendString(nil, tt.in)), tt.standard; got != want {
-			t.Errorf("string(PostgreSQL.AppendString(nil, tt.in)) = %q, want %q", got, want)
-		}
-		if got, want := string(MySQL.AppendString(nil, tt.in)), tt.mysql; got != want {
-			t.Errorf("string(MySQL.AppendString(nil, tt.in)) = %q, want %q", got, want)
-		}
-		if got, want := string(ClickHouse.AppendString(nil, tt.in)), tt.clickhouse; got != want {
-			t.Errorf("string(ClickHouse.AppendString(nil, tt.in)) = %q, want %q", got, want)
-		}
+		got, want := string(SQLite.AppendString(prefix, tt.in)), "x = "+tt.standard
+		assert.Equal(t, want, got, "string(SQLite.AppendString(prefix, tt.in))")
+		assert.Equal(t, tt.standard, string(PostgreSQL.AppendString(nil, tt.in)))
+		assert.Equal(t, tt.mysql, string(MySQL.AppendString(nil, tt.in)))
+		assert.Equal(t, tt.clickhouse, string(ClickHouse.AppendString(nil, tt.in)))
 	}
 }
 
 // TestQuotingOnSQLite checks on a real engine that a quoted literal reads
 // back as the same string and a quoted identifier names what it says.
 func TestQuotingOnSQLite(t *testing.T) {
-	db := openSQLite(t)
+	db := testdb.SQLite(t)
 	ctx := context.Background()
 	for _, s := range []string{"plain", "it's", `''`, `\'; DROP TABLE x; --`, `"quoted"`, "été ’", "a\\"} {
 		query := "SELECT " + string(SQLite.AppendString(nil, s))
 		var got string
-		if err := db.QueryRowContext(ctx, query).Scan(&got); err != nil {
-			t.Fatalf("%v: unexpected error: %v", query, err)
-		}
-		if got, want := got, s; got != want {
-			t.Errorf("%v: got = %q, want %q", query, got, want)
-		}
+		require.NoError(t, db.QueryRowContext(ctx, query).Scan(&got), "%v", query)
+		assert.Equal(t, s, got, "%v", query)
 
 		table := SQLite.QuoteIdent("t " + s)
 		_, err := db.ExecContext(ctx, "CREATE TABLE "+table+" ("+SQLite.QuoteIdent(s)+" TEXT)")
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", s, err)
-		}
+		require.NoError(t, err, "%v", s)
 		var name string
-		if err := db.QueryRowContext(ctx,
-			"SELECT name FROM pragma_table_info(?)", "t "+s).Scan(&name); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := name, s; got != want {
-			t.Errorf("name = %q, want %q", got, want)
-		}
+		require.NoError(t, db.QueryRowContext(ctx,
+			"SELECT name FROM pragma_table_info(?)", "t "+s).Scan(&name))
+		assert.Equal(t, s, name)
 	}
 }
 
@@ -176,7 +126,7 @@ func onServers(t *testing.T, load, check func(t *testing.T, e Engine, db *sql.DB
 		utc, zone string
 		open      func(testing.TB) *sql.DB
 	}{
-		{SQLite, "", "", "", openSQLite},
+		{SQLite, "", "", "", testdb.SQLite},
 		{PostgreSQL, testdb.PostgresEnv, "SET TIME ZONE 'UTC'", "SET TIME ZONE 'America/Los_Angeles'", testdb.Postgres},
 		{MySQL, testdb.MySQLEnv, "SET time_zone = '+00:00'", "SET time_zone = '+05:30'", testdb.MySQL},
 	} {
@@ -191,9 +141,7 @@ func onServers(t *testing.T, load, check func(t *testing.T, e Engine, db *sql.DB
 				for _, q := range stmts {
 					if q != "" {
 						_, err := db.Exec(q)
-						if err != nil {
-							t.Fatalf("%v: unexpected error: %v", q, err)
-						}
+						require.NoError(t, err, "%v", q)
 					}
 				}
 			}
@@ -222,9 +170,7 @@ func (r *rendered) WriteString(s string) { r.sql = append(r.sql, s...) }
 
 func (r *rendered) Bind(v any) {
 	arg, typ, err := r.e.Arg(v)
-	if err != nil {
-		r.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(r.t, err)
 	if name := r.e.ArgName(len(r.args) + 1); name != "" {
 		arg = sql.Named(name, arg)
 	}
@@ -272,9 +218,7 @@ func TestJSONRule(t *testing.T) {
 	rows := jsonrule.Cases
 	onServers(t, nil, func(t *testing.T, e Engine, db *sql.DB) {
 		_, err := db.Exec(e.CreateTable("j", []Column{{"id", Int}, {"p", Text}}))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for i, r := range rows {
 			w := &rendered{t: t, e: e}
 			w.WriteString("INSERT INTO " + e.QuoteIdent("j") + " VALUES (")
@@ -287,9 +231,7 @@ func TestJSONRule(t *testing.T) {
 			}
 			w.WriteString(")")
 			_, err := db.Exec(string(w.sql), w.args...)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 		}
 		w := &rendered{t: t, e: e}
 		w.WriteString("SELECT ")
@@ -298,29 +240,20 @@ func TestJSONRule(t *testing.T) {
 		e.JSONNumber(w, e.QuoteIdent("p"), "k")
 		w.WriteString(" FROM " + e.QuoteIdent("j") + " ORDER BY " + e.QuoteIdent("id"))
 		res, err := db.Query(string(w.sql), w.args...)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
-		}
+		require.NoError(t, err, "%v", string(w.sql))
 		defer res.Close()
 		i := 0
 		for ; res.Next(); i++ {
 			var txt, num any
-			if err := res.Scan(&txt, &num); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := text(t, txt), rows[i].Text; got != want {
-				t.Errorf("text of %v: text(t, txt) = %q, want %q", rows[i].JSON, got, want)
-			}
+			require.NoError(t, res.Scan(&txt, &num))
+			got, want := text(t, txt), rows[i].Text
+			assert.Equal(t, want, got, "text of %v: text(t, txt)", rows[i].JSON)
 			if got, want := number(t, num), rows[i].Num; !reflect.DeepEqual(got, want) {
 				t.Errorf("number of %v: number(t, num) = %+v, want %+v", rows[i].JSON, got, want)
 			}
 		}
-		if err := res.Err(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := i, len(rows); got != want {
-			t.Errorf("i = %v, want %v", got, want)
-		}
+		require.NoError(t, res.Err())
+		assert.Len(t, rows, i)
 
 		// Equality and grouping are byte for byte.
 		w = &rendered{t: t, e: e}
@@ -329,19 +262,14 @@ func TestJSONRule(t *testing.T) {
 		w.WriteString(" = ")
 		w.Bind("pro")
 		var n int
-		if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
-			t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
-		}
-		if got, want := n, 1; got != want {
-			t.Errorf("'pro' matches 'pro' only, not 'pro ' or 'Pro': n = %v, want %v", got, want)
-		}
+		require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n), "%v", string(w.sql))
+		got, want := n, 1
+		assert.Equal(t, want, got, "'pro' matches 'pro' only, not 'pro ' or 'Pro': n")
 		w = &rendered{t: t, e: e}
 		w.WriteString("SELECT count(*) FROM (SELECT DISTINCT ")
 		e.JSONText(w, e.QuoteIdent("p"), "k")
 		w.WriteString(" AS " + e.QuoteIdent("v") + " FROM " + e.QuoteIdent("j") + ") AS " + e.QuoteIdent("d"))
-		if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
-			t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
-		}
+		require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n), "%v", string(w.sql))
 		if got, want := n, 11; got != want {
 			t.Errorf("distinct texts: n = %v, want %v", got, want)
 		}
@@ -354,39 +282,28 @@ func TestJSONRule(t *testing.T) {
 func TestTextColumnsCompareBytes(t *testing.T) {
 	onServers(t, nil, func(t *testing.T, e Engine, db *sql.DB) {
 		_, err := db.Exec(e.CreateTable("t", []Column{{"v", Text}}))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, v := range []string{"a", "A", "a ", "a  ", "á", "ß", "ss"} {
 			w := &rendered{t: t, e: e}
 			w.WriteString("INSERT INTO " + e.QuoteIdent("t") + " VALUES (")
 			w.Bind(v)
 			w.WriteString(")")
 			_, err := db.Exec(string(w.sql), w.args...)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 		}
 		for _, v := range []string{"a", "a ", "ss"} {
 			w := &rendered{t: t, e: e}
 			w.WriteString("SELECT count(*) FROM " + e.QuoteIdent("t") + " WHERE " + e.QuoteIdent("v") + " = ")
 			w.Bind(v)
 			var n int
-			if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := n, 1; got != want {
-				t.Errorf("rows equal to %q: n = %v, want %v", v, got, want)
-			}
+			require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n))
+			got, want := n, 1
+			assert.Equal(t, want, got, "rows equal to %q: n", v)
 		}
 		var groups int
-		if err := db.QueryRow("SELECT count(*) FROM (SELECT " + e.QuoteIdent("v") + " FROM " + e.QuoteIdent("t") +
-			" GROUP BY " + e.QuoteIdent("v") + ") AS " + e.QuoteIdent("g")).Scan(&groups); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := groups, 7; got != want {
-			t.Errorf("groups = %v, want %v", got, want)
-		}
+		require.NoError(t, db.QueryRow("SELECT count(*) FROM (SELECT "+e.QuoteIdent("v")+" FROM "+e.QuoteIdent("t")+
+			" GROUP BY "+e.QuoteIdent("v")+") AS "+e.QuoteIdent("g")).Scan(&groups))
+		assert.Equal(t, 7, groups)
 	})
 }
 
@@ -406,9 +323,7 @@ var instants = []string{"2025-04-27 23:59:59", "2025-04-30 23:59:59", "2025-05-0
 func loadTimes(t *testing.T, e Engine, db *sql.DB) {
 	t.Helper()
 	_, err := db.Exec(timesDDL(e))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for i, at := range instants {
 		w := &rendered{t: t, e: e}
 		w.WriteString("INSERT INTO times VALUES (")
@@ -419,9 +334,7 @@ func loadTimes(t *testing.T, e Engine, db *sql.DB) {
 		}
 		w.WriteString(")")
 		_, err := db.Exec(string(w.sql), w.args...)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 }
 
@@ -432,16 +345,12 @@ func loadTimes(t *testing.T, e Engine, db *sql.DB) {
 func TestTimeArgs(t *testing.T) {
 	day := func(s string) variable.Timestamp {
 		d, err := time.Parse(time.DateOnly, s)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return variable.Timestamp{Time: d, DateOnly: true}
 	}
 	at := func(s string) variable.Timestamp {
 		d, err := time.Parse(time.DateTime, s)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return variable.Timestamp{Time: d}
 	}
 	ranges := []struct {
@@ -463,12 +372,9 @@ func TestTimeArgs(t *testing.T) {
 				w.WriteString(" AND " + col + " < ")
 				w.Bind(r.to)
 				var n int
-				if err := db.QueryRow(string(w.sql), w.args...).Scan(&n); err != nil {
-					t.Fatalf("%v: unexpected error: %v", string(w.sql), err)
-				}
-				if got, want := n, r.want; got != want {
-					t.Errorf("%s in [%v, %v): n = %v, want %v", col, r.from.Time, r.to.Time, got, want)
-				}
+				require.NoError(t, db.QueryRow(string(w.sql), w.args...).Scan(&n), "%v", string(w.sql))
+				got, want := n, r.want
+				assert.Equal(t, want, got, "%s in [%v, %v): n", col, r.from.Time, r.to.Time)
 			}
 		}
 	})
@@ -492,24 +398,16 @@ func TestTruncate(t *testing.T) {
 				q := "SELECT " + e.TimeText(e.Truncate(u, e.StrictTimestamp(col))) + ", " +
 					e.TimeText(e.Truncate(u, e.Timestamp(col))) + " FROM times ORDER BY id"
 				rows, err := db.Query(q)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", q, err)
-				}
+				require.NoError(t, err, "%v", q)
 				var got, loose []string
 				for rows.Next() {
 					var a, b any
-					if err := rows.Scan(&a, &b); err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
+					require.NoError(t, rows.Scan(&a, &b))
 					got, loose = append(got, text(t, a)), append(loose, text(t, b))
 				}
-				if err := rows.Err(); err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, rows.Err())
 				rows.Close()
-				if got, want := got, want[u]; !reflect.DeepEqual(got, want) {
-					t.Errorf("%s by %s, strictly: got = %+v, want %+v", col, u, got, want)
-				}
+				assert.Equal(t, want[u], got, "%s by %s, strictly", col, u)
 				if got, want := loose, want[u]; !reflect.DeepEqual(got, want) {
 					t.Errorf("%s by %s: loose = %+v, want %+v", col, u, got, want)
 				}
@@ -524,9 +422,7 @@ func TestTruncate(t *testing.T) {
 func TestPageKeepsOrder(t *testing.T) {
 	onServers(t, nil, func(t *testing.T, e Engine, db *sql.DB) {
 		_, err := db.Exec(e.CreateTable("p", []Column{{"id", Int}, {"v", Text}}))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for i, v := range []string{"c", "a", "e", "b", "d", "g", "f"} {
 			w := &rendered{t: t, e: e}
 			w.WriteString("INSERT INTO p VALUES (")
@@ -535,9 +431,7 @@ func TestPageKeepsOrder(t *testing.T) {
 			w.Bind(v)
 			w.WriteString(")")
 			_, err := db.Exec(string(w.sql), w.args...)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 		}
 		w := &rendered{t: t, e: e}
 		w.WriteString("SELECT v FROM p WHERE id >= ")
@@ -551,23 +445,15 @@ func TestPageKeepsOrder(t *testing.T) {
 		// As an executor runs it: under the run's guard prefix.
 		q := e.Guard(0, true).Prefix + e.Page(query, string(limit.sql), string(offset.sql))
 		rows, err := db.Query(q, offset.args...)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", q, err)
-		}
+		require.NoError(t, err, "%v", q)
 		defer rows.Close()
 		var got []string
 		for rows.Next() {
 			var v any
-			if err := rows.Scan(&v); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, rows.Scan(&v))
 			got = append(got, text(t, v))
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := got, ([]string{"c", "d", "e"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: got = %+v, want %+v", q, got, want)
-		}
+		require.NoError(t, rows.Err())
+		assert.Equal(t, []string{"c", "d", "e"}, got, "%v", q)
 	})
 }

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"errors"
-	"reflect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"slices"
 	"strings"
 	"testing"
@@ -17,89 +17,64 @@ func TestEveryEngine(t *testing.T) {
 	for _, e := range All() {
 		t.Run(e.Name(), func(t *testing.T) {
 			back, err := ByName(e.Name())
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := back, e; !reflect.DeepEqual(got, want) {
-				t.Errorf("Name round-trips through ByName: back = %+v, want %+v", got, want)
-			}
-			if got, want := e.String(), e.Name(); got != want {
-				t.Errorf("e.String() = %q, want %q", got, want)
-			}
+			require.NoError(t, err)
+			got, want := back, e
+			assert.Equal(t, want, got, "Name round-trips through ByName: back")
+			assert.Equal(t, e.Name(), e.String())
 
 			for n := 1; n <= 1000; n *= 10 {
 				for _, typ := range []string{"", "String", "DateTime('UTC')"} {
 					m := e.Marker([]byte("x"), n, typ)
-					if got, want := e.MarkerLen(n, typ), len(m)-1; got != want {
-						t.Errorf("MarkerLen(%d, %q): e.MarkerLen(n, typ) = %v, want %v", n, typ, got, want)
-					}
+					got, want := e.MarkerLen(n, typ), len(m)-1
+					assert.Equal(t, want, got, "MarkerLen(%d, %q): e.MarkerLen(n, typ)", n, typ)
 					if got, want := m[0], byte('x'); got != want {
 						t.Errorf("Marker appends: m[0] = %v, want %v", got, want)
 					}
 				}
 				if name := e.ArgName(n); name != "" {
-					if s, sub := string(e.Marker(nil, n, "String")), name; !strings.Contains(s, sub) {
-						t.Errorf("the marker names its argument: %q does not contain %q", s, sub)
-					}
+					s, sub := string(e.Marker(nil, n, "String")), name
+					assert.Contains(t, s, sub, "the marker names its argument")
 				}
 			}
 			if e.Numbered() {
-				if got, want := string(e.Marker(nil, 2, "String")), string(e.Marker(nil, 1, "String")); got == want {
-					t.Errorf("string(e.Marker(nil, 2, \"String\")) = %q, want anything else", got)
-				}
+				got, want := string(e.Marker(nil, 2, "String")), string(e.Marker(nil, 1, "String"))
+				assert.NotEqual(t, want, got, "string(e.Marker(nil, 2, \"String\"))")
 			}
 
 			for _, v := range []any{"s", int64(1), 2.5, true} {
 				_, _, err := e.Arg(v)
-				if err != nil {
-					t.Errorf("%T: unexpected error: %v", v, err)
-				}
+				assert.NoError(t, err, "%T", v)
 			}
 			for _, v := range []any{nil, []int{1}, struct{}{}} {
 				_, _, err := e.Arg(v)
 				var ae *ArgError
-				if err := err; !errors.As(err, &ae) {
-					t.Errorf("%T: error %v is not a %T", v, err, &ae)
-				}
+				assert.ErrorAs(t, err, &ae, "%T", v)
 			}
 
 			for _, s := range []string{"plain", `a"b`, "a`b", "x'y"} {
 				q := e.QuoteIdent(s)
-				if !(len(q) >= len(s)+2) {
-					t.Errorf("QuoteIdent(%q) = %s: len(q) >= len(s)+2 is false", s, q)
-				}
-				if got, want := q[len(q)-1], q[0]; got != want {
-					t.Errorf("q[len(q)-1] = %v, want %v", got, want)
-				}
+				assert.True(t, (len(q) >= len(s)+2), "QuoteIdent(%q) = %s: len(q) >= len(s)+2 is false", s, q)
+				assert.Equal(t, q[0], q[len(q)-1])
 			}
 			lit := string(e.AppendString(nil, "it's"))
-			if !(strings.HasPrefix(lit, "'") && strings.HasSuffix(lit, "'")) {
-				t.Errorf("%v: strings.HasPrefix(lit, \"'\") && strings.HasSuffix(lit, \"'\") is false", lit)
-			}
+			assert.True(t, (strings.HasPrefix(lit, "'") && strings.HasSuffix(lit, "'")), "%v: strings.HasPrefix(lit, \"'\") && strings.HasSuffix(lit, \"'\") is false", lit)
 
 			for _, k := range []Kind{Text, Int, Float} {
-				if v := e.Type(k); v == "" {
-					t.Errorf("e.Type(k) is empty")
-				}
+				v := e.Type(k)
+				assert.NotEqual(t, "", v, "e.Type(k) is empty")
 			}
 			for _, u := range []Bucket{Minute, Hour, Day, Week, Month} {
 				ts := e.Timestamp(`c`)
-				if s, sub := e.Truncate(u, ts), ts; !strings.Contains(s, sub) {
-					t.Errorf("Truncate(%s) keeps its argument: %q does not contain %q", u, s, sub)
-				}
+				s, sub := e.Truncate(u, ts), ts
+				assert.Contains(t, s, sub, "Truncate(%s) keeps its argument", u)
 			}
-			if s, sub := e.TimeText("x"), "x"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, e.TimeText("x"), "x")
 
 			w := &recorder{}
 			e.JSONText(w, "p", "k")
-			if v := w.args; len(v) == 0 {
-				t.Errorf("JSONText binds the key: w.args is empty")
-			}
-			if s, sub := w.sql, "'k'"; strings.Contains(s, sub) {
-				t.Errorf("the key is bound, not written: %q contains %q", s, sub)
-			}
+			v := w.args
+			assert.NotEmpty(t, v, "JSONText binds the key: w.args is empty")
+			assert.NotContains(t, w.sql, "'k'", "the key is bound, not written")
 			w = &recorder{}
 			e.JSONNumber(w, "p", "k")
 			if v := w.args; len(v) == 0 {
@@ -107,55 +82,34 @@ func TestEveryEngine(t *testing.T) {
 			}
 			w = &recorder{}
 			e.Contains(w, func() { w.WriteString("HAY") }, "needle")
-			if s, sub := w.sql, "HAY"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if got, want := w.args, ([]any{"needle"}); !reflect.DeepEqual(got, want) {
-				t.Errorf("w.args = %+v, want %+v", got, want)
-			}
+			assert.Contains(t, w.sql, "HAY")
+			assert.Equal(t, []any{"needle"}, w.args)
 
 			cols := []Column{{"a", Text}, {"b", Int}, {"v", Float}}
-			if s, sub := e.CreateTable("t", cols), e.QuoteIdent("t"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := e.CreateTableAs("t", "SELECT 1"), "SELECT 1"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := e.DropTable("t"), e.QuoteIdent("t"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			s, sub := e.CreateTable("t", cols), e.QuoteIdent("t")
+			assert.Contains(t, s, sub)
+			assert.Contains(t, e.CreateTableAs("t", "SELECT 1"), "SELECT 1")
+			assert.Contains(t, e.DropTable("t"), e.QuoteIdent("t"))
 			swap, _ := e.Swap("n", "l")
 			if v := swap; len(v) == 0 {
 				t.Fatalf("swap is empty")
 			}
 			joined := strings.Join(swap, ";")
-			if s, sub := joined, e.QuoteIdent("n"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := joined, e.QuoteIdent("l"); !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, joined, e.QuoteIdent("n"))
+			assert.Contains(t, joined, e.QuoteIdent("l"))
 			page := e.Page("SELECT 1 ORDER BY 1", "L", "O")
-			if s, sub := page, "SELECT 1 ORDER BY 1"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := page, "L"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := page, "O"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, page, "SELECT 1 ORDER BY 1")
+			assert.Contains(t, page, "L")
+			assert.Contains(t, page, "O")
 
 			// An engine whose SQL assumes session settings names them, as
 			// statements an executor runs on each new connection.
 			if s, ok := e.(Session); ok {
-				if v := s.Session(); len(v) == 0 {
-					t.Fatalf("s.Session() is empty")
-				}
+				v := s.Session()
+				require.NotEmpty(t, v, "s.Session() is empty")
 				for _, q := range s.Session() {
-					if v := strings.TrimSpace(q); v == "" {
-						t.Errorf("strings.TrimSpace(q) is empty")
-					}
+					v := strings.TrimSpace(q)
+					assert.NotEqual(t, "", v, "strings.TrimSpace(q) is empty")
 				}
 			}
 
@@ -164,27 +118,18 @@ func TestEveryEngine(t *testing.T) {
 			// read-only connection without a time limit nothing is left
 			// to do.
 			g := e.Guard(30*time.Second, false)
-			if !(g.Tx || len(g.Begin) > 0 || slices.Contains(g.Settings, Setting{"readonly", "1"})) {
-				t.Errorf("%+v: condition is false", g)
-			}
+			assert.True(t, (g.Tx || len(g.Begin) > 0 || slices.Contains(g.Settings, Setting{"readonly", "1"})), "%+v: condition is false", g)
 			ro := e.Guard(0, true)
-			if !(!ro.Tx && len(ro.Begin) == 0 && len(ro.End) == 0) {
-				t.Errorf("a read-only connection needs no transaction: %+v: !ro.Tx && len(ro.Begin) == 0 && len(ro.End) == 0 is false", ro)
-			}
+			assert.True(t, (!ro.Tx && len(ro.Begin) == 0 && len(ro.End) == 0), "a read-only connection needs no transaction: %+v: !ro.Tx && len(ro.Begin) == 0 && len(ro.End) == 0 is false", ro)
 			for _, ro := range []bool{false, true} {
 				g := e.Guard(1500*time.Millisecond, ro)
 				if len(g.Begin) > 0 || len(g.End) > 0 {
-					if !g.Tx {
-						t.Errorf("Begin and End need the connection a transaction holds: %+v: g.Tx is false", g)
-					}
+					assert.True(t, g.Tx, "Begin and End need the connection a transaction holds: %+v: g.Tx is false", g)
 				}
-				if got, want := e.Guard(1500*time.Millisecond, ro), g; !reflect.DeepEqual(got, want) {
-					t.Errorf("Guard is deterministic, so that prepared texts repeat: e.Guard(1500*time.Millisecond, ro) = %+v, want %+v", got, want)
-				}
+				got, want := e.Guard(1500*time.Millisecond, ro), g
+				assert.Equal(t, want, got, "Guard is deterministic, so that prepared texts repeat: e.Guard(1500*time.Millisecond, ro)")
 			}
-			if !strings.HasPrefix(e.Tables(), "SELECT ") {
-				t.Errorf("%v: strings.HasPrefix(e.Tables(), \"SELECT \") is false", e.Tables())
-			}
+			assert.True(t, strings.HasPrefix(e.Tables(), "SELECT "), "%v: strings.HasPrefix(e.Tables(), \"SELECT \") is false", e.Tables())
 		})
 	}
 }
@@ -221,17 +166,13 @@ func TestGuard(t *testing.T) {
 		{ClickHouse, true, Guard{Settings: []Setting{{"session_timezone", "UTC"}, {"max_execution_time", "2"}}}},
 	}
 	for _, tt := range tests {
-		if got, want := tt.e.Guard(limit, tt.readOnly), tt.want; !reflect.DeepEqual(got, want) {
-			t.Errorf("%s read-only %v: tt.e.Guard(limit, tt.readOnly) = %+v, want %+v", tt.e, tt.readOnly, got, want)
-		}
+		got, want := tt.e.Guard(limit, tt.readOnly), tt.want
+		assert.Equal(t, want, got, "%s read-only %v: tt.e.Guard(limit, tt.readOnly)", tt.e, tt.readOnly)
 	}
-	if got, want := PostgreSQL.Guard(0, false), (Guard{Tx: true}); !reflect.DeepEqual(got, want) {
-		t.Errorf("no timeout: the transaction alone: PostgreSQL.Guard(0, false) = %+v, want %+v", got, want)
-	}
+	got, want := PostgreSQL.Guard(0, false), (Guard{Tx: true})
+	assert.Equal(t, want, got, "no timeout: the transaction alone: PostgreSQL.Guard(0, false)")
 	if got, want := PostgreSQL.Guard(time.Microsecond, true).Begin[0], "SET LOCAL statement_timeout = 1"; got != want {
 		t.Errorf("never 0, which is no limit: PostgreSQL.Guard(time.Microsecond, true).Begin[0] = %q, want %q", got, want)
 	}
-	if s, sub := MySQL.Guard(time.Nanosecond, true).Prefix, "max_statement_time = 0.001 "; !strings.Contains(s, sub) {
-		t.Errorf("never 0, which is no limit: %q does not contain %q", s, sub)
-	}
+	assert.Contains(t, MySQL.Guard(time.Nanosecond, true).Prefix, "max_statement_time = 0.001 ", "never 0, which is no limit")
 }

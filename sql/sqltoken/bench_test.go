@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkTokens2K scans testdata/bench2k.sql, the 2 KB query that the
@@ -13,9 +14,7 @@ import (
 // BenchmarkPlainSelect2K).
 func BenchmarkTokens2K(b *testing.B) {
 	data, err := os.ReadFile("testdata/bench2k.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	src := string(data)
 	for _, e := range engine.All() {
 		lx := e.Lexical()

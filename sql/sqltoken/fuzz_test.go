@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzTokens checks the tokens of any text against each engine's rules:
@@ -64,17 +65,15 @@ func FuzzTokens(f *testing.F) {
 func checkCover(t *testing.T, name, src string, toks []Token) {
 	at := 0
 	for _, tok := range toks {
-		if tok.Start < at || tok.End <= tok.Start || tok.End > len(src) {
-			t.Fatalf("%s %q: token %+v after offset %d", name, src, tok, at)
-		}
-		if gap := src[at:tok.Start]; strings.TrimLeft(gap, " \t\n\v\f\r") != "" {
-			t.Fatalf("%s %q: %q between tokens is not white space", name, src, gap)
-		}
+		require.GreaterOrEqual(t, tok.Start, at, "%s %q: token %+v after offset", name, src, tok)
+		require.Greater(t, tok.End, tok.Start, "%s %q: token %+v after offset", name, src, tok)
+		require.LessOrEqual(t, tok.End, len(src), "%s %q: token %+v after offset", name, src, tok)
+		gap := src[at:tok.Start]
+		require.Equal(t, "", strings.TrimLeft(gap, " \t\n\v\f\r"), "%s %q: %q between tokens is not white space", name, src, gap)
 		at = tok.End
 	}
-	if gap := src[at:]; strings.TrimLeft(gap, " \t\n\v\f\r") != "" {
-		t.Fatalf("%s %q: %q after the last token is not white space", name, src, gap)
-	}
+	gap := src[at:]
+	require.Equal(t, "", strings.TrimLeft(gap, " \t\n\v\f\r"), "%s %q: %q after the last token is not white space", name, src, gap)
 }
 
 // checkRules checks one token against the engine's rules.
@@ -218,9 +217,11 @@ func checkQuoting(t *testing.T, s string) {
 		}
 		for _, q := range quotings {
 			toks := Tokens(lx, q.text)
-			if len(toks) != 1 || toks[0].Kind != q.kind || toks[0].Start != 0 || toks[0].End != len(q.text) || toks[0].Flags&Unclosed != 0 {
-				t.Fatalf("%s quotes %q as %q, which reads as %+v", e.Name(), s, q.text, toks)
-			}
+			require.Len(t, toks, 1, "%s quotes %q as", e.Name(), s)
+			require.Equal(t, q.kind, toks[0].Kind, "%s quotes %q as", e.Name(), s)
+			require.Equal(t, 0, toks[0].Start, "%s quotes %q as", e.Name(), s)
+			require.Len(t, q.text, toks[0].End, "%s quotes %q as", e.Name(), s)
+			require.Equal(t, Flags(0), toks[0].Flags&Unclosed, "%s quotes %q as", e.Name(), s)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -87,13 +89,9 @@ func TestProbesOnServers(t *testing.T) {
 				}
 			}
 			db, err := sql.Open(s.driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer db.Close()
-			if err := db.Ping(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, db.Ping())
 			answered := 0
 			for _, q := range probes {
 				want, ok := columns(s.e.Lexical(), q)
@@ -103,9 +101,7 @@ func TestProbesOnServers(t *testing.T) {
 				}
 				cols, cerr := rows.Columns()
 				rows.Close()
-				if cerr != nil {
-					t.Fatal(cerr)
-				}
+				require.NoError(t, cerr)
 				answered++
 				if !ok {
 					t.Errorf("%q: the tokenizer reads a literal or comment left open, %s answers %q", q, s.e.Name(), cols)
@@ -113,9 +109,7 @@ func TestProbesOnServers(t *testing.T) {
 					t.Errorf("%q: the tokenizer reads %d columns, %s answers %q", q, want, s.e.Name(), cols)
 				}
 			}
-			if answered < 8 {
-				t.Errorf("only %d probes answered on %s", answered, s.e.Name())
-			}
+			assert.GreaterOrEqual(t, answered, 8, "only %d probes answered on %s", answered, s.e.Name())
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
 )
 
 // show writes the tokens of src one a line: a letter for the kind, the
@@ -40,9 +41,7 @@ type tokenCase struct{ src, want string }
 func runCases(t *testing.T, e engine.Engine, cases []tokenCase) {
 	t.Helper()
 	for _, c := range cases {
-		if got := show(e.Lexical(), c.src); got != c.want {
-			t.Errorf("%s: %q\n got  %s\n want %s", e.Name(), c.src, got, c.want)
-		}
+		assert.Equal(t, c.want, show(e.Lexical(), c.src), "%s: %q", e.Name(), c.src)
 	}
 }
 
@@ -163,9 +162,7 @@ func TestClickHouse(t *testing.T) {
 func TestPlaceholderHelpers(t *testing.T) {
 	src := "x = { variables . abc }"
 	toks := Tokens(engine.SQLite.Lexical(), src)
-	if got := PlaceholderName(toks[2].Text(src)); got != "abc" {
-		t.Errorf("PlaceholderName = %q, want abc", got)
-	}
+	assert.Equal(t, "abc", PlaceholderName(toks[2].Text(src)), "PlaceholderName")
 	for _, c := range []struct {
 		src  string
 		off  int

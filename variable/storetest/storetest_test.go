@@ -7,12 +7,13 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/endpointkit/endpointkit/variable/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sliceStore is a second, deliberately plain Store (a slice behind a mutex)
@@ -172,12 +173,9 @@ func TestSuiteCatchesFlaws(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSliceStorePasses$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "STORETEST_FLAW="+flaw)
 			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the suite passed a store with flaw %q:\n%s", flaw, out)
-			}
-			if want := "--- FAIL: TestSliceStorePasses/" + subtest + " "; !strings.Contains(string(out), want) {
-				t.Errorf("flaw %q: want a failure in %s, got:\n%s", flaw, subtest, out)
-			}
+			require.Error(t, err, "the suite passed a store with flaw %q:\n%s", flaw, out)
+			want := "--- FAIL: TestSliceStorePasses/" + subtest + " "
+			assert.Contains(t, string(out), want, "flaw %q: want a failure in %s, got:\n%s", flaw, subtest, out)
 		})
 	}
 }

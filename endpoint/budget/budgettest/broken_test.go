@@ -2,16 +2,16 @@ package budgettest_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/budget/budgettest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMemory runs the suite on the in-process Counter.
@@ -156,9 +156,8 @@ func TestSuiteCatchesBrokenCounters(t *testing.T) {
 		t.Skip("runs the suite once per flaw (about 4 s each)")
 	}
 	for flaw := range sampledFlaws {
-		if _, ok := brokenCounters[flaw]; !ok {
-			t.Fatalf("sampled flaw %q is not one of the broken counters", flaw)
-		}
+		_, ok := brokenCounters[flaw]
+		require.True(t, ok, "sampled flaw %q is not one of the broken counters", flaw)
 	}
 	for flaw, check := range brokenCounters {
 		if !everyFlaw && !sampledFlaws[flaw] {
@@ -170,12 +169,10 @@ func TestSuiteCatchesBrokenCounters(t *testing.T) {
 			cmd.Env = append(os.Environ(), flawEnv+"="+flaw)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			}
-			if want := "--- FAIL: TestBrokenCounter/" + check + " "; !strings.Contains(string(out), want) {
-				t.Errorf("flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
-			}
+			require.ErrorAs(t, err, &exit, "the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
+			require.Equal(t, 1, exit.ExitCode(), "the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
+			want := "--- FAIL: TestBrokenCounter/" + check + " "
+			assert.Contains(t, string(out), want, "flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
 		})
 	}
 }

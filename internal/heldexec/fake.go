@@ -1,0 +1,225 @@
+package heldexec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/sql/engine"
+)
+
+// Call is one query the executor was given.
+type Call struct {
+	SQL      string
+	Args     []any
+	Bounds   driver.Bounds
+	Deadline time.Time // zero: the context had none
+	Rows     int       // rows answered; 0 on an error
+}
+
+// Option sets a behaviour of NewFake's executor.
+type Option func(*Fake)
+
+// Answer makes every query answer res (a copy of its header, the same
+// rows), without an inner executor.
+func Answer(res *driver.Result) Option {
+	return func(x *Fake) { x.answer = res }
+}
+
+// Fail makes the queries that when selects (all of them when when is nil)
+// fail with err, and Exec too when when is nil.
+func Fail(err error, when func(driver.Statement) bool) Option {
+	return func(x *Fake) { x.fails = append(x.fails, failure{err, when}) }
+}
+
+// SQLContains selects the statements whose SQL text holds s.
+func SQLContains(s string) func(driver.Statement) bool {
+	return func(st driver.Statement) bool { return strings.Contains(st.SQL(), s) }
+}
+
+// WaitForCancel makes every query wait until its context ends and fail
+// with an error wrapping the context's, as a database interrupted mid-run.
+func WaitForCancel() Option {
+	return func(x *Fake) { x.wait = true }
+}
+
+// Around calls enter before every query and leave after it, with the
+// query's context.
+func Around(enter, leave func(context.Context)) Option {
+	return func(x *Fake) { x.enter, x.leave = enter, leave }
+}
+
+// Held makes the executor able to hold queries (Hold, Release), with room
+// on Started for buffer held queries.
+func Held(buffer int) Option {
+	return func(x *Fake) { x.buffer = buffer }
+}
+
+// OnEngine sets the engine the executor reports without an inner one
+// (SQLite by default).
+func OnEngine(e engine.Engine) Option {
+	return func(x *Fake) { x.engine = e }
+}
+
+type failure struct {
+	err  error
+	when func(driver.Statement) bool
+}
+
+// Fake is the one fake driver.Executor tests share: it wraps a real
+// executor (or stands alone), records and counts the queries it is given,
+// and with options answers a fixed result, fails chosen queries, waits for
+// the query's context to end, calls a test's hooks around each query, or
+// holds queries until the test releases them (an Executor inside).
+//
+//	x := heldexec.NewFake(sqlexec.New(db, engine.SQLite),
+//		heldexec.Fail(errors.New("code: 53"), heldexec.SQLContains("endpointkit_mat_")))
+//	...
+//	require.Equal(t, 2, x.Queries())
+//	assert.Contains(t, x.Last().SQL, "WHERE")
+//
+// Its zero value is not usable: call NewFake.
+type Fake struct {
+	inner  driver.Executor
+	answer *driver.Result
+	fails  []failure
+	wait   bool
+	enter  func(context.Context)
+	leave  func(context.Context)
+	buffer int
+	engine engine.Engine
+
+	// Started receives once a query is held (with Held).
+	Started chan struct{}
+	held    *Executor
+
+	queries atomic.Int64
+	mu      sync.Mutex
+	calls   []Call
+}
+
+// NewFake returns a fake over inner (nil with Answer, or when every query
+// fails) with the options opts.
+func NewFake(inner driver.Executor, opts ...Option) *Fake {
+	x := &Fake{inner: inner, engine: engine.SQLite}
+	for _, o := range opts {
+		o(x)
+	}
+	x.held = New(core{x}, x.buffer)
+	x.Started = x.held.Started
+	return x
+}
+
+// Engine implements driver.Executor: the inner executor's engine, or
+// OnEngine's.
+func (x *Fake) Engine() engine.Engine {
+	if x.inner != nil {
+		return x.inner.Engine()
+	}
+	return x.engine
+}
+
+// Query implements driver.Executor.
+func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	x.queries.Add(1)
+	if x.enter != nil {
+		x.enter(ctx)
+	}
+	if x.leave != nil {
+		defer x.leave(ctx)
+	}
+	c := Call{SQL: st.SQL(), Args: st.Args(), Bounds: b}
+	c.Deadline, _ = ctx.Deadline()
+	res, err := x.held.Query(ctx, st, b)
+	if err == nil && res != nil {
+		c.Rows = len(res.Rows)
+	}
+	x.mu.Lock()
+	x.calls = append(x.calls, c)
+	x.mu.Unlock()
+	return res, err
+}
+
+// Exec implements driver.Executor: Fail's error when it selects every
+// statement, else the inner executor's Exec (nil without one).
+func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
+	for _, f := range x.fails {
+		if f.when == nil {
+			return f.err
+		}
+	}
+	if x.inner == nil {
+		return nil
+	}
+	return x.inner.Exec(ctx, stmts, w)
+}
+
+// Hold makes the queries that start from now on wait (with Held).
+func (x *Fake) Hold() { x.held.Hold() }
+
+// Release lets the held queries go, and those that start after.
+func (x *Fake) Release() { x.held.Release() }
+
+// Queries returns how many queries the executor was given.
+func (x *Fake) Queries() int { return int(x.queries.Load()) }
+
+// Calls returns the queries answered or failed so far, in the order they
+// ended.
+func (x *Fake) Calls() []Call {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]Call(nil), x.calls...)
+}
+
+// Last returns the last query that ended; the zero Call before any.
+func (x *Fake) Last() Call {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.calls) == 0 {
+		return Call{}
+	}
+	return x.calls[len(x.calls)-1]
+}
+
+// Reset forgets the calls and the count.
+func (x *Fake) Reset() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.calls = nil
+	x.queries.Store(0)
+}
+
+// core is what runs a query once it is let go: a failure, the wait, the
+// fixed answer or the inner executor.
+type core struct{ x *Fake }
+
+func (c core) Engine() engine.Engine { return c.x.Engine() }
+
+func (c core) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
+	return c.x.Exec(ctx, stmts, w)
+}
+
+func (c core) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	x := c.x
+	for _, f := range x.fails {
+		if f.when == nil || f.when(st) {
+			return nil, f.err
+		}
+	}
+	if x.wait {
+		<-ctx.Done()
+		return nil, fmt.Errorf("heldexec: interrupted: %w", ctx.Err())
+	}
+	if x.answer != nil {
+		res := *x.answer
+		return &res, nil
+	}
+	if x.inner == nil {
+		return nil, fmt.Errorf("heldexec: no inner executor and no Answer for %q", st.SQL())
+	}
+	return x.inner.Query(ctx, st, b)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,9 +29,8 @@ func admitEnv(t *testing.T) (*endpoint.Service, *clock) {
 		{Name: "mat", IsMaterialized: true, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: matSQL}},
 		{Name: "plain", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: matSQL}},
 	} {
-		if _, err := svc.Create(ctx, "1", e); err != nil {
-			t.Fatalf("Create %s: %v", e.Name, err)
-		}
+		_, err := svc.Create(ctx, "1", e)
+		require.NoError(t, err, "Create %s", e.Name)
 	}
 	return svc, c
 }
@@ -54,37 +54,27 @@ func TestAdmitChargesWhatAnswers(t *testing.T) {
 			req.Version = &version
 		}
 		adm, err := svc.Admit(ctx, endpoint.Budgets{}, host, endpoint.Ask{Act: endpoint.ActRun, Endpoint: name, Run: &req})
-		if err != nil {
-			t.Fatalf("%s: Admit: %v", step, err)
-		}
+		require.NoError(t, err, "%s: Admit", step)
 		res, err := svc.Run(ctx, "1", name, req)
-		if err != nil {
-			t.Fatalf("%s: Run: %v", step, err)
-		}
-		if adm.Stored != want || res.EndpointMaterialized != want {
-			t.Errorf("%s, %s version %d: charged as stored %v, answered from the table %v; want %v (inline reason %q)",
-				step, name, version, adm.Stored, res.EndpointMaterialized, want, res.InlineReason)
+		require.NoError(t, err, "%s: Run", step)
+		if assert.Equal(t, want, adm.Stored, "%s, %s version %d: charged as stored %v, answered from the table %v; want %v (inline reason %q)", step, name, version, adm.Stored, res.EndpointMaterialized, want, res.InlineReason) {
+			assert.Equal(t, want, res.EndpointMaterialized, "%s, %s version %d: charged as stored %v, answered from the table %v; want %v (inline reason %q)", step, name, version, adm.Stored, res.EndpointMaterialized, want, res.InlineReason)
 		}
 	}
 	check("no table", "mat", 0, "", false)
 	check("not materialized", "plain", 0, "", false)
-	if err := svc.Materialize(ctx, "1", "mat"); err != nil {
-		t.Fatalf("Materialize: %v", err)
-	}
+	require.NoError(t, svc.Materialize(ctx, "1", "mat"), "Materialize")
 	check("fresh table", "mat", 0, "", true)
 	check("fresh table", "mat", 1, "", true)
 	check("fresh table, force", "mat", 0, endpoint.RefreshForce, true)
 	check("fresh table, direct", "mat", 0, endpoint.RefreshDirect, true)
 	v2 := &endpoint.Query{Kind: endpoint.KindSQL, SQL: strings.Replace(matSQL, "count(*)", "count(1)", 1)}
-	if _, err := svc.Update(ctx, "1", "mat", endpoint.UpdateRequest{Query: v2}); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
+	_, err := svc.Update(ctx, "1", "mat", endpoint.UpdateRequest{Query: v2})
+	require.NoError(t, err, "Update")
 	c.Advance(2 * time.Second) // past RecheckInterval: runs see version 2
 	check("version 2 without a table", "mat", 0, "", false)
 	check("version 2 without a table, direct", "mat", 0, endpoint.RefreshDirect, false)
-	if err := svc.Materialize(ctx, "1", "mat"); err != nil {
-		t.Fatalf("Materialize: %v", err)
-	}
+	require.NoError(t, svc.Materialize(ctx, "1", "mat"), "Materialize")
 	check("version 2's table", "mat", 0, "", true)
 	check("version 2's table", "mat", 2, "", true)
 	check("older version", "mat", 1, "", false)
@@ -104,9 +94,7 @@ func TestAdmitOrder(t *testing.T) {
 	require.NoError(t, err)
 	mk := func(project string, scopes ...string) *apikey.Key {
 		k, _, err := keys.Create(ctx, project, apikey.CreateRequest{Name: "k", Scopes: scopes, RunsPerMinute: 1, MaterializedRunsPerMinute: 1})
-		if err != nil {
-			t.Fatalf("Keys.Create: %v", err)
-		}
+		require.NoError(t, err, "Keys.Create")
 		return &k
 	}
 	reader, writer, other := mk("1", apikey.ScopeEndpointRead), mk("1", apikey.ScopeEndpointWrite), mk("2", apikey.Scopes...)
@@ -159,26 +147,21 @@ func TestAdmitOrder(t *testing.T) {
 			t.Errorf("%s: Admit = %v, want a %d saying %q", r.what, err, r.status, r.says)
 		}
 	}
-	if rated != 0 || slots != 0 {
-		t.Fatalf("refused asks were charged: token rpm %d, project slots %d", rated, slots)
-	}
+	require.Equal(t, 0, rated, "refused asks were charged: token rpm %d, project slots %d", rated, slots)
+	require.Equal(t, 0, slots, "refused asks were charged: token rpm %d, project slots %d", rated, slots)
 	// Nor the keys' budgets: each key's one run of the minute is there.
 	for _, k := range []struct {
 		key *apikey.Key
 		ask endpoint.Ask
 	}{{reader, run("plain", 0)}, {writer, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"}}} {
 		adm, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: k.key}, k.ask)
-		if err != nil {
-			t.Fatalf("the first ask of the minute: %v", err)
-		}
-		if adm.Stored {
-			t.Errorf("charged as stored: a run of an endpoint not materialized, a refresh")
-		}
+		require.NoError(t, err, "the first ask of the minute")
+		assert.False(t, adm.Stored, "charged as stored: a run of an endpoint not materialized, a refresh")
 		adm.Release()
 		adm.Release()
 	}
-	if slots != 2 || released != 2 {
-		t.Errorf("slots taken %d, given back %d; want 2 and 2 (Release twice gives back once)", slots, released)
+	if assert.Equal(t, 2, slots, "slots taken %d, given back %d; want 2 and 2 (Release twice gives back once)", slots, released) {
+		assert.Equal(t, 2, released, "slots taken %d, given back %d; want 2 and 2 (Release twice gives back once)", slots, released)
 	}
 	// A save that starts no refresh costs nothing, whatever the budget.
 	on := true
@@ -187,13 +170,10 @@ func TestAdmitOrder(t *testing.T) {
 		{Act: endpoint.ActSave, Endpoint: "mat", Update: &endpoint.UpdateRequest{IsMaterialized: &on}},
 		{Act: endpoint.ActSave, Endpoint: "made", Create: &endpoint.CreateRequest{Name: "made"}},
 	} {
-		if _, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, save); err != nil {
-			t.Errorf("a save that starts no refresh: %v", err)
-		}
+		_, err := svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, save)
+		assert.NoError(t, err, "a save that starts no refresh")
 	}
-	if slots != 2 {
-		t.Errorf("saves that start no refresh took %d slots", slots-2)
-	}
+	assert.Equal(t, 2, slots, "saves that start no refresh took %d slots", slots-2)
 	// A refresh took the writer's inline budget.
 	_, err = svc.Admit(ctx, b, endpoint.Caller{Project: "1", Key: writer}, endpoint.Ask{Act: endpoint.ActRefresh, Endpoint: "mat"})
 	var e *endpoint.Error

@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkRunOverhead measures the library's own cost per run: a full
@@ -26,9 +27,8 @@ func BenchmarkRunOverhead(b *testing.B) {
 			"GROUP BY day ORDER BY day", "country", "min_amount", "from"))
 	ctx := context.Background()
 	req := endpoint.RunRequest{Variables: map[string]any{"country": "US", "min_amount": "10", "from": "2025-05-01"}}
-	if _, err := e.svc.Run(ctx, "1", "daily", req); err != nil {
-		b.Fatal(err)
-	}
+	_, err := e.svc.Run(ctx, "1", "daily", req)
+	require.NoError(b, err)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

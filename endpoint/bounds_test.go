@@ -11,6 +11,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // endless is a query without end on SQLite.
@@ -23,17 +24,14 @@ func TestDefaultRowLimit(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, "many", e.query("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 60000) SELECT n FROM r"))
 	res, err := e.svc.Run(context.Background(), "1", "many", endpoint.RunRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rows := res.Results.([][]any); len(rows) != 100 || !res.HasMore {
-		t.Fatalf("no limit: %d rows, hasMore %v; want 100 and more", len(rows), res.HasMore)
-	}
+	require.NoError(t, err)
+	rows := res.Results.([][]any)
+	require.Len(t, rows, 100, "no limit: %d rows, hasMore %v; want 100 and more", len(rows), res.HasMore)
+	require.True(t, res.HasMore, "no limit: %d rows, hasMore %v; want 100 and more", len(rows), res.HasMore)
 	limit := 50000
 	res, err = e.svc.Run(context.Background(), "1", "many", endpoint.RunRequest{Limit: &limit})
-	if err != nil || len(res.Results.([][]any)) != 50000 {
-		t.Fatalf("limit 50000: %v", err)
-	}
+	require.NoError(t, err, "limit 50000: %v", err)
+	require.Len(t, res.Results.([][]any), 50000, "limit 50000: %v", err)
 	limit++
 	_, err = e.svc.Run(context.Background(), "1", "many", endpoint.RunRequest{Limit: &limit})
 	wantError(t, err, 400, endpoint.CodeInvalidInput, "Limit must be between 0 and 50000, got 50001.", "limit")
@@ -45,9 +43,8 @@ func TestDefaultRowLimit(t *testing.T) {
 func wantLimit(t *testing.T, err error, limit string, value int64) {
 	t.Helper()
 	e := asError(t, err)
-	if e.Limit != limit || e.LimitValue != value {
-		t.Fatalf("error %q names limit %q = %d, want %q = %d", e.Detail, e.Limit, e.LimitValue, limit, value)
-	}
+	require.Equal(t, limit, e.Limit, "error %q names limit %q = %d, want %q = %d", e.Detail, e.Limit, e.LimitValue, limit, value)
+	require.Equal(t, value, e.LimitValue, "error %q names limit %q = %d, want %q = %d", e.Detail, e.Limit, e.LimitValue, limit, value)
 }
 
 // TestResultBytes: the rows a run reads may weigh MaxResultBytes, which
@@ -57,9 +54,7 @@ func wantLimit(t *testing.T, err error, limit string, value int64) {
 func TestResultBytes(t *testing.T) {
 	e := newEnv(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), MaxResultBytes: 2000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	e.create(t, "wide", e.query(endless))
 	// 10 rows of about 25 bytes fit; 1,000 do not.
@@ -108,9 +103,7 @@ func TestRunTimeout(t *testing.T) {
 	e := newEnv(t)
 	x := &timeoutExec{Executor: execOf(e)}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	e.create(t, "one", e.query("SELECT 1"))
 	start := time.Now()
@@ -120,27 +113,19 @@ func TestRunTimeout(t *testing.T) {
 	if x.bounds.Timeout != 30*time.Second || x.deadline.Sub(start) < 29*time.Second || x.deadline.Sub(start) > 31*time.Second {
 		t.Fatalf("default: bounds %+v, deadline in %v; want 30 s", x.bounds, x.deadline.Sub(start))
 	}
-	if x.bounds.MaxBytes != endpoint.DefaultMaxResultBytes {
-		t.Fatalf("bounds %+v: want 10 MiB", x.bounds)
-	}
+	require.Equal(t, int64(endpoint.DefaultMaxResultBytes), x.bounds.MaxBytes, "bounds %+v: want 10 MiB", x.bounds)
 
 	svc, err = endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), RunTimeout: 150 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	e.create(t, "endless", e.query("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"))
 	start = time.Now()
 	_, err = e.svc.Run(context.Background(), "1", "endless", endpoint.RunRequest{})
 	wantError(t, err, http.StatusGatewayTimeout, endpoint.CodeTimeout, "query timed out: it ran longer than run_timeout (150ms)", "")
 	wantLimit(t, err, endpoint.LimitRunTimeout, 150)
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("the run stopped after %v, limit 150ms", took)
-	}
+	require.LessOrEqual(t, time.Since(start), 2*time.Second, "the run stopped after")
 	none, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, RunTimeout: -1, MaxResultBytes: -1})
-	if err != nil {
-		t.Fatalf("a negative RunTimeout (none) is refused: %v", err)
-	}
+	require.NoError(t, err, "a negative RunTimeout (none) is refused")
 	x.deadline = time.Time{}
 	if _, err := none.Run(context.Background(), "1", "one", endpoint.RunRequest{}); err != nil {
 		t.Fatal(err)
@@ -161,9 +146,7 @@ func TestSaveCaps(t *testing.T) {
 	// 30,000 placeholders saved but never ran; 1,000 is the default,
 	// whatever the length allows.
 	noLength, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), MaxQueryLength: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, svc := range []*endpoint.Service{noLength, e.svc} {
 		for _, n := range []int{30000, 1001} {
 			many := "SELECT 1 WHERE 'FR' IN (" + strings.Repeat("{variables.country}, ", n) + "'')"
@@ -196,9 +179,7 @@ func TestSaveCaps(t *testing.T) {
 
 	// Settings: a shorter length, one placeholder.
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), MaxQueryLength: 60, MaxPlaceholders: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "two", Query: e.query("SELECT {variables.country}, {variables.country}", "country")})
 	wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryTooLarge, "Query has 2 placeholders, more than max_placeholders (1).", "query")
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "long", Query: e.query("SELECT {variables.country} AS a_rather_long_column_name_here_ok")})

@@ -11,6 +11,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -28,9 +30,7 @@ func TestTemplateCache(t *testing.T) {
 			tc.get(key(0)) // 0 becomes the most recent
 		}
 	}
-	if tc.len() != 3 {
-		t.Fatalf("len = %d, want the bound 3", tc.len())
-	}
+	require.Equal(t, 3, tc.len(), "len")
 	for i, want := range []bool{true, false, false, true, true} {
 		c := get(key(i))
 		if (c != nil) != want || c != nil && c != cs[i] {
@@ -42,26 +42,18 @@ func TestTemplateCache(t *testing.T) {
 	_, _, _, gen := tc.get(key(9))
 	tc.purge("other", nil)
 	tc.put(key(9), &compiled{}, t0, gen)
-	if c := get(key(9)); c != nil {
-		t.Fatal("a stale put was cached")
-	}
-	if tc.len() != 3 {
-		t.Fatalf("purging another project dropped entries: len %d", tc.len())
-	}
+	require.Nil(t, get(key(9)), "a stale put was cached")
+	require.Equal(t, 3, tc.len(), "purging another project dropped entries: len")
 	tc.purge("1", func(k cacheKey) bool { return k.id == "e3" })
 	if c := get(key(3)); c != nil || tc.len() != 2 {
 		t.Fatalf("purge by id left %v, len %d", c, tc.len())
 	}
 	tc.purge("1", nil)
-	if tc.len() != 0 {
-		t.Fatalf("project purge left %d", tc.len())
-	}
+	require.Equal(t, 0, tc.len(), "project purge left")
 
 	off := newTemplateCache(-1)
 	off.put(key(1), &compiled{}, t0, 0)
-	if off.len() != 0 {
-		t.Fatal("a disabled cache stored an entry")
-	}
+	require.Equal(t, 0, off.len(), "a disabled cache stored an entry")
 }
 
 // TestLRUChecked: an entry keeps the time it was checked, a put of the same
@@ -122,14 +114,10 @@ func TestFresh(t *testing.T) {
 		age  time.Duration
 		want bool
 	}{{0, true}, {999 * time.Millisecond, true}, {time.Second, false}, {-time.Millisecond, false}} {
-		if got := s.fresh(t0, t0.Add(tc.age)); got != tc.want {
-			t.Errorf("fresh at age %v = %v, want %v", tc.age, got, tc.want)
-		}
+		assert.Equal(t, tc.want, s.fresh(t0, t0.Add(tc.age)), "fresh at age %v", tc.age)
 	}
 	s.cfg.RecheckInterval = -1
-	if s.fresh(t0, t0) {
-		t.Error("a negative interval trusted an entry")
-	}
+	assert.False(t, s.fresh(t0, t0), "a negative interval trusted an entry")
 }
 
 func TestTemplateCacheConcurrent(t *testing.T) {
@@ -151,9 +139,7 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if tc.len() > 8 {
-		t.Fatalf("len %d above the bound", tc.len())
-	}
+	require.LessOrEqual(t, tc.len(), 8, "len")
 }
 
 // TestForgettingStore: every write of an endpoint through the Service's
@@ -162,17 +148,13 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 func TestForgettingStore(t *testing.T) {
 	ctx := context.Background()
 	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &noRows{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q := Query{Kind: KindSQL, SQL: "SELECT 1"}
 	if _, err := s.Create(ctx, "1", CreateRequest{Name: "ep", Query: &q}); err != nil {
 		t.Fatal(err)
 	}
 	ep, err := s.get(ctx, "1", "ep") // the stored record
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cached := func() bool {
 		_, _, ok, _ := s.records.get(recordKey{"1", "ep"})
 		return ok
@@ -190,21 +172,15 @@ func TestForgettingStore(t *testing.T) {
 		{"a failed Update", func() error { ep.CurrentVersion = 9; return s.cfg.Endpoints.Update(ctx, ep, nil) }, true},
 		{"Delete", func() error { return s.cfg.Endpoints.Delete(ctx, "1", ep.ID) }, true},
 	} {
-		if _, err := s.Run(ctx, "1", "ep", RunRequest{}); err != nil {
-			t.Fatalf("before %s: %v", w.name, err)
-		}
-		if !cached() {
-			t.Fatalf("before %s: a run cached no record", w.name)
-		}
+		_, err := s.Run(ctx, "1", "ep", RunRequest{})
+		require.NoError(t, err, "before %s", w.name)
+		require.True(t, cached(), "before %s: a run cached no record", w.name)
 		_ = w.write()
-		if cached() == w.drops {
-			t.Errorf("%s: record still cached = %v, want %v", w.name, cached(), !w.drops)
-		}
+		assert.NotEqual(t, w.drops, cached(), "%s: record still cached = %v, want %v", w.name, cached(), !w.drops)
 	}
 	if _, err := s.Run(ctx, "1", "ep", RunRequest{}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("run after Delete: %v", err)
 	}
-	if c, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1}); c != nil {
-		t.Fatal("Delete left the compiled version cached")
-	}
+	c, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
+	require.Nil(t, c, "Delete left the compiled version cached")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // answersAtOnce answers every query with no column at once, without the
@@ -45,9 +46,8 @@ func BenchmarkSave(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
-					if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "e" + strconv.Itoa(i), Query: q}); err != nil {
-						b.Fatal(err)
-					}
+					_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "e" + strconv.Itoa(i), Query: q})
+					require.NoError(b, err)
 				}
 			})
 		}

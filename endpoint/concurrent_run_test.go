@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // slowGets is a store whose reads return a while after they read, so that
@@ -51,14 +52,12 @@ func TestRunsDuringWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := run(e, "ep", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// The run may have joined another goroutine's run of the new
 		// version, whose answer it has as JSON.
-		if got := resultsJSON(t, res); res.EndpointVersion != i+1 || got != fmt.Sprintf("[[%d]]", i) {
-			t.Fatalf("after update %d: version %d results %s", i, res.EndpointVersion, got)
-		}
+		got := resultsJSON(t, res)
+		require.Equal(t, i+1, res.EndpointVersion, "after update %d: version %d results %s", i, res.EndpointVersion, got)
+		require.Equal(t, fmt.Sprintf("[[%d]]", i), got, "after update %d: version %d results %s", i, res.EndpointVersion, got)
 	}
 	stop.Store(true)
 	wg.Wait()

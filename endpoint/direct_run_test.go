@@ -12,6 +12,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // wrappedOnly is an executor whose engine does not stop early
@@ -36,9 +38,7 @@ func TestDirectRunsAnswerAsWrapped(t *testing.T) {
 	wrapped, err := endpoint.New(endpoint.Config{
 		Endpoints: e.eps, Variables: e.vstore, Executor: wrappedOnly{sqlexec.New(e.db, engine.SQLite)}, Now: e.clock.Now,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	queries := []struct {
 		sql    string
 		vars   []string
@@ -64,13 +64,9 @@ func TestDirectRunsAnswerAsWrapped(t *testing.T) {
 			for _, offset := range []*int{nil, ptr(0), ptr(2)} {
 				req := endpoint.RunRequest{Variables: q.values, Limit: ptr(limit), Offset: offset, Debug: true}
 				got, err := e.svc.Run(ctx, "1", name, req)
-				if err != nil {
-					t.Fatalf("%s limit %d: %v", q.sql, limit, err)
-				}
+				require.NoError(t, err, "%s limit %d", q.sql, limit)
 				want, err := wrapped.Run(ctx, "1", name, req)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				where := fmt.Sprintf("%q limit %d offset %v", q.sql, limit, offset)
 				if !reflect.DeepEqual(got.Results, want.Results) || got.HasMore != want.HasMore ||
 					!slices.Equal(got.Columns, want.Columns) || !slices.Equal(got.Types, want.Types) {
@@ -78,12 +74,9 @@ func TestDirectRunsAnswerAsWrapped(t *testing.T) {
 						got.Results, got.HasMore, got.Columns, got.Types, want.Results, want.HasMore, want.Columns, want.Types)
 				}
 				isDirect := !strings.HasPrefix(got.Debug.SQL, "SELECT * FROM (\n")
-				if wantDirect := q.direct && (offset == nil || *offset == 0); isDirect != wantDirect {
-					t.Errorf("%s: ran %q, unwrapped = %v, want %v", where, got.Debug.SQL, isDirect, wantDirect)
-				}
-				if !strings.HasPrefix(want.Debug.SQL, "SELECT * FROM (\n") {
-					t.Errorf("%s: the wrapped-only Service ran %q", where, want.Debug.SQL)
-				}
+				wantDirect := q.direct && (offset == nil || *offset == 0)
+				assert.Equal(t, wantDirect, isDirect, "%s: ran %q, unwrapped", where, got.Debug.SQL)
+				assert.True(t, strings.HasPrefix(want.Debug.SQL, "SELECT * FROM (\n"), "%s: the wrapped-only Service ran %q", where, want.Debug.SQL)
 			}
 		}
 	}
@@ -97,13 +90,11 @@ func TestDirectRunColumnNames(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, "dup", e.query("SELECT o.id, p.id FROM orders o JOIN orders p ON p.id = o.id ORDER BY o.id"))
 	got, err := run(e, "dup", nil)
-	if err != nil || !slices.Equal(got.Columns, []string{"id", "id:1"}) {
-		t.Fatalf("direct: %q, %v", got.Columns, err)
-	}
+	require.NoError(t, err, "direct: %q, %v", got.Columns, err)
+	require.True(t, slices.Equal(got.Columns, []string{"id", "id:1"}), "direct: %q, %v", got.Columns, err)
 	got, err = e.svc.Run(context.Background(), "1", "dup", endpoint.RunRequest{Offset: ptr(1)})
-	if err != nil || !slices.Equal(got.Columns, []string{"id", "id:1"}) {
-		t.Fatalf("wrapped: %q, %v", got.Columns, err)
-	}
+	require.NoError(t, err, "wrapped: %q, %v", got.Columns, err)
+	require.True(t, slices.Equal(got.Columns, []string{"id", "id:1"}), "wrapped: %q, %v", got.Columns, err)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -124,9 +115,8 @@ func TestDirectRunsOnlySelect(t *testing.T) {
 		if _, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name, Query: e.query(sql)}); err != nil {
 			continue // refused at save: fine too
 		}
-		if _, err := run(e, name, nil); err == nil {
-			t.Errorf("%q ran", sql)
-		}
+		_, err := run(e, name, nil)
+		assert.Error(t, err, "%q ran", sql)
 	}
 	var n int
 	var sum float64

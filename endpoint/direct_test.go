@@ -8,6 +8,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPlainSelect(t *testing.T) {
@@ -40,9 +42,7 @@ func TestPlainSelect(t *testing.T) {
 		{"", false},
 		{"SÉLECT 1", false},
 	} {
-		if got := plainSelect(engine.SQLite.Lexical(), tc.body); got != tc.want {
-			t.Errorf("plainSelect(%q) = %v, want %v", tc.body, got, tc.want)
-		}
+		assert.Equal(t, tc.want, plainSelect(engine.SQLite.Lexical(), tc.body), "plainSelect(%q)", tc.body)
 	}
 }
 
@@ -65,9 +65,7 @@ func TestPlainSelectPerEngine(t *testing.T) {
 		{engine.SQLite, `SELECT 'C:\' AS p FROM t`, true},
 		{engine.PostgreSQL, "SELECT $$ into $$", false},
 	} {
-		if got := plainSelect(tc.e.Lexical(), tc.body); got != tc.want {
-			t.Errorf("%s: plainSelect(%q) = %v, want %v", tc.e.Name(), tc.body, got, tc.want)
-		}
+		assert.Equal(t, tc.want, plainSelect(tc.e.Lexical(), tc.body), "%s: plainSelect(%q)", tc.e.Name(), tc.body)
 	}
 }
 
@@ -86,15 +84,11 @@ func FuzzPlainSelect(f *testing.F) {
 				upper[i] = c - 'a' + 'A'
 			}
 		}
-		if plainSelect(string(upper)) != got {
-			t.Fatalf("plainSelect(%q) = %v but %v in upper case", s, got, !got)
-		}
+		require.Equal(t, got, plainSelect(string(upper)), "plainSelect(%q) = %v but %v in upper case", s, got, !got)
 		if !strings.Contains(s, "*/") && plainSelect("/* "+s+" */ "+s) != got {
 			t.Fatalf("a leading comment changed plainSelect(%q)", s)
 		}
-		if plainSelect(s + " into") {
-			t.Fatalf("plainSelect(%q + \" into\") = true", s)
-		}
+		require.False(t, plainSelect(s+" into"), "plainSelect(%q + \" into\") = true", s)
 		if got && !strings.EqualFold(strings.TrimLeft(skipLeadingComments(s), " \t\n\r\f\v")[:6], "select") {
 			t.Fatalf("plainSelect(%q) = true for a text that does not begin with SELECT", s)
 		}
@@ -129,9 +123,7 @@ func TestCompileDirect(t *testing.T) {
 		{"WITH x AS (SELECT 1) SELECT * FROM x", ""},
 	} {
 		c, err := pagedOf(t, engine.SQLite, tc.src)
-		if err != nil {
-			t.Fatalf("compilePaged(%q): %v", tc.src, err)
-		}
+		require.NoError(t, err, "compilePaged(%q)", tc.src)
 		switch {
 		case tc.direct == "" && c.direct != nil:
 			t.Errorf("%q runs unwrapped as %q", tc.src, c.direct.Text().Source())
@@ -153,14 +145,10 @@ func TestCompileDirect(t *testing.T) {
 // BenchmarkTokens2K reads, to compare the scanners on the same text.
 func BenchmarkPlainSelect2K(b *testing.B) {
 	data, err := os.ReadFile("../sql/sqltoken/testdata/bench2k.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	src := string(data)
 	lx := engine.SQLite.Lexical()
-	if !plainSelect(lx, src) {
-		b.Fatal("the query is not a plain SELECT")
-	}
+	require.True(b, plainSelect(lx, src), "the query is not a plain SELECT")
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {

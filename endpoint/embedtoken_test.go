@@ -42,9 +42,7 @@ func TestMintEmbedTokenAsNeverWidens(t *testing.T) {
 		e.create(t, name, e.query("SELECT id FROM orders WHERE country = {variables.country} AND plan = {variables.plan}", "country", "plan"))
 	}
 	tk := &embed.StaticKeys{}
-	if err := tk.Add("", "k", []byte(strings.Repeat("s", 32))); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, tk.Add("", "k", []byte(strings.Repeat("s", 32))))
 	signer := &embed.Signer{Keys: tk}
 	keyGrant := func(scopes []string, endpoints []string, rpm, rph, mrpm, mrph int) *apikey.Grant {
 		k := apikey.Key{Scopes: scopes, Endpoints: endpoints, RunsPerMinute: rpm, RunsPerHour: rph, MaterializedRunsPerMinute: mrpm, MaterializedRunsPerHour: mrph}
@@ -58,12 +56,8 @@ func TestMintEmbedTokenAsNeverWidens(t *testing.T) {
 			return minted, err
 		}
 		got, err := signer.Verify(token, "1")
-		if err != nil {
-			t.Fatalf("the minted token does not verify: %v", err)
-		}
-		if got.RPM != minted.RPM {
-			t.Fatalf("the token carries rpm %d, the answer says %d", got.RPM, minted.RPM)
-		}
+		require.NoError(t, err, "the minted token does not verify")
+		require.Equal(t, minted.RPM, got.RPM, "the token carries rpm")
 		return *got, nil
 	}
 	oneEndpoint := keyGrant(read, []string{"a"}, 1, 1000, 1000, 1000)
@@ -103,12 +97,8 @@ func TestMintEmbedTokenAsNeverWidens(t *testing.T) {
 		{nil, embed.Claims{Endpoints: []string{"a", "b"}, RPM: embed.MaxRPM}, embed.MaxRPM},
 	} {
 		got, err := mint(c.by, c.claims)
-		if err != nil {
-			t.Fatalf("%+v: unexpected error: %v", c.claims, err)
-		}
-		if got.RPM != c.wantRPM {
-			t.Errorf("%+v from %+v: rpm %d, want %d", c.claims, c.by, got.RPM, c.wantRPM)
-		}
+		require.NoError(t, err, "%+v", c.claims)
+		assert.Equal(t, c.wantRPM, got.RPM, "%+v from %+v: rpm", c.claims, c.by)
 	}
 
 	// Fixed variables: a token's Grant (a host that lets a token ask for a
@@ -126,9 +116,7 @@ func TestMintEmbedTokenAsNeverWidens(t *testing.T) {
 		})
 	}
 	got, err := mint(&parent, embed.Claims{Endpoints: []string{"a"}, Fixed: map[string]any{"country": "US", "plan": "pro"}})
-	if err != nil {
-		t.Fatalf("a narrower token: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "a narrower token")
 	if got.RPM != 5 || got.Fixed["country"] != "US" {
 		t.Errorf("a narrower token: %+v", got)
 	}

@@ -3,7 +3,6 @@ package endpoint_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -51,9 +51,7 @@ var testVariables = []variable.Variable{
 func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	if _, err := db.Exec(ordersSQL); err != nil {
@@ -76,14 +74,10 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 		o(&cfg)
 	}
 	e.svc, err = endpoint.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, v := range testVariables {
 		got, err := e.svc.CreateVariable(context.Background(), "1", v)
-		if err != nil {
-			t.Fatalf("CreateVariable(%s): %v", v.Name, err)
-		}
+		require.NoError(t, err, "CreateVariable(%s)", v.Name)
 		e.vars[got.CodeName] = got
 	}
 	return e
@@ -108,9 +102,7 @@ func (e *env) query(sql string, codeNames ...string) *endpoint.Query {
 func (e *env) create(t testing.TB, name string, q *endpoint.Query) endpoint.Endpoint {
 	t.Helper()
 	ep, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name, Query: q})
-	if err != nil {
-		t.Fatalf("Create(%s): %v", name, err)
-	}
+	require.NoError(t, err, "Create(%s)", name)
 	return ep
 }
 
@@ -119,9 +111,7 @@ func (e *env) create(t testing.TB, name string, q *endpoint.Query) endpoint.Endp
 func wantError(t *testing.T, err error, status int, code, detail, attr string) {
 	t.Helper()
 	var e *endpoint.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("got error %v (%T), want *endpoint.Error", err, err)
-	}
+	require.ErrorAs(t, err, &e)
 	if e.Status != status || e.Code != code || e.Detail != detail || (attr != "-" && e.Attr != attr) {
 		t.Fatalf("got error {%d %s %q attr %q}, want {%d %s %q attr %q}", e.Status, e.Code, e.Detail, e.Attr, status, code, detail, attr)
 	}

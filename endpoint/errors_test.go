@@ -12,6 +12,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/internal/apierror"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNewError(t *testing.T) {
@@ -66,9 +68,7 @@ func TestStoreError(t *testing.T) {
 			}
 		})
 	}
-	if storeError(nil, nil) != nil {
-		t.Fatal("storeError(nil) != nil")
-	}
+	require.NoError(t, storeError(nil, nil), "storeError(nil) != nil")
 }
 
 func TestStatusOfDecidesOnce(t *testing.T) {
@@ -84,46 +84,32 @@ func TestStatusOfDecidesOnce(t *testing.T) {
 		{errors.New("anything else"), 500},
 	}
 	for _, c := range cases {
-		if got := StatusOf(c.err); got != c.want {
-			t.Errorf("StatusOf(%v) = %d, want %d", c.err, got, c.want)
-		}
+		assert.Equal(t, c.want, StatusOf(c.err), "StatusOf(%v)", c.err)
 	}
 }
 
 func TestCutBoundsEcho(t *testing.T) {
 	long := strings.Repeat("é", 500)
 	got := cut(long)
-	if n := utf8.RuneCountInString(got); n != maxEcho+3 {
-		t.Fatalf("cut kept %d characters, want %d and an ellipsis", n, maxEcho)
-	}
-	if !utf8.ValidString(got) {
-		t.Fatal("cut split a character")
-	}
-	if cut("short") != "short" {
-		t.Fatal("cut changed short input")
-	}
+	n := utf8.RuneCountInString(got)
+	require.Equal(t, int(maxEcho+3), n, "cut kept %d characters, want %d and an ellipsis", n, maxEcho)
+	require.True(t, utf8.ValidString(got), "cut split a character")
+	require.Equal(t, "short", cut("short"), "cut changed short input")
 }
 
 // A refused value arrives with typed fields, so no caller parses Detail.
 func TestValueErrorFields(t *testing.T) {
 	v := &variable.Variable{CodeName: "amount", Type: variable.Number}
 	_, err := v.Coerce(strings.Repeat("9x", 400), time.Now())
-	if err == nil {
-		t.Fatal("Coerce accepted text as a Number")
-	}
+	require.Error(t, err, "Coerce accepted text as a Number")
 	e := valueError(v, err)
 	if e.Variable != "amount" || e.Type != "Number" || e.Code != CodeInvalidVariableValue {
 		t.Fatalf("fields = %q %q %q", e.Variable, e.Type, e.Code)
 	}
-	if e.Value == "" || utf8.RuneCountInString(e.Value) > maxEcho+10 {
-		t.Fatalf("Value = %d characters; want the value, cut", utf8.RuneCountInString(e.Value))
-	}
-	if !strings.HasPrefix(e.Detail, "Invalid value for variable 'amount': expected Number, got ") {
-		t.Fatalf("Detail = %q", e.Detail)
-	}
-	if StatusOf(e) != 400 {
-		t.Fatalf("status %d", StatusOf(e))
-	}
+	require.NotEqual(t, "", e.Value, "Value = %d characters; want the value, cut", utf8.RuneCountInString(e.Value))
+	require.LessOrEqual(t, utf8.RuneCountInString(e.Value), int(maxEcho+10), "Value = %d characters; want the value, cut", utf8.RuneCountInString(e.Value))
+	require.True(t, strings.HasPrefix(e.Detail, "Invalid value for variable 'amount': expected Number, got "), "Detail = %q", e.Detail)
+	require.Equal(t, 400, StatusOf(e), "status")
 }
 
 // TestDriverCodes checks that the codes the JSON decoding of driver

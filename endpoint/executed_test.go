@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestExecutedMarks(t *testing.T) {
@@ -24,9 +25,8 @@ func TestExecutedMarks(t *testing.T) {
 		{-time.Hour, true}, // a clock that went back writes (the store keeps the later time)
 	}
 	for _, s := range steps {
-		if _, ok := m.due("a", t0.Add(s.at)); ok != s.want {
-			t.Fatalf("due at %v = %v, want %v", s.at, ok, s.want)
-		}
+		_, ok := m.due("a", t0.Add(s.at))
+		require.Equal(t, s.want, ok, "due at %v", s.at)
 	}
 	if _, ok := m.due("b", t0); !ok {
 		t.Fatal("another endpoint is throttled by the first")
@@ -34,9 +34,7 @@ func TestExecutedMarks(t *testing.T) {
 
 	// A failed write is given back, so the next run retries.
 	prev, ok := m.due("c", t0)
-	if !ok {
-		t.Fatal("first run of c not due")
-	}
+	require.True(t, ok, "first run of c not due")
 	m.release("c", t0, prev)
 	if _, ok := m.due("c", t0.Add(time.Millisecond)); !ok {
 		t.Fatal("run after a failed write not due")

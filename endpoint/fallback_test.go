@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -44,9 +46,7 @@ func TestStoredReadFailureIsVisible(t *testing.T) {
 	rec := &recorder{}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(300), endpointtest.WithConfig(func(c *endpoint.Config) {
 		x.Executor = c.Executor
 		c.Executor = x
@@ -54,38 +54,22 @@ func TestStoredReadFailureIsVisible(t *testing.T) {
 	}))
 	ctx := context.Background()
 	v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Event", Type: variable.String})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY event",
 		Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID}}}
 	_, err = env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: "m", Query: &q, IsMaterialized: true})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req := endpoint.RunRequest{Variables: map[string]any{"event": "purchase"}, Refresh: endpoint.RefreshForce}
 
 	// Before the first refresh: inline, with the reason.
 	res, err := env.Service.Run(ctx, env.Project, "m", req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if res.EndpointMaterialized {
-		t.Errorf("res.EndpointMaterialized is true")
-	}
-	if s, sub := res.InlineReason, "no stored table is fresh"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if err := env.Service.Materialize(ctx, env.Project, "m"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	assert.False(t, res.EndpointMaterialized, "res.EndpointMaterialized is true")
+	assert.Contains(t, res.InlineReason, "no stored table is fresh")
+	require.NoError(t, env.Service.Materialize(ctx, env.Project, "m"))
 	res, err = env.Service.Run(ctx, env.Project, "m", req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !res.EndpointMaterialized {
-		t.Fatalf("res.EndpointMaterialized is false")
-	}
+	require.NoError(t, err)
+	require.True(t, res.EndpointMaterialized, "res.EndpointMaterialized is false")
 	if v := res.InlineReason; !(v == "") {
 		t.Errorf("the stored table answered: res.InlineReason = %v, want it empty", v)
 	}
@@ -93,70 +77,42 @@ func TestStoredReadFailureIsVisible(t *testing.T) {
 
 	x.fail.Store(true)
 	res, err = env.Service.Run(endpoint.WithRequestID(ctx, "req-42"), env.Project, "m", req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if res.EndpointMaterialized {
-		t.Errorf("res.EndpointMaterialized is true")
-	}
+	require.NoError(t, err)
+	assert.False(t, res.EndpointMaterialized, "res.EndpointMaterialized is true")
 	if got, want := res.Results, want; !reflect.DeepEqual(got, want) {
 		t.Errorf("inline answers the same: res.Results = %+v, want %+v", got, want)
 	}
-	if s, sub := res.InlineReason, "read of the stored table failed"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := res.InlineReason, "Code"; strings.Contains(s, sub) {
-		t.Errorf("no engine internals in the answer: %q contains %q", s, sub)
-	}
+	assert.Contains(t, res.InlineReason, "read of the stored table failed")
+	assert.NotContains(t, res.InlineReason, "Code", "no engine internals in the answer")
 
 	last := rec.runEvents()[len(rec.runEvents())-1]
-	if got, want := last.RequestID, "req-42"; got != want {
-		t.Errorf("last.RequestID = %q, want %q", got, want)
-	}
+	assert.Equal(t, "req-42", last.RequestID)
 	if err := last.ReadErr; err == nil || !strings.Contains(err.Error(), "Cannot convert string") {
 		t.Errorf("error %v does not contain %q", err, "Cannot convert string")
 	}
-	if got, want := last.InlineReason, res.InlineReason; got != want {
-		t.Errorf("last.InlineReason = %q, want %q", got, want)
-	}
+	assert.Equal(t, res.InlineReason, last.InlineReason)
 	n, err := testutil.GatherAndCount(reg, "endpointkit_stored_read_failures_total")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := n, 1; got != want {
-		t.Fatalf("n = %v, want %v", got, want)
-	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 	# HELP endpointkit_stored_read_failures_total Reads of a materialized endpoint's stored table the database refused; each run went inline.
 	# TYPE endpointkit_stored_read_failures_total counter
 	endpointkit_stored_read_failures_total 1
-	`), "endpointkit_stored_read_failures_total"); err != nil {
-		t.Errorf("counted once: unexpected error: %v", err)
-	}
+	`), "endpointkit_stored_read_failures_total"), "counted once")
 
 	ep, err := env.Service.Get(ctx, env.Project, "m")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if v := ep.Materialization.ReadError; v == "" {
 		t.Errorf("the status shows the failed read: ep.Materialization.ReadError is empty")
 	}
-	if ep.Materialization.ReadFailedAt == nil {
-		t.Errorf("ep.Materialization.ReadFailedAt is nil")
-	}
-	if s, sub := ep.Materialization.ReadError, "Code: 53"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	assert.NotNil(t, ep.Materialization.ReadFailedAt, "ep.Materialization.ReadFailedAt is nil")
+	assert.NotContains(t, ep.Materialization.ReadError, "Code: 53")
 
 	// A refresh builds a new table: the failure of the old one is gone.
 	x.fail.Store(false)
-	if err := env.Service.Materialize(ctx, env.Project, "m"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, env.Service.Materialize(ctx, env.Project, "m"))
 	ep, err = env.Service.Get(ctx, env.Project, "m")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if v := ep.Materialization.ReadError; !(v == "") {
 		t.Errorf("ep.Materialization.ReadError = %v, want it empty", v)
 	}

@@ -2,11 +2,11 @@ package endpoint_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHibernation: a materialization no run read for Config.HibernateAfter
@@ -28,9 +28,7 @@ func TestHibernation(t *testing.T) {
 	if err != nil || !st.Hibernating || st.HibernatingSince == nil || st.NextRefreshAt != nil {
 		t.Fatalf("status after %s unread: %+v, %v; want hibernating with no next refresh", endpoint.DefaultHibernateAfter, st, err)
 	}
-	if !e.get(t, "daily").Materialization.Hibernating {
-		t.Fatal("the endpoint's materialization does not say hibernating")
-	}
+	require.True(t, e.get(t, "daily").Materialization.Hibernating, "the endpoint's materialization does not say hibernating")
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 0 {
 		t.Fatalf("RefreshStale refreshed %d hibernating endpoints (err %v)", n, err)
 	}
@@ -43,35 +41,26 @@ func TestHibernation(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	res := e.mustRun(t, "daily", vars)
-	if res.EndpointMaterialized || !strings.Contains(res.InlineReason, "hibernating") {
-		t.Fatalf("the waking run: materialized %v, reason %q; want inline, saying hibernating", res.EndpointMaterialized, res.InlineReason)
-	}
+	require.False(t, res.EndpointMaterialized, "the waking run: materialized %v, reason %q; want inline, saying hibernating", res.EndpointMaterialized, res.InlineReason)
+	require.Contains(t, res.InlineReason, "hibernating", "the waking run: materialized %v, reason %q; want inline, saying hibernating", res.EndpointMaterialized, res.InlineReason)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ep := e.get(t, "daily")
 		if at := ep.Materialization.LastMaterializedAt; at != nil && at.Equal(e.clock.Now()) {
-			if ep.Materialization.Hibernating {
-				t.Fatal("a woken materialization still says hibernating")
-			}
+			require.False(t, ep.Materialization.Hibernating, "a woken materialization still says hibernating")
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the woken materialization was not refreshed: %+v", ep.Materialization)
-		}
+		require.False(t, time.Now().After(deadline), "the woken materialization was not refreshed: %+v", ep.Materialization)
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !e.mustRun(t, "daily", vars).EndpointMaterialized {
-		t.Fatal("after waking, runs do not read the table")
-	}
+	require.True(t, e.mustRun(t, "daily", vars).EndpointMaterialized, "after waking, runs do not read the table")
 }
 
 // TestHibernationOff: a negative HibernateAfter keeps refreshing.
 func TestHibernationOff(t *testing.T) {
 	e, x := newMatEnv(t, 500)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now, HibernateAfter: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	e.clock.Advance(365 * 24 * time.Hour)

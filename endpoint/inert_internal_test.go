@@ -5,6 +5,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestInertMessagePerEngine: a placeholder the engine reads as text is
@@ -38,12 +40,9 @@ func TestInertMessagePerEngine(t *testing.T) {
 			"Placeholder {variables.q} at line 1, column 9 is inside a quoted name, where the database reads it as text and binds no value; a variable's value can only stand where a value does, outside the quotes"},
 	} {
 		tmpl, err := placeholder.CompileFor(tc.e.Lexical(), tc.sql)
-		if err != nil {
-			t.Fatalf("%s: CompileFor(%q): %v", tc.e, tc.sql, err)
-		}
+		require.NoError(t, err, "%s: CompileFor(%q)", tc.e, tc.sql)
 		err = checkInert(tc.e, tc.sql, tmpl)
-		if err == nil {
-			t.Errorf("%s: %q saves; want it refused", tc.e, tc.sql)
+		if !assert.Error(t, err, "%s: %q saves; want it refused", tc.e, tc.sql) {
 			continue
 		}
 		if e := err.(*Error); e.Status != 400 || e.Code != CodeInvalidInput || e.Detail != tc.detail || e.Attr != "query" {
@@ -54,11 +53,7 @@ func TestInertMessagePerEngine(t *testing.T) {
 	// variable: JSON in a literal saves.
 	for _, sql := range []string{`SELECT '{"variables": 1}'`, "SELECT '{variables.}'", "SELECT 1 -- {not a placeholder}"} {
 		tmpl, err := placeholder.CompileFor(engine.SQLite.Lexical(), sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := checkInert(engine.SQLite, sql, tmpl); err != nil {
-			t.Errorf("%q: %v; want it saved", sql, err)
-		}
+		require.NoError(t, err)
+		assert.NoError(t, checkInert(engine.SQLite, sql, tmpl), "%q", sql)
 	}
 }

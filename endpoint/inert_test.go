@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A placeholder inside quotes or a comment is text to the engine: it
@@ -31,10 +33,6 @@ func TestCreateRefusesPlaceholderInLiteral(t *testing.T) {
 	// The working form saves and binds the value.
 	ep := e.create(t, "like", e.query("SELECT id FROM orders WHERE plan LIKE '%' || {variables.country} || '%' ORDER BY id", "country"))
 	res, err := e.svc.Run(ctx, "1", ep.Name, endpoint.RunRequest{Variables: map[string]any{"country": "ro"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := len(res.Results.([][]any)); got != 2 {
-		t.Errorf("LIKE '%%' || 'ro' || '%%' gives %d rows; want 2 (pro)", got)
-	}
+	require.NoError(t, err)
+	assert.Len(t, res.Results.([][]any), 2, "LIKE '%' || 'ro' || '%' gives")
 }

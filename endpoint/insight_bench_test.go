@@ -7,6 +7,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkInsightRun runs an inline insight endpoint through the Service
@@ -20,23 +21,17 @@ func BenchmarkInsightRun(b *testing.B) {
 	if testing.Short() {
 		n = 10_000
 	}
-	if err := demo.Load(context.Background(), e.db, n, 11); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, demo.Load(context.Background(), e.db, n, 11))
 	var q endpoint.Query
-	if err := q.UnmarshalJSON([]byte(trendsByBrowser)); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, q.UnmarshalJSON([]byte(trendsByBrowser)))
 	e.create(b, "trends", &q)
 	req := endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome"}}
 	ctx := context.Background()
 	for b.Loop() {
 		res, err := e.svc.Run(ctx, "1", "trends", req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if s := res.Results.(*insight.Result).Series; len(s) != 1 || s[0].Count == 0 {
-			b.Fatalf("series %+v", s)
-		}
+		require.NoError(b, err)
+		s := res.Results.(*insight.Result).Series
+		require.Len(b, s, 1, "series %+v", s)
+		require.NotEqual(b, float64(0), s[0].Count, "series %+v", s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSQLBindMarkerRefused: a hand-written bind marker would run with no
@@ -44,8 +45,7 @@ func TestSQLBindMarkerRefused(t *testing.T) {
 		if sql == accepted[2] {
 			vars["country"] = "US"
 		}
-		if _, err := e.svc.Run(ctx, "1", "ok", endpoint.RunRequest{Variables: vars}); err != nil {
-			t.Fatalf("Run(%q): %v", sql, err)
-		}
+		_, err := e.svc.Run(ctx, "1", "ok", endpoint.RunRequest{Variables: vars})
+		require.NoError(t, err, "Run(%q)", sql)
 	}
 }

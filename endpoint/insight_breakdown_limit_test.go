@@ -21,6 +21,7 @@ import (
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // pageValues is how many values the "page" property takes in the events
@@ -60,9 +61,7 @@ func loadPages(t *testing.T, x driver.Executor) {
 	ctx := context.Background()
 	e := x.Engine()
 	for _, ddl := range demo.SchemaFor(e) {
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(ddl, nil)}, driver.Write{Tx: false}); err != nil {
-			t.Fatalf("%s: %v", ddl, err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(ddl, nil)}, driver.Write{Tx: false}), "%s", ddl)
 	}
 	rows := pageEvents()
 	for len(rows) > 0 {
@@ -79,17 +78,13 @@ func loadPages(t *testing.T, x driver.Executor) {
 					q = append(q, ", "...)
 				}
 				arg, typ, err := e.Arg(v)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				args = append(args, arg)
 				q = e.Marker(q, len(args), typ)
 			}
 			q = append(q, ')')
 		}
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(string(q), args)}, driver.Write{Tx: false}); err != nil {
-			t.Fatalf("insert: %v", err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(string(q), args)}, driver.Write{Tx: false}), "insert")
 		rows = rows[n:]
 	}
 }
@@ -107,9 +102,7 @@ func pagesQuery(t *testing.T, filter string) *endpoint.Query {
 func trendsOf(t *testing.T, svc *endpoint.Service, name string, vars map[string]any) ([]insight.TrendsSeries, *endpoint.RunResult) {
 	t.Helper()
 	res, err := svc.Run(context.Background(), "1", name, endpoint.RunRequest{Variables: vars})
-	if err != nil {
-		t.Fatalf("Run(%s, %v): %v", name, vars, err)
-	}
+	require.NoError(t, err, "Run(%s, %v)", name, vars)
 	return res.Results.(*insight.Result).Series, res
 }
 
@@ -160,9 +153,7 @@ func requireSameSeries(t *testing.T, what string, want, got []insight.TrendsSeri
 	t.Helper()
 	w, _ := json.Marshal(want)
 	g, _ := json.Marshal(got)
-	if string(w) != string(g) {
-		t.Fatalf("%s:\ngot  %s\nwant %s", what, g, w)
-	}
+	require.Equal(t, string(g), string(w), "%s:\ngot  %s\nwant %s", what, g, w)
 }
 
 // checkBreakdownLimit runs the breakdown limit's checks on a Service whose
@@ -184,9 +175,8 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 		if mat {
 			req.OptionalBreakdowns = []string{"page"}
 		}
-		if _, err := svc.Create(ctx, "1", req); err != nil {
-			t.Fatalf("Create(%s): %v", name, err)
-		}
+		_, err := svc.Create(ctx, "1", req)
+		require.NoError(t, err, "Create(%s)", name)
 	}
 	create("every", pagesQuery(t, `, "breakdown_limit": 1000`), false)
 	create("pages", pagesQuery(t, ``), false)
@@ -195,19 +185,15 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 	create("mat", pagesQuery(t, ``), true)
 
 	all, res := trendsOf(t, svc, "every", nil)
-	if len(all) < pageValues || res.HasMore {
-		t.Fatalf("%d series of every value (hasMore %v), want at least %d", len(all), res.HasMore, pageValues)
-	}
+	require.GreaterOrEqual(t, len(all), pageValues, "%d series of every value (hasMore %v), want at least %d", len(all), res.HasMore, pageValues)
+	require.False(t, res.HasMore, "%d series of every value (hasMore %v), want at least %d", len(all), res.HasMore, pageValues)
 	limited, res := trendsOf(t, svc, "pages", nil)
-	if len(limited) != 2*(insight.DefaultBreakdownLimit+1) || !res.HasMore {
-		t.Fatalf("%d series (hasMore %v), want 25 and Other for each of the 2 query series", len(limited), res.HasMore)
-	}
+	require.Len(t, limited, 2*(insight.DefaultBreakdownLimit+1), "%d series (hasMore %v), want 25 and Other for each of the 2 query series", len(limited), res.HasMore)
+	require.True(t, res.HasMore, "%d series (hasMore %v), want 25 and Other for each of the 2 query series", len(limited), res.HasMore)
 	requireSameSeries(t, "default limit", foldPages(all, insight.DefaultBreakdownLimit, false), limited)
 	hidden, res := trendsOf(t, svc, "hidden", nil)
 	requireSameSeries(t, "hidden other", foldPages(all, insight.DefaultBreakdownLimit, true), hidden)
-	if !res.HasMore {
-		t.Fatal("hidden Other: hasMore false, want true as PostHog answers")
-	}
+	require.True(t, res.HasMore, "hidden Other: hasMore false, want true as PostHog answers")
 	seven, _ := trendsOf(t, svc, "seven", nil)
 	requireSameSeries(t, "limit 7", foldPages(all, 7, false), seven)
 
@@ -218,9 +204,7 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 			outside = v
 		}
 	}
-	if outside == "" {
-		t.Fatal("every value is within the limit")
-	}
+	require.NotEqual(t, "", outside, "every value is within the limit")
 	one, _ := trendsOf(t, svc, "pages", map[string]any{"page": outside})
 	var want []insight.TrendsSeries
 	for _, s := range all {
@@ -230,19 +214,14 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 	}
 	requireSameSeries(t, "a value outside the limit, by its variable", want, one)
 
-	if err := svc.Materialize(ctx, "1", "mat"); err != nil {
-		t.Fatalf("Materialize: %v", err)
-	}
+	require.NoError(t, svc.Materialize(ctx, "1", "mat"), "Materialize")
 	for _, vars := range []map[string]any{nil, {"page": outside}, {"page": ""}, {"page": "/p007"}} {
 		got, res := trendsOf(t, svc, "mat", vars)
-		if !res.EndpointMaterialized {
-			t.Fatalf("%v: not read from the table", vars)
-		}
+		require.True(t, res.EndpointMaterialized, "%v: not read from the table", vars)
 		inline, inlineRes := trendsOf(t, svc, "pages", vars)
 		requireSameSeries(t, fmt.Sprintf("materialized = inline with %v", vars), inline, got)
-		if res.HasMore != inlineRes.HasMore || res.HasMore != (vars == nil) {
-			t.Fatalf("%v: hasMore %v materialized, %v inline", vars, res.HasMore, inlineRes.HasMore)
-		}
+		require.Equal(t, inlineRes.HasMore, res.HasMore, "%v: hasMore materialized, %v inline", vars, inlineRes.HasMore)
+		require.Equal(t, vars == nil, res.HasMore, "%v: hasMore materialized, %v inline", vars, inlineRes.HasMore)
 	}
 	return limited
 }
@@ -254,9 +233,7 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 // the maximum.
 func TestInsightBreakdownLimit(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	x := sqlexec.New(db, engine.SQLite)
@@ -265,9 +242,7 @@ func TestInsightBreakdownLimit(t *testing.T) {
 		t.Helper()
 		cfg.Endpoints, cfg.Variables, cfg.Executor = memstore.New(), variable.NewMemoryStore(), x
 		svc, err := endpoint.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return svc
 	}
 	checkBreakdownLimit(t, newSvc(endpoint.Config{}))
@@ -305,13 +280,9 @@ func TestInsightBreakdownLimit(t *testing.T) {
 	}
 
 	_, err = endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, MaxBreakdownLimit: 10})
-	if err == nil || !strings.Contains(err.Error(), "DefaultBreakdownLimit 25 exceeds MaxBreakdownLimit 10") {
-		t.Fatalf("a default above the maximum: %v", err)
-	}
+	require.ErrorContains(t, err, "DefaultBreakdownLimit 25 exceeds MaxBreakdownLimit 10", "a default above the maximum")
 	_, err = endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, DefaultBreakdownLimit: -1})
-	if err == nil {
-		t.Fatal("a negative default breakdown limit was accepted")
-	}
+	require.Error(t, err, "a negative default breakdown limit was accepted")
 }
 
 // TestInsightBreakdownLimitOnEngines: checkBreakdownLimit on PostgreSQL and
@@ -320,16 +291,12 @@ func TestInsightBreakdownLimit(t *testing.T) {
 func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 	reference := func() []insight.TrendsSeries {
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "ref.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		x := sqlexec.New(db, engine.SQLite)
 		loadPages(t, x)
 		svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if _, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "pages", Query: pagesQuery(t, ``)}); err != nil {
 			t.Fatal(err)
 		}
@@ -351,9 +318,7 @@ func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 			t.Cleanup(func() { x.Close() })
 			loadPages(t, x)
 			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got := checkBreakdownLimit(t, svc)
 			requireSameSeries(t, e.name+" as SQLite", reference(), got)
 		})

@@ -8,6 +8,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // noRows answers every query with no rows.
@@ -26,24 +27,19 @@ func TestInsightDecodedOnce(t *testing.T) {
 	ctx := context.Background()
 	exec := &noRows{}
 	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: exec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q := Query{Kind: KindTrends, Insight: []byte(`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}],
 		"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`)}
 	ep, err := s.Create(ctx, "1", CreateRequest{Name: "t", Query: &q})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
 	if c == nil || c.insight == nil || len(c.insight.Breakdowns) != 1 || c.insight.Breakdowns[0].Property != "$browser" {
 		t.Fatalf("cached after create: %+v", c)
 	}
 	saved := *c.insight
 	for _, vars := range []map[string]any{nil, {"$browser": "Chrome", "date_from": "2025-05-01"}} {
-		if _, err := s.Run(ctx, "1", "t", RunRequest{Variables: vars}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := s.Run(ctx, "1", "t", RunRequest{Variables: vars})
+		require.NoError(t, err)
 		again, _, _, _ := s.cache.get(cacheKey{"1", ep.ID, 1})
 		if again != c {
 			t.Fatal("a run replaced the cached compiled version")

@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -18,6 +17,8 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // trendsByBrowserCountry breaks pageviews down by browser and country.
@@ -40,9 +41,7 @@ func execOf(e *env) driver.Executor { return sqlexec.New(e.db, engine.SQLite) }
 func asError(t *testing.T, err error) *endpoint.Error {
 	t.Helper()
 	var e *endpoint.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("got error %v (%T), want *endpoint.Error", err, err)
-	}
+	require.ErrorAs(t, err, &e)
 	return e
 }
 
@@ -53,9 +52,7 @@ func TestInsightTrendsBreakdownFilter(t *testing.T) {
 	e := newInsightEnv(t)
 	e.create(t, "trends", insightQuery(t, trendsByBrowser))
 	all := e.runInsight(t, "trends", map[string]any{})
-	if len(all.Series) != len(demo.Browsers) {
-		t.Fatalf("%d series, want one per browser (%d)", len(all.Series), len(demo.Browsers))
-	}
+	require.Len(t, all.Series, len(demo.Browsers))
 	want := map[string]float64{}
 	from, to := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	err := demo.Generate(insightEvents, 11, func(ev demo.Event) error {
@@ -64,23 +61,19 @@ func TestInsightTrendsBreakdownFilter(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, s := range all.Series {
 		b := s.BreakdownValue.(string)
 		if s.Count != want[b] || s.Count == 0 || len(s.Days) != 31 {
 			t.Errorf("series %s: count %v over %d days, want %v over 31", b, s.Count, len(s.Days), want[b])
 		}
 		one := e.runInsight(t, "trends", map[string]any{"$browser": b})
-		if len(one.Series) != 1 || !reflect.DeepEqual(one.Series[0], s) {
-			t.Errorf("run with $browser=%s: %+v, want only %+v", b, one.Series, s)
+		if assert.Len(t, one.Series, 1, "run with $browser=%s: %+v, want only %+v", b, one.Series, s) {
+			assert.Equal(t, s, one.Series[0], "run with $browser=%s: %+v, want only %+v", b, one.Series, s)
 		}
 	}
 	none := e.runInsight(t, "trends", map[string]any{"$browser": "Netscape"})
-	if len(none.Series) != 0 {
-		t.Errorf("a browser without events: %+v, want no series", none.Series)
-	}
+	assert.Empty(t, none.Series, "a browser without events")
 }
 
 // TestInsightTwoBreakdowns: both breakdown variables select one series; one
@@ -91,9 +84,7 @@ func TestInsightTwoBreakdowns(t *testing.T) {
 	e := newInsightEnv(t)
 	e.create(t, "trends2", insightQuery(t, strings.Replace(trendsByBrowserCountry, `"breakdownFilter": {`, `"breakdownFilter": {"breakdown_limit": 100, `, 1)))
 	all := e.runInsight(t, "trends2", nil)
-	if len(all.Series) < 20 {
-		t.Fatalf("%d series for browser x country, want many", len(all.Series))
-	}
+	require.GreaterOrEqual(t, len(all.Series), 20)
 	byBrowser := map[string][]insight.TrendsSeries{}
 	for _, s := range all.Series {
 		v := s.BreakdownValue.([]string)
@@ -102,15 +93,13 @@ func TestInsightTwoBreakdowns(t *testing.T) {
 			continue // both variables: a sample is enough for the time
 		}
 		one := e.runInsight(t, "trends2", map[string]any{"$browser": v[0], "country": v[1]})
-		if len(one.Series) != 1 || !reflect.DeepEqual(one.Series[0], s) {
-			t.Errorf("run with %v: %+v, want only %+v", v, one.Series, s)
+		if assert.Len(t, one.Series, 1, "run with %v: %+v, want only %+v", v, one.Series, s) {
+			assert.Equal(t, s, one.Series[0], "run with %v: %+v, want only %+v", v, one.Series, s)
 		}
 	}
 	for b, series := range byBrowser {
 		got := e.runInsight(t, "trends2", map[string]any{"$browser": b})
-		if !sameSeries(got.Series, series) {
-			t.Errorf("run with $browser=%s: %d series, want the %d of that browser", b, len(got.Series), len(series))
-		}
+		assert.True(t, sameSeries(got.Series, series), "run with $browser=%s: %d series, want the %d of that browser", b, len(got.Series), len(series))
 	}
 }
 
@@ -153,16 +142,14 @@ func TestInsightDateVariables(t *testing.T) {
 				want = append(want, w)
 			}
 		}
-		if len(want) == 0 || !sameSeries(got.Series, want) {
-			t.Errorf("run with %v: %+v, want %+v", vars, got.Series, want)
+		if assert.NotEmpty(t, want, "run with %v: %+v, want %+v", vars, got.Series, want) {
+			assert.True(t, sameSeries(got.Series, want), "run with %v: %+v, want %+v", vars, got.Series, want)
 		}
 	}
 	// date_from alone keeps the saved date_to.
 	got := e.runInsight(t, "trends", map[string]any{"date_from": "2025-05-30"})
 	for _, s := range got.Series {
-		if !reflect.DeepEqual(s.Days, []string{"2025-05-30", "2025-05-31"}) {
-			t.Fatalf("date_from alone: days %v", s.Days)
-		}
+		require.Equal(t, []string{"2025-05-30", "2025-05-31"}, s.Days, "date_from alone: days")
 	}
 }
 
@@ -176,33 +163,25 @@ func TestInsightRetentionBreakdownFilter(t *testing.T) {
 	for _, c := range all.Cohorts {
 		byBrowser[c.BreakdownValue] = append(byBrowser[c.BreakdownValue], c)
 	}
-	if len(byBrowser) != len(demo.Browsers) {
-		t.Fatalf("cohorts of %d browsers, want %d", len(byBrowser), len(demo.Browsers))
-	}
+	require.Len(t, byBrowser, len(demo.Browsers), "cohorts of")
 	sized := 0
 	for b, want := range byBrowser {
 		got := e.runInsight(t, "retention", map[string]any{"$browser": b})
-		if !reflect.DeepEqual(got.Cohorts, want) {
-			t.Errorf("run with $browser=%v: %+v, want %+v", b, got.Cohorts, want)
-		}
+		assert.Equal(t, want, got.Cohorts, "run with $browser=%v", b)
 		for _, c := range want {
 			if c.Values[0].Count > 0 {
 				sized++
 			}
 		}
 	}
-	if sized == 0 {
-		t.Fatal("every cohort is empty: the test data proves nothing")
-	}
+	require.NotEqual(t, 0, sized, "every cohort is empty: the test data proves nothing")
 	got := e.runInsight(t, "retention", map[string]any{"$browser": "Chrome", "date_from": "2025-05-25"})
 	for _, c := range got.Cohorts {
 		if c.BreakdownValue != "Chrome" || c.Date < "2025-05-25" {
 			t.Fatalf("retention with $browser and date_from: cohort %+v", c)
 		}
 	}
-	if len(got.Cohorts) != 7 {
-		t.Fatalf("%d cohorts from 2025-05-25 to 2025-05-31, want 7", len(got.Cohorts))
-	}
+	require.Len(t, got.Cohorts, 7)
 }
 
 // TestInsightRunErrors: what a run of an insight endpoint refuses.
@@ -247,9 +226,7 @@ func TestInsightDebugAndExecutorErrors(t *testing.T) {
 	e := newInsightEnv(t)
 	e.create(t, "trends", insightQuery(t, trendsByBrowser))
 	res, err := e.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Firefox"}, Debug: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if res.Debug == nil || res.Debug.ArgCount == 0 || !strings.Contains(res.Debug.SQL, "?") || strings.Contains(res.Debug.SQL, "Firefox") || strings.Contains(res.Debug.SQL, "$pageview") {
 		t.Fatalf("debug: %+v", res.Debug)
 	}
@@ -300,11 +277,8 @@ func TestInsightConcurrentRuns(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
-	if all := e.runInsight(t, "trends", nil); len(all.Series) != len(demo.Browsers) {
-		t.Fatalf("after filtered runs the unfiltered run has %d series: the saved query was changed", len(all.Series))
-	}
+	all := e.runInsight(t, "trends", nil)
+	require.Len(t, all.Series, len(demo.Browsers), "after filtered runs the unfiltered run has")
 }

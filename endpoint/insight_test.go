@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/stretchr/testify/require"
 )
 
 // insightEvents is how many demo events the insight tests load.
@@ -27,9 +27,7 @@ const trendsByBrowser = `{"kind": "TrendsQuery",
 func newInsightEnv(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
-	if err := demo.Load(context.Background(), e.db, insightEvents, 11); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Load(context.Background(), e.db, insightEvents, 11))
 	return e
 }
 
@@ -37,9 +35,7 @@ func newInsightEnv(t *testing.T) *env {
 func insightQuery(t *testing.T, js string) *endpoint.Query {
 	t.Helper()
 	var q endpoint.Query
-	if err := json.Unmarshal([]byte(js), &q); err != nil {
-		t.Fatalf("Unmarshal(%s): %v", js, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(js), &q), "Unmarshal(%s)", js)
 	return &q
 }
 
@@ -47,13 +43,9 @@ func insightQuery(t *testing.T, js string) *endpoint.Query {
 func (e *env) runInsight(t *testing.T, name string, vars map[string]any) *insight.Result {
 	t.Helper()
 	res, err := e.svc.Run(context.Background(), "1", name, endpoint.RunRequest{Variables: vars})
-	if err != nil {
-		t.Fatalf("Run(%s, %v): %v", name, vars, err)
-	}
+	require.NoError(t, err, "Run(%s, %v)", name, vars)
 	r, ok := res.Results.(*insight.Result)
-	if !ok {
-		t.Fatalf("Run(%s) results are %T, want *insight.Result", name, res.Results)
-	}
+	require.True(t, ok, "Run(%s) results are %T, want *insight.Result", name, res.Results)
 	if len(res.Columns) != 0 || len(res.Types) != 0 || res.Columns == nil || res.Types == nil || res.HasMore {
 		t.Fatalf("insight run: columns %v, types %v, hasMore %v; want empty, empty, false", res.Columns, res.Types, res.HasMore)
 	}
@@ -66,22 +58,14 @@ func TestInsightCreateKeepsQuery(t *testing.T) {
 	e := newEnv(t)
 	ep := e.create(t, "trends", insightQuery(t, trendsByBrowser))
 	var want bytes.Buffer
-	if err := json.Compact(&want, []byte(trendsByBrowser)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Compact(&want, []byte(trendsByBrowser)))
 	got, err := e.svc.Get(context.Background(), "1", "trends")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	versions, err := e.svc.Versions(context.Background(), "1", "trends")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for what, q := range map[string]endpoint.Query{"create": endpoint.Query(ep.Query), "get": endpoint.Query(got.Query), "version": endpoint.Query(versions[0].Query)} {
 		js, err := json.Marshal(q)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.Equal(js, want.Bytes()) {
 			t.Errorf("%s: query JSON %s, want %s", what, js, want.Bytes())
 		}
@@ -124,9 +108,8 @@ func TestInsightDecodeErrors(t *testing.T) {
 			before := e.create(t, "good", insightQuery(t, trendsByBrowser))
 			_, err = e.svc.Update(context.Background(), "1", "good", endpoint.UpdateRequest{Query: q})
 			checkInsightError(t, err, tt.attr, tt.detail)
-			if after, _ := e.svc.Get(context.Background(), "1", "good"); !reflect.DeepEqual(after, before) {
-				t.Fatalf("a refused update changed the endpoint: %+v", after)
-			}
+			after, _ := e.svc.Get(context.Background(), "1", "good")
+			require.Equal(t, before, after, "a refused update changed the endpoint")
 		})
 	}
 }
@@ -146,18 +129,16 @@ func checkInsightError(t *testing.T, err error, attr, detail string) {
 func TestInsightKindMismatch(t *testing.T) {
 	e := newEnv(t)
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(trendsByBrowser)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Compact(&buf, []byte(trendsByBrowser)))
 	for _, q := range []endpoint.Query{
 		{Kind: endpoint.KindRetention, Insight: buf.Bytes()},
 		{Kind: endpoint.KindTrends},
 		{Kind: endpoint.KindTrends, Insight: []byte(`{"kind":`)},
 	} {
 		_, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "x", Query: &q})
-		if e := asError(t, err); e.Status != 400 || e.Code != endpoint.CodeInvalidInput {
-			t.Fatalf("Create(%s %s): %+v, want a 400 invalid_input", q.Kind, q.Insight, e)
-		}
+		e := asError(t, err)
+		require.Equal(t, 400, e.Status, "Create(%s %s): %+v, want a 400 invalid_input", q.Kind, q.Insight, e)
+		require.Equal(t, endpoint.CodeInvalidInput, e.Code, "Create(%s %s): %+v, want a 400 invalid_input", q.Kind, q.Insight, e)
 	}
 }
 
@@ -169,34 +150,21 @@ func TestInsightVersion(t *testing.T) {
 	purchases := `{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "purchase", "math": "sum", "math_property": "amount"}],
 		"interval": "week", "dateRange": {"date_from": "2025-05-01", "date_to": "2025-05-31"}}`
 	ep, err := e.svc.Update(context.Background(), "1", "trends", endpoint.UpdateRequest{Query: insightQuery(t, purchases)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ep.CurrentVersion != 2 {
-		t.Fatalf("current version %d, want 2", ep.CurrentVersion)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 2, ep.CurrentVersion, "current version")
 	v2 := e.runInsight(t, "trends", nil)
 	if len(v2.Series) != 1 || v2.Series[0].Label != "purchase" || len(v2.Series[0].Days) != 5 {
 		t.Fatalf("version 2 result: %+v", v2.Series)
 	}
 	one := 1
 	res, err := e.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{Version: &one})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.EndpointVersion != 1 || !reflect.DeepEqual(res.Results, v1) {
-		t.Fatalf("version 1 ran as %d: %+v, want %+v", res.EndpointVersion, res.Results, v1)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 1, res.EndpointVersion, "version 1 ran as %d: %+v, want %+v", res.EndpointVersion, res.Results, v1)
+	require.Equal(t, v1, res.Results, "version 1 ran as %d: %+v, want %+v", res.EndpointVersion, res.Results, v1)
 	// A version not in the cache is decoded again from the store.
 	e2, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err = e2.Run(context.Background(), "1", "trends", endpoint.RunRequest{Version: &one})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(res.Results, v1) {
-		t.Fatalf("version 1 from the store: %+v, want %+v", res.Results, v1)
-	}
+	require.NoError(t, err)
+	require.Equal(t, v1, res.Results, "version 1 from the store")
 }

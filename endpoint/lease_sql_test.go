@@ -18,6 +18,8 @@ import (
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRefreshLeaseSQLStores: two Services, each with its own pool and
@@ -42,60 +44,44 @@ func TestRefreshLeaseSQLStores(t *testing.T) {
 			driver, dsn := st.dsn(t)
 			ctx := context.Background()
 			events, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "events.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			t.Cleanup(func() { events.Close() })
 			// One connection: with several, concurrent refreshes of
 			// different endpoints on SQLite sometimes fail their index
 			// ("already exists") on main as well; that is not what this
 			// test is about.
 			events.SetMaxOpenConns(1)
-			if err := demo.Load(ctx, events, 1000, 7); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, demo.Load(ctx, events, 1000, 7))
 			tracker := &overlapExec{Executor: sqlexec.New(events, engine.SQLite), running: map[string]bool{}}
 			var svcs []*endpoint.Service
 			for range 2 {
 				db, err := sql.Open(driver, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				t.Cleanup(func() { db.Close() })
 				store, err := sqlstore.New(db, st.eng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := store.Migrate(ctx); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
+				require.NoError(t, store.Migrate(ctx))
 				svc, err := endpoint.New(endpoint.Config{Endpoints: store.Endpoints(), Variables: store.Variables(), Executor: tracker,
 					ScheduleInterval: 5 * time.Millisecond, Observer: endpoint.SlogObserver{Logger: discardLogger()}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				svcs = append(svcs, svc)
 			}
 			v, err := svcs[0].CreateVariable(ctx, "1", variable.Variable{Name: "Event", Type: variable.String})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY event",
 				Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}}}
 			names := []string{"a", "b", "c"}
 			for _, name := range names {
-				if _, err := svcs[0].Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &q, IsMaterialized: true}); err != nil {
-					t.Fatal(err)
-				}
+				_, err := svcs[0].Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &q, IsMaterialized: true})
+				require.NoError(t, err)
 			}
 			var wg sync.WaitGroup
 			for i := range 12 {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := svcs[i%2].Materialize(ctx, "1", names[i%3]); err != nil {
-						t.Errorf("%v (%v)", err, errors.Unwrap(err))
-					}
+					err := svcs[i%2].Materialize(ctx, "1", names[i%3])
+					assert.NoError(t, err, "(%v)", errors.Unwrap(err))
 				}()
 			}
 			wg.Wait()
@@ -108,9 +94,8 @@ func TestRefreshLeaseSQLStores(t *testing.T) {
 			// A new version of each: both schedulers see them pending.
 			q.SQL += " ORDER BY event"
 			for _, name := range names {
-				if _, err := svcs[1].Update(ctx, "1", name, endpoint.UpdateRequest{Query: &q}); err != nil {
-					t.Fatal(err)
-				}
+				_, err := svcs[1].Update(ctx, "1", name, endpoint.UpdateRequest{Query: &q})
+				require.NoError(t, err)
 			}
 			eventually(t, "the refreshes of version 2", func() bool {
 				for _, name := range names {
@@ -123,9 +108,7 @@ func TestRefreshLeaseSQLStores(t *testing.T) {
 			})
 			cancel()
 			done.Wait()
-			if n := tracker.overlaps.Load(); n != 0 {
-				t.Fatalf("%d refreshes overlapped another of the same endpoint", n)
-			}
+			require.Equal(t, int32(0), tracker.overlaps.Load())
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/stretchr/testify/require"
 )
 
 // lifecycleWeekly follows the users who view pages, week by week, over
@@ -23,23 +24,17 @@ func TestLifecycleEndpoint(t *testing.T) {
 	e, _ := newMatEnv(t, insightEvents)
 	ctx := context.Background()
 	q := insightQuery(t, lifecycleWeekly)
-	if q.Kind != endpoint.KindLifecycle {
-		t.Fatalf("kind %q", q.Kind)
-	}
+	require.Equal(t, endpoint.KindLifecycle, q.Kind, "kind")
 	e.create(t, "inline", q)
 	ep := e.createMat(t, "lifecycle", q, endpoint.CreateRequest{})
-	if !ep.Materialization.CanMaterialize {
-		t.Fatalf("a lifecycle cannot be materialized: %+v", ep.Materialization)
-	}
+	require.True(t, ep.Materialization.CanMaterialize, "a lifecycle cannot be materialized: %+v", ep.Materialization)
 	inline := e.runInsight(t, "inline", nil)
-	if inline.Kind != insight.Lifecycle || len(inline.Lifecycle) != 4 {
-		t.Fatalf("inline: %+v", inline)
-	}
+	require.Equal(t, insight.Lifecycle, inline.Kind, "inline: %+v", inline)
+	require.Len(t, inline.Lifecycle, 4, "inline: %+v", inline)
 	users := 0.0
 	for i, s := range inline.Lifecycle {
-		if s.Status != insight.Statuses()[i] || len(s.Data) != 9 {
-			t.Fatalf("series %d: %s with %d points", i, s.Status, len(s.Data))
-		}
+		require.Equal(t, insight.Statuses()[i], s.Status, "series %d: %s with %d points", i, s.Status, len(s.Data))
+		require.Len(t, s.Data, 9, "series %d: %s with %d points", i, s.Status, len(s.Data))
 		for _, v := range s.Data {
 			if (s.Status == insight.Dormant) != (v < 0) && v != 0 {
 				t.Fatalf("%s counts %v", s.Status, v)
@@ -47,9 +42,7 @@ func TestLifecycleEndpoint(t *testing.T) {
 			users += v * v
 		}
 	}
-	if users == 0 {
-		t.Fatal("no users in the range")
-	}
+	require.NotEqual(t, float64(0), users, "no users in the range")
 	moved := e.runInsight(t, "inline", map[string]any{"date_from": "2025-05-12", "date_to": "2025-05-25"})
 	if d := moved.Lifecycle[0].Days; len(d) != 2 || d[0] != "2025-05-12" || d[1] != "2025-05-19" {
 		t.Fatalf("date variables: days %v", d)
@@ -61,15 +54,12 @@ func TestLifecycleEndpoint(t *testing.T) {
 
 	// Inline (before the refresh), then from the table.
 	before := e.mustRun(t, "lifecycle", nil)
-	if before.EndpointMaterialized {
-		t.Fatal("read a table before any refresh")
-	}
+	require.False(t, before.EndpointMaterialized, "read a table before any refresh")
 	sameInsight(t, "pending", insightResult(t, before), inline)
 	e.materialize(t, "lifecycle")
 	got := e.mustRun(t, "lifecycle", nil)
-	if !got.EndpointMaterialized || got.EndpointMaterializedAt == nil {
-		t.Fatalf("not read from the table: %s", got.InlineReason)
-	}
+	require.True(t, got.EndpointMaterialized, "not read from the table: %s", got.InlineReason)
+	require.NotNil(t, got.EndpointMaterializedAt, "not read from the table: %s", got.InlineReason)
 	sameInsight(t, "materialized", insightResult(t, got), inline)
 
 	_, err := e.svc.Run(ctx, "1", "lifecycle", endpoint.RunRequest{Variables: map[string]any{"date_from": "2025-05-10"}})

@@ -14,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // matBenchEvents is the size of the materialization benchmarks' data set.
@@ -32,9 +33,7 @@ var matBench struct {
 func matBenchService(b *testing.B) *endpoint.Service {
 	b.Helper()
 	matBench.once.Do(func() { matBench.svc, matBench.err = newMatBenchService() })
-	if matBench.err != nil {
-		b.Fatal(matBench.err)
-	}
+	require.NoError(b, matBench.err)
 	return matBench.svc
 }
 
@@ -98,12 +97,9 @@ func benchRun(b *testing.B, name string, materialized bool) {
 	ctx := context.Background()
 	for b.Loop() {
 		res, err := svc.Run(ctx, "1", name, matBenchRequest)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.EndpointMaterialized != materialized || len(res.Results.([][]any)) != 30 {
-			b.Fatalf("materialized %v, %d rows", res.EndpointMaterialized, len(res.Results.([][]any)))
-		}
+		require.NoError(b, err)
+		require.Equal(b, materialized, res.EndpointMaterialized, "materialized %v, %d rows", res.EndpointMaterialized, len(res.Results.([][]any)))
+		require.Len(b, res.Results.([][]any), 30, "materialized %v, %d rows", res.EndpointMaterialized, len(res.Results.([][]any)))
 	}
 }
 
@@ -122,9 +118,7 @@ func BenchmarkServiceMaterialize(b *testing.B) {
 	svc := matBenchService(b)
 	ctx := context.Background()
 	for b.Loop() {
-		if err := svc.Materialize(ctx, "1", "daily"); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, svc.Materialize(ctx, "1", "daily"))
 	}
 	e, err := svc.Get(ctx, "1", "daily")
 	if err != nil || e.Materialization.Status != endpoint.StatusCompleted {

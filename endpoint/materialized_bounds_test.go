@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestVariableChangeUnservesTable: a stored table is built for the
@@ -25,29 +26,24 @@ func TestVariableChangeUnservesTable(t *testing.T) {
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")
-	if !e.mustRun(t, "daily", runVars("US", "2025-04-01", "2025-05-01")).EndpointMaterialized {
-		t.Fatal("the table does not serve")
-	}
+	require.True(t, e.mustRun(t, "daily", runVars("US", "2025-04-01", "2025-05-01")).EndpointMaterialized, "the table does not serve")
 	text := "String"
-	if _, err := e.svc.UpdateVariable(ctx, "1", e.vars["from"].ID, endpoint.VariablePatch{Type: &text}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := e.svc.UpdateVariable(ctx, "1", e.vars["from"].ID, endpoint.VariablePatch{Type: &text})
+	require.NoError(t, err)
 	// A time of day, which a String compares as it is and the daily
 	// buckets of the old table cannot answer.
 	vars := runVars("US", "2025-04-08 00:00:01", "2025-05-01")
 	want := e.mustRun(t, "inline", vars)
 	got := e.mustRun(t, "daily", vars)
-	if got.EndpointMaterialized || !reflect.DeepEqual(got.Results, want.Results) {
-		t.Fatalf("after the type change: materialized %v, %v; want inline %v", got.EndpointMaterialized, got.Results, want.Results)
-	}
-	if m := e.get(t, "daily").Materialization; m.Status != endpoint.StatusPending || m.LastMaterializedAt != nil {
-		t.Fatalf("after the type change: %+v, want pending without a table", m)
-	}
+	require.False(t, got.EndpointMaterialized, "after the type change: materialized %v, %v; want inline %v", got.EndpointMaterialized, got.Results, want.Results)
+	require.Equal(t, want.Results, got.Results, "after the type change: materialized %v, %v; want inline %v", got.EndpointMaterialized, got.Results, want.Results)
+	m := e.get(t, "daily").Materialization
+	require.Equal(t, endpoint.StatusPending, m.Status, "after the type change: %+v, want pending without a table", m)
+	require.Nil(t, m.LastMaterializedAt, "after the type change: %+v, want pending without a table", m)
 	e.materialize(t, "daily")
 	got = e.mustRun(t, "daily", vars)
-	if !got.EndpointMaterialized || !reflect.DeepEqual(got.Results, want.Results) {
-		t.Fatalf("after a refresh: materialized %v, %v; want %v", got.EndpointMaterialized, got.Results, want.Results)
-	}
+	require.True(t, got.EndpointMaterialized, "after a refresh: materialized %v, %v; want %v", got.EndpointMaterialized, got.Results, want.Results)
+	require.Equal(t, want.Results, got.Results, "after a refresh: materialized %v, %v; want %v", got.EndpointMaterialized, got.Results, want.Results)
 }
 
 // gateExec wraps an executor: the build of a stored table (its CREATE
@@ -100,9 +96,7 @@ func gatedEnv(t *testing.T, cfg func(*endpoint.Config)) (*env, *gateExec) {
 		cfg(&c)
 	}
 	svc, err := endpoint.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	return e, g
 }
@@ -126,19 +120,15 @@ func TestRefreshTimeLimit(t *testing.T) {
 	wantError(t, err, 502, endpoint.CodeMaterializationFailed,
 		"Materialization of endpoint 'daily' failed: the refresh ran longer than refresh_timeout (1s)", "")
 	wantLimit(t, err, endpoint.LimitRefreshTimeout, 1000)
-	if took := time.Since(start); took > 10*time.Second {
-		t.Fatalf("the refresh stopped after %v", took)
-	}
+	require.LessOrEqual(t, time.Since(start), 10*time.Second, "the refresh stopped after")
 	m := e.get(t, "daily").Materialization
 	if m.Status != endpoint.StatusFailed || m.Error != "the refresh ran longer than refresh_timeout (1s)" || m.LastMaterializedAt == nil {
 		t.Fatalf("status after the timeout: %+v", m)
 	}
-	if after := e.mustRun(t, "daily", vars); !after.EndpointMaterialized || !reflect.DeepEqual(after.Results, before.Results) {
-		t.Fatal("the last good table stopped serving")
-	}
-	if got := e.tables(t); len(got) != 1 {
-		t.Fatalf("tables %v, want the last good one only", got)
-	}
+	after := e.mustRun(t, "daily", vars)
+	require.True(t, after.EndpointMaterialized, "the last good table stopped serving")
+	require.Equal(t, before.Results, after.Results, "the last good table stopped serving")
+	require.Len(t, e.tables(t), 1, "tables")
 }
 
 // TestRefreshRowLimit: a stored table may hold MaxMaterializedRows rows; a
@@ -152,9 +142,7 @@ func TestRefreshRowLimit(t *testing.T) {
 	vars := runVars("US", "2025-04-01", "2025-05-01")
 	before := e.mustRun(t, "daily", vars)
 	small, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now, MaxMaterializedRows: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.clock.Advance(time.Minute)
 	err = small.Materialize(context.Background(), "1", "daily")
 	wantError(t, err, 502, endpoint.CodeMaterializationFailed,
@@ -164,12 +152,10 @@ func TestRefreshRowLimit(t *testing.T) {
 	if err != nil || ep.Materialization.Status != endpoint.StatusFailed || ep.Materialization.Error != "the stored table would hold more than max_materialized_rows (10) rows" {
 		t.Fatalf("status: %+v, %v", ep.Materialization, err)
 	}
-	if after := e.mustRun(t, "daily", vars); !after.EndpointMaterialized || !reflect.DeepEqual(after.Results, before.Results) {
-		t.Fatal("the last good table stopped serving")
-	}
-	if got := e.tables(t); len(got) != 1 {
-		t.Fatalf("tables %v, want the last good one only", got)
-	}
+	after := e.mustRun(t, "daily", vars)
+	require.True(t, after.EndpointMaterialized, "the last good table stopped serving")
+	require.Equal(t, before.Results, after.Results, "the last good table stopped serving")
+	require.Len(t, e.tables(t), 1, "tables")
 }
 
 // TestDeleteDuringRefresh: an endpoint deleted while its table is built
@@ -182,18 +168,12 @@ func TestDeleteDuringRefresh(t *testing.T) {
 	go func() { done <- e.svc.Materialize(context.Background(), "1", "daily") }()
 	<-g.entered
 	start := time.Now()
-	if err := e.svc.Delete(context.Background(), "1", "daily"); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Fatalf("Delete waited %v for the refresh", took)
-	}
+	require.NoError(t, e.svc.Delete(context.Background(), "1", "daily"))
+	require.LessOrEqual(t, time.Since(start), 500*time.Millisecond, "Delete waited")
 	close(g.gate)
 	err := <-done
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'daily' was deleted or renamed while its table was built; the table was dropped.", "")
-	if got := e.tables(t); len(got) != 0 {
-		t.Fatalf("tables left behind: %v", got)
-	}
+	require.Empty(t, e.tables(t), "tables left behind")
 }
 
 // TestChangeDuringRefresh: an endpoint whose query changes while its table
@@ -213,13 +193,9 @@ func TestChangeDuringRefresh(t *testing.T) {
 	close(g.gate)
 	err := <-done
 	wantError(t, err, 409, endpoint.CodeConflict, "Endpoint 'daily' changed while its table was built; the table was dropped. Refresh it again.", "")
-	if got := e.tables(t); len(got) != 0 {
-		t.Fatalf("tables after the dropped build: %v", got)
-	}
+	require.Empty(t, e.tables(t), "tables after the dropped build")
 	e.materialize(t, "daily")
-	if got := e.tables(t); !reflect.DeepEqual(got, []string{materialize.TableName(ep.ID, 2)}) {
-		t.Fatalf("tables %v, want version 2's", got)
-	}
+	require.Equal(t, []string{materialize.TableName(ep.ID, 2)}, e.tables(t), "tables")
 }
 
 // TestRefreshesBoundedAndUnblocking: at most MaxRefreshes refreshes build
@@ -244,29 +220,21 @@ func TestRefreshesBoundedAndUnblocking(t *testing.T) {
 	<-g.entered
 	<-g.entered
 	time.Sleep(50 * time.Millisecond) // a third would enter now if it could
-	if n := g.inflight.Load(); n != 2 {
-		t.Fatalf("%d refreshes building, want 2", n)
-	}
+	require.Equal(t, int32(2), g.inflight.Load())
 	ctx := context.Background()
 	start := time.Now()
-	if !reflect.DeepEqual(e.mustRun(t, "a", runVars("US", "2025-04-01", "2025-05-01")).Results, e.mustRun(t, "plain", runVars("US", "2025-04-01", "2025-05-01")).Results) {
-		t.Fatal("a run during the refresh answered otherwise than inline")
-	}
+	require.Equal(t, e.mustRun(t, "plain", runVars("US", "2025-04-01", "2025-05-01")).Results, e.mustRun(t, "a", runVars("US", "2025-04-01", "2025-05-01")).Results, "a run during the refresh answered otherwise than inline")
 	e.create(t, "new", q)
 	desc := "changed"
 	if _, err := e.svc.Update(ctx, "1", "plain", endpoint.UpdateRequest{Description: &desc}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.Delete(ctx, "1", "doomed"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.Delete(ctx, "1", "doomed"))
 	name := "Renamed"
 	if _, err := e.svc.UpdateVariable(ctx, "1", e.vars["paid"].ID, endpoint.VariablePatch{Name: &name}); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("runs and writes during refreshes took %v", took)
-	}
+	require.LessOrEqual(t, time.Since(start), time.Second, "runs and writes during refreshes took")
 	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	err := e.svc.Materialize(wctx, "1", "a")
 	cancel()
@@ -275,16 +243,10 @@ func TestRefreshesBoundedAndUnblocking(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 	}
-	if m := g.most.Load(); m != 2 {
-		t.Fatalf("at most %d refreshes built at once, want 2", m)
-	}
-	if got := e.tables(t); len(got) != 4 {
-		t.Fatalf("tables %v, want 4", got)
-	}
+	require.Equal(t, int32(2), g.most.Load(), "at most")
+	require.Len(t, e.tables(t), 4, "tables")
 }
 
 // TestRemoveOrphans: RemoveOrphans drops the stored tables that no
@@ -303,34 +265,26 @@ func TestRemoveOrphans(t *testing.T) {
 		materialize.TableName(ep.ID, 7), // a version the endpoint does not have
 	}
 	for _, o := range orphans {
-		if _, err := e.db.Exec(`CREATE TABLE "` + o + `" (x INTEGER)`); err != nil {
-			t.Fatal(err)
-		}
+		_, err := e.db.Exec(`CREATE TABLE "` + o + `" (x INTEGER)`)
+		require.NoError(t, err)
 	}
 	if _, err := e.db.Exec(`CREATE TABLE keep_me (x INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
 	n, err := e.svc.RemoveOrphans(context.Background())
-	if err != nil || n != 3 {
-		t.Fatalf("RemoveOrphans = %d, %v; want 3", n, err)
-	}
-	if got := e.tables(t); !reflect.DeepEqual(got, []string{live}) {
-		t.Fatalf("tables %v, want [%s]", got, live)
-	}
+	require.NoError(t, err, "RemoveOrphans = %d, %v; want 3", n, err)
+	require.Equal(t, 3, n, "RemoveOrphans = %d, %v; want 3", n, err)
+	got := e.tables(t)
+	require.Equal(t, []string{live}, got, "tables %v, want [%s]", got, live)
 	var keep int
-	if err := e.db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'keep_me'").Scan(&keep); err != nil || keep != 1 {
-		t.Fatal("a table that is not a stored one was dropped")
-	}
-	if !e.mustRun(t, "daily", runVars("US", "2025-04-01", "2025-05-01")).EndpointMaterialized {
-		t.Fatal("the live table stopped serving")
-	}
+	require.NoError(t, e.db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'keep_me'").Scan(&keep), "a table that is not a stored one was dropped")
+	require.Equal(t, 1, keep, "a table that is not a stored one was dropped")
+	require.True(t, e.mustRun(t, "daily", runVars("US", "2025-04-01", "2025-05-01")).EndpointMaterialized, "the live table stopped serving")
 	if _, err := e.db.Exec(`CREATE TABLE "` + orphans[0] + `" (x INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.RefreshStale(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.tables(t); !reflect.DeepEqual(got, []string{live}) {
-		t.Fatalf("after RefreshStale: tables %v", got)
-	}
+	require.Equal(t, []string{live}, e.tables(t), "after RefreshStale: tables")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRefreshByteLimit: issue 25's materialization, one wide value per
@@ -35,9 +36,7 @@ func TestRefreshByteLimit(t *testing.T) {
 			eps, vars := memstore.New(), variable.NewMemoryStore()
 			svc := func(max int64) *endpoint.Service {
 				s, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedBytes: max})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return s
 			}
 			def := svc(0)
@@ -46,9 +45,7 @@ func TestRefreshByteLimit(t *testing.T) {
 			}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := def.Materialize(ctx, "1", "padded"); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, def.Materialize(ctx, "1", "padded"))
 			rep, err := def.MaterializationStatus(ctx, "1", "padded")
 			if err != nil || rep.Bytes == nil || *rep.Bytes < size.least {
 				t.Fatalf("status after the refresh: %+v, %v; want the table's bytes, at least %d", rep, err, size.least)
@@ -58,9 +55,7 @@ func TestRefreshByteLimit(t *testing.T) {
 
 			err = svc(size/2).Materialize(ctx, "1", "padded")
 			wantLimit(t, err, endpoint.LimitMaxMaterializedBytes, size/2)
-			if err == nil || !strings.Contains(err.Error(), "max_materialized_bytes") {
-				t.Fatalf("over the limit: %v", err)
-			}
+			require.ErrorContains(t, err, "max_materialized_bytes", "over the limit")
 			rep, err = def.MaterializationStatus(ctx, "1", "padded")
 			if err != nil || rep.LastError == nil || !strings.Contains(*rep.LastError, "max_materialized_bytes") || rep.Version != 1 {
 				t.Fatalf("status after the refused refresh: %+v, %v", rep, err)
@@ -69,9 +64,7 @@ func TestRefreshByteLimit(t *testing.T) {
 			if err != nil || !res.EndpointMaterialized || len(res.Results.([][]any)) != 4 {
 				t.Fatalf("the last good table: %+v, %v", res, err)
 			}
-			if err := svc(2*size).Materialize(ctx, "1", "padded"); err != nil {
-				t.Fatalf("within the limit: %v", err)
-			}
+			require.NoError(t, svc(2*size).Materialize(ctx, "1", "padded"), "within the limit")
 		})
 	}
 }

@@ -10,14 +10,13 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 func insightResult(t *testing.T, res *endpoint.RunResult) *insight.Result {
 	t.Helper()
 	r, ok := res.Results.(*insight.Result)
-	if !ok {
-		t.Fatalf("results %T, want *insight.Result", res.Results)
-	}
+	require.True(t, ok, "results %T, want *insight.Result", res.Results)
 	return r
 }
 
@@ -26,9 +25,7 @@ func sameInsight(t *testing.T, what string, got, want *insight.Result) {
 	t.Helper()
 	g, _ := json.Marshal(got)
 	w, _ := json.Marshal(want)
-	if string(g) != string(w) {
-		t.Fatalf("%s:\nmaterialized %s\ninline       %s", what, g, w)
-	}
+	require.Equal(t, string(w), string(g), "%s:\nmaterialized %s\ninline       %s", what, g, w)
 }
 
 // TestMaterializedInsight: a materialized trends endpoint broken down by
@@ -41,30 +38,27 @@ func TestMaterializedInsight(t *testing.T) {
 	q := insightQuery(t, trendsByBrowserCountry)
 	ep := e.createMat(t, "trends", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
-	if !ep.Materialization.CanMaterialize || ep.Materialization.Status != endpoint.StatusPending {
-		t.Fatalf("after create: %+v", ep.Materialization)
-	}
+	require.True(t, ep.Materialization.CanMaterialize, "after create: %+v", ep.Materialization)
+	require.Equal(t, endpoint.StatusPending, ep.Materialization.Status, "after create: %+v", ep.Materialization)
 	e.materialize(t, "trends")
-	if m := e.get(t, "trends").Materialization; m.Status != endpoint.StatusCompleted || m.LastMaterializedAt == nil {
-		t.Fatalf("after refresh: %+v", m)
-	}
+	m := e.get(t, "trends").Materialization
+	require.Equal(t, endpoint.StatusCompleted, m.Status, "after refresh: %+v", m)
+	require.NotNil(t, m.LastMaterializedAt, "after refresh: %+v", m)
 	runs := 0
 	for _, b := range append([]string{"", "Netscape"}, demo.Browsers...) {
 		for _, c := range []string{"US", "DE", "", "XX"} {
 			vars := map[string]any{"$browser": b, "country": c}
 			got := e.mustRun(t, "trends", vars)
-			if !got.EndpointMaterialized || got.EndpointMaterializedAt == nil {
-				t.Fatalf("%v: not read from the table", vars)
-			}
+			require.True(t, got.EndpointMaterialized, "%v: not read from the table", vars)
+			require.NotNil(t, got.EndpointMaterializedAt, "%v: not read from the table", vars)
 			sameInsight(t, b+"/"+c, insightResult(t, got), insightResult(t, e.mustRun(t, "inline", vars)))
 			runs++
 		}
 	}
 	// At least one comparison is of a series with data.
 	us := insightResult(t, e.mustRun(t, "trends", map[string]any{"$browser": "Chrome", "country": "US"}))
-	if len(us.Series) != 1 || us.Series[0].Count == 0 {
-		t.Fatalf("Chrome in the US: %+v", us.Series)
-	}
+	require.Len(t, us.Series, 1, "Chrome in the US: %+v", us.Series)
+	require.NotEqual(t, float64(0), us.Series[0].Count, "Chrome in the US: %+v", us.Series)
 
 	_, err := e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome", "country": "US", "date_from": "2025-05-10"}})
 	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_from", "variables.date_from")
@@ -80,25 +74,17 @@ func TestMaterializedInsight(t *testing.T) {
 	}
 	vars := map[string]any{"$browser": "Safari"}
 	got := e.mustRun(t, "trends", vars)
-	if !got.EndpointMaterialized {
-		t.Fatal("an optional breakdown sent the run inline")
-	}
+	require.True(t, got.EndpointMaterialized, "an optional breakdown sent the run inline")
 	sameInsight(t, "Safari, every country", insightResult(t, got), insightResult(t, e.mustRun(t, "inline", vars)))
-	if n := len(insightResult(t, got).Series); n < len(demo.Countries) {
-		t.Fatalf("%d series, want one per country", n)
-	}
+	require.GreaterOrEqual(t, len(insightResult(t, got).Series), len(demo.Countries))
 
 	// Stale: the same checks, answered inline.
 	e.clock.Advance(endpoint.DefaultDataFreshness*time.Second + time.Second)
 	got = e.mustRun(t, "trends", vars)
-	if got.EndpointMaterialized {
-		t.Fatal("a stale insight table served")
-	}
+	require.False(t, got.EndpointMaterialized, "a stale insight table served")
 	_, err = e.svc.Run(ctx, "1", "trends", endpoint.RunRequest{Variables: map[string]any{"$browser": "Chrome", "date_to": "2025-05-10"}})
 	wantError(t, err, 400, endpoint.CodeUnknownVariable, "Unknown variable(s): date_to", "variables.date_to")
-	if runs < 28 {
-		t.Fatalf("%d runs", runs)
-	}
+	require.GreaterOrEqual(t, runs, 28)
 }
 
 // TestMaterializedInsightSettings: optional breakdowns must be breakdown
@@ -119,11 +105,7 @@ func TestMaterializedInsightSettings(t *testing.T) {
 	e.materialize(t, "retention")
 	vars := map[string]any{"$browser": "Chrome"}
 	got := e.mustRun(t, "retention", vars)
-	if !got.EndpointMaterialized {
-		t.Fatal("retention not read from the table")
-	}
+	require.True(t, got.EndpointMaterialized, "retention not read from the table")
 	sameInsight(t, "retention", insightResult(t, got), insightResult(t, e.mustRun(t, "retention_inline", vars)))
-	if len(e.tables(t)) != 1 {
-		t.Fatalf("tables %v", e.tables(t))
-	}
+	require.Len(t, e.tables(t), 1, "tables")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/require"
 )
 
 // rowCounter wraps an executor and records, per query, how many rows it
@@ -50,14 +51,10 @@ func (x *rowCounter) storedReads() []int {
 func newPageEnv(t *testing.T, events int) (*env, *rowCounter) {
 	t.Helper()
 	e := newEnv(t)
-	if err := demo.Load(context.Background(), e.db, events, 7); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Load(context.Background(), e.db, events, 7))
 	x := &rowCounter{Executor: execOf(e), rows: map[string]int{}}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	return e, x
 }
@@ -73,31 +70,22 @@ func TestMaterializedReadsOnePage(t *testing.T) {
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")
 	vars := runVars("US", "2025-03-03", "2025-06-01")
-	if all := e.mustRun(t, "daily", vars).Results.([][]any); len(all) < 50 {
-		t.Fatalf("%d days of US purchases; the test needs many more than a page", len(all))
-	}
+	all := e.mustRun(t, "daily", vars).Results.([][]any)
+	require.GreaterOrEqual(t, len(all), 50)
 	x.storedReads()
 	for _, p := range [][2]int{{1, 0}, {1, 40}, {5, 10}, {0, 0}, {3, 1000}} {
 		limit, offset := p[0], p[1]
 		req := endpoint.RunRequest{Variables: vars, Limit: &limit, Offset: &offset}
 		got, err := e.svc.Run(context.Background(), "1", "daily", req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		reads := x.storedReads()
-		if !got.EndpointMaterialized || len(reads) != 1 {
-			t.Fatalf("limit %d offset %d: materialized %v, stored reads %v", limit, offset, got.EndpointMaterialized, reads)
-		}
-		if reads[0] > limit+1 {
-			t.Fatalf("limit %d offset %d: the read returned %d rows, want at most %d", limit, offset, reads[0], limit+1)
-		}
+		require.True(t, got.EndpointMaterialized, "limit %d offset %d: materialized %v, stored reads %v", limit, offset, got.EndpointMaterialized, reads)
+		require.Len(t, reads, 1, "limit %d offset %d: materialized %v, stored reads %v", limit, offset, got.EndpointMaterialized, reads)
+		require.LessOrEqual(t, reads[0], limit+1, "limit %d offset %d: the read", limit, offset)
 		want, err := e.svc.Run(context.Background(), "1", "inline", req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Results, want.Results) || got.HasMore != want.HasMore {
-			t.Fatalf("limit %d offset %d: %v %v, want %v %v", limit, offset, got.Results, got.HasMore, want.Results, want.HasMore)
-		}
+		require.NoError(t, err)
+		require.Equal(t, want.Results, got.Results, "limit %d offset %d: %v %v, want %v %v", limit, offset, got.Results, got.HasMore, want.Results, want.HasMore)
+		require.Equal(t, want.HasMore, got.HasMore, "limit %d offset %d: %v %v, want %v %v", limit, offset, got.Results, got.HasMore, want.Results, want.HasMore)
 	}
 }
 
@@ -133,17 +121,13 @@ func TestMaterializedPagesOwnLimit(t *testing.T) {
 				limit, offset := p[0], p[1]
 				req := endpoint.RunRequest{Variables: vars, Limit: &limit, Offset: &offset}
 				got, err := e.svc.Run(context.Background(), "1", "mat", req)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				reads := x.storedReads()
 				if !got.EndpointMaterialized || len(reads) != 1 || reads[0] > limit+1 {
 					t.Fatalf("%s limit %d offset %d: materialized %v, rows read %v", country, limit, offset, got.EndpointMaterialized, reads)
 				}
 				want, err := e.svc.Run(context.Background(), "1", "inline", req)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				if !reflect.DeepEqual(got.Results, want.Results) || !reflect.DeepEqual(got.Columns, want.Columns) || got.HasMore != want.HasMore {
 					t.Fatalf("%s limit %d offset %d:\nmaterialized %v %v\ninline       %v %v", country, limit, offset, got.Results, got.HasMore, want.Results, want.HasMore)
 				}
@@ -159,9 +143,7 @@ func TestMaterializedPagesOwnLimit(t *testing.T) {
 			x.storedReads()
 		}
 		for _, name := range []string{"mat", "inline"} {
-			if err := e.svc.Delete(context.Background(), "1", name); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, e.svc.Delete(context.Background(), "1", name))
 		}
 	}
 }

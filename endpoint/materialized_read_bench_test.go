@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // customerDays is "orders and revenue per day of one customer": grouped by
@@ -42,9 +43,7 @@ func newMatReadService(b *testing.B, groups int) *endpoint.Service {
 	b.Helper()
 	ctx := context.Background()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(`CREATE TABLE sales (customer TEXT NOT NULL, day TEXT NOT NULL, amount INTEGER NOT NULL)`); err != nil {
@@ -59,21 +58,15 @@ func newMatReadService(b *testing.B, groups int) *endpoint.Service {
 		Executor:  sqlexec.New(db, engine.SQLite),
 		Now:       func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) },
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "Customer", Type: variable.String})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: customerDays,
 		Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: v.CodeName}}}
 	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "days", Query: q, IsMaterialized: true}); err != nil {
 		b.Fatal(err)
 	}
-	if err := svc.Materialize(ctx, "1", "days"); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, svc.Materialize(ctx, "1", "days"))
 	return svc
 }
 
@@ -91,9 +84,7 @@ func BenchmarkMaterializedRead(b *testing.B) {
 			req := endpoint.RunRequest{Variables: map[string]any{"customer": "c0"}, Limit: &limit}
 			for b.Loop() {
 				res, err := svc.Run(ctx, "1", "days", req)
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				if !res.EndpointMaterialized || len(res.Results.([][]any)) != limit || !res.HasMore {
 					b.Fatalf("materialized %v, %d rows, has_more %v", res.EndpointMaterialized, len(res.Results.([][]any)), res.HasMore)
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMaterializedSQLEqualsInline: after a refresh, runs read the stored
@@ -24,12 +25,9 @@ func TestMaterializedSQLEqualsInline(t *testing.T) {
 	if !m.CanMaterialize || m.Reason != "" || m.Status != endpoint.StatusPending || m.LastMaterializedAt != nil {
 		t.Fatalf("materialization after create = %+v, want can_materialize and pending", m)
 	}
-	if endpoint.Seconds(ep.MaterializationFreshness) != endpoint.Seconds(endpoint.DefaultDataFreshness*time.Second) || ep.DataFreshnessSeconds != endpoint.DefaultDataFreshness {
-		t.Fatalf("freshness = %v, data freshness %d, want the default data freshness", time.Duration(ep.MaterializationFreshness), ep.DataFreshnessSeconds)
-	}
-	if res := e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")); res.EndpointMaterialized {
-		t.Fatal("a run before the first refresh read a table")
-	}
+	require.Equal(t, endpoint.Seconds(endpoint.DefaultDataFreshness*time.Second), endpoint.Seconds(ep.MaterializationFreshness), "freshness = %v, data freshness %d, want the default data freshness", time.Duration(ep.MaterializationFreshness), ep.DataFreshnessSeconds)
+	require.Equal(t, endpoint.DefaultDataFreshness, ep.DataFreshnessSeconds, "freshness = %v, data freshness %d, want the default data freshness", time.Duration(ep.MaterializationFreshness), ep.DataFreshnessSeconds)
+	require.False(t, e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")).EndpointMaterialized, "a run before the first refresh read a table")
 	e.materialize(t, "daily")
 	m = e.get(t, "daily").Materialization
 	if m.Status != endpoint.StatusCompleted || m.LastMaterializedAt == nil || !m.LastMaterializedAt.Equal(e.clock.Now()) || m.Error != "" {
@@ -43,9 +41,7 @@ func TestMaterializedSQLEqualsInline(t *testing.T) {
 	check := func(vars map[string]any, wantMaterialized bool) {
 		t.Helper()
 		got, want := e.mustRun(t, "daily", vars), e.mustRun(t, "inline", vars)
-		if got.EndpointMaterialized != wantMaterialized {
-			t.Fatalf("%v: endpoint_materialized = %v, want %v", vars, got.EndpointMaterialized, wantMaterialized)
-		}
+		require.Equal(t, wantMaterialized, got.EndpointMaterialized, "%v: endpoint_materialized", vars)
 		if wantMaterialized && (got.EndpointMaterializedAt == nil || !got.EndpointMaterializedAt.Equal(*m.LastMaterializedAt)) {
 			t.Fatalf("%v: endpoint_materialized_at = %v", vars, got.EndpointMaterializedAt)
 		}
@@ -67,13 +63,11 @@ func TestMaterializedSQLEqualsInline(t *testing.T) {
 		check(runVars(c, offDay[i%len(offDay)], "2025-06-01"), true)
 		check(runVars(c, "2025-04-01", offDay[(i+1)%len(offDay)]), true)
 	}
-	if n < 100 || materialized != n {
-		t.Fatalf("%d runs, %d materialized", n, materialized)
-	}
+	require.GreaterOrEqual(t, n, 100, "runs, %d materialized", materialized)
+	require.Equal(t, n, materialized, "runs, %d materialized", materialized)
 	// The answer holds rows at all: the comparison is not of empty results.
-	if rows := e.mustRun(t, "daily", runVars("US", "2025-03-03", "2025-06-01")).Results.([][]any); len(rows) < 80 {
-		t.Fatalf("%d days of US purchases, want about 90", len(rows))
-	}
+	rows := e.mustRun(t, "daily", runVars("US", "2025-03-03", "2025-06-01")).Results.([][]any)
+	require.GreaterOrEqual(t, len(rows), 80)
 }
 
 // TestMaterializedPaging: limit and offset page a materialized read as they
@@ -88,13 +82,9 @@ func TestMaterializedPaging(t *testing.T) {
 		limit, offset := p[0], p[1]
 		req := endpoint.RunRequest{Variables: runVars("US", "2025-03-03", "2025-06-01"), Limit: &limit, Offset: &offset}
 		got, err := e.svc.Run(context.Background(), "1", "daily", req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want, err := e.svc.Run(context.Background(), "1", "inline", req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !got.EndpointMaterialized || !reflect.DeepEqual(got.Results, want.Results) || got.HasMore != want.HasMore {
 			t.Fatalf("limit %d offset %d: %v %v, want %v %v", limit, offset, got.Results, got.HasMore, want.Results, want.HasMore)
 		}
@@ -113,8 +103,6 @@ func TestMaterializedRequiresEveryVariable(t *testing.T) {
 		_, err := e.svc.Run(context.Background(), "1", "daily", endpoint.RunRequest{Variables: map[string]any{"country": "US"}})
 		wantError(t, err, 400, endpoint.CodeRequiredVariableMissing, "Required variable(s) 'from', 'to' not provided", "variables.from")
 		_, err = e.svc.Run(context.Background(), "1", "daily", endpoint.RunRequest{Variables: map[string]any{"country": "US", "from": "2025-05-01", "to": "someday"}})
-		if asError(t, err).Code != endpoint.CodeInvalidVariableValue {
-			t.Fatalf("bad date: %v", err)
-		}
+		require.Equal(t, endpoint.CodeInvalidVariableValue, asError(t, err).Code, "bad date: %v", err)
 	}
 }

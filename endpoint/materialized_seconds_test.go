@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSecondsJSON: materialization_freshness reads seconds or a duration.
@@ -31,9 +32,7 @@ func TestSecondsJSON(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(endpoint.Seconds(2 * time.Hour))
-	if string(b) != "7200" {
-		t.Fatalf("marshal = %s", b)
-	}
+	require.Equal(t, "7200", string(b), "marshal = %s", b)
 }
 
 // FuzzSecondsJSON: materialization_freshness never panics, and what it
@@ -57,9 +56,8 @@ func FuzzSecondsJSON(f *testing.F) {
 		if d == 0 && strings.TrimSpace(in) != "null" {
 			t.Fatalf("%q: accepted as zero", in)
 		}
-		if d < 0 || d%time.Second != 0 {
-			t.Fatalf("%q: accepted as %v", in, d)
-		}
+		require.GreaterOrEqual(t, d, time.Duration(0), "%q: accepted as %v", in, d)
+		require.Equal(t, time.Duration(0), d%time.Second, "%q: accepted as %v", in, d)
 		b, _ := json.Marshal(s)
 		var back endpoint.Seconds
 		if err := json.Unmarshal(b, &back); d > 0 && (err != nil || back != s) {

@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMaterializationBoundsOnEngines: on SQLite, PostgreSQL and MariaDB
@@ -31,63 +32,41 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 			ctx := context.Background()
 			eps, vars := memstore.New(), variable.NewMemoryStore()
 			svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "Page", Type: variable.String})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			ep, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "pages", IsMaterialized: true, Query: &endpoint.Query{
 				Kind: endpoint.KindSQL, SQL: "SELECT page, sum(n) AS total FROM hits WHERE page = {variables.page} GROUP BY page",
 				Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "page"}},
 			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := svc.Materialize(ctx, "1", "pages"); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, svc.Materialize(ctx, "1", "pages"))
 			run := func(s *endpoint.Service) *endpoint.RunResult {
 				t.Helper()
 				res, err := s.Run(ctx, "1", "pages", endpoint.RunRequest{Variables: map[string]any{"page": "c"}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return res
 			}
-			if res := run(svc); !res.EndpointMaterialized || len(res.Results.([][]any)) != 1 {
-				t.Fatalf("after the refresh: %+v", res)
-			}
+			res := run(svc)
+			require.True(t, res.EndpointMaterialized, "after the refresh: %+v", res)
+			require.Len(t, res.Results.([][]any), 1, "after the refresh: %+v", res)
 
 			// Four pages are stored: a limit of three refuses the table.
 			small, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedRows: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			err = small.Materialize(ctx, "1", "pages")
 			wantLimit(t, err, endpoint.LimitMaxMaterializedRows, 3)
-			if res := run(svc); !res.EndpointMaterialized {
-				t.Fatal("the last good table stopped serving")
-			}
+			require.True(t, run(svc).EndpointMaterialized, "the last good table stopped serving")
 			enough, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, MaxMaterializedRows: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := enough.Materialize(ctx, "1", "pages"); err != nil {
-				t.Fatalf("four rows within a limit of four: %v", err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, enough.Materialize(ctx, "1", "pages"), "four rows within a limit of four")
 
 			live := materialize.TableName(ep.ID, 1)
 			orphan := materialize.TableName("0f0e0d0c-0000-4000-8000-000000000000", 2)
-			if err := x.Exec(ctx, []driver.Statement{stmt.New(e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil)}, driver.Write{Tx: false}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(e.eng.CreateTable(orphan, []engine.Column{{Name: "x", Kind: engine.Int}}), nil)}, driver.Write{Tx: false}))
 			stored := func() []string {
 				res, err := x.Query(ctx, stmt.New(e.eng.Tables(), nil), driver.Bounds{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				var out []string
 				for _, r := range res.Rows {
 					if s, _ := r[0].(string); strings.HasPrefix(s, "endpointkit_") {
@@ -99,22 +78,16 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 			}
 			want := []string{live, orphan}
 			slices.Sort(want)
-			if got := stored(); !slices.Equal(got, want) {
-				t.Fatalf("tables before: %v", got)
-			}
+			got := stored()
+			require.True(t, slices.Equal(got, want), "tables before: %v", got)
 			n, err := svc.RemoveOrphans(ctx)
-			if err != nil || n != 1 {
-				t.Fatalf("RemoveOrphans = %d, %v", n, err)
-			}
+			require.NoError(t, err, "RemoveOrphans = %d, %v", n, err)
+			require.Equal(t, 1, n, "RemoveOrphans = %d, %v", n, err)
 			if got := stored(); !slices.Equal(got, []string{live}) {
 				t.Fatalf("tables after: %v", got)
 			}
-			if err := svc.Delete(ctx, "1", "pages"); err != nil {
-				t.Fatal(err)
-			}
-			if got := stored(); len(got) != 0 {
-				t.Fatalf("tables after delete: %v", got)
-			}
+			require.NoError(t, svc.Delete(ctx, "1", "pages"))
+			require.Empty(t, stored(), "tables after delete")
 		})
 	}
 }
@@ -133,9 +106,7 @@ func hitsEngines() []hitsEngine {
 	return []hitsEngine{
 		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
 			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			return db
 		}},
@@ -154,9 +125,8 @@ func hitsExecutor(t *testing.T, e hitsEngine, rows string) *sqlexec.Executor {
 	}
 	db := e.open(t)
 	for _, q := range []string{"CREATE TABLE hits (page VARCHAR(20), n INTEGER)", "INSERT INTO hits VALUES " + rows} {
-		if _, err := db.ExecContext(context.Background(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		_, err := db.ExecContext(context.Background(), q)
+		require.NoError(t, err, "%s", q)
 	}
 	x := sqlexec.New(db, e.eng)
 	t.Cleanup(func() { x.Close() })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/require"
 )
 
 // propertyDistinct is a property-filtered daily distinct count: the kind
@@ -26,9 +27,7 @@ func TestMaterializedLiveTail(t *testing.T) {
 	e, _ := newMatEnv(t, 5000)
 	q := e.query(propertyDistinct, "country", "from", "to")
 	ep := e.createMat(t, "tail", q, endpoint.CreateRequest{MaterializationTail: "timestamp"})
-	if ep.MaterializationTailColumn != "timestamp" {
-		t.Fatalf("materialization_tail_column = %q", ep.MaterializationTailColumn)
-	}
+	require.Equal(t, "timestamp", ep.MaterializationTailColumn, "materialization_tail_column")
 	e.createMat(t, "stale", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "tail")
@@ -38,10 +37,9 @@ func TestMaterializedLiveTail(t *testing.T) {
 	// 40 purchases in the US an hour after the build, from new users.
 	late := e.clock.Now().Add(time.Hour)
 	for i := range 40 {
-		if _, err := e.db.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties) VALUES (?, 'purchase', ?, ?, '{"country": "US"}')`,
-			"late-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "late-user-"+string(rune('a'+i%26)), late.Format(demo.TimeLayout)); err != nil {
-			t.Fatal(err)
-		}
+		_, err := e.db.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties) VALUES (?, 'purchase', ?, ?, '{"country": "US"}')`,
+			"late-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "late-user-"+string(rune('a'+i%26)), late.Format(demo.TimeLayout))
+		require.NoError(t, err)
 	}
 	e.clock.t = e.clock.t.Add(2 * time.Hour)
 	for i, vars := range []map[string]any{
@@ -54,9 +52,7 @@ func TestMaterializedLiveTail(t *testing.T) {
 		if !got.EndpointMaterialized || got.EndpointMaterializedAt == nil || !got.EndpointMaterializedAt.Equal(*builtAt) {
 			t.Fatalf("%v: materialized %v at %v, want at %v", vars, got.EndpointMaterialized, got.EndpointMaterializedAt, builtAt)
 		}
-		if !reflect.DeepEqual(got.Results, want.Results) {
-			t.Fatalf("%v:\ntail   %v\ninline %v", vars, got.Results, want.Results)
-		}
+		require.Equal(t, want.Results, got.Results, "%v:\ntail", vars)
 		// Whole days of the stale table miss the late rows (a range within
 		// one day is read from the source, tail or not).
 		if i == 0 && reflect.DeepEqual(stale.Results, want.Results) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // dailyPurchases is "daily purchases and revenue for a country between two
@@ -62,14 +63,10 @@ func newMatEnv(t testing.TB, events int) (*env, *matExec) {
 	t.Helper()
 	x := &matExec{}
 	e := newEnv(t, func(c *endpoint.Config) {})
-	if err := demo.Load(context.Background(), e.db, events, 7); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Load(context.Background(), e.db, events, 7))
 	x.Executor = execOf(e)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	return e, x
 }
@@ -78,34 +75,26 @@ func (e *env) createMat(t testing.TB, name string, q *endpoint.Query, req endpoi
 	t.Helper()
 	req.Name, req.Query, req.IsMaterialized = name, q, true
 	ep, err := e.svc.Create(context.Background(), "1", req)
-	if err != nil {
-		t.Fatalf("Create(%s): %v", name, err)
-	}
+	require.NoError(t, err, "Create(%s)", name)
 	return ep
 }
 
 func (e *env) get(t testing.TB, name string) endpoint.Endpoint {
 	t.Helper()
 	ep, err := e.svc.Get(context.Background(), "1", name)
-	if err != nil {
-		t.Fatalf("Get(%s): %v", name, err)
-	}
+	require.NoError(t, err, "Get(%s)", name)
 	return ep
 }
 
 func (e *env) materialize(t testing.TB, name string) {
 	t.Helper()
-	if err := e.svc.Materialize(context.Background(), "1", name); err != nil {
-		t.Fatalf("Materialize(%s): %v", name, err)
-	}
+	require.NoError(t, e.svc.Materialize(context.Background(), "1", name), "Materialize(%s)", name)
 }
 
 func (e *env) mustRun(t testing.TB, name string, vars map[string]any) *endpoint.RunResult {
 	t.Helper()
 	res, err := e.svc.Run(context.Background(), "1", name, endpoint.RunRequest{Variables: vars})
-	if err != nil {
-		t.Fatalf("Run(%s, %v): %v", name, vars, err)
-	}
+	require.NoError(t, err, "Run(%s, %v)", name, vars)
 	return res
 }
 
@@ -113,16 +102,12 @@ func (e *env) mustRun(t testing.TB, name string, vars map[string]any) *endpoint.
 func (e *env) tables(t testing.TB) []string {
 	t.Helper()
 	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'endpointkit_mat_%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(&n))
 		out = append(out, n)
 	}
 	return out
@@ -147,22 +132,15 @@ func TestMaterializationRefusedChangesNothing(t *testing.T) {
 	}
 
 	before := e.create(t, "sql", e.query(`SELECT count(*) FROM orders WHERE country = {variables.country}`, "country"))
-	if !before.Materialization.CanMaterialize || before.Materialization.Status != "" {
-		t.Fatalf("materialization of a plain endpoint = %+v", before.Materialization)
-	}
+	require.True(t, before.Materialization.CanMaterialize, "materialization of a plain endpoint = %+v", before.Materialization)
+	require.Equal(t, endpoint.MaterializationStatus(""), before.Materialization.Status, "materialization of a plain endpoint = %+v", before.Materialization)
 	yes, desc := true, "new"
 	_, err = e.svc.Update(ctx, "1", "sql", endpoint.UpdateRequest{Description: &desc, Query: like, IsMaterialized: &yes})
-	if asError(t, err).Code != endpoint.CodeCannotMaterialize {
-		t.Fatalf("update to a LIKE query: %v", err)
-	}
-	if after := e.get(t, "sql"); !reflect.DeepEqual(after, before) {
-		t.Fatalf("a refused update changed the endpoint:\n%+v\n%+v", after, before)
-	}
+	require.Equal(t, endpoint.CodeCannotMaterialize, asError(t, err).Code, "update to a LIKE query: %v", err)
+	require.Equal(t, before, e.get(t, "sql"), "a refused update changed the endpoint")
 	e.create(t, "like", like)
 	_, err = e.svc.Update(ctx, "1", "like", endpoint.UpdateRequest{IsMaterialized: &yes})
-	if asError(t, err).Code != endpoint.CodeCannotMaterialize {
-		t.Fatalf("materializing a LIKE query: %v", err)
-	}
+	require.Equal(t, endpoint.CodeCannotMaterialize, asError(t, err).Code, "materializing a LIKE query: %v", err)
 	m := e.get(t, "like").Materialization
 	if m.CanMaterialize || !strings.Contains(m.Reason, "LIKE") || m.Status != "" {
 		t.Fatalf("materialization of a LIKE endpoint = %+v", m)
@@ -202,25 +180,18 @@ func TestMaterializationSettings(t *testing.T) {
 	e.materialize(t, "hourly")
 	vars := runVars("US", "2025-05-01T06:00:00Z", "2025-05-09T18:00:00Z")
 	got, want := e.mustRun(t, "hourly", vars), e.mustRun(t, "inline", vars)
-	if !got.EndpointMaterialized || !reflect.DeepEqual(got.Results, want.Results) {
-		t.Fatalf("hour bucket: %v %v, want %v", got.EndpointMaterialized, got.Results, want.Results)
-	}
+	require.True(t, got.EndpointMaterialized, "hour bucket: %v %v, want %v", got.EndpointMaterialized, got.Results, want.Results)
+	require.Equal(t, want.Results, got.Results, "hour bucket: %v %v, want %v", got.EndpointMaterialized, got.Results, want.Results)
 
 	daily := map[string]engine.Bucket{}
 	ep, err := e.svc.Update(ctx, "1", "hourly", endpoint.UpdateRequest{MaterializationBuckets: &daily})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if ep.Materialization.Status != endpoint.StatusPending || ep.Materialization.LastMaterializedAt != nil || ep.MaterializationBuckets != nil {
 		t.Fatalf("after changing the buckets: %+v %v", ep.Materialization, ep.MaterializationBuckets)
 	}
-	if e.mustRun(t, "hourly", runVars("US", "2025-05-01", "2025-05-09")).EndpointMaterialized {
-		t.Fatal("a table built with other buckets served")
-	}
+	require.False(t, e.mustRun(t, "hourly", runVars("US", "2025-05-01", "2025-05-09")).EndpointMaterialized, "a table built with other buckets served")
 	e.materialize(t, "hourly")
-	if !e.mustRun(t, "hourly", runVars("US", "2025-05-01", "2025-05-09")).EndpointMaterialized {
-		t.Fatal("the rebuilt table does not serve")
-	}
+	require.True(t, e.mustRun(t, "hourly", runVars("US", "2025-05-01", "2025-05-09")).EndpointMaterialized, "the rebuilt table does not serve")
 }
 
 // TestMaterializationJSON: the endpoint JSON shows the materialization
@@ -233,13 +204,9 @@ func TestMaterializationJSON(t *testing.T) {
 	})
 	e.materialize(t, "daily")
 	b, err := json.Marshal(e.get(t, "daily"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &got))
 	want := map[string]any{
 		"materialization_freshness": 5400.0,
 		"materialization_buckets":   map[string]any{"to": "week"},
@@ -255,11 +222,8 @@ func TestMaterializationJSON(t *testing.T) {
 		},
 	}
 	for k, w := range want {
-		if !reflect.DeepEqual(got[k], w) {
-			t.Errorf("%s = %#v, want %#v", k, got[k], w)
-		}
+		assert.Equal(t, w, got[k], "%s", k)
 	}
-	if _, ok := got["materialization_state"]; ok {
-		t.Error("the stored state leaks into the JSON")
-	}
+	_, ok := got["materialization_state"]
+	assert.False(t, ok, "the stored state leaks into the JSON")
 }

@@ -1,6 +1,8 @@
 package endpoint
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,9 +19,7 @@ func TestValidName(t *testing.T) {
 		{"", false}, {"1a", false}, {"_a", false}, {"-a", false}, {"a b", false}, {"a.b", false},
 		{"a/b", false}, {"é", false}, {"aé", false}, {"a" + strings.Repeat("9", 128), false}, {"a\n", false},
 	} {
-		if got := validName(tc.name); got != tc.ok {
-			t.Errorf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
-		}
+		assert.Equal(t, tc.ok, validName(tc.name), "validName(%q)", tc.name)
 	}
 }
 
@@ -27,9 +27,7 @@ func TestCheckName(t *testing.T) {
 	if err := checkName(""); err == nil || err.Detail != "This field is required." || err.Attr != "name" {
 		t.Fatalf("checkName(\"\") = %v", err)
 	}
-	if err := checkName("ok_name"); err != nil {
-		t.Fatal(err)
-	}
+	require.Nil(t, checkName("ok_name"))
 	err := checkName("9")
 	if err == nil || err.Status != 400 || err.Code != CodeInvalidInput ||
 		err.Detail != "Invalid name '9'. Must start with a letter, contain only alphanumeric characters, hyphens, or underscores, and be between 1 and 128 characters long." {
@@ -44,8 +42,7 @@ func FuzzValidName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := validName(s), namePattern.MatchString(s); got != want {
-			t.Fatalf("validName(%q) = %v, regexp says %v", s, got, want)
-		}
+		got, want := validName(s), namePattern.MatchString(s)
+		require.Equal(t, want, got, "validName(%q)", s)
 	})
 }

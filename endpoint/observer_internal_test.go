@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 )
@@ -24,8 +25,7 @@ func TestSpacedWarning(t *testing.T) {
 	}
 	for i, s := range steps {
 		n, warn := w.due(t0.Add(s.at))
-		if n != s.n || warn != s.warn {
-			t.Fatalf("step %d at %v: due = %d, %v; want %d, %v", i, s.at, n, warn, s.n, s.warn)
-		}
+		require.Equal(t, s.n, n, "step %d at %v: due = %d, %v; want %d, %v", i, s.at, n, warn, s.n, s.warn)
+		require.Equal(t, s.warn, warn, "step %d at %v: due = %d, %v; want %d, %v", i, s.at, n, warn, s.n, s.warn)
 	}
 }

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"github.com/stretchr/testify/assert"
 	"math"
 	"runtime"
 	"sync"
@@ -58,9 +59,8 @@ func TestFlightOfAnAnswerJSONCannotCarry(t *testing.T) {
 			t.Errorf("run %d: shared %v, %d rows, its own rows %v; want a computation of its own", i, shared[i], rows[i], res != first)
 		}
 	}
-	if n := calls.Load(); n != int64(1+len(results)) {
-		t.Errorf("%d computations, want one for each of the %d runs", n, 1+len(results))
-	}
+	n := calls.Load()
+	assert.Equal(t, int64(1+len(results)), n, "%d computations, want one for each of the %d runs", n, 1+len(results))
 }
 
 // panicky is a value whose JSON encoding panics.
@@ -101,7 +101,8 @@ func TestFlightWhoseAnswerPanicsToEncode(t *testing.T) {
 	if p := <-panicked; p == nil {
 		t.Error("the computing run did not panic")
 	}
-	if res := <-joined; res == nil || res.Name != "own" {
-		t.Errorf("the joined run answered %+v, want the answer it computed", res)
+	res := <-joined
+	if assert.NotNil(t, res, "the joined run answered %+v, want the answer it computed", res) {
+		assert.Equal(t, "own", res.Name, "the joined run answered %+v, want the answer it computed", res)
 	}
 }

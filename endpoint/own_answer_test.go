@@ -17,6 +17,8 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // heldExec wraps an executor: while held, every query waits for the
@@ -90,9 +92,7 @@ func flightOf(t *testing.T, svc *endpoint.Service, x *heldExec, name string, req
 	computed := 0
 	ids := map[string]bool{}
 	for i, res := range out {
-		if errs[i] != nil {
-			t.Fatalf("run %d: %v", i, errs[i])
-		}
+		require.NoError(t, errs[i], "run %d", i)
 		if !res.IsCached {
 			computed++
 		}
@@ -130,9 +130,7 @@ func content(t *testing.T, res *endpoint.RunResult) string {
 		res.LastRefresh, res.Statistics, statRows(res), statBytes(res), res.Debug,
 		res.Columns == nil, res.Types == nil, res.Statistics == nil, res.LastRefresh == nil,
 	})
-	if err != nil {
-		t.Fatalf("encoding an answer: %v", err)
-	}
+	require.NoError(t, err, "encoding an answer")
 	return string(b)
 }
 
@@ -237,9 +235,7 @@ func ownEnv(t *testing.T, events int, cache func(e *env) driver.ResultCache) (*e
 	x := &heldExec{}
 	e := newEnv(t)
 	if events > 0 {
-		if err := demo.Load(context.Background(), e.db, events, 11); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, demo.Load(context.Background(), e.db, events, 11))
 	}
 	x.Executor = execOf(e)
 	cfg := endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now}
@@ -247,9 +243,7 @@ func ownEnv(t *testing.T, events int, cache func(e *env) driver.ResultCache) (*e
 		cfg.ResultCache = cache(e)
 	}
 	svc, err := endpoint.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	return e, x
 }
@@ -321,39 +315,25 @@ func TestAnswersAreTheirOwn(t *testing.T) {
 				answers := flightOf(t, e.svc, x, "q", c.req, 4)
 				want := content(t, answers[0])
 				for i, res := range answers {
-					if got := content(t, res); got != want {
-						t.Fatalf("answer %d of the flight says %s, answer 0 %s", i, got, want)
-					}
+					require.Equal(t, want, content(t, res), "answer %d of the flight says", i)
 				}
-				if answers[0].EndpointMaterialized != strings.HasPrefix(c.name, "materialized") {
-					t.Fatalf("materialized %v", answers[0].EndpointMaterialized)
-				}
+				require.Equal(t, strings.HasPrefix(c.name, "materialized"), answers[0].EndpointMaterialized, "materialized")
 				for i := range answers {
 					vandalize(answers[i])
 					for j := i + 1; j < len(answers); j++ {
-						if got := content(t, answers[j]); got != want {
-							t.Fatalf("after its host wrote over answer %d, answer %d of the same flight says %s, want %s", i, j, got, want)
-						}
+						require.Equal(t, want, content(t, answers[j]), "after its host wrote over answer %d, answer %d of the same flight says", i, j)
 					}
 				}
 				// A later run: from the cache when there is one.
 				again, err := e.svc.Run(context.Background(), "1", "q", c.req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if again.IsCached != (cache != nil) {
-					t.Fatalf("a later run: is_cached %v with cache %s", again.IsCached, cacheName)
-				}
+				require.NoError(t, err)
+				require.Equal(t, cache != nil, again.IsCached, "a later run: is_cached with cache %s", cacheName)
 				if cache == nil {
 					return
 				}
-				if got := content(t, again); got != want {
-					t.Fatalf("after the flight's answers were written over, the cache answers %s, want %s", got, want)
-				}
+				require.Equal(t, want, content(t, again), "after the flight's answers were written over, the cache answers")
 				vandalize(again)
-				if got := content(t, runReq(t, e, "q", c.req)); got != want {
-					t.Fatalf("after a cached answer was written over, the cache answers %s, want %s", got, want)
-				}
+				require.Equal(t, want, content(t, runReq(t, e, "q", c.req)), "after a cached answer was written over, the cache answers")
 			})
 		}
 	}
@@ -383,9 +363,8 @@ func TestAnswersWrittenWhileOthersRead(t *testing.T) {
 							return
 						}
 						for range 3 {
-							if _, err := json.Marshal(res); err != nil {
-								t.Error(err)
-							}
+							_, err := json.Marshal(res)
+							assert.NoError(t, err)
 						}
 					}()
 				}
@@ -409,12 +388,8 @@ func TestRunLogOwnsItsCounts(t *testing.T) {
 		vandalize(res)
 	}
 	logs, _, err := e.svc.Logs(context.Background(), "1", "q", 0, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(logs) != len(answers) {
-		t.Fatalf("%d log entries, want %d", len(logs), len(answers))
-	}
+	require.NoError(t, err)
+	require.Len(t, logs, len(answers))
 	var computed int
 	for _, l := range logs {
 		if l.Cached {
@@ -428,9 +403,7 @@ func TestRunLogOwnsItsCounts(t *testing.T) {
 			t.Errorf("run %s logged rows %s, want 3", l.ExecutionID, ptrText(l.Rows))
 		}
 	}
-	if computed != 2 {
-		t.Errorf("%d runs computed their answer, want 2 (the flight's and the one after)", computed)
-	}
+	assert.Equal(t, 2, computed)
 }
 
 func ptrText[T any](p *T) string {
@@ -462,9 +435,7 @@ func TestLogsAreTheirOwn(t *testing.T) {
 	ctx := context.Background()
 	for range 2 {
 		logs, _, err := e.svc.Logs(ctx, "1", "q", 0, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		l := logs[0]
 		if l.Rows == nil || *l.Rows != 3 || l.RowsRead == nil || *l.RowsRead != 6 || l.BytesRead == nil || *l.BytesRead != 60 {
 			t.Fatalf("the log says rows %s, rows_read %s, bytes_read %s; want 3, 6 and 60", ptrText(l.Rows), ptrText(l.RowsRead), ptrText(l.BytesRead))

@@ -10,6 +10,8 @@ import (
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/scope"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // pagedOf compiles src as an endpoint query of engine e without variables
@@ -17,9 +19,7 @@ import (
 func pagedOf(t testing.TB, e engine.Engine, src string) (*compiled, error) {
 	t.Helper()
 	tmpl, err := placeholder.CompileFor(e.Lexical(), src)
-	if err != nil {
-		t.Fatalf("Compile(%q): %v", src, err)
-	}
+	require.NoError(t, err, "Compile(%q)", src)
 	c, _, err := compiledOf(tmpl, e)
 	return c, err
 }
@@ -82,9 +82,7 @@ func TestCompilePaged(t *testing.T) {
 		var ae *access.Error
 		switch {
 		case tc.err == "sandbox":
-			if !errors.As(err, &ae) {
-				t.Errorf("compilePaged(%q) = %v; want the sandbox's refusal", tc.src, err)
-			}
+			assert.ErrorAs(t, err, &ae, "compilePaged(%q)", tc.src)
 		case tc.err != "":
 			var e *Error
 			if !errors.As(err, &e) || e.Detail != tc.err || e.Code != CodeInvalidInput || e.Status != 400 {
@@ -93,9 +91,8 @@ func TestCompilePaged(t *testing.T) {
 		case err != nil:
 			t.Errorf("compilePaged(%q): %v", tc.src, err)
 		default:
-			if want := "SELECT * FROM (\n" + tc.body + tail; c.paged.Text().Source() != want {
-				t.Errorf("compilePaged(%q) pages as %q; want %q", tc.src, c.paged.Text().Source(), want)
-			}
+			want := "SELECT * FROM (\n" + tc.body + tail
+			assert.Equal(t, want, c.paged.Text().Source(), "compilePaged(%q) pages as", tc.src)
 		}
 	}
 }
@@ -121,9 +118,7 @@ func FuzzCompilePaged(f *testing.F) {
 		}
 		st := tmpl.Statement()
 		body, semi := st.Body, st.Second
-		if !strings.HasPrefix(src, body) {
-			t.Fatalf("body %q is not a prefix of %q", body, src)
-		}
+		require.True(t, strings.HasPrefix(src, body), "body %q is not a prefix of %q", body, src)
 		if semi >= 0 && (semi >= len(src) || src[semi] != ';') {
 			t.Fatalf("semicolon offset %d does not point at ';' in %q", semi, src)
 		}
@@ -133,14 +128,11 @@ func FuzzCompilePaged(f *testing.F) {
 		case errors.As(err, &ae):
 			return // the sandbox refuses what it cannot vouch for
 		case err != nil:
-			if semi < 0 {
-				t.Fatalf("compilePaged(%q): %v", src, err)
-			}
+			require.GreaterOrEqual(t, semi, 0, "compilePaged(%q): %v", src, err)
 			return
 		}
 		want := append(tmpl.Names(), c.limitName, c.offsetName)
-		if got := c.paged.Text().Names(); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
-			t.Fatalf("paged names %v, want %v", got, want)
-		}
+		got := c.paged.Text().Names()
+		require.True(t, slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))), "paged names %v, want %v", got, want)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
@@ -43,9 +44,7 @@ func pgBenchService(b *testing.B) *endpoint.Service {
 	b.Helper()
 	dsn := testdb.PostgresDSN(b)
 	pgBench.once.Do(func() { pgBench.svc, pgBench.err = newPGBenchService(dsn) })
-	if pgBench.err != nil {
-		b.Fatal(pgBench.err)
-	}
+	require.NoError(b, pgBench.err)
 	return pgBench.svc
 }
 
@@ -107,14 +106,10 @@ func benchPG(b *testing.B, svc *endpoint.Service, name string, req endpoint.RunR
 		res, err := svc.Run(ctx, "1", name, req)
 		if err != nil {
 			var e *endpoint.Error
-			if errors.As(err, &e) {
-				b.Fatalf("%v: %v", err, e.Err)
-			}
+			require.False(b, errors.As(err, &e), "%v: %v", err, e.Err)
 			b.Fatal(err)
 		}
-		if res.EndpointMaterialized != materialized {
-			b.Fatalf("%s: materialized %v", name, res.EndpointMaterialized)
-		}
+		require.Equal(b, materialized, res.EndpointMaterialized, "%s: materialized", name)
 	}
 }
 

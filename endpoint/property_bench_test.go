@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // propertyBenchEvents is the size of the property benchmark's data.
@@ -56,9 +57,7 @@ func propertyBenchServices(b *testing.B) map[string]*endpoint.Service {
 			propertyBench.svcs[cfg] = svc
 		}
 	})
-	if propertyBench.err != nil {
-		b.Fatal(propertyBench.err)
-	}
+	require.NoError(b, propertyBench.err)
 	return propertyBench.svcs
 }
 
@@ -156,9 +155,8 @@ func BenchmarkPropertyDistinct(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					ctx := context.Background()
 					for b.Loop() {
-						if _, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: propertyBenchVars}); err != nil {
-							b.Fatal(err)
-						}
+						_, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: propertyBenchVars})
+						require.NoError(b, err)
 					}
 					perOp[name] = float64(b.Elapsed()) / float64(b.N)
 					if name == "tail" && perOp["materialized"] > 0 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,8 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // withValues returns q with test values set on its variable references,
@@ -41,9 +42,7 @@ const ordersByCountry = "SELECT id, amount FROM orders WHERE country = {variable
 func rowIDs(t *testing.T, res any) []int64 {
 	t.Helper()
 	rows, ok := res.([][]any)
-	if !ok {
-		t.Fatalf("results are %T: ok is false", res)
-	}
+	require.True(t, ok, "results are %T: ok is false", res)
 	out := make([]int64, len(rows))
 	for i, r := range rows {
 		out[i] = r[0].(int64)
@@ -58,52 +57,25 @@ func TestQueryTestValuesAndDefaults(t *testing.T) {
 	e := newEnv(t)
 	q := e.withValues(e.query(ordersByCountry, "country", "min_amount"), map[string]any{"min_amount": json.Number("10")})
 	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: q})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := rowIDs(t, res.Results), ([]int64{1, 5}); !reflect.DeepEqual(got, want) {
-		t.Errorf("US orders of at least 10: rowIDs(t, res.Results) = %+v, want %+v", got, want)
-	}
-	if got, want := res.Kind, endpoint.KindSQL; got != want {
-		t.Errorf("res.Kind = %q, want %q", got, want)
-	}
-	if got, want := res.Placeholders, ([]string{"country", "min_amount"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Placeholders = %+v, want %+v", got, want)
-	}
-	if got, want := res.Columns, ([]string{"id", "amount"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Columns = %+v, want %+v", got, want)
-	}
-	if got := len(res.Types); got != 2 {
-		t.Errorf("len(res.Types) = %d, want %d: %v", got, 2, res.Types)
-	}
-	if res.HasMore {
-		t.Errorf("res.HasMore is true")
-	}
-	if got, want := res.Limit, endpoint.DefaultLimit; got != want {
-		t.Errorf("res.Limit = %v, want %v", got, want)
-	}
-	if got := len(res.Variables); got != 2 {
-		t.Fatalf("len(res.Variables) = %d, want %d: %v", got, 2, res.Variables)
-	}
-	if got, want := res.Variables[0], (endpoint.QueryVariable{ID: e.vars["country"].ID, Name: "Country", CodeName: "country", Type: "String", Value: "US", Source: endpoint.SourceDefault}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Variables[0] = %+v, want %+v", got, want)
-	}
-	if got, want := res.Variables[1], (endpoint.QueryVariable{ID: e.vars["min_amount"].ID, Name: "Min amount", CodeName: "min_amount", Type: "Number", Value: json.Number("10"), Source: endpoint.SourceTest}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Variables[1] = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	got, want := rowIDs(t, res.Results), ([]int64{1, 5})
+	assert.Equal(t, want, got, "US orders of at least 10: rowIDs(t, res.Results)")
+	assert.Equal(t, endpoint.KindSQL, res.Kind)
+	assert.Equal(t, []string{"country", "min_amount"}, res.Placeholders)
+	assert.Equal(t, []string{"id", "amount"}, res.Columns)
+	assert.Len(t, res.Types, 2)
+	assert.False(t, res.HasMore, "res.HasMore is true")
+	assert.Equal(t, endpoint.DefaultLimit, res.Limit)
+	require.Len(t, res.Variables, 2)
+	assert.Equal(t, endpoint.QueryVariable{ID: e.vars["country"].ID, Name: "Country", CodeName: "country", Type: "String", Value: "US", Source: endpoint.SourceDefault}, res.Variables[0])
+	assert.Equal(t, endpoint.QueryVariable{ID: e.vars["min_amount"].ID, Name: "Min amount", CodeName: "min_amount", Type: "Number", Value: json.Number("10"), Source: endpoint.SourceTest}, res.Variables[1])
 
 	// A test value wins over the default.
 	q = e.withValues(e.query(ordersByCountry, "country", "min_amount"), map[string]any{"country": "DE", "min_amount": 0})
 	res, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: q})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := rowIDs(t, res.Results), ([]int64{2}); !reflect.DeepEqual(got, want) {
-		t.Errorf("rowIDs(t, res.Results) = %+v, want %+v", got, want)
-	}
-	if got, want := res.Variables[0].Source, endpoint.SourceTest; got != want {
-		t.Errorf("res.Variables[0].Source = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int64{2}, rowIDs(t, res.Results))
+	assert.Equal(t, endpoint.SourceTest, res.Variables[0].Source)
 }
 
 // TestQueryRefusals: each refusal of an unsaved query, with the words a
@@ -141,24 +113,14 @@ func TestQueryRefusals(t *testing.T) {
 			_, err := e.svc.RunQuery(context.Background(), "1", tc.req)
 			wantError(t, err, tc.status, tc.code, tc.detail, tc.attr)
 			ee := asError(t, err)
-			if got, want := ee.Variable, tc.variable; got != want {
-				t.Errorf("ee.Variable = %q, want %q", got, want)
-			}
-			if got, want := ee.Type, tc.typ; got != want {
-				t.Errorf("ee.Type = %q, want %q", got, want)
-			}
-			if got, want := ee.Value, tc.value; got != want {
-				t.Errorf("ee.Value = %q, want %q", got, want)
-			}
+			assert.Equal(t, tc.variable, ee.Variable)
+			assert.Equal(t, tc.typ, ee.Type)
+			assert.Equal(t, tc.value, ee.Value)
 		})
 	}
 	var n int64
-	if err := e.db.QueryRow("SELECT count(*) FROM orders").Scan(&n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := n, int64(6); got != want {
-		t.Errorf("the second statement never ran: count(*) = %d, want %d", got, want)
-	}
+	require.NoError(t, e.db.QueryRow("SELECT count(*) FROM orders").Scan(&n))
+	assert.Equal(t, int64(6), n, "the second statement never ran: count(*)")
 }
 
 // ref returns a pointer to v; direct_run_test's ptr is of int only,
@@ -180,21 +142,16 @@ func TestQueryCoercesAsARun(t *testing.T) {
 		{"min_amount": json.Number("1e1"), "from": "-1y", "to": "mStart", "paid": "TRUE", "plans": []string{"enterprise"}},
 	} {
 		run, err := e.svc.Run(context.Background(), "1", "saved", endpoint.RunRequest{Variables: values})
-		if err != nil {
-			t.Fatalf("case %d: unexpected error: %v", i, err)
-		}
+		require.NoError(t, err, "case %d", i)
 		if i == 0 {
-			if rows, ok := run.Results.([][]any); !ok || len(rows) != 3 {
-				t.Fatalf("the comparison is of rows, not of two empty answers: run.Results = %v, want 3 rows", run.Results)
-			}
+			rows, ok := run.Results.([][]any)
+			require.True(t, ok, "the comparison is of rows, not of two empty answers: run.Results = %v, want 3 rows", run.Results)
+			require.Len(t, rows, 3, "the comparison is of rows, not of two empty answers: run.Results = %v, want 3 rows", run.Results)
 		}
 		q, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: e.withValues(e.query(sql, codes...), values)})
-		if err != nil {
-			t.Fatalf("case %d: unexpected error: %v", i, err)
-		}
-		if got, want := q.Results, run.Results; !reflect.DeepEqual(got, want) {
-			t.Errorf("case %d: q.Results = %+v, want %+v", i, got, want)
-		}
+		require.NoError(t, err, "case %d", i)
+		got, want := q.Results, run.Results
+		assert.Equal(t, want, got, "case %d: q.Results", i)
 		if got, want := q.Columns, run.Columns; !reflect.DeepEqual(got, want) {
 			t.Errorf("case %d: q.Columns = %+v, want %+v", i, got, want)
 		}
@@ -202,12 +159,8 @@ func TestQueryCoercesAsARun(t *testing.T) {
 	// The test value of a number keeps every digit, as a run's does.
 	q := e.withValues(e.query("SELECT {variables.min_amount} AS n", "min_amount"), map[string]any{"min_amount": json.Number("9007199254740993")})
 	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: q})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Results, ([][]any{{int64(9007199254740993)}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Results = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{int64(9007199254740993)}}, res.Results)
 }
 
 // TestQueryReadsTestValuesFromJSON: the wire form, as the HTTP API decodes
@@ -216,17 +169,11 @@ func TestQueryReadsTestValuesFromJSON(t *testing.T) {
 	e := newEnv(t)
 	id := e.vars["min_amount"].ID
 	var req endpoint.QueryRequest
-	if err := (json.Unmarshal([]byte(`{"query": {"kind": "HogQLQuery", "query": "SELECT {variables.min_amount} AS n",
-			"variables": {"`+id+`": {"variableId": "`+id+`", "code_name": "min_amount", "value": 9007199254740993}}}}`), &req)); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(`{"query": {"kind": "HogQLQuery", "query": "SELECT {variables.min_amount} AS n",
+			"variables": {"`+id+`": {"variableId": "`+id+`", "code_name": "min_amount", "value": 9007199254740993}}}}`), &req))
 	res, err := e.svc.RunQuery(context.Background(), "1", req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Results, ([][]any{{int64(9007199254740993)}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Results = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{int64(9007199254740993)}}, res.Results)
 }
 
 // TestQueryVerdict: the answer says whether the query could be
@@ -249,15 +196,10 @@ func TestQueryVerdict(t *testing.T) {
 			vals[c] = map[string]any{"from": "2025-01-01", "to": "2025-02-01", "country": "US", "min_amount": 1}[c]
 		}
 		res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: e.withValues(e.query(tc.sql, tc.codes...), vals)})
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", tc.sql, err)
-		}
-		if got, want := res.Materialization.CanMaterialize, tc.ok; got != want {
-			t.Errorf("%v: res.Materialization.CanMaterialize = %v, want %v", tc.sql, got, want)
-		}
-		if got := len(res.Materialization.Reasons); got != len(tc.reasons) {
-			t.Fatalf("%s: %+v: len(res.Materialization.Reasons) = %d, want %d: %v", tc.sql, res.Materialization.Reasons, got, len(tc.reasons), res.Materialization.Reasons)
-		}
+		require.NoError(t, err, "%v", tc.sql)
+		got, want := res.Materialization.CanMaterialize, tc.ok
+		assert.Equal(t, want, got, "%v: res.Materialization.CanMaterialize", tc.sql)
+		require.Len(t, res.Materialization.Reasons, len(tc.reasons), "%s", tc.sql)
 		for i, want := range tc.reasons {
 			got := res.Materialization.Reasons[i]
 			if got, want := got.Code, want.Code; got != want {
@@ -266,16 +208,13 @@ func TestQueryVerdict(t *testing.T) {
 			if got, want := got.Variable, want.Variable; got != want {
 				t.Errorf("%v: got.Variable = %q, want %q", tc.sql, got, want)
 			}
-			if s, sub := got.Message, "variable '"+want.Variable+"'"; !strings.Contains(s, sub) {
-				t.Errorf("%v: %q does not contain %q", tc.sql, s, sub)
-			}
+			s, sub := got.Message, "variable '"+want.Variable+"'"
+			assert.Contains(t, s, sub, "%v", tc.sql)
 		}
 		if !tc.ok {
 			// The first reason is the one an endpoint's verdict shows.
 			ep := e.create(t, fmt.Sprintf("v%d", len(tc.codes)), e.query(tc.sql, tc.codes...))
-			if got, want := res.Materialization.Reason, ep.Materialization.Reason; got != want {
-				t.Errorf("res.Materialization.Reason = %q, want %q", got, want)
-			}
+			assert.Equal(t, ep.Materialization.Reason, res.Materialization.Reason)
 		}
 	}
 }
@@ -287,36 +226,24 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 		c.Access = eventsOnly(t)
 	}))
 	ctx := context.Background()
-	if err := demo.Insert(ctx, env.DB, engine.SQLite, "2", 120, 2); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, demo.Insert(ctx, env.DB, engine.SQLite, "2", 120, 2))
 	for p, want := range map[string]int64{"1": 300, "2": 120} {
 		res, err := env.Service.RunQuery(ctx, p, endpoint.QueryRequest{Query: sqlQuery("SELECT count(*) FROM events")})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := res.Results, ([][]any{{want}}); !reflect.DeepEqual(got, want) {
-			t.Errorf("project %s sees its own rows only: res.Results = %+v, want %+v", p, got, want)
-		}
+		require.NoError(t, err)
+		got, want := res.Results, ([][]any{{want}})
+		assert.Equal(t, want, got, "project %s sees its own rows only: res.Results", p)
 		if got, want := res.Placeholders, ([]string{}); !reflect.DeepEqual(got, want) {
 			t.Errorf("the tenant placeholder is the library's, not the user's: res.Placeholders = %+v, want %+v", got, want)
 		}
 	}
 	_, err := env.Service.RunQuery(ctx, "1", endpoint.QueryRequest{Query: sqlQuery("SELECT * FROM endpointkit_endpoints")})
 	e := asError(t, err)
-	if got, want := e.Code, endpoint.CodeQueryNotAllowed; got != want {
-		t.Errorf("e.Code = %q, want %q", got, want)
-	}
-	if got, want := e.Table, "endpointkit_endpoints"; got != want {
-		t.Errorf("e.Table = %q, want %q", got, want)
-	}
+	assert.Equal(t, endpoint.CodeQueryNotAllowed, e.Code)
+	assert.Equal(t, "endpointkit_endpoints", e.Table)
 	list, err := env.Service.List(ctx, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := list; !(len(v) == 0) {
-		t.Errorf("a query saves nothing: list = %v, want it empty", v)
-	}
+	require.NoError(t, err)
+	v := list
+	assert.True(t, (len(v) == 0), "a query saves nothing: list = %v, want it empty", v)
 }
 
 // blockingExecutor answers nothing until its context ends.
@@ -333,21 +260,11 @@ func (blockingExecutor) Exec(context.Context, []driver.Statement, driver.Write) 
 func TestQueryLimits(t *testing.T) {
 	e := newEnv(t)
 	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: e.query("SELECT id FROM orders ORDER BY id"), Limit: ref(2), Offset: ref(3)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := rowIDs(t, res.Results), ([]int64{4, 5}); !reflect.DeepEqual(got, want) {
-		t.Errorf("rowIDs(t, res.Results) = %+v, want %+v", got, want)
-	}
-	if !res.HasMore {
-		t.Errorf("res.HasMore is false")
-	}
-	if got, want := res.Limit, 2; got != want {
-		t.Errorf("res.Limit = %v, want %v", got, want)
-	}
-	if got, want := res.Offset, 3; got != want {
-		t.Errorf("res.Offset = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int64{4, 5}, rowIDs(t, res.Results))
+	assert.True(t, res.HasMore, "res.HasMore is false")
+	assert.Equal(t, 2, res.Limit)
+	assert.Equal(t, 3, res.Offset)
 
 	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = blockingExecutor{}, 20*time.Millisecond })
 	_, err = slow.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
@@ -361,36 +278,20 @@ func TestQueryInsight(t *testing.T) {
 	e.create(t, "trends", insightQuery(t, trendsByBrowser))
 	vars := map[string]any{"$browser": "Chrome", "date_from": "2025-05-10"}
 	want, err := e.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{Variables: vars})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res, err := e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: vars})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Kind, endpoint.KindTrends; got != want {
-		t.Errorf("res.Kind = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, endpoint.KindTrends, res.Kind)
 	series := res.Results.(*insight.Result).Series
-	if got := len(series); got != 1 {
-		t.Fatalf("len(series) = %d, want %d: %v", got, 1, series)
-	}
-	if got, want := series[0].Label, "Chrome"; got != want {
-		t.Errorf("series[0].Label = %q, want %q", got, want)
-	}
-	if got, want := res.Results, want.Results; !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Results = %+v, want %+v", got, want)
-	}
-	if !res.Materialization.CanMaterialize {
-		t.Errorf("res.Materialization.CanMaterialize is false")
-	}
-	if got, want := res.Variables, ([]endpoint.QueryVariable{
+	require.Len(t, series, 1)
+	assert.Equal(t, "Chrome", series[0].Label)
+	assert.Equal(t, want.Results, res.Results)
+	assert.True(t, res.Materialization.CanMaterialize, "res.Materialization.CanMaterialize is false")
+	assert.Equal(t, []endpoint.QueryVariable{
 		{CodeName: "$browser", Value: "Chrome", Source: endpoint.SourceTest},
 		{CodeName: "date_from", Value: "2025-05-10", Source: endpoint.SourceTest},
 		{CodeName: "date_to", Source: endpoint.SourceNone},
-	}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Variables = %+v, want %+v", got, want)
-	}
+	}, res.Variables)
 
 	_, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, trendsByBrowser), Variables: map[string]any{"$os": "Mac"}})
 	wantError(t, err, 400, "unknown_variable", "Unknown variable(s): $os", "variables.$os")
@@ -398,13 +299,8 @@ func TestQueryInsight(t *testing.T) {
 	wantError(t, err, 400, "invalid_input", "limit and offset apply to SQL endpoints only; an insight endpoint returns its whole result.", "limit")
 
 	res, err = e.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: insightQuery(t, retentionByBrowser)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Kind, endpoint.KindRetention; got != want {
-		t.Errorf("res.Kind = %q, want %q", got, want)
-	}
-	if v := res.Results.(*insight.Result).Cohorts; len(v) == 0 {
-		t.Errorf("res.Results.(*insight.Result).Cohorts is empty")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, endpoint.KindRetention, res.Kind)
+	v := res.Results.(*insight.Result).Cohorts
+	assert.NotEmpty(t, v, "res.Results.(*insight.Result).Cohorts is empty")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/require"
 )
 
 func TestQueryJSONRoundTrip(t *testing.T) {
@@ -44,21 +45,14 @@ func TestQueryJSONRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var q endpoint.Query
-			if err := json.Unmarshal([]byte(tc.in), &q); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(q, tc.want) {
-				t.Fatalf("decoded %#v, want %#v", q, tc.want)
-			}
+			require.NoError(t, json.Unmarshal([]byte(tc.in), &q))
+			require.Equal(t, tc.want, q, "decoded")
 			out, err := json.Marshal(q)
-			if err != nil || string(out) != tc.out {
-				t.Fatalf("encoded %s, %v; want %s", out, err, tc.out)
-			}
+			require.NoError(t, err, "encoded %s, %v; want %s", out, err, tc.out)
+			require.Equal(t, tc.out, string(out), "encoded %s, %v; want %s", out, err, tc.out)
 			// Inside an endpoint, too.
 			b, err := json.Marshal(endpoint.Endpoint{Query: q})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var back struct{ Query endpoint.Query }
 			if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Query, tc.want) {
 				t.Fatalf("endpoint round trip: %#v, %v", back.Query, err)
@@ -91,9 +85,7 @@ func TestQueryJSONErrors(t *testing.T) {
 			if !errors.As(err, &e) || e.Status != 400 || e.Code != tc.code || e.Detail != tc.detail || e.Attr != tc.attr {
 				t.Fatalf("Unmarshal: %#v, want {400 %s %q %s}", err, tc.code, tc.detail, tc.attr)
 			}
-			if !errors.Is(err, endpoint.ErrInvalid) {
-				t.Fatal("not ErrInvalid")
-			}
+			require.ErrorIs(t, err, endpoint.ErrInvalid, "not ErrInvalid")
 		})
 	}
 }
@@ -125,17 +117,11 @@ func FuzzQueryJSON(f *testing.F) {
 			return
 		}
 		out, err := json.Marshal(q)
-		if err != nil {
-			t.Fatalf("Marshal of decoded %#v: %v", q, err)
-		}
+		require.NoError(t, err, "Marshal of decoded %#v", q)
 		var back endpoint.Query
-		if err := json.Unmarshal(out, &back); err != nil {
-			t.Fatalf("Unmarshal of %s: %v", out, err)
-		}
+		require.NoError(t, json.Unmarshal(out, &back), "Unmarshal of %s", out)
 		again, _ := json.Marshal(back)
-		if string(again) != string(out) {
-			t.Fatalf("not stable: %s then %s", out, again)
-		}
+		require.Equal(t, string(out), string(again), "not stable: %s then %s", out, again)
 	})
 }
 
@@ -146,16 +132,12 @@ func TestQueryJSONKeepsComparisonOperatorsReadable(t *testing.T) {
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(q); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, enc.Encode(q))
 	b := []byte(strings.TrimSuffix(buf.String(), "\n"))
 	want := `{"kind":"HogQLQuery","query":"SELECT 1 WHERE a >= {variables.x} AND b < 2 AND c <> 'x&y'"}`
-	if string(b) != want {
-		t.Fatalf("got  %s\nwant %s", b, want)
-	}
+	require.Equal(t, want, string(b), "got  %s", b)
 	var back endpoint.Query
-	if err := json.Unmarshal(b, &back); err != nil || back.SQL != q.SQL {
-		t.Fatalf("round trip: %v %q", err, back.SQL)
-	}
+	err := json.Unmarshal(b, &back)
+	require.NoError(t, err, "round trip: %v %q", err, back.SQL)
+	require.Equal(t, q.SQL, back.SQL, "round trip: %v %q", err, back.SQL)
 }

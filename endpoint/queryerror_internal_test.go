@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestQueryFaultHidesInternals: an engine message that names the
@@ -25,7 +26,7 @@ func TestQueryFaultHidesInternals(t *testing.T) {
 			t.Errorf("%q: {%d %s %q}", msg, got.Status, got.Code, got.Detail)
 		}
 	}
-	if queryFault(errors.New("connection refused")) != nil || queryFault(nil) != nil {
-		t.Error("an error of the database is not the query's")
+	if assert.Nil(t, queryFault(errors.New("connection refused")), "an error of the database is not the query's") {
+		assert.Nil(t, queryFault(nil), "an error of the database is not the query's")
 	}
 }

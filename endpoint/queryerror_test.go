@@ -19,6 +19,8 @@ import (
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A mistake in the query's text answers 400 query_error with the engine's
@@ -41,9 +43,7 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 	}{
 		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
 			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "q.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			return db
 		}, "json_extract(properties, '$.country')", []struct {
@@ -78,36 +78,25 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 			db := e.open(t)
 			ctx := context.Background()
 			for _, s := range demo.SchemaFor(e.eng) {
-				if _, err := db.ExecContext(ctx, s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
+				_, err := db.ExecContext(ctx, s)
+				require.NoError(t, err, "%s", s)
 			}
-			if err := demo.Insert(ctx, db, e.eng, "1", 20, 1); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, demo.Insert(ctx, db, e.eng, "1", 20, 1))
 			policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			x := sqlexec.New(db, e.eng)
 			t.Cleanup(func() { x.Close() })
 			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for i, c := range e.cases {
 				name := "q" + string(rune('a'+i))
 				_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}})
 				if !c.save {
-					if err != nil {
-						t.Fatalf("Create(%q): %v", c.sql, err)
-					}
+					require.NoError(t, err, "Create(%q)", c.sql)
 					_, err = svc.Run(ctx, "1", name, endpoint.RunRequest{})
 				}
 				var ee *endpoint.Error
-				if !errors.As(err, &ee) {
-					t.Fatalf("Run(%q): %v; want an *endpoint.Error", c.sql, err)
-				}
+				require.ErrorAs(t, err, &ee, "Run(%q)", c.sql)
 				if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, c.message) {
 					t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", c.sql, ee.Status, ee.Code, ee.Detail, c.message)
 				}
@@ -115,14 +104,10 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 				// columns the query can read, the tenant's included.
 				engineWords, _, _ := strings.Cut(ee.Detail, " There is no column")
 				for _, internal := range []string{"endpointkit", "project_id", "SQLSTATE", "(1)"} {
-					if strings.Contains(engineWords, internal) {
-						t.Errorf("Run(%q): detail %q shows %q", c.sql, ee.Detail, internal)
-					}
+					assert.NotContains(t, engineWords, internal, "Run(%q): detail %q shows", c.sql, ee.Detail)
 				}
 				var qe *driver.QueryError
-				if !errors.As(err, &qe) {
-					t.Errorf("Run(%q): the cause is not a *driver.QueryError: %v", c.sql, err)
-				}
+				assert.ErrorAs(t, err, &qe, "Run(%q): the cause is not a *driver.QueryError", c.sql)
 			}
 			// The README's working property read answers.
 			if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "country", Query: &endpoint.Query{Kind: endpoint.KindSQL,
@@ -130,11 +115,10 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 				t.Fatalf("Create(%s): %v", e.read, err)
 			}
 			res, err := svc.Run(ctx, "1", "country", endpoint.RunRequest{})
-			if err != nil {
-				t.Fatalf("Run(%s): %v", e.read, err)
-			}
-			if rows := res.Results.([][]any); len(rows) == 0 || !slices.Contains(demo.Countries, fmt.Sprint(rows[0][0])) {
-				t.Errorf("%s: %v; want counts per country", e.read, rows)
+			require.NoError(t, err, "Run(%s)", e.read)
+			rows := res.Results.([][]any)
+			if assert.NotEmpty(t, rows, "%s: %v; want counts per country", e.read, rows) {
+				assert.True(t, slices.Contains(demo.Countries, fmt.Sprint(rows[0][0])), "%s: %v; want counts per country", e.read, rows)
 			}
 			// A failure of the database itself stays a 502 without its words.
 			x.Close()

@@ -12,6 +12,8 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRangeCondition: two variables bounding one column
@@ -27,14 +29,10 @@ func TestRangeCondition(t *testing.T) {
 	}
 	const seed = 7
 	db, err := demoDB(n, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	var events []demo.Event
-	if err := demo.Generate(n, seed, func(e demo.Event) error { events = append(events, e); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Generate(n, seed, func(e demo.Event) error { events = append(events, e); return nil }))
 
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: memstore.New(),
@@ -42,25 +40,18 @@ func TestRangeCondition(t *testing.T) {
 		Executor:  sqlexec.New(db, engine.SQLite),
 		MaxLimit:  n,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	from, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "from", Type: variable.Date})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	to, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "to", Type: variable.Date})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	refs := map[string]endpoint.VariableRef{from.ID: {CodeName: "from"}, to.ID: {CodeName: "to"}}
 	for name, text := range map[string]string{
 		"range_count": "SELECT count(*) AS n FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to}",
 		"range_rows":  "SELECT uuid FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} ORDER BY uuid",
 	} {
-		if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: text, Variables: refs}}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: text, Variables: refs}})
+		require.NoError(t, err)
 	}
 
 	day := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
@@ -86,24 +77,20 @@ func TestRangeCondition(t *testing.T) {
 		vars := map[string]any{"from": tc.from, "to": tc.to}
 
 		res, err := svc.Run(ctx, "1", "range_count", endpoint.RunRequest{Variables: vars})
-		if err != nil {
-			t.Fatalf("%s..%s: %v", tc.from, tc.to, err)
-		}
+		require.NoError(t, err, "%s..%s", tc.from, tc.to)
 		if got := res.Results.([][]any)[0][0]; got != int64(len(want)) {
 			t.Errorf("%s..%s: count %v, want %d", tc.from, tc.to, got, len(want))
 		}
 
 		limit := n
 		res, err = svc.Run(ctx, "1", "range_rows", endpoint.RunRequest{Variables: vars, Limit: &limit})
-		if err != nil {
-			t.Fatalf("%s..%s: %v", tc.from, tc.to, err)
-		}
+		require.NoError(t, err, "%s..%s", tc.from, tc.to)
 		got := []string{}
 		for _, row := range res.Results.([][]any) {
 			got = append(got, row[0].(string))
 		}
-		if !slices.Equal(got, append([]string{}, want...)) || res.HasMore {
-			t.Errorf("%s..%s: %d rows (hasMore %v), want exactly the %d events of the range", tc.from, tc.to, len(got), res.HasMore, len(want))
+		if assert.True(t, slices.Equal(got, append([]string{}, want...)), "%s..%s: %d rows (hasMore %v), want exactly the %d events of the range", tc.from, tc.to, len(got), res.HasMore, len(want)) {
+			assert.False(t, res.HasMore, "%s..%s: %d rows (hasMore %v), want exactly the %d events of the range", tc.from, tc.to, len(got), res.HasMore, len(want))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMaterializationStaleRunsInline: past its freshness period a table no
@@ -26,33 +27,23 @@ func TestMaterializationStaleRunsInline(t *testing.T) {
 	e.create(t, "plain", q)
 	ctx := context.Background()
 	n, err := e.svc.RefreshStale(ctx)
-	if err != nil || n != 2 {
-		t.Fatalf("RefreshStale of two pending endpoints = %d, %v", n, err)
-	}
+	require.NoError(t, err, "RefreshStale of two pending endpoints = %d, %v", n, err)
+	require.Equal(t, 2, n, "RefreshStale of two pending endpoints = %d, %v", n, err)
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 0 {
 		t.Fatalf("RefreshStale of fresh endpoints = %d, %v", n, err)
 	}
 	vars := runVars("US", "2025-05-01", "2025-05-08")
-	if !e.mustRun(t, "daily", vars).EndpointMaterialized {
-		t.Fatal("a fresh table did not serve")
-	}
+	require.True(t, e.mustRun(t, "daily", vars).EndpointMaterialized, "a fresh table did not serve")
 	e.clock.Advance(10*time.Minute + time.Second)
-	if e.mustRun(t, "daily", vars).EndpointMaterialized {
-		t.Fatal("a stale table served")
-	}
-	if !e.mustRun(t, "other", vars).EndpointMaterialized {
-		t.Fatal("the default freshness is an hour")
-	}
+	require.False(t, e.mustRun(t, "daily", vars).EndpointMaterialized, "a stale table served")
+	require.True(t, e.mustRun(t, "other", vars).EndpointMaterialized, "the default freshness is an hour")
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 1 {
 		t.Fatalf("RefreshStale of one stale endpoint = %d, %v", n, err)
 	}
 	res := e.mustRun(t, "daily", vars)
-	if !res.EndpointMaterialized || !res.EndpointMaterializedAt.Equal(e.clock.Now()) {
-		t.Fatalf("after the refresh: %v at %v", res.EndpointMaterialized, res.EndpointMaterializedAt)
-	}
-	if got := e.tables(t); len(got) != 2 {
-		t.Fatalf("tables %v, want one per materialized endpoint", got)
-	}
+	require.True(t, res.EndpointMaterialized, "after the refresh: %v at %v", res.EndpointMaterialized, res.EndpointMaterializedAt)
+	require.True(t, res.EndpointMaterializedAt.Equal(e.clock.Now()), "after the refresh: %v at %v", res.EndpointMaterialized, res.EndpointMaterializedAt)
+	require.Len(t, e.tables(t), 2, "tables")
 }
 
 // TestMaterializationFailureKeepsLastTable: a failed refresh reports
@@ -74,9 +65,7 @@ func TestMaterializationFailureKeepsLastTable(t *testing.T) {
 		err := e.svc.Materialize(context.Background(), "1", name)
 		wantError(t, err, 502, endpoint.CodeMaterializationFailed,
 			"Materialization of endpoint '"+name+"' failed: the query could not be executed against the database", "")
-		if !strings.Contains(fmt.Sprint(errors.Unwrap(err)), "disk I/O") {
-			t.Fatalf("the cause is not reachable: %v", errors.Unwrap(err))
-		}
+		require.Contains(t, fmt.Sprint(errors.Unwrap(err)), "disk I/O", "the cause is not reachable: %v", errors.Unwrap(err))
 	}
 	m := e.get(t, "daily").Materialization
 	if m.Status != endpoint.StatusFailed || m.Error != "the query could not be executed against the database" ||
@@ -84,18 +73,15 @@ func TestMaterializationFailureKeepsLastTable(t *testing.T) {
 		t.Fatalf("after a failed refresh: %+v", m)
 	}
 	after := e.mustRun(t, "daily", vars)
-	if !after.EndpointMaterialized || !reflect.DeepEqual(after.Results, before.Results) {
-		t.Fatalf("the last good table stopped serving: %+v", after)
-	}
+	require.True(t, after.EndpointMaterialized, "the last good table stopped serving: %+v", after)
+	require.Equal(t, before.Results, after.Results, "the last good table stopped serving: %+v", after)
 	if m := e.get(t, "never").Materialization; m.Status != endpoint.StatusFailed || m.LastMaterializedAt != nil {
 		t.Fatalf("never refreshed: %+v", m)
 	}
-	if e.mustRun(t, "never", vars).EndpointMaterialized {
-		t.Fatal("an endpoint without a table read one")
-	}
-	if n, err := e.svc.RefreshStale(context.Background()); n != 0 || err == nil {
-		t.Fatalf("RefreshStale with a fresh and a failing endpoint = %d, %v", n, err)
-	}
+	require.False(t, e.mustRun(t, "never", vars).EndpointMaterialized, "an endpoint without a table read one")
+	n, err := e.svc.RefreshStale(context.Background())
+	require.Equal(t, 0, n, "RefreshStale with a fresh and a failing endpoint = %d, %v", n, err)
+	require.Error(t, err, "RefreshStale with a fresh and a failing endpoint = %d, %v", n, err)
 	x.fail.Store(false)
 	e.materialize(t, "never")
 	if m := e.get(t, "never").Materialization; m.Status != endpoint.StatusCompleted || m.Error != "" {
@@ -113,28 +99,22 @@ func TestMaterializationVersions(t *testing.T) {
 	ep := e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	v1 := materialize.TableName(ep.ID, 1)
-	if got := e.tables(t); !reflect.DeepEqual(got, []string{v1}) {
-		t.Fatalf("tables %v, want [%s]", got, v1)
-	}
+	got := e.tables(t)
+	require.Equal(t, []string{v1}, got, "tables %v, want [%s]", got, v1)
 	vars := runVars("FR", "2025-04-01", "2025-05-01")
 	weekly := e.query(strings.Replace(dailyPurchases, "date(timestamp)", "strftime('%Y-%W', timestamp)", 1), "country", "from", "to")
 	up, err := e.svc.Update(ctx, "1", "daily", endpoint.UpdateRequest{Query: weekly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if up.Materialization.Status != endpoint.StatusPending || up.Materialization.LastMaterializedAt != nil {
-		t.Fatalf("a new version: %+v", up.Materialization)
-	}
-	if res := e.mustRun(t, "daily", vars); res.EndpointMaterialized || res.EndpointVersion != 2 {
-		t.Fatalf("version 2 before its refresh: %+v", res)
-	}
+	require.NoError(t, err)
+	require.Equal(t, endpoint.StatusPending, up.Materialization.Status, "a new version: %+v", up.Materialization)
+	require.Nil(t, up.Materialization.LastMaterializedAt, "a new version: %+v", up.Materialization)
+	res := e.mustRun(t, "daily", vars)
+	require.False(t, res.EndpointMaterialized, "version 2 before its refresh: %+v", res)
+	require.Equal(t, 2, res.EndpointVersion, "version 2 before its refresh: %+v", res)
 	one := 1
 	if res, err := e.svc.Run(ctx, "1", "daily", endpoint.RunRequest{Variables: vars, Version: &one}); err != nil || res.EndpointMaterialized {
 		t.Fatalf("version 1: %+v, %v", res, err)
 	}
-	if got := e.tables(t); !reflect.DeepEqual(got, []string{v1}) {
-		t.Fatalf("the old table went before the new one was built: %v", got)
-	}
+	require.Equal(t, []string{v1}, e.tables(t), "the old table went before the new one was built")
 	e.materialize(t, "daily")
 	v2 := materialize.TableName(ep.ID, 2)
 	if got := e.tables(t); !reflect.DeepEqual(got, []string{v2}) {
@@ -157,15 +137,9 @@ func TestMaterializationVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.materialize(t, "daily")
-	if len(e.tables(t)) != 1 {
-		t.Fatalf("tables %v", e.tables(t))
-	}
-	if err := e.svc.Delete(ctx, "1", "daily"); err != nil {
-		t.Fatal(err)
-	}
-	if got := e.tables(t); len(got) != 0 {
-		t.Fatalf("tables left after delete: %v", got)
-	}
+	require.Len(t, e.tables(t), 1, "tables")
+	require.NoError(t, e.svc.Delete(ctx, "1", "daily"))
+	require.Empty(t, e.tables(t), "tables left after delete")
 }
 
 // TestMaterializeOneAtATime: concurrent refreshes of one endpoint, by
@@ -206,10 +180,7 @@ func TestMaterializeOneAtATime(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n := x.overlaps.Load(); n != 0 {
-		t.Fatalf("%d refreshes overlapped another", n)
-	}
-	if m := e.get(t, "daily").Materialization; m.Status != endpoint.StatusCompleted {
-		t.Fatalf("status %s", m.Status)
-	}
+	require.Equal(t, int32(0), x.overlaps.Load())
+	m := e.get(t, "daily").Materialization
+	require.Equal(t, endpoint.StatusCompleted, m.Status, "status")
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // verdictOf is what a run answered, as the rules decide it: the status and
@@ -40,13 +42,9 @@ func TestRulesByState(t *testing.T) {
 	ctx := context.Background()
 	svc, p := env.Service, env.Project
 	v, err := svc.CreateVariable(ctx, p, variable.Variable{Name: "Event", Type: variable.String})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	d, err := svc.CreateVariable(ctx, p, variable.Variable{Name: "From", Type: variable.Date})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	limit := 5
 	type request struct {
 		name string
@@ -103,20 +101,14 @@ func TestRulesByState(t *testing.T) {
 	for _, k := range kinds {
 		q := k.query
 		_, err := svc.Create(ctx, p, endpoint.CreateRequest{Name: k.name, Query: &q})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, state := range []string{"inline", "materialized", "inline again"} {
 			if state != "inline" {
 				on := state == "materialized"
 				_, err := svc.Update(ctx, p, k.name, endpoint.UpdateRequest{IsMaterialized: &on})
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", k.name, err)
-				}
+				require.NoError(t, err, "%v", k.name)
 				if on {
-					if err := svc.Materialize(ctx, p, k.name); err != nil {
-						t.Fatalf("%v: unexpected error: %v", k.name, err)
-					}
+					require.NoError(t, svc.Materialize(ctx, p, k.name), "%v", k.name)
 				}
 			}
 			for _, r := range k.requests {
@@ -137,27 +129,22 @@ func TestRulesByState(t *testing.T) {
 				forced := run(endpoint.RefreshForce)
 				again := run(endpoint.RefreshCache)
 				what := fmt.Sprintf("%s %s, %s", k.name, state, r.name)
-				if got, want := cached, forced; got != want {
-					t.Fatalf("%s: from the cache (before force): cached = %q, want %q", what, got, want)
-				}
+				got, want := cached, forced
+				require.Equal(t, want, got, "%s: from the cache (before force): cached", what)
 				if got, want := again, forced; got != want {
 					t.Fatalf("%s: from the cache (after force): again = %q, want %q", what, got, want)
 				}
 				if state == "materialized" {
-					if got, want := run(endpoint.RefreshDirect), forced; got != want {
-						t.Fatalf("%s: direct: run(endpoint.RefreshDirect) = %q, want %q", what, got, want)
-					}
+					got, want := run(endpoint.RefreshDirect), forced
+					require.Equal(t, want, got, "%s: direct: run(endpoint.RefreshDirect)", what)
 				}
 				cases++
 			}
 		}
 	}
-	if got, want := cases, 3*(5+7+4); got != want {
-		t.Fatalf("cases = %v, want %v", got, want)
-	}
-	if stored == 0 {
-		t.Fatalf("no run read a stored table: the budget dimension checked nothing")
-	}
+	got, want := cases, 3*(5+7+4)
+	require.Equal(t, want, got, "cases")
+	require.NotEqual(t, 0, stored, "no run read a stored table: the budget dimension checked nothing")
 }
 
 // chargedAsAnswered is the budget dimension of the rules matrix: the
@@ -168,16 +155,13 @@ func TestRulesByState(t *testing.T) {
 func chargedAsAnswered(t *testing.T, what string, adm endpoint.Admission, admErr error, res *endpoint.RunResult, err error) {
 	t.Helper()
 	if admErr != nil {
-		if got, want := verdictOf(err), verdictOf(admErr); got != want {
-			t.Errorf("%s: admission refused %q, the run answered %q", what, want, got)
-		}
+		got, want := verdictOf(err), verdictOf(admErr)
+		assert.Equal(t, want, got, "%s: admission refused", what)
 		return
 	}
 	if err != nil {
 		t.Errorf("%s: admitted, and the run refused %q", what, verdictOf(err))
 		return
 	}
-	if got, want := adm.Stored, res.EndpointMaterialized; got != want {
-		t.Errorf("%s: charged as stored = %v, answered from the stored table = %v", what, got, want)
-	}
+	assert.Equal(t, res.EndpointMaterialized, adm.Stored, "%s: charged as stored", what)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -53,8 +55,8 @@ func TestSQLResult(t *testing.T) {
 			if got.Name != "ep" || got.EndpointVersion != 3 || got.Debug != nil {
 				t.Errorf("result %+v", got)
 			}
-			if !reflect.DeepEqual(got.Columns, []string{"id"}) || got.Types == nil {
-				t.Errorf("columns %#v types %#v, want [id] and non-nil", got.Columns, got.Types)
+			if assert.Equal(t, []string{"id"}, got.Columns, "columns %#v types %#v, want [id] and non-nil", got.Columns, got.Types) {
+				assert.NotNil(t, got.Types, "columns %#v types %#v, want [id] and non-nil", got.Columns, got.Types)
 			}
 			if got.EndpointMaterialized != (tt.at != nil) || got.EndpointMaterializedAt != tt.at {
 				t.Errorf("materialized %v at %v, want at %v", got.EndpointMaterialized, got.EndpointMaterializedAt, tt.at)
@@ -68,20 +70,14 @@ func TestSQLResult(t *testing.T) {
 func TestRunTrace(t *testing.T) {
 	render := func(sql string, values map[string]any) scope.Statement {
 		tmpl, _, err := scope.New(nil, "1", engine.SQLite).Compile(sql)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		st, err := tmpl.Render(values)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return st
 	}
 	off := newRunTrace(false)
 	off.rendered(render("SELECT {variables.a}", map[string]any{"a": int64(1)}))
-	if d := off.info(); d != nil {
-		t.Fatalf("debug info without asking: %+v", d)
-	}
+	require.Nil(t, off.info(), "debug info without asking")
 	on := newRunTrace(true)
 	on.rendered(render("SELECT {variables.a}, {variables.b}", map[string]any{"a": int64(1), "b": int64(2)}))
 	d := on.info()

@@ -16,6 +16,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // fixedExecutor answers every query with the same result, or err, and
@@ -87,12 +88,8 @@ func TestRunValues(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s %v", tc.name, tc.vars), func(t *testing.T) {
 			res, err := run(e, tc.name, tc.vars)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(t, res); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("ids = %v, want %v", got, tc.want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, ids(t, res), "ids")
 			if res.Name != tc.name || res.EndpointVersion != 1 || res.HasMore ||
 				!reflect.DeepEqual(res.Columns, []string{"id"}) || !reflect.DeepEqual(res.Types, []string{"INTEGER"}) {
 				t.Fatalf("result = %+v", res)
@@ -160,9 +157,7 @@ func TestRunErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.svc.Run(ctx, "1", tc.endpoint, tc.req)
 			var got *endpoint.Error
-			if !errors.As(err, &got) {
-				t.Fatalf("Run: %v (%T), want *endpoint.Error", err, err)
-			}
+			require.ErrorAs(t, err, &got, "Run")
 			if got.Status != tc.status || got.Code != tc.code || got.Attr != tc.attr ||
 				tc.detail != "" && got.Detail != tc.detail {
 				t.Fatalf("Run: {%d %s %q attr %q}, want {%d %s %q attr %q}", got.Status, got.Code, got.Detail, got.Attr, tc.status, tc.code, tc.detail, tc.attr)
@@ -197,9 +192,7 @@ func TestRunPaging(t *testing.T) {
 		{nil, intp(100), []int64{}, false},
 	} {
 		res, err := e.svc.Run(context.Background(), "1", "all", endpoint.RunRequest{Limit: tc.limit, Offset: tc.offset})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got := ids(t, res); !reflect.DeepEqual(got, tc.want) || res.HasMore != tc.more {
 			t.Errorf("limit %v offset %v: ids %v hasMore %v, want %v %v", deref(tc.limit), deref(tc.offset), got, res.HasMore, tc.want, tc.more)
 		}
@@ -227,16 +220,10 @@ func TestRunShapes(t *testing.T) {
 				wantError(t, err, 400, "invalid_input", "Invalid query at line 1, column 92: block comment /* is never closed", "query")
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			res, err := run(e, tc.name, map[string]any{"country": "US"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(t, res); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("ids = %v, want %v", got, tc.want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, ids(t, res), "ids")
 		})
 	}
 }
@@ -280,37 +267,28 @@ func TestRunDebug(t *testing.T) {
 	res, err := e.svc.Run(context.Background(), "1", "ep", endpoint.RunRequest{
 		Variables: map[string]any{"country": secret, "min_amount": 3}, Debug: true,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d := res.Debug
-	if d == nil {
-		t.Fatal("no debug info")
-	}
+	require.NotNil(t, d, "no debug info")
 	// Without an offset, SQLite runs the query as written, stopping after
 	// limit+1 rows; with one, the query is wrapped to page in SQL.
 	want := "SELECT id FROM orders WHERE country = ? AND amount > ?"
 	if d.SQL != want || d.ArgCount != 2 || d.RenderMS < 0 || d.ExecuteMS < 0 {
 		t.Fatalf("debug = %+v, want SQL %q and 2 arguments", d, want)
 	}
-	if strings.Contains(d.SQL, "Zanzibar") {
-		t.Fatal("a value entered the SQL text")
-	}
+	require.NotContains(t, d.SQL, "Zanzibar", "a value entered the SQL text")
 	offset := 1
 	res, err = e.svc.Run(context.Background(), "1", "ep", endpoint.RunRequest{
 		Variables: map[string]any{"country": secret, "min_amount": 3}, Debug: true, Offset: &offset,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want = "SELECT * FROM (\nSELECT id FROM orders WHERE country = ? AND amount > ?\n) AS endpoint_q LIMIT ? OFFSET ?"
 	if d := res.Debug; d == nil || d.SQL != want || d.ArgCount != 4 {
 		t.Fatalf("debug with an offset = %+v, want SQL %q and 4 arguments", d, want)
 	}
 	res, err = run(e, "ep", map[string]any{"country": "US", "min_amount": 3})
-	if err != nil || res.Debug != nil {
-		t.Fatalf("debug info without asking: %+v, %v", res, err)
-	}
+	require.NoError(t, err, "debug info without asking: %+v, %v", res, err)
+	require.Nil(t, res.Debug, "debug info without asking: %+v, %v", res, err)
 }
 
 // TestRunArgs: values reach the executor as typed, bound arguments, in
@@ -325,16 +303,10 @@ func TestRunArgs(t *testing.T) {
 		Variables: map[string]any{"min_amount": "12", "paid": "TRUE", "from": "-1d", "plans": []any{"pro", "free"}},
 		Limit:     &seven, Offset: &three,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []any{int64(12), true, "2025-05-31", "pro", "free", int64(12), int64(8), int64(3)}
-	if !reflect.DeepEqual(fx.lastArgs, want) {
-		t.Fatalf("args = %#v, want %#v", fx.lastArgs, want)
-	}
-	if strings.Count(fx.lastQuery, "?") != len(want) {
-		t.Fatalf("query %q has not one marker per argument", fx.lastQuery)
-	}
+	require.Equal(t, want, fx.lastArgs, "args")
+	require.Len(t, want, strings.Count(fx.lastQuery, "?"), "query %q has not one marker per argument", fx.lastQuery)
 }
 
 type errExecutor struct {
@@ -365,9 +337,7 @@ func TestRunExecutionErrors(t *testing.T) {
 		x.saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
-		if !errors.Is(err, endpoint.ErrExecution) {
-			t.Fatal("not ErrExecution")
-		}
+		require.ErrorIs(t, err, endpoint.ErrExecution, "not ErrExecution")
 	})
 	t.Run("SQLite error", func(t *testing.T) {
 		// The query's own mistake is its author's to read (see
@@ -383,9 +353,8 @@ func TestRunExecutionErrors(t *testing.T) {
 		x.saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
-		if !errors.Is(err, endpoint.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%v should wrap ErrTimeout and the cause", err)
-		}
+		require.ErrorIs(t, err, endpoint.ErrTimeout)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
 		if e := asError(t, err); e.Limit != endpoint.LimitRunTimeout || e.LimitValue != 20 {
 			t.Fatalf("limit %q %d, want run_timeout 20 (ms)", e.Limit, e.LimitValue)
 		}
@@ -406,9 +375,8 @@ func TestRunExecutionErrors(t *testing.T) {
 		e.create(t, "ep", e.query("SELECT 1"))
 		x.saved.Store(true)
 		e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
-		if got, _ := e.svc.Get(ctx, "1", "ep"); got.LastExecutedAt != nil {
-			t.Fatalf("a failed run was recorded at %v", got.LastExecutedAt)
-		}
+		got, _ := e.svc.Get(ctx, "1", "ep")
+		require.Nil(t, got.LastExecutedAt, "a failed run was recorded at")
 	})
 }
 
@@ -418,28 +386,20 @@ func TestLastExecutedAt(t *testing.T) {
 	ep := e.create(t, "ep", e.query("SELECT 1"))
 	start := e.clock.Now()
 	for i := 0; i < 5; i++ {
-		if _, err := run(e, "ep", nil); err != nil {
-			t.Fatal(err)
-		}
+		_, err := run(e, "ep", nil)
+		require.NoError(t, err)
 		e.clock.Advance(100 * time.Millisecond)
 	}
-	if err := e.svc.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.eps.marks.Load(); n != 1 {
-		t.Fatalf("5 runs within a second wrote last_executed_at %d times, want 1", n)
-	}
+	require.NoError(t, e.svc.Flush(ctx))
+	require.Equal(t, int64(1), e.eps.marks.Load(), "5 runs within a second wrote last_executed_at")
 	got, _ := e.svc.Get(ctx, "1", "ep")
-	if got.LastExecutedAt == nil || !got.LastExecutedAt.Equal(start) {
-		t.Fatalf("last_executed_at = %v, want %v", got.LastExecutedAt, start)
-	}
-	if got.CurrentVersion != 1 || !got.UpdatedAt.Equal(ep.UpdatedAt) {
-		t.Fatalf("a run changed the endpoint: %+v", got)
-	}
+	require.NotNil(t, got.LastExecutedAt, "last_executed_at = %v, want %v", got.LastExecutedAt, start)
+	require.True(t, got.LastExecutedAt.Equal(start), "last_executed_at = %v, want %v", got.LastExecutedAt, start)
+	require.Equal(t, 1, got.CurrentVersion, "a run changed the endpoint: %+v", got)
+	require.True(t, got.UpdatedAt.Equal(ep.UpdatedAt), "a run changed the endpoint: %+v", got)
 	e.clock.Advance(time.Second)
-	if _, err := run(e, "ep", nil); err != nil {
-		t.Fatal(err)
-	}
+	_, err := run(e, "ep", nil)
+	require.NoError(t, err)
 	got, _ = e.svc.Get(ctx, "1", "ep")
 	if n := e.eps.marks.Load(); n != 2 || !got.LastExecutedAt.Equal(e.clock.Now()) {
 		t.Fatalf("after a second: %d writes, last_executed_at %v; want 2, %v", n, got.LastExecutedAt, e.clock.Now())
@@ -452,13 +412,9 @@ func TestLastExecutedAt(t *testing.T) {
 	e2.create(t, "ep", e2.query("SELECT 1"))
 	for i := 0; i < 3; i++ {
 		run(e2, "ep", nil)
-		if err := e2.svc.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e2.svc.Flush(ctx))
 	}
-	if n := e2.eps.marks.Load(); n != 3 {
-		t.Fatalf("with resolution -1: %d writes, want 3", n)
-	}
+	require.Equal(t, int64(3), e2.eps.marks.Load(), "with resolution -1")
 }
 
 // TestRunDoesNotRevalidate: runs of a saved version use the compiled query
@@ -468,13 +424,11 @@ func TestRunDoesNotRevalidate(t *testing.T) {
 	e.create(t, "ep", e.query("SELECT id FROM orders WHERE country = {variables.country}", "country"))
 	before := e.vstore.getMany.Load()
 	for i := 0; i < 10; i++ {
-		if _, err := run(e, "ep", map[string]any{"country": "US"}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := run(e, "ep", map[string]any{"country": "US"})
+		require.NoError(t, err)
 	}
-	if n := e.vstore.getMany.Load() - before; n != 0 {
-		t.Fatalf("10 runs read the variables %d times, want 0", n)
-	}
+	n := e.vstore.getMany.Load() - before
+	require.Equal(t, int64(0), n, "10 runs read the variables")
 }
 
 // TestRunWithoutCache: with the cache off, every run compiles from the
@@ -484,13 +438,10 @@ func TestRunWithoutCache(t *testing.T) {
 	e.create(t, "ep", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
 	for i := 0; i < 3; i++ {
 		res, err := run(e, "ep", map[string]any{"country": "US"})
-		if err != nil || !reflect.DeepEqual(ids(t, res), []int64{1, 3, 5}) {
-			t.Fatalf("run %d: %v", i, err)
-		}
+		require.NoError(t, err, "run %d: %v", i, err)
+		require.Equal(t, []int64{1, 3, 5}, ids(t, res), "run %d: %v", i, err)
 	}
-	if n := e.vstore.getMany.Load(); n < 4 {
-		t.Fatalf("with no cache, variables were read %d times, want one per run", n)
-	}
+	require.GreaterOrEqual(t, e.vstore.getMany.Load(), int64(4), "with no cache, variables were read")
 }
 
 func TestRunConcurrent(t *testing.T) {
@@ -515,9 +466,8 @@ func TestRunConcurrent(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 8; i++ {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		err := <-done
+		require.NoError(t, err)
 	}
 }
 
@@ -526,18 +476,13 @@ func TestRunResultJSON(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, "ep", e.query("SELECT id, country FROM orders WHERE country = {variables.country}", "country"))
 	res, err := run(e, "ep", map[string]any{"country": "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExecutionID == "" || res.Statistics == nil {
-		t.Fatalf("no execution id or statistics: %+v", res)
-	}
+	require.NoError(t, err)
+	require.NotEqual(t, "", res.ExecutionID, "no execution id or statistics: %+v", res)
+	require.NotNil(t, res.Statistics, "no execution id or statistics: %+v", res)
 	res.ExecutionID, res.Statistics.ElapsedMS = "x", 1.5
 	b, _ := json.Marshal(res)
 	want := `{"name":"ep","endpoint_version":1,"columns":["id","country"],"types":["INTEGER","TEXT"],"results":[],"hasMore":false,"endpoint_materialized":false,` +
 		`"execution_id":"x","endpoint_version_created_at":"2025-06-01T12:00:00Z","is_cached":false,"last_refresh":"2025-06-01T12:00:00Z",` +
 		`"statistics":{"elapsed_ms":1.5,"rows_read":null,"bytes_read":null}}`
-	if string(b) != want {
-		t.Fatalf("JSON = %s, want %s", b, want)
-	}
+	require.Equal(t, want, string(b), "JSON = %s", b)
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/require"
 )
 
 // recorder is an Observer that keeps what it is told.
@@ -88,9 +87,7 @@ func TestRunLog(t *testing.T) {
 	}
 	b, _ := json.Marshal(list)
 	for _, leak := range []string{"SECRET-VALUE", `"US"`, "country"} {
-		if bytes.Contains(b, []byte(leak)) {
-			t.Fatalf("the log holds %s: %s", leak, b)
-		}
+		require.False(t, bytes.Contains(b, []byte(leak)), "the log holds %s: %s", leak, b)
 	}
 
 	// The observer saw all four runs, the unknown endpoint's too.
@@ -99,9 +96,8 @@ func TestRunLog(t *testing.T) {
 		t.Fatalf("observed %+v", evs)
 	}
 	for _, ev := range evs {
-		if ev.ExecutionID == "" || ev.Duration <= 0 {
-			t.Fatalf("event without id or duration: %+v", ev)
-		}
+		require.NotEqual(t, "", ev.ExecutionID, "event without id or duration: %+v", ev)
+		require.Greater(t, ev.Duration, time.Duration(0), "event without id or duration: %+v", ev)
 	}
 
 	// Pages.
@@ -122,9 +118,7 @@ func TestRunLog(t *testing.T) {
 
 	// The log goes with its endpoint; a new endpoint of the name starts
 	// empty.
-	if err := e.svc.Delete(ctx, "1", "by_country"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.Delete(ctx, "1", "by_country"))
 	e.create(t, "by_country", e.query("SELECT 1 AS one"))
 	if list, _, err := e.svc.Logs(ctx, "1", "by_country", 0, ""); err != nil || len(list) != 0 {
 		t.Fatalf("a new endpoint's log = %+v, %v", list, err)
@@ -151,19 +145,14 @@ func TestSlogObserver(t *testing.T) {
 	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country}", "country"))
 	runReq(t, e, "by_country", endpoint.RunRequest{Variables: map[string]any{"country": "SECRET"}})
 	out := buf.String()
-	if !strings.Contains(out, "level=DEBUG msg=\"endpoint run\" project=1 endpoint=by_country version=1") || strings.Contains(out, "SECRET") {
-		t.Fatalf("log = %s", out)
-	}
+	require.Contains(t, out, "level=DEBUG msg=\"endpoint run\" project=1 endpoint=by_country version=1", "log")
+	require.NotContains(t, out, "SECRET", "log")
 	buf.Reset()
 	endpoint.SlogObserver{Logger: logger}.ObserveRefresh(context.Background(), endpoint.RefreshEvent{Project: "1", Endpoint: "m", Trigger: "scheduled", Rows: 5})
-	if !strings.Contains(buf.String(), "level=INFO msg=\"endpoint refresh\" project=1 endpoint=m trigger=scheduled") {
-		t.Fatalf("refresh log = %s", buf.String())
-	}
+	require.Contains(t, buf.String(), "level=INFO msg=\"endpoint refresh\" project=1 endpoint=m trigger=scheduled", "refresh log")
 	buf.Reset()
 	endpoint.SlogObserver{Logger: logger}.ObserveRun(context.Background(), endpoint.RunEvent{Project: "1", Endpoint: "m", Status: 502, Code: "execution_failed"})
-	if !strings.Contains(buf.String(), "level=WARN") {
-		t.Fatalf("a 502 logged as %s", buf.String())
-	}
+	require.Contains(t, buf.String(), "level=WARN", "a 502 logged as")
 }
 
 // FuzzParseCursor: a cursor from a client never panics the parser; what it
@@ -178,9 +167,7 @@ func FuzzParseCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		at, seq, err := driver.ParseCursor(s)
 		if err != nil {
-			if !errors.Is(err, driver.ErrBadCursor) {
-				t.Fatalf("ParseCursor(%q): %v, want ErrBadCursor", s, err)
-			}
+			require.ErrorIs(t, err, driver.ErrBadCursor, "ParseCursor(%q)", s)
 			return
 		}
 		again := driver.Cursor(driver.RunLogEntry{At: time.Unix(0, at), Seq: seq})
@@ -199,9 +186,9 @@ func TestRunKeyID(t *testing.T) {
 	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
 	const id = "11111111-1111-4111-8111-111111111111"
 	runReq(t, e, "by_country", endpoint.RunRequest{Variables: map[string]any{"country": "US"}, KeyID: id})
-	if evs := obs.runEvents(); len(evs) != 1 || evs[0].KeyID != id {
-		t.Fatalf("observed %+v, want one run with key id %s", evs, id)
-	}
+	evs := obs.runEvents()
+	require.Len(t, evs, 1, "observed %+v, want one run with key id %s", evs, id)
+	require.Equal(t, id, evs[0].KeyID, "observed %+v, want one run with key id %s", evs, id)
 	list, _, err := e.svc.Logs(context.Background(), "1", "by_country", 0, "")
 	if err != nil || len(list) != 1 || list[0].KeyID != id {
 		t.Fatalf("Logs = %+v, %v; want one entry with key id %s", list, err, id)

@@ -3,9 +3,7 @@ package endpoint_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -16,6 +14,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunLogSurvivesClose: the run log is written off the run path, and
@@ -26,61 +26,39 @@ func TestRunLogSurvivesClose(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "store.db")
 	open := func() (*sql.DB, *sqlstore.Store) {
 		db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		st, err := sqlstore.New(db, engine.SQLite)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, st.Migrate(ctx))
 		return db, st
 	}
 	db, st := open()
 	svc, err := endpoint.New(endpoint.Config{Endpoints: st.Endpoints(), Variables: st.Variables(),
 		Executor: sqlexec.New(db, engine.SQLite), RunLog: st.RunLog(sqlstore.RunLogOptions{})})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var ids []string
 	for range 25 {
 		res, err := svc.Run(ctx, "1", "one", endpoint.RunRequest{})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		ids = append(ids, res.ExecutionID)
 	}
-	if err := svc.Close(ctx); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := svc.Close(ctx); err != nil {
-		t.Fatalf("Close twice: unexpected error: %v", err)
-	}
+	require.NoError(t, svc.Close(ctx))
+	require.NoError(t, svc.Close(ctx), "Close twice")
 	_, err = svc.Run(ctx, "1", "one", endpoint.RunRequest{})
-	if err != nil {
-		t.Fatalf("a run after Close is answered: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "a run after Close is answered")
 
 	db2, st2 := open()
 	svc2, err := endpoint.New(endpoint.Config{Endpoints: st2.Endpoints(), Variables: st2.Variables(),
 		Executor: sqlexec.New(db2, engine.SQLite), RunLog: st2.RunLog(sqlstore.RunLogOptions{})})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var got []string
 	before := ""
 	for {
 		page, next, err := svc2.Logs(ctx, "1", "one", 10, before)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, e := range page {
 			got = append(got, e.ExecutionID)
 		}
@@ -92,16 +70,10 @@ func TestRunLogSurvivesClose(t *testing.T) {
 	for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
 		ids[i], ids[j] = ids[j], ids[i]
 	}
-	if got, want := got, ids; !reflect.DeepEqual(got, want) {
-		t.Errorf("every run before Close, newest first, in pages of 10: got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, ids, got, "every run before Close, newest first, in pages of 10")
 	ep, err := svc2.Get(ctx, "1", "one")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if ep.LastExecutedAt == nil {
-		t.Errorf("last_executed_at written too: ep.LastExecutedAt is nil")
-	}
+	require.NoError(t, err)
+	assert.NotNil(t, ep.LastExecutedAt, "last_executed_at written too: ep.LastExecutedAt is nil")
 }
 
 // stuckLog is a RunLog whose writes wait until released.
@@ -125,21 +97,15 @@ func TestRunLogFullBufferDrops(t *testing.T) {
 	rec := &recorder{}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(openMemory(t), engine.SQLite), RunLog: log, RunLogBuffer: 3, Observer: rec})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range 20 {
 			_, err := svc.Run(ctx, "1", "one", endpoint.RunRequest{})
-			if err != nil {
-				t.Errorf("unexpected error: %v", err)
-			}
+			assert.NoError(t, err)
 		}
 	}()
 	select {
@@ -150,37 +116,29 @@ func TestRunLogFullBufferDrops(t *testing.T) {
 	dropped := 0
 	for _, ev := range rec.runEvents() {
 		if ev.LogErr != nil {
-			if err := ev.LogErr; !errors.Is(err, endpoint.ErrRunLogFull) {
-				t.Errorf("error %v is not %v", err, endpoint.ErrRunLogFull)
-			}
+			assert.ErrorIs(t, ev.LogErr, endpoint.ErrRunLogFull)
 			dropped++
 		}
 	}
 	// The buffer holds 3 and the writer takes at most one batch before it
 	// is stuck; the rest are dropped.
-	if a, b := dropped, 20-3-1-3; !(a >= b) {
-		t.Errorf("dropped entries are counted: dropped = %v, want >= %v", a, b)
-	}
+	a, b := dropped, 20-3-1-3
+	assert.True(t, (a >= b), "dropped entries are counted: dropped = %v, want >= %v", a, b)
 	if a, b := dropped, 20; !(a < b) {
 		t.Errorf("dropped = %v, want < %v", a, b)
 	}
 	close(log.release)
 	entries, _, err := svc.Logs(ctx, "1", "one", 100, "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := len(entries), 20-dropped; got != want {
-		t.Errorf("the queued entries are written, the dropped ones are not: len(entries) = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	got, want := len(entries), 20-dropped
+	assert.Equal(t, want, got, "the queued entries are written, the dropped ones are not: len(entries)")
 }
 
 // openMemory is an in-memory SQLite database for an executor.
 func openMemory(t *testing.T) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	return db

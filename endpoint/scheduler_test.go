@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // overlapExec wraps an executor and counts the refreshes of one stored
@@ -89,9 +90,7 @@ func newSchedEnv(t *testing.T, obs endpoint.Observer) (*env, *matExec) {
 	e, x := newMatEnv(t, 1000)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
 		Observer: obs, ScheduleInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	return e, x
 }
@@ -106,9 +105,7 @@ func startSchedule(t *testing.T, svc *endpoint.Service) {
 		cancel()
 		select {
 		case err := <-done:
-			if err != nil {
-				t.Errorf("Schedule returned %v", err)
-			}
+			assert.NoError(t, err, "Schedule")
 		case <-time.After(10 * time.Second):
 			t.Error("Schedule did not return after its context ended")
 		}
@@ -119,9 +116,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
 		time.Sleep(2 * time.Millisecond)
 	}
 }
@@ -129,9 +124,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func (e *env) status(t *testing.T, name string) endpoint.MaterializationReport {
 	t.Helper()
 	r, err := e.svc.MaterializationStatus(context.Background(), "1", name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return r
 }
 
@@ -145,9 +138,7 @@ func scheduleHourly(t *testing.T, e *env, obs endpoint.Observer) *endpoint.Servi
 	t.Helper()
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: execOf(e), Now: e.clock.Now,
 		Observer: obs, ScheduleInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	startSchedule(t, svc)
 	return svc
@@ -165,9 +156,7 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	eventually(t, "the refresh after create", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 	// The scheduler runs (it refreshed): a second one is refused.
-	if err := svc.Schedule(context.Background()); !errors.Is(err, endpoint.ErrScheduling) {
-		t.Fatalf("a second Schedule: %v, want ErrScheduling", err)
-	}
+	require.ErrorIs(t, svc.Schedule(context.Background()), endpoint.ErrScheduling, "a second Schedule")
 	r := e.status(t, "daily")
 	if !r.Serving || r.Version != 1 || r.Rows == nil || *r.Rows == 0 || r.LastSuccessAt == nil || r.LastError != nil {
 		t.Fatalf("status after the first refresh: %+v", r)
@@ -182,16 +171,13 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	}
 
 	q2 := e.query(dailyPurchases+" LIMIT 1000", "country", "from", "to")
-	if _, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2})
+	require.NoError(t, err)
 	eventually(t, "the refresh after update", func() bool {
 		r := e.status(t, "daily")
 		return isStatus(r, endpoint.StatusCompleted) && r.Version == 2
 	})
-	if res := e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")); !res.EndpointMaterialized {
-		t.Fatal("version 2 did not read its table")
-	}
+	require.True(t, e.mustRun(t, "daily", runVars("US", "2025-05-01", "2025-05-08")).EndpointMaterialized, "version 2 did not read its table")
 	// The next look is an hour away: the update's kick refreshed it. The
 	// refresh is told to the observer after its state is stored, so the
 	// event may come a moment after the status says completed.
@@ -229,9 +215,8 @@ func TestScheduleKickDuringRefresh(t *testing.T) {
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	<-obs.built
 	q2 := e.query(dailyPurchases+" LIMIT 1000", "country", "from", "to")
-	if _, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2})
+	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond) // the scheduler takes the kick meanwhile
 	close(obs.release)
 	eventually(t, "the refresh after update", func() bool {
@@ -266,9 +251,8 @@ func TestScheduleEveryFreshnessPeriod(t *testing.T) {
 		return e.status(t, "daily").LastSuccessAt.After(built)
 	})
 	ev := obs.refreshEvents()
-	if len(ev) != 2 || ev[1].Trigger != "scheduled" {
-		t.Fatalf("refresh events %+v", ev)
-	}
+	require.Len(t, ev, 2, "refresh events %+v", ev)
+	require.Equal(t, "scheduled", ev[1].Trigger, "refresh events %+v", ev)
 }
 
 // TestScheduleBacksOffAfterFailure: a failed refresh is not tried again at
@@ -286,9 +270,7 @@ func TestScheduleBacksOffAfterFailure(t *testing.T) {
 		t.Fatalf("status after a failure: %+v", r)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := len(obs.refreshEvents()); n != 1 {
-		t.Fatalf("%d refreshes within the back-off", n)
-	}
+	require.Len(t, obs.refreshEvents(), 1)
 	x.fail.Store(false)
 	e.clock.Advance(5 * time.Minute)
 	eventually(t, "the retry", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
@@ -301,15 +283,12 @@ func TestRefreshLeaseTwoServices(t *testing.T) {
 	e, _ := newSchedEnv(t, nil)
 	x := &overlapExec{Executor: execOf(e), running: map[string]bool{}}
 	var err error
-	if e.svc, err = endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
-		ScheduleInterval: 5 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
+	e.svc, err = endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
+		ScheduleInterval: 5 * time.Millisecond})
+	require.NoError(t, err)
 	other, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
 		ScheduleInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q := e.query(dailyPurchases, "country", "from", "to")
 	for _, name := range []string{"a", "b", "c"} {
 		e.createMat(t, name, q, endpoint.CreateRequest{})
@@ -323,9 +302,7 @@ func TestRefreshLeaseTwoServices(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := svc.Materialize(context.Background(), "1", []string{"a", "b", "c"}[i%3]); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, svc.Materialize(context.Background(), "1", []string{"a", "b", "c"}[i%3]))
 		}()
 	}
 	wg.Wait()
@@ -341,9 +318,7 @@ func TestRefreshLeaseTwoServices(t *testing.T) {
 		}
 		return true
 	})
-	if n := x.overlaps.Load(); n != 0 {
-		t.Fatalf("%d refreshes overlapped another of the same endpoint", n)
-	}
+	require.Equal(t, int32(0), x.overlaps.Load())
 }
 
 // TestRefreshLeaseTakeover: a lease whose holder died blocks refreshes
@@ -363,12 +338,8 @@ func TestRefreshLeaseTakeover(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
 	err := e.svc.Materialize(short, "1", "daily")
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Materialize under another's lease: %v, want it to wait and time out", err)
-	}
-	if isStatus(e.status(t, "daily"), endpoint.StatusCompleted) {
-		t.Fatal("refreshed under another's lease")
-	}
+	require.ErrorIs(t, err, context.DeadlineExceeded, "Materialize under another's lease")
+	require.False(t, isStatus(e.status(t, "daily"), endpoint.StatusCompleted), "refreshed under another's lease")
 	e.clock.Advance(endpoint.DefaultLeaseDuration)
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 1 {
 		t.Fatalf("RefreshStale after the lease expired = %d, %v", n, err)

@@ -14,6 +14,8 @@ import (
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Schema lists what the policy lets a project read, with the engine's
@@ -21,36 +23,24 @@ import (
 // with Columns, and a listed table the database lacks with its error.
 func TestSchema(t *testing.T) {
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	if err := demo.Load(ctx, db, 10, 1); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, demo.Load(ctx, db, 10, 1))
 	_, err = db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{
 		{Name: "events", TenantColumn: "project_id"},
 		{Name: "plans", Columns: []string{"name", "price", "seats"}},
 		{Name: "missing"},
 	}}, map[string]access.Rules{"2": {Tables: []access.Table{{Name: "plans", Columns: []string{"name"}}}}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 
 	got, err := svc.Schema(ctx, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	text := func(names ...string) []endpoint.SchemaColumn {
 		var out []endpoint.SchemaColumn
 		for _, n := range names {
@@ -67,9 +57,7 @@ func TestSchema(t *testing.T) {
 	}
 
 	got, err = svc.Schema(ctx, "2")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := got, ([]endpoint.SchemaTable{{Name: "plans", Columns: text("name")}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("project 2's own rules: got = %+v, want %+v", got, want)
 	}
@@ -77,14 +65,8 @@ func TestSchema(t *testing.T) {
 	// Without a policy the Service reads no catalog: nothing is listed.
 	open, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
 		Executor: sqlexec.New(db, engine.SQLite)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got, err = open.Schema(ctx, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got, ([]endpoint.SchemaTable{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []endpoint.SchemaTable{}, got)
 }

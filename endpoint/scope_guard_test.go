@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"github.com/stretchr/testify/require"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -20,9 +21,7 @@ func TestOneWayToTheExecutor(t *testing.T) {
 		"query": true} // stream.go: executeCapped's call of the executor
 	methods := map[string]bool{"Query": true, "QueryRows": true, "Exec": true}
 	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fset := token.NewFileSet()
 	calls := 0
 	for _, name := range files {
@@ -30,13 +29,9 @@ func TestOneWayToTheExecutor(t *testing.T) {
 			continue
 		}
 		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		f, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -63,7 +58,5 @@ func TestOneWayToTheExecutor(t *testing.T) {
 			})
 		}
 	}
-	if calls == 0 {
-		t.Fatal("no call of the executor found: the test no longer sees them")
-	}
+	require.NotEqual(t, 0, calls, "no call of the executor found: the test no longer sees them")
 }

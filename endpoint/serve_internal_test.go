@@ -11,6 +11,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestResultKeyAllocations: a SQL run's key costs one allocation, its
@@ -22,12 +24,8 @@ func TestResultKeyAllocations(t *testing.T) {
 	c := &compiled{vars: []variable.Variable{{CodeName: "country"}, {CodeName: "min_amount"}}}
 	values := map[string]any{"country": "US", "min_amount": int64(10)}
 	opts := runOptions{version: 2, limit: 100}
-	if k := s.resultKey(ep, c, nil, values, opts, time.Time{}); k == "" {
-		t.Fatal("no key")
-	}
-	if n := testing.AllocsPerRun(100, func() { s.resultKey(ep, c, nil, values, opts, time.Time{}) }); n != 1 {
-		t.Errorf("resultKey: %v allocations a run, want 1", n)
-	}
+	require.NotEqual(t, "", s.resultKey(ep, c, nil, values, opts, time.Time{}), "no key")
+	assert.Equal(t, float64(1), testing.AllocsPerRun(100, func() { s.resultKey(ep, c, nil, values, opts, time.Time{}) }), "resultKey")
 }
 
 // TestFlightAllocations: a run that no other run joins allocates nothing
@@ -92,9 +90,7 @@ func TestFlightJoined(t *testing.T) {
 	wg.Wait()
 	joined := 0
 	for i := range results {
-		if rows[i] != 2 {
-			t.Errorf("run %d: %d rows, want 2", i, rows[i])
-		}
+		assert.Equal(t, 2, rows[i], "run %d", i)
 		if !shared[i] {
 			if results[i] != res {
 				t.Errorf("run %d computed alone but answered %v, not what it computed", i, results[i])

@@ -15,6 +15,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // queryCounter wraps an executor: it counts the queries that reach it,
@@ -63,9 +65,7 @@ func newCacheEnv(t *testing.T, max int64) (*env, *queryCounter, *memstore.Result
 func runReq(t *testing.T, e *env, name string, req endpoint.RunRequest) *endpoint.RunResult {
 	t.Helper()
 	res, err := e.svc.Run(context.Background(), "1", name, req)
-	if err != nil {
-		t.Fatalf("Run(%s): %v", name, err)
-	}
+	require.NoError(t, err, "Run(%s)", name)
 	return res
 }
 
@@ -74,13 +74,9 @@ func resultsJSON(t *testing.T, res *endpoint.RunResult) string {
 	t.Helper()
 	// As the answer's JSON writes them: a float column's values as floats.
 	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var answer struct{ Results json.RawMessage }
-	if err := json.Unmarshal(b, &answer); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &answer))
 	return string(answer.Results)
 }
 
@@ -109,9 +105,8 @@ func TestResultCacheServes(t *testing.T) {
 		strings.Join(second.Columns, ",") != "id,amount" || second.ExecutionID == first.ExecutionID {
 		t.Fatalf("cached answer %+v differs from %+v", second, first)
 	}
-	if _, ok := second.Results.(json.RawMessage); !ok {
-		t.Fatalf("a cached answer's results are %T, want json.RawMessage", second.Results)
-	}
+	_, ok := second.Results.(json.RawMessage)
+	require.True(t, ok, "a cached answer's results are %T, want json.RawMessage", second.Results)
 
 	limit, offset := 1, 1
 	for name, req := range map[string]endpoint.RunRequest{
@@ -120,17 +115,15 @@ func TestResultCacheServes(t *testing.T) {
 		"an offset":     {Variables: us.Variables, Offset: &offset},
 	} {
 		before := x.queries.Load()
-		if res := runReq(t, e, "by_country", req); res.IsCached || x.queries.Load() != before+1 {
-			t.Fatalf("%s: served from the cache", name)
-		}
+		require.False(t, runReq(t, e, "by_country", req).IsCached, "%s: served from the cache", name)
+		require.Equal(t, before+1, x.queries.Load(), "%s: served from the cache", name)
 	}
 
 	// A new version never serves the old version's answer, even for the
 	// same values; the old version still has its own.
 	q := e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id DESC", "country")
-	if _, err := e.svc.Update(context.Background(), "1", "by_country", endpoint.UpdateRequest{Query: q}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := e.svc.Update(context.Background(), "1", "by_country", endpoint.UpdateRequest{Query: q})
+	require.NoError(t, err)
 	v2 := runReq(t, e, "by_country", us)
 	if v2.IsCached || v2.EndpointVersion != 2 || resultsJSON(t, v2) == resultsJSON(t, first) {
 		t.Fatalf("version 2 answered %s (cached %v)", resultsJSON(t, v2), v2.IsCached)
@@ -143,24 +136,16 @@ func TestResultCacheServes(t *testing.T) {
 	// Freshness: a day by default; a shorter setting applies to answers
 	// cached before it.
 	e.clock.Advance(20 * time.Minute)
-	if res := runReq(t, e, "by_country", us); !res.IsCached {
-		t.Fatal("an answer of 20 minutes missed with a freshness of a day")
-	}
+	require.True(t, runReq(t, e, "by_country", us).IsCached, "an answer of 20 minutes missed with a freshness of a day")
 	fifteen := 900
 	if _, err := e.svc.Update(context.Background(), "1", "by_country", endpoint.UpdateRequest{DataFreshnessSeconds: &fifteen}); err != nil {
 		t.Fatal(err)
 	}
-	if res := runReq(t, e, "by_country", us); res.IsCached {
-		t.Fatal("an answer older than the new freshness of 15 minutes was served")
-	}
+	require.False(t, runReq(t, e, "by_country", us).IsCached, "an answer older than the new freshness of 15 minutes was served")
 	e.clock.Advance(14 * time.Minute)
-	if res := runReq(t, e, "by_country", us); !res.IsCached {
-		t.Fatal("an answer of 14 minutes missed with a freshness of 15")
-	}
+	require.True(t, runReq(t, e, "by_country", us).IsCached, "an answer of 14 minutes missed with a freshness of 15")
 	e.clock.Advance(time.Minute)
-	if res := runReq(t, e, "by_country", us); res.IsCached {
-		t.Fatal("an answer of 15 minutes was served with a freshness of 15")
-	}
+	require.False(t, runReq(t, e, "by_country", us).IsCached, "an answer of 15 minutes was served with a freshness of 15")
 }
 
 // TestRefreshModes: force computes and caches; direct is for materialized
@@ -178,12 +163,11 @@ func TestRefreshModes(t *testing.T) {
 		t.Fatalf("force: cached %v, %d queries", forced.IsCached, x.queries.Load())
 	}
 	again := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Refresh: "cache"})
-	if !again.IsCached || !again.LastRefresh.Equal(*forced.LastRefresh) {
-		t.Fatalf("cache after force: cached %v, last_refresh %v, want the forced answer's %v", again.IsCached, again.LastRefresh, forced.LastRefresh)
-	}
-	if res := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Debug: true}); res.IsCached || res.Debug == nil {
-		t.Fatal("a debug run was served from the cache")
-	}
+	require.True(t, again.IsCached, "cache after force: cached %v, last_refresh %v, want the forced answer's %v", again.IsCached, again.LastRefresh, forced.LastRefresh)
+	require.True(t, again.LastRefresh.Equal(*forced.LastRefresh), "cache after force: cached %v, last_refresh %v, want the forced answer's %v", again.IsCached, again.LastRefresh, forced.LastRefresh)
+	res := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Debug: true})
+	require.False(t, res.IsCached, "a debug run was served from the cache")
+	require.NotNil(t, res.Debug, "a debug run was served from the cache")
 	_, err := e.svc.Run(context.Background(), "1", "plain", endpoint.RunRequest{Variables: vars, Refresh: "direct"})
 	wantError(t, err, 400, endpoint.CodeInvalidInput,
 		"refresh 'direct' reads the stored table of a materialized endpoint; endpoint 'plain' is not materialized.", "refresh")
@@ -198,9 +182,7 @@ func TestRefreshDirect(t *testing.T) {
 	x := &queryCounter{Executor: execOf(e)}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now,
 		ResultCache: memstore.NewResultCache(1 << 20)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.svc = svc
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
@@ -212,12 +194,9 @@ func TestRefreshDirect(t *testing.T) {
 			t.Fatalf("direct: cached %v, materialized %v", res.IsCached, res.EndpointMaterialized)
 		}
 	}
-	if n := x.queries.Load() - before; n != 2 {
-		t.Fatalf("two direct runs made %d queries", n)
-	}
-	if res := runReq(t, e, "daily", endpoint.RunRequest{Variables: vars}); res.IsCached {
-		t.Fatal("a direct run wrote the cache")
-	}
+	n := x.queries.Load() - before
+	require.Equal(t, int64(2), n, "two direct runs made")
+	require.False(t, runReq(t, e, "daily", endpoint.RunRequest{Variables: vars}).IsCached, "a direct run wrote the cache")
 }
 
 // TestSingleFlight: identical runs under way at once compute once, with a
@@ -247,9 +226,7 @@ func TestSingleFlight(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				res, err := e.svc.Run(context.Background(), "1", "by_country", req)
-				if err != nil {
-					t.Error(err)
-				}
+				assert.NoError(t, err)
 				results <- res
 			}()
 			<-x.started // the first run is executing
@@ -258,9 +235,7 @@ func TestSingleFlight(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					res, err := e.svc.Run(context.Background(), "1", "by_country", req)
-					if err != nil {
-						t.Error(err)
-					}
+					assert.NoError(t, err)
 					results <- res
 				}()
 			}
@@ -280,9 +255,7 @@ func TestSingleFlight(t *testing.T) {
 				if !res.IsCached {
 					computed++
 				}
-				if got := resultsJSON(t, res); got != "[[1],[3],[5]]" {
-					t.Fatalf("results %s", got)
-				}
+				require.Equal(t, "[[1],[3],[5]]", resultsJSON(t, res), "results")
 			}
 			if q := x.queries.Load(); q != 1 || computed != 1 || len(ids) != n {
 				t.Fatalf("%d queries, %d answers computed, %d execution ids; want 1, 1, %d", q, computed, len(ids), n)
@@ -302,9 +275,7 @@ func TestStatistics(t *testing.T) {
 		t.Fatalf("statistics without a report = %+v", res.Statistics)
 	}
 	b, _ := json.Marshal(res.Statistics)
-	if !strings.Contains(string(b), `"rows_read":null,"bytes_read":null`) {
-		t.Fatalf("statistics JSON = %s", b)
-	}
+	require.Contains(t, string(b), `"rows_read":null,"bytes_read":null`, "statistics JSON = %s", b)
 	read := int64(6)
 	x.read = &read
 	res = runReq(t, e, "all", endpoint.RunRequest{Refresh: "force"})
@@ -318,13 +289,12 @@ func TestVersionCreatedAt(t *testing.T) {
 	e := newEnv(t)
 	created := e.clock.Now()
 	e.create(t, "ep", e.query("SELECT 1 AS one"))
-	if res := runReq(t, e, "ep", endpoint.RunRequest{}); res.EndpointVersionCreatedAt == nil || !res.EndpointVersionCreatedAt.Equal(created) {
-		t.Fatalf("version 1 created at %v, want %v", res.EndpointVersionCreatedAt, created)
-	}
+	res := runReq(t, e, "ep", endpoint.RunRequest{})
+	require.NotNil(t, res.EndpointVersionCreatedAt, "version 1 created at %v, want %v", res.EndpointVersionCreatedAt, created)
+	require.True(t, res.EndpointVersionCreatedAt.Equal(created), "version 1 created at %v, want %v", res.EndpointVersionCreatedAt, created)
 	e.clock.Advance(time.Hour)
-	if _, err := e.svc.Update(context.Background(), "1", "ep", endpoint.UpdateRequest{Query: e.query("SELECT 2 AS two")}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := e.svc.Update(context.Background(), "1", "ep", endpoint.UpdateRequest{Query: e.query("SELECT 2 AS two")})
+	require.NoError(t, err)
 	if res := runReq(t, e, "ep", endpoint.RunRequest{}); !res.EndpointVersionCreatedAt.Equal(created.Add(time.Hour)) {
 		t.Fatalf("version 2 created at %v", res.EndpointVersionCreatedAt)
 	}
@@ -340,9 +310,7 @@ func TestDataFreshnessSeconds(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	ep := e.create(t, "ep", e.query("SELECT 1 AS one"))
-	if ep.DataFreshnessSeconds != endpoint.DefaultDataFreshness {
-		t.Fatalf("default data freshness %d", ep.DataFreshnessSeconds)
-	}
+	require.Equal(t, endpoint.DefaultDataFreshness, ep.DataFreshnessSeconds, "default data freshness")
 	for _, bad := range []int{0, -900, 60, 901, 86401, 1 << 40} {
 		_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "x", Query: e.query("SELECT 1"), DataFreshnessSeconds: &bad})
 		wantError(t, err, 400, endpoint.CodeInvalidInput, fmt.Sprintf(
@@ -381,8 +349,7 @@ func TestMemoryResultCacheBound(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for i := range 2000 {
 				v := make([]byte, rng.IntN(max/6))
-				if err := c.Set(ctx, fmt.Sprintf("%d-%d", w, i), v, now.Add(time.Hour)); err != nil {
-					t.Error(err)
+				if !assert.NoError(t, c.Set(ctx, fmt.Sprintf("%d-%d", w, i), v, now.Add(time.Hour))) {
 					return
 				}
 				if b := c.Bytes(); b > max {
@@ -400,30 +367,22 @@ func TestMemoryResultCacheBound(t *testing.T) {
 	// fit in 2000 bytes.
 	c = memstore.NewResultCache(2000)
 	for i := range 8 {
-		if err := c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)))
 	}
 	if _, ok, _ := c.Get(ctx, "0", now); !ok { // 0 is now the most recent
 		t.Fatal("entry 0 missing")
 	}
 	for i := 8; i < 10; i++ {
-		if err := c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Set(ctx, fmt.Sprint(i), make([]byte, 80), now.Add(time.Hour)))
 	}
 	for i := range 10 {
 		want := i != 1 && i != 2
-		if _, ok, _ := c.Get(ctx, fmt.Sprint(i), now); ok != want {
-			t.Fatalf("entry %d kept %v, want %v (least recently used first)", i, ok, want)
-		}
+		_, ok, _ := c.Get(ctx, fmt.Sprint(i), now)
+		require.Equal(t, want, ok, "entry %d kept", i)
 	}
-	if err := c.Set(ctx, "big", make([]byte, 100), now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, _ := c.Get(ctx, "big", now); ok {
-		t.Fatal("a value over an eighth of the bound was kept")
-	}
+	require.NoError(t, c.Set(ctx, "big", make([]byte, 100), now.Add(time.Hour)))
+	_, ok, _ := c.Get(ctx, "big", now)
+	require.False(t, ok, "a value over an eighth of the bound was kept")
 }
 
 // TestResultCacheBoundThroughRuns: a Service's cache stays within its
@@ -433,16 +392,12 @@ func TestResultCacheBoundThroughRuns(t *testing.T) {
 	e.create(t, "by_amount", e.query("SELECT id, country, plan, amount FROM orders WHERE amount >= {variables.min_amount} ORDER BY id", "min_amount"))
 	for i := range 300 {
 		runReq(t, e, "by_amount", endpoint.RunRequest{Variables: map[string]any{"min_amount": i % 120}})
-		if cache.Bytes() > 8<<10 {
-			t.Fatalf("after %d runs the cache holds %d bytes", i+1, cache.Bytes())
-		}
+		require.LessOrEqual(t, cache.Bytes(), int64(8<<10), "after %d runs the cache holds", i+1)
 	}
 	f := newEnv(t, func(c *endpoint.Config) { c.ResultCache = failingCache{} })
 	f.create(t, "ep", f.query("SELECT 1 AS one"))
 	for range 2 {
-		if res := runReq(t, f, "ep", endpoint.RunRequest{}); res.IsCached {
-			t.Fatal("a failing cache served")
-		}
+		require.False(t, runReq(t, f, "ep", endpoint.RunRequest{}).IsCached, "a failing cache served")
 	}
 }
 
@@ -471,9 +426,8 @@ func TestCachedRunLogsNoEngineRead(t *testing.T) {
 		t.Fatalf("cached %v then %v; the cached answer's statistics %+v", first.IsCached, second.IsCached, second.Statistics)
 	}
 	logs, _, err := e.svc.Logs(context.Background(), "1", "all", 0, "")
-	if err != nil || len(logs) != 2 {
-		t.Fatalf("%d entries, %v", len(logs), err)
-	}
+	require.NoError(t, err, "%d entries, %v", len(logs), err)
+	require.Len(t, logs, 2, "%d entries, %v", len(logs), err)
 	for _, l := range logs {
 		switch {
 		case l.Cached && (l.RowsRead != nil || l.BytesRead != nil):

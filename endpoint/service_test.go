@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"reflect"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const badName = "Must start with a letter, contain only alphanumeric characters, hyphens, or underscores, and be between 1 and 128 characters long."
@@ -50,9 +51,7 @@ func TestCreateChecks(t *testing.T) {
 	e.create(t, "taken", e.query("SELECT 1"))
 	country := e.vars["country"].ID
 	other, err := e.svc.CreateVariable(context.Background(), "2", variable.Variable{Name: "elsewhere", Type: variable.String})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const missing1, missing2 = "00000000-0000-4000-8000-000000000002", "00000000-0000-4000-8000-000000000001"
 	ref := func(pairs ...string) map[string]endpoint.VariableRef {
 		m := map[string]endpoint.VariableRef{}
@@ -122,21 +121,15 @@ func TestCreateChecks(t *testing.T) {
 			listBefore, _ := before.List(context.Background(), "1")
 			_, err := e.svc.Create(context.Background(), "1", tc.req)
 			var got *endpoint.Error
-			if !errors.As(err, &got) {
-				t.Fatalf("Create: %v (%T), want *endpoint.Error", err, err)
-			}
+			require.ErrorAs(t, err, &got, "Create")
 			detailOK := got.Detail == tc.detail || tc.detailIsPrefix && strings.HasPrefix(got.Detail, tc.detail)
 			if got.Status != tc.status || got.Code != tc.code || !detailOK || got.Attr != tc.attr {
 				t.Fatalf("Create: {%d %s %q attr %q}, want {%d %s %q attr %q}", got.Status, got.Code, got.Detail, got.Attr, tc.status, tc.code, tc.detail, tc.attr)
 			}
 			sentinel := map[int]error{400: endpoint.ErrInvalid, 409: endpoint.ErrConflict}[tc.status]
-			if !errors.Is(err, sentinel) {
-				t.Fatalf("errors.Is(%v, %v) = false", err, sentinel)
-			}
+			require.ErrorIs(t, err, sentinel, "errors.Is")
 			listAfter, _ := before.List(context.Background(), "1")
-			if len(listAfter) != len(listBefore) {
-				t.Fatalf("a refused Create stored an endpoint: %d -> %d", len(listBefore), len(listAfter))
-			}
+			require.Len(t, listAfter, len(listBefore), "a refused Create stored an endpoint")
 		})
 	}
 }
@@ -153,13 +146,9 @@ func TestCreate(t *testing.T) {
 	ep, err := e.svc.Create(context.Background(), "1", endpoint.CreateRequest{
 		Name: "Orders-by_country", Description: "orders", Query: q, IsActive: &inactive,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := map[string]endpoint.VariableRef{country.ID: {VariableID: country.ID, CodeName: "country"}}
-	if !reflect.DeepEqual(ep.Query.Variables, want) {
-		t.Fatalf("stored variables = %v, want %v", ep.Query.Variables, want)
-	}
+	require.Equal(t, want, ep.Query.Variables, "stored variables")
 	if ep.ID == "" || ep.CurrentVersion != 1 || ep.VersionsCount != 1 || ep.IsActive ||
 		!ep.CreatedAt.Equal(e.clock.Now()) || !ep.UpdatedAt.Equal(e.clock.Now()) || ep.LastExecutedAt != nil {
 		t.Fatalf("created endpoint = %+v", ep)
@@ -187,25 +176,19 @@ func TestGetListDelete(t *testing.T) {
 		e.create(t, n, e.query("SELECT 1"))
 	}
 	list, err := e.svc.List(ctx, "1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, ep := range list {
 		names = append(names, ep.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"a", "b", "c"}) {
-		t.Fatalf("List names = %v", names)
-	}
+	require.Equal(t, []string{"a", "b", "c"}, names, "List names")
 	if empty, err := e.svc.List(ctx, "9"); err != nil || empty == nil || len(empty) != 0 {
 		t.Fatalf("List of an empty project = %#v, %v; want an empty, non-nil slice", empty, err)
 	}
 	_, err = e.svc.Get(ctx, "2", "a")
 	wantError(t, err, http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
 	wantError(t, e.svc.Delete(ctx, "2", "a"), http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
-	if err := e.svc.Delete(ctx, "1", "a"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.Delete(ctx, "1", "a"))
 	_, err = e.svc.Get(ctx, "1", "a")
 	wantError(t, err, http.StatusNotFound, "not_found", "Endpoint 'a' not found.", "")
 	_, err = e.svc.Run(ctx, "1", "a", endpoint.RunRequest{})
@@ -226,9 +209,7 @@ func TestUpdate(t *testing.T) {
 	// Fields other than the query make no version.
 	e.clock.Advance(1000)
 	got, err := e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Description: str("changed"), IsActive: &no})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got.CurrentVersion != 1 || got.VersionsCount != 1 || got.Description != "changed" || got.IsActive ||
 		!got.UpdatedAt.Equal(e.clock.Now()) || !got.CreatedAt.Equal(ep.CreatedAt) {
 		t.Fatalf("after description change: %+v", got)
@@ -241,9 +222,8 @@ func TestUpdate(t *testing.T) {
 		same.Variables[strings.ToUpper(id)] = ref
 	}
 	got, err = e.svc.Update(ctx, "1", "orders", endpoint.UpdateRequest{Query: same})
-	if err != nil || got.CurrentVersion != 1 {
-		t.Fatalf("same query: version %d, %v; want 1", got.CurrentVersion, err)
-	}
+	require.NoError(t, err, "same query: version %d, %v; want 1", got.CurrentVersion, err)
+	require.Equal(t, 1, got.CurrentVersion, "same query: version %d, %v; want 1", got.CurrentVersion, err)
 
 	// A changed query makes version 2, then 3.
 	for want := 2; want <= 3; want++ {
@@ -299,12 +279,10 @@ func TestUpdateFailsWhole(t *testing.T) {
 			_, err := e.svc.Update(ctx, "1", "target", tc.req)
 			wantError(t, err, tc.status, tc.code, tc.detail, "-")
 			after, err := e.svc.Get(ctx, "1", "target")
-			if err != nil || !reflect.DeepEqual(after, before) {
-				t.Fatalf("after a refused update: %+v, %v; want %+v", after, err, before)
-			}
-			if vs, _ := e.svc.Versions(ctx, "1", "target"); len(vs) != 1 {
-				t.Fatalf("a refused update left %d versions", len(vs))
-			}
+			require.NoError(t, err, "after a refused update: %+v, %v; want %+v", after, err, before)
+			require.Equal(t, before, after, "after a refused update: %+v, %v; want %+v", after, err, before)
+			vs, _ := e.svc.Versions(ctx, "1", "target")
+			require.Len(t, vs, 1, "a refused update left")
 		})
 	}
 }
@@ -322,9 +300,8 @@ func TestConcurrentUpdates(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			q := e.query("SELECT " + strings.Repeat("1+", i) + "0")
-			if _, err := e.svc.Update(ctx, "1", "busy", endpoint.UpdateRequest{Query: q}); err != nil {
-				t.Error(err)
-			}
+			_, err := e.svc.Update(ctx, "1", "busy", endpoint.UpdateRequest{Query: q})
+			assert.NoError(t, err)
 			if _, err := e.svc.Run(ctx, "1", "busy", endpoint.RunRequest{}); err != nil {
 				t.Error(err)
 			}
@@ -332,13 +309,10 @@ func TestConcurrentUpdates(t *testing.T) {
 	}
 	wg.Wait()
 	vs, err := e.svc.Versions(ctx, "1", "busy")
-	if err != nil || len(vs) != n+1 {
-		t.Fatalf("Versions = %d, %v; want %d", len(vs), err, n+1)
-	}
+	require.NoError(t, err, "Versions = %d, %v; want %d", len(vs), err, n+1)
+	require.Len(t, vs, n+1, "Versions = %d, %v; want %d", len(vs), err, n+1)
 	for i, v := range vs {
-		if v.Version != i+1 {
-			t.Fatalf("version %d has number %d", i+1, v.Version)
-		}
+		require.Equal(t, i+1, v.Version, "version")
 	}
 }
 
@@ -346,14 +320,10 @@ func TestConcurrentUpdates(t *testing.T) {
 // as SQL stores keep them.
 func TestDefaultClock(t *testing.T) {
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{res: &driver.Result{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before := time.Now().Add(-time.Second)
 	ep, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "ep", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if ep.CreatedAt.Location() != time.UTC || ep.CreatedAt.Nanosecond()%1000 != 0 || ep.CreatedAt.Before(before) {
 		t.Fatalf("CreatedAt = %v", ep.CreatedAt)
 	}

@@ -3,7 +3,6 @@ package endpoint_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // readCounter counts the reads a Service makes of its stores.
@@ -90,21 +90,14 @@ func sharedFile(t *testing.T, recheck time.Duration, clocks ...func() time.Time)
 	var out []process
 	for i, now := range clocks {
 		db, err := sql.Open("sqlite", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		st, err := sqlstore.New(db, engine.SQLite)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if i == 0 {
-			if err := st.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec(ordersSQL); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, st.Migrate(context.Background()))
+			_, err := db.Exec(ordersSQL)
+			require.NoError(t, err)
 		}
 		reads := &readCounter{}
 		x := sqlexec.New(db, engine.SQLite)
@@ -116,9 +109,7 @@ func sharedFile(t *testing.T, recheck time.Duration, clocks ...func() time.Time)
 			Now:             now,
 			RecheckInterval: recheck,
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out = append(out, process{svc: svc, reads: reads})
 	}
 	return out
@@ -147,9 +138,7 @@ func TestSharedStoreRuns(t *testing.T) {
 	ps := sharedFile(t, 0, clk.Now, clk.Now) // 0: DefaultRecheckInterval
 	a, b := ps[0], ps[1]
 	minAmount, err := a.svc.CreateVariable(ctx, "1", variable.Variable{Name: "min", Type: variable.Number})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ref := map[string]endpoint.VariableRef{minAmount.ID: {VariableID: minAmount.ID, CodeName: "min"}}
 	q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT id FROM orders WHERE amount > {variables.min} ORDER BY id", Variables: ref}
 	if _, err := a.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: &q}); err != nil {
@@ -168,9 +157,8 @@ func TestSharedStoreRuns(t *testing.T) {
 		t.Helper()
 		before := p.reads.load()
 		run()
-		if n := p.reads.load() - before; n != 0 {
-			t.Fatalf("%s: a run of an unchanged endpoint read the stores %d times", who, n)
-		}
+		n := p.reads.load() - before
+		require.Equal(t, int64(0), n, "%s: a run of an unchanged endpoint read the stores", who)
 	}
 
 	// First runs read; the next ones read nothing.
@@ -226,9 +214,7 @@ func TestSharedStoreRuns(t *testing.T) {
 	clk.Advance(endpoint.DefaultRecheckInterval)
 	want(a, "A after reactivation", 2)
 	want(b, "B after reactivation", 2)
-	if err := a.svc.Delete(ctx, "1", "ep"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, a.svc.Delete(ctx, "1", "ep"))
 	wantNotFound(t, a, "A after deleting")
 	want(b, "B within the bound", 2)
 	clk.Advance(endpoint.DefaultRecheckInterval)
@@ -238,9 +224,7 @@ func TestSharedStoreRuns(t *testing.T) {
 func wantNotFound(t *testing.T, p process, who string) {
 	t.Helper()
 	_, _, err := runIDs(p, "ep", map[string]any{"min": "1"})
-	if !errors.Is(err, endpoint.ErrNotFound) {
-		t.Fatalf("%s: %v, want ErrNotFound", who, err)
-	}
+	require.ErrorIs(t, err, endpoint.ErrNotFound, "%s", who)
 }
 
 func equalIDs(a, b []int64) bool {
@@ -264,9 +248,8 @@ func TestSharedStoreRecheckRealTime(t *testing.T) {
 	ps := sharedFile(t, recheck, nil, nil)
 	a, b := ps[0], ps[1]
 	q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT id FROM orders WHERE id = 1"}
-	if _, err := a.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: &q}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := a.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: &q})
+	require.NoError(t, err)
 	if _, ids, err := runIDs(b, "ep", nil); err != nil || !equalIDs(ids, []int64{1}) {
 		t.Fatalf("B: %v %v", ids, err)
 	}
@@ -277,16 +260,12 @@ func TestSharedStoreRecheckRealTime(t *testing.T) {
 	updated := time.Now()
 	for {
 		_, ids, err := runIDs(b, "ep", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if equalIDs(ids, []int64{2}) {
 			break
 		}
 		// The bound plus slack for a loaded machine.
-		if time.Since(updated) > recheck+time.Second {
-			t.Fatalf("B still answers %v %v after the update", ids, time.Since(updated))
-		}
+		require.LessOrEqual(t, time.Since(updated), recheck+time.Second, "B still answers %v", ids)
 		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSoftDeleteRetention: a soft-deleted materialized endpoint is not
@@ -33,17 +35,13 @@ func TestSoftDeleteRetention(t *testing.T) {
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 0 {
 		t.Fatalf("RefreshStale refreshed %d deleted endpoints (%v)", n, err)
 	}
-	if got := e.tables(t); len(got) != 1 {
-		t.Fatalf("tables %v: a deleted endpoint keeps its table within the retention", got)
-	}
+	require.Len(t, e.tables(t), 1, "tables")
 
 	e.create(t, "daily", q)
 	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
 		t.Fatalf("Restore over a live name: %v, want 409", err)
 	}
-	if err := e.svc.Delete(ctx, "1", "daily"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.Delete(ctx, "1", "daily"))
 	back, err := e.svc.Restore(ctx, "1", "daily")
 	if err != nil || back.ID != gone.ID || !back.IsMaterialized {
 		t.Fatalf("Restore = %+v, %v", back, err)
@@ -54,12 +52,9 @@ func TestSoftDeleteRetention(t *testing.T) {
 	}
 	e.clock.Advance(endpoint.DefaultDeletedRetention + time.Second)
 	list, err := e.svc.List(ctx, "1")
-	if err != nil || len(list) != 0 {
-		t.Fatalf("List = %d endpoints, %v", len(list), err)
-	}
-	if got := e.tables(t); len(got) != 0 {
-		t.Fatalf("tables %v remain after the retention", got)
-	}
+	require.NoError(t, err, "List = %d endpoints, %v", len(list), err)
+	require.Empty(t, list, "List = %d endpoints, %v", len(list), err)
+	require.Empty(t, e.tables(t), "tables")
 	if _, err := e.svc.Restore(ctx, "1", "daily"); !errors.Is(err, endpoint.ErrNotFound) {
 		t.Fatalf("Restore past the retention: %v, want not found", err)
 	}
@@ -77,9 +72,7 @@ func TestSoftDeletedIsInvisible(t *testing.T) {
 	ctx := context.Background()
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	gone, err := e.svc.SoftDelete(ctx, "1", "daily")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	vars := map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}
 	for _, name := range []string{"daily", "daily/" + gone.ID, "daily%2F" + gone.ID, "x/y"} {
 		calls := map[string]func() error{
@@ -103,22 +96,22 @@ func TestSoftDeletedIsInvisible(t *testing.T) {
 			"RunSchema":             func() error { _, err := e.svc.RunSchema(ctx, "1", name, 0); return err },
 		}
 		for method, call := range calls {
-			if err := call(); !errors.Is(err, endpoint.ErrNotFound) || endpoint.StatusOf(err) != http.StatusNotFound {
-				t.Errorf("%s(%q) of a soft-deleted endpoint: %v, want a 404", method, name, err)
+			err := call()
+			if assert.ErrorIs(t, err, endpoint.ErrNotFound, "%s(%q) of a soft-deleted endpoint: %v, want a 404", method, name, err) {
+				assert.Equal(t, http.StatusNotFound, endpoint.StatusOf(err), "%s(%q) of a soft-deleted endpoint: %v, want a 404", method, name, err)
 			}
 		}
 		// The one admission finds no record to run: a 404, before any budget.
 		ask := endpoint.Ask{Act: endpoint.ActRun, Endpoint: name, Run: &endpoint.RunRequest{}}
-		if _, err := e.svc.Admit(ctx, endpoint.Budgets{}, endpoint.Caller{Project: "1"}, ask); !errors.Is(err, endpoint.ErrNotFound) {
-			t.Errorf("Admit of a run of soft-deleted %q: %v, want a 404", name, err)
-		}
+		_, err := e.svc.Admit(ctx, endpoint.Budgets{}, endpoint.Caller{Project: "1"}, ask)
+		assert.ErrorIs(t, err, endpoint.ErrNotFound, "Admit of a run of soft-deleted %q", name)
 	}
 	if _, err := e.svc.Get(ctx, "1", "back"); !errors.Is(err, endpoint.ErrNotFound) {
 		t.Errorf("a rename through the stored name brought the deleted endpoint back: %v", err)
 	}
 	list, err := e.svc.List(ctx, "1")
-	if err != nil || len(list) != 0 {
-		t.Errorf("List = %+v, %v; want none", list, err)
+	if assert.NoError(t, err, "List = %+v, %v; want none", list, err) {
+		assert.Empty(t, list, "List = %+v, %v; want none", list, err)
 	}
 	back, err := e.svc.Restore(ctx, "1", "daily")
 	if err != nil || back.ID != gone.ID || back.Name != "daily" || back.DeletedAt != nil {
@@ -148,27 +141,20 @@ func TestSoftDeleteKeepsTheName(t *testing.T) {
 	}
 	live := e.create(t, "daily", q)
 	stored, err := e.eps.List(ctx, "1")
-	if err != nil || len(stored) != 3 {
-		t.Fatalf("stored = %+v, %v; want three records", stored, err)
-	}
+	require.NoError(t, err, "stored = %+v, %v; want three records", stored, err)
+	require.Len(t, stored, 3, "stored = %+v, %v; want three records", stored, err)
 	for _, s := range stored {
-		if s.Name != "daily" {
-			t.Errorf("record %s is stored as %q, want its own name", s.ID, s.Name)
-		}
-		if deleted := s.DeletedAt != nil; deleted != (s.ID != live.ID) {
-			t.Errorf("record %s: deleted %v, want %v", s.ID, deleted, s.ID != live.ID)
-		}
+		assert.Equal(t, "daily", s.Name, "record %s is stored as", s.ID)
+		deleted := s.DeletedAt != nil
+		assert.Equal(t, s.ID != live.ID, deleted, "record %s: deleted", s.ID)
 	}
 	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
 		t.Fatalf("Restore over a live name: %v, want 409", err)
 	}
-	if err := e.svc.Delete(ctx, "1", "daily"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.Delete(ctx, "1", "daily"))
 	back, err := e.svc.Restore(ctx, "1", "daily")
-	if err != nil || back.ID != second.ID {
-		t.Fatalf("Restore = %s, %v; want the latest deleted, %s", back.ID, err, second.ID)
-	}
+	require.NoError(t, err, "Restore = %s, %v; want the latest deleted, %s", back.ID, err, second.ID)
+	require.Equal(t, second.ID, back.ID, "Restore = %s, %v; want the latest deleted, %s", back.ID, err, second.ID)
 	if _, err := e.svc.Restore(ctx, "1", "daily"); endpoint.StatusOf(err) != http.StatusConflict {
 		t.Fatalf("Restore of the older record over the restored one: %v, want 409", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // brokenStore fails every call after it is broken, with a message that
@@ -91,9 +92,7 @@ func TestStorageFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			err := call()
 			wantError(t, err, 502, "execution_failed", "storage failed", "")
-			if !errors.Is(err, errDisk) {
-				t.Fatal("the cause is not reachable for logging")
-			}
+			require.ErrorIs(t, err, errDisk, "the cause is not reachable for logging")
 		})
 	}
 }
@@ -103,19 +102,14 @@ func TestMarkExecutedFailureDoesNotFailRun(t *testing.T) {
 	e2 := newEnv(t, func(c *endpoint.Config) { c.Endpoints = failing })
 	e2.create(t, "ep", e2.query("SELECT 1"))
 	for i := 0; i < 3; i++ {
-		if _, err := run(e2, "ep", nil); err != nil {
-			t.Fatalf("run with a failing MarkExecuted: %v", err)
-		}
+		_, err := run(e2, "ep", nil)
+		require.NoError(t, err, "run with a failing MarkExecuted")
 		// The mark is written in the background; its failure gives the
 		// claim back once written.
-		if err := e2.svc.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e2.svc.Flush(context.Background()))
 	}
 	// Each failed write was given back, so every run tried again.
-	if failing.marks != 3 {
-		t.Fatalf("MarkExecuted tried %d times, want 3", failing.marks)
-	}
+	require.Equal(t, 3, failing.marks, "MarkExecuted tried")
 }
 
 type markFailStore struct {
@@ -133,9 +127,7 @@ func TestVariableStorageFailures(t *testing.T) {
 	e := newEnv(t)
 	q := e.query("SELECT {variables.country}", "country")
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: brokenVars{variable.NewMemoryStore()}, Executor: &fixedExecutor{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: q})
 	wantError(t, err, 502, "execution_failed", "storage failed", "")
 	_, err = svc.ListVariables(ctx, "1")

@@ -2,12 +2,13 @@ package endpoint_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSQLiteBackslashLiteral: SQLite reads no backslash escapes, so
@@ -28,28 +29,19 @@ func TestSQLiteBackslashLiteral(t *testing.T) {
 			ctx := context.Background()
 			const sql = `SELECT 'C:\' || 'x' AS p, count(*) AS n FROM events WHERE event <> {variables.not_event}`
 			v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Not event", Type: variable.String})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			q := sqlQuery(sql)
 			q.Variables = map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: v.CodeName}}
 			_, err = env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: "paths", Query: q})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			res, err := env.Service.Run(ctx, env.Project, "paths", endpoint.RunRequest{Variables: map[string]any{"not_event": "nothing"}})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			rows := res.Results.([][]any)
-			if got := len(rows); got != 1 {
-				t.Fatalf("len(rows) = %d, want %d: %v", got, 1, rows)
-			}
-			if got, want := rows[0][0], `C:\x`; !reflect.DeepEqual(got, want) {
-				t.Errorf("rows[0][0] = %q, want %q", got, want)
-			}
-			if got, ok := rows[0][1].(int64); !ok || got != 50 {
-				t.Errorf("rows[0][1] = %#v, want int64 50", rows[0][1])
+			require.Len(t, rows, 1)
+			assert.Equal(t, `C:\x`, rows[0][0])
+			got, ok := rows[0][1].(int64)
+			if assert.True(t, ok, "rows[0][1] = %#v, want int64 50", rows[0][1]) {
+				assert.Equal(t, int64(50), got, "rows[0][1] = %#v, want int64 50", rows[0][1])
 			}
 		})
 	}

@@ -10,22 +10,20 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCreateVariable(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	v, err := e.svc.CreateVariable(ctx, "1", variable.Variable{Name: "Event Name!", Type: variable.String, DefaultValue: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, err := uuid.Parse(v.ID); err != nil || v.CodeName != "event_name" {
 		t.Fatalf("created %+v: want a UUID and code_name event_name", v)
 	}
 	got, err := e.svc.GetVariable(ctx, "1", strings.ToUpper(v.ID))
-	if err != nil || !reflect.DeepEqual(got, v) {
-		t.Fatalf("GetVariable by upper-case id = %+v, %v", got, err)
-	}
+	require.NoError(t, err, "GetVariable by upper-case id = %+v, %v", got, err)
+	require.Equal(t, v, got, "GetVariable by upper-case id = %+v, %v", got, err)
 	given := uuid.NewString()
 	v2, err := e.svc.CreateVariable(ctx, "1", variable.Variable{ID: given, Name: "n", CodeName: "custom", Type: variable.Number, DefaultValue: "12"})
 	if err != nil || v2.ID != given || v2.DefaultValue != int64(12) {
@@ -66,9 +64,8 @@ func TestCreateVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := e.svc.ListVariables(ctx, "1")
-	if err != nil || len(list) != len(testVariables)+2 {
-		t.Fatalf("ListVariables = %d, %v", len(list), err)
-	}
+	require.NoError(t, err, "ListVariables = %d, %v", len(list), err)
+	require.Len(t, list, len(testVariables)+2, "ListVariables = %d, %v", len(list), err)
 	for i := 1; i < len(list); i++ {
 		if list[i-1].CodeName > list[i].CodeName {
 			t.Fatalf("ListVariables not ordered by code_name: %s before %s", list[i-1].CodeName, list[i].CodeName)
@@ -118,9 +115,8 @@ func TestUpdateVariable(t *testing.T) {
 	_, err = e.svc.UpdateVariable(ctx, "1", flag, endpoint.VariablePatch{CodeName: str("country")})
 	wantError(t, err, 409, "conflict", "A variable with code_name 'country' already exists in this project.", "code_name")
 	got, err = e.svc.UpdateVariable(ctx, "1", flag, endpoint.VariablePatch{CodeName: str("is_paid")})
-	if err != nil || got.CodeName != "is_paid" {
-		t.Fatalf("rename code_name: %+v, %v", got, err)
-	}
+	require.NoError(t, err, "rename code_name: %+v, %v", got, err)
+	require.Equal(t, "is_paid", got.CodeName, "rename code_name: %+v, %v", got, err)
 	_, err = e.svc.UpdateVariable(ctx, "1", flag, endpoint.VariablePatch{Type: str("Nope")})
 	wantError(t, err, 400, "invalid_input", `Invalid type: must be one of String, Number, Boolean, Date, List, got "Nope"`, "type")
 	_, err = e.svc.UpdateVariable(ctx, "2", flag, endpoint.VariablePatch{Name: str("x")})
@@ -149,21 +145,15 @@ func TestDeleteVariable(t *testing.T) {
 	wantError(t, e.svc.DeleteVariable(ctx, "1", country), 409, "variable_in_use",
 		"Variable 'country' is used by endpoint 'ep' and cannot be deleted.", "")
 
-	if err := e.svc.Delete(ctx, "1", "ep"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.svc.DeleteVariable(ctx, "1", country); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.Delete(ctx, "1", "ep"))
+	require.NoError(t, e.svc.DeleteVariable(ctx, "1", country))
 	_, err := e.svc.GetVariable(ctx, "1", country)
 	wantError(t, err, 404, "not_found", "Variable '"+country+"' not found.", "")
 	wantError(t, e.svc.DeleteVariable(ctx, "1", country), 404, "not_found", "Variable '"+country+"' not found.", "")
 
 	// A deleted variable can no longer be referenced.
 	_, err = e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "again", Query: e.query("SELECT {variables.paid}", "paid")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1", Variables: map[string]endpoint.VariableRef{country: {}}}
 	_, err = e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "gone", Query: q})
 	wantError(t, err, 400, "variable_not_found", "Variable ID(s) not found: "+country+". A variable must first be created in data management.", "query.variables")
@@ -178,9 +168,7 @@ func TestVariableChangedBehindService(t *testing.T) {
 	e.create(t, "ep", e.query("SELECT id FROM orders WHERE country = {variables.country}", "country"))
 	v := e.vars["country"]
 	v.CodeName = "land"
-	if err := e.vstore.Store.Update(ctx, "1", v); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.vstore.Store.Update(ctx, "1", v))
 	_, err := run(e, "ep", map[string]any{"country": "US"})
 	wantError(t, err, 409, "conflict", "Endpoint 'ep' version 1 no longer passes validation: Variable "+v.ID+" has code_name 'land', not 'country'.", "")
 }

@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"reflect"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/scope"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // fixedDialect is an Executor that only knows its dialect: verdicts never
@@ -23,9 +23,7 @@ func (fixedDialect) Engine() engine.Engine { return engine.SQLite }
 func TestVerdictMemoized(t *testing.T) {
 	s := &Service{cfg: Config{Executor: fixedDialect{}}, now: func() time.Time { return time.Unix(0, 0).UTC() }}
 	tmpl, err := placeholder.Compile("SELECT count(*) AS n FROM events WHERE timestamp >= {variables.from} AND country = {variables.country}")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := &compiled{
 		query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()},
 		tmpl:  tmpl,
@@ -34,9 +32,8 @@ func TestVerdictMemoized(t *testing.T) {
 		scope: scope.New(nil, "1", engine.SQLite),
 	}
 	v := s.verdict(c, nil, "")
-	if !v.ok || v.plan == nil {
-		t.Fatalf("verdict %+v", v)
-	}
+	require.True(t, v.ok, "verdict %+v", v)
+	require.NotNil(t, v.plan, "verdict %+v", v)
 	if again := s.verdict(c, map[string]engine.Bucket{}, ""); again != v {
 		t.Fatal("no buckets and an empty map were analysed twice")
 	}
@@ -47,9 +44,7 @@ func TestVerdictMemoized(t *testing.T) {
 	if again := s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, ""); again != hour {
 		t.Fatal("the same buckets were analysed twice")
 	}
-	if got, want := bucketKey(map[string]engine.Bucket{"b": "day", "a": "hour"}), "a=hour;b=day;"; got != want {
-		t.Fatalf("bucketKey = %q, want %q", got, want)
-	}
+	require.Equal(t, "a=hour;b=day;", bucketKey(map[string]engine.Bucket{"b": "day", "a": "hour"}), "bucketKey")
 }
 
 // TestVariableVerdicts: each variable says how it is materialized (key,
@@ -59,9 +54,7 @@ func TestVariableVerdicts(t *testing.T) {
 	s := &Service{cfg: Config{Executor: fixedDialect{}}, now: func() time.Time { return time.Unix(0, 0).UTC() }}
 	verdictOf := func(sql string) *verdict {
 		tmpl, err := placeholder.Compile(sql)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c := &compiled{query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
 			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}, scope: scope.New(nil, "1", engine.SQLite)}
 		return s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, "")
@@ -73,15 +66,13 @@ func TestVariableVerdicts(t *testing.T) {
 		{CodeName: "events", As: "list", Expression: `"event"`},
 		{CodeName: "from", As: "range", Expression: `"timestamp"`, Bucket: "hour"},
 	}
-	if !v.ok || !reflect.DeepEqual(v.variables, want) {
-		t.Fatalf("verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
-	}
+	require.True(t, v.ok, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
+	require.Equal(t, want, v.variables, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
 	v = verdictOf(`SELECT count(*) AS n FROM events WHERE event = {variables.event} AND distinct_id LIKE {variables.who}`)
 	want = []VariableVerdict{
 		{CodeName: "event", As: "key", Expression: `"event"`},
 		{CodeName: "who", Code: "unsupported_operator", Reason: "variable 'who' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized"},
 	}
-	if v.ok || !reflect.DeepEqual(v.variables, want) {
-		t.Fatalf("verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
-	}
+	require.False(t, v.ok, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
+	require.Equal(t, want, v.variables, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // TestVersions: each version shows its query, the variables a run
@@ -21,14 +22,13 @@ func TestVersions(t *testing.T) {
 	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	e.clock.Advance(time.Hour)
-	if _, err := e.svc.Update(ctx, "1", "daily", endpoint.UpdateRequest{Query: e.query("SELECT id FROM orders WHERE plan IN {variables.plans} OR country = {variables.country}", "plans", "country"),
+	if _, err := e.svc.Update(ctx, "1", "daily", endpoint.UpdateRequest{Query: e.query("SELECT id FROM orders WHERE plan IN {variables.plans} OR country = {variables.country} OR id > 5", "plans", "country"),
 		IsMaterialized: new(false)}); err != nil {
 		t.Fatal(err)
 	}
 	infos, err := e.svc.Versions(ctx, "1", "daily")
-	if err != nil || len(infos) != 2 {
-		t.Fatalf("Versions = %d, %v", len(infos), err)
-	}
+	require.NoError(t, err, "Versions = %d, %v", len(infos), err)
+	require.Len(t, infos, 2, "Versions = %d, %v", len(infos), err)
 	v1, v2 := infos[0], infos[1]
 	if v1.Version != 1 || !v1.CreatedAt.Equal(created) || v1.IsCurrent || v1.Query.SQL != dailyPurchases ||
 		!v1.Materialization.CanMaterialize || v1.Materialization.Materialized {
@@ -37,22 +37,19 @@ func TestVersions(t *testing.T) {
 	var names []string
 	for _, v := range v1.Variables {
 		names = append(names, v.CodeName)
-		if !v.Required || v.ID == "" {
-			t.Fatalf("variable %+v", v)
-		}
+		require.True(t, v.Required, "variable %+v", v)
+		require.NotEqual(t, "", v.ID, "variable %+v", v)
 	}
-	if !reflect.DeepEqual(names, []string{"country", "from", "to"}) || v1.Variables[1].Type != variable.Date {
-		t.Fatalf("version 1 variables %+v", v1.Variables)
-	}
+	require.Equal(t, []string{"country", "from", "to"}, names, "version 1 variables %+v", v1.Variables)
+	require.Equal(t, variable.Date, v1.Variables[1].Type, "version 1 variables %+v", v1.Variables)
 	if v2.Version != 2 || !v2.IsCurrent || !v2.CreatedAt.Equal(created.Add(time.Hour)) || v2.Materialization.CanMaterialize ||
 		v2.Materialization.Reason == "" || len(v2.Variables) != 2 || !v2.Variables[1].IsMulti ||
 		!reflect.DeepEqual(v2.Variables[1].Values, []string{"free", "pro", "enterprise"}) {
 		t.Fatalf("version 2 = %+v", v2)
 	}
 	one, err := e.svc.Version(ctx, "1", "daily", 1)
-	if err != nil || !reflect.DeepEqual(one, v1) {
-		t.Fatalf("Version(1) = %+v, %v", one, err)
-	}
+	require.NoError(t, err, "Version(1) = %+v, %v", one, err)
+	require.Equal(t, v1, one, "Version(1) = %+v, %v", one, err)
 	_, err = e.svc.Version(ctx, "1", "daily", 3)
 	wantError(t, err, 404, endpoint.CodeNotFound, "Version 3 not found for endpoint 'daily'", "")
 	_, err = e.svc.Version(ctx, "1", "daily", 0)
@@ -85,16 +82,12 @@ func TestRunSchema(t *testing.T) {
 		"country", "plans", "from", "paid", "min_amount"))
 	x.queries.Store(0) // the check of the save
 	rs, err := e.svc.RunSchema(ctx, "1", "ep", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !reflect.DeepEqual(rs.Columns, []string{"id", "c", "double"}) || rs.Version != 1 || !rs.IsCurrent || len(rs.Variables) != 5 ||
 		rs.DefaultLimit != endpoint.DefaultLimit || rs.MaxLimit != endpoint.DefaultMaxLimit || rs.Kind != endpoint.KindSQL {
 		t.Fatalf("RunSchema = %+v", rs)
 	}
-	if x.queries.Load() != 0 {
-		t.Fatalf("%d queries to describe; the version keeps the columns the check at save described", x.queries.Load())
-	}
+	require.Equal(t, int64(0), x.queries.Load())
 	_, err = e.svc.RunSchema(ctx, "1", "ep", 2)
 	wantError(t, err, 404, endpoint.CodeNotFound, "Version 2 not found for endpoint 'ep'", "")
 
@@ -109,9 +102,7 @@ func TestRunSchema(t *testing.T) {
 	}
 	b, _ := json.Marshal(rs.Variables)
 	want := `[{"name":"$browser","code_name":"$browser","type":"String","required":false},{"name":"date_from","code_name":"date_from","type":"Date","required":false},{"name":"date_to","code_name":"date_to","type":"Date","required":false}]`
-	if string(b) != want {
-		t.Fatalf("insight variables %s, want %s", b, want)
-	}
+	require.Equal(t, want, string(b), "insight variables %s", b)
 	if _, err := in.svc.Update(ctx, "1", "trends", endpoint.UpdateRequest{IsMaterialized: new(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +120,7 @@ func TestMaterializationStatusNotMaterialized(t *testing.T) {
 	r := e.status(t, "ep")
 	b, _ := json.Marshal(r)
 	want := `{"name":"ep","is_materialized":false,"status":null,"serving":false,"version":0,"last_success_at":null,"rows":null,"bytes":null,"duration_ms":null,"last_error":null,"last_error_at":null,"data_freshness_seconds":86400,"materialization_freshness_seconds":86400,"next_refresh_at":null,"hibernating":false,"hibernating_since":null,"progress":null,"source_rows":null,"savings_warning":null,"edge_index":null,"edge_index_warning":null}`
-	if string(b) != want {
-		t.Fatalf("status = %s\nwant %s", b, want)
-	}
+	require.Equal(t, want, string(b), "status = %s", b)
 	_, err := e.svc.MaterializationStatus(context.Background(), "1", "nope")
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'nope' not found.", "")
 }
@@ -151,15 +140,10 @@ func TestMaterializationStatusLifecycle(t *testing.T) {
 		t.Fatalf("status after a refresh: %+v", r)
 	}
 	var n int64
-	if err := e.db.QueryRow(`SELECT count(*) FROM (` + "SELECT date(timestamp) AS day, country FROM (SELECT timestamp, json_extract(properties, '$.country') AS country FROM events WHERE event = 'purchase') GROUP BY day, country" + `)`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if *r.Rows != n {
-		t.Fatalf("rows = %d, want %d (a row per day and country)", *r.Rows, n)
-	}
-	if _, err := e.svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: e.query(dailyPurchases+" LIMIT 10", "country", "from", "to")}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.db.QueryRow(`SELECT count(*) FROM (`+"SELECT date(timestamp) AS day, country FROM (SELECT timestamp, json_extract(properties, '$.country') AS country FROM events WHERE event = 'purchase') GROUP BY day, country"+`)`).Scan(&n))
+	require.Equal(t, n, *r.Rows, "rows")
+	_, err := e.svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: e.query(dailyPurchases+" LIMIT 10", "country", "from", "to")})
+	require.NoError(t, err)
 	r = e.status(t, "daily")
 	if !isStatus(r, endpoint.StatusPending) || r.Version != 1 || r.Serving {
 		t.Fatalf("status after a new version: %+v", r)
@@ -184,8 +168,7 @@ func TestStatusRouteAgreesWithTheEndpoint(t *testing.T) {
 		if r.Status == nil || *r.Status != ep.Materialization.Status || string(*r.Status) != step {
 			t.Fatalf("%s: the route says %v, the endpoint %q", step, r.Status, ep.Materialization.Status)
 		}
-		if r.MaterializationFreshnessSeconds != 1800 || r.DataFreshnessSeconds != ep.DataFreshnessSeconds {
-			t.Fatalf("%s: freshness %d s (data %d s), want 1800 (data %d)", step, r.MaterializationFreshnessSeconds, r.DataFreshnessSeconds, ep.DataFreshnessSeconds)
-		}
+		require.Equal(t, 1800, r.MaterializationFreshnessSeconds, "%s: freshness %d s (data %d s), want 1800 (data %d)", step, r.MaterializationFreshnessSeconds, r.DataFreshnessSeconds, ep.DataFreshnessSeconds)
+		require.Equal(t, ep.DataFreshnessSeconds, r.DataFreshnessSeconds, "%s: freshness %d s (data %d s), want 1800 (data %d)", step, r.MaterializationFreshnessSeconds, r.DataFreshnessSeconds, ep.DataFreshnessSeconds)
 	}
 }

@@ -3,6 +3,7 @@ package materialize
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
@@ -14,13 +15,10 @@ func TestIsAggregate(t *testing.T) {
 	}
 	for src, want := range cases {
 		stmt, err := sqlparser.Parse("select " + src + " from t")
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", src, err)
-		}
+		require.NoError(t, err, "%v", src)
 		e := stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
-		if got, want := isAggregate(e), want; got != want {
-			t.Fatalf("%v: isAggregate(e) = %v, want %v", src, got, want)
-		}
+		got, want := isAggregate(e), want
+		require.Equal(t, want, got, "%v: isAggregate(e)", src)
 	}
 }
 
@@ -32,11 +30,8 @@ func TestHasAggregate(t *testing.T) {
 		"select a from t":                        false,
 	} {
 		stmt, err := sqlparser.Parse(src)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := hasAggregate(stmt.(*sqlparser.Select).SelectExprs), want; got != want {
-			t.Fatalf("%v: hasAggregate(stmt.(*sqlparser.Select).SelectExprs) = %v, want %v", src, got, want)
-		}
+		require.NoError(t, err)
+		got, want := hasAggregate(stmt.(*sqlparser.Select).SelectExprs), want
+		require.Equal(t, want, got, "%v: hasAggregate(stmt.(*sqlparser.Select).SelectExprs)", src)
 	}
 }

@@ -1,11 +1,11 @@
 package materialize
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // Each aggregate is stored as parts and combined again by the read; those
@@ -42,25 +42,15 @@ func TestCombine(t *testing.T) {
 				want = c.rng
 			}
 			a, err := Analyze("SELECT "+c.agg+" AS v FROM t WHERE a "+op+" {variables.x}", opts)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if want == "" {
-				if a.Materializable() {
-					t.Fatalf("%s with %s: a.Materializable() is true", c.agg, op)
-				}
-				if got, want := a.Reasons[0].Code, CodeAggregate; got != want {
-					t.Fatalf("a.Reasons[0].Code = %q, want %q", got, want)
-				}
+				require.False(t, a.Materializable(), "%s with %s: a.Materializable() is true", c.agg, op)
+				require.Equal(t, CodeAggregate, a.Reasons[0].Code)
 				continue
 			}
-			if !a.Materializable() {
-				t.Fatalf("%s with %s: %s: a.Materializable() is false", c.agg, op, a.Reason())
-			}
+			require.True(t, a.Materializable(), "%s with %s: %s: a.Materializable() is false", c.agg, op, a.Reason())
 			read, _, err := a.Plan.Read("t", map[string]any{"x": int64(1)})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if got, want := read, "SELECT "+want+` AS "v" FROM "t" WHERE "x" `+op+" ?"; got != want {
 				t.Fatalf("%s with %s: read = %q, want %q", c.agg, op, got, want)
 			}
@@ -73,12 +63,8 @@ func TestCombine(t *testing.T) {
 func TestCombineGrouped(t *testing.T) {
 	plan := mustPlan(t, "SELECT c, median(b) AS m FROM t WHERE a = {variables.x} GROUP BY c ORDER BY m", Options{Engine: engine.SQLite})
 	read, _, err := plan.Read("t", map[string]any{"x": "y"})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := read, `SELECT "_k0" AS "c", max("_a0") AS "m" FROM "t" WHERE "x" = ? GROUP BY "_k0" ORDER BY 2 ASC`; got != want {
-		t.Fatalf("read = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, `SELECT "_k0" AS "c", max("_a0") AS "m" FROM "t" WHERE "x" = ? GROUP BY "_k0" ORDER BY 2 ASC`, read)
 }
 
 // TestAverageTypePerDialect: a stored average reads back with avg's own
@@ -93,12 +79,8 @@ func TestAverageTypePerDialect(t *testing.T) {
 		engine.ClickHouse: "(sum(`_a0`) / CAST(sum(`_a1`) AS Float64))"} {
 		plan := mustPlan(t, "SELECT avg(b) FROM t WHERE a >= {variables.x}", Options{Engine: d})
 		read, _, err := plan.Read("t", map[string]any{"x": int64(1)})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := read, want; !strings.Contains(s, sub) {
-			t.Fatalf("%v: %q does not contain %q", d.Name(), s, sub)
-		}
+		require.NoError(t, err)
+		require.Contains(t, read, want, "%v", d.Name())
 	}
 }
 
@@ -112,11 +94,7 @@ func TestCountTypePerDialect(t *testing.T) {
 		engine.ClickHouse: "coalesce(sum(`_a0`), 0) AS"} {
 		plan := mustPlan(t, "SELECT count(*) AS n FROM t WHERE a >= {variables.x}", Options{Engine: d})
 		read, _, err := plan.Read("t", map[string]any{"x": int64(1)})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := read, want; !strings.Contains(s, sub) {
-			t.Fatalf("%v: %q does not contain %q", d.Name(), s, sub)
-		}
+		require.NoError(t, err)
+		require.Contains(t, read, want, "%v", d.Name())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // SQLite reads a name in WHERE, GROUP BY and HAVING as a column of FROM
@@ -25,21 +26,14 @@ func TestCheckAliases(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if c.code == "" {
-				if !a.Materializable() {
-					t.Fatalf("%v: a.Materializable() is false", a.Reason())
-				}
+				require.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reason())
 				return
 			}
-			if a.Materializable() {
-				t.Fatalf("a.Materializable() is true")
-			}
-			if got, want := a.Reasons[0].Code, c.code; got != want {
-				t.Fatalf("%v: a.Reasons[0].Code = %q, want %q", a.Reason(), got, want)
-			}
+			require.False(t, a.Materializable(), "a.Materializable() is true")
+			got, want := a.Reasons[0].Code, c.code
+			require.Equal(t, want, got, "%v: a.Reasons[0].Code", a.Reason())
 		})
 	}
 }

@@ -1,13 +1,11 @@
 package materialize
 
 import (
-	"errors"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAnalyzeVerdicts(t *testing.T) {
@@ -53,27 +51,18 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if c.code != "" {
-				if a.Materializable() {
-					t.Fatalf("a.Materializable() is true")
-				}
-				if got, want := a.Reasons[0].Code, c.code; got != want {
-					t.Fatalf("%v: a.Reasons[0].Code = %q, want %q", a.Reason(), got, want)
-				}
-				if v := a.Reason(); v == "" {
-					t.Fatalf("a.Reason() is empty")
-				}
+				require.False(t, a.Materializable(), "a.Materializable() is true")
+				got, want := a.Reasons[0].Code, c.code
+				require.Equal(t, want, got, "%v: a.Reasons[0].Code", a.Reason())
+				v := a.Reason()
+				require.NotEqual(t, "", v, "a.Reason() is empty")
 				return
 			}
-			if !a.Materializable() {
-				t.Fatalf("%v: a.Materializable() is false", a.Reason())
-			}
-			if v := a.Reason(); !(v == "") {
-				t.Fatalf("a.Reason() = %v, want it empty", v)
-			}
+			require.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reason())
+			v := a.Reason()
+			require.True(t, (v == ""), "a.Reason() = %v, want it empty", v)
 			var got []string
 			for _, op := range a.Variables[0].Operators {
 				got = append(got, op)
@@ -99,104 +88,58 @@ func joinSpace(s []string) string {
 func TestAnalyzeReasonPerVariable(t *testing.T) {
 	a, err := Analyze("SELECT count(*) FROM t WHERE a = {variables.ok} AND b LIKE {variables.bad} AND a = {variables.ok} AND c = {variables.two} AND d > {variables.two}",
 		Options{Engine: engine.SQLite})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(a.Variables); got != 3 {
-		t.Fatalf("len(a.Variables) = %d, want %d: %v", got, 3, a.Variables)
-	}
-	if v := a.Variables[0].Reason; v != nil {
-		t.Fatalf("a.Variables[0].Reason = %v, want nil", v)
-	}
-	if got, want := a.Variables[0].Column, `"a"`; got != want {
-		t.Fatalf("a.Variables[0].Column = %q, want %q", got, want)
-	}
-	if got, want := a.Variables[0].Operators, ([]string{"=", "="}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("a.Variables[0].Operators = %+v, want %+v", got, want)
-	}
-	if got, want := a.Variables[1].Reason.Code, CodeUnsupportedOperator; got != want {
-		t.Fatalf("a.Variables[1].Reason.Code = %q, want %q", got, want)
-	}
-	if got, want := a.Variables[2].Reason.Code, CodeDifferentColumns; got != want {
-		t.Fatalf("a.Variables[2].Reason.Code = %q, want %q", got, want)
-	}
-	if got, want := ([]Code{a.Reasons[0].Code, a.Reasons[1].Code}), ([]Code{CodeUnsupportedOperator, CodeDifferentColumns}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("([]Code{a.Reasons[0].Code, a.Reasons[1].Code}) = %+v, want %+v", got, want)
-	}
-	if got, want := a.Reason(), "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized"; got != want {
-		t.Fatalf("a.Reason() = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Len(t, a.Variables, 3)
+	require.Nil(t, a.Variables[0].Reason)
+	require.Equal(t, `"a"`, a.Variables[0].Column)
+	require.Equal(t, []string{"=", "="}, a.Variables[0].Operators)
+	require.Equal(t, CodeUnsupportedOperator, a.Variables[1].Reason.Code)
+	require.Equal(t, CodeDifferentColumns, a.Variables[2].Reason.Code)
+	got, want := ([]Code{a.Reasons[0].Code, a.Reasons[1].Code}), ([]Code{CodeUnsupportedOperator, CodeDifferentColumns})
+	require.Equal(t, want, got, "([]Code{a.Reasons[0].Code, a.Reasons[1].Code})")
+	require.Equal(t, "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized", a.Reason())
 }
 
 func TestAnalyzeBuckets(t *testing.T) {
 	q := "SELECT count(*) FROM t WHERE ts >= {variables.from} AND n < {variables.n}"
 	types := map[string]variable.Type{"from": variable.Date, "n": variable.Number}
 	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: types, Buckets: map[string]engine.Bucket{"from": engine.Week}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := a.Variables[0].Bucket, engine.Week; got != want {
-		t.Fatalf("a.Variables[0].Bucket = %q, want %q", got, want)
-	}
-	if got, want := a.Variables[1].Bucket, engine.Bucket(""); got != want {
-		t.Fatalf("only dates are bucketed: a.Variables[1].Bucket = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, engine.Week, a.Variables[0].Bucket)
+	got, want := a.Variables[1].Bucket, engine.Bucket("")
+	require.Equal(t, want, got, "only dates are bucketed: a.Variables[1].Bucket")
 
 	// Rows are not aggregated: a bucket would not shrink anything.
 	a, err = Analyze("SELECT a FROM t WHERE ts >= {variables.from}", Options{Engine: engine.SQLite, Types: types})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := a.Variables[0].Bucket, engine.Bucket(""); got != want {
-		t.Fatalf("a.Variables[0].Bucket = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, engine.Bucket(""), a.Variables[0].Bucket)
 
 	// A date compared with = keeps its values.
 	a, err = Analyze("SELECT count(*) FROM t WHERE ts = {variables.from}", Options{Engine: engine.SQLite, Types: types})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := a.Variables[0].Bucket, engine.Bucket(""); got != want {
-		t.Fatalf("a.Variables[0].Bucket = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, engine.Bucket(""), a.Variables[0].Bucket)
 }
 
 func TestAnalyzeOptions(t *testing.T) {
 	_, err := Analyze("SELECT 1", Options{})
-	if err := err; !errors.Is(err, ErrInvalidOptions) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidOptions)
-	}
+	require.ErrorIs(t, err, ErrInvalidOptions)
 	_, err = Analyze("SELECT 1", Options{Engine: engine.SQLite, Buckets: map[string]engine.Bucket{"x": "year"}})
-	if err := err; !errors.Is(err, ErrInvalidOptions) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidOptions)
-	}
-	if err := err; err == nil || !strings.Contains(err.Error(), `"year"`) {
-		t.Fatalf("error %v does not contain %q", err, `"year"`)
-	}
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorContains(t, err, `"year"`)
 }
 
 func TestAnalyzeColumnNames(t *testing.T) {
 	a, err := Analyze("SELECT t.a, count( * ), max(b) AS top, 1+2 FROM t WHERE c = {variables.x} GROUP BY t.a",
 		Options{Engine: engine.SQLite})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := a.Plan.Columns(), ([]string{"a", "count( * )", "top", "1+2"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("a.Plan.Columns() = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "count( * )", "top", "1+2"}, a.Plan.Columns())
 }
 
 // A code name that looks like a generated column name moves the generated
 // names out of its way.
 func TestAnalyzeNameCollision(t *testing.T) {
 	a, err := Analyze("SELECT b, count(*) FROM t WHERE a = {variables._a0} GROUP BY b", Options{Engine: engine.SQLite})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s, sub := a.Plan.Precompute(), `count(*) AS "__a0"`; !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
-	if s, sub := a.Plan.Precompute(), `"a" AS "_a0"`; !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
+	require.NoError(t, err)
+	require.Contains(t, a.Plan.Precompute(), `count(*) AS "__a0"`)
+	require.Contains(t, a.Plan.Precompute(), `"a" AS "_a0"`)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // benchEvents is the size of the benchmarks' demo data set.
@@ -48,12 +49,8 @@ func benchSetup(b *testing.B) {
 		}
 		bench.plan = a.Plan
 	})
-	if bench.err != nil {
-		b.Fatal(bench.err)
-	}
-	if bench.plan == nil {
-		b.Fatal("the benchmark query is not materializable")
-	}
+	require.NoError(b, bench.err)
+	require.NotNil(b, bench.plan, "the benchmark query is not materializable")
 }
 
 // benchValues: a month of one country's purchases.
@@ -65,35 +62,26 @@ var benchValues = map[string]any{
 
 func buildTable(b *testing.B) {
 	r, err := bench.plan.Refresh("bench_daily_revenue")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for _, st := range r.Statements() {
-		if _, err := bench.db.Exec(st); err != nil {
-			b.Fatal(err)
-		}
+		_, err := bench.db.Exec(st)
+		require.NoError(b, err)
 	}
 	bench.built = true
 }
 
 func drain(b *testing.B, q string, args []any) int {
 	rows, err := bench.db.Query(q, args...)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer rows.Close()
 	n := 0
 	var day string
 	var purchases, revenue int64
 	for rows.Next() {
-		if err := rows.Scan(&day, &purchases, &revenue); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, rows.Scan(&day, &purchases, &revenue))
 		n++
 	}
-	if err := rows.Err(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, rows.Err())
 	return n
 }
 
@@ -105,9 +93,7 @@ func BenchmarkBuildTable(b *testing.B) {
 		buildTable(b)
 	}
 	var rows int64
-	if err := bench.db.QueryRow(`SELECT count(*) FROM "bench_daily_revenue"`).Scan(&rows); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, bench.db.QueryRow(`SELECT count(*) FROM "bench_daily_revenue"`).Scan(&rows))
 	b.ReportMetric(float64(rows), "stored-rows")
 }
 
@@ -117,12 +103,8 @@ func BenchmarkRunInline(b *testing.B) {
 	benchSetup(b)
 	for b.Loop() {
 		q, args, err := bench.tpl.Render(engine.SQLite, benchValues)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if drain(b, q, args) != 30 {
-			b.Fatal("want 30 days")
-		}
+		require.NoError(b, err)
+		require.Equal(b, 30, drain(b, q, args), "want 30 days")
 	}
 }
 
@@ -136,12 +118,8 @@ func BenchmarkRunMaterialized(b *testing.B) {
 	}
 	for b.Loop() {
 		q, args, err := bench.plan.Read("bench_daily_revenue", benchValues)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if drain(b, q, args) != 30 {
-			b.Fatal("want 30 days")
-		}
+		require.NoError(b, err)
+		require.Equal(b, 30, drain(b, q, args), "want 30 days")
 	}
 }
 
@@ -162,13 +140,10 @@ func BenchmarkAnalyze(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	a, err := Analyze(dailyRevenue, Options{Engine: engine.SQLite,
 		Types: map[string]variable.Type{"date_from": variable.Date, "date_to": variable.Date}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := a.Plan.Read("endpointkit_mat_x_v1", benchValues); err != nil {
-			b.Fatal(err)
-		}
+		_, _, err := a.Plan.Read("endpointkit_mat_x_v1", benchValues)
+		require.NoError(b, err)
 	}
 }

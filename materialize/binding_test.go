@@ -7,6 +7,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // A Date column compared with a Date variable off its bucket's boundary
@@ -18,9 +19,7 @@ import (
 func TestReadBindsDayBoundsAsDates(t *testing.T) {
 	date := func(s string) variable.Timestamp {
 		tm, err := time.Parse(time.DateOnly, s)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return variable.Timestamp{Time: tm, DateOnly: true}
 	}
 	for _, d := range []engine.Engine{engine.ClickHouse, engine.PostgreSQL, engine.MySQL, engine.SQLite} {
@@ -29,23 +28,17 @@ func TestReadBindsDayBoundsAsDates(t *testing.T) {
 				plan := mustPlan(t, "SELECT CounterID, count() AS n FROM hits WHERE EventDate "+ops[0]+" {variables.from} AND EventDate "+ops[1]+
 					" {variables.to} GROUP BY CounterID", Options{Engine: d, Types: map[string]variable.Type{"from": variable.Date, "to": variable.Date}})
 				q, args, err := plan.Read("stored", map[string]any{"from": date("2013-07-01"), "to": date("2013-07-31")})
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				// Every argument of the source branches, which compare
 				// EventDate, is a date.
 				_, source, ok := strings.Cut(q, "UNION ALL")
-				if !ok {
-					t.Fatalf("%v: ok is false", q)
-				}
+				require.True(t, ok, "%v: ok is false", q)
 				n := strings.Count(source, "?") + strings.Count(source, "{p") + strings.Count(source, "$")
-				if v := n; v <= 0 {
-					t.Fatalf("n = %v, want > 0", v)
-				}
+				require.Greater(t, n, 0)
 				for _, a := range args[len(args)-n:] {
-					if s, ok := a.(string); !ok || len(s) != len("2013-07-31") {
-						t.Fatalf("a bound compared with EventDate: %#v, want a date of %d bytes\n%s", a, len("2013-07-31"), q)
-					}
+					s, ok := a.(string)
+					require.True(t, ok, "a bound compared with EventDate: %#v, want a date of %d bytes\n%s", a, len("2013-07-31"), q)
+					require.Len(t, s, len("2013-07-31"), "a bound compared with EventDate: %#v, want a date of %d bytes\n%s", a, len("2013-07-31"), q)
 				}
 			})
 		}

@@ -4,12 +4,12 @@ import (
 	"database/sql"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBucketBoundary(t *testing.T) {
@@ -29,9 +29,8 @@ func TestBucketBoundary(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
-			if got, want := boundary(b, c.t), c.want[b]; got != want {
-				t.Fatalf("%s %v: boundary(b, c.t) = %v, want %v", b, c.t, got, want)
-			}
+			got, want := boundary(b, c.t), c.want[b]
+			require.Equal(t, want, got, "%s %v: boundary(b, c.t)", b, c.t)
 		}
 	}
 }
@@ -58,23 +57,17 @@ func truncate(b engine.Bucket, t time.Time) time.Time {
 // and leap day of two years, at several times of day.
 func TestBucketExprSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
 		stmt, err := db.Prepare("SELECT " + bucketExpr(b, engine.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for d := 0; d < 731; d += 3 {
 			for _, tod := range []time.Duration{0, 59 * time.Second, 90 * time.Minute, 23*time.Hour + 59*time.Minute + 59*time.Second} {
 				ts := start.AddDate(0, 0, d).Add(tod)
 				var got string
-				if err := stmt.QueryRow(ts.Format("2006-01-02 15:04:05")).Scan(&got); err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, stmt.QueryRow(ts.Format("2006-01-02 15:04:05")).Scan(&got))
 				if got, want := got, truncate(b, ts).Format("2006-01-02 15:04:05"); got != want {
 					t.Fatalf("%s of %v: got = %q, want %q", b, ts, got, want)
 				}
@@ -86,19 +79,12 @@ func TestBucketExprSQLite(t *testing.T) {
 
 func TestBucketExprDialects(t *testing.T) {
 	// PostgreSQL casts, so that a text column buckets as a timestamp one.
-	if got, want := bucketExpr(engine.Week, engine.PostgreSQL, `"ts"`), `date_trunc('week', ("ts")::timestamp)`; got != want {
-		t.Fatalf("bucketExpr(engine.Week, engine.PostgreSQL, `\"ts\"`) = %q, want %q", got, want)
-	}
-	if got, want := bucketExpr(engine.Hour, engine.ClickHouse, "`ts`"), "toStartOfHour(toDateTime(`ts`, 'UTC'))"; got != want {
-		t.Fatalf("bucketExpr(engine.Hour, engine.ClickHouse, \"`ts`\") = %q, want %q", got, want)
-	}
-	if got, want := bucketExpr(engine.Month, engine.MySQL, "`ts`"), "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')"; got != want {
-		t.Fatalf("bucketExpr(engine.Month, engine.MySQL, \"`ts`\") = %q, want %q", got, want)
-	}
-	if got, want := bucketExpr(engine.Day, engine.SQLite, `"ts"`), (`strftime('%Y-%m-%d 00:00:00', CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN "ts" ` +
-		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`); got != want {
-		t.Fatalf("bucketExpr(engine.Day, engine.SQLite, `\"ts\"`) = %q, want %q", got, want)
-	}
+	require.Equal(t, `date_trunc('week', ("ts")::timestamp)`, bucketExpr(engine.Week, engine.PostgreSQL, `"ts"`))
+	require.Equal(t, "toStartOfHour(toDateTime(`ts`, 'UTC'))", bucketExpr(engine.Hour, engine.ClickHouse, "`ts`"))
+	require.Equal(t, "DATE_FORMAT(`ts`, '%Y-%m-01 00:00:00')", bucketExpr(engine.Month, engine.MySQL, "`ts`"))
+	got, want := bucketExpr(engine.Day, engine.SQLite, `"ts"`), (`strftime('%Y-%m-%d 00:00:00', CASE WHEN "ts" IS NULL OR "ts" = strftime('%Y-%m-%d %H:%M:%S', "ts") THEN "ts" ` +
+		`ELSE json_extract('{}', 'materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: ' || "ts") END)`)
+	require.Equal(t, want, got, "bucketExpr(engine.Day, engine.SQLite, `\"ts\"`)")
 }
 
 // On SQLite, a refresh fails on a time column that is not UTC text
@@ -106,22 +92,16 @@ func TestBucketExprDialects(t *testing.T) {
 // instants; NULL passes, as inline it matches no range either.
 func TestBucketGuardSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	_, err = db.Exec("CREATE TABLE e (ts TEXT); INSERT INTO e VALUES ('2025-05-01 10:00:00'), (NULL)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	plan := mustPlan(t, "SELECT count(*) AS n FROM e WHERE ts >= {variables.from}",
 		Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date}})
 	build := func() error {
 		r, err := plan.Refresh("m")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, s := range r.Statements() {
 			if _, err := db.Exec(s); err != nil {
 				return err
@@ -129,26 +109,16 @@ func TestBucketGuardSQLite(t *testing.T) {
 		}
 		return nil
 	}
-	if err := build(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, build())
 	for _, bad := range []string{"2025-05-01T10:00:00Z", "2025-05-01", "1746093600"} {
 		_, err = db.Exec("INSERT INTO e VALUES (?)", bad)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		err := build()
-		if err := err; err == nil || !strings.Contains(err.Error(), `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad) {
-			t.Fatalf("error %v does not contain %q", err, `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad)
-		}
+		require.ErrorContains(t, err, `materialize: "ts" is not UTC text YYYY-MM-DD HH:MM:SS: `+bad)
 		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM "m"`).Scan(&n); err != nil {
-			t.Fatalf("the last good table stays: unexpected error: %v", err)
-		}
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM "m"`).Scan(&n), "the last good table stays")
 		_, err = db.Exec("DELETE FROM e WHERE ts = ?", bad)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 }
 
@@ -165,21 +135,12 @@ func TestBucketFloorNext(t *testing.T) {
 			}
 			f := b.Floor(at)
 			n := b.Next(f)
-			if !boundary(b, f) {
-				t.Fatalf("%s floor of %s: %s: boundary(b, f) is false", b, at, f)
-			}
-			if !boundary(b, n) {
-				t.Fatalf("%s next of %s: %s: boundary(b, n) is false", b, f, n)
-			}
-			if at.Before(f) {
-				t.Fatalf("%s floor of %s: %s: at.Before(f) is true", b, at, f)
-			}
-			if !at.Before(n) {
-				t.Fatalf("%s next of %s: %s: at.Before(n) is false", b, at, n)
-			}
-			if got, want := b.Floor(n), n; !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: a boundary is its own floor: b.Floor(n) = %+v, want %+v", b, got, want)
-			}
+			require.True(t, boundary(b, f), "%s floor of %s: %s: boundary(b, f) is false", b, at, f)
+			require.True(t, boundary(b, n), "%s next of %s: %s: boundary(b, n) is false", b, f, n)
+			require.False(t, at.Before(f), "%s floor of %s: %s: at.Before(f) is true", b, at, f)
+			require.True(t, at.Before(n), "%s next of %s: %s: at.Before(n) is false", b, at, n)
+			got, want := b.Floor(n), n
+			require.Equal(t, want, got, "%s: a boundary is its own floor: b.Floor(n)", b)
 			if got, want := b.Floor(n.Add(-time.Nanosecond)), f; !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s: the last instant of the bucket: b.Floor(n.Add(-time.Nanosecond)) = %+v, want %+v", b, got, want)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -266,14 +267,10 @@ func (p *pools) date(b engine.Bucket) any {
 
 func openDemo(t testing.TB, n int) *sql.DB {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	if err := loadDemo(db, n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, loadDemo(db, n))
 	return db
 }
 
@@ -288,14 +285,10 @@ type result struct {
 
 func query(t testing.TB, db *sql.DB, q string, args []any) result {
 	rows, err := db.Query(q, args...)
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", q, err)
-	}
+	require.NoError(t, err, "%v", q)
 	defer rows.Close()
 	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res := result{columns: cols, rows: [][]any{}}
 	for rows.Next() {
 		row := make([]any, len(cols))
@@ -303,14 +296,10 @@ func query(t testing.TB, db *sql.DB, q string, args []any) result {
 		for i := range row {
 			ptrs[i] = &row[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Scan(ptrs...))
 		res.rows = append(res.rows, row)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, rows.Err())
 	return res
 }
 
@@ -345,9 +334,8 @@ func TestReadEqualsInline(t *testing.T) {
 		n = 5000
 	}
 	db := openDemo(t, n)
-	if a, b := len(shapes), 15; !(a >= b) {
-		t.Fatalf("len(shapes) = %v, want >= %v", a, b)
-	}
+	a, b := len(shapes), 15
+	require.True(t, (a >= b), "len(shapes) = %v, want >= %v", a, b)
 	p := &pools{rng: rand.New(rand.NewPCG(7, 7))}
 	pageRng := rand.New(rand.NewPCG(8, 8)) // apart from p's, which draws the values
 	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
@@ -361,39 +349,25 @@ func TestReadEqualsInline(t *testing.T) {
 				opts.Types[d] = variable.Date
 			}
 			a, err := Analyze(s.query, opts)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if !a.Materializable() {
-				t.Fatalf("%v: a.Materializable() is false", a.Reasons)
-			}
+			require.NoError(t, err)
+			require.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reasons)
 			table := fmt.Sprintf("mat_%d", i)
 			r, err := a.Plan.Refresh(table)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, st := range r.Statements() {
 				_, err := db.Exec(st)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", st, err)
-				}
+				require.NoError(t, err, "%v", st)
 			}
 			tpl, err := placeholder.Compile(s.query)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			materialized, merged, empty := 0, 0, 0
 			for range 60 {
 				values := s.values(p)
 				q, args, err := tpl.Render(engine.SQLite, values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				want := query(t, db, q, args)
 				rq, rargs, err := a.Plan.Read(table, values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				if strings.Contains(rq, "stored_parts") {
 					merged++
 				}
@@ -402,9 +376,7 @@ func TestReadEqualsInline(t *testing.T) {
 				if matchedNothing(want) {
 					empty++
 				}
-				if got, want := got.columns, want.columns; !reflect.DeepEqual(got, want) {
-					t.Fatalf("got.columns = %+v, want %+v", got, want)
-				}
+				require.Equal(t, want.columns, got.columns)
 				if !s.ordered {
 					sortRows(want.rows)
 					sortRows(got.rows)
@@ -421,9 +393,8 @@ func TestReadEqualsInline(t *testing.T) {
 				t.Fatalf("no run matched nothing: empty = %v, want > %v", a, b)
 			}
 			if len(s.dates) > 0 && s.name != "date_equality_unbucketed" && s.name != "rows_in_range" {
-				if a, b := merged, 0; !(a > b) {
-					t.Fatalf("no date off a bucket boundary: merged = %v, want > %v", a, b)
-				}
+				a, b := merged, 0
+				require.True(t, (a > b), "no date off a bucket boundary: merged = %v, want > %v", a, b)
 			}
 		})
 	}
@@ -446,9 +417,7 @@ func checkPages(t *testing.T, db *sql.DB, plan *Plan, table string, values map[s
 		}
 	}
 	rq, rargs, err := plan.ReadPage(table, values, int64(limit), int64(offset))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got := query(t, db, rq, rargs).rows
 	page := want[min(offset, n):min(offset+limit, n)]
 	if !ordered {
@@ -460,8 +429,7 @@ func checkPages(t *testing.T, db *sql.DB, plan *Plan, table string, values map[s
 		t.Fatalf("values %v, limit %d offset %d\nread: %s: len(got) = %v, want %v", values, limit, offset, rq, got, want)
 	}
 	for i := range page {
-		if got, want := got[i], page[i]; !reflect.DeepEqual(got, want) {
-			t.Fatalf("values %v, limit %d offset %d, row %d\nread: %s: got[i] = %+v, want %+v", values, limit, offset, i, rq, got, want)
-		}
+		got, want := got[i], page[i]
+		require.Equal(t, want, got, "values %v, limit %d offset %d, row %d\nread: %s: got[i]", values, limit, offset, i, rq)
 	}
 }

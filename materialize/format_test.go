@@ -1,10 +1,10 @@
 package materialize
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
@@ -12,9 +12,7 @@ import (
 func printSelect(t *testing.T, src string, d engine.Engine) (string, error) {
 	t.Helper()
 	stmt, err := sqlparser.Parse(src)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	p := &printer{d: d}
 	p.selectStatement(stmt.(sqlparser.SelectStatement))
 	return p.b.String(), p.err
@@ -46,12 +44,8 @@ func TestPrinter(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := printSelect(t, c.src, c.d)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := got, c.want; got != want {
-				t.Fatalf("got = %q, want %q", got, want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, c.want, got)
 		})
 	}
 }
@@ -71,23 +65,18 @@ func TestPrinterRefuses(t *testing.T) {
 	} {
 		_, err := printSelect(t, src, engine.SQLite)
 		var ue *unsupportedError
-		if err := err; !errors.As(err, &ue) {
-			t.Fatalf("%v: error %v is not a %T", src, err, &ue)
-		}
+		require.ErrorAs(t, err, &ue, "%v", src)
 	}
 }
 
 func TestCanonical(t *testing.T) {
 	parse := func(s string) sqlparser.Expr {
 		stmt, err := sqlparser.Parse("select " + s)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
 	}
-	if got, want := canonical(parse("count(a)")), canonical(parse("COUNT(A)")); got != want {
-		t.Fatalf("canonical(parse(\"count(a)\")) = %q, want %q", got, want)
-	}
+	got, want := canonical(parse("count(a)")), canonical(parse("COUNT(A)"))
+	require.Equal(t, want, got, "canonical(parse(\"count(a)\"))")
 	if got, want := canonical(parse("a+b")), canonical(parse("(a + b)")); got != want {
 		t.Fatalf("canonical(parse(\"a+b\")) = %q, want %q", got, want)
 	}

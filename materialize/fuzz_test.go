@@ -4,12 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzAnalyze feeds arbitrary query text to Analyze in every dialect: it
@@ -37,18 +37,12 @@ func FuzzAnalyze(f *testing.F) {
 		for _, d := range dialects {
 			types := map[string]variable.Type{"d": variable.Date, "date_from": variable.Date, "b": variable.Date}
 			a, err := Analyze(query, Options{Engine: d, Types: types})
-			if err != nil {
-				t.Fatalf("Analyze(%q): %v", query, err)
-			}
-			if a.Materializable() != (len(a.Reasons) == 0) {
-				t.Fatalf("Analyze(%q): plan %v with reasons %v", query, a.Plan != nil, a.Reasons)
-			}
+			require.NoError(t, err, "Analyze(%q)", query)
+			require.Equal(t, len(a.Reasons) == 0, a.Materializable(), "Analyze(%q): plan %v with reasons %v", query, a.Plan != nil, a.Reasons)
 			if a.Plan == nil {
 				continue
 			}
-			if a.Plan.Precompute() == "" {
-				t.Fatalf("Analyze(%q): empty pre-compute query", query)
-			}
+			require.NotEqual(t, "", a.Plan.Precompute(), "Analyze(%q): empty pre-compute query", query)
 			keptAsWritten(t, query, d, a.Plan)
 			values := map[string]any{}
 			for _, v := range a.Variables {
@@ -58,13 +52,10 @@ func FuzzAnalyze(f *testing.F) {
 				}
 			}
 			read, _, err := a.Plan.Read("t", values)
-			if err != nil {
-				t.Fatalf("Read of %q: %v", query, err)
-			}
+			require.NoError(t, err, "Read of %q", query)
 			page, _, perr := a.Plan.ReadPage("t", values, 11, 3)
-			if (err == nil) != (perr == nil) || !strings.Contains(page, read) {
-				t.Fatalf("ReadPage of %q: %q, %v; Read: %q, %v", query, page, perr, read, err)
-			}
+			require.Equal(t, perr == nil, err == nil, "ReadPage of %q: %q, %v; Read: %q, %v", query, page, perr, read, err)
+			require.Contains(t, page, read, "ReadPage of %q: %q, %v; Read: %q, %v", query, page, perr, read, err)
 			if _, err := a.Plan.Refresh("t"); err != nil {
 				t.Fatalf("Refresh of %q: %v", query, err)
 			}
@@ -86,9 +77,7 @@ func keptAsWritten(t *testing.T, query string, d engine.Engine, p *Plan) {
 		if v, ok := stringContent(lit); ok && (v == "" || slices.Contains(p.Columns(), v)) {
 			continue // a name written as a string, where the parser reads a name
 		}
-		if !strings.Contains(all, lit) {
-			t.Fatalf("Analyze(%q) on %s: the literal %s is not in the plan:\n%s", query, d.Name(), lit, all)
-		}
+		require.Contains(t, all, lit, "Analyze(%q) on %s: the literal", query, d.Name())
 	}
 }
 

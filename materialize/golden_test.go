@@ -11,6 +11,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata")
@@ -23,21 +24,15 @@ func goldenOptions(t *testing.T, dir string) Options {
 	if os.IsNotExist(err) {
 		return opts
 	}
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		key, value, ok := strings.Cut(line, ":")
-		if !ok {
-			t.Fatalf("options line %q: ok is false", line)
-		}
+		require.True(t, ok, "options line %q: ok is false", line)
 		value = strings.TrimSpace(value)
 		switch key {
 		case "dialect":
 			opts.Engine, err = engine.ByName(value)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 		case "date":
 			for _, name := range strings.Fields(value) {
 				opts.Types[name] = variable.Date
@@ -91,25 +86,18 @@ func verdictText(a *Analysis) string {
 // refresh statements. go test -run TestGolden -update rewrites them.
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/*/query.sql")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if a, b := len(dirs), 25; !(a >= b) {
-		t.Fatalf("len(dirs) = %v, want >= %v", a, b)
-	}
+	require.NoError(t, err)
+	a, b := len(dirs), 25
+	require.True(t, (a >= b), "len(dirs) = %v, want >= %v", a, b)
 	codes := map[Code]bool{}
 	for _, q := range dirs {
 		dir := filepath.Dir(q)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			query, err := os.ReadFile(q)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			opts := goldenOptions(t, dir)
 			a, err := Analyze(strings.TrimSuffix(string(query), "\n"), opts)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, r := range a.Reasons {
 				codes[r.Code] = true
 			}
@@ -121,36 +109,26 @@ func TestGolden(t *testing.T) {
 					values[v.Name] = goldenValue(opts, v.Name)
 				}
 				read, args, err := a.Plan.Read("stored", values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				{
 					uses := 0
 					for _, v := range a.Variables {
 						uses += len(v.Operators)
 					}
 					if !strings.Contains(read, "stored_parts") { // a merged read binds the edges too
-						if got := len(args); got != uses {
-							t.Fatalf("len(args) = %d, want %d: %v", got, uses, args)
-						}
+						require.Len(t, args, uses)
 					}
 					got["read.sql"] = read + "\n"
 					page, pargs, err := a.Plan.ReadPage("stored", values, 11, 20)
-					if err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
-					if got := len(pargs); got != len(args)+2 {
-						t.Fatalf("len(pargs) = %d, want %d: %v", got, len(args)+2, pargs)
-					}
+					require.NoError(t, err)
+					require.Len(t, pargs, len(args)+2)
 					if got, want := fmt.Sprint(pargs[:len(args)]), fmt.Sprint(args); got != want {
 						t.Fatalf("fmt.Sprint(pargs[:len(args)]) = %q, want %q", got, want)
 					}
 					got["page.sql"] = page + "\n"
 				}
 				r, err := a.Plan.Refresh("stored")
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				got["refresh.sql"] = strings.Join(r.Statements(), ";\n") + ";\n"
 			}
 			for _, name := range []string{"verdict", "precompute.sql", "read.sql", "page.sql", "refresh.sql"} {
@@ -158,9 +136,7 @@ func TestGolden(t *testing.T) {
 				want, ok := got[name]
 				if *update {
 					if ok {
-						if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-							t.Fatalf("unexpected error: %v", err)
-						}
+						require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 					} else {
 						_ = os.Remove(path)
 					}
@@ -168,17 +144,11 @@ func TestGolden(t *testing.T) {
 				}
 				data, err := os.ReadFile(path)
 				if !ok {
-					if !os.IsNotExist(err) {
-						t.Fatalf("%s should not exist for a query that is not materializable: os.IsNotExist(err) is false", path)
-					}
+					require.True(t, os.IsNotExist(err), "%s should not exist for a query that is not materializable: os.IsNotExist(err) is false", path)
 					continue
 				}
-				if err != nil {
-					t.Fatalf("run go test -run TestGolden -update: unexpected error: %v", err)
-				}
-				if got, want := want, string(data); got != want {
-					t.Fatalf("%v: want = %q, want %q", path, got, want)
-				}
+				require.NoError(t, err, "run go test -run TestGolden -update")
+				require.Equal(t, want, string(data), "%v", path)
 			}
 		})
 	}
@@ -186,9 +156,7 @@ func TestGolden(t *testing.T) {
 		for _, c := range []Code{CodeUnparsable, CodeUnsupportedQuery, CodeNotInWhere, CodeUnsupportedOperator,
 			CodeInExpression, CodeUnderOr, CodeNotColumn, CodeNotRowExpression, CodeNotDeterministic,
 			CodeDifferentColumns, CodeAggregate} {
-			if !(codes[c]) {
-				t.Fatalf("no golden case has the reason code %s: codes[c] is false", c)
-			}
+			require.True(t, (codes[c]), "no golden case has the reason code %s: codes[c] is false", c)
 		}
 	}
 }

@@ -1,12 +1,12 @@
 package materialize
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLexTraps(t *testing.T) {
@@ -42,14 +42,11 @@ func TestLexTraps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			l := lex(c.query, c.d)
 			if c.trap == "" {
-				if v := l.trap; !(v == "") {
-					t.Fatalf("l.trap = %v, want it empty", v)
-				}
+				v := l.trap
+				require.True(t, (v == ""), "l.trap = %v, want it empty", v)
 				return
 			}
-			if s, sub := l.trap, c.trap; !strings.Contains(s, sub) {
-				t.Fatalf("%q does not contain %q", s, sub)
-			}
+			require.Contains(t, l.trap, c.trap)
 		})
 	}
 }
@@ -71,9 +68,7 @@ func TestLexSelectItems(t *testing.T) {
 		for _, s := range l.selectItems() {
 			got = append(got, l.span(s[0], s[1]))
 		}
-		if got, want := got, c.want; !reflect.DeepEqual(got, want) {
-			t.Fatalf("%v: got = %+v, want %+v", c.query, got, want)
-		}
+		require.Equal(t, c.want, got, "%v", c.query)
 	}
 }
 
@@ -81,9 +76,8 @@ func TestLineCol(t *testing.T) {
 	src := "ab\ncdé\nf"
 	for _, c := range []struct{ off, line, col int }{{0, 1, 1}, {2, 1, 3}, {3, 2, 1}, {7, 2, 4}, {8, 3, 1}, {99, 3, 2}} {
 		line, col := lineCol(src, c.off)
-		if got, want := ([2]int{line, col}), ([2]int{c.line, c.col}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("offset %d: ([2]int{line, col}) = %+v, want %+v", c.off, got, want)
-		}
+		got, want := ([2]int{line, col}), ([2]int{c.line, c.col})
+		require.Equal(t, want, got, "offset %d: ([2]int{line, col})", c.off)
 	}
 }
 
@@ -106,18 +100,12 @@ func TestLexReadsAsTheEngine(t *testing.T) {
 				break
 			}
 		}
-		if a, b := first, 0; !(a >= b) {
-			t.Fatalf("%v: first = %v, want >= %v", tc.d.Name(), a, b)
-		}
-		if got, want := l.text(l.tokens[first]), tc.want; got != want {
-			t.Errorf("%v: l.text(l.tokens[first]) = %q, want %q", tc.d.Name(), got, want)
-		}
+		a, b := first, 0
+		require.True(t, (a >= b), "%v: first = %v, want >= %v", tc.d.Name(), a, b)
+		got, want := l.text(l.tokens[first]), tc.want
+		assert.Equal(t, want, got, "%v: l.text(l.tokens[first])", tc.d.Name())
 	}
 	a, err := Analyze(q, Options{Engine: engine.SQLite, Types: map[string]variable.Type{"e": variable.String}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !a.Materializable() {
-		t.Errorf("%v: a.Materializable() is false", a.Reason())
-	}
+	require.NoError(t, err)
+	assert.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reason())
 }

@@ -1,12 +1,12 @@
 package materialize
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNeutralText: what the parser reads in place of each engine's own
@@ -47,28 +47,21 @@ func TestNeutralText(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			phs, err := placeholder.Scan(c.query)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			text, _, ns := neutralize(lex(c.query, c.d), phs)
 			// Compared without spaces: stand-ins are padded to stay
 			// one token.
 			squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
-			if got, want := squeeze(text), squeeze(c.want); got != want {
-				t.Fatalf("%v: squeeze(text) = %q, want %q", text, got, want)
-			}
+			got, want := squeeze(text), squeeze(c.want)
+			require.Equal(t, want, got, "%v: squeeze(text)", text)
 			if c.name != "extract" {
 				var literals []string
 				for i := range ns.literals {
 					literals = append(literals, ns.literal(i))
 				}
-				if got, want := literals, c.literals; !reflect.DeepEqual(got, want) {
-					t.Fatalf("literals = %+v, want %+v", got, want)
-				}
+				require.Equal(t, c.literals, literals)
 			}
-			if got, want := ns.casts, c.casts; !reflect.DeepEqual(got, want) {
-				t.Fatalf("ns.casts = %+v, want %+v", got, want)
-			}
+			require.Equal(t, c.casts, ns.casts)
 		})
 	}
 }
@@ -96,9 +89,8 @@ func TestPrintsAsWritten(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			plan := mustPlan(t, c.query, Options{Engine: c.d})
 			for _, w := range c.want {
-				if s, sub := plan.Precompute(), w; !strings.Contains(s, sub) {
-					t.Fatalf("%q does not contain %q", s, sub)
-				}
+				s, sub := plan.Precompute(), w
+				require.Contains(t, s, sub)
 			}
 		})
 	}
@@ -111,9 +103,7 @@ func TestStandInsMustComeBack(t *testing.T) {
 	// follow: a REGEXP the tokens did not see as an operator.
 	ns := &standIns{regexps: []string{"ilike", "ilike"}}
 	stmt, err := parse("SELECT a FROM t WHERE b REGEXP 'x'", lex("SELECT a FROM t WHERE b REGEXP 'x'", engine.MySQL), nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if err := ns.patch(stmt.stmt); err == nil || !strings.Contains(err.Error(), "not where the parser put them") {
 		t.Fatalf("error %v does not contain %q", err, "not where the parser put them")
 	}

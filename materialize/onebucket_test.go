@@ -11,15 +11,15 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/xwb1989/sqlparser"
 )
 
 func parseExpr(t *testing.T, src string) sqlparser.Expr {
 	t.Helper()
 	stmt, err := sqlparser.Parse("select " + src + " from t")
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", src, err)
-	}
+	require.NoError(t, err, "%v", src)
 	return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
 }
 
@@ -27,18 +27,12 @@ func parseExpr(t *testing.T, src string) sqlparser.Expr {
 // db.
 func storeOneBucket(t *testing.T, db *sql.DB, plan *Plan) {
 	t.Helper()
-	if plan.oneBucket == nil {
-		t.Fatalf("plan.oneBucket is nil")
-	}
+	require.NotNil(t, plan.oneBucket, "plan.oneBucket is nil")
 	r, err := plan.Refresh("stored")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, st := range r.Statements() {
 		_, err := db.Exec(st)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", st, err)
-		}
+		require.NoError(t, err, "%v", st)
 	}
 }
 
@@ -83,9 +77,7 @@ func TestDetermines(t *testing.T) {
 		{"ts", engine.Day, true, true},
 	} {
 		got := determines(parseExpr(t, c.key), parseExpr(t, "ts"), c.bucket, c.zoned)
-		if got, want := got, c.want; got != want {
-			t.Errorf("%s of the %s bucket (zoned %v): got = %v, want %v", c.key, c.bucket, c.zoned, got, want)
-		}
+		assert.Equal(t, c.want, got, "%s of the %s bucket (zoned %v)", c.key, c.bucket, c.zoned)
 	}
 }
 
@@ -94,9 +86,8 @@ func TestStrftimeUnit(t *testing.T) {
 		"%Y-%m-%d %H:%M:%S": "second", "%Y-%m-%d %H:%M": "minute", "%Y%m%d%H": "hour", "%d.%m.%Y": "day",
 		"%Y-%m": "month", "%Y": "", "%m": "", "%Y-%d": "", "%Y-%m-%H": "month", "%Y-%W": "", "%%Y-%m-%d": "", "%Y-%m-%d %%": "",
 	} {
-		if got, want := strftimeUnit(format), want; got != want {
-			t.Errorf("%v: strftimeUnit(format) = %q, want %q", format, got, want)
-		}
+		got, want := strftimeUnit(format), want
+		assert.Equal(t, want, got, "%v: strftimeUnit(format)", format)
 	}
 }
 
@@ -122,9 +113,8 @@ func TestOneBucketChosen(t *testing.T) {
 			opts.Types[d] = variable.Date
 		}
 		plan := mustPlan(t, s.query, opts)
-		if got, want := plan.oneBucket != nil, w; got != want {
-			t.Errorf("%v: plan.oneBucket != nil = %v, want %v", s.name, got, want)
-		}
+		got, want := plan.oneBucket != nil, w
+		assert.Equal(t, want, got, "%v: plan.oneBucket", s.name)
 	}
 	if got, want := seen, len(want); got != want {
 		t.Fatalf("a shape named here is gone: seen = %v, want %v", got, want)
@@ -135,9 +125,8 @@ func TestOneBucketChosen(t *testing.T) {
 	for key, w := range map[string]bool{"toDate(timestamp)": false, "toDate(timestamp, 'UTC')": true} {
 		plan := mustPlan(t, `SELECT `+key+` AS day, count() AS n FROM events WHERE timestamp >= {variables.from} GROUP BY day`,
 			Options{Engine: engine.ClickHouse, Types: types})
-		if got, want := plan.oneBucket != nil, w; got != want {
-			t.Errorf("%v: plan.oneBucket != nil = %v, want %v", key, got, want)
-		}
+		got, want := plan.oneBucket != nil, w
+		assert.Equal(t, want, got, "%v: plan.oneBucket", key)
 	}
 }
 
@@ -153,24 +142,16 @@ func TestOneBucketReadStreams(t *testing.T) {
 	storeOneBucket(t, db, plan)
 	q, args, err := plan.Read("stored", map[string]any{"country": "US",
 		"from": variable.Timestamp{Time: demo.End.AddDate(0, 0, -40)}, "to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s, sub := q, "DISTINCT"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	require.NoError(t, err)
+	assert.NotContains(t, q, "DISTINCT")
 	steps := query(t, db, "EXPLAIN QUERY PLAN "+q, args)
 	var detail []string
 	for _, row := range steps.rows {
 		detail = append(detail, row[len(row)-1].(string))
 	}
 	plain := strings.Join(detail, "\n")
-	if s, sub := plain, "USING COVERING INDEX"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := plain, "TEMP B-TREE FOR GROUP BY"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	assert.Contains(t, plain, "USING COVERING INDEX")
+	assert.NotContains(t, plain, "TEMP B-TREE FOR GROUP BY")
 }
 
 // TestOneBucketTighterAlignedBound: two lower bounds on one column, the
@@ -193,29 +174,20 @@ func TestOneBucketTighterAlignedBound(t *testing.T) {
 		"to": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10)},
 	}
 	tpl, err := placeholder.Compile(q)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	iq, iargs, err := tpl.Render(engine.SQLite, values)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	want := query(t, db, iq, iargs)
-	if v := want.rows; len(v) == 0 {
-		t.Fatalf("want.rows is empty")
-	}
+	v := want.rows
+	require.NotEmpty(t, v, "want.rows is empty")
 
 	rq, rargs, err := plan.Read("stored", values)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := query(t, db, rq, rargs).rows, want.rows; !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v: query(t, db, rq, rargs).rows = %+v, want %+v", rq, got, want)
 	}
 	pq, pargs, err := plan.ReadPage("stored", values, 5, 2)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := query(t, db, pq, pargs).rows, want.rows[2:7]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v: query(t, db, pq, pargs).rows = %+v, want %+v", pq, got, want)
 	}

@@ -1,30 +1,21 @@
 package materialize
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // The parser panics on "/*!*/"; parse must turn that into an error.
 func TestParseRecoversFromParserPanic(t *testing.T) {
 	_, err := parse("/*!*/", lex("/*!*/", engine.MySQL), nil)
-	if err := err; err == nil || !strings.Contains(err.Error(), "the SQL parser failed") {
-		t.Fatalf("error %v does not contain %q", err, "the SQL parser failed")
-	}
+	require.ErrorContains(t, err, "the SQL parser failed")
 	a, err := Analyze("/*!*/", Options{Engine: engine.MySQL})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if a.Materializable() {
-		t.Fatalf("a.Materializable() is true")
-	}
-	if got, want := a.Reasons[0].Code, CodeUnparsable; got != want {
-		t.Fatalf("a.Reasons[0].Code = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.False(t, a.Materializable(), "a.Materializable() is true")
+	require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
 }
 
 // Queries the parser cannot read are not materializable, and the reason
@@ -38,18 +29,11 @@ func TestParseErrorsQuotePosition(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if a.Materializable() {
-				t.Fatalf("a.Materializable() is true")
-			}
-			if got, want := a.Reasons[0].Code, CodeUnparsable; got != want {
-				t.Fatalf("a.Reasons[0].Code = %q, want %q", got, want)
-			}
-			if s, sub := a.Reason(), c.want; !strings.Contains(s, sub) {
-				t.Fatalf("%q does not contain %q", s, sub)
-			}
+			require.NoError(t, err)
+			require.False(t, a.Materializable(), "a.Materializable() is true")
+			require.Equal(t, CodeUnparsable, a.Reasons[0].Code)
+			s, sub := a.Reason(), c.want
+			require.Contains(t, s, sub)
 		})
 	}
 }
@@ -70,60 +54,39 @@ func TestUnsupportedConstructsSayWhich(t *testing.T) {
 		{engine.PostgreSQL, "SELECT count(*) FROM t WHERE ts > now() - interval '1 day' AND b = {variables.a}", "interval literals"},
 	} {
 		a, err := Analyze(c.query, Options{Engine: c.d})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if a.Materializable() {
-			t.Fatalf("%v: a.Materializable() is true", c.query)
-		}
-		if got, want := a.Reasons[0].Code, CodeUnsupportedQuery; got != want {
-			t.Fatalf("%s: %s: a.Reasons[0].Code = %q, want %q", c.query, a.Reason(), got, want)
-		}
-		if s, sub := a.Reason(), c.want; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
-		if s, sub := a.Reason(), "parser"; strings.Contains(s, sub) {
-			t.Fatalf("%q contains %q", s, sub)
-		}
+		require.NoError(t, err)
+		require.False(t, a.Materializable(), "%v: a.Materializable() is true", c.query)
+		got, want := a.Reasons[0].Code, CodeUnsupportedQuery
+		require.Equal(t, want, got, "%s: %s: a.Reasons[0].Code", c.query, a.Reason())
+		s, sub := a.Reason(), c.want
+		require.Contains(t, s, sub)
+		require.NotContains(t, a.Reason(), "parser")
 	}
 }
 
 func TestParseOriginalOffsets(t *testing.T) {
 	src := "SELECT a FROM t WHERE a = {variables.long_name} AND b = 1"
 	phs, err := placeholder.Scan(src)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	p, err := parse(src, lex(src, engine.SQLite), phs)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := p.names, ([]string{"long_name"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("p.names = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{"long_name"}, p.names)
 	// " AND" follows the placeholder in both texts.
 	after := phs[0].End
 	parsedAfter := len("SELECT a FROM t WHERE a = ") + len(" :v1 ")
-	if got, want := p.original(parsedAfter), after; got != want {
-		t.Fatalf("p.original(parsedAfter) = %v, want %v", got, want)
-	}
-	if got, want := p.original(3), 3; got != want {
-		t.Fatalf("p.original(3) = %v, want %v", got, want)
-	}
+	got, want := p.original(parsedAfter), after
+	require.Equal(t, want, got, "p.original(parsedAfter)")
+	require.Equal(t, 3, p.original(3))
 }
 
 func TestBindIndex(t *testing.T) {
 	src := "SELECT a FROM t WHERE a = {variables.x} AND b = {variables.y}"
 	p, err := parse(src, lex(src, engine.SQLite), []placeholder.Placeholder{
 		{Name: "x", Start: 26, End: 39}, {Name: "y", Start: 48, End: 61}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var got []int
 	for _, f := range findBinds(p.stmt) {
 		got = append(got, f.index)
 	}
-	if got, want := got, ([]int{1, 2}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("got = %+v, want %+v", got, want)
-	}
+	require.Equal(t, []int{1, 2}, got)
 }

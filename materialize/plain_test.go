@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // Queries without aggregates store their rows; ORDER BY names an output by
@@ -28,16 +29,11 @@ func TestPlainRewrite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			plan := mustPlan(t, c.query, Options{Engine: engine.SQLite})
-			if got, want := plan.Precompute(), c.pre; got != want {
-				t.Fatalf("plan.Precompute() = %q, want %q", got, want)
-			}
+			got, want := plan.Precompute(), c.pre
+			require.Equal(t, want, got, "plan.Precompute()")
 			read, _, err := plan.Read("t", map[string]any{"u": "x"})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := read, c.read; got != want {
-				t.Fatalf("read = %q, want %q", got, want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, c.read, read)
 		})
 	}
 }

@@ -4,20 +4,18 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // Every SQLite golden plan runs on SQLite: the pre-compute query creates
 // the stored table, and the read query prepares against it.
 func TestPlansRunOnSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	for _, ddl := range []string{
@@ -25,14 +23,10 @@ func TestPlansRunOnSQLite(t *testing.T) {
 		"CREATE TABLE users (id TEXT, plan TEXT)",
 	} {
 		_, err := db.Exec(ddl)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	dirs, err := filepath.Glob("testdata/*/precompute.sql")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	ran := 0
 	for _, pre := range dirs {
 		dir := filepath.Dir(pre)
@@ -41,49 +35,33 @@ func TestPlansRunOnSQLite(t *testing.T) {
 		}
 		name := filepath.Base(dir)
 		query, err := os.ReadFile(pre)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		_, err = db.Exec(`CREATE TABLE "stored" AS ` + string(query))
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", name, err)
-		}
+		require.NoError(t, err, "%v", name)
 		read, err := os.ReadFile(filepath.Join(dir, "read.sql"))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		if !strings.HasPrefix(string(read), "--") {
 			stmt, err := db.Prepare(string(read))
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", name, err)
-			}
+			require.NoError(t, err, "%v", name)
 			stmt.Close()
 		}
 		_, err = db.Exec(`DROP TABLE "stored"`)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		ran++
 	}
-	if a, b := ran, 15; !(a >= b) {
-		t.Fatalf("ran = %v, want >= %v", a, b)
-	}
+	a, b := ran, 15
+	require.True(t, (a >= b), "ran = %v, want >= %v", a, b)
 }
 
 func TestPlanAccessors(t *testing.T) {
 	plan := mustPlan(t, "SELECT a AS x, count(*) AS n FROM t WHERE b = {variables.b} GROUP BY a", Options{Engine: engine.PostgreSQL})
-	if got, want := plan.Engine(), engine.PostgreSQL; !reflect.DeepEqual(got, want) {
-		t.Fatalf("plan.Engine() = %+v, want %+v", got, want)
-	}
+	got, want := plan.Engine(), engine.PostgreSQL
+	require.Equal(t, want, got, "plan.Engine()")
 	cols := plan.Columns()
-	if got, want := cols, ([]string{"x", "n"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("cols = %+v, want %+v", got, want)
-	}
+	require.Equal(t, []string{"x", "n"}, cols)
 	cols[0] = "changed"
 	if got, want := plan.Columns()[0], "x"; got != want {
 		t.Fatalf("Columns returns a copy: plan.Columns()[0] = %q, want %q", got, want)
 	}
-	if got, want := plan.Precompute(), `SELECT "a" AS "_k0", count(*) AS "_a0", "b" AS "b" FROM "t" GROUP BY "a", "b"`; got != want {
-		t.Fatalf("plan.Precompute() = %q, want %q", got, want)
-	}
+	require.Equal(t, `SELECT "a" AS "_k0", count(*) AS "_a0", "b" AS "b" FROM "t" GROUP BY "a", "b"`, plan.Precompute())
 }

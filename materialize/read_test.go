@@ -1,25 +1,19 @@
 package materialize
 
 import (
-	"errors"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 func mustPlan(t *testing.T, query string, opts Options) *Plan {
 	t.Helper()
 	a, err := Analyze(query, opts)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !a.Materializable() {
-		t.Fatalf("%v: a.Materializable() is false", a.Reasons)
-	}
+	require.NoError(t, err)
+	require.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reasons)
 	return a.Plan
 }
 
@@ -36,33 +30,22 @@ func TestRead(t *testing.T) {
 	// after is compared with > against a day bucket: the day of after is
 	// partial, computed from the source.
 	q, args, err := plan.Read("t", base())
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	// One branch of the source for the partial day after after, bounded
 	// on timestamp first, so that an index on it serves.
-	if got, want := q, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_a0" FROM "t" WHERE "e" = ? AND "from" >= ? AND "to" < ? AND "after" >= ?`+
+	got, want := q, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM (SELECT "_a0" FROM "t" WHERE "e" = ? AND "from" >= ? AND "to" < ? AND "after" >= ?`+
 		` UNION ALL SELECT count(*) AS "_a0" FROM "events" WHERE "timestamp" > ? AND "timestamp" < ? AND "event" = ?`+
-		` AND "timestamp" >= ? AND "timestamp" < ? AND "timestamp" > ?) AS "stored_parts"`; got != want {
-		t.Fatalf("q = %q, want %q", got, want)
-	}
-	if got, want := args, ([]any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-02 00:00:00",
-		"2025-05-01 00:00:00", "2025-05-02", "purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-01 00:00:00"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("args = %+v, want %+v", got, want)
-	}
+		` AND "timestamp" >= ? AND "timestamp" < ? AND "timestamp" > ?) AS "stored_parts"`
+	require.Equal(t, want, got, "q")
+	require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-02 00:00:00",
+		"2025-05-01 00:00:00", "2025-05-02", "purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00", "2025-05-01 00:00:00"}, args)
 
 	plan = mustPlan(t, `SELECT count(*) AS n FROM events WHERE event = {variables.e} AND timestamp >= {variables.from}
 		AND timestamp < {variables.to}`, opts)
 	q, args, err = plan.Read("stored", base())
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := q, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "stored" WHERE "e" = ? AND "from" >= ? AND "to" < ?`; got != want {
-		t.Fatalf("q = %q, want %q", got, want)
-	}
-	if got, want := args, ([]any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("args = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, `SELECT coalesce(sum("_a0"), 0) AS "n" FROM "stored" WHERE "e" = ? AND "from" >= ? AND "to" < ?`, q)
+	require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-08 00:00:00"}, args)
 
 	cases := []struct {
 		name   string
@@ -79,12 +62,8 @@ func TestRead(t *testing.T) {
 			v := base()
 			c.change(v)
 			_, _, err := plan.Read("stored", v)
-			if err := err; err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v does not contain %q", err, c.want)
-			}
-			if err := err; !errors.Is(err, ErrInvalidValue) {
-				t.Fatalf("error %v is not %v", err, ErrInvalidValue)
-			}
+			require.ErrorContains(t, err, c.want)
+			require.ErrorIs(t, err, ErrInvalidValue)
 		})
 	}
 	t.Run("time.Time and a date-only value", func(t *testing.T) {
@@ -92,12 +71,8 @@ func TestRead(t *testing.T) {
 		v["from"] = time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
 		v["to"] = variable.Timestamp{Time: time.Date(2025, 5, 2, 0, 0, 0, 0, time.UTC), DateOnly: true}
 		_, args, err := plan.Read("stored", v)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := args, ([]any{"purchase", "2025-05-01 00:00:00", "2025-05-02 00:00:00"}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("args = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, []any{"purchase", "2025-05-01 00:00:00", "2025-05-02 00:00:00"}, args)
 	})
 	t.Run("off a boundary and = against a bucket", func(t *testing.T) {
 		// Every instant off a boundary, and = on a bucketed date, reads
@@ -113,42 +88,25 @@ func TestRead(t *testing.T) {
 			v := base()
 			v["from"], v["to"] = c.from, c.to
 			ivs, aligned, err := plan.intervals(v)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if aligned {
-				t.Fatalf("aligned is true")
-			}
-			if got, want := ivs["from"].lo.Format(time.DateOnly), c.lo; got != want {
-				t.Fatalf("ivs[\"from\"].lo.Format(time.DateOnly) = %q, want %q", got, want)
-			}
+			require.NoError(t, err)
+			require.False(t, aligned, "aligned is true")
+			got, want := ivs["from"].lo.Format(time.DateOnly), c.lo
+			require.Equal(t, want, got, "ivs[\"from\"].lo.Format(time.DateOnly)")
 			if got, want := ivs["to"].hi.Format(time.DateOnly), c.hi; got != want {
 				t.Fatalf("ivs[\"to\"].hi.Format(time.DateOnly) = %q, want %q", got, want)
 			}
 		}
 		p := mustPlan(t, "SELECT count(*) FROM events WHERE timestamp >= {variables.from} AND timestamp = {variables.from}", opts)
 		ivs, aligned, err := p.intervals(map[string]any{"from": day(1, 0)})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if aligned {
-			t.Fatalf("aligned is true")
-		}
-		if !(ivs["from"].empty()) {
-			t.Fatalf("ivs[\"from\"].empty() is false")
-		}
+		require.NoError(t, err)
+		require.False(t, aligned, "aligned is true")
+		require.True(t, (ivs["from"].empty()), "ivs[\"from\"].empty() is false")
 		q, _, err := p.Read("t", map[string]any{"from": day(1, 0)})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := q, `FROM "t"`; strings.Contains(s, sub) {
-			t.Fatalf("no whole bucket: the source answers alone: %q contains %q", s, sub)
-		}
+		require.NoError(t, err)
+		require.NotContains(t, q, `FROM "t"`, "no whole bucket: the source answers alone")
 	})
 	_, _, err = plan.Read("", base())
-	if err := err; !errors.Is(err, ErrInvalidTable) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidTable)
-	}
+	require.ErrorIs(t, err, ErrInvalidTable)
 }
 
 // A value is always bound, never written into the read query.
@@ -156,15 +114,9 @@ func TestReadBindsValues(t *testing.T) {
 	plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite})
 	evil := "' OR 1=1 --"
 	q, args, err := plan.Read("t", map[string]any{"e": evil})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s, sub := q, "OR 1=1"; strings.Contains(s, sub) {
-		t.Fatalf("%q contains %q", s, sub)
-	}
-	if got, want := args, ([]any{evil}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("args = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.NotContains(t, q, "OR 1=1")
+	require.Equal(t, []any{evil}, args)
 }
 
 // TestReadPage: a page goes on the read itself, after its ORDER BY, as
@@ -188,47 +140,28 @@ func TestReadPage(t *testing.T) {
 	for _, c := range cases {
 		plan := mustPlan(t, c.query, Options{Engine: c.d})
 		q, args, err := plan.ReadPage("t", map[string]any{"e": "purchase"}, 101, 200)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := q, c.want; got != want {
-			t.Fatalf("q = %q, want %q", got, want)
-		}
-		if got, want := args, ([]any{"purchase", int64(101), int64(200)}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("args = %+v, want %+v", got, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, c.want, q)
+		require.Equal(t, []any{"purchase", int64(101), int64(200)}, args)
 		// Read is the same query without the page.
 		whole, _, err := plan.Read("t", map[string]any{"e": "purchase"})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if s, sub := q, whole; !strings.Contains(s, sub) {
-			t.Fatalf("%q does not contain %q", s, sub)
-		}
+		require.NoError(t, err)
+		require.Contains(t, q, whole)
 	}
 	plan := mustPlan(t, `SELECT uuid FROM events WHERE event = {variables.e} ORDER BY uuid`, Options{Engine: engine.SQLite})
 	for _, bounds := range [][2]int64{{-1, 0}, {1, -1}} {
 		_, _, err := plan.ReadPage("t", map[string]any{"e": "x"}, bounds[0], bounds[1])
 		var pe *PageError
-		if err := err; !errors.As(err, &pe) {
-			t.Fatalf("error %v is not a %T", err, &pe)
-		}
-		if err := err; !errors.Is(err, ErrInvalidPage) {
-			t.Fatalf("error %v is not %v", err, ErrInvalidPage)
-		}
-		if got, want := ([2]int64{pe.Limit, pe.Offset}), bounds; !reflect.DeepEqual(got, want) {
-			t.Fatalf("([2]int64{pe.Limit, pe.Offset}) = %+v, want %+v", got, want)
-		}
+		require.ErrorAs(t, err, &pe)
+		require.ErrorIs(t, err, ErrInvalidPage)
+		got, want := ([2]int64{pe.Limit, pe.Offset}), bounds
+		require.Equal(t, want, got, "([2]int64{pe.Limit, pe.Offset})")
 	}
 	// Read's own checks apply to a page too.
 	_, _, err := plan.ReadPage("t", map[string]any{}, 1, 0)
-	if err := err; !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidValue)
-	}
+	require.ErrorIs(t, err, ErrInvalidValue)
 	_, _, err = plan.ReadPage("", map[string]any{"e": "x"}, 1, 0)
-	if err := err; !errors.Is(err, ErrInvalidTable) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidTable)
-	}
+	require.ErrorIs(t, err, ErrInvalidTable)
 }
 
 // TestReadList: a list variable binds every value of its list, one marker
@@ -237,30 +170,14 @@ func TestReadPage(t *testing.T) {
 func TestReadList(t *testing.T) {
 	plan := mustPlan(t, "SELECT count(*) AS n FROM events WHERE event IN {variables.events}", Options{Engine: engine.PostgreSQL})
 	q, args, err := plan.Read("t", map[string]any{"events": []string{"a", "b", "c"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := q, `SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "t" WHERE "events" IN ($1, $2, $3)`; got != want {
-		t.Fatalf("q = %q, want %q", got, want)
-	}
-	if got, want := args, ([]any{"a", "b", "c"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("args = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, `SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "t" WHERE "events" IN ($1, $2, $3)`, q)
+	require.Equal(t, []any{"a", "b", "c"}, args)
 	q, args, err = plan.Read("t", map[string]any{"events": "a"})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := q, `SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "t" WHERE "events" IN ($1)`; got != want {
-		t.Fatalf("q = %q, want %q", got, want)
-	}
-	if got, want := args, ([]any{"a"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("args = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, `SELECT CAST(coalesce(sum("_a0"), 0) AS bigint) AS "n" FROM "t" WHERE "events" IN ($1)`, q)
+	require.Equal(t, []any{"a"}, args)
 	_, _, err = plan.Read("t", map[string]any{"events": []string{}})
-	if err := err; !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidValue)
-	}
-	if err := err; err == nil || !strings.Contains(err.Error(), "empty list") {
-		t.Fatalf("error %v does not contain %q", err, "empty list")
-	}
+	require.ErrorIs(t, err, ErrInvalidValue)
+	require.ErrorContains(t, err, "empty list")
 }

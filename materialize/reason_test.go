@@ -1,25 +1,17 @@
 package materialize
 
 import (
-	"errors"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
 func TestReasonString(t *testing.T) {
-	if got, want := (Reason{Code: CodeUnsupportedQuery, Message: "only a single SELECT can be materialized"}.String()), "only a single SELECT can be materialized"; got != want {
-		t.Fatalf("got = %q, want %q", got, want)
-	}
-	if got, want := (Reason{Code: CodeUnderOr, Variable: "x", Message: "is used under OR"}.String()), "variable 'x' is used under OR"; got != want {
-		t.Fatalf("got = %q, want %q", got, want)
-	}
+	require.Equal(t, "only a single SELECT can be materialized", Reason{Code: CodeUnsupportedQuery, Message: "only a single SELECT can be materialized"}.String())
+	require.Equal(t, "variable 'x' is used under OR", Reason{Code: CodeUnderOr, Variable: "x", Message: "is used under OR"}.String())
 }
 
 func TestErrors(t *testing.T) {
 	var err error = &ValueError{Variable: "x", Detail: "no value"}
-	if !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("errors.Is(err, ErrInvalidValue) is false")
-	}
-	if got, want := err.Error(), "materialize: variable 'x': no value"; got != want {
-		t.Fatalf("err.Error() = %q, want %q", got, want)
-	}
+	require.ErrorIs(t, err, ErrInvalidValue, "errors.Is(err, ErrInvalidValue) is false")
+	require.Equal(t, "materialize: variable 'x': no value", err.Error())
 }

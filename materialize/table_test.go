@@ -2,13 +2,12 @@ package materialize
 
 import (
 	"database/sql"
-	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTableName(t *testing.T) {
@@ -24,13 +23,10 @@ func TestTableName(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := TableName(c.id, c.version)
-		if got, want := got, c.want; got != want {
-			t.Fatalf("got = %q, want %q", got, want)
-		}
+		require.Equal(t, c.want, got)
 		// The refresh's table and its index, within PostgreSQL's 63 bytes.
-		if a, b := len(got)+len("_next_ix"), 63; !(a <= b) {
-			t.Fatalf("len(got)+len(\"_next_ix\") = %v, want <= %v", a, b)
-		}
+		a, b := len(got)+len("_next_ix"), 63
+		require.True(t, (a <= b), "len(got)+len(\"_next_ix\") = %v, want <= %v", a, b)
 	}
 }
 
@@ -51,22 +47,14 @@ func TestRefresh(t *testing.T) {
 	for _, c := range cases {
 		plan := mustPlan(t, "SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: c.d})
 		r, err := plan.Refresh("m")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		stmts := r.Statements()
-		if got := len(stmts); got != len(c.want) {
-			t.Fatalf("%s: %q: len(stmts) = %d, want %d: %v", c.d.Name(), stmts, got, len(c.want), stmts)
-		}
+		require.Len(t, stmts, len(c.want), "%s", c.d.Name())
 		for i := range stmts {
-			if s, sub := stmts[i], c.want[i]; !strings.Contains(s, sub) {
-				t.Fatalf("%q does not contain %q", s, sub)
-			}
+			require.Contains(t, stmts[i], c.want[i])
 		}
 		_, err = plan.Refresh("")
-		if err := err; !errors.Is(err, ErrInvalidTable) {
-			t.Fatalf("error %v is not %v", err, ErrInvalidTable)
-		}
+		require.ErrorIs(t, err, ErrInvalidTable)
 	}
 }
 
@@ -94,9 +82,7 @@ func TestRefreshIndexColumns(t *testing.T) {
 	}
 	for _, c := range cases {
 		r, err := mustPlan(t, c.query, opts).Refresh("m")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		var index []string
 		for _, s := range r.Statements() {
 			if strings.Contains(s, " INDEX ") {
@@ -104,14 +90,12 @@ func TestRefreshIndexColumns(t *testing.T) {
 			}
 		}
 		if c.index == "" {
-			if v := index; !(len(v) == 0) {
-				t.Fatalf("%v: index = %v, want it empty", c.query, v)
-			}
+			v := index
+			require.True(t, (len(v) == 0), "%v: index = %v, want it empty", c.query, v)
 			continue
 		}
-		if got, want := index, ([]string{`CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ` + c.index}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%v: index = %+v, want %+v", c.query, got, want)
-		}
+		got, want := index, ([]string{`CREATE INDEX IF NOT EXISTS "m_ix" ON "m" ` + c.index})
+		require.Equal(t, want, got, "%v: index", c.query)
 	}
 }
 
@@ -121,74 +105,47 @@ func TestRefreshIndexColumns(t *testing.T) {
 // instead of scanning the table.
 func TestRefreshAgainSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	defer db.Close()
 	_, err = db.Exec(`CREATE TABLE sales (customer TEXT, day TEXT, amount INTEGER);
 		INSERT INTO sales VALUES ('a', '2025-01-01', 1), ('a', '2025-01-02', 2), ('b', '2025-01-01', 3)`)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	plan := mustPlan(t, `SELECT day, sum(amount) AS s FROM sales WHERE customer = {variables.c} GROUP BY day ORDER BY day`,
 		Options{Engine: engine.SQLite})
 	for i := range 3 {
 		r, err := plan.Refresh("m")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for _, s := range r.Statements() {
 			_, err := db.Exec(s)
-			if err != nil {
-				t.Fatalf("refresh %d: %s: unexpected error: %v", i, s, err)
-			}
+			require.NoError(t, err, "refresh %d: %s", i, s)
 		}
 		var indexes []string
 		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'm'`)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		for rows.Next() {
 			var n string
-			if err := rows.Scan(&n); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, rows.Scan(&n))
 			indexes = append(indexes, n)
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := indexes, ([]string{"m_ix"}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("refresh %d: indexes = %+v, want %+v", i, got, want)
-		}
+		require.NoError(t, rows.Err())
+		got, want := indexes, ([]string{"m_ix"})
+		require.Equal(t, want, got, "refresh %d: indexes", i)
 	}
 	q, args, err := plan.ReadPage("m", map[string]any{"c": "a"}, 2, 0)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var detail []string
 	rows, err := db.Query("EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	for rows.Next() {
 		var id, parent, unused int
 		var d string
-		if err := rows.Scan(&id, &parent, &unused, &d); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &d))
 		detail = append(detail, d)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s, sub := strings.Join(detail, "\n"), `USING INDEX m_ix (c=?)`; !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
+	require.NoError(t, rows.Err())
+	require.Contains(t, strings.Join(detail, "\n"), `USING INDEX m_ix (c=?)`)
 	got := query(t, db, q, args)
-	if got, want := got.rows, ([][]any{{"2025-01-01", int64(1)}, {"2025-01-02", int64(2)}}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("got.rows = %+v, want %+v", got, want)
-	}
+	require.Equal(t, [][]any{{"2025-01-01", int64(1)}, {"2025-01-02", int64(2)}}, got.rows)
 }

@@ -1,11 +1,9 @@
 package materialize
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTailEqualsInline: with a live tail, the stored table keeps the rows
@@ -67,37 +66,25 @@ func TestTailEqualsInline(t *testing.T) {
 			opts.Types[d] = variable.Date
 		}
 		tail := mustPlan(t, s.query, opts)
-		if !tail.Tail() {
-			t.Fatalf("tail.Tail() is false")
-		}
+		require.True(t, tail.Tail(), "tail.Tail() is false")
 		opts.TailColumn = ""
 		plain := mustPlan(t, s.query, opts)
-		if plain.Tail() {
-			t.Fatalf("plain.Tail() is true")
-		}
+		require.False(t, plain.Tail(), "plain.Tail() is true")
 		for _, pl := range []struct {
 			plan  *Plan
 			table string
 		}{{tail, fmt.Sprintf("tail_%d", i)}, {plain, fmt.Sprintf("plain_%d", i)}} {
 			r, err := pl.plan.Refresh(pl.table)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, st := range r.Statements() {
 				// The build instant is bound where the pre-compute
 				// query names it.
 				tpl, err := placeholder.Compile(st)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				q, args, err := tpl.Render(engine.SQLite, map[string]any{BuiltAtVariable: variable.Timestamp{Time: builtAt}})
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				_, err = db.Exec(q, args...)
-				if err != nil {
-					t.Fatalf("%v: unexpected error: %v", q, err)
-				}
+				require.NoError(t, err, "%v", q)
 			}
 		}
 		plans = append(plans, built{tail, plain, s})
@@ -106,9 +93,7 @@ func TestTailEqualsInline(t *testing.T) {
 	_, err := db.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties)
 		SELECT uuid || '-late', event, distinct_id, datetime(timestamp, '+1 day'), properties FROM events
 		WHERE timestamp >= ? ORDER BY uuid LIMIT 300`, demo.End.AddDate(0, 0, -1).Format(demo.TimeLayout))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	late := query(t, db, "SELECT DISTINCT distinct_id FROM events WHERE uuid LIKE '%-late' ORDER BY distinct_id LIMIT 20", nil)
 	for _, r := range late.rows {
 		p.users = append(p.users, r[0].(string))
@@ -117,52 +102,37 @@ func TestTailEqualsInline(t *testing.T) {
 	for i, b := range plans {
 		t.Run(b.shape.name, func(t *testing.T) {
 			tpl, err := placeholder.Compile(b.shape.query)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			differs := 0
 			for range 40 {
 				values := b.shape.values(p)
 				q, args, err := tpl.Render(engine.SQLite, values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				want := query(t, db, q, args)
 				withAt := map[string]any{BuiltAtVariable: builtAt}
 				for k, v := range values {
 					withAt[k] = v
 				}
 				rq, rargs, err := b.tail.Read(fmt.Sprintf("tail_%d", i), withAt)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				got := query(t, db, rq, rargs)
 				if got, want := got.rows, want.rows; !reflect.DeepEqual(got, want) {
 					t.Fatalf("values %v\ninline: %s\nread: %s: got.rows = %+v, want %+v", values, q, rq, got, want)
 				}
 				pq, pargs, err := b.plain.Read(fmt.Sprintf("plain_%d", i), values)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				if stale := query(t, db, pq, pargs); fmt.Sprint(stale.rows) != fmt.Sprint(want.rows) {
 					differs++
 				}
 			}
-			if a, b := differs, 0; !(a > b) {
-				t.Fatalf("the stored table without a tail never missed a newer row: the test shows nothing: differs = %v, want > %v", a, b)
-			}
+			a, b := differs, 0
+			require.True(t, (a > b), "the stored table without a tail never missed a newer row: the test shows nothing: differs = %v, want > %v", a, b)
 		})
 	}
 	// A read of a tail plan needs the build instant.
 	_, _, err = plans[2].tail.Read("tail_2", map[string]any{"events": []string{"purchase"}})
-	if err := err; !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidValue)
-	}
-	if err := err; err == nil || !strings.Contains(err.Error(), BuiltAtVariable) {
-		t.Fatalf("error %v does not contain %q", err, BuiltAtVariable)
-	}
+	require.ErrorIs(t, err, ErrInvalidValue)
+	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})
-	if err := err; !errors.Is(err, ErrInvalidOptions) {
-		t.Fatalf("error %v is not %v", err, ErrInvalidOptions)
-	}
+	require.ErrorIs(t, err, ErrInvalidOptions)
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // wantForbidden fails t unless err is a 403 forbidden *endpoint.Error
@@ -18,16 +19,12 @@ import (
 func wantForbidden(t *testing.T, err error, attr string, subs ...string) {
 	t.Helper()
 	var e *endpoint.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("got error %v (%T), want a 403 *endpoint.Error", err, err)
-	}
+	require.ErrorAs(t, err, &e)
 	if e.Status != http.StatusForbidden || e.Code != endpoint.CodeForbidden || e.Attr != attr {
 		t.Fatalf("got error {%d %s %q attr %q}, want {403 forbidden attr %q}", e.Status, e.Code, e.Detail, e.Attr, attr)
 	}
 	for _, sub := range subs {
-		if !strings.Contains(e.Detail, sub) {
-			t.Errorf("detail %q does not contain %q", e.Detail, sub)
-		}
+		assert.Contains(t, e.Detail, sub, "detail")
 	}
 }
 
@@ -56,9 +53,7 @@ func TestKeyCreateAsNeverWidens(t *testing.T) {
 	ctx := context.Background()
 	keys := newTestKeys(t, memstore.NewKeyStore(), &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, apikey.Config{})
 	admin, _, err := keys.Create(ctx, "1", boundedAdmin)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	by := admin.Grant()
 	for _, c := range []struct {
 		name string
@@ -89,18 +84,12 @@ func TestKeyCreateAsNeverWidens(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, secret, err := keys.CreateAs(ctx, &by, "1", narrower(c.edit))
 			wantForbidden(t, err, c.attr, c.subs...)
-			if secret != "" {
-				t.Errorf("a refused key has a secret: %q", secret)
-			}
+			assert.Equal(t, "", secret, "a refused key has a secret")
 		})
 	}
 	list, err := keys.List(ctx, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := len(list), 1; got != want {
-		t.Fatalf("len(list) = %d, want %d: refused keys were stored: %+v", got, want, list)
-	}
+	require.NoError(t, err)
+	require.Len(t, list, 1)
 
 	// Within it: the same, or less of each.
 	for name, edit := range map[string]func(r *apikey.CreateRequest){
@@ -112,9 +101,7 @@ func TestKeyCreateAsNeverWidens(t *testing.T) {
 		},
 	} {
 		k, _, err := keys.CreateAs(ctx, &by, "1", narrower(edit))
-		if err != nil {
-			t.Fatalf("%s: unexpected error: %v", name, err)
-		}
+		require.NoError(t, err, "%s", name)
 		if k.RunsPerMinute != 1 || k.RunsPerHour > 10 || k.MaterializedRunsPerMinute > 2 || k.MaterializedRunsPerHour > 20 {
 			t.Errorf("%s: made %+v", name, k)
 		}
@@ -124,15 +111,12 @@ func TestKeyCreateAsNeverWidens(t *testing.T) {
 	// the host gives anything.
 	free, _, err := keys.Create(ctx, "1", apikey.CreateRequest{Name: "free", Scopes: []string{apikey.ScopeKeyAdmin, apikey.ScopeEndpointRead},
 		RunsPerMinute: -1, RunsPerHour: -1, MaterializedRunsPerMinute: -1, MaterializedRunsPerHour: -1})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	fg := free.Grant()
 	for _, v := range []int{0, -1} {
-		if _, _, err := keys.CreateAs(ctx, &fg, "1", apikey.CreateRequest{Name: "x", Scopes: []string{apikey.ScopeEndpointRead},
-			RunsPerMinute: v, RunsPerHour: v, MaterializedRunsPerMinute: v, MaterializedRunsPerHour: v}); err != nil {
-			t.Errorf("budgets %d from a key without budgets: unexpected error: %v", v, err)
-		}
+		_, _, err := keys.CreateAs(ctx, &fg, "1", apikey.CreateRequest{Name: "x", Scopes: []string{apikey.ScopeEndpointRead},
+			RunsPerMinute: v, RunsPerHour: v, MaterializedRunsPerMinute: v, MaterializedRunsPerHour: v})
+		assert.NoError(t, err, "budgets %d from a key without budgets", v)
 	}
 	if _, _, err := keys.CreateAs(ctx, nil, "1", apikey.CreateRequest{Name: "host", Scopes: apikey.Scopes, RunsPerMinute: -1}); err != nil {
 		t.Errorf("the host: unexpected error: %v", err)
@@ -152,16 +136,12 @@ func TestKeyRevokeAsNeverWidens(t *testing.T) {
 	ctx := context.Background()
 	keys := newTestKeys(t, memstore.NewKeyStore(), &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, apikey.Config{})
 	admin, adminSecret, err := keys.Create(ctx, "1", boundedAdmin)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	by := admin.Grant()
 	mk := func(req apikey.CreateRequest) (apikey.Key, string) {
 		t.Helper()
 		k, secret, err := keys.Create(ctx, "1", req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return k, secret
 	}
 	for _, c := range []struct {
@@ -181,26 +161,19 @@ func TestKeyRevokeAsNeverWidens(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			wide, secret := mk(narrower(c.edit))
 			wantForbidden(t, keys.RevokeAs(ctx, &by, "1", wide.ID), c.attr, c.sub)
-			if _, err := keys.Authenticate(ctx, secret); err != nil {
-				t.Errorf("the wider key was revoked: %v", err)
-			}
+			_, err := keys.Authenticate(ctx, secret)
+			assert.NoError(t, err, "the wider key was revoked")
 			// The host revokes it.
-			if err := keys.RevokeAs(ctx, nil, "1", wide.ID); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, keys.RevokeAs(ctx, nil, "1", wide.ID))
 			if _, err := keys.Authenticate(ctx, secret); !errors.Is(err, endpoint.ErrUnauthorized) {
 				t.Errorf("Authenticate after the host's revocation: %v, want ErrUnauthorized", err)
 			}
 			// Revoked already: nothing to refuse.
-			if err := keys.RevokeAs(ctx, &by, "1", wide.ID); err != nil {
-				t.Errorf("revoking a revoked key: unexpected error: %v", err)
-			}
+			assert.NoError(t, keys.RevokeAs(ctx, &by, "1", wide.ID), "revoking a revoked key")
 		})
 	}
 	narrow, secret := mk(narrower(nil))
-	if err := keys.RevokeAs(ctx, &by, "1", narrow.ID); err != nil {
-		t.Fatalf("a narrower key: unexpected error: %v", err)
-	}
+	require.NoError(t, keys.RevokeAs(ctx, &by, "1", narrow.ID), "a narrower key")
 	if _, err := keys.Authenticate(ctx, secret); !errors.Is(err, endpoint.ErrUnauthorized) {
 		t.Errorf("Authenticate after revocation: %v, want ErrUnauthorized", err)
 	}
@@ -208,9 +181,7 @@ func TestKeyRevokeAsNeverWidens(t *testing.T) {
 	if err := keys.RevokeAs(ctx, &by, "1", "99999999-9999-4999-8999-999999999999"); !errors.As(err, &e) || e.Status != http.StatusNotFound {
 		t.Errorf("an unknown key: got %v, want 404", err)
 	}
-	if err := keys.RevokeAs(ctx, &by, "1", admin.ID); err != nil {
-		t.Fatalf("itself: unexpected error: %v", err)
-	}
+	require.NoError(t, keys.RevokeAs(ctx, &by, "1", admin.ID), "itself")
 	if _, err := keys.Authenticate(ctx, adminSecret); !errors.Is(err, endpoint.ErrUnauthorized) {
 		t.Errorf("Authenticate after revoking itself: %v, want ErrUnauthorized", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkKeysAuthenticate is a request's cost of a stored key: the
@@ -14,18 +15,13 @@ import (
 func BenchmarkKeysAuthenticate(b *testing.B) {
 	ctx := context.Background()
 	k, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	_, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "b", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := k.Authenticate(ctx, secret); err != nil {
-			b.Fatal(err)
-		}
+		_, err := k.Authenticate(ctx, secret)
+		require.NoError(b, err)
 	}
 }
 
@@ -33,17 +29,11 @@ func BenchmarkKeysAuthenticate(b *testing.B) {
 func BenchmarkKeysAdmit(b *testing.B) {
 	ctx := context.Background()
 	k, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore(), RunsPerMinute: -1, RunsPerHour: 1 << 40})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	key, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "b", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := k.Admit(key, false); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, k.Admit(key, false))
 	}
 }

@@ -2,10 +2,8 @@ package apikey_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // keyClock is a settable clock.
@@ -34,9 +34,7 @@ func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg apikey.Co
 	t.Helper()
 	cfg.Store, cfg.Now = store, c.now
 	k, err := apikey.New(cfg)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return k
 }
 
@@ -52,61 +50,35 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 	a := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
 	b := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
 	key, secret, err := a.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, k := range []*apikey.Keys{a, b} {
 		got, err := k.Authenticate(ctx, secret)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := got.ID, key.ID; got != want {
-			t.Errorf("got.ID = %q, want %q", got, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, key.ID, got.ID)
 	}
 	c.add(time.Second)
-	if err := a.Revoke(ctx, "1", key.ID); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, a.Revoke(ctx, "1", key.ID))
 	_, err = a.Authenticate(ctx, secret)
-	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
-		t.Errorf("revoked in this process: refused at once: error %v is not %v", err, endpoint.ErrUnauthorized)
-	}
+	assert.ErrorIs(t, err, endpoint.ErrUnauthorized, "revoked in this process: refused at once")
 	_, err = b.Authenticate(ctx, secret)
-	if err != nil {
-		t.Errorf("the other process trusts its read for CacheTTL: unexpected error: %v", err)
-	}
+	assert.NoError(t, err, "the other process trusts its read for CacheTTL")
 	c.add(ttl - time.Second - time.Nanosecond)
 	_, err = b.Authenticate(ctx, secret)
-	if err != nil {
-		t.Errorf("still within CacheTTL of the read: unexpected error: %v", err)
-	}
+	assert.NoError(t, err, "still within CacheTTL of the read")
 	c.add(time.Nanosecond)
 	_, err = b.Authenticate(ctx, secret)
-	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
-		t.Errorf("CacheTTL after its read, the other process sees the revocation: error %v is not %v", err, endpoint.ErrUnauthorized)
-	}
-	if got, want := endpoint.StatusOf(err), http.StatusUnauthorized; got != want {
-		t.Errorf("endpoint.StatusOf(err) = %v, want %v", got, want)
-	}
+	assert.ErrorIs(t, err, endpoint.ErrUnauthorized, "CacheTTL after its read, the other process sees the revocation")
+	assert.Equal(t, http.StatusUnauthorized, endpoint.StatusOf(err))
 
 	// Without a cache, the other process sees it on the next request.
 	n := newTestKeys(t, store, c, apikey.Config{CacheTTL: -1})
 	key2, secret2, err := a.Create(ctx, "1", apikey.CreateRequest{Name: "ci2", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = n.Authenticate(ctx, secret2)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := a.Revoke(ctx, "1", key2.ID); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, a.Revoke(ctx, "1", key2.ID))
 	_, err = n.Authenticate(ctx, secret2)
-	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
-		t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
-	}
+	assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
 }
 
 // TestKeyUnknownAndCacheSize: an unknown secret is refused (and its miss
@@ -118,21 +90,13 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{CacheSize: 2})
 	for i := range 5 {
 		_, err := k.Authenticate(ctx, apikey.Prefix+string(rune('a'+i)))
-		if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
-			t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
-		}
+		assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
 	}
 	_, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeQueryRun}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got, err := k.Authenticate(ctx, secret)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := got.Scopes, ([]string{apikey.ScopeQueryRun}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Scopes = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []string{apikey.ScopeQueryRun}, got.Scopes)
 }
 
 // TestKeyBudgetDefaults: a key without budgets of its own gets the host's
@@ -143,93 +107,53 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{})
 	key, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := ([]int{key.RunsPerMinute, key.RunsPerHour, key.MaterializedRunsPerMinute, key.MaterializedRunsPerHour}), ([]int{240, 2400, 1200, 12000}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int{240, 2400, 1200, 12000}, []int{key.RunsPerMinute, key.RunsPerHour, key.MaterializedRunsPerMinute, key.MaterializedRunsPerHour})
 	for range 240 {
-		if err := k.Admit(key, false); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, k.Admit(key, false))
 	}
 	err = k.Admit(key, false)
 	var e *endpoint.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("%v: errors.As(err, &e) is false", err)
-	}
-	if got, want := e.Status, http.StatusTooManyRequests; got != want {
-		t.Errorf("e.Status = %v, want %v", got, want)
-	}
-	if got, want := e.Limit, apikey.LimitRunsPerMinute; got != want {
-		t.Errorf("e.Limit = %q, want %q", got, want)
-	}
-	if got, want := e.LimitValue, int64(240); got != want {
-		t.Errorf("e.LimitValue = %d, want %d", got, want)
-	}
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusTooManyRequests, e.Status)
+	assert.Equal(t, apikey.LimitRunsPerMinute, e.Limit)
+	assert.Equal(t, int64(240), e.LimitValue)
 	var le *limit.Error
-	if !errors.As(err, &le) {
-		t.Fatalf("errors.As(err, &le) is false")
-	}
-	if v := le.RetryAfter; v <= 0 {
-		t.Errorf("le.RetryAfter = %v, want > 0", v)
-	}
+	require.ErrorAs(t, err, &le, "errors.As(err, &le) is false")
+	assert.Greater(t, le.RetryAfter, time.Duration(0))
 	for range 1200 {
-		if err := k.Admit(key, true); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, k.Admit(key, true))
 	}
 	err = k.Admit(key, true)
-	if !errors.As(err, &e) {
-		t.Fatalf("errors.As(err, &e) is false")
-	}
-	if got, want := e.Limit, apikey.LimitMaterializedRunsPerMinute; got != want {
-		t.Errorf("e.Limit = %q, want %q", got, want)
-	}
+	require.ErrorAs(t, err, &e, "errors.As(err, &e) is false")
+	assert.Equal(t, apikey.LimitMaterializedRunsPerMinute, e.Limit)
 	// The hour: 2,400 inline runs over twenty minutes (each batch in a
 	// minute of its own, the one before it empty), then the hourly budget.
 	for range 9 {
 		c.add(2 * time.Minute)
 		for range 240 {
-			if err := k.Admit(key, false); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, k.Admit(key, false))
 		}
 	}
 	c.add(2 * time.Minute)
 	err = k.Admit(key, false)
-	if !errors.As(err, &e) {
-		t.Fatalf("%v: errors.As(err, &e) is false", err)
-	}
-	if got, want := e.Limit, apikey.LimitRunsPerHour; got != want {
-		t.Errorf("e.Limit = %q, want %q", got, want)
-	}
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, apikey.LimitRunsPerHour, e.Limit)
 	// A key with no limit is never refused.
 	free, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "free", Scopes: []string{apikey.ScopeEndpointRead}, RunsPerMinute: -1, RunsPerHour: -1})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for range 3000 {
-		if err := k.Admit(free, false); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, k.Admit(free, false))
 	}
 }
 
 // TestKeysConfigRefused: a budget below -1 is named.
 func TestKeysConfigRefused(t *testing.T) {
 	_, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore(), MaterializedRunsPerHour: -5})
-	if err == nil {
-		t.Fatalf("got no error, want one")
-	}
-	if s, sub := err.Error(), "MaterializedRunsPerHour"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MaterializedRunsPerHour")
 	_, err = apikey.New(apikey.Config{})
-	if err := err; err == nil || !strings.Contains(err.Error(), "Store") {
-		t.Errorf("error %v does not contain %q", err, "Store")
-	}
+	assert.ErrorContains(t, err, "Store")
 }
 
 // TestKeyLastUsed: last_used_at is written on the first use and then at
@@ -240,27 +164,18 @@ func TestKeyLastUsed(t *testing.T) {
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, store, c, apikey.Config{UsedResolution: time.Minute})
 	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	lastUsed := func() *time.Time {
 		list, err := k.List(ctx, "1")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return list[0].LastUsedAt
 	}
-	if v := lastUsed(); v != nil {
-		t.Errorf("lastUsed() = %v, want nil", v)
-	}
+	assert.Nil(t, lastUsed())
 	first := c.now()
 	_, err = k.Authenticate(ctx, secret)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := *lastUsed(), first; !reflect.DeepEqual(got, want) {
-		t.Errorf("*lastUsed() = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	got, want := *lastUsed(), first
+	assert.Equal(t, want, got, "*lastUsed()")
 	c.add(30 * time.Second)
 	_, _ = k.Authenticate(ctx, secret)
 	if got, want := *lastUsed(), first; !reflect.DeepEqual(got, want) {
@@ -301,24 +216,18 @@ func TestKeyRevokeOvertakesRead(t *testing.T) {
 	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	k := newTestKeys(t, store, c, apikey.Config{CacheTTL: time.Hour})
 	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	done := make(chan error)
 	go func() {
 		_, err := k.Authenticate(ctx, secret)
 		done <- err
 	}()
 	<-store.read
-	if err := k.Revoke(ctx, "1", key.ID); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, k.Revoke(ctx, "1", key.ID))
 	close(store.release)
 	if err := <-done; err != nil {
 		t.Fatalf("the request in flight read the key before the revocation: unexpected error: %v", err)
 	}
 	_, err = k.Authenticate(ctx, secret)
-	if err := err; !errors.Is(err, endpoint.ErrUnauthorized) {
-		t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
-	}
+	assert.ErrorIs(t, err, endpoint.ErrUnauthorized)
 }

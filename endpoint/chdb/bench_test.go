@@ -27,6 +27,7 @@ import (
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // The benchmarks of ClickHouse at scale: demo events (examples/demo, the
@@ -65,9 +66,7 @@ func benchServices(b *testing.B) (ch, lite *endpoint.Service) {
 	bench.once.Do(func() {
 		bench.ch, bench.sqlite, bench.loaded, bench.err = newBenchServices(executor(b))
 	})
-	if bench.err != nil {
-		b.Fatal(bench.err)
-	}
+	require.NoError(b, bench.err)
 	return bench.ch, bench.sqlite
 }
 
@@ -268,16 +267,10 @@ func timeRuns(b *testing.B, svc *endpoint.Service, name string, req endpoint.Run
 		start := time.Now()
 		res, err := svc.Run(ctx, "1", name, req)
 		times[i] = time.Since(start)
-		if err != nil {
-			b.Fatalf("%s: %v", name, err)
-		}
-		if res.EndpointMaterialized != materialized {
-			b.Fatalf("%s: endpoint_materialized %v, want %v", name, res.EndpointMaterialized, materialized)
-		}
+		require.NoError(b, err, "%s", name)
+		require.Equal(b, materialized, res.EndpointMaterialized, "%s: endpoint_materialized", name)
 		out, err := json.Marshal(res.Results)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		if i == 0 {
 			first = string(out)
 		} else if string(out) != first {
@@ -309,9 +302,7 @@ func BenchmarkTrends10M(b *testing.B) {
 		inline, a = timeRuns(b, ch, "trends", req, *benchRuns, false)
 		mat, c = timeRuns(b, ch, "trends_mat", req, *benchRuns, true)
 		sqlite, s = timeRuns(b, lite, "trends", req, *benchSQLiteRuns, false)
-		if a != c {
-			b.Fatalf("materialized on chDB:\n%s\ninline:\n%s", c, a)
-		}
+		require.Equal(b, c, a, "materialized on chDB")
 		if *benchSQLiteEvents == *benchEvents && s != a {
 			b.Fatalf("SQLite:\n%s\nchDB:\n%s", s, a)
 		}
@@ -337,16 +328,12 @@ func BenchmarkSQLEndpoint10M(b *testing.B) {
 		var a, c string
 		inline, a = timeRuns(b, ch, "daily", req, *benchRuns, false)
 		mat, c = timeRuns(b, ch, "daily_mat", req, *benchRuns, true)
-		if a != c {
-			b.Fatalf("materialized:\n%s\ninline:\n%s", c, a)
-		}
-		if !strings.HasPrefix(a, `[["2025-04-01",`) || strings.Count(a, "],[") != 29 {
-			b.Fatalf("want 30 days of April, got %s", a)
-		}
+		require.Equal(b, c, a, "materialized")
+		require.True(b, strings.HasPrefix(a, `[["2025-04-01",`), "want 30 days of April, got %s", a)
+		require.Equal(b, 29, strings.Count(a, "],["), "want 30 days of April, got %s", a)
 		if *benchSQLiteEvents == *benchEvents {
-			if _, s := timeRuns(b, lite, "daily_mat", req, 1, true); s != a {
-				b.Fatalf("SQLite:\n%s\nchDB:\n%s", s, a)
-			}
+			_, s := timeRuns(b, lite, "daily_mat", req, 1, true)
+			require.Equal(b, a, s, "SQLite")
 		}
 	}
 	b.ReportMetric(ms(inline), "inline_p50_ms")

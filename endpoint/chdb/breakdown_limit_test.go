@@ -11,6 +11,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/stretchr/testify/require"
 )
 
 // TestInsightBreakdownLimitOnClickHouse: a trends insight broken down by
@@ -37,55 +38,37 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 	series := func(svc *endpoint.Service, name string, vars map[string]any) ([]insight.TrendsSeries, bool) {
 		t.Helper()
 		res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
-		if err != nil {
-			t.Fatalf("%s %v: unexpected error: %v", name, vars, err)
-		}
+		require.NoError(t, err, "%s %v", name, vars)
 		return res.Results.(*insight.Result).Series, res.EndpointMaterialized
 	}
 	asJSON := func(v any) string {
 		out, err := json.Marshal(v)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return string(out)
 	}
 	for name, filter := range variants {
 		for _, svc := range []*endpoint.Service{ch, lite.Service} {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: query(filter)})
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", name, err)
-			}
+			require.NoError(t, err, "%v", name)
 		}
 		want, _ := series(lite.Service, name, nil)
 		got, _ := series(ch, name, nil)
-		if g, w := asJSON(got), asJSON(want); !jsonEqual(g, w) {
-			t.Fatalf("%s: chDB series %s, want SQLite's %s", name, g, w)
-		}
+		g, w := asJSON(got), asJSON(want)
+		require.True(t, jsonEqual(g, w), "%s: chDB series %s, want SQLite's %s", name, g, w)
 	}
 	limited, _ := series(ch, "pages", nil)
-	if got := len(limited); got != 2*(insight.DefaultBreakdownLimit+1) {
-		t.Fatalf("len(limited) = %d, want %d: %v", got, 2*(insight.DefaultBreakdownLimit+1), limited)
-	}
-	if got, want := limited[insight.DefaultBreakdownLimit].BreakdownValue, ([]string{insight.OtherBreakdownValue, insight.OtherBreakdownValue, insight.OtherBreakdownValue}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("limited[insight.DefaultBreakdownLimit].BreakdownValue = %+v, want %+v", got, want)
-	}
+	require.Len(t, limited, 2*(insight.DefaultBreakdownLimit+1))
+	require.Equal(t, []string{insight.OtherBreakdownValue, insight.OtherBreakdownValue, insight.OtherBreakdownValue}, limited[insight.DefaultBreakdownLimit].BreakdownValue)
 	hidden, _ := series(ch, "hidden", nil)
-	if got := len(hidden); got != 2*insight.DefaultBreakdownLimit {
-		t.Fatalf("len(hidden) = %d, want %d: %v", got, 2*insight.DefaultBreakdownLimit, hidden)
-	}
+	require.Len(t, hidden, 2*insight.DefaultBreakdownLimit)
 	every, _ := series(ch, "every", nil)
-	if a, b := len(every), 4*insight.DefaultBreakdownLimit; !(a > b) {
-		t.Fatalf("len(every) = %v, want > %v", a, b)
-	}
+	a, b := len(every), 4*insight.DefaultBreakdownLimit
+	require.True(t, (a > b), "len(every) = %v, want > %v", a, b)
 
 	_, err := ch.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", Query: query(``), IsMaterialized: true,
 		OptionalBreakdowns: []string{"$browser", "country", "plan"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := ch.Materialize(ctx, "1", "mat"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, ch.Materialize(ctx, "1", "mat"))
 	runs := []map[string]any{nil, {"$browser": "Chrome"}}
 	var outside any
 	for _, s := range every {
@@ -100,26 +83,20 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 			break
 		}
 	}
-	if got := len(runs); got != 3 {
-		t.Fatalf("a combination outside the 25: len(runs) = %d, want %d: %v", got, 3, runs)
-	}
+	got := len(runs)
+	require.Equal(t, 3, got, "a combination outside the 25: len(runs) = %d, want %d: %v", got, 3, runs)
 	for _, vars := range runs {
 		stored, materialized := series(ch, "mat", vars)
-		if !materialized {
-			t.Fatalf("%v: materialized is false", vars)
-		}
+		require.True(t, materialized, "%v: materialized is false", vars)
 		inline, _ := series(ch, "pages", vars)
-		if g, w := asJSON(stored), asJSON(inline); !jsonEqual(g, w) {
-			t.Fatalf("materialized %v: series %s, want the inline run's %s", vars, g, w)
-		}
+		g, w := asJSON(stored), asJSON(inline)
+		require.True(t, jsonEqual(g, w), "materialized %v: series %s, want the inline run's %s", vars, g, w)
 		if len(vars) == 3 {
-			if v := stored; len(v) == 0 {
-				t.Fatalf("stored is empty")
-			}
+			v := stored
+			require.NotEmpty(t, v, "stored is empty")
 			for _, s := range stored {
-				if got, want := s.BreakdownValue, outside; !reflect.DeepEqual(got, want) {
-					t.Fatalf("only the combination's own series: s.BreakdownValue = %+v, want %+v", got, want)
-				}
+				got, want := s.BreakdownValue, outside
+				require.Equal(t, want, got, "only the combination's own series: s.BreakdownValue")
 			}
 		}
 	}

@@ -4,7 +4,6 @@ package chdb
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"testing"
 	"unicode/utf8"
@@ -15,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -28,9 +28,7 @@ var (
 func executor(t testing.TB) *Executor {
 	t.Helper()
 	sharedOnce.Do(func() { shared, sharedErr = Open("") })
-	if sharedErr != nil {
-		t.Fatalf("unexpected error: %v", sharedErr)
-	}
+	require.NoError(t, sharedErr)
 	return shared
 }
 
@@ -50,15 +48,10 @@ func FuzzParamRoundTrip(f *testing.F) {
 			t.Skip("the executor binds text")
 		}
 		res, err := x.Query(context.Background(), stmt.New("SELECT {p1:String} AS v, length({p1:String}) AS n", []any{s}), driver.Bounds{})
-		if err != nil {
-			t.Fatalf("%q: unexpected error: %v", s, err)
-		}
-		if got, want := res.Rows[0][0], s; !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: res.Rows[0][0] = %q, want %q", s, got, want)
-		}
-		if got, want := res.Rows[0][1], int64(len(s)); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: length = %#v, want %#v", s, got, want)
-		}
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, s, res.Rows[0][0])
+		got, want := res.Rows[0][1], int64(len(s))
+		require.Equal(t, want, got, "%q: length", s)
 	})
 }
 
@@ -66,18 +59,11 @@ func FuzzParamRoundTrip(f *testing.F) {
 // statistics show it.
 func TestReadStatistics(t *testing.T) {
 	res, err := executor(t).Query(context.Background(), stmt.New("SELECT count() AS n FROM numbers(12345)", nil), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if res.RowsRead == nil {
-		t.Fatalf("res.RowsRead is nil")
-	}
-	if res.BytesRead == nil {
-		t.Fatalf("res.BytesRead is nil")
-	}
-	if got, want := *res.RowsRead, int64(12345); got != want {
-		t.Fatalf("*res.RowsRead = %d, want %d", got, want)
-	}
+	require.NoError(t, err)
+	require.NotNil(t, res.RowsRead, "res.RowsRead is nil")
+	require.NotNil(t, res.BytesRead, "res.BytesRead is nil")
+	got, want := *res.RowsRead, int64(12345)
+	require.Equal(t, want, got, "*res.RowsRead")
 	if got, want := *res.BytesRead, int64(12345*8); got != want {
 		t.Fatalf("*res.BytesRead = %d, want %d", got, want)
 	}
@@ -91,27 +77,16 @@ func TestRunStatistics(t *testing.T) {
 	ctx := context.Background()
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
 		ResultCache: memstore.NewResultCache(1 << 20)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "numbers", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count() AS n FROM numbers(5000)"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, cached := range []bool{false, true} {
 		res, err := svc.Run(ctx, "1", "numbers", endpoint.RunRequest{})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := res.IsCached, cached; got != want {
-			t.Fatalf("res.IsCached = %v, want %v", got, want)
-		}
-		if res.Statistics.RowsRead == nil {
-			t.Fatalf("res.Statistics.RowsRead is nil")
-		}
-		if got, want := *res.Statistics.RowsRead, int64(5000); got != want {
-			t.Fatalf("*res.Statistics.RowsRead = %d, want %d", got, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, cached, res.IsCached)
+		require.NotNil(t, res.Statistics.RowsRead, "res.Statistics.RowsRead is nil")
+		got, want := *res.Statistics.RowsRead, int64(5000)
+		require.Equal(t, want, got, "*res.Statistics.RowsRead")
 		if got, want := *res.Statistics.BytesRead, int64(5000*8); got != want {
 			t.Fatalf("*res.Statistics.BytesRead = %d, want %d", got, want)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // answersAtOnce answers every query with no column at once, without the
@@ -33,9 +34,7 @@ func BenchmarkSave(b *testing.B) {
 	x := executor(b)
 	loadDemo(b, x)
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events " +
 		"WHERE timestamp >= '2025-01-01' AND event <> 'x' GROUP BY event ORDER BY n DESC"}
 	for _, mode := range []struct {
@@ -44,15 +43,12 @@ func BenchmarkSave(b *testing.B) {
 	}{{"check", x}, {"nocheck", answersAtOnce{x}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: mode.x, Access: policy})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "e" + strconv.Itoa(i), Query: q}); err != nil {
-					b.Fatal(err)
-				}
+				_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "e" + strconv.Itoa(i), Query: q})
+				require.NoError(b, err)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkDecodeUsers decodes an answer of the shape of
@@ -22,23 +23,20 @@ import (
 func BenchmarkDecodeUsers(b *testing.B) {
 	out, st, err := executor(b).run(context.Background(), "SELECT concat('user-', leftPad(toString(number), 5, '0')) AS distinct_id, "+
 		"toUInt64(number % 40) AS n, toString(toDateTime('2025-01-01 00:00:00', 'UTC') + number * 61) AS last FROM numbers(10000)", resultFormat, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	var lib, hand []time.Duration
 	for i := 0; b.Loop(); i++ {
 		for k := range 2 {
 			start := time.Now()
 			if (i+k)%2 == 0 {
 				res, err := decode(out, driver.Bounds{MaxRows: 20_001, MaxBytes: 10 << 20}, st.answered)
-				if err != nil || len(res.Rows) != 10000 {
-					b.Fatalf("%d rows, error %v", len(res.Rows), err)
-				}
+				require.NoError(b, err, "%d rows, error %v", len(res.Rows), err)
+				require.Len(b, res.Rows, 10000, "%d rows, error %v", len(res.Rows), err)
 				lib = append(lib, time.Since(start))
 			} else {
-				if n, err := decodeUsers(out, 10000); err != nil || n != 10000 {
-					b.Fatalf("%d rows, error %v", n, err)
-				}
+				n, err := decodeUsers(out, 10000)
+				require.NoError(b, err, "%d rows, error %v", n, err)
+				require.Equal(b, 10000, n, "%d rows, error %v", n, err)
 				hand = append(hand, time.Since(start))
 			}
 		}

@@ -4,9 +4,7 @@ package chdb
 
 import (
 	"context"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestJSONRule checks the library's one JSON rule on ClickHouse, with the
@@ -29,9 +29,7 @@ func TestJSONRule(t *testing.T) {
 	rows := jsonrule.Cases
 	e := engine.ClickHouse
 	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
-		if err := (x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false})); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
 	}
 	for i, r := range rows {
 		b := placeholder.NewBuilder(e)
@@ -44,9 +42,7 @@ func TestJSONRule(t *testing.T) {
 			b.Bind(r.JSON)
 		}
 		b.WriteString(")")
-		if err := (x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, driver.Write{Tx: false})); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, driver.Write{Tx: false}))
 	}
 	b := placeholder.NewBuilder(e)
 	b.WriteString("SELECT ")
@@ -55,23 +51,17 @@ func TestJSONRule(t *testing.T) {
 	e.JSONNumber(b, "p", "k")
 	b.WriteString(" AS num FROM json_rule ORDER BY id")
 	res, err := x.Query(ctx, stmt.New(b.SQL(), b.Args()), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("%v: unexpected error: %v", b.SQL(), err)
-	}
-	if got := len(res.Rows); got != len(rows) {
-		t.Fatalf("len(res.Rows) = %d, want %d: %v", got, len(rows), res.Rows)
-	}
+	require.NoError(t, err, "%v", b.SQL())
+	require.Len(t, res.Rows, len(rows))
 	for i, r := range rows {
-		if got, want := res.Rows[i][0], r.Text; !reflect.DeepEqual(got, want) {
-			t.Errorf("text of %v: res.Rows[i][0] = %q, want %q", r.JSON, got, want)
-		}
+		got, want := res.Rows[i][0], r.Text
+		assert.Equal(t, want, got, "text of %v: res.Rows[i][0]", r.JSON)
 		if got, want := res.Rows[i][1], r.Num; !reflect.DeepEqual(got, want) {
 			t.Errorf("number of %v: res.Rows[i][1] = %+v, want %+v", r.JSON, got, want)
 		}
 	}
-	if got, want := res.Types, ([]string{"String", "Nullable(Float64)"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("the text is never NULL: res.Types = %+v, want %+v", got, want)
-	}
+	got, want := res.Types, ([]string{"String", "Nullable(Float64)"})
+	assert.Equal(t, want, got, "the text is never NULL: res.Types")
 }
 
 // TestTimesInUTC: the session is UTC whatever the process's zone (chDB's
@@ -87,36 +77,26 @@ func TestTimesInUTC(t *testing.T) {
 		"CREATE TABLE times (plain DateTime, utc DateTime('UTC'), la DateTime64(3, 'America/Los_Angeles'), day Date) ENGINE = MergeTree ORDER BY plain",
 		"INSERT INTO times VALUES ('2025-05-01 00:00:00', '2025-05-01 00:00:00', '2025-05-01 00:00:00.250', '2025-05-01')",
 	} {
-		if err := (x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false})); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
 	}
-	if err := (x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, driver.Write{Tx: false})); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, driver.Write{Tx: false}))
 	t.Cleanup(func() {
-		if err := (x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, driver.Write{Tx: false})); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, driver.Write{Tx: false}))
 	})
 	b := placeholder.NewBuilder(engine.ClickHouse)
 	b.WriteString("SELECT plain, utc, la, day, toUnixTimestamp(plain) AS unix FROM times WHERE plain = ")
 	b.Bind(time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC))
 	res, err := x.Query(ctx, stmt.New(b.SQL(), b.Args()), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(res.Rows); got != 1 {
-		t.Fatalf("the bound UTC text matches the stored instant: len(res.Rows) = %d, want %d: %v", got, 1, res.Rows)
-	}
+	require.NoError(t, err)
+	got := len(res.Rows)
+	require.Equal(t, 1, got, "the bound UTC text matches the stored instant: len(res.Rows) = %d, want %d: %v", got, 1, res.Rows)
 	may := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
 	if got, want := res.Rows[0], ([]any{may, may, time.Date(2025, 5, 1, 7, 0, 0, 250e6, time.UTC), may, may.Unix()}); !reflect.DeepEqual(got, want) {
 		t.Errorf("res.Rows[0] = %+v, want %+v", got, want)
 	}
 	for _, v := range res.Rows[0][:4] {
-		if got, want := v.(time.Time).Location(), time.UTC; !reflect.DeepEqual(got, want) {
-			t.Errorf("v.(time.Time).Location() = %+v, want %+v", got, want)
-		}
+		got, want := v.(time.Time).Location(), time.UTC
+		assert.Equal(t, want, got, "v.(time.Time).Location()")
 	}
 }
 
@@ -132,25 +112,18 @@ func TestExecWithDeadline(t *testing.T) {
 		"CREATE TABLE deadline (n Int64) ENGINE = MergeTree ORDER BY n",
 		"INSERT INTO deadline VALUES (1), (2)",
 	} {
-		if err := (x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false})); err != nil {
-			t.Fatalf("%v: unexpected error: %v", q, err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}), "%v", q)
 	}
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
 	err := x.Exec(short, []driver.Statement{stmt.New("INSERT INTO deadline SELECT number FROM numbers(50) WHERE sleepEachRow(0.05) = 0 SETTINGS max_block_size = 10", nil)}, driver.Write{Tx: false})
-	if err := err; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("the engine stops the statement at its limit: error %v is not %v", err, context.DeadlineExceeded)
-	}
-	if a, b := time.Since(start), 2*time.Second; !(a < b) {
-		t.Errorf("time.Since(start) = %v, want < %v", a, b)
-	}
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the engine stops the statement at its limit")
+	a, b := time.Since(start), 2*time.Second
+	assert.True(t, (a < b), "time.Since(start) = %v, want < %v", a, b)
 
 	res, err := x.Query(context.Background(), stmt.New("SELECT count() AS n, getSetting('max_execution_time') AS limit FROM deadline", nil), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := res.Rows[0][0], any(int64(2)); got != want {
 		t.Errorf("count() = %#v, want %#v", got, want)
 	}
@@ -167,9 +140,7 @@ func TestExecWithDeadline(t *testing.T) {
 func TestClusterDDLParses(t *testing.T) {
 	x := executor(t)
 	e, err := engine.ClickHouseCluster("{cluster}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	ex := e.(engine.Expander)
 	var stmts []string
 	stmts = append(stmts, ex.Expand(e.CreateTableAs("c_next", "SELECT 'a' AS k, count() AS n FROM numbers({p1:Int64}) GROUP BY k"))...)
@@ -181,20 +152,12 @@ func TestClusterDDLParses(t *testing.T) {
 	stmts = append(stmts, ex.Expand(e.DropTable("c"))...)
 	for _, s := range stmts {
 		err := x.Exec(context.Background(), []driver.Statement{stmt.New(s, []any{"10"})}, driver.Write{Tx: false})
-		if err == nil {
-			t.Fatalf("%v: got no error, want one", s)
-		}
+		require.Error(t, err, "%v: got no error, want one", s)
 		for _, sub := range []string{"Code: 62.", "SYNTAX_ERROR"} {
-			if strings.Contains(err.Error(), sub) {
-				t.Errorf("%v: error %q contains %q", s, err, sub)
-			}
+			assert.NotContains(t, err.Error(), sub, "%v: error %q contains", s, err)
 		}
 	}
 	res, err := x.Query(context.Background(), stmt.New(e.Tables(), nil), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("the cluster's list of tables runs on one server: unexpected error: %v", err)
-	}
-	if got, want := res.Columns, ([]string{"name"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Columns = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err, "the cluster's list of tables runs on one server")
+	assert.Equal(t, []string{"name"}, res.Columns)
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var exportRows = flag.Int("chdb.export-rows", 1_000_000, "rows BenchmarkExportCSV exports from chDB")
@@ -37,14 +39,10 @@ func loadExport(tb testing.TB, x *Executor, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	res, err := x.Read(ctx, "SELECT count() FROM system.tables WHERE database = 'export_bench' AND name = 'rows'", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	if res.Rows[0][0] == int64(1) {
 		res, err = x.Read(ctx, "SELECT count() FROM export_bench.rows", nil)
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		if res.Rows[0][0] == int64(n) {
 			return
 		}
@@ -56,9 +54,7 @@ func loadExport(tb testing.TB, x *Executor, n int) {
 		fmt.Sprintf(`INSERT INTO export_bench.rows SELECT number, if(number %% 3 = 0, concat('user-', toString(number), ', "vip"'), concat('user-', toString(number))),
 			number * 1.25, toDateTime('2025-01-01 00:00:00', 'UTC') + number * 60 FROM numbers(%d)`, n),
 	} {
-		if err := x.Load(ctx, q, nil); err != nil {
-			tb.Fatalf("%s: %v", q, err)
-		}
+		require.NoError(tb, x.Load(ctx, q, nil), "%s", q)
 	}
 }
 
@@ -128,18 +124,14 @@ func exportService(tb testing.TB, x *Executor, n int) http.Handler {
 	tb.Helper()
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
 		MaxLimit: n, MaxResultBytes: -1, RunTimeout: 10 * time.Minute})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
 	if _, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}}); err != nil {
 		tb.Fatal(err)
 	}
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(exportKey, "1"); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, keys.Add(exportKey, "1"))
 	return httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1))
 }
 
@@ -224,9 +216,7 @@ func BenchmarkExportCSV(b *testing.B) {
 	h := exportService(b, x, n)
 	library := func() { exportOnce(b, h, n) }
 	direct := func() {
-		if err := directCSV(x, io.Discard, n); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, directCSV(x, io.Discard, n))
 	}
 	library() // warm: the engine's caches, the Service's compiled version
 	heap, res := peakGrowth(library)
@@ -255,7 +245,5 @@ func TestExportCSVMemory(t *testing.T) {
 	h := exportService(t, x, n)
 	heap, res := peakGrowth(func() { exportOnce(t, h, n) })
 	t.Logf("%d rows: heap in use grew by at most %.1f MiB, resident memory by %.1f MiB", n, float64(heap)/(1<<20), float64(res)/(1<<20))
-	if heap >= 16<<20 {
-		t.Errorf("heap in use grew by %.1f MiB, want less than 16 MiB", float64(heap)/(1<<20))
-	}
+	assert.Less(t, heap, uint64(16<<20), "heap in use grew by %.1f MiB, want less than 16 MiB", float64(heap)/(1<<20))
 }

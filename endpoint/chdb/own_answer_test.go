@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // TestChDBAnswersAreTheirOwn: the answers of one flight on chDB (its
@@ -26,9 +27,7 @@ func TestChDBAnswersAreTheirOwn(t *testing.T) {
 	held := heldexec.New(x, 8)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: held,
 		ResultCache: memstore.NewResultCache(1 << 20)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT distinct_id, event, timestamp, toInt64(length(distinct_id)) * 1000 AS big FROM events ORDER BY uuid LIMIT 40"}
 	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "users", Query: q}); err != nil {
@@ -47,16 +46,12 @@ func TestChDBAnswersAreTheirOwn(t *testing.T) {
 		if joined == n-1 {
 			break
 		}
-		if attempt == 5 {
-			t.Fatalf("in 6 attempts, %d of %d runs joined the flight", joined, n-1)
-		}
+		require.NotEqual(t, 5, attempt, "in 6 attempts, %d of %d runs joined the flight", joined, n-1)
 	}
 	want := make([]string, n)
 	for i, a := range answers {
 		b, err := json.Marshal(a.Results)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		want[i] = string(b)
 		if i > 0 && want[i] != want[0] {
 			t.Fatalf("answer %d: %s, answer 0: %s", i, want[i], want[0])
@@ -92,12 +87,10 @@ func TestChDBAnswersAreTheirOwn(t *testing.T) {
 	}
 	wg.Wait()
 	res, err := svc.Run(ctx, "1", "users", endpoint.RunRequest{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if b, _ := json.Marshal(res.Results); !res.IsCached || string(b) != want[0] {
-		t.Fatalf("the cache answers %s (cached %v), want %s", b, res.IsCached, want[0])
-	}
+	require.NoError(t, err)
+	b, _ := json.Marshal(res.Results)
+	require.True(t, res.IsCached, "the cache answers %s (cached %v), want %s", b, res.IsCached, want[0])
+	require.Equal(t, want[0], string(b), "the cache answers %s (cached %v), want %s", b, res.IsCached, want[0])
 }
 
 // flight runs req n times at once, the first run holding its query for
@@ -130,9 +123,7 @@ func flight(t *testing.T, svc *endpoint.Service, held *heldexec.Executor, name s
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("run %d: unexpected error: %v", i, err)
-		}
+		require.NoError(t, err, "run %d", i)
 	}
 	return out
 }

@@ -4,7 +4,6 @@ package chdb
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A mistake in the query answers 400 query_error with ClickHouse's own
@@ -22,13 +23,9 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 	x := executor(t)
 	loadDemo(t, x)
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	for i, c := range []struct{ sql, message string }{
 		{"SELECT intDiv(count(), 0) FROM events", "Division by zero"},
@@ -44,9 +41,7 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 			_, err = svc.Run(ctx, "1", name, endpoint.RunRequest{})
 		}
 		var ee *endpoint.Error
-		if err := err; !errors.As(err, &ee) {
-			t.Fatalf("%v: error %v is not a %T", c.sql, err, &ee)
-		}
+		require.ErrorAs(t, err, &ee, "%v", c.sql)
 		if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, c.message) {
 			t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", c.sql, ee.Status, ee.Code, ee.Detail, c.message)
 		}
@@ -54,13 +49,9 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 		// query can read, the tenant's included.
 		engineWords, _, _ := strings.Cut(ee.Detail, " There is no column")
 		for _, internal := range []string{"project_id", "Code:", "version", "DB::Exception", "endpoint_q"} {
-			if strings.Contains(engineWords, internal) {
-				t.Errorf("Run(%q): detail %q shows %q", c.sql, ee.Detail, internal)
-			}
+			assert.NotContains(t, engineWords, internal, "Run(%q): detail %q shows", c.sql, ee.Detail)
 		}
 		var qe *driver.QueryError
-		if !errors.As(err, &qe) {
-			t.Errorf("Run(%q): the cause is not a *driver.QueryError: %v", c.sql, err)
-		}
+		assert.ErrorAs(t, err, &qe, "Run(%q): the cause is not a *driver.QueryError", c.sql)
 	}
 }

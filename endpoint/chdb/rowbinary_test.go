@@ -15,6 +15,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBinaryValues: each ClickHouse type reads from the binary answer as
@@ -73,13 +75,11 @@ func TestBinaryValues(t *testing.T) {
 	}
 	for _, c := range cases {
 		res, err := x.Query(context.Background(), stmt.New("SELECT "+c.expr+" AS v", nil), driver.Bounds{})
-		if err != nil {
-			t.Errorf("%s: %v", c.expr, err)
+		if !assert.NoError(t, err, "%s", c.expr) {
 			continue
 		}
-		if got, want := res.Rows[0][0], c.want; !reflect.DeepEqual(got, want) {
-			t.Errorf("%s (%s): res.Rows[0][0] = %+v, want %+v", c.expr, res.Types[0], got, want)
-		}
+		got, want := res.Rows[0][0], c.want
+		assert.Equal(t, want, got, "%s (%s): res.Rows[0][0]", c.expr, res.Types[0])
 	}
 }
 
@@ -87,12 +87,8 @@ func TestBinaryValues(t *testing.T) {
 // fails naming the column and the type, never a wrong value.
 func TestBinaryUnknownType(t *testing.T) {
 	_, err := executor(t).Query(context.Background(), stmt.New("SELECT uniqState(1) AS v", nil), driver.Bounds{})
-	if err == nil {
-		t.Fatalf("got no error, want one")
-	}
-	if s, sub := err.Error(), "column v: type AggregateFunction(uniq, UInt8) is not one the executor reads"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "column v: type AggregateFunction(uniq, UInt8) is not one the executor reads")
 }
 
 // TestBinaryTruncated: an answer that ends inside a value is an error, not
@@ -101,13 +97,9 @@ func TestBinaryTruncated(t *testing.T) {
 	// 1 column "n" of type Int64 and a value of 3 bytes.
 	out := string([]byte{1, 1, 'n', 5, 'I', 'n', 't', '6', '4', 1, 2, 3})
 	_, err := decode(out, driver.Bounds{}, 0)
-	if err := err; !errors.Is(err, errShort) {
-		t.Fatalf("error %v is not %v", err, errShort)
-	}
+	require.ErrorIs(t, err, errShort)
 	_, err = decode(out[:4], driver.Bounds{}, 0)
-	if err := err; !errors.Is(err, errShort) {
-		t.Fatalf("error %v is not %v", err, errShort)
-	}
+	require.ErrorIs(t, err, errShort)
 }
 
 func TestSplitType(t *testing.T) {
@@ -118,9 +110,8 @@ func TestSplitType(t *testing.T) {
 		"Tuple(a Nullable(String), b Int64)": {"a Nullable(String)", "b Int64"},
 	} {
 		_, args := splitType(typ)
-		if got, want := args, want; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: args = %+v, want %+v", typ, got, want)
-		}
+		got, want := args, want
+		assert.Equal(t, want, got, "%v: args", typ)
 	}
 }
 
@@ -134,30 +125,19 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 	defer cancel()
 	res, err := x.Query(ctx, stmt.New("SELECT getSetting('max_memory_usage') AS m, getSetting('max_bytes_before_external_group_by') AS g, "+
 		"getSetting('max_execution_time') AS t, getSetting('readonly') AS r, getSetting('session_timezone') AS z", nil), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Rows[0], ([]any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), 90.0, int64(1), "UTC"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Rows[0] = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), 90.0, int64(1), "UTC"}, res.Rows[0])
 
 	res, err = x.Read(context.Background(), "SELECT getSetting('max_memory_usage') AS m", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Rows[0][0], int64(DefaultMaxMemoryUsage); !reflect.DeepEqual(got, want) {
-		t.Errorf("the host's reads carry the limits too: res.Rows[0][0] = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	got, want := res.Rows[0][0], int64(DefaultMaxMemoryUsage)
+	assert.Equal(t, want, got, "the host's reads carry the limits too: res.Rows[0][0]")
 
 	// What a session statement would leave behind is not there.
-	if err := (x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, driver.Write{Tx: false})); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SELECT getSetting('max_memory_usage')", nil)}, driver.Write{Tx: false}))
 
 	limits := limitsOf(sessionOf(options{maxMemory: 1 << 20, externalGroupBy: 1 << 19}))
-	if s, sub := limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, limits, "max_memory_usage = 1048576, max_bytes_before_external_group_by = 524288")
 }
 
 // TestMemoryLimit: a query past its memory limit (the default, 1 GiB)
@@ -166,32 +146,18 @@ func TestSettingsTravelWithTheQuery(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	x := executor(t)
 	_, err := x.Query(context.Background(), stmt.New("SELECT length(range(300000000)) AS n", nil), driver.Bounds{})
-	if err == nil {
-		t.Fatalf("got no error, want one")
-	}
+	require.Error(t, err)
 	var qe *driver.QueryError
-	if err := err; !errors.As(err, &qe) {
-		t.Fatalf("error %v is not a %T", err, &qe)
-	}
-	if s, sub := qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := qe.Message, "SELECT"; strings.Contains(s, sub) {
-		t.Errorf("not the statement it ran: %q contains %q", s, sub)
-	}
-	if s, sub := errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.ErrorAs(t, err, &qe)
+	assert.Contains(t, qe.Message, "maximum: 1.00 GiB (the query's memory limit, max_memory_usage)")
+	assert.NotContains(t, qe.Message, "SELECT", "not the statement it ran")
+	assert.Contains(t, errors.Unwrap(qe).Error(), "MEMORY_LIMIT_EXCEEDED")
 
 	// A statement without SETTINGS (a refresh's, the host's) has the
 	// session's limit.
 	err = x.Exec(context.Background(), []driver.Statement{stmt.New("CREATE TEMPORARY TABLE big AS SELECT length(range(300000000)) AS n", nil)}, driver.Write{Tx: false})
-	if err := err; !errors.As(err, &qe) {
-		t.Fatalf("error %v is not a %T", err, &qe)
-	}
-	if s, sub := qe.Message, "max_memory_usage"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.ErrorAs(t, err, &qe)
+	assert.Contains(t, qe.Message, "max_memory_usage")
 }
 
 // TestMaxRowsStopsTheEngine: a run's row bound stops the engine near it
@@ -199,27 +165,16 @@ func TestMemoryLimit(t *testing.T) {
 // every row for the executor to drop.
 func TestMaxRowsStopsTheEngine(t *testing.T) {
 	res, err := executor(t).Query(context.Background(), stmt.New("SELECT number AS n FROM numbers(10000000)", nil), driver.Bounds{MaxRows: 10})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(res.Rows); got != 10 {
-		t.Fatalf("len(res.Rows) = %d, want %d: %v", got, 10, res.Rows)
-	}
-	if got, want := res.Rows[9][0], int64(9); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Rows[9][0] = %+v, want %+v", got, want)
-	}
-	if a, b := *res.RowsRead, int64(1000000); !(a < b) {
-		t.Errorf("the engine stopped early: *res.RowsRead = %v, want < %v", a, b)
-	}
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 10)
+	assert.Equal(t, int64(9), res.Rows[9][0])
+	a, b := *res.RowsRead, int64(1000000)
+	assert.True(t, (a < b), "the engine stopped early: *res.RowsRead = %v, want < %v", a, b)
 	// The next statement runs (a result limit that throws hangs chDB's
 	// next statement; 'break' does not).
 	res, err = executor(t).Query(context.Background(), stmt.New("SELECT 1 AS one", nil), driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Rows[0][0], int64(1); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Rows[0][0] = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Rows[0][0])
 }
 
 // TestFailedAnswerDoesNotLeak: what a statement that failed while it ran
@@ -233,16 +188,11 @@ func TestFailedAnswerDoesNotLeak(t *testing.T) {
 		"SELECT number AS secret, throwIf(number = 300000) AS t FROM numbers(400000)",
 	} {
 		_, err := x.Query(ctx, stmt.New(failing, nil), driver.Bounds{})
-		if err == nil {
-			t.Fatalf("%v: got no error, want one", failing)
-		}
+		require.Error(t, err, "%v: got no error, want one", failing)
 		res, err := x.Query(ctx, stmt.New("SELECT 'next' AS v", nil), driver.Bounds{})
-		if err != nil {
-			t.Fatalf("after %s: unexpected error: %v", failing, err)
-		}
-		if got, want := res.Columns, ([]string{"v"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("after %s: res.Columns = %+v, want %+v", failing, got, want)
-		}
+		require.NoError(t, err, "after %s", failing)
+		got, want := res.Columns, ([]string{"v"})
+		assert.Equal(t, want, got, "after %s: res.Columns", failing)
 		if got, want := res.Rows, ([][]any{{"next"}}); !reflect.DeepEqual(got, want) {
 			t.Errorf("after %s: res.Rows = %+v, want %+v", failing, got, want)
 		}
@@ -262,28 +212,22 @@ func TestBinaryManyRows(t *testing.T) {
 		"number / 4 AS f, -toInt64(number) * 1000 AS neg FROM numbers(5000) ORDER BY i", nil)
 	for _, maxRows := range []int{0, 1, 17, 2500, n} {
 		res, err := x.Query(context.Background(), q, driver.Bounds{MaxRows: maxRows})
-		if err != nil {
-			t.Fatalf("MaxRows %d: unexpected error: %v", maxRows, err)
-		}
+		require.NoError(t, err, "MaxRows %d", maxRows)
 		want := n
 		if maxRows > 0 {
 			want = maxRows
 		}
-		if got := len(res.Rows); got != want {
-			t.Fatalf("MaxRows %d: len(res.Rows) = %d, want %d", maxRows, got, want)
-		}
+		got := len(res.Rows)
+		require.Equal(t, want, got, "MaxRows %d: len(res.Rows)", maxRows)
 		for i, row := range res.Rows {
 			u := uint64(i)
 			wantRow := []any{int64(i), strings.Repeat("x", int(u*u/62500)), time.Unix(int64(i)*3600, 0).UTC(), float64(i) / 4, -int64(i) * 1000}
-			if !reflect.DeepEqual(row, wantRow) || len(row) != cap(row) {
-				t.Fatalf("MaxRows %d: row %d = %v (cap %d), want %v", maxRows, i, row, cap(row), wantRow)
-			}
+			require.Equal(t, wantRow, row, "MaxRows %d: row %d = %v (cap %d), want %v", maxRows, i, row, cap(row), wantRow)
+			require.Len(t, row, cap(row), "MaxRows %d: row %d = %v (cap %d), want %v", maxRows, i, row, cap(row), wantRow)
 		}
 	}
 	all, err := x.Query(context.Background(), q, driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var size int64
 	for _, row := range all.Rows {
 		size += driver.RowBytes(row)
@@ -314,23 +258,17 @@ func TestBinaryAllocatesWhatTheRowsNeed(t *testing.T) {
 		{"SELECT toString(number) AS s, number + 1000 AS n FROM numbers(5000)", 5000, 5000*(24+2*16+16+8) + 10 + 90*2 + 900*3 + 4000*4},
 	} {
 		out, st, err := x.run(context.Background(), c.query, resultFormat, nil)
-		if err != nil {
-			t.Fatalf("%s: unexpected error: %v", c.query, err)
-		}
-		if st.answered != c.rows {
-			t.Fatalf("%s: the engine says it answered %d rows, want %d", c.query, st.answered, c.rows)
-		}
+		require.NoError(t, err, "%s", c.query)
+		require.Equal(t, c.rows, st.answered, "%s: the engine says it answered", c.query)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		res, err := decode(out, driver.Bounds{MaxRows: 20_000}, st.answered)
 		runtime.ReadMemStats(&after)
-		if err != nil || len(res.Rows) != c.rows {
-			t.Fatalf("%s: %d rows, error %v; want %d rows", c.query, len(res.Rows), err, c.rows)
-		}
+		require.NoError(t, err, "%s: %d rows, error %v; want %d rows", c.query, len(res.Rows), err, c.rows)
+		require.Len(t, res.Rows, c.rows, "%s: %d rows, error %v; want %d rows", c.query, len(res.Rows), err, c.rows)
 		// The header's names and types, the Result: a few hundred bytes.
-		if got, limit := int(after.TotalAlloc-before.TotalAlloc), c.need+c.need/8+512; got > limit {
-			t.Errorf("%s: decode allocated %d bytes, want at most %d", c.query, got, limit)
-		}
+		got, limit := int(after.TotalAlloc-before.TotalAlloc), c.need+c.need/8+512
+		assert.LessOrEqual(t, got, limit, "%s: decode allocated", c.query)
 	}
 }
 
@@ -342,13 +280,10 @@ func TestBinaryHintSizesOnly(t *testing.T) {
 	x := executor(t)
 	out, st, err := x.run(context.Background(), "SELECT toString(number) AS s, number * 1000 AS n, number AS small, "+
 		"if(number % 3 = 0, '', repeat('y', number % 200)) AS e, toNullable(toString(number)) AS ns FROM numbers(3000)", resultFormat, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	want, err := decode(out, driver.Bounds{}, st.answered)
-	if err != nil || len(want.Rows) != 3000 {
-		t.Fatalf("%d rows, error %v; want 3000 rows", len(want.Rows), err)
-	}
+	require.NoError(t, err, "%d rows, error %v; want 3000 rows", len(want.Rows), err)
+	require.Len(t, want.Rows, 3000, "%d rows, error %v; want 3000 rows", len(want.Rows), err)
 	var size int64
 	for _, row := range want.Rows {
 		size += driver.RowBytes(row)
@@ -356,20 +291,15 @@ func TestBinaryHintSizesOnly(t *testing.T) {
 	for _, hint := range []int{0, 1, 2999, 3000, 3001, 1 << 30} {
 		for _, b := range []driver.Bounds{{}, {MaxRows: 17}, {MaxRows: 3000}, {MaxBytes: size}} {
 			res, err := decode(out, b, hint)
-			if err != nil {
-				t.Fatalf("hint %d, %+v: unexpected error: %v", hint, b, err)
-			}
+			require.NoError(t, err, "hint %d, %+v", hint, b)
 			rows := want.Rows
 			if b.MaxRows > 0 {
 				rows = rows[:b.MaxRows]
 			}
-			if !reflect.DeepEqual(res.Rows, rows) {
-				t.Fatalf("hint %d, %+v: the rows differ from those read with the engine's count", hint, b)
-			}
+			require.Equal(t, rows, res.Rows, "hint %d, %+v: the rows differ from those read with the engine's count", hint, b)
 		}
-		if _, err := decode(out, driver.Bounds{MaxBytes: size - 1}, hint); !errors.Is(err, driver.ErrResultTooLarge) {
-			t.Fatalf("hint %d, MaxBytes %d: error %v is not %v", hint, size-1, err, driver.ErrResultTooLarge)
-		}
+		_, err := decode(out, driver.Bounds{MaxBytes: size - 1}, hint)
+		require.ErrorIs(t, err, driver.ErrResultTooLarge, "hint %d, MaxBytes %d", hint, size-1)
 	}
 }
 
@@ -384,9 +314,7 @@ func FuzzDecode(f *testing.F) {
 		"SELECT [1, 2] AS a, map('k', 'v') AS m, toDateTime(0, 'UTC') AS t, 1.5 AS f",
 	} {
 		out, st, err := x.run(context.Background(), q, resultFormat, nil)
-		if err != nil {
-			f.Fatalf("%s: unexpected error: %v", q, err)
-		}
+		require.NoError(f, err, "%s", q)
 		f.Add(out, st.answered, 0)
 		f.Add(out[:len(out)-3], st.answered, 5)
 	}
@@ -398,9 +326,7 @@ func FuzzDecode(f *testing.F) {
 		buf := []byte(out)
 		got, err := decode(unsafe.String(unsafe.SliceData(buf), len(buf)), b, hint)
 		clear(buf)
-		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("hint %d: error %v, without it %v", hint, err, wantErr)
-		}
+		require.Equal(t, wantErr == nil, err == nil, "hint %d: error %v, without it %v", hint, err, wantErr)
 		if err == nil && !reflect.DeepEqual(got.Rows, want.Rows) {
 			t.Fatalf("hint %d: rows %v, without it %v", hint, got.Rows, want.Rows)
 		}
@@ -419,19 +345,14 @@ func TestStringsOutliveTheAnswer(t *testing.T) {
 	out, st, err := x.run(context.Background(), "SELECT toString(number) AS s, repeat('x', number % 300) AS long, "+
 		"toFixedString(toString(number % 7), 2) AS fixed, [toString(number), ''] AS list, map(toString(number), 'v') AS m, "+
 		"toUUID('61f0c404-5cb3-11e7-907b-a6006ad3dba0') AS u, toNullable(toString(number)) AS ns FROM numbers(3000)", resultFormat, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	want, err := decode(out, driver.Bounds{}, st.answered)
-	if err != nil || len(want.Rows) != 3000 {
-		t.Fatalf("%d rows, error %v; want 3000 rows", len(want.Rows), err)
-	}
+	require.NoError(t, err, "%d rows, error %v; want 3000 rows", len(want.Rows), err)
+	require.Len(t, want.Rows, 3000, "%d rows, error %v; want 3000 rows", len(want.Rows), err)
 	buf := []byte(out)
 	lo, hi := uintptr(unsafe.Pointer(unsafe.SliceData(buf))), uintptr(unsafe.Pointer(unsafe.SliceData(buf)))+uintptr(len(buf))
 	res, err := decode(unsafe.String(unsafe.SliceData(buf), len(buf)), driver.Bounds{}, st.answered)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var strs int
 	var walk func(v any)
 	walk = func(v any) {
@@ -458,9 +379,7 @@ func TestStringsOutliveTheAnswer(t *testing.T) {
 	for _, row := range res.Rows {
 		walk(row)
 	}
-	if strs < 3000*7 {
-		t.Fatalf("walked %d strings, want at least %d", strs, 3000*7)
-	}
+	require.GreaterOrEqual(t, strs, int(3000*7), "walked")
 	cell, text := res.Rows[2999][1], res.Rows[2999][1].(string)
 	rows := res.Rows
 	res = nil
@@ -478,7 +397,5 @@ func TestStringsOutliveTheAnswer(t *testing.T) {
 	if wantText := strings.Repeat("x", 2999%300); cell != wantText || text != wantText {
 		t.Fatalf("the kept value is %q and the copied string %q, want %q", cell, text, wantText)
 	}
-	if !reflect.DeepEqual(rows, want.Rows) {
-		t.Fatalf("the rows changed once the answer was written over and the collector ran")
-	}
+	require.Equal(t, want.Rows, rows, "the rows changed once the answer was written over and the collector ran")
 }

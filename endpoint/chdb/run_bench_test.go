@@ -24,6 +24,7 @@ import (
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // runBenchEvents is how many demo events BenchmarkChDBRun reads.
@@ -174,44 +175,29 @@ func BenchmarkChDBRun(b *testing.B) {
 	x := executor(b)
 	ctx := context.Background()
 	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS chdbrun", "USE chdbrun"} {
-		if err := x.Load(ctx, q, nil); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, x.Load(ctx, q, nil))
 	}
 	b.Cleanup(func() { x.Load(context.Background(), "USE default", nil) }) //nolint:errcheck // the next Load says
 	res, err := x.Read(ctx, "SELECT count() AS n FROM system.tables WHERE database = 'chdbrun' AND name = 'events'", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	if res.Rows[0][0] != int64(1) {
 		for _, s := range demo.SchemaFor(engine.ClickHouse) {
-			if err := x.Load(ctx, s, nil); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, x.Load(ctx, s, nil))
 		}
 		// Another project's rows, which the scope leaves out.
-		if err := loadEvents(ctx, x, b.TempDir(), runBenchEvents, runBenchEvents/10); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, loadEvents(ctx, x, b.TempDir(), runBenchEvents, runBenchEvents/10))
 	}
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	rec := &recording{Executor: x}
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	recSvc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	const idVar = "5d1c2a34-0000-4000-8000-00000000000a"
 	for _, s := range []*endpoint.Service{svc, recSvc} {
-		if _, err := s.CreateVariable(ctx, "1", variable.Variable{ID: idVar, Name: "id", Type: variable.String}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := s.CreateVariable(ctx, "1", variable.Variable{ID: idVar, Name: "id", Type: variable.String})
+		require.NoError(b, err)
 	}
 	limit := 20_000
 	for _, q := range runBenchQueries {
@@ -222,14 +208,11 @@ func BenchmarkChDBRun(b *testing.B) {
 			req.Variables = map[string]any{"id": "00000000-0000-4000-8000-000000001234"}
 		}
 		for _, s := range []*endpoint.Service{svc, recSvc} {
-			if _, err := s.Create(ctx, "1", endpoint.CreateRequest{Name: q.name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: q.sql, Variables: refs}}); err != nil {
-				b.Fatal(err)
-			}
+			_, err := s.Create(ctx, "1", endpoint.CreateRequest{Name: q.name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: q.sql, Variables: refs}})
+			require.NoError(b, err)
 		}
 		got, err := recSvc.Run(ctx, "1", q.name, req)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		st := rec.last
 		// Only the count is kept (the closures below hold it): the answer
 		// itself, held for the whole benchmark, would be scanned by every
@@ -245,25 +228,20 @@ func BenchmarkChDBRun(b *testing.B) {
 			return q.decode(out, rows)
 		}
 		n, err := direct()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if n < rows || rows == 0 {
-			b.Fatalf("%s: the library answered %d rows, the statement sent directly %d", q.name, rows, n)
-		}
+		require.NoError(b, err)
+		require.GreaterOrEqual(b, n, rows, "%s: the library answered rows, the statement sent directly %d", q.name, n)
+		require.NotEqual(b, 0, rows, "%s: the library answered rows, the statement sent directly %d", q.name, n)
 		b.Run(q.name+"/library", func(b *testing.B) {
 			for b.Loop() {
-				if _, err := svc.Run(ctx, "1", q.name, req); err != nil {
-					b.Fatal(err)
-				}
+				_, err := svc.Run(ctx, "1", q.name, req)
+				require.NoError(b, err)
 			}
 			b.ReportMetric(float64(rows), "rows")
 		})
 		b.Run(q.name+"/direct", func(b *testing.B) {
 			for b.Loop() {
-				if _, err := direct(); err != nil {
-					b.Fatal(err)
-				}
+				_, err := direct()
+				require.NoError(b, err)
 			}
 			b.ReportMetric(float64(n), "rows")
 		})
@@ -278,19 +256,16 @@ func BenchmarkChDBRun(b *testing.B) {
 					start := time.Now()
 					switch (i + k) % 3 {
 					case 0:
-						if _, err := svc.Run(ctx, "1", q.name, req); err != nil {
-							b.Fatal(err)
-						}
+						_, err := svc.Run(ctx, "1", q.name, req)
+						require.NoError(b, err)
 						lib = append(lib, time.Since(start))
 					case 1:
-						if _, err := direct(); err != nil {
-							b.Fatal(err)
-						}
+						_, err := direct()
+						require.NoError(b, err)
 						dir = append(dir, time.Since(start))
 					case 2:
-						if _, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args()); err != nil {
-							b.Fatal(err)
-						}
+						_, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args())
+						require.NoError(b, err)
 						raw = append(raw, time.Since(start))
 					}
 				}

@@ -16,6 +16,8 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const events = 3000
@@ -26,13 +28,9 @@ func loadDemo(t testing.TB, x *Executor) {
 	t.Helper()
 	ctx := context.Background()
 	for _, stmt := range append([]string{"DROP TABLE IF EXISTS events"}, demo.SchemaFor(engine.ClickHouse)...) {
-		if err := x.Load(ctx, stmt, nil); err != nil {
-			t.Fatalf("%v: unexpected error: %v", stmt, err)
-		}
+		require.NoError(t, x.Load(ctx, stmt, nil), "%v", stmt)
 	}
-	if err := demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, demo.InsertWith(ctx, x, engine.ClickHouse, "1", events, endpointtest.DemoSeed))
 }
 
 // bothServices returns a Service on chDB and one on SQLite (with its
@@ -42,9 +40,7 @@ func bothServices(t *testing.T) (*endpoint.Service, *endpointtest.Env) {
 	x := executor(t)
 	loadDemo(t, x)
 	ch, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return ch, endpointtest.New(t, endpointtest.WithDemoEvents(events))
 }
 
@@ -77,9 +73,7 @@ func TestServiceOnClickHouse(t *testing.T) {
 		ids := map[string]string{}
 		for name, typ := range types {
 			v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: name, CodeName: name, Type: typ})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			ids[name] = v.ID
 		}
 		for _, c := range cases {
@@ -91,21 +85,15 @@ func TestServiceOnClickHouse(t *testing.T) {
 			}
 			q := endpoint.Query{Kind: driver.KindSQL, SQL: c.sql, Variables: refs}
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: c.name, Query: &q, IsMaterialized: c.materialize})
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", c.name, err)
-			}
+			require.NoError(t, err, "%v", c.name)
 		}
 	}
 	for _, c := range cases {
 		for _, vars := range c.runs {
 			want, err := lite.Service.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			got, err := ch.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			if err != nil {
-				t.Fatalf("%s %v: unexpected error: %v", c.name, vars, err)
-			}
+			require.NoError(t, err, "%s %v", c.name, vars)
 			if got, want := norm(got.Results), norm(want.Results); got != want {
 				t.Errorf("%s %v: norm(got.Results) = %q, want %q", c.name, vars, got, want)
 			}
@@ -113,24 +101,15 @@ func TestServiceOnClickHouse(t *testing.T) {
 		if !c.materialize {
 			continue
 		}
-		if err := ch.Materialize(ctx, "1", c.name); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, ch.Materialize(ctx, "1", c.name))
 		for _, vars := range c.runs {
 			inline, err := lite.Service.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			stored, err := ch.Run(ctx, "1", c.name, endpoint.RunRequest{Variables: vars})
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if !stored.EndpointMaterialized {
-				t.Fatalf("%v: stored.EndpointMaterialized is false", c.name)
-			}
-			if got, want := norm(stored.Results), norm(inline.Results); got != want {
-				t.Errorf("materialized %s %v: norm(stored.Results) = %q, want %q", c.name, vars, got, want)
-			}
+			require.NoError(t, err)
+			require.True(t, stored.EndpointMaterialized, "%v: stored.EndpointMaterialized is false", c.name)
+			got, want := norm(stored.Results), norm(inline.Results)
+			assert.Equal(t, want, got, "materialized %s %v: norm(stored.Results)", c.name, vars)
 		}
 	}
 }
@@ -161,22 +140,14 @@ func TestInsightsOnClickHouse(t *testing.T) {
 		query := endpoint.Query{Kind: kind, Insight: []byte(q)}
 		for _, svc := range []*endpoint.Service{ch, lite.Service} {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &query})
-			if err != nil {
-				t.Fatalf("%v: unexpected error: %v", name, err)
-			}
+			require.NoError(t, err, "%v", name)
 		}
 		want, err := lite.Service.Run(ctx, "1", name, endpoint.RunRequest{})
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", name, err)
-		}
+		require.NoError(t, err, "%v", name)
 		got, err := ch.Run(ctx, "1", name, endpoint.RunRequest{})
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", name, err)
-		}
+		require.NoError(t, err, "%v", name)
 		wantJSON, _ := json.Marshal(want.Results)
 		gotJSON, _ := json.Marshal(got.Results)
-		if !jsonEqual(string(gotJSON), string(wantJSON)) {
-			t.Errorf("%s: chDB results %s, want SQLite's %s", name, gotJSON, wantJSON)
-		}
+		assert.True(t, jsonEqual(string(gotJSON), string(wantJSON)), "%s: chDB results %s, want SQLite's %s", name, gotJSON, wantJSON)
 	}
 }

@@ -4,7 +4,6 @@ package chdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestWithClause: where a statement's SETTINGS clause goes.
@@ -43,15 +44,16 @@ func TestWithClause(t *testing.T) {
 		{"INSERT INTO t SELECT * FROM s WHERE x IN (SELECT 1)", "INSERT INTO t SETTINGS " + l + " SELECT * FROM s WHERE x IN (SELECT 1)"},
 	} {
 		got, ok := withClause(c.query, l)
-		if got != c.want || !ok {
-			t.Errorf("withClause(%q) = %q, %v; want %q, true", c.query, got, ok, c.want)
+		if assert.Equal(t, c.want, got, "withClause(%q) = %q, %v; want %q, true", c.query, got, ok, c.want) {
+			assert.True(t, ok, "withClause(%q) = %q, %v; want %q, true", c.query, got, ok, c.want)
 		}
 	}
 	for _, q := range []string{"USE db", "set max_threads = 1", "SYSTEM FLUSH LOGS", "", "  -- nothing",
 		"CREATE VIEW v AS SELECT 1", "CREATE OR REPLACE VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW m TO t AS SELECT x FROM s",
 		"ATTACH VIEW v AS SELECT 1", "ALTER TABLE m MODIFY QUERY SELECT x FROM s"} {
-		if got, ok := withClause(q, l); got != q || ok {
-			t.Errorf("withClause(%q) = %q, %v; want it unchanged, false", q, got, ok)
+		got, ok := withClause(q, l)
+		if assert.Equal(t, q, got, "withClause(%q) = %q, %v; want it unchanged, false", q, got, ok) {
+			assert.False(t, ok, "withClause(%q) = %q, %v; want it unchanged, false", q, got, ok)
 		}
 	}
 }
@@ -66,14 +68,10 @@ func TestLoadCarriesTheTimeLimit(t *testing.T) {
 	changed := func() int64 {
 		t.Helper()
 		res, err := x.Read(context.Background(), "SELECT changed FROM system.settings WHERE name = 'max_execution_time'", nil)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return res.Rows[0][0].(int64)
 	}
-	if got := changed(); got != 0 {
-		t.Fatalf("before: the session's max_execution_time is changed (%d)", got)
-	}
+	require.Equal(t, int64(0), changed(), "before: the session's max_execution_time is changed")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, q := range []string{
@@ -86,43 +84,26 @@ func TestLoadCarriesTheTimeLimit(t *testing.T) {
 		"CREATE TABLE IF NOT EXISTS load_limit_live AS load_limit_copy",
 		"EXCHANGE TABLES load_limit_copy AND load_limit_live",
 	} {
-		if err := x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{}); err != nil {
-			t.Fatalf("%s: unexpected error: %v", q, err)
-		}
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{}), "%s", q)
 	}
 	res, err := x.Read(ctx, "SELECT count() AS n, sum(x) AS s FROM load_limit_live", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := res.Rows[0], []any{int64(5), int64(6)}; got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("the rows loaded: %v, want %v", got, want)
 	}
 	res, err = x.Read(ctx, "SELECT name, engine_full, create_table_query FROM system.tables WHERE name LIKE 'load\\_limit%' AND database = currentDatabase()", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if len(res.Rows) != 3 {
-		t.Fatalf("the tables: %v", res.Rows)
-	}
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 3, "the tables")
 	for _, row := range res.Rows {
-		if s := fmt.Sprint(row[1:]...); strings.Contains(s, "max_execution_time") {
-			t.Errorf("the time limit is not table %s's setting: %s", row[0], s)
-		}
+		assert.NotContains(t, fmt.Sprint(row[1:]...), "max_execution_time", "the time limit is not table %s's setting", row[0])
 	}
 	// Nor a view's, which would keep it for every later read.
-	if err := x.Load(ctx, "CREATE OR REPLACE VIEW load_limit_view AS SELECT 1 AS x", nil); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, x.Load(ctx, "CREATE OR REPLACE VIEW load_limit_view AS SELECT 1 AS x", nil))
 	res, err = x.Read(ctx, "SELECT create_table_query FROM system.tables WHERE name = 'load_limit_view' AND database = currentDatabase()", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s := res.Rows[0][0].(string); strings.Contains(s, "max_execution_time") {
-		t.Errorf("the time limit is not kept in the view: %s", s)
-	}
-	if got := changed(); got != 0 {
-		t.Errorf("a statement of its own set the session's max_execution_time (changed = %d)", got)
-	}
+	require.NoError(t, err)
+	s := res.Rows[0][0].(string)
+	assert.NotContains(t, s, "max_execution_time", "the time limit is not kept in the view")
+	assert.Equal(t, int64(0), changed(), "a statement of its own set the session's max_execution_time (changed")
 
 	// A statement slower than the deadline stops at it, in the engine: 8
 	// blocks of 0.5 s each, 4 s, stopped after 1.
@@ -130,19 +111,13 @@ func TestLoadCarriesTheTimeLimit(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err = x.Load(short, "INSERT INTO load_limit SELECT sleepEachRow(0.5) FROM numbers(8) SETTINGS max_block_size = 1", nil)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "TIMEOUT_EXCEEDED") {
-		t.Errorf("error %v is not the engine's timeout", err)
+	if assert.ErrorIs(t, err, context.DeadlineExceeded, "error %v is not the engine's timeout", err) {
+		assert.Contains(t, err.Error(), "TIMEOUT_EXCEEDED", "error %v is not the engine's timeout", err)
 	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("the slow statement took %v, past its deadline", took)
-	}
-	if got := changed(); got != 0 {
-		t.Errorf("a statement of its own set the session's max_execution_time (changed = %d)", got)
-	}
+	assert.LessOrEqual(t, time.Since(start), 3*time.Second, "the slow statement took")
+	assert.Equal(t, int64(0), changed(), "a statement of its own set the session's max_execution_time (changed")
 	for _, q := range []string{"DROP TABLE load_limit", "DROP TABLE load_limit_copy", "DROP TABLE load_limit_live", "DROP VIEW load_limit_view"} {
-		if err := x.Load(context.Background(), q, nil); err != nil {
-			t.Errorf("%s: %v", q, err)
-		}
+		assert.NoError(t, x.Load(context.Background(), q, nil), "%s", q)
 	}
 }
 
@@ -161,15 +136,12 @@ func FuzzWithClause(f *testing.F) {
 		}
 		got, ok := withClause(query, l)
 		if !ok {
-			if got != query {
-				t.Fatalf("withClause(%q) = %q, false: changed", query, got)
-			}
+			require.Equal(t, query, got, "withClause")
 			return
 		}
 		i := strings.Index(got, l)
-		if i < 0 || strings.Count(got, l) != 1 {
-			t.Fatalf("withClause(%q) = %q: the settings not there once", query, got)
-		}
+		require.GreaterOrEqual(t, i, 0, "withClause(%q) = %q: the settings not there once", query, got)
+		require.Equal(t, 1, strings.Count(got, l), "withClause(%q) = %q: the settings not there once", query, got)
 		before, after := got[:i], got[i+len(l):]
 		kept := false
 		for _, sep := range []string{" SETTINGS ", "SETTINGS ", ", "} {
@@ -177,9 +149,8 @@ func FuzzWithClause(f *testing.F) {
 				kept = true
 			}
 		}
-		if !kept || !strings.HasSuffix(query, strings.TrimPrefix(after, " ")) {
-			t.Fatalf("withClause(%q) = %q: the text around the settings changed", query, got)
-		}
+		require.True(t, kept, "withClause(%q) = %q: the text around the settings changed", query, got)
+		require.True(t, strings.HasSuffix(query, strings.TrimPrefix(after, " ")), "withClause(%q) = %q: the text around the settings changed", query, got)
 	})
 }
 
@@ -190,22 +161,14 @@ func FuzzWithClause(f *testing.F) {
 func TestRunClauseLeavesOutTheSession(t *testing.T) {
 	x := executor(t)
 	lean := x.withSettings("SELECT 1", 5*time.Second, driver.Bounds{MaxRows: 10}, true)
-	if got, want := lean, "SELECT 1 SETTINGS max_result_rows = 10, result_overflow_mode = 'break', max_execution_time = 5, readonly = 1"; got != want {
-		t.Errorf("kept session: %q, want %q", got, want)
-	}
-	if got, want := x.withSettings("SELECT 1", 0, driver.Bounds{}, true), "SELECT 1 SETTINGS readonly = 1"; got != want {
-		t.Errorf("kept session, no bounds: %q, want %q", got, want)
-	}
+	assert.Equal(t, "SELECT 1 SETTINGS max_result_rows = 10, result_overflow_mode = 'break', max_execution_time = 5, readonly = 1", lean, "kept session")
+	assert.Equal(t, "SELECT 1 SETTINGS readonly = 1", x.withSettings("SELECT 1", 0, driver.Bounds{}, true), "kept session, no bounds")
 	full := x.withSettings("SELECT 1", 5*time.Second, driver.Bounds{MaxRows: 10}, false)
 	for _, sub := range []string{"max_memory_usage = 1073741824", "max_bytes_before_external_group_by = 536870912",
 		"output_format_binary_write_json_as_string = 1", "session_timezone = 'UTC'", "max_execution_time = 5", "readonly = 1"} {
-		if !strings.Contains(full, sub) {
-			t.Errorf("session not kept: %q does not contain %q", full, sub)
-		}
+		assert.Contains(t, full, sub, "session not kept")
 	}
-	if !strings.HasSuffix(full, "readonly = 1") {
-		t.Errorf("readonly comes last: %q", full)
-	}
+	assert.True(t, strings.HasSuffix(full, "readonly = 1"), "readonly comes last: %q", full)
 }
 
 // sessionSettings is what a run reads of the settings Open puts the
@@ -217,12 +180,9 @@ const sessionSettings = "SELECT getSetting('max_memory_usage') AS m, getSetting(
 func wantSession(t *testing.T, x *Executor, when string) {
 	t.Helper()
 	res, err := x.Query(context.Background(), stmt.New(sessionSettings, nil), driver.Bounds{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", when, err)
-	}
-	if got, want := fmt.Sprint(res.Rows[0]), fmt.Sprint([]any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), "UTC", int64(1), "JSON", `{"a":1}`}); got != want {
-		t.Errorf("%s: a run's settings are %s, want %s", when, got, want)
-	}
+	require.NoError(t, err, "%s", when)
+	got, want := fmt.Sprint(res.Rows[0]), fmt.Sprint([]any{int64(DefaultMaxMemoryUsage), int64(DefaultMaxBytesBeforeExternalGroupBy), "UTC", int64(1), "JSON", `{"a":1}`})
+	assert.Equal(t, want, got, "%s: a run's settings are", when)
 }
 
 // TestRunCannotEscapeTheSession: a run cannot change the session whose
@@ -238,9 +198,7 @@ func TestRunCannotEscapeTheSession(t *testing.T) {
 	x.mu.Lock()
 	kept := x.kept
 	x.mu.Unlock()
-	if !kept {
-		t.Fatalf("the session opened holds its settings: kept = false")
-	}
+	require.True(t, kept, "the session opened holds its settings: kept = false")
 	for _, q := range []string{
 		"SET readonly = 0",
 		"SET max_memory_usage = 0",
@@ -249,9 +207,8 @@ func TestRunCannotEscapeTheSession(t *testing.T) {
 		"SELECT 1 AS n SETTINGS session_timezone = 'Asia/Tokyo'",
 		"SELECT 1 AS n; SET max_memory_usage = 0",
 	} {
-		if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err == nil {
-			t.Errorf("%s: got no error, want one", q)
-		}
+		_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{})
+		assert.Error(t, err, "%s: got no error, want one", q)
 		wantSession(t, x, "after "+q)
 	}
 
@@ -261,15 +218,11 @@ func TestRunCannotEscapeTheSession(t *testing.T) {
 		"SET session_timezone = 'Asia/Tokyo'",
 		"SET output_format_binary_write_json_as_string = 0",
 	} {
-		if err := x.Load(ctx, set, nil); err != nil {
-			t.Fatalf("%s: unexpected error: %v", set, err)
-		}
+		require.NoError(t, x.Load(ctx, set, nil), "%s", set)
 		x.mu.Lock()
 		kept := x.kept
 		x.mu.Unlock()
-		if kept {
-			t.Errorf("%s: the session holds its settings: kept = true", set)
-		}
+		assert.False(t, kept, "%s: the session holds its settings: kept = true", set)
 		wantSession(t, x, "after the host's "+set)
 		restore := "SET " + strings.TrimPrefix(set, "SET ")[:strings.Index(strings.TrimPrefix(set, "SET "), " =")] + " = "
 		for _, s := range x.session {
@@ -277,15 +230,11 @@ func TestRunCannotEscapeTheSession(t *testing.T) {
 				restore += settingValue(s.Value)
 			}
 		}
-		if err := x.Load(ctx, restore, nil); err != nil {
-			t.Fatalf("%s: unexpected error: %v", restore, err)
-		}
+		require.NoError(t, x.Load(ctx, restore, nil), "%s", restore)
 		x.mu.Lock()
 		kept = x.kept
 		x.mu.Unlock()
-		if !kept {
-			t.Errorf("%s: the session holds its settings again: kept = false", restore)
-		}
+		assert.True(t, kept, "%s: the session holds its settings again: kept = false", restore)
 	}
 }
 
@@ -318,10 +267,7 @@ func TestSessionChangesWhileRunsRun(t *testing.T) {
 		wantSession(t, x, "while the session changes")
 	}
 	close(done)
-	if err := <-errs; err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := x.Load(ctx, "SET max_memory_usage = 1073741824, session_timezone = 'UTC'", nil); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	err := <-errs
+	require.NoError(t, err)
+	require.NoError(t, x.Load(ctx, "SET max_memory_usage = 1073741824, session_timezone = 'UTC'", nil))
 }

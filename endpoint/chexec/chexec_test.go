@@ -2,7 +2,6 @@ package chexec
 
 import (
 	"context"
-	"errors"
 	"os"
 	"reflect"
 	"testing"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	chdriver "github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
@@ -25,65 +26,40 @@ import (
 // readonly for queries.
 func TestRequestGolden(t *testing.T) {
 	tpl, err := placeholder.Compile("SELECT count() FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND n < {variables.n} AND country IN {variables.c}")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	query, args, err := tpl.Render(engine.ClickHouse, map[string]any{
 		"event": "it's\t\\ \n", "from": variable.Timestamp{Time: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), DateOnly: true},
 		"n": int64(7), "c": []string{"FR", "DE"},
 	})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	x := New(nil, map[string]any{"max_threads": 4})
 	ctx, cancel := context.WithTimeout(context.Background(), 29500*time.Millisecond)
 	defer cancel()
 	r, err := x.Request(ctx, query, args, true)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := r.Query, ("SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})"); got != want {
-		t.Errorf("r.Query = %q, want %q", got, want)
-	}
-	if got, want := r.Parameters, (map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Parameters = %+v, want %+v", got, want)
-	}
-	if got, want := r.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2,
-		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Settings = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
+	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2,
+		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
 
 	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := w.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("writes are not read-only and have no deadline here: w.Settings = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	got, want := w.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC"})
+	assert.Equal(t, want, got, "writes are not read-only and have no deadline here: w.Settings")
 
 	own := New(nil, map[string]any{"session_timezone": "Europe/Berlin"})
 	r, err = own.Request(context.Background(), "SELECT 1", nil, true)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := r.Settings["session_timezone"], "UTC"; !reflect.DeepEqual(got, want) {
-		t.Errorf("the engine's session zone wins over the host's: r.Settings[\"session_timezone\"] = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "UTC", r.Settings["session_timezone"], "the engine's session zone wins over the host's: r.Settings[\"session_timezone\"]")
 	small := New(nil, map[string]any{"max_memory_usage": 1 << 20, "max_bytes_before_external_group_by": 0})
 	r, err = small.Request(context.Background(), "SELECT 1", nil, true)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := r.Settings["max_memory_usage"], 1<<20; !reflect.DeepEqual(got, want) {
 		t.Errorf("the host's memory limit wins over the default: r.Settings[\"max_memory_usage\"] = %+v, want %+v", got, want)
 	}
-	if got, want := r.Settings["max_bytes_before_external_group_by"], 0; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Settings[\"max_bytes_before_external_group_by\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, 0, r.Settings["max_bytes_before_external_group_by"])
 	_, err = x.Request(context.Background(), "SELECT 1", []any{1}, true)
-	if err == nil {
-		t.Errorf("only text arguments: the engine binds text: got no error, want one")
-	}
+	assert.Error(t, err, "only text arguments: the engine binds text: got no error, want one")
 }
 
 // TestConformance runs the executor suite on the server that
@@ -94,9 +70,7 @@ func TestConformance(t *testing.T) {
 		t.Skip("ENDPOINTKIT_TEST_CLICKHOUSE is not set (host:port of a ClickHouse server's native protocol); the ClickHouse engine is tested in CI through chDB (go test -tags chdb ./endpoint/chdb)")
 	}
 	x, err := Open(&clickhouse.Options{Addr: []string{addr}}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
 	executortest.Run(t, func(*testing.T) driver.Executor { return x })
 }
@@ -117,9 +91,7 @@ func (r *recorder) Exec(_ context.Context, query string, _ ...any) error {
 // expands it; with the default engine, as it is.
 func TestExecOnCluster(t *testing.T) {
 	e, err := engine.ClickHouseCluster("events")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	conn := &recorder{}
 	x := New(conn, nil, WithEngine(e))
 	if got, want := x.Engine(), e; !reflect.DeepEqual(got, want) {
@@ -127,33 +99,24 @@ func TestExecOnCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	build := e.CreateTableAs("t_next", "SELECT 1 AS n")
-	if err := (x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, driver.Write{Tx: true})); err != nil {
-		t.Fatalf("no transaction on ClickHouse: in order: unexpected error: %v", err)
-	}
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(build, nil), stmt.New(e.DropTable("t"), nil)}, driver.Write{Tx: true}), "no transaction on ClickHouse: in order")
 	want := append(e.(engine.Expander).Expand(build), e.(engine.Expander).Expand(e.DropTable("t"))...)
-	if got, want := conn.stmts, want; !reflect.DeepEqual(got, want) {
-		t.Errorf("conn.stmts = %+v, want %+v", got, want)
-	}
-	if got := len(conn.stmts); got != 5 {
-		t.Errorf("create local, create Distributed, insert; drop both: len(conn.stmts) = %d, want %d: %v", got, 5, conn.stmts)
-	}
+	assert.Equal(t, want, conn.stmts)
+	got := len(conn.stmts)
+	assert.Equal(t, 5, got, "create local, create Distributed, insert; drop both: len(conn.stmts) = %d, want %d: %v", got, 5, conn.stmts)
 
 	conn.stmts = nil
 	plain := New(conn, nil)
 	if got, want := plain.Engine(), engine.ClickHouse; !reflect.DeepEqual(got, want) {
 		t.Errorf("plain.Engine() = %+v, want %+v", got, want)
 	}
-	if err := (plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, driver.Write{Tx: false})); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, plain.Exec(ctx, []driver.Statement{stmt.New(engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n"), nil)}, driver.Write{Tx: false}))
 	if got, want := conn.stmts, ([]string{engine.ClickHouse.CreateTableAs("t_next", "SELECT 1 AS n")}); !reflect.DeepEqual(got, want) {
 		t.Errorf("conn.stmts = %+v, want %+v", got, want)
 	}
 
 	conn.stmts = nil
-	if err := x.Load(ctx, "INSERT INTO events VALUES (1)", nil); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, x.Load(ctx, "INSERT INTO events VALUES (1)", nil))
 	if got, want := conn.stmts, ([]string{"INSERT INTO events VALUES (1)"}); !reflect.DeepEqual(got, want) {
 		t.Errorf("the host's Load expands as Exec does: conn.stmts = %+v, want %+v", got, want)
 	}
@@ -213,73 +176,42 @@ func TestQueryBounds(t *testing.T) {
 	ctx := context.Background()
 	x := New(&answering{values: []string{"aaaa", "bbbb", "cccc"}}, nil)
 	res, err := x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxRows: 2})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.Rows, ([][]any{{"aaaa"}, {"bbbb"}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Rows = %+v, want %+v", got, want)
-	}
-	if got, want := res.Types, ([]string{"String"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("res.Types = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}}, res.Rows)
+	assert.Equal(t, []string{"String"}, res.Types)
 
 	row := driver.RowBytes([]any{"aaaa"})
 	_, err = x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 3 * row})
-	if err != nil {
-		t.Fatalf("exactly the bound: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "exactly the bound")
 	_, err = x.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 3*row - 1})
-	if err := err; !errors.Is(err, driver.ErrResultTooLarge) {
-		t.Fatalf("error %v is not %v", err, driver.ErrResultTooLarge)
-	}
+	require.ErrorIs(t, err, driver.ErrResultTooLarge)
 
 	r, err := x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := r.Settings, (map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
-		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Settings = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
+		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
 	r, err = x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if _, ok := r.Settings["max_result_bytes"]; ok {
-		t.Errorf("key %v in %v", "max_result_bytes", r.Settings)
-	}
+	require.NoError(t, err)
+	_, ok := r.Settings["max_result_bytes"]
+	assert.False(t, ok, "key %v in %v", "max_result_bytes", r.Settings)
 
 	server := New(&answering{err: &clickhouse.Exception{Code: 396, Name: "DB::Exception", Message: "Limit for result exceeded"}}, nil)
 	_, err = server.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 1000})
-	if err := err; !errors.Is(err, driver.ErrResultTooLarge) {
-		t.Fatalf("error %v is not %v", err, driver.ErrResultTooLarge)
-	}
+	require.ErrorIs(t, err, driver.ErrResultTooLarge)
 	other := New(&answering{err: &clickhouse.Exception{Code: 60, Message: "Unknown table"}}, nil)
 	_, err = other.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{})
-	if err == nil {
-		t.Fatalf("got no error, want one")
-	}
-	if err := err; errors.Is(err, driver.ErrResultTooLarge) {
-		t.Errorf("error %v is %v", err, driver.ErrResultTooLarge)
-	}
-	if err := err; errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("error %v is %v", err, context.DeadlineExceeded)
-	}
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, driver.ErrResultTooLarge)
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
 	slow := New(&answering{err: &clickhouse.Exception{Code: 159, Message: "Timeout exceeded: elapsed 1.0 seconds"}}, nil)
 	_, err = slow.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{Timeout: time.Second})
-	if err := err; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("error %v is not %v", err, context.DeadlineExceeded)
-	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	conn := &answering{values: []string{"a"}}
 	timed := New(conn, nil)
 	_, err = timed.Query(ctx, stmt.New("SELECT s", nil), driver.Bounds{Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if conn.deadline.IsZero() {
-		t.Fatalf("Bounds.Timeout without a deadline in ctx: conn.deadline.IsZero() is true")
-	}
+	require.NoError(t, err)
+	require.False(t, conn.deadline.IsZero(), "Bounds.Timeout without a deadline in ctx: conn.deadline.IsZero() is true")
 	if want, d := time.Now().Add(2*time.Second), time.Second; conn.deadline.Before(want.Add(-d)) || conn.deadline.After(want.Add(d)) {
 		t.Errorf("conn.deadline = %v, want within %v of %v", conn.deadline, d, want)
 	}
@@ -287,9 +219,7 @@ func TestQueryBounds(t *testing.T) {
 	defer cancel()
 	want, _ := near.Deadline()
 	_, err = timed.Query(near, stmt.New("SELECT s", nil), driver.Bounds{Timeout: time.Hour})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := conn.deadline, want; !reflect.DeepEqual(got, want) {
 		t.Errorf("the nearer deadline of ctx stays: conn.deadline = %+v, want %+v", got, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
@@ -21,11 +22,7 @@ func TestQueryErrorFault(t *testing.T) {
 		t.Errorf("UNKNOWN_IDENTIFIER: %v; want a QueryError of the message alone", err)
 	}
 	for _, code := range []int32{241, 159, 210, 164} { // memory, timeout, network, readonly
-		if err := queryError(&clickhouse.Exception{Code: code, Message: "x"}); errors.As(err, &qe) {
-			t.Errorf("code %d: a QueryError; want the server's failure", code)
-		}
+		assert.False(t, errors.As(queryError(&clickhouse.Exception{Code: code, Message: "x"}), &qe), "code %d: a QueryError; want the server's failure", code)
 	}
-	if err := queryError(&clickhouse.Exception{Code: codeResultTooLarge, Message: "x"}); !errors.Is(err, driver.ErrResultTooLarge) {
-		t.Errorf("TOO_MANY_ROWS_OR_BYTES: %v; want ErrResultTooLarge", err)
-	}
+	assert.ErrorIs(t, queryError(&clickhouse.Exception{Code: codeResultTooLarge, Message: "x"}), driver.ErrResultTooLarge, "TOO_MANY_ROWS_OR_BYTES")
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // dailyV2SQL is dailySQL changed, so that saving it makes version 2.
@@ -26,12 +28,8 @@ func requireThrottled(t *testing.T, r response, limit string) {
 	if got, want := r.Body["code"], endpoint.CodeThrottled; got != want {
 		t.Errorf("code = %v, want %v", got, want)
 	}
-	if !strings.Contains(r.detail(), limit) {
-		t.Errorf("detail %q does not name %s", r.detail(), limit)
-	}
-	if r.Header.Get("Retry-After") == "" {
-		t.Errorf("no Retry-After")
-	}
+	assert.Contains(t, r.detail(), limit, "detail")
+	assert.NotEqual(t, "", r.Header.Get("Retry-After"), "no Retry-After")
 }
 
 // mustRead checks that r is a 200 answered from the stored table (stored)
@@ -80,9 +78,7 @@ func TestKeyBudgetChargesWhatAnswers(t *testing.T) {
 		older := mint("older")
 		r := run(older, 1)
 		mustRead(t, r, false)
-		if got, want := fmt.Sprint(r.Body["endpoint_version"]), "1"; got != want {
-			t.Errorf("endpoint_version = %v, want %v", got, want)
-		}
+		assert.Equal(t, "1", fmt.Sprint(r.Body["endpoint_version"]), "endpoint_version")
 		requireThrottled(t, run(older, 1), apikey.LimitRunsPerMinute)
 		// Its materialized budget is untouched: the stored table answers
 		// the current version, charged there.
@@ -156,13 +152,9 @@ func TestMaterializeChargesProject(t *testing.T) {
 	h := newKeysHarness(t, apikey.Config{})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	l, err := limit.New(limit.Config{ProjectPerMinute: 1})
-	if err != nil {
-		t.Fatalf("limit.New: %v", err)
-	}
+	require.NoError(t, err, "limit.New")
 	ring := httpapi.NewKeyring()
-	if err := ring.Add(keyP1, "1"); err != nil {
-		t.Fatalf("ring.Add: %v", err)
-	}
+	require.NoError(t, ring.Add(keyP1, "1"), "ring.Add")
 	srv := httptest.NewServer(httpapi.New(h.svc, ring, httpapi.WithKeys(h.keys), httpapi.WithLimiter(l)))
 	t.Cleanup(srv.Close)
 	limited := &harness{t: t, handler: srv.Config.Handler, server: srv, events: h.events, logs: h.logs}

@@ -8,36 +8,28 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMalformedAuthorization(t *testing.T) {
 	h := newHarness(t, nil)
 	for _, header := range []string{"Basic a2V5OnB3", "Bearer", "Bearer ", "Bearer a b", keyP1, "Token " + keyP1} {
 		req, err := http.NewRequest("GET", h.server.URL+"/api/projects/1/endpoints/", nil)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		req.Header.Set("Authorization", header)
 		r := h.send(req)
 		mustStatus(t, http.StatusUnauthorized, r)
-		if s, sub := r.detail(), "Authorization"; !strings.Contains(s, sub) {
-			t.Errorf("header %q: %q does not contain %q", header, s, sub)
-		}
-		if s, sub := r.Header.Get("WWW-Authenticate"), `error="invalid_token"`; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		assert.Contains(t, r.detail(), "Authorization", "header %q", header)
+		assert.Contains(t, r.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
 	}
 	// Scheme names are case-insensitive (RFC 9110).
 	req, err := http.NewRequest("GET", h.server.URL+"/api/projects/1/endpoints/", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "bearer "+keyP1)
 	mustStatus(t, http.StatusOK, h.send(req))
 	// Two Authorization headers are ambiguous: refused.
@@ -81,23 +73,14 @@ func TestAuthenticatorErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, logs := serveWith(t, authFunc(func(context.Context, string, string) error { return c.err }))
-			if got, want := r.Status, c.status; got != want {
-				t.Fatalf("r.Status = %v, want %v", got, want)
-			}
+			require.Equal(t, c.status, r.Status)
 			checkErrorBody(t, r)
-			if got, want := r.Body["code"], c.code; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-			}
-			if s, sub := r.detail(), "revoked key"; strings.Contains(s, sub) {
-				t.Errorf("a sentinel-wrapping message is not shown: %q contains %q", s, sub)
-			}
-			if v := logs; !(v == "") {
-				t.Errorf("logs = %v, want it empty", v)
-			}
+			assert.Equal(t, c.code, r.Body["code"])
+			assert.NotContains(t, r.detail(), "revoked key", "a sentinel-wrapping message is not shown")
+			v := logs
+			assert.True(t, (v == ""), "logs = %v, want it empty", v)
 			if c.status == 401 {
-				if s, sub := r.Header.Get("WWW-Authenticate"), `error="invalid_token"`; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
+				assert.Contains(t, r.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
 			}
 		})
 	}
@@ -126,9 +109,7 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 		for _, path := range []string{rt.path, rt.path + "/"} {
 			r := h.do(rt.method, path, "", `{"variables": {}}`)
 			mustStatus(t, http.StatusUnauthorized, r)
-			if got, want := r.Body["code"], "unauthorized"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "unauthorized", r.Body["code"])
 			r = h.do(rt.method, path, keyP2, `{"variables": {}}`)
 			mustStatus(t, http.StatusForbidden, r)
 		}
@@ -136,8 +117,6 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 	// Nothing was changed or deleted on the way.
 	r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["current_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"current_version\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("1"), r.Body["current_version"])
 	mustStatus(t, http.StatusOK, h.do("GET", "/api/projects/1/insight_variables/"+idFrom, keyP1, nil))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // millionEvents is the size of the events table of the cache benchmarks.
@@ -60,9 +61,7 @@ const dailyPath = "/api/projects/1/endpoints/daily/run"
 func loadCacheBench(tb testing.TB) {
 	tb.Helper()
 	cacheBench.once.Do(func() { cacheBench.err = buildCacheBench() })
-	if cacheBench.err != nil {
-		tb.Fatalf("unexpected error: %v", cacheBench.err)
-	}
+	require.NoError(tb, cacheBench.err)
 }
 
 func buildCacheBench() error {

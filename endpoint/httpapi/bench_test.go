@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -105,17 +106,13 @@ func BenchmarkHTTPRun(b *testing.B) {
 				// The run log entries dropped because the background
 				// writer fell behind (ErrRunLogFull), written out first
 				// so that none is counted in the next one.
-				if err := svc.Flush(ctx); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, svc.Flush(ctx))
 				d0 := drops.n.Load()
 				alternate(b, c, [2]http.Handler{lib, base}, q.path, func(i int64) []byte {
 					// Requests in flight at once are a few apart: i%1000 tells them apart.
 					return fmt.Appendf(nil, `{"variables": %s, "limit": %d}`, q.vars, 10+i%1000)
 				})
-				if err := svc.Flush(ctx); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, svc.Flush(ctx))
 				b.ReportMetric(float64(drops.n.Load()-d0)/float64(b.N), "log-drops/op")
 			})
 		}
@@ -242,8 +239,7 @@ func sendSlice(b *testing.B, c int, h http.Handler, path string, first, m int64,
 			for n := next.Add(1); n <= first+m; n = next.Add(1) {
 				req := body(n)
 				t := time.Now()
-				if err := serveOnce(h, path, req); err != nil {
-					b.Error(err)
+				if !assert.NoError(b, serveOnce(h, path, req)) {
 					return
 				}
 				times[i] = append(times[i], time.Since(t))
@@ -305,9 +301,7 @@ func serveBench(b *testing.B, h http.Handler, path string, body []byte) {
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		b.Fatalf("status %d: %s", rec.Code, rec.Body)
-	}
+	require.Equal(b, http.StatusOK, rec.Code, "status: %s", rec.Body)
 }
 
 // benchHandler creates the 3-variable endpoint "by_country" in project 1
@@ -321,9 +315,7 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 		{ID: idTo, Name: "to", Type: variable.Date},
 	} {
 		_, err := svc.CreateVariable(ctx, "1", v)
-		if err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, err)
 	}
 	q := endpoint.Query{
 		Kind: endpoint.KindSQL,
@@ -337,20 +329,14 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 		},
 	}
 	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "by_country", Query: &q})
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(keyP1, "1"); err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, keys.Add(keyP1, "1"))
 	// The limiter stays, so that its cost is measured, but without the
 	// rates (a benchmark runs far more than 240 times a minute) nor the
 	// concurrency limit (the c=8 benchmarks run 8 at once).
 	l, err := limit.New(limit.Config{ProjectPerMinute: limit.Unlimited, ProjectPerHour: limit.Unlimited, ProjectConcurrency: limit.Unlimited})
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	return httpapi.New(svc, keys, httpapi.WithLimiter(l))
 }
 
@@ -377,9 +363,7 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 		Variables: variable.NewMemoryStore(),
 		Executor:  fixedExecutor{&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
 	})
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	h := benchHandler(b, svc)
 	body := []byte(`{"variables": {"event": "purchase", "from": "2025-05-01", "to": "2025-05-08"}}`)
 	for b.Loop() {
@@ -388,8 +372,6 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body)
-		}
+		require.Equal(b, http.StatusOK, rec.Code, "status: %s", rec.Body)
 	}
 }

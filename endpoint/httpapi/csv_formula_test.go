@@ -6,12 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // formulaValues are texts a spreadsheet runs as formulas (OWASP's CSV
@@ -45,17 +45,15 @@ const formulaSQL = `SELECT id, v, n, 1 AS "=1+2", 2 AS "@SUM(1)", 3 AS "=HYPERLI
 func formulaServer(t *testing.T, opts ...httpapi.Option) *harness {
 	t.Helper()
 	db := openEvents(t, 0)
-	if _, err := db.Exec("CREATE TABLE formulas (id INTEGER, v TEXT, n INTEGER)"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	_, err := db.Exec("CREATE TABLE formulas (id INTEGER, v TEXT, n INTEGER)")
+	require.NoError(t, err)
 	for i, f := range formulaValues {
 		n := i + 1
 		if i == 0 {
 			n = -5
 		}
-		if _, err := db.Exec("INSERT INTO formulas VALUES (?, ?, ?)", i+1, f.text, n); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		_, err := db.Exec("INSERT INTO formulas VALUES (?, ?, ?)", i+1, f.text, n)
+		require.NoError(t, err)
 	}
 	h := formatServer(t, db, engine.SQLite, opts...)
 	for _, name := range []string{"formulas", "formulas_m"} {
@@ -96,19 +94,12 @@ func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
 // a quoted field as "\n" but keeps a lone "\r", as every cell here is.
 func readCSV(t *testing.T, r raw) [][]string {
 	t.Helper()
-	if got, want := r.status, http.StatusOK; got != want {
-		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
-	}
-	if got, want := r.header.Get("Content-Type"), "text/csv; charset=utf-8; header=present"; got != want {
-		t.Errorf("Content-Type = %q, want %q", got, want)
-	}
-	if v := r.trailer.Get(httpapi.HeaderError); v != "" {
-		t.Errorf("trailer %s = %q, want none", httpapi.HeaderError, v)
-	}
+	got, want := r.status, http.StatusOK
+	require.Equal(t, want, got, "%s: r.status", r.body)
+	assert.Equal(t, "text/csv; charset=utf-8; header=present", r.header.Get("Content-Type"), "Content-Type")
+	assert.Equal(t, "", r.trailer.Get(httpapi.HeaderError), "trailer %s", httpapi.HeaderError)
 	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	if err != nil {
-		t.Fatalf("%q: unexpected error: %v", r.body, err)
-	}
+	require.NoError(t, err, "%q", r.body)
 	return records
 }
 
@@ -142,14 +133,10 @@ func TestCSVFormulaGuard(t *testing.T) {
 				{"query", func() raw { return h.post("/api/projects/1/query/", keyP1, query+`, "format": "csv"}`) }},
 			}
 			for _, p := range paths {
-				if got := readCSV(t, p.r()); !reflect.DeepEqual(got, want) {
-					t.Errorf("%s: records = %q, want %q", p.name, got, want)
-				}
+				assert.Equal(t, want, readCSV(t, p.r()), "%s: records", p.name)
 			}
 			// The cached and materialized paths were taken.
-			if !decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached {
-				t.Errorf("the run was not answered from the cache: is_cached is false")
-			}
+			assert.True(t, decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached, "the run was not answered from the cache: is_cached is false")
 			m := h.do("POST", "/api/projects/1/endpoints/formulas_m/run", keyP1, map[string]any{})
 			mustStatus(t, http.StatusOK, m)
 			if got, want := m.Body["endpoint_materialized"], true; got != want {
@@ -170,17 +157,17 @@ func TestCSVFormulaGuard(t *testing.T) {
 				if got, want := line["v"], formulaValues[i].text; got != want {
 					t.Errorf("NDJSON line %d: v = %q, want %q", i, got, want)
 				}
-				if _, ok := line["=1+2"]; !ok {
-					t.Errorf("NDJSON line %d: no key %q: %v", i, "=1+2", line)
-				}
+				_, ok := line["=1+2"]
+				assert.True(t, ok, "NDJSON line %d: no key %q: %v", i, "=1+2", line)
 			}
 			// Parquet: the values as they are.
 			r = h.post(run, keyP1, `{"format": "parquet"}`)
 			if got, want := r.status, http.StatusOK; got != want {
 				t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
 			}
-			if s := string(r.body); !strings.Contains(s, `=HYPERLINK("x")`) || strings.Contains(s, `'=`) {
-				t.Errorf("Parquet: the values are not as they are: %q", s)
+			s := string(r.body)
+			if assert.Contains(t, s, `=HYPERLINK("x")`, "Parquet: the values are not as they are") {
+				assert.NotContains(t, s, `'=`, "Parquet: the values are not as they are")
 			}
 		})
 	}
@@ -197,8 +184,6 @@ func TestCSVFormulaNumbers(t *testing.T) {
 	for _, refresh := range []string{"force", "cache"} {
 		r := h.post("/api/projects/1/endpoints/neg/run", keyP1, `{"refresh": "`+refresh+`", "format": "csv"}`)
 		want := [][]string{{"i", "f", "s", "e"}, {"-5", "-0.5", "'-5", "-1e+300"}}
-		if got := readCSV(t, r); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: records = %q, want %q", refresh, got, want)
-		}
+		assert.Equal(t, want, readCSV(t, r), "%s: records", refresh)
 	}
 }

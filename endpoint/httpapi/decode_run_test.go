@@ -2,9 +2,10 @@ package httpapi
 
 import (
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -40,18 +41,14 @@ func TestDecodeRunBodyFast(t *testing.T) {
 		`{"variables": {"big": 123456789012345678901234567890, "zero": 0, "exp": 1E+2}}`,
 	} {
 		var fast runBody
-		if !decodeRunBody([]byte(body), &fast) {
-			t.Errorf("%s: took the general path", body)
+		if !assert.True(t, decodeRunBody([]byte(body), &fast), "%s: took the general path", body) {
 			continue
 		}
 		want, err := generalRunBody([]byte(body))
-		if err != nil {
-			t.Errorf("%s: general path: %v", body, err)
+		if !assert.NoError(t, err, "%s: general path", body) {
 			continue
 		}
-		if !reflect.DeepEqual(fast, want) {
-			t.Errorf("%s:\n fast    %#v\n general %#v", body, fast, want)
-		}
+		assert.Equal(t, want, fast, "%s:\n fast", body)
 	}
 }
 
@@ -69,12 +66,8 @@ func TestDecodeRunBodyDeclines(t *testing.T) {
 		`{"variables": {"deep": ` + strings.Repeat("[", maxFastDepth+1) + strings.Repeat("]", maxFastDepth+1) + `}}`,
 	} {
 		var b runBody
-		if decodeRunBody([]byte(body), &b) {
-			t.Errorf("%q: took the one-pass path", body)
-		}
-		if !reflect.DeepEqual(b, runBody{}) {
-			t.Errorf("%q: declined but set the body: %#v", body, b)
-		}
+		assert.False(t, decodeRunBody([]byte(body), &b), "%q: took the one-pass path", body)
+		assert.Equal(t, runBody{}, b, "%q: declined but set the body", body)
 	}
 }
 
@@ -99,12 +92,8 @@ func FuzzDecodeRunBody(f *testing.F) {
 			return
 		}
 		want, err := generalRunBody(body)
-		if err != nil {
-			t.Fatalf("%q: the one-pass path took a body the general path refuses: %v", body, err)
-		}
-		if !reflect.DeepEqual(fast, want) {
-			t.Fatalf("%q:\n fast    %#v\n general %#v", body, fast, want)
-		}
+		require.NoError(t, err, "%q: the one-pass path took a body the general path refuses", body)
+		require.Equal(t, want, fast, "%q:\n fast", body)
 	})
 }
 
@@ -116,17 +105,15 @@ func BenchmarkDecodeRunBody(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var rb runBody
-			if checkJSON(body) != nil || !decodeRunBody(body, &rb) {
-				b.Fatal("not decoded")
-			}
+			require.NoError(b, checkJSON(body), "not decoded")
+			require.True(b, decodeRunBody(body, &rb), "not decoded")
 		}
 	})
 	b.Run("general", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := generalRunBody(body); err != nil {
-				b.Fatal(err)
-			}
+			_, err := generalRunBody(body)
+			require.NoError(b, err)
 		}
 	})
 }

@@ -2,14 +2,14 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDecodeJSONErrors(t *testing.T) {
@@ -47,24 +47,12 @@ func TestDecodeJSONErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := decodeJSON([]byte(c.body), c.dst())
 			var e *endpoint.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("%v: errors.As(err, &e) is false", err)
-			}
-			if got, want := e.Status, http.StatusBadRequest; got != want {
-				t.Errorf("e.Status = %v, want %v", got, want)
-			}
-			if err := e; !errors.Is(err, endpoint.ErrInvalid) {
-				t.Errorf("error %v is not %v", err, endpoint.ErrInvalid)
-			}
-			if got, want := e.Code, c.code; got != want {
-				t.Errorf("e.Code = %q, want %q", got, want)
-			}
-			if got, want := e.Attr, c.attr; got != want {
-				t.Errorf("e.Attr = %q, want %q", got, want)
-			}
-			if s, sub := e.Detail, c.detail; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, http.StatusBadRequest, e.Status)
+			assert.ErrorIs(t, e, endpoint.ErrInvalid)
+			assert.Equal(t, c.code, e.Code)
+			assert.Equal(t, c.attr, e.Attr)
+			assert.Contains(t, e.Detail, c.detail)
 		})
 	}
 }
@@ -76,26 +64,15 @@ func patch() any       { return &endpoint.VariablePatch{} }
 
 func TestDecodeJSONKeepsNumbers(t *testing.T) {
 	var req endpoint.RunRequest
-	if err := (decodeJSON([]byte(`{"variables": {"big": 12345678901234567890123, "precise": 0.1000000000000000055511151231257827}, "limit": 7}`), &req)); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := req.Variables["big"], json.Number("12345678901234567890123"); !reflect.DeepEqual(got, want) {
-		t.Errorf("req.Variables[\"big\"] = %q, want %q", got, want)
-	}
-	if got, want := req.Variables["precise"], json.Number("0.1000000000000000055511151231257827"); !reflect.DeepEqual(got, want) {
-		t.Errorf("req.Variables[\"precise\"] = %q, want %q", got, want)
-	}
-	if req.Limit == nil {
-		t.Fatalf("req.Limit is nil")
-	}
-	if got, want := *req.Limit, 7; got != want {
-		t.Errorf("*req.Limit = %v, want %v", got, want)
-	}
+	require.NoError(t, decodeJSON([]byte(`{"variables": {"big": 12345678901234567890123, "precise": 0.1000000000000000055511151231257827}, "limit": 7}`), &req))
+	assert.Equal(t, json.Number("12345678901234567890123"), req.Variables["big"])
+	assert.Equal(t, json.Number("0.1000000000000000055511151231257827"), req.Variables["precise"])
+	require.NotNil(t, req.Limit, "req.Limit is nil")
+	got, want := *req.Limit, 7
+	assert.Equal(t, want, got, "*req.Limit")
 
 	var v variable.Variable
-	if err := (decodeJSON([]byte(`{"name": "n", "type": "Number", "default_value": 9007199254740993}`), &v)); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, decodeJSON([]byte(`{"name": "n", "type": "Number", "default_value": 9007199254740993}`), &v))
 	if got, want := v.DefaultValue, json.Number("9007199254740993"); !reflect.DeepEqual(got, want) {
 		t.Errorf("beyond float64's exact integers: v.DefaultValue = %q, want %q", got, want)
 	}
@@ -112,28 +89,21 @@ func TestJSONNames(t *testing.T) {
 		Skipped  string `json:"-"`
 		unexport string
 	}
-	if got, want := jsonNames(reflect.TypeFor[sample]()), (map[string]bool{"deep": true, "Plain": true, "tagged": true}); !reflect.DeepEqual(got, want) {
-		t.Errorf("jsonNames(reflect.TypeFor[sample]()) = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, map[string]bool{"deep": true, "Plain": true, "tagged": true}, jsonNames(reflect.TypeFor[sample]()))
 }
 
 func TestCheckContentType(t *testing.T) {
 	ok := []string{"application/json", "Application/JSON", "application/json; charset=utf-8", "application/json;charset=UTF-8", "application/merge-patch+json", "application/vnd.api+json"}
 	for _, ct := range ok {
-		if err := checkContentType(ct); err != nil {
-			t.Errorf("%v: unexpected error: %v", ct, err)
-		}
+		assert.NoError(t, checkContentType(ct), "%v", ct)
 	}
 	bad := []string{"text/plain", "text/json", "application/xml", "application/json; charset=latin1", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "json", "application/json; =", "+json"}
 	for _, ct := range bad {
 		err := checkContentType(ct)
 		var e *endpoint.Error
-		if !errors.As(err, &e) {
-			t.Fatalf("%v: errors.As(err, &e) is false", ct)
-		}
-		if got, want := e.Status, http.StatusUnsupportedMediaType; got != want {
-			t.Errorf("%v: e.Status = %v, want %v", ct, got, want)
-		}
+		require.ErrorAs(t, err, &e, "%v: errors.As(err, &e) is false", ct)
+		got, want := e.Status, http.StatusUnsupportedMediaType
+		assert.Equal(t, want, got, "%v: e.Status", ct)
 		if got, want := e.Code, CodeUnsupportedMediaType; got != want {
 			t.Errorf("%v: e.Code = %q, want %q", ct, got, want)
 		}

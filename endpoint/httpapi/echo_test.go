@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
@@ -10,31 +12,19 @@ import (
 )
 
 func TestClip(t *testing.T) {
-	if got, want := clip("abc", 3), "abc"; got != want {
-		t.Errorf("clip(\"abc\", 3) = %q, want %q", got, want)
-	}
-	if got, want := clip("abc", 2), "ab…"; got != want {
-		t.Errorf("clip(\"abc\", 2) = %q, want %q", got, want)
-	}
-	if got, want := clip("ééé", 2), "éé…"; got != want {
-		t.Errorf("clip(\"ééé\", 2) = %q, want %q", got, want)
-	}
-	if got, want := clip("", 0), ""; got != want {
-		t.Errorf("clip(\"\", 0) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "abc", clip("abc", 3))
+	assert.Equal(t, "ab…", clip("abc", 2))
+	assert.Equal(t, "éé…", clip("ééé", 2))
+	assert.Equal(t, "", clip("", 0))
 }
 
 func TestClipList(t *testing.T) {
-	if got, want := (clipList([]string{"a", "b"})), "a, b"; got != want {
-		t.Errorf("(clipList([]string{\"a\", \"b\"})) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "a, b", clipList([]string{"a", "b"}), "(clipList([]string{\"a\", \"b\"}))")
 	items := make([]string, 30)
 	for i := range items {
 		items[i] = string(rune('a' + i%26))
 	}
-	if got, want := clipList(items), "a, b, c, d, e, f, g, h, i, j and 20 more"; got != want {
-		t.Errorf("clipList(items) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "a, b, c, d, e, f, g, h, i, j and 20 more", clipList(items))
 	long := []string{strings.Repeat("x", 100), strings.Repeat("y", 100), strings.Repeat("z", 100), strings.Repeat("w", 100)}
 	got := clipList(long)
 	if got, want := got, strings.Repeat("x", 64)+"…, "+strings.Repeat("y", 64)+"…, "+strings.Repeat("z", 64)+"… and 1 more"; got != want {
@@ -123,15 +113,10 @@ func TestElideEchoes(t *testing.T) {
 			if want == "" {
 				want = c.detail
 			}
-			if got, want := got, want; got != want {
-				t.Errorf("got = %q, want %q", got, want)
-			}
-			if a, b := echoedRunes(got, input), maxEchoed; !(a <= b) {
-				t.Errorf("echoedRunes(got, input) = %v, want <= %v", a, b)
-			}
-			if !utf8.ValidString(got) {
-				t.Errorf("utf8.ValidString(got) is false")
-			}
+			assert.Equal(t, want, got)
+			a, b := echoedRunes(got, input), maxEchoed
+			assert.True(t, (a <= b), "echoedRunes(got, input) = %v, want <= %v", a, b)
+			assert.True(t, utf8.ValidString(got), "utf8.ValidString(got) is false")
 		})
 	}
 }
@@ -141,27 +126,19 @@ func TestCutList(t *testing.T) {
 	for i := range items {
 		items[i] = fmt.Sprintf("v%d", i)
 	}
-	if got, want := cutList("Unknown variable(s): "+strings.Join(items, ", ")+". Check the names."), "Unknown variable(s): v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, …, v39. Check the names."; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Unknown variable(s): v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, …, v39. Check the names.", cutList("Unknown variable(s): "+strings.Join(items, ", ")+". Check the names."))
 	short := "Expected one of: minute, hour, day, week, month."
-	if got, want := cutList(short), short; got != want {
-		t.Errorf("cutList(short) = %q, want %q", got, want)
-	}
+	got, want := cutList(short), short
+	assert.Equal(t, want, got, "cutList(short)")
 }
 
 func TestElideEchoesMultibyte(t *testing.T) {
 	input := strings.Repeat("é€😀x", 200)
 	got := elideEchoes("bad value «"+input[2:]+"» here", [][]byte{[]byte(input)})
-	if !utf8.ValidString(got) {
-		t.Errorf("%q: utf8.ValidString(got) is false", got)
-	}
-	if a, b := utf8.RuneCountInString(got), maxEchoRunes+20; !(a <= b) {
-		t.Errorf("utf8.RuneCountInString(got) = %v, want <= %v", a, b)
-	}
-	if !strings.HasSuffix(got, "» here") {
-		t.Errorf("strings.HasSuffix(got, \"» here\") is false")
-	}
+	assert.True(t, utf8.ValidString(got), "%q: utf8.ValidString(got) is false", got)
+	a, b := utf8.RuneCountInString(got), maxEchoRunes+20
+	assert.True(t, (a <= b), "utf8.RuneCountInString(got) = %v, want <= %v", a, b)
+	assert.True(t, strings.HasSuffix(got, "» here"), "strings.HasSuffix(got, \"» here\") is false")
 }
 
 func TestGuardDetail(t *testing.T) {
@@ -190,17 +167,12 @@ func TestGuardDetail(t *testing.T) {
 	// ellipsis.
 	huge := strings.Repeat("é", 5000)
 	got = guardDetail(huge, req, nil)
-	if a, b := len(got), maxDetailBytes+len(ellipsis); !(a <= b) {
-		t.Errorf("len(got) = %v, want <= %v", a, b)
-	}
-	if !utf8.ValidString(got) {
-		t.Errorf("utf8.ValidString(got) is false")
-	}
+	a, b := len(got), maxDetailBytes+len(ellipsis)
+	assert.True(t, (a <= b), "len(got) = %v, want <= %v", a, b)
+	assert.True(t, utf8.ValidString(got), "utf8.ValidString(got) is false")
 
 	// A short detail is left alone, fast.
-	if got, want := guardDetail("Not found.", req, body), "Not found."; got != want {
-		t.Errorf("guardDetail(\"Not found.\", req, body) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Not found.", guardDetail("Not found.", req, body))
 }
 
 // FuzzElideEchoes: whatever the detail and the input, the result shows no
@@ -221,15 +193,9 @@ func FuzzElideEchoes(f *testing.F) {
 			return
 		}
 		got := elideEchoes(detail, [][]byte{[]byte(input)})
-		if !utf8.ValidString(got) {
-			t.Fatalf("invalid UTF-8: %q", got)
-		}
-		if n := echoedRunes(got, input); n > maxEchoed+4 {
-			t.Fatalf("shows %d runes of the input: %q", n, got)
-		}
-		if n := longestEcho(got, input); n > 4*maxEchoRunes+minEchoBytes {
-			t.Fatalf("repeats %d bytes of the input in one stretch: %q", n, got)
-		}
+		require.True(t, utf8.ValidString(got), "invalid UTF-8: %q", got)
+		require.LessOrEqual(t, echoedRunes(got, input), int(maxEchoed+4), "shows runes of the input: %q", got)
+		require.LessOrEqual(t, longestEcho(got, input), int(4*maxEchoRunes+minEchoBytes), "repeats bytes of the input in one stretch: %q", got)
 	})
 }
 

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -42,12 +43,8 @@ var (
 func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys, *counting) {
 	t.Helper()
 	keys := &embed.StaticKeys{}
-	if err := keys.Add("", "old", secretOld); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add("", "new", secretNew); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add("", "old", secretOld))
+	require.NoError(t, keys.Add("", "new", secretNew))
 	signer := &embed.Signer{Keys: keys}
 	exec := &counting{}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(500),
@@ -55,16 +52,12 @@ func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(nil)))
 	ctx := context.Background()
 	v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Event", Type: variable.String})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, name := range []string{"by_event", "other"} {
 		q := endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count(*) AS n FROM events WHERE event = {variables.event}",
 			Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}}}
 		_, err = env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: name, Query: &q})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	return env, signer, keys, exec
 }
@@ -72,20 +65,14 @@ func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys
 func send(t *testing.T, env *endpointtest.Env, method, path, bearer, body string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, env.Server.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := env.Server.Client().Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return resp.StatusCode, string(b), resp.Header
 }
 
@@ -94,9 +81,7 @@ func forgeToken(t *testing.T, method jwt.SigningMethod, kid string, key any, cla
 	tok := jwt.NewWithClaims(method, claims)
 	tok.Header["kid"] = kid
 	s, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return s
 }
 
@@ -107,9 +92,7 @@ func TestEmbedTokenAttacks(t *testing.T) {
 	ctx := context.Background()
 	mint := func(c embed.Claims, life time.Duration) string {
 		tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, c, life)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return tok
 	}
 	fixed := embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "purchase"}}
@@ -152,12 +135,9 @@ func TestEmbedTokenAttacks(t *testing.T) {
 	before := exec.n.Load()
 	for _, tc := range cases {
 		status, body, _ := send(t, env, tc.method, tc.path, tc.token, tc.body)
-		if got, want := status, tc.status; got != want {
-			t.Errorf("%s: %s: status = %v, want %v", tc.name, body, got, want)
-		}
-		if s, sub := body, `"detail"`; !strings.Contains(s, sub) {
-			t.Errorf("%v: %q does not contain %q", tc.name, s, sub)
-		}
+		got, want := status, tc.status
+		assert.Equal(t, want, got, "%s: %s: status", tc.name, body)
+		assert.Contains(t, body, `"detail"`, "%v", tc.name)
 	}
 	if got, want := exec.n.Load(), before; got != want {
 		t.Errorf("no refused request ran a query: exec.n.Load() = %v, want %v", got, want)
@@ -169,21 +149,16 @@ func TestEmbedTokenAttacks(t *testing.T) {
 
 	// The token's own runs: the fixed value applies, and may be repeated.
 	var want int64
-	if err := env.DB.QueryRow("SELECT count(*) FROM events WHERE event = 'purchase'").Scan(&want); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, env.DB.QueryRow("SELECT count(*) FROM events WHERE event = 'purchase'").Scan(&want))
 	for _, body := range []string{`{"variables": {}}`, `{"variables": {"event": "purchase"}}`, `{}`} {
 		status, answer, _ := send(t, env, "POST", run, good, body)
 		if got, want := status, 200; got != want {
 			t.Fatalf("%v: status = %v, want %v", answer, got, want)
 		}
 		var res struct{ Results [][]int64 }
-		if err := json.Unmarshal([]byte(answer), &res); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := res.Results, ([][]int64{{want}}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: res.Results = %+v, want %+v", body, got, want)
-		}
+		require.NoError(t, json.Unmarshal([]byte(answer), &res))
+		got, want := res.Results, ([][]int64{{want}})
+		assert.Equal(t, want, got, "%v: res.Results", body)
 	}
 }
 
@@ -191,26 +166,18 @@ func TestEmbedTokenRateAndRotation(t *testing.T) {
 	env, signer, keys, _ := embedEnv(t)
 	ctx := context.Background()
 	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	run := "/api/projects/1/endpoints/by_event/run/"
 	for i := range 2 {
 		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		if got, want := status, 200; got != want {
-			t.Fatalf("run %d: %s: status = %v, want %v", i, body, got, want)
-		}
+		got, want := status, 200
+		require.Equal(t, want, got, "run %d: %s: status", i, body)
 	}
 	status, body, h := send(t, env, "POST", run, tok, `{}`)
-	if got, want := status, 429; got != want {
-		t.Errorf("%v: status = %v, want %v", body, got, want)
-	}
-	if v := h.Get("Retry-After"); v == "" {
-		t.Errorf("h.Get(\"Retry-After\") is empty")
-	}
-	if s, sub := body, "rpm"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	got, want := status, 429
+	assert.Equal(t, want, got, "%v: status", body)
+	assert.NotEqual(t, "", h.Get("Retry-After"), "h.Get(\"Retry-After\") is empty")
+	assert.Contains(t, body, "rpm")
 
 	// Rotation: a token of the retired key stops working; the new key's
 	// tokens go on.
@@ -220,9 +187,7 @@ func TestEmbedTokenRateAndRotation(t *testing.T) {
 		t.Errorf("the retired key's token is refused: status = %v, want %v", got, want)
 	}
 	fresh, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	status, body, _ = send(t, env, "POST", run, fresh, `{}`)
 	if got, want := status, 200; got != want {
 		t.Errorf("%v: status = %v, want %v", body, got, want)
@@ -233,13 +198,10 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 	env, _, _, _ := embedEnv(t)
 	status, body, _ := send(t, env, "POST", "/api/projects/1/embed_tokens/", env.Key,
 		`{"endpoints": ["by_event"], "fixed": {"event": "purchase"}, "rpm": 10, "expires_in": 600}`)
-	if got, want := status, 201; got != want {
-		t.Fatalf("%v: status = %v, want %v", body, got, want)
-	}
+	got, want := status, 201
+	require.Equal(t, want, got, "%v: status", body)
 	var minted struct{ Token string }
-	if err := json.Unmarshal([]byte(body), &minted); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(body), &minted))
 	status, body, _ = send(t, env, "POST", "/api/projects/1/endpoints/by_event/run/", minted.Token, `{}`)
 	if got, want := status, 200; got != want {
 		t.Errorf("%v: status = %v, want %v", body, got, want)
@@ -258,9 +220,8 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 		{`{"endpoints": ["by_event"], "rpm": 9999999999}`, 400}, // over embed.MaxRPM: a token no server would accept
 	} {
 		status, body, _ := send(t, env, "POST", "/api/projects/1/embed_tokens/", env.Key, tc.body)
-		if got, want := status, tc.status; got != want {
-			t.Errorf("%s: %s: status = %v, want %v", tc.body, body, got, want)
-		}
+		got, want := status, tc.status
+		assert.Equal(t, want, got, "%s: %s: status", tc.body, body)
 	}
 }
 
@@ -273,15 +234,12 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	env, signer, _, exec := embedEnv(t)
 	ctx := context.Background()
 	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	run := "/api/projects/1/endpoints/by_event/run/"
 	for i := range 2 {
 		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		if got, want := status, 200; got != want {
-			t.Fatalf("run %d: %s: status = %v, want %v", i, body, got, want)
-		}
+		got, want := status, 200
+		require.Equal(t, want, got, "run %d: %s: status", i, body)
 	}
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, tok[len(tok)-1])
@@ -289,16 +247,12 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	for spare := 1; spare < 4; spare++ { // a 32-byte signature leaves 2 spare bits
 		respelt := tok[:len(tok)-1] + string(alphabet[last^spare])
 		status, body, _ := send(t, env, "POST", run, respelt, `{}`)
-		if got, want := status, 401; got != want {
-			t.Errorf("%v: status = %v, want %v", body, got, want)
-		}
-		if s, sub := body, "base64url"; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		got, want := status, 401
+		assert.Equal(t, want, got, "%v: status", body)
+		assert.Contains(t, body, "base64url")
 	}
-	if got, want := exec.n.Load(), before; got != want {
-		t.Errorf("no respelt token ran: exec.n.Load() = %v, want %v", got, want)
-	}
+	got, want := exec.n.Load(), before
+	assert.Equal(t, want, got, "no respelt token ran: exec.n.Load()")
 	status, body, _ := send(t, env, "POST", run, tok, `{}`)
 	if got, want := status, 429; got != want {
 		t.Errorf("the token's budget is spent: %s: status = %v, want %v", body, got, want)
@@ -315,9 +269,7 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	crit := jwt.NewWithClaims(jwt.SigningMethodHS256, claims(nil))
 	crit.Header["kid"], crit.Header["crit"] = "new", []string{"exp"}
 	critTok, err := crit.SignedString(secretNew)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct{ name, token, want string }{
 		{"crit", critTok, `(\"crit\")`},
 		{"exp 1e30", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"exp": 1e30})), `claim \"exp\"`},
@@ -325,11 +277,8 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 		{"rpm 2.5", forgeToken(t, jwt.SigningMethodHS256, "new", secretNew, claims(map[string]any{"rpm": 2.5})), `claim \"rpm\"`},
 	} {
 		status, body, _ := send(t, env, "POST", run, tc.token, `{}`)
-		if got, want := status, 401; got != want {
-			t.Errorf("%s: %s: status = %v, want %v", tc.name, body, got, want)
-		}
-		if s, sub := body, tc.want; !strings.Contains(s, sub) {
-			t.Errorf("%v: %q does not contain %q", tc.name, s, sub)
-		}
+		got, want := status, 401
+		assert.Equal(t, want, got, "%s: %s: status", tc.name, body)
+		assert.Contains(t, body, tc.want, "%v", tc.name)
 	}
 }

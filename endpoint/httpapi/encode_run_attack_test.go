@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestRunAnswerAttack is an outsider's table of values a run answer may
@@ -95,8 +96,8 @@ func checkRunAttack(t *testing.T, name string, r *endpoint.RunResult) {
 	want, werr := encodeJSON(r)
 	rec := httptest.NewRecorder()
 	if ok, _ := replyRun(rec, r); !ok {
-		if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
-			t.Errorf("%s: declined, but wrote %q", name, rec.Body.String())
+		if assert.Equal(t, 0, rec.Body.Len(), "%s: declined, but wrote %q", name, rec.Body.String()) {
+			assert.Empty(t, rec.Header(), "%s: declined, but wrote %q", name, rec.Body.String())
 		}
 		return
 	}
@@ -117,13 +118,10 @@ func TestValidNumberAgrees(t *testing.T) {
 	for _, s := range []string{"0", "-0", "1", "-12", "01", "-01", "1.", ".5", "1.5", "1e", "1e+", "1e5", "1E-5", "-0.5e+3",
 		"+1", "-", "abc", "1 ", " 1", "0x10", "1_0", "Inf", "NaN", "1.5.5", "00", "0e0", "9999999999999999999999"} {
 		_, err := json.Marshal(json.Number(s))
-		if got := validNumber(s); got != (err == nil) {
-			t.Errorf("validNumber(%q) = %v, encoding/json: %v", s, got, err)
-		}
+		got := validNumber(s)
+		assert.Equal(t, err == nil, got, "validNumber(%q) = %v, encoding/json: %v", s, got, err)
 	}
-	if validNumber("") {
-		t.Error(`validNumber("") is true: encoding/json writes it as 0, appendValue as nothing`)
-	}
+	assert.False(t, validNumber(""), "validNumber(\"\") is true: encoding/json writes it as 0, appendValue as nothing")
 }
 
 // TestAppendValueNumbersAndNilBytes checks that every format writes a
@@ -147,17 +145,15 @@ func TestAppendValueNumbersAndNilBytes(t *testing.T) {
 			got, err := appendValue(nil, tc.v, inJSON)
 			var invalid invalidNumberError
 			if tc.notANumber {
-				if !errors.As(err, &invalid) {
-					t.Errorf("appendValue(%#v, %v) = %q, %v; want an invalidNumberError", tc.v, inJSON, got, err)
-				}
+				assert.ErrorAs(t, err, &invalid, "appendValue(%#v, %v) = %q", tc.v, inJSON, got)
 				continue
 			}
 			want := tc.json
 			if !inJSON {
 				want = tc.csv
 			}
-			if err != nil || string(got) != want {
-				t.Errorf("appendValue(%#v, %v) = %q, %v; want %q", tc.v, inJSON, got, err, want)
+			if assert.NoError(t, err, "appendValue(%#v, %v) = %q, %v; want %q", tc.v, inJSON, got, err, want) {
+				assert.Equal(t, want, string(got), "appendValue(%#v, %v) = %q, %v; want %q", tc.v, inJSON, got, err, want)
 			}
 		}
 	}

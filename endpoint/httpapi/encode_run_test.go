@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // checkAppendRunResult fails unless appendRunResult writes r as
@@ -21,21 +23,17 @@ import (
 func checkAppendRunResult(t *testing.T, name string, r *endpoint.RunResult, wantOK bool) {
 	t.Helper()
 	got, ok := appendRunResult(nil, r)
-	if ok != wantOK {
-		t.Errorf("%s: ok %v, want %v", name, ok, wantOK)
+	if !assert.Equal(t, wantOK, ok, "%s: ok", name) {
 		return
 	}
 	want, err := encodeJSON(r)
 	if !ok {
 		return
 	}
-	if err != nil {
-		t.Errorf("%s: written, but encoding/json refuses it: %v", name, err)
+	if !assert.NoError(t, err, "%s: written, but encoding/json refuses it", name) {
 		return
 	}
-	if string(got) != string(want) {
-		t.Errorf("%s:\n got  %s\n want %s", name, got, want)
-	}
+	assert.Equal(t, string(want), string(got), "%s:\n got  %s\n want %s", name, got, want)
 }
 
 func TestAppendRunResult(t *testing.T) {
@@ -105,21 +103,16 @@ func TestAppendRunResult(t *testing.T) {
 func TestReplyRun(t *testing.T) {
 	res := &endpoint.RunResult{Name: "x", Columns: []string{"a"}, Types: []string{"TEXT"}, Results: [][]any{{"<b>"}}}
 	fast := httptest.NewRecorder()
-	if ok, _ := replyRun(fast, res); !ok {
-		t.Fatal("declined")
-	}
+	ok, _ := replyRun(fast, res)
+	require.True(t, ok, "declined")
 	slow := httptest.NewRecorder()
 	h := &handler{}
-	if err := h.reply(slow, httptest.NewRequest("POST", "/", nil), 200, res); err != nil {
-		t.Fatal(err)
-	}
-	if fast.Body.String() != slow.Body.String() || fast.Code != slow.Code {
-		t.Errorf("fast %d %s, reply %d %s", fast.Code, fast.Body, slow.Code, slow.Body)
+	require.NoError(t, h.reply(slow, httptest.NewRequest("POST", "/", nil), 200, res))
+	if assert.Equal(t, slow.Body.String(), fast.Body.String(), "fast %d %s, reply %d %s", fast.Code, fast.Body, slow.Code, slow.Body) {
+		assert.Equal(t, slow.Code, fast.Code, "fast %d %s, reply %d %s", fast.Code, fast.Body, slow.Code, slow.Body)
 	}
 	for _, k := range []string{"Content-Type", "X-Content-Type-Options"} {
-		if fast.Header().Get(k) != slow.Header().Get(k) {
-			t.Errorf("%s: fast %q, reply %q", k, fast.Header().Get(k), slow.Header().Get(k))
-		}
+		assert.Equal(t, slow.Header().Get(k), fast.Header().Get(k), "%s: fast", k)
 	}
 	declined := httptest.NewRecorder()
 	if ok, _ := replyRun(declined, &endpoint.RunResult{Results: [][]any{{math.NaN()}}}); ok {
@@ -185,16 +178,12 @@ func (p *pieces) Write(b []byte) (int, error) {
 func checkReplyRun(t *testing.T, name string, r *endpoint.RunResult) *pieces {
 	t.Helper()
 	want, err := encodeJSON(r)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, err, "%s", name)
 	w := &pieces{ResponseRecorder: *httptest.NewRecorder()}
-	if ok, _ := replyRun(w, r); !ok {
-		t.Fatalf("%s: declined", name)
-	}
-	if got := w.Body.String(); got != string(want) {
-		t.Errorf("%s: replyRun wrote %d bytes, encodeJSON %d; they differ", name, len(got), len(want))
-	}
+	ok, _ := replyRun(w, r)
+	require.True(t, ok, "%s: declined", name)
+	got := w.Body.String()
+	assert.Equal(t, string(want), got, "%s: replyRun wrote %d bytes, encodeJSON %d; they differ", name, len(got), len(want))
 	return w
 }
 
@@ -206,27 +195,18 @@ func TestReplyRunStreams(t *testing.T) {
 	rows := slices.Repeat([][]any{{cell, int64(7), 1.5}}, 4000) // about 4 MB
 	res := &endpoint.RunResult{Name: "big", Columns: []string{"s", "n", "f"}, Types: []string{"TEXT", "INTEGER", "REAL"}, Results: rows}
 	w := checkReplyRun(t, "rows", res)
-	if got := len(w.writes); got < 4<<20/(2*flushAt) {
-		t.Errorf("rows: %d writes, want one every %d bytes or so", got, flushAt)
-	}
+	got := len(w.writes)
+	assert.GreaterOrEqual(t, got, int(4<<20/(2*flushAt)), "rows: %d writes, want one every %d bytes or so", got, flushAt)
 	for _, n := range w.writes {
-		if n > flushAt+len(cell)+64 {
-			t.Fatalf("rows: a write of %d bytes, more than flushAt and a row", n)
-		}
+		require.LessOrEqual(t, n, flushAt+len(cell)+64, "rows: a write of")
 	}
 	raw, err := json.Marshal(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Results = json.RawMessage(raw)
 	w = checkReplyRun(t, "cached, compact", res)
-	if !slices.Contains(w.writes, len(raw)) {
-		t.Errorf("cached, compact: writes %v, want one of the whole %d bytes, from the cache", w.writes, len(raw))
-	}
+	assert.True(t, slices.Contains(w.writes, len(raw)), "cached, compact: writes %v, want one of the whole %d bytes, from the cache", w.writes, len(raw))
 	spaced, err := json.MarshalIndent(rows[:100], " ", "\t")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Results = json.RawMessage(spaced)
 	checkReplyRun(t, "cached, indented", res)
 }
@@ -243,14 +223,12 @@ func TestReplyRunHoldsNoCopy(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	for range 4 {
 		w.writes = w.writes[:0]
-		if ok, _ := replyRun(w, res); !ok {
-			t.Fatal("declined")
-		}
+		ok, _ := replyRun(w, res)
+		require.True(t, ok, "declined")
 	}
 	runtime.ReadMemStats(&after)
-	if got, most := (after.TotalAlloc-before.TotalAlloc)/4, uint64(512<<10); got > most {
-		t.Errorf("replyRun allocated %d bytes an answer of 4 MB, want at most %d", got, most)
-	}
+	got, most := (after.TotalAlloc-before.TotalAlloc)/4, uint64(512<<10)
+	assert.LessOrEqual(t, got, most, "replyRun allocated")
 }
 
 // TestReplyRunClientGone checks that a write that fails ends the answer
@@ -259,24 +237,16 @@ func TestReplyRunClientGone(t *testing.T) {
 	rows := slices.Repeat([][]any{{strings.Repeat("x", 1000)}}, 4000)
 	w := &pieces{ResponseRecorder: *httptest.NewRecorder(), failAfter: 2}
 	ok, werr := replyRun(w, &endpoint.RunResult{Results: rows})
-	if !ok {
-		t.Fatal("declined")
-	}
-	if !errors.Is(werr, errWrite) {
-		t.Errorf("replyRun's werr = %v, want the failed write (errWrite), for the handler to log", werr)
-	}
-	if got := len(w.writes); got != 2 {
-		t.Errorf("%d writes, want 2 (then the failed one, then none)", got)
-	}
+	require.True(t, ok, "declined")
+	assert.ErrorIs(t, werr, errWrite, "replyRun's werr")
+	assert.Len(t, w.writes, 2)
 }
 
 // TestHeaderKeysCanonical checks the header keys set without Header.Set
 // are the canonical ones Set would have written.
 func TestHeaderKeysCanonical(t *testing.T) {
 	for _, k := range []string{RequestIDHeader, "Content-Type", "X-Content-Type-Options"} {
-		if c := http.CanonicalHeaderKey(k); c != k {
-			t.Errorf("%q is set as is, but its canonical form is %q", k, c)
-		}
+		assert.Equal(t, k, http.CanonicalHeaderKey(k))
 	}
 }
 
@@ -295,11 +265,7 @@ func TestAppendRunResultKnowsEveryField(t *testing.T) {
 		"endpoint_materialized", "endpoint_materialized_at,omitempty", "inline_reason,omitempty",
 		"execution_id", "endpoint_version_created_at", "is_cached", "last_refresh", "statistics",
 		"debug,omitempty"}
-	if !slices.Equal(got, want) {
-		t.Errorf("RunResult's fields are %q; appendRunResult writes %q: write the new ones there", got, want)
-	}
+	assert.True(t, slices.Equal(got, want), "RunResult's fields are %q; appendRunResult writes %q: write the new ones there", got, want)
 	st := reflect.TypeOf(endpoint.Statistics{})
-	if st.NumField() != 3 {
-		t.Errorf("Statistics has %d fields; appendRunResult writes 3", st.NumField())
-	}
+	assert.Equal(t, 3, st.NumField(), "Statistics has")
 }

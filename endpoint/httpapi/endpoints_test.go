@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestEndpointRoutes(t *testing.T) {
@@ -23,104 +24,65 @@ func TestEndpointRoutes(t *testing.T) {
 
 			r := h.do("POST", base+slash, keyP1, map[string]any{"name": "event_count", "description": "Events of a kind", "query": q})
 			mustStatus(t, http.StatusCreated, r)
-			if got, want := r.Body["name"], "event_count"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["endpoint_path"], "/api/projects/1/endpoints/event_count/run"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"endpoint_path\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["current_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"current_version\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["is_active"], true; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"is_active\"] = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, "event_count", r.Body["name"])
+			assert.Equal(t, "/api/projects/1/endpoints/event_count/run", r.Body["endpoint_path"])
+			assert.Equal(t, json.Number("1"), r.Body["current_version"])
+			assert.Equal(t, true, r.Body["is_active"])
 			query := r.Body["query"].(map[string]any)
-			if got, want := query["kind"], "HogQLQuery"; !reflect.DeepEqual(got, want) {
-				t.Errorf("query[\"kind\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "HogQLQuery", query["kind"])
 
 			r = h.do("GET", base+slash, keyP1, nil)
 			mustStatus(t, http.StatusOK, r)
 			results := r.Body["results"].([]any)
-			if got := len(results); got != 1 {
-				t.Fatalf("len(results) = %d, want %d: %v", got, 1, results)
-			}
-			if got, want := results[0].(map[string]any)["endpoint_path"], "/api/projects/1/endpoints/event_count/run"; !reflect.DeepEqual(got, want) {
-				t.Errorf("results[0].(map[string]any)[\"endpoint_path\"] = %q, want %q", got, want)
-			}
+			require.Len(t, results, 1)
+			assert.Equal(t, "/api/projects/1/endpoints/event_count/run", results[0].(map[string]any)["endpoint_path"])
 
 			one := base + "/event_count" + slash
 			r = h.do("GET", one, keyP1, nil)
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["description"], "Events of a kind"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "Events of a kind", r.Body["description"])
 
 			r = h.do("PATCH", one, keyP1, map[string]any{"description": "Count of one event"})
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["description"], "Count of one event"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["current_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-				t.Errorf("a description is no new version: r.Body[\"current_version\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "Count of one event", r.Body["description"])
+			assert.Equal(t, json.Number("1"), r.Body["current_version"], "a description is no new version: r.Body[\"current_version\"]")
 
 			q2 := sqlQuery("SELECT count(DISTINCT distinct_id) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
 			r = h.do("PATCH", one, keyP1, map[string]any{"query": q2})
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["current_version"], json.Number("2"); !reflect.DeepEqual(got, want) {
-				t.Errorf("a new query is a new version: r.Body[\"current_version\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, json.Number("2"), r.Body["current_version"], "a new query is a new version: r.Body[\"current_version\"]")
 
 			run := base + "/event_count/run" + slash
 			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}})
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["name"], "event_count"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["endpoint_version"], json.Number("2"); !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"endpoint_version\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["columns"], ([]any{"n"}); !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, "event_count", r.Body["name"])
+			assert.Equal(t, json.Number("2"), r.Body["endpoint_version"])
+			assert.Equal(t, []any{"n"}, r.Body["columns"])
 			if got, ok := r.Body["types"].([]any); !ok || len(got) != 1 {
 				t.Errorf("len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"])
 			}
-			if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, false, r.Body["hasMore"])
 			wantV2 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, true)
-			if got, want := r.Body["results"], ([]any{[]any{json.Number(wantV2)}}); !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, []any{[]any{json.Number(wantV2)}}, r.Body["results"])
 
 			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "version": 1})
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["endpoint_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"endpoint_version\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, json.Number("1"), r.Body["endpoint_version"])
 			wantV1 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, false)
-			if got, want := r.Body["results"], ([]any{[]any{json.Number(wantV1)}}); !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, []any{[]any{json.Number(wantV1)}}, r.Body["results"])
 
 			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "debug": true})
 			mustStatus(t, http.StatusOK, r)
 			debug, ok := r.Body["debug"].(map[string]any)
-			if !ok {
-				t.Fatalf("debug: true adds debug: %s: ok is false", r.Raw)
-			}
+			require.True(t, ok, "debug: true adds debug: %s: ok is false", r.Raw)
 			if s, ok := debug["sql"].(string); !ok || strings.Contains(s, "purchase") {
 				t.Errorf("the value is bound, not in the SQL: debug[\"sql\"] = %q, want a string without %q", debug["sql"], "purchase")
 			}
 
 			r = h.do("DELETE", one, keyP1, nil)
 			mustStatus(t, http.StatusNoContent, r)
-			if v := r.Raw; !(len(v) == 0) {
-				t.Errorf("r.Raw = %v, want it empty", v)
-			}
+			v := r.Raw
+			assert.True(t, (len(v) == 0), "r.Raw = %v, want it empty", v)
 			mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
 			mustStatus(t, http.StatusNotFound, h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}}))
 		})
@@ -175,12 +137,8 @@ func TestRunRangeCondition(t *testing.T) {
 				"limit":     demoEvents,
 			})
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["results"], want; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-			}
-			if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
-			}
+			assert.Equal(t, want, r.Body["results"])
+			assert.Equal(t, false, r.Body["hasMore"])
 		})
 	}
 }
@@ -192,9 +150,7 @@ func parseDemoTime(t *testing.T, s string) time.Time {
 		layout = time.DateOnly
 	}
 	tm, err := time.Parse(layout, s)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return tm
 }
 
@@ -205,18 +161,13 @@ func TestRunPaging(t *testing.T) {
 	all := h.do("POST", "/api/projects/1/endpoints/in_range/run", keyP1, map[string]any{"variables": vars, "limit": demoEvents})
 	mustStatus(t, http.StatusOK, all)
 	rows := all.Body["results"].([]any)
-	if a, b := len(rows), 10; !(a > b) {
-		t.Fatalf("len(rows) = %v, want > %v", a, b)
-	}
+	a, b := len(rows), 10
+	require.True(t, (a > b), "len(rows) = %v, want > %v", a, b)
 
 	r := h.do("POST", "/api/projects/1/endpoints/in_range/run", keyP1, map[string]any{"variables": vars, "limit": 5, "offset": 3})
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["results"], rows[3:8]; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-	}
-	if got, want := r.Body["hasMore"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, rows[3:8], r.Body["results"])
+	assert.Equal(t, true, r.Body["hasMore"])
 }
 
 func TestRunEmptyBody(t *testing.T) {
@@ -227,15 +178,12 @@ func TestRunEmptyBody(t *testing.T) {
 	// An endpoint without variables runs with no body at all, as a bare
 	// curl -X POST sends.
 	req, err := http.NewRequest("POST", h.server.URL+"/api/projects/1/endpoints/total/run", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	r := h.send(req)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["results"], ([]any{[]any{json.Number(strconv.Itoa(demoEvents))}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-	}
+	got, want := r.Body["results"], ([]any{[]any{json.Number(strconv.Itoa(demoEvents))}})
+	assert.Equal(t, want, got, "r.Body[\"results\"]")
 }
 
 func TestInactiveEndpointDoesNotRun(t *testing.T) {
@@ -243,14 +191,10 @@ func TestInactiveEndpointDoesNotRun(t *testing.T) {
 	h.setupRange("1", keyP1)
 	r := h.do("PATCH", "/api/projects/1/endpoints/in_range/", keyP1, map[string]any{"is_active": false})
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["is_active"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"is_active\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, false, r.Body["is_active"])
 	r = h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 	mustStatus(t, http.StatusNotFound, r)
-	if s, sub := r.detail(), "not active"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, r.detail(), "not active")
 	mustStatus(t, http.StatusOK, h.do("PATCH", "/api/projects/1/endpoints/in_range/", keyP1, map[string]any{"is_active": true}))
 	mustStatus(t, http.StatusOK, h.do("POST", runPath, keyP1, map[string]any{"variables": okVars}))
 }

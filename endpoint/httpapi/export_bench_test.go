@@ -19,6 +19,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // discard is a ResponseWriter that keeps nothing but the byte count.
@@ -37,9 +38,7 @@ func (d *discard) Write(b []byte) (int, error) { d.n += int64(len(b)); return le
 func exportTable(b testing.TB, n int) *sql.DB {
 	b.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	db.SetMaxOpenConns(1)
 	b.Cleanup(func() { db.Close() })
 	ctx := context.Background()
@@ -47,22 +46,17 @@ func exportTable(b testing.TB, n int) *sql.DB {
 		b.Fatal(err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		name := fmt.Sprintf("user-%d, \"vip\"", i)
 		if i%3 != 0 {
 			name = fmt.Sprintf("user-%d", i)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO export VALUES (?, ?, ?, ?)", i, name, float64(i)*1.25, at.Add(time.Duration(i)*time.Minute).Format("2006-01-02 15:04:05")); err != nil {
-			b.Fatal(err)
-		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO export VALUES (?, ?, ?, ?)", i, name, float64(i)*1.25, at.Add(time.Duration(i)*time.Minute).Format("2006-01-02 15:04:05"))
+		require.NoError(b, err)
 	}
-	if err := tx.Commit(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, tx.Commit())
 	return db
 }
 
@@ -80,18 +74,14 @@ func BenchmarkExportCSV(b *testing.B) {
 		eps, vars := newStores(b)
 		svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, engine.SQLite),
 			MaxLimit: n, MaxResultBytes: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		b.Cleanup(func() { _ = svc.Close(context.Background()) })
 		if _, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
 			Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}}); err != nil {
 			b.Fatal(err)
 		}
 		keys := httpapi.NewKeyring()
-		if err := keys.Add(keyP1, "1"); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, keys.Add(keyP1, "1"))
 		h := httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1))
 		body := fmt.Sprintf(`{"limit": %d, "format": "csv", "refresh": "force"}`, n)
 
@@ -106,9 +96,7 @@ func BenchmarkExportCSV(b *testing.B) {
 			}
 		}
 		direct := func() {
-			if err := directCSV(db, io.Discard, n); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, directCSV(db, io.Discard, n))
 		}
 		b.Run(fmt.Sprintf("rows=%d/library", n), func(b *testing.B) { perRow(b, n, library) })
 		b.Run(fmt.Sprintf("rows=%d/direct", n), func(b *testing.B) { perRow(b, n, direct) })
@@ -215,9 +203,7 @@ func BenchmarkExportCSV1M(b *testing.B) {
 		}
 	}
 	direct := func() {
-		if err := directCSV(db, io.Discard, n); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, directCSV(db, io.Discard, n))
 	}
 	library()
 	heap, res := peakGrowth(library)

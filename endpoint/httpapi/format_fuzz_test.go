@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/csv"
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -28,9 +29,8 @@ func FuzzFormatText(f *testing.F) {
 		}
 		hdr := headerJSON([]string{s, "x"})
 		for i := 0; i < len(hdr); i++ {
-			if hdr[i] < 0x20 || hdr[i] >= 0x7f {
-				t.Fatalf("header %q: byte %#x", hdr, hdr[i])
-			}
+			require.GreaterOrEqual(t, hdr[i], byte(0x20), "header %q: byte", hdr)
+			require.Less(t, hdr[i], byte(0x7f), "header %q: byte", hdr)
 		}
 		want := string([]rune(s)) // each invalid byte a U+FFFD, as encoding/json writes it
 		var got []string
@@ -60,9 +60,7 @@ func FuzzFormatText(f *testing.F) {
 			want = "'" + s
 		}
 		row, err := guarded.row(nil, []any{s, "x"})
-		if err != nil {
-			t.Fatalf("guarded row of %q: unexpected error: %v", s, err)
-		}
+		require.NoError(t, err, "guarded row of %q", s)
 		head := guarded.head(nil, &Table{Columns: []string{s, "x"}})
 		for _, line := range [][]byte{row, head} {
 			rec, err := csv.NewReader(strings.NewReader(string(line))).Read()

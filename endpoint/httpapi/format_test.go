@@ -17,6 +17,8 @@ import (
 	"time"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
@@ -61,9 +63,7 @@ func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.O
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
 		ResultCache: memstore.NewResultCache(1 << 20)})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	opts = append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})}, opts...)
 	srv := httptest.NewServer(httpapi.New(svc, keyring(t), opts...))
@@ -84,9 +84,7 @@ type raw struct {
 func (h *harness) post(path, key, body string, header ...string) raw {
 	h.t.Helper()
 	req, err := http.NewRequest("POST", h.server.URL+path, strings.NewReader(body))
-	if err != nil {
-		h.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(h.t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -95,14 +93,10 @@ func (h *harness) post(path, key, body string, header ...string) raw {
 		req.Header.Set(header[i], header[i+1])
 	}
 	res, err := h.server.Client().Do(req)
-	if err != nil {
-		h.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(h.t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		h.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(h.t, err)
 	return raw{status: res.StatusCode, header: res.Header, trailer: res.Trailer, body: b}
 }
 
@@ -117,18 +111,13 @@ type jsonAnswer struct {
 
 func decodeAnswer(t *testing.T, r raw) jsonAnswer {
 	t.Helper()
-	if got, want := r.status, http.StatusOK; got != want {
-		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
-	}
-	if got, want := r.header.Get("Content-Type"), "application/json"; got != want {
-		t.Fatalf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
-	}
+	got, want := r.status, http.StatusOK
+	require.Equal(t, want, got, "%s: r.status", r.body)
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
 	var a jsonAnswer
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.UseNumber()
-	if err := dec.Decode(&a); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, dec.Decode(&a))
 	return a
 }
 
@@ -166,9 +155,7 @@ func checkCSV(t *testing.T, r raw, want jsonAnswer) {
 	if got, want := r.status, http.StatusOK; got != want {
 		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
 	}
-	if got, want := r.header.Get("Content-Type"), "text/csv; charset=utf-8; header=present"; got != want {
-		t.Errorf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "text/csv; charset=utf-8; header=present", r.header.Get("Content-Type"))
 	if got, want := headerList(t, r.header, httpapi.HeaderTypes), want.Types; !reflect.DeepEqual(got, want) {
 		t.Errorf("headerList(t, r.header, httpapi.HeaderTypes) = %+v, want %+v", got, want)
 	}
@@ -178,36 +165,26 @@ func checkCSV(t *testing.T, r raw, want jsonAnswer) {
 	if got, want := r.header.Get(httpapi.HeaderHasMore), fmt.Sprint(want.HasMore); got != want {
 		t.Errorf("r.header.Get(httpapi.HeaderHasMore) = %q, want %q", got, want)
 	}
-	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
-		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
-	}
+	v := r.trailer.Get(httpapi.HeaderError)
+	assert.True(t, (v == ""), "r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
 	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", r.body, err)
-	}
-	if got, want := records[0], want.Columns; !reflect.DeepEqual(got, want) {
-		t.Fatalf("records[0] = %+v, want %+v", got, want)
-	}
-	if got := len(records); got != len(want.Results)+1 {
-		t.Fatalf("len(records) = %d, want %d: %v", got, len(want.Results)+1, records)
-	}
+	require.NoError(t, err, "%s", r.body)
+	require.Equal(t, want.Columns, records[0])
+	require.Len(t, records, len(want.Results)+1)
 	for i, row := range want.Results {
 		cells := make([]string, len(row))
 		for j, v := range row {
 			cells[j] = cellText(v)
 		}
-		if got, want := records[i+1], cells; !reflect.DeepEqual(got, want) {
-			t.Errorf("row %d: records[i+1] = %+v, want %+v", i, got, want)
-		}
+		got, want := records[i+1], cells
+		assert.Equal(t, want, got, "row %d: records[i+1]", i)
 	}
 	// null and "" differ in the text: an empty field against "".
 	for i, row := range want.Results {
 		for j, v := range row {
 			if s, ok := v.(string); ok && s == "" {
 				line := strings.Split(string(r.body), "\n")[i+1]
-				if s, sub := line, `""`; !strings.Contains(s, sub) {
-					t.Errorf("row %d column %d: %q does not contain %q", i, j, s, sub)
-				}
+				assert.Contains(t, line, `""`, "row %d column %d", i, j)
 			}
 		}
 	}
@@ -220,30 +197,21 @@ func checkNDJSON(t *testing.T, r raw, want jsonAnswer) {
 	if got, want := r.status, http.StatusOK; got != want {
 		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
 	}
-	if got, want := r.header.Get("Content-Type"), httpapi.MediaTypeNDJSON; got != want {
-		t.Errorf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, httpapi.MediaTypeNDJSON, r.header.Get("Content-Type"))
 	if got, want := headerList(t, r.header, httpapi.HeaderTypes), want.Types; !reflect.DeepEqual(got, want) {
 		t.Errorf("headerList(t, r.header, httpapi.HeaderTypes) = %+v, want %+v", got, want)
 	}
 	cols := headerList(t, r.header, httpapi.HeaderColumns)
-	if got, want := cols, want.Columns; !reflect.DeepEqual(got, want) {
-		t.Errorf("cols = %+v, want %+v", got, want)
-	}
-	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
-		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
-	}
+	assert.Equal(t, want.Columns, cols)
+	v := r.trailer.Get(httpapi.HeaderError)
+	assert.True(t, (v == ""), "r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.UseNumber()
 	var got [][]any
 	for dec.More() {
 		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got := len(obj); got != len(cols) {
-			t.Fatalf("len(obj) = %d, want %d: %v", got, len(cols), obj)
-		}
+		require.NoError(t, dec.Decode(&obj))
+		require.Len(t, obj, len(cols))
 		row := make([]any, len(cols))
 		for i, c := range cols {
 			row[i] = obj[c]
@@ -251,23 +219,19 @@ func checkNDJSON(t *testing.T, r raw, want jsonAnswer) {
 		got = append(got, row)
 	}
 	if len(want.Results) == 0 {
-		if v := got; !(len(v) == 0) {
-			t.Errorf("got = %v, want it empty", v)
-		}
+		v := got
+		assert.True(t, (len(v) == 0), "got = %v, want it empty", v)
 		return
 	}
-	if got, want := got, want.Results; !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, want.Results, got)
 	// Keys are in column order in the text.
 	first := strings.SplitN(string(r.body), "\n", 2)[0]
 	last := -1
 	for _, c := range cols {
 		k, _ := json.Marshal(c)
 		at := strings.Index(first, string(k)+":")
-		if a, b := at, last; !(a > b) {
-			t.Errorf("key %s out of order in %s: at = %v, want > %v", k, first, a, b)
-		}
+		a, b := at, last
+		assert.True(t, (a > b), "key %s out of order in %s: at = %v, want > %v", k, first, a, b)
 		last = at
 	}
 }
@@ -280,23 +244,16 @@ func checkParquet(t *testing.T, r raw, want jsonAnswer) {
 	if got, want := r.status, http.StatusOK; got != want {
 		t.Fatalf("%s: r.status = %v, want %v", r.body, got, want)
 	}
-	if got, want := r.header.Get("Content-Type"), parquet.MediaType; got != want {
-		t.Errorf("r.header.Get(\"Content-Type\") = %q, want %q", got, want)
-	}
-	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
-		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
-	}
+	assert.Equal(t, parquet.MediaType, r.header.Get("Content-Type"))
+	v := r.trailer.Get(httpapi.HeaderError)
+	assert.True(t, (v == ""), "r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
 	f, err := pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, c := range f.Schema().Fields() {
 		names = append(names, c.Name())
 	}
-	if got, want := names, want.Columns; !reflect.DeepEqual(got, want) {
-		t.Fatalf("names = %+v, want %+v", got, want)
-	}
+	require.Equal(t, want.Columns, names)
 	rd := pq.NewReader(bytes.NewReader(r.body))
 	var got [][]any
 	rows := make([]pq.Row, 16)
@@ -312,34 +269,25 @@ func checkParquet(t *testing.T, r raw, want jsonAnswer) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
-	if got := len(got); got != len(want.Results) {
-		t.Fatalf("len(got) = %d, want %d: %v", got, len(want.Results), got)
-	}
+	require.Len(t, got, len(want.Results))
 	for i, row := range want.Results {
 		for j, v := range row {
 			switch x := v.(type) {
 			case json.Number:
 				if n, err := x.Int64(); err == nil && f.Schema().Fields()[j].Type().Kind() == pq.Int64 {
-					if got, want := got[i][j], n; !reflect.DeepEqual(got, want) {
-						t.Errorf("row %d column %s: got[i][j] = %+v, want %+v", i, names[j], got, want)
-					}
+					got, want := got[i][j], n
+					assert.Equal(t, want, got, "row %d column %s: got[i][j]", i, names[j])
 				} else {
 					fl, err := x.Float64()
-					if err != nil {
-						t.Fatalf("unexpected error: %v", err)
-					}
-					if got, want := got[i][j], fl; !reflect.DeepEqual(got, want) {
-						t.Errorf("row %d column %s: got[i][j] = %+v, want %+v", i, names[j], got, want)
-					}
+					require.NoError(t, err)
+					got, want := got[i][j], fl
+					assert.Equal(t, want, got, "row %d column %s: got[i][j]", i, names[j])
 				}
 			default:
-				if got, want := got[i][j], v; !reflect.DeepEqual(got, want) {
-					t.Errorf("row %d column %s: got[i][j] = %+v, want %+v", i, names[j], got, want)
-				}
+				got, want := got[i][j], v
+				assert.Equal(t, want, got, "row %d column %s: got[i][j]", i, names[j])
 			}
 		}
 	}
@@ -369,9 +317,7 @@ func createKinds(t *testing.T, db *sql.DB, eng engine.Engine, h *harness) {
 		ts = "TEXT"
 	}
 	_, err := db.Exec("CREATE TABLE kinds (id INTEGER, name VARCHAR(100), amount DOUBLE PRECISION, note VARCHAR(100), at " + ts + ")")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, r := range kindsRows {
 		args := append([]any(nil), r...)
 		if tm, ok := args[4].(time.Time); ok && eng == engine.SQLite {
@@ -382,9 +328,7 @@ func createKinds(t *testing.T, db *sql.DB, eng engine.Engine, h *harness) {
 			m[i] = string(eng.Marker(nil, i+1, ""))
 		}
 		_, err := db.Exec("INSERT INTO kinds VALUES ("+strings.Join(m, ", ")+")", args...)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
 		"name": "kinds", "query": sqlQuery("SELECT id, name, amount, note, at, id * 2 AS twice FROM kinds ORDER BY id", nil)}))
@@ -403,9 +347,7 @@ func TestFormatsEqualJSON(t *testing.T) {
 			createKinds(t, db, tg.eng, h)
 			run := "/api/projects/1/endpoints/kinds/run"
 			want := decodeAnswer(t, h.post(run, keyP1, `{"refresh": "force"}`))
-			if got := len(want.Results); got != len(kindsRows) {
-				t.Fatalf("len(want.Results) = %d, want %d: %v", got, len(kindsRows), want.Results)
-			}
+			require.Len(t, want.Results, len(kindsRows))
 			for _, refresh := range []string{"force", "cache"} {
 				body := func(f string) string { return `{"refresh": "` + refresh + `", "format": "` + f + `"}` }
 				checkCSV(t, h.post(run, keyP1, body("csv")), want)
@@ -415,15 +357,11 @@ func TestFormatsEqualJSON(t *testing.T) {
 				checkNDJSON(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", "application/x-ndjson"), want)
 				checkParquet(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`, "Accept", parquet.MediaType), want)
 			}
-			if !(decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached) {
-				t.Errorf("the cache path was not taken: (decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached) is false")
-			}
+			assert.True(t, (decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached), "the cache path was not taken: (decodeAnswer(t, h.post(run, keyP1, `{}`)).IsCached) is false")
 
 			// A page: hasMore in its header.
 			page := decodeAnswer(t, h.post(run, keyP1, `{"limit": 2}`))
-			if !page.HasMore {
-				t.Fatalf("page.HasMore is false")
-			}
+			require.True(t, page.HasMore, "page.HasMore is false")
 			checkCSV(t, h.post(run, keyP1, `{"limit": 2, "format": "csv"}`), page)
 			checkNDJSON(t, h.post(run, keyP1, `{"limit": 2, "format": "ndjson"}`), page)
 
@@ -457,86 +395,53 @@ func TestFormatCutAtCap(t *testing.T) {
 	run := "/api/projects/1/endpoints/ids/run"
 
 	r := h.post(run, keyP1, `{"limit": 300, "format": "csv"}`)
-	if got, want := r.status, http.StatusOK; got != want {
-		t.Fatalf("r.status = %v, want %v", got, want)
-	}
-	if a, b := len(r.body), 2000+400; !(a <= b) {
-		t.Errorf("len(r.body) = %v, want <= %v", a, b)
-	}
+	require.Equal(t, http.StatusOK, r.status)
+	a, b := len(r.body), 2000+400
+	assert.True(t, (a <= b), "len(r.body) = %v, want <= %v", a, b)
 	trailer := r.trailer.Get(httpapi.HeaderError)
-	if s, sub := trailer, "result_too_large: The answer is larger than max_answer_bytes (2000 bytes)"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, trailer, "result_too_large: The answer is larger than max_answer_bytes (2000 bytes)")
 	_, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	if err := err; !errors.Is(err, csv.ErrFieldCount) {
-		t.Fatalf("a cut CSV must not parse as a whole file: error %v is not %v", err, csv.ErrFieldCount)
-	}
+	require.ErrorIs(t, err, csv.ErrFieldCount, "a cut CSV must not parse as a whole file")
 	lines := strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, httpapi.CSVErrorMarker+",\"result_too_large: ") {
-		t.Errorf("%v: condition is false", last)
-	}
+	assert.True(t, strings.HasPrefix(last, httpapi.CSVErrorMarker+",\"result_too_large: "), "%v: condition is false", last)
 	// Every line before it is a whole row.
 	rec := csv.NewReader(strings.NewReader(strings.Join(lines[:len(lines)-1], "\n")))
 	rows, err := rec.ReadAll()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if a, b := len(rows), 10; !(a > b) {
 		t.Errorf("len(rows) = %v, want > %v", a, b)
 	}
-	if s, sub := last, fmt.Sprintf("after %d rows", len(rows)-1); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	s, sub := last, fmt.Sprintf("after %d rows", len(rows)-1)
+	assert.Contains(t, s, sub)
 
 	r = h.post(run, keyP1, `{"limit": 300, "format": "ndjson"}`)
-	if got, want := r.status, http.StatusOK; got != want {
-		t.Fatalf("r.status = %v, want %v", got, want)
-	}
-	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_too_large"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_too_large")
 	lines = strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
 	var end struct {
 		Error struct{ Code, Detail string } `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &end); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := end.Error.Code, "result_too_large"; got != want {
-		t.Errorf("end.Error.Code = %q, want %q", got, want)
-	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
+	assert.Equal(t, "result_too_large", end.Error.Code)
 	for _, l := range lines[:len(lines)-1] {
 		var obj map[string]any
-		if err := json.Unmarshal([]byte(l), &obj); err != nil {
-			t.Fatalf("%v: unexpected error: %v", l, err)
-		}
-		if got := len(obj); got != 2 {
-			t.Errorf("len(obj) = %d, want %d: %v", got, 2, obj)
-		}
+		require.NoError(t, json.Unmarshal([]byte(l), &obj), "%v", l)
+		assert.Len(t, obj, 2)
 	}
 
 	r = h.post(run, keyP1, `{"limit": 300, "format": "parquet"}`)
-	if got, want := r.status, http.StatusOK; got != want {
-		t.Fatalf("r.status = %v, want %v", got, want)
-	}
-	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_too_large"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_too_large")
 	_, err = pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
-	if err == nil {
-		t.Fatalf("a cut Parquet file must not open: got no error, want one")
-	}
+	require.Error(t, err, "a cut Parquet file must not open: got no error, want one")
 
 	// Under the bound, no error.
 	r = h.post(run, keyP1, `{"limit": 5, "format": "csv"}`)
-	if v := r.trailer.Get(httpapi.HeaderError); !(v == "") {
-		t.Errorf("r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
-	}
+	v := r.trailer.Get(httpapi.HeaderError)
+	assert.True(t, (v == ""), "r.trailer.Get(httpapi.HeaderError) = %v, want it empty", v)
 	_, err = csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 }
 
 // TestFormatCutByValue: a value no format can hold (an infinity, which JSON
@@ -549,30 +454,17 @@ func TestFormatCutByValue(t *testing.T) {
 		"name": "nan", "query": sqlQuery("SELECT 1.5 AS x UNION ALL SELECT 9e999", nil)}))
 	run := "/api/projects/1/endpoints/nan/run"
 	j := h.post(run, keyP1, `{}`)
-	if got, want := j.status, http.StatusBadGateway; got != want {
-		t.Fatalf("%s: j.status = %v, want %v", j.body, got, want)
-	}
+	got, want := j.status, http.StatusBadGateway
+	require.Equal(t, want, got, "%s: j.status", j.body)
 	r := h.post(run, keyP1, `{"format": "ndjson"}`)
-	if got, want := r.status, http.StatusOK; got != want {
-		t.Fatalf("r.status = %v, want %v", got, want)
-	}
-	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_not_encodable"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := string(r.body), (`{"error":{"code":"result_not_encodable"`); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_not_encodable")
+	assert.Contains(t, string(r.body), `{"error":{"code":"result_not_encodable"`)
 	r = h.post(run, keyP1, `{"format": "csv"}`)
-	if s, sub := r.trailer.Get(httpapi.HeaderError), "result_not_encodable"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, r.trailer.Get(httpapi.HeaderError), "result_not_encodable")
 	_, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
-	if err := err; !errors.Is(err, csv.ErrFieldCount) {
-		t.Fatalf("error %v is not %v", err, csv.ErrFieldCount)
-	}
-	if !strings.HasPrefix(string(r.body), "x\n1.5\n"+httpapi.CSVErrorMarker) {
-		t.Errorf("%s: strings.HasPrefix(string(r.body), \"x\\n1.5\\n\"+httpapi.CSVErrorMarker) is false", r.body)
-	}
+	require.ErrorIs(t, err, csv.ErrFieldCount)
+	assert.True(t, strings.HasPrefix(string(r.body), "x\n1.5\n"+httpapi.CSVErrorMarker), "%s: strings.HasPrefix(string(r.body), \"x\\n1.5\\n\"+httpapi.CSVErrorMarker) is false", r.body)
 }
 
 // TestFormatChoice: the body's format field and Accept choose the format;
@@ -606,9 +498,8 @@ func TestFormatChoice(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := h.post(run, keyP1, c.body, "Accept", c.accept)
-		if got, want := r.status, http.StatusOK; got != want {
-			t.Fatalf("%s %s: %s: r.status = %v, want %v", c.body, c.accept, r.body, got, want)
-		}
+		got, want := r.status, http.StatusOK
+		require.Equal(t, want, got, "%s %s: %s: r.status", c.body, c.accept, r.body)
 		mt, _, _ := strings.Cut(r.header.Get("Content-Type"), ";")
 		if got, want := mt, c.want; got != want {
 			t.Errorf("%s Accept %q: mt = %q, want %q", c.body, c.accept, got, want)
@@ -624,18 +515,13 @@ func TestFormatChoice(t *testing.T) {
 	for _, c := range bad {
 		r := h.do("POST", run, keyP1, c.body)
 		mustStatus(t, http.StatusBadRequest, r)
-		if got, want := r.detail(), c.detail; got != want {
-			t.Errorf("r.detail() = %q, want %q", got, want)
-		}
+		got, want := r.detail(), c.detail
+		assert.Equal(t, want, got, "r.detail()")
 	}
 	r := h.do("POST", "/api/projects/1/query/", keyP1, `{"format": "csv", "query": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}]}}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.detail(), "Format 'csv' answers rows, and an insight's results are series, not rows: ask for format 'json'."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
-	if got, want := r.Body["attr"], "format"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Format 'csv' answers rows, and an insight's results are series, not rows: ask for format 'json'.", r.detail())
+	assert.Equal(t, "format", r.Body["attr"])
 
 	// Without the Parquet format registered.
 	plain := httptest.NewServer(httpapi.New(newService(t, newExecutor(db)), keyring(t), httpapi.WithLimiter(nil)))
@@ -645,13 +531,9 @@ func TestFormatChoice(t *testing.T) {
 		"name": "n", "query": sqlQuery("SELECT 1 AS n", nil)}))
 	r = hp.do("POST", run, keyP1, `{"format": "parquet"}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.detail(), "Format 'parquet' is not served here: the server's host did not register it (httpapi.WithFormat)."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Format 'parquet' is not served here: the server's host did not register it (httpapi.WithFormat).", r.detail())
 	pr := hp.post(run, keyP1, `{}`, "Accept", parquet.MediaType)
-	if got, want := pr.header.Get("Content-Type"), "application/json"; got != want {
-		t.Errorf("pr.header.Get(\"Content-Type\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "application/json", pr.header.Get("Content-Type"))
 }
 
 // TestFormatsInOpenAPI: the served OpenAPI document of a SQL endpoint
@@ -665,25 +547,18 @@ func TestFormatsInOpenAPI(t *testing.T) {
 	mustStatus(t, http.StatusOK, r)
 	post := r.Body["paths"].(map[string]any)["/api/projects/1/endpoints/n/run"].(map[string]any)["post"].(map[string]any)
 	props := post["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["properties"].(map[string]any)
-	if got, want := props["format"].(map[string]any)["enum"], ([]any{"json", "csv", "ndjson", "parquet"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("props[\"format\"].(map[string]any)[\"enum\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{"json", "csv", "ndjson", "parquet"}, props["format"].(map[string]any)["enum"])
 	content := post["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)
 	for _, mt := range []string{"application/json", "text/csv", "application/x-ndjson", parquet.MediaType} {
-		if _, ok := content[mt]; !ok {
-			t.Errorf("no key %v in %v", mt, content)
-		}
+		_, ok := content[mt]
+		assert.True(t, ok, "no key %v in %v", mt, content)
 	}
 }
 
 func keyring(t *testing.T) *httpapi.Keyring {
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(keyP1, "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add(keyP2, "2"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add(keyP1, "1"))
+	require.NoError(t, keys.Add(keyP2, "2"))
 	return keys
 }
 
@@ -697,9 +572,8 @@ func TestFormatInsightRun(t *testing.T) {
 	for _, f := range []string{"csv", "ndjson", "parquet"} {
 		r := h.do("POST", "/api/projects/1/endpoints/trend/run", keyP1, `{"format": "`+f+`"}`)
 		mustStatus(t, http.StatusBadRequest, r)
-		if s, sub := r.detail(), "Format '"+f+"' answers rows"; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		s, sub := r.detail(), "Format '"+f+"' answers rows"
+		assert.Contains(t, s, sub)
 	}
 }
 
@@ -712,9 +586,7 @@ func TestFormatsAuth(t *testing.T) {
 	env, signer, _, _ := embedEnv(t)
 	ctx := context.Background()
 	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embedClaims("by_event", "purchase"), time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	run := "/api/projects/1/endpoints/by_event/run"
 	type c struct {
 		bearer, path, body string
@@ -733,9 +605,8 @@ func TestFormatsAuth(t *testing.T) {
 	}
 	for _, cs := range cases {
 		jsonStatus, jsonBody, _ := send(t, env, "POST", cs.path, cs.bearer, cs.body)
-		if got, want := jsonStatus, cs.status; got != want {
-			t.Fatalf("%s %s: jsonStatus = %v, want %v", cs.path, cs.body, got, want)
-		}
+		got, want := jsonStatus, cs.status
+		require.Equal(t, want, got, "%s %s: jsonStatus", cs.path, cs.body)
 		for _, f := range []string{"csv", "ndjson"} {
 			body := strings.TrimSuffix(cs.body, "}")
 			if body != "{" {
@@ -743,32 +614,22 @@ func TestFormatsAuth(t *testing.T) {
 			}
 			body += `"format": "` + f + `"}`
 			status, got, hdr := send(t, env, "POST", cs.path, cs.bearer, body)
-			if status != cs.status {
-				t.Fatalf("%s %s: status = %d, want %d: %s", cs.path, body, status, cs.status, got)
-			}
+			require.Equal(t, cs.status, status, "%s %s: status = %d, want %d: %s", cs.path, body, status, cs.status, got)
 			if status != 200 {
-				if got, want := hdr.Get("Content-Type"), "application/json"; got != want {
-					t.Errorf("hdr.Get(\"Content-Type\") = %q, want %q", got, want)
-				}
-				if !jsonEqual(got, jsonBody) {
-					t.Errorf("%s %s: error body = %s, want the JSON answer's %s", cs.path, body, got, jsonBody)
-				}
+				assert.Equal(t, "application/json", hdr.Get("Content-Type"))
+				assert.True(t, jsonEqual(got, jsonBody), "%s %s: error body = %s, want the JSON answer's %s", cs.path, body, got, jsonBody)
 				continue
 			}
 			var a jsonAnswer
 			dec := json.NewDecoder(strings.NewReader(jsonBody))
 			dec.UseNumber()
-			if err := dec.Decode(&a); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, dec.Decode(&a))
 			if f == "csv" {
-				if got, want := got, "n\n"+cellText(a.Results[0][0])+"\n"; got != want {
-					t.Errorf("got = %q, want %q", got, want)
-				}
+				got, want := got, "n\n"+cellText(a.Results[0][0])+"\n"
+				assert.Equal(t, want, got)
 			} else {
-				if got, want := got, (`{"n":` + cellText(a.Results[0][0]) + "}\n"); got != want {
-					t.Errorf("got = %q, want %q", got, want)
-				}
+				got, want := got, (`{"n":` + cellText(a.Results[0][0]) + "}\n")
+				assert.Equal(t, want, got)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -62,13 +63,9 @@ func FuzzRequestBody(f *testing.F) {
 		}
 		rec := httptest.NewRecorder()
 		h.handler.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%s %s %q: %d %s", rt.method, rt.path, body, rec.Code, rec.Body)
-		}
+		require.Less(t, rec.Code, 500, "%s %s %q %s", rt.method, rt.path, body, rec.Body)
 		var got map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-			t.Fatalf("%s %s %q: %d with a body that is not JSON: %q", rt.method, rt.path, body, rec.Code, rec.Body)
-		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got), "%s %s %q: %d with a body that is not JSON: %q", rt.method, rt.path, body, rec.Code, rec.Body)
 		if rec.Code >= 400 && (got["detail"] == "" || got["code"] == "") {
 			t.Fatalf("%s %s %q: %d without detail or code: %s", rt.method, rt.path, body, rec.Code, rec.Body)
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // grantsEnv serves stored keys and embed tokens over two endpoints, mine
@@ -20,19 +22,14 @@ import (
 func grantsEnv(t *testing.T) (env *endpointtest.Env, as func(secret string) *endpointtest.Env) {
 	t.Helper()
 	tokenKeys := &embed.StaticKeys{}
-	if err := tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))))
 	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	env = endpointtest.New(t, endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}),
 		httpapi.WithKeys(keys), httpapi.WithLimiter(nil)))
 	for _, name := range []string{"mine", "theirs"} {
-		if st, body := env.Do(t, "POST", "/endpoints/", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`); st != 201 {
-			t.Fatalf("%s: st = %v, want 201", body, st)
-		}
+		st, body := env.Do(t, "POST", "/endpoints/", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
+		require.Equal(t, 201, st, "%s: st", body)
 	}
 	return env, func(secret string) *endpointtest.Env {
 		e := *env
@@ -57,14 +54,10 @@ type answer struct {
 func grantSend(t *testing.T, e *endpointtest.Env, method, path, body string, want int) answer {
 	t.Helper()
 	st, raw := e.Do(t, method, path, body)
-	if st != want {
-		t.Fatalf("%s %s %s: status %d, want %d: %s", method, path, body, st, want, raw)
-	}
+	require.Equal(t, want, st, "%s %s %s: status %d, want %d: %s", method, path, body, st, want, raw)
 	var a answer
 	if raw != "" {
-		if err := json.Unmarshal([]byte(raw), &a); err != nil {
-			t.Fatalf("%s: unexpected error: %v", raw, err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(raw), &a), "%s", raw)
 	}
 	return a
 }
@@ -139,8 +132,8 @@ func TestKeyMintsTokenWithinHTTP(t *testing.T) {
 	// A token's rpm allows 60 times as many runs per hour: under 60 runs
 	// an hour, a key mints no token.
 	a := grantSend(t, as(grantSend(t, env, "POST", "/keys/", boundedAdminBody, 201).Key), "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`, http.StatusForbidden)
-	if want := "This API key may start 10 runs answered inline per hour (runs_per_hour 10); the embed token it mints may not allow more (rpm 1 = 60 runs per hour)."; a.Attr != "rpm" || a.Detail != want {
-		t.Errorf("a key of 10 runs an hour: got %+v, want rpm: %q", a, want)
+	if assert.Equal(t, "rpm", a.Attr, "a key of 10 runs an hour: got %+v, want rpm: %q", a, "This API key may start 10 runs answered inline per hour (runs_per_hour 10); the embed token it mints may not allow more (rpm 1 = 60 runs per hour).") {
+		assert.Equal(t, "This API key may start 10 runs answered inline per hour (runs_per_hour 10); the embed token it mints may not allow more (rpm 1 = 60 runs per hour).", a.Detail, "a key of 10 runs an hour: got %+v, want rpm: %q", a, "This API key may start 10 runs answered inline per hour (runs_per_hour 10); the embed token it mints may not allow more (rpm 1 = 60 runs per hour).")
 	}
 	admin := as(grantSend(t, env, "POST", "/keys/", keyBody(map[string]any{"name": "admin", "scopes": []string{"key:admin", "endpoint:read"},
 		"runs_per_hour": 60, "materialized_runs_per_hour": 120}), 201).Key)
@@ -159,23 +152,20 @@ func TestKeyMintsTokenWithinHTTP(t *testing.T) {
 	// A key that may not run endpoints mints no token that does.
 	adminOnly := as(grantSend(t, env, "POST", "/keys/", `{"name": "a", "scopes": ["key:admin"]}`, 201).Key)
 	a = grantSend(t, adminOnly, "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`, http.StatusForbidden)
-	if a.Attr != "endpoints" || !strings.Contains(a.Detail, "'endpoint:read'") {
-		t.Errorf("a key:admin key without endpoint:read: got %+v", a)
+	if assert.Equal(t, "endpoints", a.Attr, "a key:admin key without endpoint:read: got %+v", a) {
+		assert.Contains(t, a.Detail, "'endpoint:read'", "a key:admin key without endpoint:read: got %+v", a)
 	}
 	// Without rpm: the key's, 1, and the token is held to it.
 	a = grantSend(t, admin, "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`, 201)
-	if a.RPM == nil || *a.RPM != 1 {
-		t.Fatalf("the token's rpm: %v, want 1", a.RPM)
-	}
+	require.NotNil(t, a.RPM, "the token's rpm: %v, want 1", a.RPM)
+	require.Equal(t, 1, *a.RPM, "the token's rpm: %v, want 1", a.RPM)
 	token := as(a.Token)
 	grantSend(t, token, "POST", "/endpoints/mine/run", `{}`, 200)
 	grantSend(t, token, "POST", "/endpoints/mine/run", `{}`, 429)
 	grantSend(t, admin, "POST", "/embed_tokens/", `{"endpoints": ["mine"], "rpm": 1}`, 201)
 	// A token mints nothing (so its fixed variables are never widened).
 	a = grantSend(t, token, "POST", "/embed_tokens/", `{"endpoints": ["mine"], "rpm": 1}`, http.StatusForbidden)
-	if a.Code != endpoint.CodeForbidden {
-		t.Errorf("a token minting: got %+v", a)
-	}
+	assert.Equal(t, endpoint.CodeForbidden, a.Code, "a token minting: got %+v", a)
 	// The server's own key: no rpm stays none.
 	if a := grantSend(t, env, "POST", "/embed_tokens/", `{"endpoints": ["mine", "theirs"]}`, 201); a.RPM == nil || *a.RPM != 0 {
 		t.Errorf("the server's key's token rpm: %v, want 0", a.RPM)
@@ -200,9 +190,8 @@ func TestKeyRevokesNoWiderKeyHTTP(t *testing.T) {
 		if a.Code != endpoint.CodeForbidden || a.Attr != c.attr || !strings.Contains(a.Detail, "the key it revokes") {
 			t.Errorf("%s: got %+v, want forbidden naming %q", c.body, a, c.attr)
 		}
-		if st, body := as(wide.Key).Do(t, "GET", "/endpoints/", ""); st == http.StatusUnauthorized {
-			t.Errorf("%s: the wider key was revoked: %d %s", c.body, st, body)
-		}
+		st, body := as(wide.Key).Do(t, "GET", "/endpoints/", "")
+		assert.NotEqual(t, http.StatusUnauthorized, st, "%s: the wider key was revoked %s", c.body, body)
 	}
 	k := grantSend(t, env, "POST", "/keys/", keyBody(nil), 201)
 	grantSend(t, admin, "DELETE", "/keys/"+k.ID, "", http.StatusNoContent)

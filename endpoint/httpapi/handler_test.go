@@ -4,11 +4,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAllowHeader(t *testing.T) {
@@ -22,20 +23,15 @@ func TestAllowHeader(t *testing.T) {
 	for _, c := range cases {
 		r := h.do(c.method, c.path, keyP1, nil)
 		mustStatus(t, http.StatusMethodNotAllowed, r)
-		if got, want := r.Header.Get("Allow"), c.allow; got != want {
-			t.Errorf("%s %s: r.Header.Get(\"Allow\") = %q, want %q", c.method, c.path, got, want)
-		}
+		got, want := r.Header.Get("Allow"), c.allow
+		assert.Equal(t, want, got, "%s %s: r.Header.Get(\"Allow\")", c.method, c.path)
 	}
 }
 
 func TestNewPanicsOnNil(t *testing.T) {
 	svc := newService(t, newExecutor(openEvents(t, 1)))
-	if !panics(func() { httpapi.New(nil, httpapi.NewKeyring()) }) {
-		t.Errorf("httpapi.New(nil, keyring) did not panic")
-	}
-	if !panics(func() { httpapi.New(svc, nil) }) {
-		t.Errorf("httpapi.New(svc, nil) did not panic")
-	}
+	assert.True(t, panics(func() { httpapi.New(nil, httpapi.NewKeyring()) }), "httpapi.New(nil, keyring) did not panic")
+	assert.True(t, panics(func() { httpapi.New(svc, nil) }), "httpapi.New(svc, nil) did not panic")
 }
 
 // panics reports whether f panics.
@@ -69,9 +65,7 @@ func serve(t *testing.T, h http.Handler, method, path, body string) response {
 func newKeys(t *testing.T) *httpapi.Keyring {
 	t.Helper()
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(keyP1, "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add(keyP1, "1"))
 	return keys
 }
 
@@ -80,9 +74,7 @@ func TestWithPrefix(t *testing.T) {
 	h := httpapi.New(svc, newKeys(t), httpapi.WithPrefix("/analytics/"))
 	r := serve(t, h, "POST", "/analytics/api/projects/1/endpoints", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
 	mustStatus(t, http.StatusCreated, r)
-	if got, want := r.Body["endpoint_path"], "/analytics/api/projects/1/endpoints/one/run"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"endpoint_path\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "/analytics/api/projects/1/endpoints/one/run", r.Body["endpoint_path"])
 	mustStatus(t, http.StatusOK, serve(t, h, "POST", "/analytics/api/projects/1/endpoints/one/run/", ""))
 	r = serve(t, h, "GET", "/api/projects/1/endpoints/", "")
 	mustStatus(t, http.StatusNotFound, r)
@@ -94,14 +86,11 @@ func TestWithMaxBodyBytes(t *testing.T) {
 	svc := newService(t, newExecutor(openEvents(t, 10)))
 	h := httpapi.New(svc, newKeys(t), httpapi.WithMaxBodyBytes(64))
 	body := `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`
-	if a, b := len(body), 64; !(a > b) {
-		t.Fatalf("len(body) = %v, want > %v", a, b)
-	}
+	a, b := len(body), 64
+	require.True(t, (a > b), "len(body) = %v, want > %v", a, b)
 	r := serve(t, h, "POST", "/api/projects/1/endpoints/", body)
 	mustStatus(t, http.StatusRequestEntityTooLarge, r)
-	if s, sub := r.detail(), "the limit is 64 bytes"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, r.detail(), "the limit is 64 bytes")
 	mustStatus(t, http.StatusCreated, serve(t, httpapi.New(svc, newKeys(t), httpapi.WithMaxBodyBytes(0)), "POST", "/api/projects/1/endpoints/", body))
 }
 
@@ -112,7 +101,5 @@ func TestHead(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	if got, want := rec.Code, http.StatusOK; got != want {
-		t.Errorf("rec.Code = %v, want %v", got, want)
-	}
+	assert.Equal(t, http.StatusOK, rec.Code)
 }

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const createPath = "/api/projects/1/endpoints/"
@@ -44,21 +45,16 @@ func TestBodyEncodingIsChecked(t *testing.T) {
 			r := h.do(c.method, c.path, keyP1, c.body)
 			mustStatus(t, http.StatusBadRequest, r)
 			checkErrorBody(t, r)
-			if got, want := r.Body["code"], "parse_error"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-			}
-			if s, sub := r.detail(), c.detail; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Equal(t, "parse_error", r.Body["code"])
+			s, sub := r.detail(), c.detail
+			assert.Contains(t, s, sub)
 		})
 	}
 	// Nothing was created or changed.
 	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"a", keyP1, nil))
 	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"b", keyP1, nil))
 	r := h.do("GET", createPath+"in_range", keyP1, nil)
-	if got, want := r.Body["description"], ""; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "", r.Body["description"])
 	// A valid pair and a literal U+FFFD are fine.
 	mustStatus(t, http.StatusCreated, h.do("POST", createPath, keyP1, `{"name": "ok", "description": "\ud83d\ude00 `+"\uFFFD"+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`))
 }
@@ -83,22 +79,15 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 			r := h.do(c.method, c.path, keyP1, c.body)
 			mustStatus(t, http.StatusBadRequest, r)
 			checkErrorBody(t, r)
-			if got, want := r.Body["code"], "parse_error"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-			}
-			if s, sub := r.detail(), c.detail; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if got, want := r.Body["attr"], c.attr; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "parse_error", r.Body["code"])
+			s, sub := r.detail(), c.detail
+			assert.Contains(t, s, sub)
+			assert.Equal(t, c.attr, r.Body["attr"])
 		})
 	}
 	mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"b", keyP1, nil))
 	r := h.do("GET", createPath+"in_range", keyP1, nil)
-	if s, sub := string(r.Raw), ("{variables.from}"); !strings.Contains(s, sub) {
-		t.Errorf("the endpoint was not changed: %q does not contain %q", s, sub)
-	}
+	assert.Contains(t, string(r.Raw), "{variables.from}", "the endpoint was not changed")
 }
 
 // echoRand makes the client input of TestDetailsDoNotEchoInput: random
@@ -197,9 +186,7 @@ func TestDetailsDoNotEchoInput(t *testing.T) {
 			default:
 				var err error
 				raw, err = jsonMarshal(b)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 			}
 			req := httptest.NewRequest(c.method, c.path, bytes.NewReader(raw))
 			if c.path != "" && strings.Contains(c.path, "%") {
@@ -225,21 +212,17 @@ func TestDetailsDoNotEchoInput(t *testing.T) {
 			checkErrorBody(t, r)
 			input := c.method + " " + c.path + " " + c.contentType + " " + string(raw) + " " + name + " " + long
 			detail := r.detail()
-			if a, b := longestRepeat(detail, input), 200; !(a <= b) {
-				t.Errorf("%s echo: %s: longestRepeat(detail, input) = %v, want <= %v", c.origin, detail, a, b)
-			}
+			a, b := longestRepeat(detail, input), 200
+			assert.True(t, (a <= b), "%s echo: %s: longestRepeat(detail, input) = %v, want <= %v", c.origin, detail, a, b)
 			if a, b := repeatedRunes(detail, input), 200; !(a <= b) {
 				t.Errorf("%s echo: %s: repeatedRunes(detail, input) = %v, want <= %v", c.origin, detail, a, b)
 			}
 			if attr, ok := r.Body["attr"].(string); ok {
-				if a, b := utf8.RuneCountInString(attr), 201; !(a <= b) {
-					t.Errorf("attr: %s: utf8.RuneCountInString(attr) = %v, want <= %v", attr, a, b)
-				}
+				a, b := utf8.RuneCountInString(attr), 201
+				assert.True(t, (a <= b), "attr: %s: utf8.RuneCountInString(attr) = %v, want <= %v", attr, a, b)
 			}
 			if c.shows != "" {
-				if s, sub := detail, c.shows; !strings.Contains(s, sub) {
-					t.Errorf("the echo is cut, not removed: %q does not contain %q", s, sub)
-				}
+				assert.Contains(t, detail, c.shows, "the echo is cut, not removed")
 			}
 		})
 	}
@@ -305,9 +288,8 @@ func TestRequestID(t *testing.T) {
 	for _, rq := range requests {
 		r := h.do(rq.method, rq.path, rq.key, nil)
 		id := r.Header.Get("X-Request-Id")
-		if re := regexp.MustCompile(`^[A-Z2-7]{26}$`); !re.MatchString(id) {
-			t.Errorf("%s %s: X-Request-Id = %q, want a match of %s", rq.method, rq.path, id, re)
-		}
+		re := regexp.MustCompile(`^[A-Z2-7]{26}$`)
+		assert.True(t, re.MatchString(id), "%s %s: X-Request-Id = %q, want a match of %s", rq.method, rq.path, id, re)
 		if seen[id] {
 			t.Errorf("ids are unique: seen[id] is true")
 		}
@@ -316,9 +298,7 @@ func TestRequestID(t *testing.T) {
 	mustStatus(t, http.StatusCreated, h.do("POST", createPath, keyP1, map[string]any{"name": "gone", "query": sqlQuery("SELECT 1", nil)}))
 	r := h.do("DELETE", createPath+"gone", keyP1, nil)
 	mustStatus(t, http.StatusNoContent, r)
-	if v := r.Header.Get("X-Request-Id"); v == "" {
-		t.Errorf("204 too: r.Header.Get(\"X-Request-Id\") is empty")
-	}
+	assert.NotEqual(t, "", r.Header.Get("X-Request-Id"), "204 too: r.Header.Get(\"X-Request-Id\") is empty")
 
 	cases := []struct {
 		sent []string
@@ -336,9 +316,7 @@ func TestRequestID(t *testing.T) {
 	}
 	for _, c := range cases {
 		req, err := http.NewRequest("GET", h.server.URL+createPath, nil)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+keyP1)
 		for _, v := range c.sent {
 			req.Header.Add("X-Request-Id", v)
@@ -346,13 +324,10 @@ func TestRequestID(t *testing.T) {
 		r := h.send(req)
 		got := r.Header.Get("X-Request-Id")
 		if c.kept {
-			if got, want := got, c.sent[0]; got != want {
-				t.Errorf("got = %q, want %q", got, want)
-			}
+			assert.Equal(t, c.sent[0], got)
 		} else {
-			if re := regexp.MustCompile(`^[A-Z2-7]{26}$`); !re.MatchString(got) {
-				t.Errorf("%q replaced: got %q, want a match of %s", c.sent, got, re)
-			}
+			re := regexp.MustCompile(`^[A-Z2-7]{26}$`)
+			assert.True(t, re.MatchString(got), "%q replaced: got %q, want a match of %s", c.sent, got, re)
 		}
 	}
 }
@@ -376,23 +351,15 @@ func TestServerErrorsAreLogged(t *testing.T) {
 			h.setupRange("1", keyP1)
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)
-			if s, sub := string(r.Raw), "swordfish"; strings.Contains(s, sub) {
-				t.Errorf("%q contains %q", s, sub)
-			}
+			assert.NotContains(t, string(r.Raw), "swordfish")
 			id := r.Header.Get("X-Request-Id")
-			if v := id; v == "" {
-				t.Fatalf("id is empty")
-			}
+			v := id
+			require.NotEqual(t, "", v, "id is empty")
 			logs := h.logs.String()
-			if s, sub := logs, "level=ERROR"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if s, sub := logs, "swordfish"; !strings.Contains(s, sub) {
-				t.Errorf("the cause is logged: %q does not contain %q", s, sub)
-			}
-			if s, sub := logs, "request_id="+id; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, logs, "level=ERROR")
+			assert.Contains(t, logs, "swordfish", "the cause is logged")
+			s, sub := logs, "request_id="+id
+			assert.Contains(t, s, sub)
 			if s, sub := logs, fmt.Sprintf("status=%d", c.status); !strings.Contains(s, sub) {
 				t.Errorf("%q does not contain %q", s, sub)
 			}
@@ -400,30 +367,20 @@ func TestServerErrorsAreLogged(t *testing.T) {
 	}
 	t.Run("panic", func(t *testing.T) {
 		r, logs := serveWith(t, authFunc(func(context.Context, string, string) error { panic("boom-7") }))
-		if got, want := r.Status, http.StatusInternalServerError; got != want {
-			t.Fatalf("r.Status = %v, want %v", got, want)
-		}
-		if s, sub := logs, "boom-7"; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
-		if s, sub := logs, "request_id="+r.Header.Get("X-Request-Id"); !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
-		if s, sub := logs, "stack="; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
-		if got, want := strings.Count(logs, "level=ERROR"), 1; got != want {
-			t.Errorf("one entry per failure: %s: strings.Count(logs, \"level=ERROR\") = %v, want %v", logs, got, want)
-		}
+		require.Equal(t, http.StatusInternalServerError, r.Status)
+		assert.Contains(t, logs, "boom-7")
+		s, sub := logs, "request_id="+r.Header.Get("X-Request-Id")
+		assert.Contains(t, s, sub)
+		assert.Contains(t, logs, "stack=")
+		assert.Equal(t, 1, strings.Count(logs, "level=ERROR"), "one entry per failure: %s: strings.Count(logs, \"level=ERROR\")", logs)
 	})
 	t.Run("client errors are not logged", func(t *testing.T) {
 		h := newHarness(t, nil)
 		h.setupRange("1", keyP1)
 		mustStatus(t, http.StatusBadRequest, h.do("POST", runPath, keyP1, `{"variables": {}}`))
 		mustStatus(t, http.StatusNotFound, h.do("GET", createPath+"nope", keyP1, nil))
-		if v := h.logs.String(); !(v == "") {
-			t.Errorf("h.logs.String() = %v, want it empty", v)
-		}
+		v := h.logs.String()
+		assert.True(t, (v == ""), "h.logs.String() = %v, want it empty", v)
 	})
 }
 
@@ -439,12 +396,9 @@ func TestDefaultLogger(t *testing.T) {
 	mustStatus(t, http.StatusCreated, serve(t, h, "POST", createPath, `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`))
 	r := serve(t, h, "POST", "/api/projects/1/endpoints/one/run", "")
 	mustStatus(t, http.StatusBadGateway, r)
-	if s, sub := buf.String(), "engine said no-42"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := buf.String(), r.Header.Get("X-Request-Id"); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, buf.String(), "engine said no-42")
+	s, sub := buf.String(), r.Header.Get("X-Request-Id")
+	assert.Contains(t, s, sub)
 }
 
 // TestRequestIDInContext: the executor sees the request's id.
@@ -455,19 +409,14 @@ func TestRequestIDInContext(t *testing.T) {
 	})
 	h.setupRange("1", keyP1)
 	req, err := http.NewRequest("POST", h.server.URL+runPath, strings.NewReader(`{"variables": {"from": "2025-05-01", "to": "2025-05-02"}}`))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "trace-77")
 	mustStatus(t, http.StatusOK, h.send(req))
-	if got, want := got, "trace-77"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
-	if v := httpapi.RequestID(context.Background()); !(v == "") {
-		t.Errorf("httpapi.RequestID(context.Background()) = %v, want it empty", v)
-	}
+	assert.Equal(t, "trace-77", got)
+	v := httpapi.RequestID(context.Background())
+	assert.True(t, (v == ""), "httpapi.RequestID(context.Background()) = %v, want it empty", v)
 }
 
 // ctxExecutor calls seen with the context of every query.

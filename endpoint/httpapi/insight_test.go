@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // insightTrends is a daily pageview trend over May 2025 by browser.
@@ -31,9 +33,7 @@ func rawJSON(t *testing.T, s string) map[string]any {
 	var v map[string]any
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, dec.Decode(&v))
 	return v
 }
 
@@ -44,9 +44,8 @@ func TestInsightEndpointRoutes(t *testing.T) {
 
 	r := h.do("POST", base, keyP1, map[string]any{"name": "pageviews", "query": query})
 	mustStatus(t, http.StatusCreated, r)
-	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
-		t.Errorf("the query reads back as saved: r.Body[\"query\"] = %+v, want %+v", got, want)
-	}
+	got, want := r.Body["query"], query
+	assert.Equal(t, want, got, "the query reads back as saved: r.Body[\"query\"]")
 	r = h.do("GET", base+"pageviews/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
 	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
@@ -56,57 +55,41 @@ func TestInsightEndpointRoutes(t *testing.T) {
 	run := base + "pageviews/run"
 	r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["name"], "pageviews"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
-	}
-	if got, want := r.Body["endpoint_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"endpoint_version\"] = %q, want %q", got, want)
-	}
-	if got, want := r.Body["columns"], ([]any{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
-	}
-	if got, want := r.Body["types"], ([]any{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"types\"] = %+v, want %+v", got, want)
-	}
-	if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, "pageviews", r.Body["name"])
+	assert.Equal(t, json.Number("1"), r.Body["endpoint_version"])
+	assert.Equal(t, []any{}, r.Body["columns"])
+	assert.Equal(t, []any{}, r.Body["types"])
+	assert.Equal(t, false, r.Body["hasMore"])
 	all := r.Body["results"].([]any)
-	if got := len(all); got != len(demo.Browsers) {
-		t.Fatalf("len(all) = %d, want %d: %v", got, len(demo.Browsers), all)
-	}
+	require.Len(t, all, len(demo.Browsers))
 	for _, s := range all {
 		series := s.(map[string]any)
 		b := series["breakdown_value"].(string)
-		if got, ok := series["days"].([]any); !ok || len(got) != 31 {
-			t.Errorf("len(series[\"days\"]) = %d, want %d: %v", len(got), 31, series["days"])
+		got, ok := series["days"].([]any)
+		if assert.True(t, ok, "len(series[\"days\"]) = %d, want %d: %v", len(got), 31, series["days"]) {
+			assert.Len(t, got, 31, "len(series[\"days\"]) = %d, want %d: %v", len(got), 31, series["days"])
 		}
 		if got, ok := series["data"].([]any); !ok || len(got) != 31 {
 			t.Errorf("len(series[\"data\"]) = %d, want %d: %v", len(got), 31, series["data"])
 		}
 		r := h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"$browser": b}})
 		mustStatus(t, http.StatusOK, r)
-		if got, want := r.Body["results"], ([]any{series}); !reflect.DeepEqual(got, want) {
-			t.Errorf("$browser=%s selects exactly its series: r.Body[\"results\"] = %+v, want %+v", b, got, want)
-		}
+		assert.Equal(t, []any{series}, r.Body["results"], "$browser=%s selects exactly its series: r.Body[\"results\"]", b)
 	}
 
 	// A number is the text of a numeric property; no browser is "5".
 	r = h.do("POST", run, keyP1, `{"variables": {"$browser": 5, "date_from": "2025-05-30", "date_to": "2025-05-31"}}`)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["results"], ([]any{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("no series is an empty array, never null: r.Body[\"results\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{}, r.Body["results"], "no series is an empty array, never null: r.Body[\"results\"]")
 
 	r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"$browser": "Chrome"}, "debug": true})
 	mustStatus(t, http.StatusOK, r)
 	debug := r.Body["debug"].(map[string]any)
-	if s, ok := debug["sql"].(string); !ok || strings.Contains(s, "Chrome") {
-		t.Errorf("values are bound: debug[\"sql\"] = %q, want a string without %q", debug["sql"], "Chrome")
+	s, ok := debug["sql"].(string)
+	if assert.True(t, ok, "values are bound: debug[\"sql\"] = %q, want a string without %q", debug["sql"], "Chrome") {
+		assert.NotContains(t, s, "Chrome", "values are bound: debug[\"sql\"] = %q, want a string without %q", debug["sql"], "Chrome")
 	}
-	if got, want := debug["arg_count"], json.Number("0"); reflect.DeepEqual(got, want) {
-		t.Errorf("debug[\"arg_count\"] = %q, want anything else", got)
-	}
+	assert.NotEqual(t, json.Number("0"), debug["arg_count"])
 
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "retention", "query": rawJSON(t, insightRetention)}))
 	r = h.do("POST", base+"retention/run", keyP1, map[string]any{"variables": map[string]any{"$browser": "Safari"}})
@@ -117,17 +100,14 @@ func TestInsightEndpointRoutes(t *testing.T) {
 	}
 	for _, c := range cohorts {
 		cohort := c.(map[string]any)
-		if got, want := cohort["breakdown_value"], "Safari"; !reflect.DeepEqual(got, want) {
-			t.Errorf("cohort[\"breakdown_value\"] = %q, want %q", got, want)
-		}
-		if got, ok := cohort["values"].([]any); !ok || len(got) != 4 {
-			t.Errorf("len(cohort[\"values\"]) = %d, want %d: %v", len(got), 4, cohort["values"])
+		assert.Equal(t, "Safari", cohort["breakdown_value"])
+		got, ok := cohort["values"].([]any)
+		if assert.True(t, ok, "len(cohort[\"values\"]) = %d, want %d: %v", len(got), 4, cohort["values"]) {
+			assert.Len(t, got, 4, "len(cohort[\"values\"]) = %d, want %d: %v", len(got), 4, cohort["values"])
 		}
 	}
 	first := cohorts[0].(map[string]any)["values"].([]any)[0].(map[string]any)
-	if got, want := first["count"], json.Number("0"); reflect.DeepEqual(got, want) {
-		t.Errorf("the first week has Safari users: first[\"count\"] = %q, want anything else", got)
-	}
+	assert.NotEqual(t, json.Number("0"), first["count"], "the first week has Safari users: first[\"count\"]")
 }
 
 func TestInsightEndpointErrors(t *testing.T) {
@@ -159,21 +139,13 @@ func TestInsightEndpointErrors(t *testing.T) {
 			r := h.do(c.method, c.path, keyP1, c.body)
 			mustStatus(t, http.StatusBadRequest, r)
 			checkErrorBody(t, r)
-			if got, want := r.Body["code"], c.code; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["detail"], c.detail; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"detail\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["attr"], c.attr; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, c.code, r.Body["code"])
+			assert.Equal(t, c.detail, r.Body["detail"])
+			assert.Equal(t, c.attr, r.Body["attr"])
 		})
 	}
 	r := h.do("GET", base+"pageviews/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["current_version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("a refused update changed nothing: r.Body[\"current_version\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("1"), r.Body["current_version"], "a refused update changed nothing: r.Body[\"current_version\"]")
 	mustStatus(t, http.StatusNotFound, h.do("GET", base+"median/", keyP1, nil))
 }

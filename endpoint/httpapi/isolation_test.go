@@ -2,11 +2,10 @@ package httpapi_test
 
 import (
 	"net/http"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestProjectIsolation: a key for project 1 never reads, changes or runs
@@ -61,44 +60,36 @@ func TestProjectIsolation(t *testing.T) {
 		for _, c := range forbidden {
 			r := h.do(c.method, c.path, key, c.body)
 			mustStatus(t, http.StatusForbidden, r)
-			if got, want := r.Body["code"], "forbidden"; !reflect.DeepEqual(got, want) {
-				t.Errorf("%s %s: r.Body[\"code\"] = %q, want %q", c.method, c.path, got, want)
-			}
-			if s, sub := string(r.Raw), "project-two-secret"; strings.Contains(s, sub) {
-				t.Errorf("%q contains %q", s, sub)
-			}
-			if s, sub := string(r.Raw), idFrom; strings.Contains(s, sub) {
-				t.Errorf("%q contains %q", s, sub)
-			}
+			assert.Equal(t, "forbidden", r.Body["code"], "%s %s: r.Body[\"code\"]", c.method, c.path)
+			assert.NotContains(t, string(r.Raw), "project-two-secret")
+			assert.NotContains(t, string(r.Raw), idFrom)
 		}
 	}
 
 	// Project 2 is as it was.
 	r := h.do("GET", "/api/projects/2/endpoints/", keyP2, nil)
 	mustStatus(t, http.StatusOK, r)
-	if got, ok := r.Body["results"].([]any); !ok || len(got) != 2 {
-		t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
+	got, ok := r.Body["results"].([]any)
+	if assert.True(t, ok, "len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"]) {
+		assert.Len(t, got, 2, "len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
 	}
 	r = h.do("GET", "/api/projects/2/endpoints/secret", keyP2, nil)
-	if got, want := r.Body["description"], ""; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"description\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "", r.Body["description"])
 	r = h.do("GET", "/api/projects/2/insight_variables/", keyP2, nil)
 	if got, ok := r.Body["results"].([]any); !ok || len(got) != 2 {
 		t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
 	}
 	r = h.do("POST", "/api/projects/2/endpoints/secret/run", keyP2, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["results"], ([]any{[]any{"project-two-secret"}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{[]any{"project-two-secret"}}, r.Body["results"])
 
 	// Through its own project, key 1 sees only project 1's records.
 	for _, key := range []string{keyP1, stored} {
 		r = h.do("GET", "/api/projects/1/endpoints/", key, nil)
 		mustStatus(t, http.StatusOK, r)
-		if got, ok := r.Body["results"].([]any); !ok || len(got) != 1 {
-			t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 1, r.Body["results"])
+		got, ok := r.Body["results"].([]any)
+		if assert.True(t, ok, "len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 1, r.Body["results"]) {
+			assert.Len(t, got, 1, "len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 1, r.Body["results"])
 		}
 		mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/secret", key, nil))
 		mustStatus(t, http.StatusNotFound, h.do("POST", "/api/projects/1/endpoints/secret/run", key, map[string]any{"variables": map[string]any{}}))
@@ -134,7 +125,6 @@ func TestVariableOfAnotherProject(t *testing.T) {
 		"query": sqlQuery("SELECT count(*) FROM events WHERE json_extract(properties, '$.country') = {variables.country}", map[string]string{idCountry: "country"}),
 	})
 	mustStatus(t, http.StatusBadRequest, r)
-	if s, sub := r.detail(), "Variable ID(s) not found: "+idCountry; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	s, sub := r.detail(), "Variable ID(s) not found: "+idCountry
+	assert.Contains(t, s, sub)
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCheckJSON(t *testing.T) {
@@ -68,30 +70,16 @@ func TestCheckJSON(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkJSON([]byte(c.body))
 			if c.detail == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				return
 			}
 			var e *endpoint.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("%v: errors.As(err, &e) is false", err)
-			}
-			if got, want := e.Status, 400; got != want {
-				t.Errorf("e.Status = %v, want %v", got, want)
-			}
-			if got, want := e.Code, CodeParseError; got != want {
-				t.Errorf("e.Code = %q, want %q", got, want)
-			}
-			if err := e; !errors.Is(err, endpoint.ErrInvalid) {
-				t.Errorf("error %v is not %v", err, endpoint.ErrInvalid)
-			}
-			if s, sub := e.Detail, c.detail; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
-			if got, want := e.Attr, c.attr; got != want {
-				t.Errorf("e.Attr = %q, want %q", got, want)
-			}
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, 400, e.Status)
+			assert.Equal(t, CodeParseError, e.Code)
+			assert.ErrorIs(t, e, endpoint.ErrInvalid)
+			assert.Contains(t, e.Detail, c.detail)
+			assert.Equal(t, c.attr, e.Attr)
 		})
 	}
 }
@@ -100,12 +88,8 @@ func TestCheckJSON(t *testing.T) {
 // the check, so that encoding/json's message explains it.
 func TestCheckJSONLeavesSyntaxToEncodingJSON(t *testing.T) {
 	for _, body := range []string{``, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `{} {}`, `01`, `1.`, `1e`, `-`, `tru`, `nul`, `"\x"`, `"\u12"`, "\"a\x01\"", `{"a":1 "b":2}`, `[}`, `{]`, strings.Repeat("[", maxDepth+1)} {
-		if err := checkJSON([]byte(body)); err != nil {
-			t.Errorf("%q: unexpected error: %v", body, err)
-		}
-		if json.Valid([]byte(body)) {
-			t.Errorf("%q is not JSON: json.Valid([]byte(body)) is true", body)
-		}
+		assert.NoError(t, checkJSON([]byte(body)), "%q", body)
+		assert.False(t, json.Valid([]byte(body)), "%q is not JSON: json.Valid([]byte(body)) is true", body)
 	}
 }
 
@@ -119,21 +103,12 @@ func TestCheckJSONReuse(t *testing.T) {
 	}
 	big.WriteString(`"k7": 0}`)
 	for range 3 {
-		if err := (checkJSON([]byte(`{"a": {"b": 1, "b": 2}}`))); err == nil {
-			t.Fatalf("got no error, want one")
-		}
-		if err := (checkJSON([]byte(`{"a": {"b": [{"c": 1, "c": `))); err == nil {
-			t.Fatalf("got no error, want one")
-		}
-		if err := (checkJSON([]byte(`{"a": {"b": [{"c": 1, "d"`))); err != nil {
-			t.Fatalf("malformed: left to encoding/json: unexpected error: %v", err)
-		}
-		if err := checkJSON([]byte(big.String())); err == nil || !strings.Contains(err.Error(), `Duplicate key "k7"`) {
-			t.Fatalf("error %v does not contain %q", err, `Duplicate key "k7"`)
-		}
-		if err := (checkJSON([]byte(`{"a": 1, "b": {"a": 1, "b": 1}, "c": [{"a": 1}]}`))); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.Error(t, checkJSON([]byte(`{"a": {"b": 1, "b": 2}}`)))
+		require.Error(t, checkJSON([]byte(`{"a": {"b": [{"c": 1, "c": `)))
+		require.NoError(t, checkJSON([]byte(`{"a": {"b": [{"c": 1, "d"`)), "malformed: left to encoding/json")
+		err := checkJSON([]byte(big.String()))
+		require.ErrorContains(t, err, `Duplicate key "k7"`)
+		require.NoError(t, checkJSON([]byte(`{"a": 1, "b": {"a": 1, "b": 1}, "c": [{"a": 1}]}`)))
 	}
 }
 
@@ -142,12 +117,9 @@ func TestDuplicatePathIsCut(t *testing.T) {
 	body := `{"` + long + `": {"` + long + `": 1, "` + long + `": 2}}`
 	err := checkJSON([]byte(body))
 	var e *endpoint.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("errors.As(err, &e) is false")
-	}
-	if a, b := len(e.Detail), 250; !(a < b) {
-		t.Errorf("%v: len(e.Detail) = %v, want < %v", e.Detail, a, b)
-	}
+	require.ErrorAs(t, err, &e, "errors.As(err, &e) is false")
+	a, b := len(e.Detail), 250
+	assert.True(t, (a < b), "%v: len(e.Detail) = %v, want < %v", e.Detail, a, b)
 	if a, b := utf8.RuneCountInString(e.Attr), maxEchoed+1; !(a <= b) {
 		t.Errorf("utf8.RuneCountInString(e.Attr) = %v, want <= %v", a, b)
 	}
@@ -228,33 +200,26 @@ func FuzzCheckJSON(f *testing.F) {
 			t.Fatalf("%q: error %v is not an *endpoint.Error", body, err)
 		}
 		if !utf8.Valid(body) {
-			if e == nil || !strings.Contains(e.Detail, "not valid UTF-8") {
-				t.Fatalf("%q: invalid UTF-8 not refused: %v", body, err)
-			}
+			require.NotNil(t, e, "%q: invalid UTF-8 not refused: %v", body, err)
+			require.Contains(t, e.Detail, "not valid UTF-8", "%q: invalid UTF-8 not refused: %v", body, err)
 			return
 		}
 		if !json.Valid(body) {
 			return
 		}
 		dup, hasDup, replaced, ok := refCheck(body)
-		if !ok {
-			t.Fatalf("%q: json.Valid but the token walk failed", body)
-		}
+		require.True(t, ok, "%q: json.Valid but the token walk failed", body)
 		switch {
 		case e != nil && strings.Contains(e.Detail, "Duplicate key"):
 			if !hasDup || e.Attr != clipPath(dup) && !strings.HasSuffix(e.Attr, "."+clip(dup, maxEchoRunes)) {
 				t.Fatalf("%q: checkJSON refused %q (attr %q), encoding/json repeats %q", body, e.Detail, e.Attr, dup)
 			}
 		case e != nil && strings.Contains(e.Detail, "surrogate"):
-			if !replaced {
-				t.Fatalf("%q: surrogate refused but encoding/json replaced nothing", body)
-			}
+			require.True(t, replaced, "%q: surrogate refused but encoding/json replaced nothing", body)
 		case e != nil:
 			t.Fatalf("%q: unexpected error %v", body, err)
 		default:
-			if hasDup {
-				t.Fatalf("%q: duplicate %q not found", body, dup)
-			}
+			require.False(t, hasDup, "%q: duplicate %q not found", body, dup)
 			if replaced && !bytes.Contains(body, []byte("\uFFFD")) && !bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
 				t.Fatalf("%q: encoding/json replaced a character that checkJSON let through", body)
 			}
@@ -274,34 +239,27 @@ var benchBodies = map[string][]byte{
 // doing the same duplicate check (refCheck), and with json.Valid alone.
 func BenchmarkCheckJSON(b *testing.B) {
 	for name, body := range benchBodies {
-		if err := checkJSON(body); err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, checkJSON(body))
 		b.Run(name+"/checkJSON", func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := checkJSON(body); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, checkJSON(body))
 			}
 		})
 		b.Run(name+"/tokenWalk", func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, _, ok := refCheck(body); !ok {
-					b.Fatal("not ok")
-				}
+				_, _, _, ok := refCheck(body)
+				require.True(b, ok, "not ok")
 			}
 		})
 		b.Run(name+"/json.Valid", func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if !json.Valid(body) {
-					b.Fatal("not valid")
-				}
+				require.True(b, json.Valid(body), "not valid")
 			}
 		})
 	}

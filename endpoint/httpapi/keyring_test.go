@@ -3,33 +3,23 @@ package httpapi_test
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKeyring(t *testing.T) {
 	k := httpapi.NewKeyring()
-	if err := k.Add("alpha", "1", "2"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := k.Add("beta", "2"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := k.Add("beta", "3"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	} // adds to beta's projects
-	if err := k.AddAllProjects("root"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := k.Add("nobody"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, k.Add("alpha", "1", "2"))
+	require.NoError(t, k.Add("beta", "2"))
+	require.NoError(t, k.Add("beta", "3")) // adds to beta's projects
+	require.NoError(t, k.AddAllProjects("root"))
+	require.NoError(t, k.Add("nobody"))
 	k.AddHash(sha256.Sum256([]byte("hashed")), "9")
 
 	cases := []struct {
@@ -56,93 +46,64 @@ func TestKeyring(t *testing.T) {
 	for _, c := range cases {
 		err := k.Authorize(context.Background(), c.key, c.project)
 		if c.want == nil {
-			if err != nil {
-				t.Errorf("%q on %q: unexpected error: %v", c.key, c.project, err)
-			}
+			assert.NoError(t, err, "%q on %q", c.key, c.project)
 			continue
 		}
-		if err := err; !errors.Is(err, c.want) {
-			t.Errorf("%q on %q: error %v is not %v", c.key, c.project, err, c.want)
-		}
-		if s, sub := err.Error(), c.key+"\""; strings.Contains(s, sub) {
-			t.Errorf("the key is not echoed: %q contains %q", s, sub)
-		}
+		assert.ErrorIs(t, err, c.want, "%q on %q", c.key, c.project)
+		s, sub := err.Error(), c.key+"\""
+		assert.NotContains(t, s, sub, "the key is not echoed")
 	}
 }
 
 func TestKeyringRejectsUnpresentableKeys(t *testing.T) {
 	k := httpapi.NewKeyring()
 	for _, key := range []string{"", "a b", "tab\there", "nl\n", "\x00", "del\x7f"} {
-		if err := k.Add(key, "1"); !errors.Is(err, httpapi.ErrBadKey) {
-			t.Errorf("%q: error %v is not %v", key, err, httpapi.ErrBadKey)
-		}
-		if err := k.AddAllProjects(key); !errors.Is(err, httpapi.ErrBadKey) {
-			t.Errorf("%q: error %v is not %v", key, err, httpapi.ErrBadKey)
-		}
+		assert.ErrorIs(t, k.Add(key, "1"), httpapi.ErrBadKey, "%q", key)
+		assert.ErrorIs(t, k.AddAllProjects(key), httpapi.ErrBadKey, "%q", key)
 	}
-	if err := k.Authorize(context.Background(), "a b", "1"); !errors.Is(err, endpoint.ErrUnauthorized) {
-		t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
-	}
+	assert.ErrorIs(t, k.Authorize(context.Background(), "a b", "1"), endpoint.ErrUnauthorized)
 }
 
 func TestZeroKeyring(t *testing.T) {
 	var k httpapi.Keyring
-	if err := k.Authorize(context.Background(), "any", "1"); !errors.Is(err, endpoint.ErrUnauthorized) {
-		t.Errorf("error %v is not %v", err, endpoint.ErrUnauthorized)
-	}
-	if err := k.Add("any", "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := k.Authorize(context.Background(), "any", "1"); err != nil {
-		t.Errorf("unexpected error: %v", err)
-	}
+	assert.ErrorIs(t, k.Authorize(context.Background(), "any", "1"), endpoint.ErrUnauthorized)
+	require.NoError(t, k.Add("any", "1"))
+	assert.NoError(t, k.Authorize(context.Background(), "any", "1"))
 }
 
 // TestKeyringConcurrent adds keys while others are checked; -race judges.
 func TestKeyringConcurrent(t *testing.T) {
 	k := httpapi.NewKeyring()
-	if err := k.Add("first", "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, k.Add("first", "1"))
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			for j := range 50 {
-				if err := k.Add(fmt.Sprintf("k%d-%d", i, j), "1"); err != nil {
-					t.Errorf("unexpected error: %v", err)
-				}
+				assert.NoError(t, k.Add(fmt.Sprintf("k%d-%d", i, j), "1"))
 			}
 		}()
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				if err := k.Authorize(context.Background(), "first", "1"); err != nil {
-					t.Errorf("unexpected error: %v", err)
-				}
+				assert.NoError(t, k.Authorize(context.Background(), "first", "1"))
 			}
 		}()
 	}
 	wg.Wait()
 	for i := range 4 {
-		if err := k.Authorize(context.Background(), fmt.Sprintf("k%d-49", i), "1"); err != nil {
-			t.Errorf("unexpected error: %v", err)
-		}
+		assert.NoError(t, k.Authorize(context.Background(), fmt.Sprintf("k%d-49", i), "1"))
 	}
 }
 
 func BenchmarkKeyringAuthorize(b *testing.B) {
 	k := httpapi.NewKeyring()
 	for i := range 100 {
-		if err := k.Add(fmt.Sprintf("key-%03d", i), "1"); err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, k.Add(fmt.Sprintf("key-%03d", i), "1"))
 	}
 	ctx := context.Background()
 	for b.Loop() {
-		if err := k.Authorize(ctx, "key-050", "1"); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, k.Authorize(ctx, "key-050", "1"))
 	}
 }

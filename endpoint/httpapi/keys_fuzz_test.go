@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzKeyRequests: any body to the key routes, and any bearer shaped or
@@ -38,25 +39,18 @@ func FuzzKeyRequests(f *testing.F) {
 		rec := httptest.NewRecorder()
 		h.handler.ServeHTTP(rec, req)
 		var got map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-			t.Fatalf("%s %s: %d with a body that is not JSON: %q", method, path, rec.Code, rec.Body)
-		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got), "%s %s: %d with a body that is not JSON: %q", method, path, rec.Code, rec.Body)
 		return rec.Code, got, rec.Body.String()
 	}
 	f.Fuzz(func(t *testing.T, body []byte, bearer string) {
 		status, got, raw := serve(t, "POST", "/api/projects/1/keys/", keyAdmin, body)
-		if status >= 500 {
-			t.Fatalf("POST keys/ %q: %d %s", body, status, raw)
-		}
+		require.Less(t, status, 500, "POST keys/ %q %s", body, raw)
 		if status == http.StatusCreated {
 			secret, _ := got["key"].(string)
-			if !apikey.LooksLikeKey(secret) || strings.Contains(string(body), secret) {
-				t.Fatalf("created key's secret %q from %q", secret, body)
-			}
+			require.True(t, apikey.LooksLikeKey(secret), "created key's secret %q from %q", secret, body)
+			require.NotContains(t, string(body), secret, "created key's secret %q from %q", secret, body)
 			for _, s := range got["scopes"].([]any) {
-				if !strings.Contains(string(body), s.(string)) {
-					t.Fatalf("scope %v not asked for in %q", s, body)
-				}
+				require.Contains(t, string(body), s.(string), "scope %v not asked for in %q", s, body)
 			}
 		}
 		if strings.ContainsAny(bearer, " \t\r\n\x00\x7f") || bearer == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/stretchr/testify/require"
 )
 
 // TestKeysOpenAPI: the key routes' document is valid OpenAPI, and the
@@ -23,16 +24,10 @@ func TestKeysOpenAPI(t *testing.T) {
 	r := h.do("GET", "/api/projects/1/keys/openapi.json", admin, nil)
 	mustStatus(t, http.StatusOK, r)
 	doc, err := openapi3.NewLoader().LoadFromData(r.Raw)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("%s: unexpected error: %v", r.Raw, err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background()), "%s", r.Raw)
 	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 
 	check := func(method, path, body string, wantStatus int) []byte {
 		t.Helper()
@@ -42,15 +37,11 @@ func TestKeysOpenAPI(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+admin)
 		route, params, err := router.FindRoute(req)
-		if err != nil {
-			t.Fatalf("%s %s: unexpected error: %v", method, path, err)
-		}
+		require.NoError(t, err, "%s %s", method, path)
 		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
 		if wantStatus < 400 {
-			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, openapi3filter.ValidateRequest(context.Background(), in))
 		}
 		rec := httptest.NewRecorder()
 		req = httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
@@ -59,15 +50,12 @@ func TestKeysOpenAPI(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+admin)
 		h.handler.ServeHTTP(rec, req)
-		if got, want := rec.Code, wantStatus; got != want {
-			t.Fatalf("%s %s: %s: rec.Code = %v, want %v", method, path, rec.Body, got, want)
-		}
+		got, want := rec.Code, wantStatus
+		require.Equal(t, want, got, "%s %s: %s: rec.Code", method, path, rec.Body)
 		raw, _ := io.ReadAll(rec.Result().Body)
-		if err := (openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		require.NoError(t, openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
 			RequestValidationInput: in, Status: rec.Code, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(raw)),
-		})); err != nil {
-			t.Fatalf("%s %s answered %s: unexpected error: %v", method, path, raw, err)
-		}
+		}), "%s %s answered %s", method, path, raw)
 		return raw
 	}
 	check("POST", "/api/projects/1/keys/", `{"name": "ci", "scopes": ["endpoint:read"], "endpoints": ["daily"], "runs_per_minute": 10}`, 201)
@@ -87,12 +75,8 @@ func TestKeysOpenAPI(t *testing.T) {
 	req := httptest.NewRequest("POST", "/api/projects/1/keys/", bytes.NewReader([]byte(`{"name": "x", "scopes": ["endpoint:delete"]}`)))
 	req.Header.Set("Content-Type", "application/json")
 	route, params, err := router.FindRoute(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := (openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}})); err == nil {
-		t.Fatalf("got no error, want one")
-	}
+	require.NoError(t, err)
+	require.Error(t, openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}))
 	mustStatus(t, http.StatusBadRequest, h.do("POST", "/api/projects/1/keys/", admin, map[string]any{"name": "x", "scopes": []string{"endpoint:delete"}}))
 }

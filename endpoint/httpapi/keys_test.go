@@ -25,6 +25,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // clock is a settable clock for the budgets of keys.
@@ -58,34 +60,20 @@ func newKeysHarness(t testing.TB, cfg apikey.Config) *keysHarness {
 	svc := newService(t, newExecutor(events))
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	ring := httpapi.NewKeyring()
-	if err := ring.Add(keyP1, "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := ring.Add(keyP2, "2"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := ring.AddAllProjects(keyAdmin); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, ring.Add(keyP1, "1"))
+	require.NoError(t, ring.Add(keyP2, "2"))
+	require.NoError(t, ring.AddAllProjects(keyAdmin))
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	st, err := sqlstore.New(db, engine.SQLite)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := st.Migrate(context.Background()); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, st.Migrate(context.Background()))
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg.Store, cfg.Now = st.Keys(), c.now
 	keys, err := apikey.New(cfg)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	logs := &bytes.Buffer{}
 	hd := httpapi.New(svc, ring, httpapi.WithKeys(keys), httpapi.WithLimiter(nil),
 		httpapi.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
@@ -102,9 +90,7 @@ func (h *keysHarness) mint(project string, body map[string]any) (secret, id stri
 	mustStatus(h.t, http.StatusCreated, r)
 	secret, _ = r.Body["key"].(string)
 	id, _ = r.Body["id"].(string)
-	if !apikey.LooksLikeKey(secret) {
-		h.t.Fatalf("secret %q: apikey.LooksLikeKey(secret) is false", secret)
-	}
+	require.True(h.t, apikey.LooksLikeKey(secret), "secret %q: apikey.LooksLikeKey(secret) is false", secret)
 	return secret, id
 }
 
@@ -201,23 +187,20 @@ func TestKeyRouteTable(t *testing.T) {
 					want = c.ok
 				}
 				r := h.do(c.method, "/api/projects/1"+c.path, secret, c.body)
-				if got := r.Status; got != want {
-					t.Errorf("%s %s: r.Status = %d, want %d: %s", c.method, c.path, got, want, r.Raw)
+				got := r.Status
+				if !assert.Equal(t, want, got, "%s %s: r.Status = %d, want %d: %s", c.method, c.path, got, want, r.Raw) {
 					continue
 				}
 				if want == 403 || want == 401 {
-					if s, sub := ([]any{"forbidden", "unauthorized"}), r.Body["code"]; !slices.Contains(s, sub) {
-						t.Errorf("%s %s: %v does not contain %v", c.method, c.path, s, sub)
-					}
+					s, sub := ([]any{"forbidden", "unauthorized"}), r.Body["code"]
+					assert.True(t, slices.Contains(s, sub), "%s %s: %v does not contain %v", c.method, c.path, s, sub)
 				}
 			}
 			// What a refused key could not do is undone by nothing: the
 			// endpoints are there exactly when no allowed key deleted them.
 			deleted := strings.Contains(" write writeNamed all ", " "+kind.name+" ")
 			r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
-			if got, want := r.Status, (map[bool]int{true: 404, false: 200}[deleted]); got != want {
-				t.Errorf("r.Status = %v, want %v", got, want)
-			}
+			assert.Equal(t, map[bool]int{true: 404, false: 200}[deleted], r.Status)
 		})
 	}
 }
@@ -241,15 +224,11 @@ func TestKeyRouteTableCoversEveryRoute(t *testing.T) {
 		"GET /endpoints/x/materialization_status", "GET /keys/", "POST /keys/", "DELETE /keys/x", "GET /keys/openapi.json",
 	} {
 		method, path, _ := strings.Cut(route, " ")
-		if !(seen[method+" "+routeShape(path)]) {
-			t.Errorf("route %s is not in keyRouteTable: seen[method+\" \"+routeShape(path)] is false", route)
-		}
+		assert.True(t, (seen[method+" "+routeShape(path)]), "route %s is not in keyRouteTable: seen[method+\" \"+routeShape(path)] is false", route)
 		// A key with every scope reaches the route: its answer is never
 		// the stored keys' "not open" refusal.
 		r := h.do(method, "/api/projects/1"+path, secret, nil)
-		if s, sub := r.detail(), "not open to stored API keys"; strings.Contains(s, sub) {
-			t.Errorf("%v: %q contains %q", route, s, sub)
-		}
+		assert.NotContains(t, r.detail(), "not open to stored API keys", "%v", route)
 	}
 }
 
@@ -280,12 +259,8 @@ func TestKeyRevokedAtOnce(t *testing.T) {
 	mustStatus(t, http.StatusNoContent, h.do("DELETE", "/api/projects/1/keys/"+id, keyAdmin, nil))
 	r := run()
 	mustStatus(t, http.StatusUnauthorized, r)
-	if got, want := r.detail(), "This API key was revoked."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
-	if s, sub := r.Header.Get("WWW-Authenticate"), "invalid_token"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, "This API key was revoked.", r.detail())
+	assert.Contains(t, r.Header.Get("WWW-Authenticate"), "invalid_token")
 	// Revoking through another project's path finds nothing.
 	mustStatus(t, http.StatusNotFound, h.do("DELETE", "/api/projects/2/keys/"+id, keyAdmin, nil))
 	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
@@ -308,47 +283,29 @@ func TestKeyNeverShown(t *testing.T) {
 	sum := sha256.Sum256([]byte(secret))
 	list := h.do("GET", "/api/projects/1/keys/", keyAdmin, nil)
 	mustStatus(t, http.StatusOK, list)
-	if s, sub := string(list.Raw), secret[12:]; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
-	if s, sub := string(list.Raw), hex.EncodeToString(sum[:]); strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	assert.NotContains(t, string(list.Raw), secret[12:])
+	s, sub := string(list.Raw), hex.EncodeToString(sum[:])
+	assert.NotContains(t, s, sub)
 	got := list.Body["results"].([]any)[0].(map[string]any)
 	if got, want := got["id"], id; !reflect.DeepEqual(got, want) {
 		t.Errorf("got[\"id\"] = %q, want %q", got, want)
 	}
-	if got, want := got["prefix"], secret[:12]; !reflect.DeepEqual(got, want) {
-		t.Errorf("got[\"prefix\"] = %q, want %q", got, want)
-	}
-	if got, want := got["endpoints"], ([]any{"in_range"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got[\"endpoints\"] = %+v, want %+v", got, want)
-	}
-	if got, want := got["runs_per_minute"].(interface{ String() string }).String(), "240"; got != want {
-		t.Errorf("got[\"runs_per_minute\"] = %s, want %s", got, want)
-	}
-	if got, want := got["materialized_runs_per_hour"].(interface{ String() string }).String(), "12000"; got != want {
-		t.Errorf("got[\"materialized_runs_per_hour\"] = %s, want %s", got, want)
-	}
+	assert.Equal(t, secret[:12], got["prefix"])
+	assert.Equal(t, []any{"in_range"}, got["endpoints"])
+	assert.Equal(t, "240", got["runs_per_minute"].(interface{ String() string }).String(), "got[\"runs_per_minute\"]")
+	assert.Equal(t, "12000", got["materialized_runs_per_hour"].(interface{ String() string }).String(), "got[\"materialized_runs_per_hour\"]")
 	// The raw table.
 	var hash, prefix string
-	if err := h.db.QueryRow(`SELECT key_hash, prefix FROM endpointkit_keys WHERE id = ?`, id).Scan(&hash, &prefix); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, h.db.QueryRow(`SELECT key_hash, prefix FROM endpointkit_keys WHERE id = ?`, id).Scan(&hash, &prefix))
 	if got, want := hash, hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("hash = %q, want %q", got, want)
 	}
-	if got, want := prefix, secret[:12]; got != want {
-		t.Errorf("prefix = %q, want %q", got, want)
-	}
+	assert.Equal(t, secret[:12], prefix)
 	var n int
-	if err := h.db.QueryRow(`SELECT count(*) FROM endpointkit_keys WHERE name LIKE ? OR scopes LIKE ? OR endpoints LIKE ? OR key_hash LIKE ?`,
-		"%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%").Scan(&n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := n; v != 0 {
-		t.Errorf("the secret is in the table: n = %v, want zero", v)
-	}
+	require.NoError(t, h.db.QueryRow(`SELECT count(*) FROM endpointkit_keys WHERE name LIKE ? OR scopes LIKE ? OR endpoints LIKE ? OR key_hash LIKE ?`,
+		"%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%", "%"+secret[12:]+"%").Scan(&n))
+	v := n
+	assert.Equal(t, 0, v, "the secret is in the table: n")
 }
 
 // TestKeyInRunLog: a run by a stored key records the key's id in the run
@@ -363,18 +320,11 @@ func TestKeyInRunLog(t *testing.T) {
 	r := h.do("GET", "/api/projects/1/endpoints/in_range/logs", secret, nil)
 	mustStatus(t, http.StatusOK, r)
 	entries := r.Body["results"].([]any)
-	if got := len(entries); got != 2 {
-		t.Fatalf("len(entries) = %d, want %d: %v", got, 2, entries)
-	}
-	if _, ok := entries[0].(map[string]any)["key_id"]; ok {
-		t.Errorf("the server key's run, newest: key %v in %v", "key_id", entries[0].(map[string]any))
-	}
-	if got, want := entries[1].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
-		t.Errorf("entries[1].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
-	}
-	if s, sub := string(r.Raw), secret[len(apikey.Prefix):]; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	require.Len(t, entries, 2)
+	_, ok := entries[0].(map[string]any)["key_id"]
+	assert.False(t, ok, "the server key's run, newest: key %v in %v", "key_id", entries[0].(map[string]any))
+	assert.Equal(t, id, entries[1].(map[string]any)["key_id"])
+	assert.NotContains(t, string(r.Raw), secret[len(apikey.Prefix):])
 }
 
 // TestKeyBudgets: a key's runs count against its own budget, a run of a
@@ -397,31 +347,19 @@ func TestKeyBudgets(t *testing.T) {
 	}
 	r := run(secret, "inline")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if got, want := r.Body["code"], "throttled"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if s, sub := r.detail(), "key_runs_per_minute"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := r.detail(), "2 runs answered inline per minute"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if v := r.Header.Get("Retry-After"); v == "" {
-		t.Errorf("r.Header.Get(\"Retry-After\") is empty")
-	}
+	assert.Equal(t, "throttled", r.Body["code"])
+	assert.Contains(t, r.detail(), "key_runs_per_minute")
+	assert.Contains(t, r.detail(), "2 runs answered inline per minute")
+	assert.NotEqual(t, "", r.Header.Get("Retry-After"), "r.Header.Get(\"Retry-After\") is empty")
 	// The materialized budget is apart, and higher.
 	for range 4 {
 		r := run(secret, "daily")
 		mustStatus(t, http.StatusOK, r)
-		if got, want := r.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-			t.Errorf("r.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, true, r.Body["endpoint_materialized"])
 	}
 	r = run(secret, "daily")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if s, sub := r.detail(), "key_materialized_runs_per_minute"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, r.detail(), "key_materialized_runs_per_minute")
 	// Other credentials are not held by this key's budget.
 	mustStatus(t, http.StatusOK, run(other, "inline"))
 	mustStatus(t, http.StatusOK, run(keyP1, "inline"))
@@ -454,9 +392,8 @@ func TestKeyCannotWiden(t *testing.T) {
 	} {
 		r := h.do("POST", "/api/projects/1/keys/", keyAdmin, body)
 		mustStatus(t, http.StatusBadRequest, r)
-		if got, want := r.Body["attr"], attr; !reflect.DeepEqual(got, want) {
-			t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-		}
+		got, want := r.Body["attr"], attr
+		assert.Equal(t, want, got, "r.Body[\"attr\"]")
 	}
 }
 
@@ -466,9 +403,7 @@ func TestKeysDisabled(t *testing.T) {
 	h := newHarness(t, nil)
 	r := h.do("GET", "/api/projects/1/keys/", keyP1, nil)
 	mustStatus(t, http.StatusNotFound, r)
-	if s, sub := r.detail(), "not enabled"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, r.detail(), "not enabled")
 	mustStatus(t, http.StatusUnauthorized, h.do("GET", "/api/projects/1/endpoints/", apikey.Prefix+strings.Repeat("A", 43), nil))
 }
 
@@ -481,15 +416,12 @@ func TestKeyListFiltered(t *testing.T) {
 	r := h.do("GET", "/api/projects/1/endpoints/", named, nil)
 	mustStatus(t, http.StatusOK, r)
 	list := r.Body["results"].([]any)
-	if got := len(list); got != 1 {
-		t.Fatalf("len(list) = %d, want %d: %v", got, 1, list)
-	}
-	if got, want := list[0].(map[string]any)["name"], "in_range"; !reflect.DeepEqual(got, want) {
-		t.Errorf("list[0].(map[string]any)[\"name\"] = %q, want %q", got, want)
-	}
+	require.Len(t, list, 1)
+	assert.Equal(t, "in_range", list[0].(map[string]any)["name"])
 	r = h.do("GET", "/api/projects/1/endpoints/", keyP1, nil)
-	if got, ok := r.Body["results"].([]any); !ok || len(got) != 2 {
-		t.Errorf("len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
+	got, ok := r.Body["results"].([]any)
+	if assert.True(t, ok, "len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"]) {
+		assert.Len(t, got, 2, "len(r.Body[\"results\"]) = %d, want %d: %v", len(got), 2, r.Body["results"])
 	}
 }
 
@@ -502,9 +434,7 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", secret, body))
 	r := h.do("POST", "/api/projects/1/query/", secret, body)
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if s, sub := r.detail(), "key_runs_per_minute"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, r.detail(), "key_runs_per_minute")
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/query/", keyP1, body))
 }
 
@@ -513,50 +443,36 @@ func TestKeyBudgetQueryRoute(t *testing.T) {
 // only, and its tokens run them.
 func TestKeyMintsNoWiderToken(t *testing.T) {
 	tokenKeys := &embed.StaticKeys{}
-	if err := tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, tokenKeys.Add("", "k1", []byte(strings.Repeat("s", 32))))
 	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(100),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(&embed.Signer{Keys: tokenKeys}), httpapi.WithKeys(keys), httpapi.WithLimiter(nil)))
 	for _, name := range []string{"mine", "theirs"} {
 		st, body := env.Do(t, "POST", "/endpoints/", `{"name": "`+name+`", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`)
-		if got, want := st, 201; got != want {
-			t.Fatalf("%v: st = %v, want %v", body, got, want)
-		}
+		got, want := st, 201
+		require.Equal(t, want, got, "%v: st", body)
 	}
 	_, secret, err := keys.Create(context.Background(), env.Project, apikey.CreateRequest{
 		Name: "minter", Scopes: []string{apikey.ScopeKeyAdmin, apikey.ScopeEndpointRead}, Endpoints: []string{"mine"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	as := *env
 	as.Key = secret
 	st, body := as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine", "theirs"]}`)
-	if got, want := st, 403; got != want {
-		t.Errorf("%v: st = %v, want %v", body, got, want)
-	}
-	if s, sub := body, "theirs"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	got, want := st, 403
+	assert.Equal(t, want, got, "%v: st", body)
+	assert.Contains(t, body, "theirs")
 	st, body = as.Do(t, "POST", "/embed_tokens/", `{"endpoints": ["mine"]}`)
 	if got, want := st, 201; got != want {
 		t.Fatalf("%v: st = %v, want %v", body, got, want)
 	}
 	var tok struct{ Token string }
-	if err := json.Unmarshal([]byte(body), &tok); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(body), &tok))
 	as.Key = tok.Token
 	st, body = as.Do(t, "POST", "/endpoints/mine/run", `{}`)
 	if got, want := st, 200; got != want {
 		t.Errorf("%v: st = %v, want %v", body, got, want)
 	}
 	st, _ = as.Do(t, "POST", "/endpoints/theirs/run", `{}`)
-	if got, want := st, 403; got != want {
-		t.Errorf("st = %v, want %v", got, want)
-	}
+	assert.Equal(t, 403, st)
 }

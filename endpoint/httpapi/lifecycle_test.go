@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/sql/access"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // insightLifecycle is a weekly lifecycle of pageviews in May 2025.
@@ -36,11 +37,10 @@ func TestHTTPLifecycle(t *testing.T) {
 
 	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}, "debug": true})
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["columns"], ([]any{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
-	}
-	if sql, ok := r.Body["debug"].(map[string]any)["sql"].(string); !ok || strings.Contains(sql, "$pageview") {
-		t.Errorf("values are bound: debug sql = %q, want no %q", sql, "$pageview")
+	assert.Equal(t, []any{}, r.Body["columns"])
+	sql, ok := r.Body["debug"].(map[string]any)["sql"].(string)
+	if assert.True(t, ok, "values are bound: debug sql = %q, want no %q", sql, "$pageview") {
+		assert.NotContains(t, sql, "$pageview", "values are bound: debug sql = %q, want no %q", sql, "$pageview")
 	}
 	results := r.Body["results"].([]any)
 	if got := len(results); got != 4 {
@@ -49,75 +49,50 @@ func TestHTTPLifecycle(t *testing.T) {
 	users := 0
 	for i, status := range []string{"new", "returning", "resurrecting", "dormant"} {
 		s := results[i].(map[string]any)
-		if got, want := s["status"], status; !reflect.DeepEqual(got, want) {
-			t.Errorf("s[\"status\"] = %q, want %q", got, want)
-		}
+		got, want := s["status"], status
+		assert.Equal(t, want, got, "s[\"status\"]")
 		if got, want := s["label"], "$pageview - "+status; !reflect.DeepEqual(got, want) {
 			t.Errorf("s[\"label\"] = %q, want %q", got, want)
 		}
-		if got, want := s["days"], ([]any{"2025-05-05", "2025-05-12", "2025-05-19", "2025-05-26"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("s[\"days\"] = %+v, want %+v", got, want)
-		}
-		if got, want := s["labels"], ([]any{"5-May-2025", "12-May-2025", "19-May-2025", "26-May-2025"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("s[\"labels\"] = %+v, want %+v", got, want)
-		}
-		if got, want := s["action"], (map[string]any{"id": "$pageview", "name": "$pageview", "type": "events", "order": json.Number("0"), "math": "total"}); !reflect.DeepEqual(got, want) {
-			t.Errorf("s[\"action\"] = %+v, want %+v", got, want)
-		}
+		assert.Equal(t, []any{"2025-05-05", "2025-05-12", "2025-05-19", "2025-05-26"}, s["days"])
+		assert.Equal(t, []any{"5-May-2025", "12-May-2025", "19-May-2025", "26-May-2025"}, s["labels"])
+		assert.Equal(t, map[string]any{"id": "$pageview", "name": "$pageview", "type": "events", "order": json.Number("0"), "math": "total"}, s["action"])
 		for _, v := range s["data"].([]any) {
 			n, err := v.(json.Number).Int64()
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			if status == "dormant" {
-				if a, b := n, int64(0); !(a <= b) {
-					t.Errorf("n = %v, want <= %v", a, b)
-				}
+				a, b := n, int64(0)
+				assert.True(t, (a <= b), "n = %v, want <= %v", a, b)
 			} else {
-				if a, b := n, int64(0); !(a >= b) {
-					t.Errorf("n = %v, want >= %v", a, b)
-				}
+				a, b := n, int64(0)
+				assert.True(t, (a >= b), "n = %v, want >= %v", a, b)
 			}
 			users += int(n * n)
 		}
 	}
-	if v := users; v <= 0 {
-		t.Errorf("users = %v, want > 0", v)
-	}
+	assert.Greater(t, users, 0)
 
 	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{"date_from": "2025-05-19", "date_to": "2025-05-20"}})
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["results"].([]any)[0].(map[string]any)["days"], ([]any{"2025-05-19"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"results\"].([]any)[0].(map[string]any)[\"days\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{"2025-05-19"}, r.Body["results"].([]any)[0].(map[string]any)["days"])
 	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{"$browser": "Chrome"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.detail(), "Unknown variable(s): $browser"; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Unknown variable(s): $browser", r.detail())
 
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "stored", "query": query, "is_materialized": true}))
 	mustStatus(t, http.StatusOK, h.do("POST", base+"stored/materialize?wait=true", keyP1, nil))
 	got := h.do("POST", base+"stored/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, got)
-	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, got.Body["endpoint_materialized"])
 	want := h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}})
-	if got, want := got.Body["results"], want.Body["results"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"results\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, want.Body["results"], got.Body["results"])
 	r = h.do("POST", base+"stored/run", keyP1, map[string]any{"variables": map[string]any{"date_to": "2025-05-20"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.Body["code"], "unknown_variable"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "unknown_variable", r.Body["code"])
 
 	r = h.do("POST", base, keyP1, map[string]any{"name": "bad", "query": rawJSON(t, `{"kind": "LifecycleQuery", "series": [{"kind": "EventsNode", "math": "sum", "math_property": "amount"}]}`)})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.Body["attr"], "query.series[0].math"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "query.series[0].math", r.Body["attr"])
 }
 
 // TestQueryRouteLifecycle: a LifecycleQuery runs unsaved with its dates by
@@ -129,34 +104,26 @@ func TestQueryRouteLifecycle(t *testing.T) {
 	h := newHarness(t, nil)
 	r := h.do("POST", "/api/projects/1/query/", keyP1, body)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["kind"], "LifecycleQuery"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"kind\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "LifecycleQuery", r.Body["kind"])
 	results := r.Body["results"].([]any)
-	if got := len(results); got != 4 {
-		t.Fatalf("len(results) = %d, want %d: %v", got, 4, results)
-	}
-	if days, ok := results[0].(map[string]any)["days"].([]any); !ok || len(days) != 13 {
-		t.Errorf("the weeks from 2025-03-03 to 2025-05-26: len(days) = %d, want %d: %v", len(days), 13, days)
+	require.Len(t, results, 4)
+	days, ok := results[0].(map[string]any)["days"].([]any)
+	if assert.True(t, ok, "the weeks from 2025-03-03 to 2025-05-26: len(days) = %d, want %d: %v", len(days), 13, days) {
+		assert.Len(t, days, 13, "the weeks from 2025-03-03 to 2025-05-26: len(days) = %d, want %d: %v", len(days), 13, days)
 	}
 
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	scoped := endpointtest.New(t, endpointtest.WithDemoEvents(300), endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
 		endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil)))
 	status, alone := scoped.Do(t, "POST", "/query/", body)
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("%v: status = %v, want %v", alone, got, want)
-	}
+	got, want := status, http.StatusOK
+	require.Equal(t, want, got, "%v: status", alone)
 	// Another project's rows: the same users, earlier (first seen) and in the range (activity).
 	for i, ts := range []string{"2025-01-01 00:00:00", "2025-05-27 10:00:00"} {
 		_, err := scoped.DB.Exec(`INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties)
 			SELECT '2', uuid || '-p2-' || ?, event, distinct_id, ?, properties FROM events WHERE project_id = '1'`, i, ts)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	status, beside := scoped.Do(t, "POST", "/query/", body)
 	if got, want := status, http.StatusOK; got != want {
@@ -177,11 +144,7 @@ func results4(t *testing.T, body string) []any {
 	var v struct {
 		Results []any `json:"results"`
 	}
-	if err := json.Unmarshal([]byte(body), &v); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(v.Results); got != 4 {
-		t.Fatalf("len(v.Results) = %d, want %d: %v", got, 4, v.Results)
-	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	require.Len(t, v.Results, 4)
 	return v.Results
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // gateExecutor holds every query until the test opens the gate, so that
@@ -61,14 +62,10 @@ func newLimitHarness(t *testing.T, ex driver.Executor, opts ...httpapi.Option) *
 	svc := newService(t, ex)
 	for _, p := range []string{"1", "2"} {
 		_, err := svc.Create(context.Background(), p, endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1 AS one"}})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	keys := httpapi.NewKeyring()
-	if err := keys.AddAllProjects(keyAdmin); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.AddAllProjects(keyAdmin))
 	logs := &bytes.Buffer{}
 	opts = append([]httpapi.Option{httpapi.WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, opts...)
 	return &limitHarness{t: t, h: httpapi.New(svc, keys, opts...), logs: logs}
@@ -116,9 +113,7 @@ func (c *manualClock) Add(d time.Duration) {
 func newLimiter(t *testing.T, cfg limit.Config) *limit.Limiter {
 	t.Helper()
 	l, err := limit.New(cfg)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return l
 }
 
@@ -134,35 +129,25 @@ func TestRunRate429(t *testing.T) {
 	r := lh.run("1")
 	mustStatus(t, http.StatusTooManyRequests, r)
 	checkErrorBody(t, r)
-	if got, want := r.Body["code"], "throttled"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "Too many runs: project '1' may start 2 runs per minute (project_runs_per_minute). Retry after 90 s."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
-	if got, want := r.Header.Get("Retry-After"), "90"; got != want {
-		t.Errorf("r.Header.Get(\"Retry-After\") = %q, want %q", got, want)
-	}
-	if v := r.Header.Get("X-Request-Id"); v == "" {
-		t.Errorf("r.Header.Get(\"X-Request-Id\") is empty")
-	}
+	assert.Equal(t, "throttled", r.Body["code"])
+	assert.Equal(t, "Too many runs: project '1' may start 2 runs per minute (project_runs_per_minute). Retry after 90 s.", r.detail())
+	assert.Equal(t, "90", r.Header.Get("Retry-After"))
+	assert.NotEqual(t, "", r.Header.Get("X-Request-Id"), "r.Header.Get(\"X-Request-Id\") is empty")
 
 	mustStatus(t, http.StatusOK, lh.run("2"))
 	req := httptest.NewRequest("GET", "/api/projects/1/endpoints/one", nil)
 	req.Header.Set("Authorization", "Bearer "+keyAdmin)
 	rec := httptest.NewRecorder()
 	lh.h.ServeHTTP(rec, req)
-	if got, want := rec.Code, http.StatusOK; got != want {
-		t.Errorf("only runs are limited: rec.Code = %v, want %v", got, want)
-	}
+	got, want := rec.Code, http.StatusOK
+	assert.Equal(t, want, got, "only runs are limited: rec.Code")
 
 	clock.Add(89 * time.Second)
 	mustStatus(t, http.StatusTooManyRequests, lh.run("1"))
 	clock.Add(time.Second)
 	mustStatus(t, http.StatusOK, lh.run("1"))
-	if v := lh.logs.String(); !(v == "") {
-		t.Errorf("a 429 is the client's doing, not logged: lh.logs.String() = %v, want it empty", v)
-	}
+	v := lh.logs.String()
+	assert.True(t, (v == ""), "a 429 is the client's doing, not logged: lh.logs.String() = %v, want it empty", v)
 }
 
 func TestRunPerHour429(t *testing.T) {
@@ -172,12 +157,8 @@ func TestRunPerHour429(t *testing.T) {
 	mustStatus(t, http.StatusOK, lh.run("1"))
 	r := lh.run("1")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if s, sub := r.detail(), "(project_runs_per_hour)"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if got, want := r.Header.Get("Retry-After"), "7200"; got != want {
-		t.Errorf("r.Header.Get(\"Retry-After\") = %q, want %q", got, want)
-	}
+	assert.Contains(t, r.detail(), "(project_runs_per_hour)")
+	assert.Equal(t, "7200", r.Header.Get("Retry-After"))
 }
 
 // TestRunConcurrency429: with a project's runs in flight at its limit, the
@@ -191,15 +172,9 @@ func TestRunConcurrency429(t *testing.T) {
 	<-gate.started
 	r := lh.run("1")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if got, want := r.Body["code"], "throttled"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if s, sub := r.detail(), "project '1' may have 2 runs in progress (project_concurrency)"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if got, want := r.Header.Get("Retry-After"), "2"; got != want {
-		t.Errorf("rounded up: r.Header.Get(\"Retry-After\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "throttled", r.Body["code"])
+	assert.Contains(t, r.detail(), "project '1' may have 2 runs in progress (project_concurrency)")
+	assert.Equal(t, "2", r.Header.Get("Retry-After"), "rounded up: r.Header.Get(\"Retry-After\")")
 
 	close(gate.gate) // every held run finishes
 	mustStatus(t, http.StatusOK, <-first)
@@ -218,25 +193,15 @@ func TestGlobalCap503(t *testing.T) {
 	r := lh.run("2")
 	mustStatus(t, http.StatusServiceUnavailable, r)
 	checkErrorBody(t, r)
-	if got, want := r.Body["code"], "overloaded"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "The server is busy: it takes at most 1 runs at once (global_concurrency). Retry after 1 s (request id "+r.Header.Get("X-Request-Id")+")."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
-	if got, want := r.Header.Get("Retry-After"), "1"; got != want {
-		t.Errorf("r.Header.Get(\"Retry-After\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "overloaded", r.Body["code"])
+	got, want := r.detail(), "The server is busy: it takes at most 1 runs at once (global_concurrency). Retry after 1 s (request id "+r.Header.Get("X-Request-Id")+")."
+	assert.Equal(t, want, got, "r.detail()")
+	assert.Equal(t, "1", r.Header.Get("Retry-After"))
 	logs := lh.logs.String()
-	if s, sub := logs, "level=WARN"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := logs, "global_concurrency"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := logs, "request_id="+r.Header.Get("X-Request-Id"); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, logs, "level=WARN")
+	assert.Contains(t, logs, "global_concurrency")
+	s, sub := logs, "request_id="+r.Header.Get("X-Request-Id")
+	assert.Contains(t, s, sub)
 	close(gate.gate)
 	mustStatus(t, http.StatusOK, <-held)
 	mustStatus(t, http.StatusOK, lh.run("2"))
@@ -254,9 +219,8 @@ func TestDefaultLimits(t *testing.T) {
 	}
 	r := lh.run("1")
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if s, sub := r.detail(), fmt.Sprintf("may have %d runs in progress (project_concurrency)", limit.DefaultProjectConcurrency); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	s, sub := r.detail(), fmt.Sprintf("may have %d runs in progress (project_concurrency)", limit.DefaultProjectConcurrency)
+	assert.Contains(t, s, sub)
 	close(gate.gate)
 	for _, h := range held {
 		mustStatus(t, http.StatusOK, <-h)
@@ -289,9 +253,7 @@ func TestMalformedRunCostsNothing(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		lh.h.ServeHTTP(rec, req)
-		if got, want := rec.Code, http.StatusBadRequest; got != want {
-			t.Fatalf("rec.Code = %v, want %v", got, want)
-		}
+		require.Equal(t, http.StatusBadRequest, rec.Code)
 	}
 	mustStatus(t, http.StatusOK, lh.run("1"))
 }
@@ -352,16 +314,12 @@ func TestLimitsUnderLoad(t *testing.T) {
 		seen[s]++
 	}
 	for s := range seen {
-		if s, sub := ([]int{200, 429, 503}), s; !slices.Contains(s, sub) {
-			t.Errorf("%v does not contain %v", s, sub)
-		}
+		s, sub := ([]int{200, 429, 503}), s
+		assert.True(t, slices.Contains(s, sub), "%v does not contain %v", s, sub)
 	}
-	if v := seen[200]; v <= 0 {
-		t.Errorf("seen[200] = %v, want > 0", v)
-	}
-	if a, b := maxProject, projConc; !(a <= b) {
-		t.Errorf("maxProject = %v, want <= %v", a, b)
-	}
+	assert.Greater(t, seen[200], 0)
+	a, b := maxProject, projConc
+	assert.True(t, (a <= b), "maxProject = %v, want <= %v", a, b)
 	if a, b := maxTotal, globalConc; !(a <= b) {
 		t.Errorf("maxTotal = %v, want <= %v", a, b)
 	}

@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,22 +14,16 @@ import (
 func TestParquetNotLinked(t *testing.T) {
 	deps := func(pkg string) []string {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
+		require.NoError(t, err, "go list -deps %s", pkg)
 		return strings.Fields(string(out))
 	}
 	const lib = "github.com/parquet-go/parquet-go"
 	for _, d := range deps(".") {
-		if strings.HasPrefix(d, lib) {
-			t.Errorf("endpoint/httpapi imports %s", d)
-		}
+		assert.False(t, strings.HasPrefix(d, lib), "endpoint/httpapi imports %s", d)
 	}
 	found := false
 	for _, d := range deps("./parquet") {
 		found = found || d == lib
 	}
-	if !found {
-		t.Errorf("endpoint/httpapi/parquet does not import %s: the check above proves nothing", lib)
-	}
+	assert.True(t, found, "endpoint/httpapi/parquet does not import %s: the check above proves nothing", lib)
 }

@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/require"
 )
 
 // slowExec makes every write take delay (nanoseconds) more, or until its
@@ -47,20 +47,13 @@ func TestMaterializeOutlivesTheServersWriteTimeout(t *testing.T) {
 	t.Cleanup(srv.Close)
 	slow.delay.Store(int64(600 * time.Millisecond))
 	req, err := http.NewRequest("POST", srv.URL+"/api/projects/1/endpoints/daily/materialize?wait=true", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatalf("a refresh longer than the server's write timeout was not answered: %v", err)
-	}
+	require.NoError(t, err, "a refresh longer than the server's write timeout was not answered")
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("the answer was cut: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"completed"`) {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
+	require.NoError(t, err, "the answer was cut")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "status %d: %s", resp.StatusCode, body)
+	require.Contains(t, string(body), `"status":"completed"`, "status %d: %s", resp.StatusCode, body)
 }

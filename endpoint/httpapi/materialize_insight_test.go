@@ -1,8 +1,9 @@
 package httpapi_test
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
-	"reflect"
 	"testing"
 )
 
@@ -16,62 +17,38 @@ func TestHTTPMaterializedInsight(t *testing.T) {
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "inline", "query": query}))
 	r := h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true, "optional_breakdown_properties": []string{"country"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.Body["attr"], "optional_breakdown_properties"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "optional_breakdown_properties: 'country' is not a breakdown property of this query."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "optional_breakdown_properties", r.Body["attr"])
+	assert.Equal(t, "optional_breakdown_properties: 'country' is not a breakdown property of this query.", r.detail())
 	r = h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true})
 	mustStatus(t, http.StatusCreated, r)
-	if got, want := materialization(t, r)["status"], "pending"; !reflect.DeepEqual(got, want) {
-		t.Errorf("materialization(t, r)[\"status\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "pending", materialization(t, r)["status"])
 	mustStatus(t, http.StatusOK, h.do("POST", base+"views/materialize?wait=true", keyP1, nil))
 
 	vars := map[string]any{"variables": map[string]any{"$browser": "Firefox"}}
 	got := h.do("POST", base+"views/run", keyP1, vars)
 	mustStatus(t, http.StatusOK, got)
-	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, got.Body["endpoint_materialized"])
 	want := h.do("POST", base+"inline/run", keyP1, vars)
 	mustStatus(t, http.StatusOK, want)
-	if got, want := got.Body["results"], want.Body["results"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"results\"] = %+v, want %+v", got, want)
-	}
-	if rows, ok := got.Body["results"].([]any); !ok || len(rows) != 1 {
-		t.Fatalf("len(got.Body[\"results\"]) = %d, want %d: %v", len(rows), 1, got.Body["results"])
-	}
+	assert.Equal(t, want.Body["results"], got.Body["results"])
+	rows, ok := got.Body["results"].([]any)
+	require.True(t, ok, "len(got.Body[\"results\"]) = %d, want %d: %v", len(rows), 1, got.Body["results"])
+	require.Len(t, rows, 1, "len(got.Body[\"results\"]) = %d, want %d: %v", len(rows), 1, got.Body["results"])
 
 	r = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{"$browser": "Firefox", "date_from": "2025-05-10"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.Body["code"], "unknown_variable"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "Unknown variable(s): date_from"; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "unknown_variable", r.Body["code"])
+	assert.Equal(t, "Unknown variable(s): date_from", r.detail())
 	r = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.Body["code"], "required_variable_missing"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "Required variable(s) '$browser' not provided"; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "required_variable_missing", r.Body["code"])
+	assert.Equal(t, "Required variable(s) '$browser' not provided", r.detail())
 
 	mustStatus(t, http.StatusOK, h.do("PATCH", base+"views/", keyP1, map[string]any{"optional_breakdown_properties": []string{"$browser"}}))
 	got = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusOK, got)
-	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, got.Body["endpoint_materialized"])
 	want = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}})
-	if got, want := got.Body["results"], want.Body["results"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"results\"] = %+v, want %+v", got, want)
-	}
-	if got, want := h.do("GET", base+"views", keyP1, nil).Body["optional_breakdown_properties"], ([]any{"$browser"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, want.Body["results"], got.Body["results"])
+	assert.Equal(t, []any{"$browser"}, h.do("GET", base+"views", keyP1, nil).Body["optional_breakdown_properties"])
 }

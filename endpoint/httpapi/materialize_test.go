@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"net/http"
-	"reflect"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // dailySQL is daily purchases and revenue of a country between two dates.
@@ -54,9 +54,7 @@ func (h *harness) setupDaily(extra map[string]any) response {
 func materialization(t *testing.T, r response) map[string]any {
 	t.Helper()
 	m, ok := r.Body["materialization"].(map[string]any)
-	if !ok {
-		t.Fatalf("no materialization object in %s: ok is false", r.Raw)
-	}
+	require.True(t, ok, "no materialization object in %s: ok is false", r.Raw)
 	return m
 }
 
@@ -66,62 +64,43 @@ func TestHTTPMaterialize(t *testing.T) {
 	h := newHarness(t, nil)
 	created := h.setupDaily(map[string]any{"materialization_freshness": "2h", "materialization_buckets": map[string]any{"from": "day"}})
 	mustStatus(t, http.StatusCreated, created)
-	if got, want := materialization(t, created), (map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "", "hibernating": false,
+	assert.Equal(t, map[string]any{"can_materialize": true, "reason": "", "status": "pending", "last_materialized_at": nil, "error": "", "hibernating": false,
 		"variables": []any{
 			map[string]any{"code_name": "country", "as": "key", "expression": `"country"`},
 			map[string]any{"code_name": "from", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
 			map[string]any{"code_name": "to", "as": "range", "expression": `"timestamp"`, "bucket": "day"},
-		}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("materialization(t, created) = %+v, want %+v", got, want)
-	}
-	if got, want := (string(created.Body["materialization_freshness"].(interface{ String() string }).String())), "7200"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
-	if got, want := created.Body["materialization_buckets"], (map[string]any{"from": "day"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("created.Body[\"materialization_buckets\"] = %+v, want %+v", got, want)
-	}
+		}}, materialization(t, created))
+	assert.Equal(t, "7200", string(created.Body["materialization_freshness"].(interface{ String() string }).String()))
+	assert.Equal(t, map[string]any{"from": "day"}, created.Body["materialization_buckets"])
 
 	vars := map[string]any{"variables": map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}}
 	before := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, vars)
 	mustStatus(t, http.StatusOK, before)
-	if got, want := before.Body["endpoint_materialized"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("before.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, false, before.Body["endpoint_materialized"])
 
 	for _, path := range []string{"/api/projects/1/endpoints/daily/materialize", "/api/projects/1/endpoints/daily/materialize/"} {
 		r := h.do("POST", path+"?wait=true", keyP1, nil)
 		mustStatus(t, http.StatusOK, r)
 		m := materialization(t, r)
-		if got, want := m["status"], "completed"; !reflect.DeepEqual(got, want) {
-			t.Errorf("m[\"status\"] = %q, want %q", got, want)
-		}
+		assert.Equal(t, "completed", m["status"])
 		if m["last_materialized_at"] == nil {
 			t.Errorf("m[\"last_materialized_at\"] is nil")
 		}
-		if got, want := r.Body["name"], "daily"; !reflect.DeepEqual(got, want) {
-			t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
-		}
-		if got, want := r.Body["endpoint_path"], "/api/projects/1/endpoints/daily/run"; !reflect.DeepEqual(got, want) {
-			t.Errorf("r.Body[\"endpoint_path\"] = %q, want %q", got, want)
-		}
+		assert.Equal(t, "daily", r.Body["name"])
+		assert.Equal(t, "/api/projects/1/endpoints/daily/run", r.Body["endpoint_path"])
 	}
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, map[string]any{}))
 
 	got := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, vars)
 	want := h.do("POST", "/api/projects/1/endpoints/inline/run", keyP1, vars)
 	mustStatus(t, http.StatusOK, got)
-	if got, want := got.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
+	assert.Equal(t, true, got.Body["endpoint_materialized"])
+	s, ok := got.Body["endpoint_materialized_at"].(string)
+	if assert.True(t, ok, "got.Body[\"endpoint_materialized_at\"] = %#v, want a non-empty string", got.Body["endpoint_materialized_at"]) {
+		assert.NotEqual(t, "", s, "got.Body[\"endpoint_materialized_at\"] = %#v, want a non-empty string", got.Body["endpoint_materialized_at"])
 	}
-	if s, ok := got.Body["endpoint_materialized_at"].(string); !ok || s == "" {
-		t.Errorf("got.Body[\"endpoint_materialized_at\"] = %#v, want a non-empty string", got.Body["endpoint_materialized_at"])
-	}
-	if got, want := want.Body["endpoint_materialized"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("want.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
-	if got, want := got.Body["results"], want.Body["results"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("got.Body[\"results\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, false, want.Body["endpoint_materialized"])
+	assert.Equal(t, want.Body["results"], got.Body["results"])
 	if rows, ok := got.Body["results"].([]any); !ok || len(rows) == 0 {
 		t.Errorf("got.Body[\"results\"] = %v, want rows", got.Body["results"])
 	}
@@ -131,13 +110,10 @@ func TestHTTPMaterialize(t *testing.T) {
 	for _, item := range list.Body["results"].([]any) {
 		e := item.(map[string]any)
 		m := e["materialization"].(map[string]any)
-		if got, want := m["can_materialize"], true; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: m[\"can_materialize\"] = %+v, want %+v", e["name"], got, want)
-		}
+		assert.Equal(t, true, m["can_materialize"], "%v: m[\"can_materialize\"]", e["name"])
 		if e["name"] == "inline" {
-			if _, ok := m["status"]; ok {
-				t.Errorf("an endpoint that is not materialized has no status: key %v in %v", "status", m)
-			}
+			_, ok := m["status"]
+			assert.False(t, ok, "an endpoint that is not materialized has no status: key %v in %v", "status", m)
 		}
 	}
 }
@@ -173,30 +149,22 @@ func TestHTTPMaterializeErrors(t *testing.T) {
 			r := h.do(tc.method, tc.path, tc.key, tc.body)
 			mustStatus(t, tc.status, r)
 			if tc.code != "" {
-				if got, want := r.Body["code"], tc.code; !reflect.DeepEqual(got, want) {
-					t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-				}
+				assert.Equal(t, tc.code, r.Body["code"])
 				if tc.attr != "" {
-					if got, want := r.Body["attr"], tc.attr; !reflect.DeepEqual(got, want) {
-						t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-					}
+					assert.Equal(t, tc.attr, r.Body["attr"])
 				}
 			}
 			if tc.detail != "" {
-				if got, want := r.detail(), tc.detail; got != want {
-					t.Errorf("r.detail() = %q, want %q", got, want)
-				}
+				got, want := r.detail(), tc.detail
+				assert.Equal(t, want, got, "r.detail()")
 			}
 		})
 	}
 	// The refused PATCHes changed nothing.
 	r := h.do("GET", "/api/projects/1/endpoints/daily", keyP1, nil)
-	if got, want := (r.Body["materialization_freshness"].(interface{ String() string }).String()), "86400"; got != want {
-		t.Errorf("the default: the data freshness: got = %q, want %q", got, want)
-	}
-	if _, ok := r.Body["materialization_buckets"]; ok {
-		t.Errorf("key %v in %v", "materialization_buckets", r.Body)
-	}
+	assert.Equal(t, "86400", r.Body["materialization_freshness"].(interface{ String() string }).String(), "the default: the data freshness")
+	_, ok := r.Body["materialization_buckets"]
+	assert.False(t, ok, "key %v in %v", "materialization_buckets", r.Body)
 }
 
 // TestHTTPMaterializeFailure: a failed refresh is a 502 whose detail leaks
@@ -213,30 +181,20 @@ func TestHTTPMaterializeFailure(t *testing.T) {
 	x.fail.Store(true)
 	r := h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, nil)
 	mustStatus(t, http.StatusBadGateway, r)
-	if got, want := r.Body["code"], "materialization_failed"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "materialization_failed", r.Body["code"])
 	if got, want := r.detail(), "Materialization of endpoint 'daily' failed: the query could not be executed against the database (request id "+r.Header.Get("X-Request-Id")+")"; got != want {
 		t.Errorf("r.detail() = %q, want %q", got, want)
 	}
-	if strings.Contains(string(r.Raw), "secret") {
-		t.Errorf("leaked: %s: strings.Contains(string(r.Raw), \"secret\") is true", r.Raw)
-	}
+	assert.NotContains(t, string(r.Raw), "secret", "leaked: %s: strings.Contains(string(r.Raw), \"secret\") is true", r.Raw)
 
 	got := h.do("GET", "/api/projects/1/endpoints/daily", keyP1, nil)
 	m := materialization(t, got)
-	if got, want := m["status"], "failed"; !reflect.DeepEqual(got, want) {
-		t.Errorf("m[\"status\"] = %q, want %q", got, want)
-	}
-	if got, want := m["error"], "the query could not be executed against the database"; !reflect.DeepEqual(got, want) {
-		t.Errorf("m[\"error\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "failed", m["status"])
+	assert.Equal(t, "the query could not be executed against the database", m["error"])
 	if m["last_materialized_at"] == nil {
 		t.Errorf("m[\"last_materialized_at\"] is nil")
 	}
 	run := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, map[string]any{"variables": map[string]any{"country": "DE", "from": "2025-04-01", "to": "2025-05-01"}})
 	mustStatus(t, http.StatusOK, run)
-	if got, want := run.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("run.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, run.Body["endpoint_materialized"])
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
@@ -37,9 +39,7 @@ type opsEnv struct {
 func newOpsEnv(t *testing.T) *opsEnv {
 	t.Helper()
 	keys := &embed.StaticKeys{}
-	if err := keys.Add("", "k1", []byte("ops-embed-secret-0123")); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add("", "k1", []byte("ops-embed-secret-0123")))
 	signer := &embed.Signer{Keys: keys}
 	exec := &counting{}
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(2000),
@@ -60,9 +60,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		{Name: "Events", Type: variable.List, Values: []string{"purchase", "$pageview", "signup"}, IsMulti: true},
 	} {
 		got, err := env.Service.CreateVariable(ctx, env.Project, v)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		vars[got.CodeName] = got
 	}
 	refs := func(names ...string) map[string]endpoint.VariableRef {
@@ -80,9 +78,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 				"AND {variables.min} >= 0 AND {variables.paid} = {variables.paid} AND {variables.plan} <> 'x' GROUP BY event ORDER BY event"},
 	} {
 		_, err := env.Service.Create(ctx, env.Project, endpoint.CreateRequest{Name: name, Query: &q})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	return &opsEnv{Env: env, signer: signer, exec: exec}
 }
@@ -97,9 +93,7 @@ func (o *opsEnv) call(t *testing.T, method, path, bearer, body string) response 
 func (o *opsEnv) token(t *testing.T, c embed.Claims) string {
 	t.Helper()
 	tok, err := o.Service.MintEmbedToken(context.Background(), o.signer, o.Project, c, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return tok
 }
 
@@ -113,12 +107,8 @@ func TestHTTPRunAnswerFields(t *testing.T) {
 	first := o.call(t, "POST", "endpoints/by_event/run", o.Key, run)
 	mustStatus(t, http.StatusOK, first)
 	_, err := uuid.Parse(first.Body["execution_id"].(string))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := first.Body["is_cached"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("first.Body[\"is_cached\"] = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, false, first.Body["is_cached"])
 	if first.Body["endpoint_version_created_at"] == nil {
 		t.Errorf("first.Body[\"endpoint_version_created_at\"] is nil")
 	}
@@ -126,9 +116,8 @@ func TestHTTPRunAnswerFields(t *testing.T) {
 		t.Errorf("first.Body[\"last_refresh\"] is nil")
 	}
 	stats := first.Body["statistics"].(map[string]any)
-	if _, ok := stats["elapsed_ms"]; !ok {
-		t.Errorf("no key %v in %v", "elapsed_ms", stats)
-	}
+	_, ok := stats["elapsed_ms"]
+	assert.True(t, ok, "no key %v in %v", "elapsed_ms", stats)
 	if v := stats["rows_read"]; v != nil {
 		t.Errorf("SQLite reports no rows read: stats[\"rows_read\"] = %v, want nil", v)
 	}
@@ -145,23 +134,14 @@ func TestHTTPRunAnswerFields(t *testing.T) {
 
 	second := o.call(t, "POST", "endpoints/by_event/run", o.Key, run)
 	mustStatus(t, http.StatusOK, second)
-	if got, want := second.Body["is_cached"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("second.Body[\"is_cached\"] = %+v, want %+v", got, want)
-	}
-	if got, want := second.Body["execution_id"], first.Body["execution_id"]; reflect.DeepEqual(got, want) {
-		t.Errorf("second.Body[\"execution_id\"] = %+v, want anything else", got)
-	}
-	if got, want := second.Body["last_refresh"], first.Body["last_refresh"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("second.Body[\"last_refresh\"] = %+v, want %+v", got, want)
-	}
-	if got, want := o.exec.n.Load(), queries; got != want {
-		t.Errorf("a cached run queried the database: o.exec.n.Load() = %v, want %v", got, want)
-	}
+	assert.Equal(t, true, second.Body["is_cached"])
+	assert.NotEqual(t, first.Body["execution_id"], second.Body["execution_id"])
+	assert.Equal(t, first.Body["last_refresh"], second.Body["last_refresh"])
+	got, want := o.exec.n.Load(), queries
+	assert.Equal(t, want, got, "a cached run queried the database: o.exec.n.Load()")
 	results := func(r response) string {
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(r.Raw, &m); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, json.Unmarshal(r.Raw, &m))
 		return string(m["results"])
 	}
 	if got, want := results(second), results(first); got != want {
@@ -170,18 +150,14 @@ func TestHTTPRunAnswerFields(t *testing.T) {
 
 	forced := o.call(t, "POST", "endpoints/by_event/run", o.Key, `{"variables": {"event": "purchase", "from": "2025-01-01"}, "refresh": "force"}`)
 	mustStatus(t, http.StatusOK, forced)
-	if got, want := forced.Body["is_cached"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("forced.Body[\"is_cached\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, false, forced.Body["is_cached"])
 	if got, want := o.exec.n.Load(), queries+1; got != want {
 		t.Errorf("o.exec.n.Load() = %v, want %v", got, want)
 	}
 
 	direct := o.call(t, "POST", "endpoints/by_event/run", o.Key, `{"variables": {"event": "purchase", "from": "2025-01-01"}, "refresh": "direct"}`)
 	mustStatus(t, http.StatusBadRequest, direct)
-	if got, want := direct.Body["attr"], "refresh"; !reflect.DeepEqual(got, want) {
-		t.Errorf("direct.Body[\"attr\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "refresh", direct.Body["attr"])
 }
 
 // TestHTTPDataFreshnessSeconds: the field is saved, shown, and refused
@@ -190,14 +166,10 @@ func TestHTTPDataFreshnessSeconds(t *testing.T) {
 	o := newOpsEnv(t)
 	r := o.call(t, "GET", "endpoints/by_event/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["data_freshness_seconds"], json.Number("86400"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"data_freshness_seconds\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("86400"), r.Body["data_freshness_seconds"])
 	r = o.call(t, "PATCH", "endpoints/by_event/", o.Key, `{"data_freshness_seconds": 900}`)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["data_freshness_seconds"], json.Number("900"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"data_freshness_seconds\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("900"), r.Body["data_freshness_seconds"])
 	for _, bad := range []string{`5`, `"900"`, `900.5`, `null`} {
 		r = o.call(t, "PATCH", "endpoints/by_event/", o.Key, `{"data_freshness_seconds": `+bad+`}`)
 		if bad == `null` {
@@ -206,20 +178,14 @@ func TestHTTPDataFreshnessSeconds(t *testing.T) {
 		}
 		mustStatus(t, http.StatusBadRequest, r)
 		checkErrorBody(t, r)
-		if got, want := r.Body["attr"], "data_freshness_seconds"; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: r.Body[\"attr\"] = %q, want %q", bad, got, want)
-		}
+		assert.Equal(t, "data_freshness_seconds", r.Body["attr"], "%v: r.Body[\"attr\"]", bad)
 	}
 	r = o.call(t, "POST", "endpoints/", o.Key, `{"name": "weekly", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}, "data_freshness_seconds": 604800}`)
 	mustStatus(t, http.StatusCreated, r)
-	if got, want := r.Body["data_freshness_seconds"], json.Number("604800"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"data_freshness_seconds\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("604800"), r.Body["data_freshness_seconds"])
 	r = o.call(t, "POST", "endpoints/", o.Key, `{"name": "bad", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}, "data_freshness_seconds": 60}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.detail(), "Invalid data_freshness_seconds 60. Expected one of: 900, 1800, 3600, 21600, 43200, 86400, 604800."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Invalid data_freshness_seconds 60. Expected one of: 900, 1800, 3600, 21600, 43200, 86400, 604800.", r.detail())
 }
 
 // TestHTTPVersions: the versions of an endpoint and each one, with its
@@ -231,58 +197,33 @@ func TestHTTPVersions(t *testing.T) {
 	r = o.call(t, "GET", "endpoints/by_event/versions/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
 	list := r.Body["results"].([]any)
-	if got := len(list); got != 2 {
-		t.Fatalf("len(list) = %d, want %d: %v", got, 2, list)
-	}
+	require.Len(t, list, 2)
 	v1, v2 := list[0].(map[string]any), list[1].(map[string]any)
-	if got, want := v1["version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("v1[\"version\"] = %q, want %q", got, want)
-	}
-	if got, want := v1["is_current"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("v1[\"is_current\"] = %+v, want %+v", got, want)
-	}
-	if q, ok := v1["query"].(map[string]any)["query"].(string); !ok || !strings.Contains(q, "{variables.event}") {
-		t.Errorf("v1 query = %q, want it to contain %q", q, "{variables.event}")
+	assert.Equal(t, json.Number("1"), v1["version"])
+	assert.Equal(t, false, v1["is_current"])
+	q, ok := v1["query"].(map[string]any)["query"].(string)
+	if assert.True(t, ok, "v1 query = %q, want it to contain %q", q, "{variables.event}") {
+		assert.Contains(t, q, "{variables.event}", "v1 query = %q, want it to contain %q", q, "{variables.event}")
 	}
 	vars := v1["variables"].([]any)
-	if got := len(vars); got != 2 {
-		t.Fatalf("len(vars) = %d, want %d: %v", got, 2, vars)
-	}
-	if got, want := vars[0].(map[string]any)["code_name"], "event"; !reflect.DeepEqual(got, want) {
-		t.Errorf("vars[0].(map[string]any)[\"code_name\"] = %q, want %q", got, want)
-	}
-	if got, want := vars[0].(map[string]any)["type"], "String"; !reflect.DeepEqual(got, want) {
-		t.Errorf("vars[0].(map[string]any)[\"type\"] = %q, want %q", got, want)
-	}
-	if got, want := vars[0].(map[string]any)["required"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("vars[0].(map[string]any)[\"required\"] = %+v, want %+v", got, want)
-	}
-	if got, want := vars[1].(map[string]any)["type"], "Date"; !reflect.DeepEqual(got, want) {
-		t.Errorf("vars[1].(map[string]any)[\"type\"] = %q, want %q", got, want)
-	}
+	require.Len(t, vars, 2)
+	assert.Equal(t, "event", vars[0].(map[string]any)["code_name"])
+	assert.Equal(t, "String", vars[0].(map[string]any)["type"])
+	assert.Equal(t, true, vars[0].(map[string]any)["required"])
+	assert.Equal(t, "Date", vars[1].(map[string]any)["type"])
 	_, err := time.Parse(time.RFC3339Nano, v1["created_at"].(string))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	m := v1["materialization"].(map[string]any)
-	if got, want := m["can_materialize"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("m[\"can_materialize\"] = %+v, want %+v", got, want)
-	}
-	if got, want := m["materialized"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("m[\"materialized\"] = %+v, want %+v", got, want)
-	}
-	if got, want := v2["is_current"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("v2[\"is_current\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, m["can_materialize"])
+	assert.Equal(t, false, m["materialized"])
+	assert.Equal(t, true, v2["is_current"])
 	if got := v2["variables"]; got != nil && !reflect.DeepEqual(got, []any{}) {
 		t.Errorf("v2[\"variables\"] = %v, want none", got)
 	}
 
 	r = o.call(t, "GET", "endpoints/by_event/versions/2", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["query"].(map[string]any)["query"], "SELECT 2 AS two"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"query\"].(map[string]any)[\"query\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "SELECT 2 AS two", r.Body["query"].(map[string]any)["query"])
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -297,9 +238,8 @@ func TestHTTPVersions(t *testing.T) {
 		r := o.call(t, "GET", tc.path, o.Key, "")
 		mustStatus(t, tc.status, r)
 		checkErrorBody(t, r)
-		if got, want := r.detail(), tc.detail; got != want {
-			t.Errorf("%v: r.detail() = %q, want %q", tc.path, got, want)
-		}
+		got, want := r.detail(), tc.detail
+		assert.Equal(t, want, got, "%v: r.detail()", tc.path)
 	}
 	tok := o.token(t, embed.Claims{Endpoints: []string{"by_event"}})
 	for _, path := range []string{"endpoints/by_event/versions/", "endpoints/by_event/versions/1/", "endpoints/by_event/logs/", "endpoints/by_event/materialization_status/"} {
@@ -314,26 +254,16 @@ func TestHTTPVersions(t *testing.T) {
 func openapiValidator(t *testing.T, raw []byte) (*openapi3.T, func(path, body string) error) {
 	t.Helper()
 	doc, err := openapi3.NewLoader().LoadFromData(raw)
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", raw, err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("%s: unexpected error: %v", raw, err)
-	}
-	if got, want := doc.OpenAPI, "3.0.3"; got != want {
-		t.Fatalf("doc.OpenAPI = %q, want %q", got, want)
-	}
+	require.NoError(t, err, "%s", raw)
+	require.NoError(t, doc.Validate(context.Background()), "%s", raw)
+	require.Equal(t, "3.0.3", doc.OpenAPI)
 	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return doc, func(path, body string) error {
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		route, params, err := router.FindRoute(req)
-		if err != nil {
-			t.Fatalf("no route for %s: unexpected error: %v", path, err)
-		}
+		require.NoError(t, err, "no route for %s", path)
 		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
 			Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
@@ -352,26 +282,15 @@ func TestHTTPOpenAPIAgreesWithServer(t *testing.T) {
 	doc, validate := openapiValidator(t, r.Raw)
 	const path = "/api/projects/1/endpoints/typed/run"
 	op := doc.Paths.Find(path).Post
-	if op == nil {
-		t.Fatalf("no POST %s: op is nil", path)
-	}
-	if got, want := doc.Components.SecuritySchemes["bearerAuth"].Value.Scheme, "bearer"; got != want {
-		t.Errorf("doc.Components.SecuritySchemes[\"bearerAuth\"].Value.Scheme = %q, want %q", got, want)
-	}
+	require.NotNil(t, op, "no POST %s: op is nil", path)
+	assert.Equal(t, "bearer", doc.Components.SecuritySchemes["bearerAuth"].Value.Scheme)
 	answer := op.Responses.Value("200").Value.Content.Get("application/json").Schema.Value
-	if got, want := answer.Properties["columns"].Value.Items.Value.Enum, ([]any{"event", "n"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("answer.Properties[\"columns\"].Value.Items.Value.Enum = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{"event", "n"}, answer.Properties["columns"].Value.Items.Value.Enum)
 	vars := op.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties["variables"].Value
-	if got, want := slices.Sorted(slices.Values(vars.Required)), []string{"event", "events", "from", "min", "paid", "plan"}; !slices.Equal(got, want) {
-		t.Errorf("vars.Required = %q (sorted), want %q", got, want)
-	}
-	if got, want := vars.Properties["min"].Value.Type.Slice()[0], "number"; got != want {
-		t.Errorf("vars.Properties[\"min\"].Value.Type.Slice()[0] = %q, want %q", got, want)
-	}
-	if got, want := vars.Properties["events"].Value.Type.Slice()[0], "array"; got != want {
-		t.Errorf("vars.Properties[\"events\"].Value.Type.Slice()[0] = %q, want %q", got, want)
-	}
+	got, want := slices.Sorted(slices.Values(vars.Required)), []string{"event", "events", "from", "min", "paid", "plan"}
+	assert.True(t, slices.Equal(got, want), "vars.Required = %q (sorted), want %q", got, want)
+	assert.Equal(t, "number", vars.Properties["min"].Value.Type.Slice()[0])
+	assert.Equal(t, "array", vars.Properties["events"].Value.Type.Slice()[0])
 
 	good := `"event": "signup", "events": ["purchase", "$pageview"], "from": "2025-01-01", "min": 2, "paid": true, "plan": "pro"`
 	for _, tc := range []struct {
@@ -399,18 +318,15 @@ func TestHTTPOpenAPIAgreesWithServer(t *testing.T) {
 		{"a refresh mode that does not exist", `{"variables": {` + good + `}, "refresh": "later"}`, false},
 	} {
 		docErr := validate(path, tc.body)
-		if got, want := docErr == nil, tc.ok; got != want {
-			t.Errorf("%s: the document says %v: docErr == nil = %v, want %v", tc.name, docErr, got, want)
-		}
+		got, want := docErr == nil, tc.ok
+		assert.Equal(t, want, got, "%s: the document says %v: docErr", tc.name, docErr)
 		res := o.call(t, "POST", "endpoints/typed/run", o.Key, tc.body)
 		if tc.ok {
-			if got, want := res.Status, http.StatusOK; got != want {
-				t.Errorf("%s: the server answered %s: res.Status = %v, want %v", tc.name, res.Raw, got, want)
-			}
+			got, want := res.Status, http.StatusOK
+			assert.Equal(t, want, got, "%s: the server answered %s: res.Status", tc.name, res.Raw)
 		} else {
-			if got, want := res.Status, http.StatusBadRequest; got != want {
-				t.Errorf("%s: the server answered %s: res.Status = %v, want %v", tc.name, res.Raw, got, want)
-			}
+			got, want := res.Status, http.StatusBadRequest
+			assert.Equal(t, want, got, "%s: the server answered %s: res.Status", tc.name, res.Raw)
 		}
 	}
 
@@ -420,13 +336,9 @@ func TestHTTPOpenAPIAgreesWithServer(t *testing.T) {
 	mustStatus(t, http.StatusOK, r)
 	_, validate = openapiValidator(t, r.Raw)
 	v1 := `{"variables": {"event": "purchase", "from": "2025-01-01"}, "version": 1}`
-	if err := validate("/api/projects/1/endpoints/by_event/run", v1); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, validate("/api/projects/1/endpoints/by_event/run", v1))
 	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/run", o.Key, v1))
-	if err := (validate("/api/projects/1/endpoints/by_event/run", `{"variables": {"event": "purchase", "from": "2025-01-01"}}`)); err == nil {
-		t.Fatalf("got no error, want one")
-	}
+	require.Error(t, validate("/api/projects/1/endpoints/by_event/run", `{"variables": {"event": "purchase", "from": "2025-01-01"}}`))
 	for _, tc := range []struct {
 		query  string
 		status int
@@ -452,20 +364,13 @@ func TestHTTPOpenAPITokenView(t *testing.T) {
 	doc, validate := openapiValidator(t, r.Raw)
 	const path = "/api/projects/1/endpoints/by_event/run"
 	vars := doc.Paths.Find(path).Post.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties["variables"].Value
-	if _, ok := vars.Properties["event"]; ok {
-		t.Errorf("the fixed variable is in the token's view: key %v in %v", "event", vars.Properties)
-	}
-	if got, want := vars.Required, ([]string{"from"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("vars.Required = %+v, want %+v", got, want)
-	}
+	_, ok := vars.Properties["event"]
+	assert.False(t, ok, "the fixed variable is in the token's view: key %v in %v", "event", vars.Properties)
+	assert.Equal(t, []string{"from"}, vars.Required)
 	body := `{"variables": {"from": "2025-01-01"}}`
-	if err := validate(path, body); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, validate(path, body))
 	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/run", tok, body))
-	if err := (validate(path, `{"variables": {"from": "2025-01-01", "event": "signup"}}`)); err == nil {
-		t.Fatalf("got no error, want one")
-	}
+	require.Error(t, validate(path, `{"variables": {"from": "2025-01-01", "event": "signup"}}`))
 	mustStatus(t, http.StatusForbidden, o.call(t, "POST", "endpoints/by_event/run", tok, `{"variables": {"from": "2025-01-01", "event": "signup"}}`))
 
 	// The API key's view has the variable.
@@ -490,62 +395,40 @@ func TestHTTPLogs(t *testing.T) {
 	r := o.call(t, "GET", "endpoints/by_event/logs/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
 	list := r.Body["results"].([]any)
-	if got := len(list); got != 3 {
-		t.Fatalf("len(list) = %d, want %d: %v", got, 3, list)
-	}
+	require.Len(t, list, 3)
 	if v := r.Body["next"]; v != nil {
 		t.Errorf("r.Body[\"next\"] = %v, want nil", v)
 	}
 	failed, token, first := list[0].(map[string]any), list[1].(map[string]any), list[2].(map[string]any)
-	if got, want := failed["status"], json.Number("400"); !reflect.DeepEqual(got, want) {
-		t.Errorf("failed[\"status\"] = %q, want %q", got, want)
-	}
-	if got, want := failed["error_code"], "invalid_variable_value"; !reflect.DeepEqual(got, want) {
-		t.Errorf("failed[\"error_code\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("400"), failed["status"])
+	assert.Equal(t, "invalid_variable_value", failed["error_code"])
 	if v := failed["rows"]; v != nil {
 		t.Errorf("failed[\"rows\"] = %v, want nil", v)
 	}
-	if got, want := token["token"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("token[\"token\"] = %+v, want %+v", got, want)
-	}
-	if got, want := token["token_kid"], "k1"; !reflect.DeepEqual(got, want) {
-		t.Errorf("token[\"token_kid\"] = %q, want %q", got, want)
-	}
-	if got, want := first["status"], json.Number("200"); !reflect.DeepEqual(got, want) {
-		t.Errorf("first[\"status\"] = %q, want %q", got, want)
-	}
-	if got, want := first["token"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("first[\"token\"] = %+v, want %+v", got, want)
-	}
-	if got, want := first["rows"], json.Number("1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("first[\"rows\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, true, token["token"])
+	assert.Equal(t, "k1", token["token_kid"])
+	assert.Equal(t, json.Number("200"), first["status"])
+	assert.Equal(t, false, first["token"])
+	assert.Equal(t, json.Number("1"), first["rows"])
 	for _, f := range []string{"execution_id", "at", "version", "duration_ms", "rows_read", "bytes_read", "is_cached", "endpoint_materialized", "refresh"} {
-		if _, ok := first[f]; !ok {
-			t.Errorf("no key %v in %v", f, first)
-		}
+		_, ok := first[f]
+		assert.True(t, ok, "no key %v in %v", f, first)
 	}
 	for _, leak := range []string{"purchase", "signup", "2025-01-01", "2025-02-02", "never-ever", "eyJ"} {
-		if s, sub := string(r.Raw), leak; strings.Contains(s, sub) {
-			t.Errorf("%q contains %q", s, sub)
-		}
+		assert.NotContains(t, string(r.Raw), leak)
 	}
 
 	r = o.call(t, "GET", "endpoints/by_event/logs/?limit=2", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	if v := r.Body["results"].([]any); len(v) != 2 {
-		t.Fatalf("len = %d, want %d: %v", len(v), 2, v)
-	}
+	v := r.Body["results"].([]any)
+	require.Len(t, v, 2, "len")
 	next := r.Body["next"].(string)
 	r = o.call(t, "GET", "endpoints/by_event/logs/?limit=2&before="+url.QueryEscape(next), o.Key, "")
 	mustStatus(t, http.StatusOK, r)
 	if v := r.Body["results"].([]any); len(v) != 1 {
 		t.Fatalf("len = %d, want %d: %v", len(v), 1, v)
 	}
-	if got, want := r.Body["results"].([]any)[0].(map[string]any)["execution_id"], first["execution_id"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, first["execution_id"], r.Body["results"].([]any)[0].(map[string]any)["execution_id"])
 	if v := r.Body["next"]; v != nil {
 		t.Errorf("r.Body[\"next\"] = %v, want nil", v)
 	}
@@ -563,9 +446,7 @@ func TestHTTPMaterializationStatus(t *testing.T) {
 	o := newOpsEnv(t)
 	r := o.call(t, "GET", "endpoints/by_event/materialization_status/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["is_materialized"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"is_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, false, r.Body["is_materialized"])
 	if v := r.Body["status"]; v != nil {
 		t.Errorf("r.Body[\"status\"] = %v, want nil", v)
 	}
@@ -573,9 +454,7 @@ func TestHTTPMaterializationStatus(t *testing.T) {
 	mustStatus(t, http.StatusOK, o.call(t, "PATCH", "endpoints/by_event/", o.Key, `{"is_materialized": true}`))
 	r = o.call(t, "GET", "endpoints/by_event/materialization_status", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["status"], "pending"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"status\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "pending", r.Body["status"])
 	if v := r.Body["last_success_at"]; v != nil {
 		t.Errorf("r.Body[\"last_success_at\"] = %v, want nil", v)
 	}
@@ -583,15 +462,9 @@ func TestHTTPMaterializationStatus(t *testing.T) {
 	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/materialize?wait=true", o.Key, ""))
 	r = o.call(t, "GET", "endpoints/by_event/materialization_status/", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["status"], "completed"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"status\"] = %q, want %q", got, want)
-	}
-	if got, want := r.Body["serving"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"serving\"] = %+v, want %+v", got, want)
-	}
-	if got, want := r.Body["version"], json.Number("1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"version\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "completed", r.Body["status"])
+	assert.Equal(t, true, r.Body["serving"])
+	assert.Equal(t, json.Number("1"), r.Body["version"])
 	if r.Body["last_success_at"] == nil {
 		t.Errorf("r.Body[\"last_success_at\"] is nil")
 	}
@@ -602,28 +475,18 @@ func TestHTTPMaterializationStatus(t *testing.T) {
 		t.Errorf("r.Body[\"next_refresh_at\"] is nil")
 	}
 	rows, err := r.Body["rows"].(json.Number).Int64()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := rows; v <= 0 {
-		t.Errorf("rows = %v, want > 0", v)
-	}
+	require.NoError(t, err)
+	assert.Greater(t, rows, int64(0))
 	if v := r.Body["last_error"]; v != nil {
 		t.Errorf("r.Body[\"last_error\"] = %v, want nil", v)
 	}
-	if got, want := r.Body["data_freshness_seconds"], json.Number("86400"); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"data_freshness_seconds\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, json.Number("86400"), r.Body["data_freshness_seconds"])
 
 	// A materialized endpoint answers direct runs from its table.
 	run := o.call(t, "POST", "endpoints/by_event/run", o.Key, `{"variables": {"event": "purchase", "from": "2025-01-01"}, "refresh": "direct"}`)
 	mustStatus(t, http.StatusOK, run)
-	if got, want := run.Body["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("run.Body[\"endpoint_materialized\"] = %+v, want %+v", got, want)
-	}
-	if got, want := run.Body["last_refresh"], run.Body["endpoint_materialized_at"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("run.Body[\"last_refresh\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, run.Body["endpoint_materialized"])
+	assert.Equal(t, run.Body["endpoint_materialized_at"], run.Body["last_refresh"])
 	mustStatus(t, http.StatusNotFound, o.call(t, "GET", "endpoints/nope/materialization_status/", o.Key, ""))
 }
 
@@ -633,8 +496,6 @@ func TestHTTPOpsRoutesMethods(t *testing.T) {
 	for _, path := range []string{"endpoints/by_event/versions/", "endpoints/by_event/versions/1/", "endpoints/by_event/openapi.json", "endpoints/by_event/logs/", "endpoints/by_event/materialization_status/"} {
 		r := o.call(t, "POST", path, o.Key, "{}")
 		mustStatus(t, http.StatusMethodNotAllowed, r)
-		if s, sub := r.Header.Get("Allow"), "GET"; !strings.Contains(s, sub) {
-			t.Errorf("%v: %q does not contain %q", path, s, sub)
-		}
+		assert.Contains(t, r.Header.Get("Allow"), "GET", "%v", path)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // heldRequests holds the end of every run made over HTTP (one with a
@@ -41,9 +43,7 @@ func TestHTTPAnswerIsNotAHostsAnswer(t *testing.T) {
 				if !joined && attempt < 5 {
 					continue // the second run came after the first ended; again
 				}
-				if !joined {
-					t.Fatal("in 6 attempts the second run never joined the first's flight")
-				}
+				require.True(t, joined, "in 6 attempts the second run never joined the first's flight")
 				cols, rows, _ := strings.Cut(want, "\x00")
 				if !strings.Contains(body, cols) || !strings.Contains(body, rows) || strings.Contains(body, "vandal") || strings.Contains(body, "1970") {
 					t.Fatalf("the client got %s, want %s and %s", body, cols, rows)
@@ -66,24 +66,18 @@ func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string
 	obs := heldRequests{release: make(chan struct{})}
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY event"}
 	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "counts", Query: q}); err != nil {
 		t.Fatal(err)
 	}
 	first, err := svc.Run(ctx, "1", "counts", endpoint.RunRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want = resultsOf(t, first)
 
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(keyP1, "1"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, keys.Add(keyP1, "1"))
 	srv := httptest.NewServer(httpapi.New(svc, keys, httpapi.WithLimiter(nil)))
 	defer srv.Close()
 
@@ -92,9 +86,7 @@ func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string
 	client := make(chan string, 1)
 	runHost := func() {
 		res, err := svc.Run(ctx, "1", "counts", endpoint.RunRequest{})
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 		host <- res
 	}
 	runClient := func() {
@@ -152,12 +144,8 @@ func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string
 func resultsOf(t *testing.T, res *endpoint.RunResult) string {
 	t.Helper()
 	cols, err := json.Marshal(res.Columns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rows, err := json.Marshal(res.Results)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return `"columns":` + string(cols) + "\x00" + `"results":` + string(rows)
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -40,15 +41,12 @@ func FuzzQueryBody(f *testing.F) {
 		rec := httptest.NewRecorder()
 		h.handler.ServeHTTP(rec, req)
 		var got map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-			t.Fatalf("%q: %d with a body that is not JSON: %q", body, rec.Code, rec.Body)
-		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got), "%q: %d with a body that is not JSON: %q", body, rec.Code, rec.Body)
 		switch {
 		case rec.Code == http.StatusOK:
 			for _, k := range []string{"kind", "results", "placeholders", "variables", "materialization"} {
-				if _, ok := got[k]; !ok {
-					t.Fatalf("%q: 200 without %q: %s", body, k, rec.Body)
-				}
+				_, ok := got[k]
+				require.True(t, ok, "%q: 200 without %q: %s", body, k, rec.Body)
 			}
 		case rec.Code == http.StatusBadGateway && got["code"] == "execution_failed",
 			rec.Code == http.StatusGatewayTimeout && got["code"] == "timeout":

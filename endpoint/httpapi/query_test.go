@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +18,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/sql/access"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // queryBody is the JSON of POST query/ for a HogQLQuery whose variables,
@@ -52,50 +53,30 @@ func TestQueryRoute(t *testing.T) {
 	codes := map[string]string{idEvent: "event", idFrom: "from", idTo: "to"}
 	r := h.do("POST", base+"/query/", keyP1, queryBody(countByEvent, codes, map[string]any{idFrom: "2025-04-01", idTo: "2025-05-01"}))
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["placeholders"], ([]any{"event", "from", "to"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"placeholders\"] = %+v, want %+v", got, want)
+	assert.Equal(t, []any{"event", "from", "to"}, r.Body["placeholders"])
+	assert.Equal(t, []any{"n"}, r.Body["columns"])
+	got, ok := r.Body["types"].([]any)
+	if assert.True(t, ok, "len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"]) {
+		assert.Len(t, got, 1, "len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"])
 	}
-	if got, want := r.Body["columns"], ([]any{"n"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"columns\"] = %+v, want %+v", got, want)
-	}
-	if got, ok := r.Body["types"].([]any); !ok || len(got) != 1 {
-		t.Errorf("len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"])
-	}
-	if got, want := r.Body["hasMore"], false; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"hasMore\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, false, r.Body["hasMore"])
 	verdict := r.Body["materialization"].(map[string]any)
-	if got, want := verdict["can_materialize"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("verdict[\"can_materialize\"] = %+v, want %+v", got, want)
-	}
-	if got, want := verdict["reasons"], ([]any{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("verdict[\"reasons\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, verdict["can_materialize"])
+	assert.Equal(t, []any{}, verdict["reasons"])
 	vars := r.Body["variables"].([]any)
-	if got := len(vars); got != 3 {
-		t.Fatalf("len(vars) = %d, want %d: %v", got, 3, vars)
-	}
-	if got, want := vars[0], (map[string]any{"id": idEvent, "name": "Event", "code_name": "event", "type": "String", "value": "purchase", "source": "default"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("vars[0] = %+v, want %+v", got, want)
-	}
-	if got, want := vars[1].(map[string]any)["source"], "test"; !reflect.DeepEqual(got, want) {
-		t.Errorf("vars[1].(map[string]any)[\"source\"] = %q, want %q", got, want)
-	}
+	require.Len(t, vars, 3)
+	assert.Equal(t, map[string]any{"id": idEvent, "name": "Event", "code_name": "event", "type": "String", "value": "purchase", "source": "default"}, vars[0])
+	assert.Equal(t, "test", vars[1].(map[string]any)["source"])
 
 	// The same query saved and run with the same values gives the same rows.
 	mustStatus(t, http.StatusCreated, h.do("POST", base+"/endpoints/", keyP1, map[string]any{"name": "count_by_event", "query": sqlQuery(countByEvent, codes)}))
 	run := h.do("POST", base+"/endpoints/count_by_event/run/", keyP1, map[string]any{"variables": map[string]any{"event": "purchase", "from": "2025-04-01", "to": "2025-05-01"}})
 	mustStatus(t, http.StatusOK, run)
-	if got, want := r.Body["results"], run.Body["results"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"results\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, run.Body["results"], r.Body["results"])
 	n, err := r.Body["results"].([]any)[0].([]any)[0].(json.Number).Int64()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if v := n; v <= 0 {
-		t.Errorf("the comparison is of a real count: n = %v, want > 0", v)
-	}
+	require.NoError(t, err)
+	v := n
+	assert.Greater(t, v, int64(0), "the comparison is of a real count: n")
 
 	// Refusals, in the words of a save and a run.
 	for _, tc := range []struct {
@@ -121,12 +102,9 @@ func TestQueryRoute(t *testing.T) {
 			mustStatus(t, tc.status, r)
 			checkErrorBody(t, r)
 			if tc.detail != "" {
-				if got, want := r.detail(), tc.detail; got != want {
-					t.Errorf("r.detail() = %q, want %q", got, want)
-				}
-				if got, want := r.Body["attr"], tc.attr; !reflect.DeepEqual(got, want) {
-					t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-				}
+				got, want := r.detail(), tc.detail
+				assert.Equal(t, want, got, "r.detail()")
+				assert.Equal(t, tc.attr, r.Body["attr"])
 			}
 		})
 	}
@@ -149,55 +127,37 @@ func TestQueryRouteInsight(t *testing.T) {
 		"variables": {"$browser": "Chrome"}}`
 	r := h.do("POST", "/api/projects/1/query/", keyP1, body)
 	mustStatus(t, http.StatusOK, r)
-	if got, want := r.Body["kind"], "TrendsQuery"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"kind\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "TrendsQuery", r.Body["kind"])
 	series := r.Body["results"].([]any)
-	if got := len(series); got != 1 {
-		t.Fatalf("len(series) = %d, want %d: %v", got, 1, series)
-	}
+	require.Len(t, series, 1)
 	s := series[0].(map[string]any)
-	if got, want := s["label"], "Chrome"; !reflect.DeepEqual(got, want) {
-		t.Errorf("s[\"label\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Chrome", s["label"])
 	data, _ := s["data"].([]any)
-	if len(data) == 0 {
-		t.Errorf("s[\"data\"] = %v, want points", s["data"])
+	assert.NotEmpty(t, data, "s[\"data\"] = %v, want points", s["data"])
+	labels, ok := s["labels"].([]any)
+	if assert.True(t, ok, "len(s[\"labels\"]) = %d, want one per point (%d): %v", len(labels), len(data), s["labels"]) {
+		assert.Len(t, labels, len(data), "len(s[\"labels\"]) = %d, want one per point (%d): %v", len(labels), len(data), s["labels"])
 	}
-	if labels, ok := s["labels"].([]any); !ok || len(labels) != len(data) {
-		t.Errorf("len(s[\"labels\"]) = %d, want one per point (%d): %v", len(labels), len(data), s["labels"])
-	}
-	if got, want := r.Body["placeholders"], ([]any{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"placeholders\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{}, r.Body["placeholders"])
 }
 
 // TestQueryRouteSandbox: an unsaved query may read only what its project
 // may read, scoped to its rows.
 func TestQueryRouteSandbox(t *testing.T) {
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(200), endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
 		endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil)))
 	status, body := env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`)
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("%v: status = %v, want %v", body, got, want)
-	}
-	if s, sub := body, `"results":[[200]]`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	got, want := status, http.StatusOK
+	require.Equal(t, want, got, "%v: status", body)
+	assert.Contains(t, body, `"results":[[200]]`)
 	status, body = env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT name FROM endpointkit_endpoints"}}`)
 	if got, want := status, http.StatusBadRequest; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
-	if s, sub := body, `"code":"query_not_allowed"`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := body, "endpointkit_endpoints"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, body, `"code":"query_not_allowed"`)
+	assert.Contains(t, body, "endpointkit_endpoints")
 }
 
 // TestQueryRouteRefusesEmbedTokens: a token may run its endpoints, never an
@@ -206,14 +166,11 @@ func TestQueryRouteRefusesEmbedTokens(t *testing.T) {
 	env, signer, _, exec := embedEnv(t)
 	tok, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project,
 		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "purchase"}}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	before := exec.n.Load()
 	status, body, _ := send(t, env, "POST", "/api/projects/1/query/", tok, `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) FROM events"}}`)
-	if got, want := status, http.StatusForbidden; got != want {
-		t.Errorf("%v: status = %v, want %v", body, got, want)
-	}
+	got, want := status, http.StatusForbidden
+	assert.Equal(t, want, got, "%v: status", body)
 	if got, want := exec.n.Load(), before; got != want {
 		t.Errorf("nothing ran: exec.n.Load() = %v, want %v", got, want)
 	}
@@ -242,13 +199,9 @@ func TestQueryRouteRate(t *testing.T) {
 	mustStatus(t, http.StatusOK, lh.run("1"))
 	r := query()
 	mustStatus(t, http.StatusTooManyRequests, r)
-	if got, want := r.Body["code"], "throttled"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "throttled", r.Body["code"])
 	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	clock.Add(time.Duration(retry) * time.Second)
 	mustStatus(t, http.StatusOK, query())
 }
@@ -260,12 +213,9 @@ func TestQueryRouteTimeout(t *testing.T) {
 		c.RunTimeout = 30 * time.Millisecond
 	}), endpointtest.WithHTTPOptions(httpapi.WithLimiter(nil), httpapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
 	status, body := env.Do(t, "POST", "/query/", `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)
-	if got, want := status, http.StatusGatewayTimeout; got != want {
-		t.Errorf("%v: status = %v, want %v", body, got, want)
-	}
-	if s, sub := body, `"code":"timeout"`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	got, want := status, http.StatusGatewayTimeout
+	assert.Equal(t, want, got, "%v: status", body)
+	assert.Contains(t, body, `"code":"timeout"`)
 }
 
 // TestVersionsRoute: GET endpoints/{name}/versions lists every version with
@@ -278,17 +228,11 @@ func TestVersionsRoute(t *testing.T) {
 	r := h.do("GET", base+"v/versions/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
 	vs := r.Body["results"].([]any)
-	if got := len(vs); got != 2 {
-		t.Fatalf("len(vs) = %d, want %d: %v", got, 2, vs)
-	}
+	require.Len(t, vs, 2)
 	for i, want := range []string{"SELECT 1 AS one", "SELECT 2 AS two"} {
 		v := vs[i].(map[string]any)
-		if got, want := v["version"], json.Number(string(rune('1'+i))); !reflect.DeepEqual(got, want) {
-			t.Errorf("v[\"version\"] = %q, want %q", got, want)
-		}
-		if got, want := v["query"].(map[string]any)["query"], want; !reflect.DeepEqual(got, want) {
-			t.Errorf("v[\"query\"].(map[string]any)[\"query\"] = %q, want %q", got, want)
-		}
+		assert.Equal(t, json.Number(string(rune('1'+i))), v["version"])
+		assert.Equal(t, want, v["query"].(map[string]any)["query"])
 	}
 	mustStatus(t, http.StatusNotFound, h.do("GET", base+"nope/versions/", keyP1, nil))
 	mustStatus(t, http.StatusForbidden, h.do("GET", "/api/projects/2/endpoints/v/versions/", keyP1, nil))

@@ -2,11 +2,11 @@ package httpapi_test
 
 import (
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
 )
 
 // A mistake in the query is the author's to read: 400 query_error with
@@ -20,15 +20,9 @@ func TestQueryErrorOverHTTP(t *testing.T) {
 	r := h.do("POST", "/api/projects/1/endpoints/", keyP1,
 		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT evnt FROM events"}})
 	mustStatus(t, http.StatusBadRequest, r)
-	if got, want := r.Body["code"], endpoint.CodeQueryError; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "The database refused the query: no such column: evnt (line 1, column 8). There is no column evnt in events; did you mean event?"; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
-	if got, want := r.Body["attr"], "query.query"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"attr\"] = %v, want %q", got, want)
-	}
+	assert.Equal(t, endpoint.CodeQueryError, r.Body["code"])
+	assert.Equal(t, "The database refused the query: no such column: evnt (line 1, column 8). There is no column evnt in events; did you mean event?", r.detail())
+	assert.Equal(t, "query.query", r.Body["attr"])
 	mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/typo/", keyP1, nil))
 	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1,
 		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT event FROM events"}}))
@@ -36,31 +30,21 @@ func TestQueryErrorOverHTTP(t *testing.T) {
 	h.events.Close()
 	r = h.do("POST", "/api/projects/1/endpoints/typo/run", keyP1, map[string]any{})
 	mustStatus(t, http.StatusBadGateway, r)
-	if got, want := r.Body["code"], endpoint.CodeExecutionFailed; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, endpoint.CodeExecutionFailed, r.Body["code"])
 	id := r.Header.Get("X-Request-Id")
-	if v := id; v == "" {
-		t.Errorf("id is empty")
-	}
-	if got, want := r.detail(), "query execution failed (request id "+id+")"; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
-	if !strings.Contains(h.logs.String(), id) {
-		t.Errorf("the log names the request id: strings.Contains(h.logs.String(), id) is false")
-	}
+	v := id
+	assert.NotEqual(t, "", v, "id is empty")
+	got, want := r.detail(), "query execution failed (request id "+id+")"
+	assert.Equal(t, want, got, "r.detail()")
+	assert.Contains(t, h.logs.String(), id, "the log names the request id: strings.Contains(h.logs.String(), id) is false")
 
 	// The client's own request id, when it sends one, is the one named.
 	req, err := http.NewRequest("POST", h.server.URL+"/api/projects/1/endpoints/typo/run", strings.NewReader(`{}`))
-	if err != nil {
-		t.Errorf("unexpected error: %v", err)
-	}
+	assert.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+keyP1)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "trace-42")
 	r = h.send(req)
 	mustStatus(t, http.StatusBadGateway, r)
-	if got, want := r.detail(), "query execution failed (request id trace-42)"; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "query execution failed (request id trace-42)", r.detail())
 }

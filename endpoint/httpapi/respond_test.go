@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestJSONIsNotHTMLEscaped(t *testing.T) {
@@ -21,9 +22,7 @@ func TestJSONIsNotHTMLEscaped(t *testing.T) {
 	h.setupRange("1", keyP1)
 	r := h.do("POST", runPath, keyP1, `{"variables": {}, "a<b>&c": 1}`)
 	mustStatus(t, http.StatusBadRequest, r)
-	if s, sub := string(r.Raw), `Unknown field(s): a<b>&c`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, string(r.Raw), `Unknown field(s): a<b>&c`)
 }
 
 const runPath = "/api/projects/1/endpoints/in_range/run"
@@ -116,9 +115,7 @@ func TestErrorStatuses(t *testing.T) {
 				body = strings.NewReader(c.body.(string))
 			}
 			req, err := http.NewRequest(c.method, h.server.URL+c.path, body)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			switch c.contentType {
 			case "":
 				if c.body != nil {
@@ -135,52 +132,39 @@ func TestErrorStatuses(t *testing.T) {
 			mustStatus(t, c.status, r)
 			checkErrorBody(t, r)
 			if c.code != "" {
-				if got, want := r.Body["code"], c.code; !reflect.DeepEqual(got, want) {
-					t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-				}
+				assert.Equal(t, c.code, r.Body["code"])
 			}
 			if c.attr != "" {
-				if got, want := r.Body["attr"], c.attr; !reflect.DeepEqual(got, want) {
-					t.Errorf("r.Body[\"attr\"] = %q, want %q", got, want)
-				}
+				assert.Equal(t, c.attr, r.Body["attr"])
 			}
-			if s, sub := r.detail(), c.detail; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			s, sub := r.detail(), c.detail
+			assert.Contains(t, s, sub)
 			switch c.status {
 			case 401:
-				if s, sub := r.Header.Get("WWW-Authenticate"), "Bearer"; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
+				assert.Contains(t, r.Header.Get("WWW-Authenticate"), "Bearer")
 			case 405:
-				if v := r.Header.Get("Allow"); v == "" {
-					t.Errorf("r.Header.Get(\"Allow\") is empty")
-				}
+				assert.NotEqual(t, "", r.Header.Get("Allow"), "r.Header.Get(\"Allow\") is empty")
 			}
 		})
 	}
-	if v := h.logs.String(); !(v == "") {
-		t.Errorf("no client error is logged as a server fault: h.logs.String() = %v, want it empty", v)
-	}
+	v := h.logs.String()
+	assert.True(t, (v == ""), "no client error is logged as a server fault: h.logs.String() = %v, want it empty", v)
 }
 
 // checkErrorBody checks the shape of every error answer: detail, code and
 // attr present, detail and code non-empty.
 func checkErrorBody(t *testing.T, r response) {
 	t.Helper()
-	if r.Body == nil {
-		t.Fatalf("error answers have a JSON body: r.Body is nil")
-	}
-	if s, ok := r.Body["detail"].(string); !ok || s == "" {
-		t.Errorf("r.Body[\"detail\"] = %#v, want a non-empty string", r.Body["detail"])
+	require.NotNil(t, r.Body, "error answers have a JSON body: r.Body is nil")
+	s, ok := r.Body["detail"].(string)
+	if assert.True(t, ok, "r.Body[\"detail\"] = %#v, want a non-empty string", r.Body["detail"]) {
+		assert.NotEqual(t, "", s, "r.Body[\"detail\"] = %#v, want a non-empty string", r.Body["detail"])
 	}
 	if s, ok := r.Body["code"].(string); !ok || s == "" {
 		t.Errorf("r.Body[\"code\"] = %#v, want a non-empty string", r.Body["code"])
 	}
 	_, hasAttr := r.Body["attr"]
-	if !hasAttr {
-		t.Errorf("attr is always present (null when no field): %s: hasAttr is false", r.Raw)
-	}
+	assert.True(t, hasAttr, "attr is always present (null when no field): %s: hasAttr is false", r.Raw)
 }
 
 func TestBodyTooLargeChunked(t *testing.T) {
@@ -189,9 +173,7 @@ func TestBodyTooLargeChunked(t *testing.T) {
 	// No Content-Length: the limit must hold while reading, too.
 	body := io.MultiReader(strings.NewReader(`{"variables": {}, "pad": "`), bytes.NewReader(bytes.Repeat([]byte("x"), 2<<20)), strings.NewReader(`"}`))
 	req, err := http.NewRequest("POST", h.server.URL+runPath, body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.ContentLength = -1
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+keyP1)
@@ -240,12 +222,8 @@ func TestExecutorFailures(t *testing.T) {
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)
 			checkErrorBody(t, r)
-			if s, sub := string(r.Raw), "hunter2"; strings.Contains(s, sub) {
-				t.Errorf("%q contains %q", s, sub)
-			}
-			if s, sub := string(r.Raw), "10.1.2.3"; strings.Contains(s, sub) {
-				t.Errorf("%q contains %q", s, sub)
-			}
+			assert.NotContains(t, string(r.Raw), "hunter2")
+			assert.NotContains(t, string(r.Raw), "10.1.2.3")
 		})
 	}
 }
@@ -260,12 +238,8 @@ func TestQueryErrorIsTheAuthors(t *testing.T) {
 	})
 	mustStatus(t, http.StatusBadRequest, r)
 	checkErrorBody(t, r)
-	if got, want := r.Body["code"], "query_error"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if got, want := r.detail(), "The database refused the query: no such table: no_such_table (line 1, column 15)."; got != want {
-		t.Errorf("r.detail() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "query_error", r.Body["code"])
+	assert.Equal(t, "The database refused the query: no such table: no_such_table (line 1, column 15).", r.detail())
 }
 
 func TestUnencodableResult(t *testing.T) {
@@ -276,12 +250,8 @@ func TestUnencodableResult(t *testing.T) {
 	r := h.do("POST", "/api/projects/1/endpoints/infinite/run", keyP1, map[string]any{"variables": map[string]any{}})
 	mustStatus(t, http.StatusBadGateway, r)
 	checkErrorBody(t, r)
-	if got, want := r.Body["code"], "result_not_encodable"; !reflect.DeepEqual(got, want) {
-		t.Errorf("r.Body[\"code\"] = %q, want %q", got, want)
-	}
-	if s, sub := r.detail(), "+Inf"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, "result_not_encodable", r.Body["code"])
+	assert.Contains(t, r.detail(), "+Inf")
 }
 
 func TestSQLStaysReadable(t *testing.T) {
@@ -289,7 +259,5 @@ func TestSQLStaysReadable(t *testing.T) {
 	h.setupRange("1", keyP1)
 	r := h.do("GET", "/api/projects/1/endpoints/in_range", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
-	if s, sub := string(r.Raw), ("timestamp >= {variables.from} AND timestamp < {variables.to}"); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, string(r.Raw), "timestamp >= {variables.from} AND timestamp < {variables.to}")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/require"
 )
 
 // API keys of the test harness.
@@ -46,14 +47,10 @@ const (
 func openEvents(tb testing.TB, n int) *sql.DB {
 	tb.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		tb.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(tb, err)
 	db.SetMaxOpenConns(1)
 	tb.Cleanup(func() { db.Close() })
-	if err := demo.Load(context.Background(), db, n, demoSeed); err != nil {
-		tb.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(tb, demo.Load(context.Background(), db, n, demoSeed))
 	return db
 }
 
@@ -78,18 +75,10 @@ func newHarness(t testing.TB, exec func(events *sql.DB) driver.Executor) *harnes
 	}
 	svc := newService(t, ex)
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(keyP1, "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add(keyP2, "2"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.AddAllProjects(keyAdmin); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add(keyNone); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add(keyP1, "1"))
+	require.NoError(t, keys.Add(keyP2, "2"))
+	require.NoError(t, keys.AddAllProjects(keyAdmin))
+	require.NoError(t, keys.Add(keyNone))
 	logs := &bytes.Buffer{}
 	// Run limits are tested in limits_test.go; here they are off, so that
 	// the fuzzer's thousands of runs reach the run code, not a 429.
@@ -105,9 +94,7 @@ func newService(tb testing.TB, ex driver.Executor) *endpoint.Service {
 	tb.Helper()
 	eps, vars := newStores(tb)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: ex})
-	if err != nil {
-		tb.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(tb, err)
 	return svc
 }
 
@@ -137,16 +124,12 @@ func (h *harness) do(method, path, key string, body any) response {
 			rd = bytes.NewReader(b)
 		default:
 			j, err := json.Marshal(b)
-			if err != nil {
-				h.t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(h.t, err)
 			rd = bytes.NewReader(j)
 		}
 	}
 	req, err := http.NewRequest(method, h.server.URL+path, rd)
-	if err != nil {
-		h.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(h.t, err)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -159,14 +142,10 @@ func (h *harness) do(method, path, key string, body any) response {
 func (h *harness) send(req *http.Request) response {
 	h.t.Helper()
 	res, err := h.server.Client().Do(req)
-	if err != nil {
-		h.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(h.t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		h.t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(h.t, err)
 	return decodeResponse(h.t, res.StatusCode, res.Header, raw)
 }
 
@@ -174,14 +153,10 @@ func decodeResponse(t testing.TB, status int, header http.Header, raw []byte) re
 	t.Helper()
 	r := response{Status: status, Header: header, Raw: raw}
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if got, want := header.Get("Content-Type"), "application/json"; got != want {
-			t.Fatalf("body %s: header.Get(\"Content-Type\") = %q, want %q", raw, got, want)
-		}
+		require.Equal(t, "application/json", header.Get("Content-Type"), "body %s: header.Get(\"Content-Type\")", raw)
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
-		if err := dec.Decode(&r.Body); err != nil {
-			t.Fatalf("body %s: unexpected error: %v", raw, err)
-		}
+		require.NoError(t, dec.Decode(&r.Body), "body %s", raw)
 	}
 	return r
 }

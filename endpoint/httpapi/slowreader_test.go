@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/stretchr/testify/require"
 )
 
 // bigAnswer is an endpoint of about 9 MB of rows.
@@ -46,18 +47,12 @@ func slowReaderHandler(t *testing.T, opts ...httpapi.Option) http.Handler {
 			sql = bigAnswer
 		}
 		_, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	keys := httpapi.NewKeyring()
-	if err := keys.AddAllProjects(keyAdmin); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.AddAllProjects(keyAdmin))
 	l, err := limit.New(limit.Config{ProjectConcurrency: 1})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return httpapi.New(svc, keys, append([]httpapi.Option{httpapi.WithLimiter(l)}, opts...)...)
 }
 
@@ -89,12 +84,9 @@ func TestSlowReaderHoldsNoRunSlot(t *testing.T) {
 	h.ServeHTTP(rec, runRequest("one", `{}`))
 	close(slow.gate)
 	<-done
-	if got, want := rec.Code, http.StatusOK; got != want {
-		t.Fatalf("another run while the slow client reads: %s: rec.Code = %v, want %v", rec.Body, got, want)
-	}
-	if got, want := slow.Code, http.StatusOK; got != want {
-		t.Fatalf("slow.Code = %v, want %v", got, want)
-	}
+	got, want := rec.Code, http.StatusOK
+	require.Equal(t, want, got, "another run while the slow client reads: %s: rec.Code", rec.Body)
+	require.Equal(t, http.StatusOK, slow.Code)
 }
 
 // TestWriteTimeoutCutsOffAStalledClient: once an answer is computed, its
@@ -109,18 +101,12 @@ func TestWriteTimeoutCutsOffAStalledClient(t *testing.T) {
 	}))
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
-	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
 	body := `{"limit": 4500}`
 	_, err = fmt.Fprintf(conn, "POST /api/projects/1/endpoints/big/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", keyAdmin, len(body), body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	select {
 	case <-returned:
 	case <-time.After(20 * time.Second):

@@ -1,8 +1,9 @@
 package httpapi_test
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,11 +23,10 @@ func TestHTTPSoftDelete(t *testing.T) {
 
 	gone := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true})
 	mustStatus(t, http.StatusOK, gone)
-	if got, want := gone.Body["name"], "daily"; !reflect.DeepEqual(got, want) {
-		t.Errorf("gone.Body[\"name\"] = %q, want %q", got, want)
-	}
-	if s, ok := gone.Body["deleted_at"].(string); !ok || s == "" {
-		t.Errorf("gone.Body[\"deleted_at\"] = %#v, want a non-empty string", gone.Body["deleted_at"])
+	assert.Equal(t, "daily", gone.Body["name"])
+	s, ok := gone.Body["deleted_at"].(string)
+	if assert.True(t, ok, "gone.Body[\"deleted_at\"] = %#v, want a non-empty string", gone.Body["deleted_at"]) {
+		assert.NotEqual(t, "", s, "gone.Body[\"deleted_at\"] = %#v, want a non-empty string", gone.Body["deleted_at"])
 	}
 
 	for _, r := range []struct{ method, path string }{
@@ -40,25 +40,18 @@ func TestHTTPSoftDelete(t *testing.T) {
 		} else if r.method == "PATCH" {
 			body = map[string]any{"description": "x"}
 		}
-		if got, want := h.do(r.method, r.path, keyP1, body).Status, http.StatusNotFound; got != want {
-			t.Errorf("%s %s of a deleted endpoint: h.do(r.method, r.path, keyP1, body).Status = %v, want %v", r.method, r.path, got, want)
-		}
+		got, want := h.do(r.method, r.path, keyP1, body).Status, http.StatusNotFound
+		assert.Equal(t, want, got, "%s %s of a deleted endpoint: h.do(r.method, r.path, keyP1, body).Status", r.method, r.path)
 	}
 	list := h.do("GET", base, keyP1, nil)
 	mustStatus(t, http.StatusOK, list)
-	if s, sub := string(list.Raw), `"daily"`; strings.Contains(s, sub) {
-		t.Errorf("the list shows a deleted endpoint: %q contains %q", s, sub)
-	}
-	if s, sub := string(list.Raw), `daily/`; strings.Contains(s, sub) {
-		t.Errorf("the list shows a deleted endpoint's stored name: %q contains %q", s, sub)
-	}
+	assert.NotContains(t, string(list.Raw), `"daily"`, "the list shows a deleted endpoint")
+	assert.NotContains(t, string(list.Raw), `daily/`, "the list shows a deleted endpoint's stored name")
 
 	// Restored: the same id, versions and log.
 	back := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
 	mustStatus(t, http.StatusOK, back)
-	if got, want := back.Body["id"], gone.Body["id"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("back.Body[\"id\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, gone.Body["id"], back.Body["id"])
 	if v := back.Body["deleted_at"]; v != nil {
 		t.Errorf("back.Body[\"deleted_at\"] = %v, want nil", v)
 	}
@@ -76,21 +69,16 @@ func TestHTTPSoftDelete(t *testing.T) {
 	q := h.do("GET", base+"inline/", keyP1, nil).Body["query"]
 	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "daily", "query": q}))
 	taken := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false})
-	if got, want := taken.Status, http.StatusOK; got != want {
-		t.Fatalf("deleted:false on a live endpoint changes nothing: taken.Status = %v, want %v", got, want)
-	}
-	if got, want := taken.Body["id"], gone.Body["id"]; reflect.DeepEqual(got, want) {
-		t.Errorf("taken.Body[\"id\"] = %+v, want anything else", got)
-	}
+	got, want := taken.Status, http.StatusOK
+	require.Equal(t, want, got, "deleted:false on a live endpoint changes nothing: taken.Status")
+	assert.NotEqual(t, gone.Body["id"], taken.Body["id"])
 	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"name": "daily2"}))
 	mustStatus(t, http.StatusOK, h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": false}))
 
 	// deleted comes alone; an unknown endpoint has nothing to restore.
 	mixed := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true, "description": "x"})
 	mustStatus(t, http.StatusBadRequest, mixed)
-	if s, sub := mixed.detail(), "deleted must be the only field"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, mixed.detail(), "deleted must be the only field")
 	mustStatus(t, http.StatusNotFound, h.do("PATCH", base+"nothing/", keyP1, map[string]any{"deleted": false}))
 	// Another project sees none of it.
 	mustStatus(t, http.StatusNotFound, h.do("PATCH", "/api/projects/2/endpoints/daily/", keyP2, map[string]any{"deleted": true}))
@@ -109,9 +97,7 @@ func TestHTTPSoftDeletedStoredNameIsUnknown(t *testing.T) {
 	gone := h.do("PATCH", base+"daily/", keyP1, map[string]any{"deleted": true})
 	mustStatus(t, http.StatusOK, gone)
 	id, _ := gone.Body["id"].(string)
-	if id == "" {
-		t.Fatalf("the deleted endpoint has no id: %s", gone.Raw)
-	}
+	require.NotEqual(t, "", id, "the deleted endpoint has no id: %s", gone.Raw)
 	for _, name := range []string{"daily%2F" + id, "daily%2f" + id, "daily"} {
 		for _, r := range []struct {
 			method, path string
@@ -130,9 +116,7 @@ func TestHTTPSoftDeletedStoredNameIsUnknown(t *testing.T) {
 			{"DELETE", base + name + "/", nil},
 		} {
 			res := h.do(r.method, r.path, keyP1, r.body)
-			if res.Status != http.StatusNotFound {
-				t.Errorf("%s %s of a soft-deleted endpoint: status %d, want 404: %.200s", r.method, r.path, res.Status, res.Raw)
-			}
+			assert.Equal(t, http.StatusNotFound, res.Status, "%s %s of a soft-deleted endpoint: status %d, want 404: %.200s", r.method, r.path, res.Status, res.Raw)
 			if s := res.detail(); res.Status == http.StatusNotFound && !strings.Contains(s, "not found") {
 				t.Errorf("%s %s: detail %q, want the unknown endpoint's", r.method, r.path, s)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/require"
 )
 
 // newStores returns the SQL stores over a fresh in-memory SQLite database,
@@ -17,18 +18,12 @@ import (
 func newStores(tb testing.TB) (driver.Store, variable.Store) {
 	tb.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		tb.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(tb, err)
 	db.SetMaxOpenConns(1)
 	tb.Cleanup(func() { db.Close() })
 	st, err := sqlstore.New(db, engine.SQLite)
-	if err != nil {
-		tb.Fatalf("unexpected error: %v", err)
-	}
-	if err := st.Migrate(context.Background()); err != nil {
-		tb.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(tb, err)
+	require.NoError(tb, st.Migrate(context.Background()))
 	return st.Endpoints(), st.Variables()
 }
 

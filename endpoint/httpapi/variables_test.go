@@ -1,9 +1,10 @@
 package httpapi_test
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -15,59 +16,38 @@ func TestVariableRoutes(t *testing.T) {
 
 			r := h.do("POST", base+slash, keyP1, map[string]any{"id": idCountry, "name": "Country Code", "type": "String", "default_value": "US"})
 			mustStatus(t, http.StatusCreated, r)
-			if got, want := r.Body["id"], idCountry; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"id\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["code_name"], "country_code"; !reflect.DeepEqual(got, want) {
-				t.Errorf("code_name derived from name: r.Body[\"code_name\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["default_value"], "US"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"default_value\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, idCountry, r.Body["id"])
+			assert.Equal(t, "country_code", r.Body["code_name"], "code_name derived from name: r.Body[\"code_name\"]")
+			assert.Equal(t, "US", r.Body["default_value"])
 
 			r = h.do("GET", base+slash, keyP1, nil)
 			mustStatus(t, http.StatusOK, r)
 			results := r.Body["results"].([]any)
-			if got := len(results); got != 1 {
-				t.Fatalf("len(results) = %d, want %d: %v", got, 1, results)
-			}
-			if got, want := results[0].(map[string]any)["id"], idCountry; !reflect.DeepEqual(got, want) {
-				t.Errorf("results[0].(map[string]any)[\"id\"] = %q, want %q", got, want)
-			}
+			require.Len(t, results, 1)
+			assert.Equal(t, idCountry, results[0].(map[string]any)["id"])
 
 			one := base + "/" + idCountry + slash
 			r = h.do("GET", one, keyP1, nil)
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["name"], "Country Code"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "Country Code", r.Body["name"])
 
 			r = h.do("PATCH", one, keyP1, map[string]any{"name": "Country", "default_value": "GB"})
 			mustStatus(t, http.StatusOK, r)
-			if got, want := r.Body["name"], "Country"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"name\"] = %q, want %q", got, want)
-			}
-			if got, want := r.Body["default_value"], "GB"; !reflect.DeepEqual(got, want) {
-				t.Errorf("r.Body[\"default_value\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "Country", r.Body["name"])
+			assert.Equal(t, "GB", r.Body["default_value"])
 			r = h.do("GET", one, keyP1, nil)
-			if got, want := r.Body["default_value"], "GB"; !reflect.DeepEqual(got, want) {
-				t.Errorf("the patch is stored: r.Body[\"default_value\"] = %q, want %q", got, want)
-			}
+			assert.Equal(t, "GB", r.Body["default_value"], "the patch is stored: r.Body[\"default_value\"]")
 
 			r = h.do("DELETE", one, keyP1, nil)
 			mustStatus(t, http.StatusNoContent, r)
-			if v := r.Raw; !(len(v) == 0) {
-				t.Errorf("r.Raw = %v, want it empty", v)
-			}
+			v := r.Raw
+			assert.True(t, (len(v) == 0), "r.Raw = %v, want it empty", v)
 			mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
 			r = h.do("GET", base+slash, keyP1, nil)
 			if got := r.Body["results"]; got != nil && !reflect.DeepEqual(got, []any{}) {
 				t.Errorf("r.Body[\"results\"] = %v, want none", got)
 			}
-			if s, sub := string(r.Raw), `"results":[]`; !strings.Contains(s, sub) {
-				t.Errorf("an empty list is [], not null: %q does not contain %q", s, sub)
-			}
+			assert.Contains(t, string(r.Raw), `"results":[]`, "an empty list is [], not null")
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -24,22 +25,16 @@ func TestWriteDeadlineFindsTheServersWriter(t *testing.T) {
 	h := &handler{cfg: config{writeTimeout: time.Minute}}
 	dw := &deadlineWriter{ResponseWriter: httptest.NewRecorder()}
 	h.writeDeadline(&responseWriter{ResponseWriter: dw})
-	if dw.set.IsZero() {
-		t.Fatal("the write deadline did not reach the writer under the wrapper")
-	}
+	require.False(t, dw.set.IsZero(), "the write deadline did not reach the writer under the wrapper")
 	if !setsWriteDeadline(dw) || setsWriteDeadline(httptest.NewRecorder()) || setsWriteDeadline(&responseWriter{ResponseWriter: httptest.NewRecorder()}) {
 		t.Fatal("setsWriteDeadline disagrees with http.ResponseController")
 	}
 	for _, w := range []http.ResponseWriter{dw, httptest.NewRecorder(), &responseWriter{ResponseWriter: httptest.NewRecorder()}} {
 		err := http.NewResponseController(w).SetWriteDeadline(time.Now())
-		if setsWriteDeadline(w) != (err == nil) {
-			t.Fatalf("%T: setsWriteDeadline %v, the controller's error %v", w, setsWriteDeadline(w), err)
-		}
+		require.Equal(t, err == nil, setsWriteDeadline(w), "%T: setsWriteDeadline, the controller's error %v", w, err)
 	}
 	rec := &responseWriter{ResponseWriter: httptest.NewRecorder()}
-	if n := testing.AllocsPerRun(100, func() { h.writeDeadline(rec) }); n != 0 {
-		t.Fatalf("writeDeadline on a writer without deadlines allocates %v times, want 0", n)
-	}
+	require.Equal(t, float64(0), testing.AllocsPerRun(100, func() { h.writeDeadline(rec) }), "writeDeadline on a writer without deadlines allocates")
 }
 
 // TestNewRequestID: ids are 26 letters of crypto/rand.Text's alphabet and
@@ -49,9 +44,7 @@ func TestNewRequestID(t *testing.T) {
 	seen := map[string]bool{}
 	for range 10000 {
 		id := newRequestID()
-		if !shape.MatchString(id) {
-			t.Fatalf("request id %q is not 26 base32 letters", id)
-		}
+		require.True(t, shape.MatchString(id), "request id %q is not 26 base32 letters", id)
 		if seen[id] {
 			t.Fatalf("request id %q made twice", id)
 		}

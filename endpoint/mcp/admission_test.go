@@ -12,6 +12,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/mcp"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // keyFixture is newFixture's /mcp with stored keys (mcp.WithKeys) and a
@@ -27,9 +29,7 @@ func newKeyFixture(t *testing.T) *keyFixture {
 	ctx := context.Background()
 	svc := f.env.Service
 	keys, err := apikey.New(apikey.Config{Store: memstore.NewKeyStore()})
-	if err != nil {
-		t.Fatalf("apikey.New: %v", err)
-	}
+	require.NoError(t, err, "apikey.New")
 	const sql = "SELECT event, count(*) AS events FROM events GROUP BY event"
 	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "mat", IsMaterialized: true,
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}}); err != nil {
@@ -39,9 +39,7 @@ func newKeyFixture(t *testing.T) *keyFixture {
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: strings.Replace(sql, "count(*)", "count(1)", 1)}}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if err := svc.Materialize(ctx, "1", "mat"); err != nil {
-		t.Fatalf("Materialize: %v", err)
-	}
+	require.NoError(t, svc.Materialize(ctx, "1", "mat"), "Materialize")
 	srv := httptest.NewServer(mcp.Handler(svc, httpapi.NewKeyring(), mcp.WithKeys(keys), mcp.WithLimiter(nil), mcp.WithDefaultProject("1")))
 	t.Cleanup(srv.Close)
 	return &keyFixture{fixture: &fixture{env: f.env, mcp: srv, signer: f.signer}, keys: keys}
@@ -52,9 +50,7 @@ func newKeyFixture(t *testing.T) *keyFixture {
 func (f *keyFixture) key(t *testing.T, req apikey.CreateRequest) string {
 	t.Helper()
 	_, secret, err := f.keys.Create(context.Background(), "1", req)
-	if err != nil {
-		t.Fatalf("Keys.Create: %v", err)
-	}
+	require.NoError(t, err, "Keys.Create")
 	return secret
 }
 
@@ -116,9 +112,7 @@ func TestMCPKeyBudgetSharedWithHTTP(t *testing.T) {
 	env.Server = api
 	g := &fixture{env: &env, mcp: f.mcp, signer: f.signer}
 	status, _ := g.httpDo(t, "POST", "/api/projects/1/endpoints/mat/run", secret, `{"version": 1}`)
-	if status != http.StatusOK {
-		t.Fatalf("HTTP run: status %d", status)
-	}
+	require.Equal(t, http.StatusOK, status, "HTTP run: status")
 	s := f.connectHTTP(t, secret, "")
 	if r := call(t, s, mcp.QueryTool, `{"query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`); r.IsError {
 		t.Fatalf("_run_query: %s", text(r))
@@ -135,32 +129,24 @@ func TestMCPKeyRules(t *testing.T) {
 	if r := call(t, named, "mat", `{}`); r.IsError {
 		t.Fatalf("mat: %s", text(r))
 	}
-	if got := toolRefusal(t, call(t, named, "totals", `{}`)); got.Status != http.StatusForbidden {
-		t.Errorf("totals for a key limited to mat: %+v, want 403", got)
-	}
+	got := toolRefusal(t, call(t, named, "totals", `{}`))
+	assert.Equal(t, http.StatusForbidden, got.Status, "totals for a key limited to mat: %+v, want 403", got)
 	if got := toolRefusal(t, call(t, named, mcp.QueryTool, `{"query": {"kind": "HogQLQuery", "query": "SELECT 1"}}`)); got.Status != http.StatusForbidden || !strings.Contains(got.Detail, apikey.ScopeQueryRun) {
 		t.Errorf("_run_query without query:run: %+v, want 403 naming the scope", got)
 	}
 	list := structured(t, call(t, named, mcp.ListTool, `{}`))
-	if rs, _ := list["results"].([]any); len(rs) != 1 {
-		t.Errorf("_list_endpoints for a key limited to mat: %v, want mat only", list)
-	}
+	rs, _ := list["results"].([]any)
+	assert.Len(t, rs, 1, "_list_endpoints for a key limited to mat: %v, want mat only", list)
 	writer := f.connectHTTP(t, f.key(t, apikey.CreateRequest{Name: "writer", Scopes: []string{apikey.ScopeEndpointWrite}}), "")
 	if got := toolRefusal(t, call(t, writer, "mat", `{}`)); got.Status != http.StatusForbidden || !strings.Contains(got.Detail, apikey.ScopeEndpointRead) {
 		t.Errorf("a run without endpoint:read: %+v, want 403 naming the scope", got)
 	}
 	// A key of project 1 asking for project 2 is refused before the tools.
 	req, err := http.NewRequest("POST", f.mcp.URL+"/mcp?project=2", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatalf("NewRequest: %v", err)
-	}
+	require.NoError(t, err, "NewRequest")
 	req.Header.Set("Authorization", "Bearer "+f.key(t, apikey.CreateRequest{Name: "p1", Scopes: []string{apikey.ScopeEndpointRead}}))
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
+	require.NoError(t, err, "Do")
 	res.Body.Close()
-	if res.StatusCode != http.StatusForbidden {
-		t.Errorf("a key of project 1 on project 2: status %d, want 403", res.StatusCode)
-	}
+	assert.Equal(t, http.StatusForbidden, res.StatusCode, "a key of project 1 on project 2: status")
 }

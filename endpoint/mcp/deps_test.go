@@ -1,6 +1,8 @@
 package mcp_test
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,20 +17,12 @@ func TestHostsWithoutMCPDoNotLinkTheSDK(t *testing.T) {
 	const sdkPath = "github.com/modelcontextprotocol/go-sdk"
 	for _, pkg := range []string{"../", "../httpapi", "../openapi", "../embed"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
+		require.NoError(t, err, "go list -deps %s", pkg)
 		for _, dep := range strings.Fields(string(out)) {
-			if strings.HasPrefix(dep, sdkPath) {
-				t.Errorf("%s imports %s", pkg, dep)
-			}
+			assert.False(t, strings.HasPrefix(dep, sdkPath), "%s imports %s", pkg, dep)
 		}
 	}
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(out), sdkPath+"/mcp\n") {
-		t.Errorf("go list -deps of endpoint/mcp does not list %s/mcp: the check above proves nothing", sdkPath)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(out), sdkPath+"/mcp\n", "go list -deps of endpoint/mcp does not list %s/mcp: the check above proves nothing", sdkPath)
 }

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -32,13 +33,9 @@ func FuzzHandler(f *testing.F) {
 		}
 		w := httptest.NewRecorder()
 		fx.mcp.Config.Handler.ServeHTTP(w, req)
-		if w.Code >= 500 {
-			t.Fatalf("status %d for %q %q %q: %s", w.Code, auth, project, body, w.Body)
-		}
+		require.Less(t, w.Code, 500, "status for %q %q %q: %s", auth, project, body, w.Body)
 		if w.Code == http.StatusUnauthorized || w.Code == http.StatusForbidden {
-			if !strings.Contains(w.Body.String(), `"detail"`) {
-				t.Fatalf("refusal without the API's body: %s", w.Body)
-			}
+			require.Contains(t, w.Body.String(), `"detail"`, "refusal without the API's body: %s", w.Body)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
@@ -55,58 +56,38 @@ func newFixture(t testing.TB) *fixture {
 func newFixtureLimiter(t testing.TB, lim *limit.Limiter) *fixture {
 	t.Helper()
 	tokenKeys := &embed.StaticKeys{}
-	if err := tokenKeys.Add("", "k1", []byte("0123456789abcdef-mcp")); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, tokenKeys.Add("", "k1", []byte("0123456789abcdef-mcp")))
 	signer := &embed.Signer{Keys: tokenKeys}
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(400),
 		endpointtest.WithConfig(func(c *endpoint.Config) { c.Access = policy }),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(lim)))
 	ctx := context.Background()
 	_, err = env.DB.Exec("CREATE TABLE salaries (amount INTEGER); INSERT INTO salaries VALUES (100)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for i := range 30 {
 		_, err = env.DB.Exec("INSERT INTO events (project_id, uuid, event, distinct_id, timestamp, properties) VALUES ('2', ?, '$pageview', ?, '2025-01-01 00:00:00', '{}')",
 			marker+"-"+string(rune('a'+i%26))+string(rune('a'+i/26)), marker)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 	}
 	v, err := env.Service.CreateVariable(ctx, "1", variable.Variable{Name: "Event", Type: variable.String})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "by_event", Description: "Events and users of one event name.",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL,
 			SQL:       "SELECT event, count(*) AS events, count(DISTINCT distinct_id) AS users FROM events WHERE event = {variables.event} GROUP BY event",
 			Variables: map[string]endpoint.VariableRef{v.ID: {VariableID: v.ID, CodeName: "event"}}}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "totals",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count(*) AS events, min(distinct_id) AS first_user, max(uuid) AS last_uuid FROM events"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = env.Service.Create(ctx, "2", endpoint.CreateRequest{Name: "secret",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT distinct_id FROM events"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 
 	keys := httpapi.NewKeyring()
-	if err := keys.Add(env.Key, "1"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := keys.Add(keyP2, "2"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, keys.Add(env.Key, "1"))
+	require.NoError(t, keys.Add(keyP2, "2"))
 	srv := httptest.NewServer(mcp.Handler(env.Service, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(lim), mcp.WithDefaultProject("1")))
 	t.Cleanup(srv.Close)
 	return &fixture{env: env, mcp: srv, signer: signer}
@@ -131,9 +112,7 @@ func (f *fixture) connectHTTP(t *testing.T, cred, query string) *sdk.ClientSessi
 	s, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{
 		Endpoint: f.mcp.URL + "/mcp" + query, HTTPClient: &http.Client{Transport: bearer{cred, http.DefaultTransport}}, MaxRetries: -1,
 	}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -146,14 +125,10 @@ func (f *fixture) connectMemory(t *testing.T, project string) *sdk.ClientSession
 	st, ct := sdk.NewInMemoryTransports()
 	srv := mcp.Server(f.env.Service, project, mcp.WithLimiter(nil))
 	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
 	s, err := c.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close(); ss.Close(); cancel() })
 	return s
 }
@@ -162,9 +137,7 @@ func (f *fixture) connectMemory(t *testing.T, project string) *sdk.ClientSession
 func (f *fixture) token(t *testing.T, endpoints []string, fixed map[string]any) string {
 	t.Helper()
 	tok, err := f.env.Service.MintEmbedToken(context.Background(), f.signer, "1", embed.Claims{Endpoints: endpoints, Fixed: fixed}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	return tok
 }
 
@@ -172,24 +145,16 @@ func (f *fixture) token(t *testing.T, endpoints []string, fixed map[string]any) 
 func (f *fixture) httpDo(t *testing.T, method, path, cred, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, f.env.Server.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+cred)
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: unexpected error: %v", raw, err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
 	return res.StatusCode, out
 }
 
@@ -197,13 +162,9 @@ func (f *fixture) httpDo(t *testing.T, method, path, cred, body string) (int, ma
 func call(t *testing.T, s *sdk.ClientSession, name, args string) *sdk.CallToolResult {
 	t.Helper()
 	var a any
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(args), &a))
 	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: a})
-	if err != nil {
-		t.Fatalf("a tool's refusal is a tool error, never a protocol error: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "a tool's refusal is a tool error, never a protocol")
 	return res
 }
 
@@ -211,13 +172,9 @@ func call(t *testing.T, s *sdk.ClientSession, name, args string) *sdk.CallToolRe
 func structured(t *testing.T, r *sdk.CallToolResult) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(r.StructuredContent)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal(b, &m))
 	return m
 }
 
@@ -247,9 +204,7 @@ func stable(m map[string]any) map[string]any {
 func toolNames(t *testing.T, s *sdk.ClientSession) map[string]*sdk.Tool {
 	t.Helper()
 	res, err := s.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	out := map[string]*sdk.Tool{}
 	for _, tool := range res.Tools {
 		out[tool.Name] = tool
@@ -283,13 +238,11 @@ func (f *fixture) transports(t *testing.T) map[string]*sdk.ClientSession {
 func TestToolsPerCredential(t *testing.T) {
 	f := newFixture(t)
 	for name, s := range f.transports(t) {
-		if got, want := keys(toolNames(t, s)), []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
-			t.Errorf("%s: tools %q, want %q in any order", name, got, want)
-		}
+		got, want := keys(toolNames(t, s)), []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}
+		assert.True(t, sameNames(got, want), "%s: tools %q, want %q in any order", name, got, want)
 	}
-	if got, want := keys(toolNames(t, f.connectHTTP(t, keyP2, "?project=2"))), []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
-		t.Errorf("project 2 over HTTP: tools %q, want %q in any order", got, want)
-	}
+	got, want := keys(toolNames(t, f.connectHTTP(t, keyP2, "?project=2"))), []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}
+	assert.True(t, sameNames(got, want), "project 2 over HTTP: tools %q, want %q in any order", got, want)
 	if got, want := keys(toolNames(t, f.connectMemory(t, "2"))), []string{"secret", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
 		t.Errorf("project 2 in memory: tools %q, want %q in any order", got, want)
 	}
@@ -303,12 +256,9 @@ func TestToolsPerCredential(t *testing.T) {
 	if got, _ := vars["properties"].(map[string]any); vars["properties"] != nil && (got == nil || len(got) != 0) {
 		t.Errorf("the token's fixed variable is not in its schema: properties = %v, want none", vars["properties"])
 	}
-	if _, ok := vars["required"]; ok {
-		t.Errorf("key %v in %v", "required", vars)
-	}
-	if got, want := tools["by_event"].Description, "Events and users of one event name."; got != want {
-		t.Errorf("tools[\"by_event\"].Description = %q, want %q", got, want)
-	}
+	_, ok := vars["required"]
+	assert.False(t, ok, "key %v in %v", "required", vars)
+	assert.Equal(t, "Events and users of one event name.", tools["by_event"].Description)
 }
 
 func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
@@ -320,24 +270,16 @@ func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
 	}{{f.env.Key, f.connectHTTP(t, f.env.Key, "")}, {f.env.Key, f.connectMemory(t, "1")}, {tok, f.connectHTTP(t, tok, "")}} {
 		for name, tool := range toolNames(t, c.s) {
 			b, err := json.Marshal(tool.InputSchema)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			var schema jsonschema.Schema
-			if err := json.Unmarshal(b, &schema); err != nil {
-				t.Fatalf("%v: unexpected error: %v", name, err)
-			}
+			require.NoError(t, json.Unmarshal(b, &schema), "%v", name)
 			_, err = schema.Resolve(nil)
-			if err != nil {
-				t.Fatalf("%s: a valid JSON Schema: unexpected error: %v", name, err)
-			}
+			require.NoError(t, err, "%s: a valid JSON Schema", name)
 			if strings.HasPrefix(name, "_") {
 				continue
 			}
 			status, doc := f.httpDo(t, "GET", "/api/projects/1/endpoints/"+name+"/openapi.json", c.cred, "")
-			if got, want := status, http.StatusOK; got != want {
-				t.Fatalf("status = %v, want %v", got, want)
-			}
+			require.Equal(t, http.StatusOK, status)
 			want := doc["paths"].(map[string]any)["/api/projects/1/endpoints/"+name+"/run"].(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
 			// A tool leaves out what takes one value (format: it answers
 			// JSON; version: the current one), and says the rest in fewer
@@ -364,9 +306,7 @@ func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
 				}
 			}
 			var got any
-			if err := json.Unmarshal(b, &got); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, json.Unmarshal(b, &got))
 			gp := got.(map[string]any)["properties"].(map[string]any)
 			delete(gp["refresh"].(map[string]any), "description")
 			delete(gp["debug"].(map[string]any), "description")
@@ -375,9 +315,7 @@ func TestSchemasAreTheOpenAPIRequestSchemas(t *testing.T) {
 					delete(v.(map[string]any), "description")
 				}
 			}
-			if got, want := got, want; !reflect.DeepEqual(got, want) {
-				t.Errorf("%v: got = %+v, want %+v", name, got, want)
-			}
+			assert.Equal(t, want, got, "%v", name)
 		}
 	}
 }
@@ -398,9 +336,7 @@ func TestRunEqualsHTTP(t *testing.T) {
 				t.Fatalf("%s: %s: res.IsError is true", name, text(res))
 			}
 			status, want := f.httpDo(t, "POST", "/api/projects/1/endpoints/"+c.endpoint+"/run", f.env.Key, c.body)
-			if got, want := status, http.StatusOK; got != want {
-				t.Fatalf("status = %v, want %v", got, want)
-			}
+			require.Equal(t, http.StatusOK, status)
 			got := structured(t, res)
 			if d, ok := want["debug"].(map[string]any); ok {
 				delete(d, "render_ms")
@@ -412,15 +348,9 @@ func TestRunEqualsHTTP(t *testing.T) {
 				t.Errorf("%s %s: stable(got) = %+v, want %+v", name, c.endpoint, got, want)
 			}
 			var fromText map[string]any
-			if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if got, want := fromText["results"], got["results"]; !reflect.DeepEqual(got, want) {
-				t.Errorf("fromText[\"results\"] = %+v, want %+v", got, want)
-			}
-			if s, sub := text(res), marker; strings.Contains(s, sub) {
-				t.Errorf("%q contains %q", s, sub)
-			}
+			require.NoError(t, json.Unmarshal([]byte(text(res)), &fromText))
+			assert.Equal(t, got["results"], fromText["results"])
+			assert.NotContains(t, text(res), marker)
 		}
 	}
 }
@@ -438,9 +368,8 @@ func toolRefusal(t *testing.T, r *sdk.CallToolResult) refusal {
 		t.Fatalf("want a tool error, got %s: r.IsError is false", text(r))
 	}
 	m := structured(t, r)
-	if got, want := text(r), m["detail"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("text(r) = %q, want %q", got, want)
-	}
+	got, want := text(r), m["detail"]
+	assert.Equal(t, want, got, "text(r)")
 	return refusal{m["detail"].(string), m["code"].(string), int(m["status"].(float64))}
 }
 
@@ -474,26 +403,20 @@ func TestRefusalsEqualHTTP(t *testing.T) {
 			if got, want := status, c.status; got != want {
 				t.Errorf("%s %s: status = %v, want %v", c.path, c.body, got, want)
 			}
-			if got, want := got, want; !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s %s: got = %+v, want %+v", name, c.tool, c.body, got, want)
-			}
+			assert.Equal(t, want, got, "%s: %s %s", name, c.tool, c.body)
 		}
 	}
 	// _get_endpoint reads project 1's endpoints only.
 	s := f.connectHTTP(t, f.env.Key, "")
 	got := toolRefusal(t, call(t, s, mcp.GetTool, `{"name": "secret"}`))
 	status, body := f.httpDo(t, "GET", "/api/projects/1/endpoints/secret", f.env.Key, "")
-	if got, want := got, (refusal{body["detail"].(string), body["code"].(string), status}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, refusal{body["detail"].(string), body["code"].(string), status}, got)
 	res := call(t, s, mcp.GetTool, `{"name": "by_event"}`)
 	if res.IsError {
 		t.Fatalf("%v: res.IsError is true", text(res))
 	}
 	ep := structured(t, res)["endpoint"].(map[string]any)
-	if got, want := ep["name"], "by_event"; !reflect.DeepEqual(got, want) {
-		t.Errorf("ep[\"name\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "by_event", ep["name"])
 	if m, ok := ep["materialization"].(map[string]any); !ok {
 		t.Errorf("ep[\"materialization\"] = %#v, want an object", ep["materialization"])
 	} else if _, ok := m["can_materialize"]; !ok {
@@ -512,15 +435,11 @@ func TestEmbedTokenOverMCP(t *testing.T) {
 		t.Fatalf("%v: res.IsError is true", text(res))
 	}
 	status, want := f.httpDo(t, "POST", "/api/projects/1/endpoints/by_event/run", tok, `{}`)
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("status = %v, want %v", got, want)
-	}
+	require.Equal(t, http.StatusOK, status)
 	if got, want := stable(structured(t, res)), stable(want); !reflect.DeepEqual(got, want) {
 		t.Errorf("stable(structured(t, res)) = %+v, want %+v", got, want)
 	}
-	if got, want := firstColumn(structured(t, res)), ([]any{[]any{"purchase"}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("firstColumn(structured(t, res)) = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{[]any{"purchase"}}, firstColumn(structured(t, res)))
 
 	for _, c := range []struct{ tool, path, body string }{
 		{"by_event", "endpoints/by_event/run", `{"variables": {"event": "$pageview"}}`},
@@ -533,21 +452,13 @@ func TestEmbedTokenOverMCP(t *testing.T) {
 		if got, want := status, http.StatusForbidden; got != want {
 			t.Errorf("%v: status = %v, want %v", c.body, got, want)
 		}
-		if got, want := got, (refusal{body["detail"].(string), body["code"].(string), status}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s %s: got = %+v, want %+v", c.tool, c.body, got, want)
-		}
+		assert.Equal(t, refusal{body["detail"].(string), body["code"].(string), status}, got, "%s %s", c.tool, c.body)
 	}
 	got := toolRefusal(t, call(t, s, mcp.GetTool, `{"name": "by_event"}`))
-	if got, want := got.Status, http.StatusForbidden; got != want {
-		t.Errorf("got.Status = %v, want %v", got, want)
-	}
+	assert.Equal(t, http.StatusForbidden, got.Status)
 	list := structured(t, call(t, s, mcp.ListTool, `{}`))["results"].([]any)
-	if got := len(list); got != 1 {
-		t.Fatalf("len(list) = %d, want %d: %v", got, 1, list)
-	}
-	if got, want := list[0].(map[string]any)["name"], "by_event"; !reflect.DeepEqual(got, want) {
-		t.Errorf("list[0].(map[string]any)[\"name\"] = %q, want %q", got, want)
-	}
+	require.Len(t, list, 1)
+	assert.Equal(t, "by_event", list[0].(map[string]any)["name"])
 }
 
 // TestEmbedTokenRPMOverMCP: a token's rpm bounds its runs through tools,
@@ -556,9 +467,7 @@ func TestEmbedTokenRPMOverMCP(t *testing.T) {
 	f := newFixture(t)
 	tok, err := f.env.Service.MintEmbedToken(context.Background(), f.signer, "1",
 		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	s := f.connectHTTP(t, tok, "")
 	for range 2 {
 		res := call(t, s, "by_event", `{}`)
@@ -567,15 +476,10 @@ func TestEmbedTokenRPMOverMCP(t *testing.T) {
 		}
 	}
 	got := toolRefusal(t, call(t, s, "by_event", `{}`))
-	if got, want := got.Status, http.StatusTooManyRequests; got != want {
-		t.Errorf("got.Status = %v, want %v", got, want)
-	}
-	if got, want := got.Code, "throttled"; got != want {
-		t.Errorf("got.Code = %q, want %q", got, want)
-	}
-	if re := regexp.MustCompile(`^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`); !re.MatchString(got.Detail) {
-		t.Errorf("got.Detail = %q, want a match of %s", got.Detail, re)
-	}
+	assert.Equal(t, http.StatusTooManyRequests, got.Status)
+	assert.Equal(t, "throttled", got.Code)
+	re := regexp.MustCompile(`^Too many runs: this embed token may start 2 runs per minute \(rpm\)\. Retry after [0-9]+ s\.$`)
+	assert.True(t, re.MatchString(got.Detail), "got.Detail = %q, want a match of %s", got.Detail, re)
 }
 
 // TestEmbedTokenRPMOneCountOverHTTPAndMCP: a token of rpm 2 runs twice in
@@ -620,18 +524,14 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(query, auth string) (int, map[string]any) {
 		req, err := http.NewRequest("POST", f.mcp.URL+"/mcp"+query, strings.NewReader(initialize))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		defer res.Body.Close()
 		raw, _ := io.ReadAll(res.Body)
 		var m map[string]any
@@ -650,43 +550,29 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 			req.Header.Set("Authorization", c.apiAuth)
 		}
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		var want map[string]any
-		if err := json.NewDecoder(res.Body).Decode(&want); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&want))
 		res.Body.Close()
 		if got, want := status, res.StatusCode; got != want {
 			t.Errorf("%v: status = %v, want %v", c, got, want)
 		}
-		if got, want := body["detail"], want["detail"]; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: body[\"detail\"] = %+v, want %+v", c, got, want)
-		}
+		assert.Equal(t, want["detail"], body["detail"], "%v: body[\"detail\"]", c)
 	}
 	status, _ := post("?project=2", "Bearer "+keyP2)
-	if got, want := status, http.StatusOK; got != want {
-		t.Errorf("status = %v, want %v", got, want)
-	}
+	assert.Equal(t, http.StatusOK, status)
 
 	// A body past the API's 1 MiB is refused before it is read whole.
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"totals","arguments":{"pad":"` + strings.Repeat("x", httpapi.DefaultMaxBodyBytes) + `"}}}`
 	req, err := http.NewRequest("POST", f.mcp.URL+"/mcp", strings.NewReader(big))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+f.env.Key)
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if got, want := res.StatusCode, http.StatusRequestEntityTooLarge; got != want {
-		t.Errorf("res.StatusCode = %v, want %v", got, want)
-	}
+	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 }
 
 // TestStdioToolsFollowTheEndpoints: a long-lived session's tools/list
@@ -697,31 +583,22 @@ func TestStdioToolsFollowTheEndpoints(t *testing.T) {
 	defer cancel()
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := mcp.Server(f.env.Service, "1", mcp.WithLimiter(nil)).Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer ss.Close()
 	changed := make(chan struct{}, 10)
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	s, err := c.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
-	if got, want := keys(toolNames(t, s)), []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
-		t.Errorf("tools %q, want %q in any order", got, want)
-	}
+	got, want := keys(toolNames(t, s)), []string{"by_event", "totals", mcp.ListTool, mcp.GetTool, mcp.QueryTool}
+	assert.True(t, sameNames(got, want), "tools %q, want %q in any order", got, want)
 
 	_, err = f.env.Service.Create(ctx, "1", endpoint.CreateRequest{Name: "later",
 		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1 AS one"}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := f.env.Service.Delete(ctx, "1", "totals"); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, f.env.Service.Delete(ctx, "1", "totals"))
 	if got, want := keys(toolNames(t, s)), []string{"by_event", "later", mcp.ListTool, mcp.GetTool, mcp.QueryTool}; !sameNames(got, want) {
 		t.Errorf("after a create and a delete: tools %q, want %q in any order", got, want)
 	}
@@ -734,7 +611,5 @@ func TestStdioToolsFollowTheEndpoints(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("%v: res.IsError is true", text(res))
 	}
-	if got, want := structured(t, res)["results"], ([]any{[]any{float64(1)}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("structured(t, res)[\"results\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{[]any{float64(1)}}, structured(t, res)["results"])
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSoftDeletedEndpointIsNoTool: a soft-deleted endpoint is no tool, by
@@ -16,23 +18,18 @@ func TestSoftDeletedEndpointIsNoTool(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	gone, err := f.env.Service.SoftDelete(ctx, "1", "totals")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	stored := "totals/" + gone.ID
 	for transport, s := range f.transports(t) {
 		tools := toolNames(t, s)
 		for _, name := range []string{"totals", stored} {
-			if _, ok := tools[name]; ok {
-				t.Errorf("%s: tools/list lists the soft-deleted endpoint as %q", transport, name)
-			}
+			_, ok := tools[name]
+			assert.False(t, ok, "%s: tools/list lists the soft-deleted endpoint as %q", transport, name)
 		}
 		if _, ok := tools["by_event"]; !ok {
 			t.Errorf("%s: tools/list lost the live endpoint by_event: %v", transport, keys(tools))
 		}
-		if s := text(call(t, s, mcp.ListTool, `{}`)); strings.Contains(s, "totals") {
-			t.Errorf("%s: %s shows the soft-deleted endpoint: %s", transport, mcp.ListTool, s)
-		}
+		assert.NotContains(t, text(call(t, s, mcp.ListTool, `{}`)), "totals", "%s: %s shows the soft-deleted endpoint", transport, mcp.ListTool)
 		for _, name := range []string{"totals", stored} {
 			run := call(t, s, name, `{}`)
 			if !run.IsError || !strings.Contains(text(run), "not found") {

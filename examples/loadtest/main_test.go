@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,16 +37,10 @@ func TestRun(t *testing.T) {
 	defer cancel()
 	var out, progress bytes.Buffer
 	err := run(ctx, []string{"-rounds", "1", "-duration", "200ms", "-warmup", "50ms", "-demo-events", "2000"}, &out, &progress)
-	if err != nil {
-		t.Fatalf("run: %v\nprogress:\n%s", err, &progress)
-	}
+	require.NoError(t, err, "run\nprogress:\n%s", &progress)
 	table := out.String()
-	if !regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own, and \d+ it did not record in its run log`).MatchString(table) {
-		t.Errorf("the header does not say every run ran its query:\n%s", table)
-	}
-	if !strings.Contains(table, tableHeader+"\n") {
-		t.Fatalf("no table header in:\n%s", table)
-	}
+	assert.True(t, regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own, and \d+ it did not record in its run log`).MatchString(table), "the header does not say every run ran its query:\n%s", table)
+	require.Contains(t, table, tableHeader+"\n", "no table header in")
 	cell := regexp.MustCompile(`^(\d+) us$|^([\d.]+) ms$|^([\d,]+(?:\.\d)?)$|^([\d.]+)x$`)
 	for _, want := range []string{
 		"| `SELECT 1` | 1 |",
@@ -58,24 +54,23 @@ func TestRun(t *testing.T) {
 				line = l
 			}
 		}
-		if line == "" {
-			t.Errorf("no row %q in:\n%s", want, table)
+		if !assert.NotEqual(t, "", line, "no row %q in:\n%s", want, table) {
 			continue
 		}
 		fields := strings.Split(strings.Trim(line, "| "), " | ")
-		if got, want := len(fields), 10; got != want {
-			t.Errorf("%s: fields = %v, want %v", line, got, want)
+		got, want := len(fields), 10
+		if !assert.Equal(t, want, got, "%s: fields", line) {
 			continue
 		}
 		for _, f := range fields[2:] {
 			m := cell.FindStringSubmatch(f)
-			if m == nil {
-				t.Errorf("%s: %q is not a figure", line, f)
+			if !assert.NotNil(t, m, "%s: %q is not a figure", line, f) {
 				continue
 			}
 			num := strings.ReplaceAll(m[1]+m[2]+m[3]+m[4], ",", "")
-			if v, err := strconv.ParseFloat(num, 64); err != nil || !(v > 0) {
-				t.Errorf("%s: %q is not above zero", line, f)
+			v, err := strconv.ParseFloat(num, 64)
+			if assert.NoError(t, err, "%s: %q is not above zero", line, f) {
+				assert.True(t, (v > 0), "%s: %q is not above zero", line, f)
 			}
 		}
 	}
@@ -102,17 +97,11 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		_, err := parseFlags(tc.args, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("parseFlags(%q) = %v, want an error naming %s", tc.args, err, tc.want)
-		}
+		assert.ErrorContains(t, err, tc.want, "parseFlags(%q)", tc.args)
 	}
 	c, err := parseFlags([]string{"-concurrency", "1, 4,16"}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := fmt.Sprint(c.concurrency), "[1 4 16]"; got != want {
-		t.Errorf("concurrency = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "[1 4 16]", fmt.Sprint(c.concurrency), "concurrency")
 }
 
 // TestDriveFailsLoudly: a run that gets an answer but a 200 with results
@@ -142,9 +131,7 @@ func TestDriveFailsLoudly(t *testing.T) {
 			srv := httptest.NewServer(tc.h)
 			defer srv.Close()
 			s, err := drive(context.Background(), target{client: newClient(2), url: srv.URL, key: "k", bodies: [][]byte{[]byte(`{}`)}}, 1, time.Second)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("drive = %d requests, %v; want an error with %q", len(s.times), err, tc.want)
-			}
+			assert.ErrorContains(t, err, tc.want, "drive = %d requests", len(s.times))
 		})
 	}
 }
@@ -167,18 +154,13 @@ func TestSameAnswer(t *testing.T) {
 		return target{client: newClient(1), url: s.URL, key: "k", bodies: [][]byte{[]byte(`{}`)}}
 	}
 	ctx := context.Background()
-	if err := sameAnswer(ctx, at(lib), at(same), true); err != nil {
-		t.Errorf("same answers: %v", err)
-	}
-	if err := sameAnswer(ctx, at(lib), at(other), true); err == nil || !strings.Contains(err.Error(), "differ") {
-		t.Errorf("different answers: %v, want an error", err)
-	}
+	assert.NoError(t, sameAnswer(ctx, at(lib), at(same), true), "same answers")
+	err := sameAnswer(ctx, at(lib), at(other), true)
+	assert.ErrorContains(t, err, "differ", "different answers")
 	if err := sameAnswer(ctx, at(zero), at(zero), true); err == nil || !strings.Contains(err.Error(), "above 0") {
 		t.Errorf("a count of zero: %v, want an error", err)
 	}
-	if err := sameAnswer(ctx, at(zero), at(zero), false); err != nil {
-		t.Errorf("zero where no count is asked for: %v", err)
-	}
+	assert.NoError(t, sameAnswer(ctx, at(zero), at(zero), false), "zero where no count is asked for")
 }
 
 // TestSummarize: nearest-rank quantiles and the rate over the rounds'
@@ -189,15 +171,12 @@ func TestSummarize(t *testing.T) {
 		times = append(times, time.Duration(i)*time.Millisecond)
 	}
 	s := summarize([]sample{{times: times[:50], elapsed: time.Second}, {times: times[50:], elapsed: time.Second}})
-	if got, want := s.p50, 50*time.Millisecond; got != want {
-		t.Errorf("p50 = %v, want %v", got, want)
-	}
+	got, want := s.p50, 50*time.Millisecond
+	assert.Equal(t, want, got, "p50")
 	if got, want := s.p99, 99*time.Millisecond; got != want {
 		t.Errorf("p99 = %v, want %v", got, want)
 	}
-	if got, want := s.perSec, 50.0; got != want {
-		t.Errorf("perSec = %v, want %v", got, want)
-	}
+	assert.Equal(t, 50.0, s.perSec, "perSec")
 }
 
 // TestFormat: the table's figures.
@@ -213,9 +192,7 @@ func TestFormat(t *testing.T) {
 		{formatRatio(3, 2), "1.50x"},
 		{formatRatio(3, 0), "n/a"},
 	} {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
+		assert.Equal(t, tc.want, tc.got)
 	}
 }
 
@@ -233,18 +210,14 @@ endpointkit_cache_hits_total{endpoint="count",project="1"} 3
 endpointkit_cache_hits_total{endpoint="count",project="2"} 4
 `)
 	got, err := parseRuns(metrics, "1")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := fmt.Sprint(got), "map[count:{123 3} select1:{9 0}]"; got != want {
-		t.Errorf("parseRuns = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "map[count:{123 3} select1:{9 0}]", fmt.Sprint(got), "parseRuns")
 	if _, err := parseLogErrors(metrics); err == nil {
 		t.Error("parseLogErrors found a counter the metrics do not have")
 	}
 	n, err := parseLogErrors(append(metrics, "# TYPE endpointkit_run_log_errors_total counter\nendpointkit_run_log_errors_total 17\n"...))
-	if err != nil || n != 17 {
-		t.Errorf("parseLogErrors = %d, %v; want 17", n, err)
+	if assert.NoError(t, err, "parseLogErrors = %d, %v; want 17", n, err) {
+		assert.Equal(t, 17, n, "parseLogErrors = %d, %v; want 17", n, err)
 	}
 }
 
@@ -262,9 +235,8 @@ endpointkit_cache_hits_total{endpoint="count",project="1"} 2
 	}))
 	defer srv.Close()
 	ctx, client := context.Background(), newClient(1)
-	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, true); err != nil {
-		t.Errorf("matching counts, shared allowed: %v", err)
-	}
+	_, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, true)
+	assert.NoError(t, err, "matching counts, shared allowed")
 	if _, err := checkRuns(ctx, client, srv.URL, "mk", map[string]int{"count": 10}, false); err == nil || !strings.Contains(err.Error(), "without a query") {
 		t.Errorf("shared runs not allowed: %v, want an error", err)
 	}

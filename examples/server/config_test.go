@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,21 +39,15 @@ func TestKeys(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := start(t, append([]string{"-demo-events", "0", "-project", "42"}, c.args...), c.env)
 			key := c.key(s.out.String())
-			if v := key; v == "" {
-				t.Fatalf("key not printed:\n%s: key is empty", s.out)
-			}
+			v := key
+			require.NotEqual(t, "", v, "key not printed:\n%s: key is empty", s.out)
 			if c.name == "environment" {
-				if s, sub := s.out.String(), "env-key"; strings.Contains(s, sub) {
-					t.Errorf("a key from the environment is not printed: %q contains %q", s, sub)
-				}
+				assert.NotContains(t, s.out.String(), "env-key", "a key from the environment is not printed")
 			}
 			answers := runSession(t, s.session(t), c.env)
-			if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
-				t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
-			}
-			if got, want := answers[4].body["results"], ([]any{}); !reflect.DeepEqual(got, want) {
-				t.Errorf("no demo events: no rows: answers[4].body[\"results\"] = %+v, want %+v", got, want)
-			}
+			got, want := statuses(answers), sessionStatuses
+			require.Equal(t, want, got, "%v: statuses(answers)", answers)
+			assert.Equal(t, []any{}, answers[4].body["results"], "no demo events: no rows: answers[4].body[\"results\"]")
 
 			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 			for _, k := range []struct {
@@ -62,45 +55,30 @@ func TestKeys(t *testing.T) {
 				status int
 			}{{key, 200}, {"wrong" + key, 401}} {
 				req, err := http.NewRequest("GET", base+"/api/projects/42/endpoints/", nil)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				req.Header.Set("Authorization", "Bearer "+k.key)
 				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
+				require.NoError(t, err)
 				res.Body.Close()
-				if got, want := res.StatusCode, k.status; got != want {
-					t.Errorf("res.StatusCode = %v, want %v", got, want)
-				}
+				assert.Equal(t, k.status, res.StatusCode)
 			}
 			// The key is for -project only.
 			req, err := http.NewRequest("GET", base+"/api/projects/1/endpoints/", nil)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			req.Header.Set("Authorization", "Bearer "+key)
 			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			res.Body.Close()
-			if got, want := res.StatusCode, http.StatusForbidden; got != want {
-				t.Errorf("res.StatusCode = %v, want %v", got, want)
-			}
+			assert.Equal(t, http.StatusForbidden, res.StatusCode)
 		})
 	}
-	if got, want := newAPIKey(), newAPIKey(); got == want {
-		t.Errorf("newAPIKey() = %q, want anything else", got)
-	}
+	got, want := newAPIKey(), newAPIKey()
+	assert.NotEqual(t, want, got, "newAPIKey()")
 }
 
 func TestFlagErrors(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer busy.Close()
 	cases := []struct {
 		args []string
@@ -123,12 +101,9 @@ func TestFlagErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := run(context.Background(), c.args, func(string) string { return "" }, io.Discard, io.Discard)
-		if err == nil {
-			t.Fatalf("%q: got no error, want one", c.args)
-		}
-		if s, sub := err.Error(), c.want; !strings.Contains(s, sub) {
-			t.Errorf("%q: %q does not contain %q", c.args, s, sub)
-		}
+		require.Error(t, err, "%q: got no error, want one", c.args)
+		s, sub := err.Error(), c.want
+		assert.Contains(t, s, sub, "%q", c.args)
 	}
 }
 
@@ -137,56 +112,34 @@ func TestFlagErrors(t *testing.T) {
 func TestLimitFlags(t *testing.T) {
 	getenv := func(string) string { return "" }
 	c, err := parseFlags(nil, getenv, io.Discard)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := c.runTimeout, endpoint.DefaultRunTimeout; got != want {
-		t.Errorf("c.runTimeout = %v, want %v", got, want)
-	}
-	if got, want := c.refreshTimeout, endpoint.DefaultRefreshTimeout; got != want {
-		t.Errorf("c.refreshTimeout = %v, want %v", got, want)
-	}
-	if got, want := c.maxRefreshes, endpoint.DefaultMaxRefreshes; got != want {
-		t.Errorf("c.maxRefreshes = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, endpoint.DefaultRunTimeout, c.runTimeout)
+	assert.Equal(t, endpoint.DefaultRefreshTimeout, c.refreshTimeout)
+	assert.Equal(t, endpoint.DefaultMaxRefreshes, c.maxRefreshes)
 	c2, err := parseFlags([]string{"-run-timeout", "0", "-refresh-timeout", "90s", "-max-refreshes", "4"}, getenv, io.Discard)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := c2.runTimeout, time.Duration(-1); got != want {
-		t.Errorf("0 is no limit, which the Service reads as negative: c2.runTimeout = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	got, want := c2.runTimeout, time.Duration(-1)
+	assert.Equal(t, want, got, "0 is no limit, which the Service reads as negative: c2.runTimeout")
 	if got, want := c2.refreshTimeout, 90*time.Second; got != want {
 		t.Errorf("c2.refreshTimeout = %v, want %v", got, want)
 	}
-	if got, want := c2.maxRefreshes, 4; got != want {
-		t.Errorf("c2.maxRefreshes = %v, want %v", got, want)
-	}
-	if got, want := c.limits, (limit.Config{
+	assert.Equal(t, 4, c2.maxRefreshes)
+	assert.Equal(t, limit.Config{
 		ProjectConcurrency: limit.DefaultProjectConcurrency,
 		ProjectPerMinute:   limit.DefaultProjectPerMinute,
 		ProjectPerHour:     limit.DefaultProjectPerHour,
 		GlobalConcurrency:  limit.DefaultGlobalConcurrency,
-	}); !reflect.DeepEqual(got, want) {
-		t.Errorf("c.limits = %+v, want %+v", got, want)
-	}
+	}, c.limits)
 
 	c, err = parseFlags([]string{"-project-concurrency", "5", "-project-runs-per-minute", "0", "-project-runs-per-hour", "100", "-global-concurrency", "9"}, getenv, io.Discard)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := c.limits, (limit.Config{ProjectConcurrency: 5, ProjectPerMinute: limit.Unlimited, ProjectPerHour: 100, GlobalConcurrency: 9}); !reflect.DeepEqual(got, want) {
-		t.Errorf("c.limits = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, limit.Config{ProjectConcurrency: 5, ProjectPerMinute: limit.Unlimited, ProjectPerHour: 100, GlobalConcurrency: 9}, c.limits)
 
 	for _, f := range []string{"-project-concurrency", "-project-runs-per-minute", "-project-runs-per-hour", "-global-concurrency"} {
 		_, err := parseFlags([]string{f, "-1"}, getenv, io.Discard)
-		if err == nil {
-			t.Fatalf("%v: got no error, want one", f)
-		}
-		if s, sub := err.Error(), f+" must be 0 or more"; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		require.Error(t, err, "%v: got no error, want one", f)
+		s, sub := err.Error(), f+" must be 0 or more"
+		assert.Contains(t, s, sub)
 	}
 }
 
@@ -198,29 +151,20 @@ func TestLimitsOverHTTP(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
-	if got, want := create.status, http.StatusCreated; got != want {
-		t.Fatalf("%v: create.status = %v, want %v", create.raw, got, want)
-	}
+	got, want := create.status, http.StatusCreated
+	require.Equal(t, want, got, "%v: create.status", create.raw)
 	var last *http.Response
 	var body []byte
 	for range 3 {
 		req, err := http.NewRequest("POST", base+"/api/projects/1/endpoints/one/run", nil)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer k")
 		last, err = http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		body, err = io.ReadAll(last.Body)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		last.Body.Close()
-		if v := last.Header.Get("X-Request-Id"); v == "" {
-			t.Errorf("last.Header.Get(\"X-Request-Id\") is empty")
-		}
+		assert.NotEqual(t, "", last.Header.Get("X-Request-Id"), "last.Header.Get(\"X-Request-Id\") is empty")
 	}
 	// Two runs pass; with both in the same aligned minute the third is
 	// refused, and if the minute turned between them the sliding estimate
@@ -228,12 +172,8 @@ func TestLimitsOverHTTP(t *testing.T) {
 	if got, want := last.StatusCode, http.StatusTooManyRequests; got != want {
 		t.Fatalf("%s: last.StatusCode = %v, want %v", body, got, want)
 	}
-	if v := last.Header.Get("Retry-After"); v == "" {
-		t.Errorf("last.Header.Get(\"Retry-After\") is empty")
-	}
-	if s, sub := string(body), "project_runs_per_minute"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.NotEqual(t, "", last.Header.Get("Retry-After"), "last.Header.Get(\"Retry-After\") is empty")
+	assert.Contains(t, string(body), "project_runs_per_minute")
 }
 
 // TestBudgetFlags: -budgets picks where budgets are counted, -redis alone

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,60 +12,37 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		ctx := context.Background()
 		dbs, err := openDatabases(path, "")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		db, closeDB := dbs.data, dbs.close
 
 		n, loaded, err := loadEvents(ctx, sqliteBackend(db), 0, []string{"1"}, demo.End)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := n, 0; got != want {
-			t.Errorf("n = %v, want %v", got, want)
-		}
-		if !loaded {
-			t.Errorf("an empty table is created: loaded is false")
-		}
+		require.NoError(t, err)
+		assert.Equal(t, 0, n)
+		assert.True(t, loaded, "an empty table is created: loaded is false")
 
 		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 500, []string{"1"}, demo.End)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := n, 500; got != want {
-			t.Errorf("n = %v, want %v", got, want)
-		}
-		if !loaded {
-			t.Errorf("an empty table is filled: loaded is false")
-		}
+		require.NoError(t, err)
+		assert.Equal(t, 500, n)
+		assert.True(t, loaded, "an empty table is filled: loaded is false")
 
 		n, loaded, err = loadEvents(ctx, sqliteBackend(db), 800, []string{"1"}, demo.End)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := n, 500; got != want {
-			t.Errorf("a filled table is left as it is: n = %v, want %v", got, want)
-		}
-		if loaded {
-			t.Errorf("loaded is true")
-		}
+		require.NoError(t, err)
+		got, want := n, 500
+		assert.Equal(t, want, got, "a filled table is left as it is: n")
+		assert.False(t, loaded, "loaded is true")
 
 		var count int
-		if err := db.QueryRow("SELECT count(*) FROM events").Scan(&count); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := count, 500; got != want {
-			t.Errorf("count = %v, want %v", got, want)
-		}
-		if err := closeDB(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, db.QueryRow("SELECT count(*) FROM events").Scan(&count))
+		assert.Equal(t, 500, count)
+		require.NoError(t, closeDB())
 	}
 }
 
@@ -77,48 +53,28 @@ func TestLoadDemoOnlyIntoAnEmptyTable(t *testing.T) {
 func TestShortRunPassesLongOne(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db")} {
 		dbs, err := openDatabases(path, "")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		db, closeDB := dbs.data, dbs.close
 		ctx := context.Background()
 		_, _, err = loadEvents(ctx, sqliteBackend(db), 100, []string{"1"}, demo.End)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 
 		// An endless query, held open after its first row.
 		long, err := db.QueryContext(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c")
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if !long.Next() {
-			t.Fatalf("long.Next() is false")
-		}
+		require.NoError(t, err)
+		require.True(t, long.Next(), "long.Next() is false")
 
 		short, cancel := context.WithTimeout(ctx, 10*time.Second)
 		var n int
-		if err := db.QueryRowContext(short, "SELECT count(*) FROM events").Scan(&n); err != nil {
-			t.Fatalf("path %q: unexpected error: %v", path, err)
-		}
-		if got, want := n, 100; got != want {
-			t.Errorf("n = %v, want %v", got, want)
-		}
+		require.NoError(t, db.QueryRowContext(short, "SELECT count(*) FROM events").Scan(&n), "path %q", path)
+		assert.Equal(t, 100, n)
 		_, err = db.ExecContext(short, "CREATE TABLE written (x INTEGER)")
-		if err != nil {
-			t.Fatalf("a write commits during the long read: unexpected error: %v", err)
-		}
+		require.NoError(t, err, "a write commits during the long read")
 		cancel()
 
-		if !long.Next() {
-			t.Fatalf("the long query was still running: long.Next() is false")
-		}
-		if err := long.Close(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if err := closeDB(); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.True(t, long.Next(), "the long query was still running: long.Next() is false")
+		require.NoError(t, long.Close())
+		require.NoError(t, closeDB())
 	}
 }
 
@@ -126,27 +82,17 @@ func TestShortRunPassesLongOne(t *testing.T) {
 // its directory.
 func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 	dbs, err := openDatabases("", "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	db, closeDB := dbs.data, dbs.close
 	var file string
-	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
 	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("the database is a file: os.Stat(%q) = %v, %v", file, fi, err)
 	}
 	var mode string
-	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := mode, "wal"; got != want {
-		t.Errorf("mode = %q, want %q", got, want)
-	}
-	if err := closeDB(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+	assert.Equal(t, "wal", mode)
+	require.NoError(t, closeDB())
 	if fi, err := os.Stat(filepath.Dir(file)); err == nil && fi.IsDir() {
 		t.Errorf("the directory %s is still there after close", filepath.Dir(file))
 	}
@@ -158,33 +104,20 @@ func TestTemporaryDatabaseIsDeleted(t *testing.T) {
 func TestDatabasesApart(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "events.db")
 	dbs, err := openDatabases(data, "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer dbs.close()
 	var file string
-	if err := dbs.store.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := file, filepath.Join(filepath.Dir(data), "events-store.db"); got != want {
-		t.Errorf("file = %q, want %q", got, want)
-	}
+	require.NoError(t, dbs.store.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
+	got, want := file, filepath.Join(filepath.Dir(data), "events-store.db")
+	assert.Equal(t, want, got, "file")
 	_, err = dbs.data.Exec("CREATE TABLE t (x INTEGER)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = dbs.runs.Exec("INSERT INTO t VALUES (1)")
-	if err := err; err == nil || !strings.Contains(err.Error(), "readonly") {
-		t.Fatalf("the run pool writes: error %v does not contain %q", err, "readonly")
-	}
+	require.ErrorContains(t, err, "readonly", "the run pool writes")
 	var n int
-	if err := dbs.runs.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, dbs.runs.QueryRow("SELECT count(*) FROM t").Scan(&n))
 	_, err = dbs.data.Exec("INSERT INTO t VALUES (1)")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 }
 
 // TestStoreWritesDuringRefresh: while a refresh holds the data file's one
@@ -193,38 +126,24 @@ func TestDatabasesApart(t *testing.T) {
 // for the busy timeout and failed.
 func TestStoreWritesDuringRefresh(t *testing.T) {
 	dbs, err := openDatabases("", "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer dbs.close()
 	ctx := context.Background()
 	_, _, err = loadEvents(ctx, sqliteBackend(dbs.data), 100, []string{"1"}, demo.End)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	refresh, err := dbs.data.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	_, err = refresh.Exec("CREATE TABLE endpointkit_mat_x_v1_next AS SELECT * FROM events")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer refresh.Rollback()
 
 	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	_, err = dbs.store.ExecContext(wctx, "CREATE TABLE written (x INTEGER)")
-	if err != nil {
-		t.Fatalf("a store write waited for the refresh: unexpected error: %v", err)
-	}
+	require.NoError(t, err, "a store write waited for the refresh")
 	var n int
-	if err := dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := n, 100; got != want {
-		t.Errorf("n = %v, want %v", got, want)
-	}
+	require.NoError(t, dbs.runs.QueryRowContext(wctx, "SELECT count(*) FROM events").Scan(&n))
+	assert.Equal(t, 100, n)
 }
 
 // sqliteBackend is a backend on db, for loadEvents.
@@ -239,9 +158,7 @@ func sqliteBackend(db *sql.DB) *backend {
 // waits for another to end).
 func TestPoolsKeepTheirConnections(t *testing.T) {
 	dbs, err := openDatabases("", "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { dbs.close() })
 	n := idleConns()
 	for _, p := range []struct {
@@ -271,17 +188,11 @@ func TestPoolsKeepTheirConnections(t *testing.T) {
 			done.Wait()
 			close(errs)
 			for err := range errs {
-				if err != nil {
-					t.Fatalf("%s: %v", p.name, err)
-				}
+				require.NoError(t, err, "%s", p.name)
 			}
 		}
 		st := p.db.Stats()
-		if st.MaxIdleClosed != 0 {
-			t.Errorf("%s pool closed %d connections for want of idle room", p.name, st.MaxIdleClosed)
-		}
-		if st.MaxOpenConnections != 0 {
-			t.Errorf("%s pool opens at most %d connections, want no bound", p.name, st.MaxOpenConnections)
-		}
+		assert.Equal(t, int64(0), st.MaxIdleClosed, "%s pool closed", p.name)
+		assert.Equal(t, 0, st.MaxOpenConnections, "%s pool opens at most", p.name)
 	}
 }

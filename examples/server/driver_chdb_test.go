@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/stretchr/testify/require"
 	"reflect"
 	"testing"
 )
@@ -12,9 +13,8 @@ import (
 func TestDriverChDB(t *testing.T) {
 	s := start(t, []string{"-driver", "chdb", "-dsn", t.TempDir(), "-api-key", "k", "-demo-events", "1500"}, nil)
 	answers := runSession(t, s.session(t), nil)
-	if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
-		t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
-	}
+	got, want := statuses(answers), sessionStatuses
+	require.Equal(t, want, got, "%v: statuses(answers)", answers)
 	if got, want := answers[4].body["results"], wantDaily(1500); !reflect.DeepEqual(got, want) {
 		t.Errorf("answers[4].body[\"results\"] = %+v, want %+v", got, want)
 	}

@@ -2,10 +2,11 @@ package main
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDrivers runs the printed session on PostgreSQL and MariaDB (data and
@@ -21,21 +22,16 @@ func TestDrivers(t *testing.T) {
 			dsn := tc.dsn(t)
 			s := start(t, []string{"-driver", tc.driver, "-dsn", dsn, "-api-key", "k", "-demo-events", "1500"}, nil)
 			answers := runSession(t, s.session(t), nil)
-			if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
-				t.Fatalf("%v: statuses(answers) = %+v, want %+v", answers, got, want)
-			}
+			got, want := statuses(answers), sessionStatuses
+			require.Equal(t, want, got, "%v: statuses(answers)", answers)
 			if got, want := answers[4].body["results"], wantDaily(n); !reflect.DeepEqual(got, want) {
 				t.Errorf("answers[4].body[\"results\"] = %+v, want %+v", got, want)
 			}
-			if err := s.stop(); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, s.stop())
 
 			// A restart on the same database keeps everything.
 			again := start(t, []string{"-driver", tc.driver, "-dsn", dsn, "-api-key", "k", "-demo-events", "1500"}, nil)
-			if s, sub := again.out.String(), "1500 already in the database"; !strings.Contains(s, sub) {
-				t.Errorf("%q does not contain %q", s, sub)
-			}
+			assert.Contains(t, again.out.String(), "1500 already in the database")
 		})
 	}
 }
@@ -43,9 +39,7 @@ func TestDrivers(t *testing.T) {
 func TestDriverFlags(t *testing.T) {
 	for _, bad := range [][]string{{"-driver", "postgres"}, {"-driver", "oracle", "-dsn", "x"}} {
 		_, err := parseFlagsAndBackend(bad)
-		if err == nil {
-			t.Errorf("%v: got no error, want one", bad)
-		}
+		assert.Error(t, err, "%v: got no error, want one", bad)
 	}
 }
 

@@ -10,7 +10,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +32,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -71,9 +72,7 @@ func artifactsDir(t *testing.T) string {
 		dir = filepath.Join("..", "..", "test-artifacts")
 	}
 	dir = filepath.Join(dir, "editor")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
 }
 
@@ -119,9 +118,7 @@ func newPage(t *testing.T) *page {
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
 	began := time.Now()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting %s: unexpected error: %v", chromium, err)
-	}
+	require.NoError(t, chromedp.Do(bctx), "starting %s", chromium)
 	t.Logf("%s started in %v", chromium, time.Since(began).Round(time.Millisecond))
 	return &page{t: t, base: base, key: key, browser: bctx, shots: artifactsDir(t)}
 }
@@ -158,9 +155,7 @@ func (p *page) tab(t *testing.T) context.Context {
 			p.mu.Unlock()
 		}
 	})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	tctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancelTimeout)
 	p.do(t, tctx,
@@ -168,10 +163,8 @@ func (p *page) tab(t *testing.T) context.Context {
 		chromedp.WaitVisible(chromedp.ID("api-key")),
 	)
 	// Before the key is given, the page shows nothing but the sign-in.
-	if got, want := value(t, p, tctx, chromedp.Evaluate[[]string](
-		`["app", "session"].map(id => getComputedStyle(document.getElementById(id)).display)`)), ([]string{"none", "none"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []string{"none", "none"}, value(t, p, tctx, chromedp.Evaluate[[]string](
+		`["app", "session"].map(id => getComputedStyle(document.getElementById(id)).display)`)))
 	p.signInShot.Do(func() { p.screenshot(t, tctx, "sign-in") })
 	p.do(t, tctx,
 		chromedp.SendKeys(chromedp.ID("api-key"), p.key+kb.Enter),
@@ -223,9 +216,8 @@ func (p *page) checkNoPageErrors(t *testing.T) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if v := p.pageErrors; !(len(v) == 0) {
-		t.Errorf("the page logged errors: p.pageErrors = %v, want it empty", v)
-	}
+	v := p.pageErrors
+	assert.True(t, (len(v) == 0), "the page logged errors: p.pageErrors = %v, want it empty", v)
 }
 
 func safeName(s string) string { return regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(s, "_") }
@@ -309,22 +301,19 @@ func wantDailyPurchases(t *testing.T) [][]string {
 	t.Helper()
 	counts := map[string]int{}
 	from := time.Date(2025, 5, 25, 0, 0, 0, 0, time.UTC)
-	if err := (demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
+	require.NoError(t, demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
 		if e.Event == "purchase" && !e.Timestamp.Before(from) {
 			counts[e.Timestamp.Format(time.DateOnly)]++
 		}
 		return nil
-	})); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	}))
 	var rows [][]string
 	for day, n := range counts {
 		rows = append(rows, []string{day, strconv.Itoa(n)})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i][0] < rows[j][0] })
-	if v := rows; len(v) == 0 {
-		t.Fatalf("rows is empty")
-	}
+	v := rows
+	require.NotEmpty(t, v, "rows is empty")
 	return rows
 }
 
@@ -360,23 +349,15 @@ func (p *page) testFlow(t *testing.T) {
 		waitText(placeholderRow, "No variable"),
 		waitText("#missing-count", "1"),
 	)
-	if got, want := value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS(placeholderRow), "class")).Value, "missing"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "missing", value(t, p, ctx, chromedp.AttributeValue(chromedp.CSS(placeholderRow), "class")).Value)
 	// The List settings show for a List only.
-	if got, want := value(t, p, ctx, chromedp.Evaluate[[]string](
-		`Array.from(document.querySelectorAll("#variable-form .list-only")).map(e => getComputedStyle(e).display)`)), ([]string{"none", "none"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []string{"none", "none"}, value(t, p, ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#variable-form .list-only")).map(e => getComputedStyle(e).display)`)))
 	// Add the variable: the code name comes from the placeholder; a name,
 	// the type (String, as proposed) and a default.
 	p.do(t, ctx, press(placeholderRow+" button.add-for"), until(`document.activeElement.id === "var-name"`))
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("var-code"))), "event_name"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"var-code\"))) = %q, want %q", got, want)
-	}
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("var-name"))), "Event name"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"var-name\"))) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "event_name", value(t, p, ctx, chromedp.Value(chromedp.ID("var-code"))))
+	assert.Equal(t, "Event name", value(t, p, ctx, chromedp.Value(chromedp.ID("var-name"))))
 	p.do(t, ctx,
 		chromedp.SendKeys(chromedp.ID("var-default"), "$pageview"+kb.Enter),
 		// 3. The variable is created and its test value input has the
@@ -392,13 +373,10 @@ func (p *page) testFlow(t *testing.T) {
 	if got, want := rows, want; !reflect.DeepEqual(got, want) {
 		t.Errorf("the editor's rows are the purchases per day: rows = %+v, want %+v", got, want)
 	}
-	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("status"))), fmt.Sprintf("%d rows", len(want)); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("status"))), fmt.Sprintf("%d rows", len(want))
+	assert.Contains(t, s, sub)
 	verdict := value(t, p, ctx, chromedp.Text(chromedp.ID("verdict")))
-	if s, sub := verdict, "Materializable: yes"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, verdict, "Materializable: yes")
 	if s, sub := verdict, "event_name: key"; !strings.Contains(s, sub) {
 		t.Errorf("the verdict says how each variable is stored: %q does not contain %q", s, sub)
 	}
@@ -412,31 +390,19 @@ func (p *page) testFlow(t *testing.T) {
 		press("#save-confirm"),
 		chromedp.WaitVisible(chromedp.ID("saved")),
 	)
-	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("saved-message"))), "Saved endpoint 'daily_purchases', version 1."; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Saved endpoint 'daily_purchases', version 1.", value(t, p, ctx, chromedp.Text(chromedp.ID("saved-message"))))
 	curlText := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
 	if s, sub := curlText, p.base+"/api/projects/1/endpoints/daily_purchases/run"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}
-	if s, sub := curlText, (`{"variables":{"event_name":"purchase"}}`); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := curlText, p.key; strings.Contains(s, sub) {
-		t.Errorf("the key is never shown: %q contains %q", s, sub)
-	}
+	assert.Contains(t, curlText, `{"variables":{"event_name":"purchase"}}`)
+	assert.NotContains(t, curlText, p.key, "the key is never shown")
 	// The curl command, pasted into a shell with the key in the
 	// environment, runs the endpoint and answers the same rows.
 	cmds, err := shellCommands(curlText, func(k string) string { return map[string]string{"ENDPOINTKIT_API_KEY": p.key}[k] })
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got := len(cmds); got != 1 {
-		t.Fatalf("len(cmds) = %d, want %d: %v", got, 1, cmds)
-	}
-	if got, want := cmds[0][0], "curl"; got != want {
-		t.Fatalf("cmds[0][0] = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Len(t, cmds, 1)
+	require.Equal(t, "curl", cmds[0][0])
 	ans := curl(t, cmds[0][1:])
 	if got, want := ans.status, http.StatusOK; got != want {
 		t.Fatalf("%v: ans.status = %v, want %v", ans.raw, got, want)
@@ -450,12 +416,8 @@ func (p *page) testFlow(t *testing.T) {
 	runInput := `#run-fields input[data-variable="event_name"]`
 	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(endpointRow)))
 	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(endpointRow)))
-	if s, sub := listed, "daily_purchases"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := listed, "v1 (1 version)"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, listed, "daily_purchases")
+	assert.Contains(t, listed, "v1 (1 version)")
 	p.do(t, ctx,
 		press(endpointRow+" button[data-run]"),
 		chromedp.WaitVisible(chromedp.CSS(runInput)),
@@ -466,31 +428,24 @@ func (p *page) testFlow(t *testing.T) {
 	if got, want := value(t, p, ctx, tableRows("#run-endpoint-results")), rows; !reflect.DeepEqual(got, want) {
 		t.Errorf("the saved endpoint answers the rows the editor showed: value(t, p, ctx, tableRows(\"#run-endpoint-results\")) = %+v, want %+v", got, want)
 	}
-	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-status"))), "from version 1"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-status"))), "from version 1")
 
 	// Every control the page holds now, its script's included, has a label.
 	unlabelled := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("input, select, textarea"))
 		.filter(e => e.labels.length === 0 && !e.getAttribute("aria-label")).map(e => e.id || e.outerHTML)`))
-	if v := unlabelled; !(len(v) == 0) {
-		t.Errorf("unlabelled = %v, want it empty", v)
-	}
+	v := unlabelled
+	assert.True(t, (len(v) == 0), "unlabelled = %v, want it empty", v)
 	// The key is in the tab's sessionStorage only.
 	if got, want := value(t, p, ctx, chromedp.Evaluate[string](`sessionStorage.getItem("endpointkit.apiKey")`)), p.key; got != want {
 		t.Errorf("got = %q, want %q", got, want)
 	}
-	if got, want := value(t, p, ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`)), ("{}"); got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "{}", value(t, p, ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`)))
 
 	p.screenshot(t, ctx, "flow")
 	if *updateScreenshot {
 		p.do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 		shot := value(t, p, ctx, chromedp.CaptureScreenshot())
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "editor.png"), shot, 0o644); err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "editor.png"), shot, 0o644))
 	}
 }
 
@@ -519,18 +474,14 @@ func (p *page) testUndefined(t *testing.T) {
 		p.do(t, ctx, chromedp.KeyEvent(kb.Tab))
 		order = append(order, value(t, p, ctx, activeID()))
 	}
-	if got, want := order, ([]string{"run", "open-save", "tab-results"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("order = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []string{"run", "open-save", "tab-results"}, order)
 	p.do(t, ctx,
 		typeSQL("SELECT count(*) AS n FROM events WHERE event = {variables.no_such_thing}"),
 		ctrlEnter(),
 		chromedp.WaitVisible(chromedp.ID("run-error")),
 		waitText("#missing-count", "1"),
 	)
-	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))), "Query references undefined variable(s): no_such_thing"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Query references undefined variable(s): no_such_thing", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
 	p.screenshot(t, ctx, "undefined-variable")
 }
 
@@ -549,16 +500,13 @@ func (p *page) testBadValue(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("run-error")),
 	)
 	wantDetail := `Invalid value for variable 'min_count': expected Number, got "lots": not a number`
-	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))), wantDetail+" Go to min_count"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %q, want %q", got, want)
-	}
+	got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))), wantDetail+" Go to min_count"
+	assert.Equal(t, want, got, "value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\")))")
 	p.do(t, ctx, press("#go-to-variable"), chromedp.WaitVisible(chromedp.ID("test-min_count-error")))
 	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("test-min_count-error"))), wantDetail; got != want {
 		t.Errorf("got = %q, want %q", got, want)
 	}
-	if got, want := value(t, p, ctx, chromedp.AttributeValue(chromedp.ID("test-min_count"), "aria-invalid")).Value, "true"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "true", value(t, p, ctx, chromedp.AttributeValue(chromedp.ID("test-min_count"), "aria-invalid")).Value)
 	if got, want := value(t, p, ctx, activeID()), "test-min_count"; got != want {
 		t.Errorf("the button leads to the input at fault: value(t, p, ctx, activeID()) = %q, want %q", got, want)
 	}
@@ -569,20 +517,15 @@ func (p *page) testBadValue(t *testing.T) {
 func createVariable(t *testing.T, base, key, body string) {
 	t.Helper()
 	req, err := http.NewRequest("POST", base+"/api/projects/1/insight_variables/", strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	if got, want := res.StatusCode, http.StatusCreated; got != want {
-		t.Fatalf("%v: res.StatusCode = %v, want %v", string(b), got, want)
-	}
+	got, want := res.StatusCode, http.StatusCreated
+	require.Equal(t, want, got, "%v: res.StatusCode", string(b))
 }
 
 // testTrends: a TrendsQuery's series are drawn as lines in an inline SVG,
@@ -593,21 +536,17 @@ func (p *page) testTrends(t *testing.T) {
 	// Pageviews per browser over May 2025, counted from the generator.
 	want := map[string]int{}
 	from, to := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	if err := (demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
+	require.NoError(t, demo.Generate(browserEvents, demoSeed, func(e demo.Event) error {
 		if e.Event == "$pageview" && !e.Timestamp.Before(from) && e.Timestamp.Before(to) {
 			want[e.Properties.Browser]++
 		}
 		return nil
-	})); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	}))
 	p.do(t, ctx,
 		chromedp.Focus(chromedp.ID("kind")),
 		chromedp.KeyEvent("T"), // a select takes the option its typed letter starts
 	)
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("kind"))), "TrendsQuery"; got != want {
-		t.Fatalf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"kind\"))) = %q, want %q", got, want)
-	}
+	require.Equal(t, "TrendsQuery", value(t, p, ctx, chromedp.Value(chromedp.ID("kind"))))
 	p.do(t, ctx,
 		waitText("#sql-label", "TrendsQuery JSON"),
 		focusSQL(),
@@ -622,27 +561,21 @@ func (p *page) testTrends(t *testing.T) {
 		t.Fatalf("one line per browser: len(labels) = %d, want %d: %v", got, len(want), labels)
 	}
 	for i := range points {
-		if got, want := points[i], 31; got != want {
-			t.Errorf("one point per day of May for %s: points[i] = %v, want %v", labels[i], got, want)
-		}
+		got, want := points[i], 31
+		assert.Equal(t, want, got, "one point per day of May for %s: points[i]", labels[i])
 	}
 	got := map[string]int{}
 	for _, r := range series {
 		n, err := strconv.Atoi(strings.ReplaceAll(r[1], ",", ""))
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", r, err)
-		}
+		require.NoError(t, err, "%v", r)
 		got[r[0]] = n
 	}
-	if got, want := got, want; !reflect.DeepEqual(got, want) {
-		t.Errorf("the series totals are the generator's pageviews per browser: got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, want, got, "the series totals are the generator's pageviews per browser")
 	if got, want := slices.Sorted(slices.Values(labels)), slices.Sorted(mapKeys(want)); !reflect.DeepEqual(got, want) {
 		t.Errorf("slices.Sorted(slices.Values(labels)) = %+v, want %+v", got, want)
 	}
-	if s, sub := aria, fmt.Sprintf("Line chart of %d series over 31 intervals", len(want)); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	s, sub := aria, fmt.Sprintf("Line chart of %d series over 31 intervals", len(want))
+	assert.Contains(t, s, sub)
 	p.screenshot(t, ctx, "trends-chart")
 
 	// A RetentionQuery is drawn as its table of cohorts: the sample's seven
@@ -656,19 +589,12 @@ func (p *page) testTrends(t *testing.T) {
 		waitText("#status", "cohorts"),
 	)
 	head := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#results th")).map(th => th.textContent)`))
-	if got, want := head, ([]string{"Cohort", "Date", "Size", "Period 1", "Period 2", "Period 3", "Period 4", "Period 5", "Period 6"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("head = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []string{"Cohort", "Date", "Size", "Period 1", "Period 2", "Period 3", "Period 4", "Period 5", "Period 6"}, head)
 	cohorts := value(t, p, ctx, tableRows("#results"))
-	if v := cohorts; len(v) == 0 {
-		t.Fatalf("cohorts is empty")
-	}
-	if got, want := cohorts[0][0], "Day 0"; got != want {
-		t.Errorf("cohorts[0][0] = %q, want %q", got, want)
-	}
-	if got, want := value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg").length`)), 0; got != want {
-		t.Errorf("no chart for retention: got = %v, want %v", got, want)
-	}
+	v := cohorts
+	require.NotEmpty(t, v, "cohorts is empty")
+	assert.Equal(t, "Day 0", cohorts[0][0])
+	assert.Equal(t, 0, value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg").length`)), "no chart for retention")
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {
@@ -724,51 +650,41 @@ func (p *page) testScanner(t *testing.T) {
 		} `json:"error"`
 	}
 	js, err := json.Marshal(corpus)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	got := value(t, p, ctx, chromedp.Evaluate[[]scanned](`(`+string(js)+`).map(s => window.endpointkitEditor.scanPlaceholders(s))`))
-	if got := len(got); got != len(corpus) {
-		t.Fatalf("len(got) = %d, want %d: %v", got, len(corpus), got)
-	}
+	require.Len(t, got, len(corpus))
 	refused, found := 0, 0
 	for i, sql := range corpus {
 		phs, err := placeholder.Scan(sql)
 		if err != nil {
 			var se *placeholder.SyntaxError
-			if err := err; !errors.As(err, &se) {
-				t.Fatalf("error %v is not a %T", err, &se)
-			}
+			require.ErrorAs(t, err, &se)
 			refused++
 			if got[i].Error == nil {
 				t.Errorf("%q: Go refuses it (%v), the page does not", sql, err)
 			} else {
-				if got, want := ([2]int{got[i].Error.Line, got[i].Error.Column}), ([2]int{se.Line, se.Column}); !reflect.DeepEqual(got, want) {
-					t.Errorf("%q: where: ([2]int{got[i].Error.Line, got[i].Error.Column}) = %+v, want %+v", sql, got, want)
-				}
+				got, want := ([2]int{got[i].Error.Line, got[i].Error.Column}), ([2]int{se.Line, se.Column})
+				assert.Equal(t, want, got, "%q: where: ([2]int{got[i].Error.Line, got[i].Error.Column})", sql)
 			}
 			continue
 		}
-		if v := got[i].Error; v != nil {
-			t.Errorf("%q: got[i].Error = %v, want nil", sql, v)
-		}
+		v := got[i].Error
+		assert.Nil(t, v, "%q: got[i].Error", sql)
 		var names []string
 		for _, ph := range phs {
 			if !slices.Contains(names, ph.Name) {
 				names = append(names, ph.Name)
 			}
 		}
-		if got, want := nilIfEmpty(got[i].Names), names; !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: nilIfEmpty(got[i].Names) = %+v, want %+v", sql, got, want)
-		}
+		got, want := nilIfEmpty(got[i].Names), names
+		assert.Equal(t, want, got, "%q: nilIfEmpty(got[i].Names)", sql)
 		if len(names) > 0 {
 			found++
 		}
 	}
 	// The random strings reach both answers often, or they test little.
-	if a, b := refused, 300; !(a > b) {
-		t.Errorf("strings refused: refused = %v, want > %v", a, b)
-	}
+	a, b := refused, 300
+	assert.True(t, (a > b), "strings refused: refused = %v, want > %v", a, b)
 	if a, b := found, 100; !(a > b) {
 		t.Errorf("strings with placeholders: found = %v, want > %v", a, b)
 	}

@@ -24,6 +24,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // call sends one request to the example server's API of project 1 and
@@ -33,33 +35,23 @@ func (p *page) call(t *testing.T, method, path string, body any) (int, map[strin
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequest(method, p.base+"/api/projects/1"+path, r)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+p.key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var out map[string]any
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%v: unexpected error: %v", string(raw), err)
-		}
+		require.NoError(t, json.Unmarshal(raw, &out), "%v", string(raw))
 	}
 	return res.StatusCode, out
 }
@@ -76,9 +68,8 @@ type runField struct {
 func (p *page) serverFields(t *testing.T, name string) []runField {
 	t.Helper()
 	status, doc := p.call(t, "GET", "/endpoints/"+name+"/openapi.json", nil)
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("%v: status = %v, want %v", doc, got, want)
-	}
+	got, want := status, http.StatusOK
+	require.Equal(t, want, got, "%v: status", doc)
 	var out []runField
 	for _, item := range doc["paths"].(map[string]any) {
 		schema := item.(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
@@ -163,15 +154,12 @@ func (p *page) openRunForm(t *testing.T, ctx context.Context, name string) {
 // all optional; once materialized, its breakdown alone, required.
 func (p *page) testRunFormPerState(t *testing.T) {
 	status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": "browsers_state", "query": browserTrends})
-	if got, want := status, http.StatusCreated; got != want {
-		t.Fatalf("%v: status = %v, want %v", body, got, want)
-	}
+	got, want := status, http.StatusCreated
+	require.Equal(t, want, got, "%v: status", body)
 	ctx := p.tab(t)
 	p.openRunForm(t, ctx, "browsers_state")
 	inline := p.serverFields(t, "browsers_state")
-	if got, want := inline, ([]runField{{"$browser", false}, {"date_from", false}, {"date_to", false}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("inline = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []runField{{"$browser", false}, {"date_from", false}, {"date_to", false}}, inline)
 	if got, want := pageFields(t, p, ctx), inline; !reflect.DeepEqual(got, want) {
 		t.Errorf("inline: the form offers what the server takes: pageFields(t, p, ctx) = %+v, want %+v", got, want)
 	}
@@ -188,24 +176,19 @@ func (p *page) testRunFormPerState(t *testing.T) {
 	if got, want := pageFields(t, p, ctx), stored; !reflect.DeepEqual(got, want) {
 		t.Errorf("materialized: the form offers what the server takes: pageFields(t, p, ctx) = %+v, want %+v", got, want)
 	}
-	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.CSS(`#endpoints tr[data-endpoint="browsers_state"] [data-col="materialized"]`))), "yes"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.CSS(`#endpoints tr[data-endpoint="browsers_state"] [data-col="materialized"]`))), "yes")
 	// The form's values run: the breakdown given, the server answers.
 	p.do(t, ctx,
 		chromedp.SendKeys(chromedp.CSS(`#run-fields [data-variable="$browser"]`), "Chrome"+kb.Enter),
 		waitText("#run-endpoint-status", "from version 1"),
 	)
-	if v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-error"))); !(v == "") {
-		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-endpoint-error\"))) = %v, want it empty", v)
-	}
+	v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-endpoint-error")))
+	assert.True(t, (v == ""), "value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-endpoint-error\"))) = %v, want it empty", v)
 
 	// A SQL endpoint: each variable required.
 	createVariable(t, p.base, p.key, `{"name": "State event", "type": "String"}`)
 	status, vars := p.call(t, "GET", "/insight_variables/", nil)
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("status = %v, want %v", got, want)
-	}
+	require.Equal(t, http.StatusOK, status)
 	var id string
 	for _, v := range vars["results"].([]any) {
 		if v.(map[string]any)["code_name"] == "state_event" {
@@ -223,9 +206,7 @@ func (p *page) testRunFormPerState(t *testing.T) {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
 	p.openRunForm(t, ctx, "sql_state")
-	if got, want := pageFields(t, p, ctx), ([]runField{{"state_event", true}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("pageFields(t, p, ctx) = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []runField{{"state_event", true}}, pageFields(t, p, ctx))
 	if got, want := pageFields(t, p, ctx), p.serverFields(t, "sql_state"); !reflect.DeepEqual(got, want) {
 		t.Errorf("pageFields(t, p, ctx) = %+v, want %+v", got, want)
 	}
@@ -238,14 +219,12 @@ func (p *page) testInsightMode(t *testing.T) {
 	shown := func() []bool {
 		return value(t, p, ctx, chromedp.Evaluate[[]bool](`["sql-hint", "variable-form", "insight-form"].map(id => document.getElementById(id).getClientRects().length > 0 || getComputedStyle(document.getElementById(id)).display !== "none")`))
 	}
-	if got, want := shown(), ([]bool{true, true, false}); !reflect.DeepEqual(got, want) {
-		t.Errorf("SQL: shown() = %+v, want %+v", got, want)
-	}
+	got, want := shown(), ([]bool{true, true, false})
+	assert.Equal(t, want, got, "SQL: shown()")
 	for _, kind := range []string{"TrendsQuery", "RetentionQuery", "LifecycleQuery"} {
 		p.do(t, ctx, setField("#kind", kind), waitText("#sql-label", kind+" JSON"))
-		if got, want := shown(), ([]bool{false, false, true}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: shown() = %+v, want %+v", kind, got, want)
-		}
+		got, want := shown(), ([]bool{false, false, true})
+		assert.Equal(t, want, got, "%v: shown()", kind)
 	}
 	p.do(t, ctx, setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"))
 	if got, want := shown(), ([]bool{true, true, false}); !reflect.DeepEqual(got, want) {
@@ -258,9 +237,7 @@ func queryJSON(t *testing.T, p *page, ctx context.Context) map[string]any {
 	t.Helper()
 	text := value(t, p, ctx, sqlText())
 	var q map[string]any
-	if err := json.Unmarshal([]byte(text), &q); err != nil {
-		t.Fatalf("%v: unexpected error: %v", text, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(text), &q), "%v", text)
 	return q
 }
 
@@ -272,12 +249,8 @@ func (p *page) testInsightForm(t *testing.T) {
 	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"),
 		chromedp.WaitVisible(chromedp.ID("if-event-0")))
 	// The form shows the sample JSON.
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))), "$pageview"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"if-event-0\"))) = %q, want %q", got, want)
-	}
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))), "$browser"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "$pageview", value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))))
+	assert.Equal(t, "$browser", value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))))
 	p.do(t, ctx,
 		setField("#if-event-0", ""),
 		chromedp.SendKeys(chromedp.ID("if-event-0"), "purchase"),
@@ -326,14 +299,13 @@ func (p *page) testInsightForm(t *testing.T) {
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
-	if rows, ok := body["results"].([]any); !ok || len(rows) == 0 {
-		t.Fatalf("body[\"results\"] = %v, want rows", body["results"])
-	}
+	rows, ok := body["results"].([]any)
+	require.True(t, ok, "body[\"results\"] = %v, want rows", body["results"])
+	require.NotEmpty(t, rows, "body[\"results\"] = %v, want rows", body["results"])
 	// And so does the page.
 	p.do(t, ctx, press("#run"), waitText("#status", " ms"), chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")))
-	if v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))); !(v == "") {
-		t.Errorf("value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %v, want it empty", v)
-	}
+	v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error")))
+	assert.True(t, (v == ""), "value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %v, want it empty", v)
 
 	// The JSON stays editable, and its edits show in the form; what the
 	// form does not show is kept.
@@ -341,33 +313,19 @@ func (p *page) testInsightForm(t *testing.T) {
 	q["series"].([]any)[0].(map[string]any)["custom_name"] = "Revenue"
 	q["breakdownFilter"] = map[string]any{"breakdown": "$os", "breakdown_limit": 5}
 	edited, err := json.MarshalIndent(q, "", "  ")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	p.do(t, ctx, setSQL(string(edited)), until(`document.getElementById("if-interval").value === "month"`))
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))), "$os"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
+	assert.Equal(t, "$os", value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))))
 	p.do(t, ctx, setField("#if-date-to", "2025-05-15"))
 	q = queryJSON(t, p, ctx)
-	if got, want := q["series"].([]any)[0].(map[string]any)["custom_name"], "Revenue"; !reflect.DeepEqual(got, want) {
-		t.Errorf("a key the form does not show is kept: q[\"series\"].([]any)[0].(map[string]any)[\"custom_name\"] = %q, want %q", got, want)
-	}
-	if got, want := q["breakdownFilter"], (map[string]any{"breakdown": "$os", "breakdown_limit": 5.0}); !reflect.DeepEqual(got, want) {
-		t.Errorf("q[\"breakdownFilter\"] = %+v, want %+v", got, want)
-	}
-	if got, want := q["dateRange"].(map[string]any)["date_to"], "2025-05-15"; !reflect.DeepEqual(got, want) {
-		t.Errorf("q[\"dateRange\"].(map[string]any)[\"date_to\"] = %q, want %q", got, want)
-	}
+	assert.Equal(t, "Revenue", q["series"].([]any)[0].(map[string]any)["custom_name"], "a key the form does not show is kept: q[\"series\"].([]any)[0].(map[string]any)[\"custom_name\"]")
+	assert.Equal(t, map[string]any{"breakdown": "$os", "breakdown_limit": 5.0}, q["breakdownFilter"])
+	assert.Equal(t, "2025-05-15", q["dateRange"].(map[string]any)["date_to"])
 	// Removing a series removes it, its keys the form does not show with it.
 	p.do(t, ctx, press(`#if-series [data-series="0"] button.remove`), until(`!document.getElementById("if-event-1")`))
 	q = queryJSON(t, p, ctx)
-	if got, want := q["series"], ([]any{map[string]any{"kind": "EventsNode", "event": "$pageview", "math": "dau"}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("q[\"series\"] = %+v, want %+v", got, want)
-	}
-	if got, want := value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))), "$pageview"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"if-event-0\"))) = %q, want %q", got, want)
-	}
+	assert.Equal(t, []any{map[string]any{"kind": "EventsNode", "event": "$pageview", "math": "dau"}}, q["series"])
+	assert.Equal(t, "$pageview", value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))))
 	// Property groups the form cannot show are said so, and left as written.
 	q["properties"] = map[string]any{"type": "AND", "values": []any{map[string]any{"type": "AND", "values": []any{}}, map[string]any{"type": "AND", "values": []any{}}}}
 	edited, _ = json.Marshal(q)
@@ -381,13 +339,11 @@ func (p *page) testInsightForm(t *testing.T) {
 		setField("#if-target", "signed_up"), setField("#if-returning", "purchase"), setField("#if-period", "Week"),
 		setField("#if-total", "5"), setField("#if-breakdowns", ""))
 	q = queryJSON(t, p, ctx)
-	if got, want := q["retentionFilter"], (map[string]any{
+	assert.Equal(t, map[string]any{
 		"targetEntity":    map[string]any{"id": "signed_up", "type": "events"},
 		"returningEntity": map[string]any{"id": "purchase", "type": "events"},
 		"period":          "Week", "totalIntervals": 5.0,
-	}); !reflect.DeepEqual(got, want) {
-		t.Errorf("q[\"retentionFilter\"] = %+v, want %+v", got, want)
-	}
+	}, q["retentionFilter"])
 	status, body = p.call(t, "POST", "/query/", map[string]any{"query": q})
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
@@ -399,14 +355,10 @@ func (p *page) testInsightForm(t *testing.T) {
 	// A LifecycleQuery: one series, no math, no breakdowns.
 	p.do(t, ctx, setField("#kind", "LifecycleQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
 		setField("#if-event-0", "purchase"), setField("#if-interval", "month"))
-	if got, want := value(t, p, ctx, chromedp.Evaluate[[]bool](
-		`["if-math-0", "if-breakdowns", "if-add-series"].map(id => !!document.getElementById(id) && document.getElementById(id).getClientRects().length > 0)`)), ([]bool{false, false, false}); !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []bool{false, false, false}, value(t, p, ctx, chromedp.Evaluate[[]bool](
+		`["if-math-0", "if-breakdowns", "if-add-series"].map(id => !!document.getElementById(id) && document.getElementById(id).getClientRects().length > 0)`)))
 	q = queryJSON(t, p, ctx)
-	if got, want := q["series"], ([]any{map[string]any{"kind": "EventsNode", "event": "purchase"}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("q[\"series\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, []any{map[string]any{"kind": "EventsNode", "event": "purchase"}}, q["series"])
 	status, body = p.call(t, "POST", "/query/", map[string]any{"query": q})
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
@@ -419,9 +371,7 @@ func (p *page) testInsightForm(t *testing.T) {
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", ep, got, want)
 	}
-	if got, want := ep["query"], q; !reflect.DeepEqual(got, want) {
-		t.Errorf("ep[\"query\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, q, ep["query"])
 	p.screenshot(t, ctx, "insight-form")
 }
 
@@ -430,31 +380,20 @@ func (p *page) testInsightForm(t *testing.T) {
 func (p *page) testEditMaterializeDelete(t *testing.T) {
 	status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": "edited", "description": "Events by name",
 		"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT event, count(*) AS n FROM events GROUP BY event"}})
-	if got, want := status, http.StatusCreated; got != want {
-		t.Fatalf("%v: status = %v, want %v", body, got, want)
-	}
+	got, want := status, http.StatusCreated
+	require.Equal(t, want, got, "%v: status", body)
 	ctx := p.tab(t)
 	row := `#endpoints tr[data-endpoint="edited"]`
 	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(row)))
 	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(row)))
-	if got, want := value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="kind"]`))), "SQL"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
-	if got, want := value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="materialized"]`))), "no"; got != want {
-		t.Errorf("got = %q, want %q", got, want)
-	}
-	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="freshness"]`))), "1 day"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := listed, "Events by name"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, "SQL", value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="kind"]`))))
+	assert.Equal(t, "no", value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="materialized"]`))))
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="freshness"]`))), "1 day")
+	assert.Contains(t, listed, "Events by name")
 
 	// Edit: the query comes into the editor; saving makes version 2.
 	p.do(t, ctx, press(row+" button[data-edit]"), waitText("#editing-text", "Editing 'edited' (version 1)"))
-	if got, want := value(t, p, ctx, sqlText()), "SELECT event, count(*) AS n FROM events GROUP BY event"; got != want {
-		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"sql\"))) = %q, want %q", got, want)
-	}
+	assert.Equal(t, "SELECT event, count(*) AS n FROM events GROUP BY event", value(t, p, ctx, sqlText()), "value(t, p, ctx, chromedp.Value(chromedp.ID(\"sql\")))")
 	p.do(t, ctx,
 		typeSQL(" ORDER BY n DESC"),
 		press("#open-save"),
@@ -464,33 +403,21 @@ func (p *page) testEditMaterializeDelete(t *testing.T) {
 		waitText(row, "v2 (2 versions)"),
 	)
 	status, ep := p.call(t, "GET", "/endpoints/edited", nil)
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("status = %v, want %v", got, want)
-	}
-	if got, want := ep["current_version"], 2.0; !reflect.DeepEqual(got, want) {
-		t.Errorf("ep[\"current_version\"] = %+v, want %+v", got, want)
-	}
-	if got, want := ep["query"].(map[string]any)["query"], "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY n DESC"; !reflect.DeepEqual(got, want) {
-		t.Errorf("ep[\"query\"].(map[string]any)[\"query\"] = %q, want %q", got, want)
-	}
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, 2.0, ep["current_version"])
+	assert.Equal(t, "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY n DESC", ep["query"].(map[string]any)["query"])
 
 	// Materialize, after a confirmation.
 	p.do(t, ctx, press(row+" button[data-materialize]"), chromedp.WaitVisible(chromedp.ID("confirm")))
-	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Materialize 'edited'?"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Materialize 'edited'?")
 	p.do(t, ctx, press("#confirm-yes"), chromedp.WaitNotVisible(chromedp.ID("confirm")), waitText("#endpoint-status", "is materialized"))
 	_, ep = p.call(t, "GET", "/endpoints/edited", nil)
-	if got, want := ep["is_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("ep[\"is_materialized\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, ep["is_materialized"])
 	p.do(t, ctx, waitText(row+` [data-col="materialized"]`, "yes"), waitText(row+` [data-col="freshness"]`, "stored table refreshed every"))
 
 	// Delete: cancelled, nothing happens; confirmed, it is gone.
 	p.do(t, ctx, press(row+" button[data-delete]"), chromedp.WaitVisible(chromedp.ID("confirm")))
-	if s, sub := value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'edited' and its 2 versions?"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'edited' and its 2 versions?")
 	p.screenshot(t, ctx, "confirm-delete")
 	p.do(t, ctx, press("#confirm-no"), chromedp.WaitNotVisible(chromedp.ID("confirm")))
 	status, _ = p.call(t, "GET", "/endpoints/edited", nil)
@@ -500,12 +427,8 @@ func (p *page) testEditMaterializeDelete(t *testing.T) {
 	p.do(t, ctx, press(row+" button[data-delete]"), chromedp.WaitVisible(chromedp.ID("confirm")), press("#confirm-yes"),
 		waitText("#endpoint-status", "deleted"), until(`!document.querySelector(`+strconv.Quote(row)+`)`))
 	status, _ = p.call(t, "GET", "/endpoints/edited", nil)
-	if got, want := status, http.StatusNotFound; got != want {
-		t.Errorf("status = %v, want %v", got, want)
-	}
-	if !(value(t, p, ctx, visible("#editing")) == false) {
-		t.Errorf("editing a deleted endpoint stops: value(t, p, ctx, visible(\"#editing\")) == false is false")
-	}
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.True(t, (value(t, p, ctx, visible("#editing")) == false), "editing a deleted endpoint stops: value(t, p, ctx, visible(\"#editing\")) == false is false")
 }
 
 // curlFits tells whether the curl box shows all its text.
@@ -521,28 +444,22 @@ func (p *page) testCurlBox(t *testing.T) {
 		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "curl_box_with_a_rather_long_endpoint_name_that_wraps"),
 		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
 	text := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
-	if s, sub := text, "-d '"; !strings.Contains(s, sub) {
-		t.Fatalf("%q does not contain %q", s, sub)
-	}
+	require.Contains(t, text, "-d '")
 	for _, width := range []int64{1280, 420} {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), until(`document.getElementById("saved-curl").clientWidth > 0`),
 			chromedp.Sleep(200*time.Millisecond))
 		m := value(t, p, ctx, curlFits())
-		if a, b := m[0], m[1]+1; !(a <= b) {
-			t.Errorf("at %d px the curl box cuts lines (scroll height %d, client %d): m[0] = %v, want <= %v", width, m[0], m[1], a, b)
-		}
+		a, b := m[0], m[1]+1
+		assert.True(t, (a <= b), "at %d px the curl box cuts lines (scroll height %d, client %d): m[0] = %v, want <= %v", width, m[0], m[1], a, b)
 		if a, b := m[2], m[3]+1; !(a <= b) {
 			t.Errorf("at %d px the curl box is wider than it shows: m[2] = %v, want <= %v", width, a, b)
 		}
 	}
 	p.do(t, ctx, chromedp.EmulateViewport(1280, 900))
 	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"))
-	if value(t, p, ctx, visible("#saved")) {
-		t.Errorf("the curl box of another query is gone: value(t, p, ctx, visible(\"#saved\")) is true")
-	}
-	if v := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl"))); !(v == "") {
-		t.Errorf("value(t, p, ctx, chromedp.Value(chromedp.ID(\"saved-curl\"))) = %v, want it empty", v)
-	}
+	assert.False(t, value(t, p, ctx, visible("#saved")), "the curl box of another query is gone: value(t, p, ctx, visible(\"#saved\")) is true")
+	v := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
+	assert.True(t, (v == ""), "value(t, p, ctx, chromedp.Value(chromedp.ID(\"saved-curl\"))) = %v, want it empty", v)
 }
 
 // testSchemaPanel: the Tables tab shows the schema route's tables and
@@ -560,19 +477,14 @@ func (p *page) testSchemaPanel(t *testing.T) {
 			want = append(want, []string{tm["name"].(string), cm["name"].(string), cm["type"].(string)})
 		}
 	}
-	if v := want; len(v) == 0 {
-		t.Fatalf("want is empty")
-	}
+	v := want
+	require.NotEmpty(t, v, "want is empty")
 	ctx := p.tab(t)
 	p.do(t, ctx, press("#tab-schema"), chromedp.WaitVisible(chromedp.CSS(`#schema table[data-table="events"]`)))
 	got := value(t, p, ctx, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll("#schema table")).flatMap(t =>
 		Array.from(t.tBodies[0].rows).map(r => [t.dataset.table, r.cells[0].textContent, r.cells[1].textContent]))`))
-	if got, want := got, want; !reflect.DeepEqual(got, want) {
-		t.Errorf("got = %+v, want %+v", got, want)
-	}
-	if s, sub := strings.Join(slices.Concat(got...), " "), "properties"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Equal(t, want, got)
+	assert.Contains(t, strings.Join(slices.Concat(got...), " "), "properties")
 }
 
 // overflow lists the visible elements wider than the card (section) that
@@ -610,21 +522,18 @@ func (p *page) testLayout(t *testing.T) {
 	ctx := p.tab(t)
 	check := func(width int64, what string) {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200*time.Millisecond))
-		if v := value(t, p, ctx, chromedp.Evaluate[[]string](overflow)); !(len(v) == 0) {
-			t.Errorf("at %d px, %s: elements wider than their card: value(t, p, ctx, chromedp.Evaluate[[]string](overflow)) = %v, want it empty", width, what, v)
-		}
+		v := value(t, p, ctx, chromedp.Evaluate[[]string](overflow))
+		assert.True(t, (len(v) == 0), "at %d px, %s: elements wider than their card: value(t, p, ctx, chromedp.Evaluate[[]string](overflow)) = %v, want it empty", width, what, v)
 	}
 	// The saved endpoints, one materialized, and a run form.
 	for _, name := range []string{"layout_trends", "layout_trends_materialized"} {
 		status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": name, "description": "Pageviews per browser in May", "query": browserTrends})
-		if got, want := status, http.StatusCreated; got != want {
-			t.Fatalf("%v: status = %v, want %v", body, got, want)
-		}
+		got, want := status, http.StatusCreated
+		require.Equal(t, want, got, "%v: status", body)
 	}
 	status, body := p.call(t, "PATCH", "/endpoints/layout_trends_materialized", map[string]any{"is_materialized": true})
-	if got, want := status, http.StatusOK; got != want {
-		t.Fatalf("%v: status = %v, want %v", body, got, want)
-	}
+	got, want := status, http.StatusOK
+	require.Equal(t, want, got, "%v: status", body)
 	p.openRunForm(t, ctx, "layout_trends")
 	check(420, "the saved endpoints")
 	// And the insight form, a filter and the curl box.

@@ -5,12 +5,13 @@ import (
 	"encoding/csv"
 	"io"
 	"net/http"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFormatsOverHTTP: the example server answers a run in CSV (by
@@ -21,44 +22,30 @@ func TestFormatsOverHTTP(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "by_event", "query": {"kind": "HogQLQuery", "query": "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY event"}}`})
-	if got, want := create.status, http.StatusCreated; got != want {
-		t.Fatalf("%v: create.status = %v, want %v", create.raw, got, want)
-	}
+	got, want := create.status, http.StatusCreated
+	require.Equal(t, want, got, "%v: create.status", create.raw)
 	run := func(body, accept string) (*http.Response, []byte) {
 		req, err := http.NewRequest("POST", base+"/api/projects/1/endpoints/by_event/run", strings.NewReader(body))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer k")
 		req.Header.Set("Content-Type", "application/json")
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := res.StatusCode, http.StatusOK; got != want {
-			t.Fatalf("%s: res.StatusCode = %v, want %v", b, got, want)
-		}
+		require.NoError(t, err)
+		got, want := res.StatusCode, http.StatusOK
+		require.Equal(t, want, got, "%s: res.StatusCode", b)
 		return res, b
 	}
 	res, b := run(`{}`, "text/csv")
-	if got, want := res.Header.Get("X-Endpointkit-Columns"), `["event","n"]`; got != want {
-		t.Errorf("res.Header.Get(\"X-Endpointkit-Columns\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, `["event","n"]`, res.Header.Get("X-Endpointkit-Columns"))
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := recs[0], ([]string{"event", "n"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("recs[0] = %+v, want %+v", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []string{"event", "n"}, recs[0])
 	if a, b := len(recs), 2; !(a > b) {
 		t.Errorf("len(recs) = %v, want > %v", a, b)
 	}
@@ -69,13 +56,9 @@ func TestFormatsOverHTTP(t *testing.T) {
 	}
 
 	res, b = run(`{"format": "parquet"}`, "")
-	if got, want := res.Header.Get("Content-Type"), "application/vnd.apache.parquet"; got != want {
-		t.Errorf("res.Header.Get(\"Content-Type\") = %q, want %q", got, want)
-	}
+	assert.Equal(t, "application/vnd.apache.parquet", res.Header.Get("Content-Type"))
 	f, err := pq.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	if got, want := f.NumRows(), int64(len(recs)-1); got != want {
 		t.Errorf("f.NumRows() = %v, want %v", got, want)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -24,21 +26,15 @@ func TestStoredKeys(t *testing.T) {
 		var rd io.Reader
 		if body != nil {
 			b, err := json.Marshal(body)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			rd = bytes.NewReader(b)
 		}
 		req, err := http.NewRequest(method, base+path, rd)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		defer res.Body.Close()
 		var out map[string]any
 		_ = json.NewDecoder(res.Body).Decode(&out)
@@ -46,14 +42,12 @@ func TestStoredKeys(t *testing.T) {
 	}
 	for _, name := range []string{"counted", "hidden"} {
 		st, body := call("POST", "/endpoints/", "k", map[string]any{"name": name, "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}})
-		if got, want := st, 201; got != want {
-			t.Fatalf("%v: st = %v, want %v", body, got, want)
-		}
+		got, want := st, 201
+		require.Equal(t, want, got, "%v: st", body)
 	}
 	st, created := call("POST", "/keys/", "k", map[string]any{"name": "dashboard", "scopes": []string{"endpoint:read"}, "endpoints": []string{"counted"}})
-	if got, want := st, 201; got != want {
-		t.Fatalf("%v: st = %v, want %v", created, got, want)
-	}
+	got, want := st, 201
+	require.Equal(t, want, got, "%v: st", created)
 	secret, id := created["key"].(string), created["id"].(string)
 
 	st, body := call("POST", "/endpoints/counted/run", secret, map[string]any{})
@@ -61,23 +55,13 @@ func TestStoredKeys(t *testing.T) {
 		t.Fatalf("%v: st = %v, want %v", body, got, want)
 	}
 	st, _ = call("POST", "/endpoints/hidden/run", secret, map[string]any{})
-	if got, want := st, 403; got != want {
-		t.Errorf("st = %v, want %v", got, want)
-	}
+	assert.Equal(t, 403, st)
 	st, _ = call("DELETE", "/endpoints/counted", secret, nil)
-	if got, want := st, 403; got != want {
-		t.Errorf("st = %v, want %v", got, want)
-	}
+	assert.Equal(t, 403, st)
 	st, logs := call("GET", "/endpoints/counted/logs", "k", nil)
-	if got, want := st, 200; got != want {
-		t.Fatalf("st = %v, want %v", got, want)
-	}
-	if got, want := logs["results"].([]any)[0].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
-		t.Errorf("logs[\"results\"].([]any)[0].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
-	}
-	if err := s.stop(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.Equal(t, 200, st)
+	assert.Equal(t, id, logs["results"].([]any)[0].(map[string]any)["key_id"])
+	require.NoError(t, s.stop())
 
 	s = start(t, args, nil)
 	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
@@ -86,17 +70,13 @@ func TestStoredKeys(t *testing.T) {
 		t.Errorf("the key outlives a restart: st = %v, want %v", got, want)
 	}
 	st, _ = call("DELETE", "/keys/"+id, "k", nil)
-	if got, want := st, 204; got != want {
-		t.Fatalf("st = %v, want %v", got, want)
-	}
+	require.Equal(t, 204, st)
 	st, body = call("POST", "/endpoints/counted/run", secret, map[string]any{})
 	if got, want := st, 401; got != want {
 		t.Errorf("%v: st = %v, want %v", body, got, want)
 	}
 	st, logs = call("GET", "/endpoints/counted/logs", "k", nil)
-	if got, want := st, 200; got != want {
-		t.Fatalf("st = %v, want %v", got, want)
-	}
+	require.Equal(t, 200, st)
 	if got, want := logs["results"].([]any)[0].(map[string]any)["key_id"], id; !reflect.DeepEqual(got, want) {
 		t.Errorf("the run log keeps the key id across a restart: logs[\"results\"].([]any)[0].(map[string]any)[\"key_id\"] = %q, want %q", got, want)
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/assert"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -99,22 +100,19 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("statuses: %v", statuses)
-	if v := statuses[500]; v != 0 {
-		t.Errorf("no answer is a 500: statuses[500] = %v, want zero", v)
-	}
+	v := statuses[500]
+	assert.Equal(t, 0, v, "no answer is a 500: statuses[500]")
 	for name := range created {
 		status, body := call(t, "GET", base+"/endpoints/"+name, "k", "")
-		if got, want := status, 200; got != want {
-			t.Errorf("acknowledged create of %s lost: %s: status = %v, want %v", name, body, got, want)
-		}
+		got, want := status, 200
+		assert.Equal(t, want, got, "acknowledged create of %s lost: %s: status", name, body)
 	}
 	if v := slowTimes; len(v) == 0 {
 		t.Fatalf("slowTimes is empty")
 	}
 	for _, d := range slowTimes {
-		if a, b := d, timeout+3*time.Second; !(a < b) {
-			t.Errorf("a slow run stops at its limit: d = %v, want < %v", a, b)
-		}
+		a, b := d, timeout+3*time.Second
+		assert.True(t, (a < b), "a slow run stops at its limit: d = %v, want < %v", a, b)
 	}
 	slices.Sort(cheap)
 	if v := cheap; len(v) == 0 {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,40 +34,24 @@ func agentSession(t *testing.T, s *sdk.ClientSession) (tools []string, n any) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := s.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, tool := range list.Tools {
 		tools = append(tools, tool.Name)
 	}
 	var args any
-	if err := json.Unmarshal([]byte(countQuery), &args); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(countQuery), &args))
 	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "_run_query", Arguments: args})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if res.IsError {
-		t.Fatalf("%v: res.IsError is true", res.Content)
-	}
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v: res.IsError is true", res.Content)
 	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var out struct {
 		Columns []string `json:"columns"`
 		Results [][]any  `json:"results"`
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := out.Columns, ([]string{"n"}); !reflect.DeepEqual(got, want) {
-		t.Fatalf("out.Columns = %+v, want %+v", got, want)
-	}
-	if got := len(out.Results); got != 1 {
-		t.Fatalf("len(out.Results) = %d, want %d: %v", got, 1, out.Results)
-	}
+	require.NoError(t, json.Unmarshal(b, &out))
+	require.Equal(t, []string{"n"}, out.Columns)
+	require.Len(t, out.Results, 1)
 	return tools, out.Results[0][0]
 }
 
@@ -77,25 +61,18 @@ var baseURL = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
 func TestMCPOverHTTP(t *testing.T) {
 	s := start(t, []string{"-api-key", "mcp-key", "-demo-events", "300"}, nil)
 	base := baseURL.FindString(s.out.String())
-	if v := base; v == "" {
-		t.Fatalf("base is empty")
-	}
+	v := base
+	require.NotEqual(t, "", v, "base is empty")
 	hc := &http.Client{Transport: withKey{"mcp-key"}}
 	res, err := hc.Post(base+"/api/projects/1/endpoints/", "application/json",
 		strings.NewReader(`{"name": "n_events", "description": "Counts the events.", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if got, want := res.StatusCode, http.StatusCreated; got != want {
-		t.Fatalf("res.StatusCode = %v, want %v", got, want)
-	}
+	require.Equal(t, http.StatusCreated, res.StatusCode)
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp",
 		HTTPClient: &http.Client{Transport: withKey{"mcp-key"}}, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer sess.Close()
 	tools, n := agentSession(t, sess)
 	if s, sub := tools, "n_events"; !slices.Contains(s, sub) {
@@ -112,32 +89,25 @@ func TestMCPOverHTTP(t *testing.T) {
 	// API: one run per minute, spent by _run_query, refuses the next.
 	res, err = hc.Post(base+"/api/projects/1/keys/", "application/json",
 		strings.NewReader(`{"name": "agent", "scopes": ["endpoint:read", "query:run"], "runs_per_minute": 1}`))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var created struct {
 		Key string `json:"key"`
 	}
 	err = json.NewDecoder(res.Body).Decode(&created)
 	res.Body.Close()
-	if err != nil || res.StatusCode != http.StatusCreated {
-		t.Fatalf("POST keys/: status %d, %v", res.StatusCode, err)
-	}
+	require.NoError(t, err, "POST keys/: status %d, %v", res.StatusCode, err)
+	require.Equal(t, http.StatusCreated, res.StatusCode, "POST keys/: status %d, %v", res.StatusCode, err)
 	ks, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp",
 		HTTPClient: &http.Client{Transport: withKey{created.Key}}, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer ks.Close()
 	if _, n := agentSession(t, ks); n != any(300.0) {
 		t.Errorf("count(*) with a stored key = %#v, want 300", n)
 	}
 	r, err := ks.CallTool(context.Background(), &sdk.CallToolParams{Name: "n_events", Arguments: map[string]any{}})
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if !r.IsError || !strings.Contains(fmt.Sprint(r.StructuredContent), "key_runs_per_minute") {
-		t.Errorf("a second run in the minute of a key whose budget is 1: %v, want a refusal naming key_runs_per_minute", r.StructuredContent)
+	require.NoError(t, err)
+	if assert.True(t, r.IsError, "a second run in the minute of a key whose budget is 1: %v, want a refusal naming key_runs_per_minute", r.StructuredContent) {
+		assert.Contains(t, fmt.Sprint(r.StructuredContent), "key_runs_per_minute", "a second run in the minute of a key whose budget is 1: %v, want a refusal naming key_runs_per_minute", r.StructuredContent)
 	}
 }
 
@@ -158,14 +128,11 @@ func TestMCPStdioBinary(t *testing.T) {
 		"-db", filepath.Join(t.TempDir(), "events.db"))
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer sess.Close()
 	tools, n := agentSession(t, sess)
-	if s, sub := tools, "_list_endpoints"; !slices.Contains(s, sub) {
-		t.Errorf("%v does not contain %v", s, sub)
-	}
+	s, sub := tools, "_list_endpoints"
+	assert.True(t, slices.Contains(s, sub), "%v does not contain %v", s, sub)
 	if s, sub := tools, "_get_endpoint"; !slices.Contains(s, sub) {
 		t.Errorf("%v does not contain %v", s, sub)
 	}

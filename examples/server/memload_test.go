@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -71,20 +73,15 @@ func TestMemoryLoad(t *testing.T) {
 	}
 	jsonOf := func(v any) string {
 		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return string(b)
 	}
 	mustCreate := func(base, key, name, q string, mat bool) {
 		status, body, err := do("POST", base+"/endpoints/", key, jsonOf(map[string]any{"name": name, "is_materialized": mat,
 			"query": map[string]any{"kind": "HogQLQuery", "query": q}}))
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := status, 201; got != want {
-			t.Fatalf("%v: status = %v, want %v", body, got, want)
-		}
+		require.NoError(t, err)
+		got, want := status, 201
+		require.Equal(t, want, got, "%v: status", body)
 	}
 	mustCreate(p2, "k2", "cheap", "SELECT count(*) AS n FROM events WHERE event = '$pageview'", false)
 	mustCreate(p1, "k1", "big", "SELECT * FROM events", false)
@@ -200,43 +197,28 @@ func TestMemoryLoad(t *testing.T) {
 
 	for kind, by := range statuses {
 		t.Logf("%-28s %v", kind, by)
-		if v := by[500]; v != 0 {
-			t.Errorf("%s: no answer is a 500: by[500] = %v, want zero", kind, v)
-		}
+		v := by[500]
+		assert.Equal(t, 0, v, "%s: no answer is a 500: by[500]", kind)
 	}
-	if v := errs; !(len(v) == 0) {
-		t.Errorf("transport errors: errs = %v, want it empty", v)
-	}
+	v := errs
+	assert.True(t, (len(v) == 0), "transport errors: errs = %v, want it empty", v)
 	for _, name := range created {
 		status, body, err := do("GET", p1+"/endpoints/"+name, "k1", "")
 		if err != nil {
 			t.Errorf("GET %s: %v", name, err)
 		} else {
-			if got, want := status, 200; got != want {
-				t.Errorf("acknowledged create of %s lost: %s: status = %v, want %v", name, body, got, want)
-			}
+			got, want := status, 200
+			assert.Equal(t, want, got, "acknowledged create of %s lost: %s: status", name, body)
 		}
 	}
 	status, body, err := do("GET", p1+"/endpoints/wide/materialization_status/", "k1", "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := status, 200; got != want {
-		t.Errorf("status = %v, want %v", got, want)
-	}
-	if s, sub := body, "max_materialized_bytes"; !strings.Contains(s, sub) {
-		t.Errorf("the wide table is refused by its bytes: %q does not contain %q", s, sub)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, "max_materialized_bytes", "the wide table is refused by its bytes")
 	status, body, err = do("GET", p1+"/endpoints/narrow/materialization_status/", "k1", "")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := status, 200; got != want {
-		t.Errorf("status = %v, want %v", got, want)
-	}
-	if s, sub := body, `"serving":true`; !strings.Contains(s, sub) {
-		t.Errorf("the narrow table serves: %q does not contain %q", s, sub)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, `"serving":true`, "the narrow table serves")
 
 	slices.Sort(cheap)
 	if v := cheap; len(v) == 0 {
@@ -246,9 +228,8 @@ func TestMemoryLoad(t *testing.T) {
 	t.Logf("idle RSS %d MiB, peak %d MiB (+%d MiB, bound +%d MiB); disk %d KiB before, peak %d KiB (+%d KiB), after %d KiB",
 		idle>>20, peak.Load()>>20, (peak.Load()-idle)>>20, memLoadBound>>20, diskBefore>>10, diskPeak.Load()>>10, (diskPeak.Load()-diskBefore)>>10, diskBytes()>>10)
 	t.Logf("cheap runs of project 2: %d answered 200, p50 %v, p99 %v; %d writes acknowledged", len(cheap), q(0.5), q(0.99), len(created))
-	if a, b := peak.Load()-idle, int64(memLoadBound); !(a <= b) {
-		t.Errorf("resident memory above idle: peak.Load()-idle = %v, want <= %v", a, b)
-	}
+	a, b := peak.Load()-idle, int64(memLoadBound)
+	assert.True(t, (a <= b), "resident memory above idle: peak.Load()-idle = %v, want <= %v", a, b)
 }
 
 // stall sends a run of a large answer on a connection of its own, reads
@@ -281,15 +262,11 @@ func stall(ctx context.Context, addr, path, key, body string) int {
 // rss is this process's resident set size, in bytes.
 func rss(t *testing.T) int64 {
 	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			return kb << 10
 		}
 	}

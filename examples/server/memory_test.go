@@ -2,8 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -16,33 +17,23 @@ func TestMemoryAttackRefused(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 	body := func(q string) string {
 		b, err := json.Marshal(map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": q}})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return string(b)
 	}
 	begin := time.Now()
 	status, answer := call(t, "POST", base+"/query/", "k", body("SELECT length(printf('%.*c', 999999999, 'x')) + length(printf('%.*c', 999999999, 'y')) AS n"))
-	if got, want := status, 400; got != want {
-		t.Errorf("%v: status = %v, want %v", answer, got, want)
-	}
-	if s, sub := answer, "2000000 bytes"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := answer, "SQLiteLimits.Length"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if a, b := time.Since(begin), 2*time.Second; !(a < b) {
-		t.Errorf("time.Since(begin) = %v, want < %v", a, b)
-	}
+	got, want := status, 400
+	assert.Equal(t, want, got, "%v: status", answer)
+	assert.Contains(t, answer, "2000000 bytes")
+	assert.Contains(t, answer, "SQLiteLimits.Length")
+	a, b := time.Since(begin), 2*time.Second
+	assert.True(t, (a < b), "time.Since(begin) = %v, want < %v", a, b)
 
 	status, answer = call(t, "POST", base+"/query/", "k", body("SELECT length(printf('%.*c', 1999000, 'x')) AS n"))
 	if got, want := status, 200; got != want {
 		t.Errorf("%v: status = %v, want %v", answer, got, want)
 	}
-	if s, sub := answer, "1999000"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, answer, "1999000")
 	status, answer = call(t, "POST", base+"/query/", "k", body("SELECT length(printf('%.*c', 2000001, 'x')) AS n"))
 	if got, want := status, 400; got != want {
 		t.Errorf("%v: status = %v, want %v", answer, got, want)
@@ -58,32 +49,22 @@ func TestMaterializedBytesRefused(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 	create := func(name, q string) {
 		b, err := json.Marshal(map[string]any{"name": name, "is_materialized": true, "query": map[string]any{"kind": "HogQLQuery", "query": q}})
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		status, answer := call(t, "POST", base+"/endpoints/", "k", string(b))
-		if got, want := status, 201; got != want {
-			t.Fatalf("%v: status = %v, want %v", answer, got, want)
-		}
+		got, want := status, 201
+		require.Equal(t, want, got, "%v: status", answer)
 	}
 	create("padded", "SELECT event, printf('%.*c', 100000, event) AS pad, count(*) AS n FROM events GROUP BY event, pad")
 	status, answer := call(t, "POST", base+"/endpoints/padded/materialize?wait=true", "k", "")
-	if got, want := status, 502; got != want {
-		t.Errorf("%v: status = %v, want %v", answer, got, want)
-	}
-	if s, sub := answer, "max_materialized_bytes (300000)"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	got, want := status, 502
+	assert.Equal(t, want, got, "%v: status", answer)
+	assert.Contains(t, answer, "max_materialized_bytes (300000)")
 	status, answer = call(t, "GET", base+"/endpoints/padded/materialization_status/", "k", "")
 	if got, want := status, 200; got != want {
 		t.Fatalf("%v: status = %v, want %v", answer, got, want)
 	}
-	if s, sub := answer, `"status":"failed"`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := answer, "max_materialized_bytes"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, answer, `"status":"failed"`)
+	assert.Contains(t, answer, "max_materialized_bytes")
 
 	create("narrow", "SELECT event, count(*) AS n FROM events GROUP BY event")
 	status, answer = call(t, "POST", base+"/endpoints/narrow/materialize?wait=true", "k", "")
@@ -94,7 +75,6 @@ func TestMaterializedBytesRefused(t *testing.T) {
 	if got, want := status, 200; got != want {
 		t.Fatalf("%v: status = %v, want %v", answer, got, want)
 	}
-	if re := regexp.MustCompile(`"bytes":[1-9]\d*`); !re.MatchString(answer) {
-		t.Errorf("materialization status %s, want a match of %s", answer, re)
-	}
+	re := regexp.MustCompile(`"bytes":[1-9]\d*`)
+	assert.True(t, re.MatchString(answer), "materialization status %s, want a match of %s", answer, re)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"reflect"
@@ -15,22 +17,16 @@ import (
 func opsCall(t *testing.T, method, url, body string) (int, map[string]any, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer k")
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	return res.StatusCode, m, string(raw)
@@ -41,17 +37,14 @@ func opsCall(t *testing.T, method, url, body string) (int, map[string]any, strin
 // Prometheus metrics of all of it at /metrics.
 func TestServerOperations(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "2000"}, nil)
-	if got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses; !reflect.DeepEqual(got, want) {
-		t.Fatalf("statuses(runSession(t, s.session(t), nil)) = %+v, want %+v", got, want)
-	}
+	got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses
+	require.Equal(t, want, got, "statuses(runSession(t, s.session(t), nil))")
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	if s, sub := s.out.String(), "metrics:     "+base+"/metrics"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}
 	metricsKey := regexp.MustCompile(`metrics:.* key (em_\S+) \(generated`).FindStringSubmatch(s.out.String())
-	if metricsKey == nil {
-		t.Fatalf("no metrics key printed:\n%s: metricsKey is nil", s.out)
-	}
+	require.NotNil(t, metricsKey, "no metrics key printed:\n%s: metricsKey is nil", s.out)
 	api := base + "/api/projects/1/endpoints/daily_events"
 
 	patch := `{"is_materialized": true, "data_freshness_seconds": 3600, "query": {"kind": "HogQLQuery", ` +
@@ -64,56 +57,37 @@ func TestServerOperations(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		status, body, raw := opsCall(t, "GET", api+"/materialization_status/", "")
-		if got, want := status, http.StatusOK; got != want {
-			t.Fatalf("%v: status = %v, want %v", raw, got, want)
-		}
+		got, want := status, http.StatusOK
+		require.Equal(t, want, got, "%v: status", raw)
 		if body["status"] == "completed" {
 			break
 		}
-		if !(time.Now().Before(deadline)) {
-			t.Fatalf("not ready within 30 s: %s: time.Now().Before(deadline) is false", raw)
-		}
+		require.True(t, (time.Now().Before(deadline)), "not ready within 30 s: %s: time.Now().Before(deadline) is false", raw)
 		time.Sleep(20 * time.Millisecond)
 	}
 	run := `{"variables": {"event": "purchase", "from": "-7d", "to": "dStart"}}`
 	_, first, raw := opsCall(t, "POST", api+"/run", run)
-	if got, want := first["endpoint_materialized"], true; !reflect.DeepEqual(got, want) {
-		t.Fatalf("%v: first[\"endpoint_materialized\"] = %+v, want %+v", raw, got, want)
-	}
+	require.Equal(t, true, first["endpoint_materialized"], "%v: first[\"endpoint_materialized\"]", raw)
 	_, second, _ := opsCall(t, "POST", api+"/run", run)
-	if got, want := second["is_cached"], true; !reflect.DeepEqual(got, want) {
-		t.Errorf("second[\"is_cached\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, true, second["is_cached"])
 
 	status, logs, raw := opsCall(t, "GET", api+"/logs/?limit=2", "")
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", raw, got, want)
 	}
 	entries := logs["results"].([]any)
-	if got := len(entries); got != 2 {
-		t.Fatalf("len(entries) = %d, want %d: %v", got, 2, entries)
-	}
-	if got, want := entries[0].(map[string]any)["execution_id"], second["execution_id"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("entries[0].(map[string]any)[\"execution_id\"] = %+v, want %+v", got, want)
-	}
+	require.Len(t, entries, 2)
+	assert.Equal(t, second["execution_id"], entries[0].(map[string]any)["execution_id"])
 
 	req, err := http.NewRequest("GET", base+"/metrics", nil)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+metricsKey[1])
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	text, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := res.StatusCode, http.StatusOK; got != want {
-		t.Fatalf("res.StatusCode = %v, want %v", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
 	for _, want := range []string{
 		`endpointkit_runs_total{cached="false",endpoint="daily_events",materialized="true",project="1",status="200"} 1`,
 		`endpointkit_runs_total{cached="true",endpoint="daily_events",materialized="true",project="1",status="200"} 1`,
@@ -124,9 +98,7 @@ func TestServerOperations(t *testing.T) {
 		`endpointkit_refresh_duration_seconds_count{endpoint="daily_events",project="1"} 1`,
 		`go_goroutines `,
 	} {
-		if s, sub := string(text), want; !strings.Contains(s, sub) {
-			t.Errorf("%q does not contain %q", s, sub)
-		}
+		assert.Contains(t, string(text), want)
 	}
 }
 
@@ -137,39 +109,29 @@ func TestServerOperations(t *testing.T) {
 func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
 	get := func(url, key string) (int, string) {
 		req, err := http.NewRequest("GET", url, nil)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(t, err)
 		return res.StatusCode, string(b)
 	}
 	s := start(t, []string{"-api-key", "k", "-demo-events", "0", "-metrics-key", "mk"}, nil)
-	if got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses; !reflect.DeepEqual(got, want) {
-		t.Fatalf("statuses(runSession(t, s.session(t), nil)) = %+v, want %+v", got, want)
-	}
+	got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses
+	require.Equal(t, want, got, "statuses(runSession(t, s.session(t), nil))")
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
-	if s, sub := s.out.String(), "mk"; strings.Contains(s, sub) {
-		t.Errorf("a given metrics key is not printed: %q contains %q", s, sub)
-	}
+	assert.NotContains(t, s.out.String(), "mk", "a given metrics key is not printed")
 	for _, tc := range []struct {
 		key    string
 		status int
 	}{{"", 401}, {"k", 401}, {"wrong", 401}, {"mk", 200}} {
 		status, body := get(base+"/metrics", tc.key)
-		if got, want := status, tc.status; got != want {
-			t.Errorf("key %q: %s: status = %v, want %v", tc.key, body, got, want)
-		}
+		got, want := status, tc.status
+		assert.Equal(t, want, got, "key %q: %s: status", tc.key, body)
 		if got, want := strings.Contains(body, `endpoint="daily_events"`), tc.status == 200; got != want {
 			t.Errorf("key %q shows endpoint names: strings.Contains(body, `endpoint=\"daily_events\"`) = %v, want %v", tc.key, got, want)
 		}
@@ -181,9 +143,7 @@ func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
 	}
 	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	m := regexp.MustCompile(`metrics:\s+(http://\S+/metrics) \(Prometheus, on -metrics-addr`).FindStringSubmatch(s.out.String())
-	if m == nil {
-		t.Fatalf("%s: m is nil", s.out)
-	}
+	require.NotNil(t, m, "%s: m is nil", s.out)
 	if got, want := m[1], base+"/metrics"; got == want {
 		t.Fatalf("m[1] = %q, want anything else", got)
 	}
@@ -191,16 +151,12 @@ func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
 	if got, want := status, 200; got == want {
 		t.Errorf("no metrics on the API's address: %s: status = %v, want anything else", body, got)
 	}
-	if s, sub := body, "endpointkit_runs_total"; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	assert.NotContains(t, body, "endpointkit_runs_total")
 	status, body = get(m[1], "")
 	if got, want := status, 200; got != want {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
-	if s, sub := body, `endpoint="daily_events"`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, body, `endpoint="daily_events"`)
 	// The session ran one endpoint; a second one goes to the other bucket.
 	create := `{"name": "second", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`
 	status, body = call(t, "POST", base+"/api/projects/1/endpoints/", "k", create)
@@ -212,24 +168,14 @@ func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
 		t.Fatalf("%v: status = %v, want %v", body, got, want)
 	}
 	_, body = get(m[1], "")
-	if s, sub := body, (`endpointkit_runs_total{cached="false",endpoint="_other",materialized="false",project="1",status="200"} 1`); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
-	if s, sub := body, `endpoint="second"`; strings.Contains(s, sub) {
-		t.Errorf("%q contains %q", s, sub)
-	}
+	assert.Contains(t, body, `endpointkit_runs_total{cached="false",endpoint="_other",materialized="false",project="1",status="200"} 1`)
+	assert.NotContains(t, body, `endpoint="second"`)
 
 	for _, bad := range [][]string{{"-metrics-max-endpoints", "-1"}, {"-metrics-key", "a b"}} {
 		_, err := parseFlags(bad, func(string) string { return "" }, io.Discard)
-		if err == nil {
-			t.Errorf("%v: got no error, want one", bad)
-		}
+		assert.Error(t, err, "%v: got no error, want one", bad)
 	}
 	c, err := parseFlags(nil, func(k string) string { return map[string]string{envMetricsKey: "from-env"}[k] }, io.Discard)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got, want := c.metricsKey, "from-env"; got != want {
-		t.Errorf("c.metricsKey = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", c.metricsKey)
 }

@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNumbersEveryEngineHolds: a Number compared with an integer
@@ -25,9 +26,8 @@ func TestNumbersEveryEngineHolds(t *testing.T) {
 			s := start(t, append(args(t), "-api-key", "k", "-demo-events", "200"), nil)
 			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 			status, body := call(t, "POST", base+"/insight_variables/", "k", `{"id": "`+varID+`", "name": "Max len", "type": "Number"}`)
-			if got, want := status, 201; got != want {
-				t.Fatalf("%v: status = %v, want %v", body, got, want)
-			}
+			got, want := status, 201
+			require.Equal(t, want, got, "%v: status", body)
 			status, body = call(t, "POST", base+"/endpoints/", "k", create)
 			if got, want := status, 201; got != want {
 				t.Fatalf("%v: status = %v, want %v", body, got, want)
@@ -39,27 +39,19 @@ func TestNumbersEveryEngineHolds(t *testing.T) {
 			for _, v := range []string{"3000000000", "-3000000000", "1e300"} {
 				status, body = call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": `+v+`}}`)
 				if name != "postgres" {
-					if got, want := status, 200; got != want {
-						t.Errorf("%s: %s: status = %v, want %v", v, body, got, want)
-					}
+					got, want := status, 200
+					assert.Equal(t, want, got, "%s: %s: status", v, body)
 					continue
 				}
-				if got, want := status, 400; got != want {
-					t.Errorf("%s: %s: status = %v, want %v", v, body, got, want)
-				}
+				got, want := status, 400
+				assert.Equal(t, want, got, "%s: %s: status", v, body)
 				var e struct{ Detail, Code string }
-				if err := json.Unmarshal([]byte(body), &e); err != nil {
-					t.Fatalf("%v: unexpected error: %v", body, err)
-				}
+				require.NoError(t, json.Unmarshal([]byte(body), &e), "%v", body)
 				if got, want := e.Code, endpoint.CodeInvalidVariableValue; got != want {
 					t.Errorf("%v: e.Code = %q, want %q", v, got, want)
 				}
-				if s, sub := e.Detail, "'max_len'"; !strings.Contains(s, sub) {
-					t.Errorf("%v: %q does not contain %q", v, s, sub)
-				}
-				if s, sub := e.Detail, "int4"; !strings.Contains(s, sub) {
-					t.Errorf("%v: %q does not contain %q", v, s, sub)
-				}
+				assert.Contains(t, e.Detail, "'max_len'", "%v", v)
+				assert.Contains(t, e.Detail, "int4", "%v", v)
 			}
 		})
 	}

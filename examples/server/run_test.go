@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -86,9 +88,7 @@ func (s *server) session(t *testing.T) string {
 	out := s.out.String()
 	i := strings.Index(out, "\nKEY=")
 	j := strings.Index(out, "Press Ctrl-C")
-	if !(i >= 0 && j > i) {
-		t.Fatalf("no session in:\n%s: i >= 0 && j > i is false", out)
-	}
+	require.True(t, (i >= 0 && j > i), "no session in:\n%s: i >= 0 && j > i is false", out)
 	return out[i+1 : j]
 }
 
@@ -101,53 +101,35 @@ func TestRestartKeepsState(t *testing.T) {
 
 	first := start(t, args, nil)
 	answers := runSession(t, first.session(t), nil)
-	if got, want := statuses(answers), sessionStatuses; !reflect.DeepEqual(got, want) {
-		t.Fatalf("statuses(answers) = %+v, want %+v", got, want)
-	}
+	got, want := statuses(answers), sessionStatuses
+	require.Equal(t, want, got, "statuses(answers)")
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(first.out.String())[1]
 	patch, err := http.NewRequest("PATCH", base+"/api/projects/1/endpoints/daily_events", strings.NewReader(
 		`{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}", "variables": `+
 			`{"`+sessionEventID+`": {"variableId": "`+sessionEventID+`", "code_name": "event"}, "`+sessionFromID+`": {"variableId": "`+sessionFromID+`", "code_name": "from"}, "`+sessionToID+`": {"variableId": "`+sessionToID+`", "code_name": "to"}}}}`))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	patch.Header.Set("Authorization", "Bearer k")
 	patch.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(patch)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if got, want := res.StatusCode, http.StatusOK; got != want {
-		t.Fatalf("res.StatusCode = %v, want %v", got, want)
-	}
-	if err := first.stop(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NoError(t, first.stop())
 
 	second := start(t, args, nil)
-	if s, sub := second.out.String(), fmt.Sprintf("demo events: %d already in the database", n); !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	s, sub := second.out.String(), fmt.Sprintf("demo events: %d already in the database", n)
+	assert.Contains(t, s, sub)
 	again := runSession(t, second.session(t), nil)
 	// The creates conflict with what the first run stored; the run uses the
 	// stored endpoint, now at version 2.
 	if got, want := statuses(again), ([]int{409, 409, 409, 409, 200, 400, 200}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v: statuses(again) = %+v, want %+v", again, got, want)
 	}
-	if got, want := again[4].body["endpoint_version"], json.Number("2"); !reflect.DeepEqual(got, want) {
-		t.Errorf("again[4].body[\"endpoint_version\"] = %q, want %q", got, want)
-	}
-	if got, want := again[4].body["columns"], ([]any{"n"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("again[4].body[\"columns\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, json.Number("2"), again[4].body["endpoint_version"])
+	assert.Equal(t, []any{"n"}, again[4].body["columns"])
 	list := again[6].body["results"].([]any)
-	if got := len(list); got != 1 {
-		t.Fatalf("len(list) = %d, want %d: %v", got, 1, list)
-	}
-	if got, want := list[0].(map[string]any)["versions_count"], json.Number("2"); !reflect.DeepEqual(got, want) {
-		t.Errorf("list[0].(map[string]any)[\"versions_count\"] = %q, want %q", got, want)
-	}
+	require.Len(t, list, 1)
+	assert.Equal(t, json.Number("2"), list[0].(map[string]any)["versions_count"])
 
 	// Version 1 is still there, and answers as it did before the restart.
 	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(second.out.String())[1]
@@ -170,9 +152,8 @@ func TestGracefulShutdown(t *testing.T) {
 	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
-	if got, want := create.status, http.StatusCreated; got != want {
-		t.Fatalf("%v: create.status = %v, want %v", create.raw, got, want)
-	}
+	got, want := create.status, http.StatusCreated
+	require.Equal(t, want, got, "%v: create.status", create.raw)
 
 	type result struct {
 		status int
@@ -195,9 +176,7 @@ func TestGracefulShutdown(t *testing.T) {
 		answered <- result{status: res.StatusCode, body: string(b), err: err}
 	}()
 	_, err := send.Write([]byte(`{"variables": `))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	time.Sleep(200 * time.Millisecond) // the handler is reading the body
 
 	stopped := make(chan error, 1)
@@ -209,37 +188,25 @@ func TestGracefulShutdown(t *testing.T) {
 	default:
 	}
 	_, err = send.Write([]byte(`{}}`))
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if err := send.Close(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, send.Close())
 
 	a := <-answered
-	if a.err != nil {
-		t.Fatalf("unexpected error: %v", a.err)
-	}
+	require.NoError(t, a.err)
 	if got, want := a.status, http.StatusOK; got != want {
 		t.Errorf("%v: a.status = %v, want %v", a.body, got, want)
 	}
-	if s, sub := a.body, `"results":[[1]]`; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, a.body, `"results":[[1]]`)
 	if err := <-stopped; err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
 	_, err = http.Get(base + "/api/projects/1/endpoints/")
-	if err == nil {
-		t.Errorf("the listener is closed: got no error, want one")
-	}
+	assert.Error(t, err, "the listener is closed: got no error, want one")
 }
 
 func TestStopWhileLoading(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k", "-demo-events", "100000"}, func(string) string { return "" }, io.Discard, io.Discard)
-	if err != nil {
-		t.Errorf("a stop asked for is not a failure: unexpected error: %v", err)
-	}
+	assert.NoError(t, err, "a stop asked for is not a failure")
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // answer is the outcome of one curl command.
@@ -29,17 +31,14 @@ type answer struct {
 func runSession(t *testing.T, script string, env map[string]string) []answer {
 	t.Helper()
 	cmds, err := shellCommands(script, func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	var answers []answer
 	for _, cmd := range cmds {
 		if cmd[0] == "echo" {
 			continue
 		}
-		if got, want := cmd[0], "curl"; got != want {
-			t.Fatalf("the session runs only curl and echo: %q: cmd[0] = %q, want %q", cmd, got, want)
-		}
+		got, want := cmd[0], "curl"
+		require.Equal(t, want, got, "the session runs only curl and echo: %q: cmd[0]", cmd)
 		answers = append(answers, curl(t, cmd[1:]))
 	}
 	return answers
@@ -56,9 +55,7 @@ func curl(t *testing.T, args []string) answer {
 		switch a := args[i]; a {
 		case "-sS":
 		case "-X", "-H", "-d":
-			if i+1 >= len(args) {
-				t.Fatalf("%s needs a value: %q", a, args)
-			}
+			require.Less(t, i+1, len(args), "%s needs a value: %q", a, args)
 			v := args[i+1]
 			i++
 			switch a {
@@ -66,20 +63,15 @@ func curl(t *testing.T, args []string) answer {
 				method = v
 			case "-H":
 				k, val, ok := strings.Cut(v, ":")
-				if !ok {
-					t.Fatalf("header %q: ok is false", v)
-				}
+				require.True(t, ok, "header %q: ok is false", v)
 				header.Add(k, strings.TrimSpace(val))
 			case "-d":
 				body = &v
 			}
 		default:
-			if strings.HasPrefix(a, "-") {
-				t.Fatalf("unexpected curl option %q: strings.HasPrefix(a, \"-\") is true", a)
-			}
-			if v := url; !(v == "") {
-				t.Fatalf("two URLs: url = %v, want it empty", v)
-			}
+			require.False(t, strings.HasPrefix(a, "-"), "unexpected curl option %q: strings.HasPrefix(a, \"-\") is true", a)
+			v := url
+			require.True(t, (v == ""), "two URLs: url = %v, want it empty", v)
 			url = a
 		}
 	}
@@ -94,26 +86,18 @@ func curl(t *testing.T, args []string) answer {
 		rd = strings.NewReader(*body)
 	}
 	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	req.Header = header
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, err)
 	a := answer{status: res.StatusCode, raw: string(raw)}
 	if len(raw) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
-		if err := dec.Decode(&a.body); err != nil {
-			t.Fatalf("%s: unexpected error: %v", raw, err)
-		}
+		require.NoError(t, dec.Decode(&a.body), "%s", raw)
 	}
 	return a
 }
@@ -177,43 +161,28 @@ func TestPrintedSessionWorks(t *testing.T) {
 	}
 
 	run := answers[4].body
-	if got, want := run["name"], "daily_events"; !reflect.DeepEqual(got, want) {
-		t.Errorf("run[\"name\"] = %q, want %q", got, want)
-	}
-	if got, want := run["columns"], ([]any{"day", "events", "users"}); !reflect.DeepEqual(got, want) {
-		t.Errorf("run[\"columns\"] = %+v, want %+v", got, want)
-	}
+	assert.Equal(t, "daily_events", run["name"])
+	assert.Equal(t, []any{"day", "events", "users"}, run["columns"])
 	want := wantDaily(n)
-	if v := want; len(v) == 0 {
-		t.Fatalf("the session's range holds purchases: want is empty")
-	}
-	if got, want := run["results"], want; !reflect.DeepEqual(got, want) {
-		t.Errorf("run[\"results\"] = %+v, want %+v", got, want)
-	}
-	if got, want := answers[5].body["detail"], "Required variable(s) 'to' not provided"; !reflect.DeepEqual(got, want) {
-		t.Errorf("answers[5].body[\"detail\"] = %q, want %q", got, want)
-	}
-	if rows, ok := answers[6].body["results"].([]any); !ok || len(rows) != 1 {
-		t.Errorf("len(answers[6].body[\"results\"]) = %d, want %d: %v", len(rows), 1, answers[6].body["results"])
+	v := want
+	require.NotEmpty(t, v, "the session's range holds purchases: want is empty")
+	assert.Equal(t, want, run["results"])
+	assert.Equal(t, "Required variable(s) 'to' not provided", answers[5].body["detail"])
+	rows, ok := answers[6].body["results"].([]any)
+	if assert.True(t, ok, "len(answers[6].body[\"results\"]) = %d, want %d: %v", len(rows), 1, answers[6].body["results"]) {
+		assert.Len(t, rows, 1, "len(answers[6].body[\"results\"]) = %d, want %d: %v", len(rows), 1, answers[6].body["results"])
 	}
 
-	if err := s.stop(); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if s, sub := s.out.String(), "Shutting down"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	require.NoError(t, s.stop())
+	assert.Contains(t, s.out.String(), "Shutting down")
 }
 
 func TestShellQuote(t *testing.T) {
 	for _, s := range []string{"", "plain", "it's", "a b", `"$HOME"`, "'", "\\n"} {
 		cmds, err := shellCommands("echo "+shellQuote(s), func(string) string { return "EXPANDED" })
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		if got, want := cmds, ([][]string{{"echo", s}}); !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: cmds = %+v, want %+v", s, got, want)
-		}
+		require.NoError(t, err)
+		got, want := cmds, ([][]string{{"echo", s}})
+		assert.Equal(t, want, got, "%q: cmds", s)
 	}
 }
 
@@ -231,9 +200,7 @@ func TestPrintedSessionInBash(t *testing.T) {
 	cmd.Stdin = strings.NewReader(s.session(t))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", out, err)
-	}
+	require.NoError(t, err, "%s", out)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var bodies []string
 	for _, l := range lines {
@@ -241,21 +208,16 @@ func TestPrintedSessionInBash(t *testing.T) {
 			bodies = append(bodies, l)
 		}
 	}
-	if got := len(bodies); got != len(sessionStatuses) {
-		t.Fatalf("%s: len(bodies) = %d, want %d: %v", out, got, len(sessionStatuses), bodies)
-	}
+	got := len(bodies)
+	require.Len(t, sessionStatuses, got, "%s: len(bodies) = %d, want %d: %v", out, got, len(sessionStatuses), bodies)
 	var run map[string]any
 	dec := json.NewDecoder(strings.NewReader(bodies[4]))
 	dec.UseNumber()
-	if err := dec.Decode(&run); err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(t, dec.Decode(&run))
 	if got, want := run["results"], wantDaily(3000); !reflect.DeepEqual(got, want) {
 		t.Errorf("run[\"results\"] = %+v, want %+v", got, want)
 	}
-	if s, sub := bodies[5], "Required variable(s) 'to' not provided"; !strings.Contains(s, sub) {
-		t.Errorf("%q does not contain %q", s, sub)
-	}
+	assert.Contains(t, bodies[5], "Required variable(s) 'to' not provided")
 }
 
 // TestDatabaseLine: the banner says a database is temporary only when it
@@ -274,11 +236,8 @@ func TestDatabaseLine(t *testing.T) {
 		{config{driver: "clickhouse", dsn: "clickhouse://h:9000/db", storePath: "/tmp/s.db"}, false, "(store: /tmp/s.db)"},
 	} {
 		line := databaseLine(tc.cfg)
-		if s, sub := line, tc.says; !strings.Contains(s, sub) {
-			t.Errorf("%v: %q does not contain %q", tc.cfg.driver, s, sub)
-		}
-		if got, want := strings.Contains(line, "temporary"), tc.temporary; got != want {
-			t.Errorf("%s: %s: strings.Contains(line, \"temporary\") = %v, want %v", tc.cfg.driver, line, got, want)
-		}
+		assert.Contains(t, line, tc.says, "%v", tc.cfg.driver)
+		got, want := strings.Contains(line, "temporary"), tc.temporary
+		assert.Equal(t, want, got, "%s: %s: strings.Contains(line, \"temporary\")", tc.cfg.driver, line)
 	}
 }

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"reflect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -172,17 +173,11 @@ func TestShellCommands(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := shellCommands(c.script, env)
-		if err != nil {
-			t.Fatalf("%v: unexpected error: %v", c.script, err)
-		}
-		if got, want := got, c.want; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: got = %+v, want %+v", c.script, got, want)
-		}
+		require.NoError(t, err, "%v", c.script)
+		assert.Equal(t, c.want, got, "%v", c.script)
 	}
 	for _, bad := range []string{"echo 'a", `echo "a`, "echo a | cat", "echo $(id)", "echo `id`", "echo $"} {
 		_, err := shellCommands(bad, env)
-		if err == nil {
-			t.Errorf("%v: got no error, want one", bad)
-		}
+		assert.Error(t, err, "%v: got no error, want one", bad)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/stretchr/testify/require"
 	"regexp"
 	"testing"
 	"time"
@@ -20,9 +21,8 @@ func TestRunTimeoutAfterTheFirstRow(t *testing.T) {
 		`{"name": "endless", "query": {"kind": "HogQLQuery", "query": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r WHERE n = 1 OR n < 0"}}`,
 		`{"name": "cheap", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`,
 	} {
-		if status, answer := call(t, "POST", base+"/endpoints/", "k", e); status != 201 {
-			t.Fatalf("create: %d %s", status, answer)
-		}
+		status, answer := call(t, "POST", base+"/endpoints/", "k", e)
+		require.Equal(t, 201, status, "create %s", answer)
 	}
 	type reply struct {
 		status int
@@ -37,13 +37,11 @@ func TestRunTimeoutAfterTheFirstRow(t *testing.T) {
 	}()
 	select {
 	case r := <-done:
-		if r.status != 504 || r.took > 3*time.Second {
-			t.Fatalf("endless run: %d %s after %v, want a 504 at about 300ms", r.status, r.answer, r.took)
-		}
+		require.Equal(t, 504, r.status, "endless run: %d %s after %v, want a 504 at about 300ms", r.status, r.answer, r.took)
+		require.LessOrEqual(t, r.took, 3*time.Second, "endless run: %d %s after %v, want a 504 at about 300ms", r.status, r.answer, r.took)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the endless run still runs 10 s after its 300ms limit")
 	}
-	if status, answer := call(t, "POST", base+"/endpoints/cheap/run", "k", `{}`); status != 200 {
-		t.Fatalf("the next run: %d %s", status, answer)
-	}
+	status, answer := call(t, "POST", base+"/endpoints/cheap/run", "k", `{}`)
+	require.Equal(t, 200, status, "the next run %s", answer)
 }

@@ -3,15 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -46,9 +46,8 @@ func TestValuesEveryEngineHolds(t *testing.T) {
 			s := start(t, flags, nil)
 			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
 			status, body := call(t, "POST", base+"/insight_variables/", "k", `{"id": "`+eventID+`", "name": "Event name", "type": "String"}`)
-			if got, want := status, 201; got != want {
-				t.Fatalf("%v: status = %v, want %v", body, got, want)
-			}
+			got, want := status, 201
+			require.Equal(t, want, got, "%v: status", body)
 			status, body = call(t, "POST", base+"/endpoints/", "k", create)
 			if got, want := status, 201; got != want {
 				t.Fatalf("%v: status = %v, want %v", body, got, want)
@@ -58,83 +57,50 @@ func TestValuesEveryEngineHolds(t *testing.T) {
 			if got, want := status, 200; got != want {
 				t.Fatalf("%v: status = %v, want %v", body, got, want)
 			}
-			if s, sub := body, `"results":[[0]]`; strings.Contains(s, sub) {
-				t.Errorf("the demo events have page views: %q contains %q", s, sub)
-			}
+			assert.NotContains(t, body, `"results":[[0]]`, "the demo events have page views")
 			for _, v := range []string{`"$pageview\u0000"`, `"\u0000"`, `"a\u0000b"`} {
 				status, body = call(t, "POST", base+"/endpoints/by_event/run", "k", `{"variables": {"event_name": `+v+`}}`)
-				if got, want := status, 400; got != want {
-					t.Errorf("%s: %s: status = %v, want %v", v, body, got, want)
-				}
+				got, want := status, 400
+				assert.Equal(t, want, got, "%s: %s: status", v, body)
 				var e struct{ Detail, Code string }
-				if err := json.Unmarshal([]byte(body), &e); err != nil {
-					t.Fatalf("%v: unexpected error: %v", body, err)
-				}
+				require.NoError(t, json.Unmarshal([]byte(body), &e), "%v", body)
 				if got, want := e.Code, endpoint.CodeInvalidVariableValue; got != want {
 					t.Errorf("%v: e.Code = %q, want %q", v, got, want)
 				}
-				if s, sub := e.Detail, "event_name"; !strings.Contains(s, sub) {
-					t.Errorf("%v: %q does not contain %q", v, s, sub)
-				}
-				if s, sub := e.Detail, "NUL"; !strings.Contains(s, sub) {
-					t.Errorf("%v: %q does not contain %q", v, s, sub)
-				}
+				assert.Contains(t, e.Detail, "event_name", "%v", v)
+				assert.Contains(t, e.Detail, "NUL", "%v", v)
 			}
 			for _, code := range []string{"__endpointkit_tenant", "__ENDPOINTKIT_x"} {
 				status, body = call(t, "POST", base+"/insight_variables/", "k", `{"name": "Tenant", "code_name": "`+code+`", "type": "String"}`)
-				if got, want := status, 400; got != want {
-					t.Errorf("%s: %s: status = %v, want %v", code, body, got, want)
-				}
-				if s, sub := body, code; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
-				if s, sub := body, "reserved"; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
+				got, want := status, 400
+				assert.Equal(t, want, got, "%s: %s: status", code, body)
+				assert.Contains(t, body, code)
+				assert.Contains(t, body, "reserved")
 			}
-			if err := s.stop(); err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, s.stop())
 
 			// The Go API, on the same database: invalid UTF-8 too.
 			cfg, err := parseFlags(flags, func(string) string { return "" }, io.Discard)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			b, err := openBackend(cfg)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			defer b.close()
 			ctx := context.Background()
 			svc, err := newService(ctx, cfg, b, prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(t, err)
 			for _, v := range []string{"$pageview\x00", "$page\xffview"} {
 				_, err := svc.Run(ctx, "1", "by_event", endpoint.RunRequest{Variables: map[string]any{"event_name": v}})
 				var e *endpoint.Error
-				if !errors.As(err, &e) {
-					t.Fatalf("%q: %v: errors.As(err, &e) is false", v, err)
-				}
-				if got, want := e.Status, 400; got != want {
-					t.Errorf("%q: %v: e.Status = %v, want %v", v, err, got, want)
-				}
-				if s, sub := e.Detail, "event_name"; !strings.Contains(s, sub) {
-					t.Errorf("%q does not contain %q", s, sub)
-				}
-				if err := err; !errors.Is(err, variable.ErrInvalidValue) {
-					t.Errorf("error %v is not %v", err, variable.ErrInvalidValue)
-				}
+				require.ErrorAs(t, err, &e, "%q", v)
+				got, want := e.Status, 400
+				assert.Equal(t, want, got, "%q: %v: e.Status", v, err)
+				assert.Contains(t, e.Detail, "event_name")
+				assert.ErrorIs(t, err, variable.ErrInvalidValue)
 			}
 			_, err = svc.CreateVariable(ctx, "1", variable.Variable{Name: "Tenant", CodeName: "__endpointkit_tenant", Type: variable.String})
 			var de *variable.DefinitionError
-			if err := err; !errors.As(err, &de) {
-				t.Fatalf("error %v is not a %T", err, &de)
-			}
-			if got, want := de.Field, "code_name"; got != want {
-				t.Errorf("de.Field = %q, want %q", got, want)
-			}
+			require.ErrorAs(t, err, &de)
+			assert.Equal(t, "code_name", de.Field)
 		})
 	}
 }

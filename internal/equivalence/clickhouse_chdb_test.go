@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // With -tags chdb the corpus also runs on chDB, ClickHouse in the process.
@@ -69,14 +70,10 @@ func openChDB() (*chdb.Executor, error) {
 func chdbDatabase(t *testing.T, s storage) loadingExecutor {
 	t.Helper()
 	chdbEngine.once.Do(func() { chdbEngine.x, chdbEngine.err = openChDB() })
-	if chdbEngine.err != nil {
-		t.Fatal(chdbEngine.err)
-	}
+	require.NoError(t, chdbEngine.err)
 	name := "equivalence_" + string(s)
 	for _, q := range []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name} {
-		if err := chdbEngine.x.Load(context.Background(), q, nil); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, chdbEngine.x.Load(context.Background(), q, nil))
 	}
 	return &chdbIn{db: name}
 }

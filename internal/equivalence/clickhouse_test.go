@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/chexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -55,21 +56,16 @@ func serverDatabase(t *testing.T, s storage) loadingExecutor {
 	opts := &clickhouse.Options{Addr: []string{testdb.Require(t, clickhouseEnv)}}
 	if v := opts.Addr[0]; strings.Contains(v, "://") {
 		var err error
-		if opts, err = clickhouse.ParseDSN(v); err != nil {
-			t.Fatalf("%s: %v", clickhouseEnv, err)
-		}
+		opts, err = clickhouse.ParseDSN(v)
+		require.NoError(t, err, "%s", clickhouseEnv)
 	}
 	admin, err := clickhouse.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "ektest_" + hex.EncodeToString(b) + "_" + string(s)
 	ctx := context.Background()
-	if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("%s: %v", clickhouseEnv, err)
-	}
+	require.NoError(t, admin.Exec(ctx, "CREATE DATABASE "+name), "%s", clickhouseEnv)
 	t.Cleanup(func() {
 		_ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name)
 		admin.Close()
@@ -77,9 +73,7 @@ func serverDatabase(t *testing.T, s storage) loadingExecutor {
 	db := *opts
 	db.Auth.Database = name
 	x, err := chexec.Open(&db, map[string]any{"session_timezone": clickhouseZone})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { x.Close() })
 	return x
 }

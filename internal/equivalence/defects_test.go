@@ -10,6 +10,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/stretchr/testify/require"
 )
 
 // forTargets runs f on every target whose server is available, SQLite
@@ -45,22 +46,17 @@ func TestDemoLoadsOnEveryEngine(t *testing.T) {
 	forTargets(t, func(t *testing.T, tg target, db *sql.DB, _, _ string) {
 		ctx := context.Background()
 		for _, q := range demo.SchemaFor(tg.d.e) {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
+			_, err := db.ExecContext(ctx, q)
+			require.NoError(t, err, "%s", q)
 		}
-		if err := demo.Insert(ctx, db, tg.d.e, "1", 500, 1); err != nil {
-			t.Fatal(err)
-		}
-		if err := demo.Insert(ctx, db, tg.d.e, "2", 300, 2); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, demo.Insert(ctx, db, tg.d.e, "1", 500, 1))
+		require.NoError(t, demo.Insert(ctx, db, tg.d.e, "2", 300, 2))
 		for project, want := range map[string]int{"1": 500, "2": 300} {
 			var n int
 			q := "SELECT count(*) FROM events WHERE project_id = " + string(tg.d.e.AppendString(nil, project))
-			if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != want {
-				t.Fatalf("project %s: %d events (%v), want %d", project, n, err, want)
-			}
+			err := db.QueryRowContext(ctx, q).Scan(&n)
+			require.NoError(t, err, "project %s: %d events (%v), want %d", project, n, err, want)
+			require.Equal(t, want, n, "project %s: %d events (%v), want %d", project, n, err, want)
 		}
 		var first demo.Event
 		_ = demo.Generate(500, 1, func(e demo.Event) error {
@@ -72,13 +68,9 @@ func TestDemoLoadsOnEveryEngine(t *testing.T) {
 		q := "SELECT event, distinct_id, " + tg.d.e.QuoteIdent("timestamp") + ", " + tg.d.jtext("properties", "$browser") +
 			", properties FROM events WHERE project_id = '1' AND uuid = " + string(tg.d.e.AppendString(nil, first.UUID))
 		var event, who, at, browser, props any
-		if err := db.QueryRowContext(ctx, q).Scan(&event, &who, &at, &browser, &props); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		require.NoError(t, db.QueryRowContext(ctx, q).Scan(&event, &who, &at, &browser, &props), "%s", q)
 		var p demo.Properties
-		if err := json.Unmarshal([]byte(textOf(props)), &p); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(textOf(props)), &p))
 		if textOf(event) != first.Event || textOf(who) != first.DistinctID || textOf(at) != first.Timestamp.Format(demo.TimeLayout) ||
 			textOf(browser) != first.Properties.Browser || p != first.Properties {
 			t.Fatalf("first event read back as %v %v %v %v %+v, want %+v", textOf(event), textOf(who), textOf(at), textOf(browser), p, first)
@@ -102,9 +94,7 @@ func textOf(v any) string {
 func TestMaterializeTextTimestamps(t *testing.T) {
 	forTargets(t, func(t *testing.T, tg target, loader *sql.DB, driver, dsn string) {
 		ctx := context.Background()
-		if err := load(ctx, loader, tg.d, asText, 300); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, load(ctx, loader, tg.d, asText, 300))
 		svc := serviceOn(t, tg, loader, driver, dsn)
 		sqlQuery := &endpoint.Query{Kind: endpoint.KindSQL, SQL: `SELECT event, count(*) AS n FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY event ORDER BY event`,
 			Variables: refs([]string{"from", "to"})}
@@ -130,18 +120,13 @@ func TestMaterializeTextTimestamps(t *testing.T) {
 				t.Fatalf("Materialize(%s): %s", name, describe(err))
 			}
 			stored, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !stored.EndpointMaterialized {
-				t.Fatalf("%s: the run after Materialize did not read the stored table", name)
-			}
+			require.NoError(t, err)
+			require.True(t, stored.EndpointMaterialized, "%s: the run after Materialize did not read the stored table", name)
 			// Compared as TestEquivalence compares (a stored count is a
 			// decimal: see countText).
 			a, b := normalized(t, inline), normalized(t, stored)
-			if !same(a, b) || fmt.Sprint(a) == "[]" {
-				t.Fatalf("%s: stored %v\ninline %v", name, b, a)
-			}
+			require.True(t, same(a, b), "%s: stored %v\ninline %v", name, b, a)
+			require.NotEqual(t, "[]", fmt.Sprint(a), "%s: stored %v\ninline %v", name, b, a)
 		}
 	})
 }
@@ -151,15 +136,11 @@ func normalized(t *testing.T, res *endpoint.RunResult) any {
 	t.Helper()
 	if rows, ok := res.Results.([][]any); ok {
 		n, err := normalizeRows(res.Types, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return n
 	}
 	n, err := normalizeJSON(res.Results)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return n
 }
 

@@ -1,6 +1,8 @@
 package equivalence
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,15 +93,11 @@ func listedFor(of differs, name, caseID, engineName string) (*difference, bool) 
 // case that shows it.
 func TestDifferencesDocumented(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "engines.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, l := range listed {
-		if !strings.Contains(string(doc), "`"+l.id+"`") {
-			t.Errorf("docs/engines.md does not list `%s` (%s)", l.id, l.why)
-		}
-		if l.why == "" || len(l.engines) == 0 {
-			t.Errorf("allow-list entry %s names no reason or no engine", l.id)
+		assert.Contains(t, string(doc), "`"+l.id+"`", "docs/engines.md does not list `%s` (%s)", l.id, l.why)
+		if assert.NotEqual(t, "", l.why, "allow-list entry %s names no reason or no engine", l.id) {
+			assert.NotEmpty(t, l.engines, "allow-list entry %s names no reason or no engine", l.id)
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // answer is what one run answered, normalized.
@@ -65,9 +67,7 @@ type engineRun struct {
 // says it can and answers as the inline run did.
 func TestEquivalence(t *testing.T) {
 	specs := corpus()
-	if n := countCases(specs); n < minCases {
-		t.Fatalf("the corpus has %d cases, want at least %d", n, minCases)
-	}
+	require.GreaterOrEqual(t, countCases(specs), minCases, "the corpus has")
 	var (
 		mu   sync.Mutex
 		runs []*engineRun
@@ -90,9 +90,8 @@ func TestEquivalence(t *testing.T) {
 		return
 	}
 	slices.SortFunc(runs, func(a, b *engineRun) int { return engineOrder(a.name) - engineOrder(b.name) })
-	if len(runs) == 0 || runs[0].name != "sqlite" {
-		t.Fatal("SQLite did not run")
-	}
+	require.NotEmpty(t, runs, "SQLite did not run")
+	require.Equal(t, "sqlite", runs[0].name, "SQLite did not run")
 	compare(t, specs, runs)
 }
 
@@ -391,9 +390,7 @@ func compare(t *testing.T, specs []*spec, runs []*engineRun) {
 			if !slices.Contains(l.engines, r.name) || !covered(specs, r, l) {
 				continue
 			}
-			if !needed[l][r.name] {
-				t.Errorf("allow-list entry %s on %s is no longer needed: the engine answers as it should; remove it here and in docs/engines.md", l.id, r.name)
-			}
+			assert.True(t, needed[l][r.name], "allow-list entry %s on %s is no longer needed: the engine answers as it should; remove it here and in docs/engines.md", l.id, r.name)
 		}
 	}
 }
@@ -498,8 +495,8 @@ func checkEmptyTypes(t *testing.T, specs []*spec, r *engineRun) {
 				continue
 			}
 			compared++
-			if !slices.Equal(empty, full) || !slices.Equal(emptyCols, fullCols) {
-				t.Errorf("%s on %s (stored: %v): columns %q types %q without rows, %q %q with rows (%s)", emptyID, r.name, stored, emptyCols, empty, fullCols, full, fullID)
+			if assert.True(t, slices.Equal(empty, full), "%s on %s (stored: %v): columns %q types %q without rows, %q %q with rows (%s)", emptyID, r.name, stored, emptyCols, empty, fullCols, full, fullID) {
+				assert.True(t, slices.Equal(emptyCols, fullCols), "%s on %s (stored: %v): columns %q types %q without rows, %q %q with rows (%s)", emptyID, r.name, stored, emptyCols, empty, fullCols, full, fullID)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/stretchr/testify/require"
 )
 
 // property is a JSON property as a user of the engine writes it in a
@@ -150,22 +151,16 @@ func tailService(t *testing.T, tg target, clock func() time.Time) (*endpoint.Ser
 	switch {
 	case tg.direct != nil:
 		x := tg.direct(t, asText)
-		if err := loadVia(ctx, x, tg.d, asText, 400); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, loadVia(ctx, x, tg.d, asText, 400))
 		return serviceAt(t, x, clock), x
 	case tg.env == "":
 		db, x := tg.sqlite(t)
-		if err := load(ctx, db, tg.d, asText, 400); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, load(ctx, db, tg.d, asText, 400))
 		return serviceAt(t, x, clock), sqlExec{db}
 	}
 	testdb.Require(t, tg.env)
 	loader, driver, dsn := tg.open(t)
-	if err := load(ctx, loader, tg.d, asText, 400); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, load(ctx, loader, tg.d, asText, 400))
 	return serviceAt(t, sqlexec.New(openSession(t, driver, dsn, tg.d), tg.d.e), clock), sqlExec{loader}
 }
 
@@ -199,9 +194,7 @@ func testLiveTail(t *testing.T, tg target) {
 		rows = append(rows, []any{"1", fmt.Sprintf("late-%02d", i), "purchase", fmt.Sprintf("late-user-%d", i%7),
 			clock.Add(time.Duration(i+1) * 97 * time.Minute).Format("2006-01-02 15:04:05"), `{"country":"US","amount":10}`})
 	}
-	if err := insert(ctx, loader, tg.d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, insert(ctx, loader, tg.d.e, "events", []string{"project_id", "uuid", "event", "distinct_id", "timestamp", "properties"}, rows))
 	clock = clock.Add(3 * 24 * time.Hour)
 	missed := 0
 	for _, vars := range []map[string]any{
@@ -218,18 +211,14 @@ func testLiveTail(t *testing.T, tg target) {
 			return res
 		}
 		tail, stale, inline := run("tail"), run("stale"), run("inline")
-		if !tail.EndpointMaterialized || !stale.EndpointMaterialized {
-			t.Fatalf("%v: materialized runs went inline", vars)
-		}
+		require.True(t, tail.EndpointMaterialized, "%v: materialized runs went inline", vars)
+		require.True(t, stale.EndpointMaterialized, "%v: materialized runs went inline", vars)
 		want := normalized(t, inline)
-		if got := normalized(t, tail); !same(got, want) {
-			t.Fatalf("%v: tail %v\ninline %v", vars, got, want)
-		}
+		got := normalized(t, tail)
+		require.True(t, same(got, want), "%v: tail %v\ninline %v", vars, got, want)
 		if !same(normalized(t, stale), want) {
 			missed++
 		}
 	}
-	if missed == 0 {
-		t.Fatal("the endpoint without the tail never missed the new rows: the test shows nothing")
-	}
+	require.NotEqual(t, 0, missed, "the endpoint without the tail never missed the new rows: the test shows nothing")
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -255,9 +256,7 @@ func uncachedTwin(t *testing.T, svc *endpoint.Service, cfg endpoint.Config) {
 	cfg.ResultCache = nil
 	cfg.RecheckInterval = -1
 	twin, err := endpoint.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = twin.Close(context.Background()) })
 	twins.Store(svc, twin)
 }

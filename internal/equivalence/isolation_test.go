@@ -15,6 +15,8 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/access"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The isolation matrix: project 1's endpoints, on a database that also
@@ -36,9 +38,7 @@ func isolationPolicy(t *testing.T) access.Policy {
 		{Name: "events_p", TenantColumn: "project_id"},
 		{Name: "items"},
 	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -294,9 +294,7 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 		if d == "" {
 			d = shapeDiff(got, want)
 		}
-		if d != "" {
-			t.Errorf("%s: differs from the database of project 1 alone: %s", id, d)
-		}
+		assert.Equal(t, "", d, "%s: differs from the database of project 1 alone", id)
 	}
 }
 
@@ -390,12 +388,8 @@ func (iso *isolation) tail(t *testing.T, specs []*spec) {
 		if iso.tg.env == "" && st != asText {
 			continue // SQLite: one database for every storage
 		}
-		if err := insertEvents(ctx, db, iso.tg.d.e, append(lateRows("1"), lateRows("2")...)); err != nil {
-			t.Fatal(err)
-		}
-		if err := insertEvents(ctx, iso.aloneDB[st], iso.tg.d.e, lateRows("1")); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, insertEvents(ctx, db, iso.tg.d.e, append(lateRows("1"), lateRows("2")...)))
+		require.NoError(t, insertEvents(ctx, iso.aloneDB[st], iso.tg.d.e, lateRows("1")))
 	}
 	for _, s := range ready {
 		for i, from := range []string{"2025-05-31T12:00:00Z", "2025-06-01", "2025-05-20 06:30:00"} {

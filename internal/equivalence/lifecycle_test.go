@@ -13,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // lifecycleEvent is an event of the fixture as the lifecycle oracle reads
@@ -30,18 +32,14 @@ func fixtureEvents(t *testing.T) []lifecycleEvent {
 	var out []lifecycleEvent
 	add := func(event, actor string, ts time.Time, props []byte) {
 		m := map[string]any{}
-		if err := json.Unmarshal(props, &m); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(props, &m))
 		out = append(out, lifecycleEvent{event, actor, ts, m})
 	}
-	if err := demo.Generate(demoEvents, 42, func(e demo.Event) error {
+	require.NoError(t, demo.Generate(demoEvents, 42, func(e demo.Event) error {
 		props, err := json.Marshal(e.Properties)
 		add(e.Event, e.DistinctID, e.Timestamp, props)
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	}))
 	for _, e := range edgeEvents {
 		add(e.event, e.who, at(e.at), []byte(e.props))
 	}
@@ -172,32 +170,25 @@ func TestLifecycleOracle(t *testing.T) {
 					q := &endpoint.Query{Kind: endpoint.KindLifecycle, Insight: []byte(fmt.Sprintf(
 						`{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":%s}],"interval":%q,"dateRange":{"date_from":%q,"date_to":%q}%s}`,
 						event, c.iv, c.from, c.to, filter))}
-					if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: q}); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
+					_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: q})
+					require.NoError(t, err, "%s", name)
 					check := func(way string, vars map[string]any, from, to string, materialized bool) {
 						t.Helper()
 						res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
 						if err != nil {
 							t.Fatalf("%s %s: %v (%v)", name, way, err, errors.Unwrap(err)) // the cause: what the engine said
 						}
-						if res.EndpointMaterialized != materialized {
-							t.Fatalf("%s %s: endpoint_materialized %v (%s)", name, way, res.EndpointMaterialized, res.InlineReason)
-						}
+						require.Equal(t, materialized, res.EndpointMaterialized, "%s %s: endpoint_materialized (%s)", name, way, res.InlineReason)
 						want := lifecycleOracle(events, c.iv, c.event, c.browser, at(from+" 00:00:00"), at(to+" 00:00:00"))
 						got := lifecycleOf(t, res)
 						users := 0.0
 						for _, st := range insight.Statuses() {
-							if fmt.Sprint(want[st]) != fmt.Sprint(got[st]) {
-								t.Errorf("%s %s: %s\n got %v\nwant %v", name, way, st, got[st], want[st])
-							}
+							assert.Equal(t, fmt.Sprint(got[st]), fmt.Sprint(want[st]), "%s %s: %s\n got %v\nwant %v", name, way, st, got[st], want[st])
 							for _, v := range want[st] {
 								users += v * v
 							}
 						}
-						if users == 0 {
-							t.Errorf("%s %s: the oracle finds no users", name, way)
-						}
+						assert.NotEqual(t, float64(0), users, "%s %s: the oracle finds no users", name, way)
 					}
 					check("inline", nil, c.from, c.to, false)
 					check("inline dates", map[string]any{"date_from": c.runFrom, "date_to": c.runTo}, c.runFrom, c.runTo, false)
@@ -205,9 +196,7 @@ func TestLifecycleOracle(t *testing.T) {
 					if _, err := svc.Update(ctx, "1", name, endpoint.UpdateRequest{IsMaterialized: &yes}); err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					if err := svc.Materialize(ctx, "1", name); err != nil {
-						t.Fatalf("%s: materialize: %v", name, err)
-					}
+					require.NoError(t, svc.Materialize(ctx, "1", name), "%s: materialize", name)
 					check("materialized", nil, c.from, c.to, true)
 					if _, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: map[string]any{"date_from": c.runFrom}}); err == nil {
 						t.Errorf("%s: a materialized lifecycle took date_from", name)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/stretchr/testify/assert"
 )
 
 // Normalization: what the comparison ignores, because it is how a driver
@@ -220,21 +221,20 @@ func TestNormalize(t *testing.T) {
 		{nil, "TEXT", nil},
 	} {
 		got, err := normalizeValue(tt.in, tt.typ)
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("normalizeValue(%#v, %q) = %#v, %v; want %#v", tt.in, tt.typ, got, err, tt.want)
+		if assert.NoError(t, err, "normalizeValue(%#v, %q) = %#v, %v; want %#v", tt.in, tt.typ, got, err, tt.want) {
+			assert.Equal(t, tt.want, got, "normalizeValue(%#v, %q) = %#v, %v; want %#v", tt.in, tt.typ, got, err, tt.want)
 		}
 	}
-	if _, err := normalizeValue("x", "NUMERIC"); err == nil {
-		t.Error("a NUMERIC that is not a number passed")
-	}
+	_, err := normalizeValue("x", "NUMERIC")
+	assert.Error(t, err, "a NUMERIC that is not a number passed")
 	if _, err := normalizeValue(struct{}{}, ""); err == nil {
 		t.Error("an unknown Go type passed")
 	}
 	if same("1", 1.0) || same(nil, "") || same("a", "a ") || same("a", "A") {
 		t.Error("same folds values, not representations")
 	}
-	if !same(0.1+0.2, 0.3) || same(1.0, 1.0001) {
-		t.Error("the float tolerance is not 1e-9 relative")
+	if assert.True(t, same(0.1+0.2, 0.3), "the float tolerance is not 1e-9 relative") {
+		assert.False(t, same(1.0, 1.0001), "the float tolerance is not 1e-9 relative")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The rules-by-state matrix on every engine: a request is accepted or
@@ -106,9 +108,7 @@ func TestRulesOnEveryEngine(t *testing.T) {
 		}
 	})
 	ref := seen["sqlite"]
-	if len(ref) == 0 {
-		t.Fatal("SQLite did not run")
-	}
+	require.NotEmpty(t, ref, "SQLite did not run")
 	// The rules themselves, where the states part.
 	for id, want := range map[string]string{
 		"rules_trends inline, dates":              "200",
@@ -122,15 +122,11 @@ func TestRulesOnEveryEngine(t *testing.T) {
 		"rules_trends materialized, breakdown":    "200",
 		"rules_retention inline again, breakdown": "200",
 	} {
-		if ref[id] != want {
-			t.Errorf("%s: %q, want %q", id, ref[id], want)
-		}
+		assert.Equal(t, want, ref[id], "%s", id)
 	}
 	for name, got := range seen {
 		for id, want := range ref {
-			if got[id] != want {
-				t.Errorf("%s %s: %q, SQLite %q", name, id, got[id], want)
-			}
+			assert.Equal(t, want, got[id], "%s %s", name, id)
 		}
 	}
 }
@@ -178,9 +174,7 @@ func rulesOn(t *testing.T, tg target) map[string]string {
 				after := run(endpoint.RefreshCache)
 				// A run authenticated by a stored key obeys the same rules.
 				keyed, err := keyedRequest(ctx, rs.name, endpoint.RunRequest{Variables: r.vars})
-				if err != nil {
-					t.Fatalf("%s: stored key: %v", id, err)
-				}
+				require.NoError(t, err, "%s: stored key", id)
 				if r.limit > 0 {
 					keyed.Limit = &r.limit
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -77,9 +78,7 @@ func (tg target) sqlite(t *testing.T) (loader *sql.DB, x *sqlexec.Executor) {
 	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)"
 	db := openPool(t, "sqlite", dsn)
 	ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", tg.d.e, sqlexec.KeepStatements(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ro.Close() })
 	return db, sqlexec.New(db, tg.d.e, sqlexec.WithReadOnly(ro), sqlexec.WithInterrupt(sqliteinterrupt.For))
 }
@@ -108,9 +107,7 @@ func pgParam(t *testing.T, dsn, key, value string) string {
 		return dsn + " " + key + "=" + value
 	}
 	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("%s: %v", testdb.PostgresEnv, err)
-	}
+	require.NoError(t, err, "%s", testdb.PostgresEnv)
 	q := u.Query()
 	q.Set(key, value)
 	u.RawQuery = q.Encode()
@@ -122,9 +119,7 @@ func pgParam(t *testing.T, dsn, key, value string) string {
 func myParam(t *testing.T, dsn, key, value string) string {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatalf("%s: %v", testdb.MySQLEnv, err)
-	}
+	require.NoError(t, err, "%s", testdb.MySQLEnv)
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
@@ -137,9 +132,7 @@ func myParam(t *testing.T, dsn, key, value string) string {
 func openPool(t *testing.T, driver, dsn string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
@@ -177,12 +170,8 @@ func (tg target) servicesOf(t *testing.T, storages []storage, fx fixture) (map[s
 	ctx := context.Background()
 	out, loaders := map[storage]*endpoint.Service{}, map[storage]demo.Loader{}
 	fill := func(x demo.Loader, s storage) {
-		if err := loadVia(ctx, x, tg.d, s, fx.demoEvents); err != nil {
-			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
-		}
-		if err := insertEvents(ctx, x, tg.d.e, fx.events); err != nil {
-			t.Fatalf("%s: load %s: %v", tg.d.name, s, err)
-		}
+		require.NoError(t, loadVia(ctx, x, tg.d, s, fx.demoEvents), "%s: load %s", tg.d.name, s)
+		require.NoError(t, insertEvents(ctx, x, tg.d.e, fx.events), "%s: load %s", tg.d.name, s)
 	}
 	if tg.direct != nil {
 		for _, s := range storages {
@@ -215,9 +204,7 @@ func (tg target) servicesOf(t *testing.T, storages []storage, fx fixture) (map[s
 func openSession(t *testing.T, driver, dsn string, d *dialect) *sql.DB {
 	t.Helper()
 	db, err := sqlexec.Open(driver, dsn, d.e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
@@ -256,13 +243,10 @@ func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixt
 		cfg.ResultCache = memstore.NewResultCache(64 << 20)
 	}
 	svc, err := endpoint.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, v := range variables {
-		if _, err := svc.CreateVariable(context.Background(), "1", v); err != nil {
-			t.Fatalf("CreateVariable(%s): %v", v.CodeName, err)
-		}
+		_, err := svc.CreateVariable(context.Background(), "1", v)
+		require.NoError(t, err, "CreateVariable(%s)", v.CodeName)
 	}
 	if fx.cache {
 		uncachedTwin(t, svc, cfg) // formats_test.go: the streamed ways

@@ -20,9 +20,10 @@ import (
 // those under it, as a host does: the examples (a host's code), and
 // internal/equivalence, a package of tests only that runs the whole
 // Service, its HTTP API and /mcp against every engine, as a host would,
-// and internal/docs, whose tests run the documents' examples as a host
-// writes them.
-var hostLike = []string{"examples", "internal/equivalence", "internal/docs"}
+// internal/docs, whose tests run the documents' examples as a host
+// writes them, and internal/heldexec, whose tests run its fake over a real
+// executor as the tests that share it do.
+var hostLike = []string{"examples", "internal/equivalence", "internal/docs", "internal/heldexec"}
 
 // floorsToMove are the imports that break the floors today, each to move:
 // the chDB forms of package access's tests register an engine reached

@@ -3,13 +3,13 @@ package sqliteinterrupt_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -18,26 +18,18 @@ import (
 // interrupts, and is a no-op once the connection is closed.
 func TestInterruptsAFollowingRow(t *testing.T) {
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "i.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var interrupt func()
-	if err := conn.Raw(func(dc any) error {
+	require.NoError(t, conn.Raw(func(dc any) error {
 		interrupt, err = sqliteinterrupt.For(dc)
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	}))
 	rows, err := conn.QueryContext(ctx, "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r WHERE n = 1 OR n < 0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !rows.Next() {
 		t.Fatalf("no first row: %v", rows.Err())
 	}
@@ -51,9 +43,7 @@ func TestInterruptsAFollowingRow(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "interrupt") {
-			t.Fatalf("the second row: %v, want an interrupt", err)
-		}
+		require.ErrorContains(t, err, "interrupt", "the second row")
 	case <-time.After(5 * time.Second):
 		t.Fatal("not interrupted 5 s after the interrupt")
 	}
@@ -63,9 +53,7 @@ func TestInterruptsAFollowingRow(t *testing.T) {
 	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("the next query: %d, %v", one, err)
 	}
-	if err := conn.Raw(func(dc any) error { return dc.(interface{ Close() error }).Close() }); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, conn.Raw(func(dc any) error { return dc.(interface{ Close() error }).Close() }))
 	interrupt()
 	conn.Close()
 }
@@ -75,8 +63,9 @@ func TestInterruptsAFollowingRow(t *testing.T) {
 func TestForRefusesOtherConnections(t *testing.T) {
 	type conn struct{ db uintptr }
 	for _, dc := range []any{nil, 1, &conn{}, (*conn)(nil), "conn"} {
-		if f, err := sqliteinterrupt.For(dc); !errors.Is(err, sqliteinterrupt.ErrNotModernc) || f != nil {
-			t.Errorf("For(%#v): %v, want ErrNotModernc", dc, err)
+		f, err := sqliteinterrupt.For(dc)
+		if assert.ErrorIs(t, err, sqliteinterrupt.ErrNotModernc, "For(%#v): %v, want ErrNotModernc", dc, err) {
+			assert.Nil(t, f, "For(%#v): %v, want ErrNotModernc", dc, err)
 		}
 	}
 }

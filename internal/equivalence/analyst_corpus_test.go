@@ -270,8 +270,8 @@ FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AN
 GROUP BY substr(timestamp, 1, 7)`)},
 		{name: "users_in_range", shapes: []string{"count distinct", "range"}, vars: []string{"event", "from", "to"}, fixed: ev,
 			sql: shared(`SELECT count(DISTINCT distinct_id) AS users, count(*) AS events FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}`)},
-		{name: "hourly_pageviews", shapes: []string{"group by hour", "range"}, vars: []string{"from", "to"},
-			sql: shared(`SELECT substr(timestamp, 1, 13) AS hour, count(*) AS n FROM events WHERE event = '$pageview' AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY substr(timestamp, 1, 13)`)},
+		{name: "hourly_pageviews", shapes: []string{"group by hour", "range"}, vars: []string{"from", "to"}, ordered: true,
+			sql: shared(`SELECT substr(timestamp, 1, 13) AS hour, count(*) AS n FROM events WHERE event = '$pageview' AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY substr(timestamp, 1, 13) ORDER BY hour`)},
 		{name: "stickiness_dau_mau", shapes: []string{"DAU/MAU", "subquery in FROM"}, vars: []string{"from", "to"},
 			sql: func(d *dialect) string {
 				return `SELECT avg(users) AS avg_dau FROM (

@@ -32,7 +32,10 @@ func TestMCPStdioHandshakeBeforeDemoLoad(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-demo-events", "100000",
+	// The run below must wait for the whole load, however slow the machine:
+	// -mcp-load-wait is raised to the test's own deadline (at its default,
+	// a loaded CI machine answered "still loading" after 30 s).
+	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-demo-events", "100000", "-mcp-load-wait", "3m",
 		"-db", filepath.Join(t.TempDir(), "events.db"))
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr

@@ -65,7 +65,21 @@ const chainVariableID = "44444444-4444-4444-8444-444444444444"
 // that no two requests in flight are alike and the single flight spares no
 // query.
 func BenchmarkServerChain(b *testing.B) {
-	sides := chainSides(b)
+	benchChain(b, inProcess(chainSides(b)))
+}
+
+// BenchmarkServerChainHTTP is BenchmarkServerChain over HTTP: each side
+// served on a port of 127.0.0.1 of its own with the example server's
+// timeouts, each client a keep-alive connection, as examples/loadtest
+// sends its requests, but in one process:
+//
+//	go test ./examples/server -run '^$' -bench 'BenchmarkServerChainHTTP/vs' -benchtime 4000x
+func BenchmarkServerChainHTTP(b *testing.B) {
+	benchChain(b, overHTTP(b, chainSides(b)))
+}
+
+// benchChain is BenchmarkServerChain's body over sides.
+func benchChain(b *testing.B, sides []chainSide) {
 	for _, q := range []struct{ name, vars string }{
 		{"select1", `{}`},
 		{"count", `{"name": "purchase"}`},
@@ -81,7 +95,7 @@ func BenchmarkServerChain(b *testing.B) {
 				var i int64
 				for b.Loop() {
 					i++
-					if err := chainRequest(s.h, path, body(i)); err != nil {
+					if err := s.do(path, body(i)); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -98,10 +112,65 @@ func BenchmarkServerChain(b *testing.B) {
 	}
 }
 
-// chainSide is one handler BenchmarkServerChain measures.
+// chainSide is one handler BenchmarkServerChain measures, and how a
+// request reaches it (do): in process, or over HTTP.
 type chainSide struct {
 	name string
 	h    http.Handler
+	do   func(path string, body []byte) error
+}
+
+// inProcess sends each request of sides through its handler in process.
+func inProcess(sides []chainSide) []chainSide {
+	out := slices.Clone(sides)
+	for i := range out {
+		h := out[i].h
+		out[i].do = func(path string, body []byte) error { return chainRequest(h, path, body) }
+	}
+	return out
+}
+
+// overHTTP serves each of sides on a port of 127.0.0.1 of its own, with
+// the example server's timeouts, and sends each request over a
+// keep-alive connection of a client of its own.
+func overHTTP(b *testing.B, sides []chainSide) []chainSide {
+	out := slices.Clone(sides)
+	for i := range out {
+		srv := httptest.NewUnstartedServer(out[i].h)
+		srv.Config.ReadHeaderTimeout, srv.Config.ReadTimeout = 10*time.Second, 30*time.Second
+		srv.Config.WriteTimeout, srv.Config.IdleTimeout = endpoint.DefaultRunTimeout+30*time.Second, 2*time.Minute
+		srv.Start()
+		b.Cleanup(srv.Close)
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+		b.Cleanup(client.CloseIdleConnections)
+		base := srv.URL
+		out[i].do = func(path string, body []byte) error { return chainPost(client, base+path, body) }
+	}
+	return out
+}
+
+// chainPost POSTs body to url as a client of the load test does; an error
+// for any answer but 200.
+func chainPost(client *http.Client, url string, body []byte) error {
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+chainKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, got)
+	}
+	return nil
 }
 
 // chainSides builds the example server's handler as run does, from the
@@ -160,7 +229,7 @@ func chainSides(b *testing.B) []chainSide {
 	data, err := setup.OpenFile(dbPath)
 	require.NoError(b, err)
 	b.Cleanup(func() { data.Close() })
-	return []chainSide{{"server", server}, {"api", api}, {"handler", demo.HandWrittenHandler(data, chainKey)}}
+	return []chainSide{{name: "server", h: server}, {name: "api", h: api}, {name: "handler", h: demo.HandWrittenHandler(data, chainKey)}}
 }
 
 // chainRequest sends one run request through h, as a client of the load
@@ -198,7 +267,7 @@ func rotate(b *testing.B, c int, sides []chainSide, path string, body func(int64
 		m := min(int64(slice), int64(b.N)-n)
 		for j := range sides {
 			s := (k + j) % len(sides)
-			ts, took, err := chainSlice(c, sides[s].h, path, n, m, body)
+			ts, took, err := chainSlice(c, sides[s].do, path, n, m, body)
 			if err != nil {
 				b.Fatalf("%s: %v", sides[s].name, err)
 			}
@@ -222,9 +291,9 @@ func rotate(b *testing.B, c int, sides []chainSide, path string, body func(int64
 	b.ReportMetric(med[0]/med[1], sides[0].name+"/"+sides[1].name)
 }
 
-// chainSlice sends m requests through h, numbered from first, from c
+// chainSlice sends m requests with do, numbered from first, from c
 // clients at once, and returns each request's time and the slice's.
-func chainSlice(c int, h http.Handler, path string, first, m int64, body func(int64) []byte) ([]time.Duration, time.Duration, error) {
+func chainSlice(c int, do func(string, []byte) error, path string, first, m int64, body func(int64) []byte) ([]time.Duration, time.Duration, error) {
 	times := make([][]time.Duration, c)
 	errs := make([]error, c)
 	var next atomic.Int64
@@ -238,13 +307,13 @@ func chainSlice(c int, h http.Handler, path string, first, m int64, body func(in
 			for n := next.Add(1); n <= first+m; n = next.Add(1) {
 				req := body(n)
 				t := time.Now()
-				if err := chainRequest(h, path, req); err != nil {
+				if err := do(path, req); err != nil {
 					errs[i] = err
 					return
 				}
 				times[i] = append(times[i], time.Since(t))
 				if c > 1 {
-					runtime.Gosched() // a connection's goroutine waits on the network here
+					runtime.Gosched() // in process: a connection's goroutine waits on the network here
 				}
 			}
 		}()

@@ -50,7 +50,9 @@ const chainVariableID = "44444444-4444-4444-8444-444444444444"
 //
 //   - handler: demo.HandWrittenHandler, net/http + database/sql.
 //
-//     go test ./examples/server -run '^$' -bench 'BenchmarkServerChain' -benchmem
+// Run it with:
+//
+//	go test ./examples/server -run '^$' -bench 'BenchmarkServerChain$' -benchmem
 //
 // vs/<query>/c=<n> sends the three in turn, in slices of requests whose
 // first side rotates, each slice from n clients at once, and reports the
@@ -59,7 +61,7 @@ const chainVariableID = "44444444-4444-4444-8444-444444444444"
 // (server/handler-req/s, api/handler-req/s). <side>/<query> is one side
 // alone, for its allocations and CPU time (cpu-ns/op), and for profiles:
 //
-//	go test ./examples/server -run '^$' -bench 'BenchmarkServerChain/server/select1' -cpuprofile cpu.out -memprofile mem.out
+//	go test ./examples/server -run '^$' -bench 'BenchmarkServerChain$/server/select1' -cpuprofile cpu.out -memprofile mem.out
 //
 // Every request asks its own limit (above the one row of the answers), so
 // that no two requests in flight are alike and the single flight spares no

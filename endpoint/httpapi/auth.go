@@ -28,9 +28,10 @@ type Authenticator interface {
 	Authorize(ctx context.Context, key, project string) error
 }
 
-// authorize checks r's API key for project.
-func (h *handler) authorize(w http.ResponseWriter, r *http.Request, project string) error {
-	key, err := bearerKey(r.Header)
+// authorize checks r's API key for project: key and err are what
+// bearerKey found in r's header, read once for every credential the route
+// takes (an embed token, a stored key, the Authenticator's).
+func (h *handler) authorize(w http.ResponseWriter, r *http.Request, key string, err error, project string) error {
 	if err != nil {
 		if errors.Is(err, errMalformedAuth) {
 			w.Header().Set("WWW-Authenticate", invalidToken)

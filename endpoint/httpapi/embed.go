@@ -35,17 +35,10 @@ func claimsOf(ctx context.Context) *embed.Claims {
 	return c
 }
 
-// isToken reports whether the request's credential is an embed token this
-// handler checks.
-func (h *handler) isToken(r *http.Request) (string, bool) {
-	if h.cfg.signer == nil {
-		return "", false
-	}
-	key, err := bearerKey(r.Header)
-	if err != nil || !embed.LooksLikeToken(key) {
-		return "", false
-	}
-	return key, true
+// isToken reports whether the request's bearer credential (key, or err
+// from bearerKey) is an embed token this handler checks.
+func (h *handler) isToken(key string, err error) bool {
+	return h.cfg.signer != nil && err == nil && embed.LooksLikeToken(key)
 }
 
 // authorizeToken verifies token for project: 401 when it cannot be

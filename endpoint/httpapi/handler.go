@@ -243,12 +243,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		project := r.PathValue("project_id")
-		if token, ok := h.isToken(r); ok {
+		// The bearer credential, read once: whether it is a token, a
+		// stored key or the Authenticator's is told by its form.
+		key, keyErr := bearerKey(r.Header)
+		if h.isToken(key, keyErr) {
 			if tokens == tokenRefused {
 				h.fail(w, r, tokenForbidden())
 				return
 			}
-			c, err := h.authorizeToken(w, token, project)
+			c, err := h.authorizeToken(w, key, project)
 			if err != nil {
 				h.fail(w, r, err)
 				return
@@ -261,14 +264,14 @@ func (h *handler) authorized(fn apiFunc, tokens tokenUse) http.Handler {
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tokenClaims{}, c))
-		} else if secret, ok := h.isStoredKey(r); ok {
-			kr, err := h.authorizeStoredKey(w, r, secret, project)
+		} else if h.isStoredKey(key, keyErr) {
+			kr, err := h.authorizeStoredKey(w, r, key, project)
 			if err != nil {
 				h.fail(w, r, err)
 				return
 			}
 			r = kr
-		} else if err := h.authorize(w, r, project); err != nil {
+		} else if err := h.authorize(w, r, key, keyErr, project); err != nil {
 			h.fail(w, r, err)
 			return
 		}

@@ -99,17 +99,10 @@ func (h *handler) keysOpenAPI(w http.ResponseWriter, r *http.Request, _ string) 
 	return h.reply(w, r, http.StatusOK, openapi.KeysDocument(h.cfg.prefix))
 }
 
-// isStoredKey reports whether the request's credential is to be looked up
-// among the stored keys.
-func (h *handler) isStoredKey(r *http.Request) (string, bool) {
-	if h.cfg.keys == nil {
-		return "", false
-	}
-	key, err := bearerKey(r.Header)
-	if err != nil || !apikey.LooksLikeKey(key) {
-		return "", false
-	}
-	return key, true
+// isStoredKey reports whether the request's bearer credential (key, or
+// err from bearerKey) is to be looked up among the stored keys.
+func (h *handler) isStoredKey(key string, err error) bool {
+	return h.cfg.keys != nil && err == nil && apikey.LooksLikeKey(key)
 }
 
 // routeOf is the route of r as keyRoutes names it: its method and its

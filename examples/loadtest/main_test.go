@@ -40,6 +40,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, err, "run\nprogress:\n%s", &progress)
 	table := out.String()
 	assert.True(t, regexp.MustCompile(`the server counted [1-9]\d* runs, 0 of them without a query of their own, and \d+ it did not record in its run log`).MatchString(table), "the header does not say every run ran its query:\n%s", table)
+	assert.Regexp(t, `load average (unknown|[\d.]+ [\d.]+ [\d.]+) before the rounds and (unknown|[\d.]+ [\d.]+ [\d.]+) after\.`, table, "the header does not say the machine's load")
 	require.Contains(t, table, tableHeader+"\n", "no table header in")
 	cell := regexp.MustCompile(`^(\d+) us$|^([\d.]+) ms$|^([\d,]+(?:\.\d)?)$|^([\d.]+)x$`)
 	for _, want := range []string{

@@ -233,6 +233,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			}
 		}
 	}
+	loadBefore := loadAverage()
 	for round := range cfg.rounds {
 		for _, r := range rows {
 			// Alternate which side goes first, round by round.
@@ -254,6 +255,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 				formatDuration(h.p50), formatDuration(h.p99), formatRate(h.perSec))
 		}
 	}
+	loadAfter := loadAverage()
 	for _, r := range rows {
 		r.libStats, r.hdlStats = summarize(r.library), summarize(r.handler)
 	}
@@ -277,10 +279,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if cfg.sameBody {
 		bodies = "every request of a query alike (-same-body)"
 	}
-	fmt.Fprintf(stdout, "examples/server (result cache and run limits off) beside a hand-written net/http + database/sql handler on one SQLite file of %d demo events, each in its own process; %s; the server counted %d runs, %d of them without a query of their own, and %d it did not record in its run log (kept in its SQLite store); %d round(s) of %s per side and cell, alternating which side goes first; keep-alive clients on the same machine, %d CPUs.\n\n",
-		cfg.demoEvents, bodies, runs, shared, logErrors, cfg.rounds, cfg.duration, runtime.NumCPU())
+	fmt.Fprintf(stdout, "examples/server (result cache and run limits off) beside a hand-written net/http + database/sql handler on one SQLite file of %d demo events, each in its own process; %s; the server counted %d runs, %d of them without a query of their own, and %d it did not record in its run log (kept in its SQLite store); %d round(s) of %s per side and cell, alternating which side goes first; keep-alive clients on the same machine, %d CPUs, load average %s before the rounds and %s after.\n\n",
+		cfg.demoEvents, bodies, runs, shared, logErrors, cfg.rounds, cfg.duration, runtime.NumCPU(), loadBefore, loadAfter)
 	writeTable(stdout, rows)
 	return nil
+}
+
+// loadAverage is the machine's load average over the last 1, 5 and 15
+// minutes as /proc/loadavg gives it ("2.62 2.17 2.54"), which says how
+// much else the measured processes shared the processors with; "unknown"
+// where there is no /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // createEndpoints creates, through the HTTP API at base, the variable

@@ -8,13 +8,10 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/editor"
 )
 
-// withEditor serves the API under /api/ and the editor page at the root,
-// proposing the server's first project.
-func withEditor(api http.Handler, cfg config) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/api/", api)
+// routeEditor serves the editor page at the root of mux, proposing the
+// server's first project.
+func routeEditor(mux *http.ServeMux, cfg config) {
 	mux.Handle("/", editor.New(editor.WithProject(cfg.project), editor.WithDialect(cfg.driver)))
-	return mux
 }
 
 // printEditor prints where the editor page is.

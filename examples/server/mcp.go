@@ -19,16 +19,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// withMCP serves the endpoints as MCP tools at /mcp (package endpoint/mcp),
-// behind the API's keys, stored keys (the API's Keys, so that a key has one
-// budget on both) and embed tokens, and the rest as next does. An API key
-// acts for ?project=ID, or for -project when the URL names none.
-func withMCP(next http.Handler, svc *endpoint.Service, keys mcp.Authenticator, stored *apikey.Keys, signer *embed.Signer, limiter *limit.Limiter, cfg config, logger *slog.Logger) http.Handler {
-	mux := http.NewServeMux()
+// routeMCP serves the endpoints as MCP tools at /mcp of mux (package
+// endpoint/mcp), behind the API's keys, stored keys (the API's Keys, so
+// that a key has one budget on both) and embed tokens. An API key acts for
+// ?project=ID, or for -project when the URL names none.
+func routeMCP(mux *http.ServeMux, svc *endpoint.Service, keys mcp.Authenticator, stored *apikey.Keys, signer *embed.Signer, limiter *limit.Limiter, cfg config, logger *slog.Logger) {
 	mux.Handle("/mcp", mcp.Handler(svc, keys, mcp.WithEmbedTokens(signer), mcp.WithLimiter(limiter),
 		mcp.WithKeys(stored), mcp.WithDefaultProject(cfg.project), mcp.WithLogger(logger)))
-	mux.Handle("/", next)
-	return mux
 }
 
 // serveMCPStdio serves the tools of -project over stdin and out (the

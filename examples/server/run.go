@@ -37,26 +37,23 @@ const shutdownTimeout = 10 * time.Second
 // endpoints that are due; a saved endpoint is refreshed at once anyway.
 const scheduleInterval = 30 * time.Second
 
-// metricsHandler serves the Prometheus metrics of registry at /metrics:
-// behind the metrics key when there is one (always on the API's address),
-// else openly, on an address of their own.
+// metricsHandler serves the Prometheus metrics of registry at /metrics
+// (routeMetrics), on an address of their own.
 func metricsHandler(cfg config, registry *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
+	routeMetrics(mux, cfg, registry)
+	return mux
+}
+
+// routeMetrics serves the Prometheus metrics of registry at GET /metrics
+// of mux: behind the metrics key when there is one (always on the API's
+// address), else openly.
+func routeMetrics(mux *http.ServeMux, cfg config, registry *prometheus.Registry) {
 	if cfg.metricsKey != "" {
 		mux.Handle("GET /metrics", metrics.Handler(registry, cfg.metricsKey))
 	} else {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	}
-	return mux
-}
-
-// withMetrics serves the metrics of registry at /metrics (behind the
-// metrics key), and the rest with next.
-func withMetrics(next http.Handler, cfg config, registry *prometheus.Registry) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metricsHandler(cfg, registry))
-	mux.Handle("/", next)
-	return mux
 }
 
 // serveMetrics serves the metrics of registry on cfg.metricsAddr until
@@ -303,11 +300,16 @@ func newHandler(cfg config, svc *endpoint.Service, keys *httpapi.Keyring, keySto
 		httpapi.WithLogger(logger),
 		httpapi.WithBaseURL(apiBaseURL(cfg.addr)), // the OpenAPI documents' servers entry
 		httpapi.WithFormat(parquet.Format{}))      // answers in Parquet too: {"format": "parquet"}
-	site := withMCP(withEditor(api, cfg), svc, keys, stored, signer, limiter, cfg, logger)
-	if cfg.metricsAddr != "" {
-		return site, nil
+	// One mux routes every request: each mux a request goes through
+	// matches its path again, and a run is routed once more by the API.
+	mux := http.NewServeMux()
+	mux.Handle("/api/", api)
+	routeMCP(mux, svc, keys, stored, signer, limiter, cfg, logger)
+	routeEditor(mux, cfg)
+	if cfg.metricsAddr == "" {
+		routeMetrics(mux, cfg, registry)
 	}
-	return withMetrics(site, cfg, registry), nil
+	return mux, nil
 }
 
 // openBudgets returns the counter of every run budget (keys', projects',

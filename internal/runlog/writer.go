@@ -28,16 +28,23 @@ var ErrClosed = errors.New("runlog: the writer is closed")
 // commit (a sync of the file on SQLite) costs the same for 10 entries as
 // for 1,000: sqlstore's BenchmarkRunLogAppendBatch spends about 0.5 us of
 // CPU an entry in batches of 1,024, 1 in batches of 256 and 4 in batches
-// of 64 (a commit costs some 150-200 us, most of it the sync). Half the
-// queue wakes the writer, so that a busy server writes two such batches
-// at a time.
+// of 64 (a commit costs some 150-200 us, most of it the sync). A full
+// batch queued wakes the writer (or more than half the queue, when that is
+// less), so
+// that a busy server writes full batches and the writer, when the machine
+// is slow to run it, has the rest of the queue to catch up in before an
+// item is dropped: with the queue of 4,096 a Service keeps by default,
+// three quarters of it rather than half.
 const MaxBatch = 1024
 
 // Writer queues items of type T and writes them in the background, in
 // batches of at most MaxBatch, every interval or at once when nudged (a
-// Flush, Close, a queue half full). Its zero value is not ready: use New.
+// Flush, Close, a full batch queued). Its zero value is not ready: use New.
 type Writer[T any] struct {
-	ch       chan item[T]
+	ch chan item[T]
+	// nudgeAt is how many queued items wake the writer: MaxBatch, or
+	// more than half the queue when that is less.
+	nudgeAt  int
 	wake     chan struct{}
 	interval time.Duration
 	write    func([]T)
@@ -65,8 +72,8 @@ func New[T any](size int, interval time.Duration, write func([]T)) *Writer[T] {
 	if interval <= 0 {
 		interval = time.Second
 	}
-	return &Writer[T]{ch: make(chan item[T], size), wake: make(chan struct{}, 1), interval: interval,
-		write: write, stopped: make(chan struct{})}
+	return &Writer[T]{ch: make(chan item[T], size), nudgeAt: max(min(MaxBatch, size/2+1), 1),
+		wake: make(chan struct{}, 1), interval: interval, write: write, stopped: make(chan struct{})}
 }
 
 // Offer queues v without waiting: ErrFull when the queue is full,
@@ -80,7 +87,7 @@ func (w *Writer[T]) Offer(v T) error {
 	w.start.Do(func() { go w.loop() })
 	select {
 	case w.ch <- item[T]{v: v}:
-		if len(w.ch) > cap(w.ch)/2 {
+		if len(w.ch) >= w.nudgeAt {
 			w.nudge() // written before the queue fills
 		}
 		return nil

@@ -91,10 +91,31 @@ type Observer struct {
 	unreadSplices                 prometheus.CounterFunc
 
 	// maxNames caps named; named holds the (project, name) pairs labelled
-	// by name so far.
+	// by name so far. known is named for reading without mu: a run of a
+	// name already labelled takes no lock.
 	maxNames int
 	mu       sync.Mutex
 	named    map[[2]string]struct{}
+	known    sync.Map // [2]string -> struct{}
+
+	// series holds a run's counter, histogram and hit counter by their
+	// labels (runKey), so that a run finds them without hashing its
+	// labels again; it holds no more entries than the metrics have series.
+	series sync.Map // runKey -> *runSeries
+}
+
+// runKey is the labels of a run's series, the endpoint's already capped.
+type runKey struct {
+	project, name        string
+	status               int
+	cached, materialized bool
+}
+
+// runSeries is the series a run with one runKey counts in.
+type runSeries struct {
+	runs    prometheus.Counter
+	latency prometheus.Observer
+	hits    prometheus.Counter // nil unless cached
 }
 
 var (
@@ -124,6 +145,9 @@ func (o *Observer) label(project, name string) string {
 		return name
 	}
 	key := [2]string{project, name}
+	if _, ok := o.known.Load(key); ok {
+		return name
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if _, ok := o.named[key]; ok {
@@ -133,7 +157,26 @@ func (o *Observer) label(project, name string) string {
 		return OtherEndpoint
 	}
 	o.named[key] = struct{}{}
+	o.known.Store(key, struct{}{})
 	return name
+}
+
+// runSeriesOf returns the series of a run with labels k, made on its
+// first run.
+func (o *Observer) runSeriesOf(k runKey) *runSeries {
+	if s, ok := o.series.Load(k); ok {
+		return s.(*runSeries)
+	}
+	cached := strconv.FormatBool(k.cached)
+	s := &runSeries{
+		runs:    o.runs.WithLabelValues(k.project, k.name, strconv.Itoa(k.status), cached, strconv.FormatBool(k.materialized)),
+		latency: o.latency.WithLabelValues(k.project, k.name, cached),
+	}
+	if k.cached {
+		s.hits = o.hits.WithLabelValues(k.project, k.name)
+	}
+	got, _ := o.series.LoadOrStore(k, s)
+	return got.(*runSeries)
 }
 
 // newMetrics makes the Observer's metrics.
@@ -188,14 +231,14 @@ func (o *Observer) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
 		name = ""
 	}
 	name = o.label(ev.Project, name)
-	cached := strconv.FormatBool(ev.Cached)
-	o.runs.WithLabelValues(ev.Project, name, strconv.Itoa(ev.Status), cached, strconv.FormatBool(ev.Materialized)).Inc()
-	o.latency.WithLabelValues(ev.Project, name, cached).Observe(ev.Duration.Seconds())
+	s := o.runSeriesOf(runKey{ev.Project, name, ev.Status, ev.Cached, ev.Materialized})
+	s.runs.Inc()
+	s.latency.Observe(ev.Duration.Seconds())
 	if ev.Code != "" {
 		o.errors.WithLabelValues(ev.Project, name, ev.Code).Inc()
 	}
-	if ev.Cached {
-		o.hits.WithLabelValues(ev.Project, name).Inc()
+	if s.hits != nil {
+		s.hits.Inc()
 	}
 	if ev.LogErr != nil {
 		o.logErrors.Inc()

@@ -111,8 +111,7 @@
 // that adds the tenant's condition to a table reference: Check's walker
 // decides what may run, the tree prints it. Text the walker accepts and
 // the tree cannot read (which no engine runs) is confined by splicing the
-// text instead, counted by UnreadSplices. Scope and ScopeFor are
-// Confine's former names, kept for their callers.
+// text instead, counted by UnreadSplices.
 //
 // The output is valid where the input was: the derived table always has an
 // alias (MySQL requires one), the alias keeps the query's quoting, and

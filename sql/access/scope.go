@@ -50,20 +50,6 @@ func ConfineFor(lx engine.Lexical, query string, rules *Rules, tenant string) (s
 	return confine(query, rules, tenant, &lx)
 }
 
-// Scope is Confine's former name.
-//
-// Deprecated: use Confine; Scope was a twin of package sql/scope's type.
-func Scope(query string, rules *Rules, tenant string) (string, error) {
-	return confine(query, rules, tenant, nil)
-}
-
-// ScopeFor is ConfineFor's former name.
-//
-// Deprecated: use ConfineFor.
-func ScopeFor(lx engine.Lexical, query string, rules *Rules, tenant string) (string, error) {
-	return confine(query, rules, tenant, &lx)
-}
-
 func confine(query string, rules *Rules, tenant string, lx *engine.Lexical) (string, error) {
 	rs, err := compileRules(rules)
 	if err != nil {

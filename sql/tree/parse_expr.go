@@ -347,8 +347,8 @@ func (p *parser) typeName() string {
 			p.next()
 		}
 	}
-	if p.cur().isOp("(") && p.match[p.pos] > 0 {
-		p.pos = p.match[p.pos] + 1
+	if p.cur().isOp("(") {
+		p.typeParams(p.pos - 1)
 	}
 	if (t.lower == "timestamp" || t.lower == "time") && (p.cur().isWord("with") || p.cur().isWord("without")) && p.peek(1).isWord("time") && p.peek(2).isWord("zone") {
 		p.next()
@@ -361,6 +361,11 @@ func (p *parser) typeName() string {
 	}
 	return p.src[start:p.end()]
 }
+
+// stringPrefixes are the letters that may stand right before a string's
+// quote: PostgreSQL's E” escape strings, N” national strings, X” and
+// B” hexadecimal and bit strings.
+var stringPrefixes = setOf("e", "n", "x", "b")
 
 // niladic are the functions written without parentheses.
 var niladic = setOf("current_date", "current_time", "current_timestamp", "localtime", "localtimestamp")
@@ -483,6 +488,11 @@ func (p *parser) primary() Expr {
 		}
 		p.close(open)
 		return p.fin(a, start)
+	case stringPrefixes[w] && next.kind == sqltoken.String && next.start == t.end:
+		// E'x', N'x', X'ff', B'01': a string with its prefix.
+		p.next()
+		p.next()
+		return p.fin(&Literal{Kind: StrVal, Text: p.src[start:p.end()]}, start)
 	case typedLiterals[w] && next.kind == sqltoken.String:
 		p.next()
 		p.next()
@@ -709,9 +719,53 @@ func (p *parser) typeUntil(open int) string {
 		p.fail(p.cur(), "expected a type, found %s", p.desc(p.cur()))
 	}
 	start := p.cur().start
-	p.pos = m
+	for p.pos < m {
+		switch t := p.cur(); {
+		case t.isOp("("):
+			p.typeParams(p.pos - 1)
+		case t.isName() || t.isOp(".") || t.isOp("[") || t.isOp("]") || t.kind == sqltoken.Number || t.kind == sqltoken.String:
+			p.next()
+		default:
+			p.fail(t, "unexpected %s in a type", p.desc(t))
+		}
+	}
 	return p.src[start:p.toks[m-1].end]
 }
+
+// typeParams reads the parameters of the type word at token w, at the
+// cursor: numbers, strings, names and nested types, so that a call
+// (pg_read_file(...)) never stands as a type.
+func (p *parser) typeParams(w int) {
+	p.enter()
+	defer p.leave()
+	if t := &p.toks[w]; t.kind != sqltoken.Word || !paramTypes[t.lower] {
+		p.fail(t, "%s is not a type that takes parameters", p.desc(t))
+	}
+	open := p.open()
+	for !p.cur().isOp(")") {
+		switch t := p.cur(); {
+		case t.isName() && p.peek(1).isOp("("):
+			p.next()
+			p.typeParams(p.pos - 1)
+		case t.isName() || t.kind == sqltoken.Number || t.kind == sqltoken.String || t.isOp(",") || t.isOp("=") || t.isOp("-") || t.isOp("+"):
+			p.next()
+		default:
+			p.fail(t, "unexpected %s in a type", p.desc(t))
+		}
+	}
+	p.close(open)
+}
+
+// paramTypes are the type names that take parameters: DECIMAL(10, 2),
+// VARCHAR(20), Nullable(String), DateTime64(3, 'UTC').
+var paramTypes = setOf("decimal", "numeric", "dec", "varchar", "char", "character", "nchar",
+	"nvarchar", "varbinary", "binary", "bit", "varbit", "float", "double", "real", "time",
+	"timestamp", "datetime", "datetime64", "interval", "nullable", "lowcardinality", "array",
+	"tuple", "map", "fixedstring", "decimal32", "decimal64", "decimal128", "decimal256",
+	"enum", "enum8", "enum16", "int", "integer", "bigint", "smallint", "tinyint",
+	"mediumint", "unsigned", "signed", "varying", "bpchar", "datetime2", "nested",
+	"aggregatefunction", "simpleaggregatefunction", "object", "json", "variant", "dynamic",
+	"precision")
 
 // parenExpr reads (query), (expr) or (a, b).
 func (p *parser) parenExpr() Expr {

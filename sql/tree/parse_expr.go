@@ -73,7 +73,9 @@ func (p *parser) infix(left Expr, start, minPrec int) (Expr, bool) {
 			return p.fin(&XorExpr{Left: left, Right: p.expr(precXor + 1)}, start), true
 		case w == "and" && minPrec <= precAnd:
 			p.next()
-			return p.fin(&AndExpr{Left: left, Right: p.expr(precAnd + 1)}, start), true
+			a := p.ands.alloc()
+			a.Left, a.Right = left, p.expr(precAnd+1)
+			return p.fin(a, start), true
 		case minPrec > precCompare:
 		case w == "is":
 			return p.is(left, start), true
@@ -126,7 +128,8 @@ func (p *parser) infix(left Expr, start, minPrec int) (Expr, bool) {
 			return nil, false
 		}
 		p.next()
-		c := &ComparisonExpr{Operator: op, Left: left}
+		c := p.cmps.alloc()
+		c.Operator, c.Left = op, left
 		if q := p.cur(); (q.isWord("any") || q.isWord("all") || q.isWord("some")) && p.peek(1).isOp("(") {
 			c.Right = p.quantified()
 		} else {
@@ -150,7 +153,9 @@ func (p *parser) infix(left Expr, start, minPrec int) (Expr, bool) {
 		return nil, false
 	}
 	p.next()
-	return p.fin(&BinaryExpr{Operator: op, Left: left, Right: p.expr(prec + 1)}, start), true
+	b := p.bins.alloc()
+	b.Operator, b.Left, b.Right = op, left, p.expr(prec+1)
+	return p.fin(b, start), true
 }
 
 // fin sets the span of n from start to the last token read.
@@ -386,12 +391,14 @@ func (p *parser) primary() Expr {
 	t := p.cur()
 	start := t.start
 	switch t.kind {
-	case sqltoken.Number:
+	case sqltoken.Number, sqltoken.String:
 		p.next()
-		return p.fin(&Literal{Kind: NumVal, Text: t.text}, start)
-	case sqltoken.String:
-		p.next()
-		return p.fin(&Literal{Kind: StrVal, Text: t.text}, start)
+		l := p.lits.alloc()
+		l.Kind, l.Text = NumVal, t.text
+		if t.kind == sqltoken.String {
+			l.Kind = StrVal
+		}
+		return p.fin(l, start)
 	case sqltoken.Placeholder:
 		p.next()
 		return p.fin(&Placeholder{Name: sqltoken.PlaceholderName(t.text), Text: t.text}, start)
@@ -521,10 +528,12 @@ func (p *parser) nameExpr() Expr {
 	start := p.cur().start
 	if n := p.peek(1); !n.isOp(".") && !n.isOp("(") {
 		// A bare column, the most frequent name.
-		c := &ColName{Name: p.ident()}
+		c := p.cols.alloc()
+		c.Name = p.ident()
 		return p.fin(c, start)
 	}
-	var parts []Ident
+	var buf [4]Ident
+	parts := buf[:0]
 	for {
 		parts = append(parts, p.ident())
 		if !p.cur().isOp(".") || !p.peek(1).isName() {
@@ -541,9 +550,10 @@ func (p *parser) nameExpr() Expr {
 		}
 		return p.call(q, parts[len(parts)-1], start)
 	}
-	c := &ColName{Name: parts[len(parts)-1]}
+	c := p.cols.alloc()
+	c.Name = parts[len(parts)-1]
 	if len(parts) > 1 {
-		q := parts[:len(parts)-1]
+		q := p.idents(parts[:len(parts)-1])
 		c.Qualifier = TableName{Parts: q}
 		c.Qualifier.set(start, q[len(q)-1].At+len(q[len(q)-1].Raw))
 	}
@@ -560,13 +570,31 @@ var keywordArgs = map[string]map[string]bool{
 	"position":  setOf("in"),
 }
 
+// keywordArgsOf returns keywordArgs of the function name, in any case,
+// without allocating.
+func keywordArgsOf(name string) map[string]bool {
+	if len(name) > 9 {
+		return nil
+	}
+	var buf [9]byte
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return keywordArgs[string(buf[:len(name)])]
+}
+
 // call reads a function's arguments and what may follow them: the
 // parameters of a ClickHouse parametric aggregate, WITHIN GROUP, FILTER,
 // OVER.
 func (p *parser) call(qualifier, name Ident, start int) *FuncExpr {
 	p.enter()
 	defer p.leave()
-	f := &FuncExpr{Qualifier: qualifier, Name: name}
+	f := p.funcs.alloc()
+	f.Qualifier, f.Name = qualifier, name
 	p.args(f)
 	if p.cur().isOp("(") && p.cur().start == p.end() {
 		// quantile(0.9)(x): the first list held the parameters.
@@ -621,7 +649,8 @@ func (p *parser) args(f *FuncExpr) {
 	} else if p.cur().isWord("all") && !p.peek(1).isOp("(") && !p.peek(1).isOp(")") && !p.peek(1).isOp(",") {
 		p.next()
 	}
-	kws := keywordArgs[lower(f.Name.Name)]
+	kws := keywordArgsOf(f.Name.Name)
+	base := len(p.stack)
 	for i := 0; ; i++ {
 		kw := ""
 		for kws != nil && p.cur().kind == sqltoken.Word && kws[p.cur().lower] {
@@ -644,7 +673,8 @@ func (p *parser) args(f *FuncExpr) {
 		if kws != nil {
 			prec = precCompare + 1
 		}
-		f.Exprs = append(f.Exprs, p.arg(prec))
+		x := p.arg(prec)
+		p.stack = append(p.stack, x)
 		if p.cur().isOp(",") {
 			p.next()
 			continue
@@ -654,6 +684,7 @@ func (p *parser) args(f *FuncExpr) {
 		}
 		break
 	}
+	f.Exprs = p.list(base)
 	if p.cur().isWord("order") && p.peek(1).isWord("by") {
 		p.next()
 		p.next()

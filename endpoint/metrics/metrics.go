@@ -33,7 +33,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/sql/access"
 )
 
 // DefaultMaxEndpoints is how many (project, endpoint name) pairs get
@@ -76,9 +75,6 @@ func WithMaxEndpoints(n int) Option {
 //   - endpointkit_edge_index_warnings_total{project, endpoint, result}
 //   - endpointkit_unchecked_saves_total (queries saved although the engine
 //     failed on a value while checking them: endpoint.SaveCheckEvent)
-//   - endpointkit_sql_unread_splices_total (queries the tenant scope
-//     confined by splicing their text, which package sql/tree could not
-//     read: access.UnreadSplices, process-wide)
 //
 // Endpoint names past the cap (WithMaxEndpoints) are counted under the
 // endpoint OtherEndpoint.
@@ -88,7 +84,6 @@ type Observer struct {
 	latency, refreshTime          *prometheus.HistogramVec
 	logErrors, readFailures       prometheus.Counter
 	uncheckedSaves                prometheus.Counter
-	unreadSplices                 prometheus.CounterFunc
 
 	// maxNames caps named; named holds the (project, name) pairs labelled
 	// by name so far. known is named for reading without mu: a run of a
@@ -130,7 +125,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 		opt(o)
 	}
 	o.newMetrics()
-	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.edgeScans, o.logErrors, o.readFailures, o.uncheckedSaves, o.unreadSplices} {
+	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.edgeScans, o.logErrors, o.readFailures, o.uncheckedSaves} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -210,9 +205,6 @@ func (o *Observer) newMetrics() {
 	o.readFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
 	})
-	o.unreadSplices = prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "endpointkit_sql_unread_splices_total", Help: "Queries the tenant scope confined by splicing their text because the SQL tree could not read them (process-wide); a rise names a form the tree should learn.",
-	}, func() float64 { return float64(access.UnreadSplices()) })
 	o.uncheckedSaves = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_unchecked_saves_total", Help: "Queries saved unchecked: the engine failed on a value while checking them (their runs answer the fault).",
 	})

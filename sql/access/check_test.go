@@ -238,7 +238,9 @@ var attacks = []attack{
 	{"parenthesised set operation, LIMIT subquery", `(SELECT 1) UNION (SELECT 2) LIMIT (SELECT count(*) FROM endpointkit_variables)`, ReasonProtected, "endpointkit_variables", ""},
 	{"parenthesised query, INTO", `(SELECT 1) INTO OUTFILE '/tmp/x'`, ReasonStatement, "", ""},
 	{"parenthesised statement", `(DELETE FROM events)`, ReasonStatement, "", ""},
-	{"EXCEPT holding a subquery is a set operation", `SELECT * EXCEPT (SELECT id FROM secrets) FROM events`, ReasonTable, "secrets", ""},
+	// No engine runs this text (a set operation, then FROM): it is a
+	// syntax error, refused before any table is looked at.
+	{"EXCEPT holding a subquery is a set operation", `SELECT * EXCEPT (SELECT id FROM secrets) FROM events`, ReasonUnsupported, "", ""},
 	{"EXCEPT holding more than names", `SELECT * EXCEPT (event, (SELECT id FROM secrets)) FROM events`, ReasonUnsupported, "", ""},
 	{"EXCEPT after a table is a set operation", `SELECT * FROM events EXCEPT (SELECT * FROM secrets)`, ReasonTable, "secrets", ""},
 	{"REPLACE holding a subquery", `SELECT * REPLACE ((SELECT max(id) FROM secrets) AS event) FROM events`, ReasonTable, "secrets", ""},

@@ -9,6 +9,16 @@
 // does and returns the query rewritten so that the engine itself enforces
 // the columns and the tenant. Run only what Confine returns.
 //
+// # One reading
+//
+// Check reads a query once: first its text, token by token (package
+// sql/sqltoken), refusing what engines would tokenize differently; then its
+// grammar, with package sql/tree's parser, the library's one reader of
+// SQL, into a syntax tree; then it walks that tree for every table,
+// function and table function the query names. CheckQuery returns the
+// checked Query with its tree, and Query.Confine prints that same tree, so
+// that a save checks and confines a query with one parse.
+//
 // # What Check refuses
 //
 // The query must be exactly one SELECT (or WITH ... SELECT, or a
@@ -62,10 +72,12 @@
 //     run into letters, invalid UTF-8 (CheckFor and ConfineFor, told the
 //     engine, read a string literal as that engine does where no setting
 //     changes it: on SQLite 'C:\' is a whole literal);
-//   - syntax the analyzer does not know, unbalanced parentheses, a
-//     placeholder where a name belongs, "x IN table" (which reads a table on
-//     SQLite and ClickHouse) (ReasonUnsupported). The analyzer never lets
-//     through what it did not understand.
+//   - text package sql/tree cannot read (ReasonUnsupported), with the
+//     tree's words and position: syntax no engine runs, unbalanced
+//     parentheses, a placeholder where a name belongs, a call where a type
+//     belongs, and the few forms the tree does not read yet; and
+//     "x IN table" or "x IN (table)", which read a table on SQLite and
+//     ClickHouse. Nothing the tree did not read is let through.
 //
 // # Names
 //
@@ -105,14 +117,13 @@
 // ("no such column"), never a read. Every table reference is also spelled
 // as the Rules spell it (EVENTS becomes events), so that a case-sensitive
 // engine (ClickHouse, MySQL on Linux, PostgreSQL with quotes) reads the
-// listed table. Confine checks its own output again before returning it.
+// listed table.
 //
-// Confine's output is printed by package sql/tree's printer, the one place
-// that adds the tenant's condition to a table reference: Check's walker
-// decides what may run, the tree prints it. Text the walker accepts and
-// the tree cannot read (which no engine runs) is confined by splicing the
-// text instead, counted by UnreadSplices. Scope and ScopeFor are
-// Confine's former names, kept for their callers.
+// Confine's output is printed from the tree Check walked by package
+// sql/tree's printer, the one place that adds the tenant's condition to a
+// table reference, and which refuses to print a reference to a scoped
+// table without it: Check's walker decides what may run, the tree prints
+// it. Nothing is printed from the user's text but what the tree read.
 //
 // The output is valid where the input was: the derived table always has an
 // alias (MySQL requires one), the alias keeps the query's quoting, and

@@ -41,9 +41,11 @@ const (
 	// '#', '$', characters outside ASCII outside quotes, a name that could
 	// be a CTE or a table), so no single reading can be checked.
 	ReasonAmbiguous Reason = "ambiguous"
-	// ReasonUnsupported: the analyzer does not understand the query (a
-	// syntax it does not know, unbalanced parentheses, a placeholder where
-	// a name belongs). It refuses rather than guess.
+	// ReasonUnsupported: the query cannot be read (package sql/tree's
+	// parser does not read it: a syntax no engine runs, unbalanced
+	// parentheses, a placeholder where a name belongs), or holds a form
+	// engines read as a table where a value was meant (x IN t). It refuses
+	// rather than guess.
 	ReasonUnsupported Reason = "unsupported_syntax"
 )
 

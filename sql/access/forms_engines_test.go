@@ -14,12 +14,12 @@ import (
 
 // A form of SQL an engine runs that the analyzer once refused (issue 24
 // item 5, measured on public SELECT statements): each is accepted by
-// ScopeFor on the engines that run it, and the scoped statement runs there
+// ConfineFor on the engines that run it, and the scoped statement runs there
 // and reads only the tenant's rows.
 type form struct {
 	name  string
 	query string
-	// engines run the form; ScopeFor must accept it for each of them.
+	// engines run the form; ConfineFor must accept it for each of them.
 	engines []string
 	// rows is the number of rows the scoped query answers for tenant "1",
 	// which has 2 rows in events (tenant "2" has 3).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,10 +115,11 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// FuzzScope: Scope accepts exactly what Check accepts; its output passes
+// FuzzScope: Confine accepts exactly what Check accepts; its output passes
 // Check, has every reference to a scoped table inside a scoping derived
-// table, compiles as a template with one more tenant placeholder per
-// rewritten reference, and is a fixed point of Scope.
+// table and every reference spelled as the rules spell it, compiles as a
+// template with one more tenant placeholder per rewritten reference, and
+// is a fixed point of Confine.
 func FuzzScope(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, q string) {
@@ -131,21 +133,7 @@ func FuzzScope(f *testing.F) {
 			return
 		}
 		require.NoError(t, Check(out, rules), "Confine(%q) = %q, which Check refuses", q, out)
-		rs, err := compileRules(rules)
-		require.NoError(t, err)
-		p, perr := analyze(out, rs, nil)
-		require.Nil(t, perr)
-		for i := range p.refs {
-			r := &p.refs[i]
-			if r.rule != nil && (r.rule.tenant != "" || r.rule.columns != nil) && !p.scopedAt(r, tenantVar) {
-				t.Fatalf("Confine(%q) = %q: a reference to %v is not scoped", q, out, r.rule.parts)
-			}
-			if r.rule != nil {
-				for k, ti := range r.parts {
-					require.Equal(t, r.rule.parts[k], p.toks[ti].text, "Confine(%q) = %q", q, out)
-				}
-			}
-		}
+		requireScoped(t, q, out, rules)
 		before, after := scannedPlaceholders(t, q), scannedPlaceholders(t, out)
 		var added []string
 		for _, n := range after {
@@ -162,4 +150,36 @@ func FuzzScope(f *testing.F) {
 		require.NoError(t, err, "Scope is not a fixed point on %q: %q, %v", out, again, err)
 		require.Equal(t, out, again, "Scope is not a fixed point on %q: %q, %v", out, again, err)
 	})
+}
+
+// requireScoped fails unless every reference to a table of rules in out,
+// Confine's output for q, is spelled as the rules spell it and, for a
+// scoped table, stands alone in the derived table that confines it.
+func requireScoped(t *testing.T, q, out string, rules *Rules) {
+	t.Helper()
+	rs, err := compileRules(rules)
+	require.NoError(t, err)
+	reading, _ := readingFor(nil)
+	tr, err := tree.ParseLexical(reading, out)
+	require.NoError(t, err, "Confine(%q) = %q", q, out)
+	tr.Bind(rs.treeTables)
+	// Printed with another tenant, every scoped reference that is not
+	// already confined to tenantVar would be wrapped again.
+	again, err := tree.Printer{Scope: &tree.Scope{Tenant: tenantVar}}.Print(tr)
+	require.NoError(t, err)
+	require.Equal(t, out, again, "Confine(%q) = %q: a reference is not scoped", q, out)
+	require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
+		a, ok := n.(*tree.AliasedTableExpr)
+		if !ok || a.Table == nil {
+			return true, nil
+		}
+		tn := a.Expr.(*tree.TableName)
+		for k, p := range tn.Parts {
+			require.Equal(t, a.Table.Parts[k], p.Name, "Confine(%q) = %q", q, out)
+		}
+		if a.Table.Scoped() {
+			require.True(t, a.As.IsEmpty(), "Confine(%q) = %q: a scoped reference has an alias", q, out)
+		}
+		return true, nil
+	}, tr.Stmt))
 }

@@ -73,9 +73,6 @@ type token struct {
 	// compared against it.
 	lower string
 	quote byte // the quote of a tQuoted
-	// seen is set by the parser on every token whose role it decided, and
-	// checked at the end on the tokens that matter (see parser.audit).
-	seen bool
 }
 
 // isWord reports whether t is the unquoted word kw (lower case).
@@ -100,6 +97,8 @@ type lexer struct {
 	brackets []int
 	// bracketMode says how a '[' holding a quote or a comment is read.
 	bracketMode bracketMode
+	// keep: the tokens are kept in toks (lexFor); lexCheck only checks.
+	keep bool
 }
 
 // bracketMode is how the lexer takes a '[' whose text up to the first ']'
@@ -160,11 +159,30 @@ func lex(src string) ([]token, *Error) { return lexFor(nil, src) }
 // changes that (see engine.Lexical.FixedEscapes), and backticks are
 // refused where they quote nothing.
 func lexFor(lx *engine.Lexical, src string) ([]token, *Error) {
-	if err := checkText(src); err != nil {
+	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8), keep: true}
+	if err := l.run(lx); err != nil {
 		return nil, err
 	}
+	l.toks = append(l.toks, token{kind: tEOF, start: len(src), end: len(src)})
+	return l.toks, nil
+}
+
+// lexCheck refuses src as lexFor does, without keeping its tokens: what
+// some engine would tokenize differently is refused before the tree reads
+// the text.
+func lexCheck(lx *engine.Lexical, src string) *Error {
+	l := lexer{src: src}
+	return l.run(lx)
+}
+
+// run reads src and refuses what lexFor refuses.
+func (l *lexer) run(lx *engine.Lexical) *Error {
+	src := l.src
+	if err := checkText(src); err != nil {
+		return err
+	}
 	reading, escapesKnown := readingFor(lx)
-	l := &lexer{src: src, toks: make([]token, 0, len(src)/8+8), bracketMode: bracketsMeetAt}
+	l.bracketMode = bracketsMeetAt
 	if lx != nil && !lx.BracketNames {
 		l.bracketMode = bracketsSubscript
 	}
@@ -176,17 +194,16 @@ func lexFor(lx *engine.Lexical, src string) ([]token, *Error) {
 			break
 		}
 		if err := l.bracketsMeet(t); err != nil {
-			return nil, err
+			return err
 		}
 		if err := l.add(t, escapesKnown && t.Kind == sqltoken.String); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(l.brackets) > 0 {
-		return nil, l.fail(len(src), ReasonAmbiguous, "SQLite reads [...] as a quoted identifier up to the first ']'")
+		return l.fail(len(src), ReasonAmbiguous, "SQLite reads [...] as a quoted identifier up to the first ']'")
 	}
-	l.toks = append(l.toks, token{kind: tEOF, start: len(src), end: len(src)})
-	return l.toks, nil
+	return nil
 }
 
 // readingFor returns the lexical rules the checker reads a query with for
@@ -256,7 +273,9 @@ func (l *lexer) add(t sqltoken.Token, escapesKnown bool) *Error {
 	}
 	switch t.Kind {
 	case sqltoken.Word:
-		l.toks = append(l.toks, token{kind: tWord, start: t.Start, end: t.End, text: text, lower: asciiLower(text)})
+		if l.keep {
+			l.toks = append(l.toks, token{kind: tWord, start: t.Start, end: t.End, text: text, lower: asciiLower(text)})
+		}
 	case sqltoken.String, sqltoken.QuotedName:
 		q := text[0]
 		what := "string literal"
@@ -267,34 +286,51 @@ func (l *lexer) add(t sqltoken.Token, escapesKnown bool) *Error {
 			return l.fail(t.Start, ReasonUnsupported, "%s starting with %c is never closed", what, q)
 		}
 		if t.Kind == sqltoken.String {
-			l.toks = append(l.toks, token{kind: tString, start: t.Start, end: t.End})
+			if l.keep {
+				l.toks = append(l.toks, token{kind: tString, start: t.Start, end: t.End})
+			}
+			break
+		}
+		if !l.keep {
 			break
 		}
 		content := text[1 : len(text)-1]
 		if strings.IndexByte(content, q) >= 0 {
 			content = strings.ReplaceAll(content, string([]byte{q, q}), string(q))
 		}
-		l.toks = append(l.toks, token{kind: tQuoted, start: t.Start, end: t.End, text: content, quote: q})
+		if l.keep {
+			l.toks = append(l.toks, token{kind: tQuoted, start: t.Start, end: t.End, text: content, quote: q})
+		}
 	case sqltoken.Number:
-		l.toks = append(l.toks, token{kind: tNumber, start: t.Start, end: t.End, text: text})
+		if l.keep {
+			l.toks = append(l.toks, token{kind: tNumber, start: t.Start, end: t.End, text: text})
+		}
 	case sqltoken.Placeholder:
 		if t.Is(sqltoken.Malformed) {
 			return l.fail(t.Start, ReasonUnsupported, "malformed placeholder: expected {variables.<code_name>}")
 		}
-		l.toks = append(l.toks, token{kind: tPlaceholder, start: t.Start, end: t.End, text: sqltoken.PlaceholderName(text)})
+		if l.keep {
+			l.toks = append(l.toks, token{kind: tPlaceholder, start: t.Start, end: t.End, text: sqltoken.PlaceholderName(text)})
+		}
 	case sqltoken.BindMarker:
 		// '?' and digits, or ':' and a name ('@' and '$' are ambiguous):
 		// the parser reads the sigil as an operator and the rest as a
 		// number or a word, as before these were markers.
-		l.toks = append(l.toks, token{kind: tPunct, start: t.Start, end: t.Start + 1, text: text[:1]})
+		if l.keep {
+			l.toks = append(l.toks, token{kind: tPunct, start: t.Start, end: t.Start + 1, text: text[:1]})
+		}
 		if rest := text[1:]; rest != "" {
 			if text[0] == '?' {
 				if t.End < len(src) && (isWordByte(src[t.End]) || src[t.End] == '.' || src[t.End] == '$' || src[t.End] >= 0x80) {
 					return l.fail(t.Start+1, ReasonAmbiguous, "number %q runs into the next character: engines read it differently (a number and a word, or one identifier); add a space", echo(src[t.Start+1:min(len(src), t.End+1)]))
 				}
-				l.toks = append(l.toks, token{kind: tNumber, start: t.Start + 1, end: t.End, text: rest})
+				if l.keep {
+					l.toks = append(l.toks, token{kind: tNumber, start: t.Start + 1, end: t.End, text: rest})
+				}
 			} else {
-				l.toks = append(l.toks, token{kind: tWord, start: t.Start + 1, end: t.End, text: rest, lower: asciiLower(rest)})
+				if l.keep {
+					l.toks = append(l.toks, token{kind: tWord, start: t.Start + 1, end: t.End, text: rest, lower: asciiLower(rest)})
+				}
 			}
 		}
 	case sqltoken.Punct:
@@ -306,7 +342,9 @@ func (l *lexer) add(t sqltoken.Token, escapesKnown bool) *Error {
 			}
 			kind = punctKinds[c]
 		}
-		l.toks = append(l.toks, token{kind: kind, start: t.Start, end: t.End, text: text})
+		if l.keep {
+			l.toks = append(l.toks, token{kind: kind, start: t.Start, end: t.End, text: text})
+		}
 	}
 	return nil
 }

@@ -126,8 +126,8 @@ func TestCheckForEngines(t *testing.T) {
 	}
 	out, err := ConfineFor(engine.SQLite.Lexical(), sqliteQuery, rules, "t")
 	require.NoError(t, err)
-	assert.Equal(t, `SELECT 'C:\' || 'x' AS p FROM (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events`, out, "ScopeFor")
+	assert.Equal(t, `SELECT 'C:\' || 'x' AS p FROM (SELECT * FROM events WHERE events.project_id = {variables.t}) AS events`, out, "ConfineFor")
 	if _, err := Confine(sqliteQuery, rules, "t"); err == nil {
-		t.Error("Scope accepts the SQLite query for any engine")
+		t.Error("Confine accepts the SQLite query for any engine")
 	}
 }

@@ -229,6 +229,10 @@ type AliasedTableExpr struct {
 	HasAs          bool
 	// Columns is the alias's column list: AS t(a, b).
 	Columns []Ident
+	// ColumnTypes are the types of a table function's column definition
+	// list (PostgreSQL's AS t(a int, b text)), as written, one per column
+	// ("" for a column without one); nil when no column has a type.
+	ColumnTypes []string
 	// AliasAt is the span of the alias and its column list (from AS, or
 	// the name when AS is absent, to the last token), the zero Span when
 	// absent.

@@ -65,6 +65,7 @@ type parser struct {
 	// match[i] is the index of the ')' or ']' that closes the '(' or '['
 	// at token i, or -1.
 	match []int
+	arenas
 }
 
 // parseError carries an *Error up the parser's stack.
@@ -609,7 +610,9 @@ func (p *parser) selectExpr() SelectExpr {
 	if t.isOp("*") || t.isName() && p.starAhead() {
 		return p.star()
 	}
-	a := &AliasedExpr{Expr: p.expr(0)}
+	x := p.expr(0)
+	a := p.items.alloc()
+	a.Expr = x
 	p.alias(&a.As, &a.HasAs)
 	a.set(t.start, p.end())
 	return a
@@ -860,11 +863,12 @@ func (p *parser) orderList() []*Order {
 
 // exprList reads expressions separated by commas.
 func (p *parser) exprList() []Expr {
-	var out []Expr
+	base := len(p.stack)
 	for {
-		out = append(out, p.expr(0))
+		x := p.expr(0)
+		p.stack = append(p.stack, x)
 		if !p.cur().isOp(",") {
-			return out
+			return p.list(base)
 		}
 		p.next()
 	}

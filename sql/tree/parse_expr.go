@@ -73,7 +73,9 @@ func (p *parser) infix(left Expr, start, minPrec int) (Expr, bool) {
 			return p.fin(&XorExpr{Left: left, Right: p.expr(precXor + 1)}, start), true
 		case w == "and" && minPrec <= precAnd:
 			p.next()
-			return p.fin(&AndExpr{Left: left, Right: p.expr(precAnd + 1)}, start), true
+			a := p.ands.alloc()
+			a.Left, a.Right = left, p.expr(precAnd+1)
+			return p.fin(a, start), true
 		case minPrec > precCompare:
 		case w == "is":
 			return p.is(left, start), true
@@ -126,7 +128,8 @@ func (p *parser) infix(left Expr, start, minPrec int) (Expr, bool) {
 			return nil, false
 		}
 		p.next()
-		c := &ComparisonExpr{Operator: op, Left: left}
+		c := p.cmps.alloc()
+		c.Operator, c.Left = op, left
 		if q := p.cur(); (q.isWord("any") || q.isWord("all") || q.isWord("some")) && p.peek(1).isOp("(") {
 			c.Right = p.quantified()
 		} else {
@@ -150,7 +153,9 @@ func (p *parser) infix(left Expr, start, minPrec int) (Expr, bool) {
 		return nil, false
 	}
 	p.next()
-	return p.fin(&BinaryExpr{Operator: op, Left: left, Right: p.expr(prec + 1)}, start), true
+	b := p.bins.alloc()
+	b.Operator, b.Left, b.Right = op, left, p.expr(prec+1)
+	return p.fin(b, start), true
 }
 
 // fin sets the span of n from start to the last token read.
@@ -347,8 +352,8 @@ func (p *parser) typeName() string {
 			p.next()
 		}
 	}
-	if p.cur().isOp("(") && p.match[p.pos] > 0 {
-		p.pos = p.match[p.pos] + 1
+	if p.cur().isOp("(") {
+		p.typeParams(p.pos - 1)
 	}
 	if (t.lower == "timestamp" || t.lower == "time") && (p.cur().isWord("with") || p.cur().isWord("without")) && p.peek(1).isWord("time") && p.peek(2).isWord("zone") {
 		p.next()
@@ -361,6 +366,11 @@ func (p *parser) typeName() string {
 	}
 	return p.src[start:p.end()]
 }
+
+// stringPrefixes are the letters that may stand right before a string's
+// quote: PostgreSQL's E” escape strings, N” national strings, X” and
+// B” hexadecimal and bit strings.
+var stringPrefixes = setOf("e", "n", "x", "b")
 
 // niladic are the functions written without parentheses.
 var niladic = setOf("current_date", "current_time", "current_timestamp", "localtime", "localtimestamp")
@@ -381,12 +391,14 @@ func (p *parser) primary() Expr {
 	t := p.cur()
 	start := t.start
 	switch t.kind {
-	case sqltoken.Number:
+	case sqltoken.Number, sqltoken.String:
 		p.next()
-		return p.fin(&Literal{Kind: NumVal, Text: t.text}, start)
-	case sqltoken.String:
-		p.next()
-		return p.fin(&Literal{Kind: StrVal, Text: t.text}, start)
+		l := p.lits.alloc()
+		l.Kind, l.Text = NumVal, t.text
+		if t.kind == sqltoken.String {
+			l.Kind = StrVal
+		}
+		return p.fin(l, start)
 	case sqltoken.Placeholder:
 		p.next()
 		return p.fin(&Placeholder{Name: sqltoken.PlaceholderName(t.text), Text: t.text}, start)
@@ -483,6 +495,11 @@ func (p *parser) primary() Expr {
 		}
 		p.close(open)
 		return p.fin(a, start)
+	case stringPrefixes[w] && next.kind == sqltoken.String && next.start == t.end:
+		// E'x', N'x', X'ff', B'01': a string with its prefix.
+		p.next()
+		p.next()
+		return p.fin(&Literal{Kind: StrVal, Text: p.src[start:p.end()]}, start)
 	case typedLiterals[w] && next.kind == sqltoken.String:
 		p.next()
 		p.next()
@@ -511,10 +528,12 @@ func (p *parser) nameExpr() Expr {
 	start := p.cur().start
 	if n := p.peek(1); !n.isOp(".") && !n.isOp("(") {
 		// A bare column, the most frequent name.
-		c := &ColName{Name: p.ident()}
+		c := p.cols.alloc()
+		c.Name = p.ident()
 		return p.fin(c, start)
 	}
-	var parts []Ident
+	var buf [4]Ident
+	parts := buf[:0]
 	for {
 		parts = append(parts, p.ident())
 		if !p.cur().isOp(".") || !p.peek(1).isName() {
@@ -531,9 +550,10 @@ func (p *parser) nameExpr() Expr {
 		}
 		return p.call(q, parts[len(parts)-1], start)
 	}
-	c := &ColName{Name: parts[len(parts)-1]}
+	c := p.cols.alloc()
+	c.Name = parts[len(parts)-1]
 	if len(parts) > 1 {
-		q := parts[:len(parts)-1]
+		q := p.idents(parts[:len(parts)-1])
 		c.Qualifier = TableName{Parts: q}
 		c.Qualifier.set(start, q[len(q)-1].At+len(q[len(q)-1].Raw))
 	}
@@ -550,13 +570,31 @@ var keywordArgs = map[string]map[string]bool{
 	"position":  setOf("in"),
 }
 
+// keywordArgsOf returns keywordArgs of the function name, in any case,
+// without allocating.
+func keywordArgsOf(name string) map[string]bool {
+	if len(name) > 9 {
+		return nil
+	}
+	var buf [9]byte
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return keywordArgs[string(buf[:len(name)])]
+}
+
 // call reads a function's arguments and what may follow them: the
 // parameters of a ClickHouse parametric aggregate, WITHIN GROUP, FILTER,
 // OVER.
 func (p *parser) call(qualifier, name Ident, start int) *FuncExpr {
 	p.enter()
 	defer p.leave()
-	f := &FuncExpr{Qualifier: qualifier, Name: name}
+	f := p.funcs.alloc()
+	f.Qualifier, f.Name = qualifier, name
 	p.args(f)
 	if p.cur().isOp("(") && p.cur().start == p.end() {
 		// quantile(0.9)(x): the first list held the parameters.
@@ -611,7 +649,8 @@ func (p *parser) args(f *FuncExpr) {
 	} else if p.cur().isWord("all") && !p.peek(1).isOp("(") && !p.peek(1).isOp(")") && !p.peek(1).isOp(",") {
 		p.next()
 	}
-	kws := keywordArgs[lower(f.Name.Name)]
+	kws := keywordArgsOf(f.Name.Name)
+	base := len(p.stack)
 	for i := 0; ; i++ {
 		kw := ""
 		for kws != nil && p.cur().kind == sqltoken.Word && kws[p.cur().lower] {
@@ -634,7 +673,8 @@ func (p *parser) args(f *FuncExpr) {
 		if kws != nil {
 			prec = precCompare + 1
 		}
-		f.Exprs = append(f.Exprs, p.arg(prec))
+		x := p.arg(prec)
+		p.stack = append(p.stack, x)
 		if p.cur().isOp(",") {
 			p.next()
 			continue
@@ -644,6 +684,7 @@ func (p *parser) args(f *FuncExpr) {
 		}
 		break
 	}
+	f.Exprs = p.list(base)
 	if p.cur().isWord("order") && p.peek(1).isWord("by") {
 		p.next()
 		p.next()
@@ -709,9 +750,53 @@ func (p *parser) typeUntil(open int) string {
 		p.fail(p.cur(), "expected a type, found %s", p.desc(p.cur()))
 	}
 	start := p.cur().start
-	p.pos = m
+	for p.pos < m {
+		switch t := p.cur(); {
+		case t.isOp("("):
+			p.typeParams(p.pos - 1)
+		case t.isName() || t.isOp(".") || t.isOp("[") || t.isOp("]") || t.kind == sqltoken.Number || t.kind == sqltoken.String:
+			p.next()
+		default:
+			p.fail(t, "unexpected %s in a type", p.desc(t))
+		}
+	}
 	return p.src[start:p.toks[m-1].end]
 }
+
+// typeParams reads the parameters of the type word at token w, at the
+// cursor: numbers, strings, names and nested types, so that a call
+// (pg_read_file(...)) never stands as a type.
+func (p *parser) typeParams(w int) {
+	p.enter()
+	defer p.leave()
+	if t := &p.toks[w]; t.kind != sqltoken.Word || !paramTypes[t.lower] {
+		p.fail(t, "%s is not a type that takes parameters", p.desc(t))
+	}
+	open := p.open()
+	for !p.cur().isOp(")") {
+		switch t := p.cur(); {
+		case t.isName() && p.peek(1).isOp("("):
+			p.next()
+			p.typeParams(p.pos - 1)
+		case t.isName() || t.kind == sqltoken.Number || t.kind == sqltoken.String || t.isOp(",") || t.isOp("=") || t.isOp("-") || t.isOp("+"):
+			p.next()
+		default:
+			p.fail(t, "unexpected %s in a type", p.desc(t))
+		}
+	}
+	p.close(open)
+}
+
+// paramTypes are the type names that take parameters: DECIMAL(10, 2),
+// VARCHAR(20), Nullable(String), DateTime64(3, 'UTC').
+var paramTypes = setOf("decimal", "numeric", "dec", "varchar", "char", "character", "nchar",
+	"nvarchar", "varbinary", "binary", "bit", "varbit", "float", "double", "real", "time",
+	"timestamp", "datetime", "datetime64", "interval", "nullable", "lowcardinality", "array",
+	"tuple", "map", "fixedstring", "decimal32", "decimal64", "decimal128", "decimal256",
+	"enum", "enum8", "enum16", "int", "integer", "bigint", "smallint", "tinyint",
+	"mediumint", "unsigned", "signed", "varying", "bpchar", "datetime2", "nested",
+	"aggregatefunction", "simpleaggregatefunction", "object", "json", "variant", "dynamic",
+	"precision")
 
 // parenExpr reads (query), (expr) or (a, b).
 func (p *parser) parenExpr() Expr {

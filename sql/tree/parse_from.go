@@ -216,10 +216,41 @@ func (p *parser) tableAlias(a *AliasedTableExpr) {
 	a.As = p.ident()
 	if p.cur().isOp("(") {
 		cs := p.cur().start
-		a.Columns = p.nameList()
+		if _, fn := a.Expr.(*FuncExpr); fn {
+			a.Columns, a.ColumnTypes = p.columnDefs()
+		} else {
+			a.Columns = p.nameList()
+		}
 		a.ColumnsAt = Span{cs, p.end()}
 	}
 	a.AliasAt = Span{start, p.end()}
+}
+
+// columnDefs reads the column list of a table function's alias, where
+// PostgreSQL lets a column have a type: AS t(a int, b text[]). types is nil
+// when no column has one.
+func (p *parser) columnDefs() (names []Ident, types []string) {
+	open := p.open()
+	for i := 0; ; i++ {
+		names = append(names, p.ident())
+		if !p.cur().isOp(",") && !p.cur().isOp(")") {
+			for len(types) < i {
+				types = append(types, "")
+			}
+			types = append(types, p.typeName())
+		}
+		if !p.cur().isOp(",") {
+			break
+		}
+		p.next()
+	}
+	p.close(open)
+	if types != nil {
+		for len(types) < len(names) {
+			types = append(types, "")
+		}
+	}
+	return names, types
 }
 
 // suffix reads one clause that may follow a table's name, and reports

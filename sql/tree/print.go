@@ -935,6 +935,26 @@ func (p *printer) alias(v *AliasedTableExpr) {
 	}
 	p.ident(v.As)
 	if v.Columns != nil {
-		p.idents(v.Columns)
+		p.columns(v)
 	}
+}
+
+// columns writes the alias's column list, with the types of a column
+// definition list.
+func (p *printer) columns(v *AliasedTableExpr) {
+	if v.ColumnTypes == nil {
+		p.idents(v.Columns)
+		return
+	}
+	p.ws("(")
+	for i, id := range v.Columns {
+		if i > 0 {
+			p.ws(", ")
+		}
+		p.ident(id)
+		if i < len(v.ColumnTypes) && v.ColumnTypes[i] != "" {
+			p.ws(" " + v.ColumnTypes[i])
+		}
+	}
+	p.ws(")")
 }

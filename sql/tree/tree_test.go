@@ -157,6 +157,10 @@ func TestErrors(t *testing.T) {
 		{"SELECT a FROM t)", "this ) closes no ("},
 		{"SELECT a FROM WHERE x", `expected a table name, found "WHERE"`},
 		{"SELECT {variables.", "malformed placeholder: expected {variables.<code_name>}"},
+		{"SELECT x::pg_read_file('/etc/passwd') FROM t", `"pg_read_file" is not a type that takes parameters`},
+		{"SELECT CAST(x AS varchar(f(1))) FROM t", `"f" is not a type that takes parameters`},
+		{"SELECT CAST(x AS numeric(10, (SELECT 1))) FROM t", `unexpected "(" in a type`},
+		{"SELECT CAST(x AS int * 2) FROM t", `unexpected "*" in a type`},
 	}
 	for _, c := range cases {
 		_, err := tree.Parse(engine.PostgreSQL, c.q)
@@ -191,4 +195,36 @@ func TestDepthLimit(t *testing.T) {
 	ok := "SELECT " + strings.Repeat("(", 50) + "1" + strings.Repeat(")", 50)
 	_, err := tree.Parse(engine.PostgreSQL, ok)
 	require.NoError(t, err)
+}
+
+// TestTypesStringPrefixesAndColumnDefinitions: a type's parameters are
+// read (numbers, strings, names, nested types), a string may carry its
+// prefix (E”, N”, X”, B”), and a table function's alias may give its
+// columns types (PostgreSQL's column definition list); each prints back
+// as written.
+func TestTypesStringPrefixesAndColumnDefinitions(t *testing.T) {
+	for _, q := range []string{
+		"SELECT CAST(x AS DECIMAL(10, 2)), x::numeric(3, 1), CAST(y AS Nullable(DateTime64(3, 'UTC'))), z::text[] FROM t",
+		"SELECT E'x', N'y', X'ff', B'01' FROM t",
+		"SELECT * FROM json_to_recordset('[{\"a\": 1}]') AS x(a int, b text[], c numeric(10, 2))",
+		"SELECT * FROM dblink('db', 'SELECT 1') AS t(a int)",
+	} {
+		tr, err := tree.Parse(engine.PostgreSQL, q)
+		require.NoError(t, err, q)
+		out, err := tree.Print(tr)
+		require.NoError(t, err)
+		assert.Equal(t, q, out)
+	}
+	tr, err := tree.Parse(engine.PostgreSQL, "SELECT * FROM f(1) AS x(a int, b)")
+	require.NoError(t, err)
+	a := tr.Stmt.(*tree.Select).From[0].(*tree.AliasedTableExpr)
+	assert.Equal(t, []string{"int", ""}, a.ColumnTypes)
+	tree.MarkChanged(a)
+	out, err := tree.Print(tr)
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT * FROM f(1) AS x(a int, b)", out, "generated text keeps the types")
+
+	// A string prefix is one token with its string only when it touches it.
+	_, err = tree.Parse(engine.PostgreSQL, "SELECT e 'x' FROM t")
+	require.Error(t, err)
 }

@@ -85,7 +85,7 @@ var badQueries = []struct {
 	{"unknown column", "SELECT evnt FROM events", []string{"evnt", "(line 1, column 8)", "did you mean event?"}, 1, 8},
 	{"unknown column in GROUP BY", "SELECT count(*) AS n\nFROM events\nGROUP BY evnt", []string{"evnt", "(line 3, column 10)", "did you mean event?"}, 3, 10},
 	{"unknown table", "SELECT event FROM evnts", []string{"evnts", "(line 1, column 19)", "There is no table evnts; did you mean events?"}, 1, 19},
-	{"syntax error at the end", "SELECT event FROM events WHERE", []string{"syntax error at the end of the query (line 1, column 31)"}, 1, 31},
+	{"syntax error at the end", "SELECT event FROM events WHERE", []string{"yntax error", "line 1, column 31", "found the end of the query"}, 1, 31},
 }
 
 // TestQueryCheckedAtSave: on every engine, a query that reads an unknown

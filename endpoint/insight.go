@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
@@ -52,67 +51,6 @@ func (s *Service) compileInsight(ctx context.Context, project string, q driver.Q
 		return nil, s.insightQueryError(err)
 	}
 	return &compiled{query: driver.Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
-}
-
-// runInsight runs an insight endpoint: from its stored table when it is
-// materialized and the table can answer, inline otherwise, saying why
-// (RunResult.InlineReason).
-func (s *Service) runInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
-	var fb *fallback
-	if r := s.storedReadOf(ep, c, opts, now); r.why == readsStored {
-		// admit checked the variables by the materialized rules.
-		var res *RunResult
-		var err error
-		res, fb, err = s.readMaterializedInsight(ctx, ep, c, r, req.Variables, opts)
-		if res != nil || err != nil {
-			return res, err
-		}
-	} else {
-		fb = r.fallback(s, ep, opts, now)
-	}
-	res, err := s.runInsightInline(ctx, ep, c, req, opts, now)
-	return fb.onto(res), err
-}
-
-// runInsightInline runs an insight version inline: the run's values filter
-// a copy of the saved query (an omitted variable does not filter; see the
-// package documentation), which is compiled for the executor's dialect
-// against now, executed, and shaped as PostHog shapes it. The whole result
-// is returned: limit and offset, which page the rows of a SQL endpoint,
-// are refused (admit).
-func (s *Service) runInsightInline(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
-	trace := newRunTrace(opts.debug)
-	applied, err := c.insight.Apply(req.Variables)
-	if err != nil {
-		return nil, insightRunError(err)
-	}
-	st, stmt, err := c.scope.Insight(applied, now)
-	if err != nil {
-		return nil, insightRunError(err)
-	}
-	trace.rendered(st)
-	res, err := s.execute(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	return insightResult(ep, opts, nil, stmt, res, &trace)
-}
-
-// insightResult answers a run of an insight endpoint with the rows stmt
-// returned, shaped as PostHog shapes them. at is as for newRunResult.
-func insightResult(ep *driver.Endpoint, opts runOptions, at *time.Time, stmt *insight.Compiled, res *driver.Result, trace *runTrace) (*RunResult, error) {
-	shaped, err := stmt.Shape(res.Rows)
-	if err != nil {
-		// The executor answered rows the statement cannot return.
-		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
-	}
-	out := newRunResult(ep, opts, at)
-	out.Columns, out.Types = []string{}, []string{}
-	out.Results = shaped
-	// As PostHog's hasMore: a breakdown had values past its limit.
-	out.HasMore = shaped.HasMore
-	out.Debug = trace.info()
-	return out, nil
 }
 
 // breakdownLimitField is the JSON path of a trends query's breakdown

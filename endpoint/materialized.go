@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,72 +92,6 @@ func (v *verdict) scopeSource(sc *scope.Scope) {
 		return
 	}
 	v.scoped = plan
-}
-
-// bucketKey is buckets in a canonical text form.
-func bucketKey(buckets map[string]engine.Bucket) string {
-	names := make([]string, 0, len(buckets))
-	for n := range buckets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, n := range names {
-		b.WriteString(n + "=" + string(buckets[n]) + ";")
-	}
-	return b.String()
-}
-
-// tableKey identifies what the stored table of e's current version,
-// compiled as c, is built from: the version, the buckets, and the
-// definitions of the variables the query was compiled with, since a
-// variable's type decides how its column is stored (a Date range is
-// bucketed, a String is not). A table serves only while its key is the
-// current one, so that after a change to any of them runs go inline until
-// a refresh builds the table anew.
-func tableKey(e *driver.Endpoint, c *compiled) string {
-	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
-}
-
-// varsKey is the part of a table key that the variables' definitions
-// decide: code name, type and whether it takes a list, in code name order
-// (empty for a query without variables).
-func (c *compiled) varsKey() string {
-	var b strings.Builder
-	for i := range c.vars {
-		v := &c.vars[i]
-		b.WriteString("|" + v.CodeName + ":" + string(v.Type))
-		if v.IsMulti {
-			b.WriteString("[]")
-		}
-	}
-	return b.String()
-}
-
-// freshness is how long e's stored table serves: its own
-// materialization_freshness when set, otherwise its data freshness.
-func freshness(e *driver.Endpoint) time.Duration {
-	if e.MaterializationFreshness <= 0 {
-		return dataFreshness(e)
-	}
-	return time.Duration(e.MaterializationFreshness)
-}
-
-// servingTable returns the stored table that may answer a run of e's
-// current version, compiled as c, at now, and the instant its data is of:
-// the table of the last completed refresh, if it was built from the
-// current version, buckets and variable definitions (tableKey) and is not
-// older than the freshness period. A failed refresh leaves the last good
-// table serving until it is stale.
-func servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
-	st := &e.MaterializationState
-	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {
-		return "", time.Time{}, false
-	}
-	if now.Sub(*st.At) > freshness(e) {
-		return "", time.Time{}, false
-	}
-	return st.Table, *st.At, true
 }
 
 // checkMaterialization decides whether next may be saved with its

@@ -3,7 +3,6 @@ package endpoint
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
-	"github.com/endpointkit/endpointkit/sql/scope"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -269,15 +267,6 @@ func (s *Service) prepare(ctx context.Context, project, name string, req RunRequ
 	return p, nil
 }
 
-// computeByKind runs version c of ep with the request's values: the query
-// itself, or a read of the endpoint's stored table.
-func (s *Service) computeByKind(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	if c.insight != nil {
-		return s.runInsight(ctx, ep, c, req, opts, now)
-	}
-	return s.runSQL(ctx, ep, c, values, opts, now)
-}
-
 // runOptions checks everything of req but the variables.
 func (s *Service) runOptions(req RunRequest) (runOptions, error) {
 	o := runOptions{limit: s.cfg.DefaultLimit, refresh: req.Refresh, debug: req.Debug}
@@ -415,138 +404,6 @@ func (s *Service) sameVariables(ctx context.Context, project string, c *compiled
 	return true, nil
 }
 
-// runSQL pages, renders and executes a SQL version with values, the run's
-// values as bind coerced them (admit, once a run), with room for the limit
-// and the offset, which it adds. A run without
-// an offset reads its rows straight from the query when the engine stops
-// working once its first limit+1 rows are read (engine.Engine.StopsEarly);
-// otherwise the query is wrapped to page in SQL (see compilePaged).
-//
-// Every answer has the version's columns and types (versionShape, conform).
-func (s *Service) runSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, error) {
-	sh := s.versionShape(ctx, ep, c, opts.version)
-	res, fb, err := s.readMaterializedSQL(ctx, ep, c, values, opts, now)
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		if res, err = s.runSQLInline(ctx, ep, c, values, opts); err != nil {
-			return nil, err
-		}
-		res = fb.onto(res)
-	}
-	res.typeErr = conform(res, sh)
-	return res, nil
-}
-
-// ColumnKinds are the kinds of the answer's columns, in order (see
-// ColumnKindOf); nil for an insight answer, and for a SQL answer whose
-// version could not be described (its types are then the engine's).
-func (r *RunResult) ColumnKinds() []ColumnKind { return slices.Clone(r.kinds) }
-
-// runSQLInline runs a SQL version inline with its bound values.
-func (s *Service) runSQLInline(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions) (*RunResult, error) {
-	trace := newRunTrace(opts.debug)
-	// One row more than asked tells whether there are more.
-	tmpl, capped := c.paged, 0
-	if c.direct != nil && opts.offset == 0 && s.cfg.Executor.Engine().StopsEarly() {
-		tmpl, capped = c.direct, opts.limit+1
-	} else {
-		values[c.limitName] = int64(opts.limit) + 1
-		values[c.offsetName] = int64(opts.offset)
-	}
-	st, err := tmpl.Render(values)
-	if err != nil {
-		// Values come from Coerce and list positions were checked at save,
-		// so this is a value the dialect cannot bind.
-		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
-	}
-	trace.rendered(st)
-	res, err := s.executeCapped(ctx, st, capped)
-	if err != nil {
-		if e := argFault(err, st, c, values); e != nil {
-			return nil, e
-		}
-		return nil, err
-	}
-	return sqlResult(ep, opts, nil, res, 0, &trace), nil
-}
-
-// sqlResult answers a run of a SQL endpoint with the rows of res past the
-// first skip: at most opts.limit of them, HasMore telling that more were
-// read. at is as for newRunResult.
-func sqlResult(ep *driver.Endpoint, opts runOptions, at *time.Time, res *driver.Result, skip int, trace *runTrace) *RunResult {
-	out := newRunResult(ep, opts, at)
-	out.Columns = nonNil(res.Columns)
-	out.Types = nonNil(res.Types)
-	var rows [][]any
-	if skip < len(res.Rows) {
-		rows = res.Rows[skip:]
-	}
-	if len(rows) > opts.limit {
-		rows, out.HasMore = rows[:opts.limit], true
-	}
-	if rows == nil {
-		rows = [][]any{}
-	}
-	out.Results = rows
-	out.Debug = trace.info()
-	return out
-}
-
-// newRunResult starts the answer of a run of ep. at is when the data of
-// the stored table the run read was computed, nil for a run that went
-// inline.
-func newRunResult(ep *driver.Endpoint, opts runOptions, at *time.Time) *RunResult {
-	return &RunResult{
-		Name:                   ep.Name,
-		EndpointVersion:        opts.version,
-		EndpointMaterialized:   at != nil,
-		EndpointMaterializedAt: at,
-	}
-}
-
-// runTrace records, for DebugInfo, the statement a run executed and how
-// long it took to render (or compile) and to execute. It reads the clock
-// only when the run asks for debug.
-type runTrace struct {
-	on                bool
-	start, renderedAt time.Time
-	query             string
-	argCount          int
-}
-
-// newRunTrace starts timing the rendering of a run's statement.
-func newRunTrace(debug bool) runTrace {
-	if !debug {
-		return runTrace{}
-	}
-	return runTrace{on: true, start: time.Now()}
-}
-
-// rendered records the statement about to be executed; execution is timed
-// from here.
-func (t *runTrace) rendered(st scope.Statement) {
-	if t.on {
-		t.renderedAt = time.Now()
-		t.query, t.argCount = st.SQL(), len(st.Args())
-	}
-}
-
-// info returns the DebugInfo of the run, which ends now, or nil when the
-// run did not ask for it.
-func (t *runTrace) info() *DebugInfo {
-	if !t.on {
-		return nil
-	}
-	return &DebugInfo{
-		SQL:       t.query,
-		ArgCount:  t.argCount,
-		RenderMS:  ms(t.renderedAt.Sub(t.start)),
-		ExecuteMS: ms(time.Since(t.renderedAt)),
-	}
-}
-
 // bind checks the given values against the version's variables and coerces
 // them: unknown keys first (a misspelt key is the likelier mistake), then
 // missing variables, then each value. The map has room for extra more.
@@ -594,81 +451,6 @@ func valueError(v *variable.Variable, err error) *Error {
 	return withCause(e, err)
 }
 
-// execute runs a statement of a run under Config.RunTimeout and
-// Config.MaxResultBytes. An error the engine blames on a query its author
-// wrote is a 400 query_error showing the engine's message (queryFault);
-// other executor errors are reported without their text, which may hold
-// engine internals, the cause reachable through errors.Is and errors.As
-// for a host that logs it.
-func (s *Service) execute(ctx context.Context, st scope.Statement) (*driver.Result, error) {
-	return s.executeCapped(ctx, st, 0)
-}
-
-// executeCapped is execute reading at most max rows (0: all of them). The
-// executor enforces every bound of the run (driver.Bounds) while it reads
-// the rows. It, execAll and queryOwn are the only callers of the executor:
-// a statement reaches the database only as a scope.Statement.
-func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int) (*driver.Result, error) {
-	caller := ctx
-	if s.cfg.RunTimeout > 0 {
-		rc := s.deadlines.Start(ctx)
-		defer s.deadlines.Stop(rc)
-		ctx = rc
-	}
-	res, err := s.query(ctx, st, s.bounds(max)) // stream.go: a streamed run's rows go to its writer
-	switch {
-	case err != nil && errors.Is(err, driver.ErrResultTooLarge):
-		return nil, withCause(s.tooLarge(), err)
-	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
-		return nil, withCause(s.timedOut(caller.Err() == nil), err)
-	case st.User() && queryFault(err) != nil:
-		// The author's SQL; an error in SQL the library generated (an
-		// insight, a stored table's read) stays the 502 below.
-		return nil, queryFault(err)
-	case err != nil:
-		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
-	case res == nil:
-		return nil, NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed")
-	}
-	noteRead(ctx, res)
-	return res, nil
-}
-
-// bounds are the Bounds of a run's query reading at most rows rows (0: all
-// of them): Config.MaxResultBytes and Config.RunTimeout, none where they
-// are negative.
-func (s *Service) bounds(rows int) driver.Bounds {
-	return driver.Bounds{MaxRows: rows, MaxBytes: max(s.cfg.MaxResultBytes, 0), Timeout: max(s.cfg.RunTimeout, 0)}
-}
-
-// timedOut is the 504 of a run that ran out of time. The limit is named
-// when it was the Service's own (own), not a shorter deadline of the
-// caller's context.
-func (s *Service) timedOut(own bool) *Error {
-	if !own || s.cfg.RunTimeout <= 0 {
-		return NewError(ErrTimeout, CodeTimeout, "", "query timed out")
-	}
-	return limited(NewError(ErrTimeout, CodeTimeout, "",
-		fmt.Sprintf("query timed out: it ran longer than run_timeout (%s)", s.cfg.RunTimeout)), LimitRunTimeout, s.cfg.RunTimeout.Milliseconds())
-}
-
-// tooLarge is the 400 of a run whose rows weigh more than MaxResultBytes;
-// the caller adds ErrResultTooLarge as its cause.
-func (s *Service) tooLarge() *Error {
-	return limited(invalidf(CodeResultTooLarge, "",
-		"The result is larger than max_result_bytes (%d bytes); ask for fewer rows (limit) or narrow the query.", s.cfg.MaxResultBytes),
-		LimitMaxResultBytes, s.cfg.MaxResultBytes)
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 // variableAttr is the attr of an error about the run's variable name: the
 // key of the request's "variables" that is at fault.
 func variableAttr(name string) string { return "variables." + name }
@@ -688,4 +470,33 @@ func missingVariables(names []string) *Error {
 		quoted[i] = "'" + n + "'"
 	}
 	return invalidf(CodeRequiredVariableMissing, variableAttr(names[0]), "Required variable(s) %s not provided", strings.Join(quoted, ", "))
+}
+
+// checkMaterializedInsightVars checks the keys of a run of a materialized
+// insight endpoint: only breakdown variables exist (date_from and date_to
+// are refused, the data being computed for the saved range), and each is
+// required unless the endpoint lists it as optional, because a materialized
+// endpoint must not return all series by omission. The check is the same
+// whether the run then reads the table or goes inline.
+func checkMaterializedInsightVars(ep *driver.Endpoint, c *compiled, given map[string]any) error {
+	props := c.insight.Variables(true)
+	var unknown []string
+	for k := range given {
+		if !slices.Contains(props, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return unknownVariables(unknown)
+	}
+	var missing []string
+	for _, p := range props {
+		if _, ok := given[p]; !ok && !slices.Contains(ep.OptionalBreakdowns, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return missingVariables(missing)
+	}
+	return nil
 }

@@ -51,13 +51,3 @@ func ownCounts(e RunLogEntry) RunLogEntry {
 	e.Rows, e.RowsRead, e.BytesRead = ownValue(&c.rows, e.Rows), ownValue(&c.rowsRead, e.RowsRead), ownValue(&c.bytesRead, e.BytesRead)
 	return e
 }
-
-// ownValue returns slot holding *p, nil when p is nil: a pointer to a
-// copy of p's value, in memory of the caller's (slot).
-func ownValue[T any](slot, p *T) *T {
-	if p == nil {
-		return nil
-	}
-	*slot = *p
-	return slot
-}

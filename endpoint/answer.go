@@ -1,50 +1,15 @@
 package endpoint
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/insight"
 	"github.com/google/uuid"
 )
-
-// ownedCopy returns a copy of res, with results as its Results, that
-// shares nothing with res: its columns and types, and what its time and
-// statistics pointers point to, are its own, in two allocations. Its
-// execution id and version instant are left for answerOwned to set.
-func ownedCopy(res *RunResult, results any) *RunResult {
-	a := &struct {
-		out                       RunResult
-		refreshed, materializedAt time.Time
-		stats                     Statistics
-		rowsRead, bytesRead       int64
-		debug                     DebugInfo
-	}{out: *res}
-	out := &a.out
-	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
-	nc := len(res.Columns)
-	names := make([]string, nc+len(res.Types))
-	copy(names, res.Columns)
-	copy(names[nc:], res.Types)
-	out.Columns, out.Types = names[:nc:nc], names[nc:]
-	if res.Columns == nil {
-		out.Columns = nil
-	}
-	if res.Types == nil {
-		out.Types = nil
-	}
-	out.LastRefresh = ownValue(&a.refreshed, res.LastRefresh)
-	out.EndpointMaterializedAt = ownValue(&a.materializedAt, res.EndpointMaterializedAt)
-	if out.Statistics = ownValue(&a.stats, res.Statistics); out.Statistics != nil {
-		a.stats.RowsRead = ownValue(&a.rowsRead, a.stats.RowsRead)
-		a.stats.BytesRead = ownValue(&a.bytesRead, a.stats.BytesRead)
-	}
-	out.Debug = ownValue(&a.debug, res.Debug)
-	return out
-}
 
 // answerOwned makes out, an answer that nothing but this run holds
 // (computed by it, read from the result cache for it, or its copy of a
@@ -71,24 +36,6 @@ func (s *Service) answerOwned(ctx context.Context, ep *driver.Endpoint, out *Run
 	rec.stats = out.Statistics
 	s.markExecuted(ep, now)
 	return out
-}
-
-// resultRows counts the rows (SQL) or series and cohorts (insight) of a
-// computed answer, -1 when it cannot tell.
-func resultRows(results any) int {
-	switch r := results.(type) {
-	case [][]any:
-		return len(r)
-	case *insight.Result:
-		if r.Kind == insight.Retention {
-			return len(r.Cohorts)
-		}
-		if r.Kind == insight.Lifecycle {
-			return len(r.Lifecycle)
-		}
-		return len(r.Series)
-	}
-	return -1
 }
 
 // versionKey names one version of one endpoint.
@@ -126,4 +73,21 @@ func newExecutionID() string {
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // the variant of RFC 9562
 	return u.String()
+}
+
+// MarshalJSON writes r as the HTTP API's JSON answer: the fields as
+// tagged, and each value of a float column (ColumnKinds) as a float,
+// 256.0 rather than 256 (see appendFloatJSON). r's values are not
+// changed.
+func (r RunResult) MarshalJSON() ([]byte, error) {
+	type plain RunResult
+	p := plain(r)
+	p.Results = jsonResults(r.Results, r.kinds)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the caller's encoder escapes, or not, as it was told
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -91,3 +91,16 @@ func (r RunResult) MarshalJSON() ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// markExecuted records a successful run of ep at now, written in the
+// background (runlog_writer.go). A failure to record does not fail the
+// run, whose answer is already correct; the next run tries again.
+func (s *Service) markExecuted(ep *driver.Endpoint, now time.Time) {
+	prev, ok := s.executed.due(ep.ID, now)
+	if !ok {
+		return
+	}
+	if err := s.logs.offer(logWrite{mark: &executedMark{project: ep.ProjectID, id: ep.ID, at: now, prev: prev}}); err != nil {
+		s.executed.release(ep.ID, now, prev)
+	}
+}

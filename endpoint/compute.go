@@ -1816,3 +1816,31 @@ func jsonResults(results any, kinds []ColumnKind) any {
 	}
 	return out
 }
+
+// dataFreshness is how long an answer of e stays fresh: a cached answer is
+// served while its data is younger, and the scheduler rebuilds e's stored
+// table at that period. 0, as stores written before the field existed
+// hold, means the default.
+func dataFreshness(e *driver.Endpoint) time.Duration {
+	if e.DataFreshnessSeconds <= 0 {
+		return DefaultDataFreshness * time.Second
+	}
+	return time.Duration(e.DataFreshnessSeconds) * time.Second
+}
+
+// noTable is the fallback of a run of e that found no fresh stored table
+// at now. When e's materialization was hibernating, the run wakes it: it
+// asks the scheduler to refresh e at once, and says so.
+func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
+	if _, ok := s.hibernatingSince(e, now); !ok {
+		return noTable
+	}
+	select {
+	case s.refreshRequests <- refreshRequest{e.ProjectID, e.ID, e.Name, triggerWoken}:
+		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and a refresh is queued", s.cfg.HibernateAfter)
+	default:
+		// This run's last_executed_at wakes it at the scheduler's next
+		// look.
+		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and the scheduler refreshes it at its next look", s.cfg.HibernateAfter)
+	}
+}

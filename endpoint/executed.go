@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // executedMarks throttles the writes of last_executed_at: a busy endpoint
@@ -83,16 +81,3 @@ func (m *executedMarks) latest(id string) time.Time {
 
 // forget drops a deleted endpoint.
 func (m *executedMarks) forget(id string) { m.last.Delete(id) }
-
-// markExecuted records a successful run of ep at now, written in the
-// background (runlog_writer.go). A failure to record does not fail the
-// run, whose answer is already correct; the next run tries again.
-func (s *Service) markExecuted(ep *driver.Endpoint, now time.Time) {
-	prev, ok := s.executed.due(ep.ID, now)
-	if !ok {
-		return
-	}
-	if err := s.logs.offer(logWrite{mark: &executedMark{project: ep.ProjectID, id: ep.ID, at: now, prev: prev}}); err != nil {
-		s.executed.release(ep.ID, now, prev)
-	}
-}

@@ -38,23 +38,6 @@ func (s *Service) hibernatingSince(e *driver.Endpoint, now time.Time) (time.Time
 	return since, !now.Before(since)
 }
 
-// noTable is the fallback of a run of e that found no fresh stored table
-// at now. When e's materialization was hibernating, the run wakes it: it
-// asks the scheduler to refresh e at once, and says so.
-func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
-	if _, ok := s.hibernatingSince(e, now); !ok {
-		return noTable
-	}
-	select {
-	case s.refreshRequests <- refreshRequest{e.ProjectID, e.ID, e.Name, triggerWoken}:
-		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and a refresh is queued", s.cfg.HibernateAfter)
-	default:
-		// This run's last_executed_at wakes it at the scheduler's next
-		// look.
-		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and the scheduler refreshes it at its next look", s.cfg.HibernateAfter)
-	}
-}
-
 // due reports whether the scheduler should refresh e at now: never while
 // it hibernates, otherwise as dueAwake says.
 func (s *Service) due(ctx context.Context, e *driver.Endpoint, now time.Time) bool {

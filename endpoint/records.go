@@ -559,43 +559,6 @@ func (s *Service) restoreRefreshes(ctx context.Context, project, name string) (b
 	return found.IsMaterialized, nil
 }
 
-// expired reports whether the soft-deleted e is past its retention at now.
-func (s *Service) expired(e *driver.Endpoint, now time.Time) bool {
-	return e.DeletedAt != nil && !now.Before(e.DeletedAt.Add(s.cfg.DeletedRetention))
-}
-
-// live drops the soft-deleted endpoints of list, in place, and deletes
-// for good those past their retention (best effort: one that fails is
-// tried again at the next listing, and is logged). Every listing of
-// endpoints goes through it, so that deleted ones are invisible.
-func (s *Service) live(ctx context.Context, list []driver.Endpoint) []driver.Endpoint {
-	now := s.now()
-	out := list[:0]
-	for _, e := range list {
-		switch {
-		case e.DeletedAt == nil:
-			out = append(out, e)
-		case s.expired(&e, now):
-			s.purgeDeleted(ctx, e)
-		}
-	}
-	return out
-}
-
-// purgeDeleted deletes the soft-deleted e for good: its record, versions,
-// run log and stored tables.
-func (s *Service) purgeDeleted(ctx context.Context, e driver.Endpoint) {
-	ctx = context.WithoutCancel(ctx)
-	err := s.cfg.Endpoints.Delete(ctx, e.ProjectID, e.ID)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		s.cfg.Observer.ObserveRefresh(ctx, RefreshEvent{Project: e.ProjectID, Endpoint: nameBeforeDelete(&e), Trigger: "purge", Rows: -1, Err: err})
-		return
-	}
-	s.executed.forget(e.ID)
-	_ = s.runLog.DeleteEndpoint(ctx, e.ProjectID, e.ID)
-	s.dropTables(ctx, &e)
-}
-
 // setDeleted is an Update whose request sets Deleted, which must come
 // alone.
 func (s *Service) setDeleted(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -216,4 +217,157 @@ func jitterOf(id string, at time.Time) float64 {
 	h.Write(b[:])
 	sum := h.Sum(nil)
 	return float64(binary.BigEndian.Uint64(sum[:8])>>11) / (1 << 53)
+}
+
+// DefaultHibernateAfter is how long a materialization may go unread before
+// it hibernates (see Config.HibernateAfter).
+const DefaultHibernateAfter = 30 * 24 * time.Hour
+
+// triggerWoken is the refresh trigger of a run that woke a hibernating
+// materialization.
+const triggerWoken = "woken"
+
+// hibernatingSince reports whether the materialization of e sleeps at now,
+// and since when: e is materialized and no run read it, nor was it saved,
+// for Config.HibernateAfter. A hibernating materialization is not
+// refreshed by the scheduler or RefreshStale, so that nothing is refreshed
+// forever for nobody; its table grows stale and runs go inline. The first
+// run that finds it so wakes it (noTable).
+func (s *Service) hibernatingSince(e *driver.Endpoint, now time.Time) (time.Time, bool) {
+	if !e.IsMaterialized || s.cfg.HibernateAfter <= 0 {
+		return time.Time{}, false
+	}
+	last := e.UpdatedAt
+	if e.LastExecutedAt != nil && e.LastExecutedAt.After(last) {
+		last = *e.LastExecutedAt
+	}
+	// This Service's own runs count at once, before their marks reach
+	// the store.
+	if t := s.executed.latest(e.ID); t.After(last) {
+		last = t
+	}
+	since := last.Add(s.cfg.HibernateAfter)
+	return since, !now.Before(since)
+}
+
+// due reports whether the scheduler should refresh e at now: never while
+// it hibernates, otherwise as dueAwake says.
+func (s *Service) due(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
+	if _, ok := s.hibernatingSince(e, now); ok {
+		return false
+	}
+	return s.dueAwake(ctx, e, now)
+}
+
+// executedMarks throttles the writes of last_executed_at: a busy endpoint
+// would otherwise cost one store write per run. A run records its time only
+// when the last recorded one, by this Service, is at least resolution
+// older, so last_executed_at may lag the latest run by up to resolution.
+//
+// A run takes no lock: each endpoint's last time is an atomic value
+// (nanoseconds since the epoch, 0 for none) that a run reads, and claims
+// with a compare-and-swap when due; the map of them is a sync.Map, which
+// reads an endpoint seen before without a lock.
+type executedMarks struct {
+	resolution time.Duration
+	last       sync.Map // endpoint id -> *atomic.Int64, the time last written
+}
+
+func newExecutedMarks(resolution time.Duration) *executedMarks {
+	return &executedMarks{resolution: resolution}
+}
+
+// slot returns the last time of id, made when there is none.
+func (m *executedMarks) slot(id string) *atomic.Int64 {
+	if v, ok := m.last.Load(id); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := m.last.LoadOrStore(id, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
+// timeOf is the instant of n nanoseconds since the epoch, zero for 0.
+func timeOf(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// due reports whether a run of id at now should be written, and if so
+// claims it, so that concurrent runs write once.
+func (m *executedMarks) due(id string, now time.Time) (prev time.Time, ok bool) {
+	last, n := m.slot(id), now.UnixNano()
+	for {
+		p := last.Load()
+		if p != 0 && n-p < int64(m.resolution) && n >= p {
+			return timeOf(p), false
+		}
+		if last.CompareAndSwap(p, n) {
+			return timeOf(p), true
+		}
+	}
+}
+
+// release gives a claim back after a failed write, so the next run retries.
+func (m *executedMarks) release(id string, claimed, prev time.Time) {
+	v, ok := m.last.Load(id)
+	if !ok {
+		return
+	}
+	p := int64(0)
+	if !prev.IsZero() {
+		p = prev.UnixNano()
+	}
+	v.(*atomic.Int64).CompareAndSwap(claimed.UnixNano(), p)
+}
+
+// latest returns when this Service last claimed a mark of id (zero when
+// never).
+func (m *executedMarks) latest(id string) time.Time {
+	v, ok := m.last.Load(id)
+	if !ok {
+		return time.Time{}
+	}
+	return timeOf(v.(*atomic.Int64).Load())
+}
+
+// forget drops a deleted endpoint.
+func (m *executedMarks) forget(id string) { m.last.Delete(id) }
+
+// live drops the soft-deleted endpoints of list, in place, and deletes
+// for good those past their retention (best effort: one that fails is
+// tried again at the next listing, and is logged). Every listing of
+// endpoints goes through it, so that deleted ones are invisible.
+func (s *Service) live(ctx context.Context, list []driver.Endpoint) []driver.Endpoint {
+	now := s.now()
+	out := list[:0]
+	for _, e := range list {
+		switch {
+		case e.DeletedAt == nil:
+			out = append(out, e)
+		case s.expired(&e, now):
+			s.purgeDeleted(ctx, e)
+		}
+	}
+	return out
+}
+
+// expired reports whether the soft-deleted e is past its retention at now.
+func (s *Service) expired(e *driver.Endpoint, now time.Time) bool {
+	return e.DeletedAt != nil && !now.Before(e.DeletedAt.Add(s.cfg.DeletedRetention))
+}
+
+// purgeDeleted deletes the soft-deleted e for good: its record, versions,
+// run log and stored tables.
+func (s *Service) purgeDeleted(ctx context.Context, e driver.Endpoint) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.cfg.Endpoints.Delete(ctx, e.ProjectID, e.ID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.cfg.Observer.ObserveRefresh(ctx, RefreshEvent{Project: e.ProjectID, Endpoint: nameBeforeDelete(&e), Trigger: "purge", Rows: -1, Err: err})
+		return
+	}
+	s.executed.forget(e.ID)
+	_ = s.runLog.DeleteEndpoint(ctx, e.ProjectID, e.ID)
+	s.dropTables(ctx, &e)
 }

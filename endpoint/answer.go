@@ -96,11 +96,11 @@ func (r RunResult) MarshalJSON() ([]byte, error) {
 // background (runlog_writer.go). A failure to record does not fail the
 // run, whose answer is already correct; the next run tries again.
 func (s *Service) markExecuted(ep *driver.Endpoint, now time.Time) {
-	prev, ok := s.executed.due(ep.ID, now)
+	prev, ok := s.executed.Due(ep.ID, now)
 	if !ok {
 		return
 	}
 	if err := s.logs.offer(logWrite{mark: &executedMark{project: ep.ProjectID, id: ep.ID, at: now, prev: prev}}); err != nil {
-		s.executed.release(ep.ID, now, prev)
+		s.executed.Release(ep.ID, now, prev)
 	}
 }

@@ -419,7 +419,7 @@ func (s *Service) delete(ctx context.Context, project, name string) (driver.Endp
 	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
 		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
 	}
-	s.executed.forget(e.ID)
+	s.executed.Forget(e.ID)
 	// Best effort: a log left behind is unreachable (ids are not reused)
 	// and ages out.
 	_ = s.runLog.DeleteEndpoint(context.WithoutCancel(ctx), project, e.ID)

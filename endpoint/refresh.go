@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/refreshes"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/scope"
@@ -25,36 +25,6 @@ const dropWait = time.Second
 
 // tablePrefix starts the name of every stored table (materialize.TableName).
 const tablePrefix = "endpointkit_mat_"
-
-// refreshLocks hold one lock per endpoint id, so that this process runs at
-// most one refresh of an endpoint at a time. Only refreshes of the same
-// endpoint wait on it: runs, writes and deletes never do.
-type refreshLocks struct {
-	m sync.Map // endpoint id -> chan struct{} (capacity 1: held when full)
-}
-
-func (l *refreshLocks) get(id string) chan struct{} {
-	ch, _ := l.m.LoadOrStore(id, make(chan struct{}, 1))
-	return ch.(chan struct{})
-}
-
-// busy reports whether a refresh of id is under way.
-func (l *refreshLocks) busy(id string) bool {
-	ch, ok := l.m.Load(id)
-	return ok && len(ch.(chan struct{})) > 0
-}
-
-func (l *refreshLocks) forget(id string) { l.m.Delete(id) }
-
-// acquire takes ch, waiting while ctx lasts.
-func acquire(ctx context.Context, ch chan struct{}) error {
-	select {
-	case ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // Materialize refreshes the stored table of the materialized endpoint named
 // name, synchronously: the status goes to running, the table of the current
@@ -172,7 +142,7 @@ func (s *Service) stale(ctx context.Context, e *driver.Endpoint, now time.Time) 
 // refresh always builds the version, buckets and variables that are
 // current when it starts, and once more before the swap, so that a table
 // built for an endpoint deleted or changed meanwhile is dropped instead.
-func (s *Service) refresh(ctx context.Context, project, id, name string, run *refreshRun) error {
+func (s *Service) refresh(ctx context.Context, project, id, name string, run *refreshes.Run) error {
 	if s.cfg.RefreshTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RefreshTimeout)
@@ -183,7 +153,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string, run *re
 		return err
 	}
 	key := tableKey(&e, c)
-	run.key = key
+	run.Key = key
 	table := materialize.TableName(e.ID, e.CurrentVersion)
 	st := e.MaterializationState
 	st.Status, st.Attempt, st.Error = StatusRunning, key, ""
@@ -222,7 +192,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string, run *re
 	if builtVersion(st.Built) != e.CurrentVersion || source == nil {
 		// The first table of this version: how many source rows its
 		// query reads tells what storing it saves.
-		run.set(PhaseMeasuring)
+		run.Set(PhaseMeasuring)
 		source = s.countSource(ctx, c, v, at)
 	}
 	// Once a refresh: whether an index serves the source reads of runs.
@@ -259,13 +229,13 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 // its bytes and that the endpoint is still of key, and swaps it in. It
 // returns the name of what it built (to drop on an error), and the rows
 // and bytes when known.
-func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time, run *refreshRun) (string, *int64, *int64, error) {
-	run.set(PhaseBuilding)
+func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time, run *refreshes.Run) (string, *int64, *int64, error) {
+	run.Set(PhaseBuilding)
 	next, err := s.build(ctx, c, v, table, at)
 	if err != nil {
 		return next, nil, nil, err
 	}
-	run.set(PhaseCounting)
+	run.Set(PhaseCounting)
 	rows, err := s.checkRows(ctx, next)
 	if err != nil {
 		return next, rows, nil, err
@@ -273,17 +243,17 @@ func (s *Service) buildChecked(ctx context.Context, project, name, id, key strin
 	if rows == nil {
 		rows = s.countRows(ctx, next)
 	}
-	run.setRows(rows)
-	run.set(PhaseMeasuring)
+	run.SetRows(rows)
+	run.Set(PhaseMeasuring)
 	bytes, err := s.checkBytes(ctx, next)
 	if err != nil {
 		return next, rows, bytes, err
 	}
-	run.setBytes(bytes)
+	run.SetBytes(bytes)
 	if err := s.unchanged(ctx, project, name, id, key); err != nil {
 		return next, rows, bytes, err
 	}
-	run.set(PhaseSwapping)
+	run.Set(PhaseSwapping)
 	return next, rows, bytes, s.swap(ctx, c, v, next, table)
 }
 
@@ -515,13 +485,13 @@ func (s *Service) dropTables(ctx context.Context, e *driver.Endpoint) {
 	}
 	cur := materialize.TableName(e.ID, e.CurrentVersion)
 	tables := []string{cur}
-	if !s.refreshing.busy(e.ID) {
+	if !s.refreshing.Busy(e.ID) {
 		tables = append(tables, cur+"_next")
 	}
 	if t := e.MaterializationState.Table; t != "" && t != cur {
 		tables = append(tables, t)
 	}
-	s.refreshing.forget(e.ID)
+	s.refreshing.Forget(e.ID)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropWait)
 	defer cancel()
 	for _, t := range tables {
@@ -689,13 +659,13 @@ func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) 
 // another process completed meanwhile is not run twice. The Observer is
 // told of every refresh that ran.
 func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *driver.Endpoint, time.Time) bool) (ran bool, err error) {
-	lock := s.refreshing.get(id)
+	lock := s.refreshing.Get(id)
 	if ok, err := s.lockRefresh(ctx, lock, name, wait); !ok {
 		return false, err
 	}
 	defer func() { <-lock }()
-	run := s.runs.begin(id, trigger, s.now())
-	defer s.runs.end(id, run)
+	run := s.runs.Begin(id, trigger, PhaseWaiting, s.now())
+	defer s.runs.End(id, run)
 	held, release, ok, err := s.takeLease(ctx, project, id, wait)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -710,7 +680,7 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 			return false, nil
 		}
 	}
-	if err := acquire(held, s.refreshSlots); err != nil {
+	if err := refreshes.Acquire(held, s.refreshSlots); err != nil {
 		return false, s.refreshWaitError(name, err)
 	}
 	defer func() { <-s.refreshSlots }()
@@ -719,7 +689,7 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 	if err == nil && trigger == "saved" {
 		// Before the lock goes: a Materialize waiting for it finds the
 		// table of the save built (savedStill).
-		s.saved.built(id, run.key)
+		s.saved.Built(id, run.Key)
 	}
 	s.observeRefresh(ctx, project, name, trigger, time.Since(start), err)
 	return true, err
@@ -730,7 +700,7 @@ func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, 
 // refresh holds it.
 func (s *Service) lockRefresh(ctx context.Context, lock chan struct{}, name string, wait bool) (bool, error) {
 	if wait {
-		if err := acquire(ctx, lock); err != nil {
+		if err := refreshes.Acquire(ctx, lock); err != nil {
 			return false, s.refreshWaitError(name, err)
 		}
 		return true, nil
@@ -824,91 +794,15 @@ type RefreshProgress struct {
 	Note string `json:"note,omitempty"`
 }
 
-// refreshRun is a refresh under way in this Service: its progress, read
-// by the status while the refresh writes it.
-type refreshRun struct {
-	trigger string
-	started time.Time
-	// key is the key of the table it builds, set once the endpoint is
-	// read under the lock.
-	key   string
-	mu    sync.Mutex
-	phase string
-	rows  *int64
-	bytes *int64
-}
-
-func (r *refreshRun) set(phase string) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	r.phase = phase
-	r.mu.Unlock()
-}
-
-func (r *refreshRun) setRows(n *int64) {
-	if r == nil || n == nil {
-		return
-	}
-	r.mu.Lock()
-	r.rows = n
-	r.mu.Unlock()
-}
-
-func (r *refreshRun) setBytes(n *int64) {
-	if r == nil || n == nil {
-		return
-	}
-	r.mu.Lock()
-	r.bytes = n
-	r.mu.Unlock()
-}
-
-// progress is the report of r at now.
-func (r *refreshRun) progress(now time.Time) *RefreshProgress {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := &RefreshProgress{Phase: r.phase, Trigger: r.trigger, RowsWritten: r.rows, BytesWritten: r.bytes,
-		ElapsedMS: ms(now.Sub(r.started)), StartedAt: r.started}
-	if r.rows == nil && r.phase != PhaseWaiting {
+// progress is the report of r, a refresh under way, at now.
+func progress(r *refreshes.Run, now time.Time) *RefreshProgress {
+	phase, rows, bytes := r.Snapshot()
+	p := &RefreshProgress{Phase: phase, Trigger: r.Trigger, RowsWritten: rows, BytesWritten: bytes,
+		ElapsedMS: ms(now.Sub(r.Started)), StartedAt: r.Started}
+	if rows == nil && phase != PhaseWaiting {
 		p.Note = buildRowsNote
 	}
 	return p
-}
-
-// runs are the refreshes under way in a Service, by endpoint id.
-type runs struct{ m sync.Map }
-
-func (rs *runs) begin(id, trigger string, started time.Time) *refreshRun {
-	r := &refreshRun{trigger: trigger, started: started, phase: PhaseWaiting}
-	rs.m.Store(id, r)
-	return r
-}
-
-func (rs *runs) end(id string, r *refreshRun) { rs.m.CompareAndDelete(id, r) }
-
-func (rs *runs) get(id string) *refreshRun {
-	r, ok := rs.m.Load(id)
-	if !ok {
-		return nil
-	}
-	return r.(*refreshRun)
-}
-
-// savings are, by endpoint id, the keys of tables that a refresh
-// triggered by a save built and that no Materialize has claimed yet: the
-// Materialize that follows a save (the README's sequence) finds the table
-// of the save built and does not build it again.
-type savings struct{ m sync.Map }
-
-func (sv *savings) built(id, key string) { sv.m.Store(id, key) }
-
-// claim reports whether the table of key was built for a save since the
-// last Materialize of id, and forgets it either way.
-func (sv *savings) claim(id, key string) bool {
-	k, ok := sv.m.LoadAndDelete(id)
-	return ok && k.(string) == key
 }
 
 // savedStill is the check of a Materialize once it holds the endpoint's
@@ -922,7 +816,7 @@ func (s *Service) savedStill(ctx context.Context, e *driver.Endpoint, _ time.Tim
 	}
 	key := tableKey(e, c)
 	st := &e.MaterializationState
-	if s.saved.claim(e.ID, key) && st.Status == StatusCompleted && st.Built == key && st.Table != "" {
+	if s.saved.Claim(e.ID, key) && st.Status == StatusCompleted && st.Built == key && st.Table != "" {
 		return false
 	}
 	return true
@@ -956,7 +850,7 @@ func (s *Service) StartMaterialize(ctx context.Context, project, name string) (M
 		return MaterializeStarted{Joined: true}, nil
 	}
 	joined := false
-	if r := s.runs.get(e.ID); r != nil && r.trigger == "saved" {
+	if r := s.runs.Get(e.ID); r != nil && r.Trigger == "saved" {
 		joined = true
 	}
 	bg := context.WithoutCancel(ctx)
@@ -976,11 +870,11 @@ func (s *Service) StartMaterialize(ctx context.Context, project, name string) (M
 // progressOf is the progress of the refresh of id under way in this
 // Service, nil when none is.
 func (s *Service) progressOf(id string) *RefreshProgress {
-	r := s.runs.get(id)
+	r := s.runs.Get(id)
 	if r == nil {
 		return nil
 	}
-	return r.progress(s.now())
+	return progress(r, s.now())
 }
 
 // lowSavings is the warning of a stored table of rows rows built from

@@ -174,7 +174,7 @@ func (k *logSink) write(batch []logWrite) {
 	for _, id := range order {
 		m := marks[id]
 		if err := k.s.cfg.Endpoints.MarkExecuted(ctx, m.project, m.id, m.at); err != nil {
-			k.s.executed.release(m.id, m.at, m.prev)
+			k.s.executed.Release(m.id, m.at, m.prev)
 			errs = append(errs, err)
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/refreshes"
 )
 
 // Defaults of the scheduler's settings in Config.
@@ -84,21 +84,21 @@ func (s *Service) Schedule(ctx context.Context) error {
 	defer s.scheduling.Store(false)
 	var (
 		wg    sync.WaitGroup
-		fl    = refreshesUnderWay{again: map[string]string{}}
+		fl    = refreshes.UnderWay{}
 		slots = make(chan struct{}, s.cfg.ScheduleConcurrency)
 	)
 	start := func(project, id, name, trigger string) {
-		if !fl.begin(id, trigger) {
+		if !fl.Begin(id, trigger) {
 			return
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ; trigger != ""; trigger = fl.next(id) {
+			for ; trigger != ""; trigger = fl.Next(id) {
 				select {
 				case slots <- struct{}{}:
 				case <-ctx.Done():
-					fl.end(id)
+					fl.End(id)
 					return
 				}
 				still := s.due
@@ -137,50 +137,6 @@ func (s *Service) Schedule(ctx context.Context) error {
 			look()
 		}
 	}
-}
-
-// refreshesUnderWay are the scheduler's refreshes under way, by endpoint
-// id, each with the trigger of a request for it that came meanwhile ("" for none).
-// The scheduler refreshes once more after such a one, when the endpoint is
-// still due: the refresh request of an update that lands as the refresh of the
-// version before ends is not lost until the next look.
-type refreshesUnderWay struct {
-	mu    sync.Mutex
-	again map[string]string
-}
-
-// begin reports whether a refresh of id may start, and when one is under
-// way notes trigger for after it.
-func (f *refreshesUnderWay) begin(id, trigger string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.again[id]; ok {
-		f.again[id] = trigger
-		return false
-	}
-	f.again[id] = ""
-	return true
-}
-
-// next returns the trigger noted while id refreshed, and forgets the refresh
-// when there is none.
-func (f *refreshesUnderWay) next(id string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t := f.again[id]
-	if t == "" {
-		delete(f.again, id)
-	} else {
-		f.again[id] = ""
-	}
-	return t
-}
-
-// end forgets the refresh of id.
-func (f *refreshesUnderWay) end(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.again, id)
 }
 
 // dueAwake reports whether the scheduler should refresh e at now, were it
@@ -243,7 +199,7 @@ func (s *Service) hibernatingSince(e *driver.Endpoint, now time.Time) (time.Time
 	}
 	// This Service's own runs count at once, before their marks reach
 	// the store.
-	if t := s.executed.latest(e.ID); t.After(last) {
+	if t := s.executed.Latest(e.ID); t.After(last) {
 		last = t
 	}
 	since := last.Add(s.cfg.HibernateAfter)
@@ -258,82 +214,6 @@ func (s *Service) due(ctx context.Context, e *driver.Endpoint, now time.Time) bo
 	}
 	return s.dueAwake(ctx, e, now)
 }
-
-// executedMarks throttles the writes of last_executed_at: a busy endpoint
-// would otherwise cost one store write per run. A run records its time only
-// when the last recorded one, by this Service, is at least resolution
-// older, so last_executed_at may lag the latest run by up to resolution.
-//
-// A run takes no lock: each endpoint's last time is an atomic value
-// (nanoseconds since the epoch, 0 for none) that a run reads, and claims
-// with a compare-and-swap when due; the map of them is a sync.Map, which
-// reads an endpoint seen before without a lock.
-type executedMarks struct {
-	resolution time.Duration
-	last       sync.Map // endpoint id -> *atomic.Int64, the time last written
-}
-
-func newExecutedMarks(resolution time.Duration) *executedMarks {
-	return &executedMarks{resolution: resolution}
-}
-
-// slot returns the last time of id, made when there is none.
-func (m *executedMarks) slot(id string) *atomic.Int64 {
-	if v, ok := m.last.Load(id); ok {
-		return v.(*atomic.Int64)
-	}
-	v, _ := m.last.LoadOrStore(id, new(atomic.Int64))
-	return v.(*atomic.Int64)
-}
-
-// timeOf is the instant of n nanoseconds since the epoch, zero for 0.
-func timeOf(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-// due reports whether a run of id at now should be written, and if so
-// claims it, so that concurrent runs write once.
-func (m *executedMarks) due(id string, now time.Time) (prev time.Time, ok bool) {
-	last, n := m.slot(id), now.UnixNano()
-	for {
-		p := last.Load()
-		if p != 0 && n-p < int64(m.resolution) && n >= p {
-			return timeOf(p), false
-		}
-		if last.CompareAndSwap(p, n) {
-			return timeOf(p), true
-		}
-	}
-}
-
-// release gives a claim back after a failed write, so the next run retries.
-func (m *executedMarks) release(id string, claimed, prev time.Time) {
-	v, ok := m.last.Load(id)
-	if !ok {
-		return
-	}
-	p := int64(0)
-	if !prev.IsZero() {
-		p = prev.UnixNano()
-	}
-	v.(*atomic.Int64).CompareAndSwap(claimed.UnixNano(), p)
-}
-
-// latest returns when this Service last claimed a mark of id (zero when
-// never).
-func (m *executedMarks) latest(id string) time.Time {
-	v, ok := m.last.Load(id)
-	if !ok {
-		return time.Time{}
-	}
-	return timeOf(v.(*atomic.Int64).Load())
-}
-
-// forget drops a deleted endpoint.
-func (m *executedMarks) forget(id string) { m.last.Delete(id) }
 
 // live drops the soft-deleted endpoints of list, in place, and deletes
 // for good those past their retention (best effort: one that fails is
@@ -367,7 +247,7 @@ func (s *Service) purgeDeleted(ctx context.Context, e driver.Endpoint) {
 		s.cfg.Observer.ObserveRefresh(ctx, RefreshEvent{Project: e.ProjectID, Endpoint: nameBeforeDelete(&e), Trigger: "purge", Rows: -1, Err: err})
 		return
 	}
-	s.executed.forget(e.ID)
+	s.executed.Forget(e.ID)
 	_ = s.runLog.DeleteEndpoint(ctx, e.ProjectID, e.ID)
 	s.dropTables(ctx, &e)
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/deadline"
+	"github.com/endpointkit/endpointkit/internal/execmark"
 	lrucache "github.com/endpointkit/endpointkit/internal/lru"
+	"github.com/endpointkit/endpointkit/internal/refreshes"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
@@ -240,10 +242,10 @@ type Service struct {
 	writeMu  sync.Mutex
 	cache    *templateCache
 	records  recordCache
-	executed *executedMarks
+	executed *execmark.Marks
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
-	refreshing   refreshLocks
+	refreshing   refreshes.Locks
 	refreshSlots chan struct{}
 
 	// Operations: the result cache, identical runs under way, when each
@@ -269,8 +271,8 @@ type Service struct {
 	// runs are the refreshes under way, for their progress; saved the
 	// tables a save's refresh built that no Materialize claimed yet;
 	// manual the endpoints with a StartMaterialize queued or under way.
-	runs   runs
-	saved  savings
+	runs   refreshes.Runs
+	saved  refreshes.Savings
 	manual sync.Map
 }
 
@@ -308,7 +310,7 @@ func New(cfg Config) (*Service, error) {
 		now:      now,
 		cache:    newTemplateCache(cfg.CacheSize),
 		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
-		executed: newExecutedMarks(cfg.ExecutedResolution),
+		executed: execmark.New(cfg.ExecutedResolution),
 
 		results:         cfg.ResultCache,
 		versionTimes:    newLRU[versionKey, time.Time](cfg.CacheSize),

@@ -36,9 +36,9 @@
 // package only. Endpoint, Query, Version, Materialization and RunLogEntry
 // are the API's views of the records stores keep in package
 // endpoint/driver (which hold nothing of the API), declared here with the
-// API's JSON and its errors (wire.go, version.go); VariableRef and
+// API's JSON and its errors (wire.go, records.go); VariableRef and
 // MaterializationStatus, which the API shows as stores keep them, are
-// aliases of driver's types (aliases.go).
+// aliases of driver's types (declared in this file).
 //
 // # Errors
 //

@@ -93,7 +93,7 @@ func (r RunResult) MarshalJSON() ([]byte, error) {
 }
 
 // markExecuted records a successful run of ep at now, written in the
-// background (runlog_writer.go). A failure to record does not fail the
+// background (runlog.go). A failure to record does not fail the
 // run, whose answer is already correct; the next run tries again.
 func (s *Service) markExecuted(ep *driver.Endpoint, now time.Time) {
 	prev, ok := s.executed.Due(ep.ID, now)

@@ -49,9 +49,9 @@ type compiled struct {
 	// from the user's text.
 	scope  *scope.Scope
 	scoped bool
-	// insight is the decoded query of an insight kind (see insight.go).
+	// insight is the decoded query of an insight kind (see compileInsight).
 	insight *insight.Query
-	// verdicts memoizes materialization analyses (see materialized.go).
+	// verdicts memoizes materialization analyses (see materialize.go).
 	verdicts verdicts
 	// shape is the version's columns and types once known (see
 	// versionShape).

@@ -985,7 +985,7 @@ func (s *Service) executeCapped(ctx context.Context, st scope.Statement, max int
 		defer s.deadlines.Stop(rc)
 		ctx = rc
 	}
-	res, err := s.query(ctx, st, s.bounds(max)) // stream.go: a streamed run's rows go to its writer
+	res, err := s.query(ctx, st, s.bounds(max)) // rowStream: a streamed run's rows go to its writer
 	switch {
 	case err != nil && errors.Is(err, driver.ErrResultTooLarge):
 		return nil, withCause(s.tooLarge(), err)

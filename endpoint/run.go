@@ -36,7 +36,7 @@ type RunRequest struct {
 	// Refresh is "cache" (or ""): a fresh answer from Config.ResultCache
 	// when there is one; "force": computed now (and cached); "direct": a
 	// materialized endpoint read from its stored table, the cache neither
-	// read nor written (see serve.go). Other values are refused, so that
+	// read nor written (see serveBound). Other values are refused, so that
 	// a client's typo is not silently ignored.
 	Refresh string `json:"refresh"`
 	// Debug adds the executed SQL, its argument count and timings.
@@ -156,7 +156,7 @@ type RunResult struct {
 	// kinds are the kinds of Columns (see ColumnKinds).
 	kinds []ColumnKind
 	// encoded is Results as JSON when storing the answer in the result
-	// cache encoded them, for the runs that joined its flight (serve.go).
+	// cache encoded them, for the runs that joined its flight (serveBound).
 	encoded []byte
 	// ExecutionID names this run in the run log (Service.Logs).
 	ExecutionID string `json:"execution_id"`
@@ -206,7 +206,7 @@ type runOptions struct {
 // Config.RecheckInterval).
 //
 // Every run, refused or not, is recorded in the run log and reported to
-// the Observer (see runlog.go and observer.go).
+// the Observer (see beginRun, endRun and observer.go).
 func (s *Service) Run(ctx context.Context, project, name string, req RunRequest) (*RunResult, error) {
 	rec := s.beginRun(project, name, req)
 	res, err := s.run(ctx, project, name, req, rec)
@@ -307,7 +307,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 				e.RowsRead, e.BytesRead = ownValue(&q.rowsRead, st.RowsRead), ownValue(&q.bytesRead, st.BytesRead)
 			}
 		}
-		// Written in the background (runlog_writer.go): a run never
+		// Written in the background (runlog.go): a run never
 		// waits for the log's store.
 		if lerr := s.logs.offer(logWrite{entry: e}); lerr != nil {
 			ev.LogErr = lerr

@@ -172,7 +172,7 @@ type Config struct {
 	// marks queued at once).
 	ExecutedResolution time.Duration
 
-	// Operations (see serve.go, runlog.go, observer.go, scheduler.go).
+	// Operations (see compute.go, runlog.go, observer.go, schedule.go).
 
 	// ResultCache keeps the answers of runs for their endpoint's
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.

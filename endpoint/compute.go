@@ -244,6 +244,118 @@ func encodeResults(results any, kinds []ColumnKind) (json.RawMessage, bool) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
 }
 
+// The JSON form of a float column: every value a JSON number written as a
+// float, 256.0 as well as 256.83, so that a client's JSON decoder reads
+// the column as one kind whatever the row (encoding/json alone writes the
+// float 256 as 256, which most decoders read as an integer). Only the
+// encoding changes: the Go values of RunResult.Results stay float64.
+// Every writer of an answer's JSON writes it so: the HTTP API's JSON and
+// NDJSON answers (which write their rows themselves, as
+// appendFloatJSON does), the result cache and the answers shared by identical
+// runs (encodeResults), and encoding/json on a RunResult (MarshalJSON:
+// the MCP tools, a debug answer, a host).
+
+// appendFloatJSON appends f as encoding/json writes a float64, and ".0"
+// after it when that text is an integer's (256 becomes 256.0; 1e+21 and
+// 2.5 stay as they are). f must be finite, as encoding/json requires.
+func appendFloatJSON(buf []byte, f float64) []byte {
+	n := len(buf)
+	buf = appendJSONFloat(buf, f)
+	return floatText(buf, n)
+}
+
+// floatText appends ".0" to buf when buf[from:], a JSON number's text, is
+// an integer's (no fraction, no exponent), making it a float's.
+func floatText(buf []byte, from int) []byte {
+	if from >= len(buf) {
+		return buf
+	}
+	for _, c := range buf[from:] {
+		if c == '.' || c == 'e' || c == 'E' {
+			return buf
+		}
+	}
+	return append(buf, ".0"...)
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64.
+func appendJSONFloat(buf []byte, f float64) []byte {
+	abs := f
+	if abs < 0 {
+		abs = -abs
+	}
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	buf = strconv.AppendFloat(buf, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9, as encoding/json.
+		if n := len(buf); n >= 4 && buf[n-4] == 'e' && buf[n-3] == '-' && buf[n-2] == '0' {
+			buf[n-2] = buf[n-1]
+			buf = buf[:n-1]
+		}
+	}
+	return buf
+}
+
+// floatJSON is a value of a float column as encoding/json writes it in
+// an answer.
+type floatJSON float64
+
+// MarshalJSON writes f with appendFloatJSON; NaN and the infinities are
+// refused as encoding/json refuses them.
+func (f floatJSON) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if x != x || x > maxFloat || x < -maxFloat {
+		return nil, &json.UnsupportedValueError{Value: reflect.ValueOf(x), Str: strconv.FormatFloat(x, 'g', -1, 64)}
+	}
+	return appendFloatJSON(nil, x), nil
+}
+
+const maxFloat = 1.7976931348623157e308
+
+// hasFloat reports whether kinds name a float column.
+func hasFloat(kinds []ColumnKind) bool {
+	for _, k := range kinds {
+		if k == KindFloat {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonResults is results as encoding/json should write them in an answer
+// of columns of kinds: rows whose float columns' values are floatJSON (a
+// copy: the rows are the caller's), anything else as it is.
+func jsonResults(results any, kinds []ColumnKind) any {
+	rows, ok := results.([][]any)
+	if !ok || !hasFloat(kinds) {
+		return results
+	}
+	out := make([][]any, len(rows))
+	cells := make([]any, 0, len(rows)*len(kinds))
+	for i, row := range rows {
+		if row == nil {
+			continue
+		}
+		start := len(cells)
+		for j, v := range row {
+			if j < len(kinds) && kinds[j] == KindFloat {
+				switch x := v.(type) {
+				case float64:
+					v = floatJSON(x)
+				case float32:
+					v = floatJSON(x)
+				}
+			}
+			cells = append(cells, v)
+		}
+		out[i] = cells[start:len(cells):len(cells)]
+	}
+	return out
+}
+
 // storeAnswer caches res under key until its data is as old as ep's data
 // freshness, and returns its results' JSON as it encoded them (nil when
 // it did not), so that the runs that joined its flight share them
@@ -310,6 +422,17 @@ func (s *Service) cachedAnswer(ctx context.Context, key string, ep *driver.Endpo
 	}, hdr.Rows
 }
 
+// dataFreshness is how long an answer of e stays fresh: a cached answer is
+// served while its data is younger, and the scheduler rebuilds e's stored
+// table at that period. 0, as stores written before the field existed
+// hold, means the default.
+func dataFreshness(e *driver.Endpoint) time.Duration {
+	if e.DataFreshnessSeconds <= 0 {
+		return DefaultDataFreshness * time.Second
+	}
+	return time.Duration(e.DataFreshnessSeconds) * time.Second
+}
+
 // flightGroup runs each computation once for all the runs that ask for it
 // at the same time (internal/flight): the runs that join a computation
 // under way get each a copy of its answer, its results as JSON (see
@@ -351,6 +474,70 @@ func shareAnswer(a flightAnswer) (*sharedAnswer, bool) {
 // joined its flight.
 func (a *sharedAnswer) Copy() flightAnswer {
 	return flightAnswer{ownedCopy(a.res, append(json.RawMessage(nil), a.res.Results.(json.RawMessage)...)), a.rows}
+}
+
+// resultRows counts the rows (SQL) or series and cohorts (insight) of a
+// computed answer, -1 when it cannot tell.
+func resultRows(results any) int {
+	switch r := results.(type) {
+	case [][]any:
+		return len(r)
+	case *insight.Result:
+		if r.Kind == insight.Retention {
+			return len(r.Cohorts)
+		}
+		if r.Kind == insight.Lifecycle {
+			return len(r.Lifecycle)
+		}
+		return len(r.Series)
+	}
+	return -1
+}
+
+// ownedCopy returns a copy of res, with results as its Results, that
+// shares nothing with res: its columns and types, and what its time and
+// statistics pointers point to, are its own, in two allocations. Its
+// execution id and version instant are left for answerOwned to set.
+func ownedCopy(res *RunResult, results any) *RunResult {
+	a := &struct {
+		out                       RunResult
+		refreshed, materializedAt time.Time
+		stats                     Statistics
+		rowsRead, bytesRead       int64
+		debug                     DebugInfo
+	}{out: *res}
+	out := &a.out
+	out.Results = results
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
+	nc := len(res.Columns)
+	names := make([]string, nc+len(res.Types))
+	copy(names, res.Columns)
+	copy(names[nc:], res.Types)
+	out.Columns, out.Types = names[:nc:nc], names[nc:]
+	if res.Columns == nil {
+		out.Columns = nil
+	}
+	if res.Types == nil {
+		out.Types = nil
+	}
+	out.LastRefresh = ownValue(&a.refreshed, res.LastRefresh)
+	out.EndpointMaterializedAt = ownValue(&a.materializedAt, res.EndpointMaterializedAt)
+	if out.Statistics = ownValue(&a.stats, res.Statistics); out.Statistics != nil {
+		a.stats.RowsRead = ownValue(&a.rowsRead, a.stats.RowsRead)
+		a.stats.BytesRead = ownValue(&a.bytesRead, a.stats.BytesRead)
+	}
+	out.Debug = ownValue(&a.debug, res.Debug)
+	return out
+}
+
+// ownValue returns slot holding *p, nil when p is nil: a pointer to a
+// copy of p's value, in memory of the caller's (slot).
+func ownValue[T any](slot, p *T) *T {
+	if p == nil {
+		return nil
+	}
+	*slot = *p
+	return slot
 }
 
 // do returns fn's answer for key, and the number of rows or series it
@@ -793,6 +980,23 @@ func (r storedRead) fallback(s *Service, ep *driver.Endpoint, opts runOptions, n
 		return inlineBecause("the query cannot be materialized: %s", r.v.reason)
 	}
 	return nil
+}
+
+// noTable is the fallback of a run of e that found no fresh stored table
+// at now. When e's materialization was hibernating, the run wakes it: it
+// asks the scheduler to refresh e at once, and says so.
+func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
+	if _, ok := s.hibernatingSince(e, now); !ok {
+		return noTable
+	}
+	select {
+	case s.refreshRequests <- refreshRequest{e.ProjectID, e.ID, e.Name, triggerWoken}:
+		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and a refresh is queued", s.cfg.HibernateAfter)
+	default:
+		// This run's last_executed_at wakes it at the scheduler's next
+		// look.
+		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and the scheduler refreshes it at its next look", s.cfg.HibernateAfter)
+	}
 }
 
 // readMaterializedSQL answers a run of a materialized SQL endpoint from its
@@ -1639,208 +1843,4 @@ func fixedType(query string, item []sqltoken.Token) string {
 		return "REAL"
 	}
 	return "" // NUMERIC, BLOB: the value's own type
-}
-
-// resultRows counts the rows (SQL) or series and cohorts (insight) of a
-// computed answer, -1 when it cannot tell.
-func resultRows(results any) int {
-	switch r := results.(type) {
-	case [][]any:
-		return len(r)
-	case *insight.Result:
-		if r.Kind == insight.Retention {
-			return len(r.Cohorts)
-		}
-		if r.Kind == insight.Lifecycle {
-			return len(r.Lifecycle)
-		}
-		return len(r.Series)
-	}
-	return -1
-}
-
-// ownedCopy returns a copy of res, with results as its Results, that
-// shares nothing with res: its columns and types, and what its time and
-// statistics pointers point to, are its own, in two allocations. Its
-// execution id and version instant are left for answerOwned to set.
-func ownedCopy(res *RunResult, results any) *RunResult {
-	a := &struct {
-		out                       RunResult
-		refreshed, materializedAt time.Time
-		stats                     Statistics
-		rowsRead, bytesRead       int64
-		debug                     DebugInfo
-	}{out: *res}
-	out := &a.out
-	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
-	nc := len(res.Columns)
-	names := make([]string, nc+len(res.Types))
-	copy(names, res.Columns)
-	copy(names[nc:], res.Types)
-	out.Columns, out.Types = names[:nc:nc], names[nc:]
-	if res.Columns == nil {
-		out.Columns = nil
-	}
-	if res.Types == nil {
-		out.Types = nil
-	}
-	out.LastRefresh = ownValue(&a.refreshed, res.LastRefresh)
-	out.EndpointMaterializedAt = ownValue(&a.materializedAt, res.EndpointMaterializedAt)
-	if out.Statistics = ownValue(&a.stats, res.Statistics); out.Statistics != nil {
-		a.stats.RowsRead = ownValue(&a.rowsRead, a.stats.RowsRead)
-		a.stats.BytesRead = ownValue(&a.bytesRead, a.stats.BytesRead)
-	}
-	out.Debug = ownValue(&a.debug, res.Debug)
-	return out
-}
-
-// ownValue returns slot holding *p, nil when p is nil: a pointer to a
-// copy of p's value, in memory of the caller's (slot).
-func ownValue[T any](slot, p *T) *T {
-	if p == nil {
-		return nil
-	}
-	*slot = *p
-	return slot
-}
-
-// The JSON form of a float column: every value a JSON number written as a
-// float, 256.0 as well as 256.83, so that a client's JSON decoder reads
-// the column as one kind whatever the row (encoding/json alone writes the
-// float 256 as 256, which most decoders read as an integer). Only the
-// encoding changes: the Go values of RunResult.Results stay float64.
-// Every writer of an answer's JSON writes it so: the HTTP API's JSON and
-// NDJSON answers (which write their rows themselves, as
-// appendFloatJSON does), the result cache and the answers shared by identical
-// runs (encodeResults), and encoding/json on a RunResult (MarshalJSON:
-// the MCP tools, a debug answer, a host).
-
-// appendFloatJSON appends f as encoding/json writes a float64, and ".0"
-// after it when that text is an integer's (256 becomes 256.0; 1e+21 and
-// 2.5 stay as they are). f must be finite, as encoding/json requires.
-func appendFloatJSON(buf []byte, f float64) []byte {
-	n := len(buf)
-	buf = appendJSONFloat(buf, f)
-	return floatText(buf, n)
-}
-
-// floatText appends ".0" to buf when buf[from:], a JSON number's text, is
-// an integer's (no fraction, no exponent), making it a float's.
-func floatText(buf []byte, from int) []byte {
-	if from >= len(buf) {
-		return buf
-	}
-	for _, c := range buf[from:] {
-		if c == '.' || c == 'e' || c == 'E' {
-			return buf
-		}
-	}
-	return append(buf, ".0"...)
-}
-
-// appendJSONFloat appends f as encoding/json writes a float64.
-func appendJSONFloat(buf []byte, f float64) []byte {
-	abs := f
-	if abs < 0 {
-		abs = -abs
-	}
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	buf = strconv.AppendFloat(buf, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9, as encoding/json.
-		if n := len(buf); n >= 4 && buf[n-4] == 'e' && buf[n-3] == '-' && buf[n-2] == '0' {
-			buf[n-2] = buf[n-1]
-			buf = buf[:n-1]
-		}
-	}
-	return buf
-}
-
-// floatJSON is a value of a float column as encoding/json writes it in
-// an answer.
-type floatJSON float64
-
-// MarshalJSON writes f with appendFloatJSON; NaN and the infinities are
-// refused as encoding/json refuses them.
-func (f floatJSON) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if x != x || x > maxFloat || x < -maxFloat {
-		return nil, &json.UnsupportedValueError{Value: reflect.ValueOf(x), Str: strconv.FormatFloat(x, 'g', -1, 64)}
-	}
-	return appendFloatJSON(nil, x), nil
-}
-
-const maxFloat = 1.7976931348623157e308
-
-// hasFloat reports whether kinds name a float column.
-func hasFloat(kinds []ColumnKind) bool {
-	for _, k := range kinds {
-		if k == KindFloat {
-			return true
-		}
-	}
-	return false
-}
-
-// jsonResults is results as encoding/json should write them in an answer
-// of columns of kinds: rows whose float columns' values are floatJSON (a
-// copy: the rows are the caller's), anything else as it is.
-func jsonResults(results any, kinds []ColumnKind) any {
-	rows, ok := results.([][]any)
-	if !ok || !hasFloat(kinds) {
-		return results
-	}
-	out := make([][]any, len(rows))
-	cells := make([]any, 0, len(rows)*len(kinds))
-	for i, row := range rows {
-		if row == nil {
-			continue
-		}
-		start := len(cells)
-		for j, v := range row {
-			if j < len(kinds) && kinds[j] == KindFloat {
-				switch x := v.(type) {
-				case float64:
-					v = floatJSON(x)
-				case float32:
-					v = floatJSON(x)
-				}
-			}
-			cells = append(cells, v)
-		}
-		out[i] = cells[start:len(cells):len(cells)]
-	}
-	return out
-}
-
-// dataFreshness is how long an answer of e stays fresh: a cached answer is
-// served while its data is younger, and the scheduler rebuilds e's stored
-// table at that period. 0, as stores written before the field existed
-// hold, means the default.
-func dataFreshness(e *driver.Endpoint) time.Duration {
-	if e.DataFreshnessSeconds <= 0 {
-		return DefaultDataFreshness * time.Second
-	}
-	return time.Duration(e.DataFreshnessSeconds) * time.Second
-}
-
-// noTable is the fallback of a run of e that found no fresh stored table
-// at now. When e's materialization was hibernating, the run wakes it: it
-// asks the scheduler to refresh e at once, and says so.
-func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
-	if _, ok := s.hibernatingSince(e, now); !ok {
-		return noTable
-	}
-	select {
-	case s.refreshRequests <- refreshRequest{e.ProjectID, e.ID, e.Name, triggerWoken}:
-		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and a refresh is queued", s.cfg.HibernateAfter)
-	default:
-		// This run's last_executed_at wakes it at the scheduler's next
-		// look.
-		return inlineBecause("the materialization was hibernating (no run read it for %s); this run woke it and the scheduler refreshes it at its next look", s.cfg.HibernateAfter)
-	}
 }

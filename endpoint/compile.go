@@ -1,19 +1,23 @@
 package endpoint
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/endpointkit/endpointkit/internal/apierror"
-	"github.com/endpointkit/endpointkit/sql/scope"
-	"github.com/endpointkit/endpointkit/sql/sqltoken"
-
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/apierror"
 	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/scope"
+	"github.com/endpointkit/endpointkit/sql/sqltoken"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -45,9 +49,9 @@ type compiled struct {
 	// from the user's text.
 	scope  *scope.Scope
 	scoped bool
-	// insight is the decoded query of an insight kind (see insight.go).
+	// insight is the decoded query of an insight kind (see compileInsight).
 	insight *insight.Query
-	// verdicts memoizes materialization analyses (see materialized.go).
+	// verdicts memoizes materialization analyses (see materialize.go).
 	verdicts verdicts
 	// shape is the version's columns and types once known (see
 	// versionShape).
@@ -489,4 +493,410 @@ func joinSorted(names []string) string {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	return strings.Join(slices.Compact(names), ", ")
+}
+
+// tenantVariable is the placeholder that tenant scoping binds to the
+// project a query runs for (see access.Confine and sql/scope). A query
+// may not use it, nor any name with its prefix: the Service alone binds
+// it, over anything a client sends.
+const tenantVariable = scope.TenantVariable
+
+// reservedPrefix starts every placeholder name the Service binds itself.
+const reservedPrefix = variable.ReservedPrefix
+
+// CodeQueryNotAllowed is the Code of a query that reads what its project
+// may not read (a table, a catalog, a function), or that the analyzer
+// cannot vouch for. The Error names the table in Table when one is at
+// fault.
+const CodeQueryNotAllowed = "query_not_allowed"
+
+// rules returns what the endpoints of project may read; nil without a
+// Policy (every table but the library's own and the catalogs).
+func (s *Service) rules(ctx context.Context, project string) (*access.Rules, error) {
+	if s.cfg.Access == nil {
+		return nil, nil
+	}
+	r, err := s.cfg.Access.Rules(ctx, project)
+	if err != nil {
+		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "the access policy failed"), err)
+	}
+	return r, nil
+}
+
+// scopeOf returns the scope of project's statements: its rules, and the
+// project its tenant columns are bound to. Every statement the Service
+// executes is made through one (package sql/scope).
+func (s *Service) scopeOf(ctx context.Context, project string) (*scope.Scope, error) {
+	rules, err := s.rules(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	return scope.New(rules, project, s.cfg.Executor.Engine()), nil
+}
+
+// scopeError words a failure of scoping: a refusal of the rules (see
+// accessError), or a query the rewrite left unreadable.
+func scopeError(err error) *Error {
+	var ae *access.Error
+	if errors.As(err, &ae) || !isPlaceholderError(err) {
+		return accessError(err)
+	}
+	return withCause(invalidf(CodeQueryNotAllowed, "query", "Query cannot be scoped: %s", placeholderError(err).Detail), err)
+}
+
+// isPlaceholderError reports whether err is package placeholder's.
+func isPlaceholderError(err error) bool {
+	var se *placeholder.SyntaxError
+	var ve *placeholder.VariableError
+	return errors.As(err, &se) || errors.As(err, &ve)
+}
+
+// accessError words a refusal of package access as a 400 naming what was
+// refused and where (Line, Column); a fault of the host's rules is a 502.
+// A query the analyzer cannot read is a syntax error (query_error); a
+// table, catalog or function the project may not read, or a text engines
+// read differently, is query_not_allowed. The words are the user's: no
+// package prefix (access.Error's text has one, for Go callers).
+func accessError(err error) *Error {
+	var ae *access.Error
+	if !errors.As(err, &ae) {
+		return withCause(NewError(ErrExecution, CodeExecutionFailed, "", "the access policy is invalid"), err)
+	}
+	var e *Error
+	switch ae.Reason {
+	case access.ReasonUnsupported:
+		e = invalidf(CodeQueryError, "query.query", "Syntax error at line %d, column %d: %s.", ae.Line, ae.Column, ae.Detail)
+	case access.ReasonTable:
+		e = invalidf(CodeQueryNotAllowed, "query.query", "Table '%s' at line %d, column %d does not exist or cannot be read by this project's endpoints.", ae.Table, ae.Line, ae.Column)
+	default:
+		e = invalidf(CodeQueryNotAllowed, "query.query", "Query not allowed at line %d, column %d: %s.", ae.Line, ae.Column, ae.Detail)
+	}
+	e.Table = ae.Table
+	e.Line, e.Column = ae.Line, ae.Column
+	return withCause(e, err)
+}
+
+// refusal is scopeError of err, a failure to scope a query of project,
+// with the hint a refused table needs: the tables the project's endpoints
+// can read, or those nearest to the name refused.
+func (s *Service) refusal(ctx context.Context, project string, err error) *Error {
+	e := scopeError(err)
+	var ae *access.Error
+	if !errors.As(err, &ae) || ae.Reason != access.ReasonTable {
+		return e
+	}
+	tables := s.listedTables(ctx, project)
+	if len(tables) == 0 {
+		e.Detail += " This project's endpoints can read no table."
+		return e
+	}
+	e.Detail += " " + upperFirst(suggest(lastPart(ae.Table), tables, "tables that can be read"))
+	return e
+}
+
+// upperFirst is s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// checkReserved refuses a placeholder the Service binds itself.
+func checkReserved(names []string) error {
+	for _, n := range names {
+		if strings.HasPrefix(n, reservedPrefix) {
+			return invalidf(CodeInvalidInput, "query", "Variable name '%s' is reserved: names starting with %s are bound by the library.", cut(n), reservedPrefix)
+		}
+	}
+	return nil
+}
+
+// checkQuery asks the engine to describe c, a compiled query of project
+// about to be saved, without reading its rows: the scoped, paged statement
+// a run executes, with LIMIT 0 and each variable bound to a value of its
+// type (describe). Every engine resolves the query's names and types to
+// answer it (SQLite and MySQL prepare it, PostgreSQL plans it, ClickHouse
+// analyzes it), so a query it cannot run is refused here, before anything
+// is saved. It returns the columns and types the engine described (nil
+// for an insight query, whose SQL the library writes).
+//
+// A refusal of the engine about the query's text (a name, a type, its
+// syntax) is a 400 query_error (explainFault words it). One about a value
+// (a division by zero or a text that does not parse as a date, which an
+// engine meets when it folds constants, the check's values among them) is
+// not: the query is saved, and the run that meets the value answers it.
+//
+// A refusal of the engine is a 400 query_error (explainFault words it). A
+// failure of the database that says nothing of the query (it could not be
+// reached, it timed out) is not the author's error: it is a 502 (504 for
+// a timeout) saying that the query could not be checked and nothing was
+// saved, for the caller to retry; the Service saves no query it has not
+// checked.
+func (s *Service) checkQuery(ctx context.Context, project, name string, c *compiled) (*driver.Result, string, error) {
+	if c.insight != nil {
+		return nil, "", nil
+	}
+	res, err := s.describe(ctx, nil, c)
+	if err == nil {
+		return res, "", nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return nil, "", err
+	}
+	switch e.Code {
+	case CodeQueryError:
+		var qe *driver.QueryError
+		if errors.As(err, &qe) && valueFault(qe.Message) {
+			// The engine resolved every name and type and then failed on
+			// a value (a constant it folded, with the values the check
+			// binds): a run, with its own values, may not. The query is
+			// saved, as it was before the check; said to the caller, the
+			// log and the metrics.
+			s.observeSaveCheck(ctx, SaveCheckEvent{Project: project, Endpoint: name, Err: err})
+			return nil, fmt.Sprintf("The database could not check the query with sample values of its variables (%s); it was saved, and a run whose values meet the same fault will answer it.", qe.Message), nil
+		}
+		return nil, "", s.explainFault(ctx, c.scope, c.query.SQL, err)
+	case CodeTimeout:
+		out := *e
+		out.Detail = fmt.Sprintf("The database did not describe the query in time (%s); nothing was saved: retry, or simplify the query.", e.Detail)
+		return nil, "", &out
+	case CodeExecutionFailed:
+		var qe *driver.QueryError
+		if errors.As(err, &qe) {
+			// queryFault hid a message that names the library's own
+			// tables or the tenant's variable: still the query's fault.
+			return nil, "", withCause(invalidf(CodeQueryError, "query.query",
+				"The database refused the query; its message is not shown because it names what the library adds to the query."), err)
+		}
+		out := *e
+		out.Detail = "The database could not be reached to check the query; nothing was saved: retry."
+		return nil, "", &out
+	}
+	return nil, "", err
+}
+
+// valueFaultWords match the engines' messages about a value rather than
+// the query's text: PostgreSQL's SQLSTATE class 22 (division by zero,
+// invalid input syntax for a type, out of range), ClickHouse's parse and
+// division errors, MySQL's incorrect values.
+var valueFaultWords = regexp.MustCompile(`(?i)division by zero|cannot parse|invalid input syntax for|out of range|incorrect \w+ value|value too long`)
+
+// valueFault reports whether an engine's message is about a value.
+func valueFault(msg string) bool { return valueFaultWords.MatchString(msg) }
+
+// recordColumns sets the columns and types of v, a SQL version about to
+// be saved, to res, the engine's description of c made by the check at
+// save (checkQuery, a run with LIMIT 0 that reads no row), and keeps them
+// with c for its runs. A nil res (an insight, or a check that the engine
+// failed on a value) leaves them unset: the version is described again at
+// its first run (see versionShape).
+func (s *Service) recordColumns(c *compiled, v *driver.Version, res *driver.Result) {
+	if c == nil || c.insight != nil || res == nil {
+		return
+	}
+	v.Columns, v.Types = nonNil(res.Columns), s.describedTypes(c, nonNil(res.Types))
+	c.shape.p.Store(newShape(s.engine(), v.Columns, v.Types))
+}
+
+// ColumnsChangedError is a refresh refused because the engine now
+// describes the query of the endpoint's version with other columns, or
+// other types, than the version was saved with (a table or view it reads
+// was changed since): the stored table would answer in another shape
+// than the version's inline runs. The refresh fails, the last good table
+// stays, and the endpoint's materialization state says why; saving the
+// endpoint again makes a version of the new shape.
+type ColumnsChangedError struct {
+	// Version is the endpoint's version.
+	Version int
+	// SavedColumns and SavedTypes are the version's, as saved; Columns and
+	// Types the engine's description of its query now.
+	SavedColumns, SavedTypes, Columns, Types []string
+}
+
+// Error names the first column that differs.
+func (e *ColumnsChangedError) Error() string {
+	col := func(cols, types []string, i int) string {
+		if types[i] == "" {
+			return cols[i]
+		}
+		return cols[i] + " " + types[i]
+	}
+	if len(e.Columns) != len(e.SavedColumns) {
+		return fmt.Sprintf("the query now answers %d columns (%s) where version %d was saved with %d (%s); save the endpoint again to keep the new columns",
+			len(e.Columns), strings.Join(e.Columns, ", "), e.Version, len(e.SavedColumns), strings.Join(e.SavedColumns, ", "))
+	}
+	for i := range e.Columns {
+		if e.Columns[i] != e.SavedColumns[i] || e.Types[i] != e.SavedTypes[i] {
+			return fmt.Sprintf("column %d of the query is now %s where version %d was saved with %s; save the endpoint again to keep the new columns",
+				i+1, col(e.Columns, e.Types, i), e.Version, col(e.SavedColumns, e.SavedTypes, i))
+		}
+	}
+	return fmt.Sprintf("the columns of version %d changed", e.Version)
+}
+
+// checkColumns describes the query of e's current version, compiled as c,
+// again, as a refresh starts, and refuses (ColumnsChangedError) a
+// description whose columns differ from the version's in number or name,
+// or whose types differ where both name one (SQLite names none for an
+// expression). An insight, or a query the engine cannot describe, is left
+// to the build, which says why it fails.
+func (s *Service) checkColumns(ctx context.Context, e *driver.Endpoint, c *compiled) error {
+	if c.insight != nil {
+		return nil
+	}
+	sh := s.versionShape(ctx, e, c, e.CurrentVersion)
+	if sh == nil {
+		return nil
+	}
+	res, err := s.describe(ctx, e, c)
+	if err != nil {
+		return nil
+	}
+	cols, types := nonNil(res.Columns), nonNil(res.Types)
+	if len(types) != len(cols) {
+		types = make([]string, len(cols))
+	}
+	changed := len(cols) != len(sh.columns)
+	for i := 0; !changed && i < len(cols); i++ {
+		changed = cols[i] != sh.columns[i] || types[i] != "" && sh.types[i] != "" && types[i] != sh.types[i]
+	}
+	if !changed {
+		return nil
+	}
+	return &ColumnsChangedError{Version: e.CurrentVersion, SavedColumns: slices.Clone(sh.columns), SavedTypes: slices.Clone(sh.types),
+		Columns: cols, Types: types}
+}
+
+// compileInsight checks an insight query (KindTrends, KindRetention,
+// KindLifecycle): it is
+// decoded once, here, and the decoded form is cached with the version, so
+// that a run never decodes again. The query is also compiled once against
+// the Service's clock, so that a saved date range that can never run (from
+// after to, too many intervals) is refused now rather than on every run.
+// The endpoint keeps the JSON as it was sent (compacted), not a
+// re-encoding, so that a client reads back exactly what it saved.
+func (s *Service) compileInsight(ctx context.Context, project string, q driver.Query) (*compiled, error) {
+	if len(bytes.TrimSpace(q.Insight)) == 0 {
+		return nil, invalidf(CodeInvalidInput, "query", "Query of kind '%s' holds no insight JSON.", q.Kind)
+	}
+	if err := s.checkLength(len(q.Insight)); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, q.Insight); err != nil {
+		return nil, invalidf(CodeInvalidInput, "query", "Query is not valid JSON.")
+	}
+	iq, err := insight.Decode(buf.Bytes())
+	if err != nil {
+		return nil, s.insightQueryError(err)
+	}
+	if err := s.checkBreakdownLimit(iq); err != nil {
+		return nil, err
+	}
+	if string(iq.Kind) != q.Kind {
+		return nil, invalidf(CodeInvalidInput, "query.kind", "Query kind '%s' does not match its insight JSON, which is a %s.", q.Kind, iq.Kind)
+	}
+	sc, err := s.scopeOf(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	if iq.Tenant, err = sc.Tenant(); err != nil {
+		return nil, accessError(err)
+	}
+	if _, err := insight.Compile(iq, s.cfg.Executor.Engine(), s.now()); err != nil {
+		return nil, s.insightQueryError(err)
+	}
+	return &compiled{query: driver.Query{Kind: q.Kind, Insight: buf.Bytes()}, insight: iq, scope: sc}, nil
+}
+
+// breakdownLimitField is the JSON path of a trends query's breakdown
+// limit, as insight.Error names it.
+const breakdownLimitField = "breakdownFilter.breakdown_limit"
+
+// checkBreakdownLimit gives a decoded trends query that names no
+// breakdown_limit the Service's default, and refuses one above
+// Config.MaxBreakdownLimit with a 400 naming the field and the limit. The
+// decoded form is what runs and what a materialized read limits with, so
+// a changed default applies to both alike.
+func (s *Service) checkBreakdownLimit(iq *insight.Query) error {
+	if iq.Kind != insight.Trends {
+		return nil
+	}
+	if iq.BreakdownLimit == 0 {
+		iq.BreakdownLimit = s.cfg.DefaultBreakdownLimit
+	}
+	if iq.BreakdownLimit > s.cfg.MaxBreakdownLimit {
+		return s.breakdownLimitError(fmt.Sprintf("%d is more than the maximum", iq.BreakdownLimit), nil)
+	}
+	return nil
+}
+
+// breakdownLimitError is the 400 of a breakdown_limit out of range: its
+// detail names the field and the most this Service allows, and it carries
+// LimitMaxBreakdownLimit.
+func (s *Service) breakdownLimitError(reason string, cause error) *Error {
+	e := limited(invalidf(CodeInvalidInput, "query."+breakdownLimitField,
+		"Invalid insight query: %s: %s; breakdown_limit may be 1 to %d (max_breakdown_limit).", breakdownLimitField, reason, s.cfg.MaxBreakdownLimit),
+		LimitMaxBreakdownLimit, int64(s.cfg.MaxBreakdownLimit))
+	if cause != nil {
+		return withCause(e, cause)
+	}
+	return e
+}
+
+// insightQueryError is the package's insightQueryError, except that a
+// refused breakdown_limit also names the maximum, as one above it does.
+func (s *Service) insightQueryError(err error) *Error {
+	var ie *insight.Error
+	if errors.As(err, &ie) && ie.Field == breakdownLimitField {
+		return s.breakdownLimitError(ie.Reason, err)
+	}
+	return insightQueryError(err)
+}
+
+// insightQueryError turns a refusal of a saved insight query into a 400
+// whose attr points at the offending field ("query.series[0].math").
+func insightQueryError(err error) *Error {
+	var ie *insight.Error
+	if errors.As(err, &ie) {
+		attr := "query"
+		if ie.Field != "" {
+			attr += "." + ie.Field
+		}
+		reason := ie.Reason
+		if ie.Field != "" {
+			reason = ie.Field + ": " + reason
+		}
+		return withCause(invalidf(CodeInvalidInput, attr, "Invalid insight query: %s", reason), err)
+	}
+	return withCause(invalidf(CodeInvalidInput, "query", "Invalid insight query: %s", err), err)
+}
+
+// insightRunError turns a refusal of a run's values into a 400. An
+// *insight.Error at run time comes from the date range the values made
+// (date_from not before date_to, too many intervals), so it concerns the
+// variables too.
+func insightRunError(err error) *Error {
+	var (
+		uv *insight.UnknownVariablesError
+		ve *insight.ValueError
+		ie *insight.Error
+	)
+	switch {
+	case errors.As(err, &uv):
+		attr := "variables"
+		if len(uv.Keys) > 0 {
+			attr = variableAttr(uv.Keys[0])
+		}
+		return withCause(invalidf(CodeUnknownVariable, attr, "%s", uv.Error()), err)
+	case errors.As(err, &ve):
+		e := invalidf(CodeInvalidVariableValue, variableAttr(ve.Variable), "%s", ve.Error())
+		e.Variable = ve.Variable
+		return withCause(e, err)
+	case errors.As(err, &ie):
+		return withCause(invalidf(CodeInvalidVariableValue, "variables", "Invalid date range for this run: %s", ie.Reason), err)
+	}
+	return insightQueryError(err)
 }

@@ -2,16 +2,19 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/endpointkit/endpointkit/sql/scope"
+	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/refreshes"
 	"github.com/endpointkit/endpointkit/materialize"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/scope"
 )
 
 // dropWait bounds the drops of a Delete or an update that turns
@@ -22,36 +25,6 @@ const dropWait = time.Second
 
 // tablePrefix starts the name of every stored table (materialize.TableName).
 const tablePrefix = "endpointkit_mat_"
-
-// refreshLocks hold one lock per endpoint id, so that this process runs at
-// most one refresh of an endpoint at a time. Only refreshes of the same
-// endpoint wait on it: runs, writes and deletes never do.
-type refreshLocks struct {
-	m sync.Map // endpoint id -> chan struct{} (capacity 1: held when full)
-}
-
-func (l *refreshLocks) get(id string) chan struct{} {
-	ch, _ := l.m.LoadOrStore(id, make(chan struct{}, 1))
-	return ch.(chan struct{})
-}
-
-// busy reports whether a refresh of id is under way.
-func (l *refreshLocks) busy(id string) bool {
-	ch, ok := l.m.Load(id)
-	return ok && len(ch.(chan struct{})) > 0
-}
-
-func (l *refreshLocks) forget(id string) { l.m.Delete(id) }
-
-// acquire takes ch, waiting while ctx lasts.
-func acquire(ctx context.Context, ch chan struct{}) error {
-	select {
-	case ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // Materialize refreshes the stored table of the materialized endpoint named
 // name, synchronously: the status goes to running, the table of the current
@@ -169,7 +142,7 @@ func (s *Service) stale(ctx context.Context, e *driver.Endpoint, now time.Time) 
 // refresh always builds the version, buckets and variables that are
 // current when it starts, and once more before the swap, so that a table
 // built for an endpoint deleted or changed meanwhile is dropped instead.
-func (s *Service) refresh(ctx context.Context, project, id, name string, run *refreshRun) error {
+func (s *Service) refresh(ctx context.Context, project, id, name string, run *refreshes.Run) error {
 	if s.cfg.RefreshTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RefreshTimeout)
@@ -180,7 +153,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string, run *re
 		return err
 	}
 	key := tableKey(&e, c)
-	run.key = key
+	run.Key = key
 	table := materialize.TableName(e.ID, e.CurrentVersion)
 	st := e.MaterializationState
 	st.Status, st.Attempt, st.Error = StatusRunning, key, ""
@@ -219,7 +192,7 @@ func (s *Service) refresh(ctx context.Context, project, id, name string, run *re
 	if builtVersion(st.Built) != e.CurrentVersion || source == nil {
 		// The first table of this version: how many source rows its
 		// query reads tells what storing it saves.
-		run.set(PhaseMeasuring)
+		run.Set(PhaseMeasuring)
 		source = s.countSource(ctx, c, v, at)
 	}
 	// Once a refresh: whether an index serves the source reads of runs.
@@ -256,13 +229,13 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 // its bytes and that the endpoint is still of key, and swaps it in. It
 // returns the name of what it built (to drop on an error), and the rows
 // and bytes when known.
-func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time, run *refreshRun) (string, *int64, *int64, error) {
-	run.set(PhaseBuilding)
+func (s *Service) buildChecked(ctx context.Context, project, name, id, key string, c *compiled, v *verdict, table string, at time.Time, run *refreshes.Run) (string, *int64, *int64, error) {
+	run.Set(PhaseBuilding)
 	next, err := s.build(ctx, c, v, table, at)
 	if err != nil {
 		return next, nil, nil, err
 	}
-	run.set(PhaseCounting)
+	run.Set(PhaseCounting)
 	rows, err := s.checkRows(ctx, next)
 	if err != nil {
 		return next, rows, nil, err
@@ -270,17 +243,17 @@ func (s *Service) buildChecked(ctx context.Context, project, name, id, key strin
 	if rows == nil {
 		rows = s.countRows(ctx, next)
 	}
-	run.setRows(rows)
-	run.set(PhaseMeasuring)
+	run.SetRows(rows)
+	run.Set(PhaseMeasuring)
 	bytes, err := s.checkBytes(ctx, next)
 	if err != nil {
 		return next, rows, bytes, err
 	}
-	run.setBytes(bytes)
+	run.SetBytes(bytes)
 	if err := s.unchanged(ctx, project, name, id, key); err != nil {
 		return next, rows, bytes, err
 	}
-	run.set(PhaseSwapping)
+	run.Set(PhaseSwapping)
 	return next, rows, bytes, s.swap(ctx, c, v, next, table)
 }
 
@@ -512,13 +485,13 @@ func (s *Service) dropTables(ctx context.Context, e *driver.Endpoint) {
 	}
 	cur := materialize.TableName(e.ID, e.CurrentVersion)
 	tables := []string{cur}
-	if !s.refreshing.busy(e.ID) {
+	if !s.refreshing.Busy(e.ID) {
 		tables = append(tables, cur+"_next")
 	}
 	if t := e.MaterializationState.Table; t != "" && t != cur {
 		tables = append(tables, t)
 	}
-	s.refreshing.forget(e.ID)
+	s.refreshing.Forget(e.ID)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropWait)
 	defer cancel()
 	for _, t := range tables {
@@ -602,4 +575,626 @@ func (s *Service) RemoveOrphans(ctx context.Context) (int, error) {
 		return n, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "dropping orphaned stored tables failed"), errors.Join(errs...))
 	}
 	return n, nil
+}
+
+// DefaultLeaseDuration is Config.LeaseDuration's default.
+const DefaultLeaseDuration = time.Minute
+
+// leasePoll is how often a refresh that must wait for another process's
+// lease tries again.
+const leasePoll = 50 * time.Millisecond
+
+// refreshLease names the lease of the refreshes of an endpoint.
+func refreshLease(project, id string) string {
+	return "refresh:" + project + ":" + id
+}
+
+// takeLease takes the refresh lease of the endpoint with id for this
+// Service, when the store has leases: waiting for it when wait is set,
+// giving up at once otherwise (ok false). While it is held, it is renewed
+// every third of its duration; the context returned is cancelled when a
+// renewal finds the lease lost, so that a refresh stops rather than
+// overlap another holder's. release ends the renewals and the lease.
+func (s *Service) takeLease(ctx context.Context, project, id string, wait bool) (held context.Context, release func(), ok bool, err error) {
+	if s.leases == nil {
+		return ctx, func() {}, true, nil
+	}
+	name := refreshLease(project, id)
+	dur := s.cfg.LeaseDuration
+	for {
+		now := s.now()
+		got, err := s.leases.AcquireLease(ctx, name, s.holder, now, now.Add(dur))
+		if err != nil {
+			return nil, nil, false, storeError(fmt.Errorf("taking the refresh lease: %w", err), nil)
+		}
+		if got {
+			break
+		}
+		if !wait {
+			return nil, nil, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, false, contextError(ctx.Err())
+		case <-time.After(leasePoll):
+		}
+	}
+	held, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(dur / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				now := s.now()
+				got, err := s.leases.AcquireLease(held, name, s.holder, now, now.Add(dur))
+				if err == nil && !got {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	release = func() {
+		close(stop)
+		<-done
+		cancel()
+		_ = s.leases.ReleaseLease(context.WithoutCancel(ctx), name, s.holder)
+	}
+	return held, release, true, nil
+}
+
+// refreshGuarded refreshes the endpoint with id (named name) so that no
+// other refresh of it runs at the same time: in this Service (its refresh
+// lock) and in any Service sharing the store (a lease); it then waits for a
+// turn among Config.MaxRefreshes. With wait it waits for a refresh under
+// way to end and then refreshes; without, it returns ran false at once
+// when one is under way. still, when not nil, is asked again about the
+// endpoint as the store holds it once the lease is held: a refresh that
+// another process completed meanwhile is not run twice. The Observer is
+// told of every refresh that ran.
+func (s *Service) refreshGuarded(ctx context.Context, project, id, name string, wait bool, trigger string, still func(context.Context, *driver.Endpoint, time.Time) bool) (ran bool, err error) {
+	lock := s.refreshing.Get(id)
+	if ok, err := s.lockRefresh(ctx, lock, name, wait); !ok {
+		return false, err
+	}
+	defer func() { <-lock }()
+	run := s.runs.Begin(id, trigger, PhaseWaiting, s.now())
+	defer s.runs.End(id, run)
+	held, release, ok, err := s.takeLease(ctx, project, id, wait)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, s.refreshWaitError(name, ctx.Err())
+	case err != nil || !ok:
+		return false, err
+	}
+	defer release()
+	if still != nil {
+		e, err := s.liveByName(held, project, name)
+		if err != nil || e.ID != id || !still(held, &e, s.now()) {
+			return false, nil
+		}
+	}
+	if err := refreshes.Acquire(held, s.refreshSlots); err != nil {
+		return false, s.refreshWaitError(name, err)
+	}
+	defer func() { <-s.refreshSlots }()
+	start := time.Now()
+	err = s.refresh(held, project, id, name, run)
+	if err == nil && trigger == "saved" {
+		// Before the lock goes: a Materialize waiting for it finds the
+		// table of the save built (savedStill).
+		s.saved.Built(id, run.Key)
+	}
+	s.observeRefresh(ctx, project, name, trigger, time.Since(start), err)
+	return true, err
+}
+
+// lockRefresh takes lock, the refresh lock of the endpoint named name:
+// with wait it waits for it, without it reports false at once when another
+// refresh holds it.
+func (s *Service) lockRefresh(ctx context.Context, lock chan struct{}, name string, wait bool) (bool, error) {
+	if wait {
+		if err := refreshes.Acquire(ctx, lock); err != nil {
+			return false, s.refreshWaitError(name, err)
+		}
+		return true, nil
+	}
+	select {
+	case lock <- struct{}{}:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// observeRefresh tells the Observer of a refresh that ran, with the rows of
+// the table it built when it succeeded.
+func (s *Service) observeRefresh(ctx context.Context, project, name, trigger string, took time.Duration, err error) {
+	ev := RefreshEvent{Project: project, Endpoint: name, Trigger: trigger, Duration: took, Rows: -1, Err: err}
+	if err == nil {
+		if e, gerr := s.liveByName(context.WithoutCancel(ctx), project, name); gerr == nil {
+			if e.MaterializationState.Rows != nil {
+				ev.Rows = *e.MaterializationState.Rows
+			}
+			ev.EdgeIndex, ev.EdgeIndexWarning = e.MaterializationState.EdgeIndex, e.MaterializationState.EdgeIndexNote
+		}
+	}
+	s.observer.ObserveRefresh(ctx, ev)
+}
+
+// countRows counts the rows of a stored table just built; nil when the
+// count fails, which does not fail the refresh.
+func (s *Service) countRows(ctx context.Context, table string) *int64 {
+	return s.countOf(ctx, scope.Count(s.cfg.Executor.Engine(), table, 0))
+}
+
+// countOf runs st, a statement of the library's own that answers one
+// count, and returns it; nil when it fails or answers anything else.
+func (s *Service) countOf(ctx context.Context, st scope.Statement) *int64 {
+	res, err := s.queryOwn(ctx, st)
+	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return nil
+	}
+	n, ok := asInt64(res.Rows[0][0])
+	if !ok {
+		return nil
+	}
+	return &n
+}
+
+// DefaultLowSavingsRatio is Config.LowSavingsRatio's default: a stored
+// table holding half as many rows as the source rows its query reads, or
+// more, saves little over running the query.
+const DefaultLowSavingsRatio = 0.5
+
+// Phases of a refresh under way, as RefreshProgress.Phase names them.
+const (
+	// PhaseWaiting: the refresh waits for the endpoint's lease or for a
+	// turn among Config.MaxRefreshes.
+	PhaseWaiting = "waiting"
+	// PhaseBuilding: the engine runs the pre-compute query into a new
+	// table, in one statement.
+	PhaseBuilding = "building"
+	// PhaseCounting: the new table's rows are being counted.
+	PhaseCounting = "counting"
+	// PhaseMeasuring: the new table's bytes are being measured, and at
+	// the first refresh of a version the source rows counted.
+	PhaseMeasuring = "measuring"
+	// PhaseSwapping: the new table replaces the serving one.
+	PhaseSwapping = "swapping"
+)
+
+// buildRowsNote says why a refresh reports no rows while it builds.
+const buildRowsNote = "the engine writes the stored table in one statement and says how many rows it wrote only when that statement ends; rows and bytes are reported from then on"
+
+// RefreshProgress is a refresh under way in this Service, as the
+// materialization status reports it.
+type RefreshProgress struct {
+	// Phase is what the refresh does now: waiting, building, counting,
+	// measuring or swapping.
+	Phase string `json:"phase"`
+	// Trigger is what started it: manual, saved, scheduled, stale or
+	// woken.
+	Trigger string `json:"trigger"`
+	// RowsWritten and BytesWritten are the rows and bytes of the new
+	// table so far; null while the engine cannot say (see Note).
+	RowsWritten  *int64 `json:"rows_written"`
+	BytesWritten *int64 `json:"bytes_written"`
+	// ElapsedMS is how long the refresh has run.
+	ElapsedMS float64 `json:"elapsed_ms"`
+	// StartedAt is when it started.
+	StartedAt time.Time `json:"started_at"`
+	// Note says why a figure is null, when one is.
+	Note string `json:"note,omitempty"`
+}
+
+// progress is the report of r, a refresh under way, at now.
+func progress(r *refreshes.Run, now time.Time) *RefreshProgress {
+	phase, rows, bytes := r.Snapshot()
+	p := &RefreshProgress{Phase: phase, Trigger: r.Trigger, RowsWritten: rows, BytesWritten: bytes,
+		ElapsedMS: ms(now.Sub(r.Started)), StartedAt: r.Started}
+	if rows == nil && phase != PhaseWaiting {
+		p.Note = buildRowsNote
+	}
+	return p
+}
+
+// savedStill is the check of a Materialize once it holds the endpoint's
+// lease: it refreshes unless the refresh of a save (waited for, or just
+// ended) built the table of the endpoint's current key, which then
+// serves.
+func (s *Service) savedStill(ctx context.Context, e *driver.Endpoint, _ time.Time) bool {
+	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
+	if err != nil {
+		return true
+	}
+	key := tableKey(e, c)
+	st := &e.MaterializationState
+	if s.saved.Claim(e.ID, key) && st.Status == StatusCompleted && st.Built == key && st.Table != "" {
+		return false
+	}
+	return true
+}
+
+// MaterializeStarted is what StartMaterialize did.
+type MaterializeStarted struct {
+	// Joined tells that a refresh of the endpoint was under way or
+	// queued already: the request joined it instead of building again.
+	Joined bool
+}
+
+// StartMaterialize starts a refresh of the stored table of the
+// materialized endpoint named name in the background, as Materialize runs
+// it, and returns at once: the materialization status then shows its
+// progress and its end. A refresh asked for while another Materialize of
+// the endpoint is queued or under way joins it; one that follows a save
+// whose refresh is under way or has just built the current version joins
+// that refresh instead of building the table twice. The background refresh
+// outlives ctx (it is bounded by Config.RefreshTimeout); its failure is in
+// the status and told to the Observer.
+func (s *Service) StartMaterialize(ctx context.Context, project, name string) (MaterializeStarted, error) {
+	e, err := s.get(ctx, project, name)
+	if err != nil {
+		return MaterializeStarted{}, err
+	}
+	if !e.IsMaterialized {
+		return MaterializeStarted{}, invalidf(CodeInvalidInput, "is_materialized", "Endpoint '%s' is not materialized; set is_materialized to true first.", name)
+	}
+	if _, queued := s.manual.LoadOrStore(e.ID, struct{}{}); queued {
+		return MaterializeStarted{Joined: true}, nil
+	}
+	joined := false
+	if r := s.runs.Get(e.ID); r != nil && r.Trigger == "saved" {
+		joined = true
+	}
+	bg := context.WithoutCancel(ctx)
+	go func() {
+		defer s.manual.Delete(e.ID)
+		ran, err := s.refreshGuarded(bg, project, e.ID, name, true, "manual", s.savedStill)
+		if err != nil && !ran {
+			// A refresh that ran told the Observer already; one that never
+			// started is told here, so that no failure goes unseen.
+			s.observer.ObserveRefresh(bg, RefreshEvent{Project: project, Endpoint: name, Trigger: "manual", Rows: -1,
+				Err: fmt.Errorf("the background materialization did not start: %w", err)})
+		}
+	}()
+	return MaterializeStarted{Joined: joined}, nil
+}
+
+// progressOf is the progress of the refresh of id under way in this
+// Service, nil when none is.
+func (s *Service) progressOf(id string) *RefreshProgress {
+	r := s.runs.Get(id)
+	if r == nil {
+		return nil
+	}
+	return progress(r, s.now())
+}
+
+// lowSavings is the warning of a stored table of rows rows built from
+// source source rows, when it holds at least Config.LowSavingsRatio of
+// them; "" otherwise, or when either is unknown.
+func (s *Service) lowSavings(rows, source *int64) string {
+	if rows == nil || source == nil || *source <= 0 || s.cfg.LowSavingsRatio <= 0 {
+		return ""
+	}
+	ratio := float64(*rows) / float64(*source)
+	if ratio < s.cfg.LowSavingsRatio {
+		return ""
+	}
+	return fmt.Sprintf("The stored table holds %d rows for the %d source rows its query reads (%.0f%%, at or above low_savings_ratio %.0f%%): materializing this endpoint saves little over running its query.",
+		*rows, *source, 100*ratio, 100*s.cfg.LowSavingsRatio)
+}
+
+// countSource counts the source rows the pre-compute query of v reads as
+// of at, for a SQL endpoint; nil for an insight or when the count fails
+// (which does not fail the refresh, and the status then says nothing of
+// the savings).
+func (s *Service) countSource(ctx context.Context, c *compiled, v *verdict, at time.Time) *int64 {
+	if c.insight != nil || v.scoped == nil {
+		return nil
+	}
+	st, err := v.scoped.SourceCount(at)
+	if err != nil {
+		return nil
+	}
+	return s.countOf(ctx, st)
+}
+
+// LimitMaxMaterializedBytes is Config.MaxMaterializedBytes, in bytes, as
+// an *Error's Limit names it.
+const LimitMaxMaterializedBytes = "max_materialized_bytes"
+
+// checkBytes measures next (engine.Engine.TableBytes), a table a refresh built, and refuses it when
+// it takes more than Config.MaxMaterializedBytes. It returns the size,
+// nil when the engine cannot be measured (the refresh then goes on: the
+// row bound still holds) or when there is no bound.
+func (s *Service) checkBytes(ctx context.Context, next string) (*int64, error) {
+	max := s.cfg.MaxMaterializedBytes
+	prepare, q := s.cfg.Executor.Engine().TableBytes(next)
+	if max <= 0 || q == "" {
+		return nil, nil
+	}
+	if prepare != "" {
+		// The statistics the measure reads, refreshed for a table just
+		// built (engine.Engine.TableBytes).
+		if err := s.execAll(ctx, []scope.Statement{scope.Own(prepare)}, false); err != nil {
+			return nil, fmt.Errorf("endpoint: measuring %s: %w", next, err)
+		}
+	}
+	res, err := s.queryOwn(ctx, scope.Own(q))
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: measuring %s: %w", next, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return nil, fmt.Errorf("endpoint: measuring %s: %d rows", next, len(res.Rows))
+	}
+	n, ok := asInt64(res.Rows[0][0])
+	if !ok {
+		return nil, fmt.Errorf("endpoint: measuring %s: %v (%T) is not a size", next, res.Rows[0][0], res.Rows[0][0])
+	}
+	if n > max {
+		return &n, limited(NewError(ErrExecution, CodeMaterializationFailed, "",
+			fmt.Sprintf("the stored table took %d bytes, more than max_materialized_bytes (%d)", n, max)), LimitMaxMaterializedBytes, max)
+	}
+	return &n, nil
+}
+
+// The words of MaterializationReport.EdgeIndex (and of
+// driver.MaterializationState.EdgeIndex): what the latest refresh found of
+// the reads of the source that runs make beside the stored table.
+const (
+	// EdgeIndexUsed: the engine reads each through an index.
+	EdgeIndexUsed = "used"
+	// EdgeIndexNotUsed: the engine scans a table for one of them, so runs
+	// of a range off its buckets' boundaries (or with the live tail) read
+	// the whole table there; MaterializationReport.EdgeIndexWarning says
+	// which and what index would serve.
+	EdgeIndexNotUsed = "not_used"
+	// EdgeIndexNotChecked: the engine's plans are not read (ClickHouse,
+	// whose sparse index is its table's order).
+	EdgeIndexNotChecked = "not_checked"
+	// EdgeIndexCheckFailed: the engine did not answer the plan's question;
+	// the refresh itself completed.
+	EdgeIndexCheckFailed = "check_failed"
+)
+
+// edgeAdvice is what a warning of EdgeIndexNotUsed tells the host to do.
+const edgeAdvice = "give the source table an index on its time column (after the tenant column where reads are scoped to a project)"
+
+// checkEdges asks the engine's plan (driver.Explainer) of each read of the source that runs
+// of v's plan make beside the stored table (materialize.Plan.EdgeProbes),
+// once a refresh, as of its build instant at: it returns the
+// driver.MaterializationState.EdgeIndex word and note, "" when runs read
+// no source beside the table. A check that fails is logged; the refresh
+// it belongs to does not fail.
+func (s *Service) checkEdges(ctx context.Context, v *verdict, at time.Time) (string, string) {
+	if v == nil || v.scoped == nil {
+		return "", ""
+	}
+	probes, err := v.scoped.EdgeProbes(at)
+	if err != nil {
+		slog.WarnContext(ctx, "endpoint: the reads of a materialized endpoint's source could not be written for their query plan", "error", err)
+		return EdgeIndexCheckFailed, "the reads of the source beside the stored table could not be written to ask the engine's plan of them"
+	}
+	if len(probes) == 0 {
+		return "", ""
+	}
+	e := s.cfg.Executor.Engine()
+	x, ok := s.cfg.Executor.(driver.Explainer)
+	switch {
+	case !plansRead(e):
+		return EdgeIndexNotChecked, "the query plans of " + e.DisplayName() + " are not checked; " + edgeAdvice + ", so that the partial buckets and the live tail read a few hours of rows"
+	case !ok:
+		return EdgeIndexNotChecked, "the executor does not show the engine's query plans, so they are not checked; " + edgeAdvice + ", so that the partial buckets and the live tail read a few hours of rows"
+	}
+	var scans []string
+	for _, pr := range probes {
+		res, err := x.Explain(ctx, pr.Statement)
+		var scan string
+		if err == nil {
+			scan, err = planScan(e, res)
+		}
+		if err != nil {
+			slog.WarnContext(ctx, "endpoint: the query plan of a materialized endpoint's source read could not be read", "read", pr.Name, "error", err)
+			return EdgeIndexCheckFailed, "the engine's query plan of " + pr.Name + " could not be read"
+		}
+		if scan != "" {
+			scans = append(scans, pr.Name+" reads "+scan)
+		}
+	}
+	if len(scans) > 0 {
+		return EdgeIndexNotUsed, "no index serves the reads of the source beside the stored table: " + strings.Join(scans, "; ") +
+			", so runs of a range off its buckets' boundaries read the whole table there; " + edgeAdvice
+	}
+	return EdgeIndexUsed, ""
+}
+
+// plansRead reports whether planScan reads the plans of e.
+func plansRead(e engine.Engine) bool {
+	_, form := e.Explain()
+	return form != engine.PlanNone
+}
+
+// planScan reads the engine's plan of one probe, in the form
+// driver.Explainer gives it, and returns the table it reads whole, "" when every table is read
+// through an index.
+func planScan(e engine.Engine, res *driver.Result) (string, error) {
+	switch _, form := e.Explain(); form {
+	case engine.PlanSQLite:
+		return sqliteScan(res)
+	case engine.PlanPostgresJSON:
+		return postgresScan(res)
+	case engine.PlanMySQL:
+		return mysqlScan(res)
+	}
+	return "", fmt.Errorf("no reader of the plans of %s", e.Name())
+}
+
+// planText returns a value of a plan's row as text.
+func planText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// noRange is how planScan words a table read through an index without a
+// range: every row of the tenant, or of a constant filter's value.
+const noRange = " through an index without a range on the time"
+
+// hasRange reports whether an index condition, as an engine prints it,
+// holds a range (the probes' only ranges are on the time).
+func hasRange(cond string) bool { return strings.ContainsAny(cond, "<>") }
+
+// sqliteScan reads EXPLAIN QUERY PLAN (id, parent, notused, detail): a
+// step "SCAN t" (with or without an index: a whole index is no range) of a
+// table, not of a subquery or a co-routine, reads t whole; "SEARCH t ...
+// (constraints)" reads a range when a constraint is one.
+func sqliteScan(res *driver.Result) (string, error) {
+	if len(res.Columns) < 4 {
+		return "", fmt.Errorf("EXPLAIN QUERY PLAN answered %d columns, want 4", len(res.Columns))
+	}
+	inner := map[string]bool{}
+	var details []string
+	for _, row := range res.Rows {
+		if len(row) < 4 {
+			return "", fmt.Errorf("EXPLAIN QUERY PLAN answered a row of %d values, want 4", len(row))
+		}
+		d := planText(row[3])
+		details = append(details, d)
+		for _, p := range []string{"CO-ROUTINE ", "MATERIALIZE "} {
+			if name, ok := strings.CutPrefix(d, p); ok {
+				inner[name] = true
+			}
+		}
+	}
+	for _, d := range details {
+		verb, rest, _ := strings.Cut(d, " ")
+		rest = strings.TrimPrefix(rest, "TABLE ") // SQLite before 3.36
+		name, how, _ := strings.Cut(rest, " ")
+		if verb != "SCAN" && verb != "SEARCH" || name == "" || rest == "CONSTANT ROW" || strings.HasPrefix(rest, "(") || inner[name] {
+			continue
+		}
+		switch {
+		case verb == "SCAN":
+			return "the table " + name + " whole", nil
+		case !hasRange(how):
+			return "the table " + name + noRange + " (" + how + ")", nil
+		}
+	}
+	return "", nil
+}
+
+// postgresScan reads EXPLAIN (FORMAT JSON): a Seq Scan node reads its
+// relation whole, and an index scan without a range in its condition
+// (Index Cond, of the Bitmap Index Scan under a Bitmap Heap Scan) reads
+// every row of an equality.
+func postgresScan(res *driver.Result) (string, error) {
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return "", fmt.Errorf("EXPLAIN (FORMAT JSON) answered %d rows", len(res.Rows))
+	}
+	var plans []struct {
+		Plan pgPlan `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(planText(res.Rows[0][0])), &plans); err != nil {
+		return "", fmt.Errorf("EXPLAIN (FORMAT JSON): %w", err)
+	}
+	for _, p := range plans {
+		if scan := p.Plan.scan(); scan != "" {
+			return scan, nil
+		}
+	}
+	return "", nil
+}
+
+// pgPlan is a node of PostgreSQL's JSON plan, as far as postgresScan reads
+// it.
+type pgPlan struct {
+	NodeType  string   `json:"Node Type"`
+	Relation  string   `json:"Relation Name"`
+	IndexName string   `json:"Index Name"`
+	IndexCond string   `json:"Index Cond"`
+	Plans     []pgPlan `json:"Plans"`
+}
+
+// scan returns how the first table of p read without a range is read, ""
+// when none is.
+func (p *pgPlan) scan() string {
+	switch p.NodeType {
+	case "Seq Scan":
+		return "the table " + p.Relation + " whole"
+	case "Index Scan", "Index Only Scan":
+		if !hasRange(p.IndexCond) {
+			return "the table " + p.Relation + noRange + " (" + p.IndexName + ")"
+		}
+	case "Bitmap Heap Scan":
+		if !p.bitmapRange() {
+			return "the table " + p.Relation + noRange
+		}
+	}
+	for i := range p.Plans {
+		if scan := p.Plans[i].scan(); scan != "" {
+			return scan
+		}
+	}
+	return ""
+}
+
+// bitmapRange reports whether a Bitmap Index Scan under p has a range.
+func (p *pgPlan) bitmapRange() bool {
+	for i := range p.Plans {
+		c := &p.Plans[i]
+		if c.NodeType == "Bitmap Index Scan" && hasRange(c.IndexCond) || c.bitmapRange() {
+			return true
+		}
+	}
+	return false
+}
+
+// mysqlOK are the access types of MySQL's and MariaDB's EXPLAIN that read
+// a range or a row: ALL and index read a table or an index whole, ref
+// every row of an equality (the tenant's).
+var mysqlOK = map[string]bool{"RANGE": true, "INDEX_MERGE": true, "CONST": true, "EQ_REF": true, "SYSTEM": true}
+
+// mysqlScan reads MySQL's and MariaDB's EXPLAIN by its access types (see
+// mysqlOK); a derived or union result (<derived2>) is the engine's own.
+func mysqlScan(res *driver.Result) (string, error) {
+	tcol, kcol := -1, -1
+	for i, c := range res.Columns {
+		switch strings.ToLower(c) {
+		case "table":
+			tcol = i
+		case "type":
+			kcol = i
+		}
+	}
+	if tcol < 0 || kcol < 0 {
+		return "", fmt.Errorf("EXPLAIN answered no table or type column: %v", res.Columns)
+	}
+	for _, row := range res.Rows {
+		if len(row) <= max(tcol, kcol) {
+			return "", fmt.Errorf("EXPLAIN answered a row of %d values", len(row))
+		}
+		table, typ := planText(row[tcol]), strings.ToUpper(planText(row[kcol]))
+		if table == "" || strings.HasPrefix(table, "<") || mysqlOK[typ] {
+			continue
+		}
+		if typ == "ALL" || typ == "INDEX" {
+			return "the table " + table + " whole", nil
+		}
+		return "the table " + table + noRange + " (access " + strings.ToLower(typ) + ")", nil
+	}
+	return "", nil
 }

@@ -6,111 +6,8 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/runlog"
 )
-
-// runRecord follows one run from Run's start to its end, for the run log
-// and the Observer.
-type runRecord struct {
-	id           string
-	project      string
-	name         string
-	start        time.Time // wall clock, for the duration
-	at           time.Time // the Service's clock
-	refresh      string
-	token        bool
-	tokenKeyID   string
-	keyID        string
-	ep           *driver.Endpoint
-	version      int
-	cached       bool
-	materialized bool
-	inlineReason string
-	fallbackErr  error
-	typeErr      error
-	rows         int
-	stats        *Statistics
-	// log is the run's log entry, and the counts it points to, made by
-	// endRun in the record's own allocation: the counts are copied from
-	// the answer's statistics, which are its caller's to write to.
-	log struct {
-		e                   driver.RunLogEntry
-		rows                int
-		rowsRead, bytesRead int64
-	}
-}
-
-func (s *Service) beginRun(project, name string, req RunRequest) *runRecord {
-	start := time.Now()
-	at := systemInstant(start) // the Service's clock (systemNow), read once with start
-	if s.cfg.Now != nil {
-		at = s.now()
-	}
-	r := &runRecord{
-		id: newExecutionID(), project: project, name: name,
-		start: start, at: at, refresh: req.Refresh,
-	}
-	if r.refresh == "" {
-		r.refresh = RefreshCache
-	}
-	if req.Token != nil {
-		r.token, r.tokenKeyID = true, req.Token.KeyID
-	}
-	r.keyID = req.KeyID
-	return r
-}
-
-// endRun records a run that ends with res or err in the run log (when its
-// endpoint was found) and reports it to the Observer; it returns res and
-// err as they are. A failure to record is reported to the Observer, never
-// to the caller, whose answer is ready.
-func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err error) (*RunResult, error) {
-	took := time.Since(r.start)
-	status, code := 200, ""
-	if err != nil {
-		status = StatusOf(err)
-		var e *Error
-		if errors.As(err, &e) {
-			code = e.Code
-		}
-	}
-	ev := RunEvent{
-		Project: r.project, Endpoint: r.name, Version: r.version, ExecutionID: r.id,
-		Duration: took, Status: status, Code: code, Err: err,
-		Refresh: r.refresh, Cached: r.cached, Materialized: r.materialized, Token: r.token, KeyID: r.keyID, Rows: -1,
-		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, TypeErr: r.typeErr, RequestID: RequestID(ctx),
-	}
-	if r.ep != nil {
-		q := &r.log
-		q.e = driver.RunLogEntry{
-			ExecutionID: r.id, ProjectID: r.ep.ProjectID, EndpointID: r.ep.ID,
-			At: r.at, Version: r.version, DurationMS: ms(took),
-			Status: status, ErrorCode: code, Refresh: r.refresh,
-			Cached: r.cached, Materialized: r.materialized,
-			Token: r.token, TokenKeyID: r.tokenKeyID, KeyID: r.keyID,
-		}
-		e := &q.e
-		if err == nil {
-			if r.rows >= 0 {
-				q.rows = r.rows
-				e.Rows = &q.rows
-				ev.Rows = r.rows
-			}
-			// A cached run (from the result cache, or one that joined
-			// another's flight) read nothing of the engine: its counts
-			// are the computing run's, logged once, by that run.
-			if st := r.stats; st != nil && !r.cached {
-				e.RowsRead, e.BytesRead = ownValue(&q.rowsRead, st.RowsRead), ownValue(&q.bytesRead, st.BytesRead)
-			}
-		}
-		// Written in the background (runlog_writer.go): a run never
-		// waits for the log's store.
-		if lerr := s.logs.offer(logWrite{entry: e}); lerr != nil {
-			ev.LogErr = lerr
-		}
-	}
-	s.observer.ObserveRun(ctx, ev)
-	return res, err
-}
 
 // Logs returns a page of the run log of the endpoint named name, newest
 // first, and the cursor of the next page ("" when there is none). limit is
@@ -158,12 +55,163 @@ func ownCounts(e RunLogEntry) RunLogEntry {
 	return e
 }
 
-// ownValue returns slot holding *p, nil when p is nil: a pointer to a
-// copy of p's value, in memory of the caller's (slot).
-func ownValue[T any](slot, p *T) *T {
-	if p == nil {
-		return nil
+// ErrRunLogFull is the RunEvent.LogErr of a run whose log entry was dropped
+// because the run log's buffer (Config.RunLogBuffer) was full: the log's
+// store fell behind the runs. The run itself is answered.
+var ErrRunLogFull = errors.New("endpoint: run log buffer full (run_log_buffer); the entry was dropped")
+
+// ErrClosed is returned by the Service's writes after Close.
+var ErrClosed = errors.New("endpoint: the Service is closed")
+
+// RunLogEvent reports a batch of writes of the background writer: the run
+// log entries and last_executed_at marks written, and the error of those
+// that failed.
+type RunLogEvent struct {
+	Entries, Marks int
+	Err            error
+}
+
+// LogObserver is an Observer that is also told of the background writes
+// of the run log and of last_executed_at (see Config.RunLogBuffer):
+// SlogObserver logs the failed ones, package endpoint/metrics counts them.
+type LogObserver interface {
+	ObserveRunLog(ctx context.Context, ev RunLogEvent)
+}
+
+// logWrite is one item for the background writer: a run log entry or a
+// last_executed_at mark.
+type logWrite struct {
+	entry *driver.RunLogEntry
+	mark  *executedMark
+}
+
+type executedMark struct {
+	project, id string
+	at, prev    time.Time
+}
+
+// logWriter writes run log entries and last_executed_at marks off the run
+// path (internal/runlog): a run queues them without waiting and without a
+// lock (dropping them, counted, when the buffer is full), and one
+// goroutine writes what has queued, in order and in batches
+// (driver.BatchRunLog when the log has it). Readers of the log
+// (Service.Logs) and Close flush it first.
+type logWriter struct {
+	w *runlog.Writer[logWrite]
+	// sink is what the writer goroutine writes with.
+	sink *logSink
+}
+
+// logSink writes the writer's batches, from its one goroutine.
+type logSink struct {
+	s *Service
+	// entries is the writer goroutine's own buffer for a batch's entries.
+	entries []driver.RunLogEntry
+}
+
+func newLogWriter(s *Service, size int, interval time.Duration) *logWriter {
+	if interval <= 0 {
+		interval = DefaultRunLogInterval
 	}
-	*slot = *p
-	return slot
+	sink := &logSink{s: s}
+	return &logWriter{w: runlog.New(size, interval, sink.write), sink: sink}
+}
+
+// offer queues item without waiting: ErrRunLogFull when the buffer is
+// full, ErrClosed after Close.
+func (w *logWriter) offer(item logWrite) error {
+	switch err := w.w.Offer(item); err {
+	case nil:
+		return nil
+	case runlog.ErrFull:
+		return ErrRunLogFull
+	case runlog.ErrClosed:
+		return ErrClosed
+	default:
+		return err
+	}
+}
+
+// flush waits until everything queued before it is written, or ctx ends.
+func (w *logWriter) flush(ctx context.Context) error { return w.w.Flush(ctx) }
+
+// close stops taking items, writes what is queued and stops the writer.
+func (w *logWriter) close(ctx context.Context) error { return w.w.Close(ctx) }
+
+// write writes one batch: the entries (in one call of a BatchRunLog), then
+// the latest mark of each endpoint.
+func (k *logSink) write(batch []logWrite) {
+	ctx := context.Background()
+	// The entries are copied into a slice the writer keeps from batch to
+	// batch (a BatchRunLog keeps no slice it is given), cleared after so
+	// that it holds no entry's pointers.
+	entries := k.entries[:0]
+	defer func() {
+		clear(entries)
+		k.entries = entries[:0]
+	}()
+	var (
+		marks = map[string]*executedMark{}
+		order []string
+		errs  []error
+	)
+	for _, it := range batch {
+		switch {
+		case it.entry != nil:
+			entries = append(entries, *it.entry)
+		case it.mark != nil:
+			if _, ok := marks[it.mark.id]; !ok {
+				order = append(order, it.mark.id)
+			}
+			marks[it.mark.id] = it.mark
+		}
+	}
+	if len(entries) > 0 {
+		if err := k.appendAll(ctx, entries); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, id := range order {
+		m := marks[id]
+		if err := k.s.cfg.Endpoints.MarkExecuted(ctx, m.project, m.id, m.at); err != nil {
+			k.s.executed.Release(m.id, m.at, m.prev)
+			errs = append(errs, err)
+		}
+	}
+	if len(entries) > 0 || len(order) > 0 {
+		if o, ok := k.s.observer.(LogObserver); ok {
+			o.ObserveRunLog(ctx, RunLogEvent{Entries: len(entries), Marks: len(order), Err: errors.Join(errs...)})
+		}
+	}
+}
+
+// appendAll appends entries in order, in one call when the log can.
+func (k *logSink) appendAll(ctx context.Context, entries []driver.RunLogEntry) error {
+	if b, ok := k.s.runLog.(driver.BatchRunLog); ok {
+		return b.AppendBatch(ctx, entries)
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := k.s.runLog.Append(ctx, e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Flush waits until the run log entries and last_executed_at marks that
+// runs queued so far are written (Get, List and Logs flush first, so that
+// they show every run that ended before them). It returns ctx's error if
+// ctx ends first.
+func (s *Service) Flush(ctx context.Context) error {
+	return s.logs.flush(ctx)
+}
+
+// Close writes the run log entries and last_executed_at marks still queued
+// and stops the background writer; call it when the Service's work ends
+// (after the HTTP server's Shutdown). Runs after Close are still answered;
+// their log entries are dropped, each run's RunEvent.LogErr saying
+// ErrClosed. It returns ctx's error if ctx ends first.
+func (s *Service) Close(ctx context.Context) error {
+	return s.logs.close(ctx)
 }

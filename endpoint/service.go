@@ -2,12 +2,8 @@ package endpoint
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +13,10 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/deadline"
+	"github.com/endpointkit/endpointkit/internal/execmark"
+	lrucache "github.com/endpointkit/endpointkit/internal/lru"
+	"github.com/endpointkit/endpointkit/internal/refreshes"
 	"github.com/endpointkit/endpointkit/sql/access"
-	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
 )
@@ -174,7 +172,7 @@ type Config struct {
 	// marks queued at once).
 	ExecutedResolution time.Duration
 
-	// Operations (see serve.go, runlog.go, observer.go, scheduler.go).
+	// Operations (see compute.go, runlog.go, observer.go, schedule.go).
 
 	// ResultCache keeps the answers of runs for their endpoint's
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
@@ -244,10 +242,10 @@ type Service struct {
 	writeMu  sync.Mutex
 	cache    *templateCache
 	records  recordCache
-	executed *executedMarks
+	executed *execmark.Marks
 	// refreshing serializes the refreshes of each endpoint, and
 	// refreshSlots bounds how many run at once (refresh.go).
-	refreshing   refreshLocks
+	refreshing   refreshes.Locks
 	refreshSlots chan struct{}
 
 	// Operations: the result cache, identical runs under way, when each
@@ -273,8 +271,8 @@ type Service struct {
 	// runs are the refreshes under way, for their progress; saved the
 	// tables a save's refresh built that no Materialize claimed yet;
 	// manual the endpoints with a StartMaterialize queued or under way.
-	runs   runs
-	saved  savings
+	runs   refreshes.Runs
+	saved  refreshes.Savings
 	manual sync.Map
 }
 
@@ -312,7 +310,7 @@ func New(cfg Config) (*Service, error) {
 		now:      now,
 		cache:    newTemplateCache(cfg.CacheSize),
 		records:  recordCache{newLRU[recordKey, *driver.Endpoint](cfg.CacheSize)},
-		executed: newExecutedMarks(cfg.ExecutedResolution),
+		executed: execmark.New(cfg.ExecutedResolution),
 
 		results:         cfg.ResultCache,
 		versionTimes:    newLRU[versionKey, time.Time](cfg.CacheSize),
@@ -422,317 +420,6 @@ func (s *Service) attachOptional(cfg Config) {
 	s.refreshSlots = make(chan struct{}, cfg.MaxRefreshes)
 }
 
-// CreateRequest is the input of Create (the JSON body of POST endpoints/).
-type CreateRequest struct {
-	Name           string `json:"name"`
-	Description    string `json:"description"`
-	Query          *Query `json:"query"`
-	IsActive       *bool  `json:"is_active"`
-	IsMaterialized bool   `json:"is_materialized"`
-	// DataFreshnessSeconds is one of DataFreshnessValues(); nil means
-	// DefaultDataFreshness.
-	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
-	// Materialization settings; see the Endpoint fields of the same names.
-	MaterializationFreshness Seconds                  `json:"materialization_freshness"`
-	MaterializationBuckets   map[string]engine.Bucket `json:"materialization_buckets"`
-	MaterializationTail      string                   `json:"materialization_tail_column"`
-	OptionalBreakdowns       []string                 `json:"optional_breakdown_properties"`
-}
-
-// UpdateRequest is the input of Update (the JSON body of PATCH); nil fields
-// are left as they are.
-type UpdateRequest struct {
-	Name           *string `json:"name"`
-	Description    *string `json:"description"`
-	Query          *Query  `json:"query"`
-	IsActive       *bool   `json:"is_active"`
-	IsMaterialized *bool   `json:"is_materialized"`
-	// DataFreshnessSeconds is one of DataFreshnessValues().
-	DataFreshnessSeconds *int `json:"data_freshness_seconds"`
-	// Materialization settings; an empty map or list clears them.
-	MaterializationFreshness *Seconds                  `json:"materialization_freshness"`
-	MaterializationBuckets   *map[string]engine.Bucket `json:"materialization_buckets"`
-	MaterializationTail      *string                   `json:"materialization_tail_column"`
-	OptionalBreakdowns       *[]string                 `json:"optional_breakdown_properties"`
-	// Deleted, alone in a request, soft-deletes the endpoint (true; see
-	// SoftDelete) or restores the one last deleted under the name (false;
-	// see Restore; for a live endpoint it changes nothing).
-	Deleted *bool `json:"deleted"`
-}
-
-// Create validates req and stores a new endpoint with version 1. IsActive
-// defaults to true.
-func (s *Service) Create(ctx context.Context, project string, req CreateRequest) (Endpoint, error) {
-	if err := checkName(req.Name); err != nil {
-		return Endpoint{}, err
-	}
-	if req.Query == nil {
-		return Endpoint{}, required("query")
-	}
-	freshness := DefaultDataFreshness
-	if req.DataFreshnessSeconds != nil {
-		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
-			return Endpoint{}, err
-		}
-		freshness = *req.DataFreshnessSeconds
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
-	if err != nil {
-		return Endpoint{}, err
-	}
-	described, warning, err := s.checkQuery(ctx, project, req.Name, c)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	now := s.now()
-	e := driver.Endpoint{
-		ID:                   uuid.NewString(),
-		ProjectID:            project,
-		Name:                 req.Name,
-		Description:          req.Description,
-		Query:                c.query,
-		IsActive:             req.IsActive == nil || *req.IsActive,
-		IsMaterialized:       req.IsMaterialized,
-		CurrentVersion:       1,
-		DataFreshnessSeconds: freshness,
-		VersionsCount:        1,
-		CreatedAt:            now,
-		UpdatedAt:            now,
-
-		MaterializationFreshness:  time.Duration(req.MaterializationFreshness),
-		MaterializationBuckets:    nonEmptyMap(req.MaterializationBuckets),
-		MaterializationTailColumn: req.MaterializationTail,
-		OptionalBreakdowns:        nonEmptyList(req.OptionalBreakdowns),
-	}
-	if err := s.checkMaterialization(ctx, &e, c); err != nil {
-		return Endpoint{}, err
-	}
-	first := driver.Version{EndpointID: e.ID, Number: 1, Query: c.query, CreatedAt: now}
-	s.recordColumns(c, &first, described)
-	if err := s.cfg.Endpoints.Create(ctx, e, first); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return Endpoint{}, nameTaken()
-		}
-		return Endpoint{}, storeError(err, nil)
-	}
-	s.cache.put(cacheKey{project, e.ID, 1}, c, now, s.cache.generation())
-	s.requestRefreshIfPending(&e, c)
-	view := s.endpointView(ctx, &e)
-	view.CheckWarning = warning
-	return view, nil
-}
-
-// Update applies req to the endpoint named name; a changed query creates a
-// new version, and other changes do not. A query equal to the current one
-// is no change. An update that fails a check changes nothing.
-func (s *Service) Update(ctx context.Context, project, name string, req UpdateRequest) (Endpoint, error) {
-	if req.Deleted != nil {
-		return s.setDeleted(ctx, project, name, req)
-	}
-	next, drop, warning, err := s.update(ctx, project, name, req)
-	// The table of an endpoint no longer materialized is dropped once the
-	// write lock is released, so that no other write waits on the drop.
-	s.dropLater(ctx, drop)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	view := s.endpointView(ctx, &next)
-	view.CheckWarning = warning
-	return view, nil
-}
-
-// update is Update under the write lock; it returns the stored table to
-// drop, if any.
-func (s *Service) update(ctx context.Context, project, name string, req UpdateRequest) (next driver.Endpoint, drop, warning string, err error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	cur, err := s.get(ctx, project, name)
-	if err != nil {
-		return driver.Endpoint{}, "", "", err
-	}
-	next = cur
-	renamed, err := s.applyFields(ctx, project, &next, req)
-	if err != nil {
-		return driver.Endpoint{}, "", "", err
-	}
-	now := s.now()
-	version, c, warning, err := s.applyQuery(ctx, project, &cur, &next, req, now)
-	if err != nil {
-		return driver.Endpoint{}, "", "", err
-	}
-	if err := s.checkMaterialization(ctx, &next, c); err != nil {
-		return driver.Endpoint{}, "", "", err
-	}
-	if version == nil && sameEndpoint(next, cur) {
-		return cur, "", "", nil
-	}
-	next.UpdatedAt = now
-	if err := s.cfg.Endpoints.Update(ctx, next, version); err != nil {
-		return driver.Endpoint{}, "", "", updateError(err, name, renamed)
-	}
-	if version != nil {
-		s.cache.put(cacheKey{project, next.ID, version.Number}, c, now, s.cache.generation())
-	}
-	if cur.IsMaterialized && !next.IsMaterialized {
-		next.MaterializationState, drop = s.dematerialize(ctx, &next)
-	}
-	s.requestRefreshIfPending(&next, c)
-	return next, drop, warning, nil
-}
-
-// applyFields sets the fields of next that req names, other than the query;
-// renamed reports a new name, which was checked to be free.
-func (s *Service) applyFields(ctx context.Context, project string, next *driver.Endpoint, req UpdateRequest) (renamed bool, err error) {
-	if req.Name != nil && *req.Name != next.Name {
-		if err := s.checkRename(ctx, project, *req.Name); err != nil {
-			return false, err
-		}
-		next.Name, renamed = *req.Name, true
-	}
-	if req.DataFreshnessSeconds != nil {
-		if err := checkDataFreshness(*req.DataFreshnessSeconds); err != nil {
-			return false, err
-		}
-		next.DataFreshnessSeconds = *req.DataFreshnessSeconds
-	}
-	setIf(&next.Description, req.Description)
-	setIf(&next.IsActive, req.IsActive)
-	setIf(&next.IsMaterialized, req.IsMaterialized)
-	if req.MaterializationFreshness != nil {
-		next.MaterializationFreshness = time.Duration(*req.MaterializationFreshness)
-	}
-	if req.MaterializationBuckets != nil {
-		next.MaterializationBuckets = nonEmptyMap(*req.MaterializationBuckets)
-	}
-	setIf(&next.MaterializationTailColumn, req.MaterializationTail)
-	if req.OptionalBreakdowns != nil {
-		next.OptionalBreakdowns = nonEmptyList(*req.OptionalBreakdowns)
-	}
-	return renamed, nil
-}
-
-// setIf sets *dst to *v when v is not nil: a field of an UpdateRequest.
-func setIf[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
-}
-
-// applyQuery compiles the query of req, if any, and makes it next's new
-// version when it differs from cur's. It returns the new version (nil
-// when none) and the compiled query the materialization checks need: the
-// new one, or cur's when the update touches materialization without a
-// query, or nil when nothing needs one.
-func (s *Service) applyQuery(ctx context.Context, project string, cur, next *driver.Endpoint, req UpdateRequest, now time.Time) (*driver.Version, *compiled, string, error) {
-	var version *driver.Version
-	var warning string
-	if req.Query != nil {
-		c, err := s.compileQuery(ctx, project, driver.Query(*req.Query))
-		if err != nil {
-			return nil, nil, "", err
-		}
-		if !sameQuery(c.query, cur.Query) {
-			described, w, err := s.checkQuery(ctx, project, next.Name, c)
-			if err != nil {
-				return nil, nil, "", err
-			}
-			warning = w
-			next.Query = c.query
-			next.CurrentVersion = cur.CurrentVersion + 1
-			next.VersionsCount = cur.VersionsCount + 1
-			version = &driver.Version{EndpointID: cur.ID, Number: next.CurrentVersion, Query: c.query, CreatedAt: now}
-			s.recordColumns(c, version, described)
-		}
-		return version, c, warning, nil
-	}
-	if next.IsMaterialized || req.MaterializationBuckets != nil || req.MaterializationTail != nil || req.OptionalBreakdowns != nil {
-		c, err := s.compiledVersion(ctx, cur, cur.CurrentVersion)
-		return nil, c, "", err
-	}
-	return nil, nil, "", nil
-}
-
-// updateError is the error of Update when the store refused the write.
-func updateError(err error, name string, renamed bool) error {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return endpointNotFound(name)
-	case errors.Is(err, ErrConflict) && renamed:
-		return nameTaken()
-	case errors.Is(err, ErrConflict):
-		return conflictf(CodeConflict, "", "Endpoint '%s' was changed by another request; retry.", name)
-	}
-	return storeError(err, nil)
-}
-
-// checkRename checks a new name, and that the project has no endpoint of
-// that name. The store checks again atomically; this check words the usual
-// case precisely.
-func (s *Service) checkRename(ctx context.Context, project, name string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	_, err := s.liveByName(ctx, project, name)
-	switch {
-	case err == nil:
-		return nameTaken()
-	case errors.Is(err, ErrNotFound):
-		return nil
-	}
-	return storeError(err, nil)
-}
-
-func nameTaken() *Error {
-	return conflictf(CodeConflict, "name", "An endpoint with this name already exists for this project.")
-}
-
-func endpointNotFound(name string) *Error {
-	return notFoundf("Endpoint '%s' not found.", name)
-}
-
-// sameQuery reports whether two normalized queries are the same, so that
-// saving an unchanged query makes no version.
-func sameQuery(a, b driver.Query) bool {
-	ja, erra := Query(a).MarshalJSON()
-	jb, errb := Query(b).MarshalJSON()
-	if erra != nil || errb != nil {
-		return false
-	}
-	var va, vb any
-	if json.Unmarshal(ja, &va) != nil || json.Unmarshal(jb, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
-// sameEndpoint reports whether an update changed none of the fields an
-// update without a new version can change.
-func sameEndpoint(a, b driver.Endpoint) bool {
-	return a.Name == b.Name && a.Description == b.Description &&
-		a.IsActive == b.IsActive && a.IsMaterialized == b.IsMaterialized &&
-		a.DataFreshnessSeconds == b.DataFreshnessSeconds &&
-		a.MaterializationFreshness == b.MaterializationFreshness &&
-		maps.Equal(a.MaterializationBuckets, b.MaterializationBuckets) &&
-		a.MaterializationTailColumn == b.MaterializationTailColumn &&
-		slices.Equal(a.OptionalBreakdowns, b.OptionalBreakdowns)
-}
-
-func nonEmptyMap(m map[string]engine.Bucket) map[string]engine.Bucket {
-	if len(m) == 0 {
-		return nil
-	}
-	return maps.Clone(m)
-}
-
-func nonEmptyList(l []string) []string {
-	if len(l) == 0 {
-		return nil
-	}
-	return slices.Clone(l)
-}
-
 // TokenLimiter is the Limiter that holds embed tokens to their rpm
 // (limit.Limiter.AdmitToken) on the surfaces of this Service that have no
 // Limiter of their own: the HTTP API (package httpapi) and /mcp (package
@@ -741,101 +428,6 @@ func nonEmptyList(l []string) []string {
 // this process.
 func (s *Service) TokenLimiter() *limit.Limiter { return s.tokens() }
 
-// Get returns the endpoint named name.
-func (s *Service) Get(ctx context.Context, project, name string) (Endpoint, error) {
-	// last_executed_at of the runs that ended before.
-	if err := s.Flush(ctx); err != nil {
-		return Endpoint{}, err
-	}
-	e, err := s.get(ctx, project, name)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	return s.endpointView(ctx, &e), nil
-}
-
-// get returns the live endpoint named name: every route but Restore finds
-// an endpoint through it (or through liveByName), so that a soft-deleted
-// one is a 404 like an unknown one.
-func (s *Service) get(ctx context.Context, project, name string) (driver.Endpoint, error) {
-	e, err := s.liveByName(ctx, project, name)
-	if err != nil {
-		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
-	}
-	e.ProjectID = project
-	return e, nil
-}
-
-// liveByName is the store's endpoint named name in project if it lives:
-// ErrNotFound for a soft-deleted one, whatever name a store keeps it
-// under, and for a name no live endpoint can have (checkName refuses it),
-// such as one with a slash.
-func (s *Service) liveByName(ctx context.Context, project, name string) (driver.Endpoint, error) {
-	if !validName(name) {
-		return driver.Endpoint{}, fmt.Errorf("%w: no live endpoint can be named %q", ErrNotFound, name)
-	}
-	e, err := s.cfg.Endpoints.Get(ctx, project, name)
-	if err != nil {
-		return driver.Endpoint{}, err
-	}
-	if e.DeletedAt != nil {
-		return driver.Endpoint{}, fmt.Errorf("%w: endpoint %q of project %q is deleted", ErrNotFound, name, project)
-	}
-	return e, nil
-}
-
-// List returns the endpoints of project ordered by name; never nil.
-func (s *Service) List(ctx context.Context, project string) ([]Endpoint, error) {
-	if err := s.Flush(ctx); err != nil {
-		return nil, err
-	}
-	list, err := s.cfg.Endpoints.List(ctx, project)
-	if err != nil {
-		return nil, storeError(err, nil)
-	}
-	for i := range list {
-		list[i].ProjectID = project
-	}
-	list = s.live(ctx, list)
-	out := make([]Endpoint, len(list))
-	for i := range list {
-		out[i] = s.endpointView(ctx, &list[i])
-	}
-	return out, nil
-}
-
-// Delete removes the endpoint named name and its versions, then drops its
-// stored tables, best effort: once the write lock is released, and for at
-// most a second, so that neither this delete nor any other write waits on
-// a refresh that holds the database (SQLite has one writer). A table left
-// behind serves nothing and goes with the next RemoveOrphans; a refresh
-// of the endpoint under way drops what it built when it notices.
-func (s *Service) Delete(ctx context.Context, project, name string) error {
-	e, err := s.delete(ctx, project, name)
-	if err != nil {
-		return err
-	}
-	s.dropTables(ctx, &e)
-	return nil
-}
-
-func (s *Service) delete(ctx context.Context, project, name string) (driver.Endpoint, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	e, err := s.get(ctx, project, name)
-	if err != nil {
-		return driver.Endpoint{}, err
-	}
-	if err := s.cfg.Endpoints.Delete(ctx, project, e.ID); err != nil {
-		return driver.Endpoint{}, storeError(err, func() *Error { return endpointNotFound(name) })
-	}
-	s.executed.forget(e.ID)
-	// Best effort: a log left behind is unreachable (ids are not reused)
-	// and ages out.
-	_ = s.runLog.DeleteEndpoint(context.WithoutCancel(ctx), project, e.ID)
-	return e, nil
-}
-
 // systemNow is the Service's clock when Config.Now is nil: the system's,
 // in UTC, to the microsecond (what SQL stores keep, so that an endpoint
 // reads back with the times Create and Update returned).
@@ -843,3 +435,167 @@ func systemNow() time.Time { return systemInstant(time.Now()) }
 
 // systemInstant is t as systemNow reads it.
 func systemInstant(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// lru is a bounded least-recently-used map, safe for concurrent use. Each
+// entry remembers when it was last checked against the store, so that a
+// Service can trust it for Config.RecheckInterval and then read the store
+// again to see writes made by other processes.
+//
+// gen is bumped by every purge. A caller that missed (or found a stale
+// entry) reads the store, and stores what it read only if no purge happened
+// meanwhile, so that a record or definition written during the read is not
+// cached in its old form.
+type lru[K comparable, V any] struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries *lrucache.Cache[K, lruEntry[V]]
+}
+
+type lruEntry[V any] struct {
+	val     V
+	checked time.Time
+}
+
+// newLRU returns an lru of at most max entries; max <= 0 keeps none.
+func newLRU[K comparable, V any](max int) *lru[K, V] {
+	return &lru[K, V]{entries: lrucache.New[K, lruEntry[V]](int64(max), nil)}
+}
+
+// get returns the entry for k, when it was checked, whether there is one,
+// and the current generation.
+func (c *lru[K, V]) get(k K) (v V, checked time.Time, ok bool, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries.Get(k)
+	return e.val, e.checked, ok, c.gen
+}
+
+// put stores v under k as checked at checked, unless a purge happened since
+// generation gen.
+func (c *lru[K, V]) put(k K, v V, checked time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen == c.gen {
+		c.entries.Add(k, lruEntry[V]{val: v, checked: checked}, 1)
+	}
+}
+
+// remove drops the entry for k, if any. It is not a purge: an entry that
+// was read before it went is still right.
+func (c *lru[K, V]) remove(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries.Remove(k)
+}
+
+// purge drops the entries for which match holds, and makes every read
+// begun before it unfit to be stored.
+func (c *lru[K, V]) purge(match func(K, V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.entries.RemoveFunc(func(k K, e lruEntry[V]) bool { return match(k, e.val) })
+}
+
+// len returns the number of entries.
+func (c *lru[K, V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries.Len()
+}
+
+// generation returns the current generation, for a put by a caller that
+// read the store under Service.writeMu (which every purge by this Service's
+// own writes follows, under the same lock).
+func (c *lru[K, V]) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// cacheKey names one version of one endpoint. A version's query never
+// changes, so an entry stays right until the variables it was validated
+// with change.
+type cacheKey struct {
+	project, id string
+	version     int
+}
+
+// templateCache keeps the compiled queries of recently run versions, so that
+// a run neither re-reads the variables nor re-parses the query.
+type templateCache struct {
+	*lru[cacheKey, *compiled]
+}
+
+func newTemplateCache(max int) *templateCache {
+	return &templateCache{newLRU[cacheKey, *compiled](max)}
+}
+
+// purge drops the entries of project for which match holds (every entry of
+// the project when match is nil).
+func (tc *templateCache) purge(project string, match func(cacheKey) bool) {
+	tc.lru.purge(func(k cacheKey, _ *compiled) bool {
+		return k.project == project && (match == nil || match(k))
+	})
+}
+
+// recordKey names an endpoint as a run names it.
+type recordKey struct{ project, name string }
+
+// recordCache keeps the stored records of recently run endpoints, so that a
+// run of an unchanged endpoint does not read (and decode) it from the store.
+// An entry is immutable: runs share it and only read it, and a write
+// replaces the pointer.
+type recordCache struct {
+	*lru[recordKey, *driver.Endpoint]
+}
+
+// forget drops the records of the endpoint with id in project and the
+// record cached under name (a stale one that another process deleted or
+// renamed); either may be "".
+func (rc recordCache) forget(project, id, name string) {
+	rc.purge(func(k recordKey, e *driver.Endpoint) bool {
+		return k.project == project && (id != "" && e.ID == id || name != "" && k.name == name)
+	})
+}
+
+// fresh reports whether an entry checked at checked may be used at now
+// without reading the store again. A clock that went back makes it stale.
+func (s *Service) fresh(checked, now time.Time) bool {
+	age := now.Sub(checked)
+	return age >= 0 && age < s.cfg.RecheckInterval
+}
+
+// forgettingStore is the Store a Service uses: the host's Store, which drops
+// this Service's cached record of an endpoint as soon as the Service writes
+// it, through whichever path writes (create, update, delete, a refresh's
+// state). A write that fails drops it too: a conflict means another process
+// changed the endpoint. MarkExecuted changes nothing a run reads, so it
+// drops nothing; that a run's own bookkeeping does not empty the cache is
+// the point.
+type forgettingStore struct {
+	driver.Store
+	records  recordCache
+	versions *templateCache
+}
+
+func (f forgettingStore) Create(ctx context.Context, e driver.Endpoint, first driver.Version) error {
+	defer f.records.forget(e.ProjectID, e.ID, e.Name)
+	return f.Store.Create(ctx, e, first)
+}
+
+func (f forgettingStore) Update(ctx context.Context, e driver.Endpoint, next *driver.Version) error {
+	defer f.records.forget(e.ProjectID, e.ID, e.Name)
+	return f.Store.Update(ctx, e, next)
+}
+
+func (f forgettingStore) SetMaterialization(ctx context.Context, project, id string, st driver.MaterializationState) error {
+	defer f.records.forget(project, id, "")
+	return f.Store.SetMaterialization(ctx, project, id, st)
+}
+
+func (f forgettingStore) Delete(ctx context.Context, project, id string) error {
+	defer f.versions.purge(project, func(k cacheKey) bool { return k.id == id })
+	defer f.records.forget(project, id, "")
+	return f.Store.Delete(ctx, project, id)
+}

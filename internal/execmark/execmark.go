@@ -1,14 +1,15 @@
-package endpoint
+// Package execmark throttles the writes of an endpoint's last_executed_at
+// mark: of the runs of one endpoint, a Service writes one mark per
+// resolution, claimed without a lock.
+package execmark
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
-// executedMarks throttles the writes of last_executed_at: a busy endpoint
+// Marks throttle the writes of last_executed_at: a busy endpoint
 // would otherwise cost one store write per run. A run records its time only
 // when the last recorded one, by this Service, is at least resolution
 // older, so last_executed_at may lag the latest run by up to resolution.
@@ -17,17 +18,19 @@ import (
 // (nanoseconds since the epoch, 0 for none) that a run reads, and claims
 // with a compare-and-swap when due; the map of them is a sync.Map, which
 // reads an endpoint seen before without a lock.
-type executedMarks struct {
+type Marks struct {
 	resolution time.Duration
 	last       sync.Map // endpoint id -> *atomic.Int64, the time last written
 }
 
-func newExecutedMarks(resolution time.Duration) *executedMarks {
-	return &executedMarks{resolution: resolution}
+// New returns the marks of a Service that writes a mark at most once
+// every resolution per endpoint.
+func New(resolution time.Duration) *Marks {
+	return &Marks{resolution: resolution}
 }
 
 // slot returns the last time of id, made when there is none.
-func (m *executedMarks) slot(id string) *atomic.Int64 {
+func (m *Marks) slot(id string) *atomic.Int64 {
 	if v, ok := m.last.Load(id); ok {
 		return v.(*atomic.Int64)
 	}
@@ -43,9 +46,9 @@ func timeOf(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-// due reports whether a run of id at now should be written, and if so
+// Due reports whether a run of id at now should be written, and if so
 // claims it, so that concurrent runs write once.
-func (m *executedMarks) due(id string, now time.Time) (prev time.Time, ok bool) {
+func (m *Marks) Due(id string, now time.Time) (prev time.Time, ok bool) {
 	last, n := m.slot(id), now.UnixNano()
 	for {
 		p := last.Load()
@@ -58,8 +61,8 @@ func (m *executedMarks) due(id string, now time.Time) (prev time.Time, ok bool) 
 	}
 }
 
-// release gives a claim back after a failed write, so the next run retries.
-func (m *executedMarks) release(id string, claimed, prev time.Time) {
+// Release gives a claim back after a failed write, so the next run retries.
+func (m *Marks) Release(id string, claimed, prev time.Time) {
 	v, ok := m.last.Load(id)
 	if !ok {
 		return
@@ -71,9 +74,9 @@ func (m *executedMarks) release(id string, claimed, prev time.Time) {
 	v.(*atomic.Int64).CompareAndSwap(claimed.UnixNano(), p)
 }
 
-// latest returns when this Service last claimed a mark of id (zero when
+// Latest returns when this Service last claimed a mark of id (zero when
 // never).
-func (m *executedMarks) latest(id string) time.Time {
+func (m *Marks) Latest(id string) time.Time {
 	v, ok := m.last.Load(id)
 	if !ok {
 		return time.Time{}
@@ -81,18 +84,5 @@ func (m *executedMarks) latest(id string) time.Time {
 	return timeOf(v.(*atomic.Int64).Load())
 }
 
-// forget drops a deleted endpoint.
-func (m *executedMarks) forget(id string) { m.last.Delete(id) }
-
-// markExecuted records a successful run of ep at now, written in the
-// background (runlog_writer.go). A failure to record does not fail the
-// run, whose answer is already correct; the next run tries again.
-func (s *Service) markExecuted(ep *driver.Endpoint, now time.Time) {
-	prev, ok := s.executed.due(ep.ID, now)
-	if !ok {
-		return
-	}
-	if err := s.logs.offer(logWrite{mark: &executedMark{project: ep.ProjectID, id: ep.ID, at: now, prev: prev}}); err != nil {
-		s.executed.release(ep.ID, now, prev)
-	}
-}
+// Forget drops a deleted endpoint.
+func (m *Marks) Forget(id string) { m.last.Delete(id) }

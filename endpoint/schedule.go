@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/refreshes"
 )
 
 // Defaults of the scheduler's settings in Config.
@@ -83,21 +84,21 @@ func (s *Service) Schedule(ctx context.Context) error {
 	defer s.scheduling.Store(false)
 	var (
 		wg    sync.WaitGroup
-		fl    = refreshesUnderWay{again: map[string]string{}}
+		fl    = refreshes.UnderWay{}
 		slots = make(chan struct{}, s.cfg.ScheduleConcurrency)
 	)
 	start := func(project, id, name, trigger string) {
-		if !fl.begin(id, trigger) {
+		if !fl.Begin(id, trigger) {
 			return
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ; trigger != ""; trigger = fl.next(id) {
+			for ; trigger != ""; trigger = fl.Next(id) {
 				select {
 				case slots <- struct{}{}:
 				case <-ctx.Done():
-					fl.end(id)
+					fl.End(id)
 					return
 				}
 				still := s.due
@@ -138,50 +139,6 @@ func (s *Service) Schedule(ctx context.Context) error {
 	}
 }
 
-// refreshesUnderWay are the scheduler's refreshes under way, by endpoint
-// id, each with the trigger of a request for it that came meanwhile ("" for none).
-// The scheduler refreshes once more after such a one, when the endpoint is
-// still due: the refresh request of an update that lands as the refresh of the
-// version before ends is not lost until the next look.
-type refreshesUnderWay struct {
-	mu    sync.Mutex
-	again map[string]string
-}
-
-// begin reports whether a refresh of id may start, and when one is under
-// way notes trigger for after it.
-func (f *refreshesUnderWay) begin(id, trigger string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.again[id]; ok {
-		f.again[id] = trigger
-		return false
-	}
-	f.again[id] = ""
-	return true
-}
-
-// next returns the trigger noted while id refreshed, and forgets the refresh
-// when there is none.
-func (f *refreshesUnderWay) next(id string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t := f.again[id]
-	if t == "" {
-		delete(f.again, id)
-	} else {
-		f.again[id] = ""
-	}
-	return t
-}
-
-// end forgets the refresh of id.
-func (f *refreshesUnderWay) end(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.again, id)
-}
-
 // dueAwake reports whether the scheduler should refresh e at now, were it
 // not hibernating (see due). An endpoint whose current version does not
 // compile is due: its refresh fails and says why, and the back-off then
@@ -216,4 +173,81 @@ func jitterOf(id string, at time.Time) float64 {
 	h.Write(b[:])
 	sum := h.Sum(nil)
 	return float64(binary.BigEndian.Uint64(sum[:8])>>11) / (1 << 53)
+}
+
+// DefaultHibernateAfter is how long a materialization may go unread before
+// it hibernates (see Config.HibernateAfter).
+const DefaultHibernateAfter = 30 * 24 * time.Hour
+
+// triggerWoken is the refresh trigger of a run that woke a hibernating
+// materialization.
+const triggerWoken = "woken"
+
+// hibernatingSince reports whether the materialization of e sleeps at now,
+// and since when: e is materialized and no run read it, nor was it saved,
+// for Config.HibernateAfter. A hibernating materialization is not
+// refreshed by the scheduler or RefreshStale, so that nothing is refreshed
+// forever for nobody; its table grows stale and runs go inline. The first
+// run that finds it so wakes it (noTable).
+func (s *Service) hibernatingSince(e *driver.Endpoint, now time.Time) (time.Time, bool) {
+	if !e.IsMaterialized || s.cfg.HibernateAfter <= 0 {
+		return time.Time{}, false
+	}
+	last := e.UpdatedAt
+	if e.LastExecutedAt != nil && e.LastExecutedAt.After(last) {
+		last = *e.LastExecutedAt
+	}
+	// This Service's own runs count at once, before their marks reach
+	// the store.
+	if t := s.executed.Latest(e.ID); t.After(last) {
+		last = t
+	}
+	since := last.Add(s.cfg.HibernateAfter)
+	return since, !now.Before(since)
+}
+
+// due reports whether the scheduler should refresh e at now: never while
+// it hibernates, otherwise as dueAwake says.
+func (s *Service) due(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
+	if _, ok := s.hibernatingSince(e, now); ok {
+		return false
+	}
+	return s.dueAwake(ctx, e, now)
+}
+
+// live drops the soft-deleted endpoints of list, in place, and deletes
+// for good those past their retention (best effort: one that fails is
+// tried again at the next listing, and is logged). Every listing of
+// endpoints goes through it, so that deleted ones are invisible.
+func (s *Service) live(ctx context.Context, list []driver.Endpoint) []driver.Endpoint {
+	now := s.now()
+	out := list[:0]
+	for _, e := range list {
+		switch {
+		case e.DeletedAt == nil:
+			out = append(out, e)
+		case s.expired(&e, now):
+			s.purgeDeleted(ctx, e)
+		}
+	}
+	return out
+}
+
+// expired reports whether the soft-deleted e is past its retention at now.
+func (s *Service) expired(e *driver.Endpoint, now time.Time) bool {
+	return e.DeletedAt != nil && !now.Before(e.DeletedAt.Add(s.cfg.DeletedRetention))
+}
+
+// purgeDeleted deletes the soft-deleted e for good: its record, versions,
+// run log and stored tables.
+func (s *Service) purgeDeleted(ctx context.Context, e driver.Endpoint) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.cfg.Endpoints.Delete(ctx, e.ProjectID, e.ID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.cfg.Observer.ObserveRefresh(ctx, RefreshEvent{Project: e.ProjectID, Endpoint: nameBeforeDelete(&e), Trigger: "purge", Rows: -1, Err: err})
+		return
+	}
+	s.executed.Forget(e.ID)
+	_ = s.runLog.DeleteEndpoint(ctx, e.ProjectID, e.ID)
+	s.dropTables(ctx, &e)
 }

@@ -1,4 +1,4 @@
-package endpoint
+package execmark
 
 import (
 	"sync"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestExecutedMarks(t *testing.T) {
-	m := newExecutedMarks(time.Second)
+func TestMarks(t *testing.T) {
+	m := New(time.Second)
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	steps := []struct {
 		at   time.Duration
@@ -25,37 +25,37 @@ func TestExecutedMarks(t *testing.T) {
 		{-time.Hour, true}, // a clock that went back writes (the store keeps the later time)
 	}
 	for _, s := range steps {
-		_, ok := m.due("a", t0.Add(s.at))
+		_, ok := m.Due("a", t0.Add(s.at))
 		require.Equal(t, s.want, ok, "due at %v", s.at)
 	}
-	if _, ok := m.due("b", t0); !ok {
+	if _, ok := m.Due("b", t0); !ok {
 		t.Fatal("another endpoint is throttled by the first")
 	}
 
 	// A failed write is given back, so the next run retries.
-	prev, ok := m.due("c", t0)
+	prev, ok := m.Due("c", t0)
 	require.True(t, ok, "first run of c not due")
-	m.release("c", t0, prev)
-	if _, ok := m.due("c", t0.Add(time.Millisecond)); !ok {
+	m.Release("c", t0, prev)
+	if _, ok := m.Due("c", t0.Add(time.Millisecond)); !ok {
 		t.Fatal("run after a failed write not due")
 	}
-	prev, _ = m.due("c", t0.Add(2*time.Second))
-	m.release("c", t0.Add(2*time.Second), prev)
-	if _, ok := m.due("c", t0.Add(500*time.Millisecond)); ok {
+	prev, _ = m.Due("c", t0.Add(2*time.Second))
+	m.Release("c", t0.Add(2*time.Second), prev)
+	if _, ok := m.Due("c", t0.Add(500*time.Millisecond)); ok {
 		t.Fatal("release did not restore the previous write time")
 	}
 
-	m.forget("a")
-	if _, ok := m.due("a", t0.Add(-time.Hour+time.Millisecond)); !ok {
+	m.Forget("a")
+	if _, ok := m.Due("a", t0.Add(-time.Hour+time.Millisecond)); !ok {
 		t.Fatal("a forgotten endpoint is still throttled")
 	}
 }
 
-// TestExecutedMarksConcurrent: of runs of one endpoint at the same moment
+// TestMarksConcurrent: of runs of one endpoint at the same moment
 // from many goroutines, exactly one claims the write, and a released
 // claim is claimed again once.
-func TestExecutedMarksConcurrent(t *testing.T) {
-	m := newExecutedMarks(time.Second)
+func TestMarksConcurrent(t *testing.T) {
+	m := New(time.Second)
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	claims := func(at time.Time) int64 {
 		var n atomic.Int64
@@ -65,7 +65,7 @@ func TestExecutedMarksConcurrent(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 100 {
-					if _, ok := m.due("a", at); ok {
+					if _, ok := m.Due("a", at); ok {
 						n.Add(1)
 					}
 				}
@@ -75,8 +75,8 @@ func TestExecutedMarksConcurrent(t *testing.T) {
 		return n.Load()
 	}
 	assert.Equal(t, int64(1), claims(t0))
-	m.release("a", t0, time.Time{})
-	assert.True(t, m.latest("a").IsZero())
+	m.Release("a", t0, time.Time{})
+	assert.True(t, m.Latest("a").IsZero())
 	assert.Equal(t, int64(1), claims(t0.Add(time.Millisecond)))
-	assert.True(t, m.latest("a").Equal(t0.Add(time.Millisecond)))
+	assert.True(t, m.Latest("a").Equal(t0.Add(time.Millisecond)))
 }

@@ -315,3 +315,16 @@ func lineCol(src string, off int) (line, col int) {
 	lineStart := strings.LastIndexByte(src[:off], '\n') + 1
 	return line, 1 + len([]rune(src[lineStart:off]))
 }
+
+// statements are the words that start a statement other than a query.
+var statements = setOf("insert", "update", "delete", "replace", "create", "drop", "alter", "truncate",
+	"set", "show", "describe", "explain", "use", "begin", "commit", "rollback", "grant", "revoke", "call", "do", "load")
+
+// statementWord returns the first word of the query when it starts a
+// statement other than a query (INSERT, UPDATE, ...), else "".
+func (l *lexed) statementWord() string {
+	if len(l.tokens) == 0 || l.tokens[0].kind != tokWord || !statements[strings.ToLower(l.text(l.tokens[0]))] {
+		return ""
+	}
+	return l.text(l.tokens[0])
+}

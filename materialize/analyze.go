@@ -132,7 +132,8 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
 	p, err := parse(query, lx, opts.Engine, phs)
-	if why, off := lx.unsupported(); why != "" && (err != nil || !unaryTilde(p, why)) {
+	inlined := err == nil && inlineWith(p.stmt)
+	if why, off := lx.unsupported(inlined); why != "" && (err != nil || !unaryTilde(p, why)) {
 		// SQL the engine runs, in a shape materialization does not
 		// take: say which and where.
 		a.refuse(CodeUnsupportedQuery, "%s", why)

@@ -42,7 +42,13 @@ func liftFrom(sel *tree.Select, te tree.TableExpr) {
 			return
 		}
 		inner, ok := sub.Select.(*tree.Select)
-		if !ok || inner.Where == nil || inner.Limit != nil || inner.LimitBy != nil || t.As.IsEmpty() {
+		if !ok {
+			return
+		}
+		// A derived table of the derived table (a chain of CTEs) lifts
+		// its conditions into this one's WHERE first.
+		liftDerived(inner)
+		if inner.Where == nil || inner.Limit != nil || inner.LimitBy != nil || t.As.IsEmpty() {
 			return
 		}
 		var keep []tree.Expr
@@ -88,14 +94,13 @@ func liftTerm(inner *tree.Select, alias tree.Ident, term tree.Expr) tree.Expr {
 // when inner's rows are keyed by it: it does not aggregate, or it groups
 // by col.
 func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
-	canon := canonical(col)
 	name := ""
 	for _, se := range inner.SelectExprs {
 		ae, ok := se.(*tree.AliasedExpr)
 		if !ok {
 			continue
 		}
-		if c, ok := ae.Expr.(*tree.ColName); ok && canonical(c) == canon {
+		if c, ok := ae.Expr.(*tree.ColName); ok && sameColumn(inner, c, col) {
 			name = c.Name.Name
 			if !ae.As.IsEmpty() {
 				name = ae.As.Name
@@ -109,7 +114,7 @@ func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
 	// The output name must name that column alone.
 	for _, se := range inner.SelectExprs {
 		if ae, ok := se.(*tree.AliasedExpr); ok && !ae.As.IsEmpty() && strings.EqualFold(ae.As.Name, name) {
-			if c, ok := ae.Expr.(*tree.ColName); !ok || canonical(c) != canon {
+			if c, ok := ae.Expr.(*tree.ColName); !ok || !sameColumn(inner, c, col) {
 				return "", false
 			}
 		}
@@ -119,11 +124,38 @@ func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
 		return name, true
 	}
 	for _, g := range inner.GroupBy {
-		if gc, ok := unparen(g).(*tree.ColName); ok && (canonical(gc) == canon || gc.Qualifier.IsEmpty() && strings.EqualFold(gc.Name.Name, name)) {
+		if gc, ok := unparen(g).(*tree.ColName); ok && (sameColumn(inner, gc, col) || gc.Qualifier.IsEmpty() && strings.EqualFold(gc.Name.Name, name)) {
 			return name, true
 		}
 	}
 	return "", false
+}
+
+// sameColumn reports whether c and col, columns read in inner, are the
+// same column: the same text, or the same name with one unqualified and
+// the other qualified by the name of inner's only FROM item.
+func sameColumn(inner *tree.Select, c, col *tree.ColName) bool {
+	if canonical(c) == canonical(col) {
+		return true
+	}
+	if !strings.EqualFold(c.Name.Name, col.Name.Name) {
+		return false
+	}
+	only := func(q tree.TableName) bool {
+		if len(q.Parts) != 1 || len(inner.From) != 1 {
+			return false
+		}
+		t, ok := inner.From[0].(*tree.AliasedTableExpr)
+		if !ok {
+			return false
+		}
+		name := t.As.Name
+		if tn, ok := t.Expr.(*tree.TableName); ok && name == "" {
+			name = tn.Name().Name
+		}
+		return name != "" && strings.EqualFold(name, q.Parts[0].Name)
+	}
+	return c.Qualifier.IsEmpty() && only(col.Qualifier) || col.Qualifier.IsEmpty() && only(c.Qualifier)
 }
 
 // addWhere ANDs e to sel's WHERE.

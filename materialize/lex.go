@@ -145,12 +145,14 @@ func (l *lexed) placeholder(t sqltoken.Token) {
 // unsupported names the first construct of the query that materialization
 // does not take, in words a user can act on, "" when none is known: it is
 // the reason given for SQL its engine runs that the parser cannot read.
-func (l *lexed) unsupported() (string, int) {
+// With inlined, a leading WITH is not one: its queries were put where
+// they are read (see inlineWith).
+func (l *lexed) unsupported(inlined bool) (string, int) {
 	ts := l.tokens
 	for i, t := range ts {
 		next := func(k int, w string) bool { return i+k < len(ts) && (l.word(ts[i+k], w) || l.punct(ts[i+k], w)) }
 		switch {
-		case i == 0 && l.word(t, "with"):
+		case i == 0 && l.word(t, "with") && !inlined:
 			return "a query that starts with WITH (common table expressions) cannot be materialized yet; write each CTE as a subquery in FROM, with the variables' conditions in the outer WHERE over the columns it keeps", t.start
 		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord):
 			return "window functions (OVER) cannot be materialized yet", t.start

@@ -47,7 +47,7 @@ func isAggregate(e tree.Expr) bool {
 		if (name == "min" || name == "max") && len(f.Exprs) != 1 {
 			return false // the scalar min(a, b) and max(a, b)
 		}
-		return f.Qualifier.IsEmpty() && aggregates[name]
+		return f.Qualifier.IsEmpty() && f.Over == nil && aggregates[name]
 	}
 	return false
 }

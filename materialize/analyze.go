@@ -133,7 +133,19 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	p, err := parse(query, lx, opts.Engine, phs)
 	inlined := err == nil && inlineWith(p.stmt)
-	if why, off := lx.unsupported(inlined); why != "" && (err != nil || !unaryTilde(p, why)) {
+	why, off := lx.unsupported(inlined)
+	var window *Reason
+	if why == windowReason && err == nil {
+		// Windows of the outer SELECT list over partitions that hold the
+		// variables' keys materialize (see windowsOK); others are refused
+		// for the window, here, or by build.
+		if other, _ := lx.unsupportedBut(inlined, true); other == "" && outerWindowsOnly(p.stmt) {
+			window = &Reason{Code: CodeUnsupportedQuery, Message: why}
+			window.Line, window.Column = lineCol(query, off)
+			why = ""
+		}
+	}
+	if why != "" && (err != nil || !unaryTilde(p, why)) {
 		// SQL the engine runs, in a shape materialization does not
 		// take: say which and where.
 		a.refuse(CodeUnsupportedQuery, "%s", why)
@@ -171,7 +183,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts)
+	plan, reason := build(sel, lx, a.Variables, uses, opts, window)
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
 		for i := range a.Variables {
@@ -181,6 +193,34 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	a.Plan = plan
 	return a, nil
+}
+
+// outerWindowsOnly reports whether every window function of stmt, a
+// single SELECT, is in its SELECT list, outside subqueries, and names no
+// window of a WINDOW clause.
+func outerWindowsOnly(stmt tree.SelectStatement) bool {
+	sel, ok := stmt.(*tree.Select)
+	if !ok || sel.Window != nil {
+		return false
+	}
+	outer := map[*tree.FuncExpr]bool{}
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if _, ok := n.(*tree.Subquery); ok {
+			return false, nil
+		}
+		if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil && f.Over.Spec != nil {
+			outer[f] = true
+		}
+		return true, nil
+	}, selectNodes(sel.SelectExprs)...)
+	all := true
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil && !outer[f] {
+			all = false
+		}
+		return all, nil
+	}, sel)
+	return all && len(outer) > 0
 }
 
 // unsupportedCall names the first call of the query in a form

@@ -210,6 +210,18 @@ var shapes = []shape{
 		c AS (SELECT DISTINCT distinct_id, country FROM p WHERE country = {variables.country})
 		SELECT count(*) AS n FROM c JOIN events e ON e.distinct_id = c.distinct_id WHERE e.event = '$pageview'`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
+	// Window functions whose PARTITION BY holds the variables' keys (see
+	// windowsOK): computed when the table is built, partitions kept whole.
+	{name: "window_per_user_timeline", query: `SELECT distinct_id, timestamp, event,
+		row_number() OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS k,
+		lag(event) OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS previous
+		FROM events WHERE distinct_id = {variables.user} ORDER BY timestamp, uuid`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"user": p.user()} }},
+	{name: "window_running_revenue_by_country", query: `SELECT distinct_id, timestamp, amount,
+		sum(amount) OVER (PARTITION BY country ORDER BY timestamp) AS running,
+		count(*) OVER (PARTITION BY country, plan) AS in_plan
+		FROM ` + purchases + ` WHERE country = {variables.country}`,
+		values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
 }
 
 // dailyRevenue is the query of the benchmarks too.

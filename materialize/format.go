@@ -398,8 +398,8 @@ func (p *printer) funcExpr(e *tree.FuncExpr) {
 		p.fail("WITHIN GROUP")
 	case e.Filter != nil:
 		p.fail("FILTER")
-	case e.Over != nil:
-		p.fail("OVER")
+	case e.Over != nil && e.Over.Spec == nil:
+		p.fail("a named window")
 	}
 	if p.err != nil {
 		return
@@ -445,6 +445,64 @@ func (p *printer) funcExpr(e *tree.FuncExpr) {
 		p.expr(arg)
 	}
 	p.w(")")
+	if e.Over != nil {
+		p.over(e.Over.Spec)
+	}
+}
+
+// over prints a window: OVER ([PARTITION BY ...] [ORDER BY ...] [frame]).
+func (p *printer) over(s *tree.WindowSpec) {
+	if !s.Name.IsEmpty() {
+		p.fail("a named window")
+		return
+	}
+	p.w(" OVER (")
+	sep := ""
+	for i, e := range s.PartitionBy {
+		if i == 0 {
+			p.w("PARTITION BY ")
+		} else {
+			p.w(", ")
+		}
+		p.expr(e)
+		sep = " "
+	}
+	for i, o := range s.OrderBy {
+		if i == 0 {
+			p.w(sep + "ORDER BY ")
+		} else {
+			p.w(", ")
+		}
+		if o.Nulls != "" || o.Fill != "" {
+			p.fail("ORDER BY ... %s", strings.TrimSpace(o.Nulls+" "+o.Fill))
+		}
+		p.expr(o.Expr)
+		p.w(" " + direction(o))
+		sep = " "
+	}
+	if f := s.Frame; f != nil {
+		p.w(sep + f.Unit + " ")
+		if f.End != nil {
+			p.w("BETWEEN ")
+			p.frameBound(f.Start)
+			p.w(" AND ")
+			p.frameBound(f.End)
+		} else {
+			p.frameBound(f.Start)
+		}
+		if f.Exclude != "" {
+			p.w(" " + f.Exclude)
+		}
+	}
+	p.w(")")
+}
+
+func (p *printer) frameBound(b *tree.FrameBound) {
+	if b.Expr != nil {
+		p.expr(b.Expr)
+		p.w(" ")
+	}
+	p.w(b.Type)
 }
 
 // isExtract reports whether e is extract(unit FROM x) as normalize puts

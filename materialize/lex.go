@@ -147,15 +147,23 @@ func (l *lexed) placeholder(t sqltoken.Token) {
 // the reason given for SQL its engine runs that the parser cannot read.
 // With inlined, a leading WITH is not one: its queries were put where
 // they are read (see inlineWith).
-func (l *lexed) unsupported(inlined bool) (string, int) {
+func (l *lexed) unsupported(inlined bool) (string, int) { return l.unsupportedBut(inlined, false) }
+
+// windowReason is the reason of a window function materialization does
+// not take.
+const windowReason = "window functions (OVER) cannot be materialized yet"
+
+// unsupportedBut is unsupported, not counting window functions when
+// windows is set.
+func (l *lexed) unsupportedBut(inlined, windows bool) (string, int) {
 	ts := l.tokens
 	for i, t := range ts {
 		next := func(k int, w string) bool { return i+k < len(ts) && (l.word(ts[i+k], w) || l.punct(ts[i+k], w)) }
 		switch {
 		case i == 0 && l.word(t, "with") && !inlined:
 			return "a query that starts with WITH (common table expressions) cannot be materialized yet; write each CTE as a subquery in FROM, with the variables' conditions in the outer WHERE over the columns it keeps", t.start
-		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord):
-			return "window functions (OVER) cannot be materialized yet", t.start
+		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord) && !windows:
+			return windowReason, t.start
 		case l.word(t, "is") && next(1, "distinct") || l.word(t, "is") && next(1, "not") && next(2, "distinct"):
 			return "IS [NOT] DISTINCT FROM cannot be materialized; compare with = and IS NULL", t.start
 		case l.word(t, "at") && next(1, "time") && next(2, "zone"):

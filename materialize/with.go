@@ -67,3 +67,49 @@ func inlineWith(stmt tree.SelectStatement) bool {
 	sel.With = nil
 	return true
 }
+
+// windowsOK reports whether the window functions of sel, a query whose
+// windows are all in its SELECT list (see outerWindowsOnly), can be
+// computed when the stored table is built: sel does not aggregate, there
+// is no live tail, and every variable is compared with = or IN to a
+// column or row expression that every window's PARTITION BY holds. A
+// read then keeps or drops each partition whole, and the value of a
+// window over a partition is the same in the stored table as inline.
+func windowsOK(sel *tree.Select, vars []Variable, uses [][]use, opts Options) bool {
+	if opts.TailColumn != "" || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Distinct != "" ||
+		hasAggregate(selectNodes(sel.SelectExprs)...) || hasAggregate(orderNodes(sel.OrderBy)...) {
+		return false
+	}
+	var keys []string
+	for i, v := range vars {
+		if v.ranged() || len(uses[i]) == 0 {
+			return false
+		}
+		for _, u := range uses[i] {
+			if u.group > 0 || u.shift != nil {
+				return false
+			}
+		}
+		keys = append(keys, uses[i][0].canon)
+	}
+	ok := true
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		f, isCall := n.(*tree.FuncExpr)
+		if !isCall || f.Over == nil {
+			return ok, nil
+		}
+		if f.Over.Spec == nil || f.Over.Spec.Frame != nil && f.Over.Spec.Frame.Unit == "GROUPS" {
+			ok = false
+			return false, nil
+		}
+		held := map[string]bool{}
+		for _, e := range f.Over.Spec.PartitionBy {
+			held[canonical(unparen(e))] = true
+		}
+		for _, k := range keys {
+			ok = ok && held[k]
+		}
+		return ok, nil
+	}, selectNodes(sel.SelectExprs)...)
+	return ok
+}

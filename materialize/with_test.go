@@ -45,3 +45,44 @@ func TestWithChains(t *testing.T) {
 		})
 	}
 }
+
+// TestWindows: window functions of the SELECT list whose PARTITION BY
+// holds every variable's key materialize; any other window is refused
+// with the window's reason and position, as before.
+func TestWindows(t *testing.T) {
+	for _, c := range []struct {
+		name, query string
+		ok          bool
+		line, col   int
+	}{
+		{"partition by the key", "SELECT a, rank() OVER (PARTITION BY k ORDER BY a) AS r FROM t WHERE k = {variables.k}", true, 0, 0},
+		{"partition by the key and more, a list", "SELECT a, count(*) OVER (PARTITION BY b, k) AS n FROM t WHERE k IN {variables.k}", true, 0, 0},
+		{"partition by another column", "SELECT a, rank() OVER (PARTITION BY b ORDER BY a) AS r FROM t WHERE k = {variables.k}", false, 1, 18},
+		{"no partition", "SELECT a, rank() OVER (ORDER BY a) AS r FROM t WHERE k = {variables.k}", false, 1, 18},
+		{"a range variable", "SELECT a, lag(a) OVER (PARTITION BY k ORDER BY ts) AS p FROM t WHERE k = {variables.k} AND ts >= {variables.d}", false, 1, 18},
+		{"an aggregating query", "SELECT k, count(*) AS n, rank() OVER (PARTITION BY k ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 33},
+		{"in a subquery in FROM", "SELECT a FROM (SELECT a, k, rank() OVER (PARTITION BY k ORDER BY a) AS r FROM t) x WHERE k = {variables.k}", false, 1, 36},
+		{"a named window", "SELECT a, rank() OVER w AS r FROM t WHERE k = {variables.k} WINDOW w AS (PARTITION BY k ORDER BY a)", false, 1, 18},
+		{"under OR", "SELECT a, rank() OVER (PARTITION BY k, j ORDER BY a) AS r FROM t WHERE (k = {variables.k} OR j = {variables.j})", false, 1, 18},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := Analyze(c.query, Options{Engine: engine.PostgreSQL})
+			require.NoError(t, err)
+			if c.ok {
+				require.True(t, a.Materializable(), "%v", a.Reasons)
+				return
+			}
+			require.False(t, a.Materializable())
+			r := a.Reasons[0]
+			assert.Equal(t, CodeUnsupportedQuery, r.Code)
+			assert.Equal(t, windowReason, r.Message)
+			assert.Equal(t, [2]int{c.line, c.col}, [2]int{r.Line, r.Column})
+		})
+	}
+	// With a live tail the read adds rows to the partitions: refused.
+	a, err := Analyze("SELECT a, rank() OVER (PARTITION BY k ORDER BY a) AS r FROM t WHERE k = {variables.k}",
+		Options{Engine: engine.PostgreSQL, TailColumn: "ts"})
+	require.NoError(t, err)
+	require.False(t, a.Materializable())
+	assert.Equal(t, windowReason, a.Reasons[0].Message)
+}

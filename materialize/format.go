@@ -413,7 +413,9 @@ func (p *printer) funcExpr(e *tree.FuncExpr) {
 		name = strings.ToLower(name)
 	}
 	if e.NoParens {
-		p.w(name)
+		// CURRENT_DATE and the like: a value of the build's instant in
+		// the stored table, of the run's inline.
+		p.fail("the expression %s", strings.ToUpper(e.Name.Name))
 		return
 	}
 	keywords := false

@@ -60,6 +60,7 @@ func TestPrinterRefuses(t *testing.T) {
 		"select a from t where a <=> 1",
 		"select a div 2 from t",
 		"select a from t final",
+		"select a from t where b > current_date",
 		"select a from t for update",
 		"select a from t partition (p0)",
 		"select a from t use index (i)",

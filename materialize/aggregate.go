@@ -3,7 +3,7 @@ package materialize
 import (
 	"strings"
 
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // aggregates are the aggregate functions the analysis knows, by lower-case
@@ -40,44 +40,42 @@ var nullOnEmpty = map[string]bool{
 }
 
 // isAggregate reports whether e is an aggregate call (at its top).
-func isAggregate(e sqlparser.Expr) bool {
+func isAggregate(e tree.Expr) bool {
 	switch f := e.(type) {
-	case *sqlparser.GroupConcatExpr:
-		return true
-	case *sqlparser.FuncExpr:
-		name := strings.ToLower(f.Name.String())
+	case *tree.FuncExpr:
+		name := strings.ToLower(f.Name.Name)
 		if (name == "min" || name == "max") && len(f.Exprs) != 1 {
 			return false // the scalar min(a, b) and max(a, b)
 		}
-		return f.Qualifier.IsEmpty() && aggregates[name]
+		return f.Qualifier.IsEmpty() && f.Over == nil && aggregates[name]
 	}
 	return false
 }
 
 // hasAggregate reports whether an aggregate call occurs in n, not counting
 // subqueries, whose aggregates are their own.
-func hasAggregate(n sqlparser.SQLNode) bool {
+func hasAggregate(n ...tree.Node) bool {
 	found := false
-	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+	_ = tree.Walk(func(c tree.Node) (bool, error) {
 		if found {
 			return false, nil
 		}
-		if _, ok := c.(*sqlparser.Subquery); ok {
+		if _, ok := c.(*tree.Subquery); ok {
 			return false, nil
 		}
-		if e, ok := c.(sqlparser.Expr); ok && isAggregate(e) {
+		if e, ok := c.(tree.Expr); ok && isAggregate(e) {
 			found = true
 			return false, nil
 		}
 		return true, nil
-	}, n)
+	}, n...)
 	return found
 }
 
 // hasNode reports whether a node satisfying pred occurs in n.
-func hasNode(n sqlparser.SQLNode, pred func(sqlparser.SQLNode) bool) bool {
+func hasNode(n tree.Node, pred func(tree.Node) bool) bool {
 	found := false
-	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+	_ = tree.Walk(func(c tree.Node) (bool, error) {
 		if found || pred(c) {
 			found = true
 			return false, nil

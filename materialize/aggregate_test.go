@@ -3,8 +3,8 @@ package materialize
 import (
 	"testing"
 
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
-	"github.com/xwb1989/sqlparser"
 )
 
 func TestIsAggregate(t *testing.T) {
@@ -14,9 +14,7 @@ func TestIsAggregate(t *testing.T) {
 		"length(a)": false, "json_extract(p, '$.x')": false, "a + 1": false, "db.count(a)": false,
 	}
 	for src, want := range cases {
-		stmt, err := sqlparser.Parse("select " + src + " from t")
-		require.NoError(t, err, "%v", src)
-		e := stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
+		e := parseExpr(t, src)
 		got, want := isAggregate(e), want
 		require.Equal(t, want, got, "%v: isAggregate(e)", src)
 	}
@@ -29,9 +27,8 @@ func TestHasAggregate(t *testing.T) {
 		"select round(avg(a), 2) from t":         true,
 		"select a from t":                        false,
 	} {
-		stmt, err := sqlparser.Parse(src)
-		require.NoError(t, err)
-		got, want := hasAggregate(stmt.(*sqlparser.Select).SelectExprs), want
-		require.Equal(t, want, got, "%v: hasAggregate(stmt.(*sqlparser.Select).SelectExprs)", src)
+		sel := parseSelect(t, engine.SQLite, src)
+		got, want := hasAggregate(selectNodes(sel.SelectExprs)...), want
+		require.Equal(t, want, got, "%v: hasAggregate(sel.SelectExprs)", src)
 	}
 }

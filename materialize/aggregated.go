@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // aggregated rewrites a query with aggregates: the stored table holds one
@@ -68,7 +68,7 @@ func (b *builder) readSelect(r *readPrinter) ([]string, string, error) {
 // aggregatedPrecompute sets the pre-compute query of plan, pre being its
 // select list but the variables' columns, and the source a merged read
 // computes stored rows from.
-func (b *builder) aggregatedPrecompute(plan *Plan, keys []sqlparser.Expr, pre []string) error {
+func (b *builder) aggregatedPrecompute(plan *Plan, keys []tree.Expr, pre []string) error {
 	// What a read merges: the stored columns but the variables', which
 	// the parts' own filters have used.
 	merged := slices.Clone(pre)
@@ -117,7 +117,7 @@ func (b *builder) storedColumns(keys int) []string {
 
 // keyColumns returns the stored table's group key columns, the keys
 // printed under their generated names.
-func (b *builder) keyColumns(keys []sqlparser.Expr) ([]string, error) {
+func (b *builder) keyColumns(keys []tree.Expr) ([]string, error) {
 	var cols []string
 	for j, k := range keys {
 		s, err := b.print(k)
@@ -131,7 +131,7 @@ func (b *builder) keyColumns(keys []sqlparser.Expr) ([]string, error) {
 
 // precomputeGroups returns the GROUP BY terms of the pre-compute query:
 // the group keys, then the variables' columns, each once.
-func (b *builder) precomputeGroups(keys []sqlparser.Expr, vcols []string) []string {
+func (b *builder) precomputeGroups(keys []tree.Expr, vcols []string) []string {
 	groups := make([]string, 0, len(keys)+len(vcols))
 	seen := map[string]bool{}
 	add := func(s string) {
@@ -172,7 +172,7 @@ func (b *builder) readHaving(r *readPrinter) (string, error) {
 	if b.sel.Having == nil {
 		return "", nil
 	}
-	s, err := r.print(b.sel.Having.Expr)
+	s, err := r.print(b.sel.Having)
 	if err != nil {
 		return "", err
 	}
@@ -184,7 +184,10 @@ func (b *builder) readHaving(r *readPrinter) (string, error) {
 func (b *builder) readOrder(r *readPrinter) ([]string, error) {
 	var order []string
 	for _, o := range b.sel.OrderBy {
-		dir := " " + strings.ToUpper(o.Direction)
+		if o.Nulls != "" || o.Fill != "" {
+			return nil, &unsupportedError{"ORDER BY ... " + strings.TrimSpace(o.Nulls+" "+o.Fill)}
+		}
+		dir := " " + direction(o)
 		if n := b.orderPosition(o.Expr); n > 0 {
 			order = append(order, strconv.Itoa(n)+dir)
 			continue
@@ -212,7 +215,7 @@ type readPrinter struct {
 	aliases bool
 }
 
-func (b *builder) readPrinter(keys []sqlparser.Expr) *readPrinter {
+func (b *builder) readPrinter(keys []tree.Expr) *readPrinter {
 	r := &readPrinter{b: b, keyIndex: map[string]int{}, grouped: len(keys) > 0}
 	for j, k := range keys {
 		r.keyIndex[canonical(k)] = j
@@ -221,24 +224,25 @@ func (b *builder) readPrinter(keys []sqlparser.Expr) *readPrinter {
 	return r
 }
 
-func (r *readPrinter) print(e sqlparser.Expr) (string, error) { return r.p.exprString(e) }
+func (r *readPrinter) print(e tree.Expr) (string, error) { return r.p.exprString(e) }
 
 // hook is the printer hook of the read query.
-func (r *readPrinter) hook(e sqlparser.Expr) (string, bool, error) {
+func (r *readPrinter) hook(e tree.Expr) (string, bool, error) {
 	if j, ok := r.keyIndex[canonical(e)]; ok {
 		return r.b.q(r.b.gen('k', j)), true, nil
 	}
 	switch x := e.(type) {
-	case *sqlparser.FuncExpr:
+	case *tree.FuncExpr:
+		if isAggregate(x) && lowered(x.Name) == "group_concat" {
+			return "", false, fail(CodeAggregate, "group_concat cannot be materialized: the order of its values is not kept")
+		}
 		if isAggregate(x) {
 			s, err := r.b.combine(x, r.grouped)
 			return s, err == nil, err
 		}
-	case *sqlparser.GroupConcatExpr:
-		return "", false, fail(CodeAggregate, "group_concat cannot be materialized: the order of its values is not kept")
-	case *sqlparser.ColName:
+	case *tree.ColName:
 		return r.column(x)
-	case *sqlparser.Subquery:
+	case *tree.Subquery:
 		return "", false, fail(CodeUnsupportedQuery, "a subquery outside FROM and WHERE cannot be materialized")
 	}
 	return "", false, nil
@@ -247,8 +251,8 @@ func (r *readPrinter) hook(e sqlparser.Expr) (string, bool, error) {
 // column prints a column that is neither a group key nor inside an
 // aggregate. Only an output alias, where aliases name columns, can be read:
 // as the expression it stands for.
-func (r *readPrinter) column(c *sqlparser.ColName) (string, bool, error) {
-	i, ok := r.b.aliases[c.Name.Lowered()]
+func (r *readPrinter) column(c *tree.ColName) (string, bool, error) {
+	i, ok := r.b.aliases[lowered(c.Name)]
 	if !ok || !r.aliases || !c.Qualifier.IsEmpty() {
 		return "", false, fail(CodeAggregate, "the column %s is neither grouped nor aggregated", canonical(c))
 	}
@@ -260,18 +264,18 @@ func (r *readPrinter) column(c *sqlparser.ColName) (string, bool, error) {
 
 // groupKeys resolves the GROUP BY terms: positions and output aliases
 // become the expressions they name.
-func (b *builder) groupKeys() ([]sqlparser.Expr, error) {
-	var keys []sqlparser.Expr
+func (b *builder) groupKeys() ([]tree.Expr, error) {
+	var keys []tree.Expr
 	for _, g := range b.sel.GroupBy {
 		k := g
-		if v, ok := g.(*sqlparser.SQLVal); ok && v.Type == sqlparser.IntVal {
-			n, err := strconv.Atoi(string(v.Val))
+		if v, ok := intLiteral(g); ok {
+			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > len(b.items) {
-				return nil, fail(CodeUnsupportedQuery, "GROUP BY %s is not a column of the result", string(v.Val))
+				return nil, fail(CodeUnsupportedQuery, "GROUP BY %s is not a column of the result", v)
 			}
 			k = b.items[n-1].Expr
-		} else if c, ok := g.(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() {
-			if i, ok := b.aliases[c.Name.Lowered()]; ok {
+		} else if c, ok := g.(*tree.ColName); ok && c.Qualifier.IsEmpty() {
+			if i, ok := b.aliases[lowered(c.Name)]; ok {
 				k = b.items[i].Expr
 			}
 		}
@@ -298,8 +302,8 @@ func (b *builder) part(text string) string {
 
 // combine returns the read expression that combines the stored parts of
 // the aggregate f over the stored rows a run selects.
-func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
-	name := strings.ToLower(f.Name.String())
+func (b *builder) combine(f *tree.FuncExpr, grouped bool) (string, error) {
+	name := lowered(f.Name)
 	text, err := b.print(f)
 	if err != nil {
 		return "", err
@@ -331,7 +335,7 @@ func (b *builder) combine(f *sqlparser.FuncExpr, grouped bool) (string, error) {
 // many rows follows from its values over parts of them (count, sum, total,
 // min, max, avg of one argument; DISTINCT only in min and max), and false
 // for any other.
-func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, bool, error) {
+func (b *builder) recombine(f *tree.FuncExpr, name, text string) (string, bool, error) {
 	switch {
 	case name == "count" && len(f.Exprs) == 0 && !f.Distinct:
 		return b.sumOfCounts(b.part(text)), true, nil // ClickHouse's count()
@@ -358,15 +362,14 @@ func (b *builder) recombine(f *sqlparser.FuncExpr, name, text string) (string, b
 // again. The table grows with the number of distinct x per group, so this
 // is done only when a group can span several stored rows (a range or a
 // list variable); with equalities only, the value passes through.
-func (b *builder) distinctOverGrain(f *sqlparser.FuncExpr, name, text string) (string, bool, error) {
+func (b *builder) distinctOverGrain(f *tree.FuncExpr, name, text string) (string, bool, error) {
 	if name != "count" && name != "sum" && name != "avg" || !b.multiRow() {
 		return "", false, nil
 	}
-	ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
-	if !ok {
+	if _, ok := f.Exprs[0].(*tree.StarExpr); ok {
 		return "", false, nil
 	}
-	arg, err := b.print(ae.Expr)
+	arg, err := b.print(f.Exprs[0])
 	if err != nil {
 		return "", false, err
 	}
@@ -407,12 +410,11 @@ func (b *builder) multiRow() bool {
 }
 
 // average combines avg(x) from the stored sum and count of x.
-func (b *builder) average(f *sqlparser.FuncExpr, text string) (string, error) {
-	ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
-	if !ok {
+func (b *builder) average(f *tree.FuncExpr, text string) (string, error) {
+	if _, ok := f.Exprs[0].(*tree.StarExpr); ok {
 		return "", fail(CodeAggregate, "%s cannot be materialized", text)
 	}
-	arg, err := b.print(ae.Expr)
+	arg, err := b.print(f.Exprs[0])
 	if err != nil {
 		return "", err
 	}

@@ -2,8 +2,9 @@ package materialize
 
 import (
 	"fmt"
+	"strings"
 
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // checkAliases refuses output aliases whose meaning depends on the source
@@ -14,7 +15,7 @@ import (
 func (b *builder) checkAliases() error {
 	shadows := map[string]bool{} // aliases that stand for something else than a column of that name
 	for name, i := range b.aliases {
-		if c, ok := b.items[i].Expr.(*sqlparser.ColName); !ok || c.Name.Lowered() != name {
+		if c, ok := b.items[i].Expr.(*tree.ColName); !ok || lowered(c.Name) != name {
 			shadows[name] = true
 		}
 	}
@@ -23,11 +24,11 @@ func (b *builder) checkAliases() error {
 	}
 	for i, v := range b.vars {
 		var err error
-		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-			c, ok := n.(*sqlparser.ColName)
-			if ok && err == nil && c.Qualifier.IsEmpty() && shadows[c.Name.Lowered()] {
+		_ = tree.Walk(func(n tree.Node) (bool, error) {
+			c, ok := n.(*tree.ColName)
+			if ok && err == nil && c.Qualifier.IsEmpty() && shadows[lowered(c.Name)] {
 				err = &reasonError{r: Reason{Code: CodeNotColumn, Variable: v.Name, Line: b.uses[i][0].line, Column: b.uses[i][0].column,
-					Message: fmt.Sprintf("is compared to %s, an output alias rather than a column; give the output alias another name", c.Name.String())}}
+					Message: fmt.Sprintf("is compared to %s, an output alias rather than a column; give the output alias another name", c.Name.Name)}}
 			}
 			return err == nil, nil
 		}, b.uses[i][0].expr)
@@ -49,24 +50,23 @@ func (b *builder) checkAliases() error {
 // aggregates of HAVING and ORDER BY.
 func (b *builder) columnNames() map[string]bool {
 	names := map[string]bool{}
-	addColumnNames(names, b.sel.SelectExprs)
-	addColumnNames(names, b.sel.From)
+	addColumnNames(names, selectNodes(b.sel.SelectExprs)...)
+	addColumnNames(names, tableNodes(b.sel.From)...)
 	if b.sel.Where != nil {
 		addColumnNames(names, b.sel.Where)
 	}
-	for _, n := range []sqlparser.SQLNode{b.sel.Having, b.sel.OrderBy} {
-		if h, ok := n.(*sqlparser.Where); ok && h == nil {
-			continue
-		}
-		// Names inside aggregates are columns of FROM, never aliases.
-		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
-			if e, ok := c.(sqlparser.Expr); ok && isAggregate(e) {
-				addColumnNames(names, c)
-				return false, nil
-			}
-			return true, nil
-		}, n)
+	later := orderNodes(b.sel.OrderBy)
+	if b.sel.Having != nil {
+		later = append([]tree.Node{b.sel.Having}, later...)
 	}
+	// Names inside aggregates are columns of FROM, never aliases.
+	_ = tree.Walk(func(c tree.Node) (bool, error) {
+		if e, ok := c.(tree.Expr); ok && isAggregate(e) {
+			addColumnNames(names, c)
+			return false, nil
+		}
+		return true, nil
+	}, later...)
 	return names
 }
 
@@ -75,14 +75,14 @@ func (b *builder) columnNames() map[string]bool {
 func (b *builder) groupingNames() map[string]bool {
 	names := map[string]bool{}
 	for _, g := range b.sel.GroupBy {
-		if c, ok := g.(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() {
-			names[c.Name.Lowered()] = true
+		if c, ok := g.(*tree.ColName); ok && c.Qualifier.IsEmpty() {
+			names[lowered(c.Name)] = true
 		}
 	}
 	if b.sel.Having != nil {
-		_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
-			if col, ok := c.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
-				names[col.Name.Lowered()] = true
+		_ = tree.Walk(func(c tree.Node) (bool, error) {
+			if col, ok := c.(*tree.ColName); ok && col.Qualifier.IsEmpty() {
+				names[lowered(col.Name)] = true
 			}
 			return true, nil
 		}, b.sel.Having)
@@ -91,11 +91,14 @@ func (b *builder) groupingNames() map[string]bool {
 }
 
 // addColumnNames adds the names (lower-case) of the columns under n.
-func addColumnNames(names map[string]bool, n sqlparser.SQLNode) {
-	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
-		if col, ok := c.(*sqlparser.ColName); ok {
-			names[col.Name.Lowered()] = true
+func addColumnNames(names map[string]bool, n ...tree.Node) {
+	_ = tree.Walk(func(c tree.Node) (bool, error) {
+		if col, ok := c.(*tree.ColName); ok {
+			names[lowered(col.Name)] = true
 		}
 		return true, nil
-	}, n)
+	}, n...)
 }
+
+// lowered is a name in lower case, as names compare without case.
+func lowered(id tree.Ident) string { return strings.ToLower(id.Name) }

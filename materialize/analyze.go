@@ -8,8 +8,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/xwb1989/sqlparser"
 )
 
 // Options say how to analyse and rewrite a query.
@@ -101,7 +101,7 @@ func (a *Analysis) Reason() string {
 // use is one occurrence of a variable that is a materializable comparison.
 type use struct {
 	op     string // expr op value; "in" for expr IN list
-	expr   sqlparser.Expr
+	expr   tree.Expr
 	canon  string
 	reason *Reason
 	// line and column are where the variable's placeholder is.
@@ -131,20 +131,42 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if lx.trap != "" {
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
-	p, err := parse(query, lx, phs)
+	p, err := parse(query, lx, opts.Engine, phs)
+	inlined := err == nil && inlineWith(p.stmt)
+	why, off := lx.unsupported(inlined)
+	var window *Reason
+	if why == windowReason && err == nil {
+		// Windows of the outer SELECT list over partitions that hold the
+		// variables' keys materialize (see windowsOK); others are refused
+		// for the window, here, or by build.
+		if other, _ := lx.unsupportedBut(inlined, true); other == "" && outerWindowsOnly(p.stmt) {
+			window = &Reason{Code: CodeUnsupportedQuery, Message: why}
+			window.Line, window.Column = lineCol(query, off)
+			why = ""
+		}
+	}
+	if why != "" && (err != nil || !unaryTilde(p, why)) {
+		// SQL the engine runs, in a shape materialization does not
+		// take: say which and where.
+		a.refuse(CodeUnsupportedQuery, "%s", why)
+		r := &a.Reasons[len(a.Reasons)-1]
+		r.Line, r.Column = lineCol(query, off)
+		return a, nil
+	}
 	if err != nil {
-		if why, off := lx.unsupported(); why != "" {
-			// SQL the engine runs, in a shape materialization does not
-			// take: say which and where, not that the parser failed.
-			a.refuse(CodeUnsupportedQuery, "%s", why)
-			r := &a.Reasons[len(a.Reasons)-1]
-			r.Line, r.Column = lineCol(query, off)
-			return a, nil
+		if word := lx.statementWord(); word != "" {
+			return a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not a %s statement", strings.ToUpper(word))
 		}
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query: %v", err)
 	}
-	sel, ok := p.stmt.(*sqlparser.Select)
-	if !ok {
+	if why, off := unsupportedCall(p.stmt); why != "" {
+		a.refuse(CodeUnsupportedQuery, "%s", why)
+		r := &a.Reasons[len(a.Reasons)-1]
+		r.Line, r.Column = lineCol(query, off)
+		return a, nil
+	}
+	sel, ok := p.stmt.(*tree.Select)
+	if !ok || sel.With != nil {
 		a.refuse(CodeUnsupportedQuery, "only a single SELECT can be materialized, not %s", statementKind(p.stmt))
 		if off := lx.topWord("union", false); off >= 0 {
 			r := &a.Reasons[len(a.Reasons)-1]
@@ -161,7 +183,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts)
+	plan, reason := build(sel, lx, a.Variables, uses, opts, window)
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
 		for i := range a.Variables {
@@ -171,6 +193,78 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	}
 	a.Plan = plan
 	return a, nil
+}
+
+// outerWindowsOnly reports whether every window function of stmt, a
+// single SELECT, is in its SELECT list, outside subqueries, and names no
+// window of a WINDOW clause.
+func outerWindowsOnly(stmt tree.SelectStatement) bool {
+	sel, ok := stmt.(*tree.Select)
+	if !ok || sel.Window != nil {
+		return false
+	}
+	outer := map[*tree.FuncExpr]bool{}
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if _, ok := n.(*tree.Subquery); ok {
+			return false, nil
+		}
+		if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil && f.Over.Spec != nil {
+			outer[f] = true
+		}
+		return true, nil
+	}, selectNodes(sel.SelectExprs)...)
+	all := true
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil && !outer[f] {
+			all = false
+		}
+		return all, nil
+	}, sel)
+	return all && len(outer) > 0
+}
+
+// unsupportedCall names the first call of the query in a form
+// materialization does not take, and its offset: an ordered-set aggregate
+// (WITHIN GROUP) or a parametric one (ClickHouse's quantile(0.9)(x)),
+// whose value over many stored rows follows from no parts of them.
+func unsupportedCall(stmt tree.SelectStatement) (string, int) {
+	why, off := "", 0
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		f, ok := n.(*tree.FuncExpr)
+		switch {
+		case !ok:
+			return true, nil
+		case f.WithinGroup != nil:
+			why = "ordered-set aggregates (" + f.Name.Name + "(...) WITHIN GROUP) cannot be materialized: their value over many stored rows follows from no parts of them"
+		case f.HasParams:
+			why = "parametric aggregates (" + f.Name.Name + "(...)(...)) cannot be materialized: their value over many stored rows follows from no parts of them"
+		default:
+			return true, nil
+		}
+		off = f.Span().Start
+		return false, tree.ErrStop
+	}, stmt)
+	return why, off
+}
+
+// unaryTilde reports whether why, a construct lex found, is the operator
+// ~ and every ~ of the query is the unary bitwise NOT, which the printer
+// writes.
+func unaryTilde(p *parsed, why string) bool {
+	if !strings.Contains(why, "operator ~") {
+		return false
+	}
+	ok := true
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		switch x := n.(type) {
+		case *tree.BinaryExpr:
+			ok = ok && x.Operator != "~"
+		case *tree.ComparisonExpr:
+			ok = ok && !strings.Contains(x.Operator, "~")
+		}
+		return ok, nil
+	}, p.stmt)
+	return ok
 }
 
 // refuse adds a reason for the whole query and returns a for Analyze.
@@ -194,18 +288,19 @@ func (a *Analysis) addVariables(phs []placeholder.Placeholder) map[string]int {
 
 // usesOf returns the uses of each variable in sel, in the order of
 // a.Variables. Every placeholder must be seen by the parser exactly once,
-// as its own bind marker: anything else is a reason the query cannot be
-// read faithfully.
-func (a *Analysis) usesOf(sel *sqlparser.Select, p *parsed, phs []placeholder.Placeholder, order map[string]int) ([][]use, *Reason) {
+// as its own node: anything else is a reason the query cannot be read
+// faithfully.
+func (a *Analysis) usesOf(sel *tree.Select, p *parsed, phs []placeholder.Placeholder, order map[string]int) ([][]use, *Reason) {
 	uses := make([][]use, len(a.Variables))
 	seen := make([]bool, len(phs))
 	for _, b := range classify(sel) {
-		if b.index < 1 || b.index > len(p.names) || seen[b.index-1] {
+		i, ok := p.index[b.ph.Span().Start]
+		if !ok || seen[i] {
 			return nil, &Reason{Code: CodeUnparsable, Message: "the query holds a bind marker of its own"}
 		}
-		seen[b.index-1] = true
-		b.use.line, b.use.column = phs[b.index-1].Line, phs[b.index-1].Column
-		v := order[p.names[b.index-1]]
+		seen[i] = true
+		b.use.line, b.use.column = phs[i].Line, phs[i].Column
+		v := order[p.names[i]]
 		uses[v] = append(uses[v], b.use)
 	}
 	for i, ok := range seen {
@@ -291,41 +386,41 @@ func (v *Variable) ranged() bool {
 	return false
 }
 
-// bind is one bind variable found by classify, with its verdict.
+// bind is one placeholder found by classify, with its verdict.
 type bind struct {
-	index int
+	ph *tree.Placeholder
 	use
 }
 
-// classify finds every bind variable of sel and judges its place.
-func classify(sel *sqlparser.Select) []bind {
+// classify finds every placeholder of sel and judges its place.
+func classify(sel *tree.Select) []bind {
 	var out []bind
-	outside := func(node sqlparser.SQLNode, where string) {
-		for _, f := range findBinds(node) {
+	outside := func(where string, nodes ...tree.Node) {
+		for _, f := range findBinds(nodes...) {
 			place, hint := where, ""
 			if where == "FROM" {
 				place = "a subquery in FROM"
 				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by)"
-				if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(sqlparser.JoinCondition); return ok }) {
+				if f.inJoinCondition() {
 					place, hint = "a JOIN condition", "; move the condition to the WHERE (for an inner join it means the same)"
 				}
 			}
-			out = append(out, bind{f.index, use{reason: &Reason{Code: CodeNotInWhere,
+			out = append(out, bind{f.ph, use{reason: &Reason{Code: CodeNotInWhere,
 				Message: fmt.Sprintf("is used in %s; only the outer WHERE can be materialized%s", place, hint)}}})
 		}
 	}
-	outside(sel.SelectExprs, "the SELECT list")
-	outside(sel.From, "FROM")
-	outside(sel.GroupBy, "GROUP BY")
+	outside("the SELECT list", selectNodes(sel.SelectExprs)...)
+	outside("FROM", tableNodes(sel.From)...)
+	outside("GROUP BY", exprNodes(sel.GroupBy)...)
 	if sel.Having != nil {
-		outside(sel.Having, "HAVING")
+		outside("HAVING", sel.Having)
 	}
-	outside(sel.OrderBy, "ORDER BY")
+	outside("ORDER BY", orderNodes(sel.OrderBy)...)
 	if sel.Limit != nil {
-		outside(sel.Limit, "LIMIT")
+		outside("LIMIT", sel.Limit)
 	}
 	if sel.Where != nil {
-		for _, term := range andTerms(sel.Where.Expr) {
+		for _, term := range andTerms(sel.Where) {
 			if bs, ok := betweenUses(term); ok {
 				out = append(out, bs...)
 				continue
@@ -335,78 +430,122 @@ func classify(sel *sqlparser.Select) []bind {
 				continue
 			}
 			for _, f := range findBinds(term) {
-				out = append(out, bind{f.index, judgeUse(term, f)})
+				out = append(out, bind{f.ph, judgeUse(term, f)})
 			}
 		}
 	}
 	return out
 }
 
+// The nodes of a clause's list, for Walk and findBinds.
+func selectNodes(xs []tree.SelectExpr) []tree.Node { return nodesOf(xs) }
+func tableNodes(xs []tree.TableExpr) []tree.Node   { return nodesOf(xs) }
+func exprNodes(xs []tree.Expr) []tree.Node         { return nodesOf(xs) }
+func orderNodes(xs []*tree.Order) []tree.Node      { return nodesOf(xs) }
+
+func nodesOf[T tree.Node](xs []T) []tree.Node {
+	out := make([]tree.Node, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
 var rangeOps = map[string]string{"=": "=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
-// judgeUse judges one bind variable found inside a top-level WHERE term.
-func judgeUse(term sqlparser.Expr, f found) use {
+// operatorName is a comparison's operator as reasons name it.
+func operatorName(op string) string {
+	switch op {
+	case "<>":
+		return "!="
+	case "RLIKE":
+		return "REGEXP"
+	case "NOT RLIKE":
+		return "NOT REGEXP"
+	}
+	return op
+}
+
+// judgeUse judges one placeholder found inside a top-level WHERE term.
+func judgeUse(term tree.Expr, f found) use {
 	bad := func(code Code, format string, args ...any) use {
 		return use{reason: &Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
-	if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.OrExpr); return ok }) {
+	if f.has(func(n tree.Node) bool { _, ok := n.(*tree.OrExpr); return ok }) {
 		msg := "is used under OR; only conditions AND-ed at the top of WHERE can be materialized"
-		if c, ok := f.path[len(f.path)-1].(*sqlparser.ComparisonExpr); ok && c.Operator == sqlparser.EqualStr {
+		if c, ok := f.path[len(f.path)-1].(*tree.ComparisonExpr); ok && c.Operator == "=" {
 			other := c.Left
-			if bindIndex(unparen(other)) == f.index {
+			if placeholderOf(unparen(other)) == f.ph {
 				other = c.Right
 			}
-			if col, ok := unparen(other).(*sqlparser.ColName); ok {
-				msg += fmt.Sprintf("; for alternatives of one column, write `%s IN {variables.list}` with a multi-valued list variable", sqlparser.String(col))
+			if col, ok := unparen(other).(*tree.ColName); ok {
+				msg += fmt.Sprintf("; for alternatives of one column, write `%s IN {variables.list}` with a multi-valued list variable", colText(col))
 			}
 		}
 		return bad(CodeUnderOr, "%s", msg)
 	}
-	if f.has(func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.Subquery); return ok }) {
+	if f.has(func(n tree.Node) bool { _, ok := n.(*tree.Subquery); return ok }) {
 		return bad(CodeNotInWhere, "is used in a subquery; only the outer WHERE can be materialized")
 	}
 	switch t := unparen(term).(type) {
-	case *sqlparser.ComparisonExpr:
-		if t.Operator == sqlparser.InStr {
+	case *tree.ComparisonExpr:
+		if t.Operator == "IN" {
 			return judgeIn(t, f)
 		}
 		mirrored, ok := rangeOps[t.Operator]
 		if !ok {
-			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
+			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", operatorName(t.Operator))
 		}
 		left, right := unparen(t.Left), unparen(t.Right)
-		if shift, r, ok := moved(right, f.index); ok {
+		if shift, r, ok := moved(right, f.ph); ok {
 			return movedUse(t.Operator, left, shift, r)
 		}
-		if shift, r, ok := moved(left, f.index); ok {
+		if shift, r, ok := moved(left, f.ph); ok {
 			return movedUse(mirrored, right, shift, r)
 		}
 		return bad(CodeInExpression, "is used inside an expression; compare it as itself with a column or an expression over the row (`lower(column) = {variables.x}`), or, a date, moved by a constant interval (`column >= {variables.x} - INTERVAL 7 DAY`)")
-	case *sqlparser.RangeCond:
-		if t.Operator == sqlparser.NotBetweenStr {
+	case *tree.RangeCond:
+		if t.Operator != "BETWEEN" {
 			return bad(CodeUnsupportedOperator, "is used with NOT BETWEEN, which excludes a range; only =, >=, >, <, <=, IN and BETWEEN can be materialized")
 		}
 		return bad(CodeInExpression, "is used in BETWEEN other than as one of its ends compared with a column; write `column >= {variables.a} AND column <= {variables.b}`")
-	case *sqlparser.IsExpr:
-		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", strings.ToUpper(t.Operator))
-	case *sqlparser.NotExpr:
+	case *tree.IsExpr:
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", t.Operator)
+	case *tree.NotExpr:
 		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= and IN can be materialized")
 	}
 	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
+}
+
+// colText is a column as a message writes it: its name, and its
+// qualifier's, as the user wrote them.
+func colText(c *tree.ColName) string {
+	var parts []string
+	for _, p := range c.Qualifier.Parts {
+		parts = append(parts, identText(p))
+	}
+	return strings.Join(append(parts, identText(c.Name)), ".")
+}
+
+func identText(id tree.Ident) string {
+	if id.Raw != "" {
+		return id.Raw
+	}
+	return id.Name
 }
 
 // betweenUses returns the uses of the variables of term when it is
 // column BETWEEN a AND b with each variable one end (as itself, or moved
 // by an interval): read as column >= a AND column <= b. A constant end
 // stays in the pre-compute query's WHERE (see constantHalf).
-func betweenUses(term sqlparser.Expr) ([]bind, bool) {
-	t, ok := unparen(term).(*sqlparser.RangeCond)
-	if !ok || t.Operator != sqlparser.BetweenStr || len(findBinds(t.Left)) > 0 {
+func betweenUses(term tree.Expr) ([]bind, bool) {
+	t, ok := unparen(term).(*tree.RangeCond)
+	if !ok || t.Operator != "BETWEEN" || len(findBinds(t.Left)) > 0 {
 		return nil, false
 	}
 	var out []bind
 	for _, end := range []struct {
-		e  sqlparser.Expr
+		e  tree.Expr
 		op string
 	}{{t.From, ">="}, {t.To, "<="}} {
 		fs := findBinds(end.e)
@@ -416,11 +555,11 @@ func betweenUses(term sqlparser.Expr) ([]bind, bool) {
 		if len(fs) > 1 {
 			return nil, false
 		}
-		shift, r, ok := moved(end.e, fs[0].index)
+		shift, r, ok := moved(end.e, fs[0].ph)
 		if !ok {
 			return nil, false
 		}
-		out = append(out, bind{fs[0].index, movedUse(end.op, unparen(t.Left), shift, r)})
+		out = append(out, bind{fs[0].ph, movedUse(end.op, unparen(t.Left), shift, r)})
 	}
 	return out, len(out) > 0
 }
@@ -428,24 +567,24 @@ func betweenUses(term sqlparser.Expr) ([]bind, bool) {
 // constantHalf returns the comparison a BETWEEN term of variables keeps
 // in the pre-compute query: column >= a when only its upper end is a
 // variable, column <= b when only its lower end; nil otherwise.
-func constantHalf(term sqlparser.Expr) sqlparser.Expr {
-	t, ok := unparen(term).(*sqlparser.RangeCond)
-	if !ok || t.Operator != sqlparser.BetweenStr {
+func constantHalf(term tree.Expr) tree.Expr {
+	t, ok := unparen(term).(*tree.RangeCond)
+	if !ok || t.Operator != "BETWEEN" {
 		return nil
 	}
 	from, to := len(findBinds(t.From)) > 0, len(findBinds(t.To)) > 0
 	switch {
 	case !from && to:
-		return &sqlparser.ComparisonExpr{Operator: sqlparser.GreaterEqualStr, Left: t.Left, Right: t.From}
+		return &tree.ComparisonExpr{Operator: ">=", Left: t.Left, Right: t.From}
 	case from && !to:
-		return &sqlparser.ComparisonExpr{Operator: sqlparser.LessEqualStr, Left: t.Left, Right: t.To}
+		return &tree.ComparisonExpr{Operator: "<=", Left: t.Left, Right: t.To}
 	}
 	return nil
 }
 
 // movedUse is the use of a variable, moved by shift (nil: as itself),
 // compared by op with other; r is why the move cannot be read.
-func movedUse(op string, other sqlparser.Expr, shift *dateShift, r *Reason) use {
+func movedUse(op string, other tree.Expr, shift *dateShift, r *Reason) use {
 	if r != nil {
 		return use{reason: r}
 	}
@@ -456,12 +595,12 @@ func movedUse(op string, other sqlparser.Expr, shift *dateShift, r *Reason) use 
 
 // judgeIn judges a variable used in expr IN list: materializable when the
 // variable is the whole list, stored as the key expr like an equality.
-func judgeIn(t *sqlparser.ComparisonExpr, f found) use {
+func judgeIn(t *tree.ComparisonExpr, f found) use {
 	list := t.Right
-	if tuple, ok := list.(sqlparser.ValTuple); ok && len(tuple) == 1 {
-		list = unparen(tuple[0])
+	if tuple, ok := list.(*tree.ValTuple); ok && len(tuple.Exprs) == 1 {
+		list = unparen(tuple.Exprs[0])
 	}
-	if bindIndex(list) != f.index {
+	if placeholderOf(list) != f.ph {
 		return use{reason: &Reason{Code: CodeInExpression,
 			Message: "is one element of an IN list; it must be the whole list (expr IN {variables.x})"}}
 	}
@@ -471,7 +610,7 @@ func judgeIn(t *sqlparser.ComparisonExpr, f found) use {
 // keyUse is the use of a variable compared by op with other, which must be
 // a deterministic expression over one row: it becomes a key of the stored
 // table.
-func keyUse(op string, other sqlparser.Expr) use {
+func keyUse(op string, other tree.Expr) use {
 	if r := rowExprReason(other); r != nil {
 		return use{reason: r}
 	}
@@ -479,21 +618,21 @@ func keyUse(op string, other sqlparser.Expr) use {
 }
 
 // andTerms splits e into its top-level AND terms, through parentheses.
-func andTerms(e sqlparser.Expr) []sqlparser.Expr {
+func andTerms(e tree.Expr) []tree.Expr {
 	switch x := e.(type) {
-	case *sqlparser.AndExpr:
+	case *tree.AndExpr:
 		return append(andTerms(x.Left), andTerms(x.Right)...)
-	case *sqlparser.ParenExpr:
-		if _, ok := unparen(x).(*sqlparser.AndExpr); ok {
+	case *tree.ParenExpr:
+		if _, ok := unparen(x).(*tree.AndExpr); ok {
 			return andTerms(unparen(x))
 		}
 	}
-	return []sqlparser.Expr{e}
+	return []tree.Expr{e}
 }
 
-func unparen(e sqlparser.Expr) sqlparser.Expr {
+func unparen(e tree.Expr) tree.Expr {
 	for {
-		p, ok := e.(*sqlparser.ParenExpr)
+		p, ok := e.(*tree.ParenExpr)
 		if !ok {
 			return e
 		}
@@ -501,13 +640,13 @@ func unparen(e sqlparser.Expr) sqlparser.Expr {
 	}
 }
 
-// found is a bind variable with the nodes above it, outermost first.
+// found is a placeholder with the nodes above it, outermost first.
 type found struct {
-	index int
-	path  []sqlparser.SQLNode
+	ph   *tree.Placeholder
+	path []tree.Node
 }
 
-func (f found) has(pred func(sqlparser.SQLNode) bool) bool {
+func (f found) has(pred func(tree.Node) bool) bool {
 	for _, n := range f.path {
 		if pred(n) {
 			return true
@@ -516,31 +655,52 @@ func (f found) has(pred func(sqlparser.SQLNode) bool) bool {
 	return false
 }
 
-// findBinds returns the bind variables under root with their paths.
-func findBinds(root sqlparser.SQLNode) []found {
+// inJoinCondition reports whether the placeholder is in the ON condition
+// of a join.
+func (f found) inJoinCondition() bool {
+	for i, n := range f.path {
+		j, ok := n.(*tree.JoinTableExpr)
+		if !ok || j.On == nil {
+			continue
+		}
+		var next tree.Node = f.ph
+		if i+1 < len(f.path) {
+			next = f.path[i+1]
+		}
+		if next == tree.Node(j.On) {
+			return true
+		}
+	}
+	return false
+}
+
+// findBinds returns the placeholders under roots with their paths.
+func findBinds(roots ...tree.Node) []found {
 	var out []found
-	var walk func(n sqlparser.SQLNode, path []sqlparser.SQLNode)
-	walk = func(n sqlparser.SQLNode, path []sqlparser.SQLNode) {
-		if e, ok := n.(sqlparser.Expr); ok {
-			if i := bindIndex(e); i > 0 {
-				out = append(out, found{i, append([]sqlparser.SQLNode(nil), path...)})
-				return
-			}
+	var walk func(n tree.Node, path []tree.Node)
+	walk = func(n tree.Node, path []tree.Node) {
+		if ph, ok := n.(*tree.Placeholder); ok {
+			out = append(out, found{ph, append([]tree.Node(nil), path...)})
+			return
 		}
 		path = append(path, n)
 		for _, c := range children(n) {
 			walk(c, path)
 		}
 	}
-	walk(root, nil)
+	for _, r := range roots {
+		if r != nil {
+			walk(r, nil)
+		}
+	}
 	return out
 }
 
-// children returns the direct children of n, through the parser's walker.
-func children(n sqlparser.SQLNode) []sqlparser.SQLNode {
-	var out []sqlparser.SQLNode
+// children returns the direct children of n, through the tree's walker.
+func children(n tree.Node) []tree.Node {
+	var out []tree.Node
 	root := true
-	_ = sqlparser.Walk(func(c sqlparser.SQLNode) (bool, error) {
+	_ = tree.Walk(func(c tree.Node) (bool, error) {
 		if root {
 			root = false
 			return true, nil
@@ -551,12 +711,14 @@ func children(n sqlparser.SQLNode) []sqlparser.SQLNode {
 	return out
 }
 
-func statementKind(s sqlparser.Statement) string {
-	switch s.(type) {
-	case *sqlparser.Union:
-		return "a UNION"
-	case *sqlparser.ParenSelect:
+func statementKind(s tree.SelectStatement) string {
+	switch x := s.(type) {
+	case *tree.Union:
+		return "a " + strings.Fields(x.Type)[0]
+	case *tree.ParenSelect:
 		return "a parenthesized SELECT"
+	case *tree.Select:
+		return "a query that starts with WITH"
 	}
-	return "a " + strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(nodeName(s), "*"), "Expr")) + " statement"
+	return "a " + strings.ToUpper(nodeName(s)) + " statement"
 }

@@ -19,7 +19,7 @@ func TestAnalyzeVerdicts(t *testing.T) {
 		{"mirrored", "SELECT count(*) FROM t WHERE {variables.x} < a AND {variables.x} >= a", "", "> <="},
 		{"in parentheses", "SELECT count(*) FROM t WHERE (b = 1 AND (a <= ({variables.x})))", "", "<="},
 		{"not", "SELECT count(*) FROM t WHERE NOT a = {variables.x}", CodeUnsupportedOperator, ""},
-		{"is", "SELECT count(*) FROM t WHERE a IS {variables.x}", CodeUnparsable, ""},
+		{"is", "SELECT count(*) FROM t WHERE a IS {variables.x}", CodeUnsupportedOperator, ""},
 		{"not like", "SELECT count(*) FROM t WHERE a NOT LIKE {variables.x}", CodeUnsupportedOperator, ""},
 		{"regexp", "SELECT count(*) FROM t WHERE a REGEXP {variables.x}", CodeUnsupportedOperator, ""},
 		{"nested or", "SELECT count(*) FROM t WHERE b = 1 AND (c = 2 OR (d = 3 AND a = {variables.x}))", CodeUnderOr, ""},

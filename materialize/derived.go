@@ -3,7 +3,7 @@ package materialize
 import (
 	"strings"
 
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // liftDerived moves the conditions of variables out of the subqueries in
@@ -15,67 +15,70 @@ import (
 // condition is moved only when it is AND-ed at the top of the subquery's
 // WHERE and the subquery has no LIMIT (which picks rows before the filter
 // would). What cannot be moved stays, and classify refuses it.
-func liftDerived(sel *sqlparser.Select) {
+func liftDerived(sel *tree.Select) {
 	for _, te := range sel.From {
 		liftFrom(sel, te)
 	}
 }
 
-func liftFrom(sel *sqlparser.Select, te sqlparser.TableExpr) {
+func liftFrom(sel *tree.Select, te tree.TableExpr) {
 	switch t := te.(type) {
-	case *sqlparser.JoinTableExpr:
+	case *tree.JoinTableExpr:
 		// Only inner joins: a LEFT join's right side filtered in WHERE
 		// would drop the rows it keeps with NULLs.
-		if t.Join == sqlparser.JoinStr || t.Join == sqlparser.StraightJoinStr {
+		if j := joinWord[t.Join]; j == "JOIN" || t.Join == "STRAIGHT_JOIN" {
 			liftFrom(sel, t.LeftExpr)
 			liftFrom(sel, t.RightExpr)
-		} else if t.Join == sqlparser.LeftJoinStr {
+		} else if j == "LEFT JOIN" {
 			liftFrom(sel, t.LeftExpr)
 		}
-	case *sqlparser.ParenTableExpr:
+	case *tree.ParenTableExpr:
 		if len(t.Exprs) == 1 {
 			liftFrom(sel, t.Exprs[0])
 		}
-	case *sqlparser.AliasedTableExpr:
-		sub, ok := t.Expr.(*sqlparser.Subquery)
+	case *tree.AliasedTableExpr:
+		sub, ok := t.Expr.(*tree.Subquery)
 		if !ok {
 			return
 		}
-		inner, ok := sub.Select.(*sqlparser.Select)
-		if !ok || inner.Where == nil || inner.Limit != nil || t.As.IsEmpty() {
+		inner, ok := sub.Select.(*tree.Select)
+		if !ok {
 			return
 		}
-		var keep []sqlparser.Expr
-		for _, term := range andTerms(inner.Where.Expr) {
+		// A derived table of the derived table (a chain of CTEs) lifts
+		// its conditions into this one's WHERE first.
+		liftDerived(inner)
+		if inner.Where == nil || inner.Limit != nil || inner.LimitBy != nil || t.As.IsEmpty() {
+			return
+		}
+		var keep []tree.Expr
+		for _, term := range andTerms(inner.Where) {
 			if moved := liftTerm(inner, t.As, term); moved != nil {
 				addWhere(sel, moved)
 				continue
 			}
 			keep = append(keep, term)
 		}
-		inner.Where.Expr = andOf(keep)
-		if inner.Where.Expr == nil {
-			inner.Where = nil
-		}
+		inner.Where = andOf(keep)
 	}
 }
 
 // liftTerm returns term written over the subquery's output (alias.name
 // op value) when it compares a variable with a column the subquery is
 // keyed by, else nil.
-func liftTerm(inner *sqlparser.Select, alias sqlparser.TableIdent, term sqlparser.Expr) sqlparser.Expr {
+func liftTerm(inner *tree.Select, alias tree.Ident, term tree.Expr) tree.Expr {
 	binds := findBinds(term)
 	if len(binds) == 0 {
 		return nil
 	}
-	c, ok := unparen(term).(*sqlparser.ComparisonExpr)
+	c, ok := unparen(term).(*tree.ComparisonExpr)
 	if !ok {
 		return nil
 	}
-	if _, ok := rangeOps[c.Operator]; !ok && c.Operator != sqlparser.InStr {
+	if _, ok := rangeOps[c.Operator]; !ok && c.Operator != "IN" {
 		return nil
 	}
-	col, ok := unparen(c.Left).(*sqlparser.ColName)
+	col, ok := unparen(c.Left).(*tree.ColName)
 	if !ok || len(findBinds(c.Right)) != len(binds) {
 		return nil
 	}
@@ -83,26 +86,24 @@ func liftTerm(inner *sqlparser.Select, alias sqlparser.TableIdent, term sqlparse
 	if !ok {
 		return nil
 	}
-	out := *c
-	out.Left = &sqlparser.ColName{Name: sqlparser.NewColIdent(name), Qualifier: sqlparser.TableName{Name: alias}}
-	return &out
+	return &tree.ComparisonExpr{Operator: c.Operator, Right: c.Right, Escape: c.Escape,
+		Left: &tree.ColName{Name: tree.NewIdent(name), Qualifier: tree.TableName{Parts: []tree.Ident{alias}}}}
 }
 
 // keyedOutput returns the name under which inner outputs col as itself,
 // when inner's rows are keyed by it: it does not aggregate, or it groups
 // by col.
-func keyedOutput(inner *sqlparser.Select, col *sqlparser.ColName) (string, bool) {
-	canon := canonical(col)
+func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
 	name := ""
 	for _, se := range inner.SelectExprs {
-		ae, ok := se.(*sqlparser.AliasedExpr)
+		ae, ok := se.(*tree.AliasedExpr)
 		if !ok {
 			continue
 		}
-		if c, ok := ae.Expr.(*sqlparser.ColName); ok && canonical(c) == canon {
-			name = c.Name.String()
+		if c, ok := ae.Expr.(*tree.ColName); ok && sameColumn(inner, c, col) {
+			name = c.Name.Name
 			if !ae.As.IsEmpty() {
-				name = ae.As.String()
+				name = ae.As.Name
 			}
 			break
 		}
@@ -112,45 +113,72 @@ func keyedOutput(inner *sqlparser.Select, col *sqlparser.ColName) (string, bool)
 	}
 	// The output name must name that column alone.
 	for _, se := range inner.SelectExprs {
-		if ae, ok := se.(*sqlparser.AliasedExpr); ok && !ae.As.IsEmpty() && strings.EqualFold(ae.As.String(), name) {
-			if c, ok := ae.Expr.(*sqlparser.ColName); !ok || canonical(c) != canon {
+		if ae, ok := se.(*tree.AliasedExpr); ok && !ae.As.IsEmpty() && strings.EqualFold(ae.As.Name, name) {
+			if c, ok := ae.Expr.(*tree.ColName); !ok || !sameColumn(inner, c, col) {
 				return "", false
 			}
 		}
 	}
-	aggregating := len(inner.GroupBy) > 0 || inner.Having != nil || hasAggregate(inner.SelectExprs)
+	aggregating := len(inner.GroupBy) > 0 || inner.Having != nil || hasAggregate(selectNodes(inner.SelectExprs)...)
 	if !aggregating {
 		return name, true
 	}
 	for _, g := range inner.GroupBy {
-		if gc, ok := unparen(g).(*sqlparser.ColName); ok && (canonical(gc) == canon || gc.Qualifier.IsEmpty() && strings.EqualFold(gc.Name.String(), name)) {
+		if gc, ok := unparen(g).(*tree.ColName); ok && (sameColumn(inner, gc, col) || gc.Qualifier.IsEmpty() && strings.EqualFold(gc.Name.Name, name)) {
 			return name, true
 		}
 	}
 	return "", false
 }
 
+// sameColumn reports whether c and col, columns read in inner, are the
+// same column: the same text, or the same name with one unqualified and
+// the other qualified by the name of inner's only FROM item.
+func sameColumn(inner *tree.Select, c, col *tree.ColName) bool {
+	if canonical(c) == canonical(col) {
+		return true
+	}
+	if !strings.EqualFold(c.Name.Name, col.Name.Name) {
+		return false
+	}
+	only := func(q tree.TableName) bool {
+		if len(q.Parts) != 1 || len(inner.From) != 1 {
+			return false
+		}
+		t, ok := inner.From[0].(*tree.AliasedTableExpr)
+		if !ok {
+			return false
+		}
+		name := t.As.Name
+		if tn, ok := t.Expr.(*tree.TableName); ok && name == "" {
+			name = tn.Name().Name
+		}
+		return name != "" && strings.EqualFold(name, q.Parts[0].Name)
+	}
+	return c.Qualifier.IsEmpty() && only(col.Qualifier) || col.Qualifier.IsEmpty() && only(c.Qualifier)
+}
+
 // addWhere ANDs e to sel's WHERE.
-func addWhere(sel *sqlparser.Select, e sqlparser.Expr) {
+func addWhere(sel *tree.Select, e tree.Expr) {
 	if sel.Where == nil {
-		sel.Where = &sqlparser.Where{Type: sqlparser.WhereStr, Expr: e}
+		sel.Where = e
 		return
 	}
-	sel.Where.Expr = &sqlparser.AndExpr{Left: sel.Where.Expr, Right: e}
+	sel.Where = &tree.AndExpr{Left: sel.Where, Right: e}
 }
 
 // andOf is the AND of terms, nil for none.
-func andOf(terms []sqlparser.Expr) sqlparser.Expr {
-	var out sqlparser.Expr
+func andOf(terms []tree.Expr) tree.Expr {
+	var out tree.Expr
 	for _, t := range terms {
-		if _, ok := t.(*sqlparser.OrExpr); ok {
-			t = &sqlparser.ParenExpr{Expr: t}
+		if _, ok := t.(*tree.OrExpr); ok {
+			t = &tree.ParenExpr{Expr: t}
 		}
 		if out == nil {
 			out = t
 			continue
 		}
-		out = &sqlparser.AndExpr{Left: out, Right: t}
+		out = &tree.AndExpr{Left: out, Right: t}
 	}
 	return out
 }

@@ -64,7 +64,7 @@ func TestReasonPositions(t *testing.T) {
 		{"under OR", "SELECT count(*) FROM events\nWHERE (event = {variables.e} OR event = 'x')", CodeUnderOr, 2, 16, "write `event IN {variables.list}`"},
 		{"subquery in FROM", "SELECT count(*) FROM (\n  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id\n) u", CodeNotInWhere, 2, 68, "compare it in the outer WHERE"},
 		{"JOIN condition", "SELECT count(*) FROM a JOIN b ON b.id = a.id AND b.k = {variables.k}", CodeNotInWhere, 1, 56, "move the condition to the WHERE"},
-		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s", CodeUnsupportedQuery, 1, 1, "subquery in FROM"},
+		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s", CodeNotInWhere, 1, 38, "subquery in FROM"},
 		{"window", "SELECT a,\n  rank() OVER (ORDER BY a) AS r FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 2, 10, "window functions"},
 		{"expression", "SELECT a FROM t WHERE lower(b) = lower({variables.k})", CodeInExpression, 1, 40, "lower(column) = {variables.x}"},
 		{"union", "SELECT a FROM t WHERE b = {variables.k}\nUNION ALL SELECT a FROM u", CodeUnsupportedQuery, 2, 1, "not a UNION"},

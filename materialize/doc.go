@@ -37,14 +37,14 @@
 // page of one group however many groups the table holds.
 //
 // The package does no I/O. Queries are read by their engine's lexical rules
-// and parsed with github.com/xwb1989/sqlparser (a MySQL grammar) in a neutral
-// text: every string literal, cast type (CAST(x AS double precision), x::T),
-// extract(unit FROM x), ILIKE, ->, ->> and concatenating || is replaced by a
-// stand-in whose source text is put back into the tree (see neutral.go), so
-// the parser never decodes a literal nor decides what engine syntax means.
-// Plans are printed by this package's own printer for the target dialect,
-// every literal and cast type byte for byte as the user wrote it. Constructs
-// the grammar would still read differently from the engine (MySQL executable
-// comments, // and # comments where the engine has none, bind markers) make a
-// query not materializable rather than silently changing its meaning.
+// into the project's one syntax tree (package sql/tree), which reads each
+// engine's own syntax: its literals, casts (CAST(x AS double precision),
+// x::T, CAST(x, 'T')), extract(unit FROM x), ILIKE, ->, ->> and ||. The
+// parts of the statements a plan runs are printed from that tree for the
+// target dialect by this package's printer (format.go), every name quoted
+// for the engine and every literal and cast type byte for byte as the user
+// wrote it. Constructs a plan would carry over differently from the engine
+// (MySQL executable comments, bind markers, comments one engine ends
+// elsewhere) make a query not materializable rather than silently
+// changing its meaning.
 package materialize

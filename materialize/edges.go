@@ -7,8 +7,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/xwb1989/sqlparser"
 )
 
 // source is what a read needs to compute stored rows from the source data
@@ -501,9 +501,9 @@ func (b *builder) withTail(where string) (string, string, error) {
 	if name == "" {
 		return where, "", nil
 	}
-	col := &sqlparser.ColName{Name: sqlparser.NewColIdent(name)}
+	col := &tree.ColName{Name: tree.NewIdent(name)}
 	if q, n, ok := strings.Cut(name, "."); ok {
-		col = &sqlparser.ColName{Qualifier: sqlparser.TableName{Name: sqlparser.NewTableIdent(q)}, Name: sqlparser.NewColIdent(n)}
+		col = &tree.ColName{Qualifier: tree.TableName{Parts: []tree.Ident{tree.NewIdent(q)}}, Name: tree.NewIdent(n)}
 	}
 	tail, err := b.print(col)
 	if err != nil {

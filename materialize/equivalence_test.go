@@ -189,6 +189,39 @@ var shapes = []shape{
 	{name: "daily_ordered_by_last", query: `SELECT date(timestamp) AS day, count(*) AS n FROM events
 		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY day ORDER BY max(timestamp) DESC`,
 		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	// CTE chains (see inlineWith): a variable in a CTE's WHERE carried out
+	// through projection, a second CTE, DISTINCT, GROUP BY its column and
+	// an inner join, to the stored grain.
+	{name: "cte_projection_range", query: `WITH e AS (SELECT timestamp, event, distinct_id FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to})
+		SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM e GROUP BY event ORDER BY event`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "cte_chain_daily_users", query: `WITH a AS (SELECT timestamp, distinct_id, event FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to}),
+		b AS (SELECT timestamp, distinct_id FROM a WHERE event = '$pageview')
+		SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM b GROUP BY day ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "cte_grouped_by_key", query: `WITH daily AS (SELECT date(timestamp) AS day, event, count(*) AS n FROM events
+		WHERE event = {variables.event} GROUP BY date(timestamp), event)
+		SELECT d.day, d.n FROM daily d ORDER BY d.day`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	{name: "cte_distinct_join", query: `WITH p AS (SELECT distinct_id, json_extract(properties, '$.country') AS country
+		FROM events WHERE event = 'purchase'),
+		c AS (SELECT DISTINCT distinct_id, country FROM p WHERE country = {variables.country})
+		SELECT count(*) AS n FROM c JOIN events e ON e.distinct_id = c.distinct_id WHERE e.event = '$pageview'`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
+	// Window functions whose PARTITION BY holds the variables' keys (see
+	// windowsOK): computed when the table is built, partitions kept whole.
+	{name: "window_per_user_timeline", query: `SELECT distinct_id, timestamp, event,
+		row_number() OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS k,
+		lag(event) OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS previous
+		FROM events WHERE distinct_id = {variables.user} ORDER BY timestamp, uuid`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"user": p.user()} }},
+	{name: "window_running_revenue_by_country", query: `SELECT distinct_id, timestamp, amount,
+		sum(amount) OVER (PARTITION BY country ORDER BY timestamp) AS running,
+		count(*) OVER (PARTITION BY country, plan) AS in_plan
+		FROM ` + purchases + ` WHERE country = {variables.country}`,
+		values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
 }
 
 // dailyRevenue is the query of the benchmarks too.

@@ -5,19 +5,22 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
-// printer writes parsed SQL back as text for one dialect. It replaces the
-// parser's own String, which prints MySQL (backquotes, "limit 5, 10",
-// backslash escapes), and never uses the parser's literal encoder.
+// printer writes the parts of a query that a plan's statements are built
+// from as generated text for one dialect: every name quoted for it, every
+// keyword and operator in one spelling, every literal and cast type byte
+// for byte as the user wrote it (see normalize). The statements a plan
+// runs are assembled from these parts and the generated columns of the
+// stored table.
 type printer struct {
 	d engine.Engine
 	// canon prints the canonical form used to compare expressions:
 	// lower-case identifiers and function names, no redundant parentheses.
 	canon bool
 	// hook, when set, may print an expression in place of the printer.
-	hook func(e sqlparser.Expr) (text string, ok bool, err error)
+	hook func(e tree.Expr) (text string, ok bool, err error)
 	b    strings.Builder
 	err  error
 }
@@ -43,14 +46,14 @@ func (p *printer) ident(s string) {
 }
 
 // exprString prints e alone with the settings of p.
-func (p *printer) exprString(e sqlparser.Expr) (string, error) {
+func (p *printer) exprString(e tree.Expr) (string, error) {
 	q := &printer{d: p.d, canon: p.canon, hook: p.hook}
 	q.expr(e)
 	return q.b.String(), q.err
 }
 
 // canonical returns the canonical text of e, for comparing expressions.
-func canonical(e sqlparser.Expr) string {
+func canonical(e tree.Expr) string {
 	q := &printer{d: engine.SQLite, canon: true}
 	q.expr(e)
 	if q.err != nil {
@@ -70,19 +73,19 @@ const (
 	levelArith
 )
 
-func level(e sqlparser.Expr) int {
+func level(e tree.Expr) int {
 	switch e.(type) {
-	case *sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.NotExpr:
+	case *tree.AndExpr, *tree.OrExpr, *tree.NotExpr, *tree.XorExpr:
 		return levelLogical
-	case *sqlparser.ComparisonExpr, *sqlparser.RangeCond, *sqlparser.IsExpr:
+	case *tree.ComparisonExpr, *tree.RangeCond, *tree.IsExpr:
 		return levelCompare
-	case *sqlparser.BinaryExpr, *sqlparser.CollateExpr, *sqlparser.UnaryExpr:
+	case *tree.BinaryExpr, *tree.CollateExpr, *tree.UnaryExpr:
 		return levelArith
 	}
 	return levelNone
 }
 
-func (p *printer) operand(parent int, e sqlparser.Expr) {
+func (p *printer) operand(parent int, e tree.Expr) {
 	if l := level(e); l != levelNone && l <= parent {
 		p.w("(")
 		p.expr(e)
@@ -96,16 +99,16 @@ func (p *printer) operand(parent int, e sqlparser.Expr) {
 // own method: primaries (names, literals, parentheses), operators (whose
 // operands may need parentheses) and constructs (calls, CAST, CASE,
 // subqueries, tuples).
-func (p *printer) expr(e sqlparser.Expr) {
+func (p *printer) expr(e tree.Expr) {
 	if p.err != nil || p.hooked(e) {
 		return
 	}
 	switch e.(type) {
-	case *sqlparser.ColName, *sqlparser.SQLVal, *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.ParenExpr:
+	case *tree.ColName, *tree.Literal, *tree.ParenExpr:
 		p.primary(e)
-	case *sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.NotExpr,
-		*sqlparser.ComparisonExpr, *sqlparser.RangeCond, *sqlparser.IsExpr,
-		*sqlparser.BinaryExpr, *sqlparser.UnaryExpr, *sqlparser.IntervalExpr, *sqlparser.CollateExpr:
+	case *tree.AndExpr, *tree.OrExpr, *tree.NotExpr, *tree.XorExpr,
+		*tree.ComparisonExpr, *tree.RangeCond, *tree.IsExpr,
+		*tree.BinaryExpr, *tree.UnaryExpr, *tree.IntervalExpr, *tree.CollateExpr:
 		p.operator(e)
 	default:
 		p.construct(e)
@@ -114,7 +117,7 @@ func (p *printer) expr(e sqlparser.Expr) {
 
 // hooked prints e through the hook and reports whether the hook took it,
 // or failed.
-func (p *printer) hooked(e sqlparser.Expr) bool {
+func (p *printer) hooked(e tree.Expr) bool {
 	if p.hook == nil {
 		return false
 	}
@@ -130,25 +133,17 @@ func (p *printer) hooked(e sqlparser.Expr) bool {
 }
 
 // primary prints a column name, a literal or a parenthesized expression.
-func (p *printer) primary(e sqlparser.Expr) {
+func (p *printer) primary(e tree.Expr) {
 	switch e := e.(type) {
-	case *sqlparser.ColName:
+	case *tree.ColName:
 		if !e.Qualifier.IsEmpty() {
 			p.tableName(e.Qualifier)
 			p.w(".")
 		}
-		p.ident(e.Name.String())
-	case *sqlparser.SQLVal:
-		p.value(e)
-	case *sqlparser.NullVal:
-		p.w("NULL")
-	case sqlparser.BoolVal:
-		if e {
-			p.w("TRUE")
-		} else {
-			p.w("FALSE")
-		}
-	case *sqlparser.ParenExpr:
+		p.ident(e.Name.Name)
+	case *tree.Literal:
+		p.literal(e)
+	case *tree.ParenExpr:
 		if p.canon {
 			p.expr(e.Expr)
 			return
@@ -159,58 +154,101 @@ func (p *printer) primary(e sqlparser.Expr) {
 	}
 }
 
+// literal prints a literal: strings and numbers as written, NULL, TRUE and
+// FALSE in capitals.
+func (p *printer) literal(v *tree.Literal) {
+	switch v.Kind {
+	case tree.NullVal, tree.BoolVal:
+		p.w(strings.ToUpper(v.Text))
+	case tree.TypedStrVal:
+		p.fail("the typed literal %s", v.Text)
+	default:
+		p.w(v.Text)
+	}
+}
+
 // operator prints an operator expression, parenthesizing operands by level.
-func (p *printer) operator(e sqlparser.Expr) {
+func (p *printer) operator(e tree.Expr) {
 	switch e := e.(type) {
-	case *sqlparser.AndExpr:
+	case *tree.AndExpr:
 		p.andOperand(e.Left)
 		p.w(" AND ")
 		p.andOperand(e.Right)
-	case *sqlparser.OrExpr:
+	case *tree.OrExpr:
 		p.operand(levelLogical, e.Left)
 		p.w(" OR ")
 		p.operand(levelLogical, e.Right)
-	case *sqlparser.NotExpr:
+	case *tree.XorExpr:
+		p.operand(levelLogical, e.Left)
+		p.w(" XOR ")
+		p.operand(levelLogical, e.Right)
+	case *tree.NotExpr:
 		p.w("NOT ")
 		p.operand(levelLogical, e.Expr)
-	case *sqlparser.ComparisonExpr:
+	case *tree.ComparisonExpr:
 		p.comparison(e)
-	case *sqlparser.RangeCond:
+	case *tree.RangeCond:
 		p.operand(levelCompare, e.Left)
-		p.w(" " + strings.ToUpper(e.Operator) + " ")
+		p.w(" " + e.Operator + " ")
 		p.operand(levelCompare, e.From)
 		p.w(" AND ")
 		p.operand(levelCompare, e.To)
-	case *sqlparser.IsExpr:
+	case *tree.IsExpr:
+		switch e.Operator {
+		case "IS NULL", "IS NOT NULL", "IS TRUE", "IS NOT TRUE", "IS FALSE", "IS NOT FALSE":
+		default:
+			p.fail("the operator %s", e.Operator)
+			return
+		}
 		p.operand(levelCompare, e.Expr)
-		p.w(" " + strings.ToUpper(e.Operator))
-	case *sqlparser.BinaryExpr:
+		p.w(" " + e.Operator)
+	case *tree.BinaryExpr:
 		p.binary(e)
-	case *sqlparser.UnaryExpr:
+	case *tree.UnaryExpr:
 		p.unary(e)
-	case *sqlparser.IntervalExpr:
+	case *tree.IntervalExpr:
+		if e.Unit == "" {
+			p.fail("an interval written as one string")
+			return
+		}
 		p.w("INTERVAL ")
 		p.operand(levelArith, e.Expr)
 		p.w(" " + strings.ToUpper(e.Unit))
-	case *sqlparser.CollateExpr:
+	case *tree.CollateExpr:
 		p.operand(levelArith, e.Expr)
-		p.w(" COLLATE " + e.Charset)
+		p.w(" COLLATE " + e.Collation)
 	}
 }
 
-func (p *printer) binary(e *sqlparser.BinaryExpr) {
-	if e.Operator == sqlparser.IntDivStr && !p.d.Lexical().IntDiv {
+// binaryOps are the arithmetic, string and JSON operators the printer
+// writes; the others (PostgreSQL's JSON and array operators, AT TIME ZONE,
+// &&) are refused.
+var binaryOps = map[string]bool{
+	"+": true, "-": true, "*": true, "/": true, "%": true, "DIV": true, "MOD": true,
+	"&": true, "|": true, "^": true, "<<": true, ">>": true, "->": true, "->>": true, "||": true,
+}
+
+func (p *printer) binary(e *tree.BinaryExpr) {
+	if e.Operator == "DIV" && !p.d.Lexical().IntDiv {
 		p.fail("the operator DIV")
 		return
 	}
+	if !binaryOps[e.Operator] {
+		p.fail("the operator %s", e.Operator)
+		return
+	}
+	op := e.Operator
+	if op == "MOD" {
+		op = "%"
+	}
 	p.operand(levelArith, e.Left)
-	p.w(" " + strings.ToUpper(e.Operator) + " ")
+	p.w(" " + op + " ")
 	p.operand(levelArith, e.Right)
 }
 
-func (p *printer) unary(e *sqlparser.UnaryExpr) {
+func (p *printer) unary(e *tree.UnaryExpr) {
 	switch e.Operator {
-	case sqlparser.UPlusStr, sqlparser.UMinusStr, sqlparser.TildaStr:
+	case "+", "-", "~":
 		p.w(e.Operator)
 		p.operand(levelArith, e.Expr)
 	default:
@@ -218,59 +256,65 @@ func (p *printer) unary(e *sqlparser.UnaryExpr) {
 	}
 }
 
-// construct prints a function call, SUBSTR, CAST, CASE, a subquery or a
-// tuple; any other expression is unsupported.
-func (p *printer) construct(e sqlparser.Expr) {
+// construct prints a function call, CAST, CASE, a subquery or a tuple;
+// any other expression is unsupported.
+func (p *printer) construct(e tree.Expr) {
 	switch e := e.(type) {
-	case *sqlparser.FuncExpr:
+	case *tree.FuncExpr:
 		p.funcExpr(e)
-	case *sqlparser.SubstrExpr:
-		p.substr(e)
-	case *sqlparser.ConvertExpr:
+	case *tree.ConvertExpr:
 		p.cast(e)
-	case *sqlparser.CaseExpr:
+	case *tree.CaseExpr:
 		p.caseExpr(e)
-	case *sqlparser.ExistsExpr:
+	case *tree.ExistsExpr:
 		p.w("EXISTS ")
 		p.subquery(e.Subquery)
-	case *sqlparser.Subquery:
+	case *tree.Subquery:
 		p.subquery(e)
-	case sqlparser.ValTuple:
+	case *tree.ValTuple:
 		p.w("(")
-		for i, x := range e {
+		for i, x := range e.Exprs {
 			if i > 0 {
 				p.w(", ")
 			}
 			p.expr(x)
 		}
 		p.w(")")
+	case *tree.Placeholder:
+		p.fail("a variable here")
+	case *tree.StarExpr:
+		p.fail("a * here")
 	default:
 		p.fail("the expression %s", nodeName(e))
 	}
 }
 
-// cast prints a CAST. A cast read through a stand-in prints its type
-// from the source, as written: x::double precision, CAST(x AS Nullable(String)),
+// cast prints a CAST, its type from the source as written (see
+// normalize): x::double precision, CAST(x AS Nullable(String)),
 // CAST(x, 'String').
-func (p *printer) cast(e *sqlparser.ConvertExpr) {
-	switch t := e.Type; {
-	case t != nil && t.Operator == rawColonCast:
+func (p *printer) cast(e *tree.ConvertExpr) {
+	switch e.Form {
+	case "::":
 		p.expr(e.Expr)
-		p.w(p.typeText(t.Type))
-	case t != nil && t.Operator == rawCast:
+		p.w(p.typeText(e.Type))
+	case "CAST", "CAST,":
 		p.w("CAST(")
 		p.expr(e.Expr)
-		if !strings.HasPrefix(t.Type, ",") {
+		if !strings.HasPrefix(e.Type, ",") {
 			p.w(" ")
 		}
-		p.w(p.typeText(t.Type))
+		p.w(p.typeText(e.Type))
 		p.w(")")
-	default:
+	case "CONVERT":
 		p.w("CAST(")
 		p.expr(e.Expr)
 		p.w(" AS ")
-		p.convertType(e.Type)
+		p.w(strings.ToUpper(e.Type))
 		p.w(")")
+	case "CONVERT USING":
+		p.fail("a character set in CAST")
+	default:
+		p.fail("the expression %s", e.Form)
 	}
 }
 
@@ -283,19 +327,7 @@ func (p *printer) typeText(s string) string {
 	return s
 }
 
-func (p *printer) substr(e *sqlparser.SubstrExpr) {
-	p.w("substr(")
-	p.expr(e.Name)
-	p.w(", ")
-	p.expr(e.From)
-	if e.To != nil {
-		p.w(", ")
-		p.expr(e.To)
-	}
-	p.w(")")
-}
-
-func (p *printer) caseExpr(e *sqlparser.CaseExpr) {
+func (p *printer) caseExpr(e *tree.CaseExpr) {
 	p.w("CASE ")
 	if e.Expr != nil {
 		p.expr(e.Expr)
@@ -317,41 +349,35 @@ func (p *printer) caseExpr(e *sqlparser.CaseExpr) {
 }
 
 // andOperand prints an AND operand: chains of AND need no parentheses.
-func (p *printer) andOperand(e sqlparser.Expr) {
-	if _, ok := e.(*sqlparser.AndExpr); ok {
+func (p *printer) andOperand(e tree.Expr) {
+	if _, ok := e.(*tree.AndExpr); ok {
 		p.expr(e)
 		return
 	}
 	p.operand(levelLogical, e)
 }
 
-func (p *printer) value(v *sqlparser.SQLVal) {
-	switch v.Type {
-	case sqlparser.StrVal:
-		p.w(string(p.d.AppendString(nil, string(v.Val))))
-	case sqlparser.IntVal, sqlparser.FloatVal, sqlparser.HexNum:
-		p.w(string(v.Val))
-	case sqlparser.HexVal:
-		p.w("X'" + string(v.Val) + "'")
-	case srcString, srcKeyword:
-		p.w(string(v.Val)) // as written: see neutral.go
-	case sqlparser.ValArg:
-		p.fail("a variable here")
-	default:
-		p.fail("the literal %s", string(v.Val))
-	}
+// comparisonOps are the comparison operators the printer writes, and
+// their spelling.
+var comparisonOps = map[string]string{
+	"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "!=": "<>", "<>": "<>", "<=>": "<=>",
+	"IN": "IN", "NOT IN": "NOT IN", "LIKE": "LIKE", "NOT LIKE": "NOT LIKE", "ILIKE": "ILIKE", "NOT ILIKE": "NOT ILIKE",
+	"REGEXP": "REGEXP", "NOT REGEXP": "NOT REGEXP", "RLIKE": "REGEXP", "NOT RLIKE": "NOT REGEXP",
 }
 
-func (p *printer) comparison(e *sqlparser.ComparisonExpr) {
-	op := strings.ToUpper(e.Operator)
-	switch e.Operator {
-	case sqlparser.NotEqualStr:
-		op = "<>"
-	case sqlparser.NullSafeEqualStr:
-		if !p.d.Lexical().NullSafeEqual {
-			p.fail("the operator <=>")
-			return
-		}
+func (p *printer) comparison(e *tree.ComparisonExpr) {
+	op, ok := comparisonOps[e.Operator]
+	switch {
+	case !ok:
+		p.fail("the operator %s", e.Operator)
+		return
+	case op == "<=>" && !p.d.Lexical().NullSafeEqual:
+		p.fail("the operator <=>")
+		return
+	}
+	if _, ok := e.Right.(*tree.AnyExpr); ok {
+		p.fail("the operator %s %s", e.Operator, e.Right.(*tree.AnyExpr).Quantifier)
+		return
 	}
 	p.operand(levelCompare, e.Left)
 	p.w(" " + op + " ")
@@ -362,98 +388,185 @@ func (p *printer) comparison(e *sqlparser.ComparisonExpr) {
 	}
 }
 
-func (p *printer) funcExpr(e *sqlparser.FuncExpr) {
+func (p *printer) funcExpr(e *tree.FuncExpr) {
+	switch {
+	case e.HasParams:
+		p.fail("a parametric aggregate")
+	case e.OrderBy != nil || e.Separator != nil:
+		p.fail("ORDER BY in a call")
+	case e.WithinGroup != nil:
+		p.fail("WITHIN GROUP")
+	case e.Filter != nil:
+		p.fail("FILTER")
+	case e.Over != nil && e.Over.Spec == nil:
+		p.fail("a named window")
+	}
+	if p.err != nil {
+		return
+	}
 	if !e.Qualifier.IsEmpty() {
-		p.ident(e.Qualifier.String())
+		p.ident(e.Qualifier.Name)
 		p.w(".")
 	}
-	name := e.Name.String()
+	name := e.Name.Name
 	if p.canon {
 		name = strings.ToLower(name)
+	}
+	if e.NoParens {
+		// CURRENT_DATE and the like: a value of the build's instant in
+		// the stored table, of the run's inline.
+		p.fail("the expression %s", strings.ToUpper(e.Name.Name))
+		return
+	}
+	keywords := false
+	for i, kw := range e.Keywords {
+		keywords = keywords || kw != "" && !(i == 0 && isExtract(e))
+	}
+	if keywords {
+		p.keywordCall(e, name)
+		return
 	}
 	p.w(name + "(")
 	if e.Distinct {
 		p.w("DISTINCT ")
 	}
 	for i, arg := range e.Exprs {
-		if i > 0 && !keywordArg(e.Exprs[i-1]) {
+		if i > 0 {
 			p.w(", ")
 		}
-		switch a := arg.(type) {
-		case *sqlparser.StarExpr:
-			if !a.TableName.IsEmpty() {
+		if i < len(e.Keywords) && e.Keywords[i] != "" {
+			p.w(e.Keywords[i] + " ")
+		}
+		if s, ok := arg.(*tree.StarExpr); ok {
+			if !s.TableName.IsEmpty() {
 				p.fail("a qualified * in a function call")
 			}
 			p.w("*")
-		case *sqlparser.AliasedExpr:
-			if !a.As.IsEmpty() {
-				p.fail("an alias in a function argument")
-			}
-			p.expr(a.Expr)
-			if keywordArg(a) {
-				p.w(" ")
-			}
-		default:
-			p.fail("the argument %s", nodeName(arg))
+			continue
+		}
+		p.expr(arg)
+	}
+	p.w(")")
+	if e.Over != nil {
+		p.over(e.Over.Spec)
+	}
+}
+
+// over prints a window: OVER ([PARTITION BY ...] [ORDER BY ...] [frame]).
+func (p *printer) over(s *tree.WindowSpec) {
+	if !s.Name.IsEmpty() {
+		p.fail("a named window")
+		return
+	}
+	p.w(" OVER (")
+	sep := ""
+	for i, e := range s.PartitionBy {
+		if i == 0 {
+			p.w("PARTITION BY ")
+		} else {
+			p.w(", ")
+		}
+		p.expr(e)
+		sep = " "
+	}
+	for i, o := range s.OrderBy {
+		if i == 0 {
+			p.w(sep + "ORDER BY ")
+		} else {
+			p.w(", ")
+		}
+		if o.Nulls != "" || o.Fill != "" {
+			p.fail("ORDER BY ... %s", strings.TrimSpace(o.Nulls+" "+o.Fill))
+		}
+		p.expr(o.Expr)
+		p.w(" " + direction(o))
+		sep = " "
+	}
+	if f := s.Frame; f != nil {
+		p.w(sep + f.Unit + " ")
+		if f.End != nil {
+			p.w("BETWEEN ")
+			p.frameBound(f.Start)
+			p.w(" AND ")
+			p.frameBound(f.End)
+		} else {
+			p.frameBound(f.Start)
+		}
+		if f.Exclude != "" {
+			p.w(" " + f.Exclude)
 		}
 	}
 	p.w(")")
 }
 
-// keywordArg reports whether a call's argument is a keyword part, as
-// "minute FROM" of extract(minute FROM x), printed with a space after it.
-func keywordArg(se sqlparser.SelectExpr) bool {
-	ae, ok := se.(*sqlparser.AliasedExpr)
-	if !ok {
-		return false
+func (p *printer) frameBound(b *tree.FrameBound) {
+	if b.Expr != nil {
+		p.expr(b.Expr)
+		p.w(" ")
 	}
-	v, ok := ae.Expr.(*sqlparser.SQLVal)
-	return ok && v.Type == srcKeyword
+	p.w(b.Type)
 }
 
-func (p *printer) convertType(t *sqlparser.ConvertType) {
-	if t.Charset != "" {
-		p.fail("a character set in CAST")
+// isExtract reports whether e is extract(unit FROM x) as normalize puts
+// it: the unit and FROM are its first keyword.
+func isExtract(e *tree.FuncExpr) bool {
+	return strings.EqualFold(e.Name.Name, "extract") && len(e.Exprs) == 1
+}
+
+// keywordCall prints SUBSTRING(s FROM a FOR b) as substr(s, a, b); other
+// calls with keyword arguments (TRIM, POSITION) are refused.
+func (p *printer) keywordCall(e *tree.FuncExpr, name string) {
+	n := strings.ToLower(e.Name.Name)
+	if n != "substring" && n != "substr" {
+		p.fail("the call %s with keywords", name)
 		return
 	}
-	p.w(strings.ToUpper(t.Type))
-	if t.Length != nil {
-		p.w("(" + string(t.Length.Val))
-		if t.Scale != nil {
-			p.w(", " + string(t.Scale.Val))
+	p.w("substr(")
+	for i, arg := range e.Exprs {
+		if i > 0 {
+			p.w(", ")
 		}
-		p.w(")")
+		p.expr(arg)
 	}
+	p.w(")")
 }
 
-func (p *printer) subquery(s *sqlparser.Subquery) {
+func (p *printer) subquery(s *tree.Subquery) {
 	p.w("(")
 	p.selectStatement(s.Select)
 	p.w(")")
 }
 
-func (p *printer) tableName(t sqlparser.TableName) {
-	if !t.Qualifier.IsEmpty() {
-		p.ident(t.Qualifier.String())
-		p.w(".")
+func (p *printer) tableName(t tree.TableName) {
+	for i, part := range t.Parts {
+		if i > 0 {
+			p.w(".")
+		}
+		p.ident(part.Name)
 	}
-	p.ident(t.Name.String())
 }
 
-func (p *printer) selectStatement(s sqlparser.SelectStatement) {
+func (p *printer) selectStatement(s tree.SelectStatement) {
 	switch s := s.(type) {
-	case *sqlparser.Select:
+	case *tree.Select:
 		p.selectQuery(s)
-	case *sqlparser.ParenSelect:
+	case *tree.ParenSelect:
+		if s.With != nil || s.LimitBy != nil {
+			p.fail("the statement %s", nodeName(s))
+			return
+		}
 		p.w("(")
 		p.selectStatement(s.Select)
 		p.w(")")
-	case *sqlparser.Union:
-		if s.Lock != "" {
-			p.fail("a locking clause")
+		p.orderBy(s.OrderBy)
+		p.limit(s.Limit)
+	case *tree.Union:
+		if s.With != nil || s.LimitBy != nil {
+			p.fail("the statement %s", nodeName(s))
+			return
 		}
 		p.selectStatement(s.Left)
-		p.w(" " + strings.ToUpper(s.Type) + " ")
+		p.w(" " + s.Type + " ")
 		p.selectStatement(s.Right)
 		p.orderBy(s.OrderBy)
 		p.limit(s.Limit)
@@ -464,7 +577,7 @@ func (p *printer) selectStatement(s sqlparser.SelectStatement) {
 
 // selectQuery prints a whole SELECT; only subqueries and derived tables
 // are printed this way, the outer query is assembled by the rewrite.
-func (p *printer) selectQuery(s *sqlparser.Select) {
+func (p *printer) selectQuery(s *tree.Select) {
 	p.checkSelectOptions(s)
 	p.w("SELECT ")
 	if s.Distinct != "" {
@@ -479,57 +592,75 @@ func (p *printer) selectQuery(s *sqlparser.Select) {
 	p.from(s.From)
 	if s.Where != nil {
 		p.w(" WHERE ")
-		p.expr(s.Where.Expr)
+		p.expr(s.Where)
 	}
 	p.groupBy(s.GroupBy)
 	if s.Having != nil {
 		p.w(" HAVING ")
-		p.expr(s.Having.Expr)
+		p.expr(s.Having)
 	}
 	p.orderBy(s.OrderBy)
 	p.limit(s.Limit)
 }
 
-func (p *printer) checkSelectOptions(s *sqlparser.Select) {
+// checkSelectOptions refuses the clauses of a SELECT the rewrite does not
+// carry over.
+func (p *printer) checkSelectOptions(s *tree.Select) {
 	switch {
-	case s.Cache != "":
-		p.fail("the option %s", strings.TrimSpace(s.Cache))
-	case s.Hints != "":
-		p.fail("the hint %s", strings.TrimSpace(s.Hints))
-	case s.Lock != "":
-		p.fail("a locking clause")
-	case s.Distinct != "" && s.Distinct != sqlparser.DistinctStr:
-		p.fail("the option %s", strings.TrimSpace(s.Distinct))
+	case s.With != nil:
+		p.fail("WITH")
+	case s.Distinct != "" && s.Distinct != "DISTINCT":
+		p.fail("the option %s", s.Distinct)
+	case s.DistinctOn != nil:
+		p.fail("DISTINCT ON")
+	case s.PreWhere != nil:
+		p.fail("PREWHERE")
+	case s.GroupByModifier != "":
+		p.fail("GROUP BY %s", s.GroupByModifier)
+	case s.Window != nil:
+		p.fail("WINDOW")
+	case s.Qualify != nil:
+		p.fail("QUALIFY")
+	case s.LimitBy != nil:
+		p.fail("LIMIT BY")
+	}
+	for _, g := range s.GroupBy {
+		if _, ok := g.(*tree.GroupingExpr); ok {
+			p.fail("GROUP BY %s", g.(*tree.GroupingExpr).Type)
+		}
 	}
 }
 
-func (p *printer) selectExpr(se sqlparser.SelectExpr) {
+func (p *printer) selectExpr(se tree.SelectExpr) {
 	switch se := se.(type) {
-	case *sqlparser.StarExpr:
+	case *tree.StarExpr:
+		if se.Except != nil || se.Replace != nil {
+			p.fail("* EXCEPT and REPLACE")
+		}
 		if !se.TableName.IsEmpty() {
 			p.tableName(se.TableName)
 			p.w(".")
 		}
 		p.w("*")
-	case *sqlparser.AliasedExpr:
+	case *tree.AliasedExpr:
 		p.expr(se.Expr)
 		if !se.As.IsEmpty() {
 			p.w(" AS ")
-			p.ident(se.As.String())
+			p.ident(se.As.Name)
 		}
 	default:
 		p.fail("the select item %s", nodeName(se))
 	}
 }
 
-func (p *printer) from(from sqlparser.TableExprs) {
+func (p *printer) from(from []tree.TableExpr) {
 	if len(from) == 0 {
 		return
 	}
 	if len(from) == 1 {
-		if t, ok := from[0].(*sqlparser.AliasedTableExpr); ok {
-			if n, ok := t.Expr.(sqlparser.TableName); ok && n.Name.String() == "dual" && n.Qualifier.IsEmpty() {
-				return // the parser's spelling of a SELECT without FROM
+		if t, ok := from[0].(*tree.AliasedTableExpr); ok {
+			if n, ok := t.Expr.(*tree.TableName); ok && len(n.Parts) == 1 && strings.EqualFold(n.Name().Name, "dual") && t.As.IsEmpty() {
+				return // MySQL's spelling of a SELECT without FROM
 			}
 		}
 	}
@@ -537,7 +668,7 @@ func (p *printer) from(from sqlparser.TableExprs) {
 	p.tableExprs(from)
 }
 
-func (p *printer) tableExprs(ts sqlparser.TableExprs) {
+func (p *printer) tableExprs(ts []tree.TableExpr) {
 	for i, t := range ts {
 		if i > 0 {
 			p.w(", ")
@@ -546,48 +677,62 @@ func (p *printer) tableExprs(ts sqlparser.TableExprs) {
 	}
 }
 
-func (p *printer) tableExpr(t sqlparser.TableExpr) {
+// joinWord is the spelling of each join the printer writes.
+var joinWord = map[string]string{
+	"JOIN": "JOIN", "INNER JOIN": "JOIN", "CROSS JOIN": "JOIN",
+	"LEFT JOIN": "LEFT JOIN", "LEFT OUTER JOIN": "LEFT JOIN",
+	"RIGHT JOIN": "RIGHT JOIN", "RIGHT OUTER JOIN": "RIGHT JOIN",
+	"NATURAL JOIN": "NATURAL JOIN", "NATURAL LEFT JOIN": "NATURAL LEFT JOIN", "NATURAL LEFT OUTER JOIN": "NATURAL LEFT JOIN",
+	"NATURAL RIGHT JOIN": "NATURAL RIGHT JOIN", "NATURAL RIGHT OUTER JOIN": "NATURAL RIGHT JOIN",
+}
+
+func (p *printer) tableExpr(t tree.TableExpr) {
 	switch t := t.(type) {
-	case *sqlparser.AliasedTableExpr:
-		if len(t.Partitions) > 0 || t.Hints != nil {
+	case *tree.AliasedTableExpr:
+		switch {
+		case len(t.Suffixes) > 0:
 			p.fail("partitions and index hints")
+			return
+		case t.Lateral || t.Only || t.WithOrdinality || t.Columns != nil:
+			p.fail("the table %s", nodeName(t))
 			return
 		}
 		switch x := t.Expr.(type) {
-		case sqlparser.TableName:
-			p.tableName(x)
-		case *sqlparser.Subquery:
+		case *tree.TableName:
+			p.tableName(*x)
+		case *tree.Subquery:
 			p.subquery(x)
 		default:
 			p.fail("the table %s", nodeName(x))
 		}
 		if !t.As.IsEmpty() {
 			p.w(" AS ")
-			p.ident(t.As.String())
+			p.ident(t.As.Name)
 		}
-	case *sqlparser.ParenTableExpr:
+	case *tree.ParenTableExpr:
 		p.w("(")
 		p.tableExprs(t.Exprs)
 		p.w(")")
-	case *sqlparser.JoinTableExpr:
-		if t.Join == sqlparser.StraightJoinStr {
-			p.fail("STRAIGHT_JOIN")
+	case *tree.JoinTableExpr:
+		join, ok := joinWord[t.Join]
+		if !ok {
+			p.fail("%s", t.Join)
 			return
 		}
 		p.tableExpr(t.LeftExpr)
-		p.w(" " + strings.ToUpper(t.Join) + " ")
+		p.w(" " + join + " ")
 		p.tableExpr(t.RightExpr)
-		if t.Condition.On != nil {
+		if t.On != nil {
 			p.w(" ON ")
-			p.expr(t.Condition.On)
+			p.expr(t.On)
 		}
-		if len(t.Condition.Using) > 0 {
+		if len(t.Using) > 0 {
 			p.w(" USING (")
-			for i, c := range t.Condition.Using {
+			for i, c := range t.Using {
 				if i > 0 {
 					p.w(", ")
 				}
-				p.ident(c.String())
+				p.ident(c.Name)
 			}
 			p.w(")")
 		}
@@ -596,7 +741,7 @@ func (p *printer) tableExpr(t sqlparser.TableExpr) {
 	}
 }
 
-func (p *printer) groupBy(g sqlparser.GroupBy) {
+func (p *printer) groupBy(g []tree.Expr) {
 	for i, e := range g {
 		if i == 0 {
 			p.w(" GROUP BY ")
@@ -607,19 +752,30 @@ func (p *printer) groupBy(g sqlparser.GroupBy) {
 	}
 }
 
-func (p *printer) orderBy(o sqlparser.OrderBy) {
+func (p *printer) orderBy(o []*tree.Order) {
 	for i, ord := range o {
 		if i == 0 {
 			p.w(" ORDER BY ")
 		} else {
 			p.w(", ")
 		}
+		if ord.Nulls != "" || ord.Fill != "" {
+			p.fail("ORDER BY ... %s", strings.TrimSpace(ord.Nulls+" "+ord.Fill))
+		}
 		p.expr(ord.Expr)
-		p.w(" " + strings.ToUpper(ord.Direction))
+		p.w(" " + direction(ord))
 	}
 }
 
-func (p *printer) limit(l *sqlparser.Limit) {
+// direction is an ORDER BY term's direction, ASC when none is written.
+func direction(o *tree.Order) string {
+	if o.Direction == "" {
+		return "ASC"
+	}
+	return o.Direction
+}
+
+func (p *printer) limit(l *tree.Limit) {
 	if l == nil {
 		return
 	}
@@ -633,7 +789,7 @@ func (p *printer) limit(l *sqlparser.Limit) {
 	}
 }
 
-// nodeName names a node type for messages: *sqlparser.MatchExpr is "MatchExpr".
+// nodeName names a node type for messages: *tree.IndexExpr is "IndexExpr".
 func nodeName(n any) string {
 	s := fmt.Sprintf("%T", n)
 	return s[strings.LastIndexByte(s, '.')+1:]

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,3 +96,11 @@ func aliasPlace(l *lexed, i int) bool {
 	}
 	return prev.kind != tokPunct || l.punct(prev, ")")
 }
+
+func isOperatorWord(w string) bool {
+	return operatorWords[strings.ToLower(w)]
+}
+
+var operatorWords = setOf("and", "or", "not", "in", "is", "select", "where", "on", "when", "then", "else",
+	"as", "exists", "values", "by", "from", "like", "ilike", "regexp", "rlike", "between", "case", "having",
+	"join", "using", "distinct", "all", "any", "some", "union", "limit", "offset", "return", "end")

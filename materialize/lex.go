@@ -145,15 +145,25 @@ func (l *lexed) placeholder(t sqltoken.Token) {
 // unsupported names the first construct of the query that materialization
 // does not take, in words a user can act on, "" when none is known: it is
 // the reason given for SQL its engine runs that the parser cannot read.
-func (l *lexed) unsupported() (string, int) {
+// With inlined, a leading WITH is not one: its queries were put where
+// they are read (see inlineWith).
+func (l *lexed) unsupported(inlined bool) (string, int) { return l.unsupportedBut(inlined, false) }
+
+// windowReason is the reason of a window function materialization does
+// not take.
+const windowReason = "window functions (OVER) cannot be materialized yet"
+
+// unsupportedBut is unsupported, not counting window functions when
+// windows is set.
+func (l *lexed) unsupportedBut(inlined, windows bool) (string, int) {
 	ts := l.tokens
 	for i, t := range ts {
 		next := func(k int, w string) bool { return i+k < len(ts) && (l.word(ts[i+k], w) || l.punct(ts[i+k], w)) }
 		switch {
-		case i == 0 && l.word(t, "with"):
+		case i == 0 && l.word(t, "with") && !inlined:
 			return "a query that starts with WITH (common table expressions) cannot be materialized yet; write each CTE as a subquery in FROM, with the variables' conditions in the outer WHERE over the columns it keeps", t.start
-		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord):
-			return "window functions (OVER) cannot be materialized yet", t.start
+		case l.word(t, "over") && (next(1, "(") || i+1 < len(ts) && ts[i+1].kind == tokWord) && !windows:
+			return windowReason, t.start
 		case l.word(t, "is") && next(1, "distinct") || l.word(t, "is") && next(1, "not") && next(2, "distinct"):
 			return "IS [NOT] DISTINCT FROM cannot be materialized; compare with = and IS NULL", t.start
 		case l.word(t, "at") && next(1, "time") && next(2, "zone"):
@@ -314,4 +324,17 @@ func lineCol(src string, off int) (line, col int) {
 	line = 1 + strings.Count(src[:off], "\n")
 	lineStart := strings.LastIndexByte(src[:off], '\n') + 1
 	return line, 1 + len([]rune(src[lineStart:off]))
+}
+
+// statements are the words that start a statement other than a query.
+var statements = setOf("insert", "update", "delete", "replace", "create", "drop", "alter", "truncate",
+	"set", "show", "describe", "explain", "use", "begin", "commit", "rollback", "grant", "revoke", "call", "do", "load")
+
+// statementWord returns the first word of the query when it starts a
+// statement other than a query (INSERT, UPDATE, ...), else "".
+func (l *lexed) statementWord() string {
+	if len(l.tokens) == 0 || l.tokens[0].kind != tokWord || !statements[strings.ToLower(l.text(l.tokens[0]))] {
+		return ""
+	}
+	return l.text(l.tokens[0])
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/xwb1989/sqlparser"
 )
 
 // One-bucket groups
@@ -44,7 +44,7 @@ type oneBucket struct {
 // bucket of each (see determines), every other variable is compared with =
 // only, and the read's ORDER BY names output columns only (it orders the
 // merged groups). keys are the group keys; r printed the read's items.
-func (b *builder) setOneBucket(plan *Plan, keys []sqlparser.Expr, r *readPrinter) error {
+func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) error {
 	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() {
 		return nil
 	}
@@ -61,7 +61,7 @@ func (b *builder) setOneBucket(plan *Plan, keys []sqlparser.Expr, r *readPrinter
 			}
 			continue
 		}
-		if !slices.ContainsFunc(keys, func(k sqlparser.Expr) bool { return determines(k, b.uses[i][0].expr, v.Bucket, zoned) }) {
+		if !slices.ContainsFunc(keys, func(k tree.Expr) bool { return determines(k, b.uses[i][0].expr, v.Bucket, zoned) }) {
 			return nil
 		}
 	}
@@ -91,7 +91,7 @@ var units = map[string]int{"second": 0, string(engine.Minute): 1, string(engine.
 // bucket of expr: k is expr itself, or expr truncated to the bucket or a
 // finer unit in one of the forms the engines spell it (naming 'UTC' where
 // zoned, see engine.Engine.ZonedTruncation).
-func determines(k, expr sqlparser.Expr, bucket engine.Bucket, zoned bool) bool {
+func determines(k, expr tree.Expr, bucket engine.Bucket, zoned bool) bool {
 	if canonical(k) == canonical(expr) {
 		return true
 	}
@@ -117,9 +117,9 @@ var truncations = map[string]string{
 // the day, hour and minute in turn; a nil argument otherwise. Where zoned,
 // the call must end with the zone 'UTC' (toDate(x, 'UTC')), and must not
 // name one elsewhere.
-func truncation(e sqlparser.Expr, zoned bool) (sqlparser.Expr, string) {
-	f, ok := e.(*sqlparser.FuncExpr)
-	if !ok || f.Distinct || !f.Qualifier.IsEmpty() {
+func truncation(e tree.Expr, zoned bool) (tree.Expr, string) {
+	f, ok := e.(*tree.FuncExpr)
+	if !ok || f.Distinct || !f.Qualifier.IsEmpty() || !plainCall(f) {
 		return nil, ""
 	}
 	args := callArgs(f)
@@ -130,7 +130,7 @@ func truncation(e sqlparser.Expr, zoned bool) (sqlparser.Expr, string) {
 		}
 		args = args[:last]
 	}
-	name := f.Name.Lowered()
+	name := lowered(f.Name)
 	if unit, ok := truncations[name]; ok && len(args) == 1 {
 		return args[0], unit
 	}
@@ -163,20 +163,19 @@ func namedUnit(name, s string) string {
 
 // callArgs returns the arguments of f, nil when one is not an expression
 // (a * or a qualified star).
-func callArgs(f *sqlparser.FuncExpr) []sqlparser.Expr {
-	args := make([]sqlparser.Expr, 0, len(f.Exprs))
-	for _, se := range f.Exprs {
-		ae, ok := se.(*sqlparser.AliasedExpr)
-		if !ok {
+func callArgs(f *tree.FuncExpr) []tree.Expr {
+	args := make([]tree.Expr, 0, len(f.Exprs))
+	for _, e := range f.Exprs {
+		if _, ok := e.(*tree.StarExpr); ok {
 			return nil
 		}
-		args = append(args, ae.Expr)
+		args = append(args, e)
 	}
 	return args
 }
 
 // isString reports whether e is the string literal s.
-func isString(e sqlparser.Expr, s string) bool {
+func isString(e tree.Expr, s string) bool {
 	lit, ok := stringLit(e)
 	return ok && lit == s
 }

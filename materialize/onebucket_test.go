@@ -13,15 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/xwb1989/sqlparser"
 )
-
-func parseExpr(t *testing.T, src string) sqlparser.Expr {
-	t.Helper()
-	stmt, err := sqlparser.Parse("select " + src + " from t")
-	require.NoError(t, err, "%v", src)
-	return stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr
-}
 
 // storeOneBucket builds the table "stored" of plan, a one-bucket plan, in
 // db.

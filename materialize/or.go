@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/endpointkit/endpointkit/placeholder"
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // An OR of conditions whose every branch compares a variable with = or IN
@@ -19,14 +19,14 @@ import (
 // orUses returns the uses of the variables of term, an OR whose every
 // branch (through parentheses and nested ORs) is column = variable or
 // column IN variable, each in OR group group; false for any other term.
-func orUses(term sqlparser.Expr, group int) ([]bind, bool) {
-	if _, ok := unparen(term).(*sqlparser.OrExpr); !ok {
+func orUses(term tree.Expr, group int) ([]bind, bool) {
+	if _, ok := unparen(term).(*tree.OrExpr); !ok {
 		return nil, false
 	}
 	var out []bind
 	for _, branch := range orTerms(term) {
-		c, ok := unparen(branch).(*sqlparser.ComparisonExpr)
-		if !ok || c.Operator != sqlparser.EqualStr && c.Operator != sqlparser.InStr {
+		c, ok := unparen(branch).(*tree.ComparisonExpr)
+		if !ok || c.Operator != "=" && c.Operator != "IN" {
 			return nil, false
 		}
 		binds := findBinds(c)
@@ -36,11 +36,11 @@ func orUses(term sqlparser.Expr, group int) ([]bind, bool) {
 		f := binds[0]
 		var u use
 		switch {
-		case c.Operator == sqlparser.InStr:
+		case c.Operator == "IN":
 			u = judgeIn(c, f)
-		case bindIndex(unparen(c.Right)) == f.index:
+		case placeholderOf(unparen(c.Right)) == f.ph:
 			u = keyUse("=", unparen(c.Left))
-		case bindIndex(unparen(c.Left)) == f.index:
+		case placeholderOf(unparen(c.Left)) == f.ph:
 			u = keyUse("=", unparen(c.Right))
 		default:
 			return nil, false
@@ -49,19 +49,19 @@ func orUses(term sqlparser.Expr, group int) ([]bind, bool) {
 			return nil, false
 		}
 		u.group = group
-		out = append(out, bind{f.index, u})
+		out = append(out, bind{f.ph, u})
 	}
 	return out, true
 }
 
 // orTerms splits e into the branches of its top-level ORs, through
 // parentheses.
-func orTerms(e sqlparser.Expr) []sqlparser.Expr {
+func orTerms(e tree.Expr) []tree.Expr {
 	switch x := unparen(e).(type) {
-	case *sqlparser.OrExpr:
+	case *tree.OrExpr:
 		return append(orTerms(x.Left), orTerms(x.Right)...)
 	}
-	return []sqlparser.Expr{e}
+	return []tree.Expr{e}
 }
 
 // orName is the key of OR group n's values among a read's values: not a

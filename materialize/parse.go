@@ -1,131 +1,118 @@
 package materialize
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/endpointkit/endpointkit/placeholder"
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
-// parsed is a query parsed with each placeholder replaced by a bind
-// variable :vN (N counts occurrences from 1).
+// parsed is a query read into the project's syntax tree (sql/tree), with
+// its placeholders.
 type parsed struct {
-	stmt sqlparser.Statement
-	// names[N-1] is the code name of bind variable :vN.
+	tree *tree.Tree
+	stmt tree.SelectStatement
+	// names[i] is the code name of placeholder i of the query, in the
+	// order of the text; index maps a placeholder's byte offset to i.
 	names []string
-	// text is what the parser read; shifts maps its offsets back.
-	text   string
-	shifts []shift
+	index map[int]int
 }
 
-// shift records that offsets of the parsed text from at on are delta bytes
-// ahead of the original text.
-type shift struct{ at, delta int }
-
-// parse parses src, lexed as l, in its neutral text (see neutral.go): each
-// placeholder replaced by a bind variable padded with spaces, so that
-// {variables.a}0 stays two tokens, and every literal and construct of the
-// engine's own syntax by a stand-in, whose original text it then puts back
-// into the tree. A panic of the parser (it has some, "/*!*/" for one)
-// becomes an error.
-func parse(src string, l *lexed, phs []placeholder.Placeholder) (p *parsed, err error) {
-	p = &parsed{}
-	for _, ph := range phs {
+// parse reads src for engine d into the tree, and puts the cast types and
+// EXTRACT units in the spelling the printer writes (see normalize). A
+// query the tree cannot read is an error that says where, in the words of
+// the parser materialize used before (syntax error at position N near
+// 'token'), which saved reasons quote.
+func parse(src string, l *lexed, d engine.Engine, phs []placeholder.Placeholder) (*parsed, error) {
+	p := &parsed{index: make(map[int]int, len(phs))}
+	for i, ph := range phs {
 		p.names = append(p.names, ph.Name)
+		p.index[ph.Start] = i
 	}
-	var ns *standIns
-	p.text, p.shifts, ns = neutralize(l, phs)
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the SQL parser failed on this query (%v)", r)
-		}
-	}()
-	stmt, err := sqlparser.Parse(p.text)
+	t, err := tree.Parse(d, src)
 	if err != nil {
-		return nil, p.explain(src, ns, err)
+		return nil, explain(src, l, phs, err)
 	}
-	if err := ns.patch(stmt); err != nil {
+	if err := normalize(t); err != nil {
 		return nil, err
 	}
-	p.stmt = stmt
+	p.tree, p.stmt = t, t.Stmt
 	return p, nil
 }
 
-var positionRE = regexp.MustCompile(`at position (\d+)`)
-
-var nearRE = regexp.MustCompile(`near '(.*)'$`)
-
-var bindRE = regexp.MustCompile(`:?:v(\d+)`)
-
-var standInRE = regexp.MustCompile(`'` + literalPrefix + `(\d+)'|CHAR\((\d{10})\)`)
-
-// explain rewrites a parser error in terms of the original query: its
-// position, and placeholders instead of bind variables.
-func (p *parsed) explain(src string, ns *standIns, err error) error {
-	msg := err.Error()
-	if m := positionRE.FindStringSubmatchIndex(msg); m != nil {
-		pos, _ := strconv.Atoi(msg[m[2]:m[3]])
-		orig := p.original(pos)
-		start := orig - 1
-		if n := nearRE.FindStringSubmatch(msg); n != nil {
-			start -= len(n[1])
-		}
-		line, col := lineCol(src, start)
-		msg = fmt.Sprintf("%sat position %d (line %d, column %d)%s", msg[:m[0]], orig, line, col, msg[m[1]:])
+// explain writes a parse error at the offending token: its position (one
+// past its end, 1-based), line and column, and its text.
+func explain(src string, l *lexed, phs []placeholder.Placeholder, err error) error {
+	var te *tree.Error
+	if !errors.As(err, &te) {
+		return err
 	}
-	msg = bindRE.ReplaceAllStringFunc(msg, func(s string) string {
-		n, _ := strconv.Atoi(strings.TrimLeft(s, ":v"))
-		if n >= 1 && n <= len(p.names) {
-			return "{variables." + p.names[n-1] + "}"
+	if errors.Is(err, tree.ErrTooDeep) {
+		return fmt.Errorf("the query is nested too deeply (line %d, column %d)", te.Line, te.Column)
+	}
+	for _, ph := range phs {
+		if ph.Start == te.Offset {
+			return fmt.Errorf("syntax error at position %d (line %d, column %d) near '%s'", ph.End+1, te.Line, te.Column, src[ph.Start:ph.End])
 		}
-		return s
-	})
-	msg = standInRE.ReplaceAllStringFunc(msg, func(s string) string {
-		m := standInRE.FindStringSubmatch(s)
-		if n, err := strconv.Atoi(m[1]); err == nil && n < len(ns.literals) {
-			return ns.literal(n)
+	}
+	for _, t := range l.tokens {
+		if t.start != te.Offset {
+			continue
 		}
-		if n, err := strconv.Atoi(m[2]); err == nil && n-castCodeBase >= 0 && n-castCodeBase < len(ns.casts) {
-			return strings.TrimSpace(ns.casts[n-castCodeBase])
+		text := l.text(t)
+		near := " near '" + text + "'"
+		if t.kind == tokString {
+			near = " near " + text
 		}
-		return s
-	})
-	return fmt.Errorf("%s", msg)
+		return fmt.Errorf("syntax error at position %d (line %d, column %d)%s", t.end+1, te.Line, te.Column, near)
+	}
+	if strings.TrimSpace(src[min(te.Offset, len(src)):]) == "" {
+		return fmt.Errorf("syntax error at position %d (line %d, column %d)", len(src)+1, te.Line, te.Column)
+	}
+	return fmt.Errorf("syntax error at line %d, column %d: %s", te.Line, te.Column, te.Detail)
 }
 
-// original maps an offset of the parsed text to the original text.
-func (p *parsed) original(off int) int {
-	delta := 0
-	for _, s := range p.shifts {
-		if off < s.at {
-			break
+// normalize puts t's cast types and EXTRACT calls in the form the printer
+// writes, from the source as written: the type of CAST(x AS T) becomes "AS
+// T" (CAST(x, 'T'): ", 'T'"; x::T: "::T"), and extract(unit FROM x) a call
+// of extract whose keyword argument is "unit FROM", both spelled as the
+// user wrote them.
+func normalize(t *tree.Tree) error {
+	src := t.Src
+	_, err := tree.Rewrite(t.Stmt, func(n tree.Node) tree.Node {
+		switch x := n.(type) {
+		case *tree.ConvertExpr:
+			s, e := x.Expr.Span(), x.Span()
+			if s.End <= 0 || e.End <= s.End {
+				return n
+			}
+			switch x.Form {
+			case "::":
+				x.Type = strings.TrimLeft(src[s.End:e.End], " \t\r\n")
+			case "CAST", "CAST,":
+				x.Type = strings.TrimSpace(src[s.End : e.End-1])
+			}
+		case *tree.ExtractExpr:
+			e, arg := x.Span(), x.Expr.Span()
+			open := strings.IndexByte(src[e.Start:arg.Start], '(')
+			if open < 0 {
+				return n
+			}
+			name := strings.TrimSpace(src[e.Start : e.Start+open])
+			kw := strings.TrimSpace(src[e.Start+open+1 : arg.Start])
+			f := &tree.FuncExpr{Name: tree.Ident{Name: name, Raw: name}, Exprs: []tree.Expr{x.Expr}, Keywords: []string{kw}}
+			return f
 		}
-		delta = s.delta
-	}
-	return max(0, off-delta)
+		return n
+	})
+	return err
 }
 
-// bindIndex returns N for the bind variable :vN or the list argument
-// ::vN, or 0.
-func bindIndex(e sqlparser.Expr) int {
-	var text string
-	switch v := e.(type) {
-	case *sqlparser.SQLVal:
-		if v.Type != sqlparser.ValArg {
-			return 0
-		}
-		text = strings.TrimPrefix(string(v.Val), ":v")
-	case sqlparser.ListArg:
-		text = strings.TrimPrefix(string(v), "::v")
-	default:
-		return 0
-	}
-	n, err := strconv.Atoi(text)
-	if err != nil {
-		return 0
-	}
-	return n
+// placeholderOf returns e when it is a placeholder, else nil.
+func placeholderOf(e tree.Expr) *tree.Placeholder {
+	ph, _ := e.(*tree.Placeholder)
+	return ph
 }

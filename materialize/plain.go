@@ -21,7 +21,7 @@ func (b *builder) plain(plan *Plan) error {
 	}
 	var order []string
 	for _, o := range b.sel.OrderBy {
-		dir := " " + strings.ToUpper(o.Direction)
+		dir := " " + direction(o)
 		if n := b.orderPosition(o.Expr); n > 0 {
 			order = append(order, strconv.Itoa(n)+dir)
 			continue

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/xwb1989/sqlparser"
 )
 
 // Plan is the rewrite of a materializable query: the pre-compute query that
@@ -74,7 +74,7 @@ func (p *Plan) Engine() engine.Engine { return p.dialect }
 
 // builder assembles one plan.
 type builder struct {
-	sel     *sqlparser.Select
+	sel     *tree.Select
 	d       engine.Engine
 	prefix  string // of generated column names
 	vars    []Variable
@@ -83,7 +83,7 @@ type builder struct {
 	ranged  bool // some variable is compared with a range operator
 	names   []string
 	aliases map[string]int // lower-case output alias -> item index
-	items   []*sqlparser.AliasedExpr
+	items   []*tree.AliasedExpr
 	// precompute select list, and the parts already in it by canonical text
 	stored []string
 	parts  map[string]string
@@ -118,7 +118,10 @@ func fail(code Code, format string, args ...any) error {
 }
 
 // build rewrites sel; a query it cannot rewrite returns a Reason.
-func build(sel *sqlparser.Select, lx *lexed, vars []Variable, uses [][]use, opts Options) (*Plan, *Reason) {
+func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason) (*Plan, *Reason) {
+	if window != nil && !windowsOK(sel, vars, uses, opts) {
+		return nil, window
+	}
 	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts,
 		aliases: map[string]int{}, parts: map[string]string{}, grainNames: map[string]string{}}
 	plan, err := b.build(lx)
@@ -179,7 +182,7 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 // aggregating reports whether the query aggregates rows.
 func (b *builder) aggregating() bool {
 	sel := b.sel
-	return len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel.SelectExprs) || hasAggregate(sel.OrderBy)
+	return len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(selectNodes(sel.SelectExprs)...) || hasAggregate(orderNodes(sel.OrderBy)...)
 }
 
 // setRanges notes whether a variable is compared with a range operator,
@@ -211,21 +214,21 @@ func (b *builder) outputs(lx *lexed) error {
 		if spans != nil {
 			off = lx.tokens[spans[i][0]].start
 		}
-		ae, ok := se.(*sqlparser.AliasedExpr)
+		ae, ok := se.(*tree.AliasedExpr)
 		if !ok {
 			return failAt(off, CodeUnsupportedQuery, "SELECT * cannot be materialized; list the columns")
 		}
-		if hasNode(ae.Expr, func(n sqlparser.SQLNode) bool { _, ok := n.(*sqlparser.Subquery); return ok }) {
+		if hasNode(ae.Expr, func(n tree.Node) bool { _, ok := n.(*tree.Subquery); return ok }) {
 			return failAt(off, CodeUnsupportedQuery, "a subquery in the SELECT list cannot be materialized; join its table, or compute it in a subquery in FROM")
 		}
 		var name string
 		switch {
 		case !ae.As.IsEmpty():
-			name = ae.As.String()
+			name = ae.As.Name
 			b.aliases[strings.ToLower(name)] = i
 		default:
-			if c, ok := ae.Expr.(*sqlparser.ColName); ok {
-				name = c.Name.String()
+			if c, ok := ae.Expr.(*tree.ColName); ok {
+				name = c.Name.Name
 			} else if spans != nil {
 				name = lx.span(spans[i][0], spans[i][1])
 			} else {
@@ -258,7 +261,7 @@ func (b *builder) gen(kind byte, i int) string {
 
 func (b *builder) q(name string) string { return b.d.QuoteIdent(name) }
 
-func (b *builder) print(e sqlparser.Expr) (string, error) {
+func (b *builder) print(e tree.Expr) (string, error) {
 	return (&printer{d: b.d}).exprString(e)
 }
 
@@ -268,7 +271,7 @@ func (b *builder) restWhere() (string, error) {
 		return "", nil
 	}
 	var terms []string
-	for _, t := range andTerms(b.sel.Where.Expr) {
+	for _, t := range andTerms(b.sel.Where) {
 		if len(findBinds(t)) > 0 {
 			if t = constantHalf(t); t == nil {
 				continue
@@ -278,7 +281,7 @@ func (b *builder) restWhere() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, ok := t.(*sqlparser.OrExpr); ok {
+		if _, ok := t.(*tree.OrExpr); ok {
 			s = "(" + s + ")"
 		}
 		terms = append(terms, s)
@@ -363,7 +366,7 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 // where aliases are visible in the select list (ClickHouse), or when the
 // code name is a result column's name.
 func (b *builder) varColumn(i int) string {
-	if _, ok := b.uses[i][0].expr.(*sqlparser.ColName); ok && !b.namesOther(b.vars[i].Name, b.uses[i][0].canon) {
+	if _, ok := b.uses[i][0].expr.(*tree.ColName); ok && !b.namesOther(b.vars[i].Name, b.uses[i][0].canon) {
 		return b.vars[i].Name
 	}
 	return b.gen('v', i)
@@ -395,15 +398,15 @@ func (b *builder) limit() (string, error) {
 
 // orderPosition returns the 1-based output position an ORDER BY term names
 // (a number, an output alias, or an output expression), or 0.
-func (b *builder) orderPosition(e sqlparser.Expr) int {
-	if v, ok := e.(*sqlparser.SQLVal); ok && v.Type == sqlparser.IntVal {
-		n, err := strconv.Atoi(string(v.Val))
+func (b *builder) orderPosition(e tree.Expr) int {
+	if v, ok := intLiteral(e); ok {
+		n, err := strconv.Atoi(v)
 		if err == nil && n >= 1 && n <= len(b.items) {
 			return n
 		}
 	}
-	if c, ok := e.(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() {
-		if i, ok := b.aliases[c.Name.Lowered()]; ok {
+	if c, ok := e.(*tree.ColName); ok && c.Qualifier.IsEmpty() {
+		if i, ok := b.aliases[lowered(c.Name)]; ok {
 			return i + 1
 		}
 	}
@@ -440,10 +443,25 @@ func (b *builder) tail(plan *Plan, group, having string, order []string) error {
 
 // isPlain reports whether e prints as one operand that needs no
 // parentheses before a comparison operator.
-func isPlain(e sqlparser.Expr) bool {
+func isPlain(e tree.Expr) bool {
 	switch e.(type) {
-	case *sqlparser.ColName, *sqlparser.FuncExpr, *sqlparser.ConvertExpr:
+	case *tree.ColName, *tree.FuncExpr, *tree.ConvertExpr:
 		return true
 	}
 	return false
+}
+
+// intLiteral returns the text of e when it is a whole number written in
+// decimal digits.
+func intLiteral(e tree.Expr) (string, bool) {
+	v, ok := e.(*tree.Literal)
+	if !ok || v.Kind != tree.NumVal || v.Text == "" {
+		return "", false
+	}
+	for i := 0; i < len(v.Text); i++ {
+		if v.Text[i] < '0' || v.Text[i] > '9' {
+			return "", false
+		}
+	}
+	return v.Text, true
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/xwb1989/sqlparser"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // rowExprReason returns nil when e, the expression a variable is compared
@@ -17,17 +17,17 @@ import (
 // Functions are judged by name against a list of those known to be
 // deterministic on every engine; a function not on it is refused rather
 // than trusted, since a user-defined function may be anything.
-func rowExprReason(e sqlparser.Expr) *Reason {
-	if bindIndex(e) > 0 {
+func rowExprReason(e tree.Expr) *Reason {
+	if placeholderOf(e) != nil {
 		return &Reason{Code: CodeNotColumn, Message: "is compared to another variable, not to a column"}
 	}
 	var reason *Reason
 	columns := 0
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
 		if reason != nil {
 			return false, nil
 		}
-		if _, ok := n.(*sqlparser.ColName); ok {
+		if _, ok := n.(*tree.ColName); ok {
 			columns++
 		}
 		reason = nodeReason(n)
@@ -40,35 +40,48 @@ func rowExprReason(e sqlparser.Expr) *Reason {
 }
 
 // nodeReason judges one node of a key expression.
-func nodeReason(n sqlparser.SQLNode) *Reason {
+func nodeReason(n tree.Node) *Reason {
 	switch x := n.(type) {
-	case *sqlparser.Subquery, *sqlparser.ExistsExpr:
+	case *tree.Subquery, *tree.ExistsExpr:
 		return &Reason{Code: CodeNotRowExpression, Message: "is compared to a subquery; only an expression over one row's columns can be stored"}
-	case sqlparser.ListArg:
-		return &Reason{Code: CodeNotColumn, Message: "is compared to another variable, not to a column"}
-	case *sqlparser.SQLVal:
-		if x.Type == sqlparser.ValArg {
-			return &Reason{Code: CodeNotColumn, Message: "is compared to an expression holding another variable"}
+	case *tree.Placeholder:
+		return &Reason{Code: CodeNotColumn, Message: "is compared to an expression holding another variable"}
+	case *tree.FuncExpr:
+		if strings.EqualFold(x.Name.Name, "group_concat") && x.Qualifier.IsEmpty() {
+			return &Reason{Code: CodeNotRowExpression, Message: "is compared to an aggregate; only an expression over one row's columns can be stored"}
 		}
-	case *sqlparser.GroupConcatExpr:
-		return &Reason{Code: CodeNotRowExpression, Message: "is compared to an aggregate; only an expression over one row's columns can be stored"}
-	case *sqlparser.MatchExpr, *sqlparser.ValuesFuncExpr, *sqlparser.Default:
-		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to %s, which cannot be stored", nodeName(n))}
-	case *sqlparser.FuncExpr:
+		if x.Over != nil || x.Filter != nil || x.WithinGroup != nil || x.HasParams {
+			return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to %s(...) with %s, which cannot be stored", x.Name.Name, callExtra(x))}
+		}
 		return funcReason(x)
+	case *tree.LambdaExpr, *tree.BindMarker:
+		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to %s, which cannot be stored", nodeName(n))}
 	}
 	return nil
 }
 
+// callExtra names what follows a call's arguments.
+func callExtra(f *tree.FuncExpr) string {
+	switch {
+	case f.Over != nil:
+		return "OVER"
+	case f.Filter != nil:
+		return "FILTER"
+	case f.WithinGroup != nil:
+		return "WITHIN GROUP"
+	}
+	return "parameters"
+}
+
 // funcReason judges a function call of a key expression.
-func funcReason(f *sqlparser.FuncExpr) *Reason {
-	name := strings.ToLower(f.Name.String())
+func funcReason(f *tree.FuncExpr) *Reason {
+	name := strings.ToLower(f.Name.Name)
 	text := name + "()"
 	switch {
 	case isAggregate(f):
 		return &Reason{Code: CodeNotRowExpression, Message: fmt.Sprintf("is compared to the aggregate %s; only an expression over one row's columns can be stored", text)}
 	case !f.Qualifier.IsEmpty():
-		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s.%s(), which is not known to be deterministic", f.Qualifier.String(), f.Name.String())}
+		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s.%s(), which is not known to be deterministic", f.Qualifier.Name, f.Name.Name)}
 	case volatile[name]:
 		return &Reason{Code: CodeNotDeterministic, Message: fmt.Sprintf("is compared to an expression using %s, whose value changes from one evaluation to the next", text)}
 	case !deterministic[name]:
@@ -84,13 +97,12 @@ func funcReason(f *sqlparser.FuncExpr) *Reason {
 // readsClock reports whether a call of an SQLite date function reads the
 // current time: its time value is 'now' (or a modifier is, which SQLite
 // allows), as in date('now').
-func readsClock(f *sqlparser.FuncExpr) bool {
-	for _, se := range f.Exprs {
-		ae, ok := se.(*sqlparser.AliasedExpr)
-		if !ok {
+func readsClock(f *tree.FuncExpr) bool {
+	for _, e := range f.Exprs {
+		if _, ok := e.(*tree.StarExpr); ok {
 			return true
 		}
-		if v, ok := stringLit(ae.Expr); ok && strings.EqualFold(strings.TrimSpace(v), "now") {
+		if v, ok := stringLit(e); ok && strings.EqualFold(strings.TrimSpace(v), "now") {
 			return true
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/endpointkit/endpointkit/variable"
-	"github.com/xwb1989/sqlparser"
 )
 
 // dateShift is a constant interval a Date variable is moved by before it
@@ -57,37 +57,37 @@ var passThrough = map[string]bool{"datetime": true, "todatetime": true, "todatet
 // subtractDays(x, n) and addDays, through casts to a timestamp). The
 // shift is nil when e is the variable itself; a reason says why an
 // interval cannot be read (a month, a unit of no fixed length).
-func moved(e sqlparser.Expr, index int) (*dateShift, *Reason, bool) {
+func moved(e tree.Expr, ph *tree.Placeholder) (*dateShift, *Reason, bool) {
 	var by time.Duration
 	e = unparen(e)
 	for {
-		if bindIndex(e) == index {
+		if placeholderOf(e) == ph {
 			if by == 0 {
 				return nil, nil, true
 			}
 			return &dateShift{by: by}, nil, true
 		}
 		var (
-			next sqlparser.Expr
+			next tree.Expr
 			d    time.Duration
 			r    *Reason
 		)
 		switch x := e.(type) {
-		case *sqlparser.BinaryExpr:
-			iv, ok := x.Right.(*sqlparser.IntervalExpr)
-			if !ok || x.Operator != sqlparser.PlusStr && x.Operator != sqlparser.MinusStr {
+		case *tree.BinaryExpr:
+			iv, ok := x.Right.(*tree.IntervalExpr)
+			if !ok || iv.Unit == "" || x.Operator != "+" && x.Operator != "-" {
 				return nil, nil, false
 			}
-			if d, r = intervalOf(iv.Expr, iv.Unit); r == nil && x.Operator == sqlparser.MinusStr {
+			if d, r = intervalOf(iv.Expr, iv.Unit); r == nil && x.Operator == "-" {
 				d = -d
 			}
 			next = x.Left
-		case *sqlparser.ConvertExpr:
-			if x.Type == nil || !timestampCasts[castType(x.Type.Type)] {
+		case *tree.ConvertExpr:
+			if x.Form != "CAST" && x.Form != "::" && x.Form != "CONVERT" || !timestampCasts[castType(x.Type)] {
 				return nil, nil, false
 			}
 			next = x.Expr
-		case *sqlparser.FuncExpr:
+		case *tree.FuncExpr:
 			var ok bool
 			next, d, r, ok = movedBy(x)
 			if !ok {
@@ -97,7 +97,7 @@ func moved(e sqlparser.Expr, index int) (*dateShift, *Reason, bool) {
 			return nil, nil, false
 		}
 		if r != nil {
-			if len(findBinds(next)) == 1 && findBinds(next)[0].index == index {
+			if fs := findBinds(next); len(fs) == 1 && fs[0].ph == ph {
 				return nil, r, true
 			}
 			return nil, nil, false
@@ -110,17 +110,16 @@ func moved(e sqlparser.Expr, index int) (*dateShift, *Reason, bool) {
 // movedBy reads a function that moves its first argument by a constant
 // interval, or keeps it (passThrough): the argument, the interval, and a
 // reason when the interval is not of a fixed length.
-func movedBy(f *sqlparser.FuncExpr) (sqlparser.Expr, time.Duration, *Reason, bool) {
-	name := f.Name.Lowered()
-	var args []sqlparser.Expr
-	for _, se := range f.Exprs {
-		ae, ok := se.(*sqlparser.AliasedExpr)
-		if !ok {
+func movedBy(f *tree.FuncExpr) (tree.Expr, time.Duration, *Reason, bool) {
+	name := lowered(f.Name)
+	var args []tree.Expr
+	for _, e := range f.Exprs {
+		if _, ok := e.(*tree.StarExpr); ok {
 			return nil, 0, nil, false
 		}
-		args = append(args, unparen(ae.Expr))
+		args = append(args, unparen(e))
 	}
-	if len(args) == 0 || f.Distinct {
+	if len(args) == 0 || f.Distinct || !plainCall(f) {
 		return nil, 0, nil, false
 	}
 	switch {
@@ -149,7 +148,7 @@ func movedBy(f *sqlparser.FuncExpr) (sqlparser.Expr, time.Duration, *Reason, boo
 			if len(fields) != 2 {
 				return nil, 0, nil, false
 			}
-			d, r := intervalOf(&sqlparser.SQLVal{Type: sqlparser.IntVal, Val: []byte(fields[0])}, fields[1])
+			d, r := intervalOf(&tree.Literal{Kind: tree.NumVal, Text: fields[0]}, fields[1])
 			if r != nil {
 				return args[0], 0, r, true
 			}
@@ -157,8 +156,8 @@ func movedBy(f *sqlparser.FuncExpr) (sqlparser.Expr, time.Duration, *Reason, boo
 		}
 		return args[0], by, nil, true
 	case (name == "date_sub" || name == "date_add" || name == "subdate" || name == "adddate") && len(args) == 2:
-		iv, ok := args[1].(*sqlparser.IntervalExpr)
-		if !ok {
+		iv, ok := args[1].(*tree.IntervalExpr)
+		if !ok || iv.Unit == "" {
 			return nil, 0, nil, false
 		}
 		d, r := intervalOf(iv.Expr, iv.Unit)
@@ -180,7 +179,7 @@ func movedBy(f *sqlparser.FuncExpr) (sqlparser.Expr, time.Duration, *Reason, boo
 
 // intervalOf reads n units: n a whole number (or its text), unit one of
 // fixedUnits; a reason otherwise.
-func intervalOf(n sqlparser.Expr, unit string) (time.Duration, *Reason) {
+func intervalOf(n tree.Expr, unit string) (time.Duration, *Reason) {
 	text, ok := textOf(n)
 	if !ok {
 		return 0, &Reason{Code: CodeInExpression, Message: "is moved by an interval whose length is not a constant whole number"}
@@ -199,18 +198,57 @@ func intervalOf(n sqlparser.Expr, unit string) (time.Duration, *Reason) {
 }
 
 // textOf returns the text of a number or string literal.
-func textOf(e sqlparser.Expr) (string, bool) {
-	v, ok := e.(*sqlparser.SQLVal)
+func textOf(e tree.Expr) (string, bool) {
+	v, ok := e.(*tree.Literal)
 	if !ok {
 		return "", false
 	}
-	switch v.Type {
-	case sqlparser.IntVal, sqlparser.StrVal:
-		return string(v.Val), true
-	case srcString:
-		return stringContent(string(v.Val))
+	switch v.Kind {
+	case tree.NumVal:
+		if strings.ContainsAny(v.Text, ".eExX") {
+			return "", false
+		}
+		return v.Text, true
+	case tree.StrVal:
+		return stringContent(v.Text)
 	}
 	return "", false
+}
+
+// stringContent returns the value of a string literal's source text when
+// it needs no decoding beyond doubled quotes (no backslash, no prefix), for
+// the few places the analysis reads a literal's value ('now', 'UTC', a
+// date_trunc unit).
+func stringContent(src string) (string, bool) {
+	if len(src) < 2 || src[0] != src[len(src)-1] || src[0] != '\'' && src[0] != '"' || strings.ContainsRune(src, '\\') {
+		return "", false
+	}
+	q := src[:1]
+	return strings.ReplaceAll(src[1:len(src)-1], q+q, q), true
+}
+
+// stringLit returns the value of e when it is a string literal that needs
+// no decoding (see stringContent).
+func stringLit(e tree.Expr) (string, bool) {
+	v, ok := e.(*tree.Literal)
+	if !ok || v.Kind != tree.StrVal {
+		return "", false
+	}
+	return stringContent(v.Text)
+}
+
+// plainCall reports whether f is a plain call: no parameters, ORDER BY,
+// FILTER, OVER or keyword arguments.
+func plainCall(f *tree.FuncExpr) bool {
+	if f.HasParams || f.OrderBy != nil || f.Separator != nil || f.WithinGroup != nil || f.Filter != nil || f.Over != nil || f.NoParens {
+		return false
+	}
+	for _, kw := range f.Keywords {
+		if kw != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // movedValues returns values with the value of every moved use of a

@@ -1,82 +1,21 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/internal/exampleserver"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/stretchr/testify/require"
 )
 
 // serverBinary builds the server once per test binary.
-var serverBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "endpointkit-fleet-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", &buildError{string(out), err}
-	}
-	return bin, nil
-})
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
-
-// startProcess runs the server binary with args and returns its base URL
-// once it serves; it is stopped when t ends.
-func startProcess(t *testing.T, args ...string) string {
-	t.Helper()
-	bin, err := serverBinary()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	base := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`server on (http://\S+)`)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				base <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case b := <-base:
-		return b
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the server did not serve within 2 minutes:\n%s", stderr.String())
-	}
-	return ""
-}
+var serverBinary = exampleserver.Binary
 
 // fleetCall sends a JSON request with credential cred and returns the status
 // and decoded body.
@@ -108,8 +47,8 @@ func testFleet(t *testing.T, args ...string) {
 	project := "fleet" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	args = append(args, "-api-key", apiKey, "-project", project, "-demo-events", "50", "-embed-secret", "0123456789abcdef-fleet",
 		"-project-runs-per-minute", "7", "-project-runs-per-hour", "0", "-project-concurrency", "0", "-cache-bytes", "0")
-	a := startProcess(t, args...)
-	b := startProcess(t, args...)
+	a := exampleserver.Start(t, args...)
+	b := exampleserver.Start(t, args...)
 	servers := []string{a, b}
 	api := "/api/projects/" + project + "/"
 

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
-	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
-	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 

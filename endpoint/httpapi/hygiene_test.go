@@ -18,6 +18,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -347,7 +348,7 @@ func TestServerErrorsAreLogged(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor{c.err} })
+			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor(c.err) })
 			h.setupRange("1", keyP1)
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)
@@ -391,7 +392,7 @@ func TestDefaultLogger(t *testing.T) {
 	var buf bytes.Buffer
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 
-	svc := newService(t, failingExecutor{errors.New("engine said no-42")})
+	svc := newService(t, failingExecutor(errors.New("engine said no-42")))
 	h := httpapi.New(svc, newKeys(t), httpapi.WithLogger(nil))
 	mustStatus(t, http.StatusCreated, serve(t, h, "POST", createPath, `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`))
 	r := serve(t, h, "POST", "/api/projects/1/endpoints/one/run", "")
@@ -405,7 +406,7 @@ func TestDefaultLogger(t *testing.T) {
 func TestRequestIDInContext(t *testing.T) {
 	var got string
 	h := newHarness(t, func(events *sql.DB) driver.Executor {
-		return ctxExecutor{Executor: newExecutor(events), seen: func(ctx context.Context) { got = httpapi.RequestID(ctx) }}
+		return heldexec.NewFake(newExecutor(events), heldexec.Around(func(ctx context.Context) { got = httpapi.RequestID(ctx) }, nil))
 	})
 	h.setupRange("1", keyP1)
 	req, err := http.NewRequest("POST", h.server.URL+runPath, strings.NewReader(`{"variables": {"from": "2025-05-01", "to": "2025-05-02"}}`))
@@ -417,17 +418,6 @@ func TestRequestIDInContext(t *testing.T) {
 	assert.Equal(t, "trace-77", got)
 	v := httpapi.RequestID(context.Background())
 	assert.True(t, (v == ""), "httpapi.RequestID(context.Background()) = %v, want it empty", v)
-}
-
-// ctxExecutor calls seen with the context of every query.
-type ctxExecutor struct {
-	driver.Executor
-	seen func(context.Context)
-}
-
-func (c ctxExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	c.seen(ctx)
-	return c.Executor.Query(ctx, st, b)
 }
 
 // jsonMarshal is json.Marshal without HTML escaping, as a client sends.

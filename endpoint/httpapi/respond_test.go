@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -183,16 +183,11 @@ func TestBodyTooLargeChunked(t *testing.T) {
 }
 
 // failingExecutor fails every query with err but the check of a save
-// (savesCheck), which it answers with no column.
-type failingExecutor struct{ err error }
-
-func (f failingExecutor) Engine() engine.Engine { return engine.SQLite }
-
-func (f failingExecutor) Query(_ context.Context, st driver.Statement, _ driver.Bounds) (*driver.Result, error) {
-	if savesCheck(st) {
-		return &driver.Result{}, nil
-	}
-	return nil, f.err
+// (savesCheck), which it answers with no column, and every Exec.
+func failingExecutor(err error) *heldexec.Fake {
+	return heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}),
+		heldexec.Fail(err, func(st driver.Statement) bool { return !savesCheck(st) }),
+		heldexec.BeforeExec(func(context.Context, []driver.Statement) error { return err }))
 }
 
 // savesCheck reports whether st is the check of a save (or a description
@@ -202,8 +197,6 @@ func savesCheck(st driver.Statement) bool {
 	args := st.Args()
 	return len(args) >= 2 && args[len(args)-2] == int64(0)
 }
-
-func (f failingExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return f.err }
 
 func TestExecutorFailures(t *testing.T) {
 	secret := "dial tcp 10.1.2.3:9000: password=hunter2"
@@ -217,7 +210,7 @@ func TestExecutorFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor{c.err} })
+			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor(c.err) })
 			h.setupRange("1", keyP1)
 			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
 			mustStatus(t, c.status, r)

@@ -139,3 +139,15 @@ func TestBeforeExec(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 0, res.Rows[0][0], "the failed Exec ran nothing")
 }
+
+// TestUnrecorded: an unrecorded fake counts its queries and keeps none.
+func TestUnrecorded(t *testing.T) {
+	x := NewFake(nil, Answer(&driver.Result{}), Unrecorded())
+	for range 3 {
+		_, err := x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 3, x.Queries())
+	assert.Empty(t, x.Calls())
+	assert.Equal(t, Call{}, x.Last())
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/internal/cputime"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -340,16 +341,6 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 	return httpapi.New(svc, keys, httpapi.WithLimiter(l))
 }
 
-// fixedExecutor answers every query with the same rows, so that a benchmark
-// measures the handler and the Service, not a database.
-type fixedExecutor struct{ res *driver.Result }
-
-func (f fixedExecutor) Engine() engine.Engine { return engine.SQLite }
-func (f fixedExecutor) Query(context.Context, driver.Statement, driver.Bounds) (*driver.Result, error) {
-	return &driver.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
-}
-func (f fixedExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
-
 // BenchmarkHTTPRunOverhead is BenchmarkHTTPRun with in-memory stores and an
 // executor that returns ten fixed rows: the cost of the handler (key check,
 // body decoding, JSON answer) and the Service together, without a database.
@@ -361,7 +352,10 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  fixedExecutor{&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
+		// the same rows for every query, so that it measures the handler and
+		// the Service, not a database
+		Executor: heldexec.NewFake(nil, heldexec.Answer(&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}),
+			heldexec.Unrecorded()),
 	})
 	require.NoError(b, err)
 	h := benchHandler(b, svc)

@@ -150,17 +150,23 @@ func TestEmbedTokenAttacks(t *testing.T) {
 	}
 }
 
-func TestEmbedTokenRateAndRotation(t *testing.T) {
-	env, signer, keys, _ := embedEnv(t)
-	ctx := context.Background()
-	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
+// spentToken mints a token of by_event with an rpm of 2 and runs it
+// twice; it returns the token and the run path.
+func spentToken(t *testing.T, env *endpointtest.Env, signer *embed.Signer) (string, string) {
+	t.Helper()
+	tok, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
 	require.NoError(t, err)
 	run := "/api/projects/1/endpoints/by_event/run/"
 	for i := range 2 {
 		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		got, want := status, 200
-		require.Equal(t, want, got, "run %d: %s: status", i, body)
+		require.Equal(t, 200, status, "run %d: %s: status", i, body)
 	}
+	return tok, run
+}
+
+func TestEmbedTokenRateAndRotation(t *testing.T) {
+	env, signer, keys, _ := embedEnv(t)
+	tok, run := spentToken(t, env, signer)
 	status, body, h := send(t, env, "POST", run, tok, `{}`)
 	got, want := status, 429
 	assert.Equal(t, want, got, "%v: status", body)
@@ -174,7 +180,7 @@ func TestEmbedTokenRateAndRotation(t *testing.T) {
 	if got, want := status, 401; got != want {
 		t.Errorf("the retired key's token is refused: status = %v, want %v", got, want)
 	}
-	fresh, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}}, time.Hour)
+	fresh, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}}, time.Hour)
 	require.NoError(t, err)
 	status, body, _ = send(t, env, "POST", run, fresh, `{}`)
 	if got, want := status, 200; got != want {
@@ -220,15 +226,7 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 // claim out of range, are refused naming what was wrong.
 func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	env, signer, _, exec := embedEnv(t)
-	ctx := context.Background()
-	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	require.NoError(t, err)
-	run := "/api/projects/1/endpoints/by_event/run/"
-	for i := range 2 {
-		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		got, want := status, 200
-		require.Equal(t, want, got, "run %d: %s: status", i, body)
-	}
+	tok, run := spentToken(t, env, signer)
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, tok[len(tok)-1])
 	before := exec.Queries()

@@ -60,6 +60,13 @@ var formatTargets = []formatTarget{
 // or cached.
 func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.Option) *harness {
 	t.Helper()
+	_, h := formatService(t, db, eng, opts...)
+	return h
+}
+
+// formatService is formatServer with its Service.
+func formatService(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.Option) (*endpoint.Service, *harness) {
+	t.Helper()
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
 		ResultCache: memstore.NewResultCache(1 << 20)})
@@ -68,7 +75,7 @@ func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.O
 	opts = append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})}, opts...)
 	srv := httptest.NewServer(httpapi.New(svc, keyring(t), opts...))
 	t.Cleanup(srv.Close)
-	return &harness{t: t, server: srv}
+	return svc, &harness{t: t, server: srv}
 }
 
 // raw is an answer as it came: status, headers, body, trailers.

@@ -18,19 +18,14 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
-// kindsEndpoint runs setup on db, serves db (formatService: a result
-// cache, the Parquet format) and saves the endpoint name, query, in
-// project 1; it returns the Service, the server and the endpoint's run
-// path.
+// kindsEndpoint runs setup on db, then formatEndpoint.
 func kindsEndpoint(t *testing.T, db *sql.DB, eng engine.Engine, setup []string, name, query string) (*endpoint.Service, *harness, string) {
 	t.Helper()
 	for _, q := range setup {
 		_, err := db.Exec(q)
 		require.NoError(t, err, q)
 	}
-	svc, h := formatService(t, db, eng)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": name, "query": sqlQuery(query, nil)}))
-	return svc, h, "/api/projects/1/endpoints/" + name + "/run"
+	return formatEndpoint(t, db, eng, name, query)
 }
 
 // numberKinds is, per column, the JSON kinds of a JSON answer's numbers:

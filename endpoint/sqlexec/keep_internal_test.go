@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	sqldriver "database/sql/driver"
-	"io"
 	"sync/atomic"
 	"testing"
 
@@ -40,19 +39,7 @@ func (s *badStmt) Query([]sqldriver.Value) (sqldriver.Rows, error) {
 	if s.c.bad {
 		return nil, sqldriver.ErrBadConn
 	}
-	return &oneRow{}, nil
-}
-
-type oneRow struct{ done bool }
-
-func (r *oneRow) Columns() []string { return []string{"n"} }
-func (r *oneRow) Close() error      { return nil }
-func (r *oneRow) Next(dest []sqldriver.Value) error {
-	if r.done {
-		return io.EOF
-	}
-	r.done, dest[0] = true, int64(1)
-	return nil
+	return &faultyRows{}, nil // one row, no fault
 }
 
 // TestKeptRetriesABrokenConnection: a kept statement whose connection

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -158,25 +157,7 @@ func TestKeptStatementsNeverLeak(t *testing.T) {
 			return nil
 		},
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 60 {
-				if err := runs[(g+i)%len(runs)](context.Background(), i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	inParallel(t, 8, 60, func(g, i int) error { return runs[(g+i)%len(runs)](context.Background(), i) })
 	require.Equal(t, int64(0), n.rows.Load())
 	open, c := n.stmts.Load(), n.conns.Load()
 	require.LessOrEqual(t, open, keep*c, "statements open on %d connections, bound %d each", c, keep)

@@ -211,37 +211,21 @@ func TestStatementsConcurrent(t *testing.T) {
 	db, c := countingDB(t, 4)
 	x := New(db, engine.SQLite, WithStatements(3))
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 60 {
-				n := int64((w+i)%5 + 1)
-				query := fmt.Sprintf("SELECT id, %d AS k FROM t WHERE id <= ? ORDER BY id", (w+i)%7)
-				res, err := x.Query(ctx, stmt.New(query, []any{n}), edriver.Bounds{})
-				if err == nil && len(res.Rows) != int(n) {
-					err = fmt.Errorf("%s with %d: %d rows", query, n, len(res.Rows))
-				}
-				if err == nil && i%3 == 0 {
-					res, err = x.Query(ctx, stmt.New(query, []any{int64(5)}), edriver.Bounds{MaxRows: 2})
-					if err == nil && len(res.Rows) != 2 {
-						err = fmt.Errorf("capped at 2: %d rows", len(res.Rows))
-					}
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
+	inParallel(t, 8, 60, func(w, i int) error {
+		n := int64((w+i)%5 + 1)
+		query := fmt.Sprintf("SELECT id, %d AS k FROM t WHERE id <= ? ORDER BY id", (w+i)%7)
+		res, err := x.Query(ctx, stmt.New(query, []any{n}), edriver.Bounds{})
+		if err == nil && len(res.Rows) != int(n) {
+			err = fmt.Errorf("%s with %d: %d rows", query, n, len(res.Rows))
+		}
+		if err == nil && i%3 == 0 {
+			res, err = x.Query(ctx, stmt.New(query, []any{int64(5)}), edriver.Bounds{MaxRows: 2})
+			if err == nil && len(res.Rows) != 2 {
+				err = fmt.Errorf("capped at 2: %d rows", len(res.Rows))
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return err
+	})
 	require.LessOrEqual(t, x.stmts.len(), 3)
 	require.NoError(t, x.Close())
 	require.Equal(t, int64(0), c.open())
@@ -340,5 +324,29 @@ func TestNoSQLiteLimitsNoHeldConnection(t *testing.T) {
 	}{{SQLiteLimits{Length: -1}, false}, {SQLiteLimits{}, true}, {SQLiteLimits{Length: 1 << 20}, true}} {
 		x := New(nil, engine.SQLite, WithSQLiteLimits(limit, c.l))
 		assert.Equal(t, c.want, x.hasLimits(), "Length %d: hasLimits", c.l.Length)
+	}
+}
+
+// inParallel calls run(g, i) for i from 0 to n-1 on each of goroutines
+// goroutines g at once, each stopping at its first error, and once all
+// have ended stops t at the first error any returned.
+func inParallel(t *testing.T, goroutines, n int, run func(g, i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range n {
+				if err := run(g, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }

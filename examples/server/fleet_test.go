@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,20 +16,31 @@ import (
 // serverBinary builds the server once per test binary.
 var serverBinary = exampleserver.Binary
 
-// fleetCall sends a JSON request with credential cred and returns the status
-// and decoded body.
-func fleetCall(t *testing.T, method, url, cred, body string) (int, map[string]any) {
+// callJSON is call with the answer decoded as a JSON object (nil when it
+// is not one).
+func callJSON(t *testing.T, method, url, cred, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+cred)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
+	status, raw := call(t, method, url, cred, body)
 	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	_ = json.Unmarshal([]byte(raw), &out)
+	return status, out
+}
+
+// spendTwiceAcross runs run with cred, whose budget is 2 runs a minute,
+// once on each of the two servers (200), then once more on each: both
+// refuse it (429) with refusal in the detail. It returns the runs admitted.
+func spendTwiceAcross(t *testing.T, servers []string, run, cred, refusal string) int {
+	t.Helper()
+	for i, srv := range servers {
+		status, body := callJSON(t, "POST", srv+run, cred, `{}`)
+		require.Equal(t, http.StatusOK, status, "run %d of a budget of 2: %v", i+1, body)
+	}
+	for _, srv := range servers {
+		status, body := callJSON(t, "POST", srv+run, cred, `{}`)
+		require.Equal(t, http.StatusTooManyRequests, status, "a third run of a budget of 2, on %s: %v", srv, body)
+		require.Contains(t, body["detail"], refusal)
+	}
+	return len(servers)
 }
 
 // testFleet starts two server processes on one store with args and shows
@@ -52,7 +62,7 @@ func testFleet(t *testing.T, args ...string) {
 	servers := []string{a, b}
 	api := "/api/projects/" + project + "/"
 
-	status, body := fleetCall(t, "POST", a+api+"endpoints/", apiKey,
+	status, body := callJSON(t, "POST", a+api+"endpoints/", apiKey,
 		`{"name": "fleet", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`)
 	require.Equal(t, http.StatusCreated, status, "creating the endpoint: %v", body)
 	run := api + "endpoints/fleet/run"
@@ -60,43 +70,23 @@ func testFleet(t *testing.T, args ...string) {
 
 	// A stored key of 2 runs per minute: 2 runs, one on each server, then
 	// refused on both.
-	status, body = fleetCall(t, "POST", a+api+"keys/", apiKey, `{"name": "fleet", "scopes": ["endpoint:read"], "runs_per_minute": 2}`)
+	status, body = callJSON(t, "POST", a+api+"keys/", apiKey, `{"name": "fleet", "scopes": ["endpoint:read"], "runs_per_minute": 2}`)
 	require.Equal(t, http.StatusCreated, status, "creating a key: %v", body)
-	key := body["key"].(string)
-	for i, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, key, `{}`)
-		require.Equal(t, http.StatusOK, status, "the key's run %d: %v", i+1, body)
-		runs++
-	}
-	for _, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, key, `{}`)
-		require.Equal(t, http.StatusTooManyRequests, status, "a third run of a key of 2 runs per minute, on %s: %v", srv, body)
-		require.Contains(t, body["detail"], "this API key may start 2 runs")
-	}
+	runs += spendTwiceAcross(t, servers, run, body["key"].(string), "this API key may start 2 runs")
 
 	// An embed token of rpm 2, the same.
-	status, body = fleetCall(t, "POST", b+api+"embed_tokens/", apiKey, `{"endpoints": ["fleet"], "rpm": 2}`)
+	status, body = callJSON(t, "POST", b+api+"embed_tokens/", apiKey, `{"endpoints": ["fleet"], "rpm": 2}`)
 	require.Equal(t, http.StatusCreated, status, "minting a token: %v", body)
-	token := body["token"].(string)
-	for i, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, token, `{}`)
-		require.Equal(t, http.StatusOK, status, "the token's run %d: %v", i+1, body)
-		runs++
-	}
-	for _, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, token, `{}`)
-		require.Equal(t, http.StatusTooManyRequests, status, "a third run of a token of rpm 2, on %s: %v", srv, body)
-		require.Contains(t, body["detail"], "this embed token may start 2 runs")
-	}
+	runs += spendTwiceAcross(t, servers, run, body["token"].(string), "this embed token may start 2 runs")
 
 	// The project: runs of the unlimited key up to projectMax in all.
 	for i := 0; runs < projectMax; i++ {
-		status, body = fleetCall(t, "POST", servers[i%2]+run, apiKey, `{}`)
+		status, body = callJSON(t, "POST", servers[i%2]+run, apiKey, `{}`)
 		require.Equal(t, http.StatusOK, status, "the project's run %d of %d: %v", runs+1, projectMax, body)
 		runs++
 	}
 	for _, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, apiKey, `{}`)
+		status, body = callJSON(t, "POST", srv+run, apiKey, `{}`)
 		require.Equal(t, http.StatusTooManyRequests, status, "run %d of a project of %d per minute, on %s: %v", projectMax+1, projectMax, srv, body)
 		require.Contains(t, body["detail"], "may start 7 runs per minute (project_runs_per_minute)")
 	}

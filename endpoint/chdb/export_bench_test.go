@@ -10,11 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
@@ -58,18 +56,6 @@ func loadExport(tb testing.TB, x *Executor, n int) {
 	}
 }
 
-// discard is a ResponseWriter that keeps nothing but the status, the
-// headers and the byte count.
-type discard struct {
-	h      http.Header
-	status int
-	n      int64
-}
-
-func (d *discard) Header() http.Header         { return d.h }
-func (d *discard) WriteHeader(status int)      { d.status = status }
-func (d *discard) Write(b []byte) (int, error) { d.n += int64(len(b)); return len(b), nil }
-
 // csvSink writes the rows the executor hands over with encoding/csv, each
 // value formatted as a host would: what a host writes without the library
 // over the engine's own row iterator (QueryRows).
@@ -84,22 +70,7 @@ func (c *csvSink) Columns(names, _ []string) error {
 }
 
 func (c *csvSink) Row(row []any) error {
-	for i, v := range row {
-		switch x := v.(type) {
-		case nil:
-			c.rec[i] = ""
-		case int64:
-			c.rec[i] = strconv.FormatInt(x, 10)
-		case float64:
-			c.rec[i] = strconv.FormatFloat(x, 'g', -1, 64)
-		case string:
-			c.rec[i] = x
-		case time.Time:
-			c.rec[i] = x.Format(time.RFC3339)
-		default:
-			c.rec[i] = fmt.Sprint(x)
-		}
-	}
+	exportbench.FormatCSV(c.rec, row)
 	return c.w.Write(c.rec)
 }
 
@@ -126,10 +97,9 @@ func exportService(tb testing.TB, x *Executor, n int) http.Handler {
 		MaxLimit: n, MaxResultBytes: -1, RunTimeout: 10 * time.Minute})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
-	if _, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
-		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}}); err != nil {
-		tb.Fatal(err)
-	}
+	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
+		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}})
+	require.NoError(tb, err)
 	keys := httpapi.NewKeyring()
 	require.NoError(tb, keys.Add(exportKey, "1"))
 	return httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1))
@@ -143,61 +113,10 @@ func exportOnce(tb testing.TB, h http.Handler, n int) {
 	req, _ := http.NewRequest("POST", "/api/projects/1/endpoints/export/run", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+exportKey)
 	req.Header.Set("Content-Type", "application/json")
-	w := &discard{h: http.Header{}}
+	w := exportbench.NewDiscard()
 	h.ServeHTTP(w, req)
-	if w.status != http.StatusOK || w.h.Get(httpapi.HeaderError) != "" {
-		tb.Fatalf("status %d, error %q", w.status, w.h.Get(httpapi.HeaderError))
-	}
-}
-
-// rss is the process's resident memory in bytes (Linux), 0 when unknown.
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseUint(f[1], 10, 64)
-	return pages * uint64(os.Getpagesize())
-}
-
-// peakGrowth runs f and returns the peak growth, over their values before
-// it, of the Go heap in use and of the process's resident memory (chDB's
-// own included), sampled every millisecond.
-func peakGrowth(f func()) (heap, res uint64) {
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	baseRSS := rss()
-	var peakHeap, peakRSS atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > base.HeapInuse && m.HeapInuse-base.HeapInuse > peakHeap.Load() {
-				peakHeap.Store(m.HeapInuse - base.HeapInuse)
-			}
-			if r := rss(); r > baseRSS && r-baseRSS > peakRSS.Load() {
-				peakRSS.Store(r - baseRSS)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
-	return peakHeap.Load(), peakRSS.Load()
+	require.Equal(tb, http.StatusOK, w.Status)
+	require.Empty(tb, w.Head.Get(httpapi.HeaderError))
 }
 
 // BenchmarkExportCSV: exporting -chdb.export-rows rows (1,000,000) from
@@ -218,21 +137,7 @@ func BenchmarkExportCSV(b *testing.B) {
 	direct := func() {
 		require.NoError(b, directCSV(x, io.Discard, n))
 	}
-	library() // warm: the engine's caches, the Service's compiled version
-	heap, res := peakGrowth(library)
-	var lib, dir time.Duration
-	for b.Loop() {
-		start := time.Now()
-		library()
-		mid := time.Now()
-		direct()
-		lib, dir = lib+mid.Sub(start), dir+time.Since(mid)
-	}
-	b.ReportMetric(float64(lib)/float64(dir), "library/direct")
-	b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
-	b.ReportMetric(float64(res)/(1<<20), "rss-MiB")
-	b.ReportMetric(float64(lib.Milliseconds())/float64(b.N), "library-ms")
-	b.ReportMetric(float64(dir.Milliseconds())/float64(b.N), "direct-ms")
+	exportbench.Versus(b, library, direct)
 }
 
 // TestExportCSVMemory: a CSV export of 200,000 rows from chDB is streamed
@@ -243,7 +148,7 @@ func TestExportCSVMemory(t *testing.T) {
 	x := executor(t)
 	loadExport(t, x, n)
 	h := exportService(t, x, n)
-	heap, res := peakGrowth(func() { exportOnce(t, h, n) })
+	heap, res := exportbench.PeakGrowth(func() { exportOnce(t, h, n) })
 	t.Logf("%d rows: heap in use grew by at most %.1f MiB, resident memory by %.1f MiB", n, float64(heap)/(1<<20), float64(res)/(1<<20))
 	assert.Less(t, heap, uint64(16<<20), "heap in use grew by %.1f MiB, want less than 16 MiB", float64(heap)/(1<<20))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,7 @@ func TestScopedReadsUseTheSortKey(t *testing.T) {
 
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 	require.NoError(t, err)
-	rec := &recording{Executor: x}
+	rec := heldexec.NewFake(x) // keeps the statements the Service ran
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
 	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "purchases", Query: &endpoint.Query{Kind: endpoint.KindSQL,
@@ -39,9 +40,9 @@ func TestScopedReadsUseTheSortKey(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.Run(ctx, "1", "purchases", endpoint.RunRequest{})
 	require.NoError(t, err)
-	st := rec.last
-	res, err := x.Read(ctx, "EXPLAIN indexes = 1 "+st.SQL(), st.Args())
-	require.NoError(t, err, "%v", st.SQL())
+	st := rec.Last()
+	res, err := x.Read(ctx, "EXPLAIN indexes = 1 "+st.SQL, st.Args)
+	require.NoError(t, err, "%v", st.SQL)
 	var plan strings.Builder
 	for _, r := range res.Rows {
 		fmt.Fprintln(&plan, r...)
@@ -49,6 +50,6 @@ func TestScopedReadsUseTheSortKey(t *testing.T) {
 	p := plan.String()
 	i := strings.Index(p, "PrimaryKey")
 	a, b := i, 0
-	require.True(t, (a >= b), "no primary key in the plan of %s:\n%s: i = %v, want >= %v", st.SQL(), p, a, b)
+	require.True(t, (a >= b), "no primary key in the plan of %s:\n%s: i = %v, want >= %v", st.SQL, p, a, b)
 	assert.Contains(t, p[i:], "project_id", "the scope narrows the sort key:\n%s", p)
 }

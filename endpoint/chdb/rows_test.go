@@ -4,7 +4,6 @@ package chdb
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -12,30 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 )
-
-// keepSink keeps the rows handed over; stopAt > 0 stops them at that row.
-type keepSink struct {
-	cols, types []string
-	rows        [][]any
-	stopAt      int
-}
-
-var errStop = errors.New("the sink stopped")
-
-func (k *keepSink) Columns(names, types []string) error {
-	k.cols, k.types = names, types
-	return nil
-}
-
-func (k *keepSink) Row(row []any) error {
-	if k.stopAt > 0 && len(k.rows) == k.stopAt {
-		return errStop
-	}
-	k.rows = append(k.rows, append([]any(nil), row...))
-	return nil
-}
 
 // streamSQL answers rows of many types, in many of the engine's blocks,
 // some of whose strings are long, so that rows cross the stream's blocks.
@@ -53,16 +31,16 @@ func TestQueryRowsAsQuery(t *testing.T) {
 	st := stmt.New(streamSQL, []any{"it's {p1}"})
 	want, err := x.Query(ctx, st, driver.Bounds{})
 	require.NoError(t, err)
-	k := &keepSink{}
+	k := &executortest.Sink{}
 	res, err := x.QueryRows(ctx, st, driver.Bounds{}, k)
 	require.NoError(t, err)
-	assert.Equal(t, want.Columns, k.cols)
-	assert.Equal(t, want.Types, k.types)
+	assert.Equal(t, want.Columns, k.Names)
+	assert.Equal(t, want.Types, k.Types)
 	assert.Equal(t, want.Columns, res.Columns)
 	assert.Empty(t, res.Rows)
-	require.Len(t, k.rows, len(want.Rows))
+	require.Len(t, k.Rows, len(want.Rows))
 	for i := range want.Rows {
-		require.Equal(t, want.Rows[i], k.rows[i], "row %d", i)
+		require.Equal(t, want.Rows[i], k.Rows[i], "row %d", i)
 	}
 	require.NotNil(t, res.RowsRead)
 	assert.Positive(t, *res.RowsRead)
@@ -77,10 +55,10 @@ func TestQueryRowsBounds(t *testing.T) {
 	ctx := context.Background()
 	st := stmt.New(streamSQL, []any{"p"})
 
-	k := &keepSink{}
+	k := &executortest.Sink{}
 	_, err := x.QueryRows(ctx, st, driver.Bounds{MaxRows: 70000}, k)
 	require.NoError(t, err)
-	assert.Len(t, k.rows, 70000)
+	assert.Len(t, k.Rows, 70000)
 
 	all, err := x.Query(ctx, stmt.New(streamSQL+" LIMIT 1000", []any{"p"}), driver.Bounds{})
 	require.NoError(t, err)
@@ -88,21 +66,21 @@ func TestQueryRowsBounds(t *testing.T) {
 	for _, r := range all.Rows[:500] {
 		bound += driver.RowBytes(r)
 	}
-	k = &keepSink{}
+	k = &executortest.Sink{}
 	_, err = x.QueryRows(ctx, st, driver.Bounds{MaxBytes: bound}, k)
 	require.ErrorIs(t, err, driver.ErrResultTooLarge)
-	assert.Len(t, k.rows, 500)
+	assert.Len(t, k.Rows, 500)
 
-	k = &keepSink{stopAt: 3}
+	k = &executortest.Sink{StopAt: 3}
 	_, err = x.QueryRows(ctx, st, driver.Bounds{}, k)
-	require.ErrorIs(t, err, errStop)
-	assert.Len(t, k.rows, 3)
+	require.ErrorIs(t, err, executortest.ErrSinkStopped)
+	assert.Len(t, k.Rows, 3)
 
 	res, err := x.Query(ctx, stmt.New("SELECT 'next' AS v", nil), driver.Bounds{})
 	require.NoError(t, err)
 	assert.Equal(t, [][]any{{"next"}}, res.Rows, "the next statement answers its own rows only")
 
-	_, err = x.QueryRows(ctx, stmt.New("SELECT no_such_column FROM numbers(3)", nil), driver.Bounds{}, &keepSink{})
+	_, err = x.QueryRows(ctx, stmt.New("SELECT no_such_column FROM numbers(3)", nil), driver.Bounds{}, &executortest.Sink{})
 	var qe *driver.QueryError
 	assert.ErrorAs(t, err, &qe)
 }
@@ -124,12 +102,12 @@ func TestQueryRowsEmpty(t *testing.T) {
 		}
 		want, err := x.Query(ctx, stmt.New(q, args), driver.Bounds{})
 		require.NoError(t, err, q)
-		k := &keepSink{}
+		k := &executortest.Sink{}
 		res, err := x.QueryRows(ctx, stmt.New(q, args), driver.Bounds{}, k)
 		require.NoError(t, err, q)
-		assert.Empty(t, k.rows, q)
-		assert.Equal(t, want.Columns, k.cols, q)
-		assert.Equal(t, want.Types, k.types, q)
+		assert.Empty(t, k.Rows, q)
+		assert.Equal(t, want.Columns, k.Names, q)
+		assert.Equal(t, want.Types, k.Types, q)
 		assert.Equal(t, want.Columns, res.Columns, q)
 	}
 }

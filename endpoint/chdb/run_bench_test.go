@@ -12,15 +12,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -144,20 +143,6 @@ func decodeUsers(out string, capacity int) (int, error) {
 	return len(rows), r.err
 }
 
-// recording is an Executor that keeps the last statement it ran.
-type recording struct {
-	*Executor
-	mu   sync.Mutex
-	last driver.Statement
-}
-
-func (r *recording) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	r.mu.Lock()
-	r.last = st
-	r.mu.Unlock()
-	return r.Executor.Query(ctx, st, b)
-}
-
 // BenchmarkChDBRun runs each endpoint of runBenchQueries on 200,000 demo
 // events of project 1 in chDB: library, through Service.Run (scoped to the
 // project, no result cache, no run log); direct, the same statement (the
@@ -189,7 +174,7 @@ func BenchmarkChDBRun(b *testing.B) {
 	}
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 	require.NoError(b, err)
-	rec := &recording{Executor: x}
+	rec := heldexec.NewFake(x) // keeps the statements the Service ran
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
 	require.NoError(b, err)
 	recSvc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: rec, Access: policy})
@@ -213,7 +198,7 @@ func BenchmarkChDBRun(b *testing.B) {
 		}
 		got, err := recSvc.Run(ctx, "1", q.name, req)
 		require.NoError(b, err)
-		st := rec.last
+		st := rec.Last()
 		// Only the count is kept (the closures below hold it): the answer
 		// itself, held for the whole benchmark, would be scanned by every
 		// collection of both sides.
@@ -221,7 +206,7 @@ func BenchmarkChDBRun(b *testing.B) {
 		rows := len(answer)
 		// direct sends the statement and decodes its answer by hand.
 		direct := func() (int, error) {
-			out, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args())
+			out, _, err := x.run(ctx, st.SQL, resultFormat, st.Args)
 			if err != nil {
 				return 0, err
 			}
@@ -264,7 +249,7 @@ func BenchmarkChDBRun(b *testing.B) {
 						require.NoError(b, err)
 						dir = append(dir, time.Since(start))
 					case 2:
-						_, _, err := x.run(ctx, st.SQL(), resultFormat, st.Args())
+						_, _, err := x.run(ctx, st.SQL, resultFormat, st.Args)
 						require.NoError(b, err)
 						raw = append(raw, time.Since(start))
 					}

@@ -2,7 +2,6 @@ package chexec
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -10,30 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 )
-
-// keepSink keeps the rows handed over; stopAt > 0 stops them at that row.
-type keepSink struct {
-	cols, types []string
-	rows        [][]any
-	stopAt      int
-}
-
-var errStop = errors.New("the sink stopped")
-
-func (k *keepSink) Columns(names, types []string) error {
-	k.cols, k.types = names, types
-	return nil
-}
-
-func (k *keepSink) Row(row []any) error {
-	if k.stopAt > 0 && len(k.rows) == k.stopAt {
-		return errStop
-	}
-	k.rows = append(k.rows, append([]any(nil), row...))
-	return nil
-}
 
 // TestQueryRows: the executor hands the rows over as it reads them (a
 // driver.RowQuerier, so that CSV, NDJSON and Parquet answers from
@@ -45,32 +23,32 @@ func TestQueryRows(t *testing.T) {
 	x := New(&answering{values: []string{"aaaa", "bbbb", "cccc"}}, nil)
 	var rq driver.RowQuerier = x
 
-	k := &keepSink{}
+	k := &executortest.Sink{}
 	res, err := rq.QueryRows(ctx, stmt.New("SELECT s", nil), driver.Bounds{}, k)
 	require.NoError(t, err)
-	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}, {"cccc"}}, k.rows)
-	assert.Equal(t, []string{"s"}, k.cols)
-	assert.Equal(t, []string{"String"}, k.types)
+	assert.Equal(t, [][]any{{"aaaa"}, {"bbbb"}, {"cccc"}}, k.Rows)
+	assert.Equal(t, []string{"s"}, k.Names)
+	assert.Equal(t, []string{"String"}, k.Types)
 	assert.Empty(t, res.Rows, "the rows are the sink's, not the result's")
 	assert.Equal(t, []string{"String"}, res.Types)
 
-	k = &keepSink{}
+	k = &executortest.Sink{}
 	_, err = rq.QueryRows(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxRows: 2}, k)
 	require.NoError(t, err)
-	assert.Len(t, k.rows, 2)
+	assert.Len(t, k.Rows, 2)
 
 	row := driver.RowBytes([]any{"aaaa"})
-	k = &keepSink{}
+	k = &executortest.Sink{}
 	_, err = rq.QueryRows(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 2*row + 1}, k)
 	require.ErrorIs(t, err, driver.ErrResultTooLarge)
-	assert.Len(t, k.rows, 2, "the row past the bound is not handed over")
+	assert.Len(t, k.Rows, 2, "the row past the bound is not handed over")
 
-	k = &keepSink{stopAt: 1}
+	k = &executortest.Sink{StopAt: 1}
 	_, err = rq.QueryRows(ctx, stmt.New("SELECT s", nil), driver.Bounds{}, k)
-	require.ErrorIs(t, err, errStop)
-	assert.Len(t, k.rows, 1)
+	require.ErrorIs(t, err, executortest.ErrSinkStopped)
+	assert.Len(t, k.Rows, 1)
 
 	server := New(&answering{err: &clickhouse.Exception{Code: 396, Message: "Limit for result exceeded"}}, nil)
-	_, err = server.QueryRows(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 1000}, &keepSink{})
+	_, err = server.QueryRows(ctx, stmt.New("SELECT s", nil), driver.Bounds{MaxBytes: 1000}, &executortest.Sink{})
 	require.ErrorIs(t, err, driver.ErrResultTooLarge)
 }

@@ -43,7 +43,22 @@ type broken struct {
 	cutRows bool
 	// exec replaces Exec.
 	exec func(ctx context.Context, inner driver.Executor, stmts []driver.Statement, tx bool) error
+	// queryRows, when set, makes the executor a driver.RowQuerier whose
+	// QueryRows it is.
+	queryRows func(ctx context.Context, inner driver.RowQuerier, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error)
 }
+
+// brokenRows is a broken executor with QueryRows.
+type brokenRows struct{ *broken }
+
+func (b brokenRows) QueryRows(ctx context.Context, st driver.Statement, bounds driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+	return b.queryRows(ctx, b.inner.(driver.RowQuerier), st, bounds, sink)
+}
+
+// deafSink drops the errors of the sink it wraps.
+type deafSink struct{ driver.RowSink }
+
+func (d deafSink) Row(row []any) error { _ = d.RowSink.Row(row); return nil }
 
 func (b *broken) Engine() engine.Engine {
 	if b.dialect != nil {
@@ -243,6 +258,23 @@ var brokenExecutors = []brokenCase{
 		}
 		return errors.Join(errs...)
 	}}, []string{"ExecInOrderAndInTransaction"}},
+	{"intact QueryRows", broken{queryRows: func(ctx context.Context, x driver.RowQuerier, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+		return x.QueryRows(ctx, st, b, sink)
+	}}, nil},
+	{"QueryRows ignores MaxBytes", broken{queryRows: func(ctx context.Context, x driver.RowQuerier, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+		b.MaxBytes = 0
+		return x.QueryRows(ctx, st, b, sink)
+	}}, []string{"QueryRows"}},
+	{"QueryRows drops the sink's error", broken{queryRows: func(ctx context.Context, x driver.RowQuerier, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+		return x.QueryRows(ctx, st, b, deafSink{sink})
+	}}, []string{"QueryRows"}},
+	{"QueryRows keeps the rows in its result", broken{queryRows: func(ctx context.Context, x driver.RowQuerier, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
+		res, err := x.QueryRows(ctx, st, b, sink)
+		if err == nil && res != nil {
+			res.Rows = [][]any{{int64(1), "ann"}}
+		}
+		return res, err
+	}}, []string{"QueryRows"}},
 	{"ignores the context", broken{ctx: func(context.Context) context.Context { return context.Background() }},
 		[]string{"Canceled", "DeadlineExceeded"}},
 	{"flattens errors", broken{err: func(err error) error { return errors.New(err.Error()) }},
@@ -285,6 +317,9 @@ func TestBrokenExecutor(t *testing.T) {
 	executortest.Run(t, func(t *testing.T) driver.Executor {
 		b := brokenExecutors[i].wrap
 		b.inner = newSQLite(t)
+		if b.queryRows != nil {
+			return brokenRows{&b}
+		}
 		return &b
 	})
 }

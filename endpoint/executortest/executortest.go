@@ -39,7 +39,10 @@
 // Timeout ends a query whose context has no nearer deadline (the Fixture's
 // Slow query). Exec runs statements in order, stops at the first that
 // fails, and, asked for a transaction on an engine whose DDL is
-// transactional (engine.Engine.Swap), leaves nothing of a failed one.
+// transactional (engine.Engine.Swap), leaves nothing of a failed one. An
+// executor that is a driver.RowQuerier hands over through QueryRows the
+// rows Query answers, within the same bounds, and ends with its sink's
+// error (Sink is a RowSink for an implementation's own tests).
 //
 // The suite makes its statements itself: it is, with package
 // sql/scope, the only code of this module allowed to seal a
@@ -98,6 +101,7 @@ var checks = []check{
 	{"BoundMaxBytes", testMaxBytes},
 	{"BoundTimeout", testTimeout},
 	{"ExecInOrderAndInTransaction", testExecTx},
+	{"QueryRows", testQueryRows},
 }
 
 func run(t *testing.T, fixture func(driver.Executor) Fixture, newExecutor func(t *testing.T) driver.Executor) {

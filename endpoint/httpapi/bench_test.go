@@ -32,6 +32,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/internal/cputime"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -294,14 +295,7 @@ func serveOnce(h http.Handler, path string, body []byte) error {
 // cancellable query costs (database/sql and the driver each watch the
 // context), the library and the hand-written handler alike.
 func serveBench(b *testing.B, h http.Handler, path string, body []byte) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, "POST", path, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+keyP1)
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	require.Equal(b, http.StatusOK, rec.Code, "status: %s", rec.Body)
+	require.NoError(b, serveOnce(h, path, body))
 }
 
 // benchHandler creates the 3-variable endpoint "by_country" in project 1
@@ -340,16 +334,6 @@ func benchHandler(b *testing.B, svc *endpoint.Service) http.Handler {
 	return httpapi.New(svc, keys, httpapi.WithLimiter(l))
 }
 
-// fixedExecutor answers every query with the same rows, so that a benchmark
-// measures the handler and the Service, not a database.
-type fixedExecutor struct{ res *driver.Result }
-
-func (f fixedExecutor) Engine() engine.Engine { return engine.SQLite }
-func (f fixedExecutor) Query(context.Context, driver.Statement, driver.Bounds) (*driver.Result, error) {
-	return &driver.Result{Columns: f.res.Columns, Types: f.res.Types, Rows: f.res.Rows}, nil
-}
-func (f fixedExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
-
 // BenchmarkHTTPRunOverhead is BenchmarkHTTPRun with in-memory stores and an
 // executor that returns ten fixed rows: the cost of the handler (key check,
 // body decoding, JSON answer) and the Service together, without a database.
@@ -361,7 +345,10 @@ func BenchmarkHTTPRunOverhead(b *testing.B) {
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  fixedExecutor{&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}},
+		// the same rows for every query, so that it measures the handler and
+		// the Service, not a database
+		Executor: heldexec.NewFake(nil, heldexec.Answer(&driver.Result{Columns: []string{"country", "n"}, Types: []string{"TEXT", "INTEGER"}, Rows: rows}),
+			heldexec.Unrecorded()),
 	})
 	require.NoError(b, err)
 	h := benchHandler(b, svc)

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -15,26 +14,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/httpapi"
-	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
-	"github.com/endpointkit/endpointkit/endpoint/memstore"
-	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
-// kindsServer is a Service over db, with a result cache, and its HTTP
-// API with the Parquet format.
-func kindsServer(t *testing.T, db *sql.DB, eng engine.Engine) (*endpoint.Service, *harness) {
+// kindsEndpoint runs setup on db, then formatEndpoint.
+func kindsEndpoint(t *testing.T, db *sql.DB, eng engine.Engine, setup []string, name, query string) (*endpoint.Service, *harness, string) {
 	t.Helper()
-	eps, vars := newStores(t)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
-		ResultCache: memstore.NewResultCache(1 << 20)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = svc.Close(context.Background()) })
-	srv := httptest.NewServer(httpapi.New(svc, keyring(t), httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})))
-	t.Cleanup(srv.Close)
-	return svc, &harness{t: t, server: srv}
+	for _, q := range setup {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	return formatEndpoint(t, db, eng, name, query)
 }
 
 // numberKinds is, per column, the JSON kinds of a JSON answer's numbers:
@@ -102,18 +93,10 @@ func parquetKinds(t *testing.T, r raw) []string {
 // NDJSON, computed and cached, and Parquet keeps it INT64; the average,
 // a float column, writes every value as a float (256.0 beside 256.5).
 func TestAnswerKindsPostgresMaterialized(t *testing.T) {
-	db := testdb.Postgres(t)
-	for _, q := range []string{
+	svc, h, run := kindsEndpoint(t, testdb.Postgres(t), engine.PostgreSQL, []string{
 		"CREATE TABLE kt (grp text, distinct_id text, amount double precision)",
 		"INSERT INTO kt VALUES ('a', 'user-1', 256), ('a', 'user-22', 256), ('b', 'user-333', 256), ('b', 'u', 257)",
-	} {
-		_, err := db.Exec(q)
-		require.NoError(t, err, q)
-	}
-	svc, h := kindsServer(t, db, engine.PostgreSQL)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-		"name": "lens", "query": sqlQuery("SELECT grp, sum(length(distinct_id)) AS total, avg(amount) AS mean FROM kt GROUP BY grp ORDER BY grp", nil)}))
-	run := "/api/projects/1/endpoints/lens/run"
+	}, "lens", "SELECT grp, sum(length(distinct_id)) AS total, avg(amount) AS mean FROM kt GROUP BY grp ORDER BY grp")
 	want := []string{"", "i", "f"}
 	check := func(stage string, materialized bool) {
 		t.Helper()
@@ -144,18 +127,10 @@ func TestAnswerKindsPostgresMaterialized(t *testing.T) {
 // floats (256.0), in the JSON answer and NDJSON, computed and cached, and
 // Parquet types it DOUBLE.
 func TestFloatColumnOneJSONKind(t *testing.T) {
-	db := openEvents(t, 0)
-	for _, q := range []string{
+	_, h, run := kindsEndpoint(t, openEvents(t, 0), engine.SQLite, []string{
 		"CREATE TABLE kt (grp TEXT, amount REAL)",
 		"INSERT INTO kt VALUES ('a', 256), ('a', 256), ('b', 256), ('b', 257)",
-	} {
-		_, err := db.Exec(q)
-		require.NoError(t, err, q)
-	}
-	_, h := kindsServer(t, db, engine.SQLite)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-		"name": "means", "query": sqlQuery("SELECT grp, avg(amount) AS mean, count(*) AS n FROM kt GROUP BY grp ORDER BY grp", nil)}))
-	run := "/api/projects/1/endpoints/means/run"
+	}, "means", "SELECT grp, avg(amount) AS mean, count(*) AS n FROM kt GROUP BY grp ORDER BY grp")
 	want := []string{"", "f", "i"}
 	for _, refresh := range []string{"force", "cache"} {
 		r := h.post(run, keyP1, `{"refresh": "`+refresh+`"}`)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,23 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 )
-
-// counting counts the queries that reach the database.
-type counting struct {
-	driver.Executor
-	n atomic.Int64
-}
-
-func (c *counting) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	c.n.Add(1)
-	return c.Executor.Query(ctx, st, b)
-}
 
 var (
 	secretOld = []byte("embed-secret-old-0123")
@@ -40,15 +28,15 @@ var (
 
 // embedEnv serves project 1 with two endpoints on the demo events, tokens
 // signed with kid "old" or "new".
-func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys, *counting) {
+func embedEnv(t *testing.T) (*endpointtest.Env, *embed.Signer, *embed.StaticKeys, *heldexec.Fake) {
 	t.Helper()
 	keys := &embed.StaticKeys{}
 	require.NoError(t, keys.Add("", "old", secretOld))
 	require.NoError(t, keys.Add("", "new", secretNew))
 	signer := &embed.Signer{Keys: keys}
-	exec := &counting{}
+	var exec *heldexec.Fake // counts the queries that reach the database
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(500),
-		endpointtest.WithConfig(func(c *endpoint.Config) { exec.Executor = c.Executor; c.Executor = exec }),
+		endpointtest.WithConfig(func(c *endpoint.Config) { exec = heldexec.NewFake(c.Executor); c.Executor = exec }),
 		endpointtest.WithHTTPOptions(httpapi.WithEmbedTokens(signer), httpapi.WithLimiter(nil)))
 	ctx := context.Background()
 	v, err := env.Service.CreateVariable(ctx, env.Project, variable.Variable{Name: "Event", Type: variable.String})
@@ -132,15 +120,15 @@ func TestEmbedTokenAttacks(t *testing.T) {
 		{"mint a token with a token", "POST", "/api/projects/1/embed_tokens/", good, `{"endpoints": ["by_event"]}`, 403},
 		{"debug, which shows the saved SQL", "POST", run, good, `{"variables": {}, "debug": true}`, 403},
 	}
-	before := exec.n.Load()
+	before := exec.Queries()
 	for _, tc := range cases {
 		status, body, _ := send(t, env, tc.method, tc.path, tc.token, tc.body)
 		got, want := status, tc.status
 		assert.Equal(t, want, got, "%s: %s: status", tc.name, body)
 		assert.Contains(t, body, `"detail"`, "%v", tc.name)
 	}
-	if got, want := exec.n.Load(), before; got != want {
-		t.Errorf("no refused request ran a query: exec.n.Load() = %v, want %v", got, want)
+	if got, want := exec.Queries(), before; got != want {
+		t.Errorf("no refused request ran a query: exec.Queries() = %v, want %v", got, want)
 	}
 	n, _ := env.Service.Get(ctx, env.Project, "by_event")
 	if got, want := n.CurrentVersion, 1; got != want {
@@ -162,17 +150,23 @@ func TestEmbedTokenAttacks(t *testing.T) {
 	}
 }
 
-func TestEmbedTokenRateAndRotation(t *testing.T) {
-	env, signer, keys, _ := embedEnv(t)
-	ctx := context.Background()
-	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
+// spentToken mints a token of by_event with an rpm of 2 and runs it
+// twice; it returns the token and the run path.
+func spentToken(t *testing.T, env *endpointtest.Env, signer *embed.Signer) (string, string) {
+	t.Helper()
+	tok, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
 	require.NoError(t, err)
 	run := "/api/projects/1/endpoints/by_event/run/"
 	for i := range 2 {
 		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		got, want := status, 200
-		require.Equal(t, want, got, "run %d: %s: status", i, body)
+		require.Equal(t, 200, status, "run %d: %s: status", i, body)
 	}
+	return tok, run
+}
+
+func TestEmbedTokenRateAndRotation(t *testing.T) {
+	env, signer, keys, _ := embedEnv(t)
+	tok, run := spentToken(t, env, signer)
 	status, body, h := send(t, env, "POST", run, tok, `{}`)
 	got, want := status, 429
 	assert.Equal(t, want, got, "%v: status", body)
@@ -186,7 +180,7 @@ func TestEmbedTokenRateAndRotation(t *testing.T) {
 	if got, want := status, 401; got != want {
 		t.Errorf("the retired key's token is refused: status = %v, want %v", got, want)
 	}
-	fresh, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}}, time.Hour)
+	fresh, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}}, time.Hour)
 	require.NoError(t, err)
 	status, body, _ = send(t, env, "POST", run, fresh, `{}`)
 	if got, want := status, 200; got != want {
@@ -232,18 +226,10 @@ func TestMintEmbedTokenOverHTTP(t *testing.T) {
 // claim out of range, are refused naming what was wrong.
 func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 	env, signer, _, exec := embedEnv(t)
-	ctx := context.Background()
-	tok, err := env.Service.MintEmbedToken(ctx, signer, env.Project, embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "x"}, RPM: 2}, time.Hour)
-	require.NoError(t, err)
-	run := "/api/projects/1/endpoints/by_event/run/"
-	for i := range 2 {
-		status, body, _ := send(t, env, "POST", run, tok, `{}`)
-		got, want := status, 200
-		require.Equal(t, want, got, "run %d: %s: status", i, body)
-	}
+	tok, run := spentToken(t, env, signer)
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, tok[len(tok)-1])
-	before := exec.n.Load()
+	before := exec.Queries()
 	for spare := 1; spare < 4; spare++ { // a 32-byte signature leaves 2 spare bits
 		respelt := tok[:len(tok)-1] + string(alphabet[last^spare])
 		status, body, _ := send(t, env, "POST", run, respelt, `{}`)
@@ -251,8 +237,8 @@ func TestEmbedTokenRPMIsPerToken(t *testing.T) {
 		assert.Equal(t, want, got, "%v: status", body)
 		assert.Contains(t, body, "base64url")
 	}
-	got, want := exec.n.Load(), before
-	assert.Equal(t, want, got, "no respelt token ran: exec.n.Load()")
+	got, want := exec.Queries(), before
+	assert.Equal(t, want, got, "no respelt token ran: exec.Queries()")
 	status, body, _ := send(t, env, "POST", run, tok, `{}`)
 	if got, want := status, 429; got != want {
 		t.Errorf("the token's budget is spent: %s: status = %v, want %v", body, got, want)

@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
@@ -64,11 +65,11 @@ func TestExportParquetStreams(t *testing.T) {
 	exec := &rowCountingExecutor{Executor: sqlexec.New(exportTable(t, n), engine.SQLite)}
 	h, _ := exportHandler(t, exec, n, -1, httpapi.WithFormat(parquet.Format{RowGroupRows: 5000}))
 	saved := exec.queries.Load()
-	w := &keptBody{firstWrite: firstWrite{discard: discard{h: http.Header{}}, exec: exec}}
+	w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
 	h.ServeHTTP(w, exportRequest(t, n, "parquet"))
-	require.Equal(t, http.StatusOK, w.status)
-	assert.Empty(t, w.h.Get(httpapi.HeaderError))
-	assert.Equal(t, parquet.MediaType, w.h.Get("Content-Type"))
+	require.Equal(t, http.StatusOK, w.Status)
+	assert.Empty(t, w.Head.Get(httpapi.HeaderError))
+	assert.Equal(t, parquet.MediaType, w.Head.Get("Content-Type"))
 	assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
 	assert.Less(t, w.atFirst, int64(n/2), "rows read before the first byte was written")
 	assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
@@ -103,10 +104,10 @@ func TestExportParquetCut(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			opts := append([]httpapi.Option{httpapi.WithFormat(parquet.Format{RowGroupRows: 2000})}, c.opts...)
 			h, _ := exportHandler(t, sqlexec.New(db, engine.SQLite), n, c.maxBytes, opts...)
-			w := &keptBody{firstWrite: firstWrite{discard: discard{h: http.Header{}}, exec: &rowCountingExecutor{}}}
+			w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: &rowCountingExecutor{}}}
 			h.ServeHTTP(w, exportRequest(t, n, "parquet"))
-			require.Equal(t, http.StatusOK, w.status)
-			assert.Contains(t, w.h.Get(httpapi.HeaderError), "result_too_large")
+			require.Equal(t, http.StatusOK, w.Status)
+			assert.Contains(t, w.Head.Get(httpapi.HeaderError), "result_too_large")
 			_, err := pq.OpenFile(bytes.NewReader(w.body.Bytes()), int64(w.body.Len()))
 			assert.Error(t, err, "a cut file has no footer")
 			if c.opts != nil {

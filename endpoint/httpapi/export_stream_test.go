@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
@@ -77,16 +77,16 @@ func exportRequest(tb testing.TB, limit int, format string) *http.Request {
 // firstWrite records, at the first write of the body, how many rows the
 // executor had handed over.
 type firstWrite struct {
-	discard
+	*exportbench.Discard
 	exec    *rowCountingExecutor
 	atFirst int64
 }
 
 func (f *firstWrite) Write(b []byte) (int, error) {
-	if f.n == 0 {
+	if f.N == 0 {
 		f.atFirst = f.exec.rows.Load()
 	}
-	return f.discard.Write(b)
+	return f.Discard.Write(b)
 }
 
 // TestExportStreamsRows: a CSV and an NDJSON export are written as the
@@ -100,10 +100,10 @@ func TestExportStreamsRows(t *testing.T) {
 			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
 			h, _ := exportHandler(t, exec, n, -1)
 			saved := exec.queries.Load() // the save's description of the query
-			w := &firstWrite{discard: discard{h: http.Header{}}, exec: exec}
+			w := &firstWrite{Discard: exportbench.NewDiscard(), exec: exec}
 			h.ServeHTTP(w, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, w.status)
-			assert.Empty(t, w.h.Get(httpapi.HeaderError))
+			require.Equal(t, http.StatusOK, w.Status)
+			assert.Empty(t, w.Head.Get(httpapi.HeaderError))
 			assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
 			assert.Less(t, w.atFirst, int64(n/4), "rows read before the first byte was written")
 			assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
@@ -175,38 +175,17 @@ func exportMemory(tb testing.TB, exec driver.Executor, n int) (uint64, time.Dura
 // same export measured 7.6 to 8.1 MiB from run to run.
 func exportMemoryOf(tb testing.TB, h http.Handler, n int, format string) (uint64, time.Duration) {
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > base.HeapInuse && m.HeapInuse-base.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse - base.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	start := time.Now()
-	w := &discard{h: http.Header{}}
-	h.ServeHTTP(w, exportRequest(tb, n, format))
-	took := time.Since(start)
-	close(stop)
-	<-done
-	require.Equal(tb, http.StatusOK, w.status)
-	require.Empty(tb, w.h.Get(httpapi.HeaderError))
-	return peak.Load(), took
+	w := exportbench.NewDiscard()
+	req := exportRequest(tb, n, format)
+	var took time.Duration
+	peak, _ := exportbench.PeakGrowth(func() {
+		start := time.Now()
+		h.ServeHTTP(w, req)
+		took = time.Since(start)
+	})
+	require.Equal(tb, http.StatusOK, w.Status)
+	require.Empty(tb, w.Head.Get(httpapi.HeaderError))
+	return peak, took
 }
 
 // TestExportMemorySample is the small sample of TestExportMemory1M that

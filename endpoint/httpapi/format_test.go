@@ -60,6 +60,13 @@ var formatTargets = []formatTarget{
 // or cached.
 func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.Option) *harness {
 	t.Helper()
+	_, h := formatService(t, db, eng, opts...)
+	return h
+}
+
+// formatService is formatServer with its Service.
+func formatService(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.Option) (*endpoint.Service, *harness) {
+	t.Helper()
 	eps, vars := newStores(t)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: sqlexec.New(db, eng),
 		ResultCache: memstore.NewResultCache(1 << 20)})
@@ -68,7 +75,17 @@ func formatServer(t *testing.T, db *sql.DB, eng engine.Engine, opts ...httpapi.O
 	opts = append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithFormat(parquet.Format{})}, opts...)
 	srv := httptest.NewServer(httpapi.New(svc, keyring(t), opts...))
 	t.Cleanup(srv.Close)
-	return &harness{t: t, server: srv}
+	return svc, &harness{t: t, server: srv}
+}
+
+// formatEndpoint serves db (formatService) and saves the SQL endpoint
+// name, query, in project 1; it returns the Service, the server and the
+// endpoint's run path.
+func formatEndpoint(t *testing.T, db *sql.DB, eng engine.Engine, name, query string, opts ...httpapi.Option) (*endpoint.Service, *harness, string) {
+	t.Helper()
+	svc, h := formatService(t, db, eng, opts...)
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": name, "query": sqlQuery(query, nil)}))
+	return svc, h, "/api/projects/1/endpoints/" + name + "/run"
 }
 
 // raw is an answer as it came: status, headers, body, trailers.
@@ -389,10 +406,7 @@ func TestFormatsEqualJSON(t *testing.T) {
 // never ends as a well-formed short file.
 func TestFormatCutAtCap(t *testing.T) {
 	db := openEvents(t, 300)
-	h := formatServer(t, db, engine.SQLite, httpapi.WithMaxAnswerBytes(2000))
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-		"name": "ids", "query": sqlQuery("SELECT uuid, event FROM events ORDER BY uuid", nil)}))
-	run := "/api/projects/1/endpoints/ids/run"
+	_, h, run := formatEndpoint(t, db, engine.SQLite, "ids", "SELECT uuid, event FROM events ORDER BY uuid", httpapi.WithMaxAnswerBytes(2000))
 
 	r := h.post(run, keyP1, `{"limit": 300, "format": "csv"}`)
 	require.Equal(t, http.StatusOK, r.status)
@@ -449,10 +463,7 @@ func TestFormatCutAtCap(t *testing.T) {
 // result_not_encodable, in the trailer and the last line.
 func TestFormatCutByValue(t *testing.T) {
 	db := openEvents(t, 0)
-	h := formatServer(t, db, engine.SQLite)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-		"name": "nan", "query": sqlQuery("SELECT 1.5 AS x UNION ALL SELECT 9e999", nil)}))
-	run := "/api/projects/1/endpoints/nan/run"
+	_, h, run := formatEndpoint(t, db, engine.SQLite, "nan", "SELECT 1.5 AS x UNION ALL SELECT 9e999")
 	j := h.post(run, keyP1, `{}`)
 	got, want := j.status, http.StatusBadGateway
 	require.Equal(t, want, got, "%s: j.status", j.body)
@@ -474,10 +485,7 @@ func TestFormatCutByValue(t *testing.T) {
 // JSON.
 func TestFormatChoice(t *testing.T) {
 	db := openEvents(t, 50)
-	h := formatServer(t, db, engine.SQLite)
-	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-		"name": "n", "query": sqlQuery("SELECT count(*) AS n FROM events", nil)}))
-	run := "/api/projects/1/endpoints/n/run"
+	_, h, run := formatEndpoint(t, db, engine.SQLite, "n", "SELECT count(*) AS n FROM events")
 	cases := []struct {
 		body, accept, want string
 	}{

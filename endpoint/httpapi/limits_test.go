@@ -18,33 +18,17 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// gateExecutor holds every query until the test opens the gate, so that
-// runs are in flight for as long as a test needs.
-type gateExecutor struct {
-	driver.Executor
-	started chan struct{}
-	gate    chan struct{}
-}
-
-func newGate(ex driver.Executor) *gateExecutor {
-	return &gateExecutor{Executor: ex, started: make(chan struct{}, 100), gate: make(chan struct{})}
-}
-
-func (g *gateExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if savesCheck(st) {
-		return g.Executor.Query(ctx, st, b)
-	}
-	g.started <- struct{}{}
-	select {
-	case <-g.gate:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return g.Executor.Query(ctx, st, b)
+// newGate holds every run's query (a save's check passes) until the test
+// releases it, so that runs are in flight for as long as a test needs.
+func newGate(ex driver.Executor) *heldexec.Fake {
+	g := heldexec.NewFake(ex, heldexec.Held(100), heldexec.HoldOnly(func(st driver.Statement) bool { return !savesCheck(st) }))
+	g.Hold()
+	return g
 }
 
 // limitHarness serves projects 1 and 2 (each with the endpoint "one",
@@ -168,15 +152,15 @@ func TestRunConcurrency429(t *testing.T) {
 	l := newLimiter(t, limit.Config{ProjectConcurrency: 2, BusyRetryAfter: 1500 * time.Millisecond})
 	lh := newLimitHarness(t, gate, httpapi.WithLimiter(l))
 	first, second := lh.runAsync("1"), lh.runAsync("1")
-	<-gate.started
-	<-gate.started
+	<-gate.Started
+	<-gate.Started
 	r := lh.run("1")
 	mustStatus(t, http.StatusTooManyRequests, r)
 	assert.Equal(t, "throttled", r.Body["code"])
 	assert.Contains(t, r.detail(), "project '1' may have 2 runs in progress (project_concurrency)")
 	assert.Equal(t, "2", r.Header.Get("Retry-After"), "rounded up: r.Header.Get(\"Retry-After\")")
 
-	close(gate.gate) // every held run finishes
+	gate.Release() // every held run finishes
 	mustStatus(t, http.StatusOK, <-first)
 	mustStatus(t, http.StatusOK, <-second)
 	mustStatus(t, http.StatusOK, lh.run("1"))
@@ -189,7 +173,7 @@ func TestGlobalCap503(t *testing.T) {
 	l := newLimiter(t, limit.Config{GlobalConcurrency: 1})
 	lh := newLimitHarness(t, gate, httpapi.WithLimiter(l))
 	held := lh.runAsync("1")
-	<-gate.started
+	<-gate.Started
 	r := lh.run("2")
 	mustStatus(t, http.StatusServiceUnavailable, r)
 	checkErrorBody(t, r)
@@ -202,7 +186,7 @@ func TestGlobalCap503(t *testing.T) {
 	assert.Contains(t, logs, "global_concurrency")
 	s, sub := logs, "request_id="+r.Header.Get("X-Request-Id")
 	assert.Contains(t, s, sub)
-	close(gate.gate)
+	gate.Release()
 	mustStatus(t, http.StatusOK, <-held)
 	mustStatus(t, http.StatusOK, lh.run("2"))
 }
@@ -215,13 +199,13 @@ func TestDefaultLimits(t *testing.T) {
 	var held []<-chan response
 	for range limit.DefaultProjectConcurrency {
 		held = append(held, lh.runAsync("1"))
-		<-gate.started
+		<-gate.Started
 	}
 	r := lh.run("1")
 	mustStatus(t, http.StatusTooManyRequests, r)
 	s, sub := r.detail(), fmt.Sprintf("may have %d runs in progress (project_concurrency)", limit.DefaultProjectConcurrency)
 	assert.Contains(t, s, sub)
-	close(gate.gate)
+	gate.Release()
 	for _, h := range held {
 		mustStatus(t, http.StatusOK, <-h)
 	}
@@ -234,9 +218,9 @@ func TestWithLimiterNil(t *testing.T) {
 	var held []<-chan response
 	for range 2 * limit.DefaultProjectConcurrency {
 		held = append(held, lh.runAsync("1"))
-		<-gate.started
+		<-gate.Started
 	}
-	close(gate.gate)
+	gate.Release()
 	for _, h := range held {
 		mustStatus(t, http.StatusOK, <-h)
 	}
@@ -267,9 +251,8 @@ func TestLimitsUnderLoad(t *testing.T) {
 	var mu sync.Mutex
 	inFlight := map[string]int{}
 	total, maxTotal, maxProject := 0, 0, 0
-	counting := countingExecutor{
-		Executor: newExecutor(openEvents(t, 1)),
-		enter: func(ctx context.Context) {
+	counting := heldexec.NewFake(newExecutor(openEvents(t, 1)), heldexec.Around(
+		func(ctx context.Context) {
 			mu.Lock()
 			defer mu.Unlock()
 			p := projectOf(ctx)
@@ -278,13 +261,12 @@ func TestLimitsUnderLoad(t *testing.T) {
 			maxTotal = max(maxTotal, total)
 			maxProject = max(maxProject, inFlight[p])
 		},
-		leave: func(ctx context.Context) {
+		func(ctx context.Context) {
 			mu.Lock()
 			defer mu.Unlock()
 			inFlight[projectOf(ctx)]--
 			total--
-		},
-	}
+		}))
 	l := newLimiter(t, limit.Config{ProjectConcurrency: projConc, GlobalConcurrency: globalConc, ProjectPerMinute: limit.Unlimited, ProjectPerHour: limit.Unlimited})
 	lh := newLimitHarness(t, counting, httpapi.WithLimiter(l))
 	var wg sync.WaitGroup
@@ -328,15 +310,3 @@ func TestLimitsUnderLoad(t *testing.T) {
 type projectKey struct{}
 
 func projectOf(ctx context.Context) string { p, _ := ctx.Value(projectKey{}).(string); return p }
-
-// countingExecutor calls enter and leave around every query.
-type countingExecutor struct {
-	driver.Executor
-	enter, leave func(context.Context)
-}
-
-func (c countingExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	c.enter(ctx)
-	defer c.leave(ctx)
-	return c.Executor.Query(ctx, st, b)
-}

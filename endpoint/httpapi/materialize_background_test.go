@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,35 +14,38 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 )
 
-// gatedBuild holds every statement that builds a stored table until
-// release, telling started when one is held.
+// gatedBuild holds every write that builds a stored table until release,
+// telling started when one is held.
 type gatedBuild struct {
-	driver.Executor
 	started chan struct{}
-	once    sync.Once
+	release func()
 	gate    chan struct{}
 }
 
-func (g *gatedBuild) release() { g.once.Do(func() { close(g.gate) }) }
+func newGatedBuild() *gatedBuild {
+	g := &gatedBuild{started: make(chan struct{}, 1), gate: make(chan struct{})}
+	g.release = sync.OnceFunc(func() { close(g.gate) })
+	return g
+}
 
-func (g *gatedBuild) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
-	for _, st := range stmts {
-		if strings.Contains(st.SQL(), "CREATE TABLE") {
-			select {
-			case g.started <- struct{}{}:
-			default:
-			}
-			select {
-			case <-g.gate:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			break
-		}
+// hold is the BeforeExec of the executor g gates.
+func (g *gatedBuild) hold(ctx context.Context, stmts []driver.Statement) error {
+	if !slices.ContainsFunc(stmts, func(st driver.Statement) bool { return strings.Contains(st.SQL(), "CREATE TABLE") }) {
+		return nil
 	}
-	return g.Executor.Exec(ctx, stmts, w)
+	select {
+	case g.started <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // TestMaterializeAnswers202WhileTheRefreshRuns: POST materialize answers
@@ -51,10 +55,9 @@ func (g *gatedBuild) Exec(ctx context.Context, stmts []driver.Statement, w drive
 // once the build goes on. Before, the POST answered only once the
 // refresh ended.
 func TestMaterializeAnswers202WhileTheRefreshRuns(t *testing.T) {
-	g := &gatedBuild{started: make(chan struct{}, 1), gate: make(chan struct{})}
+	g := newGatedBuild()
 	h := newHarness(t, func(events *sql.DB) driver.Executor {
-		g.Executor = newExecutor(events)
-		return g
+		return heldexec.NewFake(newExecutor(events), heldexec.BeforeExec(g.hold))
 	})
 	t.Cleanup(g.release)
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))

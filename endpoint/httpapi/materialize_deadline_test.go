@@ -11,23 +11,21 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/require"
 )
 
-// slowExec makes every write take delay (nanoseconds) more, or until its
+// slowWrites makes every write take delay (nanoseconds) more, or until its
 // context ends.
-type slowExec struct {
-	driver.Executor
-	delay atomic.Int64
-}
-
-func (x *slowExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
-	select {
-	case <-time.After(time.Duration(x.delay.Load())):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return x.Executor.Exec(ctx, stmts, tx)
+func slowWrites(delay *atomic.Int64) heldexec.Option {
+	return heldexec.BeforeExec(func(ctx context.Context, _ []driver.Statement) error {
+		select {
+		case <-time.After(time.Duration(delay.Load())):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 }
 
 // TestMaterializeOutlivesTheServersWriteTimeout: a refresh that takes
@@ -35,17 +33,16 @@ func (x *slowExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver
 // does is: its answer has a write deadline of its own from when the refresh
 // ends (WithWriteTimeout), rather than the connection closed without one.
 func TestMaterializeOutlivesTheServersWriteTimeout(t *testing.T) {
-	var slow *slowExec
+	var delay atomic.Int64
 	h := newHarness(t, func(events *sql.DB) driver.Executor {
-		slow = &slowExec{Executor: newExecutor(events)}
-		return slow
+		return heldexec.NewFake(newExecutor(events), slowWrites(&delay))
 	})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	srv := httptest.NewUnstartedServer(h.handler)
 	srv.Config.WriteTimeout = 200 * time.Millisecond
 	srv.Start()
 	t.Cleanup(srv.Close)
-	slow.delay.Store(int64(600 * time.Millisecond))
+	delay.Store(int64(600 * time.Millisecond))
 	req, err := http.NewRequest("POST", srv.URL+"/api/projects/1/endpoints/daily/materialize?wait=true", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+keyP1)

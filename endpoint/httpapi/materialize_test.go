@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,18 +21,15 @@ FROM (SELECT timestamp, json_extract(properties, '$.country') AS country, json_e
 WHERE country = {variables.country} AND timestamp >= {variables.from} AND timestamp < {variables.to}
 GROUP BY day ORDER BY day`
 
-// failingExec fails every write while fail is set, with an error that
+// failWritesWhile fails every write while fail is set, with an error that
 // holds internals a client must not see.
-type failingExec struct {
-	driver.Executor
-	fail atomic.Bool
-}
-
-func (x *failingExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
-	if x.fail.Load() {
-		return errors.New("sqlite: disk I/O error at /srv/secret.db")
-	}
-	return x.Executor.Exec(ctx, stmts, tx)
+func failWritesWhile(fail *atomic.Bool) heldexec.Option {
+	return heldexec.BeforeExec(func(context.Context, []driver.Statement) error {
+		if fail.Load() {
+			return errors.New("sqlite: disk I/O error at /srv/secret.db")
+		}
+		return nil
+	})
 }
 
 // setupDaily creates the variables of dailySQL and the endpoints "daily"
@@ -171,14 +169,13 @@ func TestHTTPMaterializeErrors(t *testing.T) {
 // nothing, the endpoint shows failed with the same words, and the last good
 // table keeps serving.
 func TestHTTPMaterializeFailure(t *testing.T) {
-	var x *failingExec
+	var fail atomic.Bool
 	h := newHarness(t, func(events *sql.DB) driver.Executor {
-		x = &failingExec{Executor: newExecutor(events)}
-		return x
+		return heldexec.NewFake(newExecutor(events), failWritesWhile(&fail))
 	})
 	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
 	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, nil))
-	x.fail.Store(true)
+	fail.Store(true)
 	r := h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, nil)
 	mustStatus(t, http.StatusBadGateway, r)
 	assert.Equal(t, "materialization_failed", r.Body["code"])

@@ -24,6 +24,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -33,7 +34,7 @@ import (
 type opsEnv struct {
 	*endpointtest.Env
 	signer *embed.Signer
-	exec   *counting
+	exec   *heldexec.Fake
 }
 
 func newOpsEnv(t *testing.T) *opsEnv {
@@ -41,10 +42,10 @@ func newOpsEnv(t *testing.T) *opsEnv {
 	keys := &embed.StaticKeys{}
 	require.NoError(t, keys.Add("", "k1", []byte("ops-embed-secret-0123")))
 	signer := &embed.Signer{Keys: keys}
-	exec := &counting{}
+	var exec *heldexec.Fake // counts the queries that reach the database
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(2000),
 		endpointtest.WithConfig(func(c *endpoint.Config) {
-			exec.Executor = c.Executor
+			exec = heldexec.NewFake(c.Executor)
 			c.Executor = exec
 			c.ResultCache = memstore.NewResultCache(1 << 20)
 		}),
@@ -130,15 +131,15 @@ func TestHTTPRunAnswerFields(t *testing.T) {
 	if _, ok := stats["bytes_read"]; !ok {
 		t.Errorf("no key %v in %v", "bytes_read", stats)
 	}
-	queries := o.exec.n.Load()
+	queries := o.exec.Queries()
 
 	second := o.call(t, "POST", "endpoints/by_event/run", o.Key, run)
 	mustStatus(t, http.StatusOK, second)
 	assert.Equal(t, true, second.Body["is_cached"])
 	assert.NotEqual(t, first.Body["execution_id"], second.Body["execution_id"])
 	assert.Equal(t, first.Body["last_refresh"], second.Body["last_refresh"])
-	got, want := o.exec.n.Load(), queries
-	assert.Equal(t, want, got, "a cached run queried the database: o.exec.n.Load()")
+	got, want := o.exec.Queries(), queries
+	assert.Equal(t, want, got, "a cached run queried the database: o.exec.Queries()")
 	results := func(r response) string {
 		var m map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(r.Raw, &m))
@@ -151,8 +152,8 @@ func TestHTTPRunAnswerFields(t *testing.T) {
 	forced := o.call(t, "POST", "endpoints/by_event/run", o.Key, `{"variables": {"event": "purchase", "from": "2025-01-01"}, "refresh": "force"}`)
 	mustStatus(t, http.StatusOK, forced)
 	assert.Equal(t, false, forced.Body["is_cached"])
-	if got, want := o.exec.n.Load(), queries+1; got != want {
-		t.Errorf("o.exec.n.Load() = %v, want %v", got, want)
+	if got, want := o.exec.Queries(), queries+1; got != want {
+		t.Errorf("o.exec.Queries() = %v, want %v", got, want)
 	}
 
 	direct := o.call(t, "POST", "endpoints/by_event/run", o.Key, `{"variables": {"event": "purchase", "from": "2025-01-01"}, "refresh": "direct"}`)

@@ -167,12 +167,12 @@ func TestQueryRouteRefusesEmbedTokens(t *testing.T) {
 	tok, err := env.Service.MintEmbedToken(context.Background(), signer, env.Project,
 		embed.Claims{Endpoints: []string{"by_event"}, Fixed: map[string]any{"event": "purchase"}}, time.Hour)
 	require.NoError(t, err)
-	before := exec.n.Load()
+	before := exec.Queries()
 	status, body, _ := send(t, env, "POST", "/api/projects/1/query/", tok, `{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) FROM events"}}`)
 	got, want := status, http.StatusForbidden
 	assert.Equal(t, want, got, "%v: status", body)
-	if got, want := exec.n.Load(), before; got != want {
-		t.Errorf("nothing ran: exec.n.Load() = %v, want %v", got, want)
+	if got, want := exec.Queries(), before; got != want {
+		t.Errorf("nothing ran: exec.Queries() = %v, want %v", got, want)
 	}
 	status, body, _ = send(t, env, "POST", "/api/projects/1/endpoints/by_event/run/", tok, `{}`)
 	if got, want := status, http.StatusOK; got != want {

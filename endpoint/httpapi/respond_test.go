@@ -3,16 +3,13 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -183,16 +180,11 @@ func TestBodyTooLargeChunked(t *testing.T) {
 }
 
 // failingExecutor fails every query with err but the check of a save
-// (savesCheck), which it answers with no column.
-type failingExecutor struct{ err error }
-
-func (f failingExecutor) Engine() engine.Engine { return engine.SQLite }
-
-func (f failingExecutor) Query(_ context.Context, st driver.Statement, _ driver.Bounds) (*driver.Result, error) {
-	if savesCheck(st) {
-		return &driver.Result{}, nil
-	}
-	return nil, f.err
+// (savesCheck), which it answers with no column, and every Exec.
+func failingExecutor(err error) *heldexec.Fake {
+	return heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}),
+		heldexec.Fail(err, func(st driver.Statement) bool { return !savesCheck(st) }),
+		heldexec.BeforeExec(func(context.Context, []driver.Statement) error { return err }))
 }
 
 // savesCheck reports whether st is the check of a save (or a description
@@ -201,31 +193,6 @@ func (f failingExecutor) Query(_ context.Context, st driver.Statement, _ driver.
 func savesCheck(st driver.Statement) bool {
 	args := st.Args()
 	return len(args) >= 2 && args[len(args)-2] == int64(0)
-}
-
-func (f failingExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return f.err }
-
-func TestExecutorFailures(t *testing.T) {
-	secret := "dial tcp 10.1.2.3:9000: password=hunter2"
-	cases := []struct {
-		name   string
-		err    error
-		status int
-	}{
-		{"failure", errors.New(secret), http.StatusBadGateway},
-		{"timeout", fmt.Errorf("%s: %w", secret, context.DeadlineExceeded), http.StatusGatewayTimeout},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, func(*sql.DB) driver.Executor { return failingExecutor{c.err} })
-			h.setupRange("1", keyP1)
-			r := h.do("POST", runPath, keyP1, map[string]any{"variables": okVars})
-			mustStatus(t, c.status, r)
-			checkErrorBody(t, r)
-			assert.NotContains(t, string(r.Raw), "hunter2")
-			assert.NotContains(t, string(r.Raw), "10.1.2.3")
-		})
-	}
 }
 
 // A table the query names that does not exist is the query's mistake: its

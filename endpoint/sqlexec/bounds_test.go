@@ -3,7 +3,6 @@ package sqlexec_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 )
 
@@ -25,17 +26,14 @@ func fileDSN(t *testing.T) string {
 
 func mustExec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
-	if _, err := db.Exec(q); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	_, err := db.Exec(q)
+	require.NoError(t, err, "%s", q)
 }
 
 func count(t *testing.T, db *sql.DB, table string) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+table).Scan(&n))
 	return n
 }
 
@@ -45,27 +43,19 @@ func count(t *testing.T, db *sql.DB, table string) int {
 func TestReadOnlyPool(t *testing.T) {
 	dsn := fileDSN(t)
 	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	mustExec(t, db, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
 	ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ro.Close() })
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	ctx := context.Background()
 	if _, err := x.Query(ctx, stmt.New("WITH w AS (SELECT 1) DELETE FROM t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "readonly") {
 		t.Fatalf("a DELETE through the read-only pool: %v", err)
 	}
-	if n := count(t, db, "t"); n != 2 {
-		t.Fatalf("%d rows left, want 2", n)
-	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t VALUES (3)", nil)}, driver.Write{Tx: false}); err != nil {
-		t.Fatalf("Exec beside a read-only pool: %v", err)
-	}
+	require.Equal(t, 2, count(t, db, "t"))
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t VALUES (3)", nil)}, driver.Write{Tx: false}), "Exec beside a read-only pool")
 	res, err := x.Query(ctx, stmt.New("SELECT count(*) FROM t", nil), driver.Bounds{})
 	if err != nil || res.Rows[0][0] != int64(3) {
 		t.Fatalf("a run reads what Exec wrote: %v, %v", res, err)
@@ -78,9 +68,7 @@ func TestReadOnlyPool(t *testing.T) {
 // otherwise.
 func TestGuardEndsOnEveryPath(t *testing.T) {
 	db, err := sql.Open("sqlite", fileDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
@@ -106,16 +94,11 @@ func TestGuardEndsOnEveryPath(t *testing.T) {
 		},
 	} {
 		_ = run()
-		if err := x.Exec(context.Background(), []driver.Statement{stmt.New("INSERT INTO t VALUES (1)", nil)}, driver.Write{Tx: false}); err != nil {
-			t.Fatalf("Exec after run %d: %v", i, err)
-		}
-		if _, err := db.Exec("INSERT INTO t VALUES (1)"); err != nil {
-			t.Fatalf("another user of the pool after run %d: %v", i, err)
-		}
+		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("INSERT INTO t VALUES (1)", nil)}, driver.Write{Tx: false}), "Exec after run %d", i)
+		_, err := db.Exec("INSERT INTO t VALUES (1)")
+		require.NoError(t, err, "another user of the pool after run %d", i)
 	}
-	if n := count(t, db, "t"); n != 8 {
-		t.Fatalf("%d rows, want 8 (none from the runs)", n)
-	}
+	require.Equal(t, 8, count(t, db, "t"))
 }
 
 // TestTimeLimitOnSQLite: SQLite checks for interruption at each step of a
@@ -126,9 +109,7 @@ func TestGuardEndsOnEveryPath(t *testing.T) {
 // call at once.
 func TestTimeLimitOnSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", fileDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	x := sqlexec.New(db, engine.SQLite)
@@ -147,15 +128,11 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	start := time.Now()
 	_, err = x.Query(ctx, stmt.New(huge, nil), driver.Bounds{})
 	cancel()
-	if err == nil {
-		t.Fatal("the run passed its deadline and still answered")
-	}
+	require.Error(t, err, "the run passed its deadline and still answered")
 	t.Logf("one printf of 100 MB with a 1ms limit took %v", time.Since(start))
 
 	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const sqliteLimitLength = 0 // SQLITE_LIMIT_LENGTH
 	if _, err := sqlite.Limit(conn, sqliteLimitLength, 10<<20); err != nil {
 		t.Fatal(err)
@@ -178,12 +155,8 @@ func requireStopsAt(t *testing.T, x *sqlexec.Executor, q string, limit time.Dura
 	start := time.Now()
 	_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
 	took := time.Since(start)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("%s: %v, want a deadline error", q, err)
-	}
-	if took > limit+time.Second {
-		t.Fatalf("%s stopped after %v, limit %v", q, took, limit)
-	}
+	require.ErrorIs(t, err, context.DeadlineExceeded, "%s", q)
+	require.LessOrEqual(t, took, limit+time.Second, "%s stopped after, limit %v", q, limit)
 }
 
 // TestBoundsWhileReading: MaxRows ends the read, and MaxBytes fails it as
@@ -193,23 +166,17 @@ func TestBoundsWhileReading(t *testing.T) {
 	ctx := context.Background()
 	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
 	res, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 3, MaxBytes: 1000})
-	if err != nil || len(res.Rows) != 3 {
-		t.Fatalf("MaxRows 3: %v, %v", res, err)
-	}
+	require.NoError(t, err, "MaxRows 3: %v, %v", res, err)
+	require.Len(t, res.Rows, 3, "MaxRows 3: %v, %v", res, err)
 	// Each row weighs 2 + 2 + 1 (n < 10) + 10 = 15 bytes: 6 rows are 90.
 	res, err = x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 6, MaxBytes: 90})
-	if err != nil || len(res.Rows) != 6 {
-		t.Fatalf("6 rows in 90 bytes: %v, %v", res, err)
-	}
+	require.NoError(t, err, "6 rows in 90 bytes: %v, %v", res, err)
+	require.Len(t, res.Rows, 6, "6 rows in 90 bytes: %v, %v", res, err)
 	_, err = x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 7, MaxBytes: 90})
-	if !errors.Is(err, driver.ErrResultTooLarge) {
-		t.Fatalf("7 rows in 90 bytes: %v, want ErrResultTooLarge", err)
-	}
+	require.ErrorIs(t, err, driver.ErrResultTooLarge, "7 rows in 90 bytes")
 	// Without MaxRows the query has no end; the byte bound ends it.
 	_, err = x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxBytes: 1 << 20})
-	if !errors.Is(err, driver.ErrResultTooLarge) {
-		t.Fatalf("an endless query under 1 MiB: %v, want ErrResultTooLarge", err)
-	}
+	require.ErrorIs(t, err, driver.ErrResultTooLarge, "an endless query under 1 MiB")
 }
 
 // TestNotAQuery: Query refuses a text that does not begin as a query,
@@ -220,17 +187,14 @@ func TestNotAQuery(t *testing.T) {
 	ctx := context.Background()
 	for _, q := range []string{"DROP TABLE t", "  -- c\n DELETE FROM t", "/* x */ UPDATE t SET id = 1", "PRAGMA query_only = 0",
 		"/*!50000 DROP TABLE t */ SELECT 1", "/*M!100000 DROP TABLE t */ SELECT 1", "", "-- only a comment", "selectx 1"} {
-		if _, err := lite.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
-			t.Errorf("Query(%q) = %v, want it refused", q, err)
-		}
+		_, err := lite.Query(ctx, stmt.New(q, nil), driver.Bounds{})
+		assert.ErrorContains(t, err, "begins with SELECT", "Query(%q)", q)
 	}
-	if _, err := my.Query(ctx, stmt.New("# comment\nDROP TABLE t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "begins with SELECT") {
-		t.Errorf("MySQL '#' comment then DROP: %v", err)
-	}
+	_, err := my.Query(ctx, stmt.New("# comment\nDROP TABLE t", nil), driver.Bounds{})
+	assert.ErrorContains(t, err, "begins with SELECT", "MySQL '#' comment then DROP")
 	for _, q := range []string{"SELECT 1", " -- c\n/* d */ select 1", "WITH a AS (SELECT 1) SELECT * FROM a", "VALUES (1)"} {
-		if _, err := lite.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err != nil {
-			t.Errorf("Query(%q): %v", q, err)
-		}
+		_, err := lite.Query(ctx, stmt.New(q, nil), driver.Bounds{})
+		assert.NoError(t, err, "Query(%q)", q)
 	}
 }
 
@@ -254,9 +218,8 @@ func TestReadOnlyOnServers(t *testing.T) {
 			"SELECT nextval('s')",
 			"SELECT id FROM t FOR UPDATE",
 		} {
-			if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
-				t.Errorf("%s: %v, want a read-only refusal", q, err)
-			}
+			_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{})
+			assert.ErrorContains(t, err, "read-only transaction", "%s", q)
 		}
 		var id, next int
 		if err := db.QueryRow("SELECT id, nextval('s') FROM t").Scan(&id, &next); err != nil || id != 1 || next != 2 {
@@ -281,9 +244,7 @@ func TestReadOnlyOnServers(t *testing.T) {
 		if _, err := x.Query(ctx, stmt.New("SELECT f()", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "READ ONLY") {
 			t.Errorf("SELECT f() in a run: %v, want a read-only refusal", err)
 		}
-		if n := count(t, db, "t"); n != 1 {
-			t.Fatalf("%d rows after the run, want 1", n)
-		}
+		require.Equal(t, 1, count(t, db, "t"))
 		start := time.Now()
 		_, err := x.Query(ctx, stmt.New("SELECT SLEEP(5)", nil), driver.Bounds{Timeout: 200 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "max_statement_time") || time.Since(start) > 3*time.Second {

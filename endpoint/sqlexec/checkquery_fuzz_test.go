@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
@@ -22,15 +25,10 @@ func FuzzCheckQuery(f *testing.F) {
 				continue
 			}
 			head := strings.ToLower(strings.TrimLeft(skipComments(lex, q), " \t\n\r\f\v"))
-			if !strings.HasPrefix(head, "select") && !strings.HasPrefix(head, "with") && !strings.HasPrefix(head, "values") && !strings.HasPrefix(head, "(") {
-				t.Fatalf("accepted %q, which begins %q", q, head[:min(len(head), 20)])
-			}
-			if checkQuery(lex, "/* c */\n -- d\n"+q) != nil {
-				t.Fatalf("a comment before %q got it refused", q)
-			}
-			if checkQuery(lex, "DELETE FROM t; "+q) == nil {
-				t.Fatalf("a DELETE before %q passed", q)
-			}
+			require.True(t, strings.HasPrefix(head, "select") || strings.HasPrefix(head, "with") || strings.HasPrefix(head, "values") || strings.HasPrefix(head, "("),
+				"accepted %q, which begins %q", q, head[:min(len(head), 20)])
+			require.NoError(t, checkQuery(lex, "/* c */\n -- d\n"+q), "a comment before %q got it refused", q)
+			require.Error(t, checkQuery(lex, "DELETE FROM t; "+q), "a DELETE before %q passed", q)
 		}
 	})
 }
@@ -86,9 +84,8 @@ func TestCheckQueryReadsAsTheEngine(t *testing.T) {
 		{engine.SQLite, "selec 1", false},
 		{engine.SQLite, "selectt 1", false},
 	} {
-		if err := checkQuery(c.e.Lexical(), c.q); (err == nil) != c.ok {
-			t.Errorf("%s: checkQuery(%q) = %v, want ok=%v", c.e.Name(), c.q, err, c.ok)
-		}
+		err := checkQuery(c.e.Lexical(), c.q)
+		assert.Equal(t, c.ok, err == nil, "%s: checkQuery(%q) = %v", c.e.Name(), c.q, err)
 	}
 }
 
@@ -97,12 +94,8 @@ func TestCheckQueryReadsAsTheEngine(t *testing.T) {
 func TestCheckQueryAllocatesNothing(t *testing.T) {
 	lex := engine.SQLite.Lexical()
 	for _, q := range []string{"SELECT 1", "/* c */ With a AS (SELECT 1) SELECT * FROM a", "VALUES (1)"} {
-		if n := testing.AllocsPerRun(100, func() {
-			if err := checkQuery(lex, q); err != nil {
-				t.Fatalf("checkQuery(%q): %v", q, err)
-			}
-		}); n != 0 {
-			t.Errorf("checkQuery(%q) allocates %v times", q, n)
-		}
+		require.NoError(t, checkQuery(lex, q), "checkQuery(%q)", q)
+		n := testing.AllocsPerRun(100, func() { _ = checkQuery(lex, q) })
+		assert.Zero(t, n, "checkQuery(%q) allocates", q)
 	}
 }

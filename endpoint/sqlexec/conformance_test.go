@@ -9,6 +9,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -30,9 +31,7 @@ func TestConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			executortest.Run(t, func(t *testing.T) driver.Executor {
 				db, err := sql.Open("sqlite", c.dsn(t))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				db.SetMaxOpenConns(c.max)
 				t.Cleanup(func() { db.Close() })
 				return sqlexec.New(db, engine.SQLite)

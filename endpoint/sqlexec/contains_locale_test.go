@@ -9,6 +9,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -26,9 +28,7 @@ func TestContainsIgnoresTheDatabaseLocale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer admin.Close()
 	name := fmt.Sprintf("endpointkit_test_c_%d", time.Now().UnixNano())
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"); err != nil {
@@ -36,14 +36,10 @@ func TestContainsIgnoresTheDatabaseLocale(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
 	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	u.Path = "/" + name
 	cdb, err := sql.Open("pgx", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { cdb.Close() }) // before the drop
 	for label, db := range map[string]*sql.DB{"LC_CTYPE C": cdb, "server default": testdb.Postgres(t)} {
 		matches := func(needle string) []string {
@@ -53,16 +49,12 @@ func TestContainsIgnoresTheDatabaseLocale(t *testing.T) {
 			engine.PostgreSQL.Contains(b, func() { b.WriteString("s") }, needle)
 			b.WriteString(" ORDER BY s COLLATE \"C\"")
 			rows, err := db.QueryContext(ctx, b.SQL(), b.Args()...)
-			if err != nil {
-				t.Fatalf("%s: %v", label, err)
-			}
+			require.NoError(t, err, "%s", label)
 			defer rows.Close()
 			var out []string
 			for rows.Next() {
 				var s string
-				if err := rows.Scan(&s); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, rows.Scan(&s))
 				out = append(out, s)
 			}
 			return out
@@ -74,9 +66,7 @@ func TestContainsIgnoresTheDatabaseLocale(t *testing.T) {
 			"rome": "[Chrome chrome]",
 			"unic": "[UNICODE]",
 		} {
-			if got := fmt.Sprint(matches(needle)); got != want {
-				t.Errorf("%s: icontains %q matches %s; want %s", label, needle, got, want)
-			}
+			assert.Equal(t, want, fmt.Sprint(matches(needle)), "%s: icontains %q matches", label, needle)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
 )
 
 // codeError has modernc.org/sqlite's shape: the result code and its text.
@@ -65,7 +66,5 @@ func TestQueryFault(t *testing.T) {
 			t.Errorf("%v: QueryError %q (chain kept: %v); want %q", tc.err, qe.Message, errors.Is(got, tc.err), tc.msg)
 		}
 	}
-	if queryFault(nil) != nil {
-		t.Error("queryFault(nil) is not nil")
-	}
+	assert.NoError(t, queryFault(nil), "queryFault(nil) is not nil")
 }

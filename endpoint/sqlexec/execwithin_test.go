@@ -3,7 +3,6 @@ package sqlexec_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // TestExecWithinOnSQLite: a statement that would grow the database by
@@ -22,9 +22,7 @@ import (
 func TestExecWithinOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1) // the bounded connection is the one every later write gets
 	t.Cleanup(func() { db.Close() })
 	mustExec(t, db, "CREATE TABLE seed (x INTEGER)")
@@ -32,9 +30,7 @@ func TestExecWithinOnSQLite(t *testing.T) {
 	ctx := context.Background()
 	fileSize := func() int64 {
 		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return fi.Size()
 	}
 	before := fileSize()
@@ -42,17 +38,10 @@ func TestExecWithinOnSQLite(t *testing.T) {
 	const big = "CREATE TABLE big AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 200) SELECT n, printf('%.*c', 100000, 'x') AS pad FROM r"
 	for _, tx := range []bool{false, true} {
 		err := x.Exec(ctx, []driver.Statement{stmt.New(big, nil)}, driver.Write{Tx: tx, MaxBytes: 2 << 20})
-		if !errors.Is(err, driver.ErrWriteLimit) {
-			t.Fatalf("tx %v: 20 MB under a 2 MB bound: %v", tx, err)
-		}
+		require.ErrorIs(t, err, driver.ErrWriteLimit, "tx %v: 20 MB under a 2 MB bound", tx)
 	}
-	if grew := fileSize() - before; grew > 3<<20 {
-		t.Fatalf("the file grew by %d bytes under a 2 MB bound", grew)
-	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 100000, 'x') AS pad", nil)}, driver.Write{MaxBytes: 2 << 20}); err != nil {
-		t.Fatalf("100 KB under a 2 MB bound: %v", err)
-	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New(big, nil)}, driver.Write{Tx: false}); err != nil {
-		t.Fatalf("the same write unbounded after: %v", err)
-	}
+	grew := fileSize() - before
+	require.LessOrEqual(t, grew, int64(3<<20), "the file grew by")
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 100000, 'x') AS pad", nil)}, driver.Write{MaxBytes: 2 << 20}), "100 KB under a 2 MB bound")
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(big, nil)}, driver.Write{Tx: false}), "the same write unbounded after")
 }

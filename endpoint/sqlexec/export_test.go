@@ -3,6 +3,7 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -12,13 +13,9 @@ import (
 func KeptOf(t *testing.T, pool *sql.DB) func() int {
 	t.Helper()
 	c, err := pool.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	var kc *keptConn
-	if err := c.Raw(func(dc any) error { kc = dc.(*keptConn); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Raw(func(dc any) error { kc = dc.(*keptConn); return nil }))
 	return kc.stmts.Len
 }

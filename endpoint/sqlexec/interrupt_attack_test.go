@@ -14,6 +14,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // repeatedInterrupt is sqliteinterrupt.For whose interrupt goes on
@@ -46,16 +48,12 @@ func repeatedInterrupt(d time.Duration) sqlexec.InterruptFunc {
 func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 	dsn := fileDSN(t)
 	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	mustExec(t, db, "CREATE TABLE w (n INTEGER)")
 	other, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer other.Close()
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(repeatedInterrupt(30*time.Millisecond)))
 	defer x.Close()
@@ -63,9 +61,7 @@ func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 		_, err := x.Read(ctx, afterFirstRow, nil)
 		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("run %d: %v, want a deadline error", i, err)
-		}
+		require.ErrorIs(t, err, context.DeadlineExceeded, "run %d", i)
 		if _, err := db.Exec("INSERT INTO w VALUES (?)", i); err != nil {
 			t.Fatalf("the write after run %d: %v", i, err)
 		}
@@ -74,9 +70,8 @@ func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 			t.Fatalf("after run %d another connection reads %d rows (%v), want %d: the write was not committed", i, n, err, i+1)
 		}
 		res, err := x.Query(context.Background(), stmt.New("SELECT count(*) AS n FROM w", nil), driver.Bounds{})
-		if err != nil || len(res.Rows) != 1 {
-			t.Fatalf("the run after run %d: %v, %v", i, res, err)
-		}
+		require.NoError(t, err, "the run after run %d: %v, %v", i, res, err)
+		require.Len(t, res.Rows, 1, "the run after run %d: %v, %v", i, res, err)
 	}
 }
 
@@ -101,9 +96,7 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dsn := fileDSN(t)
 			db, err := sql.Open("sqlite", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer db.Close()
 			db.SetMaxOpenConns(2)
 			// The database in WAL mode before connections open at once
@@ -112,9 +105,7 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 			opts := []sqlexec.Option{sqlexec.WithInterrupt(c.interrupt)}
 			if c.readOnly {
 				ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				defer ro.Close()
 				ro.SetMaxOpenConns(2)
 				opts = append(opts, sqlexec.WithReadOnly(ro))
@@ -146,9 +137,8 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 				}()
 			}
 			for range 24 {
-				if err := <-errs; err != nil {
-					t.Error(err)
-				}
+				err := <-errs
+				assert.NoError(t, err)
 			}
 		})
 	}
@@ -168,9 +158,7 @@ func TestInterruptFuncThatFails(t *testing.T) {
 			for _, readOnly := range []bool{false, true} {
 				dsn := fileDSN(t)
 				db, err := sql.Open("sqlite", dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				defer db.Close()
 				opts := []sqlexec.Option{sqlexec.WithInterrupt(f)}
 				if readOnly {
@@ -202,14 +190,10 @@ func TestInterruptAfterClose(t *testing.T) {
 				done <- err
 			}()
 			time.Sleep(20 * time.Millisecond)
-			if err := x.Close(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, x.Close())
 			select {
 			case err := <-done:
-				if !errors.Is(err, context.DeadlineExceeded) {
-					t.Fatalf("%v, want a deadline error", err)
-				}
+				require.ErrorIs(t, err, context.DeadlineExceeded)
 			case <-time.After(5 * time.Second):
 				t.Fatal("still running 5 s after its limit")
 			}
@@ -225,9 +209,7 @@ func TestInterruptAfterClose(t *testing.T) {
 // the connection's lock as its Close does, reaches no closed connection.
 func TestInterruptPoolClosed(t *testing.T) {
 	db, err := sql.Open("sqlite", fileDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The watch asks for the connection's interrupt once the run holds
 	// the connection it reads on: the pool is closed after that.
 	watched := make(chan struct{}, 1)
@@ -258,9 +240,7 @@ func TestInterruptPoolClosed(t *testing.T) {
 	go func() { closed <- db.Close() }()
 	select {
 	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%v, want a deadline error", err)
-		}
+		require.ErrorIs(t, err, context.DeadlineExceeded)
 	case <-time.After(5 * time.Second):
 		t.Fatal("still running 5 s after its limit")
 	}
@@ -280,7 +260,7 @@ func TestGuardedSQLiteRunEndsAtItsLimit(t *testing.T) {
 	x := interruptiblePools(t)["guarded"]
 	start := time.Now()
 	_, err := x.Query(context.Background(), stmt.New(afterFirstRow, nil), driver.Bounds{Timeout: 50 * time.Millisecond})
-	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 400*time.Millisecond {
-		t.Fatalf("%v after %v, want a deadline error at about 50ms", err, took)
-	}
+	took := time.Since(start)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "%v after %v, want a deadline error at about 50ms", err, took)
+	require.LessOrEqual(t, took, 400*time.Millisecond, "%v after %v, want a deadline error at about 50ms", err, took)
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunWatch: a watched run whose context ends is interrupted once,
@@ -29,9 +30,7 @@ func TestRunWatch(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(3 * interruptEvery)
-	if n := fired.Load(); n != 1 {
-		t.Fatalf("interrupted %d times, want once", n)
-	}
+	require.Equal(t, int32(1), fired.Load(), "interrupted")
 	w.remove(slot)
 
 	// Removed before its context ends: never interrupted.
@@ -40,9 +39,7 @@ func TestRunWatch(t *testing.T) {
 	w.remove(w.add(ctx2, func() { late.Store(true) }))
 	cancel2()
 	time.Sleep(3 * interruptEvery)
-	if late.Load() {
-		t.Fatal("a run removed before its context ended was interrupted")
-	}
+	require.False(t, late.Load(), "a run removed before its context ended was interrupted")
 
 	// remove returns only once a running interrupt has returned.
 	ctx3, cancel3 := context.WithCancel(context.Background())
@@ -60,23 +57,18 @@ func TestRunWatch(t *testing.T) {
 		close(release)
 	}()
 	w.remove(s3)
-	if !returned.Load() {
-		t.Fatal("remove returned while the interrupt ran")
-	}
+	require.True(t, returned.Load(), "remove returned while the interrupt ran")
 
 	w.mu.Lock()
 	n, slots := w.n, len(w.slots)
 	w.mu.Unlock()
-	if n != 0 || slots != 1 {
-		t.Fatalf("%d runs watched in %d slots, want 0 in 1 (reused)", n, slots)
-	}
+	require.Equal(t, 0, n, "%d runs watched in %d slots, want 0 in 1 (reused)", n, slots)
+	require.Equal(t, 1, slots, "%d runs watched in %d slots, want 0 in 1 (reused)", n, slots)
 	time.Sleep(3 * interruptEvery)
 	w.mu.Lock()
 	armed := w.armed
 	w.mu.Unlock()
-	if armed {
-		t.Fatal("the timer still runs with no run watched")
-	}
+	require.False(t, armed, "the timer still runs with no run watched")
 
 	var wg sync.WaitGroup
 	var hits atomic.Int32
@@ -92,9 +84,7 @@ func TestRunWatch(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if w.n != 0 {
-		t.Fatalf("%d runs still watched", w.n)
-	}
+	require.Equal(t, 0, w.n)
 	t.Logf("%d of 200 runs interrupted", hits.Load())
 }
 
@@ -108,26 +98,21 @@ func TestRunWatchInterruptPanics(t *testing.T) {
 	slot := w.add(ctx, func() { tried.Store(true); panic("boom") })
 	cancel()
 	waitFor(t, tried.Load)
-	if err := w.remove(slot); err == nil || !strings.Contains(err.Error(), "boom") {
-		t.Fatalf("remove: %v, want the interrupt's panic", err)
-	}
+	err := w.remove(slot)
+	require.ErrorContains(t, err, "boom", "remove")
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	var fired atomic.Bool
 	slot2 := w.add(ctx2, func() { fired.Store(true) })
 	cancel2()
 	waitFor(t, fired.Load)
-	if err := w.remove(slot2); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, w.remove(slot2))
 }
 
 // waitFor waits up to a second for cond.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("not within a second")
-		}
+		require.False(t, time.Now().After(deadline), "not within a second")
 	}
 }
 
@@ -147,8 +132,9 @@ func TestInterruptFault(t *testing.T) {
 	<-ended.Done()
 	live := context.Background()
 	wrapped := fmt.Errorf("sqlexec: begin: %w", interruptCode(9))
-	if err := interruptFault(ended, wrapped); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, interruptCode(9)) {
-		t.Errorf("ended: %v, want a deadline error", err)
+	err := interruptFault(ended, wrapped)
+	if assert.ErrorIs(t, err, context.DeadlineExceeded, "ended") {
+		assert.ErrorIs(t, err, interruptCode(9), "ended")
 	}
 	for _, c := range []struct {
 		ctx context.Context

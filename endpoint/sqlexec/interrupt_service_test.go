@@ -8,6 +8,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestInterruptThroughTheService: through the Service and its HTTP API (on
@@ -20,9 +21,8 @@ func TestInterruptThroughTheService(t *testing.T) {
 	create := func(name, query string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"name": %q, "query": {"kind": "HogQLQuery", "query": %q}}`, name, query)
-		if status, answer := env.Do(t, "POST", "/endpoints/", body); status != 201 {
-			t.Fatalf("create %s: %d %s", name, status, answer)
-		}
+		status, answer := env.Do(t, "POST", "/endpoints/", body)
+		require.Equal(t, 201, status, "create %s %s", name, answer)
 	}
 	create("endless", afterFirstRow)
 	for i := range 4 {

@@ -3,7 +3,6 @@ package sqlexec_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 )
 
@@ -30,9 +30,7 @@ func interruptiblePools(t *testing.T) map[string]*sqlexec.Executor {
 	out := map[string]*sqlexec.Executor{}
 	open := func(dsn string, opts ...sqlexec.OpenOption) *sql.DB {
 		db, err := sqlexec.Open("sqlite", dsn, engine.SQLite, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
@@ -85,9 +83,8 @@ func TestInterruptStopsAFollowingRow(t *testing.T) {
 			for i := range 2 { // the second on a connection the first was interrupted on
 				requireEndsWithin(t, x, afterFirstRow, 100*time.Millisecond)
 				res, err := x.Query(context.Background(), stmt.New("SELECT 1 AS one", nil), driver.Bounds{Timeout: time.Second})
-				if err != nil || len(res.Rows) != 1 {
-					t.Fatalf("run %d: the next query: %v, %v", i, res, err)
-				}
+				require.NoError(t, err, "run %d: the next query: %v, %v", i, res, err)
+				require.Len(t, res.Rows, 1, "run %d: the next query: %v, %v", i, res, err)
 			}
 		})
 	}
@@ -110,15 +107,11 @@ func requireEndsWithin(t *testing.T, x *sqlexec.Executor, q string, limit time.D
 	}()
 	select {
 	case a := <-done:
-		if !errors.Is(a.err, context.DeadlineExceeded) {
-			t.Fatalf("%v, want a deadline error", a.err)
-		}
+		require.ErrorIs(t, a.err, context.DeadlineExceeded)
 		// The slack is for a loaded machine (a CI runner's other test
 		// binaries): a run without the interrupt never ends, so even a
 		// generous bound tells the two apart.
-		if a.took > limit+3*time.Second {
-			t.Fatalf("stopped after %v, limit %v", a.took, limit)
-		}
+		require.LessOrEqual(t, a.took, limit+3*time.Second, "stopped after, limit %v", limit)
 	case <-time.After(limit + 10*time.Second):
 		t.Fatalf("still running %v after its limit of %v", 10*time.Second, limit)
 	}

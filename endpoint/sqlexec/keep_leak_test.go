@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 )
 
@@ -105,9 +105,7 @@ func (r *countedRows) ColumnTypeDatabaseTypeName(i int) string {
 func TestKeptStatementsNeverLeak(t *testing.T) {
 	dsn := "file:" + filepath.Join(t.TempDir(), "leak.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	if _, err := db.Exec("CREATE TABLE t (id INTEGER, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')"); err != nil {
 		t.Fatal(err)
@@ -159,34 +157,11 @@ func TestKeptStatementsNeverLeak(t *testing.T) {
 			return nil
 		},
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 60 {
-				if err := runs[(g+i)%len(runs)](context.Background(), i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if open := n.rows.Load(); open != 0 {
-		t.Fatalf("%d rows left open", open)
-	}
-	if open, c := n.stmts.Load(), n.conns.Load(); open > keep*c {
-		t.Fatalf("%d statements open on %d connections, bound %d each", open, c, keep)
-	}
-	if err := ro.Close(); err != nil {
-		t.Fatal(err)
-	}
+	inParallel(t, 8, 60, func(g, i int) error { return runs[(g+i)%len(runs)](context.Background(), i) })
+	require.Equal(t, int64(0), n.rows.Load())
+	open, c := n.stmts.Load(), n.conns.Load()
+	require.LessOrEqual(t, open, keep*c, "statements open on %d connections, bound %d each", c, keep)
+	require.NoError(t, ro.Close())
 	if open, c := n.stmts.Load(), n.conns.Load(); open != 0 || c != 0 {
 		t.Fatalf("after the pool closed: %d statements and %d connections open", open, c)
 	}

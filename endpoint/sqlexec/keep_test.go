@@ -18,6 +18,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 )
 
@@ -28,16 +30,12 @@ func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	mustExec(t, db, `CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
 		INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`)
 	ro, err = sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(keep))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ro.Close() })
 	return db, ro
 }
@@ -50,9 +48,7 @@ func TestKeptStatementsAnswerAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
 	ro.SetMaxOpenConns(1)
 	plainRO, err := sql.Open("sqlite", dsnOf(t, db))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { plainRO.Close() })
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
@@ -71,17 +67,12 @@ func TestKeptStatementsAnswerAlike(t *testing.T) {
 		for run := range 3 { // the first prepares, the next reuse the kept statement
 			want, werr := plain.Query(ctx, stmt.New(q.sql, q.args), driver.Bounds{})
 			got, gerr := kept.Query(ctx, stmt.New(q.sql, q.args), driver.Bounds{})
-			if werr != nil || gerr != nil {
-				t.Fatalf("%s (run %d): %v; through database/sql: %v", q.sql, run, gerr, werr)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s (run %d):\n kept   %#v\n plain  %#v", q.sql, run, got, want)
-			}
+			require.NoError(t, werr, "%s (run %d): %v; through database/sql: %v", q.sql, run, gerr, werr)
+			require.NoError(t, gerr, "%s (run %d): %v; through database/sql: %v", q.sql, run, gerr, werr)
+			require.Equal(t, want, got, "%s (run %d):\n kept", q.sql, run)
 		}
 	}
-	if n := sqlexec.KeptOf(t, ro)(); n != 5 {
-		t.Fatalf("the run pool's connection keeps %d statements, want the 5 texts run", n)
-	}
+	require.Equal(t, 5, sqlexec.KeptOf(t, ro)(), "the run pool's connection keeps")
 	// The wrong number of arguments is the run's error, naming the argument.
 	if _, err := kept.Query(ctx, stmt.New("SELECT ?", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "argument") {
 		t.Fatalf("a run missing its argument: %v", err)
@@ -97,9 +88,7 @@ func TestKeptStatementsAnswerAlike(t *testing.T) {
 func dsnOf(t *testing.T, db *sql.DB) string {
 	t.Helper()
 	var file string
-	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
 	return "file:" + file + "?_pragma=busy_timeout(5000)&_pragma=query_only(1)"
 }
 
@@ -114,18 +103,13 @@ func TestKeptStatementsClosedWithTheirConnection(t *testing.T) {
 	ctx := context.Background()
 	for i := range 5 {
 		q := "SELECT id FROM t WHERE id > " + string(rune('0'+i))
-		if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{})
+		require.NoError(t, err)
 	}
 	kept := sqlexec.KeptOf(t, ro)
-	if n := kept(); n != 2 {
-		t.Fatalf("the connection keeps %d statements, want its bound 2", n)
-	}
+	require.Equal(t, 2, kept(), "the connection keeps")
 	ro.SetMaxIdleConns(0) // closes the idle connection
-	if n := kept(); n != 0 {
-		t.Fatalf("the closed connection still keeps %d statements", n)
-	}
+	require.Equal(t, 0, kept(), "the closed connection still keeps")
 }
 
 // TestKeptStatementsStopWithTheContext: on the kept path, SQLite stops a
@@ -155,9 +139,8 @@ func TestKeptStatementsBounds(t *testing.T) {
 	ctx := context.Background()
 	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
 	res, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 6, MaxBytes: 90})
-	if err != nil || len(res.Rows) != 6 {
-		t.Fatalf("6 rows in 90 bytes: %v, %v", res, err)
-	}
+	require.NoError(t, err, "6 rows in 90 bytes: %v, %v", res, err)
+	require.Len(t, res.Rows, 6, "6 rows in 90 bytes: %v, %v", res, err)
 	if _, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 7, MaxBytes: 90}); !errors.Is(err, driver.ErrResultTooLarge) {
 		t.Fatalf("7 rows in 90 bytes: %v, want ErrResultTooLarge", err)
 	}
@@ -179,9 +162,9 @@ func TestKeptStatementsAfterSchemaChange(t *testing.T) {
 		return res.Columns, nil
 	}
 	mustExec(t, db, "CREATE TABLE shape (a INTEGER)")
-	if c, err := columns(); err != nil || !reflect.DeepEqual(c, []string{"a"}) {
-		t.Fatalf("before: %v, %v", c, err)
-	}
+	c, err := columns()
+	require.NoError(t, err, "before: %v, %v", c, err)
+	require.Equal(t, []string{"a"}, c, "before: %v, %v", c, err)
 	mustExec(t, db, "ALTER TABLE shape ADD COLUMN b TEXT")
 	if c, err := columns(); err != nil || !reflect.DeepEqual(c, []string{"a", "b"}) {
 		t.Fatalf("after ADD COLUMN: %v, %v", c, err)
@@ -204,12 +187,9 @@ func TestLimitsNeedTheDriversConnections(t *testing.T) {
 	db, ro := keptPools(t, 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro), sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{}))
 	ctx := context.Background()
-	if _, err := x.Query(ctx, stmt.New("SELECT 1", nil), driver.Bounds{}); !errors.Is(err, sqlexec.ErrLimitsOnKeptPool) {
-		t.Fatalf("a run: %v, want ErrLimitsOnKeptPool", err)
-	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE u (a INTEGER)", nil)}, driver.Write{}); !errors.Is(err, sqlexec.ErrLimitsOnKeptPool) {
-		t.Fatalf("an Exec: %v, want ErrLimitsOnKeptPool", err)
-	}
+	_, err := x.Query(ctx, stmt.New("SELECT 1", nil), driver.Bounds{})
+	require.ErrorIs(t, err, sqlexec.ErrLimitsOnKeptPool, "a run")
+	require.ErrorIs(t, x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE u (a INTEGER)", nil)}, driver.Write{}), sqlexec.ErrLimitsOnKeptPool, "an Exec")
 }
 
 // TestConformanceKept runs the Executor suite with runs on a read-only
@@ -219,14 +199,10 @@ func TestConformanceKept(t *testing.T) {
 	executortest.Run(t, func(t *testing.T) driver.Executor {
 		dsn := "file:" + filepath.Join(t.TempDir(), "executortest.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 		db, err := sqlexec.Open("sqlite", dsn, engine.SQLite, sqlexec.KeepStatements(0))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { ro.Close() })
 		return sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	})
@@ -258,9 +234,7 @@ func TestKeepStatementsIsForSQLite(t *testing.T) {
 		}
 	}
 	db, err := sqlexec.Open("sqlite", ":memory:", engine.SQLite, sqlexec.KeepStatements(0))
-	if err != nil {
-		t.Fatalf("KeepStatements on SQLite: %v", err)
-	}
+	require.NoError(t, err, "KeepStatements on SQLite")
 	db.Close()
 }
 
@@ -272,9 +246,7 @@ func TestKeepStatementsIsForSQLite(t *testing.T) {
 func TestKeptArgumentsAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
 	plainRO, err := sql.Open("sqlite", dsnOf(t, db))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { plainRO.Close() })
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
@@ -289,8 +261,8 @@ func TestKeptArgumentsAlike(t *testing.T) {
 		const q = "SELECT ? AS v, typeof(?) AS t"
 		want, werr := plain.Query(context.Background(), stmt.New(q, []any{a, a}), driver.Bounds{})
 		got, gerr := kept.Query(context.Background(), stmt.New(q, []any{a, a}), driver.Bounds{})
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
-			t.Errorf("%T %v:\n kept   %v, %v\n plain  %v, %v", a, a, got, gerr, want, werr)
+		if assert.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "%T %v:\n kept   %v, %v\n plain  %v, %v", a, a, got, gerr, want, werr) {
+			assert.Equal(t, want, got, "%T %v:\n kept   %v, %v\n plain  %v, %v", a, a, got, gerr, want, werr)
 		}
 	}
 }

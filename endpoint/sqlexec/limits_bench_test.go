@@ -9,6 +9,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 )
 
@@ -25,17 +26,13 @@ func BenchmarkReadOnlyRun(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			dsn := "file:" + b.TempDir() + "/b.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 			db, err := sql.Open("sqlite", dsn)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer db.Close()
 			if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t SELECT value, 'x' FROM (WITH RECURSIVE r(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM r WHERE value < 1000) SELECT value FROM r)"); err != nil {
 				b.Fatal(err)
 			}
 			ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer ro.Close()
 			opts := []sqlexec.Option{sqlexec.WithReadOnly(ro)}
 			if limits {
@@ -48,9 +45,8 @@ func BenchmarkReadOnlyRun(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := x.Query(ctx, st, driver.Bounds{}); err != nil {
-					b.Fatal(err)
-				}
+				_, err := x.Query(ctx, st, driver.Bounds{})
+				require.NoError(b, err)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 )
 
@@ -27,18 +28,14 @@ func limitedPools(t *testing.T, l sqlexec.SQLiteLimits) map[string]*sqlexec.Exec
 	for _, ro := range []bool{false, true} {
 		dsn := fileDSN(t)
 		db, err := sql.Open("sqlite", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		mustExec(t, db, "CREATE TABLE t (id INTEGER)")
 		opts := []sqlexec.Option{sqlexec.WithSQLiteLimits(sqlite.Limit, l)}
 		name := "guarded"
 		if ro {
 			r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			t.Cleanup(func() { r.Close() })
 			opts = append(opts, sqlexec.WithReadOnly(r))
 			name = "read-only pool"
@@ -64,9 +61,7 @@ func TestSQLiteLengthLimit(t *testing.T) {
 				if !errors.As(err, &qe) || !errors.Is(err, sqlexec.ErrSQLiteLength) || !strings.Contains(qe.Message, "SQLiteLimits.Length") || !strings.Contains(qe.Message, "16777216") {
 					t.Fatalf("the attack: %v, want a query error naming the length limit", err)
 				}
-				if took := time.Since(start); took > time.Second {
-					t.Fatalf("the attack took %v before failing", took)
-				}
+				require.LessOrEqual(t, time.Since(start), time.Second, "the attack took")
 			}
 			res, err := x.Query(ctx, stmt.New("SELECT length(printf('%.*c', 1000000, 'x')) AS n", nil), driver.Bounds{})
 			if err != nil || res.Rows[0][0] != int64(1000000) {
@@ -82,9 +77,8 @@ func TestSQLiteLengthLimitSetting(t *testing.T) {
 	x := limitedPools(t, sqlexec.SQLiteLimits{Length: 1 << 20})["read-only pool"]
 	ctx := context.Background()
 	_, err := x.Query(ctx, stmt.New("SELECT length(printf('%.*c', 2000000, 'x'))", nil), driver.Bounds{})
-	if !errors.Is(err, sqlexec.ErrSQLiteLength) || !strings.Contains(err.Error(), "1048576 bytes") {
-		t.Fatalf("2 MB under a 1 MiB limit: %v", err)
-	}
+	require.ErrorIs(t, err, sqlexec.ErrSQLiteLength, "2 MB under a 1 MiB limit: %v", err)
+	require.Contains(t, err.Error(), "1048576 bytes", "2 MB under a 1 MiB limit: %v", err)
 	x = limitedPools(t, sqlexec.SQLiteLimits{Length: -1})["guarded"]
 	res, err := x.Query(ctx, stmt.New("SELECT length(printf('%.*c', 20000000, 'x'))", nil), driver.Bounds{})
 	if err != nil || res.Rows[0][0] != int64(20000000) {
@@ -99,13 +93,9 @@ func TestSQLiteLengthLimitOnExec(t *testing.T) {
 	ctx := context.Background()
 	for _, tx := range []bool{false, true} {
 		err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE big AS SELECT printf('%.*c', 2000000, 'x') AS pad", nil)}, driver.Write{Tx: tx})
-		if !errors.Is(err, sqlexec.ErrSQLiteLength) {
-			t.Fatalf("tx %v: a 2 MB row under a 1 MiB limit: %v", tx, err)
-		}
+		require.ErrorIs(t, err, sqlexec.ErrSQLiteLength, "tx %v: a 2 MB row under a 1 MiB limit", tx)
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 1000, 'x') AS pad", nil)}, driver.Write{Tx: true}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 1000, 'x') AS pad", nil)}, driver.Write{Tx: true}))
 }
 
 // TestSQLiteInterruptWithLimits: under the length limit each call is
@@ -117,11 +107,7 @@ func TestSQLiteInterruptWithLimits(t *testing.T) {
 		const limit = 200 * time.Millisecond
 		start := time.Now()
 		_, err := x.Query(context.Background(), stmt.New(q, nil), driver.Bounds{Timeout: limit})
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%s: %v, want a deadline error", name, err)
-		}
-		if took := time.Since(start); took > limit+time.Second {
-			t.Fatalf("%s: stopped after %v, limit %v", name, took, limit)
-		}
+		require.ErrorIs(t, err, context.DeadlineExceeded, "%s", name)
+		require.LessOrEqual(t, time.Since(start), limit+time.Second, "%s: stopped after, limit %v", name, limit)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/internal/cputime"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkQuerySQLite sets Executor.Query against what a hand-written
@@ -48,18 +49,14 @@ import (
 func BenchmarkQuerySQLite(b *testing.B) {
 	dsn := "file:" + filepath.Join(b.TempDir(), "bench.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	db := openBench(b, dsn)
-	if err := demo.Load(context.Background(), db, 10000, 1); err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, demo.Load(context.Background(), db, 10000, 1))
 	ro := openBench(b, dsn+"&_pragma=query_only(1)")
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	b.Cleanup(func() { x.Close() })
 	// kept runs on a read-only pool whose connections keep their
 	// statements (KeepStatements).
 	roKept, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { roKept.Close() })
 	xKept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(roKept))
 	bounds := driver.Bounds{MaxRows: 101, MaxBytes: 10 << 20, Timeout: 30 * time.Second}
@@ -79,35 +76,26 @@ func BenchmarkQuerySQLite(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), bounds.Timeout)
 				defer cancel()
 				res, err := x.Query(ctx, st, bounds)
-				if err != nil {
-					b.Fatalf("unexpected error: %v", err)
-				}
-				if len(res.Rows) != 1 {
-					b.Fatalf("got %d rows, want 1", len(res.Rows))
-				}
+				require.NoError(b, err)
+				require.Len(b, res.Rows, 1)
 			}
 			kept := func() {
 				ctx, cancel := context.WithTimeout(context.Background(), bounds.Timeout)
 				defer cancel()
 				res, err := xKept.Query(ctx, st, bounds)
-				if err != nil || len(res.Rows) != 1 {
-					b.Fatalf("kept: %v, %v", res, err)
-				}
+				require.NoError(b, err, "kept: %v, %v", res, err)
+				require.Len(b, res.Rows, 1, "kept: %v, %v", res, err)
 			}
 			direct := func() {
 				ctx, cancel := context.WithTimeout(context.Background(), bounds.Timeout)
 				defer cancel()
 				rows := directQuery(b, ctx, ro, bc.query, bc.args)
-				if len(rows) != 1 {
-					b.Fatalf("got %d rows, want 1", len(rows))
-				}
+				require.Len(b, rows, 1)
 			}
 			// Both sides read the same answer.
 			ctx := context.Background()
 			res, err := x.Query(ctx, st, bounds)
-			if err != nil {
-				b.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(b, err)
 			if got := directQuery(b, ctx, ro, bc.query, bc.args); len(got) != 1 || len(res.Rows) != 1 || got[0][0] != res.Rows[0][0] {
 				b.Fatalf("executor read %v, direct %v", res.Rows, got)
 			}
@@ -120,20 +108,15 @@ func BenchmarkQuerySQLite(b *testing.B) {
 			// prepared is direct on a statement prepared once, as the
 			// executor's are: the floor of what the executor does.
 			prep, err := ro.PrepareContext(ctx, bc.query)
-			if err != nil {
-				b.Fatalf("unexpected error: %v", err)
-			}
+			require.NoError(b, err)
 			defer prep.Close()
 			prepared := func() {
 				ctx, cancel := context.WithTimeout(context.Background(), bounds.Timeout)
 				defer cancel()
 				rows, err := prep.QueryContext(ctx, bc.args...)
-				if err != nil {
-					b.Fatalf("unexpected error: %v", err)
-				}
-				if got := scanAll(b, rows); len(got) != 1 {
-					b.Fatalf("got %d rows, want 1", len(got))
-				}
+				require.NoError(b, err)
+				got := scanAll(b, rows)
+				require.Len(b, got, 1)
 			}
 			preparedAllocs := testing.AllocsPerRun(200, prepared)
 
@@ -189,9 +172,7 @@ const benchBlock = 50
 // directQuery is the hand-written read of BenchmarkQuerySQLite.
 func directQuery(b *testing.B, ctx context.Context, db *sql.DB, query string, args []any) [][]any {
 	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	return scanAll(b, rows)
 }
 
@@ -200,9 +181,7 @@ func directQuery(b *testing.B, ctx context.Context, db *sql.DB, query string, ar
 func scanAll(b *testing.B, rows *sql.Rows) [][]any {
 	defer rows.Close()
 	cols, err := rows.Columns()
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	out := [][]any{}
 	for rows.Next() {
 		row := make([]any, len(cols))
@@ -210,9 +189,7 @@ func scanAll(b *testing.B, rows *sql.Rows) [][]any {
 		for i := range row {
 			dest[i] = &row[i]
 		}
-		if err := rows.Scan(dest...); err != nil {
-			b.Fatalf("unexpected error: %v", err)
-		}
+		require.NoError(b, rows.Scan(dest...))
 		for i, v := range row {
 			if raw, ok := v.([]byte); ok {
 				row[i] = string(raw)
@@ -220,21 +197,15 @@ func scanAll(b *testing.B, rows *sql.Rows) [][]any {
 		}
 		out = append(out, row)
 	}
-	if err := rows.Err(); err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, rows.Err())
 	return out
 }
 
 func openBench(b *testing.B, dsn string) *sql.DB {
 	b.Helper()
 	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { db.Close() })
-	if err := db.Ping(); err != nil {
-		b.Fatalf("unexpected error: %v", err)
-	}
+	require.NoError(b, db.Ping())
 	return db
 }

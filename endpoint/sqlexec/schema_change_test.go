@@ -11,6 +11,7 @@ import (
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSchemaChangeUnderPreparedStatement: a statement kept prepared keeps
@@ -40,31 +41,26 @@ func TestSchemaChangeUnderPreparedStatement(t *testing.T) {
 			ctx := context.Background()
 			exec := func(q string) {
 				t.Helper()
-				if _, err := db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
+				_, err := db.ExecContext(ctx, q)
+				require.NoError(t, err, "%s", q)
 			}
 			columns := func() []string {
 				t.Helper()
 				res, err := x.Query(ctx, stmt.New("SELECT * FROM shape ORDER BY a", nil), driver.Bounds{})
-				if err != nil {
-					t.Fatalf("query: %v", err)
-				}
+				require.NoError(t, err, "query")
 				return res.Columns
 			}
 			exec("CREATE TABLE shape (a INTEGER)")
 			exec("INSERT INTO shape VALUES (1)")
-			if got := columns(); !slices.Equal(got, []string{"a"}) {
-				t.Fatalf("columns %v", got)
-			}
+			got := columns()
+			require.True(t, slices.Equal(got, []string{"a"}), "columns %v", got)
 			exec("ALTER TABLE shape ADD COLUMN b INTEGER")
 			if got := columns(); !slices.Equal(got, []string{"a", "b"}) {
 				t.Fatalf("after ADD COLUMN: columns %v", got)
 			}
 			exec("DROP TABLE shape")
-			if _, err := x.Query(ctx, stmt.New("SELECT * FROM shape ORDER BY a", nil), driver.Bounds{}); err == nil {
-				t.Fatal("a query of a dropped table ran")
-			}
+			_, err := x.Query(ctx, stmt.New("SELECT * FROM shape ORDER BY a", nil), driver.Bounds{})
+			require.Error(t, err, "a query of a dropped table ran")
 			exec("CREATE TABLE shape (a INTEGER, c VARCHAR(10))")
 			if got := columns(); !slices.Equal(got, []string{"a", "c"}) {
 				t.Fatalf("after re-creating: columns %v", got)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -42,38 +44,33 @@ func TestOpenSessionInUTC(t *testing.T) {
 			// One database, loaded in UTC, read in another zone.
 			base := c.dsn(t)
 			loader, err := sql.Open(c.driver, zone(t, c.name, base, false))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer loader.Close()
 			for _, q := range []string{c.ddl,
 				"INSERT INTO t VALUES ('2025-04-30 23:59:59'), ('2025-05-01 00:00:00'), ('2025-05-01 03:00:00'), ('2025-05-01 12:00:00'), ('2025-05-02 00:00:00')"} {
-				if _, err := loader.Exec(q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
+				_, err := loader.Exec(q)
+				require.NoError(t, err, "%s", q)
 			}
 			zoned := zone(t, c.name, base, true)
 
 			db, err := sqlexec.Open(c.driver, zoned, c.e)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer db.Close()
 			// Several connections at once, each set up on its own.
 			var wg sync.WaitGroup
 			conns := make([]*sql.Conn, 4)
 			for i := range conns {
-				if conns[i], err = db.Conn(context.Background()); err != nil {
-					t.Fatal(err)
-				}
+				conns[i], err = db.Conn(context.Background())
+				require.NoError(t, err)
 			}
 			for _, conn := range conns {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					var z string
-					if err := conn.QueryRowContext(context.Background(), c.zoneQuery).Scan(&z); err != nil || z != c.utc {
-						t.Errorf("a connection of Open is in zone %q (%v), want %s", z, err, c.utc)
+					err := conn.QueryRowContext(context.Background(), c.zoneQuery).Scan(&z)
+					if assert.NoError(t, err, "a connection of Open is in zone %q (%v), want %s", z, err, c.utc) {
+						assert.Equal(t, c.utc, z, "a connection of Open is in zone %q (%v), want %s", z, err, c.utc)
 					}
 				}()
 			}
@@ -89,9 +86,7 @@ func TestOpenSessionInUTC(t *testing.T) {
 				args := make([]any, 2)
 				for i, v := range []any{day, next} {
 					arg, typ, err := c.e.Arg(v)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					if i > 0 {
 						b = append(b, " AND at < "...)
 					}
@@ -99,22 +94,14 @@ func TestOpenSessionInUTC(t *testing.T) {
 					b = c.e.Marker(b, i+1, typ)
 				}
 				res, err := sqlexec.New(db, c.e).Read(context.Background(), string(b), args)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return res.Rows[0][0].(int64)
 			}
-			if n := count(db); n != 3 {
-				t.Errorf("through Open: %d rows on 2025-05-01 UTC, want 3", n)
-			}
+			assert.Equal(t, int64(3), count(db), "through Open")
 			plain, err := sql.Open(c.driver, zoned)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer plain.Close()
-			if n := count(plain); n == 3 {
-				t.Errorf("a pool in another zone answered as in UTC: the test shows nothing")
-			}
+			assert.NotEqual(t, int64(3), count(plain), "a pool in another zone answered as in UTC: the test shows nothing")
 		})
 	}
 }
@@ -129,9 +116,7 @@ func zone(t *testing.T, name, dsn string, other bool) string {
 	}
 	if name == "mysql" {
 		cfg, err := mysql.ParseDSN(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if cfg.Params == nil {
 			cfg.Params = map[string]string{}
 		}
@@ -142,9 +127,7 @@ func zone(t *testing.T, name, dsn string, other bool) string {
 		return dsn + " timezone=" + pg
 	}
 	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q := u.Query()
 	q.Set("timezone", pg)
 	u.RawQuery = q.Encode()
@@ -155,9 +138,7 @@ func zone(t *testing.T, name, dsn string, other bool) string {
 // is sql.Open.
 func TestOpenWithoutSession(t *testing.T) {
 	db, err := sqlexec.Open("sqlite", ":memory:", engine.SQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	var n int
 	if err := db.QueryRow("SELECT 1").Scan(&n); err != nil || n != 1 {
@@ -175,16 +156,12 @@ func TestConnectorRunsSession(t *testing.T) {
 	fc := &fakeConnector{}
 	db := sql.OpenDB(sqlexec.Connector(fc, engine.PostgreSQL))
 	defer db.Close()
-	if err := db.Ping(); err != nil {
-		t.Fatal(err)
-	}
-	if got := fc.executed(); len(got) != 1 || got[0] != "SET TIME ZONE 'UTC'" {
-		t.Fatalf("session statements run: %q", got)
-	}
+	require.NoError(t, db.Ping())
+	got := fc.executed()
+	require.Len(t, got, 1, "session statements run: %q", got)
+	require.Equal(t, "SET TIME ZONE 'UTC'", got[0], "session statements run: %q", got)
 	db.Close()
-	if !fc.closed {
-		t.Error("closing the pool did not close the connector")
-	}
+	assert.True(t, fc.closed, "closing the pool did not close the connector")
 
 	fc = &fakeConnector{fail: errors.New("permission denied")}
 	db = sql.OpenDB(sqlexec.Connector(fc, engine.MySQL))
@@ -193,9 +170,7 @@ func TestConnectorRunsSession(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "SET time_zone") {
 		t.Fatalf("Ping = %v, want the session statement's error", err)
 	}
-	if fc.open != 0 {
-		t.Errorf("%d connections left open after a failed session", fc.open)
-	}
+	assert.Equal(t, 0, fc.open)
 	if c := sqlexec.Connector(fc, engine.SQLite); c != driver.Connector(fc) {
 		t.Error("an engine without session statements got a wrapped connector")
 	}

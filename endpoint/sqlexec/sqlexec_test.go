@@ -12,22 +12,19 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
 func openDB(t *testing.T) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	_, err = db.Exec(`CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
 		INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return db
 }
 
@@ -61,9 +58,7 @@ func TestQuery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := x.Query(ctx, stmt.New(tc.query, tc.args), driver.Bounds{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !reflect.DeepEqual(res.Columns, tc.columns) || !reflect.DeepEqual(res.Types, tc.types) || !reflect.DeepEqual(res.Rows, tc.rows) {
 				t.Fatalf("got %q %q %#v, want %q %q %#v", res.Columns, res.Types, res.Rows, tc.columns, tc.types, tc.rows)
 			}
@@ -73,17 +68,14 @@ func TestQuery(t *testing.T) {
 
 func TestQueryErrors(t *testing.T) {
 	x := sqlexec.New(openDB(t), engine.SQLite)
-	if _, err := x.Query(context.Background(), stmt.New("SELECT * FROM missing", nil), driver.Bounds{}); err == nil {
-		t.Fatal("no error for a missing table")
-	}
+	_, err := x.Query(context.Background(), stmt.New("SELECT * FROM missing", nil), driver.Bounds{})
+	require.Error(t, err, "no error for a missing table")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := x.Query(ctx, stmt.New("SELECT 1", nil), driver.Bounds{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v, want context.Canceled", err)
 	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("DELETE FROM t", nil)}, driver.Write{Tx: false}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled Exec: %v, want context.Canceled", err)
-	}
+	require.ErrorIs(t, x.Exec(ctx, []driver.Statement{stmt.New("DELETE FROM t", nil)}, driver.Write{Tx: false}), context.Canceled, "cancelled Exec")
 }
 
 func TestExec(t *testing.T) {
@@ -93,16 +85,11 @@ func TestExec(t *testing.T) {
 		t.Fatalf("Dialect = %v", x.Engine())
 	}
 	ctx := context.Background()
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"})}, driver.Write{Tx: false}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO t (id, name) VALUES (?, ?)", []any{int64(4), "dee"})}, driver.Write{Tx: false}))
 	res, err := x.Query(ctx, stmt.New("SELECT name FROM t WHERE id = ?", []any{int64(4)}), driver.Bounds{})
-	if err != nil || !reflect.DeepEqual(res.Rows, [][]any{{"dee"}}) {
-		t.Fatalf("after Exec: %v, %v", res, err)
-	}
-	if err := x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO nowhere VALUES (1)", nil)}, driver.Write{Tx: false}); err == nil {
-		t.Fatal("no error for a bad statement")
-	}
+	require.NoError(t, err, "after Exec: %v, %v", res, err)
+	require.Equal(t, [][]any{{"dee"}}, res.Rows, "after Exec: %v, %v", res, err)
+	require.Error(t, x.Exec(ctx, []driver.Statement{stmt.New("INSERT INTO nowhere VALUES (1)", nil)}, driver.Write{Tx: false}), "no error for a bad statement")
 }
 
 // TestQueryRowsApart: rows read in blocks are each a slice of their own:
@@ -129,9 +116,7 @@ func TestQueryRowsApart(t *testing.T) {
 		}
 		for _, maxRows := range []int{0, 1, 3, 100, 299} {
 			res, err := x.Query(context.Background(), q, driver.Bounds{MaxRows: maxRows})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := maxRows
 			if want == 0 {
 				want = 300
@@ -140,9 +125,8 @@ func TestQueryRowsApart(t *testing.T) {
 				t.Fatalf("width %d, MaxRows %d: %d rows, columns %q, types %q", width, maxRows, len(res.Rows), res.Columns, res.Types)
 			}
 			for i, row := range res.Rows {
-				if cap(row) != width || !reflect.DeepEqual(row, wantRow(i+1)) {
-					t.Fatalf("width %d, MaxRows %d: row %d is %#v (cap %d)", width, maxRows, i, row, cap(row))
-				}
+				require.Equal(t, width, cap(row), "width %d, MaxRows %d: row %d is %#v (cap %d)", width, maxRows, i, row, cap(row))
+				require.Equal(t, wantRow(i+1), row, "width %d, MaxRows %d: row %d is %#v (cap %d)", width, maxRows, i, row, cap(row))
 			}
 			if want < 2 {
 				continue
@@ -150,9 +134,8 @@ func TestQueryRowsApart(t *testing.T) {
 			res.Rows[0] = append(res.Rows[0], "extra")
 			res.Rows[0][0] = "changed"
 			res.Columns = append(res.Columns, "extra")
-			if !reflect.DeepEqual(res.Rows[1], wantRow(2)) || res.Types[0] == "extra" {
-				t.Fatalf("width %d, MaxRows %d: changing row 0 changed row 1 to %#v, types %q", width, maxRows, res.Rows[1], res.Types)
-			}
+			require.Equal(t, wantRow(2), res.Rows[1], "width %d, MaxRows %d: changing row 0 changed row 1 to %#v, types %q", width, maxRows, res.Rows[1], res.Types)
+			require.NotEqual(t, "extra", res.Types[0], "width %d, MaxRows %d: changing row 0 changed row 1 to %#v, types %q", width, maxRows, res.Rows[1], res.Types)
 		}
 	}
 }
@@ -168,9 +151,8 @@ func TestQueryAllocations(t *testing.T) {
 		q := stmt.New("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < ?) SELECT i % 100 FROM r", []any{int64(n)})
 		return testing.AllocsPerRun(50, func() {
 			res, err := x.Query(ctx, q, driver.Bounds{})
-			if err != nil || len(res.Rows) != n {
-				t.Fatalf("%d rows: %v", len(res.Rows), err)
-			}
+			require.NoError(t, err, "%d rows: %v", len(res.Rows), err)
+			require.Len(t, res.Rows, n, "%d rows: %v", len(res.Rows), err)
 		})
 	}
 	one, many := allocs(1), allocs(200)

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	edriver "github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
@@ -97,9 +98,7 @@ func countingDB(t *testing.T, conns int) (*sql.DB, *counts) {
 	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), "stmts.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 	plain, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer plain.Close()
 	if _, err := plain.Exec("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2), (3), (4), (5)"); err != nil {
 		t.Fatal(err)
@@ -114,9 +113,7 @@ func countingDB(t *testing.T, conns int) (*sql.DB, *counts) {
 func ids(t *testing.T, x *Executor, ctx context.Context, query string, args ...any) []int64 {
 	t.Helper()
 	res, err := x.Query(ctx, stmt.New(query, args), edriver.Bounds{})
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
+	require.NoError(t, err, "%s", query)
 	var out []int64
 	for _, r := range res.Rows {
 		out = append(out, r[0].(int64))
@@ -131,23 +128,15 @@ func TestStatementsPreparedOnce(t *testing.T) {
 	x := New(db, engine.SQLite)
 	ctx := context.Background()
 	for i := int64(1); i <= 5; i++ {
-		if got := ids(t, x, ctx, "SELECT id FROM t WHERE id >= ? ORDER BY id", i); len(got) != int(6-i) || got[0] != i {
-			t.Fatalf("run %d: %v", i, got)
-		}
+		got := ids(t, x, ctx, "SELECT id FROM t WHERE id >= ? ORDER BY id", i)
+		require.Len(t, got, int(6-i), "run %d: %v", i, got)
+		require.Equal(t, i, got[0], "run %d: %v", i, got)
 	}
-	if n := c.prepares.Load(); n != 1 {
-		t.Fatalf("5 runs of one text prepared %d statements, want 1", n)
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := c.open(); n != 0 {
-		t.Fatalf("Close left %d statements open", n)
-	}
+	require.Equal(t, int64(1), c.prepares.Load(), "5 runs of one text prepared")
+	require.NoError(t, x.Close())
+	require.Equal(t, int64(0), c.open(), "Close left")
 	// After Close queries still run, unprepared.
-	if got := ids(t, x, ctx, "SELECT id FROM t WHERE id = ?", 3); !reflect.DeepEqual(got, []int64{3}) {
-		t.Fatalf("after Close: %v", got)
-	}
+	require.Equal(t, []int64{3}, ids(t, x, ctx, "SELECT id FROM t WHERE id = ?", 3), "after Close")
 	if n := c.open(); n != 0 || x.stmts.len() != 0 {
 		t.Fatalf("a query after Close kept a statement: %d open, %d cached", n, x.stmts.len())
 	}
@@ -164,18 +153,13 @@ func TestStatementsBounded(t *testing.T) {
 	ids(t, x, ctx, q(2))
 	ids(t, x, ctx, q(1)) // 1 becomes the most recent
 	ids(t, x, ctx, q(3)) // evicts 2
-	if n := x.stmts.len(); n != 2 {
-		t.Fatalf("%d statements cached, want the bound 2", n)
-	}
-	if n := c.open(); n != 2 {
-		t.Fatalf("%d statements open, want 2 (the evicted one closed)", n)
-	}
+	require.Equal(t, 2, x.stmts.len())
+	require.Equal(t, int64(2), c.open())
 	before := c.prepares.Load()
 	ids(t, x, ctx, q(1))
 	ids(t, x, ctx, q(3))
-	if n := c.prepares.Load() - before; n != 0 {
-		t.Fatalf("cached texts prepared again %d times", n)
-	}
+	n := c.prepares.Load() - before
+	require.Equal(t, int64(0), n, "cached texts prepared again")
 	ids(t, x, ctx, q(2))
 	if n := c.prepares.Load() - before; n != 1 {
 		t.Fatalf("the evicted text was prepared %d times, want 1", n)
@@ -192,9 +176,7 @@ func TestStatementsOff(t *testing.T) {
 	if x.stmts != nil || c.prepares.Load() != 3 || c.open() != 0 {
 		t.Fatalf("cache %v, %d prepared, %d open; want none kept", x.stmts, c.prepares.Load(), c.open())
 	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, x.Close())
 }
 
 // TestStatementsDroppedOnFailure: a statement whose run fails leaves the
@@ -205,9 +187,8 @@ func TestStatementsDroppedOnFailure(t *testing.T) {
 	x := New(db, engine.SQLite)
 	ctx := context.Background()
 	const q = "SELECT json_extract(?, '$.a')"
-	if _, err := x.Query(ctx, stmt.New(q, []any{`{"a": 1}`}), edriver.Bounds{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := x.Query(ctx, stmt.New(q, []any{`{"a": 1}`}), edriver.Bounds{})
+	require.NoError(t, err)
 	if _, err := x.Query(ctx, stmt.New(q, []any{`{not json`}), edriver.Bounds{}); err == nil {
 		t.Fatal("malformed JSON gave no error")
 	}
@@ -230,46 +211,24 @@ func TestStatementsConcurrent(t *testing.T) {
 	db, c := countingDB(t, 4)
 	x := New(db, engine.SQLite, WithStatements(3))
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 60 {
-				n := int64((w+i)%5 + 1)
-				query := fmt.Sprintf("SELECT id, %d AS k FROM t WHERE id <= ? ORDER BY id", (w+i)%7)
-				res, err := x.Query(ctx, stmt.New(query, []any{n}), edriver.Bounds{})
-				if err == nil && len(res.Rows) != int(n) {
-					err = fmt.Errorf("%s with %d: %d rows", query, n, len(res.Rows))
-				}
-				if err == nil && i%3 == 0 {
-					res, err = x.Query(ctx, stmt.New(query, []any{int64(5)}), edriver.Bounds{MaxRows: 2})
-					if err == nil && len(res.Rows) != 2 {
-						err = fmt.Errorf("capped at 2: %d rows", len(res.Rows))
-					}
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
+	inParallel(t, 8, 60, func(w, i int) error {
+		n := int64((w+i)%5 + 1)
+		query := fmt.Sprintf("SELECT id, %d AS k FROM t WHERE id <= ? ORDER BY id", (w+i)%7)
+		res, err := x.Query(ctx, stmt.New(query, []any{n}), edriver.Bounds{})
+		if err == nil && len(res.Rows) != int(n) {
+			err = fmt.Errorf("%s with %d: %d rows", query, n, len(res.Rows))
+		}
+		if err == nil && i%3 == 0 {
+			res, err = x.Query(ctx, stmt.New(query, []any{int64(5)}), edriver.Bounds{MaxRows: 2})
+			if err == nil && len(res.Rows) != 2 {
+				err = fmt.Errorf("capped at 2: %d rows", len(res.Rows))
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if n := x.stmts.len(); n > 3 {
-		t.Fatalf("%d statements cached, above the bound", n)
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := c.open(); n != 0 {
-		t.Fatalf("%d statements open after Close", n)
-	}
+		}
+		return err
+	})
+	require.LessOrEqual(t, x.stmts.len(), 3)
+	require.NoError(t, x.Close())
+	require.Equal(t, int64(0), c.open())
 }
 
 // TestMaxRows: Query stops after Bounds.MaxRows rows, 0 reading them all,
@@ -279,9 +238,8 @@ func TestMaxRows(t *testing.T) {
 	x := New(db, engine.SQLite)
 	for _, tc := range []struct{ max, want int }{{1, 1}, {3, 3}, {5, 5}, {9, 5}, {0, 5}} {
 		res, err := x.Query(context.Background(), stmt.New("SELECT id FROM t ORDER BY id", nil), edriver.Bounds{MaxRows: tc.max})
-		if err != nil || len(res.Rows) != tc.want {
-			t.Fatalf("MaxRows %d: %v rows, %v; want %d", tc.max, res, err, tc.want)
-		}
+		require.NoError(t, err, "MaxRows %d: %v rows, %v; want %d", tc.max, res, err, tc.want)
+		require.Len(t, res.Rows, tc.want, "MaxRows %d: %v rows, %v; want %d", tc.max, res, err, tc.want)
 	}
 }
 
@@ -294,36 +252,24 @@ func TestStatementHeldThroughEviction(t *testing.T) {
 	ctx := context.Background()
 	lex := engine.SQLite.Lexical()
 	a, _, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 1", lex, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, _, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 2", lex, 0) // evicts a, held
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := c.open(); n != 2 {
-		t.Fatalf("%d statements open, want 2: the evicted one is held", n)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(2), c.open())
 	var id int64
 	if err := a.stmt.QueryRowContext(ctx).Scan(&id); err != nil || id != 1 {
 		t.Fatalf("the held, evicted statement: %d, %v", id, err)
 	}
 	cache.release(a, false)
-	if n := c.open(); n != 1 {
-		t.Fatalf("%d statements open after the evicted one's release, want 1", n)
-	}
+	require.Equal(t, int64(1), c.open())
 	cache.release(b, false)
 	if n := c.open(); n != 1 || cache.len() != 1 {
 		t.Fatalf("%d open, %d cached: the cached one closed at its release", n, cache.len())
 	}
 	// Evicted held by none: closed by the eviction.
 	d, _, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 3", lex, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := c.open(); n != 1 {
-		t.Fatalf("%d statements open, want 1: the idle evicted one closed", n)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(1), c.open())
 	// Dropped while held by two: closed at the second release.
 	d2, fresh, err := cache.acquire(ctx, db, "SELECT id FROM t WHERE id = 3", lex, 0)
 	if err != nil || fresh || d2 != d {
@@ -334,12 +280,8 @@ func TestStatementHeldThroughEviction(t *testing.T) {
 		t.Fatalf("dropped, still held: %d open, %d cached", n, cache.len())
 	}
 	cache.release(d2, false)
-	if n := c.open(); n != 0 {
-		t.Fatalf("%d statements open after the last release of a dropped one", n)
-	}
-	if err := cache.close(); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, int64(0), c.open())
+	require.NoError(t, cache.close())
 }
 
 // TestStatementCheckedUnderItsPrefix: a text whose statement is kept is
@@ -354,21 +296,17 @@ func TestStatementCheckedUnderItsPrefix(t *testing.T) {
 	lex := engine.MySQL.Lexical()
 	const prefix = "/*M!100102 SET STATEMENT max_statement_time=1 FOR */ "
 	e, fresh, err := cache.acquire(ctx, db, prefix+"SELECT 1", lex, len(prefix))
-	if err != nil || !fresh {
-		t.Fatalf("under its prefix: %v, fresh %v", err, fresh)
-	}
+	require.NoError(t, err, "under its prefix: %v, fresh %v", err, fresh)
+	require.True(t, fresh, "under its prefix: %v, fresh %v", err, fresh)
 	cache.release(e, false)
 	if _, _, err := cache.acquire(ctx, db, prefix+"SELECT 1", lex, 0); err != errNotQuery {
 		t.Fatalf("without the prefix: %v, want errNotQuery", err)
 	}
 	e, fresh, err = cache.acquire(ctx, db, prefix+"SELECT 1", lex, len(prefix))
-	if err != nil || fresh {
-		t.Fatalf("under its prefix again: %v, fresh %v", err, fresh)
-	}
+	require.NoError(t, err, "under its prefix again: %v, fresh %v", err, fresh)
+	require.False(t, fresh, "under its prefix again: %v, fresh %v", err, fresh)
 	cache.release(e, false)
-	if err := cache.close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cache.close())
 	// Once the cache is closed the text is still checked.
 	if _, _, err := cache.acquire(ctx, db, "DROP TABLE t", lex, 0); err != errNotQuery {
 		t.Fatalf("after close: %v, want errNotQuery", err)
@@ -385,8 +323,30 @@ func TestNoSQLiteLimitsNoHeldConnection(t *testing.T) {
 		want bool
 	}{{SQLiteLimits{Length: -1}, false}, {SQLiteLimits{}, true}, {SQLiteLimits{Length: 1 << 20}, true}} {
 		x := New(nil, engine.SQLite, WithSQLiteLimits(limit, c.l))
-		if got := x.hasLimits(); got != c.want {
-			t.Errorf("Length %d: hasLimits %v, want %v", c.l.Length, got, c.want)
-		}
+		assert.Equal(t, c.want, x.hasLimits(), "Length %d: hasLimits", c.l.Length)
+	}
+}
+
+// inParallel calls run(g, i) for i from 0 to n-1 on each of goroutines
+// goroutines g at once, each stopping at its first error, and once all
+// have ended stops t at the first error any returned.
+func inParallel(t *testing.T, goroutines, n int, run func(g, i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range n {
+				if err := run(g, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // TestWithSession: the host's session statements run on every connection
@@ -18,21 +19,17 @@ func TestWithSession(t *testing.T) {
 	check := func(t *testing.T, driverName, dsn string, e engine.Engine, set []string, q, want string) {
 		t.Helper()
 		db, err := sqlexec.Open(driverName, dsn, e, sqlexec.WithSession(set...))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer db.Close()
 		db.SetMaxOpenConns(2)
 		for i := 0; i < 3; i++ {
 			var got string
-			if err := db.QueryRow(q).Scan(&got); err != nil || got != want {
-				t.Fatalf("%s = %q, %v; want %q", q, got, err, want)
-			}
+			err := db.QueryRow(q).Scan(&got)
+			require.NoError(t, err, "%s = %q, %v; want %q", q, got, err, want)
+			require.Equal(t, want, got, "%s = %q, %v; want %q", q, got, err, want)
 		}
 		bad, err := sqlexec.Open(driverName, dsn, e, sqlexec.WithSession("SET no_such_setting_xyz = 1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer bad.Close()
 		if err := bad.Ping(); err == nil || !strings.Contains(err.Error(), "no_such_setting_xyz") {
 			t.Fatalf("a failing session statement: %v", err)

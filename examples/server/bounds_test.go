@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 func TestWritesDuringLongRefresh(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "events.db")
 	s := start(t, []string{"-db", data, "-api-key", "k", "-demo-events", "500"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base := s.url() + "/api/projects/1"
 	mat := `{"name": "%s", "is_materialized": true, "query": {"kind": "HogQLQuery", "query": "SELECT event, count(*) AS n FROM events GROUP BY event"}}`
 	for _, name := range []string{"doomed", "kept"} {
 		status, body := call(t, "POST", base+"/endpoints/", "k", strings.Replace(mat, "%s", name, 1))

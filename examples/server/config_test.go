@@ -49,7 +49,7 @@ func TestKeys(t *testing.T) {
 			require.Equal(t, want, got, "%v: statuses(answers)", answers)
 			assert.Equal(t, []any{}, answers[4].body["results"], "no demo events: no rows: answers[4].body[\"results\"]")
 
-			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+			base := s.url()
 			for _, k := range []struct {
 				key    string
 				status int
@@ -148,7 +148,7 @@ func TestLimitFlags(t *testing.T) {
 // X-Request-Id.
 func TestLimitsOverHTTP(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "0", "-project-runs-per-minute", "2"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
 	got, want := create.status, http.StatusCreated

@@ -96,7 +96,7 @@ func newPage(t *testing.T) *page {
 	chromium := findChromium(t)
 	const key = "browser-test-key"
 	s := start(t, []string{"-api-key", key, "-demo-events", strconv.Itoa(browserEvents), "-demo-end", "2025-06-01"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	if s, sub := s.out.String(), "Editor: open "+base+"/ in a browser"; !strings.Contains(s, sub) {
 		t.Fatalf("%q does not contain %q", s, sub)
 	}

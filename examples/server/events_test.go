@@ -30,7 +30,7 @@ func TestBannerDescribesTheEvents(t *testing.T) {
 	} {
 		assert.Contains(t, out, want)
 	}
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(out)[1]
+	base := servedOn.FindStringSubmatch(out)[1]
 	api := base + "/api/projects/1"
 
 	// The banner's property read saves and runs; the last week holds

@@ -1,97 +1,46 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/internal/exampleserver"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/stretchr/testify/require"
 )
 
 // serverBinary builds the server once per test binary.
-var serverBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "endpointkit-fleet-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", &buildError{string(out), err}
-	}
-	return bin, nil
-})
+var serverBinary = exampleserver.Binary
 
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
-
-// startProcess runs the server binary with args and returns its base URL
-// once it serves; it is stopped when t ends.
-func startProcess(t *testing.T, args ...string) string {
+// callJSON is call with the answer decoded as a JSON object (nil when it
+// is not one).
+func callJSON(t *testing.T, method, url, cred, body string) (int, map[string]any) {
 	t.Helper()
-	bin, err := serverBinary()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	base := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`server on (http://\S+)`)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				base <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case b := <-base:
-		return b
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the server did not serve within 2 minutes:\n%s", stderr.String())
-	}
-	return ""
-}
-
-// fleetCall sends a JSON request with credential cred and returns the status
-// and decoded body.
-func fleetCall(t *testing.T, method, url, cred, body string) (int, map[string]any) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+cred)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
+	status, raw := call(t, method, url, cred, body)
 	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	_ = json.Unmarshal([]byte(raw), &out)
+	return status, out
+}
+
+// spendTwiceAcross runs run with cred, whose budget is 2 runs a minute,
+// once on each of the two servers (200), then once more on each: both
+// refuse it (429) with refusal in the detail. It returns the runs admitted.
+func spendTwiceAcross(t *testing.T, servers []string, run, cred, refusal string) int {
+	t.Helper()
+	for i, srv := range servers {
+		status, body := callJSON(t, "POST", srv+run, cred, `{}`)
+		require.Equal(t, http.StatusOK, status, "run %d of a budget of 2: %v", i+1, body)
+	}
+	for _, srv := range servers {
+		status, body := callJSON(t, "POST", srv+run, cred, `{}`)
+		require.Equal(t, http.StatusTooManyRequests, status, "a third run of a budget of 2, on %s: %v", srv, body)
+		require.Contains(t, body["detail"], refusal)
+	}
+	return len(servers)
 }
 
 // testFleet starts two server processes on one store with args and shows
@@ -108,12 +57,12 @@ func testFleet(t *testing.T, args ...string) {
 	project := "fleet" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	args = append(args, "-api-key", apiKey, "-project", project, "-demo-events", "50", "-embed-secret", "0123456789abcdef-fleet",
 		"-project-runs-per-minute", "7", "-project-runs-per-hour", "0", "-project-concurrency", "0", "-cache-bytes", "0")
-	a := startProcess(t, args...)
-	b := startProcess(t, args...)
+	a := exampleserver.Start(t, args...)
+	b := exampleserver.Start(t, args...)
 	servers := []string{a, b}
 	api := "/api/projects/" + project + "/"
 
-	status, body := fleetCall(t, "POST", a+api+"endpoints/", apiKey,
+	status, body := callJSON(t, "POST", a+api+"endpoints/", apiKey,
 		`{"name": "fleet", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`)
 	require.Equal(t, http.StatusCreated, status, "creating the endpoint: %v", body)
 	run := api + "endpoints/fleet/run"
@@ -121,43 +70,23 @@ func testFleet(t *testing.T, args ...string) {
 
 	// A stored key of 2 runs per minute: 2 runs, one on each server, then
 	// refused on both.
-	status, body = fleetCall(t, "POST", a+api+"keys/", apiKey, `{"name": "fleet", "scopes": ["endpoint:read"], "runs_per_minute": 2}`)
+	status, body = callJSON(t, "POST", a+api+"keys/", apiKey, `{"name": "fleet", "scopes": ["endpoint:read"], "runs_per_minute": 2}`)
 	require.Equal(t, http.StatusCreated, status, "creating a key: %v", body)
-	key := body["key"].(string)
-	for i, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, key, `{}`)
-		require.Equal(t, http.StatusOK, status, "the key's run %d: %v", i+1, body)
-		runs++
-	}
-	for _, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, key, `{}`)
-		require.Equal(t, http.StatusTooManyRequests, status, "a third run of a key of 2 runs per minute, on %s: %v", srv, body)
-		require.Contains(t, body["detail"], "this API key may start 2 runs")
-	}
+	runs += spendTwiceAcross(t, servers, run, body["key"].(string), "this API key may start 2 runs")
 
 	// An embed token of rpm 2, the same.
-	status, body = fleetCall(t, "POST", b+api+"embed_tokens/", apiKey, `{"endpoints": ["fleet"], "rpm": 2}`)
+	status, body = callJSON(t, "POST", b+api+"embed_tokens/", apiKey, `{"endpoints": ["fleet"], "rpm": 2}`)
 	require.Equal(t, http.StatusCreated, status, "minting a token: %v", body)
-	token := body["token"].(string)
-	for i, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, token, `{}`)
-		require.Equal(t, http.StatusOK, status, "the token's run %d: %v", i+1, body)
-		runs++
-	}
-	for _, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, token, `{}`)
-		require.Equal(t, http.StatusTooManyRequests, status, "a third run of a token of rpm 2, on %s: %v", srv, body)
-		require.Contains(t, body["detail"], "this embed token may start 2 runs")
-	}
+	runs += spendTwiceAcross(t, servers, run, body["token"].(string), "this embed token may start 2 runs")
 
 	// The project: runs of the unlimited key up to projectMax in all.
 	for i := 0; runs < projectMax; i++ {
-		status, body = fleetCall(t, "POST", servers[i%2]+run, apiKey, `{}`)
+		status, body = callJSON(t, "POST", servers[i%2]+run, apiKey, `{}`)
 		require.Equal(t, http.StatusOK, status, "the project's run %d of %d: %v", runs+1, projectMax, body)
 		runs++
 	}
 	for _, srv := range servers {
-		status, body = fleetCall(t, "POST", srv+run, apiKey, `{}`)
+		status, body = callJSON(t, "POST", srv+run, apiKey, `{}`)
 		require.Equal(t, http.StatusTooManyRequests, status, "run %d of a project of %d per minute, on %s: %v", projectMax+1, projectMax, srv, body)
 		require.Contains(t, body["detail"], "may start 7 runs per minute (project_runs_per_minute)")
 	}

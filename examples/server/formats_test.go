@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -19,7 +18,7 @@ import (
 // it registers package endpoint/httpapi/parquet.
 func TestFormatsOverHTTP(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "200"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "by_event", "query": {"kind": "HogQLQuery", "query": "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY event"}}`})
 	got, want := create.status, http.StatusCreated

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"io"
-	"net/http"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"testing"
 )
 
@@ -20,25 +16,16 @@ func TestStoredKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "endpointkit.db")
 	args := []string{"-db", path, "-api-key", "k", "-demo-events", "500"}
 	s := start(t, args, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base := s.url() + "/api/projects/1"
 	call := func(method, path, key string, body any) (int, map[string]any) {
 		t.Helper()
-		var rd io.Reader
+		var text string
 		if body != nil {
 			b, err := json.Marshal(body)
 			require.NoError(t, err)
-			rd = bytes.NewReader(b)
+			text = string(b)
 		}
-		req, err := http.NewRequest(method, base+path, rd)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
+		return callJSON(t, method, base+path, key, text)
 	}
 	for _, name := range []string{"counted", "hidden"} {
 		st, body := call("POST", "/endpoints/", "k", map[string]any{"name": name, "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}})
@@ -64,7 +51,7 @@ func TestStoredKeys(t *testing.T) {
 	require.NoError(t, s.stop())
 
 	s = start(t, args, nil)
-	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base = s.url() + "/api/projects/1"
 	st, _ = call("POST", "/endpoints/counted/run", secret, map[string]any{})
 	if got, want := st, 200; got != want {
 		t.Errorf("the key outlives a restart: st = %v, want %v", got, want)

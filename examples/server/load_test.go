@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/stretchr/testify/assert"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,7 +22,7 @@ func TestLoad(t *testing.T) {
 	const clients, duration, timeout = 32, 20 * time.Second, time.Second
 	s := start(t, []string{"-api-key", "k", "-demo-events", "20000", "-run-timeout", timeout.String(),
 		"-project-concurrency", "0", "-project-runs-per-minute", "0", "-project-runs-per-hour", "0", "-global-concurrency", "0"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base := s.url() + "/api/projects/1"
 	mustCall := func(method, path, body string, want int) {
 		status, answer := call(t, method, base+path, "k", body)
 		if got, want := status, want; got != want {

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,7 +51,7 @@ func TestMemoryLoad(t *testing.T) {
 		"-demo-events", "20000", "-run-timeout", "5s",
 		"-project-runs-per-minute", "0", "-project-runs-per-hour", "0",
 		"-max-materialized-bytes", "8000000"}, nil)
-	root := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	root := s.url()
 	addr := strings.TrimPrefix(root, "http://")
 	p1, p2 := root+"/api/projects/1", root+"/api/projects/2"
 	client := &http.Client{Timeout: 60 * time.Second}

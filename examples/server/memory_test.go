@@ -14,7 +14,7 @@ import (
 // -sqlite-max-length flag sets that limit.
 func TestMemoryAttackRefused(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "100", "-sqlite-max-length", "2000000"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base := s.url() + "/api/projects/1"
 	body := func(q string) string {
 		b, err := json.Marshal(map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": q}})
 		require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestMemoryAttackRefused(t *testing.T) {
 // status reports the table's bytes.
 func TestMaterializedBytesRefused(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "500", "-max-materialized-bytes", "300000"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base := s.url() + "/api/projects/1"
 	create := func(name, q string) {
 		b, err := json.Marshal(map[string]any{"name": name, "is_materialized": true, "query": map[string]any{"kind": "HogQLQuery", "query": q}})
 		require.NoError(t, err)

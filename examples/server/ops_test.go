@@ -39,7 +39,7 @@ func TestServerOperations(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "2000"}, nil)
 	got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses
 	require.Equal(t, want, got, "statuses(runSession(t, s.session(t), nil))")
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	if s, sub := s.out.String(), "metrics:     "+base+"/metrics"; !strings.Contains(s, sub) {
 		t.Errorf("%q does not contain %q", s, sub)
 	}
@@ -123,7 +123,7 @@ func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "0", "-metrics-key", "mk"}, nil)
 	got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses
 	require.Equal(t, want, got, "statuses(runSession(t, s.session(t), nil))")
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	assert.NotContains(t, s.out.String(), "mk", "a given metrics key is not printed")
 	for _, tc := range []struct {
 		key    string
@@ -141,7 +141,7 @@ func TestMetricsNeedTheirOwnKeyOrAddress(t *testing.T) {
 	if got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses; !reflect.DeepEqual(got, want) {
 		t.Fatalf("statuses(runSession(t, s.session(t), nil)) = %+v, want %+v", got, want)
 	}
-	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base = s.url()
 	m := regexp.MustCompile(`metrics:\s+(http://\S+/metrics) \(Prometheus, on -metrics-addr`).FindStringSubmatch(s.out.String())
 	require.NotNil(t, m, "%s: m is nil", s.out)
 	if got, want := m[1], base+"/metrics"; got == want {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"regexp"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
@@ -24,15 +23,9 @@ func TestNumbersEveryEngineHolds(t *testing.T) {
 	for name, args := range valueEngines {
 		t.Run(name, func(t *testing.T) {
 			s := start(t, append(args(t), "-api-key", "k", "-demo-events", "200"), nil)
-			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
-			status, body := call(t, "POST", base+"/insight_variables/", "k", `{"id": "`+varID+`", "name": "Max len", "type": "Number"}`)
-			got, want := status, 201
-			require.Equal(t, want, got, "%v: status", body)
-			status, body = call(t, "POST", base+"/endpoints/", "k", create)
-			if got, want := status, 201; got != want {
-				t.Fatalf("%v: status = %v, want %v", body, got, want)
-			}
-			status, body = call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": 100}}`)
+			base := s.url() + "/api/projects/1"
+			saveWithVariable(t, base, `{"id": "`+varID+`", "name": "Max len", "type": "Number"}`, create)
+			status, body := call(t, "POST", base+"/endpoints/short_events/run", "k", `{"variables": {"max_len": 100}}`)
 			if got, want := status, 200; got != want {
 				t.Fatalf("%v: status = %v, want %v", body, got, want)
 			}

@@ -82,6 +82,12 @@ func start(t *testing.T, args []string, env map[string]string) *server {
 	return s
 }
 
+// servedOn is the line by which the server says it serves, and its URL.
+var servedOn = regexp.MustCompile(`server on (http://\S+)`)
+
+// url is the base URL the server printed.
+func (s *server) url() string { return servedOn.FindStringSubmatch(s.out.String())[1] }
+
 // session returns the printed shell session.
 func (s *server) session(t *testing.T) string {
 	t.Helper()
@@ -103,7 +109,7 @@ func TestRestartKeepsState(t *testing.T) {
 	answers := runSession(t, first.session(t), nil)
 	got, want := statuses(answers), sessionStatuses
 	require.Equal(t, want, got, "statuses(answers)")
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(first.out.String())[1]
+	base := first.url()
 	patch, err := http.NewRequest("PATCH", base+"/api/projects/1/endpoints/daily_events", strings.NewReader(
 		`{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}", "variables": `+
 			`{"`+sessionEventID+`": {"variableId": "`+sessionEventID+`", "code_name": "event"}, "`+sessionFromID+`": {"variableId": "`+sessionFromID+`", "code_name": "from"}, "`+sessionToID+`": {"variableId": "`+sessionToID+`", "code_name": "to"}}}}`))
@@ -132,7 +138,7 @@ func TestRestartKeepsState(t *testing.T) {
 	assert.Equal(t, json.Number("2"), list[0].(map[string]any)["versions_count"])
 
 	// Version 1 is still there, and answers as it did before the restart.
-	base = regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(second.out.String())[1]
+	base = second.url()
 	v1 := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/daily_events/run",
 		"-H", "Authorization: Bearer k", "-H", "Content-Type: application/json",
 		"-d", `{"variables": {"event": "purchase", "from": "-7d", "to": "dStart"}, "version": 1}`})
@@ -149,7 +155,7 @@ func TestRestartKeepsState(t *testing.T) {
 // flight by a client that sends its body in two parts.
 func TestGracefulShutdown(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "0"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	create := curl(t, []string{"-X", "POST", base + "/api/projects/1/endpoints/", "-H", "Authorization: Bearer k",
 		"-H", "Content-Type: application/json", "-d", `{"name": "one", "query": {"kind": "HogQLQuery", "query": "SELECT 1 AS one"}}`})
 	got, want := create.status, http.StatusCreated

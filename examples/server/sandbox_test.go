@@ -33,7 +33,7 @@ func call(t *testing.T, method, url, key, body string) (int, string) {
 // no query reads the store's tables or another table than events.
 func TestProjectsAreSandboxed(t *testing.T) {
 	s := start(t, []string{"-api-key", "k1", "-api-key", "k2=2", "-demo-events", "400"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1]
+	base := s.url()
 	create := `{"name": "stats", "query": {"kind": "HogQLQuery",
 		"query": "SELECT count(*) AS n, min(timestamp) AS first FROM events"}}`
 	answers := map[string]string{}
@@ -128,7 +128,7 @@ func TestNoKeyGeneratedWhenKeysGiven(t *testing.T) {
 	assert.Contains(t, s.session(t), "KEY='k1'\n")
 	got, want := statuses(runSession(t, s.session(t), nil)), sessionStatuses
 	require.Equal(t, want, got, "statuses(runSession(t, s.session(t), nil))")
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(out)[1]
+	base := servedOn.FindStringSubmatch(out)[1]
 	for _, tc := range []struct {
 		key, project string
 		status       int

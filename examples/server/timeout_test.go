@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/stretchr/testify/require"
-	"regexp"
 	"testing"
 	"time"
 )
@@ -16,7 +15,7 @@ import (
 // answers the next run.
 func TestRunTimeoutAfterTheFirstRow(t *testing.T) {
 	s := start(t, []string{"-api-key", "k", "-demo-events", "100", "-run-timeout", "300ms"}, nil)
-	base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
+	base := s.url() + "/api/projects/1"
 	for _, e := range []string{
 		`{"name": "endless", "query": {"kind": "HogQLQuery", "query": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r WHERE n = 1 OR n < 0"}}`,
 		`{"name": "cheap", "query": {"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}}`,

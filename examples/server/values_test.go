@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +26,16 @@ var valueEngines = map[string]func(t *testing.T) []string{
 	"mysql":    func(t *testing.T) []string { return []string{"-driver", "mysql", "-dsn", testdb.MySQLDSN(t)} },
 }
 
+// saveWithVariable creates, with key "k", the variable (its JSON) and
+// the endpoint (create) in the project at base, each answered 201.
+func saveWithVariable(t *testing.T, base, variable, create string) {
+	t.Helper()
+	status, body := call(t, "POST", base+"/insight_variables/", "k", variable)
+	require.Equal(t, 201, status, "creating the variable: %v", body)
+	status, body = call(t, "POST", base+"/endpoints/", "k", create)
+	require.Equal(t, 201, status, "creating the endpoint: %v", body)
+}
+
 // TestValuesEveryEngineHolds: a value some engine cannot hold as text (a
 // NUL byte, which PostgreSQL's text refuses; invalid UTF-8, which
 // PostgreSQL and MySQL check) answers the same 400 naming the variable on
@@ -44,16 +53,9 @@ func TestValuesEveryEngineHolds(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			flags := append(args(t), "-api-key", "k", "-demo-events", "200")
 			s := start(t, flags, nil)
-			base := regexp.MustCompile(`server on (http://\S+)`).FindStringSubmatch(s.out.String())[1] + "/api/projects/1"
-			status, body := call(t, "POST", base+"/insight_variables/", "k", `{"id": "`+eventID+`", "name": "Event name", "type": "String"}`)
-			got, want := status, 201
-			require.Equal(t, want, got, "%v: status", body)
-			status, body = call(t, "POST", base+"/endpoints/", "k", create)
-			if got, want := status, 201; got != want {
-				t.Fatalf("%v: status = %v, want %v", body, got, want)
-			}
-
-			status, body = call(t, "POST", base+"/endpoints/by_event/run", "k", `{"variables": {"event_name": "$pageview"}}`)
+			base := s.url() + "/api/projects/1"
+			saveWithVariable(t, base, `{"id": "`+eventID+`", "name": "Event name", "type": "String"}`, create)
+			status, body := call(t, "POST", base+"/endpoints/by_event/run", "k", `{"variables": {"event_name": "$pageview"}}`)
 			if got, want := status, 200; got != want {
 				t.Fatalf("%v: status = %v, want %v", body, got, want)
 			}

@@ -1,22 +1,19 @@
 package docs
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/internal/exampleserver"
 )
 
 // notRun are the shell lines of the documents that no test runs, by their
@@ -39,55 +36,7 @@ const (
 )
 
 // serverBinary builds examples/server once per test binary.
-var serverBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "endpointkit-docs-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "server")
-	out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "examples", "server")).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build ./examples/server: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-// startServer runs the example server on a free port and returns its base
-// URL once it serves; it stops when t ends.
-func startServer(t *testing.T, args ...string) string {
-	t.Helper()
-	bin, err := serverBinary()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	base := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`server on (http://\S+)`)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				base <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case b := <-base:
-		return b
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("the example server did not serve within 3 minutes:\n%s", stderr.String())
-	}
-	return ""
-}
+var serverBinary = exampleserver.Binary
 
 // command is one shell command of a block: its lines joined, with the
 // status codes its trailing comment expects of its curl requests.
@@ -278,7 +227,7 @@ func TestShellExamples(t *testing.T) {
 	require.NotEmpty(t, curlBlocks, "no curl examples found")
 	require.NotZero(t, goLines, "no go commands found")
 
-	base := startServer(t, "-api-key", docsKey, "-metrics-key", docsMetricsKey, "-embed-secret", docsEmbed,
+	base := exampleserver.Start(t, "-api-key", docsKey, "-metrics-key", docsMetricsKey, "-embed-secret", docsEmbed,
 		"-demo-end", docsDemoEnd, "-demo-events", "20000")
 	dir := t.TempDir()
 	r := &shellRunner{

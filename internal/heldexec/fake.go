@@ -59,6 +59,26 @@ func Held(buffer int) Option {
 	return func(x *Fake) { x.buffer = buffer }
 }
 
+// HoldOnly makes Hold hold only the queries when selects (with Held); the
+// others pass, held or not.
+func HoldOnly(when func(driver.Statement) bool) Option {
+	return func(x *Fake) { x.holdOnly = when }
+}
+
+// BeforeExec calls f before every Exec, with its context and statements; an
+// error f returns is Exec's, and the statements do not run. f may wait (a
+// slow or held write) or fail (a full disk).
+func BeforeExec(f func(ctx context.Context, stmts []driver.Statement) error) Option {
+	return func(x *Fake) { x.beforeExec = f }
+}
+
+// Unrecorded keeps no Call of the queries (Calls and Last stay empty; they
+// are still counted), so that a benchmark's executor holds nothing that
+// grows with its runs.
+func Unrecorded() Option {
+	return func(x *Fake) { x.unrecorded = true }
+}
+
 // OnEngine sets the engine the executor reports without an inner one
 // (SQLite by default).
 func OnEngine(e engine.Engine) Option {
@@ -73,8 +93,9 @@ type failure struct {
 // Fake is the one fake driver.Executor tests share: it wraps a real
 // executor (or stands alone), records and counts the queries it is given,
 // and with options answers a fixed result, fails chosen queries, waits for
-// the query's context to end, calls a test's hooks around each query, or
-// holds queries until the test releases them (an Executor inside).
+// the query's context to end, calls a test's hooks around each query or
+// before each Exec, or holds queries (all, or those chosen) until the test
+// releases them (an Executor inside).
 //
 //	x := heldexec.NewFake(sqlexec.New(db, engine.SQLite),
 //		heldexec.Fail(errors.New("code: 53"), heldexec.SQLContains("endpointkit_mat_")))
@@ -93,6 +114,10 @@ type Fake struct {
 	buffer int
 	engine engine.Engine
 
+	holdOnly   func(driver.Statement) bool
+	unrecorded bool
+	beforeExec func(context.Context, []driver.Statement) error
+
 	// Started receives once a query is held (with Held).
 	Started chan struct{}
 	held    *Executor
@@ -110,6 +135,7 @@ func NewFake(inner driver.Executor, opts ...Option) *Fake {
 		o(x)
 	}
 	x.held = New(core{x}, x.buffer)
+	x.held.Only = x.holdOnly
 	x.Started = x.held.Started
 	return x
 }
@@ -138,15 +164,23 @@ func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) 
 	if err == nil && res != nil {
 		c.Rows = len(res.Rows)
 	}
-	x.mu.Lock()
-	x.calls = append(x.calls, c)
-	x.mu.Unlock()
+	if !x.unrecorded {
+		x.mu.Lock()
+		x.calls = append(x.calls, c)
+		x.mu.Unlock()
+	}
 	return res, err
 }
 
-// Exec implements driver.Executor: Fail's error when it selects every
-// statement, else the inner executor's Exec (nil without one).
+// Exec implements driver.Executor: BeforeExec's error, Fail's error when
+// it selects every statement, else the inner executor's Exec (nil without
+// one).
 func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
+	if x.beforeExec != nil {
+		if err := x.beforeExec(ctx, stmts); err != nil {
+			return err
+		}
+	}
 	for _, f := range x.fails {
 		if f.when == nil {
 			return f.err

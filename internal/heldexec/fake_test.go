@@ -91,3 +91,63 @@ func TestWaitHoldAround(t *testing.T) {
 	assert.Equal(t, 1, entered)
 	assert.Equal(t, 1, left)
 }
+
+// TestHoldOnly: with HoldOnly, Hold holds the chosen queries only; the
+// others answer while those wait, and Release lets them go.
+func TestHoldOnly(t *testing.T) {
+	x := NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), Held(1), HoldOnly(SQLContains("held")))
+	x.Hold()
+	done := make(chan error, 1)
+	go func() {
+		_, err := x.Query(context.Background(), query("SELECT 'held'"), driver.Bounds{})
+		done <- err
+	}()
+	<-x.Started
+	res, err := x.Query(context.Background(), query("SELECT 'free'"), driver.Bounds{})
+	require.NoError(t, err, "a query HoldOnly does not choose passes while another is held")
+	assert.Equal(t, [][]any{{"free"}}, res.Rows)
+	select {
+	case err := <-done:
+		t.Fatalf("the held query ended before Release: %v", err)
+	default:
+	}
+	x.Release()
+	require.NoError(t, <-done)
+}
+
+// TestBeforeExec: BeforeExec sees every Exec's statements first, and its
+// error is Exec's, the statements not run.
+func TestBeforeExec(t *testing.T) {
+	db := testdb.SQLite(t)
+	boom := errors.New("disk I/O error")
+	var fail bool
+	var seen []string
+	x := NewFake(sqlexec.New(db, engine.SQLite), BeforeExec(func(_ context.Context, stmts []driver.Statement) error {
+		for _, st := range stmts {
+			seen = append(seen, st.SQL())
+		}
+		if fail {
+			return boom
+		}
+		return nil
+	}))
+	require.NoError(t, x.Exec(context.Background(), []driver.Statement{query("CREATE TABLE t (n INTEGER)")}, driver.Write{}))
+	fail = true
+	assert.ErrorIs(t, x.Exec(context.Background(), []driver.Statement{query("INSERT INTO t VALUES (1)")}, driver.Write{}), boom)
+	assert.Equal(t, []string{"CREATE TABLE t (n INTEGER)", "INSERT INTO t VALUES (1)"}, seen)
+	res, err := x.Query(context.Background(), query("SELECT count(*) FROM t"), driver.Bounds{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, res.Rows[0][0], "the failed Exec ran nothing")
+}
+
+// TestUnrecorded: an unrecorded fake counts its queries and keeps none.
+func TestUnrecorded(t *testing.T) {
+	x := NewFake(nil, Answer(&driver.Result{}), Unrecorded())
+	for range 3 {
+		_, err := x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 3, x.Queries())
+	assert.Empty(t, x.Calls())
+	assert.Equal(t, Call{}, x.Last())
+}

@@ -18,6 +18,8 @@ type Executor struct {
 	driver.Executor
 	// Started receives once a query is held.
 	Started chan struct{}
+	// Only, when set, selects the queries Hold holds; the others pass.
+	Only func(driver.Statement) bool
 
 	mu   sync.Mutex
 	gate chan struct{} // nil: not held
@@ -53,7 +55,7 @@ func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Boun
 	x.mu.Lock()
 	gate := x.gate
 	x.mu.Unlock()
-	if gate != nil {
+	if gate != nil && (x.Only == nil || x.Only(st)) {
 		x.Started <- struct{}{}
 		select {
 		case <-gate:

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
@@ -19,13 +21,9 @@ import (
 func read(t *testing.T, tb *httpapi.Table) ([]string, []pq.Kind, [][]any) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := (parquet.Format{RowGroupRows: 2}).Write(&buf, tb); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, (parquet.Format{RowGroupRows: 2}).Write(&buf, tb))
 	f, err := pq.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	var kinds []pq.Kind
 	for _, c := range f.Schema().Fields() {
@@ -57,9 +55,7 @@ func read(t *testing.T, tb *httpapi.Table) ([]string, []pq.Kind, [][]any) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	return names, kinds, out
 }
@@ -78,45 +74,21 @@ func TestKinds(t *testing.T) {
 		}, false)
 	names, kinds, rows := read(t, tb)
 	wantNames := []string{"z", "mixed", "a", "z_2", "flag", "none", "when", "cached", "real"}
-	if !equal(names, wantNames) {
-		t.Fatalf("names %v, want %v", names, wantNames)
-	}
+	require.Equal(t, wantNames, names)
 	wantKinds := []pq.Kind{pq.Int64, pq.ByteArray, pq.ByteArray, pq.Int64, pq.Boolean, pq.ByteArray, pq.ByteArray, pq.Double, pq.Double}
 	for i := range wantKinds {
-		if kinds[i] != wantKinds[i] {
-			t.Errorf("%s: %v, want %v", names[i], kinds[i], wantKinds[i])
-		}
+		assert.Equal(t, wantKinds[i], kinds[i], "%s", names[i])
 	}
 	want := [][]any{
 		{int64(1), "2", "x", int64(-3), true, nil, "2025-05-01T12:00:00Z", 7.0, 2.0},
 		{nil, "2.5", "", int64(4), false, nil, nil, 1.5, 2.5},
 		{int64(3), "text", nil, int64(5), nil, nil, "2025-05-01T12:00:00Z", nil, nil},
 	}
-	for i := range want {
-		for j := range want[i] {
-			if rows[i][j] != want[i][j] {
-				t.Errorf("row %d %s: %#v, want %#v", i, names[j], rows[i][j], want[i][j])
-			}
-		}
-	}
+	assert.Equal(t, want, rows)
 }
 
 // TestRefusesNonFinite: an infinity is refused, as JSON refuses it.
 func TestRefusesNonFinite(t *testing.T) {
 	tb := httpapi.NewTable([]string{"x"}, []string{"REAL"}, [][]any{{1.5}, {math.Inf(1)}}, false)
-	if err := (parquet.Format{}).Write(io.Discard, tb); err == nil {
-		t.Fatal("an infinity was written")
-	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	require.Error(t, (parquet.Format{}).Write(io.Discard, tb), "an infinity was written")
 }

@@ -32,7 +32,9 @@ func TestMCPStdioHandshakeBeforeDemoLoad(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-demo-events", "100000",
+	// -mcp-load-wait as long as the test: the run below waits for the
+	// whole load, which on a loaded machine takes past the default wait.
+	cmd := exec.CommandContext(ctx, bin, "-mcp-stdio", "-demo-events", "100000", "-mcp-load-wait", "150s",
 		"-db", filepath.Join(t.TempDir(), "events.db"))
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr

@@ -106,6 +106,11 @@ func (s *Service) checkMaterialization(ctx context.Context, next *driver.Endpoin
 	if err := checkSettings(next, c); err != nil {
 		return err
 	}
+	if col := next.MaterializationTailColumn; col != "" {
+		if why := tailColumnUnread(ctx, s.cfg.Executor.Engine(), c.query.SQL, col); why != "" {
+			return invalidf(CodeInvalidInput, "materialization_tail_column", "materialization_tail_column: %s.", why)
+		}
+	}
 	if !next.IsMaterialized {
 		return nil
 	}

@@ -88,8 +88,11 @@ type page struct {
 	// tests cause on purpose, are not counted.
 	mu         sync.Mutex
 	pageErrors []string
-	signInShot sync.Once
 }
+
+// signInShot takes the sign-in page's screenshot once in the package's
+// run: the browser tests run in parallel, each on a page of its own.
+var signInShot sync.Once
 
 func newPage(t *testing.T) *page {
 	t.Helper()
@@ -165,7 +168,7 @@ func (p *page) tab(t *testing.T) context.Context {
 	// Before the key is given, the page shows nothing but the sign-in.
 	assert.Equal(t, []string{"none", "none"}, value(t, p, tctx, chromedp.Evaluate[[]string](
 		`["app", "session"].map(id => getComputedStyle(document.getElementById(id)).display)`)))
-	p.signInShot.Do(func() { p.screenshot(t, tctx, "sign-in") })
+	signInShot.Do(func() { p.screenshot(t, tctx, "sign-in") })
 	p.do(t, tctx,
 		chromedp.SendKeys(chromedp.ID("api-key"), p.key+kb.Enter),
 		chromedp.WaitVisible(chromedp.ID("sql")),
@@ -322,6 +325,7 @@ func wantDailyPurchases(t *testing.T) [][]string {
 // where they arose, a Trends chart, labels, and the page's placeholder
 // scanner against package placeholder.
 func TestEditorInBrowser(t *testing.T) {
+	t.Parallel() // a server and a Chromium of its own: the browser tests overlap
 	p := newPage(t)
 	t.Run("flow", p.testFlow)
 	t.Run("undefined variable", p.testUndefined)

@@ -28,6 +28,7 @@ import (
 // TestEditorCodeAndRuns drives the code editor and the run views in
 // headless Chromium.
 func TestEditorCodeAndRuns(t *testing.T) {
+	t.Parallel() // a server and a Chromium of its own: the browser tests overlap
 	p := newPage(t)
 	t.Run("highlighting", p.testHighlighting)
 	t.Run("completion", p.testCompletion)

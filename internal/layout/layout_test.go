@@ -234,3 +234,24 @@ func moduleRoot(t *testing.T) (dir, module string) {
 	require.NoError(t, err)
 	return dir, module
 }
+
+// maxFacadeFiles is how many non-test files package endpoint may hold:
+// the Service read in call order (issue 38), with what needs no Service in
+// packages of its own.
+const maxFacadeFiles = 15
+
+// TestEndpointIsAFacade: package endpoint holds at most maxFacadeFiles
+// non-test files; a new concern gets a package, or joins the file of the
+// step it belongs to.
+func TestEndpointIsAFacade(t *testing.T) {
+	root, _ := moduleRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "endpoint", "*.go"))
+	require.NoError(t, err)
+	var code []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			code = append(code, filepath.Base(f))
+		}
+	}
+	assert.LessOrEqual(t, len(code), maxFacadeFiles, "endpoint's files: %v", code)
+}

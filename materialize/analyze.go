@@ -137,7 +137,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	var window *Reason
 	if why == windowReason && err == nil {
 		// Windows of the outer SELECT list over partitions that hold the
-		// variables' keys materialize (see windowsOK); others are refused
+		// variables' keys materialize (see windowsRefusal); others are refused
 		// for the window, here, or by build.
 		if other, _ := lx.unsupportedBut(inlined, true); other == "" && outerWindowsOnly(p.stmt) {
 			window = &Reason{Code: CodeUnsupportedQuery, Message: why}

@@ -211,7 +211,7 @@ var shapes = []shape{
 		SELECT count(*) AS n FROM c JOIN events e ON e.distinct_id = c.distinct_id WHERE e.event = '$pageview'`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
 	// Window functions whose PARTITION BY holds the variables' keys (see
-	// windowsOK): computed when the table is built, partitions kept whole.
+	// windowsRefusal): computed when the table is built, partitions kept whole.
 	{name: "window_per_user_timeline", query: `SELECT distinct_id, timestamp, event,
 		row_number() OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS k,
 		lag(event) OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS previous

@@ -151,7 +151,7 @@ func (l *lexed) unsupported(inlined bool) (string, int) { return l.unsupportedBu
 
 // windowReason is the reason of a window function materialization does
 // not take.
-const windowReason = "window functions (OVER) cannot be materialized yet"
+const windowReason = "window functions (OVER) materialize only in the outer SELECT list, computed when the table is built; this one is elsewhere (a subquery, WITH, ORDER BY or a WINDOW clause) or beside a construct materialization does not take"
 
 // unsupportedBut is unsupported, not counting window functions when
 // windows is set.

@@ -47,7 +47,7 @@ func TestUnsupportedConstructsSayWhich(t *testing.T) {
 		query, want string
 	}{
 		{engine.SQLite, "WITH p AS (SELECT 1 AS a) SELECT count(*) FROM p, p AS q WHERE p.a = {variables.a}", "WITH (common table expressions)"},
-		{engine.PostgreSQL, "SELECT count(*) OVER (PARTITION BY b) FROM t WHERE a = {variables.a}", "window functions (OVER)"},
+		{engine.PostgreSQL, "SELECT count(*) OVER (PARTITION BY b) FROM t WHERE a = {variables.a}", "a window function (OVER)"},
 		{engine.PostgreSQL, "SELECT a FROM t\nWHERE a IS DISTINCT FROM {variables.a}", "IS [NOT] DISTINCT FROM"},
 		{engine.PostgreSQL, "SELECT a FROM t WHERE a ~ '^x' AND b = {variables.a}", "the operator ~"},
 		{engine.PostgreSQL, "SELECT ts AT TIME ZONE 'UTC' AS t, count(*) FROM t WHERE b = {variables.a} GROUP BY 1", "AT TIME ZONE"},

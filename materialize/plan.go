@@ -119,8 +119,12 @@ func fail(code Code, format string, args ...any) error {
 
 // build rewrites sel; a query it cannot rewrite returns a Reason.
 func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason) (*Plan, *Reason) {
-	if window != nil && !windowsOK(sel, vars, uses, opts) {
-		return nil, window
+	if window != nil {
+		if why := windowsRefusal(sel, vars, uses, opts); why != "" {
+			r := *window
+			r.Message = why
+			return nil, &r
+		}
 	}
 	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts,
 		aliases: map[string]int{}, parts: map[string]string{}, grainNames: map[string]string{}}

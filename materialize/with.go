@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/endpointkit/endpointkit/sql/tree"
@@ -68,48 +69,58 @@ func inlineWith(stmt tree.SelectStatement) bool {
 	return true
 }
 
-// windowsOK reports whether the window functions of sel, a query whose
-// windows are all in its SELECT list (see outerWindowsOnly), can be
-// computed when the stored table is built: sel does not aggregate, there
-// is no live tail, and every variable is compared with = or IN to a
-// column or row expression that every window's PARTITION BY holds. A
-// read then keeps or drops each partition whole, and the value of a
-// window over a partition is the same in the stored table as inline.
-func windowsOK(sel *tree.Select, vars []Variable, uses [][]use, opts Options) bool {
-	if opts.TailColumn != "" || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Distinct != "" ||
+// windowsRefusal says why the window functions of sel, a query whose
+// windows are all in its SELECT list (see outerWindowsOnly), cannot be
+// computed when the stored table is built, "" when they can: sel does not
+// aggregate, there is no live tail, and every variable is compared with =
+// or IN to a column or row expression that every window's PARTITION BY
+// holds. A read then keeps or drops each partition whole, and the value of
+// a window over a partition is the same in the stored table as inline.
+func windowsRefusal(sel *tree.Select, vars []Variable, uses [][]use, opts Options) string {
+	const rule = "; a window function (OVER) materializes only when every variable is compared with = or IN to a key its PARTITION BY holds"
+	if opts.TailColumn != "" {
+		return "a window function (OVER) cannot be materialized with a live tail: newer rows would change the windows over stored rows; materialize it without materialization_tail_column"
+	}
+	if len(sel.GroupBy) > 0 || sel.Having != nil || sel.Distinct != "" ||
 		hasAggregate(selectNodes(sel.SelectExprs)...) || hasAggregate(orderNodes(sel.OrderBy)...) {
-		return false
+		return "a window function (OVER) in a query that aggregates (GROUP BY, HAVING, DISTINCT or an aggregate) cannot be materialized: the stored table keeps parts of aggregates, not the rows a window reads"
 	}
 	var keys []string
 	for i, v := range vars {
-		if v.ranged() || len(uses[i]) == 0 {
-			return false
+		if len(uses[i]) == 0 {
+			return fmt.Sprintf("variable '%s' is not compared in the outer WHERE%s", v.Name, rule)
+		}
+		if v.ranged() {
+			return fmt.Sprintf("variable '%s' is a range, and a window's value over the rows in a range depends on the rows outside it%s", v.Name, rule)
 		}
 		for _, u := range uses[i] {
 			if u.group > 0 || u.shift != nil {
-				return false
+				return fmt.Sprintf("variable '%s' is under OR or moved by an interval%s", v.Name, rule)
 			}
 		}
 		keys = append(keys, uses[i][0].canon)
 	}
-	ok := true
+	why := ""
 	_ = tree.Walk(func(n tree.Node) (bool, error) {
 		f, isCall := n.(*tree.FuncExpr)
 		if !isCall || f.Over == nil {
-			return ok, nil
+			return why == "", nil
 		}
 		if f.Over.Spec == nil || f.Over.Spec.Frame != nil && f.Over.Spec.Frame.Unit == "GROUPS" {
-			ok = false
+			why = "a window function (OVER) over a named window or a GROUPS frame cannot be materialized; write its PARTITION BY in the OVER clause"
 			return false, nil
 		}
 		held := map[string]bool{}
 		for _, e := range f.Over.Spec.PartitionBy {
 			held[canonical(unparen(e))] = true
 		}
-		for _, k := range keys {
-			ok = ok && held[k]
+		for i, k := range keys {
+			if !held[k] {
+				why = fmt.Sprintf("variable '%s' is compared to %s, which the window's PARTITION BY does not hold%s", vars[i].Name, k, rule)
+				return false, nil
+			}
 		}
-		return ok, nil
+		return true, nil
 	}, selectNodes(sel.SelectExprs)...)
-	return ok
+	return why
 }

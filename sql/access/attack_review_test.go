@@ -1,0 +1,89 @@
+package access
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/endpointkit/endpointkit/placeholder"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests of this file come from an outside review of Check and Confine
+// on package sql/tree (issue 41's attack review): each query is one an
+// attacker would write, and each test fails if the query reads what its
+// project may not.
+
+// TestReviewWithFillIsChecked: ClickHouse's ORDER BY ... WITH FILL FROM x
+// TO y STEP z evaluates x, y and z (scalar subqueries included) before the
+// query, so what they read and call must be checked and confined as any
+// expression is. The tree once read them and kept only their text: Check
+// let any table and function through there, and Confine left a scoped
+// table in them unconfined.
+func TestReviewWithFillIsChecked(t *testing.T) {
+	rules := testRules()
+	for _, c := range []struct {
+		query    string
+		reason   Reason
+		table    string
+		function string
+	}{
+		{`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM (SELECT count() FROM endpointkit_endpoints)`, ReasonProtected, "endpointkit_endpoints", ""},
+		{`SELECT uuid FROM events ORDER BY uuid WITH FILL TO (SELECT toInt64(count()) FROM system.tables)`, ReasonCatalog, "system.tables", ""},
+		{`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM 0 TO 10 STEP (SELECT count() FROM secrets)`, ReasonTable, "secrets", ""},
+		{`SELECT uuid FROM events ORDER BY uuid DESC WITH FILL FROM sleepEachRow(3)`, ReasonFunction, "", "sleepEachRow"},
+		{`SELECT uuid FROM events ORDER BY uuid WITH FILL TO length(file('/etc/passwd'))`, ReasonFunction, "", "file"},
+		{`SELECT uuid FROM events ORDER BY uuid WITH FILL STEP (SELECT 1 FROM url('http://x/', CSV, 'a Int8'))`, ReasonTableFunction, "", "url"},
+	} {
+		err := Check(c.query, rules)
+		var e *Error
+		if !assert.True(t, errors.As(err, &e), "Check(%q) = %v, want a refusal", c.query, err) {
+			continue
+		}
+		assert.Equal(t, c.reason, e.Reason, "Check(%q) = %v", c.query, err)
+		assert.Equal(t, c.table, e.Table, "Check(%q) = %v", c.query, err)
+		assert.Equal(t, c.function, e.Function, "Check(%q) = %v", c.query, err)
+	}
+	for _, q := range []string{
+		`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM ifNull((SELECT min(uuid) FROM events), 0)`,
+		`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM 0 TO (SELECT count() FROM events e) STEP (SELECT 1 FROM users LIMIT 1)`,
+		`SELECT uuid FROM events ORDER BY uuid ASC WITH FILL, timestamp DESC WITH FILL TO (SELECT max(timestamp) FROM events)`,
+	} {
+		out, err := Confine(q, rules, tenantVar)
+		if assert.NoError(t, err, "Confine(%q)", q) {
+			requireScoped(t, q, out, rules)
+		}
+	}
+	// The fill's subquery is confined where it stands.
+	out, err := Confine(`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM 1 TO (SELECT count() FROM events)`, rules, tenantVar)
+	require.NoError(t, err)
+	assert.Equal(t, `SELECT uuid FROM (SELECT * FROM events WHERE events.project_id = {variables.`+tenantVar+`}) AS events ORDER BY uuid WITH FILL FROM 1 TO (SELECT count() FROM (SELECT * FROM events WHERE events.project_id = {variables.`+tenantVar+`}) AS events)`, out)
+}
+
+// TestReviewWithFillLeaksOnClickHouse runs the WITH FILL attack on
+// ClickHouse (chDB, with -tags chdb): filled from the smallest n of the
+// whole table, tenant 1 (n = 7, 13) would see rows from tenant 2's n = 1.
+func TestReviewWithFillLeaksOnClickHouse(t *testing.T) {
+	open, ok := formEngines["clickhouse"]
+	if !ok {
+		t.Skip("ClickHouse runs with -tags chdb")
+	}
+	x := open(t)
+	rules := &Rules{Tables: []Table{{Name: "events", TenantColumn: "project_id"}}}
+	const q = `SELECT n FROM events ORDER BY n WITH FILL FROM ifNull((SELECT min(n) FROM events), 0)`
+	n, err := x.count(q, nil)
+	require.NoError(t, err, "the attack does not run unscoped")
+	require.Equal(t, 13, n, "unscoped, the fill starts at tenant 2's n = 1")
+	scoped, err := ConfineFor(engine.ClickHouse.Lexical(), q, rules, tenantVar)
+	if err != nil {
+		return // refused: nothing runs
+	}
+	tmpl, err := placeholder.CompileFor(engine.ClickHouse.Lexical(), scoped)
+	require.NoError(t, err)
+	sq, args, err := tmpl.Render(engine.ClickHouse, map[string]any{tenantVar: "1"})
+	require.NoError(t, err)
+	n, err = x.count(sq, args)
+	require.NoError(t, err, "%s", sq)
+	assert.Equal(t, 7, n, "tenant 1 sees a fill from another tenant's rows (n 7..13 are its own):\n%s", sq)
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -86,4 +87,25 @@ func TestReviewWithFillLeaksOnClickHouse(t *testing.T) {
 	n, err = x.count(sq, args)
 	require.NoError(t, err, "%s", sq)
 	assert.Equal(t, 7, n, "tenant 1 sees a fill from another tenant's rows (n 7..13 are its own):\n%s", sq)
+}
+
+// TestReviewWithFillPrintsGenerated: an ORDER BY item printed as generated
+// text (a caller marked it changed) writes its fill from the expressions,
+// so that a scoped table in them is confined there too.
+func TestReviewWithFillPrintsGenerated(t *testing.T) {
+	rs, err := compileRules(testRules())
+	require.NoError(t, err)
+	const q = `SELECT uuid FROM events ORDER BY uuid  WITH  FILL  FROM 1 TO (SELECT count() FROM events) STEP 2`
+	tr, err := tree.Parse(engine.ClickHouse, q)
+	require.NoError(t, err)
+	tr.Bind(rs.treeTables)
+	require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
+		if o, ok := n.(*tree.Order); ok {
+			tree.MarkChanged(o)
+		}
+		return true, nil
+	}, tr.Stmt))
+	out, err := tree.Printer{Scope: &tree.Scope{Tenant: tenantVar}}.Print(tr)
+	require.NoError(t, err)
+	assert.Equal(t, `SELECT uuid FROM (SELECT * FROM events WHERE events.project_id = {variables.`+tenantVar+`}) AS events ORDER BY uuid WITH FILL FROM 1 TO (SELECT count() FROM (SELECT * FROM events WHERE events.project_id = {variables.`+tenantVar+`}) AS events) STEP 2`, out)
 }

@@ -2,8 +2,10 @@ package access
 
 import (
 	"errors"
+	"os"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/tree"
@@ -108,4 +110,59 @@ func TestReviewWithFillPrintsGenerated(t *testing.T) {
 	out, err := tree.Printer{Scope: &tree.Scope{Tenant: tenantVar}}.Print(tr)
 	require.NoError(t, err)
 	assert.Equal(t, `SELECT uuid FROM (SELECT * FROM events WHERE events.project_id = {variables.`+tenantVar+`}) AS events ORDER BY uuid WITH FILL FROM 1 TO (SELECT count() FROM (SELECT * FROM events WHERE events.project_id = {variables.`+tenantVar+`}) AS events) STEP 2`, out)
+}
+
+// TestReviewPostgresRegCastsAreRefused: PostgreSQL's object identifier
+// types (regclass, regrole, regproc, ...) look names up in the catalog
+// when a value is cast to or from them: 'pg_authid'::regclass reads
+// pg_class, 10::regrole::text answers a role's name, n::regclass::text
+// answers the name of every table for its oid. They are catalog reads
+// and are refused as catalog tables are, however the type is written.
+func TestReviewPostgresRegCastsAreRefused(t *testing.T) {
+	for _, q := range []string{
+		`SELECT 'pg_authid'::regclass::oid FROM events`,
+		`SELECT uuid FROM events WHERE 'endpointkit_endpoints'::regclass IS NOT NULL`,
+		`SELECT CAST(10 AS regrole) FROM events`,
+		`SELECT 10::REGROLE::text FROM events`,
+		`SELECT 'events'::pg_catalog.regclass FROM events`,
+		`SELECT 'events'::"regclass" FROM events`,
+		`SELECT ARRAY['events']::regclass[] FROM events`,
+		`SELECT 'lower'::regproc FROM events`,
+		`SELECT 'lower(text)'::regprocedure FROM events`,
+		`SELECT 'int4'::regtype FROM events`,
+		`SELECT 'public'::regnamespace FROM events`,
+		`SELECT '+'::regoper FROM events`,
+		`SELECT '+(int4,int4)'::regoperator FROM events`,
+		`SELECT 'english'::regconfig FROM events`,
+		`SELECT 'simple'::regdictionary FROM events`,
+		`SELECT '"C"'::regcollation FROM events`,
+	} {
+		err := Check(q, testRules())
+		var e *Error
+		if assert.True(t, errors.As(err, &e), "Check(%q) = %v, want a refusal", q, err) {
+			assert.Equal(t, ReasonCatalog, e.Reason, "Check(%q) = %v", q, err)
+		}
+	}
+	// The typed-string form is not read at all.
+	assert.Error(t, Check(`SELECT regclass 'events' FROM events`, testRules()))
+	for _, q := range []string{
+		`SELECT uuid::text, CAST(timestamp AS timestamp), 'x'::varchar(3), regexp_replace(uuid, 'a', 'b') FROM events`,
+		`SELECT CAST(uuid AS region) FROM events`, // a type named like one is not one
+	} {
+		assert.NoError(t, Check(q, testRules()), "Check(%q)", q)
+	}
+}
+
+// TestReviewPostgresRegCastsReadTheCatalog shows on PostgreSQL that the
+// casts refused above do read the catalog: the name of a role by its oid,
+// a catalog table's oid.
+func TestReviewPostgresRegCastsReadTheCatalog(t *testing.T) {
+	if os.Getenv(testdb.PostgresEnv) == "" {
+		t.Skip(testdb.PostgresEnv + " is not set")
+	}
+	db := testdb.Postgres(t)
+	var role, oid string
+	require.NoError(t, db.QueryRow(`SELECT 10::regrole::text, 'pg_authid'::regclass::oid::text`).Scan(&role, &oid))
+	assert.NotEmpty(t, role, "role 10's name")
+	assert.Equal(t, "1260", oid, "pg_authid's oid")
 }

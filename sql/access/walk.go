@@ -107,6 +107,10 @@ func (c *checker) node(n tree.Node) (bool, error) {
 		if err = c.star(v); err == nil {
 			return true, nil
 		}
+	case *tree.ConvertExpr:
+		if err = c.castType(v); err == nil {
+			return true, nil
+		}
 	default:
 		return true, nil
 	}
@@ -351,6 +355,33 @@ func (c *checker) convert(f *tree.FuncExpr) *Error {
 	// A type, not a call: the walk passes over it.
 	c.types = append(c.types, t)
 	return nil
+}
+
+// regTypes are PostgreSQL's object identifier types: a cast to or from one
+// looks a name up in the catalog ('pg_authid'::regclass reads pg_class,
+// 10::regrole::text answers a role's name).
+var regTypes = setOf("regclass", "regcollation", "regconfig", "regdictionary", "regnamespace",
+	"regoper", "regoperator", "regproc", "regprocedure", "regrole", "regtype")
+
+// castType refuses a cast to one of regTypes, however the type is written
+// (quoted, schema-qualified, an array of it).
+func (c *checker) castType(v *tree.ConvertExpr) *Error {
+	if v.Form == "CONVERT USING" {
+		return nil
+	}
+	name := asciiLower(v.Type)
+	if i := strings.IndexAny(name, "(["); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Trim(name, " \t\n\r\"`'")
+	if !regTypes[name] {
+		return nil
+	}
+	return errorAt(c.src, v.Span().Start, ReasonCatalog,
+		"the query casts to %q, which reads the system catalog (PostgreSQL's reg* types look names up in it); cast to text or a number instead", echo(v.Type))
 }
 
 // column checks a column's name: a statement's keyword or the session's

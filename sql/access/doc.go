@@ -38,7 +38,8 @@
 //     (ReasonProtected), and the engines' catalogs: sqlite_*, pragma_*,
 //     dbstat, pg_*, and anything in information_schema, pg_catalog, mysql,
 //     performance_schema, sys or system (ReasonCatalog), whatever the Rules
-//     say;
+//     say, and casts to PostgreSQL's reg* types ('pg_authid'::regclass,
+//     10::regrole), which look names up in the catalog (ReasonCatalog);
 //   - a function that is not on the allowlist of common SQL and analytics
 //     functions of the four engines (with ClickHouse's combinators: countIf,
 //     uniqExactIf), kept per engine, each name a function its engine has

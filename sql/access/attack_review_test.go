@@ -166,3 +166,36 @@ func TestReviewPostgresRegCastsReadTheCatalog(t *testing.T) {
 	assert.NotEmpty(t, role, "role 10's name")
 	assert.Equal(t, "1260", oid, "pg_authid's oid")
 }
+
+// TestReviewNamesThatFoldToASCIIAreRefused: MySQL and MariaDB with
+// lower_case_table_names = 1 (or 2) lower table names with their utf8
+// case mapping, which turns the Kelvin sign (U+212A) into k and İ (U+0130)
+// into i (this MariaDB answers LOWER('K') = 'k'). Check compared names
+// folding ASCII letters only, so under Rules.AnyTable (the Service's rules
+// without a Policy) such a name passed as some other table: the library's
+// endpoints table, or a scoped table read unconfined. A table name holding
+// a character whose case maps to an ASCII letter is refused.
+func TestReviewNamesThatFoldToASCIIAreRefused(t *testing.T) {
+	rules := &Rules{AnyTable: true, Tables: []Table{{Name: "clicks", TenantColumn: "project_id"}}}
+	for _, q := range []string{
+		"SELECT * FROM `endpoint\u212Ait_endpoints`",           // Kelvin sign
+		"SELECT * FROM \"endpo\u0130ntkit_variables\"",         // İ
+		"SELECT * FROM `clic\u212As`",                          // the scoped clicks, unconfined
+		"SELECT * FROM clicks JOIN `cl\u0130cks` AS c ON true", // İ
+		"SELECT * FROM \"\u017Fys\".sys_config",                // ſ, whose upper case is S
+		"SELECT * FROM `my\u017Fql`.`user`",
+	} {
+		_, err := Confine(q, rules, tenantVar)
+		var e *Error
+		if assert.True(t, errors.As(err, &e), "Confine(%q) = %v, want a refusal", q, err) {
+			assert.Equal(t, ReasonAmbiguous, e.Reason, "Confine(%q) = %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		`SELECT * FROM "événements"`, // é folds to É only
+		"SELECT * FROM `ñandú`",
+		"SELECT 'Kelvin \u212A' AS k FROM clicks", // in a value, not a name
+	} {
+		assert.NoError(t, Check(q, rules), "Check(%q)", q)
+	}
+}

@@ -259,8 +259,18 @@ func (c *checker) table(tn *tree.TableName) *Error {
 	if reason, why := protectedTable(parts); reason != "" {
 		return fail(reason, "the query reads table %q: %s", echo(dotted), why)
 	}
-	if c.rules.tables[asciiLower(dotted)] == nil && !c.rules.anyTable {
+	if c.rules.tables[asciiLower(dotted)] != nil {
+		return nil
+	}
+	if !c.rules.anyTable {
 		return fail(ReasonTable, "the query reads table %q, which endpoints of this project may not read", echo(dotted))
+	}
+	// Any table may be read, but not one that is a protected, catalog or
+	// listed table to an engine that folds more than ASCII.
+	for _, p := range parts {
+		if r, ok := foldsToASCII(p); ok {
+			return fail(ReasonAmbiguous, "table name %q holds %q, which MySQL's lower_case_table_names reads as an ASCII letter; write the name in ASCII", echo(dotted), string(r))
+		}
 	}
 	return nil
 }

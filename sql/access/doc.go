@@ -85,7 +85,9 @@
 // Table names are compared part by part, ignoring the case of ASCII
 // letters only (an engine that folds more, such as MySQL's
 // lower_case_table_names folding the Kelvin sign to k, cannot turn a
-// refused name into a protected one, since only listed names pass). A
+// refused name into a protected one, since only listed names pass, and
+// under AnyTable a name holding a character whose case maps to an ASCII
+// letter is refused, ReasonAmbiguous). A
 // schema-qualified name matches only a rule with the same parts:
 // main.events, public.events and db.events are not "events"; list them to
 // allow them. Quoted and unquoted names are the same name to Check.

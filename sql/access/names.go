@@ -77,7 +77,8 @@ func protectedTable(parts []string) (Reason, string) {
 // compared without regard to case. Only ASCII folds: an engine that folded
 // more (MySQL's lower_case_table_names folds the Kelvin sign to k) could
 // otherwise read as endpointkit_ a name compared here as something else;
-// such names are refused anyway, since they match no rule.
+// such names are refused anyway: they match no rule, and under AnyTable
+// foldsToASCII refuses them.
 func hasFoldPrefix(s, prefix string) bool {
 	return len(s) >= len(prefix) && asciiEqualFold(s[:len(prefix)], prefix)
 }

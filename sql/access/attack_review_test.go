@@ -199,3 +199,52 @@ func TestReviewNamesThatFoldToASCIIAreRefused(t *testing.T) {
 		assert.NoError(t, Check(q, rules), "Check(%q)", q)
 	}
 }
+
+// TestReviewAnyTableKeepsListedTablesScoped: under Rules.AnyTable an
+// unlisted name is read as it is, unscoped. main.events (SQLite),
+// public.events (PostgreSQL), db.events (MySQL) and default.events
+// (ClickHouse) name the scoped events table under another spelling, and
+// sessions names analytics.sessions where the search path or the current
+// database is analytics: Confine left them unconfined, and on SQLite
+// main.events read every project's rows. An unlisted name whose last
+// part is the last part of a table the rules scope (a tenant column or a
+// column list) is refused.
+func TestReviewAnyTableKeepsListedTablesScoped(t *testing.T) {
+	rules := &Rules{AnyTable: true, Tables: []Table{
+		{Name: "events", TenantColumn: "project_id"},
+		{Name: "users", Columns: []string{"id", "name"}},
+		{Name: "analytics.sessions", TenantColumn: "team_id"},
+		{Name: "plain"},
+	}}
+	db := openSQLite(t, "1", "2")
+	for _, q := range []string{
+		`SELECT count(*) FROM main.events`,
+		`SELECT count(*) FROM "main"."EVENTS"`,
+		`SELECT count(*) FROM events JOIN main.events AS e2 ON true`,
+		`SELECT count(*) FROM public.events`,
+		`SELECT count(*) FROM analytics.events`,
+		`SELECT count(*) FROM main.users`,
+		`SELECT count(*) FROM sessions`,
+		`SELECT count(*) FROM other.sessions`,
+	} {
+		out, err := Confine(q, rules, tenantVar)
+		if err == nil && q[len(q)-11:] == "main.events" {
+			_, rows, rerr := run(t, db, out, map[string]any{tenantVar: "1"})
+			require.NoError(t, rerr, "%s", out)
+			assert.Equal(t, [][]string{{"20"}}, rows, "project 1 reads other projects' rows through %q", out)
+		}
+		var e *Error
+		if assert.True(t, errors.As(err, &e), "Confine(%q) = %q, %v; want a refusal", q, out, err) {
+			assert.Equal(t, ReasonAmbiguous, e.Reason, "Confine(%q) = %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		`SELECT count(*) FROM main.orders`,
+		`SELECT count(*) FROM orders`,
+		`SELECT count(*) FROM main.plain`, // an unscoped table reads the same either way
+		`SELECT count(*) FROM analytics.other`,
+		`SELECT count(*) FROM events_archive`,
+	} {
+		assert.NoError(t, Check(q, rules), "Check(%q)", q)
+	}
+}

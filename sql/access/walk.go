@@ -265,8 +265,14 @@ func (c *checker) table(tn *tree.TableName) *Error {
 	if !c.rules.anyTable {
 		return fail(ReasonTable, "the query reads table %q, which endpoints of this project may not read", echo(dotted))
 	}
-	// Any table may be read, but not one that is a protected, catalog or
-	// listed table to an engine that folds more than ASCII.
+	// Any table may be read, but not one that may be a scoped table of the
+	// rules under another schema or database (main.events, public.events,
+	// db.events for events; sessions for analytics.sessions), nor one that
+	// is a protected, catalog or listed table to an engine that folds more
+	// than ASCII.
+	if name, ok := c.rules.scopedLast[asciiLower(parts[len(parts)-1])]; ok {
+		return fail(ReasonAmbiguous, "table %q may be the table %q of the rules under another schema or database, which would be read without its project's scope; write it as %q", echo(dotted), name, name)
+	}
 	for _, p := range parts {
 		if r, ok := foldsToASCII(p); ok {
 			return fail(ReasonAmbiguous, "table name %q holds %q, which MySQL's lower_case_table_names reads as an ASCII letter; write the name in ASCII", echo(dotted), string(r))

@@ -38,7 +38,8 @@
 //     (ReasonProtected), and the engines' catalogs: sqlite_*, pragma_*,
 //     dbstat, pg_*, and anything in information_schema, pg_catalog, mysql,
 //     performance_schema, sys or system (ReasonCatalog), whatever the Rules
-//     say;
+//     say, and casts to PostgreSQL's reg* types ('pg_authid'::regclass,
+//     10::regrole), which look names up in the catalog (ReasonCatalog);
 //   - a function that is not on the allowlist of common SQL and analytics
 //     functions of the four engines (with ClickHouse's combinators: countIf,
 //     uniqExactIf), kept per engine, each name a function its engine has
@@ -84,7 +85,9 @@
 // Table names are compared part by part, ignoring the case of ASCII
 // letters only (an engine that folds more, such as MySQL's
 // lower_case_table_names folding the Kelvin sign to k, cannot turn a
-// refused name into a protected one, since only listed names pass). A
+// refused name into a protected one, since only listed names pass, and
+// under AnyTable a name holding a character whose case maps to an ASCII
+// letter is refused, ReasonAmbiguous). A
 // schema-qualified name matches only a rule with the same parts:
 // main.events, public.events and db.events are not "events"; list them to
 // allow them. Quoted and unquoted names are the same name to Check.

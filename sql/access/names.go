@@ -1,6 +1,10 @@
 package access
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // libraryPrefix starts the name of every table the library itself keeps:
 // the stores' endpointkit_endpoints, endpointkit_endpoint_versions,
@@ -73,7 +77,8 @@ func protectedTable(parts []string) (Reason, string) {
 // compared without regard to case. Only ASCII folds: an engine that folded
 // more (MySQL's lower_case_table_names folds the Kelvin sign to k) could
 // otherwise read as endpointkit_ a name compared here as something else;
-// such names are refused anyway, since they match no rule.
+// such names are refused anyway: they match no rule, and under AnyTable
+// foldsToASCII refuses them.
 func hasFoldPrefix(s, prefix string) bool {
 	return len(s) >= len(prefix) && asciiEqualFold(s[:len(prefix)], prefix)
 }
@@ -122,4 +127,28 @@ func hasUpper(s string) bool {
 		}
 	}
 	return false
+}
+
+// foldsToASCII returns the first character of name outside ASCII whose
+// case maps to an ASCII letter (the Kelvin sign to k, İ to i, ſ to S),
+// and whether there is one. MySQL and MariaDB with lower_case_table_names
+// set lower table names with their utf8 case mapping, so such a name can
+// be read as another, ASCII one (endpointKit_endpoints as the library's
+// table, clicKs as a scoped table), which Check, comparing ASCII letters
+// only, would not see.
+func foldsToASCII(name string) (rune, bool) {
+	for _, r := range name {
+		if r < utf8.RuneSelf {
+			continue
+		}
+		if unicode.ToLower(r) < utf8.RuneSelf || unicode.ToUpper(r) < utf8.RuneSelf {
+			return r, true
+		}
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < utf8.RuneSelf {
+				return r, true
+			}
+		}
+	}
+	return 0, false
 }

@@ -45,7 +45,10 @@ type Rules struct {
 	TableFunctions []string
 	// AnyTable lets a query name any table that Tables does not list, as it
 	// is and unscoped, except the library's own tables and the engines'
-	// catalogs, which stay unreadable. It suits a host whose executor's
+	// catalogs, which stay unreadable, and a name that may be a table of
+	// Tables with a TenantColumn or Columns under another schema or
+	// database (main.events, public.events or db.events for events,
+	// sessions for analytics.sessions), which is refused. It suits a host whose executor's
 	// database user can read only the analytics tables; the endpoint
 	// Service uses it when it is given no Policy.
 	AnyTable bool
@@ -157,6 +160,10 @@ type ruleset struct {
 	functions  map[string]bool
 	tableFuncs map[string]bool
 	anyTable   bool
+	// scopedLast maps the lower-cased last part of each table with a
+	// tenant column or a column list to its name: under anyTable, another
+	// name with that last part may be the same table, unscoped.
+	scopedLast map[string]string
 	scoped     bool // some table has a tenant column or a column list
 	tenantUsed bool // some table has a tenant column
 	// treeTables are the tables as sql/tree's printer scopes them.
@@ -174,6 +181,7 @@ func compileRules(r *Rules) (*ruleset, error) {
 		functions:  make(map[string]bool, len(r.Functions)),
 		tableFuncs: make(map[string]bool, len(r.TableFunctions)),
 		anyTable:   r.AnyTable,
+		scopedLast: make(map[string]string),
 	}
 	for i := range r.Tables {
 		if err := rs.addTable(&r.Tables[i]); err != nil {
@@ -228,6 +236,9 @@ func (rs *ruleset) addTable(t *Table) error {
 		rs.scoped, rs.tenantUsed = true, true
 	}
 	rs.tables[key] = tr
+	if tr.tenant != "" || tr.columns != nil {
+		rs.scopedLast[strings.ToLower(parts[len(parts)-1])] = t.Name
+	}
 	rs.treeTables = append(rs.treeTables, tree.Table{Parts: parts, TenantColumn: tr.tenant, Columns: tr.columns})
 	if len(parts) == 1 {
 		rs.shadowable[key] = true

@@ -107,6 +107,10 @@ func (c *checker) node(n tree.Node) (bool, error) {
 		if err = c.star(v); err == nil {
 			return true, nil
 		}
+	case *tree.ConvertExpr:
+		if err = c.castType(v); err == nil {
+			return true, nil
+		}
 	default:
 		return true, nil
 	}
@@ -255,8 +259,24 @@ func (c *checker) table(tn *tree.TableName) *Error {
 	if reason, why := protectedTable(parts); reason != "" {
 		return fail(reason, "the query reads table %q: %s", echo(dotted), why)
 	}
-	if c.rules.tables[asciiLower(dotted)] == nil && !c.rules.anyTable {
+	if c.rules.tables[asciiLower(dotted)] != nil {
+		return nil
+	}
+	if !c.rules.anyTable {
 		return fail(ReasonTable, "the query reads table %q, which endpoints of this project may not read", echo(dotted))
+	}
+	// Any table may be read, but not one that may be a scoped table of the
+	// rules under another schema or database (main.events, public.events,
+	// db.events for events; sessions for analytics.sessions), nor one that
+	// is a protected, catalog or listed table to an engine that folds more
+	// than ASCII.
+	if name, ok := c.rules.scopedLast[asciiLower(parts[len(parts)-1])]; ok {
+		return fail(ReasonAmbiguous, "table %q may be the table %q of the rules under another schema or database, which would be read without its project's scope; write it as %q", echo(dotted), name, name)
+	}
+	for _, p := range parts {
+		if r, ok := foldsToASCII(p); ok {
+			return fail(ReasonAmbiguous, "table name %q holds %q, which MySQL's lower_case_table_names reads as an ASCII letter; write the name in ASCII", echo(dotted), string(r))
+		}
 	}
 	return nil
 }
@@ -351,6 +371,33 @@ func (c *checker) convert(f *tree.FuncExpr) *Error {
 	// A type, not a call: the walk passes over it.
 	c.types = append(c.types, t)
 	return nil
+}
+
+// regTypes are PostgreSQL's object identifier types: a cast to or from one
+// looks a name up in the catalog ('pg_authid'::regclass reads pg_class,
+// 10::regrole::text answers a role's name).
+var regTypes = setOf("regclass", "regcollation", "regconfig", "regdictionary", "regnamespace",
+	"regoper", "regoperator", "regproc", "regprocedure", "regrole", "regtype")
+
+// castType refuses a cast to one of regTypes, however the type is written
+// (quoted, schema-qualified, an array of it).
+func (c *checker) castType(v *tree.ConvertExpr) *Error {
+	if v.Form == "CONVERT USING" {
+		return nil
+	}
+	name := asciiLower(v.Type)
+	if i := strings.IndexAny(name, "(["); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Trim(name, " \t\n\r\"`'")
+	if !regTypes[name] {
+		return nil
+	}
+	return errorAt(c.src, v.Span().Start, ReasonCatalog,
+		"the query casts to %q, which reads the system catalog (PostgreSQL's reg* types look names up in it); cast to text or a number instead", echo(v.Type))
 }
 
 // column checks a column's name: a statement's keyword or the session's

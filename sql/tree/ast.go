@@ -296,6 +296,11 @@ type Order struct {
 	Nulls string
 	// Fill is ClickHouse's WITH FILL clause as written, "" when absent.
 	Fill string
+	// FillFrom, FillTo and FillStep are the expressions of WITH FILL's
+	// FROM, TO and STEP, nil when absent. ClickHouse evaluates them
+	// (scalar subqueries included) before the query, so they are nodes
+	// the walk visits, checked and confined as any expression is.
+	FillFrom, FillTo, FillStep Expr
 }
 
 // Limit is LIMIT n [OFFSET m], MySQL's LIMIT m, n, an OFFSET alone, or

@@ -844,10 +844,13 @@ func (p *parser) orderList() []*Order {
 			// written.
 			fs := p.next().start
 			p.next()
-			for _, kw := range []string{"from", "to", "step"} {
-				if p.cur().isWord(kw) {
+			for _, f := range []struct {
+				kw string
+				x  *Expr
+			}{{"from", &o.FillFrom}, {"to", &o.FillTo}, {"step", &o.FillStep}} {
+				if p.cur().isWord(f.kw) {
 					p.next()
-					p.expr(precCompare + 1)
+					*f.x = p.expr(precCompare + 1)
 				}
 			}
 			o.Fill = p.src[fs:p.end()]

@@ -556,7 +556,18 @@ func (p *printer) format(n Node) {
 			p.ws(" " + v.Nulls)
 		}
 		if v.Fill != "" {
-			p.ws(" " + v.Fill)
+			// Printed from its expressions, never from the text as
+			// written: they may hold a reference the scope rewrites.
+			p.ws(" WITH FILL")
+			for _, f := range []struct {
+				kw string
+				x  Expr
+			}{{" FROM ", v.FillFrom}, {" TO ", v.FillTo}, {" STEP ", v.FillStep}} {
+				if f.x != nil {
+					p.ws(f.kw)
+					p.print(f.x)
+				}
+			}
 		}
 	case *Limit:
 		switch {

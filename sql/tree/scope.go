@@ -153,8 +153,11 @@ func scopedShape(s *Select, tenant string) *AliasedTableExpr {
 	}
 	tn := a.Expr.(*TableName)
 	if cols := a.Table.Columns; cols == nil {
+		if len(s.SelectExprs) != 1 { // SELECT FROM t has none
+			return nil
+		}
 		st, ok := s.SelectExprs[0].(*StarExpr)
-		if len(s.SelectExprs) != 1 || !ok || !st.TableName.IsEmpty() || st.Except != nil || st.Replace != nil {
+		if !ok || !st.TableName.IsEmpty() || st.Except != nil || st.Replace != nil {
 			return nil
 		}
 	} else {

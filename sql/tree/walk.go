@@ -294,7 +294,12 @@ func (n *JoinTableExpr) each(w *walker) {
 func (n *ArrayJoinExpr) each(w *walker)  { sameAll(w, n.Exprs) }
 func (n *ParenTableExpr) each(w *walker) { w.tables(n.Exprs) }
 func (n *Subquery) each(w *walker)       { n.Select = w.sel(n.Select) }
-func (n *Order) each(w *walker)          { n.Expr = w.expr(n.Expr) }
+func (n *Order) each(w *walker) {
+	n.Expr = w.expr(n.Expr)
+	n.FillFrom = w.expr(n.FillFrom)
+	n.FillTo = w.expr(n.FillTo)
+	n.FillStep = w.expr(n.FillStep)
+}
 
 func (n *Limit) each(w *walker) {
 	if n.Form == "LIMIT," || n.Form == "FETCH" {

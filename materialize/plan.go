@@ -369,11 +369,37 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 // expression, which could read the code name as a column on engines
 // where aliases are visible in the select list (ClickHouse), or when the
 // code name is a result column's name.
+//
+// On an engine with one alias space (ClickHouse), a code name that names a
+// table or a table's alias in the query is a generated name too: the tenant scope reads a scoped table as
+// (SELECT ...) AS <table>, and ClickHouse refuses a column alias and a
+// table expression of one name ("Duplicate aliases events"), so that the
+// stored table of WHERE event IN {variables.events} could not be built.
 func (b *builder) varColumn(i int) string {
-	if _, ok := b.uses[i][0].expr.(*tree.ColName); ok && !b.namesOther(b.vars[i].Name, b.uses[i][0].canon) {
+	if _, ok := b.uses[i][0].expr.(*tree.ColName); ok && !b.namesOther(b.vars[i].Name, b.uses[i][0].canon) && !(b.d.OneAliasSpace() && b.namesTable(b.vars[i].Name)) {
 		return b.vars[i].Name
 	}
 	return b.gen('v', i)
+}
+
+// namesTable reports whether name is the name (its last part) or alias of
+// a table expression anywhere in the query.
+func (b *builder) namesTable(name string) bool {
+	found := false
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		t, ok := n.(*tree.AliasedTableExpr)
+		if !ok {
+			return !found, nil
+		}
+		if strings.EqualFold(t.As.Name, name) {
+			found = true
+		}
+		if tn, ok := t.Expr.(*tree.TableName); ok && len(tn.Parts) > 0 && strings.EqualFold(tn.Parts[len(tn.Parts)-1].Name, name) {
+			found = true
+		}
+		return !found, nil
+	}, b.sel)
+	return found
 }
 
 // namesOther reports whether name is the name of a result column other

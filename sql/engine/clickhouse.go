@@ -353,6 +353,9 @@ func (clickhouse) Page(query, limit, offset string) string { return page(query, 
 
 func (clickhouse) StopsEarly() bool { return false }
 
+// OneAliasSpace implements Engine.
+func (clickhouse) OneAliasSpace() bool { return true }
+
 // Guard: per-query settings. session_timezone is UTC, as the library's
 // SQL assumes: a DateTime column without a zone of its own reads, and
 // text compared with it parses, in the session's zone, which a server

@@ -144,6 +144,12 @@ type Engine interface {
 	// computes rows as they are read); a client-server engine sends, or its
 	// driver drains, the rest.
 	StopsEarly() bool
+	// OneAliasSpace reports whether a column's alias and a table
+	// expression's name may not be the same in one SELECT (ClickHouse
+	// refuses "Duplicate aliases"): a stored column named like a scoped
+	// table, which the tenant scope reads as (SELECT ...) AS <table>,
+	// then takes a generated name.
+	OneAliasSpace() bool
 	// Embedded reports whether the engine is a library in the program's
 	// own process, reached through its database/sql driver (SQLite), not
 	// a server: what a connection keeps (its prepared statements) costs

@@ -168,6 +168,9 @@ func (mysql) Page(query, limit, offset string) string { return page(query, limit
 
 func (mysql) StopsEarly() bool { return false }
 
+// OneAliasSpace implements Engine.
+func (mysql) OneAliasSpace() bool { return false }
+
 // KeyType: the default collations fold case and accents and ignore
 // trailing spaces, so keys are VARBINARY; 255 bytes keeps every composite
 // key within InnoDB's 3072-byte limit.

@@ -139,6 +139,9 @@ func (postgres) Page(query, limit, offset string) string { return page(query, li
 
 func (postgres) StopsEarly() bool { return false }
 
+// OneAliasSpace implements Engine.
+func (postgres) OneAliasSpace() bool { return false }
+
 func (postgres) KeyType() string { return "VARCHAR(255)" }
 
 func (postgres) LongTextType() string { return "TEXT" }

@@ -152,6 +152,9 @@ func (sqlite) Page(query, limit, offset string) string { return page(query, limi
 
 func (sqlite) StopsEarly() bool { return true }
 
+// OneAliasSpace implements Engine.
+func (sqlite) OneAliasSpace() bool { return false }
+
 func (sqlite) KeyType() string { return "VARCHAR(255)" }
 
 func (sqlite) LongTextType() string { return "TEXT" }

@@ -328,10 +328,12 @@ var failed = regexp.MustCompile(`(?m)^\s*--- FAIL: TestBrokenExecutor/(\S+)`)
 
 // TestSuiteCatchesBrokenExecutors: the suite fails exactly the checks of
 // the promise each broken executor breaks, and reports a panic as a
-// failure rather than crashing.
+// failure rather than crashing. The broken executors run in parallel,
+// each in a process of its own on a SQLite database of its own.
 func TestSuiteCatchesBrokenExecutors(t *testing.T) {
 	for _, c := range brokenExecutors {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenExecutor$", "-test.v", "-test.count=1", "-test.timeout=120s")
 			cmd.Env = append(os.Environ(), brokenEnv+"="+c.name)
 			out, err := cmd.CombinedOutput()

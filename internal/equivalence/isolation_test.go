@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,6 +239,16 @@ type isolation struct {
 	sharedDB, aloneDB   map[storage]demo.Loader
 	cases, comparisons  int
 	materialized, tails int
+	// mu guards the counts, which the databases' specs add to at the same
+	// time (isolation.specs).
+	mu sync.Mutex
+}
+
+// count adds one to the count n, under iso.mu.
+func (iso *isolation) count(n *int) {
+	iso.mu.Lock()
+	*n++
+	iso.mu.Unlock()
 }
 
 // TestIsolation is the isolation matrix: for every spec of the corpus that
@@ -263,9 +274,7 @@ func TestIsolation(t *testing.T) {
 			}
 			specs := isolationSpecs(ti, tg.env != "" || tg.direct != nil)
 			iso := newIsolation(t, tg, specs, demoEvents)
-			for _, s := range specs {
-				iso.spec(t, s)
-			}
+			iso.specs(t, specs)
 			iso.tail(t, specs)
 			t.Logf("%s: %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
 		})
@@ -307,7 +316,7 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 	ctx := context.Background()
 	got := w.run(ctx, iso.shared[s.storage], iso.tg.d, s, name, r)
 	want := w.run(ctx, iso.alone[s.storage], iso.tg.d, s, name, r)
-	iso.comparisons++
+	iso.count(&iso.comparisons)
 	id := fmt.Sprintf("%s %s (%s, %s)", iso.tg.name(), caseID(s, i), state, w.name)
 	switch {
 	case strings.HasPrefix(got.err, "LEAK"):
@@ -329,6 +338,27 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 	}
 }
 
+// specs runs iso.spec on each of specs: those of each database (of each
+// storage on a server) in turn, the databases' at the same time, as
+// runEngine does: on a server they mostly wait for it (MariaDB's DDL).
+func (iso *isolation) specs(t *testing.T, specs []*spec) {
+	byDB := map[*endpoint.Service][]*spec{}
+	for _, s := range specs {
+		byDB[iso.shared[s.storage]] = append(byDB[iso.shared[s.storage]], s)
+	}
+	var wg sync.WaitGroup
+	for _, group := range byDB {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, s := range group {
+				iso.spec(t, s)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // spec runs every case of s in every way, inline and then materialized.
 func (iso *isolation) spec(t *testing.T, s *spec) {
 	ctx := context.Background()
@@ -345,7 +375,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 		return
 	}
 	for i, r := range s.runs {
-		iso.cases++
+		iso.count(&iso.cases)
 		for _, w := range waysFor(inlineWays, i) {
 			iso.compare(t, s, s.name, i, r, w, "inline", false)
 		}
@@ -357,7 +387,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 		if r.inlineOnly {
 			continue
 		}
-		iso.materialized++
+		iso.count(&iso.materialized)
 		for _, w := range waysFor(materializedWays, i) {
 			iso.compare(t, s, s.name, i, r, w, "materialized", readsTable(iso.tg, s, r))
 		}
@@ -433,7 +463,7 @@ func (iso *isolation) tail(t *testing.T, specs []*spec) {
 					r.vars["text"] = "Chrome"
 				}
 			}
-			iso.tails++
+			iso.count(&iso.tails)
 			for _, w := range []way{computed, direct} {
 				iso.compare(t, s, s.name+"_tail", 100+i, r, w, "live tail", false)
 			}

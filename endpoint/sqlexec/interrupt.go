@@ -138,9 +138,9 @@ type runWatch struct {
 }
 
 type watchedRun struct {
-	ctx         context.Context
-	interrupt   func()
-	used, fired bool
+	ctx       context.Context
+	interrupt func()
+	used      bool
 	// panicked is what the interrupt panicked with, which remove
 	// returns as an error.
 	panicked any
@@ -189,15 +189,20 @@ func (w *runWatch) remove(slot int) error {
 	return nil
 }
 
-// look interrupts the connections of the runs whose contexts ended, once
-// each, and looks again after interruptEvery while any run is watched.
+// look interrupts the connections of the runs whose contexts ended, and
+// looks again after interruptEvery while any run is watched. A run still
+// watched at the next look is interrupted again: SQLite drops an interrupt
+// that comes while no statement of the connection runs, so one sent just
+// before the run's statement started would be lost (a kept statement's
+// run gives the driver no end to watch, see queryKeptOnce). Until remove,
+// the connection runs nothing but the run's own statement, which its
+// ended context has already doomed.
 func (w *runWatch) look() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range w.slots {
 		r := &w.slots[i]
-		if r.used && !r.fired && r.ctx.Err() != nil {
-			r.fired = true
+		if r.used && r.panicked == nil && r.ctx.Err() != nil {
 			r.fire()
 		}
 	}

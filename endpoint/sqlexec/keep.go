@@ -414,7 +414,7 @@ func queryStmt(ctx context.Context, s sqldriver.Stmt, args []sqldriver.NamedValu
 // statement's text is checked once, as Query's prepared ones are. It is
 // safe for concurrent use.
 type checkedTexts struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex            // read-locked by a hit, which moves nothing (lru.Cache.Peek)
 	texts *lru.Cache[string, int] // the text and where its checked body begins
 }
 
@@ -424,9 +424,9 @@ func newCheckedTexts(max int) *checkedTexts {
 
 // check is checkQuery(lex, query[body:]), once for each query and body.
 func (c *checkedTexts) check(lex engine.Lexical, query string, body int) error {
-	c.mu.Lock()
-	b, ok := c.texts.Get(query)
-	c.mu.Unlock()
+	c.mu.RLock()
+	b, ok := c.texts.Peek(query)
+	c.mu.RUnlock()
 	if ok && b == body {
 		return nil
 	}

@@ -327,7 +327,7 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		if err := e.keptLimits(kc); err != nil {
 			return err
 		}
-		slot, err := e.watchDriverConn(ctx, kc)
+		slot, err := e.watchDriverConn(ctx, kc, true)
 		if err != nil {
 			return err
 		}

@@ -446,7 +446,7 @@ func systemInstant(t time.Time) time.Time { return t.UTC().Truncate(time.Microse
 // meanwhile, so that a record or definition written during the read is not
 // cached in its old form.
 type lru[K comparable, V any] struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex // read-locked by get: a hit moves nothing (lrucache.Cache.Peek)
 	gen     uint64
 	entries *lrucache.Cache[K, lruEntry[V]]
 }
@@ -464,10 +464,11 @@ func newLRU[K comparable, V any](max int) *lru[K, V] {
 // get returns the entry for k, when it was checked, whether there is one,
 // and the current generation.
 func (c *lru[K, V]) get(k K) (v V, checked time.Time, ok bool, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries.Get(k)
-	return e.val, e.checked, ok, c.gen
+	c.mu.RLock()
+	e, ok := c.entries.Peek(k)
+	gen = c.gen
+	c.mu.RUnlock()
+	return e.val, e.checked, ok, gen
 }
 
 // put stores v under k as checked at checked, unless a purge happened since

@@ -61,7 +61,7 @@ func (e *Executor) watchConn(ctx context.Context, c *sql.Conn) (stop func() erro
 	slot := -1
 	err = c.Raw(func(dc any) error {
 		var err error
-		slot, err = e.watchDriverConn(ctx, dc)
+		slot, err = e.watchDriverConn(ctx, dc, false)
 		return err
 	})
 	if err != nil {
@@ -91,8 +91,10 @@ func withStop(err, serr error) error {
 // watchDriverConn watches dc, a driver's connection held for a run under
 // ctx (a keptConn's interrupt is found once, and kept with it), and
 // returns its slot, for runWatch.remove: -1 when nothing is watched (no
-// interrupt set, or a context that never ends).
-func (e *Executor) watchDriverConn(ctx context.Context, dc any) (slot int, err error) {
+// interrupt set, or a context that never ends). again interrupts the run
+// again at each look until it is removed (runWatch.addRun), for a run
+// whose driver does not watch ctx itself.
+func (e *Executor) watchDriverConn(ctx context.Context, dc any, again bool) (slot int, err error) {
 	if e.interrupt == nil || ctx.Done() == nil {
 		return -1, nil
 	}
@@ -100,7 +102,7 @@ func (e *Executor) watchDriverConn(ctx context.Context, dc any) (slot int, err e
 	if err != nil {
 		return -1, err
 	}
-	return e.watched.add(ctx, interrupt), nil
+	return e.watched.addRun(ctx, interrupt, again), nil
 }
 
 // interruptOf returns the interrupt of dc, a connection of the run pool's
@@ -138,17 +140,30 @@ type runWatch struct {
 }
 
 type watchedRun struct {
-	ctx         context.Context
-	interrupt   func()
-	used, fired bool
+	ctx       context.Context
+	interrupt func()
+	used      bool
+	fired     bool
+	again     bool // interrupted at each look until removed, not once
 	// panicked is what the interrupt panicked with, which remove
 	// returns as an error.
 	panicked any
 }
 
-// add watches a run under ctx, whose connection interrupt stops, and
-// returns its slot.
+// add watches a run under ctx, whose connection interrupt stops once its
+// context ended, and returns its slot.
 func (w *runWatch) add(ctx context.Context, interrupt func()) int {
+	return w.addRun(ctx, interrupt, false)
+}
+
+// addRun is add; again interrupts the run at each look once its context
+// ended, until it is removed, not once: SQLite drops an interrupt that
+// comes while no statement of the connection runs, so one sent just
+// before the run's statement started would be lost when the driver does
+// not also watch the context (a kept statement's run, see
+// queryKeptOnce). Until remove, the connection runs nothing but the run's
+// own statement, which its ended context has already doomed.
+func (w *runWatch) addRun(ctx context.Context, interrupt func(), again bool) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var i int
@@ -158,7 +173,7 @@ func (w *runWatch) add(ctx context.Context, interrupt func()) int {
 		i = len(w.slots)
 		w.slots = append(w.slots, watchedRun{})
 	}
-	w.slots[i] = watchedRun{ctx: ctx, interrupt: interrupt, used: true}
+	w.slots[i] = watchedRun{ctx: ctx, interrupt: interrupt, used: true, again: again}
 	w.n++
 	if !w.armed {
 		if w.timer == nil {
@@ -190,13 +205,14 @@ func (w *runWatch) remove(slot int) error {
 }
 
 // look interrupts the connections of the runs whose contexts ended, once
-// each, and looks again after interruptEvery while any run is watched.
+// each (at each look for a run added to be interrupted again, see addRun),
+// and looks again after interruptEvery while any run is watched.
 func (w *runWatch) look() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range w.slots {
 		r := &w.slots[i]
-		if r.used && !r.fired && r.ctx.Err() != nil {
+		if r.used && (!r.fired || r.again && r.panicked == nil) && r.ctx.Err() != nil {
 			r.fired = true
 			r.fire()
 		}

@@ -16,22 +16,38 @@ import (
 )
 
 // TestRunWatch: a watched run whose context ends is interrupted once,
-// within a few interruptEvery; one removed first never is; remove waits
-// for an interrupt that is running; slots are reused, and the timer stops
-// once no run is watched. Many runs at once under -race.
+// within a few interruptEvery; one added to be interrupted again
+// (addRun's again, a kept statement's run: SQLite drops an interrupt sent
+// before the statement started) is interrupted at each look until it is
+// removed, never after; one removed first never is; remove waits for an
+// interrupt that is running; slots are reused, and the timer stops once no
+// run is watched. Many runs at once under -race.
 func TestRunWatch(t *testing.T) {
 	var w runWatch
 	ctx, cancel := context.WithCancel(context.Background())
 	var fired atomic.Int32
 	slot := w.add(ctx, func() { fired.Add(1) })
 	cancel()
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for fired.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(3 * interruptEvery)
 	require.Equal(t, int32(1), fired.Load(), "interrupted")
-	w.remove(slot)
+	require.NoError(t, w.remove(slot))
+
+	ctxa, cancela := context.WithCancel(context.Background())
+	var again atomic.Int32
+	slota := w.addRun(ctxa, func() { again.Add(1) }, true)
+	cancela()
+	for again.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.GreaterOrEqual(t, again.Load(), int32(2), "a run added to be interrupted again, still watched after its interrupt, was not interrupted again")
+	require.NoError(t, w.remove(slota))
+	after := again.Load()
+	time.Sleep(3 * interruptEvery)
+	require.Equal(t, after, again.Load(), "a removed run was interrupted")
 
 	// Removed before its context ends: never interrupted.
 	ctx2, cancel2 := context.WithCancel(context.Background())

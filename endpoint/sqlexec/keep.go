@@ -327,7 +327,7 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 		if err := e.keptLimits(kc); err != nil {
 			return err
 		}
-		slot, err := e.watchDriverConn(ctx, kc)
+		slot, err := e.watchDriverConn(ctx, kc, true)
 		if err != nil {
 			return err
 		}
@@ -337,7 +337,19 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 				e.watched.remove(slot) //nolint:errcheck // the panic goes on
 			}
 		}()
-		res, started, err = e.runKept(ctx, kc, query, args, b)
+		// A watched run is interrupted by the watch when ctx ends: the
+		// driver is given ctx without its end (detached), so that it does
+		// not start a goroutine of its own to watch it for every query
+		// (modernc.org/sqlite does, with a channel and a progress handler:
+		// most of what a cheap query cost beyond the query itself, see
+		// BenchmarkServerChain). An interrupt the watch sends before the
+		// statement starts, which SQLite drops, is sent again at its next
+		// look (runWatch.look).
+		dctx := ctx
+		if slot >= 0 {
+			dctx = context.WithoutCancel(ctx)
+		}
+		res, started, err = e.runKept(ctx, dctx, kc, query, args, b)
 		// Before the connection goes back to the pool.
 		removed = true
 		return withStop(err, e.watched.remove(slot))
@@ -345,10 +357,15 @@ func (e *Executor) queryKeptOnce(ctx context.Context, query string, args []any, 
 	return res, started, err
 }
 
-// runKept is queryKept on the held connection kc.
-func (e *Executor) runKept(ctx context.Context, kc *keptConn, query string, args []any, b driver.Bounds) (*driver.Result, bool, error) {
+// runKept is queryKept on the held connection kc; the driver starts the
+// query under dctx, ctx itself or ctx detached from its end when the
+// Executor's watch interrupts kc at ctx's end (queryKeptOnce).
+func (e *Executor) runKept(ctx, dctx context.Context, kc *keptConn, query string, args []any, b driver.Bounds) (*driver.Result, bool, error) {
 	for retried := false; ; retried = true {
-		s, fresh, err := kc.statement(ctx, query)
+		if err := ctx.Err(); err != nil {
+			return nil, false, fmt.Errorf("sqlexec: query: %w", err)
+		}
+		s, fresh, err := kc.statement(dctx, query)
 		if err != nil {
 			return nil, false, fmt.Errorf("sqlexec: query: %w", err)
 		}
@@ -356,7 +373,7 @@ func (e *Executor) runKept(ctx context.Context, kc *keptConn, query string, args
 		if err != nil {
 			return nil, false, fmt.Errorf("sqlexec: query: %w", err)
 		}
-		rows, err := queryStmt(ctx, s, nvs)
+		rows, err := queryStmt(dctx, s, nvs)
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, sqldriver.ErrBadConn) {
 				kc.drop(query)
@@ -397,7 +414,7 @@ func queryStmt(ctx context.Context, s sqldriver.Stmt, args []sqldriver.NamedValu
 // statement's text is checked once, as Query's prepared ones are. It is
 // safe for concurrent use.
 type checkedTexts struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex            // read-locked by a hit, which moves nothing (lru.Cache.Peek)
 	texts *lru.Cache[string, int] // the text and where its checked body begins
 }
 
@@ -407,9 +424,9 @@ func newCheckedTexts(max int) *checkedTexts {
 
 // check is checkQuery(lex, query[body:]), once for each query and body.
 func (c *checkedTexts) check(lex engine.Lexical, query string, body int) error {
-	c.mu.Lock()
-	b, ok := c.texts.Get(query)
-	c.mu.Unlock()
+	c.mu.RLock()
+	b, ok := c.texts.Peek(query)
+	c.mu.RUnlock()
 	if ok && b == body {
 		return nil
 	}

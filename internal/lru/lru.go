@@ -5,10 +5,15 @@
 //
 // A Cache is not safe for concurrent use, like container/list: each cache
 // of the module keeps it under the lock that also guards what it adds to
-// it (expiry, references, generations).
+// it (expiry, references, generations). Only Peek may be called by many
+// goroutines at once (under a sync.RWMutex's read lock, say), so that a
+// cache read far more often than written takes no write lock on a hit.
 package lru
 
-import "container/list"
+import (
+	"container/list"
+	"sync/atomic"
+)
 
 // Cache is a map of at most Max total size, dropping the least recently
 // used entries first to make room. The zero value is not usable; make one
@@ -25,6 +30,10 @@ type entry[K comparable, V any] struct {
 	key  K
 	val  V
 	size int64
+	// seen marks an entry Peek found since it was last moved to the
+	// front: eviction moves it to the front rather than drop it (a second
+	// chance), as if Get had moved it then.
+	seen atomic.Bool
 }
 
 // New returns an empty Cache holding entries of at most max total size
@@ -42,7 +51,28 @@ func (c *Cache[K, V]) Get(k K) (v V, ok bool) {
 		return v, false
 	}
 	c.order.MoveToFront(el)
-	return el.Value.(*entry[K, V]).val, true
+	e := el.Value.(*entry[K, V])
+	e.seen.Store(false)
+	return e.val, true
+}
+
+// Peek returns the value of k and marks it used, without moving it: it may
+// be called by many goroutines at once, while no other method runs (under
+// a read lock that every other method's caller holds for writing). An entry
+// Peek marked is not evicted while an unmarked one is left: eviction moves
+// it to the front instead, once, and unmarks it (the second-chance, or
+// clock, approximation of least recently used). Get and Add still move an
+// entry to the front at once.
+func (c *Cache[K, V]) Peek(k K) (v V, ok bool) {
+	el, ok := c.entries[k]
+	if !ok {
+		return v, false
+	}
+	e := el.Value.(*entry[K, V])
+	if !e.seen.Load() { // a cache line written once per eviction round, not per hit
+		e.seen.Store(true)
+	}
+	return e.val, true
 }
 
 // Add stores v under k with the given size (a size below 1 counts as 1),
@@ -51,7 +81,8 @@ func (c *Cache[K, V]) Get(k K) (v V, ok bool) {
 // old value of k, when the entry alone is larger than the cache.
 func (c *Cache[K, V]) Add(k K, v V, size int64) bool {
 	size = max(size, 1)
-	if el, ok := c.entries[k]; ok {
+	el, ok := c.entries[k]
+	if ok {
 		e := el.Value.(*entry[K, V])
 		if size > c.max {
 			c.remove(el)
@@ -59,17 +90,33 @@ func (c *Cache[K, V]) Add(k K, v V, size int64) bool {
 		}
 		c.used += size - e.size
 		e.val, e.size = v, size
+		e.seen.Store(false)
 		c.order.MoveToFront(el)
 	} else {
 		if size > c.max {
 			return false
 		}
-		c.entries[k] = c.order.PushFront(&entry[K, V]{key: k, val: v, size: size})
+		el = c.order.PushFront(&entry[K, V]{key: k, val: v, size: size})
+		c.entries[k] = el
 		c.used += size
 	}
 	for c.used > c.max {
-		c.remove(c.order.Back())
+		// Never el, the entry added: it fits alone, so another is left.
+		old := c.order.Back()
+		if old == el {
+			old = el.Prev()
+		}
+		if e := old.Value.(*entry[K, V]); e.seen.Load() {
+			// Peeked since it was last moved: its second chance. Each
+			// turn unmarks one entry and nothing marks one meanwhile, so
+			// the loop ends.
+			e.seen.Store(false)
+			c.order.MoveToFront(old)
+			continue
+		}
+		c.remove(old)
 	}
+	c.order.MoveToFront(el) // ahead of the entries given a second chance
 	return true
 }
 

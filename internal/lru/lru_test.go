@@ -2,10 +2,12 @@ package lru
 
 import (
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // model is the obvious LRU: a slice, most recent first.
@@ -141,6 +143,63 @@ func TestZeroMaxHoldsNothing(t *testing.T) {
 	c := New[int, int](0, nil)
 	require.False(t, c.Add(1, 1, 1), "a cache of max 0 kept an entry")
 	require.Equal(t, 0, c.Len(), "a cache of max 0 kept an entry")
+}
+
+// TestPeekSecondChance: an entry Peek found is not evicted while one it did
+// not find is left; it is moved to the front instead, once, so that a cache
+// whose every entry was peeked still makes room.
+func TestPeekSecondChance(t *testing.T) {
+	var evicted []int
+	c := New[int, int](3, func(k, _ int) { evicted = append(evicted, k) })
+	for k := range 3 {
+		c.Add(k, k*10, 1) // order, most recent first: 2 1 0
+	}
+	v, ok := c.Peek(0)
+	require.True(t, ok)
+	require.Equal(t, 0, v)
+	_, ok = c.Peek(9)
+	require.False(t, ok, "Peek found a key never added")
+	c.Add(3, 30, 1) // 0 was peeked: 1, the least recent not peeked, goes
+	require.Equal(t, []int{1}, evicted)
+	c.Add(4, 40, 1) // 0 was moved to the front after 2: 2 goes
+	require.Equal(t, []int{1, 2}, evicted)
+
+	for _, k := range []int{0, 3, 4} {
+		_, ok := c.Peek(k)
+		require.True(t, ok, "key %d", k)
+	}
+	c.Add(5, 50, 1) // every entry peeked: each gets its chance, then the oldest goes
+	require.Equal(t, []int{1, 2, 0}, evicted)
+	require.Equal(t, 3, c.Len())
+}
+
+// TestPeekConcurrent: Peek from many goroutines at once under a read lock,
+// with writers under the write lock (run with -race).
+func TestPeekConcurrent(t *testing.T) {
+	var mu sync.RWMutex
+	c := New[int, int](8, nil)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				k := (i + g) % 16
+				mu.RLock()
+				v, ok := c.Peek(k)
+				mu.RUnlock()
+				if ok {
+					require.Equal(t, k*2, v)
+					continue
+				}
+				mu.Lock()
+				c.Add(k, k*2, 1)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.LessOrEqual(t, c.Len(), 8)
 }
 
 func BenchmarkGetAdd(b *testing.B) {

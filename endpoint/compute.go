@@ -1139,20 +1139,6 @@ func tableKey(e *driver.Endpoint, c *compiled) string {
 	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
 }
 
-// bucketKey is buckets in a canonical text form.
-func bucketKey(buckets map[string]engine.Bucket) string {
-	names := make([]string, 0, len(buckets))
-	for n := range buckets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, n := range names {
-		b.WriteString(n + "=" + string(buckets[n]) + ";")
-	}
-	return b.String()
-}
-
 // varsKey is the part of a table key that the variables' definitions
 // decide: code name, type and whether it takes a list, in code name order
 // (empty for a query without variables).
@@ -1843,4 +1829,27 @@ func fixedType(query string, item []sqltoken.Token) string {
 		return "REAL"
 	}
 	return "" // NUMERIC, BLOB: the value's own type
+}
+
+// materializedRun reports whether a run follows the rules of a
+// materialized endpoint: it runs the current version of one.
+func materializedRun(ep *driver.Endpoint, opts runOptions) bool {
+	return ep.IsMaterialized && opts.version == ep.CurrentVersion
+}
+
+// describe runs a SQL version with LIMIT 0, each variable bound to a
+// value of its type (no row is read, so which value does not matter), to
+// learn its columns as a run through the paging wrapper names them.
+func (s *Service) describe(ctx context.Context, e *driver.Endpoint, c *compiled) (*driver.Result, error) {
+	values := make(map[string]any, len(c.vars)+3)
+	for _, v := range c.vars {
+		values[v.CodeName] = sampleValue(v)
+	}
+	values[c.limitName] = int64(0)
+	values[c.offsetName] = int64(0)
+	st, err := c.paged.Render(values)
+	if err != nil {
+		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
+	}
+	return s.execute(ctx, st)
 }

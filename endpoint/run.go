@@ -1194,12 +1194,6 @@ func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 	return mode, nil
 }
 
-// materializedRun reports whether a run follows the rules of a
-// materialized endpoint: it runs the current version of one.
-func materializedRun(ep *driver.Endpoint, opts runOptions) bool {
-	return ep.IsMaterialized && opts.version == ep.CurrentVersion
-}
-
 // admit checks a run's variables and options against the rules of the
 // state its endpoint is in: a SQL run binds every variable; an insight run
 // takes no limit or offset, and its variables are those of a materialized
@@ -1302,10 +1296,6 @@ func valueError(v *variable.Variable, err error) *Error {
 	return withCause(e, err)
 }
 
-// variableAttr is the attr of an error about the run's variable name: the
-// key of the request's "variables" that is at fault.
-func variableAttr(name string) string { return "variables." + name }
-
 // unknownVariables is the 400 of a run given keys that are not variables
 // of its endpoint, sorted; attr names the first.
 func unknownVariables(keys []string) *Error {
@@ -1321,4 +1311,22 @@ func missingVariables(names []string) *Error {
 		quoted[i] = "'" + n + "'"
 	}
 	return invalidf(CodeRequiredVariableMissing, variableAttr(names[0]), "Required variable(s) %s not provided", strings.Join(quoted, ", "))
+}
+
+// checkQueryRequest refuses what RunQuery refuses before it compiles the
+// query (none, bad options, variables by name on a SQL query), and returns
+// the run's options; Admit checks it too, before any budget is charged.
+func (s *Service) checkQueryRequest(req QueryRequest) (runOptions, error) {
+	if req.Query == nil {
+		return runOptions{}, required("query")
+	}
+	opts, err := s.runOptions(RunRequest{Limit: req.Limit, Offset: req.Offset, Debug: req.Debug})
+	if err != nil {
+		return runOptions{}, err
+	}
+	if req.Query.Kind == KindSQL && len(req.Variables) > 0 {
+		return runOptions{}, invalidf(CodeInvalidInput, "variables",
+			"A %s carries its test values in query.variables.<id>.value; variables by name apply to insight queries only.", KindSQL)
+	}
+	return opts, nil
 }

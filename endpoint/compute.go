@@ -42,12 +42,8 @@ func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compil
 		cacheKey = hashKey(key)
 	}
 	if useCache && mode == RefreshCache {
-		if res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now); res != nil {
-			if sh := s.versionShape(ctx, ep, c, opts.version); sh != nil && len(sh.columns) == len(res.Columns) {
-				// As the version was described, whatever the entry says.
-				sh.onto(res)
-			}
-			return s.answerOwned(ctx, ep, res, true, rows, now, rec), nil
+		if res := s.cacheHit(ctx, ep, c, opts, now, rec, cacheKey); res != nil {
+			return res, nil
 		}
 	}
 	// One closure a run, which the flight calls as it is.
@@ -57,7 +53,7 @@ func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compil
 			return flightAnswer{}, err
 		}
 		if useCache {
-			res.encoded = s.storeAnswer(ctx, cacheKey, ep, res)
+			res.encoded, res.cacheErr = s.storeAnswer(ctx, cacheKey, ep, res)
 		}
 		return flightAnswer{res, resultRows(res.Results)}, nil
 	}
@@ -356,36 +352,171 @@ func jsonResults(results any, kinds []ColumnKind) any {
 	return out
 }
 
-// storeAnswer caches res under key until its data is as old as ep's data
-// freshness, and returns its results' JSON as it encoded them (nil when
-// it did not), so that the runs that joined its flight share them
-// without encoding them again. An answer JSON cannot carry (NaN, ±Inf) is
-// not cached: the HTTP API refuses it anyway. A failure of the cache is
-// ignored; the run has its answer.
-func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) json.RawMessage {
-	expires := res.LastRefresh.Add(dataFreshness(ep))
-	if !s.now().Before(expires) {
+// cacheHit returns the answer the result cache holds under cacheKey
+// (cachedAnswer), as this run's own, nil when there is none. Its columns
+// are the version's as it was described, whatever the entry says.
+func (s *Service) cacheHit(ctx context.Context, ep *driver.Endpoint, c *compiled, opts runOptions, now time.Time, rec *runRecord, cacheKey string) *RunResult {
+	res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now)
+	if res == nil {
 		return nil
 	}
+	if sh := s.versionShape(ctx, ep, c, opts.version); sh != nil && len(sh.columns) == len(res.Columns) {
+		sh.onto(res)
+	}
+	return s.answerOwned(ctx, ep, res, true, rows, now, rec)
+}
+
+// ErrAnswerNotCached is in the chain of RunEvent.CacheErr: a run's answer,
+// computed and answered, was not kept in the result cache. The error
+// says why: it weighed more than Config.MaxCachedAnswerBytes, JSON cannot
+// carry one of its values (NaN, ±Inf), or the cache failed.
+var ErrAnswerNotCached = errors.New("endpoint: the answer was not kept in the result cache")
+
+// storeAnswer caches res under key until its data is as old as ep's data
+// freshness, and returns its results' JSON as it encoded them (nil when
+// it could not), so that the runs that joined its flight share them
+// without encoding them again. An answer that is not kept (JSON cannot
+// carry it, it weighs more than MaxCachedAnswerBytes, the cache failed)
+// is answered all the same; the error, wrapping ErrAnswerNotCached, says
+// why.
+func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) (json.RawMessage, error) {
+	results, ok := encodeResults(res.Results, res.kinds)
+	if !ok {
+		return nil, notCachedNotJSON
+	}
+	return results, s.storeEncoded(ctx, key, ep, res, resultRows(res.Results), results)
+}
+
+// notCachedNotJSON is the CacheErr of an answer JSON cannot carry.
+var notCachedNotJSON = fmt.Errorf("%w: a value of it is one JSON cannot carry (NaN or an infinity)", ErrAnswerNotCached)
+
+// storeEncoded caches the answer res of rows rows or series, its results
+// encoded as results (encodeResults' JSON), under key until its data is as
+// old as ep's data freshness. The entry is one line of JSON, the answer's
+// head (cachedHeader), then its results.
+func (s *Service) storeEncoded(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult, rows int, results []byte) error {
+	expires := res.LastRefresh.Add(dataFreshness(ep))
+	if !s.now().Before(expires) {
+		return nil // as old as it may be served already: nothing to keep
+	}
 	var buf bytes.Buffer
-	enc := newAnswerEncoder(&buf)
 	hdr := cachedHeader{
-		Columns: res.Columns, Types: res.Types, Rows: resultRows(res.Results), HasMore: res.HasMore,
+		Columns: res.Columns, Types: res.Types, Rows: rows, HasMore: res.HasMore,
 		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
 		LastRefresh: *res.LastRefresh, Statistics: res.Statistics,
 	}
-	if enc.Encode(hdr) != nil {
-		return nil
+	if err := newAnswerEncoder(&buf).Encode(hdr); err != nil {
+		return fmt.Errorf("%w: %w", ErrAnswerNotCached, err)
 	}
-	mark := buf.Len()
-	if enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
-		return nil
+	if limit := s.cfg.MaxCachedAnswerBytes; limit > 0 && int64(buf.Len()+len(results)) > limit {
+		return s.tooLargeToCache()
 	}
-	entry := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	// A copy: the cache may keep the entry it is given.
-	results := bytes.Clone(entry[mark:])
-	_ = s.results.Set(context.WithoutCancel(ctx), key, entry, expires)
-	return results
+	buf.Write(results)
+	if err := s.results.Set(context.WithoutCancel(ctx), key, buf.Bytes(), expires); err != nil {
+		return fmt.Errorf("%w: the result cache failed: %w", ErrAnswerNotCached, err)
+	}
+	return nil
+}
+
+// tooLargeToCache is the CacheErr of an answer that weighs more than
+// MaxCachedAnswerBytes.
+func (s *Service) tooLargeToCache() error {
+	return fmt.Errorf("%w: it weighs more than max_cached_answer_bytes (%d bytes)", ErrAnswerNotCached, s.cfg.MaxCachedAnswerBytes)
+}
+
+// cacheFill encodes the rows of a streamed run (rowStream) for the result
+// cache as they pass, the entry storeAnswer would write for the same
+// answer byte for byte, holding at most max bytes (none when max <= 0):
+// an answer that weighs more drops what it held and keeps nothing, so
+// that a streamed answer's memory does not grow with its rows.
+type cacheFill struct {
+	key      string
+	max      int64
+	tooLarge error // the error of an answer past max
+	kinds    []ColumnKind
+	floats   bool
+	buf      []byte // "[" then the rows' JSON so far, separated by commas
+	row      bytes.Buffer
+	enc      *json.Encoder
+	cells    []any
+	err      error // why nothing is kept, nil while the fill goes on
+}
+
+// newCacheFill returns the fill of an answer of columns of kinds, kept
+// under key.
+func (s *Service) newCacheFill(key string, kinds []ColumnKind) *cacheFill {
+	f := &cacheFill{key: key, max: s.cfg.MaxCachedAnswerBytes, tooLarge: s.tooLargeToCache(), kinds: kinds, floats: hasFloat(kinds)}
+	f.buf = append(make([]byte, 0, 512), '[')
+	f.enc = newAnswerEncoder(&f.row)
+	return f
+}
+
+// add encodes row (its values cast to the version's kinds), its float
+// columns' values as floats (see jsonResults), unless the fill was
+// dropped; past max it drops the fill.
+func (f *cacheFill) add(row []any) {
+	if f.err != nil {
+		return
+	}
+	cells := row
+	if f.floats {
+		f.cells = append(f.cells[:0], row...)
+		for j, v := range f.cells {
+			if j < len(f.kinds) && f.kinds[j] == KindFloat {
+				switch x := v.(type) {
+				case float64:
+					f.cells[j] = floatJSON(x)
+				case float32:
+					f.cells[j] = floatJSON(x)
+				}
+			}
+		}
+		cells = f.cells
+		defer clear(f.cells) // hold none of the row's values
+	}
+	f.row.Reset()
+	if f.enc.Encode(cells) != nil {
+		f.drop(notCachedNotJSON)
+		return
+	}
+	b := bytes.TrimSuffix(f.row.Bytes(), []byte("\n"))
+	need := len(f.buf) + 1 + len(b) + 1 // a comma before, the closing bracket
+	if f.max > 0 && int64(need) > f.max {
+		f.drop(f.tooLarge)
+		return
+	}
+	if need > cap(f.buf) {
+		// Grown by doubling as append does, but never past max.
+		size := max(2*cap(f.buf), need)
+		if f.max > 0 {
+			size = min(size, int(f.max))
+		}
+		f.buf = append(make([]byte, 0, size), f.buf...)
+	}
+	if len(f.buf) > 1 {
+		f.buf = append(f.buf, ',')
+	}
+	f.buf = append(f.buf, b...)
+}
+
+// drop ends the fill for err, letting go of what it held.
+func (f *cacheFill) drop(err error) {
+	f.err, f.buf, f.cells = err, nil, nil
+	f.row = bytes.Buffer{}
+}
+
+// storeFill keeps the answer res of rows rows, whose rows f encoded and
+// whose columns head had, in the result cache, and returns why it was not
+// kept, nil when it was.
+func (s *Service) storeFill(ctx context.Context, f *cacheFill, ep *driver.Endpoint, res, head *RunResult, rows int) error {
+	if f.err != nil {
+		return f.err
+	}
+	results := append(f.buf, ']')
+	f.drop(nil)
+	answer := *res
+	answer.Columns, answer.Types = head.Columns, head.Types
+	return s.storeEncoded(ctx, f.key, ep, &answer, rows, results)
 }
 
 // cachedAnswer returns the answer cached under key if its data is still
@@ -508,7 +639,7 @@ func ownedCopy(res *RunResult, results any) *RunResult {
 	}{out: *res}
 	out := &a.out
 	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded, out.cacheErr = "", nil, nil, nil, nil, nil
 	nc := len(res.Columns)
 	names := make([]string, nc+len(res.Types))
 	copy(names, res.Columns)
@@ -1222,6 +1353,9 @@ type rowStream struct {
 	more    bool  // a row past the limit was read
 	werr    error // w's failure
 	typeErr error // the first value its column's kind could not hold
+	// fill encodes the rows written for the result cache, nil when the
+	// run does not fill it.
+	fill *cacheFill
 }
 
 // Columns implements driver.RowSink.
@@ -1263,6 +1397,10 @@ func (rs *rowStream) Row(row []any) error {
 			}
 			row[i] = w
 		}
+	}
+	if rs.fill != nil {
+		// Before w takes the row, which it may change.
+		rs.fill.add(row)
 	}
 	if err := rs.w.Row(row); err != nil {
 		rs.werr = err

@@ -21,6 +21,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/flight"
+	"github.com/endpointkit/endpointkit/internal/jsontext"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/scope"
@@ -436,6 +437,7 @@ type cacheFill struct {
 	kinds    []ColumnKind
 	floats   bool
 	buf      []byte // "[" then the rows' JSON so far, separated by commas
+	text     []byte // the row's JSON (appendRowJSON)
 	row      bytes.Buffer
 	enc      *json.Encoder
 	cells    []any
@@ -458,28 +460,14 @@ func (f *cacheFill) add(row []any) {
 	if f.err != nil {
 		return
 	}
-	cells := row
-	if f.floats {
-		f.cells = append(f.cells[:0], row...)
-		for j, v := range f.cells {
-			if j < len(f.kinds) && f.kinds[j] == KindFloat {
-				switch x := v.(type) {
-				case float64:
-					f.cells[j] = floatJSON(x)
-				case float32:
-					f.cells[j] = floatJSON(x)
-				}
-			}
+	b, ok := appendRowJSON(f.text[:0], row, f.kinds)
+	f.text = b
+	if !ok {
+		if b, ok = f.encoded(row); !ok {
+			f.drop(notCachedNotJSON)
+			return
 		}
-		cells = f.cells
-		defer clear(f.cells) // hold none of the row's values
 	}
-	f.row.Reset()
-	if f.enc.Encode(cells) != nil {
-		f.drop(notCachedNotJSON)
-		return
-	}
-	b := bytes.TrimSuffix(f.row.Bytes(), []byte("\n"))
 	need := len(f.buf) + 1 + len(b) + 1 // a comma before, the closing bracket
 	if f.max > 0 && int64(need) > f.max {
 		f.drop(f.tooLarge)
@@ -499,9 +487,72 @@ func (f *cacheFill) add(row []any) {
 	f.buf = append(f.buf, b...)
 }
 
+// encoded is row as encoding/json writes it in an answer, its float
+// columns' values as floats (see jsonResults), false when JSON cannot
+// carry a value of it: the way of a row that appendRowJSON does not take.
+func (f *cacheFill) encoded(row []any) ([]byte, bool) {
+	cells := row
+	if f.floats {
+		f.cells = append(f.cells[:0], row...)
+		for j, v := range f.cells {
+			if j < len(f.kinds) && f.kinds[j] == KindFloat {
+				switch x := v.(type) {
+				case float64:
+					f.cells[j] = floatJSON(x)
+				case float32:
+					f.cells[j] = floatJSON(x)
+				}
+			}
+		}
+		cells = f.cells
+		defer clear(f.cells) // hold none of the row's values
+	}
+	f.row.Reset()
+	if f.enc.Encode(cells) != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(f.row.Bytes(), []byte("\n")), true
+}
+
+// appendRowJSON appends row as encoding/json writes it in an answer of
+// columns of kinds (jsonResults), without its reflection, and reports
+// whether it could: false (buf then holds part of the row) when a value
+// is of a type other than those a database's rows mostly hold (nil,
+// bool, int64, float64, string) or is a float JSON cannot carry.
+func appendRowJSON(buf []byte, row []any, kinds []ColumnKind) ([]byte, bool) {
+	buf = append(buf, '[')
+	for j, v := range row {
+		if j > 0 {
+			buf = append(buf, ',')
+		}
+		switch x := v.(type) {
+		case nil:
+			buf = append(buf, "null"...)
+		case bool:
+			buf = strconv.AppendBool(buf, x)
+		case int64:
+			buf = strconv.AppendInt(buf, x, 10) // in a float column too, as jsonResults leaves it
+		case float64:
+			if x != x || x > maxFloat || x < -maxFloat {
+				return buf, false
+			}
+			if j < len(kinds) && kinds[j] == KindFloat {
+				buf = appendFloatJSON(buf, x)
+			} else {
+				buf = appendJSONFloat(buf, x)
+			}
+		case string:
+			buf = jsontext.AppendString(buf, x)
+		default:
+			return buf, false
+		}
+	}
+	return append(buf, ']'), true
+}
+
 // drop ends the fill for err, letting go of what it held.
 func (f *cacheFill) drop(err error) {
-	f.err, f.buf, f.cells = err, nil, nil
+	f.err, f.buf, f.cells, f.text = err, nil, nil, nil
 	f.row = bytes.Buffer{}
 }
 

@@ -12,8 +12,10 @@ import (
 
 // TestCacheFillIsTheWholeEncoding: the rows a streamed run encodes for the
 // result cache, one at a time, are the JSON encodeResults writes of them
-// whole, byte for byte: a float column's integral values as floats (256.0),
-// HTML characters as they are, NULL, bytes and times; and no rows is "[]".
+// whole, byte for byte, by appendRowJSON or encoding/json: a float
+// column's integral values as floats (256.0), an integer there as it is,
+// HTML characters as they are, escapes, invalid UTF-8, NULL, booleans,
+// bytes and times; and no rows is "[]".
 func TestCacheFillIsTheWholeEncoding(t *testing.T) {
 	s := &Service{cfg: Config{MaxCachedAnswerBytes: 1 << 20}}
 	kinds := []ColumnKind{KindInteger, KindFloat, KindString, KindString, KindString}
@@ -22,6 +24,9 @@ func TestCacheFillIsTheWholeEncoding(t *testing.T) {
 		{int64(1), 256.0, "<b>&</b>", nil, []byte("xy")},
 		{int64(-2), 2.5, "\"quoted\"", at, "é"},
 		{int64(3), float32(4), "", nil, nil},
+		{int64(4), int64(7), "tab\t\x00 \xff \u2028", true, 1e21},
+		{int64(5), 1e-7, "日本", false, -0.0},
+		{int64(math.MaxInt64), -3.0, nil, nil, 123456789.125},
 	}
 	f := s.newCacheFill("k", kinds)
 	for _, r := range rows {
@@ -33,6 +38,10 @@ func TestCacheFillIsTheWholeEncoding(t *testing.T) {
 	assert.Equal(t, string(want), string(append(f.buf, ']')))
 	assert.Equal(t, 256.0, rows[0][1], "the rows are left as they were")
 
+	for _, r := range rows[3:] {
+		_, ok := appendRowJSON(nil, r, kinds)
+		assert.True(t, ok, "%v: written without encoding/json", r)
+	}
 	empty := s.newCacheFill("k", kinds)
 	assert.Equal(t, "[]", string(append(empty.buf, ']')))
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 
@@ -174,4 +177,36 @@ func cachedExportPeak(t *testing.T, h http.Handler, n int) uint64 {
 	require.Equal(t, http.StatusOK, w.Status)
 	require.Empty(t, w.Head.Get(httpapi.HeaderError))
 	return peak
+}
+
+// BenchmarkExportCSVCached: a CSV export of n rows with the result cache
+// on against the same export without one, alternated ("library/direct" is
+// their time ratio). "kept" asks refresh force, so that each run computes
+// its answer and keeps it in the cache (it weighs less than the default
+// MaxCachedAnswerBytes); "dropped" bounds the cached answer at 1 MiB, past
+// which a run stops encoding its rows for the cache.
+//
+//	go test ./endpoint/httpapi -run '^$' -bench BenchmarkExportCSVCached -benchtime 20x
+func BenchmarkExportCSVCached(b *testing.B) {
+	const n = 50000
+	db := exportTable(b, n)
+	exec := func() *rowCountingExecutor { return &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)} }
+	plain, _ := exportHandler(b, sqlexec.New(db, engine.SQLite), n, -1)
+	kept, _, _ := cachedExportHandler(b, exec(), n, 0)
+	dropped, _, _ := cachedExportHandler(b, exec(), n, 1<<20)
+	export := func(h http.Handler, refresh string) func() {
+		return func() {
+			req := exportRequest(b, n, "csv")
+			if refresh != "" {
+				body := fmt.Sprintf(`{"limit": %d, "format": "csv", "refresh": %q}`, n, refresh)
+				req.Body = io.NopCloser(strings.NewReader(body))
+				req.ContentLength = int64(len(body))
+			}
+			w := exportbench.NewDiscard()
+			h.ServeHTTP(w, req)
+			require.Equal(b, http.StatusOK, w.Status)
+		}
+	}
+	b.Run("kept", func(b *testing.B) { exportbench.Alternate(b, export(kept, endpoint.RefreshForce), export(plain, "")) })
+	b.Run("dropped", func(b *testing.B) { exportbench.Alternate(b, export(dropped, ""), export(plain, "")) })
 }

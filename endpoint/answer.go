@@ -31,9 +31,9 @@ func (s *Service) answerOwned(ctx context.Context, ep *driver.Endpoint, out *Run
 	rec.cached, rec.materialized, rec.inlineReason = cached, out.EndpointMaterialized, out.InlineReason
 	if !cached {
 		// The failed read is reported by the run that made it only.
-		rec.fallbackErr, rec.typeErr = out.fallbackErr, out.typeErr
+		rec.fallbackErr, rec.typeErr, rec.cacheErr = out.fallbackErr, out.typeErr, out.cacheErr
 	}
-	out.fallbackErr, out.typeErr = nil, nil
+	out.fallbackErr, out.typeErr, out.cacheErr = nil, nil, nil
 	rec.rows = rows
 	rec.stats = out.Statistics
 	s.markExecuted(ep, now)

@@ -900,3 +900,18 @@ func insightRunError(err error) *Error {
 	}
 	return insightQueryError(err)
 }
+
+// listedTables are the tables the access policy lists for project, sorted;
+// nil without a Policy or when it fails (the hint is then left out).
+func (s *Service) listedTables(ctx context.Context, project string) []string {
+	rules, err := s.rules(ctx, project)
+	if err != nil || rules == nil {
+		return nil
+	}
+	out := make([]string, 0, len(rules.Tables))
+	for _, t := range rules.Tables {
+		out = append(out, t.Name)
+	}
+	slices.Sort(out)
+	return out
+}

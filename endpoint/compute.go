@@ -21,6 +21,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/flight"
+	"github.com/endpointkit/endpointkit/internal/jsontext"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/scope"
@@ -42,12 +43,8 @@ func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compil
 		cacheKey = hashKey(key)
 	}
 	if useCache && mode == RefreshCache {
-		if res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now); res != nil {
-			if sh := s.versionShape(ctx, ep, c, opts.version); sh != nil && len(sh.columns) == len(res.Columns) {
-				// As the version was described, whatever the entry says.
-				sh.onto(res)
-			}
-			return s.answerOwned(ctx, ep, res, true, rows, now, rec), nil
+		if res := s.cacheHit(ctx, ep, c, opts, now, rec, cacheKey); res != nil {
+			return res, nil
 		}
 	}
 	// One closure a run, which the flight calls as it is.
@@ -57,7 +54,7 @@ func (s *Service) serveBound(ctx context.Context, ep *driver.Endpoint, c *compil
 			return flightAnswer{}, err
 		}
 		if useCache {
-			res.encoded = s.storeAnswer(ctx, cacheKey, ep, res)
+			res.encoded, res.cacheErr = s.storeAnswer(ctx, cacheKey, ep, res)
 		}
 		return flightAnswer{res, resultRows(res.Results)}, nil
 	}
@@ -356,36 +353,221 @@ func jsonResults(results any, kinds []ColumnKind) any {
 	return out
 }
 
-// storeAnswer caches res under key until its data is as old as ep's data
-// freshness, and returns its results' JSON as it encoded them (nil when
-// it did not), so that the runs that joined its flight share them
-// without encoding them again. An answer JSON cannot carry (NaN, ±Inf) is
-// not cached: the HTTP API refuses it anyway. A failure of the cache is
-// ignored; the run has its answer.
-func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) json.RawMessage {
-	expires := res.LastRefresh.Add(dataFreshness(ep))
-	if !s.now().Before(expires) {
+// cacheHit returns the answer the result cache holds under cacheKey
+// (cachedAnswer), as this run's own, nil when there is none. Its columns
+// are the version's as it was described, whatever the entry says.
+func (s *Service) cacheHit(ctx context.Context, ep *driver.Endpoint, c *compiled, opts runOptions, now time.Time, rec *runRecord, cacheKey string) *RunResult {
+	res, rows := s.cachedAnswer(ctx, cacheKey, ep, opts, now)
+	if res == nil {
 		return nil
 	}
+	if sh := s.versionShape(ctx, ep, c, opts.version); sh != nil && len(sh.columns) == len(res.Columns) {
+		sh.onto(res)
+	}
+	return s.answerOwned(ctx, ep, res, true, rows, now, rec)
+}
+
+// ErrAnswerNotCached is in the chain of RunEvent.CacheErr: a run's answer,
+// computed and answered, was not kept in the result cache. The error
+// says why: it weighed more than Config.MaxCachedAnswerBytes, JSON cannot
+// carry one of its values (NaN, ±Inf), or the cache failed.
+var ErrAnswerNotCached = errors.New("endpoint: the answer was not kept in the result cache")
+
+// storeAnswer caches res under key until its data is as old as ep's data
+// freshness, and returns its results' JSON as it encoded them (nil when
+// it could not), so that the runs that joined its flight share them
+// without encoding them again. An answer that is not kept (JSON cannot
+// carry it, it weighs more than MaxCachedAnswerBytes, the cache failed)
+// is answered all the same; the error, wrapping ErrAnswerNotCached, says
+// why.
+func (s *Service) storeAnswer(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult) (json.RawMessage, error) {
+	results, ok := encodeResults(res.Results, res.kinds)
+	if !ok {
+		return nil, notCachedNotJSON
+	}
+	return results, s.storeEncoded(ctx, key, ep, res, resultRows(res.Results), results)
+}
+
+// notCachedNotJSON is the CacheErr of an answer JSON cannot carry.
+var notCachedNotJSON = fmt.Errorf("%w: a value of it is one JSON cannot carry (NaN or an infinity)", ErrAnswerNotCached)
+
+// storeEncoded caches the answer res of rows rows or series, its results
+// encoded as results (encodeResults' JSON), under key until its data is as
+// old as ep's data freshness. The entry is one line of JSON, the answer's
+// head (cachedHeader), then its results.
+func (s *Service) storeEncoded(ctx context.Context, key string, ep *driver.Endpoint, res *RunResult, rows int, results []byte) error {
+	expires := res.LastRefresh.Add(dataFreshness(ep))
+	if !s.now().Before(expires) {
+		return nil // as old as it may be served already: nothing to keep
+	}
 	var buf bytes.Buffer
-	enc := newAnswerEncoder(&buf)
 	hdr := cachedHeader{
-		Columns: res.Columns, Types: res.Types, Rows: resultRows(res.Results), HasMore: res.HasMore,
+		Columns: res.Columns, Types: res.Types, Rows: rows, HasMore: res.HasMore,
 		Materialized: res.EndpointMaterialized, MaterializedAt: res.EndpointMaterializedAt,
 		LastRefresh: *res.LastRefresh, Statistics: res.Statistics,
 	}
-	if enc.Encode(hdr) != nil {
-		return nil
+	if err := newAnswerEncoder(&buf).Encode(hdr); err != nil {
+		return fmt.Errorf("%w: %w", ErrAnswerNotCached, err)
 	}
-	mark := buf.Len()
-	if enc.Encode(jsonResults(res.Results, res.kinds)) != nil {
-		return nil
+	if limit := s.cfg.MaxCachedAnswerBytes; limit > 0 && int64(buf.Len()+len(results)) > limit {
+		return s.tooLargeToCache()
 	}
-	entry := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	// A copy: the cache may keep the entry it is given.
-	results := bytes.Clone(entry[mark:])
-	_ = s.results.Set(context.WithoutCancel(ctx), key, entry, expires)
-	return results
+	buf.Write(results)
+	if err := s.results.Set(context.WithoutCancel(ctx), key, buf.Bytes(), expires); err != nil {
+		return fmt.Errorf("%w: the result cache failed: %w", ErrAnswerNotCached, err)
+	}
+	return nil
+}
+
+// tooLargeToCache is the CacheErr of an answer that weighs more than
+// MaxCachedAnswerBytes.
+func (s *Service) tooLargeToCache() error {
+	return fmt.Errorf("%w: it weighs more than max_cached_answer_bytes (%d bytes)", ErrAnswerNotCached, s.cfg.MaxCachedAnswerBytes)
+}
+
+// cacheFill encodes the rows of a streamed run (rowStream) for the result
+// cache as they pass, the entry storeAnswer would write for the same
+// answer byte for byte, holding at most max bytes (none when max <= 0):
+// an answer that weighs more drops what it held and keeps nothing, so
+// that a streamed answer's memory does not grow with its rows.
+type cacheFill struct {
+	key      string
+	max      int64
+	tooLarge error // the error of an answer past max
+	kinds    []ColumnKind
+	floats   bool
+	buf      []byte // "[" then the rows' JSON so far, separated by commas
+	text     []byte // the row's JSON (appendRowJSON)
+	row      bytes.Buffer
+	enc      *json.Encoder
+	cells    []any
+	err      error // why nothing is kept, nil while the fill goes on
+}
+
+// newCacheFill returns the fill of an answer of columns of kinds, kept
+// under key.
+func (s *Service) newCacheFill(key string, kinds []ColumnKind) *cacheFill {
+	f := &cacheFill{key: key, max: s.cfg.MaxCachedAnswerBytes, tooLarge: s.tooLargeToCache(), kinds: kinds, floats: hasFloat(kinds)}
+	f.buf = append(make([]byte, 0, 512), '[')
+	f.enc = newAnswerEncoder(&f.row)
+	return f
+}
+
+// add encodes row (its values cast to the version's kinds), its float
+// columns' values as floats (see jsonResults), unless the fill was
+// dropped; past max it drops the fill.
+func (f *cacheFill) add(row []any) {
+	if f.err != nil {
+		return
+	}
+	b, ok := appendRowJSON(f.text[:0], row, f.kinds)
+	f.text = b
+	if !ok {
+		if b, ok = f.encoded(row); !ok {
+			f.drop(notCachedNotJSON)
+			return
+		}
+	}
+	need := len(f.buf) + 1 + len(b) + 1 // a comma before, the closing bracket
+	if f.max > 0 && int64(need) > f.max {
+		f.drop(f.tooLarge)
+		return
+	}
+	if need > cap(f.buf) {
+		// Grown by doubling as append does, but never past max.
+		size := max(2*cap(f.buf), need)
+		if f.max > 0 {
+			size = min(size, int(f.max))
+		}
+		f.buf = append(make([]byte, 0, size), f.buf...)
+	}
+	if len(f.buf) > 1 {
+		f.buf = append(f.buf, ',')
+	}
+	f.buf = append(f.buf, b...)
+}
+
+// encoded is row as encoding/json writes it in an answer, its float
+// columns' values as floats (see jsonResults), false when JSON cannot
+// carry a value of it: the way of a row that appendRowJSON does not take.
+func (f *cacheFill) encoded(row []any) ([]byte, bool) {
+	cells := row
+	if f.floats {
+		f.cells = append(f.cells[:0], row...)
+		for j, v := range f.cells {
+			if j < len(f.kinds) && f.kinds[j] == KindFloat {
+				switch x := v.(type) {
+				case float64:
+					f.cells[j] = floatJSON(x)
+				case float32:
+					f.cells[j] = floatJSON(x)
+				}
+			}
+		}
+		cells = f.cells
+		defer clear(f.cells) // hold none of the row's values
+	}
+	f.row.Reset()
+	if f.enc.Encode(cells) != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(f.row.Bytes(), []byte("\n")), true
+}
+
+// appendRowJSON appends row as encoding/json writes it in an answer of
+// columns of kinds (jsonResults), without its reflection, and reports
+// whether it could: false (buf then holds part of the row) when a value
+// is of a type other than those a database's rows mostly hold (nil,
+// bool, int64, float64, string) or is a float JSON cannot carry.
+func appendRowJSON(buf []byte, row []any, kinds []ColumnKind) ([]byte, bool) {
+	buf = append(buf, '[')
+	for j, v := range row {
+		if j > 0 {
+			buf = append(buf, ',')
+		}
+		switch x := v.(type) {
+		case nil:
+			buf = append(buf, "null"...)
+		case bool:
+			buf = strconv.AppendBool(buf, x)
+		case int64:
+			buf = strconv.AppendInt(buf, x, 10) // in a float column too, as jsonResults leaves it
+		case float64:
+			if x != x || x > maxFloat || x < -maxFloat {
+				return buf, false
+			}
+			if j < len(kinds) && kinds[j] == KindFloat {
+				buf = appendFloatJSON(buf, x)
+			} else {
+				buf = appendJSONFloat(buf, x)
+			}
+		case string:
+			buf = jsontext.AppendString(buf, x)
+		default:
+			return buf, false
+		}
+	}
+	return append(buf, ']'), true
+}
+
+// drop ends the fill for err, letting go of what it held.
+func (f *cacheFill) drop(err error) {
+	f.err, f.buf, f.cells, f.text = err, nil, nil, nil
+	f.row = bytes.Buffer{}
+}
+
+// storeFill keeps the answer res of rows rows, whose rows f encoded and
+// whose columns head had, in the result cache, and returns why it was not
+// kept, nil when it was.
+func (s *Service) storeFill(ctx context.Context, f *cacheFill, ep *driver.Endpoint, res, head *RunResult, rows int) error {
+	if f.err != nil {
+		return f.err
+	}
+	results := append(f.buf, ']')
+	f.drop(nil)
+	answer := *res
+	answer.Columns, answer.Types = head.Columns, head.Types
+	return s.storeEncoded(ctx, f.key, ep, &answer, rows, results)
 }
 
 // cachedAnswer returns the answer cached under key if its data is still
@@ -508,7 +690,7 @@ func ownedCopy(res *RunResult, results any) *RunResult {
 	}{out: *res}
 	out := &a.out
 	out.Results = results
-	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded = "", nil, nil, nil, nil
+	out.ExecutionID, out.EndpointVersionCreatedAt, out.fallbackErr, out.typeErr, out.encoded, out.cacheErr = "", nil, nil, nil, nil, nil
 	nc := len(res.Columns)
 	names := make([]string, nc+len(res.Types))
 	copy(names, res.Columns)
@@ -1139,20 +1321,6 @@ func tableKey(e *driver.Endpoint, c *compiled) string {
 	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
 }
 
-// bucketKey is buckets in a canonical text form.
-func bucketKey(buckets map[string]engine.Bucket) string {
-	names := make([]string, 0, len(buckets))
-	for n := range buckets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, n := range names {
-		b.WriteString(n + "=" + string(buckets[n]) + ";")
-	}
-	return b.String()
-}
-
 // varsKey is the part of a table key that the variables' definitions
 // decide: code name, type and whether it takes a list, in code name order
 // (empty for a query without variables).
@@ -1236,6 +1404,9 @@ type rowStream struct {
 	more    bool  // a row past the limit was read
 	werr    error // w's failure
 	typeErr error // the first value its column's kind could not hold
+	// fill encodes the rows written for the result cache, nil when the
+	// run does not fill it.
+	fill *cacheFill
 }
 
 // Columns implements driver.RowSink.
@@ -1277,6 +1448,10 @@ func (rs *rowStream) Row(row []any) error {
 			}
 			row[i] = w
 		}
+	}
+	if rs.fill != nil {
+		// Before w takes the row, which it may change.
+		rs.fill.add(row)
 	}
 	if err := rs.w.Row(row); err != nil {
 		rs.werr = err
@@ -1843,4 +2018,27 @@ func fixedType(query string, item []sqltoken.Token) string {
 		return "REAL"
 	}
 	return "" // NUMERIC, BLOB: the value's own type
+}
+
+// materializedRun reports whether a run follows the rules of a
+// materialized endpoint: it runs the current version of one.
+func materializedRun(ep *driver.Endpoint, opts runOptions) bool {
+	return ep.IsMaterialized && opts.version == ep.CurrentVersion
+}
+
+// describe runs a SQL version with LIMIT 0, each variable bound to a
+// value of its type (no row is read, so which value does not matter), to
+// learn its columns as a run through the paging wrapper names them.
+func (s *Service) describe(ctx context.Context, e *driver.Endpoint, c *compiled) (*driver.Result, error) {
+	values := make(map[string]any, len(c.vars)+3)
+	for _, v := range c.vars {
+		values[v.CodeName] = sampleValue(v)
+	}
+	values[c.limitName] = int64(0)
+	values[c.offsetName] = int64(0)
+	st, err := c.paged.Render(values)
+	if err != nil {
+		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
+	}
+	return s.execute(ctx, st)
 }

@@ -441,21 +441,6 @@ func (s *Service) nearestNames(ctx context.Context, sc *scope.Scope, sql string,
 	return fmt.Sprintf("There is no column %s in %s; %s", name, strings.Join(read, ", "), suggest(name, cols, "its columns are"))
 }
 
-// listedTables are the tables the access policy lists for project, sorted;
-// nil without a Policy or when it fails (the hint is then left out).
-func (s *Service) listedTables(ctx context.Context, project string) []string {
-	rules, err := s.rules(ctx, project)
-	if err != nil || rules == nil {
-		return nil
-	}
-	out := make([]string, 0, len(rules.Tables))
-	for _, t := range rules.Tables {
-		out = append(out, t.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // maxListed is how many names a hint lists when none is near.
 const maxListed = 20
 
@@ -663,3 +648,7 @@ func position(src string, off int) (line, col int) {
 	}
 	return line, 1 + utf8.RuneCountInString(before)
 }
+
+// variableAttr is the attr of an error about the run's variable name: the
+// key of the request's "variables" that is at fault.
+func variableAttr(name string) string { return "variables." + name }

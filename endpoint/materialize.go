@@ -654,3 +654,17 @@ func describeRelations(rels []relation) string {
 	}
 	return cut(strings.Join(parts, ", "))
 }
+
+// bucketKey is buckets in a canonical text form.
+func bucketKey(buckets map[string]engine.Bucket) string {
+	names := make([]string, 0, len(buckets))
+	for n := range buckets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n + "=" + string(buckets[n]) + ";")
+	}
+	return b.String()
+}

@@ -55,6 +55,12 @@ type RunEvent struct {
 	// the value was answered as the engine gave it. Set on the run that
 	// computed the answer; SlogObserver logs it as a warning.
 	TypeErr error
+	// CacheErr is why the answer, computed with the result cache on, was
+	// not kept there (ErrAnswerNotCached in its chain): it weighed more
+	// than Config.MaxCachedAnswerBytes (a long export, say), JSON cannot
+	// carry a value of it, or the cache failed. Set on the run that
+	// computed the answer; SlogObserver logs it at Info at least.
+	CacheErr error
 	// RequestID is the id of the request the run came with (see
 	// WithRequestID), "" when none.
 	RequestID string
@@ -100,8 +106,9 @@ type SaveCheckEvent struct {
 }
 
 // SlogObserver is an Observer that logs to a *slog.Logger (slog.Default()
-// when nil): runs at Debug, failed runs with a 5xx at Warn, refreshes at
-// Info and failed refreshes at Warn. It is the Service's Observer when
+// when nil): runs at Debug, runs whose answer was not kept in the result
+// cache (RunEvent.CacheErr) at Info, failed runs with a 5xx at Warn,
+// refreshes at Info and failed refreshes at Warn. It is the Service's Observer when
 // Config.Observer is nil.
 type SlogObserver struct {
 	Logger *slog.Logger
@@ -125,6 +132,9 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	level := slog.LevelDebug
 	if ev.Status >= 500 || ev.LogErr != nil || ev.ReadErr != nil || ev.TypeErr != nil {
 		level = slog.LevelWarn
+	}
+	if level == slog.LevelDebug && ev.CacheErr != nil {
+		level = slog.LevelInfo
 	}
 	var dropped int64
 	if level == slog.LevelWarn && ev.Status < 500 && ev.ReadErr == nil && ev.TypeErr == nil && errors.Is(ev.LogErr, ErrRunLogFull) {
@@ -166,6 +176,9 @@ func (o SlogObserver) ObserveRun(ctx context.Context, ev RunEvent) {
 	}
 	if ev.TypeErr != nil {
 		attrs = append(attrs, slog.Any("type_error", ev.TypeErr))
+	}
+	if ev.CacheErr != nil {
+		attrs = append(attrs, slog.Any("not_cached", ev.CacheErr))
 	}
 	if ev.RequestID != "" {
 		attrs = append(attrs, slog.String("request_id", ev.RequestID))

@@ -111,24 +111,6 @@ type VerdictReason struct {
 	Message  string `json:"message"`
 }
 
-// checkQueryRequest refuses what RunQuery refuses before it compiles the
-// query (none, bad options, variables by name on a SQL query), and returns
-// the run's options; Admit checks it too, before any budget is charged.
-func (s *Service) checkQueryRequest(req QueryRequest) (runOptions, error) {
-	if req.Query == nil {
-		return runOptions{}, required("query")
-	}
-	opts, err := s.runOptions(RunRequest{Limit: req.Limit, Offset: req.Offset, Debug: req.Debug})
-	if err != nil {
-		return runOptions{}, err
-	}
-	if req.Query.Kind == KindSQL && len(req.Variables) > 0 {
-		return runOptions{}, invalidf(CodeInvalidInput, "variables",
-			"A %s carries its test values in query.variables.<id>.value; variables by name apply to insight queries only.", KindSQL)
-	}
-	return opts, nil
-}
-
 // RunQuery runs a query that is not saved, for project, as Run runs a saved
 // one: it passes every check a save does (kind, placeholders, variable ids
 // and their existence, undefined placeholders, what the project may read)

@@ -797,23 +797,6 @@ func (s *Service) RunSchema(ctx context.Context, project, name string, n int) (R
 	return rs, nil
 }
 
-// describe runs a SQL version with LIMIT 0, each variable bound to a
-// value of its type (no row is read, so which value does not matter), to
-// learn its columns as a run through the paging wrapper names them.
-func (s *Service) describe(ctx context.Context, e *driver.Endpoint, c *compiled) (*driver.Result, error) {
-	values := make(map[string]any, len(c.vars)+3)
-	for _, v := range c.vars {
-		values[v.CodeName] = sampleValue(v)
-	}
-	values[c.limitName] = int64(0)
-	values[c.offsetName] = int64(0)
-	st, err := c.paged.Render(values)
-	if err != nil {
-		return nil, withCause(invalidf(CodeInvalidVariableValue, "variables", "%s", placeholderError(err).Detail), err)
-	}
-	return s.execute(ctx, st)
-}
-
 // sampleValue is a coerced value of v's type.
 func sampleValue(v variable.Variable) any {
 	switch v.Type {

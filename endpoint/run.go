@@ -158,6 +158,9 @@ type RunResult struct {
 	// encoded is Results as JSON when storing the answer in the result
 	// cache encoded them, for the runs that joined its flight (serveBound).
 	encoded []byte
+	// cacheErr is why the answer was not kept in the result cache
+	// (ErrAnswerNotCached), reported by the run that computed it.
+	cacheErr error
 	// ExecutionID names this run in the run log (Service.Logs).
 	ExecutionID string `json:"execution_id"`
 	// EndpointVersionCreatedAt is when the version that answered was
@@ -232,6 +235,7 @@ type runRecord struct {
 	inlineReason string
 	fallbackErr  error
 	typeErr      error
+	cacheErr     error
 	rows         int
 	stats        *Statistics
 	// log is the run's log entry, and the counts it points to, made by
@@ -282,7 +286,7 @@ func (s *Service) endRun(ctx context.Context, r *runRecord, res *RunResult, err 
 		Project: r.project, Endpoint: r.name, Version: r.version, ExecutionID: r.id,
 		Duration: took, Status: status, Code: code, Err: err,
 		Refresh: r.refresh, Cached: r.cached, Materialized: r.materialized, Token: r.token, KeyID: r.keyID, Rows: -1,
-		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, TypeErr: r.typeErr, RequestID: RequestID(ctx),
+		InlineReason: r.inlineReason, ReadErr: r.fallbackErr, TypeErr: r.typeErr, CacheErr: r.cacheErr, RequestID: RequestID(ctx),
 	}
 	if r.ep != nil {
 		q := &r.log
@@ -348,13 +352,17 @@ var ErrWriterStopped = errors.New("endpoint: the answer's writer stopped")
 //
 // A run is streamed when the executor can hand its rows over
 // (driver.RowQuerier), the endpoint is a SQL endpoint whose version's
-// columns are known, the run does not ask for debug, and it does not use
-// the result cache (none is configured, or the run is refresh "direct"):
-// the result cache keeps answers whole, so a run that may read or store
-// one is computed as Run computes it. Then w.Begin is called before the
-// first row, and the answer returned has no Results (nil), with HasMore
-// and the statistics of the run. Otherwise w is not called, and the
-// answer returned is Run's, with its Results, for the caller to write.
+// columns are known, the run does not ask for debug, and the result
+// cache holds no answer for it. Then w.Begin is called before the first
+// row, and the answer returned has no Results (nil), with HasMore and the
+// statistics of the run. With the result cache on, the rows are also
+// encoded for the cache as they pass, and the answer kept when they end,
+// as Run keeps its own; one that weighs more than
+// Config.MaxCachedAnswerBytes is written on and not kept
+// (RunEvent.CacheErr). A streamed run computes its own answer: it does
+// not join an identical run under way. Otherwise w is not called, and
+// the answer returned is Run's (a cached one, say), with its Results, for
+// the caller to write.
 //
 // An error returned before w.Begin is Run's, which the caller answers as
 // it would Run's. An error after it (the rows passed max_result_bytes,
@@ -378,7 +386,8 @@ func (s *Service) runRows(ctx context.Context, project, name string, req RunRequ
 	if !ok {
 		return s.serve(ctx, p.ep, p.c, p.req, p.opts, p.now, rec)
 	}
-	if _, err := refreshMode(p.ep, p.opts); err != nil {
+	mode, err := refreshMode(p.ep, p.opts)
+	if err != nil {
 		return nil, err
 	}
 	values, err := s.admit(p.ep, p.c, p.req, p.opts, p.now)
@@ -388,6 +397,19 @@ func (s *Service) runRows(ctx context.Context, project, name string, req RunRequ
 	rs := &rowStream{w: w, sh: sh, limit: p.opts.limit, head: RunResult{
 		Name: p.ep.Name, EndpointVersion: p.opts.version, ExecutionID: rec.id,
 	}}
+	if s.results != nil && mode != RefreshDirect {
+		// The result cache: an answer it holds is written whole; one it
+		// does not is streamed, and kept as its rows pass (cacheFill).
+		if key := s.resultKey(p.ep, p.c, p.req.Variables, values, p.opts, p.now); key != "" {
+			cacheKey := hashKey(key)
+			if mode == RefreshCache {
+				if res := s.cacheHit(ctx, p.ep, p.c, p.opts, p.now, rec, cacheKey); res != nil {
+					return res, nil
+				}
+			}
+			rs.fill = s.newCacheFill(cacheKey, sh.kinds)
+		}
+	}
 	res, err := s.computeMeasured(&streamContext{Context: ctx, rs: rs}, p.ep, p.c, p.req, values, p.opts, p.now)
 	if rs.werr != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWriterStopped, rs.werr)
@@ -398,11 +420,21 @@ func (s *Service) runRows(ctx context.Context, project, name string, req RunRequ
 	if !rs.begun {
 		// No statement took the rows (none should fail to): the answer
 		// is whole, for the caller to write.
+		if rs.fill != nil {
+			res.encoded, res.cacheErr = s.storeAnswer(ctx, rs.fill.key, p.ep, res)
+		}
 		return s.answerOwned(ctx, p.ep, res, false, resultRows(res.Results), p.now, rec), nil
 	}
 	res.Results, res.HasMore = nil, rs.more
 	if rs.typeErr != nil {
 		res.typeErr = rs.typeErr
+	}
+	if rs.fill != nil {
+		if rs.sh == nil {
+			// Its columns are not the version's: kept by no one.
+			rs.fill.drop(fmt.Errorf("%w: %w", ErrAnswerNotCached, rs.typeErr))
+		}
+		res.cacheErr = s.storeFill(ctx, rs.fill, p.ep, res, &rs.head, rs.rows)
 	}
 	return s.answerOwned(ctx, p.ep, res, false, rs.rows, p.now, rec), nil
 }
@@ -411,10 +443,6 @@ func (s *Service) runRows(ctx context.Context, project, name string, req RunRequ
 // run is not streamed (see RunRows).
 func (s *Service) streamShape(ctx context.Context, p prepared) (*shape, bool) {
 	if _, ok := s.cfg.Executor.(driver.RowQuerier); !ok || p.c.insight != nil || p.opts.debug {
-		return nil, false
-	}
-	mode := p.opts.refresh
-	if s.results != nil && mode != RefreshDirect {
 		return nil, false
 	}
 	// Known before the rows are read, so that the head has the
@@ -1194,12 +1222,6 @@ func refreshMode(ep *driver.Endpoint, opts runOptions) (string, error) {
 	return mode, nil
 }
 
-// materializedRun reports whether a run follows the rules of a
-// materialized endpoint: it runs the current version of one.
-func materializedRun(ep *driver.Endpoint, opts runOptions) bool {
-	return ep.IsMaterialized && opts.version == ep.CurrentVersion
-}
-
 // admit checks a run's variables and options against the rules of the
 // state its endpoint is in: a SQL run binds every variable; an insight run
 // takes no limit or offset, and its variables are those of a materialized
@@ -1302,10 +1324,6 @@ func valueError(v *variable.Variable, err error) *Error {
 	return withCause(e, err)
 }
 
-// variableAttr is the attr of an error about the run's variable name: the
-// key of the request's "variables" that is at fault.
-func variableAttr(name string) string { return "variables." + name }
-
 // unknownVariables is the 400 of a run given keys that are not variables
 // of its endpoint, sorted; attr names the first.
 func unknownVariables(keys []string) *Error {
@@ -1321,4 +1339,22 @@ func missingVariables(names []string) *Error {
 		quoted[i] = "'" + n + "'"
 	}
 	return invalidf(CodeRequiredVariableMissing, variableAttr(names[0]), "Required variable(s) %s not provided", strings.Join(quoted, ", "))
+}
+
+// checkQueryRequest refuses what RunQuery refuses before it compiles the
+// query (none, bad options, variables by name on a SQL query), and returns
+// the run's options; Admit checks it too, before any budget is charged.
+func (s *Service) checkQueryRequest(req QueryRequest) (runOptions, error) {
+	if req.Query == nil {
+		return runOptions{}, required("query")
+	}
+	opts, err := s.runOptions(RunRequest{Limit: req.Limit, Offset: req.Offset, Debug: req.Debug})
+	if err != nil {
+		return runOptions{}, err
+	}
+	if req.Query.Kind == KindSQL && len(req.Variables) > 0 {
+		return runOptions{}, invalidf(CodeInvalidInput, "variables",
+			"A %s carries its test values in query.variables.<id>.value; variables by name apply to insight queries only.", KindSQL)
+	}
+	return opts, nil
 }

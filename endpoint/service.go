@@ -67,6 +67,10 @@ const (
 	// DefaultRunLogInterval is how often the background writer writes the
 	// run log entries and last_executed_at marks runs queued.
 	DefaultRunLogInterval = 100 * time.Millisecond
+	// DefaultMaxCachedAnswerBytes is the most an answer may weigh, as the
+	// result cache holds it, to be kept there: 8 MiB (what a
+	// memstore.ResultCache of its default size keeps at most).
+	DefaultMaxCachedAnswerBytes = 8 << 20
 )
 
 // Config wires a Service to its dependencies. Endpoints, Variables and
@@ -177,6 +181,14 @@ type Config struct {
 	// ResultCache keeps the answers of runs for their endpoint's
 	// data_freshness_seconds (see RunRequest.Refresh); nil caches nothing.
 	ResultCache driver.ResultCache
+	// MaxCachedAnswerBytes is the most an answer may weigh, encoded as the
+	// result cache keeps it, to be kept there; 0 means
+	// DefaultMaxCachedAnswerBytes, a negative value no bound. A streamed
+	// run (RunRows: a CSV, NDJSON or Parquet export) encodes its rows for
+	// the cache as they pass, holding at most this much: past it the run
+	// writes its rows on and keeps nothing, and an answer not kept for it
+	// is told in RunEvent.CacheErr (ErrAnswerNotCached).
+	MaxCachedAnswerBytes int64
 	// RunLog records every run of a known endpoint; nil means a
 	// memstore.RunLog with its defaults, on the Service's clock.
 	RunLog driver.RunLog
@@ -388,6 +400,7 @@ func (cfg *Config) fillDefaults() {
 	cfg.MaxLimit = orDefault(cfg.MaxLimit, DefaultMaxLimit)
 	cfg.RunLogBuffer = orDefault(cfg.RunLogBuffer, DefaultRunLogBuffer)
 	cfg.RunLogInterval = orDefault(cfg.RunLogInterval, DefaultRunLogInterval)
+	cfg.MaxCachedAnswerBytes = orDefault(cfg.MaxCachedAnswerBytes, DefaultMaxCachedAnswerBytes)
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}

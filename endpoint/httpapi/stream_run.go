@@ -205,7 +205,11 @@ func (l *linesWriter) end(res *endpoint.RunResult, runErr error) error {
 		cause = runErr
 	}
 	if !l.sent {
-		if cause != nil && !errors.Is(cause, errAnswerTooLarge) {
+		// A line format's own cut (the bound on the body, a value it
+		// cannot write) ends the answer with its error line, as the
+		// answer of a run held whole ends.
+		cut := errors.Is(cause, errAnswerTooLarge) || l.lw != nil && l.cause != nil
+		if cause != nil && !cut {
 			// Nothing is out yet: the run's error answers with its status
 			// (the format's own, met closing a whole run, as a failure).
 			if runErr == nil {

@@ -72,6 +72,8 @@ func WithMaxEndpoints(n int) Option {
 //   - endpointkit_refresh_duration_seconds{project, endpoint} (histogram)
 //   - endpointkit_run_log_errors_total
 //   - endpointkit_stored_read_failures_total
+//   - endpointkit_answers_not_cached_total (answers computed with the
+//     result cache on and not kept: endpoint.RunEvent.CacheErr)
 //   - endpointkit_edge_index_warnings_total{project, endpoint, result}
 //   - endpointkit_unchecked_saves_total (queries saved although the engine
 //     failed on a value while checking them: endpoint.SaveCheckEvent)
@@ -83,7 +85,7 @@ type Observer struct {
 	edgeScans                     *prometheus.CounterVec
 	latency, refreshTime          *prometheus.HistogramVec
 	logErrors, readFailures       prometheus.Counter
-	uncheckedSaves                prometheus.Counter
+	uncheckedSaves, notCached     prometheus.Counter
 
 	// maxNames caps named; named holds the (project, name) pairs labelled
 	// by name so far. known is named for reading without mu: a run of a
@@ -125,7 +127,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 		opt(o)
 	}
 	o.newMetrics()
-	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.edgeScans, o.logErrors, o.readFailures, o.uncheckedSaves} {
+	for _, c := range []prometheus.Collector{o.runs, o.errors, o.hits, o.latency, o.refreshes, o.refreshTime, o.edgeScans, o.logErrors, o.readFailures, o.uncheckedSaves, o.notCached} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -205,6 +207,9 @@ func (o *Observer) newMetrics() {
 	o.readFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_stored_read_failures_total", Help: "Reads of a materialized endpoint's stored table the database refused; each run went inline.",
 	})
+	o.notCached = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "endpointkit_answers_not_cached_total", Help: "Answers computed with the result cache on that were not kept in it: heavier than the most one may weigh, a value JSON cannot carry, or the cache failed (the Service's log says which).",
+	})
 	o.uncheckedSaves = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "endpointkit_unchecked_saves_total", Help: "Queries saved unchecked: the engine failed on a value while checking them (their runs answer the fault).",
 	})
@@ -237,6 +242,9 @@ func (o *Observer) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
 	}
 	if ev.ReadErr != nil {
 		o.readFailures.Inc()
+	}
+	if ev.CacheErr != nil {
+		o.notCached.Inc()
 	}
 }
 

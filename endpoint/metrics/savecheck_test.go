@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,4 +40,35 @@ func TestUncheckedSavesCounted(t *testing.T) {
 		}
 	}
 	assert.Equal(t, float64(2), got, "both saves counted, the second through MultiObserver")
+}
+
+// TestAnswersNotCachedCounted: an answer computed with the result cache on
+// and not kept (RunEvent.CacheErr) is counted, so that an operator sees
+// exports too heavy for the cache, not only a log line; an answer kept is
+// not.
+func TestAnswersNotCachedCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o, err := metrics.New(reg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	o.ObserveRun(ctx, endpoint.RunEvent{Project: "1", Endpoint: "export", Version: 1, Status: 200,
+		CacheErr: fmt.Errorf("%w: too heavy", endpoint.ErrAnswerNotCached)})
+	o.ObserveRun(ctx, endpoint.RunEvent{Project: "1", Endpoint: "daily", Version: 1, Status: 200})
+	assert.Equal(t, float64(1), counterNamed(t, reg, "endpointkit_answers_not_cached_total"))
+}
+
+// counterNamed is the value of the counter without labels named name, as
+// reg gathers it.
+func counterNamed(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			require.Len(t, mf.GetMetric(), 1)
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }

@@ -73,6 +73,8 @@ type config struct {
 	maxRefreshes               int
 	// cacheBytes bounds the result cache; 0 turns it off.
 	cacheBytes int64
+	// maxCachedAnswerBytes is the most one cached answer may weigh.
+	maxCachedAnswerBytes int64
 	// metricsAddr is the listen address of /metrics, "" for the API's
 	// address; metricsKey the credential /metrics needs ("" for none, on
 	// its own address only), metricsKeyGenerated that it was generated.
@@ -134,6 +136,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	demoEnd := fs.String("demo-end", "", "the day YYYY-MM-DD the loaded demo events end at, the last of them on the day before (default: today, UTC)")
 	fs.IntVar(&c.sqliteLength, "sqlite-max-length", sqlexec.DefaultSQLiteLength, "with -driver sqlite: SQLITE_LIMIT_LENGTH of every run and refresh, the longest string, blob or row one query may build (negative: SQLite's own, a billion bytes)")
 	fs.Int64Var(&c.cacheBytes, "cache-bytes", 64<<20, "bytes of run answers the result cache keeps in memory (0 for no cache)")
+	fs.Int64Var(&c.maxCachedAnswerBytes, "max-cached-answer-bytes", endpoint.DefaultMaxCachedAnswerBytes, "bytes one answer may weigh to be kept in the result cache: a larger one (a long export) is answered, streamed, and not kept (negative: no bound)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
 	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")
 	fs.IntVar(&c.metricsMaxEndpoints, "metrics-max-endpoints", metrics.DefaultMaxEndpoints, "endpoint names (per project) labelled in the metrics, the rest counted as "+metrics.OtherEndpoint+" (0 for no limit)")
@@ -232,6 +235,8 @@ func (c *config) checkCounts() error {
 	switch {
 	case c.cacheBytes < 0:
 		return fmt.Errorf("-cache-bytes must be 0 or more, got %d", c.cacheBytes)
+	case c.maxCachedAnswerBytes == 0:
+		return fmt.Errorf("-max-cached-answer-bytes must not be 0: give a number of bytes, or a negative one for no bound")
 	case c.project == "":
 		return errors.New("-project must not be empty")
 	case c.demoEvents < 0:

@@ -258,6 +258,7 @@ func newService(ctx context.Context, cfg config, b *backend, registry *prometheu
 	}
 	if cfg.cacheBytes > 0 {
 		opts.ResultCache = memstore.NewResultCache(cfg.cacheBytes)
+		opts.MaxCachedAnswerBytes = cfg.maxCachedAnswerBytes
 	}
 	svcCfg := setup.ServiceConfig(store, b.exec, opts)
 	svc, err := endpoint.New(svcCfg)

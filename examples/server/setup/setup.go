@@ -119,6 +119,10 @@ type Options struct {
 	MaxMaterializedBytes       int64
 	// ResultCache caches answers; nil caches none (-cache-bytes 0).
 	ResultCache driver.ResultCache
+	// MaxCachedAnswerBytes is the most one answer may weigh to be cached
+	// (endpoint.Config.MaxCachedAnswerBytes; 0 its default, negative no
+	// bound).
+	MaxCachedAnswerBytes int64
 	// Observer is told of every run; nil is a SlogObserver on
 	// slog.Default().
 	Observer endpoint.Observer
@@ -147,6 +151,7 @@ func ServiceConfig(store *sqlstore.Store, exec driver.Executor, o Options) endpo
 		RunLog:               store.RunLog(sqlstore.RunLogOptions{}),
 		Observer:             obs,
 		ResultCache:          o.ResultCache,
+		MaxCachedAnswerBytes: o.MaxCachedAnswerBytes,
 		ScheduleInterval:     o.ScheduleInterval,
 	}
 }

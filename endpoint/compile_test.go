@@ -87,15 +87,11 @@ func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driv
 
 // badQueries are queries the engines refuse for their text, with what
 // every engine's answer says: the words and the place.
-var badQueries = []struct {
-	name, sql string
-	want      []string
-	line, col int
-}{
-	{"unknown column", "SELECT evnt FROM events", []string{"evnt", "(line 1, column 8)", "did you mean event?"}, 1, 8},
-	{"unknown column in GROUP BY", "SELECT count(*) AS n\nFROM events\nGROUP BY evnt", []string{"evnt", "(line 3, column 10)", "did you mean event?"}, 3, 10},
-	{"unknown table", "SELECT event FROM evnts", []string{"evnts", "(line 1, column 19)", "There is no table evnts; did you mean events?"}, 1, 19},
-	{"syntax error at the end", "SELECT event FROM events WHERE", []string{"yntax error", "line 1, column 31", "found the end of the query"}, 1, 31},
+var badQueries = []endpointtest.BadQuery{
+	{Name: "unknown column", SQL: "SELECT evnt FROM events", Want: []string{"evnt", "(line 1, column 8)", "did you mean event?"}, Line: 1, Column: 8},
+	{Name: "unknown column in GROUP BY", SQL: "SELECT count(*) AS n\nFROM events\nGROUP BY evnt", Want: []string{"evnt", "(line 3, column 10)", "did you mean event?"}, Line: 3, Column: 10},
+	{Name: "unknown table", SQL: "SELECT event FROM evnts", Want: []string{"evnts", "(line 1, column 19)", "There is no table evnts; did you mean events?"}, Line: 1, Column: 19},
+	{Name: "syntax error at the end", SQL: "SELECT event FROM events WHERE", Want: []string{"yntax error", "line 1, column 31", "found the end of the query"}, Line: 1, Column: 31},
 }
 
 // TestQueryCheckedAtSave: on every engine, a query that reads an unknown
@@ -107,39 +103,7 @@ var badQueries = []struct {
 func TestQueryCheckedAtSave(t *testing.T) {
 	for _, e := range checkEngines {
 		t.Run(e.name, func(t *testing.T) {
-			svc := checkService(t, e)
-			ctx := context.Background()
-			good := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event FROM events ORDER BY event LIMIT 1"}
-			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "good", Query: good})
-			require.NoError(t, err)
-			for _, c := range badQueries {
-				t.Run(c.name, func(t *testing.T) {
-					bad := &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}
-					_, created := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "bad", Query: bad})
-					_, updated := svc.Update(ctx, "1", "good", endpoint.UpdateRequest{Query: bad})
-					_, queried := svc.RunQuery(ctx, "1", endpoint.QueryRequest{Query: bad})
-					for route, err := range map[string]error{"create": created, "update": updated, "query": queried} {
-						var ee *endpoint.Error
-						require.ErrorAs(t, err, &ee, route)
-						t.Logf("%s: %s", route, ee.Detail)
-						assert.Equal(t, 400, ee.Status, route)
-						assert.Equal(t, endpoint.CodeQueryError, ee.Code, "%s: %s", route, ee.Detail)
-						assert.Equal(t, "query.query", ee.Attr, route)
-						assert.Equal(t, [2]int{c.line, c.col}, [2]int{ee.Line, ee.Column}, "%s: %s", route, ee.Detail)
-						for _, w := range c.want {
-							assert.Contains(t, ee.Detail, w, route)
-						}
-					}
-					_, err := svc.Get(ctx, "1", "bad")
-					assert.True(t, errors.Is(err, endpoint.ErrNotFound), "a refused query was saved: %v", err)
-					got, err := svc.Get(ctx, "1", "good")
-					require.NoError(t, err)
-					assert.Equal(t, 1, got.CurrentVersion)
-					res, err := svc.Run(ctx, "1", "good", endpoint.RunRequest{})
-					require.NoError(t, err, "the last version stopped running")
-					assert.Equal(t, []string{"event"}, res.Columns)
-				})
-			}
+			endpointtest.RefusedAtSave(t, checkService(t, e), "1", badQueries)
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -422,49 +421,12 @@ func TestQueryCheckedAtSave(t *testing.T) {
 	require.NoError(t, err)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
 	require.NoError(t, err)
-	ctx := context.Background()
-	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "good", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event FROM events ORDER BY event LIMIT 1"}})
-	require.NoError(t, err)
-	for _, c := range []struct {
-		name, sql string
-		want      []string
-		line, col int
-	}{
-		{"unknown column", "SELECT evnt FROM events", []string{"evnt", "(line 1, column 8)", "did you mean event?"}, 1, 8},
-		{"unknown table", "SELECT event FROM evnts", []string{"evnts", "(line 1, column 19)", "There is no table evnts; did you mean events?"}, 1, 19},
-		{"syntax error at the end", "SELECT event FROM events WHERE", []string{"yntax error", "line 1, column 31", "found the end of the query"}, 1, 31},
-		{"syntax error inside", "SELECT event,, 1 FROM events", []string{"yntax error", "line 1, column 14", `found ","`}, 1, 14},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			bad := &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}
-			_, created := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "bad", Query: bad})
-			_, updated := svc.Update(ctx, "1", "good", endpoint.UpdateRequest{Query: bad})
-			_, queried := svc.RunQuery(ctx, "1", endpoint.QueryRequest{Query: bad})
-			for route, err := range map[string]error{"create": created, "update": updated, "query": queried} {
-				var ee *endpoint.Error
-				require.ErrorAs(t, err, &ee, route)
-				t.Logf("%s: %s", route, ee.Detail)
-				assert.Equal(t, 400, ee.Status, route)
-				assert.Equal(t, endpoint.CodeQueryError, ee.Code, "%s: %s", route, ee.Detail)
-				assert.Equal(t, "query.query", ee.Attr, route)
-				assert.Equal(t, [2]int{c.line, c.col}, [2]int{ee.Line, ee.Column}, "%s: %s", route, ee.Detail)
-				for _, w := range c.want {
-					assert.Contains(t, ee.Detail, w, route)
-				}
-				for _, internal := range []string{"endpoint_q", "SETTINGS", "max_execution_time", "project_id", "{p1:"} {
-					assert.NotContains(t, ee.Detail, internal, route)
-				}
-			}
-			_, err := svc.Get(ctx, "1", "bad")
-			assert.True(t, errors.Is(err, endpoint.ErrNotFound), "a refused query was saved: %v", err)
-			got, err := svc.Get(ctx, "1", "good")
-			require.NoError(t, err)
-			assert.Equal(t, 1, got.CurrentVersion)
-			res, err := svc.Run(ctx, "1", "good", endpoint.RunRequest{})
-			require.NoError(t, err, "the last version stopped running")
-			assert.Equal(t, []string{"event"}, res.Columns)
-		})
-	}
+	endpointtest.RefusedAtSave(t, svc, "1", []endpointtest.BadQuery{
+		{Name: "unknown column", SQL: "SELECT evnt FROM events", Want: []string{"evnt", "(line 1, column 8)", "did you mean event?"}, Line: 1, Column: 8},
+		{Name: "unknown table", SQL: "SELECT event FROM evnts", Want: []string{"evnts", "(line 1, column 19)", "There is no table evnts; did you mean events?"}, Line: 1, Column: 19},
+		{Name: "syntax error at the end", SQL: "SELECT event FROM events WHERE", Want: []string{"yntax error", "line 1, column 31", "found the end of the query"}, Line: 1, Column: 31},
+		{Name: "syntax error inside", SQL: "SELECT event,, 1 FROM events", Want: []string{"yntax error", "line 1, column 14", `found ","`}, Line: 1, Column: 14},
+	}, "endpoint_q", "SETTINGS", "max_execution_time", "project_id", "{p1:")
 }
 
 // BenchmarkSave: Create of a SQL endpoint on ClickHouse (chDB), with the

@@ -25,6 +25,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
@@ -336,7 +337,7 @@ func sendSlice(b *testing.B, c int, h http.Handler, path string, first, m int64,
 			for n := next.Add(1); n <= first+m; n = next.Add(1) {
 				req := body(n)
 				t := time.Now()
-				if !assert.NoError(b, serveOnce(h, path, req)) {
+				if !assert.NoError(b, endpointtest.PostOK(h, path, keyP1, req)) {
 					return
 				}
 				times[i] = append(times[i], time.Since(t))
@@ -368,22 +369,6 @@ func (d *logDrops) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
 
 func (d *logDrops) ObserveRefresh(context.Context, endpoint.RefreshEvent) {}
 
-// serveOnce is serveBench's request, for any goroutine: an error for an
-// answer but 200.
-func serveOnce(h http.Handler, path string, body []byte) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, "POST", path, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+keyP1)
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
-	}
-	return nil
-}
-
 // serveBench sends one run request through h and fails on any answer but
 // 200. The request's context is cancelled when the handler returns, as
 // net/http's server gives every request (it cancels it when the client
@@ -391,7 +376,7 @@ func serveOnce(h http.Handler, path string, body []byte) error {
 // cancellable query costs (database/sql and the driver each watch the
 // context), the library and the hand-written handler alike.
 func serveBench(b *testing.B, h http.Handler, path string, body []byte) {
-	require.NoError(b, serveOnce(h, path, body))
+	require.NoError(b, endpointtest.PostOK(h, path, keyP1, body))
 }
 
 // benchHandler creates the 3-variable endpoint "by_country" in project 1

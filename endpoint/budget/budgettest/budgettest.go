@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -302,5 +303,26 @@ func testInvalid(t *testing.T, c budget.Counter) {
 		if !errors.Is(err, budget.ErrInvalid) {
 			t.Errorf("Take with %s: got %+v, %v; want an error wrapping budget.ErrInvalid", tc.what, d, err)
 		}
+	}
+}
+
+// BenchTake measures the cost of counting one run in c (one Take; a run
+// costs one to five: the project's minute and hour, the key's minute and
+// hour, a token's minute), over 1,000 keys of its own, under a limit no
+// take reaches. Every counter store's benchmarks call it, so that their
+// figures compare.
+func BenchTake(b *testing.B, c budget.Counter) {
+	keys := make([]string, 1000)
+	prefix := "bench/" + strconv.FormatInt(time.Now().UnixNano(), 10) + "/"
+	for i := range keys {
+		keys[i] = prefix + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		if _, err := c.Take(ctx, keys[i%len(keys)], 1<<40, time.Minute); err != nil {
+			b.Fatalf("Take: %v", err)
+		}
+		i++
 	}
 }

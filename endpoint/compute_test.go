@@ -25,6 +25,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/prometheus/client_golang/prometheus"
@@ -521,25 +522,12 @@ func TestResultBytesDefault(t *testing.T) {
 	wantLimit(t, err, endpoint.LimitMaxResultBytes, endpoint.DefaultMaxResultBytes)
 }
 
-// timeoutExec records the deadline and the bounds of its last query.
-type timeoutExec struct {
-	driver.Executor
-	deadline time.Time
-	bounds   driver.Bounds
-}
-
-func (x *timeoutExec) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	x.deadline, _ = ctx.Deadline()
-	x.bounds = b
-	return x.Executor.Query(ctx, st, b)
-}
-
 // TestRunTimeout: runs are bounded to 30 s unless configured otherwise,
 // through the context and the Bounds an executor passes to its engine; a
 // run past its limit is a 504 naming it.
 func TestRunTimeout(t *testing.T) {
 	e := newEnv(t)
-	x := &timeoutExec{Executor: execOf(e)}
+	x := heldexec.NewFake(execOf(e))
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x})
 	require.NoError(t, err)
 	e.svc = svc
@@ -548,10 +536,11 @@ func TestRunTimeout(t *testing.T) {
 	if _, err := e.svc.Run(context.Background(), "1", "one", endpoint.RunRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if x.bounds.Timeout != 30*time.Second || x.deadline.Sub(start) < 29*time.Second || x.deadline.Sub(start) > 31*time.Second {
-		t.Fatalf("default: bounds %+v, deadline in %v; want 30 s", x.bounds, x.deadline.Sub(start))
+	last := x.Last()
+	if last.Bounds.Timeout != 30*time.Second || last.Deadline.Sub(start) < 29*time.Second || last.Deadline.Sub(start) > 31*time.Second {
+		t.Fatalf("default: bounds %+v, deadline in %v; want 30 s", last.Bounds, last.Deadline.Sub(start))
 	}
-	require.Equal(t, int64(endpoint.DefaultMaxResultBytes), x.bounds.MaxBytes, "bounds %+v: want 10 MiB", x.bounds)
+	require.Equal(t, int64(endpoint.DefaultMaxResultBytes), last.Bounds.MaxBytes, "bounds %+v: want 10 MiB", last.Bounds)
 
 	svc, err = endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: execOf(e), RunTimeout: 150 * time.Millisecond})
 	require.NoError(t, err)
@@ -564,14 +553,13 @@ func TestRunTimeout(t *testing.T) {
 	require.LessOrEqual(t, time.Since(start), 2*time.Second, "the run stopped after")
 	none, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, RunTimeout: -1, MaxResultBytes: -1})
 	require.NoError(t, err, "a negative RunTimeout (none) is refused")
-	x.deadline = time.Time{}
 	if _, err := none.Run(context.Background(), "1", "one", endpoint.RunRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	// SQLite stops early: the query runs as written, reading the default
 	// page and one row more.
-	if x.bounds != (driver.Bounds{MaxRows: endpoint.DefaultLimit + 1}) || !x.deadline.IsZero() {
-		t.Fatalf("no RunTimeout nor MaxResultBytes: bounds %+v, deadline %v; want the rows of a page and no other bound", x.bounds, x.deadline)
+	if last := x.Last(); last.Bounds != (driver.Bounds{MaxRows: endpoint.DefaultLimit + 1}) || !last.Deadline.IsZero() {
+		t.Fatalf("no RunTimeout nor MaxResultBytes: bounds %+v, deadline %v; want the rows of a page and no other bound", last.Bounds, last.Deadline)
 	}
 }
 

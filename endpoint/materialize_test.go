@@ -279,22 +279,40 @@ func demoDB(n int, seed uint64) (*sql.DB, error) {
 }
 
 func newMatBenchService() (*endpoint.Service, error) {
-	ctx := context.Background()
 	db, err := demoDB(matBenchEvents, 7)
 	if err != nil {
 		return nil, err
 	}
+	return newBenchService(sqlexec.New(db, engine.SQLite), dailyPurchases, func(q *endpoint.Query) []benchEndpoint {
+		return []benchEndpoint{{"inline", q, false}, {"daily", q, true}}
+	})
+}
+
+// benchEndpoint is an endpoint a benchmark's Service saves: its name, its
+// query, and whether it is materialized (and refreshed once saved).
+type benchEndpoint struct {
+	name string
+	q    *endpoint.Query
+	mat  bool
+}
+
+// newBenchService returns a Service over x and in-memory stores whose
+// clock stays at demo.End, so that a table stays fresh however long the
+// benchmarks run. In project 1 it saves the variables country, from and
+// to, then the endpoints eps returns for q, a SQL query of text sql over
+// those variables, and refreshes the materialized ones.
+func newBenchService(x driver.Executor, sql string, eps func(q *endpoint.Query) []benchEndpoint) (*endpoint.Service, error) {
+	ctx := context.Background()
 	svc, err := endpoint.New(endpoint.Config{
 		Endpoints: memstore.New(),
 		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, engine.SQLite),
-		// The table stays fresh however long the benchmarks run.
-		Now: func() time.Time { return demo.End },
+		Executor:  x,
+		Now:       func() time.Time { return demo.End },
 	})
 	if err != nil {
 		return nil, err
 	}
-	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: dailyPurchases, Variables: map[string]endpoint.VariableRef{}}
+	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql, Variables: map[string]endpoint.VariableRef{}}
 	for _, v := range []variable.Variable{{Name: "Country", Type: variable.String}, {Name: "From", Type: variable.Date}, {Name: "To", Type: variable.Date}} {
 		got, err := svc.CreateVariable(ctx, "1", v)
 		if err != nil {
@@ -302,14 +320,15 @@ func newMatBenchService() (*endpoint.Service, error) {
 		}
 		q.Variables[got.ID] = endpoint.VariableRef{VariableID: got.ID, CodeName: got.CodeName}
 	}
-	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "inline", Query: q}); err != nil {
-		return nil, err
-	}
-	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "daily", Query: q, IsMaterialized: true}); err != nil {
-		return nil, err
-	}
-	if err := svc.Materialize(ctx, "1", "daily"); err != nil {
-		return nil, err
+	for _, e := range eps(q) {
+		if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: e.name, Query: e.q, IsMaterialized: e.mat}); err != nil {
+			return nil, err
+		}
+		if e.mat {
+			if err := svc.Materialize(ctx, "1", e.name); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return svc, nil
 }

@@ -1125,39 +1125,10 @@ func newPGBenchService(dsn string) (*endpoint.Service, error) {
 	if _, err := db.ExecContext(ctx, "ANALYZE events"); err != nil {
 		return nil, err
 	}
-	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: memstore.New(),
-		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, engine.PostgreSQL),
-		Now:       func() time.Time { return demo.End },
-	})
-	if err != nil {
-		return nil, err
-	}
-	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: dailyPurchasesPG, Variables: map[string]endpoint.VariableRef{}}
-	for _, v := range []variable.Variable{{Name: "Country", Type: variable.String}, {Name: "From", Type: variable.Date}, {Name: "To", Type: variable.Date}} {
-		got, err := svc.CreateVariable(ctx, "1", v)
-		if err != nil {
-			return nil, err
-		}
-		q.Variables[got.ID] = endpoint.VariableRef{VariableID: got.ID, CodeName: got.CodeName}
-	}
 	trends := &endpoint.Query{Kind: endpoint.KindTrends, Insight: []byte(trendsPGBench)}
-	for _, c := range []struct {
-		name string
-		q    *endpoint.Query
-		mat  bool
-	}{{"inline", q, false}, {"daily", q, true}, {"trends_inline", trends, false}, {"trends", trends, true}} {
-		if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: c.name, Query: c.q, IsMaterialized: c.mat}); err != nil {
-			return nil, err
-		}
-		if c.mat {
-			if err := svc.Materialize(ctx, "1", c.name); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return svc, nil
+	return newBenchService(sqlexec.New(db, engine.PostgreSQL), dailyPurchasesPG, func(q *endpoint.Query) []benchEndpoint {
+		return []benchEndpoint{{"inline", q, false}, {"daily", q, true}, {"trends_inline", trends, false}, {"trends", trends, true}}
+	})
 }
 
 func benchPG(b *testing.B, svc *endpoint.Service, name string, req endpoint.RunRequest, materialized bool) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -31,14 +32,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// dailyPurchases is "daily purchases and revenue for a country between two
-// dates" over the demo events; country and amount are columns of a derived
-// table, since only columns can be materialized.
-const dailyPurchases = `SELECT date(timestamp) AS day, count(*) AS purchases, sum(amount) AS revenue
-FROM (SELECT timestamp, json_extract(properties, '$.country') AS country, json_extract(properties, '$.amount') AS amount
-      FROM events WHERE event = 'purchase') AS p
-WHERE country = {variables.country} AND timestamp >= {variables.from} AND timestamp < {variables.to}
-GROUP BY day ORDER BY day`
+// dailyPurchases is endpointtest.DailyPurchases: daily purchases and revenue of a
+// country between two dates over the demo events.
+const dailyPurchases = endpointtest.DailyPurchases
 
 // matExec wraps the env's executor: it can fail the refreshes' writes, and
 // it records how many refreshes of SQL endpoints overlap.

@@ -15,17 +15,15 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// dailySQL is daily purchases and revenue of a country between two dates.
-const dailySQL = `SELECT date(timestamp) AS day, count(*) AS purchases, sum(amount) AS revenue
-FROM (SELECT timestamp, json_extract(properties, '$.country') AS country, json_extract(properties, '$.amount') AS amount
-      FROM events WHERE event = 'purchase') AS p
-WHERE country = {variables.country} AND timestamp >= {variables.from} AND timestamp < {variables.to}
-GROUP BY day ORDER BY day`
+// dailySQL is endpointtest.DailyPurchases: daily purchases and revenue of a
+// country between two dates over the demo events.
+const dailySQL = endpointtest.DailyPurchases
 
 // failWritesWhile fails every write while fail is set, with an error that
 // holds internals a client must not see.

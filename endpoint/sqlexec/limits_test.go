@@ -103,6 +103,11 @@ func TestSQLiteLengthLimitOnExec(t *testing.T) {
 	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("CREATE TABLE small AS SELECT printf('%.*c', 1000, 'x') AS pad", nil)}, driver.Write{Tx: true}))
 }
 
+// interruptHang is how long past its time limit an interrupted run may
+// take before a test calls it a hang: far more than a loaded machine (or
+// -race) adds, so that no test asserts a speed.
+const interruptHang = 30 * time.Second
+
 // TestSQLiteInterruptWithLimits: under the length limit each call is
 // short, so the run's time limit stops a query that makes many of them,
 // on a held connection as on the pool.
@@ -112,8 +117,10 @@ func TestSQLiteInterruptWithLimits(t *testing.T) {
 		const limit = 200 * time.Millisecond
 		start := time.Now()
 		_, err := x.Query(context.Background(), stmt.New(q, nil), driver.Bounds{Timeout: limit})
+		// The query is endless: its return with the deadline's error is the
+		// interrupt. The bound only tells a hang from a loaded machine.
 		require.ErrorIs(t, err, context.DeadlineExceeded, "%s", name)
-		require.LessOrEqual(t, time.Since(start), limit+time.Second, "%s: stopped after, limit %v", name, limit)
+		require.Less(t, time.Since(start), limit+interruptHang, "%s: not interrupted, limit %v", name, limit)
 	}
 }
 
@@ -257,8 +264,10 @@ func TestSQLiteConnLimitsOffAndInterrupt(t *testing.T) {
 	const limit = 200 * time.Millisecond
 	began := time.Now()
 	_, err = x.Query(context.Background(), stmt.New(q, nil), driver.Bounds{Timeout: limit})
+	// The query is endless: its return with the deadline's error is the
+	// interrupt. The bound only tells a hang from a loaded machine.
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(began), limit+time.Second)
+	assert.Less(t, time.Since(began), limit+interruptHang, "not interrupted")
 }
 
 // TestLimitRefusesOtherConnections: sqliteinterrupt.Limit refuses what is

@@ -305,8 +305,9 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 }
 
 // requireStopsAt runs q, which never ends, on x under a deadline of limit
-// (the run's and its context's), and requires a deadline error within a
-// second of it.
+// (the run's and its context's), and requires a deadline error: q being
+// endless, its return is the interrupt; the bound (interruptHang) only
+// tells a hang from a loaded machine.
 func requireStopsAt(t *testing.T, x *sqlexec.Executor, q string, limit time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -315,7 +316,7 @@ func requireStopsAt(t *testing.T, x *sqlexec.Executor, q string, limit time.Dura
 	_, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{Timeout: limit})
 	took := time.Since(start)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "%s", q)
-	require.LessOrEqual(t, took, limit+time.Second, "%s stopped after, limit %v", q, limit)
+	require.Less(t, took, limit+interruptHang, "%s not interrupted, limit %v", q, limit)
 }
 
 // TestBoundsWhileReading: MaxRows ends the read, and MaxBytes fails it as

@@ -2,9 +2,11 @@ package endpoint_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -12,9 +14,13 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -303,4 +309,121 @@ func TestQueryInsight(t *testing.T) {
 	assert.Equal(t, endpoint.KindRetention, res.Kind)
 	v := res.Results.(*insight.Result).Cohorts
 	assert.NotEmpty(t, v, "res.Results.(*insight.Result).Cohorts is empty")
+}
+
+// TestRunAdHocVariablesByCodeName: an unsaved query runs with its
+// variables by code name, a Date one typed as such, with no variable
+// created; its values are bound, never in the SQL.
+func TestRunAdHocVariablesByCodeName(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	before, err := e.svc.ListVariables(ctx, "1")
+	require.NoError(t, err)
+	res, err := e.svc.RunAdHoc(ctx, "1", endpoint.AdHocRequest{
+		SQL: "SELECT id, country FROM orders WHERE created >= {variables.since} AND country = {variables.where} ORDER BY id",
+		Variables: map[string]endpoint.AdHocVariable{
+			"since": {Value: "2025-01-03", Type: variable.Date},
+			"where": {Value: "US' OR '1'='1"},
+		},
+		Debug: true,
+	})
+	require.NoError(t, err)
+	assert.Empty(t, res.Results, "the quote is a value, not SQL")
+	require.NotNil(t, res.Debug)
+	assert.NotContains(t, res.Debug.SQL, "OR '1'='1")
+
+	res, err = e.svc.RunAdHoc(ctx, "1", endpoint.AdHocRequest{
+		SQL: "SELECT id FROM orders WHERE created >= {variables.since} AND country = {variables.where} AND amount >= {variables.min} ORDER BY id",
+		Variables: map[string]endpoint.AdHocVariable{
+			"since": {Value: "2025-01-03", Type: variable.Date},
+			"where": {Value: "US"},
+			"min":   {Value: 8.0},
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{int64(5)}}, res.Results)
+	var types []variable.Type
+	for _, v := range res.Variables {
+		assert.Empty(t, v.ID, "a variable of the run only has no id")
+		types = append(types, v.Type)
+	}
+	assert.ElementsMatch(t, []variable.Type{variable.Date, variable.String, variable.Number}, types)
+
+	after, err := e.svc.ListVariables(ctx, "1")
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "no variable was created")
+
+	// A project variable of the code name is used when no other type is
+	// asked for: its default fills a placeholder given no value.
+	res, err = e.svc.RunAdHoc(ctx, "1", endpoint.AdHocRequest{SQL: "SELECT count(*) AS n FROM orders WHERE country = {variables.country}"})
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{int64(3)}}, res.Results)
+	require.Len(t, res.Variables, 1)
+	assert.Equal(t, e.vars["country"].ID, res.Variables[0].ID)
+	assert.Equal(t, endpoint.SourceDefault, res.Variables[0].Source)
+
+	// Refusals name the variable.
+	_, err = e.svc.RunAdHoc(ctx, "1", endpoint.AdHocRequest{SQL: "SELECT 1 WHERE 1 = {variables.x}",
+		Variables: map[string]endpoint.AdHocVariable{"x": {Value: map[string]any{"a": 1}}}})
+	wantError(t, err, 400, endpoint.CodeInvalidInput,
+		`Variable 'x' needs a value: a string, number, boolean or list of strings, or {"value": ..., "type": "Date"}.`, "variables.x")
+	_, err = e.svc.RunAdHoc(ctx, "1", endpoint.AdHocRequest{SQL: "SELECT 1 WHERE 1 = {variables.x}",
+		Variables: map[string]endpoint.AdHocVariable{"x": {Value: "1", Type: "Weekday"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Variable 'x'")
+	_, err = e.svc.RunAdHoc(ctx, "1", endpoint.AdHocRequest{SQL: "SELECT 1 WHERE 1 = {variables.nope}"})
+	wantError(t, err, 400, endpoint.CodeUndefinedVariable, "Query references undefined variable(s): nope", "query")
+}
+
+// Schema lists what the policy lets a project read, with the engine's
+// types: every column of a scoped table, only the allowed ones of a table
+// with Columns, and a listed table the database lacks with its error.
+func TestSchema(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "s.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	require.NoError(t, demo.Load(ctx, db, 10, 1))
+	_, err = db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")
+	require.NoError(t, err)
+	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{
+		{Name: "events", TenantColumn: "project_id"},
+		{Name: "plans", Columns: []string{"name", "price", "seats"}},
+		{Name: "missing"},
+	}}, map[string]access.Rules{"2": {Tables: []access.Table{{Name: "plans", Columns: []string{"name"}}}}})
+	require.NoError(t, err)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
+		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
+	require.NoError(t, err)
+
+	got, err := svc.Schema(ctx, "1")
+	require.NoError(t, err)
+	text := func(names ...string) []endpoint.SchemaColumn {
+		var out []endpoint.SchemaColumn
+		for _, n := range names {
+			out = append(out, endpoint.SchemaColumn{Name: n, Type: "TEXT"})
+		}
+		return out
+	}
+	if got, want := got, ([]endpoint.SchemaTable{
+		{Name: "events", Columns: text("project_id", "uuid", "event", "distinct_id", "timestamp", "properties")},
+		{Name: "missing", Columns: []endpoint.SchemaColumn{}, Error: "The database refused the query: no such table: missing"},
+		{Name: "plans", Columns: []endpoint.SchemaColumn{{Name: "name", Type: "TEXT"}, {Name: "price", Type: "REAL"}, {Name: "seats", Type: "INTEGER"}}},
+	}); !reflect.DeepEqual(got, want) {
+		t.Errorf("got = %+v, want %+v", got, want)
+	}
+
+	got, err = svc.Schema(ctx, "2")
+	require.NoError(t, err)
+	if got, want := got, ([]endpoint.SchemaTable{{Name: "plans", Columns: text("name")}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("project 2's own rules: got = %+v, want %+v", got, want)
+	}
+
+	// Without a policy the Service reads no catalog: nothing is listed.
+	open, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
+		Executor: sqlexec.New(db, engine.SQLite)})
+	require.NoError(t, err)
+	got, err = open.Schema(ctx, "1")
+	require.NoError(t, err)
+	assert.Equal(t, []endpoint.SchemaTable{}, got)
 }

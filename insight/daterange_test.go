@@ -1,96 +1,131 @@
-package insight
+package insight_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
 
-// TestParseBoundErrors: what Decode refuses in a saved date range, before
-// any clock. variable.TestParseDate covers the grammar in full.
-func TestParseBoundErrors(t *testing.T) {
-	for _, s := range []string{"", "yesterday", "-7", "-d", "-7x", "--7d", "-+7d", "-1hStart", "-100000000d", "2025-13-01", "2025-02-30", "10000-01-01", "2025/01/01", "0000-01-01", "2025-01-02T24:00:00"} {
-		_, err := parseBound(s)
-		require.Error(t, err, "%v: got no error, want one", s)
+// days decodes a daily trends query over the given date range, applies the
+// run-time values, compiles it at now and returns the days of its series.
+func days(t *testing.T, dateRange string, values map[string]any, now time.Time) ([]string, error) {
+	t.Helper()
+	q, err := insight.Decode([]byte(`{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"}],"interval":"day","dateRange":` + dateRange + `}`))
+	if err != nil {
+		return nil, err
 	}
+	q, err = q.Apply(values)
+	if err != nil {
+		return nil, err
+	}
+	c, err := insight.Compile(q, engine.SQLite, now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.Shape(nil)
+	require.NoError(t, err)
+	require.Len(t, res.Series, 1)
+	return res.Series[0].Days, nil
 }
 
-func TestResolveSpan(t *testing.T) {
+// TestDateRangeMonthEndClamp: -1m from March 31 is February 28, as for a
+// Date variable. (Insight once stepped with time.AddDate, which rolls
+// February 31 over to March 3.)
+func TestDateRangeMonthEndClamp(t *testing.T) {
+	now := time.Date(2025, 3, 31, 15, 47, 0, 0, time.UTC)
+	got, err := days(t, `{"date_from":"-1m","date_to":"-1m"}`, nil, now)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-02-28"}, got)
+
+	// A leap day one year back is the last day of that February.
+	got, err = days(t, `{"date_from":"-1y","date_to":"-1y"}`, nil, time.Date(2024, 2, 29, 12, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	require.Equal(t, []string{"2023-02-28"}, got)
+}
+
+// TestDateRangeGrammar: the date range and the date_from and date_to
+// variables take what a Date variable takes, relative dates included.
+func TestDateRangeGrammar(t *testing.T) {
 	now := time.Date(2025, 5, 21, 15, 30, 0, 0, time.UTC) // a Wednesday
-	day := func(s string) time.Time {
-		t, err := time.Parse("2006-01-02 15:04:05", s)
-		if err != nil {
-			panic(err)
-		}
-		return t
-	}
-	cases := []struct {
-		kind       Kind
-		interval   engine.Bucket
-		from, to   string
-		total      int
-		start, end string
-		buckets    int
+	for _, tc := range []struct {
+		name      string
+		dateRange string
+		values    map[string]any
+		want      []string
 	}{
-		// date_to includes its whole day; date_from starts its interval.
-		{Trends, engine.Day, "2025-05-01", "2025-05-31", 0, "2025-05-01 00:00:00", "2025-06-01 00:00:00", 31},
-		{Trends, engine.Week, "2025-05-01", "2025-05-31", 0, "2025-04-28 00:00:00", "2025-06-01 00:00:00", 5},
-		{Trends, engine.Month, "2025-02-15", "2025-04-10", 0, "2025-02-01 00:00:00", "2025-04-11 00:00:00", 3},
-		{Trends, engine.Hour, "2025-05-20", "2025-05-20", 0, "2025-05-20 00:00:00", "2025-05-21 00:00:00", 24},
-		// Times are exact, and date_to with a time includes that second.
-		{Trends, engine.Hour, "2025-05-20T10:30:00Z", "2025-05-20 12:00:00", 0, "2025-05-20 10:00:00", "2025-05-20 12:00:01", 3},
-		// Relative dates count back from now's day (or hour).
-		{Trends, engine.Day, "-7d", "", 0, "2025-05-14 00:00:00", "2025-05-22 00:00:00", 8},
-		{Trends, engine.Day, "-2w", "-1d", 0, "2025-05-07 00:00:00", "2025-05-21 00:00:00", 14},
-		{Trends, engine.Hour, "-3h", "", 0, "2025-05-21 12:00:00", "2025-05-21 16:00:00", 4},
-		{Trends, engine.Month, "-1m", "", 0, "2025-04-01 00:00:00", "2025-06-01 00:00:00", 2},
-		{Trends, engine.Day, "-1mStart", "-1d", 0, "2025-04-01 00:00:00", "2025-05-21 00:00:00", 50},
-		{Trends, engine.Day, "-1y", "-1yStart", 0, "2024-05-21 00:00:00", "2024-01-02 00:00:00", 0},
-		{Trends, engine.Week, "-1wStart", "", 0, "2025-05-12 00:00:00", "2025-05-26 00:00:00", 2},
-		// Start and End name whole days; mStart needs no number.
-		{Trends, engine.Day, "mStart", "dEnd", 0, "2025-05-01 00:00:00", "2025-05-22 00:00:00", 21},
-		{Trends, engine.Month, "-1yStart", "-1mEnd", 0, "2024-01-01 00:00:00", "2025-05-01 00:00:00", 16},
-		{Trends, engine.Day, "-1wStart", "-1wEnd", 0, "2025-05-12 00:00:00", "2025-05-19 00:00:00", 7},
-		// -Nh as date_to includes its hour; a date-time without a zone is UTC.
-		{Trends, engine.Hour, "-3h", "-1h", 0, "2025-05-21 12:00:00", "2025-05-21 15:00:00", 3},
-		{Trends, engine.Hour, "2025-05-20T22:00", "2025-05-21T01:30:00+02:00", 0, "2025-05-20 22:00:00", "2025-05-20 23:30:01", 2},
-		// A relative date that resolves before the year 0001 is refused.
-		{Trends, engine.Day, "-1000000d", "", 0, "", "", 0},
-		{Trends, engine.Day, "", "-2026y", 0, "", "", 0},
-		// Defaults: 7 days back for trends, TotalIntervals periods for retention.
-		{Trends, engine.Day, "", "", 0, "2025-05-14 00:00:00", "2025-05-22 00:00:00", 8},
-		{Retention, engine.Week, "", "", 4, "2025-04-28 00:00:00", "2025-05-26 00:00:00", 4},
-		{Retention, engine.Month, "", "2025-03-31", 3, "2025-01-01 00:00:00", "2025-04-01 00:00:00", 3},
-		{Retention, engine.Day, "2025-05-01", "2025-05-03", 7, "2025-05-01 00:00:00", "2025-05-04 00:00:00", 3},
-	}
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s %s %q %q", c.kind, c.interval, c.from, c.to), func(t *testing.T) {
-			q := &Query{Kind: c.kind, Interval: c.interval, DateRange: DateRange{From: c.from, To: c.to}, Retention: RetentionFilter{TotalIntervals: c.total}}
-			sp, err := resolveSpan(q, now)
-			if c.buckets == 0 {
-				require.Error(t, err)
-				return
-			}
+		{"relative date_from variable", `{"date_from":"2025-01-01"}`, map[string]any{"date_from": "-7d", "date_to": "-6d"},
+			[]string{"2025-05-14", "2025-05-15"}},
+		{"date-time variables", `{}`, map[string]any{"date_from": "2025-05-01 10:00:00", "date_to": "2025-05-02T09:00:00"},
+			[]string{"2025-05-01", "2025-05-02"}},
+		{"Start and End", `{"date_from":"-1mStart","date_to":"-1mEnd"}`, nil, monthOfDays(2025, time.April)},
+		{"this week", `{"date_from":"wStart","date_to":"wEnd"}`, nil,
+			[]string{"2025-05-19", "2025-05-20", "2025-05-21", "2025-05-22", "2025-05-23", "2025-05-24", "2025-05-25"}},
+		{"variables replace Start forms", `{"date_from":"yStart"}`, map[string]any{"date_from": "dStart"}, []string{"2025-05-21"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := days(t, tc.dateRange, tc.values, now)
 			require.NoError(t, err)
-			got, want := sp.start, day(c.start)
-			require.Equal(t, want, got, "sp.start")
-			require.Equal(t, day(c.end), sp.end)
-			require.Len(t, sp.buckets, c.buckets)
-			require.Equal(t, sp.start, sp.buckets[0])
+			require.Equal(t, tc.want, got)
 		})
 	}
 }
 
-func TestWeeksStartOnMonday(t *testing.T) {
-	for d := 0; d < 14; d++ {
-		ts := time.Date(2025, 5, 1+d, 13, 0, 0, 0, time.UTC)
-		w := engine.Week.Floor(ts)
-		got, want := w.Weekday(), time.Monday
-		require.Equal(t, want, got, "%v: w.Weekday()", ts)
-		require.False(t, w.After(ts), "w.After(ts) is true")
-		require.True(t, (ts.Sub(w) < 7*24*time.Hour), "ts.Sub(w) < 7*24*time.Hour is false")
+func monthOfDays(y int, m time.Month) []string {
+	var out []string
+	for d := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC); d.Month() == m; d = d.AddDate(0, 0, 1) {
+		out = append(out, d.Format(time.DateOnly))
+	}
+	return out
+}
+
+// TestDateRangeVariableErrors: a date variable outside the grammar is a
+// *ValueError naming what a date looks like.
+func TestDateRangeVariableErrors(t *testing.T) {
+	now := time.Date(2025, 5, 21, 15, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		value any
+		want  string
+	}{
+		{"yesterday", `Variable 'date_from' must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got "yesterday"`},
+		{"2025-02-30", `Variable 'date_from' must be a day from 01 to 28 (2025-02 has 28 days), got "2025-02-30"`},
+		{20250101.0, `Variable 'date_from' must be a string: YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, an RFC 3339 date-time, or a relative date such as -7d, -2w, -1m, -1y, -24h, mStart or -1mStart, got 20250101`},
+	} {
+		_, err := days(t, `{}`, map[string]any{"date_from": tc.value}, now)
+		var ve *insight.ValueError
+		require.ErrorAs(t, err, &ve)
+		got, want := err.Error(), tc.want
+		require.Equal(t, want, got, "err.Error()")
+	}
+	// A relative date that resolves before the year 0001 fails at Compile.
+	_, err := days(t, `{}`, map[string]any{"date_from": "-2026y"}, now)
+	require.ErrorIs(t, err, insight.ErrInvalid)
+	require.ErrorContains(t, err, `dateRange.date_from: "-2026y" is outside the years 0001 to 9999 (in UTC)`)
+}
+
+// A reversed date range names each bound as the client sent it, then what
+// the range resolved to (it named date_to by its end, 2025-05-02
+// 00:00:00, although the client sent 2025-05-01).
+func TestReversedRangeEchoesTheValuesAsSent(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		dateRange string
+		values    map[string]any
+		want      string
+	}{
+		{`{"date_from": "2025-05-03"}`, map[string]any{"date_to": "2025-05-01"},
+			"dateRange: date_from '2025-05-03' is not before date_to '2025-05-01': the range would start at 2025-05-03 00:00:00 and end at 2025-05-02 00:00:00 (a date_to includes what it names)"},
+		{`{"date_from": "-7d", "date_to": "-30d"}`, nil,
+			"dateRange: date_from '-7d' is not before date_to '-30d': the range would start at 2025-05-25 00:00:00 and end at 2025-05-03 00:00:00 (a date_to includes what it names)"},
+		{`{"date_from": "2025-07-01"}`, nil,
+			"dateRange: date_from '2025-07-01' is not before date_to (not set): the range would start at 2025-07-01 00:00:00 and end at 2025-06-02 00:00:00 (a date_to includes what it names)"},
+	} {
+		_, err := days(t, tc.dateRange, tc.values, now)
+		var e *insight.Error
+		require.ErrorAs(t, err, &e, "%s", tc.dateRange)
+		s, sub := err.Error(), tc.want
+		require.Contains(t, s, sub)
 	}
 }

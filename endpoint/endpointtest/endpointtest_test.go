@@ -91,3 +91,25 @@ func TestOptions(t *testing.T) {
 		t.Errorf("only the configured key opens the API: status = %v, want %v", got, want)
 	}
 }
+
+// TestPostOK: PostOK sends a JSON POST with the key as bearer token, whose
+// context ends when the handler returns; it answers nil on 200 and an
+// error naming the status and the body otherwise.
+func TestPostOK(t *testing.T) {
+	var seen *http.Request
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r
+		if r.URL.Path != "/ok" {
+			http.Error(w, `{"detail": "no such route"}`, http.StatusNotFound)
+		}
+	})
+	require.NoError(t, PostOK(h, "/ok", "k1", []byte(`{}`)))
+	assert.Equal(t, http.MethodPost, seen.Method)
+	assert.Equal(t, "Bearer k1", seen.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", seen.Header.Get("Content-Type"))
+	assert.ErrorIs(t, seen.Context().Err(), context.Canceled, "the request's context outlived the handler")
+	err := PostOK(h, "/nowhere", "k1", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "status 404")
+	assert.Contains(t, err.Error(), "no such route")
+}

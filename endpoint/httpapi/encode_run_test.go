@@ -1,271 +1,281 @@
-package httpapi
+package httpapi_test
 
 import (
+	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
-	"errors"
-	"math"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
-	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
+	pq "github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// checkAppendRunResult fails unless appendRunResult writes r as
-// encodeJSON does, or declines it exactly when wantOK is false.
-func checkAppendRunResult(t *testing.T, name string, r *endpoint.RunResult, wantOK bool) {
+// kindsEndpoint runs setup on db, then formatEndpoint.
+func kindsEndpoint(t *testing.T, db *sql.DB, eng engine.Engine, setup []string, name, query string) (*endpoint.Service, *harness, string) {
 	t.Helper()
-	got, ok := appendRunResult(nil, r)
-	if !assert.Equal(t, wantOK, ok, "%s: ok", name) {
-		return
+	for _, q := range setup {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
 	}
-	want, err := encodeJSON(r)
-	if !ok {
-		return
-	}
-	if !assert.NoError(t, err, "%s: written, but encoding/json refuses it", name) {
-		return
-	}
-	assert.Equal(t, string(want), string(got), "%s:\n got  %s\n want %s", name, got, want)
+	return formatEndpoint(t, db, eng, name, query)
 }
 
-func TestAppendRunResult(t *testing.T) {
-	at := time.Date(2025, 5, 1, 12, 30, 0, 123456789, time.UTC)
-	paris := time.Date(2025, 5, 1, 12, 30, 0, 0, time.FixedZone("CEST", 2*3600))
-	n, m := int64(12), int64(0)
-	full := func() *endpoint.RunResult {
-		return &endpoint.RunResult{
-			Name: "by_event", EndpointVersion: 3,
-			Columns: []string{"event", "n", "avg <&> \"q\""}, Types: []string{"TEXT", "INTEGER", "REAL"},
-			Results: [][]any{
-				{"purchase", int64(110), 1.5},
-				{"a\u2028b\x00\x1f\t\n\\\"é\xff", int64(-1), 1e-7},
-				{nil, int32(7), float32(0.1)},
-				{true, false, 1e21},
-				{json.Number("12.50"), []byte("bin"), at},
-				{int(3), paris, 0.0},
-				{map[string]any{"k": []any{1, "<x>"}}, []any{"y"}, uint8(9)},
-			},
-			HasMore: true, EndpointMaterialized: true, EndpointMaterializedAt: &at,
-			InlineReason: "older version asked", ExecutionID: "0197-abc",
-			EndpointVersionCreatedAt: &paris, IsCached: false, LastRefresh: &at,
-			Statistics: &endpoint.Statistics{ElapsedMS: 0.123, RowsRead: &n, BytesRead: &m},
-		}
+// numberKinds is, per column, the JSON kinds of a JSON answer's numbers:
+// "i" for an integer's text (256), "f" for a float's (256.0, 2.5e-07), one
+// letter per kind met, "" for a column of no number.
+func numberKinds(rows [][]any) []string {
+	if len(rows) == 0 {
+		return nil
 	}
-	checkAppendRunResult(t, "full", full(), true)
-	checkAppendRunResult(t, "zero", &endpoint.RunResult{}, true)
-	checkAppendRunResult(t, "no rows", &endpoint.RunResult{Columns: []string{}, Types: []string{}, Results: [][]any{}}, true)
-	checkAppendRunResult(t, "nil row", &endpoint.RunResult{Results: [][]any{nil, {}}}, true)
-	checkAppendRunResult(t, "nil rows", &endpoint.RunResult{Results: [][]any(nil)}, true)
-	checkAppendRunResult(t, "cached", &endpoint.RunResult{IsCached: true, Results: json.RawMessage(` [ ["a" , 1],[ null ] ] `)}, true)
-	checkAppendRunResult(t, "statistics without reads", &endpoint.RunResult{Statistics: &endpoint.Statistics{ElapsedMS: 1e-9}}, true)
-
-	r := full()
-	r.Debug = &endpoint.DebugInfo{SQL: "SELECT 1"}
-	checkAppendRunResult(t, "debug", r, false)
-	r = full()
-	r.Results = [][]any{{math.NaN()}}
-	checkAppendRunResult(t, "NaN", r, false)
-	r = full()
-	r.Results = [][]any{{math.Inf(-1)}}
-	checkAppendRunResult(t, "infinity", r, false)
-	r = full()
-	r.Statistics.ElapsedMS = math.Inf(1)
-	checkAppendRunResult(t, "infinite elapsed", r, false)
-	r = full()
-	y := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	r.LastRefresh = &y
-	checkAppendRunResult(t, "year 10000", r, false)
-	r = full()
-	odd := time.Date(2025, 1, 1, 0, 0, 0, 0, time.FixedZone("", 24*3600))
-	r.EndpointMaterializedAt = &odd
-	checkAppendRunResult(t, "offset of 24 hours", r, false)
-	r = full()
-	r.Results = [][]any{{odd}}
-	checkAppendRunResult(t, "offset of 24 hours in a row", r, false)
-	r = full()
-	r.Results = map[string]any{"series": 1}
-	checkAppendRunResult(t, "insight", r, false)
-	r = full()
-	r.Results = json.RawMessage(`[1,`)
-	checkAppendRunResult(t, "broken cached rows", r, false)
-}
-
-// TestReplyRun checks that an answer written by replyRun is the one reply
-// writes, headers included, and that a declined one writes nothing.
-func TestReplyRun(t *testing.T) {
-	res := &endpoint.RunResult{Name: "x", Columns: []string{"a"}, Types: []string{"TEXT"}, Results: [][]any{{"<b>"}}}
-	fast := httptest.NewRecorder()
-	ok, _ := replyRun(fast, res)
-	require.True(t, ok, "declined")
-	slow := httptest.NewRecorder()
-	h := &handler{}
-	require.NoError(t, h.reply(slow, httptest.NewRequest("POST", "/", nil), 200, res))
-	if assert.Equal(t, slow.Body.String(), fast.Body.String(), "fast %d %s, reply %d %s", fast.Code, fast.Body, slow.Code, slow.Body) {
-		assert.Equal(t, slow.Code, fast.Code, "fast %d %s, reply %d %s", fast.Code, fast.Body, slow.Code, slow.Body)
-	}
-	for _, k := range []string{"Content-Type", "X-Content-Type-Options"} {
-		assert.Equal(t, slow.Header().Get(k), fast.Header().Get(k), "%s: fast", k)
-	}
-	declined := httptest.NewRecorder()
-	if ok, _ := replyRun(declined, &endpoint.RunResult{Results: [][]any{{math.NaN()}}}); ok {
-		t.Fatal("NaN written")
-	}
-	if declined.Body.Len() != 0 || len(declined.Header()) != 0 {
-		t.Errorf("a declined answer wrote %q %v", declined.Body, declined.Header())
-	}
-}
-
-// FuzzAppendRunResult checks appendRunResult against encodeJSON on
-// answers built from arbitrary values.
-func FuzzAppendRunResult(f *testing.F) {
-	f.Add("by_event", "é\u2028<>&\"", int64(7), 1.5, int64(1746100000), int32(3600), true, []byte(` [1, "a"] `))
-	f.Add("", "\xff\x00", int64(-1), 1e-300, int64(-99999999999), int32(-86399), false, []byte(`{}`))
-	f.Fuzz(func(t *testing.T, name, s string, i int64, fl float64, unix int64, offset int32, flag bool, raw []byte) {
-		at := time.Unix(unix, int64(offset)).In(time.FixedZone("z", int(offset)))
-		r := &endpoint.RunResult{
-			Name: name, EndpointVersion: int(i), Columns: []string{s, name}, Types: []string{s},
-			Results: [][]any{{s, i, fl, flag, nil, at, []byte(s), json.Number("1")}},
-			HasMore: flag, InlineReason: s, ExecutionID: name, LastRefresh: &at, EndpointMaterializedAt: &at,
-			Statistics: &endpoint.Statistics{ElapsedMS: fl, RowsRead: &i},
-		}
-		if _, err := appendTimeText(nil, at, true); timeEncodable(at) != (err == nil) {
-			t.Errorf("timeEncodable(%s) = %v, but appendTimeText says %v", at, timeEncodable(at), err)
-		}
-		_, err := encodeJSON(r)
-		checkAppendRunResult(t, "rows", r, err == nil)
-		r.Results = json.RawMessage(raw)
-		_, err = encodeJSON(r)
-		checkAppendRunResult(t, "cached", r, err == nil)
-		if err == nil && len(raw) > 0 {
-			// Large enough to be written in pieces: as one.
-			big := []byte{'['}
-			for len(big) < 3*flushAt {
-				big = append(append(big, raw...), " ,\n"...)
+	out := make([]string, len(rows[0]))
+	for _, row := range rows {
+		for i, v := range row {
+			n, ok := v.(json.Number)
+			if !ok {
+				continue
 			}
-			r.Results = json.RawMessage(append(big, "0 ]"...))
-			checkReplyRun(t, "large cached", r)
-			r.Results = slices.Repeat([][]any{{s, i, at}}, 1+3*flushAt/(len(s)+40))
-			checkReplyRun(t, "large rows", r)
+			k := "i"
+			if strings.ContainsAny(string(n), ".eE") {
+				k = "f"
+			}
+			if !strings.Contains(out[i], k) {
+				out[i] += k
+			}
 		}
-	})
-}
-
-// pieces is a ResponseWriter that keeps every Write apart and fails those
-// after failAfter, when it is not zero.
-type pieces struct {
-	httptest.ResponseRecorder
-	writes    []int
-	failAfter int
-}
-
-func (p *pieces) Write(b []byte) (int, error) {
-	if p.failAfter > 0 && len(p.writes) >= p.failAfter {
-		return 0, errors.New("the client went away")
 	}
-	p.writes = append(p.writes, len(b))
-	return p.ResponseRecorder.Write(b)
+	return out
 }
 
-// checkReplyRun fails unless replyRun writes r as encodeJSON does.
-func checkReplyRun(t *testing.T, name string, r *endpoint.RunResult) *pieces {
+// ndjsonKinds is numberKinds of an NDJSON answer's lines, in the order of
+// columns.
+func ndjsonKinds(t *testing.T, r raw, columns []string) []string {
 	t.Helper()
-	want, err := encodeJSON(r)
-	require.NoError(t, err, "%s", name)
-	w := &pieces{ResponseRecorder: *httptest.NewRecorder()}
-	ok, _ := replyRun(w, r)
-	require.True(t, ok, "%s: declined", name)
-	got := w.Body.String()
-	assert.Equal(t, string(want), got, "%s: replyRun wrote %d bytes, encodeJSON %d; they differ", name, len(got), len(want))
-	return w
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var rows [][]any
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.UseNumber()
+	for dec.More() {
+		var obj map[string]any
+		require.NoError(t, dec.Decode(&obj))
+		row := make([]any, len(columns))
+		for i, c := range columns {
+			row[i] = obj[c]
+		}
+		rows = append(rows, row)
+	}
+	return numberKinds(rows)
 }
 
-// TestReplyRunStreams checks that a large answer is written in pieces as
-// it is encoded, none much larger than flushAt, and that a cached answer
-// without spaces is written from the cache's bytes as they are.
-func TestReplyRunStreams(t *testing.T) {
-	cell := strings.Repeat("x", 1000)
-	rows := slices.Repeat([][]any{{cell, int64(7), 1.5}}, 4000) // about 4 MB
-	res := &endpoint.RunResult{Name: "big", Columns: []string{"s", "n", "f"}, Types: []string{"TEXT", "INTEGER", "REAL"}, Results: rows}
-	w := checkReplyRun(t, "rows", res)
-	got := len(w.writes)
-	assert.GreaterOrEqual(t, got, int(4<<20/(2*flushAt)), "rows: %d writes, want one every %d bytes or so", got, flushAt)
-	for _, n := range w.writes {
-		require.LessOrEqual(t, n, flushAt+len(cell)+64, "rows: a write of")
-	}
-	raw, err := json.Marshal(rows)
+// parquetKinds are the physical types of a Parquet answer's columns.
+func parquetKinds(t *testing.T, r raw) []string {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	f, err := pq.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
 	require.NoError(t, err)
-	res.Results = json.RawMessage(raw)
-	w = checkReplyRun(t, "cached, compact", res)
-	assert.True(t, slices.Contains(w.writes, len(raw)), "cached, compact: writes %v, want one of the whole %d bytes, from the cache", w.writes, len(raw))
-	spaced, err := json.MarshalIndent(rows[:100], " ", "\t")
+	var out []string
+	for _, c := range f.Schema().Fields() {
+		out = append(out, c.Type().Kind().String())
+	}
+	return out
+}
+
+// TestAnswerKindsPostgresMaterialized: on PostgreSQL, sum(length(...)) is
+// an integer column whose re-aggregation in the stored table is NUMERIC;
+// its JSON values are integers inline and materialized, in JSON and
+// NDJSON, computed and cached, and Parquet keeps it INT64; the average,
+// a float column, writes every value as a float (256.0 beside 256.5).
+func TestAnswerKindsPostgresMaterialized(t *testing.T) {
+	svc, h, run := kindsEndpoint(t, testdb.Postgres(t), engine.PostgreSQL, []string{
+		"CREATE TABLE kt (grp text, distinct_id text, amount double precision)",
+		"INSERT INTO kt VALUES ('a', 'user-1', 256), ('a', 'user-22', 256), ('b', 'user-333', 256), ('b', 'u', 257)",
+	}, "lens", "SELECT grp, sum(length(distinct_id)) AS total, avg(amount) AS mean FROM kt GROUP BY grp ORDER BY grp")
+	want := []string{"", "i", "f"}
+	check := func(stage string, materialized bool) {
+		t.Helper()
+		for _, refresh := range []string{"force", "cache"} {
+			a := decodeAnswer(t, h.post(run, keyP1, `{"refresh": "`+refresh+`"}`))
+			require.Len(t, a.Results, 2, "%s %s", stage, refresh)
+			assert.Equal(t, want, numberKinds(a.Results), "%s %s: JSON %v", stage, refresh, a.Results)
+			assert.Equal(t, want, ndjsonKinds(t, h.post(run, keyP1, `{"refresh": "`+refresh+`", "format": "ndjson"}`), a.Columns), "%s %s: NDJSON", stage, refresh)
+			assert.Equal(t, []string{"BYTE_ARRAY", "INT64", "DOUBLE"}, parquetKinds(t, h.post(run, keyP1, `{"refresh": "`+refresh+`", "format": "parquet"}`)), "%s %s: Parquet", stage, refresh)
+		}
+		var got struct {
+			Materialized bool `json:"endpoint_materialized"`
+		}
+		require.NoError(t, json.Unmarshal(h.post(run, keyP1, `{"refresh": "force"}`).body, &got))
+		assert.Equal(t, materialized, got.Materialized, stage)
+	}
+	check("inline", false)
+	yes := true
+	ctx := context.Background()
+	_, err := svc.Update(ctx, "1", "lens", endpoint.UpdateRequest{IsMaterialized: &yes})
 	require.NoError(t, err)
-	res.Results = json.RawMessage(spaced)
-	checkReplyRun(t, "cached, indented", res)
+	require.NoError(t, svc.Materialize(ctx, "1", "lens"))
+	check("materialized", true)
 }
 
-// TestReplyRunHoldsNoCopy checks that writing a 4 MB answer allocates a
-// small part of it: the answer is not encoded whole before it is sent.
-func TestReplyRunHoldsNoCopy(t *testing.T) {
-	rows := slices.Repeat([][]any{{strings.Repeat("x", 1000), int64(7)}}, 4000)
-	res := &endpoint.RunResult{Name: "big", Columns: []string{"s", "n"}, Types: []string{"TEXT", "INTEGER"}, Results: rows}
-	w := &pieces{ResponseRecorder: *httptest.NewRecorder(), failAfter: 1 << 30}
-	replyRun(w, res) // warm the pool
-	w.Body = nil
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 4 {
-		w.writes = w.writes[:0]
-		ok, _ := replyRun(w, res)
-		require.True(t, ok, "declined")
-	}
-	runtime.ReadMemStats(&after)
-	got, most := (after.TotalAlloc-before.TotalAlloc)/4, uint64(512<<10)
-	assert.LessOrEqual(t, got, most, "replyRun allocated")
-}
-
-// TestReplyRunClientGone checks that a write that fails ends the answer
-// (nothing more is encoded or written) and is handed back to be logged.
-func TestReplyRunClientGone(t *testing.T) {
-	rows := slices.Repeat([][]any{{strings.Repeat("x", 1000)}}, 4000)
-	w := &pieces{ResponseRecorder: *httptest.NewRecorder(), failAfter: 2}
-	ok, werr := replyRun(w, &endpoint.RunResult{Results: rows})
-	require.True(t, ok, "declined")
-	assert.ErrorIs(t, werr, errWrite, "replyRun's werr")
-	assert.Len(t, w.writes, 2)
-}
-
-// TestHeaderKeysCanonical checks the header keys set without Header.Set
-// are the canonical ones Set would have written.
-func TestHeaderKeysCanonical(t *testing.T) {
-	for _, k := range []string{RequestIDHeader, "Content-Type", "X-Content-Type-Options"} {
-		assert.Equal(t, k, http.CanonicalHeaderKey(k))
+// TestFloatColumnOneJSONKind: on SQLite, a REAL average whose value is
+// integral in one row (256) and not in another (256.5) writes both as
+// floats (256.0), in the JSON answer and NDJSON, computed and cached, and
+// Parquet types it DOUBLE.
+func TestFloatColumnOneJSONKind(t *testing.T) {
+	_, h, run := kindsEndpoint(t, openEvents(t, 0), engine.SQLite, []string{
+		"CREATE TABLE kt (grp TEXT, amount REAL)",
+		"INSERT INTO kt VALUES ('a', 256), ('a', 256), ('b', 256), ('b', 257)",
+	}, "means", "SELECT grp, avg(amount) AS mean, count(*) AS n FROM kt GROUP BY grp ORDER BY grp")
+	want := []string{"", "f", "i"}
+	for _, refresh := range []string{"force", "cache"} {
+		r := h.post(run, keyP1, `{"refresh": "`+refresh+`"}`)
+		a := decodeAnswer(t, r)
+		require.Len(t, a.Results, 2)
+		assert.Equal(t, want, numberKinds(a.Results), "%s: JSON %s", refresh, r.body)
+		assert.Contains(t, string(r.body), `[["a",256.0,2],["b",256.5,2]]`, refresh)
+		assert.Equal(t, want, ndjsonKinds(t, h.post(run, keyP1, `{"refresh": "`+refresh+`", "format": "ndjson"}`), a.Columns), "%s: NDJSON", refresh)
+		assert.Equal(t, []string{"BYTE_ARRAY", "DOUBLE", "INT64"}, parquetKinds(t, h.post(run, keyP1, `{"refresh": "`+refresh+`", "format": "parquet"}`)), "%s: Parquet", refresh)
 	}
 }
 
-// TestAppendRunResultKnowsEveryField fails when RunResult gains a field:
-// appendRunResult writes the fields by name, so a new one must be written
-// there too (an omitempty one would pass the other tests unseen).
-func TestAppendRunResultKnowsEveryField(t *testing.T) {
-	var got []string
-	rt := reflect.TypeOf(endpoint.RunResult{})
-	for i := range rt.NumField() {
-		if f := rt.Field(i); f.IsExported() {
-			got = append(got, f.Tag.Get("json"))
+// heldRequests holds the end of every run made over HTTP (one with a
+// request id) until release is closed: the HTTP API writes its answer
+// after that.
+type heldRequests struct{ release chan struct{} }
+
+func (o heldRequests) ObserveRun(ctx context.Context, _ endpoint.RunEvent) {
+	if endpoint.RequestID(ctx) != "" {
+		<-o.release
+	}
+}
+
+func (heldRequests) ObserveRefresh(context.Context, endpoint.RefreshEvent) {}
+
+// TestHTTPAnswerIsNotAHostsAnswer: a host that runs an endpoint through
+// the Go API and writes over the answer it got changes nothing of the
+// answer an HTTP client gets from the same flight, whichever of the two
+// runs computed it.
+func TestHTTPAnswerIsNotAHostsAnswer(t *testing.T) {
+	for _, hostFirst := range []bool{true, false} {
+		name := map[bool]string{true: "host computes", false: "client computes"}[hostFirst]
+		t.Run(name, func(t *testing.T) {
+			for attempt := 0; ; attempt++ {
+				joined, body, want := hostAndClient(t, hostFirst)
+				if !joined && attempt < 5 {
+					continue // the second run came after the first ended; again
+				}
+				require.True(t, joined, "in 6 attempts the second run never joined the first's flight")
+				cols, rows, _ := strings.Cut(want, "\x00")
+				if !strings.Contains(body, cols) || !strings.Contains(body, rows) || strings.Contains(body, "vandal") || strings.Contains(body, `"last_refresh":"1970-`) {
+					t.Fatalf("the client got %s, want %s and %s", body, cols, rows)
+				}
+				return
+			}
+		})
+	}
+}
+
+// hostAndClient runs one endpoint at once from a host (Go) and a client
+// (HTTP), the first of them holding the query until the second has had
+// time to join its flight; the host writes over its answer before the
+// client's is written. It returns whether the second run joined, the
+// client's body and the results it should hold.
+func hostAndClient(t *testing.T, hostFirst bool) (joined bool, body, want string) {
+	t.Helper()
+	events := openEvents(t, demoEvents)
+	x := heldexec.New(newExecutor(events), 4)
+	obs := heldRequests{release: make(chan struct{})}
+	eps, vars := newStores(t)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: x, Observer: obs})
+	require.NoError(t, err)
+	ctx := context.Background()
+	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY event"}
+	if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "counts", Query: q}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := svc.Run(ctx, "1", "counts", endpoint.RunRequest{})
+	require.NoError(t, err)
+	want = resultsOf(t, first)
+
+	keys := httpapi.NewKeyring()
+	require.NoError(t, keys.Add(keyP1, "1"))
+	srv := httptest.NewServer(httpapi.New(svc, keys, httpapi.WithLimiter(nil)))
+	defer srv.Close()
+
+	x.Hold()
+	host := make(chan *endpoint.RunResult, 1)
+	client := make(chan string, 1)
+	runHost := func() {
+		res, err := svc.Run(ctx, "1", "counts", endpoint.RunRequest{})
+		assert.NoError(t, err)
+		host <- res
+	}
+	runClient := func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/projects/1/endpoints/counts/run", strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+keyP1)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Error(err)
+			client <- ""
+			return
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		client <- string(b)
+	}
+	if hostFirst {
+		go runHost()
+		<-x.Started
+		go runClient()
+	} else {
+		go runClient()
+		<-x.Started
+		go runHost()
+	}
+	time.Sleep(100 * time.Millisecond) // for the second run to join
+	x.Release()
+	res := <-host
+	if res != nil {
+		// The host writes over its answer while the client's is not yet
+		// written.
+		if rows, ok := res.Results.([][]any); ok {
+			for _, row := range rows {
+				for j := range row {
+					row[j] = "vandal"
+				}
+			}
+		}
+		for i := range res.Columns {
+			res.Columns[i] = "vandal"
+		}
+		if res.LastRefresh != nil {
+			*res.LastRefresh = time.Unix(1, 0)
 		}
 	}
-	want := []string{"name", "endpoint_version", "columns", "types", "results", "hasMore",
-		"endpoint_materialized", "endpoint_materialized_at,omitempty", "inline_reason,omitempty",
-		"execution_id", "endpoint_version_created_at", "is_cached", "last_refresh", "statistics",
-		"debug,omitempty"}
-	assert.True(t, slices.Equal(got, want), "RunResult's fields are %q; appendRunResult writes %q: write the new ones there", got, want)
-	st := reflect.TypeOf(endpoint.Statistics{})
-	assert.Equal(t, 3, st.NumField(), "Statistics has")
+	close(obs.release)
+	body = <-client
+	hostJoined := res != nil && res.IsCached
+	clientJoined := strings.Contains(body, `"is_cached":true`)
+	return hostJoined != clientJoined, body, want
+}
+
+// resultsOf is the JSON of an answer's results and columns as the HTTP
+// API writes them.
+func resultsOf(t *testing.T, res *endpoint.RunResult) string {
+	t.Helper()
+	cols, err := json.Marshal(res.Columns)
+	require.NoError(t, err)
+	rows, err := json.Marshal(res.Results)
+	require.NoError(t, err)
+	return `"columns":` + string(cols) + "\x00" + `"results":` + string(rows)
 }

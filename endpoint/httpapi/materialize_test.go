@@ -4,22 +4,26 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// dailySQL is daily purchases and revenue of a country between two dates.
-const dailySQL = `SELECT date(timestamp) AS day, count(*) AS purchases, sum(amount) AS revenue
-FROM (SELECT timestamp, json_extract(properties, '$.country') AS country, json_extract(properties, '$.amount') AS amount
-      FROM events WHERE event = 'purchase') AS p
-WHERE country = {variables.country} AND timestamp >= {variables.from} AND timestamp < {variables.to}
-GROUP BY day ORDER BY day`
+// dailySQL is endpointtest.DailyPurchases: daily purchases and revenue of a
+// country between two dates over the demo events.
+const dailySQL = endpointtest.DailyPurchases
 
 // failWritesWhile fails every write while fail is set, with an error that
 // holds internals a client must not see.
@@ -194,4 +198,187 @@ func TestHTTPMaterializeFailure(t *testing.T) {
 	run := h.do("POST", "/api/projects/1/endpoints/daily/run", keyP1, map[string]any{"variables": map[string]any{"country": "DE", "from": "2025-04-01", "to": "2025-05-01"}})
 	mustStatus(t, http.StatusOK, run)
 	assert.Equal(t, true, run.Body["endpoint_materialized"])
+}
+
+// gatedBuild holds every write that builds a stored table until release,
+// telling started when one is held.
+type gatedBuild struct {
+	started chan struct{}
+	release func()
+	gate    chan struct{}
+}
+
+func newGatedBuild() *gatedBuild {
+	g := &gatedBuild{started: make(chan struct{}, 1), gate: make(chan struct{})}
+	g.release = sync.OnceFunc(func() { close(g.gate) })
+	return g
+}
+
+// hold is the BeforeExec of the executor g gates.
+func (g *gatedBuild) hold(ctx context.Context, stmts []driver.Statement) error {
+	if !slices.ContainsFunc(stmts, func(st driver.Statement) bool { return strings.Contains(st.SQL(), "CREATE TABLE") }) {
+		return nil
+	}
+	select {
+	case g.started <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestMaterializeAnswers202WhileTheRefreshRuns: POST materialize answers
+// 202 at once with the status route (Location, status_url) while the
+// refresh it started is held in its build, which therefore cannot have
+// ended; the status shows that refresh's progress meanwhile, and its end
+// once the build goes on. Before, the POST answered only once the
+// refresh ended.
+func TestMaterializeAnswers202WhileTheRefreshRuns(t *testing.T) {
+	g := newGatedBuild()
+	h := newHarness(t, func(events *sql.DB) driver.Executor {
+		return heldexec.NewFake(newExecutor(events), heldexec.BeforeExec(g.hold))
+	})
+	t.Cleanup(g.release)
+	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
+
+	answered := make(chan response, 1)
+	go func() { answered <- h.do("POST", "/api/projects/1/endpoints/daily/materialize", keyP1, nil) }()
+	var r response
+	select {
+	case r = <-answered:
+	case <-time.After(30 * time.Second): // a guard against a hang, not a measure
+		t.Fatal("POST materialize did not answer while its refresh was held")
+	}
+	mustStatus(t, http.StatusAccepted, r)
+	status := "/api/projects/1/endpoints/daily/materialization_status"
+	assert.Equal(t, status, r.Header.Get("Location"))
+	assert.Equal(t, status, r.Body["status_url"])
+	assert.Equal(t, false, r.Body["joined"])
+
+	<-g.started // the refresh is in its build, held
+	st := h.do("GET", status, keyP1, nil)
+	mustStatus(t, http.StatusOK, st)
+	assert.Equal(t, "running", st.Body["status"], "%s", st.Raw)
+	p, ok := st.Body["progress"].(map[string]any)
+	require.True(t, ok, "no progress in %s", st.Raw)
+	assert.Equal(t, "building", p["phase"])
+	assert.Equal(t, "manual", p["trigger"])
+	assert.Nil(t, p["rows_written"])
+	assert.NotEmpty(t, p["note"])
+	assert.NotNil(t, p["elapsed_ms"])
+
+	// A second POST meanwhile joins the refresh under way.
+	again := h.do("POST", "/api/projects/1/endpoints/daily/materialize/", keyP1, map[string]any{})
+	mustStatus(t, http.StatusAccepted, again)
+	assert.Equal(t, true, again.Body["joined"])
+
+	g.release()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st = h.do("GET", status, keyP1, nil)
+		if st.Body["status"] == "completed" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, "completed", st.Body["status"], "%s", st.Raw)
+	assert.Nil(t, st.Body["progress"])
+	assert.NotNil(t, st.Body["rows"])
+
+	// ?wait=true keeps the blocking answer; a wait that is no boolean is refused.
+	mustStatus(t, http.StatusOK, h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=true", keyP1, nil))
+	bad := h.do("POST", "/api/projects/1/endpoints/daily/materialize?wait=soon", keyP1, nil)
+	mustStatus(t, http.StatusBadRequest, bad)
+	assert.Equal(t, "wait must be true or false.", bad.detail())
+	assert.Equal(t, "wait", bad.Body["attr"])
+}
+
+// slowWrites makes every write take delay (nanoseconds) more, or until its
+// context ends.
+func slowWrites(delay *atomic.Int64) heldexec.Option {
+	return heldexec.BeforeExec(func(ctx context.Context, _ []driver.Statement) error {
+		select {
+		case <-time.After(time.Duration(delay.Load())):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+}
+
+// TestMaterializeOutlivesTheServersWriteTimeout: a refresh that takes
+// longer than the server's WriteTimeout is still answered, as a run that
+// does is: its answer has a write deadline of its own from when the refresh
+// ends (WithWriteTimeout), rather than the connection closed without one.
+func TestMaterializeOutlivesTheServersWriteTimeout(t *testing.T) {
+	var delay atomic.Int64
+	h := newHarness(t, func(events *sql.DB) driver.Executor {
+		return heldexec.NewFake(newExecutor(events), slowWrites(&delay))
+	})
+	mustStatus(t, http.StatusCreated, h.setupDaily(nil))
+	srv := httptest.NewUnstartedServer(h.handler)
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	delay.Store(int64(600 * time.Millisecond))
+	req, err := http.NewRequest("POST", srv.URL+"/api/projects/1/endpoints/daily/materialize?wait=true", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+keyP1)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err, "a refresh longer than the server's write timeout was not answered")
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "the answer was cut")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "status %d: %s", resp.StatusCode, body)
+	require.Contains(t, string(body), `"status":"completed"`, "status %d: %s", resp.StatusCode, body)
+}
+
+// TestHTTPMaterializedInsight: a materialized insight endpoint over HTTP:
+// breakdown runs read the table and equal the inline endpoint's, date
+// variables are refused, and a breakdown is required unless optional.
+func TestHTTPMaterializedInsight(t *testing.T) {
+	h := newHarness(t, nil)
+	base := "/api/projects/1/endpoints/"
+	query := rawJSON(t, insightTrends)
+	mustStatus(t, http.StatusCreated, h.do("POST", base, keyP1, map[string]any{"name": "inline", "query": query}))
+	r := h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true, "optional_breakdown_properties": []string{"country"}})
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Equal(t, "optional_breakdown_properties", r.Body["attr"])
+	assert.Equal(t, "optional_breakdown_properties: 'country' is not a breakdown property of this query.", r.detail())
+	r = h.do("POST", base, keyP1, map[string]any{"name": "views", "query": query, "is_materialized": true})
+	mustStatus(t, http.StatusCreated, r)
+	assert.Equal(t, "pending", materialization(t, r)["status"])
+	mustStatus(t, http.StatusOK, h.do("POST", base+"views/materialize?wait=true", keyP1, nil))
+
+	vars := map[string]any{"variables": map[string]any{"$browser": "Firefox"}}
+	got := h.do("POST", base+"views/run", keyP1, vars)
+	mustStatus(t, http.StatusOK, got)
+	assert.Equal(t, true, got.Body["endpoint_materialized"])
+	want := h.do("POST", base+"inline/run", keyP1, vars)
+	mustStatus(t, http.StatusOK, want)
+	assert.Equal(t, want.Body["results"], got.Body["results"])
+	rows, ok := got.Body["results"].([]any)
+	require.True(t, ok, "len(got.Body[\"results\"]) = %d, want %d: %v", len(rows), 1, got.Body["results"])
+	require.Len(t, rows, 1, "len(got.Body[\"results\"]) = %d, want %d: %v", len(rows), 1, got.Body["results"])
+
+	r = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{"$browser": "Firefox", "date_from": "2025-05-10"}})
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Equal(t, "unknown_variable", r.Body["code"])
+	assert.Equal(t, "Unknown variable(s): date_from", r.detail())
+	r = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{}})
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Equal(t, "required_variable_missing", r.Body["code"])
+	assert.Equal(t, "Required variable(s) '$browser' not provided", r.detail())
+
+	mustStatus(t, http.StatusOK, h.do("PATCH", base+"views/", keyP1, map[string]any{"optional_breakdown_properties": []string{"$browser"}}))
+	got = h.do("POST", base+"views/run", keyP1, map[string]any{"variables": map[string]any{}})
+	mustStatus(t, http.StatusOK, got)
+	assert.Equal(t, true, got.Body["endpoint_materialized"])
+	want = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}})
+	assert.Equal(t, want.Body["results"], got.Body["results"])
+	assert.Equal(t, []any{"$browser"}, h.do("GET", base+"views", keyP1, nil).Body["optional_breakdown_properties"])
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -236,4 +237,93 @@ func TestVersionsRoute(t *testing.T) {
 	}
 	mustStatus(t, http.StatusNotFound, h.do("GET", base+"nope/versions/", keyP1, nil))
 	mustStatus(t, http.StatusForbidden, h.do("GET", "/api/projects/2/endpoints/v/versions/", keyP1, nil))
+}
+
+// A mistake in the query is the author's to read: 400 query_error with
+// the engine's message. A failure of the database itself stays a 502
+// without the engine's words, and its detail names the request id that
+// the server's log holds the cause under.
+func TestQueryErrorOverHTTP(t *testing.T) {
+	h := newHarness(t, nil)
+	// The mistake is refused when the query is saved, with where it is
+	// and the column meant; nothing is saved.
+	r := h.do("POST", "/api/projects/1/endpoints/", keyP1,
+		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT evnt FROM events"}})
+	mustStatus(t, http.StatusBadRequest, r)
+	assert.Equal(t, endpoint.CodeQueryError, r.Body["code"])
+	assert.Equal(t, "The database refused the query: no such column: evnt (line 1, column 8). There is no column evnt in events; did you mean event?", r.detail())
+	assert.Equal(t, "query.query", r.Body["attr"])
+	mustStatus(t, http.StatusNotFound, h.do("GET", "/api/projects/1/endpoints/typo/", keyP1, nil))
+	mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/endpoints/", keyP1,
+		map[string]any{"name": "typo", "query": map[string]any{"kind": "HogQLQuery", "query": "SELECT event FROM events"}}))
+
+	h.events.Close()
+	r = h.do("POST", "/api/projects/1/endpoints/typo/run", keyP1, map[string]any{})
+	mustStatus(t, http.StatusBadGateway, r)
+	assert.Equal(t, endpoint.CodeExecutionFailed, r.Body["code"])
+	id := r.Header.Get("X-Request-Id")
+	v := id
+	assert.NotEqual(t, "", v, "id is empty")
+	got, want := r.detail(), "query execution failed (request id "+id+")"
+	assert.Equal(t, want, got, "r.detail()")
+	assert.Contains(t, h.logs.String(), id, "the log names the request id: strings.Contains(h.logs.String(), id) is false")
+
+	// The client's own request id, when it sends one, is the one named.
+	req, err := http.NewRequest("POST", h.server.URL+"/api/projects/1/endpoints/typo/run", strings.NewReader(`{}`))
+	assert.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+keyP1)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "trace-42")
+	r = h.send(req)
+	mustStatus(t, http.StatusBadGateway, r)
+	assert.Equal(t, "query execution failed (request id trace-42)", r.detail())
+}
+
+// FuzzQueryBody sends arbitrary bodies to POST query/, which runs what it
+// is sent: the answer is always JSON, never a 500; an error has a detail
+// and a code, and the one 5xx allowed is a 502 or 504 of the database (a
+// query SQLite refuses or that runs out of time), never of the server.
+// A success always says what the editor shows: placeholders, variables
+// and the verdict.
+func FuzzQueryBody(f *testing.F) {
+	for _, s := range []string{
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT count(*) FROM events WHERE timestamp >= {variables.from}", "variables": {"` + idFrom + `": {"variableId": "` + idFrom + `", "code_name": "from", "value": "2025-05-01"}}}}`,
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT {variables.from} AS f", "variables": {"` + idFrom + `": {"code_name": "from", "value": 1e400}}}, "limit": 1}`,
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT {variables.from}", "variables": {"` + idFrom + `": {"value": ["a", {"b": null}]}}}}`,
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT {variables.nope}"}}`,
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT 1; SELECT 2"}}`,
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT * FROM endpointkit_endpoints"}}`,
+		`{"query": {"kind": "HogQLQuery", "query": "SELECT 1", "variables": {"not-a-uuid": {}}}, "offset": -1}`,
+		`{"query": {"kind": "TrendsQuery", "series": [{"event": "$pageview"}], "breakdownFilter": {"breakdown": "$browser"}}, "variables": {"$browser": "Chrome", "date_from": "-7d"}}`,
+		`{"query": {"kind": "RetentionQuery", "retentionFilter": {"targetEntity": {"id": "signed_up"}, "returningEntity": {"id": "$pageview"}}}, "limit": 5}`,
+		`{"query": {"kind": "TrendsQuery"}, "variables": {"x": 1}}`,
+		`{"query": null}`, `{"query": "SELECT 1"}`, `{"query": {}}`, `{"debug": true}`,
+		`[]`, `null`, ``, `{`, `{"query": {"kind": "HogQLQuery", "query": "\xff"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	h := newHarness(f, nil)
+	mustStatus(f, http.StatusCreated, h.do("POST", "/api/projects/1/insight_variables/", keyP1, dateVar(idFrom, "From")))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest("POST", "/api/projects/1/query/", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+keyP1)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.handler.ServeHTTP(rec, req)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got), "%q: %d with a body that is not JSON: %q", body, rec.Code, rec.Body)
+		switch {
+		case rec.Code == http.StatusOK:
+			for _, k := range []string{"kind", "results", "placeholders", "variables", "materialization"} {
+				_, ok := got[k]
+				require.True(t, ok, "%q: 200 without %q: %s", body, k, rec.Body)
+			}
+		case rec.Code == http.StatusBadGateway && got["code"] == "execution_failed",
+			rec.Code == http.StatusGatewayTimeout && got["code"] == "timeout":
+		case rec.Code >= 500:
+			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
+		case got["detail"] == "" || got["code"] == "":
+			t.Fatalf("%q: %d without detail or code: %s", body, rec.Code, rec.Body)
+		}
+	})
 }

@@ -1,70 +1,34 @@
-package sqlexec
+package sqlexec_test
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/stretchr/testify/assert"
+	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
-// codeError has modernc.org/sqlite's shape: the result code and its text.
-type codeError struct {
-	code int
-	msg  string
-}
-
-func (e *codeError) Error() string { return e.msg }
-func (e *codeError) Code() int     { return e.code }
-
-// stateError has pgx's *pgconn.PgError's shape.
-type stateError struct{ state, msg string }
-
-func (e *stateError) Error() string    { return "ERROR: " + e.msg + " (SQLSTATE " + e.state + ")" }
-func (e *stateError) SQLState() string { return e.state }
-
-// TestQueryFault: only the engines' codes of a fault of the query make a
-// *driver.QueryError, with the engine's words without the driver's.
-func TestQueryFault(t *testing.T) {
-	for _, tc := range []struct {
-		err error
-		msg string // "" when the error is not the query's
-	}{
-		{&codeError{1, "SQL logic error: no such column: nope (1)"}, "no such column: nope"},
-		{&codeError{18, "string or blob too big (18)"}, "string or blob too big"},
-		{&codeError{5, "database is locked (5) (SQLITE_BUSY)"}, ""},
-		{&codeError{9, "interrupted (9)"}, ""},
-		{&codeError{10, "disk I/O error (10)"}, ""},
-		{&stateError{"42883", "operator does not exist: text ->> unknown"}, "operator does not exist: text ->> unknown"},
-		{&stateError{"22012", "division by zero"}, "division by zero"},
-		{&stateError{"21000", "more than one row returned by a subquery used as an expression"}, "more than one row returned by a subquery used as an expression"},
-		{&stateError{"42501", "permission denied for table events"}, ""},
-		{&stateError{"57014", "canceling statement due to statement timeout"}, ""},
-		{&stateError{"08006", "connection failure"}, ""},
-		{&stateError{"53200", "out of memory"}, ""},
-		{errors.New("Error 1054 (42S22): Unknown column 'nope' in 'SELECT'"), "Unknown column 'nope' in 'SELECT'"},
-		{errors.New("Error 1365 (22012): Division by 0"), "Division by 0"},
-		{errors.New("Error 1142 (42000): SELECT command denied to user 'ro'@'localhost' for table 'events'"), ""},
-		{errors.New("Error 1969 (70100): Query execution was interrupted (max_statement_time exceeded)"), ""},
-		{errors.New("Error 2013: Lost connection to server during query"), ""},
-		{errors.New("sql: database is closed"), ""},
-		{context.DeadlineExceeded, ""},
-	} {
-		wrapped := fmt.Errorf("sqlexec: query: %w", tc.err)
-		got := queryFault(wrapped)
-		var qe *driver.QueryError
-		switch {
-		case tc.msg == "" && errors.As(got, &qe):
-			t.Errorf("%v: a QueryError %q; want the error as it was", tc.err, qe.Message)
-		case tc.msg == "" && got != wrapped:
-			t.Errorf("%v: changed to %v", tc.err, got)
-		case tc.msg != "" && !errors.As(got, &qe):
-			t.Errorf("%v: %v; want a QueryError", tc.err, got)
-		case tc.msg != "" && (qe.Message != tc.msg || !errors.Is(got, tc.err)):
-			t.Errorf("%v: QueryError %q (chain kept: %v); want %q", tc.err, qe.Message, errors.Is(got, tc.err), tc.msg)
+// TestArgOutOfRangeOnPostgres: a value pgx cannot encode as the type
+// PostgreSQL gave its marker (an int64 past int4, compared with an integer
+// expression) is a *driver.ArgError naming the argument and the type, which
+// the Service answers 400 naming the variable; it was a plain error (502).
+func TestArgOutOfRangeOnPostgres(t *testing.T) {
+	x := sqlexec.New(testdb.Postgres(t), engine.PostgreSQL)
+	t.Cleanup(func() { x.Close() })
+	ctx := context.Background()
+	for _, v := range []any{int64(3000000000), float64(1e300)} {
+		_, err := x.Query(ctx, stmt.New("SELECT length('abc') < $2 AND $1 = 'x' AS b", []any{"x", v}), driver.Bounds{})
+		var ae *driver.ArgError
+		if !errors.As(err, &ae) || ae.Index != 1 || ae.Type != "int4" {
+			t.Fatalf("%v: %v (%#v), want an ArgError of argument 2, int4", v, err, ae)
 		}
 	}
-	assert.NoError(t, queryFault(nil), "queryFault(nil) is not nil")
+	res, err := x.Query(ctx, stmt.New("SELECT length('abc') < $1 AS b", []any{int64(5)}), driver.Bounds{})
+	if err != nil || res.Rows[0][0] != true {
+		t.Fatalf("in range: %v, %v", res, err)
+	}
 }

@@ -66,17 +66,8 @@ func ExampleWithStatements() {
 // the host's Read) go there, and Exec (which builds materialized tables) and
 // the host's Load write through the first.
 func ExampleWithReadOnly() {
-	dir, err := os.MkdirTemp("", "sqlexec-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	dsn := "file:" + filepath.Join(dir, "events.db") + "?_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
+	db, dsn, done := exampleFile()
+	defer done()
 	ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
 	if err != nil {
 		log.Fatal(err)
@@ -104,17 +95,8 @@ func ExampleWithReadOnly() {
 // the fastest way to run cheap queries, for a host that sets no SQLite
 // limits (WithSQLiteLimits needs the driver's own connections).
 func ExampleKeepStatements() {
-	dir, err := os.MkdirTemp("", "sqlexec-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	dsn := "file:" + filepath.Join(dir, "events.db") + "?_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
+	db, dsn, done := exampleFile()
+	defer done()
 	ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
 	if err != nil {
 		log.Fatal(err)
@@ -136,4 +118,24 @@ func ExampleKeepStatements() {
 	// free [[1]]
 	// pro [[1]]
 	// team [[0]]
+}
+
+// exampleFile opens a SQLite database file in WAL mode in a directory of
+// its own, returning its pool, its DSN (for a second pool on the file) and
+// the function that closes the pool and removes the directory.
+func exampleFile() (*sql.DB, string, func()) {
+	dir, err := os.MkdirTemp("", "sqlexec-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	dsn := "file:" + filepath.Join(dir, "events.db") + "?_pragma=journal_mode(WAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		os.RemoveAll(dir)
+		log.Fatal(err)
+	}
+	return db, dsn, func() {
+		db.Close()
+		os.RemoveAll(dir)
+	}
 }

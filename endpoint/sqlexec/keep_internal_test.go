@@ -4,13 +4,19 @@ import (
 	"context"
 	"database/sql"
 	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
+	"modernc.org/sqlite"
 )
 
 // badFirst is a driver whose first connection breaks when a query starts
@@ -56,4 +62,283 @@ func TestKeptRetriesABrokenConnection(t *testing.T) {
 	}
 	require.Equal(t, int64(2), d.conns.Load())
 	require.Equal(t, 1, ro.Stats().OpenConnections)
+}
+
+// faulty is a driver whose connections fail as a scripted test says: the
+// rows of a query panic (panicNext), a connection reports itself invalid
+// once used (invalid), or its session cannot be reset (badReset). It
+// counts the connections and statements open.
+type faulty struct {
+	panicNext, invalid, badReset atomic.Bool
+	conns, stmts, opened         atomic.Int64
+}
+
+func (d *faulty) Connect(context.Context) (sqldriver.Conn, error) {
+	d.conns.Add(1)
+	d.opened.Add(1)
+	return &faultyConn{d: d}, nil
+}
+func (d *faulty) Driver() sqldriver.Driver { return nil }
+
+type faultyConn struct {
+	d    *faulty
+	used bool
+}
+
+func (c *faultyConn) Prepare(string) (sqldriver.Stmt, error) {
+	c.d.stmts.Add(1)
+	return &faultyStmt{c: c}, nil
+}
+func (c *faultyConn) Close() error                 { c.d.conns.Add(-1); return nil }
+func (c *faultyConn) Begin() (sqldriver.Tx, error) { return nil, errors.New("no transactions") }
+func (c *faultyConn) IsValid() bool                { return !(c.used && c.d.invalid.Load()) }
+func (c *faultyConn) ResetSession(context.Context) error {
+	if c.d.badReset.Load() {
+		return sqldriver.ErrBadConn
+	}
+	return nil
+}
+
+type faultyStmt struct {
+	c      *faultyConn
+	closed bool
+}
+
+func (s *faultyStmt) Close() error {
+	if s.closed {
+		return errors.New("a statement closed twice")
+	}
+	s.closed = true
+	s.c.d.stmts.Add(-1)
+	return nil
+}
+func (s *faultyStmt) NumInput() int                                    { return 0 }
+func (s *faultyStmt) Exec([]sqldriver.Value) (sqldriver.Result, error) { return nil, sqldriver.ErrSkip }
+func (s *faultyStmt) Query([]sqldriver.Value) (sqldriver.Rows, error) {
+	if s.closed {
+		return nil, errors.New("a closed statement used")
+	}
+	s.c.used = true
+	return &faultyRows{panics: s.c.d.panicNext.Load()}, nil
+}
+
+type faultyRows struct{ panics, done bool }
+
+func (r *faultyRows) Columns() []string { return []string{"n"} }
+func (r *faultyRows) Close() error      { return nil }
+func (r *faultyRows) Next(dest []sqldriver.Value) error {
+	if r.panics {
+		panic("the driver failed")
+	}
+	if r.done {
+		return io.EOF
+	}
+	r.done, dest[0] = true, int64(1)
+	return nil
+}
+
+// TestKeptConnectionFaults: a connection whose driver panics while a kept
+// statement's rows are read, reports itself invalid, or cannot have its
+// session reset leaves the pool with its kept statements closed, and the
+// next run gets a fresh connection and answers.
+func TestKeptConnectionFaults(t *testing.T) {
+	d := &faulty{}
+	ro := sql.OpenDB(&keepingConnector{Connector: d})
+	defer ro.Close()
+	ro.SetMaxOpenConns(1)
+	x := New(ro, engine.SQLite, WithReadOnly(ro))
+	ctx := context.Background()
+	run := func() {
+		t.Helper()
+		for _, q := range []string{"SELECT 1 AS n", "SELECT 2 AS n"} {
+			res, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{})
+			if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(1) {
+				t.Fatalf("%s: %v, %v", q, res, err)
+			}
+		}
+	}
+	check := func(what string, opened int64) {
+		t.Helper()
+		require.Equal(t, opened, d.opened.Load(), "%s", what)
+		c, s := d.conns.Load(), d.stmts.Load()
+		require.Equal(t, int64(1), c, "%s: %d connections and %d statements open, want 1 and its 2", what, c, s)
+		require.Equal(t, int64(2), s, "%s: %d connections and %d statements open, want 1 and its 2", what, c, s)
+	}
+	run()
+	check("at first", 1)
+
+	d.panicNext.Store(true)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the driver's panic did not reach the caller")
+			}
+		}()
+		x.Query(ctx, stmt.New("SELECT 1 AS n", nil), driver.Bounds{}) //nolint:errcheck // it panics
+	}()
+	d.panicNext.Store(false)
+	run()
+	check("after a panic", 2)
+
+	d.invalid.Store(true)
+	run()
+	d.invalid.Store(false)
+	run()
+	check("after an invalid connection", 4) // each query of the first round closed its connection
+
+	d.badReset.Store(true)
+	run() // database/sql discards the connection it cannot reset, and opens one
+	d.badReset.Store(false)
+	c, s := d.conns.Load(), d.stmts.Load()
+	require.Equal(t, int64(1), c, "after a failed reset: %d connections and %d statements open", c, s)
+	require.LessOrEqual(t, s, int64(2), "after a failed reset: %d connections and %d statements open", c, s)
+}
+
+// counting wraps modernc.org/sqlite's connections to count the
+// statements and rows the driver has open, and the connections.
+type counting struct {
+	dsn                string
+	conns, stmts, rows atomic.Int64
+}
+
+func (c *counting) Connect(context.Context) (sqldriver.Conn, error) {
+	dc, err := (&sqlite.Driver{}).Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	c.conns.Add(1)
+	return &countedConn{Conn: dc, n: c}, nil
+}
+func (c *counting) Driver() sqldriver.Driver { return nil }
+
+type countedConn struct {
+	sqldriver.Conn
+	n *counting
+}
+
+func (c *countedConn) Close() error { c.n.conns.Add(-1); return c.Conn.Close() }
+func (c *countedConn) Prepare(q string) (sqldriver.Stmt, error) {
+	return c.PrepareContext(context.Background(), q)
+}
+func (c *countedConn) PrepareContext(ctx context.Context, q string) (sqldriver.Stmt, error) {
+	s, err := c.Conn.(sqldriver.ConnPrepareContext).PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.n.stmts.Add(1)
+	return &countedStmt{Stmt: s, n: c.n}, nil
+}
+func (c *countedConn) BeginTx(ctx context.Context, o sqldriver.TxOptions) (sqldriver.Tx, error) {
+	return c.Conn.(sqldriver.ConnBeginTx).BeginTx(ctx, o)
+}
+func (c *countedConn) ResetSession(ctx context.Context) error {
+	return c.Conn.(sqldriver.SessionResetter).ResetSession(ctx)
+}
+func (c *countedConn) IsValid() bool { return c.Conn.(sqldriver.Validator).IsValid() }
+
+type countedStmt struct {
+	sqldriver.Stmt
+	n      *counting
+	closed bool
+}
+
+func (s *countedStmt) Close() error {
+	if s.closed {
+		return errors.New("a statement closed twice")
+	}
+	s.closed = true
+	s.n.stmts.Add(-1)
+	return s.Stmt.Close()
+}
+func (s *countedStmt) QueryContext(ctx context.Context, args []sqldriver.NamedValue) (sqldriver.Rows, error) {
+	if s.closed {
+		return nil, errors.New("a closed statement used")
+	}
+	r, err := s.Stmt.(sqldriver.StmtQueryContext).QueryContext(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	s.n.rows.Add(1)
+	return &countedRows{Rows: r, n: s.n}, nil
+}
+
+type countedRows struct {
+	sqldriver.Rows
+	n *counting
+}
+
+func (r *countedRows) Close() error { r.n.rows.Add(-1); return r.Rows.Close() }
+func (r *countedRows) ColumnTypeDatabaseTypeName(i int) string {
+	return r.Rows.(sqldriver.RowsColumnTypeDatabaseTypeName).ColumnTypeDatabaseTypeName(i)
+}
+
+// TestKeptStatementsNeverLeak: runs on kept statements, at once from many
+// goroutines on a pool of two connections, that succeed, fail to prepare,
+// fail while they run, are stopped by their context or by a bound, never
+// leave a driver's rows open, never use a statement the cache closed, keep
+// at most their bound of statements on each connection, and leave none
+// open once the pool is closed.
+func TestKeptStatementsNeverLeak(t *testing.T) {
+	dsn := "file:" + filepath.Join(t.TempDir(), "leak.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	db, err := sql.Open("sqlite", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE t (id INTEGER, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')"); err != nil {
+		t.Fatal(err)
+	}
+	const keep, conns = 3, 2
+	n := &counting{dsn: dsn + "&_pragma=query_only(1)"}
+	ro := sql.OpenDB(&keepingConnector{Connector: n, max: keep})
+	ro.SetMaxOpenConns(conns)
+	x := New(db, engine.SQLite, WithReadOnly(ro))
+	const forever = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' FROM r"
+	runs := []func(ctx context.Context, i int) error{
+		func(ctx context.Context, i int) error { // many texts: the cache evicts
+			_, err := x.Query(ctx, stmt.New(fmt.Sprintf("SELECT id FROM t WHERE id > %d", i%7), nil), driver.Bounds{})
+			return err
+		},
+		func(ctx context.Context, i int) error { // fails to prepare
+			if _, err := x.Query(ctx, stmt.New("SELECT nosuch FROM t", nil), driver.Bounds{}); err == nil {
+				return errors.New("a run of a missing column answered")
+			}
+			return nil
+		},
+		func(ctx context.Context, i int) error { // fails while it runs: dropped and prepared again
+			if _, err := x.Query(ctx, stmt.New("SELECT json_extract(?, '$') AS j", []any{"{"}), driver.Bounds{}); err == nil {
+				return errors.New("malformed JSON answered")
+			}
+			return nil
+		},
+		func(ctx context.Context, i int) error { // the wrong number of arguments
+			if _, err := x.Query(ctx, stmt.New("SELECT ? AS a", nil), driver.Bounds{}); err == nil {
+				return errors.New("a run missing its argument answered")
+			}
+			return nil
+		},
+		func(ctx context.Context, i int) error { // stopped by its context while it reads rows
+			ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+			defer cancel()
+			if _, err := x.Query(ctx, stmt.New(forever, nil), driver.Bounds{}); !errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("a run past its deadline: %v", err)
+			}
+			return nil
+		},
+		func(ctx context.Context, i int) error { // stopped by its bounds
+			if res, err := x.Query(ctx, stmt.New(forever, nil), driver.Bounds{MaxRows: 5}); err != nil || len(res.Rows) != 5 {
+				return fmt.Errorf("MaxRows 5: %v", err)
+			}
+			if _, err := x.Query(ctx, stmt.New(forever, nil), driver.Bounds{MaxBytes: 100}); !errors.Is(err, driver.ErrResultTooLarge) {
+				return fmt.Errorf("MaxBytes 100: %v", err)
+			}
+			return nil
+		},
+	}
+	inParallel(t, 8, 60, func(g, i int) error { return runs[(g+i)%len(runs)](context.Background(), i) })
+	require.Equal(t, int64(0), n.rows.Load())
+	open, c := n.stmts.Load(), n.conns.Load()
+	require.LessOrEqual(t, open, keep*c, "statements open on %d connections, bound %d each", c, keep)
+	require.NoError(t, ro.Close())
+	if open, c := n.stmts.Load(), n.conns.Load(); open != 0 || c != 0 {
+		t.Fatalf("after the pool closed: %d statements and %d connections open", open, c)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/examples/demo"
@@ -127,7 +128,7 @@ func inProcess(sides []chainSide) []chainSide {
 	out := slices.Clone(sides)
 	for i := range out {
 		h := out[i].h
-		out[i].do = func(path string, body []byte) error { return chainRequest(h, path, body) }
+		out[i].do = func(path string, body []byte) error { return endpointtest.PostOK(h, path, chainKey, body) }
 	}
 	return out
 }
@@ -232,23 +233,6 @@ func chainSides(b *testing.B) []chainSide {
 	require.NoError(b, err)
 	b.Cleanup(func() { data.Close() })
 	return []chainSide{{name: "server", h: server}, {name: "api", h: api}, {name: "handler", h: demo.HandWrittenHandler(data, chainKey)}}
-}
-
-// chainRequest sends one run request through h, as a client of the load
-// test sends it, with a context cancelled when h returns (as net/http's
-// server gives every request); an error for any answer but 200.
-func chainRequest(h http.Handler, path string, body []byte) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, "POST", path, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+chainKey)
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
-	}
-	return nil
 }
 
 // rotate sends b.N requests through each side, the nth with body(n), in

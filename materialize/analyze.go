@@ -401,8 +401,15 @@ func classify(sel *tree.Select) []bind {
 			if where == "FROM" {
 				place = "a subquery in FROM"
 				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by)"
-				if f.inJoinCondition() {
+				switch {
+				case f.inJoinCondition():
 					place, hint = "a JOIN condition", "; move the condition to the WHERE (for an inner join it means the same)"
+				case f.has(func(n tree.Node) bool { _, ok := n.(*tree.Union); return ok }):
+					place = "a UNION in FROM"
+					hint = "; compare it in the WHERE of every branch, by one operator, with the column each branch selects at one position (and groups by), or in the outer WHERE"
+				case f.onNullSide():
+					place = "a subquery on the side of an outer join that gets NULLs"
+					hint = ": the join keeps the other side's rows whatever it matches there, so the condition cannot move to the outer WHERE; compare it with a column of the side the join keeps"
 				}
 			}
 			out = append(out, bind{f.ph, use{reason: &Reason{Code: CodeNotInWhere,
@@ -669,6 +676,29 @@ func (f found) inJoinCondition() bool {
 		}
 		if next == tree.Node(j.On) {
 			return true
+		}
+	}
+	return false
+}
+
+// onNullSide reports whether the placeholder is in a table expression
+// on the side of a LEFT or RIGHT join that the join fills with NULLs.
+func (f found) onNullSide() bool {
+	for i, n := range f.path {
+		j, ok := n.(*tree.JoinTableExpr)
+		if !ok || i+1 >= len(f.path) {
+			continue
+		}
+		next := f.path[i+1]
+		switch joinWord[j.Join] {
+		case "LEFT JOIN", "NATURAL LEFT JOIN":
+			if next == tree.Node(j.RightExpr) {
+				return true
+			}
+		case "RIGHT JOIN", "NATURAL RIGHT JOIN":
+			if next == tree.Node(j.LeftExpr) {
+				return true
+			}
 		}
 	}
 	return false

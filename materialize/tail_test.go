@@ -43,6 +43,18 @@ func TestTailEqualsInline(t *testing.T) {
 				}
 				return v
 			}},
+		{name: "cte_union_all_range", query: `WITH u AS (SELECT timestamp, distinct_id, event FROM events
+			WHERE event = '$pageview' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+			UNION ALL SELECT timestamp, distinct_id, 'bought' FROM events
+			WHERE event = 'purchase' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to})
+			SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM u GROUP BY event ORDER BY event`,
+			dates: []string{"date_from", "date_to"}, values: func(p *pools) map[string]any {
+				v := rangeValues(p)
+				if p.rng.IntN(2) == 0 { // past the rows that arrive after the build
+					v["date_to"] = variable.Timestamp{Time: demo.End.AddDate(0, 1, 0)}
+				}
+				return v
+			}},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
@@ -130,7 +142,7 @@ func TestTailEqualsInline(t *testing.T) {
 		})
 	}
 	// A read of a tail plan needs the build instant.
-	_, _, err = plans[2].tail.Read("tail_2", map[string]any{"events": []string{"purchase"}})
+	_, _, err = plans[3].tail.Read("tail_3", map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})

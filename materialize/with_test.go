@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,6 +30,25 @@ func TestWithChains(t *testing.T) {
 			CodeNotInWhere, "variable 'e' is used in a subquery in FROM"},
 		{"not keyed: a LIMIT picks rows first", "WITH e AS (SELECT event FROM events WHERE event = {variables.e} ORDER BY event LIMIT 5) SELECT count(*) AS n FROM e",
 			CodeNotInWhere, "variable 'e' is used in a subquery in FROM"},
+		{"UNION ALL, the variable in every branch", "WITH u AS (SELECT event, distinct_id FROM events WHERE event = {variables.e} UNION ALL SELECT event, distinct_id FROM archive WHERE event = {variables.e}) SELECT count(*) AS n FROM u", "", ""},
+		{"UNION of aggregates keyed by the column, a list", "WITH u AS (SELECT event, count(*) AS n FROM events WHERE event IN {variables.e} GROUP BY event UNION SELECT event, count(*) AS n FROM archive WHERE event IN ({variables.e}) GROUP BY event) SELECT sum(n) AS n FROM u", "", ""},
+		{"UNION ALL under a chain", "WITH u AS (SELECT x.event AS ev, x.timestamp FROM events x WHERE x.event = {variables.e} UNION ALL SELECT kind, at FROM archive WHERE kind = {variables.e}), v AS (SELECT ev FROM u) SELECT count(*) AS n FROM v", "", ""},
+		{"UNION ALL, a branch without the condition", "WITH u AS (SELECT event FROM events WHERE event = {variables.e} UNION ALL SELECT event FROM archive) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM; only the outer WHERE can be materialized; compare it in the WHERE of every branch"},
+		{"UNION ALL, the condition on another position", "WITH u AS (SELECT event, plan FROM events WHERE event = {variables.e} UNION ALL SELECT plan, event FROM archive WHERE event = {variables.e}) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM"},
+		{"UNION ALL with a LIMIT", "WITH u AS (SELECT event FROM events WHERE event = {variables.e} UNION ALL SELECT event FROM archive WHERE event = {variables.e} ORDER BY event LIMIT 3) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM"},
+		{"EXCEPT", "WITH u AS (SELECT event FROM events WHERE event = {variables.e} EXCEPT SELECT event FROM archive WHERE event = {variables.e}) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM"},
+		{"LEFT JOIN, the CTE on the preserved side", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n, count(u.id) AS known FROM s LEFT JOIN users u ON u.id = s.distinct_id", "", ""},
+		{"LEFT JOIN inside the CTE", "WITH s AS (SELECT e.distinct_id, e.event FROM events e LEFT JOIN users u ON u.id = e.distinct_id WHERE e.event = {variables.e}) SELECT count(*) AS n FROM s", "", ""},
+		{"RIGHT JOIN, the CTE on the preserved side", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM users u RIGHT JOIN s ON u.id = s.distinct_id", "", ""},
+		{"LEFT JOIN, the CTE on the side of NULLs", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM users u LEFT JOIN s ON u.id = s.distinct_id",
+			CodeNotInWhere, "variable 'e' is used in a subquery on the side of an outer join that gets NULLs; only the outer WHERE can be materialized: the join keeps the other side's rows whatever it matches there, so the condition cannot move to the outer WHERE; compare it with a column of the side the join keeps (line 1, column 64)"},
+		{"RIGHT JOIN, the CTE on the side of NULLs", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM s RIGHT JOIN users u ON u.id = s.distinct_id",
+			CodeNotInWhere, "variable 'e' is used in a subquery on the side of an outer join that gets NULLs"},
+		{"cross join", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM s, users u", "", ""},
 		{"window in a CTE", "WITH r AS (SELECT event, row_number() OVER (ORDER BY timestamp) AS k FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM r",
 			CodeUnsupportedQuery, "window functions (OVER) materialize only in the outer SELECT list"},
 	} {
@@ -86,4 +106,47 @@ func TestWindows(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, a.Materializable())
 	assert.Contains(t, a.Reasons[0].Message, "with a live tail")
+}
+
+// TestIssueShapes is the audit of issue 37's list of what analysts write
+// against the shapes TestReadEqualsInline (and, with a live tail,
+// TestTailEqualsInline) proves exact on SQLite, on and off the buckets'
+// boundaries: each shape of the list names the shapes that hold it, and
+// each of those materializes. The analyst corpus
+// (internal/equivalence/testdata/analyst) runs the same shapes on every
+// engine.
+func TestIssueShapes(t *testing.T) {
+	proved := map[string][]string{
+		"BETWEEN, as >= and <=":                          {"between_daily"},
+		"OR of conditions on stored keys":                {"or_of_keys"},
+		"a variable in a subquery in FROM keyed by it":   {"derived_keyed_range"},
+		"a range moved by a constant interval":           {"interval_trailing_week"},
+		"windows partitioned by the variables' keys":     {"window_per_user_timeline", "window_running_revenue_by_country"},
+		"CTE chain through projection":                   {"cte_projection_range", "cte_chain_daily_users"},
+		"CTE chain through aggregation by its column":    {"cte_grouped_by_key"},
+		"CTE chain through DISTINCT and an inner join":   {"cte_distinct_join"},
+		"CTE chain through a cross join":                 {"cte_cross_join"},
+		"CTE chain through UNION ALL":                    {"cte_union_all_range"},
+		"CTE chain through a LEFT join that keeps rows":  {"cte_left_join_funnel"},
+		"CTE chain through a RIGHT join that keeps rows": {"cte_right_join_list"},
+	}
+	byName := map[string]shape{}
+	for _, s := range shapes {
+		byName[s.name] = s
+	}
+	for what, names := range proved {
+		for _, name := range names {
+			s, ok := byName[name]
+			if !assert.True(t, ok, "%s: no shape %s in TestReadEqualsInline", what, name) {
+				continue
+			}
+			opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
+			for _, d := range s.dates {
+				opts.Types[d] = variable.Date
+			}
+			a, err := Analyze(s.query, opts)
+			require.NoError(t, err)
+			assert.True(t, a.Materializable(), "%s (%s): %s", what, name, a.Reason())
+		}
+	}
 }

@@ -344,6 +344,40 @@ WHERE e.event = 'signed_up' AND e.timestamp >= {variables.from}
   WHERE e.event = 'purchase' AND e.timestamp > s.at
 )
 SELECT (SELECT count(*) FROM signups) AS signed_up, (SELECT count(*) FROM buyers) AS purchased`)},
+		{name: "funnel_cte_left_join", tail: "s.timestamp", shapes: []string{"funnel", "CTE", "LEFT JOIN keeps the CTE's rows", "range"}, vars: []string{"from", "to"},
+			sql: shared(`WITH signups AS (
+  SELECT distinct_id, timestamp FROM events
+  WHERE event = 'signed_up' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+)
+SELECT count(DISTINCT s.distinct_id) AS started, count(DISTINCT b.distinct_id) AS converted
+FROM signups s LEFT JOIN events b ON b.distinct_id = s.distinct_id AND b.event = 'purchase' AND b.timestamp > s.timestamp`)},
+		{name: "cte_union_all_steps", shapes: []string{"funnel", "CTE", "UNION ALL", "range"}, vars: []string{"from", "to"},
+			sql: shared(`WITH steps AS (
+  SELECT timestamp, distinct_id, 'viewed' AS step FROM events
+  WHERE event = '$pageview' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+  UNION ALL
+  SELECT timestamp, distinct_id, 'bought' AS step FROM events
+  WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+)
+SELECT step, count(*) AS n, count(DISTINCT distinct_id) AS users FROM steps GROUP BY step`)},
+		{name: "cte_union_missing_branch", shapes: []string{"CTE", "UNION ALL", "variable in one branch"}, vars: []string{"from"},
+			sql: shared(`WITH steps AS (
+  SELECT timestamp, distinct_id FROM events WHERE event = '$pageview' AND timestamp >= {variables.from}
+  UNION ALL
+  SELECT timestamp, distinct_id FROM events WHERE event = 'purchase'
+)
+SELECT count(*) AS n FROM steps`)},
+		{name: "cte_right_join_buyers", tail: "e.timestamp", shapes: []string{"CTE", "RIGHT JOIN keeps the CTE's rows", "list"}, vars: []string{"events"},
+			runs: values("events", []string{"purchase"}, []string{"signed_up", "$pageview"}, []string{"nothing"}),
+			sql: shared(`WITH e AS (SELECT distinct_id, event, timestamp FROM events WHERE event IN {variables.events})
+SELECT e.event, count(*) AS n, count(b.distinct_id) AS buyers
+FROM (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase') b RIGHT JOIN e ON b.distinct_id = e.distinct_id
+GROUP BY e.event`)},
+		{name: "cte_left_join_null_side", shapes: []string{"CTE", "LEFT JOIN, the variable on the side of NULLs"}, vars: []string{"from"},
+			sql: shared(`WITH buys AS (SELECT distinct_id, timestamp FROM events WHERE event = 'purchase' AND timestamp >= {variables.from})
+SELECT count(DISTINCT s.distinct_id) AS signed_up, count(DISTINCT b.distinct_id) AS bought
+FROM events s LEFT JOIN buys b ON b.distinct_id = s.distinct_id
+WHERE s.event = 'signed_up'`)},
 		{name: "funnel_union_steps", shapes: []string{"funnel", "UNION ALL"}, vars: []string{"from"},
 			sql: shared(`SELECT 'signed_up' AS step, count(DISTINCT distinct_id) AS users FROM events WHERE event = 'signed_up' AND timestamp >= {variables.from}
 UNION ALL

@@ -461,6 +461,10 @@ func (s *Service) tailColumnUnread(ctx context.Context, next *driver.Endpoint, c
 	case u.Qualifier != "":
 		return "the query's FROM has no table or alias named '" + cut(u.Qualifier) + "' (it reads " + describeRelations(u.Relations) + ")"
 	}
+	if u.Subquery {
+		return "'" + cut(col) + "' is not a column of the FROM of the query's subquery, which gives " + describeRelations(u.Relations) +
+			"; the live tail's column is the column holding each row's time among the columns of the FROM where the query's variables are compared, its subquery's"
+	}
 	return "'" + cut(col) + "' is not a column of the query's FROM, which gives " + describeRelations(u.Relations) +
 		"; the live tail's column is the column holding each row's time among the columns of the query's outermost FROM"
 }

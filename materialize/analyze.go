@@ -175,6 +175,13 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return a, nil
 	}
 	liftDerived(sel)
+	outer := sel
+	if inner, ok := nestedInner(sel); ok {
+		// The variables stay in the one subquery: the plan is the
+		// subquery's, and the outer query is computed over its read
+		// (see nested.go), windows of its SELECT list too.
+		sel, window = inner, nil
+	}
 	uses, reason := a.usesOf(sel, p, phs, order)
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
@@ -183,7 +190,10 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts, window)
+	plan, reason := build(sel, lx, a.Variables, uses, opts, window, outer != sel)
+	if reason == nil && outer != sel {
+		reason = plan.around(outer, lx)
+	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
 		for i := range a.Variables {
@@ -400,7 +410,7 @@ func classify(sel *tree.Select) []bind {
 			place, hint := where, ""
 			if where == "FROM" {
 				place = "a subquery in FROM"
-				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by)"
+				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by), or make the subquery the outer query's only FROM item, with no variable, table or subquery outside it, to materialize at the subquery's grain"
 				switch {
 				case f.inJoinCondition():
 					place, hint = "a JOIN condition", "; move the condition to the WHERE (for an inner join it means the same)"

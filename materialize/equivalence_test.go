@@ -255,6 +255,28 @@ var shapes = []shape{
 		FROM (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase') p RIGHT JOIN s ON p.distinct_id = s.distinct_id
 		GROUP BY s.event ORDER BY s.event`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	// Aggregation carried out of a CTE or subquery in FROM (see
+	// nested.go): the variables stay in the one subquery, which groups by
+	// another column; the stored table is the subquery's, and the outer
+	// query is computed over its exact read.
+	{name: "nested_per_user_range", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n, max(timestamp) AS last FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id)
+		SELECT count(*) AS users, sum(n) AS events, max(n) AS most, max(last) AS last FROM per_user`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "nested_avg_dau", query: `SELECT avg(users) AS avg_dau, max(users) AS peak, count(*) AS days FROM (
+		SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY date(timestamp)) daily`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "nested_histogram_top", query: `SELECT n, count(*) AS users FROM (
+		SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY distinct_id) u
+		GROUP BY n ORDER BY users DESC, n LIMIT 5`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	{name: "nested_window_over_days", query: `SELECT day, n, sum(n) OVER (ORDER BY day) AS running FROM (
+		SELECT date(timestamp) AS day, count(*) AS n FROM events WHERE event = {variables.event}
+		AND timestamp >= {variables.date_from} GROUP BY date(timestamp)) d ORDER BY day`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"event": p.event(), "date_from": p.date(engine.Day)}
+		}},
 	// Window functions whose PARTITION BY holds the variables' keys (see
 	// windowsRefusal): computed when the table is built, partitions kept whole.
 	{name: "window_per_user_timeline", query: `SELECT distinct_id, timestamp, event,

@@ -55,6 +55,16 @@ func TestTailEqualsInline(t *testing.T) {
 				}
 				return v
 			}},
+		{name: "nested_per_user_range", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n, max(timestamp) AS last FROM events
+			WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id)
+			SELECT count(*) AS users, sum(n) AS events, max(n) AS most, max(last) AS last FROM per_user`,
+			dates: []string{"date_from", "date_to"}, values: func(p *pools) map[string]any {
+				v := rangeValues(p)
+				if p.rng.IntN(2) == 0 { // past the rows that arrive after the build
+					v["date_to"] = variable.Timestamp{Time: demo.End.AddDate(0, 1, 0)}
+				}
+				return v
+			}},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
@@ -142,7 +152,7 @@ func TestTailEqualsInline(t *testing.T) {
 		})
 	}
 	// A read of a tail plan needs the build instant.
-	_, _, err = plans[3].tail.Read("tail_3", map[string]any{"events": []string{"purchase"}})
+	_, _, err = plans[4].tail.Read("tail_4", map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})

@@ -35,11 +35,17 @@ type TailColumnUnread struct {
 	// name (all of them when Qualifier is set, or the column is
 	// unqualified).
 	Relations []Relation
+	// Subquery reports that the FROM looked in is that of the query's one
+	// subquery in FROM, where its variables are compared and its plan
+	// stores rows (see nested.go), rather than the outermost FROM.
+	Subquery bool
 }
 
 // CheckTailColumn reads query, an endpoint's SQL template, for e and
 // reports whether its outermost SELECT's FROM, where a live tail's bound
-// goes, can give the column col (name or qualifier.name): nil when it
+// goes, can give the column col (name or qualifier.name); for a query
+// materialized at the grain of its one subquery in FROM (see nested.go),
+// that subquery's FROM. It returns nil when it
 // can, or when only the engine can tell (a column of a table, whose
 // columns the query does not show, or a FROM item such as ClickHouse's
 // ARRAY JOIN); a *TailColumnUnread that names what the FROM gives when it
@@ -53,6 +59,10 @@ func CheckTailColumn(e engine.Engine, query, col string) (*TailColumnUnread, err
 	sel, with := outermostSelect(t.Stmt, nil)
 	if sel == nil {
 		return nil, nil
+	}
+	nested := false
+	if inner := tailSubquery(e, query); inner != nil {
+		sel, with, nested = inner, nil, true
 	}
 	var rels []Relation
 	if !fromRelations(sel.From, with, &rels) {
@@ -69,7 +79,7 @@ func CheckTailColumn(e engine.Engine, query, col string) (*TailColumnUnread, err
 		}
 	}
 	if qualified && len(candidates) == 0 {
-		return &TailColumnUnread{Column: col, Qualifier: qual, Relations: rels}, nil
+		return &TailColumnUnread{Column: col, Qualifier: qual, Relations: rels, Subquery: nested}, nil
 	}
 	for _, r := range candidates {
 		if !r.Known {
@@ -81,7 +91,28 @@ func CheckTailColumn(e engine.Engine, query, col string) (*TailColumnUnread, err
 			}
 		}
 	}
-	return &TailColumnUnread{Column: col, Relations: candidates}, nil
+	return &TailColumnUnread{Column: col, Relations: candidates, Subquery: nested}, nil
+}
+
+// tailSubquery returns the one subquery of query whose grain a plan
+// stores (see nestedInner), read as Analyze reads it: CTEs read once
+// inlined and the conditions that can be carried out of subqueries
+// carried out; nil for any other query.
+func tailSubquery(e engine.Engine, query string) *tree.Select {
+	t, err := tree.Parse(e, query)
+	if err != nil {
+		return nil
+	}
+	sel, ok := t.Stmt.(*tree.Select)
+	if !ok || sel.With != nil && !inlineWith(sel) {
+		return nil
+	}
+	liftDerived(sel)
+	inner, ok := nestedInner(sel)
+	if !ok {
+		return nil
+	}
+	return inner
 }
 
 // outermostSelect returns the outermost SELECT of s, through parentheses,

@@ -35,6 +35,13 @@ func TestCheckTailColumn(t *testing.T) {
 		{"SELECT count(*) AS n FROM events e WHERE e.timestamp >= {variables.from}", "events.timestamp", nil},
 		{"SELECT count(*) AS n FROM (SELECT a FROM t) AS x(b) WHERE b = {variables.k}", "x.a", &TailColumnUnread{Column: "x.a", Relations: []Relation{{Name: "x", Columns: []string{"b"}, Known: true}}}},
 		{"SELECT a FROM t UNION ALL SELECT a FROM u", "a", nil}, // not placed in a set operation
+		// Materialized at its subquery's grain (nested.go): the bound
+		// goes in the subquery's FROM.
+		{"WITH p AS (SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) SELECT sum(n) AS n FROM p", "timestamp", nil},
+		{"SELECT sum(n) AS n FROM (SELECT e.distinct_id, count(*) AS n FROM events e WHERE e.timestamp >= {variables.from} GROUP BY e.distinct_id) p", "p.n",
+			&TailColumnUnread{Column: "p.n", Qualifier: "p", Subquery: true, Relations: []Relation{{Name: "e", Table: "events"}}}},
+		{"SELECT sum(n) AS n FROM (SELECT x.distinct_id, count(*) AS n FROM (SELECT distinct_id, event FROM events) x WHERE x.event = {variables.e} GROUP BY x.distinct_id) p", "timestamp",
+			&TailColumnUnread{Column: "timestamp", Subquery: true, Relations: []Relation{{Name: "x", Columns: []string{"distinct_id", "event"}, Known: true}}}},
 	} {
 		got, err := CheckTailColumn(engine.PostgreSQL, c.query, c.col)
 		require.NoError(t, err, c.query)

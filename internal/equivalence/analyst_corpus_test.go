@@ -378,6 +378,30 @@ GROUP BY e.event`)},
 SELECT count(DISTINCT s.distinct_id) AS signed_up, count(DISTINCT b.distinct_id) AS bought
 FROM events s LEFT JOIN buys b ON b.distinct_id = s.distinct_id
 WHERE s.event = 'signed_up'`)},
+		{name: "cte_per_user_aggregation", shapes: []string{"funnel", "CTE", "aggregation carried out", "range"}, vars: []string{"from", "to"},
+			sql: shared(`WITH per_user AS (
+  SELECT distinct_id, count(*) AS n, sum(CASE WHEN event = 'purchase' THEN 1 ELSE 0 END) AS buys, min(timestamp) AS first_seen
+  FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to}
+  GROUP BY distinct_id
+)
+SELECT count(*) AS users, sum(n) AS events, sum(CASE WHEN buys > 0 THEN 1 ELSE 0 END) AS buyers, min(first_seen) AS first_seen
+FROM per_user`)},
+		{name: "cte_daily_running_total", shapes: []string{"running total", "CTE", "aggregation carried out", "window over the read"}, vars: []string{"event", "from", "to"}, fixed: ev, ordered: true,
+			sql: func(d *dialect) string {
+				return `WITH daily AS (
+  SELECT ` + day(d) + ` AS day, count(*) AS n FROM events
+  WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}
+  GROUP BY ` + day(d) + `
+)
+SELECT day, n, sum(n) OVER (ORDER BY day) AS running FROM daily ORDER BY day`
+			}},
+		{name: "cte_two_aggregations", shapes: []string{"CTE chain", "aggregation of an aggregation"}, vars: []string{"from"},
+			sql: shared(`WITH per_user AS (
+  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id
+), histogram AS (
+  SELECT n, count(*) AS users FROM per_user GROUP BY n
+)
+SELECT max(users) AS most_common FROM histogram`)},
 		{name: "funnel_union_steps", shapes: []string{"funnel", "UNION ALL"}, vars: []string{"from"},
 			sql: shared(`SELECT 'signed_up' AS step, count(DISTINCT distinct_id) AS users FROM events WHERE event = 'signed_up' AND timestamp >= {variables.from}
 UNION ALL

@@ -126,6 +126,7 @@ func TestIssueShapes(t *testing.T) {
 		"windows partitioned by the variables' keys":     {"window_per_user_timeline", "window_running_revenue_by_country"},
 		"CTE chain through projection":                   {"cte_projection_range", "cte_chain_daily_users"},
 		"CTE chain through aggregation by its column":    {"cte_grouped_by_key"},
+		"aggregation carried out of a CTE or subquery":   {"nested_per_user_range", "nested_avg_dau", "nested_histogram_top", "nested_window_over_days"},
 		"CTE chain through DISTINCT and an inner join":   {"cte_distinct_join"},
 		"CTE chain through a cross join":                 {"cte_cross_join"},
 		"CTE chain through UNION ALL":                    {"cte_union_all_range"},

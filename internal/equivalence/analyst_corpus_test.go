@@ -402,6 +402,16 @@ SELECT day, n, sum(n) OVER (ORDER BY day) AS running FROM daily ORDER BY day`
   SELECT n, count(*) AS users FROM per_user GROUP BY n
 )
 SELECT max(users) AS most_common FROM histogram`)},
+		{name: "cte_cross_join_comma", tail: "s.timestamp", shapes: []string{"CTE", "cross join", "list"}, vars: []string{"events"},
+			runs: values("events", []string{"purchase"}, []string{"signed_up", "$pageview"}, []string{"nothing"}),
+			sql: shared(`WITH s AS (SELECT distinct_id, event, timestamp FROM events WHERE event IN {variables.events}),
+plans AS (SELECT DISTINCT plan FROM events_p WHERE event = 'purchase')
+SELECT p.plan, s.event, count(*) AS n FROM s, plans p GROUP BY p.plan, s.event`)},
+		{name: "cte_cross_join_keyword", tail: "s.timestamp", shapes: []string{"CTE", "CROSS JOIN", "list"}, vars: []string{"events"},
+			runs: values("events", []string{"purchase"}, []string{"signed_up", "$pageview"}),
+			sql: shared(`WITH s AS (SELECT distinct_id, event, timestamp FROM events WHERE event IN {variables.events}),
+plans AS (SELECT DISTINCT plan FROM events_p WHERE event = 'purchase')
+SELECT p.plan, s.event, count(*) AS n FROM s CROSS JOIN plans p GROUP BY p.plan, s.event`)},
 		{name: "funnel_union_steps", shapes: []string{"funnel", "UNION ALL"}, vars: []string{"from"},
 			sql: shared(`SELECT 'signed_up' AS step, count(DISTINCT distinct_id) AS users FROM events WHERE event = 'signed_up' AND timestamp >= {variables.from}
 UNION ALL

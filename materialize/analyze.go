@@ -175,11 +175,17 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return a, nil
 	}
 	liftDerived(sel)
-	outer := sel
-	if inner, ok := nestedInner(sel); ok {
-		// The variables stay in the one subquery: the plan is the
-		// subquery's, and the outer query is computed over its read
-		// (see nested.go), windows of its SELECT list too.
+	// Where the variables stay in the one subquery, the plan is the
+	// subquery's, and the outer query is computed over its read (see
+	// nested.go), windows of its SELECT list too; through a chain of
+	// such subqueries, the innermost's, each outer one computed in turn.
+	var outers []*tree.Select
+	for {
+		inner, ok := nestedInner(sel)
+		if !ok {
+			break
+		}
+		outers = append(outers, sel)
 		sel, window = inner, nil
 	}
 	uses, reason := a.usesOf(sel, p, phs, order)
@@ -190,9 +196,9 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts, window, outer != sel)
-	if reason == nil && outer != sel {
-		reason = plan.around(outer, lx)
+	plan, reason := build(sel, lx, a.Variables, uses, opts, window, len(outers) > 0)
+	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
+		reason = plan.around(outers[i], lx, i == 0)
 	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)

@@ -271,6 +271,11 @@ var shapes = []shape{
 		SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY distinct_id) u
 		GROUP BY n ORDER BY users DESC, n LIMIT 5`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	{name: "nested_chain_histogram", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id),
+		histogram AS (SELECT n, count(*) AS users FROM per_user GROUP BY n)
+		SELECT max(users) AS most_common, count(*) AS sizes, sum(n * users) AS events FROM histogram`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
 	{name: "nested_window_over_days", query: `SELECT day, n, sum(n) OVER (ORDER BY day) AS running FROM (
 		SELECT date(timestamp) AS day, count(*) AS n FROM events WHERE event = {variables.event}
 		AND timestamp >= {variables.date_from} GROUP BY date(timestamp)) d ORDER BY day`,

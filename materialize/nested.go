@@ -87,9 +87,10 @@ func isNilNode(n tree.Node) bool {
 
 // around makes p, the plan of outer's one subquery, the plan of outer:
 // its reads compute outer over the subquery's read, and its columns are
-// outer's.
-func (p *Plan) around(outer *tree.Select, lx *lexed) *Reason {
-	b := &builder{sel: outer, d: p.dialect, aliases: map[string]int{}}
+// outer's. top says outer is the query itself, whose SELECT items are the
+// text's top-level ones.
+func (p *Plan) around(outer *tree.Select, lx *lexed, top bool) *Reason {
+	b := &builder{sel: outer, d: p.dialect, aliases: map[string]int{}, subquery: !top}
 	err := b.outputs(lx)
 	var o *outerRead
 	if err == nil {
@@ -97,6 +98,11 @@ func (p *Plan) around(outer *tree.Select, lx *lexed) *Reason {
 	}
 	if err != nil {
 		return reasonOf(err, lx)
+	}
+	if p.outer != nil {
+		// A chain: the subquery's own outer query is read inside this one.
+		o.head += p.outer.head
+		o.end = p.outer.end + o.end
 	}
 	p.outer, p.columns = o, b.names
 	return nil

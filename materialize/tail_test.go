@@ -65,6 +65,11 @@ func TestTailEqualsInline(t *testing.T) {
 				}
 				return v
 			}},
+		{name: "nested_chain_histogram", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n FROM events
+			WHERE event IN {variables.events} GROUP BY distinct_id),
+			histogram AS (SELECT n, count(*) AS users FROM per_user GROUP BY n)
+			SELECT n, users FROM histogram ORDER BY n`,
+			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
@@ -152,7 +157,7 @@ func TestTailEqualsInline(t *testing.T) {
 		})
 	}
 	// A read of a tail plan needs the build instant.
-	_, _, err = plans[4].tail.Read("tail_4", map[string]any{"events": []string{"purchase"}})
+	_, _, err = plans[5].tail.Read("tail_5", map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})

@@ -108,11 +108,14 @@ func tailSubquery(e engine.Engine, query string) *tree.Select {
 		return nil
 	}
 	liftDerived(sel)
-	inner, ok := nestedInner(sel)
-	if !ok {
-		return nil
+	var inner *tree.Select
+	for {
+		next, ok := nestedInner(sel)
+		if !ok {
+			return inner
+		}
+		inner, sel = next, next
 	}
-	return inner
 }
 
 // outermostSelect returns the outermost SELECT of s, through parentheses,

@@ -40,6 +40,7 @@ func TestCheckTailColumn(t *testing.T) {
 		{"WITH p AS (SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) SELECT sum(n) AS n FROM p", "timestamp", nil},
 		{"SELECT sum(n) AS n FROM (SELECT e.distinct_id, count(*) AS n FROM events e WHERE e.timestamp >= {variables.from} GROUP BY e.distinct_id) p", "p.n",
 			&TailColumnUnread{Column: "p.n", Qualifier: "p", Subquery: true, Relations: []Relation{{Name: "e", Table: "events"}}}},
+		{"WITH p AS (SELECT e.distinct_id, count(*) AS n FROM events e WHERE e.timestamp >= {variables.from} GROUP BY e.distinct_id), h AS (SELECT n, count(*) AS users FROM p GROUP BY n) SELECT max(users) AS most FROM h", "e.timestamp", nil},
 		{"SELECT sum(n) AS n FROM (SELECT x.distinct_id, count(*) AS n FROM (SELECT distinct_id, event FROM events) x WHERE x.event = {variables.e} GROUP BY x.distinct_id) p", "timestamp",
 			&TailColumnUnread{Column: "timestamp", Subquery: true, Relations: []Relation{{Name: "x", Columns: []string{"distinct_id", "event"}, Known: true}}}},
 	} {

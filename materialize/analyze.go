@@ -132,8 +132,14 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
 	p, err := parse(query, lx, opts.Engine, phs)
-	inlined := err == nil && inlineWith(p.stmt)
+	inlined, withWhy := false, ""
+	if err == nil {
+		inlined, withWhy = inlineWithWhy(p.stmt)
+	}
 	why, off := lx.unsupported(inlined)
+	if withWhy != "" && strings.HasPrefix(why, "a query that starts with WITH") {
+		why = withWhy
+	}
 	var window *Reason
 	if why == windowReason && err == nil {
 		// Windows of the outer SELECT list over partitions that hold the

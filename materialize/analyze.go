@@ -194,6 +194,14 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		outers = append(outers, sel)
 		sel, window = inner, nil
 	}
+	if window != nil {
+		// Windows over the groups of an aggregating query are computed
+		// over the read of its groups (see windowgroups.go).
+		if outer, inner, ok := windowsOverGroups(sel); ok {
+			outers = append(outers, outer)
+			sel, window = inner, nil
+		}
+	}
 	uses, reason := a.usesOf(sel, p, phs, order)
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)

@@ -282,6 +282,20 @@ var shapes = []shape{
 		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
 			return map[string]any{"event": p.event(), "date_from": p.date(engine.Day)}
 		}},
+	// Windows over the groups of an aggregating query (see
+	// windowgroups.go): computed over the read of its groups, whatever
+	// the variables (a range included).
+	{name: "window_rolling_7d_daily", query: `SELECT date(timestamp) AS day, count(*) AS n,
+		sum(count(*)) OVER (ORDER BY date(timestamp) ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d,
+		count(DISTINCT distinct_id) AS users
+		FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY date(timestamp) ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "window_rank_per_country_top", query: `SELECT json_extract(properties, '$.country') AS country, event, count(*) AS n,
+		rank() OVER (PARTITION BY json_extract(properties, '$.country') ORDER BY count(*) DESC, event) AS rk
+		FROM events WHERE timestamp >= {variables.date_from} GROUP BY 1, event ORDER BY country, rk LIMIT 12`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_from": p.date(engine.Day)}
+		}},
 	// Window functions whose PARTITION BY holds the variables' keys (see
 	// windowsRefusal): computed when the table is built, partitions kept whole.
 	{name: "window_per_user_timeline", query: `SELECT distinct_id, timestamp, event,

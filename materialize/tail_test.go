@@ -70,6 +70,10 @@ func TestTailEqualsInline(t *testing.T) {
 			histogram AS (SELECT n, count(*) AS users FROM per_user GROUP BY n)
 			SELECT n, users FROM histogram ORDER BY n`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+		{name: "window_rolling_7d_daily", query: `SELECT date(timestamp) AS day, count(*) AS n,
+			sum(count(*)) OVER (ORDER BY date(timestamp) ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d
+			FROM events WHERE timestamp >= {variables.date_from} GROUP BY date(timestamp) ORDER BY day`,
+			dates: []string{"date_from"}, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Day)} }},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
@@ -157,7 +161,7 @@ func TestTailEqualsInline(t *testing.T) {
 		})
 	}
 	// A read of a tail plan needs the build instant.
-	_, _, err = plans[5].tail.Read("tail_5", map[string]any{"events": []string{"purchase"}})
+	_, _, err = plans[6].tail.Read("tail_6", map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})

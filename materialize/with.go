@@ -104,7 +104,7 @@ func windowsRefusal(sel *tree.Select, vars []Variable, uses [][]use, opts Option
 	}
 	if len(sel.GroupBy) > 0 || sel.Having != nil || sel.Distinct != "" ||
 		hasAggregate(selectNodes(sel.SelectExprs)...) || hasAggregate(orderNodes(sel.OrderBy)...) {
-		return "a window function (OVER) in a query that aggregates (GROUP BY, HAVING, DISTINCT or an aggregate) cannot be materialized: the stored table keeps parts of aggregates, not the rows a window reads"
+		return "a window function (OVER) in a query that aggregates materializes when it reads the query's groups: name every SELECT item that is not a column (expr AS name), read only group keys and aggregates in the SELECT list and ORDER BY, and refer to no output alias in HAVING"
 	}
 	var keys []string
 	for i, v := range vars {

@@ -86,7 +86,12 @@ func TestWindows(t *testing.T) {
 		{"partition by another column", "SELECT a, rank() OVER (PARTITION BY b ORDER BY a) AS r FROM t WHERE k = {variables.k}", false, 1, 18, "variable 'k' is compared to \"k\", which the window's PARTITION BY does not hold"},
 		{"no partition", "SELECT a, rank() OVER (ORDER BY a) AS r FROM t WHERE k = {variables.k}", false, 1, 18, "variable 'k' is compared to \"k\", which the window's PARTITION BY does not hold"},
 		{"a range variable", "SELECT a, lag(a) OVER (PARTITION BY k ORDER BY ts) AS p FROM t WHERE k = {variables.k} AND ts >= {variables.d}", false, 1, 18, "variable 'd' is a range"},
-		{"an aggregating query", "SELECT k, count(*) AS n, rank() OVER (PARTITION BY k ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 33, "in a query that aggregates"},
+		// Over the groups of an aggregating query: computed over the read
+		// of its groups (windowgroups.go), whatever the variables.
+		{"over groups", "SELECT k, count(*) AS n, rank() OVER (PARTITION BY k ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", true, 0, 0, ""},
+		{"over groups, a range", "SELECT date(ts) AS day, count(*) AS n, sum(count(*)) OVER (ORDER BY date(ts) ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d FROM t WHERE ts >= {variables.d} GROUP BY date(ts) ORDER BY day", true, 0, 0, ""},
+		{"over groups, an item without a name", "SELECT k, count(*), rank() OVER (ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 28, "in a query that aggregates materializes when it reads the query's groups: name every SELECT item"},
+		{"over groups, a column not grouped by", "SELECT k, a, count(*) AS n, rank() OVER (ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 36, "read only group keys and aggregates"},
 		{"in a subquery in FROM", "SELECT a FROM (SELECT a, k, rank() OVER (PARTITION BY k ORDER BY a) AS r FROM t) x WHERE k = {variables.k}", false, 1, 36, "materialize only in the outer SELECT list"},
 		{"a named window", "SELECT a, rank() OVER w AS r FROM t WHERE k = {variables.k} WINDOW w AS (PARTITION BY k ORDER BY a)", false, 1, 18, "a WINDOW clause"},
 		{"under OR", "SELECT a, rank() OVER (PARTITION BY k, j ORDER BY a) AS r FROM t WHERE (k = {variables.k} OR j = {variables.j})", false, 1, 18, "variable 'k' is under OR"},
@@ -122,19 +127,20 @@ func TestWindows(t *testing.T) {
 // engine.
 func TestIssueShapes(t *testing.T) {
 	proved := map[string][]string{
-		"BETWEEN, as >= and <=":                          {"between_daily"},
-		"OR of conditions on stored keys":                {"or_of_keys"},
-		"a variable in a subquery in FROM keyed by it":   {"derived_keyed_range"},
-		"a range moved by a constant interval":           {"interval_trailing_week"},
-		"windows partitioned by the variables' keys":     {"window_per_user_timeline", "window_running_revenue_by_country"},
-		"CTE chain through projection":                   {"cte_projection_range", "cte_chain_daily_users"},
-		"CTE chain through aggregation by its column":    {"cte_grouped_by_key"},
-		"aggregation carried out of a CTE or subquery":   {"nested_per_user_range", "nested_avg_dau", "nested_histogram_top", "nested_window_over_days", "nested_chain_histogram"},
-		"CTE chain through DISTINCT and an inner join":   {"cte_distinct_join"},
-		"CTE chain through a cross join":                 {"cte_cross_join"},
-		"CTE chain through UNION ALL":                    {"cte_union_all_range"},
-		"CTE chain through a LEFT join that keeps rows":  {"cte_left_join_funnel"},
-		"CTE chain through a RIGHT join that keeps rows": {"cte_right_join_list"},
+		"BETWEEN, as >= and <=":                           {"between_daily"},
+		"OR of conditions on stored keys":                 {"or_of_keys"},
+		"a variable in a subquery in FROM keyed by it":    {"derived_keyed_range"},
+		"a range moved by a constant interval":            {"interval_trailing_week"},
+		"windows partitioned by the variables' keys":      {"window_per_user_timeline", "window_running_revenue_by_country"},
+		"windows over the groups of an aggregating query": {"window_rolling_7d_daily", "window_rank_per_country_top"},
+		"CTE chain through projection":                    {"cte_projection_range", "cte_chain_daily_users"},
+		"CTE chain through aggregation by its column":     {"cte_grouped_by_key"},
+		"aggregation carried out of a CTE or subquery":    {"nested_per_user_range", "nested_avg_dau", "nested_histogram_top", "nested_window_over_days", "nested_chain_histogram"},
+		"CTE chain through DISTINCT and an inner join":    {"cte_distinct_join"},
+		"CTE chain through a cross join":                  {"cte_cross_join"},
+		"CTE chain through UNION ALL":                     {"cte_union_all_range"},
+		"CTE chain through a LEFT join that keeps rows":   {"cte_left_join_funnel"},
+		"CTE chain through a RIGHT join that keeps rows":  {"cte_right_join_list"},
 	}
 	byName := map[string]shape{}
 	for _, s := range shapes {

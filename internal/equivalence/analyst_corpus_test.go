@@ -248,6 +248,11 @@ GROUP BY distinct_id HAVING sum(amount) > {variables.num}`)},
   SELECT distinct_id, event, n, RANK() OVER (PARTITION BY distinct_id ORDER BY n DESC) AS rk FROM per_user
 )
 SELECT distinct_id, event, n FROM ranked WHERE rk = 1`)},
+		{name: "top_browser_rank_over_groups", shapes: []string{"top-N per group", "window over groups", "range"}, vars: []string{"from", "to"},
+			sql: shared(`SELECT country, browser, count(*) AS n,
+  RANK() OVER (PARTITION BY country ORDER BY count(*) DESC, browser) AS rk
+FROM events_p WHERE timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY country, browser`)},
 		{name: "last_purchase_correlated", tail: "e.timestamp", shapes: []string{"top-N per group", "correlated subquery"}, engines: notCH, vars: []string{"from"}, ordered: true,
 			sql: shared(`SELECT e.distinct_id, e.timestamp, e.uuid FROM events e
 WHERE e.event = 'purchase' AND e.timestamp >= {variables.from}

@@ -132,8 +132,14 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return a.refuse(CodeUnparsable, "the SQL parser cannot read this query faithfully: %s", lx.trap)
 	}
 	p, err := parse(query, lx, opts.Engine, phs)
-	inlined := err == nil && inlineWith(p.stmt)
+	inlined, withWhy := false, ""
+	if err == nil {
+		inlined, withWhy = inlineWithWhy(p.stmt)
+	}
 	why, off := lx.unsupported(inlined)
+	if withWhy != "" && strings.HasPrefix(why, "a query that starts with WITH") {
+		why = withWhy
+	}
 	var window *Reason
 	if why == windowReason && err == nil {
 		// Windows of the outer SELECT list over partitions that hold the
@@ -175,6 +181,27 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		return a, nil
 	}
 	liftDerived(sel)
+	// Where the variables stay in the one subquery, the plan is the
+	// subquery's, and the outer query is computed over its read (see
+	// nested.go), windows of its SELECT list too; through a chain of
+	// such subqueries, the innermost's, each outer one computed in turn.
+	var outers []*tree.Select
+	for {
+		inner, ok := nestedInner(sel)
+		if !ok {
+			break
+		}
+		outers = append(outers, sel)
+		sel, window = inner, nil
+	}
+	if window != nil {
+		// Windows over the groups of an aggregating query are computed
+		// over the read of its groups (see windowgroups.go).
+		if outer, inner, ok := windowsOverGroups(sel); ok {
+			outers = append(outers, outer)
+			sel, window = inner, nil
+		}
+	}
 	uses, reason := a.usesOf(sel, p, phs, order)
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
@@ -183,7 +210,10 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts, window)
+	plan, reason := build(sel, lx, a.Variables, uses, opts, window, len(outers) > 0)
+	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
+		reason = plan.around(outers[i], lx, i == 0)
+	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
 		for i := range a.Variables {
@@ -400,9 +430,16 @@ func classify(sel *tree.Select) []bind {
 			place, hint := where, ""
 			if where == "FROM" {
 				place = "a subquery in FROM"
-				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by)"
-				if f.inJoinCondition() {
+				hint = "; compare it in the outer WHERE with a column the subquery selects (and groups by), or make the subquery the outer query's only FROM item, with no variable, table or subquery outside it, to materialize at the subquery's grain"
+				switch {
+				case f.inJoinCondition():
 					place, hint = "a JOIN condition", "; move the condition to the WHERE (for an inner join it means the same)"
+				case f.has(func(n tree.Node) bool { _, ok := n.(*tree.Union); return ok }):
+					place = "a UNION in FROM"
+					hint = "; compare it in the WHERE of every branch, by one operator, with the column each branch selects at one position (and groups by), or in the outer WHERE"
+				case f.onNullSide():
+					place = "a subquery on the side of an outer join that gets NULLs"
+					hint = ": the join keeps the other side's rows whatever it matches there, so the condition cannot move to the outer WHERE; compare it with a column of the side the join keeps"
 				}
 			}
 			out = append(out, bind{f.ph, use{reason: &Reason{Code: CodeNotInWhere,
@@ -669,6 +706,29 @@ func (f found) inJoinCondition() bool {
 		}
 		if next == tree.Node(j.On) {
 			return true
+		}
+	}
+	return false
+}
+
+// onNullSide reports whether the placeholder is in a table expression
+// on the side of a LEFT or RIGHT join that the join fills with NULLs.
+func (f found) onNullSide() bool {
+	for i, n := range f.path {
+		j, ok := n.(*tree.JoinTableExpr)
+		if !ok || i+1 >= len(f.path) {
+			continue
+		}
+		next := f.path[i+1]
+		switch joinWord[j.Join] {
+		case "LEFT JOIN", "NATURAL LEFT JOIN":
+			if next == tree.Node(j.RightExpr) {
+				return true
+			}
+		case "RIGHT JOIN", "NATURAL RIGHT JOIN":
+			if next == tree.Node(j.LeftExpr) {
+				return true
+			}
 		}
 	}
 	return false

@@ -29,7 +29,7 @@ func TestAnalyzeVerdicts(t *testing.T) {
 		{"alone", "SELECT count(*) FROM t WHERE {variables.x}", CodeInExpression, ""},
 		{"group by", "SELECT count(*) FROM t GROUP BY {variables.x}", CodeNotInWhere, ""},
 		{"order by", "SELECT a FROM t ORDER BY {variables.x}", CodeNotInWhere, ""},
-		{"derived table not keyed by the column", "SELECT count(*) FROM (SELECT b FROM t WHERE a = {variables.x}) AS s", CodeNotInWhere, ""},
+		{"derived table not keyed by the column, beside a table", "SELECT count(*) FROM (SELECT b FROM t WHERE a = {variables.x}) AS s JOIN u ON u.b = s.b", CodeNotInWhere, ""},
 		{"derived table keyed by the column", "SELECT count(*) FROM (SELECT a FROM t WHERE a = {variables.x}) AS s", "", "="},
 		{"exists", "SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = {variables.x})", CodeNotInWhere, ""},
 		{"two columns, qualified", "SELECT count(*) FROM t WHERE t.a >= {variables.x} AND u.a < {variables.x}", CodeDifferentColumns, ""},

@@ -26,11 +26,16 @@ func liftFrom(sel *tree.Select, te tree.TableExpr) {
 	case *tree.JoinTableExpr:
 		// Only inner joins: a LEFT join's right side filtered in WHERE
 		// would drop the rows it keeps with NULLs.
-		if j := joinWord[t.Join]; j == "JOIN" || t.Join == "STRAIGHT_JOIN" {
+		// A LEFT (RIGHT) join keeps every row of its left (right) side:
+		// a condition on a column of that side means the same in WHERE.
+		switch j := joinWord[t.Join]; {
+		case j == "JOIN" || t.Join == "STRAIGHT_JOIN":
 			liftFrom(sel, t.LeftExpr)
 			liftFrom(sel, t.RightExpr)
-		} else if j == "LEFT JOIN" {
+		case j == "LEFT JOIN":
 			liftFrom(sel, t.LeftExpr)
+		case j == "RIGHT JOIN":
+			liftFrom(sel, t.RightExpr)
 		}
 	case *tree.ParenTableExpr:
 		if len(t.Exprs) == 1 {
@@ -39,6 +44,10 @@ func liftFrom(sel *tree.Select, te tree.TableExpr) {
 	case *tree.AliasedTableExpr:
 		sub, ok := t.Expr.(*tree.Subquery)
 		if !ok {
+			return
+		}
+		if u, ok := sub.Select.(*tree.Union); ok {
+			liftUnion(sel, t.As, u)
 			return
 		}
 		inner, ok := sub.Select.(*tree.Select)
@@ -94,14 +103,21 @@ func liftTerm(inner *tree.Select, alias tree.Ident, term tree.Expr) tree.Expr {
 // when inner's rows are keyed by it: it does not aggregate, or it groups
 // by col.
 func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
-	name := ""
-	for _, se := range inner.SelectExprs {
+	name, _, ok := keyedItem(inner, col)
+	return name, ok
+}
+
+// keyedItem is keyedOutput with the index of the SELECT item that
+// outputs col.
+func keyedItem(inner *tree.Select, col *tree.ColName) (string, int, bool) {
+	name, at := "", -1
+	for i, se := range inner.SelectExprs {
 		ae, ok := se.(*tree.AliasedExpr)
 		if !ok {
 			continue
 		}
 		if c, ok := ae.Expr.(*tree.ColName); ok && sameColumn(inner, c, col) {
-			name = c.Name.Name
+			name, at = c.Name.Name, i
 			if !ae.As.IsEmpty() {
 				name = ae.As.Name
 			}
@@ -109,26 +125,26 @@ func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
 		}
 	}
 	if name == "" {
-		return "", false
+		return "", -1, false
 	}
 	// The output name must name that column alone.
 	for _, se := range inner.SelectExprs {
 		if ae, ok := se.(*tree.AliasedExpr); ok && !ae.As.IsEmpty() && strings.EqualFold(ae.As.Name, name) {
 			if c, ok := ae.Expr.(*tree.ColName); !ok || !sameColumn(inner, c, col) {
-				return "", false
+				return "", -1, false
 			}
 		}
 	}
 	aggregating := len(inner.GroupBy) > 0 || inner.Having != nil || hasAggregate(selectNodes(inner.SelectExprs)...)
 	if !aggregating {
-		return name, true
+		return name, at, true
 	}
 	for _, g := range inner.GroupBy {
 		if gc, ok := unparen(g).(*tree.ColName); ok && (sameColumn(inner, gc, col) || gc.Qualifier.IsEmpty() && strings.EqualFold(gc.Name.Name, name)) {
-			return name, true
+			return name, at, true
 		}
 	}
-	return "", false
+	return "", -1, false
 }
 
 // sameColumn reports whether c and col, columns read in inner, are the
@@ -181,4 +197,163 @@ func andOf(terms []tree.Expr) tree.Expr {
 		out = &tree.AndExpr{Left: out, Right: t}
 	}
 	return out
+}
+
+// liftUnion moves the conditions of variables out of the branches of u, a
+// UNION [ALL] read as the derived table alias, into sel's WHERE: a
+// condition every branch holds, comparing the same variable as itself by
+// the same operator with the column each branch outputs at one position,
+// as itself and keyed by it (see keyedOutput). Each branch filtered by it
+// and then united gives the rows of the union filtered by it (a row
+// UNION DISTINCT drops equals one kept, column for column). Each branch's
+// condition becomes one term of sel's WHERE over the union's column
+// (named by the first branch), so that every placeholder is still read
+// once; the terms are the same condition. Nothing moves when a branch is
+// not a plain SELECT, the union or a branch has a LIMIT, or a branch
+// lacks the condition.
+func liftUnion(sel *tree.Select, alias tree.Ident, u *tree.Union) {
+	branches, ok := unionBranches(u)
+	if !ok || alias.IsEmpty() {
+		return
+	}
+	for _, b := range branches {
+		liftDerived(b)
+		if b.Where == nil || b.Limit != nil || b.LimitBy != nil {
+			return
+		}
+		for _, se := range b.SelectExprs {
+			if _, ok := se.(*tree.AliasedExpr); !ok {
+				return // a * makes positions the engine's
+			}
+		}
+	}
+	terms := make([][]tree.Expr, len(branches))
+	for i, b := range branches {
+		terms[i] = andTerms(b.Where)
+	}
+	taken := make([][]bool, len(branches))
+	for i := range branches {
+		taken[i] = make([]bool, len(terms[i]))
+	}
+	var lifted []tree.Expr
+	for k, t0 := range terms[0] {
+		c0, at0, ok := unionTerm(branches[0], t0)
+		if !ok {
+			continue
+		}
+		name := outputName(branches[0], at0)
+		match := []int{k}
+		for i := 1; i < len(branches); i++ {
+			found := -1
+			for j, ti := range terms[i] {
+				ci, at, ok := unionTerm(branches[i], ti)
+				if ok && !taken[i][j] && at == at0 && ci.Operator == c0.Operator && variableOf(ci.Right) == variableOf(c0.Right) {
+					found = j
+					break
+				}
+			}
+			if found < 0 {
+				match = nil
+				break
+			}
+			match = append(match, found)
+		}
+		if match == nil {
+			continue
+		}
+		for i, j := range match {
+			taken[i][j] = true
+			c := unparen(terms[i][j]).(*tree.ComparisonExpr)
+			lifted = append(lifted, &tree.ComparisonExpr{Operator: c.Operator, Right: c.Right,
+				Left: &tree.ColName{Name: tree.NewIdent(name), Qualifier: tree.TableName{Parts: []tree.Ident{alias}}}})
+		}
+	}
+	if len(lifted) == 0 {
+		return
+	}
+	for i, b := range branches {
+		var keep []tree.Expr
+		for j, t := range terms[i] {
+			if !taken[i][j] {
+				keep = append(keep, t)
+			}
+		}
+		b.Where = andOf(keep)
+	}
+	for _, e := range lifted {
+		addWhere(sel, e)
+	}
+}
+
+// unionBranches returns the SELECTs u unites, through nested UNION and
+// UNION ALL and parentheses; false when one is another operation or has
+// an ORDER BY, LIMIT or WITH of its own at the union's level.
+func unionBranches(s tree.SelectStatement) ([]*tree.Select, bool) {
+	switch x := s.(type) {
+	case *tree.Select:
+		return []*tree.Select{x}, x.With == nil
+	case *tree.ParenSelect:
+		if x.With != nil {
+			return nil, false
+		}
+		return unionBranches(x.Select)
+	case *tree.Union:
+		switch x.Type {
+		case "UNION", "UNION ALL", "UNION DISTINCT":
+		default:
+			return nil, false
+		}
+		if x.With != nil || x.Limit != nil || x.LimitBy != nil || len(x.OrderBy) > 0 {
+			return nil, false
+		}
+		l, ok := unionBranches(x.Left)
+		if !ok {
+			return nil, false
+		}
+		r, ok := unionBranches(x.Right)
+		return append(l, r...), ok
+	}
+	return nil, false
+}
+
+// unionTerm reads term, a WHERE term of a branch b of a union, as column
+// op variable where b outputs column as itself, keyed by it, at SELECT
+// item at.
+func unionTerm(b *tree.Select, term tree.Expr) (*tree.ComparisonExpr, int, bool) {
+	c, ok := unparen(term).(*tree.ComparisonExpr)
+	if !ok || variableOf(c.Right) == "" {
+		return nil, 0, false
+	}
+	if _, ok := rangeOps[c.Operator]; !ok && c.Operator != "IN" {
+		return nil, 0, false
+	}
+	col, ok := unparen(c.Left).(*tree.ColName)
+	if !ok {
+		return nil, 0, false
+	}
+	_, at, ok := keyedItem(b, col)
+	return c, at, ok
+}
+
+// variableOf is the code name of the variable e is, as itself (or, for
+// IN, as a list of one: ({variables.x})); "" otherwise.
+func variableOf(e tree.Expr) string {
+	e = unparen(e)
+	if t, ok := e.(*tree.ValTuple); ok && len(t.Exprs) == 1 {
+		e = unparen(t.Exprs[0])
+	}
+	if ph := placeholderOf(e); ph != nil {
+		return ph.Name
+	}
+	return ""
+}
+
+// outputName is the name of SELECT item at of b, an AliasedExpr of a
+// column (see unionTerm).
+func outputName(b *tree.Select, at int) string {
+	ae := b.SelectExprs[at].(*tree.AliasedExpr)
+	if !ae.As.IsEmpty() {
+		return ae.As.Name
+	}
+	return ae.Expr.(*tree.ColName).Name.Name
 }

@@ -27,12 +27,17 @@ func TestAnalyzeDerivedTables(t *testing.T) {
 		{"aliased output", "SELECT c, sum(n) AS n FROM (SELECT country AS c, count(*) AS n FROM events WHERE country = {variables.x} GROUP BY country) t GROUP BY c", "", `"t"."c"`},
 		{"rows, a range", "SELECT e.event, count(*) AS n FROM (SELECT event, timestamp FROM events WHERE timestamp >= {variables.from} AND event <> 'x') e GROUP BY e.event", "", `"e"."timestamp"`},
 		{"inner join", "SELECT u.plan, count(*) AS n FROM users u JOIN (SELECT distinct_id, event FROM events WHERE event = {variables.x}) e ON e.distinct_id = u.id GROUP BY u.plan", "", `"e"."event"`},
-		{"not grouped by the column", "SELECT count(*) AS n FROM (SELECT distinct_id, count(*) AS c FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) u", CodeNotInWhere, ""},
-		{"column not selected", "SELECT count(*) AS n FROM (SELECT distinct_id FROM events WHERE event = {variables.x}) u", CodeNotInWhere, ""},
-		{"limit picks rows first", "SELECT count(*) AS n FROM (SELECT event FROM events WHERE event = {variables.x} ORDER BY event LIMIT 5) u", CodeNotInWhere, ""},
+		// Not keyed, the subquery alone in FROM: its plan is the
+		// subquery's, the outer query computed over its read (nested.go).
+		{"not grouped by the column, alone", "SELECT count(*) AS n FROM (SELECT distinct_id, count(*) AS c FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) u", "", `"timestamp"`},
+		{"column not selected, alone", "SELECT count(*) AS n FROM (SELECT distinct_id FROM events WHERE event = {variables.x}) u", "", `"event"`},
+		{"limit picks rows first, alone", "SELECT count(*) AS n FROM (SELECT event FROM events WHERE event = {variables.x} ORDER BY event LIMIT 5) u", "", `"event"`},
+		{"not grouped by the column, beside a table", "SELECT count(*) AS n FROM (SELECT distinct_id, count(*) AS c FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) u JOIN users s ON s.id = u.distinct_id", CodeNotInWhere, ""},
+		{"not grouped by the column, a subquery in the outer WHERE", "SELECT count(*) AS n FROM (SELECT distinct_id, count(*) AS c FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) u WHERE u.distinct_id IN (SELECT id FROM users)", CodeNotInWhere, ""},
+		{"not grouped by the column, a variable outside too", "SELECT count(*) AS n FROM (SELECT distinct_id, count(*) AS c FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id) u WHERE u.c > {variables.x}", CodeNotInWhere, ""},
 		{"right side of a left join", "SELECT u.plan, count(e.event) AS n FROM users u LEFT JOIN (SELECT distinct_id, event FROM events WHERE event = {variables.x}) e ON e.distinct_id = u.id GROUP BY u.plan", CodeNotInWhere, ""},
-		{"alias names another column", "SELECT count(*) AS n FROM (SELECT event, plan AS event2, country AS event FROM events WHERE event = {variables.x}) u", CodeNotInWhere, ""},
-		{"under OR inside", "SELECT count(*) AS n FROM (SELECT event FROM events WHERE event = {variables.x} OR event = 'y') u", CodeNotInWhere, ""},
+		{"alias names another column", "SELECT count(*) AS n FROM (SELECT event, plan AS event2, country AS event FROM events WHERE event = {variables.x}) u", CodeNotColumn, ""},
+		{"under OR inside", "SELECT count(*) AS n FROM (SELECT event FROM events WHERE event = {variables.x} OR event = 'y') u", CodeUnderOr, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -62,9 +67,9 @@ func TestReasonPositions(t *testing.T) {
 		says         string
 	}{
 		{"under OR", "SELECT count(*) FROM events\nWHERE (event = {variables.e} OR event = 'x')", CodeUnderOr, 2, 16, "write `event IN {variables.list}`"},
-		{"subquery in FROM", "SELECT count(*) FROM (\n  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id\n) u", CodeNotInWhere, 2, 68, "compare it in the outer WHERE"},
+		{"subquery in FROM", "SELECT count(*) FROM (\n  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id\n) u JOIN users s ON s.id = u.distinct_id", CodeNotInWhere, 2, 68, "compare it in the outer WHERE"},
 		{"JOIN condition", "SELECT count(*) FROM a JOIN b ON b.id = a.id AND b.k = {variables.k}", CodeNotInWhere, 1, 56, "move the condition to the WHERE"},
-		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s", CodeNotInWhere, 1, 38, "subquery in FROM"},
+		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s JOIN u ON u.a = s.a", CodeNotInWhere, 1, 38, "subquery in FROM"},
 		{"window", "SELECT a,\n  rank() OVER (ORDER BY a) AS r FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 2, 10, "PARTITION BY does not hold"},
 		{"expression", "SELECT a FROM t WHERE lower(b) = lower({variables.k})", CodeInExpression, 1, 40, "lower(column) = {variables.x}"},
 		{"union", "SELECT a FROM t WHERE b = {variables.k}\nUNION ALL SELECT a FROM u", CodeUnsupportedQuery, 2, 1, "not a UNION"},

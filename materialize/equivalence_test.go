@@ -210,6 +210,92 @@ var shapes = []shape{
 		c AS (SELECT DISTINCT distinct_id, country FROM p WHERE country = {variables.country})
 		SELECT count(*) AS n FROM c JOIN events e ON e.distinct_id = c.distinct_id WHERE e.event = '$pageview'`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
+	// The shapes of issue 37 that analysts write (see TestIssueShapes):
+	// BETWEEN read as >= and <=; an OR of keys; a range inside a subquery
+	// in FROM whose rows it keys; a range moved by a constant interval; a
+	// cross join of a CTE.
+	{name: "between_daily", query: `SELECT date(timestamp) AS day, count(*) AS n FROM events
+		WHERE timestamp BETWEEN {variables.date_from} AND {variables.date_to} GROUP BY day ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "or_of_keys", query: `SELECT event, count(*) AS n FROM ` + withProps + `
+		WHERE (country = {variables.country} OR plan = {variables.plan}) AND timestamp >= {variables.date_from}
+		GROUP BY event ORDER BY event`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"country": p.country(), "plan": p.plan(), "date_from": p.date(engine.Day)}
+		}},
+	{name: "derived_keyed_range", query: `SELECT d.event, count(*) AS n, count(DISTINCT d.distinct_id) AS users FROM (
+		SELECT event, distinct_id, timestamp FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		) d GROUP BY d.event ORDER BY d.event`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "interval_trailing_week", query: `SELECT event, count(*) AS n FROM events
+		WHERE timestamp >= datetime({variables.date_to}, '-7 days') AND timestamp < {variables.date_to} GROUP BY event ORDER BY event`,
+		dates: []string{"date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_to": p.date(engine.Day)}
+		}},
+	{name: "cte_cross_join", query: `WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.event}),
+		k AS (SELECT 'a' AS kind UNION ALL SELECT 'b')
+		SELECT k.kind, count(*) AS n FROM s, k GROUP BY k.kind ORDER BY k.kind`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	// A UNION ALL in a CTE whose every branch compares the range with the
+	// column it selects at one position (see liftUnion), and CTEs on the
+	// side of an outer join that keeps its rows (see liftFrom).
+	{name: "cte_union_all_range", query: `WITH u AS (SELECT timestamp, distinct_id, event FROM events
+		WHERE event = '$pageview' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		UNION ALL SELECT timestamp, distinct_id, 'bought' FROM events
+		WHERE event = 'purchase' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to})
+		SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM u GROUP BY event ORDER BY event`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "cte_left_join_funnel", query: `WITH s AS (SELECT distinct_id, timestamp FROM events
+		WHERE event = 'signed_up' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to})
+		SELECT count(DISTINCT s.distinct_id) AS started, count(DISTINCT b.distinct_id) AS bought
+		FROM s LEFT JOIN events b ON b.distinct_id = s.distinct_id AND b.event = 'purchase' AND b.timestamp > s.timestamp`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "cte_right_join_list", query: `WITH s AS (SELECT distinct_id, event FROM events WHERE event IN {variables.events})
+		SELECT s.event, count(*) AS n, count(p.distinct_id) AS buyers
+		FROM (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase') p RIGHT JOIN s ON p.distinct_id = s.distinct_id
+		GROUP BY s.event ORDER BY s.event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	// Aggregation carried out of a CTE or subquery in FROM (see
+	// nested.go): the variables stay in the one subquery, which groups by
+	// another column; the stored table is the subquery's, and the outer
+	// query is computed over its exact read.
+	{name: "nested_per_user_range", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n, max(timestamp) AS last FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id)
+		SELECT count(*) AS users, sum(n) AS events, max(n) AS most, max(last) AS last FROM per_user`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "nested_avg_dau", query: `SELECT avg(users) AS avg_dau, max(users) AS peak, count(*) AS days FROM (
+		SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY date(timestamp)) daily`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "nested_histogram_top", query: `SELECT n, count(*) AS users FROM (
+		SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY distinct_id) u
+		GROUP BY n ORDER BY users DESC, n LIMIT 5`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	{name: "nested_chain_histogram", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n FROM events
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id),
+		histogram AS (SELECT n, count(*) AS users FROM per_user GROUP BY n)
+		SELECT max(users) AS most_common, count(*) AS sizes, sum(n * users) AS events FROM histogram`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "nested_window_over_days", query: `SELECT day, n, sum(n) OVER (ORDER BY day) AS running FROM (
+		SELECT date(timestamp) AS day, count(*) AS n FROM events WHERE event = {variables.event}
+		AND timestamp >= {variables.date_from} GROUP BY date(timestamp)) d ORDER BY day`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"event": p.event(), "date_from": p.date(engine.Day)}
+		}},
+	// Windows over the groups of an aggregating query (see
+	// windowgroups.go): computed over the read of its groups, whatever
+	// the variables (a range included).
+	{name: "window_rolling_7d_daily", query: `SELECT date(timestamp) AS day, count(*) AS n,
+		sum(count(*)) OVER (ORDER BY date(timestamp) ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d,
+		count(DISTINCT distinct_id) AS users
+		FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY date(timestamp) ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "window_rank_per_country_top", query: `SELECT json_extract(properties, '$.country') AS country, event, count(*) AS n,
+		rank() OVER (PARTITION BY json_extract(properties, '$.country') ORDER BY count(*) DESC, event) AS rk
+		FROM events WHERE timestamp >= {variables.date_from} GROUP BY 1, event ORDER BY country, rk LIMIT 12`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"date_from": p.date(engine.Day)}
+		}},
 	// Window functions whose PARTITION BY holds the variables' keys (see
 	// windowsRefusal): computed when the table is built, partitions kept whole.
 	{name: "window_per_user_timeline", query: `SELECT distinct_id, timestamp, event,

@@ -46,7 +46,7 @@ func TestUnsupportedConstructsSayWhich(t *testing.T) {
 		d           engine.Engine
 		query, want string
 	}{
-		{engine.SQLite, "WITH p AS (SELECT 1 AS a) SELECT count(*) FROM p, p AS q WHERE p.a = {variables.a}", "WITH (common table expressions)"},
+		{engine.SQLite, "WITH p AS (SELECT 1 AS a) SELECT count(*) FROM p, p AS q WHERE p.a = {variables.a}", "the WITH query p is read 2 times"},
 		{engine.PostgreSQL, "SELECT count(*) OVER (PARTITION BY b) FROM t WHERE a = {variables.a}", "a window function (OVER)"},
 		{engine.PostgreSQL, "SELECT a FROM t\nWHERE a IS DISTINCT FROM {variables.a}", "IS [NOT] DISTINCT FROM"},
 		{engine.PostgreSQL, "SELECT a FROM t WHERE a ~ '^x' AND b = {variables.a}", "the operator ~"},

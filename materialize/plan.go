@@ -40,6 +40,9 @@ type Plan struct {
 	// source computes stored rows from the source data, for the partial
 	// buckets of an unaligned range; nil when no variable is bucketed.
 	source *source
+	// outer is the query a read computes over the stored table's
+	// answer, when the plan is of its one subquery (see nested.go).
+	outer *outerRead
 }
 
 // filter is one comparison of the read query: stored column op value.
@@ -93,6 +96,9 @@ type builder struct {
 	grainNames map[string]string
 	// storedNames are the column names of stored, in order
 	storedNames []string
+	// subquery: sel is the one subquery of the query (see nested.go),
+	// whose SELECT items are not the text's top-level ones.
+	subquery bool
 	// uniqueGrain: the rows the read aggregates hold each value of the
 	// one grain expression once (see oneBucket), so that DISTINCT
 	// aggregates over it need no DISTINCT.
@@ -118,7 +124,7 @@ func fail(code Code, format string, args ...any) error {
 }
 
 // build rewrites sel; a query it cannot rewrite returns a Reason.
-func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason) (*Plan, *Reason) {
+func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason, subquery bool) (*Plan, *Reason) {
 	if window != nil {
 		if why := windowsRefusal(sel, vars, uses, opts); why != "" {
 			r := *window
@@ -126,25 +132,30 @@ func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Opti
 			return nil, &r
 		}
 	}
-	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts,
+	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts, subquery: subquery,
 		aliases: map[string]int{}, parts: map[string]string{}, grainNames: map[string]string{}}
 	plan, err := b.build(lx)
 	if err != nil {
-		var re *reasonError
-		if errors.As(err, &re) {
-			r := re.r
-			if re.off > 0 && r.Line == 0 {
-				r.Line, r.Column = lineCol(lx.src, re.off-1)
-			}
-			return nil, &r
-		}
-		var ue *unsupportedError
-		if errors.As(err, &ue) {
-			return nil, &Reason{Code: CodeUnsupportedQuery, Message: "the query uses " + ue.Error() + " by the materialization printer"}
-		}
-		return nil, &Reason{Code: CodeUnsupportedQuery, Message: err.Error()}
+		return nil, reasonOf(err, lx)
 	}
 	return plan, nil
+}
+
+// reasonOf is the Reason of an error of the rewrite.
+func reasonOf(err error, lx *lexed) *Reason {
+	var re *reasonError
+	if errors.As(err, &re) {
+		r := re.r
+		if re.off > 0 && r.Line == 0 {
+			r.Line, r.Column = lineCol(lx.src, re.off-1)
+		}
+		return &r
+	}
+	var ue *unsupportedError
+	if errors.As(err, &ue) {
+		return &Reason{Code: CodeUnsupportedQuery, Message: "the query uses " + ue.Error() + " by the materialization printer"}
+	}
+	return &Reason{Code: CodeUnsupportedQuery, Message: err.Error()}
 }
 
 func (b *builder) build(lx *lexed) (*Plan, error) {
@@ -152,6 +163,9 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	pr.checkSelectOptions(b.sel)
 	if pr.err != nil {
 		return nil, pr.err
+	}
+	if off, ok := crossJoin(b.sel, lx, b.d); ok {
+		return nil, failAt(off, CodeUnsupportedQuery, "a CROSS JOIN cannot be materialized on %s yet: the materialization printer writes it as JOIN without ON, which %s refuses; list the tables in FROM separated by commas (FROM a, b)", b.d.Name(), b.d.Name())
 	}
 	if err := b.outputs(lx); err != nil {
 		return nil, err
@@ -210,7 +224,7 @@ func (b *builder) setRanges(aggregating bool) {
 // outputs collects the SELECT items and the names of the result columns.
 func (b *builder) outputs(lx *lexed) error {
 	spans := lx.selectItems()
-	if len(spans) != len(b.sel.SelectExprs) {
+	if len(spans) != len(b.sel.SelectExprs) || b.subquery {
 		spans = nil
 	}
 	for i, se := range b.sel.SelectExprs {
@@ -494,4 +508,31 @@ func intLiteral(e tree.Expr) (string, bool) {
 		}
 	}
 	return v.Text, true
+}
+
+// crossJoin returns the offset of the first CROSS JOIN of sel when d is
+// an engine that refuses a JOIN without ON, as the printer writes one
+// (PostgreSQL, ClickHouse).
+func crossJoin(sel *tree.Select, lx *lexed, d engine.Engine) (int, bool) {
+	if n := d.Name(); n == "sqlite" || n == "mysql" {
+		return 0, false
+	}
+	at := -1
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		j, ok := n.(*tree.JoinTableExpr)
+		if ok && j.Join == "CROSS JOIN" && j.On == nil && len(j.Using) == 0 {
+			at = j.Span().Start
+			return false, tree.ErrStop
+		}
+		return true, nil
+	}, sel)
+	if at < 0 {
+		return 0, false
+	}
+	for _, t := range lx.tokens {
+		if t.start >= at && lx.word(t, "cross") {
+			return t.start, true
+		}
+	}
+	return at, true
 }

@@ -66,8 +66,16 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	// those. Without one, the page's LIMIT goes on the read itself, where
 	// the engine can stop reading early.
 	wrap := pg != nil && p.limited
+	if p.outer != nil {
+		// The page is of the outer query's answer, which its own LIMIT
+		// picks first.
+		wrap = pg != nil && p.outer.limited
+	}
 	if wrap {
 		b.WriteString("SELECT * FROM (")
+	}
+	if p.outer != nil {
+		b.WriteString(p.outer.head)
 	}
 	values, err := p.movedValues(values)
 	if err != nil {
@@ -89,6 +97,9 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 		return "", nil, err
 	}
 	b.WriteString(p.readEnd)
+	if p.outer != nil {
+		b.WriteString(p.outer.end)
+	}
 	if wrap {
 		b.WriteString(") AS ")
 		b.WriteIdent("stored_page")

@@ -43,6 +43,37 @@ func TestTailEqualsInline(t *testing.T) {
 				}
 				return v
 			}},
+		{name: "cte_union_all_range", query: `WITH u AS (SELECT timestamp, distinct_id, event FROM events
+			WHERE event = '$pageview' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+			UNION ALL SELECT timestamp, distinct_id, 'bought' FROM events
+			WHERE event = 'purchase' AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to})
+			SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM u GROUP BY event ORDER BY event`,
+			dates: []string{"date_from", "date_to"}, values: func(p *pools) map[string]any {
+				v := rangeValues(p)
+				if p.rng.IntN(2) == 0 { // past the rows that arrive after the build
+					v["date_to"] = variable.Timestamp{Time: demo.End.AddDate(0, 1, 0)}
+				}
+				return v
+			}},
+		{name: "nested_per_user_range", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n, max(timestamp) AS last FROM events
+			WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id)
+			SELECT count(*) AS users, sum(n) AS events, max(n) AS most, max(last) AS last FROM per_user`,
+			dates: []string{"date_from", "date_to"}, values: func(p *pools) map[string]any {
+				v := rangeValues(p)
+				if p.rng.IntN(2) == 0 { // past the rows that arrive after the build
+					v["date_to"] = variable.Timestamp{Time: demo.End.AddDate(0, 1, 0)}
+				}
+				return v
+			}},
+		{name: "nested_chain_histogram", query: `WITH per_user AS (SELECT distinct_id, count(*) AS n FROM events
+			WHERE event IN {variables.events} GROUP BY distinct_id),
+			histogram AS (SELECT n, count(*) AS users FROM per_user GROUP BY n)
+			SELECT n, users FROM histogram ORDER BY n`,
+			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+		{name: "window_rolling_7d_daily", query: `SELECT date(timestamp) AS day, count(*) AS n,
+			sum(count(*)) OVER (ORDER BY date(timestamp) ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d
+			FROM events WHERE timestamp >= {variables.date_from} GROUP BY date(timestamp) ORDER BY day`,
+			dates: []string{"date_from"}, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Day)} }},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
@@ -130,7 +161,7 @@ func TestTailEqualsInline(t *testing.T) {
 		})
 	}
 	// A read of a tail plan needs the build instant.
-	_, _, err = plans[2].tail.Read("tail_2", map[string]any{"events": []string{"purchase"}})
+	_, _, err = plans[6].tail.Read("tail_6", map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})

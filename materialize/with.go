@@ -18,19 +18,36 @@ import (
 // list, [NOT] MATERIALIZED, ClickHouse's WITH expression AS name, or a
 // CTE read other than exactly once.
 func inlineWith(stmt tree.SelectStatement) bool {
+	ok, _ := inlineWithWhy(stmt)
+	return ok
+}
+
+// withRule is what every refusal of a WITH clause ends with.
+const withRule = "; a WITH query materializes when it is read exactly once, as a derived table would be"
+
+// inlineWithWhy is inlineWith with the reason it reports false for a
+// query that has a WITH clause, in words a user can act on.
+func inlineWithWhy(stmt tree.SelectStatement) (bool, string) {
 	sel, ok := stmt.(*tree.Select)
 	if !ok || sel.With == nil {
-		return false
+		return false, ""
 	}
 	w := sel.With
 	if w.Recursive {
-		return false
+		return false, "WITH RECURSIVE cannot be materialized" + withRule
 	}
 	ctes := map[string]*tree.CommonTableExpr{}
 	for _, c := range w.CTEs {
 		name := strings.ToLower(c.Name.Name)
-		if c.Subquery == nil || c.Columns != nil || c.Materialized != "" || ctes[name] != nil {
-			return false
+		switch {
+		case c.Subquery == nil:
+			return false, "a WITH expression AS name cannot be materialized; write the expression where it is used" + withRule
+		case c.Columns != nil:
+			return false, fmt.Sprintf("the WITH query %s has a column list, which cannot be materialized; name the columns in its SELECT list (expr AS name)", c.Name.Name) + withRule
+		case c.Materialized != "":
+			return false, fmt.Sprintf("the WITH query %s is marked %s, which cannot be materialized; drop the marker", c.Name.Name, c.Materialized) + withRule
+		case ctes[name] != nil:
+			return false, fmt.Sprintf("two WITH queries are named %s", c.Name.Name) + withRule
 		}
 		ctes[name] = c
 	}
@@ -51,11 +68,15 @@ func inlineWith(stmt tree.SelectStatement) bool {
 		return true, nil
 	}, sel)
 	if nested {
-		return false // a WITH inside could hide a name of this one
+		// A WITH inside could hide a name of this one.
+		return false, "a WITH clause inside the query cannot be materialized; put its queries in the outer WITH" + withRule
 	}
-	for name := range ctes {
-		if len(refs[name]) != 1 {
-			return false
+	for _, c := range w.CTEs {
+		if n := len(refs[strings.ToLower(c.Name.Name)]); n != 1 {
+			if n == 0 {
+				return false, fmt.Sprintf("the WITH query %s is never read, which cannot be materialized; drop it", c.Name.Name) + withRule
+			}
+			return false, fmt.Sprintf("the WITH query %s is read %d times, which cannot be materialized; repeat it as a subquery in FROM at each place that reads it", c.Name.Name, n) + withRule
 		}
 	}
 	for name, c := range ctes {
@@ -66,7 +87,7 @@ func inlineWith(stmt tree.SelectStatement) bool {
 		}
 	}
 	sel.With = nil
-	return true
+	return true, ""
 }
 
 // windowsRefusal says why the window functions of sel, a query whose
@@ -83,7 +104,7 @@ func windowsRefusal(sel *tree.Select, vars []Variable, uses [][]use, opts Option
 	}
 	if len(sel.GroupBy) > 0 || sel.Having != nil || sel.Distinct != "" ||
 		hasAggregate(selectNodes(sel.SelectExprs)...) || hasAggregate(orderNodes(sel.OrderBy)...) {
-		return "a window function (OVER) in a query that aggregates (GROUP BY, HAVING, DISTINCT or an aggregate) cannot be materialized: the stored table keeps parts of aggregates, not the rows a window reads"
+		return "a window function (OVER) in a query that aggregates materializes when it reads the query's groups: name every SELECT item that is not a column (expr AS name), read only group keys and aggregates in the SELECT list and ORDER BY, and refer to no output alias in HAVING"
 	}
 	var keys []string
 	for i, v := range vars {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,14 +22,38 @@ func TestWithChains(t *testing.T) {
 		{"projection", "WITH e AS (SELECT event, distinct_id FROM events WHERE event = {variables.e}) SELECT distinct_id FROM e ORDER BY distinct_id", "", ""},
 		{"chain through a qualified column", "WITH a AS (SELECT x.event, x.distinct_id FROM events x WHERE x.event = {variables.e}), b AS (SELECT event, distinct_id FROM a) SELECT count(*) AS n FROM b", "", ""},
 		{"grouped by the column", "WITH g AS (SELECT event, count(*) AS n FROM events WHERE event IN {variables.e} GROUP BY event) SELECT sum(n) AS n FROM g", "", ""},
-		{"read twice", "WITH e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e JOIN e AS f ON f.event = e.event", CodeUnsupportedQuery, "starts with WITH"},
-		{"never read", "WITH e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM events", CodeUnsupportedQuery, "starts with WITH"},
-		{"recursive", "WITH RECURSIVE e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e", CodeUnsupportedQuery, "starts with WITH"},
-		{"column list", "WITH e(ev) AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e", CodeUnsupportedQuery, "starts with WITH"},
-		{"not keyed: grouped by another column", "WITH g AS (SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY distinct_id) SELECT count(*) AS users FROM g",
+		{"read twice", "WITH e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e JOIN e AS f ON f.event = e.event", CodeUnsupportedQuery, "the WITH query e is read 2 times, which cannot be materialized; repeat it as a subquery in FROM at each place that reads it; a WITH query materializes when it is read exactly once, as a derived table would be (line 1, column 1)"},
+		{"never read", "WITH e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM events", CodeUnsupportedQuery, "the WITH query e is never read"},
+		{"recursive", "WITH RECURSIVE e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e", CodeUnsupportedQuery, "WITH RECURSIVE cannot be materialized"},
+		{"column list", "WITH e(ev) AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e", CodeUnsupportedQuery, "the WITH query e has a column list, which cannot be materialized; name the columns in its SELECT list (expr AS name)"},
+		{"marked materialized", "WITH e AS MATERIALIZED (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e", CodeUnsupportedQuery, "the WITH query e is marked MATERIALIZED, which cannot be materialized; drop the marker"},
+		{"a WITH inside", "WITH e AS (SELECT event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM e WHERE e.event IN (WITH x AS (SELECT 'a' AS v) SELECT v FROM x)", CodeUnsupportedQuery, "a WITH clause inside the query cannot be materialized"},
+		{"not keyed: grouped by another column, the CTE alone in FROM", "WITH g AS (SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY distinct_id) SELECT count(*) AS users, sum(n) AS n FROM g", "", ""},
+		{"not keyed: a LIMIT picks rows first, the CTE alone in FROM", "WITH e AS (SELECT event FROM events WHERE event = {variables.e} ORDER BY event LIMIT 5) SELECT count(*) AS n FROM e", "", ""},
+		{"not keyed: grouped by another column, joined", "WITH g AS (SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY distinct_id) SELECT count(*) AS users FROM g JOIN users u ON u.id = g.distinct_id",
 			CodeNotInWhere, "variable 'e' is used in a subquery in FROM"},
-		{"not keyed: a LIMIT picks rows first", "WITH e AS (SELECT event FROM events WHERE event = {variables.e} ORDER BY event LIMIT 5) SELECT count(*) AS n FROM e",
+		{"not keyed: a chain of two aggregations", "WITH g AS (SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY distinct_id), h AS (SELECT n, count(*) AS users FROM g GROUP BY n) SELECT max(users) AS most FROM h", "", ""},
+		{"not keyed: a chain whose middle joins a table", "WITH g AS (SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.e} GROUP BY distinct_id), h AS (SELECT g.n, count(*) AS users FROM g JOIN users u ON u.id = g.distinct_id GROUP BY g.n) SELECT max(users) AS most FROM h",
 			CodeNotInWhere, "variable 'e' is used in a subquery in FROM"},
+		{"UNION ALL, the variable in every branch", "WITH u AS (SELECT event, distinct_id FROM events WHERE event = {variables.e} UNION ALL SELECT event, distinct_id FROM archive WHERE event = {variables.e}) SELECT count(*) AS n FROM u", "", ""},
+		{"UNION of aggregates keyed by the column, a list", "WITH u AS (SELECT event, count(*) AS n FROM events WHERE event IN {variables.e} GROUP BY event UNION SELECT event, count(*) AS n FROM archive WHERE event IN ({variables.e}) GROUP BY event) SELECT sum(n) AS n FROM u", "", ""},
+		{"UNION ALL under a chain", "WITH u AS (SELECT x.event AS ev, x.timestamp FROM events x WHERE x.event = {variables.e} UNION ALL SELECT kind, at FROM archive WHERE kind = {variables.e}), v AS (SELECT ev FROM u) SELECT count(*) AS n FROM v", "", ""},
+		{"UNION ALL, a branch without the condition", "WITH u AS (SELECT event FROM events WHERE event = {variables.e} UNION ALL SELECT event FROM archive) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM; only the outer WHERE can be materialized; compare it in the WHERE of every branch"},
+		{"UNION ALL, the condition on another position", "WITH u AS (SELECT event, plan FROM events WHERE event = {variables.e} UNION ALL SELECT plan, event FROM archive WHERE event = {variables.e}) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM"},
+		{"UNION ALL with a LIMIT", "WITH u AS (SELECT event FROM events WHERE event = {variables.e} UNION ALL SELECT event FROM archive WHERE event = {variables.e} ORDER BY event LIMIT 3) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM"},
+		{"EXCEPT", "WITH u AS (SELECT event FROM events WHERE event = {variables.e} EXCEPT SELECT event FROM archive WHERE event = {variables.e}) SELECT count(*) AS n FROM u",
+			CodeNotInWhere, "variable 'e' is used in a UNION in FROM"},
+		{"LEFT JOIN, the CTE on the preserved side", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n, count(u.id) AS known FROM s LEFT JOIN users u ON u.id = s.distinct_id", "", ""},
+		{"LEFT JOIN inside the CTE", "WITH s AS (SELECT e.distinct_id, e.event FROM events e LEFT JOIN users u ON u.id = e.distinct_id WHERE e.event = {variables.e}) SELECT count(*) AS n FROM s", "", ""},
+		{"RIGHT JOIN, the CTE on the preserved side", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM users u RIGHT JOIN s ON u.id = s.distinct_id", "", ""},
+		{"LEFT JOIN, the CTE on the side of NULLs", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM users u LEFT JOIN s ON u.id = s.distinct_id",
+			CodeNotInWhere, "variable 'e' is used in a subquery on the side of an outer join that gets NULLs; only the outer WHERE can be materialized: the join keeps the other side's rows whatever it matches there, so the condition cannot move to the outer WHERE; compare it with a column of the side the join keeps (line 1, column 64)"},
+		{"RIGHT JOIN, the CTE on the side of NULLs", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM s RIGHT JOIN users u ON u.id = s.distinct_id",
+			CodeNotInWhere, "variable 'e' is used in a subquery on the side of an outer join that gets NULLs"},
+		{"cross join", "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM s, users u", "", ""},
 		{"window in a CTE", "WITH r AS (SELECT event, row_number() OVER (ORDER BY timestamp) AS k FROM events WHERE event = {variables.e}) SELECT count(*) AS n FROM r",
 			CodeUnsupportedQuery, "window functions (OVER) materialize only in the outer SELECT list"},
 	} {
@@ -61,7 +86,12 @@ func TestWindows(t *testing.T) {
 		{"partition by another column", "SELECT a, rank() OVER (PARTITION BY b ORDER BY a) AS r FROM t WHERE k = {variables.k}", false, 1, 18, "variable 'k' is compared to \"k\", which the window's PARTITION BY does not hold"},
 		{"no partition", "SELECT a, rank() OVER (ORDER BY a) AS r FROM t WHERE k = {variables.k}", false, 1, 18, "variable 'k' is compared to \"k\", which the window's PARTITION BY does not hold"},
 		{"a range variable", "SELECT a, lag(a) OVER (PARTITION BY k ORDER BY ts) AS p FROM t WHERE k = {variables.k} AND ts >= {variables.d}", false, 1, 18, "variable 'd' is a range"},
-		{"an aggregating query", "SELECT k, count(*) AS n, rank() OVER (PARTITION BY k ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 33, "in a query that aggregates"},
+		// Over the groups of an aggregating query: computed over the read
+		// of its groups (windowgroups.go), whatever the variables.
+		{"over groups", "SELECT k, count(*) AS n, rank() OVER (PARTITION BY k ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", true, 0, 0, ""},
+		{"over groups, a range", "SELECT date(ts) AS day, count(*) AS n, sum(count(*)) OVER (ORDER BY date(ts) ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS n_7d FROM t WHERE ts >= {variables.d} GROUP BY date(ts) ORDER BY day", true, 0, 0, ""},
+		{"over groups, an item without a name", "SELECT k, count(*), rank() OVER (ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 28, "in a query that aggregates materializes when it reads the query's groups: name every SELECT item"},
+		{"over groups, a column not grouped by", "SELECT k, a, count(*) AS n, rank() OVER (ORDER BY count(*)) AS r FROM t WHERE k = {variables.k} GROUP BY k", false, 1, 36, "read only group keys and aggregates"},
 		{"in a subquery in FROM", "SELECT a FROM (SELECT a, k, rank() OVER (PARTITION BY k ORDER BY a) AS r FROM t) x WHERE k = {variables.k}", false, 1, 36, "materialize only in the outer SELECT list"},
 		{"a named window", "SELECT a, rank() OVER w AS r FROM t WHERE k = {variables.k} WINDOW w AS (PARTITION BY k ORDER BY a)", false, 1, 18, "a WINDOW clause"},
 		{"under OR", "SELECT a, rank() OVER (PARTITION BY k, j ORDER BY a) AS r FROM t WHERE (k = {variables.k} OR j = {variables.j})", false, 1, 18, "variable 'k' is under OR"},
@@ -86,4 +116,76 @@ func TestWindows(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, a.Materializable())
 	assert.Contains(t, a.Reasons[0].Message, "with a live tail")
+}
+
+// TestIssueShapes is the audit of issue 37's list of what analysts write
+// against the shapes TestReadEqualsInline (and, with a live tail,
+// TestTailEqualsInline) proves exact on SQLite, on and off the buckets'
+// boundaries: each shape of the list names the shapes that hold it, and
+// each of those materializes. The analyst corpus
+// (internal/equivalence/testdata/analyst) runs the same shapes on every
+// engine.
+func TestIssueShapes(t *testing.T) {
+	proved := map[string][]string{
+		"BETWEEN, as >= and <=":                           {"between_daily"},
+		"OR of conditions on stored keys":                 {"or_of_keys"},
+		"a variable in a subquery in FROM keyed by it":    {"derived_keyed_range"},
+		"a range moved by a constant interval":            {"interval_trailing_week"},
+		"windows partitioned by the variables' keys":      {"window_per_user_timeline", "window_running_revenue_by_country"},
+		"windows over the groups of an aggregating query": {"window_rolling_7d_daily", "window_rank_per_country_top"},
+		"CTE chain through projection":                    {"cte_projection_range", "cte_chain_daily_users"},
+		"CTE chain through aggregation by its column":     {"cte_grouped_by_key"},
+		"aggregation carried out of a CTE or subquery":    {"nested_per_user_range", "nested_avg_dau", "nested_histogram_top", "nested_window_over_days", "nested_chain_histogram"},
+		"CTE chain through DISTINCT and an inner join":    {"cte_distinct_join"},
+		"CTE chain through a cross join":                  {"cte_cross_join"},
+		"CTE chain through UNION ALL":                     {"cte_union_all_range"},
+		"CTE chain through a LEFT join that keeps rows":   {"cte_left_join_funnel"},
+		"CTE chain through a RIGHT join that keeps rows":  {"cte_right_join_list"},
+	}
+	byName := map[string]shape{}
+	for _, s := range shapes {
+		byName[s.name] = s
+	}
+	for what, names := range proved {
+		for _, name := range names {
+			s, ok := byName[name]
+			if !assert.True(t, ok, "%s: no shape %s in TestReadEqualsInline", what, name) {
+				continue
+			}
+			opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
+			for _, d := range s.dates {
+				opts.Types[d] = variable.Date
+			}
+			a, err := Analyze(s.query, opts)
+			require.NoError(t, err)
+			assert.True(t, a.Materializable(), "%s (%s): %s", what, name, a.Reason())
+		}
+	}
+}
+
+// TestCrossJoinRefusedWhereUnprinted: the printer writes a CROSS JOIN as
+// JOIN without ON, which PostgreSQL ("syntax error at end of input") and
+// ClickHouse refuse, so a stored table of one could not be built there:
+// it is refused with its position and the comma rewrite, which
+// materializes; SQLite and MySQL read JOIN without ON as a cross join.
+func TestCrossJoinRefusedWhereUnprinted(t *testing.T) {
+	cross := "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e})\nSELECT count(*) AS n FROM s CROSS JOIN users u"
+	comma := "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e})\nSELECT count(*) AS n FROM s, users u"
+	for _, e := range []engine.Engine{engine.PostgreSQL, engine.ClickHouse} {
+		a, err := Analyze(cross, Options{Engine: e})
+		require.NoError(t, err)
+		require.False(t, a.Materializable(), e.Name())
+		r := a.Reasons[0]
+		assert.Equal(t, CodeUnsupportedQuery, r.Code)
+		assert.Equal(t, [2]int{2, 29}, [2]int{r.Line, r.Column}, e.Name())
+		assert.Contains(t, r.Message, "list the tables in FROM separated by commas (FROM a, b)")
+		a, err = Analyze(comma, Options{Engine: e})
+		require.NoError(t, err)
+		assert.True(t, a.Materializable(), "%s: %s", e.Name(), a.Reason())
+	}
+	for _, e := range []engine.Engine{engine.SQLite, engine.MySQL} {
+		a, err := Analyze(cross, Options{Engine: e})
+		require.NoError(t, err)
+		assert.True(t, a.Materializable(), "%s: %s", e.Name(), a.Reason())
+	}
 }

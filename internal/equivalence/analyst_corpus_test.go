@@ -248,6 +248,11 @@ GROUP BY distinct_id HAVING sum(amount) > {variables.num}`)},
   SELECT distinct_id, event, n, RANK() OVER (PARTITION BY distinct_id ORDER BY n DESC) AS rk FROM per_user
 )
 SELECT distinct_id, event, n FROM ranked WHERE rk = 1`)},
+		{name: "top_browser_rank_over_groups", shapes: []string{"top-N per group", "window over groups", "range"}, vars: []string{"from", "to"},
+			sql: shared(`SELECT country, browser, count(*) AS n,
+  RANK() OVER (PARTITION BY country ORDER BY count(*) DESC, browser) AS rk
+FROM events_p WHERE timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY country, browser`)},
 		{name: "last_purchase_correlated", tail: "e.timestamp", shapes: []string{"top-N per group", "correlated subquery"}, engines: notCH, vars: []string{"from"}, ordered: true,
 			sql: shared(`SELECT e.distinct_id, e.timestamp, e.uuid FROM events e
 WHERE e.event = 'purchase' AND e.timestamp >= {variables.from}
@@ -344,6 +349,74 @@ WHERE e.event = 'signed_up' AND e.timestamp >= {variables.from}
   WHERE e.event = 'purchase' AND e.timestamp > s.at
 )
 SELECT (SELECT count(*) FROM signups) AS signed_up, (SELECT count(*) FROM buyers) AS purchased`)},
+		{name: "funnel_cte_left_join", tail: "s.timestamp", shapes: []string{"funnel", "CTE", "LEFT JOIN keeps the CTE's rows", "range"}, vars: []string{"from", "to"},
+			sql: shared(`WITH signups AS (
+  SELECT distinct_id, timestamp FROM events
+  WHERE event = 'signed_up' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+)
+SELECT count(DISTINCT s.distinct_id) AS started, count(DISTINCT b.distinct_id) AS converted
+FROM signups s LEFT JOIN events b ON b.distinct_id = s.distinct_id AND b.event = 'purchase' AND b.timestamp > s.timestamp`)},
+		{name: "cte_union_all_steps", shapes: []string{"funnel", "CTE", "UNION ALL", "range"}, vars: []string{"from", "to"},
+			sql: shared(`WITH steps AS (
+  SELECT timestamp, distinct_id, 'viewed' AS step FROM events
+  WHERE event = '$pageview' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+  UNION ALL
+  SELECT timestamp, distinct_id, 'bought' AS step FROM events
+  WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+)
+SELECT step, count(*) AS n, count(DISTINCT distinct_id) AS users FROM steps GROUP BY step`)},
+		{name: "cte_union_missing_branch", shapes: []string{"CTE", "UNION ALL", "variable in one branch"}, vars: []string{"from"},
+			sql: shared(`WITH steps AS (
+  SELECT timestamp, distinct_id FROM events WHERE event = '$pageview' AND timestamp >= {variables.from}
+  UNION ALL
+  SELECT timestamp, distinct_id FROM events WHERE event = 'purchase'
+)
+SELECT count(*) AS n FROM steps`)},
+		{name: "cte_right_join_buyers", tail: "e.timestamp", shapes: []string{"CTE", "RIGHT JOIN keeps the CTE's rows", "list"}, vars: []string{"events"},
+			runs: values("events", []string{"purchase"}, []string{"signed_up", "$pageview"}, []string{"nothing"}),
+			sql: shared(`WITH e AS (SELECT distinct_id, event, timestamp FROM events WHERE event IN {variables.events})
+SELECT e.event, count(*) AS n, count(b.distinct_id) AS buyers
+FROM (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase') b RIGHT JOIN e ON b.distinct_id = e.distinct_id
+GROUP BY e.event`)},
+		{name: "cte_left_join_null_side", shapes: []string{"CTE", "LEFT JOIN, the variable on the side of NULLs"}, vars: []string{"from"},
+			sql: shared(`WITH buys AS (SELECT distinct_id, timestamp FROM events WHERE event = 'purchase' AND timestamp >= {variables.from})
+SELECT count(DISTINCT s.distinct_id) AS signed_up, count(DISTINCT b.distinct_id) AS bought
+FROM events s LEFT JOIN buys b ON b.distinct_id = s.distinct_id
+WHERE s.event = 'signed_up'`)},
+		{name: "cte_per_user_aggregation", shapes: []string{"funnel", "CTE", "aggregation carried out", "range"}, vars: []string{"from", "to"},
+			sql: shared(`WITH per_user AS (
+  SELECT distinct_id, count(*) AS n, sum(CASE WHEN event = 'purchase' THEN 1 ELSE 0 END) AS buys, min(timestamp) AS first_seen
+  FROM events WHERE timestamp >= {variables.from} AND timestamp < {variables.to}
+  GROUP BY distinct_id
+)
+SELECT count(*) AS users, sum(n) AS events, sum(CASE WHEN buys > 0 THEN 1 ELSE 0 END) AS buyers, min(first_seen) AS first_seen
+FROM per_user`)},
+		{name: "cte_daily_running_total", shapes: []string{"running total", "CTE", "aggregation carried out", "window over the read"}, vars: []string{"event", "from", "to"}, fixed: ev, ordered: true,
+			sql: func(d *dialect) string {
+				return `WITH daily AS (
+  SELECT ` + day(d) + ` AS day, count(*) AS n FROM events
+  WHERE event = {variables.event} AND timestamp >= {variables.from} AND timestamp < {variables.to}
+  GROUP BY ` + day(d) + `
+)
+SELECT day, n, sum(n) OVER (ORDER BY day) AS running FROM daily ORDER BY day`
+			}},
+		{name: "cte_two_aggregations", shapes: []string{"CTE chain", "aggregation of an aggregation"}, vars: []string{"from"},
+			sql: shared(`WITH per_user AS (
+  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id
+), histogram AS (
+  SELECT n, count(*) AS users FROM per_user GROUP BY n
+)
+SELECT max(users) AS most_common FROM histogram`)},
+		{name: "cte_cross_join_comma", tail: "s.timestamp", shapes: []string{"CTE", "cross join", "list"}, vars: []string{"events"},
+			runs: values("events", []string{"purchase"}, []string{"signed_up", "$pageview"}, []string{"nothing"}),
+			sql: shared(`WITH s AS (SELECT distinct_id, event, timestamp FROM events WHERE event IN {variables.events}),
+plans AS (SELECT DISTINCT plan FROM events_p WHERE event = 'purchase')
+SELECT p.plan, s.event, count(*) AS n FROM s, plans p GROUP BY p.plan, s.event`)},
+		{name: "cte_cross_join_keyword", tail: "s.timestamp", shapes: []string{"CTE", "CROSS JOIN", "list"}, vars: []string{"events"},
+			runs: values("events", []string{"purchase"}, []string{"signed_up", "$pageview"}),
+			sql: shared(`WITH s AS (SELECT distinct_id, event, timestamp FROM events WHERE event IN {variables.events}),
+plans AS (SELECT DISTINCT plan FROM events_p WHERE event = 'purchase')
+SELECT p.plan, s.event, count(*) AS n FROM s CROSS JOIN plans p GROUP BY p.plan, s.event`)},
 		{name: "funnel_union_steps", shapes: []string{"funnel", "UNION ALL"}, vars: []string{"from"},
 			sql: shared(`SELECT 'signed_up' AS step, count(DISTINCT distinct_id) AS users FROM events WHERE event = 'signed_up' AND timestamp >= {variables.from}
 UNION ALL

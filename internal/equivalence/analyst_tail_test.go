@@ -53,6 +53,9 @@ func TestAnalystTailColumnRefused(t *testing.T) {
 		{rows, "e.uuid", "'e.uuid' is not a column of the query's FROM"},
 		{analystQuery(t, "funnel_self_join"), "a.timestamp", ""},
 		{analystQuery(t, "funnel_self_join"), "z.timestamp", "no table or alias named 'z'"},
+		// Materialized at its subquery's grain: the tail is that FROM's.
+		{analystQuery(t, "derived_not_keyed"), "timestamp", ""},
+		{analystQuery(t, "derived_not_keyed"), "u.n", "no table or alias named 'u'"},
 	} {
 		name := tc.q.name + "_" + strings.ReplaceAll(tc.tail, ".", "_")
 		_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: tc.q.sql(sqliteDialect), Variables: refs(tc.q.vars)}})

@@ -1,0 +1,228 @@
+package materialize
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/sql/tree"
+)
+
+// A window function over the groups of an aggregating query (a rolling
+// sum of daily counts: sum(count(*)) OVER (ORDER BY day ROWS 6
+// PRECEDING)) reads the query's groups, which a read answers exactly. The
+// query is materialized as the query of those groups, its aggregates and
+// group keys under generated names, and each read computes the windows,
+// the SELECT list, ORDER BY and LIMIT over its answer (as nested.go does
+// for a subquery), whatever the variables are compared with.
+
+// windowPrefix starts the names of the groups query's columns.
+const windowPrefix = "_w"
+
+// windowsOverGroups splits sel, an aggregating query whose windows are
+// all in its SELECT list, into the query of its groups (inner: its FROM,
+// WHERE, GROUP BY and HAVING, selecting each aggregate and group key the
+// SELECT list and ORDER BY read) and the query that computes sel over it
+// (outer); false when sel is of another shape, or its SELECT list or
+// ORDER BY reads a column that is not a group key.
+func windowsOverGroups(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
+	if len(sel.GroupBy) == 0 && !hasAggregate(selectNodes(sel.SelectExprs)...) || sel.Having != nil && readsAlias(sel, sel.Having) {
+		return nil, nil, false
+	}
+	if sel.Window != nil || sel.LimitBy != nil || sel.With != nil {
+		return nil, nil, false
+	}
+	// A name of the query, a column's or a variable's, that could be read
+	// as a generated one (ClickHouse reads aliases in WHERE).
+	clash := false
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		switch x := n.(type) {
+		case *tree.ColName:
+			clash = clash || strings.HasPrefix(strings.ToLower(x.Name.Name), windowPrefix)
+		case *tree.Placeholder:
+			clash = clash || strings.HasPrefix(strings.ToLower(x.Name), windowPrefix)
+		}
+		return !clash, nil
+	}, sel)
+	if clash {
+		return nil, nil, false
+	}
+	items := make([]*tree.AliasedExpr, len(sel.SelectExprs))
+	for i, se := range sel.SelectExprs {
+		ae, ok := se.(*tree.AliasedExpr)
+		if !ok {
+			return nil, nil, false
+		}
+		items[i] = ae
+	}
+	// The group keys, as expressions: a position or an output alias in
+	// GROUP BY names the item's expression.
+	var keys []tree.Expr
+	for _, g := range sel.GroupBy {
+		g = unparen(g)
+		if v, ok := intLiteral(g); ok {
+			n, _ := strconv.Atoi(v)
+			if n < 1 || n > len(items) || hasWindow(items[n-1].Expr) {
+				return nil, nil, false
+			}
+			g = items[n-1].Expr
+		} else if c, ok := g.(*tree.ColName); ok && c.Qualifier.IsEmpty() {
+			for _, it := range items {
+				if !it.As.IsEmpty() && strings.EqualFold(it.As.Name, c.Name.Name) && !hasWindow(it.Expr) {
+					g = it.Expr
+					break
+				}
+			}
+		}
+		keys = append(keys, g)
+	}
+	keyIndex := map[string]int{}
+	for i, k := range keys {
+		keyIndex[canonical(unparen(k))] = i
+	}
+	in := &tree.Select{From: sel.From, Where: sel.Where, GroupBy: keys, Having: sel.Having}
+	names := map[string]string{} // canonical text -> inner column
+	replace := map[tree.Node]string{}
+	mark := func(roots ...tree.Node) {
+		_ = tree.Walk(func(n tree.Node) (bool, error) {
+			e, isExpr := n.(tree.Expr)
+			if !isExpr {
+				return true, nil
+			}
+			if _, ok := n.(*tree.Subquery); ok {
+				return false, nil
+			}
+			_, key := keyIndex[canonical(unparen(e))]
+			if !isAggregate(e) && !key {
+				return true, nil
+			}
+			canon := canonical(e)
+			name, seen := names[canon]
+			if !seen {
+				name = windowPrefix + strconv.Itoa(len(in.SelectExprs))
+				names[canon] = name
+				in.SelectExprs = append(in.SelectExprs, &tree.AliasedExpr{Expr: e, As: tree.NewIdent(name)})
+			}
+			replace[n] = name
+			return false, nil
+		}, roots...)
+	}
+	mark(selectNodes(sel.SelectExprs)...)
+	var order []*tree.Order
+	for _, o := range sel.OrderBy {
+		// A position or an output alias reads the outer query's item.
+		if _, ok := intLiteral(o.Expr); ok {
+			order = append(order, o)
+			continue
+		}
+		if c, ok := o.Expr.(*tree.ColName); ok && c.Qualifier.IsEmpty() && aliased(items, c.Name.Name) {
+			order = append(order, o)
+			continue
+		}
+		mark(o)
+		order = append(order, o)
+	}
+	if len(in.SelectExprs) == 0 {
+		return nil, nil, false
+	}
+	rewrite := func(e tree.Expr) (tree.Expr, bool) {
+		out, err := tree.Rewrite(e, func(n tree.Node) tree.Node {
+			if name, ok := replace[n]; ok {
+				return &tree.ColName{Name: tree.NewIdent(name)}
+			}
+			return n
+		})
+		if err != nil {
+			return nil, false
+		}
+		return out.(tree.Expr), true
+	}
+	out := &tree.Select{Distinct: sel.Distinct, Limit: sel.Limit,
+		From: []tree.TableExpr{&tree.AliasedTableExpr{Expr: &tree.Subquery{Select: in}, As: tree.NewIdent(windowPrefix)}}}
+	for _, it := range items {
+		as := it.As
+		if as.IsEmpty() {
+			// The item's name is its text, which the outer query's
+			// would not keep; a column keeps its name as an alias.
+			c, ok := it.Expr.(*tree.ColName)
+			if !ok {
+				return nil, nil, false
+			}
+			as = tree.NewIdent(c.Name.Name)
+		}
+		e, ok := rewrite(it.Expr)
+		if !ok {
+			return nil, nil, false
+		}
+		out.SelectExprs = append(out.SelectExprs, &tree.AliasedExpr{Expr: e, As: as})
+	}
+	for _, o := range order {
+		e, ok := rewrite(o.Expr)
+		if !ok {
+			return nil, nil, false
+		}
+		cp := *o
+		cp.Expr = e
+		out.OrderBy = append(out.OrderBy, &cp)
+	}
+	// Every column the outer query reads is one of the groups query's.
+	bare := false
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		switch x := n.(type) {
+		case *tree.ColName:
+			if !strings.HasPrefix(x.Name.Name, windowPrefix) || !x.Qualifier.IsEmpty() {
+				if !(x.Qualifier.IsEmpty() && aliased(items, x.Name.Name) && inOrder(out, x)) {
+					bare = true
+				}
+			}
+		case *tree.Subquery:
+			return false, nil
+		}
+		return !bare, nil
+	}, append(selectNodes(out.SelectExprs), orderNodes(out.OrderBy)...)...)
+	if bare {
+		return nil, nil, false
+	}
+	return out, in, true
+}
+
+// hasWindow reports whether e holds a window function.
+func hasWindow(e tree.Expr) bool {
+	return hasNode(e, func(n tree.Node) bool { f, ok := n.(*tree.FuncExpr); return ok && f.Over != nil })
+}
+
+// aliased reports whether name is the output alias of one of items.
+func aliased(items []*tree.AliasedExpr, name string) bool {
+	for _, it := range items {
+		if !it.As.IsEmpty() && strings.EqualFold(it.As.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// inOrder reports whether c is an ORDER BY term of out as itself.
+func inOrder(out *tree.Select, c *tree.ColName) bool {
+	for _, o := range out.OrderBy {
+		if o.Expr == tree.Expr(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// readsAlias reports whether e reads an unqualified name that is an
+// output alias of sel, which the groups query would not have.
+func readsAlias(sel *tree.Select, e tree.Expr) bool {
+	found := false
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if c, ok := n.(*tree.ColName); ok && c.Qualifier.IsEmpty() {
+			for _, se := range sel.SelectExprs {
+				if ae, ok := se.(*tree.AliasedExpr); ok && !ae.As.IsEmpty() && strings.EqualFold(ae.As.Name, c.Name.Name) {
+					found = true
+				}
+			}
+		}
+		return !found, nil
+	}, e)
+	return found
+}

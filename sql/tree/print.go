@@ -97,10 +97,15 @@ type printer struct {
 	kids collector
 	// keep are the scoped references already inside their derived table.
 	keep map[*AliasedTableExpr]bool
+	// norm, when set, prints every node in the normal form (see Normal).
+	norm *Normal
 	err  error
 }
 
 func (p *printer) level(n Node) int {
+	if p.norm != nil {
+		return lvGenerate
+	}
 	if v, ok := p.memo[n]; ok {
 		return v
 	}
@@ -177,6 +182,10 @@ func (p *printer) rewrites(n Node) bool {
 
 func (p *printer) print(n Node) {
 	if p.err != nil {
+		return
+	}
+	if p.norm != nil {
+		p.normal(n)
 		return
 	}
 	switch p.level(n) {
@@ -313,6 +322,10 @@ func (p *printer) idents(ids []Ident) {
 // ident writes a name as written, or quoted for the engine when a caller
 // built it and it needs quotes.
 func (p *printer) ident(id Ident) {
+	if p.norm != nil {
+		p.normIdent(id.Name)
+		return
+	}
 	if id.Raw != "" {
 		p.ws(id.Raw)
 		return

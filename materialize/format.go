@@ -1,7 +1,6 @@
 package materialize
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -34,8 +33,7 @@ func (p *printer) normal() tree.Normal { return tree.Normal{Engine: p.d, Hook: p
 
 // unsupported turns the normal form's refusal into an *unsupportedError.
 func unsupported(err error) error {
-	var te *tree.Error
-	if errors.Is(err, tree.ErrUnprintable) && errors.As(err, &te) {
+	if te, ok := err.(*tree.Error); ok && te.Err == tree.ErrUnprintable {
 		return &unsupportedError{te.Detail}
 	}
 	return err

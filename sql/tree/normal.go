@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
@@ -47,44 +48,61 @@ type Normal struct {
 // error's text after a NUL byte, which no printed expression holds.
 func Canonical(e Expr) string {
 	s, err := Normal{Canonical: true}.Expr(e)
-	if err != nil {
-		return "\x00" + err.Error()
+	if te, ok := err.(*Error); ok {
+		return "\x00" + te.Detail
 	}
 	return s
 }
 
+// normPrinters holds printers between normal prints: a printer escapes
+// to the heap (the walk passes it through the nodes' interface methods),
+// and the normal form prints many small expressions (Canonical compares
+// them), each of which would allocate one.
+var normPrinters = sync.Pool{New: func() any { return new(printer) }}
+
+// printer returns a printer in the normal form, from the pool; done
+// returns it there.
 func (n Normal) printer() *printer {
 	if n.Engine == nil {
 		n.Engine = engine.SQLite
 	}
-	p := &printer{norm: &n}
-	p.kids.init()
+	p := normPrinters.Get().(*printer)
+	p.normSet = n
+	p.norm = &p.normSet
+	// Most of what the normal form prints is a name or a short
+	// expression: one allocation instead of the builder's steps.
+	p.b.Grow(32)
 	return p
 }
 
+// done returns what p printed, or its error, and puts p back in the pool
+// clean: the text it returns is the builder's, never written again.
 func (p *printer) done() (string, error) {
-	if p.err != nil {
-		return "", p.err
+	s, err := p.b.String(), p.err
+	*p = printer{}
+	normPrinters.Put(p)
+	if err != nil {
+		return "", err
 	}
-	return p.b.String(), nil
+	return s, nil
 }
 
 // Expr prints e.
 func (n Normal) Expr(e Expr) (string, error) {
-	p := n.printer()
 	if isNil(e) {
 		return "", &Error{Line: 1, Column: 1, Detail: "there is nothing to print", Err: ErrSyntax}
 	}
+	p := n.printer()
 	p.print(e)
 	return p.done()
 }
 
 // Statement prints a whole query.
 func (n Normal) Statement(s SelectStatement) (string, error) {
-	p := n.printer()
 	if isNil(s) {
 		return "", &Error{Line: 1, Column: 1, Detail: "there is no statement to print", Err: ErrSyntax}
 	}
+	p := n.printer()
 	p.print(s)
 	return p.done()
 }
@@ -111,7 +129,8 @@ func (n Normal) Limit(l *Limit) (string, error) {
 func (n Normal) Clauses(s *Select) error {
 	p := n.printer()
 	p.checkSelect(s)
-	return p.err
+	_, err := p.done()
+	return err
 }
 
 // unprintable records the first construct the normal form does not print.
@@ -185,7 +204,8 @@ func (p *printer) normal(n Node) {
 			return
 		}
 		p.print(v.Expr)
-		p.ws(" " + Direction(v))
+		p.ws(" ")
+		p.ws(Direction(v))
 	case *Select:
 		p.normSelect(v)
 	case *ParenSelect:
@@ -204,7 +224,7 @@ func (p *printer) normal(n Node) {
 			return
 		}
 		p.print(v.Left)
-		p.ws(" " + v.Type + " ")
+		p.spaced(v.Type)
 		p.print(v.Right)
 		p.normOrderBy(v.OrderBy)
 		p.normLimit(v.Limit)
@@ -225,6 +245,13 @@ func (p *printer) normal(n Node) {
 	default:
 		p.unprintable(n, "the expression %s", nodeName(n))
 	}
+}
+
+// spaced writes s with a space on each side.
+func (p *printer) spaced(s string) {
+	p.b.WriteByte(' ')
+	p.b.WriteString(s)
+	p.b.WriteByte(' ')
 }
 
 // normLiteral prints a literal: strings and numbers as written, NULL,
@@ -296,16 +323,9 @@ func (p *printer) normOperator(n Node) {
 	switch e := n.(type) {
 	case *AndExpr:
 		// Chains of AND need no parentheses.
-		for _, x := range []Expr{e.Left, e.Right} {
-			if x != e.Left {
-				p.ws(" AND ")
-			}
-			if _, ok := x.(*AndExpr); ok {
-				p.print(x)
-			} else {
-				p.operand(levelLogical, x)
-			}
-		}
+		p.andOperand(e.Left)
+		p.ws(" AND ")
+		p.andOperand(e.Right)
 	case *OrExpr:
 		p.operand(levelLogical, e.Left)
 		p.ws(" OR ")
@@ -321,7 +341,7 @@ func (p *printer) normOperator(n Node) {
 		p.normComparison(e)
 	case *RangeCond:
 		p.operand(levelCompare, e.Left)
-		p.ws(" " + e.Operator + " ")
+		p.spaced(e.Operator)
 		p.operand(levelCompare, e.From)
 		p.ws(" AND ")
 		p.operand(levelCompare, e.To)
@@ -333,7 +353,8 @@ func (p *printer) normOperator(n Node) {
 			return
 		}
 		p.operand(levelCompare, e.Expr)
-		p.ws(" " + e.Operator)
+		p.ws(" ")
+		p.ws(e.Operator)
 	case *BinaryExpr:
 		switch {
 		case e.Operator == "DIV" && !p.norm.Engine.Lexical().IntDiv:
@@ -348,7 +369,7 @@ func (p *printer) normOperator(n Node) {
 			op = "%"
 		}
 		p.operand(levelArith, e.Left)
-		p.ws(" " + op + " ")
+		p.spaced(op)
 		p.operand(levelArith, e.Right)
 	case *UnaryExpr:
 		switch e.Operator {
@@ -365,11 +386,23 @@ func (p *printer) normOperator(n Node) {
 		}
 		p.ws("INTERVAL ")
 		p.operand(levelArith, e.Expr)
-		p.ws(" " + strings.ToUpper(e.Unit))
+		p.ws(" ")
+		p.ws(strings.ToUpper(e.Unit))
 	case *CollateExpr:
 		p.operand(levelArith, e.Expr)
-		p.ws(" COLLATE " + e.Collation)
+		p.ws(" COLLATE ")
+		p.ws(e.Collation)
 	}
+}
+
+// andOperand prints an operand of AND: a chain of AND needs no
+// parentheses.
+func (p *printer) andOperand(e Expr) {
+	if _, ok := e.(*AndExpr); ok {
+		p.print(e)
+		return
+	}
+	p.operand(levelLogical, e)
 }
 
 func (p *printer) normComparison(e *ComparisonExpr) {
@@ -387,7 +420,7 @@ func (p *printer) normComparison(e *ComparisonExpr) {
 		return
 	}
 	p.operand(levelCompare, e.Left)
-	p.ws(" " + op + " ")
+	p.spaced(op)
 	p.operand(levelCompare, e.Right)
 	if e.Escape != nil {
 		p.ws(" ESCAPE ")
@@ -409,15 +442,20 @@ func (p *printer) normCast(e *ConvertExpr) {
 	switch e.Form {
 	case "::":
 		p.print(e.Expr)
-		p.ws("::" + typ)
+		p.ws("::")
+		p.ws(typ)
 	case "CAST":
 		p.ws("CAST(")
 		p.print(e.Expr)
-		p.ws(" " + as + " " + typ + ")")
+		p.spaced(as)
+		p.ws(typ)
+		p.ws(")")
 	case "CAST,":
 		p.ws("CAST(")
 		p.print(e.Expr)
-		p.ws(", " + typ + ")")
+		p.ws(", ")
+		p.ws(typ)
+		p.ws(")")
 	case "CONVERT":
 		p.ws("CAST(")
 		p.print(e.Expr)
@@ -464,7 +502,8 @@ func (p *printer) normFunc(e *FuncExpr) {
 			return
 		}
 	}
-	p.ws(name + "(")
+	p.ws(name)
+	p.ws("(")
 	if e.Distinct {
 		p.ws("DISTINCT ")
 	}
@@ -473,7 +512,8 @@ func (p *printer) normFunc(e *FuncExpr) {
 			p.ws(", ")
 		}
 		if i < len(e.Keywords) && e.Keywords[i] != "" {
-			p.ws(e.Keywords[i] + " ")
+			p.ws(e.Keywords[i])
+			p.ws(" ")
 		}
 		if s, ok := arg.(*StarExpr); ok {
 			if !s.TableName.IsEmpty() {
@@ -657,7 +697,7 @@ func (p *printer) normJoin(t *JoinTableExpr) {
 		return
 	}
 	p.print(t.LeftExpr)
-	p.ws(" " + join + " ")
+	p.spaced(join)
 	p.print(t.RightExpr)
 	if t.On != nil {
 		p.ws(" ON ")

@@ -97,9 +97,11 @@ type printer struct {
 	kids collector
 	// keep are the scoped references already inside their derived table.
 	keep map[*AliasedTableExpr]bool
-	// norm, when set, prints every node in the normal form (see Normal).
-	norm *Normal
-	err  error
+	// norm, when set, prints every node in the normal form (see Normal);
+	// it points at normSet.
+	norm    *Normal
+	normSet Normal
+	err     error
 }
 
 func (p *printer) level(n Node) int {

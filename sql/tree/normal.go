@@ -69,8 +69,14 @@ func (n Normal) printer() *printer {
 	p := normPrinters.Get().(*printer)
 	p.normSet = n
 	p.norm = &p.normSet
-	// Most of what the normal form prints is a name or a short
-	// expression: one allocation instead of the builder's steps.
+	return p
+}
+
+// text returns a printer for text: most of what the normal form prints is
+// a name or a short expression, written in one allocation instead of the
+// builder's steps.
+func (n Normal) text() *printer {
+	p := n.printer()
 	p.b.Grow(32)
 	return p
 }
@@ -92,7 +98,7 @@ func (n Normal) Expr(e Expr) (string, error) {
 	if isNil(e) {
 		return "", &Error{Line: 1, Column: 1, Detail: "there is nothing to print", Err: ErrSyntax}
 	}
-	p := n.printer()
+	p := n.text()
 	p.print(e)
 	return p.done()
 }
@@ -102,7 +108,7 @@ func (n Normal) Statement(s SelectStatement) (string, error) {
 	if isNil(s) {
 		return "", &Error{Line: 1, Column: 1, Detail: "there is no statement to print", Err: ErrSyntax}
 	}
-	p := n.printer()
+	p := n.text()
 	p.print(s)
 	return p.done()
 }
@@ -110,14 +116,20 @@ func (n Normal) Statement(s SelectStatement) (string, error) {
 // From prints a FROM clause, " FROM " and its items, or "" when there are
 // none or the one item is MySQL's DUAL.
 func (n Normal) From(from []TableExpr) (string, error) {
-	p := n.printer()
+	if len(from) == 0 {
+		return "", nil
+	}
+	p := n.text()
 	p.normFrom(from)
 	return p.done()
 }
 
 // Limit prints a LIMIT clause, " LIMIT n OFFSET m", or "" for nil.
 func (n Normal) Limit(l *Limit) (string, error) {
-	p := n.printer()
+	if l == nil {
+		return "", nil
+	}
+	p := n.text()
 	p.normLimit(l)
 	return p.done()
 }

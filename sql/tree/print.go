@@ -20,7 +20,8 @@ type Scope struct {
 // built or changed (see Rewrite and MarkChanged) prints as generated text.
 // With a Scope, a reference to a scoped table prints as the derived table
 // that confines it; without one, such a reference is an *Error that
-// wraps ErrUnscoped, never unscoped text.
+// wraps ErrUnscoped, never unscoped text. Normal is the same walk in the
+// normal form, which generates every node's text.
 type Printer struct {
 	// Scope is the tenant scope, nil to print without one.
 	Scope *Scope

@@ -160,3 +160,16 @@ func FuzzNormal(f *testing.F) {
 		}
 	})
 }
+
+// TestNormalRefusalSaysWhere: with the source, a refusal says where the
+// construct stands.
+func TestNormalRefusalSaysWhere(t *testing.T) {
+	src := "select a\nfrom t\nwhere b = any (select c from u)"
+	tr, err := tree.Parse(engine.PostgreSQL, src)
+	require.NoError(t, err)
+	_, err = tree.Normal{Engine: engine.PostgreSQL, Src: src}.Statement(tr.Stmt)
+	var te *tree.Error
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, [2]int{3, 7}, [2]int{te.Line, te.Column})
+	assert.Equal(t, "sql: the operator = ANY (line 3, column 7)", err.Error())
+}

@@ -41,9 +41,9 @@
 // engine's own syntax: its literals, casts (CAST(x AS double precision),
 // x::T, CAST(x, 'T')), extract(unit FROM x), ILIKE, ->, ->> and ||. The
 // parts of the statements a plan runs are printed from that tree for the
-// target dialect by this package's printer (format.go), every name quoted
-// for the engine and every literal and cast type byte for byte as the user
-// wrote it. Constructs a plan would carry over differently from the engine
+// target dialect by the tree's one printer, in its normal form
+// (tree.Normal), every name quoted for the engine and every literal and
+// cast type byte for byte as the user wrote it. Constructs a plan would carry over differently from the engine
 // (MySQL executable comments, bind markers, comments one engine ends
 // elsewhere) make a query not materializable rather than silently
 // changing its meaning.

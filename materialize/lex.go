@@ -9,7 +9,8 @@ import (
 )
 
 // token is one lexical token of the original query text, enough to find
-// traps of the parser and the text spans of the SELECT list.
+// the constructs materialization refuses before the tree reads the query,
+// and the text spans of the SELECT list.
 type token struct {
 	kind       tokenKind
 	start, end int  // byte offsets in the query
@@ -27,8 +28,9 @@ const (
 )
 
 // lexed is the token list of a query plus the first trap found in it: a
-// construct that the MySQL grammar of the parser reads differently from the
-// target engine.
+// construct the engine reads as code that the tree does not print (a
+// MySQL executable comment), or a bind marker, which belongs to the
+// engine and not to a saved query.
 type lexed struct {
 	src    string
 	tokens []token
@@ -36,11 +38,10 @@ type lexed struct {
 	lx     engine.Lexical
 }
 
-// lex splits src into tokens, skipping comments, as sql/sqltoken
-// reads the text for engine d (the one tokenizer of the library), and
-// records the first construct that the MySQL grammar of the parser would
-// read differently from d. It never fails: an unterminated quote or
-// comment runs to the end (open), and the parser reports it.
+// lex splits src into tokens, skipping comments, as sql/sqltoken reads
+// the text for engine d (the one tokenizer of the library), and records
+// the first trap. It never fails: an unterminated quote or comment runs to
+// the end (open), and the parser reports it.
 func lex(src string, d engine.Engine) *lexed {
 	lx := d.Lexical()
 	l := &lexed{src: src, lx: lx}
@@ -53,7 +54,7 @@ func lex(src string, d engine.Engine) *lexed {
 		}
 		switch t.Kind {
 		case sqltoken.Comment:
-			l.comment(t, d)
+			l.comment(t)
 		case sqltoken.String:
 			// '...', E'...', N'...', dollar quotes, and MySQL's "...",
 			// which the neutral pass reads by DoubleQuoteStrings.
@@ -63,9 +64,6 @@ func lex(src string, d engine.Engine) *lexed {
 			}
 			l.tokens = append(l.tokens, token{kind: kind, start: t.Start, end: t.End, open: t.Is(sqltoken.Unclosed)})
 		case sqltoken.QuotedName:
-			if src[t.Start] == '[' {
-				l.setTrap(t.Start, "the parser cannot read [name] quotes; write \"name\"")
-			}
 			l.tokens = append(l.tokens, token{kind: quoteKind(src[t.Start]), start: t.Start, end: t.End, open: t.Is(sqltoken.Unclosed)})
 		case sqltoken.Word, sqltoken.Number:
 			l.tokens = append(l.tokens, token{kind: tokWord, start: t.Start, end: t.End})
@@ -75,37 +73,26 @@ func lex(src string, d engine.Engine) *lexed {
 			l.setTrap(t.Start, "bind markers belong to the engine, not to a saved query; use {variables.name}")
 			l.tokens = append(l.tokens, token{kind: tokPunct, start: t.Start, end: t.End})
 		default:
-			l.punctuation(t, d)
+			l.punctuation(t)
 		}
 	}
 }
 
-// comment records a trap for the comments the parser reads differently
-// from the engine: MySQL's executable ones, nested ones, and text that is
-// a comment to one of them only.
-func (l *lexed) comment(t sqltoken.Token, d engine.Engine) {
-	switch t.Why {
-	case sqltoken.ExecutableComment:
+// comment records a trap for MySQL's executable comments (/*! ... */,
+// version comments and optimizer hints): code to MySQL that the tree reads
+// as a comment, so the statements printed from it would leave it out.
+// Other comments are read by the tree as the engine reads them (see
+// sql/sqltoken), and left out of what it prints.
+func (l *lexed) comment(t sqltoken.Token) {
+	if t.Why == sqltoken.ExecutableComment {
 		l.setTrap(t.Start, "the parser executes MySQL-style /*! comments")
-	case sqltoken.NestedComment:
-		l.setTrap(t.Start, "a comment nested in a comment ends elsewhere for this parser than for %s", d.Name())
-	case sqltoken.DashComment, sqltoken.CarriageReturn:
-		l.setTrap(t.Start, "this comment ends elsewhere for this parser than for %s", d.Name())
 	}
 }
 
 // punctuation adds a punctuation token, joined to the one before it into
-// ||, ::, -> or ->>, and records the traps: '#' where it starts no comment
-// for the engine (the parser reads one), and // (the parser reads a
-// comment).
-func (l *lexed) punctuation(t sqltoken.Token, d engine.Engine) {
+// ||, ::, -> or ->>.
+func (l *lexed) punctuation(t sqltoken.Token) {
 	src := l.src
-	switch {
-	case src[t.Start] == '#':
-		l.setTrap(t.Start, "'#' starts a comment for this parser, not for %s", d.Name())
-	case src[t.Start] == '/' && t.End < len(src) && src[t.End] == '/':
-		l.setTrap(t.Start, "the parser reads // as the start of a comment")
-	}
 	if n := len(l.tokens); n > 0 {
 		prev := &l.tokens[n-1]
 		if prev.kind == tokPunct && prev.end == t.Start {

@@ -17,8 +17,8 @@ func TestLexTraps(t *testing.T) {
 		trap  string // "" when none
 	}{
 		{"plain", "SELECT a FROM t WHERE b = 'x'", engine.SQLite, ""},
-		// The parser never reads literals, quoted names nor ||: each is a
-		// stand-in (neutral.go), so none is a trap any more.
+		// The tree reads literals, quoted names, || and comments as the
+		// engine does: none is a trap.
 		{"double quotes sqlite", `SELECT "a" FROM t`, engine.SQLite, ""},
 		{"double quotes postgres", `SELECT "a" FROM t`, engine.PostgreSQL, ""},
 		{"double quotes mysql are strings there too", `SELECT "a" FROM t`, engine.MySQL, ""},
@@ -30,13 +30,15 @@ func TestLexTraps(t *testing.T) {
 		{"backslash mysql", `SELECT 'a\'b' FROM t`, engine.MySQL, ""},
 		{"mysql comment", "SELECT /*! 1 */ a FROM t", engine.PostgreSQL, "/*!"},
 		{"plain comment", "SELECT /* x \" || */ a FROM t -- \"\nWHERE 1", engine.SQLite, ""},
-		{"double slash", "SELECT a FROM t WHERE a = 1 // AND b = 2", engine.MySQL, "// as the start of a comment"},
+		{"double slash is no comment to the tree either", "SELECT a FROM t WHERE a = 1 // AND b = 2", engine.MySQL, ""},
 		{"double slash in a string", "SELECT 'http://x' FROM t", engine.SQLite, ""},
-		{"hash", "SELECT a FROM t # c", engine.SQLite, "'#'"},
+		{"hash is an operator to the tree on SQLite, as to SQLite", "SELECT a FROM t # c", engine.SQLite, ""},
+		{"nested comments as the engine nests them", "SELECT a FROM t /* a /* b */ c */", engine.PostgreSQL, ""},
+		{"brackets are SQLite's quotes to the tree", "SELECT [a] FROM t", engine.SQLite, ""},
 		{"question mark", "SELECT a FROM t WHERE a = ?", engine.SQLite, "bind markers"},
 		{"named marker", "SELECT a FROM t WHERE a = :x", engine.SQLite, "bind markers"},
 		{"cast is left to the parser", "SELECT a::int FROM t", engine.PostgreSQL, ""},
-		{"line and column", "SELECT a\nFROM t WHERE x = 1 # y", engine.SQLite, "(line 2, column 20)"},
+		{"line and column", "SELECT a\nFROM t WHERE x = 1 AND y = ?", engine.SQLite, "(line 2, column 28)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,6 +50,42 @@ func TestLexTraps(t *testing.T) {
 			}
 			require.Contains(t, l.trap, c.trap)
 		})
+	}
+}
+
+// TestFormerTrapsReadAsTheEngineReadsThem: the constructs the MySQL
+// grammar materialize used to parse with read differently from the engine
+// ('#', '//', [name], nested comments, '--' without a space, a carriage
+// return in a comment) are no traps since the tree reads each engine's
+// text: each is refused for what it is to the engine, or materialized as
+// the engine reads it. A MySQL executable comment still is one: the tree
+// reads it as a comment, and the printed statements would leave it out.
+func TestFormerTrapsReadAsTheEngineReadsThem(t *testing.T) {
+	cases := []struct {
+		query string
+		d     engine.Engine
+		// precompute is the stored table's query when the query
+		// materializes, "" when it is refused with reason.
+		precompute, reason string
+	}{
+		{"SELECT a FROM t WHERE a = {variables.x} // AND b = 2", engine.MySQL, "", "syntax error at position 43 (line 1, column 42) near '/'"},
+		{"SELECT a FROM t WHERE a = {variables.x} # c", engine.SQLite, "", "the operator # cannot be materialized"},
+		{"SELECT [a] FROM t WHERE a = {variables.x}", engine.SQLite, `SELECT "a" AS "_c0", "a" AS "x" FROM "t"`, ""},
+		{"SELECT a FROM t WHERE a = {variables.x} /* a /* b */ c */", engine.PostgreSQL, `SELECT "a" AS "_c0", "a" AS "x" FROM "t"`, ""},
+		{"SELECT a FROM t WHERE a = {variables.x} --x\n AND 1", engine.MySQL, "", "variable 'x' is used inside an expression"},
+		{"SELECT a FROM t WHERE a = {variables.x} -- x\r AND 1", engine.PostgreSQL, `SELECT "a" AS "_c0", "a" AS "x" FROM "t" WHERE 1`, ""},
+		{"SELECT a FROM t WHERE a = {variables.x} AND b = /*! 1 + */ 2", engine.MySQL, "", "the parser executes MySQL-style /*! comments (line 1, column 49)"},
+	}
+	for _, c := range cases {
+		a, err := Analyze(c.query, Options{Engine: c.d, Types: map[string]variable.Type{"x": variable.String}})
+		require.NoError(t, err, c.query)
+		if c.reason != "" {
+			require.False(t, a.Materializable(), c.query)
+			assert.Contains(t, a.Reason(), c.reason, c.query)
+			continue
+		}
+		require.True(t, a.Materializable(), "%s: %s", c.query, a.Reason())
+		assert.Equal(t, c.precompute, a.Plan.Precompute(), c.query)
 	}
 }
 

@@ -75,26 +75,13 @@ func explain(src string, l *lexed, phs []placeholder.Placeholder, err error) err
 	return fmt.Errorf("syntax error at line %d, column %d: %s", te.Line, te.Column, te.Detail)
 }
 
-// normalize puts t's cast types and EXTRACT calls in the form the printer
-// writes, from the source as written: the type of CAST(x AS T) becomes "AS
-// T" (CAST(x, 'T'): ", 'T'"; x::T: "::T"), and extract(unit FROM x) a call
-// of extract whose keyword argument is "unit FROM", both spelled as the
-// user wrote them.
+// normalize puts t's EXTRACT calls in the form the printer writes, from
+// the source as written: extract(unit FROM x) becomes a call of extract
+// whose keyword argument is "unit FROM", spelled as the user wrote it.
 func normalize(t *tree.Tree) error {
 	src := t.Src
 	_, err := tree.Rewrite(t.Stmt, func(n tree.Node) tree.Node {
 		switch x := n.(type) {
-		case *tree.ConvertExpr:
-			s, e := x.Expr.Span(), x.Span()
-			if s.End <= 0 || e.End <= s.End {
-				return n
-			}
-			switch x.Form {
-			case "::":
-				x.Type = strings.TrimLeft(src[s.End:e.End], " \t\r\n")
-			case "CAST", "CAST,":
-				x.Type = strings.TrimSpace(src[s.End : e.End-1])
-			}
 		case *tree.ExtractExpr:
 			e, arg := x.Span(), x.Expr.Span()
 			open := strings.IndexByte(src[e.Start:arg.Start], '(')

@@ -558,6 +558,9 @@ type ConvertExpr struct {
 	// CAST(x, 'Type'), Type then the string as written), "CONVERT" or
 	// "CONVERT USING" (Type is then the character set).
 	Form string
+	// As is the keyword AS of CAST(x AS T) as written ("as", "AS"), ""
+	// in a node a caller built (AS is then printed).
+	As string
 }
 
 // IntervalExpr is INTERVAL value [unit]: interval '90' day, interval '90

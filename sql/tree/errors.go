@@ -30,7 +30,7 @@ type Error struct {
 	Offset, Line, Column int
 	// Detail says what was wrong, in words, without the position.
 	Detail string
-	// Err is ErrSyntax, ErrTooDeep or ErrUnscoped.
+	// Err is ErrSyntax, ErrTooDeep, ErrUnscoped or ErrUnprintable.
 	Err error
 }
 
@@ -39,7 +39,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("sql: %s (line %d, column %d)", e.Detail, e.Line, e.Column)
 }
 
-// Unwrap returns ErrSyntax, ErrTooDeep or ErrUnscoped.
+// Unwrap returns ErrSyntax, ErrTooDeep, ErrUnscoped or ErrUnprintable.
 func (e *Error) Unwrap() error { return e.Err }
 
 func errorAt(src string, off int, kind error, format string, args ...any) *Error {

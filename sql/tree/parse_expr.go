@@ -453,6 +453,9 @@ func (p *parser) primary() Expr {
 			p.next()
 			c.Form = "CAST,"
 		} else {
+			if t := p.cur(); t.isWord("as") {
+				c.As = p.src[t.start:t.end]
+			}
 			p.expectWord("as")
 		}
 		c.Type = p.typeUntil(open)

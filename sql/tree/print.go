@@ -20,7 +20,8 @@ type Scope struct {
 // built or changed (see Rewrite and MarkChanged) prints as generated text.
 // With a Scope, a reference to a scoped table prints as the derived table
 // that confines it; without one, such a reference is an *Error that
-// wraps ErrUnscoped, never unscoped text.
+// wraps ErrUnscoped, never unscoped text. Normal is the same walk in the
+// normal form, which generates every node's text.
 type Printer struct {
 	// Scope is the tenant scope, nil to print without one.
 	Scope *Scope
@@ -97,10 +98,17 @@ type printer struct {
 	kids collector
 	// keep are the scoped references already inside their derived table.
 	keep map[*AliasedTableExpr]bool
-	err  error
+	// norm, when set, prints every node in the normal form (see Normal);
+	// it points at normSet.
+	norm    *Normal
+	normSet Normal
+	err     error
 }
 
 func (p *printer) level(n Node) int {
+	if p.norm != nil {
+		return lvGenerate
+	}
 	if v, ok := p.memo[n]; ok {
 		return v
 	}
@@ -177,6 +185,10 @@ func (p *printer) rewrites(n Node) bool {
 
 func (p *printer) print(n Node) {
 	if p.err != nil {
+		return
+	}
+	if p.norm != nil {
+		p.normal(n)
 		return
 	}
 	switch p.level(n) {
@@ -313,6 +325,10 @@ func (p *printer) idents(ids []Ident) {
 // ident writes a name as written, or quoted for the engine when a caller
 // built it and it needs quotes.
 func (p *printer) ident(id Ident) {
+	if p.norm != nil {
+		p.normIdent(id.Name)
+		return
+	}
 	if id.Raw != "" {
 		p.ws(id.Raw)
 		return

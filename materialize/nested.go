@@ -115,7 +115,7 @@ func (b *builder) outer(sel *tree.Select) (*outerRead, error) {
 	cp := *sel
 	cp.From = []tree.TableExpr{&tree.AliasedTableExpr{Expr: &tree.TableName{Parts: []tree.Ident{tree.NewIdent(innerMarker)}}, As: te.As}}
 	pr := &printer{d: b.d}
-	pr.selectQuery(&cp)
+	pr.selectStatement(&cp)
 	if pr.err != nil {
 		return nil, pr.err
 	}

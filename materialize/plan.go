@@ -164,9 +164,6 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if pr.err != nil {
 		return nil, pr.err
 	}
-	if off, ok := crossJoin(b.sel, lx, b.d); ok {
-		return nil, failAt(off, CodeUnsupportedQuery, "a CROSS JOIN cannot be materialized on %s yet: the materialization printer writes it as JOIN without ON, which %s refuses; list the tables in FROM separated by commas (FROM a, b)", b.d.Name(), b.d.Name())
-	}
 	if err := b.outputs(lx); err != nil {
 		return nil, err
 	}
@@ -510,29 +507,3 @@ func intLiteral(e tree.Expr) (string, bool) {
 	return v.Text, true
 }
 
-// crossJoin returns the offset of the first CROSS JOIN of sel when d is
-// an engine that refuses a JOIN without ON, as the printer writes one
-// (PostgreSQL, ClickHouse).
-func crossJoin(sel *tree.Select, lx *lexed, d engine.Engine) (int, bool) {
-	if n := d.Name(); n == "sqlite" || n == "mysql" {
-		return 0, false
-	}
-	at := -1
-	_ = tree.Walk(func(n tree.Node) (bool, error) {
-		j, ok := n.(*tree.JoinTableExpr)
-		if ok && j.Join == "CROSS JOIN" && j.On == nil && len(j.Using) == 0 {
-			at = j.Span().Start
-			return false, tree.ErrStop
-		}
-		return true, nil
-	}, sel)
-	if at < 0 {
-		return 0, false
-	}
-	for _, t := range lx.tokens {
-		if t.start >= at && lx.word(t, "cross") {
-			return t.start, true
-		}
-	}
-	return at, true
-}

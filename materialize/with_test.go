@@ -163,29 +163,16 @@ func TestIssueShapes(t *testing.T) {
 	}
 }
 
-// TestCrossJoinRefusedWhereUnprinted: the printer writes a CROSS JOIN as
-// JOIN without ON, which PostgreSQL ("syntax error at end of input") and
-// ClickHouse refuse, so a stored table of one could not be built there:
-// it is refused with its position and the comma rewrite, which
-// materializes; SQLite and MySQL read JOIN without ON as a cross join.
-func TestCrossJoinRefusedWhereUnprinted(t *testing.T) {
+// TestCrossJoinMaterializesOnEveryEngine: a CROSS JOIN (or a JOIN without
+// ON) materializes on every engine, and the normal form prints it as
+// CROSS JOIN, which every engine reads, not as JOIN without ON, which
+// PostgreSQL ("syntax error at end of input") and ClickHouse refuse.
+func TestCrossJoinMaterializesOnEveryEngine(t *testing.T) {
 	cross := "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e})\nSELECT count(*) AS n FROM s CROSS JOIN users u"
-	comma := "WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.e})\nSELECT count(*) AS n FROM s, users u"
-	for _, e := range []engine.Engine{engine.PostgreSQL, engine.ClickHouse} {
+	for _, e := range []engine.Engine{engine.PostgreSQL, engine.ClickHouse, engine.SQLite, engine.MySQL} {
 		a, err := Analyze(cross, Options{Engine: e})
 		require.NoError(t, err)
-		require.False(t, a.Materializable(), e.Name())
-		r := a.Reasons[0]
-		assert.Equal(t, CodeUnsupportedQuery, r.Code)
-		assert.Equal(t, [2]int{2, 29}, [2]int{r.Line, r.Column}, e.Name())
-		assert.Contains(t, r.Message, "list the tables in FROM separated by commas (FROM a, b)")
-		a, err = Analyze(comma, Options{Engine: e})
-		require.NoError(t, err)
-		assert.True(t, a.Materializable(), "%s: %s", e.Name(), a.Reason())
-	}
-	for _, e := range []engine.Engine{engine.SQLite, engine.MySQL} {
-		a, err := Analyze(cross, Options{Engine: e})
-		require.NoError(t, err)
-		assert.True(t, a.Materializable(), "%s: %s", e.Name(), a.Reason())
+		require.True(t, a.Materializable(), "%s: %s", e.Name(), a.Reason())
+		assert.Contains(t, a.Plan.Precompute(), " CROSS JOIN ", e.Name())
 	}
 }

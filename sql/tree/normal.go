@@ -708,6 +708,12 @@ func (p *printer) normJoin(t *JoinTableExpr) {
 		p.unprintable(t, "%s", t.Join)
 		return
 	}
+	if join == "JOIN" && t.On == nil && len(t.Using) == 0 {
+		// An inner join without a condition is a cross join: PostgreSQL
+		// and ClickHouse refuse JOIN without ON, and every engine reads
+		// CROSS JOIN alike.
+		join = "CROSS JOIN"
+	}
 	p.print(t.LeftExpr)
 	p.spaced(join)
 	p.print(t.RightExpr)

@@ -506,4 +506,3 @@ func intLiteral(e tree.Expr) (string, bool) {
 	}
 	return v.Text, true
 }
-

@@ -252,7 +252,8 @@ var shapes = []shape{
 		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
 	{name: "cte_right_join_list", query: `WITH s AS (SELECT distinct_id, event FROM events WHERE event IN {variables.events})
 		SELECT s.event, count(*) AS n, count(p.distinct_id) AS buyers
-		FROM (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase') p RIGHT JOIN s ON p.distinct_id = s.distinct_id
+		FROM (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase' ORDER BY distinct_id LIMIT 20) p
+		RIGHT JOIN s ON p.distinct_id = s.distinct_id
 		GROUP BY s.event ORDER BY s.event`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
 	// Aggregation carried out of a CTE or subquery in FROM (see

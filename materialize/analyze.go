@@ -436,7 +436,7 @@ func classify(sel *tree.Select) []bind {
 					place, hint = "a JOIN condition", "; move the condition to the WHERE (for an inner join it means the same)"
 				case f.has(func(n tree.Node) bool { _, ok := n.(*tree.Union); return ok }):
 					place = "a UNION in FROM"
-					hint = "; compare it in the WHERE of every branch, by one operator, with the column each branch selects at one position (and groups by), a column of a table rather than of a subquery, or in the outer WHERE"
+					hint = "; compare it in the WHERE of every branch, by one operator, with the column each branch selects at one position (and groups by), or in the outer WHERE"
 				case f.onNullSide():
 					place = "a subquery on the side of an outer join that gets NULLs"
 					hint = ": the join keeps the other side's rows whatever it matches there, so the condition cannot move to the outer WHERE; compare it with a column of the side the join keeps"

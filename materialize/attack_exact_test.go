@@ -43,6 +43,33 @@ var unionAffinityShapes = []shape{
 // each the analysis accepts must read exactly as inline (paged too);
 // each it refuses is logged.
 var exploreShapes = []shape{
+	{name: "left_join_on_kept_side_variable", query: `WITH s AS (SELECT distinct_id, event FROM events WHERE event = 'signed_up')
+		SELECT count(*) AS n, count(b.uuid) AS k FROM s LEFT JOIN events b ON b.distinct_id = s.distinct_id AND s.event = {variables.event}`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	{name: "union_branch_window", query: `SELECT event, max(r) AS m, count(*) AS n FROM (SELECT event, row_number() OVER (ORDER BY timestamp, uuid) AS r FROM events WHERE event IN {variables.events}
+		UNION ALL SELECT event, row_number() OVER (ORDER BY timestamp, uuid) AS r FROM events WHERE event IN {variables.events}) u GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	{name: "derived_window", query: `SELECT event, max(r) AS m FROM (SELECT event, row_number() OVER (ORDER BY timestamp, uuid) AS r FROM events WHERE event IN {variables.events}) u GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	{name: "nested_inner_window", query: `SELECT max(r) AS m, count(*) AS n FROM (SELECT distinct_id, count(*) AS c, rank() OVER (ORDER BY count(*) DESC) AS r FROM events WHERE timestamp >= {variables.date_from} GROUP BY distinct_id) t`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Day)} }},
+	{name: "full_join_kept", query: `WITH s AS (SELECT distinct_id, event FROM events WHERE event = {variables.event})
+		SELECT count(*) AS n FROM s FULL JOIN (SELECT DISTINCT distinct_id FROM events WHERE event = 'purchase') p ON p.distinct_id = s.distinct_id`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event()} }},
+	{name: "union_branch_agg_having", query: `SELECT event, sum(n) AS n FROM (SELECT event, count(*) AS n FROM events WHERE event IN {variables.events} GROUP BY event HAVING count(*) > 500
+		UNION SELECT event, count(*) AS n FROM events WHERE event IN {variables.events} GROUP BY event) u GROUP BY event ORDER BY event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	{name: "union_dedup_partial_bucket", query: `SELECT count(*) AS n FROM (SELECT distinct_id, timestamp FROM events WHERE timestamp >= {variables.date_from}
+		UNION SELECT distinct_id, timestamp FROM events WHERE timestamp >= {variables.date_from}) u`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Day)} }},
+	{name: "nested_range_outer_key_day", query: `SELECT day, count(*) AS users FROM (SELECT distinct_id, min(date(timestamp)) AS day FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY distinct_id) t GROUP BY day ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "window_groups_range_lag", query: `SELECT date(timestamp) AS day, count(*) AS n, lag(count(*)) OVER (ORDER BY date(timestamp)) AS prev, first_value(count(*)) OVER (ORDER BY date(timestamp)) AS first
+		FROM events WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY date(timestamp) ORDER BY day`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	{name: "window_groups_hour_month_bucket", query: `SELECT strftime('%Y-%m-%d %H', timestamp) AS h, count(*) AS n, sum(count(*)) OVER (ORDER BY strftime('%Y-%m-%d %H', timestamp)) AS run
+		FROM events WHERE timestamp >= {variables.date_from} GROUP BY strftime('%Y-%m-%d %H', timestamp) ORDER BY h DESC LIMIT 30`,
+		dates: []string{"date_from"}, bkts: map[string]engine.Bucket{"date_from": engine.Month}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Hour)} }},
 	{name: "float_nested_sum", query: `SELECT sum(a) AS s FROM (SELECT distinct_id, avg(amount * 0.1) AS a FROM ` + purchases + ` WHERE timestamp >= {variables.date_from} GROUP BY distinct_id) t`,
 		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Day)} }},
 	{name: "nested_inner_order_group_concat", query: `SELECT group_concat(distinct_id) AS ids FROM (SELECT distinct_id, count(*) AS n FROM events WHERE event = {variables.event} GROUP BY distinct_id ORDER BY n DESC, distinct_id) t`,
@@ -304,4 +331,43 @@ func TestUnionOfDifferentTypesRefused(t *testing.T) {
 		require.Contains(t, fmt.Sprint(a.Reasons), "UNION")
 	}
 	runExactShapes(t, unionAffinityShapes, true) // inline only: refused
+}
+
+// TestPostgreSQLDividedSumRefused: on PostgreSQL the read adds up stored
+// sums, and the sum of a bigint is a numeric: sum(length(uuid)) / 7
+// inline is an integer division (18 / 7 = 2), read it kept the fraction
+// (2.5714285714285714). Such divisions are refused on PostgreSQL, at the
+// top and over a subquery's sum; a cast sum divides as the read does and
+// materializes, as do the same queries on the other engines.
+func TestPostgreSQLDividedSumRefused(t *testing.T) {
+	date := map[string]variable.Type{"date_from": variable.Date}
+	refused := []string{
+		`SELECT event, sum(length(uuid)) / 7 AS x FROM events WHERE timestamp >= {variables.date_from} GROUP BY event`,
+		`SELECT event, sum(length(uuid)) % 7 AS x FROM events WHERE timestamp >= {variables.date_from} GROUP BY event`,
+		`SELECT event, 100 * sum(length(uuid)) / count(*) AS x FROM events WHERE timestamp >= {variables.date_from} GROUP BY event`,
+		`SELECT s / 7 AS x FROM (SELECT distinct_id, sum(length(uuid)) AS s FROM events WHERE timestamp >= {variables.date_from} GROUP BY distinct_id) t`,
+		`WITH per_user AS (SELECT distinct_id, sum(length(uuid)) AS s FROM events WHERE timestamp >= {variables.date_from} GROUP BY distinct_id),
+			h AS (SELECT s, count(*) AS users FROM per_user GROUP BY s) SELECT sum(s * users) / 2 AS half FROM h`,
+	}
+	for _, q := range refused {
+		a, err := Analyze(q, Options{Engine: engine.PostgreSQL, Types: date})
+		require.NoError(t, err)
+		require.False(t, a.Materializable(), "%s: a.Materializable() is true", q)
+		require.Contains(t, fmt.Sprint(a.Reasons), "sum()")
+		for _, e := range []engine.Engine{engine.SQLite, engine.MySQL} {
+			a, err := Analyze(q, Options{Engine: e, Types: date})
+			require.NoError(t, err)
+			require.True(t, a.Materializable(), "%s on %s: %v", q, e.Name(), a.Reasons)
+		}
+	}
+	kept := []string{
+		`SELECT event, CAST(sum(length(uuid)) AS numeric) / 7 AS x FROM events WHERE timestamp >= {variables.date_from} GROUP BY event`,
+		`SELECT event, sum(length(uuid)) AS s, count(*) / 2 AS half FROM events WHERE timestamp >= {variables.date_from} GROUP BY event`,
+		`SELECT n / 2 AS half, count(*) AS users FROM (SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.date_from} GROUP BY distinct_id) t GROUP BY n / 2`,
+	}
+	for _, q := range kept {
+		a, err := Analyze(q, Options{Engine: engine.PostgreSQL, Types: date})
+		require.NoError(t, err)
+		require.True(t, a.Materializable(), "%s: %v", q, a.Reasons)
+	}
 }

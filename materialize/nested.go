@@ -91,6 +91,9 @@ func isNilNode(n tree.Node) bool {
 // text's top-level ones.
 func (p *Plan) around(outer *tree.Select, lx *lexed, top bool) *Reason {
 	b := &builder{sel: outer, d: p.dialect, aliases: map[string]int{}, subquery: !top}
+	if off, ok := dividedSum(p.dialect, true, []tree.Node{outer.From[0]}, outerNodes(outer)...); ok {
+		return reasonOf(failAt(off, CodeUnsupportedQuery, "a division (/ or %%) of a subquery's column cannot be materialized on %s when the subquery has a sum(): its read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast first (CAST(x AS numeric) / 7)", p.dialect.Name()), lx)
+	}
 	err := b.outputs(lx)
 	var o *outerRead
 	if err == nil {

@@ -167,6 +167,9 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if off, ok := crossJoin(b.sel, lx, b.d); ok {
 		return nil, failAt(off, CodeUnsupportedQuery, "a CROSS JOIN cannot be materialized on %s yet: the materialization printer writes it as JOIN without ON, which %s refuses; list the tables in FROM separated by commas (FROM a, b)", b.d.Name(), b.d.Name())
 	}
+	if off, ok := dividedSum(b.d, false, nil, outerNodes(b.sel)...); ok {
+		return nil, failAt(off, CodeUnsupportedQuery, "a sum() divided (/ or %%) cannot be materialized on %s: the read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast the sum first (CAST(sum(x) AS numeric) / 7) to divide as the read does", b.d.Name())
+	}
 	if err := b.outputs(lx); err != nil {
 		return nil, err
 	}

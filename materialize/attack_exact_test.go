@@ -348,6 +348,7 @@ func TestPostgreSQLDividedSumRefused(t *testing.T) {
 		`SELECT s / 7 AS x FROM (SELECT distinct_id, sum(length(uuid)) AS s FROM events WHERE timestamp >= {variables.date_from} GROUP BY distinct_id) t`,
 		`WITH per_user AS (SELECT distinct_id, sum(length(uuid)) AS s FROM events WHERE timestamp >= {variables.date_from} GROUP BY distinct_id),
 			h AS (SELECT s, count(*) AS users FROM per_user GROUP BY s) SELECT sum(s * users) / 2 AS half FROM h`,
+		`SELECT event, sum(length(uuid)) / 7 AS x, rank() OVER (ORDER BY count(*)) AS r FROM events WHERE timestamp >= {variables.date_from} GROUP BY event`,
 	}
 	for _, q := range refused {
 		a, err := Analyze(q, Options{Engine: engine.PostgreSQL, Types: date})

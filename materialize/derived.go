@@ -328,11 +328,76 @@ func unionTerm(b *tree.Select, term tree.Expr) (*tree.ComparisonExpr, int, bool)
 		return nil, 0, false
 	}
 	col, ok := unparen(c.Left).(*tree.ColName)
-	if !ok {
+	if !ok || !tableColumn(b.From, col) {
 		return nil, 0, false
 	}
 	_, at, ok := keyedItem(b, col)
 	return c, at, ok
+}
+
+// tableColumn reports whether col, read in a branch of a union whose FROM
+// is from, is a column of a table, not of a subquery: a subquery's column
+// can be an expression's (CAST(... AS INTEGER)), and a branch's comparison
+// with it is made with that column's type (SQLite's affinity), which the
+// union's column, made of the branches' columns, may not have (SQLite
+// gives a union's column of differently typed branches none), so the
+// comparison moved out of the union would not mean the same.
+func tableColumn(from []tree.TableExpr, col *tree.ColName) bool {
+	var items []*tree.AliasedTableExpr
+	var walk func(t tree.TableExpr) bool
+	walk = func(t tree.TableExpr) bool {
+		switch x := t.(type) {
+		case *tree.AliasedTableExpr:
+			items = append(items, x)
+			return true
+		case *tree.JoinTableExpr:
+			return walk(x.LeftExpr) && walk(x.RightExpr)
+		case *tree.ParenTableExpr:
+			for _, e := range x.Exprs {
+				if !walk(e) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	for _, t := range from {
+		if !walk(t) {
+			return false
+		}
+	}
+	found := false
+	for _, it := range items {
+		tn, isTable := it.Expr.(*tree.TableName)
+		if col.Qualifier.IsEmpty() {
+			if !isTable {
+				return false // the column may be this subquery's
+			}
+			found = true
+			continue
+		}
+		name := it.As.Name
+		if name == "" && isTable {
+			name = tn.Name().Name
+		}
+		if len(col.Qualifier.Parts) == 1 && strings.EqualFold(name, col.Qualifier.Parts[0].Name) {
+			return isTable
+		}
+		if isTable && it.As.IsEmpty() && canonicalTable(tn) == canonicalTable(&col.Qualifier) {
+			return true
+		}
+	}
+	return found && col.Qualifier.IsEmpty()
+}
+
+// canonicalTable is t's name parts, lower case, joined by dots.
+func canonicalTable(t *tree.TableName) string {
+	parts := make([]string, len(t.Parts))
+	for i, p := range t.Parts {
+		parts[i] = strings.ToLower(p.Name)
+	}
+	return strings.Join(parts, ".")
 }
 
 // variableOf is the code name of the variable e is, as itself (or, for

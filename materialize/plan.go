@@ -164,6 +164,9 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if pr.err != nil {
 		return nil, pr.err
 	}
+	if off, ok := dividedSum(b.d, false, nil, outerNodes(b.sel)...); ok {
+		return nil, failAt(off, CodeUnsupportedQuery, "a sum() divided (/ or %%) cannot be materialized on %s: the read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast the sum first (CAST(sum(x) AS numeric) / 7) to divide as the read does", b.d.Name())
+	}
 	if err := b.outputs(lx); err != nil {
 		return nil, err
 	}

@@ -411,3 +411,6 @@ func (clickhouse) IntegerCast() string { return "Int64" }
 func (clickhouse) TableBytes(table string) (string, string) {
 	return "", "SELECT sum(bytes_on_disk) AS bytes FROM system.parts WHERE active AND database = currentDatabase() AND table = " + tableBytesLiteral(table)
 }
+
+// ResumWidens implements Engine.
+func (clickhouse) ResumWidens() bool { return false }

@@ -150,6 +150,12 @@ type Engine interface {
 	// table, which the tenant scope reads as (SELECT ...) AS <table>,
 	// then takes a generated name.
 	OneAliasSpace() bool
+	// ResumWidens reports whether the sum of an integer column's sums is
+	// of another type than the sum of the column (PostgreSQL: sum(bigint)
+	// is numeric), so that a division or remainder of a sum that a stored
+	// table's read adds up again would keep a fraction that the inline
+	// query's integer division drops.
+	ResumWidens() bool
 	// Embedded reports whether the engine is a library in the program's
 	// own process, reached through its database/sql driver (SQLite), not
 	// a server: what a connection keeps (its prepared statements) costs

@@ -254,3 +254,6 @@ func (mysql) PartialIndexes() bool { return false }
 
 // UpsertReturns implements Store.
 func (mysql) UpsertReturns() bool { return false }
+
+// ResumWidens implements Engine.
+func (mysql) ResumWidens() bool { return false }

@@ -205,3 +205,6 @@ func (postgres) PartialIndexes() bool { return true }
 
 // UpsertReturns implements Store.
 func (postgres) UpsertReturns() bool { return true }
+
+// ResumWidens implements Engine.
+func (postgres) ResumWidens() bool { return true }

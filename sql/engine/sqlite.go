@@ -229,3 +229,6 @@ func (sqlite) PartialIndexes() bool { return true }
 
 // UpsertReturns implements Store.
 func (sqlite) UpsertReturns() bool { return true }
+
+// ResumWidens implements Engine.
+func (sqlite) ResumWidens() bool { return false }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/internal/jsontext"
 )
 
 // appendRunResult appends r as encodeJSON writes it (its final newline
@@ -166,7 +167,7 @@ func (s *answerSink) write(b []byte) {
 // rest, not yet written.
 func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	buf = append(buf, `{"name":`...)
-	buf = appendJSONString(buf, r.Name)
+	buf = jsontext.AppendString(buf, r.Name)
 	buf = append(buf, `,"endpoint_version":`...)
 	buf = strconv.AppendInt(buf, int64(r.EndpointVersion), 10)
 	buf = append(buf, `,"columns":`...)
@@ -200,10 +201,10 @@ func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	}
 	if r.InlineReason != "" {
 		buf = append(buf, `,"inline_reason":`...)
-		buf = appendJSONString(buf, r.InlineReason)
+		buf = jsontext.AppendString(buf, r.InlineReason)
 	}
 	buf = append(buf, `,"execution_id":`...)
-	buf = appendJSONString(buf, r.ExecutionID)
+	buf = jsontext.AppendString(buf, r.ExecutionID)
 	buf = append(buf, `,"endpoint_version_created_at":`...)
 	buf = appendTime(buf, r.EndpointVersionCreatedAt)
 	buf = append(buf, `,"is_cached":`...)
@@ -305,7 +306,7 @@ func appendStrings(buf []byte, ss []string) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, s)
+		buf = jsontext.AppendString(buf, s)
 	}
 	return append(buf, ']')
 }

@@ -3,10 +3,13 @@ package httpapi
 import (
 	"encoding/csv"
 	"encoding/json"
-	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/endpointkit/endpointkit/internal/jsontext"
 )
 
 // FuzzFormatText: what a client sends (Accept) and what a query returns
@@ -38,12 +41,12 @@ func FuzzFormatText(f *testing.F) {
 			t.Fatalf("header %q decodes to %q (%v), want %q", hdr, got, err, want)
 		}
 		var back string
-		if err := json.Unmarshal(appendJSONString(nil, s), &back); err != nil || back != want {
+		if err := json.Unmarshal(jsontext.AppendString(nil, s), &back); err != nil || back != want {
 			t.Fatalf("JSON string of %q decodes to %q (%v)", s, back, err)
 		}
 		ref, _ := encodeJSON(s)
-		if string(appendJSONString(nil, s))+"\n" != string(ref) {
-			t.Fatalf("JSON string of %q is %s, encoding/json writes %s", s, appendJSONString(nil, s), ref)
+		if string(jsontext.AppendString(nil, s))+"\n" != string(ref) {
+			t.Fatalf("JSON string of %q is %s, encoding/json writes %s", s, jsontext.AppendString(nil, s), ref)
 		}
 		if !utf8.ValidString(s) || strings.ContainsRune(s, '\r') {
 			return // encoding/csv reads \r\n as \n, and invalid UTF-8 as is

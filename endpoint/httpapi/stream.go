@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/internal/jsontext"
 )
 
 // lineFormat is a format written a row per line (CSV, NDJSON): the stream
@@ -157,7 +158,7 @@ func (ndjsonFormat) lines(names []string, kinds []endpoint.ColumnKind) lineWrite
 		if i == 0 {
 			k[0] = '{'
 		}
-		k = appendJSONString(k, n)
+		k = jsontext.AppendString(k, n)
 		keys[i] = append(k, ':')
 	}
 	return ndjsonLines{keys: keys, kinds: kinds}
@@ -191,9 +192,9 @@ func (n ndjsonLines) row(buf []byte, row []any) ([]byte, error) {
 
 func (ndjsonLines) fail(buf []byte, _ *Table, code, detail string) []byte {
 	buf = append(buf, `{"error":{"code":`...)
-	buf = appendJSONString(buf, code)
+	buf = jsontext.AppendString(buf, code)
 	buf = append(buf, `,"detail":`...)
-	buf = appendJSONString(buf, detail)
+	buf = jsontext.AppendString(buf, detail)
 	return append(buf, "}}\n"...)
 }
 
@@ -386,7 +387,7 @@ func appendValue(buf []byte, v any, inJSON bool) ([]byte, error) {
 		return buf, nil
 	case string:
 		if inJSON {
-			return appendJSONString(buf, x), nil
+			return jsontext.AppendString(buf, x), nil
 		}
 		return appendCSVField(buf, x, true), nil
 	case int64:
@@ -544,59 +545,4 @@ func csvNeedsQuotes(s string) bool {
 	}
 	r, _ := utf8.DecodeRuneInString(s)
 	return unicode.IsSpace(r)
-}
-
-// appendJSONString appends s as a JSON string as encoding/json writes it
-// without HTML escaping: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
-// are escaped.
-func appendJSONString(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				buf = append(buf, '\\', b)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hex[c&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }

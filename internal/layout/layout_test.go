@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -254,4 +255,49 @@ func TestEndpointIsAFacade(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, len(code), maxFacadeFiles, "endpoint's files: %v", code)
+}
+
+// sourceFindings parses every non-test Go file of the module (more than
+// 100 of them, or the walk missed it) and returns the positions detect
+// finds in each, by the file's directory from the module root.
+func sourceFindings(t *testing.T, detect func(t *testing.T, fset *token.FileSet, rel string, src []byte) []string) map[string][]string {
+	t.Helper()
+	root, _ := moduleRoot(t)
+	fset := token.NewFileSet()
+	seen := 0
+	found := map[string][]string{}
+	require.NoError(t, GoFiles(root, func(rel string) error {
+		if strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			return err
+		}
+		seen++
+		if at := detect(t, fset, rel, src); len(at) > 0 {
+			found[path.Dir(rel)] = append(found[path.Dir(rel)], at...)
+		}
+		return nil
+	}))
+	require.GreaterOrEqual(t, seen, 100, "read")
+	return found
+}
+
+// findingsOutside reports, as a test error saying what, each position of
+// found outside the allowed directories, in the order of the directories'
+// names, and returns how many positions the allowed directories hold.
+func findingsOutside(t *testing.T, found map[string][]string, allowed func(dir string) bool, what string) int {
+	t.Helper()
+	in := 0
+	for _, dir := range slices.Sorted(maps.Keys(found)) {
+		if allowed(dir) {
+			in += len(found[dir])
+			continue
+		}
+		for _, at := range found[dir] {
+			t.Errorf("%s: %s", at, what)
+		}
+	}
+	return in
 }

@@ -1,12 +1,10 @@
 package layout
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,29 +28,9 @@ var treePrinters = []string{"sql/tree"}
 // non-test Go file of the module and looks for a function that switches
 // on the tree's node types and writes SQL keywords (see treePrinting).
 func TestOnlyTheTreePrintsTheTree(t *testing.T) {
-	root, _ := moduleRoot(t)
-	fset := token.NewFileSet()
-	seen, printers := 0, 0
-	require.NoError(t, GoFiles(root, func(rel string) error {
-		if strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(filepath.Join(root, rel))
-		if err != nil {
-			return err
-		}
-		seen++
-		found := treePrinting(t, fset, rel, src)
-		if slices.Contains(treePrinters, path.Dir(rel)) {
-			printers += len(found)
-			return nil
-		}
-		for _, at := range found {
-			t.Errorf("%s: prints nodes of the syntax tree as SQL; only %q may (use tree.Printer, or tree.Normal for generated text)", at, treePrinters)
-		}
-		return nil
-	}))
-	require.GreaterOrEqual(t, seen, 100, "read")
+	found := sourceFindings(t, treePrinting)
+	printers := findingsOutside(t, found, func(dir string) bool { return slices.Contains(treePrinters, dir) },
+		fmt.Sprintf("prints nodes of the syntax tree as SQL; only %q may (use tree.Printer, or tree.Normal for generated text)", treePrinters))
 	require.Positive(t, printers, "the tree's own printer was not found: the detector is blind")
 }
 

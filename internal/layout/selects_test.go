@@ -4,9 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,32 +41,11 @@ var queryStart = regexp.MustCompile(`^[\s(]*(SELECT|WITH)\s`)
 // text). A new place that builds one is either printed by sql/tree or
 // added to the list with its reason.
 func TestOnlySomePackagesBuildQueries(t *testing.T) {
-	root, _ := moduleRoot(t)
-	fset := token.NewFileSet()
-	seen := 0
-	used := map[string]bool{}
-	require.NoError(t, GoFiles(root, func(rel string) error {
-		if strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(filepath.Join(root, rel))
-		if err != nil {
-			return err
-		}
-		seen++
-		found := queryBuilds(t, fset, rel, src)
-		if _, ok := selectBuilders[path.Dir(rel)]; ok {
-			used[path.Dir(rel)] = used[path.Dir(rel)] || len(found) > 0
-			return nil
-		}
-		for _, at := range found {
-			t.Errorf("%s: builds the text of a query from parts that are not constants; print it with sql/tree, or add the package to selectBuilders with its reason", at)
-		}
-		return nil
-	}))
-	require.GreaterOrEqual(t, seen, 100, "read")
+	found := sourceFindings(t, queryBuilds)
+	findingsOutside(t, found, func(dir string) bool { _, ok := selectBuilders[dir]; return ok },
+		"builds the text of a query from parts that are not constants; print it with sql/tree, or add the package to selectBuilders with its reason")
 	for dir := range selectBuilders {
-		assert.True(t, used[dir], "%s builds no query any more: take it off selectBuilders", dir)
+		assert.NotEmpty(t, found[dir], "%s builds no query any more: take it off selectBuilders", dir)
 	}
 }
 

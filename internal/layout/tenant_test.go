@@ -1,12 +1,10 @@
 package layout
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -31,29 +29,9 @@ var tenantPrinters = []string{"sql/tree"}
 // the module, whatever its build tags, and looks for the forms such a
 // write takes (see tenantConditions).
 func TestOnlyThePrinterWritesTenantConditions(t *testing.T) {
-	root, _ := moduleRoot(t)
-	fset := token.NewFileSet()
-	seen, printers := 0, 0
-	require.NoError(t, GoFiles(root, func(rel string) error {
-		if strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(filepath.Join(root, rel))
-		if err != nil {
-			return err
-		}
-		seen++
-		found := tenantConditions(t, fset, rel, src)
-		if slices.Contains(tenantPrinters, path.Dir(rel)) {
-			printers += len(found)
-			return nil
-		}
-		for _, at := range found {
-			t.Errorf("%s: writes a tenant condition into SQL text; only %q may (print the query with its tree.Printer and a tree.Scope instead)", at, tenantPrinters)
-		}
-		return nil
-	}))
-	require.GreaterOrEqual(t, seen, 100, "read")
+	found := sourceFindings(t, tenantConditions)
+	printers := findingsOutside(t, found, func(dir string) bool { return slices.Contains(tenantPrinters, dir) },
+		fmt.Sprintf("writes a tenant condition into SQL text; only %q may (print the query with its tree.Printer and a tree.Scope instead)", tenantPrinters))
 	require.Positive(t, printers, "the printer's own tenant condition was not found: the detector is blind")
 }
 

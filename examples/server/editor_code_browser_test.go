@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -107,11 +108,21 @@ func (p *page) testHighlighting(t *testing.T) {
 	p.do(t, ctx, setSQL("SELECT event, count(*) AS n\nFROM events\nWHERE event = 'purchase' AND 1 < 2 -- a comment"))
 	assert.Equal(t, "sqlite", value(t, p, ctx, chromedp.Evaluate[string](`window.endpointkitEditor.code().dialectName()`)))
 	assert.Equal(t, "(SQLite)", value(t, p, ctx, chromedp.Text(chromedp.ID("sql-dialect"))))
+	// CodeMirror highlights as its parser gets time, after the text is
+	// set: wait until every token has a span of its own (CI under -race
+	// read the lines before any was highlighted). Never highlighted fails
+	// the wait.
+	tokens := []string{"SELECT", "FROM", "'purchase'", "1", "-- a comment"}
+	quoted, err := json.Marshal(tokens)
+	require.NoError(t, err)
+	p.do(t, ctx, until(`(() => { const r = document.getElementById("sql").shadowRoot; if (!r) return false;
+		const seen = Array.from(r.querySelectorAll(".cm-line span")).map(s => s.textContent.trim());
+		return `+string(quoted)+`.every(w => seen.includes(w)); })()`))
 	// The colour of each token, by its text.
 	colours := value(t, p, ctx, inEditor[map[string]string](`Object.fromEntries(Array.from(root.querySelectorAll(".cm-line span"))
 		.map(s => [s.textContent.trim(), getComputedStyle(s).color]))`))
 	plain := value(t, p, ctx, inEditor[string](`getComputedStyle(root.querySelector(".cm-line")).color`))
-	for _, token := range []string{"SELECT", "FROM", "'purchase'", "1", "-- a comment"} {
+	for _, token := range tokens {
 		c, ok := colours[token]
 		if assert.True(t, ok, "%q is a token of its own: %v", token, colours) {
 			assert.NotEqual(t, plain, c, "%q is highlighted", token)

@@ -1,7 +1,6 @@
 package materialize
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -76,11 +75,9 @@ func canonical(e tree.Expr) string { return tree.Canonical(e) }
 // direction is an ORDER BY term's direction, ASC when none is written.
 func direction(o *tree.Order) string { return tree.Direction(o) }
 
-// nodeName names a node type for messages: *tree.IndexExpr is "IndexExpr".
-func nodeName(n any) string {
-	s := fmt.Sprintf("%T", n)
-	return s[strings.LastIndexByte(s, '.')+1:]
-}
+// nodeName names a node for messages in a user's words: *tree.IndexExpr
+// is "index expression" (tree.NodeWords).
+func nodeName(n any) string { return tree.NodeWords(n) }
 
 // joinWord is the spelling of each join the printer writes.
 var joinWord = tree.NormalJoins()

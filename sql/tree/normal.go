@@ -736,9 +736,31 @@ func Direction(o *Order) string {
 }
 
 // nodeName names a node type for messages: *IndexExpr is "IndexExpr".
-func nodeName(n any) string {
+func nodeName(n any) string { return NodeWords(n) }
+
+// NodeWords names the construct a node stands for in a user's words, for
+// messages: *IndexExpr is "index expression", *AliasedTableExpr "aliased
+// table expression", never the Go type's name.
+func NodeWords(n any) string {
 	s := fmt.Sprintf("%T", n)
-	return s[strings.LastIndexByte(s, '.')+1:]
+	s = s[strings.LastIndexByte(s, '.')+1:]
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	words := strings.Fields(strings.ToLower(b.String()))
+	for i, w := range words {
+		switch w {
+		case "expr":
+			words[i] = "expression"
+		case "stmt":
+			words[i] = "statement"
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // NormalJoins returns the spelling of each join the normal form prints,

@@ -173,3 +173,11 @@ func TestNormalRefusalSaysWhere(t *testing.T) {
 	assert.Equal(t, [2]int{3, 7}, [2]int{te.Line, te.Column})
 	assert.Equal(t, "sql: the operator = ANY (line 3, column 7)", err.Error())
 }
+
+// TestNodeWords: a construct is named in a user's words in messages, never
+// by its Go type.
+func TestNodeWords(t *testing.T) {
+	assert.Equal(t, "index expression", tree.NodeWords(&tree.IndexExpr{}))
+	assert.Equal(t, "aliased table expression", tree.NodeWords(&tree.AliasedTableExpr{}))
+	assert.Equal(t, "select", tree.NodeWords(&tree.Select{}))
+}

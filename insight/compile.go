@@ -168,8 +168,9 @@ func writeTrends(g *gen, q *Query, sp span) {
 			g.number(s.MathProperty)
 			g.w(" AS #", "v")
 		}
-		g.w("\n  FROM #\n  WHERE 1 = 1", eventsTable)
-		g.tenant(q.Tenant)
+		g.WriteString("\n  FROM ")
+		g.events(q)
+		g.WriteString("\n  WHERE 1 = 1")
 		if s.Event != "" {
 			g.w(" AND # = ", colEvent)
 			g.Bind(s.Event)
@@ -203,10 +204,11 @@ func writeRetention(g *gen, q *Query, sp span) {
 	g.Bind(r.TargetEvent)
 	g.w(" THEN 1 ELSE 0 END AS #, CASE WHEN # = ", "is_target", colEvent)
 	g.Bind(r.ReturningEvent)
-	g.w(" THEN 1 ELSE 0 END AS #\n  FROM #\n  WHERE # IN (", "is_return", eventsTable, colEvent)
+	g.w(" THEN 1 ELSE 0 END AS #\n  FROM ", "is_return")
+	g.events(q)
+	g.w("\n  WHERE # IN (", colEvent)
 	g.Bind([]string{r.TargetEvent, r.ReturningEvent})
 	g.WriteString(")")
-	g.tenant(q.Tenant)
 	g.filters(q.Properties)
 	if r.Type == Recurring {
 		// First-time cohorts need every earlier target event, recurring

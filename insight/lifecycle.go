@@ -82,8 +82,9 @@ func writeLifecycle(g *gen, q *Query, sp span) {
 	g.materialized()
 	g.w("(\n  SELECT DISTINCT # AS #, ", colActor, "actor")
 	g.bucket(q.Interval, colTime)
-	g.w(" AS #\n  FROM #\n  WHERE 1 = 1", "period", eventsTable)
-	g.tenant(q.Tenant)
+	g.w(" AS #\n  FROM ", "period")
+	g.events(q)
+	g.WriteString("\n  WHERE 1 = 1")
 	if s.Event != "" {
 		g.w(" AND # = ", colEvent)
 		g.Bind(s.Event)
@@ -101,9 +102,9 @@ func writeLifecycle(g *gen, q *Query, sp span) {
 	g.materialized()
 	g.w("(\n  SELECT #, ", "actor")
 	g.bucket(q.Interval, "first_ts")
-	g.w(" AS #\n  FROM (SELECT # AS #, min(#) AS # FROM # WHERE 1 = 1", "first_period", colActor, "actor", colTime, "first_ts", eventsTable)
-	g.tenant(q.Tenant)
-	g.w(" AND # IN (SELECT # FROM #) GROUP BY #) AS #\n),\n#", colActor, "actor", "e", colActor, "f", "m")
+	g.w(" AS #\n  FROM (SELECT # AS #, min(#) AS # FROM ", "first_period", colActor, "actor", colTime, "first_ts")
+	g.events(q)
+	g.w(" WHERE 1 = 1 AND # IN (SELECT # FROM #) GROUP BY #) AS #\n),\n#", colActor, "actor", "e", colActor, "f", "m")
 	g.materialized()
 	g.w("(\n  SELECT #.# AS #, #.# AS #, 1 AS #, 0 AS #, CASE WHEN #.# = #.# THEN 1 ELSE 0 END AS #\n  FROM # JOIN # AS # ON #.# = #.#",
 		"a", "actor", "actor", "a", "idx", "idx", "here", "before", "s", "first_period", "a", "period", "fresh",

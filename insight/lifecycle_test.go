@@ -2,6 +2,7 @@ package insight
 
 import (
 	"fmt"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"reflect"
 	"testing"
 	"time"
@@ -329,7 +330,7 @@ func TestLifecycleTenant(t *testing.T) {
 		require.NoError(t, err)
 	}
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"x"}],"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-03"}}`)
-	q.Tenant = &Tenant{Column: "project_id", Value: "1"}
+	q.Tenant = &tree.Confinement{Table: tree.Table{Parts: []string{"events"}, TenantColumn: "project_id"}, Tenant: "1"}
 	want := map[Status][]float64{
 		New:          {1, 1}, // v; u, first seen on the 3rd in project 1
 		Returning:    {0, 0},

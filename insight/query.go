@@ -1,6 +1,7 @@
 package insight
 
 import (
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"slices"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -150,17 +151,15 @@ type Query struct {
 	HideOther bool
 	// Retention holds what only a retention query has.
 	Retention RetentionFilter
-	// Tenant, when set, restricts every read of the events table to the
-	// rows of one tenant. Decode never sets it: the host's service does,
-	// from its access rules, so a query's author cannot.
-	Tenant *Tenant
-}
-
-// Tenant is a filter on the tenant column of the events table.
-type Tenant struct {
-	// Column holds the tenant of each event; Value is the tenant read
-	// (bound, never written into the SQL text).
-	Column, Value string
+	// Tenant, when set, confines every read of the events table to the
+	// rows of one tenant (and to the columns its scope lists): each is
+	// written by package sql/tree's printer (tree.WriteTable), the one
+	// place that confines a table reference, with the tenant bound. A
+	// table with a tenant column and no tenant fails to compile rather
+	// than be read whole. Decode never sets it: the host's service does,
+	// from its access rules (see package sql/scope), so a query's author
+	// cannot.
+	Tenant *tree.Confinement
 }
 
 // Series is one EventsNode of a trends query.

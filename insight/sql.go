@@ -6,6 +6,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // EventsTable is the table insight queries read.
@@ -22,12 +23,17 @@ const (
 	colProps    = "properties"
 )
 
+// EventsColumns returns the columns of the events table that insight
+// queries read; a scope that lists the table's columns must list them all.
+func EventsColumns() []string { return []string{colEvent, colActor, colTime, colProps} }
+
 // gen writes the SQL of one dialect. Every value and every property name
 // goes through Bind; WriteString only ever carries this package's own
 // text, chosen from fixed tables by validated enums.
 type gen struct {
 	*placeholder.Builder
-	e engine.Engine
+	e   engine.Engine
+	err error // the first error of events
 }
 
 func newGen(e engine.Engine) *gen {
@@ -112,14 +118,22 @@ func (g *gen) filter(p Property) {
 	}
 }
 
-// tenant writes " AND <tenant column> = <tenant>" when the query is
-// scoped to a tenant.
-func (g *gen) tenant(t *Tenant) {
-	if t == nil {
-		return
+// events writes the events table as q's tenant confines it
+// (tree.WriteTable): the derived table that reads its rows alone, or the
+// table itself when q has no tenant. An error is kept for Err.
+func (g *gen) events(q *Query) {
+	if err := tree.WriteTable(g, eventsTable, q.Tenant); err != nil && g.err == nil {
+		g.err = err
 	}
-	g.w(" AND # = ", t.Column)
-	g.Bind(t.Value)
+}
+
+// Err returns the first error of the statement: of a Bind, or of a table
+// that could not be confined.
+func (g *gen) Err() error {
+	if g.err != nil {
+		return g.err
+	}
+	return g.Builder.Err()
 }
 
 // filters writes " AND <filter>" for each property filter.

@@ -11,9 +11,14 @@
 // forget the scope, because it has nothing else to hand the executor,
 // whose one query method takes a Statement.
 //
-// Scoping is access.Confine's rewrite: every reference to a table with a
+// Scoping is access.Confine's rewrite, printed by package sql/tree's
+// printer: every reference to a table with a
 // tenant column becomes a derived table filtered on the placeholder
 // TenantVariable, which a Statement always binds to the Scope's project.
+// An insight query is confined by the same printer: each of its reads of
+// the events is the derived table that tree.WriteTable writes, with the
+// project bound (see Tenant).
+//
 // Derived statements (the pre-compute query of a stored table, the partial
 // buckets and live tail of a materialized read) are scoped by the same
 // rewrite of the same rules: the plan is analysed on the user's query and
@@ -23,6 +28,7 @@ package scope
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +38,7 @@ import (
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/endpointkit/endpointkit/sql/tree"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -219,16 +226,33 @@ func (p *Plan) SourceCount(at time.Time) (Statement, error) {
 }
 
 // Tenant checks that the scope may read the events table that insight
-// queries read, and returns the tenant filter its rules put on it (nil
-// for none).
-func (sc *Scope) Tenant() (*insight.Tenant, error) {
+// queries read, and returns how its rules confine it (nil for not at
+// all): insight writes each read of the events through package sql/tree's
+// printer with it (tree.WriteTable), as the derived table that a query
+// text's reference is printed as, the project bound as the tenant. When
+// the rules list the columns of the events, they must list every column
+// an insight reads (insight.EventsColumns); a refusal is an
+// *access.Error naming the table and the column.
+func (sc *Scope) Tenant() (*tree.Confinement, error) {
 	if err := access.Check("SELECT * FROM "+insight.EventsTable, sc.rules); err != nil {
 		return nil, err
 	}
 	for _, t := range sc.rules.Tables {
-		if strings.EqualFold(t.Name, insight.EventsTable) && t.TenantColumn != "" {
-			return &insight.Tenant{Column: t.TenantColumn, Value: sc.project}, nil
+		if !strings.EqualFold(t.Name, insight.EventsTable) || t.TenantColumn == "" && t.Columns == nil {
+			continue
 		}
+		if t.Columns != nil {
+			for _, c := range insight.EventsColumns() {
+				if !slices.ContainsFunc(t.Columns, func(l string) bool { return strings.EqualFold(l, c) }) {
+					return nil, &access.Error{Reason: access.ReasonTable, Table: t.Name, Line: 1, Column: 1,
+						Detail: fmt.Sprintf("insight queries read the column %s of table %s, which this project's endpoints cannot read", c, t.Name)}
+				}
+			}
+		}
+		return &tree.Confinement{
+			Table:  tree.Table{Parts: []string{t.Name}, TenantColumn: t.TenantColumn, Columns: slices.Clone(t.Columns)},
+			Tenant: sc.project,
+		}, nil
 	}
 	return nil, nil
 }

@@ -256,10 +256,7 @@ func (p *printer) derived(v *AliasedTableExpr) {
 	p.ws(name)
 	p.suffixes(v)
 	if v.Table.TenantColumn != "" {
-		// Qualified by the table's own name: an alias of the enclosing
-		// query cannot stand for it, and a tenant column missing from the
-		// table is an error rather than a reference to an outer column.
-		p.ws(" WHERE " + name + "." + v.Table.TenantColumn + " = {variables." + p.scope.Tenant + "}")
+		writeConfinement(p.ws, func() { p.ws(name) }, v.Table.TenantColumn, func() { p.ws("{variables." + p.scope.Tenant + "}") })
 	}
 	p.ws(") AS ")
 	if !v.As.IsEmpty() {

@@ -568,6 +568,8 @@ func accessError(err error) *Error {
 		e = invalidf(CodeQueryError, "query.query", "Syntax error at line %d, column %d: %s.", ae.Line, ae.Column, ae.Detail)
 	case access.ReasonTable:
 		e = invalidf(CodeQueryNotAllowed, "query.query", "Table '%s' at line %d, column %d does not exist or cannot be read by this project's endpoints.", ae.Table, ae.Line, ae.Column)
+	case access.ReasonColumn:
+		e = invalidf(CodeQueryNotAllowed, "query", "Query not allowed: %s.", ae.Detail)
 	default:
 		e = invalidf(CodeQueryNotAllowed, "query.query", "Query not allowed at line %d, column %d: %s.", ae.Line, ae.Column, ae.Detail)
 	}

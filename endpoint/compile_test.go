@@ -1048,3 +1048,23 @@ func TestSQLiteBackslashLiteral(t *testing.T) {
 		})
 	}
 }
+
+// TestInsightColumnRefused: rules that list the events' columns without
+// one an insight reads refuse the insight at save, naming the column, not
+// saying the events table does not exist.
+func TestInsightColumnRefused(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	require.NoError(t, demo.Load(context.Background(), db, 10, 1))
+	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{
+		{Name: "events", TenantColumn: "project_id", Columns: []string{"uuid", "event", "distinct_id", "timestamp"}},
+	}}, nil)
+	require.NoError(t, err)
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
+		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
+	require.NoError(t, err)
+	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "trends", Query: insightQuery(t, trendsByBrowser)})
+	wantError(t, err, 400, endpoint.CodeQueryNotAllowed,
+		"Query not allowed: insight queries read the column 'properties' of table 'events', which this project's endpoints cannot read.", "query")
+}

@@ -19,6 +19,9 @@ type Reason string
 const (
 	// ReasonTable: the query reads a table the rules do not list.
 	ReasonTable Reason = "table_not_allowed"
+	// ReasonColumn: the query reads a column of a table whose rules list
+	// the columns that can be read, and this one is not listed.
+	ReasonColumn Reason = "column_not_allowed"
 	// ReasonProtected: the query reads one of the library's own tables
 	// (prefix endpointkit_), which no rules can allow.
 	ReasonProtected Reason = "protected_table"

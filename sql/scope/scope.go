@@ -244,8 +244,8 @@ func (sc *Scope) Tenant() (*tree.Confinement, error) {
 		if t.Columns != nil {
 			for _, c := range insight.EventsColumns() {
 				if !slices.ContainsFunc(t.Columns, func(l string) bool { return strings.EqualFold(l, c) }) {
-					return nil, &access.Error{Reason: access.ReasonTable, Table: t.Name, Line: 1, Column: 1,
-						Detail: fmt.Sprintf("insight queries read the column %s of table %s, which this project's endpoints cannot read", c, t.Name)}
+					return nil, &access.Error{Reason: access.ReasonColumn, Table: t.Name, Line: 1, Column: 1,
+						Detail: fmt.Sprintf("insight queries read the column '%s' of table '%s', which this project's endpoints cannot read", c, t.Name)}
 				}
 			}
 		}

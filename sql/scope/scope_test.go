@@ -125,7 +125,7 @@ func TestInsightIsConfinedByThePrinter(t *testing.T) {
 		_, _, err = New(hidden, "7", engine.SQLite).Insight(q, now)
 		var ae *access.Error
 		require.ErrorAs(t, err, &ae, "a column the rules hide")
-		assert.Equal(t, access.ReasonTable, ae.Reason)
+		assert.Equal(t, access.ReasonColumn, ae.Reason)
 		assert.Equal(t, "events", ae.Table)
 		assert.Contains(t, ae.Detail, "distinct_id")
 

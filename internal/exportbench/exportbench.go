@@ -126,16 +126,25 @@ func PeakGrowth(f func()) (heap, res uint64) {
 	return peakHeap.Load(), peakRSS.Load()
 }
 
-// Alternate runs library then direct in each of b's iterations, so that
-// both see the same load of a shared machine, reports their time ratio as
+// Alternate runs library and direct once each in every one of b's
+// iterations, library first in even iterations and direct first in odd
+// ones, so that both see the same load of a shared machine and neither is
+// always the one that runs after the other (on a warmer cache, or in a
+// collection the other's garbage started), reports their time ratio as
 // "library/direct" and returns the time each took in all.
 func Alternate(b *testing.B, library, direct func()) (lib, dir time.Duration) {
+	i := 0
 	for b.Loop() {
-		start := time.Now()
-		library()
-		mid := time.Now()
-		direct()
-		lib, dir = lib+mid.Sub(start), dir+time.Since(mid)
+		for j := range 2 {
+			f, t := library, &lib
+			if (i+j)%2 == 1 {
+				f, t = direct, &dir
+			}
+			start := time.Now()
+			f()
+			*t += time.Since(start)
+		}
+		i++
 	}
 	b.ReportMetric(float64(lib)/float64(dir), "library/direct")
 	return lib, dir

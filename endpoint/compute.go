@@ -1714,7 +1714,11 @@ func (sh *shape) onto(out *RunResult) {
 }
 
 // castValue is v in the form of kind k, and whether it could be cast
-// exactly. nil is null in every kind.
+// exactly. nil is null in every kind. A value already of its kind's Go
+// type is returned as the same interface value, not boxed again: an
+// answer's rows are cast cell by cell (conform, and each row of an
+// export), and boxing an int64, a float64 or a string again allocated
+// once a cell.
 func castValue(k ColumnKind, v any) (any, bool) {
 	if v == nil {
 		return nil, true
@@ -1723,7 +1727,7 @@ func castValue(k ColumnKind, v any) (any, bool) {
 	case KindInteger:
 		switch x := v.(type) {
 		case int64:
-			return x, true
+			return v, true
 		case int:
 			return int64(x), true
 		case int32:
@@ -1772,7 +1776,7 @@ func castValue(k ColumnKind, v any) (any, bool) {
 	case KindFloat:
 		switch x := v.(type) {
 		case float64:
-			return x, true
+			return v, true
 		case float32:
 			return float64(x), true
 		case int64:
@@ -1792,7 +1796,7 @@ func castValue(k ColumnKind, v any) (any, bool) {
 	case KindDecimal:
 		switch x := v.(type) {
 		case string:
-			return x, true
+			return v, true
 		case int64:
 			return strconv.FormatInt(x, 10), true
 		case int:
@@ -1810,7 +1814,7 @@ func castValue(k ColumnKind, v any) (any, bool) {
 	case KindString:
 		switch x := v.(type) {
 		case string:
-			return x, true
+			return v, true
 		case int64:
 			// SQLite's text affinity: a number in a text column reads as
 			// its text.
@@ -1822,7 +1826,7 @@ func castValue(k ColumnKind, v any) (any, bool) {
 	case KindBoolean:
 		switch x := v.(type) {
 		case bool:
-			return x, true
+			return v, true
 		case int64:
 			if x == 0 || x == 1 {
 				return x == 1, true

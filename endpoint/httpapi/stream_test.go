@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi/parquet"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/internal/exportbench"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	pq "github.com/parquet-go/parquet-go"
@@ -324,6 +326,29 @@ func exportTable(b testing.TB, n int) *sql.DB {
 	require.NoError(b, err)
 	db.SetMaxOpenConns(1)
 	b.Cleanup(func() { db.Close() })
+	fillExport(b, db, n)
+	return db
+}
+
+// exportFile is exportTable in a SQLite file opened as the example server
+// opens its events (examples/server/setup): data, its read-write pool, and
+// runs, its read-only pool of kept statements.
+func exportFile(b testing.TB, n int) (data, runs *sql.DB) {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "export.db")
+	data, err := setup.OpenFile(path)
+	require.NoError(b, err)
+	b.Cleanup(func() { data.Close() })
+	fillExport(b, data, n)
+	runs, err = setup.OpenRuns(path)
+	require.NoError(b, err)
+	b.Cleanup(func() { runs.Close() })
+	return data, runs
+}
+
+// fillExport creates the table export in db with n rows.
+func fillExport(b testing.TB, db *sql.DB, n int) {
+	b.Helper()
 	ctx := context.Background()
 	if _, err := db.ExecContext(ctx, "CREATE TABLE export (id INTEGER, name TEXT, amount REAL, at TEXT)"); err != nil {
 		b.Fatal(err)
@@ -340,7 +365,6 @@ func exportTable(b testing.TB, n int) *sql.DB {
 		require.NoError(b, err)
 	}
 	require.NoError(b, tx.Commit())
-	return db
 }
 
 const exportSQL = "SELECT id, name, amount, at FROM export ORDER BY id"
@@ -432,17 +456,30 @@ func directCSV(db *sql.DB, w io.Writer, limit int) error {
 // alternated in each iteration, in one run: the time ratio
 // library/direct, and the peak growth of the Go heap in use and of the
 // process's resident memory during a library export after a warm one.
+// memory is an in-memory database and an executor over its one pool;
+// server is the example server's configuration, a SQLite file, its runs
+// on a read-only pool of kept statements with the length limit and the
+// interrupt (setup.Executor), the direct side reading the file's pool.
 //
 //	go test ./endpoint/httpapi -run '^$' -bench BenchmarkExportCSV1M -benchtime 3x
 func BenchmarkExportCSV1M(b *testing.B) {
 	const n = 1_000_000
-	db := exportTable(b, n)
-	h, _ := exportHandler(b, sqlexec.New(db, engine.SQLite), n, -1)
-	library := func() { serveExport(b, h, n) }
-	direct := func() {
-		require.NoError(b, directCSV(db, io.Discard, n))
-	}
-	exportbench.Versus(b, library, direct)
+	b.Run("memory", func(b *testing.B) {
+		db := exportTable(b, n)
+		h, _ := exportHandler(b, sqlexec.New(db, engine.SQLite), n, -1)
+		exportbench.Versus(b, func() { serveExport(b, h, n) }, func() {
+			require.NoError(b, directCSV(db, io.Discard, n))
+		})
+	})
+	b.Run("server", func(b *testing.B) {
+		data, runs := exportFile(b, n)
+		exec := setup.Executor(data, runs, 0)
+		b.Cleanup(func() { exec.Close() })
+		h, _ := exportHandler(b, exec, n, -1)
+		exportbench.Versus(b, func() { serveExport(b, h, n) }, func() {
+			require.NoError(b, directCSV(data, io.Discard, n))
+		})
+	})
 }
 
 // bigAnswer is an endpoint of about 9 MB of rows.

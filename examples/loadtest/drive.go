@@ -66,10 +66,13 @@ func (t target) post(ctx context.Context, body []byte) ([]byte, error) {
 var resultsKey = []byte(`"results":[`)
 
 // sample is what one side answered in one round of one cell: the time of
-// every request, and the time the clients took together.
+// every request, the time the clients took together, and the CPU time the
+// side's process used meanwhile (cpuOK when it could be read).
 type sample struct {
 	times   []time.Duration
 	elapsed time.Duration
+	cpu     time.Duration
+	cpuOK   bool
 }
 
 // drive sends t's request from c clients for d, each sending its next
@@ -120,23 +123,33 @@ func drive(ctx context.Context, t target, c int, d time.Duration) (sample, error
 type stats struct {
 	p50, p99 time.Duration
 	perSec   float64
-	n        int
+	// cpuPerReq is the CPU time the side's process used per request
+	// answered, 0 when it could not be read for every sample.
+	cpuPerReq time.Duration
+	n         int
 }
 
 // summarize pools samples: p50 and p99 of every request's time (nearest
 // rank), and the requests over the clients' time together.
 func summarize(samples []sample) stats {
 	var all []time.Duration
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
+	cpuOK := true
 	for _, s := range samples {
 		all = append(all, s.times...)
 		elapsed += s.elapsed
+		cpu += s.cpu
+		cpuOK = cpuOK && s.cpuOK
 	}
 	if len(all) == 0 || elapsed <= 0 {
 		return stats{}
 	}
 	slices.Sort(all)
-	return stats{p50: quantile(all, 0.50), p99: quantile(all, 0.99), perSec: float64(len(all)) / elapsed.Seconds(), n: len(all)}
+	st := stats{p50: quantile(all, 0.50), p99: quantile(all, 0.99), perSec: float64(len(all)) / elapsed.Seconds(), n: len(all)}
+	if cpuOK {
+		st.cpuPerReq = cpu / time.Duration(len(all))
+	}
+	return st
 }
 
 // quantile is the nearest-rank q-quantile of sorted, which is not empty.

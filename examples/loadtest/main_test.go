@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -59,11 +60,16 @@ func TestRun(t *testing.T) {
 			continue
 		}
 		fields := strings.Split(strings.Trim(line, "| "), " | ")
-		got, want := len(fields), 10
+		got, want := len(fields), 11
 		if !assert.Equal(t, want, got, "%s: fields", line) {
 			continue
 		}
-		for _, f := range fields[2:] {
+		// The CPU time per request of each side and their ratio, or
+		// unknown where /proc is not.
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			assert.Regexp(t, `^\d[\d.]* (us|ms) / \d[\d.]* (us|ms) = [\d.]+x$`, fields[10], "%s: CPU per request", line)
+		}
+		for _, f := range fields[2:10] {
 			m := cell.FindStringSubmatch(f)
 			if !assert.NotNil(t, m, "%s: %q is not a figure", line, f) {
 				continue
@@ -247,4 +253,34 @@ endpointkit_cache_hits_total{endpoint="count",project="1"} 2
 	if _, err := checkRuns(ctx, client, srv.URL, "wrong", map[string]int{"count": 10}, true); err == nil || !strings.Contains(err.Error(), "status 401") {
 		t.Errorf("a refused key: %v, want an error", err)
 	}
+}
+
+// TestStatCPU: a process's CPU time is read from /proc/<pid>/stat after
+// the command's name, whatever that name holds, and a line that is not
+// one is refused; this process's own has used some CPU.
+func TestStatCPU(t *testing.T) {
+	line := "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 1500 0 0 0 250 130 0 0 20 0 9 0 100 0 0\n"
+	got, ok := statCPU(line)
+	require.True(t, ok, "the line of a process with spaces and parentheses in its name")
+	assert.Equal(t, 3800*time.Millisecond, got, "utime 250 + stime 130 ticks")
+	for _, bad := range []string{"", "4242 no name", "4242 (x) S 1 2", "4242 (x) S 1 2 3 4 5 6 7 8 9 ten 11", "4242 (x) S 1 2 3 4 5 6 7 8 9 10 x 12"} {
+		_, ok := statCPU(bad)
+		assert.False(t, ok, "%q", bad)
+	}
+	self := &proc{cmd: &exec.Cmd{Process: &os.Process{Pid: os.Getpid()}}}
+	if _, err := os.Stat("/proc/self/stat"); err == nil {
+		_, ok := self.cpu()
+		assert.True(t, ok, "this process's CPU time")
+	}
+}
+
+// TestSummarizeCPU: the CPU time per request pools the samples' CPU over
+// all their requests, and is unknown (0) when any sample's was not read.
+func TestSummarizeCPU(t *testing.T) {
+	ms := time.Millisecond
+	a := sample{times: []time.Duration{ms, ms, ms}, elapsed: time.Second, cpu: 30 * ms, cpuOK: true}
+	b := sample{times: []time.Duration{ms}, elapsed: time.Second, cpu: 10 * ms, cpuOK: true}
+	assert.Equal(t, 10*ms, summarize([]sample{a, b}).cpuPerReq, "40 ms over 4 requests")
+	b.cpuOK = false
+	assert.Zero(t, summarize([]sample{a, b}).cpuPerReq, "one sample without its CPU time")
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -173,4 +174,42 @@ func (p *proc) tail() string {
 		sb.WriteByte('\n')
 	}
 	return sb.String()
+}
+
+// clockTicks is the unit of the CPU times of /proc/<pid>/stat (USER_HZ,
+// 100 on Linux whatever the kernel's own tick).
+const clockTicks = 100
+
+// cpu is the CPU time, user and system, the process has used so far, and
+// false where it cannot be read (no /proc, or the process is gone): the
+// work it did for the requests of a cell, however long a loaded machine
+// made them wait, which the requests' times and rates count too.
+func (p *proc) cpu() (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	return statCPU(string(b))
+}
+
+// statCPU reads utime and stime, the 14th and 15th fields, from the text
+// of a /proc/<pid>/stat. The 2nd, the command's name in parentheses, may
+// hold spaces and parentheses itself: the fields are counted after the
+// last ')'.
+func statCPU(stat string) (time.Duration, bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(stat[i+1:])
+	// f[0] is the 3rd field (the state): utime is f[11], stime f[12].
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+s) * time.Second / clockTicks, true
 }

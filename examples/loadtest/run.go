@@ -211,7 +211,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		if library {
 			t, p = side(libClient, libURL, r.q), lib
 		}
+		cpu0, ok0 := p.cpu()
 		s, err := drive(ctx, t, r.c, d)
+		cpu1, ok1 := p.cpu()
+		s.cpu, s.cpuOK = cpu1-cpu0, ok0 && ok1
 		if err != nil {
 			if aerr := p.alive(); aerr != nil {
 				return sample{}, fmt.Errorf("%s c=%d: %w\n%w", r.q.name, r.c, err, aerr)

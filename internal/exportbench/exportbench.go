@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/endpointkit/endpointkit/internal/cputime"
 )
 
 // Discard is a ResponseWriter that keeps nothing but the status, the
@@ -126,18 +128,40 @@ func PeakGrowth(f func()) (heap, res uint64) {
 	return peakHeap.Load(), peakRSS.Load()
 }
 
-// Alternate runs library then direct in each of b's iterations, so that
-// both see the same load of a shared machine, reports their time ratio as
-// "library/direct" and returns the time each took in all.
+// Alternate runs library and direct once each in every one of b's
+// iterations, library first in even iterations and direct first in odd
+// ones, so that both see the same load of a shared machine and neither is
+// always the one that runs after the other (on a warmer cache, or in a
+// collection the other's garbage started), reports their time ratio as
+// "library/direct" and, where the process's CPU time can be read, the
+// ratio of the CPU time each side used (the collector's work it caused
+// included) as "library/direct-cpu", which a loaded machine disturbs less
+// than the time; it returns the time each took in all.
 func Alternate(b *testing.B, library, direct func()) (lib, dir time.Duration) {
+	var cpu [2]time.Duration
+	cpuOK := true
+	i := 0
 	for b.Loop() {
-		start := time.Now()
-		library()
-		mid := time.Now()
-		direct()
-		lib, dir = lib+mid.Sub(start), dir+time.Since(mid)
+		for j := range 2 {
+			side := (i + j) % 2
+			f, t := library, &lib
+			if side == 1 {
+				f, t = direct, &dir
+			}
+			c0, ok0 := cputime.Process()
+			start := time.Now()
+			f()
+			*t += time.Since(start)
+			c1, ok1 := cputime.Process()
+			cpu[side] += c1 - c0
+			cpuOK = cpuOK && ok0 && ok1
+		}
+		i++
 	}
 	b.ReportMetric(float64(lib)/float64(dir), "library/direct")
+	if cpuOK && cpu[1] > 0 {
+		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "library/direct-cpu")
+	}
 	return lib, dir
 }
 

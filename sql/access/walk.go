@@ -144,18 +144,64 @@ func (c *checker) scoped(n tree.Node, w *tree.With) *Error {
 		}
 		def := cte{name: d.Name.Name, quoted: d.Name.Quote != 0}
 		if w.Recursive {
-			c.frames[fi] = append(c.frames[fi], def)
-		}
-		if err := c.walk(d.Subquery); err != nil {
+			if err := c.recursiveBody(d.Subquery, fi, def); err != nil {
+				return err
+			}
+		} else if err := c.walk(d.Subquery); err != nil {
 			return err
 		}
-		if !w.Recursive {
-			c.frames[fi] = append(c.frames[fi], def)
-		}
+		c.frames[fi] = append(c.frames[fi], def)
 	}
 	err := c.enter(n)
 	c.frames = c.frames[:mark]
 	return err
+}
+
+// recursiveBody walks q, the body of the WITH RECURSIVE query def, whose
+// WITH frame is fi. The query's name means the query itself only in the
+// recursive arms of its body: each arm after the first of the UNION [ALL]
+// chain the body is, an arm that is not itself a set operation. Anywhere
+// else (a body that is no UNION, its first arm, an INTERSECT or EXCEPT,
+// the ORDER BY or LIMIT of the whole UNION) ClickHouse reads the table of
+// that name, and the other engines refuse the query, so there the name is
+// checked as a table's.
+func (c *checker) recursiveBody(q *tree.Subquery, fi int, def cte) *Error {
+	var plain, arms []tree.Node
+	body := q.Select
+	for {
+		u, ok := body.(*tree.Union)
+		if !ok || u.With != nil || !strings.HasPrefix(u.Type, "UNION") {
+			break
+		}
+		if _, set := u.Right.(*tree.Union); set {
+			plain = append(plain, u.Right)
+		} else {
+			arms = append(arms, u.Right)
+		}
+		for _, o := range u.OrderBy {
+			plain = append(plain, o)
+		}
+		plain = append(plain, u.LimitBy, u.Limit)
+		body = u.Left
+	}
+	plain = append(plain, body)
+	for _, n := range plain {
+		if err := c.walk(n); err != nil {
+			return err
+		}
+	}
+	if len(arms) == 0 {
+		return nil
+	}
+	n := len(c.frames[fi])
+	c.frames[fi] = append(c.frames[fi], def)
+	defer func() { c.frames[fi] = c.frames[fi][:n] }()
+	for _, a := range arms {
+		if err := c.walk(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // define checks a name that WITH defines: it may not be the name of a

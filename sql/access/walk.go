@@ -2,6 +2,7 @@ package access
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/sql/tree"
 )
@@ -316,8 +317,14 @@ func (c *checker) table(tn *tree.TableName) *Error {
 	// db.events for events; sessions for analytics.sessions), nor one that
 	// is a protected, catalog or listed table to an engine that folds more
 	// than ASCII.
-	if name, ok := c.rules.scopedLast[asciiLower(parts[len(parts)-1])]; ok {
+	last := parts[len(parts)-1]
+	if name, ok := c.rules.scopedLast[asciiLower(last)]; ok {
 		return fail(ReasonAmbiguous, "table %q may be the table %q of the rules under another schema or database, which would be read without its project's scope; write it as %q", echo(dotted), name, name)
+	}
+	if cut := pgTruncated(last); cut != last {
+		if name, ok := c.rules.scopedLast[asciiLower(cut)]; ok {
+			return fail(ReasonAmbiguous, "table %q is longer than 63 bytes: PostgreSQL cuts a name to its first 63 bytes and would read the table %q of the rules without its project's scope; write it as %q", echo(dotted), name, name)
+		}
 	}
 	for _, p := range parts {
 		if r, ok := foldsToASCII(p); ok {
@@ -325,6 +332,20 @@ func (c *checker) table(tn *tree.TableName) *Error {
 		}
 	}
 	return nil
+}
+
+// pgTruncated returns name as PostgreSQL reads it: at most its first 63
+// bytes (NAMEDATALEN - 1), cut where a character starts.
+func pgTruncated(name string) string {
+	const max = 63
+	if len(name) <= max {
+		return name
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
 
 // dottedName joins the parts of a name with dots, without quotes.

@@ -66,20 +66,21 @@ func (v *Variable) Normalize() error {
 		return definitionErrorf("name", "%s", reason)
 	}
 
-	if v.CodeName == "" {
+	derived := v.CodeName == ""
+	if derived {
 		v.CodeName = CodeNameFrom(v.Name)
 		if v.CodeName == "" {
 			return definitionErrorf("code_name", "cannot be derived from name %q (it has no letter or digit); give one", v.Name)
 		}
-		if len(v.CodeName) > MaxCodeNameLength {
-			return definitionErrorf("code_name", "derived from the name is %d bytes long; a code name has at most %d: give a shorter one", len(v.CodeName), MaxCodeNameLength)
-		}
-	}
-	if len(v.CodeName) > MaxCodeNameLength {
-		return definitionErrorf("code_name", "is %d bytes long; a code name has at most %d", len(v.CodeName), MaxCodeNameLength)
 	}
 	if !ValidCodeName(v.CodeName) {
 		return definitionErrorf("code_name", "must match %s, got %q", codeNamePattern, v.CodeName)
+	}
+	if len(v.CodeName) > MaxCodeNameLength {
+		if derived {
+			return definitionErrorf("code_name", "derived from the name is %d bytes long; a code name has at most %d: give a shorter one", len(v.CodeName), MaxCodeNameLength)
+		}
+		return definitionErrorf("code_name", "is %d bytes long; a code name has at most %d", len(v.CodeName), MaxCodeNameLength)
 	}
 	if Reserved(v.CodeName) {
 		return definitionErrorf("code_name", "%q starts with %q, which is reserved for the placeholders the library binds itself (such as %s_tenant)", v.CodeName, ReservedPrefix, ReservedPrefix)

@@ -65,3 +65,25 @@ func TestRecursiveCTEKeepsItsRecursiveArms(t *testing.T) {
 		requireScoped(t, q, out, rules)
 	}
 }
+
+// TestRecursiveCTEReadsTheTableOnClickHouse shows the reading the checker
+// follows, on ClickHouse (chDB, with -tags chdb): a WITH RECURSIVE query's
+// name outside the recursive arms of a UNION reads the table of that name,
+// which holds one row ('SECRET'), in the body and in the first arm; Check
+// refuses every query of recursiveReadsTable.
+func TestRecursiveCTEReadsTheTableOnClickHouse(t *testing.T) {
+	open, ok := formEngines["clickhouse"]
+	if !ok {
+		t.Skip("ClickHouse runs with -tags chdb")
+	}
+	x := open(t)
+	n, err := x.count(`WITH RECURSIVE secrets AS (SELECT v FROM secrets) SELECT v FROM secrets WHERE v = 'SECRET'`, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "ClickHouse reads table secrets in the body")
+	n, err = x.count(`WITH RECURSIVE secrets AS (SELECT v FROM secrets UNION ALL SELECT 'x' AS v) SELECT v FROM secrets WHERE v = 'SECRET'`, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "ClickHouse reads table secrets in the first arm")
+	for _, q := range recursiveReadsTable {
+		assert.Error(t, Check(q, testRules()), "Check(%q)", q)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/insight"
@@ -62,6 +63,9 @@ type UpdateRequest struct {
 // defaults to true.
 func (s *Service) Create(ctx context.Context, project string, req CreateRequest) (Endpoint, error) {
 	if err := checkName(req.Name); err != nil {
+		return Endpoint{}, err
+	}
+	if err := checkDescription(req.Description); err != nil {
 		return Endpoint{}, err
 	}
 	if req.Query == nil {
@@ -194,6 +198,11 @@ func (s *Service) applyFields(ctx context.Context, project string, next *driver.
 			return false, err
 		}
 		next.DataFreshnessSeconds = *req.DataFreshnessSeconds
+	}
+	if req.Description != nil {
+		if err := checkDescription(*req.Description); err != nil {
+			return false, err
+		}
 	}
 	setIf(&next.Description, req.Description)
 	setIf(&next.IsActive, req.IsActive)
@@ -435,6 +444,19 @@ func checkName(name string) *Error {
 	}
 	if !validName(name) {
 		return invalidf(CodeInvalidInput, "name", "Invalid name '%s'. Must start with a letter, contain only alphanumeric characters, hyphens, or underscores, and be between 1 and 128 characters long.", name)
+	}
+	return nil
+}
+
+// checkDescription refuses a description that no store can hold the same
+// way: a NUL character (PostgreSQL cannot store it in text) or text that is
+// not UTF-8.
+func checkDescription(d string) *Error {
+	switch {
+	case strings.IndexByte(d, 0) >= 0:
+		return invalidf(CodeInvalidInput, "description", "Invalid description: the text holds a NUL character (\\u0000), which databases cannot store in text.")
+	case !utf8.ValidString(d):
+		return invalidf(CodeInvalidInput, "description", "Invalid description: the text is not valid UTF-8.")
 	}
 	return nil
 }

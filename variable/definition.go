@@ -30,6 +30,10 @@ func definitionErrorf(field, format string, args ...any) *DefinitionError {
 	return &DefinitionError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// MaxCodeNameLength is the longest code name, in bytes: the key column
+// the stores keep it in (VARCHAR(255) on PostgreSQL and MySQL).
+const MaxCodeNameLength = 255
+
 // checkTime is the clock used only to check that a default is a valid value.
 // Validity of a relative date does not depend on the day it is resolved, so
 // any fixed instant serves, and Normalize stays free of time.Now.
@@ -58,8 +62,12 @@ func (v *Variable) Normalize() error {
 	if strings.TrimSpace(v.Name) == "" {
 		return definitionErrorf("name", "required")
 	}
+	if reason := textProblem(v.Name); reason != "" {
+		return definitionErrorf("name", "%s", reason)
+	}
 
-	if v.CodeName == "" {
+	derived := v.CodeName == ""
+	if derived {
 		v.CodeName = CodeNameFrom(v.Name)
 		if v.CodeName == "" {
 			return definitionErrorf("code_name", "cannot be derived from name %q (it has no letter or digit); give one", v.Name)
@@ -67,6 +75,12 @@ func (v *Variable) Normalize() error {
 	}
 	if !ValidCodeName(v.CodeName) {
 		return definitionErrorf("code_name", "must match %s, got %q", codeNamePattern, v.CodeName)
+	}
+	if len(v.CodeName) > MaxCodeNameLength {
+		if derived {
+			return definitionErrorf("code_name", "derived from the name is %d bytes long; a code name has at most %d: give a shorter one", len(v.CodeName), MaxCodeNameLength)
+		}
+		return definitionErrorf("code_name", "is %d bytes long; a code name has at most %d", len(v.CodeName), MaxCodeNameLength)
 	}
 	if Reserved(v.CodeName) {
 		return definitionErrorf("code_name", "%q starts with %q, which is reserved for the placeholders the library binds itself (such as %s_tenant)", v.CodeName, ReservedPrefix, ReservedPrefix)

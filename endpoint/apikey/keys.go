@@ -341,6 +341,10 @@ func (k *Keys) validate(project string, req CreateRequest) (driver.KeyRecord, er
 		return driver.KeyRecord{}, apierror.Required("name")
 	case utf8.RuneCountInString(name) > MaxNameLength:
 		return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "name", "name may hold at most %d characters.", MaxNameLength)
+	case strings.IndexByte(name, 0) >= 0:
+		return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "name", "name holds a NUL character (\\u0000), which databases cannot store in text.")
+	case !utf8.ValidString(name):
+		return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "name", "name is not valid UTF-8.")
 	case len(req.Scopes) == 0:
 		return driver.KeyRecord{}, apierror.Invalidf(apierror.CodeInvalidInput, "scopes", "scopes must name at least one of %s.", strings.Join(Scopes, ", "))
 	}

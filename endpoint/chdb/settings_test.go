@@ -161,8 +161,8 @@ func FuzzWithClause(f *testing.F) {
 func TestRunClauseLeavesOutTheSession(t *testing.T) {
 	x := executor(t)
 	lean := x.withSettings("SELECT 1", 5*time.Second, driver.Bounds{MaxRows: 10}, true)
-	assert.Equal(t, "SELECT 1 SETTINGS max_result_rows = 10, result_overflow_mode = 'break', max_execution_time = 5, readonly = 1", lean, "kept session")
-	assert.Equal(t, "SELECT 1 SETTINGS readonly = 1", x.withSettings("SELECT 1", 0, driver.Bounds{}, true), "kept session, no bounds")
+	assert.Equal(t, "SELECT 1 SETTINGS max_result_rows = 10, result_overflow_mode = 'break', optimize_move_to_prewhere = 0, max_execution_time = 5, readonly = 1", lean, "kept session")
+	assert.Equal(t, "SELECT 1 SETTINGS optimize_move_to_prewhere = 0, readonly = 1", x.withSettings("SELECT 1", 0, driver.Bounds{}, true), "kept session, no bounds")
 	full := x.withSettings("SELECT 1", 5*time.Second, driver.Bounds{MaxRows: 10}, false)
 	for _, sub := range []string{"max_memory_usage = 1073741824", "max_bytes_before_external_group_by = 536870912",
 		"output_format_binary_write_json_as_string = 1", "session_timezone = 'UTC'", "max_execution_time = 5", "readonly = 1"} {

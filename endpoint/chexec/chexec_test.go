@@ -39,12 +39,12 @@ func TestRequestGolden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SELECT count() FROM events WHERE event = {p1:String} AND timestamp >= {p2:String} AND n < {p3:Int64} AND country IN ({p4:String}, {p5:String})", r.Query)
 	assert.Equal(t, map[string]string{"p1": `it\'s\t\\ \n`, "p2": "2025-05-01", "p3": "7", "p4": "FR", "p5": "DE"}, r.Parameters)
-	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "max_execution_time": 30, "readonly": 2,
+	assert.Equal(t, map[string]any{"max_threads": 4, "session_timezone": "UTC", "optimize_move_to_prewhere": 0, "max_execution_time": 30, "readonly": 2,
 		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
 
 	w, err := x.Request(context.Background(), "DROP TABLE IF EXISTS t", nil, false)
 	require.NoError(t, err)
-	got, want := w.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC"})
+	got, want := w.Settings, (map[string]any{"max_threads": 4, "session_timezone": "UTC", "optimize_move_to_prewhere": 0})
 	assert.Equal(t, want, got, "writes are not read-only and have no deadline here: w.Settings")
 
 	own := New(nil, map[string]any{"session_timezone": "Europe/Berlin"})
@@ -188,7 +188,7 @@ func TestQueryBounds(t *testing.T) {
 
 	r, err := x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{MaxBytes: 1000})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"session_timezone": "UTC", "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
+	assert.Equal(t, map[string]any{"session_timezone": "UTC", "optimize_move_to_prewhere": 0, "readonly": 2, "max_result_bytes": int64(8000), "result_overflow_mode": "throw",
 		"max_memory_usage": int64(DefaultMaxMemoryUsage), "max_bytes_before_external_group_by": int64(DefaultMaxBytesBeforeExternalGroupBy)}, r.Settings)
 	r, err = x.RequestBounded(ctx, "SELECT s", nil, driver.Bounds{})
 	require.NoError(t, err)

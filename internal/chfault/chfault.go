@@ -12,10 +12,13 @@ import (
 
 // codes are ClickHouse's exception codes (src/Common/ErrorCodes.cpp) that
 // the text of a query causes: its syntax, a name it uses, the types or
-// number of a function's arguments, a value it cannot convert or divide.
+// number of a function's arguments, a value it cannot convert or divide,
+// a value out of a function's or LIMIT's range (a string or array too
+// large to build, a quantile level above 1, LIMIT 1.5).
 var codes = map[int]string{
 	6:   "CANNOT_PARSE_TEXT",
 	10:  "NOT_FOUND_COLUMN_IN_BLOCK",
+	12:  "PARAMETER_OUT_OF_BOUND",
 	16:  "NO_SUCH_COLUMN_IN_TABLE",
 	27:  "CANNOT_PARSE_INPUT_ASSERTION_FAILED",
 	32:  "ATTEMPT_TO_READ_AFTER_EOF",
@@ -27,6 +30,7 @@ var codes = map[int]string{
 	44:  "ILLEGAL_COLUMN",
 	46:  "UNKNOWN_FUNCTION",
 	47:  "UNKNOWN_IDENTIFIER",
+	50:  "UNKNOWN_TYPE",
 	53:  "TYPE_MISMATCH",
 	60:  "UNKNOWN_TABLE",
 	62:  "SYNTAX_ERROR",
@@ -34,16 +38,20 @@ var codes = map[int]string{
 	70:  "CANNOT_CONVERT_TYPE",
 	72:  "CANNOT_PARSE_NUMBER",
 	81:  "UNKNOWN_DATABASE",
+	128: "TOO_LARGE_ARRAY_SIZE",
+	131: "TOO_LARGE_STRING_SIZE",
 	153: "ILLEGAL_DIVISION",
 	179: "MULTIPLE_EXPRESSIONS_FOR_ALIAS",
 	184: "ILLEGAL_AGGREGATION",
 	190: "SIZES_OF_ARRAYS_DONT_MATCH",
 	215: "NOT_AN_AGGREGATE",
 	352: "AMBIGUOUS_COLUMN_NAME",
+	376: "CANNOT_PARSE_UUID",
 	386: "NO_COMMON_TYPE",
 	395: "FUNCTION_THROW_IF_VALUE_IS_NON_ZERO",
 	407: "DECIMAL_OVERFLOW",
 	427: "CANNOT_COMPILE_REGEXP",
+	440: "INVALID_LIMIT_EXPRESSION",
 }
 
 // Query reports whether the exception code names a fault of the query.

@@ -93,10 +93,12 @@
 // allow them. Quoted and unquoted names are the same name to Check.
 //
 // A name defined by WITH is a table of the statement within its scope: the
-// query after the WITH clause and the bodies of later WITH queries (and its
-// own body under WITH RECURSIVE). A mention matches it only when spelled
-// exactly as defined; one that matches only when case is ignored is
-// refused, since engines differ on case. WITH may not define the name of a
+// query after the WITH clause and the bodies of later WITH queries (and,
+// under WITH RECURSIVE, the recursive arms of its own body: the arms after
+// the first of a UNION [ALL]; elsewhere in its body ClickHouse reads the
+// table of that name, which is checked as a table). A mention matches it
+// only when spelled exactly as defined; one that matches only when case
+// is ignored is refused, since engines differ on case. WITH may not define the name of a
 // listed table, of a tenant column or of a protected table: which of the
 // two a later mention meant would depend on the engine (ClickHouse copies
 // WITH into every subquery).

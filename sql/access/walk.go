@@ -2,6 +2,7 @@ package access
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/endpointkit/endpointkit/sql/tree"
 )
@@ -144,18 +145,64 @@ func (c *checker) scoped(n tree.Node, w *tree.With) *Error {
 		}
 		def := cte{name: d.Name.Name, quoted: d.Name.Quote != 0}
 		if w.Recursive {
-			c.frames[fi] = append(c.frames[fi], def)
-		}
-		if err := c.walk(d.Subquery); err != nil {
+			if err := c.recursiveBody(d.Subquery, fi, def); err != nil {
+				return err
+			}
+		} else if err := c.walk(d.Subquery); err != nil {
 			return err
 		}
-		if !w.Recursive {
-			c.frames[fi] = append(c.frames[fi], def)
-		}
+		c.frames[fi] = append(c.frames[fi], def)
 	}
 	err := c.enter(n)
 	c.frames = c.frames[:mark]
 	return err
+}
+
+// recursiveBody walks q, the body of the WITH RECURSIVE query def, whose
+// WITH frame is fi. The query's name means the query itself only in the
+// recursive arms of its body: each arm after the first of the UNION [ALL]
+// chain the body is, an arm that is not itself a set operation. Anywhere
+// else (a body that is no UNION, its first arm, an INTERSECT or EXCEPT,
+// the ORDER BY or LIMIT of the whole UNION) ClickHouse reads the table of
+// that name, and the other engines refuse the query, so there the name is
+// checked as a table's.
+func (c *checker) recursiveBody(q *tree.Subquery, fi int, def cte) *Error {
+	var plain, arms []tree.Node
+	body := q.Select
+	for {
+		u, ok := body.(*tree.Union)
+		if !ok || u.With != nil || !strings.HasPrefix(u.Type, "UNION") {
+			break
+		}
+		if _, set := u.Right.(*tree.Union); set {
+			plain = append(plain, u.Right)
+		} else {
+			arms = append(arms, u.Right)
+		}
+		for _, o := range u.OrderBy {
+			plain = append(plain, o)
+		}
+		plain = append(plain, u.LimitBy, u.Limit)
+		body = u.Left
+	}
+	plain = append(plain, body)
+	for _, n := range plain {
+		if err := c.walk(n); err != nil {
+			return err
+		}
+	}
+	if len(arms) == 0 {
+		return nil
+	}
+	n := len(c.frames[fi])
+	c.frames[fi] = append(c.frames[fi], def)
+	defer func() { c.frames[fi] = c.frames[fi][:n] }()
+	for _, a := range arms {
+		if err := c.walk(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // define checks a name that WITH defines: it may not be the name of a
@@ -270,8 +317,14 @@ func (c *checker) table(tn *tree.TableName) *Error {
 	// db.events for events; sessions for analytics.sessions), nor one that
 	// is a protected, catalog or listed table to an engine that folds more
 	// than ASCII.
-	if name, ok := c.rules.scopedLast[asciiLower(parts[len(parts)-1])]; ok {
+	last := parts[len(parts)-1]
+	if name, ok := c.rules.scopedLast[asciiLower(last)]; ok {
 		return fail(ReasonAmbiguous, "table %q may be the table %q of the rules under another schema or database, which would be read without its project's scope; write it as %q", echo(dotted), name, name)
+	}
+	if cut := pgTruncated(last); cut != last {
+		if name, ok := c.rules.scopedLast[asciiLower(cut)]; ok {
+			return fail(ReasonAmbiguous, "table %q is longer than 63 bytes: PostgreSQL cuts a name to its first 63 bytes and would read the table %q of the rules without its project's scope; write it as %q", echo(dotted), name, name)
+		}
 	}
 	for _, p := range parts {
 		if r, ok := foldsToASCII(p); ok {
@@ -279,6 +332,20 @@ func (c *checker) table(tn *tree.TableName) *Error {
 		}
 	}
 	return nil
+}
+
+// pgTruncated returns name as PostgreSQL reads it: at most its first 63
+// bytes (NAMEDATALEN - 1), cut where a character starts.
+func pgTruncated(name string) string {
+	const max = 63
+	if len(name) <= max {
+		return name
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
 
 // dottedName joins the parts of a name with dots, without quotes.

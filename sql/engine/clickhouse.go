@@ -360,11 +360,17 @@ func (clickhouse) OneAliasSpace() bool { return true }
 // SQL assumes: a DateTime column without a zone of its own reads, and
 // text compared with it parses, in the session's zone, which a server
 // may default otherwise (its timezone setting or the user's profile;
-// ClickHouse 23.6 or later). max_execution_time (whole seconds, rounded
-// up) follows; readonly comes last, because readonly=1 forbids changing
-// settings after it.
+// ClickHouse 23.6 or later). optimize_move_to_prewhere is off: it moved a
+// condition of the query into the PREWHERE of a scoped table's read ahead
+// of the tenant's condition (a primary key column's, which it puts last),
+// so that the query's expressions ran on every project's rows and an
+// error (toInt64 of another project's value, a division by its zero) told
+// one project of another's rows; without it the tenant's condition
+// filters first. A query may still write PREWHERE itself on an unscoped
+// table. max_execution_time (whole seconds, rounded up) follows; readonly
+// comes last, because readonly=1 forbids changing settings after it.
 func (clickhouse) Guard(timeout time.Duration, readOnly bool) Guard {
-	g := Guard{Settings: []Setting{{"session_timezone", "UTC"}}}
+	g := Guard{Settings: []Setting{{"session_timezone", "UTC"}, {"optimize_move_to_prewhere", "0"}}}
 	if timeout > 0 {
 		g.Settings = append(g.Settings, Setting{"max_execution_time", strconv.FormatInt(ceilSeconds(timeout), 10)})
 	}

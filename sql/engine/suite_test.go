@@ -162,8 +162,8 @@ func TestGuard(t *testing.T) {
 		{PostgreSQL, true, Guard{Tx: true, Begin: []string{"SET LOCAL statement_timeout = 1500"}}},
 		{MySQL, false, Guard{Tx: true, Prefix: "/*M!100102 SET STATEMENT optimizer_switch = 'derived_merge=off', max_statement_time = 1.5 FOR */ "}},
 		{MySQL, true, Guard{Prefix: "/*M!100102 SET STATEMENT optimizer_switch = 'derived_merge=off', max_statement_time = 1.5 FOR */ "}},
-		{ClickHouse, false, Guard{Settings: []Setting{{"session_timezone", "UTC"}, {"max_execution_time", "2"}, {"readonly", "1"}}}},
-		{ClickHouse, true, Guard{Settings: []Setting{{"session_timezone", "UTC"}, {"max_execution_time", "2"}}}},
+		{ClickHouse, false, Guard{Settings: []Setting{{"session_timezone", "UTC"}, {"optimize_move_to_prewhere", "0"}, {"max_execution_time", "2"}, {"readonly", "1"}}}},
+		{ClickHouse, true, Guard{Settings: []Setting{{"session_timezone", "UTC"}, {"optimize_move_to_prewhere", "0"}, {"max_execution_time", "2"}}}},
 	}
 	for _, tt := range tests {
 		got, want := tt.e.Guard(limit, tt.readOnly), tt.want

@@ -84,6 +84,9 @@ type config struct {
 	// metricsMaxEndpoints caps the endpoint names labelled in the metrics
 	// (metrics.WithMaxEndpoints: negative is no cap).
 	metricsMaxEndpoints int
+	// pprofAddr is the listen address of net/http/pprof, "" (the default)
+	// for none.
+	pprofAddr string
 	// sqliteLength is sqlexec.SQLiteLimits.Length of the SQLite data.
 	sqliteLength int
 	// maxMaterializedBytes is the Service's MaxMaterializedBytes.
@@ -140,6 +143,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of -addr (no key needed there unless -metrics-key is given)")
 	fs.StringVar(&c.metricsKey, "metrics-key", "", "the key /metrics needs, as 'Authorization: Bearer KEY' (default $"+envMetricsKey+"; without -metrics-addr, generated and printed when not given)")
 	fs.IntVar(&c.metricsMaxEndpoints, "metrics-max-endpoints", metrics.DefaultMaxEndpoints, "endpoint names (per project) labelled in the metrics, the rest counted as "+metrics.OtherEndpoint+" (0 for no limit)")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve Go's profiles (net/http/pprof, /debug/pprof/) on this address of its own, with no key: for measuring, on a loopback address only (default: not served)")
 	fs.StringVar(&c.budgets, "budgets", "", "where run budgets (keys', projects', embed tokens') are counted: memory (this process alone), store (the store's database, shared by the servers on it) or redis (-redis; the default when -redis is given)")
 	fs.StringVar(&c.redisURL, "redis", "", "Redis of -budgets redis, as redis://[user:password@]host:port/db")
 	fs.BoolVar(&c.budgetsFailOpen, "budgets-fail-open", false, "admit the runs whose budget cannot be counted (the budget store down); by default they are refused (503)")

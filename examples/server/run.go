@@ -151,6 +151,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopMetrics()
 		metricsURL = "http://" + addr + "/metrics"
 	}
+	if cfg.pprofAddr != "" {
+		addr, stopPprof, err := servePprof(ctx, cfg.pprofAddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopPprof()
+		fmt.Fprintf(stdout, "Go profiles on http://%s/debug/pprof/\n", addr)
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -420,9 +420,7 @@ func TestConcurrentAcquire(t *testing.T) {
 	var wg sync.WaitGroup
 	var admitted, refused [4]int
 	for g := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			p := fmt.Sprint("p", g%4)
 			for range 200 {
 				release, err := l.Acquire(p)
@@ -447,7 +445,7 @@ func TestConcurrentAcquire(t *testing.T) {
 				mu.Unlock()
 				release()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	a, b := maxTotal, globalConc

@@ -89,9 +89,7 @@ func TestTimerLimitsEveryShard(t *testing.T) {
 	tm := New(limit, 0)
 	var wg sync.WaitGroup
 	for i := range 4 * Shards {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			start := time.Now()
 			c := tm.Start(context.Background())
 			defer tm.Stop(c)
@@ -108,7 +106,7 @@ func TestTimerLimitsEveryShard(t *testing.T) {
 			}
 			assert.ErrorIs(t, c.Err(), context.DeadlineExceeded)
 			assert.GreaterOrEqual(t, time.Since(start), limit)
-		}()
+		})
 	}
 	wg.Wait()
 	n, _ := listed(tm)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -279,13 +278,7 @@ func (r *countedRows) ColumnTypeDatabaseTypeName(i int) string {
 // at most their bound of statements on each connection, and leave none
 // open once the pool is closed.
 func TestKeptStatementsNeverLeak(t *testing.T) {
-	dsn := "file:" + filepath.Join(t.TempDir(), "leak.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE t (id INTEGER, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')"); err != nil {
-		t.Fatal(err)
-	}
+	db, dsn := sqliteFile(t, "leak.db", "CREATE TABLE t (id INTEGER, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
 	const keep, conns = 3, 2
 	n := &counting{dsn: dsn + "&_pragma=query_only(1)"}
 	ro := sql.OpenDB(&keepingConnector{Connector: n, max: keep})

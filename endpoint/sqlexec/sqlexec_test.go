@@ -29,13 +29,11 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// openSQLite opens a pool on the SQLite database dsn, of at most conns
-// connections (0: no bound), closed when the test ends.
+// openSQLite opens a pool on the SQLite database dsn (testdb.SQLiteAt), of
+// at most conns connections (0: no bound), closed when the test ends.
 func openSQLite(tb testing.TB, dsn string, conns int) *sql.DB {
 	tb.Helper()
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { db.Close() })
+	db := testdb.SQLiteAt(tb, dsn)
 	db.SetMaxOpenConns(conns)
 	return db
 }

@@ -85,10 +85,7 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		db.SetMaxOpenConns(1)
-		defer db.Close()
+		db := testdb.SQLite(t)
 		require.NoError(t, demo.Load(ctx, db, 3000, 1))
 		require.NoError(t, demo.Insert(ctx, db, engine.SQLite, "2", 3000, 2))
 		execAll(t, db, "ANALYZE")

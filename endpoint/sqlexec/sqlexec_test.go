@@ -622,7 +622,7 @@ func BenchmarkQuerySQLite(b *testing.B) {
 				defer cancel()
 				rows, err := prep.QueryContext(ctx, bc.args...)
 				require.NoError(b, err)
-				got := scanAll(b, rows)
+				got := testdb.Rows(b, rows)
 				require.Len(b, got, 1)
 			}
 			preparedAllocs := testing.AllocsPerRun(200, prepared)
@@ -680,32 +680,7 @@ const benchBlock = 50
 func directQuery(b *testing.B, ctx context.Context, db *sql.DB, query string, args []any) [][]any {
 	rows, err := db.QueryContext(ctx, query, args...)
 	require.NoError(b, err)
-	return scanAll(b, rows)
-}
-
-// scanAll reads rows as a hand-written caller does: Columns, Scan into
-// []any, []byte turned into string.
-func scanAll(b *testing.B, rows *sql.Rows) [][]any {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(b, err)
-	out := [][]any{}
-	for rows.Next() {
-		row := make([]any, len(cols))
-		dest := make([]any, len(cols))
-		for i := range row {
-			dest[i] = &row[i]
-		}
-		require.NoError(b, rows.Scan(dest...))
-		for i, v := range row {
-			if raw, ok := v.([]byte); ok {
-				row[i] = string(raw)
-			}
-		}
-		out = append(out, row)
-	}
-	require.NoError(b, rows.Err())
-	return out
+	return testdb.Rows(b, rows)
 }
 
 func openBench(b *testing.B, dsn string) *sql.DB {

@@ -54,25 +54,10 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 	require.NoError(t, err)
 	rows, err := db.Query(explain+" "+st.SQL(), st.Args()...)
 	require.NoError(t, err, "%v", st.SQL())
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
 	var out strings.Builder
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok { // MySQL's text
-				vals[i] = string(b)
-			}
-		}
-		fmt.Fprintln(&out, vals...)
+	for _, row := range testdb.Rows(t, rows) {
+		fmt.Fprintln(&out, row...)
 	}
-	require.NoError(t, rows.Err())
 	return out.String()
 }
 

@@ -29,11 +29,16 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// openSQLite opens a pool on the SQLite database dsn (testdb.SQLiteAt), of
-// at most conns connections (0: no bound), closed when the test ends.
+// openSQLite opens a pool on the SQLite database dsn, of at most conns
+// connections (0: no bound), closed when the test ends. It is not
+// testdb.SQLiteAt, whose bound of one connection would leave the pool one
+// idle connection, where the tests of several connections want
+// database/sql's default of two.
 func openSQLite(tb testing.TB, dsn string, conns int) *sql.DB {
 	tb.Helper()
-	db := testdb.SQLiteAt(tb, dsn)
+	db, err := sql.Open("sqlite", dsn)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(conns)
 	return db
 }

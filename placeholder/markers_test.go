@@ -83,12 +83,7 @@ func TestBindMarkersUnclosed(t *testing.T) {
 // reads as Scan does; an engine reads as its Lexical says, which agrees
 // with the reference where the tokenizer finds nothing ambiguous.
 func FuzzBindMarkers(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add(s)
-	}
-	for _, s := range []string{"a = ? AND b = $1 AND c = :c AND d = @d", "x::int @@ y := z", "'?' \"$1\" -- :a\n/* @b */ ?9"} {
-		f.Add(s)
-	}
+	addSeeds(f, "a = ? AND b = $1 AND c = :c AND d = @d", "x::int @@ y := z", "'?' \"$1\" -- :a\n/* @b */ ?9")
 	f.Fuzz(func(t *testing.T, s string) {
 		code, closed := refCode(s)
 		for _, d := range []engine.Engine{nil, engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {

@@ -220,6 +220,13 @@ var fuzzSeeds = []string{
 	"{{variables.a}variables.b}", "-{variables.a}-", "/{variables.a}*",
 }
 
+// addSeeds adds fuzzSeeds and a fuzz test's own seeds to its corpus.
+func addSeeds(f *testing.F, own ...string) {
+	for _, s := range append(fuzzSeeds[:len(fuzzSeeds):len(fuzzSeeds)], own...) {
+		f.Add(s)
+	}
+}
+
 // refCode is a deliberately plain reference tokenizer: it marks the bytes
 // of s that are SQL code, outside literals, quoted identifiers and
 // comments, and reports whether everything opened was closed.
@@ -353,12 +360,7 @@ func checkScan(t *testing.T, s string) {
 }
 
 func FuzzScan(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add(s)
-	}
-	for _, s := range []string{"SELECT 1; -- x\n;", "SELECT ';' ; SELECT 2", "SELECT `a;` /* ; */ FROM \"t;\";"} {
-		f.Add(s)
-	}
+	addSeeds(f, "SELECT 1; -- x\n;", "SELECT ';' ; SELECT 2", "SELECT `a;` /* ; */ FROM \"t;\";")
 	f.Fuzz(func(t *testing.T, s string) {
 		checkScan(t, s)
 		checkStatement(t, s)

@@ -169,9 +169,7 @@ func TestRenderConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 100 {
 				v := fmt.Sprint(g, i)
 				got, args, err := tpl.Render(engine.PostgreSQL, map[string]any{"a": v, "l": []string{v, "x"}})
@@ -181,7 +179,7 @@ func TestRenderConcurrent(t *testing.T) {
 				assert.Equal(t, "a = $1 AND b IN ($2, $3) AND c = $1", got)
 				assert.Equal(t, []any{v, v, "x"}, args)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -41,6 +41,15 @@ func newLimiter(t *testing.T, cfg Config, c *clock) *Limiter {
 	return l
 }
 
+// acquire takes a run's slot of project p from l, failing the test when l
+// refuses it, and returns the slot's release.
+func acquire(t *testing.T, l *Limiter, p string) func() {
+	t.Helper()
+	release, err := l.Acquire(p)
+	require.NoError(t, err, "Acquire(%q)", p)
+	return release
+}
+
 // limitErr returns err as an *Error, failing the test when it is not one.
 func limitErr(t *testing.T, err error) *Error {
 	t.Helper()
@@ -118,8 +127,7 @@ func TestPerMinute(t *testing.T) {
 	release()
 
 	// Other projects have their own counters.
-	_, err = l.Acquire("q")
-	require.NoError(t, err)
+	acquire(t, l, "q")
 }
 
 // TestSlidingEstimate follows the estimate through a window: runs of the
@@ -128,8 +136,7 @@ func TestSlidingEstimate(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectPerMinute: 100, ProjectPerHour: Unlimited, ProjectConcurrency: Unlimited}, c)
 	for range 100 {
-		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		r := acquire(t, l, "p")
 		r()
 	}
 	// At 12:01:30 the previous minute weighs half: a run passes while
@@ -157,8 +164,7 @@ func TestPerHour(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectPerMinute: Unlimited, ProjectPerHour: 5, ProjectConcurrency: Unlimited}, c)
 	for range 5 {
-		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		r := acquire(t, l, "p")
 		r()
 		c.Add(time.Minute)
 	}
@@ -180,8 +186,7 @@ func TestMinuteThenHour(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectPerMinute: 3, ProjectPerHour: 3}, c)
 	for range 3 {
-		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		r := acquire(t, l, "p")
 		r()
 	}
 	_, err := l.Acquire("p")
@@ -195,11 +200,9 @@ func TestMinuteThenHour(t *testing.T) {
 func TestProjectConcurrency(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectConcurrency: 2, BusyRetryAfter: 3 * time.Second}, c)
-	r1, err := l.Acquire("p")
-	require.NoError(t, err)
-	r2, err := l.Acquire("p")
-	require.NoError(t, err)
-	_, err = l.Acquire("p")
+	r1 := acquire(t, l, "p")
+	r2 := acquire(t, l, "p")
+	_, err := l.Acquire("p")
 	e := limitErr(t, err)
 	assert.Equal(t, ProjectConcurrency, e.Limit)
 	assert.Equal(t, 2, e.Max)
@@ -212,8 +215,7 @@ func TestProjectConcurrency(t *testing.T) {
 
 	r1()
 	r1() // a second release does nothing
-	r3, err := l.Acquire("p")
-	require.NoError(t, err)
+	r3 := acquire(t, l, "p")
 	_, err = l.Acquire("p")
 	require.Error(t, err, "the double release freed one slot only: got no error, want one")
 	r2()
@@ -227,21 +229,18 @@ func TestBusyRetryAfterFollowsTheRuns(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectConcurrency: 1, GlobalConcurrency: 2}, c)
 	for range 6 {
-		r, err := l.Acquire("slow")
-		require.NoError(t, err)
+		r := acquire(t, l, "slow")
 		c.Add(20 * time.Second)
 		r()
 	}
-	hold, err := l.Acquire("slow")
-	require.NoError(t, err)
-	_, err = l.Acquire("slow")
+	hold := acquire(t, l, "slow")
+	_, err := l.Acquire("slow")
 	e := limitErr(t, err)
 	assert.Equal(t, ProjectConcurrency, e.Limit)
 	got, want := e.RetryAfter, 20*time.Second
 	assert.Equal(t, want, got, "the project's runs hold a slot 20 s: e.RetryAfter")
 
-	quick, err := l.Acquire("quick")
-	require.NoError(t, err)
+	quick := acquire(t, l, "quick")
 	_, err = l.Acquire("other")
 	e = limitErr(t, err)
 	assert.Equal(t, GlobalConcurrency, e.Limit)
@@ -253,13 +252,11 @@ func TestBusyRetryAfterFollowsTheRuns(t *testing.T) {
 
 	// Quick runs bring it down, never below BusyRetryAfter.
 	for range 20 {
-		r, err := l.Acquire("slow")
-		require.NoError(t, err)
+		r := acquire(t, l, "slow")
 		c.Add(10 * time.Millisecond)
 		r()
 	}
-	hold, err = l.Acquire("slow")
-	require.NoError(t, err)
+	hold = acquire(t, l, "slow")
 	_, err = l.Acquire("slow")
 	assert.Equal(t, DefaultBusyRetryAfter, limitErr(t, err).RetryAfter)
 	hold()
@@ -270,8 +267,7 @@ func TestGlobalConcurrency(t *testing.T) {
 	l := newLimiter(t, Config{GlobalConcurrency: 3, ProjectConcurrency: Unlimited}, c)
 	var releases []func()
 	for _, p := range []string{"a", "b", "a"} {
-		r, err := l.Acquire(p)
-		require.NoError(t, err)
+		r := acquire(t, l, p)
 		releases = append(releases, r)
 	}
 	_, err := l.Acquire("c")
@@ -283,8 +279,7 @@ func TestGlobalConcurrency(t *testing.T) {
 	assert.Equal(t, DefaultBusyRetryAfter, e.RetryAfter)
 	assert.Contains(t, e.Error(), "global_concurrency")
 	releases[1]()
-	_, err = l.Acquire("c")
-	require.NoError(t, err)
+	acquire(t, l, "c")
 }
 
 // TestRefusedRunsDoNotCount: a client retrying while refused does not
@@ -293,8 +288,7 @@ func TestRefusedRunsDoNotCount(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectPerMinute: 2, ProjectPerHour: Unlimited}, c)
 	for range 2 {
-		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		r := acquire(t, l, "p")
 		r()
 	}
 	_, err := l.Acquire("p")
@@ -311,8 +305,7 @@ func TestUnlimited(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{ProjectConcurrency: Unlimited, ProjectPerMinute: Unlimited, ProjectPerHour: Unlimited, GlobalConcurrency: Unlimited}, c)
 	for range 5000 {
-		_, err := l.Acquire("p")
-		require.NoError(t, err)
+		acquire(t, l, "p")
 	}
 }
 
@@ -326,19 +319,16 @@ func TestIdleProjectsAreEvicted(t *testing.T) {
 		require.NoError(t, err)
 		r()
 	}
-	held, err := l.Acquire("long")
-	require.NoError(t, err)
+	held := acquire(t, l, "long")
 	assert.Len(t, l.projects, 1001)
 
 	c.Add(idleAfter - time.Second)
-	_, err = l.Acquire("fresh")
-	require.NoError(t, err)
+	acquire(t, l, "fresh")
 	got := len(l.projects)
 	assert.Equal(t, 1002, got, "not idle yet: len(l.projects) = %d, want %d: %v", got, 1002, l.projects)
 
 	c.Add(time.Second)
-	_, err = l.Acquire("fresh")
-	require.NoError(t, err)
+	acquire(t, l, "fresh")
 	if got := len(l.projects); got != 2 {
 		t.Errorf("idle projects dropped; the one with a run in flight kept: len(l.projects) = %d, want %d: %v", got, 2, l.projects)
 	}
@@ -354,8 +344,7 @@ func TestIdleProjectsAreEvicted(t *testing.T) {
 func TestMaxProjects(t *testing.T) {
 	c := newClock()
 	l := newLimiter(t, Config{MaxProjects: 10, ProjectConcurrency: Unlimited}, c)
-	held, err := l.Acquire("held")
-	require.NoError(t, err)
+	held := acquire(t, l, "held")
 	for i := range 100 {
 		c.Add(time.Second)
 		r, err := l.Acquire(fmt.Sprint("p", i))
@@ -410,8 +399,7 @@ func TestClockBackwards(t *testing.T) {
 	l := newLimiter(t, Config{ProjectPerMinute: 2, ProjectPerHour: Unlimited}, c)
 	c.Add(30 * time.Second)
 	for range 2 {
-		r, err := l.Acquire("p")
-		require.NoError(t, err)
+		r := acquire(t, l, "p")
 		r()
 	}
 	c.Add(-45 * time.Second)
@@ -432,9 +420,7 @@ func TestConcurrentAcquire(t *testing.T) {
 	var wg sync.WaitGroup
 	var admitted, refused [4]int
 	for g := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			p := fmt.Sprint("p", g%4)
 			for range 200 {
 				release, err := l.Acquire(p)
@@ -459,7 +445,7 @@ func TestConcurrentAcquire(t *testing.T) {
 				mu.Unlock()
 				release()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	a, b := maxTotal, globalConc

@@ -2,7 +2,6 @@ package sqlexec_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
@@ -10,6 +9,8 @@ import (
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestArgOutOfRangeOnPostgres: a value pgx cannot encode as the type
@@ -23,12 +24,11 @@ func TestArgOutOfRangeOnPostgres(t *testing.T) {
 	for _, v := range []any{int64(3000000000), float64(1e300)} {
 		_, err := x.Query(ctx, stmt.New("SELECT length('abc') < $2 AND $1 = 'x' AS b", []any{"x", v}), driver.Bounds{})
 		var ae *driver.ArgError
-		if !errors.As(err, &ae) || ae.Index != 1 || ae.Type != "int4" {
-			t.Fatalf("%v: %v (%#v), want an ArgError of argument 2, int4", v, err, ae)
-		}
+		require.ErrorAs(t, err, &ae, "%v", v)
+		assert.Equal(t, 1, ae.Index, "%v: the argument's index", v)
+		assert.Equal(t, "int4", ae.Type, "%v: the type", v)
 	}
 	res, err := x.Query(ctx, stmt.New("SELECT length('abc') < $1 AS b", []any{int64(5)}), driver.Bounds{})
-	if err != nil || res.Rows[0][0] != true {
-		t.Fatalf("in range: %v, %v", res, err)
-	}
+	require.NoError(t, err, "in range")
+	assert.Equal(t, [][]any{{true}}, res.Rows, "in range")
 }

@@ -89,15 +89,13 @@ func TestRunWatch(t *testing.T) {
 	var wg sync.WaitGroup
 	var hits atomic.Int32
 	for i := range 200 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%4)*5*time.Millisecond)
 			defer cancel()
 			s := w.add(ctx, func() { hits.Add(1) })
 			time.Sleep(time.Duration(i%3) * 10 * time.Millisecond)
 			w.remove(s)
-		}()
+		})
 	}
 	wg.Wait()
 	require.Equal(t, 0, w.n)

@@ -152,14 +152,9 @@ func repeatedInterrupt(d time.Duration) sqlexec.InterruptFunc {
 // writer's INSERTs were never committed.
 func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 	dsn := fileDSN(t)
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := openSQLite(t, dsn, 1)
 	mustExec(t, db, "CREATE TABLE w (n INTEGER)")
-	other, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	defer other.Close()
+	other := openSQLite(t, dsn, 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(repeatedInterrupt(30*time.Millisecond)))
 	defer x.Close()
 	for i := range 8 {
@@ -200,19 +195,13 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dsn := fileDSN(t)
-			db, err := sql.Open("sqlite", dsn)
-			require.NoError(t, err)
-			defer db.Close()
-			db.SetMaxOpenConns(2)
+			db := openSQLite(t, dsn, 2)
 			// The database in WAL mode before connections open at once
 			// (two connections setting it on a new file may be busy).
 			mustExec(t, db, "CREATE TABLE w (n INTEGER)")
 			opts := []sqlexec.Option{sqlexec.WithInterrupt(c.interrupt)}
 			if c.readOnly {
-				ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-				require.NoError(t, err)
-				defer ro.Close()
-				ro.SetMaxOpenConns(2)
+				ro := openSQLite(t, dsn+"&_pragma=query_only(1)", 2)
 				opts = append(opts, sqlexec.WithReadOnly(ro))
 			}
 			x := sqlexec.New(db, engine.SQLite, opts...)
@@ -266,16 +255,17 @@ func TestInterruptFuncThatFails(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, readOnly := range []bool{false, true} {
 				dsn := fileDSN(t)
-				db, err := sql.Open("sqlite", dsn)
-				require.NoError(t, err)
-				defer db.Close()
+				db := openSQLite(t, dsn, 0)
 				opts := []sqlexec.Option{sqlexec.WithInterrupt(f)}
 				if readOnly {
 					opts = append(opts, sqlexec.WithReadOnly(db))
 				}
 				x := sqlexec.New(db, engine.SQLite, opts...)
-				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-				_, err = x.Read(ctx, afterFirstRow, nil)
+				// The run fails at its start; the limit is only a bound, wide
+				// enough that a loaded machine opening the file does not reach
+				// it first (100 ms did, failing with the deadline instead).
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := x.Read(ctx, afterFirstRow, nil)
 				cancel()
 				if err == nil || !strings.Contains(err.Error(), "interrupting the run's connection") || errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("read-only %v: %v, want the InterruptFunc's failure", readOnly, err)

@@ -29,12 +29,9 @@ import (
 func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	mustExec(t, db, `CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
-		INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`)
-	ro, err = sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(keep))
+	db = openSQLite(t, dsn, 0)
+	mustExec(t, db, tableT)
+	ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(keep))
 	require.NoError(t, err)
 	t.Cleanup(func() { ro.Close() })
 	return db, ro
@@ -47,9 +44,7 @@ func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 func TestKeptStatementsAnswerAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
 	ro.SetMaxOpenConns(1)
-	plainRO, err := sql.Open("sqlite", dsnOf(t, db))
-	require.NoError(t, err)
-	t.Cleanup(func() { plainRO.Close() })
+	plainRO := openSQLite(t, dsnOf(t, db), 0)
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
 	ctx := context.Background()
@@ -245,9 +240,7 @@ func TestKeepStatementsIsForSQLite(t *testing.T) {
 // those it refuses.
 func TestKeptArgumentsAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
-	plainRO, err := sql.Open("sqlite", dsnOf(t, db))
-	require.NoError(t, err)
-	t.Cleanup(func() { plainRO.Close() })
+	plainRO := openSQLite(t, dsnOf(t, db), 0)
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
 	type named int

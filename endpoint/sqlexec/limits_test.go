@@ -32,16 +32,12 @@ func limitedPools(t *testing.T, l sqlexec.SQLiteLimits) map[string]*sqlexec.Exec
 	out := map[string]*sqlexec.Executor{}
 	for _, ro := range []bool{false, true} {
 		dsn := fileDSN(t)
-		db, err := sql.Open("sqlite", dsn)
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := openSQLite(t, dsn, 0)
 		mustExec(t, db, "CREATE TABLE t (id INTEGER)")
 		opts := []sqlexec.Option{sqlexec.WithSQLiteLimits(sqlite.Limit, l)}
 		name := "guarded"
 		if ro {
-			r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-			require.NoError(t, err)
-			t.Cleanup(func() { r.Close() })
+			r := openSQLite(t, dsn+"&_pragma=query_only(1)", 0)
 			opts = append(opts, sqlexec.WithReadOnly(r))
 			name = "read-only pool"
 		}
@@ -136,15 +132,11 @@ func BenchmarkReadOnlyRun(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			dsn := "file:" + b.TempDir() + "/b.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-			db, err := sql.Open("sqlite", dsn)
-			require.NoError(b, err)
-			defer db.Close()
+			db := openSQLite(b, dsn, 0)
 			if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t SELECT value, 'x' FROM (WITH RECURSIVE r(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM r WHERE value < 1000) SELECT value FROM r)"); err != nil {
 				b.Fatal(err)
 			}
-			ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-			require.NoError(b, err)
-			defer ro.Close()
+			ro := openSQLite(b, dsn+"&_pragma=query_only(1)", 0)
 			opts := []sqlexec.Option{sqlexec.WithReadOnly(ro)}
 			if limits {
 				opts = append(opts, sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{}))
@@ -170,9 +162,7 @@ func BenchmarkReadOnlyRun(b *testing.B) {
 func keptLimited(t *testing.T, l sqlexec.SQLiteLimits, conns int) (*sqlexec.Executor, *sql.DB, *atomic.Int64) {
 	t.Helper()
 	dsn := fileDSN(t)
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t, dsn, 0)
 	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
 	runs, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
 	require.NoError(t, err)
@@ -291,10 +281,7 @@ func TestLimitRefusesOtherConnections(t *testing.T) {
 // same size succeeds.
 func TestExecWithinOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1) // the bounded connection is the one every later write gets
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t, "file:"+path+"?_pragma=busy_timeout(5000)", 1) // the bounded connection is the one every later write gets
 	mustExec(t, db, "CREATE TABLE seed (x INTEGER)")
 	x := sqlexec.New(db, engine.SQLite)
 	ctx := context.Background()

@@ -63,15 +63,13 @@ func TestOpenSessionInUTC(t *testing.T) {
 				require.NoError(t, err)
 			}
 			for _, conn := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					var z string
 					err := conn.QueryRowContext(context.Background(), c.zoneQuery).Scan(&z)
 					if assert.NoError(t, err, "a connection of Open is in zone %q (%v), want %s", z, err, c.utc) {
 						assert.Equal(t, c.utc, z, "a connection of Open is in zone %q (%v), want %s", z, err, c.utc)
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			for _, conn := range conns {

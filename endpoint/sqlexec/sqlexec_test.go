@@ -29,15 +29,30 @@ import (
 	_ "modernc.org/sqlite"
 )
 
+// openSQLite opens a pool on the SQLite database dsn, of at most conns
+// connections (0: no bound), closed when the test ends. It is not
+// testdb.SQLiteAt, whose bound of one connection would leave the pool one
+// idle connection, where the tests of several connections want
+// database/sql's default of two.
+func openSQLite(tb testing.TB, dsn string, conns int) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("sqlite", dsn)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(conns)
+	return db
+}
+
+// tableT makes the table t the tests read: a row of each type SQLite
+// stores, and NULLs.
+const tableT = `CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
+	INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`
+
+// openDB opens a database in memory, on one connection, holding tableT.
 func openDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	_, err = db.Exec(`CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
-		INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`)
-	require.NoError(t, err)
+	db := openSQLite(t, ":memory:", 1)
+	mustExec(t, db, tableT)
 	return db
 }
 
@@ -201,13 +216,9 @@ func count(t *testing.T, db *sql.DB, table string) int {
 // Exec still writes through the other pool.
 func TestReadOnlyPool(t *testing.T) {
 	dsn := fileDSN(t)
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t, dsn, 0)
 	mustExec(t, db, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
-	ro, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
-	require.NoError(t, err)
-	t.Cleanup(func() { ro.Close() })
+	ro := openSQLite(t, dsn+"&_pragma=query_only(1)", 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	ctx := context.Background()
 	if _, err := x.Query(ctx, stmt.New("WITH w AS (SELECT 1) DELETE FROM t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "readonly") {
@@ -226,10 +237,7 @@ func TestReadOnlyPool(t *testing.T) {
 // out of time; with one connection, every Exec after it would fail
 // otherwise.
 func TestGuardEndsOnEveryPath(t *testing.T) {
-	db, err := sql.Open("sqlite", fileDSN(t))
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t, fileDSN(t), 1)
 	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
 	x := sqlexec.New(db, engine.SQLite)
 	for i, run := range []func() error{
@@ -267,10 +275,7 @@ func TestGuardEndsOnEveryPath(t *testing.T) {
 // it is SQLITE_LIMIT_LENGTH, which, lowered on a connection, fails such a
 // call at once.
 func TestTimeLimitOnSQLite(t *testing.T) {
-	db, err := sql.Open("sqlite", fileDSN(t))
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t, fileDSN(t), 1)
 	x := sqlexec.New(db, engine.SQLite)
 	const limit = 100 * time.Millisecond
 	for _, q := range []string{
@@ -285,7 +290,7 @@ func TestTimeLimitOnSQLite(t *testing.T) {
 	const huge = "SELECT length(printf('%.*c', 100000000, 'x'))"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	start := time.Now()
-	_, err = x.Query(ctx, stmt.New(huge, nil), driver.Bounds{})
+	_, err := x.Query(ctx, stmt.New(huge, nil), driver.Bounds{})
 	cancel()
 	require.Error(t, err, "the run passed its deadline and still answered")
 	t.Logf("one printf of 100 MB with a 1ms limit took %v", time.Since(start))
@@ -430,10 +435,7 @@ func TestConformance(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			executortest.Run(t, func(t *testing.T) driver.Executor {
-				db, err := sql.Open("sqlite", c.dsn(t))
-				require.NoError(t, err)
-				db.SetMaxOpenConns(c.max)
-				t.Cleanup(func() { db.Close() })
+				db := openSQLite(t, c.dsn(t), c.max)
 				return sqlexec.New(db, engine.SQLite)
 			})
 		})
@@ -494,20 +496,29 @@ func TestContainsIgnoresTheDatabaseLocale(t *testing.T) {
 	}
 }
 
+// testEngine is an engine the tests run on: its name, the variable that
+// enables it (none for SQLite, always there) and how a test opens a
+// database of its own on it.
+type testEngine struct {
+	name string
+	env  string
+	eng  engine.Engine
+	open func(testing.TB) *sql.DB
+}
+
+// serverEngines are the server engines of the matrix: PostgreSQL (pgx) and
+// MySQL (go-sql-driver; MariaDB in CI).
+var serverEngines = []testEngine{
+	{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
+	{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
+}
+
 // TestEngineConformance runs the Executor suite on PostgreSQL (pgx) and
 // MySQL (go-sql-driver; MariaDB in CI), each check on a database of its
 // own. An engine whose variable (scripts/engines env prints them) is unset
 // is skipped, naming it.
 func TestEngineConformance(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		env  string
-		eng  engine.Engine
-		open func(testing.TB) *sql.DB
-	}{
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
-	} {
+	for _, e := range serverEngines {
 		t.Run(e.name, func(t *testing.T) {
 			testdb.Require(t, e.env)
 			executortest.Run(t, func(t *testing.T) driver.Executor {
@@ -616,7 +627,7 @@ func BenchmarkQuerySQLite(b *testing.B) {
 				defer cancel()
 				rows, err := prep.QueryContext(ctx, bc.args...)
 				require.NoError(b, err)
-				got := scanAll(b, rows)
+				got := testdb.Rows(b, rows)
 				require.Len(b, got, 1)
 			}
 			preparedAllocs := testing.AllocsPerRun(200, prepared)
@@ -674,39 +685,12 @@ const benchBlock = 50
 func directQuery(b *testing.B, ctx context.Context, db *sql.DB, query string, args []any) [][]any {
 	rows, err := db.QueryContext(ctx, query, args...)
 	require.NoError(b, err)
-	return scanAll(b, rows)
-}
-
-// scanAll reads rows as a hand-written caller does: Columns, Scan into
-// []any, []byte turned into string.
-func scanAll(b *testing.B, rows *sql.Rows) [][]any {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(b, err)
-	out := [][]any{}
-	for rows.Next() {
-		row := make([]any, len(cols))
-		dest := make([]any, len(cols))
-		for i := range row {
-			dest[i] = &row[i]
-		}
-		require.NoError(b, rows.Scan(dest...))
-		for i, v := range row {
-			if raw, ok := v.([]byte); ok {
-				row[i] = string(raw)
-			}
-		}
-		out = append(out, row)
-	}
-	require.NoError(b, rows.Err())
-	return out
+	return testdb.Rows(b, rows)
 }
 
 func openBench(b *testing.B, dsn string) *sql.DB {
 	b.Helper()
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(b, err)
-	b.Cleanup(func() { db.Close() })
+	db := openSQLite(b, dsn, 0)
 	require.NoError(b, db.Ping())
 	return db
 }
@@ -718,16 +702,8 @@ func openBench(b *testing.B, dsn string) *sql.DB {
 // next run after it is back works. PostgreSQL and MySQL run when their
 // variables are set (scripts/engines env).
 func TestSchemaChangeUnderPreparedStatement(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		env  string
-		eng  engine.Engine
-		open func(testing.TB) *sql.DB
-	}{
-		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB { return openDB(t.(*testing.T)) }},
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
-	} {
+	sqlite := testEngine{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB { return openDB(t.(*testing.T)) }}
+	for _, e := range append([]testEngine{sqlite}, serverEngines...) {
 		t.Run(e.name, func(t *testing.T) {
 			if e.env != "" {
 				testdb.Require(t, e.env)

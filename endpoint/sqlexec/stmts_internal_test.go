@@ -15,7 +15,6 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // counts are the statements a counting driver prepared and closed.
@@ -96,13 +95,7 @@ func (s countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue)
 // the statements prepared on it; conns bounds its pool.
 func countingDB(t *testing.T, conns int) (*sql.DB, *counts) {
 	t.Helper()
-	dsn := "file:" + filepath.Join(t.TempDir(), "stmts.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	plain, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	defer plain.Close()
-	if _, err := plain.Exec("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2), (3), (4), (5)"); err != nil {
-		t.Fatal(err)
-	}
+	plain, dsn := sqliteFile(t, "stmts.db", "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2), (3), (4), (5)")
 	c := &counts{}
 	db := sql.OpenDB(countingConnector{plain.Driver(), dsn, c})
 	db.SetMaxOpenConns(conns)
@@ -349,4 +342,18 @@ func inParallel(t *testing.T, goroutines, n int, run func(g, i int) error) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+}
+
+// sqliteFile makes the SQLite file name, in WAL mode, in a directory of the
+// test's own, runs ddl on it, and returns a pool on it (its connections
+// unbounded, closed when the test ends) and its DSN.
+func sqliteFile(t *testing.T, name, ddl string) (*sql.DB, string) {
+	t.Helper()
+	dsn := "file:" + filepath.Join(t.TempDir(), name) + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	db, err := sql.Open("sqlite", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.Exec(ddl)
+	require.NoError(t, err, "%s", ddl)
+	return db, dsn
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -53,25 +54,10 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 	require.NoError(t, err)
 	rows, err := db.Query(explain+" "+st.SQL(), st.Args()...)
 	require.NoError(t, err, "%v", st.SQL())
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
 	var out strings.Builder
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok { // MySQL's text
-				vals[i] = string(b)
-			}
-		}
-		fmt.Fprintln(&out, vals...)
+	for _, row := range testdb.Rows(t, rows) {
+		fmt.Fprintln(&out, row...)
 	}
-	require.NoError(t, rows.Err())
 	return out.String()
 }
 
@@ -84,68 +70,62 @@ func planWith(t *testing.T, db *sql.DB, e engine.Engine, explain, q, tenant stri
 func TestScopedReadsUseTheTenantIndex(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		db.SetMaxOpenConns(1)
-		defer db.Close()
+		db := testdb.SQLite(t)
 		require.NoError(t, demo.Load(ctx, db, 3000, 1))
 		require.NoError(t, demo.Insert(ctx, db, engine.SQLite, "2", 3000, 2))
-		_, err = db.Exec("ANALYZE")
-		require.NoError(t, err)
-		for _, c := range scopedCounts {
-			p := plan(t, db, engine.SQLite, "EXPLAIN QUERY PLAN", c.sql)
-			require.Contains(t, p, c.index, "%s", c.sql)
-		}
-		for _, c := range unscopedRanges {
-			p := planWith(t, db, engine.SQLite, "EXPLAIN QUERY PLAN", c.sql, "")
-			assert.Regexp(t, `SEARCH events USING (COVERING )?INDEX `+c.index+` \(timestamp`, p, c.sql)
-		}
+		execAll(t, db, "ANALYZE")
+		checkPlans(t, db, engine.SQLite, "EXPLAIN QUERY PLAN", `SEARCH events USING (COVERING )?INDEX %s \(timestamp`)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		testdb.Require(t, testdb.PostgresEnv)
 		db := testdb.Postgres(t)
-		for _, stmt := range demo.SchemaFor(engine.PostgreSQL) {
-			_, err := db.Exec(stmt)
-			require.NoError(t, err)
-		}
-		require.NoError(t, demo.Insert(ctx, db, engine.PostgreSQL, "1", 3000, 1))
-		require.NoError(t, demo.Insert(ctx, db, engine.PostgreSQL, "2", 3000, 2))
-		_, err := db.Exec("ANALYZE events")
-		require.NoError(t, err)
+		loadTwoProjects(t, db, engine.PostgreSQL)
+		execAll(t, db, "ANALYZE events")
 		// Few rows: the planner would scan the table whatever its indexes.
 		// What is checked is that the index can serve the scoped read.
 		db.SetMaxOpenConns(1)
-		_, err = db.Exec("SET enable_seqscan = off")
-		require.NoError(t, err)
-		for _, c := range scopedCounts {
-			p := plan(t, db, engine.PostgreSQL, "EXPLAIN", c.sql)
-			require.Contains(t, p, c.index, "%s", c.sql)
-		}
-		for _, c := range unscopedRanges {
-			p := planWith(t, db, engine.PostgreSQL, "EXPLAIN", c.sql, "")
-			assert.Regexp(t, `(Index Scan|Index Only Scan) (using|on) `+c.index+` `, p, c.sql)
-		}
+		execAll(t, db, "SET enable_seqscan = off")
+		checkPlans(t, db, engine.PostgreSQL, "EXPLAIN", `(Index Scan|Index Only Scan) (using|on) %s `)
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		testdb.Require(t, testdb.MySQLEnv)
 		db := testdb.MySQL(t)
-		for _, stmt := range demo.SchemaFor(engine.MySQL) {
-			_, err := db.Exec(stmt)
-			require.NoError(t, err, "%v", stmt)
-		}
-		require.NoError(t, demo.Insert(ctx, db, engine.MySQL, "1", 3000, 1))
-		require.NoError(t, demo.Insert(ctx, db, engine.MySQL, "2", 3000, 2))
-		_, err := db.Exec("ANALYZE TABLE events")
-		require.NoError(t, err)
+		loadTwoProjects(t, db, engine.MySQL)
+		execAll(t, db, "ANALYZE TABLE events")
 		// The scope's derived table is merged into the read (MariaDB's
 		// derived_merge), so the index serves it: EXPLAIN's key column.
-		for _, c := range scopedCounts {
-			p := plan(t, db, engine.MySQL, "EXPLAIN", c.sql)
-			require.Contains(t, p, c.index, "%s", c.sql)
-		}
-		for _, c := range unscopedRanges {
-			p := planWith(t, db, engine.MySQL, "EXPLAIN", c.sql, "")
-			assert.Contains(t, p, " "+c.index+" ", c.sql)
-		}
+		checkPlans(t, db, engine.MySQL, "EXPLAIN", ` %s `)
 	})
+}
+
+// loadTwoProjects makes the demo schema of e on db and fills it with 3,000
+// events each of projects 1 and 2.
+func loadTwoProjects(t *testing.T, db *sql.DB, e engine.Engine) {
+	t.Helper()
+	execAll(t, db, demo.SchemaFor(e)...)
+	require.NoError(t, demo.Insert(context.Background(), db, e, "1", 3000, 1))
+	require.NoError(t, demo.Insert(context.Background(), db, e, "2", 3000, 2))
+}
+
+// execAll runs each statement on db.
+func execAll(t *testing.T, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, s := range stmts {
+		_, err := db.Exec(s)
+		require.NoError(t, err, "%v", s)
+	}
+}
+
+// checkPlans checks e's plans on db (explain written before each
+// statement): each of scopedCounts names its index, and each of
+// unscopedRanges matches unscoped, a pattern in which %s stands for the
+// index's name.
+func checkPlans(t *testing.T, db *sql.DB, e engine.Engine, explain, unscoped string) {
+	t.Helper()
+	for _, c := range scopedCounts {
+		require.Contains(t, plan(t, db, e, explain, c.sql), c.index, "%s", c.sql)
+	}
+	for _, c := range unscopedRanges {
+		assert.Regexp(t, fmt.Sprintf(unscoped, regexp.QuoteMeta(c.index)), planWith(t, db, e, explain, c.sql, ""), c.sql)
+	}
 }

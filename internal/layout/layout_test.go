@@ -4,12 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -53,7 +51,7 @@ func TestFloors(t *testing.T) {
 		}
 		seen++
 		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
+			p, _ := stringLit(imp.Path)
 			if !breaksFloor(path.Dir(rel), p, module) {
 				continue
 			}
@@ -161,7 +159,7 @@ func engineComparisons(t *testing.T, fset *token.FileSet, name string, src []byt
 	require.NoError(t, err)
 	pkg := ""
 	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == enginePath {
+		if p, _ := stringLit(imp.Path); p == enginePath {
 			pkg = path.Base(enginePath)
 			if imp.Name != nil {
 				pkg = imp.Name.Name
@@ -174,8 +172,8 @@ func engineComparisons(t *testing.T, fset *token.FileSet, name string, src []byt
 		case *ast.ParenExpr:
 			return isEngine(e.X)
 		case *ast.BasicLit:
-			v, err := strconv.Unquote(e.Value)
-			return e.Kind == token.STRING && err == nil && slices.Contains(engineNames, strings.ToLower(v))
+			v, ok := stringLit(e)
+			return ok && slices.Contains(engineNames, strings.ToLower(v))
 		case *ast.SelectorExpr:
 			if x, ok := e.X.(*ast.Ident); ok && pkg != "" && x.Name == pkg && slices.Contains(engineValues, e.Sel.Name) {
 				return true // engine.MySQL
@@ -255,49 +253,4 @@ func TestEndpointIsAFacade(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, len(code), maxFacadeFiles, "endpoint's files: %v", code)
-}
-
-// sourceFindings parses every non-test Go file of the module (more than
-// 100 of them, or the walk missed it) and returns the positions detect
-// finds in each, by the file's directory from the module root.
-func sourceFindings(t *testing.T, detect func(t *testing.T, fset *token.FileSet, rel string, src []byte) []string) map[string][]string {
-	t.Helper()
-	root, _ := moduleRoot(t)
-	fset := token.NewFileSet()
-	seen := 0
-	found := map[string][]string{}
-	require.NoError(t, GoFiles(root, func(rel string) error {
-		if strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(filepath.Join(root, rel))
-		if err != nil {
-			return err
-		}
-		seen++
-		if at := detect(t, fset, rel, src); len(at) > 0 {
-			found[path.Dir(rel)] = append(found[path.Dir(rel)], at...)
-		}
-		return nil
-	}))
-	require.GreaterOrEqual(t, seen, 100, "read")
-	return found
-}
-
-// findingsOutside reports, as a test error saying what, each position of
-// found outside the allowed directories, in the order of the directories'
-// names, and returns how many positions the allowed directories hold.
-func findingsOutside(t *testing.T, found map[string][]string, allowed func(dir string) bool, what string) int {
-	t.Helper()
-	in := 0
-	for _, dir := range slices.Sorted(maps.Keys(found)) {
-		if allowed(dir) {
-			in += len(found[dir])
-			continue
-		}
-		for _, at := range found[dir] {
-			t.Errorf("%s: %s", at, what)
-		}
-	}
-	return in
 }

@@ -5,8 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -28,9 +26,7 @@ var treePrinters = []string{"sql/tree"}
 // non-test Go file of the module and looks for a function that switches
 // on the tree's node types and writes SQL keywords (see treePrinting).
 func TestOnlyTheTreePrintsTheTree(t *testing.T) {
-	found := sourceFindings(t, treePrinting)
-	printers := findingsOutside(t, found, func(dir string) bool { return slices.Contains(treePrinters, dir) },
-		fmt.Sprintf("prints nodes of the syntax tree as SQL; only %q may (use tree.Printer, or tree.Normal for generated text)", treePrinters))
+	printers := findingsOutside(t, sourceFindings(t, treePrinting), inDirs(treePrinters), fmt.Sprintf("prints nodes of the syntax tree as SQL; only %q may (use tree.Printer, or tree.Normal for generated text)", treePrinters))
 	require.Positive(t, printers, "the tree's own printer was not found: the detector is blind")
 }
 
@@ -68,11 +64,7 @@ func treePrinting(t *testing.T, fset *token.FileSet, rel string, src []byte) []s
 					}
 				}
 			case *ast.BasicLit:
-				if x.Kind != token.STRING {
-					return true
-				}
-				s, err := strconv.Unquote(x.Value)
-				if err == nil && strings.TrimSpace(s) != s && sqlWords[strings.TrimSpace(s)] {
+				if s, ok := stringLit(x); ok && strings.TrimSpace(s) != s && sqlWords[strings.TrimSpace(s)] {
 					words = true
 				}
 			}

@@ -2,15 +2,12 @@ package layout
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // selectBuilders are the packages (directories from the module root) whose
@@ -42,7 +39,7 @@ var queryStart = regexp.MustCompile(`^[\s(]*(SELECT|WITH)\s`)
 // added to the list with its reason.
 func TestOnlySomePackagesBuildQueries(t *testing.T) {
 	found := sourceFindings(t, queryBuilds)
-	findingsOutside(t, found, func(dir string) bool { _, ok := selectBuilders[dir]; return ok },
+	findingsOutside(t, found, func(dir string) bool { return selectBuilders[dir] != "" },
 		"builds the text of a query from parts that are not constants; print it with sql/tree, or add the package to selectBuilders with its reason")
 	for dir := range selectBuilders {
 		assert.NotEmpty(t, found[dir], "%s builds no query any more: take it off selectBuilders", dir)
@@ -55,12 +52,7 @@ func TestOnlySomePackagesBuildQueries(t *testing.T) {
 // starts one and has arguments, or a string that starts one written to a
 // builder (WriteString, or a method w).
 func queryBuilds(t *testing.T, fset *token.FileSet, rel string, src []byte) []string {
-	t.Helper()
-	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
-	require.NoError(t, err, "parsing %s", rel)
-	var out []string
-	at := func(n ast.Node) { out = append(out, fset.Position(n.Pos()).String()) }
-	ast.Inspect(f, func(n ast.Node) bool {
+	return inspectSource(t, fset, rel, src, func(n ast.Node, at func(ast.Node)) bool {
 		switch x := n.(type) {
 		case *ast.BinaryExpr:
 			if x.Op != token.ADD {
@@ -93,7 +85,6 @@ func queryBuilds(t *testing.T, fset *token.FileSet, rel string, src []byte) []st
 		}
 		return true
 	})
-	return out
 }
 
 // flatten returns the operands of a chain of +, left to right.
@@ -118,12 +109,8 @@ func allLiterals(es []ast.Expr) bool {
 
 // startsQuery reports whether e is a string literal that starts a query.
 func startsQuery(e ast.Expr) bool {
-	l, ok := e.(*ast.BasicLit)
-	if !ok || l.Kind != token.STRING {
-		return false
-	}
-	s, err := strconv.Unquote(l.Value)
-	return err == nil && queryStart.MatchString(s)
+	s, ok := stringLit(e)
+	return ok && queryStart.MatchString(s)
 }
 
 // TestQueryBuildsFindsEveryForm: the detector sees a query built by

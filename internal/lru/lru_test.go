@@ -180,9 +180,7 @@ func TestPeekConcurrent(t *testing.T) {
 	c := New[int, int](8, nil)
 	var wg sync.WaitGroup
 	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 2000 {
 				k := (i + g) % 16
 				mu.RLock()
@@ -196,7 +194,7 @@ func TestPeekConcurrent(t *testing.T) {
 				c.Add(k, k*2, 1)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	require.LessOrEqual(t, c.Len(), 8)

@@ -101,9 +101,7 @@ func TestOfferRacesClose(t *testing.T) {
 		var taken atomic.Int64
 		var wg sync.WaitGroup
 		for g := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for i := range 500 {
 					switch err := w.Offer(g*1000 + i); err {
 					case nil:
@@ -114,7 +112,7 @@ func TestOfferRacesClose(t *testing.T) {
 						assert.NoError(t, err)
 					}
 				}
-			}()
+			})
 		}
 		time.Sleep(time.Millisecond)
 		require.NoError(t, w.Close(context.Background()))

@@ -1,12 +1,10 @@
 package stmt_test
 
 import (
-	"bufio"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,53 +12,40 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/layout"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// sealers are the packages (directories from the module root) whose
-// non-test code may call stmt.New.
-var sealers = []string{"sql/scope", "endpoint/executortest", "internal/stmt"}
 
 // TestOnlyScopeAndSuiteSeal: no package but sql/scope and
 // endpoint/executortest makes a Statement, so that every statement the
 // Service hands an executor was scoped. It parses every non-test Go file
 // of the module, whatever its build tags.
 func TestOnlyScopeAndSuiteSeal(t *testing.T) {
-	root, module := moduleRoot(t)
+	root, module, err := layout.Root()
+	require.NoError(t, err)
 	seen := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != root && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || hasFile(path, "go.mod")) {
-				return filepath.SkipDir
-			}
+	require.NoError(t, layout.GoFiles(root, func(rel string) error {
+		if strings.HasSuffix(rel, "_test.go") || slices.Contains(sealers, filepath.ToSlash(filepath.Dir(rel))) {
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		if slices.Contains(sealers, filepath.ToSlash(rel)) {
-			return nil
-		}
-		src, err := os.ReadFile(path)
+		src, err := os.ReadFile(filepath.Join(root, rel))
 		if err != nil {
 			return err
 		}
 		seen++
-		for _, at := range sealCalls(t, path, src, module+"/internal/stmt") {
+		for _, at := range sealCalls(t, rel, src, module+"/internal/stmt") {
 			t.Errorf("%s: calls stmt.New; only %q may make a Statement (add a way to make it there instead)", at, sealers[:2])
 		}
 		return nil
-	})
-	require.NoError(t, err)
+	}))
 	require.GreaterOrEqual(t, seen, 100, "read")
 }
+
+// sealers are the packages (directories from the module root) whose
+// non-test code may call stmt.New.
+var sealers = []string{"sql/scope", "endpoint/executortest", "internal/stmt"}
 
 // TestSealCallsFindsEveryForm: the walk's detector sees the constructor
 // called or taken as a value, under any import name, and by a dot import.
@@ -121,35 +106,6 @@ func sealCalls(t *testing.T, path string, src []byte, importPath string) []strin
 		return true
 	})
 	return out
-}
-
-// moduleRoot returns the directory of the module's go.mod and the module
-// path it declares.
-func moduleRoot(t *testing.T) (dir, module string) {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for !hasFile(dir, "go.mod") {
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no go.mod above the test's directory")
-		dir = parent
-	}
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if m, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
-			return dir, strings.Trim(strings.TrimSpace(m), `"`)
-		}
-	}
-	t.Fatal("go.mod declares no module")
-	return "", ""
-}
-
-func hasFile(dir, name string) bool {
-	_, err := os.Stat(filepath.Join(dir, name))
-	return err == nil
 }
 
 // ExampleStatement shows what an executor reads of a Statement.

@@ -3,9 +3,11 @@ package testdb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -142,4 +144,42 @@ func TestSQLite(t *testing.T) {
 	assert.Equal(t, 1, a.Stats().MaxOpenConnections)
 	_, err = b.Exec("SELECT * FROM t")
 	assert.ErrorContains(t, err, "no such table")
+}
+
+// TestRows: Rows reads every row and column, text as strings (not the
+// []byte SQLite's blobs and MySQL's text scan into), NULL as nil, and
+// fails the test on a query error met while reading.
+func TestRows(t *testing.T) {
+	db := SQLite(t)
+	rows, err := db.Query("SELECT 1 AS n, 'a' AS s, x'6869' AS b, NULL AS z UNION ALL SELECT 2, 'b', x'', NULL ORDER BY n")
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{int64(1), "a", "hi", nil}, {int64(2), "b", "", nil}}, Rows(t, rows))
+	rows, err = db.Query("SELECT 1 WHERE 0")
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{}, Rows(t, rows), "no rows")
+
+	rows, err = db.Query("SELECT abs(x) FROM (SELECT 1 AS x UNION ALL SELECT -9223372036854775807 - 1)") // integer overflow, met on the second row
+	require.NoError(t, err)
+	r := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Rows(r, rows)
+	}()
+	<-done
+	assert.Contains(t, r.msg, "integer overflow", "a read that fails")
+}
+
+// fatalRecorder is a testing.TB whose Fatalf records its message and ends
+// the goroutine, as testing's does.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *fatalRecorder) Helper() {}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }

@@ -3,13 +3,13 @@ package endpoint_test
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -23,7 +23,7 @@ import (
 type env struct {
 	svc    *endpoint.Service
 	db     *sql.DB
-	clock  *clock
+	clock  *endpointtest.Clock
 	eps    *countingStore
 	vstore *countingVars
 	vars   map[string]variable.Variable // by code name
@@ -59,7 +59,7 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	}
 	e := &env{
 		db:     db,
-		clock:  &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)},
+		clock:  endpointtest.NewClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)),
 		eps:    &countingStore{Store: memstore.New()},
 		vstore: &countingVars{Store: variable.NewMemoryStore()},
 		vars:   map[string]variable.Variable{},
@@ -115,24 +115,6 @@ func wantError(t *testing.T, err error, status int, code, detail, attr string) {
 	if e.Status != status || e.Code != code || e.Detail != detail || (attr != "-" && e.Attr != attr) {
 		t.Fatalf("got error {%d %s %q attr %q}, want {%d %s %q attr %q}", e.Status, e.Code, e.Detail, e.Attr, status, code, detail, attr)
 	}
-}
-
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // countingStore counts the writes of last_executed_at.

@@ -949,7 +949,7 @@ func TestMaterializedLiveTail(t *testing.T) {
 			"late-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "late-user-"+string(rune('a'+i%26)), late.Format(demo.TimeLayout))
 		require.NoError(t, err)
 	}
-	e.clock.t = e.clock.t.Add(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	for i, vars := range []map[string]any{
 		runVars("US", "2025-05-25", "2025-06-03"),
 		runVars("US", "2025-05-25T06:30:00Z", "2025-06-01T12:30:00Z"), // unaligned ends

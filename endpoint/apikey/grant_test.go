@@ -9,6 +9,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +52,7 @@ func narrower(edit func(r *apikey.CreateRequest)) apikey.CreateRequest {
 // anything.
 func TestKeyCreateAsNeverWidens(t *testing.T) {
 	ctx := context.Background()
-	keys := newTestKeys(t, memstore.NewKeyStore(), &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, apikey.Config{})
+	keys := newTestKeys(t, memstore.NewKeyStore(), endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), apikey.Config{})
 	admin, _, err := keys.Create(ctx, "1", boundedAdmin)
 	require.NoError(t, err)
 	by := admin.Grant()
@@ -134,7 +135,7 @@ func TestKeyCreateAsNeverWidens(t *testing.T) {
 // works), and revokes a narrower one (and itself); the host revokes any.
 func TestKeyRevokeAsNeverWidens(t *testing.T) {
 	ctx := context.Background()
-	keys := newTestKeys(t, memstore.NewKeyStore(), &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, apikey.Config{})
+	keys := newTestKeys(t, memstore.NewKeyStore(), endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), apikey.Config{})
 	admin, adminSecret, err := keys.Create(ctx, "1", boundedAdmin)
 	require.NoError(t, err)
 	by := admin.Grant()

@@ -2,12 +2,13 @@ package endpoint
 
 import (
 	"context"
-	"github.com/stretchr/testify/assert"
 	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestFlightOfAnAnswerJSONCannotCarry: when the answer of a flight is not

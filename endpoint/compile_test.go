@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -155,7 +154,7 @@ func TestAnalyzerSyntaxError(t *testing.T) {
 // names the fault, and the Observer is told (logged and counted), on a
 // create and on an update alike.
 func TestValueFaultsAreNotRefusedAtSave(t *testing.T) {
-	obs := &saveChecks{}
+	obs := &recorder{}
 	svc := checkServiceOn(t, checkEngines[1], func(x driver.Executor) driver.Executor { return x },
 		func(c *endpoint.Config) { c.Observer = obs })
 	ctx := context.Background()
@@ -176,32 +175,13 @@ func TestValueFaultsAreNotRefusedAtSave(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, checked.CheckWarning, "a query the engine checked carries no warning")
 
-	events := obs.list()
+	events := obs.saveCheckEvents()
 	require.Len(t, events, 2, "one event per unchecked save")
 	for _, ev := range events {
 		assert.Equal(t, "1", ev.Project)
 		assert.Equal(t, "zero", ev.Endpoint)
 		assert.ErrorContains(t, ev.Err, "division by zero")
 	}
-}
-
-// saveChecks is an Observer that records the SaveCheckEvents it is told.
-type saveChecks struct {
-	endpoint.SlogObserver
-	mu     sync.Mutex
-	events []endpoint.SaveCheckEvent
-}
-
-func (o *saveChecks) ObserveSaveCheck(_ context.Context, ev endpoint.SaveCheckEvent) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.events = append(o.events, ev)
-}
-
-func (o *saveChecks) list() []endpoint.SaveCheckEvent {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]endpoint.SaveCheckEvent(nil), o.events...)
 }
 
 // answersAtOnce wraps x in an executor that answers every query with no

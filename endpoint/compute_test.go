@@ -1678,28 +1678,6 @@ func TestRunRowsStoredTable(t *testing.T) {
 	}
 }
 
-// runEvents is an Observer keeping every RunEvent.
-type runEvents struct {
-	mu  sync.Mutex
-	evs []endpoint.RunEvent
-}
-
-func (o *runEvents) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.evs = append(o.evs, ev)
-}
-
-func (o *runEvents) ObserveRefresh(context.Context, endpoint.RefreshEvent) {}
-
-func (o *runEvents) last(t *testing.T) endpoint.RunEvent {
-	t.Helper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	require.NotEmpty(t, o.evs)
-	return o.evs[len(o.evs)-1]
-}
-
 // TestRunRowsStoredTableFillsCache: with the result cache on, a streamed
 // run that reads a materialized endpoint's stored table (its edges and
 // tail from the source) writes its rows to its writer as they are read,
@@ -1707,7 +1685,7 @@ func (o *runEvents) last(t *testing.T) endpoint.RunEvent {
 // cache's, with the inline run's results. A run asking refresh "force"
 // streams and keeps its answer too.
 func TestRunRowsStoredTableFillsCache(t *testing.T) {
-	obs := &runEvents{}
+	obs := &recorder{}
 	e, rec := newRecordedEnv(t, func(c *endpoint.Config) {
 		c.ResultCache = memstore.NewResultCache(1 << 20)
 		c.Observer = obs
@@ -1726,7 +1704,7 @@ func TestRunRowsStoredTableFillsCache(t *testing.T) {
 		assert.Zero(t, rec.queries.Load(), "statements read with Query")
 		require.NotNil(t, w.head)
 		assert.Equal(t, want.Results, w.rows)
-		assert.NoError(t, obs.last(t).CacheErr)
+		assert.NoError(t, obs.lastRun(t).CacheErr)
 
 		rec.streams = nil
 		cached := e.mustRun(t, "tail", vars)
@@ -1744,7 +1722,7 @@ func TestRunRowsStoredTableFillsCache(t *testing.T) {
 // why (RunEvent.CacheErr, ErrAnswerNotCached), and the next run computes
 // again. A smaller one is kept, and the run tells nothing.
 func TestAnswerNotCachedIsTold(t *testing.T) {
-	obs := &runEvents{}
+	obs := &recorder{}
 	e, _ := newRecordedEnv(t, func(c *endpoint.Config) {
 		c.ResultCache = memstore.NewResultCache(1 << 20)
 		c.MaxCachedAnswerBytes = 200
@@ -1765,13 +1743,13 @@ func TestAnswerNotCachedIsTold(t *testing.T) {
 		}
 		first := run("all")
 		assert.False(t, first.IsCached)
-		err := obs.last(t).CacheErr
+		err := obs.lastRun(t).CacheErr
 		require.ErrorIs(t, err, endpoint.ErrAnswerNotCached, "streamed %v", streamed)
 		assert.Contains(t, err.Error(), "max_cached_answer_bytes (200 bytes)")
 		assert.False(t, run("all").IsCached, "nothing was kept")
 
 		small := run("one")
-		assert.NoError(t, obs.last(t).CacheErr)
+		assert.NoError(t, obs.lastRun(t).CacheErr)
 		if !streamed {
 			assert.False(t, small.IsCached)
 		}

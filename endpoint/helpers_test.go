@@ -3,6 +3,7 @@ package endpoint_test
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,4 +139,52 @@ type countingVars struct {
 func (s *countingVars) GetMany(ctx context.Context, project string, ids []string) (map[string]variable.Variable, error) {
 	s.getMany.Add(1)
 	return s.Store.GetMany(ctx, project, ids)
+}
+
+// recorder is an Observer that keeps what it is told: runs, refreshes
+// and the checks of saves.
+type recorder struct {
+	mu         sync.Mutex
+	runs       []endpoint.RunEvent
+	refreshes  []endpoint.RefreshEvent
+	saveChecks []endpoint.SaveCheckEvent
+}
+
+func (r *recorder) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs = append(r.runs, ev)
+}
+
+func (r *recorder) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refreshes = append(r.refreshes, ev)
+}
+
+func (r *recorder) ObserveSaveCheck(_ context.Context, ev endpoint.SaveCheckEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.saveChecks = append(r.saveChecks, ev)
+}
+
+// events returns a copy of the events of one kind, under r's lock.
+func events[E any](r *recorder, of *[]E) []E {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]E(nil), *of...)
+}
+
+func (r *recorder) runEvents() []endpoint.RunEvent         { return events(r, &r.runs) }
+func (r *recorder) refreshEvents() []endpoint.RefreshEvent { return events(r, &r.refreshes) }
+func (r *recorder) saveCheckEvents() []endpoint.SaveCheckEvent {
+	return events(r, &r.saveChecks)
+}
+
+// lastRun returns the last RunEvent; there is one.
+func (r *recorder) lastRun(t *testing.T) endpoint.RunEvent {
+	t.Helper()
+	runs := r.runEvents()
+	require.NotEmpty(t, runs)
+	return runs[len(runs)-1]
 }

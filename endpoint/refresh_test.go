@@ -887,25 +887,11 @@ func TestEdgeIndexStatus(t *testing.T) {
 	}
 }
 
-// refreshRecorder keeps the refresh events it observes.
-type refreshRecorder struct {
-	mu  sync.Mutex
-	evs []endpoint.RefreshEvent
-}
-
-func (r *refreshRecorder) ObserveRun(context.Context, endpoint.RunEvent) {}
-
-func (r *refreshRecorder) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.evs = append(r.evs, ev)
-}
-
 // TestEdgeIndexObserved: each refresh's event carries its check, for an
 // Observer to count (endpoint/metrics does); runs do not check again.
 func TestEdgeIndexObserved(t *testing.T) {
 	ctx := context.Background()
-	rec := &refreshRecorder{}
+	rec := &recorder{}
 	svc := edgeService(t, edgeEngines[0], false, []string{"events_timestamp", "events_project_timestamp", "events_project_event_timestamp"}, rec)
 	require.NoError(t, svc.Materialize(ctx, "1", "edges"))
 	for range 3 {
@@ -913,10 +899,8 @@ func TestEdgeIndexObserved(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, res.EndpointMaterialized)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	var edges []endpoint.RefreshEvent
-	for _, ev := range rec.evs {
+	for _, ev := range rec.refreshEvents() {
 		switch ev.Endpoint {
 		case "edges":
 			edges = append(edges, ev)

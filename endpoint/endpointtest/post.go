@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // PostOK sends body as a JSON POST to path through h, in process and
@@ -27,4 +32,30 @@ func PostOK(h http.Handler, path, key string, body []byte) error {
 		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
 	}
 	return nil
+}
+
+// Fetch sends a request to url, with body ("" for none) and the headers of
+// header (one whose value is "" is not sent), and returns the status and
+// the answer's body read whole; a failure to send or read fails t. It is
+// for a server of the test's own (Env.Server, an httptest.Server), where
+// Env.Do's key and project do not fit.
+func Fetch(t testing.TB, method, url, body string, header map[string]string) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	require.NoError(t, err)
+	for name, value := range header {
+		if value != "" {
+			req.Header.Set(name, value)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err, "%s %s: reading the answer", method, url)
+	return res.StatusCode, raw
 }

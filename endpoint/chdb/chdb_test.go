@@ -1066,16 +1066,8 @@ func directCSV(x *Executor, w io.Writer, n int) error {
 // no result cache, runs of up to n rows, no bound on their bytes.
 func exportService(tb testing.TB, x *Executor, n int) http.Handler {
 	tb.Helper()
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
-		MaxLimit: n, MaxResultBytes: -1, RunTimeout: 10 * time.Minute})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
-	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
-		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}})
-	require.NoError(tb, err)
-	keys := httpapi.NewKeyring()
-	require.NoError(tb, keys.Add(exportKey, "1"))
-	return httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1))
+	h, _ := endpointtest.Serve(tb, endpoint.Config{Executor: x, MaxLimit: n, MaxResultBytes: -1, RunTimeout: 10 * time.Minute}, "export", exportSQL, exportKey)
+	return h
 }
 
 const exportKey = "ek_export_bench_key_0123456789abcdef"

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/httpapi"
+	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,4 +62,29 @@ func Fetch(t testing.TB, method, url, body string, header map[string]string) (in
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err, "%s %s: reading the answer", method, url)
 	return res.StatusCode, raw
+}
+
+// Serve builds a Service of cfg (stores in memory where cfg names none),
+// saves on it the SQL endpoint name of project 1 whose query is sql, and
+// returns the HTTP API over it with key allowed on project 1, no rate
+// limit and no bound on an answer's bytes (opts may add to that), and the
+// Service, closed when tb ends: what a benchmark or a load test of the
+// runs of one endpoint sends its requests to.
+func Serve(tb testing.TB, cfg endpoint.Config, name, sql, key string, opts ...httpapi.Option) (http.Handler, *endpoint.Service) {
+	tb.Helper()
+	if cfg.Endpoints == nil {
+		cfg.Endpoints = memstore.New()
+	}
+	if cfg.Variables == nil {
+		cfg.Variables = variable.NewMemoryStore()
+	}
+	svc, err := endpoint.New(cfg)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
+	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: name,
+		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}})
+	require.NoError(tb, err)
+	keys := httpapi.NewKeyring()
+	require.NoError(tb, keys.Add(key, "1"))
+	return httpapi.New(svc, keys, append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1)}, opts...)...), svc
 }

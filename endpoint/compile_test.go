@@ -54,13 +54,21 @@ var checkEngines = []checkEngine{
 
 // checkService is a Service on e's demo events table, whose policy lists
 // events (scoped by project_id) and lets queries name any other table.
-func checkService(t testing.TB, e checkEngine) *endpoint.Service {
+func checkService(t testing.TB, e checkEngine, opts ...func(*endpoint.Config)) *endpoint.Service {
 	t.Helper()
-	return checkServiceOn(t, e, func(x driver.Executor) driver.Executor { return x })
+	return checkServiceOn(t, e, func(x driver.Executor) driver.Executor { return x }, opts...)
 }
 
 // checkServiceOn is checkService whose executor is wrap's of e's.
 func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driver.Executor, opts ...func(*endpoint.Config)) *endpoint.Service {
+	t.Helper()
+	svc, _, _ := checkServiceParts(t, e, wrap, opts...)
+	return svc
+}
+
+// checkServiceParts is checkServiceOn that also returns the database and
+// the executor (before wrap) the Service runs on.
+func checkServiceParts(t testing.TB, e checkEngine, wrap func(driver.Executor) driver.Executor, opts ...func(*endpoint.Config)) (*endpoint.Service, *sql.DB, *sqlexec.Executor) {
 	t.Helper()
 	if e.env != "" {
 		testdb.Require(t, e.env)
@@ -82,7 +90,7 @@ func checkServiceOn(t testing.TB, e checkEngine, wrap func(driver.Executor) driv
 	}
 	svc, err := endpoint.New(cfg)
 	require.NoError(t, err)
-	return svc
+	return svc, db, x
 }
 
 // badQueries are queries the engines refuse for their text, with what

@@ -111,16 +111,7 @@ func (e *env) mustRun(t testing.TB, name string, vars map[string]any) *endpoint.
 // tables lists the stored tables of materialized endpoints in the database.
 func (e *env) tables(t testing.TB) []string {
 	t.Helper()
-	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'endpointkit_mat_%' ORDER BY name`)
-	require.NoError(t, err)
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		require.NoError(t, rows.Scan(&n))
-		out = append(out, n)
-	}
-	return out
+	return testdb.Strings(t, e.db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'endpointkit_mat_%' ORDER BY name`)
 }
 
 func runVars(country, from, to string) map[string]any {

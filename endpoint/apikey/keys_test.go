@@ -20,6 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// keyClock is a clock for Keys, at 2026-01-01 UTC.
+func keyClock() *endpointtest.Clock {
+	return endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
 func newTestKeys(t *testing.T, store driver.KeyStore, c *endpointtest.Clock, cfg apikey.Config) *apikey.Keys {
 	t.Helper()
 	cfg.Store, cfg.Now = store, c.Now
@@ -35,7 +40,7 @@ func newTestKeys(t *testing.T, store driver.KeyStore, c *endpointtest.Clock, cfg
 func TestKeyRevocationCacheBound(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.NewKeyStore()
-	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := keyClock()
 	const ttl = 5 * time.Second
 	a := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
 	b := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
@@ -76,7 +81,7 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 // is found.
 func TestKeyUnknownAndCacheSize(t *testing.T) {
 	ctx := context.Background()
-	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := keyClock()
 	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{CacheSize: 2})
 	for i := range 5 {
 		_, err := k.Authenticate(ctx, apikey.Prefix+string(rune('a'+i)))
@@ -94,7 +99,7 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 // 12,000/h materialized), counted apart for inline and materialized runs.
 func TestKeyBudgetDefaults(t *testing.T) {
 	ctx := context.Background()
-	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := keyClock()
 	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{})
 	key, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)
@@ -151,7 +156,7 @@ func TestKeysConfigRefused(t *testing.T) {
 func TestKeyLastUsed(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.NewKeyStore()
-	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := keyClock()
 	k := newTestKeys(t, store, c, apikey.Config{UsedResolution: time.Minute})
 	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)
@@ -203,7 +208,7 @@ func (s *slowKeyStore) KeyByHash(ctx context.Context, h [driver.KeyHashSize]byte
 func TestKeyRevokeOvertakesRead(t *testing.T) {
 	ctx := context.Background()
 	store := &slowKeyStore{KeyStore: memstore.NewKeyStore(), read: make(chan struct{}), release: make(chan struct{})}
-	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := keyClock()
 	k := newTestKeys(t, store, c, apikey.Config{CacheTTL: time.Hour})
 	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)

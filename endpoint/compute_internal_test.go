@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,30 +66,14 @@ func TestFlightJoined(t *testing.T) {
 		leader <- got
 	}()
 	<-started
-	var wg sync.WaitGroup
-	results := make([]*RunResult, 5)
-	rows := make([]int, 5)
-	shared := make([]bool, 5)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], rows[i], shared[i], _ = g.do(ctx, "k", func() (*RunResult, error) {
-				calls.Add(1) // a run that came after the flight ended
-				return res, nil
-			})
-		}()
-	}
+	wait, results, rows, shared := joinRuns(ctx, &g, 5, func() (*RunResult, error) {
+		calls.Add(1) // a run that came after the flight ended
+		return res, nil
+	})
 	// At least one run has joined once the flight's channel exists.
-	for {
-		made := g.waiting("k") > 0
-		if made {
-			break
-		}
-		runtime.Gosched()
-	}
+	untilWaiting(&g, func(n int) bool { return n > 0 })
 	close(release)
-	wg.Wait()
+	wait()
 	joined := 0
 	for i := range results {
 		assert.Equal(t, 2, rows[i], "run %d", i)

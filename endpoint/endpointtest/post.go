@@ -3,12 +3,18 @@ package endpointtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
@@ -87,4 +93,38 @@ func Serve(tb testing.TB, cfg endpoint.Config, name, sql, key string, opts ...ht
 	keys := httpapi.NewKeyring()
 	require.NoError(tb, keys.Add(key, "1"))
 	return httpapi.New(svc, keys, append([]httpapi.Option{httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1)}, opts...)...), svc
+}
+
+// SendSlice sends m requests with do, numbered first+1 to first+m, from c
+// clients at once, each client sending body(n) of the next number until
+// none is left, and returns each request's time and the slice's: the load
+// loop of a benchmark that compares two handlers slice by slice. An error
+// of do stops its client; the first is returned.
+func SendSlice(c int, do func(body []byte) error, first, m int64, body func(n int64) []byte) ([]time.Duration, time.Duration, error) {
+	times := make([][]time.Duration, c)
+	errs := make([]error, c)
+	var next atomic.Int64
+	next.Store(first)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := next.Add(1); n <= first+m; n = next.Add(1) {
+				req := body(n)
+				t := time.Now()
+				if err := do(req); err != nil {
+					errs[i] = err
+					return
+				}
+				times[i] = append(times[i], time.Since(t))
+				if c > 1 {
+					runtime.Gosched() // in process: a connection's goroutine waits on the network here
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return slices.Concat(times...), time.Since(start), errors.Join(errs...)
 }

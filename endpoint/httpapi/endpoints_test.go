@@ -216,14 +216,9 @@ const insightLifecycle = `{"kind": "LifecycleQuery",
 func TestHTTPLifecycle(t *testing.T) {
 	h := newHarness(t, nil)
 	base := "/api/projects/1/endpoints/"
-	query := rawJSON(t, insightLifecycle)
-	r := h.do("POST", base, keyP1, map[string]any{"name": "inline", "query": query})
-	mustStatus(t, http.StatusCreated, r)
-	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
-		t.Errorf("the query reads back as saved: r.Body[\"query\"] = %+v, want %+v", got, want)
-	}
+	query := h.createInsight(t, "inline", insightLifecycle)
 
-	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}, "debug": true})
+	r := h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}, "debug": true})
 	mustStatus(t, http.StatusOK, r)
 	assert.Equal(t, []any{}, r.Body["columns"])
 	sql, ok := r.Body["debug"].(map[string]any)["sql"].(string)
@@ -362,16 +357,22 @@ func rawJSON(t *testing.T, s string) map[string]any {
 	return v
 }
 
+// createInsight saves the insight query text as the endpoint name of
+// project 1, checks that its query reads back as saved, and returns it.
+func (h *harness) createInsight(t *testing.T, name, text string) any {
+	t.Helper()
+	query := rawJSON(t, text)
+	r := h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": name, "query": query})
+	mustStatus(t, http.StatusCreated, r)
+	assert.Equal(t, query, r.Body["query"], "the query reads back as saved: r.Body[\"query\"]")
+	return query
+}
+
 func TestInsightEndpointRoutes(t *testing.T) {
 	h := newHarness(t, nil)
 	base := "/api/projects/1/endpoints/"
-	query := rawJSON(t, insightTrends)
-
-	r := h.do("POST", base, keyP1, map[string]any{"name": "pageviews", "query": query})
-	mustStatus(t, http.StatusCreated, r)
-	got, want := r.Body["query"], query
-	assert.Equal(t, want, got, "the query reads back as saved: r.Body[\"query\"]")
-	r = h.do("GET", base+"pageviews/", keyP1, nil)
+	query := h.createInsight(t, "pageviews", insightTrends)
+	r := h.do("GET", base+"pageviews/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
 	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"query\"] = %+v, want %+v", got, want)

@@ -2,7 +2,6 @@ package endpointtest
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -93,20 +92,4 @@ func RequireQueryError(t testing.TB, err error, sql, message string, hidden ...s
 	}
 	var qe *driver.QueryError
 	assert.ErrorAs(t, err, &qe, "Run(%q): the cause is not a *driver.QueryError", sql)
-}
-
-// CSVText is a value of a JSON answer as the CSV format writes it: its
-// JSON text, a string without its quotes, null as nothing. A test builds
-// the CSV answer it wants from the JSON one with it.
-func CSVText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		return string(x)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -740,15 +740,7 @@ func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 		s, _ := trendsOf(t, svc, "pages", nil)
 		return s
 	}
-	for _, e := range []struct {
-		name string
-		env  string
-		eng  engine.Engine
-		open func(testing.TB) *sql.DB
-	}{
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
-	} {
+	for _, e := range checkEngines[1:] { // the servers: SQLite is the reference
 		t.Run(e.name, func(t *testing.T) {
 			testdb.Require(t, e.env)
 			x := sqlexec.New(e.open(t), e.eng)

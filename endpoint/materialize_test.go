@@ -872,11 +872,7 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 
 // hitsEngine is an engine the materialization tests run on: its name, the
 // variable that gives its database (none for SQLite) and how to open it.
-type hitsEngine struct {
-	name, env string
-	eng       engine.Engine
-	open      func(testing.TB) *sql.DB
-}
+type hitsEngine = checkEngine
 
 // hitsEngines are SQLite (a file of the test's) and, when their variables
 // are set (scripts/engines env), PostgreSQL and MariaDB.
@@ -888,8 +884,7 @@ func hitsEngines() []hitsEngine {
 			t.Cleanup(func() { db.Close() })
 			return db
 		}},
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
+		checkEngines[1], checkEngines[2],
 	}
 }
 

@@ -692,7 +692,7 @@ func TestRefreshByteLimit(t *testing.T) {
 	}{
 		"sqlite":   {"printf('%.*c', 200000, page)", 4 * 200000},
 		"postgres": {"repeat(md5(page), 6000)", 8192},
-		"mysql":    {"REPEAT(MD5(page), 6000)", 4 * 192000},
+		"mariadb":  {"REPEAT(MD5(page), 6000)", 4 * 192000},
 	}
 	for _, e := range hitsEngines() {
 		size := sizes[e.name]
@@ -742,24 +742,16 @@ const edgeQuery = `SELECT event, count(*) AS n FROM events WHERE timestamp >= {v
 // edgeEngine is an engine the edge check runs on, with how to open an
 // empty database of it and drop an index of the demo schema.
 type edgeEngine struct {
-	name, env string
-	eng       engine.Engine
-	open      func(testing.TB) *sql.DB
-	drop      func(index string) string
-	rows      int
+	checkEngine
+	drop func(index string) string
+	rows int
 }
 
 var edgeEngines = []edgeEngine{
-	{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}, func(ix string) string { return "DROP INDEX " + ix }, 3000},
+	{checkEngine{"sqlite", "", engine.SQLite, testdb.SQLite}, func(ix string) string { return "DROP INDEX " + ix }, 3000},
 	// Enough rows that the planners prefer an index to reading the table.
-	{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres, func(ix string) string { return "DROP INDEX " + ix }, 20000},
-	{"mariadb", testdb.MySQLEnv, engine.MySQL, testdb.MySQL, func(ix string) string { return "DROP INDEX " + ix + " ON events" }, 20000},
+	{checkEngines[1], func(ix string) string { return "DROP INDEX " + ix }, 20000},
+	{checkEngines[2], func(ix string) string { return "DROP INDEX " + ix + " ON events" }, 20000},
 }
 
 // edgeService returns a Service on e over demo events of projects 1 and 2

@@ -2,12 +2,13 @@ package endpoint
 
 import (
 	"context"
-	"github.com/stretchr/testify/assert"
 	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestFlightOfAnAnswerJSONCannotCarry: when the answer of a flight is not
@@ -33,26 +34,10 @@ func TestFlightOfAnAnswerJSONCannotCarry(t *testing.T) {
 		leader <- res
 	}()
 	<-started
-	var wg sync.WaitGroup
-	results := make([]*RunResult, 3)
-	rows := make([]int, 3)
-	shared := make([]bool, 3)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], rows[i], shared[i], _ = g.do(ctx, "k", compute)
-		}()
-	}
-	for {
-		n := g.waiting("k")
-		if n == len(results) {
-			break
-		}
-		runtime.Gosched()
-	}
+	wait, results, rows, shared := joinRuns(ctx, &g, 3, compute)
+	untilWaiting(&g, func(n int) bool { return n == len(results) })
 	close(release)
-	wg.Wait()
+	wait()
 	first := <-leader
 	for i, res := range results {
 		if shared[i] || rows[i] != 2 || res == first || &res.Results.([][]any)[0][0] == &first.Results.([][]any)[0][0] {
@@ -61,6 +46,31 @@ func TestFlightOfAnAnswerJSONCannotCarry(t *testing.T) {
 	}
 	n := calls.Load()
 	assert.Equal(t, int64(1+len(results)), n, "%d computations, want one for each of the %d runs", n, 1+len(results))
+}
+
+// joinRuns starts n runs of g's flight "k", each computing with fn when
+// it finds no flight to join; wait waits for them all, and then results,
+// rows and shared hold each run's answer, its count of rows and whether it
+// shared another run's answer.
+func joinRuns(ctx context.Context, g *flightGroup, n int, fn func() (*RunResult, error)) (wait func(), results []*RunResult, rows []int, shared []bool) {
+	var wg sync.WaitGroup
+	results, rows, shared = make([]*RunResult, n), make([]int, n), make([]bool, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], rows[i], shared[i], _ = g.do(ctx, "k", fn)
+		}()
+	}
+	return wg.Wait, results, rows, shared
+}
+
+// untilWaiting yields until done holds of the count of runs waiting on
+// g's flight "k".
+func untilWaiting(g *flightGroup, done func(n int) bool) {
+	for !done(g.waiting("k")) {
+		runtime.Gosched()
+	}
 }
 
 // panicky is a value whose JSON encoding panics.
@@ -90,13 +100,7 @@ func TestFlightWhoseAnswerPanicsToEncode(t *testing.T) {
 		res, _, _, _ := g.do(ctx, "k", func() (*RunResult, error) { return &RunResult{Name: "own"}, nil })
 		joined <- res
 	}()
-	for {
-		n := g.waiting("k")
-		if n == 1 {
-			break
-		}
-		runtime.Gosched()
-	}
+	untilWaiting(&g, func(n int) bool { return n == 1 })
 	close(release)
 	if p := <-panicked; p == nil {
 		t.Error("the computing run did not panic")

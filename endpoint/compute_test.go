@@ -214,6 +214,43 @@ func TestRefreshDirect(t *testing.T) {
 	require.False(t, runReq(t, e, "daily", endpoint.RunRequest{Variables: vars}).IsCached, "a direct run wrote the cache")
 }
 
+// byCountryFlight saves "by_country" and starts n identical runs of it
+// (country US) that join one flight: x's gate holds the first run's
+// query, and the other n-1 start once it executes. The caller opens
+// x.gate; wait waits for every run and returns their answers.
+func byCountryFlight(t *testing.T, e *env, x *queryCounter, n int) (req endpoint.RunRequest, wait func() []*endpoint.RunResult) {
+	t.Helper()
+	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
+	// The gate holds the runs, not the check of the save.
+	x.queries.Store(0)
+	x.gate, x.started = make(chan struct{}), make(chan struct{}, 16)
+	req = endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
+	var wg sync.WaitGroup
+	results := make(chan *endpoint.RunResult, n)
+	run := func() {
+		defer wg.Done()
+		res, err := e.svc.Run(context.Background(), "1", "by_country", req)
+		assert.NoError(t, err)
+		results <- res
+	}
+	wg.Add(1)
+	go run()
+	<-x.started // the first run is executing
+	for range n - 1 {
+		wg.Add(1)
+		go run()
+	}
+	return req, func() []*endpoint.RunResult {
+		wg.Wait()
+		close(results)
+		var all []*endpoint.RunResult
+		for res := range results {
+			all = append(all, res)
+		}
+		return all
+	}
+}
+
 // TestSingleFlight: identical runs under way at once compute once, with a
 // cache and without one; each answer has its own execution id, and the
 // runs that waited say is_cached. A waiting run whose context ends gives
@@ -229,31 +266,8 @@ func TestSingleFlight(t *testing.T) {
 					c.ResultCache = memstore.NewResultCache(1 << 20)
 				}
 			})
-			e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-			// The gate holds the runs, not the check of the save.
-			x.queries.Store(0)
-			x.gate, x.started = make(chan struct{}), make(chan struct{}, 16)
-			req := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
 			const n = 6
-			var wg sync.WaitGroup
-			results := make(chan *endpoint.RunResult, n)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, err := e.svc.Run(context.Background(), "1", "by_country", req)
-				assert.NoError(t, err)
-				results <- res
-			}()
-			<-x.started // the first run is executing
-			for range n - 1 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					res, err := e.svc.Run(context.Background(), "1", "by_country", req)
-					assert.NoError(t, err)
-					results <- res
-				}()
-			}
+			req, wait := byCountryFlight(t, e, x, n)
 			// A waiter whose context ends gives up with its context's error.
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 			_, err := e.svc.Run(ctx, "1", "by_country", req)
@@ -261,11 +275,9 @@ func TestSingleFlight(t *testing.T) {
 			wantError(t, err, 504, endpoint.CodeTimeout, "query timed out", "")
 			time.Sleep(200 * time.Millisecond) // let the others join the flight
 			close(x.gate)
-			wg.Wait()
-			close(results)
 			ids := map[string]bool{}
 			computed := 0
-			for res := range results {
+			for _, res := range wait() {
 				ids[res.ExecutionID] = true
 				if !res.IsCached {
 					computed++
@@ -826,36 +838,17 @@ func TestJoinedRunEncodedOnce(t *testing.T) {
 		c.Executor = x
 		c.ResultCache = memstore.NewResultCache(1 << 20)
 	})
-	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-	x.queries.Store(0)
-	x.gate, x.started = make(chan struct{}), make(chan struct{}, 16)
-	req := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
 	const n = 4
-	results := make(chan *endpoint.RunResult, n)
-	var wg sync.WaitGroup
-	run := func() {
-		defer wg.Done()
-		res, err := e.svc.Run(context.Background(), "1", "by_country", req)
-		assert.NoError(t, err)
-		results <- res
-	}
-	wg.Add(1)
-	go run()
-	<-x.started
-	for range n - 1 {
-		wg.Add(1)
-		go run()
-	}
+	_, wait := byCountryFlight(t, e, &x.queryCounter, n)
 	require.Eventually(t, func() bool { return endpoint.FlightWaiters(e.svc) == n-1 }, 5*time.Second, time.Millisecond)
 	x.encoded.Store(0)
 	close(x.gate)
-	wg.Wait()
-	close(results)
+	results := wait()
 	const rows = 3 // [[1],[3],[5]]
 	assert.EqualValues(t, rows, x.encoded.Load(), "encodings of the rows' values: once each")
 	assert.EqualValues(t, 1, x.queries.Load())
 	shared := 0
-	for res := range results {
+	for _, res := range results {
 		if res.IsCached {
 			shared++
 			assert.JSONEq(t, "[[1],[3],[5]]", string(res.Results.(json.RawMessage)))
@@ -1594,6 +1587,37 @@ type keptRows struct {
 	rows [][]any
 }
 
+// newRecordedEnv is newEnv with its executor wrapped in a rowsRecorder,
+// then more applied to the Config.
+func newRecordedEnv(t *testing.T, more func(*endpoint.Config)) (*env, *rowsRecorder) {
+	rec := &rowsRecorder{}
+	e := newEnv(t, func(c *endpoint.Config) {
+		rec.Executor = c.Executor.(*sqlexec.Executor)
+		c.Executor = rec
+		more(c)
+	})
+	return e, rec
+}
+
+// storedTailAndInline loads the demo events and saves propertyDistinct
+// twice: "tail", materialized with a live tail, and "inline"; it
+// materializes "tail", moves the clock two hours on, and returns the
+// variables of a range with unaligned ends (partial days at both edges,
+// and the tail) and the inline run's answer to them, which is not empty.
+func (e *env) storedTailAndInline(t *testing.T) (map[string]any, *endpoint.RunResult) {
+	t.Helper()
+	require.NoError(t, demo.Load(context.Background(), e.db, 5000, 7))
+	q := e.query(propertyDistinct, "country", "from", "to")
+	e.createMat(t, "tail", q, endpoint.CreateRequest{MaterializationTail: "timestamp"})
+	e.create(t, "inline", q)
+	e.materialize(t, "tail")
+	e.clock.Advance(2 * time.Hour)
+	vars := runVars("US", "2025-05-25T06:30:00Z", "2025-06-01T12:30:00Z")
+	want := e.mustRun(t, "inline", vars)
+	require.NotEmpty(t, want.Results)
+	return vars, want
+}
+
 func (k *keptRows) Begin(head *endpoint.RunResult) error { k.head = head; return nil }
 func (k *keptRows) Row(row []any) error {
 	k.rows = append(k.rows, append([]any(nil), row...))
@@ -1615,24 +1639,12 @@ func TestRunRowsStoredTable(t *testing.T) {
 			name = "result cache"
 		}
 		t.Run(name, func(t *testing.T) {
-			rec := &rowsRecorder{}
-			e := newEnv(t, func(c *endpoint.Config) {
-				rec.Executor = c.Executor.(*sqlexec.Executor)
-				c.Executor = rec
+			e, rec := newRecordedEnv(t, func(c *endpoint.Config) {
 				if cached {
 					c.ResultCache = memstore.NewResultCache(1 << 20)
 				}
 			})
-			require.NoError(t, demo.Load(context.Background(), e.db, 5000, 7))
-			q := e.query(propertyDistinct, "country", "from", "to")
-			e.createMat(t, "tail", q, endpoint.CreateRequest{MaterializationTail: "timestamp"})
-			e.create(t, "inline", q)
-			e.materialize(t, "tail")
-			e.clock.t = e.clock.t.Add(2 * time.Hour)
-			// Unaligned ends: partial days at both edges, and the tail.
-			vars := runVars("US", "2025-05-25T06:30:00Z", "2025-06-01T12:30:00Z")
-			want := e.mustRun(t, "inline", vars)
-			require.NotEmpty(t, want.Results)
+			vars, want := e.storedTailAndInline(t)
 
 			if cached {
 				// The answer the cache then holds is written from it.
@@ -1663,5 +1675,84 @@ func TestRunRowsStoredTable(t *testing.T) {
 			assert.EqualValues(t, len(w.rows), rec.rows.Load())
 			assert.Equal(t, want.Results, w.rows)
 		})
+	}
+}
+
+// TestRunRowsStoredTableFillsCache: with the result cache on, a streamed
+// run that reads a materialized endpoint's stored table (its edges and
+// tail from the source) writes its rows to its writer as they are read,
+// and keeps its answer in the cache as they pass: the next run is the
+// cache's, with the inline run's results. A run asking refresh "force"
+// streams and keeps its answer too.
+func TestRunRowsStoredTableFillsCache(t *testing.T) {
+	obs := &recorder{}
+	e, rec := newRecordedEnv(t, func(c *endpoint.Config) {
+		c.ResultCache = memstore.NewResultCache(1 << 20)
+		c.Observer = obs
+	})
+	vars, want := e.storedTailAndInline(t)
+
+	for _, refresh := range []string{"", endpoint.RefreshForce} {
+		rec.queries.Store(0)
+		rec.streams = nil
+		w := &keptRows{}
+		res, err := e.svc.RunRows(context.Background(), "1", "tail", endpoint.RunRequest{Variables: vars, Refresh: refresh}, w)
+		require.NoError(t, err)
+		assert.False(t, res.IsCached)
+		assert.True(t, res.EndpointMaterialized, "the stored table answered")
+		require.Len(t, rec.streams, 1, "the read is one statement, streamed")
+		assert.Zero(t, rec.queries.Load(), "statements read with Query")
+		require.NotNil(t, w.head)
+		assert.Equal(t, want.Results, w.rows)
+		assert.NoError(t, obs.lastRun(t).CacheErr)
+
+		rec.streams = nil
+		cached := e.mustRun(t, "tail", vars)
+		assert.True(t, cached.IsCached, "refresh %q: the next run is the cache's", refresh)
+		assert.Empty(t, rec.streams)
+		assert.Zero(t, rec.queries.Load())
+		assert.True(t, cached.EndpointMaterialized)
+		assert.Equal(t, resultsJSON(t, want), resultsJSON(t, cached))
+	}
+}
+
+// TestAnswerNotCachedIsTold: an answer that weighs more than
+// MaxCachedAnswerBytes is answered and not kept, whether the run computed
+// it whole (Run) or streamed it (RunRows): the run that computed it tells
+// why (RunEvent.CacheErr, ErrAnswerNotCached), and the next run computes
+// again. A smaller one is kept, and the run tells nothing.
+func TestAnswerNotCachedIsTold(t *testing.T) {
+	obs := &recorder{}
+	e, _ := newRecordedEnv(t, func(c *endpoint.Config) {
+		c.ResultCache = memstore.NewResultCache(1 << 20)
+		c.MaxCachedAnswerBytes = 200
+		c.Observer = obs
+	})
+	e.create(t, "all", e.query("SELECT id, country, amount FROM orders ORDER BY id"))
+	e.create(t, "one", e.query("SELECT id FROM orders ORDER BY id LIMIT 1"))
+	ctx := context.Background()
+
+	for _, streamed := range []bool{false, true} {
+		run := func(name string) *endpoint.RunResult {
+			if streamed {
+				res, err := e.svc.RunRows(ctx, "1", name, endpoint.RunRequest{}, &keptRows{})
+				require.NoError(t, err)
+				return res
+			}
+			return e.mustRun(t, name, nil)
+		}
+		first := run("all")
+		assert.False(t, first.IsCached)
+		err := obs.lastRun(t).CacheErr
+		require.ErrorIs(t, err, endpoint.ErrAnswerNotCached, "streamed %v", streamed)
+		assert.Contains(t, err.Error(), "max_cached_answer_bytes (200 bytes)")
+		assert.False(t, run("all").IsCached, "nothing was kept")
+
+		small := run("one")
+		assert.NoError(t, obs.lastRun(t).CacheErr)
+		if !streamed {
+			assert.False(t, small.IsCached)
+		}
+		assert.True(t, run("one").IsCached)
 	}
 }

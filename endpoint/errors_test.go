@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,13 +19,9 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/memstore"
-	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/access"
-	"github.com/endpointkit/endpointkit/sql/engine"
-	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,10 +102,7 @@ func declaredCodes(t *testing.T, dirs ...string) map[string]string {
 // the scope nor the library's tables show in the message.
 func TestQueryErrorsAreTheAuthors(t *testing.T) {
 	for _, e := range []struct {
-		name string
-		env  string
-		eng  engine.Engine
-		open func(testing.TB) *sql.DB
+		checkEngine
 		read string // the README's property read on the engine, which answers
 		// cases whose text the engine refuses (save) are refused at
 		// Create; the others (their data is at fault) when they run.
@@ -119,12 +111,7 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 			save         bool
 		}
 	}{
-		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
-			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "q.db"))
-			require.NoError(t, err)
-			t.Cleanup(func() { db.Close() })
-			return db
-		}, "json_extract(properties, '$.country')", []struct {
+		{checkEngines[0], "json_extract(properties, '$.country')", []struct {
 			sql, message string
 			save         bool
 		}{
@@ -132,7 +119,7 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 			{"SELECT count(*) FROM events WHERE json_extract(event, '$.a') = 1", "malformed JSON", false},
 			{"SELECT json_extract(properties, 'x') FROM events", "bad JSON path: 'x'", false},
 		}},
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres, "properties::jsonb ->> 'country'", []struct {
+		{checkEngines[1], "properties::jsonb ->> 'country'", []struct {
 			sql, message string
 			save         bool
 		}{
@@ -141,7 +128,7 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 			{"SELECT count(*) / 0 FROM events", "division by zero", false},
 			{"SELECT nope FROM events", `column "nope" does not exist`, true},
 		}},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL, "JSON_VALUE(properties, '$.country')", []struct {
+		{checkEngines[2], "JSON_VALUE(properties, '$.country')", []struct {
 			sql, message string
 			save         bool
 		}{
@@ -150,22 +137,10 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 		}},
 	} {
 		t.Run(e.name, func(t *testing.T) {
-			if e.env != "" {
-				testdb.Require(t, e.env)
-			}
-			db := e.open(t)
+			// The demo's events, scoped by project; no other table.
+			svc, db, x := checkServiceParts(t, e.checkEngine, func(x driver.Executor) driver.Executor { return x },
+				func(c *endpoint.Config) { c.Access = eventsOnly(t) })
 			ctx := context.Background()
-			for _, s := range demo.SchemaFor(e.eng) {
-				_, err := db.ExecContext(ctx, s)
-				require.NoError(t, err, "%s", s)
-			}
-			require.NoError(t, demo.Insert(ctx, db, e.eng, "1", 20, 1))
-			policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
-			require.NoError(t, err)
-			x := sqlexec.New(db, e.eng)
-			t.Cleanup(func() { x.Close() })
-			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, Access: policy})
-			require.NoError(t, err)
 			for i, c := range e.cases {
 				name := "q" + string(rune('a'+i))
 				_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: c.sql}})
@@ -173,19 +148,9 @@ func TestQueryErrorsAreTheAuthors(t *testing.T) {
 					require.NoError(t, err, "Create(%q)", c.sql)
 					_, err = svc.Run(ctx, "1", name, endpoint.RunRequest{})
 				}
-				var ee *endpoint.Error
-				require.ErrorAs(t, err, &ee, "Run(%q)", c.sql)
-				if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, c.message) {
-					t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", c.sql, ee.Status, ee.Code, ee.Detail, c.message)
-				}
 				// The engine's words; the hint after them lists the
 				// columns the query can read, the tenant's included.
-				engineWords, _, _ := strings.Cut(ee.Detail, " There is no column")
-				for _, internal := range []string{"endpointkit", "project_id", "SQLSTATE", "(1)"} {
-					assert.NotContains(t, engineWords, internal, "Run(%q): detail %q shows", c.sql, ee.Detail)
-				}
-				var qe *driver.QueryError
-				assert.ErrorAs(t, err, &qe, "Run(%q): the cause is not a *driver.QueryError", c.sql)
+				endpointtest.RequireQueryError(t, err, c.sql, c.message, "endpointkit", "project_id", "SQLSTATE", "(1)")
 			}
 			// The README's working property read answers.
 			if _, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "country", Query: &endpoint.Query{Kind: endpoint.KindSQL,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -23,7 +24,7 @@ import (
 type env struct {
 	svc    *endpoint.Service
 	db     *sql.DB
-	clock  *clock
+	clock  *endpointtest.Clock
 	eps    *countingStore
 	vstore *countingVars
 	vars   map[string]variable.Variable // by code name
@@ -59,7 +60,7 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	}
 	e := &env{
 		db:     db,
-		clock:  &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)},
+		clock:  endpointtest.NewClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)),
 		eps:    &countingStore{Store: memstore.New()},
 		vstore: &countingVars{Store: variable.NewMemoryStore()},
 		vars:   map[string]variable.Variable{},
@@ -117,24 +118,6 @@ func wantError(t *testing.T, err error, status int, code, detail, attr string) {
 	}
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // countingStore counts the writes of last_executed_at.
 type countingStore struct {
 	driver.Store
@@ -156,4 +139,52 @@ type countingVars struct {
 func (s *countingVars) GetMany(ctx context.Context, project string, ids []string) (map[string]variable.Variable, error) {
 	s.getMany.Add(1)
 	return s.Store.GetMany(ctx, project, ids)
+}
+
+// recorder is an Observer that keeps what it is told: runs, refreshes
+// and the checks of saves.
+type recorder struct {
+	mu         sync.Mutex
+	runs       []endpoint.RunEvent
+	refreshes  []endpoint.RefreshEvent
+	saveChecks []endpoint.SaveCheckEvent
+}
+
+func (r *recorder) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs = append(r.runs, ev)
+}
+
+func (r *recorder) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refreshes = append(r.refreshes, ev)
+}
+
+func (r *recorder) ObserveSaveCheck(_ context.Context, ev endpoint.SaveCheckEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.saveChecks = append(r.saveChecks, ev)
+}
+
+// events returns a copy of the events of one kind, under r's lock.
+func events[E any](r *recorder, of *[]E) []E {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]E(nil), *of...)
+}
+
+func (r *recorder) runEvents() []endpoint.RunEvent         { return events(r, &r.runs) }
+func (r *recorder) refreshEvents() []endpoint.RefreshEvent { return events(r, &r.refreshes) }
+func (r *recorder) saveCheckEvents() []endpoint.SaveCheckEvent {
+	return events(r, &r.saveChecks)
+}
+
+// lastRun returns the last RunEvent; there is one.
+func (r *recorder) lastRun(t *testing.T) endpoint.RunEvent {
+	t.Helper()
+	runs := r.runEvents()
+	require.NotEmpty(t, runs)
+	return runs[len(runs)-1]
 }

@@ -111,16 +111,7 @@ func (e *env) mustRun(t testing.TB, name string, vars map[string]any) *endpoint.
 // tables lists the stored tables of materialized endpoints in the database.
 func (e *env) tables(t testing.TB) []string {
 	t.Helper()
-	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'endpointkit_mat_%' ORDER BY name`)
-	require.NoError(t, err)
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		require.NoError(t, rows.Scan(&n))
-		out = append(out, n)
-	}
-	return out
+	return testdb.Strings(t, e.db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'endpointkit_mat_%' ORDER BY name`)
 }
 
 func runVars(country, from, to string) map[string]any {
@@ -908,11 +899,7 @@ func TestMaterializationBoundsOnEngines(t *testing.T) {
 
 // hitsEngine is an engine the materialization tests run on: its name, the
 // variable that gives its database (none for SQLite) and how to open it.
-type hitsEngine struct {
-	name, env string
-	eng       engine.Engine
-	open      func(testing.TB) *sql.DB
-}
+type hitsEngine = checkEngine
 
 // hitsEngines are SQLite (a file of the test's) and, when their variables
 // are set (scripts/engines env), PostgreSQL and MariaDB.
@@ -924,8 +911,7 @@ func hitsEngines() []hitsEngine {
 			t.Cleanup(func() { db.Close() })
 			return db
 		}},
-		{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
-		{"mysql", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
+		checkEngines[1], checkEngines[2],
 	}
 }
 
@@ -976,7 +962,7 @@ func TestMaterializedLiveTail(t *testing.T) {
 			"late-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "late-user-"+string(rune('a'+i%26)), late.Format(demo.TimeLayout))
 		require.NoError(t, err)
 	}
-	e.clock.t = e.clock.t.Add(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	for i, vars := range []map[string]any{
 		runVars("US", "2025-05-25", "2025-06-03"),
 		runVars("US", "2025-05-25T06:30:00Z", "2025-06-01T12:30:00Z"), // unaligned ends

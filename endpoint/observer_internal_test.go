@@ -1,9 +1,10 @@
 package endpoint
 
 import (
-	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpacedWarning: one warning a period, counting the occurrences in

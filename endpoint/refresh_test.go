@@ -692,7 +692,7 @@ func TestRefreshByteLimit(t *testing.T) {
 	}{
 		"sqlite":   {"printf('%.*c', 200000, page)", 4 * 200000},
 		"postgres": {"repeat(md5(page), 6000)", 8192},
-		"mysql":    {"REPEAT(MD5(page), 6000)", 4 * 192000},
+		"mariadb":  {"REPEAT(MD5(page), 6000)", 4 * 192000},
 	}
 	for _, e := range hitsEngines() {
 		size := sizes[e.name]
@@ -742,24 +742,16 @@ const edgeQuery = `SELECT event, count(*) AS n FROM events WHERE timestamp >= {v
 // edgeEngine is an engine the edge check runs on, with how to open an
 // empty database of it and drop an index of the demo schema.
 type edgeEngine struct {
-	name, env string
-	eng       engine.Engine
-	open      func(testing.TB) *sql.DB
-	drop      func(index string) string
-	rows      int
+	checkEngine
+	drop func(index string) string
+	rows int
 }
 
 var edgeEngines = []edgeEngine{
-	{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}, func(ix string) string { return "DROP INDEX " + ix }, 3000},
+	{checkEngine{"sqlite", "", engine.SQLite, testdb.SQLite}, func(ix string) string { return "DROP INDEX " + ix }, 3000},
 	// Enough rows that the planners prefer an index to reading the table.
-	{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres, func(ix string) string { return "DROP INDEX " + ix }, 20000},
-	{"mariadb", testdb.MySQLEnv, engine.MySQL, testdb.MySQL, func(ix string) string { return "DROP INDEX " + ix + " ON events" }, 20000},
+	{checkEngines[1], func(ix string) string { return "DROP INDEX " + ix }, 20000},
+	{checkEngines[2], func(ix string) string { return "DROP INDEX " + ix + " ON events" }, 20000},
 }
 
 // edgeService returns a Service on e over demo events of projects 1 and 2
@@ -887,25 +879,11 @@ func TestEdgeIndexStatus(t *testing.T) {
 	}
 }
 
-// refreshRecorder keeps the refresh events it observes.
-type refreshRecorder struct {
-	mu  sync.Mutex
-	evs []endpoint.RefreshEvent
-}
-
-func (r *refreshRecorder) ObserveRun(context.Context, endpoint.RunEvent) {}
-
-func (r *refreshRecorder) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.evs = append(r.evs, ev)
-}
-
 // TestEdgeIndexObserved: each refresh's event carries its check, for an
 // Observer to count (endpoint/metrics does); runs do not check again.
 func TestEdgeIndexObserved(t *testing.T) {
 	ctx := context.Background()
-	rec := &refreshRecorder{}
+	rec := &recorder{}
 	svc := edgeService(t, edgeEngines[0], false, []string{"events_timestamp", "events_project_timestamp", "events_project_event_timestamp"}, rec)
 	require.NoError(t, svc.Materialize(ctx, "1", "edges"))
 	for range 3 {
@@ -913,10 +891,8 @@ func TestEdgeIndexObserved(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, res.EndpointMaterialized)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	var edges []endpoint.RefreshEvent
-	for _, ev := range rec.evs {
+	for _, ev := range rec.refreshEvents() {
 		switch ev.Endpoint {
 		case "edges":
 			edges = append(edges, ev)

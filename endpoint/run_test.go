@@ -500,9 +500,9 @@ func TestRunResultJSON(t *testing.T) {
 
 // admitEnv is a Service on a settable clock with the SQL endpoints
 // "mat" (materialized, no table yet) and "plain".
-func admitEnv(t *testing.T) (*endpoint.Service, *clock) {
+func admitEnv(t *testing.T) (*endpoint.Service, *endpointtest.Clock) {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(100), endpointtest.WithConfig(func(cfg *endpoint.Config) { cfg.Now = c.Now }))
 	svc := env.Service
 	ctx := context.Background()

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,37 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// recorder is an Observer that keeps what it is told.
-type recorder struct {
-	mu        sync.Mutex
-	runs      []endpoint.RunEvent
-	refreshes []endpoint.RefreshEvent
-}
-
-func (r *recorder) ObserveRun(_ context.Context, ev endpoint.RunEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.runs = append(r.runs, ev)
-}
-
-func (r *recorder) ObserveRefresh(_ context.Context, ev endpoint.RefreshEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.refreshes = append(r.refreshes, ev)
-}
-
-func (r *recorder) runEvents() []endpoint.RunEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]endpoint.RunEvent(nil), r.runs...)
-}
-
-func (r *recorder) refreshEvents() []endpoint.RefreshEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]endpoint.RefreshEvent(nil), r.refreshes...)
-}
 
 // TestRunLog: every run of a known endpoint is logged, newest first, with
 // its version, rows, status and error code, cached or not, and the kid of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
@@ -452,7 +453,7 @@ func runIDs(p process, name string, vars map[string]any) (int, []int64, error) {
 // other's once RecheckInterval has passed (by their common clock).
 func TestSharedStoreRuns(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	clk := endpointtest.NewClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	ps := sharedFile(t, 0, clk.Now, clk.Now) // 0: DefaultRecheckInterval
 	a, b := ps[0], ps[1]
 	minAmount, err := a.svc.CreateVariable(ctx, "1", variable.Variable{Name: "min", Type: variable.Number})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
@@ -43,6 +42,16 @@ func narrower(edit func(r *apikey.CreateRequest)) apikey.CreateRequest {
 	return r
 }
 
+// adminKeys returns Keys on a key store of their own, and boundedAdmin,
+// a key they made, with its secret.
+func adminKeys(t *testing.T) (*apikey.Keys, apikey.Key, string) {
+	t.Helper()
+	keys := newTestKeys(t, memstore.NewKeyStore(), keyClock(), apikey.Config{})
+	admin, secret, err := keys.Create(context.Background(), "1", boundedAdmin)
+	require.NoError(t, err)
+	return keys, admin, secret
+}
+
 // TestKeyCreateAsNeverWidens: a key creates no key with a scope or an
 // endpoint it lacks, nor with a larger budget, of any of the four; a
 // budget of 0 counts as the host's default (240 per minute here), -1 as
@@ -51,9 +60,7 @@ func narrower(edit func(r *apikey.CreateRequest)) apikey.CreateRequest {
 // anything.
 func TestKeyCreateAsNeverWidens(t *testing.T) {
 	ctx := context.Background()
-	keys := newTestKeys(t, memstore.NewKeyStore(), &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, apikey.Config{})
-	admin, _, err := keys.Create(ctx, "1", boundedAdmin)
-	require.NoError(t, err)
+	keys, admin, _ := adminKeys(t)
 	by := admin.Grant()
 	for _, c := range []struct {
 		name string
@@ -134,9 +141,7 @@ func TestKeyCreateAsNeverWidens(t *testing.T) {
 // works), and revokes a narrower one (and itself); the host revokes any.
 func TestKeyRevokeAsNeverWidens(t *testing.T) {
 	ctx := context.Background()
-	keys := newTestKeys(t, memstore.NewKeyStore(), &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, apikey.Config{})
-	admin, adminSecret, err := keys.Create(ctx, "1", boundedAdmin)
-	require.NoError(t, err)
+	keys, admin, adminSecret := adminKeys(t)
 	by := admin.Grant()
 	mk := func(req apikey.CreateRequest) (apikey.Key, string) {
 		t.Helper()

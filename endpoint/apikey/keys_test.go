@@ -13,28 +13,21 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// keyClock is a settable clock.
-type keyClock struct {
-	mu sync.Mutex
-	t  time.Time
+// keyClock is a clock for Keys, at 2026-01-01 UTC.
+func keyClock() *endpointtest.Clock {
+	return endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
-func (c *keyClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *keyClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg apikey.Config) *apikey.Keys {
+func newTestKeys(t *testing.T, store driver.KeyStore, c *endpointtest.Clock, cfg apikey.Config) *apikey.Keys {
 	t.Helper()
-	cfg.Store, cfg.Now = store, c.now
+	cfg.Store, cfg.Now = store, c.Now
 	k, err := apikey.New(cfg)
 	require.NoError(t, err)
 	return k
@@ -47,7 +40,7 @@ func newTestKeys(t *testing.T, store driver.KeyStore, c *keyClock, cfg apikey.Co
 func TestKeyRevocationCacheBound(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.NewKeyStore()
-	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := keyClock()
 	const ttl = 5 * time.Second
 	a := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
 	b := newTestKeys(t, store, c, apikey.Config{CacheTTL: ttl})
@@ -58,16 +51,16 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, key.ID, got.ID)
 	}
-	c.add(time.Second)
+	c.Advance(time.Second)
 	require.NoError(t, a.Revoke(ctx, "1", key.ID))
 	_, err = a.Authenticate(ctx, secret)
 	assert.ErrorIs(t, err, endpoint.ErrUnauthorized, "revoked in this process: refused at once")
 	_, err = b.Authenticate(ctx, secret)
 	assert.NoError(t, err, "the other process trusts its read for CacheTTL")
-	c.add(ttl - time.Second - time.Nanosecond)
+	c.Advance(ttl - time.Second - time.Nanosecond)
 	_, err = b.Authenticate(ctx, secret)
 	assert.NoError(t, err, "still within CacheTTL of the read")
-	c.add(time.Nanosecond)
+	c.Advance(time.Nanosecond)
 	_, err = b.Authenticate(ctx, secret)
 	assert.ErrorIs(t, err, endpoint.ErrUnauthorized, "CacheTTL after its read, the other process sees the revocation")
 	assert.Equal(t, http.StatusUnauthorized, endpoint.StatusOf(err))
@@ -88,7 +81,7 @@ func TestKeyRevocationCacheBound(t *testing.T) {
 // is found.
 func TestKeyUnknownAndCacheSize(t *testing.T) {
 	ctx := context.Background()
-	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := keyClock()
 	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{CacheSize: 2})
 	for i := range 5 {
 		_, err := k.Authenticate(ctx, apikey.Prefix+string(rune('a'+i)))
@@ -106,7 +99,7 @@ func TestKeyUnknownAndCacheSize(t *testing.T) {
 // 12,000/h materialized), counted apart for inline and materialized runs.
 func TestKeyBudgetDefaults(t *testing.T) {
 	ctx := context.Background()
-	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := keyClock()
 	k := newTestKeys(t, memstore.NewKeyStore(), c, apikey.Config{})
 	key, _, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)
@@ -132,12 +125,12 @@ func TestKeyBudgetDefaults(t *testing.T) {
 	// The hour: 2,400 inline runs over twenty minutes (each batch in a
 	// minute of its own, the one before it empty), then the hourly budget.
 	for range 9 {
-		c.add(2 * time.Minute)
+		c.Advance(2 * time.Minute)
 		for range 240 {
 			require.NoError(t, k.Admit(key, false))
 		}
 	}
-	c.add(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	err = k.Admit(key, false)
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, apikey.LimitRunsPerHour, e.Limit)
@@ -163,7 +156,7 @@ func TestKeysConfigRefused(t *testing.T) {
 func TestKeyLastUsed(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.NewKeyStore()
-	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := keyClock()
 	k := newTestKeys(t, store, c, apikey.Config{UsedResolution: time.Minute})
 	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)
@@ -173,19 +166,19 @@ func TestKeyLastUsed(t *testing.T) {
 		return list[0].LastUsedAt
 	}
 	assert.Nil(t, lastUsed())
-	first := c.now()
+	first := c.Now()
 	_, err = k.Authenticate(ctx, secret)
 	require.NoError(t, err)
 	got, want := *lastUsed(), first
 	assert.Equal(t, want, got, "*lastUsed()")
-	c.add(30 * time.Second)
+	c.Advance(30 * time.Second)
 	_, _ = k.Authenticate(ctx, secret)
 	if got, want := *lastUsed(), first; !reflect.DeepEqual(got, want) {
 		t.Errorf("within the resolution: *lastUsed() = %+v, want %+v", got, want)
 	}
-	c.add(31 * time.Second)
+	c.Advance(31 * time.Second)
 	_, _ = k.Authenticate(ctx, secret)
-	if got, want := *lastUsed(), c.now(); !reflect.DeepEqual(got, want) {
+	if got, want := *lastUsed(), c.Now(); !reflect.DeepEqual(got, want) {
 		t.Errorf("*lastUsed() = %+v, want %+v", got, want)
 	}
 	if got, want := key.ID, key.ID; got != want {
@@ -215,7 +208,7 @@ func (s *slowKeyStore) KeyByHash(ctx context.Context, h [driver.KeyHashSize]byte
 func TestKeyRevokeOvertakesRead(t *testing.T) {
 	ctx := context.Background()
 	store := &slowKeyStore{KeyStore: memstore.NewKeyStore(), read: make(chan struct{}), release: make(chan struct{})}
-	c := &keyClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := keyClock()
 	k := newTestKeys(t, store, c, apikey.Config{CacheTTL: time.Hour})
 	key, secret, err := k.Create(ctx, "1", apikey.CreateRequest{Name: "ci", Scopes: []string{apikey.ScopeEndpointRead}})
 	require.NoError(t, err)

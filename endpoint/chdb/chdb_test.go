@@ -58,6 +58,15 @@ func executor(t testing.TB) *Executor {
 	return shared
 }
 
+// execAll runs each of stmts on x, alone and outside a transaction; a
+// failure fails t, naming the statement.
+func execAll(t testing.TB, ctx context.Context, x *Executor, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}), "%v", q)
+	}
+}
+
 func TestConformance(t *testing.T) {
 	executortest.Run(t, func(t *testing.T) driver.Executor { return executor(t) })
 }
@@ -140,9 +149,7 @@ func TestJSONRule(t *testing.T) {
 	ctx := context.Background()
 	rows := jsonrule.Cases
 	e := engine.ClickHouse
-	for _, q := range []string{"DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id"} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
-	}
+	execAll(t, ctx, x, "DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id")
 	for i, r := range rows {
 		b := placeholder.NewBuilder(e)
 		b.WriteString("INSERT INTO json_rule VALUES (")
@@ -184,14 +191,12 @@ func TestJSONRule(t *testing.T) {
 func TestTimesInUTC(t *testing.T) {
 	x := executor(t)
 	ctx := context.Background()
-	for _, q := range []string{
+	execAll(t, ctx, x,
 		"DROP TABLE IF EXISTS times",
 		"CREATE TABLE times (plain DateTime, utc DateTime('UTC'), la DateTime64(3, 'America/Los_Angeles'), day Date) ENGINE = MergeTree ORDER BY plain",
 		"INSERT INTO times VALUES ('2025-05-01 00:00:00', '2025-05-01 00:00:00', '2025-05-01 00:00:00.250', '2025-05-01')",
-	} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}))
-	}
-	require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New("SET session_timezone = 'America/Los_Angeles'", nil)}, driver.Write{Tx: false}))
+	)
+	execAll(t, ctx, x, "SET session_timezone = 'America/Los_Angeles'")
 	t.Cleanup(func() {
 		require.NoError(t, x.Exec(context.Background(), []driver.Statement{stmt.New("SET session_timezone = 'UTC'", nil)}, driver.Write{Tx: false}))
 	})
@@ -219,13 +224,11 @@ func TestExecWithDeadline(t *testing.T) {
 	x := executor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, q := range []string{
+	execAll(t, ctx, x,
 		"DROP TABLE IF EXISTS deadline",
 		"CREATE TABLE deadline (n Int64) ENGINE = MergeTree ORDER BY n",
 		"INSERT INTO deadline VALUES (1), (2)",
-	} {
-		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(q, nil)}, driver.Write{Tx: false}), "%v", q)
-	}
+	)
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
@@ -1066,16 +1069,8 @@ func directCSV(x *Executor, w io.Writer, n int) error {
 // no result cache, runs of up to n rows, no bound on their bytes.
 func exportService(tb testing.TB, x *Executor, n int) http.Handler {
 	tb.Helper()
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x,
-		MaxLimit: n, MaxResultBytes: -1, RunTimeout: 10 * time.Minute})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
-	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
-		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}})
-	require.NoError(tb, err)
-	keys := httpapi.NewKeyring()
-	require.NoError(tb, keys.Add(exportKey, "1"))
-	return httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1))
+	h, _ := endpointtest.Serve(tb, endpoint.Config{Executor: x, MaxLimit: n, MaxResultBytes: -1, RunTimeout: 10 * time.Minute}, "export", exportSQL, exportKey)
+	return h
 }
 
 const exportKey = "ek_export_bench_key_0123456789abcdef"

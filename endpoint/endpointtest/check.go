@@ -2,12 +2,14 @@ package endpointtest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
+	"github.com/endpointkit/endpointkit/endpoint/driver"
 )
 
 // BadQuery is a query an engine refuses for its text: the words its
@@ -68,4 +70,26 @@ func RefusedAtSave(t *testing.T, svc *endpoint.Service, project string, bad []Ba
 			assert.Equal(t, []string{"event"}, res.Columns)
 		})
 	}
+}
+
+// RequireQueryError checks that err, what a save or a run of the query
+// text sql ended with, is the author's mistake told in the engine's words:
+// a 400 query_error whose detail holds message, with a *driver.QueryError
+// as its cause, and whose engine's words (the detail before the hint that
+// lists the columns the query can read) show none of hidden: what the
+// engine saw but the author did not write (the tenant's scope, the stored
+// table's name, the engine's codes and version).
+func RequireQueryError(t testing.TB, err error, sql, message string, hidden ...string) {
+	t.Helper()
+	var ee *endpoint.Error
+	require.ErrorAs(t, err, &ee, "Run(%q)", sql)
+	if ee.Status != 400 || ee.Code != endpoint.CodeQueryError || !strings.Contains(ee.Detail, message) {
+		t.Errorf("Run(%q): {%d %s %q}; want {400 query_error ...%q...}", sql, ee.Status, ee.Code, ee.Detail, message)
+	}
+	engineWords, _, _ := strings.Cut(ee.Detail, " There is no column")
+	for _, internal := range hidden {
+		assert.NotContains(t, engineWords, internal, "Run(%q): detail %q shows", sql, ee.Detail)
+	}
+	var qe *driver.QueryError
+	assert.ErrorAs(t, err, &qe, "Run(%q): the cause is not a *driver.QueryError", sql)
 }

@@ -21,78 +21,75 @@ import (
 )
 
 func TestEndpointRoutes(t *testing.T) {
-	for _, slash := range []string{"/", ""} {
-		t.Run("slash="+slash, func(t *testing.T) {
-			h := newHarness(t, nil)
-			mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/insight_variables/", keyP1, map[string]any{"id": idEvent, "name": "event", "type": "String"}))
-			base := "/api/projects/1/endpoints"
-			q := sqlQuery("SELECT count(*) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
+	forEachSlash(t, func(t *testing.T, h *harness, slash string) {
+		mustStatus(t, http.StatusCreated, h.do("POST", "/api/projects/1/insight_variables/", keyP1, map[string]any{"id": idEvent, "name": "event", "type": "String"}))
+		base := "/api/projects/1/endpoints"
+		q := sqlQuery("SELECT count(*) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
 
-			r := h.do("POST", base+slash, keyP1, map[string]any{"name": "event_count", "description": "Events of a kind", "query": q})
-			mustStatus(t, http.StatusCreated, r)
-			assert.Equal(t, "event_count", r.Body["name"])
-			assert.Equal(t, "/api/projects/1/endpoints/event_count/run", r.Body["endpoint_path"])
-			assert.Equal(t, json.Number("1"), r.Body["current_version"])
-			assert.Equal(t, true, r.Body["is_active"])
-			query := r.Body["query"].(map[string]any)
-			assert.Equal(t, "HogQLQuery", query["kind"])
+		r := h.do("POST", base+slash, keyP1, map[string]any{"name": "event_count", "description": "Events of a kind", "query": q})
+		mustStatus(t, http.StatusCreated, r)
+		assert.Equal(t, "event_count", r.Body["name"])
+		assert.Equal(t, "/api/projects/1/endpoints/event_count/run", r.Body["endpoint_path"])
+		assert.Equal(t, json.Number("1"), r.Body["current_version"])
+		assert.Equal(t, true, r.Body["is_active"])
+		query := r.Body["query"].(map[string]any)
+		assert.Equal(t, "HogQLQuery", query["kind"])
 
-			r = h.do("GET", base+slash, keyP1, nil)
-			mustStatus(t, http.StatusOK, r)
-			results := r.Body["results"].([]any)
-			require.Len(t, results, 1)
-			assert.Equal(t, "/api/projects/1/endpoints/event_count/run", results[0].(map[string]any)["endpoint_path"])
+		r = h.do("GET", base+slash, keyP1, nil)
+		mustStatus(t, http.StatusOK, r)
+		results := r.Body["results"].([]any)
+		require.Len(t, results, 1)
+		assert.Equal(t, "/api/projects/1/endpoints/event_count/run", results[0].(map[string]any)["endpoint_path"])
 
-			one := base + "/event_count" + slash
-			r = h.do("GET", one, keyP1, nil)
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "Events of a kind", r.Body["description"])
+		one := base + "/event_count" + slash
+		r = h.do("GET", one, keyP1, nil)
+		mustStatus(t, http.StatusOK, r)
+		assert.Equal(t, "Events of a kind", r.Body["description"])
 
-			r = h.do("PATCH", one, keyP1, map[string]any{"description": "Count of one event"})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "Count of one event", r.Body["description"])
-			assert.Equal(t, json.Number("1"), r.Body["current_version"], "a description is no new version: r.Body[\"current_version\"]")
+		r = h.do("PATCH", one, keyP1, map[string]any{"description": "Count of one event"})
+		mustStatus(t, http.StatusOK, r)
+		assert.Equal(t, "Count of one event", r.Body["description"])
+		assert.Equal(t, json.Number("1"), r.Body["current_version"], "a description is no new version: r.Body[\"current_version\"]")
 
-			q2 := sqlQuery("SELECT count(DISTINCT distinct_id) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
-			r = h.do("PATCH", one, keyP1, map[string]any{"query": q2})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, json.Number("2"), r.Body["current_version"], "a new query is a new version: r.Body[\"current_version\"]")
+		q2 := sqlQuery("SELECT count(DISTINCT distinct_id) AS n FROM events WHERE event = {variables.event}", map[string]string{idEvent: "event"})
+		r = h.do("PATCH", one, keyP1, map[string]any{"query": q2})
+		mustStatus(t, http.StatusOK, r)
+		assert.Equal(t, json.Number("2"), r.Body["current_version"], "a new query is a new version: r.Body[\"current_version\"]")
 
-			run := base + "/event_count/run" + slash
-			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, "event_count", r.Body["name"])
-			assert.Equal(t, json.Number("2"), r.Body["endpoint_version"])
-			assert.Equal(t, []any{"n"}, r.Body["columns"])
-			if got, ok := r.Body["types"].([]any); !ok || len(got) != 1 {
-				t.Errorf("len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"])
-			}
-			assert.Equal(t, false, r.Body["hasMore"])
-			wantV2 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, true)
-			assert.Equal(t, []any{[]any{json.Number(wantV2)}}, r.Body["results"])
+		run := base + "/event_count/run" + slash
+		r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}})
+		mustStatus(t, http.StatusOK, r)
+		assert.Equal(t, "event_count", r.Body["name"])
+		assert.Equal(t, json.Number("2"), r.Body["endpoint_version"])
+		assert.Equal(t, []any{"n"}, r.Body["columns"])
+		if got, ok := r.Body["types"].([]any); !ok || len(got) != 1 {
+			t.Errorf("len(r.Body[\"types\"]) = %d, want %d: %v", len(got), 1, r.Body["types"])
+		}
+		assert.Equal(t, false, r.Body["hasMore"])
+		wantV2 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, true)
+		assert.Equal(t, []any{[]any{json.Number(wantV2)}}, r.Body["results"])
 
-			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "version": 1})
-			mustStatus(t, http.StatusOK, r)
-			assert.Equal(t, json.Number("1"), r.Body["endpoint_version"])
-			wantV1 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, false)
-			assert.Equal(t, []any{[]any{json.Number(wantV1)}}, r.Body["results"])
+		r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "version": 1})
+		mustStatus(t, http.StatusOK, r)
+		assert.Equal(t, json.Number("1"), r.Body["endpoint_version"])
+		wantV1 := countDemo(func(e demo.Event) bool { return e.Event == "purchase" }, false)
+		assert.Equal(t, []any{[]any{json.Number(wantV1)}}, r.Body["results"])
 
-			r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "debug": true})
-			mustStatus(t, http.StatusOK, r)
-			debug, ok := r.Body["debug"].(map[string]any)
-			require.True(t, ok, "debug: true adds debug: %s: ok is false", r.Raw)
-			if s, ok := debug["sql"].(string); !ok || strings.Contains(s, "purchase") {
-				t.Errorf("the value is bound, not in the SQL: debug[\"sql\"] = %q, want a string without %q", debug["sql"], "purchase")
-			}
+		r = h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}, "debug": true})
+		mustStatus(t, http.StatusOK, r)
+		debug, ok := r.Body["debug"].(map[string]any)
+		require.True(t, ok, "debug: true adds debug: %s: ok is false", r.Raw)
+		if s, ok := debug["sql"].(string); !ok || strings.Contains(s, "purchase") {
+			t.Errorf("the value is bound, not in the SQL: debug[\"sql\"] = %q, want a string without %q", debug["sql"], "purchase")
+		}
 
-			r = h.do("DELETE", one, keyP1, nil)
-			mustStatus(t, http.StatusNoContent, r)
-			v := r.Raw
-			assert.True(t, (len(v) == 0), "r.Raw = %v, want it empty", v)
-			mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
-			mustStatus(t, http.StatusNotFound, h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}}))
-		})
-	}
+		r = h.do("DELETE", one, keyP1, nil)
+		mustStatus(t, http.StatusNoContent, r)
+		v := r.Raw
+		assert.True(t, (len(v) == 0), "r.Raw = %v, want it empty", v)
+		mustStatus(t, http.StatusNotFound, h.do("GET", one, keyP1, nil))
+		mustStatus(t, http.StatusNotFound, h.do("POST", run, keyP1, map[string]any{"variables": map[string]any{"event": "purchase"}}))
+	})
 }
 
 // countDemo counts the harness's demo events that keep holds for, or their
@@ -219,14 +216,9 @@ const insightLifecycle = `{"kind": "LifecycleQuery",
 func TestHTTPLifecycle(t *testing.T) {
 	h := newHarness(t, nil)
 	base := "/api/projects/1/endpoints/"
-	query := rawJSON(t, insightLifecycle)
-	r := h.do("POST", base, keyP1, map[string]any{"name": "inline", "query": query})
-	mustStatus(t, http.StatusCreated, r)
-	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
-		t.Errorf("the query reads back as saved: r.Body[\"query\"] = %+v, want %+v", got, want)
-	}
+	query := h.createInsight(t, "inline", insightLifecycle)
 
-	r = h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}, "debug": true})
+	r := h.do("POST", base+"inline/run", keyP1, map[string]any{"variables": map[string]any{}, "debug": true})
 	mustStatus(t, http.StatusOK, r)
 	assert.Equal(t, []any{}, r.Body["columns"])
 	sql, ok := r.Body["debug"].(map[string]any)["sql"].(string)
@@ -365,16 +357,22 @@ func rawJSON(t *testing.T, s string) map[string]any {
 	return v
 }
 
+// createInsight saves the insight query text as the endpoint name of
+// project 1, checks that its query reads back as saved, and returns it.
+func (h *harness) createInsight(t *testing.T, name, text string) any {
+	t.Helper()
+	query := rawJSON(t, text)
+	r := h.do("POST", "/api/projects/1/endpoints/", keyP1, map[string]any{"name": name, "query": query})
+	mustStatus(t, http.StatusCreated, r)
+	assert.Equal(t, query, r.Body["query"], "the query reads back as saved: r.Body[\"query\"]")
+	return query
+}
+
 func TestInsightEndpointRoutes(t *testing.T) {
 	h := newHarness(t, nil)
 	base := "/api/projects/1/endpoints/"
-	query := rawJSON(t, insightTrends)
-
-	r := h.do("POST", base, keyP1, map[string]any{"name": "pageviews", "query": query})
-	mustStatus(t, http.StatusCreated, r)
-	got, want := r.Body["query"], query
-	assert.Equal(t, want, got, "the query reads back as saved: r.Body[\"query\"]")
-	r = h.do("GET", base+"pageviews/", keyP1, nil)
+	query := h.createInsight(t, "pageviews", insightTrends)
+	r := h.do("GET", base+"pageviews/", keyP1, nil)
 	mustStatus(t, http.StatusOK, r)
 	if got, want := r.Body["query"], query; !reflect.DeepEqual(got, want) {
 		t.Errorf("r.Body[\"query\"] = %+v, want %+v", got, want)

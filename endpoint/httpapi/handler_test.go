@@ -14,10 +14,8 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -298,7 +296,8 @@ func alternate(b *testing.B, c int, sides [2]http.Handler, path string, body fun
 		m := min(int64(slice), int64(b.N)-n)
 		for j := range 2 {
 			side := (k + j) % 2
-			ts, took := sendSlice(b, c, sides[side], path, n, m, body)
+			ts, took, err := endpointtest.SendSlice(c, func(req []byte) error { return endpointtest.PostOK(sides[side], path, keyP1, req) }, n, m, body)
+			require.NoError(b, err)
 			times[side] = append(times[side], ts...)
 			elapsed[side] += took
 		}
@@ -320,35 +319,6 @@ func alternate(b *testing.B, c int, sides [2]http.Handler, path string, body fun
 	// Throughput: requests over the time their slices took; both sides
 	// sent as many requests.
 	b.ReportMetric(float64(elapsed[1])/float64(elapsed[0]), "library/baseline-req/s")
-}
-
-// sendSlice sends m requests through h, numbered from first, from c
-// clients at once, and returns each request's time and the slice's.
-func sendSlice(b *testing.B, c int, h http.Handler, path string, first, m int64, body func(i int64) []byte) ([]time.Duration, time.Duration) {
-	times := make([][]time.Duration, c)
-	var next atomic.Int64
-	next.Store(first)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := next.Add(1); n <= first+m; n = next.Add(1) {
-				req := body(n)
-				t := time.Now()
-				if !assert.NoError(b, endpointtest.PostOK(h, path, keyP1, req)) {
-					return
-				}
-				times[i] = append(times[i], time.Since(t))
-				if c > 1 {
-					runtime.Gosched()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return slices.Concat(times...), time.Since(start)
 }
 
 // medianOf is the middle of times (which it sorts).

@@ -219,3 +219,11 @@ func newStores(tb testing.TB) (driver.Store, variable.Store) {
 
 // newExecutor returns the SQL executor over the events database.
 func newExecutor(db *sql.DB) driver.Executor { return sqlexec.New(db, engine.SQLite) }
+
+// forEachSlash runs f on a fresh harness twice: with slash "/" ending the
+// routes it calls and with slash "", as both forms are served alike.
+func forEachSlash(t *testing.T, f func(t *testing.T, h *harness, slash string)) {
+	for _, slash := range []string{"/", ""} {
+		t.Run("slash="+slash, func(t *testing.T) { f(t, newHarness(t, nil), slash) })
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,19 +32,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// clock is a settable clock for the budgets of keys.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // keysHarness is the harness with stored keys (WithKeys) kept by a
 // sqlstore on SQLite, on a clock of their own.
 type keysHarness struct {
@@ -53,7 +39,7 @@ type keysHarness struct {
 	svc   *endpoint.Service
 	keys  *apikey.Keys
 	db    *sql.DB
-	clock *clock
+	clock *endpointtest.Clock
 }
 
 // newKeysHarness serves the API with stored keys; cfg's Store and Now are
@@ -74,8 +60,8 @@ func newKeysHarness(t testing.TB, cfg apikey.Config) *keysHarness {
 	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(t, err)
 	require.NoError(t, st.Migrate(context.Background()))
-	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	cfg.Store, cfg.Now = st.Keys(), c.now
+	c := endpointtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg.Store, cfg.Now = st.Keys(), c.Now
 	keys, err := apikey.New(cfg)
 	require.NoError(t, err)
 	logs := &bytes.Buffer{}
@@ -368,7 +354,7 @@ func TestKeyBudgets(t *testing.T) {
 	mustStatus(t, http.StatusOK, run(other, "inline"))
 	mustStatus(t, http.StatusOK, run(keyP1, "inline"))
 	// A minute later, the key runs again.
-	h.clock.add(2 * time.Minute)
+	h.clock.Advance(2 * time.Minute)
 	mustStatus(t, http.StatusOK, run(secret, "inline"))
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/apikey"
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/limit"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
@@ -84,19 +85,6 @@ func (lh *limitHarness) runAsync(project string) <-chan response {
 	return ch
 }
 
-// manualClock is a clock the test moves.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *manualClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func newLimiter(t *testing.T, cfg limit.Config) *limit.Limiter {
 	t.Helper()
 	l, err := limit.New(cfg)
@@ -108,7 +96,7 @@ func newLimiter(t *testing.T, cfg limit.Config) *limit.Limiter {
 // with Retry-After and a detail naming the limit; other projects and other
 // routes go on; after Retry-After the run passes.
 func TestRunRate429(t *testing.T) {
-	clock := &manualClock{t: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := endpointtest.NewClock(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC))
 	l := newLimiter(t, limit.Config{ProjectPerMinute: 2, Now: clock.Now})
 	lh := newLimitHarness(t, newExecutor(openEvents(t, 1)), httpapi.WithLimiter(l))
 	mustStatus(t, http.StatusOK, lh.run("1"))
@@ -129,16 +117,16 @@ func TestRunRate429(t *testing.T) {
 	got, want := rec.Code, http.StatusOK
 	assert.Equal(t, want, got, "only runs are limited: rec.Code")
 
-	clock.Add(89 * time.Second)
+	clock.Advance(89 * time.Second)
 	mustStatus(t, http.StatusTooManyRequests, lh.run("1"))
-	clock.Add(time.Second)
+	clock.Advance(time.Second)
 	mustStatus(t, http.StatusOK, lh.run("1"))
 	v := lh.logs.String()
 	assert.True(t, (v == ""), "a 429 is the client's doing, not logged: lh.logs.String() = %v, want it empty", v)
 }
 
 func TestRunPerHour429(t *testing.T) {
-	clock := &manualClock{t: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := endpointtest.NewClock(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC))
 	l := newLimiter(t, limit.Config{ProjectPerHour: 1, Now: clock.Now})
 	lh := newLimitHarness(t, newExecutor(openEvents(t, 1)), httpapi.WithLimiter(l))
 	mustStatus(t, http.StatusOK, lh.run("1"))

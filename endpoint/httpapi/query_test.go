@@ -185,7 +185,7 @@ func TestQueryRouteRefusesEmbedTokens(t *testing.T) {
 // project's runs per minute, shared with endpoint runs, and past the limit
 // is answered 429 with Retry-After.
 func TestQueryRouteRate(t *testing.T) {
-	clock := &manualClock{t: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := endpointtest.NewClock(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC))
 	l := newLimiter(t, limit.Config{ProjectPerMinute: 2, Now: clock.Now})
 	lh := newLimitHarness(t, newExecutor(openEvents(t, 1)), httpapi.WithLimiter(l))
 	query := func() response {
@@ -203,7 +203,7 @@ func TestQueryRouteRate(t *testing.T) {
 	assert.Equal(t, "throttled", r.Body["code"])
 	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
 	require.NoError(t, err)
-	clock.Add(time.Duration(retry) * time.Second)
+	clock.Advance(time.Duration(retry) * time.Second)
 	mustStatus(t, http.StatusOK, query())
 }
 

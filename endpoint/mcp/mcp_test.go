@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -147,18 +146,11 @@ func (f *fixture) token(t *testing.T, endpoints []string, fixed map[string]any) 
 // httpDo sends a request to the HTTP API and decodes its JSON answer.
 func (f *fixture) httpDo(t *testing.T, method, path, cred, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, f.env.Server.URL+path, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+cred)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
+	status, raw := endpointtest.Fetch(t, method, f.env.Server.URL+path, body, map[string]string{
+		"Content-Type": "application/json", "Authorization": "Bearer " + cred})
 	var out map[string]any
 	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
-	return res.StatusCode, out
+	return status, out
 }
 
 // call calls a tool with args given as JSON text.
@@ -526,20 +518,11 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 	f := newFixture(t)
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(query, auth string) (int, map[string]any) {
-		req, err := http.NewRequest("POST", f.mcp.URL+"/mcp"+query, strings.NewReader(initialize))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
+		status, raw := endpointtest.Fetch(t, "POST", f.mcp.URL+"/mcp"+query, initialize, map[string]string{
+			"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": auth})
 		var m map[string]any
 		_ = json.NewDecoder(bytes.NewReader(raw)).Decode(&m)
-		return res.StatusCode, m
+		return status, m
 	}
 	for _, c := range []struct{ query, auth, apiPath, apiAuth string }{
 		{"", "", "/api/projects/1/endpoints/", ""},
@@ -548,16 +531,10 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 		{"?project=2", "Bearer " + f.env.Key, "/api/projects/2/endpoints/", "Bearer " + f.env.Key},
 	} {
 		status, body := post(c.query, c.auth)
-		req, _ := http.NewRequest("GET", f.env.Server.URL+c.apiPath, nil)
-		if c.apiAuth != "" {
-			req.Header.Set("Authorization", c.apiAuth)
-		}
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		apiStatus, raw := endpointtest.Fetch(t, "GET", f.env.Server.URL+c.apiPath, "", map[string]string{"Authorization": c.apiAuth})
 		var want map[string]any
-		require.NoError(t, json.NewDecoder(res.Body).Decode(&want))
-		res.Body.Close()
-		if got, want := status, res.StatusCode; got != want {
+		require.NoError(t, json.Unmarshal(raw, &want))
+		if got, want := status, apiStatus; got != want {
 			t.Errorf("%v: status = %v, want %v", c, got, want)
 		}
 		assert.Equal(t, want["detail"], body["detail"], "%v: body[\"detail\"]", c)
@@ -567,15 +544,9 @@ func TestCredentialsRefusedAsHTTP(t *testing.T) {
 
 	// A body past the API's 1 MiB is refused before it is read whole.
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"totals","arguments":{"pad":"` + strings.Repeat("x", httpapi.DefaultMaxBodyBytes) + `"}}}`
-	req, err := http.NewRequest("POST", f.mcp.URL+"/mcp", strings.NewReader(big))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+f.env.Key)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	res.Body.Close()
-	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+	status, _ = endpointtest.Fetch(t, "POST", f.mcp.URL+"/mcp", big, map[string]string{
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": "Bearer " + f.env.Key})
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
 }
 
 // TestStdioToolsFollowTheEndpoints: a long-lived session's tools/list
@@ -743,13 +714,9 @@ func TestMCPKeyRules(t *testing.T) {
 		t.Errorf("a run without endpoint:read: %+v, want 403 naming the scope", got)
 	}
 	// A key of project 1 asking for project 2 is refused before the tools.
-	req, err := http.NewRequest("POST", f.mcp.URL+"/mcp?project=2", strings.NewReader(`{}`))
-	require.NoError(t, err, "NewRequest")
-	req.Header.Set("Authorization", "Bearer "+f.key(t, apikey.CreateRequest{Name: "p1", Scopes: []string{apikey.ScopeEndpointRead}}))
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err, "Do")
-	res.Body.Close()
-	assert.Equal(t, http.StatusForbidden, res.StatusCode, "a key of project 1 on project 2: status")
+	status, _ := endpointtest.Fetch(t, "POST", f.mcp.URL+"/mcp?project=2", `{}`, map[string]string{
+		"Authorization": "Bearer " + f.key(t, apikey.CreateRequest{Name: "p1", Scopes: []string{apikey.ScopeEndpointRead}})})
+	assert.Equal(t, http.StatusForbidden, status, "a key of project 1 on project 2: status")
 }
 
 // TestEmbedTokenRPMOneCountLimitsOff: a host that turns the limits off on

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"sync"
 	"testing"
@@ -15,8 +14,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/storetest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/endpointkit/endpointkit/internal/flawcheck"
 )
 
 // broken wraps a working store (memstore.Store) and breaks one
@@ -204,20 +202,13 @@ func TestBrokenStore(t *testing.T) {
 // TestSuiteCatchesBrokenStores: the suite fails each flawed store, in the
 // check of the promise it breaks.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
-	if os.Getenv(flawEnv) != "" {
+	if flawcheck.Child(flawEnv) {
 		t.Skip("child process")
 	}
 	for flaw, check := range brokenStores {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStore$", "-test.count=1", "-test.timeout=60s")
-			cmd.Env = append(os.Environ(), flawEnv+"="+flaw)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit, "the suite on a store with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			require.Equal(t, 1, exit.ExitCode(), "the suite on a store with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			want := "--- FAIL: TestBrokenStore/" + check + " "
-			assert.Contains(t, string(out), want, "flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
+			flawcheck.RequireCaught(t, "TestBrokenStore", flawEnv, flaw, check, "a store")
 		})
 	}
 }

@@ -48,6 +48,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/stretchr/testify/require"
 )
 
 // Environment variables naming the test servers.
@@ -234,4 +235,21 @@ func hasParam(dsn, name string) bool {
 		}
 	}
 	return false
+}
+
+// Strings runs query on db with args and returns its rows' single text
+// column, in order; a failure to run or read it fails t.
+func Strings(t testing.TB, db *sql.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	require.NoError(t, err, "%s", query)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(t, rows.Err(), "%s", query)
+	return out
 }

@@ -3,14 +3,13 @@ package budgettest_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/budget"
 	"github.com/endpointkit/endpointkit/endpoint/budget/budgettest"
-	"github.com/stretchr/testify/assert"
+	"github.com/endpointkit/endpointkit/internal/flawcheck"
 	"github.com/stretchr/testify/require"
 )
 
@@ -149,7 +148,7 @@ func TestBrokenCounter(t *testing.T) {
 // the check meant to catch it, in a child process (a failing subtest
 // would fail this test).
 func TestSuiteCatchesBrokenCounters(t *testing.T) {
-	if os.Getenv(flawEnv) != "" {
+	if flawcheck.Child(flawEnv) {
 		t.Skip("child process")
 	}
 	if testing.Short() {
@@ -165,14 +164,7 @@ func TestSuiteCatchesBrokenCounters(t *testing.T) {
 		}
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenCounter$", "-test.count=1", "-test.timeout=60s")
-			cmd.Env = append(os.Environ(), flawEnv+"="+flaw)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit, "the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			require.Equal(t, 1, exit.ExitCode(), "the suite on a counter with flaw %q: %v (want exit code 1)\n%s", flaw, err, out)
-			want := "--- FAIL: TestBrokenCounter/" + check + " "
-			assert.Contains(t, string(out), want, "flaw %q: want a failure in %s, got:\n%s", flaw, check, out)
+			flawcheck.RequireCaught(t, "TestBrokenCounter", flawEnv, flaw, check, "a counter")
 		})
 	}
 }

@@ -1,12 +1,13 @@
 package httpapi
 
 import (
-	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // deadlineWriter is a ResponseWriter that records the write deadline set.

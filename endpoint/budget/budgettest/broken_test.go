@@ -16,6 +16,7 @@ import (
 
 // TestMemory runs the suite on the in-process Counter.
 func TestMemory(t *testing.T) {
+	t.Parallel() // the suite sleeps: with the other tests
 	budgettest.Run(t, func(t *testing.T) budget.Counter {
 		return budget.NewMemory(budget.MemoryConfig{})
 	}, budgettest.Options{})
@@ -126,6 +127,7 @@ const flawEnv = "ENDPOINTKIT_BUDGETTEST_FLAW"
 // TestBrokenCounter runs the suite on the counter with the flaw named by
 // $ENDPOINTKIT_BUDGETTEST_FLAW (none: a correct one, which must pass).
 func TestBrokenCounter(t *testing.T) {
+	t.Parallel() // the suite sleeps: with the other tests
 	flaw := os.Getenv(flawEnv)
 	var mu sync.Mutex
 	stores := map[string]*shared{}
@@ -146,6 +148,7 @@ func TestBrokenCounter(t *testing.T) {
 // would fail this test) that runs that check alone: the others sleep
 // through windows (RetryAfter, Sliding) and prove nothing of the flaw.
 func TestSuiteCatchesBrokenCounters(t *testing.T) {
+	t.Parallel() // the children sleep: with the other tests
 	if os.Getenv(flawEnv) != "" {
 		t.Skip("child process")
 	}

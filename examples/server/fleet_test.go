@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// serverBinary builds the server once per test binary.
-var serverBinary = exampleserver.Binary
+// serverBinary is the server's executable: this test binary (TestMain).
+func serverBinary() (string, error) { return exampleserver.Binary() }
 
 // callJSON is call with the answer decoded as a JSON object (nil when it
 // is not one).

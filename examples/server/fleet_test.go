@@ -96,7 +96,7 @@ func testFleet(t *testing.T, args ...string) {
 // counting budgets in it (-budgets store), allow each budget once.
 func TestFleetOnPostgres(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and starts the server binary twice")
+		t.Skip("starts the server as a process twice")
 	}
 	dsn := testdb.PostgresDSN(t)
 	testFleet(t, "-driver", "postgres", "-dsn", dsn, "-budgets", "store")
@@ -106,7 +106,7 @@ func TestFleetOnPostgres(t *testing.T) {
 // in Redis (-redis), allow each budget once.
 func TestFleetOnRedis(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and starts the server binary twice")
+		t.Skip("starts the server as a process twice")
 	}
 	url := os.Getenv("ENDPOINTKIT_TEST_REDIS")
 	if url == "" {

@@ -39,9 +39,13 @@ func sharedCounters(open func(t *testing.T) *sql.DB, again func(t *testing.T, db
 
 // TestCounterConformance runs budgettest on the SQL counter: on SQLite (a
 // file two pools open), PostgreSQL and MySQL (MariaDB) when their servers
-// are named.
+// are named. The engines run in parallel, with the package's other
+// parallel tests (each on a database of its own): the suite mostly sleeps
+// through its windows.
 func TestCounterConformance(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		paths := sync.Map{}
 		budgettest.Run(t, sharedCounters(func(t *testing.T) *sql.DB {
 			p := tempFile(t)
@@ -56,6 +60,7 @@ func TestCounterConformance(t *testing.T) {
 	})
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
 			testdb.Require(t, e.env)
 			budgettest.Run(t, sharedCounters(func(t *testing.T) *sql.DB { return e.open(t) },
 				func(t *testing.T, db *sql.DB) *sql.DB { return db }, e.dialect), budgettest.Options{Shared: true})

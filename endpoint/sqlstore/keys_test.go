@@ -26,10 +26,14 @@ func TestKeyStoreConformance(t *testing.T) {
 	}
 }
 
-// TestKeyStoreEngines runs the key store suite on PostgreSQL and MariaDB.
+// TestKeyStoreEngines runs the key store suite on PostgreSQL and MariaDB,
+// in parallel (each check on a database of its own, mostly waiting for
+// its DDL).
 func TestKeyStoreEngines(t *testing.T) {
+	t.Parallel()
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
 			testdb.Require(t, e.env)
 			epstoretest.RunKeyStore(t, func(t *testing.T) driver.KeyStore { return openEngine(t, e.dialect, e.open).Keys() })
 		})

@@ -81,9 +81,10 @@ func openEngine(t testing.TB, d engine.Engine, open func(testing.TB) *sql.DB) *S
 // TestEngineConformance runs the variable and endpoint store suites on
 // PostgreSQL and MySQL (MariaDB in CI), each check on a database of its
 // own. The engines and the suites run in parallel (their databases are
-// apart): on MariaDB the suites mostly wait for its DDL, each check's
-// CREATE DATABASE and migrations.
+// apart), with the package's other parallel tests: on MariaDB the suites
+// mostly wait for its DDL, each check's CREATE DATABASE and migrations.
 func TestEngineConformance(t *testing.T) {
+	t.Parallel()
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// serverBinary builds the server once per test binary.
-var serverBinary = exampleserver.Binary
+// serverBinary is the server's executable: this test binary (TestMain).
+func serverBinary() (string, error) { return exampleserver.Binary() }
 
 // callJSON is call with the answer decoded as a JSON object (nil when it
 // is not one).
@@ -96,7 +96,7 @@ func testFleet(t *testing.T, args ...string) {
 // counting budgets in it (-budgets store), allow each budget once.
 func TestFleetOnPostgres(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and starts the server binary twice")
+		t.Skip("starts the server as a process twice")
 	}
 	dsn := testdb.PostgresDSN(t)
 	testFleet(t, "-driver", "postgres", "-dsn", dsn, "-budgets", "store")
@@ -106,7 +106,7 @@ func TestFleetOnPostgres(t *testing.T) {
 // in Redis (-redis), allow each budget once.
 func TestFleetOnRedis(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and starts the server binary twice")
+		t.Skip("starts the server as a process twice")
 	}
 	url := os.Getenv("ENDPOINTKIT_TEST_REDIS")
 	if url == "" {

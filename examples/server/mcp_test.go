@@ -115,12 +115,9 @@ func TestMCPOverHTTP(t *testing.T) {
 // SDK's command transport: stdout carries the protocol and nothing else.
 func TestMCPStdioBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the server binary")
+		t.Skip("starts the server as a process")
 	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs the go command: not in PATH")
-	}
-	bin, err := serverBinary() // built once for the package's tests
+	bin, err := serverBinary() // this test binary (TestMain)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

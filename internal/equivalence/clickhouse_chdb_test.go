@@ -15,19 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// With -tags chdb the corpus also runs on chDB, ClickHouse in the process.
+// With -tags chdb the corpus also runs on chDB, ClickHouse in the process,
+// which TestMain closes once the tests are done: left open, a process
+// built with -race hangs on exit.
 func init() {
 	targets = append(targets, target{d: clickhouseDialect, direct: chdbDatabase})
-}
-
-// TestMain closes the process's chDB once the tests are done: left open,
-// a process built with -race hangs on exit.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if chdbEngine.x != nil {
-		chdbEngine.x.Close()
-	}
-	os.Exit(code)
+	closeEngines = append(closeEngines, func() {
+		if chdbEngine.x != nil {
+			chdbEngine.x.Close()
+		}
+	})
 }
 
 // The process's one chDB: it runs one engine per process.

@@ -239,6 +239,8 @@ type isolation struct {
 	sharedDB, aloneDB   map[storage]demo.Loader
 	cases, comparisons  int
 	materialized, tails int
+	// ways counts the comparisons of each way, by state and way.
+	ways map[string]int
 	// mu guards the counts, which the databases' specs add to at the same
 	// time (isolation.specs).
 	mu sync.Mutex
@@ -276,8 +278,21 @@ func TestIsolation(t *testing.T) {
 			iso := newIsolation(t, tg, specs, demoEvents)
 			iso.specs(t, specs)
 			iso.tail(t, specs)
+			iso.everyWay(t)
 			t.Logf("%s: %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
 		})
+	}
+}
+
+// everyWay requires every way a run can happen to have been compared on
+// the engine, inline and materialized: the default run compares some ways
+// on a sample of the runs only (waysFor).
+func (iso *isolation) everyWay(t *testing.T) {
+	t.Helper()
+	for state, ways := range map[string][]way{"inline": inlineWays, "materialized": materializedWays} {
+		for _, w := range ways {
+			assert.Positive(t, iso.ways[state+"/"+w.name], "%s: no %s run compared %s", iso.tg.name(), state, w.name)
+		}
 	}
 }
 
@@ -292,7 +307,7 @@ func newIsolation(t *testing.T, tg target, specs []*spec, events int) *isolation
 	}
 	policy := isolationPolicy(t)
 	other := otherProject(600, time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), 3*time.Hour+37*time.Minute+13*time.Second, "")
-	iso := &isolation{tg: tg}
+	iso := &isolation{tg: tg, ways: map[string]int{}}
 	iso.shared, iso.sharedDB = tg.servicesOf(t, used, fixture{demoEvents: events, events: other, access: policy, cache: true})
 	iso.alone, iso.aloneDB = tg.servicesOf(t, used, fixture{demoEvents: events, access: policy, cache: true})
 	return iso
@@ -316,7 +331,10 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 	ctx := context.Background()
 	got := w.run(ctx, iso.shared[s.storage], iso.tg.d, s, name, r)
 	want := w.run(ctx, iso.alone[s.storage], iso.tg.d, s, name, r)
-	iso.count(&iso.comparisons)
+	iso.mu.Lock()
+	iso.comparisons++
+	iso.ways[state+"/"+w.name]++
+	iso.mu.Unlock()
 	id := fmt.Sprintf("%s %s (%s, %s)", iso.tg.name(), caseID(s, i), state, w.name)
 	switch {
 	case strings.HasPrefix(got.err, "LEAK"):
@@ -338,26 +356,51 @@ func (iso *isolation) compare(t *testing.T, s *spec, name string, i int, r run, 
 	}
 }
 
-// specs runs iso.spec on each of specs: those of each database (of each
-// storage on a server) in turn, the databases' at the same time, as
-// runEngine does: on a server they mostly wait for it (MariaDB's DDL).
+// specs runs iso.spec on each of specs (see each).
 func (iso *isolation) specs(t *testing.T, specs []*spec) {
+	iso.each(specs, func(s *spec) { iso.spec(t, s) })
+}
+
+// each calls f on each of specs: those of each database (of each storage
+// on a server) specWorkers at a time on a server, in turn in the process
+// (SQLite, chDB), the databases' at the same time, as runEngine does: on
+// a server they mostly wait for it (MariaDB's DDL), not for the CPU. Each
+// spec's endpoints are its own.
+func (iso *isolation) each(specs []*spec, f func(s *spec)) {
 	byDB := map[*endpoint.Service][]*spec{}
 	for _, s := range specs {
 		byDB[iso.shared[s.storage]] = append(byDB[iso.shared[s.storage]], s)
 	}
+	workers := 1
+	if iso.tg.env != "" {
+		workers = specWorkers
+	}
 	var wg sync.WaitGroup
 	for _, group := range byDB {
-		wg.Add(1)
+		next := make(chan *spec)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for s := range next {
+					f(s)
+				}
+			}()
+		}
 		go func() {
-			defer wg.Done()
 			for _, s := range group {
-				iso.spec(t, s)
+				next <- s
 			}
+			close(next)
 		}()
 	}
 	wg.Wait()
 }
+
+// specWorkers is how many specs of one database on a server the matrix
+// runs at once: one at a time left the server mostly idle, waiting for
+// each step's answer.
+const specWorkers = 3
 
 // spec runs every case of s in every way, inline and then materialized.
 func (iso *isolation) spec(t *testing.T, s *spec) {
@@ -376,7 +419,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 	}
 	for i, r := range s.runs {
 		iso.count(&iso.cases)
-		for _, w := range waysFor(inlineWays, i) {
+		for _, w := range waysFor(inlineWays, s, i) {
 			iso.compare(t, s, s.name, i, r, w, "inline", false)
 		}
 	}
@@ -388,7 +431,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 			continue
 		}
 		iso.count(&iso.materialized)
-		for _, w := range waysFor(materializedWays, i) {
+		for _, w := range waysFor(materializedWays, s, i) {
 			iso.compare(t, s, s.name, i, r, w, "materialized", readsTable(iso.tg, s, r))
 		}
 	}
@@ -434,17 +477,22 @@ func tailSpecs(specs []*spec) []*spec {
 // to the shared one), and compares runs whose range reaches past them.
 func (iso *isolation) tail(t *testing.T, specs []*spec) {
 	ctx := context.Background()
-	var ready []*spec
-	for _, s := range tailSpecs(specs) {
+	var (
+		mu    sync.Mutex
+		ready []*spec
+	)
+	iso.each(tailSpecs(specs), func(s *spec) {
 		name := s.name + "_tail"
 		if !iso.both(t, s, func(svc *endpoint.Service) error {
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: &endpoint.Query{Kind: s.kind, SQL: s.sql(iso.tg.d), Variables: refs(s.vars)}})
 			return err
 		}) || !iso.materialize(t, s, name, "timestamp") {
-			continue
+			return
 		}
+		mu.Lock()
 		ready = append(ready, s)
-	}
+		mu.Unlock()
+	})
 	for st, db := range iso.sharedDB {
 		if iso.tg.env == "" && st != asText {
 			continue // SQLite: one database for every storage
@@ -452,7 +500,7 @@ func (iso *isolation) tail(t *testing.T, specs []*spec) {
 		require.NoError(t, insertEvents(ctx, db, iso.tg.d.e, append(lateRows("1"), lateRows("2")...)))
 		require.NoError(t, insertEvents(ctx, iso.aloneDB[st], iso.tg.d.e, lateRows("1")))
 	}
-	for _, s := range ready {
+	iso.each(ready, func(s *spec) {
 		for i, from := range []string{"2025-05-31T12:00:00Z", "2025-06-01", "2025-05-20 06:30:00"} {
 			r := run{vars: map[string]any{"from": from}}
 			for _, v := range s.vars {
@@ -468,5 +516,5 @@ func (iso *isolation) tail(t *testing.T, specs []*spec) {
 				iso.compare(t, s, s.name+"_tail", 100+i, r, w, "live tail", false)
 			}
 		}
-	}
+	})
 }

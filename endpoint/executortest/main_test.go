@@ -1,0 +1,29 @@
+package executortest_test
+
+import (
+	"flag"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// childParallel is how many parallel tests the package runs at once
+// unless -parallel says otherwise: TestSuiteCatchesBrokenExecutors's
+// broken executors each run the suite in a child process, and the two
+// that ignore Timeout wait about 6 s for the suite's backstop, which at
+// go test's default, the number of CPUs (2 in CI), held both places while
+// the others waited.
+const childParallel = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(childParallel, runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
+	}
+	os.Exit(m.Run())
+}

@@ -1,11 +1,10 @@
 package executortest_test
 
 import (
-	"flag"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 // childParallel is how many parallel tests the package runs at once
@@ -17,13 +16,6 @@ import (
 const childParallel = 8
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(childParallel, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
+	testdb.SetParallel(childParallel)
 	os.Exit(m.Run())
 }

@@ -1,11 +1,10 @@
 package sqlstore
 
 import (
-	"flag"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 // waitingParallel is how many parallel tests the package runs at once
@@ -18,13 +17,6 @@ import (
 const waitingParallel = 8
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(waitingParallel, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
+	testdb.SetParallel(waitingParallel)
 	os.Exit(m.Run())
 }

@@ -1,11 +1,10 @@
 package equivalence
 
 import (
-	"flag"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 // engineParallel is how many parallel tests (one engine's part of a
@@ -20,14 +19,7 @@ const engineParallel = 6
 var closeEngines []func()
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(engineParallel, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
+	testdb.SetParallel(engineParallel)
 	code := m.Run()
 	for _, close := range closeEngines {
 		close()

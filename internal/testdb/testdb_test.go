@@ -3,6 +3,7 @@ package testdb
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -183,4 +184,23 @@ func (r *fatalRecorder) Helper() {}
 func (r *fatalRecorder) Fatalf(format string, args ...any) {
 	r.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
+}
+
+// TestSetParallel: SetParallel sets -parallel, and leaves one given on the
+// command line (or set before) alone.
+func TestSetParallel(t *testing.T) {
+	f := flag.Lookup("test.parallel")
+	require.NotNil(t, f)
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	before := f.Value.String()
+	t.Cleanup(func() { require.NoError(t, flag.Set("test.parallel", before)) })
+	SetParallel(runtime.GOMAXPROCS(0) + 5)
+	if given {
+		assert.Equal(t, before, f.Value.String(), "a -parallel given on the command line is kept")
+		return
+	}
+	assert.Equal(t, fmt.Sprint(runtime.GOMAXPROCS(0)+5), f.Value.String())
+	SetParallel(1)
+	assert.Equal(t, fmt.Sprint(runtime.GOMAXPROCS(0)+5), f.Value.String(), "a value set before is kept")
 }

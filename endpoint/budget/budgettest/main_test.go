@@ -1,11 +1,10 @@
 package budgettest_test
 
 import (
-	"flag"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
+
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 // sleepingParallel is how many parallel tests the package runs at once
@@ -15,13 +14,6 @@ import (
 const sleepingParallel = 8
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(sleepingParallel, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
+	testdb.SetParallel(sleepingParallel)
 	os.Exit(m.Run())
 }

@@ -321,6 +321,9 @@ func (b *builder) combine(f *tree.FuncExpr, grouped bool) (string, error) {
 		if slices.Contains(v.Operators, "in") {
 			return "", fail(CodeAggregate, "%s cannot be combined again over the values of list variable '%s'", text, v.Name)
 		}
+		if v.several() {
+			return "", fail(CodeAggregate, "%s cannot be combined again over the keys variable '%s' selects with %s", text, v.Name, sqlOperator(v.Operators[slices.IndexFunc(v.Operators, func(op string) bool { return op != "=" })]))
+		}
 	}
 	switch {
 	case countLike[name]:
@@ -402,7 +405,7 @@ func (b *builder) grainColumn(expr string) string {
 // variable is compared with a range or a list.
 func (b *builder) multiRow() bool {
 	for _, v := range b.vars {
-		if v.ranged() || slices.Contains(v.Operators, "in") {
+		if v.ranged() || v.several() {
 			return true
 		}
 	}

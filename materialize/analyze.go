@@ -73,6 +73,10 @@ const (
 	// is stored by Bucket, and a range off its boundaries reads the partial
 	// buckets from the source.
 	KindRange Kind = "range"
+	// KindMatch: compared with !=, NOT IN (a multi-valued list), LIKE, NOT
+	// LIKE, ILIKE or NOT ILIKE; stored as a key column of the table, which
+	// the read compares with the bound value by the same operator.
+	KindMatch Kind = "match"
 )
 
 // Analysis is the verdict on a query: per variable, and for the query.
@@ -397,24 +401,35 @@ func (v *Variable) judge(uses []use) {
 	}
 	switch {
 	case len(uses) == 0:
+	case v.ranged() && v.several():
+		u := uses[slices.IndexFunc(uses, func(u use) bool { return !rangeOp(u.op) && u.op != "=" })]
+		v.Reason = &Reason{Code: CodeUnsupportedOperator, Variable: v.Name, Line: u.line, Column: u.column,
+			Message: fmt.Sprintf("is compared with a range and with %s; the stored table keeps a range's column by bucket, where %s cannot be read; use one variable for each", strings.ToUpper(u.op), strings.ToUpper(u.op))}
+		v.Column, v.Operators = "", nil
 	case v.ranged():
 		v.Kind = KindRange
 	case slices.Contains(v.Operators, "in"):
 		v.Kind = KindList
+	case v.several():
+		v.Kind = KindMatch
 	default:
 		v.Kind = KindKey
 	}
 }
 
 // ranged reports whether v is compared with a range operator.
-func (v *Variable) ranged() bool {
-	for _, op := range v.Operators {
-		if op != "=" && op != "in" {
-			return true
-		}
-	}
-	return false
+func (v *Variable) ranged() bool { return slices.ContainsFunc(v.Operators, rangeOp) }
+
+// several reports whether v selects several stored keys without a range:
+// it is compared with IN, NOT IN, !=, [NOT] LIKE or [NOT] ILIKE, so that
+// one group of the query can span several stored rows.
+func (v *Variable) several() bool {
+	return slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" && !rangeOp(op) })
 }
+
+// rangeOp reports whether op, as Variable.Operators names it, compares
+// by range: >=, >, <, <=.
+func rangeOp(op string) bool { return op == ">=" || op == ">" || op == "<" || op == "<=" }
 
 // bind is one placeholder found by classify, with its verdict.
 type bind struct {
@@ -526,12 +541,15 @@ func judgeUse(term tree.Expr, f found) use {
 	}
 	switch t := unparen(term).(type) {
 	case *tree.ComparisonExpr:
-		if t.Operator == "IN" {
+		if t.Operator == "IN" || t.Operator == "NOT IN" {
 			return judgeIn(t, f)
+		}
+		if op, ok := matchOps[t.Operator]; ok {
+			return judgeMatch(t, op, f)
 		}
 		mirrored, ok := rangeOps[t.Operator]
 		if !ok {
-			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", operatorName(t.Operator))
+			return bad(CodeUnsupportedOperator, "is used with the operator %s; only %s can be materialized", operatorName(t.Operator), materializedOps)
 		}
 		left, right := unparen(t.Left), unparen(t.Right)
 		if shift, r, ok := moved(right, f.ph); ok {
@@ -547,9 +565,9 @@ func judgeUse(term tree.Expr, f found) use {
 		}
 		return bad(CodeInExpression, "is used in BETWEEN other than as one of its ends compared with a column; write `column >= {variables.a} AND column <= {variables.b}`")
 	case *tree.IsExpr:
-		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", t.Operator)
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only %s can be materialized", t.Operator, materializedOps)
 	case *tree.NotExpr:
-		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= and IN can be materialized")
+		return bad(CodeUnsupportedOperator, "is used under NOT; only %s can be materialized", materializedOps)
 	}
 	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
 }
@@ -630,8 +648,9 @@ func movedUse(op string, other tree.Expr, shift *dateShift, r *Reason) use {
 	return u
 }
 
-// judgeIn judges a variable used in expr IN list: materializable when the
-// variable is the whole list, stored as the key expr like an equality.
+// judgeIn judges a variable used in expr [NOT] IN list: materializable
+// when the variable is the whole list, stored as the key expr like an
+// equality.
 func judgeIn(t *tree.ComparisonExpr, f found) use {
 	list := t.Right
 	if tuple, ok := list.(*tree.ValTuple); ok && len(tuple.Exprs) == 1 {
@@ -639,9 +658,46 @@ func judgeIn(t *tree.ComparisonExpr, f found) use {
 	}
 	if placeholderOf(list) != f.ph {
 		return use{reason: &Reason{Code: CodeInExpression,
-			Message: "is one element of an IN list; it must be the whole list (expr IN {variables.x})"}}
+			Message: fmt.Sprintf("is one element of an %s list; it must be the whole list (expr %s {variables.x})", t.Operator, t.Operator)}}
 	}
-	return keyUse("in", unparen(t.Left))
+	return keyUse(strings.ToLower(t.Operator), unparen(t.Left))
+}
+
+// materializedOps names the operators a variable can be used with, for
+// reasons.
+const materializedOps = "=, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE"
+
+// matchOps are the operators, by the tree's spelling, that select stored
+// keys one by one without a range: the read applies them to the stored
+// key column as the query does to the source rows (see judgeMatch), with
+// their names in Variable.Operators.
+var matchOps = map[string]string{"!=": "!=", "<>": "!=", "LIKE": "like", "NOT LIKE": "not like", "ILIKE": "ilike", "NOT ILIKE": "not ilike"}
+
+// judgeMatch judges a variable used with !=, [NOT] LIKE or [NOT] ILIKE
+// (op, as Variable.Operators names it): materializable when the
+// variable is the value compared as itself (the pattern, for LIKE) and
+// the other side is a row expression, which is stored as a key. The read
+// applies the same operator to the stored key: a stored key column has
+// the type and collation of the expression it was built from (CREATE
+// TABLE AS keeps them), so that it matches the same keys as the source
+// rows do.
+func judgeMatch(t *tree.ComparisonExpr, op string, f found) use {
+	bad := func(format string, args ...any) use {
+		return use{reason: &Reason{Code: CodeUnsupportedOperator, Message: fmt.Sprintf(format, args...)}}
+	}
+	word := strings.ToUpper(op)
+	left, right := unparen(t.Left), unparen(t.Right)
+	switch {
+	case t.Escape != nil:
+		return bad("is used in %s with ESCAPE, which cannot be materialized; write the pattern with the engine's default escape character", word)
+	case placeholderOf(right) == f.ph:
+		return keyUse(op, left)
+	case op == "!=" && placeholderOf(left) == f.ph:
+		return keyUse(op, right)
+	case op != "!=" && placeholderOf(left) == f.ph:
+		return bad("is the text matched by %s, not its pattern; only `column %s {variables.x}` can be materialized", word, word)
+	}
+	return bad("is used inside an expression with %s; compare it as itself with a column or an expression over the row (`column %s {variables.x}`)", word, word)
 }
 
 // keyUse is the use of a variable compared by op with other, which must be

@@ -309,6 +309,26 @@ var shapes = []shape{
 		count(*) OVER (PARTITION BY country, plan) AS in_plan
 		FROM ` + purchases + ` WHERE country = {variables.country}`,
 		values: func(p *pools) map[string]any { return map[string]any{"country": p.country()} }},
+	// Operators over a stored key (see judgeMatch): the read applies !=,
+	// NOT IN, LIKE and NOT LIKE to the stored key column, over a range,
+	// ungrouped (a group spans many stored keys) and grouped by another
+	// column.
+	{name: "not_equal_event_range", query: `SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events
+		WHERE event <> {variables.event} AND timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		GROUP BY event ORDER BY event`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["event"] = p.event()
+			return v
+		}},
+	{name: "like_country_ungrouped", query: `SELECT count(*) AS n, sum(amount) AS s, max(timestamp) AS last FROM ` + purchases + `
+		WHERE country LIKE {variables.pattern}`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"pattern": p.pattern()} }},
+	{name: "not_in_not_like_by_plan", query: `SELECT plan, count(*) AS n, avg(amount) AS mean, min(timestamp) AS first FROM ` + withProps + `
+		WHERE plan NOT IN {variables.plans} AND country NOT LIKE {variables.pattern} GROUP BY plan ORDER BY plan`,
+		ordered: true, values: func(p *pools) map[string]any {
+			return map[string]any{"plans": p.list(p.plan), "pattern": p.pattern()}
+		}},
 }
 
 // dailyRevenue is the query of the benchmarks too.
@@ -345,6 +365,13 @@ func (p *pools) plan() string    { return p.pick(demo.Plans, "platinum") }
 func (p *pools) event() string   { return p.pick(demo.EventNames, "no_such_event") }
 func (p *pools) user() string    { return p.pick(p.users, "user-none") }
 func (p *pools) amount() int64   { return int64(p.rng.IntN(520)) - 10 }
+
+// pattern is a LIKE pattern of countries: a prefix, a part, one of
+// another case (SQLite's LIKE ignores the case of ASCII letters), one
+// character, all of them, and one that matches none.
+func (p *pools) pattern() string {
+	return []string{"U%", "%e%", "de", "_R", "%", "ZZ%", "g%", p.country()}[p.rng.IntN(8)]
+}
 
 // countries and events are lists of 1 to 4 values, at times with one
 // that matches nothing, at times of nothing that matches.

@@ -3,6 +3,7 @@ package materialize
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -124,10 +125,8 @@ func (p *Plan) checkValues(values map[string]any) error {
 		case v == nil:
 			return &ValueError{Variable: f.variable, Detail: "null cannot be compared"}
 		}
-		if list, ok := v.([]string); ok && f.op != "in" {
-			return &ValueError{Variable: f.variable, Detail: "a list cannot be compared with " + f.op}
-		} else if ok && len(list) == 0 {
-			return &ValueError{Variable: f.variable, Detail: "an empty list matches nothing; give at least one value"}
+		if err := checkList(f.variable, f.op, v); err != nil {
+			return err
 		}
 		if f.bucket != "" {
 			if _, err := f.instant(values); err != nil {
@@ -178,14 +177,41 @@ func (f filter) write(b *placeholder.Builder, column string, quoted bool, v any)
 	} else {
 		b.WriteString(f.raw)
 	}
-	if f.op == "in" {
-		b.WriteString(" IN (")
+	if f.op == "in" || f.op == "not in" {
+		b.WriteString(" " + strings.ToUpper(f.op) + " (")
 		b.Bind(v)
 		b.WriteString(")")
 		return nil
 	}
-	b.WriteString(" " + f.op + " ")
+	b.WriteString(" " + sqlOperator(f.op) + " ")
 	b.Bind(v)
+	return nil
+}
+
+// sqlOperator is op, as Variable.Operators names it, as every engine
+// reads it.
+func sqlOperator(op string) string {
+	if op == "!=" {
+		return "<>"
+	}
+	return strings.ToUpper(op)
+}
+
+// checkList checks the value v of variable name compared by op: a list
+// only with [NOT] IN, and not an empty one, which the engines cannot
+// read.
+func checkList(name, op string, v any) error {
+	list, ok := v.([]string)
+	switch {
+	case !ok:
+		return nil
+	case op != "in" && op != "not in":
+		return &ValueError{Variable: name, Detail: "a list cannot be compared with " + sqlOperator(op)}
+	case len(list) == 0 && op == "in":
+		return &ValueError{Variable: name, Detail: "an empty list matches nothing; give at least one value"}
+	case len(list) == 0:
+		return &ValueError{Variable: name, Detail: "an empty list cannot be read by NOT IN; give at least one value"}
+	}
 	return nil
 }
 

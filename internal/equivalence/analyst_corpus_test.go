@@ -579,7 +579,7 @@ FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND tim
 		{name: "not_equal_event", shapes: []string{"inequality"}, vars: []string{"event", "from"}, fixed: ev,
 			sql: shared(`SELECT event, count(*) AS n FROM events WHERE event <> {variables.event} AND timestamp >= {variables.from} GROUP BY event`)},
 		{name: "like_browser", shapes: []string{"LIKE"}, vars: []string{"text"},
-			runs: values("text", "Chr%", "%fox"),
+			runs: values("text", "Chr%", "%fox", "chr%"),
 			sql:  shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser LIKE {variables.text} GROUP BY browser`)},
 		{name: "label_in_select", shapes: []string{"variable in SELECT"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "label"},
@@ -628,8 +628,15 @@ FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND tim
 		{name: "recent_purchases_sqlite", shapes: []string{"rows", "interval", "engine syntax"}, engines: sqlOnly, vars: []string{"at"},
 			runs: values("at", "2025-05-20", "2025-05-31 12:00:00"),
 			sql:  shared(`SELECT uuid, timestamp FROM events WHERE event = 'purchase' AND timestamp >= datetime({variables.at}, '-3 days') AND timestamp < {variables.at} ORDER BY timestamp, uuid`)},
-		{name: "ilike_browser", shapes: []string{"ILIKE", "engine syntax"}, engines: notSQLite[:1], vars: []string{"text", "from"},
+		{name: "ilike_browser", shapes: []string{"ILIKE", "engine syntax"}, engines: []string{"postgres", "clickhouse"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "chrome"},
 			sql:   shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser ILIKE {variables.text} AND timestamp >= {variables.from} GROUP BY browser`)},
+		{name: "not_in_events", shapes: []string{"NOT IN", "list", "range"}, vars: []string{"events", "from", "to"},
+			fixed: map[string]any{"events": []string{"$pageview", "purchase"}},
+			sql: shared(`SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events
+WHERE event NOT IN {variables.events} AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY event`)},
+		{name: "not_like_browser_total", shapes: []string{"NOT LIKE", "ungrouped", "range"}, vars: []string{"text", "from"},
+			fixed: map[string]any{"text": "%fox%"},
+			sql:   shared(`SELECT count(*) AS n, min(timestamp) AS first_seen, sum(amount) AS revenue FROM events_p WHERE browser NOT LIKE {variables.text} AND timestamp >= {variables.from}`)},
 	}
 }

@@ -77,6 +77,11 @@ const (
 	// LIKE, ILIKE or NOT ILIKE; stored as a key column of the table, which
 	// the read compares with the bound value by the same operator.
 	KindMatch Kind = "match"
+	// KindRead: used only in the SELECT list or HAVING of an aggregating
+	// query, outside its aggregates; the stored table does not keep it,
+	// and the read binds its value where the query has it (see
+	// atread.go).
+	KindRead Kind = "read"
 )
 
 // Analysis is the verdict on a query: per variable, and for the query.
@@ -214,7 +219,20 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts, window, len(outers) > 0)
+	if strings.Contains(query, "\x00") {
+		return a.refuse(CodeUnparsable, "the query holds a NUL character")
+	}
+	// The variables computed at read are not the stored table's; build
+	// sees the others, and their buckets are set back on a.Variables.
+	kept, idx := storedUses(uses)
+	vars := make([]Variable, len(idx))
+	for j, i := range idx {
+		vars[j] = a.Variables[i]
+	}
+	plan, reason := build(sel, lx, vars, kept, opts, window, len(outers) > 0)
+	for j, i := range idx {
+		a.Variables[i].Bucket = vars[j].Bucket
+	}
 	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
 		reason = plan.around(outers[i], lx, i == 0)
 	}
@@ -386,6 +404,15 @@ func (v *Variable) judge(uses []use) {
 			return
 		}
 	}
+	all := uses
+	uses = nil
+	if kept, _ := storedUses([][]use{all}); len(kept) > 0 {
+		uses = kept[0]
+	}
+	if len(all) > 0 && len(uses) == 0 {
+		v.Kind = KindRead
+		return
+	}
 	for _, u := range uses {
 		if u.canon != uses[0].canon {
 			v.Reason = &Reason{Code: CodeDifferentColumns, Variable: v.Name, Line: u.line, Column: u.column,
@@ -461,12 +488,9 @@ func classify(sel *tree.Select) []bind {
 				Message: fmt.Sprintf("is used in %s; only the outer WHERE can be materialized%s", place, hint)}}})
 		}
 	}
-	outside("the SELECT list", selectNodes(sel.SelectExprs)...)
+	out = append(out, atReadBinds(sel)...)
 	outside("FROM", tableNodes(sel.From)...)
 	outside("GROUP BY", exprNodes(sel.GroupBy)...)
-	if sel.Having != nil {
-		outside("HAVING", sel.Having)
-	}
 	outside("ORDER BY", orderNodes(sel.OrderBy)...)
 	if sel.Limit != nil {
 		outside("LIMIT", sel.Limit)

@@ -329,6 +329,26 @@ var shapes = []shape{
 		ordered: true, values: func(p *pools) map[string]any {
 			return map[string]any{"plans": p.list(p.plan), "pattern": p.pattern()}
 		}},
+	// Variables computed at read (see atread.go): in HAVING, over the
+	// groups the read combines again, on and off the buckets' boundaries;
+	// in the SELECT list, alone and in a group key over a stored column
+	// (the stored table groups by the country, the read by the CASE).
+	{name: "having_variables_range", query: `SELECT distinct_id, count(*) AS n, sum(amount) AS s, max(timestamp) AS last FROM ` + purchases + `
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to}
+		GROUP BY distinct_id HAVING count(*) >= {variables.min_n} AND max(amount) > {variables.min_amount} ORDER BY n DESC, distinct_id`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["min_n"], v["min_amount"] = int64(1+p.rng.IntN(3)), p.amount()
+			return v
+		}},
+	{name: "label_and_case_in_select", query: `SELECT {variables.label} AS label, CASE WHEN country = {variables.country} THEN 'home' ELSE 'abroad' END AS market,
+		count(*) AS n, count(DISTINCT distinct_id) AS users, min(timestamp) AS first FROM ` + withProps + `
+		WHERE timestamp >= {variables.date_from} AND timestamp < {variables.date_to} GROUP BY 2 ORDER BY market`,
+		dates: []string{"date_from", "date_to"}, ordered: true, values: func(p *pools) map[string]any {
+			v := rangeValues(p)
+			v["label"], v["country"] = "label "+p.plan(), p.country()
+			return v
+		}},
 }
 
 // dailyRevenue is the query of the benchmarks too.

@@ -41,17 +41,17 @@ func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64
 // writeStoredRead writes a read of the stored rows alone, but its ORDER BY
 // and LIMIT, filters writing its WHERE clause: the one-bucket read where
 // the plan has one.
-func (p *Plan) writeStoredRead(b *placeholder.Builder, table string, filters func() error) error {
+func (p *Plan) writeStoredRead(b *placeholder.Builder, table string, values map[string]any, filters func() error) error {
 	head, group := p.readHead, p.readGroup
 	if ob := p.oneBucket; ob != nil {
 		head, group = ob.head, ob.group+ob.having
 	}
-	b.WriteString(head)
+	p.text(b, head, values)
 	b.WriteIdent(table)
 	if err := filters(); err != nil {
 		return err
 	}
-	b.WriteString(group)
+	p.text(b, group, values)
 	return nil
 }
 
@@ -85,19 +85,22 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if err := p.checkValues(values); err != nil {
 		return "", nil, err
 	}
+	if err := p.checkReadValues(values); err != nil {
+		return "", nil, err
+	}
 	ivs, aligned, err := p.intervals(values)
 	if err != nil {
 		return "", nil, err
 	}
 	if aligned && !p.Tail() {
-		err = p.writeStoredRead(b, table, func() error { return p.writeFilters(b, values) })
+		err = p.writeStoredRead(b, table, values, func() error { return p.writeFilters(b, values) })
 	} else {
 		err = p.writeMergedRead(b, table, values, ivs)
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	b.WriteString(p.readEnd)
+	p.text(b, p.readEnd, values)
 	if p.outer != nil {
 		b.WriteString(p.outer.end)
 	}

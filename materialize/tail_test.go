@@ -83,6 +83,12 @@ func TestTailEqualsInline(t *testing.T) {
 		{name: "not_like_not_in_ungrouped", query: `SELECT count(*) AS n, max(timestamp) AS last FROM events
 			WHERE json_extract(properties, '$.country') NOT LIKE {variables.pattern} AND event NOT IN {variables.events}`,
 			values: func(p *pools) map[string]any { return map[string]any{"pattern": p.pattern(), "events": p.events()} }},
+		{name: "having_and_case_variables", query: `SELECT CASE WHEN event = {variables.event} THEN 'it' ELSE 'other' END AS kind,
+			count(*) AS n, max(timestamp) AS last FROM events WHERE timestamp >= {variables.date_from}
+			GROUP BY kind HAVING count(*) > {variables.min_n} ORDER BY kind`,
+			dates: []string{"date_from"}, values: func(p *pools) map[string]any {
+				return map[string]any{"event": p.event(), "date_from": p.date(engine.Day), "min_n": int64(p.rng.IntN(3000))}
+			}},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},

@@ -31,6 +31,11 @@ func windowsOverGroups(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
 	if sel.Window != nil || sel.LimitBy != nil || sel.With != nil {
 		return nil, nil, false
 	}
+	if hasPlaceholder(&tree.Select{SelectExprs: sel.SelectExprs, OrderBy: sel.OrderBy}) {
+		// The outer query is computed over the read, where no variable
+		// is bound; the variable is judged where it is (see atReadUse).
+		return nil, nil, false
+	}
 	// A name of the query, a column's or a variable's, that could be read
 	// as a generated one (ClickHouse reads aliases in WHERE).
 	clash := false

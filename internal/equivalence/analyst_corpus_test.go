@@ -232,7 +232,7 @@ LIMIT 10`)},
 		{name: "top_buyers_having_var", shapes: []string{"top-N", "having"}, vars: []string{"num", "from"},
 			fixed: map[string]any{"num": 400},
 			sql: shared(`SELECT distinct_id, sum(amount) AS revenue FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from}
-GROUP BY distinct_id HAVING sum(amount) > {variables.num}`)},
+GROUP BY distinct_id HAVING sum(amount) > {variables.num} ORDER BY revenue DESC, distinct_id`)},
 		{name: "top_browser_per_country_window", shapes: []string{"top-N per group", "window", "subquery in FROM"}, vars: []string{"from"},
 			sql: shared(`SELECT country, browser, n FROM (
   SELECT country, browser, count(*) AS n,

@@ -150,14 +150,22 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		why = withWhy
 	}
 	var window *Reason
+	// inside: some window function is not in the outer SELECT list; it
+	// materializes when a read computes it (see windowsInside).
+	inside := false
 	if why == windowReason && err == nil {
 		// Windows of the outer SELECT list over partitions that hold the
 		// variables' keys materialize (see windowsRefusal); others are refused
 		// for the window, here, or by build.
-		if other, _ := lx.unsupportedBut(inlined, true); other == "" && outerWindowsOnly(p.stmt) {
-			window = &Reason{Code: CodeUnsupportedQuery, Message: why}
-			window.Line, window.Column = lineCol(query, off)
-			why = ""
+		if other, _ := lx.unsupportedBut(inlined, true); other == "" {
+			switch {
+			case outerWindowsOnly(p.stmt):
+				window = &Reason{Code: CodeUnsupportedQuery, Message: why}
+				window.Line, window.Column = lineCol(query, off)
+				why = ""
+			case windowInSubquery(p.stmt):
+				inside, why = true, ""
+			}
 		}
 	}
 	if why != "" && (err != nil || !unaryTilde(p, why)) {
@@ -203,15 +211,37 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		outers = append(outers, sel)
 		sel, window = inner, nil
 	}
-	if window != nil {
+	if window != nil || inside && len(outers) > 0 {
 		// Windows over the groups of an aggregating query are computed
-		// over the read of its groups (see windowgroups.go).
+		// over the read of its groups (see windowgroups.go); in a
+		// subquery, over the read of its rows too.
 		if outer, inner, ok := windowsOverGroups(sel); ok {
 			outers = append(outers, outer)
 			sel, window = inner, nil
+		} else if window != nil {
+			// Windows of the outer SELECT list: see windowsRefusal below.
+		} else if outer, inner, ok := windowsOverRows(sel); ok {
+			outers = append(outers, outer)
+			sel = inner
+		}
+	}
+	if inside {
+		if r := windowsInside(query, sel); r != nil {
+			a.Reasons = append(a.Reasons, *r)
+			return a, nil
 		}
 	}
 	uses, reason := a.usesOf(sel, p, phs, order)
+	if reason == nil && window != nil && windowsRefusal(sel, a.judged(uses), uses, opts) != "" {
+		// Windows the table cannot compute when it is built (over a
+		// range, with a live tail) are computed at read over the rows
+		// the stored table answers exactly (see windowsOverRows).
+		if outer, inner, ok := windowsOverRows(sel); ok {
+			outers = append(outers, outer)
+			sel, window = inner, nil
+			uses, reason = a.usesOf(sel, p, phs, order)
+		}
+	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
 		return a, nil
@@ -364,6 +394,17 @@ func (a *Analysis) usesOf(sel *tree.Select, p *parsed, phs []placeholder.Placeho
 		}
 	}
 	return uses, nil
+}
+
+// judged returns a copy of a's variables, each judged by its uses, for a
+// decision that needs their verdicts before judge sets them.
+func (a *Analysis) judged(uses [][]use) []Variable {
+	out := make([]Variable, len(a.Variables))
+	for i, v := range a.Variables {
+		v.judge(uses[i])
+		out[i] = v
+	}
+	return out
 }
 
 // judge sets each variable's verdict from its uses, adds the reasons of
@@ -561,7 +602,18 @@ func judgeUse(term tree.Expr, f found) use {
 		return bad(CodeUnderOr, "%s", msg)
 	}
 	if f.has(func(n tree.Node) bool { _, ok := n.(*tree.Subquery); return ok }) {
-		return bad(CodeNotInWhere, "is used in a subquery; only the outer WHERE can be materialized")
+		kind := "a subquery"
+		switch {
+		case f.has(func(n tree.Node) bool { _, ok := n.(*tree.ExistsExpr); return ok }):
+			kind = "an EXISTS subquery"
+		case f.has(func(n tree.Node) bool {
+			c, ok := n.(*tree.ComparisonExpr)
+			return ok && strings.HasSuffix(c.Operator, "IN")
+		}):
+			kind = "an IN (SELECT ...) subquery"
+		}
+		return bad(CodeNotInWhere, "is used in %s of the WHERE; only the outer WHERE can be materialized: the stored table keeps the outer rows, not which of them the subquery matches for a value not known yet; "+
+			"join the subquery's rows instead (JOIN (SELECT DISTINCT key, column FROM t) s ON s.key = e.key) and compare the variable with s.column in the outer WHERE", kind)
 	}
 	switch t := unparen(term).(type) {
 	case *tree.ComparisonExpr:

@@ -17,6 +17,10 @@ func (b *builder) aggregated(plan *Plan) error {
 	if err != nil {
 		return err
 	}
+	keys, readGroup, err := b.expandKeys(keys)
+	if err != nil {
+		return err
+	}
 	pre, err := b.keyColumns(keys)
 	if err != nil {
 		return err
@@ -38,12 +42,8 @@ func (b *builder) aggregated(plan *Plan) error {
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	group := ""
-	if len(keys) > 0 {
-		var ks []string
-		for j := range keys {
-			ks = append(ks, b.q(b.gen('k', j)))
-		}
-		group = " GROUP BY " + strings.Join(ks, ", ")
+	if len(readGroup) > 0 {
+		group = " GROUP BY " + strings.Join(readGroup, ", ")
 	}
 	plan.taken = b.storedColumns(len(keys))
 	if err := b.tail(plan, group, having, order); err != nil {
@@ -232,6 +232,9 @@ func (r *readPrinter) hook(e tree.Expr) (string, bool, error) {
 		return r.b.q(r.b.gen('k', j)), true, nil
 	}
 	switch x := e.(type) {
+	case *tree.Placeholder:
+		r.b.noteAtRead(x.Name)
+		return readMarker(x.Name), true, nil
 	case *tree.FuncExpr:
 		if isAggregate(x) && lowered(x.Name) == "group_concat" {
 			return "", false, fail(CodeAggregate, "group_concat cannot be materialized: the order of its values is not kept")
@@ -321,6 +324,12 @@ func (b *builder) combine(f *tree.FuncExpr, grouped bool) (string, error) {
 		if slices.Contains(v.Operators, "in") {
 			return "", fail(CodeAggregate, "%s cannot be combined again over the values of list variable '%s'", text, v.Name)
 		}
+		if b.expanded {
+			return "", fail(CodeAggregate, "%s cannot be combined again over the stored rows of a group whose key holds a variable", text)
+		}
+		if v.several() {
+			return "", fail(CodeAggregate, "%s cannot be combined again over the keys variable '%s' selects with %s", text, v.Name, sqlOperator(v.Operators[slices.IndexFunc(v.Operators, func(op string) bool { return op != "=" })]))
+		}
 	}
 	switch {
 	case countLike[name]:
@@ -402,11 +411,11 @@ func (b *builder) grainColumn(expr string) string {
 // variable is compared with a range or a list.
 func (b *builder) multiRow() bool {
 	for _, v := range b.vars {
-		if v.ranged() || slices.Contains(v.Operators, "in") {
+		if v.ranged() || v.several() {
 			return true
 		}
 	}
-	return false
+	return b.expanded
 }
 
 // average combines avg(x) from the stored sum and count of x.

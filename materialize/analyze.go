@@ -73,6 +73,15 @@ const (
 	// is stored by Bucket, and a range off its boundaries reads the partial
 	// buckets from the source.
 	KindRange Kind = "range"
+	// KindMatch: compared with !=, NOT IN (a multi-valued list), LIKE, NOT
+	// LIKE, ILIKE or NOT ILIKE; stored as a key column of the table, which
+	// the read compares with the bound value by the same operator.
+	KindMatch Kind = "match"
+	// KindRead: used only in the SELECT list or HAVING of an aggregating
+	// query, outside its aggregates; the stored table does not keep it,
+	// and the read binds its value where the query has it (see
+	// atread.go).
+	KindRead Kind = "read"
 )
 
 // Analysis is the verdict on a query: per variable, and for the query.
@@ -141,14 +150,22 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		why = withWhy
 	}
 	var window *Reason
+	// inside: some window function is not in the outer SELECT list; it
+	// materializes when a read computes it (see windowsInside).
+	inside := false
 	if why == windowReason && err == nil {
 		// Windows of the outer SELECT list over partitions that hold the
 		// variables' keys materialize (see windowsRefusal); others are refused
 		// for the window, here, or by build.
-		if other, _ := lx.unsupportedBut(inlined, true); other == "" && outerWindowsOnly(p.stmt) {
-			window = &Reason{Code: CodeUnsupportedQuery, Message: why}
-			window.Line, window.Column = lineCol(query, off)
-			why = ""
+		if other, _ := lx.unsupportedBut(inlined, true); other == "" {
+			switch {
+			case outerWindowsOnly(p.stmt):
+				window = &Reason{Code: CodeUnsupportedQuery, Message: why}
+				window.Line, window.Column = lineCol(query, off)
+				why = ""
+			case windowInSubquery(p.stmt):
+				inside, why = true, ""
+			}
 		}
 	}
 	if why != "" && (err != nil || !unaryTilde(p, why)) {
@@ -194,15 +211,37 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		outers = append(outers, sel)
 		sel, window = inner, nil
 	}
-	if window != nil {
+	if window != nil || inside && len(outers) > 0 {
 		// Windows over the groups of an aggregating query are computed
-		// over the read of its groups (see windowgroups.go).
+		// over the read of its groups (see windowgroups.go); in a
+		// subquery, over the read of its rows too.
 		if outer, inner, ok := windowsOverGroups(sel); ok {
 			outers = append(outers, outer)
 			sel, window = inner, nil
+		} else if window != nil {
+			// Windows of the outer SELECT list: see windowsRefusal below.
+		} else if outer, inner, ok := windowsOverRows(sel); ok {
+			outers = append(outers, outer)
+			sel = inner
+		}
+	}
+	if inside {
+		if r := windowsInside(query, sel); r != nil {
+			a.Reasons = append(a.Reasons, *r)
+			return a, nil
 		}
 	}
 	uses, reason := a.usesOf(sel, p, phs, order)
+	if reason == nil && window != nil && windowsRefusal(sel, a.judged(uses), uses, opts) != "" {
+		// Windows the table cannot compute when it is built (over a
+		// range, with a live tail) are computed at read over the rows
+		// the stored table answers exactly (see windowsOverRows).
+		if outer, inner, ok := windowsOverRows(sel); ok {
+			outers = append(outers, outer)
+			sel, window = inner, nil
+			uses, reason = a.usesOf(sel, p, phs, order)
+		}
+	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
 		return a, nil
@@ -210,7 +249,20 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	if !a.judge(uses) {
 		return a, nil
 	}
-	plan, reason := build(sel, lx, a.Variables, uses, opts, window, len(outers) > 0)
+	if strings.Contains(query, "\x00") {
+		return a.refuse(CodeUnparsable, "the query holds a NUL character")
+	}
+	// The variables computed at read are not the stored table's; build
+	// sees the others, and their buckets are set back on a.Variables.
+	kept, idx := storedUses(uses)
+	vars := make([]Variable, len(idx))
+	for j, i := range idx {
+		vars[j] = a.Variables[i]
+	}
+	plan, reason := build(sel, lx, vars, kept, opts, window, len(outers) > 0)
+	for j, i := range idx {
+		a.Variables[i].Bucket = vars[j].Bucket
+	}
 	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
 		reason = plan.around(outers[i], lx, i == 0)
 	}
@@ -344,6 +396,17 @@ func (a *Analysis) usesOf(sel *tree.Select, p *parsed, phs []placeholder.Placeho
 	return uses, nil
 }
 
+// judged returns a copy of a's variables, each judged by its uses, for a
+// decision that needs their verdicts before judge sets them.
+func (a *Analysis) judged(uses [][]use) []Variable {
+	out := make([]Variable, len(a.Variables))
+	for i, v := range a.Variables {
+		v.judge(uses[i])
+		out[i] = v
+	}
+	return out
+}
+
 // judge sets each variable's verdict from its uses, adds the reasons of
 // those that cannot be materialized, and reports whether all can.
 func (a *Analysis) judge(uses [][]use) bool {
@@ -382,6 +445,15 @@ func (v *Variable) judge(uses []use) {
 			return
 		}
 	}
+	all := uses
+	uses = nil
+	if kept, _ := storedUses([][]use{all}); len(kept) > 0 {
+		uses = kept[0]
+	}
+	if len(all) > 0 && len(uses) == 0 {
+		v.Kind = KindRead
+		return
+	}
 	for _, u := range uses {
 		if u.canon != uses[0].canon {
 			v.Reason = &Reason{Code: CodeDifferentColumns, Variable: v.Name, Line: u.line, Column: u.column,
@@ -397,24 +469,35 @@ func (v *Variable) judge(uses []use) {
 	}
 	switch {
 	case len(uses) == 0:
+	case v.ranged() && v.several():
+		u := uses[slices.IndexFunc(uses, func(u use) bool { return !rangeOp(u.op) && u.op != "=" })]
+		v.Reason = &Reason{Code: CodeUnsupportedOperator, Variable: v.Name, Line: u.line, Column: u.column,
+			Message: fmt.Sprintf("is compared with a range and with %s; the stored table keeps a range's column by bucket, where %s cannot be read; use one variable for each", strings.ToUpper(u.op), strings.ToUpper(u.op))}
+		v.Column, v.Operators = "", nil
 	case v.ranged():
 		v.Kind = KindRange
 	case slices.Contains(v.Operators, "in"):
 		v.Kind = KindList
+	case v.several():
+		v.Kind = KindMatch
 	default:
 		v.Kind = KindKey
 	}
 }
 
 // ranged reports whether v is compared with a range operator.
-func (v *Variable) ranged() bool {
-	for _, op := range v.Operators {
-		if op != "=" && op != "in" {
-			return true
-		}
-	}
-	return false
+func (v *Variable) ranged() bool { return slices.ContainsFunc(v.Operators, rangeOp) }
+
+// several reports whether v selects several stored keys without a range:
+// it is compared with IN, NOT IN, !=, [NOT] LIKE or [NOT] ILIKE, so that
+// one group of the query can span several stored rows.
+func (v *Variable) several() bool {
+	return slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" && !rangeOp(op) })
 }
+
+// rangeOp reports whether op, as Variable.Operators names it, compares
+// by range: >=, >, <, <=.
+func rangeOp(op string) bool { return op == ">=" || op == ">" || op == "<" || op == "<=" }
 
 // bind is one placeholder found by classify, with its verdict.
 type bind struct {
@@ -446,12 +529,9 @@ func classify(sel *tree.Select) []bind {
 				Message: fmt.Sprintf("is used in %s; only the outer WHERE can be materialized%s", place, hint)}}})
 		}
 	}
-	outside("the SELECT list", selectNodes(sel.SelectExprs)...)
+	out = append(out, atReadBinds(sel)...)
 	outside("FROM", tableNodes(sel.From)...)
 	outside("GROUP BY", exprNodes(sel.GroupBy)...)
-	if sel.Having != nil {
-		outside("HAVING", sel.Having)
-	}
 	outside("ORDER BY", orderNodes(sel.OrderBy)...)
 	if sel.Limit != nil {
 		outside("LIMIT", sel.Limit)
@@ -522,16 +602,30 @@ func judgeUse(term tree.Expr, f found) use {
 		return bad(CodeUnderOr, "%s", msg)
 	}
 	if f.has(func(n tree.Node) bool { _, ok := n.(*tree.Subquery); return ok }) {
-		return bad(CodeNotInWhere, "is used in a subquery; only the outer WHERE can be materialized")
+		kind := "a subquery"
+		switch {
+		case f.has(func(n tree.Node) bool { _, ok := n.(*tree.ExistsExpr); return ok }):
+			kind = "an EXISTS subquery"
+		case f.has(func(n tree.Node) bool {
+			c, ok := n.(*tree.ComparisonExpr)
+			return ok && strings.HasSuffix(c.Operator, "IN")
+		}):
+			kind = "an IN (SELECT ...) subquery"
+		}
+		return bad(CodeNotInWhere, "is used in %s of the WHERE; only the outer WHERE can be materialized: the stored table keeps the outer rows, not which of them the subquery matches for a value not known yet; "+
+			"join the subquery's rows instead (JOIN (SELECT DISTINCT key, column FROM t) s ON s.key = e.key) and compare the variable with s.column in the outer WHERE", kind)
 	}
 	switch t := unparen(term).(type) {
 	case *tree.ComparisonExpr:
-		if t.Operator == "IN" {
+		if t.Operator == "IN" || t.Operator == "NOT IN" {
 			return judgeIn(t, f)
+		}
+		if op, ok := matchOps[t.Operator]; ok {
+			return judgeMatch(t, op, f)
 		}
 		mirrored, ok := rangeOps[t.Operator]
 		if !ok {
-			return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", operatorName(t.Operator))
+			return bad(CodeUnsupportedOperator, "is used with the operator %s; only %s can be materialized", operatorName(t.Operator), materializedOps)
 		}
 		left, right := unparen(t.Left), unparen(t.Right)
 		if shift, r, ok := moved(right, f.ph); ok {
@@ -547,9 +641,9 @@ func judgeUse(term tree.Expr, f found) use {
 		}
 		return bad(CodeInExpression, "is used in BETWEEN other than as one of its ends compared with a column; write `column >= {variables.a} AND column <= {variables.b}`")
 	case *tree.IsExpr:
-		return bad(CodeUnsupportedOperator, "is used with the operator %s; only =, >=, >, <, <= and IN can be materialized", t.Operator)
+		return bad(CodeUnsupportedOperator, "is used with the operator %s; only %s can be materialized", t.Operator, materializedOps)
 	case *tree.NotExpr:
-		return bad(CodeUnsupportedOperator, "is used under NOT; only =, >=, >, <, <= and IN can be materialized")
+		return bad(CodeUnsupportedOperator, "is used under NOT; only %s can be materialized", materializedOps)
 	}
 	return bad(CodeInExpression, "is used inside an expression; it must be compared as itself to a column")
 }
@@ -630,8 +724,9 @@ func movedUse(op string, other tree.Expr, shift *dateShift, r *Reason) use {
 	return u
 }
 
-// judgeIn judges a variable used in expr IN list: materializable when the
-// variable is the whole list, stored as the key expr like an equality.
+// judgeIn judges a variable used in expr [NOT] IN list: materializable
+// when the variable is the whole list, stored as the key expr like an
+// equality.
 func judgeIn(t *tree.ComparisonExpr, f found) use {
 	list := t.Right
 	if tuple, ok := list.(*tree.ValTuple); ok && len(tuple.Exprs) == 1 {
@@ -639,9 +734,46 @@ func judgeIn(t *tree.ComparisonExpr, f found) use {
 	}
 	if placeholderOf(list) != f.ph {
 		return use{reason: &Reason{Code: CodeInExpression,
-			Message: "is one element of an IN list; it must be the whole list (expr IN {variables.x})"}}
+			Message: fmt.Sprintf("is one element of an %s list; it must be the whole list (expr %s {variables.x})", t.Operator, t.Operator)}}
 	}
-	return keyUse("in", unparen(t.Left))
+	return keyUse(strings.ToLower(t.Operator), unparen(t.Left))
+}
+
+// materializedOps names the operators a variable can be used with, for
+// reasons.
+const materializedOps = "=, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE"
+
+// matchOps are the operators, by the tree's spelling, that select stored
+// keys one by one without a range: the read applies them to the stored
+// key column as the query does to the source rows (see judgeMatch), with
+// their names in Variable.Operators.
+var matchOps = map[string]string{"!=": "!=", "<>": "!=", "LIKE": "like", "NOT LIKE": "not like", "ILIKE": "ilike", "NOT ILIKE": "not ilike"}
+
+// judgeMatch judges a variable used with !=, [NOT] LIKE or [NOT] ILIKE
+// (op, as Variable.Operators names it): materializable when the
+// variable is the value compared as itself (the pattern, for LIKE) and
+// the other side is a row expression, which is stored as a key. The read
+// applies the same operator to the stored key: a stored key column has
+// the type and collation of the expression it was built from (CREATE
+// TABLE AS keeps them), so that it matches the same keys as the source
+// rows do.
+func judgeMatch(t *tree.ComparisonExpr, op string, f found) use {
+	bad := func(format string, args ...any) use {
+		return use{reason: &Reason{Code: CodeUnsupportedOperator, Message: fmt.Sprintf(format, args...)}}
+	}
+	word := strings.ToUpper(op)
+	left, right := unparen(t.Left), unparen(t.Right)
+	switch {
+	case t.Escape != nil:
+		return bad("is used in %s with ESCAPE, which cannot be materialized; write the pattern with the engine's default escape character", word)
+	case placeholderOf(right) == f.ph:
+		return keyUse(op, left)
+	case op == "!=" && placeholderOf(left) == f.ph:
+		return keyUse(op, right)
+	case op != "!=" && placeholderOf(left) == f.ph:
+		return bad("is the text matched by %s, not its pattern; only `column %s {variables.x}` can be materialized", word, word)
+	}
+	return bad("is used inside an expression with %s; compare it as itself with a column or an expression over the row (`column %s {variables.x}`)", word, word)
 }
 
 // keyUse is the use of a variable compared by op with other, which must be

@@ -20,7 +20,29 @@ func TestAnalyzeVerdicts(t *testing.T) {
 		{"in parentheses", "SELECT count(*) FROM t WHERE (b = 1 AND (a <= ({variables.x})))", "", "<="},
 		{"not", "SELECT count(*) FROM t WHERE NOT a = {variables.x}", CodeUnsupportedOperator, ""},
 		{"is", "SELECT count(*) FROM t WHERE a IS {variables.x}", CodeUnsupportedOperator, ""},
-		{"not like", "SELECT count(*) FROM t WHERE a NOT LIKE {variables.x}", CodeUnsupportedOperator, ""},
+		{"not like", "SELECT count(*) FROM t WHERE a NOT LIKE {variables.x}", "", "not like"},
+		{"like", "SELECT b, count(*) FROM t WHERE a LIKE {variables.x} GROUP BY b", "", "like"},
+		{"ilike", "SELECT count(*) FROM t WHERE lower(a) ILIKE {variables.x}", "", "ilike"},
+		{"not equal, mirrored", "SELECT count(*) FROM t WHERE {variables.x} <> a AND a != {variables.x}", "", "!= !="},
+		{"not in", "SELECT count(*) FROM t WHERE a NOT IN {variables.x}", "", "not in"},
+		{"like, the variable matched", "SELECT count(*) FROM t WHERE {variables.x} LIKE a", CodeUnsupportedOperator, ""},
+		{"like with escape", "SELECT count(*) FROM t WHERE a LIKE {variables.x} ESCAPE '!'", CodeUnsupportedOperator, ""},
+		{"like, in an expression", "SELECT count(*) FROM t WHERE a LIKE {variables.x} || '%'", CodeUnsupportedOperator, ""},
+		{"not equal and a range", "SELECT count(*) FROM t WHERE a <> {variables.x} AND a >= {variables.x}", CodeUnsupportedOperator, ""},
+		{"not in, one element", "SELECT count(*) FROM t WHERE a NOT IN ({variables.x}, 'b')", CodeInExpression, ""},
+		{"not equal, group_concat over keys", "SELECT group_concat(b) FROM t WHERE a <> {variables.x}", CodeAggregate, ""},
+		{"select list, computed at read", "SELECT {variables.x} AS l, count(*) FROM t WHERE b = 1", "", ""},
+		{"having, computed at read", "SELECT a, sum(b) FROM t GROUP BY a HAVING sum(b) > {variables.x}", "", ""},
+		{"group key over a variable", "SELECT CASE WHEN a = {variables.x} THEN 1 ELSE 0 END AS k, count(*) FROM t GROUP BY k", "", ""},
+		{"group key over a variable, not selected", "SELECT count(*) FROM t GROUP BY CASE WHEN a = {variables.x} THEN 1 END", CodeNotInWhere, ""},
+		{"select list, unnamed", "SELECT {variables.x}, count(*) FROM t", CodeNotInWhere, ""},
+		{"select list, in an aggregate", "SELECT sum(CASE WHEN a = {variables.x} THEN 1 END) AS s FROM t", CodeNotInWhere, ""},
+		{"select list, in a window", "SELECT a, count(*) AS n, rank() OVER (PARTITION BY a ORDER BY {variables.x}) AS r FROM t GROUP BY a", CodeNotInWhere, ""},
+		{"select list, rows", "SELECT {variables.x} AS l, a FROM t", CodeNotInWhere, ""},
+		{"group key over a variable, group_concat", "SELECT CASE WHEN a = {variables.x} THEN 1 ELSE 0 END AS k, group_concat(b) FROM t GROUP BY k", CodeAggregate, ""},
+		{"window in a subquery, over its rows", "SELECT k, count(*) FROM (SELECT a, ntile(2) OVER (ORDER BY a) AS k FROM t WHERE a >= {variables.x}) s GROUP BY k", "", ">="},
+		{"window in a subquery beside a join", "SELECT s.a, u.b FROM (SELECT a, rank() OVER (ORDER BY a) AS r FROM t WHERE a >= {variables.x}) s JOIN u ON u.a = s.a", CodeUnsupportedQuery, ""},
+		{"window in a subquery of a subquery with the variable outside", "SELECT a FROM (SELECT a, rank() OVER (ORDER BY a) AS r FROM t) s WHERE a = {variables.x} AND r = 1", CodeUnsupportedQuery, ""},
 		{"regexp", "SELECT count(*) FROM t WHERE a REGEXP {variables.x}", CodeUnsupportedOperator, ""},
 		{"nested or", "SELECT count(*) FROM t WHERE b = 1 AND (c = 2 OR (d = 3 AND a = {variables.x}))", CodeUnderOr, ""},
 		{"variable against variable", "SELECT count(*) FROM t WHERE {variables.x} = {variables.y}", CodeNotColumn, ""},
@@ -86,7 +108,7 @@ func joinSpace(s []string) string {
 }
 
 func TestAnalyzeReasonPerVariable(t *testing.T) {
-	a, err := Analyze("SELECT count(*) FROM t WHERE a = {variables.ok} AND b LIKE {variables.bad} AND a = {variables.ok} AND c = {variables.two} AND d > {variables.two}",
+	a, err := Analyze("SELECT count(*) FROM t WHERE a = {variables.ok} AND b REGEXP {variables.bad} AND a = {variables.ok} AND c = {variables.two} AND d > {variables.two}",
 		Options{Engine: engine.SQLite})
 	require.NoError(t, err)
 	require.Len(t, a.Variables, 3)
@@ -97,7 +119,7 @@ func TestAnalyzeReasonPerVariable(t *testing.T) {
 	require.Equal(t, CodeDifferentColumns, a.Variables[2].Reason.Code)
 	got, want := ([]Code{a.Reasons[0].Code, a.Reasons[1].Code}), ([]Code{CodeUnsupportedOperator, CodeDifferentColumns})
 	require.Equal(t, want, got, "([]Code{a.Reasons[0].Code, a.Reasons[1].Code})")
-	require.Equal(t, "variable 'bad' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized", a.Reason())
+	require.Equal(t, "variable 'bad' is used with the operator REGEXP; only =, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE can be materialized", a.Reason())
 }
 
 func TestAnalyzeBuckets(t *testing.T) {

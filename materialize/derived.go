@@ -110,6 +110,11 @@ func keyedOutput(inner *tree.Select, col *tree.ColName) (string, bool) {
 // keyedItem is keyedOutput with the index of the SELECT item that
 // outputs col.
 func keyedItem(inner *tree.Select, col *tree.ColName) (string, int, bool) {
+	if hasNode(&tree.Select{SelectExprs: inner.SelectExprs, OrderBy: inner.OrderBy}, isWindowCall) {
+		// A window's value over the subquery's rows depends on the rows
+		// a condition on its output would drop after it.
+		return "", -1, false
+	}
 	name, at := "", -1
 	for i, se := range inner.SelectExprs {
 		ae, ok := se.(*tree.AliasedExpr)

@@ -70,7 +70,7 @@ func TestReasonPositions(t *testing.T) {
 		{"subquery in FROM", "SELECT count(*) FROM (\n  SELECT distinct_id, count(*) AS n FROM events WHERE timestamp >= {variables.from} GROUP BY distinct_id\n) u JOIN users s ON s.id = u.distinct_id", CodeNotInWhere, 2, 68, "compare it in the outer WHERE"},
 		{"JOIN condition", "SELECT count(*) FROM a JOIN b ON b.id = a.id AND b.k = {variables.k}", CodeNotInWhere, 1, 56, "move the condition to the WHERE"},
 		{"with", "WITH s AS (SELECT a FROM t WHERE b = {variables.k})\nSELECT a FROM s JOIN u ON u.a = s.a", CodeNotInWhere, 1, 38, "subquery in FROM"},
-		{"window", "SELECT a,\n  rank() OVER (ORDER BY a) AS r FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 2, 10, "PARTITION BY does not hold"},
+		{"window", "SELECT a,\n  rank() OVER w AS r FROM t WHERE b = {variables.k} WINDOW w AS (ORDER BY a)", CodeUnsupportedQuery, 2, 10, "a WINDOW clause"},
 		{"expression", "SELECT a FROM t WHERE lower(b) = lower({variables.k})", CodeInExpression, 1, 40, "lower(column) = {variables.x}"},
 		{"union", "SELECT a FROM t WHERE b = {variables.k}\nUNION ALL SELECT a FROM u", CodeUnsupportedQuery, 2, 1, "not a UNION"},
 		{"select star", "SELECT a, * FROM t WHERE b = {variables.k}", CodeUnsupportedQuery, 1, 11, "list the columns"},

@@ -6,8 +6,12 @@
 //
 // A query is materializable when every use of every variable is a top-level
 // AND term of the outer WHERE of the form expr OP variable (or variable OP
-// expr), OP one of =, >=, >, <, <=, or expr IN variable (a multi-valued
-// list); expr is a column or a deterministic expression over one row's
+// expr), OP one of =, !=, >=, >, <, <=, or expr [NOT] IN variable (a
+// multi-valued list), or expr [NOT] LIKE variable, expr [NOT] ILIKE
+// variable (the read applies the operator to the stored key), or is in
+// the SELECT list or HAVING of an aggregating query outside its
+// aggregates (bound in the read query, see atread.go); expr is a column
+// or a deterministic expression over one row's
 // columns (a JSON property, lower(), coalesce, a cast, ...), stored as a key
 // of the table; each variable is always compared with the same expr; and the
 // query's aggregates can be combined again after filtering (count, sum,

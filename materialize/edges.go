@@ -179,12 +179,12 @@ func (p *Plan) writeMergedRead(b *placeholder.Builder, table string, values map[
 	if whole && !partial && !p.Tail() {
 		// Unaligned only in a looser bound (from >= a AND from >= b, b
 		// on a boundary): the whole buckets are the answer.
-		return p.writeStoredRead(b, table, func() error { return p.writeStoredFilters(b, values, ivs, nil, false) })
+		return p.writeStoredRead(b, table, values, func() error { return p.writeStoredFilters(b, values, ivs, nil, false) })
 	}
 	if cut, ok := p.tailCut(values); ok && whole && p.oneBucket != nil {
 		return p.writeOneBucketMerged(b, table, values, ivs, groups, cut)
 	}
-	b.WriteString(p.readHead)
+	p.text(b, p.readHead, values)
 	b.WriteString("(")
 	if whole {
 		b.WriteString("SELECT " + p.source.columnList(b) + " FROM ")
@@ -198,7 +198,7 @@ func (p *Plan) writeMergedRead(b *placeholder.Builder, table string, values map[
 	}
 	b.WriteString(") AS ")
 	b.WriteIdent("stored_parts")
-	b.WriteString(p.readGroup)
+	p.text(b, p.readGroup, values)
 	return nil
 }
 

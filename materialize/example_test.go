@@ -26,7 +26,7 @@ func ExampleAnalyze() {
 		fmt.Printf("%s %s %v %q\n", v.Name, v.Column, v.Operators, v.Bucket)
 	}
 
-	a, _ = materialize.Analyze("SELECT count(*) FROM events WHERE event LIKE {variables.pattern}",
+	a, _ = materialize.Analyze("SELECT count(*) FROM events WHERE event REGEXP {variables.pattern}",
 		materialize.Options{Engine: engine.SQLite})
 	fmt.Println(a.Reasons[0].Code)
 	fmt.Println("Cannot materialize endpoint. Reason: " + a.Reason())
@@ -35,7 +35,7 @@ func ExampleAnalyze() {
 	// event "event" [=] ""
 	// date_from "timestamp" [>=] "day"
 	// unsupported_operator
-	// Cannot materialize endpoint. Reason: variable 'pattern' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized
+	// Cannot materialize endpoint. Reason: variable 'pattern' is used with the operator REGEXP; only =, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE can be materialized
 }
 
 func ExamplePlan_Read() {

@@ -45,7 +45,7 @@ type oneBucket struct {
 // only, and the read's ORDER BY names output columns only (it orders the
 // merged groups). keys are the group keys; r printed the read's items.
 func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) error {
-	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() {
+	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() || b.expanded {
 		return nil
 	}
 	for _, o := range b.sel.OrderBy {
@@ -266,12 +266,12 @@ func (c *tailCut) narrow(iv interval, column string, after bool) interval {
 // cut on, merged and aggregated again.
 func (p *Plan) writeOneBucketMerged(b *placeholder.Builder, table string, values map[string]any, ivs map[string]interval, groups []group, cut *tailCut) error {
 	ob := p.oneBucket
-	b.WriteString("SELECT * FROM (" + ob.head)
+	p.text(b, "SELECT * FROM ("+ob.head, values)
 	b.WriteIdent(table)
 	if err := p.writeStoredFilters(b, values, ivs, cut, false); err != nil {
 		return err
 	}
-	b.WriteString(ob.group + ob.having + " UNION ALL " + p.readHead + "(")
+	p.text(b, ob.group+ob.having+" UNION ALL "+p.readHead+"(", values)
 	if cut != nil {
 		b.WriteString("SELECT " + p.source.columnList(b) + " FROM ")
 		b.WriteIdent(table)
@@ -284,7 +284,7 @@ func (p *Plan) writeOneBucketMerged(b *placeholder.Builder, table string, values
 	}
 	b.WriteString(") AS ")
 	b.WriteIdent("stored_parts")
-	b.WriteString(p.readGroup + ") AS ")
+	p.text(b, p.readGroup+") AS ", values)
 	b.WriteIdent("stored_groups")
 	return nil
 }

@@ -83,10 +83,8 @@ func orValuesOf(f filter, values map[string]any) (orValues, error) {
 		case v == nil:
 			return nil, &ValueError{Variable: m.variable, Detail: "null cannot be compared"}
 		}
-		if list, ok := v.([]string); ok && m.op != "in" {
-			return nil, &ValueError{Variable: m.variable, Detail: "a list cannot be compared with " + m.op}
-		} else if ok && len(list) == 0 {
-			return nil, &ValueError{Variable: m.variable, Detail: "an empty list matches nothing; give at least one value"}
+		if err := checkList(m.variable, m.op, v); err != nil {
+			return nil, err
 		}
 		out[i] = v
 	}

@@ -43,6 +43,10 @@ type Plan struct {
 	// outer is the query a read computes over the stored table's
 	// answer, when the plan is of its one subquery (see nested.go).
 	outer *outerRead
+	// atRead are the variables the read binds where the query has them
+	// (see atread.go): readHead, readGroup and oneBucket's parts hold
+	// their readMarker.
+	atRead []string
 }
 
 // filter is one comparison of the read query: stored column op value.
@@ -99,6 +103,13 @@ type builder struct {
 	// subquery: sel is the one subquery of the query (see nested.go),
 	// whose SELECT items are not the text's top-level ones.
 	subquery bool
+	// atRead are the variables the read binds in its SELECT list, GROUP
+	// BY or HAVING (see atread.go), in order of first use.
+	atRead []string
+	// expanded: a group key holds a variable, and the stored table
+	// groups by the columns it reads instead, so that a group of the
+	// query spans several stored rows.
+	expanded bool
 	// uniqueGrain: the rows the read aggregates hold each value of the
 	// one grain expression once (see oneBucket), so that DISTINCT
 	// aggregates over it need no DISTINCT.
@@ -194,6 +205,7 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	plan.atRead = b.atRead
 	return plan, nil
 }
 
@@ -238,6 +250,10 @@ func (b *builder) outputs(lx *lexed) error {
 		}
 		if hasNode(ae.Expr, func(n tree.Node) bool { _, ok := n.(*tree.Subquery); return ok }) {
 			return failAt(off, CodeUnsupportedQuery, "a subquery in the SELECT list cannot be materialized; join its table, or compute it in a subquery in FROM")
+		}
+		if ae.As.IsEmpty() && hasPlaceholder(ae.Expr) {
+			// The engine names such a column after its bind marker.
+			return failAt(off, CodeNotInWhere, "a SELECT item that holds a variable is computed at read only when it is named; write `expr AS name`")
 		}
 		var name string
 		switch {

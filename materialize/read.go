@@ -3,6 +3,7 @@ package materialize
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/endpointkit/endpointkit/placeholder"
@@ -40,17 +41,17 @@ func (p *Plan) ReadPage(table string, values map[string]any, limit, offset int64
 // writeStoredRead writes a read of the stored rows alone, but its ORDER BY
 // and LIMIT, filters writing its WHERE clause: the one-bucket read where
 // the plan has one.
-func (p *Plan) writeStoredRead(b *placeholder.Builder, table string, filters func() error) error {
+func (p *Plan) writeStoredRead(b *placeholder.Builder, table string, values map[string]any, filters func() error) error {
 	head, group := p.readHead, p.readGroup
 	if ob := p.oneBucket; ob != nil {
 		head, group = ob.head, ob.group+ob.having
 	}
-	b.WriteString(head)
+	p.text(b, head, values)
 	b.WriteIdent(table)
 	if err := filters(); err != nil {
 		return err
 	}
-	b.WriteString(group)
+	p.text(b, group, values)
 	return nil
 }
 
@@ -84,19 +85,22 @@ func (p *Plan) read(table string, values map[string]any, pg *page) (string, []an
 	if err := p.checkValues(values); err != nil {
 		return "", nil, err
 	}
+	if err := p.checkReadValues(values); err != nil {
+		return "", nil, err
+	}
 	ivs, aligned, err := p.intervals(values)
 	if err != nil {
 		return "", nil, err
 	}
 	if aligned && !p.Tail() {
-		err = p.writeStoredRead(b, table, func() error { return p.writeFilters(b, values) })
+		err = p.writeStoredRead(b, table, values, func() error { return p.writeFilters(b, values) })
 	} else {
 		err = p.writeMergedRead(b, table, values, ivs)
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	b.WriteString(p.readEnd)
+	p.text(b, p.readEnd, values)
 	if p.outer != nil {
 		b.WriteString(p.outer.end)
 	}
@@ -124,10 +128,8 @@ func (p *Plan) checkValues(values map[string]any) error {
 		case v == nil:
 			return &ValueError{Variable: f.variable, Detail: "null cannot be compared"}
 		}
-		if list, ok := v.([]string); ok && f.op != "in" {
-			return &ValueError{Variable: f.variable, Detail: "a list cannot be compared with " + f.op}
-		} else if ok && len(list) == 0 {
-			return &ValueError{Variable: f.variable, Detail: "an empty list matches nothing; give at least one value"}
+		if err := checkList(f.variable, f.op, v); err != nil {
+			return err
 		}
 		if f.bucket != "" {
 			if _, err := f.instant(values); err != nil {
@@ -178,14 +180,41 @@ func (f filter) write(b *placeholder.Builder, column string, quoted bool, v any)
 	} else {
 		b.WriteString(f.raw)
 	}
-	if f.op == "in" {
-		b.WriteString(" IN (")
+	if f.op == "in" || f.op == "not in" {
+		b.WriteString(" " + strings.ToUpper(f.op) + " (")
 		b.Bind(v)
 		b.WriteString(")")
 		return nil
 	}
-	b.WriteString(" " + f.op + " ")
+	b.WriteString(" " + sqlOperator(f.op) + " ")
 	b.Bind(v)
+	return nil
+}
+
+// sqlOperator is op, as Variable.Operators names it, as every engine
+// reads it.
+func sqlOperator(op string) string {
+	if op == "!=" {
+		return "<>"
+	}
+	return strings.ToUpper(op)
+}
+
+// checkList checks the value v of variable name compared by op: a list
+// only with [NOT] IN, and not an empty one, which the engines cannot
+// read.
+func checkList(name, op string, v any) error {
+	list, ok := v.([]string)
+	switch {
+	case !ok:
+		return nil
+	case op != "in" && op != "not in":
+		return &ValueError{Variable: name, Detail: "a list cannot be compared with " + sqlOperator(op)}
+	case len(list) == 0 && op == "in":
+		return &ValueError{Variable: name, Detail: "an empty list matches nothing; give at least one value"}
+	case len(list) == 0:
+		return &ValueError{Variable: name, Detail: "an empty list cannot be read by NOT IN; give at least one value"}
+	}
 	return nil
 }
 

@@ -24,11 +24,28 @@ const windowPrefix = "_w"
 // SELECT list and ORDER BY read) and the query that computes sel over it
 // (outer); false when sel is of another shape, or its SELECT list or
 // ORDER BY reads a column that is not a group key.
-func windowsOverGroups(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
-	if len(sel.GroupBy) == 0 && !hasAggregate(selectNodes(sel.SelectExprs)...) || sel.Having != nil && readsAlias(sel, sel.Having) {
+//
+// rows, when set, splits sel, a query that does not aggregate and has
+// windows in its SELECT list, alike (see windowsOverRows): its rows are
+// the inner query, which selects each column the SELECT list and ORDER
+// BY read.
+func windowsOverGroups(sel *tree.Select, rows ...bool) (outer, inner *tree.Select, ok bool) {
+	overRows := len(rows) > 0 && rows[0]
+	switch {
+	case overRows:
+		if len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(selectNodes(sel.SelectExprs)...) || hasAggregate(orderNodes(sel.OrderBy)...) ||
+			!hasNode(&tree.Select{SelectExprs: sel.SelectExprs}, isWindowCall) {
+			return nil, nil, false
+		}
+	case len(sel.GroupBy) == 0 && !hasAggregate(selectNodes(sel.SelectExprs)...) || sel.Having != nil && readsAlias(sel, sel.Having):
 		return nil, nil, false
 	}
 	if sel.Window != nil || sel.LimitBy != nil || sel.With != nil {
+		return nil, nil, false
+	}
+	if hasPlaceholder(&tree.Select{SelectExprs: sel.SelectExprs, OrderBy: sel.OrderBy}) {
+		// The outer query is computed over the read, where no variable
+		// is bound; the variable is judged where it is (see atReadUse).
 		return nil, nil, false
 	}
 	// A name of the query, a column's or a variable's, that could be read
@@ -80,6 +97,21 @@ func windowsOverGroups(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
 		keyIndex[canonical(unparen(k))] = i
 	}
 	in := &tree.Select{From: sel.From, Where: sel.Where, GroupBy: keys, Having: sel.Having}
+	if overRows {
+		// Every column read is a "key": the inner query selects the rows'
+		// columns, and the windows are computed over them at read.
+		for _, n := range append(selectNodes(sel.SelectExprs), orderNodes(sel.OrderBy)...) {
+			if hasNode(n, func(n tree.Node) bool { _, ok := n.(*tree.Subquery); return ok }) {
+				return nil, nil, false
+			}
+			for _, c := range columnsOf(n) {
+				if _, seen := keyIndex[canonical(c)]; !seen {
+					keyIndex[canonical(c)] = len(keyIndex)
+				}
+			}
+		}
+		in.GroupBy = nil
+	}
 	names := map[string]string{} // canonical text -> inner column
 	replace := map[tree.Node]string{}
 	mark := func(roots ...tree.Node) {
@@ -124,6 +156,38 @@ func windowsOverGroups(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
 	if len(in.SelectExprs) == 0 {
 		return nil, nil, false
 	}
+	// Every column the outer query reads is one of the groups query's:
+	// checked before the rewrite, which changes sel's nodes in place.
+	bare := false
+	directOrder := func(c *tree.ColName) bool {
+		for _, o := range order {
+			if o.Expr == tree.Expr(c) {
+				return true
+			}
+		}
+		return false
+	}
+	roots := selectNodes(sel.SelectExprs)
+	for _, o := range order {
+		roots = append(roots, o)
+	}
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if _, ok := replace[n]; ok {
+			return false, nil
+		}
+		switch x := n.(type) {
+		case *tree.ColName:
+			if !(x.Qualifier.IsEmpty() && aliased(items, x.Name.Name) && directOrder(x)) {
+				bare = true
+			}
+		case *tree.Subquery:
+			return false, nil
+		}
+		return !bare, nil
+	}, roots...)
+	if bare {
+		return nil, nil, false
+	}
 	rewrite := func(e tree.Expr) (tree.Expr, bool) {
 		out, err := tree.Rewrite(e, func(n tree.Node) tree.Node {
 			if name, ok := replace[n]; ok {
@@ -164,46 +228,31 @@ func windowsOverGroups(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
 		cp.Expr = e
 		out.OrderBy = append(out.OrderBy, &cp)
 	}
-	// Every column the outer query reads is one of the groups query's.
-	bare := false
-	_ = tree.Walk(func(n tree.Node) (bool, error) {
-		switch x := n.(type) {
-		case *tree.ColName:
-			if !strings.HasPrefix(x.Name.Name, windowPrefix) || !x.Qualifier.IsEmpty() {
-				if !(x.Qualifier.IsEmpty() && aliased(items, x.Name.Name) && inOrder(out, x)) {
-					bare = true
-				}
-			}
-		case *tree.Subquery:
-			return false, nil
-		}
-		return !bare, nil
-	}, append(selectNodes(out.SelectExprs), orderNodes(out.OrderBy)...)...)
-	if bare {
-		return nil, nil, false
-	}
 	return out, in, true
 }
 
 // hasWindow reports whether e holds a window function.
-func hasWindow(e tree.Expr) bool {
-	return hasNode(e, func(n tree.Node) bool { f, ok := n.(*tree.FuncExpr); return ok && f.Over != nil })
+func hasWindow(e tree.Expr) bool { return hasNode(e, isWindowCall) }
+
+// isWindowCall reports whether n is a window function's call.
+func isWindowCall(n tree.Node) bool { f, ok := n.(*tree.FuncExpr); return ok && f.Over != nil }
+
+// windowsOverRows splits sel, a query that does not aggregate and has
+// window functions in its SELECT list, into the query of its rows
+// (inner: its FROM and WHERE, selecting each column its SELECT list and
+// ORDER BY read) and the query that computes the windows, the SELECT list,
+// ORDER BY and LIMIT over them (outer). The stored table holds the rows;
+// a read answers them exactly, whatever the variables are compared with,
+// and the windows are computed over that answer, as over the source's
+// rows inline; false when sel is of another shape.
+func windowsOverRows(sel *tree.Select) (outer, inner *tree.Select, ok bool) {
+	return windowsOverGroups(sel, true)
 }
 
 // aliased reports whether name is the output alias of one of items.
 func aliased(items []*tree.AliasedExpr, name string) bool {
 	for _, it := range items {
 		if !it.As.IsEmpty() && strings.EqualFold(it.As.Name, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// inOrder reports whether c is an ORDER BY term of out as itself.
-func inOrder(out *tree.Select, c *tree.ColName) bool {
-	for _, o := range out.OrderBy {
-		if o.Expr == tree.Expr(c) {
 			return true
 		}
 	}
@@ -225,4 +274,42 @@ func readsAlias(sel *tree.Select, e tree.Expr) bool {
 		return !found, nil
 	}, e)
 	return found
+}
+
+// windowInSubquery reports whether a window function of stmt is in a
+// subquery (a derived table, or a WITH query once inlined).
+func windowInSubquery(stmt tree.SelectStatement) bool {
+	found := false
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if s, ok := n.(*tree.Subquery); ok && hasNode(s, isWindowCall) {
+			found = true
+		}
+		return !found, nil
+	}, stmt)
+	return found
+}
+
+// windowsInside refuses the windows of a query whose windows are not all
+// in its outer SELECT list when one is left in sel, the query the stored
+// table is built from, once the queries computed at read are set apart:
+// a window computed when the table is built would be over rows that
+// the variables do not select yet.
+func windowsInside(query string, sel *tree.Select) *Reason {
+	var left *tree.FuncExpr
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil {
+			left = f
+			return false, tree.ErrStop
+		}
+		return true, nil
+	}, sel)
+	if left == nil {
+		return nil
+	}
+	r := &Reason{Code: CodeUnsupportedQuery, Message: "a window function (OVER) in a subquery or a WITH query materializes only where a read computes it: " +
+		"over the rows or groups of the one subquery in FROM whose WHERE compares every variable, with nothing else (no join, no other table or subquery) beside it; " +
+		"this one is over rows the variables do not select, or beside a join. Where the window is meant over the selected rows, compare the variables in the WHERE of the query it reads " +
+		"(WITH w AS (SELECT ... WHERE t >= {variables.from}) SELECT ..., rank() OVER (...) FROM w), and join after the window"}
+	r.Line, r.Column = lineCol(query, left.Span().Start)
+	return r
 }

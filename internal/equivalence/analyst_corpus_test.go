@@ -232,7 +232,7 @@ LIMIT 10`)},
 		{name: "top_buyers_having_var", shapes: []string{"top-N", "having"}, vars: []string{"num", "from"},
 			fixed: map[string]any{"num": 400},
 			sql: shared(`SELECT distinct_id, sum(amount) AS revenue FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from}
-GROUP BY distinct_id HAVING sum(amount) > {variables.num}`)},
+GROUP BY distinct_id HAVING sum(amount) > {variables.num} ORDER BY revenue DESC, distinct_id`)},
 		{name: "top_browser_per_country_window", shapes: []string{"top-N per group", "window", "subquery in FROM"}, vars: []string{"from"},
 			sql: shared(`SELECT country, browser, n FROM (
   SELECT country, browser, count(*) AS n,
@@ -247,7 +247,7 @@ GROUP BY distinct_id HAVING sum(amount) > {variables.num}`)},
 ), ranked AS (
   SELECT distinct_id, event, n, RANK() OVER (PARTITION BY distinct_id ORDER BY n DESC) AS rk FROM per_user
 )
-SELECT distinct_id, event, n FROM ranked WHERE rk = 1`)},
+SELECT distinct_id, event, n FROM ranked WHERE rk = 1 ORDER BY distinct_id, event`)},
 		{name: "top_browser_rank_over_groups", shapes: []string{"top-N per group", "window over groups", "range"}, vars: []string{"from", "to"},
 			sql: shared(`SELECT country, browser, count(*) AS n,
   RANK() OVER (PARTITION BY country ORDER BY count(*) DESC, browser) AS rk
@@ -471,7 +471,7 @@ FROM cohort c LEFT JOIN activity a ON a.distinct_id = c.distinct_id AND a.day > 
 GROUP BY c.day0`)},
 		{name: "retention_week_lag", shapes: []string{"retention", "window", "LAG"}, vars: []string{"from"},
 			sql: shared(`SELECT distinct_id, timestamp, LAG(timestamp) OVER (PARTITION BY distinct_id ORDER BY timestamp) AS previous
-FROM events WHERE event = '$pageview' AND timestamp >= {variables.from}`)},
+FROM events WHERE event = '$pageview' AND timestamp >= {variables.from} ORDER BY distinct_id, timestamp, previous`)},
 		{name: "returning_users_plan", tail: "a.timestamp", shapes: []string{"cohort", "self join", "key"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "pro"},
 			sql: shared(`SELECT a.plan, count(DISTINCT a.distinct_id) AS users
@@ -505,7 +505,7 @@ GROUP BY ` + d.day("a.timestamp", asText)
 			}},
 		{name: "cumulative_revenue_window", shapes: []string{"running total", "window"}, vars: []string{"from"},
 			sql: shared(`SELECT timestamp, amount, sum(amount) OVER (ORDER BY timestamp, uuid) AS running
-FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from}`)},
+FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} ORDER BY timestamp, running, amount`)},
 
 		// Joins of the events with themselves.
 		{name: "next_event_pairs", tail: "a.timestamp", shapes: []string{"self join", "path"}, vars: []string{"event", "from", "to"}, fixed: map[string]any{"event": "signed_up"},
@@ -579,7 +579,7 @@ FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND tim
 		{name: "not_equal_event", shapes: []string{"inequality"}, vars: []string{"event", "from"}, fixed: ev,
 			sql: shared(`SELECT event, count(*) AS n FROM events WHERE event <> {variables.event} AND timestamp >= {variables.from} GROUP BY event`)},
 		{name: "like_browser", shapes: []string{"LIKE"}, vars: []string{"text"},
-			runs: values("text", "Chr%", "%fox"),
+			runs: values("text", "Chr%", "%fox", "chr%"),
 			sql:  shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser LIKE {variables.text} GROUP BY browser`)},
 		{name: "label_in_select", shapes: []string{"variable in SELECT"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "label"},
@@ -628,8 +628,29 @@ FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND tim
 		{name: "recent_purchases_sqlite", shapes: []string{"rows", "interval", "engine syntax"}, engines: sqlOnly, vars: []string{"at"},
 			runs: values("at", "2025-05-20", "2025-05-31 12:00:00"),
 			sql:  shared(`SELECT uuid, timestamp FROM events WHERE event = 'purchase' AND timestamp >= datetime({variables.at}, '-3 days') AND timestamp < {variables.at} ORDER BY timestamp, uuid`)},
-		{name: "ilike_browser", shapes: []string{"ILIKE", "engine syntax"}, engines: notSQLite[:1], vars: []string{"text", "from"},
+		{name: "ilike_browser", shapes: []string{"ILIKE", "engine syntax"}, engines: []string{"postgres", "clickhouse"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "chrome"},
 			sql:   shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser ILIKE {variables.text} AND timestamp >= {variables.from} GROUP BY browser`)},
+		// The rewrites the refusals of funnel_in_subquery_var and
+		// funnel_exists_var give: the subquery's rows joined, the variable
+		// compared in the outer WHERE.
+		{name: "funnel_in_subquery_joined", tail: "e.timestamp", shapes: []string{"funnel", "join of a DISTINCT subquery", "rewrite of a refusal"}, vars: []string{"step", "from"},
+			fixed: map[string]any{"step": "signed_up"},
+			sql: shared(`SELECT e.event, count(*) AS n FROM events e
+JOIN (SELECT DISTINCT distinct_id, event FROM events) s ON s.distinct_id = e.distinct_id
+WHERE s.event = {variables.step} AND e.timestamp >= {variables.from}
+GROUP BY e.event`)},
+		{name: "funnel_exists_joined", tail: "e.timestamp", shapes: []string{"funnel", "join of a DISTINCT subquery", "rewrite of a refusal"}, vars: []string{"step", "from"},
+			fixed: map[string]any{"step": "purchase"},
+			sql: shared(`SELECT count(DISTINCT e.distinct_id) AS converted FROM events e
+JOIN (SELECT DISTINCT distinct_id, event FROM events) p ON p.distinct_id = e.distinct_id
+WHERE e.event = 'signed_up' AND e.timestamp >= {variables.from} AND p.event = {variables.step}`)},
+		{name: "not_in_events", shapes: []string{"NOT IN", "list", "range"}, vars: []string{"events", "from", "to"},
+			fixed: map[string]any{"events": []string{"$pageview", "purchase"}},
+			sql: shared(`SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users FROM events
+WHERE event NOT IN {variables.events} AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY event`)},
+		{name: "not_like_browser_total", shapes: []string{"NOT LIKE", "ungrouped", "range"}, vars: []string{"text", "from"},
+			fixed: map[string]any{"text": "%fox%"},
+			sql:   shared(`SELECT count(*) AS n, min(timestamp) AS first_seen, sum(amount) AS revenue FROM events_p WHERE browser NOT LIKE {variables.text} AND timestamp >= {variables.from}`)},
 	}
 }

@@ -119,9 +119,17 @@ func analystSpecs(t *testing.T, tg target, every, longEvery int) []*spec {
 			step = longEvery
 		}
 	}
+	only := analystOnly()
 	for i, q := range analystQueries() {
 		// A query written for some engines only runs on each of them.
-		if !q.runsOn(tg.d.name) || q.engines == nil && i%step != 0 {
+		switch {
+		case !q.runsOn(tg.d.name):
+			continue
+		case only != nil:
+			if !only[q.name] {
+				continue
+			}
+		case q.engines == nil && i%step != 0:
 			continue
 		}
 		a, err := analyze(q, tg.d)
@@ -136,6 +144,21 @@ func analystSpecs(t *testing.T, tg target, every, longEvery int) []*spec {
 			s.runs = s.runs[:min(2, len(s.runs))]
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// analystOnly returns the names of the analyst queries that
+// EK_ANALYST_ONLY lists (comma-separated), for a run targeted at them on
+// every engine whatever its share; nil when it is not set.
+func analystOnly() map[string]bool {
+	env := os.Getenv("EK_ANALYST_ONLY")
+	if env == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, name := range strings.Split(env, ",") {
+		out[strings.TrimSpace(name)] = true
 	}
 	return out
 }

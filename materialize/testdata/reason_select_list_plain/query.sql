@@ -1,0 +1,1 @@
+SELECT {variables.x} AS v, uuid FROM events

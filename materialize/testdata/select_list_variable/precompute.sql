@@ -1,0 +1,1 @@
+SELECT count(*) AS "_a0" FROM "events"

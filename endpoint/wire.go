@@ -357,7 +357,10 @@ type VariableVerdict struct {
 	CodeName string `json:"code_name"`
 	// As is materialize.Kind's value: "key" (compared with = to a column or
 	// a row expression, stored as a key), "list" (expr IN a multi-valued
-	// list), "range" (>=, >, <, <=); empty when it cannot be materialized.
+	// list), "range" (>=, >, <, <=), "match" (!=, NOT IN, [NOT] LIKE,
+	// [NOT] ILIKE on a stored key, applied to it at read), "read" (in the
+	// SELECT list or HAVING, bound in the read); empty when it cannot be
+	// materialized.
 	As string `json:"as,omitempty"`
 	// Expression is the column or row expression the variable is
 	// compared with, as the analysis prints it.

@@ -244,7 +244,7 @@ func ExampleService_Materialize() {
 	fmt.Println("stored:", res.Results, res.EndpointMaterialized)
 
 	// A query that cannot be materialized is refused with its reason.
-	q.SQL = "SELECT count(*) FROM orders WHERE country LIKE {variables.country}"
+	q.SQL = "SELECT count(*) FROM orders WHERE country GLOB {variables.country}"
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "like", Query: q, IsMaterialized: true})
 	fmt.Println(err)
 	// Output:
@@ -252,7 +252,7 @@ func ExampleService_Materialize() {
 	// inline: [[2 17]] false
 	// after refresh: completed
 	// stored: [[2 17]] true
-	// Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized
+	// Cannot materialize endpoint. Reason: variable 'country' is used with the operator GLOB; only =, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE can be materialized
 }
 
 // A Service with a result cache answers a repeated run from it; the run

@@ -51,7 +51,7 @@ func TestVerdictMemoized(t *testing.T) {
 }
 
 // TestVariableVerdicts: each variable says how it is materialized (key,
-// list, range with its bucket) or why not, and the tenant variable, the
+// list, range with its bucket, match) or why not, and the tenant variable, the
 // library's own, is not listed.
 func TestVariableVerdicts(t *testing.T) {
 	s := &Service{cfg: Config{Executor: fixedDialect{}}, now: func() time.Time { return time.Unix(0, 0).UTC() }}
@@ -74,7 +74,14 @@ func TestVariableVerdicts(t *testing.T) {
 	v = verdictOf(`SELECT count(*) AS n FROM events WHERE event = {variables.event} AND distinct_id LIKE {variables.who}`)
 	want = []VariableVerdict{
 		{CodeName: "event", As: "key", Expression: `"event"`},
-		{CodeName: "who", Code: "unsupported_operator", Reason: "variable 'who' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized"},
+		{CodeName: "who", As: "match", Expression: `"distinct_id"`},
+	}
+	require.True(t, v.ok, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
+	require.Equal(t, want, v.variables, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
+	v = verdictOf(`SELECT count(*) AS n FROM events WHERE event = {variables.event} AND distinct_id GLOB {variables.who}`)
+	want = []VariableVerdict{
+		{CodeName: "event", As: "key", Expression: `"event"`},
+		{CodeName: "who", Code: "unsupported_operator", Reason: "variable 'who' is used with the operator GLOB; only =, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE can be materialized"},
 	}
 	require.False(t, v.ok, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)
 	require.Equal(t, want, v.variables, "verdict ok=%v variables\n%#v\nwant\n%#v", v.ok, v.variables, want)

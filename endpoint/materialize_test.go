@@ -124,10 +124,10 @@ func runVars(country, from, to string) map[string]any {
 func TestMaterializationRefusedChangesNothing(t *testing.T) {
 	e, _ := newMatEnv(t, 100)
 	ctx := context.Background()
-	like := e.query(`SELECT count(*) FROM orders WHERE country LIKE {variables.country}`, "country")
+	like := e.query(`SELECT count(*) FROM orders WHERE country GLOB {variables.country}`, "country")
 	_, err := e.svc.Create(ctx, "1", endpoint.CreateRequest{Name: "m", Query: like, IsMaterialized: true})
 	wantError(t, err, 400, endpoint.CodeCannotMaterialize,
-		"Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized", "is_materialized")
+		"Cannot materialize endpoint. Reason: variable 'country' is used with the operator GLOB; only =, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE can be materialized", "is_materialized")
 	if _, err := e.svc.Get(ctx, "1", "m"); asError(t, err).Status != 404 {
 		t.Fatalf("a refused create stored the endpoint: %v", err)
 	}
@@ -137,14 +137,14 @@ func TestMaterializationRefusedChangesNothing(t *testing.T) {
 	require.Equal(t, endpoint.MaterializationStatus(""), before.Materialization.Status, "materialization of a plain endpoint = %+v", before.Materialization)
 	yes, desc := true, "new"
 	_, err = e.svc.Update(ctx, "1", "sql", endpoint.UpdateRequest{Description: &desc, Query: like, IsMaterialized: &yes})
-	require.Equal(t, endpoint.CodeCannotMaterialize, asError(t, err).Code, "update to a LIKE query: %v", err)
+	require.Equal(t, endpoint.CodeCannotMaterialize, asError(t, err).Code, "update to a GLOB query: %v", err)
 	require.Equal(t, before, e.get(t, "sql"), "a refused update changed the endpoint")
 	e.create(t, "like", like)
 	_, err = e.svc.Update(ctx, "1", "like", endpoint.UpdateRequest{IsMaterialized: &yes})
-	require.Equal(t, endpoint.CodeCannotMaterialize, asError(t, err).Code, "materializing a LIKE query: %v", err)
+	require.Equal(t, endpoint.CodeCannotMaterialize, asError(t, err).Code, "materializing a GLOB query: %v", err)
 	m := e.get(t, "like").Materialization
-	if m.CanMaterialize || !strings.Contains(m.Reason, "LIKE") || m.Status != "" {
-		t.Fatalf("materialization of a LIKE endpoint = %+v", m)
+	if m.CanMaterialize || !strings.Contains(m.Reason, "GLOB") || m.Status != "" {
+		t.Fatalf("materialization of a GLOB endpoint = %+v", m)
 	}
 	if err := e.svc.Materialize(ctx, "1", "like"); asError(t, err).Status != 400 {
 		t.Fatalf("Materialize of an endpoint that is not materialized: %v", err)

@@ -193,7 +193,7 @@ func TestQueryVerdict(t *testing.T) {
 		reasons []endpoint.VerdictReason
 	}{
 		{"SELECT country, count(*) AS n FROM orders WHERE created >= {variables.from} AND created < {variables.to} GROUP BY country", []string{"from", "to"}, true, []endpoint.VerdictReason{}},
-		{"SELECT id FROM orders WHERE country LIKE {variables.country} AND (amount > {variables.min_amount} OR paid = 1)", []string{"country", "min_amount"}, false, []endpoint.VerdictReason{
+		{"SELECT id FROM orders WHERE country GLOB {variables.country} AND (amount > {variables.min_amount} OR paid = 1)", []string{"country", "min_amount"}, false, []endpoint.VerdictReason{
 			{Code: "unsupported_operator", Variable: "country"}, {Code: "under_or", Variable: "min_amount"},
 		}},
 	} {

@@ -139,10 +139,10 @@ func TestHTTPMaterializeErrors(t *testing.T) {
 		{"unknown field", "POST", "/api/projects/1/endpoints/daily/materialize", keyP1, map[string]any{"force": true}, 400, "invalid_input", "force", "Unknown field(s): force"},
 		{"GET", "GET", "/api/projects/1/endpoints/daily/materialize", keyP1, nil, 405, "", "", ""},
 		{"not materializable", "POST", "/api/projects/1/endpoints/", keyP1, map[string]any{
-			"name": "like", "is_materialized": true,
-			"query": sqlQuery("SELECT count(*) FROM events WHERE event LIKE {variables.country}", map[string]string{idCountry: "country"}),
+			"name": "glob", "is_materialized": true,
+			"query": sqlQuery("SELECT count(*) FROM events WHERE event GLOB {variables.country}", map[string]string{idCountry: "country"}),
 		}, 400, "cannot_materialize", "is_materialized",
-			"Cannot materialize endpoint. Reason: variable 'country' is used with the operator LIKE; only =, >=, >, <, <= and IN can be materialized"},
+			"Cannot materialize endpoint. Reason: variable 'country' is used with the operator GLOB; only =, !=, >=, >, <, <=, [NOT] IN, [NOT] LIKE and [NOT] ILIKE can be materialized"},
 		{"bad freshness", "PATCH", "/api/projects/1/endpoints/daily/", keyP1, map[string]any{"materialization_freshness": "soon"}, 400, "invalid_input", "materialization_freshness", ""},
 		{"bad bucket", "PATCH", "/api/projects/1/endpoints/daily/", keyP1, map[string]any{"materialization_buckets": map[string]any{"to": "year"}}, 400, "invalid_input", "materialization_buckets",
 			"materialization_buckets: invalid bucket 'year' for 'to'. Expected one of: minute, hour, day, week, month."},

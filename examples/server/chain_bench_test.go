@@ -9,10 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,7 +250,8 @@ func rotate(b *testing.B, c int, sides []chainSide, path string, body func(int64
 		m := min(int64(slice), int64(b.N)-n)
 		for j := range sides {
 			s := (k + j) % len(sides)
-			ts, took, err := chainSlice(c, sides[s].do, path, n, m, body)
+			do := sides[s].do
+			ts, took, err := endpointtest.SendSlice(c, func(b []byte) error { return do(path, b) }, n, m, body)
 			if err != nil {
 				b.Fatalf("%s: %v", sides[s].name, err)
 			}
@@ -275,40 +273,4 @@ func rotate(b *testing.B, c int, sides []chainSide, path string, body func(int64
 		b.ReportMetric(float64(elapsed[last])/float64(elapsed[i]), sides[i].name+"/"+sides[last].name+"-req/s")
 	}
 	b.ReportMetric(med[0]/med[1], sides[0].name+"/"+sides[1].name)
-}
-
-// chainSlice sends m requests with do, numbered from first, from c
-// clients at once, and returns each request's time and the slice's.
-func chainSlice(c int, do func(string, []byte) error, path string, first, m int64, body func(int64) []byte) ([]time.Duration, time.Duration, error) {
-	times := make([][]time.Duration, c)
-	errs := make([]error, c)
-	var next atomic.Int64
-	next.Store(first)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := next.Add(1); n <= first+m; n = next.Add(1) {
-				req := body(n)
-				t := time.Now()
-				if err := do(path, req); err != nil {
-					errs[i] = err
-					return
-				}
-				times[i] = append(times[i], time.Since(t))
-				if c > 1 {
-					runtime.Gosched() // in process: a connection's goroutine waits on the network here
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, 0, err
-		}
-	}
-	return slices.Concat(times...), time.Since(start), nil
 }

@@ -32,13 +32,5 @@ func servePprof(ctx context.Context, addr string) (string, func(), error) {
 		return "", nil, fmt.Errorf("-pprof-addr: %w", err)
 	}
 	srv := &http.Server{Handler: pprofHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	stop := func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-	}
-	return ln.Addr().String(), stop, nil
+	return ln.Addr().String(), serveAside(ctx, srv, ln), nil
 }

@@ -66,15 +66,21 @@ func serveMetrics(ctx context.Context, cfg config, registry *prometheus.Registry
 	}
 	srv := &http.Server{Handler: metricsHandler(cfg, registry), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	return ln.Addr().String(), serveAside(ctx, srv, ln), nil
+}
+
+// serveAside serves srv on ln in a goroutine of its own, beside the API,
+// and returns what stops it: a graceful shutdown (at most shutdownTimeout,
+// even once ctx is done) that returns once srv has stopped.
+func serveAside(ctx context.Context, srv *http.Server, ln net.Listener) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
-	stop := func() {
+	return func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		<-done
 	}
-	return ln.Addr().String(), stop, nil
 }
 
 // run is the whole server: it parses args, opens the database, loads demo

@@ -473,16 +473,7 @@ func TestContainsIgnoresTheDatabaseLocale(t *testing.T) {
 			b.WriteString("SELECT s FROM (VALUES ('Ünïcode'), ('ünïcode'), ('UNICODE'), ('Chrome'), ('chrome')) AS v(s) WHERE ")
 			engine.PostgreSQL.Contains(b, func() { b.WriteString("s") }, needle)
 			b.WriteString(" ORDER BY s COLLATE \"C\"")
-			rows, err := db.QueryContext(ctx, b.SQL(), b.Args()...)
-			require.NoError(t, err, "%s", label)
-			defer rows.Close()
-			var out []string
-			for rows.Next() {
-				var s string
-				require.NoError(t, rows.Scan(&s))
-				out = append(out, s)
-			}
-			return out
+			return testdb.Strings(t, db, b.SQL(), b.Args()...)
 		}
 		for needle, want := range map[string]string{
 			"ÜNÏ":  "[Ünïcode ünïcode]",

@@ -20,12 +20,7 @@ func BenchmarkCheck(b *testing.B) {
 }
 
 func BenchmarkScope(b *testing.B) {
-	rules := testRules()
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := Confine(readmeQuery, rules, tenantVar)
-		require.NoError(b, err)
-	}
+	benchConfine(b, readmeQuery, testRules())
 }
 
 func BenchmarkScopeInsight(b *testing.B) {
@@ -33,13 +28,8 @@ func BenchmarkScopeInsight(b *testing.B) {
 	require.NoError(b, err)
 	sql, _, _ := strings.Cut(string(raw), "\n-- args:")
 	sql = strings.ReplaceAll(sql, "?", "{variables.p}")
-	rules := testRules()
 	b.SetBytes(int64(len(sql)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := Confine(sql, rules, tenantVar)
-		require.NoError(b, err)
-	}
+	benchConfine(b, sql, testRules())
 }
 
 // BenchmarkLex2K reads the 2 KB query that sql/sqltoken's
@@ -71,6 +61,11 @@ func BenchmarkCheck2K(b *testing.B) {
 func BenchmarkConfine2K(b *testing.B) {
 	src, rules := bench2K(b)
 	b.SetBytes(int64(len(src)))
+	benchConfine(b, src, rules)
+}
+
+// benchConfine measures Confine of src under rules, as done before a run.
+func benchConfine(b *testing.B, src string, rules *Rules) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, err := Confine(src, rules, tenantVar)

@@ -5,6 +5,7 @@ package docs
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,15 +20,7 @@ const module = "github.com/endpointkit/endpointkit/"
 // TestDesignListsEveryPackage: docs/design.md's Layout table names every
 // package of the module, and nothing that is not one.
 func TestDesignListsEveryPackage(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/design.md")
-	require.NoError(t, err)
-	layout := string(doc)
-	start := strings.Index(layout, "## Layout")
-	require.GreaterOrEqual(t, start, 0, "docs/design.md has no Layout section")
-	layout = layout[start:]
-	if end := strings.Index(layout[3:], "\n## "); end >= 0 {
-		layout = layout[:end+3]
-	}
+	layout := section(t, "docs/design.md", "## Layout")
 	var listed []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\|").FindAllStringSubmatch(layout, -1) {
 		listed = append(listed, m[1])
@@ -51,13 +44,10 @@ func TestDesignListsEveryPackage(t *testing.T) {
 // TestLicense: the repository has a licence a package index recognises,
 // and the README names it.
 func TestLicense(t *testing.T) {
-	b, err := os.ReadFile("../../LICENSE")
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(string(b), "MIT License\n"), "LICENSE is not the MIT License text")
-	assert.Contains(t, string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"", "LICENSE is not the MIT License text")
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	assert.Contains(t, string(readme), "[MIT License](LICENSE)", "the README does not name the licence")
+	licence := readDoc(t, "LICENSE")
+	assert.True(t, strings.HasPrefix(licence, "MIT License\n"), "LICENSE is not the MIT License text")
+	assert.Contains(t, licence, "THE SOFTWARE IS PROVIDED \"AS IS\"", "LICENSE is not the MIT License text")
+	assert.Contains(t, readDoc(t, "README.md"), "[MIT License](LICENSE)", "the README does not name the licence")
 }
 
 // floors are the floors of docs/design.md's Layout table, lowest first.
@@ -73,10 +63,8 @@ var floorExceptions = map[string]string{
 // TestFloors: no package imports one of a higher floor of docs/design.md's
 // Layout table, but the exceptions the page names.
 func TestFloors(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/design.md")
-	require.NoError(t, err)
 	floorOf := map[string]int{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\| ([a-zA-Z ]+) \\|").FindAllStringSubmatch(string(doc), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\| ([a-zA-Z ]+) \\|").FindAllStringSubmatch(readDoc(t, "docs/design.md"), -1) {
 		i := slices.Index(floors, m[2])
 		require.GreaterOrEqual(t, i, 0, "docs/design.md: %s is on floor %q, which is not one of %v", m[1], m[2], floors)
 		floorOf[m[1]] = i
@@ -95,4 +83,26 @@ func TestFloors(t *testing.T) {
 				pkg, floors[floorOf[pkg]], dep, floors[floorOf[dep]])
 		}
 	}
+}
+
+// readDoc is the text of the file at rel, a path from the module root.
+func readDoc(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// section is the part of the page at rel that starts with the line
+// heading ("## Layout") and ends before the next heading of its level.
+func section(t *testing.T, rel, heading string) string {
+	t.Helper()
+	text := readDoc(t, rel)
+	start := strings.Index(text, "\n"+heading+"\n")
+	require.GreaterOrEqual(t, start, 0, "%s has no %q section", rel, heading)
+	text = text[start+1:]
+	if end := strings.Index(text[len(heading):], "\n"+heading[:strings.Index(heading, " ")+1]); end >= 0 {
+		text = text[:len(heading)+end+1]
+	}
+	return text
 }

@@ -3,9 +3,7 @@
 package docs
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -83,26 +81,4 @@ func TestFloors(t *testing.T) {
 				pkg, floors[floorOf[pkg]], dep, floors[floorOf[dep]])
 		}
 	}
-}
-
-// readDoc is the text of the file at rel, a path from the module root.
-func readDoc(t *testing.T, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-	require.NoError(t, err)
-	return string(b)
-}
-
-// section is the part of the page at rel that starts with the line
-// heading ("## Layout") and ends before the next heading of its level.
-func section(t *testing.T, rel, heading string) string {
-	t.Helper()
-	text := readDoc(t, rel)
-	start := strings.Index(text, "\n"+heading+"\n")
-	require.GreaterOrEqual(t, start, 0, "%s has no %q section", rel, heading)
-	text = text[start+1:]
-	if end := strings.Index(text[len(heading):], "\n"+heading[:strings.Index(heading, " ")+1]); end >= 0 {
-		text = text[:len(heading)+end+1]
-	}
-	return text
 }

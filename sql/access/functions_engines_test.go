@@ -38,9 +38,7 @@ type engineProbe struct {
 // -tags chdb.
 var probes = map[string]func(t *testing.T) *engineProbe{
 	"sqlite": func(t *testing.T) *engineProbe {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLite(t)
 		return &engineProbe{
 			functions: sqliteFunctions, tableFunctions: sqliteTableFunctions,
 			query: exec(db),

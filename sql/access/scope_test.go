@@ -23,10 +23,7 @@ const tenantVar = "__endpointkit_tenant"
 // a join by user that was not scoped would cross projects.
 func openSQLite(t testing.TB, projects ...string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1) // one connection: one in-memory database
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		_, err := db.Exec(q, args...)

@@ -38,7 +38,9 @@ type engineProbe struct {
 // -tags chdb.
 var probes = map[string]func(t *testing.T) *engineProbe{
 	"sqlite": func(t *testing.T) *engineProbe {
-		db := testdb.SQLite(t)
+		db, err := sql.Open("sqlite", ":memory:")
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
 		return &engineProbe{
 			functions: sqliteFunctions, tableFunctions: sqliteTableFunctions,
 			query: exec(db),

@@ -646,15 +646,7 @@ func snapshot(t *testing.T, db *sql.DB) []string {
 		"SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM sqlite_master ORDER BY 1",
 		"SELECT name FROM pragma_database_list ORDER BY 1",
 	} {
-		rows, err := db.QueryContext(context.Background(), q)
-		require.NoError(t, err)
-		for rows.Next() {
-			var s string
-			require.NoError(t, rows.Scan(&s))
-			out = append(out, s)
-		}
-		require.NoError(t, rows.Err())
-		rows.Close()
+		out = append(out, testdb.Strings(t, db, q)...)
 	}
 	return out
 }

@@ -45,6 +45,30 @@ func runRows(b *testing.B, db *sql.DB, c *Compiled) *Result {
 	return res
 }
 
+// execAll runs stmts on db in order.
+func execAll(b *testing.B, db *sql.DB, stmts []Statement) {
+	for _, s := range stmts {
+		_, err := db.Exec(s.SQL, s.Args...)
+		require.NoError(b, err)
+	}
+}
+
+// countRows runs query on db, reads each row with scan (when not nil) and
+// requires at least one row.
+func countRows(b *testing.B, db *sql.DB, scan func(*sql.Rows) error, query string, args ...any) {
+	rows, err := db.Query(query, args...)
+	require.NoError(b, err)
+	n := 0
+	for rows.Next() {
+		if scan != nil {
+			require.NoError(b, scan(rows))
+		}
+		n++
+	}
+	require.NoError(b, rows.Close())
+	require.NotEqual(b, 0, n)
+}
+
 var benchValues = map[string]any{"$browser": "Safari"}
 
 func BenchmarkTrendsInline(b *testing.B) {
@@ -72,10 +96,7 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	if ddl := Index(saved, engine.SQLite, "bench_insight"); ddl != "" {
 		stmts = append(stmts, Statement{SQL: ddl})
 	}
-	for _, s := range stmts {
-		_, err := db.Exec(s.SQL, s.Args...)
-		require.NoError(b, err)
-	}
+	execAll(b, db, stmts)
 	build := time.Since(start)
 	b.ReportMetric(float64(build.Milliseconds()), "build-ms")
 	// library: the read ReadMaterialized writes, run and shaped;
@@ -95,20 +116,14 @@ func BenchmarkTrendsMaterialized(b *testing.B) {
 	})
 	b.Run("handwritten", func(b *testing.B) {
 		for b.Loop() {
-			rows, err := db.Query(`SELECT "series", "bucket", "b0", "value" FROM "bench_insight" WHERE "b0" = ?`, benchValues["$browser"])
-			require.NoError(b, err)
-			n := 0
-			for rows.Next() {
+			countRows(b, db, func(rows *sql.Rows) error {
 				var (
 					series        int64
 					bucket, value any
 					b0            string
 				)
-				require.NoError(b, rows.Scan(&series, &bucket, &b0, &value))
-				n++
-			}
-			require.NoError(b, rows.Close())
-			require.NotEqual(b, 0, n)
+				return rows.Scan(&series, &bucket, &b0, &value)
+			}, `SELECT "series", "bucket", "b0", "value" FROM "bench_insight" WHERE "b0" = ?`, benchValues["$browser"])
 		}
 	})
 }
@@ -127,14 +142,7 @@ func BenchmarkBreakdownLimit(b *testing.B) {
 		name := map[bool]string{false: "every_value", true: "limited"}[limited]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				rows, err := db.Query(c.SQL, c.Args...)
-				require.NoError(b, err)
-				n := 0
-				for rows.Next() {
-					n++
-				}
-				require.NoError(b, rows.Close())
-				require.NotEqual(b, 0, n)
+				countRows(b, db, nil, c.SQL, c.Args...)
 			}
 		})
 	}
@@ -162,10 +170,7 @@ func BenchmarkLifecycle(b *testing.B) {
 	})
 	stmts, err := Materialize(saved, engine.SQLite, "bench_lifecycle", at)
 	require.NoError(b, err)
-	for _, s := range stmts {
-		_, err := db.Exec(s.SQL, s.Args...)
-		require.NoError(b, err)
-	}
+	execAll(b, db, stmts)
 	b.Run("materialized", func(b *testing.B) {
 		for b.Loop() {
 			c, err := ReadMaterialized(saved, engine.SQLite, "bench_lifecycle", nil, at)

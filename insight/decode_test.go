@@ -187,15 +187,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"retention group", retention(``, `,"aggregation_group_type_index":0`), `insight: aggregation_group_type_index: group aggregation is not supported`},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			q, err := Decode([]byte(c.json))
-			v := q
-			require.Nil(t, v, "q")
-			require.ErrorContains(t, err, c.want)
-			require.ErrorIs(t, err, ErrInvalid)
-			var e *Error
-			require.ErrorAs(t, err, &e)
-		})
+		t.Run(c.name, func(t *testing.T) { requireRefused(t, c.json, c.want) })
 	}
 }
 

@@ -97,21 +97,7 @@ func queryRows(t testing.TB, db *sql.DB, query string, args []any) [][]any {
 	t.Helper()
 	rows, err := db.QueryContext(context.Background(), query, args...)
 	require.NoError(t, err, "%v", query)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
-	var out [][]any
-	for rows.Next() {
-		row := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range row {
-			ptrs[i] = &row[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		out = append(out, row)
-	}
-	require.NoError(t, rows.Err())
-	return out
+	return testdb.Rows(t, rows)
 }
 
 // run compiles q at now, runs it on db and shapes the rows.
@@ -122,6 +108,18 @@ func run(t testing.TB, db *sql.DB, q *Query, now time.Time) *Result {
 	res, err := c.Shape(queryRows(t, db, c.SQL, c.Args))
 	require.NoError(t, err)
 	return res
+}
+
+// requireRefused checks that Decode refuses text with an *Error wrapping
+// ErrInvalid whose message holds want.
+func requireRefused(t *testing.T, text, want string) {
+	t.Helper()
+	q, err := Decode([]byte(text))
+	require.Nil(t, q, "q")
+	require.ErrorContains(t, err, want)
+	require.ErrorIs(t, err, ErrInvalid)
+	var e *Error
+	require.ErrorAs(t, err, &e)
 }
 
 // mustDecode decodes a query written as JSON in a test.

@@ -2,6 +2,7 @@ package placeholder
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -458,4 +459,53 @@ func FuzzAppendString(f *testing.F) {
 		require.NoError(t, db.QueryRowContext(context.Background(), query).Scan(&got), "%q", query)
 		require.Equal(t, s, got)
 	})
+}
+
+// benchScanSQL is a 20-line query with 6 placeholders, among literals,
+// quoted identifiers and comments that the scanner must skip.
+const benchScanSQL = `-- Daily purchases per country, for the dashboard
+SELECT
+    date(timestamp) AS day,
+    json_extract(properties, '$.country') AS "country",
+    count(*) AS purchases,
+    sum(json_extract(properties, '$.amount')) AS revenue
+FROM events
+WHERE event = {variables.event}
+  AND timestamp >= {variables.since}
+  AND timestamp < { variables.until }
+  /* the plan filter is optional in the UI: '{variables.ignored}' */
+  AND json_extract(properties, '$.plan') IN {variables.plans}
+  AND json_extract(properties, '$.country') <> 'it''s {not a placeholder}'
+  AND json_extract(properties, '$.amount') >= {variables.min_amount}
+  AND distinct_id NOT IN (SELECT distinct_id FROM "blocked users")
+  AND json_extract(properties, '$.browser') = {variables.browser}
+GROUP BY 1, 2
+HAVING count(*) > 0
+ORDER BY 1, 2
+LIMIT 1000`
+
+func BenchmarkScan(b *testing.B) {
+	phs, err := Scan(benchScanSQL)
+	require.NoError(b, err, "want 6 placeholders")
+	require.Len(b, phs, 6, "want 6 placeholders")
+	b.SetBytes(int64(len(benchScanSQL)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := Scan(benchScanSQL)
+		require.NoError(b, err)
+	}
+}
+
+// BenchmarkScan2K scans the 2 KB query that sql/sqltoken's
+// BenchmarkTokens2K reads, to compare the scanners on the same text.
+func BenchmarkScan2K(b *testing.B) {
+	data, err := os.ReadFile("../sql/sqltoken/testdata/bench2k.sql")
+	require.NoError(b, err)
+	src := string(data)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := Scan(src)
+		require.NoError(b, err)
+	}
 }

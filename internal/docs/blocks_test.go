@@ -43,11 +43,10 @@ func (b block) String() string { return b.page + ":" + strconv.Itoa(b.line) }
 // blocks are the fenced code blocks of page.
 func blocks(t *testing.T, page string) []block {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, page))
-	require.NoError(t, err)
+	text := readDoc(t, page)
 	var out []block
 	var cur *block
-	for i, line := range strings.SplitAfter(string(b), "\n") {
+	for i, line := range strings.SplitAfter(text, "\n") {
 		trimmed := strings.TrimRight(line, "\n")
 		switch {
 		case cur == nil && strings.HasPrefix(trimmed, "```"):
@@ -140,9 +139,7 @@ func TestGoBlocksCompile(t *testing.T) {
 // TestREADMEIsAFrontDoor: the README is at most 300 lines, starts with the
 // two commands, and links every page of docs/.
 func TestREADMEIsAFrontDoor(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	readme := string(b)
+	readme := readDoc(t, "README.md")
 	require.LessOrEqual(t, strings.Count(readme, "\n"), 300, "README.md is longer than 300 lines")
 	first := blocks(t, "README.md")[0]
 	require.Contains(t, first.text, "go run ./examples/server")
@@ -155,9 +152,7 @@ func TestREADMEIsAFrontDoor(t *testing.T) {
 // TestRouteTable: the HTTP API's route table is one table, with the
 // schema, keys and embed-token routes among its rows.
 func TestRouteTable(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "docs", "http-api.md"))
-	require.NoError(t, err)
-	doc := string(b)
+	doc := readDoc(t, "docs/http-api.md")
 	start := strings.Index(doc, "| method | path | body | success |")
 	require.GreaterOrEqual(t, start, 0, "docs/http-api.md has no route table")
 	var rows []string
@@ -182,9 +177,7 @@ func TestRouteTable(t *testing.T) {
 func TestLinks(t *testing.T) {
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, p := range docPages(t) {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		require.NoError(t, err)
-		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+		for _, m := range link.FindAllStringSubmatch(readDoc(t, p), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
@@ -206,11 +199,9 @@ func TestLinks(t *testing.T) {
 // anchors are the ids GitHub gives the headings of page.
 func anchors(t *testing.T, page string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, page))
-	require.NoError(t, err)
 	var out []string
 	inBlock := false
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(readDoc(t, page), "\n") {
 		if strings.HasPrefix(l, "```") {
 			inBlock = !inBlock
 		}
@@ -230,4 +221,26 @@ func anchors(t *testing.T, page string) []string {
 		out = append(out, id.String())
 	}
 	return out
+}
+
+// readDoc is the text of the file at rel, a path from the module root.
+func readDoc(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// section is the part of the page at rel that starts with the line
+// heading ("## Layout") and ends before the next heading of its level.
+func section(t *testing.T, rel, heading string) string {
+	t.Helper()
+	text := readDoc(t, rel)
+	start := strings.Index(text, "\n"+heading+"\n")
+	require.GreaterOrEqual(t, start, 0, "%s has no %q section", rel, heading)
+	text = text[start+1:]
+	if end := strings.Index(text[len(heading):], "\n"+heading[:strings.Index(heading, " ")+1]); end >= 0 {
+		text = text[:len(heading)+end+1]
+	}
+	return text
 }

@@ -3,7 +3,6 @@
 package docs
 
 import (
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -19,15 +18,7 @@ const module = "github.com/endpointkit/endpointkit/"
 // TestDesignListsEveryPackage: docs/design.md's Layout table names every
 // package of the module, and nothing that is not one.
 func TestDesignListsEveryPackage(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/design.md")
-	require.NoError(t, err)
-	layout := string(doc)
-	start := strings.Index(layout, "## Layout")
-	require.GreaterOrEqual(t, start, 0, "docs/design.md has no Layout section")
-	layout = layout[start:]
-	if end := strings.Index(layout[3:], "\n## "); end >= 0 {
-		layout = layout[:end+3]
-	}
+	layout := section(t, "docs/design.md", "## Layout")
 	var listed []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\|").FindAllStringSubmatch(layout, -1) {
 		listed = append(listed, m[1])
@@ -51,13 +42,10 @@ func TestDesignListsEveryPackage(t *testing.T) {
 // TestLicense: the repository has a licence a package index recognises,
 // and the README names it.
 func TestLicense(t *testing.T) {
-	b, err := os.ReadFile("../../LICENSE")
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(string(b), "MIT License\n"), "LICENSE is not the MIT License text")
-	assert.Contains(t, string(b), "THE SOFTWARE IS PROVIDED \"AS IS\"", "LICENSE is not the MIT License text")
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	assert.Contains(t, string(readme), "[MIT License](LICENSE)", "the README does not name the licence")
+	licence := readDoc(t, "LICENSE")
+	assert.True(t, strings.HasPrefix(licence, "MIT License\n"), "LICENSE is not the MIT License text")
+	assert.Contains(t, licence, "THE SOFTWARE IS PROVIDED \"AS IS\"", "LICENSE is not the MIT License text")
+	assert.Contains(t, readDoc(t, "README.md"), "[MIT License](LICENSE)", "the README does not name the licence")
 }
 
 // floors are the floors of docs/design.md's Layout table, lowest first.
@@ -73,10 +61,8 @@ var floorExceptions = map[string]string{
 // TestFloors: no package imports one of a higher floor of docs/design.md's
 // Layout table, but the exceptions the page names.
 func TestFloors(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/design.md")
-	require.NoError(t, err)
 	floorOf := map[string]int{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\| ([a-zA-Z ]+) \\|").FindAllStringSubmatch(string(doc), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\| ([a-zA-Z ]+) \\|").FindAllStringSubmatch(readDoc(t, "docs/design.md"), -1) {
 		i := slices.Index(floors, m[2])
 		require.GreaterOrEqual(t, i, 0, "docs/design.md: %s is on floor %q, which is not one of %v", m[1], m[2], floors)
 		floorOf[m[1]] = i

@@ -36,3 +36,25 @@ var Cases = []Case{
 	{`{"k":true}`, "true", nil},
 	{`{"k":false}`, "false", nil},
 }
+
+// Writer is where a statement is written: its text, and its values bound
+// in order (a placeholder.Builder, or a test's own writer).
+type Writer interface {
+	WriteString(s string)
+	Bind(v any)
+}
+
+// WriteInsert writes into w the INSERT of case number i into table (a
+// name quoted for its engine already): the row (i, the case's JSON), with
+// NULL for a nil JSON.
+func WriteInsert(w Writer, table string, i int, c Case) {
+	w.WriteString("INSERT INTO " + table + " VALUES (")
+	w.Bind(int64(i))
+	w.WriteString(", ")
+	if c.JSON == nil {
+		w.WriteString("NULL")
+	} else {
+		w.Bind(c.JSON)
+	}
+	w.WriteString(")")
+}

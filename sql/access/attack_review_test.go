@@ -27,28 +27,14 @@ import (
 // table in them unconfined.
 func TestReviewWithFillIsChecked(t *testing.T) {
 	rules := testRules()
-	for _, c := range []struct {
-		query    string
-		reason   Reason
-		table    string
-		function string
-	}{
+	checkRefusals(t, rules, []refusal{
 		{`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM (SELECT count() FROM endpointkit_endpoints)`, ReasonProtected, "endpointkit_endpoints", ""},
 		{`SELECT uuid FROM events ORDER BY uuid WITH FILL TO (SELECT toInt64(count()) FROM system.tables)`, ReasonCatalog, "system.tables", ""},
 		{`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM 0 TO 10 STEP (SELECT count() FROM secrets)`, ReasonTable, "secrets", ""},
 		{`SELECT uuid FROM events ORDER BY uuid DESC WITH FILL FROM sleepEachRow(3)`, ReasonFunction, "", "sleepEachRow"},
 		{`SELECT uuid FROM events ORDER BY uuid WITH FILL TO length(file('/etc/passwd'))`, ReasonFunction, "", "file"},
 		{`SELECT uuid FROM events ORDER BY uuid WITH FILL STEP (SELECT 1 FROM url('http://x/', CSV, 'a Int8'))`, ReasonTableFunction, "", "url"},
-	} {
-		err := Check(c.query, rules)
-		var e *Error
-		if !assert.True(t, errors.As(err, &e), "Check(%q) = %v, want a refusal", c.query, err) {
-			continue
-		}
-		assert.Equal(t, c.reason, e.Reason, "Check(%q) = %v", c.query, err)
-		assert.Equal(t, c.table, e.Table, "Check(%q) = %v", c.query, err)
-		assert.Equal(t, c.function, e.Function, "Check(%q) = %v", c.query, err)
-	}
+	})
 	for _, q := range []string{
 		`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM ifNull((SELECT min(uuid) FROM events), 0)`,
 		`SELECT uuid FROM events ORDER BY uuid WITH FILL FROM 0 TO (SELECT count() FROM events e) STEP (SELECT 1 FROM users LIMIT 1)`,
@@ -254,12 +240,7 @@ func TestReviewAnyTableKeepsListedTablesScoped(t *testing.T) {
 // query, reason, and the table or function the error names. Each is one
 // way to read a table, a catalog or a function through a path the tree
 // might not have walked, or text engines read differently.
-var reviewRefusals = []struct {
-	query    string
-	reason   Reason
-	table    string
-	function string
-}{
+var reviewRefusals = []refusal{
 	{"WITH \"SECRET\" AS (SELECT 1 AS x) SELECT * FROM SECRET", ReasonAmbiguous, "SECRET", ""},
 	{"WITH Secret AS (SELECT 1 AS x) SELECT * FROM \"Secret\"", ReasonAmbiguous, "Secret", ""},
 	{"WITH \"PG_SETTINGS\" AS (SELECT 1 AS x) SELECT * FROM PG_SETTINGS", ReasonCatalog, "PG_SETTINGS", ""},
@@ -322,8 +303,24 @@ var reviewRefusals = []struct {
 
 // TestReviewAttacksAreRefused checks each of reviewRefusals.
 func TestReviewAttacksAreRefused(t *testing.T) {
-	for _, c := range reviewRefusals {
-		err := Check(c.query, testRules())
+	checkRefusals(t, testRules(), reviewRefusals)
+}
+
+// refusal is a query Check must refuse: why, and the table and function
+// the error names ("" when none).
+type refusal struct {
+	query    string
+	reason   Reason
+	table    string
+	function string
+}
+
+// checkRefusals checks that Check refuses each query of cases under rules
+// as the case says.
+func checkRefusals(t *testing.T, rules *Rules, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		err := Check(c.query, rules)
 		var e *Error
 		if !assert.True(t, errors.As(err, &e), "Check(%q) = %v, want a refusal", c.query, err) {
 			continue

@@ -13,19 +13,12 @@ import (
 // trends with every math, about 3 KB).
 func BenchmarkCheck(b *testing.B) {
 	rules := testRules()
-	b.ReportAllocs()
-	for b.Loop() {
-		require.NoError(b, Check(readmeQuery, rules))
-	}
+	measure(b, "", func(string) error { return Check(readmeQuery, rules) })
 }
 
 func BenchmarkScope(b *testing.B) {
 	rules := testRules()
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := Confine(readmeQuery, rules, tenantVar)
-		require.NoError(b, err)
-	}
+	measure(b, "", func(string) error { return benchConfine(readmeQuery, rules) })
 }
 
 func BenchmarkScopeInsight(b *testing.B) {
@@ -34,26 +27,19 @@ func BenchmarkScopeInsight(b *testing.B) {
 	sql, _, _ := strings.Cut(string(raw), "\n-- args:")
 	sql = strings.ReplaceAll(sql, "?", "{variables.p}")
 	rules := testRules()
-	b.SetBytes(int64(len(sql)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := Confine(sql, rules, tenantVar)
-		require.NoError(b, err)
-	}
+	measure(b, sql, func(src string) error { return benchConfine(src, rules) })
 }
 
 // BenchmarkLex2K reads the 2 KB query that sql/sqltoken's
 // BenchmarkTokens2K reads, to compare the tokenizers on the same text.
 func BenchmarkLex2K(b *testing.B) {
-	data, err := os.ReadFile("../sqltoken/testdata/bench2k.sql")
-	require.NoError(b, err)
-	src := string(data)
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := lex(src)
-		require.Nil(b, err)
-	}
+	src, _ := bench2K(b)
+	measure(b, src, func(src string) error {
+		if _, err := lex(src); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // BenchmarkCheck2K and BenchmarkConfine2K check and confine the 2 KB
@@ -61,21 +47,12 @@ func BenchmarkLex2K(b *testing.B) {
 // reads the same text).
 func BenchmarkCheck2K(b *testing.B) {
 	src, rules := bench2K(b)
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	for b.Loop() {
-		require.NoError(b, Check(src, rules))
-	}
+	measure(b, src, func(src string) error { return Check(src, rules) })
 }
 
 func BenchmarkConfine2K(b *testing.B) {
 	src, rules := bench2K(b)
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := Confine(src, rules, tenantVar)
-		require.NoError(b, err)
-	}
+	measure(b, src, func(src string) error { return benchConfine(src, rules) })
 }
 
 // bench2K returns the 2 KB query and rules that scope its events table and
@@ -94,12 +71,31 @@ func bench2K(b *testing.B) (string, *Rules) {
 // did together before the tree.
 func BenchmarkSave2K(b *testing.B) {
 	src, rules := bench2K(b)
-	b.SetBytes(int64(len(src)))
+	measure(b, src, func(src string) error {
+		q, err := CheckQuery(src, rules)
+		if err != nil {
+			return err
+		}
+		_, err = q.Confine(tenantVar)
+		return err
+	})
+}
+
+// measure runs f on src in b's loop, failing b on an error, and reports
+// the allocations and, for a src not "", its bytes as those of one run.
+func measure(b *testing.B, src string, f func(src string) error) {
+	if src != "" {
+		b.SetBytes(int64(len(src)))
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		q, err := CheckQuery(src, rules)
-		require.NoError(b, err)
-		_, err = q.Confine(tenantVar)
-		require.NoError(b, err)
+		require.NoError(b, f(src))
 	}
+}
+
+// benchConfine is Confine of src under rules for the tenant variable, as done
+// before a run.
+func benchConfine(src string, rules *Rules) error {
+	_, err := Confine(src, rules, tenantVar)
+	return err
 }

@@ -56,10 +56,7 @@ type formEngine struct {
 // forms: tenant "1" has the rows n = 7 and 13, tenant "2" n = 1, 2, 3.
 var formEngines = map[string]func(t *testing.T) *formEngine{
 	"sqlite": func(t *testing.T) *formEngine {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLite(t)
 		sqlSetup(t, db, `CREATE TABLE events (project_id TEXT, event TEXT, n INTEGER, ts TEXT)`,
 			`INSERT INTO events VALUES ('1', 'a', 7, '2025-05-01 10:07:00'), ('1', 'b', 13, '2025-05-01 10:13:00'),
 			('2', 'x', 1, '2025-05-01'), ('2', 'y', 2, '2025-05-01'), ('2', 'z', 3, '2025-05-01')`)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
@@ -22,10 +23,7 @@ const tenantVar = "__endpointkit_tenant"
 // a join by user that was not scoped would cross projects.
 func openSQLite(t testing.TB, projects ...string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1) // one connection: one in-memory database
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		_, err := db.Exec(q, args...)
@@ -64,7 +62,8 @@ func openSQLite(t testing.TB, projects ...string) *sql.DB {
 	return db
 }
 
-// run renders query for SQLite with values and returns its rows as text.
+// run renders query for SQLite with values and returns its rows as text,
+// or the error of the query's start; an error of its read fails t.
 func run(t testing.TB, db *sql.DB, query string, values map[string]any) ([]string, [][]string, error) {
 	t.Helper()
 	tmpl, err := placeholder.Compile(query)
@@ -81,28 +80,20 @@ func run(t testing.TB, db *sql.DB, query string, values map[string]any) ([]strin
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
+		rows.Close()
 		return nil, nil, err
 	}
 	var out [][]string
-	for rows.Next() {
-		vs := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vs {
-			ptrs[i] = &vs[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, nil, err
-		}
+	for _, vs := range testdb.Rows(t, rows) {
 		r := make([]string, len(cols))
 		for i, v := range vs {
 			r[i] = fmt.Sprint(v)
 		}
 		out = append(out, r)
 	}
-	return cols, out, rows.Err()
+	return cols, out, nil
 }
 
 // scopedQueries are queries written every way a tenant filter could be

@@ -221,15 +221,7 @@ func TestJSONRule(t *testing.T) {
 		require.NoError(t, err)
 		for i, r := range rows {
 			w := &rendered{t: t, e: e}
-			w.WriteString("INSERT INTO " + e.QuoteIdent("j") + " VALUES (")
-			w.Bind(int64(i))
-			w.WriteString(", ")
-			if r.JSON == nil {
-				w.WriteString("NULL")
-			} else {
-				w.Bind(r.JSON)
-			}
-			w.WriteString(")")
+			jsonrule.WriteInsert(w, e.QuoteIdent("j"), i, r)
 			_, err := db.Exec(string(w.sql), w.args...)
 			require.NoError(t, err)
 		}

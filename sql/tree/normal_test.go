@@ -14,9 +14,14 @@ import (
 // normal reads src for r and prints it in the normal form of d.
 func normal(t *testing.T, r engine.Engine, src string, d engine.Engine) (string, error) {
 	t.Helper()
-	tr, err := tree.Parse(r, src)
-	require.NoError(t, err, src)
-	return tree.Normal{Engine: d}.Statement(tr.Stmt)
+	return tree.Normal{Engine: d}.Statement(parse(t, r, src).Stmt)
+}
+
+// firstExpr is the first expression of the select list of src, read as
+// PostgreSQL.
+func firstExpr(t *testing.T, src string) tree.Expr {
+	t.Helper()
+	return parse(t, engine.PostgreSQL, src).Stmt.(*tree.Select).SelectExprs[0].(*tree.AliasedExpr).Expr
 }
 
 func TestNormal(t *testing.T) {
@@ -90,11 +95,7 @@ func TestNormalRefuses(t *testing.T) {
 }
 
 func TestCanonical(t *testing.T) {
-	expr := func(s string) tree.Expr {
-		tr, err := tree.Parse(engine.PostgreSQL, "select "+s)
-		require.NoError(t, err)
-		return tr.Stmt.(*tree.Select).SelectExprs[0].(*tree.AliasedExpr).Expr
-	}
+	expr := func(s string) tree.Expr { return firstExpr(t, "select "+s) }
 	for _, same := range [][2]string{
 		{"count(a)", "COUNT(A)"},
 		{"a+b", "(a + b)"},
@@ -113,9 +114,7 @@ func TestCanonical(t *testing.T) {
 }
 
 func TestNormalHook(t *testing.T) {
-	tr, err := tree.Parse(engine.PostgreSQL, "select sum(a) + b from t")
-	require.NoError(t, err)
-	e := tr.Stmt.(*tree.Select).SelectExprs[0].(*tree.AliasedExpr).Expr
+	e := firstExpr(t, "select sum(a) + b from t")
 	hook := func(e tree.Expr) (string, bool, error) {
 		switch x := e.(type) {
 		case *tree.FuncExpr:
@@ -125,11 +124,9 @@ func TestNormalHook(t *testing.T) {
 		}
 		return "", false, nil
 	}
-	_, err = tree.Normal{Engine: engine.PostgreSQL, Hook: hook}.Expr(e)
+	_, err := tree.Normal{Engine: engine.PostgreSQL, Hook: hook}.Expr(e)
 	require.EqualError(t, err, "the column b")
-	tr, err = tree.Parse(engine.PostgreSQL, "select sum(a) + 1 from t")
-	require.NoError(t, err)
-	e = tr.Stmt.(*tree.Select).SelectExprs[0].(*tree.AliasedExpr).Expr
+	e = firstExpr(t, "select sum(a) + 1 from t")
 	got, err := tree.Normal{Engine: engine.PostgreSQL, Hook: hook}.Expr(e)
 	require.NoError(t, err)
 	require.Equal(t, `"_a0" + 1`, got)
@@ -165,9 +162,7 @@ func FuzzNormal(f *testing.F) {
 // construct stands.
 func TestNormalRefusalSaysWhere(t *testing.T) {
 	src := "select a\nfrom t\nwhere b = any (select c from u)"
-	tr, err := tree.Parse(engine.PostgreSQL, src)
-	require.NoError(t, err)
-	_, err = tree.Normal{Engine: engine.PostgreSQL, Src: src}.Statement(tr.Stmt)
+	_, err := tree.Normal{Engine: engine.PostgreSQL, Src: src}.Statement(parse(t, engine.PostgreSQL, src).Stmt)
 	var te *tree.Error
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, [2]int{3, 7}, [2]int{te.Line, te.Column})

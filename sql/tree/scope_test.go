@@ -124,10 +124,9 @@ func TestPrintScopedTableWithoutScope(t *testing.T) {
 		`SELECT 1 FROM orders WHERE x IN (SELECT id FROM users)`,
 		`WITH a AS (SELECT * FROM events) SELECT * FROM a`,
 	} {
-		tr, err := tree.Parse(engine.PostgreSQL, q)
-		require.NoError(t, err)
+		tr := parse(t, engine.PostgreSQL, q)
 		tr.Bind(treeTables(scopeRules))
-		_, err = tree.Print(tr)
+		_, err := tree.Print(tr)
 		require.ErrorIs(t, err, tree.ErrUnscoped, q)
 		var te *tree.Error
 		require.ErrorAs(t, err, &te)
@@ -136,16 +135,12 @@ func TestPrintScopedTableWithoutScope(t *testing.T) {
 	}
 	// The scope needs a tenant placeholder name where a table has a
 	// tenant column.
-	tr, err := tree.Parse(engine.SQLite, `SELECT * FROM events`)
-	require.NoError(t, err)
+	tr := parse(t, engine.SQLite, `SELECT * FROM events`)
 	tr.Bind(treeTables(scopeRules))
-	_, err = tree.Printer{Scope: &tree.Scope{Tenant: "x y"}}.Print(tr)
+	_, err := tree.Printer{Scope: &tree.Scope{Tenant: "x y"}}.Print(tr)
 	require.ErrorIs(t, err, tree.ErrUnscoped)
 
-	tr, err = tree.Parse(engine.SQLite, `SELECT * FROM analytics.sessions, other`)
-	require.NoError(t, err)
+	tr = parse(t, engine.SQLite, `SELECT * FROM analytics.sessions, other`)
 	tr.Bind(treeTables(scopeRules))
-	out, err := tree.Print(tr)
-	require.NoError(t, err)
-	assert.Equal(t, `SELECT * FROM analytics.sessions, other`, out)
+	assert.Equal(t, `SELECT * FROM analytics.sessions, other`, printed(t, tr))
 }

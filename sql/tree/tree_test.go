@@ -17,8 +17,7 @@ import (
 // comments and spacing included, prints as written.
 func TestRewritePrintsGeneratedTextInPlace(t *testing.T) {
 	src := "SELECT  count(*) AS n -- how many\nFROM events\nWHERE ts BETWEEN {variables.from} AND {variables.to} /* range */ AND event = 'x'"
-	tr, err := tree.Parse(engine.PostgreSQL, src)
-	require.NoError(t, err)
+	tr := parse(t, engine.PostgreSQL, src)
 	// BETWEEN as >= and <=, as materialize rewrites it.
 	root, err := tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
 		r, ok := n.(*tree.RangeCond)
@@ -32,22 +31,17 @@ func TestRewritePrintsGeneratedTextInPlace(t *testing.T) {
 	})
 	require.NoError(t, err)
 	tr.Stmt = root.(tree.SelectStatement)
-	out, err := tree.Print(tr)
-	require.NoError(t, err)
-	assert.Equal(t, "SELECT  count(*) AS n -- how many\nFROM events\nWHERE (ts >= {variables.from} AND ts <= {variables.to}) /* range */ AND event = 'x'", out)
+	assert.Equal(t, "SELECT  count(*) AS n -- how many\nFROM events\nWHERE (ts >= {variables.from} AND ts <= {variables.to}) /* range */ AND event = 'x'", printed(t, tr))
 
 	// A node a caller changed in place prints generated, its children
 	// as written.
 	sel := tr.Stmt.(*tree.Select)
 	sel.SelectExprs = append(sel.SelectExprs, &tree.AliasedExpr{Expr: &tree.ColName{Name: tree.NewIdent("Event")}, As: tree.NewIdent("e")})
 	tree.MarkChanged(sel)
-	out, err = tree.Print(tr)
-	require.NoError(t, err)
-	assert.Equal(t, `SELECT count(*) AS n, "Event" AS e FROM events WHERE (ts >= {variables.from} AND ts <= {variables.to}) /* range */ AND event = 'x'`, out)
+	assert.Equal(t, `SELECT count(*) AS n, "Event" AS e FROM events WHERE (ts >= {variables.from} AND ts <= {variables.to}) /* range */ AND event = 'x'`, printed(t, tr))
 
 	// On MySQL a new name is quoted with backticks.
-	tr, err = tree.Parse(engine.MySQL, "SELECT a FROM t")
-	require.NoError(t, err)
+	tr = parse(t, engine.MySQL, "SELECT a FROM t")
 	root, err = tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
 		if c, ok := n.(*tree.ColName); ok {
 			return &tree.ColName{Qualifier: c.Qualifier, Name: tree.NewIdent("select")}
@@ -56,16 +50,13 @@ func TestRewritePrintsGeneratedTextInPlace(t *testing.T) {
 	})
 	require.NoError(t, err)
 	tr.Stmt = root.(tree.SelectStatement)
-	out, err = tree.Print(tr)
-	require.NoError(t, err)
-	assert.Equal(t, "SELECT `select` FROM t", out)
+	assert.Equal(t, "SELECT `select` FROM t", printed(t, tr))
 }
 
 // TestText prints one node: as written, or generated once replaced.
 func TestText(t *testing.T) {
 	src := "SELECT a FROM t WHERE x BETWEEN 1 AND  2"
-	tr, err := tree.Parse(engine.ClickHouse, src)
-	require.NoError(t, err)
+	tr := parse(t, engine.ClickHouse, src)
 	where := tr.Stmt.(*tree.Select).Where.(*tree.RangeCond)
 	out, err := tree.Text(tr, where)
 	require.NoError(t, err)
@@ -78,9 +69,8 @@ func TestText(t *testing.T) {
 // TestRewriteRefusesAMisplacedNode: a replacement of the wrong kind is an
 // error, and the tree is left as it was.
 func TestRewriteRefusesAMisplacedNode(t *testing.T) {
-	tr, err := tree.Parse(engine.SQLite, "SELECT a FROM t")
-	require.NoError(t, err)
-	_, err = tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
+	tr := parse(t, engine.SQLite, "SELECT a FROM t")
+	_, err := tree.Rewrite(tr.Stmt, func(n tree.Node) tree.Node {
 		if _, ok := n.(*tree.AliasedTableExpr); ok {
 			return &tree.Literal{Kind: tree.NumVal, Text: "1"}
 		}
@@ -88,17 +78,14 @@ func TestRewriteRefusesAMisplacedNode(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot stand where a FROM item does")
-	out, err := tree.Print(tr)
-	require.NoError(t, err)
-	assert.Equal(t, "SELECT a FROM t", out)
+	assert.Equal(t, "SELECT a FROM t", printed(t, tr))
 }
 
 // TestWalk visits every node in the order of the text and stops when
 // asked.
 func TestWalk(t *testing.T) {
 	src := "SELECT a FROM t WHERE b = {variables.x} AND c IN (SELECT d FROM u WHERE e = {variables.y})"
-	tr, err := tree.Parse(engine.ClickHouse, src)
-	require.NoError(t, err)
+	tr := parse(t, engine.ClickHouse, src)
 	var names []string
 	require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
 		if p, ok := n.(*tree.Placeholder); ok {
@@ -128,8 +115,7 @@ func TestWalk(t *testing.T) {
 // TestSpans: every node knows where it was read.
 func TestSpans(t *testing.T) {
 	src := "SELECT x\nFROM t\nWHERE ts >= {variables.from} - interval '90' day"
-	tr, err := tree.Parse(engine.PostgreSQL, src)
-	require.NoError(t, err)
+	tr := parse(t, engine.PostgreSQL, src)
 	where := tr.Stmt.(*tree.Select).Where.(*tree.ComparisonExpr)
 	s := where.Right.Span()
 	assert.Equal(t, "{variables.from} - interval '90' day", src[s.Start:s.End])
@@ -192,9 +178,7 @@ func TestDepthLimit(t *testing.T) {
 		require.ErrorIs(t, err, tree.ErrTooDeep, q[:40])
 		assert.Contains(t, err.Error(), "nested too deeply")
 	}
-	ok := "SELECT " + strings.Repeat("(", 50) + "1" + strings.Repeat(")", 50)
-	_, err := tree.Parse(engine.PostgreSQL, ok)
-	require.NoError(t, err)
+	parse(t, engine.PostgreSQL, "SELECT "+strings.Repeat("(", 50)+"1"+strings.Repeat(")", 50))
 }
 
 // TestTypesStringPrefixesAndColumnDefinitions: a type's parameters are
@@ -209,22 +193,31 @@ func TestTypesStringPrefixesAndColumnDefinitions(t *testing.T) {
 		"SELECT * FROM json_to_recordset('[{\"a\": 1}]') AS x(a int, b text[], c numeric(10, 2))",
 		"SELECT * FROM dblink('db', 'SELECT 1') AS t(a int)",
 	} {
-		tr, err := tree.Parse(engine.PostgreSQL, q)
-		require.NoError(t, err, q)
-		out, err := tree.Print(tr)
-		require.NoError(t, err)
-		assert.Equal(t, q, out)
+		assert.Equal(t, q, printed(t, parse(t, engine.PostgreSQL, q)))
 	}
-	tr, err := tree.Parse(engine.PostgreSQL, "SELECT * FROM f(1) AS x(a int, b)")
-	require.NoError(t, err)
+	tr := parse(t, engine.PostgreSQL, "SELECT * FROM f(1) AS x(a int, b)")
 	a := tr.Stmt.(*tree.Select).From[0].(*tree.AliasedTableExpr)
 	assert.Equal(t, []string{"int", ""}, a.ColumnTypes)
 	tree.MarkChanged(a)
-	out, err := tree.Print(tr)
-	require.NoError(t, err)
-	assert.Equal(t, "SELECT * FROM f(1) AS x(a int, b)", out, "generated text keeps the types")
+	assert.Equal(t, "SELECT * FROM f(1) AS x(a int, b)", printed(t, tr), "generated text keeps the types")
 
 	// A string prefix is one token with its string only when it touches it.
-	_, err = tree.Parse(engine.PostgreSQL, "SELECT e 'x' FROM t")
+	_, err := tree.Parse(engine.PostgreSQL, "SELECT e 'x' FROM t")
 	require.Error(t, err)
+}
+
+// parse parses src for e, failing t if it cannot.
+func parse(t testing.TB, e engine.Engine, src string) *tree.Tree {
+	t.Helper()
+	tr, err := tree.Parse(e, src)
+	require.NoError(t, err, src)
+	return tr
+}
+
+// printed prints tr, failing t if it cannot.
+func printed(t testing.TB, tr *tree.Tree) string {
+	t.Helper()
+	out, err := tree.Print(tr)
+	require.NoError(t, err)
+	return out
 }

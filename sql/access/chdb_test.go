@@ -9,14 +9,37 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/chdb"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
 
+// init registers chDB, the ClickHouse engine in this process, with the
+// forms' engines (forms_engines_test.go) and the function probes
+// (functions_engines_test.go).
 func init() {
+	formEngines["clickhouse"] = func(t *testing.T) *formEngine {
+		x := openCHDB(t)
+		ctx := context.Background()
+		for _, s := range []string{
+			`CREATE TABLE events (project_id String, event String, n Int64, ts DateTime, tags Array(Int64), props Map(String, Int64)) ENGINE = Memory`,
+			`INSERT INTO events VALUES ('1', 'a', 7, '2025-05-01 10:07:00', [7, 1], {'k': 1}), ('1', 'b', 13, '2025-05-01 10:13:00', [13], {'k': 2}),
+			('2', 'x', 1, '2025-05-01 00:00:00', [1], {'k': 3}), ('2', 'y', 2, '2025-05-01 00:00:00', [2], {'k': 4}), ('2', 'z', 3, '2025-05-01 00:00:00', [3], {'k': 5})`,
+			// A table no rules list, for TestRecursiveCTEReadsTheTableOnClickHouse.
+			`CREATE TABLE secrets (v String) ENGINE = Memory`,
+			`INSERT INTO secrets VALUES ('SECRET')`,
+		} {
+			require.NoError(t, x.Load(ctx, s, nil), "%s", s)
+		}
+		return &formEngine{engine.ClickHouse, func(q string, args []any) (int, error) {
+			res, err := x.Read(ctx, q, args)
+			if err != nil {
+				return 0, err
+			}
+			return len(res.Rows), nil
+		}}
+	}
 	probes["clickhouse"] = func(t *testing.T) *engineProbe {
-		x, err := chdb.Open("")
-		require.NoError(t, err)
-		t.Cleanup(func() { x.Close() })
+		x := openCHDB(t)
 		ctx := context.Background()
 		query := func(q string) error {
 			// A bound on each call: a function given the wrong arguments
@@ -71,4 +94,12 @@ func init() {
 			},
 		}
 	}
+}
+
+// openCHDB opens a chDB session of its own, closed when t ends.
+func openCHDB(t *testing.T) *chdb.Executor {
+	x, err := chdb.Open("")
+	require.NoError(t, err)
+	t.Cleanup(func() { x.Close() })
+	return x
 }

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -252,16 +252,6 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 	assert.True(t, (len(v) == 0), "a query saves nothing: list = %v, want it empty", v)
 }
 
-// blockingExecutor answers nothing until its context ends.
-type blockingExecutor struct{}
-
-func (blockingExecutor) Engine() engine.Engine { return engine.SQLite }
-func (blockingExecutor) Query(ctx context.Context, _ driver.Statement, _ driver.Bounds) (*driver.Result, error) {
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-func (blockingExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
-
 // TestQueryLimits: rows are paged and time is bounded as in a run.
 func TestQueryLimits(t *testing.T) {
 	e := newEnv(t)
@@ -272,7 +262,7 @@ func TestQueryLimits(t *testing.T) {
 	assert.Equal(t, 2, res.Limit)
 	assert.Equal(t, 3, res.Offset)
 
-	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = blockingExecutor{}, 20*time.Millisecond })
+	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = heldexec.NewFake(nil, heldexec.WaitForCancel()), 20*time.Millisecond })
 	_, err = slow.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
 	wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 }

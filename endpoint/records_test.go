@@ -283,7 +283,7 @@ func TestVariableStorageFailures(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	q := e.query("SELECT {variables.country}", "country")
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: brokenVars{variable.NewMemoryStore()}, Executor: &fixedExecutor{}})
+	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: brokenVars{variable.NewMemoryStore()}, Executor: answering(&driver.Result{})})
 	require.NoError(t, err)
 	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "ep", Query: q})
 	wantError(t, err, 502, "execution_failed", "storage failed", "")
@@ -516,19 +516,18 @@ func TestVersions(t *testing.T) {
 // database named them at save (kept with the version: no query now); an
 // insight version by its variables.
 func TestRunSchema(t *testing.T) {
-	x := &queryCounter{}
-	e := newEnv(t, func(c *endpoint.Config) { x.Executor = c.Executor; c.Executor = x })
+	e, x := newCountedEnv(t)
 	ctx := context.Background()
 	e.create(t, "ep", e.query("SELECT id, country AS c, amount * 2 AS double FROM orders WHERE country = {variables.country} AND plan IN {variables.plans} AND created >= {variables.from} AND paid = {variables.paid} AND amount > {variables.min_amount}",
 		"country", "plans", "from", "paid", "min_amount"))
-	x.queries.Store(0) // the check of the save
+	x.Reset() // the check of the save
 	rs, err := e.svc.RunSchema(ctx, "1", "ep", 0)
 	require.NoError(t, err)
 	if !reflect.DeepEqual(rs.Columns, []string{"id", "c", "double"}) || rs.Version != 1 || !rs.IsCurrent || len(rs.Variables) != 5 ||
 		rs.DefaultLimit != endpoint.DefaultLimit || rs.MaxLimit != endpoint.DefaultMaxLimit || rs.Kind != endpoint.KindSQL {
 		t.Fatalf("RunSchema = %+v", rs)
 	}
-	require.Equal(t, int64(0), x.queries.Load())
+	require.Zero(t, x.Queries())
 	_, err = e.svc.RunSchema(ctx, "1", "ep", 2)
 	wantError(t, err, 404, endpoint.CodeNotFound, "Version 2 not found for endpoint 'ep'", "")
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -147,7 +148,7 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 // it again; MarkExecuted, a run's own bookkeeping, drops nothing.
 func TestForgettingStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &noRows{}})
+	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}))})
 	require.NoError(t, err)
 	q := Query{Kind: KindSQL, SQL: "SELECT 1"}
 	if _, err := s.Create(ctx, "1", CreateRequest{Name: "ep", Query: &q}); err != nil {

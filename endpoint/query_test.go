@@ -262,7 +262,9 @@ func TestQueryLimits(t *testing.T) {
 	assert.Equal(t, 2, res.Limit)
 	assert.Equal(t, 3, res.Offset)
 
-	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = heldexec.NewFake(nil, heldexec.WaitForCancel()), 20*time.Millisecond })
+	slow := newEnv(t, func(c *endpoint.Config) {
+		c.Executor, c.RunTimeout = heldexec.NewFake(nil, heldexec.WaitForCancel()), 20*time.Millisecond
+	})
 	_, err = slow.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
 	wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 }

@@ -338,7 +338,9 @@ func TestRunExecutionErrors(t *testing.T) {
 	})
 	t.Run("timeout", func(t *testing.T) {
 		var saved atomic.Bool
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = failingAfterSave(&saved, true), 20*time.Millisecond })
+		e := newEnv(t, func(c *endpoint.Config) {
+			c.Executor, c.RunTimeout = failingAfterSave(&saved, true), 20*time.Millisecond
+		})
 		e.create(t, "ep", e.query("SELECT 1"))
 		saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})

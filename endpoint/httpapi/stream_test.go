@@ -62,8 +62,17 @@ func (c *rowCountingExecutor) QueryRows(ctx context.Context, st driver.Statement
 // 1, no result cache, runs up to n rows, maxBytes as MaxResultBytes.
 func exportHandler(tb testing.TB, exec driver.Executor, n int, maxBytes int64, opts ...httpapi.Option) (http.Handler, *endpoint.Service) {
 	tb.Helper()
+	return exportServer(tb, exec, n, func(c *endpoint.Config) { c.MaxResultBytes = maxBytes }, opts...)
+}
+
+// exportServer serves endpoint "export" (exportSQL over exec) of project 1
+// with runs up to n rows; set is applied to the Service's Config.
+func exportServer(tb testing.TB, exec driver.Executor, n int, set func(*endpoint.Config), opts ...httpapi.Option) (http.Handler, *endpoint.Service) {
+	tb.Helper()
 	eps, vars := newStores(tb)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: exec, MaxLimit: n, MaxResultBytes: maxBytes})
+	cfg := endpoint.Config{Endpoints: eps, Variables: vars, Executor: exec, MaxLimit: n}
+	set(&cfg)
+	svc, err := endpoint.New(cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
 	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",

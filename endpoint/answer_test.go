@@ -241,7 +241,7 @@ var ownCases = []ownCase{
 		e.create(t, "q", e.query("SELECT id, country, amount, created FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
 	}, endpoint.RunRequest{Variables: map[string]any{"country": "US"}}},
 	{"materialized", 2000, func(t *testing.T, e *env) {
-		e.createMat(t, "q", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+		e.createMat(t, "q", e.daily(), endpoint.CreateRequest{})
 		e.materialize(t, "q")
 	}, endpoint.RunRequest{Variables: runVars("US", "2025-05-01", "2025-05-08")}},
 	{"trends", insightEvents, func(t *testing.T, e *env) {

@@ -181,7 +181,7 @@ func TestRefreshDirect(t *testing.T) {
 		ResultCache: memstore.NewResultCache(1 << 20)})
 	require.NoError(t, err)
 	e.svc = svc
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	vars := runVars("US", "2025-05-01", "2025-05-08")
 	before := x.Queries()
@@ -1216,7 +1216,7 @@ func BenchmarkInsightRun(b *testing.B) {
 // days come from the source.
 func TestMaterializedSQLEqualsInline(t *testing.T) {
 	e, _ := newMatEnv(t, 20_000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	ep := e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	m := ep.Materialization
@@ -1272,7 +1272,7 @@ func TestMaterializedSQLEqualsInline(t *testing.T) {
 // page the inline query.
 func TestMaterializedPaging(t *testing.T) {
 	e, _ := newMatEnv(t, 5000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")
@@ -1293,7 +1293,7 @@ func TestMaterializedPaging(t *testing.T) {
 // SQL endpoint is required, whether the table or the inline query answers.
 func TestMaterializedRequiresEveryVariable(t *testing.T) {
 	e, _ := newMatEnv(t, 1000)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	for _, refreshed := range []bool{false, true} {
 		if refreshed {
 			e.materialize(t, "daily")
@@ -1342,7 +1342,7 @@ func newPageEnv(t *testing.T, events int) (*env, *heldexec.Fake) {
 // read every day of the country's purchases.
 func TestMaterializedReadsOnePage(t *testing.T) {
 	e, x := newPageEnv(t, 5000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")

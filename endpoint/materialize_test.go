@@ -36,6 +36,10 @@ import (
 // country between two dates over the demo events.
 const dailyPurchases = endpointtest.DailyPurchases
 
+// daily is the query dailyPurchases with its variables: country, from and
+// to.
+func (e *env) daily() *endpoint.Query { return e.query(dailyPurchases, "country", "from", "to") }
+
 // matExec wraps the env's executor: it can fail the refreshes' writes, and
 // it records how many refreshes of SQL endpoints overlap.
 type matExec struct {
@@ -157,7 +161,7 @@ func TestMaterializationRefusedChangesNothing(t *testing.T) {
 func TestMaterializationSettings(t *testing.T) {
 	e, _ := newMatEnv(t, 3000)
 	ctx := context.Background()
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	for _, tc := range []struct {
 		req    endpoint.CreateRequest
 		attr   string
@@ -199,7 +203,7 @@ func TestMaterializationSettings(t *testing.T) {
 // object and the settings.
 func TestMaterializationJSON(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{
 		MaterializationFreshness: endpoint.Seconds(90 * time.Minute),
 		MaterializationBuckets:   map[string]engine.Bucket{"to": engine.Week},
 	})

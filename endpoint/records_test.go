@@ -26,7 +26,7 @@ import (
 func TestSoftDeleteRetention(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
 	ctx := context.Background()
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 1 {
 		t.Fatalf("RefreshStale = %d, %v", n, err)
@@ -77,7 +77,7 @@ func TestSoftDeleteRetention(t *testing.T) {
 func TestSoftDeletedIsInvisible(t *testing.T) {
 	e, _ := newMatEnv(t, 200)
 	ctx := context.Background()
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	gone, err := e.svc.SoftDelete(ctx, "1", "daily")
 	require.NoError(t, err)
 	vars := map[string]any{"country": "US", "from": "2025-04-01", "to": "2025-05-01"}
@@ -460,7 +460,7 @@ func TestVersions(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
 	ctx := context.Background()
 	created := e.clock.Now()
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	e.clock.Advance(time.Hour)
 	if _, err := e.svc.Update(ctx, "1", "daily", endpoint.UpdateRequest{Query: e.query("SELECT id FROM orders WHERE plan IN {variables.plans} OR country = {variables.country} OR id > 5", "plans", "country"),
@@ -499,7 +499,7 @@ func TestVersions(t *testing.T) {
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'nope' not found.", "")
 
 	// Materialized again, the current version's table is the one shown.
-	if _, err := e.svc.Update(ctx, "1", "daily", endpoint.UpdateRequest{Query: e.query(dailyPurchases, "country", "from", "to"), IsMaterialized: new(true)}); err != nil {
+	if _, err := e.svc.Update(ctx, "1", "daily", endpoint.UpdateRequest{Query: e.daily(), IsMaterialized: new(true)}); err != nil {
 		t.Fatal(err)
 	}
 	e.materialize(t, "daily")
@@ -569,7 +569,7 @@ func TestMaterializationStatusNotMaterialized(t *testing.T) {
 // duration, then pending again for a new version.
 func TestMaterializationStatusLifecycle(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	r := e.status(t, "daily")
 	if !isStatus(r, endpoint.StatusPending) || r.Serving || r.LastSuccessAt != nil || !r.NextRefreshAt.Equal(e.clock.Now()) {
 		t.Fatalf("status before a refresh: %+v", r)
@@ -598,7 +598,7 @@ func TestMaterializationStatusLifecycle(t *testing.T) {
 func TestStatusRouteAgreesWithTheEndpoint(t *testing.T) {
 	e, _ := newMatEnv(t, 300)
 	half := endpoint.Seconds(30 * time.Minute)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{MaterializationFreshness: half})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{MaterializationFreshness: half})
 	for _, step := range []string{"pending", "completed"} {
 		if step == "completed" {
 			e.materialize(t, "daily")

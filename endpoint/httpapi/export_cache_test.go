@@ -69,13 +69,7 @@ func TestExportStreamsWithResultCache(t *testing.T) {
 			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
 			h, svc, obs := cachedExportHandler(t, exec, n, 0)
 			saved := exec.queries.Load() // the save's description of the query
-			first := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
-			h.ServeHTTP(first, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, first.Status)
-			require.Empty(t, first.Head.Get(httpapi.HeaderError))
-			assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
-			assert.Less(t, first.atFirst, int64(n/4), "rows read before the first byte was written")
-			assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+			first := streamedExport(t, h, exec, n, format)
 			assert.NoError(t, obs.last(), "the answer was kept")
 
 			again := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}

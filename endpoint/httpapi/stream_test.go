@@ -117,16 +117,26 @@ func TestExportStreamsRows(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
 			h, _ := exportHandler(t, exec, n, -1)
-			saved := exec.queries.Load() // the save's description of the query
-			w := &firstWrite{Discard: exportbench.NewDiscard(), exec: exec}
-			h.ServeHTTP(w, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, w.Status)
-			assert.Empty(t, w.Head.Get(httpapi.HeaderError))
-			assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
-			assert.Less(t, w.atFirst, int64(n/4), "rows read before the first byte was written")
-			assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+			streamedExport(t, h, exec, n, format)
 		})
 	}
+}
+
+// streamedExport sends h an export of n rows in format over exec (which
+// has read no row yet) and checks that it was streamed: answered whole,
+// every row handed over once through QueryRows (no Query call), the first
+// bytes written when a small part of them was read. It returns the answer.
+func streamedExport(t *testing.T, h http.Handler, exec *rowCountingExecutor, n int, format string) *keptBody {
+	t.Helper()
+	saved := exec.queries.Load() // the save's description of the query
+	w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
+	h.ServeHTTP(w, exportRequest(t, n, format))
+	require.Equal(t, http.StatusOK, w.Status)
+	require.Empty(t, w.Head.Get(httpapi.HeaderError))
+	assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
+	assert.Less(t, w.atFirst, int64(n/4), "rows read before the first byte was written")
+	assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+	return w
 }
 
 // TestExportStreamCut: an export whose rows pass max_result_bytes after

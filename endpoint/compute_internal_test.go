@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	"github.com/endpointkit/endpointkit/endpoint/memstore"
-	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,9 +100,7 @@ func TestFlightJoined(t *testing.T) {
 // version at save, and runs use that very value instead of decoding again.
 func TestInsightDecodedOnce(t *testing.T) {
 	ctx := context.Background()
-	exec := heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}))
-	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: exec})
-	require.NoError(t, err)
+	s, exec := newNoRows(t)
 	q := Query{Kind: KindTrends, Insight: []byte(`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}],
 		"breakdownFilter": {"breakdown": "$browser", "breakdown_type": "event"}}`)}
 	ep, err := s.Create(ctx, "1", CreateRequest{Name: "t", Query: &q})

@@ -1462,13 +1462,9 @@ func newMatReadService(b *testing.B, groups int) *endpoint.Service {
 	if _, err := db.Exec(salesSQL, groups, bigCustomerDays); err != nil {
 		b.Fatal(err)
 	}
-	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: memstore.New(),
-		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, engine.SQLite),
-		Now:       func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) },
+	svc := memService(b, sqlexec.New(db, engine.SQLite), func(c *endpoint.Config) {
+		c.Now = func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) }
 	})
-	require.NoError(b, err)
 	v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "Customer", Type: variable.String})
 	require.NoError(b, err)
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: customerDays,

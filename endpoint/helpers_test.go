@@ -84,6 +84,24 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	return e
 }
 
+// memConfig is a Config over fresh in-memory stores and x.
+func memConfig(x driver.Executor) endpoint.Config {
+	return endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x}
+}
+
+// memService is a Service of memConfig(x), with set (when not nil) applied
+// to the Config first.
+func memService(t testing.TB, x driver.Executor, set func(*endpoint.Config)) *endpoint.Service {
+	t.Helper()
+	cfg := memConfig(x)
+	if set != nil {
+		set(&cfg)
+	}
+	svc, err := endpoint.New(cfg)
+	require.NoError(t, err)
+	return svc
+}
+
 // query returns a SQL query that refers to the named variables.
 func (e *env) query(sql string, codeNames ...string) *endpoint.Query {
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: sql}

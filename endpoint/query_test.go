@@ -13,7 +13,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
-	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
@@ -384,9 +383,7 @@ func TestSchema(t *testing.T) {
 		{Name: "missing"},
 	}}, map[string]access.Rules{"2": {Tables: []access.Table{{Name: "plans", Columns: []string{"name"}}}}})
 	require.NoError(t, err)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
-	require.NoError(t, err)
+	svc := memService(t, sqlexec.New(db, engine.SQLite), func(c *endpoint.Config) { c.Access = policy })
 
 	got, err := svc.Schema(ctx, "1")
 	require.NoError(t, err)
@@ -412,9 +409,7 @@ func TestSchema(t *testing.T) {
 	}
 
 	// Without a policy the Service reads no catalog: nothing is listed.
-	open, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, engine.SQLite)})
-	require.NoError(t, err)
+	open := memService(t, sqlexec.New(db, engine.SQLite), nil)
 	got, err = open.Schema(ctx, "1")
 	require.NoError(t, err)
 	assert.Equal(t, []endpoint.SchemaTable{}, got)

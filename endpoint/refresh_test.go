@@ -782,11 +782,8 @@ func edgeService(t *testing.T, e edgeEngine, scoped bool, drop []string, obs end
 		require.NoError(t, err)
 	}
 	now := demo.End.Add(time.Hour)
-	cfg := endpoint.Config{
-		Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, e.eng), Now: func() time.Time { return now },
-		Observer: obs,
-	}
+	cfg := memConfig(sqlexec.New(db, e.eng))
+	cfg.Now, cfg.Observer = func() time.Time { return now }, obs
 	if scoped {
 		policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 		require.NoError(t, err)

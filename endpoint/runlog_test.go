@@ -17,7 +17,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/sql/engine"
-	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -247,10 +246,10 @@ func TestRunLogFullBufferDrops(t *testing.T) {
 	ctx := context.Background()
 	log := &stuckLog{RunLog: memstore.NewRunLog(0, 0), release: make(chan struct{})}
 	rec := &recorder{}
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(openMemory(t), engine.SQLite), RunLog: log, RunLogBuffer: 3, Observer: rec})
-	require.NoError(t, err)
-	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
+	svc := memService(t, sqlexec.New(openMemory(t), engine.SQLite), func(c *endpoint.Config) {
+		c.RunLog, c.RunLogBuffer, c.Observer = log, 3, rec
+	})
+	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
 	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() {

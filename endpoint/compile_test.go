@@ -670,10 +670,7 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 // update; DefaultBreakdownLimit replaces 25; New refuses a default above
 // the maximum.
 func TestInsightBreakdownLimit(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	x := sqlexec.New(db, engine.SQLite)
 	loadPages(t, x)
 	newSvc := func(cfg endpoint.Config) *endpoint.Service {
@@ -700,7 +697,7 @@ func TestInsightBreakdownLimit(t *testing.T) {
 		t.Fatalf("the maximum itself: %v", err)
 	}
 	q := pagesQuery(t, `, "breakdown_limit": 5000`)
-	_, err = svc.Update(ctx, "1", "most", endpoint.UpdateRequest{Query: q})
+	_, err := svc.Update(ctx, "1", "most", endpoint.UpdateRequest{Query: q})
 	wantLimit(t, err, endpoint.LimitMaxBreakdownLimit, endpoint.DefaultMaxBreakdownLimit)
 	wantError(t, err, 400, endpoint.CodeInvalidInput,
 		"Invalid insight query: breakdownFilter.breakdown_limit: 5000 is more than the maximum; breakdown_limit may be 1 to 1000 (max_breakdown_limit).",

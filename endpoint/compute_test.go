@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/prometheus/client_golang/prometheus"
@@ -1452,10 +1452,7 @@ UNION ALL SELECT 'c0', date('2025-01-01', '+' || (i / 2) || ' days'), i FROM big
 func newMatReadService(b *testing.B, groups int) *endpoint.Service {
 	b.Helper()
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(b, err)
-	b.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
+	db := testdb.SQLite(b)
 	if _, err := db.Exec(`CREATE TABLE sales (customer TEXT NOT NULL, day TEXT NOT NULL, amount INTEGER NOT NULL)`); err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
@@ -51,10 +52,7 @@ var testVariables = []variable.Variable{
 
 func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	if _, err := db.Exec(ordersSQL); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +72,7 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var err error
 	e.svc, err = endpoint.New(cfg)
 	require.NoError(t, err)
 	for _, v := range testVariables {

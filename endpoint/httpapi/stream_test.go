@@ -28,6 +28,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/internal/exportbench"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
@@ -341,10 +342,7 @@ func TestExportParquetMemorySample(t *testing.T) {
 // float and a time text.
 func exportTable(b testing.TB, n int) *sql.DB {
 	b.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(b, err)
-	db.SetMaxOpenConns(1)
-	b.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(b)
 	fillExport(b, db, n)
 	return db
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,61 +15,19 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// heldExec wraps an executor: while held, every query waits for the
-// gate to open; every answer reports 6 rows and 60 bytes read, so that
-// each answer's statistics have counts to write to.
-type heldExec struct {
-	driver.Executor
-	mu      sync.Mutex
-	gate    chan struct{} // nil: not held
-	queries atomic.Int64
-}
-
-func (x *heldExec) hold() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.gate = make(chan struct{})
-}
-
-func (x *heldExec) release() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	close(x.gate)
-	x.gate = nil
-}
-
-func (x *heldExec) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	x.queries.Add(1)
-	x.mu.Lock()
-	gate := x.gate
-	x.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	res, err := x.Executor.Query(ctx, st, b)
-	if err == nil {
-		rows, bytes := int64(6), int64(60)
-		res.RowsRead, res.BytesRead = &rows, &bytes
-	}
-	return res, err
-}
-
 // flightOf runs req on the endpoint name n times at once, one run
 // computing the answer and the n-1 others joined to its flight, and
 // returns the n answers.
-func flightOf(t *testing.T, svc *endpoint.Service, x *heldExec, name string, req endpoint.RunRequest, n int) []*endpoint.RunResult {
+func flightOf(t *testing.T, svc *endpoint.Service, x *heldexec.Fake, name string, req endpoint.RunRequest, n int) []*endpoint.RunResult {
 	t.Helper()
-	before := x.queries.Load()
-	x.hold()
+	before := x.Queries()
+	x.Hold()
 	out := make([]*endpoint.RunResult, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -81,13 +38,19 @@ func flightOf(t *testing.T, svc *endpoint.Service, x *heldExec, name string, req
 			out[i], errs[i] = svc.Run(context.Background(), "1", name, req)
 		}()
 	}
+	select {
+	case <-x.Started: // the run that computes the answer is held
+	case <-time.After(10 * time.Second):
+		x.Release()
+		t.Fatal("no query reached the executor in 10s")
+	}
 	for deadline := time.Now().Add(10 * time.Second); endpoint.FlightWaiters(svc) < n-1; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			x.release()
+			x.Release()
 			t.Fatalf("%d runs joined the flight in 10s, want %d", endpoint.FlightWaiters(svc), n-1)
 		}
 	}
-	x.release()
+	x.Release()
 	wg.Wait()
 	computed := 0
 	ids := map[string]bool{}
@@ -98,7 +61,7 @@ func flightOf(t *testing.T, svc *endpoint.Service, x *heldExec, name string, req
 		}
 		ids[res.ExecutionID] = true
 	}
-	if q := x.queries.Load() - before; q != 1 || computed != 1 || len(ids) != n {
+	if q := x.Queries() - before; q != 1 || computed != 1 || len(ids) != n {
 		t.Fatalf("%d queries, %d answers computed, %d execution ids; want 1, 1, %d", q, computed, len(ids), n)
 	}
 	return out
@@ -228,16 +191,17 @@ func writeStrings(s []string) {
 	}
 }
 
-// ownEnv is an env whose executor is a heldExec, with the result cache
-// cache makes (none when nil), over the demo events when events > 0.
-func ownEnv(t *testing.T, events int, cache func(e *env) driver.ResultCache) (*env, *heldExec) {
+// ownEnv is an env whose executor can be held (see flightOf) and reports
+// 6 rows and 60 bytes read for every answer, so that each answer's
+// statistics have counts to write to; with the result cache cache makes
+// (none when nil), over the demo events when events > 0.
+func ownEnv(t *testing.T, events int, cache func(e *env) driver.ResultCache) (*env, *heldexec.Fake) {
 	t.Helper()
-	x := &heldExec{}
 	e := newEnv(t)
 	if events > 0 {
 		require.NoError(t, demo.Load(context.Background(), e.db, events, 11))
 	}
-	x.Executor = execOf(e)
+	x := heldexec.NewFake(execOf(e), heldexec.Held(1), heldexec.Read(6, 60))
 	cfg := endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now}
 	if cache != nil {
 		cfg.ResultCache = cache(e)
@@ -277,7 +241,7 @@ var ownCases = []ownCase{
 		e.create(t, "q", e.query("SELECT id, country, amount, created FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
 	}, endpoint.RunRequest{Variables: map[string]any{"country": "US"}}},
 	{"materialized", 2000, func(t *testing.T, e *env) {
-		e.createMat(t, "q", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+		e.createMat(t, "q", e.daily(), endpoint.CreateRequest{})
 		e.materialize(t, "q")
 	}, endpoint.RunRequest{Variables: runVars("US", "2025-05-01", "2025-05-08")}},
 	{"trends", insightEvents, func(t *testing.T, e *env) {

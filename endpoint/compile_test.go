@@ -84,7 +84,8 @@ func checkServiceParts(t testing.TB, e checkEngine, wrap func(driver.Executor) d
 	require.NoError(t, err)
 	x := sqlexec.New(db, e.eng)
 	t.Cleanup(func() { x.Close() })
-	cfg := endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: wrap(x), Access: policy}
+	cfg := memConfig(wrap(x))
+	cfg.Access = policy
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -669,10 +670,7 @@ func checkBreakdownLimit(t *testing.T, svc *endpoint.Service) []insight.TrendsSe
 // update; DefaultBreakdownLimit replaces 25; New refuses a default above
 // the maximum.
 func TestInsightBreakdownLimit(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	x := sqlexec.New(db, engine.SQLite)
 	loadPages(t, x)
 	newSvc := func(cfg endpoint.Config) *endpoint.Service {
@@ -699,7 +697,7 @@ func TestInsightBreakdownLimit(t *testing.T) {
 		t.Fatalf("the maximum itself: %v", err)
 	}
 	q := pagesQuery(t, `, "breakdown_limit": 5000`)
-	_, err = svc.Update(ctx, "1", "most", endpoint.UpdateRequest{Query: q})
+	_, err := svc.Update(ctx, "1", "most", endpoint.UpdateRequest{Query: q})
 	wantLimit(t, err, endpoint.LimitMaxBreakdownLimit, endpoint.DefaultMaxBreakdownLimit)
 	wantError(t, err, 400, endpoint.CodeInvalidInput,
 		"Invalid insight query: breakdownFilter.breakdown_limit: 5000 is more than the maximum; breakdown_limit may be 1 to 1000 (max_breakdown_limit).",
@@ -716,9 +714,11 @@ func TestInsightBreakdownLimit(t *testing.T) {
 		t.Fatalf("a default of 3: %d series, the fourth %q", len(got), got[min(3, len(got)-1)].Label)
 	}
 
-	_, err = endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, MaxBreakdownLimit: 10})
+	above, negative := memConfig(x), memConfig(x)
+	above.MaxBreakdownLimit, negative.DefaultBreakdownLimit = 10, -1
+	_, err = endpoint.New(above)
 	require.ErrorContains(t, err, "DefaultBreakdownLimit 25 exceeds MaxBreakdownLimit 10", "a default above the maximum")
-	_, err = endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x, DefaultBreakdownLimit: -1})
+	_, err = endpoint.New(negative)
 	require.Error(t, err, "a negative default breakdown limit was accepted")
 }
 
@@ -732,8 +732,7 @@ func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		x := sqlexec.New(db, engine.SQLite)
 		loadPages(t, x)
-		svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
-		require.NoError(t, err)
+		svc := memService(t, x, nil)
 		if _, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "pages", Query: pagesQuery(t, ``)}); err != nil {
 			t.Fatal(err)
 		}
@@ -746,8 +745,7 @@ func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 			x := sqlexec.New(e.open(t), e.eng)
 			t.Cleanup(func() { x.Close() })
 			loadPages(t, x)
-			svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x})
-			require.NoError(t, err)
+			svc := memService(t, x, nil)
 			got := checkBreakdownLimit(t, svc)
 			requireSameSeries(t, e.name+" as SQLite", reference(), got)
 		})
@@ -1041,9 +1039,7 @@ func TestInsightColumnRefused(t *testing.T) {
 		{Name: "events", TenantColumn: "project_id", Columns: []string{"uuid", "event", "distinct_id", "timestamp"}},
 	}}, nil)
 	require.NoError(t, err)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
-	require.NoError(t, err)
+	svc := memService(t, sqlexec.New(db, engine.SQLite), func(c *endpoint.Config) { c.Access = policy })
 	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "trends", Query: insightQuery(t, trendsByBrowser)})
 	wantError(t, err, 400, endpoint.CodeQueryNotAllowed,
 		"Query not allowed: insight queries read the column 'properties' of table 'events', which this project's endpoints cannot read.", "query")

@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,46 +34,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// queryCounter wraps an executor: it counts the queries that reach it,
-// can hold each until the test opens its gate, and can report what the
-// engine read.
-type queryCounter struct {
-	driver.Executor
-	queries atomic.Int64
-	gate    chan struct{} // nil: no gate
-	started chan struct{}
-	read    *int64 // reported as RowsRead and BytesRead/10 when set
-}
-
-func (x *queryCounter) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	x.queries.Add(1)
-	if x.gate != nil {
-		x.started <- struct{}{}
-		select {
-		case <-x.gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+// newCountedEnv is newEnv with its executor wrapped in a heldexec.Fake
+// (which counts the queries, can hold them, with room on Started for 16,
+// and can report what the engine read), then more applied to the Config.
+func newCountedEnv(t *testing.T, more ...func(*endpoint.Config)) (*env, *heldexec.Fake) {
+	t.Helper()
+	var x *heldexec.Fake
+	e := newEnv(t, func(c *endpoint.Config) {
+		x = heldexec.NewFake(c.Executor, heldexec.Held(16))
+		c.Executor = x
+		for _, f := range more {
+			f(c)
 		}
-	}
-	res, err := x.Executor.Query(ctx, st, b)
-	if err == nil && x.read != nil {
-		rows, bytes := *x.read, *x.read*10
-		res.RowsRead, res.BytesRead = &rows, &bytes
-	}
-	return res, err
+	})
+	return e, x
 }
 
 // newCacheEnv is newEnv with a result cache of max bytes and a counting
 // executor.
-func newCacheEnv(t *testing.T, max int64) (*env, *queryCounter, *memstore.ResultCache) {
+func newCacheEnv(t *testing.T, max int64) (*env, *heldexec.Fake, *memstore.ResultCache) {
 	t.Helper()
-	x := &queryCounter{}
 	cache := memstore.NewResultCache(max)
-	e := newEnv(t, func(c *endpoint.Config) {
-		x.Executor = c.Executor
-		c.Executor = x
-		c.ResultCache = cache
-	})
+	e, x := newCountedEnv(t, func(c *endpoint.Config) { c.ResultCache = cache })
 	return e, x, cache
 }
 
@@ -103,17 +85,17 @@ func resultsJSON(t *testing.T, res *endpoint.RunResult) string {
 func TestResultCacheServes(t *testing.T) {
 	e, x, _ := newCacheEnv(t, 1<<20)
 	e.create(t, "by_country", e.query("SELECT id, amount FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-	x.queries.Store(0) // the check of the save
+	x.Reset() // the check of the save
 	us := endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
 
 	first := runReq(t, e, "by_country", us)
-	if first.IsCached || x.queries.Load() != 1 || first.LastRefresh == nil || !first.LastRefresh.Equal(e.clock.Now()) {
-		t.Fatalf("first run: cached %v, %d queries, last_refresh %v", first.IsCached, x.queries.Load(), first.LastRefresh)
+	if first.IsCached || x.Queries() != 1 || first.LastRefresh == nil || !first.LastRefresh.Equal(e.clock.Now()) {
+		t.Fatalf("first run: cached %v, %d queries, last_refresh %v", first.IsCached, x.Queries(), first.LastRefresh)
 	}
 	e.clock.Advance(time.Minute)
 	second := runReq(t, e, "by_country", us)
-	if !second.IsCached || x.queries.Load() != 1 {
-		t.Fatalf("second run: cached %v, %d queries", second.IsCached, x.queries.Load())
+	if !second.IsCached || x.Queries() != 1 {
+		t.Fatalf("second run: cached %v, %d queries", second.IsCached, x.Queries())
 	}
 	if resultsJSON(t, second) != resultsJSON(t, first) || !second.LastRefresh.Equal(*first.LastRefresh) ||
 		second.Statistics == nil || second.Statistics.ElapsedMS != first.Statistics.ElapsedMS ||
@@ -129,9 +111,9 @@ func TestResultCacheServes(t *testing.T) {
 		"a limit":       {Variables: us.Variables, Limit: &limit},
 		"an offset":     {Variables: us.Variables, Offset: &offset},
 	} {
-		before := x.queries.Load()
+		before := x.Queries()
 		require.False(t, runReq(t, e, "by_country", req).IsCached, "%s: served from the cache", name)
-		require.Equal(t, before+1, x.queries.Load(), "%s: served from the cache", name)
+		require.Equal(t, before+1, x.Queries(), "%s: served from the cache", name)
 	}
 
 	// A new version never serves the old version's answer, even for the
@@ -169,13 +151,13 @@ func TestResultCacheServes(t *testing.T) {
 func TestRefreshModes(t *testing.T) {
 	e, x, _ := newCacheEnv(t, 1<<20)
 	e.create(t, "plain", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-	x.queries.Store(0) // the check of the save
+	x.Reset() // the check of the save
 	vars := map[string]any{"country": "US"}
 	first := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars})
 	e.clock.Advance(time.Minute)
 	forced := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Refresh: "force"})
-	if forced.IsCached || x.queries.Load() != 2 || !forced.LastRefresh.After(*first.LastRefresh) {
-		t.Fatalf("force: cached %v, %d queries", forced.IsCached, x.queries.Load())
+	if forced.IsCached || x.Queries() != 2 || !forced.LastRefresh.After(*first.LastRefresh) {
+		t.Fatalf("force: cached %v, %d queries", forced.IsCached, x.Queries())
 	}
 	again := runReq(t, e, "plain", endpoint.RunRequest{Variables: vars, Refresh: "cache"})
 	require.True(t, again.IsCached, "cache after force: cached %v, last_refresh %v, want the forced answer's %v", again.IsCached, again.LastRefresh, forced.LastRefresh)
@@ -194,36 +176,36 @@ func TestRefreshModes(t *testing.T) {
 // stored table every time and leaves the cache alone.
 func TestRefreshDirect(t *testing.T) {
 	e, _ := newMatEnv(t, 1000)
-	x := &queryCounter{Executor: execOf(e)}
+	x := heldexec.NewFake(execOf(e))
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now,
 		ResultCache: memstore.NewResultCache(1 << 20)})
 	require.NoError(t, err)
 	e.svc = svc
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	vars := runVars("US", "2025-05-01", "2025-05-08")
-	before := x.queries.Load()
+	before := x.Queries()
 	for range 2 {
 		res := runReq(t, e, "daily", endpoint.RunRequest{Variables: vars, Refresh: "direct"})
 		if res.IsCached || !res.EndpointMaterialized || !res.LastRefresh.Equal(*res.EndpointMaterializedAt) {
 			t.Fatalf("direct: cached %v, materialized %v", res.IsCached, res.EndpointMaterialized)
 		}
 	}
-	n := x.queries.Load() - before
-	require.Equal(t, int64(2), n, "two direct runs made")
+	n := x.Queries() - before
+	require.Equal(t, 2, n, "two direct runs made")
 	require.False(t, runReq(t, e, "daily", endpoint.RunRequest{Variables: vars}).IsCached, "a direct run wrote the cache")
 }
 
 // byCountryFlight saves "by_country" and starts n identical runs of it
-// (country US) that join one flight: x's gate holds the first run's
-// query, and the other n-1 start once it executes. The caller opens
-// x.gate; wait waits for every run and returns their answers.
-func byCountryFlight(t *testing.T, e *env, x *queryCounter, n int) (req endpoint.RunRequest, wait func() []*endpoint.RunResult) {
+// (country US) that join one flight: x holds the first run's query, and
+// the other n-1 start once it executes. The caller releases x; wait waits
+// for every run and returns their answers.
+func byCountryFlight(t *testing.T, e *env, x *heldexec.Fake, n int) (req endpoint.RunRequest, wait func() []*endpoint.RunResult) {
 	t.Helper()
 	e.create(t, "by_country", e.query("SELECT id FROM orders WHERE country = {variables.country} ORDER BY id", "country"))
-	// The gate holds the runs, not the check of the save.
-	x.queries.Store(0)
-	x.gate, x.started = make(chan struct{}), make(chan struct{}, 16)
+	// x holds the runs, not the check of the save.
+	x.Reset()
+	x.Hold()
 	req = endpoint.RunRequest{Variables: map[string]any{"country": "US"}}
 	var wg sync.WaitGroup
 	results := make(chan *endpoint.RunResult, n)
@@ -235,7 +217,7 @@ func byCountryFlight(t *testing.T, e *env, x *queryCounter, n int) (req endpoint
 	}
 	wg.Add(1)
 	go run()
-	<-x.started // the first run is executing
+	<-x.Started // the first run is executing
 	for range n - 1 {
 		wg.Add(1)
 		go run()
@@ -258,10 +240,7 @@ func byCountryFlight(t *testing.T, e *env, x *queryCounter, n int) (req endpoint
 func TestSingleFlight(t *testing.T) {
 	for _, withCache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cache=%v", withCache), func(t *testing.T) {
-			x := &queryCounter{}
-			e := newEnv(t, func(c *endpoint.Config) {
-				x.Executor = c.Executor
-				c.Executor = x
+			e, x := newCountedEnv(t, func(c *endpoint.Config) {
 				if withCache {
 					c.ResultCache = memstore.NewResultCache(1 << 20)
 				}
@@ -274,7 +253,7 @@ func TestSingleFlight(t *testing.T) {
 			cancel()
 			wantError(t, err, 504, endpoint.CodeTimeout, "query timed out", "")
 			time.Sleep(200 * time.Millisecond) // let the others join the flight
-			close(x.gate)
+			x.Release()
 			ids := map[string]bool{}
 			computed := 0
 			for _, res := range wait() {
@@ -284,7 +263,7 @@ func TestSingleFlight(t *testing.T) {
 				}
 				require.Equal(t, "[[1],[3],[5]]", resultsJSON(t, res), "results")
 			}
-			if q := x.queries.Load(); q != 1 || computed != 1 || len(ids) != n {
+			if q := x.Queries(); q != 1 || computed != 1 || len(ids) != n {
 				t.Fatalf("%d queries, %d answers computed, %d execution ids; want 1, 1, %d", q, computed, len(ids), n)
 			}
 		})
@@ -294,8 +273,7 @@ func TestSingleFlight(t *testing.T) {
 // TestStatistics: elapsed_ms is measured; rows_read and bytes_read are
 // what the executor reports, null when it reports nothing.
 func TestStatistics(t *testing.T) {
-	x := &queryCounter{}
-	e := newEnv(t, func(c *endpoint.Config) { x.Executor = c.Executor; c.Executor = x })
+	e, x := newCountedEnv(t)
 	e.create(t, "all", e.query("SELECT id FROM orders"))
 	res := runReq(t, e, "all", endpoint.RunRequest{})
 	if res.Statistics == nil || res.Statistics.RowsRead != nil || res.Statistics.BytesRead != nil || res.Statistics.ElapsedMS < 0 {
@@ -303,8 +281,7 @@ func TestStatistics(t *testing.T) {
 	}
 	b, _ := json.Marshal(res.Statistics)
 	require.Contains(t, string(b), `"rows_read":null,"bytes_read":null`, "statistics JSON = %s", b)
-	read := int64(6)
-	x.read = &read
+	x.SetRead(6, 60)
 	res = runReq(t, e, "all", endpoint.RunRequest{Refresh: "force"})
 	if res.Statistics.RowsRead == nil || *res.Statistics.RowsRead != 6 || *res.Statistics.BytesRead != 60 {
 		t.Fatalf("statistics with a report = %+v", res.Statistics)
@@ -444,8 +421,7 @@ func (failingCache) Set(context.Context, string, []byte, time.Time) error {
 // statistics still carry the computing run's, as documented.
 func TestCachedRunLogsNoEngineRead(t *testing.T) {
 	e, x, _ := newCacheEnv(t, 1<<20)
-	read := int64(7)
-	x.read = &read
+	x.SetRead(7, 70)
 	e.create(t, "all", e.query("SELECT id FROM orders"))
 	first := runReq(t, e, "all", endpoint.RunRequest{})
 	second := runReq(t, e, "all", endpoint.RunRequest{})
@@ -805,12 +781,12 @@ func (c countedValue) MarshalJSON() ([]byte, error) {
 // countedValue (of no database type, so that the version keeps it as it
 // is), held at the gate while it is set.
 type encodeCounter struct {
-	queryCounter
+	*heldexec.Fake
 	encoded atomic.Int64
 }
 
 func (x *encodeCounter) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	res, err := x.queryCounter.Query(ctx, st, b)
+	res, err := x.Fake.Query(ctx, st, b)
 	if err != nil {
 		return nil, err
 	}
@@ -834,19 +810,19 @@ func (x *encodeCounter) Query(ctx context.Context, st driver.Statement, b driver
 func TestJoinedRunEncodedOnce(t *testing.T) {
 	x := &encodeCounter{}
 	e := newEnv(t, func(c *endpoint.Config) {
-		x.Executor = c.Executor
+		x.Fake = heldexec.NewFake(c.Executor, heldexec.Held(16))
 		c.Executor = x
 		c.ResultCache = memstore.NewResultCache(1 << 20)
 	})
 	const n = 4
-	_, wait := byCountryFlight(t, e, &x.queryCounter, n)
+	_, wait := byCountryFlight(t, e, x.Fake, n)
 	require.Eventually(t, func() bool { return endpoint.FlightWaiters(e.svc) == n-1 }, 5*time.Second, time.Millisecond)
 	x.encoded.Store(0)
-	close(x.gate)
+	x.Release()
 	results := wait()
 	const rows = 3 // [[1],[3],[5]]
 	assert.EqualValues(t, rows, x.encoded.Load(), "encodings of the rows' values: once each")
-	assert.EqualValues(t, 1, x.queries.Load())
+	assert.EqualValues(t, 1, x.Queries())
 	shared := 0
 	for _, res := range results {
 		if res.IsCached {
@@ -857,21 +833,6 @@ func TestJoinedRunEncodedOnce(t *testing.T) {
 	assert.Equal(t, n-1, shared)
 }
 
-// storedReadFails fails every query that reads a stored table while fail
-// is set, as a database refusing the read would (a type it cannot
-// convert, ClickHouse's Code 53).
-type storedReadFails struct {
-	driver.Executor
-	fail atomic.Bool
-}
-
-func (x *storedReadFails) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if x.fail.Load() && strings.Contains(st.SQL(), "endpointkit_mat_") {
-		return nil, errors.New("code: 53, message: Cannot convert string '2013-07-31 00:00:00' to type Date")
-	}
-	return x.Executor.Query(ctx, st, b)
-}
-
 // TestStoredReadFailureIsVisible: a materialized run whose read of the
 // stored table fails answers inline, and says so and why in the answer
 // (inline_reason); the Observer is told the database's error with the
@@ -879,14 +840,19 @@ func (x *storedReadFails) Query(ctx context.Context, st driver.Statement, b driv
 // endpoint's materialization shows the failure. The run went inline
 // without a word: endpoint_materialized false was the only sign.
 func TestStoredReadFailureIsVisible(t *testing.T) {
-	x := &storedReadFails{}
+	// While fail is set, every query that reads a stored table fails, as a
+	// database refusing the read would (a type it cannot convert,
+	// ClickHouse's Code 53).
+	var fail atomic.Bool
+	readsStored := heldexec.SQLContains("endpointkit_mat_")
+	refused := heldexec.Fail(errors.New("code: 53, message: Cannot convert string '2013-07-31 00:00:00' to type Date"),
+		func(st driver.Statement) bool { return fail.Load() && readsStored(st) })
 	rec := &recorder{}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
 	require.NoError(t, err)
 	env := endpointtest.New(t, endpointtest.WithDemoEvents(300), endpointtest.WithConfig(func(c *endpoint.Config) {
-		x.Executor = c.Executor
-		c.Executor = x
+		c.Executor = heldexec.NewFake(c.Executor, refused)
 		c.Observer = endpoint.MultiObserver(rec, m)
 	}))
 	ctx := context.Background()
@@ -912,7 +878,7 @@ func TestStoredReadFailureIsVisible(t *testing.T) {
 	}
 	want := res.Results
 
-	x.fail.Store(true)
+	fail.Store(true)
 	res, err = env.Service.Run(endpoint.WithRequestID(ctx, "req-42"), env.Project, "m", req)
 	require.NoError(t, err)
 	assert.False(t, res.EndpointMaterialized, "res.EndpointMaterialized is true")
@@ -946,7 +912,7 @@ func TestStoredReadFailureIsVisible(t *testing.T) {
 	assert.NotContains(t, ep.Materialization.ReadError, "Code: 53")
 
 	// A refresh builds a new table: the failure of the old one is gone.
-	x.fail.Store(false)
+	fail.Store(false)
 	require.NoError(t, env.Service.Materialize(ctx, env.Project, "m"))
 	ep, err = env.Service.Get(ctx, env.Project, "m")
 	require.NoError(t, err)
@@ -1168,15 +1134,15 @@ func TestInsightDebugAndExecutorErrors(t *testing.T) {
 		t.Fatalf("negative timings: %+v", res.Debug)
 	}
 
-	failing := &errExecutor{}
-	failing.saved.Store(true) // an insight's save runs no query
-	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = failing })
+	var saved atomic.Bool
+	saved.Store(true) // an insight's save runs no query
+	bad := newEnv(t, func(c *endpoint.Config) { c.Executor = failingAfterSave(&saved, false) })
 	bad.create(t, "trends", insightQuery(t, trendsByBrowser))
 	_, err = bad.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
 	wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
 
 	wrongRows := newEnv(t, func(c *endpoint.Config) {
-		c.Executor = &fixedExecutor{res: &driver.Result{Rows: [][]any{{"not", "a", "trends", "row", "at all"}}}}
+		c.Executor = answering(&driver.Result{Rows: [][]any{{"not", "a", "trends", "row", "at all"}}})
 	})
 	wrongRows.create(t, "trends", insightQuery(t, trendsByBrowser))
 	_, err = wrongRows.svc.Run(context.Background(), "1", "trends", endpoint.RunRequest{})
@@ -1250,7 +1216,7 @@ func BenchmarkInsightRun(b *testing.B) {
 // days come from the source.
 func TestMaterializedSQLEqualsInline(t *testing.T) {
 	e, _ := newMatEnv(t, 20_000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	ep := e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	m := ep.Materialization
@@ -1306,7 +1272,7 @@ func TestMaterializedSQLEqualsInline(t *testing.T) {
 // page the inline query.
 func TestMaterializedPaging(t *testing.T) {
 	e, _ := newMatEnv(t, 5000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")
@@ -1327,7 +1293,7 @@ func TestMaterializedPaging(t *testing.T) {
 // SQL endpoint is required, whether the table or the inline query answers.
 func TestMaterializedRequiresEveryVariable(t *testing.T) {
 	e, _ := newMatEnv(t, 1000)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	for _, refreshed := range []bool{false, true} {
 		if refreshed {
 			e.materialize(t, "daily")
@@ -1339,46 +1305,31 @@ func TestMaterializedRequiresEveryVariable(t *testing.T) {
 	}
 }
 
-// rowCounter wraps an executor and records, per query, how many rows it
-// returned.
-type rowCounter struct {
-	driver.Executor
-	mu   sync.Mutex
-	rows map[string]int // by query text; the last run of each
-}
-
-func (x *rowCounter) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	res, err := x.Executor.Query(ctx, st, b)
-	if res != nil {
-		x.mu.Lock()
-		x.rows[st.SQL()] = len(res.Rows)
-		x.mu.Unlock()
+// storedReads returns the row counts of the queries x was given that
+// read a stored table (the last run of each query text), and forgets every
+// query.
+func storedReads(x *heldexec.Fake) []int {
+	rows := map[string]int{}
+	for _, c := range x.Calls() {
+		rows[c.SQL] = c.Rows
 	}
-	return res, err
-}
-
-// storedReads returns the row counts of the queries that read a stored
-// table, and forgets every count.
-func (x *rowCounter) storedReads() []int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.Reset()
 	var n []int
-	for q, rows := range x.rows {
+	for q, r := range rows {
 		if strings.Contains(q, "endpointkit_mat_") {
-			n = append(n, rows)
+			n = append(n, r)
 		}
 	}
-	clear(x.rows)
 	return n
 }
 
 // newPageEnv is newEnv with demo events and a Service whose executor counts
 // the rows each query returns.
-func newPageEnv(t *testing.T, events int) (*env, *rowCounter) {
+func newPageEnv(t *testing.T, events int) (*env, *heldexec.Fake) {
 	t.Helper()
 	e := newEnv(t)
 	require.NoError(t, demo.Load(context.Background(), e.db, events, 7))
-	x := &rowCounter{Executor: execOf(e), rows: map[string]int{}}
+	x := heldexec.NewFake(execOf(e))
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now})
 	require.NoError(t, err)
 	e.svc = svc
@@ -1391,20 +1342,20 @@ func newPageEnv(t *testing.T, events int) (*env, *rowCounter) {
 // read every day of the country's purchases.
 func TestMaterializedReadsOnePage(t *testing.T) {
 	e, x := newPageEnv(t, 5000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")
 	vars := runVars("US", "2025-03-03", "2025-06-01")
 	all := e.mustRun(t, "daily", vars).Results.([][]any)
 	require.GreaterOrEqual(t, len(all), 50)
-	x.storedReads()
+	storedReads(x)
 	for _, p := range [][2]int{{1, 0}, {1, 40}, {5, 10}, {0, 0}, {3, 1000}} {
 		limit, offset := p[0], p[1]
 		req := endpoint.RunRequest{Variables: vars, Limit: &limit, Offset: &offset}
 		got, err := e.svc.Run(context.Background(), "1", "daily", req)
 		require.NoError(t, err)
-		reads := x.storedReads()
+		reads := storedReads(x)
 		require.True(t, got.EndpointMaterialized, "limit %d offset %d: materialized %v, stored reads %v", limit, offset, got.EndpointMaterialized, reads)
 		require.Len(t, reads, 1, "limit %d offset %d: materialized %v, stored reads %v", limit, offset, got.EndpointMaterialized, reads)
 		require.LessOrEqual(t, reads[0], limit+1, "limit %d offset %d: the read", limit, offset)
@@ -1440,7 +1391,7 @@ func TestMaterializedPagesOwnLimit(t *testing.T) {
 		e.createMat(t, "mat", q, endpoint.CreateRequest{})
 		e.create(t, "inline", q)
 		e.materialize(t, "mat")
-		x.storedReads() // the refresh counts the rows it built
+		storedReads(x) // the refresh counts the rows it built
 		for _, country := range []string{"US", "DE", "XX"} {
 			vars := map[string]any{"country": country}
 			for _, p := range [][2]int{{3, 0}, {3, 3}, {3, 6}, {10, 0}, {0, 0}, {2, 6}, {2, 10}} {
@@ -1448,7 +1399,7 @@ func TestMaterializedPagesOwnLimit(t *testing.T) {
 				req := endpoint.RunRequest{Variables: vars, Limit: &limit, Offset: &offset}
 				got, err := e.svc.Run(context.Background(), "1", "mat", req)
 				require.NoError(t, err)
-				reads := x.storedReads()
+				reads := storedReads(x)
 				if !got.EndpointMaterialized || len(reads) != 1 || reads[0] > limit+1 {
 					t.Fatalf("%s limit %d offset %d: materialized %v, rows read %v", country, limit, offset, got.EndpointMaterialized, reads)
 				}
@@ -1466,7 +1417,7 @@ func TestMaterializedPagesOwnLimit(t *testing.T) {
 			if err != nil || len(res.Results.([][]any)) != 7 || res.HasMore {
 				t.Fatalf("US top buyers: %v, has_more %v, %v; want 7 rows", res.Results, res.HasMore, err)
 			}
-			x.storedReads()
+			storedReads(x)
 		}
 		for _, name := range []string{"mat", "inline"} {
 			require.NoError(t, e.svc.Delete(context.Background(), "1", name))
@@ -1501,23 +1452,16 @@ UNION ALL SELECT 'c0', date('2025-01-01', '+' || (i / 2) || ' days'), i FROM big
 func newMatReadService(b *testing.B, groups int) *endpoint.Service {
 	b.Helper()
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(b, err)
-	b.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
+	db := testdb.SQLite(b)
 	if _, err := db.Exec(`CREATE TABLE sales (customer TEXT NOT NULL, day TEXT NOT NULL, amount INTEGER NOT NULL)`); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := db.Exec(salesSQL, groups, bigCustomerDays); err != nil {
 		b.Fatal(err)
 	}
-	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: memstore.New(),
-		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, engine.SQLite),
-		Now:       func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) },
+	svc := memService(b, sqlexec.New(db, engine.SQLite), func(c *endpoint.Config) {
+		c.Now = func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) }
 	})
-	require.NoError(b, err)
 	v, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "Customer", Type: variable.String})
 	require.NoError(b, err)
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: customerDays,

@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
@@ -51,10 +52,7 @@ var testVariables = []variable.Variable{
 
 func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	if _, err := db.Exec(ordersSQL); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +72,7 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var err error
 	e.svc, err = endpoint.New(cfg)
 	require.NoError(t, err)
 	for _, v := range testVariables {
@@ -82,6 +81,24 @@ func newEnv(t testing.TB, opts ...func(*endpoint.Config)) *env {
 		e.vars[got.CodeName] = got
 	}
 	return e
+}
+
+// memConfig is a Config over fresh in-memory stores and x.
+func memConfig(x driver.Executor) endpoint.Config {
+	return endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: x}
+}
+
+// memService is a Service of memConfig(x), with set (when not nil) applied
+// to the Config first.
+func memService(t testing.TB, x driver.Executor, set func(*endpoint.Config)) *endpoint.Service {
+	t.Helper()
+	cfg := memConfig(x)
+	if set != nil {
+		set(&cfg)
+	}
+	svc, err := endpoint.New(cfg)
+	require.NoError(t, err)
+	return svc
 }
 
 // query returns a SQL query that refers to the named variables.

@@ -108,7 +108,7 @@ func (o *saveChecks) ObserveSaveCheck(_ context.Context, ev SaveCheckEvent) {
 func TestTailColumnUncheckedCounted(t *testing.T) {
 	ctx := context.Background()
 	obs := &saveChecks{}
-	s := &Service{cfg: Config{Executor: edgeStub{e: engine.SQLite}}, observer: obs}
+	s := &Service{cfg: Config{Executor: edgeStub(engine.SQLite)}, observer: obs}
 	next := &driver.Endpoint{ProjectID: "1", Name: "weekly"}
 
 	unreadable := &compiled{query: driver.Query{SQL: "SELECT count(* FROM events WHERE timestamp >= {variables.from}"}}

@@ -36,6 +36,10 @@ import (
 // country between two dates over the demo events.
 const dailyPurchases = endpointtest.DailyPurchases
 
+// daily is the query dailyPurchases with its variables: country, from and
+// to.
+func (e *env) daily() *endpoint.Query { return e.query(dailyPurchases, "country", "from", "to") }
+
 // matExec wraps the env's executor: it can fail the refreshes' writes, and
 // it records how many refreshes of SQL endpoints overlap.
 type matExec struct {
@@ -157,7 +161,7 @@ func TestMaterializationRefusedChangesNothing(t *testing.T) {
 func TestMaterializationSettings(t *testing.T) {
 	e, _ := newMatEnv(t, 3000)
 	ctx := context.Background()
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	for _, tc := range []struct {
 		req    endpoint.CreateRequest
 		attr   string
@@ -199,7 +203,7 @@ func TestMaterializationSettings(t *testing.T) {
 // object and the settings.
 func TestMaterializationJSON(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{
 		MaterializationFreshness: endpoint.Seconds(90 * time.Minute),
 		MaterializationBuckets:   map[string]engine.Bucket{"to": engine.Week},
 	})
@@ -290,12 +294,9 @@ type benchEndpoint struct {
 // those variables, and refreshes the materialized ones.
 func newBenchService(x driver.Executor, sql string, eps func(q *endpoint.Query) []benchEndpoint) (*endpoint.Service, error) {
 	ctx := context.Background()
-	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: memstore.New(),
-		Variables: variable.NewMemoryStore(),
-		Executor:  x,
-		Now:       func() time.Time { return demo.End },
-	})
+	cfg := memConfig(x)
+	cfg.Now = func() time.Time { return demo.End }
+	svc, err := endpoint.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -565,11 +566,8 @@ func propertyBenchServices(b *testing.B) map[string]*endpoint.Service {
 func newPropertyBenchService(db *sql.DB, scoped bool) (*endpoint.Service, error) {
 	ctx := context.Background()
 	now := demo.End.Add(time.Hour)
-	cfg := endpoint.Config{
-		Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, engine.SQLite), Now: func() time.Time { return now },
-		MaxMaterializedRows: 2_000_000,
-	}
+	cfg := memConfig(sqlexec.New(db, engine.SQLite))
+	cfg.Now, cfg.MaxMaterializedRows = func() time.Time { return now }, 2_000_000
 	if scoped {
 		policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 		if err != nil {
@@ -709,12 +707,9 @@ func TestRangeCondition(t *testing.T) {
 	var events []demo.Event
 	require.NoError(t, demo.Generate(n, seed, func(e demo.Event) error { events = append(events, e); return nil }))
 
-	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: memstore.New(),
-		Variables: variable.NewMemoryStore(),
-		Executor:  sqlexec.New(db, engine.SQLite),
-		MaxLimit:  n,
-	})
+	cfg := memConfig(sqlexec.New(db, engine.SQLite))
+	cfg.MaxLimit = n
+	svc, err := endpoint.New(cfg)
 	require.NoError(t, err)
 	from, err := svc.CreateVariable(ctx, "1", variable.Variable{Name: "from", Type: variable.Date})
 	require.NoError(t, err)

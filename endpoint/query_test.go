@@ -12,12 +12,11 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/endpointtest"
-	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -252,16 +251,6 @@ func TestQueryObeysTheSandbox(t *testing.T) {
 	assert.True(t, (len(v) == 0), "a query saves nothing: list = %v, want it empty", v)
 }
 
-// blockingExecutor answers nothing until its context ends.
-type blockingExecutor struct{}
-
-func (blockingExecutor) Engine() engine.Engine { return engine.SQLite }
-func (blockingExecutor) Query(ctx context.Context, _ driver.Statement, _ driver.Bounds) (*driver.Result, error) {
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-func (blockingExecutor) Exec(context.Context, []driver.Statement, driver.Write) error { return nil }
-
 // TestQueryLimits: rows are paged and time is bounded as in a run.
 func TestQueryLimits(t *testing.T) {
 	e := newEnv(t)
@@ -272,7 +261,9 @@ func TestQueryLimits(t *testing.T) {
 	assert.Equal(t, 2, res.Limit)
 	assert.Equal(t, 3, res.Offset)
 
-	slow := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = blockingExecutor{}, 20*time.Millisecond })
+	slow := newEnv(t, func(c *endpoint.Config) {
+		c.Executor, c.RunTimeout = heldexec.NewFake(nil, heldexec.WaitForCancel()), 20*time.Millisecond
+	})
 	_, err = slow.svc.RunQuery(context.Background(), "1", endpoint.QueryRequest{Query: slow.query("SELECT 1")})
 	wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 }
@@ -392,9 +383,7 @@ func TestSchema(t *testing.T) {
 		{Name: "missing"},
 	}}, map[string]access.Rules{"2": {Tables: []access.Table{{Name: "plans", Columns: []string{"name"}}}}})
 	require.NoError(t, err)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, engine.SQLite), Access: policy})
-	require.NoError(t, err)
+	svc := memService(t, sqlexec.New(db, engine.SQLite), func(c *endpoint.Config) { c.Access = policy })
 
 	got, err := svc.Schema(ctx, "1")
 	require.NoError(t, err)
@@ -420,9 +409,7 @@ func TestSchema(t *testing.T) {
 	}
 
 	// Without a policy the Service reads no catalog: nothing is listed.
-	open, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, engine.SQLite)})
-	require.NoError(t, err)
+	open := memService(t, sqlexec.New(db, engine.SQLite), nil)
 	got, err = open.Schema(ctx, "1")
 	require.NoError(t, err)
 	assert.Equal(t, []endpoint.SchemaTable{}, got)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -17,25 +18,17 @@ import (
 	"github.com/endpointkit/endpointkit/variable"
 )
 
-// edgeStub is an executor of engine e whose Explain, when explain is set,
-// answers it; it runs nothing else.
-type edgeStub struct {
-	e       engine.Engine
+// edgeStub is an executor of engine e that runs nothing.
+func edgeStub(e engine.Engine) *heldexec.Fake {
+	return heldexec.NewFake(nil, heldexec.OnEngine(e), heldexec.Fail(errors.New("edgeStub runs nothing"), nil))
+}
+
+// explainingStub is an edgeStub that is a driver.Explainer whose Explain
+// answers explain's.
+type explainingStub struct {
+	*heldexec.Fake
 	explain func() (*driver.Result, error)
 }
-
-func (x edgeStub) Engine() engine.Engine { return x.e }
-
-func (x edgeStub) Query(context.Context, driver.Statement, driver.Bounds) (*driver.Result, error) {
-	return nil, errors.New("edgeStub runs no query")
-}
-
-func (x edgeStub) Exec(context.Context, []driver.Statement, driver.Write) error {
-	return errors.New("edgeStub runs no statement")
-}
-
-// explainingStub is an edgeStub that is a driver.Explainer.
-type explainingStub struct{ edgeStub }
 
 func (x explainingStub) Explain(context.Context, driver.Statement) (*driver.Result, error) {
 	return x.explain()
@@ -61,20 +54,20 @@ func edgeVerdict(t *testing.T, e engine.Engine) *verdict {
 func TestCheckEdgesNotChecked(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2025, 5, 31, 12, 0, 0, 0, time.UTC)
-	s := &Service{cfg: Config{Executor: edgeStub{e: engine.ClickHouse}}}
+	s := &Service{cfg: Config{Executor: edgeStub(engine.ClickHouse)}}
 	edge, note := s.checkEdges(ctx, edgeVerdict(t, engine.ClickHouse), at)
 	assert.Equal(t, EdgeIndexNotChecked, edge)
 	assert.Contains(t, note, "the query plans of ClickHouse are not checked")
 	assert.Contains(t, note, "index on its time column")
 
-	s = &Service{cfg: Config{Executor: edgeStub{e: engine.SQLite}}}
+	s = &Service{cfg: Config{Executor: edgeStub(engine.SQLite)}}
 	edge, note = s.checkEdges(ctx, edgeVerdict(t, engine.SQLite), at)
 	assert.Equal(t, EdgeIndexNotChecked, edge)
 	assert.Contains(t, note, "the executor does not show the engine's query plans")
 
-	s = &Service{cfg: Config{Executor: explainingStub{edgeStub{e: engine.PostgreSQL, explain: func() (*driver.Result, error) {
+	s = &Service{cfg: Config{Executor: explainingStub{edgeStub(engine.PostgreSQL), func() (*driver.Result, error) {
 		return nil, errors.New("connection refused")
-	}}}}}
+	}}}}
 	edge, note = s.checkEdges(ctx, edgeVerdict(t, engine.PostgreSQL), at)
 	assert.Equal(t, EdgeIndexCheckFailed, edge)
 	assert.Equal(t, `the engine's query plan of the partial buckets of "timestamp" could not be read`, note)

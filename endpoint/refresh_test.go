@@ -36,7 +36,7 @@ import (
 // endpoints.
 func TestMaterializationStaleRunsInline(t *testing.T) {
 	e, _ := newMatEnv(t, 2000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	freshness := endpoint.Seconds(10 * time.Minute)
 	e.createMat(t, "daily", q, endpoint.CreateRequest{MaterializationFreshness: freshness})
 	e.createMat(t, "other", q, endpoint.CreateRequest{})
@@ -67,7 +67,7 @@ func TestMaterializationStaleRunsInline(t *testing.T) {
 // serving; a failed first refresh leaves runs inline.
 func TestMaterializationFailureKeepsLastTable(t *testing.T) {
 	e, x := newMatEnv(t, 2000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.createMat(t, "never", q, endpoint.CreateRequest{})
 	e.materialize(t, "daily")
@@ -112,7 +112,7 @@ func TestMaterializationFailureKeepsLastTable(t *testing.T) {
 func TestMaterializationVersions(t *testing.T) {
 	e, _ := newMatEnv(t, 2000)
 	ctx := context.Background()
-	ep := e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	ep := e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	v1 := materialize.TableName(ep.ID, 1)
 	got := e.tables(t)
@@ -163,7 +163,7 @@ func TestMaterializationVersions(t *testing.T) {
 // answer correctly from the table or inline.
 func TestMaterializeOneAtATime(t *testing.T) {
 	e, x := newMatEnv(t, 2000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	vars := runVars("US", "2025-04-01", "2025-05-01")
@@ -283,7 +283,7 @@ func triggers(obs *recorder) []string {
 func TestMaterializeAfterSaveBuildsOnce(t *testing.T) {
 	obs := &recorder{}
 	e, g := newGatedSchedEnv(t, obs)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	<-g.started // the save's refresh is building
 
 	r := e.status(t, "daily")
@@ -320,7 +320,7 @@ func TestStartMaterializeRunsInTheBackground(t *testing.T) {
 	require.NoError(t, err)
 	e.svc = svc
 	t.Cleanup(g.release)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 
 	started, err := svc.StartMaterialize(context.Background(), "1", "daily")
 	require.NoError(t, err)
@@ -347,7 +347,7 @@ func TestStartMaterializeRunsInTheBackground(t *testing.T) {
 	// Unknown and not materialized endpoints are refused before anything starts.
 	_, err = svc.StartMaterialize(context.Background(), "1", "nope")
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'nope' not found.", "")
-	e.create(t, "inline", e.query(dailyPurchases, "country", "from", "to"))
+	e.create(t, "inline", e.daily())
 	_, err = svc.StartMaterialize(context.Background(), "1", "inline")
 	wantError(t, err, 400, endpoint.CodeInvalidInput, "Endpoint 'inline' is not materialized; set is_materialized to true first.", "is_materialized")
 }
@@ -410,7 +410,7 @@ func (f *firstListed) ListMaterialized(ctx context.Context) ([]driver.Endpoint, 
 func TestVariableChangeUnservesTable(t *testing.T) {
 	e, _ := newMatEnv(t, 2000)
 	ctx := context.Background()
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.create(t, "inline", q)
 	e.materialize(t, "daily")
@@ -494,7 +494,7 @@ func gatedEnv(t *testing.T, cfg func(*endpoint.Config)) (*env, *gateExec) {
 // and keeps the last good table serving.
 func TestRefreshTimeLimit(t *testing.T) {
 	e, g := gatedEnv(t, func(c *endpoint.Config) { c.RefreshTimeout = time.Second })
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	close(g.gate)
 	e.materialize(t, "daily")
@@ -524,7 +524,7 @@ func TestRefreshTimeLimit(t *testing.T) {
 // and the table of the last refresh within the limit keeps serving.
 func TestRefreshRowLimit(t *testing.T) {
 	e, _ := newMatEnv(t, 2000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	vars := runVars("US", "2025-04-01", "2025-05-01")
@@ -551,7 +551,7 @@ func TestRefreshRowLimit(t *testing.T) {
 // before its swap, drops what it built and fails: no table is left.
 func TestDeleteDuringRefresh(t *testing.T) {
 	e, g := gatedEnv(t, nil)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	done := make(chan error, 1)
 	go func() { done <- e.svc.Materialize(context.Background(), "1", "daily") }()
 	<-g.entered
@@ -570,7 +570,7 @@ func TestDeleteDuringRefresh(t *testing.T) {
 // the new version.
 func TestChangeDuringRefresh(t *testing.T) {
 	e, g := gatedEnv(t, nil)
-	ep := e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	ep := e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	done := make(chan error, 1)
 	go func() { done <- e.svc.Materialize(context.Background(), "1", "daily") }()
 	<-g.entered
@@ -592,7 +592,7 @@ func TestChangeDuringRefresh(t *testing.T) {
 // waits, for as long as its context lets it.
 func TestRefreshesBoundedAndUnblocking(t *testing.T) {
 	e, g := gatedEnv(t, nil) // MaxRefreshes: the default, 2
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	names := []string{"a", "b", "c", "d"}
 	for _, n := range names {
 		e.createMat(t, n, q, endpoint.CreateRequest{})
@@ -643,7 +643,7 @@ func TestRefreshesBoundedAndUnblocking(t *testing.T) {
 // calls it.
 func TestRemoveOrphans(t *testing.T) {
 	e, _ := newMatEnv(t, 500)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	ep := e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	e.materialize(t, "daily")
 	live := materialize.TableName(ep.ID, 1)
@@ -782,11 +782,8 @@ func edgeService(t *testing.T, e edgeEngine, scoped bool, drop []string, obs end
 		require.NoError(t, err)
 	}
 	now := demo.End.Add(time.Hour)
-	cfg := endpoint.Config{
-		Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(db, e.eng), Now: func() time.Time { return now },
-		Observer: obs,
-	}
+	cfg := memConfig(sqlexec.New(db, e.eng))
+	cfg.Now, cfg.Observer = func() time.Time { return now }, obs
 	if scoped {
 		policy, err := access.NewStatic(access.Rules{Tables: []access.Table{{Name: "events", TenantColumn: "project_id"}}}, nil)
 		require.NoError(t, err)

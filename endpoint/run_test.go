@@ -22,6 +22,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -30,27 +31,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fixedExecutor answers every query with the same result, or err, and
-// remembers the last query.
-type fixedExecutor struct {
-	res       *driver.Result
-	err       error
-	lastQuery string
-	lastArgs  []any
-}
-
-func (f *fixedExecutor) Engine() engine.Engine { return engine.SQLite }
-
-func (f *fixedExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	f.lastQuery, f.lastArgs = st.SQL(), st.Args()
-	if f.err != nil {
-		return nil, f.err
-	}
-	return f.res, nil
-}
-
-func (f *fixedExecutor) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
-	return f.err
+// answering is a fake executor that answers every query with res, and
+// records each.
+func answering(res *driver.Result) *heldexec.Fake {
+	return heldexec.NewFake(nil, heldexec.Answer(res))
 }
 
 // ids returns the first column of the rows as int64s.
@@ -305,7 +289,7 @@ func TestRunDebug(t *testing.T) {
 // TestRunArgs: values reach the executor as typed, bound arguments, in
 // marker order, with the page bounds last.
 func TestRunArgs(t *testing.T) {
-	fx := &fixedExecutor{res: &driver.Result{Columns: []string{"n"}, Types: []string{"INTEGER"}, Rows: [][]any{{int64(1)}}}}
+	fx := answering(&driver.Result{Columns: []string{"n"}, Types: []string{"INTEGER"}, Rows: [][]any{{int64(1)}}})
 	e := newEnv(t, func(c *endpoint.Config) { c.Executor = fx })
 	e.create(t, "ep", e.query("SELECT n FROM t WHERE a = {variables.min_amount} AND b = {variables.paid} AND c >= {variables.from} AND d IN {variables.plans} AND e = {variables.min_amount}",
 		"min_amount", "paid", "from", "plans"))
@@ -316,36 +300,31 @@ func TestRunArgs(t *testing.T) {
 	})
 	require.NoError(t, err)
 	want := []any{int64(12), true, "2025-05-31", "pro", "free", int64(12), int64(8), int64(3)}
-	require.Equal(t, want, fx.lastArgs, "args")
-	require.Len(t, want, strings.Count(fx.lastQuery, "?"), "query %q has not one marker per argument", fx.lastQuery)
+	last := fx.Last()
+	require.Equal(t, want, last.Args, "args")
+	require.Len(t, want, strings.Count(last.SQL, "?"), "query %q has not one marker per argument", last.SQL)
 }
 
-type errExecutor struct {
-	fixedExecutor
-	wait bool
-	// saved: the endpoints were created, the queries from now on fail (a
-	// save checks its query with the engine, which must answer then).
-	saved atomic.Bool
-}
-
-func (x *errExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if !x.saved.Load() {
-		return &driver.Result{}, nil
+// failingAfterSave is a fake executor whose queries, once saved is set,
+// fail with a driver's error naming a table and a host (or, with wait, wait
+// until their context ends); before, they answer no rows (a save checks its
+// query with the engine, which must answer then).
+func failingAfterSave(saved *atomic.Bool, wait bool) *heldexec.Fake {
+	after := func(driver.Statement) bool { return saved.Load() }
+	if wait {
+		return heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}), heldexec.WaitForCancelWhen(after))
 	}
-	if x.wait {
-		<-ctx.Done()
-		return nil, fmt.Errorf("driver: interrupted: %w", ctx.Err())
-	}
-	return nil, errors.New("pq: relation \"secret_table\" does not exist at 10.0.0.7")
+	return heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}),
+		heldexec.Fail(errors.New("pq: relation \"secret_table\" does not exist at 10.0.0.7"), after))
 }
 
 func TestRunExecutionErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("executor failure", func(t *testing.T) {
-		x := &errExecutor{}
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
+		var saved atomic.Bool
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = failingAfterSave(&saved, false) })
 		e.create(t, "ep", e.query("SELECT 1"))
-		x.saved.Store(true)
+		saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusBadGateway, "execution_failed", "query execution failed", "")
 		require.ErrorIs(t, err, endpoint.ErrExecution, "not ErrExecution")
@@ -358,10 +337,12 @@ func TestRunExecutionErrors(t *testing.T) {
 		wantError(t, err, http.StatusBadRequest, endpoint.CodeQueryError, "The database refused the query: no such table: no_such_table (line 1, column 15).", "query.query")
 	})
 	t.Run("timeout", func(t *testing.T) {
-		x := &errExecutor{wait: true}
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor, c.RunTimeout = x, 20*time.Millisecond })
+		var saved atomic.Bool
+		e := newEnv(t, func(c *endpoint.Config) {
+			c.Executor, c.RunTimeout = failingAfterSave(&saved, true), 20*time.Millisecond
+		})
 		e.create(t, "ep", e.query("SELECT 1"))
-		x.saved.Store(true)
+		saved.Store(true)
 		_, err := e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out: it ran longer than run_timeout (20ms)", "")
 		require.ErrorIs(t, err, endpoint.ErrTimeout)
@@ -371,20 +352,20 @@ func TestRunExecutionErrors(t *testing.T) {
 		}
 	})
 	t.Run("caller deadline", func(t *testing.T) {
-		x := &errExecutor{wait: true}
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
+		var saved atomic.Bool
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = failingAfterSave(&saved, true) })
 		e.create(t, "ep", e.query("SELECT 1"))
-		x.saved.Store(true)
+		saved.Store(true)
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		_, err := e.svc.Run(dctx, "1", "ep", endpoint.RunRequest{})
 		wantError(t, err, http.StatusGatewayTimeout, "timeout", "query timed out", "")
 	})
 	t.Run("no last_executed_at on failure", func(t *testing.T) {
-		x := &errExecutor{}
-		e := newEnv(t, func(c *endpoint.Config) { c.Executor = x })
+		var saved atomic.Bool
+		e := newEnv(t, func(c *endpoint.Config) { c.Executor = failingAfterSave(&saved, false) })
 		e.create(t, "ep", e.query("SELECT 1"))
-		x.saved.Store(true)
+		saved.Store(true)
 		e.svc.Run(ctx, "1", "ep", endpoint.RunRequest{})
 		got, _ := e.svc.Get(ctx, "1", "ep")
 		require.Nil(t, got.LastExecutedAt, "a failed run was recorded at")
@@ -774,11 +755,11 @@ func TestAdmitHandoffOnlyForTheSameRun(t *testing.T) {
 // shaping, last_executed_at throttle) over an executor that returns fixed
 // rows without doing any work.
 func BenchmarkRunOverhead(b *testing.B) {
-	fx := &fixedExecutor{res: &driver.Result{
+	fx := heldexec.NewFake(nil, heldexec.Unrecorded(), heldexec.Answer(&driver.Result{
 		Columns: []string{"day", "orders", "revenue"},
 		Types:   []string{"TEXT", "INTEGER", "REAL"},
 		Rows:    [][]any{{"2025-05-01", int64(12), 340.5}, {"2025-05-02", int64(9), 120.0}, {"2025-05-03", int64(15), 512.25}},
-	}}
+	}))
 	e := newEnv(b, func(c *endpoint.Config) { c.Executor = fx })
 	e.create(b, "daily", e.query(
 		"SELECT substr(created, 1, 10) AS day, count(*) AS orders, sum(amount) AS revenue FROM orders "+

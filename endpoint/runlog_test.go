@@ -16,8 +16,8 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
-	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -247,10 +247,10 @@ func TestRunLogFullBufferDrops(t *testing.T) {
 	ctx := context.Background()
 	log := &stuckLog{RunLog: memstore.NewRunLog(0, 0), release: make(chan struct{})}
 	rec := &recorder{}
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(),
-		Executor: sqlexec.New(openMemory(t), engine.SQLite), RunLog: log, RunLogBuffer: 3, Observer: rec})
-	require.NoError(t, err)
-	_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
+	svc := memService(t, sqlexec.New(testdb.SQLite(t), engine.SQLite), func(c *endpoint.Config) {
+		c.RunLog, c.RunLogBuffer, c.Observer = log, 3, rec
+	})
+	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "one", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
 	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() {
@@ -284,14 +284,4 @@ func TestRunLogFullBufferDrops(t *testing.T) {
 	require.NoError(t, err)
 	got, want := len(entries), 20-dropped
 	assert.Equal(t, want, got, "the queued entries are written, the dropped ones are not: len(entries)")
-}
-
-// openMemory is an in-memory SQLite database for an executor.
-func openMemory(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return db
 }

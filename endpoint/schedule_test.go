@@ -152,7 +152,7 @@ func TestScheduleRefreshesOnSave(t *testing.T) {
 	obs := &recorder{}
 	e, _ := newSchedEnv(t, obs)
 	svc := scheduleHourly(t, e, obs)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	eventually(t, "the refresh after create", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 	// The scheduler runs (it refreshed): a second one is refused.
@@ -212,7 +212,7 @@ func TestScheduleKickDuringRefresh(t *testing.T) {
 	obs := &heldRecorder{built: make(chan struct{}), release: make(chan struct{})}
 	e, _ := newSchedEnv(t, obs)
 	svc := scheduleHourly(t, e, obs)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	<-obs.built
 	q2 := e.query(dailyPurchases+" LIMIT 1000", "country", "from", "to")
 	_, err := svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: q2})
@@ -232,7 +232,7 @@ func TestScheduleEveryFreshnessPeriod(t *testing.T) {
 	obs := &recorder{}
 	e, _ := newSchedEnv(t, obs)
 	hour := 3600
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{DataFreshnessSeconds: &hour})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{DataFreshnessSeconds: &hour})
 	startSchedule(t, e.svc)
 	eventually(t, "the first refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 	built := *e.status(t, "daily").LastSuccessAt
@@ -261,7 +261,7 @@ func TestScheduleBacksOffAfterFailure(t *testing.T) {
 	obs := &recorder{}
 	e, x := newSchedEnv(t, obs)
 	x.fail.Store(true)
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	startSchedule(t, e.svc)
 	eventually(t, "the failed refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusFailed) })
 	r := e.status(t, "daily")
@@ -289,7 +289,7 @@ func TestRefreshLeaseTwoServices(t *testing.T) {
 	other, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
 		ScheduleInterval: 5 * time.Millisecond})
 	require.NoError(t, err)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	for _, name := range []string{"a", "b", "c"} {
 		e.createMat(t, name, q, endpoint.CreateRequest{})
 	}
@@ -325,7 +325,7 @@ func TestRefreshLeaseTwoServices(t *testing.T) {
 // until it expires; then another Service takes over.
 func TestRefreshLeaseTakeover(t *testing.T) {
 	e, _ := newSchedEnv(t, nil)
-	ep := e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	ep := e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	store := e.eps.Store.(*memstore.Store)
 	ctx := context.Background()
 	// A process took the lease and died: nobody renews it.
@@ -356,7 +356,7 @@ func TestRefreshLeaseTakeover(t *testing.T) {
 // then refreshes it at once, and runs read the table again.
 func TestHibernation(t *testing.T) {
 	e, _ := newMatEnv(t, 2000)
-	q := e.query(dailyPurchases, "country", "from", "to")
+	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
 	ctx := context.Background()
 	if n, err := e.svc.RefreshStale(ctx); err != nil || n != 1 {
@@ -403,7 +403,7 @@ func TestHibernationOff(t *testing.T) {
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now, HibernateAfter: -1})
 	require.NoError(t, err)
 	e.svc = svc
-	e.createMat(t, "daily", e.query(dailyPurchases, "country", "from", "to"), endpoint.CreateRequest{})
+	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	e.clock.Advance(365 * 24 * time.Hour)
 	if n, err := e.svc.RefreshStale(context.Background()); err != nil || n != 1 {
 		t.Fatalf("RefreshStale with hibernation off = %d, %v", n, err)

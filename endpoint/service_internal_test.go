@@ -10,10 +10,21 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// newNoRows is a Service over in-memory stores whose executor answers
+// every query with no rows; it returns the executor too.
+func newNoRows(t *testing.T) (*Service, *heldexec.Fake) {
+	t.Helper()
+	exec := heldexec.NewFake(nil, heldexec.Answer(&driver.Result{}))
+	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: exec})
+	require.NoError(t, err)
+	return s, exec
+}
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
@@ -147,8 +158,7 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 // it again; MarkExecuted, a run's own bookkeeping, drops nothing.
 func TestForgettingStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &noRows{}})
-	require.NoError(t, err)
+	s, _ := newNoRows(t)
 	q := Query{Kind: KindSQL, SQL: "SELECT 1"}
 	if _, err := s.Create(ctx, "1", CreateRequest{Name: "ep", Query: &q}); err != nil {
 		t.Fatal(err)

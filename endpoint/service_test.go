@@ -28,7 +28,7 @@ const badName = "Must start with a letter, contain only alphanumeric characters,
 
 func TestNewConfig(t *testing.T) {
 	e := newEnv(t)
-	full := endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{}}
+	full := memConfig(answering(&driver.Result{}))
 	for _, tc := range []struct {
 		name string
 		edit func(*endpoint.Config)
@@ -326,8 +326,7 @@ func TestConcurrentUpdates(t *testing.T) {
 // TestDefaultClock: without Config.Now, times are UTC to the microsecond,
 // as SQL stores keep them.
 func TestDefaultClock(t *testing.T) {
-	svc, err := endpoint.New(endpoint.Config{Endpoints: memstore.New(), Variables: variable.NewMemoryStore(), Executor: &fixedExecutor{res: &driver.Result{}}})
-	require.NoError(t, err)
+	svc := memService(t, answering(&driver.Result{}), nil)
 	before := time.Now().Add(-time.Second)
 	ep, err := svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "ep", Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT 1"}})
 	require.NoError(t, err)

@@ -405,7 +405,7 @@ func TestInsightsOnClickHouse(t *testing.T) {
 		require.NoError(t, err, "%v", name)
 		wantJSON, _ := json.Marshal(want.Results)
 		gotJSON, _ := json.Marshal(got.Results)
-		assert.True(t, jsonEqual(string(gotJSON), string(wantJSON)), "%s: chDB results %s, want SQLite's %s", name, gotJSON, wantJSON)
+		assert.JSONEq(t, string(wantJSON), string(gotJSON), "%s: chDB results %s, want SQLite's %s", name, gotJSON, wantJSON)
 	}
 }
 
@@ -508,7 +508,7 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 		want, _ := series(lite.Service, name, nil)
 		got, _ := series(ch, name, nil)
 		g, w := asJSON(got), asJSON(want)
-		require.True(t, jsonEqual(g, w), "%s: chDB series %s, want SQLite's %s", name, g, w)
+		require.JSONEq(t, w, g, "%s: chDB series %s, want SQLite's %s", name, g, w)
 	}
 	limited, _ := series(ch, "pages", nil)
 	require.Len(t, limited, 2*(insight.DefaultBreakdownLimit+1))
@@ -544,7 +544,7 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 		require.True(t, materialized, "%v: materialized is false", vars)
 		inline, _ := series(ch, "pages", vars)
 		g, w := asJSON(stored), asJSON(inline)
-		require.True(t, jsonEqual(g, w), "materialized %v: series %s, want the inline run's %s", vars, g, w)
+		require.JSONEq(t, w, g, "materialized %v: series %s, want the inline run's %s", vars, g, w)
 		if len(vars) == 3 {
 			v := stored
 			require.NotEmpty(t, v, "stored is empty")
@@ -554,16 +554,6 @@ func TestInsightBreakdownLimitOnClickHouse(t *testing.T) {
 			}
 		}
 	}
-}
-
-// jsonEqual reports whether a and b hold the same JSON value: both decode
-// and the decoded values are deeply equal (key order and spacing aside).
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // TestChDBAnswersAreTheirOwn: the answers of one flight on chDB (its

@@ -1,7 +1,6 @@
 package executortest_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -15,7 +14,4 @@ import (
 // the others waited.
 const childParallel = 8
 
-func TestMain(m *testing.M) {
-	testdb.SetParallel(childParallel)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testdb.RunParallel(m, childParallel) }

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,37 +49,11 @@ func (o *cacheErrors) last() error {
 // answers of at most maxCached bytes kept there (0: the default).
 func cachedExportHandler(tb testing.TB, exec *rowCountingExecutor, n int, maxCached int64) (http.Handler, *endpoint.Service, *cacheErrors) {
 	tb.Helper()
-	eps, vars := newStores(tb)
 	obs := &cacheErrors{}
-	svc, err := endpoint.New(endpoint.Config{
-		Endpoints: eps, Variables: vars, Executor: exec, MaxLimit: n, MaxResultBytes: -1,
-		ResultCache: memstore.NewResultCache(64 << 20), MaxCachedAnswerBytes: maxCached, Observer: obs,
+	h, svc := exportServer(tb, exec, n, func(c *endpoint.Config) {
+		c.MaxResultBytes, c.ResultCache, c.MaxCachedAnswerBytes, c.Observer = -1, memstore.NewResultCache(64<<20), maxCached, obs
 	})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
-	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
-		Query: &endpoint.Query{Kind: endpoint.KindSQL, SQL: exportSQL}})
-	require.NoError(tb, err)
-	keys := httpapi.NewKeyring()
-	require.NoError(tb, keys.Add(keyP1, "1"))
-	return httpapi.New(svc, keys, httpapi.WithLimiter(nil), httpapi.WithMaxAnswerBytes(-1)), svc, obs
-}
-
-// cachedBody is a ResponseWriter that keeps the body, and records at its
-// first write how many rows the executor had handed over.
-type cachedBody struct {
-	*exportbench.Discard
-	exec    *rowCountingExecutor
-	atFirst int64
-	body    bytes.Buffer
-}
-
-func (k *cachedBody) Write(b []byte) (int, error) {
-	if k.N == 0 {
-		k.atFirst = k.exec.rows.Load()
-	}
-	k.body.Write(b)
-	return k.Discard.Write(b)
+	return h, svc, obs
 }
 
 // TestExportStreamsWithResultCache: with a result cache configured, a CSV
@@ -96,16 +69,10 @@ func TestExportStreamsWithResultCache(t *testing.T) {
 			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
 			h, svc, obs := cachedExportHandler(t, exec, n, 0)
 			saved := exec.queries.Load() // the save's description of the query
-			first := &cachedBody{Discard: exportbench.NewDiscard(), exec: exec}
-			h.ServeHTTP(first, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, first.Status)
-			require.Empty(t, first.Head.Get(httpapi.HeaderError))
-			assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
-			assert.Less(t, first.atFirst, int64(n/4), "rows read before the first byte was written")
-			assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+			first := streamedExport(t, h, exec, n, format)
 			assert.NoError(t, obs.last(), "the answer was kept")
 
-			again := &cachedBody{Discard: exportbench.NewDiscard(), exec: exec}
+			again := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
 			h.ServeHTTP(again, exportRequest(t, n, format))
 			require.Equal(t, http.StatusOK, again.Status)
 			assert.EqualValues(t, n, exec.rows.Load(), "the second export read no row: the cache answered it")

@@ -626,7 +626,7 @@ func TestFormatsAuth(t *testing.T) {
 			require.Equal(t, cs.status, status, "%s %s: status = %d, want %d: %s", cs.path, body, status, cs.status, got)
 			if status != 200 {
 				assert.Equal(t, "application/json", hdr.Get("Content-Type"))
-				assert.True(t, jsonEqual(got, jsonBody), "%s %s: error body = %s, want the JSON answer's %s", cs.path, body, got, jsonBody)
+				assert.JSONEq(t, jsonBody, got, "%s %s: error body = %s, want the JSON answer's %s", cs.path, body, got, jsonBody)
 				continue
 			}
 			var a jsonAnswer
@@ -647,16 +647,6 @@ func TestFormatsAuth(t *testing.T) {
 // embedClaims is a token for endpoint with its event variable fixed.
 func embedClaims(endpoint, event string) embed.Claims {
 	return embed.Claims{Endpoints: []string{endpoint}, Fixed: map[string]any{"event": event}}
-}
-
-// jsonEqual reports whether a and b hold the same JSON value: both decode
-// and the decoded values are deeply equal (key order and spacing aside).
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // TestParquetNotLinked: package httpapi does not import parquet-go, so

@@ -18,6 +18,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
@@ -49,10 +50,7 @@ const (
 // openEvents returns an in-memory SQLite database with n demo events.
 func openEvents(tb testing.TB, n int) *sql.DB {
 	tb.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(tb, err)
-	db.SetMaxOpenConns(1)
-	tb.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(tb)
 	require.NoError(tb, demo.Load(context.Background(), db, n, demoSeed))
 	return db
 }
@@ -207,10 +205,7 @@ func (h *harness) setupRange(project, key string) {
 // separate from the events so that an endpoint's query cannot reach them.
 func newStores(tb testing.TB) (driver.Store, variable.Store) {
 	tb.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(tb, err)
-	db.SetMaxOpenConns(1)
-	tb.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(tb)
 	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(tb, err)
 	require.NoError(tb, st.Migrate(context.Background()))

@@ -24,6 +24,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -53,10 +54,7 @@ func newKeysHarness(t testing.TB, cfg apikey.Config) *keysHarness {
 	require.NoError(t, ring.Add(keyP1, "1"))
 	require.NoError(t, ring.Add(keyP2, "2"))
 	require.NoError(t, ring.AddAllProjects(keyAdmin))
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	st, err := sqlstore.New(db, engine.SQLite)
 	require.NoError(t, err)
 	require.NoError(t, st.Migrate(context.Background()))

@@ -28,6 +28,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/internal/exportbench"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
@@ -62,8 +63,17 @@ func (c *rowCountingExecutor) QueryRows(ctx context.Context, st driver.Statement
 // 1, no result cache, runs up to n rows, maxBytes as MaxResultBytes.
 func exportHandler(tb testing.TB, exec driver.Executor, n int, maxBytes int64, opts ...httpapi.Option) (http.Handler, *endpoint.Service) {
 	tb.Helper()
+	return exportServer(tb, exec, n, func(c *endpoint.Config) { c.MaxResultBytes = maxBytes }, opts...)
+}
+
+// exportServer serves endpoint "export" (exportSQL over exec) of project 1
+// with runs up to n rows; set is applied to the Service's Config.
+func exportServer(tb testing.TB, exec driver.Executor, n int, set func(*endpoint.Config), opts ...httpapi.Option) (http.Handler, *endpoint.Service) {
+	tb.Helper()
 	eps, vars := newStores(tb)
-	svc, err := endpoint.New(endpoint.Config{Endpoints: eps, Variables: vars, Executor: exec, MaxLimit: n, MaxResultBytes: maxBytes})
+	cfg := endpoint.Config{Endpoints: eps, Variables: vars, Executor: exec, MaxLimit: n}
+	set(&cfg)
+	svc, err := endpoint.New(cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = svc.Close(context.Background()) })
 	_, err = svc.Create(context.Background(), "1", endpoint.CreateRequest{Name: "export",
@@ -108,16 +118,26 @@ func TestExportStreamsRows(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
 			h, _ := exportHandler(t, exec, n, -1)
-			saved := exec.queries.Load() // the save's description of the query
-			w := &firstWrite{Discard: exportbench.NewDiscard(), exec: exec}
-			h.ServeHTTP(w, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, w.Status)
-			assert.Empty(t, w.Head.Get(httpapi.HeaderError))
-			assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
-			assert.Less(t, w.atFirst, int64(n/4), "rows read before the first byte was written")
-			assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+			streamedExport(t, h, exec, n, format)
 		})
 	}
+}
+
+// streamedExport sends h an export of n rows in format over exec (which
+// has read no row yet) and checks that it was streamed: answered whole,
+// every row handed over once through QueryRows (no Query call), the first
+// bytes written when a small part of them was read. It returns the answer.
+func streamedExport(t *testing.T, h http.Handler, exec *rowCountingExecutor, n int, format string) *keptBody {
+	t.Helper()
+	saved := exec.queries.Load() // the save's description of the query
+	w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
+	h.ServeHTTP(w, exportRequest(t, n, format))
+	require.Equal(t, http.StatusOK, w.Status)
+	require.Empty(t, w.Head.Get(httpapi.HeaderError))
+	assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
+	assert.Less(t, w.atFirst, int64(n/4), "rows read before the first byte was written")
+	assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+	return w
 }
 
 // TestExportStreamCut: an export whose rows pass max_result_bytes after
@@ -322,10 +342,7 @@ func TestExportParquetMemorySample(t *testing.T) {
 // float and a time text.
 func exportTable(b testing.TB, n int) *sql.DB {
 	b.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(b, err)
-	db.SetMaxOpenConns(1)
-	b.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(b)
 	fillExport(b, db, n)
 	return db
 }

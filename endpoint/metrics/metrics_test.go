@@ -25,6 +25,19 @@ import (
 // TestObserver: runs count by status, errors by code, cache hits, latency
 // and refreshes; a run refused before its endpoint was found is counted
 // under the endpoint "", whatever name the client sent.
+// runsHead and refreshesHead are the HELP and TYPE lines of the runs and
+// refreshes counters, as the registry writes them.
+const (
+	runsHead = `
+# HELP endpointkit_runs_total Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.
+# TYPE endpointkit_runs_total counter
+`
+	refreshesHead = `
+# HELP endpointkit_refreshes_total Refreshes of materialized endpoints, by trigger and result (ok, failed).
+# TYPE endpointkit_refreshes_total counter
+`
+)
+
 func TestObserver(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o, err := metrics.New(reg)
@@ -37,9 +50,7 @@ func TestObserver(t *testing.T) {
 	o.ObserveRefresh(ctx, endpoint.RefreshEvent{Project: "1", Endpoint: "daily", Trigger: "scheduled", Duration: time.Second})
 	o.ObserveRefresh(ctx, endpoint.RefreshEvent{Project: "1", Endpoint: "daily", Trigger: "manual", Err: errors.New("failed")})
 
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP endpointkit_runs_total Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.
-# TYPE endpointkit_runs_total counter
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(runsHead+`
 endpointkit_runs_total{cached="false",endpoint="",materialized="false",project="1",status="404"} 1
 endpointkit_runs_total{cached="false",endpoint="daily",materialized="false",project="1",status="200"} 1
 endpointkit_runs_total{cached="false",endpoint="daily",materialized="false",project="1",status="400"} 1
@@ -51,8 +62,7 @@ endpointkit_run_errors_total{code="unknown_variable",endpoint="daily",project="1
 # HELP endpointkit_cache_hits_total Endpoint runs answered without a query (result cache or a shared identical run).
 # TYPE endpointkit_cache_hits_total counter
 endpointkit_cache_hits_total{endpoint="daily",project="1"} 1
-# HELP endpointkit_refreshes_total Refreshes of materialized endpoints, by trigger and result (ok, failed).
-# TYPE endpointkit_refreshes_total counter
+`+refreshesHead+`
 endpointkit_refreshes_total{endpoint="daily",project="1",result="failed",trigger="manual"} 1
 endpointkit_refreshes_total{endpoint="daily",project="1",result="ok",trigger="scheduled"} 1
 # HELP endpointkit_run_log_errors_total Runs the run log failed to record: entries dropped from a full buffer, and background writes that failed.
@@ -135,9 +145,7 @@ func TestEndpointLabelsBounded(t *testing.T) {
 	require.Len(t, runs, metrics.DefaultMaxEndpoints+1, "%d run series, want %d names and %q", len(runs), metrics.DefaultMaxEndpoints, metrics.OtherEndpoint)
 	other := runs[metrics.OtherEndpoint]
 	require.Equal(t, float64(n-metrics.DefaultMaxEndpoints), other, "%v runs counted under %q, want %d", other, metrics.OtherEndpoint, n-metrics.DefaultMaxEndpoints)
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP endpointkit_refreshes_total Refreshes of materialized endpoints, by trigger and result (ok, failed).
-# TYPE endpointkit_refreshes_total counter
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(refreshesHead+`
 endpointkit_refreshes_total{endpoint="_other",project="2",result="ok",trigger="manual"} 1
 `), "endpointkit_refreshes_total"))
 }
@@ -159,9 +167,7 @@ func TestWithMaxEndpoints(t *testing.T) {
 	} {
 		o.ObserveRun(ctx, ev)
 	}
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP endpointkit_runs_total Endpoint runs, by HTTP status of the answer, cached or not, from the stored table or not.
-# TYPE endpointkit_runs_total counter
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(runsHead+`
 endpointkit_runs_total{cached="false",endpoint="",materialized="false",project="1",status="404"} 1
 endpointkit_runs_total{cached="false",endpoint="_other",materialized="false",project="1",status="200"} 1
 endpointkit_runs_total{cached="false",endpoint="a",materialized="false",project="1",status="200"} 2

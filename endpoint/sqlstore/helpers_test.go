@@ -13,6 +13,7 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
@@ -131,4 +132,15 @@ func nextVersion(e driver.Endpoint, sql string) (driver.Endpoint, *driver.Versio
 	e.VersionsCount++
 	e.UpdatedAt = e.UpdatedAt.Add(time.Hour)
 	return e, &driver.Version{EndpointID: e.ID, Number: e.CurrentVersion, Query: sqlQuery(sql), CreatedAt: e.UpdatedAt}
+}
+
+// assertRoundTrip checks that unmarshal reads back in from the text
+// marshal writes of it.
+func assertRoundTrip[T any](t *testing.T, in T, marshal func(T) (string, error), unmarshal func(string) (T, error)) {
+	t.Helper()
+	text, err := marshal(in)
+	require.NoError(t, err)
+	got, err := unmarshal(text)
+	require.NoError(t, err)
+	assert.Equal(t, in, got)
 }

@@ -11,34 +11,11 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
-	epstoretest "github.com/endpointkit/endpointkit/endpoint/storetest"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestKeyStoreConformance(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			epstoretest.RunKeyStore(t, func(t *testing.T) driver.KeyStore { return b.open(t).Keys() })
-		})
-	}
-}
-
-// TestKeyStoreEngines runs the key store suite on PostgreSQL and MariaDB,
-// in parallel (each check on a database of its own, mostly waiting for
-// its DDL).
-func TestKeyStoreEngines(t *testing.T) {
-	t.Parallel()
-	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) {
-			t.Parallel()
-			testdb.Require(t, e.env)
-			epstoretest.RunKeyStore(t, func(t *testing.T) driver.KeyStore { return openEngine(t, e.dialect, e.open).Keys() })
-		})
-	}
-}
 
 // TestKeysStoredHashed reads the raw table: what a stolen copy of it
 // holds is the hash of the secret, never the secret nor any long part of it.

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"os"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -16,7 +15,4 @@ import (
 // them waiting in turn.
 const waitingParallel = 8
 
-func TestMain(m *testing.M) {
-	testdb.SetParallel(waitingParallel)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testdb.RunParallel(m, waitingParallel) }

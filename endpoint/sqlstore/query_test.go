@@ -39,13 +39,7 @@ func TestQueryRoundTrip(t *testing.T) {
 		{"empty insight", driver.Query{Kind: driver.KindRetention, Insight: []byte{}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			text, err := marshalQuery(tt.in)
-			require.NoError(t, err)
-			got, err := unmarshalQuery(text)
-			require.NoError(t, err)
-			assert.Equal(t, tt.in, got)
-		})
+		t.Run(tt.name, func(t *testing.T) { assertRoundTrip(t, tt.in, marshalQuery, unmarshalQuery) })
 	}
 }
 

@@ -278,15 +278,8 @@ func TestMigrateRunLogToVersion7(t *testing.T) {
 	require.True(t, strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(ddl), "WITHOUT ROWID")), ")"), "the run log after version 7")
 	l := s.RunLog(RunLogOptions{MaxPerEndpoint: 400, Now: func() time.Time { return runLogNow }}).(*runLog)
 	checkLog(t, l, entries)
-	var batch []driver.RunLogEntry
-	for i := range 400 { // 200 an endpoint: half the bound, when a pruning is due
-		e := entryCases()[1]
-		e.ExecutionID = fmt.Sprintf("new-%04d", i)
-		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
-		// Among the old entries' instants (one a second over the last 600).
-		e.At = runLogNow.Add(-time.Duration(i)*time.Second - 500*time.Millisecond)
-		batch = append(batch, e)
-	}
+	// Among the old entries' instants (one a second over the last 600).
+	batch := newBatch(func(i int) time.Time { return runLogNow.Add(-time.Duration(i)*time.Second - 500*time.Millisecond) })
 	all := append(slices.Clone(entries), appendRecorded(t, l, batch)...)
 	for _, id := range []string{"a", "b"} {
 		want := keysOf(logModel(all, "1", id, 400))

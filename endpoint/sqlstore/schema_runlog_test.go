@@ -103,14 +103,7 @@ func TestMigrateRunLogToVersion6(t *testing.T) {
 	checkLog(t, l, entries)
 
 	// New entries go after the copied ones; the count bound prunes both.
-	var batch []driver.RunLogEntry
-	for i := range 400 { // 200 an endpoint: half the bound, when a pruning is due
-		e := entryCases()[1]
-		e.ExecutionID = fmt.Sprintf("new-%04d", i)
-		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
-		e.At = runLogNow.Add(time.Duration(i) * time.Millisecond)
-		batch = append(batch, e)
-	}
+	batch := newBatch(func(i int) time.Time { return runLogNow.Add(time.Duration(i) * time.Millisecond) })
 	require.NoError(t, l.(driver.BatchRunLog).AppendBatch(context.Background(), batch))
 	all := append(append([]driver.RunLogEntry(nil), entries...), batch...)
 	checkLog(t, l, all[len(all)-800:])
@@ -164,4 +157,19 @@ func storedEntries(t *testing.T, db *sql.DB) int {
 	var n int
 	require.NoError(t, db.QueryRow(`SELECT COALESCE(SUM(COALESCE(entries, 1)), 0) FROM `+runLogTable).Scan(&n))
 	return n
+}
+
+// newBatch is 400 new entries of project 1, 200 of endpoint "a" and 200 of
+// "b" (half the bound a migration test lists with, when a pruning is due),
+// named new-0000 on, the i-th at at(i).
+func newBatch(at func(i int) time.Time) []driver.RunLogEntry {
+	var batch []driver.RunLogEntry
+	for i := range 400 {
+		e := entryCases()[1]
+		e.ExecutionID = fmt.Sprintf("new-%04d", i)
+		e.ProjectID, e.EndpointID = "1", []string{"a", "b"}[i%2]
+		e.At = at(i)
+		batch = append(batch, e)
+	}
+	return batch
 }

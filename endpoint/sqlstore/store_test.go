@@ -20,38 +20,38 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestVariableStoreConformance(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			varstoretest.Run(t, func(t *testing.T) variable.Store { return b.open(t).Variables() })
+// suites are the conformance suites a Store passes, each run on the Stores
+// open returns (one a check).
+var suites = []struct {
+	name string
+	run  func(t *testing.T, open func(testing.TB) *Store)
+}{
+	{"variables", func(t *testing.T, open func(testing.TB) *Store) {
+		varstoretest.Run(t, func(t *testing.T) variable.Store { return open(t).Variables() })
+	}},
+	{"endpoints", func(t *testing.T, open func(testing.TB) *Store) {
+		epstoretest.Run(t, func(t *testing.T) driver.Store { return open(t).Endpoints() })
+	}},
+	{"result cache", func(t *testing.T, open func(testing.TB) *Store) {
+		epstoretest.RunResultCache(t, func(t *testing.T) driver.ResultCache { return open(t).ResultCache(CacheOptions{}) })
+	}},
+	{"run log", func(t *testing.T, open func(testing.TB) *Store) {
+		epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) driver.RunLog {
+			return open(t).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
 		})
-	}
+	}},
+	{"keys", func(t *testing.T, open func(testing.TB) *Store) {
+		epstoretest.RunKeyStore(t, func(t *testing.T) driver.KeyStore { return open(t).Keys() })
+	}},
 }
 
-func TestEndpointStoreConformance(t *testing.T) {
+// TestConformance runs every suite on SQLite, in memory and in a file.
+func TestConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			epstoretest.Run(t, func(t *testing.T) driver.Store { return b.open(t).Endpoints() })
-		})
-	}
-}
-
-func TestResultCacheConformance(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			epstoretest.RunResultCache(t, func(t *testing.T) driver.ResultCache {
-				return b.open(t).ResultCache(CacheOptions{})
-			})
-		})
-	}
-}
-
-func TestRunLogConformance(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) driver.RunLog {
-				return b.open(t).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
-			})
+			for _, s := range suites {
+				t.Run(s.name, func(t *testing.T) { s.run(t, b.open) })
+			}
 		})
 	}
 }
@@ -78,37 +78,24 @@ func openEngine(t testing.TB, d engine.Engine, open func(testing.TB) *sql.DB) *S
 	return s
 }
 
-// TestEngineConformance runs the variable and endpoint store suites on
-// PostgreSQL and MySQL (MariaDB in CI), each check on a database of its
-// own. The engines and the suites run in parallel (their databases are
-// apart), with the package's other parallel tests: on MariaDB the suites
-// mostly wait for its DDL, each check's CREATE DATABASE and migrations.
+// TestEngineConformance runs every suite on PostgreSQL and MySQL (MariaDB
+// in CI), each check on a database of its own. The engines and the suites
+// run in parallel (their databases are apart), with the package's other
+// parallel tests: on MariaDB the suites mostly wait for its DDL, each
+// check's CREATE DATABASE and migrations.
 func TestEngineConformance(t *testing.T) {
 	t.Parallel()
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			testdb.Require(t, e.env)
-			t.Run("variables", func(t *testing.T) {
-				t.Parallel()
-				varstoretest.Run(t, func(t *testing.T) variable.Store { return openEngine(t, e.dialect, e.open).Variables() })
-			})
-			t.Run("endpoints", func(t *testing.T) {
-				t.Parallel()
-				epstoretest.Run(t, func(t *testing.T) driver.Store { return openEngine(t, e.dialect, e.open).Endpoints() })
-			})
-			t.Run("result cache", func(t *testing.T) {
-				t.Parallel()
-				epstoretest.RunResultCache(t, func(t *testing.T) driver.ResultCache {
-					return openEngine(t, e.dialect, e.open).ResultCache(CacheOptions{})
+			open := func(t testing.TB) *Store { return openEngine(t, e.dialect, e.open) }
+			for _, s := range suites {
+				t.Run(s.name, func(t *testing.T) {
+					t.Parallel()
+					s.run(t, open)
 				})
-			})
-			t.Run("run log", func(t *testing.T) {
-				t.Parallel()
-				epstoretest.RunRunLog(t, func(t *testing.T, maxAge time.Duration, max int, now func() time.Time) driver.RunLog {
-					return openEngine(t, e.dialect, e.open).RunLog(RunLogOptions{MaxAge: maxAge, MaxPerEndpoint: max, Now: now})
-				})
-			})
+			}
 		})
 	}
 }

@@ -34,13 +34,7 @@ func TestValueRoundTrip(t *testing.T) {
 		{"nil map", map[string]any(nil)},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			text, err := marshalValue(tt.in)
-			require.NoError(t, err)
-			got, err := unmarshalValue(text)
-			require.NoError(t, err)
-			assert.Equal(t, tt.in, got)
-		})
+		t.Run(tt.name, func(t *testing.T) { assertRoundTrip(t, tt.in, marshalValue, unmarshalValue) })
 	}
 }
 

@@ -44,7 +44,13 @@ func SQLContains(s string) func(driver.Statement) bool {
 // WaitForCancel makes every query wait until its context ends and fail
 // with an error wrapping the context's, as a database interrupted mid-run.
 func WaitForCancel() Option {
-	return func(x *Fake) { x.wait = true }
+	return WaitForCancelWhen(func(driver.Statement) bool { return true })
+}
+
+// WaitForCancelWhen makes the queries that when selects wait as
+// WaitForCancel's; the others run on.
+func WaitForCancelWhen(when func(driver.Statement) bool) Option {
+	return func(x *Fake) { x.wait = when }
 }
 
 // Around calls enter before every query and leave after it, with the
@@ -85,6 +91,13 @@ func OnEngine(e engine.Engine) Option {
 	return func(x *Fake) { x.engine = e }
 }
 
+// Read makes every answer report rows and bytes as what the engine read
+// (RowsRead, BytesRead), as a database that reports its reads does;
+// SetRead changes them.
+func Read(rows, bytes int64) Option {
+	return func(x *Fake) { x.SetRead(rows, bytes) }
+}
+
 type failure struct {
 	err  error
 	when func(driver.Statement) bool
@@ -92,10 +105,10 @@ type failure struct {
 
 // Fake is the one fake driver.Executor tests share: it wraps a real
 // executor (or stands alone), records and counts the queries it is given,
-// and with options answers a fixed result, fails chosen queries, waits for
-// the query's context to end, calls a test's hooks around each query or
-// before each Exec, or holds queries (all, or those chosen) until the test
-// releases them (an Executor inside).
+// and with options answers a fixed result, reports rows and bytes read,
+// fails chosen queries, waits for the query's context to end, calls a
+// test's hooks around each query or before each Exec, or holds queries
+// (all, or those chosen) until the test releases them (an Executor inside).
 //
 //	x := heldexec.NewFake(sqlexec.New(db, engine.SQLite),
 //		heldexec.Fail(errors.New("code: 53"), heldexec.SQLContains("endpointkit_mat_")))
@@ -108,12 +121,13 @@ type Fake struct {
 	inner  driver.Executor
 	answer *driver.Result
 	fails  []failure
-	wait   bool
+	wait   func(driver.Statement) bool
 	enter  func(context.Context)
 	leave  func(context.Context)
 	buffer int
 	engine engine.Engine
 
+	read       atomic.Pointer[[2]int64] // rows and bytes read; nil: none
 	holdOnly   func(driver.Statement) bool
 	unrecorded bool
 	beforeExec func(context.Context, []driver.Statement) error
@@ -163,6 +177,10 @@ func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) 
 	res, err := x.held.Query(ctx, st, b)
 	if err == nil && res != nil {
 		c.Rows = len(res.Rows)
+		if r := x.read.Load(); r != nil {
+			rows, bytes := r[0], r[1]
+			res.RowsRead, res.BytesRead = &rows, &bytes
+		}
 	}
 	if !x.unrecorded {
 		x.mu.Lock()
@@ -191,6 +209,10 @@ func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Writ
 	}
 	return x.inner.Exec(ctx, stmts, w)
 }
+
+// SetRead makes the answers from now on report rows and bytes read (as
+// Read).
+func (x *Fake) SetRead(rows, bytes int64) { x.read.Store(&[2]int64{rows, bytes}) }
 
 // Hold makes the queries that start from now on wait (with Held).
 func (x *Fake) Hold() { x.held.Hold() }
@@ -244,7 +266,7 @@ func (c core) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (
 			return nil, f.err
 		}
 	}
-	if x.wait {
+	if x.wait != nil && x.wait(st) {
 		<-ctx.Done()
 		return nil, fmt.Errorf("heldexec: interrupted: %w", ctx.Err())
 	}

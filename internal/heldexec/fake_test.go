@@ -151,3 +151,32 @@ func TestUnrecorded(t *testing.T) {
 	assert.Empty(t, x.Calls())
 	assert.Equal(t, Call{}, x.Last())
 }
+
+// TestReadAndWaitWhen: Read makes every answer report what the engine
+// read, SetRead changes it; WaitForCancelWhen holds the chosen queries
+// only, until their context ends.
+func TestReadAndWaitWhen(t *testing.T) {
+	x := NewFake(nil, Answer(&driver.Result{}), Read(6, 60))
+	res, err := x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+	require.NoError(t, err)
+	require.NotNil(t, res.RowsRead)
+	require.NotNil(t, res.BytesRead)
+	assert.EqualValues(t, 6, *res.RowsRead)
+	assert.EqualValues(t, 60, *res.BytesRead)
+	x.SetRead(7, 70)
+	res, err = x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 7, *res.RowsRead)
+	assert.EqualValues(t, 70, *res.BytesRead)
+	res, err = NewFake(nil, Answer(&driver.Result{})).Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+	require.NoError(t, err)
+	assert.Nil(t, res.RowsRead, "without Read an answer reports no read")
+
+	w := NewFake(nil, Answer(&driver.Result{}), WaitForCancelWhen(SQLContains("slow")))
+	_, err = w.Query(context.Background(), query("SELECT 'fast'"), driver.Bounds{})
+	require.NoError(t, err, "a query WaitForCancelWhen does not choose answers")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = w.Query(ctx, query("SELECT 'slow'"), driver.Bounds{})
+	assert.ErrorIs(t, err, context.Canceled)
+}

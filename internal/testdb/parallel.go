@@ -2,8 +2,10 @@ package testdb
 
 import (
 	"flag"
+	"os"
 	"runtime"
 	"strconv"
+	"testing"
 )
 
 // SetParallel sets go test's -parallel to n, or to the number of CPUs if
@@ -22,4 +24,11 @@ func SetParallel(n int) {
 	if err := flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0)))); err != nil {
 		panic("testdb: go test has no -test.parallel flag: " + err.Error())
 	}
+}
+
+// RunParallel is the whole TestMain of such a package: it sets -parallel
+// as SetParallel(n) does, runs the tests and exits with their status.
+func RunParallel(m *testing.M, n int) {
+	SetParallel(n)
+	os.Exit(m.Run())
 }

@@ -1,7 +1,6 @@
 package budgettest_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -13,7 +12,4 @@ import (
 // (2 in CI), ran the sleeps in turn.
 const sleepingParallel = 8
 
-func TestMain(m *testing.M) {
-	testdb.SetParallel(sleepingParallel)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testdb.RunParallel(m, sleepingParallel) }

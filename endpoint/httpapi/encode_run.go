@@ -363,10 +363,7 @@ func replyRun(w http.ResponseWriter, r *endpoint.RunResult) (ok bool, werr error
 	if !runEncodable(r) {
 		return false, nil
 	}
-	h := w.Header()
-	// Header.Set without its canonicalization: the keys are canonical.
-	h["Content-Type"] = []string{"application/json"}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
+	setJSONHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	bp := answerBuffers.Get().(*[]byte)
 	sink := answerSink{w: w}

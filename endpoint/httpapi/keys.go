@@ -186,9 +186,13 @@ func (h *handler) admitRun(w http.ResponseWriter, r *http.Request, project strin
 		Slot:      func(project string) (func(), error) { return h.admit(w, project) },
 	}
 	adm, err := h.svc.Admit(r.Context(), b, c, ask)
-	var le *limit.Error
-	if errors.As(err, &le) && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(le.RetryAfter)))
+	if err != nil {
+		// Declared here, not before the check: errors.As moves it to
+		// the heap, an allocation an admitted run need not make.
+		var le *limit.Error
+		if errors.As(err, &le) && w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(le.RetryAfter)))
+		}
 	}
 	return adm, err
 }

@@ -16,6 +16,10 @@ type responseWriter struct {
 	// requestID is the X-Request-Id header's value, allocated with the
 	// writer rather than on its own.
 	requestID [1]string
+	// jsonHeaders are the values of a JSON answer's Content-Type and
+	// X-Content-Type-Options (setJSONHeaders), allocated with the writer
+	// too.
+	jsonHeaders [2]string
 }
 
 func (w *responseWriter) WriteHeader(status int) {

@@ -173,12 +173,28 @@ func encodeJSON(v any) ([]byte, error) {
 }
 
 func writeBytes(w http.ResponseWriter, status int, b []byte) {
-	h := w.Header()
-	// Header.Set without its canonicalization: the keys are canonical.
-	h["Content-Type"] = []string{"application/json"}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
+	setJSONHeaders(w)
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// setJSONHeaders sets the headers of a JSON answer on w: its
+// Content-Type, and X-Content-Type-Options: nosniff. It is Header.Set
+// without its canonicalization (the keys are canonical), and without an
+// allocation per value when w is the handler's own writer, which holds
+// them: each response's values are its own, so that a host's code that
+// changes one in place changes no other response's.
+func setJSONHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	if rw, ok := w.(*responseWriter); ok {
+		rw.jsonHeaders = [2]string{"application/json", "nosniff"}
+		// Each of capacity 1, so that an append copies.
+		h["Content-Type"] = rw.jsonHeaders[0:1:1]
+		h["X-Content-Type-Options"] = rw.jsonHeaders[1:2:2]
+		return
+	}
+	h["Content-Type"] = []string{"application/json"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
 }
 
 // noContent answers a successful DELETE.

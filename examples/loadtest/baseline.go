@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -36,6 +37,7 @@ func baselineMain(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	path := fs.String("db", "", "the SQLite file of the events (required)")
 	key := fs.String("key", "", "the API key of project 1 (required)")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiles (/debug/pprof/) on this address, for a profile of the handler under the load (off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -45,11 +47,36 @@ func baselineMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *pprofAddr != "" {
+		stopProfiles, err := serveProfiles(*pprofAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest baseline:", err)
+			return 1
+		}
+		defer stopProfiles()
+	}
 	if err := serveBaseline(ctx, *addr, *path, *key); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest baseline:", err)
 		return 1
 	}
 	return 0
+}
+
+// serveProfiles serves Go's profiles under /debug/pprof/ on addr, on a
+// mux of its own, until the returned stop is called.
+func serveProfiles(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-pprof-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return func() { srv.Close() }, nil
 }
 
 // serveBaseline opens the file at path as examples/server opens its data

@@ -40,6 +40,13 @@
 //
 // The clients run on the same machine as both servers, and share its
 // cores with them.
+//
+// -queries measures some of the queries only (select1, count), and
+// -server-args gives the server more flags, as for a profile of it under
+// the load (its -pprof-addr, docs/server.md):
+//
+//	go run ./examples/loadtest -queries select1 -concurrency 1 -server-args '-pprof-addr 127.0.0.1:6161'
+//	go tool pprof -top 'http://127.0.0.1:6161/debug/pprof/profile?seconds=20'
 package main
 
 import (

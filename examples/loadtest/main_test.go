@@ -102,6 +102,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-event", ""}, "-event"},
 		{[]string{"-start-timeout", "0s"}, "-start-timeout"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-queries", "select1,nope"}, "-queries"},
+		{[]string{"-queries", ""}, "-queries"},
 	} {
 		_, err := parseFlags(tc.args, &bytes.Buffer{})
 		assert.ErrorContains(t, err, tc.want, "parseFlags(%q)", tc.args)
@@ -109,6 +111,14 @@ func TestParseFlags(t *testing.T) {
 	c, err := parseFlags([]string{"-concurrency", "1, 4,16"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "[1 4 16]", fmt.Sprint(c.concurrency), "concurrency")
+	assert.Equal(t, []string{"select1", "count"}, c.only, "the queries measured by default")
+	c, err = parseFlags([]string{"-queries", "count, count", "-server-args", " -pprof-addr  127.0.0.1:0 "}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"count"}, c.only, "-queries")
+	assert.Equal(t, []string{"-pprof-addr", "127.0.0.1:0"}, c.serverArgs, "-server-args")
+	c, err = parseFlags([]string{"-baseline-args", "-pprof-addr 127.0.0.1:0"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"-pprof-addr", "127.0.0.1:0"}, c.baselineArgs, "-baseline-args")
 }
 
 // TestDriveFailsLoudly: a run that gets an answer but a 200 with results

@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,14 @@ type config struct {
 	serverBin    string
 	sameBody     bool
 	startTimeout time.Duration
+	// only are the names of the queries measured (select1, count), all
+	// when empty.
+	only []string
+	// serverArgs are more flags for examples/server, after the load
+	// test's own (-pprof-addr to profile it under the load).
+	serverArgs []string
+	// baselineArgs are more flags for the baseline (its -pprof-addr).
+	baselineArgs []string
 }
 
 // parseFlags reads args.
@@ -45,6 +54,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.duration, "duration", 2*time.Second, "time each side is sent one query at one concurrency in a round")
 	fs.DurationVar(&c.warmup, "warmup", 500*time.Millisecond, "time each side is sent each query at each concurrency before the first round, not measured")
 	conc := fs.String("concurrency", "1,8", "comma-separated numbers of clients sending at once")
+	only := fs.String("queries", "select1,count", "comma-separated names of the queries measured: select1 (SELECT 1), count (the scoped count)")
+	baselineArgs := fs.String("baseline-args", "", "more flags for the baseline handler, separated by spaces (-pprof-addr 127.0.0.1:6162 to profile it under the load)")
+	serverArgs := fs.String("server-args", "", "more flags for examples/server, separated by spaces, after the load test's own (-pprof-addr 127.0.0.1:6161 to profile it under the load)")
 	fs.IntVar(&c.demoEvents, "demo-events", 100000, "demo events the server loads into the fresh SQLite file (-demo-events of examples/server)")
 	fs.StringVar(&c.event, "event", "purchase", "the event the count endpoint counts ($pageview, $autocapture, signed_up, purchase)")
 	fs.BoolVar(&c.sameBody, "same-body", false, "send every request of a query with the same body; the library then answers identical runs in flight at once with one query (its single flight), so not every request runs its query (default: each request asks a different limit, above the one row of the answers)")
@@ -63,6 +75,21 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 		c.concurrency = append(c.concurrency, n)
 	}
+	known := map[string]bool{}
+	for _, q := range queries("x", true) {
+		known[q.name] = true
+	}
+	for _, f := range strings.Split(*only, ",") {
+		name := strings.TrimSpace(f)
+		if !known[name] {
+			return config{}, fmt.Errorf("-queries must be names of select1 and count separated by commas, got %q", *only)
+		}
+		if !slices.Contains(c.only, name) {
+			c.only = append(c.only, name)
+		}
+	}
+	c.serverArgs = strings.Fields(*serverArgs)
+	c.baselineArgs = strings.Fields(*baselineArgs)
 	switch {
 	case c.rounds < 1:
 		return config{}, fmt.Errorf("-rounds must be 1 or more, got %d", c.rounds)
@@ -151,12 +178,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	dbPath := filepath.Join(dir, "events.db")
 
 	fmt.Fprintf(stderr, "starting examples/server (%d demo events)...\n", cfg.demoEvents)
-	lib, libURL, err := startProc(ctx, "examples/server", filepath.Join(dir, "server.log"),
-		regexp.MustCompile(`endpointkit example server on (http://\S+)`), cfg.startTimeout, bin,
-		"-addr", "127.0.0.1:0", "-db", dbPath, "-cache-bytes", "0",
+	serverArgs := append([]string{"-addr", "127.0.0.1:0", "-db", dbPath, "-cache-bytes", "0",
 		"-project-runs-per-minute", "0", "-project-runs-per-hour", "0",
 		"-project-concurrency", "0", "-global-concurrency", "0",
-		"-api-key", key+"="+project, "-metrics-key", metricsKey, "-demo-events", strconv.Itoa(cfg.demoEvents))
+		"-api-key", key + "=" + project, "-metrics-key", metricsKey, "-demo-events", strconv.Itoa(cfg.demoEvents)},
+		cfg.serverArgs...)
+	lib, libURL, err := startProc(ctx, "examples/server", filepath.Join(dir, "server.log"),
+		regexp.MustCompile(`endpointkit example server on (http://\S+)`), cfg.startTimeout, bin, serverArgs...)
 	if err != nil {
 		return err
 	}
@@ -176,7 +204,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	// The baseline opens the file once the server has loaded it.
 	hdl, hdlURL, err := startProc(ctx, "baseline", filepath.Join(dir, "baseline.log"),
 		regexp.MustCompile(regexp.QuoteMeta(baselineBanner)+`(http://\S+)`), cfg.startTimeout, self,
-		baselineCommand, "-addr", "127.0.0.1:0", "-db", dbPath, "-key", key)
+		append([]string{baselineCommand, "-addr", "127.0.0.1:0", "-db", dbPath, "-key", key}, cfg.baselineArgs...)...)
 	if err != nil {
 		return err
 	}
@@ -187,7 +215,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	side := func(client *http.Client, base string, q query) target {
 		return target{client: client, url: base + "/api/projects/" + project + "/endpoints/" + q.name + "/run", key: key, bodies: q.bodies}
 	}
-	qs := queries(cfg.event, cfg.sameBody)
+	var qs []query
+	for _, q := range queries(cfg.event, cfg.sameBody) {
+		if slices.Contains(cfg.only, q.name) {
+			qs = append(qs, q)
+		}
+	}
 	// libSent counts the library's answers by endpoint, to check against
 	// the server's own count of its runs at the end.
 	libSent := map[string]int{}

@@ -276,7 +276,8 @@ func checkGo(t *testing.T, b block, text string) {
 		src := goSources(t, dir, false)
 		require.Contains(t, src, "package main", "%s: %s is not a program", b, args[2])
 		for _, a := range args[3:] {
-			if name, ok := strings.CutPrefix(a, "-"); ok {
+			// A word with a space is a quoted value (-server-args '-x y'), not a flag.
+			if name, ok := strings.CutPrefix(a, "-"); ok && !strings.Contains(a, " ") {
 				name, _, _ = strings.Cut(name, "=")
 				require.Contains(t, src, strconv.Quote(name), "%s: %s has no flag -%s", b, args[2], name)
 			}

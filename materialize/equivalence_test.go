@@ -535,6 +535,8 @@ func sortRows(rows [][]any) {
 // query's ORDER BY is total. The cross-engine TestEquivalence, through the
 // Service on SQLite, PostgreSQL and MySQL, is in internal/equivalence.
 func TestReadEqualsInline(t *testing.T) {
+	skipUnderRace(t)
+	t.Parallel() // a database of its own: the sweeps share the CPUs
 	n := 20000
 	if testing.Short() {
 		n = 5000

@@ -225,7 +225,11 @@ func runExactShapes(t *testing.T, list []shape, explore bool) {
 
 // TestAttackShapesHold: every accepted shape of exploreShapes reads as
 // inline, for 40 values each, whole and in pages.
-func TestAttackShapesHold(t *testing.T) { runExactShapes(t, exploreShapes, true) }
+func TestAttackShapesHold(t *testing.T) {
+	skipUnderRace(t)
+	t.Parallel() // a database of its own: the sweeps share the CPUs
+	runExactShapes(t, exploreShapes, true)
+}
 
 // exploreTail are accepted shapes read with a live tail: rows arrive
 // after the build, and the read must still equal inline.
@@ -251,6 +255,8 @@ var exploreTail = []shape{
 // TestAttackTailHold: every accepted shape of exploreTail with a tail
 // reads as inline after rows arrive past the build instant.
 func TestAttackTailHold(t *testing.T) {
+	skipUnderRace(t)
+	t.Parallel() // a database of its own: the sweeps share the CPUs
 	db := openDemo(t, 5000)
 	builtAt := demo.End.AddDate(0, 0, -5).Add(7*time.Hour + 30*time.Minute)
 	p := &pools{rng: rand.New(rand.NewPCG(11, 11))}

@@ -22,6 +22,8 @@ import (
 // end, and rows are inserted after the build too. Without the tail the
 // same reads miss those rows, which shows the comparison can fail.
 func TestTailEqualsInline(t *testing.T) {
+	skipUnderRace(t)
+	t.Parallel() // a database of its own: the sweeps share the CPUs
 	db := openDemo(t, 8000)
 	builtAt := demo.End.AddDate(0, 0, -5).Add(7*time.Hour + 30*time.Minute)
 	shapes := []shape{

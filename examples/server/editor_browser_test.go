@@ -104,6 +104,41 @@ func newPage(t *testing.T) *page {
 		t.Fatalf("%q does not contain %q", s, sub)
 	}
 
+	return &page{t: t, base: base, key: key, browser: sharedBrowser(t, chromium), shots: artifactsDir(t)}
+}
+
+// browser is the package's one Chromium, started by the first browser
+// test that asks for it and stopped by TestMain after the tests ran: each
+// test drives tabs of its own (each with its own sessionStorage) against
+// a server of its own, whose port makes it an origin of its own, so the
+// tests share nothing but the process. Starting a Chromium per test cost
+// 2.5 to 4.5 s of CPU each in CI.
+var browser struct {
+	mu   sync.Mutex
+	ctx  context.Context
+	err  error
+	stop func()
+}
+
+// sharedBrowser returns the package's Chromium, starting it on first use.
+func sharedBrowser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	browser.mu.Lock()
+	defer browser.mu.Unlock()
+	if browser.ctx == nil && browser.err == nil {
+		browser.ctx, browser.err = startBrowser(t, chromium)
+	}
+	require.NoError(t, browser.err, "starting %s", chromium)
+	return browser.ctx
+}
+
+// startBrowser starts chromium headless, with a profile directory of its
+// own that stopBrowser removes.
+func startBrowser(t *testing.T, chromium string) (context.Context, error) {
+	profile, err := os.MkdirTemp("", "endpointkit-chromium-")
+	if err != nil {
+		return nil, err
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
 		chromedp.Flag("headless", true),
@@ -114,16 +149,31 @@ func newPage(t *testing.T) *page {
 		chromedp.Flag("disable-sync", true),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	browser.stop = func() {
+		cancelBrowser()
+		cancelAlloc()
+		_ = os.RemoveAll(profile)
+	}
 	began := time.Now()
-	require.NoError(t, chromedp.Do(bctx), "starting %s", chromium)
+	if err := chromedp.Do(bctx); err != nil {
+		return nil, err
+	}
 	t.Logf("%s started in %v", chromium, time.Since(began).Round(time.Millisecond))
-	return &page{t: t, base: base, key: key, browser: bctx, shots: artifactsDir(t)}
+	return bctx, nil
+}
+
+// stopBrowser stops the package's Chromium, if a test started it.
+func stopBrowser() {
+	browser.mu.Lock()
+	defer browser.mu.Unlock()
+	if browser.stop != nil {
+		browser.stop()
+	}
 }
 
 // tab opens a new tab (with its own sessionStorage) on the editor and
@@ -328,7 +378,7 @@ func wantDailyPurchases(t *testing.T) [][]string {
 // where they arose, a Trends chart, labels, and the page's placeholder
 // scanner against package placeholder.
 func TestEditorInBrowser(t *testing.T) {
-	t.Parallel() // a server and a Chromium of its own: the browser tests overlap
+	t.Parallel() // a server of its own, tabs of the package's Chromium: the browser tests overlap
 	p := newPage(t)
 	t.Run("flow", p.testFlow)
 	t.Run("undefined variable", p.testUndefined)

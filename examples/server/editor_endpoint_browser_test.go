@@ -113,7 +113,7 @@ func visible(sel string) chromedp.Action[bool] {
 // TestEditorFollowsEndpoint drives the editor's knowledge of the endpoint
 // in headless Chromium.
 func TestEditorFollowsEndpoint(t *testing.T) {
-	t.Parallel() // a server and a Chromium of its own: the browser tests overlap
+	t.Parallel() // a server of its own, tabs of the package's Chromium: the browser tests overlap
 	p := newPage(t)
 	t.Run("run form per state", p.testRunFormPerState)
 	t.Run("insight mode", p.testInsightMode)

@@ -44,7 +44,7 @@ const statusScript = `(() => {
 // TestEditorMaterializeProgress materializes an endpoint from the list
 // and checks what the page shows meanwhile and after.
 func TestEditorMaterializeProgress(t *testing.T) {
-	t.Parallel() // a server and a Chromium of its own: the browser tests overlap
+	t.Parallel() // a server of its own, tabs of the package's Chromium: the browser tests overlap
 	p := newPage(t)
 	// One row per event: the stored table holds as many rows as the
 	// source, so materializing it saves little.

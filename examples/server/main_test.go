@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/exampleserver"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 )
 
 // serveEnv, set to 1, makes the test binary run the server's main instead
@@ -14,6 +15,14 @@ import (
 // of its own for each run of the package: 5 to 20 s of the package's
 // time in CI).
 const serveEnv = "ENDPOINTKIT_TEST_SERVE"
+
+// packageParallel is how many parallel tests the package runs at once
+// unless -parallel says otherwise: its parallel tests (the four browser
+// tests, the demo load of a server process) mostly wait for Chromium,
+// a page's timers and the server, so go test's default, the number of
+// CPUs (2 in CI), ran the browser tests two by two, for 60 of the
+// package's 90 s in CI, while the CPU idled.
+const packageParallel = 5
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) == "1" {
@@ -27,5 +36,8 @@ func TestMain(m *testing.M) {
 	if err := os.Setenv(serveEnv, "1"); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	testdb.SetParallel(packageParallel)
+	code := m.Run()
+	stopBrowser()
+	os.Exit(code)
 }

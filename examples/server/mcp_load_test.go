@@ -25,6 +25,9 @@ func TestMCPStdioHandshakeBeforeDemoLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the server as a process and loads 100,000 events")
 	}
+	// A process of its own, 20 s of a loaded CI machine: beside the
+	// browser tests, which mostly wait, rather than before them.
+	t.Parallel()
 	bin, err := serverBinary() // this test binary (TestMain)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

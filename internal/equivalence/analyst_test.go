@@ -171,6 +171,7 @@ func analystOnly() map[string]bool {
 // and from the result cache), read from the stored table where the plan
 // says it can be, on and off the buckets' boundaries.
 func TestAnalystEquivalence(t *testing.T) {
+	t.Parallel() // beside the other matrices: see engineParallel
 	for _, tg := range targets {
 		t.Run(tg.name(), func(t *testing.T) {
 			t.Parallel()
@@ -250,6 +251,7 @@ const analystIsolationEvents = 400
 // and off the buckets' boundaries, and with a live tail on the query's
 // time column and rows added after the refresh.
 func TestAnalystIsolation(t *testing.T) {
+	t.Parallel() // beside the other matrices: see engineParallel
 	for _, tg := range targets {
 		t.Run(tg.name(), func(t *testing.T) {
 			t.Parallel()

@@ -66,6 +66,7 @@ type engineRun struct {
 // endpoint made after Materialize reads the stored table when the library
 // says it can and answers as the inline run did.
 func TestEquivalence(t *testing.T) {
+	t.Parallel() // beside the other matrices: see engineParallel
 	specs := corpus()
 	require.GreaterOrEqual(t, countCases(specs), minCases, "the corpus has")
 	var (

@@ -268,6 +268,7 @@ func (iso *isolation) count(n *int) {
 // engine that is up. A materialized read of a range off a bucket boundary
 // read every project's rows from its partial buckets and its tail.
 func TestIsolation(t *testing.T) {
+	t.Parallel() // beside the other matrices: see engineParallel
 	for ti, tg := range targets {
 		t.Run(tg.name(), func(t *testing.T) {
 			t.Parallel()

@@ -135,6 +135,7 @@ func lifecycleOf(t *testing.T, res *endpoint.RunResult) map[insight.Status][]flo
 // the fixture's events: inline over its saved range, inline over the range
 // of date_from and date_to, and materialized (reading the stored table).
 func TestLifecycleOracle(t *testing.T) {
+	t.Parallel() // beside the other matrices: see engineParallel
 	events := fixtureEvents(t)
 	cases := []struct {
 		iv             engine.Bucket

@@ -89,6 +89,7 @@ func ruleVerdict(err error) string {
 // and every engine gives SQLite's verdicts. A SQL endpoint's request
 // answered in CSV or NDJSON over HTTP gets the verdict of the Go API.
 func TestRulesOnEveryEngine(t *testing.T) {
+	t.Parallel() // beside the other matrices: see engineParallel
 	var (
 		mu   sync.Mutex
 		seen = map[string]map[string]string{} // engine -> case -> verdict

@@ -228,6 +228,13 @@ func serviceAt(t *testing.T, x driver.Executor, clock func() time.Time) *endpoin
 	return serviceFor(t, x, clock, fixture{})
 }
 
+// runTimeout is the Services' run timeout: a guard against a run that
+// hangs, not a measure of speed. The longest lifecycle (the most hourly
+// intervals, lifecycle_4 of TestLifecycleOracle) takes 30 to 40 s on chDB
+// alone, and ran out of a minute beside the other matrices on a loaded
+// machine.
+const runTimeout = 5 * time.Minute
+
 // serviceFor is serviceAt with the access policy and result cache of fx.
 func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixture) *endpoint.Service {
 	t.Helper()
@@ -236,7 +243,7 @@ func serviceFor(t *testing.T, x driver.Executor, clock func() time.Time, fx fixt
 		Variables:  variable.NewMemoryStore(),
 		Executor:   x,
 		Now:        clock,
-		RunTimeout: time.Minute,
+		RunTimeout: runTimeout,
 		Access:     fx.access,
 	}
 	if fx.cache {

@@ -677,6 +677,8 @@ func BenchmarkPropertyDistinct(b *testing.B) {
 					b.ReportMetric(float64(other)/float64(mat), side+"/mat")
 					if matCPU > 0 {
 						b.ReportMetric(float64(otherCPU)/float64(matCPU), side+"/mat-cpu")
+						b.ReportMetric(float64(otherCPU.Milliseconds())/float64(b.N), side+"-cpu-ms")
+						b.ReportMetric(float64(matCPU.Milliseconds())/float64(b.N), "mat-cpu-ms")
 					}
 					b.ReportMetric(float64(other.Milliseconds())/float64(b.N), side+"-ms")
 					b.ReportMetric(float64(mat.Milliseconds())/float64(b.N), "mat-ms")

@@ -659,7 +659,7 @@ func (e *benchError) Error() string { return "property benchmark: " + e.msg }
 // on the machine moves less. Under load, run the inline side a few times
 // (-benchtime 3x): at its default it runs once.
 //
-//	go test ./endpoint -run '^$' -bench BenchmarkPropertyDistinct -count 3
+//	go test ./endpoint -run '^$' -bench BenchmarkPropertyDistinct -count 3 -benchtime 3x
 func BenchmarkPropertyDistinct(b *testing.B) {
 	svcs := propertyBenchServices(b)
 	for _, cfg := range propertyBenchConfigs {

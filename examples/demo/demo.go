@@ -4,11 +4,14 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -149,16 +152,40 @@ func Users(n int) int {
 }
 
 // Generate calls fn with n events, the same ones for the same n and seed, in
-// no particular time order. It stops at the first error fn returns. The
-// events end at End.
+// time order (events of the same second in the order of their uuids), as
+// an events table receives them. It stops at the first error fn returns.
+// The events end at End.
 func Generate(n int, seed uint64, fn func(Event) error) error {
 	return GenerateUntil(n, seed, End, fn)
+}
+
+// drawn is what GenerateUntil draws of one event before it sorts them by
+// time: 16 bytes an event, so that a million events take 16 MB while they
+// are generated.
+type drawn struct {
+	at     uint32 // seconds after the start
+	i      uint32 // the event's number, of its uuid
+	user   uint32
+	amount uint16 // of a purchase
+	url    uint8
+	kind   uint8 // its index in EventNames
 }
 
 // GenerateUntil is Generate with the events in the Days days before end
 // (truncated to its UTC day): the same n, seed and day give the same
 // events, and those of another day the same events shifted by whole days.
+//
+// The events are drawn in the order of their uuids and called in time
+// order: an events table is appended to as events happen, so its rows
+// (SQLite's rowids, PostgreSQL's heap, MySQL's and MariaDB's pages of
+// the table's own order) lie in about time order, and a read of a few
+// hours through a time index finds its rows together (the partial buckets
+// and the live tail of a materialized endpoint read those hours). Drawn in
+// a random order, each row of those hours would lie on a page of its own.
 func GenerateUntil(n int, seed uint64, end time.Time, fn func(Event) error) error {
+	if n < 0 || uint64(n) > math.MaxUint32 {
+		return fmt.Errorf("demo: %d events: the generator makes between 0 and %d", n, uint64(math.MaxUint32))
+	}
 	end = Day(end)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	users := Users(n)
@@ -174,28 +201,45 @@ func GenerateUntil(n int, seed uint64, end time.Time, fn func(Event) error) erro
 	}
 	start := end.Add(-Days * 24 * time.Hour).Unix()
 	span := int64(Days * 24 * 60 * 60)
-	for i := range n {
-		u := rng.IntN(users)
-		p := people[u]
-		e := Event{
-			UUID:       fmt.Sprintf("00000000-0000-4000-8000-%012x", i),
-			DistinctID: fmt.Sprintf("user-%05d", u),
-			Timestamp:  time.Unix(start+rng.Int64N(span), 0).UTC(),
-			Properties: Properties{
-				Browser: p.browser, OS: p.os, Country: p.country, Plan: p.plan,
-				CurrentURL: URLs[rng.IntN(len(URLs))],
-			},
-		}
+	events := make([]drawn, n)
+	for i := range events {
+		// The draws of an event, in the order they have always been
+		// drawn in, so that a seed gives the events it gave before they
+		// were sorted.
+		d := drawn{i: uint32(i)}
+		d.user = uint32(rng.IntN(users))
+		d.at = uint32(rng.Int64N(span))
+		d.url = uint8(rng.IntN(len(URLs)))
 		switch r := rng.Float64(); {
 		case r < 0.60:
-			e.Event = "$pageview"
+			d.kind = 0
 		case r < 0.85:
-			e.Event = "$autocapture"
+			d.kind = 1
 		case r < 0.90:
-			e.Event = "signed_up"
+			d.kind = 2
 		default:
-			e.Event = "purchase"
-			amount := 1 + rng.Int64N(500)
+			d.kind = 3
+			d.amount = uint16(1 + rng.Int64N(500))
+		}
+		events[i] = d
+	}
+	slices.SortFunc(events, func(a, b drawn) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.i, b.i))
+	})
+	for _, d := range events {
+		p := people[d.user]
+		e := Event{
+			UUID:       fmt.Sprintf("00000000-0000-4000-8000-%012x", d.i),
+			Event:      EventNames[d.kind],
+			DistinctID: fmt.Sprintf("user-%05d", d.user),
+			Timestamp:  time.Unix(start+int64(d.at), 0).UTC(),
+			Properties: Properties{
+				Browser: p.browser, OS: p.os, Country: p.country, Plan: p.plan,
+				CurrentURL: URLs[d.url],
+			},
+		}
+		if d.kind == 3 {
+			amount := int64(d.amount)
 			e.Properties.Amount = &amount
 		}
 		if err := fn(e); err != nil {

@@ -163,3 +163,41 @@ func (x execer) Load(ctx context.Context, q string, args []any) error {
 	_, err := x.tx.ExecContext(ctx, q, args...)
 	return err
 }
+
+// TestGenerateInTimeOrder: the events come in time order (those of one
+// second in the order of their uuids), and Load appends them so: the
+// table's rows lie in time order, as an events table's do, so that a read
+// of a few hours through a time index finds its rows together.
+func TestGenerateInTimeOrder(t *testing.T) {
+	var events []demo.Event
+	require.NoError(t, demo.Generate(3000, 7, func(e demo.Event) error { events = append(events, e); return nil }))
+	require.Len(t, events, 3000)
+	uuids := map[string]bool{}
+	for i, e := range events {
+		uuids[e.UUID] = true
+		if i == 0 {
+			continue
+		}
+		prev := events[i-1]
+		require.False(t, e.Timestamp.Before(prev.Timestamp), "event %d (%s) at %v comes after one at %v", i, e.UUID, e.Timestamp, prev.Timestamp)
+		if e.Timestamp.Equal(prev.Timestamp) {
+			require.Less(t, prev.UUID, e.UUID, "events %d and %d of the same second", i-1, i)
+		}
+	}
+	require.Len(t, uuids, 3000, "every uuid once")
+
+	db := testdb.SQLite(t)
+	ctx := context.Background()
+	require.NoError(t, demo.Load(ctx, db, 3000, 7))
+	rows, err := db.QueryContext(ctx, `SELECT uuid FROM events ORDER BY rowid`)
+	require.NoError(t, err)
+	var stored []string
+	for _, row := range testdb.Rows(t, rows) {
+		stored = append(stored, row[0].(string))
+	}
+	want := make([]string, len(events))
+	for i, e := range events {
+		want[i] = e.UUID
+	}
+	require.Equal(t, want, stored, "the rows in the order they were appended")
+}

@@ -28,6 +28,14 @@ type Options struct {
 	// table then keeps the rows up to its build instant only, and every
 	// read adds the newer rows from the source (see Plan.Tail).
 	TailColumn string
+	// ExactColumns are the columns, each "table.column" as the query
+	// names the table (any case), whose values are integers or decimals,
+	// never floating point (an INTEGER column of a STRICT SQLite table, a
+	// numeric or bigint column elsewhere). A sum or avg whose stored
+	// parts a read adds up again materializes only over values known
+	// exact (see exactsum.go); the analysis knows no column's type of
+	// itself.
+	ExactColumns []string
 }
 
 var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)

@@ -16,8 +16,12 @@
 // of the table; each variable is always compared with the same expr; and the
 // query's aggregates can be combined again after filtering (count, sum,
 // total, min, max, avg, and count, sum, avg of DISTINCT x, for which x is
-// kept in the stored grain). Analyze reports, per variable and for the
-// query, a stable Code and a human reason when it is not.
+// kept in the stored grain). A sum or avg whose stored parts a read adds
+// up again (over a range, a list or a live tail) must add up values known
+// to be integers or decimals: floating-point addition in another order
+// changes the last digits (see exactsum.go). Analyze reports, per
+// variable and for the query, a stable Code and a human reason when it
+// is not.
 //
 // Reads are exact: a date range whose ends are not on bucket boundaries
 // reads the whole buckets from the stored table and computes the partial

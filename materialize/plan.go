@@ -114,6 +114,12 @@ type builder struct {
 	// one grain expression once (see oneBucket), so that DISTINCT
 	// aggregates over it need no DISTINCT.
 	uniqueGrain bool
+	// oneBucketShape: every group of the query lies in one bucket of
+	// each bucketed variable (see oneBucketable), so that a read adds up
+	// no stored parts of one group but a DISTINCT aggregate's.
+	oneBucketShape bool
+	// src is the query's text, which the tree's spans index.
+	src string
 }
 
 // reasonError carries a Reason out of the rewrite; off, when not 0, is 1
@@ -170,6 +176,7 @@ func reasonOf(err error, lx *lexed) *Reason {
 }
 
 func (b *builder) build(lx *lexed) (*Plan, error) {
+	b.src = lx.src
 	pr := &printer{d: b.d}
 	pr.checkSelectOptions(b.sel)
 	if pr.err != nil {

@@ -56,7 +56,9 @@ type analyst struct {
 // noTail is analyst.tail of a query whose FROM has no column holding each
 // row's time (its rows are a derived table's aggregates): it runs without
 // a live tail, and the library refuses one on the time column of its
-// source (TestAnalystTailColumnRefused).
+// source (TestAnalystTailColumnRefused). It is also the tail of a query
+// that materializes only without one (a floating-point sum, which a read
+// with a tail adds up again: TestFloatSumVerdicts in materialize).
 const noTail = "-"
 
 // analystRanges are the date ranges of the analyst runs: on the buckets'
@@ -562,6 +564,20 @@ FROM events_p a WHERE a.event = 'purchase' AND a.timestamp >= {variables.from}`)
 		{name: "amount_stats", shapes: []string{"min/max/avg", "range"}, vars: []string{"from", "to"},
 			sql: shared(`SELECT min(amount) AS lo, max(amount) AS hi, avg(amount) AS mean, sum(amount) AS total, count(amount) AS n
 FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}`)},
+		{name: "revenue_exact_sum", shapes: []string{"breakdown", "revenue", "exact sum", "range", "rewrite of a refusal"}, vars: []string{"from", "to"},
+			sql: func(d *dialect) string {
+				return `SELECT plan, ` + exactSum(d, "amount") + ` AS revenue, count(*) AS purchases
+FROM events_p
+WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY plan`
+			}},
+		{name: "revenue_float_day", shapes: []string{"revenue", "group by day", "range"}, vars: []string{"from", "to"}, tail: noTail,
+			sql: func(d *dialect) string {
+				return `SELECT ` + day(d) + ` AS day, sum(amount) AS revenue
+FROM events_p
+WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY ` + day(d)
+			}},
 
 		// Filters analysts write.
 		{name: "between_amount", shapes: []string{"BETWEEN", "number"}, vars: []string{"num", "from"},
@@ -653,4 +669,14 @@ WHERE event NOT IN {variables.events} AND timestamp >= {variables.from} AND time
 			fixed: map[string]any{"text": "%fox%"},
 			sql:   shared(`SELECT count(*) AS n, min(timestamp) AS first_seen, sum(amount) AS revenue FROM events_p WHERE browser NOT LIKE {variables.text} AND timestamp >= {variables.from}`)},
 	}
+}
+
+// exactSum is the sum of col a refusal of a floating-point sum suggests
+// on d: of a decimal where the engine has one, else of an integer of
+// hundredths.
+func exactSum(d *dialect, col string) string {
+	if t := d.e.ExactSumType(); t != "" {
+		return "sum(CAST(" + col + " AS " + t + "))"
+	}
+	return "sum(CAST(round(" + col + " * 100) AS INTEGER)) / 100.0"
 }

@@ -128,6 +128,9 @@ type use struct {
 	// shift is the constant interval the variable is moved by before it
 	// is compared; nil when it is compared as itself.
 	shift *dateShift
+	// escape is the ESCAPE string of a [NOT] [I]LIKE, which the read
+	// writes after the pattern; nil for none.
+	escape tree.Expr
 }
 
 // Analyze decides whether query, an endpoint's SQL template with
@@ -205,6 +208,10 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		}
 		return a, nil
 	}
+	// Windows in a subquery with no variable beneath it are over rows no
+	// value selects: the table computes them as a run would. Judged
+	// before the variables' conditions are lifted out of subqueries.
+	fixed := fixedWindows(sel)
 	liftDerived(sel)
 	// Where the variables stay in the one subquery, the plan is the
 	// subquery's, and the outer query is computed over its read (see
@@ -234,7 +241,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		}
 	}
 	if inside {
-		if r := windowsInside(query, sel); r != nil {
+		if r := windowsInside(query, sel, fixed, opts); r != nil {
 			a.Reasons = append(a.Reasons, *r)
 			return a, nil
 		}
@@ -772,16 +779,24 @@ func judgeMatch(t *tree.ComparisonExpr, op string, f found) use {
 	word := strings.ToUpper(op)
 	left, right := unparen(t.Left), unparen(t.Right)
 	switch {
-	case t.Escape != nil:
-		return bad("is used in %s with ESCAPE, which cannot be materialized; write the pattern with the engine's default escape character", word)
+	case t.Escape != nil && !stringLiteral(t.Escape):
+		return bad("is used in %s with an ESCAPE that is not a constant string, which cannot be materialized; write the escape character as a string literal (ESCAPE '!')", word)
 	case placeholderOf(right) == f.ph:
-		return keyUse(op, left)
+		u := keyUse(op, left)
+		u.escape = t.Escape // the read applies it to the stored key
+		return u
 	case op == "!=" && placeholderOf(left) == f.ph:
 		return keyUse(op, right)
 	case op != "!=" && placeholderOf(left) == f.ph:
 		return bad("is the text matched by %s, not its pattern; only `column %s {variables.x}` can be materialized", word, word)
 	}
 	return bad("is used inside an expression with %s; compare it as itself with a column or an expression over the row (`column %s {variables.x}`)", word, word)
+}
+
+// stringLiteral reports whether e is a string literal.
+func stringLiteral(e tree.Expr) bool {
+	l, ok := unparen(e).(*tree.Literal)
+	return ok && l.Kind == tree.StrVal
 }
 
 // keyUse is the use of a variable compared by op with other, which must be

@@ -4,13 +4,50 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // plain rewrites a query without aggregates: the stored table holds its
 // rows before the variables' filters, with the compared columns.
 func (b *builder) plain(plan *Plan) error {
 	var pre, read, cols []string
+	hidden := map[string]string{} // canonical column -> its stored name
 	for i, it := range b.items {
+		if hasPlaceholder(it.Expr) {
+			// Computed at read (see atread.go): the columns it reads are
+			// stored, and the read computes it over them with the
+			// variables' values bound.
+			for _, c := range columnsOf(it.Expr) {
+				if _, ok := hidden[canonical(c)]; ok {
+					continue
+				}
+				s, err := b.print(c)
+				if err != nil {
+					return err
+				}
+				name := b.gen('x', len(hidden))
+				hidden[canonical(c)] = name
+				pre = append(pre, s+" AS "+b.q(name))
+				cols = append(cols, name)
+			}
+			r := printer{d: b.d, hook: func(e tree.Expr) (string, bool, error) {
+				switch x := e.(type) {
+				case *tree.Placeholder:
+					b.noteAtRead(x.Name)
+					return readMarker(x.Name), true, nil
+				case *tree.ColName:
+					return b.q(hidden[canonical(x)]), true, nil
+				}
+				return "", false, nil
+			}}
+			s, err := r.exprString(it.Expr)
+			if err != nil {
+				return err
+			}
+			read = append(read, s+" AS "+b.q(b.names[i]))
+			continue
+		}
 		s, err := b.print(it.Expr)
 		if err != nil {
 			return err

@@ -597,6 +597,17 @@ GROUP BY ` + day(d)
 		{name: "like_browser", shapes: []string{"LIKE"}, vars: []string{"text"},
 			runs: values("text", "Chr%", "%fox", "chr%"),
 			sql:  shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser LIKE {variables.text} GROUP BY browser`)},
+		{name: "like_escape_browser", shapes: []string{"LIKE", "ESCAPE"}, vars: []string{"text"}, engines: []string{"sqlite", "postgres", "mysql"},
+			runs: values("text", "Chr%", "%!_%", "Fire!%", "%e", "!%%"),
+			sql:  shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser LIKE {variables.text} ESCAPE '!' GROUP BY browser`)},
+		{name: "var_in_plain_select", shapes: []string{"variable in SELECT", "rows", "case", "range"}, vars: []string{"text", "event", "from"},
+			fixed: map[string]any{"text": "US", "event": "purchase"},
+			sql: shared(`SELECT uuid, timestamp, {variables.text} AS asked, CASE WHEN country = {variables.text} THEN 'home' ELSE 'abroad' END AS market
+FROM events_p WHERE event = {variables.event} AND timestamp >= {variables.from} ORDER BY timestamp, uuid`)},
+		{name: "window_first_touch_fixed", shapes: []string{"window", "subquery without variables", "IN subquery", "range"}, vars: []string{"from"}, tail: noTail,
+			sql: shared(`SELECT e.country, count(*) AS n FROM events_p e
+WHERE e.distinct_id IN (SELECT distinct_id FROM (SELECT distinct_id, event, ROW_NUMBER() OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS k FROM events) f WHERE k = 1 AND event = 'signed_up')
+AND e.timestamp >= {variables.from} GROUP BY e.country`)},
 		{name: "label_in_select", shapes: []string{"variable in SELECT"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "label"},
 			sql:   shared(`SELECT {variables.text} AS label, count(*) AS n FROM events WHERE timestamp >= {variables.from}`)},

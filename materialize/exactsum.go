@@ -410,3 +410,42 @@ func (b *builder) sourceText(n tree.Expr) string {
 	s, _ := b.print(n)
 	return s
 }
+
+// checkOuterSums refuses a sum, total or avg of outer, a query computed
+// over the read of its subquery (see nested.go), whose argument may be
+// floating point: the read answers the subquery's rows in another order
+// than the inline query computes them, and the outer adds them up in
+// that order. A window that orders its rows (OVER (ORDER BY ...)) adds
+// them up in its own order.
+func (b *builder) checkOuterSums(outer *tree.Select) error {
+	var err error
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if _, ok := n.(*tree.Subquery); ok {
+			return false, nil
+		}
+		f, ok := n.(*tree.FuncExpr)
+		if !ok || len(f.Exprs) != 1 || !f.Qualifier.IsEmpty() {
+			return true, nil
+		}
+		switch lowered(f.Name) {
+		case "sum", "total", "avg":
+		default:
+			return true, nil
+		}
+		if f.Over != nil && (f.Over.Spec == nil || len(f.Over.Spec.OrderBy) > 0) {
+			return true, nil
+		}
+		if t := b.numTypeOf(f.Exprs[0]); t != numExact {
+			why := "adds up floating-point values"
+			if t == numUnknown {
+				why = "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
+			}
+			err = failAt(f.Span().Start, CodeAggregate,
+				"%s %s over the rows of its subquery, which the read answers from the stored table in another order than the query computes them; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
+				b.sourceText(f), why, b.exactRewrite(lowered(f.Name), b.sourceText(f.Exprs[0])))
+			return false, tree.ErrStop
+		}
+		return true, nil
+	}, outerNodes(outer)...)
+	return err
+}

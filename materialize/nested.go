@@ -94,6 +94,10 @@ func (p *Plan) around(outer *tree.Select, lx *lexed, top bool) *Reason {
 	if off, ok := dividedSum(p.dialect, true, []tree.Node{outer.From[0]}, outerNodes(outer)...); ok {
 		return reasonOf(failAt(off, CodeUnsupportedQuery, "a division (/ or %%) over a sum() cannot be materialized on %s where the sum is read from the stored table and computed on (a subquery's sum, or a sum beside a window function): its read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast first (CAST(x AS numeric) / 7)", p.dialect.Name()), lx)
 	}
+	b.src = lx.src
+	if err := b.checkOuterSums(outer); err != nil {
+		return reasonOf(err, lx)
+	}
 	err := b.outputs(lx)
 	var o *outerRead
 	if err == nil {

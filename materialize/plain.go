@@ -31,16 +31,7 @@ func (b *builder) plain(plan *Plan) error {
 				pre = append(pre, s+" AS "+b.q(name))
 				cols = append(cols, name)
 			}
-			r := printer{d: b.d, hook: func(e tree.Expr) (string, bool, error) {
-				switch x := e.(type) {
-				case *tree.Placeholder:
-					b.noteAtRead(x.Name)
-					return readMarker(x.Name), true, nil
-				case *tree.ColName:
-					return b.q(hidden[canonical(x)]), true, nil
-				}
-				return "", false, nil
-			}}
+			r := printer{d: b.d, hook: b.plainReadHook(hidden)}
 			s, err := r.exprString(it.Expr)
 			if err != nil {
 				return err
@@ -91,4 +82,20 @@ func (b *builder) plain(plan *Plan) error {
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	return b.tail(plan, "", "", order)
+}
+
+// plainReadHook is the printer hook of a plain read's item that holds a
+// variable: a column becomes its stored name in hidden (by canonical
+// text), a variable its readMarker.
+func (b *builder) plainReadHook(hidden map[string]string) func(tree.Expr) (string, bool, error) {
+	return func(e tree.Expr) (string, bool, error) {
+		if ph, ok := e.(*tree.Placeholder); ok {
+			b.noteAtRead(ph.Name)
+			return readMarker(ph.Name), true, nil
+		}
+		if c, ok := e.(*tree.ColName); ok {
+			return b.q(hidden[canonical(c)]), true, nil
+		}
+		return "", false, nil
+	}
 }

@@ -36,6 +36,14 @@ type Options struct {
 	// exact (see exactsum.go); the analysis knows no column's type of
 	// itself.
 	ExactColumns []string
+	// StrictSums takes the safe side for a sum or avg, whose stored parts
+	// a read adds up again, of a value of a type the analysis does not
+	// know (a table's column not in ExactColumns, a function it does not
+	// know): refused, as it could be floating point. Unset, only values
+	// known floating point are refused (0.1 on SQLite, CAST(x AS REAL),
+	// sqrt(x), ...), and a column is taken for the integer or decimal it
+	// usually is.
+	StrictSums bool
 }
 
 var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
@@ -279,7 +287,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		a.Variables[i].Bucket = vars[j].Bucket
 	}
 	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
-		reason = plan.around(outers[i], lx, i == 0)
+		reason = plan.around(outers[i], lx, i == 0, opts)
 	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)

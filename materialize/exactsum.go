@@ -24,11 +24,14 @@ import (
 // literal with a fraction or an exponent is a double on SQLite and
 // ClickHouse, a numeric on PostgreSQL, a DECIMAL on MySQL (a DOUBLE with an
 // exponent); a cast says its type; +, -, *, / and % are exact when both
-// sides are (but / on ClickHouse, which divides in Float64). A column's
-// type is not known to the analysis (an SQLite column of any declared type
-// may hold a REAL), so a sum of a column, or of anything not known exact,
-// is refused the same way: the safe side, with a rewrite that sums an
-// exact type.
+// sides are (but / on ClickHouse, which divides in Float64). A table's
+// column's type is not known to the analysis (an SQLite column of any
+// declared type may hold a REAL) unless Options.ExactColumns lists it:
+// with Options.StrictSums a sum of such a column, or of anything not
+// known exact, is refused the same way (the safe side, with a rewrite
+// that sums an exact type); without it, it is taken for the integer or
+// decimal it usually is, and only values known floating point are
+// refused.
 
 // numType is what the analysis knows of a number expression's type.
 type numType uint8
@@ -378,7 +381,7 @@ func (b *builder) checkExactSum(f *tree.FuncExpr, name string) error {
 	}
 	arg := f.Exprs[0]
 	t := b.numTypeOf(arg)
-	if t == numExact {
+	if t == numExact || t == numUnknown && !b.opts.StrictSums {
 		return nil
 	}
 	call, argText := b.sourceText(f), b.sourceText(arg)
@@ -435,7 +438,7 @@ func (b *builder) checkOuterSums(outer *tree.Select) error {
 		if f.Over != nil && (f.Over.Spec == nil || len(f.Over.Spec.OrderBy) > 0) {
 			return true, nil
 		}
-		if t := b.numTypeOf(f.Exprs[0]); t != numExact {
+		if t := b.numTypeOf(f.Exprs[0]); t == numFloat || t == numUnknown && b.opts.StrictSums {
 			why := "adds up floating-point values"
 			if t == numUnknown {
 				why = "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"

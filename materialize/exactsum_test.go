@@ -103,7 +103,8 @@ func TestFloatSumExact(t *testing.T) {
 // TestFloatSumVerdicts: which sums a read may add up again, per engine:
 // a literal's type is the engine's (0.1 a double on SQLite and ClickHouse,
 // a numeric on PostgreSQL, a DECIMAL on MySQL, where 1e1 is a DOUBLE); a
-// column's type is unknown, which is refused; count, min, max pass; a sum
+// column's type is unknown, refused with StrictSums (the safe side) and
+// taken for exact without; count, min, max pass; a sum
 // that one stored row answers (every variable compared with =, or each
 // group in one bucket) passes whatever its type; a live tail adds up.
 func TestFloatSumVerdicts(t *testing.T) {
@@ -111,49 +112,63 @@ func TestFloatSumVerdicts(t *testing.T) {
 	all := []engine.Engine{sqlite, pg, my, ch}
 	cases := []struct {
 		query string
-		ok    []engine.Engine // the engines that materialize it
+		ok    []engine.Engine // the engines that materialize it with StrictSums
 		tail  bool
+		// loose are the engines that materialize it without StrictSums,
+		// where a column is taken for exact; nil: ok.
+		loose []engine.Engine
 	}{
-		{"SELECT sum(2 * 3) AS s FROM t WHERE ts >= {variables.from}", all, false},
-		{"SELECT sum(x * 0.1) AS s FROM t WHERE ts >= {variables.from}", nil, false},
-		{"SELECT sum(CAST(x AS INTEGER) * 0.1) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{pg, my}, false},
-		{"SELECT sum(CAST(x AS INTEGER) * 1e1) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{pg}, false},
-		{"SELECT sum(CAST(x AS INTEGER) / 2) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{sqlite, pg, my}, false},
-		{"SELECT avg(CAST(x AS DECIMAL(12, 2))) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{pg, my, ch}, false},
-		{"SELECT sum(CASE WHEN x > 1 THEN 1 ELSE 0 END) AS s FROM t WHERE ts >= {variables.from}", all, false},
-		{"SELECT sum(x > 1) AS s FROM t WHERE ts >= {variables.from}", all, false},
-		{"SELECT sum(CAST(x AS double precision)) AS s FROM t WHERE ts >= {variables.from}", nil, false},
-		{"SELECT sum(x) AS s FROM t WHERE ts >= {variables.from}", nil, false},
-		{"SELECT sum(DISTINCT x) AS s FROM t WHERE ts >= {variables.from}", nil, false},
-		{"SELECT count(x) AS n, min(x) AS lo, max(x * 0.1) AS hi, count(DISTINCT x) AS k FROM t WHERE ts >= {variables.from}", all, false},
-		{"SELECT sum(x * 0.1) AS s FROM t WHERE c = {variables.c}", all, false},
-		{"SELECT sum(x * 0.1) AS s FROM t WHERE c = {variables.c}", nil, true},
-		{"SELECT sum(x * 0.1) AS s FROM t WHERE c IN {variables.list}", nil, false},
-		{"SELECT date(ts) AS d, sum(x * 0.1) AS s FROM t WHERE ts >= {variables.from} GROUP BY date(ts)", []engine.Engine{sqlite, pg, my}, false},
+		{"SELECT sum(2 * 3) AS s FROM t WHERE ts >= {variables.from}", all, false, nil},
+		{"SELECT sum(x * 0.1) AS s FROM t WHERE ts >= {variables.from}", nil, false, []engine.Engine{pg, my}},
+		{"SELECT sum(CAST(x AS INTEGER) * 0.1) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{pg, my}, false, nil},
+		{"SELECT sum(CAST(x AS INTEGER) * 1e1) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{pg}, false, nil},
+		{"SELECT sum(CAST(x AS INTEGER) / 2) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{sqlite, pg, my}, false, nil},
+		{"SELECT avg(CAST(x AS DECIMAL(12, 2))) AS s FROM t WHERE ts >= {variables.from}", []engine.Engine{pg, my, ch}, false, nil},
+		{"SELECT sum(CASE WHEN x > 1 THEN 1 ELSE 0 END) AS s FROM t WHERE ts >= {variables.from}", all, false, nil},
+		{"SELECT sum(x > 1) AS s FROM t WHERE ts >= {variables.from}", all, false, nil},
+		{"SELECT sum(CAST(x AS double precision)) AS s FROM t WHERE ts >= {variables.from}", nil, false, nil},
+		{"SELECT sum(x) AS s FROM t WHERE ts >= {variables.from}", nil, false, all},
+		{"SELECT sum(DISTINCT x) AS s FROM t WHERE ts >= {variables.from}", nil, false, all},
+		{"SELECT count(x) AS n, min(x) AS lo, max(x * 0.1) AS hi, count(DISTINCT x) AS k FROM t WHERE ts >= {variables.from}", all, false, nil},
+		{"SELECT sum(x * 0.1) AS s FROM t WHERE c = {variables.c}", all, false, nil},
+		{"SELECT sum(x * 0.1) AS s FROM t WHERE c = {variables.c}", nil, true, []engine.Engine{pg, my}},
+		{"SELECT sum(x * 0.1) AS s FROM t WHERE c IN {variables.list}", nil, false, []engine.Engine{pg, my}},
+		{"SELECT date(ts) AS d, sum(x * 0.1) AS s FROM t WHERE ts >= {variables.from} GROUP BY date(ts)", []engine.Engine{sqlite, pg, my}, false, nil},
 		// Computed over the read of its subquery, whose rows come in
 		// another order: the outer sum of floats is refused, of counts not.
-		{"SELECT sum(a) AS s FROM (SELECT d, sum(CAST(x AS INTEGER) * 0.1) AS a FROM t WHERE c = {variables.c} GROUP BY d) u", []engine.Engine{pg, my}, false},
-		{"SELECT sum(n) AS s, avg(n) AS m FROM (SELECT d, count(*) AS n FROM t WHERE c = {variables.c} GROUP BY d) u", all, false},
+		{"SELECT sum(a) AS s FROM (SELECT d, sum(CAST(x AS INTEGER) * 0.1) AS a FROM t WHERE c = {variables.c} GROUP BY d) u", []engine.Engine{pg, my}, false, nil},
+		{"SELECT sum(n) AS s, avg(n) AS m FROM (SELECT d, count(*) AS n FROM t WHERE c = {variables.c} GROUP BY d) u", all, false, nil},
 	}
 	for _, c := range cases {
-		for _, e := range all {
-			opts := Options{Engine: e, Types: map[string]variable.Type{"from": variable.Date, "list": variable.List}}
-			if c.tail {
-				opts.TailColumn = "ts"
+		for _, strict := range []bool{true, false} {
+			ok := c.ok
+			if !strict && c.loose != nil {
+				ok = c.loose
 			}
-			a, err := Analyze(c.query, opts)
-			require.NoError(t, err)
-			want := false
-			for _, o := range c.ok {
-				want = want || o == e
+			for _, e := range all {
+				opts := Options{Engine: e, Types: map[string]variable.Type{"from": variable.Date, "list": variable.List}, StrictSums: strict}
+				if c.tail {
+					opts.TailColumn = "ts"
+				}
+				a, err := Analyze(c.query, opts)
+				require.NoError(t, err)
+				want := false
+				for _, o := range ok {
+					want = want || o == e
+				}
+				if !assert.Equal(t, want, a.Materializable(), "%s on %s (tail %v, strict %v): %v", c.query, e.Name(), c.tail, strict, a.Reasons) || want {
+					continue
+				}
+				assert.Equal(t, CodeAggregate, a.Reasons[0].Code, "%s on %s", c.query, e.Name())
+				assert.Contains(t, a.Reasons[0].Message, "in another order", "%s on %s", c.query, e.Name())
 			}
-			if !assert.Equal(t, want, a.Materializable(), "%s on %s (tail %v): %v", c.query, e.Name(), c.tail, a.Reasons) || want {
-				continue
-			}
-			assert.Equal(t, CodeAggregate, a.Reasons[0].Code, "%s on %s", c.query, e.Name())
-			assert.Contains(t, a.Reasons[0].Message, "in another order", "%s on %s", c.query, e.Name())
 		}
 	}
+	// Listed exact, a column is exact either way.
+	a, err := Analyze("SELECT sum(t.x) AS s FROM t WHERE ts >= {variables.from}",
+		Options{Engine: sqlite, Types: map[string]variable.Type{"from": variable.Date}, StrictSums: true, ExactColumns: []string{"T.X"}})
+	require.NoError(t, err)
+	assert.True(t, a.Materializable(), "%v", a.Reasons)
 }
 
 // TestNumType: the type of a summed expression, per engine.

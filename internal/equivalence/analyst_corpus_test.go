@@ -571,6 +571,10 @@ FROM events_p
 WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
 GROUP BY plan`
 			}},
+		{name: "revenue_tenth_float", shapes: []string{"revenue", "floating-point sum", "range"}, vars: []string{"from", "to"}, engines: []string{"sqlite", "clickhouse"},
+			sql: shared(`SELECT plan, sum(amount * 0.1) AS fee FROM events_p
+WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY plan`)},
 		{name: "revenue_float_day", shapes: []string{"revenue", "group by day", "range"}, vars: []string{"from", "to"}, tail: noTail,
 			sql: func(d *dialect) string {
 				return `SELECT ` + day(d) + ` AS day, sum(amount) AS revenue

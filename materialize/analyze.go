@@ -219,7 +219,10 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	// Windows in a subquery with no variable beneath it are over rows no
 	// value selects: the table computes them as a run would. Judged
 	// before the variables' conditions are lifted out of subqueries.
-	fixed := fixedWindows(sel)
+	var fixed map[*tree.FuncExpr]bool
+	if inside {
+		fixed = fixedWindows(sel)
+	}
 	liftDerived(sel)
 	// Where the variables stay in the one subquery, the plan is the
 	// subquery's, and the outer query is computed over its read (see

@@ -25,6 +25,7 @@ func (b *builder) aggregated(plan *Plan) error {
 	if err != nil {
 		return err
 	}
+	b.oneBucketShape = b.oneBucketable(keys)
 	// Reading adds the aggregates' parts to b.stored, so the read query is
 	// printed before the stored table's select list is complete.
 	r := b.readPrinter(keys)
@@ -354,6 +355,12 @@ func (b *builder) recombine(f *tree.FuncExpr, name, text string) (string, bool, 
 		return b.distinctOverGrain(f, name, text)
 	}
 	switch name {
+	case "sum", "total", "avg":
+		if err := b.checkExactSum(f, name); err != nil {
+			return "", false, err
+		}
+	}
+	switch name {
 	case "count":
 		return b.sumOfCounts(b.part(text)), true, nil
 	case "sum", "total", "min", "max":
@@ -374,6 +381,11 @@ func (b *builder) recombine(f *tree.FuncExpr, name, text string) (string, bool, 
 func (b *builder) distinctOverGrain(f *tree.FuncExpr, name, text string) (string, bool, error) {
 	if name != "count" && name != "sum" && name != "avg" || !b.multiRow() {
 		return "", false, nil
+	}
+	if name != "count" {
+		if err := b.checkExactSum(f, name); err != nil {
+			return "", false, err
+		}
 	}
 	if _, ok := f.Exprs[0].(*tree.StarExpr); ok {
 		return "", false, nil

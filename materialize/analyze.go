@@ -28,6 +28,22 @@ type Options struct {
 	// table then keeps the rows up to its build instant only, and every
 	// read adds the newer rows from the source (see Plan.Tail).
 	TailColumn string
+	// ExactColumns are the columns, each "table.column" as the query
+	// names the table (any case), whose values are integers or decimals,
+	// never floating point (an INTEGER column of a STRICT SQLite table, a
+	// numeric or bigint column elsewhere). A sum or avg whose stored
+	// parts a read adds up again materializes only over values known
+	// exact (see exactsum.go); the analysis knows no column's type of
+	// itself.
+	ExactColumns []string
+	// StrictSums takes the safe side for a sum or avg, whose stored parts
+	// a read adds up again, of a value of a type the analysis does not
+	// know (a table's column not in ExactColumns, a function it does not
+	// know): refused, as it could be floating point. Unset, only values
+	// known floating point are refused (0.1 on SQLite, CAST(x AS REAL),
+	// sqrt(x), ...), and a column is taken for the integer or decimal it
+	// usually is.
+	StrictSums bool
 }
 
 var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
@@ -120,6 +136,9 @@ type use struct {
 	// shift is the constant interval the variable is moved by before it
 	// is compared; nil when it is compared as itself.
 	shift *dateShift
+	// escape is the ESCAPE string of a [NOT] [I]LIKE, which the read
+	// writes after the pattern; nil for none.
+	escape tree.Expr
 }
 
 // Analyze decides whether query, an endpoint's SQL template with
@@ -197,6 +216,13 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		}
 		return a, nil
 	}
+	// Windows in a subquery with no variable beneath it are over rows no
+	// value selects: the table computes them as a run would. Judged
+	// before the variables' conditions are lifted out of subqueries.
+	var fixed map[*tree.FuncExpr]bool
+	if inside {
+		fixed = fixedWindows(sel)
+	}
 	liftDerived(sel)
 	// Where the variables stay in the one subquery, the plan is the
 	// subquery's, and the outer query is computed over its read (see
@@ -226,7 +252,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		}
 	}
 	if inside {
-		if r := windowsInside(query, sel); r != nil {
+		if r := windowsInside(query, sel, fixed, opts); r != nil {
 			a.Reasons = append(a.Reasons, *r)
 			return a, nil
 		}
@@ -264,7 +290,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		a.Variables[i].Bucket = vars[j].Bucket
 	}
 	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
-		reason = plan.around(outers[i], lx, i == 0)
+		reason = plan.around(outers[i], lx, i == 0, opts)
 	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
@@ -764,16 +790,24 @@ func judgeMatch(t *tree.ComparisonExpr, op string, f found) use {
 	word := strings.ToUpper(op)
 	left, right := unparen(t.Left), unparen(t.Right)
 	switch {
-	case t.Escape != nil:
-		return bad("is used in %s with ESCAPE, which cannot be materialized; write the pattern with the engine's default escape character", word)
+	case t.Escape != nil && !stringLiteral(t.Escape):
+		return bad("is used in %s with an ESCAPE that is not a constant string, which cannot be materialized; write the escape character as a string literal (ESCAPE '!')", word)
 	case placeholderOf(right) == f.ph:
-		return keyUse(op, left)
+		u := keyUse(op, left)
+		u.escape = t.Escape // the read applies it to the stored key
+		return u
 	case op == "!=" && placeholderOf(left) == f.ph:
 		return keyUse(op, right)
 	case op != "!=" && placeholderOf(left) == f.ph:
 		return bad("is the text matched by %s, not its pattern; only `column %s {variables.x}` can be materialized", word, word)
 	}
 	return bad("is used inside an expression with %s; compare it as itself with a column or an expression over the row (`column %s {variables.x}`)", word, word)
+}
+
+// stringLiteral reports whether e is a string literal.
+func stringLiteral(e tree.Expr) bool {
+	l, ok := unparen(e).(*tree.Literal)
+	return ok && l.Kind == tree.StrVal
 }
 
 // keyUse is the use of a variable compared by op with other, which must be

@@ -10,6 +10,11 @@ import (
 	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
+// A variable in the SELECT list of a query that does not aggregate is
+// computed at read too (KindRead): the stored table holds the columns
+// its item reads, and the read computes the item over them with the
+// value bound (see plain.go).
+//
 // A variable in the SELECT list or the HAVING clause of an aggregating
 // query, outside its aggregates, is computed at read (KindRead): the
 // stored table holds the query's groups with their aggregates' parts, as
@@ -58,8 +63,8 @@ func atReadUse(where string, f found, aggregating bool) use {
 		return bad("is used in a window function (OVER) in %s; the windows are computed over stored rows before any value is known; compare the variable in the WHERE instead", where)
 	case f.has(func(n tree.Node) bool { e, ok := n.(tree.Expr); return ok && isAggregate(e) }):
 		return bad("is used inside an aggregate in %s; the stored table holds the aggregates' parts computed before any value is known, so a variable there cannot be read; use it outside the aggregate (sum(x) > {variables.n}), or compare it in the WHERE", where)
-	case !aggregating:
-		return bad("is used in %s of a query that does not aggregate; a variable there is computed at read only in a query that groups or aggregates; compare it in the WHERE, or add it to the caller's answer", where)
+	case !aggregating && where != "the SELECT list":
+		return bad("is used in %s of a query that does not aggregate; compare it in the WHERE", where)
 	}
 	return use{op: "read"}
 }

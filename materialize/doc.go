@@ -8,16 +8,26 @@
 // AND term of the outer WHERE of the form expr OP variable (or variable OP
 // expr), OP one of =, !=, >=, >, <, <=, or expr [NOT] IN variable (a
 // multi-valued list), or expr [NOT] LIKE variable, expr [NOT] ILIKE
-// variable (the read applies the operator to the stored key), or is in
-// the SELECT list or HAVING of an aggregating query outside its
-// aggregates (bound in the read query, see atread.go); expr is a column
+// variable, with or without a constant ESCAPE (the read applies the
+// operator to the stored key), or is in the SELECT list of any query or
+// the HAVING of an aggregating one, outside aggregates (bound in the read
+// query, see atread.go); expr is a column
 // or a deterministic expression over one row's
 // columns (a JSON property, lower(), coalesce, a cast, ...), stored as a key
 // of the table; each variable is always compared with the same expr; and the
 // query's aggregates can be combined again after filtering (count, sum,
 // total, min, max, avg, and count, sum, avg of DISTINCT x, for which x is
-// kept in the stored grain). Analyze reports, per variable and for the
-// query, a stable Code and a human reason when it is not.
+// kept in the stored grain). A sum or avg whose stored parts a read adds
+// up again (over a range, a list or a live tail) must add up values known
+// to be integers or decimals: floating-point addition in another order
+// changes the last digits (see exactsum.go). Analyze reports, per
+// variable and for the query, a stable Code and a human reason when it
+// is not.
+//
+// Window functions materialize where a read computes them over the rows
+// or groups the stored table answers exactly (see windowgroups.go), and
+// in a subquery with no variable beneath it, whose rows no value selects
+// (without a live tail, whose newer rows would change them).
 //
 // Reads are exact: a date range whose ends are not on bucket boundaries
 // reads the whole buckets from the stored table and computes the partial

@@ -21,14 +21,17 @@ import (
 )
 
 // purchases is a derived table of the demo purchases with their country
-// and amount as columns, since only columns can be materialized.
+// and amount as columns, since only columns can be materialized. The
+// amount is cast to an integer (the demo's amounts are): a sum whose
+// stored parts a read adds up again must add up values known exact.
 const purchases = `(SELECT timestamp, distinct_id, json_extract(properties, '$.country') AS country,
-	json_extract(properties, '$.plan') AS plan, json_extract(properties, '$.amount') AS amount
+	json_extract(properties, '$.plan') AS plan, CAST(json_extract(properties, '$.amount') AS INTEGER) AS amount
 	FROM events WHERE event = 'purchase') AS p`
 
-// withProps is every demo event with its country and plan as columns.
+// withProps is every demo event with its country and plan as columns
+// (and its amount, an integer as in purchases).
 const withProps = `(SELECT uuid, event, distinct_id, timestamp, json_extract(properties, '$.country') AS country,
-	json_extract(properties, '$.plan') AS plan, json_extract(properties, '$.amount') AS amount
+	json_extract(properties, '$.plan') AS plan, CAST(json_extract(properties, '$.amount') AS INTEGER) AS amount
 	FROM events) AS e`
 
 // shape is one materializable query of the equivalence test.
@@ -145,10 +148,10 @@ var shapes = []shape{
 			v["plan"] = p.plan()
 			return v
 		}},
-	{name: "list_of_countries", query: `SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users, avg(json_extract(properties, '$.amount')) AS mean
+	{name: "list_of_countries", query: `SELECT event, count(*) AS n, count(DISTINCT distinct_id) AS users, avg(CAST(json_extract(properties, '$.amount') AS INTEGER)) AS mean
 		FROM events WHERE json_extract(properties, '$.country') IN {variables.countries} GROUP BY event ORDER BY event`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"countries": p.countries()} }},
-	{name: "list_in_parentheses_ungrouped", query: `SELECT count(DISTINCT distinct_id) AS users, sum(DISTINCT json_extract(properties, '$.amount')) AS amounts
+	{name: "list_in_parentheses_ungrouped", query: `SELECT count(DISTINCT distinct_id) AS users, sum(DISTINCT CAST(json_extract(properties, '$.amount') AS INTEGER)) AS amounts
 		FROM events WHERE event IN ({variables.events})`,
 		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
 	{name: "distinct_users_over_range", query: `SELECT count(DISTINCT distinct_id) AS users, count(DISTINCT json_extract(properties, '$.country')) AS countries
@@ -383,6 +386,39 @@ var shapes = []shape{
 		ranked AS (SELECT distinct_id, event, n, rank() OVER (PARTITION BY distinct_id ORDER BY n DESC) AS rk FROM per_user)
 		SELECT distinct_id, event, n FROM ranked WHERE rk = 1 ORDER BY distinct_id, event`,
 		dates: []string{"date_from", "date_to"}, ordered: true, values: rangeValues},
+	// LIKE with ESCAPE on a stored key: the read applies the same
+	// operator and escape to the key.
+	{name: "like_escape_key", sampled: true, query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
+		WHERE event LIKE {variables.pattern} ESCAPE '!' AND timestamp >= {variables.date_from} GROUP BY event ORDER BY event`,
+		dates: []string{"date_from"}, ordered: true, values: escapeValues},
+	// Windows in subqueries with no variable beneath them: over rows no
+	// value selects, computed when the table is built as a run does.
+	{name: "window_fixed_subquery_join", sampled: true, query: `SELECT d.event, d.r, count(*) AS n FROM
+		(SELECT event, rank() OVER (ORDER BY c DESC, event) AS r FROM (SELECT event, count(*) AS c FROM events GROUP BY event) g) d
+		JOIN events e ON e.event = d.event WHERE e.timestamp >= {variables.date_from} GROUP BY d.event, d.r ORDER BY d.event`,
+		dates: []string{"date_from"}, ordered: true, values: func(p *pools) map[string]any {
+			if p.rng.IntN(5) == 0 { // past the data: matches nothing
+				return map[string]any{"date_from": variable.Timestamp{Time: demo.End.AddDate(0, 0, 7)}}
+			}
+			return map[string]any{"date_from": p.date(engine.Day)}
+		}},
+	{name: "window_fixed_subquery_in", sampled: true, query: `SELECT e.event, count(*) AS n FROM events e
+		WHERE e.distinct_id IN (SELECT distinct_id FROM (SELECT distinct_id, event, row_number() OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS k FROM events) x
+		WHERE k = 1 AND event = 'signed_up') AND e.event IN {variables.events} GROUP BY e.event ORDER BY e.event`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},
+	// A variable in the SELECT list of a query that does not aggregate:
+	// the read computes the item over the stored columns it reads.
+	{name: "variable_in_plain_select", sampled: true, query: `SELECT uuid, {variables.event} AS asked,
+		CASE WHEN event = {variables.event} THEN 1 ELSE 0 END AS hit, timestamp FROM events
+		WHERE distinct_id = {variables.user} ORDER BY timestamp, uuid`,
+		ordered: true, values: func(p *pools) map[string]any { return map[string]any{"event": p.event(), "user": p.user()} }},
+}
+
+// escapeValues are the values of like_escape_key: patterns that escape
+// _ and % with !, and some that use them as wildcards.
+func escapeValues(p *pools) map[string]any {
+	patterns := []string{"signed!_up", "%!_%", "%_%", "$%", "purchase", "%e!%", "!$page%", "s%!_u_"}
+	return map[string]any{"pattern": patterns[p.rng.IntN(len(patterns))], "date_from": p.date(engine.Day)}
 }
 
 // unbucketed are the shapes with a Date variable whose stored table keeps

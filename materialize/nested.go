@@ -89,10 +89,14 @@ func isNilNode(n tree.Node) bool {
 // its reads compute outer over the subquery's read, and its columns are
 // outer's. top says outer is the query itself, whose SELECT items are the
 // text's top-level ones.
-func (p *Plan) around(outer *tree.Select, lx *lexed, top bool) *Reason {
-	b := &builder{sel: outer, d: p.dialect, aliases: map[string]int{}, subquery: !top}
+func (p *Plan) around(outer *tree.Select, lx *lexed, top bool, opts Options) *Reason {
+	b := &builder{sel: outer, d: p.dialect, opts: opts, aliases: map[string]int{}, subquery: !top}
 	if off, ok := dividedSum(p.dialect, true, []tree.Node{outer.From[0]}, outerNodes(outer)...); ok {
 		return reasonOf(failAt(off, CodeUnsupportedQuery, "a division (/ or %%) over a sum() cannot be materialized on %s where the sum is read from the stored table and computed on (a subquery's sum, or a sum beside a window function): its read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast first (CAST(x AS numeric) / 7)", p.dialect.Name()), lx)
+	}
+	b.src = lx.src
+	if err := b.checkOuterSums(outer); err != nil {
+		return reasonOf(err, lx)
 	}
 	err := b.outputs(lx)
 	var o *outerRead

@@ -45,25 +45,8 @@ type oneBucket struct {
 // only, and the read's ORDER BY names output columns only (it orders the
 // merged groups). keys are the group keys; r printed the read's items.
 func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) error {
-	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() || b.expanded {
+	if !b.oneBucketable(keys) {
 		return nil
-	}
-	for _, o := range b.sel.OrderBy {
-		if b.orderPosition(o.Expr) == 0 {
-			return nil
-		}
-	}
-	zoned := b.d.ZonedTruncation()
-	for i, v := range b.vars {
-		if v.Bucket == "" {
-			if slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" }) {
-				return nil
-			}
-			continue
-		}
-		if !slices.ContainsFunc(keys, func(k tree.Expr) bool { return determines(k, b.uses[i][0].expr, v.Bucket, zoned) }) {
-			return nil
-		}
 	}
 	b.uniqueGrain = len(b.grain) == 1
 	defer func() { b.uniqueGrain = false }()
@@ -81,6 +64,33 @@ func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) err
 	plan.oneBucket = &oneBucket{head: "SELECT " + strings.Join(read, ", ") + " FROM ",
 		group: " GROUP BY " + strings.Join(group, ", "), having: having}
 	return nil
+}
+
+// oneBucketable reports whether every group of the query, with group
+// keys keys, lies in one bucket of each bucketed variable, with every
+// other variable compared with = (see setOneBucket).
+func (b *builder) oneBucketable(keys []tree.Expr) bool {
+	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() || b.expanded {
+		return false
+	}
+	for _, o := range b.sel.OrderBy {
+		if b.orderPosition(o.Expr) == 0 {
+			return false
+		}
+	}
+	zoned := b.d.ZonedTruncation()
+	for i, v := range b.vars {
+		if v.Bucket == "" {
+			if slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" }) {
+				return false
+			}
+			continue
+		}
+		if !slices.ContainsFunc(keys, func(k tree.Expr) bool { return determines(k, b.uses[i][0].expr, v.Bucket, zoned) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // units orders the truncations: each determines the buckets of the units

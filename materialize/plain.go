@@ -4,13 +4,41 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
 // plain rewrites a query without aggregates: the stored table holds its
 // rows before the variables' filters, with the compared columns.
 func (b *builder) plain(plan *Plan) error {
 	var pre, read, cols []string
+	hidden := map[string]string{} // canonical column -> its stored name
 	for i, it := range b.items {
+		if hasPlaceholder(it.Expr) {
+			// Computed at read (see atread.go): the columns it reads are
+			// stored, and the read computes it over them with the
+			// variables' values bound.
+			for _, c := range columnsOf(it.Expr) {
+				if _, ok := hidden[canonical(c)]; ok {
+					continue
+				}
+				s, err := b.print(c)
+				if err != nil {
+					return err
+				}
+				name := b.gen('x', len(hidden))
+				hidden[canonical(c)] = name
+				pre = append(pre, s+" AS "+b.q(name))
+				cols = append(cols, name)
+			}
+			r := printer{d: b.d, hook: b.plainReadHook(hidden)}
+			s, err := r.exprString(it.Expr)
+			if err != nil {
+				return err
+			}
+			read = append(read, s+" AS "+b.q(b.names[i]))
+			continue
+		}
 		s, err := b.print(it.Expr)
 		if err != nil {
 			return err
@@ -54,4 +82,20 @@ func (b *builder) plain(plan *Plan) error {
 	}
 	plan.readHead = "SELECT " + b.distinct() + strings.Join(read, ", ") + " FROM "
 	return b.tail(plan, "", "", order)
+}
+
+// plainReadHook is the printer hook of a plain read's item that holds a
+// variable: a column becomes its stored name in hidden (by canonical
+// text), a variable its readMarker.
+func (b *builder) plainReadHook(hidden map[string]string) func(tree.Expr) (string, bool, error) {
+	return func(e tree.Expr) (string, bool, error) {
+		if ph, ok := e.(*tree.Placeholder); ok {
+			b.noteAtRead(ph.Name)
+			return readMarker(ph.Name), true, nil
+		}
+		if c, ok := e.(*tree.ColName); ok {
+			return b.q(hidden[canonical(c)]), true, nil
+		}
+		return "", false, nil
+	}
 }

@@ -56,6 +56,9 @@ type filter struct {
 	op       string
 	bucket   engine.Bucket
 	raw      string // the variable's expression over a source row, printed
+	// escape is the ESCAPE string of a [NOT] [I]LIKE as the query
+	// writes it, printed; "" for none.
+	escape string
 	// or are the branches of an OR of variables (see or.go): the filter
 	// is their OR, its variable the key of their values (orName).
 	or []filter
@@ -114,6 +117,12 @@ type builder struct {
 	// one grain expression once (see oneBucket), so that DISTINCT
 	// aggregates over it need no DISTINCT.
 	uniqueGrain bool
+	// oneBucketShape: every group of the query lies in one bucket of
+	// each bucketed variable (see oneBucketable), so that a read adds up
+	// no stored parts of one group but a DISTINCT aggregate's.
+	oneBucketShape bool
+	// src is the query's text, which the tree's spans index.
+	src string
 }
 
 // reasonError carries a Reason out of the rewrite; off, when not 0, is 1
@@ -170,6 +179,7 @@ func reasonOf(err error, lx *lexed) *Reason {
 }
 
 func (b *builder) build(lx *lexed) (*Plan, error) {
+	b.src = lx.src
 	pr := &printer{d: b.d}
 	pr.checkSelectOptions(b.sel)
 	if pr.err != nil {
@@ -364,11 +374,17 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 		}
 		exprs = append(exprs, col)
 		for _, u := range b.uses[i] {
+			escape := ""
+			if u.escape != nil {
+				if escape, err = b.print(u.escape); err != nil {
+					return nil, err
+				}
+			}
 			if u.group > 0 {
 				if v.Bucket != "" {
 					return nil, fail(CodeUnderOr, "variable '%s' is used under OR and compared by range elsewhere; a variable of an OR must be compared with = or IN only", v.Name)
 				}
-				m := filter{variable: v.Name, column: b.varColumn(i), op: u.op, raw: raw}
+				m := filter{variable: v.Name, column: b.varColumn(i), op: u.op, raw: raw, escape: escape}
 				if g, ok := groups[u.group]; ok {
 					plan.filters[g].or = append(plan.filters[g].or, m)
 					continue
@@ -388,7 +404,7 @@ func (b *builder) varColumns(plan *Plan) ([]string, error) {
 				}
 				plan.moves[name] = move{variable: v.Name, by: u.shift.by}
 			}
-			plan.filters = append(plan.filters, filter{variable: name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw})
+			plan.filters = append(plan.filters, filter{variable: name, column: b.varColumn(i), op: u.op, bucket: v.Bucket, raw: raw, escape: escape})
 		}
 	}
 	return exprs, nil

@@ -188,6 +188,9 @@ func (f filter) write(b *placeholder.Builder, column string, quoted bool, v any)
 	}
 	b.WriteString(" " + sqlOperator(f.op) + " ")
 	b.Bind(v)
+	if f.escape != "" {
+		b.WriteString(" ESCAPE " + f.escape)
+	}
 	return nil
 }
 

@@ -96,6 +96,13 @@ func TestTailEqualsInline(t *testing.T) {
 			WHERE timestamp >= {variables.date_from})
 			SELECT distinct_id, timestamp FROM ordered WHERE k = 1 ORDER BY distinct_id`,
 			dates: []string{"date_from"}, values: func(p *pools) map[string]any { return map[string]any{"date_from": p.date(engine.Day)} }},
+		{name: "like_escape_key", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
+			WHERE event LIKE {variables.pattern} ESCAPE '!' AND timestamp >= {variables.date_from} GROUP BY event ORDER BY event`,
+			dates: []string{"date_from"}, values: escapeValues},
+		{name: "variable_in_plain_select", query: `SELECT uuid, {variables.event} AS asked,
+			CASE WHEN event = {variables.event} THEN 1 ELSE 0 END AS hit, timestamp FROM events
+			WHERE distinct_id = {variables.user} ORDER BY timestamp, uuid`,
+			values: func(p *pools) map[string]any { return map[string]any{"event": p.event(), "user": p.user()} }},
 		{name: "events_of_list", query: `SELECT event, count(*) AS n, max(timestamp) AS last FROM events
 			WHERE event IN {variables.events} GROUP BY event ORDER BY event`,
 			values: func(p *pools) map[string]any { return map[string]any{"events": p.events()} }},

@@ -294,15 +294,25 @@ func windowInSubquery(stmt tree.SelectStatement) bool {
 // table is built from, once the queries computed at read are set apart:
 // a window computed when the table is built would be over rows that
 // the variables do not select yet.
-func windowsInside(query string, sel *tree.Select) *Reason {
-	var left *tree.FuncExpr
+func windowsInside(query string, sel *tree.Select, fixed map[*tree.FuncExpr]bool, opts Options) *Reason {
+	var left, kept *tree.FuncExpr
 	_ = tree.Walk(func(n tree.Node) (bool, error) {
 		if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil {
+			if fixed[f] {
+				kept = f
+				return true, nil
+			}
 			left = f
 			return false, tree.ErrStop
 		}
 		return true, nil
 	}, sel)
+	if left == nil && kept != nil && opts.TailColumn != "" {
+		r := &Reason{Code: CodeUnsupportedQuery, Message: "a window function (OVER) in a subquery cannot be materialized with a live tail: " +
+			"rows newer than the stored table change the window's values over the rows stored before them; materialize it without materialization_tail_column"}
+		r.Line, r.Column = lineCol(query, kept.Span().Start)
+		return r
+	}
 	if left == nil {
 		return nil
 	}
@@ -312,4 +322,38 @@ func windowsInside(query string, sel *tree.Select) *Reason {
 		"(WITH w AS (SELECT ... WHERE t >= {variables.from}) SELECT ..., rank() OVER (...) FROM w), and join after the window"}
 	r.Line, r.Column = lineCol(query, left.Span().Start)
 	return r
+}
+
+// fixedWindows returns the window functions of sel that are in a
+// subquery with no variable anywhere beneath it: their rows are the
+// same whatever the variables' values, so a stored table computes them
+// as a run does (without a live tail, whose newer rows would change
+// them).
+func fixedWindows(sel *tree.Select) map[*tree.FuncExpr]bool {
+	var fixed map[*tree.FuncExpr]bool
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		sub, ok := n.(*tree.Subquery)
+		if !ok {
+			return true, nil
+		}
+		if hasNode(sub, isPlaceholder) {
+			return true, nil // look for closed subqueries further in
+		}
+		_ = tree.Walk(func(n tree.Node) (bool, error) {
+			if f, ok := n.(*tree.FuncExpr); ok && f.Over != nil {
+				if fixed == nil {
+					fixed = map[*tree.FuncExpr]bool{}
+				}
+				fixed[f] = true
+			}
+			return true, nil
+		}, sub)
+		return false, nil
+	}, sel)
+	return fixed
+}
+
+func isPlaceholder(n tree.Node) bool {
+	_, ok := n.(*tree.Placeholder)
+	return ok
 }

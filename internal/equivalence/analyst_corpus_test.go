@@ -56,7 +56,9 @@ type analyst struct {
 // noTail is analyst.tail of a query whose FROM has no column holding each
 // row's time (its rows are a derived table's aggregates): it runs without
 // a live tail, and the library refuses one on the time column of its
-// source (TestAnalystTailColumnRefused).
+// source (TestAnalystTailColumnRefused). It is also the tail of a query
+// that materializes only without one (a floating-point sum, which a read
+// with a tail adds up again: TestFloatSumVerdicts in materialize).
 const noTail = "-"
 
 // analystRanges are the date ranges of the analyst runs: on the buckets'
@@ -562,6 +564,24 @@ FROM events_p a WHERE a.event = 'purchase' AND a.timestamp >= {variables.from}`)
 		{name: "amount_stats", shapes: []string{"min/max/avg", "range"}, vars: []string{"from", "to"},
 			sql: shared(`SELECT min(amount) AS lo, max(amount) AS hi, avg(amount) AS mean, sum(amount) AS total, count(amount) AS n
 FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}`)},
+		{name: "revenue_exact_sum", shapes: []string{"breakdown", "revenue", "exact sum", "range", "rewrite of a refusal"}, vars: []string{"from", "to"},
+			sql: func(d *dialect) string {
+				return `SELECT plan, ` + exactSum(d, "amount") + ` AS revenue, count(*) AS purchases
+FROM events_p
+WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY plan`
+			}},
+		{name: "revenue_tenth_float", shapes: []string{"revenue", "floating-point sum", "range"}, vars: []string{"from", "to"}, engines: []string{"sqlite", "clickhouse"},
+			sql: shared(`SELECT plan, sum(amount * 0.1) AS fee FROM events_p
+WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY plan`)},
+		{name: "revenue_float_day", shapes: []string{"revenue", "group by day", "range"}, vars: []string{"from", "to"}, tail: noTail,
+			sql: func(d *dialect) string {
+				return `SELECT ` + day(d) + ` AS day, sum(amount) AS revenue
+FROM events_p
+WHERE event = 'purchase' AND timestamp >= {variables.from} AND timestamp < {variables.to}
+GROUP BY ` + day(d)
+			}},
 
 		// Filters analysts write.
 		{name: "between_amount", shapes: []string{"BETWEEN", "number"}, vars: []string{"num", "from"},
@@ -581,6 +601,17 @@ FROM events_p WHERE event = 'purchase' AND timestamp >= {variables.from} AND tim
 		{name: "like_browser", shapes: []string{"LIKE"}, vars: []string{"text"},
 			runs: values("text", "Chr%", "%fox", "chr%"),
 			sql:  shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser LIKE {variables.text} GROUP BY browser`)},
+		{name: "like_escape_browser", shapes: []string{"LIKE", "ESCAPE"}, vars: []string{"text"}, engines: []string{"sqlite", "postgres", "mysql"},
+			runs: values("text", "Chr%", "%!_%", "Fire!%", "%e", "!%%"),
+			sql:  shared(`SELECT browser, count(*) AS n FROM events_p WHERE browser LIKE {variables.text} ESCAPE '!' GROUP BY browser`)},
+		{name: "var_in_plain_select", shapes: []string{"variable in SELECT", "rows", "case", "range"}, vars: []string{"text", "event", "from"},
+			fixed: map[string]any{"text": "US", "event": "purchase"},
+			sql: shared(`SELECT uuid, timestamp, {variables.text} AS asked, CASE WHEN country = {variables.text} THEN 'home' ELSE 'abroad' END AS market
+FROM events_p WHERE event = {variables.event} AND timestamp >= {variables.from} ORDER BY timestamp, uuid`)},
+		{name: "window_first_touch_fixed", shapes: []string{"window", "subquery without variables", "IN subquery", "range"}, vars: []string{"from"}, tail: noTail,
+			sql: shared(`SELECT e.country, count(*) AS n FROM events_p e
+WHERE e.distinct_id IN (SELECT distinct_id FROM (SELECT distinct_id, event, ROW_NUMBER() OVER (PARTITION BY distinct_id ORDER BY timestamp, uuid) AS k FROM events) f WHERE k = 1 AND event = 'signed_up')
+AND e.timestamp >= {variables.from} GROUP BY e.country`)},
 		{name: "label_in_select", shapes: []string{"variable in SELECT"}, vars: []string{"text", "from"},
 			fixed: map[string]any{"text": "label"},
 			sql:   shared(`SELECT {variables.text} AS label, count(*) AS n FROM events WHERE timestamp >= {variables.from}`)},
@@ -653,4 +684,14 @@ WHERE event NOT IN {variables.events} AND timestamp >= {variables.from} AND time
 			fixed: map[string]any{"text": "%fox%"},
 			sql:   shared(`SELECT count(*) AS n, min(timestamp) AS first_seen, sum(amount) AS revenue FROM events_p WHERE browser NOT LIKE {variables.text} AND timestamp >= {variables.from}`)},
 	}
+}
+
+// exactSum is the sum of col a refusal of a floating-point sum suggests
+// on d: of a decimal where the engine has one, else of an integer of
+// hundredths.
+func exactSum(d *dialect, col string) string {
+	if t := d.e.ExactSumType(); t != "" {
+		return "sum(CAST(" + col + " AS " + t + "))"
+	}
+	return "sum(CAST(round(" + col + " * 100) AS INTEGER)) / 100.0"
 }

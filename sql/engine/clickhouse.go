@@ -420,3 +420,12 @@ func (clickhouse) TableBytes(table string) (string, string) {
 
 // ResumWidens implements Engine.
 func (clickhouse) ResumWidens() bool { return false }
+
+// FloatLiteral implements Engine.
+func (clickhouse) FloatLiteral(text string) bool { return fractional(text) || isNonFinite(text) }
+
+// FloatDivision implements Engine.
+func (clickhouse) FloatDivision() bool { return true }
+
+// ExactSumType implements Engine.
+func (clickhouse) ExactSumType() string { return "Nullable(Decimal(38, 10))" }

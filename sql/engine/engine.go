@@ -184,6 +184,21 @@ type Engine interface {
 	// to IntegerCast; elsewhere (SQLite, ClickHouse) a sum of integers is
 	// an integer and avg a double.
 	DecimalAggregates() bool
+	// FloatLiteral reports whether the engine reads the number literal
+	// text, as written (42, 0.1, 1e3), as a floating-point value:
+	// SQLite's REAL and ClickHouse's Float64 for a fraction or an
+	// exponent, MySQL's DOUBLE for an exponent (0.1 is a DECIMAL there),
+	// never PostgreSQL (numeric). A sum of floating-point values depends
+	// on the order it adds them in.
+	FloatLiteral(text string) bool
+	// FloatDivision reports whether / divides in floating point whatever
+	// its operands (ClickHouse); elsewhere integers divide as integers
+	// and decimals as decimals.
+	FloatDivision() bool
+	// ExactSumType is the type CAST(x AS ...) takes to make x a decimal,
+	// whose sums are the same in any order; "" where the engine has none
+	// (SQLite, where a DECIMAL is a REAL when it has a fraction).
+	ExactSumType() string
 	// IntegerCast is the type CAST(x AS ...) takes to make x a 64-bit
 	// integer.
 	IntegerCast() string
@@ -395,3 +410,21 @@ const (
 	// its access type.
 	PlanMySQL PlanForm = "mysql"
 )
+
+// hexLiteral reports whether the number literal text is hexadecimal or
+// binary (0x1F, 0b101), an integer.
+func hexLiteral(text string) bool {
+	return len(text) > 1 && text[0] == '0' && strings.ContainsAny(text[1:2], "xXbB")
+}
+
+// fractional reports whether the number literal text has a fraction or
+// an exponent.
+func fractional(text string) bool {
+	return !hexLiteral(text) && strings.ContainsAny(text, ".eE")
+}
+
+// isNonFinite reports whether text is ClickHouse's inf or nan.
+func isNonFinite(text string) bool {
+	t := strings.ToLower(strings.TrimLeft(text, "+-"))
+	return t == "inf" || t == "nan" || t == "infinity"
+}

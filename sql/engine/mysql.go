@@ -257,3 +257,14 @@ func (mysql) UpsertReturns() bool { return false }
 
 // ResumWidens implements Engine.
 func (mysql) ResumWidens() bool { return false }
+
+// FloatLiteral implements Engine.
+func (mysql) FloatLiteral(text string) bool {
+	return strings.ContainsAny(text, "eE") && !hexLiteral(text)
+}
+
+// FloatDivision implements Engine.
+func (mysql) FloatDivision() bool { return false }
+
+// ExactSumType implements Engine.
+func (mysql) ExactSumType() string { return "DECIMAL(30, 10)" }

@@ -208,3 +208,12 @@ func (postgres) UpsertReturns() bool { return true }
 
 // ResumWidens implements Engine.
 func (postgres) ResumWidens() bool { return true }
+
+// FloatLiteral implements Engine.
+func (postgres) FloatLiteral(text string) bool { return false }
+
+// FloatDivision implements Engine.
+func (postgres) FloatDivision() bool { return false }
+
+// ExactSumType implements Engine.
+func (postgres) ExactSumType() string { return "numeric" }

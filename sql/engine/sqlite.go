@@ -232,3 +232,12 @@ func (sqlite) UpsertReturns() bool { return true }
 
 // ResumWidens implements Engine.
 func (sqlite) ResumWidens() bool { return false }
+
+// FloatLiteral implements Engine.
+func (sqlite) FloatLiteral(text string) bool { return fractional(text) }
+
+// FloatDivision implements Engine.
+func (sqlite) FloatDivision() bool { return false }
+
+// ExactSumType implements Engine.
+func (sqlite) ExactSumType() string { return "" }

@@ -87,14 +87,51 @@ func (b *binder) with(w *With, frames []string) []string {
 			continue
 		}
 		if w.Recursive {
-			frames = append(frames, c.Name.Name)
+			b.recursiveBody(c.Subquery, frames, c.Name.Name)
+		} else {
+			b.node(c.Subquery, frames)
 		}
-		b.node(c.Subquery, frames)
-		if !w.Recursive {
-			frames = append(frames, c.Name.Name)
-		}
+		frames = append(frames, c.Name.Name)
 	}
 	return frames
+}
+
+// recursiveBody binds q, the body of the WITH RECURSIVE query name, with
+// frames the names in scope before it. The query's name means the query
+// itself only in the recursive arms of its body: each arm after the first
+// of the UNION [ALL] chain the body is, an arm that is not itself a set
+// operation. Anywhere else (a body that is no UNION, its first arm, an
+// INTERSECT or EXCEPT, the ORDER BY or LIMIT of the whole UNION)
+// ClickHouse reads the table of that name, and the other engines refuse
+// the query, so there the name is bound as a table's, as sql/access's
+// checker reads it.
+func (b *binder) recursiveBody(q *Subquery, frames []string, name string) {
+	var plain, arms []Node
+	body := q.Select
+	for {
+		u, ok := body.(*Union)
+		if !ok || u.With != nil || !strings.HasPrefix(u.Type, "UNION") {
+			break
+		}
+		if _, set := u.Right.(*Union); set {
+			plain = append(plain, u.Right)
+		} else {
+			arms = append(arms, u.Right)
+		}
+		for _, o := range u.OrderBy {
+			plain = append(plain, o)
+		}
+		plain = append(plain, u.LimitBy, u.Limit)
+		body = u.Left
+	}
+	plain = append(plain, body)
+	for _, n := range plain {
+		b.node(n, frames)
+	}
+	self := append(frames[:len(frames):len(frames)], name)
+	for _, a := range arms {
+		b.node(a, self)
+	}
 }
 
 func (b *binder) resolve(tn *TableName, frames []string) *Table {

@@ -144,3 +144,47 @@ func TestPrintScopedTableWithoutScope(t *testing.T) {
 	tr.Bind(treeTables(scopeRules))
 	assert.Equal(t, `SELECT * FROM analytics.sessions, other`, printed(t, tr))
 }
+
+// TestBindRecursiveName: a WITH RECURSIVE query's name means the query
+// itself only in the recursive arms of its body (the arms after the
+// first of its UNION [ALL] chain); in its first arm, in a body that is no
+// UNION, under INTERSECT or EXCEPT, the name is the table of that name,
+// as sql/access's checker reads it (ClickHouse reads the table there),
+// so that a scoped printer scopes it. The binder once took the name for
+// the query throughout its body, and left those references unscoped.
+func TestBindRecursiveName(t *testing.T) {
+	tables := []tree.Table{{Parts: []string{"secrets"}, TenantColumn: "project_id"}}
+	cases := []struct {
+		q string
+		// bound lists, for each table reference in text order, whether it
+		// is bound to the table secrets.
+		bound []bool
+	}{
+		{`WITH RECURSIVE secrets AS (SELECT v FROM secrets UNION ALL SELECT v FROM secrets WHERE v < 3) SELECT v FROM secrets`, []bool{true, false, false}},
+		{`WITH RECURSIVE secrets AS (SELECT v FROM secrets) SELECT v FROM secrets`, []bool{true, false}},
+		{`WITH RECURSIVE secrets AS (SELECT 1 AS v UNION ALL (SELECT v + 1 FROM secrets WHERE v < 3)) SELECT v FROM secrets`, []bool{false, false}},
+		{`WITH RECURSIVE secrets AS (SELECT v FROM secrets INTERSECT SELECT v FROM secrets) SELECT v FROM secrets`, []bool{true, true, false}},
+		{`WITH RECURSIVE secrets AS (SELECT 1 AS v UNION ALL SELECT v + 1 FROM secrets WHERE v IN (SELECT v FROM secrets)) SELECT v FROM secrets`, []bool{false, false, false}},
+		{`WITH RECURSIVE r AS (SELECT v FROM secrets UNION ALL SELECT v FROM r), secrets AS (SELECT v FROM r) SELECT v FROM secrets`, []bool{true, false, false, false}},
+	}
+	for _, c := range cases {
+		tr, err := tree.Parse(engine.PostgreSQL, c.q)
+		require.NoError(t, err, c.q)
+		tr.Bind(tables)
+		var got []bool
+		require.NoError(t, tree.Walk(func(n tree.Node) (bool, error) {
+			if a, ok := n.(*tree.AliasedTableExpr); ok {
+				if _, ok := a.Expr.(*tree.TableName); ok {
+					got = append(got, a.Table != nil)
+				}
+			}
+			return true, nil
+		}, tr.Stmt))
+		assert.Equal(t, c.bound, got, c.q)
+		if c.bound[0] {
+			out, err := tree.Printer{Scope: &tree.Scope{Tenant: tenant}}.Print(tr)
+			require.NoError(t, err, c.q)
+			assert.Contains(t, out, "{variables."+tenant+"}", c.q)
+		}
+	}
+}

@@ -1,1 +1,1 @@
-SELECT event, sum(CAST(json_extract_path_text(CAST(properties AS json), 'amount') AS double precision)) AS revenue FROM events WHERE timestamp >= {variables.date_from} AND properties::json->>'country' = {variables.country} GROUP BY event
+SELECT event, max(CAST(json_extract_path_text(CAST(properties AS json), 'amount') AS double precision)) AS revenue FROM events WHERE timestamp >= {variables.date_from} AND properties::json->>'country' = {variables.country} GROUP BY event

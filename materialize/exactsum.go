@@ -1,0 +1,454 @@
+package materialize
+
+import (
+	"strings"
+
+	"github.com/endpointkit/endpointkit/sql/tree"
+)
+
+// Exact sums
+//
+// A read that combines several stored rows of one group adds up their
+// stored sums again (sum of sums, the sums and counts of avg, the distinct
+// values a DISTINCT sum keeps in the grain), in another order than the
+// inline query adds up the rows. Integer and decimal addition does not
+// depend on the order; floating-point addition does: the per-bucket sums
+// of amount * 0.1 add up to 188.40000000000003 where the rows add up to
+// 188.4. So a sum or avg whose argument may be floating point is refused
+// where the read adds stored parts again; where each group of the query
+// is one stored row (every variable compared with =, or each group inside
+// one bucket, see onebucket.go, without a live tail) the stored sum is the
+// group's own and passes through.
+//
+// The type of the argument is read from the tree, per engine: a number
+// literal with a fraction or an exponent is a double on SQLite and
+// ClickHouse, a numeric on PostgreSQL, a DECIMAL on MySQL (a DOUBLE with an
+// exponent); a cast says its type; +, -, *, / and % are exact when both
+// sides are (but / on ClickHouse, which divides in Float64). A table's
+// column's type is not known to the analysis (an SQLite column of any
+// declared type may hold a REAL) unless Options.ExactColumns lists it:
+// with Options.StrictSums a sum of such a column, or of anything not
+// known exact, is refused the same way (the safe side, with a rewrite
+// that sums an exact type); without it, it is taken for the integer or
+// decimal it usually is, and only values known floating point are
+// refused.
+
+// numType is what the analysis knows of a number expression's type.
+type numType uint8
+
+const (
+	numUnknown numType = iota // a column, a function not listed, a string
+	numExact                  // an integer or a decimal: addition in any order
+	numFloat                  // floating point: addition depends on the order
+)
+
+// either is the type of an operation on values of types a and b.
+func either(a, b numType) numType {
+	switch {
+	case a == numFloat || b == numFloat:
+		return numFloat
+	case a == numExact && b == numExact:
+		return numExact
+	}
+	return numUnknown
+}
+
+// numTypeOf returns the type of e, an expression of the query's outer
+// SELECT, on the builder's engine.
+func (b *builder) numTypeOf(e tree.Expr) numType { return b.typeIn(b.sel, e, 0) }
+
+// typeIn returns the type of e, an expression of sel (nil for none),
+// depth derived tables down.
+func (b *builder) typeIn(sel *tree.Select, e tree.Expr, depth int) numType {
+	if depth > 16 {
+		return numUnknown
+	}
+	t := func(e tree.Expr) numType { return b.typeIn(sel, e, depth) }
+	switch x := e.(type) {
+	case *tree.ColName:
+		return b.columnType(sel, x, depth)
+	case *tree.Literal:
+		return b.literalType(x)
+	case *tree.ParenExpr:
+		return t(x.Expr)
+	case *tree.UnaryExpr:
+		if x.Operator == "~" {
+			return numExact
+		}
+		return t(x.Expr)
+	case *tree.BinaryExpr:
+		return b.binaryType(x, t)
+	case *tree.ConvertExpr:
+		return b.castType(x)
+	case *tree.CaseExpr:
+		r := numExact // a missing ELSE is NULL, which adds nothing
+		if x.Else != nil {
+			r = t(x.Else)
+		}
+		for _, w := range x.Whens {
+			r = either(r, t(w.Val))
+		}
+		return r
+	case *tree.FuncExpr:
+		if isAggregate(x) {
+			return b.aggregateType(x, t)
+		}
+		return b.funcType(x, t)
+	case *tree.ComparisonExpr, *tree.AndExpr, *tree.OrExpr, *tree.NotExpr, *tree.IsExpr,
+		*tree.RangeCond, *tree.ExistsExpr, *tree.XorExpr:
+		return numExact // a truth value: 0 or 1 where it sums
+	}
+	return numUnknown
+}
+
+// literalType is the type of a literal: a number literal by its form and
+// the engine's reading of it.
+func (b *builder) literalType(l *tree.Literal) numType {
+	switch l.Kind {
+	case tree.NullVal, tree.BoolVal:
+		return numExact
+	case tree.NumVal:
+	default:
+		return numUnknown
+	}
+	if b.d.FloatLiteral(l.Text) {
+		return numFloat // 0.1 on SQLite and ClickHouse, 1e3 on MySQL
+	}
+	return numExact
+}
+
+// binaryType is the type of an arithmetic or bitwise operation.
+func (b *builder) binaryType(x *tree.BinaryExpr, t func(tree.Expr) numType) numType {
+	switch strings.ToLower(x.Operator) {
+	case "+", "-", "*", "%", "mod", "div":
+	case "/":
+		if b.d.FloatDivision() {
+			return numFloat // ClickHouse's / is Float64 division
+		}
+	case "&", "|", "^", "<<", ">>", "#":
+		return numExact
+	default:
+		return numUnknown // ||, ->, date arithmetic, ...
+	}
+	return either(t(x.Left), t(x.Right))
+}
+
+// castType is the type a cast converts to.
+func (b *builder) castType(x *tree.ConvertExpr) numType {
+	if x.Form == "CONVERT USING" {
+		return numUnknown
+	}
+	t := strings.ToLower(strings.Trim(x.Type, "'\" "))
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "nullable("), ")")
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		t = t[:i]
+	}
+	t = strings.TrimSpace(t)
+	switch {
+	case strings.HasPrefix(t, "float"), strings.HasPrefix(t, "double"), t == "real", t == "bfloat16":
+		return numFloat
+	case strings.HasPrefix(t, "decimal"), t == "numeric", t == "dec", t == "fixed":
+		if b.d.ExactSumType() == "" {
+			// SQLite's NUMERIC affinity: a value with a fraction stays
+			// a REAL.
+			return numFloat
+		}
+		return numExact
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasSuffix(t, "int"),
+		t == "integer", t == "signed", t == "unsigned", t == "signed integer", t == "unsigned integer":
+		return numExact // int, bigint, smallint, Int64, UInt32, SIGNED, ...
+	}
+	return numUnknown
+}
+
+// floatFuncs are scalar functions whose value is floating point on every
+// engine the library runs, by lower-case name.
+var floatFuncs = map[string]bool{
+	"sqrt": true, "exp": true, "ln": true, "log": true, "log2": true, "log10": true, "pow": true,
+	"power": true, "sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true,
+	"atan2": true, "pi": true, "radians": true, "degrees": true, "cbrt": true, "tofloat32": true,
+	"tofloat64": true, "tofloat32orzero": true, "tofloat64orzero": true, "tofloat32ornull": true,
+	"tofloat64ornull": true, "rand": true, "randcanonical": true,
+}
+
+// sameTypeFuncs are scalar functions whose value has the type of the
+// arguments they pass through, by lower-case name (the arguments'
+// indexes; nil for all).
+var sameTypeFuncs = map[string][]int{
+	"abs": {0}, "round": {0}, "floor": {0}, "ceil": {0}, "ceiling": {0}, "trunc": {0},
+	"truncate": {0}, "sign": {0}, "coalesce": nil, "ifnull": nil, "nullif": {0}, "greatest": nil,
+	"least": nil, "if": {1, 2}, "iif": {1, 2}, "isnull": nil, "nvl": nil,
+}
+
+// funcType is the type of a scalar function's value.
+func (b *builder) funcType(f *tree.FuncExpr, t func(tree.Expr) numType) numType {
+	name := lowered(f.Name)
+	if floatFuncs[name] {
+		return numFloat
+	}
+	if strings.HasPrefix(name, "toint") || strings.HasPrefix(name, "touint") || strings.HasPrefix(name, "todecimal") {
+		return numExact // ClickHouse's toInt64(x), toDecimal64(x, 2), ...
+	}
+	switch name {
+	case "length", "char_length", "character_length", "octet_length", "instr", "strpos", "position", "sign_int":
+		return numExact
+	}
+	idx, ok := sameTypeFuncs[name]
+	if !ok || len(f.Exprs) == 0 {
+		return numUnknown
+	}
+	r := numExact
+	for i, a := range f.Exprs {
+		if idx == nil || containsInt(idx, i) {
+			r = either(r, t(a))
+		}
+	}
+	return r
+}
+
+// exactColumn reports whether Options.ExactColumns lists column of the
+// table tn.
+func (b *builder) exactColumn(tn *tree.TableName, column string) bool {
+	if len(b.opts.ExactColumns) == 0 || len(tn.Parts) == 0 {
+		return false
+	}
+	parts := make([]string, len(tn.Parts))
+	for i, p := range tn.Parts {
+		parts[i] = p.Name
+	}
+	name := strings.Join(parts, ".") + "." + column
+	for _, c := range b.opts.ExactColumns {
+		if strings.EqualFold(c, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// aggregateType is the type of an aggregate's value (a derived table's
+// column that a sum adds up again): a count is an integer, a sum, min or
+// max has its argument's type, SQLite's total is a double, and an avg is
+// a double on SQLite and ClickHouse, a decimal over exact values on
+// PostgreSQL and MySQL.
+func (b *builder) aggregateType(f *tree.FuncExpr, t func(tree.Expr) numType) numType {
+	name := lowered(f.Name)
+	switch {
+	case countLike[name]:
+		return numExact
+	case name == "total":
+		return numFloat
+	case len(f.Exprs) != 1:
+		return numUnknown
+	}
+	switch name {
+	case "sum", "min", "max", "sumif", "minif", "maxif", "any", "anylast":
+		return t(f.Exprs[0])
+	case "avg":
+		if !b.d.DecimalAggregates() {
+			return numFloat
+		}
+		return t(f.Exprs[0])
+	}
+	return numUnknown
+}
+
+// columnType is the type of the column c of sel: a column of a derived
+// table in sel's FROM (a subquery, or a WITH query put there) has the
+// type of the expression the derived table selects under its name; a
+// column of a table has a type the analysis does not know.
+func (b *builder) columnType(sel *tree.Select, c *tree.ColName, depth int) numType {
+	if sel == nil {
+		return numUnknown
+	}
+	found, r := false, numUnknown
+	var visit func(te tree.TableExpr) bool
+	visit = func(te tree.TableExpr) bool {
+		switch x := te.(type) {
+		case *tree.JoinTableExpr:
+			return visit(x.LeftExpr) && visit(x.RightExpr)
+		case *tree.ParenTableExpr:
+			for _, e := range x.Exprs {
+				if !visit(e) {
+					return false
+				}
+			}
+			return true
+		case *tree.AliasedTableExpr:
+			name := x.As.Name
+			sub, isSub := x.Expr.(*tree.Subquery)
+			if tn, ok := x.Expr.(*tree.TableName); ok && name == "" && len(tn.Parts) > 0 {
+				name = tn.Parts[len(tn.Parts)-1].Name
+			}
+			if !c.Qualifier.IsEmpty() && !strings.EqualFold(c.Qualifier.Parts[len(c.Qualifier.Parts)-1].Name, name) {
+				return true
+			}
+			if !isSub {
+				// A table's column: exact when listed. Unqualified, a
+				// column a listed table has is that table's (another
+				// table's of that name would make it ambiguous).
+				tn, _ := x.Expr.(*tree.TableName)
+				if tn != nil && b.exactColumn(tn, c.Name.Name) {
+					if found && r != numExact {
+						return false
+					}
+					found, r = true, numExact
+					return true
+				}
+				if !c.Qualifier.IsEmpty() {
+					found, r = true, numUnknown
+					return false
+				}
+				return true
+			}
+			// A UNION's columns are named by its first branch, and
+			// typed by every branch's expression at their position.
+			branches, ok := unionBranches(sub.Select)
+			if !ok || len(x.Columns) > 0 {
+				return false
+			}
+			for i, se := range branches[0].SelectExprs {
+				ae, ok := se.(*tree.AliasedExpr)
+				if !ok {
+					return false // a star: any column
+				}
+				out := ae.As.Name
+				if out == "" {
+					if cn, ok := ae.Expr.(*tree.ColName); ok {
+						out = cn.Name.Name
+					}
+				}
+				if !strings.EqualFold(out, c.Name.Name) {
+					continue
+				}
+				if found {
+					return false // ambiguous
+				}
+				found, r = true, numExact
+				for _, br := range branches {
+					if i >= len(br.SelectExprs) {
+						return false
+					}
+					be, ok := br.SelectExprs[i].(*tree.AliasedExpr)
+					if !ok {
+						return false
+					}
+					r = either(r, b.typeIn(br, be.Expr, depth+1))
+				}
+			}
+		}
+		return true
+	}
+	for _, te := range sel.From {
+		if !visit(te) {
+			return numUnknown
+		}
+	}
+	return r
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// readdsSums reports whether a read can add up several stored parts of
+// one group of the query: a variable compared with a range or a list (or
+// a group key that holds a variable) spreads a group over several stored
+// rows, unless each group lies in one bucket and every other variable is
+// compared with = (see oneBucketShape); a live tail adds the newer rows'
+// parts to the stored ones.
+func (b *builder) readdsSums(distinct bool) bool {
+	if b.opts.TailColumn != "" {
+		return true
+	}
+	if !b.multiRow() {
+		return false
+	}
+	// In one bucket, a DISTINCT sum still adds up the distinct values
+	// the grain keeps, over several stored rows.
+	return distinct || !b.oneBucketShape
+}
+
+// checkExactSum refuses the sum or avg f (name) whose stored parts a read
+// adds up again when its argument may be floating point.
+func (b *builder) checkExactSum(f *tree.FuncExpr, name string) error {
+	if len(f.Exprs) != 1 || !b.readdsSums(f.Distinct) {
+		return nil
+	}
+	arg := f.Exprs[0]
+	t := b.numTypeOf(arg)
+	if t == numExact || t == numUnknown && !b.opts.StrictSums {
+		return nil
+	}
+	call, argText := b.sourceText(f), b.sourceText(arg)
+	why := "adds up floating-point values"
+	if t == numUnknown {
+		why = "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
+	}
+	return failAt(f.Span().Start, CodeAggregate,
+		"%s %s, and the read adds up the sums stored per bucket or row again, in another order than the query adds up its rows; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
+		call, why, b.exactRewrite(name, argText))
+}
+
+// exactRewrite suggests an argument of an exact type for the engine.
+func (b *builder) exactRewrite(name, arg string) string {
+	if t := b.d.ExactSumType(); t != "" {
+		return "add up an exact type instead: " + name + "(CAST(" + arg + " AS " + t + "))"
+	}
+	// SQLite has no decimal type: an integer, such as cents.
+	return "add up an integer instead, such as cents: " + name + "(CAST(round((" + arg + ") * 100) AS INTEGER)) / 100.0"
+}
+
+// sourceText is n as the query writes it, or its printed form when the
+// span does not fit the query's text.
+func (b *builder) sourceText(n tree.Expr) string {
+	sp := n.Span()
+	if sp.Start >= 0 && sp.End > sp.Start && sp.End <= len(b.src) {
+		return strings.Join(strings.Fields(b.src[sp.Start:sp.End]), " ")
+	}
+	s, _ := b.print(n)
+	return s
+}
+
+// checkOuterSums refuses a sum, total or avg of outer, a query computed
+// over the read of its subquery (see nested.go), whose argument may be
+// floating point: the read answers the subquery's rows in another order
+// than the inline query computes them, and the outer adds them up in
+// that order. A window that orders its rows (OVER (ORDER BY ...)) adds
+// them up in its own order.
+func (b *builder) checkOuterSums(outer *tree.Select) error {
+	var err error
+	_ = tree.Walk(func(n tree.Node) (bool, error) {
+		if _, ok := n.(*tree.Subquery); ok {
+			return false, nil
+		}
+		f, ok := n.(*tree.FuncExpr)
+		if !ok || len(f.Exprs) != 1 || !f.Qualifier.IsEmpty() {
+			return true, nil
+		}
+		switch lowered(f.Name) {
+		case "sum", "total", "avg":
+		default:
+			return true, nil
+		}
+		if f.Over != nil && (f.Over.Spec == nil || len(f.Over.Spec.OrderBy) > 0) {
+			return true, nil
+		}
+		if t := b.numTypeOf(f.Exprs[0]); t == numFloat || t == numUnknown && b.opts.StrictSums {
+			why := "adds up floating-point values"
+			if t == numUnknown {
+				why = "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
+			}
+			err = failAt(f.Span().Start, CodeAggregate,
+				"%s %s over the rows of its subquery, which the read answers from the stored table in another order than the query computes them; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
+				b.sourceText(f), why, b.exactRewrite(lowered(f.Name), b.sourceText(f.Exprs[0])))
+			return false, tree.ErrStop
+		}
+		return true, nil
+	}, outerNodes(outer)...)
+	return err
+}

@@ -1,0 +1,1 @@
+SELECT "uuid" AS "_c1" FROM "events"

@@ -1,0 +1,1 @@
+SELECT ? AS "v", "_c1" AS "uuid" FROM "stored"

@@ -74,19 +74,10 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := Analyze(c.query, Options{Engine: engine.SQLite})
-			require.NoError(t, err)
+			a := analyzeCase(t, c.query, Options{Engine: engine.SQLite}, c.code)
 			if c.code != "" {
-				require.False(t, a.Materializable(), "a.Materializable() is true")
-				got, want := a.Reasons[0].Code, c.code
-				require.Equal(t, want, got, "%v: a.Reasons[0].Code", a.Reason())
-				v := a.Reason()
-				require.NotEqual(t, "", v, "a.Reason() is empty")
 				return
 			}
-			require.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reason())
-			v := a.Reason()
-			require.True(t, (v == ""), "a.Reason() = %v, want it empty", v)
 			var got []string
 			for _, op := range a.Variables[0].Operators {
 				got = append(got, op)
@@ -166,4 +157,22 @@ func TestAnalyzeNameCollision(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, a.Plan.Precompute(), `count(*) AS "__a0"`)
 	require.Contains(t, a.Plan.Precompute(), `"a" AS "_a0"`)
+}
+
+// analyzeCase analyzes query with opts and checks its verdict: refused,
+// with a reason whose code is code, when code is set; else materializable
+// with no reason. It returns the analysis.
+func analyzeCase(t *testing.T, query string, opts Options, code Code) *Analysis {
+	t.Helper()
+	a, err := Analyze(query, opts)
+	require.NoError(t, err)
+	if code != "" {
+		require.False(t, a.Materializable(), "materializes: %s", query)
+		require.Equal(t, code, a.Reasons[0].Code, "%s: %s", query, a.Reason())
+		require.NotEmpty(t, a.Reason())
+		return a
+	}
+	require.True(t, a.Materializable(), "%s: %s", query, a.Reason())
+	require.Empty(t, a.Reason())
+	return a
 }

@@ -2,12 +2,13 @@ package materialize
 
 import (
 	"fmt"
-	"github.com/endpointkit/endpointkit/examples/demo"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/endpointkit/endpointkit/examples/demo"
 
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -281,22 +282,10 @@ func TestAttackTailHold(t *testing.T) {
 			t.Logf("NOTAIL %s", s.name)
 			continue
 		}
-		r, err := a.Plan.Refresh(fmt.Sprintf("tail_%d", i))
-		require.NoError(t, err)
-		for _, st := range r.Statements() {
-			tpl, err := placeholder.Compile(st)
-			require.NoError(t, err)
-			q, args, err := tpl.Render(engine.SQLite, map[string]any{BuiltAtVariable: variable.Timestamp{Time: builtAt}})
-			require.NoError(t, err)
-			_, err = db.Exec(q, args...)
-			require.NoError(t, err, "%v", q)
-		}
+		buildAt(t, db, a.Plan, fmt.Sprintf("tail_%d", i), builtAt)
 		plans[i] = built{a.Plan, s}
 	}
-	_, err := db.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties)
-		SELECT uuid || '-late', event, distinct_id, datetime(timestamp, '+1 day'), properties FROM events
-		WHERE timestamp >= ? ORDER BY uuid LIMIT 300`, demo.End.AddDate(0, 0, -1).Format(demo.TimeLayout))
-	require.NoError(t, err)
+	insertLate(t, db)
 	for i, b := range plans {
 		t.Run(b.shape.name, func(t *testing.T) {
 			tpl, err := placeholder.Compile(b.shape.query)
@@ -306,13 +295,7 @@ func TestAttackTailHold(t *testing.T) {
 				q, args, err := tpl.Render(engine.SQLite, values)
 				require.NoError(t, err)
 				want := query(t, db, q, args)
-				withAt := map[string]any{BuiltAtVariable: builtAt}
-				for k, v := range values {
-					withAt[k] = v
-				}
-				rq, rargs, err := b.tail.Read(fmt.Sprintf("tail_%d", i), withAt)
-				require.NoError(t, err)
-				got := query(t, db, rq, rargs)
+				rq, got := readTail(t, db, b.tail, fmt.Sprintf("tail_%d", i), values, builtAt)
 				sortRows(got.rows)
 				sortRows(want.rows)
 				if !reflect.DeepEqual(got.rows, want.rows) {

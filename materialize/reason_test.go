@@ -1,8 +1,9 @@
 package materialize
 
 import (
-	"github.com/stretchr/testify/require"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestReasonString(t *testing.T) {

@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -134,26 +135,11 @@ func TestTailEqualsInline(t *testing.T) {
 			plan  *Plan
 			table string
 		}{{tail, fmt.Sprintf("tail_%d", i)}, {plain, fmt.Sprintf("plain_%d", i)}} {
-			r, err := pl.plan.Refresh(pl.table)
-			require.NoError(t, err)
-			for _, st := range r.Statements() {
-				// The build instant is bound where the pre-compute
-				// query names it.
-				tpl, err := placeholder.Compile(st)
-				require.NoError(t, err)
-				q, args, err := tpl.Render(engine.SQLite, map[string]any{BuiltAtVariable: variable.Timestamp{Time: builtAt}})
-				require.NoError(t, err)
-				_, err = db.Exec(q, args...)
-				require.NoError(t, err, "%v", q)
-			}
+			buildAt(t, db, pl.plan, pl.table, builtAt)
 		}
 		plans = append(plans, built{tail, plain, s})
 	}
-	// Rows arriving after the build, at the end of the data.
-	_, err := db.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties)
-		SELECT uuid || '-late', event, distinct_id, datetime(timestamp, '+1 day'), properties FROM events
-		WHERE timestamp >= ? ORDER BY uuid LIMIT 300`, demo.End.AddDate(0, 0, -1).Format(demo.TimeLayout))
-	require.NoError(t, err)
+	insertLate(t, db)
 	late := query(t, db, "SELECT DISTINCT distinct_id FROM events WHERE uuid LIKE '%-late' ORDER BY distinct_id LIMIT 20", nil)
 	for _, r := range late.rows {
 		p.users = append(p.users, r[0].(string))
@@ -173,13 +159,7 @@ func TestTailEqualsInline(t *testing.T) {
 				q, args, err := tpl.Render(engine.SQLite, values)
 				require.NoError(t, err)
 				want := query(t, db, q, args)
-				withAt := map[string]any{BuiltAtVariable: builtAt}
-				for k, v := range values {
-					withAt[k] = v
-				}
-				rq, rargs, err := b.tail.Read(fmt.Sprintf("tail_%d", i), withAt)
-				require.NoError(t, err)
-				got := query(t, db, rq, rargs)
+				rq, got := readTail(t, db, b.tail, fmt.Sprintf("tail_%d", i), values, builtAt)
 				if got, want := got.rows, want.rows; !reflect.DeepEqual(got, want) {
 					t.Fatalf("values %v\ninline: %s\nread: %s: got.rows = %+v, want %+v", values, q, rq, got, want)
 				}
@@ -195,9 +175,48 @@ func TestTailEqualsInline(t *testing.T) {
 	}
 	// A read of a tail plan needs the build instant.
 	list := slices.IndexFunc(plans, func(b built) bool { return b.shape.name == "events_of_list" })
-	_, _, err = plans[list].tail.Read(fmt.Sprintf("tail_%d", list), map[string]any{"events": []string{"purchase"}})
+	_, _, err := plans[list].tail.Read(fmt.Sprintf("tail_%d", list), map[string]any{"events": []string{"purchase"}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 	require.ErrorContains(t, err, BuiltAtVariable)
 	_, err = Analyze("SELECT count(*) FROM events WHERE event = {variables.e}", Options{Engine: engine.SQLite, TailColumn: "a b"})
 	require.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+// buildAt runs plan's refresh into table on db as of builtAt, the build
+// instant bound where the pre-compute query names it.
+func buildAt(t *testing.T, db *sql.DB, plan *Plan, table string, builtAt time.Time) {
+	t.Helper()
+	r, err := plan.Refresh(table)
+	require.NoError(t, err)
+	for _, st := range r.Statements() {
+		tpl, err := placeholder.Compile(st)
+		require.NoError(t, err)
+		q, args, err := tpl.Render(engine.SQLite, map[string]any{BuiltAtVariable: variable.Timestamp{Time: builtAt}})
+		require.NoError(t, err)
+		_, err = db.Exec(q, args...)
+		require.NoError(t, err, "%v", q)
+	}
+}
+
+// insertLate adds 300 rows arriving after every build, a day past the
+// demo's last: what a tail must read from the source.
+func insertLate(t *testing.T, db *sql.DB) {
+	t.Helper()
+	_, err := db.Exec(`INSERT INTO events (uuid, event, distinct_id, timestamp, properties)
+		SELECT uuid || '-late', event, distinct_id, datetime(timestamp, '+1 day'), properties FROM events
+		WHERE timestamp >= ? ORDER BY uuid LIMIT 300`, demo.End.AddDate(0, 0, -1).Format(demo.TimeLayout))
+	require.NoError(t, err)
+}
+
+// readTail reads the tail plan's table with values and the build instant:
+// the read's SQL and its answer.
+func readTail(t *testing.T, db *sql.DB, plan *Plan, table string, values map[string]any, builtAt time.Time) (string, result) {
+	t.Helper()
+	withAt := map[string]any{BuiltAtVariable: builtAt}
+	for k, v := range values {
+		withAt[k] = v
+	}
+	rq, rargs, err := plan.Read(table, withAt)
+	require.NoError(t, err)
+	return rq, query(t, db, rq, rargs)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -172,23 +171,17 @@ func analystOnly() map[string]bool {
 // says it can be, on and off the buckets' boundaries.
 func TestAnalystEquivalence(t *testing.T) {
 	t.Parallel() // beside the other matrices: see engineParallel
-	for _, tg := range targets {
-		t.Run(tg.name(), func(t *testing.T) {
-			t.Parallel()
-			if tg.env != "" {
-				testdb.Require(t, tg.env)
-			}
-			if tg.kept && !long {
-				t.Skip("SQLite on kept statements: -tags long")
-			}
-			// One query in two on a server or chDB with -tags long: all
-			// of them, every run of each, on four engines ran the long
-			// sweep past CI's time.
-			specs := analystSpecs(t, tg, 3, 2)
-			r := runEngine(t, tg, specs)
-			checkAnalyst(t, specs, r)
-		})
-	}
+	eachTarget(t, func(t *testing.T, _ int, tg target) {
+		if tg.kept && !long {
+			t.Skip("SQLite on kept statements: -tags long")
+		}
+		// One query in two on a server or chDB with -tags long: all
+		// of them, every run of each, on four engines ran the long
+		// sweep past CI's time.
+		specs := analystSpecs(t, tg, 3, 2)
+		r := runEngine(t, tg, specs)
+		checkAnalyst(t, specs, r)
+	})
 }
 
 // checkAnalyst checks one engine's answers of the analyst corpus.
@@ -252,42 +245,36 @@ const analystIsolationEvents = 400
 // time column and rows added after the refresh.
 func TestAnalystIsolation(t *testing.T) {
 	t.Parallel() // beside the other matrices: see engineParallel
-	for _, tg := range targets {
-		t.Run(tg.name(), func(t *testing.T) {
-			t.Parallel()
-			if tg.env != "" {
-				testdb.Require(t, tg.env)
+	eachTarget(t, func(t *testing.T, _ int, tg target) {
+		if tg.kept && !long {
+			t.Skip("SQLite on kept statements: -tags long")
+		}
+		var specs []*spec
+		arbitrary := map[string]bool{}
+		for _, q := range analystQueries() {
+			arbitrary["analyst_"+q.name] = q.arbitrary
+		}
+		for i, s := range analystSpecs(t, tg, 4, 1) {
+			if arbitrary[s.name] {
+				continue // its rows are any the engine picks
 			}
-			if tg.kept && !long {
-				t.Skip("SQLite on kept statements: -tags long")
+			if analystSample(i) && (long || tg.env == "" && tg.direct == nil || s.storage == asText) {
+				// Two runs, on a bucket's boundaries and off them, even
+				// with -tags long: every way a run happens repeats each
+				// run (17 ways), and TestAnalystEquivalence runs every
+				// value on every engine already; all of them here made
+				// the long sweep run past go test's timeout.
+				s.runs = s.runs[:min(2, len(s.runs))]
+				specs = append(specs, s)
 			}
-			var specs []*spec
-			arbitrary := map[string]bool{}
-			for _, q := range analystQueries() {
-				arbitrary["analyst_"+q.name] = q.arbitrary
-			}
-			for i, s := range analystSpecs(t, tg, 4, 1) {
-				if arbitrary[s.name] {
-					continue // its rows are any the engine picks
-				}
-				if analystSample(i) && (long || tg.env == "" && tg.direct == nil || s.storage == asText) {
-					// Two runs, on a bucket's boundaries and off them, even
-					// with -tags long: every way a run happens repeats each
-					// run (17 ways), and TestAnalystEquivalence runs every
-					// value on every engine already; all of them here made
-					// the long sweep run past go test's timeout.
-					s.runs = s.runs[:min(2, len(s.runs))]
-					specs = append(specs, s)
-				}
-			}
-			iso := newIsolation(t, tg, specs, analystIsolationEvents)
-			for _, s := range specs {
-				iso.spec(t, s)
-			}
-			analystTail(t, iso, specs)
-			t.Logf("%s: analyst corpus, %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
-		})
-	}
+		}
+		iso := newIsolation(t, tg, specs, analystIsolationEvents)
+		for _, s := range specs {
+			iso.spec(t, s)
+		}
+		analystTail(t, iso, specs)
+		t.Logf("%s: analyst corpus, %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
+	})
 }
 
 // analystTail is isolation.tail on the analyst specs, each materialized

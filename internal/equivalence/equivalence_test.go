@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/endpoint"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -74,18 +73,12 @@ func TestEquivalence(t *testing.T) {
 		runs []*engineRun
 	)
 	t.Run("engines", func(t *testing.T) {
-		for _, tg := range targets {
-			t.Run(tg.name(), func(t *testing.T) {
-				t.Parallel()
-				if tg.env != "" {
-					testdb.Require(t, tg.env)
-				}
-				r := runEngine(t, tg, specs)
-				mu.Lock()
-				runs = append(runs, r)
-				mu.Unlock()
-			})
-		}
+		eachTarget(t, func(t *testing.T, _ int, tg target) {
+			r := runEngine(t, tg, specs)
+			mu.Lock()
+			runs = append(runs, r)
+			mu.Unlock()
+		})
 	})
 	if t.Failed() {
 		return
@@ -188,15 +181,7 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 		}
 		return out
 	}
-	yes := true
-	upd := endpoint.UpdateRequest{IsMaterialized: &yes}
-	if s.buckets != nil {
-		upd.MaterializationBuckets = &s.buckets
-	}
-	if s.optional != nil {
-		upd.OptionalBreakdowns = &s.optional
-	}
-	if _, err = svc.Update(ctx, "1", s.name, upd); err == nil {
+	if _, err = svc.Update(ctx, "1", s.name, s.materialized("")); err == nil {
 		err = svc.Materialize(ctx, "1", s.name)
 	}
 	for i, r := range s.runs {
@@ -558,4 +543,21 @@ func sqlOf(s *spec, engineName string) string {
 		}
 	}
 	return ""
+}
+
+// materialized is the update that materializes s's endpoint with its
+// buckets and optional breakdowns, and a live tail on tail when not "".
+func (s *spec) materialized(tail string) endpoint.UpdateRequest {
+	yes := true
+	upd := endpoint.UpdateRequest{IsMaterialized: &yes}
+	if s.buckets != nil {
+		upd.MaterializationBuckets = &s.buckets
+	}
+	if s.optional != nil {
+		upd.OptionalBreakdowns = &s.optional
+	}
+	if tail != "" {
+		upd.MaterializationTail = &tail
+	}
+	return upd
 }

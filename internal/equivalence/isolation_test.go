@@ -14,7 +14,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/embed"
 	"github.com/endpointkit/endpointkit/examples/demo"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -269,20 +268,14 @@ func (iso *isolation) count(n *int) {
 // read every project's rows from its partial buckets and its tail.
 func TestIsolation(t *testing.T) {
 	t.Parallel() // beside the other matrices: see engineParallel
-	for ti, tg := range targets {
-		t.Run(tg.name(), func(t *testing.T) {
-			t.Parallel()
-			if tg.env != "" {
-				testdb.Require(t, tg.env)
-			}
-			specs := isolationSpecs(ti, tg.env != "" || tg.direct != nil)
-			iso := newIsolation(t, tg, specs, demoEvents)
-			iso.specs(t, specs)
-			iso.tail(t, specs)
-			iso.everyWay(t)
-			t.Logf("%s: %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
-		})
-	}
+	eachTarget(t, func(t *testing.T, ti int, tg target) {
+		specs := isolationSpecs(ti, tg.env != "" || tg.direct != nil)
+		iso := newIsolation(t, tg, specs, demoEvents)
+		iso.specs(t, specs)
+		iso.tail(t, specs)
+		iso.everyWay(t)
+		t.Logf("%s: %d cases, %d comparisons (%d materialized, %d with a live tail)", tg.d.name, iso.cases, iso.comparisons, iso.materialized, iso.tails)
+	})
 }
 
 // everyWay requires every way a run can happen to have been compared on
@@ -442,17 +435,7 @@ func (iso *isolation) spec(t *testing.T, s *spec) {
 // on tail when not "") and refreshes it, on both Services.
 func (iso *isolation) materialize(t *testing.T, s *spec, name, tail string) bool {
 	ctx := context.Background()
-	yes := true
-	upd := endpoint.UpdateRequest{IsMaterialized: &yes}
-	if s.buckets != nil {
-		upd.MaterializationBuckets = &s.buckets
-	}
-	if s.optional != nil {
-		upd.OptionalBreakdowns = &s.optional
-	}
-	if tail != "" {
-		upd.MaterializationTail = &tail
-	}
+	upd := s.materialized(tail)
 	return iso.both(t, s, func(svc *endpoint.Service) error {
 		if _, err := svc.Update(ctx, "1", name, upd); err != nil {
 			return err

@@ -11,7 +11,6 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -151,59 +150,53 @@ func TestLifecycleOracle(t *testing.T) {
 		// (ClickHouse's UInt8), the longest statement.
 		{engine.Hour, "signed_up", "", "2025-01-27", "2025-05-31", "2025-05-20", "2025-05-31"}, // MaxLifecycleIntervals
 	}
-	for _, tg := range targets {
-		t.Run(tg.name(), func(t *testing.T) {
-			t.Parallel()
-			if tg.env != "" {
-				testdb.Require(t, tg.env)
-			}
-			ctx := context.Background()
-			for s, svc := range tg.services(t, []storage{asText, asTimestamp}, demoEvents) {
-				for i, c := range cases {
-					name := fmt.Sprintf("lifecycle_%d_%s", i, s)
-					event, filter := "null", ""
-					if c.event != "" {
-						event = fmt.Sprintf("%q", c.event)
+	eachTarget(t, func(t *testing.T, _ int, tg target) {
+		ctx := context.Background()
+		for s, svc := range tg.services(t, []storage{asText, asTimestamp}, demoEvents) {
+			for i, c := range cases {
+				name := fmt.Sprintf("lifecycle_%d_%s", i, s)
+				event, filter := "null", ""
+				if c.event != "" {
+					event = fmt.Sprintf("%q", c.event)
+				}
+				if c.browser != "" {
+					filter = fmt.Sprintf(`,"properties":[{"key":"$browser","value":%q,"operator":"exact","type":"event"}]`, c.browser)
+				}
+				q := &endpoint.Query{Kind: endpoint.KindLifecycle, Insight: []byte(fmt.Sprintf(
+					`{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":%s}],"interval":%q,"dateRange":{"date_from":%q,"date_to":%q}%s}`,
+					event, c.iv, c.from, c.to, filter))}
+				_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: q})
+				require.NoError(t, err, "%s", name)
+				check := func(way string, vars map[string]any, from, to string, materialized bool) {
+					t.Helper()
+					res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
+					if err != nil {
+						t.Fatalf("%s %s: %v (%v)", name, way, err, errors.Unwrap(err)) // the cause: what the engine said
 					}
-					if c.browser != "" {
-						filter = fmt.Sprintf(`,"properties":[{"key":"$browser","value":%q,"operator":"exact","type":"event"}]`, c.browser)
-					}
-					q := &endpoint.Query{Kind: endpoint.KindLifecycle, Insight: []byte(fmt.Sprintf(
-						`{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":%s}],"interval":%q,"dateRange":{"date_from":%q,"date_to":%q}%s}`,
-						event, c.iv, c.from, c.to, filter))}
-					_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: name, Query: q})
-					require.NoError(t, err, "%s", name)
-					check := func(way string, vars map[string]any, from, to string, materialized bool) {
-						t.Helper()
-						res, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: vars})
-						if err != nil {
-							t.Fatalf("%s %s: %v (%v)", name, way, err, errors.Unwrap(err)) // the cause: what the engine said
+					require.Equal(t, materialized, res.EndpointMaterialized, "%s %s: endpoint_materialized (%s)", name, way, res.InlineReason)
+					want := lifecycleOracle(events, c.iv, c.event, c.browser, at(from+" 00:00:00"), at(to+" 00:00:00"))
+					got := lifecycleOf(t, res)
+					users := 0.0
+					for _, st := range insight.Statuses() {
+						assert.Equal(t, fmt.Sprint(got[st]), fmt.Sprint(want[st]), "%s %s: %s\n got %v\nwant %v", name, way, st, got[st], want[st])
+						for _, v := range want[st] {
+							users += v * v
 						}
-						require.Equal(t, materialized, res.EndpointMaterialized, "%s %s: endpoint_materialized (%s)", name, way, res.InlineReason)
-						want := lifecycleOracle(events, c.iv, c.event, c.browser, at(from+" 00:00:00"), at(to+" 00:00:00"))
-						got := lifecycleOf(t, res)
-						users := 0.0
-						for _, st := range insight.Statuses() {
-							assert.Equal(t, fmt.Sprint(got[st]), fmt.Sprint(want[st]), "%s %s: %s\n got %v\nwant %v", name, way, st, got[st], want[st])
-							for _, v := range want[st] {
-								users += v * v
-							}
-						}
-						assert.NotEqual(t, float64(0), users, "%s %s: the oracle finds no users", name, way)
 					}
-					check("inline", nil, c.from, c.to, false)
-					check("inline dates", map[string]any{"date_from": c.runFrom, "date_to": c.runTo}, c.runFrom, c.runTo, false)
-					yes := true
-					if _, err := svc.Update(ctx, "1", name, endpoint.UpdateRequest{IsMaterialized: &yes}); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					require.NoError(t, svc.Materialize(ctx, "1", name), "%s: materialize", name)
-					check("materialized", nil, c.from, c.to, true)
-					if _, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: map[string]any{"date_from": c.runFrom}}); err == nil {
-						t.Errorf("%s: a materialized lifecycle took date_from", name)
-					}
+					assert.NotEqual(t, float64(0), users, "%s %s: the oracle finds no users", name, way)
+				}
+				check("inline", nil, c.from, c.to, false)
+				check("inline dates", map[string]any{"date_from": c.runFrom, "date_to": c.runTo}, c.runFrom, c.runTo, false)
+				yes := true
+				if _, err := svc.Update(ctx, "1", name, endpoint.UpdateRequest{IsMaterialized: &yes}); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				require.NoError(t, svc.Materialize(ctx, "1", name), "%s: materialize", name)
+				check("materialized", nil, c.from, c.to, true)
+				if _, err := svc.Run(ctx, "1", name, endpoint.RunRequest{Variables: map[string]any{"date_from": c.runFrom}}); err == nil {
+					t.Errorf("%s: a materialized lifecycle took date_from", name)
 				}
 			}
-		})
-	}
+		}
+	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -95,18 +94,12 @@ func TestRulesOnEveryEngine(t *testing.T) {
 		seen = map[string]map[string]string{} // engine -> case -> verdict
 	)
 	t.Run("engines", func(t *testing.T) {
-		for _, tg := range targets {
-			t.Run(tg.name(), func(t *testing.T) {
-				t.Parallel()
-				if tg.env != "" {
-					testdb.Require(t, tg.env)
-				}
-				got := rulesOn(t, tg)
-				mu.Lock()
-				seen[tg.name()] = got
-				mu.Unlock()
-			})
-		}
+		eachTarget(t, func(t *testing.T, _ int, tg target) {
+			got := rulesOn(t, tg)
+			mu.Lock()
+			seen[tg.name()] = got
+			mu.Unlock()
+		})
 	})
 	ref := seen["sqlite"]
 	require.NotEmpty(t, ref, "SQLite did not run")

@@ -57,6 +57,21 @@ type target struct {
 
 // name names the target in subtests and verdicts: its engine's, marked
 // for SQLite on kept statements.
+// eachTarget runs run for every target in a parallel subtest named after
+// it, i its index in targets, after skipping a target whose engine's
+// variable is unset (testdb.Require names it).
+func eachTarget(t *testing.T, run func(t *testing.T, i int, tg target)) {
+	for i, tg := range targets {
+		t.Run(tg.name(), func(t *testing.T) {
+			t.Parallel()
+			if tg.env != "" {
+				testdb.Require(t, tg.env)
+			}
+			run(t, i, tg)
+		})
+	}
+}
+
 func (tg target) name() string {
 	if tg.kept {
 		return tg.d.name + "-kept"

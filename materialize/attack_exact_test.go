@@ -178,10 +178,7 @@ func runExactShapes(t *testing.T, list []shape, explore bool) {
 	}
 	for i, s := range list {
 		t.Run(s.name, func(t *testing.T) {
-			opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
-			for _, d := range s.dates {
-				opts.Types[d] = variable.Date
-			}
+			opts := s.options()
 			a, err := Analyze(s.query, opts)
 			require.NoError(t, err)
 			if !a.Materializable() {
@@ -192,12 +189,7 @@ func runExactShapes(t *testing.T, list []shape, explore bool) {
 				t.Fatalf("%v", a.Reasons)
 			}
 			table := fmt.Sprintf("atk_%d", i)
-			r, err := a.Plan.Refresh(table)
-			require.NoError(t, err)
-			for _, st := range r.Statements() {
-				_, err := db.Exec(st)
-				require.NoError(t, err, "%v", st)
-			}
+			refreshInto(t, db, a.Plan, table)
 			tpl, err := placeholder.Compile(s.query)
 			require.NoError(t, err)
 			for range 40 {

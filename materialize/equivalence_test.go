@@ -48,6 +48,27 @@ type shape struct {
 	sampled bool
 }
 
+// options are the analysis options of s on SQLite: its buckets, and its
+// Date variables typed so.
+func (s shape) options() Options {
+	opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
+	for _, d := range s.dates {
+		opts.Types[d] = variable.Date
+	}
+	return opts
+}
+
+// refreshInto runs plan's refresh into table on db.
+func refreshInto(t *testing.T, db *sql.DB, plan *Plan, table string) {
+	t.Helper()
+	r, err := plan.Refresh(table)
+	require.NoError(t, err)
+	for _, st := range r.Statements() {
+		_, err := db.Exec(st)
+		require.NoError(t, err, "%v", st)
+	}
+}
+
 // sampledRuns is the number of values a sampled shape is run with
 // without -tags long.
 const sampledRuns = 20
@@ -590,20 +611,12 @@ func TestReadEqualsInline(t *testing.T) {
 	}
 	for i, s := range shapes {
 		t.Run(s.name, func(t *testing.T) {
-			opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
-			for _, d := range s.dates {
-				opts.Types[d] = variable.Date
-			}
+			opts := s.options()
 			a, err := Analyze(s.query, opts)
 			require.NoError(t, err)
 			require.True(t, a.Materializable(), "%v: a.Materializable() is false", a.Reasons)
 			table := fmt.Sprintf("mat_%d", i)
-			r, err := a.Plan.Refresh(table)
-			require.NoError(t, err)
-			for _, st := range r.Statements() {
-				_, err := db.Exec(st)
-				require.NoError(t, err, "%v", st)
-			}
+			refreshInto(t, db, a.Plan, table)
 			tpl, err := placeholder.Compile(s.query)
 			require.NoError(t, err)
 			materialized, merged, empty := 0, 0, 0

@@ -100,10 +100,7 @@ func TestOneBucketChosen(t *testing.T) {
 			continue
 		}
 		seen++
-		opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
-		for _, d := range s.dates {
-			opts.Types[d] = variable.Date
-		}
+		opts := s.options()
 		plan := mustPlan(t, s.query, opts)
 		got, want := plan.oneBucket != nil, w
 		assert.Equal(t, want, got, "%v: plan.oneBucket", s.name)

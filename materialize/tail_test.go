@@ -122,10 +122,8 @@ func TestTailEqualsInline(t *testing.T) {
 	}
 	var plans []built
 	for i, s := range shapes {
-		opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts, TailColumn: "timestamp"}
-		for _, d := range s.dates {
-			opts.Types[d] = variable.Date
-		}
+		opts := s.options()
+		opts.TailColumn = "timestamp"
 		tail := mustPlan(t, s.query, opts)
 		require.True(t, tail.Tail(), "tail.Tail() is false")
 		opts.TailColumn = ""

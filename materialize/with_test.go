@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/endpointkit/endpointkit/sql/engine"
-	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -164,10 +163,7 @@ func TestIssueShapes(t *testing.T) {
 			if !assert.True(t, ok, "%s: no shape %s in TestReadEqualsInline", what, name) {
 				continue
 			}
-			opts := Options{Engine: engine.SQLite, Types: map[string]variable.Type{}, Buckets: s.bkts}
-			for _, d := range s.dates {
-				opts.Types[d] = variable.Date
-			}
+			opts := s.options()
 			a, err := Analyze(s.query, opts)
 			require.NoError(t, err)
 			assert.True(t, a.Materializable(), "%s (%s): %s", what, name, a.Reason())

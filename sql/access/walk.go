@@ -167,25 +167,7 @@ func (c *checker) scoped(n tree.Node, w *tree.With) *Error {
 // that name, and the other engines refuse the query, so there the name is
 // checked as a table's.
 func (c *checker) recursiveBody(q *tree.Subquery, fi int, def cte) *Error {
-	var plain, arms []tree.Node
-	body := q.Select
-	for {
-		u, ok := body.(*tree.Union)
-		if !ok || u.With != nil || !strings.HasPrefix(u.Type, "UNION") {
-			break
-		}
-		if _, set := u.Right.(*tree.Union); set {
-			plain = append(plain, u.Right)
-		} else {
-			arms = append(arms, u.Right)
-		}
-		for _, o := range u.OrderBy {
-			plain = append(plain, o)
-		}
-		plain = append(plain, u.LimitBy, u.Limit)
-		body = u.Left
-	}
-	plain = append(plain, body)
+	plain, arms := tree.RecursiveArms(q)
 	for _, n := range plain {
 		if err := c.walk(n); err != nil {
 			return err

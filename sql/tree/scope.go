@@ -106,25 +106,7 @@ func (b *binder) with(w *With, frames []string) []string {
 // the query, so there the name is bound as a table's, as sql/access's
 // checker reads it.
 func (b *binder) recursiveBody(q *Subquery, frames []string, name string) {
-	var plain, arms []Node
-	body := q.Select
-	for {
-		u, ok := body.(*Union)
-		if !ok || u.With != nil || !strings.HasPrefix(u.Type, "UNION") {
-			break
-		}
-		if _, set := u.Right.(*Union); set {
-			plain = append(plain, u.Right)
-		} else {
-			arms = append(arms, u.Right)
-		}
-		for _, o := range u.OrderBy {
-			plain = append(plain, o)
-		}
-		plain = append(plain, u.LimitBy, u.Limit)
-		body = u.Left
-	}
-	plain = append(plain, body)
+	plain, arms := RecursiveArms(q)
 	for _, n := range plain {
 		b.node(n, frames)
 	}
@@ -321,4 +303,32 @@ func isCodeName(s string) bool {
 		}
 	}
 	return true
+}
+
+// RecursiveArms splits q, the body of a WITH RECURSIVE query, into the
+// recursive arms, where the query's name means the query itself (each arm
+// after the first of the UNION [ALL] chain the body is, an arm that is not
+// itself a set operation), and the plain parts, where it names a table as
+// anywhere else (a body that is no UNION, its first arm, an INTERSECT or
+// EXCEPT, the ORDER BY, LIMIT BY and LIMIT of the whole UNION; nil where
+// absent). The binder and sql/access's checker read a recursive body so.
+func RecursiveArms(q *Subquery) (plain, arms []Node) {
+	body := q.Select
+	for {
+		u, ok := body.(*Union)
+		if !ok || u.With != nil || !strings.HasPrefix(u.Type, "UNION") {
+			break
+		}
+		if _, set := u.Right.(*Union); set {
+			plain = append(plain, u.Right)
+		} else {
+			arms = append(arms, u.Right)
+		}
+		for _, o := range u.OrderBy {
+			plain = append(plain, o)
+		}
+		plain = append(plain, u.LimitBy, u.Limit)
+		body = u.Left
+	}
+	return append(plain, body), arms
 }

@@ -152,15 +152,7 @@ func TestJSONRule(t *testing.T) {
 	execAll(t, ctx, x, "DROP TABLE IF EXISTS json_rule", "CREATE TABLE json_rule (id Int64, p Nullable(String)) ENGINE = MergeTree ORDER BY id")
 	for i, r := range rows {
 		b := placeholder.NewBuilder(e)
-		b.WriteString("INSERT INTO json_rule VALUES (")
-		b.Bind(int64(i))
-		b.WriteString(", ")
-		if r.JSON == nil {
-			b.WriteString("NULL")
-		} else {
-			b.Bind(r.JSON)
-		}
-		b.WriteString(")")
+		jsonrule.WriteInsert(b, "json_rule", i, r)
 		require.NoError(t, x.Exec(ctx, []driver.Statement{stmt.New(b.SQL(), b.Args())}, driver.Write{Tx: false}))
 	}
 	b := placeholder.NewBuilder(e)

@@ -69,15 +69,9 @@ func valuesHeld(t *testing.T, name string, args func(t *testing.T) []string) {
 	assert.NotContains(t, body, `"results":[[0]]`, "the demo events have page views")
 	for _, v := range []string{`"$pageview\u0000"`, `"\u0000"`, `"a\u0000b"`} {
 		status, body = call(t, "POST", base+"/endpoints/by_event/run", "k", `{"variables": {"event_name": `+v+`}}`)
-		got, want := status, 400
-		assert.Equal(t, want, got, "%s: %s: status", v, body)
-		var e struct{ Detail, Code string }
-		require.NoError(t, json.Unmarshal([]byte(body), &e), "%v", body)
-		if got, want := e.Code, endpoint.CodeInvalidVariableValue; got != want {
-			t.Errorf("%v: e.Code = %q, want %q", v, got, want)
-		}
-		assert.Contains(t, e.Detail, "event_name", "%v", v)
-		assert.Contains(t, e.Detail, "NUL", "%v", v)
+		detail := invalidValue(t, v, status, body)
+		assert.Contains(t, detail, "event_name", "%v", v)
+		assert.Contains(t, detail, "NUL", "%v", v)
 	}
 	for _, code := range []string{"__endpointkit_tenant", "__ENDPOINTKIT_x"} {
 		status, body = call(t, "POST", base+"/insight_variables/", "k", `{"name": "Tenant", "code_name": "`+code+`", "type": "String"}`)
@@ -110,4 +104,15 @@ func valuesHeld(t *testing.T, name string, args func(t *testing.T) []string) {
 	var de *variable.DefinitionError
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "code_name", de.Field)
+}
+
+// invalidValue checks that the run with the value v answered status and
+// body 400 invalid_variable_value, and returns the answer's detail.
+func invalidValue(t *testing.T, v string, status int, body string) string {
+	t.Helper()
+	assert.Equal(t, 400, status, "%s: %s: status", v, body)
+	var e struct{ Detail, Code string }
+	require.NoError(t, json.Unmarshal([]byte(body), &e), "%v", body)
+	assert.Equal(t, endpoint.CodeInvalidVariableValue, e.Code, "%v: the code", v)
+	return e.Detail
 }

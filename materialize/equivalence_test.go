@@ -603,12 +603,8 @@ func TestReadEqualsInline(t *testing.T) {
 	db := openDemo(t, n)
 	a, b := len(shapes), 15
 	require.True(t, (a >= b), "len(shapes) = %v, want >= %v", a, b)
-	p := &pools{rng: rand.New(rand.NewPCG(7, 7))}
+	p := demoPools(t, db, 7, 7)
 	pageRng := rand.New(rand.NewPCG(8, 8)) // apart from p's, which draws the values
-	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
-	for _, r := range users.rows {
-		p.users = append(p.users, r[0].(string))
-	}
 	for i, s := range shapes {
 		t.Run(s.name, func(t *testing.T) {
 			opts := s.options()
@@ -851,12 +847,8 @@ var exploreShapes = []shape{
 // instead of failing on it.
 func runExactShapes(t *testing.T, list []shape, explore bool) {
 	db := openDemo(t, 5000)
-	p := &pools{rng: rand.New(rand.NewPCG(3, 9))}
+	p := demoPools(t, db, 3, 9)
 	pageRng := rand.New(rand.NewPCG(4, 4))
-	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
-	for _, r := range users.rows {
-		p.users = append(p.users, r[0].(string))
-	}
 	for i, s := range list {
 		t.Run(s.name, func(t *testing.T) {
 			opts := s.options()
@@ -933,11 +925,7 @@ func TestAttackTailHold(t *testing.T) {
 	t.Parallel() // a database of its own: the sweeps share the CPUs
 	db := openDemo(t, 5000)
 	builtAt := demo.End.AddDate(0, 0, -5).Add(7*time.Hour + 30*time.Minute)
-	p := &pools{rng: rand.New(rand.NewPCG(11, 11))}
-	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
-	for _, r := range users.rows {
-		p.users = append(p.users, r[0].(string))
-	}
+	p := demoPools(t, db, 11, 11)
 	type built struct {
 		tail  *Plan
 		shape shape

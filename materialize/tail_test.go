@@ -111,11 +111,7 @@ func TestTailEqualsInline(t *testing.T) {
 			ORDER BY timestamp DESC, uuid LIMIT 7`,
 			values: func(p *pools) map[string]any { return map[string]any{"user": p.user()} }},
 	}
-	p := &pools{rng: rand.New(rand.NewPCG(11, 11))}
-	users := query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil)
-	for _, r := range users.rows {
-		p.users = append(p.users, r[0].(string))
-	}
+	p := demoPools(t, db, 11, 11)
 	type built struct {
 		tail, plain *Plan
 		shape       shape
@@ -217,4 +213,15 @@ func readTail(t *testing.T, db *sql.DB, plan *Plan, table string, values map[str
 	rq, rargs, err := plan.Read(table, withAt)
 	require.NoError(t, err)
 	return rq, query(t, db, rq, rargs)
+}
+
+// demoPools are the pools of values that draw from a PCG of seed1 and
+// seed2, their users the first 40 of db's demo events.
+func demoPools(t *testing.T, db *sql.DB, seed1, seed2 uint64) *pools {
+	t.Helper()
+	p := &pools{rng: rand.New(rand.NewPCG(seed1, seed2))}
+	for _, r := range query(t, db, "SELECT DISTINCT distinct_id FROM events ORDER BY distinct_id LIMIT 40", nil).rows {
+		p.users = append(p.users, r[0].(string))
+	}
+	return p
 }

@@ -385,13 +385,9 @@ func (b *builder) checkExactSum(f *tree.FuncExpr, name string) error {
 		return nil
 	}
 	call, argText := b.sourceText(f), b.sourceText(arg)
-	why := "adds up floating-point values"
-	if t == numUnknown {
-		why = "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
-	}
 	return failAt(f.Span().Start, CodeAggregate,
 		"%s %s, and the read adds up the sums stored per bucket or row again, in another order than the query adds up its rows; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
-		call, why, b.exactRewrite(name, argText))
+		call, addsUp(t), b.exactRewrite(name, argText))
 }
 
 // exactRewrite suggests an argument of an exact type for the engine.
@@ -439,16 +435,21 @@ func (b *builder) checkOuterSums(outer *tree.Select) error {
 			return true, nil
 		}
 		if t := b.numTypeOf(f.Exprs[0]); t == numFloat || t == numUnknown && b.opts.StrictSums {
-			why := "adds up floating-point values"
-			if t == numUnknown {
-				why = "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
-			}
 			err = failAt(f.Span().Start, CodeAggregate,
 				"%s %s over the rows of its subquery, which the read answers from the stored table in another order than the query computes them; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
-				b.sourceText(f), why, b.exactRewrite(lowered(f.Name), b.sourceText(f.Exprs[0])))
+				b.sourceText(f), addsUp(t), b.exactRewrite(lowered(f.Name), b.sourceText(f.Exprs[0])))
 			return false, tree.ErrStop
 		}
 		return true, nil
 	}, outerNodes(outer)...)
 	return err
+}
+
+// addsUp says, in a refusal, what a sum of values of type t adds up: t is
+// numFloat or numUnknown.
+func addsUp(t numType) string {
+	if t == numUnknown {
+		return "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
+	}
+	return "adds up floating-point values"
 }

@@ -216,7 +216,7 @@ func (p *page) tab(t *testing.T) context.Context {
 	t.Cleanup(cancelTimeout)
 	p.do(t, tctx,
 		chromedp.Navigate(p.base+"/"),
-		chromedp.WaitVisible(chromedp.ID("api-key")),
+		shown("#api-key"),
 	)
 	// Before the key is given, the page shows nothing but the sign-in.
 	assert.Equal(t, []string{"none", "none"}, value(t, p, tctx, chromedp.Evaluate[[]string](
@@ -224,7 +224,7 @@ func (p *page) tab(t *testing.T) context.Context {
 	signInShot.Do(func() { p.screenshot(t, tctx, "sign-in") })
 	p.do(t, tctx,
 		chromedp.SendKeys(chromedp.ID("api-key"), p.key+kb.Enter),
-		chromedp.WaitVisible(chromedp.ID("sql")),
+		shown("#sql"),
 		until(`document.activeElement.id === "sql"`),
 	)
 	return tctx
@@ -281,6 +281,38 @@ func safeName(s string) string { return regexp.MustCompile(`[^A-Za-z0-9_-]+`).Re
 // until waits until the JavaScript expression is true.
 func until(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second))
+}
+
+// shownWait bounds how long shown and notShown wait: a button press the
+// page lost then fails the step that waited for its effect, naming what
+// was waited for, instead of hanging until the tab's deadline (chromedp's
+// WaitVisible waits as long as its context lives).
+const shownWait = time.Minute
+
+// shown waits until the element of the CSS selector sel is displayed.
+func shown(sel string) chromedp.Action[chromedp.Void] {
+	return waitFor(sel+" shown", isShown(sel))
+}
+
+// notShown waits until the element of sel is absent or not displayed.
+func notShown(sel string) chromedp.Action[chromedp.Void] {
+	return waitFor(sel+" hidden", "!"+isShown(sel))
+}
+
+// isShown is the JavaScript expression that tells whether the element of
+// sel is displayed.
+func isShown(sel string) string {
+	return `(() => { const e = document.querySelector(` + strconv.Quote(sel) + `); return !!e && e.getClientRects().length > 0; })()`
+}
+
+// waitFor polls expr for at most shownWait, failing with what.
+func waitFor(what, expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if _, err := chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(shownWait))(ctx, t); err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		return nil
+	})
 }
 
 // ctrlEnter presses Ctrl+Enter in the focused element.
@@ -401,8 +433,8 @@ func (p *page) testFlow(t *testing.T) {
 		// 2. Open the Variables tab: the placeholder has no variable yet.
 		chromedp.Focus(chromedp.ID("tab-results")),
 		chromedp.KeyEvent(kb.ArrowRight),
-		chromedp.WaitVisible(chromedp.ID("panel-variables")),
-		chromedp.WaitVisible(chromedp.CSS(placeholderRow)),
+		shown("#panel-variables"),
+		shown(placeholderRow),
 		waitText(placeholderRow, "No variable"),
 		waitText("#missing-count", "1"),
 	)
@@ -419,11 +451,11 @@ func (p *page) testFlow(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("var-default"), "$pageview"+kb.Enter),
 		// 3. The variable is created and its test value input has the
 		// focus: enter a test value and run with Ctrl+Enter.
-		chromedp.WaitVisible(chromedp.ID("test-event_name")),
+		shown("#test-event_name"),
 		until(`document.activeElement.id === "test-event_name"`),
 		chromedp.KeyEvent("purchase"),
 		ctrlEnter(),
-		chromedp.WaitVisible(chromedp.CSS("#results table")),
+		shown("#results table"),
 		waitText("#status", " ms"),
 	)
 	rows := value(t, p, ctx, tableRows("#results"))
@@ -445,7 +477,7 @@ func (p *page) testFlow(t *testing.T) {
 		chromedp.KeyEvent("daily_purchases"),
 		chromedp.SendKeys(chromedp.ID("save-description"), "Purchases per day, last week of May"),
 		press("#save-confirm"),
-		chromedp.WaitVisible(chromedp.ID("saved")),
+		shown("#saved"),
 	)
 	assert.Equal(t, "Saved endpoint 'daily_purchases', version 1.", value(t, p, ctx, chromedp.Text(chromedp.ID("saved-message"))))
 	curlText := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
@@ -471,16 +503,16 @@ func (p *page) testFlow(t *testing.T) {
 	// The saved endpoint is listed with its version; run it from its form.
 	endpointRow := `#endpoints tr[data-endpoint="daily_purchases"]`
 	runInput := `#run-fields input[data-variable="event_name"]`
-	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(endpointRow)))
+	p.do(t, ctx, shown(endpointRow))
 	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(endpointRow)))
 	assert.Contains(t, listed, "daily_purchases")
 	assert.Contains(t, listed, "v1 (1 version)")
 	p.do(t, ctx,
 		press(endpointRow+" button[data-run]"),
-		chromedp.WaitVisible(chromedp.CSS(runInput)),
+		shown(runInput),
 		until(`document.activeElement.id === "run-version"`),
 		chromedp.SendKeys(chromedp.CSS(runInput), "purchase"+kb.Enter),
-		chromedp.WaitVisible(chromedp.CSS("#run-endpoint-results table")),
+		shown("#run-endpoint-results table"),
 	)
 	if got, want := value(t, p, ctx, tableRows("#run-endpoint-results")), rows; !reflect.DeepEqual(got, want) {
 		t.Errorf("the saved endpoint answers the rows the editor showed: value(t, p, ctx, tableRows(\"#run-endpoint-results\")) = %+v, want %+v", got, want)
@@ -535,7 +567,7 @@ func (p *page) testUndefined(t *testing.T) {
 	p.do(t, ctx,
 		typeSQL("SELECT count(*) AS n FROM events WHERE event = {variables.no_such_thing}"),
 		ctrlEnter(),
-		chromedp.WaitVisible(chromedp.ID("run-error")),
+		shown("#run-error"),
 		waitText("#missing-count", "1"),
 	)
 	assert.Equal(t, "Query references undefined variable(s): no_such_thing", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
@@ -551,15 +583,15 @@ func (p *page) testBadValue(t *testing.T) {
 		typeSQL("SELECT event, count(*) AS n FROM events GROUP BY event HAVING count(*) >= {variables.min_count}"),
 		chromedp.Focus(chromedp.ID("tab-results")),
 		chromedp.KeyEvent(kb.ArrowRight),
-		chromedp.WaitVisible(chromedp.ID("test-min_count")),
+		shown("#test-min_count"),
 		chromedp.SendKeys(chromedp.ID("test-min_count"), "lots"),
 		ctrlEnter(),
-		chromedp.WaitVisible(chromedp.ID("run-error")),
+		shown("#run-error"),
 	)
 	wantDetail := `Invalid value for variable 'min_count': expected Number, got "lots": not a number`
 	got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))), wantDetail+" Go to min_count"
 	assert.Equal(t, want, got, "value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\")))")
-	p.do(t, ctx, press("#go-to-variable"), chromedp.WaitVisible(chromedp.ID("test-min_count-error")))
+	p.do(t, ctx, press("#go-to-variable"), shown("#test-min_count-error"))
 	if got, want := value(t, p, ctx, chromedp.Text(chromedp.ID("test-min_count-error"))), wantDetail; got != want {
 		t.Errorf("got = %q, want %q", got, want)
 	}
@@ -608,7 +640,7 @@ func (p *page) testTrends(t *testing.T) {
 		waitText("#sql-label", "TrendsQuery JSON"),
 		focusSQL(),
 		ctrlEnter(),
-		chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")),
+		shown("#chart svg polyline"),
 	)
 	points := value(t, p, ctx, chromedp.Evaluate[[]int](`Array.from(document.querySelectorAll("#chart svg polyline")).map(l => l.getAttribute("points").trim().split(/\s+/).length)`))
 	labels := value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#chart svg polyline")).map(l => l.dataset.label)`))

@@ -243,7 +243,7 @@ func (p *page) testEmptyResults(t *testing.T) {
 	assert.Contains(t, s, "Nothing has run yet")
 	assert.Contains(t, s, "Ctrl+Enter")
 	p.shootBoth(t, ctx, "results-empty")
-	p.do(t, ctx, typeSQL("SELECT 1 AS n"), ctrlEnter(), chromedp.WaitVisible(chromedp.CSS("#results table")))
+	p.do(t, ctx, typeSQL("SELECT 1 AS n"), ctrlEnter(), shown("#results table"))
 	assert.False(t, value(t, p, ctx, visible("#results-empty")), "the hint goes with the first run")
 }
 
@@ -252,7 +252,7 @@ func (p *page) testEmptyResults(t *testing.T) {
 func (p *page) testResultsClearOnKind(t *testing.T) {
 	ctx := p.tab(t)
 	p.do(t, ctx, typeSQL("SELECT event, count(*) AS n FROM events GROUP BY event"), ctrlEnter(),
-		chromedp.WaitVisible(chromedp.CSS("#results table")), chromedp.WaitVisible(chromedp.ID("verdict")))
+		shown("#results table"), shown("#verdict"))
 	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"))
 	assert.Equal(t, 0, value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#results table, #chart svg").length`)), "no rows of the SQL query")
 	assert.False(t, value(t, p, ctx, visible("#verdict")), "no verdict of the SQL query")
@@ -260,7 +260,7 @@ func (p *page) testResultsClearOnKind(t *testing.T) {
 	assert.True(t, value(t, p, ctx, visible("#results-empty")))
 	p.shootBoth(t, ctx, "results-cleared")
 	// And the insight's chart goes when going back to SQL.
-	p.do(t, ctx, press("#run"), chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")),
+	p.do(t, ctx, press("#run"), shown("#chart svg polyline"),
 		setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"))
 	assert.Equal(t, 0, value(t, p, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#results table, #chart svg").length`)))
 }
@@ -270,7 +270,7 @@ func (p *page) testResultsClearOnKind(t *testing.T) {
 func (p *page) testNumbers(t *testing.T) {
 	ctx := p.tab(t)
 	p.do(t, ctx, typeSQL("SELECT 246.86117647058825 AS avg_amount, 0.000123456 AS small, 3 AS n, 1234567 AS big, 2.0 AS two"), ctrlEnter(),
-		chromedp.WaitVisible(chromedp.CSS("#results table")))
+		shown("#results table"))
 	assert.Equal(t, [][]string{{"246.86", "0.000123", "3", "1234567", "2.00"}}, value(t, p, ctx, tableRows("#results")))
 	assert.Equal(t, "246.86117647058825", value(t, p, ctx, chromedp.Evaluate[string](`document.querySelector("#results td").title`)))
 	assert.Equal(t, []string{"num", "num", "num", "num", "num"}, value(t, p, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#results td")).map(td => td.className)`)))
@@ -289,15 +289,15 @@ func (p *page) testDatePickers(t *testing.T) {
 	createVariable(t, p.base, p.key, `{"name": "Since day", "type": "Date"}`)
 	ctx := p.tab(t)
 	p.do(t, ctx, typeSQL("SELECT count(*) AS n FROM events WHERE timestamp >= {variables.since_day}"),
-		press("#tab-variables"), chromedp.WaitVisible(chromedp.ID("test-since_day")))
+		press("#tab-variables"), shown("#test-since_day"))
 	assert.Equal(t, "date", value(t, p, ctx, chromedp.Evaluate[string](`document.getElementById("test-since_day").type`)))
 	p.do(t, ctx, setField("#var-type", "Date"))
 	assert.Equal(t, "date", value(t, p, ctx, chromedp.Evaluate[string](`document.getElementById("var-default").type`)), "a Date's default")
-	p.do(t, ctx, setField("#test-since_day", "2025-05-25"), focusSQL(), ctrlEnter(), chromedp.WaitVisible(chromedp.CSS("#results table")))
+	p.do(t, ctx, setField("#test-since_day", "2025-05-25"), focusSQL(), ctrlEnter(), shown("#results table"))
 	assert.Equal(t, "", value(t, p, ctx, chromedp.Text(chromedp.ID("run-error"))))
 	p.shootBoth(t, ctx, "date-picker-test-value")
 	p.do(t, ctx, press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "since_day_count"), press("#save-confirm"),
-		chromedp.WaitVisible(chromedp.ID("saved")))
+		shown("#saved"))
 	p.openRunForm(t, ctx, "since_day_count")
 	sel := `#run-fields [data-variable="since_day"]`
 	assert.Equal(t, "date", value(t, p, ctx, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`).type`)))
@@ -392,7 +392,7 @@ func (p *page) testNoWrap(t *testing.T) {
 	status, body := p.call(t, "PATCH", "/endpoints/no_wrap_materialized_with_a_longer_name", map[string]any{"is_materialized": true})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	ctx := p.tab(t)
-	p.do(t, ctx, chromedp.Click(chromedp.ID("refresh-endpoints")), chromedp.WaitVisible(chromedp.CSS(`#endpoints tr[data-endpoint="no_wrap_plain"]`)),
+	p.do(t, ctx, chromedp.Click(chromedp.ID("refresh-endpoints")), shown(`#endpoints tr[data-endpoint="no_wrap_plain"]`),
 		chromedp.EmulateViewport(1280, 900), chromedp.Sleep(200*time.Millisecond))
 	// The distinct tops of the buttons of each group.
 	lines := value(t, p, ctx, chromedp.Evaluate[map[string]int](`(() => {

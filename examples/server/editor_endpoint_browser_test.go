@@ -107,7 +107,7 @@ func setField(sel, v string) chromedp.Action[chromedp.Void] {
 
 // visible tells whether the element of sel is displayed.
 func visible(sel string) chromedp.Action[bool] {
-	return chromedp.Evaluate[bool](`(() => { const e = document.querySelector(` + strconv.Quote(sel) + `); return !!e && e.getClientRects().length > 0; })()`)
+	return chromedp.Evaluate[bool](isShown(sel))
 }
 
 // TestEditorFollowsEndpoint drives the editor's knowledge of the endpoint
@@ -119,6 +119,7 @@ func TestEditorFollowsEndpoint(t *testing.T) {
 	t.Run("insight mode", p.testInsightMode)
 	t.Run("insight form", p.testInsightForm)
 	t.Run("edit materialize delete", p.testEditMaterializeDelete)
+	t.Run("focus kept on redraw", p.testFocusKeptOnRedraw)
 	t.Run("curl box", p.testCurlBox)
 	t.Run("schema panel", p.testSchemaPanel)
 	t.Run("layout", p.testLayout)
@@ -143,7 +144,7 @@ func (p *page) openRunForm(t *testing.T, ctx context.Context, name string) {
 		// refreshed list's (pressing a row the refresh replaces fails).
 		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+strconv.Quote(row)+`)?.remove()`),
 		chromedp.Click(chromedp.ID("refresh-endpoints")),
-		chromedp.WaitVisible(chromedp.CSS(row)),
+		shown(row),
 		press(row+" button[data-run]"),
 		waitText("#run-name", name),
 		until(`document.querySelectorAll("#run-fields [data-variable], #run-fields p.hint").length > 0`),
@@ -248,7 +249,7 @@ func queryJSON(t *testing.T, p *page, ctx context.Context) map[string]any {
 func (p *page) testInsightForm(t *testing.T) {
 	ctx := p.tab(t)
 	p.do(t, ctx, setField("#kind", "TrendsQuery"), waitText("#sql-label", "TrendsQuery JSON"),
-		chromedp.WaitVisible(chromedp.ID("if-event-0")))
+		shown("#if-event-0"))
 	// The form shows the sample JSON.
 	assert.Equal(t, "$pageview", value(t, p, ctx, chromedp.Value(chromedp.ID("if-event-0"))))
 	assert.Equal(t, "$browser", value(t, p, ctx, chromedp.Value(chromedp.ID("if-breakdowns"))))
@@ -256,21 +257,21 @@ func (p *page) testInsightForm(t *testing.T) {
 		setField("#if-event-0", ""),
 		chromedp.SendKeys(chromedp.ID("if-event-0"), "purchase"),
 		setField("#if-math-0", "sum"),
-		chromedp.WaitVisible(chromedp.ID("if-math-property-0")),
+		shown("#if-math-property-0"),
 		chromedp.SendKeys(chromedp.ID("if-math-property-0"), "amount"),
 		press("#if-add-series"),
-		chromedp.WaitVisible(chromedp.ID("if-event-1")),
+		shown("#if-event-1"),
 		setField("#if-math-1", "dau"),
 		setField("#if-interval", "week"),
 		setField("#if-breakdowns", "country, plan"),
 		setField("#if-date-from", "2025-04-01"),
 		setField("#if-date-to", "2025-05-31"),
 		press("#if-add-filter"),
-		chromedp.WaitVisible(chromedp.ID("if-key-0")),
+		shown("#if-key-0"),
 		chromedp.SendKeys(chromedp.ID("if-key-0"), "plan"),
 		chromedp.SendKeys(chromedp.ID("if-value-0"), "pro, team"),
 		press("#if-add-filter"),
-		chromedp.WaitVisible(chromedp.ID("if-key-1")),
+		shown("#if-key-1"),
 		chromedp.SendKeys(chromedp.ID("if-key-1"), "$browser"),
 		setField("#if-op-1", "is_set"),
 	)
@@ -304,7 +305,7 @@ func (p *page) testInsightForm(t *testing.T) {
 	require.True(t, ok, "body[\"results\"] = %v, want rows", body["results"])
 	require.NotEmpty(t, rows, "body[\"results\"] = %v, want rows", body["results"])
 	// And so does the page.
-	p.do(t, ctx, press("#run"), waitText("#status", " ms"), chromedp.WaitVisible(chromedp.CSS("#chart svg polyline")))
+	p.do(t, ctx, press("#run"), waitText("#status", " ms"), shown("#chart svg polyline"))
 	v := value(t, p, ctx, chromedp.Text(chromedp.ID("run-error")))
 	assert.True(t, (v == ""), "value(t, p, ctx, chromedp.Text(chromedp.ID(\"run-error\"))) = %v, want it empty", v)
 
@@ -336,7 +337,7 @@ func (p *page) testInsightForm(t *testing.T) {
 	}
 
 	// A RetentionQuery.
-	p.do(t, ctx, setField("#kind", "RetentionQuery"), chromedp.WaitVisible(chromedp.ID("if-target")),
+	p.do(t, ctx, setField("#kind", "RetentionQuery"), shown("#if-target"),
 		setField("#if-target", "signed_up"), setField("#if-returning", "purchase"), setField("#if-period", "Week"),
 		setField("#if-total", "5"), setField("#if-breakdowns", ""))
 	q = queryJSON(t, p, ctx)
@@ -354,7 +355,7 @@ func (p *page) testInsightForm(t *testing.T) {
 	}
 
 	// A LifecycleQuery: one series, no math, no breakdowns.
-	p.do(t, ctx, setField("#kind", "LifecycleQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
+	p.do(t, ctx, setField("#kind", "LifecycleQuery"), shown("#if-event-0"),
 		setField("#if-event-0", "purchase"), setField("#if-interval", "month"))
 	assert.Equal(t, []bool{false, false, false}, value(t, p, ctx, chromedp.Evaluate[[]bool](
 		`["if-math-0", "if-breakdowns", "if-add-series"].map(id => !!document.getElementById(id) && document.getElementById(id).getClientRects().length > 0)`)))
@@ -367,7 +368,7 @@ func (p *page) testInsightForm(t *testing.T) {
 
 	// Saved from the page, the form's query is the endpoint's.
 	p.do(t, ctx, press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "purchase_lifecycle"),
-		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
+		press("#save-confirm"), shown("#saved"))
 	status, ep := p.call(t, "GET", "/endpoints/purchase_lifecycle", nil)
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("%v: status = %v, want %v", ep, got, want)
@@ -385,7 +386,7 @@ func (p *page) testEditMaterializeDelete(t *testing.T) {
 	require.Equal(t, want, got, "%v: status", body)
 	ctx := p.tab(t)
 	row := `#endpoints tr[data-endpoint="edited"]`
-	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(row)))
+	p.do(t, ctx, shown(row))
 	listed := value(t, p, ctx, chromedp.Text(chromedp.CSS(row)))
 	assert.Equal(t, "SQL", value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="kind"]`))))
 	assert.Equal(t, "no", value(t, p, ctx, chromedp.Text(chromedp.CSS(row+` [data-col="materialized"]`))))
@@ -409,27 +410,49 @@ func (p *page) testEditMaterializeDelete(t *testing.T) {
 	assert.Equal(t, "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY n DESC", ep["query"].(map[string]any)["query"])
 
 	// Materialize, after a confirmation.
-	p.do(t, ctx, press(row+" button[data-materialize]"), chromedp.WaitVisible(chromedp.ID("confirm")))
+	p.do(t, ctx, press(row+" button[data-materialize]"), shown("#confirm"))
 	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Materialize 'edited'?")
-	p.do(t, ctx, press("#confirm-yes"), chromedp.WaitNotVisible(chromedp.ID("confirm")), waitText("#endpoint-status", "is materialized"))
+	p.do(t, ctx, press("#confirm-yes"), notShown("#confirm"), waitText("#endpoint-status", "is materialized"))
 	_, ep = p.call(t, "GET", "/endpoints/edited", nil)
 	assert.Equal(t, true, ep["is_materialized"])
 	p.do(t, ctx, waitText(row+` [data-col="materialized"]`, "yes"), waitText(row+` [data-col="freshness"]`, "stored table refreshed every"))
 
 	// Delete: cancelled, nothing happens; confirmed, it is gone.
-	p.do(t, ctx, press(row+" button[data-delete]"), chromedp.WaitVisible(chromedp.ID("confirm")))
+	p.do(t, ctx, press(row+" button[data-delete]"), shown("#confirm"))
 	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'edited' and its 2 versions?")
 	p.screenshot(t, ctx, "confirm-delete")
-	p.do(t, ctx, press("#confirm-no"), chromedp.WaitNotVisible(chromedp.ID("confirm")))
+	p.do(t, ctx, press("#confirm-no"), notShown("#confirm"))
 	status, _ = p.call(t, "GET", "/endpoints/edited", nil)
 	if got, want := status, http.StatusOK; got != want {
 		t.Fatalf("cancel deletes nothing: status = %v, want %v", got, want)
 	}
-	p.do(t, ctx, press(row+" button[data-delete]"), chromedp.WaitVisible(chromedp.ID("confirm")), press("#confirm-yes"),
+	p.do(t, ctx, press(row+" button[data-delete]"), shown("#confirm"), press("#confirm-yes"),
 		waitText("#endpoint-status", "deleted"), until(`!document.querySelector(`+strconv.Quote(row)+`)`))
 	status, _ = p.call(t, "GET", "/endpoints/edited", nil)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.True(t, (value(t, p, ctx, visible("#editing")) == false), "editing a deleted endpoint stops: value(t, p, ctx, visible(\"#editing\")) == false is false")
+}
+
+// testFocusKeptOnRedraw: a row button keeps the keyboard's focus when the
+// list is drawn anew (a refresh, a materialization that finishes and
+// reloads the list), so that Enter pressed there still acts on it. CI lost
+// such a press: the list was drawn anew between the focus and the key.
+func (p *page) testFocusKeptOnRedraw(t *testing.T) {
+	status, body := p.call(t, "POST", "/endpoints/", map[string]any{"name": "focused",
+		"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT count(*) AS n FROM events"}})
+	require.Equal(t, http.StatusCreated, status, "%v: status", body)
+	ctx := p.tab(t)
+	row := `#endpoints tr[data-endpoint="focused"]`
+	p.do(t, ctx, shown(row),
+		chromedp.Evaluate[chromedp.Void](`window.focusedBefore = document.querySelector(`+strconv.Quote(row+" button[data-delete]")+`);
+			window.focusedBefore.focus(); document.getElementById("refresh-endpoints").click()`),
+		until(`!window.focusedBefore.isConnected && !!document.querySelector(`+strconv.Quote(row)+`)`),
+	)
+	assert.Equal(t, "focused", value(t, p, ctx, chromedp.Evaluate[string](`document.activeElement.getAttribute("data-delete") || document.activeElement.tagName`)),
+		"the delete button of the row drawn anew has the focus")
+	p.do(t, ctx, chromedp.KeyEvent(kb.Enter), shown("#confirm"))
+	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'focused'")
+	p.do(t, ctx, press("#confirm-no"), notShown("#confirm"))
 }
 
 // curlFits tells whether the curl box shows all its text.
@@ -443,7 +466,7 @@ func (p *page) testCurlBox(t *testing.T) {
 	ctx := p.tab(t)
 	p.do(t, ctx, typeSQL("SELECT event, count(*) AS n FROM events GROUP BY event"),
 		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "curl_box_with_a_rather_long_endpoint_name_that_wraps"),
-		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
+		press("#save-confirm"), shown("#saved"))
 	text := value(t, p, ctx, chromedp.Value(chromedp.ID("saved-curl")))
 	require.Contains(t, text, "-d '")
 	for _, width := range []int64{1280, 420} {
@@ -481,7 +504,7 @@ func (p *page) testSchemaPanel(t *testing.T) {
 	v := want
 	require.NotEmpty(t, v, "want is empty")
 	ctx := p.tab(t)
-	p.do(t, ctx, press("#tab-schema"), chromedp.WaitVisible(chromedp.CSS(`#schema table[data-table="events"]`)))
+	p.do(t, ctx, press("#tab-schema"), shown(`#schema table[data-table="events"]`))
 	got := value(t, p, ctx, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll("#schema table")).flatMap(t =>
 		Array.from(t.tBodies[0].rows).map(r => [t.dataset.table, r.cells[0].textContent, r.cells[1].textContent]))`))
 	assert.Equal(t, want, got)
@@ -538,11 +561,11 @@ func (p *page) testLayout(t *testing.T) {
 	p.openRunForm(t, ctx, "layout_trends")
 	check(420, "the saved endpoints")
 	// And the insight form, a filter and the curl box.
-	p.do(t, ctx, chromedp.EmulateViewport(1280, 900), setField("#kind", "TrendsQuery"), chromedp.WaitVisible(chromedp.ID("if-event-0")),
-		press("#if-add-filter"), chromedp.WaitVisible(chromedp.ID("if-key-0")),
+	p.do(t, ctx, chromedp.EmulateViewport(1280, 900), setField("#kind", "TrendsQuery"), shown("#if-event-0"),
+		press("#if-add-filter"), shown("#if-key-0"),
 		chromedp.SendKeys(chromedp.ID("if-key-0"), "country"), chromedp.SendKeys(chromedp.ID("if-value-0"), "US"),
 		press("#open-save"), chromedp.SendKeys(chromedp.ID("save-name"), "layout_check"),
-		press("#save-confirm"), chromedp.WaitVisible(chromedp.ID("saved")))
+		press("#save-confirm"), shown("#saved"))
 	for _, width := range []int64{1280, 420} {
 		check(width, "the editor, Results tab")
 		p.screenshot(t, ctx, "editor-"+strconv.FormatInt(width, 10))
@@ -556,7 +579,7 @@ func (p *page) testLayout(t *testing.T) {
 	// Variables tab and its rows.
 	p.do(t, ctx, setField("#kind", "HogQLQuery"), waitText("#sql-label", "SQL"),
 		setSQL("SELECT event, distinct_id, timestamp, properties FROM events WHERE event = {variables.layout_event} AND distinct_id <> {variables.no_variable_for_this_rather_long_name} LIMIT 5"),
-		press("#tab-variables"), chromedp.WaitVisible(chromedp.ID("test-layout_event")),
+		press("#tab-variables"), shown("#test-layout_event"),
 		chromedp.SendKeys(chromedp.ID("test-layout_event"), "purchase"))
 	check(420, "SQL Variables tab")
 	p.screenshot(t, ctx, "variables-420")

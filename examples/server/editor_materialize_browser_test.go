@@ -54,9 +54,9 @@ func TestEditorMaterializeProgress(t *testing.T) {
 
 	ctx := p.tab(t)
 	row := `#endpoints tr[data-endpoint="per_event"]`
-	p.do(t, ctx, chromedp.WaitVisible(chromedp.CSS(row)))
+	p.do(t, ctx, shown(row))
 	require.True(t, value(t, p, ctx, chromedp.Evaluate[bool](statusScript)))
-	p.do(t, ctx, press(row+" button[data-materialize]"), chromedp.WaitVisible(chromedp.ID("confirm")),
+	p.do(t, ctx, press(row+" button[data-materialize]"), shown("#confirm"),
 		press("#confirm-yes"), waitText("#endpoint-status", "is materialized"),
 		until(`document.getElementById("materialize-progress").dataset.state === "completed"`))
 

@@ -1021,8 +1021,26 @@
     form.hidden = false;
   }
 
+  // rowActions are the attributes that name a row button's action.
+  var rowActions = ['data-run', 'data-edit', 'data-materialize', 'data-delete'];
+
+  // focusedRowAction tells which row button of tbody has the keyboard's
+  // focus, as its action and endpoint; null when none has.
+  function focusedRowAction(tbody) {
+    var f = document.activeElement;
+    if (!f || f.tagName !== 'BUTTON' || !tbody.contains(f)) { return null; }
+    for (var i = 0; i < rowActions.length; i++) {
+      if (f.hasAttribute(rowActions[i])) { return { attr: rowActions[i], name: f.getAttribute(rowActions[i]) }; }
+    }
+    return null;
+  }
+
   function renderEndpoints() {
     var tbody = $('endpoints').querySelector('tbody');
+    // The list is drawn anew when a refresh or a finished materialization
+    // reloads it: the row button that had the keyboard's focus gets it
+    // back, so that a key pressed there is not lost to the page's body.
+    var focused = focusedRowAction(tbody);
     // The run form outlives the list drawn anew: kept aside, then put back
     // under its endpoint's new row.
     var form = $('run-form');
@@ -1071,6 +1089,11 @@
     });
     $('endpoints').hidden = state.endpoints.length === 0;
     $('no-endpoints').hidden = state.endpoints.length > 0;
+    if (focused) {
+      Array.prototype.forEach.call(tbody.querySelectorAll('button[' + focused.attr + ']'), function (b) {
+        if (b.getAttribute(focused.attr) === focused.name) { b.focus(); }
+      });
+    }
     if (state.runTarget) {
       var fresh = state.endpoints.filter(function (e) { return e.name === state.runTarget.name; })[0];
       if (fresh) { state.runTarget = fresh; }

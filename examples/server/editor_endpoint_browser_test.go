@@ -453,6 +453,17 @@ func (p *page) testFocusKeptOnRedraw(t *testing.T) {
 	p.do(t, ctx, chromedp.KeyEvent(kb.Enter), shown("#confirm"))
 	assert.Contains(t, value(t, p, ctx, chromedp.Text(chromedp.ID("confirm-text"))), "Delete 'focused'")
 	p.do(t, ctx, press("#confirm-no"), notShown("#confirm"))
+
+	// A field of the run form keeps the focus too: the form is moved aside
+	// and back under the row drawn anew.
+	p.openRunForm(t, ctx, "focused")
+	p.do(t, ctx,
+		chromedp.Evaluate[chromedp.Void](`window.rowBefore = document.querySelector(`+strconv.Quote(row)+`);
+			document.getElementById("run-version").focus(); document.getElementById("refresh-endpoints").click()`),
+		until(`!window.rowBefore.isConnected && !!document.querySelector(`+strconv.Quote(row)+`)`),
+	)
+	assert.Equal(t, "run-version", value(t, p, ctx, chromedp.Evaluate[string](`document.activeElement.id || document.activeElement.tagName`)),
+		"the run form's field has the focus after the list is drawn anew")
 }
 
 // curlFits tells whether the curl box shows all its text.

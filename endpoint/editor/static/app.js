@@ -1042,8 +1042,10 @@
     // back, so that a key pressed there is not lost to the page's body.
     var focused = focusedRowAction(tbody);
     // The run form outlives the list drawn anew: kept aside, then put back
-    // under its endpoint's new row.
+    // under its endpoint's new row. Moving it takes the focus from the
+    // field being typed in, which gets it back too.
     var form = $('run-form');
+    var typing = form.contains(document.activeElement) ? document.activeElement : null;
     $('endpoints').parentNode.appendChild(form);
     clear(tbody);
     state.endpoints.forEach(function (ep) {
@@ -1099,6 +1101,7 @@
       if (fresh) { state.runTarget = fresh; }
       placeRunForm();
     }
+    if (typing && !form.hidden && document.activeElement !== typing) { typing.focus(); }
   }
 
   // askConfirm asks before an action that changes or removes an endpoint.

@@ -63,6 +63,9 @@ func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) err
 	}
 	plan.oneBucket = &oneBucket{head: "SELECT " + strings.Join(read, ", ") + " FROM ",
 		group: " GROUP BY " + strings.Join(group, ", "), having: having}
+	if b.summarizable(plan) {
+		return b.summarize(plan, keys, r)
+	}
 	return nil
 }
 

@@ -1,0 +1,115 @@
+package materialize
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/endpointkit/endpointkit/sql/tree"
+)
+
+// Summarized one-bucket tables
+//
+// A DISTINCT aggregate over a range keeps its argument in the stored
+// table's grain (distinctOverGrain): a user seen on two days counts once,
+// so the read counts the distinct users of the stored rows again, and the
+// table holds a row per group, value of the variables and user. A
+// one-bucket read (onebucket.go) of such a table reads every one of
+// those rows, tens of thousands for thirty days of users per day.
+//
+// Without a live tail, a one-bucket plan reads no stored row but as part
+// of a whole group of the query: each group lies in one bucket, which a
+// range takes whole or not at all, every other variable is compared with
+// one value (=), and the partial buckets are groups of their own computed
+// from the source. The stored rows of a group the read selects are then
+// exactly the source rows of that group inline, and the stored table can
+// hold each aggregate computed whole over them, DISTINCT ones included:
+// one row per group of the query and value of the variables' columns,
+// with no grain. The read takes each aggregate's one stored value
+// (max over the one row, the pass-through of an equality-only plan), and
+// the rows it reads are the answer's rows.
+//
+// With a live tail the stored groups from the build instant's bucket on
+// are merged with the newer rows, which may hold the same users: those
+// need the grain, and such plans keep it. So do plans whose groups a read
+// could take from several stored rows: an OR of variables (a group's
+// rows may match it through different values), and window functions,
+// which read the groups' rows otherwise.
+
+// storedFrom are the printed parts of the pre-compute query: each
+// variable's stored expression, the FROM clause, and the WHERE terms
+// without variables (with the live tail's bound, where there is one).
+type storedFrom struct {
+	vcols   []string
+	from    string
+	bounded string
+}
+
+// passThrough returns the read of an aggregate whose stored part is its
+// value over the whole group, text printed: the value of the one stored
+// row of each group the read selects.
+func (b *builder) passThrough(name, text string) (string, bool, error) {
+	if countLike[name] {
+		return "coalesce(max(" + b.part(text) + "), 0)", true, nil
+	}
+	return "max(" + b.part(text) + ")", true, nil
+}
+
+// summarizable reports whether a one-bucket plan can store its groups
+// summarized (see above): a DISTINCT aggregate keeps a grain, there is no
+// live tail, no OR of variables and no window function.
+func (b *builder) summarizable(plan *Plan) bool {
+	if len(b.grain) == 0 || b.opts.TailColumn != "" || plan.Tail() {
+		return false
+	}
+	if slices.ContainsFunc(plan.filters, func(f filter) bool { return f.or != nil }) {
+		return false
+	}
+	for _, it := range b.items {
+		if hasWindow(it.Expr) {
+			return false
+		}
+	}
+	if b.sel.Having != nil && hasWindow(b.sel.Having) {
+		return false
+	}
+	return !slices.ContainsFunc(b.sel.OrderBy, func(o *tree.Order) bool { return hasWindow(o.Expr) })
+}
+
+// summarize makes the one-bucket plan's stored table summarized: its
+// pre-compute query groups by the group keys and the variables' columns
+// only, each aggregate computed whole, and the one-bucket read takes the
+// aggregates' values (passThrough). keys are the group keys; r printed
+// the read's items. The partial buckets' source parts are left as they
+// are: they are merged with one another only, never with stored rows.
+// Where the summarized read cannot be printed, the plan keeps its grain.
+func (b *builder) summarize(plan *Plan, keys []tree.Expr, r *readPrinter) error {
+	stored, parts, names, grain, grainNames := b.stored, b.parts, b.storedNames, b.grain, b.grainNames
+	defer func() {
+		b.stored, b.parts, b.storedNames, b.grain, b.grainNames = stored, parts, names, grain, grainNames
+		b.summarized = false
+	}()
+	b.stored, b.parts, b.storedNames, b.grain, b.grainNames = nil, map[string]string{}, nil, nil, map[string]string{}
+	b.summarized = true
+	read, having, err := b.readSelect(r)
+	if err != nil || len(b.grain) > 0 {
+		return nil
+	}
+	pre, err := b.keyColumns(keys)
+	if err != nil {
+		return err
+	}
+	pre = append(pre, b.stored...)
+	sf := b.storedFrom
+	for i := range b.vars {
+		pre = append(pre, sf.vcols[i]+" AS "+b.q(b.varColumn(i)))
+	}
+	plan.precompute = "SELECT " + strings.Join(pre, ", ") + sf.from + sf.bounded
+	if groups := b.precomputeGroups(keys, sf.vcols); len(groups) > 0 {
+		plan.precompute += " GROUP BY " + strings.Join(groups, ", ")
+	}
+	plan.taken = b.storedColumns(len(keys))
+	plan.oneBucket.head = "SELECT " + strings.Join(read, ", ") + " FROM "
+	plan.oneBucket.having = having
+	plan.summarized = true
+	return nil
+}

@@ -71,7 +71,7 @@ func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) err
 
 // oneBucketable reports whether every group of the query, with group
 // keys keys, lies in one bucket of each bucketed variable, with every
-// other variable compared with = (see setOneBucket).
+// other variable compared with = and none under an OR (see setOneBucket).
 func (b *builder) oneBucketable(keys []tree.Expr) bool {
 	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() || b.expanded {
 		return false
@@ -83,6 +83,12 @@ func (b *builder) oneBucketable(keys []tree.Expr) bool {
 	}
 	zoned := b.d.ZonedTruncation()
 	for i, v := range b.vars {
+		if slices.ContainsFunc(b.uses[i], func(u use) bool { return u.group > 0 }) {
+			// Under an OR, the rows of one group match through different
+			// values of the OR's columns: a group spans several stored
+			// rows, each holding its users.
+			return false
+		}
 		if v.Bucket == "" {
 			if slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" }) {
 				return false

@@ -30,10 +30,8 @@ import (
 //
 // With a live tail the stored groups from the build instant's bucket on
 // are merged with the newer rows, which may hold the same users: those
-// need the grain, and such plans keep it. So do plans whose groups a read
-// could take from several stored rows: an OR of variables (a group's
-// rows may match it through different values), and window functions,
-// which read the groups' rows otherwise.
+// need the grain, and such plans keep it. So do plans with window
+// functions, which read the groups' rows otherwise.
 
 // storedFrom are the printed parts of the pre-compute query: each
 // variable's stored expression, the FROM clause, and the WHERE terms
@@ -56,12 +54,10 @@ func (b *builder) passThrough(name, text string) (string, bool, error) {
 
 // summarizable reports whether a one-bucket plan can store its groups
 // summarized (see above): a DISTINCT aggregate keeps a grain, there is no
-// live tail, no OR of variables and no window function.
+// live tail and no window function (a one-bucket plan has no OR of
+// variables, see oneBucketable).
 func (b *builder) summarizable(plan *Plan) bool {
 	if len(b.grain) == 0 || b.opts.TailColumn != "" || plan.Tail() {
-		return false
-	}
-	if slices.ContainsFunc(plan.filters, func(f filter) bool { return f.or != nil }) {
 		return false
 	}
 	for _, it := range b.items {

@@ -115,3 +115,32 @@ func TestSummarizedReadEqualsInline(t *testing.T) {
 	}
 	require.Positive(t, merged, "no read merged partial days")
 }
+
+// TestOneBucketOrOfVariablesEqualsInline: the stored rows of one day of a
+// query whose variables are compared under an OR hold a user once per
+// value of the OR's columns, so that a group is spread over several stored
+// rows (a user of the event and of the country is in two): such a plan is
+// not one-bucket, and its distinct users per day equal the inline query's.
+// (A one-bucket read counted the user of two stored rows twice.)
+func TestOneBucketOrOfVariablesEqualsInline(t *testing.T) {
+	db := openDemo(t, 20000)
+	q := `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users, count(*) AS n FROM events
+		WHERE (event = {variables.e} OR json_extract(properties, '$.country') = {variables.c})
+		AND timestamp >= {variables.from} AND timestamp < {variables.to} GROUP BY day ORDER BY day`
+	plan := mustPlan(t, q, Options{Engine: engine.SQLite, Types: rangeTypes})
+	assert.Nil(t, plan.oneBucket, "an OR of variables is one-bucket")
+	refreshInto(t, db, plan, "stored")
+	tpl, err := placeholder.Compile(q)
+	require.NoError(t, err)
+	for _, from := range []time.Duration{0, 9 * time.Hour} {
+		values := map[string]any{"e": "$pageview", "c": "US",
+			"from": variable.Timestamp{Time: demo.End.AddDate(0, 0, -10).Add(from)}, "to": variable.Timestamp{Time: demo.End}}
+		iq, args, err := tpl.Render(engine.SQLite, values)
+		require.NoError(t, err)
+		want := query(t, db, iq, args)
+		require.NotEmpty(t, want.rows)
+		rq, rargs, err := plan.Read("stored", values)
+		require.NoError(t, err)
+		require.Equal(t, want, query(t, db, rq, rargs), "values %v\nread: %s", values, rq)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
@@ -28,10 +29,16 @@ import (
 // (max over the one row, the pass-through of an equality-only plan), and
 // the rows it reads are the answer's rows.
 //
-// With a live tail the stored groups from the build instant's bucket on
-// are merged with the newer rows, which may hold the same users: those
-// need the grain, and such plans keep it. So do plans with window
-// functions, which read the groups' rows otherwise.
+// With a live tail the groups from the build instant's bucket on (the
+// cut, see tailCut) hold stored rows and newer ones, which may be of the
+// same users. A summarized table cannot merge those: its reads take every
+// source row from the cut on (the tail's rows and the cut bucket's stored
+// ones) as groups of their own, and the stored groups before it. That
+// reads at most one bucket more of the source than the tail itself, so it
+// is done where the tail column is bucketed by the day or finer; a week
+// or a month keeps the grain, whose stored rows of the cut's bucket the
+// read merges with the tail's. Plans with window functions, which read
+// the groups' rows otherwise, keep it too.
 
 // storedFrom are the printed parts of the pre-compute query: each
 // variable's stored expression, the FROM clause, and the WHERE terms
@@ -57,7 +64,7 @@ func (b *builder) passThrough(name, text string) (string, bool, error) {
 // live tail and no window function (a one-bucket plan has no OR of
 // variables, see oneBucketable).
 func (b *builder) summarizable(plan *Plan) bool {
-	if len(b.grain) == 0 || b.opts.TailColumn != "" || plan.Tail() {
+	if len(b.grain) == 0 || plan.Tail() && !tailSummarizable(plan) {
 		return false
 	}
 	for _, it := range b.items {
@@ -69,6 +76,25 @@ func (b *builder) summarizable(plan *Plan) bool {
 		return false
 	}
 	return !slices.ContainsFunc(b.sel.OrderBy, func(o *tree.Order) bool { return hasWindow(o.Expr) })
+}
+
+// tailSummarizable reports whether a plan with a live tail can store its
+// groups summarized: some bucketed variable is compared with the tail
+// column (so that a read has a cut, see tailCut), and each such one is
+// bucketed by the day or a finer unit, so that what a read takes from the
+// source beyond the tail's rows is at most one day of them.
+func tailSummarizable(p *Plan) bool {
+	cut := false
+	for _, f := range p.bucketColumns() {
+		if f.raw != p.source.tail {
+			continue
+		}
+		if units[string(f.bucket)] > units[string(engine.Day)] {
+			return false
+		}
+		cut = true
+	}
+	return cut
 }
 
 // summarize makes the one-bucket plan's stored table summarized: its

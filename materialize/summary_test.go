@@ -24,9 +24,10 @@ var rangeTypes = map[string]variable.Type{"from": variable.Date, "to": variable.
 // TestSummarizedChosen: a one-bucket plan with a DISTINCT aggregate and
 // no live tail stores its groups summarized, on every engine's spelling of
 // the day: the pre-compute query keeps no grain and the stored part of the
-// read counts no DISTINCT. A live tail, an OR of variables, a group that
-// spans buckets, and a query with no DISTINCT aggregate keep the table as
-// it was.
+// read counts no DISTINCT; so does one with a live tail on the range's
+// column by the day. A live tail by the month or on another column, an OR
+// of variables, a group that spans buckets, and a query with no DISTINCT
+// aggregate keep the table as it was.
 func TestSummarizedChosen(t *testing.T) {
 	for _, c := range []struct {
 		eng engine.Engine
@@ -44,9 +45,14 @@ func TestSummarizedChosen(t *testing.T) {
 		assert.NotContains(t, plan.oneBucket.head, "DISTINCT", "%s: the stored part counts distinct values", c.eng.Name())
 
 		tail := mustPlan(t, q, Options{Engine: c.eng, Types: rangeTypes, TailColumn: "timestamp"})
-		assert.False(t, tail.summarized, "%s: a live tail's plan is summarized", c.eng.Name())
-		require.NotNil(t, tail.oneBucket, "%s: the live tail's plan is not one-bucket", c.eng.Name())
-		assert.Contains(t, tail.Precompute(), "_d0", "%s: a live tail's table lost its grain", c.eng.Name())
+		assert.True(t, tail.summarized, "%s: a live tail's plan by the day is not summarized", c.eng.Name())
+		months := map[string]engine.Bucket{"from": engine.Month, "to": engine.Month}
+		monthly := mustPlan(t, q, Options{Engine: c.eng, Types: rangeTypes, TailColumn: "timestamp", Buckets: months})
+		assert.False(t, monthly.summarized, "%s: a live tail's plan by the month is summarized", c.eng.Name())
+		require.NotNil(t, monthly.oneBucket, "%s: the live tail's plan by the month is not one-bucket", c.eng.Name())
+		assert.Contains(t, monthly.Precompute(), "_d0", "%s: a live tail's table by the month lost its grain", c.eng.Name())
+		other := mustPlan(t, q, Options{Engine: c.eng, Types: rangeTypes, TailColumn: "created_at"})
+		assert.False(t, other.summarized, "%s: a live tail on a column no range compares is summarized", c.eng.Name())
 	}
 	for name, q := range map[string]string{
 		"or of variables": `SELECT date(timestamp) AS day, count(DISTINCT distinct_id) AS users FROM events
@@ -143,4 +149,54 @@ func TestOneBucketOrOfVariablesEqualsInline(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, query(t, db, rq, rargs), "values %v\nread: %s", values, rq)
 	}
+}
+
+// TestSummarizedTailEqualsInline: with a live tail by the day, the
+// summarized table is built as of mid-day, rows arrive after it, and every
+// read, whole and paged, equals the inline query: the stored days before
+// the build instant's, and that day and the newer ones from the source.
+// Ranges end before the build instant's day, in it, and after the late
+// rows, and start off a day's boundary or on one.
+func TestSummarizedTailEqualsInline(t *testing.T) {
+	db := openDemo(t, 20000)
+	plan := mustPlan(t, dailyDistinct, Options{Engine: engine.SQLite, Types: rangeTypes, TailColumn: "timestamp"})
+	require.True(t, plan.summarized, "not summarized")
+	builtAt := demo.End.AddDate(0, 0, -3).Add(10*time.Hour + 20*time.Minute)
+	buildAt(t, db, plan, "stored", builtAt)
+	insertLate(t, db)
+	tpl, err := placeholder.Compile(dailyDistinct)
+	require.NoError(t, err)
+	at := func(days int, h time.Duration) variable.Timestamp {
+		return variable.Timestamp{Time: demo.End.AddDate(0, 0, days).Add(h)}
+	}
+	fromCut := 0
+	for _, r := range [][2]variable.Timestamp{
+		{at(-30, 9*time.Hour), at(3, 0)},
+		{at(-30, 0), at(-3, 0)},                          // before the build instant's day
+		{at(-10, 0), at(-3, 12*time.Hour)},               // into it, past the build instant
+		{at(-3, 0), at(-2, 0)},                           // the build instant's day alone
+		{at(-3, 11*time.Hour), at(-1, 5*time.Hour)},      // from after the build instant
+		{at(-20, 23*time.Hour+59*time.Minute), at(5, 0)}, // past the late rows
+	} {
+		for _, country := range []string{"US", "GB", "ZZ"} {
+			values := map[string]any{"country": country, "from": r[0], "to": r[1]}
+			q, args, err := tpl.Render(engine.SQLite, values)
+			require.NoError(t, err)
+			want := query(t, db, q, args)
+			rq, got := readTail(t, db, plan, "stored", values, builtAt)
+			if strings.Contains(rq, `"timestamp" >= ?`) && strings.Contains(rq, "stored_parts") {
+				fromCut++
+			}
+			require.Equal(t, want, got, "values %v\nread: %s", values, rq)
+			withAt := map[string]any{BuiltAtVariable: builtAt}
+			for k, v := range values {
+				withAt[k] = v
+			}
+			pq, pargs, err := plan.ReadPage("stored", withAt, 4, 1)
+			require.NoError(t, err)
+			page := want.rows[min(1, len(want.rows)):min(5, len(want.rows))]
+			require.Equal(t, page, query(t, db, pq, pargs).rows, "values %v\nread: %s", values, pq)
+		}
+	}
+	require.Positive(t, fromCut, "no read took the source from the cut")
 }

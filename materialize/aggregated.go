@@ -77,6 +77,7 @@ func (b *builder) aggregatedPrecompute(plan *Plan, keys []tree.Expr, pre []strin
 	if err != nil {
 		return err
 	}
+	b.storedFrom = storedFrom{vcols: vcols, from: from, bounded: bounded}
 	for i := range b.vars {
 		pre = append(pre, vcols[i]+" AS "+b.q(b.varColumn(i)))
 	}
@@ -351,6 +352,8 @@ func (b *builder) recombine(f *tree.FuncExpr, name, text string) (string, bool, 
 		return b.sumOfCounts(b.part(text)), true, nil // ClickHouse's count()
 	case len(f.Exprs) != 1:
 		return "", false, nil
+	case f.Distinct && name != "min" && name != "max" && b.summarized:
+		return b.passThrough(name, text)
 	case f.Distinct && name != "min" && name != "max":
 		return b.distinctOverGrain(f, name, text)
 	}

@@ -39,11 +39,16 @@
 //
 // Where a group key determines the bucket of every range variable (the
 // query groups by the day, and the range is bucketed by day or month) and
-// the others are compared with =, each group of the query lies in one
-// bucket: the stored groups are read as the table's index holds them, a
-// DISTINCT over the one grain column is counted without DISTINCT, and the
-// partial buckets and the tail are groups of their own, merged after
-// them (see onebucket.go).
+// the others are compared with = (none under an OR), each group of the
+// query lies in one bucket: the stored groups are read as the table's
+// index holds them, a DISTINCT over the one grain column is counted
+// without DISTINCT, and the partial buckets and the tail are groups of
+// their own, merged after them (see onebucket.go). Such a query with a DISTINCT aggregate stores
+// its groups summarized, each aggregate computed whole over its group,
+// one row per group and value of the variables instead of one per distinct
+// value too; with a live tail, where the range's column is bucketed by the
+// day or finer, a read then takes the source's rows from the build
+// instant's bucket on (see summary.go).
 //
 // Reads do their work in SQL: Plan.Refresh indexes the stored columns the
 // read compares with values (where the engine's index suits them), and

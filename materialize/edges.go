@@ -193,7 +193,7 @@ func (p *Plan) writeMergedRead(b *placeholder.Builder, table string, values map[
 			return err
 		}
 	}
-	if err := p.writeSourceParts(b, values, groups, whole, !whole); err != nil {
+	if err := p.writeSourceParts(b, values, groups, whole, !whole, nil); err != nil {
 		return err
 	}
 	b.WriteString(") AS ")
@@ -205,8 +205,9 @@ func (p *Plan) writeMergedRead(b *placeholder.Builder, table string, values map[
 // writeSourceParts writes the branches of a merged read computed from the
 // source, each after UNION ALL but the first when first: the partial
 // buckets, then, with a live tail and whole buckets, the rows newer than
-// the stored ones.
-func (p *Plan) writeSourceParts(b *placeholder.Builder, values map[string]any, groups []group, whole, first bool) error {
+// the stored ones, or, with from set, those at or after it (the tail's
+// rows and the stored ones of the cut's buckets, see summary.go).
+func (p *Plan) writeSourceParts(b *placeholder.Builder, values map[string]any, groups []group, whole, first bool, from *time.Time) error {
 	sep := " UNION ALL "
 	if first {
 		sep = ""
@@ -229,7 +230,11 @@ func (p *Plan) writeSourceParts(b *placeholder.Builder, values map[string]any, g
 		// (those outside are in the branches above).
 		b.WriteString(sep)
 		sep = " UNION ALL "
-		if err := p.writeSourceBranch(b, values, groups, len(groups), nil, values[BuiltAtVariable]); err != nil {
+		newer := &bound{op: ">", v: values[BuiltAtVariable]}
+		if from != nil {
+			newer = boundAt(">=", from)
+		}
+		if err := p.writeSourceBranch(b, values, groups, len(groups), nil, newer); err != nil {
 			return err
 		}
 	}
@@ -338,8 +343,9 @@ func (g *group) partial() []segment {
 // grain, with every predicate of the query: groups before only inside
 // their whole buckets, group only within seg (when seg is not nil), the
 // groups after as the query has them, and, when newer is not nil, only
-// rows whose tail column is after it.
-func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, groups []group, only int, seg *segment, newer any) error {
+// rows whose tail column is beyond it (after the build instant, or at or
+// after a cut).
+func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, groups []group, only int, seg *segment, newer *bound) error {
 	b.WriteString("SELECT " + p.source.selectList)
 	if p.source.scopedFrom != nil {
 		b.WriteTemplate(p.source.scopedFrom, values)
@@ -359,8 +365,8 @@ func (p *Plan) writeSourceBranch(b *placeholder.Builder, values map[string]any, 
 	}
 	if newer != nil {
 		next()
-		b.WriteString(p.source.tail + " > ")
-		b.Bind(newer)
+		b.WriteString(p.source.tail + " " + newer.op + " ")
+		b.Bind(newer.value())
 	}
 	if p.source.rest != "" {
 		next()

@@ -63,12 +63,15 @@ func (b *builder) setOneBucket(plan *Plan, keys []tree.Expr, r *readPrinter) err
 	}
 	plan.oneBucket = &oneBucket{head: "SELECT " + strings.Join(read, ", ") + " FROM ",
 		group: " GROUP BY " + strings.Join(group, ", "), having: having}
+	if b.summarizable(plan) {
+		return b.summarize(plan, keys, r)
+	}
 	return nil
 }
 
 // oneBucketable reports whether every group of the query, with group
 // keys keys, lies in one bucket of each bucketed variable, with every
-// other variable compared with = (see setOneBucket).
+// other variable compared with = and none under an OR (see setOneBucket).
 func (b *builder) oneBucketable(keys []tree.Expr) bool {
 	if len(keys) == 0 || b.sel.Distinct != "" || !b.bucketed() || b.expanded {
 		return false
@@ -80,6 +83,12 @@ func (b *builder) oneBucketable(keys []tree.Expr) bool {
 	}
 	zoned := b.d.ZonedTruncation()
 	for i, v := range b.vars {
+		if slices.ContainsFunc(b.uses[i], func(u use) bool { return u.group > 0 }) {
+			// Under an OR, the rows of one group match through different
+			// values of the OR's columns: a group spans several stored
+			// rows, each holding its users.
+			return false
+		}
 		if v.Bucket == "" {
 			if slices.ContainsFunc(v.Operators, func(op string) bool { return op != "=" }) {
 				return false
@@ -248,6 +257,19 @@ func (p *Plan) tailCut(values map[string]any) (*tailCut, bool) {
 	return c, len(c.filters) > 0
 }
 
+// last returns the latest of the cut's instants: a row before it is
+// before the cut in some bucket (a stored group's), and one at or after it
+// in none.
+func (c *tailCut) last() *time.Time {
+	last := c.at[0]
+	for _, t := range c.at[1:] {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return &last
+}
+
 // narrow returns iv, the whole buckets of the stored column, narrowed to
 // the cut: from it on when after, before it when the cut has this column
 // alone (with more, the rows before the cut in any are an OR, which
@@ -282,14 +304,20 @@ func (p *Plan) writeOneBucketMerged(b *placeholder.Builder, table string, values
 		return err
 	}
 	p.text(b, ob.group+ob.having+" UNION ALL "+p.readHead+"(", values)
-	if cut != nil {
+	var from *time.Time
+	switch {
+	case cut != nil && p.summarized:
+		// The stored groups from the cut on hold no users to merge with
+		// the tail's: the source's rows from the cut on are read instead.
+		from = cut.last()
+	case cut != nil:
 		b.WriteString("SELECT " + p.source.columnList(b) + " FROM ")
 		b.WriteIdent(table)
 		if err := p.writeStoredFilters(b, values, ivs, cut, true); err != nil {
 			return err
 		}
 	}
-	if err := p.writeSourceParts(b, values, groups, true, cut == nil); err != nil {
+	if err := p.writeSourceParts(b, values, groups, true, cut == nil || from != nil, from); err != nil {
 		return err
 	}
 	b.WriteString(") AS ")

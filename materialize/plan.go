@@ -26,6 +26,10 @@ type Plan struct {
 	// oneBucket is the read of a plan whose groups each lie in one bucket
 	// of every bucketed variable; nil for others.
 	oneBucket *oneBucket
+	// summarized: the stored table holds one row per group of the query
+	// and value of the variables' columns, without the grain of its
+	// DISTINCT aggregates (see summary.go).
+	summarized bool
 	// taken are the stored columns an aggregating read takes but compares
 	// with no value: the group keys, the aggregates' parts and the grain.
 	taken []string
@@ -123,6 +127,13 @@ type builder struct {
 	oneBucketShape bool
 	// src is the query's text, which the tree's spans index.
 	src string
+	// summarized: the stored table holds one row per group of the query
+	// and value of the variables' columns, with each DISTINCT aggregate
+	// computed whole (see summary.go).
+	summarized bool
+	// storedFrom are the parts of the pre-compute query aggregatedPrecompute
+	// printed, which the summary's pre-compute query reuses.
+	storedFrom storedFrom
 }
 
 // reasonError carries a Reason out of the rewrite; off, when not 0, is 1

@@ -1316,9 +1316,12 @@ func servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.
 // variable's type decides how its column is stored (a Date range is
 // bucketed, a String is not). A table serves only while its key is the
 // current one, so that after a change to any of them runs go inline until
-// a refresh builds the table anew.
+// a refresh builds the table anew. The key holds materialize's Layout
+// too: after an upgrade that stores tables differently, a table of the old
+// layout does not serve the new read, and the scheduler builds it anew
+// (pending) while runs go inline.
 func tableKey(e *driver.Endpoint, c *compiled) string {
-	return "v" + strconv.Itoa(e.CurrentVersion) + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
+	return "v" + strconv.Itoa(e.CurrentVersion) + ";layout=" + materialize.Layout + ";" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
 }
 
 // varsKey is the part of a table key that the variables' definitions

@@ -208,3 +208,26 @@ func TestCastValueKeepsItsKindsValues(t *testing.T) {
 		require.Zero(t, allocs, "casting %T %v to %q allocates", tc.v, tc.v, tc.k)
 	}
 }
+
+// TestTableOfOldLayoutDoesNotServe: a stored table built under a key
+// without materialize's Layout (before an upgrade that stores tables
+// differently) does not serve a run, which goes inline until a refresh
+// builds the table anew; the table of the current key serves.
+func TestTableOfOldLayoutDoesNotServe(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	built := now.Add(-time.Minute)
+	c := &compiled{vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}}
+	e := &driver.Endpoint{CurrentVersion: 3, IsMaterialized: true}
+	e.MaterializationState.Table = "ek_mat_1"
+	e.MaterializationState.At = &built
+	// The key as releases before Layout wrote it.
+	e.MaterializationState.Built = "v3;" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
+	_, _, ok := servingTable(e, c, now)
+	assert.False(t, ok, "a table of the old layout serves")
+
+	e.MaterializationState.Built = tableKey(e, c)
+	table, at, ok := servingTable(e, c, now)
+	require.True(t, ok, "the table of the current key does not serve")
+	assert.Equal(t, "ek_mat_1", table)
+	assert.Equal(t, built, at)
+}

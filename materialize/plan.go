@@ -73,6 +73,15 @@ type filter struct {
 // the result.
 func (p *Plan) Precompute() string { return p.precompute }
 
+// Layout names the way this package lays out stored tables. It changes
+// whenever a release stores a plan's table differently (summary.go's
+// summarized groups were the last change), so that a host that keys its
+// stored tables by it (as the endpoint's Service does) builds them anew
+// after an upgrade instead of reading a table of the old layout with the
+// new read.
+const Layout = "2"
+
+
 // SourceCount returns the query that counts the source rows the
 // pre-compute query reads (its FROM and the filters it keeps, before any
 // grouping): the stored table's rows over it tell how much a stored table

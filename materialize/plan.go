@@ -81,7 +81,6 @@ func (p *Plan) Precompute() string { return p.precompute }
 // new read.
 const Layout = "2"
 
-
 // SourceCount returns the query that counts the source rows the
 // pre-compute query reads (its FROM and the filters it keeps, before any
 // grouping): the stored table's rows over it tell how much a stored table

@@ -95,9 +95,11 @@ func (p *Plan) around(outer *tree.Select, lx *lexed, top bool, opts Options) *Re
 		return reasonOf(failAt(off, CodeUnsupportedQuery, "a division (/ or %%) over a sum() cannot be materialized on %s where the sum is read from the stored table and computed on (a subquery's sum, or a sum beside a window function): its read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast first (CAST(x AS numeric) / 7)", p.dialect.Name()), lx)
 	}
 	b.src = lx.src
+	b.untyped = p.untyped
 	if err := b.checkOuterSums(outer); err != nil {
 		return reasonOf(err, lx)
 	}
+	p.untyped = b.untyped
 	err := b.outputs(lx)
 	var o *outerRead
 	if err == nil {

@@ -15,6 +15,9 @@ import (
 // fills the stored table, and the read query that answers a run from it.
 type Plan struct {
 	dialect    engine.Engine
+	// untyped are the tables whose columns' types the sums were taken
+	// exact without (Analysis.Untyped).
+	untyped []Table
 	precompute string
 	// sourceCount counts the source rows the pre-compute query reads.
 	sourceCount string
@@ -123,6 +126,13 @@ type builder struct {
 	oneBucketShape bool
 	// src is the query's text, which the tree's spans index.
 	src string
+	// untyped are the tables whose columns' unknown types a sum was taken
+	// exact with (Analysis.Untyped); pending those of the sum being
+	// judged (see judgeSum).
+	untyped, pending []Table
+	// floatColumn names the floating-point column the sum being judged
+	// reads, for its refusal; "" for none.
+	floatColumn string
 }
 
 // reasonError carries a Reason out of the rewrite; off, when not 0, is 1
@@ -215,7 +225,7 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan.atRead = b.atRead
+	plan.atRead, plan.untyped = b.atRead, b.untyped
 	return plan, nil
 }
 

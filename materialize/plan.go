@@ -14,10 +14,10 @@ import (
 // Plan is the rewrite of a materializable query: the pre-compute query that
 // fills the stored table, and the read query that answers a run from it.
 type Plan struct {
-	dialect    engine.Engine
+	dialect engine.Engine
 	// untyped are the tables whose columns' types the sums were taken
 	// exact without (Analysis.Untyped).
-	untyped []Table
+	untyped    []Table
 	precompute string
 	// sourceCount counts the source rows the pre-compute query reads.
 	sourceCount string

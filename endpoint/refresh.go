@@ -218,7 +218,7 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 	if err != nil {
 		return driver.Endpoint{}, nil, nil, err
 	}
-	v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn)
+	v := s.verdict(ctx, c, e.MaterializationBuckets, e.MaterializationTailColumn)
 	if !v.ok {
 		return driver.Endpoint{}, nil, nil, invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}

@@ -51,10 +51,9 @@ type compiled struct {
 	scoped bool
 	// insight is the decoded query of an insight kind (see compileInsight).
 	insight *insight.Query
-	// verdicts memoizes materialization analyses (see materialize.go),
-	// catalog the declared types of the columns they sum.
+	// verdicts memoizes materialization analyses (see materialize.go)
+	// and the declared types of the columns they sum.
 	verdicts verdicts
-	catalog  catalog
 	// shape is the version's columns and types once known (see
 	// versionShape).
 	shape shapeSlot

@@ -33,10 +33,15 @@ type verdict struct {
 
 // verdicts memoizes the verdicts of one compiled version by bucket key, so
 // that neither a run nor a Get analyses a query again. Buckets are endpoint
-// settings that may change without a new version, hence the map.
+// settings that may change without a new version, hence the map. types
+// are the declared types of the columns of the tables the version sums,
+// by table name (see columnTypes), kept for as long as the version stays
+// compiled: a new version, or the version compiled again once it left the
+// Service's cache (Config.RecheckInterval), reads them again.
 type verdicts struct {
-	mu sync.Mutex
-	m  map[string]*verdict
+	mu    sync.Mutex
+	m     map[string]*verdict
+	types map[string]map[string]string
 }
 
 // verdict returns the verdict on c with buckets, analysing it on first use.
@@ -100,7 +105,8 @@ func (s *Service) verdict(ctx context.Context, c *compiled, buckets map[string]e
 // refused. When some table's types could not be read, the second analysis
 // takes the safe side (materialize.Options.StrictSums) and unread says
 // why, worded to follow a refusal's reason; it is logged and counted
-// (Observer's ObserveSaveCheck) where it happens.
+// (Observer's ObserveSaveCheck) where it happens. The caller holds
+// c.verdicts.mu.
 func (s *Service) analyze(ctx context.Context, c *compiled, opts materialize.Options) (a *materialize.Analysis, unread string, err error) {
 	a, err = materialize.Analyze(c.query.SQL, opts)
 	if err != nil || !a.Materializable() || len(a.Untyped) == 0 || c.scope == nil {
@@ -135,16 +141,6 @@ func (s *Service) analyze(ctx context.Context, c *compiled, opts materialize.Opt
 	return a, unread, err
 }
 
-// catalog memoizes the declared types of the columns of the tables a
-// compiled version sums (see columnTypes), by table name, for as long as
-// the version stays compiled: a new version, or the version compiled
-// again once it left the Service's cache (Config.RecheckInterval), reads
-// them again.
-type catalog struct {
-	mu     sync.Mutex
-	tables map[string]map[string]string
-}
-
 // unreadTable is a table whose columns' types could not be read.
 type unreadTable struct {
 	table string
@@ -154,15 +150,14 @@ type unreadTable struct {
 // columnTypes returns the declared types of the columns of tables, read
 // from the engine as c's scope sees them (scope.Scope.Describe: a
 // statement that reads no row, the columns those the access policy
-// allows, the types the engine names for them), from c's catalog when it
-// holds them, and the tables whose types could not be read (not kept).
+// allows, the types the engine names for them), from c.verdicts.types
+// when they hold them, and the tables whose types could not be read (not
+// kept). The caller holds c.verdicts.mu.
 func (s *Service) columnTypes(ctx context.Context, c *compiled, tables []materialize.Table) (map[string]map[string]string, []unreadTable) {
-	c.catalog.mu.Lock()
-	defer c.catalog.mu.Unlock()
 	out := make(map[string]map[string]string, len(tables))
 	var failed []unreadTable
 	for _, t := range tables {
-		if cols, ok := c.catalog.tables[t.Name]; ok {
+		if cols, ok := c.verdicts.types[t.Name]; ok {
 			out[t.Name] = cols
 			continue
 		}
@@ -171,10 +166,10 @@ func (s *Service) columnTypes(ctx context.Context, c *compiled, tables []materia
 			failed = append(failed, unreadTable{table: t.Name, err: err})
 			continue
 		}
-		if c.catalog.tables == nil {
-			c.catalog.tables = make(map[string]map[string]string)
+		if c.verdicts.types == nil {
+			c.verdicts.types = make(map[string]map[string]string)
 		}
-		c.catalog.tables[t.Name], out[t.Name] = cols, cols
+		c.verdicts.types[t.Name], out[t.Name] = cols, cols
 	}
 	return out, failed
 }

@@ -256,7 +256,9 @@ func (s *Service) queryVerdict(ctx context.Context, c *compiled) QueryVerdict {
 	for _, vr := range c.vars {
 		types[vr.CodeName] = vr.Type
 	}
+	c.verdicts.mu.Lock()
 	a, unread, err := s.analyze(ctx, c, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types})
+	c.verdicts.mu.Unlock()
 	if err != nil {
 		// Options come from a compiled query; this is a defect, said as
 		// the endpoint's verdict says it rather than hidden.

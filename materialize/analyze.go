@@ -318,12 +318,12 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	for j, i := range idx {
 		vars[j] = a.Variables[i]
 	}
-	plan, reason := build(sel, lx, vars, kept, opts, window, len(outers) > 0)
+	plan, untyped, reason := build(sel, lx, vars, kept, opts, window, len(outers) > 0)
 	for j, i := range idx {
 		a.Variables[i].Bucket = vars[j].Bucket
 	}
 	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
-		reason = plan.around(outers[i], lx, i == 0, opts)
+		reason = plan.around(outers[i], lx, i == 0, opts, &untyped)
 	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
@@ -332,7 +332,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		}
 		return a, nil
 	}
-	a.Plan, a.Untyped = plan, plan.untyped
+	a.Plan, a.Untyped = plan, untyped
 	return a, nil
 }
 

@@ -282,8 +282,8 @@ func (b *builder) tableColumnType(tn *tree.TableName, column string) (numType, b
 				t = either(either(r, t), numUnknown)
 			}
 			found, r = true, t
-			if t == numFloat {
-				b.floatColumn = column + " of " + table + ", a column of type " + typ
+			if t == numFloat && b.sums != nil {
+				b.sums.floatColumn = column + " of " + table + ", a column of type " + typ
 			}
 		}
 		return r, true
@@ -382,8 +382,8 @@ func (b *builder) columnType(sel *tree.Select, c *tree.ColName, depth int) numTy
 					found, r = true, t
 					return true
 				}
-				if tn != nil && len(tn.Parts) > 0 {
-					b.pending = append(b.pending, tableOf(tn))
+				if tn != nil && len(tn.Parts) > 0 && b.sums != nil {
+					b.sums.pending = append(b.sums.pending, tn)
 				}
 				if !c.Qualifier.IsEmpty() {
 					found, r = true, numUnknown
@@ -485,14 +485,18 @@ func (b *builder) checkExactSum(f *tree.FuncExpr, name string) error {
 // when it is not known and taken for exact (no StrictSums), the tables
 // whose untyped columns it sums are kept for Analysis.Untyped.
 func (b *builder) judgeSum(arg tree.Expr) numType {
-	b.pending, b.floatColumn = b.pending[:0], ""
+	if b.sums == nil {
+		b.sums = &sumTypes{}
+	}
+	st := b.sums
+	st.pending, st.floatColumn = st.pending[:0], ""
 	t := b.numTypeOf(arg)
 	if t != numUnknown || b.opts.StrictSums {
 		return t
 	}
-	for _, p := range b.pending {
-		if !slices.Contains(b.untyped, p) {
-			b.untyped = append(b.untyped, p)
+	for _, tn := range st.pending {
+		if p := tableOf(tn); !slices.Contains(st.untyped, p) {
+			st.untyped = append(st.untyped, p)
 		}
 	}
 	return t
@@ -559,8 +563,8 @@ func (b *builder) addsUp(t numType) string {
 	switch {
 	case t == numUnknown:
 		return "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
-	case b.floatColumn != "":
-		return "adds up floating-point values (" + b.floatColumn + ")"
+	case b.sums != nil && b.sums.floatColumn != "":
+		return "adds up floating-point values (" + b.sums.floatColumn + ")"
 	}
 	return "adds up floating-point values"
 }

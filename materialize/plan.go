@@ -14,10 +14,7 @@ import (
 // Plan is the rewrite of a materializable query: the pre-compute query that
 // fills the stored table, and the read query that answers a run from it.
 type Plan struct {
-	dialect engine.Engine
-	// untyped are the tables whose columns' types the sums were taken
-	// exact without (Analysis.Untyped).
-	untyped    []Table
+	dialect    engine.Engine
 	precompute string
 	// sourceCount counts the source rows the pre-compute query reads.
 	sourceCount string
@@ -126,10 +123,18 @@ type builder struct {
 	oneBucketShape bool
 	// src is the query's text, which the tree's spans index.
 	src string
-	// untyped are the tables whose columns' unknown types a sum was taken
-	// exact with (Analysis.Untyped); pending those of the sum being
-	// judged (see judgeSum).
-	untyped, pending []Table
+	// sums is what judging the sums found (see judgeSum); nil until a sum
+	// is judged.
+	sums *sumTypes
+}
+
+// sumTypes is what judging a query's sums found of its columns' types.
+type sumTypes struct {
+	// untyped are the tables whose columns' unknown types a sum was
+	// taken exact with (Analysis.Untyped); pending those of the sum
+	// being judged.
+	untyped []Table
+	pending []*tree.TableName
 	// floatColumn names the floating-point column the sum being judged
 	// reads, for its refusal; "" for none.
 	floatColumn string
@@ -153,22 +158,33 @@ func fail(code Code, format string, args ...any) error {
 	return &reasonError{r: Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
-// build rewrites sel; a query it cannot rewrite returns a Reason.
-func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason, subquery bool) (*Plan, *Reason) {
+// build rewrites sel; a query it cannot rewrite returns a Reason. untyped
+// are the tables whose columns' types its sums were taken exact without
+// (Analysis.Untyped).
+func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason, subquery bool) (plan *Plan, untyped []Table, reason *Reason) {
 	if window != nil {
 		if why := windowsRefusal(sel, vars, uses, opts); why != "" {
 			r := *window
 			r.Message = why
-			return nil, &r
+			return nil, nil, &r
 		}
 	}
 	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts, subquery: subquery,
 		aliases: map[string]int{}, parts: map[string]string{}, grainNames: map[string]string{}}
 	plan, err := b.build(lx)
 	if err != nil {
-		return nil, reasonOf(err, lx)
+		return nil, nil, reasonOf(err, lx)
 	}
-	return plan, nil
+	return plan, b.untyped(), nil
+}
+
+// untyped are the tables whose columns' types b's sums were taken exact
+// without.
+func (b *builder) untyped() []Table {
+	if b.sums == nil {
+		return nil
+	}
+	return b.sums.untyped
 }
 
 // reasonOf is the Reason of an error of the rewrite.
@@ -225,7 +241,7 @@ func (b *builder) build(lx *lexed) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan.atRead, plan.untyped = b.atRead, b.untyped
+	plan.atRead = b.atRead
 	return plan, nil
 }
 

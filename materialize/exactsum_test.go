@@ -307,6 +307,21 @@ func TestFloatColumnSums(t *testing.T) {
 			assert.Equal(t, []Table{{Name: "orders", Text: "orders"}}, a.Untyped)
 		}
 	}
+	// Computed over the read of its subquery: the outer sum of the
+	// subquery's float sums is refused, the tables named untyped.
+	outer := "SELECT sum(s) AS total FROM (SELECT ts, sum(price) AS s FROM shop.items WHERE grp = {variables.grp} GROUP BY ts) u"
+	for _, e := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
+		a, err := Analyze(outer, opts(e, false, false))
+		require.NoError(t, err)
+		require.True(t, a.Materializable(), "%s: %v", e.Name(), a.Reasons)
+		assert.Equal(t, []Table{{Name: "shop.items", Text: "shop.items"}}, a.Untyped, e.Name())
+		a, err = Analyze(outer, opts(e, true, false))
+		require.NoError(t, err)
+		require.False(t, a.Materializable(), e.Name())
+		assert.Equal(t, CodeAggregate, a.Reasons[0].Code)
+		assert.Contains(t, a.Reasons[0].Message, "sum(s) adds up floating-point values (price of shop.items, a column of type "+types[e]["price"]+") over the rows of its subquery")
+		assert.Equal(t, [2]int{1, 8}, [2]int{a.Reasons[0].Line, a.Reasons[0].Column})
+	}
 	// Quoted names: Text keeps the quotes, Name does not.
 	a, err := Analyze(`SELECT sum("Price") AS s FROM "Shop"."Items" WHERE ts >= {variables.from}`, Options{Engine: engine.PostgreSQL, Types: map[string]variable.Type{"from": variable.Date}})
 	require.NoError(t, err)

@@ -175,15 +175,22 @@ func (s *Service) columnTypes(ctx context.Context, c *compiled, tables []materia
 }
 
 // describeTable returns the declared types of table's columns by name, as
-// sc sees the table.
+// sc sees the table, within Config.RunTimeout. It runs outside any run's
+// bounds and rows (queryOwn): it is not the run's statement, which a
+// streamed run hands its rows to, and it reads no row.
 func (s *Service) describeTable(ctx context.Context, sc *scope.Scope, table string) (map[string]string, error) {
 	st, err := sc.Describe(table)
 	if err != nil {
 		return nil, scopeError(err)
 	}
-	res, err := s.executeCapped(ctx, st, 0)
+	ctx, cancel := driver.BoundContext(ctx, s.cfg.RunTimeout)
+	defer cancel()
+	res, err := s.queryOwn(ctx, st)
+	if err == nil && res == nil {
+		err = errors.New("the executor answered no result")
+	}
 	if err != nil {
-		return nil, err
+		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
 	}
 	cols := make(map[string]string, len(res.Columns))
 	for i, name := range res.Columns {

@@ -240,7 +240,8 @@ func insightQueryVariables(q *insight.Query, given map[string]any) []QueryVariab
 }
 
 // queryVerdict is the verdict on materializing c with the default buckets:
-// every reason from materialize.Analyze for SQL, the reason insight
+// every reason from materialize.Analyze for SQL (with the declared types
+// of the columns it sums, see analyze), the reason insight
 // materialization fails for an insight query.
 func (s *Service) queryVerdict(ctx context.Context, c *compiled) QueryVerdict {
 	out := QueryVerdict{Reasons: []VerdictReason{}}

@@ -51,7 +51,8 @@ type compiled struct {
 	scoped bool
 	// insight is the decoded query of an insight kind (see compileInsight).
 	insight *insight.Query
-	// verdicts memoizes materialization analyses (see materialize.go).
+	// verdicts memoizes materialization analyses (see materialize.go)
+	// and the declared types of the columns they sum.
 	verdicts verdicts
 	// shape is the version's columns and types once known (see
 	// versionShape).

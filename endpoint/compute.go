@@ -1005,7 +1005,7 @@ func (t *runTrace) info() *DebugInfo {
 // (RunResult.InlineReason).
 func (s *Service) runInsight(ctx context.Context, ep *driver.Endpoint, c *compiled, req RunRequest, opts runOptions, now time.Time) (*RunResult, error) {
 	var fb *fallback
-	if r := s.storedReadOf(ep, c, opts, now); r.why == readsStored {
+	if r := s.storedReadOf(ctx, ep, c, opts, now); r.why == readsStored {
 		// admit checked the variables by the materialized rules.
 		var res *RunResult
 		var err error
@@ -1125,7 +1125,7 @@ const (
 // materialized, the version is the current one, a table built from it is
 // fresh (servingTable) and, for a SQL endpoint, its query can be
 // materialized. It has no side effect.
-func (s *Service) storedReadOf(ep *driver.Endpoint, c *compiled, opts runOptions, now time.Time) storedRead {
+func (s *Service) storedReadOf(ctx context.Context, ep *driver.Endpoint, c *compiled, opts runOptions, now time.Time) storedRead {
 	version := opts.version
 	if version == 0 {
 		version = ep.CurrentVersion
@@ -1142,7 +1142,7 @@ func (s *Service) storedReadOf(ep *driver.Endpoint, c *compiled, opts runOptions
 	}
 	r := storedRead{table: table, at: at}
 	if c.insight == nil {
-		if r.v = s.verdict(c, ep.MaterializationBuckets, ep.MaterializationTailColumn); !r.v.ok {
+		if r.v = s.verdict(ctx, c, ep.MaterializationBuckets, ep.MaterializationTailColumn); !r.v.ok {
 			r.why = cannotMaterialize
 		}
 	}
@@ -1191,7 +1191,7 @@ func (s *Service) noTable(e *driver.Endpoint, now time.Time) *fallback {
 // pages in SQL, as the inline run does: it fetches at most limit+1 rows,
 // the one more telling whether there are more.
 func (s *Service) readMaterializedSQL(ctx context.Context, ep *driver.Endpoint, c *compiled, values map[string]any, opts runOptions, now time.Time) (*RunResult, *fallback, error) {
-	r := s.storedReadOf(ep, c, opts, now)
+	r := s.storedReadOf(ctx, ep, c, opts, now)
 	if r.why != readsStored {
 		return nil, r.fallback(s, ep, opts, now), nil
 	}

@@ -33,16 +33,25 @@ type verdict struct {
 
 // verdicts memoizes the verdicts of one compiled version by bucket key, so
 // that neither a run nor a Get analyses a query again. Buckets are endpoint
-// settings that may change without a new version, hence the map.
+// settings that may change without a new version, hence the map. types
+// are the declared types of the columns of the tables the version sums,
+// by table name (see columnTypes), kept for as long as the version stays
+// compiled: a new version, or the version compiled again once it left the
+// Service's cache (Config.RecheckInterval), reads them again.
 type verdicts struct {
-	mu sync.Mutex
-	m  map[string]*verdict
+	mu    sync.Mutex
+	m     map[string]*verdict
+	types map[string]map[string]string
 }
 
 // verdict returns the verdict on c with buckets, analysing it on first use.
 // An insight query is materializable when its materialization compiles:
-// its variables are its breakdowns, which every stored series carries.
-func (s *Service) verdict(c *compiled, buckets map[string]engine.Bucket, tail string) *verdict {
+// its variables are its breakdowns, which every stored series carries. A
+// SQL query is analysed with the declared types of the columns it sums
+// (see analyze); a verdict taken without some table's types, which the
+// database did not tell, is not kept, so that the next use reads them
+// again.
+func (s *Service) verdict(ctx context.Context, c *compiled, buckets map[string]engine.Bucket, tail string) *verdict {
 	key := bucketKey(buckets) + "tail=" + tail
 	c.verdicts.mu.Lock()
 	defer c.verdicts.mu.Unlock()
@@ -50,6 +59,7 @@ func (s *Service) verdict(c *compiled, buckets map[string]engine.Bucket, tail st
 		return v
 	}
 	v := &verdict{}
+	keep := true
 	if c.insight != nil {
 		if _, err := insight.Materialize(c.insight, s.cfg.Executor.Engine(), "endpointkit_check", s.now()); err != nil {
 			v.reason = strings.TrimPrefix(err.Error(), "insight: ")
@@ -61,12 +71,13 @@ func (s *Service) verdict(c *compiled, buckets map[string]engine.Bucket, tail st
 		for _, vr := range c.vars {
 			types[vr.CodeName] = vr.Type
 		}
-		a, err := materialize.Analyze(c.query.SQL, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types, Buckets: buckets, TailColumn: tail})
+		a, unread, err := s.analyze(ctx, c, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types, Buckets: buckets, TailColumn: tail})
+		keep = unread == ""
 		switch {
 		case err != nil:
 			v.reason = strings.TrimPrefix(err.Error(), "materialize: ")
 		case !a.Materializable():
-			v.reason = a.Reason()
+			v.reason = a.Reason() + unread
 		default:
 			v.ok, v.plan = true, a.Plan
 			v.scopeSource(c.scope)
@@ -75,11 +86,121 @@ func (s *Service) verdict(c *compiled, buckets map[string]engine.Bucket, tail st
 			v.variables = variableVerdicts(a)
 		}
 	}
+	if !keep {
+		return v
+	}
 	if c.verdicts.m == nil {
 		c.verdicts.m = make(map[string]*verdict)
 	}
 	c.verdicts.m[key] = v
 	return v
+}
+
+// analyze is materialize.Analyze of c's query with opts, and with the
+// declared types of the columns of the tables whose types decide a sum
+// (materialize.Analysis.Untyped), read from the engine's catalog as c's
+// scope sees those tables (see columnTypes): a query that sums none reads
+// nothing, one that does is analysed again with them, so that a sum of a
+// floating-point column whose stored parts a read adds up again is
+// refused. When some table's types could not be read, the second analysis
+// takes the safe side (materialize.Options.StrictSums) and unread says
+// why, worded to follow a refusal's reason; it is logged and counted
+// (Observer's ObserveSaveCheck) where it happens. The caller holds
+// c.verdicts.mu.
+func (s *Service) analyze(ctx context.Context, c *compiled, opts materialize.Options) (a *materialize.Analysis, unread string, err error) {
+	a, err = materialize.Analyze(c.query.SQL, opts)
+	if err != nil || !a.Materializable() || len(a.Untyped) == 0 || c.scope == nil {
+		return a, "", err
+	}
+	types, failed := s.columnTypes(ctx, c, a.Untyped)
+	opts.ColumnTypes = types
+	if len(failed) > 0 {
+		opts.StrictSums = true
+		names := make([]string, len(failed))
+		for i, f := range failed {
+			names[i] = f.table
+		}
+		errs := make([]error, len(failed))
+		for i, f := range failed {
+			errs[i] = f.err
+			if e := (*Error)(nil); errors.As(f.err, &e) && e.Err != nil {
+				// The engine's error, which the Detail keeps from a
+				// client, for the log.
+				errs[i] = fmt.Errorf("%s: %w", e.Detail, e.Err)
+			}
+		}
+		cause := errors.Join(errs...)
+		slog.WarnContext(ctx, "endpoint: the declared types of the columns a query sums could not be read; its sums of them are taken as floating point",
+			"project", c.scope.Project(), "tables", names, "error", cause)
+		s.observeSaveCheck(ctx, SaveCheckEvent{Project: c.scope.Project(),
+			Err: fmt.Errorf("the declared types of the columns of %s could not be read from the database: %w", strings.Join(names, ", "), cause)})
+		unread = "; the declared types of the columns of " + cut(strings.Join(names, ", ")) +
+			" could not be read from the database (" + cut(errorDetail(failed[0].err)) + "), so a sum of one of them is taken as floating point; saving or reading the endpoint again retries"
+	}
+	a, err = materialize.Analyze(c.query.SQL, opts)
+	return a, unread, err
+}
+
+// unreadTable is a table whose columns' types could not be read.
+type unreadTable struct {
+	table string
+	err   error
+}
+
+// columnTypes returns the declared types of the columns of tables, read
+// from the engine as c's scope sees them (scope.Scope.Describe: a
+// statement that reads no row, the columns those the access policy
+// allows, the types the engine names for them), from c.verdicts.types
+// when they hold them, and the tables whose types could not be read (not
+// kept). The caller holds c.verdicts.mu.
+func (s *Service) columnTypes(ctx context.Context, c *compiled, tables []materialize.Table) (map[string]map[string]string, []unreadTable) {
+	out := make(map[string]map[string]string, len(tables))
+	var failed []unreadTable
+	for _, t := range tables {
+		if cols, ok := c.verdicts.types[t.Name]; ok {
+			out[t.Name] = cols
+			continue
+		}
+		cols, err := s.describeTable(ctx, c.scope, t.Text)
+		if err != nil {
+			failed = append(failed, unreadTable{table: t.Name, err: err})
+			continue
+		}
+		if c.verdicts.types == nil {
+			c.verdicts.types = make(map[string]map[string]string)
+		}
+		c.verdicts.types[t.Name], out[t.Name] = cols, cols
+	}
+	return out, failed
+}
+
+// describeTable returns the declared types of table's columns by name, as
+// sc sees the table, within Config.RunTimeout. It runs outside any run's
+// bounds and rows (queryOwn): it is not the run's statement, which a
+// streamed run hands its rows to, and it reads no row.
+func (s *Service) describeTable(ctx context.Context, sc *scope.Scope, table string) (map[string]string, error) {
+	st, err := sc.Describe(table)
+	if err != nil {
+		return nil, scopeError(err)
+	}
+	ctx, cancel := driver.BoundContext(ctx, s.cfg.RunTimeout)
+	defer cancel()
+	res, err := s.queryOwn(ctx, st)
+	if err == nil && res == nil {
+		err = errors.New("the executor answered no result")
+	}
+	if err != nil {
+		return nil, withCause(NewError(ErrExecution, CodeExecutionFailed, "", "query execution failed"), err)
+	}
+	cols := make(map[string]string, len(res.Columns))
+	for i, name := range res.Columns {
+		typ := ""
+		if i < len(res.Types) {
+			typ = res.Types[i]
+		}
+		cols[name] = typ
+	}
+	return cols, nil
 }
 
 // scopeSource scopes the plan's statements with the scope the version was
@@ -117,7 +238,7 @@ func (s *Service) checkMaterialization(ctx context.Context, next *driver.Endpoin
 	if !next.IsMaterialized {
 		return nil
 	}
-	if v := s.verdict(c, next.MaterializationBuckets, next.MaterializationTailColumn); !v.ok {
+	if v := s.verdict(ctx, c, next.MaterializationBuckets, next.MaterializationTailColumn); !v.ok {
 		return invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
 	return nil
@@ -205,7 +326,7 @@ func (s *Service) materializationView(ctx context.Context, e *driver.Endpoint) M
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {
 		m.Reason = "the query cannot be compiled: " + errorDetail(err)
-	} else if v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn); v.ok {
+	} else if v := s.verdict(ctx, c, e.MaterializationBuckets, e.MaterializationTailColumn); v.ok {
 		m.CanMaterialize, m.Variables = true, v.variables
 	} else {
 		m.Reason, m.Variables = v.reason, v.variables

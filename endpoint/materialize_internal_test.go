@@ -34,17 +34,17 @@ func TestVerdictMemoized(t *testing.T) {
 		index: map[string]int{"country": 0, "from": 1},
 		scope: scope.New(nil, "1", engine.SQLite),
 	}
-	v := s.verdict(c, nil, "")
+	v := s.verdict(context.Background(), c, nil, "")
 	require.True(t, v.ok, "verdict %+v", v)
 	require.NotNil(t, v.plan, "verdict %+v", v)
-	if again := s.verdict(c, map[string]engine.Bucket{}, ""); again != v {
+	if again := s.verdict(context.Background(), c, map[string]engine.Bucket{}, ""); again != v {
 		t.Fatal("no buckets and an empty map were analysed twice")
 	}
-	hour := s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, "")
+	hour := s.verdict(context.Background(), c, map[string]engine.Bucket{"from": engine.Hour}, "")
 	if hour == v || !hour.ok {
 		t.Fatalf("other buckets share a verdict: %+v", hour)
 	}
-	if again := s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, ""); again != hour {
+	if again := s.verdict(context.Background(), c, map[string]engine.Bucket{"from": engine.Hour}, ""); again != hour {
 		t.Fatal("the same buckets were analysed twice")
 	}
 	require.Equal(t, "a=hour;b=day;", bucketKey(map[string]engine.Bucket{"b": "day", "a": "hour"}), "bucketKey")
@@ -60,7 +60,7 @@ func TestVariableVerdicts(t *testing.T) {
 		require.NoError(t, err)
 		c := &compiled{query: driver.Query{Kind: KindSQL, SQL: tmpl.Source()}, tmpl: tmpl,
 			vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}, scope: scope.New(nil, "1", engine.SQLite)}
-		return s.verdict(c, map[string]engine.Bucket{"from": engine.Hour}, "")
+		return s.verdict(context.Background(), c, map[string]engine.Bucket{"from": engine.Hour}, "")
 	}
 	v := verdictOf(`SELECT count(*) AS n FROM events WHERE json_extract(properties, '$.country') = {variables.country}
 		AND event IN {variables.events} AND timestamp >= {variables.from} AND project_id = {variables.` + tenantVariable + `}`)

@@ -132,7 +132,7 @@ func (s *Service) RunQuery(ctx context.Context, project string, req QueryRequest
 	// makes the run go inline, with the tenant bound to the project.
 	ep := &driver.Endpoint{ProjectID: project, IsActive: true}
 	now := s.now()
-	out := &QueryResult{Kind: c.query.Kind, Placeholders: []string{}, Materialization: s.queryVerdict(c)}
+	out := &QueryResult{Kind: c.query.Kind, Placeholders: []string{}, Materialization: s.queryVerdict(ctx, c)}
 	var res *RunResult
 	if c.insight != nil {
 		out.Variables = insightQueryVariables(c.insight, req.Variables)
@@ -240,12 +240,13 @@ func insightQueryVariables(q *insight.Query, given map[string]any) []QueryVariab
 }
 
 // queryVerdict is the verdict on materializing c with the default buckets:
-// every reason from materialize.Analyze for SQL, the reason insight
+// every reason from materialize.Analyze for SQL (with the declared types
+// of the columns it sums, see analyze), the reason insight
 // materialization fails for an insight query.
-func (s *Service) queryVerdict(c *compiled) QueryVerdict {
+func (s *Service) queryVerdict(ctx context.Context, c *compiled) QueryVerdict {
 	out := QueryVerdict{Reasons: []VerdictReason{}}
 	if c.insight != nil {
-		v := s.verdict(c, nil, "")
+		v := s.verdict(ctx, c, nil, "")
 		out.CanMaterialize, out.Reason = v.ok, v.reason
 		if !v.ok {
 			out.Reasons = append(out.Reasons, VerdictReason{Code: string(materialize.CodeUnsupportedQuery), Message: v.reason})
@@ -256,7 +257,9 @@ func (s *Service) queryVerdict(c *compiled) QueryVerdict {
 	for _, vr := range c.vars {
 		types[vr.CodeName] = vr.Type
 	}
-	a, err := materialize.Analyze(c.query.SQL, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types})
+	c.verdicts.mu.Lock()
+	a, unread, err := s.analyze(ctx, c, materialize.Options{Engine: s.cfg.Executor.Engine(), Types: types})
+	c.verdicts.mu.Unlock()
 	if err != nil {
 		// Options come from a compiled query; this is a defect, said as
 		// the endpoint's verdict says it rather than hidden.
@@ -268,6 +271,11 @@ func (s *Service) queryVerdict(c *compiled) QueryVerdict {
 	out.Variables = variableVerdicts(a)
 	for _, r := range a.Reasons {
 		out.Reasons = append(out.Reasons, VerdictReason{Code: string(r.Code), Variable: r.Variable, Message: r.String()})
+	}
+	if !out.CanMaterialize && unread != "" {
+		// The sums were judged without some columns' types.
+		out.Reason += unread
+		out.Reasons[0].Message += unread
 	}
 	return out
 }

@@ -717,7 +717,7 @@ func (s *Service) versionView(ctx context.Context, e *driver.Endpoint, v driver.
 		return info
 	}
 	info.Variables = runVariables(e, c, v.Number)
-	if vd := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn); vd.ok {
+	if vd := s.verdict(ctx, c, e.MaterializationBuckets, e.MaterializationTailColumn); vd.ok {
 		info.Materialization.CanMaterialize = true
 	} else {
 		info.Materialization.Reason = vd.reason

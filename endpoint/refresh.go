@@ -218,7 +218,7 @@ func (s *Service) refreshTarget(ctx context.Context, project, id, name string) (
 	if err != nil {
 		return driver.Endpoint{}, nil, nil, err
 	}
-	v := s.verdict(c, e.MaterializationBuckets, e.MaterializationTailColumn)
+	v := s.verdict(ctx, c, e.MaterializationBuckets, e.MaterializationTailColumn)
 	if !v.ok {
 		return driver.Endpoint{}, nil, nil, invalidf(CodeCannotMaterialize, "is_materialized", "Cannot materialize endpoint. Reason: %s", v.reason)
 	}
@@ -451,7 +451,9 @@ func (s *Service) execWithin(ctx context.Context, stmts []scope.Statement, maxBy
 }
 
 // queryOwn runs a statement of the library's own (scope.Own) that returns
-// rows, outside any run's bounds.
+// rows, outside any run's bounds; and the statement that reads a table's
+// columns' types (scope.Scope.Describe, see describeTable), which reads no
+// row and is no run's.
 func (s *Service) queryOwn(ctx context.Context, st scope.Statement) (*driver.Result, error) {
 	return s.cfg.Executor.Query(ctx, st, driver.Bounds{})
 }

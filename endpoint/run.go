@@ -734,7 +734,7 @@ func (s *Service) answeredStored(ctx context.Context, project, name string, req 
 		return answered{}, err
 	}
 	a := &admittedRun{project: project, name: name, given: req, p: p, values: values}
-	return answered{stored: s.storedReadOf(p.ep, p.c, p.opts, p.now).why == readsStored, admitted: a}, nil
+	return answered{stored: s.storedReadOf(ctx, p.ep, p.c, p.opts, p.now).why == readsStored, admitted: a}, nil
 }
 
 // answered is what answeredStored found of a run: whether its stored

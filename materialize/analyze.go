@@ -36,14 +36,38 @@ type Options struct {
 	// exact (see exactsum.go); the analysis knows no column's type of
 	// itself.
 	ExactColumns []string
+	// ColumnTypes are the declared types of tables' columns, as the
+	// engine's catalog names them ("double precision", "FLOAT8", "DOUBLE",
+	// "Nullable(Float64)", "REAL", "numeric", "BIGINT", ...): by table,
+	// named as Table.Name names it (any case), then by column (any case).
+	// A table listed is typed: a column it does not list is not its own.
+	// A sum or avg whose stored parts a read adds up again, of a column
+	// of a floating-point type (a float or double anywhere; a REAL,
+	// FLOAT, DOUBLE, NUMERIC or DECIMAL column on SQLite, which keeps a
+	// value with a fraction as a REAL), is refused (CodeAggregate) with a
+	// rewrite in the engine's exact type; one of an integer or decimal
+	// column materializes, StrictSums or not. Analysis.Untyped names the
+	// tables whose types would decide a verdict.
+	ColumnTypes map[string]map[string]string
 	// StrictSums takes the safe side for a sum or avg, whose stored parts
 	// a read adds up again, of a value of a type the analysis does not
-	// know (a table's column not in ExactColumns, a function it does not
-	// know): refused, as it could be floating point. Unset, only values
-	// known floating point are refused (0.1 on SQLite, CAST(x AS REAL),
-	// sqrt(x), ...), and a column is taken for the integer or decimal it
-	// usually is.
+	// know (a table's column that neither ExactColumns nor ColumnTypes
+	// types, a function it does not know): refused, as it could be
+	// floating point. Unset, only values known floating point are
+	// refused (0.1 on SQLite, CAST(x AS REAL), sqrt(x), a column
+	// ColumnTypes says is a double, ...), and a column of a type not
+	// known is taken for the integer or decimal it usually is.
 	StrictSums bool
+}
+
+// Table is a table a query reads, as the query names it.
+type Table struct {
+	// Name is its name, the parts unquoted and joined by ".": the key of
+	// Options.ColumnTypes.
+	Name string
+	// Text is the name as the query writes it, quotes included, to read
+	// the same table in another statement.
+	Text string
 }
 
 var tailColumnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
@@ -109,6 +133,15 @@ type Analysis struct {
 	Reasons []Reason
 	// Plan is the rewrite; nil unless the query can be materialized.
 	Plan *Plan
+	// Untyped are the tables whose columns' declared types would decide
+	// the verdict of a materializable query: a sum, total or avg whose
+	// stored parts a read adds up again sums a column of theirs that
+	// neither Options.ColumnTypes nor ExactColumns types, and was taken
+	// for exact (without StrictSums). A host that reads the columns'
+	// types from the engine's catalog passes them in Options.ColumnTypes
+	// and analyses the query again, so that a sum of a floating-point
+	// column is refused. Empty otherwise.
+	Untyped []Table
 }
 
 // Materializable reports whether the query can be materialized.
@@ -285,12 +318,12 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 	for j, i := range idx {
 		vars[j] = a.Variables[i]
 	}
-	plan, reason := build(sel, lx, vars, kept, opts, window, len(outers) > 0)
+	plan, untyped, reason := build(sel, lx, vars, kept, opts, window, len(outers) > 0)
 	for j, i := range idx {
 		a.Variables[i].Bucket = vars[j].Bucket
 	}
 	for i := len(outers) - 1; i >= 0 && reason == nil; i-- {
-		reason = plan.around(outers[i], lx, i == 0, opts)
+		reason = plan.around(outers[i], lx, i == 0, opts, &untyped)
 	}
 	if reason != nil {
 		a.Reasons = append(a.Reasons, *reason)
@@ -299,7 +332,7 @@ func Analyze(query string, opts Options) (*Analysis, error) {
 		}
 		return a, nil
 	}
-	a.Plan = plan
+	a.Plan, a.Untyped = plan, untyped
 	return a, nil
 }
 

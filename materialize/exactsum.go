@@ -1,8 +1,10 @@
 package materialize
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/tree"
 )
 
@@ -25,13 +27,17 @@ import (
 // ClickHouse, a numeric on PostgreSQL, a DECIMAL on MySQL (a DOUBLE with an
 // exponent); a cast says its type; +, -, *, / and % are exact when both
 // sides are (but / on ClickHouse, which divides in Float64). A table's
-// column's type is not known to the analysis (an SQLite column of any
-// declared type may hold a REAL) unless Options.ExactColumns lists it:
-// with Options.StrictSums a sum of such a column, or of anything not
-// known exact, is refused the same way (the safe side, with a rewrite
-// that sums an exact type); without it, it is taken for the integer or
-// decimal it usually is, and only values known floating point are
-// refused.
+// column has the type Options.ColumnTypes declares for it, read from the
+// engine's catalog by the host (the endpoint does, see Analysis.Untyped),
+// with SQLite's affinities: a REAL, FLOAT or DOUBLE column is floating
+// point, a NUMERIC or DECIMAL one too (SQLite keeps a value with a
+// fraction as a REAL), and an INTEGER one is not known (a table that is
+// not STRICT keeps 1.5 there as a REAL). A column neither ColumnTypes nor
+// Options.ExactColumns types has a type the analysis does not know: with
+// Options.StrictSums a sum of such a column, or of anything not known
+// exact, is refused the same way (the safe side, with a rewrite that sums
+// an exact type); without it, it is taken for the integer or decimal it
+// usually is, and only values known floating point are refused.
 
 // numType is what the analysis knows of a number expression's type.
 type numType uint8
@@ -40,6 +46,7 @@ const (
 	numUnknown numType = iota // a column, a function not listed, a string
 	numExact                  // an integer or a decimal: addition in any order
 	numFloat                  // floating point: addition depends on the order
+	numNone                   // no such column (of a typed table)
 )
 
 // either is the type of an operation on values of types a and b.
@@ -138,25 +145,64 @@ func (b *builder) castType(x *tree.ConvertExpr) numType {
 	if x.Form == "CONVERT USING" {
 		return numUnknown
 	}
-	t := strings.ToLower(strings.Trim(x.Type, "'\" "))
-	t = strings.TrimSuffix(strings.TrimPrefix(t, "nullable("), ")")
+	return typeNamed(b.d, x.Type, false)
+}
+
+// typeNamed is the type of a value of the type name on engine d: a cast's
+// target, or, column set, a table column's declared type as the engine's
+// catalog names it.
+func typeNamed(d engine.Engine, name string, column bool) numType {
+	t := strings.ToLower(strings.Trim(name, "'\" "))
+	for unwrapped := false; !unwrapped; {
+		unwrapped = true
+		for _, wrap := range []string{"nullable(", "lowcardinality("} {
+			if strings.HasPrefix(t, wrap) && strings.HasSuffix(t, ")") {
+				t, unwrapped = strings.TrimSpace(t[len(wrap):len(t)-1]), false
+			}
+		}
+	}
 	if i := strings.IndexByte(t, '('); i >= 0 {
 		t = t[:i]
 	}
 	t = strings.TrimSpace(t)
+	sqlite := d.ExactSumType() == ""
+	if column && sqlite {
+		// SQLite's affinity of a declared type: a name holding INT is
+		// INTEGER, which keeps a value with a fraction as a REAL in a
+		// table that is not STRICT; REAL, FLOA or DOUB is REAL.
+		switch {
+		case strings.Contains(t, "int"):
+			return numUnknown
+		case strings.Contains(t, "real"), strings.Contains(t, "floa"), strings.Contains(t, "doub"):
+			return numFloat
+		}
+	}
 	switch {
 	case strings.HasPrefix(t, "float"), strings.HasPrefix(t, "double"), t == "real", t == "bfloat16":
 		return numFloat
-	case strings.HasPrefix(t, "decimal"), t == "numeric", t == "dec", t == "fixed":
-		if b.d.ExactSumType() == "" {
+	case strings.HasPrefix(t, "decimal"), t == "numeric", t == "dec", t == "fixed", t == "money":
+		if sqlite {
 			// SQLite's NUMERIC affinity: a value with a fraction stays
 			// a REAL.
 			return numFloat
 		}
 		return numExact
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasSuffix(t, "int"),
-		t == "integer", t == "signed", t == "unsigned", t == "signed integer", t == "unsigned integer":
-		return numExact // int, bigint, smallint, Int64, UInt32, SIGNED, ...
+	case t == "bool" || t == "boolean":
+		if sqlite {
+			return numUnknown // NUMERIC affinity
+		}
+		return numExact
+	}
+	for _, w := range strings.Fields(t) {
+		switch {
+		case w == "interval" || w == "point":
+			return numUnknown
+		case strings.HasPrefix(w, "int"), strings.HasPrefix(w, "uint"), strings.HasSuffix(w, "int"),
+			strings.HasSuffix(w, "serial"), w == "signed", w == "unsigned":
+			// int, bigint, smallint, int8, Int64, UInt32, SIGNED,
+			// BIGINT UNSIGNED, serial, ...
+			return numExact
+		}
 	}
 	return numUnknown
 }
@@ -206,23 +252,55 @@ func (b *builder) funcType(f *tree.FuncExpr, t func(tree.Expr) numType) numType 
 	return r
 }
 
-// exactColumn reports whether Options.ExactColumns lists column of the
-// table tn.
-func (b *builder) exactColumn(tn *tree.TableName, column string) bool {
-	if len(b.opts.ExactColumns) == 0 || len(tn.Parts) == 0 {
-		return false
+// tableColumnType is the type of column of the table tn, and whether the
+// options type the table's columns: ExactColumns lists the column, or
+// ColumnTypes lists the table (numNone then for a column it does not
+// have).
+func (b *builder) tableColumnType(tn *tree.TableName, column string) (numType, bool) {
+	if tn == nil || len(tn.Parts) == 0 || len(b.opts.ExactColumns) == 0 && len(b.opts.ColumnTypes) == 0 {
+		return numUnknown, false
 	}
-	parts := make([]string, len(tn.Parts))
-	for i, p := range tn.Parts {
-		parts[i] = p.Name
-	}
-	name := strings.Join(parts, ".") + "." + column
+	table := tableOf(tn).Name
 	for _, c := range b.opts.ExactColumns {
-		if strings.EqualFold(c, name) {
-			return true
+		if strings.EqualFold(c, table+"."+column) {
+			return numExact, true
 		}
 	}
-	return false
+	for name, cols := range b.opts.ColumnTypes {
+		if !strings.EqualFold(name, table) {
+			continue
+		}
+		found, r := false, numNone
+		for c, typ := range cols {
+			if !strings.EqualFold(c, column) {
+				continue
+			}
+			// Two columns whose names differ in case only: the
+			// type of either.
+			t := typeNamed(b.d, typ, true)
+			if found && t != r {
+				t = either(either(r, t), numUnknown)
+			}
+			found, r = true, t
+			if t == numFloat && b.sums != nil {
+				b.sums.floatColumn = column + " of " + table + ", a column of type " + typ
+			}
+		}
+		return r, true
+	}
+	return numUnknown, false
+}
+
+// tableOf is tn as a Table.
+func tableOf(tn *tree.TableName) Table {
+	names, texts := make([]string, len(tn.Parts)), make([]string, len(tn.Parts))
+	for i, p := range tn.Parts {
+		names[i], texts[i] = p.Name, p.Raw
+		if p.Raw == "" {
+			texts[i] = p.Name
+		}
+	}
+	return Table{Name: strings.Join(names, "."), Text: strings.Join(texts, ".")}
 }
 
 // aggregateType is the type of an aggregate's value (a derived table's
@@ -283,16 +361,29 @@ func (b *builder) columnType(sel *tree.Select, c *tree.ColName, depth int) numTy
 				return true
 			}
 			if !isSub {
-				// A table's column: exact when listed. Unqualified, a
-				// column a listed table has is that table's (another
-				// table's of that name would make it ambiguous).
+				// A table's column: of its type when the options type
+				// the table's columns. Unqualified, a column a typed
+				// table has is that table's (another table's of that
+				// name would make it ambiguous), and one it does not
+				// have is another table's.
 				tn, _ := x.Expr.(*tree.TableName)
-				if tn != nil && b.exactColumn(tn, c.Name.Name) {
-					if found && r != numExact {
+				t, typed := b.tableColumnType(tn, c.Name.Name)
+				switch {
+				case typed && t == numNone:
+					if !c.Qualifier.IsEmpty() {
+						found, r = true, numUnknown
 						return false
 					}
-					found, r = true, numExact
 					return true
+				case typed:
+					if found && r != t {
+						return false
+					}
+					found, r = true, t
+					return true
+				}
+				if tn != nil && len(tn.Parts) > 0 && b.sums != nil {
+					b.sums.pending = append(b.sums.pending, tn)
 				}
 				if !c.Qualifier.IsEmpty() {
 					found, r = true, numUnknown
@@ -380,14 +471,35 @@ func (b *builder) checkExactSum(f *tree.FuncExpr, name string) error {
 		return nil
 	}
 	arg := f.Exprs[0]
-	t := b.numTypeOf(arg)
+	t := b.judgeSum(arg)
 	if t == numExact || t == numUnknown && !b.opts.StrictSums {
 		return nil
 	}
 	call, argText := b.sourceText(f), b.sourceText(arg)
 	return failAt(f.Span().Start, CodeAggregate,
 		"%s %s, and the read adds up the sums stored per bucket or row again, in another order than the query adds up its rows; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
-		call, addsUp(t), b.exactRewrite(name, argText))
+		call, b.addsUp(t), b.exactRewrite(name, argText))
+}
+
+// judgeSum is the type of arg, a summed value, as numTypeOf gives it;
+// when it is not known and taken for exact (no StrictSums), the tables
+// whose untyped columns it sums are kept for Analysis.Untyped.
+func (b *builder) judgeSum(arg tree.Expr) numType {
+	if b.sums == nil {
+		b.sums = &sumTypes{}
+	}
+	st := b.sums
+	st.pending, st.floatColumn = st.pending[:0], ""
+	t := b.numTypeOf(arg)
+	if t != numUnknown || b.opts.StrictSums {
+		return t
+	}
+	for _, tn := range st.pending {
+		if p := tableOf(tn); !slices.Contains(st.untyped, p) {
+			st.untyped = append(st.untyped, p)
+		}
+	}
+	return t
 }
 
 // exactRewrite suggests an argument of an exact type for the engine.
@@ -434,10 +546,10 @@ func (b *builder) checkOuterSums(outer *tree.Select) error {
 		if f.Over != nil && (f.Over.Spec == nil || len(f.Over.Spec.OrderBy) > 0) {
 			return true, nil
 		}
-		if t := b.numTypeOf(f.Exprs[0]); t == numFloat || t == numUnknown && b.opts.StrictSums {
+		if t := b.judgeSum(f.Exprs[0]); t == numFloat || t == numUnknown && b.opts.StrictSums {
 			err = failAt(f.Span().Start, CodeAggregate,
 				"%s %s over the rows of its subquery, which the read answers from the stored table in another order than the query computes them; floating-point addition in another order can change the last digits, and a materialized answer must equal the query's; %s",
-				b.sourceText(f), addsUp(t), b.exactRewrite(lowered(f.Name), b.sourceText(f.Exprs[0])))
+				b.sourceText(f), b.addsUp(t), b.exactRewrite(lowered(f.Name), b.sourceText(f.Exprs[0])))
 			return false, tree.ErrStop
 		}
 		return true, nil
@@ -446,10 +558,13 @@ func (b *builder) checkOuterSums(outer *tree.Select) error {
 }
 
 // addsUp says, in a refusal, what a sum of values of type t adds up: t is
-// numFloat or numUnknown.
-func addsUp(t numType) string {
-	if t == numUnknown {
+// numFloat or numUnknown; a floating-point column the sum reads is named.
+func (b *builder) addsUp(t numType) string {
+	switch {
+	case t == numUnknown:
 		return "adds up values the analysis cannot tell are not floating point (a column's type is not known to it)"
+	case b.sums != nil && b.sums.floatColumn != "":
+		return "adds up floating-point values (" + b.sums.floatColumn + ")"
 	}
 	return "adds up floating-point values"
 }

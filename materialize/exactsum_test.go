@@ -3,6 +3,7 @@ package materialize
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +201,129 @@ func TestNumType(t *testing.T) {
 			assert.Equal(t, want, b.numTypeOf(sel.SelectExprs[0].(*tree.AliasedExpr).Expr), "%s on %s", c.expr, e.Name())
 		}
 	}
+}
+
+// TestColumnTypeNames: a column's declared type as each engine's catalog
+// names it, read with SQLite's affinities there.
+func TestColumnTypeNames(t *testing.T) {
+	cases := []struct {
+		name                   string
+		sqlite, pg, mysql, ch_ numType
+	}{
+		{"REAL", numFloat, numFloat, numFloat, numFloat},
+		{"double precision", numFloat, numFloat, numFloat, numFloat},
+		{"FLOAT8", numFloat, numFloat, numFloat, numFloat},
+		{"FLOAT4", numFloat, numFloat, numFloat, numFloat},
+		{"DOUBLE", numFloat, numFloat, numFloat, numFloat},
+		{"Nullable(Float64)", numFloat, numFloat, numFloat, numFloat},
+		{"LowCardinality(Nullable(Float32))", numFloat, numFloat, numFloat, numFloat},
+		{"NUMERIC", numFloat, numExact, numExact, numExact},
+		{"DECIMAL(12,2)", numFloat, numExact, numExact, numExact},
+		{"Nullable(Decimal(38, 10))", numFloat, numExact, numExact, numExact},
+		{"INTEGER", numUnknown, numExact, numExact, numExact},
+		{"BIGINT UNSIGNED", numUnknown, numExact, numExact, numExact},
+		{"INT8", numUnknown, numExact, numExact, numExact},
+		{"UInt32", numUnknown, numExact, numExact, numExact},
+		{"FLOATING POINT", numUnknown, numFloat, numFloat, numFloat}, // SQLite: INT first
+		{"TEXT", numUnknown, numUnknown, numUnknown, numUnknown},
+		{"point", numUnknown, numUnknown, numUnknown, numUnknown},
+		{"interval", numUnknown, numUnknown, numUnknown, numUnknown},
+		{"", numUnknown, numUnknown, numUnknown, numUnknown},
+	}
+	for _, c := range cases {
+		for e, want := range map[engine.Engine]numType{engine.SQLite: c.sqlite, engine.PostgreSQL: c.pg, engine.MySQL: c.mysql, engine.ClickHouse: c.ch_} {
+			assert.Equal(t, want, typeNamed(e, c.name, true), "%q on %s", c.name, e.Name())
+		}
+	}
+}
+
+// TestFloatColumnSums: a sum or avg of a column Options.ColumnTypes
+// declares floating point, whose stored parts a read adds up again, is
+// refused with CodeAggregate at the aggregate, naming the column and a
+// rewrite in the engine's exact type; of an integer or decimal column it
+// materializes even with StrictSums; where one stored row answers each
+// group it materializes whatever the type. Without the table's types the
+// verdict is today's, and Analysis.Untyped names the tables whose types
+// would decide it.
+func TestFloatColumnSums(t *testing.T) {
+	types := map[engine.Engine]map[string]string{
+		engine.SQLite:     {"price": "REAL", "qty": "INTEGER", "ts": "TEXT", "grp": "TEXT"},
+		engine.PostgreSQL: {"price": "FLOAT8", "qty": "INT8", "ts": "TIMESTAMP", "grp": "TEXT"},
+		engine.MySQL:      {"price": "DOUBLE", "qty": "BIGINT", "ts": "DATETIME", "grp": "VARCHAR"},
+		engine.ClickHouse: {"price": "Nullable(Float64)", "qty": "Nullable(Int64)", "ts": "DateTime", "grp": "String"},
+	}
+	opts := func(e engine.Engine, typed, strict bool) Options {
+		o := Options{Engine: e, Types: map[string]variable.Type{"from": variable.Date, "grp": variable.String}, StrictSums: strict}
+		if typed {
+			o.ColumnTypes = map[string]map[string]string{"Shop.Items": types[e]}
+		}
+		return o
+	}
+	for _, e := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
+		for _, q := range []struct{ sql, call, arg string }{
+			{"SELECT grp, sum(price) AS s FROM shop.items WHERE ts >= {variables.from} GROUP BY grp", "sum(price)", "price"},
+			{"SELECT i.grp, avg(i.price) AS m FROM shop.items AS i WHERE i.ts >= {variables.from} GROUP BY i.grp", "avg(i.price)", "i.price"},
+			{"SELECT sum(price * qty) AS s FROM shop.items WHERE ts >= {variables.from}", "sum(price * qty)", "price * qty"},
+			{"SELECT sum(p) AS s FROM (SELECT price AS p, ts FROM shop.items) AS u WHERE ts >= {variables.from}", "sum(p)", "p"},
+		} {
+			// Untyped: materializes as today, naming the table.
+			a, err := Analyze(q.sql, opts(e, false, false))
+			require.NoError(t, err)
+			require.True(t, a.Materializable(), "%s on %s: %v", q.sql, e.Name(), a.Reasons)
+			assert.Equal(t, []Table{{Name: "shop.items", Text: "shop.items"}}, a.Untyped, "%s on %s", q.sql, e.Name())
+			// Typed: refused, with the rewrite.
+			a, err = Analyze(q.sql, opts(e, true, false))
+			require.NoError(t, err)
+			require.False(t, a.Materializable(), "%s on %s", q.sql, e.Name())
+			r := a.Reasons[0]
+			assert.Equal(t, CodeAggregate, r.Code)
+			assert.Empty(t, a.Untyped)
+			assert.Contains(t, r.Message, q.call+" adds up floating-point values (price of shop.items, a column of type "+types[e]["price"]+")")
+			name := q.call[:3]
+			if x := e.ExactSumType(); x != "" {
+				assert.Contains(t, r.Message, "add up an exact type instead: "+name+"(CAST("+q.arg+" AS "+x+"))", "%s on %s", q.sql, e.Name())
+			} else {
+				assert.Contains(t, r.Message, "add up an integer instead, such as cents: "+name+"(CAST(round(("+q.arg+") * 100) AS INTEGER)) / 100.0")
+			}
+			assert.Equal(t, 1, r.Line)
+			assert.Equal(t, strings.Index(q.sql, q.call)+1, r.Column, "%s on %s", q.sql, e.Name())
+		}
+		// An integer column: exact on the servers even with StrictSums;
+		// on SQLite an INTEGER column may hold a REAL, taken for exact
+		// without StrictSums.
+		a, err := Analyze("SELECT sum(qty) AS s FROM shop.items WHERE ts >= {variables.from}", opts(e, true, e != engine.SQLite))
+		require.NoError(t, err)
+		assert.True(t, a.Materializable(), "%s: %v", e.Name(), a.Reasons)
+		assert.Empty(t, a.Untyped)
+		// One stored row per group: the float sum passes through.
+		a, err = Analyze("SELECT grp, sum(price) AS s FROM shop.items WHERE grp = {variables.grp} GROUP BY grp", opts(e, true, true))
+		require.NoError(t, err)
+		assert.True(t, a.Materializable(), "%s: %v", e.Name(), a.Reasons)
+		// A column the typed table does not have is the other table's,
+		// untyped.
+		a, err = Analyze("SELECT sum(amount) AS s FROM shop.items JOIN orders ON orders.id = items.qty WHERE ts >= {variables.from}", opts(e, true, false))
+		require.NoError(t, err)
+		if assert.True(t, a.Materializable(), "%s: %v", e.Name(), a.Reasons) {
+			assert.Equal(t, []Table{{Name: "orders", Text: "orders"}}, a.Untyped)
+		}
+	}
+	// Computed over the read of its subquery: the outer sum of the
+	// subquery's float sums is refused, the tables named untyped.
+	outer := "SELECT sum(s) AS total FROM (SELECT ts, sum(price) AS s FROM shop.items WHERE grp = {variables.grp} GROUP BY ts) u"
+	for _, e := range []engine.Engine{engine.SQLite, engine.PostgreSQL, engine.MySQL, engine.ClickHouse} {
+		a, err := Analyze(outer, opts(e, false, false))
+		require.NoError(t, err)
+		require.True(t, a.Materializable(), "%s: %v", e.Name(), a.Reasons)
+		assert.Equal(t, []Table{{Name: "shop.items", Text: "shop.items"}}, a.Untyped, e.Name())
+		a, err = Analyze(outer, opts(e, true, false))
+		require.NoError(t, err)
+		require.False(t, a.Materializable(), e.Name())
+		assert.Equal(t, CodeAggregate, a.Reasons[0].Code)
+		assert.Contains(t, a.Reasons[0].Message, "sum(s) adds up floating-point values (price of shop.items, a column of type "+types[e]["price"]+") over the rows of its subquery")
+		assert.Equal(t, [2]int{1, 8}, [2]int{a.Reasons[0].Line, a.Reasons[0].Column})
+	}
+	// Quoted names: Text keeps the quotes, Name does not.
+	a, err := Analyze(`SELECT sum("Price") AS s FROM "Shop"."Items" WHERE ts >= {variables.from}`, Options{Engine: engine.PostgreSQL, Types: map[string]variable.Type{"from": variable.Date}})
+	require.NoError(t, err)
+	assert.Equal(t, []Table{{Name: "Shop.Items", Text: `"Shop"."Items"`}}, a.Untyped)
 }

@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/endpointkit/endpointkit/sql/tree"
@@ -89,7 +90,10 @@ func isNilNode(n tree.Node) bool {
 // its reads compute outer over the subquery's read, and its columns are
 // outer's. top says outer is the query itself, whose SELECT items are the
 // text's top-level ones.
-func (p *Plan) around(outer *tree.Select, lx *lexed, top bool, opts Options) *Reason {
+//
+// untyped are the tables whose columns' types the sums of the queries
+// inside were taken exact without, with those of outer's added.
+func (p *Plan) around(outer *tree.Select, lx *lexed, top bool, opts Options, untyped *[]Table) *Reason {
 	b := &builder{sel: outer, d: p.dialect, opts: opts, aliases: map[string]int{}, subquery: !top}
 	if off, ok := dividedSum(p.dialect, true, []tree.Node{outer.From[0]}, outerNodes(outer)...); ok {
 		return reasonOf(failAt(off, CodeUnsupportedQuery, "a division (/ or %%) over a sum() cannot be materialized on %s where the sum is read from the stored table and computed on (a subquery's sum, or a sum beside a window function): its read adds up the stored sums, and the sum of a bigint is a numeric there, so an integer division would keep its fraction; divide in the caller, or cast first (CAST(x AS numeric) / 7)", p.dialect.Name()), lx)
@@ -97,6 +101,11 @@ func (p *Plan) around(outer *tree.Select, lx *lexed, top bool, opts Options) *Re
 	b.src = lx.src
 	if err := b.checkOuterSums(outer); err != nil {
 		return reasonOf(err, lx)
+	}
+	for _, t := range b.untyped() {
+		if !slices.Contains(*untyped, t) {
+			*untyped = append(*untyped, t)
+		}
 	}
 	err := b.outputs(lx)
 	var o *outerRead

@@ -142,6 +142,21 @@ type builder struct {
 	// storedFrom are the parts of the pre-compute query aggregatedPrecompute
 	// printed, which the summary's pre-compute query reuses.
 	storedFrom storedFrom
+	// sums is what judging the sums found (see judgeSum); nil until a sum
+	// is judged.
+	sums *sumTypes
+}
+
+// sumTypes is what judging a query's sums found of its columns' types.
+type sumTypes struct {
+	// untyped are the tables whose columns' unknown types a sum was
+	// taken exact with (Analysis.Untyped); pending those of the sum
+	// being judged.
+	untyped []Table
+	pending []*tree.TableName
+	// floatColumn names the floating-point column the sum being judged
+	// reads, for its refusal; "" for none.
+	floatColumn string
 }
 
 // reasonError carries a Reason out of the rewrite; off, when not 0, is 1
@@ -162,22 +177,33 @@ func fail(code Code, format string, args ...any) error {
 	return &reasonError{r: Reason{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
-// build rewrites sel; a query it cannot rewrite returns a Reason.
-func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason, subquery bool) (*Plan, *Reason) {
+// build rewrites sel; a query it cannot rewrite returns a Reason. untyped
+// are the tables whose columns' types its sums were taken exact without
+// (Analysis.Untyped).
+func build(sel *tree.Select, lx *lexed, vars []Variable, uses [][]use, opts Options, window *Reason, subquery bool) (plan *Plan, untyped []Table, reason *Reason) {
 	if window != nil {
 		if why := windowsRefusal(sel, vars, uses, opts); why != "" {
 			r := *window
 			r.Message = why
-			return nil, &r
+			return nil, nil, &r
 		}
 	}
 	b := &builder{sel: sel, d: opts.Engine, vars: vars, uses: uses, opts: opts, subquery: subquery,
 		aliases: map[string]int{}, parts: map[string]string{}, grainNames: map[string]string{}}
 	plan, err := b.build(lx)
 	if err != nil {
-		return nil, reasonOf(err, lx)
+		return nil, nil, reasonOf(err, lx)
 	}
-	return plan, nil
+	return plan, b.untyped(), nil
+}
+
+// untyped are the tables whose columns' types b's sums were taken exact
+// without.
+func (b *builder) untyped() []Table {
+	if b.sums == nil {
+		return nil
+	}
+	return b.sums.untyped
 }
 
 // reasonOf is the Reason of an error of the rewrite.

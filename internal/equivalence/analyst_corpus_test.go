@@ -689,9 +689,14 @@ WHERE event NOT IN {variables.events} AND timestamp >= {variables.from} AND time
 // exactSum is the sum of col a refusal of a floating-point sum suggests
 // on d: of a decimal where the engine has one, else of an integer of
 // hundredths.
-func exactSum(d *dialect, col string) string {
+func exactSum(d *dialect, col string) string { return exactAgg(d, "sum", col) }
+
+// exactAgg is the aggregate fn (sum or avg) of the hundredths col holds,
+// on d: of a decimal where the engine has one, else of an integer of
+// hundredths.
+func exactAgg(d *dialect, fn, col string) string {
 	if t := d.e.ExactSumType(); t != "" {
-		return "sum(CAST(" + col + " AS " + t + "))"
+		return fn + "(CAST(" + col + " AS " + t + "))"
 	}
-	return "sum(CAST(round(" + col + " * 100) AS INTEGER)) / 100.0"
+	return fn + "(CAST(round(" + col + " * 100) AS INTEGER)) / 100.0"
 }

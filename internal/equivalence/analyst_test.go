@@ -29,13 +29,65 @@ const minAnalyst = 60
 var dialects = []*dialect{sqliteDialect, postgresDialect, mysqlDialect, clickhouseDialect}
 
 // analyze is materialize's verdict on q written for d, with the corpus's
-// variable types.
+// variable types, as the Service takes it: again with the declared types
+// of the fixture's columns (catalogTypes) when they decide a sum
+// (materialize.Analysis.Untyped).
 func analyze(q *analyst, d *dialect) (*materialize.Analysis, error) {
 	opts := materialize.Options{Engine: d.e, Types: map[string]variable.Type{}}
 	for _, v := range variables {
 		opts.Types[v.CodeName] = v.Type
 	}
-	return materialize.Analyze(q.sql(d), opts)
+	return analyzeTyped(q.sql(d), d, opts)
+}
+
+// analyzeTyped is materialize.Analyze of sql on d with opts, and again
+// with the declared types of the tables it names in Analysis.Untyped, as
+// the Service reads them from the engine's catalog.
+func analyzeTyped(sql string, d *dialect, opts materialize.Options) (*materialize.Analysis, error) {
+	a, err := materialize.Analyze(sql, opts)
+	if err != nil || !a.Materializable() || len(a.Untyped) == 0 {
+		return a, err
+	}
+	all := catalogTypes(d)
+	opts.ColumnTypes = map[string]map[string]string{}
+	for _, t := range a.Untyped {
+		cols, ok := all[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("the fixture declares no table %s", t.Name)
+		}
+		opts.ColumnTypes[t.Name] = cols
+	}
+	return materialize.Analyze(sql, opts)
+}
+
+// catalogTypes are the fixture's tables' columns on d with the types the
+// engine's catalog names for them, as the Service reads them (a statement
+// that reads no row; TestAnalystEquivalence checks that the Service's
+// verdicts agree): the numbers' types, "" for the rest (a type that
+// decides no sum). SQLite names no type for a view's expression.
+func catalogTypes(d *dialect) map[string]map[string]string {
+	integer, real, n := map[string]string{
+		"sqlite": "INTEGER", "postgres": "INT8", "mysql": "BIGINT", "clickhouse": "Nullable(Int64)",
+	}[d.name], map[string]string{
+		"sqlite": "REAL", "postgres": "FLOAT8", "mysql": "DOUBLE", "clickhouse": "Nullable(Float64)",
+	}[d.name], map[string]string{
+		"sqlite": "", "postgres": "FLOAT8", "mysql": "DOUBLE", "clickhouse": "Nullable(Float64)",
+	}[d.name]
+	cols := func(names string, typed map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, c := range strings.Fields(names) {
+			out[c] = typed[c]
+		}
+		return out
+	}
+	return map[string]map[string]string{
+		"events":   cols("project_id uuid event distinct_id timestamp properties", nil),
+		"events_p": cols("project_id uuid event distinct_id timestamp country plan browser amount", map[string]string{"amount": n}),
+		"items": cols("id name name_ci grp qty price flag ts_text ts tstz props day",
+			map[string]string{"id": integer, "qty": integer, "price": real}),
+		"items_j": cols("id grp qty ts_text plan n n_text s z b u sp c missing",
+			map[string]string{"id": integer, "qty": integer, "n": n}),
+	}
 }
 
 // verdictLine is the golden line of q's verdict on d.
@@ -198,6 +250,10 @@ func checkAnalyst(t *testing.T, specs []*spec, r *engineRun) {
 			if !assert.Empty(t, o.inline.err, "%s on %s failed inline\nsql: %s", id, r.name, sqlOf(s, r.engine)) {
 				continue
 			}
+			// The golden's verdict, taken with the fixture's declared
+			// types (catalogTypes), is the Service's, taken with the
+			// engine's catalog.
+			assert.Equal(t, s.mat, o.canMaterialize, "%s on %s: the Service's verdict (%s) is not the analysis's", id, r.name, o.whyNot)
 			checkCached(t, id, r.name, "inline", &o.inline, o.cached)
 			if o.mat == nil {
 				continue

@@ -48,6 +48,10 @@ type outcome struct {
 	// cached and matCached are the same run asked again at once, which
 	// the result cache answers, after inline and materialized.
 	cached, matCached *answer
+	// canMaterialize is the Service's verdict on the saved query, and
+	// why not.
+	canMaterialize bool
+	whyNot         string
 }
 
 // engineRun is everything one engine answered.
@@ -166,6 +170,7 @@ func runSpec(tg target, svc *endpoint.Service, s *spec) map[string]*outcome {
 			o.inline.err = "create: " + describe(err)
 			continue
 		}
+		o.canMaterialize, o.whyNot = ep.Materialization.CanMaterialize, ep.Materialization.Reason
 		o.inline = runOnce(ctx, svc, s, r, endpoint.RefreshForce)
 		if s.kind == endpoint.KindSQL {
 			c := runOnce(ctx, svc, s, r, endpoint.RefreshCache)

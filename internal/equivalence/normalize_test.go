@@ -22,8 +22,8 @@ import (
 // not text, and rows keep their order when the query orders them totally.
 //
 //   - Numbers of every Go type (int64, int32, float64, ...) and the text of
-//     a NUMERIC or DECIMAL column (pgx and go-sql-driver return decimals as
-//     text) become float64, compared with a relative tolerance of 1e-9
+//     a NUMERIC or DECIMAL column (pgx, go-sql-driver and chDB return
+//     decimals as text) become float64, compared with a relative tolerance of 1e-9
 //     (a sum or average of doubles may differ in its last bits by the order
 //     of addition).
 //   - Booleans become 1 and 0: SQLite and MySQL have no boolean type and
@@ -40,6 +40,16 @@ import (
 // decimalTypes are the database type names whose values drivers return as
 // text.
 var decimalTypes = []string{"NUMERIC", "DECIMAL", "NEWDECIMAL"}
+
+// isDecimal reports whether typ is one of decimalTypes, or ClickHouse's
+// Decimal(P, S) (Nullable or not), whose values chDB answers as text.
+func isDecimal(typ string) bool {
+	t := strings.ToUpper(typ)
+	if strings.HasPrefix(t, "NULLABLE(") {
+		t = strings.TrimSuffix(strings.TrimPrefix(t, "NULLABLE("), ")")
+	}
+	return slices.Contains(decimalTypes, t) || strings.HasPrefix(t, "DECIMAL(")
+}
 
 // normalizeValue returns v as nil, float64 or string.
 func normalizeValue(v any, typ string) (any, error) {
@@ -74,7 +84,7 @@ func normalizeValue(v any, typ string) (any, error) {
 	case []byte:
 		return normalizeValue(string(x), typ)
 	case string:
-		if slices.Contains(decimalTypes, strings.ToUpper(typ)) {
+		if isDecimal(typ) {
 			f, err := strconv.ParseFloat(x, 64)
 			if err != nil {
 				return nil, fmt.Errorf("%s value %q: %w", typ, x, err)

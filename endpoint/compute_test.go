@@ -624,6 +624,31 @@ func TestEmptyAnswerKeepsTypes(t *testing.T) {
 	// sum's type is its values' (INTEGER or REAL), which SQLite does not
 	// know before it runs: none, with rows and without.
 	assert.Equal(t, []endpoint.ColumnKind{endpoint.KindString, endpoint.KindInteger, endpoint.KindOther}, empty.ColumnKinds())
+	// ColumnKind reads the same kinds one column at a time, KindOther
+	// past them.
+	for i, k := range full.ColumnKinds() {
+		assert.Equal(t, k, full.ColumnKind(i), "column %d", i)
+	}
+	assert.Equal(t, endpoint.KindInteger, full.ColumnKind(1))
+	assert.Equal(t, endpoint.KindOther, full.ColumnKind(3))
+	assert.Equal(t, endpoint.KindOther, full.ColumnKind(-1))
+	assert.Equal(t, endpoint.KindOther, (&endpoint.RunResult{}).ColumnKind(0))
+}
+
+// TestRequestIDThroughContexts: the id WithRequestID sets is read back
+// through the contexts derived from it, the innermost one of two ids is
+// shadowed, and a context without one has "".
+func TestRequestIDThroughContexts(t *testing.T) {
+	type other struct{}
+	ctx := endpoint.WithRequestID(context.Background(), "req-1")
+	derived, cancel := context.WithCancel(context.WithValue(ctx, other{}, "x"))
+	defer cancel()
+	assert.Equal(t, "req-1", endpoint.RequestID(ctx))
+	assert.Equal(t, "req-1", endpoint.RequestID(derived))
+	assert.Equal(t, "x", derived.Value(other{}), "other values pass through")
+	assert.Equal(t, "req-2", endpoint.RequestID(endpoint.WithRequestID(derived, "req-2")))
+	assert.Empty(t, endpoint.RequestID(context.Background()))
+	assert.Nil(t, ctx.Value(other{}))
 }
 
 // TestEmptyFirstAnswerTypes: on SQLite, a version whose first answers

@@ -183,6 +183,17 @@ type RunResult struct {
 	Debug      *DebugInfo  `json:"debug,omitempty"`
 }
 
+// ColumnKind is the kind of the answer's column i, ColumnKinds()[i], or
+// KindOther when ColumnKinds has none for it. Unlike ColumnKinds, it
+// copies nothing: an encoder of the answer asks it for each value without
+// an allocation.
+func (r *RunResult) ColumnKind(i int) ColumnKind {
+	if i >= 0 && i < len(r.kinds) {
+		return r.kinds[i]
+	}
+	return KindOther
+}
+
 // DebugInfo is added to a RunResult when the request asks for debug.
 type DebugInfo struct {
 	// SQL is the statement as executed, with bind markers in place of

@@ -63,22 +63,26 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, dst any, emptyO
 
 // readBody reads r's body, at most max bytes (an *http.MaxBytesError
 // past them). A body of a declared length is read into a buffer of that
-// length rather than grown from io.ReadAll's 512 bytes.
+// length rather than grown from io.ReadAll's 512 bytes, and without
+// http.MaxBytesReader's allocation: its declared length is within max,
+// and only what follows it, in a body longer than declared (which
+// net/http's own bodies never are), is read under the rest of the limit.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, max)
 	n := r.ContentLength
 	if n <= 0 || n > max {
-		return io.ReadAll(body)
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	}
 	buf := make([]byte, n+1) // one byte more, to see a body longer than declared
-	m, err := io.ReadFull(body, buf)
+	m, err := io.ReadFull(r.Body, buf)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return buf[:m], nil
 	case err != nil:
 		return nil, err
+	case n+1 > max:
+		return nil, &http.MaxBytesError{Limit: max}
 	}
-	rest, err := io.ReadAll(body)
+	rest, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max-(n+1)))
 	return append(buf, rest...), err
 }
 

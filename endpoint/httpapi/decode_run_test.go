@@ -135,6 +135,11 @@ func TestReadBody(t *testing.T) {
 		{"longer than declared, past the limit", strings.Repeat("x", 50), 8, 20, true},
 		{"undeclared, past the limit", strings.Repeat("x", 50), -1, 20, true},
 		{"at the limit", strings.Repeat("x", 20), 20, 20, false},
+		{"declared at the limit, one longer", strings.Repeat("x", 21), 20, 20, true},
+		{"declared under the limit, longer up to it", strings.Repeat("x", 20), 18, 20, false},
+		{"declared under the limit, longer past it", strings.Repeat("x", 21), 18, 20, true},
+		{"declared one under the limit, one longer", strings.Repeat("x", 20), 19, 20, false},
+		{"declared one under the limit, two longer", strings.Repeat("x", 21), 19, 20, true},
 	} {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(c.body))
 		r.ContentLength = c.declared

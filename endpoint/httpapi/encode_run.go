@@ -177,7 +177,7 @@ func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	buf = append(buf, `,"results":`...)
 	switch res := r.Results.(type) {
 	case [][]any:
-		if buf = appendRows(buf, res, r.ColumnKinds(), sink); sink != nil && sink.failed {
+		if buf = appendRows(buf, res, r, sink); sink != nil && sink.failed {
 			return buf[:0]
 		}
 	case json.RawMessage:
@@ -226,10 +226,10 @@ func appendRun(buf []byte, r *endpoint.RunResult, sink *answerSink) []byte {
 	return append(buf, "}\n"...)
 }
 
-// appendRows appends rows, whose values are cellEncodable, of columns of
-// kinds (nil when unknown), as a JSON array, spilling to sink after each
-// row.
-func appendRows(buf []byte, rows [][]any, kinds []endpoint.ColumnKind, sink *answerSink) []byte {
+// appendRows appends rows, whose values are cellEncodable, of the columns
+// of r (their kinds r.ColumnKind, KindOther when unknown), as a JSON
+// array, spilling to sink after each row.
+func appendRows(buf []byte, rows [][]any, r *endpoint.RunResult, sink *answerSink) []byte {
 	if rows == nil {
 		return append(buf, "null"...)
 	}
@@ -247,7 +247,7 @@ func appendRows(buf []byte, rows [][]any, kinds []endpoint.ColumnKind, sink *ans
 			if j > 0 {
 				buf = append(buf, ',')
 			}
-			buf, _ = appendCell(buf, v, kindAt(kinds, j), true) // cellEncodable
+			buf, _ = appendCell(buf, v, r.ColumnKind(j), true) // cellEncodable
 		}
 		buf = append(buf, ']')
 		if buf = sink.spill(buf); sink != nil && sink.failed {

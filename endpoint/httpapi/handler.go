@@ -229,8 +229,9 @@ func (h *handler) routes() {
 // with every 5xx) and answers a panic anywhere below with a 500 JSON body
 // instead of a dropped connection.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := requestID(r)
-	rw := &responseWriter{ResponseWriter: w, requestID: [1]string{id}}
+	rw := &responseWriter{ResponseWriter: w}
+	id := rw.requestIDOf(r)
+	rw.requestID[0] = id
 	w.Header()[RequestIDHeader] = rw.requestID[:] // Set, without canonicalizing a canonical key
 	r = r.WithContext(endpoint.WithRequestID(r.Context(), id))
 	defer h.recoverPanic(rw, r)

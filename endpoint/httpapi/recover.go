@@ -20,6 +20,9 @@ type responseWriter struct {
 	// X-Content-Type-Options (setJSONHeaders), allocated with the writer
 	// too.
 	jsonHeaders [2]string
+	// newID holds the text of a request id made for the request
+	// (requestIDOf), which requestID[0] then is.
+	newID [requestIDLen]byte
 }
 
 func (w *responseWriter) WriteHeader(status int) {

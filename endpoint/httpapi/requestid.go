@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"net/http"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 )
@@ -27,14 +28,16 @@ func RequestID(ctx context.Context) string {
 	return endpoint.RequestID(ctx)
 }
 
-// requestID returns the id for r: the client's X-Request-Id when there is
-// exactly one, of 1 to maxRequestIDLen printable ASCII characters without
-// spaces; otherwise a new one (newRequestID).
-func requestID(r *http.Request) string {
+// requestIDOf returns the id for r: the client's X-Request-Id when there
+// is exactly one, of 1 to maxRequestIDLen printable ASCII characters
+// without spaces; otherwise a new one (newRequestID), whose text is held
+// in w's own allocation (w.newID) rather than in one of its own.
+func (w *responseWriter) requestIDOf(r *http.Request) string {
 	if v := r.Header.Values(RequestIDHeader); len(v) == 1 && usableRequestID(v[0]) {
 		return v[0]
 	}
-	return newRequestID()
+	putRequestID(&w.newID)
+	return unsafe.String(&w.newID[0], len(w.newID)) // w.newID is not written again
 }
 
 // requestIDs are the parts of a new request id: 64 random bits drawn once
@@ -55,12 +58,20 @@ var requestIDEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 // secret (a client may choose its own), so it costs a count, not the
 // system's random source, per request.
 func newRequestID() string {
+	var out [requestIDLen]byte
+	putRequestID(&out)
+	return string(out[:])
+}
+
+// requestIDLen is the length of a new request id: 128 bits in base32.
+const requestIDLen = 26
+
+// putRequestID writes a new request id (newRequestID) into out.
+func putRequestID(out *[requestIDLen]byte) {
 	var b [16]byte
 	copy(b[:8], requestIDs.prefix[:])
 	binary.BigEndian.PutUint64(b[8:], requestIDs.n.Add(1))
-	var out [26]byte
 	requestIDEncoding.Encode(out[:], b[:])
-	return string(out[:])
 }
 
 func usableRequestID(id string) bool {

@@ -67,12 +67,15 @@ var resultsKey = []byte(`"results":[`)
 
 // sample is what one side answered in one round of one cell: the time of
 // every request, the time the clients took together, and the CPU time the
-// side's process used meanwhile (cpuOK when it could be read).
+// side's process used meanwhile (cpuOK when it could be read) and the
+// times its threads were switched out (switchesOK likewise).
 type sample struct {
-	times   []time.Duration
-	elapsed time.Duration
-	cpu     time.Duration
-	cpuOK   bool
+	times      []time.Duration
+	elapsed    time.Duration
+	cpu        time.Duration
+	cpuOK      bool
+	switches   int64
+	switchesOK bool
 }
 
 // drive sends t's request from c clients for d, each sending its next
@@ -126,7 +129,11 @@ type stats struct {
 	// cpuPerReq is the CPU time the side's process used per request
 	// answered, 0 when it could not be read for every sample.
 	cpuPerReq time.Duration
-	n         int
+	// switchesPerReq is the times the side's threads were switched out
+	// per request answered, -1 when they could not be read for every
+	// sample.
+	switchesPerReq float64
+	n              int
 }
 
 // summarize pools samples: p50 and p99 of every request's time (nearest
@@ -134,12 +141,15 @@ type stats struct {
 func summarize(samples []sample) stats {
 	var all []time.Duration
 	var elapsed, cpu time.Duration
-	cpuOK := true
+	var switches int64
+	cpuOK, switchesOK := true, true
 	for _, s := range samples {
 		all = append(all, s.times...)
 		elapsed += s.elapsed
 		cpu += s.cpu
 		cpuOK = cpuOK && s.cpuOK
+		switches += s.switches
+		switchesOK = switchesOK && s.switchesOK
 	}
 	if len(all) == 0 || elapsed <= 0 {
 		return stats{}
@@ -148,6 +158,10 @@ func summarize(samples []sample) stats {
 	st := stats{p50: quantile(all, 0.50), p99: quantile(all, 0.99), perSec: float64(len(all)) / elapsed.Seconds(), n: len(all)}
 	if cpuOK {
 		st.cpuPerReq = cpu / time.Duration(len(all))
+	}
+	st.switchesPerReq = -1
+	if switchesOK {
+		st.switchesPerReq = float64(switches) / float64(len(all))
 	}
 	return st
 }

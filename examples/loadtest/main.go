@@ -28,7 +28,10 @@
 // with results); the first that is not stops the run with an error and no
 // table. The table pools the rounds: p50 and p99 of every request's time,
 // req/s the requests over the time the clients took, and the ratios
-// library/handler of both.
+// library/handler of both; and, where /proc can be read, the CPU time each
+// process used per request and the times its threads were switched out per
+// request (voluntary and preempted: the scheduling a request costs, which
+// neither a CPU profile nor an in-process benchmark shows).
 //
 // The library answers identical runs in flight at once with one query
 // (single flight), which would spare it work the handler does at a

@@ -60,14 +60,15 @@ func TestRun(t *testing.T) {
 			continue
 		}
 		fields := strings.Split(strings.Trim(line, "| "), " | ")
-		got, want := len(fields), 11
+		got, want := len(fields), 12
 		if !assert.Equal(t, want, got, "%s: fields", line) {
 			continue
 		}
-		// The CPU time per request of each side and their ratio, or
-		// unknown where /proc is not.
+		// The CPU time and the switches per request of each side and
+		// their ratios, or unknown where /proc is not.
 		if _, err := os.Stat("/proc/self/stat"); err == nil {
 			assert.Regexp(t, `^\d[\d.]* (us|ms) / \d[\d.]* (us|ms) = [\d.]+x$`, fields[10], "%s: CPU per request", line)
+			assert.Regexp(t, `^\d+\.\d\d / \d+\.\d\d = ([\d.]+x|n/a)$`, fields[11], "%s: switches per request", line)
 		}
 		for _, f := range fields[2:10] {
 			m := cell.FindStringSubmatch(f)
@@ -282,6 +283,43 @@ func TestStatCPU(t *testing.T) {
 		_, ok := self.cpu()
 		assert.True(t, ok, "this process's CPU time")
 	}
+}
+
+// TestStatusSwitches: a thread's switches are its voluntary and
+// nonvoluntary ones of /proc/<pid>/task/<tid>/status, summed; a status
+// without both, or with one that is not a count, is refused; this
+// process's own threads have been switched out.
+func TestStatusSwitches(t *testing.T) {
+	status := "Name:\tserver\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n"
+	got, ok := statusSwitches(status)
+	require.True(t, ok)
+	assert.Equal(t, int64(127), got)
+	for _, bad := range []string{"", "Name:\tx\nvoluntary_ctxt_switches:\t3\n", "voluntary_ctxt_switches:\tmany\nnonvoluntary_ctxt_switches:\t1\n",
+		"voluntary_ctxt_switches:\t-2\nnonvoluntary_ctxt_switches:\t1\n"} {
+		_, ok := statusSwitches(bad)
+		assert.False(t, ok, "%q", bad)
+	}
+	if _, err := os.Stat("/proc/self/task"); err == nil {
+		self := &proc{cmd: &exec.Cmd{Process: &os.Process{Pid: os.Getpid()}}}
+		n, ok := self.switches()
+		assert.True(t, ok, "this process's switches")
+		assert.Positive(t, n)
+	}
+	gone := &proc{cmd: &exec.Cmd{Process: &os.Process{Pid: -1}}}
+	_, ok = gone.switches()
+	assert.False(t, ok, "a process that is not there")
+}
+
+// TestSummarizeSwitches: the switches per request pool the samples'
+// switches over all their requests, and are unknown (-1) when any
+// sample's were not read.
+func TestSummarizeSwitches(t *testing.T) {
+	ms := time.Millisecond
+	a := sample{times: []time.Duration{ms, ms, ms}, elapsed: time.Second, switches: 9, switchesOK: true}
+	b := sample{times: []time.Duration{ms}, elapsed: time.Second, switches: 1, switchesOK: true}
+	assert.InDelta(t, 2.5, summarize([]sample{a, b}).switchesPerReq, 1e-9, "10 switches over 4 requests")
+	b.switchesOK = false
+	assert.Equal(t, -1.0, summarize([]sample{a, b}).switchesPerReq, "one sample without its switches")
 }
 
 // TestSummarizeCPU: the CPU time per request pools the samples' CPU over

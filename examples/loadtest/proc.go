@@ -192,6 +192,53 @@ func (p *proc) cpu() (time.Duration, bool) {
 	return statCPU(string(b))
 }
 
+// switches is the number of times the process's threads have been
+// switched out so far, voluntarily (a thread that waits: for the
+// network, a lock, a wakeup) and not (a thread the kernel preempted), and
+// false where it cannot be read: the scheduling a request costs, which a
+// CPU profile does not show (its samples land on running threads) and an
+// in-process benchmark does not meet. Threads that ended are not counted.
+func (p *proc) switches() (int64, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", p.cmd.Process.Pid, t.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		c, ok := statusSwitches(string(b))
+		if !ok {
+			return 0, false
+		}
+		n += c
+	}
+	return n, true
+}
+
+// statusSwitches reads voluntary_ctxt_switches and
+// nonvoluntary_ctxt_switches from the text of a /proc/<pid>/status and
+// returns their sum; false when either is missing or not a number.
+func statusSwitches(status string) (int64, bool) {
+	var sum int64
+	found := 0
+	for line := range strings.SplitSeq(status, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || (name != "voluntary_ctxt_switches" && name != "nonvoluntary_ctxt_switches") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		sum += n
+		found++
+	}
+	return sum, found == 2
+}
+
 // statCPU reads utime and stime, the 14th and 15th fields, from the text
 // of a /proc/<pid>/stat. The 2nd, the command's name in parentheses, may
 // hold spaces and parentheses itself: the fields are counted after the

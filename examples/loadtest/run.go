@@ -245,9 +245,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			t, p = side(libClient, libURL, r.q), lib
 		}
 		cpu0, ok0 := p.cpu()
+		sw0, swOK0 := p.switches()
 		s, err := drive(ctx, t, r.c, d)
 		cpu1, ok1 := p.cpu()
+		sw1, swOK1 := p.switches()
 		s.cpu, s.cpuOK = cpu1-cpu0, ok0 && ok1
+		s.switches, s.switchesOK = sw1-sw0, swOK0 && swOK1 && sw1 >= sw0
 		if err != nil {
 			if aerr := p.alive(); aerr != nil {
 				return sample{}, fmt.Errorf("%s c=%d: %w\n%w", r.q.name, r.c, err, aerr)

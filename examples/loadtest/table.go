@@ -8,12 +8,12 @@ import (
 )
 
 // tableHeader is the table's first line.
-const tableHeader = "| endpoint | concurrency | library p50 | library p99 | handler p50 | handler p99 | library req/s | handler req/s | p50 library/handler | req/s library/handler | CPU/request library/handler |"
+const tableHeader = "| endpoint | concurrency | library p50 | library p99 | handler p50 | handler p99 | library req/s | handler req/s | p50 library/handler | req/s library/handler | CPU/request library/handler | switches/request library/handler |"
 
 // writeTable writes rows as a markdown table.
 func writeTable(w io.Writer, rows []*row) {
 	fmt.Fprintln(w, tableHeader)
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		l, h := r.libStats, r.hdlStats
 		cpu := "unknown"
@@ -21,10 +21,15 @@ func writeTable(w io.Writer, rows []*row) {
 			cpu = fmt.Sprintf("%s / %s = %s", formatDuration(l.cpuPerReq), formatDuration(h.cpuPerReq),
 				formatRatio(float64(l.cpuPerReq), float64(h.cpuPerReq)))
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.q.label, r.c,
+		switches := "unknown"
+		if l.switchesPerReq >= 0 && h.switchesPerReq >= 0 {
+			switches = fmt.Sprintf("%.2f / %.2f = %s", l.switchesPerReq, h.switchesPerReq,
+				formatRatio(l.switchesPerReq, h.switchesPerReq))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.q.label, r.c,
 			formatDuration(l.p50), formatDuration(l.p99), formatDuration(h.p50), formatDuration(h.p99),
 			formatRate(l.perSec), formatRate(h.perSec),
-			formatRatio(float64(l.p50), float64(h.p50)), formatRatio(l.perSec, h.perSec), cpu)
+			formatRatio(float64(l.p50), float64(h.p50)), formatRatio(l.perSec, h.perSec), cpu, switches)
 	}
 }
 

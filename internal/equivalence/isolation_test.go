@@ -252,6 +252,15 @@ func (iso *isolation) count(n *int) {
 	iso.mu.Unlock()
 }
 
+// isolationEvents is the size of the demo data of the isolation matrix,
+// the default run's with -tags long too, as analystIsolationEvents is: it
+// compares two databases, a project's alone and beside another's rows,
+// which the size does not change, and TestEquivalence sweeps the larger
+// data. With -tags long the matrix takes every case, run and way instead
+// of a sample; on 5,000 events it took most of CI's 'chdb long' step and
+// ran past its timeout on a loaded machine.
+const isolationEvents = 400
+
 // TestIsolation is the isolation matrix: for every spec of the corpus that
 // reads the events (a sample by default, all with -tags long) and every run
 // of it, in each way a run can happen (computed, from the result cache,
@@ -270,7 +279,7 @@ func TestIsolation(t *testing.T) {
 	t.Parallel() // beside the other matrices: see engineParallel
 	eachTarget(t, func(t *testing.T, ti int, tg target) {
 		specs := isolationSpecs(ti, tg.env != "" || tg.direct != nil)
-		iso := newIsolation(t, tg, specs, demoEvents)
+		iso := newIsolation(t, tg, specs, isolationEvents)
 		iso.specs(t, specs)
 		iso.tail(t, specs)
 		iso.everyWay(t)

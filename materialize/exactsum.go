@@ -31,8 +31,10 @@ import (
 // engine's catalog by the host (the endpoint does, see Analysis.Untyped),
 // with SQLite's affinities: a REAL, FLOAT or DOUBLE column is floating
 // point, a NUMERIC or DECIMAL one too (SQLite keeps a value with a
-// fraction as a REAL), and an INTEGER one is not known (a table that is
-// not STRICT keeps 1.5 there as a REAL). A column neither ColumnTypes nor
+// fraction as a REAL), a column with no declared type too (a view's
+// expression keeps a number with a fraction as a REAL), and an INTEGER
+// one is not known (a table that is not STRICT keeps 1.5 there as a
+// REAL). A column neither ColumnTypes nor
 // Options.ExactColumns types has a type the analysis does not know: with
 // Options.StrictSums a sum of such a column, or of anything not known
 // exact, is refused the same way (the safe side, with a rewrite that sums
@@ -134,6 +136,12 @@ func (b *builder) binaryType(x *tree.BinaryExpr, t func(tree.Expr) numType) numT
 		}
 	case "&", "|", "^", "<<", ">>", "#":
 		return numExact
+	case "->", "->>":
+		if b.d.FloatJSON() {
+			b.noteFloat(floatJSON)
+			return numFloat
+		}
+		return numUnknown
 	default:
 		return numUnknown // ||, ->, date arithmetic, ...
 	}
@@ -169,8 +177,13 @@ func typeNamed(d engine.Engine, name string, column bool) numType {
 	if column && sqlite {
 		// SQLite's affinity of a declared type: a name holding INT is
 		// INTEGER, which keeps a value with a fraction as a REAL in a
-		// table that is not STRICT; REAL, FLOA or DOUB is REAL.
+		// table that is not STRICT; REAL, FLOA or DOUB is REAL. A column
+		// with no declared type (a view's expression, json_extract of a
+		// property) keeps each value as it comes, a number with a
+		// fraction as a REAL: floating point, as far as a sum can tell.
 		switch {
+		case t == "":
+			return numFloat
 		case strings.Contains(t, "int"):
 			return numUnknown
 		case strings.Contains(t, "real"), strings.Contains(t, "floa"), strings.Contains(t, "doub"):
@@ -214,8 +227,19 @@ var floatFuncs = map[string]bool{
 	"power": true, "sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true,
 	"atan2": true, "pi": true, "radians": true, "degrees": true, "cbrt": true, "tofloat32": true,
 	"tofloat64": true, "tofloat32orzero": true, "tofloat64orzero": true, "tofloat32ornull": true,
-	"tofloat64ornull": true, "rand": true, "randcanonical": true,
+	"tofloat64ornull": true, "rand": true, "randcanonical": true, "jsonextractfloat": true,
+	"visitparamextractfloat": true, "simplejsonextractfloat": true,
 }
+
+// jsonFuncs take a value out of JSON, a number with a fraction as a
+// floating-point value where the engine's FloatJSON says so, by lower-case
+// name.
+var jsonFuncs = map[string]bool{
+	"json_extract": true, "json_value": true, "json_unquote": true,
+}
+
+// floatJSON is what a refusal says of a sum of a value taken out of JSON.
+const floatJSON = "a number taken out of JSON, which is floating point when it has a fraction"
 
 // sameTypeFuncs are scalar functions whose value has the type of the
 // arguments they pass through, by lower-case name (the arguments'
@@ -234,6 +258,15 @@ func (b *builder) funcType(f *tree.FuncExpr, t func(tree.Expr) numType) numType 
 	}
 	if strings.HasPrefix(name, "toint") || strings.HasPrefix(name, "touint") || strings.HasPrefix(name, "todecimal") {
 		return numExact // ClickHouse's toInt64(x), toDecimal64(x, 2), ...
+	}
+	switch name {
+	case "jsonextractint", "jsonextractuint", "visitparamextractint", "visitparamextractuint",
+		"simplejsonextractint", "simplejsonextractuint":
+		return numExact
+	}
+	if jsonFuncs[name] && b.d.FloatJSON() {
+		b.noteFloat(floatJSON)
+		return numFloat
 	}
 	switch name {
 	case "length", "char_length", "character_length", "octet_length", "instr", "strpos", "position", "sign_int":
@@ -282,8 +315,12 @@ func (b *builder) tableColumnType(tn *tree.TableName, column string) (numType, b
 				t = either(either(r, t), numUnknown)
 			}
 			found, r = true, t
-			if t == numFloat && b.sums != nil {
-				b.sums.floatColumn = column + " of " + table + ", a column of type " + typ
+			if t == numFloat {
+				if strings.TrimSpace(typ) == "" {
+					b.noteFloat(column + " of " + table + ", a column with no declared type, whose numbers with a fraction SQLite keeps as REAL")
+				} else {
+					b.noteFloat(column + " of " + table + ", a column of type " + typ)
+				}
 			}
 		}
 		return r, true
@@ -555,6 +592,14 @@ func (b *builder) checkOuterSums(outer *tree.Select) error {
 		return true, nil
 	}, outerNodes(outer)...)
 	return err
+}
+
+// noteFloat keeps what makes the sum being judged floating point, for its
+// refusal (see addsUp).
+func (b *builder) noteFloat(what string) {
+	if b.sums != nil {
+		b.sums.floatColumn = what
+	}
 }
 
 // addsUp says, in a refusal, what a sum of values of type t adds up: t is

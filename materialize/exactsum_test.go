@@ -191,6 +191,12 @@ func TestNumType(t *testing.T) {
 		{"sqrt(4)", numFloat, numFloat, numFloat, numFloat},
 		{"CASE WHEN x THEN 1 END", numExact, numExact, numExact, numExact},
 		{"'1.5'", numUnknown, numUnknown, numUnknown, numUnknown},
+		// A number taken out of JSON: a REAL or a DOUBLE with a fraction
+		// on SQLite and MySQL, text or JSON elsewhere until typed.
+		{"json_extract(p, '$.amount')", numFloat, numUnknown, numFloat, numUnknown},
+		{"p ->> '$.amount'", numFloat, numUnknown, numFloat, numUnknown},
+		{"JSONExtractFloat(p, 'amount')", numFloat, numFloat, numFloat, numFloat},
+		{"JSONExtractInt(p, 'amount')", numExact, numExact, numExact, numExact},
 	}
 	for _, c := range cases {
 		for e, want := range map[engine.Engine]numType{engine.SQLite: c.sqlite, engine.PostgreSQL: c.pg, engine.MySQL: c.mysql, engine.ClickHouse: c.ch_} {
@@ -228,7 +234,7 @@ func TestColumnTypeNames(t *testing.T) {
 		{"TEXT", numUnknown, numUnknown, numUnknown, numUnknown},
 		{"point", numUnknown, numUnknown, numUnknown, numUnknown},
 		{"interval", numUnknown, numUnknown, numUnknown, numUnknown},
-		{"", numUnknown, numUnknown, numUnknown, numUnknown},
+		{"", numFloat, numUnknown, numUnknown, numUnknown}, // SQLite: no declared type keeps a REAL as it comes
 	}
 	for _, c := range cases {
 		for e, want := range map[engine.Engine]numType{engine.SQLite: c.sqlite, engine.PostgreSQL: c.pg, engine.MySQL: c.mysql, engine.ClickHouse: c.ch_} {

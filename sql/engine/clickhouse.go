@@ -427,5 +427,8 @@ func (clickhouse) FloatLiteral(text string) bool { return fractional(text) || is
 // FloatDivision implements Engine.
 func (clickhouse) FloatDivision() bool { return true }
 
+// FloatJSON implements Engine.
+func (clickhouse) FloatJSON() bool { return false }
+
 // ExactSumType implements Engine.
 func (clickhouse) ExactSumType() string { return "Nullable(Decimal(38, 10))" }

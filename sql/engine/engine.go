@@ -195,6 +195,12 @@ type Engine interface {
 	// its operands (ClickHouse); elsewhere integers divide as integers
 	// and decimals as decimals.
 	FloatDivision() bool
+	// FloatJSON reports whether a number taken out of JSON (json_extract,
+	// -> and ->> on SQLite; JSON_EXTRACT, JSON_VALUE, -> and ->> on MySQL,
+	// whose arithmetic reads a JSON value or a string as a DOUBLE) is
+	// floating point when it has a fraction; elsewhere such a value is
+	// text or JSON until a cast or a typed extraction says its type.
+	FloatJSON() bool
 	// ExactSumType is the type CAST(x AS ...) takes to make x a decimal,
 	// whose sums are the same in any order; "" where the engine has none
 	// (SQLite, where a DECIMAL is a REAL when it has a fraction).

@@ -266,5 +266,8 @@ func (mysql) FloatLiteral(text string) bool {
 // FloatDivision implements Engine.
 func (mysql) FloatDivision() bool { return false }
 
+// FloatJSON implements Engine.
+func (mysql) FloatJSON() bool { return true }
+
 // ExactSumType implements Engine.
 func (mysql) ExactSumType() string { return "DECIMAL(30, 10)" }

@@ -215,5 +215,8 @@ func (postgres) FloatLiteral(text string) bool { return false }
 // FloatDivision implements Engine.
 func (postgres) FloatDivision() bool { return false }
 
+// FloatJSON implements Engine.
+func (postgres) FloatJSON() bool { return false }
+
 // ExactSumType implements Engine.
 func (postgres) ExactSumType() string { return "numeric" }

@@ -239,5 +239,8 @@ func (sqlite) FloatLiteral(text string) bool { return fractional(text) }
 // FloatDivision implements Engine.
 func (sqlite) FloatDivision() bool { return false }
 
+// FloatJSON implements Engine.
+func (sqlite) FloatJSON() bool { return true }
+
 // ExactSumType implements Engine.
 func (sqlite) ExactSumType() string { return "" }

@@ -784,7 +784,7 @@ func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *c
 	// One allocation for what the run measures, the context that carries
 	// it to noteRead, and what the answer points to.
 	m := &struct {
-		read      readStatsContext
+		read      valueContext[readStatsKey, readStats]
 		stats     Statistics
 		refreshed time.Time
 	}{}
@@ -793,7 +793,7 @@ func (s *Service) computeMeasured(ctx context.Context, ep *driver.Endpoint, c *c
 	if err != nil {
 		return nil, err
 	}
-	m.stats = Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: m.read.stats.rows, BytesRead: m.read.stats.bytes}
+	m.stats = Statistics{ElapsedMS: ms(time.Since(start)), RowsRead: m.read.v.rows, BytesRead: m.read.v.bytes}
 	res.Statistics = &m.stats
 	m.refreshed = now
 	if res.EndpointMaterializedAt != nil {
@@ -820,18 +820,19 @@ type readStats struct {
 
 type readStatsKey struct{}
 
-// readStatsContext is a run's context that carries its readStats (under
-// readStatsKey), in one allocation with them rather than
-// context.WithValue's own.
-type readStatsContext struct {
+// valueContext is a context that carries one value, v, under the key
+// K{}, in one allocation with it, where context.WithValue makes two (its
+// context and the value boxed in an any): a run's readStats, a request's
+// id. Value gives a pointer to v, not v boxed anew at each lookup.
+type valueContext[K comparable, V any] struct {
 	context.Context
-	stats readStats
+	v V
 }
 
 // Value implements context.Context.
-func (c *readStatsContext) Value(key any) any {
-	if key == (readStatsKey{}) {
-		return &c.stats
+func (c *valueContext[K, V]) Value(key any) any {
+	if _, ok := key.(K); ok {
+		return &c.v
 	}
 	return c.Context.Value(key)
 }

@@ -232,23 +232,7 @@ type requestIDKey struct{}
 // which the Service passes to the Observer with each run (RunEvent) so that
 // a log line can be tied to the request; package httpapi sets it.
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return &requestIDContext{Context: ctx, id: id}
-}
-
-// requestIDContext is WithRequestID's context: one allocation, where
-// context.WithValue makes two (its context and the id boxed in an any).
-type requestIDContext struct {
-	context.Context
-	id string
-}
-
-// Value implements context.Context: under requestIDKey, a pointer to the
-// id (which RequestID reads), not the id boxed anew at each lookup.
-func (c *requestIDContext) Value(key any) any {
-	if key == (requestIDKey{}) {
-		return &c.id
-	}
-	return c.Context.Value(key)
+	return &valueContext[requestIDKey, string]{Context: ctx, v: id}
 }
 
 // RequestID returns the id WithRequestID put in ctx, "" when none.

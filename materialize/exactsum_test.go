@@ -172,12 +172,25 @@ func TestFloatSumVerdicts(t *testing.T) {
 	assert.True(t, a.Materializable(), "%v", a.Reasons)
 }
 
+// typeCase is a text and the type it has on each engine.
+type typeCase struct {
+	text                   string
+	sqlite, pg, mysql, ch_ numType
+}
+
+// checkTypes checks that typeOf gives each case's type on each engine.
+func checkTypes(t *testing.T, cases []typeCase, typeOf func(e engine.Engine, text string) numType) {
+	t.Helper()
+	for _, c := range cases {
+		for e, want := range map[engine.Engine]numType{engine.SQLite: c.sqlite, engine.PostgreSQL: c.pg, engine.MySQL: c.mysql, engine.ClickHouse: c.ch_} {
+			assert.Equal(t, want, typeOf(e, c.text), "%q on %s", c.text, e.Name())
+		}
+	}
+}
+
 // TestNumType: the type of a summed expression, per engine.
 func TestNumType(t *testing.T) {
-	cases := []struct {
-		expr                   string
-		sqlite, pg, mysql, ch_ numType
-	}{
+	cases := []typeCase{
 		{"1", numExact, numExact, numExact, numExact},
 		{"0.1", numFloat, numExact, numExact, numFloat},
 		{"1e3", numFloat, numExact, numFloat, numFloat},
@@ -198,24 +211,18 @@ func TestNumType(t *testing.T) {
 		{"JSONExtractFloat(p, 'amount')", numFloat, numFloat, numFloat, numFloat},
 		{"JSONExtractInt(p, 'amount')", numExact, numExact, numExact, numExact},
 	}
-	for _, c := range cases {
-		for e, want := range map[engine.Engine]numType{engine.SQLite: c.sqlite, engine.PostgreSQL: c.pg, engine.MySQL: c.mysql, engine.ClickHouse: c.ch_} {
-			tr, err := tree.Parse(e, "SELECT "+c.expr)
-			require.NoError(t, err, c.expr)
-			sel := tr.Stmt.(*tree.Select)
-			b := &builder{d: e}
-			assert.Equal(t, want, b.numTypeOf(sel.SelectExprs[0].(*tree.AliasedExpr).Expr), "%s on %s", c.expr, e.Name())
-		}
-	}
+	checkTypes(t, cases, func(e engine.Engine, expr string) numType {
+		tr, err := tree.Parse(e, "SELECT "+expr)
+		require.NoError(t, err, expr)
+		b := &builder{d: e}
+		return b.numTypeOf(tr.Stmt.(*tree.Select).SelectExprs[0].(*tree.AliasedExpr).Expr)
+	})
 }
 
 // TestColumnTypeNames: a column's declared type as each engine's catalog
 // names it, read with SQLite's affinities there.
 func TestColumnTypeNames(t *testing.T) {
-	cases := []struct {
-		name                   string
-		sqlite, pg, mysql, ch_ numType
-	}{
+	cases := []typeCase{
 		{"REAL", numFloat, numFloat, numFloat, numFloat},
 		{"double precision", numFloat, numFloat, numFloat, numFloat},
 		{"FLOAT8", numFloat, numFloat, numFloat, numFloat},
@@ -236,11 +243,7 @@ func TestColumnTypeNames(t *testing.T) {
 		{"interval", numUnknown, numUnknown, numUnknown, numUnknown},
 		{"", numFloat, numUnknown, numUnknown, numUnknown}, // SQLite: no declared type keeps a REAL as it comes
 	}
-	for _, c := range cases {
-		for e, want := range map[engine.Engine]numType{engine.SQLite: c.sqlite, engine.PostgreSQL: c.pg, engine.MySQL: c.mysql, engine.ClickHouse: c.ch_} {
-			assert.Equal(t, want, typeNamed(e, c.name, true), "%q on %s", c.name, e.Name())
-		}
-	}
+	checkTypes(t, cases, func(e engine.Engine, name string) numType { return typeNamed(e, name, true) })
 }
 
 // TestFloatColumnSums: a sum or avg of a column Options.ColumnTypes

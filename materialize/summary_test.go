@@ -86,18 +86,15 @@ func TestSummarizedReadEqualsInline(t *testing.T) {
 
 	tpl, err := placeholder.Compile(dailyDistinct)
 	require.NoError(t, err)
-	at := func(days int, h time.Duration) variable.Timestamp {
-		return variable.Timestamp{Time: demo.End.AddDate(0, 0, days).Add(h)}
-	}
 	merged := 0
 	for _, r := range [][2]variable.Timestamp{
-		{at(-30, 0), at(-1, 0)},
-		{at(-30, 9*time.Hour+30*time.Minute), at(0, 15*time.Hour+15*time.Minute)},
-		{at(-20, 23*time.Hour+59*time.Minute), at(-10, time.Second)},
-		{at(-5, 6*time.Hour), at(-5, 18*time.Hour)}, // inside one day
-		{at(-5, 6*time.Hour), at(-5, 6*time.Hour)},  // empty
-		{at(-400, 0), at(400, 0)},
-		{at(3, 0), at(30, 0)}, // past the data
+		{demoAt(-30, 0), demoAt(-1, 0)},
+		{demoAt(-30, 9*time.Hour+30*time.Minute), demoAt(0, 15*time.Hour+15*time.Minute)},
+		{demoAt(-20, 23*time.Hour+59*time.Minute), demoAt(-10, time.Second)},
+		{demoAt(-5, 6*time.Hour), demoAt(-5, 18*time.Hour)}, // inside one day
+		{demoAt(-5, 6*time.Hour), demoAt(-5, 6*time.Hour)},  // empty
+		{demoAt(-400, 0), demoAt(400, 0)},
+		{demoAt(3, 0), demoAt(30, 0)}, // past the data
 	} {
 		for _, country := range []string{"US", "DE", "ZZ"} {
 			values := map[string]any{"country": country, "from": r[0], "to": r[1]}
@@ -166,17 +163,14 @@ func TestSummarizedTailEqualsInline(t *testing.T) {
 	insertLate(t, db)
 	tpl, err := placeholder.Compile(dailyDistinct)
 	require.NoError(t, err)
-	at := func(days int, h time.Duration) variable.Timestamp {
-		return variable.Timestamp{Time: demo.End.AddDate(0, 0, days).Add(h)}
-	}
 	fromCut := 0
 	for _, r := range [][2]variable.Timestamp{
-		{at(-30, 9*time.Hour), at(3, 0)},
-		{at(-30, 0), at(-3, 0)},                          // before the build instant's day
-		{at(-10, 0), at(-3, 12*time.Hour)},               // into it, past the build instant
-		{at(-3, 0), at(-2, 0)},                           // the build instant's day alone
-		{at(-3, 11*time.Hour), at(-1, 5*time.Hour)},      // from after the build instant
-		{at(-20, 23*time.Hour+59*time.Minute), at(5, 0)}, // past the late rows
+		{demoAt(-30, 9*time.Hour), demoAt(3, 0)},
+		{demoAt(-30, 0), demoAt(-3, 0)},                          // before the build instant's day
+		{demoAt(-10, 0), demoAt(-3, 12*time.Hour)},               // into it, past the build instant
+		{demoAt(-3, 0), demoAt(-2, 0)},                           // the build instant's day alone
+		{demoAt(-3, 11*time.Hour), demoAt(-1, 5*time.Hour)},      // from after the build instant
+		{demoAt(-20, 23*time.Hour+59*time.Minute), demoAt(5, 0)}, // past the late rows
 	} {
 		for _, country := range []string{"US", "GB", "ZZ"} {
 			values := map[string]any{"country": country, "from": r[0], "to": r[1]}
@@ -199,4 +193,9 @@ func TestSummarizedTailEqualsInline(t *testing.T) {
 		}
 	}
 	require.Positive(t, fromCut, "no read took the source from the cut")
+}
+
+// demoAt is the instant days days and h after the demo's end.
+func demoAt(days int, h time.Duration) variable.Timestamp {
+	return variable.Timestamp{Time: demo.End.AddDate(0, 0, days).Add(h)}
 }

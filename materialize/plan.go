@@ -102,7 +102,6 @@ type builder struct {
 	vars    []Variable
 	uses    [][]use
 	opts    Options
-	ranged  bool // some variable is compared with a range operator
 	names   []string
 	aliases map[string]int // lower-case output alias -> item index
 	items   []*tree.AliasedExpr
@@ -115,12 +114,22 @@ type builder struct {
 	grainNames map[string]string
 	// storedNames are the column names of stored, in order
 	storedNames []string
-	// subquery: sel is the one subquery of the query (see nested.go),
-	// whose SELECT items are not the text's top-level ones.
-	subquery bool
 	// atRead are the variables the read binds in its SELECT list, GROUP
 	// BY or HAVING (see atread.go), in order of first use.
 	atRead []string
+	// src is the query's text, which the tree's spans index.
+	src string
+	// storedFrom are the parts of the pre-compute query aggregatedPrecompute
+	// printed, which the summary's pre-compute query reuses.
+	storedFrom storedFrom
+	// sums is what judging the sums found (see judgeSum); nil until a sum
+	// is judged.
+	sums *sumTypes
+	// The flags, together (one word, not one each between pointers).
+	ranged bool // some variable is compared with a range operator
+	// subquery: sel is the one subquery of the query (see nested.go),
+	// whose SELECT items are not the text's top-level ones.
+	subquery bool
 	// expanded: a group key holds a variable, and the stored table
 	// groups by the columns it reads instead, so that a group of the
 	// query spans several stored rows.
@@ -133,18 +142,10 @@ type builder struct {
 	// each bucketed variable (see oneBucketable), so that a read adds up
 	// no stored parts of one group but a DISTINCT aggregate's.
 	oneBucketShape bool
-	// src is the query's text, which the tree's spans index.
-	src string
 	// summarized: the stored table holds one row per group of the query
 	// and value of the variables' columns, with each DISTINCT aggregate
 	// computed whole (see summary.go).
 	summarized bool
-	// storedFrom are the parts of the pre-compute query aggregatedPrecompute
-	// printed, which the summary's pre-compute query reuses.
-	storedFrom storedFrom
-	// sums is what judging the sums found (see judgeSum); nil until a sum
-	// is judged.
-	sums *sumTypes
 }
 
 // sumTypes is what judging a query's sums found of its columns' types.

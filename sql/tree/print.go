@@ -2,6 +2,7 @@ package tree
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/endpointkit/endpointkit/sql/sqltoken"
 )
@@ -48,6 +49,7 @@ func (pr Printer) Print(t *Tree) (string, error) {
 		p.ws(t.Src[:s.Start])
 	}
 	p.print(t.Stmt)
+	p.kids.release()
 	if whole {
 		p.ws(t.Src[s.End:])
 	}
@@ -73,6 +75,7 @@ func (pr Printer) Text(t *Tree, n Node) (string, error) {
 		p.keep = keptRefs(t.Stmt, pr.Scope.Tenant)
 	}
 	p.print(n)
+	p.kids.release()
 	if p.err != nil {
 		return "", p.err
 	}
@@ -152,13 +155,30 @@ func (p *printer) level(n Node) int {
 type collector struct {
 	w   walker
 	out []Node
+	// buf holds out between walks, in kidsPool.
+	buf *[]Node
 }
 
+// kidsPool holds collectors' stacks between walks: a Bind or a Print
+// grows its stack to the depth and fan-out of its tree, and the next walk
+// takes it as it is instead of growing one of its own again.
+var kidsPool = sync.Pool{New: func() any { return new([]Node) }}
+
 func (c *collector) init() {
+	c.buf = kidsPool.Get().(*[]Node)
+	c.out = (*c.buf)[:0]
 	c.w.f = func(n Node) Node {
 		c.out = append(c.out, n)
 		return n
 	}
+}
+
+// release gives the stack back to kidsPool, holding no node.
+func (c *collector) release() {
+	clear(c.out[:cap(c.out)])
+	*c.buf = c.out[:0]
+	kidsPool.Put(c.buf)
+	c.buf, c.out = nil, nil
 }
 
 // children pushes the children of n and returns where they stand in out.

@@ -35,6 +35,7 @@ func (t *Tree) Bind(tables []Table) {
 		b.tables[lower(strings.Join(tables[i].Parts, "."))] = &tables[i]
 	}
 	b.node(t.Stmt, nil)
+	b.kids.release()
 }
 
 type binder struct {

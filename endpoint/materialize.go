@@ -422,7 +422,9 @@ type MaterializationReport struct {
 	// freshness otherwise), and NextRefreshAt when the scheduler
 	// (Service.Schedule) refreshes it next at the latest: at once when
 	// pending, otherwise when the table reaches its freshness period less
-	// the jitter; null while the materialization hibernates.
+	// the jitter, or, for a live tail whose runs read the source from the
+	// start of the build instant's day (or hour), at the last such start
+	// within that period; null while the materialization hibernates.
 	DataFreshnessSeconds            int        `json:"data_freshness_seconds"`
 	MaterializationFreshnessSeconds int        `json:"materialization_freshness_seconds"`
 	NextRefreshAt                   *time.Time `json:"next_refresh_at"`
@@ -489,16 +491,18 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 		msg := st.Error
 		r.LastError, r.LastErrorAt = &msg, st.FailedAt
 	}
-	built := false
+	var built *compiled
 	if c, err := s.compiledVersion(ctx, &e, e.CurrentVersion); err == nil {
 		_, _, r.Serving = servingTable(&e, c, now)
-		built = st.Built == tableKey(&e, c)
+		if st.Built == tableKey(&e, c) {
+			built = c
+		}
 	}
 	if since, ok := s.hibernatingSince(&e, now); ok {
 		r.Hibernating, r.HibernatingSince = true, &since
 		return r, nil
 	}
-	next := s.nextRefresh(&e, status, built, now)
+	next := s.nextRefresh(ctx, &e, status, built, now)
 	r.NextRefreshAt = &next
 	return r, nil
 }
@@ -540,16 +544,14 @@ func (r *MaterializationReport) lastBuild(st driver.MaterializationState) {
 }
 
 // nextRefresh is when the scheduler will next refresh e, whose status is
-// status and whose table is of its current key when built: at once when
-// no table of the current key was built; then once its freshness has
-// passed (less the jitter); after a failure, not before the retry delay.
-func (s *Service) nextRefresh(e *driver.Endpoint, status MaterializationStatus, built bool, now time.Time) time.Time {
+// status and whose table is of its current key, compiled as built, when
+// built is not nil: at once when no table of the current key was built;
+// then as refreshDueAt says; after a failure, not before the retry delay.
+func (s *Service) nextRefresh(ctx context.Context, e *driver.Endpoint, status MaterializationStatus, built *compiled, now time.Time) time.Time {
 	st := e.MaterializationState
 	next := now
-	if st.Table != "" && st.At != nil && built {
-		period := freshness(e)
-		early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
-		next = st.At.Add(period - early)
+	if st.Table != "" && st.At != nil && built != nil {
+		next = s.refreshDueAt(ctx, e, built, *st.At)
 	}
 	if status == StatusFailed && st.FailedAt != nil {
 		if retry := st.FailedAt.Add(min(freshness(e), failureRetry)); retry.After(next) {

@@ -158,8 +158,46 @@ func (s *Service) dueAwake(ctx context.Context, e *driver.Endpoint, now time.Tim
 	if st.Table == "" || st.At == nil || st.Built != key {
 		return true
 	}
-	early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, *st.At))
-	return !now.Before(st.At.Add(period - early))
+	return !now.Before(s.refreshDueAt(ctx, e, c, *st.At))
+}
+
+// refreshDueAt is when the scheduler refreshes e's table built at at, of
+// its current version compiled as c: once its freshness period has passed,
+// less the jitter, or at the start of its cut's bucket (see cutAligned).
+func (s *Service) refreshDueAt(ctx context.Context, e *driver.Endpoint, c *compiled, at time.Time) time.Time {
+	period := freshness(e)
+	if start, ok := s.cutAligned(ctx, e, c, at, period); ok {
+		return start
+	}
+	early := time.Duration(float64(period) * s.cfg.RefreshJitter * jitterOf(e.ID, at))
+	return at.Add(period - early)
+}
+
+// cutAligned returns when the scheduler refreshes a table built at at of
+// an endpoint whose runs read the source from the start of the build
+// instant's bucket (a live tail over a summarized table, see
+// materialize.Plan.TailCutBucket): at the last start of such a bucket
+// before the table's freshness ends, when one comes after at. Its runs
+// then read the tail alone, not the bucket's older rows too: a day's table
+// built at 02:00 is refreshed at the next midnight rather than at 02:00
+// (less the jitter), and from then on at every midnight, as often as
+// before. ok is false for every other endpoint, and when the freshness
+// ends before the next bucket starts (an hour's freshness of a day's
+// table), where the jittered period applies.
+func (s *Service) cutAligned(ctx context.Context, e *driver.Endpoint, c *compiled, at time.Time, period time.Duration) (time.Time, bool) {
+	if e.MaterializationTailColumn == "" {
+		return time.Time{}, false
+	}
+	v := s.verdict(ctx, c, e.MaterializationBuckets, e.MaterializationTailColumn)
+	if !v.ok || v.plan == nil {
+		return time.Time{}, false
+	}
+	bucket, ok := v.plan.TailCutBucket()
+	if !ok {
+		return time.Time{}, false
+	}
+	start := bucket.Floor(at.Add(period))
+	return start, start.After(at)
 }
 
 // jitterOf is a number in [0, 1) fixed by an endpoint and the instant of

@@ -255,6 +255,42 @@ func TestScheduleEveryFreshnessPeriod(t *testing.T) {
 	require.Equal(t, "scheduled", ev[1].Trigger, "refresh events %+v", ev)
 }
 
+// TestScheduleAlignsTailToItsCut: a live tail whose runs read the source
+// from the start of its table's day (a summarized table of distinct users
+// per day) is refreshed by the scheduler at the next midnight, not a day
+// after its build less the jitter, and from then on at every midnight,
+// once a day; the same query without a tail keeps the jittered period.
+// The status's next_refresh_at says so for both.
+func TestScheduleAlignsTailToItsCut(t *testing.T) {
+	obs := &recorder{}
+	e, _ := newSchedEnv(t, obs)
+	q := e.query(propertyDistinct, "country", "from", "to")
+	e.createMat(t, "tail", q, endpoint.CreateRequest{MaterializationTail: "timestamp"})
+	e.createMat(t, "plain", q, endpoint.CreateRequest{})
+	startSchedule(t, e.svc)
+	eventually(t, "the first refreshes", func() bool {
+		return isStatus(e.status(t, "tail"), endpoint.StatusCompleted) && isStatus(e.status(t, "plain"), endpoint.StatusCompleted)
+	})
+	built := *e.status(t, "tail").LastSuccessAt
+	midnight := time.Date(built.Year(), built.Month(), built.Day()+1, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, midnight, *e.status(t, "tail").NextRefreshAt, "the tail's next refresh, built at %v", built)
+	plain := e.status(t, "plain")
+	require.False(t, plain.NextRefreshAt.Equal(midnight), "the table without a tail is refreshed at midnight")
+	require.False(t, plain.NextRefreshAt.Before(plain.LastSuccessAt.Add(21*time.Hour+36*time.Minute)),
+		"the table without a tail is refreshed at %v, before its period less the jitter", plain.NextRefreshAt)
+
+	e.clock.Advance(midnight.Sub(e.clock.Now()) - time.Second)
+	time.Sleep(50 * time.Millisecond) // ten looks
+	require.Equal(t, built, *e.status(t, "tail").LastSuccessAt, "refreshed before midnight")
+	e.clock.Advance(2 * time.Second)
+	eventually(t, "the refresh at midnight", func() bool { return e.status(t, "tail").LastSuccessAt.After(built) })
+	require.Equal(t, midnight.Add(24*time.Hour), *e.status(t, "tail").NextRefreshAt, "the next refresh after midnight's")
+	require.Equal(t, *plain.LastSuccessAt, *e.status(t, "plain").LastSuccessAt, "the table without a tail was refreshed at midnight")
+	ev := obs.refreshEvents()
+	require.Len(t, ev, 3, "refresh events %+v", ev)
+	require.Equal(t, "scheduled", ev[2].Trigger, "refresh events %+v", ev)
+}
+
 // TestScheduleBacksOffAfterFailure: a failed refresh is not tried again at
 // every look, but after five minutes (less for a shorter freshness).
 func TestScheduleBacksOffAfterFailure(t *testing.T) {

@@ -97,6 +97,25 @@ func tailSummarizable(p *Plan) bool {
 	return cut
 }
 
+// TailCutBucket returns the bucket at whose start the runs of a plan with
+// a live tail and a summarized table begin to read the source (the cut,
+// see tailCut): the finest bucket of the variables compared with the tail
+// column. Such runs read the source from the start of the build instant's
+// bucket, so a table built just after a bucket starts has them read the
+// tail alone. ok is false for every other plan, whose runs read the source
+// from the build instant itself (or read no tail).
+func (p *Plan) TailCutBucket() (bucket engine.Bucket, ok bool) {
+	if !p.Tail() || !p.summarized {
+		return "", false
+	}
+	for _, f := range p.bucketColumns() {
+		if f.raw == p.source.tail && (!ok || units[string(f.bucket)] < units[string(bucket)]) {
+			bucket, ok = f.bucket, true
+		}
+	}
+	return bucket, ok
+}
+
 // summarize makes the one-bucket plan's stored table summarized: its
 // pre-compute query groups by the group keys and the variables' columns
 // only, each aggregate computed whole, and the one-bucket read takes the

@@ -46,9 +46,15 @@ func TestSummarizedChosen(t *testing.T) {
 
 		tail := mustPlan(t, q, Options{Engine: c.eng, Types: rangeTypes, TailColumn: "timestamp"})
 		assert.True(t, tail.summarized, "%s: a live tail's plan by the day is not summarized", c.eng.Name())
+		bucket, ok := tail.TailCutBucket()
+		assert.True(t, ok && bucket == engine.Day, "%s: the summarized tail's cut bucket is %q, %v", c.eng.Name(), bucket, ok)
+		_, ok = plan.TailCutBucket()
+		assert.False(t, ok, "%s: a plan without a live tail has a cut bucket", c.eng.Name())
 		months := map[string]engine.Bucket{"from": engine.Month, "to": engine.Month}
 		monthly := mustPlan(t, q, Options{Engine: c.eng, Types: rangeTypes, TailColumn: "timestamp", Buckets: months})
 		assert.False(t, monthly.summarized, "%s: a live tail's plan by the month is summarized", c.eng.Name())
+		_, ok = monthly.TailCutBucket()
+		assert.False(t, ok, "%s: a live tail's plan by the month, read from its build instant, has a cut bucket", c.eng.Name())
 		require.NotNil(t, monthly.oneBucket, "%s: the live tail's plan by the month is not one-bucket", c.eng.Name())
 		assert.Contains(t, monthly.Precompute(), "_d0", "%s: a live tail's table by the month lost its grain", c.eng.Name())
 		other := mustPlan(t, q, Options{Engine: c.eng, Types: rangeTypes, TailColumn: "created_at"})

@@ -271,24 +271,36 @@ const batch = 150
 // Load creates the events table on SQLite (see Schema) and inserts n
 // generated events of project "1" in one transaction.
 func Load(ctx context.Context, db *sql.DB, n int, seed uint64) error {
+	return LoadUntil(ctx, db, n, seed, End)
+}
+
+// LoadUntil is Load with the events of GenerateUntil(n, seed, end): the
+// same events, shifted by whole days to end at end's day.
+func LoadUntil(ctx context.Context, db *sql.DB, n int, seed uint64, end time.Time) error {
 	for _, stmt := range strings.Split(Schema, ";") {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("demo: create schema: %w", err)
 		}
 	}
-	return Insert(ctx, db, engine.SQLite, "1", n, seed)
+	return insertTx(ctx, db, engine.SQLite, "1", n, seed, end)
 }
 
 // Insert inserts n generated events of project into the events table of
 // db, whose engine is e, in one transaction. Every value is bound. The
 // events end at End.
 func Insert(ctx context.Context, db *sql.DB, e engine.Engine, project string, n int, seed uint64) error {
+	return insertTx(ctx, db, e, project, n, seed, End)
+}
+
+// insertTx inserts the events of GenerateUntil(n, seed, end) of project
+// into db, whose engine is e, in one transaction.
+func insertTx(ctx context.Context, db *sql.DB, e engine.Engine, project string, n int, seed uint64, end time.Time) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("demo: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	err = InsertWith(ctx, txExec{tx}, e, project, n, seed)
+	err = InsertUntil(ctx, txExec{tx}, e, project, n, seed, end)
 	if err != nil {
 		return err
 	}

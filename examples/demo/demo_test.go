@@ -62,6 +62,25 @@ func TestLoad(t *testing.T) {
 	require.True(t, slices.Contains(s, sub), "%v does not contain %v", s, sub)
 }
 
+// TestLoadUntil: LoadUntil loads the events of GenerateUntil, ending at
+// the given day, and a day later they are Load's shifted by one day.
+func TestLoadUntil(t *testing.T) {
+	ctx := context.Background()
+	end := demo.End.Add(24 * time.Hour)
+	db := testdb.SQLite(t)
+	require.NoError(t, demo.LoadUntil(ctx, db, 1000, 1, end.Add(5*time.Hour)))
+	var gen []string
+	require.NoError(t, demo.GenerateUntil(1000, 1, end, func(e demo.Event) error {
+		gen = append(gen, e.Timestamp.Format(demo.TimeLayout))
+		return nil
+	}))
+	got := testdb.Strings(t, db, `SELECT timestamp FROM events ORDER BY timestamp, uuid`)
+	slices.Sort(gen)
+	require.Equal(t, gen, got)
+	require.Less(t, got[len(got)-1], end.Format(demo.TimeLayout))
+	require.Greater(t, got[len(got)-1], demo.End.Format(demo.TimeLayout), "the events did not move a day later")
+}
+
 func BenchmarkLoad100k(b *testing.B) {
 	for b.Loop() {
 		db, err := sql.Open("sqlite", ":memory:")

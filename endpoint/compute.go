@@ -99,7 +99,7 @@ func (s *Service) resultKey(ep *driver.Endpoint, c *compiled, given, values map[
 	// The state the answer is computed in: inline, or from which stored
 	// table, so that no answer of another state is ever given.
 	if materializedRun(ep, opts) {
-		table, at, ok := servingTable(ep, c, now)
+		table, at, ok := s.servingTable(ep, c, now)
 		b = appendKeyStr(b, "materialized")
 		b = appendKeyStr(b, tableKey(ep, c))
 		if ok {
@@ -1137,7 +1137,7 @@ func (s *Service) storedReadOf(ctx context.Context, ep *driver.Endpoint, c *comp
 	case version != ep.CurrentVersion:
 		return storedRead{why: notCurrentVersion}
 	}
-	table, at, ok := servingTable(ep, c, now)
+	table, at, ok := s.servingTable(ep, c, now)
 	if !ok {
 		return storedRead{why: noFreshTable}
 	}
@@ -1299,16 +1299,34 @@ func freshness(e *driver.Endpoint) time.Duration {
 // the table of the last completed refresh, if it was built from the
 // current version, buckets and variable definitions (tableKey) and is not
 // older than the freshness period. A failed refresh leaves the last good
-// table serving until it is stale.
-func servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
+// table serving until it is stale. A table with a live tail serves for
+// the time a refresh may take (tailGrace) beyond its period: its runs read
+// every row newer than it, and the scheduler refreshes it at the start of
+// a day, near the end of its period (see cutAligned), so that its runs do
+// not go inline while that refresh builds the next table.
+func (s *Service) servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {
 		return "", time.Time{}, false
 	}
-	if now.Sub(*st.At) > freshness(e) {
+	limit := freshness(e)
+	if e.MaterializationTailColumn != "" {
+		limit += s.tailGrace()
+	}
+	if now.Sub(*st.At) > limit {
 		return "", time.Time{}, false
 	}
 	return st.Table, *st.At, true
+}
+
+// tailGrace is how long beyond its freshness period a table with a live
+// tail serves: Config.RefreshTimeout, the longest a refresh may take
+// (DefaultRefreshTimeout when refreshes are not bounded).
+func (s *Service) tailGrace() time.Duration {
+	if s.cfg.RefreshTimeout > 0 {
+		return s.cfg.RefreshTimeout
+	}
+	return DefaultRefreshTimeout
 }
 
 // tableKey identifies what the stored table of e's current version,

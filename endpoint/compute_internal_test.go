@@ -222,12 +222,44 @@ func TestTableOfOldLayoutDoesNotServe(t *testing.T) {
 	e.MaterializationState.At = &built
 	// The key as releases before Layout wrote it.
 	e.MaterializationState.Built = "v3;" + bucketKey(e.MaterializationBuckets) + "tail=" + e.MaterializationTailColumn + ";" + c.varsKey()
-	_, _, ok := servingTable(e, c, now)
+	s := &Service{}
+	_, _, ok := s.servingTable(e, c, now)
 	assert.False(t, ok, "a table of the old layout serves")
 
 	e.MaterializationState.Built = tableKey(e, c)
-	table, at, ok := servingTable(e, c, now)
+	table, at, ok := s.servingTable(e, c, now)
 	require.True(t, ok, "the table of the current key does not serve")
 	assert.Equal(t, "ek_mat_1", table)
 	assert.Equal(t, built, at)
+}
+
+// TestTailTableServesThroughItsRefresh: a table with a live tail serves
+// for Config.RefreshTimeout beyond its freshness period, so that runs do
+// not go inline while the refresh the scheduler starts at the start of
+// the day builds the next one, yet it is stale (RefreshStale refreshes
+// it) once the period has passed; a table without a tail stops serving
+// at its period.
+func TestTailTableServesThroughItsRefresh(t *testing.T) {
+	now := time.Date(2025, 6, 1, 0, 3, 0, 0, time.UTC)
+	c := &compiled{vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}}
+	s := &Service{cfg: Config{RefreshTimeout: 5 * time.Minute}}
+	for _, tc := range []struct {
+		tail         string
+		age          time.Duration
+		serves, past bool
+	}{
+		{"timestamp", 24*time.Hour - time.Second, true, false},
+		{"timestamp", 24*time.Hour + 4*time.Minute, true, true},
+		{"timestamp", 24*time.Hour + 6*time.Minute, false, true},
+		{"", 24*time.Hour - time.Second, true, false},
+		{"", 24*time.Hour + time.Second, false, true},
+	} {
+		built := now.Add(-tc.age)
+		e := &driver.Endpoint{CurrentVersion: 1, IsMaterialized: true, MaterializationTailColumn: tc.tail}
+		e.MaterializationState.Table, e.MaterializationState.At = "ek_mat_1", &built
+		e.MaterializationState.Built = tableKey(e, c)
+		_, _, ok := s.servingTable(e, c, now)
+		assert.Equal(t, tc.serves, ok, "tail %q, %v old: serves", tc.tail, tc.age)
+		assert.Equal(t, !tc.past, s.withinPeriod(e, c, now), "tail %q, %v old: within its period", tc.tail, tc.age)
+	}
 }

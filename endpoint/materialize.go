@@ -493,7 +493,7 @@ func (s *Service) MaterializationStatus(ctx context.Context, project, name strin
 	}
 	var built *compiled
 	if c, err := s.compiledVersion(ctx, &e, e.CurrentVersion); err == nil {
-		_, _, r.Serving = servingTable(&e, c, now)
+		_, _, r.Serving = s.servingTable(&e, c, now)
 		if st.Built == tableKey(&e, c) {
 			built = c
 		}

@@ -101,7 +101,7 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 			continue
 		}
 		if c, err := s.compiledVersion(ctx, e, e.CurrentVersion); err == nil {
-			if _, _, fresh := servingTable(e, c, now); fresh {
+			if s.withinPeriod(e, c, now) {
 				continue
 			}
 		}
@@ -133,8 +133,15 @@ func (s *Service) stale(ctx context.Context, e *driver.Endpoint, now time.Time) 
 	if err != nil {
 		return true
 	}
-	_, _, fresh := servingTable(e, c, now)
-	return !fresh
+	return !s.withinPeriod(e, c, now)
+}
+
+// withinPeriod reports whether e has a table that serves at now and is
+// not older than its freshness period (a live tail's serves a little
+// longer, see servingTable, but is stale once its period has passed).
+func (s *Service) withinPeriod(e *driver.Endpoint, c *compiled, now time.Time) bool {
+	_, at, ok := s.servingTable(e, c, now)
+	return ok && now.Sub(at) <= freshness(e)
 }
 
 // refresh rebuilds the table of the endpoint with id; the caller holds its

@@ -17,7 +17,6 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // env is a Service over in-memory stores and SQLite, with a project "1"

@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -370,12 +370,10 @@ func TestRunAdHocVariablesByCodeName(t *testing.T) {
 // types: every column of a scoped table, only the allowed ones of a table
 // with Columns, and a listed table the database lacks with its error.
 func TestSchema(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "s.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLitePool(t, "file:"+filepath.Join(t.TempDir(), "s.db"), 0)
 	ctx := context.Background()
 	require.NoError(t, demo.Load(ctx, db, 10, 1))
-	_, err = db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")
+	_, err := db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")
 	require.NoError(t, err)
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{
 		{Name: "events", TenantColumn: "project_id"},

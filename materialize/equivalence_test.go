@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // purchases is a derived table of the demo purchases with their country
@@ -529,10 +529,7 @@ func (p *pools) date(b engine.Bucket) any {
 }
 
 func openDemo(t testing.TB, n int) *sql.DB {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	require.NoError(t, loadDemo(db, n))
 	return db
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/executortest"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,11 +26,11 @@ import (
 
 // keptPools opens an SQLite file as the example server does: a writing
 // pool, and a read-only run pool whose connections keep their statements
-// (KeepStatements, at most keep each); the file has the table t of openDB.
+// (KeepStatements, at most keep each); the file has the table t of tableTDB.
 func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db = openSQLite(t, dsn, 0)
+	db = testdb.SQLitePool(t, dsn, 0)
 	mustExec(t, db, tableT)
 	ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(keep))
 	require.NoError(t, err)
@@ -44,7 +45,7 @@ func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 func TestKeptStatementsAnswerAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
 	ro.SetMaxOpenConns(1)
-	plainRO := openSQLite(t, dsnOf(t, db), 0)
+	plainRO := testdb.SQLitePool(t, dsnOf(t, db), 0)
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
 	ctx := context.Background()
@@ -240,7 +241,7 @@ func TestKeepStatementsIsForSQLite(t *testing.T) {
 // those it refuses.
 func TestKeptArgumentsAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
-	plainRO := openSQLite(t, dsnOf(t, db), 0)
+	plainRO := testdb.SQLitePool(t, dsnOf(t, db), 0)
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
 	type named int

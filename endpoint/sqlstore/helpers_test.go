@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // fileDSN is the DSN of a SQLite file database set up as the package doc
@@ -35,9 +34,7 @@ func openMemory(t testing.TB) *Store {
 // *sql.DB so that a test can close it.
 func openFile(t testing.TB, path string) (*Store, *sql.DB) {
 	t.Helper()
-	db, err := sql.Open("sqlite", fileDSN(path))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLitePool(t, fileDSN(path), 0)
 	return migrated(t, db), db
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,9 +21,7 @@ import (
 // statements run.
 func openV5(t *testing.T, n int, extra ...string) (*sql.DB, []driver.RunLogEntry) {
 	t.Helper()
-	db, err := sql.Open("sqlite", fileDSN(tempFile(t)))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLitePool(t, fileDSN(tempFile(t)), 0)
 	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
 	for v, step := range migrations(engine.SQLite)[:5] {
 		stmts = append(stmts, step...)

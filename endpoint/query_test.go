@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
-	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/access"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
@@ -370,7 +368,7 @@ func TestRunAdHocVariablesByCodeName(t *testing.T) {
 // types: every column of a scoped table, only the allowed ones of a table
 // with Columns, and a listed table the database lacks with its error.
 func TestSchema(t *testing.T) {
-	db := testdb.SQLitePool(t, "file:"+filepath.Join(t.TempDir(), "s.db"), 0)
+	db := sqliteFile(t)
 	ctx := context.Background()
 	require.NoError(t, demo.Load(ctx, db, 10, 1))
 	_, err := db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")

@@ -153,8 +153,7 @@ func repeatedInterrupt(d time.Duration) sqlexec.InterruptFunc {
 // writer's INSERTs were never committed.
 func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 	dsn := fileDSN(t)
-	db := testdb.SQLitePool(t, dsn, 1)
-	mustExec(t, db, "CREATE TABLE w (n INTEGER)")
+	db := fileDB(t, dsn, 1, "CREATE TABLE w (n INTEGER)")
 	other := testdb.SQLitePool(t, dsn, 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(repeatedInterrupt(30*time.Millisecond)))
 	defer x.Close()
@@ -196,13 +195,12 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dsn := fileDSN(t)
-			db := testdb.SQLitePool(t, dsn, 2)
 			// The database in WAL mode before connections open at once
 			// (two connections setting it on a new file may be busy).
-			mustExec(t, db, "CREATE TABLE w (n INTEGER)")
+			db := fileDB(t, dsn, 2, "CREATE TABLE w (n INTEGER)")
 			opts := []sqlexec.Option{sqlexec.WithInterrupt(c.interrupt)}
 			if c.readOnly {
-				ro := testdb.SQLitePool(t, dsn+"&_pragma=query_only(1)", 2)
+				ro := readOnly(t, dsn, 2)
 				opts = append(opts, sqlexec.WithReadOnly(ro))
 			}
 			x := sqlexec.New(db, engine.SQLite, opts...)

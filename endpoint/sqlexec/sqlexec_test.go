@@ -183,6 +183,24 @@ func fileDSN(t *testing.T) string {
 	return "file:" + filepath.Join(t.TempDir(), "bounds.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
+// fileDB opens a pool of at most conns connections (0: no bound) on the
+// SQLite file dsn (testdb.SQLitePool) and runs ddl through it: a test's
+// writing pool, its tables made.
+func fileDB(t *testing.T, dsn string, conns int, ddl string) *sql.DB {
+	t.Helper()
+	db := testdb.SQLitePool(t, dsn, conns)
+	mustExec(t, db, ddl)
+	return db
+}
+
+// readOnly opens a read-only pool (query_only) of at most conns
+// connections (0: no bound) on the SQLite file dsn, the run pool beside
+// a writer (sqlexec.WithReadOnly).
+func readOnly(tb testing.TB, dsn string, conns int) *sql.DB {
+	tb.Helper()
+	return testdb.SQLitePool(tb, dsn+"&_pragma=query_only(1)", conns)
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	_, err := db.Exec(q)
@@ -201,9 +219,8 @@ func count(t *testing.T, db *sql.DB, table string) int {
 // Exec still writes through the other pool.
 func TestReadOnlyPool(t *testing.T) {
 	dsn := fileDSN(t)
-	db := testdb.SQLitePool(t, dsn, 0)
-	mustExec(t, db, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
-	ro := testdb.SQLitePool(t, dsn+"&_pragma=query_only(1)", 0)
+	db := fileDB(t, dsn, 0, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
+	ro := readOnly(t, dsn, 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	ctx := context.Background()
 	if _, err := x.Query(ctx, stmt.New("WITH w AS (SELECT 1) DELETE FROM t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "readonly") {
@@ -222,8 +239,7 @@ func TestReadOnlyPool(t *testing.T) {
 // out of time; with one connection, every Exec after it would fail
 // otherwise.
 func TestGuardEndsOnEveryPath(t *testing.T) {
-	db := testdb.SQLitePool(t, fileDSN(t), 1)
-	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
+	db := fileDB(t, fileDSN(t), 1, "CREATE TABLE t (id INTEGER)")
 	x := sqlexec.New(db, engine.SQLite)
 	for i, run := range []func() error{
 		func() error {

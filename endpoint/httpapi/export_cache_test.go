@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,36 +65,32 @@ func cachedExportHandler(tb testing.TB, exec *heldexec.RowFake, n int, maxCached
 // is the cache's, no row read, the same results as a run computed whole.
 func TestExportStreamsWithResultCache(t *testing.T) {
 	const n = 20000
-	db := exportTable(t, n)
-	for _, format := range []string{"csv", "ndjson"} {
-		t.Run(format, func(t *testing.T) {
-			exec := heldexec.NewRowFake(sqlexec.New(db, engine.SQLite))
-			h, svc, obs := cachedExportHandler(t, exec, n, 0)
-			saved := exec.Queries() // the save's description of the query
-			first := streamedExport(t, h, exec, n, format)
-			assert.NoError(t, obs.last(), "the answer was kept")
+	forTextExports(t, n, func(t *testing.T, db *sql.DB, exec *heldexec.RowFake, format string) {
+		h, svc, obs := cachedExportHandler(t, exec, n, 0)
+		saved := exec.Queries() // the save's description of the query
+		first := streamedExport(t, h, exec, n, format)
+		assert.NoError(t, obs.last(), "the answer was kept")
 
-			again := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
-			h.ServeHTTP(again, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, again.Status)
-			assert.EqualValues(t, n, exec.RowsHanded(), "the second export read no row: the cache answered it")
-			assert.Equal(t, first.body.String(), again.body.String())
+		again := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
+		h.ServeHTTP(again, exportRequest(t, n, format))
+		require.Equal(t, http.StatusOK, again.Status)
+		assert.EqualValues(t, n, exec.RowsHanded(), "the second export read no row: the cache answered it")
+		assert.Equal(t, first.body.String(), again.body.String())
 
-			limit := n
-			cached, err := svc.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
-			require.NoError(t, err)
-			assert.True(t, cached.IsCached, "the JSON run is the cache's")
-			assert.EqualValues(t, n, exec.RowsHanded())
-			assert.EqualValues(t, saved, exec.Queries())
+		limit := n
+		cached, err := svc.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
+		require.NoError(t, err)
+		assert.True(t, cached.IsCached, "the JSON run is the cache's")
+		assert.EqualValues(t, n, exec.RowsHanded())
+		assert.EqualValues(t, saved, exec.Queries())
 
-			// The results as a run computed whole writes them, byte for
-			// byte (floats such as 5.0 included).
-			_, uncached := exportHandler(t, sqlexec.New(db, engine.SQLite), n, -1)
-			plain, err := uncached.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
-			require.NoError(t, err)
-			assert.Equal(t, cachedResults(t, plain), cachedResults(t, cached))
-		})
-	}
+		// The results as a run computed whole writes them, byte for
+		// byte (floats such as 5.0 included).
+		_, uncached := exportHandler(t, sqlexec.New(db, engine.SQLite), n, -1)
+		plain, err := uncached.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
+		require.NoError(t, err)
+		assert.Equal(t, cachedResults(t, plain), cachedResults(t, cached))
+	})
 }
 
 // cachedResults is the "results" of res as the HTTP API's JSON answer holds

@@ -89,13 +89,20 @@ func (f *firstWrite) Write(b []byte) (int, error) {
 // them was read), every row once, through QueryRows, not Query.
 func TestExportStreamsRows(t *testing.T) {
 	const n = 20000
+	forTextExports(t, n, func(t *testing.T, _ *sql.DB, exec *heldexec.RowFake, format string) {
+		h, _ := exportHandler(t, exec, n, -1)
+		streamedExport(t, h, exec, n, format)
+	})
+}
+
+// forTextExports runs f as a subtest for CSV and NDJSON, each with an
+// executor that records its streams (a RowFake, no row read yet) over db,
+// a table of n rows (exportTable) the formats share.
+func forTextExports(t *testing.T, n int, f func(t *testing.T, db *sql.DB, exec *heldexec.RowFake, format string)) {
+	t.Helper()
 	db := exportTable(t, n)
 	for _, format := range []string{"csv", "ndjson"} {
-		t.Run(format, func(t *testing.T) {
-			exec := heldexec.NewRowFake(sqlexec.New(db, engine.SQLite))
-			h, _ := exportHandler(t, exec, n, -1)
-			streamedExport(t, h, exec, n, format)
-		})
+		t.Run(format, func(t *testing.T) { f(t, db, heldexec.NewRowFake(sqlexec.New(db, engine.SQLite)), format) })
 	}
 }
 

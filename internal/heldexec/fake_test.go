@@ -74,20 +74,10 @@ func TestWaitHoldAround(t *testing.T) {
 	var entered, left int
 	x := NewFake(nil, Answer(&driver.Result{}), Held(1), Around(
 		func(context.Context) { entered++ }, func(context.Context) { left++ }))
-	x.Hold()
-	done := make(chan error)
-	go func() {
+	heldThenReleased(t, x, func() error {
 		_, err := x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
-		done <- err
-	}()
-	<-x.Started
-	select {
-	case <-done:
-		t.Fatal("a held query ended before Release")
-	case <-time.After(20 * time.Millisecond):
-	}
-	x.Release()
-	require.NoError(t, <-done)
+		return err
+	}, nil)
 	assert.Equal(t, 1, entered)
 	assert.Equal(t, 1, left)
 }
@@ -96,16 +86,28 @@ func TestWaitHoldAround(t *testing.T) {
 // others answer while those wait, and Release lets them go.
 func TestHoldOnly(t *testing.T) {
 	x := NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), Held(1), HoldOnly(SQLContains("held")))
+	heldThenReleased(t, x, func() error {
+		_, err := x.Query(context.Background(), query("SELECT 'held'"), driver.Bounds{})
+		return err
+	}, func() {
+		res, err := x.Query(context.Background(), query("SELECT 'free'"), driver.Bounds{})
+		require.NoError(t, err, "a query HoldOnly does not choose passes while another is held")
+		assert.Equal(t, [][]any{{"free"}}, res.Rows)
+	})
+}
+
+// heldThenReleased holds x and runs run, which queries it, apart; once
+// the query is held it calls meanwhile (when not nil), checks that the
+// held query has not ended, releases x, and requires run's answer.
+func heldThenReleased(t *testing.T, x *Fake, run func() error, meanwhile func()) {
+	t.Helper()
 	x.Hold()
 	done := make(chan error, 1)
-	go func() {
-		_, err := x.Query(context.Background(), query("SELECT 'held'"), driver.Bounds{})
-		done <- err
-	}()
+	go func() { done <- run() }()
 	<-x.Started
-	res, err := x.Query(context.Background(), query("SELECT 'free'"), driver.Bounds{})
-	require.NoError(t, err, "a query HoldOnly does not choose passes while another is held")
-	assert.Equal(t, [][]any{{"free"}}, res.Rows)
+	if meanwhile != nil {
+		meanwhile()
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("the held query ended before Release: %v", err)
@@ -260,20 +262,10 @@ func (r rowsSeen) Row(row []any) error {
 // Release.
 func TestRowFakeHeld(t *testing.T) {
 	x := NewRowFake(nil, Answer(&driver.Result{Columns: []string{"n"}, Rows: [][]any{{1}}}), Held(1))
-	x.Hold()
-	done := make(chan error, 1)
-	go func() {
+	heldThenReleased(t, x.Fake, func() error {
 		_, err := x.QueryRows(context.Background(), query("SELECT 1"), driver.Bounds{}, &keptSink{})
-		done <- err
-	}()
-	<-x.Started
-	select {
-	case err := <-done:
-		t.Fatalf("the held stream ended before Release: %v", err)
-	default:
-	}
-	x.Release()
-	require.NoError(t, <-done)
+		return err
+	}, nil)
 	assert.EqualValues(t, 1, x.RowsHanded())
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,52 +13,39 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
-// catalogReads is an executor that counts the statements that read a
-// table's columns' types (SELECT * FROM sales LIMIT 0) and, while fail is
-// set, fails them.
-type catalogReads struct {
-	driver.Executor
-	mu    sync.Mutex
-	reads int
-	fail  bool
+// catalogRead selects the statements that read a table's columns' types
+// (SELECT * FROM sales LIMIT 0).
+func catalogRead(sql string) bool {
+	return strings.HasPrefix(sql, "SELECT * FROM sales") && strings.HasSuffix(sql, "LIMIT 0")
 }
 
-func (c *catalogReads) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	if strings.HasPrefix(st.SQL(), "SELECT * FROM sales") && strings.HasSuffix(st.SQL(), "LIMIT 0") {
-		c.mu.Lock()
-		c.reads++
-		fail := c.fail
-		c.mu.Unlock()
-		if fail {
-			return nil, errors.New("the catalog is away")
+// catalogReads counts the catalog reads x was given.
+func catalogReads(x *heldexec.Fake) int {
+	n := 0
+	for _, c := range x.Calls() {
+		if catalogRead(c.SQL) {
+			n++
 		}
 	}
-	return c.Executor.Query(ctx, st, b)
-}
-
-func (c *catalogReads) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reads
-}
-
-func (c *catalogReads) failing(fail bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.fail = fail
+	return n
 }
 
 // salesService is a Service on e whose database holds the table sales
 // (a text time, a floating-point amount and an integer qty, in e's types),
-// with the Date variable from, its executor counting catalog reads.
-func salesService(t *testing.T, e checkEngine, obs endpoint.Observer) (*endpoint.Service, *catalogReads, map[string]endpoint.VariableRef) {
+// with the Date variable from, its executor recording the catalog reads
+// and, while fail is set, failing them.
+func salesService(t *testing.T, e checkEngine, obs endpoint.Observer, fail *atomic.Bool) (*endpoint.Service, *heldexec.Fake, map[string]endpoint.VariableRef) {
 	t.Helper()
-	cr := &catalogReads{}
-	svc, db, _ := checkServiceParts(t, e, func(x driver.Executor) driver.Executor { cr.Executor = x; return cr },
-		func(c *endpoint.Config) { c.Observer = obs })
+	var cr *heldexec.Fake
+	failing := func(st driver.Statement) bool { return fail != nil && fail.Load() && catalogRead(st.SQL()) }
+	svc, db, _ := checkServiceParts(t, e, func(x driver.Executor) driver.Executor {
+		cr = heldexec.NewFake(x, heldexec.Fail(errors.New("the catalog is away"), failing))
+		return cr
+	}, func(c *endpoint.Config) { c.Observer = obs })
 	ctx := context.Background()
 	real, integer := map[string]string{"sqlite": "REAL", "postgres": "double precision", "mariadb": "DOUBLE"}[e.name],
 		map[string]string{"sqlite": "INTEGER", "postgres": "bigint", "mariadb": "BIGINT"}[e.name]
@@ -81,17 +68,17 @@ func salesService(t *testing.T, e checkEngine, obs endpoint.Observer) (*endpoint
 func TestColumnTypesReadOncePerVersion(t *testing.T) {
 	for _, e := range checkEngines {
 		t.Run(e.name, func(t *testing.T) {
-			svc, cr, vars := salesService(t, e, nil)
+			svc, cr, vars := salesService(t, e, nil, nil)
 			ctx := context.Background()
 			q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT count(*) AS n FROM sales WHERE day >= {variables.from}", Variables: vars}
 			_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "counts", Query: q, IsMaterialized: true})
 			require.NoError(t, err)
-			assert.Zero(t, cr.count(), "a query that sums no column reads no catalog")
+			assert.Zero(t, catalogReads(cr), "a query that sums no column reads no catalog")
 
 			q.SQL = "SELECT sum(qty) AS n FROM sales WHERE day >= {variables.from}"
 			_, err = svc.Create(ctx, "1", endpoint.CreateRequest{Name: "qty", Query: q, IsMaterialized: true})
 			require.NoError(t, err)
-			assert.Equal(t, 1, cr.count(), "the save reads the table's types")
+			assert.Equal(t, 1, catalogReads(cr), "the save reads the table's types")
 			require.NoError(t, svc.Materialize(ctx, "1", "qty"))
 			for range 3 {
 				res, err := svc.Run(ctx, "1", "qty", endpoint.RunRequest{Variables: map[string]any{"from": "2025-05-01"}})
@@ -101,7 +88,7 @@ func TestColumnTypesReadOncePerVersion(t *testing.T) {
 			}
 			_, err = svc.Get(ctx, "1", "qty")
 			require.NoError(t, err)
-			assert.Equal(t, 1, cr.count(), "runs and views of the version read the types no more")
+			assert.Equal(t, 1, catalogReads(cr), "runs and views of the version read the types no more")
 
 			q.SQL = "SELECT sum(amount) AS total FROM sales WHERE day >= {variables.from}"
 			_, err = svc.Update(ctx, "1", "qty", endpoint.UpdateRequest{Query: q})
@@ -109,7 +96,7 @@ func TestColumnTypesReadOncePerVersion(t *testing.T) {
 			require.ErrorAs(t, err, &ee)
 			assert.Equal(t, endpoint.CodeCannotMaterialize, ee.Code)
 			assert.Contains(t, ee.Detail, "sum(amount) adds up floating-point values (amount of sales, a column of type ")
-			assert.Equal(t, 2, cr.count(), "a new version reads the types again")
+			assert.Equal(t, 2, catalogReads(cr), "a new version reads the types again")
 		})
 	}
 }
@@ -122,10 +109,11 @@ func TestColumnTypesReadOncePerVersion(t *testing.T) {
 // save, with the catalog back, reads the types and materializes.
 func TestColumnTypesUnread(t *testing.T) {
 	obs := &recorder{}
-	svc, cr, vars := salesService(t, checkEngines[0], obs)
+	var fail atomic.Bool
+	svc, _, vars := salesService(t, checkEngines[0], obs, &fail)
 	ctx := context.Background()
 	q := &endpoint.Query{Kind: endpoint.KindSQL, SQL: "SELECT sum(qty) AS n FROM sales WHERE day >= {variables.from}", Variables: vars}
-	cr.failing(true)
+	fail.Store(true)
 	_, err := svc.Create(ctx, "1", endpoint.CreateRequest{Name: "qty", Query: q, IsMaterialized: true})
 	var ee *endpoint.Error
 	require.ErrorAs(t, err, &ee)
@@ -145,7 +133,7 @@ func TestColumnTypesUnread(t *testing.T) {
 	assert.False(t, created.Materialization.CanMaterialize)
 	assert.Contains(t, created.Materialization.Reason, "could not be read from the database")
 	assert.Len(t, obs.saveCheckEvents(), 2)
-	cr.failing(false)
+	fail.Store(false)
 	yes := true
 	_, err = svc.Update(ctx, "1", "qty", endpoint.UpdateRequest{IsMaterialized: &yes})
 	require.NoError(t, err, "the catalog back, the types are read again")

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,12 +41,7 @@ type checkEngine struct {
 }
 
 var checkEngines = []checkEngine{
-	{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "check.db"))
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}},
+	{"sqlite", "", engine.SQLite, sqliteFile},
 	{"postgres", testdb.PostgresEnv, engine.PostgreSQL, testdb.Postgres},
 	{"mariadb", testdb.MySQLEnv, engine.MySQL, testdb.MySQL},
 }
@@ -727,9 +721,7 @@ func TestInsightBreakdownLimit(t *testing.T) {
 // answering with the same series as SQLite.
 func TestInsightBreakdownLimitOnEngines(t *testing.T) {
 	reference := func() []insight.TrendsSeries {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "ref.db"))
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := sqliteFile(t)
 		x := sqlexec.New(db, engine.SQLite)
 		loadPages(t, x)
 		svc := memService(t, x, nil)
@@ -1031,9 +1023,7 @@ func TestSQLiteBackslashLiteral(t *testing.T) {
 // one an insight reads refuse the insight at save, naming the column, not
 // saying the events table does not exist.
 func TestInsightColumnRefused(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "c.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := sqliteFile(t)
 	require.NoError(t, demo.Load(context.Background(), db, 10, 1))
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{
 		{Name: "events", TenantColumn: "project_id", Columns: []string{"uuid", "event", "distinct_id", "timestamp"}},

@@ -802,30 +802,22 @@ func (c countedValue) MarshalJSON() ([]byte, error) {
 	return []byte(strconv.FormatInt(c.v, 10)), nil
 }
 
-// encodeCounter answers its executor's rows with each integer a
-// countedValue (of no database type, so that the version keeps it as it
-// is), held at the gate while it is set.
-type encodeCounter struct {
-	*heldexec.Fake
-	encoded atomic.Int64
-}
-
-func (x *encodeCounter) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	res, err := x.Fake.Query(ctx, st, b)
-	if err != nil {
-		return nil, err
-	}
-	for i := range res.Types {
-		res.Types[i] = ""
-	}
-	for _, row := range res.Rows {
-		for i, v := range row {
-			if n, ok := v.(int64); ok {
-				row[i] = countedValue{v: n, n: &x.encoded}
+// countEncodings rewrites an answer's rows with each integer a
+// countedValue counting into n (of no database type, so that the version
+// keeps it as it is).
+func countEncodings(n *atomic.Int64) func(*driver.Result) {
+	return func(res *driver.Result) {
+		for i := range res.Types {
+			res.Types[i] = ""
+		}
+		for _, row := range res.Rows {
+			for i, v := range row {
+				if c, ok := v.(int64); ok {
+					row[i] = countedValue{v: c, n: n}
+				}
 			}
 		}
 	}
-	return res, nil
 }
 
 // TestJoinedRunEncodedOnce: with the result cache on, the answer of runs
@@ -833,20 +825,21 @@ func (x *encodeCounter) Query(ctx context.Context, st driver.Statement, b driver
 // runs that joined alike (it was encoded twice: once to cache it, once
 // more to share it), and each run's answer is whole.
 func TestJoinedRunEncodedOnce(t *testing.T) {
-	x := &encodeCounter{}
+	var encoded atomic.Int64
+	var x *heldexec.Fake
 	e := newEnv(t, func(c *endpoint.Config) {
-		x.Fake = heldexec.NewFake(c.Executor, heldexec.Held(16))
+		x = heldexec.NewFake(c.Executor, heldexec.Held(16), heldexec.Rewrite(countEncodings(&encoded)))
 		c.Executor = x
 		c.ResultCache = memstore.NewResultCache(1 << 20)
 	})
 	const n = 4
-	_, wait := byCountryFlight(t, e, x.Fake, n)
+	_, wait := byCountryFlight(t, e, x, n)
 	require.Eventually(t, func() bool { return endpoint.FlightWaiters(e.svc) == n-1 }, 5*time.Second, time.Millisecond)
-	x.encoded.Store(0)
+	encoded.Store(0)
 	x.Release()
 	results := wait()
 	const rows = 3 // [[1],[3],[5]]
-	assert.EqualValues(t, rows, x.encoded.Load(), "encodings of the rows' values: once each")
+	assert.EqualValues(t, rows, encoded.Load(), "encodings of the rows' values: once each")
 	assert.EqualValues(t, 1, x.Queries())
 	shared := 0
 	for _, res := range results {
@@ -1521,47 +1514,19 @@ func BenchmarkMaterializedRead(b *testing.B) {
 	}
 }
 
-// rowsRecorder is sqlexec's executor recording the statements it read
-// with QueryRows and the rows it handed over, and counting Query's calls.
-type rowsRecorder struct {
-	*sqlexec.Executor
-	mu      sync.Mutex
-	streams []string
-	rows    atomic.Int64
-	queries atomic.Int64
-}
-
-func (r *rowsRecorder) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	r.queries.Add(1)
-	return r.Executor.Query(ctx, st, b)
-}
-
-func (r *rowsRecorder) QueryRows(ctx context.Context, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
-	r.mu.Lock()
-	r.streams = append(r.streams, st.SQL())
-	r.mu.Unlock()
-	return r.Executor.QueryRows(ctx, st, b, countingSink{sink, &r.rows})
-}
-
-type countingSink struct {
-	driver.RowSink
-	n *atomic.Int64
-}
-
-func (c countingSink) Row(row []any) error { c.n.Add(1); return c.RowSink.Row(row) }
-
 // keptRows is a RowWriter that keeps the head and a copy of each row.
 type keptRows struct {
 	head *endpoint.RunResult
 	rows [][]any
 }
 
-// newRecordedEnv is newEnv with its executor wrapped in a rowsRecorder,
+// newRecordedEnv is newEnv with its executor wrapped in a RowFake, which
+// records the statements read with QueryRows and the rows handed over,
 // then more applied to the Config.
-func newRecordedEnv(t *testing.T, more func(*endpoint.Config)) (*env, *rowsRecorder) {
-	rec := &rowsRecorder{}
+func newRecordedEnv(t *testing.T, more func(*endpoint.Config)) (*env, *heldexec.RowFake) {
+	var rec *heldexec.RowFake
 	e := newEnv(t, func(c *endpoint.Config) {
-		rec.Executor = c.Executor.(*sqlexec.Executor)
+		rec = heldexec.NewRowFake(c.Executor.(driver.RowQuerier))
 		c.Executor = rec
 		more(c)
 	})
@@ -1620,28 +1585,26 @@ func TestRunRowsStoredTable(t *testing.T) {
 				first := e.mustRun(t, "tail", vars)
 				require.True(t, first.EndpointMaterialized)
 			}
-			rec.queries.Store(0)
-			rec.rows.Store(0)
-			rec.streams = nil
+			rec.Reset()
 			w := &keptRows{}
 			res, err := e.svc.RunRows(context.Background(), "1", "tail", endpoint.RunRequest{Variables: vars}, w)
 			require.NoError(t, err)
 			assert.True(t, res.EndpointMaterialized, "the stored table answered")
-			assert.Zero(t, rec.queries.Load(), "statements read with Query")
+			assert.Zero(t, rec.Queries(), "statements read with Query")
 			if cached {
 				assert.True(t, res.IsCached)
 				assert.Nil(t, w.head, "a cached answer is the caller's to write, whole")
-				assert.Empty(t, rec.streams, "no statement runs for a cached answer")
+				assert.Empty(t, rec.Streams(), "no statement runs for a cached answer")
 				assert.Equal(t, resultsJSON(t, want), resultsJSON(t, res))
 				return
 			}
-			require.Len(t, rec.streams, 1, "the read is one statement, streamed")
-			assert.Contains(t, rec.streams[0], "endpointkit_", "the statement reads the stored table")
-			assert.Contains(t, strings.ToLower(rec.streams[0]), "events", "and the source, for the edges and the tail")
+			require.Len(t, rec.Streams(), 1, "the read is one statement, streamed")
+			assert.Contains(t, rec.Streams()[0].SQL, "endpointkit_", "the statement reads the stored table")
+			assert.Contains(t, strings.ToLower(rec.Streams()[0].SQL), "events", "and the source, for the edges and the tail")
 			assert.Nil(t, res.Results, "the rows went to the writer")
 			require.NotNil(t, w.head)
 			assert.Equal(t, want.Columns, w.head.Columns)
-			assert.EqualValues(t, len(w.rows), rec.rows.Load())
+			assert.EqualValues(t, len(w.rows), rec.RowsHanded())
 			assert.Equal(t, want.Results, w.rows)
 		})
 	}
@@ -1662,24 +1625,23 @@ func TestRunRowsStoredTableFillsCache(t *testing.T) {
 	vars, want := e.storedTailAndInline(t)
 
 	for _, refresh := range []string{"", endpoint.RefreshForce} {
-		rec.queries.Store(0)
-		rec.streams = nil
+		rec.Reset()
 		w := &keptRows{}
 		res, err := e.svc.RunRows(context.Background(), "1", "tail", endpoint.RunRequest{Variables: vars, Refresh: refresh}, w)
 		require.NoError(t, err)
 		assert.False(t, res.IsCached)
 		assert.True(t, res.EndpointMaterialized, "the stored table answered")
-		require.Len(t, rec.streams, 1, "the read is one statement, streamed")
-		assert.Zero(t, rec.queries.Load(), "statements read with Query")
+		require.Len(t, rec.Streams(), 1, "the read is one statement, streamed")
+		assert.Zero(t, rec.Queries(), "statements read with Query")
 		require.NotNil(t, w.head)
 		assert.Equal(t, want.Results, w.rows)
 		assert.NoError(t, obs.lastRun(t).CacheErr)
 
-		rec.streams = nil
+		rec.Reset()
 		cached := e.mustRun(t, "tail", vars)
 		assert.True(t, cached.IsCached, "refresh %q: the next run is the cache's", refresh)
-		assert.Empty(t, rec.streams)
-		assert.Zero(t, rec.queries.Load())
+		assert.Empty(t, rec.Streams())
+		assert.Zero(t, rec.Queries())
 		assert.True(t, cached.EndpointMaterialized)
 		assert.Equal(t, resultsJSON(t, want), resultsJSON(t, cached))
 	}

@@ -3,6 +3,7 @@ package endpoint_test
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,6 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // env is a Service over in-memory stores and SQLite, with a project "1"
@@ -204,4 +204,11 @@ func (r *recorder) lastRun(t *testing.T) endpoint.RunEvent {
 	runs := r.runEvents()
 	require.NotEmpty(t, runs)
 	return runs[len(runs)-1]
+}
+
+// sqliteFile opens a SQLite file of its own in t's directory, on a pool
+// of database/sql's default size (testdb.SQLitePool), closed when t ends.
+func sqliteFile(t testing.TB) *sql.DB {
+	t.Helper()
+	return testdb.SQLitePool(t, "file:"+filepath.Join(t.TempDir(), "test.db"), 0)
 }

@@ -982,9 +982,7 @@ type hitsEngine = checkEngine
 func hitsEngines() []hitsEngine {
 	return []hitsEngine{
 		{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB {
-			db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-			require.NoError(t, err)
-			t.Cleanup(func() { db.Close() })
+			db := testdb.SQLitePool(t, "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)", 0)
 			return db
 		}},
 		checkEngines[1], checkEngines[2],

@@ -2,11 +2,9 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -370,12 +368,10 @@ func TestRunAdHocVariablesByCodeName(t *testing.T) {
 // types: every column of a scoped table, only the allowed ones of a table
 // with Columns, and a listed table the database lacks with its error.
 func TestSchema(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "s.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := sqliteFile(t)
 	ctx := context.Background()
 	require.NoError(t, demo.Load(ctx, db, 10, 1))
-	_, err = db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")
+	_, err := db.Exec("CREATE TABLE plans (name TEXT, price REAL, seats INTEGER, secret TEXT)")
 	require.NoError(t, err)
 	policy, err := access.NewStatic(access.Rules{Tables: []access.Table{
 		{Name: "events", TenantColumn: "project_id"},

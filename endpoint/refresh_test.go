@@ -927,14 +927,11 @@ func TestRefreshLeaseSQLStores(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			driver, dsn := st.dsn(t)
 			ctx := context.Background()
-			events, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "events.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
-			require.NoError(t, err)
-			t.Cleanup(func() { events.Close() })
 			// One connection: with several, concurrent refreshes of
 			// different endpoints on SQLite sometimes fail their index
 			// ("already exists") on main as well; that is not what this
 			// test is about.
-			events.SetMaxOpenConns(1)
+			events := testdb.SQLiteAt(t, "file:"+filepath.Join(t.TempDir(), "events.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 			require.NoError(t, demo.Load(ctx, events, 1000, 7))
 			tracker := &overlapExec{Executor: sqlexec.New(events, engine.SQLite), running: map[string]bool{}}
 			var svcs []*endpoint.Service

@@ -177,9 +177,7 @@ func TestRunLogSurvivesClose(t *testing.T) {
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "store.db")
 	open := func() (*sql.DB, *sqlstore.Store) {
-		db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLitePool(t, "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)", 0)
 		st, err := sqlstore.New(db, engine.SQLite)
 		require.NoError(t, err)
 		require.NoError(t, st.Migrate(ctx))

@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"path/filepath"
 	"reflect"
@@ -18,6 +17,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
@@ -407,9 +407,7 @@ func sharedFile(t *testing.T, recheck time.Duration, clocks ...func() time.Time)
 	dsn := "file:" + filepath.Join(t.TempDir(), "shared.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	var out []process
 	for i, now := range clocks {
-		db, err := sql.Open("sqlite", dsn)
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLitePool(t, dsn, 0)
 		st, err := sqlstore.New(db, engine.SQLite)
 		require.NoError(t, err)
 		if i == 0 {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
@@ -71,8 +69,8 @@ func genEvents(n int, seed uint64) []testEvent {
 	return out
 }
 
-// openDB returns an SQLite database holding the events.
-func openDB(t testing.TB, events []testEvent) *sql.DB {
+// eventsDB returns an SQLite database (testdb.SQLite) holding the events.
+func eventsDB(t testing.TB, events []testEvent) *sql.DB {
 	t.Helper()
 	db := testdb.SQLite(t)
 	for _, stmt := range strings.Split(demo.Schema, ";") {

@@ -90,7 +90,7 @@ func lifecycleData(t *testing.T, res *Result) map[Status][]float64 {
 
 func TestLifecycleMatchesOracle(t *testing.T) {
 	events := genEvents(3000, 4)
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
 	ranges := map[engine.Bucket][2]string{
 		engine.Hour:  {"2025-05-20", "2025-05-21"},
@@ -175,7 +175,7 @@ func TestLifecycleStatuses(t *testing.T) {
 		// f: after the range.
 		ev("f", "x", day(7, 2)),
 	}
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	q := mustDecode(t, `{"kind":"LifecycleQuery","series":[{"kind":"EventsNode","event":"x"}],"interval":"day",
 		"dateRange":{"date_from":"2025-05-02","date_to":"2025-05-06"}}`)
 	res := run(t, db, q, day(10, 0))
@@ -311,7 +311,7 @@ func TestLifecycleShapeRefuses(t *testing.T) {
 // make a user seen before, nor do its events count as activity.
 func TestLifecycleTenant(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2025, 5, d, 12, 0, 0, 0, time.UTC) }
-	db := openDB(t, []testEvent{
+	db := eventsDB(t, []testEvent{
 		{event: "x", actor: "u", ts: day(3), props: map[string]any{}},
 		{event: "x", actor: "v", ts: day(2), props: map[string]any{}},
 	})

@@ -127,7 +127,7 @@ func compiledRows(t *testing.T, db *sql.DB, q *Query, now time.Time) (*Compiled,
 // answer.
 func TestBreakdownLimitFoldsTheRest(t *testing.T) {
 	events := limitEvents()
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 5, 12, 0, 0, 0, 0, time.UTC)
 	breakdowns := map[int]string{
 		1: `{"breakdown":"page","breakdown_type":"event"}`,
@@ -200,7 +200,7 @@ func TestBreakdownLimitTies(t *testing.T) {
 			events = append(events, e)
 		}
 	}
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 5, 2, 0, 0, 0, 0, time.UTC)
 	labels := func(limit int, extra string) []string {
 		q := mustDecode(t, fmt.Sprintf(`{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"e"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-01"},
@@ -221,7 +221,7 @@ func TestBreakdownLimitTies(t *testing.T) {
 	for range 5 {
 		events = append(events, testEvent{event: "e", actor: "u", ts: at, props: map[string]any{}})
 	}
-	db = openDB(t, events)
+	db = eventsDB(t, events)
 	require.Equal(t, []string{"none=6", "Other (i.e. all remaining values)=13"}, labels(1, ""))
 }
 
@@ -231,7 +231,7 @@ func TestBreakdownLimitTies(t *testing.T) {
 // and folds the same values as the inline run.
 func TestBreakdownVariableOutsideTheLimit(t *testing.T) {
 	events := limitEvents()
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	at := time.Date(2025, 5, 12, 0, 0, 0, 0, time.UTC)
 	for name, text := range map[string]string{
 		"one breakdown": `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview","math":"dau"}],"dateRange":{"date_from":"2025-05-01","date_to":"2025-05-10"},

@@ -13,7 +13,7 @@ import (
 
 func TestMaterializedEqualsInline(t *testing.T) {
 	events := genEvents(2500, 5)
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	at := time.Date(2025, 5, 20, 9, 30, 0, 0, time.UTC)
 	queries := map[string]string{
 		"no breakdown": `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview"},{"kind":"EventsNode","event":"signed_up","math":"dau"}],"interval":"day"}`,

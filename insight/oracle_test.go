@@ -242,7 +242,7 @@ func keysOf[V any](m map[string]V) []string {
 
 func TestTrendsMatchOracle(t *testing.T) {
 	events := genEvents(3000, 1)
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
 	type rng struct{ from, to string }
 	ranges := map[engine.Bucket]rng{
@@ -291,7 +291,7 @@ func TestTrendsMatchOracle(t *testing.T) {
 
 func TestTrendsFiltersMatchOracle(t *testing.T) {
 	events := genEvents(3000, 2)
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
 	cases := map[string]string{
 		"exact":           `[{"key":"$browser","value":"Chrome","operator":"exact","type":"event"}]`,
@@ -428,7 +428,7 @@ func retentionTables(t *testing.T, res *Result) map[string][][]float64 {
 
 func TestRetentionMatchesOracle(t *testing.T) {
 	events := genEvents(3000, 3)
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
 	ranges := map[string][2]string{
 		"Day":   {"2025-04-20", "2025-05-10"},

@@ -99,8 +99,8 @@ var tenantCases = map[string]string{
 // leak).
 func TestTenantReadsItsOwnRows(t *testing.T) {
 	mine := genEvents(600, 11)
-	alone := openDB(t, mine)
-	shared := openDB(t, mine)
+	alone := eventsDB(t, mine)
+	shared := eventsDB(t, mine)
 	insertProject(t, shared, "2", genEvents(600, 12))
 	now := time.Date(2025, 6, 10, 0, 0, 0, 0, time.UTC)
 	for name, text := range tenantCases {

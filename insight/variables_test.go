@@ -102,7 +102,7 @@ func TestApply(t *testing.T) {
 // with both combined.
 func TestBreakdownVariablesSelectSeries(t *testing.T) {
 	events := genEvents(2500, 4)
-	db := openDB(t, events)
+	db := eventsDB(t, events)
 	now := time.Date(2025, 6, 3, 12, 0, 0, 0, time.UTC)
 	queries := map[string]string{
 		"one breakdown": `{"kind":"TrendsQuery","series":[{"kind":"EventsNode","event":"$pageview","math":"dau"},{"kind":"EventsNode","event":"purchase","math":"avg","math_property":"amount"}],

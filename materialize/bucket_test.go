@@ -1,12 +1,12 @@
 package materialize
 
 import (
-	"database/sql"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
@@ -56,9 +56,7 @@ func truncate(b engine.Bucket, t time.Time) time.Time {
 // The SQLite bucket expressions agree with Go on every weekday, month end
 // and leap day of two years, at several times of day.
 func TestBucketExprSQLite(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	defer db.Close()
+	db := testdb.SQLite(t)
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, b := range []engine.Bucket{engine.Minute, engine.Hour, engine.Day, engine.Week, engine.Month} {
 		stmt, err := db.Prepare("SELECT " + bucketExpr(b, engine.SQLite, `"v"`) + ` FROM (SELECT ? AS "v")`)
@@ -91,11 +89,8 @@ func TestBucketExprDialects(t *testing.T) {
 // YYYY-MM-DD HH:MM:SS, whose inline comparisons are not comparisons of
 // instants; NULL passes, as inline it matches no range either.
 func TestBucketGuardSQLite(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
-	_, err = db.Exec("CREATE TABLE e (ts TEXT); INSERT INTO e VALUES ('2025-05-01 10:00:00'), (NULL)")
+	db := testdb.SQLite(t)
+	_, err := db.Exec("CREATE TABLE e (ts TEXT); INSERT INTO e VALUES ('2025-05-01 10:00:00'), (NULL)")
 	require.NoError(t, err)
 	plan := mustPlan(t, "SELECT count(*) AS n FROM e WHERE ts >= {variables.from}",
 		Options{Engine: engine.SQLite, Types: map[string]variable.Type{"from": variable.Date}})

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // purchases is a derived table of the demo purchases with their country
@@ -529,16 +529,31 @@ func (p *pools) date(b engine.Bucket) any {
 }
 
 func openDemo(t testing.TB, n int) *sql.DB {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLite(t)
 	require.NoError(t, loadDemo(db, n))
 	return db
 }
 
 func loadDemo(db *sql.DB, n int) error {
 	return demo.Load(context.Background(), db, n, 42)
+}
+
+// inlineAndRead answers values on db twice: inline (tpl rendered, its
+// text q) and from the stored table through plan's read (its text rq),
+// each answer's rows sorted unless ordered tells that their order counts.
+func inlineAndRead(t *testing.T, db *sql.DB, tpl *placeholder.Template, plan *Plan, table string, values map[string]any, ordered bool) (want, got result, q, rq string) {
+	t.Helper()
+	q, args, err := tpl.Render(engine.SQLite, values)
+	require.NoError(t, err)
+	want = query(t, db, q, args)
+	rq, rargs, err := plan.Read(table, values)
+	require.NoError(t, err)
+	got = query(t, db, rq, rargs)
+	if !ordered {
+		sortRows(want.rows)
+		sortRows(got.rows)
+	}
+	return want, got, q, rq
 }
 
 type result struct {
@@ -622,24 +637,15 @@ func TestReadEqualsInline(t *testing.T) {
 			}
 			for range runs {
 				values := s.values(p)
-				q, args, err := tpl.Render(engine.SQLite, values)
-				require.NoError(t, err)
-				want := query(t, db, q, args)
-				rq, rargs, err := a.Plan.Read(table, values)
-				require.NoError(t, err)
+				want, got, q, rq := inlineAndRead(t, db, tpl, a.Plan, table, values, s.ordered)
 				if strings.Contains(rq, "stored_parts") {
 					merged++
 				}
 				materialized++
-				got := query(t, db, rq, rargs)
 				if matchedNothing(want) {
 					empty++
 				}
 				require.Equal(t, want.columns, got.columns)
-				if !s.ordered {
-					sortRows(want.rows)
-					sortRows(got.rows)
-				}
 				if got, want := got.rows, want.rows; !reflect.DeepEqual(got, want) {
 					t.Fatalf("values %v\ninline: %s\nread: %s: got.rows = %+v, want %+v", values, q, rq, got, want)
 				}
@@ -867,16 +873,7 @@ func runExactShapes(t *testing.T, list []shape, explore bool) {
 			require.NoError(t, err)
 			for range 40 {
 				values := s.values(p)
-				q, args, err := tpl.Render(engine.SQLite, values)
-				require.NoError(t, err)
-				want := query(t, db, q, args)
-				rq, rargs, err := a.Plan.Read(table, values)
-				require.NoError(t, err)
-				got := query(t, db, rq, rargs)
-				if !s.ordered {
-					sortRows(want.rows)
-					sortRows(got.rows)
-				}
+				want, got, q, rq := inlineAndRead(t, db, tpl, a.Plan, table, values, s.ordered)
 				if !reflect.DeepEqual(got.rows, want.rows) || !reflect.DeepEqual(got.columns, want.columns) {
 					t.Fatalf("DIFF values %v\ninline: %s\nread: %s\ngot %v %+v\nwant %v %+v", values, q, rq, got.columns, got.rows, want.columns, want.rows)
 				}

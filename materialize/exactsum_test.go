@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/placeholder"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/sql/tree"
@@ -20,11 +21,8 @@ import (
 // of the days' sums: floating-point addition in another order.
 func floatSales(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	_, err = db.Exec("CREATE TABLE sales (ts TEXT, amount INTEGER)")
+	db := testdb.SQLite(t)
+	_, err := db.Exec("CREATE TABLE sales (ts TEXT, amount INTEGER)")
 	require.NoError(t, err)
 	amounts := [][]int{{44, 662, 283}, {88, 706, 327}, {132, 750, 371}, {176, 794, 415}}
 	for d, day := range amounts {

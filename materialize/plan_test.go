@@ -1,12 +1,12 @@
 package materialize
 
 import (
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -14,10 +14,7 @@ import (
 // Every SQLite golden plan runs on SQLite: the pre-compute query creates
 // the stored table, and the read query prepares against it.
 func TestPlansRunOnSQLite(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
+	db := testdb.SQLite(t)
 	for _, ddl := range []string{
 		"CREATE TABLE events (uuid TEXT, event TEXT, distinct_id TEXT, timestamp TEXT, properties TEXT, created_at TEXT)",
 		"CREATE TABLE users (id TEXT, plan TEXT)",

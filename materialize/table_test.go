@@ -1,10 +1,10 @@
 package materialize
 
 import (
-	"database/sql"
 	"strings"
 	"testing"
 
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
@@ -105,11 +105,8 @@ func TestRefreshIndexColumns(t *testing.T) {
 // table stays indexed, and a paged read of one value searches that index
 // instead of scanning the table.
 func TestRefreshAgainSQLite(t *testing.T) {
-	db, err := sql.Open("sqlite", ":memory:")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	defer db.Close()
-	_, err = db.Exec(`CREATE TABLE sales (customer TEXT, day TEXT, amount INTEGER);
+	db := testdb.SQLite(t)
+	_, err := db.Exec(`CREATE TABLE sales (customer TEXT, day TEXT, amount INTEGER);
 		INSERT INTO sales VALUES ('a', '2025-01-01', 1), ('a', '2025-01-02', 2), ('b', '2025-01-01', 3)`)
 	require.NoError(t, err)
 	plan := mustPlan(t, `SELECT day, sum(amount) AS s FROM sales WHERE customer = {variables.c} GROUP BY day ORDER BY day`,

@@ -19,7 +19,6 @@ import (
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // broken wraps a working executor and breaks one promise of the contract.

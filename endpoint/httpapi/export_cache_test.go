@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/internal/exportbench"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
@@ -47,7 +49,7 @@ func (o *cacheErrors) last() error {
 
 // cachedExportHandler is exportHandler with a result cache of 64 MiB and
 // answers of at most maxCached bytes kept there (0: the default).
-func cachedExportHandler(tb testing.TB, exec *rowCountingExecutor, n int, maxCached int64) (http.Handler, *endpoint.Service, *cacheErrors) {
+func cachedExportHandler(tb testing.TB, exec *heldexec.RowFake, n int, maxCached int64) (http.Handler, *endpoint.Service, *cacheErrors) {
 	tb.Helper()
 	obs := &cacheErrors{}
 	h, svc := exportServer(tb, exec, n, func(c *endpoint.Config) {
@@ -63,36 +65,32 @@ func cachedExportHandler(tb testing.TB, exec *rowCountingExecutor, n int, maxCac
 // is the cache's, no row read, the same results as a run computed whole.
 func TestExportStreamsWithResultCache(t *testing.T) {
 	const n = 20000
-	db := exportTable(t, n)
-	for _, format := range []string{"csv", "ndjson"} {
-		t.Run(format, func(t *testing.T) {
-			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
-			h, svc, obs := cachedExportHandler(t, exec, n, 0)
-			saved := exec.queries.Load() // the save's description of the query
-			first := streamedExport(t, h, exec, n, format)
-			assert.NoError(t, obs.last(), "the answer was kept")
+	forTextExports(t, n, func(t *testing.T, db *sql.DB, exec *heldexec.RowFake, format string) {
+		h, svc, obs := cachedExportHandler(t, exec, n, 0)
+		saved := exec.Queries() // the save's description of the query
+		first := streamedExport(t, h, exec, n, format)
+		assert.NoError(t, obs.last(), "the answer was kept")
 
-			again := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
-			h.ServeHTTP(again, exportRequest(t, n, format))
-			require.Equal(t, http.StatusOK, again.Status)
-			assert.EqualValues(t, n, exec.rows.Load(), "the second export read no row: the cache answered it")
-			assert.Equal(t, first.body.String(), again.body.String())
+		again := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
+		h.ServeHTTP(again, exportRequest(t, n, format))
+		require.Equal(t, http.StatusOK, again.Status)
+		assert.EqualValues(t, n, exec.RowsHanded(), "the second export read no row: the cache answered it")
+		assert.Equal(t, first.body.String(), again.body.String())
 
-			limit := n
-			cached, err := svc.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
-			require.NoError(t, err)
-			assert.True(t, cached.IsCached, "the JSON run is the cache's")
-			assert.EqualValues(t, n, exec.rows.Load())
-			assert.EqualValues(t, saved, exec.queries.Load())
+		limit := n
+		cached, err := svc.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
+		require.NoError(t, err)
+		assert.True(t, cached.IsCached, "the JSON run is the cache's")
+		assert.EqualValues(t, n, exec.RowsHanded())
+		assert.EqualValues(t, saved, exec.Queries())
 
-			// The results as a run computed whole writes them, byte for
-			// byte (floats such as 5.0 included).
-			_, uncached := exportHandler(t, sqlexec.New(db, engine.SQLite), n, -1)
-			plain, err := uncached.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
-			require.NoError(t, err)
-			assert.Equal(t, cachedResults(t, plain), cachedResults(t, cached))
-		})
-	}
+		// The results as a run computed whole writes them, byte for
+		// byte (floats such as 5.0 included).
+		_, uncached := exportHandler(t, sqlexec.New(db, engine.SQLite), n, -1)
+		plain, err := uncached.Run(context.Background(), "1", "export", endpoint.RunRequest{Limit: &limit})
+		require.NoError(t, err)
+		assert.Equal(t, cachedResults(t, plain), cachedResults(t, cached))
+	})
 }
 
 // cachedResults is the "results" of res as the HTTP API's JSON answer holds
@@ -118,12 +116,12 @@ func cachedResults(t *testing.T, res *endpoint.RunResult) string {
 func TestExportWithResultCacheMemory(t *testing.T) {
 	const n = 50000
 	db := exportTable(t, n)
-	exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
+	exec := heldexec.NewRowFake(sqlexec.New(db, engine.SQLite))
 	h, _, obs := cachedExportHandler(t, exec, n, 1<<20)
 	peak := cachedExportPeak(t, h, n)
 	t.Logf("%d rows with the result cache on: heap in use grew by at most %.1f MiB", n, float64(peak)/(1<<20))
 	assert.Less(t, peak, uint64(8<<20))
-	assert.EqualValues(t, n, exec.rows.Load())
+	assert.EqualValues(t, n, exec.RowsHanded())
 	err := obs.last()
 	require.ErrorIs(t, err, endpoint.ErrAnswerNotCached)
 	assert.Contains(t, err.Error(), "max_cached_answer_bytes (1048576 bytes)")
@@ -131,7 +129,7 @@ func TestExportWithResultCacheMemory(t *testing.T) {
 	w := exportbench.NewDiscard()
 	h.ServeHTTP(w, exportRequest(t, n, "csv"))
 	require.Equal(t, http.StatusOK, w.Status)
-	assert.EqualValues(t, 2*n, exec.rows.Load(), "nothing was kept: the second export reads its rows again")
+	assert.EqualValues(t, 2*n, exec.RowsHanded(), "nothing was kept: the second export reads its rows again")
 }
 
 // cachedExportPeak exports n rows through h as CSV, at GOGC=25 as
@@ -157,7 +155,9 @@ func cachedExportPeak(t *testing.T, h http.Handler, n int) uint64 {
 func BenchmarkExportCSVCached(b *testing.B) {
 	const n = 50000
 	db := exportTable(b, n)
-	exec := func() *rowCountingExecutor { return &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)} }
+	exec := func() *heldexec.RowFake {
+		return heldexec.NewRowFake(sqlexec.New(db, engine.SQLite), heldexec.Unrecorded())
+	}
 	plain, _ := exportHandler(b, sqlexec.New(db, engine.SQLite), n, -1)
 	kept, _, _ := cachedExportHandler(b, exec(), n, 0)
 	dropped, _, _ := cachedExportHandler(b, exec(), n, 1<<20)

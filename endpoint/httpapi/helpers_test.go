@@ -22,7 +22,6 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // API keys of the test harness.

@@ -4,17 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +20,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/httpapi"
 	"github.com/endpointkit/endpointkit/endpoint/memstore"
 	"github.com/endpointkit/endpointkit/internal/heldexec"
+	"github.com/endpointkit/endpointkit/internal/openapitest"
 	"github.com/endpointkit/endpointkit/variable"
 )
 
@@ -249,29 +245,6 @@ func TestHTTPVersions(t *testing.T) {
 	mustStatus(t, http.StatusUnauthorized, o.call(t, "GET", "endpoints/by_event/versions/", "wrong-key", ""))
 }
 
-// openapiValidator loads an OpenAPI document answered by the server,
-// checks that it is valid, and returns a function that tells whether the
-// document accepts a run request body.
-func openapiValidator(t *testing.T, raw []byte) (*openapi3.T, func(path, body string) error) {
-	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
-	require.NoError(t, err, "%s", raw)
-	require.NoError(t, doc.Validate(context.Background()), "%s", raw)
-	require.Equal(t, "3.0.3", doc.OpenAPI)
-	router, err := legacy.NewRouter(doc)
-	require.NoError(t, err)
-	return doc, func(path, body string) error {
-		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		route, params, err := router.FindRoute(req)
-		require.NoError(t, err, "no route for %s", path)
-		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
-			Request: req, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-		})
-	}
-}
-
 // TestHTTPOpenAPIAgreesWithServer: the document of an endpoint is valid
 // OpenAPI 3.0.3, names its columns and the Bearer scheme, and every run
 // request of the table that it accepts the server accepts, and every one
@@ -280,7 +253,7 @@ func TestHTTPOpenAPIAgreesWithServer(t *testing.T) {
 	o := newOpsEnv(t)
 	r := o.call(t, "GET", "endpoints/typed/openapi.json", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	doc, validate := openapiValidator(t, r.Raw)
+	doc, validate := openapitest.Validator(t, r.Raw)
 	const path = "/api/projects/1/endpoints/typed/run"
 	op := doc.Paths.Find(path).Post
 	require.NotNil(t, op, "no POST %s: op is nil", path)
@@ -335,7 +308,7 @@ func TestHTTPOpenAPIAgreesWithServer(t *testing.T) {
 	mustStatus(t, http.StatusOK, o.call(t, "PATCH", "endpoints/by_event/", o.Key, `{"query": {"kind": "HogQLQuery", "query": "SELECT 2 AS two"}}`))
 	r = o.call(t, "GET", "endpoints/by_event/openapi.json?version=1", o.Key, "")
 	mustStatus(t, http.StatusOK, r)
-	_, validate = openapiValidator(t, r.Raw)
+	_, validate = openapitest.Validator(t, r.Raw)
 	v1 := `{"variables": {"event": "purchase", "from": "2025-01-01"}, "version": 1}`
 	require.NoError(t, validate("/api/projects/1/endpoints/by_event/run", v1))
 	mustStatus(t, http.StatusOK, o.call(t, "POST", "endpoints/by_event/run", o.Key, v1))
@@ -362,7 +335,7 @@ func TestHTTPOpenAPITokenView(t *testing.T) {
 		mustStatus(t, http.StatusOK, o.call(t, "GET", "endpoints/by_event/openapi.json", tok, ""))
 	}
 	r := o.call(t, "GET", "endpoints/by_event/openapi.json", tok, "")
-	doc, validate := openapiValidator(t, r.Raw)
+	doc, validate := openapitest.Validator(t, r.Raw)
 	const path = "/api/projects/1/endpoints/by_event/run"
 	vars := doc.Paths.Find(path).Post.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties["variables"].Value
 	_, ok := vars.Properties["event"]
@@ -376,7 +349,7 @@ func TestHTTPOpenAPITokenView(t *testing.T) {
 
 	// The API key's view has the variable.
 	r = o.call(t, "GET", "endpoints/by_event/openapi.json", o.Key, "")
-	doc, _ = openapiValidator(t, r.Raw)
+	doc, _ = openapitest.Validator(t, r.Raw)
 	vars = doc.Paths.Find(path).Post.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties["variables"].Value
 	if _, ok := vars.Properties["event"]; !ok {
 		t.Errorf("no key %v in %v", "event", vars.Properties)

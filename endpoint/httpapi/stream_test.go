@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,36 +27,13 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/examples/server/setup"
 	"github.com/endpointkit/endpointkit/internal/exportbench"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// rowCountingSink counts the rows an executor hands over.
-type rowCountingSink struct {
-	driver.RowSink
-	n *atomic.Int64
-}
-
-func (c rowCountingSink) Row(row []any) error { c.n.Add(1); return c.RowSink.Row(row) }
-
-// rowCountingExecutor is sqlexec's executor counting the rows QueryRows
-// handed over, and the calls of Query.
-type rowCountingExecutor struct {
-	*sqlexec.Executor
-	rows, queries atomic.Int64
-}
-
-func (c *rowCountingExecutor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
-	c.queries.Add(1)
-	return c.Executor.Query(ctx, st, b)
-}
-
-func (c *rowCountingExecutor) QueryRows(ctx context.Context, st driver.Statement, b driver.Bounds, sink driver.RowSink) (*driver.Result, error) {
-	return c.Executor.QueryRows(ctx, st, b, rowCountingSink{sink, &c.rows})
-}
 
 // exportHandler serves endpoint "export" (exportSQL over db) of project
 // 1, no result cache, runs up to n rows, maxBytes as MaxResultBytes.
@@ -97,13 +73,13 @@ func exportRequest(tb testing.TB, limit int, format string) *http.Request {
 // executor had handed over.
 type firstWrite struct {
 	*exportbench.Discard
-	exec    *rowCountingExecutor
+	exec    *heldexec.RowFake
 	atFirst int64
 }
 
 func (f *firstWrite) Write(b []byte) (int, error) {
 	if f.N == 0 {
-		f.atFirst = f.exec.rows.Load()
+		f.atFirst = f.exec.RowsHanded()
 	}
 	return f.Discard.Write(b)
 }
@@ -113,13 +89,20 @@ func (f *firstWrite) Write(b []byte) (int, error) {
 // them was read), every row once, through QueryRows, not Query.
 func TestExportStreamsRows(t *testing.T) {
 	const n = 20000
+	forTextExports(t, n, func(t *testing.T, _ *sql.DB, exec *heldexec.RowFake, format string) {
+		h, _ := exportHandler(t, exec, n, -1)
+		streamedExport(t, h, exec, n, format)
+	})
+}
+
+// forTextExports runs f as a subtest for CSV and NDJSON, each with an
+// executor that records its streams (a RowFake, no row read yet) over db,
+// a table of n rows (exportTable) the formats share.
+func forTextExports(t *testing.T, n int, f func(t *testing.T, db *sql.DB, exec *heldexec.RowFake, format string)) {
+	t.Helper()
 	db := exportTable(t, n)
 	for _, format := range []string{"csv", "ndjson"} {
-		t.Run(format, func(t *testing.T) {
-			exec := &rowCountingExecutor{Executor: sqlexec.New(db, engine.SQLite)}
-			h, _ := exportHandler(t, exec, n, -1)
-			streamedExport(t, h, exec, n, format)
-		})
+		t.Run(format, func(t *testing.T) { f(t, db, heldexec.NewRowFake(sqlexec.New(db, engine.SQLite)), format) })
 	}
 }
 
@@ -127,16 +110,16 @@ func TestExportStreamsRows(t *testing.T) {
 // has read no row yet) and checks that it was streamed: answered whole,
 // every row handed over once through QueryRows (no Query call), the first
 // bytes written when a small part of them was read. It returns the answer.
-func streamedExport(t *testing.T, h http.Handler, exec *rowCountingExecutor, n int, format string) *keptBody {
+func streamedExport(t *testing.T, h http.Handler, exec *heldexec.RowFake, n int, format string) *keptBody {
 	t.Helper()
-	saved := exec.queries.Load() // the save's description of the query
+	saved := exec.Queries() // the save's description of the query
 	w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
 	h.ServeHTTP(w, exportRequest(t, n, format))
 	require.Equal(t, http.StatusOK, w.Status)
 	require.Empty(t, w.Head.Get(httpapi.HeaderError))
-	assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
+	assert.EqualValues(t, n, exec.RowsHanded(), "rows handed over")
 	assert.Less(t, w.atFirst, int64(n/4), "rows read before the first byte was written")
-	assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+	assert.EqualValues(t, saved, exec.Queries(), "Query calls (the run's rows must come from QueryRows)")
 	return w
 }
 
@@ -272,17 +255,17 @@ func parquetRows(t *testing.T, b []byte) (ids []int64, names []string) {
 // back whole, each row as the query answered it.
 func TestExportParquetStreams(t *testing.T) {
 	const n = 40000
-	exec := &rowCountingExecutor{Executor: sqlexec.New(exportTable(t, n), engine.SQLite)}
+	exec := heldexec.NewRowFake(sqlexec.New(exportTable(t, n), engine.SQLite))
 	h, _ := exportHandler(t, exec, n, -1, httpapi.WithFormat(parquet.Format{RowGroupRows: 5000}))
-	saved := exec.queries.Load()
+	saved := exec.Queries()
 	w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: exec}}
 	h.ServeHTTP(w, exportRequest(t, n, "parquet"))
 	require.Equal(t, http.StatusOK, w.Status)
 	assert.Empty(t, w.Head.Get(httpapi.HeaderError))
 	assert.Equal(t, parquet.MediaType, w.Head.Get("Content-Type"))
-	assert.EqualValues(t, n, exec.rows.Load(), "rows handed over")
+	assert.EqualValues(t, n, exec.RowsHanded(), "rows handed over")
 	assert.Less(t, w.atFirst, int64(n/2), "rows read before the first byte was written")
-	assert.EqualValues(t, saved, exec.queries.Load(), "Query calls (the run's rows must come from QueryRows)")
+	assert.EqualValues(t, saved, exec.Queries(), "Query calls (the run's rows must come from QueryRows)")
 	ids, names := parquetRows(t, w.body.Bytes())
 	require.Len(t, ids, n)
 	require.Len(t, names, n)
@@ -314,7 +297,7 @@ func TestExportParquetCut(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			opts := append([]httpapi.Option{httpapi.WithFormat(parquet.Format{RowGroupRows: 2000})}, c.opts...)
 			h, _ := exportHandler(t, sqlexec.New(db, engine.SQLite), n, c.maxBytes, opts...)
-			w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: &rowCountingExecutor{}}}
+			w := &keptBody{firstWrite: firstWrite{Discard: exportbench.NewDiscard(), exec: heldexec.NewRowFake(nil)}}
 			h.ServeHTTP(w, exportRequest(t, n, "parquet"))
 			require.Equal(t, http.StatusOK, w.Status)
 			assert.Contains(t, w.Head.Get(httpapi.HeaderError), "result_too_large")

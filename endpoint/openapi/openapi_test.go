@@ -1,23 +1,18 @@
 package openapi_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/endpointkit/endpointkit/endpoint"
 	"github.com/endpointkit/endpointkit/endpoint/openapi"
 	"github.com/endpointkit/endpointkit/insight"
+	"github.com/endpointkit/endpointkit/internal/openapitest"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 )
@@ -39,29 +34,14 @@ var sqlSchema = endpoint.RunSchema{
 	DefaultLimit: 1000, MaxLimit: 50000,
 }
 
-// load validates doc as an OpenAPI 3.0.3 document and returns its router.
+// load validates doc as an OpenAPI 3.0.3 document and returns it with a
+// function that tells whether it accepts a run request's body at path.
 func load(t *testing.T, doc map[string]any) (*openapi3.T, func(body string) error) {
 	t.Helper()
 	b, err := json.Marshal(doc)
 	require.NoError(t, err)
-	loader := openapi3.NewLoader()
-	d, err := loader.LoadFromData(b)
-	require.NoError(t, err, "load: %v\n%s", err, b)
-	require.NoError(t, d.Validate(context.Background()), "the document is not valid OpenAPI\n%s", b)
-	require.Equal(t, "3.0.3", d.OpenAPI, "openapi")
-	router, err := legacy.NewRouter(d)
-	require.NoError(t, err)
-	return d, func(body string) error {
-		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader([]byte(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer k")
-		route, params, err := router.FindRoute(req)
-		require.NoError(t, err, "no route for %s", path)
-		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
-			Request: req, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-		})
-	}
+	d, validate := openapitest.Validator(t, b)
+	return d, func(body string) error { return validate(path, body) }
 }
 
 // TestNumberKeepsItsValue: a Number variable is a double, so that a

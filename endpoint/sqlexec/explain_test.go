@@ -16,7 +16,7 @@ import (
 // bound, without running it, and refuses any statement but a query, as
 // Query does: the EXPLAIN is the executor's own.
 func TestExplain(t *testing.T) {
-	db := openDB(t)
+	db := tableTDB(t)
 	_, err := db.Exec("CREATE INDEX t_id ON t (id)")
 	require.NoError(t, err)
 	x := sqlexec.New(db, engine.SQLite)

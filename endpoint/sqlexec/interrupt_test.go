@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,9 +153,8 @@ func repeatedInterrupt(d time.Duration) sqlexec.InterruptFunc {
 // writer's INSERTs were never committed.
 func TestInterruptLeavesNoTransactionOpen(t *testing.T) {
 	dsn := fileDSN(t)
-	db := openSQLite(t, dsn, 1)
-	mustExec(t, db, "CREATE TABLE w (n INTEGER)")
-	other := openSQLite(t, dsn, 0)
+	db := fileDB(t, dsn, 1, "CREATE TABLE w (n INTEGER)")
+	other := testdb.SQLitePool(t, dsn, 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithInterrupt(repeatedInterrupt(30*time.Millisecond)))
 	defer x.Close()
 	for i := range 8 {
@@ -195,13 +195,12 @@ func TestInterruptReachesNoOtherRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dsn := fileDSN(t)
-			db := openSQLite(t, dsn, 2)
 			// The database in WAL mode before connections open at once
 			// (two connections setting it on a new file may be busy).
-			mustExec(t, db, "CREATE TABLE w (n INTEGER)")
+			db := fileDB(t, dsn, 2, "CREATE TABLE w (n INTEGER)")
 			opts := []sqlexec.Option{sqlexec.WithInterrupt(c.interrupt)}
 			if c.readOnly {
-				ro := openSQLite(t, dsn+"&_pragma=query_only(1)", 2)
+				ro := readOnly(t, dsn, 2)
 				opts = append(opts, sqlexec.WithReadOnly(ro))
 			}
 			x := sqlexec.New(db, engine.SQLite, opts...)
@@ -255,7 +254,7 @@ func TestInterruptFuncThatFails(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, readOnly := range []bool{false, true} {
 				dsn := fileDSN(t)
-				db := openSQLite(t, dsn, 0)
+				db := testdb.SQLitePool(t, dsn, 0)
 				opts := []sqlexec.Option{sqlexec.WithInterrupt(f)}
 				if readOnly {
 					opts = append(opts, sqlexec.WithReadOnly(db))

@@ -25,12 +25,11 @@ import (
 
 // keptPools opens an SQLite file as the example server does: a writing
 // pool, and a read-only run pool whose connections keep their statements
-// (KeepStatements, at most keep each); the file has the table t of openDB.
+// (KeepStatements, at most keep each); the file has the table t of tableTDB.
 func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), "kept.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db = openSQLite(t, dsn, 0)
-	mustExec(t, db, tableT)
+	db = fileDB(t, dsn, 0, tableT)
 	ro, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(keep))
 	require.NoError(t, err)
 	t.Cleanup(func() { ro.Close() })
@@ -44,7 +43,7 @@ func keptPools(t *testing.T, keep int) (db, ro *sql.DB) {
 func TestKeptStatementsAnswerAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
 	ro.SetMaxOpenConns(1)
-	plainRO := openSQLite(t, dsnOf(t, db), 0)
+	plainRO := readOnly(t, fileOf(t, db), 0)
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
 	ctx := context.Background()
@@ -78,13 +77,13 @@ func TestKeptStatementsAnswerAlike(t *testing.T) {
 	}
 }
 
-// dsnOf returns the DSN of the read-only pool keptPools opened beside db,
-// for a pool of the same file that does not keep statements.
-func dsnOf(t *testing.T, db *sql.DB) string {
+// fileOf returns the DSN of db's SQLite file, for a pool of the same file
+// beside it (readOnly: one that does not keep statements).
+func fileOf(t *testing.T, db *sql.DB) string {
 	t.Helper()
 	var file string
 	require.NoError(t, db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file))
-	return "file:" + file + "?_pragma=busy_timeout(5000)&_pragma=query_only(1)"
+	return "file:" + file + "?_pragma=busy_timeout(5000)"
 }
 
 // TestKeptStatementsClosedWithTheirConnection: a connection keeps at most
@@ -240,7 +239,7 @@ func TestKeepStatementsIsForSQLite(t *testing.T) {
 // those it refuses.
 func TestKeptArgumentsAlike(t *testing.T) {
 	db, ro := keptPools(t, 0)
-	plainRO := openSQLite(t, dsnOf(t, db), 0)
+	plainRO := readOnly(t, fileOf(t, db), 0)
 	kept := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	plain := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(plainRO))
 	type named int

@@ -15,6 +15,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,12 +33,11 @@ func limitedPools(t *testing.T, l sqlexec.SQLiteLimits) map[string]*sqlexec.Exec
 	out := map[string]*sqlexec.Executor{}
 	for _, ro := range []bool{false, true} {
 		dsn := fileDSN(t)
-		db := openSQLite(t, dsn, 0)
-		mustExec(t, db, "CREATE TABLE t (id INTEGER)")
+		db := fileDB(t, dsn, 0, "CREATE TABLE t (id INTEGER)")
 		opts := []sqlexec.Option{sqlexec.WithSQLiteLimits(sqlite.Limit, l)}
 		name := "guarded"
 		if ro {
-			r := openSQLite(t, dsn+"&_pragma=query_only(1)", 0)
+			r := readOnly(t, dsn, 0)
 			opts = append(opts, sqlexec.WithReadOnly(r))
 			name = "read-only pool"
 		}
@@ -132,11 +132,11 @@ func BenchmarkReadOnlyRun(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			dsn := "file:" + b.TempDir() + "/b.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-			db := openSQLite(b, dsn, 0)
+			db := testdb.SQLitePool(b, dsn, 0)
 			if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t SELECT value, 'x' FROM (WITH RECURSIVE r(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM r WHERE value < 1000) SELECT value FROM r)"); err != nil {
 				b.Fatal(err)
 			}
-			ro := openSQLite(b, dsn+"&_pragma=query_only(1)", 0)
+			ro := readOnly(b, dsn, 0)
 			opts := []sqlexec.Option{sqlexec.WithReadOnly(ro)}
 			if limits {
 				opts = append(opts, sqlexec.WithSQLiteLimits(sqlite.Limit, sqlexec.SQLiteLimits{}))
@@ -162,8 +162,7 @@ func BenchmarkReadOnlyRun(b *testing.B) {
 func keptLimited(t *testing.T, l sqlexec.SQLiteLimits, conns int) (*sqlexec.Executor, *sql.DB, *atomic.Int64) {
 	t.Helper()
 	dsn := fileDSN(t)
-	db := openSQLite(t, dsn, 0)
-	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
+	db := fileDB(t, dsn, 0, "CREATE TABLE t (id INTEGER)")
 	runs, err := sqlexec.Open("sqlite", dsn+"&_pragma=query_only(1)", engine.SQLite, sqlexec.KeepStatements(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { runs.Close() })
@@ -281,8 +280,7 @@ func TestLimitRefusesOtherConnections(t *testing.T) {
 // same size succeeds.
 func TestExecWithinOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.db")
-	db := openSQLite(t, "file:"+path+"?_pragma=busy_timeout(5000)", 1) // the bounded connection is the one every later write gets
-	mustExec(t, db, "CREATE TABLE seed (x INTEGER)")
+	db := fileDB(t, "file:"+path+"?_pragma=busy_timeout(5000)", 1, "CREATE TABLE seed (x INTEGER)") // the bounded connection is the one every later write gets
 	x := sqlexec.New(db, engine.SQLite)
 	ctx := context.Background()
 	fileSize := func() int64 {

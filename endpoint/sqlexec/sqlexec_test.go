@@ -26,38 +26,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
-	_ "modernc.org/sqlite"
 )
-
-// openSQLite opens a pool on the SQLite database dsn, of at most conns
-// connections (0: no bound), closed when the test ends. It is not
-// testdb.SQLiteAt, whose bound of one connection would leave the pool one
-// idle connection, where the tests of several connections want
-// database/sql's default of two.
-func openSQLite(tb testing.TB, dsn string, conns int) *sql.DB {
-	tb.Helper()
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(conns)
-	return db
-}
 
 // tableT makes the table t the tests read: a row of each type SQLite
 // stores, and NULLs.
 const tableT = `CREATE TABLE t (id INTEGER, name TEXT, score REAL, data BLOB, note TEXT);
 	INSERT INTO t VALUES (1, 'ann', 1.5, x'6869', NULL), (2, 'bob', 2, NULL, NULL), (3, 'cy', NULL, x'', NULL)`
 
-// openDB opens a database in memory, on one connection, holding tableT.
-func openDB(t *testing.T) *sql.DB {
+// tableTDB opens a database in memory (testdb.SQLite) holding tableT.
+func tableTDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db := openSQLite(t, ":memory:", 1)
+	db := testdb.SQLite(t)
 	mustExec(t, db, tableT)
 	return db
 }
 
 func TestQuery(t *testing.T) {
-	x := sqlexec.New(openDB(t), engine.SQLite)
+	x := sqlexec.New(tableTDB(t), engine.SQLite)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -95,7 +80,7 @@ func TestQuery(t *testing.T) {
 }
 
 func TestQueryErrors(t *testing.T) {
-	x := sqlexec.New(openDB(t), engine.SQLite)
+	x := sqlexec.New(tableTDB(t), engine.SQLite)
 	_, err := x.Query(context.Background(), stmt.New("SELECT * FROM missing", nil), driver.Bounds{})
 	require.Error(t, err, "no error for a missing table")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -107,7 +92,7 @@ func TestQueryErrors(t *testing.T) {
 }
 
 func TestExec(t *testing.T) {
-	db := openDB(t)
+	db := tableTDB(t)
 	x := sqlexec.New(db, engine.SQLite)
 	if x.Engine() != engine.SQLite {
 		t.Fatalf("Dialect = %v", x.Engine())
@@ -126,7 +111,7 @@ func TestExec(t *testing.T) {
 // value (a BLOB) reads as a string of its own, not the driver's buffer.
 // Results narrow enough to come in one allocation and wider ones both.
 func TestQueryRowsApart(t *testing.T) {
-	x := sqlexec.New(openDB(t), engine.SQLite)
+	x := sqlexec.New(tableTDB(t), engine.SQLite)
 	for _, width := range []int{1, 2, 4, 5, 9} {
 		cols := ""
 		for c := 1; c < width; c++ {
@@ -173,7 +158,7 @@ func TestQueryRowsApart(t *testing.T) {
 // what the driver allocates for the values; a read of 200 small integers
 // allocates little more than a read of one.
 func TestQueryAllocations(t *testing.T) {
-	x := sqlexec.New(openDB(t), engine.SQLite)
+	x := sqlexec.New(tableTDB(t), engine.SQLite)
 	ctx := context.Background()
 	allocs := func(n int) float64 {
 		q := stmt.New("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < ?) SELECT i % 100 FROM r", []any{int64(n)})
@@ -198,6 +183,24 @@ func fileDSN(t *testing.T) string {
 	return "file:" + filepath.Join(t.TempDir(), "bounds.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
+// fileDB opens a pool of at most conns connections (0: no bound) on the
+// SQLite file dsn (testdb.SQLitePool) and runs ddl through it: a test's
+// writing pool, its tables made.
+func fileDB(t *testing.T, dsn string, conns int, ddl string) *sql.DB {
+	t.Helper()
+	db := testdb.SQLitePool(t, dsn, conns)
+	mustExec(t, db, ddl)
+	return db
+}
+
+// readOnly opens a read-only pool (query_only) of at most conns
+// connections (0: no bound) on the SQLite file dsn, the run pool beside
+// a writer (sqlexec.WithReadOnly).
+func readOnly(tb testing.TB, dsn string, conns int) *sql.DB {
+	tb.Helper()
+	return testdb.SQLitePool(tb, dsn+"&_pragma=query_only(1)", conns)
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	_, err := db.Exec(q)
@@ -216,9 +219,8 @@ func count(t *testing.T, db *sql.DB, table string) int {
 // Exec still writes through the other pool.
 func TestReadOnlyPool(t *testing.T) {
 	dsn := fileDSN(t)
-	db := openSQLite(t, dsn, 0)
-	mustExec(t, db, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
-	ro := openSQLite(t, dsn+"&_pragma=query_only(1)", 0)
+	db := fileDB(t, dsn, 0, "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2)")
+	ro := readOnly(t, dsn, 0)
 	x := sqlexec.New(db, engine.SQLite, sqlexec.WithReadOnly(ro))
 	ctx := context.Background()
 	if _, err := x.Query(ctx, stmt.New("WITH w AS (SELECT 1) DELETE FROM t", nil), driver.Bounds{}); err == nil || !strings.Contains(err.Error(), "readonly") {
@@ -237,8 +239,7 @@ func TestReadOnlyPool(t *testing.T) {
 // out of time; with one connection, every Exec after it would fail
 // otherwise.
 func TestGuardEndsOnEveryPath(t *testing.T) {
-	db := openSQLite(t, fileDSN(t), 1)
-	mustExec(t, db, "CREATE TABLE t (id INTEGER)")
+	db := fileDB(t, fileDSN(t), 1, "CREATE TABLE t (id INTEGER)")
 	x := sqlexec.New(db, engine.SQLite)
 	for i, run := range []func() error{
 		func() error {
@@ -275,7 +276,7 @@ func TestGuardEndsOnEveryPath(t *testing.T) {
 // it is SQLITE_LIMIT_LENGTH, which, lowered on a connection, fails such a
 // call at once.
 func TestTimeLimitOnSQLite(t *testing.T) {
-	db := openSQLite(t, fileDSN(t), 1)
+	db := testdb.SQLitePool(t, fileDSN(t), 1)
 	x := sqlexec.New(db, engine.SQLite)
 	const limit = 100 * time.Millisecond
 	for _, q := range []string{
@@ -327,7 +328,7 @@ func requireStopsAt(t *testing.T, x *sqlexec.Executor, q string, limit time.Dura
 // TestBoundsWhileReading: MaxRows ends the read, and MaxBytes fails it as
 // soon as the rows read weigh more, with ErrResultTooLarge.
 func TestBoundsWhileReading(t *testing.T) {
-	x := sqlexec.New(openDB(t), engine.SQLite)
+	x := sqlexec.New(tableTDB(t), engine.SQLite)
 	ctx := context.Background()
 	const q = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n, 'abcdefgh' AS s FROM r"
 	res, err := x.Query(ctx, stmt.New(q, nil), driver.Bounds{MaxRows: 3, MaxBytes: 1000})
@@ -347,8 +348,8 @@ func TestBoundsWhileReading(t *testing.T) {
 // TestNotAQuery: Query refuses a text that does not begin as a query,
 // past comments; comments that MySQL and MariaDB execute are text.
 func TestNotAQuery(t *testing.T) {
-	lite := sqlexec.New(openDB(t), engine.SQLite)
-	my := sqlexec.New(openDB(t), engine.MySQL) // only the check is reached
+	lite := sqlexec.New(tableTDB(t), engine.SQLite)
+	my := sqlexec.New(tableTDB(t), engine.MySQL) // only the check is reached
 	ctx := context.Background()
 	for _, q := range []string{"DROP TABLE t", "  -- c\n DELETE FROM t", "/* x */ UPDATE t SET id = 1", "PRAGMA query_only = 0",
 		"/*!50000 DROP TABLE t */ SELECT 1", "/*M!100000 DROP TABLE t */ SELECT 1", "", "-- only a comment", "selectx 1"} {
@@ -435,7 +436,7 @@ func TestConformance(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			executortest.Run(t, func(t *testing.T) driver.Executor {
-				db := openSQLite(t, c.dsn(t), c.max)
+				db := testdb.SQLitePool(t, c.dsn(t), c.max)
 				return sqlexec.New(db, engine.SQLite)
 			})
 		})
@@ -681,7 +682,7 @@ func directQuery(b *testing.B, ctx context.Context, db *sql.DB, query string, ar
 
 func openBench(b *testing.B, dsn string) *sql.DB {
 	b.Helper()
-	db := openSQLite(b, dsn, 0)
+	db := testdb.SQLitePool(b, dsn, 0)
 	require.NoError(b, db.Ping())
 	return db
 }
@@ -693,7 +694,7 @@ func openBench(b *testing.B, dsn string) *sql.DB {
 // next run after it is back works. PostgreSQL and MySQL run when their
 // variables are set (scripts/engines env).
 func TestSchemaChangeUnderPreparedStatement(t *testing.T) {
-	sqlite := testEngine{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB { return openDB(t.(*testing.T)) }}
+	sqlite := testEngine{"sqlite", "", engine.SQLite, func(t testing.TB) *sql.DB { return tableTDB(t.(*testing.T)) }}
 	for _, e := range append([]testEngine{sqlite}, serverEngines...) {
 		t.Run(e.name, func(t *testing.T) {
 			if e.env != "" {

@@ -12,6 +12,7 @@ import (
 
 	edriver "github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/stmt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -350,10 +351,8 @@ func inParallel(t *testing.T, goroutines, n int, run func(g, i int) error) {
 func sqliteFile(t *testing.T, name, ddl string) (*sql.DB, string) {
 	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), name) + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	_, err = db.Exec(ddl)
+	db := testdb.SQLitePool(t, dsn, 0)
+	_, err := db.Exec(ddl)
 	require.NoError(t, err, "%s", ddl)
 	return db, dsn
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // fileDSN is the DSN of a SQLite file database set up as the package doc
@@ -35,10 +35,32 @@ func openMemory(t testing.TB) *Store {
 // *sql.DB so that a test can close it.
 func openFile(t testing.TB, path string) (*Store, *sql.DB) {
 	t.Helper()
-	db, err := sql.Open("sqlite", fileDSN(path))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := testdb.SQLitePool(t, fileDSN(path), 0)
 	return migrated(t, db), db
+}
+
+// rawFile returns an SQLite file of its own, not migrated, on a pool of
+// database/sql's default size: for a test that writes an older schema.
+func rawFile(t testing.TB) *sql.DB {
+	t.Helper()
+	return testdb.SQLitePool(t, fileDSN(tempFile(t)), 0)
+}
+
+// migrateTo leaves db's store tables at version n of d's migrations, as
+// an older package wrote them: the schema table, each migration's
+// statements and its version's row; then the extra statements run (a
+// migration cut short, rows in an old form).
+func migrateTo(t testing.TB, db *sql.DB, d engine.Store, n int, extra ...string) {
+	t.Helper()
+	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
+	for v, step := range migrations(d)[:n] {
+		stmts = append(stmts, step...)
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
+	}
+	for _, stmt := range append(stmts, extra...) {
+		_, err := db.Exec(stmt)
+		require.NoError(t, err, "%s", stmt)
+	}
 }
 
 // tempFile returns the path of a database file in a fresh directory.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,19 +61,11 @@ func TestMigrateFromVersion3(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "cut short"}[cut], func(t *testing.T) {
 			db := testdb.SQLite(t)
-			stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
-			for v, m := range migrations(engine.SQLite)[:3] {
-				stmts = append(stmts, m...)
-				stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
-			}
-			stmts = append(stmts, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry) VALUES ('1', 'e1', 1700000000000000000, 1, '{"execution_id": "old", "status": 200}')`)
+			old := []string{`INSERT INTO ` + runLogTable + ` (project, endpoint_id, at_ns, seq, entry) VALUES ('1', 'e1', 1700000000000000000, 1, '{"execution_id": "old", "status": 200}')`}
 			if cut {
-				stmts = append(stmts, `ALTER TABLE `+runLogTable+` ADD COLUMN key_id TEXT NULL`)
+				old = append(old, `ALTER TABLE `+runLogTable+` ADD COLUMN key_id TEXT NULL`)
 			}
-			for _, s := range stmts {
-				_, err := db.Exec(s)
-				require.NoError(t, err, "%v", s)
-			}
+			migrateTo(t, db, engine.SQLite, 3, old...)
 			s, err := New(db, engine.SQLite)
 			require.NoError(t, err)
 			require.NoError(t, s.Migrate(context.Background()))

@@ -2,9 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 )
 
 func TestClose(t *testing.T) {

@@ -320,17 +320,8 @@ func TestMigrateRunLogToVersion7Rerun(t *testing.T) {
 			testdb.Require(t, e.env)
 			db := e.open(t)
 			d := e.dialect.(engine.Store)
-			stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
-			for v, step := range migrations(d)[:6] {
-				stmts = append(stmts, step...)
-				stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
-			}
 			// Version 7 cut short after its first statement.
-			stmts = append(stmts, migrations(d)[6][0])
-			for _, stmt := range stmts {
-				_, err := db.Exec(stmt)
-				require.NoError(t, err, "%s", stmt)
-			}
+			migrateTo(t, db, d, 6, migrations(d)[6][0])
 			_, err := db.Exec(rebind(d, `INSERT INTO `+runLogTable+` (project, endpoint_id, at_ns, seq, entry, key_id) VALUES (?, ?, ?, ?, ?, ?)`),
 				"1", "a", runLogNow.UnixNano(), 1, `{"execution_id":"old","status":200}`, "k")
 			require.NoError(t, err)

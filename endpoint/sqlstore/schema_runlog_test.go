@@ -20,18 +20,8 @@ import (
 // statements run.
 func openV5(t *testing.T, n int, extra ...string) (*sql.DB, []driver.RunLogEntry) {
 	t.Helper()
-	db, err := sql.Open("sqlite", fileDSN(tempFile(t)))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
-	for v, step := range migrations(engine.SQLite)[:5] {
-		stmts = append(stmts, step...)
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, schemaTable, v+1))
-	}
-	for _, stmt := range stmts {
-		_, err := db.Exec(stmt)
-		require.NoError(t, err, "%s", stmt)
-	}
+	db := rawFile(t)
+	migrateTo(t, db, engine.SQLite, 5)
 	s := &Store{db: db, dialect: engine.SQLite}
 	var entries []driver.RunLogEntry
 	cases := entryCases()

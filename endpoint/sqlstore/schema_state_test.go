@@ -13,24 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// openV8 is db brought to schema version 8 as this package wrote it (the
-// version before endpointStateMigration), whatever SchemaVersion is now.
-func openV8(t *testing.T, db *sql.DB, d engine.Store) {
-	t.Helper()
-	stmts := []string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`}
-	for _, step := range migrations(d)[:8] {
-		stmts = append(stmts, step...)
-	}
-	for _, stmt := range stmts {
-		_, err := db.Exec(stmt)
-		require.NoError(t, err, "%v", stmt)
-	}
-	for v := 1; v <= 8; v++ {
-		_, err := db.Exec(rebind(d, `INSERT INTO `+schemaTable+` (version) VALUES (?)`), v)
-		require.NoError(t, err)
-	}
-}
-
 // TestMigrateDeletedNames: version 9 gives the endpoints that version 8
 // stored soft-deleted under "<name>/<id>" their own names back, on SQLite,
 // PostgreSQL and MySQL; names are then unique among live rows only, the
@@ -54,7 +36,7 @@ func TestMigrateDeletedNames(t *testing.T) {
 	for _, tc := range targets {
 		t.Run(tc.name, func(t *testing.T) {
 			db := tc.open(t)
-			openV8(t, db, tc.dialect)
+			migrateTo(t, db, tc.dialect, 8) // the version before endpointStateMigration
 			ctx := context.Background()
 			s, err := New(db, tc.dialect)
 			require.NoError(t, err)

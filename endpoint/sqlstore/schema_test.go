@@ -127,13 +127,7 @@ func TestMigrateGivesUpOnAnEndlessConflict(t *testing.T) {
 func openV1(t *testing.T, extra ...string) (*sql.DB, driver.Endpoint) {
 	t.Helper()
 	db := testdb.SQLite(t)
-	stmts := append([]string{`CREATE TABLE ` + schemaTable + ` (version BIGINT NOT NULL PRIMARY KEY)`},
-		migrations(engine.SQLite)[0]...)
-	stmts = append(stmts, `INSERT INTO `+schemaTable+` (version) VALUES (1)`)
-	for _, stmt := range append(stmts, extra...) {
-		_, err := db.Exec(stmt)
-		require.NoError(t, err, "%v", stmt)
-	}
+	migrateTo(t, db, engine.SQLite, 1, extra...)
 	e, v := endpointFixture("p", "daily")
 	e.IsMaterialized = true
 	row, err := endpointRow(e)

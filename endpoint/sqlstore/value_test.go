@@ -2,9 +2,10 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 )
 
 func TestValueRoundTrip(t *testing.T) {

@@ -98,6 +98,13 @@ func Read(rows, bytes int64) Option {
 	return func(x *Fake) { x.SetRead(rows, bytes) }
 }
 
+// Rewrite makes every answer of Query pass through f before it is
+// returned (f may change its header and its rows in place), as a driver
+// that answers other values or types would.
+func Rewrite(f func(*driver.Result)) Option {
+	return func(x *Fake) { x.rewrite = f }
+}
+
 type failure struct {
 	err  error
 	when func(driver.Statement) bool
@@ -107,8 +114,9 @@ type failure struct {
 // executor (or stands alone), records and counts the queries it is given,
 // and with options answers a fixed result, reports rows and bytes read,
 // fails chosen queries, waits for the query's context to end, calls a
-// test's hooks around each query or before each Exec, or holds queries
-// (all, or those chosen) until the test releases them (an Executor inside).
+// test's hooks around each query or before each Exec, rewrites answers, or
+// holds queries (all, or those chosen) until the test releases them (an
+// Executor inside). RowFake is a Fake that also streams (QueryRows).
 //
 //	x := heldexec.NewFake(sqlexec.New(db, engine.SQLite),
 //		heldexec.Fail(errors.New("code: 53"), heldexec.SQLContains("endpointkit_mat_")))
@@ -131,6 +139,7 @@ type Fake struct {
 	holdOnly   func(driver.Statement) bool
 	unrecorded bool
 	beforeExec func(context.Context, []driver.Statement) error
+	rewrite    func(*driver.Result)
 
 	// Started receives once a query is held (with Held).
 	Started chan struct{}
@@ -176,6 +185,9 @@ func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) 
 	c.Deadline, _ = ctx.Deadline()
 	res, err := x.held.Query(ctx, st, b)
 	if err == nil && res != nil {
+		if x.rewrite != nil {
+			x.rewrite(res)
+		}
 		c.Rows = len(res.Rows)
 		if r := x.read.Load(); r != nil {
 			rows, bytes := r[0], r[1]

@@ -74,20 +74,10 @@ func TestWaitHoldAround(t *testing.T) {
 	var entered, left int
 	x := NewFake(nil, Answer(&driver.Result{}), Held(1), Around(
 		func(context.Context) { entered++ }, func(context.Context) { left++ }))
-	x.Hold()
-	done := make(chan error)
-	go func() {
+	heldThenReleased(t, x, func() error {
 		_, err := x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
-		done <- err
-	}()
-	<-x.Started
-	select {
-	case <-done:
-		t.Fatal("a held query ended before Release")
-	case <-time.After(20 * time.Millisecond):
-	}
-	x.Release()
-	require.NoError(t, <-done)
+		return err
+	}, nil)
 	assert.Equal(t, 1, entered)
 	assert.Equal(t, 1, left)
 }
@@ -96,16 +86,28 @@ func TestWaitHoldAround(t *testing.T) {
 // others answer while those wait, and Release lets them go.
 func TestHoldOnly(t *testing.T) {
 	x := NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), Held(1), HoldOnly(SQLContains("held")))
+	heldThenReleased(t, x, func() error {
+		_, err := x.Query(context.Background(), query("SELECT 'held'"), driver.Bounds{})
+		return err
+	}, func() {
+		res, err := x.Query(context.Background(), query("SELECT 'free'"), driver.Bounds{})
+		require.NoError(t, err, "a query HoldOnly does not choose passes while another is held")
+		assert.Equal(t, [][]any{{"free"}}, res.Rows)
+	})
+}
+
+// heldThenReleased holds x and runs run, which queries it, apart; once
+// the query is held it calls meanwhile (when not nil), checks that the
+// held query has not ended, releases x, and requires run's answer.
+func heldThenReleased(t *testing.T, x *Fake, run func() error, meanwhile func()) {
+	t.Helper()
 	x.Hold()
 	done := make(chan error, 1)
-	go func() {
-		_, err := x.Query(context.Background(), query("SELECT 'held'"), driver.Bounds{})
-		done <- err
-	}()
+	go func() { done <- run() }()
 	<-x.Started
-	res, err := x.Query(context.Background(), query("SELECT 'free'"), driver.Bounds{})
-	require.NoError(t, err, "a query HoldOnly does not choose passes while another is held")
-	assert.Equal(t, [][]any{{"free"}}, res.Rows)
+	if meanwhile != nil {
+		meanwhile()
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("the held query ended before Release: %v", err)
@@ -179,4 +181,106 @@ func TestReadAndWaitWhen(t *testing.T) {
 	cancel()
 	_, err = w.Query(ctx, query("SELECT 'slow'"), driver.Bounds{})
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// keptSink keeps the columns and a copy of each row a stream hands it.
+type keptSink struct {
+	columns []string
+	rows    [][]any
+}
+
+func (k *keptSink) Columns(names, _ []string) error { k.columns = names; return nil }
+func (k *keptSink) Row(row []any) error {
+	k.rows = append(k.rows, append([]any(nil), row...))
+	return nil
+}
+
+// TestRowFake: a RowFake streams the inner executor's rows to the sink
+// and records the stream apart from the queries, with the rows it handed
+// over, counted as they go; Fail and Read apply to streams, and with
+// Answer it streams Answer's rows. A plain Fake is no RowQuerier.
+func TestRowFake(t *testing.T) {
+	var plain driver.Executor = NewFake(nil)
+	_, streams := plain.(driver.RowQuerier)
+	assert.False(t, streams, "a Fake does not stream: a Service reads its answers with Query")
+
+	boom := errors.New("code: 53")
+	x := NewRowFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), Fail(boom, SQLContains("broken")), Read(3, 30))
+	var _ driver.RowQuerier = x
+	sink := &keptSink{}
+	var seen []int64
+	counting := rowsSeen{sink, x, &seen}
+	res, err := x.QueryRows(context.Background(), query("SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT ?", 3), driver.Bounds{MaxRows: 10}, counting)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n"}, sink.columns)
+	assert.Equal(t, [][]any{{int64(1)}, {int64(2)}, {int64(3)}}, sink.rows)
+	assert.Equal(t, []int64{1, 2, 3}, seen, "RowsHanded counts each row as it is handed over")
+	assert.Empty(t, res.Rows)
+	require.NotNil(t, res.RowsRead)
+	assert.EqualValues(t, 3, *res.RowsRead)
+	assert.Zero(t, x.Queries(), "a stream is no Query")
+	assert.Empty(t, x.Calls())
+	require.Len(t, x.Streams(), 1)
+	assert.Equal(t, Call{SQL: "SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT ?", Args: []any{3},
+		Bounds: driver.Bounds{MaxRows: 10}, Rows: 3}, x.Streams()[0])
+
+	_, err = x.QueryRows(context.Background(), query("SELECT 'broken'"), driver.Bounds{}, &keptSink{})
+	assert.ErrorIs(t, err, boom)
+	assert.Len(t, x.Streams(), 2, "a failed stream is recorded too")
+	_, err = x.Query(context.Background(), query("SELECT 1"), driver.Bounds{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, x.Queries())
+	assert.EqualValues(t, 3, x.RowsHanded())
+	x.Reset()
+	assert.Zero(t, x.Queries())
+	assert.Empty(t, x.Streams())
+	assert.Zero(t, x.RowsHanded())
+
+	answered := NewRowFake(nil, Answer(&driver.Result{Columns: []string{"a"}, Rows: [][]any{{"x"}, {"y"}}}))
+	sink = &keptSink{}
+	_, err = answered.QueryRows(context.Background(), query("SELECT a FROM t"), driver.Bounds{}, sink)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, sink.columns)
+	assert.Equal(t, [][]any{{"x"}, {"y"}}, sink.rows)
+	assert.EqualValues(t, 2, answered.RowsHanded())
+}
+
+// rowsSeen is a sink that notes, at each row, how many rows the fake had
+// counted as handed over.
+type rowsSeen struct {
+	*keptSink
+	x    *RowFake
+	seen *[]int64
+}
+
+func (r rowsSeen) Row(row []any) error {
+	*r.seen = append(*r.seen, r.x.RowsHanded())
+	return r.keptSink.Row(row)
+}
+
+// TestRowFakeHeld: Hold holds a stream as it holds a query, until
+// Release.
+func TestRowFakeHeld(t *testing.T) {
+	x := NewRowFake(nil, Answer(&driver.Result{Columns: []string{"n"}, Rows: [][]any{{1}}}), Held(1))
+	heldThenReleased(t, x.Fake, func() error {
+		_, err := x.QueryRows(context.Background(), query("SELECT 1"), driver.Bounds{}, &keptSink{})
+		return err
+	}, nil)
+	assert.EqualValues(t, 1, x.RowsHanded())
+}
+
+// TestRewrite: Rewrite changes every answer of Query before it is
+// returned and recorded.
+func TestRewrite(t *testing.T) {
+	x := NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), Rewrite(func(res *driver.Result) {
+		for i := range res.Types {
+			res.Types[i] = ""
+		}
+		res.Rows = append(res.Rows, []any{"added"})
+	}))
+	res, err := x.Query(context.Background(), query("SELECT 1 AS n"), driver.Bounds{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{""}, res.Types)
+	assert.Equal(t, [][]any{{int64(1)}, {"added"}}, res.Rows)
+	assert.Equal(t, 2, x.Last().Rows, "the call records the rewritten answer")
 }

@@ -52,6 +52,14 @@ func (x *Executor) Release() {
 
 // Query implements driver.Executor.
 func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
+	if err := x.pass(ctx, st); err != nil {
+		return nil, err
+	}
+	return x.Executor.Query(ctx, st, b)
+}
+
+// pass waits while st is held: until Release, or ctx's end (its error).
+func (x *Executor) pass(ctx context.Context, st driver.Statement) error {
 	x.mu.Lock()
 	gate := x.gate
 	x.mu.Unlock()
@@ -60,8 +68,8 @@ func (x *Executor) Query(ctx context.Context, st driver.Statement, b driver.Boun
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	return x.Executor.Query(ctx, st, b)
+	return nil
 }

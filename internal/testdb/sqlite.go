@@ -22,7 +22,17 @@ func SQLite(t testing.TB) *sql.DB {
 // database it wrote, or hands its path to a program.
 func SQLiteAt(t testing.TB, dsn string) *sql.DB {
 	t.Helper()
+	return SQLitePool(t, dsn, 1)
+}
+
+// SQLitePool opens a pool on the SQLite database dsn (a file path or a
+// "file:" URI, its pragmas included) of at most conns connections (0: no
+// bound, database/sql's default), closed when t ends: for a test of
+// several connections on one file (concurrent writers, a read beside a
+// write).
+func SQLitePool(t testing.TB, dsn string, conns int) *sql.DB {
+	t.Helper()
 	db := open(t, "sqlite", dsn)
-	db.SetMaxOpenConns(1)
+	db.SetMaxOpenConns(conns)
 	return db
 }

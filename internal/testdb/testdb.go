@@ -26,8 +26,9 @@
 // server-side prepared statements, as a user's default DSN does), no
 // multiStatements.
 //
-// SQLite and SQLiteAt open SQLite databases (in memory, or a file) for the
-// tests that need no server: the one SQLite opener the tests share.
+// SQLite, SQLiteAt and SQLitePool open SQLite databases (in memory, or a
+// file, on one connection or a pool) for the tests that need no server:
+// the one SQLite opener the tests share.
 //
 // The package imports the database drivers and is imported only by tests:
 // the library itself stays on database/sql.

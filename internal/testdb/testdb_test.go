@@ -148,6 +148,32 @@ func TestSQLite(t *testing.T) {
 	assert.ErrorContains(t, err, "no such table")
 }
 
+// TestSQLitePool: a pool on a file holds up to conns connections (two
+// at once here, one reading while another writes), or as many as
+// database/sql's default with 0, and the file keeps what they wrote; the
+// pools close when the test ends.
+func TestSQLitePool(t *testing.T) {
+	path := "file:" + t.TempDir() + "/p.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	db := SQLitePool(t, path, 2)
+	assert.Equal(t, 2, db.Stats().MaxOpenConnections)
+	_, err := db.Exec("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1), (2)")
+	require.NoError(t, err)
+	rows, err := db.Query("SELECT n FROM t ORDER BY n")
+	require.NoError(t, err)
+	require.True(t, rows.Next(), "a read holds one connection")
+	_, err = db.Exec("INSERT INTO t VALUES (3)")
+	require.NoError(t, err, "a second connection writes meanwhile")
+	require.NoError(t, rows.Close())
+	assert.Equal(t, 2, db.Stats().OpenConnections)
+
+	again := SQLitePool(t, path, 0)
+	assert.Zero(t, again.Stats().MaxOpenConnections, "0: no bound")
+	var n int
+	require.NoError(t, again.QueryRow("SELECT count(*) FROM t").Scan(&n))
+	assert.Equal(t, 3, n)
+	assert.Equal(t, 1, SQLiteAt(t, path).Stats().MaxOpenConnections)
+}
+
 // TestRows: Rows reads every row and column, text as strings (not the
 // []byte SQLite's blobs and MySQL's text scan into), NULL as nil, and
 // fails the test on a query error met while reading.

@@ -203,7 +203,7 @@ func TestReviewAnyTableKeepsListedTablesScoped(t *testing.T) {
 		{Name: "analytics.sessions", TenantColumn: "team_id"},
 		{Name: "plain"},
 	}}
-	db := openSQLite(t, "1", "2")
+	db := projectsDB(t, "1", "2")
 	for _, q := range []string{
 		`SELECT count(*) FROM main.events`,
 		`SELECT count(*) FROM "main"."EVENTS"`,
@@ -377,8 +377,8 @@ var reviewConfined = []string{
 // confined, on a database with two projects' rows, and the original on a
 // database with the project's rows only: the answers must be the same.
 func TestReviewConfinedSeesOnlyItsProject(t *testing.T) {
-	both := openSQLite(t, "1", "2")
-	only := map[string]*sql.DB{"1": openSQLite(t, "1"), "2": openSQLite(t, "2")}
+	both := projectsDB(t, "1", "2")
+	only := map[string]*sql.DB{"1": projectsDB(t, "1"), "2": projectsDB(t, "2")}
 	rules := testRules()
 	for _, q := range reviewConfined {
 		scoped, err := Confine(q, rules, tenantVar)

@@ -12,7 +12,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
 )
@@ -38,9 +37,7 @@ type engineProbe struct {
 // -tags chdb.
 var probes = map[string]func(t *testing.T) *engineProbe{
 	"sqlite": func(t *testing.T) *engineProbe {
-		db, err := sql.Open("sqlite", ":memory:")
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := testdb.SQLite(t)
 		return &engineProbe{
 			functions: sqliteFunctions, tableFunctions: sqliteTableFunctions,
 			query: exec(db),

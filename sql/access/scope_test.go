@@ -12,16 +12,16 @@ import (
 	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 const tenantVar = "__endpointkit_tenant"
 
-// openSQLite returns an in-memory SQLite database holding the rows of the
-// given projects: events and users tables with a project_id column, and
-// the library's endpoints table. Both projects use the same user ids, so
-// a join by user that was not scoped would cross projects.
-func openSQLite(t testing.TB, projects ...string) *sql.DB {
+// projectsDB returns an in-memory SQLite database (testdb.SQLite)
+// holding the rows of the given projects: events and users tables with a
+// project_id column, and the library's endpoints table. Both projects use
+// the same user ids, so a join by user that was not scoped would cross
+// projects.
+func projectsDB(t testing.TB, projects ...string) *sql.DB {
 	t.Helper()
 	db := testdb.SQLite(t)
 	exec := func(q string, args ...any) {
@@ -131,8 +131,8 @@ var scopedQueries = []string{
 // on both projects answers differently for most of them, so the
 // comparison can fail.
 func TestScopeSeesOnlyItsProject(t *testing.T) {
-	both := openSQLite(t, "1", "2")
-	only := map[string]*sql.DB{"1": openSQLite(t, "1"), "2": openSQLite(t, "2")}
+	both := projectsDB(t, "1", "2")
+	only := map[string]*sql.DB{"1": projectsDB(t, "1"), "2": projectsDB(t, "2")}
 	rules := testRules()
 	differ := 0
 	for _, q := range scopedQueries {
@@ -164,7 +164,7 @@ func TestScopeSeesOnlyItsProject(t *testing.T) {
 // TestScopeRestrictsColumns checks that a table with a column list shows
 // only those columns: the engine itself refuses the others.
 func TestScopeRestrictsColumns(t *testing.T) {
-	db := openSQLite(t, "1", "2")
+	db := projectsDB(t, "1", "2")
 	rules := testRules()
 	values := map[string]any{tenantVar: "1"}
 	for _, q := range []string{
@@ -259,7 +259,7 @@ func TestScopeNeedsATenantName(t *testing.T) {
 // show that they do read what they should not, and checks that Check
 // refuses them.
 func TestSQLiteAttacksAreReal(t *testing.T) {
-	db := openSQLite(t, "1", "2")
+	db := projectsDB(t, "1", "2")
 	for _, q := range []string{
 		`SELECT * FROM endpointkit_endpoints`,
 		`SELECT * FROM 'sqlite_master'`,

@@ -2,24 +2,21 @@ package sqliteinterrupt_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec/sqliteinterrupt"
+	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite"
 )
 
 // TestInterruptsAFollowingRow: the interrupt For returns stops a query
 // whose work comes after its first row, which the driver itself no longer
 // interrupts, and is a no-op once the connection is closed.
 func TestInterruptsAFollowingRow(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "i.db"))
-	require.NoError(t, err)
-	defer db.Close()
+	db := testdb.SQLitePool(t, "file:"+filepath.Join(t.TempDir(), "i.db"), 0)
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	require.NoError(t, err)

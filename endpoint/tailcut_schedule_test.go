@@ -40,7 +40,9 @@ func buildAt(t *testing.T, e *env, name string, at time.Time) endpoint.Materiali
 // before its build instant (a table built at a bucket's start, or a
 // second before it, is not refreshed in a loop); with a period that ends
 // before the next bucket starts, and with week buckets (not summarized),
-// at its period less the jitter, as before.
+// at its period less the jitter, as before. A period that is not whole
+// days refreshes more often than it says: 47 hours at every midnight, 23
+// hours twice a day (cutAligned).
 func TestTailCutNextRefresh(t *testing.T) {
 	d0, d1, d2 := tailCutDay, tailCutDay.AddDate(0, 0, 1), tailCutDay.AddDate(0, 0, 2)
 	hours := map[string]engine.Bucket{"from": engine.Hour, "to": engine.Hour}
@@ -72,6 +74,10 @@ func TestTailCutNextRefresh(t *testing.T) {
 		{"half a day", propertyDistinct, 12 * time.Hour, nil, []build{
 			{d0.Add(14*time.Hour + 30*time.Minute), at(d1), "the next midnight, within its period"},
 			{d1, jittered(d1, 12*time.Hour), "its period less the jitter: no midnight within it"},
+		}},
+		{"23 hours", propertyDistinct, 23 * time.Hour, nil, []build{
+			{d0, jittered(d0, 23*time.Hour), "its period less the jitter: no midnight within it"},
+			{d0.Add(22 * time.Hour), at(d1), "the next midnight, two hours on: a second refresh that day"},
 		}},
 		{"47 hours", propertyDistinct, 47 * time.Hour, nil, []build{
 			{d0.Add(14*time.Hour + 30*time.Minute), at(d2), "the last midnight within its period"},

@@ -1301,9 +1301,9 @@ func freshness(e *driver.Endpoint) time.Duration {
 // older than the freshness period. A failed refresh leaves the last good
 // table serving until it is stale. A table with a live tail serves for
 // the time a refresh may take (tailGrace) beyond its period: its runs read
-// every row newer than it, and the scheduler refreshes it at the start of
-// a day, near the end of its period (see cutAligned), so that its runs do
-// not go inline while that refresh builds the next table.
+// every row newer than it, and the scheduler may refresh it at the very
+// end of its period (at the start of a day, see cutAligned), so that its
+// runs do not go inline while that refresh builds the next table.
 func (s *Service) servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {

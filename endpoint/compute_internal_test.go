@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
+	"github.com/endpointkit/endpointkit/sql/engine"
 	"github.com/endpointkit/endpointkit/variable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -262,4 +263,41 @@ func TestTailTableServesThroughItsRefresh(t *testing.T) {
 		assert.Equal(t, tc.serves, ok, "tail %q, %v old: serves", tc.tail, tc.age)
 		assert.Equal(t, !tc.past, s.withinPeriod(e, c, now), "tail %q, %v old: within its period", tc.tail, tc.age)
 	}
+}
+
+// TestTailGraceServesOnlyItsOwnTable: the grace past the freshness period
+// serves the table of the current key alone: one of an older version,
+// other buckets, another tail column or none, or not materialized any
+// more does not serve, in its period or its grace, and the grace is
+// DefaultRefreshTimeout when refreshes are not bounded (a negative
+// RefreshTimeout).
+func TestTailGraceServesOnlyItsOwnTable(t *testing.T) {
+	now := time.Date(2025, 6, 1, 0, 3, 0, 0, time.UTC)
+	c := &compiled{vars: []variable.Variable{{CodeName: "from", Type: variable.Date}}}
+	current := func(age time.Duration) *driver.Endpoint {
+		built := now.Add(-age)
+		e := &driver.Endpoint{CurrentVersion: 2, IsMaterialized: true, MaterializationTailColumn: "timestamp"}
+		e.MaterializationState.Table, e.MaterializationState.At = "ek_mat_1", &built
+		e.MaterializationState.Built = tableKey(e, c)
+		return e
+	}
+	s := &Service{cfg: Config{RefreshTimeout: -1}}
+	for _, age := range []time.Duration{time.Hour, 24*time.Hour + 9*time.Minute} {
+		_, _, ok := s.servingTable(current(age), c, now)
+		require.True(t, ok, "the current table, %v old, does not serve", age)
+		for name, change := range map[string]func(e *driver.Endpoint){
+			"a newer version":      func(e *driver.Endpoint) { e.CurrentVersion = 3 },
+			"other buckets":        func(e *driver.Endpoint) { e.MaterializationBuckets = map[string]engine.Bucket{"from": engine.Hour} },
+			"another tail column":  func(e *driver.Endpoint) { e.MaterializationTailColumn = "created_at" },
+			"no tail column":       func(e *driver.Endpoint) { e.MaterializationTailColumn = "" },
+			"not materialized now": func(e *driver.Endpoint) { e.IsMaterialized = false },
+		} {
+			e := current(age)
+			change(e)
+			_, _, ok := s.servingTable(e, c, now)
+			assert.False(t, ok, "after %s, the table %v old serves", name, age)
+		}
+	}
+	_, _, ok := s.servingTable(current(24*time.Hour+11*time.Minute), c, now)
+	assert.False(t, ok, "a table past its period and DefaultRefreshTimeout serves")
 }

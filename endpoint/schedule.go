@@ -66,8 +66,10 @@ func (s *Service) requestRefreshIfPending(e *driver.Endpoint, c *compiled) {
 // current version and settings), or whose table is older than its
 // freshness period less a jitter (up to Config.RefreshJitter of the
 // period, fixed per endpoint and table, so that endpoints created together
-// do not all refresh together) — and at once each that a create or update
-// made pending. After a failed refresh it waits the freshness period or
+// do not all refresh together), or, for a live tail whose runs read the
+// source from the start of its table's day (or hour), that has reached
+// the last start of such a bucket within its period (cutAligned, not
+// jittered) — and at once each that a create or update made pending. After a failed refresh it waits the freshness period or
 // five minutes, whichever is less, before trying that version again.
 // Refreshes run at most Config.ScheduleConcurrency at a time, each under
 // the endpoint's lease (see Leaser), so that Services sharing a store never
@@ -181,9 +183,12 @@ func (s *Service) refreshDueAt(ctx context.Context, e *driver.Endpoint, c *compi
 // then read the tail alone, not the bucket's older rows too: a day's table
 // built at 02:00 is refreshed at the next midnight rather than at 02:00
 // (less the jitter), and from then on at every midnight, as often as
-// before. ok is false for every other endpoint, and when the freshness
-// ends before the next bucket starts (an hour's freshness of a day's
-// table), where the jittered period applies.
+// before for a period of whole days. A period of whole days and a part
+// is cut to the whole days (47 hours: every midnight), and a period under
+// a day adds a refresh at each midnight (23 hours: two a day). ok is
+// false for every other endpoint, and when the freshness ends before the
+// next bucket starts (an hour's freshness of a day's table built at
+// 10:00), where the jittered period applies.
 func (s *Service) cutAligned(ctx context.Context, e *driver.Endpoint, c *compiled, at time.Time, period time.Duration) (time.Time, bool) {
 	if e.MaterializationTailColumn == "" {
 		return time.Time{}, false

@@ -263,7 +263,12 @@ func TestScheduleEveryFreshnessPeriod(t *testing.T) {
 // The status's next_refresh_at says so for both.
 func TestScheduleAlignsTailToItsCut(t *testing.T) {
 	obs := &recorder{}
-	e, _ := newSchedEnv(t, obs)
+	e, x := newMatEnv(t, 1000)
+	looks := &lookCounter{Store: e.eps.Store}
+	svc, err := endpoint.New(endpoint.Config{Endpoints: looks, Variables: e.vstore, Executor: x, Now: e.clock.Now,
+		Observer: obs, ScheduleInterval: 5 * time.Millisecond})
+	require.NoError(t, err)
+	e.svc = svc
 	q := e.query(propertyDistinct, "country", "from", "to")
 	e.createMat(t, "tail", q, endpoint.CreateRequest{MaterializationTail: "timestamp"})
 	e.createMat(t, "plain", q, endpoint.CreateRequest{})
@@ -280,8 +285,10 @@ func TestScheduleAlignsTailToItsCut(t *testing.T) {
 		"the table without a tail is refreshed at %v, before its period less the jitter", plain.NextRefreshAt)
 
 	e.clock.Advance(midnight.Sub(e.clock.Now()) - time.Second)
-	time.Sleep(50 * time.Millisecond) // ten looks
+	looks.await(t, 3) // the second of them looked at this instant, the third began after it
+	require.Len(t, obs.refreshEvents(), 2, "refreshed before midnight")
 	require.Equal(t, built, *e.status(t, "tail").LastSuccessAt, "refreshed before midnight")
+	require.False(t, isStatus(e.status(t, "tail"), endpoint.StatusRunning), "refreshing before midnight")
 	e.clock.Advance(2 * time.Second)
 	eventually(t, "the refresh at midnight", func() bool { return e.status(t, "tail").LastSuccessAt.After(built) })
 	require.Equal(t, midnight.Add(24*time.Hour), *e.status(t, "tail").NextRefreshAt, "the next refresh after midnight's")
@@ -289,6 +296,26 @@ func TestScheduleAlignsTailToItsCut(t *testing.T) {
 	ev := obs.refreshEvents()
 	require.Len(t, ev, 3, "refresh events %+v", ev)
 	require.Equal(t, "scheduled", ev[2].Trigger, "refresh events %+v", ev)
+}
+
+// lookCounter counts the scheduler's looks (its listings of the
+// materialized endpoints).
+type lookCounter struct {
+	driver.Store
+	n atomic.Int64
+}
+
+func (s *lookCounter) ListMaterialized(ctx context.Context) ([]driver.Endpoint, error) {
+	s.n.Add(1)
+	return s.Store.ListMaterialized(ctx)
+}
+
+// await waits until the scheduler has begun n more looks: each but the
+// last has ended, since a look begins once the one before it ended.
+func (s *lookCounter) await(t *testing.T, n int64) {
+	t.Helper()
+	want := s.n.Load() + n
+	eventually(t, "the scheduler's looks", func() bool { return s.n.Load() >= want })
 }
 
 // TestScheduleBacksOffAfterFailure: a failed refresh is not tried again at

@@ -1311,7 +1311,7 @@ func (s *Service) servingTable(e *driver.Endpoint, c *compiled, now time.Time) (
 	}
 	limit := freshness(e)
 	if e.MaterializationTailColumn != "" {
-		limit += s.tailGrace()
+		limit += s.tailGrace(limit)
 	}
 	if now.Sub(*st.At) > limit {
 		return "", time.Time{}, false
@@ -1320,13 +1320,20 @@ func (s *Service) servingTable(e *driver.Endpoint, c *compiled, now time.Time) (
 }
 
 // tailGrace is how long beyond its freshness period a table with a live
-// tail serves: Config.RefreshTimeout, the longest a refresh may take
+// tail serves: the jitter's share of the period (Config.RefreshJitter, a
+// tenth: what the other tables are refreshed early by), so that the
+// refreshes due at one midnight may wait their turns, and at least
+// Config.RefreshTimeout, the longest a refresh may take
 // (DefaultRefreshTimeout when refreshes are not bounded).
-func (s *Service) tailGrace() time.Duration {
+func (s *Service) tailGrace(period time.Duration) time.Duration {
+	grace := DefaultRefreshTimeout
 	if s.cfg.RefreshTimeout > 0 {
-		return s.cfg.RefreshTimeout
+		grace = s.cfg.RefreshTimeout
 	}
-	return DefaultRefreshTimeout
+	if s.cfg.RefreshJitter > 0 {
+		grace = max(grace, time.Duration(float64(period)*s.cfg.RefreshJitter))
+	}
+	return grace
 }
 
 // tableKey identifies what the stored table of e's current version,

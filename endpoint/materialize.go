@@ -399,7 +399,8 @@ type MaterializationReport struct {
 	// is not materialized.
 	Status *MaterializationStatus `json:"status"`
 	// Serving tells that runs read the stored table now: it is ready and
-	// younger than the freshness period.
+	// younger than the freshness period (a live tail's table: plus a tenth
+	// of it, at least Config.RefreshTimeout).
 	Serving bool `json:"serving"`
 	// Version is the version the stored table was built from, 0 when there
 	// is no table.

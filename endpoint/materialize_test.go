@@ -677,8 +677,8 @@ func (e *benchError) Error() string { return "property benchmark: " + e.msg }
 
 // BenchmarkPropertyDistinct: users per day of one country (a JSON
 // property compared with a variable), count(DISTINCT distinct_id), over an
-// unaligned 30-day range, on 1,000,000 events, in each configuration
-// (propertyBenchConfigs): inline, from the stored table (whole days
+// unaligned 30-day range, on about 989,000 events (propertyBenchDB), in
+// each configuration (propertyBenchConfigs): inline, from the stored table (whole days
 // stored, the partial days at the range's ends from the source), with the
 // live tail on as the scheduler keeps it (tail), and with the live tail
 // refreshed 0.9 days before the run and not since (tail-late). The goal of

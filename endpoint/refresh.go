@@ -78,8 +78,9 @@ func (s *Service) refreshWaitError(name string, err error) error {
 
 // RefreshStale refreshes every materialized endpoint, of every project,
 // that has no table for its current version, buckets and variable
-// definitions, or whose table is older than its freshness period, one
-// after another; each waits for a turn among Config.MaxRefreshes.
+// definitions, or whose table is older than its freshness period, or
+// whose live tail the scheduler refreshes at the start of a day and that
+// day has begun (see Service.Schedule), one after another; each waits for a turn among Config.MaxRefreshes.
 // Endpoints being refreshed already are skipped, and so are hibernating
 // ones (see Config.HibernateAfter). It then drops orphaned
 // tables (RemoveOrphans). It returns how many refreshes completed, and the
@@ -100,10 +101,8 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 		if _, asleep := s.hibernatingSince(e, now); asleep {
 			continue
 		}
-		if c, err := s.compiledVersion(ctx, e, e.CurrentVersion); err == nil {
-			if s.withinPeriod(e, c, now) {
-				continue
-			}
+		if !s.stale(ctx, e, now) {
+			continue
 		}
 		ran, err := s.refreshGuarded(ctx, e.ProjectID, e.ID, e.Name, false, "stale", s.stale)
 		if !ran && err == nil {
@@ -126,14 +125,15 @@ func (s *Service) RefreshStale(ctx context.Context) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// stale reports whether e has no table that serves at now (or cannot be
-// compiled, which a refresh then reports).
+// stale reports whether e has no table that serves at now within its
+// freshness period, or is a live tail's due at the start of its cut's day
+// (cutDue), or cannot be compiled, which a refresh then reports.
 func (s *Service) stale(ctx context.Context, e *driver.Endpoint, now time.Time) bool {
 	c, err := s.compiledVersion(ctx, e, e.CurrentVersion)
 	if err != nil {
 		return true
 	}
-	return !s.withinPeriod(e, c, now)
+	return !s.withinPeriod(e, c, now) || s.cutDue(ctx, e, c, now)
 }
 
 // withinPeriod reports whether e has a table that serves at now and is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/endpointkit/endpointkit/endpoint/driver"
 	"github.com/endpointkit/endpointkit/internal/refreshes"
+	"github.com/endpointkit/endpointkit/sql/engine"
 )
 
 // Defaults of the scheduler's settings in Config.
@@ -177,9 +178,9 @@ func (s *Service) refreshDueAt(ctx context.Context, e *driver.Endpoint, c *compi
 
 // cutAligned returns when the scheduler refreshes a table built at at of
 // an endpoint whose runs read the source from the start of the build
-// instant's bucket (a live tail over a summarized table, see
-// materialize.Plan.TailCutBucket): at the last start of such a bucket
-// before the table's freshness ends, when one comes after at. Its runs
+// instant's day (a live tail over a table summarized by the day, see
+// materialize.Plan.TailCutBucket): at the last start of a day before the
+// table's freshness ends, when one comes after at. Its runs
 // then read the tail alone, not the bucket's older rows too: a day's table
 // built at 02:00 is refreshed at the next midnight rather than at 02:00
 // (less the jitter), and from then on at every midnight, as often as
@@ -197,12 +198,25 @@ func (s *Service) cutAligned(ctx context.Context, e *driver.Endpoint, c *compile
 	if !v.ok || v.plan == nil {
 		return time.Time{}, false
 	}
-	bucket, ok := v.plan.TailCutBucket()
-	if !ok {
+	// Only a day's cut: aligned to hours, the endpoints built in one hour
+	// would stay due at one instant, without the jitter, to save at most
+	// an hour of the source's rows a run.
+	if bucket, ok := v.plan.TailCutBucket(); !ok || bucket != engine.Day {
 		return time.Time{}, false
 	}
-	start := bucket.Floor(at.Add(period))
+	start := engine.Day.Floor(at.Add(period))
 	return start, start.After(at)
+}
+
+// cutDue reports whether e's table, compiled as c, is due at now at the
+// start of its cut's day (cutAligned), before its freshness has passed.
+func (s *Service) cutDue(ctx context.Context, e *driver.Endpoint, c *compiled, now time.Time) bool {
+	st := &e.MaterializationState
+	if st.At == nil {
+		return false
+	}
+	start, ok := s.cutAligned(ctx, e, c, *st.At, freshness(e))
+	return ok && !now.Before(start)
 }
 
 // jitterOf is a number in [0, 1) fixed by an endpoint and the instant of

@@ -39,8 +39,9 @@ func buildAt(t *testing.T, e *env, name string, at time.Time) endpoint.Materiali
 // start of its cut's bucket within its freshness period, never at or
 // before its build instant (a table built at a bucket's start, or a
 // second before it, is not refreshed in a loop); with a period that ends
-// before the next bucket starts, and with week buckets (not summarized),
-// at its period less the jitter, as before. A period that is not whole
+// before the next day starts, with hour buckets (an hour's cut, not
+// aligned) and with week buckets (not summarized), at its period less the
+// jitter, as before. A period that is not whole
 // days refreshes more often than it says: 47 hours at every midnight, 23
 // hours twice a day (cutAligned).
 func TestTailCutNextRefresh(t *testing.T) {
@@ -84,7 +85,7 @@ func TestTailCutNextRefresh(t *testing.T) {
 			{d2, at(d2.AddDate(0, 0, 1)), "the last midnight within its period, a day later"},
 		}},
 		{"hour buckets", hourlyDistinct, 24 * time.Hour, hours, []build{
-			{d0.Add(14*time.Hour + 30*time.Minute + 17*time.Second), at(d1.Add(14 * time.Hour)), "the last start of an hour within its period"},
+			{d0.Add(14*time.Hour + 30*time.Minute + 17*time.Second), jittered(d0.Add(14*time.Hour+30*time.Minute+17*time.Second), 24*time.Hour), "its period less the jitter: an hour's cut is not aligned"},
 		}},
 		{"week buckets", propertyDistinct, 24 * time.Hour, weeks, []build{
 			{d0.Add(14*time.Hour + 30*time.Minute + 17*time.Second), jittered(d0.Add(14*time.Hour+30*time.Minute+17*time.Second), 24*time.Hour), "its period less the jitter"},
@@ -133,4 +134,49 @@ func TestTailCutAfterFailure(t *testing.T) {
 	r = e.status(t, "tail")
 	assert.Equal(t, d1.Add(5*time.Minute+10*time.Second), *r.LastSuccessAt)
 	assert.Equal(t, d1.AddDate(0, 0, 1), *r.NextRefreshAt, "the retry's table is not refreshed at the next midnight")
+}
+
+// TestRefreshStaleAtTheCut: RefreshStale, the pass a host runs from its
+// own timer instead of Schedule, refreshes a live tail over a table
+// summarized by the day once the day after its build has begun, as the
+// scheduler does, not a whole period after its build; a table without a
+// tail waits for its period.
+func TestRefreshStaleAtTheCut(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newMatEnv(t, 2000)
+	q := e.query(propertyDistinct, "country", "from", "to")
+	e.createMat(t, "tail", q, endpoint.CreateRequest{MaterializationTail: "timestamp"})
+	e.createMat(t, "plain", q, endpoint.CreateRequest{})
+	built := tailCutDay.Add(14 * time.Hour)
+	buildAt(t, e, "tail", built)
+	buildAt(t, e, "plain", built)
+
+	e.clock.Advance(tailCutDay.AddDate(0, 0, 1).Add(-time.Second).Sub(e.clock.Now()))
+	n, err := e.svc.RefreshStale(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "refreshed before midnight")
+	e.clock.Advance(2 * time.Second)
+	n, err = e.svc.RefreshStale(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "refreshed at midnight")
+	assert.True(t, e.status(t, "tail").LastSuccessAt.After(built), "the tail was not refreshed at midnight")
+	assert.Equal(t, built, *e.status(t, "plain").LastSuccessAt, "the table without a tail was refreshed at midnight")
+	n, err = e.svc.RefreshStale(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "refreshed again right after midnight")
+}
+
+// TestTailGraceIsTheJitter: a live tail's table serves past its period
+// for the jitter's share of it (a tenth: 2.4 hours of a day), the time the
+// refreshes due at one midnight may take to get their turns, and for at
+// least Config.RefreshTimeout.
+func TestTailGraceIsTheJitter(t *testing.T) {
+	e, _ := newMatEnv(t, 2000)
+	e.createMat(t, "tail", e.query(propertyDistinct, "country", "from", "to"), endpoint.CreateRequest{MaterializationTail: "timestamp"})
+	built := tailCutDay.Add(30 * time.Second)
+	buildAt(t, e, "tail", built)
+	e.clock.Advance(built.Add(26*time.Hour + 23*time.Minute).Sub(e.clock.Now()))
+	assert.True(t, e.status(t, "tail").Serving, "the table does not serve 2 hours 23 minutes past its period")
+	e.clock.Advance(2 * time.Minute)
+	assert.False(t, e.status(t, "tail").Serving, "the table serves 2 hours 25 minutes past its period")
 }

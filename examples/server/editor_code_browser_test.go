@@ -29,19 +29,23 @@ import (
 // TestEditorCodeAndRuns drives the code editor and the run views in
 // headless Chromium.
 func TestEditorCodeAndRuns(t *testing.T) {
-	t.Parallel() // a server of its own, tabs of the package's Chromium: the browser tests overlap
-	p := newPage(t)
-	t.Run("highlighting", p.testHighlighting)
-	t.Run("completion", p.testCompletion)
-	t.Run("error marked", p.testErrorMarked)
-	t.Run("empty results", p.testEmptyResults)
-	t.Run("results clear on kind", p.testResultsClearOnKind)
-	t.Run("numbers", p.testNumbers)
-	t.Run("date pickers", p.testDatePickers)
-	t.Run("run form beside", p.testRunFormBeside)
-	t.Run("stored or inline", p.testStoredOrInline)
-	t.Run("no wrap", p.testNoWrap)
-	p.checkNoPageErrors(t)
+	t.Parallel() // servers of its own, tabs of the package's Chromium: the browser tests overlap
+	onPages(t, map[string][]browserCase{
+		"code": {
+			{"highlighting", (*page).testHighlighting},
+			{"completion", (*page).testCompletion},
+			{"error marked", (*page).testErrorMarked},
+			{"empty results", (*page).testEmptyResults},
+			{"results clear on kind", (*page).testResultsClearOnKind},
+		},
+		"runs": {
+			{"numbers", (*page).testNumbers},
+			{"date pickers", (*page).testDatePickers},
+			{"run form beside", (*page).testRunFormBeside},
+			{"stored or inline", (*page).testStoredOrInline},
+			{"no wrap", (*page).testNoWrap},
+		},
+	})
 }
 
 // inEditor evaluates expr with root bound to the code editor's shadow
@@ -55,7 +59,7 @@ func inEditor[T any](expr string) chromedp.Action[T] {
 func (p *page) shootBoth(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	for _, w := range []int64{1280, 420} {
-		p.do(t, ctx, chromedp.EmulateViewport(w, 900), chromedp.Sleep(150*time.Millisecond))
+		p.do(t, ctx, chromedp.EmulateViewport(w, 900), settled())
 		p.screenshot(t, ctx, name+"-"+strconv.FormatInt(w, 10))
 	}
 	p.do(t, ctx, chromedp.EmulateViewport(1280, 900))
@@ -393,7 +397,7 @@ func (p *page) testNoWrap(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	ctx := p.tab(t)
 	p.do(t, ctx, chromedp.Click(chromedp.ID("refresh-endpoints")), shown(`#endpoints tr[data-endpoint="no_wrap_plain"]`),
-		chromedp.EmulateViewport(1280, 900), chromedp.Sleep(200*time.Millisecond))
+		chromedp.EmulateViewport(1280, 900), settled())
 	// The distinct tops of the buttons of each group.
 	lines := value(t, p, ctx, chromedp.Evaluate[map[string]int](`(() => {
 		const out = {};

@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -113,17 +112,21 @@ func visible(sel string) chromedp.Action[bool] {
 // TestEditorFollowsEndpoint drives the editor's knowledge of the endpoint
 // in headless Chromium.
 func TestEditorFollowsEndpoint(t *testing.T) {
-	t.Parallel() // a server of its own, tabs of the package's Chromium: the browser tests overlap
-	p := newPage(t)
-	t.Run("run form per state", p.testRunFormPerState)
-	t.Run("insight mode", p.testInsightMode)
-	t.Run("insight form", p.testInsightForm)
-	t.Run("edit materialize delete", p.testEditMaterializeDelete)
-	t.Run("focus kept on redraw", p.testFocusKeptOnRedraw)
-	t.Run("curl box", p.testCurlBox)
-	t.Run("schema panel", p.testSchemaPanel)
-	t.Run("layout", p.testLayout)
-	p.checkNoPageErrors(t)
+	t.Parallel() // servers of its own, tabs of the package's Chromium: the browser tests overlap
+	onPages(t, map[string][]browserCase{
+		"endpoints": {
+			{"run form per state", (*page).testRunFormPerState},
+			{"insight mode", (*page).testInsightMode},
+			{"insight form", (*page).testInsightForm},
+			{"edit materialize delete", (*page).testEditMaterializeDelete},
+		},
+		"views": {
+			{"focus kept on redraw", (*page).testFocusKeptOnRedraw},
+			{"curl box", (*page).testCurlBox},
+			{"schema panel", (*page).testSchemaPanel},
+			{"layout", (*page).testLayout},
+		},
+	})
 }
 
 // browserTrends is an insight endpoint with a breakdown.
@@ -482,7 +485,7 @@ func (p *page) testCurlBox(t *testing.T) {
 	require.Contains(t, text, "-d '")
 	for _, width := range []int64{1280, 420} {
 		p.do(t, ctx, chromedp.EmulateViewport(width, 900), until(`document.getElementById("saved-curl").clientWidth > 0`),
-			chromedp.Sleep(200*time.Millisecond))
+			settled())
 		m := value(t, p, ctx, curlFits())
 		a, b := m[0], m[1]+1
 		assert.True(t, (a <= b), "at %d px the curl box cuts lines (scroll height %d, client %d): m[0] = %v, want <= %v", width, m[0], m[1], a, b)
@@ -556,7 +559,7 @@ func (p *page) testLayout(t *testing.T) {
 	createVariable(t, p.base, p.key, `{"name": "Layout event", "type": "String"}`)
 	ctx := p.tab(t)
 	check := func(width int64, what string) {
-		p.do(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200*time.Millisecond))
+		p.do(t, ctx, chromedp.EmulateViewport(width, 900), settled())
 		v := value(t, p, ctx, chromedp.Evaluate[[]string](overflow))
 		assert.True(t, (len(v) == 0), "at %d px, %s: elements wider than their card: value(t, p, ctx, chromedp.Evaluate[[]string](overflow)) = %v, want it empty", width, what, v)
 	}

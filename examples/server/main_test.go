@@ -17,12 +17,13 @@ import (
 const serveEnv = "ENDPOINTKIT_TEST_SERVE"
 
 // packageParallel is how many parallel tests the package runs at once
-// unless -parallel says otherwise: its parallel tests (the four browser
-// tests, the demo load of a server process) mostly wait for Chromium,
-// a page's timers and the server, so go test's default, the number of
-// CPUs (2 in CI), ran the browser tests two by two, for 60 of the
-// package's 90 s in CI, while the CPU idled.
-const packageParallel = 5
+// unless -parallel says otherwise: its parallel tests (the browser tests'
+// six pages, see onPages, and the materialize progress's, the demo load
+// of a server process) mostly wait for Chromium, a page's timers and the
+// server, so go test's default, the number of CPUs (2 in CI), ran the
+// browser tests two by two, for 60 of the package's 90 s in CI, while the
+// CPU idled.
+const packageParallel = 8
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) == "1" {

@@ -228,7 +228,7 @@ func TestShellExamples(t *testing.T) {
 	require.NotZero(t, goLines, "no go commands found")
 
 	base := exampleserver.Start(t, "-api-key", docsKey, "-metrics-key", docsMetricsKey, "-embed-secret", docsEmbed,
-		"-demo-end", docsDemoEnd, "-demo-events", "20000")
+		"-demo-end", docsDemoEnd, "-demo-events", "3000")
 	dir := t.TempDir()
 	r := &shellRunner{
 		dir:   dir,

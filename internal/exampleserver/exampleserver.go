@@ -35,12 +35,19 @@ var Binary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "server")
 	// go build leaves an executable that is up to date as it is: a run of
 	// the tests after one that built the same code (or another package's
 	// tests of the same run) relinks nothing, where a new temporary
 	// directory each time linked the server anew, 5 to 10 s of CPU each
-	// in the README's run (internal/docs and this package's test).
+	// in the README's run (internal/docs and this package's test). The
+	// directory's lock keeps two test binaries from building into it at
+	// once; where there is none, each builds into a directory of its own.
+	if unlock, err := lockDir(dir); err == nil {
+		defer unlock()
+	} else if dir, err = os.MkdirTemp("", "endpointkit-server-"); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "server")
 	out, err := exec.Command("go", "build", "-o", bin, Package).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", Package, err, out)

@@ -106,7 +106,11 @@ func heldThenReleased(t *testing.T, x *Fake, run func() error, meanwhile func())
 	x.Hold()
 	done := make(chan error, 1)
 	go func() { done <- run() }()
-	<-x.Started
+	select {
+	case <-x.Started:
+	case err := <-done:
+		require.FailNow(t, "the query was not held", "it ended: %v", err)
+	}
 	if meanwhile != nil {
 		meanwhile()
 	}
@@ -366,7 +370,11 @@ func TestHoldExec(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- x.Exec(cctx, stmts("INSERT INTO t VALUES (2)"), driver.Write{Tx: true}) }()
-	<-x.Started
+	select {
+	case <-x.Started:
+	case err := <-done:
+		require.FailNow(t, "the statement was not held", "it ended: %v", err)
+	}
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled, "a held statement ends with its context")
 	x.Release()

@@ -23,6 +23,7 @@ import (
 	"github.com/endpointkit/endpointkit/examples/demo"
 	"github.com/endpointkit/endpointkit/insight"
 	"github.com/endpointkit/endpointkit/internal/cputime"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/internal/stmt"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/materialize"
@@ -41,45 +42,64 @@ const dailyPurchases = endpointtest.DailyPurchases
 // to.
 func (e *env) daily() *endpoint.Query { return e.query(dailyPurchases, "country", "from", "to") }
 
-// matExec wraps the env's executor: it can fail the refreshes' writes, and
-// it records how many refreshes of SQL endpoints overlap.
-type matExec struct {
-	driver.Executor
-	fail               atomic.Bool
-	inflight, overlaps atomic.Int32
+// refreshWatch is the env's executor, a heldexec.Fake whose hook
+// (EachStatement) can fail the builds of stored tables, and counts the
+// refreshes of one stored table that overlap: a refresh starts by dropping
+// the table's "_next" twin and ends by renaming it (or failing).
+type refreshWatch struct {
+	*heldexec.Fake
+	fail     atomic.Bool
+	overlaps atomic.Int32
+	mu       sync.Mutex
+	running  map[string]bool
 }
 
-func (x *matExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
-	return execEach(ctx, x.Executor, stmts, tx.Tx, x.exec)
+func watchRefreshes(x driver.Executor) *refreshWatch {
+	w := &refreshWatch{running: map[string]bool{}}
+	w.Fake = heldexec.NewFake(x, heldexec.EachStatement(w.statement))
+	return w
 }
 
-// exec fails or counts the statement q, which run runs.
-func (x *matExec) exec(q string, run func() error) error {
-	if strings.HasPrefix(q, "DROP TABLE IF EXISTS") && strings.HasSuffix(q, `_next"`) {
-		if x.inflight.Add(1) > 1 {
-			x.overlaps.Add(1)
-		}
+// statement notes, or fails, the statement st, which run runs.
+func (w *refreshWatch) statement(_ context.Context, st driver.Statement, run func() error) error {
+	q := st.SQL()
+	if t, ok := strings.CutPrefix(q, `DROP TABLE IF EXISTS "`); ok && strings.HasSuffix(t, `_next"`) {
+		w.mark(strings.TrimSuffix(t, `_next"`), true)
 		time.Sleep(time.Millisecond) // widen the window a second refresh would need
 	}
-	if strings.HasPrefix(q, "ALTER TABLE") {
-		defer x.inflight.Add(-1)
-	}
-	if x.fail.Load() && strings.HasPrefix(q, "CREATE TABLE") {
-		if strings.HasSuffix(strings.SplitN(q, " ", 4)[2], `_next"`) {
-			x.inflight.Add(-1)
+	if w.fail.Load() && strings.HasPrefix(q, "CREATE TABLE") {
+		if t, ok := strings.CutPrefix(q, `CREATE TABLE "`); ok {
+			if table, _, _ := strings.Cut(t, `"`); strings.HasSuffix(table, "_next") {
+				w.mark(strings.TrimSuffix(table, "_next"), false)
+			}
 		}
 		return errors.New("sqlite: disk I/O error at /var/secret/path")
 	}
-	return run()
+	err := run()
+	if t, ok := strings.CutPrefix(q, `ALTER TABLE "`); ok && (err != nil || strings.Contains(t, "RENAME")) {
+		table, _, _ := strings.Cut(t, `_next"`)
+		w.mark(table, false)
+	}
+	return err
+}
+
+// mark notes that a refresh of table began (counting an overlap when one
+// was running) or ended.
+func (w *refreshWatch) mark(table string, began bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if began && w.running[table] {
+		w.overlaps.Add(1)
+	}
+	w.running[table] = began
 }
 
 // newMatEnv is newEnv with demo events and the wrapped executor.
-func newMatEnv(t testing.TB, events int) (*env, *matExec) {
+func newMatEnv(t testing.TB, events int) (*env, *refreshWatch) {
 	t.Helper()
-	x := &matExec{}
 	e := newEnv(t, func(c *endpoint.Config) {})
 	require.NoError(t, demo.Load(context.Background(), e.db, events, 7))
-	x.Executor = execOf(e)
+	x := watchRefreshes(execOf(e))
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: x, Now: e.clock.Now})
 	require.NoError(t, err)
 	e.svc = svc

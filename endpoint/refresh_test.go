@@ -22,6 +22,7 @@ import (
 	"github.com/endpointkit/endpointkit/endpoint/sqlexec"
 	"github.com/endpointkit/endpointkit/endpoint/sqlstore"
 	"github.com/endpointkit/endpointkit/examples/demo"
+	"github.com/endpointkit/endpointkit/internal/heldexec"
 	"github.com/endpointkit/endpointkit/internal/testdb"
 	"github.com/endpointkit/endpointkit/materialize"
 	"github.com/endpointkit/endpointkit/sql/access"
@@ -201,48 +202,39 @@ func TestMaterializeOneAtATime(t *testing.T) {
 	require.Equal(t, endpoint.StatusCompleted, m.Status, "status")
 }
 
-// buildGate holds every statement that builds a stored table (CREATE
-// TABLE ... AS) until the test releases it, telling the test on started
-// that one is held: the refresh is provably under way, in its build.
+// buildGate is a heldexec.Fake that holds the builds of stored tables
+// (their CREATE TABLE ..._next ... AS) from the start until Release (and
+// again after Hold), telling on Started of each build held: the refresh is
+// provably under way, in its build. It counts the builds in flight (held
+// or running) and the most at once.
 type buildGate struct {
-	driver.Executor
-	started chan struct{}
-	mu      sync.Mutex
-	gate    chan struct{} // nil: not holding
+	*heldexec.Fake
+	inflight, most atomic.Int32
 }
 
 func newBuildGate(x driver.Executor) *buildGate {
-	return &buildGate{Executor: x, started: make(chan struct{}, 8), gate: make(chan struct{})}
+	g := &buildGate{}
+	g.Fake = heldexec.NewFake(x, heldexec.Held(64), heldexec.HoldExec(isBuild), heldexec.EachStatement(g.count))
+	g.Hold()
+	return g
 }
 
-func (g *buildGate) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.gate != nil {
-		close(g.gate)
-		g.gate = nil
-	}
+// isBuild tells the statement that builds a stored table's "_next" twin.
+func isBuild(st driver.Statement) bool {
+	q := st.SQL()
+	return strings.HasPrefix(q, "CREATE TABLE") && strings.Contains(strings.SplitN(q, " AS ", 2)[0], `_next"`)
 }
 
-func (g *buildGate) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
-	for _, st := range stmts {
-		if !strings.Contains(st.SQL(), "CREATE TABLE") {
-			continue
-		}
-		g.mu.Lock()
-		gate := g.gate
-		g.mu.Unlock()
-		if gate != nil {
-			g.started <- struct{}{}
-			select {
-			case <-gate:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		break
+// count counts the build st in flight while run holds and runs it.
+func (g *buildGate) count(_ context.Context, st driver.Statement, run func() error) error {
+	if !isBuild(st) {
+		return run()
 	}
-	return g.Executor.Exec(ctx, stmts, w)
+	n := g.inflight.Add(1)
+	defer g.inflight.Add(-1)
+	for m := g.most.Load(); n > m && !g.most.CompareAndSwap(m, n); m = g.most.Load() {
+	}
+	return run()
 }
 
 // newGatedSchedEnv is a materialized env whose builds wait at a gate,
@@ -262,7 +254,7 @@ func newGatedSchedEnv(t *testing.T, obs endpoint.Observer) (*env, *buildGate) {
 	// an endpoint saved before that look is its to refresh ("scheduled"),
 	// and only one saved after is the save's ("saved").
 	<-st.listed
-	t.Cleanup(g.release)
+	t.Cleanup(g.Release)
 	return e, g
 }
 
@@ -284,7 +276,7 @@ func TestMaterializeAfterSaveBuildsOnce(t *testing.T) {
 	obs := &recorder{}
 	e, g := newGatedSchedEnv(t, obs)
 	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
-	<-g.started // the save's refresh is building
+	<-g.Started // the save's refresh is building
 
 	r := e.status(t, "daily")
 	require.NotNil(t, r.Progress, "the status of a refresh under way shows its progress")
@@ -296,7 +288,7 @@ func TestMaterializeAfterSaveBuildsOnce(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- e.svc.Materialize(context.Background(), "1", "daily") }()
-	g.release()
+	g.Release()
 	require.NoError(t, <-done)
 	eventually(t, "the save's refresh event", func() bool { return len(obs.refreshEvents()) >= 1 })
 	assert.Equal(t, []string{"saved"}, triggers(obs), "Materialize after a save built the table again")
@@ -319,13 +311,13 @@ func TestStartMaterializeRunsInTheBackground(t *testing.T) {
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: g, Now: e.clock.Now, Observer: obs})
 	require.NoError(t, err)
 	e.svc = svc
-	t.Cleanup(g.release)
+	t.Cleanup(g.Release)
 	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 
 	started, err := svc.StartMaterialize(context.Background(), "1", "daily")
 	require.NoError(t, err)
 	assert.False(t, started.Joined)
-	<-g.started // returned, and the build is held: the refresh runs on
+	<-g.Started // returned, and the build is held: the refresh runs on
 	r := e.status(t, "daily")
 	require.NotNil(t, r.Progress)
 	assert.Equal(t, endpoint.PhaseBuilding, r.Progress.Phase)
@@ -336,7 +328,7 @@ func TestStartMaterializeRunsInTheBackground(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, again.Joined, "a second request while one is under way joins it")
 
-	g.release()
+	g.Release()
 	eventually(t, "the background refresh", func() bool { return isStatus(e.status(t, "daily"), endpoint.StatusCompleted) })
 	eventually(t, "its event", func() bool { return len(obs.refreshEvents()) >= 1 })
 	assert.Equal(t, []string{"manual"}, triggers(obs))
@@ -434,51 +426,12 @@ func TestVariableChangeUnservesTable(t *testing.T) {
 	require.Equal(t, want.Results, got.Results, "after a refresh: materialized %v, %v; want %v", got.EndpointMaterialized, got.Results, want.Results)
 }
 
-// gateExec wraps an executor: the build of a stored table (its CREATE
-// TABLE ... _next) waits at the gate until it is opened or the context
-// ends, and the builds in flight are counted.
-type gateExec struct {
-	driver.Executor
-	gate           chan struct{} // closed: builds pass
-	entered        chan string   // a build reached the gate (its table)
-	inflight, most atomic.Int32
-	mu             sync.Mutex
-}
-
-func newGate(x driver.Executor) *gateExec {
-	return &gateExec{Executor: x, gate: make(chan struct{}), entered: make(chan string, 64)}
-}
-
-func (g *gateExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
-	return execEach(ctx, g.Executor, stmts, tx.Tx, func(q string, run func() error) error { return g.exec(ctx, q, run) })
-}
-
-// exec holds a build's statement q at the gate, then runs it.
-func (g *gateExec) exec(ctx context.Context, q string, run func() error) error {
-	if strings.HasPrefix(q, "CREATE TABLE") && strings.Contains(strings.SplitN(q, " AS ", 2)[0], `_next"`) {
-		n := g.inflight.Add(1)
-		defer g.inflight.Add(-1)
-		g.mu.Lock()
-		if n > g.most.Load() {
-			g.most.Store(n)
-		}
-		g.mu.Unlock()
-		g.entered <- q
-		select {
-		case <-g.gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return run()
-}
-
 // gatedEnv is newMatEnv with a gated executor and the Service's settings
 // changed by cfg.
-func gatedEnv(t *testing.T, cfg func(*endpoint.Config)) (*env, *gateExec) {
+func gatedEnv(t *testing.T, cfg func(*endpoint.Config)) (*env, *buildGate) {
 	t.Helper()
 	e, _ := newMatEnv(t, 2000)
-	g := newGate(execOf(e))
+	g := newBuildGate(execOf(e))
 	c := endpoint.Config{Endpoints: e.eps, Variables: e.vstore, Executor: g, Now: e.clock.Now}
 	if cfg != nil {
 		cfg(&c)
@@ -496,12 +449,12 @@ func TestRefreshTimeLimit(t *testing.T) {
 	e, g := gatedEnv(t, func(c *endpoint.Config) { c.RefreshTimeout = time.Second })
 	q := e.daily()
 	e.createMat(t, "daily", q, endpoint.CreateRequest{})
-	close(g.gate)
+	g.Release()
 	e.materialize(t, "daily")
 	vars := runVars("US", "2025-04-01", "2025-05-01")
 	before := e.mustRun(t, "daily", vars)
 
-	g.gate = make(chan struct{}) // closed by nobody: the build waits for its limit
+	g.Hold() // released by nobody: the build waits for its limit
 	e.clock.Advance(time.Minute)
 	start := time.Now()
 	err := e.svc.Materialize(context.Background(), "1", "daily")
@@ -554,11 +507,11 @@ func TestDeleteDuringRefresh(t *testing.T) {
 	e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	done := make(chan error, 1)
 	go func() { done <- e.svc.Materialize(context.Background(), "1", "daily") }()
-	<-g.entered
+	<-g.Started
 	start := time.Now()
 	require.NoError(t, e.svc.Delete(context.Background(), "1", "daily"))
 	require.LessOrEqual(t, time.Since(start), 500*time.Millisecond, "Delete waited")
-	close(g.gate)
+	g.Release()
 	err := <-done
 	wantError(t, err, 404, endpoint.CodeNotFound, "Endpoint 'daily' was deleted or renamed while its table was built; the table was dropped.", "")
 	require.Empty(t, e.tables(t), "tables left behind")
@@ -573,12 +526,12 @@ func TestChangeDuringRefresh(t *testing.T) {
 	ep := e.createMat(t, "daily", e.daily(), endpoint.CreateRequest{})
 	done := make(chan error, 1)
 	go func() { done <- e.svc.Materialize(context.Background(), "1", "daily") }()
-	<-g.entered
+	<-g.Started
 	weekly := e.query(strings.Replace(dailyPurchases, "date(timestamp)", "strftime('%Y-%W', timestamp)", 1), "country", "from", "to")
 	if _, err := e.svc.Update(context.Background(), "1", "daily", endpoint.UpdateRequest{Query: weekly}); err != nil {
 		t.Fatal(err)
 	}
-	close(g.gate)
+	g.Release()
 	err := <-done
 	wantError(t, err, 409, endpoint.CodeConflict, "Endpoint 'daily' changed while its table was built; the table was dropped. Refresh it again.", "")
 	require.Empty(t, e.tables(t), "tables after the dropped build")
@@ -605,8 +558,8 @@ func TestRefreshesBoundedAndUnblocking(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs <- e.svc.Materialize(context.Background(), "1", n) }()
 	}
-	<-g.entered
-	<-g.entered
+	<-g.Started
+	<-g.Started
 	time.Sleep(50 * time.Millisecond) // a third would enter now if it could
 	require.Equal(t, int32(2), g.inflight.Load())
 	ctx := context.Background()
@@ -627,7 +580,7 @@ func TestRefreshesBoundedAndUnblocking(t *testing.T) {
 	err := e.svc.Materialize(wctx, "1", "a")
 	cancel()
 	wantError(t, err, 504, endpoint.CodeTimeout, "Materialization of endpoint 'a' timed out waiting for a turn: other refreshes are running.", "")
-	close(g.gate)
+	g.Release()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -933,7 +886,7 @@ func TestRefreshLeaseSQLStores(t *testing.T) {
 			// test is about.
 			events := testdb.SQLiteAt(t, "file:"+filepath.Join(t.TempDir(), "events.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 			require.NoError(t, demo.Load(ctx, events, 1000, 7))
-			tracker := &overlapExec{Executor: sqlexec.New(events, engine.SQLite), running: map[string]bool{}}
+			tracker := watchRefreshes(sqlexec.New(events, engine.SQLite))
 			var svcs []*endpoint.Service
 			for range 2 {
 				db, err := sql.Open(driver, dsn)

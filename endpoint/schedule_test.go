@@ -2,7 +2,6 @@ package endpoint_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,77 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// overlapExec wraps an executor and counts the refreshes of one stored
-// table that overlap: a refresh starts by dropping the table's "_next"
-// twin and ends by renaming it (or failing).
-type overlapExec struct {
-	driver.Executor
-	mu       sync.Mutex
-	running  map[string]bool
-	overlaps atomic.Int32
-}
-
-func (x *overlapExec) Exec(ctx context.Context, stmts []driver.Statement, tx driver.Write) error {
-	err := execEach(ctx, x.Executor, stmts, tx.Tx, x.exec)
-	if tx.Tx {
-		for _, st := range stmts {
-			x.ended(st.SQL(), err)
-		}
-	}
-	return err
-}
-
-// exec notes the statement q, which run runs.
-func (x *overlapExec) exec(q string, run func() error) error {
-	if t, ok := strings.CutPrefix(q, `DROP TABLE IF EXISTS "`); ok && strings.HasSuffix(t, `_next"`) {
-		name := strings.TrimSuffix(t, `_next"`)
-		x.mu.Lock()
-		if x.running[name] {
-			x.overlaps.Add(1)
-		}
-		x.running[name] = true
-		x.mu.Unlock()
-		time.Sleep(time.Millisecond) // widen the window a second refresh would need
-	}
-	err := run()
-	x.ended(q, err)
-	return err
-}
-
-// execEach is x.Exec of stmts with hook around each statement: hook gets
-// its text and a function that runs it, alone, or, when tx, that does
-// nothing: the statements then run in one transaction (as the wrapped
-// executor keeps the swap of a stored table) once every hook returned.
-func execEach(ctx context.Context, x driver.Executor, stmts []driver.Statement, tx bool, hook func(q string, run func() error) error) error {
-	for _, st := range stmts {
-		run := func() error { return x.Exec(ctx, []driver.Statement{st}, driver.Write{Tx: false}) }
-		if tx {
-			run = func() error { return nil }
-		}
-		if err := hook(st.SQL(), run); err != nil {
-			return err
-		}
-	}
-	if tx {
-		return x.Exec(ctx, stmts, driver.Write{Tx: true})
-	}
-	return nil
-}
-
-// ended notes the end of a refresh: the rename of its "_next" table, or a
-// failure.
-func (x *overlapExec) ended(q string, err error) {
-	if t, ok := strings.CutPrefix(q, `ALTER TABLE "`); ok && (err != nil || strings.Contains(t, "RENAME")) {
-		name, _, _ := strings.Cut(t, `_next"`)
-		x.mu.Lock()
-		x.running[name] = false
-		x.mu.Unlock()
-	}
-}
-
 // newSchedEnv is newMatEnv with a Service that schedules every 5 ms and
 // reports to obs; the memory store leases.
-func newSchedEnv(t *testing.T, obs endpoint.Observer) (*env, *matExec) {
+func newSchedEnv(t *testing.T, obs endpoint.Observer) (*env, *refreshWatch) {
 	t.Helper()
 	e, x := newMatEnv(t, 1000)
 	svc, err := endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
@@ -344,7 +275,7 @@ func TestScheduleBacksOffAfterFailure(t *testing.T) {
 // refresh completes.
 func TestRefreshLeaseTwoServices(t *testing.T) {
 	e, _ := newSchedEnv(t, nil)
-	x := &overlapExec{Executor: execOf(e), running: map[string]bool{}}
+	x := watchRefreshes(execOf(e))
 	var err error
 	e.svc, err = endpoint.New(endpoint.Config{Endpoints: e.eps.Store, Variables: e.vstore, Executor: x, Now: e.clock.Now,
 		ScheduleInterval: 5 * time.Millisecond})

@@ -784,34 +784,30 @@ func (r *handReader) header(types ...string) {
 
 func (r *handReader) more() bool { return r.err == nil && r.off < len(r.out) }
 
-func decodeEvents(out string, capacity int) (int, error) {
+// decodeHand reads out's rows, each with row, after a header of types,
+// into a slice of capacity rows.
+func decodeHand[T any](out string, capacity int, row func(*handReader) T, types ...string) (int, error) {
 	r := &handReader{out: out}
-	r.header("String", "String", "String")
-	rows := make([]eventRow, 0, capacity)
+	r.header(types...)
+	rows := make([]T, 0, capacity)
 	for r.more() {
-		rows = append(rows, eventRow{r.string(), r.string(), r.string()})
+		rows = append(rows, row(r))
 	}
 	return len(rows), r.err
+}
+
+func decodeEvents(out string, capacity int) (int, error) {
+	return decodeHand(out, capacity, func(r *handReader) eventRow { return eventRow{r.string(), r.string(), r.string()} },
+		"String", "String", "String")
 }
 
 func decodeCounts(out string, capacity int) (int, error) {
-	r := &handReader{out: out}
-	r.header("String", "UInt64")
-	rows := make([]countRow, 0, capacity)
-	for r.more() {
-		rows = append(rows, countRow{r.string(), r.uint64()})
-	}
-	return len(rows), r.err
+	return decodeHand(out, capacity, func(r *handReader) countRow { return countRow{r.string(), r.uint64()} }, "String", "UInt64")
 }
 
 func decodeUsers(out string, capacity int) (int, error) {
-	r := &handReader{out: out}
-	r.header("String", "UInt64", "String")
-	rows := make([]userRow, 0, capacity)
-	for r.more() {
-		rows = append(rows, userRow{r.string(), r.uint64(), r.string()})
-	}
-	return len(rows), r.err
+	return decodeHand(out, capacity, func(r *handReader) userRow { return userRow{r.string(), r.uint64(), r.string()} },
+		"String", "UInt64", "String")
 }
 
 // BenchmarkChDBRun runs each endpoint of runBenchQueries on 200,000 demo

@@ -13,11 +13,22 @@ type sqlStateError string
 func (e sqlStateError) Error() string    { return "driver error" }
 func (e sqlStateError) SQLState() string { return string(e) }
 
+// classified is an error and whether a classifier should recognise it.
+type classified struct {
+	err  error
+	want bool
+}
+
+// assertClassifies checks what is (named name) answers for each case.
+func assertClassifies(t *testing.T, name string, is func(error) bool, cases []classified) {
+	t.Helper()
+	for _, c := range cases {
+		assert.Equal(t, c.want, is(c.err), "%v: %s", c.err, name)
+	}
+}
+
 func TestIsUniqueViolation(t *testing.T) {
-	tests := []struct {
-		err  error
-		want bool
-	}{
+	assertClassifies(t, "isUniqueViolation", isUniqueViolation, []classified{
 		{nil, false},
 		{errors.New("UNIQUE constraint failed: endpointkit_endpoints.project, endpointkit_endpoints.name"), true},
 		{errors.New("constraint failed: UNIQUE constraint failed: t.a (2067)"), true},
@@ -29,24 +40,13 @@ func TestIsUniqueViolation(t *testing.T) {
 		{errors.New("NOT NULL constraint failed: t.a"), false},
 		{errors.New("database is locked"), false},
 		{errors.New("no such table: endpointkit_endpoints"), false},
-	}
-	for _, tt := range tests {
-		got, want := isUniqueViolation(tt.err), tt.want
-		assert.Equal(t, want, got, "%v: isUniqueViolation(tt.err)", tt.err)
-	}
+	})
 }
 
 func TestIsBusy(t *testing.T) {
-	tests := []struct {
-		err  error
-		want bool
-	}{
+	assertClassifies(t, "isBusy", isBusy, []classified{
 		{errors.New("database is locked (5) (SQLITE_BUSY)"), true},
 		{errors.New("SQLITE_BUSY_SNAPSHOT"), true},
 		{errors.New("UNIQUE constraint failed: t.a"), false},
-	}
-	for _, tt := range tests {
-		got, want := isBusy(tt.err), tt.want
-		assert.Equal(t, want, got, "%v: isBusy(tt.err)", tt.err)
-	}
+	})
 }

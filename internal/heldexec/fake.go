@@ -105,6 +105,26 @@ func Rewrite(f func(*driver.Result)) Option {
 	return func(x *Fake) { x.rewrite = f }
 }
 
+// EachStatement calls f for each statement of every Exec, in order, with
+// the Exec's context, the statement and run, which runs it: f may act
+// before and after it, wait, or fail in its stead (its error is Exec's,
+// and the statements after it do not run). Outside a transaction run
+// runs the statement alone (with the Write's byte bound); in one
+// (Write.Tx), run of a statement goes on to f of the next, and run of the
+// last runs them all in one transaction, so that every run returns the
+// transaction's error.
+func EachStatement(f func(ctx context.Context, st driver.Statement, run func() error) error) Option {
+	return func(x *Fake) { x.each = f }
+}
+
+// HoldExec makes Hold hold the statements of Exec that when selects, each
+// before it runs (inside EachStatement's run), instead of queries: with
+// it, queries pass, held or not. Started tells of each statement held
+// (with Held).
+func HoldExec(when func(driver.Statement) bool) Option {
+	return func(x *Fake) { x.holdExec = when }
+}
+
 type failure struct {
 	err  error
 	when func(driver.Statement) bool
@@ -114,9 +134,10 @@ type failure struct {
 // executor (or stands alone), records and counts the queries it is given,
 // and with options answers a fixed result, reports rows and bytes read,
 // fails chosen queries, waits for the query's context to end, calls a
-// test's hooks around each query or before each Exec, rewrites answers, or
-// holds queries (all, or those chosen) until the test releases them (an
-// Executor inside). RowFake is a Fake that also streams (QueryRows).
+// test's hooks around each query, before each Exec or around each
+// statement of an Exec, rewrites answers, or holds queries (all, or those
+// chosen), or the chosen statements of Exec, until the test releases them
+// (an Executor inside). RowFake is a Fake that also streams (QueryRows).
 //
 //	x := heldexec.NewFake(sqlexec.New(db, engine.SQLite),
 //		heldexec.Fail(errors.New("code: 53"), heldexec.SQLContains("endpointkit_mat_")))
@@ -140,6 +161,8 @@ type Fake struct {
 	unrecorded bool
 	beforeExec func(context.Context, []driver.Statement) error
 	rewrite    func(*driver.Result)
+	each       func(context.Context, driver.Statement, func() error) error
+	holdExec   func(driver.Statement) bool
 
 	// Started receives once a query is held (with Held).
 	Started chan struct{}
@@ -159,6 +182,9 @@ func NewFake(inner driver.Executor, opts ...Option) *Fake {
 	}
 	x.held = New(core{x}, x.buffer)
 	x.held.Only = x.holdOnly
+	if x.holdExec != nil {
+		x.held.Only = func(driver.Statement) bool { return false }
+	}
 	x.Started = x.held.Started
 	return x
 }
@@ -204,7 +230,7 @@ func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) 
 
 // Exec implements driver.Executor: BeforeExec's error, Fail's error when
 // it selects every statement, else the inner executor's Exec (nil without
-// one).
+// one), statement by statement with EachStatement or HoldExec.
 func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
 	if x.beforeExec != nil {
 		if err := x.beforeExec(ctx, stmts); err != nil {
@@ -216,6 +242,49 @@ func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Writ
 			return f.err
 		}
 	}
+	switch {
+	case x.each == nil && x.holdExec == nil:
+		return x.exec(ctx, stmts, w)
+	case w.Tx:
+		return x.inTx(ctx, stmts, 0, w)
+	}
+	for _, st := range stmts {
+		alone := func() error { return x.exec(ctx, []driver.Statement{st}, driver.Write{MaxBytes: w.MaxBytes}) }
+		if err := x.statement(ctx, st, alone); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inTx runs stmts[i:] through EachStatement's f, then all of stmts in one
+// transaction.
+func (x *Fake) inTx(ctx context.Context, stmts []driver.Statement, i int, w driver.Write) error {
+	if i == len(stmts) {
+		return x.exec(ctx, stmts, w)
+	}
+	return x.statement(ctx, stmts[i], func() error { return x.inTx(ctx, stmts, i+1, w) })
+}
+
+// statement gives st and run to EachStatement's f (or runs it without
+// one), holding st before run when HoldExec selects it.
+func (x *Fake) statement(ctx context.Context, st driver.Statement, run func() error) error {
+	held := func() error {
+		if x.holdExec != nil && x.holdExec(st) {
+			if err := x.held.hold(ctx); err != nil {
+				return err
+			}
+		}
+		return run()
+	}
+	if x.each == nil {
+		return held()
+	}
+	return x.each(ctx, st, held)
+}
+
+// exec is the inner executor's Exec, nil without one.
+func (x *Fake) exec(ctx context.Context, stmts []driver.Statement, w driver.Write) error {
 	if x.inner == nil {
 		return nil
 	}
@@ -226,7 +295,8 @@ func (x *Fake) Exec(ctx context.Context, stmts []driver.Statement, w driver.Writ
 // Read).
 func (x *Fake) SetRead(rows, bytes int64) { x.read.Store(&[2]int64{rows, bytes}) }
 
-// Hold makes the queries that start from now on wait (with Held).
+// Hold makes the queries that start from now on wait (with Held), or
+// the statements of Exec that HoldExec selects.
 func (x *Fake) Hold() { x.held.Hold() }
 
 // Release lets the held queries go, and those that start after.

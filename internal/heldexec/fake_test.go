@@ -3,6 +3,8 @@ package heldexec
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,7 +106,11 @@ func heldThenReleased(t *testing.T, x *Fake, run func() error, meanwhile func())
 	x.Hold()
 	done := make(chan error, 1)
 	go func() { done <- run() }()
-	<-x.Started
+	select {
+	case <-x.Started:
+	case err := <-done:
+		require.FailNow(t, "the query was not held", "it ended: %v", err)
+	}
 	if meanwhile != nil {
 		meanwhile()
 	}
@@ -283,4 +289,102 @@ func TestRewrite(t *testing.T) {
 	assert.Equal(t, []string{""}, res.Types)
 	assert.Equal(t, [][]any{{int64(1)}, {"added"}}, res.Rows)
 	assert.Equal(t, 2, x.Last().Rows, "the call records the rewritten answer")
+}
+
+// TestEachStatement: outside a transaction the hook sees each statement in
+// order and run runs it alone (done once run returns); a hook's error is
+// Exec's and stops the statements after it. In a transaction run goes on
+// to the next statement's hook, the last one's runs them all at once, and
+// every run returns the transaction's error (nothing of it kept).
+func TestEachStatement(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("disk I/O error")
+	var log []string
+	var x *Fake
+	count := func() any {
+		res, err := x.Query(ctx, query("SELECT count(*) FROM t"), driver.Bounds{})
+		if err != nil {
+			return err.Error()
+		}
+		return res.Rows[0][0]
+	}
+	x = NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), EachStatement(func(_ context.Context, st driver.Statement, run func() error) error {
+		if strings.Contains(st.SQL(), "fail") {
+			log = append(log, "failed "+st.SQL())
+			return boom
+		}
+		log = append(log, "before "+st.SQL())
+		err := run()
+		log = append(log, fmt.Sprintf("after %s: %v, %v", st.SQL(), err, count()))
+		return err
+	}))
+	require.NoError(t, x.Exec(ctx, stmts("CREATE TABLE t (n INTEGER)", "INSERT INTO t VALUES (1)"), driver.Write{}))
+	assert.Equal(t, []string{
+		"before CREATE TABLE t (n INTEGER)", "after CREATE TABLE t (n INTEGER): <nil>, 0",
+		"before INSERT INTO t VALUES (1)", "after INSERT INTO t VALUES (1): <nil>, 1",
+	}, log)
+
+	log = nil
+	assert.ErrorIs(t, x.Exec(ctx, stmts("INSERT INTO t VALUES (2)", "SELECT 'fail'", "INSERT INTO t VALUES (3)"), driver.Write{}), boom)
+	assert.Equal(t, []string{"before INSERT INTO t VALUES (2)", "after INSERT INTO t VALUES (2): <nil>, 2", "failed SELECT 'fail'"}, log,
+		"the statement after a failed hook does not run")
+
+	log = nil
+	require.NoError(t, x.Exec(ctx, stmts("INSERT INTO t VALUES (4)", "INSERT INTO t VALUES (5)"), driver.Write{Tx: true}))
+	assert.Equal(t, []string{
+		"before INSERT INTO t VALUES (4)", "before INSERT INTO t VALUES (5)",
+		"after INSERT INTO t VALUES (5): <nil>, 4", "after INSERT INTO t VALUES (4): <nil>, 4",
+	}, log, "in a transaction every run returns once all of it ran")
+
+	log = nil
+	err := x.Exec(ctx, stmts("INSERT INTO t VALUES (6)", "INSERT INTO missing VALUES (7)"), driver.Write{Tx: true})
+	require.Error(t, err)
+	require.Len(t, log, 4)
+	assert.Contains(t, log[2], "no such table", "the last run returns the transaction's error")
+	assert.Contains(t, log[3], "no such table", "and so does every run")
+	assert.EqualValues(t, 4, count(), "the failed transaction kept nothing")
+}
+
+// TestHoldExec: with HoldExec, Hold holds the chosen statements of Exec
+// before they run (the others run, and queries answer, meanwhile), until
+// Release.
+func TestHoldExec(t *testing.T) {
+	ctx := context.Background()
+	x := NewFake(sqlexec.New(testdb.SQLite(t), engine.SQLite), Held(1), HoldExec(SQLContains("INSERT")))
+	require.NoError(t, x.Exec(ctx, stmts("CREATE TABLE t (n INTEGER)"), driver.Write{}))
+	count := func() any {
+		res, err := x.Query(ctx, query("SELECT count(*) FROM t"), driver.Bounds{})
+		require.NoError(t, err, "a query passes while a statement is held")
+		return res.Rows[0][0]
+	}
+	heldThenReleased(t, x, func() error {
+		return x.Exec(ctx, stmts("CREATE TABLE u (n INTEGER)", "INSERT INTO t VALUES (1)"), driver.Write{})
+	}, func() {
+		assert.EqualValues(t, 0, count(), "the held statement has not run")
+		_, err := x.Query(ctx, query("SELECT count(*) FROM u"), driver.Bounds{})
+		assert.NoError(t, err, "the statement before it ran")
+	})
+	assert.EqualValues(t, 1, count())
+
+	x.Hold()
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- x.Exec(cctx, stmts("INSERT INTO t VALUES (2)"), driver.Write{Tx: true}) }()
+	select {
+	case <-x.Started:
+	case err := <-done:
+		require.FailNow(t, "the statement was not held", "it ended: %v", err)
+	}
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled, "a held statement ends with its context")
+	x.Release()
+	assert.EqualValues(t, 1, count())
+}
+
+func stmts(sqls ...string) []driver.Statement {
+	var out []driver.Statement
+	for _, s := range sqls {
+		out = append(out, query(s))
+	}
+	return out
 }

@@ -64,12 +64,29 @@ func (x *Executor) pass(ctx context.Context, st driver.Statement) error {
 	gate := x.gate
 	x.mu.Unlock()
 	if gate != nil && (x.Only == nil || x.Only(st)) {
-		x.Started <- struct{}{}
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return x.wait(ctx, gate)
 	}
 	return nil
+}
+
+// hold waits while the executor is held, whatever the statement.
+func (x *Executor) hold(ctx context.Context) error {
+	x.mu.Lock()
+	gate := x.gate
+	x.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	return x.wait(ctx, gate)
+}
+
+// wait tells Started and waits until gate closes or ctx ends (its error).
+func (x *Executor) wait(ctx context.Context, gate chan struct{}) error {
+	x.Started <- struct{}{}
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

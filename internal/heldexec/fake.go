@@ -215,17 +215,26 @@ func (x *Fake) Query(ctx context.Context, st driver.Statement, b driver.Bounds) 
 			x.rewrite(res)
 		}
 		c.Rows = len(res.Rows)
+	}
+	x.answered(res, err, &x.mu, &x.calls, c)
+	return res, err
+}
+
+// answered gives an answer res (when err is nil) the rows and bytes read
+// that Read or SetRead set, and records its call c in calls under mu,
+// unless Unrecorded.
+func (x *Fake) answered(res *driver.Result, err error, mu *sync.Mutex, calls *[]Call, c Call) {
+	if err == nil && res != nil {
 		if r := x.read.Load(); r != nil {
 			rows, bytes := r[0], r[1]
 			res.RowsRead, res.BytesRead = &rows, &bytes
 		}
 	}
 	if !x.unrecorded {
-		x.mu.Lock()
-		x.calls = append(x.calls, c)
-		x.mu.Unlock()
+		mu.Lock()
+		*calls = append(*calls, c)
+		mu.Unlock()
 	}
-	return res, err
 }
 
 // Exec implements driver.Executor: BeforeExec's error, Fail's error when

@@ -51,17 +51,7 @@ func (x *RowFake) QueryRows(ctx context.Context, st driver.Statement, b driver.B
 	counted := &countingSink{RowSink: sink, handed: &x.handed}
 	res, err := x.stream(ctx, st, b, counted)
 	c.Rows = counted.n
-	if err == nil && res != nil {
-		if r := f.read.Load(); r != nil {
-			rows, bytes := r[0], r[1]
-			res.RowsRead, res.BytesRead = &rows, &bytes
-		}
-	}
-	if !f.unrecorded {
-		x.mu.Lock()
-		x.streams = append(x.streams, c)
-		x.mu.Unlock()
-	}
+	f.answered(res, err, &x.mu, &x.streams, c)
 	return res, err
 }
 

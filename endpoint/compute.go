@@ -1299,11 +1299,11 @@ func freshness(e *driver.Endpoint) time.Duration {
 // the table of the last completed refresh, if it was built from the
 // current version, buckets and variable definitions (tableKey) and is not
 // older than the freshness period. A failed refresh leaves the last good
-// table serving until it is stale. A table with a live tail serves for
-// the time a refresh may take (tailGrace) beyond its period: its runs read
-// every row newer than it, and the scheduler may refresh it at the very
-// end of its period (at the start of a day, see cutAligned), so that its
-// runs do not go inline while that refresh builds the next table.
+// table serving until it is stale. A table with a live tail serves a
+// while beyond its period (tailGrace): its runs read every row newer than
+// it, and the scheduler may refresh it at the very end of its period (at
+// the start of a day, see cutAligned), so that its runs do not go inline
+// while that refresh waits for its turn and builds the next table.
 func (s *Service) servingTable(e *driver.Endpoint, c *compiled, now time.Time) (string, time.Time, bool) {
 	st := &e.MaterializationState
 	if !e.IsMaterialized || st.Table == "" || st.At == nil || st.Built != tableKey(e, c) {

@@ -68,10 +68,11 @@ func (s *Service) requestRefreshIfPending(e *driver.Endpoint, c *compiled) {
 // freshness period less a jitter (up to Config.RefreshJitter of the
 // period, fixed per endpoint and table, so that endpoints created together
 // do not all refresh together), or, for a live tail whose runs read the
-// source from the start of its table's day (or hour), that has reached
-// the last start of such a bucket within its period (cutAligned, not
-// jittered) — and at once each that a create or update made pending. After a failed refresh it waits the freshness period or
-// five minutes, whichever is less, before trying that version again.
+// source from the start of its table's day, that has reached the last
+// start of a day within its period (cutAligned, not jittered) — and at
+// once each that a create or update made pending. After a failed refresh
+// it waits the freshness period or five minutes, whichever is less,
+// before trying that version again.
 // Refreshes run at most Config.ScheduleConcurrency at a time, each under
 // the endpoint's lease (see Leaser), so that Services sharing a store never
 // refresh an endpoint twice at once.

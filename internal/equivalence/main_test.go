@@ -2,7 +2,6 @@ package equivalence
 
 import (
 	"os"
-	"runtime/debug"
 	"testing"
 
 	"github.com/endpointkit/endpointkit/internal/testdb"
@@ -27,24 +26,7 @@ const engineParallel = 6
 // process (chDB, clickhouse_chdb_test.go), after they ran.
 var closeEngines []func()
 
-// gcPercent is the package's GOGC unless the environment sets one: the
-// matrices allocate much and keep little (answers compared and dropped),
-// and at Go's default of 100 the collector took a fifth of the test
-// binary's CPU (20 s of user time at 100, 16.5 s at 400, alternating, on
-// this package alone); gcMemoryLimit keeps the heap the larger percentage
-// allows bounded (it peaked at 1 GB of RSS, against 360 to 520 MB).
-const (
-	gcPercent     = 400
-	gcMemoryLimit = 1536 << 20
-)
-
 func TestMain(m *testing.M) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-		if os.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(gcMemoryLimit)
-		}
-	}
 	testdb.SetParallel(engineParallel)
 	code := m.Run()
 	for _, close := range closeEngines {

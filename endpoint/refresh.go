@@ -80,7 +80,8 @@ func (s *Service) refreshWaitError(name string, err error) error {
 // that has no table for its current version, buckets and variable
 // definitions, or whose table is older than its freshness period, or
 // whose live tail the scheduler refreshes at the start of a day and that
-// day has begun (see Service.Schedule), one after another; each waits for a turn among Config.MaxRefreshes.
+// day has begun (see Service.Schedule), one after another; each waits for
+// a turn among Config.MaxRefreshes.
 // Endpoints being refreshed already are skipped, and so are hibernating
 // ones (see Config.HibernateAfter). It then drops orphaned
 // tables (RemoveOrphans). It returns how many refreshes completed, and the

@@ -352,14 +352,8 @@ func (c core) Exec(ctx context.Context, stmts []driver.Statement, w driver.Write
 
 func (c core) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (*driver.Result, error) {
 	x := c.x
-	for _, f := range x.fails {
-		if f.when == nil || f.when(st) {
-			return nil, f.err
-		}
-	}
-	if x.wait != nil && x.wait(st) {
-		<-ctx.Done()
-		return nil, fmt.Errorf("heldexec: interrupted: %w", ctx.Err())
+	if err := x.refusal(ctx, st); err != nil {
+		return nil, err
 	}
 	if x.answer != nil {
 		res := *x.answer
@@ -369,4 +363,20 @@ func (c core) Query(ctx context.Context, st driver.Statement, b driver.Bounds) (
 		return nil, fmt.Errorf("heldexec: no inner executor and no Answer for %q", st.SQL())
 	}
 	return x.inner.Query(ctx, st, b)
+}
+
+// refusal is how a query or stream of st ends without an answer: Fail's
+// error when it selects st, or, with WaitForCancel selecting st, the
+// error of ctx once it is done; nil otherwise.
+func (x *Fake) refusal(ctx context.Context, st driver.Statement) error {
+	for _, f := range x.fails {
+		if f.when == nil || f.when(st) {
+			return f.err
+		}
+	}
+	if x.wait != nil && x.wait(st) {
+		<-ctx.Done()
+		return fmt.Errorf("heldexec: interrupted: %w", ctx.Err())
+	}
+	return nil
 }

@@ -62,14 +62,8 @@ func (x *RowFake) stream(ctx context.Context, st driver.Statement, b driver.Boun
 	if err := f.held.pass(ctx, st); err != nil {
 		return nil, err
 	}
-	for _, fl := range f.fails {
-		if fl.when == nil || fl.when(st) {
-			return nil, fl.err
-		}
-	}
-	if f.wait != nil && f.wait(st) {
-		<-ctx.Done()
-		return nil, fmt.Errorf("heldexec: interrupted: %w", ctx.Err())
+	if err := f.refusal(ctx, st); err != nil {
+		return nil, err
 	}
 	if f.answer != nil {
 		if err := sink.Columns(f.answer.Columns, f.answer.Types); err != nil {
